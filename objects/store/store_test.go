@@ -1,0 +1,58 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+func TestCommitLatestGetPrune(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.Latest(); ok || err != nil {
+		t.Fatalf("new store: ok=%v err=%v", ok, err)
+	}
+	for i := 1; i <= Keep+5; i++ {
+		id, err := s.Commit(Generation{User: "root", Summary: fmt.Sprint("cmd ", i), Config: fmt.Sprint("cfg ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id != uint64(i) {
+			t.Fatalf("id %d, want %d", id, i)
+		}
+	}
+	list, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != Keep || list[0].ID != 6 || list[len(list)-1].ID != Keep+5 {
+		t.Fatalf("kept %d generations from %d", len(list), list[0].ID)
+	}
+	if _, err := s.Get(3); err == nil {
+		t.Fatal("pruned generation still readable")
+	}
+	g, err := s.Get(50)
+	if err != nil || g.Config != "cfg 50" || g.User != "root" {
+		t.Fatalf("get 50: %+v %v", g, err)
+	}
+	s.Close()
+
+	// Reopen: the last generation survives.
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g, ok, err := s.Latest()
+	if err != nil || !ok || g.ID != Keep+5 || g.Config != fmt.Sprint("cfg ", Keep+5) {
+		t.Fatalf("latest after reopen: %+v %v %v", g, ok, err)
+	}
+	// A second open of the same file is refused, not blocked forever.
+	if _, err := Open(path); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v, want ErrLocked", err)
+	}
+}
