@@ -54,11 +54,11 @@ func (w *Word) Position() Pos { return w.Pos }
 // that carry scripts) is not split into items: Tcl is true, Items is nil and
 // Raw is the body byte for byte.
 type Block struct {
-	Pos    Pos // position of the opening brace
-	End    Pos // position of the closing brace
-	Items  []Node
-	Tcl    bool
-	Raw    string // the exact source text between the braces (always set)
+	Pos   Pos // position of the opening brace
+	End   Pos // position of the closing brace
+	Items []Node
+	Tcl   bool
+	Raw   string // the exact source text between the braces (always set)
 }
 
 // Position implements Node.
