@@ -1,0 +1,220 @@
+package monitor
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Status is a monitor instance's verdict on its target.
+type Status int
+
+// The statuses, as `show` prints them.
+const (
+	Checking Status = iota // no verdict yet
+	Up
+	Down
+)
+
+func (s Status) String() string {
+	switch s {
+	case Up:
+		return "up"
+	case Down:
+		return "down"
+	}
+	return "checking"
+}
+
+// State is what an instance reports on each change.
+type State struct {
+	Status Status
+	// Disabled is set while recv-disable matches (up, no new flows).
+	Disabled bool
+	// LastError is the last failed probe's reason ("" after a success).
+	LastError string
+	// Locked is set while manual-resume holds the target down.
+	Locked bool
+	// Since is when Status last changed.
+	Since time.Time
+}
+
+// Instance probes one target with one monitor until stopped.
+type Instance struct {
+	spec     Spec
+	target   netip.AddrPort
+	onChange func(State)
+
+	mu     sync.Mutex
+	state  State
+	resume chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// Start begins probing target at once. onChange is called from the
+// instance's goroutine after every change of State (never concurrently for
+// one instance).
+func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
+	in := &Instance{
+		spec:     *spec,
+		target:   target,
+		onChange: onChange,
+		state:    State{Status: Checking, Since: time.Now()},
+		resume:   make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go in.run()
+	return in
+}
+
+// Spec is the monitor the instance runs.
+func (in *Instance) Spec() *Spec { return &in.spec }
+
+// Target is the probed address.
+func (in *Instance) Target() netip.AddrPort { return in.target }
+
+// State is the current verdict.
+func (in *Instance) State() State {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.state
+}
+
+// Resume lifts a manual-resume hold: the next successful probe brings the
+// target up again.
+func (in *Instance) Resume() {
+	select {
+	case in.resume <- struct{}{}:
+	default:
+	}
+}
+
+// Stop ends probing and waits for the goroutine to leave; no onChange call
+// happens after Stop returns.
+func (in *Instance) Stop() {
+	select {
+	case <-in.stop:
+	default:
+		close(in.stop)
+	}
+	<-in.done
+}
+
+func (in *Instance) set(f func(*State)) {
+	in.mu.Lock()
+	old := in.state
+	f(&in.state)
+	now := in.state
+	if now.Status != old.Status {
+		in.state.Since = time.Now()
+		now = in.state
+	}
+	in.mu.Unlock()
+	if now != old && in.onChange != nil {
+		in.onChange(now)
+	}
+}
+
+func (in *Instance) run() {
+	defer close(in.done)
+	sp := &in.spec
+	interval := max(sp.Interval, time.Millisecond)
+	timeout := max(sp.Timeout, time.Millisecond)
+	lastSuccess := time.Now() // the deadline counts from the start
+	var streak time.Time      // start of the current run of successes
+	lastFailed := false
+	locked := false
+	for {
+		probeStart := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		go func() {
+			select {
+			case <-in.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		out, err := Probe(ctx, sp, in.target)
+		cancel()
+		select {
+		case <-in.stop:
+			return
+		default:
+		}
+		now := time.Now()
+		if err == nil && out.Up {
+			lastSuccess, lastFailed = now, false
+			if streak.IsZero() {
+				streak = now
+			}
+			st := in.State()
+			if locked {
+				// manual-resume: stays down until Resume.
+			} else if st.Status != Up && now.Sub(streak) >= sp.TimeUntilUp {
+				in.set(func(s *State) { s.Status, s.Disabled, s.LastError = Up, out.Disabled, "" })
+			} else if st.Status == Up {
+				in.set(func(s *State) { s.Disabled, s.LastError = out.Disabled, "" })
+			}
+		} else {
+			streak, lastFailed = time.Time{}, true
+			msg := ErrNoMatch.Error()
+			if err != nil {
+				msg = err.Error()
+			}
+			in.set(func(s *State) { s.LastError = msg })
+			if now.Sub(lastSuccess) >= timeout {
+				locked = in.markDown() || locked
+			}
+		}
+		// Wait for the next probe; if the target is failing, wake at the
+		// deadline too, so it is marked down on time, not at the next probe.
+		next := interval
+		if in.State().Status == Up && sp.UpInterval > 0 {
+			next = sp.UpInterval
+		}
+		wakeProbe := probeStart.Add(next)
+		for {
+			wake := wakeProbe
+			checkDeadline := lastFailed && in.State().Status != Down
+			if dl := lastSuccess.Add(timeout); checkDeadline && dl.Before(wake) {
+				wake = dl
+			}
+			t := time.NewTimer(time.Until(wake))
+			select {
+			case <-in.stop:
+				t.Stop()
+				return
+			case <-in.resume:
+				t.Stop()
+				if locked {
+					locked = false
+					in.set(func(s *State) { s.Locked = false })
+				}
+				continue
+			case <-t.C:
+			}
+			if !time.Now().Before(wakeProbe) {
+				break
+			}
+			if checkDeadline && !time.Now().Before(lastSuccess.Add(timeout)) {
+				locked = in.markDown() || locked
+			}
+		}
+	}
+}
+
+// markDown records a down verdict and reports whether manual-resume now
+// holds the target down.
+func (in *Instance) markDown() bool {
+	hold := in.spec.ManualResume
+	in.set(func(s *State) {
+		if s.Status != Down {
+			s.Status, s.Disabled = Down, false
+			s.Locked = hold
+		}
+	})
+	return hold && in.State().Locked
+}
