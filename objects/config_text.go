@@ -1,0 +1,88 @@
+package objects
+
+import (
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+)
+
+// builtinText declares the parent objects BIG-IP ships with, with F5's
+// defaults. They exist from the first start, are never saved and cannot be
+// deleted.
+const builtinText = `
+ltm monitor tcp /Common/tcp { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
+ltm monitor tcp-half-open /Common/tcp_half_open { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
+ltm monitor http /Common/http { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled send "GET /\r\n" }
+ltm monitor gateway-icmp /Common/gateway_icmp { destination * interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
+ltm profile tcp /Common/tcp { idle-timeout 300 }
+ltm profile fastl4 /Common/fastL4 { idle-timeout 300 }
+ltm profile http /Common/http { insert-xforwarded-for disabled oneconnect-transformations enabled }
+ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limit-type none max-age 86400 max-reuse 1000 max-size 10000 share-pools disabled source-mask any }
+ltm profile mblb /Common/mblb { }
+ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
+ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
+ltm persistence universal /Common/universal { timeout 180 }
+`
+
+// singletonText is the initial state of singleton kinds; unlike built-ins
+// they are saved, since users change them.
+const singletonText = `
+ltm default-node-monitor { rule none }
+sys global-settings { hostname openltm.local }
+`
+
+// Builtins returns the configuration a new daemon starts from.
+func (s *Schema) Builtins() *Config {
+	c := NewConfig()
+	for _, text := range []string{builtinText, singletonText} {
+		objs, err := s.ReadConfig("builtin", []byte(text), nil)
+		if err != nil {
+			panic("objects: built-in configuration does not parse: " + err.Error())
+		}
+		for _, o := range objs {
+			o.BuiltIn = text == builtinText
+			c.Put(o)
+		}
+	}
+	return c
+}
+
+// ReadConfig parses bigip.conf text into objects (not yet validated).
+// warn, when set, receives what was kept without being acted on.
+func (s *Schema) ReadConfig(filename string, src []byte, warn func(grammar.Pos, string)) ([]*Object, error) {
+	f, err := grammar.Parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{Schema: s, Folder: "/Common", Mode: ModeLoad, Warn: warn}
+	var out []*Object
+	for _, st := range f.Statements {
+		o, err := r.ReadObject(st)
+		if err != nil {
+			if se, ok := err.(*SyntaxError); ok && se.Pos.File == "" {
+				se.Pos.File = filename
+			}
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Version is written in saved files' header line, which BIG-IP tools expect.
+const Version = "15.1.0"
+
+// Text writes the configuration as bigip.conf text: full paths, one
+// property per line, built-ins left out. Loading it back gives the same
+// configuration, and saving that gives the same text.
+func (c *Config) Text() string {
+	var b strings.Builder
+	b.WriteString("#TMSH-VERSION: " + Version + "\n\n")
+	for _, o := range c.Objects() {
+		if o.BuiltIn {
+			continue
+		}
+		b.WriteString(Format(o, PrintOpts{}))
+	}
+	return b.String()
+}

@@ -1,0 +1,332 @@
+package objects
+
+var enabledDisabled = []string{"enabled", "disabled"}
+
+func ed(name, def string) *Prop { return enum(name, def, enabledDisabled...) }
+
+var lbModes = []string{
+	"round-robin", "ratio-member", "ratio-node", "ratio-session",
+	"ratio-least-connections-member", "ratio-least-connections-node",
+	"least-connections-member", "least-connections-node",
+	"weighted-least-connections-member", "weighted-least-connections-node",
+	"fastest-node", "fastest-app-response", "observed-member", "observed-node",
+	"predictive-member", "predictive-node", "dynamic-ratio-member",
+	"dynamic-ratio-node", "least-sessions",
+}
+
+// memberKind is the schema of one pool member.
+func memberKind() *Kind {
+	return &Kind{Title: "Pool Member", Props: []*Prop{
+		help(str("address", ""), "IP address of the member's node"),
+		num("connection-limit", "0"),
+		str("description", "none"),
+		num("dynamic-ratio", "1"),
+		passive(ed("inherit-profile", "enabled")),
+		passive(ed("logging", "disabled")),
+		help(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"ltm monitor "}}, "member-specific health monitor rule"),
+		num("priority-group", "0"),
+		passive(str("rate-limit", "disabled")),
+		num("ratio", "1"),
+		help(enum("session", "user-enabled", "user-enabled", "user-disabled", "monitor-enabled"), "user-disabled: no new connections (disabled)"),
+		help(enum("state", "user-up", "user-up", "user-down", "up", "down", "checking", "unchecked"), "user-down: forced offline"),
+		passive(raw("fqdn")),
+		passive(raw("profiles")),
+		passive(raw("metadata")),
+		passive(str("app-service", "none")),
+	}}
+}
+
+func ltmKinds() []*Kind {
+	virtual := &Kind{Words: []string{"ltm", "virtual"}, Title: "Virtual Server", Lower: "virtual server", Help: "Virtual server configuration", Props: []*Prop{
+		help(str("destination", ""), "address:port the virtual server listens on"),
+		str("description", "none"),
+		help(&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}}, "disabled: new connections are reset"),
+		enum("ip-protocol", "tcp", "tcp", "udp", "sctp", "any"),
+		str("mask", "255.255.255.255"),
+		help(ref("pool", "ltm pool"), "default pool"),
+		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile", Props: []*Prop{
+			enum("context", "all", "all", "clientside", "serverside"),
+		}}}, "profiles attached to the virtual server"),
+		help(&Prop{Name: "persist", Type: TColl, Items: ItemRef, Ref: []string{"ltm persistence "}, Sub: &Kind{Title: "Persistence", Props: []*Prop{
+			enum("default", "no", "yes", "no"),
+		}}}, "persistence profiles"),
+		ref("fallback-persistence", "ltm persistence "),
+		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules, run in list order"),
+		str("source", "0.0.0.0/0"),
+		help(&Prop{Name: "source-address-translation", Type: TStruct, Sub: &Kind{Title: "SNAT", Props: []*Prop{
+			enum("type", "none", "none", "automap", "snat", "lsn"),
+			ref("pool", "ltm snatpool"),
+		}}}, "SNAT: none, automap or a snatpool"),
+		enum("source-port", "preserve", "preserve", "preserve-strict", "change"),
+		ed("translate-address", "enabled"),
+		ed("translate-port", "enabled"),
+		num("connection-limit", "0"),
+		ref("traffic-matching-criteria", "ltm traffic-matching-criteria"),
+		passive(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}),
+		passive(&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}}),
+		passive(str("auto-lasthop", "default")),
+		passive(ed("mirror", "disabled")),
+		passive(str("rate-limit", "disabled")),
+		passive(ed("nat64", "disabled")),
+		passive(str("cmp-enabled", "yes")),
+		passive(str("address-status", "yes")),
+		passive(num("gtm-score", "0")),
+		passive(str("service-down-immediate-action", "none")),
+		passive(ed("serverssl-use-sni", "disabled")),
+		passive(str("app-service", "none")),
+		passive(raw("policies")),
+		passive(raw("security-log-profiles")),
+		passive(raw("metadata")),
+		passive(raw("clone-pools")),
+		passive(raw("related-rules")),
+		passive(str("last-hop-pool", "none")),
+		passive(str("http-class", "none")),
+		passive(str("internal", "")),
+		passive(str("reject", "")),
+		passive(str("ip-forward", "")),
+		passive(str("l2-forward", "")),
+		passive(str("stateless", "")),
+		passive(str("dhcp-relay", "")),
+		passive(str("per-flow-request-access-policy", "none")),
+		passive(str("rate-class", "none")),
+		passive(str("fw-enforced-policy", "none")),
+		ro(str("creation-time", "")),
+		ro(str("last-modified-time", "")),
+		ro(num("vs-index", "")),
+	}}
+
+	pool := &Kind{Words: []string{"ltm", "pool"}, Title: "Pool", Lower: "pool", Help: "Load balancing pool configuration", Props: []*Prop{
+		str("description", "none"),
+		enum("load-balancing-mode", "round-robin", lbModes...),
+		help(&Prop{Name: "members", Type: TColl, Items: ItemMember, Sub: memberKind()}, "pool members (node:port)"),
+		help(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"ltm monitor "}}, "health monitor rule: a, a and b, min N of { a b }"),
+		num("min-active-members", "0"),
+		passive(num("min-up-members", "0")),
+		passive(str("min-up-members-action", "failover")),
+		passive(ed("min-up-members-checking", "disabled")),
+		enum("service-down-action", "none", "none", "reset", "drop", "reselect"),
+		num("slow-ramp-time", "10"),
+		num("reselect-tries", "0"),
+		passive(ed("queue-on-connection-limit", "disabled")),
+		passive(num("queue-depth-limit", "0")),
+		passive(num("queue-time-limit", "0")),
+		passive(str("allow-nat", "yes")),
+		passive(str("allow-snat", "yes")),
+		passive(ed("ignore-persisted-weight", "disabled")),
+		passive(str("ip-tos-to-client", "pass-through")),
+		passive(str("ip-tos-to-server", "pass-through")),
+		passive(str("link-qos-to-client", "pass-through")),
+		passive(str("link-qos-to-server", "pass-through")),
+		passive(str("app-service", "none")),
+		passive(raw("metadata")),
+		passive(raw("profiles")),
+	}}
+
+	node := &Kind{Words: []string{"ltm", "node"}, Title: "Node", Lower: "node", Help: "Node specific pool member configuration", Props: []*Prop{
+		str("address", ""),
+		num("connection-limit", "0"),
+		str("description", "none"),
+		num("dynamic-ratio", "1"),
+		passive(ed("logging", "disabled")),
+		&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"ltm monitor "}},
+		passive(str("rate-limit", "disabled")),
+		num("ratio", "1"),
+		enum("session", "user-enabled", "user-enabled", "user-disabled", "monitor-enabled"),
+		enum("state", "user-up", "user-up", "user-down", "up", "down", "checking", "unchecked"),
+		passive(raw("fqdn")),
+		passive(str("app-service", "none")),
+		passive(raw("metadata")),
+	}}
+
+	monitorCommon := func() []*Prop {
+		return []*Prop{
+			ref("defaults-from", "ltm monitor "),
+			str("description", "none"),
+			str("destination", "*:*"),
+			num("interval", "5"),
+			num("timeout", "16"),
+			num("time-until-up", "0"),
+			num("up-interval", "0"),
+			ed("manual-resume", "disabled"),
+			passive(num("ip-dscp", "0")),
+			passive(ed("adaptive", "disabled")),
+			passive(num("adaptive-limit", "200")),
+			passive(num("sampling-timeframe", "300")),
+			passive(str("adaptive-divergence-type", "relative")),
+			passive(num("adaptive-divergence-value", "25")),
+			passive(str("app-service", "none")),
+		}
+	}
+	withSendRecv := func(ps []*Prop) []*Prop {
+		return append(ps,
+			str("send", "none"), str("recv", "none"), str("recv-disable", "none"),
+			ed("reverse", "disabled"), ed("transparent", "disabled"),
+			passive(str("username", "none")), passive(str("password", "none")))
+	}
+	monTCP := &Kind{Words: []string{"ltm", "monitor", "tcp"}, Title: "Monitor", Help: "TCP monitor", Parent: "/Common/tcp", Props: withSendRecv(monitorCommon())}
+	monHalf := &Kind{Words: []string{"ltm", "monitor", "tcp-half-open"}, Title: "Monitor", Help: "TCP half-open monitor", Parent: "/Common/tcp_half_open", Props: append(monitorCommon(), ed("transparent", "disabled"))}
+	monHTTP := &Kind{Words: []string{"ltm", "monitor", "http"}, Title: "Monitor", Help: "HTTP monitor", Parent: "/Common/http", Props: withSendRecv(monitorCommon())}
+	monICMP := &Kind{Words: []string{"ltm", "monitor", "gateway-icmp"}, Title: "Monitor", Help: "Gateway ICMP monitor", Parent: "/Common/gateway_icmp", Props: append(monitorCommon(), ed("transparent", "disabled"))}
+	for _, k := range []*Kind{monTCP, monHalf, monHTTP, monICMP} {
+		k.Lower = "monitor"
+		for _, p := range k.Props {
+			if p.Name == "defaults-from" {
+				p.Ref = []string{k.Key()}
+			}
+		}
+	}
+
+	profTCP := &Kind{Words: []string{"ltm", "profile", "tcp"}, Title: "Profile", Lower: "profile", Help: "TCP profile", Parent: "/Common/tcp", Props: []*Prop{
+		ref("defaults-from", "ltm profile tcp"),
+		str("description", "none"),
+		help(num("idle-timeout", "300"), "seconds an idle flow is kept before both sides are reset"),
+		passive(ed("nagle", "disabled")),
+		passive(ed("delayed-acks", "enabled")),
+		passive(num("proxy-buffer-high", "49152")),
+		passive(num("proxy-buffer-low", "32768")),
+		passive(num("receive-window-size", "65535")),
+		passive(num("send-buffer-size", "65535")),
+		passive(str("congestion-control", "high-speed")),
+		passive(ed("reset-on-timeout", "enabled")),
+		passive(str("app-service", "none")),
+	}}
+	profFastL4 := &Kind{Words: []string{"ltm", "profile", "fastl4"}, Title: "Profile", Lower: "profile", Help: "Fast L4 profile", Parent: "/Common/fastL4", Props: []*Prop{
+		ref("defaults-from", "ltm profile fastl4"),
+		str("description", "none"),
+		num("idle-timeout", "300"),
+		passive(ed("reset-on-timeout", "enabled")),
+		passive(ed("loose-close", "disabled")),
+		passive(ed("loose-initialization", "disabled")),
+		passive(str("app-service", "none")),
+	}}
+	profHTTP := &Kind{Words: []string{"ltm", "profile", "http"}, Title: "Profile", Lower: "profile", Help: "HTTP profile", Parent: "/Common/http", Props: []*Prop{
+		ref("defaults-from", "ltm profile http"),
+		str("description", "none"),
+		ed("insert-xforwarded-for", "disabled"),
+		ed("accept-xff", "disabled"),
+		ed("oneconnect-transformations", "enabled"),
+		str("oneconnect-status-reuse", "200 206"),
+		passive(str("proxy-type", "reverse")),
+		passive(str("server-agent-name", "BigIP")),
+		passive(str("request-chunking", "preserve")),
+		passive(str("response-chunking", "selective")),
+		passive(str("redirect-rewrite", "none")),
+		passive(raw("enforcement")),
+		passive(raw("hsts")),
+		passive(str("app-service", "none")),
+	}}
+	profOC := &Kind{Words: []string{"ltm", "profile", "one-connect"}, Title: "Profile", Lower: "profile", Help: "OneConnect profile: server-side connection reuse", Parent: "/Common/oneconnect", Props: []*Prop{
+		ref("defaults-from", "ltm profile one-connect"),
+		str("description", "none"),
+		str("idle-timeout-override", "disabled"),
+		enum("limit-type", "none", "none", "idle", "strict"),
+		num("max-age", "86400"),
+		num("max-reuse", "1000"),
+		num("max-size", "10000"),
+		ed("share-pools", "disabled"),
+		str("source-mask", "any"),
+		passive(str("app-service", "none")),
+	}}
+	profMBLB := &Kind{Words: []string{"ltm", "profile", "mblb"}, Title: "Profile", Lower: "profile", Help: "Message-based load balancing profile", Parent: "/Common/mblb", Props: []*Prop{
+		ref("defaults-from", "ltm profile mblb"),
+		str("description", "none"),
+		passive(num("egress-high", "50")),
+		passive(num("egress-low", "5")),
+		passive(num("ingress-high", "50")),
+		passive(num("ingress-low", "5")),
+		passive(ed("isolate-abort", "enabled")),
+		passive(ed("isolate-client", "disabled")),
+		passive(ed("isolate-expire", "enabled")),
+		passive(ed("isolate-server", "enabled")),
+		passive(num("min-conn", "0")),
+		passive(num("shutdown-timeout", "5")),
+		passive(num("tag-ttl", "60")),
+		passive(str("app-service", "none")),
+	}}
+
+	persistCommon := func(parent string) []*Prop {
+		return []*Prop{
+			str("description", "none"),
+			num("timeout", "180"),
+			ed("match-across-pools", "disabled"),
+			ed("match-across-services", "disabled"),
+			ed("match-across-virtuals", "disabled"),
+			passive(ed("mirror", "disabled")),
+			ed("override-connection-limit", "disabled"),
+			passive(str("app-service", "none")),
+		}
+	}
+	persSrc := &Kind{Words: []string{"ltm", "persistence", "source-addr"}, Title: "Persistence", Lower: "persistence", Help: "Source address persistence", Parent: "/Common/source_addr", Props: append(persistCommon(""),
+		ref("defaults-from", "ltm persistence source-addr"),
+		str("mask", "none"),
+		passive(str("hash-algorithm", "default")),
+		passive(ed("map-proxies", "enabled")),
+	)}
+	persCookie := &Kind{Words: []string{"ltm", "persistence", "cookie"}, Title: "Persistence", Lower: "persistence", Help: "Cookie persistence", Parent: "/Common/cookie", Props: append(persistCommon(""),
+		ref("defaults-from", "ltm persistence cookie"),
+		enum("method", "insert", "insert", "rewrite", "passive", "hash"),
+		str("cookie-name", "none"),
+		str("expiration", "0"),
+		ed("httponly", "enabled"),
+		ed("secure", "enabled"),
+		ed("always-send", "disabled"),
+		passive(str("cookie-encryption", "disabled")),
+		passive(ed("encrypt-cookie-poolname", "disabled")),
+		num("hash-offset", "0"),
+		num("hash-length", "0"),
+	)}
+	persUni := &Kind{Words: []string{"ltm", "persistence", "universal"}, Title: "Persistence", Lower: "persistence", Help: "Universal (iRule key) persistence", Parent: "/Common/universal", Props: append(persistCommon(""),
+		ref("defaults-from", "ltm persistence universal"),
+		ref("rule", "ltm rule"),
+	)}
+
+	rule := &Kind{Words: []string{"ltm", "rule"}, Title: "iRule", Lower: "iRule", Help: "iRules configuration", Props: []*Prop{
+		{Name: "definition", Type: TTcl, Help: "the rule's Tcl body"},
+	}}
+	snatpool := &Kind{Words: []string{"ltm", "snatpool"}, Title: "SNAT Pool", Lower: "snatpool", Help: "Collections of SNAT translation addresses", Props: []*Prop{
+		str("description", "none"),
+		{Name: "members", Type: TList, Help: "translation addresses"},
+		passive(str("app-service", "none")),
+	}}
+	dg := &Kind{Words: []string{"ltm", "data-group", "internal"}, Title: "value list", Lower: "value list", Help: "Internal data group", Props: []*Prop{
+		str("description", "none"),
+		{Name: "records", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Record", Props: []*Prop{str("data", "")}}},
+		enum("type", "string", "string", "ip", "integer"),
+		passive(str("app-service", "none")),
+	}}
+	tmc := &Kind{Words: []string{"ltm", "traffic-matching-criteria"}, Title: "Traffic Matching Criteria", Lower: "traffic matching criteria", Help: "Traffic matching criteria (port ranges for a virtual server)", Props: []*Prop{
+		str("description", "none"),
+		str("destination-address-inline", "any"),
+		str("destination-address-list", "none"),
+		str("destination-port-inline", "any"),
+		passive(str("destination-port-list", "none")),
+		str("source-address-inline", "0.0.0.0"),
+		passive(str("source-address-list", "none")),
+		passive(str("source-port-inline", "0")),
+		passive(str("source-port-list", "none")),
+		enum("protocol", "tcp", "tcp", "udp", "any"),
+		passive(str("route-domain", "any")),
+		passive(str("app-service", "none")),
+	}}
+	vaddr := &Kind{Words: []string{"ltm", "virtual-address"}, Title: "Virtual Address", Lower: "virtual address", Help: "Virtual server IP address configuration", Props: []*Prop{
+		str("address", ""),
+		passive(ed("arp", "enabled")),
+		passive(str("mask", "255.255.255.255")),
+		passive(str("route-advertisement", "disabled")),
+		passive(str("traffic-group", "/Common/traffic-group-1")),
+		passive(ed("icmp-echo", "enabled")),
+		passive(str("auto-delete", "true")),
+		passive(ed("enabled", "enabled")),
+		passive(ed("spanning", "disabled")),
+		passive(str("server-scope", "any")),
+		passive(str("inherited-traffic-group", "false")),
+		passive(num("connection-limit", "0")),
+		passive(str("floating", "enabled")),
+		passive(str("app-service", "none")),
+		passive(str("description", "none")),
+	}}
+	defNodeMon := &Kind{Words: []string{"ltm", "default-node-monitor"}, Title: "Default Node Monitor", Singleton: true, Help: "Monitor rule used by nodes with `monitor default`", Props: []*Prop{
+		{Name: "rule", Type: TMonitor, Default: "none", Ref: []string{"ltm monitor "}},
+	}}
+	return []*Kind{virtual, pool, node, monTCP, monHalf, monHTTP, monICMP, profTCP, profFastL4, profHTTP, profOC, profMBLB, persSrc, persCookie, persUni, rule, snatpool, dg, tmc, vaddr, defNodeMon}
+}

@@ -1,0 +1,324 @@
+package objects
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+)
+
+// Detail says which properties list prints.
+type Detail int
+
+const (
+	// DetailSet prints what the object has set (tmsh list, and save).
+	DetailSet Detail = iota
+	// DetailNonDefault prints only values that differ from the default.
+	DetailNonDefault
+	// DetailAll prints every property with its effective value.
+	DetailAll
+)
+
+// PrintOpts shape list and save output.
+type PrintOpts struct {
+	// Folder makes names relative (list from inside /Common); "" prints
+	// full paths, as saved files do.
+	Folder  string
+	OneLine bool
+	Detail  Detail
+	// Select prints only these properties (list ltm pool p members).
+	Select []string
+	// Resolve finds a defaults-from parent for DetailAll.
+	Resolve func(k *Kind, name string) *Object
+}
+
+type printer struct {
+	b    strings.Builder
+	opts PrintOpts
+}
+
+func (p *printer) open(depth int, head string) {
+	if p.opts.OneLine {
+		p.b.WriteString(head + " { ")
+		return
+	}
+	p.indent(depth)
+	p.b.WriteString(head + " {\n")
+}
+
+func (p *printer) close(depth int) {
+	if p.opts.OneLine {
+		p.b.WriteString("} ")
+		return
+	}
+	p.indent(depth)
+	p.b.WriteString("}\n")
+}
+
+func (p *printer) line(depth int, s string) {
+	if p.opts.OneLine {
+		p.b.WriteString(s + " ")
+		return
+	}
+	p.indent(depth)
+	p.b.WriteString(s + "\n")
+}
+
+func (p *printer) empty(depth int, head string) {
+	p.line(depth, head+" { }")
+}
+
+func (p *printer) indent(depth int) {
+	for i := 0; i < depth; i++ {
+		p.b.WriteString("    ")
+	}
+}
+
+// Header is how an object's first line names it: `ltm pool /Common/p`.
+func Header(o *Object, folder string) string {
+	if o.Kind == nil {
+		return strings.Join(o.Words, " ")
+	}
+	h := o.Kind.Key()
+	switch {
+	case o.Kind.Singleton:
+	case o.Kind.Key() == "gtm topology":
+		h += " " + o.Name
+	default:
+		h += " " + RelPath(folder, o.Name)
+	}
+	return h
+}
+
+// Format renders an object as tmsh list / bigip.conf text, ending in a
+// newline.
+func Format(o *Object, opts PrintOpts) string {
+	if o.Kind == nil {
+		return strings.TrimRight(o.Raw, "\n") + "\n"
+	}
+	p := &printer{opts: opts}
+	head := Header(o, opts.Folder)
+	if o.Kind.Key() == "ltm rule" {
+		body := o.Str("definition")
+		if opts.OneLine {
+			return head + " {" + body + "}\n"
+		}
+		return head + " {" + body + "}\n"
+	}
+	p.open(0, head)
+	p.props(1, o.Kind, o.Props, o.Extra, o, opts.Select)
+	if opts.OneLine {
+		p.b.WriteString("}")
+		return strings.TrimRight(p.b.String(), " ") + "\n"
+	}
+	p.close(0)
+	return p.b.String()
+}
+
+type entry struct {
+	name string
+	fn   func()
+}
+
+func (p *printer) props(depth int, k *Kind, props map[string]*Value, extra []Extra, o *Object, sel []string) {
+	var es []entry
+	for _, pr := range k.Props {
+		pr := pr
+		if len(sel) > 0 && !contains(sel, pr.Name) {
+			continue
+		}
+		v := props[pr.Name]
+		switch p.opts.Detail {
+		case DetailSet:
+			if v == nil {
+				continue
+			}
+		case DetailNonDefault:
+			if v == nil || isDefault(pr, v) {
+				continue
+			}
+		case DetailAll:
+			if v == nil && o != nil {
+				v = p.inherited(o, pr.Name)
+			}
+			if v == nil {
+				v = defaultValue(pr)
+			}
+			if v == nil {
+				continue
+			}
+		}
+		es = append(es, entry{pr.Name, func() { p.value(depth, pr, v) }})
+	}
+	for _, x := range extra {
+		x := x
+		if len(sel) > 0 && !contains(sel, x.Name) {
+			continue
+		}
+		es = append(es, entry{x.Name, func() { p.line(depth, x.Text) }})
+	}
+	sort.SliceStable(es, func(i, j int) bool { return es[i].name < es[j].name })
+	for _, e := range es {
+		e.fn()
+	}
+}
+
+// inherited walks defaults-from parents for DetailAll.
+func (p *printer) inherited(o *Object, name string) *Value {
+	if p.opts.Resolve == nil {
+		return nil
+	}
+	seen := 0
+	for cur := o; cur != nil && seen < 16; seen++ {
+		parent := cur.Str("defaults-from")
+		if parent == "" || parent == "none" || parent == cur.Name {
+			return nil
+		}
+		cur = p.opts.Resolve(o.Kind, parent)
+		if cur == nil {
+			return nil
+		}
+		if v := cur.Props[name]; v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+func defaultValue(pr *Prop) *Value {
+	switch pr.Type {
+	case TList:
+		return &Value{List: []string{}}
+	case TColl:
+		return &Value{Items: []*Item{}}
+	case TStruct:
+		sub := &Item{Props: map[string]*Value{}}
+		for _, sp := range pr.Sub.Props {
+			if sp.Default != "" {
+				sub.Props[sp.Name] = &Value{Str: sp.Default}
+			}
+		}
+		return &Value{Sub: sub}
+	case TFlag:
+		return &Value{Str: pr.Enum[0]}
+	case TTcl:
+		return nil
+	}
+	if pr.Default == "" {
+		return nil
+	}
+	return &Value{Str: pr.Default}
+}
+
+func isDefault(pr *Prop, v *Value) bool {
+	switch pr.Type {
+	case TList:
+		return len(v.List) == 0
+	case TColl:
+		return len(v.Items) == 0
+	case TStruct:
+		if v.Sub == nil {
+			return true
+		}
+		for _, sp := range pr.Sub.Props {
+			if sv := v.Sub.Props[sp.Name]; sv != nil && !isDefault(sp, sv) {
+				return false
+			}
+		}
+		return len(v.Sub.Extra) == 0
+	case TFlag:
+		return v.Str == pr.Enum[0]
+	case TTcl:
+		return false
+	}
+	return v.Str == pr.Default
+}
+
+func (p *printer) name(s string) string {
+	return grammar.Quote(RelPath(p.opts.Folder, s))
+}
+
+func (p *printer) value(depth int, pr *Prop, v *Value) {
+	switch pr.Type {
+	case TFlag:
+		p.line(depth, v.Str)
+	case TRef:
+		p.line(depth, pr.Name+" "+p.name(v.Str))
+	case TMonitor:
+		p.line(depth, pr.Name+" "+p.monitor(v.Str))
+	case TRaw:
+		p.line(depth, pr.Name+" "+v.Str)
+	case TTcl:
+		p.line(depth, pr.Name+" {"+v.Str+"}")
+	case TList:
+		if len(v.List) == 0 {
+			p.empty(depth, pr.Name)
+			return
+		}
+		p.open(depth, pr.Name)
+		for _, x := range v.List {
+			if strings.HasPrefix(x, "/") {
+				p.line(depth+1, p.name(x))
+			} else {
+				p.line(depth+1, grammar.Quote(x))
+			}
+		}
+		p.close(depth)
+	case TStruct:
+		if v.Sub == nil {
+			p.empty(depth, pr.Name)
+			return
+		}
+		p.open(depth, pr.Name)
+		p.props(depth+1, pr.Sub, v.Sub.Props, v.Sub.Extra, nil, nil)
+		p.close(depth)
+	case TColl:
+		if len(v.Items) == 0 {
+			p.empty(depth, pr.Name)
+			return
+		}
+		p.open(depth, pr.Name)
+		for _, it := range v.Items {
+			var head string
+			switch pr.Items {
+			case ItemMember:
+				head = grammar.Quote(memberDisplay(p.opts.Folder, it.Name))
+			case ItemRef, ItemGTMMember:
+				head = p.name(it.Name)
+			default:
+				head = grammar.Quote(it.Name)
+			}
+			if len(it.Props) == 0 && len(it.Extra) == 0 {
+				p.empty(depth+1, head)
+				continue
+			}
+			p.open(depth+1, head)
+			p.props(depth+2, pr.Sub, it.Props, it.Extra, nil, nil)
+			p.close(depth + 1)
+		}
+		p.close(depth)
+	default:
+		s := v.Str
+		if pr.Name == "destination" {
+			if d, err := ParseDest(s); err == nil {
+				s = d.Display(p.opts.Folder)
+			}
+		}
+		p.line(depth, pr.Name+" "+grammar.Quote(s))
+	}
+}
+
+func (p *printer) monitor(rule string) string {
+	if rule == "none" || rule == "default" || rule == "" {
+		return rule
+	}
+	names := MonitorNames(rule)
+	for i, n := range names {
+		names[i] = p.name(n)
+	}
+	if strings.HasPrefix(rule, "min ") {
+		f := strings.Fields(rule)
+		return "min " + f[1] + " of { " + strings.Join(names, " ") + " }"
+	}
+	return strings.Join(names, " and ")
+}

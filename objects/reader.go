@@ -1,0 +1,797 @@
+package objects
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+)
+
+// Mode says how property text is read.
+type Mode int
+
+const (
+	// ModeLoad reads bigip.conf: `key { ... }` sets whole collections, and
+	// properties openltm does not know are kept verbatim with a warning.
+	ModeLoad Mode = iota
+	// ModeCreate reads tmsh create arguments: unknown properties are errors.
+	ModeCreate
+	// ModeModify reads tmsh modify arguments, with collection edits (add,
+	// delete, modify, replace-all-with, none).
+	ModeModify
+)
+
+// Reader reads grammar trees against the schema.
+type Reader struct {
+	Schema *Schema
+	Folder string // current folder for relative names, "/Common" by default
+	Mode   Mode
+	// Warn receives notes about what was kept without being acted on.
+	Warn func(pos grammar.Pos, msg string)
+
+	src  string
+	base int
+}
+
+func (r *Reader) warn(n grammar.Node, format string, args ...any) {
+	if r.Warn != nil {
+		r.Warn(n.Position(), fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *Reader) folder() string {
+	if r.Folder == "" {
+		return "/Common"
+	}
+	return r.Folder
+}
+
+// end is the offset just past a node.
+func end(n grammar.Node) int {
+	switch n := n.(type) {
+	case *grammar.Word:
+		return n.Pos.Offset + len(n.Raw)
+	case *grammar.Block:
+		return n.End.Offset + 1
+	}
+	return n.Position().Offset
+}
+
+// text returns the exact source from the start of a to the end of b.
+func (r *Reader) text(a, b grammar.Node) string {
+	s, e := a.Position().Offset-r.base, end(b)-r.base
+	if s < 0 || e > len(r.src) || s > e {
+		return renderNodes(a, b)
+	}
+	return r.src[s:e]
+}
+
+func renderNodes(a, b grammar.Node) string {
+	return grammar.Render(a) + " " + grammar.Render(b)
+}
+
+// ReadObject reads one bigip.conf statement (`ltm pool /Common/p { ... }`)
+// into an object. Statements of kinds openltm does not know come back with
+// a nil Kind and their text kept whole.
+func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
+	r.src, r.base = st.Source, st.Pos.Offset
+	var words []string
+	var block *grammar.Block
+	for i, n := range st.Items {
+		switch n := n.(type) {
+		case *grammar.Word:
+			if block != nil {
+				return nil, synErr(n, []string{"end of line"}, "%q unexpected after the object's { } block", n.Text)
+			}
+			words = append(words, n.Text)
+		case *grammar.Block:
+			if block != nil || i == 0 {
+				return nil, synErr(n, nil, "unexpected { } block")
+			}
+			block = n
+		}
+	}
+	if len(words) == 0 {
+		return nil, synErr(st, nil, "empty statement")
+	}
+	k, used := r.Schema.Match(words)
+	if k == nil {
+		r.warn(st, "%q objects are not known to openltm; kept verbatim and saved back", strings.Join(kindWords(words), " "))
+		return &Object{Raw: st.Source, Words: words}, nil
+	}
+	o := &Object{Kind: k, Props: map[string]*Value{}}
+	rest := words[used:]
+	switch {
+	case k.Singleton:
+		if len(rest) > 0 {
+			return nil, synErr(st.Items[used], nil, "%q unexpected: %s has no name", rest[0], k.Key())
+		}
+	case k.Key() == "gtm topology":
+		o.Name = strings.Join(rest, " ")
+	default:
+		if len(rest) != 1 {
+			if len(rest) == 0 {
+				return nil, synErr(st, []string{"an object name"}, "%s needs a name", k.Key())
+			}
+			return nil, synErr(st.Items[used+1], []string{"{"}, "%q unexpected after the name %q", rest[1], rest[0])
+		}
+		o.Name = FullPath(r.folder(), rest[0])
+	}
+	if block == nil {
+		return o, nil
+	}
+	if k.Key() == "ltm rule" {
+		o.Props["definition"] = &Value{Str: block.Raw}
+		return o, nil
+	}
+	item := &Item{Props: o.Props}
+	if err := r.props(k, item, block.Items, ModeLoad); err != nil {
+		return nil, err
+	}
+	o.Extra = item.Extra
+	return o, nil
+}
+
+// kindWords trims the object name off an unknown statement's words for the
+// warning (the words up to the first that looks like a path or name).
+func kindWords(ws []string) []string {
+	for i, w := range ws {
+		if strings.HasPrefix(w, "/") || i >= 3 {
+			return ws[:i]
+		}
+	}
+	return ws
+}
+
+// ReadProps applies tmsh create/modify arguments to an object. items are the
+// statement nodes after the object name.
+func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Node) error {
+	r.src, r.base = st.Source, st.Pos.Offset
+	if o.Props == nil {
+		o.Props = map[string]*Value{}
+	}
+	if o.Kind.Key() == "ltm rule" {
+		if len(items) == 1 {
+			if b, ok := items[0].(*grammar.Block); ok {
+				o.Props["definition"] = &Value{Str: b.Raw}
+				return nil
+			}
+		}
+		if len(items) == 2 {
+			if w, ok := items[0].(*grammar.Word); ok && w.Text == "definition" {
+				switch v := items[1].(type) {
+				case *grammar.Block:
+					o.Props["definition"] = &Value{Str: v.Raw}
+					return nil
+				case *grammar.Word:
+					o.Props["definition"] = &Value{Str: v.Text}
+					return nil
+				}
+			}
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		return synErr(items[0], []string{"{ rule body }"}, "an iRule is written: create ltm rule NAME { when EVENT { ... } }")
+	}
+	// A pasted bigip.conf body: create ltm pool p { members { ... } }.
+	if len(items) == 1 {
+		if b, ok := items[0].(*grammar.Block); ok {
+			item := &Item{Props: o.Props, Extra: o.Extra}
+			err := r.props(o.Kind, item, b.Items, ModeLoad)
+			o.Extra = item.Extra
+			return err
+		}
+	}
+	item := &Item{Props: o.Props, Extra: o.Extra}
+	err := r.props(o.Kind, item, items, r.Mode)
+	o.Extra = item.Extra
+	return err
+}
+
+func propNames(k *Kind, includePassive bool) []string {
+	var out []string
+	for _, p := range k.Props {
+		if p.ReadOnly || (p.Passive && !includePassive) {
+			continue
+		}
+		if p.Type == TFlag {
+			out = append(out, p.Enum...)
+			continue
+		}
+		out = append(out, p.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// props reads a property list into item.
+func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) error {
+	for i := 0; i < len(items); {
+		kw, ok := items[i].(*grammar.Word)
+		if !ok {
+			return synErr(items[i], propNames(k, false), "a { } block where a property name was expected")
+		}
+		p := k.Prop(kw.Text)
+		if p == nil {
+			if mode != ModeLoad {
+				return synErr(kw, propNames(k, false), "%q unknown property", kw.Text)
+			}
+			n := r.extraLen(items, i)
+			last := items[i+n-1]
+			text := r.text(kw, last)
+			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: text})
+			r.warn(kw, "property %q is not known to openltm; kept verbatim", kw.Text)
+			i += n
+			continue
+		}
+		if p.ReadOnly && mode != ModeLoad {
+			return synErr(kw, nil, "%q is read-only: the system sets it", kw.Text)
+		}
+		used, err := r.value(k, p, item, kw, items[i+1:], mode)
+		if err != nil {
+			return err
+		}
+		i += 1 + used
+	}
+	return nil
+}
+
+func setExtra(xs []Extra, x Extra) []Extra {
+	for i := range xs {
+		if xs[i].Name == x.Name {
+			xs[i] = x
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// extraLen decides how many nodes an unknown property takes: in a saved,
+// one-property-per-line file, everything that starts on its line; in a
+// one-line text, the name and one value.
+func (r *Reader) extraLen(items []grammar.Node, i int) int {
+	line := items[i].Position().Line
+	oneLine := true
+	for _, n := range items[i+1:] {
+		if n.Position().Line != line {
+			oneLine = false
+			break
+		}
+	}
+	if oneLine {
+		if i+1 < len(items) {
+			return 2
+		}
+		return 1
+	}
+	n := 1
+	for i+n < len(items) && items[i+n].Position().Line == line {
+		n++
+	}
+	return n
+}
+
+func wordAt(rest []grammar.Node, what string, kw *grammar.Word) (*grammar.Word, error) {
+	if len(rest) == 0 {
+		return nil, synErr(kw, []string{what}, "%q needs a value", kw.Text)
+	}
+	w, ok := rest[0].(*grammar.Word)
+	if !ok {
+		return nil, synErr(rest[0], []string{what}, "a { } block where a value of %q was expected", kw.Text)
+	}
+	return w, nil
+}
+
+func blockAt(rest []grammar.Node, kw *grammar.Word, what string) (*grammar.Block, error) {
+	if len(rest) == 0 {
+		return nil, synErr(kw, []string{"{ ... }"}, "%q needs %s", kw.Text, what)
+	}
+	b, ok := rest[0].(*grammar.Block)
+	if !ok {
+		return nil, synErr(rest[0], []string{"{ ... }"}, "%q needs %s", kw.Text, what)
+	}
+	return b, nil
+}
+
+var intRE = regexp.MustCompile(`^[0-9]+$`)
+
+// value reads one property's value starting at rest and returns how many
+// nodes it used.
+func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node, mode Mode) (int, error) {
+	switch p.Type {
+	case TFlag:
+		item.Props[p.Name] = &Value{Str: kw.Text}
+		return 0, nil
+	case TString, TInt, TEnum, TRef:
+		w, err := wordAt(rest, p.Name+" value", kw)
+		if err != nil {
+			return 0, err
+		}
+		s, err := r.scalar(k, p, w)
+		if err != nil {
+			return 0, err
+		}
+		item.Props[p.Name] = &Value{Str: s}
+		return 1, nil
+	case TRaw:
+		if len(rest) == 0 {
+			return 0, synErr(kw, nil, "%q needs a value", kw.Text)
+		}
+		item.Props[p.Name] = &Value{Str: r.text(rest[0], rest[0])}
+		return 1, nil
+	case TTcl:
+		if len(rest) == 0 {
+			return 0, synErr(kw, []string{"{ ... }"}, "%q needs a body", kw.Text)
+		}
+		switch v := rest[0].(type) {
+		case *grammar.Block:
+			item.Props[p.Name] = &Value{Str: v.Raw}
+		case *grammar.Word:
+			item.Props[p.Name] = &Value{Str: v.Text}
+		}
+		return 1, nil
+	case TMonitor:
+		return r.monitor(p, item, kw, rest)
+	case TList:
+		return r.list(p, item, kw, rest, mode)
+	case TStruct:
+		b, err := blockAt(rest, kw, "a { } block of properties")
+		if err != nil {
+			return 0, err
+		}
+		sub := &Item{Props: map[string]*Value{}}
+		if mode == ModeModify {
+			if old := item.Props[p.Name]; old != nil && old.Sub != nil {
+				sub = old.Sub.clone()
+			}
+		}
+		if err := r.props(p.Sub, sub, b.Items, mode); err != nil {
+			return 0, err
+		}
+		item.Props[p.Name] = &Value{Sub: sub}
+		return 1, nil
+	case TColl:
+		return r.coll(p, item, kw, rest, mode)
+	}
+	return 0, fmt.Errorf("internal: property %s has no reader", p.Name)
+}
+
+// scalar validates and canonicalises one word.
+func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
+	s := w.Text
+	switch p.Type {
+	case TInt:
+		if !intRE.MatchString(s) {
+			if p.Default != "" && !intRE.MatchString(p.Default) && s == p.Default {
+				return s, nil
+			}
+			// Some integer properties also take words (idle-timeout indefinite).
+			if s == "indefinite" || s == "immediate" || s == "none" {
+				return s, nil
+			}
+			return "", synErr(w, []string{"an integer"}, "%q is not a valid value for %q", s, p.Name)
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < p.Min || (p.Max > 0 && n > p.Max) {
+			return "", synErr(w, nil, "%q is out of range for %q", s, p.Name)
+		}
+	case TEnum:
+		for _, e := range p.Enum {
+			if e == s {
+				return s, nil
+			}
+		}
+		return "", synErr(w, p.Enum, "%q is not a valid value for %q", s, p.Name)
+	case TRef:
+		if s == "none" || s == "" {
+			return "none", nil
+		}
+		return FullPath(r.folder(), s), nil
+	}
+	switch p.Name {
+	case "destination":
+		if k != nil && (k.Key() == "ltm virtual" || strings.HasPrefix(k.Key(), "gtm")) {
+			d, err := ParseDest(s)
+			if err != nil {
+				return "", synErr(w, nil, "%v", err)
+			}
+			if k.Key() == "ltm virtual" {
+				return d.Canonical(r.folder()), nil
+			}
+			return d.Canonical(""), nil
+		}
+	case "address":
+		if s != "any" && s != "any6" && !strings.Contains(s, "/") {
+			host := s
+			if i := strings.IndexByte(host, '%'); i >= 0 {
+				host = host[:i]
+			}
+			if _, ok := NodeAddr(host); !ok {
+				return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
+			}
+		}
+	}
+	return s, nil
+}
+
+// monitor reads `a`, `a and b and c`, `min N of { a b }`, `none`, `default`.
+func (r *Reader) monitor(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node) (int, error) {
+	w, err := wordAt(rest, "a monitor name", kw)
+	if err != nil {
+		return 0, err
+	}
+	switch w.Text {
+	case "none", "default":
+		item.Props[p.Name] = &Value{Str: w.Text}
+		return 1, nil
+	case "min":
+		if len(rest) < 4 {
+			return 0, synErr(w, []string{"min N of { monitor ... }"}, "incomplete monitor rule")
+		}
+		nw, ok1 := rest[1].(*grammar.Word)
+		of, ok2 := rest[2].(*grammar.Word)
+		b, ok3 := rest[3].(*grammar.Block)
+		if !ok1 || !ok2 || !ok3 || !intRE.MatchString(nw.Text) || of.Text != "of" {
+			return 0, synErr(w, []string{"min N of { monitor ... }"}, "malformed monitor rule")
+		}
+		var names []string
+		for _, n := range b.Items {
+			mw, ok := n.(*grammar.Word)
+			if !ok {
+				return 0, synErr(n, []string{"a monitor name"}, "a { } block inside a monitor list")
+			}
+			names = append(names, FullPath(r.folder(), mw.Text))
+		}
+		item.Props[p.Name] = &Value{Str: "min " + nw.Text + " of { " + strings.Join(names, " ") + " }"}
+		return 4, nil
+	}
+	names := []string{FullPath(r.folder(), w.Text)}
+	used := 1
+	for used+1 < len(rest) {
+		and, ok := rest[used].(*grammar.Word)
+		if !ok || and.Text != "and" {
+			break
+		}
+		next, ok := rest[used+1].(*grammar.Word)
+		if !ok {
+			return 0, synErr(rest[used+1], []string{"a monitor name"}, "a { } block after \"and\"")
+		}
+		names = append(names, FullPath(r.folder(), next.Text))
+		used += 2
+	}
+	item.Props[p.Name] = &Value{Str: strings.Join(names, " and ")}
+	return used, nil
+}
+
+// MonitorNames lists the monitors a monitor rule names.
+func MonitorNames(rule string) []string {
+	if rule == "" || rule == "none" || rule == "default" {
+		return nil
+	}
+	var out []string
+	if strings.HasPrefix(rule, "min ") {
+		i, j := strings.IndexByte(rule, '{'), strings.LastIndexByte(rule, '}')
+		if i < 0 || j < i {
+			return nil
+		}
+		return strings.Fields(rule[i+1 : j])
+	}
+	for _, f := range strings.Split(rule, " and ") {
+		out = append(out, strings.TrimSpace(f))
+	}
+	return out
+}
+
+var editVerbs = []string{"add", "delete", "modify", "replace-all-with", "none", "default"}
+
+// list reads a TList value: `{ a b }`, `none`, or (modify) add/delete/
+// replace-all-with { ... }.
+func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node, mode Mode) (int, error) {
+	if len(rest) == 0 {
+		return 0, synErr(kw, []string{"{ ... }", "none"}, "%q needs a value", kw.Text)
+	}
+	elems := func(b *grammar.Block) ([]string, error) {
+		var out []string
+		for _, n := range b.Items {
+			w, ok := n.(*grammar.Word)
+			if !ok {
+				// Old-style lists may carry empty blocks after elements.
+				if nb, ok := n.(*grammar.Block); ok && len(nb.Items) == 0 {
+					continue
+				}
+				return nil, synErr(n, nil, "a { } block inside the %q list", p.Name)
+			}
+			s := w.Text
+			if len(p.Ref) > 0 || strings.HasPrefix(s, "/") || p.Name == "members" {
+				s = FullPath(r.folder(), s)
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	cur := item.Props[p.Name]
+	var old []string
+	if cur != nil {
+		old = cur.List
+	}
+	switch v := rest[0].(type) {
+	case *grammar.Block:
+		xs, err := elems(v)
+		if err != nil {
+			return 0, err
+		}
+		item.Props[p.Name] = &Value{List: xs}
+		return 1, nil
+	case *grammar.Word:
+		switch v.Text {
+		case "none", "default":
+			item.Props[p.Name] = &Value{List: []string{}}
+			return 1, nil
+		case "add", "delete", "replace-all-with":
+			b, err := blockAt(rest[1:], v, "a { } list")
+			if err != nil {
+				return 0, err
+			}
+			xs, err := elems(b)
+			if err != nil {
+				return 0, err
+			}
+			out := append([]string(nil), old...)
+			switch v.Text {
+			case "add":
+				for _, x := range xs {
+					if !contains(out, x) {
+						out = append(out, x)
+					}
+				}
+			case "delete":
+				for _, x := range xs {
+					if !contains(out, x) {
+						return 0, synErr(b, nil, "%q is not in the %q list", x, p.Name)
+					}
+					out = remove(out, x)
+				}
+			case "replace-all-with":
+				out = xs
+			}
+			item.Props[p.Name] = &Value{List: out}
+			return 2, nil
+		}
+		return 0, synErr(v, []string{"{ ... }", "add", "delete", "replace-all-with", "none"}, "%q is not a valid value for %q", v.Text, p.Name)
+	}
+	return 0, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func remove(xs []string, x string) []string {
+	out := xs[:0]
+	for _, y := range xs {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// itemName canonicalises a collection item's name.
+func (r *Reader) itemName(p *Prop, w *grammar.Word) (string, error) {
+	switch p.Items {
+	case ItemMember:
+		s, err := memberName(r.folder(), w.Text)
+		if err != nil {
+			return "", synErr(w, nil, "%v", err)
+		}
+		return s, nil
+	case ItemRef:
+		return FullPath(r.folder(), w.Text), nil
+	case ItemGTMMember:
+		return FullPath(r.folder(), w.Text), nil
+	}
+	return w.Text, nil
+}
+
+// readItems reads `name [{ props }] name ...` from a block.
+func (r *Reader) readItems(p *Prop, b *grammar.Block, mode Mode, withProps bool) ([]*Item, []*grammar.Word, error) {
+	var out []*Item
+	var words []*grammar.Word
+	for i := 0; i < len(b.Items); i++ {
+		w, ok := b.Items[i].(*grammar.Word)
+		if !ok {
+			return nil, nil, synErr(b.Items[i], []string{"an item name"}, "a { } block where a %s name was expected", strings.TrimSuffix(p.Name, "s"))
+		}
+		name, err := r.itemName(p, w)
+		if err != nil {
+			return nil, nil, err
+		}
+		it := &Item{Name: name, Props: map[string]*Value{}}
+		if i+1 < len(b.Items) {
+			if sb, ok := b.Items[i+1].(*grammar.Block); ok {
+				if !withProps && len(sb.Items) > 0 {
+					return nil, nil, synErr(sb, nil, "properties are not taken here")
+				}
+				if err := r.props(p.Sub, it, sb.Items, mode); err != nil {
+					return nil, nil, err
+				}
+				i++
+			}
+		}
+		out = append(out, it)
+		words = append(words, w)
+	}
+	return out, words, nil
+}
+
+// coll reads a TColl value: `{ items }`, `none`, or add/delete/modify/
+// replace-all-with { ... }.
+func (r *Reader) coll(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node, mode Mode) (int, error) {
+	if len(rest) == 0 {
+		return 0, synErr(kw, []string{"{ ... }", "add", "delete", "modify", "replace-all-with", "none"}, "%q needs a value", kw.Text)
+	}
+	cur := item.Props[p.Name]
+	var old []*Item
+	if cur != nil {
+		for _, it := range cur.Items {
+			old = append(old, it.clone())
+		}
+	}
+	switch v := rest[0].(type) {
+	case *grammar.Block:
+		items, _, err := r.readItems(p, v, ModeLoad, true)
+		if err != nil {
+			return 0, err
+		}
+		item.Props[p.Name] = &Value{Items: dedupe(items)}
+		return 1, nil
+	case *grammar.Word:
+		switch v.Text {
+		case "none":
+			item.Props[p.Name] = &Value{Items: []*Item{}}
+			return 1, nil
+		case "add", "replace-all-with":
+			b, err := blockAt(rest[1:], v, "a { } block of items")
+			if err != nil {
+				return 0, err
+			}
+			sub := ModeCreate
+			items, words, err := r.readItems(p, b, sub, true)
+			if err != nil {
+				return 0, err
+			}
+			out := old
+			if v.Text == "replace-all-with" {
+				out = nil
+			}
+			for i, it := range items {
+				if findItem(out, it.Name) != nil {
+					if v.Text == "add" {
+						return 0, &positioned{pos: words[i].Pos, err: Exists(p.Sub, it.Name)}
+					}
+					continue
+				}
+				out = append(out, it)
+			}
+			item.Props[p.Name] = &Value{Items: out}
+			return 2, nil
+		case "delete", "del":
+			b, err := blockAt(rest[1:], v, "a { } list of item names")
+			if err != nil {
+				return 0, err
+			}
+			if len(b.Items) == 1 {
+				if w, ok := b.Items[0].(*grammar.Word); ok && w.Text == "all" {
+					item.Props[p.Name] = &Value{Items: []*Item{}}
+					return 2, nil
+				}
+			}
+			items, words, err := r.readItems(p, b, ModeModify, false)
+			if err != nil {
+				return 0, err
+			}
+			out := old
+			for i, it := range items {
+				if findItem(out, it.Name) == nil {
+					return 0, &positioned{pos: words[i].Pos, err: NotFound(p.Sub, it.Name)}
+				}
+				out = removeItem(out, it.Name)
+			}
+			item.Props[p.Name] = &Value{Items: out}
+			return 2, nil
+		case "modify":
+			b, err := blockAt(rest[1:], v, "a { } block of items and their changes")
+			if err != nil {
+				return 0, err
+			}
+			out := old
+			for i := 0; i < len(b.Items); i++ {
+				w, ok := b.Items[i].(*grammar.Word)
+				if !ok {
+					return 0, synErr(b.Items[i], []string{"an item name"}, "a { } block where an item name was expected")
+				}
+				var sb *grammar.Block
+				if i+1 < len(b.Items) {
+					sb, _ = b.Items[i+1].(*grammar.Block)
+				}
+				if sb == nil {
+					return 0, synErr(w, []string{"{ properties }"}, "%q needs a { } block of changes", w.Text)
+				}
+				i++
+				var targets []*Item
+				if w.Text == "all" {
+					targets = out
+				} else {
+					name, err := r.itemName(p, w)
+					if err != nil {
+						return 0, err
+					}
+					t := findItem(out, name)
+					if t == nil {
+						return 0, &positioned{pos: w.Pos, err: NotFound(p.Sub, name)}
+					}
+					targets = []*Item{t}
+				}
+				for _, t := range targets {
+					if err := r.props(p.Sub, t, sb.Items, ModeModify); err != nil {
+						return 0, err
+					}
+				}
+			}
+			item.Props[p.Name] = &Value{Items: out}
+			return 2, nil
+		}
+		return 0, synErr(v, []string{"{ ... }", "add", "delete", "modify", "replace-all-with", "none"}, "%q is not a valid value for %q", v.Text, p.Name)
+	}
+	return 0, nil
+}
+
+func dedupe(items []*Item) []*Item {
+	var out []*Item
+	for _, it := range items {
+		if old := findItem(out, it.Name); old != nil {
+			*old = *it
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+func findItem(items []*Item, name string) *Item {
+	for _, it := range items {
+		if it.Name == name {
+			return it
+		}
+	}
+	return nil
+}
+
+func removeItem(items []*Item, name string) []*Item {
+	var out []*Item
+	for _, it := range items {
+		if it.Name != name {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// positioned attaches a source position to a configuration error found
+// while reading text, so the user sees where it came from.
+type positioned struct {
+	pos grammar.Pos
+	err error
+}
+
+func (p *positioned) Error() string { return p.err.Error() }
+func (p *positioned) Unwrap() error { return p.err }

@@ -1,0 +1,226 @@
+// Package objects is the schema of every configuration object openltm knows
+// (one table per kind: properties, types, defaults, enums, references), the
+// typed objects read from grammar trees against it, validation of a whole
+// configuration, and the canonical bigip.conf text written back. One schema
+// drives parsing, validation, storage, list output and completion, so adding
+// a property is one table row.
+package objects
+
+import (
+	"sort"
+	"strings"
+)
+
+// Type says how a property's value is written and read.
+type Type int
+
+const (
+	// TString is one word or quoted string.
+	TString Type = iota
+	// TInt is an unsigned integer, optionally bounded by Prop.Min/Max.
+	TInt
+	// TEnum is one word from Prop.Enum.
+	TEnum
+	// TRef names another object (Prop.Ref kinds) or "none".
+	TRef
+	// TList is { word word ... }; elements are references when Prop.Ref is
+	// set, else plain words.
+	TList
+	// TColl is a collection of named items, each with sub-properties
+	// (Prop.Sub): pool members, virtual profiles, data-group records.
+	TColl
+	// TStruct is a nested block of sub-properties (Prop.Sub), such as
+	// source-address-translation { type automap }.
+	TStruct
+	// TFlag is a bare word that is its own value (enabled/disabled,
+	// vlans-enabled/vlans-disabled); Prop.Enum lists the words, the first is
+	// the default.
+	TFlag
+	// TMonitor is a monitor rule: `a`, `a and b`, or `min N of { a b }`.
+	TMonitor
+	// TRaw keeps the rest of the line verbatim (a word, or a block).
+	TRaw
+	// TTcl is a rule body: the whole block, byte for byte.
+	TTcl
+)
+
+// ItemNames says how a collection normalises the names of its items.
+type ItemNames int
+
+const (
+	// ItemPlain keeps item names as typed (data-group records).
+	ItemPlain ItemNames = iota
+	// ItemRef names objects of Prop.Ref kinds (profiles, persist, pools):
+	// stored as full paths.
+	ItemRef
+	// ItemMember is `node:port` (pool members): stored as /Folder/node:port
+	// with a numeric port.
+	ItemMember
+	// ItemGTMMember is `server:virtual-server` (gtm pool members).
+	ItemGTMMember
+)
+
+// Prop is one property row of a kind's schema.
+type Prop struct {
+	Name    string
+	Type    Type
+	Default string   // value shown by all-properties when unset; "" = none shown
+	Enum    []string // TEnum and TFlag words
+	Ref     []string // kind keys (or key prefixes ending in " ") a reference may name
+	Sub     *Kind    // item / struct schema for TColl and TStruct
+	Items   ItemNames
+	Min     int64
+	Max     int64 // 0 = no upper bound
+	// Passive marks an F5 property openltm accepts, keeps and saves back but
+	// does not act on; loading one logs a warning naming it.
+	Passive bool
+	// ReadOnly properties are written by the system (creation-time, vs-index)
+	// and refused in create/modify.
+	ReadOnly bool
+	Help     string
+}
+
+// Kind is one object type, e.g. `ltm pool` or `ltm monitor http`.
+type Kind struct {
+	Words []string // ["ltm", "pool"]
+	// Title is the word BIG-IP uses in "already exists" messages ("Pool");
+	// Lower is used in "was not found" messages ("pool").
+	Title, Lower string
+	Help         string
+	Singleton    bool   // `sys global-settings`: no name
+	Parent       string // defaults-from parent of new objects, e.g. "/Common/http"
+	Props        []*Prop
+	byName       map[string]*Prop
+}
+
+// Key is the kind's words joined by spaces, e.g. "ltm monitor http".
+func (k *Kind) Key() string { return strings.Join(k.Words, " ") }
+
+// Prop finds a property by name or, for flags, by any of its words.
+func (k *Kind) Prop(name string) *Prop {
+	if k == nil {
+		return nil
+	}
+	return k.byName[name]
+}
+
+func (k *Kind) index() {
+	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
+	k.byName = map[string]*Prop{}
+	for _, p := range k.Props {
+		k.byName[p.Name] = p
+		if p.Type == TFlag {
+			for _, w := range p.Enum {
+				k.byName[w] = p
+			}
+		}
+		if p.Sub != nil {
+			p.Sub.index()
+		}
+	}
+}
+
+// Schema is the registry of kinds.
+type Schema struct {
+	kinds []*Kind
+	byKey map[string]*Kind
+}
+
+// Kinds returns every kind, sorted by key.
+func (s *Schema) Kinds() []*Kind { return s.kinds }
+
+// Kind looks a kind up by its key ("ltm pool").
+func (s *Schema) Kind(key string) *Kind { return s.byKey[key] }
+
+// Match finds the longest kind whose words prefix ws, returning it and how
+// many words it used.
+func (s *Schema) Match(ws []string) (*Kind, int) {
+	for n := len(ws); n > 0; n-- {
+		if k := s.byKey[strings.Join(ws[:n], " ")]; k != nil {
+			return k, n
+		}
+	}
+	return nil, 0
+}
+
+// Children lists the words that may follow the given prefix of kind words
+// (for completion and module navigation), with whether each completes a kind.
+func (s *Schema) Children(prefix []string) map[string]bool {
+	out := map[string]bool{}
+	for _, k := range s.kinds {
+		if len(k.Words) <= len(prefix) {
+			continue
+		}
+		ok := true
+		for i, w := range prefix {
+			if k.Words[i] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			w := k.Words[len(prefix)]
+			out[w] = out[w] || len(k.Words) == len(prefix)+1
+		}
+	}
+	return out
+}
+
+// IsModulePath reports whether ws names a module or sub-module level (ltm,
+// ltm monitor) rather than a kind or nothing.
+func (s *Schema) IsModulePath(ws []string) bool {
+	return len(s.Children(ws)) > 0
+}
+
+func newSchema(kinds ...*Kind) *Schema {
+	s := &Schema{byKey: map[string]*Kind{}}
+	for _, k := range kinds {
+		k.index()
+		if k.Lower == "" {
+			k.Lower = strings.ToLower(k.Title)
+		}
+		s.kinds = append(s.kinds, k)
+		s.byKey[k.Key()] = k
+	}
+	sort.Slice(s.kinds, func(i, j int) bool { return s.kinds[i].Key() < s.kinds[j].Key() })
+	return s
+}
+
+// Default is the schema of everything openltm knows.
+var Default = newSchema(allKinds()...)
+
+func allKinds() []*Kind {
+	var ks []*Kind
+	ks = append(ks, ltmKinds()...)
+	ks = append(ks, gtmKinds()...)
+	ks = append(ks, netSysKinds()...)
+	return ks
+}
+
+// refMatches reports whether kind key k satisfies the reference spec list.
+func refMatches(spec []string, k string) bool {
+	for _, s := range spec {
+		if s == k || (strings.HasSuffix(s, " ") && strings.HasPrefix(k, s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// helpers for the kind tables
+
+func str(name, def string) *Prop { return &Prop{Name: name, Type: TString, Default: def} }
+func num(name, def string) *Prop { return &Prop{Name: name, Type: TInt, Default: def} }
+func enum(name string, def string, vals ...string) *Prop {
+	return &Prop{Name: name, Type: TEnum, Default: def, Enum: vals}
+}
+func ref(name string, kinds ...string) *Prop {
+	return &Prop{Name: name, Type: TRef, Default: "none", Ref: kinds}
+}
+func passive(p *Prop) *Prop { p.Passive = true; return p }
+func ro(p *Prop) *Prop      { p.ReadOnly = true; p.Passive = true; return p }
+func raw(name string) *Prop { return &Prop{Name: name, Type: TRaw, Passive: true} }
+func help(p *Prop, h string) *Prop {
+	p.Help = h
+	return p
+}

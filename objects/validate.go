@@ -1,0 +1,237 @@
+package objects
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Ref is one reference from an object to another, found by walking the
+// schema: what kinds it may name, and the name.
+type Ref struct {
+	Spec []string // kind keys or prefixes ("ltm monitor ")
+	Name string
+	Prop string
+}
+
+// Refs lists everything o references.
+func Refs(o *Object) []Ref {
+	if o.Kind == nil {
+		return nil
+	}
+	var out []Ref
+	walkRefs(o.Kind, o.Props, &out)
+	return out
+}
+
+func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
+	for _, p := range k.Props {
+		v := props[p.Name]
+		if v == nil || p.Passive {
+			continue
+		}
+		switch p.Type {
+		case TRef:
+			if v.Str != "none" && v.Str != "" {
+				*out = append(*out, Ref{p.Ref, v.Str, p.Name})
+			}
+		case TMonitor:
+			for _, n := range MonitorNames(v.Str) {
+				*out = append(*out, Ref{p.Ref, n, p.Name})
+			}
+		case TList:
+			if len(p.Ref) > 0 {
+				for _, n := range v.List {
+					*out = append(*out, Ref{p.Ref, n, p.Name})
+				}
+			}
+		case TColl:
+			for _, it := range v.Items {
+				if p.Items == ItemRef && len(p.Ref) > 0 {
+					*out = append(*out, Ref{p.Ref, it.Name, p.Name})
+				}
+				if p.Items == ItemMember {
+					if node, _, err := SplitMember(it.Name); err == nil {
+						*out = append(*out, Ref{[]string{"ltm node"}, node, p.Name})
+					}
+				}
+				walkRefs(p.Sub, it.Props, out)
+			}
+		case TStruct:
+			if v.Sub != nil {
+				walkRefs(p.Sub, v.Sub.Props, out)
+			}
+		}
+	}
+}
+
+// Lookup resolves a reference: the exact path, else the same name in
+// /Common (where shared objects live, as BIG-IP resolves them).
+func (c *Config) Lookup(s *Schema, spec []string, name string) *Object {
+	for _, k := range s.kinds {
+		if !refMatches(spec, k.Key()) {
+			continue
+		}
+		if o := c.Get(k, name); o != nil {
+			return o
+		}
+	}
+	if !strings.HasPrefix(name, "/Common/") {
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		if base != name {
+			return c.Lookup(s, spec, "/Common/"+base)
+		}
+	}
+	return nil
+}
+
+func specLower(s *Schema, spec []string) *Kind {
+	for _, sp := range spec {
+		if k := s.Kind(sp); k != nil {
+			return k
+		}
+		for _, k := range s.kinds {
+			if refMatches([]string{sp}, k.Key()) {
+				return k
+			}
+		}
+	}
+	return nil
+}
+
+// Complete fills what BIG-IP fills by itself: nodes for pool members named
+// by address, and each member's address. It works on a cloned config.
+func (c *Config) Complete(s *Schema) error {
+	nodeKind := s.Kind("ltm node")
+	for _, pool := range c.Of(s.Kind("ltm pool")) {
+		mv := pool.Props["members"]
+		if mv == nil {
+			continue
+		}
+		changed := false
+		np := pool.Clone()
+		for _, it := range np.Props["members"].Items {
+			node, _, err := SplitMember(it.Name)
+			if err != nil {
+				return Invalid("%v", err)
+			}
+			n := c.Get(nodeKind, node)
+			if n == nil {
+				addr := ""
+				if a := it.Props["address"]; a != nil && a.Str != "" {
+					addr = a.Str
+				} else if ip, ok := NodeAddr(node); ok {
+					addr = ip.String()
+					if i := strings.IndexByte(node, '%'); i >= 0 {
+						addr = node[strings.LastIndexByte(node, '/')+1:]
+					}
+				} else {
+					return NotFound(nodeKind, node)
+				}
+				n = &Object{Kind: nodeKind, Name: node, Props: map[string]*Value{"address": {Str: addr}}}
+				c.Put(n)
+			}
+			want := n.Str("address")
+			if a := it.Props["address"]; a == nil || a.Str != want {
+				if a != nil && a.Str != "" && a.Str != want {
+					return Invalid("Pool member %s has address %s but its node %s has address %s", it.Name, a.Str, node, want)
+				}
+				it.Props["address"] = &Value{Str: want}
+				changed = true
+			}
+		}
+		if changed {
+			c.Put(np)
+		}
+	}
+	return nil
+}
+
+// Validate checks a whole configuration: every reference resolves to an
+// object of a kind it may name, monitors and profiles default from their
+// own type, and each kind's required properties are there.
+func (c *Config) Validate(s *Schema) error {
+	objs := c.Objects()
+	for _, o := range objs {
+		if o.Kind == nil {
+			continue
+		}
+		for _, r := range Refs(o) {
+			if r.Prop == "defaults-from" && r.Name == o.Name && o.BuiltIn {
+				continue
+			}
+			t := c.Lookup(s, r.Spec, r.Name)
+			if t == nil {
+				return NotFound(specLower(s, r.Spec), r.Name)
+			}
+			if r.Prop == "defaults-from" && t == o {
+				return Invalid("A %s may not default from itself %q", o.Kind.Lower, o.Name)
+			}
+		}
+		if err := checkRequired(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkRequired(o *Object) error {
+	switch o.Kind.Key() {
+	case "ltm virtual":
+		if o.Str("destination") == "" {
+			return Invalid("The virtual server (%s) has no destination.", o.Name)
+		}
+		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {
+			t, p := sat.Sub.Props["type"], sat.Sub.Props["pool"]
+			if t != nil && t.Str == "snat" && (p == nil || p.Str == "none") {
+				return Invalid("The virtual server (%s) uses source-address-translation type snat without a snatpool.", o.Name)
+			}
+		}
+	case "ltm node":
+		if o.Str("address") == "" && o.Props["fqdn"] == nil {
+			return Invalid("The node (%s) has no address.", o.Name)
+		}
+	case "net self":
+		if o.Str("address") == "" {
+			return Invalid("The self IP (%s) has no address.", o.Name)
+		}
+	}
+	return nil
+}
+
+// Referrers lists the objects that reference target, sorted by name.
+func (c *Config) Referrers(s *Schema, target *Object) []*Object {
+	var out []*Object
+	for _, o := range c.objs {
+		if o == target || o.Kind == nil {
+			continue
+		}
+		for _, r := range Refs(o) {
+			if !refMatches(r.Spec, target.Kind.Key()) {
+				continue
+			}
+			if r.Name == target.Name || c.Lookup(s, r.Spec, r.Name) == target {
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return lessObj(out[i], out[j]) })
+	return out
+}
+
+// CheckDelete refuses to delete an object something still uses, or a
+// built-in one.
+func (c *Config) CheckDelete(s *Schema, o *Object) error {
+	if o.BuiltIn {
+		return Invalid("%s (%s) is a built-in object and cannot be deleted.", o.Kind.Title, o.Name)
+	}
+	by := c.Referrers(s, o)
+	if len(by) == 0 {
+		return nil
+	}
+	if o.Kind.Key() == "ltm node" && by[0].Kind.Key() == "ltm pool" {
+		return &ConfigError{Code: "01070110", Msg: fmt.Sprintf("Node address '%s' is referenced by a member of pool '%s'.", o.Name, by[0].Name)}
+	}
+	return InUse(o.Kind, o.Name, by[0])
+}
