@@ -170,6 +170,9 @@ func (s *scanner) Next() (lexer.Token, error) {
 			s.off++
 		case c == '\\' && s.continuation(s.off) > 0:
 			s.off += s.continuation(s.off)
+			if s.off == len(s.src) {
+				s.dangling = true // the continued line has not been typed yet
+			}
 		case s.finalBackslash(s.off):
 			// A final backslash would continue onto a line not typed yet.
 			s.dangling = true

@@ -23,8 +23,8 @@ type pStmt struct {
 }
 
 type pItem struct {
-	Word  *lexer.Token `parser:"  @( Word | String )"`
-	Block *pBlock      `parser:"| @@"`
+	Word  lexer.Token `parser:"  @( Word | String )"`
+	Block *pBlock     `parser:"| @@"`
 }
 
 type pBlock struct {
@@ -141,8 +141,8 @@ func convertItems(src string, items []*pItem) []Node {
 	}
 	out := make([]Node, 0, len(items))
 	for _, it := range items {
-		if it.Word != nil {
-			out = append(out, convertWord(it.Word))
+		if it.Block == nil {
+			out = append(out, convertWord(&it.Word))
 			continue
 		}
 		b := &Block{

@@ -166,7 +166,7 @@ func RenderOneLine(n Node) string {
 func RenderFile(f *File) string {
 	p := &Printer{}
 	if f.Header != "" {
-		p.b.WriteString("#TMSH-VERSION: " + f.Header + "\n")
+		p.b.WriteString("#TMSH-VERSION: " + f.Header + "\n\n")
 	}
 	for _, s := range f.Statements {
 		p.node(s)
