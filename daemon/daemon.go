@@ -5,12 +5,20 @@
 package daemon
 
 import (
-	"context"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/objects/store"
 )
 
 // Options configure an Engine.
@@ -19,54 +27,189 @@ type Options struct {
 	StateDir string
 	// Logger receives BIG-IP-worded log lines (monitor status, iRule errors).
 	Logger *slog.Logger
-	// Hostname shown in prompts and `sys global-settings`; "" means the
-	// machine's host name.
+	// Hostname shown in prompts; "" means the configured sys global-settings
+	// hostname.
 	Hostname string
 }
 
 // Engine is a running ltmd. It is safe for concurrent use by many sessions.
 type Engine struct {
-	opts Options
+	opts   Options
+	schema *objects.Schema
+	store  *store.Store
+	log    *slog.Logger
+
+	mu  sync.Mutex // serialises commits
+	cur atomic.Pointer[state]
+
+	hooks []Hook
+	shows map[string]ShowFunc
 }
 
+// state is one committed generation as the engine holds it.
+type state struct {
+	gen uint64
+	cfg *objects.Config
+}
+
+// Hook lets the runtime (the dataplane) take part in commits without the
+// engine knowing its internals: Check may refuse a configuration before it
+// is stored; Apply brings the runtime to a stored one.
+type Hook interface {
+	Check(cfg *objects.Config) error
+	Apply(old, new *objects.Config) error
+}
+
+// ConfigFile is the name `save sys config` writes in the state directory.
+const ConfigFile = "bigip.conf"
+
 // Open loads the last committed generation from StateDir (creating it on
-// first start) and brings the dataplane up to it.
+// first start).
 func Open(opts Options) (*Engine, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Engine{opts: opts}, nil
+	if opts.StateDir == "" {
+		return nil, errors.New("ltmd needs a state directory")
+	}
+	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(filepath.Join(opts.StateDir, "config.db"))
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{opts: opts, schema: objects.Default, store: st, log: opts.Logger}
+	cfg := e.schema.Builtins()
+	var gen uint64
+	g, ok, err := st.Latest()
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if ok {
+		objs, err := e.schema.ReadConfig(fmt.Sprintf("generation %d", g.ID), []byte(g.Config), nil)
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("restoring generation %d: %w", g.ID, err)
+		}
+		for _, o := range objs {
+			cfg.Put(o)
+		}
+		if err := cfg.Complete(e.schema); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("restoring generation %d: %w", g.ID, err)
+		}
+		gen = g.ID
+		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
+	}
+	e.cur.Store(&state{gen: gen, cfg: cfg})
+	return e, nil
 }
 
-// Close stops the dataplane and closes the store.
-func (e *Engine) Close() error { return nil }
+// AddHook registers a runtime that follows every commit, and brings it to
+// the current configuration at once.
+func (e *Engine) AddHook(h Hook) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := h.Apply(nil, e.cur.Load().cfg); err != nil {
+		return err
+	}
+	e.hooks = append(e.hooks, h)
+	return nil
+}
+
+// Close closes the store.
+func (e *Engine) Close() error {
+	return e.store.Close()
+}
+
+// Config returns the running configuration (never modify it).
+func (e *Engine) Config() *objects.Config { return e.cur.Load().cfg }
+
+// Generation is the id of the running configuration's generation.
+func (e *Engine) Generation() uint64 { return e.cur.Load().gen }
+
+// Schema is the schema the engine reads commands with.
+func (e *Engine) Schema() *objects.Schema { return e.schema }
+
+// Logger is where runtime events are logged.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// StateDir is where the engine keeps its files.
+func (e *Engine) StateDir() string { return e.opts.StateDir }
+
+// Hostname is the name shown in prompts.
+func (e *Engine) Hostname() string {
+	if e.opts.Hostname != "" {
+		return e.opts.Hostname
+	}
+	if gs := e.Config().Get(e.schema.Kind("sys global-settings"), ""); gs != nil {
+		if h := gs.Str("hostname"); h != "" {
+			return h
+		}
+	}
+	return "openltm"
+}
+
+// Commit validates cfg (built from the running configuration), stores it as
+// a new generation and applies it. base is the generation cfg was derived
+// from: when another session committed since, the change is refused rather
+// than silently overwriting it. On any error nothing changes.
+func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config) (uint64, error) {
+	if err := cfg.Complete(e.schema); err != nil {
+		return 0, err
+	}
+	if err := cfg.Validate(e.schema); err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := e.cur.Load()
+	if old.gen != base {
+		return 0, objects.Invalid("the configuration changed (generation %d is now running, the change was made against %d); run the command again", old.gen, base)
+	}
+	for _, h := range e.hooks {
+		if err := h.Check(cfg); err != nil {
+			return 0, err
+		}
+	}
+	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: cfg.Text()})
+	if err != nil {
+		return 0, fmt.Errorf("storing the configuration: %w", err)
+	}
+	e.cur.Store(&state{gen: id, cfg: cfg})
+	for _, h := range e.hooks {
+		if err := h.Apply(old.cfg, cfg); err != nil {
+			// Stored and running: the runtime reports what it could not do.
+			e.log.Error("applying configuration", "generation", id, "err", err)
+		}
+	}
+	return id, nil
+}
 
 // NewSession implements control.Backend.
 func (e *Engine) NewSession(user string) control.Session {
+	if user == "" {
+		user = "root"
+	}
 	return &Session{e: e, user: user, folder: "/Common"}
 }
 
-// Session is one tmsh conversation with the engine.
-type Session struct {
-	e      *Engine
-	user   string
-	folder string
-	module string
-	quit   bool
+// parse reads one statement for a session.
+func parse(line string, module []string) (*grammar.Statement, error) {
+	if strings.TrimSpace(line) == "" {
+		return nil, nil
+	}
+	f, err := grammar.ParseWith("", []byte(line), grammar.Options{ModulePath: module})
+	if err != nil {
+		return nil, err
+	}
+	switch len(f.Statements) {
+	case 0:
+		return nil, nil
+	case 1:
+		return f.Statements[0], nil
+	}
+	return nil, &grammar.Error{Pos: f.Statements[1].Pos, Msg: "more than one command on one line", Expected: "one command per request"}
 }
-
-// Exec implements control.Session.
-func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
-	return errors.New("not implemented yet")
-}
-
-// Prompt implements control.Session.
-func (s *Session) Prompt() control.PromptState {
-	return control.PromptState{User: s.user, Host: s.e.opts.Hostname, Folder: s.folder, Module: s.module, Quit: s.quit}
-}
-
-// Complete implements control.Session.
-func (s *Session) Complete(line string) []control.Suggestion { return nil }
-
-// Close implements control.Session.
-func (s *Session) Close() {}

@@ -1,0 +1,308 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+var listOptions = map[string]bool{
+	"one-line": true, "all-properties": true, "non-default-properties": true,
+	"recursive": true, "partition": true,
+}
+
+// list prints configuration in tmsh list form.
+func (s *Session) list(ctx context.Context, st *grammar.Statement, args []grammar.Node, w io.Writer) error {
+	t, err := s.resolve(args)
+	if err != nil {
+		return err
+	}
+	opts := objects.PrintOpts{Folder: s.folder, Resolve: func(k *objects.Kind, name string) *objects.Object {
+		return s.e.Config().Get(k, name)
+	}}
+	if s.folder == "/" {
+		opts.Folder = ""
+	}
+	var names []string
+	for _, a := range t.rest {
+		wd, ok := a.(*grammar.Word)
+		if !ok {
+			return synErr(a, nil, "unexpected { } in list")
+		}
+		switch {
+		case wd.Text == "one-line":
+			opts.OneLine = true
+		case wd.Text == "all-properties":
+			opts.Detail = objects.DetailAll
+		case wd.Text == "non-default-properties":
+			opts.Detail = objects.DetailNonDefault
+		case listOptions[wd.Text]:
+		case t.kind != nil && t.kind.Prop(wd.Text) != nil && (len(names) > 0 || t.kind.Singleton):
+			opts.Select = append(opts.Select, t.kind.Prop(wd.Text).Name)
+		case t.kind != nil && !t.kind.Singleton:
+			names = append(names, objects.FullPath(s.folder, wd.Text))
+		default:
+			var valid []string
+			for o := range listOptions {
+				valid = append(valid, o)
+			}
+			return synErr(wd, valid, "%q unexpected argument", wd.Text)
+		}
+	}
+	cfg := s.e.Config()
+	var objs []*objects.Object
+	switch {
+	case t.kind != nil && len(names) > 0:
+		for _, n := range names {
+			if strings.ContainsAny(n, "*?[") || path.Base(n) == "all" {
+				objs = append(objs, s.glob(cfg, t.kind, n)...)
+				continue
+			}
+			o := cfg.Get(t.kind, n)
+			if o == nil {
+				return objects.NotFound(t.kind, n)
+			}
+			objs = append(objs, o)
+		}
+	case t.kind != nil:
+		for _, o := range cfg.Of(t.kind) {
+			if s.visible(o) {
+				objs = append(objs, o)
+			}
+		}
+	default:
+		for _, o := range cfg.Objects() {
+			if o.Kind == nil {
+				if len(t.module) == 0 && len(s.module) == 0 {
+					objs = append(objs, o)
+				}
+				continue
+			}
+			if hasPrefix(o.Kind.Words, t.module) && s.visible(o) {
+				objs = append(objs, o)
+			}
+		}
+	}
+	for i, o := range objs {
+		if i%64 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if _, err := io.WriteString(w, objects.Format(o, opts)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// visible reports whether an object is listed from the current folder:
+// BIG-IP lists the folder's own objects (built-ins included in /Common).
+func (s *Session) visible(o *objects.Object) bool {
+	if s.folder == "/" || o.Kind == nil || o.Kind.Singleton || o.Kind.Key() == "gtm topology" {
+		return true
+	}
+	return strings.HasPrefix(o.Name, s.folder+"/")
+}
+
+func hasPrefix(ws, prefix []string) bool {
+	if len(prefix) > len(ws) {
+		return false
+	}
+	for i := range prefix {
+		if ws[i] != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// words returns args as plain words, refusing blocks.
+func words(args []grammar.Node) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		w, ok := a.(*grammar.Word)
+		if !ok {
+			return nil, synErr(a, nil, "unexpected { }")
+		}
+		out = append(out, w.Text)
+	}
+	return out, nil
+}
+
+func (s *Session) absPath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if wd, err := os.Getwd(); err == nil {
+		return filepath.Join(wd, p)
+	}
+	return p
+}
+
+// save writes the running configuration: save sys config [file F].
+func (s *Session) save(st *grammar.Statement, args []grammar.Node, w io.Writer) error {
+	ws, err := words(args)
+	if err != nil {
+		return err
+	}
+	if len(ws) < 2 || ws[0] != "sys" || ws[1] != "config" {
+		return synErr(st, []string{"save sys config [file NAME]"}, "only the configuration can be saved")
+	}
+	file := filepath.Join(s.e.StateDir(), ConfigFile)
+	for i := 2; i < len(ws); i++ {
+		switch ws[i] {
+		case "file":
+			if i+1 >= len(ws) {
+				return synErr(args[i], []string{"a file name"}, "file needs a name")
+			}
+			file = s.absPath(ws[i+1])
+			i++
+		case "partitions", "all", "current-partition", "base", "user-only", "gtm-only":
+			// BIG-IP splits files by partition and module; openltm saves one file.
+		default:
+			return synErr(args[i], []string{"file"}, "%q unknown property", ws[i])
+		}
+	}
+	text := s.e.Config().Text()
+	if err := writeFileAtomic(file, []byte(text)); err != nil {
+		return fmt.Errorf("saving configuration: %w", err)
+	}
+	fmt.Fprintf(w, "Saving running configuration...\n  %s\n", file)
+	return nil
+}
+
+// writeFileAtomic writes through a temporary file and a rename, so a crash
+// never leaves a half-written configuration file.
+func writeFileAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(name))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), name)
+}
+
+// load reads configuration text: load sys config [default] [merge]
+// [file F] [verify], or load sys config generation N (roll back).
+func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) error {
+	ws, err := words(args)
+	if err != nil {
+		return err
+	}
+	if len(ws) < 2 || ws[0] != "sys" || ws[1] != "config" {
+		return synErr(st, []string{"load sys config [merge] [file NAME] [verify]", "load sys config generation N"}, "only a configuration can be loaded")
+	}
+	var merge, verify, dflt bool
+	file := ""
+	var gen uint64
+	for i := 2; i < len(ws); i++ {
+		switch ws[i] {
+		case "merge":
+			merge = true
+		case "verify":
+			verify = true
+		case "default":
+			dflt = true
+		case "file":
+			if i+1 >= len(ws) {
+				return synErr(args[i], []string{"a file name"}, "file needs a name")
+			}
+			file = s.absPath(ws[i+1])
+			i++
+		case "generation":
+			if i+1 >= len(ws) {
+				return synErr(args[i], []string{"a generation number"}, "generation needs a number")
+			}
+			n, err := strconv.ParseUint(ws[i+1], 10, 64)
+			if err != nil {
+				return synErr(args[i+1], []string{"a generation number"}, "%q is not a generation number", ws[i+1])
+			}
+			gen = n
+			i++
+		default:
+			return synErr(args[i], []string{"merge", "file", "verify", "default", "generation"}, "%q unknown property", ws[i])
+		}
+	}
+	var text []byte
+	name := ""
+	switch {
+	case gen != 0:
+		g, err := s.e.store.Get(gen)
+		if err != nil {
+			return objects.Invalid("%v", err)
+		}
+		text, name = []byte(g.Config), fmt.Sprintf("generation %d", gen)
+	case dflt:
+		text, name = nil, "default"
+	default:
+		if file == "" {
+			file = filepath.Join(s.e.StateDir(), ConfigFile)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return objects.Invalid("the configuration file %s does not exist", file)
+			}
+			return fmt.Errorf("loading configuration: %w", err)
+		}
+		text, name = b, file
+	}
+	var warns []string
+	objs, err := s.e.schema.ReadConfig(name, text, func(p grammar.Pos, msg string) {
+		warns = append(warns, fmt.Sprintf("Warning: %s: %s", p, msg))
+	})
+	if err != nil {
+		return fmt.Errorf("Loading configuration %s failed: %w", name, err)
+	}
+	base := s.e.Generation()
+	var cfg *objects.Config
+	if merge {
+		cfg = s.e.Config().Clone()
+	} else {
+		cfg = s.e.schema.Builtins()
+	}
+	for _, o := range objs {
+		cfg.Put(o)
+	}
+	if verify {
+		fmt.Fprintf(w, "Validating configuration...\n  %s\n", name)
+	} else {
+		fmt.Fprintf(w, "Loading configuration...\n  %s\n", name)
+	}
+	for _, wn := range warns {
+		fmt.Fprintln(w, wn)
+	}
+	if verify {
+		if err := cfg.Complete(s.e.schema); err != nil {
+			return err
+		}
+		return cfg.Validate(s.e.schema)
+	}
+	_, err = s.e.Commit(base, s.user, st.Source, cfg)
+	return err
+}
+
+// resetStats clears runtime counters.
+func (s *Session) resetStats(st *grammar.Statement, args []grammar.Node, w io.Writer) error {
+	return s.runtimeShow(context.Background(), st, "reset-stats", args, w)
+}

@@ -1,0 +1,256 @@
+package daemon
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/objects"
+)
+
+// Complete implements control.Session: what may follow the text before
+// the cursor, generated from the schema plus live object names.
+func (s *Session) Complete(line string) []control.Suggestion {
+	ws, partial := splitForCompletion(line)
+	out := s.complete(ws)
+	if partial == "" {
+		return out
+	}
+	var f []control.Suggestion
+	for _, sg := range out {
+		if strings.HasPrefix(sg.Text, partial) {
+			f = append(f, sg)
+		}
+	}
+	return f
+}
+
+// splitForCompletion returns the complete words before the cursor and the
+// partial last word.
+func splitForCompletion(line string) ([]string, string) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 {
+		return nil, ""
+	}
+	if strings.HasSuffix(line, " ") || strings.HasSuffix(line, "\t") {
+		return fields, ""
+	}
+	return fields[:len(fields)-1], fields[len(fields)-1]
+}
+
+func sugs(group string, items map[string]string) []control.Suggestion {
+	var out []control.Suggestion
+	for t, d := range items {
+		out = append(out, control.Suggestion{Text: t, Description: d, Group: group})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Text < out[j].Text })
+	return out
+}
+
+func (s *Session) complete(ws []string) []control.Suggestion {
+	sc := s.e.schema
+	if len(ws) == 0 {
+		out := sugs("Commands", verbs)
+		return append(out, s.children(s.module, true)...)
+	}
+	verb := ws[0]
+	switch verb {
+	case "create", "modify", "delete", "list", "show", "reset-stats":
+	case "cd":
+		return s.folders()
+	case "save", "load":
+		if len(ws) == 1 {
+			return []control.Suggestion{{Text: "sys", Description: "System configuration", Group: "Modules"}}
+		}
+		if len(ws) == 2 {
+			return []control.Suggestion{{Text: "config", Description: "The running configuration", Group: "Components"}}
+		}
+		if verb == "save" {
+			return sugs("Options", map[string]string{"file": "write to this file"})
+		}
+		return sugs("Options", map[string]string{"file": "read this file", "merge": "add to the running configuration", "verify": "check only", "default": "reset to the defaults", "generation": "roll back to a kept generation"})
+	default:
+		// Module navigation: `ltm ` → its children.
+		if sc.IsModulePath(s.moduleFor(ws)) {
+			return s.children(s.moduleFor(ws), false)
+		}
+		return nil
+	}
+	rest := ws[1:]
+	if len(rest) > 0 && (rest[0] == "cli") {
+		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set"})
+	}
+	path := s.moduleFor(rest)
+	k, used := sc.Match(path)
+	if k == nil {
+		out := s.children(path, false)
+		if len(rest) == 0 && (verb == "create" || verb == "delete" || verb == "list") {
+			out = append(out, control.Suggestion{Text: "cli", Description: "cli transaction", Group: "Modules"})
+		}
+		if verb == "show" || verb == "reset-stats" {
+			for key, kw := range runtimeOnly {
+				if hasPrefix(kw, path) && len(kw) > len(path) {
+					out = append(out, control.Suggestion{Text: kw[len(path)], Description: key, Group: "Components"})
+				}
+			}
+		}
+		return out
+	}
+	after := path[used:] // words typed after the kind
+	if !k.Singleton && len(after) == 0 {
+		if verb == "create" {
+			return []control.Suggestion{{Text: "", Description: "<object name>", Group: "Objects"}}
+		}
+		return s.names(k)
+	}
+	if verb == "list" {
+		out := sugs("Options", map[string]string{"one-line": "one line per object", "all-properties": "every property with its value", "non-default-properties": "only values that differ from the default"})
+		return append(out, s.props(k)...)
+	}
+	if verb == "show" || verb == "reset-stats" {
+		return sugs("Options", map[string]string{"members": "pool members too", "raw": "unscaled counters", "all-properties": "every field"})
+	}
+	if verb == "delete" {
+		return s.names(k)
+	}
+	props := after
+	if !k.Singleton {
+		props = after[1:]
+	}
+	// Inside a block: show the innermost property's sub-schema, or items.
+	kind, prev := k, ""
+	depth := 0
+	var stack []*objects.Kind
+	for i, w := range props {
+		switch w {
+		case "{":
+			stack = append(stack, kind)
+			depth++
+			if p := kind.Prop(prev); p != nil && p.Sub != nil && p.Type == objects.TStruct {
+				kind = p.Sub
+			} else if i >= 2 {
+				if p := kind.Prop(props[i-2]); p != nil && p.Sub != nil {
+					kind = p.Sub // `members add {` → item names, then item props
+				}
+			}
+		case "}":
+			if depth > 0 {
+				kind = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				depth--
+			}
+		}
+		prev = w
+	}
+	if p := kind.Prop(prev); p != nil {
+		return s.values(p)
+	}
+	return s.props(kind)
+}
+
+func (s *Session) children(path []string, top bool) []control.Suggestion {
+	m := map[string]string{}
+	comp := map[string]string{}
+	for w, isKind := range s.e.schema.Children(path) {
+		full := append(append([]string{}, path...), w)
+		desc := ""
+		if k := s.e.schema.Kind(strings.Join(full, " ")); k != nil {
+			desc = k.Help
+		}
+		if isKind && !s.e.schema.IsModulePath(full) {
+			comp[w] = desc
+		} else {
+			if desc == "" {
+				desc = moduleHelp[strings.Join(full, " ")]
+			}
+			m[w] = desc
+		}
+	}
+	return append(sugs("Modules", m), sugs("Components", comp)...)
+}
+
+var moduleHelp = map[string]string{
+	"ltm": "Local Traffic Manager", "gtm": "Global Traffic Manager (GSLB)", "net": "Network configuration",
+	"sys": "System configuration", "ltm monitor": "LTM monitor templates", "ltm profile": "Virtual server profile configuration",
+	"ltm persistence": "Virtual server persistence configuration", "ltm data-group": "Data groups for iRules",
+	"gtm pool": "GSLB pools", "gtm wideip": "GSLB wide IPs",
+}
+
+func (s *Session) names(k *objects.Kind) []control.Suggestion {
+	var out []control.Suggestion
+	for _, o := range s.e.Config().Of(k) {
+		if s.visible(o) {
+			out = append(out, control.Suggestion{Text: objects.RelPath(s.folder, o.Name), Group: "Objects"})
+		}
+	}
+	return out
+}
+
+func (s *Session) props(k *objects.Kind) []control.Suggestion {
+	m := map[string]string{}
+	for _, p := range k.Props {
+		if p.ReadOnly {
+			continue
+		}
+		if p.Type == objects.TFlag {
+			for _, w := range p.Enum {
+				m[w] = p.Help
+			}
+			continue
+		}
+		m[p.Name] = p.Help
+	}
+	return sugs("Properties", m)
+}
+
+func (s *Session) values(p *objects.Prop) []control.Suggestion {
+	switch p.Type {
+	case objects.TEnum:
+		m := map[string]string{}
+		for _, e := range p.Enum {
+			m[e] = ""
+		}
+		return sugs("Values", m)
+	case objects.TRef, objects.TMonitor:
+		var out []control.Suggestion
+		if p.Type == objects.TRef {
+			out = append(out, control.Suggestion{Text: "none", Group: "Values"})
+		}
+		for _, k := range s.e.schema.Kinds() {
+			if !refOK(p.Ref, k.Key()) {
+				continue
+			}
+			out = append(out, s.names(k)...)
+		}
+		return out
+	case objects.TColl:
+		return sugs("Options", map[string]string{"add": "add items", "delete": "delete items", "modify": "change items", "replace-all-with": "replace every item", "none": "remove every item"})
+	case objects.TList:
+		return sugs("Options", map[string]string{"add": "add items", "delete": "delete items", "replace-all-with": "replace every item", "none": "empty the list", "{": "the whole list"})
+	}
+	if p.Default != "" {
+		return []control.Suggestion{{Text: "", Description: "<" + p.Name + "> (default " + p.Default + ")", Group: "Values"}}
+	}
+	return nil
+}
+
+func refOK(spec []string, key string) bool {
+	for _, s := range spec {
+		if s == key || (strings.HasSuffix(s, " ") && strings.HasPrefix(key, s)) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) folders() []control.Suggestion {
+	seen := map[string]string{"/Common": "", "/": ""}
+	for _, o := range s.e.Config().Objects() {
+		if strings.HasPrefix(o.Name, "/") {
+			if i := strings.LastIndexByte(o.Name, '/'); i > 0 {
+				seen[o.Name[:i]] = ""
+			}
+		}
+	}
+	return sugs("Folders", seen)
+}
