@@ -292,13 +292,14 @@ func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 	for _, wn := range warns {
 		fmt.Fprintln(w, wn)
 	}
+	opts := CommitOptions{Lenient: true, Warn: func(m string) { fmt.Fprintln(w, "Warning: "+m) }}
 	if verify {
-		if err := cfg.Complete(s.e.schema); err != nil {
+		if err := s.e.check(cfg); err != nil {
 			return err
 		}
-		return cfg.Validate(s.e.schema)
+		return s.e.dangling(s.e.Config(), cfg, opts)
 	}
-	_, err = s.e.Commit(base, s.user, st.Source, cfg)
+	_, err = s.e.Commit(base, s.user, st.Source, cfg, opts)
 	return err
 }
 

@@ -156,11 +156,8 @@ func (e *Engine) Hostname() string {
 // a new generation and applies it. base is the generation cfg was derived
 // from: when another session committed since, the change is refused rather
 // than silently overwriting it. On any error nothing changes.
-func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config) (uint64, error) {
-	if err := cfg.Complete(e.schema); err != nil {
-		return 0, err
-	}
-	if err := cfg.Validate(e.schema); err != nil {
+func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
+	if err := e.check(cfg); err != nil {
 		return 0, err
 	}
 	e.mu.Lock()
@@ -168,6 +165,9 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config) 
 	old := e.cur.Load()
 	if old.gen != base {
 		return 0, objects.Invalid("the configuration changed (generation %d is now running, the change was made against %d); run the command again", old.gen, base)
+	}
+	if err := e.dangling(old.cfg, cfg, opts); err != nil {
+		return 0, err
 	}
 	for _, h := range e.hooks {
 		if err := h.Check(cfg); err != nil {
@@ -186,6 +186,46 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config) 
 		}
 	}
 	return id, nil
+}
+
+// CommitOptions adjust how strict a commit is.
+type CommitOptions struct {
+	// Lenient keeps references to objects that do not exist, warning about
+	// each; loading part of a bigger configuration needs it. Without it a
+	// change may not add such a reference (it may keep ones already there).
+	Lenient bool
+	// Warn receives the warnings.
+	Warn func(string)
+}
+
+// check completes and validates a configuration about to be committed.
+func (e *Engine) check(cfg *objects.Config) error {
+	if err := cfg.Complete(e.schema); err != nil {
+		return err
+	}
+	return cfg.Validate(e.schema)
+}
+
+// dangling refuses new references to missing objects (or warns of them).
+func (e *Engine) dangling(old, cfg *objects.Config, opts CommitOptions) error {
+	had := map[string]bool{}
+	if old != nil {
+		for _, d := range old.Dangling(e.schema) {
+			had[d.Key()] = true
+		}
+	}
+	for _, d := range cfg.Dangling(e.schema) {
+		if had[d.Key()] {
+			continue
+		}
+		if !opts.Lenient {
+			return d.Error(e.schema)
+		}
+		if opts.Warn != nil {
+			opts.Warn(d.Warning(e.schema))
+		}
+	}
+	return nil
 }
 
 // NewSession implements control.Backend.

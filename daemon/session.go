@@ -262,7 +262,7 @@ func (s *Session) commitOne(st *grammar.Statement, verb string, args []grammar.N
 	if err := s.change(st, verb, args, cfg); err != nil {
 		return err
 	}
-	_, err := s.e.Commit(base, s.user, st.Source, cfg)
+	_, err := s.e.Commit(base, s.user, st.Source, cfg, CommitOptions{})
 	return err
 }
 
@@ -545,7 +545,7 @@ func (s *Session) cliTx(verb string, w io.Writer) error {
 				return fmt.Errorf("transaction failed at command %d (%s): %w; nothing was changed", i+1, src, err)
 			}
 		}
-		if _, err := s.e.Commit(base, s.user, strings.Join(queued, "\n"), cfg); err != nil {
+		if _, err := s.e.Commit(base, s.user, strings.Join(queued, "\n"), cfg, CommitOptions{}); err != nil {
 			return fmt.Errorf("transaction failed: %w; nothing was changed", err)
 		}
 		return nil

@@ -42,10 +42,10 @@ func TestSaveLoadSaveIsIdentical(t *testing.T) {
 	}
 	for _, want := range []string{
 		"/Common/app1:cslistener {\n            address 127.0.10.21\n", // member address filled from its node
-		"ltm node /Common/127.0.10.11 {",                        // node auto-created
-		"    some-future-knob {\n        a b\n    }\n",           // unknown property kept verbatim
-		"apm policy access-policy /Common/ap1 {",                 // unknown kind kept
-		"    # braces in comments } are kept {\n",                // rule body byte for byte
+		"ltm node /Common/127.0.10.11 {",                               // node auto-created
+		"    some-future-knob {\n        a b\n    }\n",                 // unknown property kept verbatim
+		"apm policy access-policy /Common/ap1 {",                       // unknown kind kept
+		"    # braces in comments } are kept {\n",                      // rule body byte for byte
 		`send "GET /health HTTP/1.1\r\nHost: shop.example.test\r\nConnection: close\r\n\r\n"`,
 		"destination /Common/127.0.10.1:http",
 		"monitor /Common/web_mon and /Common/tcp",

@@ -76,6 +76,15 @@ func (c *Config) Lookup(s *Schema, spec []string, name string) *Object {
 			return o
 		}
 	}
+	for _, o := range c.objs {
+		if o.Kind != nil || len(o.Words) < 2 {
+			continue
+		}
+		kind := strings.Join(o.Words[:len(o.Words)-1], " ")
+		if FullPath("/Common", o.Words[len(o.Words)-1]) == name && refMatches(spec, kind) {
+			return o
+		}
+	}
 	if !strings.HasPrefix(name, "/Common/") {
 		base := name[strings.LastIndexByte(name, '/')+1:]
 		if base != name {
@@ -147,24 +156,55 @@ func (c *Config) Complete(s *Schema) error {
 	return nil
 }
 
-// Validate checks a whole configuration: every reference resolves to an
-// object of a kind it may name, monitors and profiles default from their
-// own type, and each kind's required properties are there.
-func (c *Config) Validate(s *Schema) error {
-	objs := c.Objects()
-	for _, o := range objs {
+// Dangle is a reference to an object that does not exist.
+type Dangle struct {
+	From *Object
+	Ref  Ref
+}
+
+// Key identifies the dangling reference across generations.
+func (d Dangle) Key() string { return d.From.Key() + "\x00" + d.Ref.Prop + "\x00" + d.Ref.Name }
+
+// Error is the BIG-IP error for it.
+func (d Dangle) Error(s *Schema) error { return NotFound(specLower(s, d.Ref.Spec), d.Ref.Name) }
+
+// Warning describes it for a load that keeps it.
+func (d Dangle) Warning(s *Schema) string {
+	lower := "object"
+	if k := specLower(s, d.Ref.Spec); k != nil {
+		lower = k.Lower
+	}
+	return fmt.Sprintf("%s %s refers to %s %s, which does not exist; kept, and not acted on until it does", d.From.Kind.Key(), d.From.Name, lower, d.Ref.Name)
+}
+
+// Dangling lists references that resolve to nothing. Loading a file that
+// is part of a bigger configuration keeps them (with a warning); a tmsh
+// command may not add new ones.
+func (c *Config) Dangling(s *Schema) []Dangle {
+	var out []Dangle
+	for _, o := range c.Objects() {
 		if o.Kind == nil {
 			continue
 		}
 		for _, r := range Refs(o) {
-			if r.Prop == "defaults-from" && r.Name == o.Name && o.BuiltIn {
-				continue
+			if c.Lookup(s, r.Spec, r.Name) == nil {
+				out = append(out, Dangle{From: o, Ref: r})
 			}
-			t := c.Lookup(s, r.Spec, r.Name)
-			if t == nil {
-				return NotFound(specLower(s, r.Spec), r.Name)
-			}
-			if r.Prop == "defaults-from" && t == o {
+		}
+	}
+	return out
+}
+
+// Validate checks a whole configuration apart from dangling references
+// (see Dangling): monitors and profiles do not default from themselves,
+// and each kind's required properties are there.
+func (c *Config) Validate(s *Schema) error {
+	for _, o := range c.Objects() {
+		if o.Kind == nil {
+			continue
+		}
+		for _, r := range Refs(o) {
+			if r.Prop == "defaults-from" && r.Name == o.Name && !o.BuiltIn {
 				return Invalid("A %s may not default from itself %q", o.Kind.Lower, o.Name)
 			}
 		}
