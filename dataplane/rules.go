@@ -28,8 +28,8 @@ type Rules interface {
 // RuleConn is what iRule commands may see and change of one flow. Calls are
 // made from the goroutine running the event; they never block on I/O.
 type RuleConn interface {
-	// Virtual is the virtual server's full path ([virtual name]).
-	Virtual() string
+	// VirtualName is the virtual server's full path ([virtual name]).
+	VirtualName() string
 	// ClientAddr is the client's address and port (IP::client_addr,
 	// TCP::client_port).
 	ClientAddr() netip.AddrPort
@@ -44,9 +44,9 @@ type RuleConn interface {
 	SetMember(pool string, addr netip.AddrPort) error
 	// Reject resets the client connection after the event (`reject`).
 	Reject()
-	// Drop closes the client connection quietly after the event (`drop`,
+	// Discard closes the client connection quietly after the event (`drop`,
 	// `discard`).
-	Drop()
+	Discard()
 	// Server is the chosen member once a member is selected (LB::server).
 	Server() (pool string, addr netip.AddrPort, ok bool)
 }

@@ -45,8 +45,10 @@ type Flow struct {
 	IdleTimeout time.Duration
 	created     int64
 	lastActive  atomic.Int64
-	// Abort resets both sides and ends the flow; set before Add.
-	Abort func()
+	// Closer ends the flow: reset true resets both sides (delete sys
+	// connection, idle timeout); false closes the server side and lets the
+	// client go quietly (service-down-action drop). Set before Add.
+	Closer func(reset bool)
 	Traffic
 
 	mu   sync.Mutex
@@ -55,6 +57,20 @@ type Flow struct {
 
 // ID is the flow's table key, unique for the table's life.
 func (f *Flow) ID() uint64 { return f.id }
+
+// Abort resets both sides and ends the flow.
+func (f *Flow) Abort() {
+	if f.Closer != nil {
+		f.Closer(true)
+	}
+}
+
+// Drop ends the flow without resetting the client.
+func (f *Flow) Drop() {
+	if f.Closer != nil {
+		f.Closer(false)
+	}
+}
 
 // Touch records activity now; the idle timer measures from the last Touch.
 func (f *Flow) Touch(now int64) { f.lastActive.Store(now) }

@@ -1,0 +1,169 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// MaxPortsPerVirtual caps how many ports one virtual may bind through
+// traffic-matching-criteria port ranges.
+const MaxPortsPerVirtual = 4096
+
+// Check validates cfg as Apply would, without touching the running plane,
+// so the daemon can refuse a commit before storing it. It reports every
+// problem it finds, joined, in name order. It cannot know whether an
+// address is free to bind; Apply reports that.
+func Check(cfg *Config) error {
+	var errs []error
+	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	bound := map[netip.AddrPort]string{}
+	for _, name := range sortedKeys(cfg.Virtuals) {
+		v := cfg.Virtuals[name]
+		if v == nil {
+			add("virtual %s: no definition", name)
+			continue
+		}
+		if !v.Destination.Addr().IsValid() {
+			add("virtual %s: destination has no address", name)
+			continue
+		}
+		ports, err := v.ports()
+		if err != nil {
+			add("virtual %s: %v", name, err)
+			continue
+		}
+		for _, p := range ports {
+			ap := netip.AddrPortFrom(v.Destination.Addr(), p)
+			if other, ok := bound[ap]; ok {
+				add("virtual %s: destination %s is already used by virtual %s", name, ap, other)
+				break
+			}
+			bound[ap] = name
+		}
+		if v.Pool != "" && cfg.Pools[v.Pool] == nil {
+			add("virtual %s: pool %s does not exist", name, v.Pool)
+		}
+		switch v.SNAT.Type {
+		case "", SNATNone, SNATAutomap:
+		case SNATPool:
+			if _, ok := cfg.SnatPools[v.SNAT.Pool]; !ok {
+				add("virtual %s: snatpool %s does not exist", name, v.SNAT.Pool)
+			}
+		default:
+			add("virtual %s: source-address-translation type %s is not supported (none, automap, snat)", name, v.SNAT.Type)
+		}
+	}
+	for _, name := range sortedKeys(cfg.Pools) {
+		p := cfg.Pools[name]
+		if p == nil {
+			add("pool %s: no definition", name)
+			continue
+		}
+		if _, ok := lbModes[p.LBMode]; !ok {
+			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(modeNames(), ", "))
+		}
+		switch p.ServiceDownAction {
+		case "", DownNone, DownReset, DownDrop, DownReselect:
+		default:
+			add("pool %s: service-down-action %s is not valid (none, reset, drop, reselect)", name, p.ServiceDownAction)
+		}
+		checkRule(cfg, "pool "+name, p.Monitor, add)
+		seen := map[netip.AddrPort]bool{}
+		for i := range p.Members {
+			m := &p.Members[i]
+			if !m.Addr.Addr().IsValid() {
+				add("pool %s: member %s has no address", name, m.Name())
+				continue
+			}
+			if seen[m.Addr] {
+				add("pool %s: member %s is listed twice", name, m.Name())
+			}
+			seen[m.Addr] = true
+			checkRule(cfg, "pool "+name+" member "+m.Name(), m.Monitor, add)
+			if p.LBMode == WeightedLeastConnectionsMember && m.ConnectionLimit <= 0 {
+				add("pool %s: weighted-least-connections-member needs a connection-limit on every member (%s has none)", name, m.Name())
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg.Nodes) {
+		if n := cfg.Nodes[name]; n != nil && n.Monitor != nil {
+			checkRule(cfg, "node "+name, *n.Monitor, add)
+		}
+	}
+	checkRule(cfg, "default-node-monitor", cfg.DefaultNodeMonitor, add)
+	for _, name := range sortedKeys(cfg.Monitors) {
+		m := cfg.Monitors[name]
+		if m == nil {
+			continue
+		}
+		switch m.Type {
+		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP:
+		default:
+			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, gateway-icmp)", name, m.Type)
+		}
+		if m.Interval <= 0 || m.Timeout <= 0 {
+			add("monitor %s: interval and timeout must be positive", name)
+		}
+		for _, re := range []struct{ prop, s string }{{"recv", m.Recv}, {"recv-disable", m.RecvDisable}} {
+			if _, err := regexp.Compile(re.s); err != nil {
+				add("monitor %s: %s %q is not a valid regular expression: %v", name, re.prop, re.s, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkRule(cfg *Config, where string, r MonitorRule, add func(string, ...any)) {
+	for _, n := range r.Names {
+		if cfg.Monitors[n] == nil {
+			add("%s: monitor %s does not exist", where, n)
+		}
+	}
+	if r.MinUp > len(r.Names) {
+		add("%s: monitor min %d of %d monitors can never be met", where, r.MinUp, len(r.Names))
+	}
+}
+
+// ports lists every port the virtual binds.
+func (v *Virtual) ports() ([]uint16, error) {
+	if len(v.PortRanges) == 0 {
+		if v.Destination.Port() == 0 {
+			return nil, errors.New("destination port any needs traffic-matching-criteria port ranges (a wildcard port cannot be bound)")
+		}
+		return []uint16{v.Destination.Port()}, nil
+	}
+	total := 0
+	for _, r := range v.PortRanges {
+		if r.Low == 0 || r.High < r.Low {
+			return nil, fmt.Errorf("port range %d-%d is not valid", r.Low, r.High)
+		}
+		total += int(r.High) - int(r.Low) + 1
+	}
+	if total > MaxPortsPerVirtual {
+		return nil, fmt.Errorf("port ranges cover %d ports; at most %d ports per virtual server can be bound", total, MaxPortsPerVirtual)
+	}
+	seen := make(map[uint16]bool, total)
+	out := make([]uint16, 0, total)
+	for _, r := range v.PortRanges {
+		for p := int(r.Low); p <= int(r.High); p++ {
+			if !seen[uint16(p)] {
+				seen[uint16(p)] = true
+				out = append(out, uint16(p))
+			}
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
