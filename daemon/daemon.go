@@ -174,17 +174,24 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 			return 0, err
 		}
 	}
+	// Apply before storing: what cannot run (an address that cannot be
+	// bound) is refused whole, and the runtime goes back if storing fails.
+	for i, h := range e.hooks {
+		if err := h.Apply(old.cfg, cfg); err != nil {
+			for _, prev := range e.hooks[:i] {
+				prev.Apply(cfg, old.cfg)
+			}
+			return 0, err
+		}
+	}
 	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: cfg.Text()})
 	if err != nil {
+		for _, h := range e.hooks {
+			h.Apply(cfg, old.cfg)
+		}
 		return 0, fmt.Errorf("storing the configuration: %w", err)
 	}
 	e.cur.Store(&state{gen: id, cfg: cfg})
-	for _, h := range e.hooks {
-		if err := h.Apply(old.cfg, cfg); err != nil {
-			// Stored and running: the runtime reports what it could not do.
-			e.log.Error("applying configuration", "generation", id, "err", err)
-		}
-	}
 	return id, nil
 }
 

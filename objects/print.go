@@ -168,13 +168,19 @@ func (p *printer) inherited(o *Object, name string) *Value {
 	if p.opts.Resolve == nil {
 		return nil
 	}
-	seen := 0
-	for cur := o; cur != nil && seen < 16; seen++ {
+	return Inherited(o, name, p.opts.Resolve)
+}
+
+// Inherited finds a property's value along o's defaults-from chain (not
+// o's own), or nil.
+func Inherited(o *Object, name string, resolve func(k *Kind, name string) *Object) *Value {
+	cur := o
+	for seen := 0; cur != nil && seen < 16; seen++ {
 		parent := cur.Str("defaults-from")
 		if parent == "" || parent == "none" || parent == cur.Name {
 			return nil
 		}
-		cur = p.opts.Resolve(o.Kind, parent)
+		cur = resolve(o.Kind, parent)
 		if cur == nil {
 			return nil
 		}
@@ -183,6 +189,29 @@ func (p *printer) inherited(o *Object, name string) *Value {
 		}
 	}
 	return nil
+}
+
+// Effective is a property's value as it applies: o's own, else inherited
+// through defaults-from, else the schema default.
+func (c *Config) Effective(o *Object, name string) *Value {
+	if v := o.Props[name]; v != nil {
+		return v
+	}
+	if v := Inherited(o, name, c.Get); v != nil {
+		return v
+	}
+	if p := o.Kind.Prop(name); p != nil {
+		return defaultValue(p)
+	}
+	return nil
+}
+
+// EffectiveStr is Effective for scalars ("" when there is none).
+func (c *Config) EffectiveStr(o *Object, name string) string {
+	if v := c.Effective(o, name); v != nil {
+		return v.Str
+	}
+	return ""
 }
 
 func defaultValue(pr *Prop) *Value {

@@ -218,7 +218,7 @@ func (c *Config) Validate(s *Schema) error {
 func checkRequired(o *Object) error {
 	switch o.Kind.Key() {
 	case "ltm virtual":
-		if o.Str("destination") == "" {
+		if o.Str("destination") == "" && (o.Str("traffic-matching-criteria") == "" || o.Str("traffic-matching-criteria") == "none") {
 			return Invalid("The virtual server (%s) has no destination.", o.Name)
 		}
 		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {

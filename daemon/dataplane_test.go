@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// labelServer answers every line with its label, like the field tools.
+func labelServer(t *testing.T, addr, label string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					io.WriteString(c, label+"\n")
+				}
+			}()
+		}
+	}()
+}
+
+func TestCommitDrivesTraffic(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	labelServer(t, "127.0.31.11:9000", "S1 Response")
+	labelServer(t, "127.0.31.12:9000", "S2 Response")
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.0.31.11:9000 127.0.31.12:9000 }",
+		"create ltm virtual vs destination 127.0.31.1:9000 pool p profiles replace-all-with { tcp { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	seen := map[string]int{}
+	for i := 0; i < 4; i++ {
+		c, err := net.DialTimeout("tcp", "127.0.31.1:9000", 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, "C1\n")
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[strings.TrimSpace(line)]++
+	}
+	if seen["S1 Response"] != 2 || seen["S2 Response"] != 2 {
+		t.Fatalf("round robin over two members: %v", seen)
+	}
+	// A destination already in use by another virtual is refused whole.
+	if _, err := run(t, s, "create ltm virtual vs2 destination 127.0.31.1:9000 pool p"); err == "" {
+		t.Fatal("duplicate destination accepted")
+	}
+	if out, _ := run(t, s, "list ltm virtual vs2"); out != "" {
+		t.Fatalf("refused virtual exists: %s", out)
+	}
+}

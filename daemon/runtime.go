@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// planeHook keeps a dataplane in step with the committed configuration.
+type planeHook struct {
+	e *Engine
+	p *dataplane.Plane
+
+	mu   sync.Mutex
+	last *dataplane.Config
+}
+
+// AttachDataplane makes p follow every commit, starting with the running
+// configuration, and answers the runtime shows from it.
+func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
+	h := &planeHook{e: e, p: p}
+	if err := e.AddHook(h); err != nil {
+		return err
+	}
+	registerShows(e, p)
+	return nil
+}
+
+func (h *planeHook) translate(cfg *objects.Config) *dataplane.Config {
+	dc, skipped := Translate(h.e.schema, cfg)
+	for _, s := range skipped {
+		h.e.log.Info("not carrying traffic", "object", s)
+	}
+	return dc
+}
+
+// Check implements Hook.
+func (h *planeHook) Check(cfg *objects.Config) error {
+	if err := dataplane.Check(h.translate(cfg)); err != nil {
+		return objects.Invalid("%s", oneLine(err))
+	}
+	return nil
+}
+
+// Apply implements Hook.
+func (h *planeHook) Apply(_, cfg *objects.Config) error {
+	dc := h.translate(cfg)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.p.Apply(h.last, dc); err != nil {
+		return objects.Invalid("%s", oneLine(err))
+	}
+	h.last = dc
+	return nil
+}
+
+// oneLine joins a multi-error into one message line.
+func oneLine(err error) string {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		s := ""
+		for i, e := range j.Unwrap() {
+			if i > 0 {
+				s += "; "
+			}
+			s += e.Error()
+		}
+		return s
+	}
+	return fmt.Sprint(err)
+}
