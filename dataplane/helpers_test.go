@@ -163,6 +163,23 @@ func (c *client) mustAsk(msg string) string {
 	return a
 }
 
+// tryAsk connects from src (any when ""), asks once and closes; a refused,
+// reset or unanswered attempt is an error.
+func tryAsk(src, vs string) error {
+	d := net.Dialer{Timeout: 2 * time.Second}
+	if src != "" {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(netip.MustParseAddr(src), 0))
+	}
+	c, err := d.Dial("tcp", vs)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cl := &client{c: c.(*net.TCPConn), r: bufio.NewReader(c)}
+	_, err = cl.ask("hi")
+	return err
+}
+
 // once opens a connection, asks once and closes; it returns the answer.
 func once(t *testing.T, vs string) string {
 	t.Helper()

@@ -360,4 +360,3 @@ func (p *Plane) DeleteConnections(f ConnFilter) int {
 
 // ConnectionCount is the number of client flows in the table.
 func (p *Plane) ConnectionCount() int { return p.table.Len() }
-
