@@ -920,7 +920,7 @@ func strftime(t time.Time, f string, gmt bool) string {
 		case 'w':
 			fmt.Fprintf(&b, "%d", int(t.Weekday()))
 		case 'D':
-			b.WriteString(strftime(t, "%m/%d/%y", gmt))
+			b.WriteString(strftime(t, "%m/%d/%Y", gmt))
 		case 'T':
 			b.WriteString(strftime(t, "%H:%M:%S", gmt))
 		case 'R':

@@ -142,19 +142,7 @@ func cmdFormat(in *Interp, args []Value) (Value, error) {
 			}
 			n, ok := asNumber(v)
 			if !ok || n.kind == kDouble {
-				if ok && n.kind == kDouble && c != 'c' {
-					// Tcl truncates doubles for integer conversions
-					bi, err := toEntier(n)
-					if err != nil {
-						return Empty, err
-					}
-					n = number{b: bi, kind: kBig}
-					if bi.IsInt64() {
-						n = number{i: bi.Int64(), kind: kInt}
-					}
-				} else {
-					return Empty, errorf("expected integer but got %s", q(v.String()))
-				}
+				return Empty, errorf("expected integer but got %s", q(v.String()))
 			}
 			if c == 'c' {
 				r := truncate64(n.toBig())
@@ -376,6 +364,9 @@ func cmdScan(in *Interp, args []Value) (Value, error) {
 			if j < limit && (s[j] == '+' || s[j] == '-') {
 				j++
 			}
+			if base == 16 && j+1 < limit && s[j] == '0' && (s[j+1] == 'x' || s[j+1] == 'X') {
+				j += 2
+			}
 			if base == 0 {
 				base = 10
 				if j+1 < limit && s[j] == '0' && (s[j+1] == 'x' || s[j+1] == 'X') {
@@ -495,7 +486,7 @@ done:
 		results = append(results, Empty)
 	}
 	if underflow && conversions == 0 {
-		return Int(-1), nil
+		return Empty, nil
 	}
 	return List(results...), nil
 }

@@ -356,9 +356,6 @@ func cmdLsearch(in *Interp, args []Value) (Value, error) {
 			o.nocase = true
 		case "-ascii", "-integer", "-real", "-dictionary":
 			o.kind = s[1:]
-			if o.mode == "glob" {
-				o.mode = "exact"
-			}
 		case "-sorted":
 			o.sorted = true
 			o.mode = "exact"

@@ -151,6 +151,12 @@ func translateRE(p string) (string, bool, error) {
 	return b.String(), lazy, nil
 }
 
+// startAnchored reports a pattern that can only match at the start of the
+// string; matching from an offset must not treat the offset as the start.
+func startAnchored(pat string, line int) bool {
+	return strings.HasPrefix(pat, "^") && (line == 0 || line == 3)
+}
+
 // runeIndex converts a byte offset in s to a character index.
 func runeIndex(s string, off int) int {
 	for i := 0; i < off && i < len(s); i++ {
@@ -245,7 +251,11 @@ func cmdRegexp(in *Interp, args []Value) (Value, error) {
 	count := 0
 	var last []int
 	pos := startB
+	anchored := startAnchored(rest[0].String(), o.line)
 	for pos <= len(s) {
+		if anchored && pos > 0 {
+			break
+		}
 		m := re.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
 			break
@@ -334,7 +344,11 @@ func cmdRegsub(in *Interp, args []Value) (Value, error) {
 	pos := byteOffset(s, o.start)
 	b.WriteString(s[:pos])
 	count := 0
+	anchored := startAnchored(rest[0].String(), o.line)
 	for pos <= len(s) {
+		if anchored && pos > 0 {
+			break
+		}
 		m := re.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
 			break

@@ -104,6 +104,13 @@ func (c *compiler) compileExpr(src *Source, start, end int) (*exprNode, error) {
 	}
 	ep.skip()
 	if ep.p.pos < ep.p.end {
+		j := ep.p.pos
+		for j < ep.p.end && isNameChar(ep.p.s[j]) {
+			j++
+		}
+		if j > ep.p.pos {
+			return nil, ep.bareword(ep.p.s[ep.p.pos:j])
+		}
 		return nil, ep.errf("syntax error in expression %s: extra tokens at end of expression", q(ep.text()))
 	}
 	return n, nil
@@ -113,6 +120,10 @@ func (ep *exprParser) text() string { return ep.p.s[ep.start:ep.p.end] }
 
 func (ep *exprParser) errf(format string, args ...any) error {
 	return ep.p.errAt(ep.p.pos, format, args...)
+}
+
+func (ep *exprParser) bareword(w string) error {
+	return ep.errf("invalid bareword %s\nin expression %s;\nshould be \"$%s\" or \"{%s}\" or \"%s(...)\" or ...", q(w), q(ep.text()), w, w, w)
 }
 
 func (ep *exprParser) skip() {
@@ -307,7 +318,7 @@ func (ep *exprParser) parsePrimary() (*exprNode, error) {
 		tok := p.s[p.pos:j]
 		n, ok := parseNumber(tok)
 		if !ok {
-			return nil, ep.errf("invalid bareword %s", q(tok))
+			return nil, ep.bareword(tok)
 		}
 		p.pos = j
 		return &exprNode{op: opLit, val: n.value()}, nil
@@ -359,7 +370,7 @@ func (ep *exprParser) parsePrimary() (*exprNode, error) {
 		if n, ok := parseDouble(name); ok {
 			return &exprNode{op: opLit, val: n.value()}, nil
 		}
-		return nil, ep.errf("invalid bareword %s", q(name))
+		return nil, ep.bareword(name)
 	}
 	return nil, ep.errf("syntax error in expression %s: character not legal in expressions", q(ep.text()))
 }
@@ -368,7 +379,14 @@ func (ep *exprParser) parsePrimary() (*exprNode, error) {
 // it has one.
 func (in *Interp) EvalExpr(v Value) (Value, error) {
 	if v.kind == kExpr {
-		return in.evalExpr(v.rep.(*exprNode))
+		n := v.rep.(*exprNode)
+		r, err := in.evalExpr(n)
+		if err == nil && n.op == opWord && r.kind == kStr {
+			if num, ok := asNumber(r); ok {
+				return num.value(), nil
+			}
+		}
+		return r, err
 	}
 	s := v.String()
 	c := &compiler{cmds: in.cmds, check: in.Check}
@@ -379,7 +397,7 @@ func (in *Interp) EvalExpr(v Value) (Value, error) {
 		}
 		return Empty, err
 	}
-	return in.evalExpr(n)
+	return in.EvalExpr(Value{s: s, hasStr: true, rep: n, kind: kExpr})
 }
 
 // ExprBool evaluates a condition as if and while do.
@@ -463,13 +481,7 @@ func (in *Interp) evalExpr(n *exprNode) (Value, error) {
 }
 
 func exprTruth(v Value, op opKind) (bool, error) {
-	t, err := v.Truth()
-	if err != nil {
-		if _, ok := asNumber(v); !ok {
-			return false, errorf("can't use non-numeric string as operand of %s", q(opNames[op]))
-		}
-	}
-	return t, err
+	return v.Truth()
 }
 
 func operandErr(v Value, op opKind) error {

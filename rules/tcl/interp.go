@@ -452,7 +452,7 @@ func (in *Interp) getElem(name, key string) (Value, error) {
 // splitName splits "a(b)" into array name and key.
 func splitName(name string) (string, string, bool) {
 	if n := len(name); n > 0 && name[n-1] == ')' {
-		if i := strings.IndexByte(name, '('); i > 0 {
+		if i := strings.IndexByte(name, '('); i >= 0 {
 			return name[:i], name[i+1 : n-1], true
 		}
 	}

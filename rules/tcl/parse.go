@@ -91,6 +91,10 @@ type compiler struct {
 	check func(name string, src *Source, off int) error
 }
 
+// strict reports whether errors in precompiled bodies refuse the whole
+// script (rules loading) or are left for run time, as Tcl itself does.
+func (c *compiler) strict() bool { return c.check != nil }
+
 type parser struct {
 	c   *compiler
 	src *Source
@@ -356,7 +360,7 @@ done:
 }
 
 func isNameChar(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
 // parseVar reads $name, ${name} or $name(index) at p.pos (which is '$').
@@ -565,7 +569,10 @@ func (c *compiler) precompileScript(src *Source, w *word) error {
 		sc, err = c.compileRange(&Source{Name: src.Name, Text: w.lit.s}, 0, len(w.lit.s))
 	}
 	if err != nil {
-		return err
+		if c.strict() {
+			return err
+		}
+		return nil
 	}
 	w.lit = Value{s: w.lit.s, hasStr: true, rep: sc, kind: kScript}
 	return nil
@@ -580,7 +587,10 @@ func (c *compiler) precompileExpr(src *Source, w *word) error {
 		e, err = c.compileExpr(&Source{Name: src.Name, Text: w.lit.s}, 0, len(w.lit.s))
 	}
 	if err != nil {
-		return err
+		if c.strict() {
+			return err
+		}
+		return nil
 	}
 	w.lit = Value{s: w.lit.s, hasStr: true, rep: e, kind: kExpr}
 	return nil

@@ -232,7 +232,27 @@ func parseNumber(s string) (number, bool) {
 	if n, ok := parseInteger(s); ok {
 		return n, true
 	}
+	if looksOctal(s) {
+		return number{}, false
+	}
 	return parseDouble(s)
+}
+
+// looksOctal reports a leading-zero run of digits, which Tcl reads as an
+// (invalid) octal integer rather than as a double.
+func looksOctal(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if len(s) < 2 || s[0] != '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseInteger reads an integer in any Tcl radix; it reports false for
