@@ -476,6 +476,7 @@ func (pr *proxied) finish(resetClient bool) {
 	}
 	pr.p.table.Remove(&pr.Flow)
 	pr.vs.stats.close()
+	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
 	if m := pr.member; m != nil {
 		m.release()
 		pr.pool.stats.close()

@@ -145,7 +145,11 @@ func (p *poolRT) snapshot() PoolStats {
 
 func (v *vsRT) snapshot() VirtualStats {
 	s := v.snap.Load()
-	vs := VirtualStats{Name: v.name, ClientSide: v.stats.traffic(), TotRequests: v.stats.requests.Load()}
+	vs := VirtualStats{Name: v.name, ClientSide: v.stats.traffic(), TotRequests: v.stats.requests.Load(),
+		MinConnDuration: v.durs.min.Load(), MaxConnDuration: v.durs.max.Load()}
+	if n := v.durs.n.Load(); n > 0 {
+		vs.MeanConnDuration = v.durs.sum.Load() / n
+	}
 	dst := s.cfg.Destination
 	if len(s.cfg.PortRanges) > 0 {
 		vs.Destination = JoinPort(dst.Addr().String(), 0)
@@ -317,6 +321,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 		for n, v := range p.virtuals {
 			if name == "" || n == name {
 				v.stats.reset()
+				v.durs.reset()
 				found = true
 			}
 		}

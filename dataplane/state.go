@@ -200,6 +200,7 @@ type vsRT struct {
 	name     string
 	snap     atomic.Pointer[vsSnap]
 	stats    counters
+	durs     durations
 	snatNext atomic.Uint32
 }
 

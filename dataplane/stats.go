@@ -41,6 +41,8 @@ type VirtualStats struct {
 	Status      Status
 	ClientSide  Traffic
 	TotRequests uint64
+	// Connection durations in milliseconds over the closed connections.
+	MinConnDuration, MaxConnDuration, MeanConnDuration uint64
 }
 
 // PoolStats is `show ltm pool` for one pool, with its members.
@@ -101,6 +103,37 @@ type counters struct {
 	bytesIn, bytesOut, pktsIn, pktsOut atomic.Uint64
 	cur, max                           atomic.Int64
 	tot, requests                      atomic.Uint64
+}
+
+// durations keeps a virtual's closed-connection durations.
+type durations struct {
+	min, max, sum, n atomic.Uint64 // milliseconds
+}
+
+func (d *durations) note(ms uint64) {
+	d.sum.Add(ms)
+	if d.n.Add(1) == 1 {
+		d.min.Store(ms)
+	}
+	for {
+		m := d.min.Load()
+		if ms >= m || d.min.CompareAndSwap(m, ms) {
+			break
+		}
+	}
+	for {
+		m := d.max.Load()
+		if ms <= m || d.max.CompareAndSwap(m, ms) {
+			break
+		}
+	}
+}
+
+func (d *durations) reset() {
+	d.min.Store(0)
+	d.max.Store(0)
+	d.sum.Store(0)
+	d.n.Store(0)
 }
 
 // tryOpen counts a new connection unless limit (>0) is reached.

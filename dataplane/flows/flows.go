@@ -72,6 +72,9 @@ func (f *Flow) Drop() {
 	}
 }
 
+// Created is when the flow entered the table.
+func (f *Flow) Created() time.Time { return time.Unix(0, f.created) }
+
 // Touch records activity now; the idle timer measures from the last Touch.
 func (f *Flow) Touch(now int64) { f.lastActive.Store(now) }
 
