@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// clientMain connects and exchanges labelled messages.
+func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connect := fs.String("connect", "", "address:port to connect to (usually a virtual server)")
+	label := fs.String("label", "C1", "label put in every message")
+	count := fs.Int("count", 1, "messages to send (ignored with -stdin)")
+	interval := fs.Duration("interval", time.Second, "pause between messages")
+	fromStdin := fs.Bool("stdin", false, "send one message per line of standard input")
+	reconnect := fs.Bool("reconnect", false, "open a new connection for every message")
+	frame := fs.String("frame", "line", "answer framing: line or raw")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *connect == "" {
+		return errors.New("client needs -connect")
+	}
+	c := &labelClient{addr: *connect, raw: *frame == "raw", timeout: *timeout, out: stdout}
+	defer c.close()
+	next := func(i int) (string, bool) {
+		if i >= *count {
+			return "", false
+		}
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return "", false
+			case <-time.After(*interval):
+			}
+		}
+		return fmt.Sprintf("%s message %d", *label, i+1), true
+	}
+	if *fromStdin {
+		sc := bufio.NewScanner(stdin)
+		next = func(int) (string, bool) {
+			if ctx.Err() != nil || !sc.Scan() {
+				return "", false
+			}
+			return sc.Text(), true
+		}
+	}
+	for i := 0; ; i++ {
+		msg, ok := next(i)
+		if !ok {
+			return nil
+		}
+		if *reconnect {
+			c.close()
+		}
+		answer, err := c.exchange(msg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s -> %s\n", msg, answer)
+	}
+}
+
+// labelClient keeps one connection open across messages.
+type labelClient struct {
+	addr    string
+	raw     bool
+	timeout time.Duration
+	out     io.Writer
+	c       net.Conn
+	r       *bufio.Reader
+}
+
+func (l *labelClient) close() {
+	if l.c != nil {
+		l.c.Close()
+		l.c = nil
+	}
+}
+
+func (l *labelClient) exchange(msg string) (string, error) {
+	if l.c == nil {
+		c, err := net.DialTimeout("tcp", l.addr, l.timeout)
+		if err != nil {
+			return "", err
+		}
+		l.c, l.r = c, bufio.NewReader(c)
+		fmt.Fprintf(l.out, "connected %s -> %s\n", c.LocalAddr(), c.RemoteAddr())
+	}
+	l.c.SetDeadline(time.Now().Add(l.timeout))
+	if _, err := io.WriteString(l.c, msg+"\n"); err != nil {
+		l.close()
+		return "", fmt.Errorf("send: %w", err)
+	}
+	if l.raw {
+		buf := make([]byte, 64<<10)
+		n, err := l.r.Read(buf)
+		if err != nil {
+			l.close()
+			return "", fmt.Errorf("answer: %w", err)
+		}
+		return strings.TrimRight(string(buf[:n]), "\r\n"), nil
+	}
+	line, err := l.r.ReadString('\n')
+	if err != nil {
+		l.close()
+		return "", fmt.Errorf("answer: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}

@@ -1,0 +1,53 @@
+// Command tcpkit holds the field tools the seed procedures used, as real
+// programs for demos and transcripts:
+//
+//	tcpkit server -listen 127.0.0.34:9000 -label S1
+//	    a labelled TCP server: answers each message with "S1 Response" and
+//	    logs what it received from whom.
+//	tcpkit client -connect 127.0.0.33:9000 -count 3 -interval 1s
+//	    connects once, sends labelled messages at an interval (or one per
+//	    line of standard input with -stdin) and prints each answer.
+//
+// Messages are lines by default (-frame line); -frame raw treats each read
+// as one message, as the seed's tools did (one packet, one transaction).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw]")
+	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-frame line|raw]")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch os.Args[1] {
+	case "server":
+		err = serverMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "client":
+		err = clientMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+	case "-h", "-help", "--help", "help":
+		usage(os.Stdout)
+		return
+	default:
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tcpkit:", err)
+		os.Exit(1)
+	}
+}
