@@ -220,7 +220,7 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 			if mode != ModeLoad {
 				return synErr(kw, propNames(k, false), "%q unknown property", kw.Text)
 			}
-			n := r.extraLen(items, i)
+			n := extraLen(items, i)
 			last := items[i+n-1]
 			text := r.text(kw, last)
 			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: text})
@@ -250,19 +250,13 @@ func setExtra(xs []Extra, x Extra) []Extra {
 	return append(xs, x)
 }
 
-// extraLen decides how many nodes an unknown property takes: in a saved,
-// one-property-per-line file, everything that starts on its line; in a
-// one-line text, the name and one value.
-func (r *Reader) extraLen(items []grammar.Node, i int) int {
+// extraLen decides how many nodes an unknown property takes: in a block
+// written one property per line (a saved file), everything that starts on
+// its line; in a block written on one line, the name and one value.
+func extraLen(items []grammar.Node, i int) int {
 	line := items[i].Position().Line
-	oneLine := true
-	for _, n := range items[i+1:] {
-		if n.Position().Line != line {
-			oneLine = false
-			break
-		}
-	}
-	if oneLine {
+	multi := items[0].Position().Line != items[len(items)-1].Position().Line
+	if !multi {
 		if i+1 < len(items) {
 			return 2
 		}
