@@ -1,0 +1,71 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/dataplane"
+)
+
+// Running is a whole ltmd: engine, dataplane and control socket. cmd/ltmd
+// runs one in the foreground; tmsh starts one embedded when no daemon
+// answers; transcripts start them in their work directories.
+type Running struct {
+	Engine *Engine
+	Plane  *dataplane.Plane
+	Socket string
+
+	ln     net.Listener
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// Start opens the engine in opts.StateDir, brings the dataplane up to the
+// running configuration and serves the control socket. It returns once the
+// socket accepts connections. control.ErrInUse means another daemon owns
+// the socket.
+func Start(opts Options, socket string) (*Running, error) {
+	ln, err := control.Listen(socket)
+	if err != nil {
+		return nil, err
+	}
+	e, err := Open(opts)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
+	if err := e.AttachDataplane(p); err != nil {
+		// The stored configuration cannot run (an address is taken): keep
+		// serving so the user can fix it, and say why.
+		e.Logger().Error("the stored configuration could not be applied", "err", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Running{Engine: e, Plane: p, Socket: socket, ln: ln, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		r.done <- control.Serve(ctx, ln, e, e.Logger())
+	}()
+	e.Logger().Info("ltmd ready", "socket", socket, "state", opts.StateDir, "generation", e.Generation())
+	return r, nil
+}
+
+// Wait blocks until the control server stops.
+func (r *Running) Wait() error { return <-r.done }
+
+// Stop closes the socket, ends every session, stops the dataplane and
+// closes the store.
+func (r *Running) Stop() error {
+	r.cancel()
+	err := <-r.done
+	r.done <- err // let a concurrent Wait return too
+	r.Plane.Close()
+	if cerr := r.Engine.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("stopping ltmd: %w", err)
+	}
+	return nil
+}
