@@ -85,3 +85,49 @@ func TestCommitDrivesTraffic(t *testing.T) {
 		t.Fatalf("refused virtual exists: %s", out)
 	}
 }
+
+func TestShows(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	labelServer(t, "127.0.32.11:9000", "S1 Response")
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.0.32.11:9000 }",
+		"create ltm virtual vs destination 127.0.32.1:9000 pool p",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	c, err := net.DialTimeout("tcp", "127.0.32.1:9000", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	io.WriteString(c, "C1\n")
+	if _, err := bufio.NewReader(c).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	out, errText := run(t, s, "show sys connection cs-server-port 9000")
+	if errText != "" || !strings.Contains(out, "127.0.32.1:9000  127.0.32.1") && !strings.Contains(out, "Total records returned: 1") {
+		t.Fatalf("show sys connection: %s %s", out, errText)
+	}
+	out, _ = run(t, s, "show ltm pool p members")
+	for _, want := range []string{"Ltm::Pool: p", "| Ltm::Pool Member: 127.0.32.11:9000"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show ltm pool lacks %q:\n%s", want, out)
+		}
+	}
+	if out, errText = run(t, s, "show ltm virtual vs"); !strings.Contains(out, "Ltm::Virtual Server: vs") {
+		t.Fatalf("show ltm virtual: %s %s", out, errText)
+	}
+	if _, errText = run(t, s, "delete sys connection cs-server-port 9000"); errText != "" {
+		t.Fatal(errText)
+	}
+}

@@ -102,6 +102,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if isCliTx(words) {
 			return s.cliTx(verb, w)
 		}
+		if verb == "delete" && hasPrefix(s.moduleFor(words[1:]), []string{"sys", "connection"}) {
+			return s.runtimeShow(ctx, st, verb, args, w)
+		}
 		return s.commitOne(st, verb, args)
 	case "submit":
 		if isCliTx(words) {

@@ -1,6 +1,180 @@
 package daemon
 
-import "github.com/openltm/openltm/dataplane"
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"path"
+	"strconv"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/shell/render"
+)
 
 // registerShows installs the runtime shows answered from the dataplane.
-func registerShows(e *Engine, p *dataplane.Plane) {}
+func registerShows(e *Engine, p *dataplane.Plane) {
+	opts := func(s *Session, words []string) render.Options {
+		o := render.Options{Folder: s.Folder()}
+		for _, w := range words {
+			switch w {
+			case "raw":
+				o.Raw = true
+			case "members":
+				o.Members = true
+			}
+		}
+		return o
+	}
+	match := func(names []string, n string) bool {
+		if len(names) == 0 {
+			return true
+		}
+		for _, pat := range names {
+			if ok, _ := path.Match(pat, n); ok || pat == n {
+				return true
+			}
+		}
+		return false
+	}
+	e.RegisterShow("show", "ltm virtual", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, v := range p.Virtuals() {
+			if match(names, v.Name) {
+				if err := render.RenderVirtual(w, v, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "ltm pool", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, ps := range p.Pools() {
+			if match(names, ps.Name) {
+				if err := render.RenderPool(w, ps, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "ltm node", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, n := range p.Nodes() {
+			if match(names, n.Name) {
+				if err := render.RenderNode(w, n, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	reset := func(kind dataplane.StatsKind) ShowFunc {
+		return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			if len(names) == 0 {
+				p.ResetStats(kind, "")
+				return nil
+			}
+			for _, n := range names {
+				p.ResetStats(kind, n)
+			}
+			return nil
+		}
+	}
+	e.RegisterShow("reset-stats", "ltm virtual", reset(dataplane.StatsVirtual))
+	e.RegisterShow("reset-stats", "ltm pool", reset(dataplane.StatsPool))
+	e.RegisterShow("reset-stats", "ltm node", reset(dataplane.StatsNode))
+
+	e.RegisterShow("show", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		f, all, err := connFilter(words)
+		if err != nil {
+			return err
+		}
+		cw := render.NewConnectionWriter(w, all)
+		var werr error
+		p.Connections(f, func(c *dataplane.Connection) bool {
+			if ctx.Err() != nil {
+				werr = ctx.Err()
+				return false
+			}
+			werr = cw.Write(c)
+			return werr == nil
+		})
+		if cerr := cw.Close(); werr == nil {
+			werr = cerr
+		}
+		return werr
+	})
+	e.RegisterShow("delete", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		f, _, err := connFilter(words)
+		if err != nil {
+			return err
+		}
+		p.DeleteConnections(f)
+		return nil
+	})
+}
+
+// connFilter reads show/delete sys connection's filter words.
+func connFilter(words []string) (dataplane.ConnFilter, bool, error) {
+	var f dataplane.ConnFilter
+	all := false
+	addr := func(dst *netip.Addr, v string) error {
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return objects.Invalid("%q is not an IP address", v)
+		}
+		*dst = a
+		return nil
+	}
+	port := func(dst *uint16, v string) error {
+		n, err := objects.ParsePort(v)
+		if err != nil {
+			return objects.Invalid("%v", err)
+		}
+		*dst = uint16(n)
+		return nil
+	}
+	valid := []string{"cs-client-addr", "cs-client-port", "cs-server-addr", "cs-server-port",
+		"ss-client-addr", "ss-client-port", "ss-server-addr", "ss-server-port", "protocol", "all-properties"}
+	for i := 0; i < len(words); i++ {
+		k := words[i]
+		if k == "all-properties" {
+			all = true
+			continue
+		}
+		if i+1 >= len(words) {
+			return f, all, &objects.SyntaxError{Msg: fmt.Sprintf("%q needs a value", k), Expected: valid}
+		}
+		v := words[i+1]
+		i++
+		var err error
+		switch k {
+		case "cs-client-addr":
+			err = addr(&f.CSClientAddr, v)
+		case "cs-server-addr":
+			err = addr(&f.CSServerAddr, v)
+		case "ss-client-addr":
+			err = addr(&f.SSClientAddr, v)
+		case "ss-server-addr":
+			err = addr(&f.SSServerAddr, v)
+		case "cs-client-port":
+			err = port(&f.CSClientPort, v)
+		case "cs-server-port":
+			err = port(&f.CSServerPort, v)
+		case "ss-client-port":
+			err = port(&f.SSClientPort, v)
+		case "ss-server-port":
+			err = port(&f.SSServerPort, v)
+		case "protocol":
+			f.Protocol = v
+		case "age":
+			_, err = strconv.Atoi(v)
+		default:
+			return f, all, &objects.SyntaxError{Msg: fmt.Sprintf("%q unknown property", k), Expected: valid}
+		}
+		if err != nil {
+			return f, all, err
+		}
+	}
+	return f, all, nil
+}
