@@ -115,7 +115,7 @@ func TestShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errText := run(t, s, "show sys connection cs-server-port 9000")
-	if errText != "" || !strings.Contains(out, "127.0.32.1:9000  127.0.32.1") && !strings.Contains(out, "Total records returned: 1") {
+	if errText != "" || !strings.Contains(out, "  127.0.32.1:9000  ") || !strings.Contains(out, "Total records returned: 1\n") {
 		t.Fatalf("show sys connection: %s %s", out, errText)
 	}
 	out, _ = run(t, s, "show ltm pool p members")
