@@ -243,6 +243,13 @@ func CompileWith(cmds *Commands, check func(string, *Source, int) error, name, t
 	return c.compileRange(&Source{Name: name, Text: text}, 0, len(text))
 }
 
+// CompileContext is CompileWith with a host value that command Compile
+// hooks can read (the iRules layer collects object references with it).
+func CompileContext(cmds *Commands, check func(string, *Source, int) error, ctx any, name, text string) (*Script, error) {
+	c := &compiler{cmds: cmds, check: check, ctx: ctx}
+	return c.compileRange(&Source{Name: name, Text: text}, 0, len(text))
+}
+
 // Eval runs a compiled script.
 func (in *Interp) Eval(s *Script) (Value, error) {
 	return in.evalScript(s)
@@ -317,7 +324,7 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 		v, err := in.evalWord(w)
 		if err != nil {
 			in.stack = in.stack[:base]
-			return Empty, err
+			return Empty, in.place(err, c)
 		}
 		if w.expand {
 			elems, err := AsList(v)

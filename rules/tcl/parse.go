@@ -89,6 +89,7 @@ type word struct {
 type compiler struct {
 	cmds  *Commands
 	check func(name string, src *Source, off int) error
+	ctx   any
 }
 
 // strict reports whether errors in precompiled bodies refuse the whole
@@ -739,6 +740,17 @@ func (cc *Compiler) Expr(i int) error {
 	return nil
 }
 
+// Context returns the value the host passed to CompileContext.
+func (cc *Compiler) Context() any { return cc.c.ctx }
+
+// Pos returns the line and column of word i.
+func (cc *Compiler) Pos(i int) (int, int) {
+	if i < len(cc.words) {
+		return cc.src.Pos(cc.words[i].off)
+	}
+	return 0, 0
+}
+
 // Errorf reports a compile error at word i.
 func (cc *Compiler) Errorf(i int, format string, args ...any) error {
 	off := 0
@@ -748,3 +760,54 @@ func (cc *Compiler) Errorf(i int, format string, args ...any) error {
 	line, col := cc.src.Pos(off)
 	return &SyntaxError{Name: cc.src.Name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
+
+// TopCommand describes one top-level command of a compiled script, for
+// hosts that give the top level their own meaning (a rule's when and proc
+// blocks). Literal words keep their precompiled bodies.
+type TopCommand struct {
+	Words   []Value
+	Literal bool
+	Line    int
+	Col     int
+	wordOff []int
+	src     *Source
+}
+
+// WordPos returns the line and column of word i.
+func (c TopCommand) WordPos(i int) (int, int) {
+	if i < 0 || i >= len(c.wordOff) {
+		return c.Line, c.Col
+	}
+	return c.src.Pos(c.wordOff[i])
+}
+
+// TopCommands lists the script's commands with their literal words.
+func (s *Script) TopCommands() []TopCommand {
+	out := make([]TopCommand, 0, len(s.cmds))
+	for _, c := range s.cmds {
+		tc := TopCommand{Literal: true, src: c.src}
+		tc.Line, tc.Col = c.src.Pos(c.off)
+		for _, w := range c.words {
+			tc.wordOff = append(tc.wordOff, w.off)
+			if w.kind != wLit || w.expand {
+				tc.Literal = false
+				tc.Words = append(tc.Words, Str(c.src.Text[w.off:min(len(c.src.Text), w.off+1)]))
+				continue
+			}
+			tc.Words = append(tc.Words, w.lit)
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+// ScriptOf returns the compiled script held by a value, or nil.
+func ScriptOf(v Value) *Script {
+	if v.kind == kScript {
+		return v.rep.(*Script)
+	}
+	return nil
+}
+
+// IsInt reports whether v already holds an integer, without parsing.
+func (v Value) IsInt() bool { return v.kind == kInt }

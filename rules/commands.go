@@ -1,0 +1,448 @@
+package rules
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+var (
+	tableOnce sync.Once
+	table     *tcl.Commands
+)
+
+// commandTable is the one command table every rule compiles against and
+// every session runs with: the Tcl core minus what BIG-IP disables, plus
+// the iRules commands.
+func commandTable() *tcl.Commands {
+	tableOnce.Do(func() {
+		t := tcl.NewCommands()
+		for n := range disabledTcl {
+			t.Remove(n)
+		}
+		t.Register("puts", cmdPuts)
+		// proc is only valid at a rule's top level, where Compile reads it.
+		t.Register("proc", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			return tcl.Empty, tcl.Errorf("proc is only allowed at the top level of a rule")
+		})
+		t.Register("when", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			return tcl.Empty, tcl.Errorf("when is only allowed at the top level of a rule")
+		}).Compile = func(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
+		t.Register("priority", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			return tcl.Empty, tcl.Errorf("priority is only allowed at the top level of a rule")
+		})
+		t.Register("call", cmdCall)
+		t.Register("event", cmdEvent)
+		t.Register("clientside", cmdSideScript(ClientSide)).Compile = scriptLast
+		t.Register("serverside", cmdSideScript(ServerSide)).Compile = scriptLast
+		t.Register("log", cmdLog)
+		t.Register("pool", cmdPool).Compile = refHook("pool", 1)
+		t.Register("node", cmdNode)
+		t.Register("snat", cmdSnat)
+		t.Register("snatpool", cmdSnatpool).Compile = refHook("snatpool", 1)
+		for name, k := range map[string]DecisionKind{"drop": DecideDrop, "reject": DecideReject, "discard": DecideDiscard, "forward": DecideForward} {
+			t.Register(name, cmdSimpleDecision(name, k))
+		}
+		registerTCP(t)
+		registerIP(t)
+		registerLB(t)
+		t.Register("class", cmdClass)
+		t.Register("table", cmdTable)
+		t.Register("getfield", cmdGetfield)
+		t.Register("findstr", cmdFindstr)
+		t.Register("substr", cmdSubstr)
+		table = t
+	})
+	return table
+}
+
+// tclErr turns a connection's error into a Tcl error, which rules can
+// catch; Tcl errors pass through.
+func tclErr(err error) error {
+	if err == nil || tcl.Catchable(err) {
+		return err
+	}
+	return tcl.Errorf("%v", err)
+}
+
+func scriptLast(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
+
+// refHook records a literal object name at word i for configuration checks.
+func refHook(kind string, i int) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		refs, ok := c.Context().(*[]Ref)
+		if !ok {
+			return nil
+		}
+		if name, lit := c.Literal(i); lit && name != "" {
+			line, col := c.Pos(i)
+			*refs = append(*refs, Ref{Kind: kind, Name: name, Line: line, Col: col})
+		}
+		return nil
+	}
+}
+
+func compileWithRefs(t *tcl.Commands, check func(string, *tcl.Source, int) error, name, body string, refs *[]Ref) (*tcl.Script, error) {
+	return tcl.CompileContext(t, check, refs, name, body)
+}
+
+// sess returns the session and its connection, refusing commands that need
+// a connection in RULE_INIT.
+func sess(in *tcl.Interp, cmd string) (*Session, Conn, error) {
+	s := sessionOf(in)
+	if s == nil || s.conn == nil {
+		return s, nil, tcl.Errorf("%s: command is not valid in this context (no connection)", cmd)
+	}
+	return s, s.conn, nil
+}
+
+func cmdPuts(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs("puts ?-nonewline? ?channelId? string")
+	}
+	s := sessionOf(in)
+	if s != nil {
+		s.prog.env.log("local0.info", s.logLine(args[len(args)-1].String(), false))
+	}
+	return tcl.Empty, nil
+}
+
+func cmdLog(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	a := args[1:]
+	noname := false
+	if len(a) > 0 && a[0].String() == "-noname" {
+		noname = true
+		a = a[1:]
+	}
+	facility := "local0.info"
+	switch len(a) {
+	case 1:
+	case 2:
+		f := a[0].String()
+		fac, lvl, ok := strings.Cut(f, ".")
+		if !ok {
+			return tcl.Empty, tcl.Errorf("bad log facility %q: expected facility.level such as local0.info", f)
+		}
+		if lvl == "" {
+			lvl = "info"
+		}
+		facility = fac + "." + lvl
+		a = a[1:]
+	default:
+		return tcl.Empty, tcl.WrongArgs("log ?-noname? ?facility.level? message")
+	}
+	s := sessionOf(in)
+	if s != nil {
+		s.prog.env.log(facility, s.logLine(a[0].String(), noname))
+	}
+	return tcl.Empty, nil
+}
+
+func cmdCall(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs("call ?rule::?proc ?arg ...?")
+	}
+	s := sessionOf(in)
+	name := args[1].String()
+	var p *tcl.Proc
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		rname, pname := FullName(name[:i]), name[i+2:]
+		if s != nil {
+			for _, r := range s.prog.rules {
+				if r.Name == rname {
+					p = r.procs[pname]
+				}
+			}
+		}
+	} else if s != nil && s.cur != nil {
+		p = s.cur.rule.procs[name]
+	}
+	if p == nil {
+		return tcl.Empty, tcl.Errorf("invalid command name %q: no such proc in this rule or in the rules of this virtual", name)
+	}
+	call := make([]tcl.Value, len(args)-1)
+	copy(call, args[1:])
+	return in.CallProc(p, call)
+}
+
+func cmdEvent(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s := sessionOf(in)
+	if s == nil || s.cur == nil {
+		return tcl.Empty, tcl.Errorf("event: not running an event")
+	}
+	a := args[1:]
+	if len(a) == 0 {
+		return tcl.Str(s.event.String()), nil
+	}
+	switch a[0].String() {
+	case "name":
+		return tcl.Str(s.event.String()), nil
+	case "disable", "enable":
+		bit := uint32(1) << s.event
+		if len(a) == 2 && a[1].String() == "all" {
+			bit = ^uint32(0)
+		}
+		if a[0].String() == "disable" {
+			s.disabled[s.curIdx] |= bit
+		} else {
+			s.disabled[s.curIdx] &^= bit
+		}
+		return tcl.Empty, nil
+	case "info":
+		return tcl.Str(s.event.String()), nil
+	}
+	// event EVENT disable|enable
+	ev, ok := ParseEvent(a[0].String())
+	if !ok || len(a) != 2 {
+		return tcl.Empty, tcl.Errorf("bad event command: expected event ?EVENT? disable|enable, event disable all or event name")
+	}
+	switch a[1].String() {
+	case "disable":
+		s.disabled[s.curIdx] |= 1 << ev
+	case "enable":
+		s.disabled[s.curIdx] &^= 1 << ev
+	default:
+		return tcl.Empty, tcl.Errorf("bad event action %q: must be disable or enable", a[1].String())
+	}
+	return tcl.Empty, nil
+}
+
+func cmdSideScript(side Side) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s := sessionOf(in)
+		if len(args) != 2 {
+			return tcl.Empty, tcl.WrongArgs(args[0].String() + " script")
+		}
+		if s == nil {
+			return in.EvalValue(args[1])
+		}
+		saved := s.side
+		s.side = side
+		v, err := in.EvalValue(args[1])
+		s.side = saved
+		return v, err
+	}
+}
+
+// parseHostPort reads "addr", "addr:port", "[v6]:port", "v6.port" or an
+// address and a separate port word.
+func parseHostPort(a []tcl.Value) (netip.AddrPort, error) {
+	if len(a) == 0 {
+		return netip.AddrPort{}, tcl.Errorf("missing address")
+	}
+	s := a[0].String()
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap, nil
+	}
+	port := uint16(0)
+	if len(a) > 1 {
+		p, err := strconv.ParseUint(a[1].String(), 10, 16)
+		if err != nil {
+			return netip.AddrPort{}, tcl.Errorf("bad port %q: expected 0 to 65535", a[1].String())
+		}
+		port = uint16(p)
+	}
+	if i := strings.LastIndexByte(s, '.'); i > 0 && strings.Contains(s, ":") {
+		if ad, err := netip.ParseAddr(s[:i]); err == nil {
+			if p, err := strconv.ParseUint(s[i+1:], 10, 16); err == nil {
+				return netip.AddrPortFrom(ad, uint16(p)), nil
+			}
+		}
+	}
+	if i := strings.IndexByte(s, '%'); i > 0 {
+		s = s[:i] // route domain: ignored on a single-domain host
+	}
+	ad, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.AddrPort{}, tcl.Errorf("bad address %q: expected an IPv4 or IPv6 address, optionally with :port", a[0].String())
+	}
+	return netip.AddrPortFrom(ad, port), nil
+}
+
+func cmdPool(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "pool")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch {
+	case len(args) == 2:
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecidePool, Pool: args[1].String()}))
+	case len(args) >= 4 && len(args) <= 5 && args[2].String() == "member":
+		ap, err := parseHostPort(args[3:])
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideMember, Pool: args[1].String(), Addr: ap}))
+	}
+	return tcl.Empty, tcl.WrongArgs("pool pool_name ?member addr ?port??")
+}
+
+func cmdNode(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "node")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) < 2 || len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs("node addr ?port?")
+	}
+	ap, err := parseHostPort(args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideNode, Addr: ap}))
+}
+
+func cmdSnat(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "snat")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) < 2 || len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs("snat addr|automap|none")
+	}
+	switch args[1].String() {
+	case "automap":
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnatAuto}))
+	case "none":
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnatNone}))
+	}
+	ap, err := parseHostPort(args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnat, Addr: ap}))
+}
+
+func cmdSnatpool(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "snatpool")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch {
+	case len(args) == 2:
+		if args[1].String() == "none" {
+			return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnatNone}))
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnatPool, Pool: args[1].String()}))
+	case len(args) == 4 && args[2].String() == "member":
+		ap, err := parseHostPort(args[3:])
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideSnatPool, Pool: args[1].String(), Addr: ap}))
+	}
+	return tcl.Empty, tcl.WrongArgs("snatpool snatpool_name ?member addr?")
+}
+
+func cmdSimpleDecision(name string, k DecisionKind) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs(name)
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: k}))
+	}
+}
+
+// getfield string separator n: the n-th field (from 1) split on separator.
+func cmdGetfield(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 4 {
+		return tcl.Empty, tcl.WrongArgs("getfield string split_string field_number")
+	}
+	n, err := args[3].Int64()
+	if err != nil {
+		return tcl.Empty, err
+	}
+	sep := args[2].String()
+	if sep == "" || n < 1 {
+		return tcl.Empty, nil
+	}
+	s := args[1].String()
+	for i := int64(1); ; i++ {
+		j := strings.Index(s, sep)
+		if i == n {
+			if j < 0 {
+				return tcl.Str(s), nil
+			}
+			return tcl.Str(s[:j]), nil
+		}
+		if j < 0 {
+			return tcl.Empty, nil
+		}
+		s = s[j+len(sep):]
+	}
+}
+
+// cut applies substr/findstr's terminator: a count of characters or a
+// string to stop before.
+func cut(s string, term tcl.Value) string {
+	if n, err := term.Int64(); err == nil {
+		if n < 0 {
+			n = 0
+		}
+		if int(n) < len(s) {
+			return s[:n]
+		}
+		return s
+	}
+	if i := strings.Index(s, term.String()); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func cmdSubstr(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 3 && len(args) != 4 {
+		return tcl.Empty, tcl.WrongArgs("substr string skip_count ?terminator?")
+	}
+	s := args[1].String()
+	skip, err := args[2].Int64()
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if skip < 0 {
+		skip = 0
+	}
+	if int(skip) >= len(s) {
+		return tcl.Empty, nil
+	}
+	s = s[skip:]
+	if len(args) == 4 {
+		s = cut(s, args[3])
+	}
+	return tcl.Str(s), nil
+}
+
+func cmdFindstr(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 3 || len(args) > 5 {
+		return tcl.Empty, tcl.WrongArgs("findstr string search_string ?skip_count? ?terminator?")
+	}
+	s := args[1].String()
+	i := strings.Index(s, args[2].String())
+	if i < 0 {
+		return tcl.Empty, nil
+	}
+	s = s[i:]
+	if len(args) >= 4 {
+		skip, err := args[3].Int64()
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if int(skip) >= len(s) {
+			return tcl.Empty, nil
+		}
+		if skip > 0 {
+			s = s[skip:]
+		}
+	}
+	if len(args) == 5 {
+		s = cut(s, args[4])
+	}
+	return tcl.Str(s), nil
+}

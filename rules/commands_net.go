@@ -1,0 +1,459 @@
+package rules
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+func registerTCP(t *tcl.Commands) {
+	t.Register("TCP::collect", cmdTCPCollect)
+	t.Register("TCP::release", cmdTCPRelease)
+	t.Register("TCP::payload", cmdTCPPayload)
+	t.Register("TCP::respond", cmdTCPRespond)
+	t.Register("TCP::close", cmdTCPClose)
+	t.Register("TCP::notify", cmdTCPNotify)
+	t.Register("TCP::local_port", portCmd("TCP::local_port", func(s Side) Endpoint {
+		if s == ServerSide {
+			return EndServerLocal
+		}
+		return EndVirtual
+	}))
+	t.Register("TCP::remote_port", portCmd("TCP::remote_port", func(s Side) Endpoint {
+		if s == ServerSide {
+			return EndServer
+		}
+		return EndClient
+	}))
+	t.Register("TCP::client_port", portCmd("TCP::client_port", func(Side) Endpoint { return EndClient }))
+	t.Register("TCP::server_port", portCmd("TCP::server_port", func(Side) Endpoint { return EndServer }))
+}
+
+func registerIP(t *tcl.Commands) {
+	t.Register("IP::client_addr", addrCmd("IP::client_addr", func(Side) Endpoint { return EndClient }))
+	t.Register("IP::server_addr", addrCmd("IP::server_addr", func(Side) Endpoint { return EndServer }))
+	t.Register("IP::local_addr", addrCmd("IP::local_addr", func(s Side) Endpoint {
+		if s == ServerSide {
+			return EndServerLocal
+		}
+		return EndVirtual
+	}))
+	t.Register("IP::remote_addr", addrCmd("IP::remote_addr", func(s Side) Endpoint {
+		if s == ServerSide {
+			return EndServer
+		}
+		return EndClient
+	}))
+	t.Register("IP::protocol", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "IP::protocol")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Int(int64(c.Protocol())), nil
+	})
+	t.Register("IP::version", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "IP::version")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if c.Addr(EndClient).Addr().Unmap().Is4() {
+			return tcl.Int(4), nil
+		}
+		return tcl.Int(6), nil
+	})
+	t.Register("IP::addr", cmdIPAddr)
+}
+
+// sideArg lets port and address commands take an explicit clientside or
+// serverside word, as BIG-IP allows.
+func sideArg(s *Session, args []tcl.Value) Side {
+	for _, a := range args[1:] {
+		switch a.String() {
+		case "clientside":
+			return ClientSide
+		case "serverside":
+			return ServerSide
+		}
+	}
+	return s.side
+}
+
+func portCmd(name string, end func(Side) Endpoint) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sess(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		side := s.side
+		if len(args) > 1 {
+			side = sideArg(s, args)
+		}
+		return tcl.Int(int64(c.Addr(end(side)).Port())), nil
+	}
+}
+
+func addrCmd(name string, end func(Side) Endpoint) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sess(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		side := s.side
+		if len(args) > 1 {
+			side = sideArg(s, args)
+		}
+		ap := c.Addr(end(side))
+		if !ap.IsValid() {
+			return tcl.Empty, nil
+		}
+		return tcl.Str(ap.Addr().Unmap().String()), nil
+	}
+}
+
+// parsePrefix reads "addr", "addr/len" or "addr/dotted-mask".
+func parsePrefix(s string) (netip.Prefix, error) {
+	if i := strings.IndexByte(s, '%'); i > 0 {
+		j := strings.IndexByte(s, '/')
+		if j < 0 {
+			s = s[:i]
+		} else {
+			s = s[:i] + s[j:]
+		}
+	}
+	addrPart, maskPart, hasMask := strings.Cut(s, "/")
+	a, err := netip.ParseAddr(addrPart)
+	if err != nil {
+		return netip.Prefix{}, tcl.Errorf("bad IP address %q: expected an IPv4 or IPv6 address, optionally /bits or /mask", s)
+	}
+	a = a.Unmap()
+	bits := a.BitLen()
+	if hasMask {
+		if n, err := strconv.Atoi(maskPart); err == nil {
+			bits = n
+		} else if m, err := netip.ParseAddr(maskPart); err == nil && m.Is4() {
+			b := m.As4()
+			v := uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+			bits = 0
+			for v&0x80000000 != 0 {
+				bits++
+				v <<= 1
+			}
+		} else {
+			return netip.Prefix{}, tcl.Errorf("bad mask %q: expected a prefix length or a dotted mask", maskPart)
+		}
+	}
+	p, err := a.Prefix(bits)
+	if err != nil {
+		return netip.Prefix{}, tcl.Errorf("bad mask in %q: %v", s, err)
+	}
+	return p, nil
+}
+
+// cmdIPAddr implements IP::addr a equals b (with masks) and IP::addr a mask m.
+func cmdIPAddr(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 4 {
+		return tcl.Empty, tcl.WrongArgs("IP::addr addr1[/mask] equals addr2[/mask] | IP::addr addr mask mask")
+	}
+	a, err := parsePrefix(args[1].String())
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch args[2].String() {
+	case "equals":
+		b, err := parsePrefix(args[3].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		bits := min(a.Bits(), b.Bits())
+		if a.Addr().Is4() != b.Addr().Is4() {
+			return tcl.Bool(false), nil
+		}
+		pa, _ := a.Addr().Prefix(bits)
+		pb, _ := b.Addr().Prefix(bits)
+		return tcl.Bool(pa == pb), nil
+	case "mask":
+		m, err := parsePrefix("0.0.0.0/" + args[3].String())
+		if strings.Contains(args[3].String(), ":") || err != nil {
+			m, err = parsePrefix("::/" + strings.TrimPrefix(args[3].String(), "/"))
+			if err != nil {
+				return tcl.Empty, err
+			}
+		}
+		p, err := a.Addr().Prefix(m.Bits())
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("bad mask %q", args[3].String())
+		}
+		return tcl.Str(p.Addr().String()), nil
+	}
+	return tcl.Empty, tcl.Errorf("bad IP::addr operator %q: must be equals or mask", args[2].String())
+}
+
+func cmdTCPCollect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::collect")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	length, skip := 0, 0
+	if len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs("TCP::collect ?length ?skip??")
+	}
+	if len(args) > 1 {
+		n, err := args[1].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("TCP::collect: bad length %q: expected a byte count", args[1].String())
+		}
+		length = int(n)
+	}
+	if len(args) > 2 {
+		n, err := args[2].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("TCP::collect: bad skip %q: expected a byte count", args[2].String())
+		}
+		skip = int(n)
+	}
+	return tcl.Empty, tclErr(c.Collect(s.side, length, skip))
+}
+
+func cmdTCPRelease(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::release")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	n := -1
+	if len(args) == 2 {
+		v, err := args[1].Int64()
+		if err != nil || v < 0 {
+			return tcl.Empty, tcl.Errorf("TCP::release: bad length %q: expected a byte count", args[1].String())
+		}
+		n = int(v)
+	} else if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("TCP::release ?length?")
+	}
+	return tcl.Empty, tclErr(c.Release(s.side, n))
+}
+
+func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::payload")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	data := c.Payload(s.side)
+	a := args[1:]
+	if len(a) == 0 {
+		return tcl.Bytes(data), nil
+	}
+	switch a[0].String() {
+	case "length":
+		return tcl.Int(int64(len(data))), nil
+	case "replace":
+		if len(a) != 4 {
+			return tcl.Empty, tcl.WrongArgs("TCP::payload replace offset length data")
+		}
+		off, err1 := a[1].Int64()
+		n, err2 := a[2].Int64()
+		if err1 != nil || err2 != nil || off < 0 || n < 0 || int(off) > len(data) {
+			return tcl.Empty, tcl.Errorf("TCP::payload replace: bad offset or length (payload is %d bytes)", len(data))
+		}
+		return tcl.Empty, tclErr(c.ReplacePayload(s.side, int(off), int(n), tcl.BytesOf(a[3])))
+	}
+	off, size := int64(0), int64(0)
+	if len(a) == 1 {
+		size, err = a[0].Int64()
+	} else if len(a) == 2 {
+		off, err = a[0].Int64()
+		if err == nil {
+			size, err = a[1].Int64()
+		}
+	} else {
+		return tcl.Empty, tcl.WrongArgs("TCP::payload ?offset? ?length? | length | replace offset length data")
+	}
+	if err != nil || off < 0 || size < 0 {
+		return tcl.Empty, tcl.Errorf("TCP::payload: expected length, offset length, \"length\" or \"replace\"")
+	}
+	if int(off) >= len(data) {
+		return tcl.Empty, nil
+	}
+	end := min(int(off+size), len(data))
+	return tcl.Bytes(data[off:end]), nil
+}
+
+func cmdTCPRespond(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::respond")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("TCP::respond data")
+	}
+	return tcl.Empty, tclErr(c.Respond(s.side, tcl.BytesOf(args[1])))
+}
+
+func cmdTCPClose(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::close")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Empty, tclErr(c.Close(s.side))
+}
+
+func cmdTCPNotify(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	s, c, err := sess(in, "TCP::notify")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("TCP::notify request|response|eom")
+	}
+	var k NotifyKind
+	switch args[1].String() {
+	case "request":
+		k = NotifyRequest
+	case "response":
+		k = NotifyResponse
+	case "eom":
+		k = NotifyEOM
+	default:
+		return tcl.Empty, tcl.Errorf("bad TCP::notify kind %q: must be request, response or eom", args[1].String())
+	}
+	return tcl.Empty, tclErr(c.Notify(s.side, k))
+}
+
+func registerLB(t *tcl.Commands) {
+	t.Register("LB::select", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::select")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		pool, m, err := c.LBSelect()
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("LB::select: %v", err)
+		}
+		return tcl.Str(tcl.FormatList("pool", pool, "member", m.Addr().String(), strconv.Itoa(int(m.Port())))), nil
+	})
+	t.Register("LB::reselect", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::reselect")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		d := Decision{Kind: DecideReselect}
+		a := args[1:]
+		switch {
+		case len(a) == 0:
+		case a[0].String() == "pool" && len(a) >= 2:
+			d.Pool = a[1].String()
+			if len(a) >= 4 && a[2].String() == "member" {
+				if d.Addr, err = parseHostPort(a[3:]); err != nil {
+					return tcl.Empty, err
+				}
+			} else if len(a) != 2 {
+				return tcl.Empty, tcl.WrongArgs("LB::reselect ?pool name ?member addr ?port??? | ?node addr ?port??")
+			}
+		case a[0].String() == "node" && len(a) >= 2:
+			if d.Addr, err = parseHostPort(a[1:]); err != nil {
+				return tcl.Empty, err
+			}
+		default:
+			return tcl.Empty, tcl.WrongArgs("LB::reselect ?pool name ?member addr ?port??? | ?node addr ?port??")
+		}
+		return tcl.Empty, tclErr(c.Decide(d))
+	})
+	t.Register("LB::server", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::server")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		pool, m, ok := c.LBServer()
+		if !ok {
+			return tcl.Empty, nil
+		}
+		port := strconv.Itoa(int(m.Port()))
+		if len(args) == 1 {
+			return tcl.Str(tcl.FormatList(pool, m.Addr().String(), port)), nil
+		}
+		switch args[1].String() {
+		case "pool":
+			return tcl.Str(pool), nil
+		case "addr", "name":
+			return tcl.Str(m.Addr().String()), nil
+		case "port":
+			return tcl.Int(int64(m.Port())), nil
+		case "priority", "ratio", "weight":
+			return tcl.Int(1), nil
+		}
+		return tcl.Empty, tcl.Errorf("bad LB::server field %q: must be pool, name, addr, port, priority, ratio or weight", args[1].String())
+	})
+	t.Register("LB::status", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::status")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		a := args[1:]
+		pool := ""
+		var m netip.AddrPort
+		switch {
+		case len(a) == 0:
+		case len(a) >= 4 && a[0].String() == "pool" && a[2].String() == "member":
+			pool = a[1].String()
+			if m, err = parseHostPort(a[3:]); err != nil {
+				return tcl.Empty, err
+			}
+		case len(a) >= 2 && a[0].String() == "node":
+			if m, err = parseHostPort(a[1:]); err != nil {
+				return tcl.Empty, err
+			}
+		default:
+			return tcl.Empty, tcl.WrongArgs("LB::status ?pool name member addr port? | ?node addr?")
+		}
+		st, err := c.MemberStatus(pool, m)
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("LB::status: %v", err)
+		}
+		return tcl.Str(st), nil
+	})
+	t.Register("LB::mode", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::mode")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if len(args) != 2 {
+			return tcl.Empty, tcl.WrongArgs("LB::mode mode")
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideLBMode, Mode: args[1].String()}))
+	})
+	t.Register("LB::detach", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "LB::detach")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideDetach}))
+	})
+	t.Register("active_members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, "active_members")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		list := false
+		a := args[1:]
+		if len(a) == 2 && a[0].String() == "-list" {
+			list = true
+			a = a[1:]
+		}
+		if len(a) != 1 {
+			return tcl.Empty, tcl.WrongArgs("active_members ?-list? pool")
+		}
+		ms, err := c.ActiveMembers(a[0].String())
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("active_members: %v", err)
+		}
+		if !list {
+			return tcl.Int(int64(len(ms))), nil
+		}
+		out := make([]tcl.Value, len(ms))
+		for i, m := range ms {
+			out[i] = tcl.List(tcl.Str(m.Addr().String()), tcl.Int(int64(m.Port())))
+		}
+		return tcl.List(out...), nil
+	})
+}

@@ -1,0 +1,278 @@
+package rules
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// DataGroupType is the key type of a data group (ltm data-group internal).
+type DataGroupType uint8
+
+// Data group key types.
+const (
+	DGString DataGroupType = iota
+	DGAddress
+	DGInteger
+)
+
+func (t DataGroupType) String() string {
+	switch t {
+	case DGAddress:
+		return "ip"
+	case DGInteger:
+		return "integer"
+	}
+	return "string"
+}
+
+// Record is one data group entry.
+type Record struct {
+	Key   string
+	Value string
+	// prefix is the parsed key of an address data group.
+	prefix netip.Prefix
+}
+
+// DataGroup is a data group as rules see it. The configuration layer builds
+// it with NewDataGroup; it is immutable afterwards and safe to share.
+type DataGroup struct {
+	Name    string
+	Type    DataGroupType
+	Records []Record
+}
+
+// NewDataGroup builds a data group, sorting records by key as BIG-IP lists
+// them, and checks address and integer keys.
+func NewDataGroup(name string, typ DataGroupType, records []Record) (*DataGroup, error) {
+	dg := &DataGroup{Name: name, Type: typ, Records: append([]Record(nil), records...)}
+	for i := range dg.Records {
+		r := &dg.Records[i]
+		switch typ {
+		case DGAddress:
+			p, err := parsePrefix(r.Key)
+			if err != nil {
+				return nil, err
+			}
+			r.prefix = p
+		case DGInteger:
+			if _, err := strconv.ParseInt(r.Key, 10, 64); err != nil {
+				return nil, tcl.Errorf("data group %s: key %q is not an integer", name, r.Key)
+			}
+		}
+	}
+	sort.SliceStable(dg.Records, func(i, j int) bool { return dg.Records[i].Key < dg.Records[j].Key })
+	return dg, nil
+}
+
+// match compares an item with a record using a class operator.
+func (dg *DataGroup) match(r *Record, item string, op string, ip netip.Addr) bool {
+	if dg.Type == DGAddress {
+		if op != "equals" || !ip.IsValid() {
+			return false
+		}
+		return r.prefix.Contains(ip)
+	}
+	switch op {
+	case "equals":
+		return item == r.Key
+	case "starts_with":
+		return strings.HasPrefix(item, r.Key)
+	case "ends_with":
+		return strings.HasSuffix(item, r.Key)
+	case "contains":
+		return strings.Contains(item, r.Key)
+	}
+	return false
+}
+
+// search compares a record key against the item: the reverse direction of
+// match (class search dg starts_with item finds keys starting with item).
+func (dg *DataGroup) search(r *Record, item string, op string, ip netip.Addr) bool {
+	if dg.Type == DGAddress {
+		return dg.match(r, item, op, ip)
+	}
+	switch op {
+	case "equals":
+		return item == r.Key
+	case "starts_with":
+		return strings.HasPrefix(r.Key, item)
+	case "ends_with":
+		return strings.HasSuffix(r.Key, item)
+	case "contains":
+		return strings.Contains(r.Key, item)
+	}
+	return false
+}
+
+func lookupDG(in *tcl.Interp, name string) (*DataGroup, error) {
+	s := sessionOf(in)
+	if s == nil || s.prog.env.DataGroup == nil {
+		return nil, tcl.Errorf("class: no data group named %q", name)
+	}
+	dg, ok := s.prog.env.DataGroup(name)
+	if !ok {
+		return nil, tcl.Errorf("class: no data group named %q", name)
+	}
+	return dg, nil
+}
+
+// cmdClass implements class match, lookup, search, exists, size, names,
+// get and type.
+func cmdClass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs("class match|lookup|search|exists|size|names|get|type ...")
+	}
+	sub := args[1].String()
+	a := args[2:]
+	switch sub {
+	case "exists":
+		if len(a) != 1 {
+			return tcl.Empty, tcl.WrongArgs("class exists class")
+		}
+		s := sessionOf(in)
+		ok := false
+		if s != nil && s.prog.env.DataGroup != nil {
+			_, ok = s.prog.env.DataGroup(a[0].String())
+		}
+		return tcl.Bool(ok), nil
+	case "size", "type":
+		if len(a) != 1 {
+			return tcl.Empty, tcl.WrongArgs("class " + sub + " class")
+		}
+		dg, err := lookupDG(in, a[0].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if sub == "size" {
+			return tcl.Int(int64(len(dg.Records))), nil
+		}
+		return tcl.Str(dg.Type.String()), nil
+	case "names", "get":
+		nocase := false
+		if len(a) > 0 && a[0].String() == "-nocase" {
+			nocase = true
+			a = a[1:]
+		}
+		if len(a) < 1 || len(a) > 2 {
+			return tcl.Empty, tcl.WrongArgs("class " + sub + " ?-nocase? class ?pattern?")
+		}
+		dg, err := lookupDG(in, a[0].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		var out []tcl.Value
+		for _, r := range dg.Records {
+			if len(a) == 2 && !tcl.GlobMatch(a[1].String(), r.Key, nocase) {
+				continue
+			}
+			if sub == "names" {
+				out = append(out, tcl.Str(r.Key))
+			} else {
+				out = append(out, tcl.List(tcl.Str(r.Key), tcl.Str(r.Value)))
+			}
+		}
+		return tcl.List(out...), nil
+	case "lookup":
+		if len(a) != 2 {
+			return tcl.Empty, tcl.WrongArgs("class lookup key class")
+		}
+		return classMatch(in, "match", []string{"-value"}, a[0].String(), "equals", a[1].String())
+	case "match", "search":
+		var opts []string
+		for len(a) > 0 && strings.HasPrefix(a[0].String(), "-") {
+			o := a[0].String()
+			a = a[1:]
+			if o == "--" {
+				break
+			}
+			opts = append(opts, o)
+		}
+		if len(a) != 3 {
+			if sub == "match" {
+				return tcl.Empty, tcl.WrongArgs("class match ?-value|-name|-index|-element|-all? item operator class")
+			}
+			return tcl.Empty, tcl.WrongArgs("class search ?-value|-name|-index|-element|-all? class operator item")
+		}
+		if sub == "match" {
+			return classMatch(in, sub, opts, a[0].String(), a[1].String(), a[2].String())
+		}
+		return classMatch(in, sub, opts, a[2].String(), a[1].String(), a[0].String())
+	}
+	return tcl.Empty, tcl.Errorf("bad class subcommand %q: must be match, lookup, search, exists, size, names, get or type", sub)
+}
+
+func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName string) (tcl.Value, error) {
+	switch op {
+	case "equals", "starts_with", "ends_with", "contains":
+	default:
+		return tcl.Empty, tcl.Errorf("bad class operator %q: must be equals, starts_with, ends_with or contains", op)
+	}
+	dg, err := lookupDG(in, dgName)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	mode, all := "", false
+	for _, o := range opts {
+		switch o {
+		case "-value", "-name", "-index", "-element":
+			mode = o
+		case "-all":
+			all = true
+		default:
+			return tcl.Empty, tcl.Errorf("bad class option %q: must be -value, -name, -index, -element or -all", o)
+		}
+	}
+	var ip netip.Addr
+	if dg.Type == DGAddress {
+		if p, err := parsePrefix(item); err == nil {
+			ip = p.Addr()
+		}
+	}
+	var hits []tcl.Value
+	for i := range dg.Records {
+		r := &dg.Records[i]
+		ok := false
+		if sub == "match" {
+			ok = dg.match(r, item, op, ip)
+		} else {
+			ok = dg.search(r, item, op, ip)
+		}
+		if !ok {
+			continue
+		}
+		var v tcl.Value
+		switch mode {
+		case "":
+			if !all {
+				return tcl.Bool(true), nil
+			}
+			v = tcl.Str(r.Key)
+		case "-value":
+			v = tcl.Str(r.Value)
+		case "-name":
+			v = tcl.Str(r.Key)
+		case "-index":
+			v = tcl.Int(int64(i))
+		case "-element":
+			v = tcl.List(tcl.Str(r.Key), tcl.Str(r.Value))
+		}
+		if !all {
+			return v, nil
+		}
+		hits = append(hits, v)
+	}
+	if all {
+		return tcl.List(hits...), nil
+	}
+	switch mode {
+	case "":
+		return tcl.Bool(false), nil
+	case "-index":
+		return tcl.Int(-1), nil
+	}
+	return tcl.Empty, nil
+}

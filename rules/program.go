@@ -1,0 +1,280 @@
+package rules
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// Statics holds the static:: variables, global to every rule and
+// connection. Reads are lock-free (an atomic snapshot) because every event
+// may read them; writes, meant for RULE_INIT, copy the map.
+type Statics struct {
+	mu sync.Mutex
+	m  atomic.Pointer[map[string]tcl.Value]
+}
+
+// NewStatics returns an empty static variable store.
+func NewStatics() *Statics {
+	s := &Statics{}
+	m := map[string]tcl.Value{}
+	s.m.Store(&m)
+	return s
+}
+
+// Get reads static::name (name includes the static:: prefix).
+func (s *Statics) Get(name string) (tcl.Value, bool) {
+	v, ok := (*s.m.Load())[name]
+	return v, ok
+}
+
+// Set writes a static variable.
+func (s *Statics) Set(name string, v tcl.Value) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.m.Load()
+	m := make(map[string]tcl.Value, len(old)+1)
+	for k, x := range old {
+		m[k] = x
+	}
+	m[name] = forceString(v)
+	s.m.Store(&m)
+	return nil
+}
+
+// forceString caches the string form so that concurrent readers never
+// race to build it.
+func forceString(v tcl.Value) tcl.Value { return tcl.Str(v.String()) }
+
+// Env is what rules share across connections: the log, data groups, the
+// session table and static variables. The daemon builds one per running
+// configuration.
+type Env struct {
+	// Log receives log lines; facility is like "local0.info" and line is
+	// already in BIG-IP's form ("Rule /Common/r <EVENT>: text").
+	Log func(facility, line string)
+	// DataGroup finds a data group by name (bare or /Partition/name).
+	DataGroup func(name string) (*DataGroup, bool)
+	// Table is the session table behind the table command.
+	Table *Table
+	// Statics holds static:: variables.
+	Statics *Statics
+	// Steps bounds the commands one event may run (0: DefaultSteps).
+	Steps int
+	// Timeout bounds the wall time of one event (0: DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Default budgets for one event.
+const (
+	DefaultSteps   = 1_000_000
+	DefaultTimeout = 500 * time.Millisecond
+)
+
+func (e *Env) log(facility, line string) {
+	if e != nil && e.Log != nil {
+		e.Log(facility, line)
+	}
+}
+
+// RuntimeError is an error raised by a rule while handling an event. The
+// caller resets that connection only; Line is the log line already sent.
+type RuntimeError struct {
+	Rule  string
+	Event Event
+	Msg   string
+	// Where is rule:line:column of the failing command when known.
+	Where string
+	Line  string
+}
+
+func (e *RuntimeError) Error() string { return e.Line }
+
+// Program is the ordered list of rules attached to one virtual server,
+// with the handlers of each event sorted by priority (stable, so rules in
+// list order break ties).
+type Program struct {
+	env      *Env
+	rules    []*Rule
+	handlers [numEvents][]progHandler
+	pool     sync.Pool
+}
+
+type progHandler struct {
+	h  *Handler
+	ri int
+}
+
+// NewProgram combines rules in the order they are listed on the virtual.
+func NewProgram(env *Env, rules ...*Rule) *Program {
+	if env == nil {
+		env = &Env{}
+	}
+	if env.Statics == nil {
+		env.Statics = NewStatics()
+	}
+	if env.Table == nil {
+		env.Table = NewTable()
+	}
+	p := &Program{env: env, rules: rules}
+	for i, r := range rules {
+		for _, h := range r.handlers {
+			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
+		}
+	}
+	for ev := range p.handlers {
+		sort.SliceStable(p.handlers[ev], func(i, j int) bool {
+			return p.handlers[ev][i].h.Priority < p.handlers[ev][j].h.Priority
+		})
+	}
+	return p
+}
+
+// Rules returns the program's rules in list order.
+func (p *Program) Rules() []*Rule { return p.rules }
+
+// Handles reports whether any rule handles ev, so the dataplane can skip
+// work (collecting data, creating sessions) nobody asked for.
+func (p *Program) Handles(ev Event) bool { return len(p.handlers[ev]) > 0 }
+
+// Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
+// loaded or modified.
+func (p *Program) Init() error {
+	if !p.Handles(RuleInit) {
+		return nil
+	}
+	s := p.NewSession(nil)
+	defer s.Release()
+	return s.Run(RuleInit)
+}
+
+// Session is one connection's rule state: its variables, disabled events
+// and the connection. The dataplane makes one per flow that has rules.
+type Session struct {
+	prog     *Program
+	conn     Conn
+	in       *tcl.Interp
+	disabled []uint32 // per rule: bit per event
+	event    Event
+	cur      *Handler
+	curIdx   int
+	side     Side
+}
+
+// NewSession starts the rule state for a connection. Sessions are pooled;
+// call Release when the connection ends.
+func (p *Program) NewSession(c Conn) *Session {
+	s, _ := p.pool.Get().(*Session)
+	if s == nil {
+		s = &Session{prog: p, in: tcl.NewInterp(commandTable())}
+		s.in.Data = s
+		s.in.Statics = p.env.Statics
+		s.in.MaxDepth = 100
+		s.disabled = make([]uint32, len(p.rules))
+	}
+	s.conn = c
+	return s
+}
+
+// Release returns the session to its program's pool.
+func (s *Session) Release() {
+	s.in.ResetVars()
+	clear(s.disabled)
+	s.conn = nil
+	s.cur = nil
+	s.prog.pool.Put(s)
+}
+
+// Conn returns the connection the session serves.
+func (s *Session) Conn() Conn { return s.conn }
+
+// Run runs every enabled handler of ev in priority order. A Tcl error stops
+// the event, is logged as "TCL error: /Common/r <EVENT> - message" and is
+// returned as a *RuntimeError: the caller resets this connection only.
+func (s *Session) Run(ev Event) error {
+	hs := s.prog.handlers[ev]
+	if len(hs) == 0 {
+		return nil
+	}
+	env := s.prog.env
+	steps := env.Steps
+	if steps <= 0 {
+		steps = DefaultSteps
+	}
+	timeout := env.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	s.event = ev
+	for _, ph := range hs {
+		h := ph.h
+		if s.disabled[ph.ri]&(1<<ev) != 0 {
+			continue
+		}
+		s.cur = h
+		s.curIdx = ph.ri
+		s.side = ev.side()
+		s.in.SetBudget(steps, deadline)
+		_, err := s.in.Eval(h.body)
+		if err != nil && !tcl.IsReturn(err) {
+			return s.fail(h, err)
+		}
+	}
+	s.cur = nil
+	return nil
+}
+
+func (s *Session) fail(h *Handler, err error) error {
+	msg := err.Error()
+	where := ""
+	var te *tcl.Error
+	if errors.As(err, &te) {
+		where = te.Where()
+	}
+	if errors.Is(err, tcl.ErrBudget) {
+		msg = fmt.Sprintf("%s (more than %d commands or %v)", msg, max(s.prog.env.Steps, 0), s.prog.env.Timeout)
+		if s.prog.env.Steps <= 0 || s.prog.env.Timeout <= 0 {
+			msg = tcl.ErrBudget.Error()
+		}
+	}
+	line := fmt.Sprintf("TCL error: %s <%s> - %s", h.rule.Name, h.Event, msg)
+	if where != "" {
+		line += "     at " + where
+	}
+	s.prog.env.log("local0.err", line)
+	s.cur = nil
+	return &RuntimeError{Rule: h.rule.Name, Event: h.Event, Msg: msg, Where: where, Line: line}
+}
+
+// Var reads a connection variable, for tests and diagnostics.
+func (s *Session) Var(name string) (string, bool) {
+	v, err := s.in.GetVar(name)
+	if err != nil {
+		return "", false
+	}
+	return v.String(), true
+}
+
+// sessionOf finds the session behind an interpreter.
+func sessionOf(in *tcl.Interp) *Session {
+	s, _ := in.Data.(*Session)
+	return s
+}
+
+// logLine formats a log command's text the way BIG-IP writes it to the
+// ltm log.
+func (s *Session) logLine(text string, noname bool) string {
+	if noname || s.cur == nil {
+		return text
+	}
+	return "Rule " + s.cur.rule.Name + " <" + s.event.String() + ">: " + text
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,286 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// Event is an iRules event. Events are small integers so that dispatch is
+// an array index, not a map lookup.
+type Event uint8
+
+// The events rules can handle. HTTP and persistence events are parsed now
+// so that rules using them load; the dataplane raises them as it grows.
+const (
+	RuleInit Event = iota
+	ClientAccepted
+	ClientData
+	LBSelected
+	LBFailed
+	ServerConnected
+	ServerData
+	ClientClosed
+	ServerClosed
+	HTTPRequest
+	HTTPResponse
+	HTTPRequestData
+	HTTPResponseData
+	PersistDown
+	UserRequest
+	UserResponse
+	ClientSSLHandshake
+	ServerSSLHandshake
+	numEvents
+)
+
+var eventNames = [numEvents]string{
+	"RULE_INIT", "CLIENT_ACCEPTED", "CLIENT_DATA", "LB_SELECTED", "LB_FAILED",
+	"SERVER_CONNECTED", "SERVER_DATA", "CLIENT_CLOSED", "SERVER_CLOSED",
+	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
+	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
+}
+
+func (e Event) String() string {
+	if e < numEvents {
+		return eventNames[e]
+	}
+	return "UNKNOWN_EVENT"
+}
+
+// ParseEvent maps an event name to its Event.
+func ParseEvent(name string) (Event, bool) {
+	for i, n := range eventNames {
+		if n == name {
+			return Event(i), true
+		}
+	}
+	return 0, false
+}
+
+// side is the side an event runs on, which TCP:: and IP:: commands use.
+func (e Event) side() Side {
+	switch e {
+	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse:
+		return ServerSide
+	}
+	return ClientSide
+}
+
+// DefaultPriority is the priority of a when block that names none.
+const DefaultPriority = 500
+
+// Handler is one compiled `when` block.
+type Handler struct {
+	Event    Event
+	Priority int
+	Line     int
+	body     *tcl.Script
+	rule     *Rule
+}
+
+// Ref is a literal reference from a rule to a configuration object, so the
+// configuration layer can refuse a rule naming a pool that does not exist.
+type Ref struct {
+	Kind string // pool, snatpool, class, node
+	Name string
+	Line int
+	Col  int
+}
+
+// Rule is a compiled iRule. It is immutable and shared by every virtual
+// server and connection that uses it.
+type Rule struct {
+	// Name is the full path, /Common/name unless a partition was given.
+	Name     string
+	handlers []*Handler
+	procs    map[string]*tcl.Proc
+	refs     []Ref
+}
+
+// Handlers returns the rule's when blocks in source order.
+func (r *Rule) Handlers() []*Handler { return r.handlers }
+
+// Refs returns the objects the rule names literally.
+func (r *Rule) Refs() []Ref { return r.refs }
+
+// Handles reports whether the rule has a when block for ev.
+func (r *Rule) Handles(ev Event) bool {
+	for _, h := range r.handlers {
+		if h.Event == ev {
+			return true
+		}
+	}
+	return false
+}
+
+// FullName adds the /Common partition to a bare rule name.
+func FullName(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/Common/" + name
+}
+
+// CompileError is a rule that cannot be loaded, with its position.
+type CompileError struct {
+	Rule      string
+	Line, Col int
+	Msg       string
+}
+
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.Rule, e.Line, e.Col, e.Msg)
+}
+
+// Compile parses and compiles a rule body (the text between the braces of
+// `ltm rule NAME { ... }`). Every command name is resolved now: disabled
+// Tcl commands and commands openltm does not implement are refused with
+// their line and column, so a bad rule never reaches the dataplane.
+func Compile(name, body string) (*Rule, error) {
+	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}}
+	refs := &r.refs
+	check := func(cmd string, src *tcl.Source, off int) error {
+		line, col := src.Pos(off)
+		return &CompileError{Rule: r.Name, Line: line, Col: col, Msg: unknownCommandMsg(cmd)}
+	}
+	tbl := commandTable()
+	sc, err := compileWithRefs(tbl, check, r.Name, body, refs)
+	if err != nil {
+		if se, ok := err.(*tcl.SyntaxError); ok {
+			return nil, &CompileError{Rule: r.Name, Line: se.Line, Col: se.Col, Msg: se.Msg}
+		}
+		return nil, err
+	}
+	rulePriority := DefaultPriority
+	for _, c := range sc.TopCommands() {
+		fail := func(i int, format string, args ...any) error {
+			l, col := c.WordPos(i)
+			return &CompileError{Rule: r.Name, Line: l, Col: col, Msg: fmt.Sprintf(format, args...)}
+		}
+		kw := c.Words[0].String()
+		if !c.Literal {
+			return nil, fail(0, "a rule's top level holds only when, proc and priority; found a substituted word")
+		}
+		switch kw {
+		case "when":
+			h, err := parseWhen(c, rulePriority, fail)
+			if err != nil {
+				return nil, err
+			}
+			h.rule = r
+			r.handlers = append(r.handlers, h)
+		case "proc":
+			if len(c.Words) != 4 {
+				return nil, fail(0, "wrong # args: should be \"proc name args body\"")
+			}
+			pname := c.Words[1].String()
+			if _, dup := r.procs[pname]; dup {
+				return nil, fail(1, "proc %q is defined twice", pname)
+			}
+			p, err := tcl.NewProc(tbl, check, pname, c.Words[2], c.Words[3])
+			if err != nil {
+				return nil, fail(2, "%v", err)
+			}
+			r.procs[pname] = p
+		case "priority":
+			if len(c.Words) != 2 {
+				return nil, fail(0, "wrong # args: should be \"priority N\" with N from 0 to 1000")
+			}
+			p, err := parsePriority(c.Words[1].String())
+			if err != nil {
+				return nil, fail(1, "%v", err)
+			}
+			rulePriority = p
+		default:
+			return nil, fail(0, "unexpected %q at the top level of a rule: expected when EVENT [priority N] { ... }, proc NAME ARGS BODY or priority N", kw)
+		}
+	}
+	return r, nil
+}
+
+func parsePriority(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 0 || p > 1000 {
+		return 0, fmt.Errorf("bad priority %q: must be an integer from 0 to 1000", s)
+	}
+	return p, nil
+}
+
+// parseWhen reads `when EVENT [timing on|off] [priority N] BODY`.
+func parseWhen(c tcl.TopCommand, prio int, fail func(int, string, ...any) error) (*Handler, error) {
+	w := c.Words
+	if len(w) < 3 {
+		return nil, fail(0, "wrong # args: should be \"when EVENT ?priority N? { script }\"")
+	}
+	ev, ok := ParseEvent(w[1].String())
+	if !ok {
+		return nil, fail(1, "unknown event %q: expected one of %s", w[1].String(), strings.Join(eventNames[:], ", "))
+	}
+	h := &Handler{Event: ev, Priority: prio, Line: c.Line}
+	i := 2
+	for i < len(w)-1 {
+		switch w[i].String() {
+		case "priority":
+			if i+1 >= len(w)-1 {
+				return nil, fail(i, "priority needs a value from 0 to 1000")
+			}
+			p, err := parsePriority(w[i+1].String())
+			if err != nil {
+				return nil, fail(i+1, "%v", err)
+			}
+			h.Priority = p
+			i += 2
+		case "timing":
+			if i+1 >= len(w)-1 || (w[i+1].String() != "on" && w[i+1].String() != "off") {
+				return nil, fail(i, "timing needs on or off")
+			}
+			i += 2
+		default:
+			return nil, fail(i, "unexpected %q in when: expected priority N, timing on|off or the event's script", w[i].String())
+		}
+	}
+	body := tcl.ScriptOf(w[len(w)-1])
+	if body == nil {
+		return nil, fail(len(w)-1, "the body of when %s must be a braced script", ev)
+	}
+	h.body = body
+	return h, nil
+}
+
+// disabledTcl are the Tcl commands BIG-IP removes from iRules.
+var disabledTcl = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`auto_execok auto_import auto_load auto_mkindex auto_mkindex_old
+		auto_qualify auto_reset bgerror cd close dict eof encoding exec exit fblocked fconfigure fcopy
+		file fileevent filename flush gets glob http interp load lrepeat lreverse memory namespace open
+		package pid pkg::create pkg_mkIndex pwd rename seek socket source tcl_findLibrary tell time
+		unknown update uplevel upvar vwait`) {
+		disabledTcl[n] = true
+	}
+}
+
+func unknownCommandMsg(cmd string) string {
+	if disabledTcl[strings.TrimPrefix(cmd, "::")] {
+		return fmt.Sprintf("command %q is disabled in iRules", cmd)
+	}
+	known := commandTable().Names()
+	var near []string
+	if i := strings.Index(cmd, "::"); i > 0 {
+		ns := cmd[:i+2]
+		for _, n := range known {
+			if strings.HasPrefix(n, ns) {
+				near = append(near, n)
+			}
+		}
+	}
+	sort.Strings(near)
+	if len(near) > 0 {
+		return fmt.Sprintf("unknown or unsupported command %q; %s commands available: %s", cmd, strings.TrimSuffix(cmd[:strings.Index(cmd, "::")+2], "::"), strings.Join(near, ", "))
+	}
+	return fmt.Sprintf("unknown or unsupported command %q (see the supported command list in the rules documentation)", cmd)
+}
