@@ -210,7 +210,7 @@ func (s *Session) resolve(args []grammar.Node) (target, error) {
 			return target{kind: k, rest: args[own:], words: args[:own]}, true
 		}
 		// The longest module path.
-		for m := len(full); m >= len(prefix); m-- {
+		for m := len(full); m > len(prefix) || (m == len(prefix) && len(ws) == 0); m-- {
 			if m > 0 && s.e.schema.IsModulePath(full[:m]) {
 				own := m - len(prefix)
 				return target{module: full[:m], rest: args[own:], words: args[:own]}, true

@@ -115,6 +115,9 @@ func (k *Kind) index() {
 			}
 		}
 		if p.Sub != nil {
+			if p.Sub.Lower == "" {
+				p.Sub.Lower = strings.ToLower(p.Sub.Title)
+			}
 			p.Sub.index()
 		}
 	}
