@@ -1,0 +1,214 @@
+// Package transcripts replays whole procedures, command by command, against
+// real programs: an ltmd started in the script's work directory, tmsh
+// talking to it over its socket, and tcpkit peers carrying real traffic.
+package transcripts
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden output inside the transcripts")
+
+// binDir holds tmsh, ltmd and tcpkit built once for all transcripts.
+var binDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "openltm-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	cmd := exec.Command("go", "build", "-o", dir, "../cmd/tmsh", "../cmd/ltmd", "../cmd/tcpkit")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the programs for the transcripts:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestTranscripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("PATH", binDir+string(os.PathListSeparator)+e.Getenv("PATH"))
+			e.Setenv("OPENLTM_STATE_DIR", filepath.Join(e.WorkDir, "state"))
+			e.Setenv("OPENLTM_SOCKET", filepath.Join(e.WorkDir, "ltmd.sock"))
+			e.Setenv("HOME", e.WorkDir)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"waitsock": cmdWaitSock,
+			"waitport": cmdWaitPort,
+			"poll":     cmdPoll,
+			"send":     cmdSend,
+			"sleep":    cmdSleep,
+		},
+	})
+}
+
+// waitsock PATH: wait (up to 10 s) until a daemon listens on the socket.
+func cmdWaitSock(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitsock PATH")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("unix", path); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("no daemon answered on %s within 10s", path)
+}
+
+// waitport ADDR: wait (up to 10 s) until something accepts TCP on ADDR.
+func cmdWaitPort(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitport ADDR")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", args[0], time.Second)
+		if err == nil {
+			c.Close()
+			if neg {
+				ts.Fatalf("%s accepts connections", args[0])
+			}
+			return
+		}
+		if neg {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ts.Fatalf("nothing listens on %s within 10s", args[0])
+}
+
+// poll SECONDS REGEXP PROG ARGS...: run the program until its standard
+// output matches (at most every 100 ms, for at most SECONDS); the last
+// output becomes the script's stdout. For conditions that take a moment,
+// like a monitor marking a member down.
+func cmdPoll(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 3 {
+		ts.Fatalf("usage: poll SECONDS REGEXP PROG ARGS...")
+	}
+	secs, err := strconv.ParseFloat(args[0], 64)
+	ts.Check(err)
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	var out []byte
+	for i := 0; i < 10000; i++ {
+		cmd := exec.Command(args[2], args[3:]...)
+		cmd.Dir = ts.Getenv("WORK")
+		cmd.Env = envOf(ts)
+		out, _ = cmd.Output()
+		if re.Match(out) != neg {
+			fmt.Fprint(ts.Stdout(), string(out))
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.Fatalf("after %vs, %s output still does not match %q:\n%s", secs, args[2], args[1], out)
+}
+
+func envOf(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "OPENLTM_STATE_DIR", "OPENLTM_SOCKET", "WORK", "TMPDIR"} {
+		env = append(env, k+"="+ts.Getenv(k))
+	}
+	return env
+}
+
+// send ADDR MESSAGE...: connect to ADDR, send each message as a line, and
+// print each answer line; a reset or silence (3 s) is printed as such.
+func cmdSend(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: send ADDR MESSAGE...")
+	}
+	c, err := net.DialTimeout("tcp", args[0], 3*time.Second)
+	if err != nil {
+		if neg {
+			fmt.Fprintf(ts.Stdout(), "connect: refused\n")
+			return
+		}
+		ts.Fatalf("connect %s: %v", args[0], err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for _, m := range args[1:] {
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		if _, err := fmt.Fprintf(c, "%s\n", m); err != nil {
+			fmt.Fprintf(ts.Stdout(), "send: %s\n", errWord(err))
+			if !neg {
+				ts.Fatalf("send to %s: %v", args[0], err)
+			}
+			return
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			fmt.Fprintf(ts.Stdout(), "recv: %s\n", errWord(err))
+			if !neg {
+				ts.Fatalf("no answer from %s: %v", args[0], err)
+			}
+			return
+		}
+		fmt.Fprint(ts.Stdout(), line)
+	}
+	if neg {
+		ts.Fatalf("every message to %s was answered", args[0])
+	}
+}
+
+func errWord(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "reset"):
+		return "reset"
+	case strings.Contains(s, "EOF"):
+		return "closed"
+	case strings.Contains(s, "timeout"):
+		return "timeout"
+	}
+	return s
+}
+
+// sleep SECONDS: for the few steps that must let time pass (idle timeouts).
+func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: sleep SECONDS")
+	}
+	secs, err := strconv.ParseFloat(args[0], 64)
+	ts.Check(err)
+	if secs > 30 {
+		ts.Fatalf("sleep: at most 30 seconds")
+	}
+	time.Sleep(time.Duration(secs * float64(time.Second)))
+}
