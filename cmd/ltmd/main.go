@@ -1,0 +1,60 @@
+// Command ltmd is openltm's daemon: it owns the configuration, runs the
+// dataplane and answers tmsh on a Unix socket. It runs in the foreground
+// and logs to stderr; stop it with SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/daemon"
+)
+
+func main() {
+	fs := flag.NewFlagSet("ltmd", flag.ContinueOnError)
+	stateDir := fs.String("state-dir", "", "state directory (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
+	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "ltmd: unexpected arguments: %v\n", fs.Args())
+		os.Exit(2)
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintf(os.Stderr, "ltmd: --log-level: %v\n", err)
+		os.Exit(2)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+
+	paths := control.ResolvePaths(*stateDir, *socket)
+	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
+		logger.Error("cannot create the state directory", "dir", paths.StateDir, "err", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger}, paths.Socket)
+	if err != nil {
+		logger.Error("cannot start", "socket", paths.Socket, "state", paths.StateDir, "err", err)
+		os.Exit(1)
+	}
+	<-ctx.Done()
+	logger.Info("stopping")
+	if err := r.Stop(); err != nil {
+		logger.Error("stop", "err", err)
+		os.Exit(1)
+	}
+	logger.Info("stopped")
+}

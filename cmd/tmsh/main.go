@@ -1,0 +1,33 @@
+// Command tmsh is openltm's shell: interactive on a terminal, a batch
+// runner for -c, -f and piped scripts. See USAGE.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/openltm/openltm/shell"
+)
+
+func main() {
+	var o shell.Options
+	fs := flag.NewFlagSet("tmsh", flag.ContinueOnError)
+	fs.StringVar(&o.Socket, "socket", "", "ltmd's control socket (default $OPENLTM_SOCKET, else a per-user path)")
+	fs.StringVar(&o.StateDir, "state-dir", "", "state directory for an embedded ltmd and the history (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
+	fs.StringVar(&o.Command, "c", "", "run these statements (separated by ';' or newlines) and exit")
+	fs.StringVar(&o.File, "f", "", "run the statements in this file ('-' for stdin) and exit")
+	fs.BoolVar(&o.Quiet, "q", false, "quiet (accepted for tmsh compatibility)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: tmsh [--socket PATH] [--state-dir DIR] [-q] [-c 'cmd; cmd' | -f FILE | command words...]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			os.Exit(shell.ExitOK)
+		}
+		os.Exit(shell.ExitUsage)
+	}
+	o.Args = fs.Args()
+	os.Exit(shell.Run(o))
+}

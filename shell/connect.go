@@ -1,0 +1,105 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/daemon"
+)
+
+// startAttempts bounds how long tmsh waits for another tmsh that is
+// starting an embedded daemon on the same socket at the same moment.
+const (
+	startAttempts = 50
+	startBackoff  = 100 * time.Millisecond
+)
+
+// embeddedLog is where an embedded daemon writes its log, inside the state
+// directory: its lines must not land in the middle of the prompt.
+const embeddedLog = "ltmd.log"
+
+// connection is a session with ltmd and, when this tmsh had to start one,
+// the daemon running inside it.
+type connection struct {
+	client   *control.Client
+	embedded *daemon.Running
+	logFile  *os.File
+}
+
+// connect opens a session with the daemon on paths.Socket. When nothing
+// answers there, it starts an embedded daemon on that socket (so other
+// tmsh processes can join it) with its state in paths.StateDir, and says so
+// in one line on stderr.
+func connect(paths control.Paths, stderr io.Writer) (*connection, error) {
+	var lastErr error
+	for range startAttempts {
+		c, err := control.Dial(paths.Socket)
+		if err == nil {
+			return &connection{client: c}, nil
+		}
+		if !errors.Is(err, control.ErrNoDaemon) {
+			return nil, err
+		}
+		conn, err := startEmbedded(paths)
+		if errors.Is(err, control.ErrInUse) {
+			// Another process claimed the socket first: it is starting a
+			// daemon right now. Give it a moment, then join it.
+			lastErr = err
+			time.Sleep(startBackoff)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", paths.Socket, paths.StateDir)
+		c, err = control.Dial(paths.Socket)
+		if err != nil {
+			conn.close()
+			return nil, err
+		}
+		conn.client = c
+		return conn, nil
+	}
+	return nil, fmt.Errorf("no ltmd answered on %s, and starting one failed: %w", paths.Socket, lastErr)
+}
+
+// startEmbedded runs a daemon inside this process, logging to a file in
+// its state directory.
+func startEmbedded(paths control.Paths) (*connection, error) {
+	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(paths.StateDir, embeddedLog), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("embedded ltmd log: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger}, paths.Socket)
+	if err != nil {
+		lf.Close()
+		return nil, err
+	}
+	return &connection{embedded: r, logFile: lf}, nil
+}
+
+// close ends the session, then stops the embedded daemon if there is one
+// (which disconnects any other tmsh that joined it).
+func (c *connection) close() error {
+	if c.client != nil {
+		c.client.Close()
+	}
+	var err error
+	if c.embedded != nil {
+		err = c.embedded.Stop()
+	}
+	if c.logFile != nil {
+		c.logFile.Close()
+	}
+	return err
+}

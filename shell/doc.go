@@ -1,0 +1,7 @@
+// Package shell is tmsh: the interactive REPL on a terminal, and the batch
+// runner for -c, -f and piped scripts. Both send complete statements, one
+// at a time, to a control.Session (the daemon, over the socket), print
+// output on stdout and failures on stderr, and agree on what a statement is
+// through grammar.SplitStatements, so a brace block pasted at the prompt
+// and the same block in a file behave alike.
+package shell

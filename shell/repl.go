@@ -1,0 +1,145 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/openltm/openltm/control"
+)
+
+// LineReader is the line editor behind the interactive prompt. The real
+// one drives go-prompt on the terminal; tests script one. Keeping the
+// editor behind this seam keeps the REPL's logic (statements spanning
+// lines, help, quitting, interrupts) testable without a terminal.
+type LineReader interface {
+	// ReadLine shows p and returns the next line typed. It returns io.EOF
+	// when the user asks to leave (Ctrl-D on an empty line), and ctx's
+	// error when ctx ends while waiting.
+	ReadLine(ctx context.Context, p LinePrompt) (Line, error)
+}
+
+// LinePrompt is what ReadLine shows: Text, and Primary, the prompt to
+// switch to if Ctrl-C abandons the open block Text continues.
+type LinePrompt struct {
+	Text    string
+	Primary string
+}
+
+// Line is one answer of the editor.
+type Line struct {
+	// Text is the line typed, or for Help the text before the cursor.
+	Text string
+	// Help means `?` was typed: show help for Text. The editor keeps the
+	// line being edited and shows it again on the next ReadLine.
+	Help bool
+	// Interrupted means Ctrl-C was pressed while this line was read: a
+	// block left open on earlier lines is abandoned before Text is taken.
+	Interrupted bool
+}
+
+// REPL is the interactive loop: read a line, run what it completes, show
+// the prompt the session is now in.
+type REPL struct {
+	Session control.Session
+	Reader  LineReader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	// Interrupt delivers Ctrl-C (SIGINT) while a command runs: it cancels
+	// that command only. Nil means commands cannot be interrupted.
+	Interrupt <-chan struct{}
+	// History, when set, records every line typed.
+	History func(line string)
+
+	feeder *feeder
+}
+
+// Run loops until the user leaves (quit, exit at the top, Ctrl-D), ctx
+// ends, or the daemon goes away; only the last is an error.
+func (r *REPL) Run(ctx context.Context) error {
+	r.feeder = newFeeder()
+	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr}
+	for {
+		primary := PromptString(r.Session.Prompt())
+		if e, ok := r.Session.(interface{ Err() error }); ok && e.Err() != nil {
+			return e.Err() // the daemon went away between commands
+		}
+		p := LinePrompt{Text: primary, Primary: primary}
+		if r.feeder.pending() {
+			p.Text = continuationPrompt
+		}
+		line, err := r.Reader.ReadLine(ctx, p)
+		if err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if line.Interrupted {
+			r.feeder.reset()
+		}
+		if line.Help {
+			r.help(line.Text)
+			continue
+		}
+		if r.History != nil {
+			r.History(line.Text)
+		}
+		sts, errs := r.feeder.feed(line.Text + "\n")
+		for _, e := range errs {
+			run.report("", e)
+		}
+		for _, st := range sts {
+			r.exec(ctx, run, st)
+			if run.lost != nil {
+				return run.lost
+			}
+			if run.quit {
+				return nil
+			}
+		}
+	}
+}
+
+// Complete is what the editor's Tab completion calls with the text before
+// the cursor: the session's suggestions for the statement being typed,
+// including lines of a block typed before this one.
+func (r *REPL) Complete(before string) []control.Suggestion {
+	text := before
+	if r.feeder != nil && r.feeder.pending() {
+		text = r.feeder.pendingText() + before
+	}
+	return r.Session.Complete(currentStatement(text))
+}
+
+// help prints `?` help for the statement being typed.
+func (r *REPL) help(before string) {
+	current := currentStatement(r.feeder.pendingText() + before)
+	if WriteHelp(r.Stdout, r.Session.Complete(current), partialWord(current)) == 0 {
+		fmt.Fprintln(r.Stdout, "No help is available here.")
+	}
+}
+
+// exec runs one statement; Ctrl-C while it runs cancels only it.
+func (r *REPL) exec(ctx context.Context, run *runner, st statement) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if r.Interrupt != nil {
+		done := make(chan struct{})
+		defer close(done)
+		// Drop a Ctrl-C left over from before this command.
+		select {
+		case <-r.Interrupt:
+		default:
+		}
+		go func() {
+			select {
+			case <-r.Interrupt:
+				cancel()
+			case <-done:
+			}
+		}()
+	}
+	run.run(cctx, st, "")
+}

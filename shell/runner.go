@@ -1,0 +1,84 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openltm/openltm/control"
+)
+
+// runner sends statements to the session and reports their results: output
+// on out as it streams, each failure as one line on errw. Errors go to
+// stderr so a script's output stays clean to pipe; the exit status tells a
+// script whether anything failed.
+type runner struct {
+	sess   control.Session
+	out    io.Writer
+	errw   io.Writer
+	failed bool
+	quit   bool
+	// lost is set when the daemon went away; nothing more can run.
+	lost error
+}
+
+// lastPrompter is the cheap way to learn the prompt state after a command:
+// the control client keeps the state each answer carried.
+type lastPrompter interface{ LastPrompt() control.PromptState }
+
+// run executes one statement. where prefixes its error message (a file
+// name and line in batch mode, "" at the prompt).
+func (r *runner) run(ctx context.Context, st statement, where string) {
+	if r.lost != nil || r.quit {
+		return
+	}
+	w := &tailWriter{w: r.out}
+	err := r.sess.Exec(ctx, st.text, w)
+	// Keep the prompt on its own line when output did not end one.
+	if w.n > 0 && w.last != '\n' {
+		fmt.Fprintln(r.out)
+	}
+	if err != nil {
+		r.failed = true
+		if errors.Is(err, control.ErrDisconnected) {
+			r.lost = err
+		}
+		r.report(where, err)
+	}
+	if lp, ok := r.sess.(lastPrompter); ok {
+		r.quit = lp.LastPrompt().Quit
+	} else {
+		r.quit = r.sess.Prompt().Quit
+	}
+}
+
+// report prints one error line, prefixed by where it came from.
+func (r *runner) report(where string, err error) {
+	msg := err.Error()
+	if errors.Is(err, context.Canceled) {
+		msg = "interrupted"
+	}
+	msg = strings.TrimRight(msg, "\n")
+	if where != "" {
+		msg = where + ": " + msg
+	}
+	fmt.Fprintln(r.errw, msg)
+}
+
+// tailWriter remembers whether output ended with a newline.
+type tailWriter struct {
+	w    io.Writer
+	n    int
+	last byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if n > 0 {
+		t.n += n
+		t.last = p[n-1]
+	}
+	return n, err
+}
