@@ -33,7 +33,9 @@ func newFakeConn() *fakeConn {
 	}
 }
 
-func (f *fakeConn) record(format string, args ...any) { f.calls = append(f.calls, fmt.Sprintf(format, args...)) }
+func (f *fakeConn) record(format string, args ...any) {
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
 
 func (f *fakeConn) Addr(e Endpoint) netip.AddrPort { return f.addrs[e] }
 func (f *fakeConn) Protocol() int                  { return 6 }

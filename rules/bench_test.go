@@ -1,0 +1,121 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const routingRule = `when CLIENT_ACCEPTED {
+  if { [TCP::local_port] >= 10000 && [TCP::local_port] < 10500 } {
+    pool WSH_1_pool
+  } elseif { [TCP::local_port] >= 10500 && [TCP::local_port] < 11000 } {
+    pool WSH_2_pool
+  } else {
+    drop
+  }
+}`
+
+const headerRule = `when CLIENT_DATA {
+  set method ""
+  set host ""
+  foreach line [split [string map [list "\r\n" "\n"] [TCP::payload]] "\n"] {
+    if { $method eq "" } {
+      set method [lindex [split $line " "] 0]
+      continue
+    }
+    set i [string first ":" $line]
+    if { $i < 0 } { continue }
+    set name [string tolower [string range $line 0 [expr {$i - 1}]]]
+    set value [string trim [string range $line [expr {$i + 1}] end]]
+    switch -glob -- $name {
+      host { set host $value }
+      x-forwarded-for { set xff [string trim [lindex [split $value ","] 0]] }
+      user-agent { set ua $value }
+    }
+  }
+  switch -- $method {
+    GET - HEAD { pool read_pool }
+    default { pool write_pool }
+  }
+}`
+
+// bigRule builds a rule of about n lines mixing the usual constructs.
+func bigRule(n int) string {
+	var b strings.Builder
+	b.WriteString("when RULE_INIT { set static::debug 0 }\n")
+	i := 0
+	for lines := 1; lines < n; i++ {
+		fmt.Fprintf(&b, "proc p%d {a {b 2}} {\n  if {$a > $b} { return [expr {$a * %d}] }\n  return [string repeat x $b]\n}\n", i, i)
+		fmt.Fprintf(&b, "when CLIENT_DATA priority %d {\n  set len%d [TCP::payload length]\n  if { $len%d >= %d && [string match \"GET*\" [TCP::payload]] } {\n    switch -glob -- [TCP::payload 4] {\n      \"GET \" { pool p%d }\n      default { log local0. \"other %d\" }\n    }\n  }\n  TCP::release\n}\n", i%1000, i, i, i, i, i)
+		lines += 14
+	}
+	return b.String()
+}
+
+func BenchmarkCompile200Lines(b *testing.B) {
+	src := bigRule(200)
+	if n := strings.Count(src, "\n"); n < 190 || n > 230 {
+		b.Fatalf("rule has %d lines", n)
+	}
+	if _, err := Compile("big", src); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Compile("big", src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// nopConn is the cheapest Conn possible, so the benchmark measures the
+// engine alone.
+type nopConn struct{ fakeConn }
+
+func (n *nopConn) Decide(d Decision) error { return nil }
+
+func BenchmarkRoutingClientAccepted(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "route", routingRule))
+	c := &nopConn{*newFakeConn()}
+	s := p.NewSession(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(ClientAccepted); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRoutingPerConnection includes taking a session from the pool and
+// returning it, which is what each new connection pays.
+func BenchmarkRoutingPerConnection(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "route", routingRule))
+	c := &nopConn{*newFakeConn()}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := p.NewSession(c)
+		if err := s.Run(ClientAccepted); err != nil {
+			b.Fatal(err)
+		}
+		s.Release()
+	}
+}
+
+func BenchmarkHTTPHeaderParse(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "hdr", headerRule))
+	c := &nopConn{*newFakeConn()}
+	c.payload[ClientSide] = []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\nX-Forwarded-For: 10.1.2.3, 10.0.0.1\r\n\r\n")
+	s := p.NewSession(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(ClientData); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if v, _ := s.Var("host"); v != "www.example.com" {
+		b.Fatalf("host %q", v)
+	}
+}
