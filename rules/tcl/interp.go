@@ -714,6 +714,3 @@ func wrongArgs(usage string) error {
 
 // WrongArgs builds Tcl's usage error for command implementations.
 func WrongArgs(usage string) error { return wrongArgs(usage) }
-
-// Stack is for debugging.
-func (in *Interp) Stack() []Value { return in.stack }
