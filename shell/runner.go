@@ -44,6 +44,9 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 		r.failed = true
 		if errors.Is(err, control.ErrDisconnected) {
 			r.lost = err
+		} else if ctx.Err() != nil {
+			// Whatever the daemon said about it, the user stopped it.
+			err = context.Canceled
 		}
 		r.report(where, err)
 	}

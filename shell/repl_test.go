@@ -1,0 +1,223 @@
+package shell
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/control/controltest"
+)
+
+// scripted is a LineReader that answers from a list and records the
+// prompts it was shown.
+type scripted struct {
+	lines   []Line
+	prompts []string
+	// after, when set, runs once the line at that index was handed over.
+	after map[int]func()
+	n     int
+}
+
+func (s *scripted) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
+	s.prompts = append(s.prompts, p.Text)
+	if f := s.after[s.n-1]; f != nil {
+		f()
+		delete(s.after, s.n-1)
+	}
+	if s.n >= len(s.lines) {
+		return Line{}, io.EOF
+	}
+	l := s.lines[s.n]
+	s.n++
+	return l, nil
+}
+
+func TestREPL(t *testing.T) {
+	sugg := []control.Suggestion{
+		{Text: "monitor", Description: "LTM monitor templates", Group: "Modules"},
+		{Text: "pool", Description: "Load balancing pool configuration", Group: "Components"},
+		{Text: "policy", Description: "Policy configuration", Group: "Components"},
+	}
+	top := "u@(fake)(cfg-sync Standalone)(Active)(/Common)(tmos)# "
+	ltm := "u@(fake)(cfg-sync Standalone)(Active)(/Common)(tmos.ltm)# "
+	tests := []struct {
+		name     string
+		lines    []Line
+		stdout   string
+		stderr   string
+		prompts  []string
+		executed []string
+	}{
+		{name: "module context shows in the prompt",
+			lines:   []Line{{Text: "ltm"}, {Text: "exit"}},
+			prompts: []string{top, ltm, top}, executed: []string{"ltm", "exit"}},
+		{name: "a block typed over lines runs once complete",
+			lines:    []Line{{Text: "create ltm pool p {"}, {Text: "  monitor http"}, {Text: "}"}},
+			prompts:  []string{top, "> ", "> ", top},
+			stdout:   "ran: create ltm pool p {\n  monitor http\n}\n",
+			executed: []string{"create ltm pool p {\n  monitor http\n}"}},
+		{name: "ctrl-c abandons an open block",
+			lines:    []Line{{Text: "create ltm pool p {"}, {Text: "echo fresh", Interrupted: true}},
+			prompts:  []string{top, "> ", top},
+			stdout:   "fresh\n",
+			executed: []string{"echo fresh"}},
+		{name: "question mark prints grouped help",
+			lines: []Line{{Text: "create ltm ", Help: true}, {Text: "create ltm po", Help: true}, {Text: "cd /x; create ltm zz", Help: true}},
+			stdout: "Modules:\n  monitor           LTM monitor templates\nComponents:\n  pool              Load balancing pool configuration\n  policy            Policy configuration\n" +
+				"Components:\n  pool              Load balancing pool configuration\n  policy            Policy configuration\n" +
+				"No help is available here.\n",
+			prompts: []string{top, top, top, top}},
+		{name: "several statements on a line, errors on stderr",
+			lines:    []Line{{Text: "echo a; fail 01020036:3: nope; echo b"}},
+			stdout:   "a\nb\n",
+			stderr:   "01020036:3: nope\n",
+			prompts:  []string{top, top},
+			executed: []string{"echo a", "fail 01020036:3: nope", "echo b"}},
+		{name: "quit leaves at once",
+			lines:    []Line{{Text: "quit; echo never"}, {Text: "echo never"}},
+			prompts:  []string{top},
+			executed: []string{"quit"}},
+		{name: "transaction shows in the prompt",
+			lines:    []Line{{Text: "create cli transaction"}},
+			prompts:  []string{top, "u@(fake)(cfg-sync Standalone)(Active)(/Common)(tmos)(cli transaction)# "},
+			executed: []string{"create cli transaction"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &controltest.Backend{Suggestions: sugg}
+			sess := b.NewSession("u")
+			var out, errb bytes.Buffer
+			var hist []string
+			r := &scripted{lines: tt.lines}
+			repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb, History: func(l string) { hist = append(hist, l) }}
+			if err := repl.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tt.stdout {
+				t.Errorf("stdout\n%q\nwant\n%q", out.String(), tt.stdout)
+			}
+			if errb.String() != tt.stderr {
+				t.Errorf("stderr %q, want %q", errb.String(), tt.stderr)
+			}
+			if strings.Join(r.prompts, "|") != strings.Join(tt.prompts, "|") {
+				t.Errorf("prompts\n%q\nwant\n%q", r.prompts, tt.prompts)
+			}
+			if got := b.Executed(); strings.Join(got, "|") != strings.Join(tt.executed, "|") {
+				t.Errorf("executed %q, want %q", got, tt.executed)
+			}
+			for _, l := range hist {
+				if l == "" {
+					t.Error("an empty line reached the history")
+				}
+			}
+		})
+	}
+}
+
+// Ctrl-C while a command runs cancels that command, not the shell.
+func TestREPLInterruptCancelsTheCommand(t *testing.T) {
+	b := &controltest.Backend{Release: make(chan struct{}), Started: make(chan string, 4)}
+	sess := dialFake(t, b)
+	interrupts := make(chan struct{}, 1)
+	r := &scripted{lines: []Line{{Text: "wait"}, {Text: "echo after"}}}
+	var out, errb bytes.Buffer
+	repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb, Interrupt: interrupts}
+	go func() {
+		<-b.Started // "wait" is running
+		interrupts <- struct{}{}
+	}()
+	if err := repl.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "waiting\nafter\n" || errb.String() != "interrupted\n" {
+		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	}
+}
+
+func TestREPLCompleteSeesTheOpenBlock(t *testing.T) {
+	rec := &recordingSession{Session: (&controltest.Backend{}).NewSession("u")}
+	r := &scripted{lines: []Line{{Text: "create ltm pool p {"}}}
+	repl := &REPL{Session: rec, Reader: r, Stdout: io.Discard, Stderr: io.Discard}
+	r.after = map[int]func(){0: func() { repl.Complete("  mon") }}
+	repl.Run(context.Background())
+	if len(rec.completed) != 1 || rec.completed[0] != "create ltm pool p {\n  mon" {
+		t.Fatalf("completed %q", rec.completed)
+	}
+}
+
+type recordingSession struct {
+	control.Session
+	completed []string
+}
+
+func (r *recordingSession) Complete(line string) []control.Suggestion {
+	r.completed = append(r.completed, line)
+	return nil
+}
+
+func TestPromptString(t *testing.T) {
+	tests := []struct {
+		p    control.PromptState
+		want string
+	}{
+		{control.PromptState{User: "root", Host: "bigip1", Folder: "/Common"}, "root@(bigip1)(cfg-sync Standalone)(Active)(/Common)(tmos)# "},
+		{control.PromptState{User: "admin", Host: "b", Folder: "/Part", Module: "ltm.pool"}, "admin@(b)(cfg-sync Standalone)(Active)(/Part)(tmos.ltm.pool)# "},
+		{control.PromptState{}, "root@(openltm)(cfg-sync Standalone)(Active)(/Common)(tmos)# "},
+		{control.PromptState{User: "a", Host: "h", Folder: "/Common", InTransaction: true}, "a@(h)(cfg-sync Standalone)(Active)(/Common)(tmos)(cli transaction)# "},
+	}
+	for _, tt := range tests {
+		if got := PromptString(tt.p); got != tt.want {
+			t.Errorf("PromptString(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestWriteHelpWidensForLongNames(t *testing.T) {
+	var b bytes.Buffer
+	WriteHelp(&b, []control.Suggestion{
+		{Text: "a-very-long-property-name", Description: "long", Group: "Properties"},
+		{Text: "x", Description: "short", Group: "Properties"},
+		{Text: "bare", Group: "Values"},
+	}, "")
+	want := "Properties:\n  a-very-long-property-name  long\n  x                          short\nValues:\n  bare\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestSplitPaste(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"a", []string{"a"}},
+		{"\r", []string{"\r"}},
+		{"\x1b[A", []string{"\x1b[A"}},
+		{"list a\nlist b\n", []string{"list a", "\r", "list b", "\r"}},
+		{"x {\r\n\tmonitor http\r\n}", []string{"x {", "\r", "    monitor http", "\r", "}"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, p := range splitPaste([]byte(tt.in)) {
+			got = append(got, string(p))
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("splitPaste(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestInsideQuote(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{{`a "b`, true}, {`a "b"`, false}, {`a "b\"`, true}, {`plain`, false}}
+	for _, tt := range tests {
+		if got := insideQuote(tt.in); got != tt.want {
+			t.Errorf("insideQuote(%q) = %v", tt.in, got)
+		}
+	}
+}
