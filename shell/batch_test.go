@@ -69,7 +69,7 @@ func TestBatch(t *testing.T) {
 		{name: "one-shot unfinished block goes to the daemon", text: "echo a; create ltm pool p {",
 			stdout: "a\nran: create ltm pool p {\n", executed: []string{"echo a", "create ltm pool p {"}},
 		{name: "script with comments, blocks and continuations",
-			script: "#TMSH-VERSION: 15.1.0\n# a rule\ncreate ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}\necho one \\\n  two\n\n",
+			script:   "#TMSH-VERSION: 15.1.0\n# a rule\ncreate ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}\necho one \\\n  two\n\n",
 			stdout:   "ran: create ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}\none \\\n  two\n",
 			executed: []string{"create ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}", "echo one \\\n  two"}},
 		{name: "script errors name file and line", script: "echo a\n\nfail boom\n}\necho b",
