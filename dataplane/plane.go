@@ -117,7 +117,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 		if p.listeners[ap] != nil {
 			continue
 		}
-		ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(ap))
+		ln, err := listenTCP(ap)
 		if err != nil {
 			for _, l := range fresh {
 				l.ln.Close()
@@ -324,6 +324,18 @@ func (p *Plane) acceptLoop(l *listener) {
 		}
 		go p.serve(l.vs.Load(), c)
 	}
+}
+
+// listenTCP binds a virtual's address. TCP keepalive stays off on proxied
+// sockets (the idle timeout governs them), which also saves four setsockopt
+// calls per accepted connection.
+func listenTCP(ap netip.AddrPort) (*net.TCPListener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(context.Background(), "tcp", ap.String())
+	if err != nil {
+		return nil, err
+	}
+	return ln.(*net.TCPListener), nil
 }
 
 func unwrapOp(err error) error {

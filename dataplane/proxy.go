@@ -187,8 +187,8 @@ func (pr *proxied) target(m *memberRT, snap *vsSnap) netip.AddrPort {
 }
 
 // source is the server side's source address per source-address-translation;
-// its port is the client's, kept when free. An invalid result means "let the
-// kernel choose".
+// its port is the client's, to be kept when free (0: any port). An invalid
+// result means "let the kernel choose".
 func (pr *proxied) source(dst netip.AddrPort, snap *vsSnap) netip.AddrPort {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	var addr netip.Addr
@@ -216,6 +216,11 @@ func (pr *proxied) source(dst netip.AddrPort, snap *vsSnap) netip.AddrPort {
 		if family(pr.Client.Addr()) {
 			addr = pr.Client.Addr()
 		}
+		if addr.IsLoopback() {
+			// A client on this machine holds its own address and port, so
+			// keeping the port would always fail: any port will do.
+			return netip.AddrPortFrom(addr, 0)
+		}
 	}
 	if !addr.IsValid() {
 		return netip.AddrPort{}
@@ -223,19 +228,18 @@ func (pr *proxied) source(dst netip.AddrPort, snap *vsSnap) netip.AddrPort {
 	return netip.AddrPortFrom(addr, pr.Client.Port())
 }
 
-// dial connects to dst from src (see source), keeping src's port when the
-// kernel allows and falling back to any port otherwise.
+// dial connects to dst from src (see source), keeping src's port (if not
+// 0) when the kernel allows and falling back to any port otherwise.
 func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), p.opts.ConnectTimeout)
-	defer cancel()
-	d := net.Dialer{}
+	d := net.Dialer{Timeout: p.opts.ConnectTimeout, KeepAlive: -1}
+	keep := src.Port() != 0
 	if src.IsValid() {
-		d.Control = bindControl(src, true)
+		d.Control = bindControl(src, keep)
 	}
-	c, err := d.DialContext(ctx, "tcp", dst.String())
-	if err != nil && src.IsValid() && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EADDRINUSE)) {
+	c, err := d.DialContext(context.Background(), "tcp", dst.String())
+	if err != nil && keep && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EADDRINUSE)) {
 		d.Control = bindControl(src, false)
-		c, err = d.DialContext(ctx, "tcp", dst.String())
+		c, err = d.DialContext(context.Background(), "tcp", dst.String())
 	}
 	if err != nil {
 		return nil, err

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Side-by-side L4 benchmark: openltm's dataplane vs HAProxy (Debian's 2.6)
+# vs going direct, on the same two nginx backends, with wrk; keep-alive and a
+# new connection per request. Prints requests/s and the ratios.
+#
+#   bash bench/run.sh            # 10 s per run
+#   DURATION=30 CONNS=128 bash bench/run.sh
+#
+# Installs haproxy, wrk and nginx-light with apt-get when they are missing;
+# if that is impossible it says so and exits 0. Everything listens on
+# 127.30.0.0/24 only.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-64}
+THREADS=${THREADS:-2}
+NET=127.30.0
+B1=$NET.2:8080
+B2=$NET.3:8080
+HAP=$NET.10:80
+LTM=$NET.11:80
+
+need=()
+command -v haproxy >/dev/null || need+=(haproxy)
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || need+=(nginx-light)
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}"; } >/dev/null 2>&1 ||
+    { echo "bench: cannot install ${need[*]}; skipping the benchmark"; exit 0; }
+fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Backends: two nginx instances serving a 612-byte page.
+mkdir -p "$work/www"
+head -c 612 /dev/zero | tr '\0' 'x' >"$work/www/index.html"
+for b in $B1 $B2; do
+  name=${b//[.:]/_}
+  cat >"$work/nginx_$name.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $work/nginx_$name.pid;
+error_log $work/nginx_$name.err;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server { listen $b reuseport; root $work/www; }
+}
+EOF
+  nginx -c "$work/nginx_$name.conf" -p "$work" &
+  pids+=($!)
+done
+
+cat >"$work/haproxy.cfg" <<EOF
+global
+  nbthread 2
+  maxconn 8000
+defaults
+  mode tcp
+  timeout connect 5s
+  timeout client 300s
+  timeout server 300s
+frontend fe
+  bind $HAP
+  default_backend be
+backend be
+  balance roundrobin
+  server s1 $B1
+  server s2 $B2
+EOF
+haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 &
+pids+=($!)
+
+go build -o "$work/l4proxy" ./bench/l4proxy || { echo "bench: build failed"; exit 1; }
+"$work/l4proxy" -listen $LTM -members $B1,$B2 >/dev/null 2>"$work/l4proxy.err" &
+pids+=($!)
+sleep 1
+
+# rps TARGET [wrk args...]: requests per second of one wrk run.
+rps() {
+  local target=$1; shift
+  wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" "$@" "http://$target/" 2>/dev/null |
+    awk '/Requests\/sec/ {printf "%d", $2}'
+}
+
+# rps_direct [wrk args...]: both backends at once, half the connections each,
+# so going direct uses the same two nginx workers the proxies spread over.
+rps_direct() {
+  local half=$(( CONNS / 2 )) a b
+  a=$(mktemp -p "$work") b=$(mktemp -p "$work")
+  wrk -t1 -c"$half" -d"${DURATION}s" "$@" "http://$B1/" 2>/dev/null >"$a" &
+  wrk -t1 -c"$half" -d"${DURATION}s" "$@" "http://$B2/" 2>/dev/null >"$b"
+  wait $!
+  cat "$a" "$b" | awk '/Requests\/sec/ {s += $2} END {printf "%d", s}'
+}
+
+# Runs are interleaved and each figure is the best of ROUNDS, so a burst of
+# other load on the machine does not decide a ratio.
+ROUNDS=${ROUNDS:-3}
+declare -A R
+best() { local k=$1 v=${2:-0}; [ -z "${R[$k]:-}" ] || [ "$v" -gt "${R[$k]}" ] && R[$k]=$v; return 0; }
+for round in $(seq "$ROUNDS"); do
+  for mode in keepalive close; do
+    args=()
+    [ "$mode" = close ] && args=(-H "Connection: close")
+    best "direct,$mode" "$(rps_direct "${args[@]}")"
+    best "haproxy,$mode" "$(rps $HAP "${args[@]}")"
+    best "openltm,$mode" "$(rps $LTM "${args[@]}")"
+  done
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+printf '%-34s %12s %12s\n' "req/s, best of $ROUNDS (wrk -c$CONNS -d${DURATION}s)" keep-alive new-conn
+for who in direct haproxy openltm; do
+  printf '%-34s %12s %12s\n' "$who" "${R[$who,keepalive]:-0}" "${R[$who,close]:-0}"
+done
+echo
+printf '%-34s %12s %12s\n' "openltm / haproxy" "$(ratio "${R[openltm,keepalive]}" "${R[haproxy,keepalive]}")" "$(ratio "${R[openltm,close]}" "${R[haproxy,close]}")"
+printf '%-34s %12s %12s\n' "openltm / direct" "$(ratio "${R[openltm,keepalive]}" "${R[direct,keepalive]}")" "$(ratio "${R[openltm,close]}" "${R[direct,close]}")"
+printf '%-34s %12s %12s\n' "haproxy / direct" "$(ratio "${R[haproxy,keepalive]}" "${R[direct,keepalive]}")" "$(ratio "${R[haproxy,close]}" "${R[direct,close]}")"
