@@ -297,7 +297,10 @@ func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 		if err := s.e.check(cfg); err != nil {
 			return err
 		}
-		return s.e.dangling(s.e.Config(), cfg, opts)
+		if err := s.e.dangling(s.e.Config(), cfg, opts); err != nil {
+			return err
+		}
+		return s.e.checkHooks(s.e.Config(), cfg, opts)
 	}
 	_, err = s.e.Commit(base, s.user, st.Source, cfg, opts)
 	return err

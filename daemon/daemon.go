@@ -43,6 +43,7 @@ type Engine struct {
 	cur atomic.Pointer[state]
 
 	hooks []Hook
+	rules ruleCache
 	shows map[string]ShowFunc
 }
 
@@ -56,7 +57,7 @@ type state struct {
 // engine knowing its internals: Check may refuse a configuration before it
 // is stored; Apply brings the runtime to a stored one.
 type Hook interface {
-	Check(cfg *objects.Config) error
+	Check(old, cfg *objects.Config, opts CommitOptions) error
 	Apply(old, new *objects.Config) error
 }
 
@@ -104,6 +105,7 @@ func Open(opts Options) (*Engine, error) {
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg})
+	e.hooks = append(e.hooks, rulesHook{e})
 	return e, nil
 }
 
@@ -170,7 +172,7 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 		return 0, err
 	}
 	for _, h := range e.hooks {
-		if err := h.Check(cfg); err != nil {
+		if err := h.Check(old.cfg, cfg, opts); err != nil {
 			return 0, err
 		}
 	}
@@ -211,6 +213,19 @@ func (e *Engine) check(cfg *objects.Config) error {
 		return err
 	}
 	return cfg.Validate(e.schema)
+}
+
+// checkHooks asks every runtime whether cfg can run, without applying it.
+func (e *Engine) checkHooks(old, cfg *objects.Config, opts CommitOptions) error {
+	e.mu.Lock()
+	hooks := append([]Hook(nil), e.hooks...)
+	e.mu.Unlock()
+	for _, h := range hooks {
+		if err := h.Check(old, cfg, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dangling refuses new references to missing objects (or warns of them).

@@ -38,7 +38,7 @@ func (h *planeHook) translate(cfg *objects.Config) *dataplane.Config {
 }
 
 // Check implements Hook.
-func (h *planeHook) Check(cfg *objects.Config) error {
+func (h *planeHook) Check(_, cfg *objects.Config, _ CommitOptions) error {
 	if err := dataplane.Check(h.translate(cfg)); err != nil {
 		return objects.Invalid("%s", oneLine(err))
 	}

@@ -160,3 +160,19 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Fatalf("save → load → save differs:\n%s\n---\n%s", one, two)
 	}
 }
+
+func TestRuleCompileErrorsRefuseTheCommit(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	_, err := run(t, s, "create ltm rule bad {\nwhen CLIENT_ACCEPTED {\n  exec ls\n}\n}")
+	if !strings.Contains(err, "01070151:3: Rule [/Common/bad] error: /Common/bad:3:3:") || !strings.Contains(err, "exec") {
+		t.Fatalf("error %q", err)
+	}
+	if out, _ := run(t, s, "list ltm rule"); out != "" {
+		t.Fatalf("refused rule exists: %s", out)
+	}
+	if _, err := run(t, s, "create ltm rule good {\nwhen CLIENT_ACCEPTED {\n  if { [TCP::local_port] < 10500 } { pool p1 } else { drop }\n}\n}"); err != "" {
+		t.Fatal(err)
+	}
+}
