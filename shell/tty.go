@@ -38,6 +38,11 @@ type tty struct {
 	helpText    string
 	lastCtrlD   bool
 	interrupted bool // Ctrl-C was typed during this read
+	// hold stops handing out input once a key that ends the read (Enter,
+	// the trigger) was handed out: go-prompt's reader may fetch more
+	// before the line is taken, and whatever it fetched then is dropped.
+	// Held input waits in the queue or the kernel for the next read.
+	hold bool
 }
 
 func newTTY(fd int) (*tty, error) {
@@ -91,14 +96,19 @@ func (t *tty) GetWinSize() *prompt.WinSize {
 // able to stop its reader between keys.
 func (t *tty) Read() ([]byte, error) {
 	t.mu.Lock()
+	if t.hold {
+		t.mu.Unlock()
+		return nil, errNoInput
+	}
 	if t.trigger && !t.fired {
-		t.fired = true
+		t.fired, t.hold = true, true
 		t.mu.Unlock()
 		return ignoreKey, nil
 	}
 	if len(t.queue) > 0 {
 		b := t.queue[0]
 		t.queue = t.queue[1:]
+		t.hold = endsRead(b)
 		t.mu.Unlock()
 		return b, nil
 	}
@@ -142,7 +152,13 @@ func (t *tty) take(b []byte) []byte {
 	}
 	pieces := splitPaste(b)
 	t.queue = append(t.queue, pieces[1:]...)
+	t.hold = endsRead(pieces[0]) || t.lastCtrlD
 	return pieces[0]
+}
+
+// endsRead reports whether go-prompt ends the line read on this key.
+func endsRead(b []byte) bool {
+	return len(b) == 1 && (b[0] == '\r' || b[0] == '\n')
 }
 
 // splitPaste cuts a pasted chunk so every line break arrives as its own
@@ -176,7 +192,7 @@ func splitPaste(b []byte) [][]byte {
 func (t *tty) begin() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.trigger, t.fired, t.help, t.helpText, t.interrupted, t.lastCtrlD = false, false, false, "", false, false
+	t.trigger, t.fired, t.help, t.helpText, t.interrupted, t.lastCtrlD, t.hold = false, false, false, "", false, false, false
 	if t.stop || t.eof {
 		t.trigger = true
 	}
