@@ -465,3 +465,24 @@ func TestBulkTransfer(t *testing.T) {
 		return v.ClientSide.BitsOut == size*8 && v.ClientSide.BitsIn == 8
 	})
 }
+
+// TestIPv6Loopback: a virtual on ::1 proxies to a member on ::1, and the
+// member's name uses BIG-IP's '.' before the port.
+func TestIPv6Loopback(t *testing.T) {
+	t.Parallel()
+	if ln, err := net.Listen("tcp", "[::1]:0"); err != nil {
+		t.Skip("no IPv6 loopback")
+	} else {
+		ln.Close()
+	}
+	startServer(t, "[::1]:47910", "S6")
+	p, _ := newPlane(t)
+	mustApply(t, p, basic("[::1]:47911", "[::1]:47910"))
+	if a := once(t, "[::1]:47911"); a != "S6 Response" {
+		t.Fatalf("IPv6 answer %q", a)
+	}
+	ps, _ := p.Pool("/Common/pool")
+	if ps.Members[0].Name != "/Common/::1.47910" {
+		t.Fatalf("IPv6 member name %q", ps.Members[0].Name)
+	}
+}
