@@ -36,7 +36,33 @@ func (h *history) load() []string {
 	if len(lines) > historyKeep {
 		lines = lines[len(lines)-historyKeep:]
 	}
+	if total := len(lines); total == historyKeep {
+		h.compact(lines)
+	}
 	return lines
+}
+
+// compact rewrites the file with only the lines kept, so it does not grow
+// without bound; it does so only when the file is well over the limit.
+func (h *history) compact(lines []string) {
+	fi, err := os.Stat(h.path)
+	if err != nil {
+		return
+	}
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 1
+	}
+	if fi.Size() < int64(2*size) {
+		return
+	}
+	tmp := h.path + ".new"
+	if err := os.WriteFile(tmp, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, h.path); err != nil {
+		os.Remove(tmp)
+	}
 }
 
 // add appends one line. Lines are written as they are typed, so a killed

@@ -199,3 +199,23 @@ func TestInteractiveRestoresTerminalOnSIGTERM(t *testing.T) {
 		t.Errorf("terminal not restored after SIGTERM: lflag %#x -> %#x", before.Lflag, after.Lflag)
 	}
 }
+
+// A fresh terminal can report 0x0; go-prompt would divide by zero.
+func TestZeroWindowSizeIsReplaced(t *testing.T) {
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("cannot open a pty: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	pty.Setsize(ptmx, &pty.Winsize{Rows: 0, Cols: 0})
+	tt, err := newTTY(int(tty.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stdout (fd 1) may be a real terminal with a size; only the shape of
+	// the answer is checked.
+	if ws := tt.GetWinSize(); ws.Col == 0 || ws.Row == 0 {
+		t.Fatalf("window size %dx%d", ws.Col, ws.Row)
+	}
+}

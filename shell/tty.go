@@ -152,7 +152,7 @@ func (t *tty) take(b []byte) []byte {
 	}
 	pieces := splitPaste(b)
 	t.queue = append(t.queue, pieces[1:]...)
-	t.hold = endsRead(pieces[0]) || t.lastCtrlD
+	t.hold = endsRead(pieces[0])
 	return pieces[0]
 }
 
