@@ -1,0 +1,98 @@
+package mblb
+
+import (
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// Buffers come from per-size-class pools so that a message in steady state
+// costs no allocation: the request copy, the response copy and the record
+// that follows a request through a server connection are all recycled.
+const (
+	minClass = 8  // 256 bytes
+	maxClass = 22 // 4 MiB; larger buffers are allocated and dropped
+)
+
+var msgPools [maxClass + 1]sync.Pool
+
+// msg is one message: its bytes, and for a request the bookkeeping that
+// follows it through a server connection's pending queue and back to its
+// client.
+type msg struct {
+	b     []byte
+	class int8
+	// refs counts owners: a request is held by its pending entry and, while
+	// its write is in progress, by the writer; whoever drops the last
+	// reference recycles it.
+	refs atomic.Int32
+
+	sess    *Session
+	seq     uint64
+	tries   int
+	exclude []MemberID
+	target  Target
+	persist string
+	sentAt  int64
+	// started is set (under the server connection's queue lock) when the
+	// first response byte for this request arrives; from then on it is
+	// never sent again.
+	started bool
+}
+
+func classOf(n int) int {
+	if n <= 1<<minClass {
+		return minClass
+	}
+	return bits.Len(uint(n - 1))
+}
+
+// getMsg returns a message with len(b) == n and one reference.
+func getMsg(n int) *msg {
+	c := classOf(n)
+	if c > maxClass {
+		m := &msg{b: make([]byte, n), class: -1}
+		m.refs.Store(1)
+		return m
+	}
+	m, _ := msgPools[c].Get().(*msg)
+	if m == nil {
+		m = &msg{b: make([]byte, 1<<c), class: int8(c)}
+	}
+	m.b = m.b[:n]
+	m.refs.Store(1)
+	return m
+}
+
+// unref drops one reference and recycles the message on the last.
+func (m *msg) unref() {
+	if m.refs.Add(-1) != 0 {
+		return
+	}
+	m.sess = nil
+	m.seq = 0
+	m.tries = 0
+	m.exclude = m.exclude[:0]
+	m.target = Target{}
+	m.persist = ""
+	m.sentAt = 0
+	m.started = false
+	if m.class >= 0 {
+		m.b = m.b[:cap(m.b)]
+		msgPools[m.class].Put(m)
+	}
+}
+
+// grow returns a buffer holding m's first n bytes with room for at least
+// want bytes, recycling m when it had to move.
+func (m *msg) grow(n, want int) *msg {
+	if want <= cap(m.b) {
+		m.b = m.b[:cap(m.b)]
+		return m
+	}
+	g := getMsg(want)
+	g.b = g.b[:cap(g.b)]
+	copy(g.b, m.b[:n])
+	m.unref()
+	return g
+}

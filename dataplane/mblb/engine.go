@@ -1,0 +1,443 @@
+// Package mblb is message-based load balancing: one long-lived client
+// connection carries many requests, each balanced on its own, and each
+// response finds its way back to the client that asked, in that client's
+// request order. It is the engine behind a virtual server with the mblb
+// profile (and OneConnect's shared server connections); the L4 proxy owns
+// listening, member choice, SNAT and the connection table and hands each
+// accepted client connection to a Session.
+//
+// The pipe: client reader → framer (declarative or iRule-driven) →
+// dispatcher (Pick) → server connection (the client's own, or one shared
+// from the OneConnect pool) whose FIFO of pending requests pairs each
+// framed response with the oldest unanswered request → the client's
+// ordered response queue → client writer.
+package mblb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MemberID identifies a pool member (or node) to the engine. The proxy
+// chooses the numbering; it must stay the same for a member across
+// configuration commits so that exclusion on retry and OneConnect reuse keep
+// working.
+type MemberID uint64
+
+// Member is the proxy's answer to "where does this message go".
+type Member struct {
+	ID MemberID
+	// Addr is where the server connection goes, already translated.
+	Addr netip.AddrPort
+	// Pool and Name label the member in the connection table and logs.
+	Pool, Name string
+	// Ref is the proxy's own member record, handed back in events so the
+	// proxy need not look it up again.
+	Ref any
+}
+
+// Target is a per-message choice made by a rule, which overrides plain
+// load balancing: `pool p`, `pool p member a p`, `node a p`.
+type Target struct {
+	// Pool names the pool; "" is the virtual's default pool.
+	Pool string
+	// Member, when valid, is the one member (or node with Node) to use.
+	Member netip.AddrPort
+	Node   bool
+}
+
+// IsZero reports whether no rule made a choice.
+func (t Target) IsZero() bool { return t == Target{} }
+
+// Choice is what the engine knows when it asks for a member. It is passed
+// by value so that asking costs no allocation.
+type Choice struct {
+	// Exclude lists members that already failed this message; Pick must
+	// not return them.
+	Exclude []MemberID
+	// Target is the rule's direction for this message, if any.
+	Target Target
+	// Persist is the rule's persistence key (`persist uie <key>`), if any.
+	Persist string
+	// Client is the client connection's address.
+	Client netip.AddrPort
+	// Tag is the session's ClientOptions.Tag.
+	Tag any
+}
+
+// ErrNoMember is what a Pick should return when no member can take the
+// message; the client is then reset.
+var ErrNoMember = errors.New("mblb: no member available")
+
+// Events let the proxy keep its connection table, member states and logs in
+// step with the engine. Every field may be nil. They are called from the
+// engine's goroutines and must not block.
+type Events struct {
+	// LegOpened reports a new server connection. l.Owner is the owning
+	// session's Tag, or nil for a shared OneConnect connection.
+	LegOpened func(l *Leg)
+	// LegClosed reports that l is gone.
+	LegClosed func(l *Leg)
+	// MemberFailed reports a connect failure, reset, early close or
+	// response timeout, so the proxy or monitor can mark the member.
+	MemberFailed func(m Member, err error)
+	// Log receives messages worth a line in the ltm log.
+	Log func(msg string)
+}
+
+// OneConnect is the one-connect profile: server connections pooled per
+// member and shared by every client of the engine.
+type OneConnect struct {
+	// SourceMask groups clients that may share a connection by their
+	// server-side source address; an invalid or all-zero mask (any) lets
+	// every client share. It applies to IPv4; for IPv6 sources any other
+	// mask means the full address.
+	SourceMask netip.Addr
+	// MaxSize caps the connections per member (and source group). When
+	// every one is busy, messages queue on the least busy connection
+	// rather than opening more (or wait for one to be free, when
+	// Exclusive). Default 10000.
+	MaxSize int
+	// Exclusive carries one message at a time on a connection, as
+	// BIG-IP's HTTP OneConnect does, for servers that cannot take
+	// pipelined requests. Per-read framing always works this way: it
+	// cannot tell two requests apart once they share a segment.
+	Exclusive bool
+	// MaxAge retires a connection this long after it opened. Default 86400 s.
+	MaxAge time.Duration
+	// MaxReuse retires a connection after this many reuses. Default 1000.
+	MaxReuse int
+	// IdleTimeoutOverride closes a pooled connection idle this long; 0
+	// uses the engine's IdleTimeout, negative keeps idle ones forever
+	// (`indefinite`).
+	IdleTimeoutOverride time.Duration
+}
+
+// Config is one virtual server's message balancing.
+type Config struct {
+	// Pick chooses the member for one message. It owns load balancing,
+	// member states and persistence: disabled and down members must not be
+	// returned, nor any member in Choice.Exclude.
+	Pick func(Choice) (Member, error)
+	// Dial opens a server connection for the client at client (SNAT,
+	// source binding and connect timeout are the proxy's).
+	Dial func(ctx context.Context, client netip.AddrPort, m Member) (net.Conn, error)
+
+	// Request frames what clients send; Response what servers answer
+	// (its zero value, per-read, falls back to Request's framing).
+	Request, Response Framing
+
+	// MaxMessageSize bounds one message; a larger one resets the client.
+	// Default 1 MiB.
+	MaxMessageSize int
+	// MaxInFlight bounds the requests of one client awaiting their answer
+	// being written back; the client is not read beyond it. Default 64.
+	MaxInFlight int
+	// DisableRetry stops re-sending unanswered messages of a failed server
+	// connection. Turn it off for protocols whose requests must never run
+	// twice (payments, counters): a lost answer then resets the client.
+	DisableRetry bool
+	// MaxRetries bounds how often one message is sent again. Default 2.
+	MaxRetries int
+	// ResponseTimeout fails a server connection whose oldest request saw
+	// no response byte for this long; 0 waits forever.
+	ResponseTimeout time.Duration
+	// IdleTimeout resets a client idle this long and closes its server
+	// connections (seed §2.3); 0 leaves idle handling to the proxy, which
+	// calls Session.Close.
+	IdleTimeout time.Duration
+	// ConnectTimeout bounds one Dial. Default 5 s.
+	ConnectTimeout time.Duration
+	// OneConnect, when set, shares server connections among clients.
+	OneConnect *OneConnect
+
+	Events Events
+}
+
+const (
+	defaultMaxMessage  = 1 << 20
+	defaultMaxInFlight = 64
+	defaultMaxRetries  = 2
+	readSize           = 32 << 10
+	maxPickAttempts    = 16
+)
+
+// Engine balances the messages of one virtual server.
+type Engine struct {
+	cfg      Config
+	respMode Framing
+	pool     *connPool // nil without OneConnect
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	servers  map[*serverConn]struct{}
+	members  map[MemberID]*memberStats
+	closed   bool
+	stop     chan struct{}
+	done     chan struct{}
+
+	stats engineStats
+}
+
+type engineStats struct {
+	messages, responses, retries, oversize, resets atomic.Uint64
+	serverFailures, unsolicited, serverConns       atomic.Uint64
+}
+
+// Stats are the engine's counters since it started.
+type Stats struct {
+	// Messages and Responses count framed requests and responses.
+	Messages, Responses uint64
+	// Retries counts messages sent again after a member failed.
+	Retries uint64
+	// Oversize counts clients reset for a message above MaxMessageSize.
+	Oversize uint64
+	// Resets counts client connections the engine reset.
+	Resets uint64
+	// ServerFailures counts server connections that failed.
+	ServerFailures uint64
+	// Unsolicited counts server bytes framed with no request waiting.
+	Unsolicited uint64
+	// ServerConnsOpened counts server connections opened.
+	ServerConnsOpened uint64
+	// Sessions and ServerConns are the current client sessions and server
+	// connections.
+	Sessions, ServerConns int
+}
+
+// MemberStats are one member's counters, for `show ltm pool p members`.
+type MemberStats struct {
+	// Requests is Total Requests: messages sent to the member.
+	Requests uint64
+	// Responses counts complete responses received from it.
+	Responses uint64
+	// Failures counts its failed connects and connections.
+	Failures uint64
+	// Conns is its current server connections.
+	Conns int64
+}
+
+type memberStats struct {
+	requests, responses, failures atomic.Uint64
+	conns                         atomic.Int64
+}
+
+// New checks cfg, fills its defaults and returns a running engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Pick == nil || cfg.Dial == nil {
+		return nil, errors.New("mblb: Config needs Pick and Dial")
+	}
+	if err := cfg.Request.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Response.Validate(); err != nil {
+		return nil, err
+	}
+	resp := cfg.Response
+	if resp.Mode == PerRead {
+		resp = cfg.Request
+	}
+	if (cfg.Request.Mode == Rule) != (resp.Mode == Rule) {
+		return nil, errors.New("mblb: rule framing must apply to both requests and responses")
+	}
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = defaultMaxMessage
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = defaultMaxInFlight
+	}
+	if cfg.MaxRetries <= 0 {
+		cfg.MaxRetries = defaultMaxRetries
+	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	e := &Engine{
+		cfg:      cfg,
+		respMode: resp,
+		sessions: make(map[*Session]struct{}),
+		servers:  make(map[*serverConn]struct{}),
+		members:  make(map[MemberID]*memberStats),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if cfg.OneConnect != nil {
+		oc := *cfg.OneConnect
+		if oc.MaxSize <= 0 {
+			oc.MaxSize = 10000
+		}
+		if oc.MaxAge <= 0 {
+			oc.MaxAge = 86400 * time.Second
+		}
+		if oc.MaxReuse <= 0 {
+			oc.MaxReuse = 1000
+		}
+		e.cfg.OneConnect = &oc
+		e.pool = newConnPool(e, oc)
+	}
+	go e.janitor()
+	return e, nil
+}
+
+// Close resets every client and closes every server connection.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	close(e.stop)
+	sessions := make([]*Session, 0, len(e.sessions))
+	for s := range e.sessions {
+		sessions = append(sessions, s)
+	}
+	servers := make([]*serverConn, 0, len(e.servers))
+	for sc := range e.servers {
+		servers = append(servers, sc)
+	}
+	e.mu.Unlock()
+	<-e.done
+	for _, s := range sessions {
+		s.Close(true)
+	}
+	for _, sc := range servers {
+		sc.shutdown()
+	}
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	ns, nc := len(e.sessions), len(e.servers)
+	e.mu.Unlock()
+	return Stats{
+		Messages:          e.stats.messages.Load(),
+		Responses:         e.stats.responses.Load(),
+		Retries:           e.stats.retries.Load(),
+		Oversize:          e.stats.oversize.Load(),
+		Resets:            e.stats.resets.Load(),
+		ServerFailures:    e.stats.serverFailures.Load(),
+		Unsolicited:       e.stats.unsolicited.Load(),
+		ServerConnsOpened: e.stats.serverConns.Load(),
+		Sessions:          ns,
+		ServerConns:       nc,
+	}
+}
+
+// MemberStats returns one member's counters (zero for a member never used).
+func (e *Engine) MemberStats(id MemberID) MemberStats {
+	e.mu.Lock()
+	ms := e.members[id]
+	e.mu.Unlock()
+	if ms == nil {
+		return MemberStats{}
+	}
+	return MemberStats{
+		Requests:  ms.requests.Load(),
+		Responses: ms.responses.Load(),
+		Failures:  ms.failures.Load(),
+		Conns:     ms.conns.Load(),
+	}
+}
+
+// Legs calls fn for every open server connection, for `show sys
+// connection`; fn must not call back into the engine.
+func (e *Engine) Legs(fn func(*Leg) bool) {
+	e.mu.Lock()
+	list := make([]*serverConn, 0, len(e.servers))
+	for sc := range e.servers {
+		list = append(list, sc)
+	}
+	e.mu.Unlock()
+	for _, sc := range list {
+		if !fn(&sc.leg) {
+			return
+		}
+	}
+}
+
+func (e *Engine) memberStats(id MemberID) *memberStats {
+	e.mu.Lock()
+	ms := e.members[id]
+	if ms == nil {
+		ms = &memberStats{}
+		e.members[id] = ms
+	}
+	e.mu.Unlock()
+	return ms
+}
+
+func (e *Engine) logf(format string, args ...any) {
+	if e.cfg.Events.Log != nil {
+		e.cfg.Events.Log(fmt.Sprintf(format, args...))
+	}
+}
+
+func (e *Engine) memberFailed(m Member, ms *memberStats, err error) {
+	ms.failures.Add(1)
+	e.stats.serverFailures.Add(1)
+	if e.cfg.Events.MemberFailed != nil {
+		e.cfg.Events.MemberFailed(m, err)
+	}
+}
+
+// janitor enforces the time limits: idle clients, idle per-client server
+// connections, response timeouts and the OneConnect pool's ages.
+func (e *Engine) janitor() {
+	defer close(e.done)
+	tick := time.Second
+	for _, d := range []time.Duration{e.cfg.IdleTimeout, e.cfg.ResponseTimeout} {
+		if d > 0 && d/4 < tick {
+			tick = d / 4
+		}
+	}
+	if oc := e.cfg.OneConnect; oc != nil && oc.IdleTimeoutOverride > 0 && oc.IdleTimeoutOverride/4 < tick {
+		tick = oc.IdleTimeoutOverride / 4
+	}
+	if tick < 5*time.Millisecond {
+		tick = 5 * time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var sessions []*Session
+	var servers []*serverConn
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now().UnixNano()
+		sessions, servers = sessions[:0], servers[:0]
+		e.mu.Lock()
+		if e.cfg.IdleTimeout > 0 {
+			for s := range e.sessions {
+				sessions = append(sessions, s)
+			}
+		}
+		for sc := range e.servers {
+			servers = append(servers, sc)
+		}
+		e.mu.Unlock()
+		idle := int64(e.cfg.IdleTimeout)
+		for _, s := range sessions {
+			if now-s.lastActive.Load() > idle {
+				e.logf("mblb: client %s idle for %v, reset", s.client, e.cfg.IdleTimeout)
+				s.Close(true)
+			}
+		}
+		for _, sc := range servers {
+			sc.expire(now)
+		}
+		if e.pool != nil {
+			e.pool.expire(now)
+		}
+	}
+}

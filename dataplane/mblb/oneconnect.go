@@ -1,0 +1,256 @@
+package mblb
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+)
+
+// poolKey groups the connections one message may use: same member, same
+// masked server-side source (reference §6.1 source-mask).
+type poolKey struct {
+	id  MemberID
+	src netip.Addr
+}
+
+type poolGroup struct {
+	conns   []*serverConn
+	dialing int
+}
+
+// connPool is OneConnect: server connections shared by every client of the
+// engine. A message takes an idle connection when there is one, opens a
+// new one while the group is below MaxSize, and otherwise queues behind the
+// least busy connection, so the member never sees more than MaxSize
+// connections however many clients there are.
+type connPool struct {
+	e   *Engine
+	cfg OneConnect
+
+	// exclusive: one message at a time per connection (per-read framing
+	// cannot tell two clients' requests apart once they share a segment).
+	exclusive bool
+
+	mu      sync.Mutex
+	cond    sync.Cond // a dial finished, a connection left or went idle
+	groups  map[poolKey]*poolGroup
+	idle    int64
+	maxIdle int64
+
+	reuses, created atomic.Uint64
+}
+
+// OneConnectStats are the figures of `show ltm profile one-connect`.
+type OneConnectStats struct {
+	// CurrentIdle is the connections waiting for a message.
+	CurrentIdle int64
+	// Maximum is the highest CurrentIdle seen.
+	Maximum int64
+	// TotalReuses counts messages carried by a connection that had
+	// carried one before.
+	TotalReuses uint64
+	// New counts connections opened.
+	New uint64
+}
+
+func newConnPool(e *Engine, cfg OneConnect) *connPool {
+	p := &connPool{e: e, cfg: cfg, groups: make(map[poolKey]*poolGroup)}
+	p.exclusive = cfg.Exclusive || e.cfg.Request.Mode == PerRead || e.respMode.Mode == PerRead
+	p.cond.L = &p.mu
+	return p
+}
+
+// OneConnectStats returns the pool's figures; ok is false without
+// OneConnect.
+func (e *Engine) OneConnectStats() (st OneConnectStats, ok bool) {
+	p := e.pool
+	if p == nil {
+		return st, false
+	}
+	p.mu.Lock()
+	st.CurrentIdle, st.Maximum = p.idle, p.maxIdle
+	p.mu.Unlock()
+	st.TotalReuses = p.reuses.Load()
+	st.New = p.created.Load()
+	return st, true
+}
+
+func (p *connPool) mask(a netip.Addr) netip.Addr {
+	m := p.cfg.SourceMask
+	if !m.IsValid() || m.IsUnspecified() {
+		return netip.Addr{}
+	}
+	a = a.Unmap()
+	if a.Is4() && m.Is4() {
+		a4, m4 := a.As4(), m.As4()
+		for i := range a4 {
+			a4[i] &= m4[i]
+		}
+		return netip.AddrFrom4(a4)
+	}
+	return a
+}
+
+// take reserves sc for one message. The caller holds mu.
+func (p *connPool) take(sc *serverConn) {
+	if sc.uses > 0 {
+		p.reuses.Add(1)
+		if sc.uses >= p.cfg.MaxReuse {
+			sc.retired = true
+		}
+	}
+	sc.uses++
+	if sc.idleCounted {
+		sc.idleCounted = false
+		p.idle--
+	}
+	sc.npending.Add(1)
+}
+
+// acquire returns a connection to m reserved for one message from s.
+func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
+	key := poolKey{m.ID, p.mask(s.source)}
+	p.mu.Lock()
+	for {
+		g := p.groups[key]
+		if g == nil {
+			g = &poolGroup{}
+			p.groups[key] = g
+		}
+		if s.isClosed() {
+			p.mu.Unlock()
+			return nil, errClosed
+		}
+		var best *serverConn
+		var bestLoad int32
+		live := 0
+		for _, sc := range g.conns {
+			if sc.retired || sc.down.Load() {
+				continue
+			}
+			live++
+			if l := sc.npending.Load(); best == nil || l < bestLoad {
+				best, bestLoad = sc, l
+			}
+		}
+		room := live+g.dialing < p.cfg.MaxSize
+		if best != nil && (bestLoad == 0 || (!room && !p.exclusive)) {
+			p.take(best)
+			p.mu.Unlock()
+			return best, nil
+		}
+		if room {
+			g.dialing++
+			p.mu.Unlock()
+			sc, err := p.e.dial(s, m, nil)
+			p.mu.Lock()
+			g.dialing--
+			p.cond.Broadcast()
+			if err != nil {
+				p.mu.Unlock()
+				return nil, err
+			}
+			sc.key = key
+			g.conns = append(g.conns, sc)
+			p.created.Add(1)
+			p.take(sc)
+			p.mu.Unlock()
+			go sc.readLoop()
+			return sc, nil
+		}
+		p.cond.Wait() // every slot is being dialled, or busy and exclusive
+	}
+}
+
+// released returns one reservation; a connection left with none is idle
+// again, or closed when it has served its age or reuses.
+func (p *connPool) released(sc *serverConn) {
+	if sc.npending.Add(-1) != 0 {
+		return
+	}
+	p.mu.Lock()
+	if sc.removed || sc.idleCounted || sc.npending.Load() != 0 {
+		p.mu.Unlock()
+		return
+	}
+	if sc.retired {
+		p.removeLocked(sc)
+		p.mu.Unlock()
+		sc.shutdown()
+		return
+	}
+	sc.idleCounted = true
+	p.idle++
+	if p.idle > p.maxIdle {
+		p.maxIdle = p.idle
+	}
+	if p.exclusive {
+		p.cond.Broadcast()
+	}
+	p.mu.Unlock()
+}
+
+// remove takes a connection that ended out of the pool.
+func (p *connPool) remove(sc *serverConn) {
+	p.mu.Lock()
+	p.removeLocked(sc)
+	p.mu.Unlock()
+}
+
+func (p *connPool) removeLocked(sc *serverConn) {
+	if sc.removed {
+		return
+	}
+	sc.removed = true
+	if sc.idleCounted {
+		sc.idleCounted = false
+		p.idle--
+	}
+	if g := p.groups[sc.key]; g != nil {
+		for i, x := range g.conns {
+			if x == sc {
+				last := len(g.conns) - 1
+				g.conns[i] = g.conns[last]
+				g.conns[last] = nil
+				g.conns = g.conns[:last]
+				break
+			}
+		}
+		if len(g.conns) == 0 && g.dialing == 0 {
+			delete(p.groups, sc.key)
+		}
+	}
+	p.cond.Broadcast()
+}
+
+// expire closes idle connections past max-age or their idle timeout and
+// retires busy ones past max-age.
+func (p *connPool) expire(now int64) {
+	idleTO := int64(p.cfg.IdleTimeoutOverride)
+	if idleTO == 0 {
+		idleTO = int64(p.e.cfg.IdleTimeout)
+	}
+	var closing []*serverConn
+	p.mu.Lock()
+	for _, g := range p.groups {
+		for _, sc := range g.conns {
+			old := now-sc.created > int64(p.cfg.MaxAge)
+			if !sc.idleCounted {
+				if old {
+					sc.retired = true
+				}
+				continue
+			}
+			if old || (idleTO > 0 && now-sc.leg.lastActive.Load() > idleTO) {
+				closing = append(closing, sc)
+			}
+		}
+	}
+	for _, sc := range closing {
+		p.removeLocked(sc)
+	}
+	p.mu.Unlock()
+	for _, sc := range closing {
+		sc.shutdown()
+	}
+}

@@ -1,0 +1,437 @@
+package mblb
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors a server connection fails with, as reported to MemberFailed.
+var (
+	// ErrResponseTimeout means the oldest request saw no response byte
+	// within Config.ResponseTimeout.
+	ErrResponseTimeout = errors.New("mblb: response timeout")
+	// ErrServerClosed means the member closed a connection with requests
+	// still unanswered.
+	ErrServerClosed = errors.New("mblb: member closed the connection with requests pending")
+	errClosed       = errors.New("mblb: session closed")
+)
+
+// Leg is one server connection as the connection table shows it (seed
+// §2.2: `any6 <-> vs <-> member`). Its address is stable for its life.
+type Leg struct {
+	Member Member
+	// Local is the server side's source (ss-client), Remote the member
+	// (ss-server).
+	Local, Remote netip.AddrPort
+	// Owner is the owning session's Tag; nil for a shared OneConnect
+	// connection.
+	Owner  any
+	Opened time.Time
+	// BytesIn and MsgsIn count what the member sent, BytesOut and MsgsOut
+	// what it was sent.
+	BytesIn, BytesOut, MsgsIn, MsgsOut atomic.Uint64
+	lastActive                         atomic.Int64
+	pending                            atomic.Int32
+}
+
+// LastActive is when bytes last moved on the leg, for its idle time.
+func (l *Leg) LastActive() time.Time { return time.Unix(0, l.lastActive.Load()) }
+
+// Pending is the number of requests awaiting their response on the leg.
+func (l *Leg) Pending() int { return int(l.pending.Load()) }
+
+// queue is a FIFO of requests in a ring that grows and never shrinks, so a
+// busy connection stops allocating.
+type queue struct {
+	ring       []*msg
+	head, size int
+}
+
+func (q *queue) push(m *msg) {
+	if q.size == len(q.ring) {
+		n := make([]*msg, 2*len(q.ring)+4)
+		for i := 0; i < q.size; i++ {
+			n[i] = q.ring[(q.head+i)%len(q.ring)]
+		}
+		q.ring, q.head = n, 0
+	}
+	q.ring[(q.head+q.size)%len(q.ring)] = m
+	q.size++
+}
+
+func (q *queue) peek() *msg {
+	if q.size == 0 {
+		return nil
+	}
+	return q.ring[q.head]
+}
+
+func (q *queue) pop() *msg {
+	if q.size == 0 {
+		return nil
+	}
+	m := q.ring[q.head]
+	q.ring[q.head] = nil
+	q.head = (q.head + 1) % len(q.ring)
+	q.size--
+	return m
+}
+
+// serverConn is one connection to a member: a FIFO of the requests written
+// on it and not yet answered, and a reader that pairs each framed response
+// with the oldest of them.
+type serverConn struct {
+	e     *Engine
+	conn  net.Conn
+	leg   Leg
+	ms    *memberStats
+	owner *Session // nil for a pooled connection
+
+	wmu sync.Mutex // orders pending entries the way bytes go on the wire
+	qmu sync.Mutex // guards q, dead, closing, failErr, rel, collect
+	q   queue
+	// dead: no more requests may be queued; closing: the end was ours
+	// (idle, shutdown), not the member's fault.
+	dead, closing bool
+	failErr       error
+	down          atomic.Bool
+
+	// Pool bookkeeping, guarded by the pool's lock, except npending.
+	key         poolKey
+	npending    atomic.Int32 // reserved or pending requests
+	uses        int
+	retired     bool
+	idleCounted bool
+	removed     bool
+	created     int64
+
+	// Rule framing state, used by the reader only.
+	data    Data
+	rel     int
+	collect int
+	lastRd  atomic.Int64
+}
+
+// dial opens a server connection to m for s and registers it. owner is nil
+// for a pooled connection. The caller starts its reader once it is reachable.
+func (e *Engine) dial(s *Session, m Member, owner *Session) (*serverConn, error) {
+	ms := e.memberStats(m.ID)
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ConnectTimeout)
+	c, err := e.cfg.Dial(ctx, s.client, m)
+	cancel()
+	if err != nil {
+		e.logf("mblb: connect to %s %s failed: %v", m.Name, m.Addr, err)
+		e.memberFailed(m, ms, err)
+		return nil, err
+	}
+	now := time.Now()
+	sc := &serverConn{e: e, conn: c, ms: ms, owner: owner, created: now.UnixNano()}
+	sc.leg.Member = m
+	sc.leg.Local = addrPortOf(c.LocalAddr())
+	sc.leg.Remote = addrPortOf(c.RemoteAddr())
+	if !sc.leg.Remote.IsValid() {
+		sc.leg.Remote = m.Addr
+	}
+	if owner != nil {
+		sc.leg.Owner = owner.tag
+	}
+	sc.leg.Opened = now
+	sc.leg.lastActive.Store(now.UnixNano())
+	sc.lastRd.Store(now.UnixNano())
+	sc.data.side = ServerSide
+	sc.data.client = s.client
+	sc.data.server = sc.leg.Remote
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		c.Close()
+		return nil, errClosed
+	}
+	e.servers[sc] = struct{}{}
+	e.mu.Unlock()
+	ms.conns.Add(1)
+	e.stats.serverConns.Add(1)
+	if e.cfg.Events.LegOpened != nil {
+		e.cfg.Events.LegOpened(&sc.leg)
+	}
+	return sc, nil
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// submit queues m and writes it. It takes over the caller's reference to m
+// and reports false, handing it back, when the connection is already dead.
+// A write error fails the connection; the reader then deals with m.
+func (sc *serverConn) submit(m *msg) bool {
+	sc.wmu.Lock()
+	sc.qmu.Lock()
+	if sc.dead {
+		sc.qmu.Unlock()
+		sc.wmu.Unlock()
+		return false
+	}
+	m.refs.Add(1) // the writer's
+	now := time.Now().UnixNano()
+	m.sentAt = now
+	sc.q.push(m)
+	sc.leg.pending.Add(1)
+	sc.qmu.Unlock()
+	_, err := sc.conn.Write(m.b)
+	sc.wmu.Unlock()
+	if err == nil {
+		sc.ms.requests.Add(1)
+		sc.leg.MsgsOut.Add(1)
+		sc.leg.BytesOut.Add(uint64(len(m.b)))
+		sc.leg.lastActive.Store(now)
+	} else {
+		sc.fail(err)
+	}
+	m.unref()
+	return true
+}
+
+// fail ends the connection abruptly; the reader sees the error and
+// re-sends what was unanswered.
+func (sc *serverConn) fail(err error) {
+	sc.qmu.Lock()
+	if sc.failErr == nil {
+		sc.failErr = err
+	}
+	sc.dead = true
+	sc.qmu.Unlock()
+	sc.down.Store(true)
+	resetConn(sc.conn)
+}
+
+// shutdown closes the connection on purpose (idle, client gone, engine
+// closed): no failure is reported.
+func (sc *serverConn) shutdown() {
+	sc.qmu.Lock()
+	sc.closing = true
+	sc.dead = true
+	sc.qmu.Unlock()
+	sc.down.Store(true)
+	sc.conn.Close()
+}
+
+// expire applies the response timeout and, for a client's own connection,
+// the idle timeout.
+func (sc *serverConn) expire(now int64) {
+	e := sc.e
+	sc.qmu.Lock()
+	head := sc.q.peek()
+	if head != nil && e.cfg.ResponseTimeout > 0 {
+		since := head.sentAt
+		if rd := sc.lastRd.Load(); rd > since {
+			since = rd
+		}
+		if now-since > int64(e.cfg.ResponseTimeout) {
+			sc.qmu.Unlock()
+			e.logf("mblb: no response from %s %s within %v", sc.leg.Member.Name, sc.leg.Remote, e.cfg.ResponseTimeout)
+			sc.fail(ErrResponseTimeout)
+			return
+		}
+	}
+	idle := head == nil && sc.owner != nil && e.cfg.IdleTimeout > 0 &&
+		now-sc.leg.lastActive.Load() > int64(e.cfg.IdleTimeout)
+	sc.qmu.Unlock()
+	if idle {
+		sc.shutdown()
+	}
+}
+
+func resetConn(c net.Conn) {
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		l.SetLinger(0)
+	}
+	c.Close()
+}
+
+// readLoop frames responses and hands each to the client whose request is
+// the oldest pending, until the connection ends.
+func (sc *serverConn) readLoop() {
+	e := sc.e
+	var fr Framer
+	if e.respMode.Mode != Rule {
+		fr, _ = e.respMode.New(e.cfg.MaxMessageSize)
+	}
+	st := newStream(fr, e.cfg.MaxMessageSize)
+	defer st.release()
+	for {
+		k, err := st.read(sc.conn)
+		if k > 0 {
+			now := time.Now().UnixNano()
+			sc.lastRd.Store(now)
+			sc.leg.lastActive.Store(now)
+			sc.leg.BytesIn.Add(uint64(k))
+			ferr := sc.frame(&st)
+			if st.end > st.start {
+				// Part of the next response is here: its request has
+				// been answered, at least in part, and must not run twice.
+				sc.qmu.Lock()
+				if h := sc.q.peek(); h != nil {
+					h.started = true
+				}
+				sc.qmu.Unlock()
+			}
+			if ferr != nil {
+				if errors.Is(ferr, ErrTooLarge) {
+					e.logf("mblb: response from %s %s exceeds %d bytes", sc.leg.Member.Name, sc.leg.Remote, e.cfg.MaxMessageSize)
+				}
+				err = ferr
+				sc.fail(ferr)
+			}
+		}
+		if err != nil {
+			sc.failed(err)
+			return
+		}
+	}
+}
+
+// frame cuts the received bytes into responses.
+func (sc *serverConn) frame(st *stream) error {
+	if st.fr != nil {
+		for {
+			b, err := st.next()
+			if err != nil || b == nil {
+				return err
+			}
+			sc.complete(b)
+		}
+	}
+	sc.qmu.Lock()
+	head := sc.q.peek()
+	sc.qmu.Unlock()
+	var rh RuleHandler
+	if head != nil {
+		rh = head.sess.rule
+	}
+	if rh == nil {
+		// Nobody asked and no rule can frame it: drop it.
+		sc.e.stats.unsolicited.Add(1)
+		st.start = st.end
+		sc.rel = 0
+		return nil
+	}
+	rejected, err := ruleStep(&sc.data, st, &sc.rel, &sc.collect, rh.ServerData, sc.emit)
+	if err == nil && rejected {
+		head.sess.Close(true)
+	}
+	return err
+}
+
+func (sc *serverConn) emit(b []byte, _ Target, _ string) error {
+	sc.complete(b)
+	return nil
+}
+
+// complete pairs one response with the oldest pending request.
+func (sc *serverConn) complete(b []byte) {
+	sc.qmu.Lock()
+	req := sc.q.pop()
+	sc.qmu.Unlock()
+	e := sc.e
+	if req == nil {
+		e.stats.unsolicited.Add(1)
+		return
+	}
+	sc.leg.pending.Add(-1)
+	sc.leg.MsgsIn.Add(1)
+	sc.ms.responses.Add(1)
+	e.stats.responses.Add(1)
+	if sc.owner == nil {
+		e.pool.released(sc)
+	}
+	r := getMsg(len(b))
+	copy(r.b, b)
+	req.sess.deliver(req.seq, r)
+	req.unref()
+}
+
+// failed runs once, on the reader, when the connection ends: it takes the
+// connection out of service, reports the member when it was its fault, and
+// sends again every request that saw no response byte.
+func (sc *serverConn) failed(rerr error) {
+	e := sc.e
+	sc.qmu.Lock()
+	sc.dead = true
+	closing := sc.closing
+	err := sc.failErr
+	if err == nil {
+		err = rerr
+		if errors.Is(rerr, io.EOF) {
+			err = ErrServerClosed
+		}
+	}
+	var entries []*msg
+	for m := sc.q.pop(); m != nil; m = sc.q.pop() {
+		entries = append(entries, m)
+	}
+	sc.qmu.Unlock()
+	sc.down.Store(true)
+	sc.leg.pending.Store(0)
+	graceful := closing || (len(entries) == 0 && sc.failErr == nil && errors.Is(rerr, io.EOF))
+	if graceful {
+		sc.conn.Close()
+	} else {
+		resetConn(sc.conn)
+		e.logf("mblb: server connection %s -> %s (%s) failed: %v; %d request(s) pending",
+			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, err, len(entries))
+		e.memberFailed(sc.leg.Member, sc.ms, err)
+	}
+	sc.detach()
+	for _, m := range entries {
+		s := m.sess
+		switch {
+		case s.isClosed():
+			m.unref()
+		case m.started:
+			e.logf("mblb: client %s lost a partly received response from %s, reset", s.client, sc.leg.Member.Name)
+			m.unref()
+			s.Close(true)
+		case e.cfg.DisableRetry || m.tries >= e.cfg.MaxRetries:
+			e.logf("mblb: client %s request unanswered by %s and not retried, reset", s.client, sc.leg.Member.Name)
+			m.unref()
+			s.Close(true)
+		default:
+			m.tries++
+			m.exclude = append(m.exclude, sc.leg.Member.ID)
+			e.stats.retries.Add(1)
+			s.send(m)
+		}
+	}
+}
+
+// detach takes the connection out of its owner, the pool and the engine.
+func (sc *serverConn) detach() {
+	e := sc.e
+	if sc.owner != nil {
+		sc.owner.removeConn(sc)
+	} else if e.pool != nil {
+		e.pool.remove(sc)
+	}
+	e.mu.Lock()
+	_, ok := e.servers[sc]
+	delete(e.servers, sc)
+	e.mu.Unlock()
+	if !ok {
+		return
+	}
+	sc.ms.conns.Add(-1)
+	if e.cfg.Events.LegClosed != nil {
+		e.cfg.Events.LegClosed(&sc.leg)
+	}
+}

@@ -1,0 +1,501 @@
+package mblb
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ClientOptions describe one client connection to the engine.
+type ClientOptions struct {
+	// Tag is the proxy's own flow record; it comes back in Choice.Tag and
+	// Leg.Owner so the proxy can attach server legs to its flow.
+	Tag any
+	// Source is the address the server side would use for this client
+	// (after SNAT); OneConnect's source-mask groups clients by it. Invalid
+	// means the client's own address.
+	Source netip.Addr
+	// Rule frames messages when the engine uses rule framing; it may also
+	// be set with declarative framing, but is then only used to frame
+	// nothing (the framer wins).
+	Rule RuleHandler
+	// Touch is called with the time (Unix nanoseconds) whenever bytes
+	// move on the client side, to keep the proxy's idle time current.
+	Touch func(now int64)
+}
+
+// Session is one client connection being balanced message by message.
+type Session struct {
+	e      *Engine
+	c      net.Conn
+	client netip.AddrPort
+	source netip.Addr
+	tag    any
+	rule   RuleHandler
+	touch  func(int64)
+	async  bool // a writer goroutine writes to the client (OneConnect)
+
+	mu       sync.Mutex
+	cond     sync.Cond
+	slots    []*msg // responses by sequence number modulo MaxInFlight
+	nextSeq  uint64 // next request's sequence number
+	nextOut  uint64 // next response to write
+	writing  bool
+	closed   bool
+	wb, warr net.Buffers
+	held     []*msg
+	conns    []*serverConn // this client's own server connections
+
+	dialMu sync.Mutex // one dial at a time, so one connection per member
+
+	lastActive        atomic.Int64
+	closedFlag        atomic.Bool
+	bytesIn, bytesOut atomic.Uint64
+	msgsIn, msgsOut   atomic.Uint64
+	data              Data
+	rel, collect      int
+	runClient         func(*Data) error
+	emitFn            func([]byte, Target, string) error
+}
+
+// SessionStats are one client connection's counters.
+type SessionStats struct {
+	BytesIn, BytesOut uint64
+	// Requests and Responses count messages from and to the client.
+	Requests, Responses uint64
+	// InFlight is the number of requests not yet answered to the client.
+	InFlight int
+}
+
+// NewSession takes charge of an accepted client connection. Run serves it.
+func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
+	s := &Session{
+		e:      e,
+		c:      c,
+		client: addrPortOf(c.RemoteAddr()),
+		tag:    opt.Tag,
+		rule:   opt.Rule,
+		touch:  opt.Touch,
+		async:  e.pool != nil,
+		slots:  make([]*msg, e.cfg.MaxInFlight),
+	}
+	s.source = opt.Source
+	if !s.source.IsValid() {
+		s.source = s.client.Addr()
+	}
+	s.cond.L = &s.mu
+	s.lastActive.Store(time.Now().UnixNano())
+	s.data.side = ClientSide
+	s.data.client = s.client
+	if s.rule != nil {
+		s.runClient = s.rule.ClientData
+	}
+	s.emitFn = s.emit
+	e.mu.Lock()
+	if e.closed {
+		s.closed = true
+		s.closedFlag.Store(true)
+	} else {
+		e.sessions[s] = struct{}{}
+	}
+	e.mu.Unlock()
+	return s
+}
+
+// Client is the client's address.
+func (s *Session) Client() netip.AddrPort { return s.client }
+
+// LastActive is when bytes last moved on the client side (Unix nanoseconds).
+func (s *Session) LastActive() int64 { return s.lastActive.Load() }
+
+// Stats returns the session's counters.
+func (s *Session) Stats() SessionStats {
+	s.mu.Lock()
+	inflight := int(s.nextSeq - s.nextOut)
+	s.mu.Unlock()
+	return SessionStats{
+		BytesIn: s.bytesIn.Load(), BytesOut: s.bytesOut.Load(),
+		Requests: s.msgsIn.Load(), Responses: s.msgsOut.Load(),
+		InFlight: inflight,
+	}
+}
+
+func (s *Session) isClosed() bool { return s.closedFlag.Load() }
+
+func (s *Session) active() {
+	now := time.Now().UnixNano()
+	s.lastActive.Store(now)
+	if s.touch != nil {
+		s.touch(now)
+	}
+}
+
+// Run reads and dispatches the client's messages until the connection ends.
+// A client that half-closes gets its outstanding answers before the close.
+// It returns nil for an orderly end and the reason otherwise.
+func (s *Session) Run() error {
+	if s.isClosed() {
+		resetConn(s.c)
+		return errClosed
+	}
+	if s.async {
+		go s.writer()
+	}
+	e := s.e
+	var fr Framer
+	if e.cfg.Request.Mode != Rule {
+		fr, _ = e.cfg.Request.New(e.cfg.MaxMessageSize)
+	} else if s.rule == nil {
+		e.logf("mblb: client %s: rule framing without a rule, reset", s.client)
+		s.Close(true)
+		return errors.New("mblb: rule framing needs a rule")
+	}
+	st := newStream(fr, e.cfg.MaxMessageSize)
+	defer st.release()
+	for {
+		k, err := st.read(s.c)
+		if k > 0 {
+			s.active()
+			s.bytesIn.Add(uint64(k))
+			var ferr error
+			if fr != nil {
+				ferr = s.frame(&st)
+			} else {
+				var rejected bool
+				rejected, ferr = ruleStep(&s.data, &st, &s.rel, &s.collect, s.runClient, s.emitFn)
+				if ferr == nil && rejected {
+					s.Close(true)
+					return errors.New("mblb: rejected by rule")
+				}
+			}
+			if ferr != nil {
+				if errors.Is(ferr, ErrTooLarge) {
+					e.stats.oversize.Add(1)
+					e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, e.cfg.MaxMessageSize)
+				} else if !errors.Is(ferr, errClosed) {
+					e.logf("mblb: client %s: %v, reset", s.client, ferr)
+				}
+				s.Close(true)
+				return ferr
+			}
+		}
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				e.stats.oversize.Add(1)
+				e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, e.cfg.MaxMessageSize)
+				s.Close(true)
+				return err
+			}
+			if errors.Is(err, io.EOF) {
+				s.drain()
+				s.Close(false)
+				return nil
+			}
+			if s.isClosed() {
+				return nil // closed on purpose: idle, rule, proxy
+			}
+			s.Close(true)
+			return err
+		}
+	}
+}
+
+// frame cuts the client's bytes into messages and dispatches each.
+func (s *Session) frame(st *stream) error {
+	for {
+		b, err := st.next()
+		if err != nil || b == nil {
+			return err
+		}
+		if err := s.emit(b, Target{}, ""); err != nil {
+			return err
+		}
+	}
+}
+
+// emit copies one framed request out of the read buffer and dispatches it.
+func (s *Session) emit(b []byte, t Target, persist string) error {
+	m := getMsg(len(b))
+	copy(m.b, b)
+	m.target, m.persist = t, persist
+	s.msgsIn.Add(1)
+	if !s.dispatch(m) {
+		return errClosed
+	}
+	return nil
+}
+
+// dispatch numbers a request, waiting while the client has MaxInFlight
+// unanswered, and sends it.
+func (s *Session) dispatch(m *msg) bool {
+	w := uint64(len(s.slots))
+	s.mu.Lock()
+	for !s.closed && s.nextSeq-s.nextOut >= w {
+		s.cond.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		m.unref()
+		return false
+	}
+	m.seq = s.nextSeq
+	s.nextSeq++
+	s.mu.Unlock()
+	m.sess = s
+	s.e.stats.messages.Add(1)
+	return s.send(m)
+}
+
+// send chooses a member and a server connection for m and writes it there,
+// choosing again when a connect fails. It takes over the caller's reference.
+// With no member left, the client is reset.
+func (s *Session) send(m *msg) bool {
+	e := s.e
+	for attempt := 0; attempt < maxPickAttempts; attempt++ {
+		if s.isClosed() {
+			m.unref()
+			return false
+		}
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: m.target, Persist: m.persist, Client: s.client, Tag: s.tag})
+		if err == nil && excluded(m.exclude, mem.ID) {
+			err = ErrNoMember
+		}
+		if err != nil {
+			e.logf("mblb: client %s: %v, reset", s.client, err)
+			m.unref()
+			s.Close(true)
+			return false
+		}
+		sc, err := s.connFor(mem)
+		if err != nil {
+			if errors.Is(err, errClosed) {
+				m.unref()
+				return false
+			}
+			m.exclude = append(m.exclude, mem.ID)
+			continue
+		}
+		if sc.submit(m) {
+			return true
+		}
+		// The connection ended between choice and write (idle close or a
+		// failure being handled): choose again without blaming anyone.
+		if sc.owner == nil {
+			e.pool.released(sc)
+		} else {
+			s.removeConn(sc)
+		}
+	}
+	e.logf("mblb: client %s: no server connection after %d attempts, reset", s.client, maxPickAttempts)
+	m.unref()
+	s.Close(true)
+	return false
+}
+
+func excluded(list []MemberID, id MemberID) bool {
+	for _, x := range list {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// connFor returns the connection to carry a message to m: the client's own
+// (opened on the first message to m, as seed 000 §2.2 saw) or a pooled one.
+func (s *Session) connFor(m Member) (*serverConn, error) {
+	if s.e.pool != nil {
+		return s.e.pool.acquire(s, m)
+	}
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	s.mu.Lock()
+	for _, sc := range s.conns {
+		if sc.leg.Member.ID == m.ID && !sc.down.Load() {
+			s.mu.Unlock()
+			return sc, nil
+		}
+	}
+	s.mu.Unlock()
+	sc, err := s.e.dial(s, m, s)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sc.shutdown()
+		go sc.readLoop()
+		return nil, errClosed
+	}
+	s.conns = append(s.conns, sc)
+	s.mu.Unlock()
+	go sc.readLoop()
+	return sc, nil
+}
+
+func (s *Session) removeConn(sc *serverConn) {
+	s.mu.Lock()
+	for i, x := range s.conns {
+		if x == sc {
+			last := len(s.conns) - 1
+			s.conns[i] = s.conns[last]
+			s.conns[last] = nil
+			s.conns = s.conns[:last]
+			break
+		}
+	}
+	s.mu.Unlock()
+}
+
+// deliver files response r for request seq and writes it, with any that
+// follow it in order, when it is the next one the client is owed.
+func (s *Session) deliver(seq uint64, r *msg) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		r.unref()
+		return
+	}
+	s.slots[seq%uint64(len(s.slots))] = r
+	var err error
+	if seq == s.nextOut {
+		if s.async {
+			s.cond.Broadcast()
+		} else if !s.writing {
+			s.writing = true
+			err = s.flushLocked()
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.Close(true)
+	}
+}
+
+// flushLocked writes every response ready in order. The caller holds mu and
+// the writing token; mu is released around the write, and the token is
+// given back when nothing is left.
+func (s *Session) flushLocked() error {
+	w := uint64(len(s.slots))
+	for {
+		s.held = s.held[:0]
+		s.wb = s.warr[:0]
+		for {
+			i := s.nextOut % w
+			r := s.slots[i]
+			if r == nil {
+				break
+			}
+			s.slots[i] = nil
+			s.nextOut++
+			s.held = append(s.held, r)
+			s.wb = append(s.wb, r.b)
+		}
+		if len(s.held) == 0 || s.closed {
+			s.writing = false
+			for _, r := range s.held {
+				r.unref()
+			}
+			return nil
+		}
+		s.warr = s.wb[:0]
+		s.cond.Broadcast() // the window moved; the reader and drain may go on
+		s.mu.Unlock()
+		var n int64
+		var err error
+		if len(s.held) == 1 {
+			var k int
+			k, err = s.c.Write(s.held[0].b)
+			n = int64(k)
+		} else {
+			n, err = s.wb.WriteTo(s.c)
+		}
+		s.bytesOut.Add(uint64(n))
+		s.msgsOut.Add(uint64(len(s.held)))
+		for _, r := range s.held {
+			r.unref()
+		}
+		s.active()
+		s.mu.Lock()
+		if err != nil {
+			s.writing = false
+			s.cond.Broadcast()
+			return err
+		}
+	}
+}
+
+// writer is the client writer of a OneConnect session: shared server
+// connections hand it responses and never wait for a slow client.
+func (s *Session) writer() {
+	w := uint64(len(s.slots))
+	s.mu.Lock()
+	for {
+		for !s.closed && s.slots[s.nextOut%w] == nil {
+			s.cond.Wait()
+		}
+		if s.closed {
+			break
+		}
+		s.writing = true
+		if err := s.flushLocked(); err != nil {
+			s.mu.Unlock()
+			s.Close(true)
+			return
+		}
+	}
+	s.mu.Unlock()
+}
+
+// drain waits, after the client half-closed, until every answer is written.
+func (s *Session) drain() {
+	s.mu.Lock()
+	for !s.closed && (s.nextOut != s.nextSeq || s.writing) {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+}
+
+// Close ends the session: reset true resets the client (idle timeout,
+// `delete sys connection`, errors), false closes it in order. Its own
+// server connections close with it; requests it has on shared ones are
+// answered into the void.
+func (s *Session) Close(reset bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	s.closedFlag.Store(true)
+	for i, r := range s.slots {
+		if r != nil {
+			r.unref()
+			s.slots[i] = nil
+		}
+	}
+	conns := s.conns
+	s.conns = nil
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	if reset {
+		s.e.stats.resets.Add(1)
+		resetConn(s.c)
+	} else {
+		if tc, ok := s.c.(interface{ CloseWrite() error }); ok {
+			tc.CloseWrite()
+		}
+		s.c.Close()
+	}
+	for _, sc := range conns {
+		sc.shutdown()
+	}
+	s.e.mu.Lock()
+	delete(s.e.sessions, s)
+	s.e.mu.Unlock()
+}
