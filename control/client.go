@@ -29,6 +29,7 @@ var ErrDisconnected = errors.New("connection to ltmd lost")
 // from transport errors so a batch can go on after it.
 type CommandError struct{ Message string }
 
+// Error returns the daemon's message unchanged: it is what the user reads.
 func (e *CommandError) Error() string { return e.Message }
 
 // helloTimeout bounds the wait for a daemon's greeting, so a socket held by

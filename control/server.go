@@ -295,6 +295,7 @@ type chunkWriter struct {
 	closed bool
 }
 
+// Write sends p as one or more Out responses.
 func (c *chunkWriter) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -77,6 +77,7 @@ type tailWriter struct {
 	last byte
 }
 
+// Write passes p through and remembers its last byte.
 func (t *tailWriter) Write(p []byte) (int, error) {
 	n, err := t.w.Write(p)
 	if n > 0 {

@@ -22,6 +22,7 @@ type splitError struct {
 	msg  string
 }
 
+// Error returns the message without a position; batch mode adds one.
 func (e *splitError) Error() string { return e.msg }
 
 // feeder turns a stream of input into complete statements. Text is fed a
