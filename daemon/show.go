@@ -153,13 +153,14 @@ func (s *Session) history(args []grammar.Node, w io.Writer) error {
 			if g.ID == cur {
 				id += "*"
 			}
-			change := g.Summary
+			change, more := g.Summary, ""
 			if i := strings.IndexByte(change, '\n'); i >= 0 {
-				change = change[:i] + fmt.Sprintf(" (+%d more)", strings.Count(g.Summary, "\n"))
+				change, more = change[:i], fmt.Sprintf(" (+%d more)", strings.Count(g.Summary, "\n"))
 			}
 			if len(change) > 60 {
 				change = change[:57] + "..."
 			}
+			change += more
 			t.Append(id, g.Time.Local().Format(time.DateTime), g.User, change)
 		}
 		if err := t.Render(); err != nil {
