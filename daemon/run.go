@@ -51,8 +51,13 @@ func Start(opts Options, socket string) (*Running, error) {
 	return r, nil
 }
 
-// Wait blocks until the control server stops.
-func (r *Running) Wait() error { return <-r.done }
+// Wait blocks until the control server stops; it may be called along with
+// Stop, and more than once.
+func (r *Running) Wait() error {
+	err := <-r.done
+	r.done <- err
+	return err
+}
 
 // Stop closes the socket, ends every session, stops the dataplane and
 // closes the store.

@@ -121,12 +121,14 @@ func cmdPoll(ts *testscript.TestScript, neg bool, args []string) {
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	deadline := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	prog := lookPath(ts, args[2])
 	var out []byte
+	var runErr error
 	for i := 0; i < 10000; i++ {
-		cmd := exec.Command(args[2], args[3:]...)
+		cmd := exec.Command(prog, args[3:]...)
 		cmd.Dir = ts.Getenv("WORK")
 		cmd.Env = envOf(ts)
-		out, _ = cmd.Output()
+		out, runErr = cmd.Output()
 		if re.Match(out) != neg {
 			fmt.Fprint(ts.Stdout(), string(out))
 			return
@@ -136,7 +138,21 @@ func cmdPoll(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ts.Fatalf("after %vs, %s output still does not match %q:\n%s", secs, args[2], args[1], out)
+	ts.Fatalf("after %vs, %s output still does not match %q (last run: %v):\n%s", secs, args[2], args[1], runErr, out)
+}
+
+// lookPath finds a program on the script's PATH (not the test process's).
+func lookPath(ts *testscript.TestScript, prog string) string {
+	if strings.ContainsRune(prog, '/') {
+		return prog
+	}
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		p := filepath.Join(dir, prog)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return prog
 }
 
 func envOf(ts *testscript.TestScript) []string {
