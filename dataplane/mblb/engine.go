@@ -183,7 +183,13 @@ type Engine struct {
 	done     chan struct{}
 
 	stats engineStats
+	// clock is the time the janitor last saw, in Unix nanoseconds: idle
+	// and response timeouts need no finer grain than its tick, and the
+	// message path then never reads the clock.
+	clock atomic.Int64
 }
+
+func (e *Engine) now() int64 { return e.clock.Load() }
 
 type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
@@ -267,6 +273,7 @@ func New(cfg Config) (*Engine, error) {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	e.clock.Store(time.Now().UnixNano())
 	if cfg.OneConnect != nil {
 		oc := *cfg.OneConnect
 		if oc.MaxSize <= 0 {
@@ -415,6 +422,7 @@ func (e *Engine) janitor() {
 		case <-t.C:
 		}
 		now := time.Now().UnixNano()
+		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
 		if e.cfg.IdleTimeout > 0 {

@@ -118,6 +118,7 @@ func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
 			p.groups[key] = g
 		}
 		if s.isClosed() {
+			p.dropEmpty(key, g)
 			p.mu.Unlock()
 			return nil, errClosed
 		}
@@ -147,6 +148,7 @@ func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
 			g.dialing--
 			p.cond.Broadcast()
 			if err != nil {
+				p.dropEmpty(key, g)
 				p.mu.Unlock()
 				return nil, err
 			}
@@ -216,11 +218,24 @@ func (p *connPool) removeLocked(sc *serverConn) {
 				break
 			}
 		}
-		if len(g.conns) == 0 && g.dialing == 0 {
-			delete(p.groups, sc.key)
-		}
+		p.dropEmpty(sc.key, g)
 	}
 	p.cond.Broadcast()
+}
+
+// dropEmpty forgets a group with no connection, so members and sources
+// that come and go leave nothing behind. The caller holds mu.
+func (p *connPool) dropEmpty(key poolKey, g *poolGroup) {
+	if len(g.conns) == 0 && g.dialing == 0 && p.groups[key] == g {
+		delete(p.groups, key)
+	}
+}
+
+// wake lets sessions waiting for a connection see that theirs closed.
+func (p *connPool) wake() {
+	p.mu.Lock()
+	p.cond.Broadcast()
+	p.mu.Unlock()
 }
 
 // expire closes idle connections past max-age or their idle timeout and

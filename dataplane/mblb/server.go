@@ -93,9 +93,13 @@ type serverConn struct {
 	ms    *memberStats
 	owner *Session // nil for a pooled connection
 
-	wmu sync.Mutex // orders pending entries the way bytes go on the wire
-	qmu sync.Mutex // guards q, dead, closing, failErr, rel, collect
+	qmu sync.Mutex // guards q, out, writing, dead, closing, failErr
 	q   queue
+	// out holds requests queued and not yet written, in q's order; the
+	// goroutine holding writing writes them.
+	out, spare []*msg
+	writing    bool
+	wb, warr   net.Buffers
 	// dead: no more requests may be queued; closing: the end was ours
 	// (idle, shutdown), not the member's fault.
 	dead, closing bool
@@ -171,35 +175,88 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 	return netip.AddrPort{}
 }
 
-// submit queues m and writes it. It takes over the caller's reference to m
+// submit queues m for writing. It takes over the caller's reference to m
 // and reports false, handing it back, when the connection is already dead.
-// A write error fails the connection; the reader then deals with m.
-func (sc *serverConn) submit(m *msg) bool {
-	sc.wmu.Lock()
+// With flush it also writes; otherwise the caller flushes later, so that
+// the messages of one client read leave in one write. Whoever finds no
+// write in progress writes everything queued, so concurrent clients on a
+// shared connection share system calls too. A write error fails the
+// connection; the reader then deals with what was pending.
+func (sc *serverConn) submit(m *msg, flush bool) bool {
 	sc.qmu.Lock()
 	if sc.dead {
 		sc.qmu.Unlock()
-		sc.wmu.Unlock()
 		return false
 	}
 	m.refs.Add(1) // the writer's
-	now := time.Now().UnixNano()
-	m.sentAt = now
+	m.sentAt = sc.e.now()
 	sc.q.push(m)
+	sc.out = append(sc.out, m)
 	sc.leg.pending.Add(1)
-	sc.qmu.Unlock()
-	_, err := sc.conn.Write(m.b)
-	sc.wmu.Unlock()
-	if err == nil {
-		sc.ms.requests.Add(1)
-		sc.leg.MsgsOut.Add(1)
-		sc.leg.BytesOut.Add(uint64(len(m.b)))
-		sc.leg.lastActive.Store(now)
-	} else {
-		sc.fail(err)
+	if flush && !sc.writing {
+		sc.writing = true
+		sc.flushLocked()
 	}
-	m.unref()
+	sc.qmu.Unlock()
 	return true
+}
+
+// flush writes what submit queued, unless a write is in progress (the
+// writer will take it).
+func (sc *serverConn) flush() {
+	sc.qmu.Lock()
+	if !sc.writing && len(sc.out) > 0 {
+		sc.writing = true
+		sc.flushLocked()
+	}
+	sc.qmu.Unlock()
+}
+
+// flushLocked writes queued messages until none is left. The caller holds
+// qmu and the writing token; qmu is released around each write.
+func (sc *serverConn) flushLocked() {
+	for len(sc.out) > 0 && !sc.dead {
+		batch := sc.out
+		sc.out = sc.spare[:0]
+		sc.qmu.Unlock()
+		var n int64
+		var err error
+		if len(batch) == 1 {
+			var k int
+			k, err = sc.conn.Write(batch[0].b)
+			n = int64(k)
+		} else {
+			sc.wb = sc.warr[:0]
+			for _, m := range batch {
+				sc.wb = append(sc.wb, m.b)
+			}
+			sc.warr = sc.wb[:0]
+			n, err = sc.wb.WriteTo(sc.conn)
+		}
+		sc.leg.BytesOut.Add(uint64(n))
+		if err == nil {
+			sc.ms.requests.Add(uint64(len(batch)))
+			sc.leg.MsgsOut.Add(uint64(len(batch)))
+			sc.leg.lastActive.Store(sc.e.now())
+		}
+		for i, m := range batch {
+			m.unref()
+			batch[i] = nil
+		}
+		if err != nil {
+			sc.fail(err)
+		}
+		sc.qmu.Lock()
+		sc.spare = batch[:0]
+	}
+	if sc.dead {
+		for i, m := range sc.out {
+			m.unref() // never to be written; the reader re-sends it
+			sc.out[i] = nil
+		}
+		sc.out = sc.out[:0]
+	}
+	sc.writing = false
 }
 
 // fail ends the connection abruptly; the reader sees the error and
@@ -244,12 +301,18 @@ func (sc *serverConn) expire(now int64) {
 			return
 		}
 	}
-	idle := head == nil && sc.owner != nil && e.cfg.IdleTimeout > 0 &&
-		now-sc.leg.lastActive.Load() > int64(e.cfg.IdleTimeout)
-	sc.qmu.Unlock()
-	if idle {
-		sc.shutdown()
+	if head == nil && sc.owner != nil && e.cfg.IdleTimeout > 0 &&
+		now-sc.leg.lastActive.Load() > int64(e.cfg.IdleTimeout) {
+		// Marked dead under the same lock that saw it empty, so no request
+		// can slip in before the close.
+		sc.closing = true
+		sc.dead = true
+		sc.qmu.Unlock()
+		sc.down.Store(true)
+		sc.conn.Close()
+		return
 	}
+	sc.qmu.Unlock()
 }
 
 func resetConn(c net.Conn) {
@@ -272,7 +335,7 @@ func (sc *serverConn) readLoop() {
 	for {
 		k, err := st.read(sc.conn)
 		if k > 0 {
-			now := time.Now().UnixNano()
+			now := e.now()
 			sc.lastRd.Store(now)
 			sc.leg.lastActive.Store(now)
 			sc.leg.BytesIn.Add(uint64(k))
@@ -380,6 +443,13 @@ func (sc *serverConn) failed(rerr error) {
 	for m := sc.q.pop(); m != nil; m = sc.q.pop() {
 		entries = append(entries, m)
 	}
+	if !sc.writing {
+		for i, m := range sc.out {
+			m.unref() // the writer's reference: it will never be written
+			sc.out[i] = nil
+		}
+		sc.out = sc.out[:0]
+	}
 	sc.qmu.Unlock()
 	sc.down.Store(true)
 	sc.leg.pending.Store(0)
@@ -410,7 +480,7 @@ func (sc *serverConn) failed(rerr error) {
 			m.tries++
 			m.exclude = append(m.exclude, sc.leg.Member.ID)
 			e.stats.retries.Add(1)
-			s.send(m)
+			s.send(m, true)
 		}
 	}
 }

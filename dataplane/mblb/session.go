@@ -49,6 +49,7 @@ type Session struct {
 	wb, warr net.Buffers
 	held     []*msg
 	conns    []*serverConn // this client's own server connections
+	dirty    []*serverConn // written to by this read, not yet flushed (reader only)
 
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
@@ -127,7 +128,7 @@ func (s *Session) Stats() SessionStats {
 func (s *Session) isClosed() bool { return s.closedFlag.Load() }
 
 func (s *Session) active() {
-	now := time.Now().UnixNano()
+	now := s.e.now()
 	s.lastActive.Store(now)
 	if s.touch != nil {
 		s.touch(now)
@@ -156,6 +157,7 @@ func (s *Session) Run() error {
 	}
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
+	defer s.flushDirty()
 	for {
 		k, err := st.read(s.c)
 		if k > 0 {
@@ -168,10 +170,12 @@ func (s *Session) Run() error {
 				var rejected bool
 				rejected, ferr = ruleStep(&s.data, &st, &s.rel, &s.collect, s.runClient, s.emitFn)
 				if ferr == nil && rejected {
+					s.flushDirty()
 					s.Close(true)
 					return errors.New("mblb: rejected by rule")
 				}
 			}
+			s.flushDirty()
 			if ferr != nil {
 				if errors.Is(ferr, ErrTooLarge) {
 					e.stats.oversize.Add(1)
@@ -229,11 +233,26 @@ func (s *Session) emit(b []byte, t Target, persist string) error {
 	return nil
 }
 
+// flushDirty writes the requests this read queued.
+func (s *Session) flushDirty() {
+	for i, sc := range s.dirty {
+		sc.flush()
+		s.dirty[i] = nil
+	}
+	s.dirty = s.dirty[:0]
+}
+
 // dispatch numbers a request, waiting while the client has MaxInFlight
-// unanswered, and sends it.
+// unanswered, and queues it on a server connection.
 func (s *Session) dispatch(m *msg) bool {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
+	if !s.closed && s.nextSeq-s.nextOut >= w {
+		// Answers can only come once the queued requests are out.
+		s.mu.Unlock()
+		s.flushDirty()
+		s.mu.Lock()
+	}
 	for !s.closed && s.nextSeq-s.nextOut >= w {
 		s.cond.Wait()
 	}
@@ -247,13 +266,14 @@ func (s *Session) dispatch(m *msg) bool {
 	s.mu.Unlock()
 	m.sess = s
 	s.e.stats.messages.Add(1)
-	return s.send(m)
+	return s.send(m, false)
 }
 
-// send chooses a member and a server connection for m and writes it there,
+// send chooses a member and a server connection for m and queues it there,
 // choosing again when a connect fails. It takes over the caller's reference.
-// With no member left, the client is reset.
-func (s *Session) send(m *msg) bool {
+// With no member left, the client is reset. With flush it writes at once;
+// otherwise the connection joins the reader's dirty list.
+func (s *Session) send(m *msg, flush bool) bool {
 	e := s.e
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
@@ -279,7 +299,10 @@ func (s *Session) send(m *msg) bool {
 			m.exclude = append(m.exclude, mem.ID)
 			continue
 		}
-		if sc.submit(m) {
+		if sc.submit(m, flush) {
+			if !flush {
+				s.markDirty(sc)
+			}
 			return true
 		}
 		// The connection ended between choice and write (idle close or a
@@ -294,6 +317,15 @@ func (s *Session) send(m *msg) bool {
 	m.unref()
 	s.Close(true)
 	return false
+}
+
+func (s *Session) markDirty(sc *serverConn) {
+	for _, x := range s.dirty {
+		if x == sc {
+			return
+		}
+	}
+	s.dirty = append(s.dirty, sc)
 }
 
 func excluded(list []MemberID, id MemberID) bool {
@@ -494,6 +526,9 @@ func (s *Session) Close(reset bool) {
 	}
 	for _, sc := range conns {
 		sc.shutdown()
+	}
+	if s.e.pool != nil {
+		s.e.pool.wake()
 	}
 	s.e.mu.Lock()
 	delete(s.e.sessions, s)
