@@ -3,6 +3,7 @@ package daemon
 import (
 	"bufio"
 	"io"
+	"os"
 	"log/slog"
 	"net"
 	"strings"
@@ -129,5 +130,36 @@ func TestShows(t *testing.T) {
 	}
 	if _, errText = run(t, s, "delete sys connection cs-server-port 9000"); errText != "" {
 		t.Fatal(errText)
+	}
+}
+
+func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession("admin").(*Session)
+	_, errText := run(t, s, "create ltm virtual fwd destination 0.0.0.0:any ip-forward")
+	if !strings.Contains(errText, "listens on every port") {
+		t.Fatalf("wildcard virtual: %q", errText)
+	}
+	conf := dir + "/fwd.conf"
+	if err := os.WriteFile(conf, []byte("ltm virtual /Common/fwd {\n    destination /Common/0.0.0.0:any\n    ip-forward\n    mask any\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errText := run(t, s, "load sys config merge file "+conf)
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd: destination /Common/any:0 listens on every port") {
+		t.Fatalf("load: %q %q", out, errText)
+	}
+	// Kept: later, unrelated changes are not blocked by it.
+	if _, errText = run(t, s, "create ltm pool unrelated"); errText != "" {
+		t.Fatal(errText)
+	}
+	if out, _ = run(t, s, "list ltm virtual fwd"); !strings.Contains(out, "    ip-forward\n") {
+		t.Fatalf("list: %s", out)
 	}
 }

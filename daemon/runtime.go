@@ -3,6 +3,7 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/openltm/openltm/dataplane"
@@ -37,9 +38,32 @@ func (h *planeHook) translate(cfg *objects.Config) *dataplane.Config {
 	return dc
 }
 
-// Check implements Hook.
-func (h *planeHook) Check(_, cfg *objects.Config, _ CommitOptions) error {
-	if err := dataplane.Check(h.translate(cfg)); err != nil {
+// Check implements Hook. What the dataplane cannot run at all (a wildcard
+// port, a reference that dangles) is left out of the translation; a change
+// that adds such an object is refused, unless it comes from a loaded file,
+// where it is kept with a warning. What is left must pass the dataplane's
+// own check (a destination used twice, an unbindable address).
+func (h *planeHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
+	dc, skipped := Translate(h.e.schema, cfg)
+	had := map[string]bool{}
+	if old != nil {
+		_, prev := Translate(h.e.schema, old)
+		for _, s := range prev {
+			had[s] = true
+		}
+	}
+	for _, s := range skipped {
+		if had[s] || strings.Contains(s, "does not exist") {
+			continue // dangling references are reported by the engine
+		}
+		if !opts.Lenient {
+			return objects.Invalid("%s", s)
+		}
+		if opts.Warn != nil {
+			opts.Warn(s + "; kept, and it carries no traffic")
+		}
+	}
+	if err := dataplane.Check(dc); err != nil {
 		return objects.Invalid("%s", oneLine(err))
 	}
 	return nil

@@ -270,7 +270,9 @@ func (p *printer) name(s string) string {
 func (p *printer) value(depth int, pr *Prop, v *Value) {
 	switch pr.Type {
 	case TFlag:
-		p.line(depth, v.Str)
+		if v.Str != "" {
+			p.line(depth, v.Str)
+		}
 	case TRef:
 		p.line(depth, pr.Name+" "+p.name(v.Str))
 	case TMonitor:

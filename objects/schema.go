@@ -223,6 +223,12 @@ func ref(name string, kinds ...string) *Prop {
 func passive(p *Prop) *Prop { p.Passive = true; return p }
 func ro(p *Prop) *Prop      { p.ReadOnly = true; p.Passive = true; return p }
 func raw(name string) *Prop { return &Prop{Name: name, Type: TRaw, Passive: true} }
+
+// bare is a flag that is present or absent (ip-forward, internal): a word
+// with no value and no opposite word.
+func bare(word string) *Prop {
+	return &Prop{Name: word, Type: TFlag, Enum: []string{"", word}, Passive: true}
+}
 func help(p *Prop, h string) *Prop {
 	p.Help = h
 	return p
