@@ -280,6 +280,14 @@ func (t *translator) virtual(o *objects.Object) {
 			v.PortRanges = append(v.PortRanges, dataplane.PortRange{Low: uint16(l), High: uint16(h)})
 		}
 	}
+	if v.Destination.Port() == 0 && len(v.PortRanges) == 0 {
+		t.skip(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", o.Str("destination"))
+		return
+	}
+	if !v.Destination.Addr().IsValid() || v.Destination.Addr().IsUnspecified() {
+		t.skip(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", o.Str("destination"))
+		return
+	}
 	if src := e("source"); src != "" {
 		if p, err := netip.ParsePrefix(src); err == nil && p.Bits() > 0 {
 			v.Source = p
