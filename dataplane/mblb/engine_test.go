@@ -717,3 +717,101 @@ func TestConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// A member taken out of rotation (forced offline) still answers what it
+// already has; nothing new reaches it.
+func TestForcedOfflineFinishesInFlight(t *testing.T) {
+	s1 := startServer(t, "127.0.53.101:0", "S1", wireLength)
+	s2 := startServer(t, "127.0.53.102:0", "S2", wireLength)
+	s1.delay.Store(int64(20 * time.Millisecond))
+	pool := newTestPool(s1, s2)
+	cfg := baseConfig(pool, nil)
+	cfg.Request = lengthFraming
+	vs := startVS(t, "127.0.53.103:0", cfg)
+	c := dialVS(t, vs, "f", wireLength)
+	for i := 0; i < 4; i++ {
+		if err := c.send([]byte(reqName("f", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "S1 to hold a request", func() bool { return s1.msgs.Load() >= 1 })
+	pool.setDisabled(1, true)
+	before := s1.msgs.Load()
+	for i := 4; i < 10; i++ {
+		if err := c.send([]byte(reqName("f", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 10; i++ {
+		b, err := c.recv()
+		if err != nil {
+			t.Fatalf("answer %d: %v", i, err)
+		}
+		if _, req := splitAnswer(string(b)); req != reqName("f", i) {
+			t.Fatalf("answer %d is %q", i, b)
+		}
+	}
+	if got := s1.msgs.Load(); got > 2 || got < before {
+		t.Fatalf("S1 received %d messages, want only the %d sent before it went offline", got, before)
+	}
+}
+
+// The proxy ends a flow (`delete sys connection`, its own idle timer): the
+// client is reset and the client's server flows close.
+func TestSessionCloseFromProxy(t *testing.T) {
+	s1 := startServer(t, "127.0.59.41:0", "S1", wireLength)
+	pool := newTestPool(s1)
+	legs := newLegLog()
+	cfg := baseConfig(pool, legs)
+	cfg.Request = lengthFraming
+	vs := startVS(t, "127.0.59.42:0", cfg)
+	c := dialVS(t, vs, "d", wireLength)
+	if _, err := c.call("hi"); err != nil {
+		t.Fatal(err)
+	}
+	vs.mu.Lock()
+	s := vs.sessions[0]
+	vs.mu.Unlock()
+	if st := s.Stats(); st.Requests != 1 || st.Responses != 1 || st.InFlight != 0 {
+		t.Fatalf("session stats %+v", st)
+	}
+	s.Close(true)
+	if _, err := c.recv(); !isReset(err) {
+		t.Fatalf("client read %v, want a reset", err)
+	}
+	waitFor(t, "the server flow to close", func() bool { open, _, _, _ := legs.snapshot(); return open == 0 })
+}
+
+// OneConnect retires a connection after max-reuse and closes idle ones
+// after the idle override.
+func TestOneConnectReuseAndIdle(t *testing.T) {
+	s1 := startServer(t, "127.0.52.101:0", "S1", wireLength)
+	pool := newTestPool(s1)
+	legs := newLegLog()
+	cfg := baseConfig(pool, legs)
+	cfg.Request = lengthFraming
+	cfg.OneConnect = &OneConnect{MaxSize: 1, MaxReuse: 3, IdleTimeoutOverride: 100 * time.Millisecond}
+	vs := startVS(t, "127.0.52.102:0", cfg)
+	c := dialVS(t, vs, "r", wireLength)
+	for i := 0; i < 7; i++ {
+		if _, err := c.call(reqName("r", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 7 messages: the first connection carries 1 + 3 reuses and retires,
+	// the second carries 3 and waits idle.
+	if st, _ := vs.e.OneConnectStats(); st.New != 2 || st.TotalReuses != 5 || st.CurrentIdle != 1 {
+		t.Fatalf("stats %+v, want 2 new, 5 reuses, 1 idle", st)
+	}
+	waitFor(t, "the idle connection to close", func() bool {
+		st, _ := vs.e.OneConnectStats()
+		open, _, _, _ := legs.snapshot()
+		return st.CurrentIdle == 0 && open == 0
+	})
+	if st, _ := vs.e.OneConnectStats(); st.Maximum != 1 {
+		t.Fatalf("maximum idle %d, want 1", st.Maximum)
+	}
+	if ans, err := c.call("later"); err != nil || ans != "S1|later" {
+		t.Fatalf("after the idle close: %q, %v", ans, err)
+	}
+}
