@@ -192,13 +192,19 @@ func (s *Session) props(k *objects.Kind) []control.Suggestion {
 		if p.ReadOnly {
 			continue
 		}
+		h := p.Help
+		if h == "" && p.Passive {
+			h = "(kept and saved; openltm does not act on it)"
+		}
 		if p.Type == objects.TFlag {
 			for _, w := range p.Enum {
-				m[w] = p.Help
+				if w != "" {
+					m[w] = h
+				}
 			}
 			continue
 		}
-		m[p.Name] = p.Help
+		m[p.Name] = h
 	}
 	return sugs("Properties", m)
 }

@@ -3,9 +3,9 @@ package daemon
 import (
 	"bufio"
 	"io"
-	"os"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
