@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side L4 benchmark: openltm's dataplane vs HAProxy (Debian's 2.6)
+# Side-by-side L4 benchmark: ltmd (configured with tmsh) vs HAProxy (Debian's 2.6)
 # vs going direct, on the same two nginx backends, with wrk; keep-alive and a
 # new connection per request. Prints requests/s and the ratios.
 #
@@ -82,9 +82,12 @@ EOF
 haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 &
 pids+=($!)
 
-go build -o "$work/l4proxy" ./bench/l4proxy || { echo "bench: build failed"; exit 1; }
-"$work/l4proxy" -listen $LTM -members $B1,$B2 >/dev/null 2>"$work/l4proxy.err" &
+go build -o "$work/" ./cmd/ltmd ./cmd/tmsh || { echo "bench: build failed"; exit 1; }
+"$work/ltmd" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
 pids+=($!)
+for _ in $(seq 100); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
+"$work/tmsh" --socket "$work/ltmd.sock" -c "create ltm pool bench_pool members add { $B1 $B2 }; create ltm virtual bench_vs destination $LTM pool bench_pool profiles replace-all-with { tcp { } }" ||
+  { echo "bench: configuring ltmd failed"; cat "$work/ltmd.err"; exit 1; }
 sleep 1
 
 # rps TARGET [wrk args...]: requests per second of one wrk run.
