@@ -110,6 +110,8 @@ func TestServerFlowsPerClientAndOneConnect(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, opened, maxOpen, _ := legs.snapshot()
+			t.Logf("3 clients × 20 messages: %d server flows opened, %d at most at once; S1 %d, S2 %d messages",
+				opened, maxOpen, s1.msgs.Load(), s2.msgs.Load())
 			if maxOpen > tc.wantMax {
 				t.Fatalf("%d server flows at once, want at most %d", maxOpen, tc.wantMax)
 			}
@@ -184,9 +186,12 @@ func TestOneConnectThousandClients(t *testing.T) {
 	if st.New > 8 || st.TotalReuses < n-8 {
 		t.Fatalf("one-connect stats %+v", st)
 	}
-	if es := vs.e.Stats(); es.Sessions != n || es.ServerConns > 8 {
+	es := vs.e.Stats()
+	if es.Sessions != n || es.ServerConns > 8 {
 		t.Fatalf("engine stats %+v: want %d sessions and at most 8 server connections", es, n)
 	}
+	t.Logf("%d clients: %d server connections (S1 %d, S2 %d requests), one-connect %+v",
+		n, es.ServerConns, s1.msgs.Load(), s2.msgs.Load(), st)
 }
 
 // Seed 000 §2.5: a disabled member gets no new messages; enabled again it
@@ -346,9 +351,12 @@ func TestMemberKilledMidFlight(t *testing.T) {
 			if failed[2] == 0 {
 				t.Fatalf("S2's failure was not reported: %v", failed)
 			}
-			if st := vs.e.Stats(); st.Retries == 0 || st.Resets != 0 {
+			st := vs.e.Stats()
+			if st.Retries == 0 || st.Resets != 0 {
 				t.Fatalf("engine stats %+v: want retries and no client reset", st)
 			}
+			t.Logf("S2 killed holding %d requests: %d re-sent, %d server connections failed, %d clients reset",
+				s2.msgs.Load(), st.Retries, st.ServerFailures, st.Resets)
 		})
 	}
 }

@@ -50,6 +50,7 @@ const (
 	Rule
 )
 
+// String names the mode as logs and errors show it.
 func (m Mode) String() string {
 	switch m {
 	case PerRead:

@@ -19,9 +19,8 @@ type ClientOptions struct {
 	// (after SNAT); OneConnect's source-mask groups clients by it. Invalid
 	// means the client's own address.
 	Source netip.Addr
-	// Rule frames messages when the engine uses rule framing; it may also
-	// be set with declarative framing, but is then only used to frame
-	// nothing (the framer wins).
+	// Rule frames messages when the engine uses rule framing; with
+	// declarative framing the framer decides and Rule is not called.
 	Rule RuleHandler
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.
