@@ -823,3 +823,21 @@ func TestOneConnectReuseAndIdle(t *testing.T) {
 		t.Fatalf("after the idle close: %q, %v", ans, err)
 	}
 }
+
+// An exclusive pool with one connection serves a client that pipelines
+// several messages in one write: each waits for the connection to be free.
+func TestOneConnectExclusivePipelined(t *testing.T) {
+	s1 := startServer(t, "127.0.52.111:0", "S1", wireLength)
+	pool := newTestPool(s1)
+	cfg := baseConfig(pool, nil)
+	cfg.Request = lengthFraming
+	cfg.OneConnect = &OneConnect{MaxSize: 1, Exclusive: true}
+	vs := startVS(t, "127.0.52.112:0", cfg)
+	c := dialVS(t, vs, "x", wireLength)
+	if _, err := pipeline(c, 50, 10, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := vs.e.OneConnectStats(); st.New != 1 {
+		t.Fatalf("stats %+v, want one connection", st)
+	}
+}

@@ -265,7 +265,9 @@ func (s *Session) dispatch(m *msg) bool {
 	s.mu.Unlock()
 	m.sess = s
 	s.e.stats.messages.Add(1)
-	return s.send(m, false)
+	// An exclusive pool may make the next message wait for a connection
+	// to go idle: none may then be held by a request not yet written.
+	return s.send(m, s.e.pool != nil && s.e.pool.exclusive)
 }
 
 // send chooses a member and a server connection for m and queues it there,
