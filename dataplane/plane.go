@@ -46,6 +46,7 @@ type Plane struct {
 	nodes     map[string]*nodeRT
 	listeners map[netip.AddrPort]*listener
 	poolIndex atomic.Pointer[map[string]*poolRT] // for rules, read per flow
+	running   atomic.Pointer[Config]             // for rules (snatpools)
 	accepts   sync.WaitGroup
 }
 
@@ -192,7 +193,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 		if v == nil {
 			v = &vsRT{name: name}
 		}
-		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs}
+		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: eventMask(vc.Rules)}
 		if vc.Pool != "" {
 			snap.pool = pools[vc.Pool]
 		}
@@ -264,6 +265,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	}
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = virtuals, pools, members, nodes, cfg
 	p.poolIndex.Store(&pools)
+	p.running.Store(cfg)
 	go func() {
 		for _, in := range stale {
 			in.Stop()

@@ -16,28 +16,37 @@ import (
 	"github.com/openltm/openltm/dataplane/lb"
 )
 
+// serverConn is one server-side connection of a flow. A flow has at most
+// one at a time; a rule's LB::detach may replace it, so each copy loop
+// holds the one it serves.
+type serverConn struct {
+	conn     *net.TCPConn
+	leg      flows.Leg
+	member   *memberRT // nil for a node or forward decision
+	pool     *poolRT   // nil for a node or forward decision
+	fastest  bool
+	awaiting atomic.Bool // fastest-node: a request is outstanding
+}
+
 // proxied is one client connection and its server connection: the flow
-// table entry and everything its two copy loops share, in one allocation.
+// table entry and everything its two copy loops share, in one allocation
+// for flows without rules.
 type proxied struct {
 	flows.Flow
 	p      *Plane
 	vs     *vsRT
+	snap   *vsSnap
 	client *net.TCPConn
-	server *net.TCPConn
-	leg    flows.Leg
-	member *memberRT
-	pool   *poolRT
+	srv    atomic.Pointer[serverConn]
+	first  serverConn // the first server connection, kept inline
+	pool   *poolRT    // the virtual's default pool
 	idle   time.Duration
 	rules  Rules
+	evMask uint16     // events the rules handle
+	rs     *ruleState // nil for flows without rules
 
-	legsLeft  atomic.Int32
-	ended     atomic.Bool
-	awaiting  atomic.Bool // fastest-node: a request is outstanding
-	fastest   bool
-	selPool   *poolRT
-	selMember netip.AddrPort
-	reject    bool
-	dropReq   bool
+	legsLeft atomic.Int32
+	ended    atomic.Bool
 }
 
 // reset closes c with a TCP reset.
@@ -53,6 +62,14 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 	}
 	return netip.AddrPort{}
 }
+
+// Sentinel errors of connect.
+var (
+	errNoPool    = errors.New("no pool")
+	errNoMember  = errors.New("no member available")
+	errConnect   = errors.New("connect failed")
+	errFlowEnded = errors.New("the rule ended the flow")
+)
 
 // serve runs one accepted client connection to its end.
 func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
@@ -72,58 +89,49 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 		return
 	}
 	vs.stats.requests.Add(1)
-	pr := &proxied{p: p, vs: vs, client: c, idle: snap.idle, rules: cfg.Rules, pool: snap.pool}
+	pr := &proxied{p: p, vs: vs, snap: snap, client: c, idle: snap.idle, pool: snap.pool}
 	pr.Client = client
 	pr.Local = addrPortOf(c.LocalAddr())
 	pr.Virtual = vs.name
-	pr.Protocol = "tcp"
+	pr.Flow.Protocol = "tcp"
 	pr.IdleTimeout = snap.idle
 	pr.Closer = pr.end
+	if snap.evMask != 0 {
+		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.evMask, &ruleState{}
+	}
 	p.table.Add(&pr.Flow)
 
-	if pr.rules != nil && pr.rules.Handles(EventClientAccepted) {
-		if !pr.runRule(EventClientAccepted) {
-			return
-		}
+	if pr.rs != nil {
+		pr.serveRules()
+		return
 	}
-	if err := pr.connect(snap); err != nil {
+	sc, err := pr.connect()
+	if err != nil {
 		pr.finish(true)
 		return
 	}
-	if pr.rules != nil && pr.rules.Handles(EventServerConnected) {
-		if !pr.runRule(EventServerConnected) {
-			return
-		}
-	}
 	pr.legsLeft.Store(2)
-	go pr.copy(pr.server, pr.client, false)
-	pr.copy(pr.client, pr.server, true)
-}
-
-// runRule runs an event and reports whether the flow goes on.
-func (pr *proxied) runRule(ev Event) bool {
-	err := pr.rules.Run(ev, pr)
-	if err != nil {
-		pr.p.log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
-	}
-	if err != nil || pr.reject || pr.dropReq {
-		pr.finish(err != nil || pr.reject)
-		return false
-	}
-	return true
+	go pr.copy(sc.conn, pr.client, false, sc)
+	pr.copy(pr.client, sc.conn, true, sc)
 }
 
 // connect chooses a member and opens the server side, trying other members
-// on failure as reselect-tries allows.
-func (pr *proxied) connect(snap *vsSnap) error {
-	pool := pr.pool
-	if pr.selPool != nil {
-		pool = pr.selPool
+// on failure as reselect-tries allows. With rules, their pool, member or
+// node decision is followed and LB_SELECTED runs before each connect.
+func (pr *proxied) connect() (*serverConn, error) {
+	rs := pr.rs
+	pool, want := pr.pool, netip.AddrPort{}
+	if rs != nil {
+		if rs.nodeSel {
+			return pr.dialDirect(rs.selAddr)
+		}
+		if rs.selPool != nil {
+			pool, want = rs.selPool, rs.selAddr
+		}
 	}
 	if pool == nil {
-		return errors.New("no pool")
+		return nil, errNoPool
 	}
-	pr.pool = pool
 	ps := pool.snap.Load()
 	tries := 0
 	if ps != nil {
@@ -132,9 +140,9 @@ func (pr *proxied) connect(snap *vsSnap) error {
 	var failed []*memberRT
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *memberRT
-		if pr.selMember.IsValid() && attempt == 0 {
+		if want.IsValid() && attempt == 0 {
 			for _, x := range ps.members {
-				if x.cfg.Load().Addr == pr.selMember && x.cfg.Load().State != StateUserDown && !x.node.forced() {
+				if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
 					m = x
 					break
 				}
@@ -151,48 +159,130 @@ func (pr *proxied) connect(snap *vsSnap) error {
 			m = nil
 		}
 		if m == nil {
-			return errors.New("no member available")
+			return nil, errNoMember
 		}
-		dst := pr.target(m, snap)
-		sc, err := pr.p.dial(pr.source(dst, snap), dst)
+		dst := pr.target(m)
+		if rs != nil && pr.handles(EventLBSelected) {
+			rs.mu.Lock()
+			rs.pick, rs.changed = lbPick{pool: pool, addr: dst}, false
+			rs.mu.Unlock()
+			ok := pr.runEvent(EventLBSelected)
+			rs.mu.Lock()
+			rs.pick = lbPick{}
+			changed := rs.changed
+			rs.mu.Unlock()
+			if !ok {
+				m.release()
+				return nil, errFlowEnded
+			}
+			if changed && rs.lbRounds < 3 {
+				// The rule chose again: follow its choice instead.
+				rs.lbRounds++
+				m.release()
+				return pr.connect()
+			}
+		}
+		sc, err := pr.p.dial(pr.source(dst), dst)
 		if err == nil {
-			pr.server, pr.member = sc, m
+			s := pr.newServerConn()
+			s.conn, s.member, s.pool = sc, m, pool
 			pool.stats.tryOpen(0)
 			pool.stats.requests.Add(1)
 			m.stats.requests.Add(1)
 			m.node.stats.requests.Add(1)
-			pr.fastest = ps.alg == lb.Fastest
-			pr.leg = flows.Leg{Client: addrPortOf(sc.LocalAddr()), Server: dst, Pool: pool.name, Member: m.name, Owner: m}
-			pr.AddLeg(&pr.leg)
-			return nil
+			s.fastest = ps.alg == lb.Fastest
+			s.leg = flows.Leg{Client: addrPortOf(sc.LocalAddr()), Server: dst, Pool: pool.name, Member: m.name, Owner: m}
+			return pr.attach(s)
 		}
 		m.release()
 		failed = append(failed, m)
 	}
-	return errors.New("connect failed")
+	return nil, errConnect
+}
+
+// dialDirect opens the server side to an address a rule named (node,
+// forward): no pool, no member accounting. Port 0 keeps the port the
+// client connected to.
+func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
+	if a.Port() == 0 {
+		a = netip.AddrPortFrom(a.Addr(), pr.Local.Port())
+	}
+	if pr.handles(EventLBSelected) {
+		rs := pr.rs
+		rs.mu.Lock()
+		rs.pick, rs.changed = lbPick{addr: a}, false
+		rs.mu.Unlock()
+		ok := pr.runEvent(EventLBSelected)
+		rs.mu.Lock()
+		rs.pick = lbPick{}
+		changed := rs.changed
+		rs.mu.Unlock()
+		if !ok {
+			return nil, errFlowEnded
+		}
+		if changed && rs.lbRounds < 3 {
+			rs.lbRounds++
+			return pr.connect()
+		}
+	}
+	c, err := pr.p.dial(pr.source(a), a)
+	if err != nil {
+		return nil, errConnect
+	}
+	s := pr.newServerConn()
+	s.conn = c
+	s.leg = flows.Leg{Client: addrPortOf(c.LocalAddr()), Server: a}
+	return pr.attach(s)
+}
+
+// newServerConn returns the flow's inline server record the first time,
+// a fresh one after a detach (the old one may still be read by its loop).
+func (pr *proxied) newServerConn() *serverConn {
+	if pr.first.conn == nil {
+		return &pr.first
+	}
+	return &serverConn{}
+}
+
+// attach makes s the flow's server side, unless the flow ended meanwhile
+// (deleted, idle) — then the new connection is closed at once.
+func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
+	pr.AddLeg(&s.leg)
+	pr.srv.Store(s)
+	if pr.ended.Load() {
+		reset(s.conn)
+		return nil, errFlowEnded
+	}
+	return s, nil
 }
 
 // target is where the server side connects: the member, or the client's
 // original destination parts when translation is off or the port is any.
-func (pr *proxied) target(m *memberRT, snap *vsSnap) netip.AddrPort {
+func (pr *proxied) target(m *memberRT) netip.AddrPort {
 	a := m.cfg.Load().Addr
 	addr, port := a.Addr(), a.Port()
-	if !snap.cfg.TranslateAddress {
+	if !pr.snap.cfg.TranslateAddress {
 		addr = pr.Local.Addr()
 	}
-	if port == 0 || !snap.cfg.TranslatePort {
+	if port == 0 || !pr.snap.cfg.TranslatePort {
 		port = pr.Local.Port()
 	}
 	return netip.AddrPortFrom(addr, port)
 }
 
-// source is the server side's source address per source-address-translation;
-// its port is the client's, to be kept when free (0: any port). An invalid
-// result means "let the kernel choose".
-func (pr *proxied) source(dst netip.AddrPort, snap *vsSnap) netip.AddrPort {
+// source is the server side's source address per source-address-translation
+// (or a rule's snat/snatpool decision); its port is the client's, to be
+// kept when free (0: any port). An invalid result means "let the kernel
+// choose".
+func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
+	snap := pr.snap
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
+	typ, pool := snap.cfg.SNAT.Type, snap.snatPool
+	if pr.rs != nil && pr.rs.snat.set {
+		typ, pool = pr.rs.snat.typ, pr.rs.snat.addrs
+	}
 	var addr netip.Addr
-	switch snap.cfg.SNAT.Type {
+	switch typ {
 	case SNATAutomap:
 		for _, a := range snap.selfIPs {
 			if family(a) {
@@ -204,10 +294,10 @@ func (pr *proxied) source(dst netip.AddrPort, snap *vsSnap) netip.AddrPort {
 			addr = pr.Local.Addr()
 		}
 	case SNATPool:
-		n := len(snap.snatPool)
+		n := len(pool)
 		start := int(pr.vs.snatNext.Add(1))
 		for i := 0; i < n; i++ {
-			if a := snap.snatPool[(start+i)%n]; family(a) {
+			if a := pool[(start+i)%n]; family(a) {
 				addr = a
 				break
 			}
@@ -296,73 +386,119 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b 
 // zero-copy path between counter updates.
 const spliceChunk = 1 << 20
 
-// copy moves bytes from src to dst until either side ends. up is the
-// client-to-server direction. While idle it holds no buffer: it waits for
-// readability first and only then takes a pooled buffer; a read that fills
-// the buffer switches to splice for the rest of the burst.
-func (pr *proxied) copy(src, dst *net.TCPConn, up bool) {
-	defer pr.finishLeg()
-	rc, err := src.SyscallConn()
+// sockReader reads a socket without holding a buffer while it is idle: it
+// waits for readability first and only then takes a pooled buffer.
+type sockReader struct {
+	rc  syscall.RawConn
+	buf *[]byte
+	n   int
+	err error
+	fn  func(fd uintptr) bool
+}
+
+func (r *sockReader) init(c *net.TCPConn) error {
+	rc, err := c.SyscallConn()
 	if err != nil {
-		pr.end(true)
-		return
+		return err
 	}
-	if pr.idle > 0 {
-		src.SetReadDeadline(time.Now().Add(pr.idle))
-	}
-	var (
-		buf  *[]byte
-		n    int
-		rerr error
-	)
-	readFn := func(fd uintptr) bool {
-		buf = bufPool.Get().(*[]byte)
+	r.rc = rc
+	r.fn = func(fd uintptr) bool {
+		r.buf = bufPool.Get().(*[]byte)
 		for {
-			n, rerr = syscall.Read(int(fd), *buf)
-			if rerr != syscall.EINTR {
+			r.n, r.err = syscall.Read(int(fd), *r.buf)
+			if r.err != syscall.EINTR {
 				break
 			}
 		}
-		if rerr == syscall.EAGAIN {
-			bufPool.Put(buf)
-			buf = nil
+		if r.err == syscall.EAGAIN {
+			bufPool.Put(r.buf)
+			r.buf = nil
 			return false
 		}
 		return true
 	}
+	return nil
+}
+
+// read returns the next bytes, valid until done; io.EOF at the peer's FIN.
+func (r *sockReader) read() ([]byte, error) {
+	err := r.rc.Read(r.fn)
+	if err == nil {
+		err = r.err
+		if err == nil && r.n <= 0 {
+			err = io.EOF
+		}
+	}
+	if err != nil {
+		r.done()
+		return nil, err
+	}
+	return (*r.buf)[:r.n], nil
+}
+
+// done gives the buffer back.
+func (r *sockReader) done() {
+	if r.buf != nil {
+		bufPool.Put(r.buf)
+		r.buf = nil
+	}
+}
+
+// copy moves bytes from src to dst until either side ends, then counts the
+// leg as finished.
+func (pr *proxied) copy(src, dst *net.TCPConn, up bool, sc *serverConn) {
+	defer pr.finishLeg()
+	pr.copyLoop(src, dst, up, sc, nil)
+}
+
+// copyLoop moves bytes from src to dst until either side ends. up is the
+// client-to-server direction. While idle it holds no buffer; a read that
+// fills the buffer switches to splice for the rest of the burst. st, for
+// flows with rules, is src's side: when a rule turns collection on, the
+// bytes just read go to the rule instead and copyLoop returns true.
+func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *sideState) bool {
+	var r sockReader
+	if err := r.init(src); err != nil {
+		pr.lost(sc)
+		return false
+	}
+	if pr.idle > 0 {
+		src.SetReadDeadline(time.Now().Add(pr.idle))
+	}
 	var lr *io.LimitedReader
 	for {
-		err := rc.Read(readFn)
+		data, err := r.read()
 		if err != nil {
-			if buf != nil {
-				bufPool.Put(buf)
-				buf = nil
-			}
 			if errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src) {
 				continue
 			}
-			pr.end(true)
-			return
-		}
-		if rerr != nil || n <= 0 {
-			bufPool.Put(buf)
-			buf = nil
-			if rerr == nil {
-				// EOF: pass the half-close on.
-				dst.CloseWrite()
-				return
+			if err == io.EOF {
+				// Pass the half-close on.
+				if !pr.gone(sc) {
+					dst.CloseWrite()
+				}
+				return false
 			}
-			pr.end(true) // reset (or error) from src: reset the other side
-			return
+			pr.lost(sc) // reset (or error) from src: reset the other side
+			return false
 		}
-		pr.count(n, up)
-		_, werr := dst.Write((*buf)[:n])
-		full := n == len(*buf)
-		bufPool.Put(buf)
-		buf = nil
+		n := len(data)
+		if st != nil && st.on.Load() {
+			pr.countRead(n, up, sc)
+			rs := pr.rs
+			rs.mu.Lock()
+			rs.collectBytes(st, up, data)
+			rs.mu.Unlock()
+			r.done()
+			return true
+		}
+		pr.count(n, up, sc)
+		_, werr := dst.Write(data)
+		full := n == bufSize
+		r.done()
 		if werr != nil {
-			pr.end(true)
-			return
+			pr.lost(sc)
+			return false
 		}
 		if full {
 			if lr == nil {
@@ -372,21 +508,35 @@ func (pr *proxied) copy(src, dst *net.TCPConn, up bool) {
 				lr.R, lr.N = src, spliceChunk
 				m, err := dst.ReadFrom(lr)
 				if m > 0 {
-					pr.count(int(m), up)
+					pr.count(int(m), up, sc)
 				}
 				if err != nil {
 					if errors.Is(err, os.ErrDeadlineExceeded) && (m > 0 || pr.stillActive(src)) {
 						src.SetReadDeadline(time.Now().Add(pr.idle))
 						continue
 					}
-					pr.end(true)
-					return
+					pr.lost(sc)
+					return false
 				}
 				if m < spliceChunk {
 					break // EOF or a pause: back to the buffer loop
 				}
 			}
 		}
+	}
+}
+
+// gone reports whether sc is no longer the flow's server side (a rule
+// detached it): its loop then ends without touching the client.
+func (pr *proxied) gone(sc *serverConn) bool {
+	return sc != nil && pr.srv.Load() != sc
+}
+
+// lost ends the flow with resets after a failure on sc's loop, unless sc
+// was detached on purpose.
+func (pr *proxied) lost(sc *serverConn) {
+	if !pr.gone(sc) {
+		pr.end(true)
 	}
 }
 
@@ -406,34 +556,70 @@ func (pr *proxied) stillActive(src *net.TCPConn) bool {
 }
 
 // count adds n bytes moved in one direction to the flow, its virtual, and
-// its member, pool and node.
-func (pr *proxied) count(n int, up bool) {
+// the server side's leg, member, pool and node.
+func (pr *proxied) count(n int, up bool, sc *serverConn) {
 	pk := packets(n)
 	pr.Touch(time.Now().UnixNano())
-	m := pr.member
 	if up {
-		pr.BytesIn.Add(uint64(n))
-		pr.PktsIn.Add(pk)
-		pr.vs.stats.in(n, pk)
-		pr.leg.BytesOut.Add(uint64(n))
-		pr.leg.PktsOut.Add(pk)
-		m.stats.out(n, pk)
-		pr.pool.stats.out(n, pk)
-		m.node.stats.out(n, pk)
-		if pr.fastest && pr.awaiting.CompareAndSwap(false, true) {
-			m.node.outstanding.Add(1)
-		}
+		pr.clientIn(n, pk)
+		sc.out(n, pk)
 		return
 	}
+	sc.in(n, pk)
+	pr.clientOut(n, pk)
+}
+
+// countRead counts n bytes read but held for a rule: the client side (up)
+// or the server side's inbound half.
+func (pr *proxied) countRead(n int, up bool, sc *serverConn) {
+	pr.Touch(time.Now().UnixNano())
+	if up {
+		pr.clientIn(n, packets(n))
+	} else {
+		sc.in(n, packets(n))
+	}
+}
+
+func (pr *proxied) clientIn(n int, pk uint64) {
+	pr.BytesIn.Add(uint64(n))
+	pr.PktsIn.Add(pk)
+	pr.vs.stats.in(n, pk)
+}
+
+func (pr *proxied) clientOut(n int, pk uint64) {
 	pr.BytesOut.Add(uint64(n))
 	pr.PktsOut.Add(pk)
 	pr.vs.stats.out(n, pk)
-	pr.leg.BytesIn.Add(uint64(n))
-	pr.leg.PktsIn.Add(pk)
+}
+
+// out counts bytes sent to the server.
+func (sc *serverConn) out(n int, pk uint64) {
+	sc.leg.BytesOut.Add(uint64(n))
+	sc.leg.PktsOut.Add(pk)
+	m := sc.member
+	if m == nil {
+		return
+	}
+	m.stats.out(n, pk)
+	sc.pool.stats.out(n, pk)
+	m.node.stats.out(n, pk)
+	if sc.fastest && sc.awaiting.CompareAndSwap(false, true) {
+		m.node.outstanding.Add(1)
+	}
+}
+
+// in counts bytes received from the server.
+func (sc *serverConn) in(n int, pk uint64) {
+	sc.leg.BytesIn.Add(uint64(n))
+	sc.leg.PktsIn.Add(pk)
+	m := sc.member
+	if m == nil {
+		return
+	}
 	m.stats.in(n, pk)
-	pr.pool.stats.in(n, pk)
+	sc.pool.stats.in(n, pk)
 	m.node.stats.in(n, pk)
-	if pr.fastest && pr.awaiting.CompareAndSwap(true, false) {
+	if sc.fastest && sc.awaiting.CompareAndSwap(true, false) {
 		m.node.outstanding.Add(-1)
 	}
 }
@@ -444,14 +630,37 @@ func (pr *proxied) end(resetBoth bool) {
 	if !pr.ended.CompareAndSwap(false, true) {
 		return
 	}
-	if pr.server != nil {
-		reset(pr.server)
+	if sc := pr.srv.Load(); sc != nil {
+		reset(sc.conn)
 	}
 	if resetBoth {
 		reset(pr.client)
 	} else {
 		pr.client.Close()
 	}
+}
+
+// closeGraceful ends the flow with a FIN to the client (TCP::close, drop,
+// or a rule that answered by itself). What the client still sends is read
+// and discarded for a moment, so that closing with unread bytes does not
+// turn the FIN into a reset that could overtake the rule's answer.
+func (pr *proxied) closeGraceful() {
+	if !pr.ended.CompareAndSwap(false, true) {
+		return
+	}
+	if sc := pr.srv.Load(); sc != nil {
+		sc.conn.Close()
+	}
+	c := pr.client
+	if c.CloseWrite() != nil {
+		c.Close()
+		return
+	}
+	go func() {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		io.CopyN(io.Discard, c, 1<<20)
+		c.Close()
+	}()
 }
 
 func (pr *proxied) finishLeg() {
@@ -469,22 +678,27 @@ func (pr *proxied) finish(resetClient bool) {
 		} else {
 			pr.client.Close()
 		}
-		if pr.server != nil {
-			pr.server.Close()
+		if sc := pr.srv.Load(); sc != nil {
+			sc.conn.Close()
 		}
 	}
-	if pr.rules != nil && pr.rules.Handles(EventClientClosed) {
-		if err := pr.rules.Run(EventClientClosed, pr); err != nil {
-			pr.p.log.Error("TCL error: " + pr.Virtual + " <" + string(EventClientClosed) + "> - " + err.Error())
-		}
+	if pr.rs != nil {
+		pr.endRules()
 	}
 	pr.p.table.Remove(&pr.Flow)
 	pr.vs.stats.close()
 	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
-	if m := pr.member; m != nil {
+	if sc := pr.srv.Load(); sc != nil {
+		sc.release()
+	}
+}
+
+// release gives back the member's and pool's connection counts.
+func (sc *serverConn) release() {
+	if m := sc.member; m != nil {
 		m.release()
-		pr.pool.stats.close()
-		if pr.fastest && pr.awaiting.Load() {
+		sc.pool.stats.close()
+		if sc.fastest && sc.awaiting.Load() {
 			m.node.outstanding.Add(-1)
 		}
 	}

@@ -1,46 +1,460 @@
 package dataplane
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/openltm/openltm/rules"
 )
 
-// proxied is the RuleConn of its flow.
-var _ RuleConn = (*proxied)(nil)
+// maxCollect bounds what one side may hold for a rule: a collection that
+// reaches it is handed to the rule at once, and a rule that still does not
+// release it gets the flow reset rather than the proxy's memory.
+const maxCollect = 1 << 20
 
-func (pr *proxied) VirtualName() string { return pr.Virtual }
-
-func (pr *proxied) ClientAddr() netip.AddrPort { return pr.Client }
-
-func (pr *proxied) LocalAddr() netip.AddrPort { return pr.Local }
-
-func (pr *proxied) SetPool(name string) error {
-	pool := (*pr.p.poolIndex.Load())[name]
-	if pool == nil {
-		return fmt.Errorf("pool %s does not exist", name)
-	}
-	pr.selPool = pool
-	pr.selMember = netip.AddrPort{}
-	return nil
+// sideState is one side's collection: what TCP::collect asked for and the
+// bytes held for the rule.
+type sideState struct {
+	collecting bool
+	// on mirrors collecting for the zero-copy loop, which checks it
+	// between reads without taking the flow's rule lock.
+	on   atomic.Bool
+	want int // 0: every arrival
+	skip int // bytes still to pass through before collecting
+	held []byte
+	// fresh is set when data arrived (or a partial release left some)
+	// since the rule last saw the payload.
+	fresh bool
+	// splicing is set while the side runs the zero-copy loop.
+	splicing bool
 }
 
-func (pr *proxied) SetMember(pool string, addr netip.AddrPort) error {
-	if pool != "" {
-		if err := pr.SetPool(pool); err != nil {
-			return err
+// verdict is how a rule ended the flow.
+type verdict uint8
+
+const (
+	goOn verdict = iota
+	doReject
+	doDrop
+	doClose
+)
+
+// lbPick is a load-balancing choice not yet connected (LB_SELECTED).
+type lbPick struct {
+	pool *poolRT
+	addr netip.AddrPort
+}
+
+// snatChoice is a rule's snat or snatpool decision for the flow.
+type snatChoice struct {
+	set   bool
+	typ   SNATType
+	addrs []netip.Addr // snat address or snatpool addresses
+}
+
+// ruleState is what a flow with rules carries beyond a plain flow. Events
+// of one flow are serialized by mu (the client and server sides each have
+// a goroutine); every rules.Conn method runs inside an event, under mu.
+type ruleState struct {
+	mu   sync.Mutex
+	sess *rules.Session
+	done bool
+	ev   Event
+	side [2]sideState
+
+	// Bytes the rules produced, written after the event without the lock:
+	// TCP::respond on the client side and released server data go to the
+	// client; the reverse to the server.
+	toClient, toServer []byte
+	spare              [2][]byte
+	wmu                [2]sync.Mutex // one writer per destination keeps order
+	responded          bool
+
+	verdict  verdict
+	detach   bool
+	changed  bool // a pool, member or node decision in this event
+	selPool  *poolRT
+	selAddr  netip.AddrPort // member (with selPool) or node
+	nodeSel  bool
+	snat     snatChoice
+	pick     lbPick
+	lbRounds int
+}
+
+func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
+
+// poolNamed resolves a pool name as a rule writes it: a full path, or a
+// bare name in the virtual's partition, then in /Common.
+func (pr *proxied) poolNamed(name string) *poolRT {
+	idx := *pr.p.poolIndex.Load()
+	if p := idx[name]; p != nil {
+		return p
+	}
+	if strings.HasPrefix(name, "/") {
+		return nil
+	}
+	if i := strings.LastIndexByte(pr.Virtual, '/'); i > 0 {
+		if p := idx[pr.Virtual[:i+1]+name]; p != nil {
+			return p
 		}
 	}
-	pr.selMember = addr
+	return idx["/Common/"+name]
+}
+
+// memberAt finds a pool's member by address; port 0 matches any port.
+func memberAt(pool *poolRT, a netip.AddrPort) *memberRT {
+	s := pool.snap.Load()
+	if s == nil {
+		return nil
+	}
+	for _, m := range s.members {
+		ma := m.cfg.Load().Addr
+		if ma.Addr() == a.Addr() && (a.Port() == 0 || ma.Port() == a.Port()) {
+			return m
+		}
+	}
 	return nil
 }
 
-func (pr *proxied) Reject() { pr.reject = true }
+// ---- The narrow hook (RuleConn) ----
 
-func (pr *proxied) Discard() { pr.dropReq = true }
+var _ RuleConn = (*proxied)(nil)
 
-func (pr *proxied) Server() (string, netip.AddrPort, bool) {
-	if pr.member == nil {
-		return "", netip.AddrPort{}, false
+// VirtualName implements RuleConn.
+func (pr *proxied) VirtualName() string { return pr.Virtual }
+
+// ClientAddr implements RuleConn.
+func (pr *proxied) ClientAddr() netip.AddrPort { return pr.Client }
+
+// LocalAddr implements RuleConn.
+func (pr *proxied) LocalAddr() netip.AddrPort { return pr.Local }
+
+// SetPool implements RuleConn.
+func (pr *proxied) SetPool(name string) error {
+	return pr.Decide(rules.Decision{Kind: rules.DecidePool, Pool: name})
+}
+
+// SetMember implements RuleConn.
+func (pr *proxied) SetMember(pool string, addr netip.AddrPort) error {
+	if pool == "" {
+		p := pr.rs.selPool
+		if p == nil {
+			p = pr.pool
+		}
+		if p == nil {
+			return errors.New("no pool selected")
+		}
+		pool = p.name
 	}
-	return pr.pool.name, pr.leg.Server, true
+	return pr.Decide(rules.Decision{Kind: rules.DecideMember, Pool: pool, Addr: addr})
+}
+
+// Reject implements RuleConn.
+func (pr *proxied) Reject() { pr.rs.verdict = doReject }
+
+// Discard implements RuleConn.
+func (pr *proxied) Discard() { pr.rs.verdict = doDrop }
+
+// Server implements RuleConn.
+func (pr *proxied) Server() (string, netip.AddrPort, bool) { return pr.LBServer() }
+
+// ---- The iRules view (rules.Conn) ----
+
+var _ rules.Conn = (*proxied)(nil)
+
+// Addr implements rules.Conn.
+func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
+	switch e {
+	case rules.EndClient:
+		return pr.Client
+	case rules.EndVirtual:
+		return pr.Local
+	case rules.EndServerLocal:
+		if sc := pr.srv.Load(); sc != nil {
+			return sc.leg.Client
+		}
+	case rules.EndServer:
+		if sc := pr.srv.Load(); sc != nil {
+			return sc.leg.Server
+		}
+		return pr.rs.pick.addr
+	}
+	return netip.AddrPort{}
+}
+
+// Protocol implements rules.Conn.
+func (pr *proxied) Protocol() int { return 6 }
+
+// Decide implements rules.Conn.
+func (pr *proxied) Decide(d rules.Decision) error {
+	rs := pr.rs
+	switch d.Kind {
+	case rules.DecidePool, rules.DecideMember:
+		pool := pr.poolNamed(d.Pool)
+		if pool == nil {
+			return fmt.Errorf("no such pool: %s", d.Pool)
+		}
+		var addr netip.AddrPort
+		if d.Kind == rules.DecideMember {
+			m := memberAt(pool, d.Addr)
+			if m == nil {
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+			}
+			addr = m.cfg.Load().Addr
+		}
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
+	case rules.DecideNode:
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, d.Addr, true, true
+	case rules.DecideForward:
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
+	case rules.DecideSnat:
+		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: []netip.Addr{d.Addr.Addr()}}
+	case rules.DecideSnatAuto:
+		rs.snat = snatChoice{set: true, typ: SNATAutomap}
+	case rules.DecideSnatNone:
+		rs.snat = snatChoice{set: true, typ: SNATNone}
+	case rules.DecideSnatPool:
+		addrs, ok := pr.snatPoolNamed(d.Pool)
+		if !ok {
+			return fmt.Errorf("no such snatpool: %s", d.Pool)
+		}
+		if d.Addr.IsValid() {
+			found := false
+			for _, a := range addrs {
+				if a == d.Addr.Addr() {
+					found = true
+				}
+			}
+			if !found {
+				return fmt.Errorf("%s is not a member of snatpool %s", d.Addr.Addr(), d.Pool)
+			}
+			addrs = []netip.Addr{d.Addr.Addr()}
+		}
+		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: addrs}
+	case rules.DecideDrop, rules.DecideDiscard:
+		rs.verdict = doDrop
+	case rules.DecideReject:
+		rs.verdict = doReject
+	case rules.DecideReselect:
+		if rs.ev != EventLBFailed && rs.ev != EventLBSelected {
+			return errors.New("LB::reselect is only valid in LB_SELECTED and LB_FAILED")
+		}
+		switch {
+		case d.Pool != "":
+			kind := rules.DecidePool
+			if d.Addr.IsValid() {
+				kind = rules.DecideMember
+			}
+			return pr.Decide(rules.Decision{Kind: kind, Pool: d.Pool, Addr: d.Addr})
+		case d.Addr.IsValid():
+			rs.selPool, rs.selAddr, rs.nodeSel = nil, d.Addr, true
+		}
+		rs.changed = true
+	case rules.DecideDetach:
+		if !rs.side[rules.ClientSide].collecting {
+			return errors.New("LB::detach needs the client side collected (TCP::collect) so that the next data can go to another server")
+		}
+		rs.detach = true
+	case rules.DecideLBMode:
+		return errors.New("LB::mode is not supported yet; set the pool's load-balancing-mode")
+	default:
+		return fmt.Errorf("%s is not supported", d.Kind)
+	}
+	return nil
+}
+
+// snatPoolNamed resolves a snatpool name like poolNamed.
+func (pr *proxied) snatPoolNamed(name string) ([]netip.Addr, bool) {
+	cfg := pr.p.running.Load()
+	if cfg == nil {
+		return nil, false
+	}
+	for _, n := range []string{name, "/Common/" + name} {
+		if a, ok := cfg.SnatPools[n]; ok {
+			return a, true
+		}
+		if strings.HasPrefix(name, "/") {
+			break
+		}
+	}
+	return nil, false
+}
+
+// Collect implements rules.Conn.
+func (pr *proxied) Collect(s rules.Side, length, skip int) error {
+	st := &pr.rs.side[s]
+	st.collecting, st.want, st.skip = true, length, skip
+	st.on.Store(true)
+	return nil
+}
+
+// Release implements rules.Conn.
+func (pr *proxied) Release(s rules.Side, length int) error {
+	rs := pr.rs
+	st := &rs.side[s]
+	k := len(st.held)
+	if length >= 0 && length < k {
+		k = length
+	}
+	if s == rules.ClientSide {
+		rs.toServer = append(rs.toServer, st.held[:k]...)
+	} else {
+		rs.toClient = append(rs.toClient, st.held[:k]...)
+	}
+	n := copy(st.held, st.held[k:])
+	st.held = st.held[:n]
+	if n == 0 {
+		// Everything went: the side resumes the zero-copy path unless the
+		// rule collects again later in this event.
+		st.collecting = false
+		st.on.Store(false)
+	} else if k > 0 {
+		st.fresh = true // the rest is a new payload for the rule
+	}
+	return nil
+}
+
+// Payload implements rules.Conn.
+func (pr *proxied) Payload(s rules.Side) []byte { return pr.rs.side[s].held }
+
+// ReplacePayload implements rules.Conn.
+func (pr *proxied) ReplacePayload(s rules.Side, offset, length int, data []byte) error {
+	st := &pr.rs.side[s]
+	if offset < 0 || offset > len(st.held) || length < 0 {
+		return fmt.Errorf("TCP::payload replace: offset %d is outside the %d-byte payload", offset, len(st.held))
+	}
+	end := min(offset+length, len(st.held))
+	if len(st.held)-(end-offset)+len(data) > maxCollect {
+		return fmt.Errorf("TCP::payload replace: the payload would exceed %d bytes", maxCollect)
+	}
+	tail := append([]byte(nil), st.held[end:]...)
+	st.held = append(append(st.held[:offset], data...), tail...)
+	return nil
+}
+
+// Respond implements rules.Conn.
+func (pr *proxied) Respond(s rules.Side, data []byte) error {
+	rs := pr.rs
+	if s == rules.ServerSide {
+		if pr.srv.Load() == nil {
+			return errors.New("TCP::respond: no server connection")
+		}
+		rs.toServer = append(rs.toServer, data...)
+		return nil
+	}
+	rs.toClient = append(rs.toClient, data...)
+	rs.responded = true
+	return nil
+}
+
+// Close implements rules.Conn: the flow closes once what is pending for
+// the client has been written.
+func (pr *proxied) Close(s rules.Side) error {
+	if pr.rs.verdict == goOn {
+		pr.rs.verdict = doClose
+	}
+	return nil
+}
+
+// Notify implements rules.Conn. Message boundaries matter only to
+// message-based load balancing; a plain L4 flow has nothing to do.
+func (pr *proxied) Notify(s rules.Side, n rules.NotifyKind) error { return nil }
+
+// LBSelect implements rules.Conn.
+func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
+	pool := pr.pool
+	if pr.rs.selPool != nil {
+		pool = pr.rs.selPool
+	}
+	if pool == nil {
+		return "", netip.AddrPort{}, errors.New("no pool selected")
+	}
+	m := pool.pick(nil)
+	if m == nil {
+		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
+	}
+	return pool.name, m.cfg.Load().Addr, nil
+}
+
+// LBServer implements rules.Conn.
+func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
+	if sc := pr.srv.Load(); sc != nil {
+		name := ""
+		if sc.pool != nil {
+			name = sc.pool.name
+		}
+		return name, sc.leg.Server, true
+	}
+	if pk := pr.rs.pick; pk.pool != nil {
+		return pk.pool.name, pk.addr, true
+	}
+	return "", netip.AddrPort{}, false
+}
+
+// MemberStatus implements rules.Conn.
+func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, error) {
+	var m *memberRT
+	switch {
+	case pool == "" && !member.IsValid():
+		if sc := pr.srv.Load(); sc != nil {
+			m = sc.member
+		}
+		if m == nil {
+			return "", errors.New("no pool member selected")
+		}
+	case pool == "":
+		return pr.nodeStatus(member.Addr())
+	default:
+		p := pr.poolNamed(pool)
+		if p == nil {
+			return "", fmt.Errorf("no such pool: %s", pool)
+		}
+		if m = memberAt(p, member); m == nil {
+			return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
+		}
+	}
+	c := m.cfg.Load()
+	switch {
+	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
+		return "down", nil
+	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
+		return "session_disabled", nil
+	}
+	return "up", nil
+}
+
+func (pr *proxied) nodeStatus(a netip.Addr) (string, error) {
+	for _, pool := range *pr.p.poolIndex.Load() {
+		if m := memberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
+			n := m.node
+			switch {
+			case n.forced() || n.watch.current() == monDown:
+				return "down", nil
+			case n.disabled():
+				return "session_disabled", nil
+			}
+			return "up", nil
+		}
+	}
+	return "", fmt.Errorf("no such node: %s", a)
+}
+
+// ActiveMembers implements rules.Conn.
+func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
+	p := pr.poolNamed(pool)
+	if p == nil {
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	s := p.snap.Load()
+	var out []netip.AddrPort
+	for _, m := range s.members {
+		if m.usable() {
+			out = append(out, m.cfg.Load().Addr)
+		}
+	}
+	return out, nil
 }

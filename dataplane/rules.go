@@ -1,6 +1,11 @@
 package dataplane
 
-import "net/netip"
+import (
+	"errors"
+	"net/netip"
+
+	"github.com/openltm/openltm/rules"
+)
 
 // Event names an iRule event the proxy raises.
 type Event string
@@ -8,25 +13,75 @@ type Event string
 // The events the L4 proxy raises, in the order a flow meets them.
 const (
 	EventClientAccepted  Event = "CLIENT_ACCEPTED"
+	EventClientData      Event = "CLIENT_DATA"
 	EventLBSelected      Event = "LB_SELECTED"
+	EventLBFailed        Event = "LB_FAILED"
 	EventServerConnected Event = "SERVER_CONNECTED"
+	EventServerData      Event = "SERVER_DATA"
+	EventServerClosed    Event = "SERVER_CLOSED"
 	EventClientClosed    Event = "CLIENT_CLOSED"
 )
 
+// proxyEvents lists the events the proxy raises; a virtual's event mask is
+// indexed by position here so that asking "does a rule handle this?" on the
+// data path is a bit test, not an interface call.
+var proxyEvents = [...]struct {
+	ev  Event
+	rev rules.Event
+}{
+	{EventClientAccepted, rules.ClientAccepted},
+	{EventClientData, rules.ClientData},
+	{EventLBSelected, rules.LBSelected},
+	{EventLBFailed, rules.LBFailed},
+	{EventServerConnected, rules.ServerConnected},
+	{EventServerData, rules.ServerData},
+	{EventServerClosed, rules.ServerClosed},
+	{EventClientClosed, rules.ClientClosed},
+}
+
+// eventBit is ev's bit in an event mask (0 for an event the proxy does not
+// raise).
+func eventBit(ev Event) uint16 {
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			return 1 << i
+		}
+	}
+	return 0
+}
+
+// eventMask asks r once, at commit time, which proxy events it handles.
+func eventMask(r Rules) uint16 {
+	if r == nil {
+		return 0
+	}
+	var m uint16
+	for i := range proxyEvents {
+		if r.Handles(proxyEvents[i].ev) {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
 // Rules is the hook the rules engine fills: the compiled rule list of one
-// virtual. The dataplane knows nothing of Tcl; it asks which events the rules
-// handle (so a virtual without a CLIENT_ACCEPTED handler pays nothing for it)
-// and runs them with a narrow view of the flow.
+// virtual. The dataplane asks which events the rules handle once per commit
+// (so a virtual without a CLIENT_DATA handler never buffers data) and runs
+// them with a view of the flow. NewRules adapts the iRules engine; tests may
+// plug in simpler hooks.
 type Rules interface {
 	// Handles reports whether any rule of the list has a handler for ev.
 	Handles(ev Event) bool
 	// Run runs every handler for ev in priority order. An error is a rule
-	// failure (TCL error): the proxy logs it and resets the flow.
+	// failure (TCL error): the proxy resets the flow, and logs the error
+	// unless it is a *rules.RuntimeError, which the engine logged itself.
 	Run(ev Event, c RuleConn) error
 }
 
-// RuleConn is what iRule commands may see and change of one flow. Calls are
-// made from the goroutine running the event; they never block on I/O.
+// RuleConn is the narrow view of one flow that simple rule hooks use. The
+// flow passed to Run also implements rules.Conn, which the iRules adapter
+// uses. Calls are made from the goroutine running the event; they never
+// block on I/O.
 type RuleConn interface {
 	// VirtualName is the virtual server's full path ([virtual name]).
 	VirtualName() string
@@ -49,4 +104,60 @@ type RuleConn interface {
 	Discard()
 	// Server is the chosen member once a member is selected (LB::server).
 	Server() (pool string, addr netip.AddrPort, ok bool)
+}
+
+// iRules runs a compiled rules.Program on proxied flows: one rules.Session
+// per flow, created at the flow's first event and released when it ends.
+type iRules struct {
+	prog *rules.Program
+}
+
+// NewRules adapts a compiled iRules program (the rules of one virtual, in
+// list order) to the proxy's hook. The daemon builds one program per
+// distinct rule list and shares it between virtuals; nil gives nil, so
+// that a virtual without rules pays nothing.
+func NewRules(p *rules.Program) Rules {
+	if p == nil {
+		return nil
+	}
+	return &iRules{prog: p}
+}
+
+// Program returns the iRules program behind a hook made by NewRules, or nil.
+func Program(r Rules) *rules.Program {
+	if ir, ok := r.(*iRules); ok {
+		return ir.prog
+	}
+	return nil
+}
+
+// Handles implements Rules.
+func (r *iRules) Handles(ev Event) bool {
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			return r.prog.Handles(proxyEvents[i].rev)
+		}
+	}
+	return false
+}
+
+var errNotProxied = errors.New("iRules run only on proxied flows")
+
+// Run implements Rules.
+func (r *iRules) Run(ev Event, c RuleConn) error {
+	pr, ok := c.(*proxied)
+	if !ok || pr.rs == nil {
+		return errNotProxied
+	}
+	var rev rules.Event
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			rev = proxyEvents[i].rev
+			break
+		}
+	}
+	if pr.rs.sess == nil {
+		pr.rs.sess = r.prog.NewSession(pr)
+	}
+	return pr.rs.sess.Run(rev)
 }

@@ -211,6 +211,7 @@ type vsSnap struct {
 	idle     time.Duration
 	snatPool []netip.Addr
 	selfIPs  []netip.Addr
+	evMask   uint16 // the proxy events the virtual's rules handle
 }
 
 // idleTimeout resolves the tcp profile's idle-timeout.

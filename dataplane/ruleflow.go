@@ -1,0 +1,423 @@
+package dataplane
+
+import (
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"github.com/openltm/openltm/rules"
+)
+
+// maxRefires bounds how often a side's data event runs again on data the
+// rule left held, without new bytes arriving (a rule that releases a little
+// and collects again): past it the side waits for the peer.
+const maxRefires = 1000
+
+// serveRules runs a flow whose virtual has rules. CLIENT_ACCEPTED runs
+// first; then, unless the rule collects the client's data, the server side
+// is connected at once and both directions splice as plain flows do. A
+// collecting rule holds the server connection back until it releases data
+// or decides (delayed binding): a client that connects and sends nothing
+// has no server flow.
+func (pr *proxied) serveRules() {
+	pr.legsLeft.Store(1)
+	if pr.handles(EventClientAccepted) && !pr.runEvent(EventClientAccepted) {
+		pr.finishLeg()
+		return
+	}
+	pr.pump(true, nil)
+}
+
+// runEvent runs ev and applies what the rule asked: a verdict (reject,
+// drop, close), LB::detach, and the bytes it released or sent. It reports
+// whether the flow goes on; when not, its sockets are already closed and
+// the caller unwinds.
+func (pr *proxied) runEvent(ev Event) bool {
+	rs := pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return false
+	}
+	rs.ev = ev
+	switch ev {
+	case EventClientData:
+		rs.side[rules.ClientSide].fresh = false
+	case EventServerData:
+		rs.side[rules.ServerSide].fresh = false
+	}
+	err := pr.rules.Run(ev, pr)
+	v, detach := rs.verdict, rs.detach
+	rs.verdict, rs.detach = goOn, false
+	rs.mu.Unlock()
+	if err != nil {
+		pr.logRuleError(ev, err)
+		pr.end(true)
+		return false
+	}
+	switch v {
+	case doReject:
+		pr.end(true)
+		return false
+	case doDrop:
+		pr.closeGraceful()
+		return false
+	}
+	if detach {
+		pr.detachServer()
+	}
+	if !pr.flush() {
+		return false
+	}
+	if v == doClose {
+		pr.closeGraceful()
+		return false
+	}
+	return true
+}
+
+// logRuleError logs a hook's failure. The iRules engine logs its own
+// errors (through its Env.Log) in BIG-IP's words, so only other hooks'
+// errors are written here, in the same shape.
+func (pr *proxied) logRuleError(ev Event, err error) {
+	var re *rules.RuntimeError
+	if errors.As(err, &re) {
+		return
+	}
+	pr.p.log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
+}
+
+// flush writes what the rules produced: to the client always, to the
+// server once it exists. It reports whether the flow goes on.
+func (pr *proxied) flush() bool {
+	if !pr.flushTo(false) {
+		return false
+	}
+	if pr.srv.Load() != nil {
+		return pr.flushTo(true)
+	}
+	return true
+}
+
+// flushTo writes one destination's pending bytes. The buffer is taken out
+// under the rule lock and written without it, so a slow peer never stalls
+// the other direction's events; one writer per destination keeps order.
+func (pr *proxied) flushTo(server bool) bool {
+	rs := pr.rs
+	d := 0
+	if server {
+		d = 1
+	}
+	rs.wmu[d].Lock()
+	defer rs.wmu[d].Unlock()
+	rs.mu.Lock()
+	buf := &rs.toClient
+	if server {
+		buf = &rs.toServer
+	}
+	out := *buf
+	if len(out) == 0 {
+		rs.mu.Unlock()
+		return true
+	}
+	*buf = rs.spare[d][:0]
+	rs.spare[d] = nil
+	rs.mu.Unlock()
+
+	var (
+		n   int
+		err error
+		sc  *serverConn
+	)
+	if server {
+		sc = pr.srv.Load()
+		if sc == nil {
+			return true // detached meanwhile: the bytes have nowhere to go
+		}
+		n, err = sc.conn.Write(out)
+		sc.out(n, packets(n))
+	} else {
+		n, err = pr.client.Write(out)
+		pr.clientOut(n, packets(n))
+	}
+	if cap(out) <= 64<<10 {
+		rs.mu.Lock()
+		rs.spare[d] = out[:0]
+		rs.mu.Unlock()
+	}
+	if err != nil {
+		pr.lost(sc)
+		return false
+	}
+	return true
+}
+
+// pendingToServer reports whether released client bytes wait for a server.
+func (pr *proxied) pendingToServer() bool {
+	rs := pr.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return len(rs.toServer) > 0
+}
+
+// collectBytes adds bytes read on a collecting side: skip bytes pass
+// straight on, the rest is held for the rule.
+func (rs *ruleState) collectBytes(st *sideState, up bool, data []byte) {
+	if st.skip > 0 {
+		k := min(st.skip, len(data))
+		if up {
+			rs.toServer = append(rs.toServer, data[:k]...)
+		} else {
+			rs.toClient = append(rs.toClient, data[:k]...)
+		}
+		st.skip -= k
+		data = data[k:]
+	}
+	if len(data) > 0 {
+		st.held = append(st.held, data...)
+		st.fresh = true
+	}
+}
+
+// bind connects the server side: load balancing (LB_SELECTED before the
+// connect), LB_FAILED when no member is available or the connect fails
+// (the rule may LB::reselect, or answer the client itself), then
+// SERVER_CONNECTED and the server side's loop.
+func (pr *proxied) bind() bool {
+	rs := pr.rs
+	for round := 0; ; round++ {
+		sc, err := pr.connect()
+		if err == nil {
+			return pr.connected(sc)
+		}
+		if err == errFlowEnded {
+			return false
+		}
+		if !pr.handles(EventLBFailed) || round >= 3 {
+			pr.end(true)
+			return false
+		}
+		rs.mu.Lock()
+		rs.changed = false
+		rs.mu.Unlock()
+		if !pr.runEvent(EventLBFailed) {
+			return false
+		}
+		rs.mu.Lock()
+		changed, responded := rs.changed, rs.responded
+		rs.mu.Unlock()
+		if !changed {
+			if responded {
+				pr.closeGraceful() // the rule answered the client itself
+			} else {
+				pr.end(true)
+			}
+			return false
+		}
+	}
+}
+
+// connected runs SERVER_CONNECTED and starts the server side's loop.
+func (pr *proxied) connected(sc *serverConn) bool {
+	if pr.handles(EventServerConnected) && !pr.runEvent(EventServerConnected) {
+		return false
+	}
+	pr.legsLeft.Add(1)
+	go pr.pump(false, sc)
+	return true
+}
+
+// pump runs one direction of a flow with rules: collected (buffered reads,
+// CLIENT_DATA or SERVER_DATA) while the rule collects that side, the
+// zero-copy loop otherwise, switching as the rule asks. up is the client
+// side; sc is the server connection the server side's pump serves.
+func (pr *proxied) pump(up bool, sc *serverConn) {
+	defer pr.finishLeg()
+	side, ev := rules.ClientSide, EventClientData
+	if !up {
+		side, ev = rules.ServerSide, EventServerData
+	}
+	st := &pr.rs.side[side]
+	for {
+		if !pr.collectLoop(up, sc, st, ev) {
+			return
+		}
+		if up {
+			if pr.srv.Load() == nil && !pr.bind() {
+				return
+			}
+			if !pr.flush() {
+				return
+			}
+			if sc = pr.srv.Load(); sc == nil {
+				return
+			}
+		}
+		src, dst := pr.client, sc.conn
+		if !up {
+			src, dst = sc.conn, pr.client
+		}
+		if !pr.copyLoop(src, dst, up, sc, st) {
+			return
+		}
+	}
+}
+
+// afterData connects the server side when the client's rule released
+// bytes and none exists yet (the end of delayed binding), and writes what
+// is pending.
+func (pr *proxied) afterData(up bool) bool {
+	if up && pr.srv.Load() == nil && pr.pendingToServer() {
+		if !pr.bind() {
+			return false
+		}
+	}
+	return pr.flush()
+}
+
+// collectLoop reads one side while the rule collects it, running the data
+// event as collected bytes satisfy TCP::collect. It returns true when the
+// rule stopped collecting (the side goes back to the zero-copy path) and
+// false when the side is over.
+func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event) bool {
+	rs := pr.rs
+	src := pr.client
+	if !up {
+		src = sc.conn
+	}
+	var r sockReader
+	refires := 0
+	started := false
+	for {
+		rs.mu.Lock()
+		done, collecting := rs.done, st.collecting
+		fire := collecting && st.fresh && len(st.held) > 0 &&
+			(st.want == 0 || len(st.held) >= st.want || len(st.held) >= maxCollect)
+		full := collecting && len(st.held) >= maxCollect
+		rs.mu.Unlock()
+		if done || (!up && pr.gone(sc)) {
+			return false
+		}
+		if fire && refires < maxRefires {
+			refires++
+			if !pr.runEvent(ev) || !pr.afterData(up) {
+				return false
+			}
+			continue
+		}
+		if full {
+			pr.p.log.Warn("Rule on virtual " + pr.Virtual + " <" + string(ev) + "> holds more than 1 MiB without releasing it; connection reset")
+			pr.end(true)
+			return false
+		}
+		if !collecting {
+			return true
+		}
+		refires = 0
+		if !started {
+			if err := r.init(src); err != nil {
+				pr.lost(sc)
+				return false
+			}
+			if pr.idle > 0 {
+				src.SetReadDeadline(time.Now().Add(pr.idle))
+			}
+			started = true
+		}
+		data, err := r.read()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src) {
+				continue
+			}
+			if err == io.EOF {
+				pr.collectEOF(up, sc, st, ev)
+				return false
+			}
+			pr.lost(sc)
+			return false
+		}
+		pr.countRead(len(data), up, sc)
+		rs.mu.Lock()
+		rs.collectBytes(st, up, data)
+		rs.mu.Unlock()
+		r.done()
+		if !pr.afterData(up) {
+			return false
+		}
+	}
+}
+
+// collectEOF ends a collecting side at its peer's FIN: the rule sees what
+// it collected one last time, then the half-close is passed on (or, when
+// no server was ever connected, the flow closes).
+func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev Event) {
+	rs := pr.rs
+	rs.mu.Lock()
+	fire := st.collecting && len(st.held) > 0
+	rs.mu.Unlock()
+	if fire && (!pr.runEvent(ev) || !pr.afterData(up)) {
+		return
+	}
+	if !up {
+		if !pr.gone(sc) {
+			pr.client.CloseWrite()
+		}
+		return
+	}
+	if s := pr.srv.Load(); s != nil {
+		s.conn.CloseWrite()
+		return
+	}
+	pr.closeGraceful()
+}
+
+// detachServer closes the server side on LB::detach: SERVER_CLOSED runs,
+// the member's counts are given back, and the next released client bytes
+// are load balanced afresh.
+func (pr *proxied) detachServer() {
+	sc := pr.srv.Load()
+	if sc == nil {
+		return
+	}
+	if pr.handles(EventServerClosed) {
+		pr.runEvent(EventServerClosed)
+	}
+	if !pr.srv.CompareAndSwap(sc, nil) {
+		return
+	}
+	sc.conn.Close()
+	pr.RemoveLeg(&sc.leg)
+	sc.release()
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.lbRounds = 0
+	rs.mu.Unlock()
+}
+
+// endRules runs SERVER_CLOSED (when a server side is connected) and
+// CLIENT_CLOSED once the flow is over, and gives the rule session back.
+func (pr *proxied) endRules() {
+	rs := pr.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.done {
+		return
+	}
+	for _, ev := range [...]Event{EventServerClosed, EventClientClosed} {
+		if !pr.handles(ev) || (ev == EventServerClosed && pr.srv.Load() == nil) {
+			continue
+		}
+		rs.ev = ev
+		if err := pr.rules.Run(ev, pr); err != nil {
+			pr.logRuleError(ev, err)
+		}
+	}
+	rs.done = true
+	if rs.sess != nil {
+		rs.sess.Release()
+		rs.sess = nil
+	}
+	rs.side[0].held, rs.side[1].held = nil, nil
+	rs.toClient, rs.toServer, rs.spare = nil, nil, [2][]byte{}
+}
