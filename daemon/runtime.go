@@ -31,7 +31,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 }
 
 func (h *planeHook) translate(cfg *objects.Config) *dataplane.Config {
-	dc, skipped := Translate(h.e.schema, cfg)
+	dc, skipped := h.e.translate(cfg, true)
 	for _, s := range skipped {
 		h.e.log.Info("not carrying traffic", "object", s)
 	}
@@ -44,10 +44,10 @@ func (h *planeHook) translate(cfg *objects.Config) *dataplane.Config {
 // where it is kept with a warning. What is left must pass the dataplane's
 // own check (a destination used twice, an unbindable address).
 func (h *planeHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
-	dc, skipped := Translate(h.e.schema, cfg)
+	dc, skipped := h.e.translate(cfg, false)
 	had := map[string]bool{}
 	if old != nil {
-		_, prev := Translate(h.e.schema, old)
+		_, prev := h.e.translate(old, false)
 		for _, s := range prev {
 			had[s] = true
 		}

@@ -15,9 +15,16 @@ import (
 // form: references become names that exist, defaults-from chains are
 // walked, enums and durations parsed. Objects whose references dangle
 // (kept by a partial load) are left out, with the reason in skipped, so the
-// dataplane never sees a reference it cannot follow.
+// dataplane never sees a reference it cannot follow; so are virtual servers
+// whose rules are missing or do not compile. Rules are compiled and their
+// programs built afresh on each call; the engine's own translation reuses
+// its compiled rules and running programs.
 func Translate(s *objects.Schema, cfg *objects.Config) (dc *dataplane.Config, skipped []string) {
-	t := &translator{s: s, cfg: cfg, dc: &dataplane.Config{
+	return translate(s, cfg, &ruleBinder{run: true})
+}
+
+func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped []string) {
+	t := &translator{s: s, cfg: cfg, rules: rb, dc: &dataplane.Config{
 		Virtuals: map[string]*dataplane.Virtual{}, Pools: map[string]*dataplane.Pool{},
 		Nodes: map[string]*dataplane.Node{}, Monitors: map[string]*dataplane.Monitor{},
 		SnatPools: map[string][]netip.Addr{},
@@ -65,6 +72,7 @@ type translator struct {
 	cfg     *objects.Config
 	dc      *dataplane.Config
 	skipped []string
+	rules   *ruleBinder
 }
 
 func (t *translator) skip(o *objects.Object, format string, args ...any) {
@@ -313,6 +321,14 @@ func (t *translator) virtual(o *objects.Object) {
 			return
 		}
 		v.Pool = p.Name
+	}
+	if rv := o.Get("rules"); rv != nil && len(rv.List) > 0 {
+		r, err := t.rules.attach(t.s, t.cfg, rv.List)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return
+		}
+		v.Rules = r
 	}
 	if prof := t.profile(o, "ltm profile tcp", "ltm profile fastl4"); prof != nil {
 		switch it := t.cfg.EffectiveStr(prof, "idle-timeout"); it {
