@@ -8,6 +8,14 @@
 //	    connects once, sends labelled messages at an interval (or one per
 //	    line of standard input with -stdin) and prints each answer.
 //
+//	tcpkit tuxedo --wsl 127.0.70.11:6789 --wsh-range 10000-10499 --label S1 [--announce 127.0.70.1]
+//	    a Tuxedo server: the WSL answers a client's first message with the
+//	    WSH address and port to open next ("WSH 127.0.70.11:10017"); the
+//	    WSH listeners over the range answer with the label.
+//	tcpkit tuxedo-client --wsl 127.0.70.1:6789 [--count N] [--hold]
+//	    the two-connection dance: WSL, then the WSH it names; prints which
+//	    server answered.
+//
 // Messages are lines by default (-frame line); -frame raw treats each read
 // as one message, as the seed's tools did (one packet, one transaction).
 package main
@@ -24,6 +32,8 @@ import (
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw]")
 	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-frame line|raw]")
+	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
+	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold]")
 }
 
 func main() {
@@ -39,6 +49,10 @@ func main() {
 		err = serverMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "client":
 		err = clientMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+	case "tuxedo":
+		err = tuxedoMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "tuxedo-client":
+		err = tuxedoClientMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
 		return
