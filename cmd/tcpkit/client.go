@@ -24,6 +24,7 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	reconnect := fs.Bool("reconnect", false, "open a new connection for every message")
 	frame := fs.String("frame", "line", "answer framing: line or raw")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
+	delay := fs.Duration("delay", 0, "connect first, then wait this long before the first message (a client that connects and sends nothing)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,6 +53,16 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 				return "", false
 			}
 			return sc.Text(), true
+		}
+	}
+	if *delay > 0 {
+		if err := c.connect(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*delay):
 		}
 	}
 	for i := 0; ; i++ {
@@ -87,14 +98,23 @@ func (l *labelClient) close() {
 	}
 }
 
+// connect opens the connection unless it is open.
+func (l *labelClient) connect() error {
+	if l.c != nil {
+		return nil
+	}
+	c, err := net.DialTimeout("tcp", l.addr, l.timeout)
+	if err != nil {
+		return err
+	}
+	l.c, l.r = c, bufio.NewReader(c)
+	fmt.Fprintf(l.out, "connected %s -> %s\n", c.LocalAddr(), c.RemoteAddr())
+	return nil
+}
+
 func (l *labelClient) exchange(msg string) (string, error) {
-	if l.c == nil {
-		c, err := net.DialTimeout("tcp", l.addr, l.timeout)
-		if err != nil {
-			return "", err
-		}
-		l.c, l.r = c, bufio.NewReader(c)
-		fmt.Fprintf(l.out, "connected %s -> %s\n", c.LocalAddr(), c.RemoteAddr())
+	if err := l.connect(); err != nil {
+		return "", err
 	}
 	l.c.SetDeadline(time.Now().Add(l.timeout))
 	if _, err := io.WriteString(l.c, msg+"\n"); err != nil {

@@ -12,7 +12,7 @@
 //	    a Tuxedo server: the WSL answers a client's first message with the
 //	    WSH address and port to open next ("WSH 127.0.70.11:10017"); the
 //	    WSH listeners over the range answer with the label.
-//	tcpkit tuxedo-client --wsl 127.0.70.1:6789 [--count N] [--hold]
+//	tcpkit tuxedo-client --wsl 127.0.70.1:6789 [--count N] [--hold [--linger D]]
 //	    the two-connection dance: WSL, then the WSH it names; prints which
 //	    server answered.
 //
@@ -31,9 +31,9 @@ import (
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw]")
-	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-frame line|raw]")
+	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw]")
 	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
-	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold]")
+	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]")
 }
 
 func main() {

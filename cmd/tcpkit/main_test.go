@@ -63,6 +63,8 @@ func TestClientServer(t *testing.T) {
 			[]string{"alpha -> S1 Response", "beta -> S1 Response"}, 2},
 		{"raw framing", "127.21.0.3:9100", "raw", []string{"-frame", "raw", "-count", "2", "-interval", "1ms"}, "",
 			[]string{"C1 message 2 -> S1 Response"}, 1},
+		{"silent first", "127.21.0.4:9100", "line", []string{"-delay", "20ms"}, "",
+			[]string{"C1 message 1 -> S1 Response"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			log := startServer(t, tc.addr, "S1", tc.frame)

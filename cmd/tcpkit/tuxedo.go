@@ -206,6 +206,7 @@ func tuxedoClientMain(ctx context.Context, args []string, stdout, stderr io.Writ
 	count := fs.Int("count", 1, "how many sessions to open, one after the other")
 	hold := fs.Bool("hold", false, "keep every WSH connection open until the last session is done (so the servers see concurrent clients)")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
+	linger := fs.Duration("linger", 0, "with --hold, keep the WSH connections open this long after the last session (or until interrupted)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -247,6 +248,12 @@ func tuxedoClientMain(ctx context.Context, args []string, stdout, stderr io.Writ
 			held = append(held, *keep)
 		}
 		fmt.Fprintf(stdout, "%s: WSH %s answered %s\n", name, addr, answer)
+	}
+	if *hold && *linger > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(*linger):
+		}
 	}
 	return nil
 }
