@@ -21,6 +21,7 @@ const maxRefires = 1000
 // or decides (delayed binding): a client that connects and sends nothing
 // has no server flow.
 func (pr *proxied) serveRules() {
+	warmStack()
 	pr.legsLeft.Store(1)
 	if pr.handles(EventClientAccepted) && !pr.runEvent(EventClientAccepted) {
 		pr.finishLeg()
@@ -237,6 +238,9 @@ func (pr *proxied) pump(up bool, sc *serverConn) {
 	side, ev := rules.ClientSide, EventClientData
 	if !up {
 		side, ev = rules.ServerSide, EventServerData
+		if pr.handles(ev) {
+			warmStack()
+		}
 	}
 	st := &pr.rs.side[side]
 	for {
@@ -421,3 +425,23 @@ func (pr *proxied) endRules() {
 	rs.side[0].held, rs.side[1].held = nil, nil
 	rs.toClient, rs.toServer, rs.spare = nil, nil, [2][]byte{}
 }
+
+// stackReserve is how much stack a rule event may use without the runtime
+// growing the goroutine's stack in the middle of the interpreter.
+const stackReserve = 8 << 10
+
+// warmStack grows the calling goroutine's stack while it is shallow. Rule
+// events recurse through the interpreter; growing a fresh goroutine's
+// stack from inside that recursion copies and adjusts every frame, several
+// times over, which costs more than the rule itself. Grown here, with few
+// frames to move, the same growth is cheap; the garbage collector shrinks
+// the stack again if the flow stays idle.
+//
+//go:noinline
+func warmStack() byte {
+	var pad [stackReserve]byte
+	return stackSink(pad[:])
+}
+
+//go:noinline
+func stackSink(b []byte) byte { return b[len(b)-1] }

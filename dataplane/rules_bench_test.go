@@ -1,0 +1,123 @@
+package dataplane
+
+import (
+	"io"
+	"net"
+	"testing"
+)
+
+// BenchmarkConnectionRules opens a new proxied connection per round trip,
+// as BenchmarkConnectionPerRequest does, through a virtual without rules,
+// with seed 002's routing rule (CLIENT_ACCEPTED picks a pool by local
+// port), and with a collecting rule (delayed binding: CLIENT_DATA looks at
+// the first bytes, then releases them). The difference in ns/op is what a
+// rule adds per connection; allocations include the client's own.
+func BenchmarkConnectionRules(b *testing.B) {
+	echoBackend(b, "127.0.76.2:9000")
+	for i, bc := range []struct{ name, rule string }{
+		{"none", ""},
+		{"route", `when CLIENT_ACCEPTED {
+    if { [TCP::local_port] >= 8000 and [TCP::local_port] < 8500 } {
+        pool WSH_1_pool
+    } elseif { [TCP::local_port] >= 8500 and [TCP::local_port] < 9000 } {
+        pool WSH_2_pool
+    } else {
+        drop
+    }
+}`},
+		{"collect", `when CLIENT_ACCEPTED { TCP::collect }
+when CLIENT_DATA {
+    if { [TCP::payload] starts_with "x" } { pool WSH_2_pool }
+    TCP::release
+}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			vs := "127.0.76." + string(rune('3'+i)) + ":8000"
+			cfg := basic(vs, "127.0.76.2:9000")
+			withPool(cfg, "/Common/WSH_1_pool", "127.0.76.2:9000")
+			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
+			if bc.rule != "" {
+				cfg.Virtuals["/Common/vs"].Rules, _ = irules(b, bc.rule)
+			}
+			p := New(Options{})
+			b.Cleanup(p.Close)
+			if err := p.Apply(nil, cfg); err != nil {
+				b.Fatal(err)
+			}
+			msg := make([]byte, 64)
+			buf := make([]byte, 64)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c, err := net.Dial("tcp", vs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c.Write(msg)
+				if _, err := io.ReadFull(c, buf); err != nil {
+					b.Fatal(err)
+				}
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkFlowRuleWork measures what the routing rule costs one flow
+// without the sockets: on a fresh goroutine, as the proxy serves each
+// connection, it makes the flow's rule state, runs CLIENT_ACCEPTED (which
+// picks a pool) and ends the rules (session back to its pool). "none" is
+// the fresh goroutine alone.
+func BenchmarkFlowRuleWork(b *testing.B) {
+	route := `when CLIENT_ACCEPTED {
+    if { [TCP::local_port] >= 10000 and [TCP::local_port] < 10500 } {
+        pool WSH_1_pool
+    } elseif { [TCP::local_port] >= 10500 and [TCP::local_port] < 11000 } {
+        pool WSH_2_pool
+    } else {
+        drop
+    }
+}`
+	for _, bc := range []struct {
+		name string
+		rule string
+	}{{"none", ""}, {"route", route}} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := basic("127.0.76.9:10017", "127.0.76.2:9000")
+			withPool(cfg, "/Common/WSH_1_pool", "127.0.76.2:9000")
+			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
+			var r Rules
+			if bc.rule != "" {
+				r, _ = irules(b, bc.rule)
+			}
+			p := New(Options{})
+			b.Cleanup(p.Close)
+			pools := map[string]*poolRT{"/Common/WSH_1_pool": {name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {name: "/Common/WSH_2_pool"}}
+			p.poolIndex.Store(&pools)
+			mask := eventMask(r)
+			done := make(chan *proxied)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				go func() {
+					pr := &proxied{p: p}
+					pr.Virtual = "/Common/vs"
+					pr.Local = ap("127.0.76.9:10017")
+					if mask != 0 {
+						warmStack()
+						pr.rules, pr.evMask, pr.rs = r, mask, &ruleState{}
+						if !pr.runEvent(EventClientAccepted) {
+							panic("rule ended the flow")
+						}
+						pr.endRules()
+					}
+					done <- pr
+				}()
+				if pr := <-done; pr.rs != nil && pr.rs.selPool == nil {
+					b.Fatal("no pool chosen")
+				}
+			}
+		})
+	}
+}
