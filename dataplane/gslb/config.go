@@ -1,0 +1,319 @@
+// Package gslb is openltm's global server load balancer: an authoritative
+// DNS server that answers for wide IPs with the virtual server best placed
+// for the asking local DNS server (LDNS), the way BIG-IP DNS (GTM) does,
+// and answers the static names of its zones like a plain DNS server.
+//
+// The daemon translates the `gtm` objects of each committed configuration
+// into a Config and hands it to Server.Apply; the package never reads the
+// object store. Runtime state (probe results, metrics fed by the LTM side,
+// the RTT table, LDNS persistence and counters) lives outside the Config,
+// keyed by object name, so it survives every Apply that keeps the object.
+package gslb
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Config is one fully resolved GTM configuration generation. References
+// are full paths (/Common/dc1) that resolve inside the same Config;
+// defaults are already filled in by the daemon, except where a field's
+// comment gives the meaning of its zero value. A Config handed to Apply
+// must not be modified afterwards.
+type Config struct {
+	// Listeners are the `gtm listener` objects: where DNS is served.
+	Listeners []Listener
+	// Datacenters by full path.
+	Datacenters map[string]*Datacenter
+	// Links by full path.
+	Links map[string]*Link
+	// Servers are the `gtm server` objects by full path. They are called
+	// Host here because Server is the DNS server itself.
+	Servers map[string]*Host
+	// Pools are the `gtm pool a` objects by full path.
+	Pools map[string]*Pool
+	// WideIPs are the `gtm wideip a` objects by full path; the path's last
+	// element is the DNS name (/Common/www.example.com).
+	WideIPs map[string]*WideIP
+	// Regions by full path.
+	Regions map[string]*Region
+	// Topology is every `gtm topology` record.
+	Topology []TopologyRecord
+	// Zones are the static zones served like a plain DNS server (what
+	// BIG-IP keeps in ZoneRunner/BIND): SOA, NS, MX, A and other records.
+	Zones []Zone
+	// Settings are the `gtm global-settings` the package acts on.
+	Settings Settings
+}
+
+// Listener is a `gtm listener`: one address and port DNS is served on.
+type Listener struct {
+	Name string
+	Addr netip.AddrPort
+	// Protocol is "udp" or "tcp" as ip-protocol says; "" serves both, the
+	// usual pair of BIG-IP listeners in one.
+	Protocol string
+	Disabled bool
+}
+
+// Datacenter is a `gtm datacenter`. Disabling it takes every server,
+// link and virtual server in it out of load balancing.
+type Datacenter struct {
+	Name     string
+	Disabled bool
+	// Prober is the source address of the RTT probes that measure this
+	// datacenter's path to an LDNS (BIG-IP's big3d in the datacenter).
+	// The zero value means the first address of the datacenter's first
+	// server that has one. The address must be local to this host for
+	// the probe to run; see README.md.
+	Prober netip.Addr
+}
+
+// Link is a `gtm link`: one uplink to an ISP. Virtual servers reached
+// over it are unavailable while it is down, disabled or over a limit.
+type Link struct {
+	Name       string
+	Datacenter string
+	Disabled   bool
+	// Prober is the source address of RTT probes over this link
+	// (uplink-address). When set, members on this link are measured by
+	// this path rather than by their datacenter's, so two links of one
+	// datacenter are told apart.
+	Prober netip.Addr
+	// Limits in bits per second, 0 when the limit's -status is disabled.
+	LimitInboundBps  int64
+	LimitOutboundBps int64
+	LimitTotalBps    int64
+	// Ratio is link-ratio; 0 means 1.
+	Ratio int
+}
+
+// Host is a `gtm server`: a device in a datacenter hosting virtual servers.
+type Host struct {
+	Name       string
+	Datacenter string
+	Disabled   bool
+	// Addresses are the device's addresses (addresses/devices).
+	Addresses []netip.Addr
+	// LimitMaxConnections caps the sum of its virtual servers' current
+	// connections; 0 means no limit.
+	LimitMaxConnections int64
+	// VirtualServers in configuration order.
+	VirtualServers []*VirtualServer
+}
+
+// VirtualServer is one entry of a server's virtual-servers: an address
+// the answer can point at.
+type VirtualServer struct {
+	Name        string
+	Destination netip.AddrPort
+	Disabled    bool
+	// Link is the full path of the link this virtual server is reached
+	// over; "" means none (only its datacenter and server gate it).
+	Link string
+	// Limits: 0 means no limit (the -status is disabled).
+	LimitMaxConnections int64
+	LimitMaxBps         int64
+	// Monitor is how availability is probed; the zero value probes
+	// nothing and leaves status to SetVirtualServerMetrics.
+	Monitor Monitor
+	// Score is gtm-score, for virtual-server-score.
+	Score int
+}
+
+// MonitorType names a probe the package runs itself.
+type MonitorType string
+
+// The monitor types. Any BIG-IP monitor that checks a TCP service (tcp,
+// tcp_half_open, http, https, gateway_icmp towards a TCP port) is mapped
+// by the daemon to MonitorTCP; bigip (iQuery status) is MonitorNone plus
+// SetVirtualServerMetrics.
+const (
+	MonitorNone MonitorType = ""
+	MonitorTCP  MonitorType = "tcp"
+)
+
+// Monitor says how a virtual server's availability is probed.
+type Monitor struct {
+	Type MonitorType
+	// Interval between probes; 0 means 30 s (BIG-IP's gtm tcp default).
+	Interval time.Duration
+	// Timeout: a virtual server with no successful probe for this long is
+	// marked down; 0 means 3×Interval+1 s as BIG-IP computes it.
+	Timeout time.Duration
+}
+
+// Mode is a load-balancing method keyword, spelled as tmsh spells it.
+type Mode string
+
+// The methods (reference §10.2). Preferred and fallback accept all of
+// them; alternate only the static ones; pool-lb-mode only round-robin,
+// ratio, topology and global-availability. completion-rate, cpu,
+// fewest-hops and quality-of-service are accepted and behave as a dynamic
+// method whose metrics are missing: they fall through to the next level.
+const (
+	RoundRobin            Mode = "round-robin"
+	Ratio                 Mode = "ratio"
+	Topology              Mode = "topology"
+	GlobalAvailability    Mode = "global-availability"
+	StaticPersistence     Mode = "static-persistence"
+	ReturnToDNS           Mode = "return-to-dns"
+	DropPacket            Mode = "drop-packet"
+	FallbackIP            Mode = "fallback-ip"
+	None                  Mode = "none"
+	LowestRoundTripTime   Mode = "lowest-round-trip-time"
+	LeastConnections      Mode = "least-connections"
+	KilobytesPerSecond    Mode = "kilobytes-per-second"
+	PacketRate            Mode = "packet-rate"
+	VirtualServerCapacity Mode = "virtual-server-capacity"
+	VirtualServerScore    Mode = "virtual-server-score"
+	CompletionRate        Mode = "completion-rate"
+	CPU                   Mode = "cpu"
+	FewestHops            Mode = "fewest-hops"
+	QualityOfService      Mode = "quality-of-service"
+)
+
+// Pool is a `gtm pool a`.
+type Pool struct {
+	Name     string
+	Disabled bool
+	// Mode, Alternate and Fallback are load-balancing-mode, alternate-mode
+	// and fallback-mode; "" means round-robin, round-robin, return-to-dns.
+	Mode      Mode
+	Alternate Mode
+	Fallback  Mode
+	// FallbackIP is fallback-ip; the zero value is `any` (no address).
+	FallbackIP netip.Addr
+	// TTL is the answer's TTL in seconds; 0 means 30.
+	TTL uint32
+	// MaxAnswers is max-answers-returned; 0 means 1.
+	MaxAnswers int
+	// Members in configuration order; member-order sorts them.
+	Members []PoolMember
+}
+
+// PoolMember is one `<server>:<virtual server>` member of a gtm pool.
+type PoolMember struct {
+	// Server is the gtm server's full path, VirtualServer the name of one
+	// of its virtual servers.
+	Server        string
+	VirtualServer string
+	Order         int
+	Ratio         int // 0 means 1
+	Disabled      bool
+	// LimitMaxConnections: 0 means no limit.
+	LimitMaxConnections int64
+}
+
+// WideIP is a `gtm wideip a`.
+type WideIP struct {
+	// Name is the full path; its last element is the DNS name.
+	Name     string
+	Disabled bool
+	// Aliases are further names, possibly with * and ? wildcards.
+	Aliases []string
+	// PoolLBMode is pool-lb-mode; "" means round-robin.
+	PoolLBMode Mode
+	Pools      []WideIPPool
+	// Persistence keeps an LDNS on its answer for PersistTTL (0 means
+	// 3600 s), matching LDNS addresses under PersistCIDR4/6 (0 means 32
+	// and 128).
+	Persistence  bool
+	PersistTTL   time.Duration
+	PersistCIDR4 int
+	PersistCIDR6 int
+	// LastResortPool is tried when every pool fails; "" means none.
+	LastResortPool string
+}
+
+// WideIPPool is one entry of a wide IP's pools.
+type WideIPPool struct {
+	Pool  string
+	Order int
+	Ratio int // 0 means 1
+}
+
+// Region is a `gtm region`: a named set of matches, any of which puts an
+// address (or a datacenter, pool, ...) in the region.
+type Region struct {
+	Name    string
+	Members []Match
+}
+
+// MatchKind is what a topology or region entry matches on.
+type MatchKind string
+
+// The match kinds. Continent, country, state and isp need a geolocation
+// database openltm does not ship: they never match (a negated one always
+// does), and README.md says so.
+const (
+	MatchSubnet     MatchKind = "subnet"
+	MatchRegion     MatchKind = "region"
+	MatchDatacenter MatchKind = "datacenter"
+	MatchPool       MatchKind = "pool"
+	MatchContinent  MatchKind = "continent"
+	MatchCountry    MatchKind = "country"
+	MatchState      MatchKind = "state"
+	MatchISP        MatchKind = "isp"
+)
+
+// Match is one side of a topology record, or one region member:
+// `[not] subnet 10.0.0.0/8`, `[not] region /Common/r`, `datacenter /Common/dc1`.
+type Match struct {
+	Not    bool
+	Kind   MatchKind
+	Prefix netip.Prefix // for MatchSubnet
+	Name   string       // for the other kinds: a full path or a code
+}
+
+// TopologyRecord is `gtm topology ldns: <LDNS> server: <Server> { order score }`.
+type TopologyRecord struct {
+	LDNS   Match
+	Server Match
+	Order  int
+	Score  int
+}
+
+// Zone is a static zone in master-file format; Origin is its apex.
+type Zone struct {
+	Origin string
+	// Data is the zone's records, one per line as in a BIND zone file
+	// ($TTL and $ORIGIN allowed; relative names are under Origin).
+	Data string
+}
+
+// Settings are the global settings the package acts on. The zero value is
+// BIG-IP's default for each.
+type Settings struct {
+	// LDNSPrefix4/6 group LDNS addresses in the RTT table: 0 means /24
+	// and /64 (every resolver of a site shares its paths); 32/128 keep
+	// each address apart.
+	LDNSPrefix4 int
+	LDNSPrefix6 int
+	// PathTTL is how long an RTT measurement is used before the LDNS is
+	// probed again; 0 means 2400 s (BIG-IP's path-ttl).
+	PathTTL time.Duration
+	// ProbeTimeout bounds one RTT probe; 0 means 2 s.
+	ProbeTimeout time.Duration
+	// ProbePort is the LDNS port probed; 0 means 53.
+	ProbePort uint16
+	// ProbeProtocols are tried in order until one gets an answer:
+	// "dns_dot" (a UDP query for `. NS`; any reply counts) and "tcp" (a
+	// TCP handshake with ProbePort; a reset counts too). nil means both.
+	ProbeProtocols []string
+	// MaxProbes bounds LDNS probes in flight; 0 means 64.
+	MaxProbes int
+	// StaticPersistCIDR4/6 mask the LDNS for static-persistence; 0 means
+	// 32 and 128.
+	StaticPersistCIDR4 int
+	StaticPersistCIDR6 int
+	// TopologyOrderOnly is topology-longest-match no: records are tried
+	// by their order field alone.
+	TopologyOrderOnly bool
+	// TopologyDenyZeroScores is topology-allow-zero-scores no.
+	TopologyDenyZeroScores bool
+	// UseClientSubnet makes an EDNS client-subnet option stand for the
+	// LDNS address in topology, static-persistence and persistence
+	// decisions (RTT stays with the LDNS, the only address one can probe).
+	UseClientSubnet bool
+}

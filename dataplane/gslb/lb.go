@@ -1,0 +1,628 @@
+package gslb
+
+import (
+	"net/netip"
+	"time"
+)
+
+// request is one wide IP question being decided.
+type request struct {
+	plan   *plan
+	ldns   netip.Addr // the query's source address
+	client netip.Addr // the EDNS client subnet address when used, else ldns
+	now    time.Time
+	cands  [16]*member // scratch for the available members of one pool
+	pools  [8]*pool    // scratch for the pool order
+}
+
+type outcome uint8
+
+const (
+	outNone        outcome = iota // the method gave nothing: go on
+	outAnswer                     // addresses to answer with
+	outReturnToDNS                // answer from the static zones (BIND)
+	outDrop                       // send nothing back
+)
+
+const maxInlineAnswers = 4
+
+// decision is the result of resolving a wide IP.
+type decision struct {
+	out    outcome
+	addrs  []netip.Addr
+	inline [maxInlineAnswers]netip.Addr
+	ttl    uint32
+	pool   *pool
+	member *member // nil for fallback-ip
+	level  int     // 0 preferred, 1 alternate, 2 fallback, -1 persisted
+}
+
+// Reasons, worded like BIG-IP's status reasons.
+const (
+	reasonAvailable     = "Available"
+	reasonDCDisabled    = "The parent datacenter is disabled"
+	reasonHostDisabled  = "The parent server is disabled"
+	reasonVSDisabled    = "The virtual server is disabled"
+	reasonLinkDisabled  = "The link is disabled"
+	reasonLinkDown      = "The link is down"
+	reasonLinkLimit     = "The link has exceeded its bandwidth limit"
+	reasonHostDown      = "The parent server is down"
+	reasonHostLimit     = "The server has exceeded its connection limit"
+	reasonVSDown        = "The virtual server is down"
+	reasonVSMonitorDown = "Monitor has marked the virtual server down"
+	reasonVSConnLimit   = "The virtual server has exceeded its connection limit"
+	reasonVSBpsLimit    = "The virtual server has exceeded its bandwidth limit"
+	reasonMemberOff     = "The pool member is disabled"
+	reasonMemberLimit   = "The pool member has exceeded its connection limit"
+	reasonPoolDisabled  = "The pool is disabled"
+	reasonPoolNoMembers = "No enabled pool members available"
+	reasonPoolEmpty     = "The pool has no members"
+	reasonWideIPOff     = "The wide IP is disabled"
+	reasonNoPools       = "No enabled pools available"
+	reasonLinkAvailable = "Available"
+)
+
+// linkState reports whether a link carries new users.
+func linkState(l *link) (bool, string) {
+	if l.cfg.Disabled || l.dc.cfg.Disabled {
+		return false, reasonLinkDisabled
+	}
+	m := l.rt.metrics.Load()
+	if m == nil {
+		return true, reasonLinkAvailable
+	}
+	if m.Status == StatusDown {
+		return false, reasonLinkDown
+	}
+	c := l.cfg
+	if (c.LimitInboundBps > 0 && m.InBps >= c.LimitInboundBps) ||
+		(c.LimitOutboundBps > 0 && m.OutBps >= c.LimitOutboundBps) ||
+		(c.LimitTotalBps > 0 && m.InBps+m.OutBps >= c.LimitTotalBps) {
+		return false, reasonLinkLimit
+	}
+	return true, reasonLinkAvailable
+}
+
+// hostState reports whether a server's virtual servers can be answered.
+func hostState(h *host) (bool, string) {
+	if h.dc.cfg.Disabled {
+		return false, reasonDCDisabled
+	}
+	if h.cfg.Disabled {
+		return false, reasonHostDisabled
+	}
+	if Status(h.rt.status.Load()) == StatusDown {
+		return false, reasonHostDown
+	}
+	if lim := h.cfg.LimitMaxConnections; lim > 0 {
+		var sum int64
+		for _, v := range h.vss {
+			if m := v.rt.metrics.Load(); m != nil {
+				sum += m.Connections
+			}
+		}
+		if sum >= lim {
+			return false, reasonHostLimit
+		}
+	}
+	return true, reasonAvailable
+}
+
+// vsState reports whether a virtual server gets new users: its
+// datacenter, server and link are up and enabled, it is, and none of them
+// is over a limit.
+func vsState(v *vs) (bool, string) {
+	if ok, why := hostState(v.host); !ok {
+		return false, why
+	}
+	if v.cfg.Disabled {
+		return false, reasonVSDisabled
+	}
+	if v.link != nil {
+		if ok, why := linkState(v.link); !ok {
+			return false, why
+		}
+	}
+	m := v.rt.metrics.Load()
+	if m != nil && m.Status == StatusDown {
+		return false, reasonVSDown
+	}
+	if Status(v.rt.probe.Load()) == StatusDown && (m == nil || m.Status != StatusUp) {
+		return false, reasonVSMonitorDown
+	}
+	if m != nil {
+		if lim := v.cfg.LimitMaxConnections; lim > 0 && m.Connections >= lim {
+			return false, reasonVSConnLimit
+		}
+		if lim := v.cfg.LimitMaxBps; lim > 0 && m.Bps >= lim {
+			return false, reasonVSBpsLimit
+		}
+	}
+	return true, reasonAvailable
+}
+
+func memberState(m *member) (bool, string) {
+	if m.cfg.Disabled {
+		return false, reasonMemberOff
+	}
+	if ok, why := vsState(m.vs); !ok {
+		return false, why
+	}
+	if lim := m.cfg.LimitMaxConnections; lim > 0 {
+		if x := m.vs.rt.metrics.Load(); x != nil && x.Connections >= lim {
+			return false, reasonMemberLimit
+		}
+	}
+	return true, reasonAvailable
+}
+
+// available fills rq.cands (or a larger slice) with the pool's available
+// members, in member-order.
+func (rq *request) available(pl *pool) []*member {
+	out := rq.cands[:0]
+	for _, m := range pl.members {
+		if ok, _ := memberState(m); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func poolState(pl *pool) (bool, string) {
+	if pl.cfg.Disabled {
+		return false, reasonPoolDisabled
+	}
+	if len(pl.members) == 0 {
+		return false, reasonPoolEmpty
+	}
+	for _, m := range pl.members {
+		if ok, _ := memberState(m); ok {
+			return true, reasonAvailable
+		}
+	}
+	return false, reasonPoolNoMembers
+}
+
+func wideIPState(w *wideIP) (bool, string) {
+	if w.cfg.Disabled {
+		return false, reasonWideIPOff
+	}
+	for _, wp := range w.pools {
+		if ok, _ := poolState(wp.pool); ok {
+			return true, reasonAvailable
+		}
+	}
+	return false, reasonNoPools
+}
+
+// resolve runs the wide IP's load-balancing hierarchy for one question:
+// persistence, then the pools in pool-lb-mode order, each with its
+// preferred, alternate and fallback methods, then the last resort pool,
+// then return to DNS.
+func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
+	rt := w.rt
+	if w.cfg.Persistence && s.persisted(rq, w, d) {
+		rt.persisted.Add(1)
+		rt.resolved.Add(1)
+		return
+	}
+	for _, pl := range s.poolOrder(rq, w) {
+		s.resolvePool(rq, pl, d)
+		if d.out != outNone {
+			s.finish(rq, w, d)
+			return
+		}
+	}
+	if lr := w.lastResort; lr != nil {
+		s.resolvePool(rq, lr, d)
+		if d.out != outNone {
+			s.finish(rq, w, d)
+			return
+		}
+	}
+	d.out = outReturnToDNS
+	rt.returnedToDNS.Add(1)
+}
+
+func (s *Server) finish(rq *request, w *wideIP, d *decision) {
+	rt := w.rt
+	switch d.out {
+	case outAnswer:
+		rt.resolved.Add(1)
+		switch d.level {
+		case 0:
+			rt.preferred.Add(1)
+		case 1:
+			rt.alternate.Add(1)
+		case 2:
+			rt.fallback.Add(1)
+		}
+		if w.cfg.Persistence && d.member != nil {
+			s.persist.put(persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}, d, rq.now.Add(w.persistTTL), rq.now)
+		}
+	case outReturnToDNS:
+		rt.returnedToDNS.Add(1)
+	case outDrop:
+		rt.dropped.Add(1)
+	}
+}
+
+// persisted answers from the LDNS's persistence record when its member is
+// still available.
+func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
+	key := persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}
+	pool, mem, ok := s.persist.get(key, rq.now, rq.now.Add(w.persistTTL))
+	if !ok {
+		return false
+	}
+	pl := rq.plan.pools[pool]
+	if pl == nil || pl.cfg.Disabled {
+		return false
+	}
+	for _, m := range pl.members {
+		if m.name == mem {
+			if ok, _ := memberState(m); !ok {
+				return false
+			}
+			d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
+			d.addrs = append(d.inline[:0], m.vs.addr)
+			d.out = outAnswer
+			m.vs.rt.picks.Add(1)
+			return true
+		}
+	}
+	return false
+}
+
+// poolOrder lists the wide IP's pools in the order pool-lb-mode tries
+// them: available pools first, by the method, then the others (whose
+// fallback-ip may still answer).
+func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
+	out := rq.pools[:0]
+	var down []*pool
+	for _, wp := range w.pools {
+		if ok, _ := poolState(wp.pool); ok {
+			out = append(out, wp.pool)
+		} else if !wp.pool.cfg.Disabled {
+			down = append(down, wp.pool)
+		}
+	}
+	n := len(out)
+	if n > 1 {
+		switch w.mode {
+		case RoundRobin:
+			rotate(out, int(w.rt.rr.Add(1)-1)%n)
+		case Ratio:
+			total := 0
+			for _, wp := range w.pools {
+				if contains(out, wp.pool) {
+					total += wp.ratio
+				}
+			}
+			x := int((w.rt.rr.Add(1) - 1) % uint64(total))
+			for _, wp := range w.pools {
+				if !contains(out, wp.pool) {
+					continue
+				}
+				if x < wp.ratio {
+					moveFirst(out, wp.pool)
+					break
+				}
+				x -= wp.ratio
+			}
+		case Topology:
+			s.topologyPools(rq, w, out)
+		}
+	}
+	if w.mode == Topology && rq.plan.settings.TopologyDenyZeroScores {
+		kept := out[:0]
+		for _, pl := range out {
+			if sc, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}); sc > 0 {
+				kept = append(kept, pl)
+			}
+		}
+		out = kept
+	}
+	return append(out, down...)
+}
+
+// topologyPools sorts pools by topology score, highest first; equal
+// scores take turns.
+func (s *Server) topologyPools(rq *request, w *wideIP, out []*pool) {
+	var scores [len(request{}.pools)]int
+	sc := scores[:0]
+	if len(out) > len(scores) {
+		sc = make([]int, 0, len(out))
+	}
+	for _, pl := range out {
+		v, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name})
+		sc = append(sc, v)
+	}
+	// Stable insertion sort by score: pools are few.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && sc[j] > sc[j-1]; j-- {
+			sc[j], sc[j-1] = sc[j-1], sc[j]
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	ties := 1
+	for ties < len(out) && sc[ties] == sc[0] {
+		ties++
+	}
+	if ties > 1 {
+		rotate(out[:ties], int(w.rt.rr.Add(1)-1)%ties)
+	}
+}
+
+func contains(ps []*pool, p *pool) bool {
+	for _, x := range ps {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func moveFirst(ps []*pool, p *pool) {
+	for i, x := range ps {
+		if x == p {
+			copy(ps[1:i+1], ps[:i])
+			ps[0] = p
+			return
+		}
+	}
+}
+
+func rotate[T any](xs []T, k int) {
+	if k == 0 || len(xs) < 2 {
+		return
+	}
+	reverse(xs[:k])
+	reverse(xs[k:])
+	reverse(xs)
+}
+
+func reverse[T any](xs []T) {
+	for i, j := 0, len(xs)-1; i < j; i, j = i+1, j-1 {
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+}
+
+// resolvePool runs one pool's preferred, alternate and fallback methods.
+// A pool with no available member only gets its fallback-ip, so that
+// return-to-dns in an empty pool does not stop the search for a pool
+// that has members up.
+func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
+	d.out = outNone
+	if pl.cfg.Disabled {
+		return
+	}
+	cands := rq.available(pl)
+	modes := [3]Mode{pl.mode, pl.alt, pl.fb}
+	for level, mode := range modes {
+		if len(cands) == 0 && mode != FallbackIP {
+			continue
+		}
+		switch mode {
+		case None:
+			continue
+		case ReturnToDNS:
+			pl.rt.returnToDNS.Add(1)
+			d.out = outReturnToDNS
+			return
+		case DropPacket:
+			pl.rt.dropped.Add(1)
+			d.out = outDrop
+			return
+		case FallbackIP:
+			if !pl.cfg.FallbackIP.IsValid() || pl.cfg.FallbackIP.IsUnspecified() {
+				continue
+			}
+			d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, nil, level, pl.ttl
+			d.addrs = append(d.inline[:0], pl.cfg.FallbackIP)
+			countLevel(pl.rt, nil, level)
+			return
+		}
+		i := s.pick(rq, pl, mode, cands)
+		if i < 0 {
+			continue
+		}
+		m := cands[i]
+		d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, m, level, pl.ttl
+		d.addrs = append(d.inline[:0], m.vs.addr)
+		for k := 1; k < len(cands) && len(d.addrs) < pl.maxAnswers; k++ {
+			x := cands[(i+k)%len(cands)].vs.addr
+			dup := false
+			for _, a := range d.addrs {
+				dup = dup || a == x
+			}
+			if !dup {
+				d.addrs = append(d.addrs, x)
+			}
+		}
+		countLevel(pl.rt, m.rt, level)
+		m.vs.rt.picks.Add(1)
+		m.vs.host.rt.picks.Add(1)
+		if m.vs.link != nil {
+			m.vs.link.rt.picks.Add(1)
+		}
+		return
+	}
+}
+
+func countLevel(p *poolRT, m *memberRT, level int) {
+	switch level {
+	case 0:
+		p.preferred.Add(1)
+		if m != nil {
+			m.preferred.Add(1)
+		}
+	case 1:
+		p.alternate.Add(1)
+		if m != nil {
+			m.alternate.Add(1)
+		}
+	default:
+		p.fallback.Add(1)
+		if m != nil {
+			m.fallback.Add(1)
+		}
+	}
+}
+
+// pick runs one member method over the available members and returns the
+// chosen index, or -1 when the method has no answer (missing metrics, no
+// topology match, a method openltm does not measure).
+func (s *Server) pick(rq *request, pl *pool, mode Mode, cands []*member) int {
+	switch mode {
+	case RoundRobin:
+		return int((pl.rt.rr.Add(1) - 1) % uint64(len(cands)))
+	case Ratio:
+		total := 0
+		for _, m := range cands {
+			total += m.ratio
+		}
+		x := int((pl.rt.rr.Add(1) - 1) % uint64(total))
+		for i, m := range cands {
+			if x < m.ratio {
+				return i
+			}
+			x -= m.ratio
+		}
+		return 0
+	case GlobalAvailability:
+		return 0
+	case Topology:
+		return s.pickTopology(rq, pl, cands)
+	case StaticPersistence:
+		return pickStatic(rq, cands)
+	case LowestRoundTripTime:
+		return s.pickRTT(rq, pl, cands)
+	case LeastConnections:
+		return pickMetric(pl, cands, false, func(m *VSMetrics, _ *vs) int64 { return m.Connections })
+	case KilobytesPerSecond:
+		return pickMetric(pl, cands, false, func(m *VSMetrics, _ *vs) int64 { return m.Bps })
+	case PacketRate:
+		return pickMetric(pl, cands, false, func(m *VSMetrics, _ *vs) int64 { return m.PacketRate })
+	case VirtualServerCapacity:
+		return pickMetric(pl, cands, true, func(m *VSMetrics, _ *vs) int64 {
+			if m.Capacity <= 0 {
+				return -1
+			}
+			return int64(m.Capacity)
+		})
+	case VirtualServerScore:
+		best, ties := int64(-1<<62), 0
+		var idx [16]int
+		for i, m := range cands {
+			sc := int64(m.vs.cfg.Score)
+			if sc > best {
+				best, ties = sc, 0
+			}
+			if sc == best && ties < len(idx) {
+				idx[ties] = i
+				ties++
+			}
+		}
+		return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	}
+	return -1
+}
+
+// pickMetric picks the member with the lowest (or highest) metric among
+// those that reported one; equal values take turns. A metric below 0
+// counts as not reported.
+func pickMetric(pl *pool, cands []*member, highest bool, val func(*VSMetrics, *vs) int64) int {
+	var idx [16]int
+	ties := 0
+	var best int64
+	for i, c := range cands {
+		m := c.vs.rt.metrics.Load()
+		if m == nil {
+			continue
+		}
+		v := val(m, c.vs)
+		if v < 0 {
+			continue
+		}
+		better := ties == 0 || (highest && v > best) || (!highest && v < best)
+		if better {
+			best, ties = v, 0
+		}
+		if v == best && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	if ties == 0 {
+		return -1
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
+	var idx [16]int
+	ties, best := 0, -1
+	deny := rq.plan.settings.TopologyDenyZeroScores
+	for i, m := range cands {
+		sc, _ := rq.plan.topoScore(rq.client, topoTarget{addr: m.vs.addr, dc: m.vs.host.dc.name, pool: pl.name})
+		if sc <= 0 && deny {
+			continue
+		}
+		if sc > best {
+			best, ties = sc, 0
+		}
+		if sc == best && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	if ties == 0 {
+		return -1
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// pickStatic is static-persistence: highest-random-weight hashing of the
+// masked LDNS address with each member's name, so one LDNS keeps its
+// member while that member is up, and only the LDNSes of a member that
+// goes down move.
+func pickStatic(rq *request, cands []*member) int {
+	st := rq.plan.settings
+	a := maskAddr(rq.client, st.StaticPersistCIDR4, st.StaticPersistCIDR6).Addr()
+	b := a.As16()
+	h0 := uint64(14695981039346656037)
+	for _, x := range b {
+		h0 ^= uint64(x)
+		h0 *= 1099511628211
+	}
+	best, bi := uint64(0), 0
+	for i, m := range cands {
+		h := h0
+		for j := 0; j < len(m.name); j++ {
+			h ^= uint64(m.name[j])
+			h *= 1099511628211
+		}
+		h ^= h >> 33
+		h *= 0xff51afd7ed558ccd
+		h ^= h >> 33
+		if i == 0 || h > best {
+			best, bi = h, i
+		}
+	}
+	return bi
+}
+
+// maskAddr is the address's prefix of bits4 (IPv4) or bits6 (IPv6) bits.
+func maskAddr(a netip.Addr, bits4, bits6 int) netip.Prefix {
+	a = a.Unmap()
+	bits := bits6
+	if a.Is4() {
+		bits = bits4
+	}
+	p, err := a.Prefix(bits)
+	if err != nil {
+		return netip.PrefixFrom(a, a.BitLen())
+	}
+	return p
+}

@@ -1,0 +1,624 @@
+package gslb
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Status is a reported or probed up/down state.
+type Status int32
+
+// The statuses. StatusUnknown means nothing was reported (or probed) yet:
+// the object counts as available, as BIG-IP balances to objects whose
+// status is unknown (blue) while their checks have not answered.
+const (
+	StatusUnknown Status = iota
+	StatusUp
+	StatusDown
+)
+
+// String is the status as BIG-IP's availability words spell it.
+func (s Status) String() string {
+	switch s {
+	case StatusUp:
+		return "available"
+	case StatusDown:
+		return "offline"
+	}
+	return "unknown"
+}
+
+// VSMetrics is what the LTM side (BIG-IP's big3d over iQuery) reports for
+// one virtual server.
+type VSMetrics struct {
+	// Status, when not StatusUnknown, overrides the monitor: StatusDown
+	// takes the virtual server out whatever the probe says.
+	Status Status
+	// Connections is the current connection count.
+	Connections int64
+	// Bps is the current throughput, bits per second (in + out).
+	Bps int64
+	// PacketRate is packets per second.
+	PacketRate int64
+	// Capacity is how many nodes behind the virtual server are up, for
+	// virtual-server-capacity; 0 means not reported.
+	Capacity int
+}
+
+// LinkMetrics is what the link controller reports for one link.
+type LinkMetrics struct {
+	// Status StatusDown takes the link and every virtual server over it out.
+	Status Status
+	// InBps and OutBps are the current throughput, bits per second.
+	InBps  int64
+	OutBps int64
+}
+
+// Runtime state, keyed by object name, kept across Apply.
+
+type vsRT struct {
+	metrics atomic.Pointer[VSMetrics] // nil: never reported
+	probe   atomic.Int32              // Status from the monitor
+	picks   atomic.Uint64
+}
+
+type linkRT struct {
+	metrics atomic.Pointer[LinkMetrics]
+	picks   atomic.Uint64
+}
+
+type hostRT struct {
+	status atomic.Int32 // Status reported by SetServerStatus
+	picks  atomic.Uint64
+}
+
+type poolRT struct {
+	rr          atomic.Uint64
+	preferred   atomic.Uint64
+	alternate   atomic.Uint64
+	fallback    atomic.Uint64
+	returnToDNS atomic.Uint64
+	dropped     atomic.Uint64
+}
+
+type memberRT struct {
+	preferred atomic.Uint64
+	alternate atomic.Uint64
+	fallback  atomic.Uint64
+}
+
+type wipRT struct {
+	rr            atomic.Uint64
+	requests      atomic.Uint64
+	requestsA     atomic.Uint64
+	requestsOther atomic.Uint64
+	resolved      atomic.Uint64
+	persisted     atomic.Uint64
+	preferred     atomic.Uint64
+	alternate     atomic.Uint64
+	fallback      atomic.Uint64
+	returnedToDNS atomic.Uint64
+	dropped       atomic.Uint64
+}
+
+// The compiled, immutable form of a Config.
+
+type plan struct {
+	cfg      *Config
+	settings Settings
+	exact    map[string]*wideIP // lower-case fqdn with the final dot
+	wild     []wildName
+	wideIPs  []*wideIP // sorted by name
+	pools    map[string]*pool
+	poolList []*pool
+	hosts    map[string]*host
+	hostList []*host
+	links    map[string]*link
+	linkList []*link
+	dcs      map[string]*dc
+	dcList   []*dc
+	vss      map[string]*vs // "server:vs"
+	paths    []*probePath
+	topo     []*topoRec
+	regions  map[string]*Region
+	zones    []*zone // longest origin first
+}
+
+type wildName struct {
+	pattern string
+	w       *wideIP
+}
+
+type probePath struct {
+	name string // the datacenter's or link's full path
+	kind string // "datacenter" or "link"
+	src  netip.Addr
+}
+
+type dc struct {
+	cfg  *Datacenter
+	name string
+	path *probePath
+}
+
+type link struct {
+	cfg  *Link
+	name string
+	dc   *dc
+	rt   *linkRT
+	path *probePath // nil when the link has no prober
+}
+
+type host struct {
+	cfg  *Host
+	name string
+	dc   *dc
+	rt   *hostRT
+	vss  []*vs
+}
+
+type vs struct {
+	cfg  *VirtualServer
+	name string // server:vs
+	host *host
+	link *link
+	rt   *vsRT
+	addr netip.Addr
+}
+
+// path is the probe path measuring this virtual server's RTT to an LDNS.
+func (v *vs) path() *probePath {
+	if v.link != nil && v.link.path != nil {
+		return v.link.path
+	}
+	return v.host.dc.path
+}
+
+type pool struct {
+	cfg        *Pool
+	name       string
+	rt         *poolRT
+	members    []*member // sorted by member-order
+	mode       Mode
+	alt        Mode
+	fb         Mode
+	ttl        uint32
+	maxAnswers int
+}
+
+type member struct {
+	cfg   PoolMember
+	name  string // server:vs
+	vs    *vs
+	pool  *pool
+	rt    *memberRT
+	ratio int
+}
+
+type wideIP struct {
+	cfg        *WideIP
+	path       string // full path
+	name       string // DNS name, lower case, final dot
+	rt         *wipRT
+	pools      []wipPool // sorted by order
+	mode       Mode
+	lastResort *pool
+	persistTTL time.Duration
+	cidr4      int
+	cidr6      int
+}
+
+type wipPool struct {
+	pool  *pool
+	ratio int
+}
+
+// runtime maps, owned by Server and passed to compile.
+type runtimes struct {
+	vs      map[string]*vsRT
+	link    map[string]*linkRT
+	host    map[string]*hostRT
+	pool    map[string]*poolRT
+	member  map[string]*memberRT
+	wideIP  map[string]*wipRT
+	touched map[any]bool
+}
+
+func getRT[T any](m map[string]*T, key string, touched map[any]bool) *T {
+	r := m[key]
+	if r == nil {
+		r = new(T)
+		m[key] = r
+	}
+	touched[r] = true
+	return r
+}
+
+// prune drops the runtime state of objects the new plan no longer has.
+func (rt *runtimes) prune() {
+	prune := func(m any) {
+		switch m := m.(type) {
+		case map[string]*vsRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		case map[string]*linkRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		case map[string]*hostRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		case map[string]*poolRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		case map[string]*memberRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		case map[string]*wipRT:
+			for k, v := range m {
+				if !rt.touched[v] {
+					delete(m, k)
+				}
+			}
+		}
+	}
+	prune(rt.vs)
+	prune(rt.link)
+	prune(rt.host)
+	prune(rt.pool)
+	prune(rt.member)
+	prune(rt.wideIP)
+}
+
+// VSKey is how a virtual server is named in metrics and shows:
+// `<server full path>:<virtual server name>`, as a gtm pool member is.
+func VSKey(server, vsName string) string { return server + ":" + vsName }
+
+func defMode(m, def Mode) Mode {
+	if m == "" {
+		return def
+	}
+	return m
+}
+
+var poolLBModes = map[Mode]bool{RoundRobin: true, Ratio: true, Topology: true, GlobalAvailability: true}
+
+var memberModes = map[Mode]bool{
+	RoundRobin: true, Ratio: true, Topology: true, GlobalAvailability: true,
+	StaticPersistence: true, ReturnToDNS: true, DropPacket: true, FallbackIP: true,
+	None: true, LowestRoundTripTime: true, LeastConnections: true,
+	KilobytesPerSecond: true, PacketRate: true, VirtualServerCapacity: true,
+	VirtualServerScore: true, CompletionRate: true, CPU: true, FewestHops: true,
+	QualityOfService: true,
+}
+
+// DNSName is the DNS name a wide IP path stands for: its last element,
+// lower case, with the final dot.
+func DNSName(fullPath string) string {
+	return fqdn(path.Base(fullPath))
+}
+
+func fqdn(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
+}
+
+// compile checks cfg and builds its plan. Nothing in rt is removed; the
+// caller prunes after the plan is in service.
+func compile(cfg *Config, rt *runtimes) (*plan, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	p := &plan{
+		cfg:     cfg,
+		exact:   map[string]*wideIP{},
+		pools:   map[string]*pool{},
+		hosts:   map[string]*host{},
+		links:   map[string]*link{},
+		dcs:     map[string]*dc{},
+		vss:     map[string]*vs{},
+		regions: cfg.Regions,
+	}
+	if p.regions == nil {
+		p.regions = map[string]*Region{}
+	}
+	p.settings = resolveSettings(cfg.Settings)
+	for _, name := range sortedKeys(cfg.Datacenters) {
+		d := cfg.Datacenters[name]
+		c := &dc{cfg: d, name: name}
+		p.dcs[name] = c
+		p.dcList = append(p.dcList, c)
+	}
+	for _, name := range sortedKeys(cfg.Links) {
+		l := cfg.Links[name]
+		d := p.dcs[l.Datacenter]
+		if d == nil {
+			return nil, fmt.Errorf("gtm link %s: datacenter %q does not exist", name, l.Datacenter)
+		}
+		k := &link{cfg: l, name: name, dc: d, rt: getRT(rt.link, name, rt.touched)}
+		if l.Prober.IsValid() {
+			k.path = &probePath{name: name, kind: "link", src: l.Prober}
+		}
+		p.links[name] = k
+		p.linkList = append(p.linkList, k)
+	}
+	for _, name := range sortedKeys(cfg.Servers) {
+		h := cfg.Servers[name]
+		d := p.dcs[h.Datacenter]
+		if d == nil {
+			return nil, fmt.Errorf("gtm server %s: datacenter %q does not exist", name, h.Datacenter)
+		}
+		hs := &host{cfg: h, name: name, dc: d, rt: getRT(rt.host, name, rt.touched)}
+		seen := map[string]bool{}
+		for _, v := range h.VirtualServers {
+			if seen[v.Name] {
+				return nil, fmt.Errorf("gtm server %s: virtual server %q defined twice", name, v.Name)
+			}
+			seen[v.Name] = true
+			key := VSKey(name, v.Name)
+			x := &vs{cfg: v, name: key, host: hs, rt: getRT(rt.vs, key, rt.touched), addr: v.Destination.Addr().Unmap()}
+			if !x.addr.IsValid() {
+				return nil, fmt.Errorf("gtm server %s: virtual server %s has no destination address", name, v.Name)
+			}
+			if v.Link != "" {
+				x.link = p.links[v.Link]
+				if x.link == nil {
+					return nil, fmt.Errorf("gtm server %s: virtual server %s: link %q does not exist", name, v.Name, v.Link)
+				}
+			}
+			hs.vss = append(hs.vss, x)
+			p.vss[key] = x
+		}
+		p.hosts[name] = hs
+		p.hostList = append(p.hostList, hs)
+	}
+	// Datacenter probe paths: the configured prober, else the first
+	// address of its first server that has one.
+	for _, d := range p.dcList {
+		src := d.cfg.Prober
+		if !src.IsValid() {
+			for _, h := range p.hostList {
+				if h.dc == d && len(h.cfg.Addresses) > 0 {
+					src = h.cfg.Addresses[0]
+					break
+				}
+			}
+		}
+		d.path = &probePath{name: d.name, kind: "datacenter", src: src}
+	}
+	// Probe only the paths some virtual server is measured by.
+	inUse := map[*probePath]bool{}
+	for _, h := range p.hostList {
+		for _, v := range h.vss {
+			if x := v.path(); x != nil && x.src.IsValid() && !inUse[x] {
+				inUse[x] = true
+				p.paths = append(p.paths, x)
+			}
+		}
+	}
+	for _, name := range sortedKeys(cfg.Pools) {
+		pc := cfg.Pools[name]
+		pl := &pool{
+			cfg:        pc,
+			name:       name,
+			rt:         getRT(rt.pool, name, rt.touched),
+			mode:       defMode(pc.Mode, RoundRobin),
+			alt:        defMode(pc.Alternate, RoundRobin),
+			fb:         defMode(pc.Fallback, ReturnToDNS),
+			ttl:        pc.TTL,
+			maxAnswers: pc.MaxAnswers,
+		}
+		for _, m := range []Mode{pl.mode, pl.alt, pl.fb} {
+			if !memberModes[m] {
+				return nil, fmt.Errorf("gtm pool a %s: unknown load balancing mode %q", name, m)
+			}
+		}
+		if pl.ttl == 0 {
+			pl.ttl = 30
+		}
+		if pl.maxAnswers <= 0 {
+			pl.maxAnswers = 1
+		}
+		for _, mc := range pc.Members {
+			key := VSKey(mc.Server, mc.VirtualServer)
+			v := p.vss[key]
+			if v == nil {
+				return nil, fmt.Errorf("gtm pool a %s: member %s: no such virtual server", name, key)
+			}
+			m := &member{cfg: mc, name: key, vs: v, pool: pl, rt: getRT(rt.member, name+" "+key, rt.touched), ratio: mc.Ratio}
+			if m.ratio <= 0 {
+				m.ratio = 1
+			}
+			pl.members = append(pl.members, m)
+		}
+		sort.SliceStable(pl.members, func(i, j int) bool { return pl.members[i].cfg.Order < pl.members[j].cfg.Order })
+		p.pools[name] = pl
+		p.poolList = append(p.poolList, pl)
+	}
+	for _, name := range sortedKeys(cfg.WideIPs) {
+		wc := cfg.WideIPs[name]
+		w := &wideIP{
+			cfg:        wc,
+			path:       name,
+			name:       DNSName(name),
+			rt:         getRT(rt.wideIP, name, rt.touched),
+			mode:       defMode(wc.PoolLBMode, RoundRobin),
+			persistTTL: wc.PersistTTL,
+			cidr4:      wc.PersistCIDR4,
+			cidr6:      wc.PersistCIDR6,
+		}
+		if !poolLBModes[w.mode] {
+			return nil, fmt.Errorf("gtm wideip a %s: pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", name, w.mode)
+		}
+		if w.persistTTL <= 0 {
+			w.persistTTL = time.Hour
+		}
+		if w.cidr4 <= 0 || w.cidr4 > 32 {
+			w.cidr4 = 32
+		}
+		if w.cidr6 <= 0 || w.cidr6 > 128 {
+			w.cidr6 = 128
+		}
+		type ord struct {
+			wipPool
+			order int
+		}
+		var ps []ord
+		for _, wp := range wc.Pools {
+			pl := p.pools[wp.Pool]
+			if pl == nil {
+				return nil, fmt.Errorf("gtm wideip a %s: pool %q does not exist", name, wp.Pool)
+			}
+			r := wp.Ratio
+			if r <= 0 {
+				r = 1
+			}
+			ps = append(ps, ord{wipPool{pl, r}, wp.Order})
+		}
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].order < ps[j].order })
+		for _, x := range ps {
+			w.pools = append(w.pools, x.wipPool)
+		}
+		if wc.LastResortPool != "" {
+			w.lastResort = p.pools[wc.LastResortPool]
+			if w.lastResort == nil {
+				return nil, fmt.Errorf("gtm wideip a %s: last-resort-pool %q does not exist", name, wc.LastResortPool)
+			}
+		}
+		if prev := p.exact[w.name]; prev != nil {
+			return nil, fmt.Errorf("gtm wideip a %s: name %s is already wide IP %s", name, w.name, prev.path)
+		}
+		p.exact[w.name] = w
+		for _, a := range wc.Aliases {
+			an := fqdn(a)
+			if strings.ContainsAny(an, "*?") {
+				p.wild = append(p.wild, wildName{an, w})
+				continue
+			}
+			if prev := p.exact[an]; prev != nil && prev != w {
+				return nil, fmt.Errorf("gtm wideip a %s: alias %s is already a name of wide IP %s", name, an, prev.path)
+			}
+			p.exact[an] = w
+		}
+		p.wideIPs = append(p.wideIPs, w)
+	}
+	if err := p.compileTopology(); err != nil {
+		return nil, err
+	}
+	zs, err := compileZones(cfg.Zones)
+	if err != nil {
+		return nil, err
+	}
+	p.zones = zs
+	return p, nil
+}
+
+func sortedKeys[T any](m map[string]T) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func resolveSettings(s Settings) Settings {
+	if s.LDNSPrefix4 <= 0 || s.LDNSPrefix4 > 32 {
+		s.LDNSPrefix4 = 24
+	}
+	if s.LDNSPrefix6 <= 0 || s.LDNSPrefix6 > 128 {
+		s.LDNSPrefix6 = 64
+	}
+	if s.PathTTL <= 0 {
+		s.PathTTL = 2400 * time.Second
+	}
+	if s.ProbeTimeout <= 0 {
+		s.ProbeTimeout = 2 * time.Second
+	}
+	if s.ProbePort == 0 {
+		s.ProbePort = 53
+	}
+	if s.ProbeProtocols == nil {
+		s.ProbeProtocols = []string{"dns_dot", "tcp"}
+	}
+	if s.MaxProbes <= 0 {
+		s.MaxProbes = 64
+	}
+	if s.StaticPersistCIDR4 <= 0 || s.StaticPersistCIDR4 > 32 {
+		s.StaticPersistCIDR4 = 32
+	}
+	if s.StaticPersistCIDR6 <= 0 || s.StaticPersistCIDR6 > 128 {
+		s.StaticPersistCIDR6 = 128
+	}
+	return s
+}
+
+// lookupName finds the wide IP answering for qname (lower case, final dot).
+func (p *plan) lookupName(qname string) *wideIP {
+	if w := p.exact[qname]; w != nil {
+		return w
+	}
+	for _, wn := range p.wild {
+		if wildMatch(wn.pattern, qname) {
+			return wn.w
+		}
+	}
+	return nil
+}
+
+// wildMatch matches BIG-IP alias wildcards: * any run of characters
+// (dots included), ? one character.
+func wildMatch(pat, s string) bool {
+	px, sx := 0, 0
+	nextPx, nextSx := -1, -1
+	for px < len(pat) || sx < len(s) {
+		if px < len(pat) {
+			switch c := pat[px]; c {
+			case '?':
+				if sx < len(s) {
+					px++
+					sx++
+					continue
+				}
+			case '*':
+				nextPx, nextSx = px, sx+1
+				px++
+				continue
+			default:
+				if sx < len(s) && s[sx] == c {
+					px++
+					sx++
+					continue
+				}
+			}
+		}
+		if nextSx > 0 && nextSx <= len(s) {
+			px, sx = nextPx, nextSx
+			continue
+		}
+		return false
+	}
+	return true
+}

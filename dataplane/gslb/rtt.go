@@ -1,0 +1,324 @@
+package gslb
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// The LDNS table: every LDNS that asked for a wide IP, grouped by prefix,
+// with the round-trip time each probe path measured to it.
+
+type pathRTT struct {
+	rtt   time.Duration
+	at    time.Time
+	proto string
+	err   string
+}
+
+type ldnsEntry struct {
+	key      netip.Prefix
+	addr     netip.Addr // the last address seen: what is probed
+	first    time.Time
+	last     time.Time
+	requests uint64
+	paths    map[string]*pathRTT // by path name
+	probing  bool
+	probedAt time.Time
+	probes   uint64
+}
+
+type rttTable struct {
+	mu sync.Mutex
+	m  map[netip.Prefix]*ldnsEntry
+}
+
+func ldnsKey(a netip.Addr, st *Settings) netip.Prefix {
+	return maskAddr(a, st.LDNSPrefix4, st.LDNSPrefix6)
+}
+
+// seen records one wide IP request from an LDNS.
+func (t *rttTable) seen(key netip.Prefix, addr netip.Addr, now time.Time) {
+	t.mu.Lock()
+	e := t.m[key]
+	if e == nil {
+		e = &ldnsEntry{key: key, first: now, paths: map[string]*pathRTT{}}
+		t.m[key] = e
+	}
+	e.addr, e.last = addr, now
+	e.requests++
+	t.mu.Unlock()
+}
+
+// pickRTT is lowest-round-trip-time: the member whose probe path has the
+// lowest measured RTT to the LDNS. An LDNS with no measurement for any
+// candidate gets no answer here (the alternate method answers it) and
+// starts a probe from every path, whose results answer its next query.
+func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
+	st := &rq.plan.settings
+	key := ldnsKey(rq.ldns, st)
+	var idx [16]int
+	ties := 0
+	var best time.Duration
+	probe := false
+	t := &s.rtt
+	t.mu.Lock()
+	e := t.m[key]
+	if e == nil {
+		e = &ldnsEntry{key: key, addr: rq.ldns, first: rq.now, last: rq.now, paths: map[string]*pathRTT{}}
+		t.m[key] = e
+	}
+	for i, m := range cands {
+		p := m.vs.path()
+		if p == nil {
+			continue
+		}
+		r := e.paths[p.name]
+		if r == nil || r.err != "" {
+			continue
+		}
+		if ties == 0 || r.rtt < best {
+			best, ties = r.rtt, 0
+		}
+		if r.rtt == best && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	if !e.probing {
+		age := rq.now.Sub(e.probedAt)
+		switch {
+		case e.probedAt.IsZero():
+			probe = true
+		case ties == 0 && age >= st.PathTTL/10:
+			probe = true // nothing measured: retry sooner
+		case age >= st.PathTTL:
+			probe = true
+		}
+		if probe {
+			e.probing = true
+		}
+	}
+	target := e.addr
+	t.mu.Unlock()
+	if probe {
+		s.startProbe(rq.plan, key, target)
+	}
+	if ties == 0 {
+		return -1
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// startProbe measures the RTT from every probe path to one LDNS, in the
+// background, and stores the results.
+func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
+	st := p.settings
+	done := func() {
+		s.rtt.mu.Lock()
+		if e := s.rtt.m[key]; e != nil {
+			e.probing = false
+		}
+		s.rtt.mu.Unlock()
+	}
+	if int(s.probesInFlight.Add(1)) > st.MaxProbes || len(p.paths) == 0 || !s.goBackground(func() {
+		defer s.probesInFlight.Add(-1)
+		type res struct {
+			path *probePath
+			r    pathRTT
+		}
+		results := make(chan res, len(p.paths))
+		for _, path := range p.paths {
+			go func() {
+				rtt, proto, err := measure(s.ctx, path.src, target, st.ProbePort, st.ProbeTimeout, st.ProbeProtocols)
+				r := pathRTT{rtt: rtt, proto: proto, at: s.now()}
+				if err != nil {
+					r.err = err.Error()
+				}
+				results <- res{path, r}
+			}()
+		}
+		var got []res
+		for range p.paths {
+			got = append(got, <-results)
+		}
+		now := s.now()
+		s.rtt.mu.Lock()
+		if e := s.rtt.m[key]; e != nil {
+			for _, g := range got {
+				r := g.r
+				e.paths[g.path.name] = &r
+			}
+			e.probing = false
+			e.probedAt = now
+			e.probes++
+		}
+		s.rtt.mu.Unlock()
+		for _, g := range got {
+			if g.r.err != "" {
+				s.log.Debug("gslb: LDNS probe failed", "ldns", target, "path", g.path.name, "source", g.path.src, "error", g.r.err)
+			}
+		}
+	}) {
+		s.probesInFlight.Add(-1)
+		done()
+	}
+}
+
+// measure is one RTT probe from src to the LDNS at dst: the protocols are
+// tried in order until one gets an answer.
+//
+//   - dns_dot sends a non-recursive UDP query for `. NS` and times the
+//     first reply with its ID, whatever its rcode (BIG-IP's big3d probe of
+//     the same name). An ICMP port unreachable counts as a reply too.
+//   - tcp times a TCP handshake with the port; a reset (connection
+//     refused) is an answer as good as a SYN-ACK.
+func measure(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, error) {
+	var err error
+	for _, proto := range protos {
+		var rtt time.Duration
+		switch proto {
+		case "dns_dot":
+			rtt, err = probeDNSDot(ctx, src, dst, port, timeout)
+		case "tcp":
+			rtt, err = probeTCP(ctx, src, dst, port, timeout)
+		default:
+			err = errors.New("unknown probe protocol " + proto)
+		}
+		if err == nil {
+			return rtt, proto, nil
+		}
+	}
+	if err == nil {
+		err = errors.New("no probe protocol")
+	}
+	return 0, "", err
+}
+
+func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration) (time.Duration, error) {
+	var laddr *net.UDPAddr
+	if src.IsValid() {
+		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+	}
+	c, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, port)))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
+	q := new(dns.Msg)
+	q.SetQuestion(".", dns.TypeNS)
+	q.RecursionDesired = false
+	buf, err := q.Pack()
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	c.SetDeadline(start.Add(timeout))
+	if _, err := c.Write(buf); err != nil {
+		return 0, err
+	}
+	in := make([]byte, 1500)
+	for {
+		n, err := c.Read(in)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return time.Since(start), nil
+			}
+			return 0, err
+		}
+		if n >= 2 && in[0] == buf[0] && in[1] == buf[1] {
+			return time.Since(start), nil
+		}
+	}
+}
+
+func probeTCP(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration) (time.Duration, error) {
+	d := net.Dialer{Timeout: timeout}
+	if src.IsValid() {
+		d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+	}
+	start := time.Now()
+	c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(dst, port).String())
+	rtt := time.Since(start)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return rtt, nil
+		}
+		return 0, err
+	}
+	c.Close()
+	return rtt, nil
+}
+
+// PathRTT is one probe path's measurement to an LDNS.
+type PathRTT struct {
+	// Path is the datacenter's or link's full path; Kind says which.
+	Path  string
+	Kind  string
+	RTT   time.Duration
+	Probe string // the protocol that answered
+	Time  time.Time
+	Error string // why the probe failed; RTT is then 0
+}
+
+// LDNSRecord is one row of the LDNS table (`show gtm ldns`-like): an LDNS
+// prefix, when it asked, and its measured paths.
+type LDNSRecord struct {
+	Prefix    netip.Prefix
+	Addr      netip.Addr
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Requests  uint64
+	Probes    uint64
+	Probing   bool
+	Paths     []PathRTT
+}
+
+// LDNSRecords lists the LDNS table sorted by prefix, for shows and for
+// tests waiting for a probe to finish.
+func (s *Server) LDNSRecords() []LDNSRecord {
+	p := s.plan.Load()
+	kinds := map[string]string{}
+	if p != nil {
+		for _, x := range p.paths {
+			kinds[x.name] = x.kind
+		}
+	}
+	s.rtt.mu.Lock()
+	out := make([]LDNSRecord, 0, len(s.rtt.m))
+	for _, e := range s.rtt.m {
+		r := LDNSRecord{Prefix: e.key, Addr: e.addr, FirstSeen: e.first, LastSeen: e.last, Requests: e.requests, Probes: e.probes, Probing: e.probing}
+		for name, x := range e.paths {
+			r.Paths = append(r.Paths, PathRTT{Path: name, Kind: kinds[name], RTT: x.rtt, Probe: x.proto, Time: x.at, Error: x.err})
+		}
+		sort.Slice(r.Paths, func(i, j int) bool { return r.Paths[i].Path < r.Paths[j].Path })
+		out = append(out, r)
+	}
+	s.rtt.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Prefix.Addr().Less(out[j].Prefix.Addr()) })
+	return out
+}
+
+// DeleteLDNS removes LDNS entries whose prefix holds addr (all entries for
+// the zero Addr), as `delete gtm ldns` would, so they are probed afresh.
+func (s *Server) DeleteLDNS(addr netip.Addr) int {
+	s.rtt.mu.Lock()
+	defer s.rtt.mu.Unlock()
+	n := 0
+	for k := range s.rtt.m {
+		if !addr.IsValid() || k.Contains(addr.Unmap()) {
+			delete(s.rtt.m, k)
+			n++
+		}
+	}
+	return n
+}

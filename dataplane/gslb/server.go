@@ -1,0 +1,527 @@
+package gslb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Logger receives status changes and probe failures; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for persistence and RTT ages; nil means time.Now.
+	// Tests move it forward instead of sleeping. Probe round trips are
+	// always timed with the real clock.
+	Now func() time.Time
+}
+
+// Server is the GSLB DNS server. All methods are safe for concurrent use.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex // serializes Apply and Close
+	closed    bool
+	listeners map[listenerKey]*dnsListener
+	monitors  map[string]*vsMonitor
+
+	plan atomic.Pointer[plan]
+
+	rtMu sync.Mutex // guards rt's maps (not the counters inside)
+	rt   runtimes
+
+	rtt     rttTable
+	persist persistTable
+
+	probesInFlight atomic.Int64
+
+	bgMu     sync.RWMutex // guards bgClosed against wg.Add
+	bgClosed bool
+	wg       sync.WaitGroup
+
+	stats serverStats
+}
+
+type serverStats struct {
+	queries   atomic.Uint64
+	wideIP    atomic.Uint64
+	static    atomic.Uint64
+	nxdomain  atomic.Uint64
+	refused   atomic.Uint64
+	dropped   atomic.Uint64
+	malformed atomic.Uint64
+}
+
+// New returns a Server serving nothing until the first Apply.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		opts:      opts,
+		log:       opts.Logger,
+		now:       opts.Now,
+		ctx:       ctx,
+		cancel:    cancel,
+		listeners: map[listenerKey]*dnsListener{},
+		monitors:  map[string]*vsMonitor{},
+		rt: runtimes{
+			vs: map[string]*vsRT{}, link: map[string]*linkRT{}, host: map[string]*hostRT{},
+			pool: map[string]*poolRT{}, member: map[string]*memberRT{}, wideIP: map[string]*wipRT{},
+		},
+		rtt:     rttTable{m: map[netip.Prefix]*ldnsEntry{}},
+		persist: persistTable{m: map[persistKey]*persistRec{}},
+	}
+	empty, _ := compile(&Config{}, s.freshRT())
+	s.plan.Store(empty)
+	s.goBackground(s.janitor)
+	return s
+}
+
+func (s *Server) freshRT() *runtimes {
+	r := s.rt
+	r.touched = map[any]bool{}
+	return &r
+}
+
+// goBackground runs fn in a goroutine Close waits for; false once closed.
+func (s *Server) goBackground(fn func()) bool {
+	s.bgMu.RLock()
+	defer s.bgMu.RUnlock()
+	if s.bgClosed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+	return true
+}
+
+// janitor expires persistence records.
+func (s *Server) janitor() {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			s.persist.sweep(s.now())
+		}
+	}
+}
+
+// Apply puts cfg in service without a gap: listeners that stay are not
+// rebound, probes of unchanged virtual servers go on, and the RTT table,
+// persistence records, metrics and counters of objects that stay are
+// kept. On error nothing changes.
+func (s *Server) Apply(cfg *Config) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("gslb: server closed")
+	}
+	s.rtMu.Lock()
+	rt := s.freshRT()
+	p, err := compile(cfg, rt)
+	s.rtMu.Unlock()
+	if err != nil {
+		return err
+	}
+	// Bind what is new before anything else changes.
+	want := map[listenerKey]Listener{}
+	for _, l := range p.cfg.Listeners {
+		if l.Disabled {
+			continue
+		}
+		var protos []string
+		switch l.Protocol {
+		case "", "udp+tcp":
+			protos = []string{"udp", "tcp"}
+		case "udp", "tcp":
+			protos = []string{l.Protocol}
+		default:
+			return fmt.Errorf("gtm listener %s: ip-protocol %q is not udp or tcp", l.Name, l.Protocol)
+		}
+		for _, proto := range protos {
+			k := listenerKey{netip.AddrPortFrom(l.Addr.Addr().Unmap(), l.Addr.Port()), proto}
+			if _, dup := want[k]; dup {
+				return fmt.Errorf("gtm listener %s: %s %s is already a listener", l.Name, proto, k.addr)
+			}
+			want[k] = l
+		}
+	}
+	var fresh []*dnsListener
+	for k := range want {
+		if s.listeners[k] != nil {
+			continue
+		}
+		l, err := s.listen(k)
+		if err != nil {
+			for _, f := range fresh {
+				f.close()
+			}
+			return err
+		}
+		fresh = append(fresh, l)
+	}
+	s.plan.Store(p)
+	for _, f := range fresh {
+		s.listeners[f.key] = f
+	}
+	for k, l := range s.listeners {
+		if _, ok := want[k]; !ok {
+			l.close()
+			delete(s.listeners, k)
+		}
+	}
+	s.rtMu.Lock()
+	rt.prune()
+	s.rtMu.Unlock()
+	s.applyMonitors(p)
+	return nil
+}
+
+// Close stops serving, probing and monitoring, and waits for them.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for k, l := range s.listeners {
+		l.close()
+		delete(s.listeners, k)
+	}
+	for k, m := range s.monitors {
+		m.stop()
+		delete(s.monitors, k)
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Listeners
+
+type listenerKey struct {
+	addr  netip.AddrPort
+	proto string
+}
+
+type dnsListener struct {
+	key  listenerKey
+	srv  *dns.Server
+	done chan struct{}
+}
+
+func (s *Server) listen(k listenerKey) (*dnsListener, error) {
+	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
+	switch k.proto {
+	case "udp":
+		pc, err := net.ListenPacket("udp", k.addr.String())
+		if err != nil {
+			return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
+		}
+		srv.PacketConn = pc
+	default:
+		ln, err := net.Listen("tcp", k.addr.String())
+		if err != nil {
+			return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
+		}
+		srv.Listener = ln
+	}
+	l := &dnsListener{key: k, srv: srv, done: make(chan struct{})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() {
+		defer close(l.done)
+		if err := srv.ActivateAndServe(); err != nil {
+			s.log.Warn("gslb: listener stopped", "listener", k.addr, "protocol", k.proto, "error", err)
+		}
+	}()
+	select {
+	case <-started:
+	case <-l.done:
+		return nil, fmt.Errorf("gtm listener %s %s: did not start", k.addr, k.proto)
+	}
+	return l, nil
+}
+
+func (l *dnsListener) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	l.srv.ShutdownContext(ctx)
+	<-l.done
+}
+
+// ListenerAddrs lists what is served now, as "udp 127.0.0.1:53", sorted:
+// a show of the listeners, and a check that Apply rebound nothing.
+func (s *Server) ListenerAddrs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.listeners {
+		out = append(out, k.proto+" "+k.addr.String())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Queries
+
+// ServeDNS answers one query; Server is a dns.Handler so it can be served
+// on sockets the caller owns too.
+func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	m, send := s.Answer(r, addrOf(w.RemoteAddr()), isUDP(w))
+	if !send {
+		return
+	}
+	w.WriteMsg(m)
+}
+
+// Answer builds the response to r from an LDNS at src; send is false when
+// the query is to be dropped (drop-packet, or a response to a response).
+// udp caps the answer at the requester's UDP size with the TC bit.
+func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send bool) {
+	s.stats.queries.Add(1)
+	if r.Response {
+		s.stats.malformed.Add(1)
+		return nil, false
+	}
+	m = new(dns.Msg)
+	m.SetReply(r)
+	m.RecursionAvailable = false
+	if r.Opcode != dns.OpcodeQuery {
+		m.SetRcode(r, dns.RcodeNotImplemented)
+		return m, true
+	}
+	if len(r.Question) != 1 {
+		s.stats.malformed.Add(1)
+		m.SetRcode(r, dns.RcodeFormatError)
+		return m, true
+	}
+	q := r.Question[0]
+	opt := r.IsEdns0()
+	client := src
+	var ecs *dns.EDNS0_SUBNET
+	p := s.plan.Load()
+	if opt != nil {
+		for _, o := range opt.Option {
+			if e, ok := o.(*dns.EDNS0_SUBNET); ok {
+				ecs = e
+			}
+		}
+		if ecs != nil && p.settings.UseClientSubnet {
+			if a, ok := netip.AddrFromSlice(ecs.Address); ok && a.IsValid() {
+				client = a.Unmap()
+			}
+		}
+	}
+	qname := strings.ToLower(q.Name)
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
+		s.stats.refused.Add(1)
+		m.Rcode = dns.RcodeRefused
+		return s.finishMsg(m, opt, nil, udp), true
+	}
+	if w := p.lookupName(qname); w != nil {
+		s.stats.wideIP.Add(1)
+		w.rt.requests.Add(1)
+		if q.Qtype != dns.TypeA && q.Qtype != dns.TypeANY {
+			w.rt.requestsOther.Add(1)
+			// The name exists; this A wide IP has nothing of that type.
+			m.Authoritative = true
+			if z := p.zoneFor(qname); z != nil {
+				if set := z.names[qname]; set != nil && len(set[q.Qtype]) > 0 {
+					z.answer(m, qname, q.Name, q.Qtype)
+				} else {
+					m.Ns = append(m.Ns, z.negative())
+				}
+			}
+			return s.finishMsg(m, opt, ecs, udp), true
+		}
+		w.rt.requestsA.Add(1)
+		if w.cfg.Disabled {
+			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
+		}
+		rq := request{plan: p, ldns: src, client: client, now: s.now()}
+		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
+		var d decision
+		s.resolve(&rq, w, &d)
+		switch d.out {
+		case outDrop:
+			s.stats.dropped.Add(1)
+			return nil, false
+		case outReturnToDNS:
+			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
+		}
+		m.Authoritative = true
+		for _, a := range d.addrs {
+			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
+		}
+		return s.finishMsg(m, opt, ecs, udp), true
+	}
+	if z := p.zoneFor(qname); z != nil {
+		s.stats.static.Add(1)
+		z.answer(m, qname, q.Name, q.Qtype)
+		if m.Rcode == dns.RcodeNameError {
+			s.stats.nxdomain.Add(1)
+		}
+		return s.finishMsg(m, opt, ecs, udp), true
+	}
+	s.stats.refused.Add(1)
+	m.Rcode = dns.RcodeRefused
+	return s.finishMsg(m, opt, nil, udp), true
+}
+
+// returnToDNS answers a wide IP from the static zones, as BIG-IP hands
+// the query to BIND: the zone's records for the name, else NXDOMAIN (or
+// REFUSED when no zone holds the name).
+func (s *Server) returnToDNS(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, w *wideIP) *dns.Msg {
+	if z := p.zoneFor(qname); z != nil {
+		z.answer(m, qname, q.Name, q.Qtype)
+		if m.Rcode == dns.RcodeNameError {
+			// The wide IP's name exists even when BIND has nothing for it.
+			m.Rcode = dns.RcodeSuccess
+		}
+		return s.finishMsg(m, opt, ecs, udp)
+	}
+	m.Authoritative = true
+	return s.finishMsg(m, opt, ecs, udp)
+}
+
+func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) *dns.Msg {
+	size := dns.MinMsgSize
+	if opt != nil {
+		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		o.SetUDPSize(1232)
+		if opt.Do() {
+			o.SetDo()
+		}
+		if ecs != nil {
+			e := *ecs
+			e.SourceScope = 0
+			o.Option = append(o.Option, &e)
+		}
+		m.Extra = append(m.Extra, o)
+		if sz := int(opt.UDPSize()); sz > size {
+			size = min(sz, 1232)
+		}
+	}
+	if udp {
+		m.Truncate(size)
+	}
+	return m
+}
+
+func addrRR(name string, a netip.Addr, ttl uint32) dns.RR {
+	if a.Is4() {
+		b := a.As4()
+		return &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: ttl}, A: net.IP(b[:])}
+	}
+	b := a.As16()
+	return &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: ttl}, AAAA: net.IP(b[:])}
+}
+
+func addrOf(a net.Addr) netip.Addr {
+	switch x := a.(type) {
+	case *net.UDPAddr:
+		return x.AddrPort().Addr().Unmap()
+	case *net.TCPAddr:
+		return x.AddrPort().Addr().Unmap()
+	}
+	if a == nil {
+		return netip.Addr{}
+	}
+	ap, err := netip.ParseAddrPort(a.String())
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+func isUDP(w dns.ResponseWriter) bool {
+	_, ok := w.RemoteAddr().(*net.UDPAddr)
+	return ok
+}
+
+// Metrics inputs
+
+// SetVirtualServerMetrics records what the LTM side measures for the
+// virtual server VSKey(server, vs): the next decision uses it. Metrics
+// for an object the configuration does not (yet) have are kept until the
+// next Apply.
+func (s *Server) SetVirtualServerMetrics(server, vsName string, m VSMetrics) {
+	s.rtMu.Lock()
+	r := s.rt.vs[VSKey(server, vsName)]
+	if r == nil {
+		r = new(vsRT)
+		s.rt.vs[VSKey(server, vsName)] = r
+	}
+	s.rtMu.Unlock()
+	r.metrics.Store(&m)
+}
+
+// ClearVirtualServerMetrics forgets the reported metrics, so the
+// virtual server counts as unreported again (dynamic methods skip it).
+func (s *Server) ClearVirtualServerMetrics(server, vsName string) {
+	s.rtMu.Lock()
+	r := s.rt.vs[VSKey(server, vsName)]
+	s.rtMu.Unlock()
+	if r != nil {
+		r.metrics.Store(nil)
+	}
+}
+
+// SetLinkMetrics records a link's status and throughput as the link
+// controller reports them.
+func (s *Server) SetLinkMetrics(link string, m LinkMetrics) {
+	s.rtMu.Lock()
+	r := s.rt.link[link]
+	if r == nil {
+		r = new(linkRT)
+		s.rt.link[link] = r
+	}
+	s.rtMu.Unlock()
+	r.metrics.Store(&m)
+}
+
+// SetServerStatus records a gtm server's status (its bigip monitor):
+// StatusDown takes all its virtual servers out.
+func (s *Server) SetServerStatus(server string, st Status) {
+	s.rtMu.Lock()
+	r := s.rt.host[server]
+	if r == nil {
+		r = new(hostRT)
+		s.rt.host[server] = r
+	}
+	s.rtMu.Unlock()
+	r.status.Store(int32(st))
+}
