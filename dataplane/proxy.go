@@ -387,7 +387,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b 
 const spliceChunk = 1 << 20
 
 // sockReader reads a socket without holding a buffer while it is idle: it
-// waits for readability first and only then takes a pooled buffer.
+// waits for readability first and only then takes a pooled buffer. The
+// collecting loops of flows with rules use it; plain copy loops inline the
+// same steps to stay allocation-free.
 type sockReader struct {
 	rc  syscall.RawConn
 	buf *[]byte
@@ -457,23 +459,55 @@ func (pr *proxied) copy(src, dst *net.TCPConn, up bool, sc *serverConn) {
 // flows with rules, is src's side: when a rule turns collection on, the
 // bytes just read go to the rule instead and copyLoop returns true.
 func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *sideState) bool {
-	var r sockReader
-	if err := r.init(src); err != nil {
+	rc, err := src.SyscallConn()
+	if err != nil {
 		pr.lost(sc)
 		return false
 	}
 	if pr.idle > 0 {
 		src.SetReadDeadline(time.Now().Add(pr.idle))
 	}
+	// The read function is a local closure over locals, not a sockReader,
+	// so that a plain flow's copy loops allocate nothing.
+	var (
+		buf  *[]byte
+		n    int
+		rerr error
+	)
+	readFn := func(fd uintptr) bool {
+		buf = bufPool.Get().(*[]byte)
+		for {
+			n, rerr = syscall.Read(int(fd), *buf)
+			if rerr != syscall.EINTR {
+				break
+			}
+		}
+		if rerr == syscall.EAGAIN {
+			bufPool.Put(buf)
+			buf = nil
+			return false
+		}
+		return true
+	}
 	var lr *io.LimitedReader
 	for {
-		data, err := r.read()
+		err := rc.Read(readFn)
 		if err != nil {
+			if buf != nil {
+				bufPool.Put(buf)
+				buf = nil
+			}
 			if errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src) {
 				continue
 			}
-			if err == io.EOF {
-				// Pass the half-close on.
+			pr.lost(sc)
+			return false
+		}
+		if rerr != nil || n <= 0 {
+			bufPool.Put(buf)
+			buf = nil
+			if rerr == nil {
+				// EOF: pass the half-close on.
 				if !pr.gone(sc) {
 					dst.CloseWrite()
 				}
@@ -482,20 +516,21 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc) // reset (or error) from src: reset the other side
 			return false
 		}
-		n := len(data)
 		if st != nil && st.on.Load() {
 			pr.countRead(n, up, sc)
 			rs := pr.rs
 			rs.mu.Lock()
-			rs.collectBytes(st, up, data)
+			rs.collectBytes(st, up, (*buf)[:n])
 			rs.mu.Unlock()
-			r.done()
+			bufPool.Put(buf)
+			buf = nil
 			return true
 		}
 		pr.count(n, up, sc)
-		_, werr := dst.Write(data)
-		full := n == bufSize
-		r.done()
+		_, werr := dst.Write((*buf)[:n])
+		full := n == len(*buf)
+		bufPool.Put(buf)
+		buf = nil
 		if werr != nil {
 			pr.lost(sc)
 			return false
