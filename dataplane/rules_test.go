@@ -416,3 +416,31 @@ when CLIENT_DATA {
 		t.Fatalf("%d records, want one server flow at a time", n)
 	}
 }
+
+// Seed 000's rule on a plain L4 virtual (no message-based profile): both
+// sides are collected and released message by message; TCP::notify has
+// nothing to do, and the flow behaves as a proxy.
+func TestRulesSeed000RuleOnPlainFlow(t *testing.T) {
+	t.Parallel()
+	startServer(t, "127.0.71.22:9000", "S1")
+	p, _ := newPlane(t)
+	cfg := basic("127.0.71.21:8000", "127.0.71.22:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+when CLIENT_ACCEPTED { TCP::collect }
+when CLIENT_DATA     { TCP::release; TCP::notify request;  TCP::collect }
+when SERVER_CONNECTED { TCP::collect }
+when SERVER_DATA     { TCP::release; TCP::notify response; TCP::collect }`)
+	mustApply(t, p, cfg)
+	c := dialVS(t, "127.0.71.21:8000")
+	eventually(t, "the client flow alone", func() bool {
+		r := flowsOf(p, "/Common/vs")
+		return len(r) == 1 && !r[0].SSServer.IsValid()
+	})
+	for i := 0; i < 3; i++ {
+		if a := c.mustAsk(fmt.Sprintf("transaction %d", i)); a != "S1 Response" {
+			t.Fatalf("transaction %d: %q", i, a)
+		}
+	}
+	c.c.Close()
+	eventually(t, "the flow to end", func() bool { return len(flowsOf(p, "/Common/vs")) == 0 })
+}
