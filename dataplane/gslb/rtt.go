@@ -40,6 +40,22 @@ type rttTable struct {
 	m  map[netip.Prefix]*ldnsEntry
 }
 
+// maxLDNS bounds the LDNS table: a new LDNS beyond it is answered (by the
+// alternate method) but neither remembered nor probed until the janitor
+// has dropped entries idle for two path TTLs.
+const maxLDNS = 200000
+
+// expire drops entries not seen since before cutoff.
+func (t *rttTable) expire(cutoff time.Time) {
+	t.mu.Lock()
+	for k, e := range t.m {
+		if e.last.Before(cutoff) && !e.probing {
+			delete(t.m, k)
+		}
+	}
+	t.mu.Unlock()
+}
+
 func ldnsKey(a netip.Addr, st *Settings) netip.Prefix {
 	return maskAddr(a, st.LDNSPrefix4, st.LDNSPrefix6)
 }
@@ -49,6 +65,10 @@ func (t *rttTable) seen(key netip.Prefix, addr netip.Addr, now time.Time) {
 	t.mu.Lock()
 	e := t.m[key]
 	if e == nil {
+		if len(t.m) >= maxLDNS {
+			t.mu.Unlock()
+			return
+		}
 		e = &ldnsEntry{key: key, first: now, paths: map[string]*pathRTT{}}
 		t.m[key] = e
 	}
@@ -72,6 +92,10 @@ func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
 	t.mu.Lock()
 	e := t.m[key]
 	if e == nil {
+		if len(t.m) >= maxLDNS {
+			t.mu.Unlock()
+			return -1
+		}
 		e = &ldnsEntry{key: key, addr: rq.ldns, first: rq.now, last: rq.now, paths: map[string]*pathRTT{}}
 		t.m[key] = e
 	}

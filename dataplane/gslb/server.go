@@ -119,7 +119,8 @@ func (s *Server) goBackground(fn func()) bool {
 	return true
 }
 
-// janitor expires persistence records.
+// janitor expires persistence records and LDNS entries idle for two
+// path TTLs.
 func (s *Server) janitor() {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
@@ -128,7 +129,9 @@ func (s *Server) janitor() {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
-			s.persist.sweep(s.now())
+			now := s.now()
+			s.persist.sweep(now)
+			s.rtt.expire(now.Add(-2 * s.plan.Load().settings.PathTTL))
 		}
 	}
 }

@@ -1,0 +1,76 @@
+package gslb
+
+import (
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// BenchmarkAnswer is the decision and response building of one wide IP
+// query without sockets: what each query costs the server itself.
+func BenchmarkAnswer(b *testing.B) {
+	for _, mode := range []Mode{RoundRobin, Topology, LowestRoundTripTime} {
+		b.Run(string(mode), func(b *testing.B) {
+			cfg := testConfig(netip.AddrPort{})
+			cfg.Pools["/Common/app_pool"].Mode = mode
+			cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
+				Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
+			cfg.Settings.ProbeProtocols = []string{"tcp"}
+			cfg.Settings.ProbeTimeout = 50 * time.Millisecond
+			s := newServer(b, cfg, Options{})
+			q := new(dns.Msg)
+			q.SetQuestion(wideName, dns.TypeA)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m, _ := s.Answer(q, ldnsCNC, true)
+				if len(m.Answer) != 1 {
+					b.Fatal(m)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkUDP is queries per second for a wide IP answer over a real UDP
+// listener on loopback, with parallel clients each keeping one query in
+// flight; allocs/op counts the client's share too.
+func BenchmarkUDP(b *testing.B) {
+	listen := freeAddr(b, "127.0.80.20")
+	cfg := testConfig(listen)
+	cfg.Listeners[0].Protocol = "udp"
+	newServer(b, cfg, Options{})
+	q := new(dns.Msg)
+	q.SetQuestion(wideName, dns.TypeA)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		src := netip.AddrFrom4([4]byte{127, 0, 85, byte(n.Add(1))})
+		c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0)), net.UDPAddrFromAddrPort(listen))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer c.Close()
+		buf, _ := q.Pack()
+		in := make([]byte, 512)
+		for pb.Next() {
+			c.SetDeadline(time.Now().Add(2 * time.Second))
+			if _, err := c.Write(buf); err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := c.Read(in); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "queries/s")
+}
