@@ -15,6 +15,8 @@ import (
 
 // registerShows installs the runtime shows answered from the dataplane.
 func registerShows(e *Engine, p *dataplane.Plane) {
+	registerMBLBShows(e, p)
+	registerPersistShows(e, p)
 	opts := func(s *Session, words []string) render.Options {
 		o := render.Options{Folder: s.Folder()}
 		for _, w := range words {
