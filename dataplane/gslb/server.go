@@ -387,7 +387,14 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 		}
 		m.Authoritative = true
 		for _, a := range d.addrs {
-			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
+			if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
+				m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
+			}
+		}
+		if len(m.Answer) == 0 {
+			if z := p.zoneFor(qname); z != nil {
+				m.Ns = append(m.Ns, z.negative())
+			}
 		}
 		return s.finishMsg(m, opt, ecs, udp), true
 	}
