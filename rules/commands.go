@@ -49,6 +49,7 @@ func commandTable() *tcl.Commands {
 		registerTCP(t)
 		registerIP(t)
 		registerLB(t)
+		t.Register("persist", cmdPersist)
 		t.Register("class", cmdClass)
 		t.Register("table", cmdTable)
 		t.Register("getfield", cmdGetfield)

@@ -1,0 +1,225 @@
+package rules
+
+import (
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// PersistMethod is the persistence type a persist command names.
+type PersistMethod uint8
+
+// The persist methods the engine understands.
+const (
+	PersistNone       PersistMethod = iota // persist none
+	PersistSourceAddr                      // source_addr (simple, sticky)
+	PersistUniversal                       // uie, universal
+)
+
+// Persist is one persist command's arguments, passed by value.
+type Persist struct {
+	Method PersistMethod
+	// Key is the uie key; for source_addr in add/lookup/delete it is the
+	// address written in the rule ("" in `persist source_addr`: the
+	// client's address).
+	Key string
+	// Mask is source_addr's mask; the zero Addr keeps the whole address.
+	Mask netip.Addr
+	// Timeout is the record's timeout; negative when the rule gave none
+	// (the profile's applies).
+	Timeout time.Duration
+	// AnyVirtual, AnyService and AnyPool come from the key list form
+	// `{key any virtual|service|pool [pool name]}`: the lookup reaches
+	// records of other virtuals, services or pools.
+	AnyVirtual, AnyService, AnyPool bool
+	// Pool scopes add/lookup/delete to a pool other than the flow's.
+	Pool string
+}
+
+// PersistTarget is what a persistence record points at.
+type PersistTarget struct {
+	Pool   string
+	Member netip.AddrPort
+}
+
+// PersistConn is the part of a connection the persist command needs: the
+// persistence table. It is optional (checked with a type assertion), so
+// Conn implementations without persistence keep compiling; on them persist
+// fails with a Tcl error.
+type PersistConn interface {
+	// Persist sets what the connection persists on (persist uie,
+	// persist source_addr, persist none).
+	Persist(p Persist) error
+	// PersistAdd makes a record for the key pointing at the connection's
+	// selected member.
+	PersistAdd(p Persist) error
+	// PersistLookup finds the record for the key.
+	PersistLookup(p Persist) (PersistTarget, bool, error)
+	// PersistDelete removes the record for the key.
+	PersistDelete(p Persist) error
+}
+
+const persistUsage = "persist none | source_addr ?mask? ?timeout? | uie key ?timeout? | add|lookup|delete source_addr|uie key ..."
+
+// persistMethod reads a mode word: supported, or an error naming it.
+func persistMethod(w string) (PersistMethod, error) {
+	switch w {
+	case "source_addr", "simple", "sticky":
+		return PersistSourceAddr, nil
+	case "uie", "universal":
+		return PersistUniversal, nil
+	case "cookie", "dest_addr", "ssl", "msrdp", "hash", "carp", "sip", "host":
+		return 0, tcl.Errorf("persist %s is not supported (supported: none, source_addr, uie)", w)
+	}
+	return 0, tcl.Errorf("bad persist mode %q: %s", w, persistUsage)
+}
+
+func persistTimeout(v tcl.Value) (time.Duration, error) {
+	n, err := v.Int64()
+	if err != nil || n < 0 {
+		return 0, tcl.Errorf("bad persist timeout %q: expected seconds", v.String())
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// persistKey reads a key word, in plain form or the list form
+// `{value any virtual|service|pool [pool name]}`.
+func persistKey(v tcl.Value, p *Persist) error {
+	l, err := tcl.AsList(v)
+	if err != nil || len(l) < 3 || l[1].String() != "any" {
+		p.Key = v.String()
+		return nil
+	}
+	p.Key = l[0].String()
+	switch l[2].String() {
+	case "virtual":
+		p.AnyVirtual = true
+	case "service":
+		p.AnyService = true
+	case "pool":
+		p.AnyPool = true
+	default:
+		return tcl.Errorf("bad persist key scope %q: expected any virtual, any service or any pool", l[2].String())
+	}
+	if len(l) == 5 && l[3].String() == "pool" {
+		p.Pool = l[4].String()
+	} else if len(l) != 3 {
+		return tcl.Errorf("bad persist key %q: expected {key any virtual|service|pool ?pool name?}", v.String())
+	}
+	return nil
+}
+
+func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "persist")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs(persistUsage)
+	}
+	pc, ok := c.(PersistConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("persist: this connection has no persistence table")
+	}
+	p := Persist{Timeout: -1}
+	a := args[2:]
+	switch op := args[1].String(); op {
+	case "none":
+		if len(a) != 0 {
+			return tcl.Empty, tcl.WrongArgs("persist none")
+		}
+		return tcl.Empty, tclErr(pc.Persist(p))
+	case "add", "lookup", "delete":
+		if len(a) < 2 {
+			return tcl.Empty, tcl.WrongArgs("persist " + op + " mode key ...")
+		}
+		if p.Method, err = persistMethod(a[0].String()); err != nil {
+			return tcl.Empty, err
+		}
+		if err := persistKey(a[1], &p); err != nil {
+			return tcl.Empty, err
+		}
+		if p.Method == PersistSourceAddr {
+			if _, err := netip.ParseAddr(p.Key); err != nil {
+				return tcl.Empty, tcl.Errorf("bad persist source_addr key %q: expected an address", p.Key)
+			}
+		}
+		rest := a[2:]
+		switch op {
+		case "add":
+			if len(rest) > 1 {
+				return tcl.Empty, tcl.WrongArgs("persist add mode key ?timeout?")
+			}
+			if len(rest) == 1 {
+				if p.Timeout, err = persistTimeout(rest[0]); err != nil {
+					return tcl.Empty, err
+				}
+			}
+			return tcl.Empty, tclErr(pc.PersistAdd(p))
+		case "delete":
+			if len(rest) != 0 {
+				return tcl.Empty, tcl.WrongArgs("persist delete mode key")
+			}
+			return tcl.Empty, tclErr(pc.PersistDelete(p))
+		}
+		what := "all"
+		if len(rest) == 1 {
+			what = rest[0].String()
+		} else if len(rest) > 1 {
+			return tcl.Empty, tcl.WrongArgs("persist lookup mode key ?all|node|port|pool?")
+		}
+		if what != "all" && what != "node" && what != "port" && what != "pool" {
+			return tcl.Empty, tcl.Errorf("bad persist lookup option %q: must be all, node, port or pool", what)
+		}
+		t, found, err := pc.PersistLookup(p)
+		if err != nil {
+			return tcl.Empty, tclErr(err)
+		}
+		if !found {
+			return tcl.Empty, nil
+		}
+		switch what {
+		case "node":
+			return tcl.Str(t.Member.Addr().String()), nil
+		case "port":
+			return tcl.Str(strconv.Itoa(int(t.Member.Port()))), nil
+		case "pool":
+			return tcl.Str(t.Pool), nil
+		}
+		return tcl.List(tcl.Str(t.Pool), tcl.Str(t.Member.Addr().String()), tcl.Str(strconv.Itoa(int(t.Member.Port())))), nil
+	}
+	// persist <mode> ...
+	if p.Method, err = persistMethod(args[1].String()); err != nil {
+		return tcl.Empty, err
+	}
+	switch p.Method {
+	case PersistUniversal:
+		if len(a) < 1 || len(a) > 2 {
+			return tcl.Empty, tcl.WrongArgs("persist uie key ?timeout?")
+		}
+		if err := persistKey(a[0], &p); err != nil {
+			return tcl.Empty, err
+		}
+		if len(a) == 2 {
+			if p.Timeout, err = persistTimeout(a[1]); err != nil {
+				return tcl.Empty, err
+			}
+		}
+	case PersistSourceAddr:
+		if len(a) > 2 {
+			return tcl.Empty, tcl.WrongArgs("persist source_addr ?mask? ?timeout?")
+		}
+		for i, w := range a {
+			if m, err := netip.ParseAddr(w.String()); err == nil && i == 0 {
+				p.Mask = m
+				continue
+			}
+			if p.Timeout, err = persistTimeout(w); err != nil {
+				return tcl.Empty, err
+			}
+		}
+	}
+	return tcl.Empty, tclErr(pc.Persist(p))
+}
