@@ -3,6 +3,8 @@ package dataplane
 import (
 	"net/netip"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // Config is one fully resolved configuration generation as the dataplane
@@ -65,6 +67,56 @@ type Virtual struct {
 	// Rules is the compiled iRule list the rules engine attaches; nil means
 	// no rule. The proxy calls it at each event it declares.
 	Rules Rules
+	// MBLB, from the mblb profile, makes the virtual balance each message
+	// of a long-lived client connection on its own rather than the
+	// connection (seed 000); nil is a plain L4 virtual.
+	MBLB *MBLB
+}
+
+// MBLB is a virtual's message-based load balancing: the mblb profile, with
+// openltm's framing extension, and the one-connect profile when the
+// virtual has one. It is compared by value between commits: an unchanged
+// MBLB keeps the running engine, its sessions and its pooled connections.
+type MBLB struct {
+	// Profile is the mblb profile's full path.
+	Profile string
+	// Request frames what clients send and Response what members answer
+	// (its per-read zero value follows Request). Rule framing takes the
+	// boundaries from the rules' TCP::notify; a virtual whose rules do not
+	// handle CLIENT_DATA falls back to per-read.
+	Request, Response mblb.Framing
+	// MaxMessageSize bounds one message (0: 1 MiB); a larger one resets
+	// the client.
+	MaxMessageSize int
+	// MaxInFlight bounds a client's unanswered requests (0: 64).
+	MaxInFlight int
+	// DisableRetry stops re-sending the unanswered messages of a failed
+	// member, for requests that must never run twice.
+	DisableRetry bool
+	// ResponseTimeout fails a member connection whose oldest request saw
+	// no answer for this long; 0 waits (the idle timeout still applies).
+	ResponseTimeout time.Duration
+	// OneConnect, from the one-connect profile, shares server connections
+	// among all clients; nil gives each client its own.
+	OneConnect *OneConnect
+}
+
+// OneConnect is the one-connect profile as message-based load balancing
+// applies it (reference §6.1).
+type OneConnect struct {
+	// Profile is the one-connect profile's full path, for its show.
+	Profile string
+	// SourceMask is source-mask: clients whose server-side source
+	// addresses agree under it share connections; the zero Addr is any.
+	SourceMask netip.Addr
+	// MaxSize caps the connections per member (0: 10000).
+	MaxSize int
+	// MaxAge and MaxReuse retire a connection (0: 86400 s, 1000).
+	MaxAge   time.Duration
+	MaxReuse int
+	// IdleTimeoutOverride closes idle pooled connections: 0 is disabled
+	// (the tcp profile's idle timeout), negative is indefinite.
+	IdleTimeoutOverride time.Duration
 }
 
 // PortRange is an inclusive range of ports.

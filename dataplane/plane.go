@@ -48,6 +48,7 @@ type Plane struct {
 	poolIndex atomic.Pointer[map[string]*poolRT] // for rules, read per flow
 	running   atomic.Pointer[Config]             // for rules (snatpools)
 	accepts   sync.WaitGroup
+	mblbs     mblbPlane // message-based virtuals' engines
 }
 
 // New starts an empty dataplane.
@@ -266,6 +267,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = virtuals, pools, members, nodes, cfg
 	p.poolIndex.Store(&pools)
 	p.running.Store(cfg)
+	p.applyMBLB(virtuals)
 	go func() {
 		for _, in := range stale {
 			in.Stop()
@@ -311,6 +313,7 @@ func (p *Plane) Close() {
 	}
 	p.accepts.Wait()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
+	p.closeMBLB()
 }
 
 func (p *Plane) acceptLoop(l *listener) {

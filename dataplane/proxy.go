@@ -89,6 +89,11 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 		return
 	}
 	vs.stats.requests.Add(1)
+	if cfg.MBLB != nil {
+		// Message-based load balancing: each message is balanced on its own.
+		p.serveMBLB(vs, snap, c)
+		return
+	}
 	pr := &proxied{p: p, vs: vs, snap: snap, client: c, idle: snap.idle, pool: snap.pool}
 	pr.Client = client
 	pr.Local = addrPortOf(c.LocalAddr())

@@ -83,31 +83,23 @@ func TestServerFlowsPerClientAndOneConnect(t *testing.T) {
 			cfg := baseConfig(pool, legs)
 			cfg.OneConnect = tc.oc
 			vs := startVS(t, fmt.Sprintf("127.0.51.%d:0", 10*i+3), cfg)
-			var wg sync.WaitGroup
-			errs := make(chan error, 3)
+			// The clients take turns, as the seed's testers clicked Send in
+			// turn: with round robin each then reaches both members.
+			var clients []*client
 			for k := 1; k <= 3; k++ {
-				c := dialVS(t, vs, fmt.Sprintf("C%d", k), wirePerRead)
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for j := 0; j < 20; j++ {
-						req := reqName(c.name, j)
-						ans, err := c.call(req)
-						if err != nil {
-							errs <- err
-							return
-						}
-						if _, got := splitAnswer(ans); got != req {
-							errs <- fmt.Errorf("%s got %q for %q", c.name, ans, req)
-							return
-						}
-					}
-				}()
+				clients = append(clients, dialVS(t, vs, fmt.Sprintf("C%d", k), wirePerRead))
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
+			for j := 0; j < 20; j++ {
+				for _, c := range clients {
+					req := reqName(c.name, j)
+					ans, err := c.call(req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, got := splitAnswer(ans); got != req {
+						t.Fatalf("%s got %q for %q", c.name, ans, req)
+					}
+				}
 			}
 			_, opened, maxOpen, _ := legs.snapshot()
 			t.Logf("3 clients × 20 messages: %d server flows opened, %d at most at once; S1 %d, S2 %d messages",

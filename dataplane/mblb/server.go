@@ -19,8 +19,23 @@ var (
 	// ErrServerClosed means the member closed a connection with requests
 	// still unanswered.
 	ErrServerClosed = errors.New("mblb: member closed the connection with requests pending")
-	errClosed       = errors.New("mblb: session closed")
+	// ErrAborted means the proxy closed the connection on purpose (Leg.Abort:
+	// `delete sys connection`, service-down-action); the member is not
+	// blamed, but what was pending is sent again elsewhere.
+	ErrAborted = errors.New("mblb: server connection aborted")
+	errClosed  = errors.New("mblb: session closed")
 )
+
+// Meter receives byte counts as they move, so that the proxy's own
+// statistics (flow, virtual, pool, member, node) stay exact without the
+// engine knowing about them. Calls come from the engine's goroutines and
+// must not block.
+type Meter interface {
+	// Received counts n bytes read from the peer.
+	Received(n int)
+	// Sent counts n bytes written to the peer.
+	Sent(n int)
+}
 
 // Leg is one server connection as the connection table shows it (seed
 // §2.2: `any6 <-> vs <-> member`). Its address is stable for its life.
@@ -33,11 +48,23 @@ type Leg struct {
 	// connection.
 	Owner  any
 	Opened time.Time
+	// Meter, when LegOpened sets it, is told of every byte the leg moves.
+	Meter Meter
 	// BytesIn and MsgsIn count what the member sent, BytesOut and MsgsOut
 	// what it was sent.
 	BytesIn, BytesOut, MsgsIn, MsgsOut atomic.Uint64
 	lastActive                         atomic.Int64
 	pending                            atomic.Int32
+	sc                                 *serverConn
+}
+
+// Abort resets the server connection (delete sys connection, a member's
+// service-down-action). Requests it carried that saw no answer are sent to
+// another member, as after a failure, but the member is not reported.
+func (l *Leg) Abort() {
+	if l.sc != nil {
+		l.sc.fail(ErrAborted)
+	}
 }
 
 // LastActive is when bytes last moved on the leg, for its idle time.
@@ -137,6 +164,7 @@ func (e *Engine) dial(s *Session, m Member, owner *Session) (*serverConn, error)
 	now := time.Now()
 	sc := &serverConn{e: e, conn: c, ms: ms, owner: owner, created: now.UnixNano()}
 	sc.leg.Member = m
+	sc.leg.sc = sc
 	sc.leg.Local = addrPortOf(c.LocalAddr())
 	sc.leg.Remote = addrPortOf(c.RemoteAddr())
 	if !sc.leg.Remote.IsValid() {
@@ -234,6 +262,9 @@ func (sc *serverConn) flushLocked() {
 			n, err = sc.wb.WriteTo(sc.conn)
 		}
 		sc.leg.BytesOut.Add(uint64(n))
+		if mt := sc.leg.Meter; mt != nil && n > 0 {
+			mt.Sent(int(n))
+		}
 		if err == nil {
 			sc.ms.requests.Add(uint64(len(batch)))
 			sc.leg.MsgsOut.Add(uint64(len(batch)))
@@ -339,6 +370,9 @@ func (sc *serverConn) readLoop() {
 			sc.lastRd.Store(now)
 			sc.leg.lastActive.Store(now)
 			sc.leg.BytesIn.Add(uint64(k))
+			if mt := sc.leg.Meter; mt != nil {
+				mt.Received(k)
+			}
 			ferr := sc.frame(&st)
 			if st.end > st.start {
 				// Part of the next response is here: its request has
@@ -460,7 +494,9 @@ func (sc *serverConn) failed(rerr error) {
 		resetConn(sc.conn)
 		e.logf("mblb: server connection %s -> %s (%s) failed: %v; %d request(s) pending",
 			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, err, len(entries))
-		e.memberFailed(sc.leg.Member, sc.ms, err)
+		if !errors.Is(err, ErrAborted) {
+			e.memberFailed(sc.leg.Member, sc.ms, err)
+		}
 	}
 	sc.detach()
 	for _, m := range entries {

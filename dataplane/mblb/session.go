@@ -25,6 +25,8 @@ type ClientOptions struct {
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.
 	Touch func(now int64)
+	// Meter, when set, is told of every byte moved on the client side.
+	Meter Meter
 }
 
 // Session is one client connection being balanced message by message.
@@ -36,6 +38,7 @@ type Session struct {
 	tag    any
 	rule   RuleHandler
 	touch  func(int64)
+	meter  Meter
 	async  bool // a writer goroutine writes to the client (OneConnect)
 
 	mu       sync.Mutex
@@ -80,6 +83,7 @@ func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
 		tag:    opt.Tag,
 		rule:   opt.Rule,
 		touch:  opt.Touch,
+		meter:  opt.Meter,
 		async:  e.pool != nil,
 		slots:  make([]*msg, e.cfg.MaxInFlight),
 	}
@@ -162,6 +166,9 @@ func (s *Session) Run() error {
 		if k > 0 {
 			s.active()
 			s.bytesIn.Add(uint64(k))
+			if s.meter != nil {
+				s.meter.Received(k)
+			}
 			var ferr error
 			if fr != nil {
 				ferr = s.frame(&st)
@@ -449,6 +456,9 @@ func (s *Session) flushLocked() error {
 			n, err = s.wb.WriteTo(s.c)
 		}
 		s.bytesOut.Add(uint64(n))
+		if s.meter != nil && n > 0 {
+			s.meter.Sent(int(n))
+		}
 		s.msgsOut.Add(uint64(len(s.held)))
 		for _, r := range s.held {
 			r.unref()

@@ -1,0 +1,566 @@
+package dataplane
+
+import (
+	"context"
+	"hash/fnv"
+	"net"
+	"net/netip"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// Message-based load balancing on the proxy: a virtual with the mblb
+// profile hands each accepted client connection to its virtual's
+// mblb.Engine instead of the L4 copy loops. The engine frames messages
+// (declaratively, or through the virtual's iRules and TCP::notify) and asks
+// this file, per message, which member takes it (the pool's balancing,
+// member states, a rule's pool/member/node choice, persistence) and how to
+// reach it (translation and SNAT). The connection table shows the client
+// flow and every server connection as separate flows, as BIG-IP does for
+// MBLB (seed 000: `client <-> vs <-> any6` and `any6 <-> vs <-> member`).
+
+// mblbPlane is the plane's set of message balancing engines, one per
+// virtual with an mblb profile, rebuilt only when the virtual's MBLB
+// settings change.
+type mblbPlane struct {
+	mu  sync.Mutex
+	cur atomic.Pointer[map[*vsRT]*mblbVS]
+}
+
+// mblbVS is one virtual's engine and what its callbacks need.
+type mblbVS struct {
+	p     *Plane
+	vs    *vsRT
+	cfg   MBLB
+	idle  time.Duration
+	ruled bool // the rules frame messages (TCP::notify)
+	eng   *mblb.Engine
+
+	legs sync.Map // *mblb.Leg -> *legFlow
+
+	// suspects are members whose connection just failed: they are passed
+	// over while another member can take the message, so that a dead
+	// member costs one failed connect per second, not one per message,
+	// until its monitor marks it down.
+	smu      sync.Mutex
+	suspects []suspect
+	nsuspect atomic.Int32
+}
+
+type suspect struct {
+	m     *memberRT
+	until int64
+}
+
+// suspectFor is how long a failed member is passed over.
+const suspectFor = time.Second
+
+// sameMBLB reports whether a running engine can go on serving v.
+func (mv *mblbVS) same(cfg *MBLB, idle time.Duration, ruled bool) bool {
+	return mv.idle == idle && mv.ruled == ruled && reflect.DeepEqual(mv.cfg, *cfg)
+}
+
+// ruledBy reports whether r frames messages itself: rule framing needs a
+// CLIENT_DATA handler (an iRules program, not a test hook).
+func ruledBy(cfg *MBLB, r Rules) bool {
+	return cfg.Request.Mode == mblb.Rule && Program(r) != nil && r.Handles(EventClientData)
+}
+
+// applyMBLB builds, keeps or retires the engines after a commit swapped in
+// virtuals. The caller holds p.mu.
+func (p *Plane) applyMBLB(virtuals map[string]*vsRT) {
+	p.mblbs.mu.Lock()
+	defer p.mblbs.mu.Unlock()
+	old := map[*vsRT]*mblbVS{}
+	if cur := p.mblbs.cur.Load(); cur != nil {
+		old = *cur
+	}
+	next := map[*vsRT]*mblbVS{}
+	for _, v := range virtuals {
+		snap := v.snap.Load()
+		cfg := snap.cfg.MBLB
+		if cfg == nil {
+			continue
+		}
+		ruled := ruledBy(cfg, snap.cfg.Rules)
+		if mv := old[v]; mv != nil && mv.same(cfg, snap.idle, ruled) {
+			next[v] = mv
+			delete(old, v)
+			continue
+		}
+		mv, err := p.newMBLB(v, cfg, snap.idle, ruled)
+		if err != nil {
+			p.log.Error("Virtual " + v.name + ": message-based load balancing: " + err.Error())
+			continue
+		}
+		next[v] = mv
+	}
+	for _, mv := range old {
+		go mv.retire()
+	}
+	p.mblbs.cur.Store(&next)
+}
+
+// closeMBLB stops every engine (Plane.Close).
+func (p *Plane) closeMBLB() {
+	p.mblbs.mu.Lock()
+	cur := p.mblbs.cur.Swap(nil)
+	p.mblbs.mu.Unlock()
+	if cur == nil {
+		return
+	}
+	for _, mv := range *cur {
+		mv.eng.Close()
+	}
+}
+
+// mblbFor returns the running engine of vs, or nil.
+func (p *Plane) mblbFor(vs *vsRT) *mblbVS {
+	if cur := p.mblbs.cur.Load(); cur != nil {
+		return (*cur)[vs]
+	}
+	return nil
+}
+
+// retire lets an engine replaced by a commit finish its clients (a
+// profile change applies to new connections, as on BIG-IP), then closes
+// it and its pooled connections.
+func (mv *mblbVS) retire() {
+	for mv.eng.Stats().Sessions > 0 {
+		time.Sleep(200 * time.Millisecond)
+	}
+	mv.eng.Close()
+}
+
+// newMBLB starts the engine of one virtual.
+func (p *Plane) newMBLB(vs *vsRT, cfg *MBLB, idle time.Duration, ruled bool) (*mblbVS, error) {
+	mv := &mblbVS{p: p, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
+	ec := mblb.Config{
+		Pick:            mv.pick,
+		Dial:            mv.dial,
+		Request:         cfg.Request,
+		Response:        cfg.Response,
+		MaxMessageSize:  cfg.MaxMessageSize,
+		MaxInFlight:     cfg.MaxInFlight,
+		DisableRetry:    cfg.DisableRetry,
+		ResponseTimeout: cfg.ResponseTimeout,
+		IdleTimeout:     idle,
+		ConnectTimeout:  p.opts.ConnectTimeout,
+		Events: mblb.Events{
+			LegOpened:    mv.legOpened,
+			LegClosed:    mv.legClosed,
+			MemberFailed: mv.memberFailed,
+			Log:          func(msg string) { p.log.Info(msg) },
+		},
+	}
+	if cfg.Request.Mode == mblb.Rule && !ruled {
+		// No rule finds the boundaries: one read is one message.
+		ec.Request, ec.Response = mblb.Framing{}, mblb.Framing{}
+	}
+	if oc := cfg.OneConnect; oc != nil {
+		ec.OneConnect = &mblb.OneConnect{SourceMask: oc.SourceMask, MaxSize: oc.MaxSize,
+			MaxAge: oc.MaxAge, MaxReuse: oc.MaxReuse, IdleTimeoutOverride: oc.IdleTimeoutOverride}
+	}
+	eng, err := mblb.New(ec)
+	if err != nil {
+		return nil, err
+	}
+	mv.eng = eng
+	return mv, nil
+}
+
+// mblbFlow is a client connection of a message-balanced virtual: a flow
+// without server legs of its own (any6.any any6.any) whose messages the
+// engine's session spreads over members.
+type mblbFlow struct {
+	flows.Flow
+	mv   *mblbVS
+	vs   *vsRT
+	sess *mblb.Session
+	rr   *mblbRules // nil without iRules
+}
+
+// Received implements mblb.Meter for the client side.
+func (f *mblbFlow) Received(n int) {
+	pk := packets(n)
+	f.BytesIn.Add(uint64(n))
+	f.PktsIn.Add(pk)
+	f.vs.stats.in(n, pk)
+}
+
+// Sent implements mblb.Meter for the client side.
+func (f *mblbFlow) Sent(n int) {
+	pk := packets(n)
+	f.BytesOut.Add(uint64(n))
+	f.PktsOut.Add(pk)
+	f.vs.stats.out(n, pk)
+}
+
+// legFlow is one server connection in the connection table: its client
+// side is any6.any (it belongs to no client, or to one client among
+// many), its server side the SNAT address and the member.
+type legFlow struct {
+	flows.Flow
+	leg flows.Leg
+	m   *memberRT // nil for a node a rule named
+}
+
+// Received implements mblb.Meter for a server connection.
+func (lf *legFlow) Received(n int) {
+	pk := packets(n)
+	lf.leg.BytesIn.Add(uint64(n))
+	lf.leg.PktsIn.Add(pk)
+	lf.Touch(time.Now().UnixNano())
+	if m := lf.m; m != nil {
+		m.stats.in(n, pk)
+		m.pool.stats.in(n, pk)
+		m.node.stats.in(n, pk)
+	}
+}
+
+// Sent implements mblb.Meter for a server connection.
+func (lf *legFlow) Sent(n int) {
+	pk := packets(n)
+	lf.leg.BytesOut.Add(uint64(n))
+	lf.leg.PktsOut.Add(pk)
+	lf.Touch(time.Now().UnixNano())
+	if m := lf.m; m != nil {
+		m.stats.out(n, pk)
+		m.pool.stats.out(n, pk)
+		m.node.stats.out(n, pk)
+	}
+}
+
+// serveMBLB runs one accepted client connection of a message-balanced
+// virtual to its end. The virtual's connection count is already taken.
+func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
+	mv := p.mblbFor(vs)
+	if mv == nil {
+		reset(c)
+		vs.stats.close()
+		return
+	}
+	f := &mblbFlow{mv: mv, vs: vs}
+	f.Client = addrPortOf(c.RemoteAddr())
+	f.Local = addrPortOf(c.LocalAddr())
+	f.Virtual = vs.name
+	f.Protocol = "tcp"
+	f.IdleTimeout = snap.idle
+	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
+	src := mv.source(snap, f.Client, snap.cfg.Destination)
+	opts.Source = src.Addr()
+	if prog := Program(snap.cfg.Rules); prog != nil {
+		f.rr = newMBLBRules(f, snap, prog)
+		if mv.ruled {
+			opts.Rule = f.rr
+		}
+	}
+	f.sess = mv.eng.NewSession(c, opts)
+	s := f.sess
+	f.Closer = func(reset bool) { s.Close(reset) }
+	p.table.Add(&f.Flow)
+	defer func() {
+		if f.rr != nil {
+			f.rr.end()
+		}
+		p.table.Remove(&f.Flow)
+		vs.stats.close()
+		vs.durs.note(uint64(time.Since(f.Created()) / time.Millisecond))
+	}()
+	if f.rr != nil && !f.rr.accepted() {
+		return
+	}
+	s.Run()
+}
+
+// memberID numbers a member for the engine: stable across commits (the
+// runtime's key is), and distinct from every node a rule may name.
+func memberID(m *memberRT) mblb.MemberID {
+	h := fnv.New64a()
+	h.Write([]byte(m.key))
+	return mblb.MemberID(h.Sum64() &^ (1 << 63))
+}
+
+func nodeID(a netip.AddrPort) mblb.MemberID {
+	h := fnv.New64a()
+	b, _ := a.MarshalBinary()
+	h.Write(b)
+	return mblb.MemberID(h.Sum64() | 1<<63)
+}
+
+// addrFor is where a message for m goes: the member, or the parts of the
+// virtual's address that translation keeps.
+func addrFor(snap *vsSnap, m *memberRT) netip.AddrPort {
+	a := m.cfg.Load().Addr
+	addr, port := a.Addr(), a.Port()
+	dst := snap.cfg.Destination
+	if !snap.cfg.TranslateAddress {
+		addr = dst.Addr()
+	}
+	if port == 0 || !snap.cfg.TranslatePort {
+		port = dst.Port()
+	}
+	return netip.AddrPortFrom(addr, port)
+}
+
+// member describes m to the engine and counts the message on it: Total
+// Requests of a member of a message-balanced virtual are its messages.
+func (mv *mblbVS) member(snap *vsSnap, m *memberRT) mblb.Member {
+	m.stats.requests.Add(1)
+	m.pool.stats.requests.Add(1)
+	m.node.stats.requests.Add(1)
+	return mblb.Member{ID: memberID(m), Addr: addrFor(snap, m), Pool: m.pool.name, Name: m.name, Ref: m}
+}
+
+// pick is the engine's Pick: one member for one message.
+func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
+	snap := mv.vs.snap.Load()
+	pool := snap.pool
+	t := c.Target
+	if t.Node && t.Member.IsValid() {
+		a := t.Member
+		if a.Port() == 0 {
+			a = netip.AddrPortFrom(a.Addr(), snap.cfg.Destination.Port())
+		}
+		if id := nodeID(a); !excludedID(c.Exclude, id) {
+			return mblb.Member{ID: id, Addr: a, Name: a.String()}, nil
+		}
+		// The node the rule named failed this message: balance it instead.
+	} else if t.Pool != "" {
+		if named := poolByName(mv.p, mv.vs.name, t.Pool); named != nil {
+			pool = named
+		}
+	}
+	if pool == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	ps := pool.snap.Load()
+	if ps == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	var exclude []*memberRT
+	if len(c.Exclude) > 0 {
+		for _, m := range ps.members {
+			if excludedID(c.Exclude, memberID(m)) {
+				exclude = append(exclude, m)
+			}
+		}
+	}
+	if t.Member.IsValid() && !t.Node {
+		// `pool p member a p`: that member, unless it is forced offline,
+		// down or already failed this message.
+		if m := memberAt(pool, t.Member); m != nil && !containsMember(exclude, m) && directable(m) {
+			return mv.member(snap, m), nil
+		}
+	}
+	// PERSISTENCE: c.Persist carries the rule's `persist uie <key>` for
+	// this message (and a source-address persistence profile keys on
+	// c.Client.Addr()). The persistence table looks the key up here and
+	// returns its member when usable, and records the member chosen below
+	// against the key. Until it is wired, every message is balanced.
+	if m := mv.persistLookup(snap, pool, c); m != nil && !containsMember(exclude, m) && m.usable() {
+		return mv.member(snap, m), nil
+	}
+	m := mv.balance(pool, exclude)
+	if m == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	mv.persistRecord(snap, pool, c, m)
+	return mv.member(snap, m), nil
+}
+
+// persistLookup is the persistence table's answer for a message's key; nil
+// while persistence is not wired to message-based virtuals.
+func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) *memberRT { return nil }
+
+// persistRecord stores the member balanced for a message's key.
+func (mv *mblbVS) persistRecord(snap *vsSnap, pool *poolRT, c mblb.Choice, m *memberRT) {}
+
+// directable reports whether a member may take a message a rule sent to it
+// by name: a disabled member still may (as `pool p member` on BIG-IP), a
+// forced-offline or monitored-down one may not.
+func directable(m *memberRT) bool {
+	c := m.cfg.Load()
+	return c.State != StateUserDown && !m.node.forced() &&
+		m.watch.current() != monDown && m.node.watch.current() != monDown
+}
+
+func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
+	for _, x := range list {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func containsMember(list []*memberRT, m *memberRT) bool {
+	for _, x := range list {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// balance is the pool's load balancing for one message, passing over
+// members that just failed while others can take it.
+func (mv *mblbVS) balance(pool *poolRT, exclude []*memberRT) *memberRT {
+	if mv.nsuspect.Load() > 0 {
+		now := time.Now().UnixNano()
+		with := exclude
+		mv.smu.Lock()
+		keep := mv.suspects[:0]
+		for _, s := range mv.suspects {
+			if s.until > now {
+				keep = append(keep, s)
+				with = append(with, s.m)
+			}
+		}
+		mv.suspects = keep
+		mv.nsuspect.Store(int32(len(keep)))
+		mv.smu.Unlock()
+		if m := pool.pick(with); m != nil {
+			return m
+		}
+	}
+	return pool.pick(exclude)
+}
+
+// memberFailed is the engine's report of a failed connect or connection.
+func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
+	rt, ok := m.Ref.(*memberRT)
+	if !ok {
+		return
+	}
+	until := time.Now().Add(suspectFor).UnixNano()
+	mv.smu.Lock()
+	found := false
+	for i := range mv.suspects {
+		if mv.suspects[i].m == rt {
+			mv.suspects[i].until, found = until, true
+		}
+	}
+	if !found {
+		mv.suspects = append(mv.suspects, suspect{m: rt, until: until})
+	}
+	mv.nsuspect.Store(int32(len(mv.suspects)))
+	mv.smu.Unlock()
+}
+
+// source is the server side's source for a client of this virtual, as
+// source-address-translation says.
+func (mv *mblbVS) source(snap *vsSnap, client, dst netip.AddrPort) netip.AddrPort {
+	tmp := proxied{p: mv.p, vs: mv.vs, snap: snap}
+	tmp.Client = client
+	tmp.Local = snap.cfg.Destination
+	return tmp.source(dst)
+}
+
+// dial is the engine's Dial: SNAT as the virtual says, keeping the
+// client's port on the first server connection when it is free (seed 000
+// §2.2 saw the first server flow reuse the client's source port and the
+// second take another).
+func (mv *mblbVS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
+	snap := mv.vs.snap.Load()
+	c, err := mv.p.dial(mv.source(snap, client, m.Addr), m.Addr)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// legOpened puts a new server connection in the connection table and on
+// its member's counters, and runs SERVER_CONNECTED for its client.
+func (mv *mblbVS) legOpened(l *mblb.Leg) {
+	lf := &legFlow{}
+	snap := mv.vs.snap.Load()
+	lf.Local = snap.cfg.Destination
+	lf.Virtual = mv.vs.name
+	lf.Protocol = "tcp"
+	lf.IdleTimeout = mv.idle
+	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
+	if m, ok := l.Member.Ref.(*memberRT); ok {
+		lf.m = m
+		lf.leg.Owner = m
+		m.stats.tryOpen(0)
+		m.node.stats.tryOpen(0)
+		m.pool.stats.tryOpen(0)
+	}
+	lf.AddLeg(&lf.leg)
+	lf.Closer = func(bool) { l.Abort() }
+	l.Meter = lf
+	mv.legs.Store(l, lf)
+	mv.p.table.Add(&lf.Flow)
+	if f, ok := l.Owner.(*mblbFlow); ok && f.rr != nil {
+		f.rr.serverConnected(l)
+	}
+}
+
+// legClosed takes a server connection out of the table and its counts.
+func (mv *mblbVS) legClosed(l *mblb.Leg) {
+	v, ok := mv.legs.LoadAndDelete(l)
+	if !ok {
+		return
+	}
+	lf := v.(*legFlow)
+	mv.p.table.Remove(&lf.Flow)
+	if m := lf.m; m != nil {
+		m.stats.close()
+		m.node.stats.close()
+		m.pool.stats.close()
+	}
+}
+
+// poolByName resolves a pool name as a rule writes it (see poolNamed).
+func poolByName(p *Plane, virtual, name string) *poolRT {
+	tmp := proxied{p: p}
+	tmp.Virtual = virtual
+	return tmp.poolNamed(name)
+}
+
+// OneConnectStats sums `show ltm profile one-connect` for one profile
+// over the message-balanced virtuals using it; ok is false when none does.
+func (p *Plane) OneConnectStats(profile string) (st mblb.OneConnectStats, ok bool) {
+	cur := p.mblbs.cur.Load()
+	if cur == nil {
+		return st, false
+	}
+	for _, mv := range *cur {
+		if oc := mv.cfg.OneConnect; oc == nil || oc.Profile != profile {
+			continue
+		}
+		s, has := mv.eng.OneConnectStats()
+		if !has {
+			continue
+		}
+		ok = true
+		st.CurrentIdle += s.CurrentIdle
+		st.Maximum += s.Maximum
+		st.TotalReuses += s.TotalReuses
+		st.New += s.New
+	}
+	return st, ok
+}
+
+// MBLBStats are a message-balanced virtual's engine counters.
+type MBLBStats = mblb.Stats
+
+// MBLBStats returns the engine counters of a message-balanced virtual.
+func (p *Plane) MBLBStats(virtual string) (MBLBStats, bool) {
+	cur := p.mblbs.cur.Load()
+	if cur == nil {
+		return MBLBStats{}, false
+	}
+	for vs, mv := range *cur {
+		if vs.name == virtual {
+			return mv.eng.Stats(), true
+		}
+	}
+	return MBLBStats{}, false
+}

@@ -1,0 +1,321 @@
+package dataplane
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
+)
+
+// mblbRules runs a message-balanced client connection's iRules. Its events
+// come from several goroutines (the client reader, each server
+// connection's reader), so one lock orders them, as a proxied flow's rule
+// lock does. During CLIENT_DATA and SERVER_DATA the rule works on the
+// engine's *mblb.Data: TCP::payload, TCP::release, TCP::collect and
+// TCP::notify cut messages, and pool / pool member / node direct the
+// messages notified after them.
+type mblbRules struct {
+	mu    sync.Mutex
+	f     *mblbFlow
+	snap  *vsSnap
+	rules Rules
+	sess  *rules.Session
+	d     *mblb.Data // the event's data; nil in other events
+	ev    Event
+	// verdict of the current event: reject/drop end the client.
+	verdict verdict
+	server  netip.AddrPort // the server side of a SERVER_CONNECTED
+	local   netip.AddrPort
+}
+
+func newMBLBRules(f *mblbFlow, snap *vsSnap, prog *rules.Program) *mblbRules {
+	r := &mblbRules{f: f, snap: snap, rules: snap.cfg.Rules}
+	r.sess = prog.NewSession(r)
+	return r
+}
+
+// run runs one event under the lock.
+func (r *mblbRules) run(ev Event, d *mblb.Data) error {
+	if !r.rules.Handles(ev) {
+		return nil
+	}
+	var rev rules.Event
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			rev = proxyEvents[i].rev
+		}
+	}
+	r.ev, r.d, r.verdict = ev, d, goOn
+	err := r.sess.Run(rev)
+	if err == nil && r.verdict != goOn && d != nil {
+		d.Reject()
+	}
+	r.d = nil
+	if err != nil {
+		var re *rules.RuntimeError
+		if !errors.As(err, &re) {
+			r.f.mv.p.log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+		}
+	}
+	return err
+}
+
+// accepted runs CLIENT_ACCEPTED; false means the rule refused the client.
+func (r *mblbRules) accepted() bool {
+	r.mu.Lock()
+	err := r.run(EventClientAccepted, nil)
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v == doReject {
+		r.f.sess.Close(true)
+		return false
+	}
+	if v != goOn {
+		r.f.sess.Close(false)
+		return false
+	}
+	return true
+}
+
+// ClientData implements mblb.RuleHandler (CLIENT_DATA).
+func (r *mblbRules) ClientData(d *mblb.Data) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.run(EventClientData, d)
+}
+
+// ServerData implements mblb.RuleHandler (SERVER_DATA). Without a handler
+// every read of the member is one response, as on a virtual whose rule only
+// frames requests.
+func (r *mblbRules) ServerData(d *mblb.Data) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.rules.Handles(EventServerData) {
+		d.Release(-1)
+		d.Notify()
+		return nil
+	}
+	return r.run(EventServerData, d)
+}
+
+// serverConnected runs SERVER_CONNECTED for a new server connection of the
+// client's own; a rule error there resets the client.
+func (r *mblbRules) serverConnected(l *mblb.Leg) {
+	if !r.rules.Handles(EventServerConnected) {
+		return
+	}
+	r.mu.Lock()
+	r.server, r.local = l.Remote, l.Local
+	err := r.run(EventServerConnected, nil)
+	r.server, r.local = netip.AddrPort{}, netip.AddrPort{}
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v != goOn {
+		go r.f.sess.Close(true)
+	}
+}
+
+// end runs CLIENT_CLOSED and gives the rule session back.
+func (r *mblbRules) end() {
+	r.mu.Lock()
+	r.run(EventClientClosed, nil)
+	r.sess.Release()
+	r.sess = nil
+	r.mu.Unlock()
+}
+
+var _ rules.Conn = (*mblbRules)(nil)
+
+// Addr implements rules.Conn.
+func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {
+	switch e {
+	case rules.EndClient:
+		return r.f.Client
+	case rules.EndVirtual:
+		return r.f.Local
+	case rules.EndServerLocal:
+		return r.local
+	case rules.EndServer:
+		if r.d != nil && r.d.Side() == mblb.ServerSide {
+			return r.d.Server()
+		}
+		return r.server
+	}
+	return netip.AddrPort{}
+}
+
+// Protocol implements rules.Conn.
+func (r *mblbRules) Protocol() int { return 6 }
+
+// Decide implements rules.Conn: pool, member and node decisions direct the
+// messages notified after them, one by one (seed 000 §4.2).
+func (r *mblbRules) Decide(d rules.Decision) error {
+	switch d.Kind {
+	case rules.DecidePool, rules.DecideMember:
+		pool := poolByName(r.f.mv.p, r.f.Virtual, d.Pool)
+		if pool == nil {
+			return fmt.Errorf("no such pool: %s", d.Pool)
+		}
+		t := mblb.Target{Pool: pool.name}
+		if d.Kind == rules.DecideMember {
+			m := memberAt(pool, d.Addr)
+			if m == nil {
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+			}
+			t.Member = m.cfg.Load().Addr
+		}
+		return r.selectTarget(t)
+	case rules.DecideNode:
+		return r.selectTarget(mblb.Target{Member: d.Addr, Node: true})
+	case rules.DecideReject:
+		r.verdict = doReject
+	case rules.DecideDrop, rules.DecideDiscard:
+		r.verdict = doDrop
+	case rules.DecideSnat, rules.DecideSnatAuto, rules.DecideSnatNone, rules.DecideSnatPool:
+		return errors.New("snat decisions are not supported on a message-based virtual; set source-address-translation")
+	default:
+		return fmt.Errorf("%s is not supported on a message-based virtual", d.Kind)
+	}
+	return nil
+}
+
+func (r *mblbRules) selectTarget(t mblb.Target) error {
+	if r.d == nil || r.d.Side() != mblb.ClientSide {
+		if r.ev == EventClientAccepted {
+			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")
+		}
+		return errors.New("a pool, member or node decision applies to requests: make it in CLIENT_DATA")
+	}
+	r.d.Select(t)
+	return nil
+}
+
+// Collect implements rules.Conn. The engine collects all the time on a
+// message-based virtual; a length only says when the next event runs.
+func (r *mblbRules) Collect(s rules.Side, length, skip int) error {
+	if r.d != nil && sideOf(r.d) == s {
+		r.d.Collect(length)
+	}
+	return nil
+}
+
+func sideOf(d *mblb.Data) rules.Side {
+	if d.Side() == mblb.ServerSide {
+		return rules.ServerSide
+	}
+	return rules.ClientSide
+}
+
+// Release implements rules.Conn.
+func (r *mblbRules) Release(s rules.Side, length int) error {
+	if r.d != nil && sideOf(r.d) == s {
+		r.d.Release(length)
+	}
+	return nil
+}
+
+// Payload implements rules.Conn.
+func (r *mblbRules) Payload(s rules.Side) []byte {
+	if r.d != nil && sideOf(r.d) == s {
+		return r.d.Payload()
+	}
+	return nil
+}
+
+// ReplacePayload implements rules.Conn.
+func (r *mblbRules) ReplacePayload(s rules.Side, offset, length int, data []byte) error {
+	return errors.New("TCP::payload replace is not supported on a message-based virtual")
+}
+
+// Respond implements rules.Conn.
+func (r *mblbRules) Respond(s rules.Side, data []byte) error {
+	return errors.New("TCP::respond is not supported on a message-based virtual (answers must keep the client's request order)")
+}
+
+// Close implements rules.Conn: the client is closed after the event.
+func (r *mblbRules) Close(s rules.Side) error {
+	if r.verdict == goOn {
+		r.verdict = doClose
+	}
+	return nil
+}
+
+// Notify implements rules.Conn: TCP::notify request ends a request at the
+// bytes released so far, TCP::notify response a response; each notified
+// request is balanced on its own.
+func (r *mblbRules) Notify(s rules.Side, n rules.NotifyKind) error {
+	if r.d == nil {
+		return errors.New("TCP::notify is only valid in CLIENT_DATA and SERVER_DATA")
+	}
+	switch {
+	case n == rules.NotifyRequest && sideOf(r.d) != rules.ClientSide:
+		return errors.New("TCP::notify request is only valid on the client side")
+	case n == rules.NotifyResponse && sideOf(r.d) != rules.ServerSide:
+		return errors.New("TCP::notify response is only valid on the server side")
+	}
+	r.d.Notify()
+	return nil
+}
+
+// LBSelect implements rules.Conn.
+func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
+	pool := r.snap.pool
+	if pool == nil {
+		return "", netip.AddrPort{}, errors.New("no pool selected")
+	}
+	m := pool.pick(nil)
+	if m == nil {
+		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
+	}
+	return pool.name, m.cfg.Load().Addr, nil
+}
+
+// LBServer implements rules.Conn: on the server side, the member that
+// answers.
+func (r *mblbRules) LBServer() (string, netip.AddrPort, bool) {
+	if a := r.Addr(rules.EndServer); a.IsValid() {
+		return "", a, true
+	}
+	return "", netip.AddrPort{}, false
+}
+
+// MemberStatus implements rules.Conn.
+func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, error) {
+	if pool == "" {
+		return "", errors.New("LB::status needs a pool on a message-based virtual")
+	}
+	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
+	if p == nil {
+		return "", fmt.Errorf("no such pool: %s", pool)
+	}
+	m := memberAt(p, member)
+	if m == nil {
+		return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
+	}
+	c := m.cfg.Load()
+	switch {
+	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
+		return "down", nil
+	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
+		return "session_disabled", nil
+	}
+	return "up", nil
+}
+
+// ActiveMembers implements rules.Conn.
+func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
+	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
+	if p == nil {
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	var out []netip.AddrPort
+	for _, m := range p.snap.Load().members {
+		if m.usable() {
+			out = append(out, m.cfg.Load().Addr)
+		}
+	}
+	return out, nil
+}
