@@ -64,6 +64,14 @@ type Virtual struct {
 	// IdleTimeout comes from the tcp profile; 0 means its default (300 s),
 	// a negative value means never (`indefinite`).
 	IdleTimeout time.Duration
+	// Persist is the persistence profile marked `default yes`: clients
+	// with a record go back to its member before any load balancing; nil
+	// means none.
+	Persist *Persistence
+	// FallbackPersist is fallback-persistence, used for a flow the default
+	// profile finds no key for (cookie persistence without HTTP, universal
+	// without a `persist uie` in the rules).
+	FallbackPersist *Persistence
 	// Rules is the compiled iRule list the rules engine attaches; nil means
 	// no rule. The proxy calls it at each event it declares.
 	Rules Rules

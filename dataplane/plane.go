@@ -20,6 +20,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/persist"
 )
 
 // Options configure a Plane.
@@ -36,6 +37,9 @@ type Plane struct {
 	opts  Options
 	log   *slog.Logger
 	table *flows.Table
+	// persist is the persistence table (persistence.go); its zero value
+	// is ready.
+	persist persist.Table
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool

@@ -42,8 +42,9 @@ type proxied struct {
 	pool   *poolRT    // the virtual's default pool
 	idle   time.Duration
 	rules  Rules
-	evMask uint16     // events the rules handle
-	rs     *ruleState // nil for flows without rules
+	evMask uint16                      // events the rules handle
+	rs     *ruleState                  // nil for flows without rules
+	pers   atomic.Pointer[flowPersist] // nil until the flow persists (persistence.go)
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
@@ -142,14 +143,32 @@ func (pr *proxied) connect() (*serverConn, error) {
 	if ps != nil {
 		tries = ps.cfg.ReselectTries
 	}
+	// Persistence beats load balancing: a record's member is used while it
+	// may take persisted clients (disabled is fine, forced offline or down
+	// is not); otherwise the pool balances and the record is replaced.
+	pd, persists := pr.persistKey()
 	var failed []*memberRT
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *memberRT
+		reserved := false
 		if want.IsValid() && attempt == 0 {
 			for _, x := range ps.members {
 				if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
 					m = x
 					break
+				}
+			}
+		} else if persists && attempt == 0 {
+			if q, pm := pr.persistLookup(&pd, pool); pm != nil {
+				switch {
+				case pd.prof != nil && pd.prof.OverrideConnectionLimit:
+					pm.reserveOverride()
+					reserved = true
+				default:
+					reserved = pm.reserve()
+				}
+				if reserved {
+					m, pool, ps = pm, q, q.snap.Load()
 				}
 			}
 		}
@@ -160,7 +179,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 					m = nil // a limit was reached meanwhile; choose again
 				}
 			}
-		} else if !m.reserve() {
+		} else if !reserved && !m.reserve() {
 			m = nil
 		}
 		if m == nil {
@@ -197,6 +216,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 			m.node.stats.requests.Add(1)
 			s.fastest = ps.alg == lb.Fastest
 			s.leg = flows.Leg{Client: addrPortOf(sc.LocalAddr()), Server: dst, Pool: pool.name, Member: m.name, Owner: m}
+			if persists {
+				pr.persistSave(&pd, pool, m)
+			}
 			return pr.attach(s)
 		}
 		m.release()
@@ -725,6 +747,7 @@ func (pr *proxied) finish(resetClient bool) {
 	if pr.rs != nil {
 		pr.endRules()
 	}
+	pr.persistDone()
 	pr.p.table.Remove(&pr.Flow)
 	pr.vs.stats.close()
 	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
