@@ -7,15 +7,21 @@ import (
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/gslb"
 )
 
-// Running is a whole ltmd: engine, dataplane and control socket. cmd/ltmd
+// Running is a whole ltmd: engine, dataplane, GSLB DNS server and control
+// socket. cmd/ltmd
 // runs one in the foreground; tmsh starts one embedded when no daemon
 // answers; transcripts start them in their work directories.
 type Running struct {
 	Engine *Engine
 	Plane  *dataplane.Plane
+	// GSLB serves DNS for the gtm objects (no listener, no socket).
+	GSLB   *gslb.Server
 	Socket string
+
+	stopGSLB func()
 
 	ln     net.Listener
 	cancel context.CancelFunc
@@ -42,8 +48,14 @@ func Start(opts Options, socket string) (*Running, error) {
 		// serving so the user can fix it, and say why.
 		e.Logger().Error("the stored configuration could not be applied", "err", err)
 	}
+	g := gslb.New(gslb.Options{Logger: e.Logger()})
+	stopGSLB, err := e.AttachGSLB(g, p)
+	if err != nil {
+		e.Logger().Error("the GSLB could not be started", "err", err)
+		stopGSLB = func() {}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Running{Engine: e, Plane: p, Socket: socket, ln: ln, cancel: cancel, done: make(chan error, 1)}
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, ln: ln, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- control.Serve(ctx, ln, e, e.Logger())
 	}()
@@ -59,12 +71,14 @@ func (r *Running) Wait() error {
 	return err
 }
 
-// Stop closes the socket, ends every session, stops the dataplane and
-// closes the store.
+// Stop closes the socket, ends every session, stops the GSLB and the
+// dataplane and closes the store.
 func (r *Running) Stop() error {
 	r.cancel()
 	err := <-r.done
 	r.done <- err // let a concurrent Wait return too
+	r.stopGSLB()
+	r.GSLB.Close()
 	r.Plane.Close()
 	if cerr := r.Engine.Close(); err == nil {
 		err = cerr

@@ -31,14 +31,14 @@ func gtmKinds() []*Kind {
 		num("limit-max-bps", "0"),
 		ed("limit-max-bps-status", "disabled"),
 		passive(raw("depends-on")),
-		passive(str("link", "none")),
+		help(ref("link", "gtm link"), "the gtm link this virtual server is reached over: it is unavailable while the link is down, disabled or over a limit (openltm sets it by hand; BIG-IP derives it from router addresses)"),
 		passive(raw("metadata")),
 	}}
 	server := &Kind{Words: []string{"gtm", "server"}, Title: "Server", Help: "GSLB server (a device hosting virtual servers)", Props: []*Prop{
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(raw("addresses")),
+		help(&Prop{Name: "addresses", Type: TRaw}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
 		passive(raw("devices")),
 		&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}},
 		str("product", "generic-host"),
@@ -62,8 +62,8 @@ func gtmKinds() []*Kind {
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		passive(raw("router-addresses")),
-		str("uplink-address", "none"),
-		&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}},
+		help(str("uplink-address", "none"), "the link's own address: RTT probes over this link are sent from it, so each link's path to an LDNS is measured apart"),
+		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}}),
 		num("limit-max-inbound-bps", "0"),
 		ed("limit-max-inbound-bps-status", "disabled"),
 		num("limit-max-outbound-bps", "0"),
@@ -106,7 +106,7 @@ func gtmKinds() []*Kind {
 		&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}},
 		num("ttl", "30"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(num("max-answers-returned", "1")),
+		num("max-answers-returned", "1"),
 		passive(ed("manual-resume", "disabled")),
 		passive(str("verify-member-availability", "enabled")),
 		passive(raw("dynamic-ratio")),
@@ -140,10 +140,10 @@ func gtmKinds() []*Kind {
 		passive(str("failure-rcode", "noerror")),
 		passive(ed("failure-rcode-response", "disabled")),
 		passive(num("failure-rcode-ttl", "0")),
-		passive(str("last-resort-pool", "")),
+		str("last-resort-pool", ""),
 		passive(ed("minimal-response", "enabled")),
-		passive(str("persist-cidr-ipv4", "32")),
-		passive(str("persist-cidr-ipv6", "128")),
+		num("persist-cidr-ipv4", "32"),
+		num("persist-cidr-ipv6", "128"),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
@@ -163,7 +163,46 @@ func gtmKinds() []*Kind {
 		passive(str("auto-lasthop", "default")),
 		passive(str("app-service", "none")),
 	}}
-	return []*Kind{dc, server, link, region, topology, gpool, wideip, listener}
+	// gtm zone is an openltm extension: BIG-IP keeps the static names of
+	// its zones (SOA, NS, MX, A ...) in ZoneRunner's BIND files, outside
+	// bigip.conf; openltm keeps each zone as an object holding the zone's
+	// master-file text, so it is saved, loaded and committed like the rest.
+	zone := &Kind{Words: []string{"gtm", "zone"}, Title: "Zone", Help: "static DNS zone served beside the wide IPs (openltm extension: BIG-IP keeps these in ZoneRunner)", Props: []*Prop{
+		str("description", "none"),
+		help(&Prop{Name: "definition", Type: TTcl}, "the zone's records in master-file format ($TTL, $ORIGIN, relative names under the zone's name), with an SOA at the apex"),
+	}}
+	lbSettings := &Kind{Words: []string{"gtm", "global-settings", "load-balancing"}, Title: "Load Balancing Settings", Singleton: true, Help: "GSLB load-balancing settings", Props: []*Prop{
+		enum("topology-longest-match", "yes", "yes", "no"),
+		enum("topology-allow-zero-scores", "yes", "yes", "no"),
+		passive(str("verify-vs-availability", "yes")),
+		passive(str("respect-fallback-dependency", "no")),
+		passive(str("ignore-path-ttl", "no")),
+		passive(str("fallback-lb-method", "none")),
+		passive(raw("qos-factor-rtt")),
+	}}
+	metrics := &Kind{Words: []string{"gtm", "global-settings", "metrics"}, Title: "Metrics Settings", Singleton: true, Help: "GSLB metrics (RTT probe) settings", Props: []*Prop{
+		num("path-ttl", "2400"),
+		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot and tcp and skips the others"),
+		passive(num("metrics-caching", "3600")),
+		passive(num("inactive-ldns-ttl", "2419200")),
+		passive(num("inactive-paths-ttl", "604800")),
+		passive(num("max-synchronous-monitor-requests", "20")),
+		help(num("ldns-probe-port", "53"), "openltm extension: the LDNS port RTT probes go to"),
+		help(num("ldns-probe-timeout", "2"), "openltm extension: seconds one RTT probe waits for its answer"),
+		help(num("ldns-prefix-length-ipv4", "24"), "openltm extension: LDNS addresses sharing this prefix share their RTT measurements (32 keeps each apart)"),
+		help(num("max-ldns-probes", "64"), "openltm extension: LDNS probes in flight at most"),
+	}}
+	general := &Kind{Words: []string{"gtm", "global-settings", "general"}, Title: "General Settings", Singleton: true, Help: "GSLB general settings", Props: []*Prop{
+		num("static-persist-cidr-ipv4", "32"),
+		num("static-persist-cidr-ipv6", "128"),
+		passive(num("heartbeat-interval", "10")),
+		passive(str("auto-discovery", "yes")),
+		passive(str("synchronization", "no")),
+		passive(str("drain-persistent-requests", "yes")),
+		passive(str("monitor-disabled-objects", "no")),
+		passive(str("cache-ldns-servers", "yes")),
+	}}
+	return []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
 }
 
 func netSysKinds() []*Kind {

@@ -16,6 +16,12 @@
 //	    the two-connection dance: WSL, then the WSH it names; prints which
 //	    server answered.
 //
+//	tcpkit ldns -addr 127.0.114.5 -port 5353 -delay 127.0.112.1=40ms,127.0.113.1=5ms
+//	    a local DNS server for the GSLB procedure: answers the GSLB's RTT
+//	    probes after a delay chosen per probe source; with -ask NAME
+//	    -server ADDR:PORT it asks the GSLB from its own address and prints
+//	    each answer.
+//
 // Messages are lines by default (-frame line); -frame raw treats each read
 // as one message, as the seed's tools did (one packet, one transaction).
 package main
@@ -34,6 +40,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw]")
 	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
 	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]")
+	fmt.Fprintln(w, "       "+ldnsUsage)
 }
 
 func main() {
@@ -53,6 +60,8 @@ func main() {
 		err = tuxedoMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "tuxedo-client":
 		err = tuxedoClientMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "ldns":
+		err = ldnsMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
 		return

@@ -1,0 +1,147 @@
+package daemon
+
+import (
+	"context"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/shell/render"
+)
+
+// BIG-IP accepts `show gtm wideip` and `show gtm pool` without the record
+// type (`a`), and has shows that are no configuration kind (persistence
+// records, openltm's LDNS table): these are answered as runtime-only
+// targets, whose words the show functions read themselves.
+func init() {
+	runtimeOnly["gtm wideip"] = []string{"gtm", "wideip"}
+	runtimeOnly["gtm pool"] = []string{"gtm", "pool"}
+	runtimeOnly["gtm persist"] = []string{"gtm", "persist"}
+	runtimeOnly["gtm ldns"] = []string{"gtm", "ldns"}
+}
+
+// gslbShowArgs reads the words after `show gtm wideip|pool`: an optional
+// record type `a`, names (full paths, globs allowed) and display options.
+// A name that matches no object is BIG-IP's not-found error.
+func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []string, opts render.Options, err error) {
+	opts.Folder = s.Folder()
+	if len(words) > 0 && words[0] == "a" {
+		words = words[1:]
+	}
+	for _, w := range words {
+		switch {
+		case w == "raw":
+			opts.Raw = true
+		case w == "members":
+			opts.Members = true
+		case isShowOption(w):
+		case w == "aaaa" || w == "cname" || w == "mx" || w == "naptr" || w == "srv":
+			return nil, opts, objects.Invalid("gtm %s records are not served by openltm: only A wide IPs and pools", w)
+		default:
+			n := objects.FullPath(s.Folder(), w)
+			if !strings.ContainsAny(n, "*?[") && s.e.Config().Get(kind, n) == nil {
+				return nil, opts, objects.NotFound(kind, n)
+			}
+			names = append(names, n)
+		}
+	}
+	return names, opts, nil
+}
+
+// gslbMatch reports whether a show of names covers n (all when none).
+func gslbMatch(names []string, n string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, pat := range names {
+		if ok, _ := path.Match(pat, n); ok || pat == n {
+			return true
+		}
+	}
+	return false
+}
+
+// registerGSLBShows installs the `show gtm ...` answers from the GSLB
+// server's snapshots.
+func registerGSLBShows(e *Engine, g *gslb.Server) {
+	sc := e.Schema()
+	opts := func(s *Session, words []string) render.Options {
+		o := render.Options{Folder: s.Folder()}
+		for _, w := range words {
+			switch w {
+			case "raw":
+				o.Raw = true
+			case "members":
+				o.Members = true
+			}
+		}
+		return o
+	}
+	e.RegisterShow("show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		names, o, err := gslbShowArgs(s, sc.Kind("gtm wideip a"), words)
+		if err != nil {
+			return err
+		}
+		for _, x := range g.WideIPs() {
+			if gslbMatch(names, x.Name) {
+				if err := render.RenderGTMWideIP(w, x, o); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "gtm pool", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		names, o, err := gslbShowArgs(s, sc.Kind("gtm pool a"), words)
+		if err != nil {
+			return err
+		}
+		for _, x := range g.Pools() {
+			if gslbMatch(names, x.Name) {
+				if err := render.RenderGTMPool(w, x, o); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "gtm server", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, x := range g.Servers() {
+			if gslbMatch(names, x.Name) {
+				if err := render.RenderGTMServer(w, x, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "gtm link", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, x := range g.Links() {
+			if gslbMatch(names, x.Name) {
+				if err := render.RenderGTMLink(w, x, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "gtm datacenter", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		for _, x := range g.Datacenters() {
+			if gslbMatch(names, x.Name) {
+				if err := render.RenderGTMDatacenter(w, x, opts(s, words)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	e.RegisterShow("show", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		return render.RenderGTMPersist(w, g.PersistRecords(), time.Now(), opts(s, words))
+	})
+	e.RegisterShow("show", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		return render.RenderGTMLDNS(w, g.LDNSRecords(), opts(s, words))
+	})
+}

@@ -1,0 +1,519 @@
+package daemon
+
+import (
+	"fmt"
+	"net/netip"
+	"path"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/objects"
+)
+
+// TranslateGSLB turns the stored gtm objects into the GSLB server's
+// resolved configuration. It mirrors Translate for the LTM side: an object
+// whose reference dangles (kept by a partial load) is left out with the
+// reason in skipped, and so is whatever hangs on it (a pool member whose
+// virtual server was left out); a value the GSLB cannot act on at all (a
+// destination without an address, a fallback-ip that is not an address)
+// is an error, and the whole configuration is refused.
+func TranslateGSLB(s *objects.Schema, cfg *objects.Config) (gc *gslb.Config, skipped []string, err error) {
+	t := &gslbTranslator{s: s, cfg: cfg, gc: &gslb.Config{
+		Datacenters: map[string]*gslb.Datacenter{}, Links: map[string]*gslb.Link{},
+		Servers: map[string]*gslb.Host{}, Pools: map[string]*gslb.Pool{},
+		WideIPs: map[string]*gslb.WideIP{}, Regions: map[string]*gslb.Region{},
+	}}
+	steps := []func(){t.settings, t.datacenters, t.links, t.servers, t.pools, t.wideIPs, t.regions, t.topology, t.listeners, t.zones}
+	for _, step := range steps {
+		step()
+		if t.err != nil {
+			return nil, t.skipped, t.err
+		}
+	}
+	return t.gc, t.skipped, nil
+}
+
+type gslbTranslator struct {
+	s       *objects.Schema
+	cfg     *objects.Config
+	gc      *gslb.Config
+	skipped []string
+	err     error
+}
+
+func (t *gslbTranslator) kind(key string) *objects.Kind { return t.s.Kind(key) }
+
+func (t *gslbTranslator) skip(o *objects.Object, format string, args ...any) {
+	t.skipped = append(t.skipped, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
+}
+
+// fail records the first error, worded as BIG-IP's configuration errors.
+func (t *gslbTranslator) fail(format string, args ...any) {
+	if t.err == nil {
+		t.err = objects.Invalid(format, args...)
+	}
+}
+
+// e is the effective value of a property (its default when unset).
+func (t *gslbTranslator) e(o *objects.Object, name string) string { return t.cfg.EffectiveStr(o, name) }
+
+func disabled(o *objects.Object) bool { return o.Str("enabled") == "disabled" }
+
+// itemStr reads a collection item's property, or def when unset.
+func itemStr(it *objects.Item, name, def string) string {
+	if v := it.Props[name]; v != nil {
+		return v.Str
+	}
+	return def
+}
+
+// limit is a limit's value when its -status is enabled, else 0 (none).
+func limit(value, status string) int64 {
+	if status != "enabled" {
+		return 0
+	}
+	return int64(atoi(value))
+}
+
+// ref resolves a reference property's value to the object's full path;
+// ok is false when it names something that does not exist.
+func (t *gslbTranslator) ref(kind, name string) (string, bool) {
+	if name == "" || name == "none" {
+		return "", true
+	}
+	o := t.cfg.Lookup(t.s, []string{kind}, name)
+	if o == nil {
+		return "", false
+	}
+	return o.Name, true
+}
+
+func (t *gslbTranslator) settings() {
+	st := &t.gc.Settings
+	if o := t.cfg.Get(t.kind("gtm global-settings load-balancing"), ""); o != nil {
+		st.TopologyOrderOnly = t.e(o, "topology-longest-match") == "no"
+		st.TopologyDenyZeroScores = t.e(o, "topology-allow-zero-scores") == "no"
+	}
+	if o := t.cfg.Get(t.kind("gtm global-settings metrics"), ""); o != nil {
+		st.PathTTL = seconds(t.e(o, "path-ttl"))
+		st.ProbeTimeout = seconds(t.e(o, "ldns-probe-timeout"))
+		st.ProbePort = uint16(atoi(t.e(o, "ldns-probe-port")))
+		st.LDNSPrefix4 = atoi(t.e(o, "ldns-prefix-length-ipv4"))
+		st.MaxProbes = atoi(t.e(o, "max-ldns-probes"))
+		if v := o.Get("ldns-probe-protocols"); v != nil && len(v.List) > 0 {
+			st.ProbeProtocols = []string{}
+			for _, p := range v.List {
+				if p == "dns_dot" || p == "tcp" {
+					st.ProbeProtocols = append(st.ProbeProtocols, p)
+				}
+			}
+			if len(st.ProbeProtocols) == 0 {
+				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot and tcp only", strings.Join(v.List, " "))
+			}
+		}
+		if st.ProbePort > 65535 || atoi(t.e(o, "ldns-probe-port")) > 65535 {
+			t.fail("gtm global-settings metrics: ldns-probe-port %s is not a port", t.e(o, "ldns-probe-port"))
+		}
+	}
+	if o := t.cfg.Get(t.kind("gtm global-settings general"), ""); o != nil {
+		st.StaticPersistCIDR4 = atoi(t.e(o, "static-persist-cidr-ipv4"))
+		st.StaticPersistCIDR6 = atoi(t.e(o, "static-persist-cidr-ipv6"))
+	}
+}
+
+func (t *gslbTranslator) datacenters() {
+	for _, o := range t.cfg.Of(t.kind("gtm datacenter")) {
+		t.gc.Datacenters[o.Name] = &gslb.Datacenter{Name: o.Name, Disabled: disabled(o)}
+	}
+}
+
+func (t *gslbTranslator) links() {
+	for _, o := range t.cfg.Of(t.kind("gtm link")) {
+		dc, ok := t.ref("gtm datacenter", o.Str("datacenter"))
+		if !ok {
+			t.skip(o, "datacenter %s does not exist", o.Str("datacenter"))
+			continue
+		}
+		if dc == "" {
+			t.fail("The link (%s) must be in a datacenter.", o.Name)
+			return
+		}
+		l := &gslb.Link{
+			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
+			LimitInboundBps:  limit(t.e(o, "limit-max-inbound-bps"), t.e(o, "limit-max-inbound-bps-status")),
+			LimitOutboundBps: limit(t.e(o, "limit-max-outbound-bps"), t.e(o, "limit-max-outbound-bps-status")),
+			LimitTotalBps:    limit(t.e(o, "limit-max-total-bps"), t.e(o, "limit-max-total-bps-status")),
+			Ratio:            atoi(t.e(o, "link-ratio")),
+		}
+		if u := o.Str("uplink-address"); u != "" && u != "none" {
+			a, err := netip.ParseAddr(u)
+			if err != nil {
+				t.fail("The link (%s) has an uplink-address (%s) that is not an IP address.", o.Name, u)
+				return
+			}
+			l.Prober = a
+		}
+		t.gc.Links[o.Name] = l
+	}
+}
+
+// rawAddrs reads the addresses of a server's `addresses { 10.0.0.5 {
+// device-name x translation none } }` (kept as raw text): every word that
+// is an IP address, except a translation's.
+func rawAddrs(s string) []netip.Addr {
+	var out []netip.Addr
+	f := strings.Fields(strings.NewReplacer("{", " { ", "}", " } ").Replace(s))
+	for i, w := range f {
+		if i > 0 && f[i-1] == "translation" {
+			continue
+		}
+		if a, err := netip.ParseAddr(w); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// monitor maps a gtm monitor rule onto the probe the GSLB runs itself:
+// any TCP service check becomes a TCP connect at the monitor's interval;
+// anything else (bigip, none) leaves the status to reported metrics.
+func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
+	for _, n := range objects.MonitorNames(rule) {
+		o := t.cfg.Lookup(t.s, []string{"ltm monitor ", "gtm monitor "}, n)
+		if o == nil {
+			continue
+		}
+		switch o.Kind.Key() {
+		case "ltm monitor tcp", "ltm monitor tcp-half-open", "ltm monitor http", "ltm monitor https", "ltm monitor gateway-icmp":
+			return gslb.Monitor{Type: gslb.MonitorTCP, Interval: seconds(t.e(o, "interval")), Timeout: seconds(t.e(o, "timeout"))}
+		}
+	}
+	return gslb.Monitor{}
+}
+
+func (t *gslbTranslator) servers() {
+	for _, o := range t.cfg.Of(t.kind("gtm server")) {
+		dc, ok := t.ref("gtm datacenter", o.Str("datacenter"))
+		if !ok {
+			t.skip(o, "datacenter %s does not exist", o.Str("datacenter"))
+			continue
+		}
+		if dc == "" {
+			t.fail("The server (%s) must be in a datacenter.", o.Name)
+			return
+		}
+		h := &gslb.Host{
+			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
+			Addresses:           rawAddrs(o.Str("addresses")),
+			LimitMaxConnections: limit(t.e(o, "limit-max-connections"), t.e(o, "limit-max-connections-status")),
+		}
+		serverMon := t.e(o, "monitor")
+		if v := o.Get("virtual-servers"); v != nil {
+			for _, it := range v.Items {
+				d := itemStr(it, "destination", "")
+				if d == "" {
+					t.fail("The virtual server (%s) of server (%s) has no destination.", it.Name, o.Name)
+					return
+				}
+				dst, err := objects.ParseDest(d)
+				if err != nil || !dst.Addr.IsValid() || dst.Addr.IsUnspecified() {
+					t.fail("The virtual server (%s) of server (%s) has destination %s, which has no address to answer with.", it.Name, o.Name, d)
+					return
+				}
+				x := &gslb.VirtualServer{
+					Name: it.Name, Destination: dst.AddrPort(),
+					Disabled:            itemStr(it, "enabled", "enabled") == "disabled",
+					LimitMaxConnections: limit(itemStr(it, "limit-max-connections", "0"), itemStr(it, "limit-max-connections-status", "disabled")),
+					LimitMaxBps:         limit(itemStr(it, "limit-max-bps", "0"), itemStr(it, "limit-max-bps-status", "disabled")),
+				}
+				ln, ok := t.ref("gtm link", itemStr(it, "link", "none"))
+				if !ok {
+					t.skip(o, "virtual server %s: link %s does not exist", it.Name, itemStr(it, "link", ""))
+					continue
+				}
+				if ln != "" && t.gc.Links[ln] == nil {
+					t.skip(o, "virtual server %s: link %s is left out", it.Name, ln)
+					continue
+				}
+				x.Link = ln
+				mon := itemStr(it, "monitor", "default")
+				if mon == "default" {
+					mon = serverMon
+				}
+				x.Monitor = t.monitor(mon)
+				h.VirtualServers = append(h.VirtualServers, x)
+			}
+		}
+		t.gc.Servers[o.Name] = h
+	}
+}
+
+// splitGTMMember splits a gtm pool member, /Common/server:vs, into the
+// server's full path and the virtual server's name.
+func splitGTMMember(name string) (server, vs string, ok bool) {
+	i := strings.IndexByte(name, ':')
+	if i <= 0 || i == len(name)-1 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
+
+// hostVS finds a server's virtual server by the name a member gives it
+// (as typed, or as a full path in the server's folder).
+func hostVS(h *gslb.Host, name string) *gslb.VirtualServer {
+	for _, v := range h.VirtualServers {
+		if v.Name == name || objects.FullPath(path.Dir(h.Name), v.Name) == name {
+			return v
+		}
+	}
+	return nil
+}
+
+func (t *gslbTranslator) pools() {
+	for _, o := range t.cfg.Of(t.kind("gtm pool a")) {
+		p := &gslb.Pool{
+			Name: o.Name, Disabled: disabled(o),
+			Mode:       gslb.Mode(t.e(o, "load-balancing-mode")),
+			Alternate:  gslb.Mode(t.e(o, "alternate-mode")),
+			Fallback:   gslb.Mode(t.e(o, "fallback-mode")),
+			TTL:        uint32(atoi(t.e(o, "ttl"))),
+			MaxAnswers: atoi(t.e(o, "max-answers-returned")),
+		}
+		if !alternateModes[p.Alternate] {
+			t.fail("The pool (%s) cannot use %s as its alternate-mode: only static methods are allowed.", o.Name, p.Alternate)
+			return
+		}
+		if p.Mode == gslb.None {
+			t.fail("The pool (%s) cannot use none as its load-balancing-mode.", o.Name)
+			return
+		}
+		if fip := t.e(o, "fallback-ip"); fip != "" && fip != "any" && fip != "any6" {
+			a, err := netip.ParseAddr(fip)
+			if err != nil {
+				t.fail("The pool (%s) has a fallback-ip (%s) that is not an IP address.", o.Name, fip)
+				return
+			}
+			p.FallbackIP = a
+		}
+		if p.Fallback == gslb.FallbackIP && !p.FallbackIP.IsValid() {
+			t.fail("The pool (%s) uses fallback-mode fallback-ip without a fallback-ip address.", o.Name)
+			return
+		}
+		if v := o.Get("members"); v != nil {
+			for _, it := range v.Items {
+				srv, vsName, ok := splitGTMMember(it.Name)
+				if !ok {
+					t.fail("The pool member (%s) of pool (%s) is not written server:virtual-server.", it.Name, o.Name)
+					return
+				}
+				so := t.cfg.Lookup(t.s, []string{"gtm server"}, srv)
+				if so == nil {
+					t.skip(o, "member %s: server %s does not exist", it.Name, srv)
+					continue
+				}
+				h := t.gc.Servers[so.Name]
+				if h == nil {
+					t.skip(o, "member %s: server %s is left out", it.Name, so.Name)
+					continue
+				}
+				vs := hostVS(h, vsName)
+				if vs == nil {
+					t.skip(o, "member %s: server %s has no virtual server %s", it.Name, so.Name, vsName)
+					continue
+				}
+				p.Members = append(p.Members, gslb.PoolMember{
+					Server: so.Name, VirtualServer: vs.Name,
+					Order:               atoi(itemStr(it, "member-order", "0")),
+					Ratio:               atoi(itemStr(it, "ratio", "1")),
+					Disabled:            itemStr(it, "enabled", "enabled") == "disabled",
+					LimitMaxConnections: limit(itemStr(it, "limit-max-connections", "0"), itemStr(it, "limit-max-connections-status", "disabled")),
+				})
+			}
+		}
+		t.gc.Pools[o.Name] = p
+	}
+}
+
+// alternateModes are the static methods BIG-IP allows as alternate-mode.
+var alternateModes = map[gslb.Mode]bool{
+	gslb.RoundRobin: true, gslb.ReturnToDNS: true, gslb.None: true, gslb.Ratio: true, gslb.Topology: true,
+	gslb.StaticPersistence: true, gslb.GlobalAvailability: true, gslb.VirtualServerCapacity: true,
+	gslb.PacketRate: true, gslb.DropPacket: true, gslb.FallbackIP: true, gslb.VirtualServerScore: true,
+}
+
+func (t *gslbTranslator) wideIPs() {
+	for _, o := range t.cfg.Of(t.kind("gtm wideip a")) {
+		w := &gslb.WideIP{
+			Name: o.Name, Disabled: disabled(o),
+			PoolLBMode:   gslb.Mode(t.e(o, "pool-lb-mode")),
+			Persistence:  t.e(o, "persistence") == "enabled",
+			PersistTTL:   seconds(t.e(o, "ttl-persistence")),
+			PersistCIDR4: atoi(t.e(o, "persist-cidr-ipv4")),
+			PersistCIDR6: atoi(t.e(o, "persist-cidr-ipv6")),
+		}
+		if v := o.Get("aliases"); v != nil {
+			for _, a := range v.List {
+				w.Aliases = append(w.Aliases, path.Base(a))
+			}
+		}
+		if v := o.Get("pools"); v != nil {
+			for _, it := range v.Items {
+				if t.gc.Pools[it.Name] == nil {
+					t.skip(o, "pool %s does not exist", it.Name)
+					continue
+				}
+				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: it.Name, Order: atoi(itemStr(it, "order", "0")), Ratio: atoi(itemStr(it, "ratio", "1"))})
+			}
+		}
+		if lr := o.Str("last-resort-pool"); lr != "" && lr != "none" {
+			po := t.cfg.Lookup(t.s, []string{"gtm pool a"}, objects.FullPath(path.Dir(o.Name), lr))
+			if po == nil || t.gc.Pools[po.Name] == nil {
+				t.skip(o, "last-resort-pool %s does not exist", lr)
+			} else {
+				w.LastResortPool = po.Name
+			}
+		}
+		t.gc.WideIPs[o.Name] = w
+	}
+}
+
+// matches reads region members or one side of a topology record, as in a
+// region's raw `region-members { subnet 10.0.0.0/8
+// { } not pool /Common/p { } }` into matches.
+func (t *gslbTranslator) matches(words []string, where string) ([]gslb.Match, error) {
+	var out []gslb.Match
+	for i := 0; i < len(words); i++ {
+		m := gslb.Match{}
+		if words[i] == "not" {
+			m.Not = true
+			i++
+		}
+		if i+1 >= len(words) {
+			return nil, fmt.Errorf("%s: %q needs a value", where, strings.Join(words[i:], " "))
+		}
+		m.Kind = gslb.MatchKind(words[i])
+		v := words[i+1]
+		i++
+		switch m.Kind {
+		case gslb.MatchSubnet:
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				a, aerr := netip.ParseAddr(v)
+				if aerr != nil {
+					return nil, fmt.Errorf("%s: subnet %s is not an address/prefix", where, v)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			m.Prefix = p.Masked()
+		case gslb.MatchRegion, gslb.MatchDatacenter, gslb.MatchPool:
+			m.Name = objects.FullPath("/Common", v)
+		case gslb.MatchContinent, gslb.MatchCountry, gslb.MatchState, gslb.MatchISP:
+			m.Name = v
+		default:
+			return nil, fmt.Errorf("%s: %q is not one of subnet, region, datacenter, pool, continent, country, state, isp", where, words[i-1])
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func fieldsNoBraces(s string) []string {
+	return strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(s))
+}
+
+func (t *gslbTranslator) regions() {
+	for _, o := range t.cfg.Of(t.kind("gtm region")) {
+		ms, err := t.matches(fieldsNoBraces(o.Str("region-members")), "region-members")
+		if err != nil {
+			t.fail("The region (%s): %v.", o.Name, err)
+			return
+		}
+		t.gc.Regions[o.Name] = &gslb.Region{Name: o.Name, Members: ms}
+	}
+}
+
+// missing names the object a region or topology match refers to, when
+// that object is missing from the translation.
+func (t *gslbTranslator) missing(m gslb.Match) string {
+	switch m.Kind {
+	case gslb.MatchRegion:
+		if t.gc.Regions[m.Name] == nil {
+			return "region " + m.Name
+		}
+	case gslb.MatchDatacenter:
+		if t.gc.Datacenters[m.Name] == nil {
+			return "datacenter " + m.Name
+		}
+	case gslb.MatchPool:
+		if t.gc.Pools[m.Name] == nil {
+			return "pool " + m.Name
+		}
+	}
+	return ""
+}
+
+func (t *gslbTranslator) topology() {
+	// A region member naming a missing object is left out of the region.
+	for _, r := range t.gc.Regions {
+		kept := r.Members[:0]
+		for _, m := range r.Members {
+			if miss := t.missing(m); miss != "" {
+				t.skipped = append(t.skipped, fmt.Sprintf("gtm region %s: %s does not exist", r.Name, miss))
+				continue
+			}
+			kept = append(kept, m)
+		}
+		r.Members = kept
+	}
+	for _, o := range t.cfg.Of(t.kind("gtm topology")) {
+		ws := strings.Fields(o.Name)
+		var ldns, server []string
+		cur := &ldns
+		for _, w := range ws {
+			switch w {
+			case "ldns:":
+				cur = &ldns
+			case "server:":
+				cur = &server
+			default:
+				*cur = append(*cur, w)
+			}
+		}
+		lm, err1 := t.matches(ldns, "ldns")
+		sm, err2 := t.matches(server, "server")
+		if err1 != nil || err2 != nil || len(lm) != 1 || len(sm) != 1 {
+			t.fail("The topology record (%s) is not written ldns: [not] KIND VALUE server: [not] KIND VALUE.", o.Name)
+			return
+		}
+		if miss := t.missing(lm[0]) + t.missing(sm[0]); miss != "" {
+			t.skip(o, "%s does not exist", miss)
+			continue
+		}
+		t.gc.Topology = append(t.gc.Topology, gslb.TopologyRecord{LDNS: lm[0], Server: sm[0], Order: atoi(t.e(o, "order")), Score: atoi(t.e(o, "score"))})
+	}
+}
+
+func (t *gslbTranslator) listeners() {
+	for _, o := range t.cfg.Of(t.kind("gtm listener")) {
+		a, err := netip.ParseAddr(strings.SplitN(o.Str("address"), "%", 2)[0])
+		if err != nil {
+			t.fail("The listener (%s) needs an address.", o.Name)
+			return
+		}
+		port, err := objects.ParsePort(t.e(o, "port"))
+		if err != nil || port == 0 {
+			t.fail("The listener (%s) needs a port: %s.", o.Name, t.e(o, "port"))
+			return
+		}
+		t.gc.Listeners = append(t.gc.Listeners, gslb.Listener{
+			Name: o.Name, Addr: netip.AddrPortFrom(a, uint16(port)),
+			Protocol: t.e(o, "ip-protocol"), Disabled: disabled(o),
+		})
+	}
+}
+
+func (t *gslbTranslator) zones() {
+	for _, o := range t.cfg.Of(t.kind("gtm zone")) {
+		t.gc.Zones = append(t.gc.Zones, gslb.Zone{Origin: gslb.DNSName(o.Name), Data: o.Str("definition")})
+	}
+}

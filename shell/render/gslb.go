@@ -1,0 +1,284 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+)
+
+// The GSLB shows (reference §3.6): BIG-IP's `Gtm::<Type>: name` headers,
+// which scripts grep (`Gtm::WideIp::\S+ (\S+)`), over the same Status block
+// as the LTM shows, then the counters the decision made.
+
+const dashesGTM = 69
+
+func (p *printer) header(title string) {
+	dash := strings.Repeat("-", dashesGTM)
+	p.line(dash)
+	p.line(title)
+	p.line(dash)
+}
+
+func (p *printer) status(indent string, st gslb.ObjectStatus) {
+	p.line(indent + "Status")
+	p.f("%s  %-13s: %s\n", indent, "Availability", st.Availability)
+	p.f("%s  %-13s: %s\n", indent, "State", st.State)
+	p.f("%s  %-13s: %s\n", indent, "Reason", st.Reason)
+}
+
+type kv struct {
+	k string
+	v string
+}
+
+func (p *printer) section(indent, title string, rows []kv) {
+	p.line(indent + title)
+	for _, r := range rows {
+		p.f("%s  %-22s%10s\n", indent, r.k, r.v)
+	}
+}
+
+// RenderGTMWideIP prints one `Gtm::WideIp::A` block: its status and how
+// its requests were answered.
+func RenderGTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
+	p := &printer{w: w}
+	p.header("Gtm::WideIp::A: " + o.rel(s.Name))
+	p.status("", s.Status)
+	if len(s.Aliases) > 0 {
+		p.f("  %-13s: %s\n", "Aliases", strings.Join(s.Aliases, " "))
+	}
+	p.line("")
+	p.section("", "Requests", []kv{
+		{"Total", o.num(s.Requests)}, {"A", o.num(s.RequestsA)}, {"Other", o.num(s.RequestsOther)},
+	})
+	p.line("")
+	p.section("", "Load Balancing", []kv{
+		{"Resolved", o.num(s.Resolved)}, {"Persisted", o.num(s.Persisted)},
+		{"Preferred", o.num(s.Preferred)}, {"Alternate", o.num(s.Alternate)}, {"Fallback", o.num(s.Fallback)},
+		{"Returned to DNS", o.num(s.ReturnedToDNS)}, {"Dropped", o.num(s.Dropped)},
+	})
+	return p.err
+}
+
+// RenderGTMPool prints one `Gtm::Pool::A` block and, with o.Members, a
+// nested `| Gtm::Pool Member:` block per member.
+func RenderGTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
+	p := &printer{w: w}
+	p.header("Gtm::Pool::A: " + o.rel(s.Name))
+	p.status("", s.Status)
+	p.f("  %-13s: %s\n", "Preferred LB", s.Mode)
+	p.f("  %-13s: %s\n", "Alternate LB", s.Alternate)
+	p.f("  %-13s: %s\n", "Fallback LB", s.Fallback)
+	p.line("")
+	p.section("", "Load Balancing", []kv{
+		{"Preferred", o.num(s.Preferred)}, {"Alternate", o.num(s.AltCount)}, {"Fallback", o.num(s.FallCount)},
+		{"Returned to DNS", o.num(s.ReturnToDNS)}, {"Dropped", o.num(s.Dropped)},
+	})
+	if o.Members {
+		for _, m := range s.Members {
+			p.line("")
+			dash := "  " + strings.Repeat("-", dashesGTM)
+			p.line(dash)
+			p.line("  | Gtm::Pool Member: " + o.rel(m.Member))
+			p.line(dash)
+			p.status("  | ", m.Status)
+			p.f("  |   %-13s: %s\n", "Destination", m.Destination)
+			p.f("  |   %-13s: %d\n", "Order", m.Order)
+			p.f("  |   %-13s: %d\n", "Ratio", m.Ratio)
+			p.line("  |")
+			p.section("  | ", "Load Balancing", []kv{
+				{"Preferred", o.num(m.Preferred)}, {"Alternate", o.num(m.Alternate)}, {"Fallback", o.num(m.Fallback)},
+			})
+		}
+	}
+	return p.err
+}
+
+// RenderGTMServer prints one `Gtm::Server` block with a nested
+// `| Gtm::Virtual Server:` block per virtual server, where the LTM side's
+// figures (connections, throughput) show what the decisions used.
+func RenderGTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
+	p := &printer{w: w}
+	p.header("Gtm::Server: " + o.rel(s.Name))
+	p.status("", s.Status)
+	p.f("  %-13s: %s\n", "Data Center", o.rel(s.Datacenter))
+	p.f("  %-13s: %s\n", "Picks", o.num(s.Picks))
+	for _, v := range s.VirtualServers {
+		p.line("")
+		dash := "  " + strings.Repeat("-", dashesGTM)
+		p.line(dash)
+		p.line("  | Gtm::Virtual Server: " + o.rel(v.Name))
+		p.line(dash)
+		p.status("  | ", v.Status)
+		link := "none"
+		if v.Link != "" {
+			link = o.rel(v.Link)
+		}
+		p.f("  |   %-13s: %s\n", "Destination", v.Destination)
+		p.f("  |   %-13s: %s\n", "Link", link)
+		p.f("  |   %-13s: %s\n", "Probe Status", v.Monitor)
+		p.line("  |")
+		rows := []kv{{"Picks", o.num(v.Picks)}}
+		if m := v.Metrics; m != nil {
+			rows = append(rows, kv{"Reported Status", m.Status.String()},
+				kv{"Current Connections", o.num(uint64(max(m.Connections, 0)))},
+				kv{"Bits/sec", o.num(uint64(max(m.Bps, 0)))})
+		} else {
+			rows = append(rows, kv{"Reported Status", "none"})
+		}
+		p.section("  | ", "Metrics", rows)
+	}
+	return p.err
+}
+
+// RenderGTMLink prints one `Gtm::Link` block: status, the throughput the
+// link controller reports and the limits it is held to.
+func RenderGTMLink(w io.Writer, s gslb.LinkStats, o Options) error {
+	p := &printer{w: w}
+	p.header("Gtm::Link: " + o.rel(s.Name))
+	p.status("", s.Status)
+	p.f("  %-13s: %s\n", "Data Center", o.rel(s.Datacenter))
+	p.line("")
+	lim := func(v int64) string {
+		if v <= 0 {
+			return "none"
+		}
+		return o.num(uint64(v))
+	}
+	var in, out uint64
+	if m := s.Metrics; m != nil {
+		in, out = uint64(max(m.InBps, 0)), uint64(max(m.OutBps, 0))
+	}
+	p.section("", "Throughput (bits/sec)", []kv{
+		{"Inbound", o.num(in)}, {"Outbound", o.num(out)}, {"Total", o.num(in + out)},
+		{"Inbound Limit", lim(s.LimitInboundBps)}, {"Outbound Limit", lim(s.LimitOutboundBps)}, {"Total Limit", lim(s.LimitTotalBps)},
+	})
+	p.line("")
+	p.section("", "Load Balancing", []kv{{"Picks", o.num(s.Picks)}})
+	return p.err
+}
+
+// RenderGTMDatacenter prints one `Gtm::Datacenter` block.
+func RenderGTMDatacenter(w io.Writer, s gslb.DatacenterStats, o Options) error {
+	p := &printer{w: w}
+	p.header("Gtm::Datacenter: " + o.rel(s.Name))
+	p.status("", s.Status)
+	prober := s.Prober
+	if prober == "" {
+		prober = "none"
+	}
+	p.f("  %-13s: %s\n", "Prober", prober)
+	return p.err
+}
+
+func gtmTable(buf *bytes.Buffer) *tablewriter.Table {
+	return tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
+}
+
+// writeTrimmed copies a rendered table without the blanks that pad its
+// last column, so golden transcripts are not fragile.
+func writeTrimmed(w io.Writer, head string, buf *bytes.Buffer, trailer string) error {
+	var out strings.Builder
+	out.WriteString(head)
+	if s := strings.TrimRight(buf.String(), "\n"); s != "" {
+		for _, line := range strings.Split(s, "\n") {
+			out.WriteString(strings.TrimRight(line, " ") + "\n")
+		}
+	}
+	out.WriteString(trailer)
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+// RenderGTMPersist prints `show gtm persist`: one line per LDNS
+// persistence record (wide IP, LDNS, pool, member, answer, seconds left),
+// then BIG-IP's `Total persistence records returned: N`.
+func RenderGTMPersist(w io.Writer, recs []gslb.PersistRecord, now time.Time, o Options) error {
+	var buf bytes.Buffer
+	if len(recs) > 0 {
+		t := gtmTable(&buf)
+		t.Header("Wide IP", "LDNS", "Pool", "Member", "Answer", "Expires")
+		for _, r := range recs {
+			left := int(r.Expires.Sub(now).Seconds())
+			if err := t.Append(o.rel(r.WideIP), r.LDNS.String(), o.rel(r.Pool), o.rel(r.Member), r.Addr.String(), fmt.Sprintf("%ds", max(left, 0))); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return writeTrimmed(w, "Gtm::Persistence Records\n", &buf, fmt.Sprintf("Total persistence records returned: %d\n", len(recs)))
+}
+
+// RenderGTMLDNS prints openltm's `show gtm ldns`: the RTT table, one line
+// per LDNS and probe path with the round-trip time measured (or why the
+// probe failed), so a user can see why an LDNS got its answer.
+func RenderGTMLDNS(w io.Writer, recs []gslb.LDNSRecord, o Options) error {
+	var buf bytes.Buffer
+	if len(recs) > 0 {
+		t := gtmTable(&buf)
+		t.Header("LDNS", "Requests", "Probes", "Path", "RTT", "Probe")
+		for _, r := range recs {
+			name := r.Prefix.String()
+			if r.Probing {
+				name += " (probing)"
+			}
+			if len(r.Paths) == 0 {
+				if err := t.Append(name, o.num(r.Requests), o.num(r.Probes), "-", "-", "-"); err != nil {
+					return err
+				}
+				continue
+			}
+			for i, x := range r.Paths {
+				rtt, probe := rttText(x.RTT), x.Probe
+				if x.Error != "" {
+					rtt, probe = "failed", x.Error
+				}
+				if probe == "" {
+					probe = "-"
+				}
+				first, req, n := name, o.num(r.Requests), o.num(r.Probes)
+				if i > 0 {
+					first, req, n = "", "", ""
+				}
+				if err := t.Append(first, req, n, x.Kind+" "+o.rel(x.Path), rtt, probe); err != nil {
+					return err
+				}
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return writeTrimmed(w, "Gtm::LDNS\n", &buf, fmt.Sprintf("Total records returned: %d\n", len(recs)))
+}
+
+// rttText prints a round-trip time in milliseconds, as BIG-IP's path
+// statistics do, with a fraction below 10 ms.
+func rttText(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	if ms < 10 {
+		return fmt.Sprintf("%.1fms", ms)
+	}
+	return fmt.Sprintf("%.0fms", ms)
+}
