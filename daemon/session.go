@@ -105,6 +105,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if verb == "delete" && hasPrefix(s.moduleFor(words[1:]), []string{"sys", "connection"}) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
+		if verb == "delete" && hasPrefix(s.moduleFor(words[1:]), []string{"ltm", "persistence", "persist-records"}) {
+			return s.runtimeShow(ctx, st, verb, args, w)
+		}
 		return s.commitOne(st, verb, args)
 	case "submit":
 		if isCliTx(words) {

@@ -1,7 +1,126 @@
 package daemon
 
-import "github.com/openltm/openltm/dataplane"
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/objects"
+)
 
 // registerPersistShows installs show / delete ltm persistence
-// persist-records.
-func registerPersistShows(e *Engine, p *dataplane.Plane) {}
+// persist-records: the records explain why a client keeps reaching one
+// member, and why a pool behind a NAT or proxy is unbalanced.
+func registerPersistShows(e *Engine, p *dataplane.Plane) {
+	e.RegisterShow("show", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		f, err := persistFilter(s.Folder(), words)
+		if err != nil {
+			return err
+		}
+		bw := bufio.NewWriterSize(w, 32<<10)
+		bw.WriteString("Sys::Persistent Connections\n")
+		var werr error
+		n := 0
+		p.PersistRecords(f, func(r *persist.Record) bool {
+			if ctx.Err() != nil {
+				werr = ctx.Err()
+				return false
+			}
+			n++
+			_, werr = bw.WriteString(persistLine(r))
+			return werr == nil
+		})
+		if werr != nil {
+			return werr
+		}
+		fmt.Fprintf(bw, "Total records returned: %d\n", n)
+		return bw.Flush()
+	})
+	e.RegisterShow("delete", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		f, err := persistFilter(s.Folder(), words)
+		if err != nil {
+			return err
+		}
+		p.DeletePersistRecords(f)
+		return nil
+	})
+}
+
+// persistLine is one record as BIG-IP prints it (reference §3.5): mode,
+// key, virtual address:port, member address:port, tmm.
+func persistLine(r *persist.Record) string {
+	return fmt.Sprintf("%s  %s  %s  %s  (tmm: 0)\n", r.Mode, r.Key.String(), persistEnd(r.VirtualAddr), persistEnd(r.Member))
+}
+
+// persistEnd prints an address and port, `any` for a zero port (a virtual
+// over port ranges), '.' before the port after an IPv6 address.
+func persistEnd(a netip.AddrPort) string {
+	if !a.IsValid() {
+		return "any:any"
+	}
+	s := dataplane.JoinPort(a.Addr().String(), a.Port())
+	if a.Port() == 0 {
+		s = strings.TrimSuffix(s, "0") + "any"
+	}
+	return s
+}
+
+// persistFilter reads the filter words of show/delete ltm persistence
+// persist-records; pool and virtual names are relative to the folder.
+func persistFilter(folder string, words []string) (persist.Filter, error) {
+	var f persist.Filter
+	valid := []string{"client-addr", "key", "mode", "node-addr", "node-port", "pool", "virtual"}
+	addr := func(dst *netip.Addr, v string) error {
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return objects.Invalid("%q is not an IP address", v)
+		}
+		*dst = a
+		return nil
+	}
+	for i := 0; i < len(words); i++ {
+		k := words[i]
+		if i+1 >= len(words) {
+			return f, &objects.SyntaxError{Msg: fmt.Sprintf("%q needs a value", k), Expected: valid}
+		}
+		v := words[i+1]
+		i++
+		var err error
+		switch k {
+		case "client-addr":
+			err = addr(&f.ClientAddr, v)
+		case "node-addr":
+			err = addr(&f.NodeAddr, v)
+		case "node-port":
+			var n int
+			if n, err = objects.ParsePort(v); err == nil {
+				f.NodePort = uint16(n)
+			} else {
+				err = objects.Invalid("%v", err)
+			}
+		case "key":
+			f.Key = v
+		case "mode":
+			m, ok := persist.ParseMode(v)
+			if !ok {
+				return f, objects.Invalid("%q is not a persistence mode (source-address, universal, cookie, dest-address, hash)", v)
+			}
+			f.Mode = m
+		case "pool":
+			f.Pool = objects.FullPath(folder, v)
+		case "virtual":
+			f.Virtual = objects.FullPath(folder, v)
+		default:
+			return f, &objects.SyntaxError{Msg: fmt.Sprintf("%q unknown property", k), Expected: valid}
+		}
+		if err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
