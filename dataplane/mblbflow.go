@@ -564,3 +564,30 @@ func (p *Plane) MBLBStats(virtual string) (MBLBStats, bool) {
 	}
 	return MBLBStats{}, false
 }
+
+// MBLBProfileStats sums the engine counters of the message-balanced
+// virtuals using one mblb profile; ok is false when none does.
+func (p *Plane) MBLBProfileStats(profile string) (st MBLBStats, ok bool) {
+	cur := p.mblbs.cur.Load()
+	if cur == nil {
+		return st, false
+	}
+	for _, mv := range *cur {
+		if mv.cfg.Profile != profile {
+			continue
+		}
+		ok = true
+		s := mv.eng.Stats()
+		st.Messages += s.Messages
+		st.Responses += s.Responses
+		st.Retries += s.Retries
+		st.Oversize += s.Oversize
+		st.Resets += s.Resets
+		st.ServerFailures += s.ServerFailures
+		st.Unsolicited += s.Unsolicited
+		st.ServerConnsOpened += s.ServerConnsOpened
+		st.Sessions += s.Sessions
+		st.ServerConns += s.ServerConns
+	}
+	return st, ok
+}

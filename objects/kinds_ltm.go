@@ -218,13 +218,13 @@ func ltmKinds() []*Kind {
 	profOC := &Kind{Words: []string{"ltm", "profile", "one-connect"}, Title: "Profile", Lower: "profile", Help: "OneConnect profile: server-side connection reuse", Parent: "/Common/oneconnect", Props: []*Prop{
 		ref("defaults-from", "ltm profile one-connect"),
 		str("description", "none"),
-		str("idle-timeout-override", "disabled"),
-		enum("limit-type", "none", "none", "idle", "strict"),
-		num("max-age", "86400"),
-		num("max-reuse", "1000"),
-		num("max-size", "10000"),
-		ed("share-pools", "disabled"),
-		str("source-mask", "any"),
+		help(str("idle-timeout-override", "disabled"), "seconds an idle pooled server connection is kept: disabled (the tcp profile's idle timeout), a number, or indefinite"),
+		passive(enum("limit-type", "none", "none", "idle", "strict")),
+		help(num("max-age", "86400"), "seconds after which a server connection leaves the pool"),
+		help(num("max-reuse", "1000"), "messages one server connection carries before it is retired"),
+		help(num("max-size", "10000"), "server connections per member (openltm caps all of them, not only the idle ones)"),
+		passive(ed("share-pools", "disabled")),
+		help(str("source-mask", "any"), "clients whose server-side source addresses agree under this mask share connections; any: all clients"),
 		passive(str("app-service", "none")),
 	}}
 	profMBLB := &Kind{Words: []string{"ltm", "profile", "mblb"}, Title: "Profile", Lower: "profile", Help: "Message-based load balancing profile", Parent: "/Common/mblb", Props: []*Prop{
@@ -242,6 +242,19 @@ func ltmKinds() []*Kind {
 		passive(num("shutdown-timeout", "5")),
 		passive(num("tag-ttl", "60")),
 		passive(str("app-service", "none")),
+		// openltm extension: how messages are found without an iRule, and
+		// the engine's limits. BIG-IP frames only through TCP::notify.
+		help(enum("framing", "rule", "rule", "per-read", "length", "delimiter"), "openltm extension: rule (the iRules' TCP::notify; one read per message without a CLIENT_DATA rule), per-read, length (a length field) or delimiter"),
+		help(num("length-offset", "0"), "openltm extension: where the length field starts (framing length)"),
+		help(enum("length-size", "4", "1", "2", "4", "8"), "openltm extension: bytes in the length field"),
+		help(enum("length-byte-order", "big", "big", "little"), "openltm extension: the length field's byte order"),
+		help(str("length-adjust", "0"), "openltm extension: added to the length field's value (may be negative)"),
+		help(ed("length-includes-header", "disabled"), "openltm extension: enabled when the length counts the whole message, disabled when it counts the bytes after the field"),
+		help(str("delimiter", "none"), "openltm extension: message terminator for framing delimiter, with \\n, \\r, \\t and \\xHH escapes"),
+		help(num("max-message-size", "1048576"), "openltm extension: a larger message resets the client"),
+		help(num("max-in-flight", "64"), "openltm extension: unanswered requests per client before it is no longer read"),
+		help(ed("retry", "enabled"), "openltm extension: re-send a failed member's unanswered messages to another member; disable for requests that must never run twice"),
+		help(num("response-timeout", "0"), "openltm extension: seconds without an answer before a member connection is failed; 0 waits"),
 	}}
 
 	persistCommon := func(parent string) []*Prop {

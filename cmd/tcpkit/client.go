@@ -19,10 +19,13 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	connect := fs.String("connect", "", "address:port to connect to (usually a virtual server)")
 	label := fs.String("label", "C1", "label put in every message")
 	count := fs.Int("count", 1, "messages to send (ignored with -stdin)")
-	interval := fs.Duration("interval", time.Second, "pause between messages")
+	interval := fs.Duration("interval", time.Second, "pause between messages (with -frame length, -window, -size or -summary: none unless given)")
 	fromStdin := fs.Bool("stdin", false, "send one message per line of standard input")
 	reconnect := fs.Bool("reconnect", false, "open a new connection for every message")
-	frame := fs.String("frame", "line", "answer framing: line or raw")
+	frame := fs.String("frame", "line", "framing: line, raw (answers: one read each) or length (4-byte big-endian length first, both ways)")
+	size := fs.Int("size", 0, "pad each message with dots to this many bytes")
+	window := fs.Int("window", 1, "requests in flight before waiting for answers: 1 is a synchronous client, more an asynchronous (pipelined) one")
+	summary := fs.Bool("summary", false, "print one line at the end (answers, per server) instead of one per message")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
 	delay := fs.Duration("delay", 0, "connect first, then wait this long before the first message (a client that connects and sends nothing)")
 	if err := fs.Parse(args); err != nil {
@@ -30,6 +33,24 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	if *connect == "" {
 		return errors.New("client needs -connect")
+	}
+	if *frame != "line" && *frame != "raw" && *frame != "length" {
+		return fmt.Errorf("-frame %q: want line, raw or length", *frame)
+	}
+	if *frame == "length" || *window > 1 || *size > 0 || *summary {
+		if *fromStdin || *reconnect {
+			return errors.New("-stdin and -reconnect work with synchronous line or raw clients only")
+		}
+		// These clients send as fast as answers allow unless -interval
+		// is given.
+		gap := time.Duration(0)
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "interval" {
+				gap = *interval
+			}
+		})
+		return runMsgClient(ctx, *connect, *delay, &msgClient{label: *label, frame: *frame, size: *size, window: *window,
+			count: *count, interval: gap, timeout: *timeout, summary: *summary, out: stdout})
 	}
 	c := &labelClient{addr: *connect, raw: *frame == "raw", timeout: *timeout, out: stdout}
 	defer c.close()
@@ -136,4 +157,24 @@ func (l *labelClient) exchange(msg string) (string, error) {
 		return "", fmt.Errorf("answer: %w", err)
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// runMsgClient connects, waits delay, and runs m over the connection.
+func runMsgClient(ctx context.Context, addr string, delay time.Duration, m *msgClient) error {
+	c, err := net.DialTimeout("tcp", addr, m.timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	fmt.Fprintf(m.out, "connected %s -> %s\n", c.LocalAddr(), c.RemoteAddr())
+	if delay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	return m.run(ctx, c)
 }

@@ -22,12 +22,27 @@
 //	    -server ADDR:PORT it asks the GSLB from its own address and prints
 //	    each answer.
 //
+//	tcpkit server -listen 127.0.0.34:9001 -label S2 -frame length -crash-after 10
+//	    a member speaking length-prefixed messages that echoes each request
+//	    ("S2 Response to C1 message 3") and, with -crash-after, resets every
+//	    connection and exits (status 3) when the next message comes: a
+//	    member dying with requests in flight. SIGINT stops a server
+//	    cleanly; SIGKILL abruptly.
+//	tcpkit client -connect 127.0.0.43:9000 -frame length -size 65536 -window 8 -count 100 -summary
+//	    an asynchronous client: up to -window requests in flight, each
+//	    answer checked against the request it echoes, in order.
+//	tcpkit load -connect 127.0.0.43:9000 -clients 8 -size 64 -duration 3s
+//	    the benchmark's load: messages per second over many clients.
+//
 // Messages are lines by default (-frame line); -frame raw treats each read
-// as one message, as the seed's tools did (one packet, one transaction).
+// as one message, as the seed's tools did (one packet, one transaction);
+// -frame length puts a 4-byte big-endian length before each message, the
+// header that transactions above one segment need.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,8 +51,9 @@ import (
 )
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw]")
-	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw]")
+	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw|length] [-echo] [-delay D] [-crash-after N] [-quiet]")
+	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw|length] [-size N] [-window N] [-summary]")
+	fmt.Fprintln(w, "       tcpkit load -connect ADDR:PORT [-clients N] [-size N] [-frame length|line|raw] [-window N] [-duration D]")
 	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
 	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]")
 	fmt.Fprintln(w, "       "+ldnsUsage)
@@ -56,6 +72,8 @@ func main() {
 		err = serverMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "client":
 		err = clientMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+	case "load":
+		err = loadMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "tuxedo":
 		err = tuxedoMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "tuxedo-client":
@@ -71,6 +89,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcpkit:", err)
+		if errors.Is(err, errCrashed) {
+			os.Exit(3)
+		}
 		os.Exit(1)
 	}
 }

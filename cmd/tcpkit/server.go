@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
+	"time"
 )
 
 // serverMain runs a labelled server until ctx ends.
@@ -18,24 +18,54 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "address:port to listen on")
 	label := fs.String("label", "S1", "label put in every answer")
-	frame := fs.String("frame", "line", "message framing: line or raw")
+	frame := fs.String("frame", "line", "message framing: line, raw (one read, one message) or length (4-byte big-endian length first)")
+	echo := fs.Bool("echo", false, "answer \"<label> Response to <request>\", so clients can check which request an answer is for (always on with -frame length)")
+	delay := fs.Duration("delay", 0, "wait this long before each answer (a slow member)")
+	crashAfter := fs.Int("crash-after", 0, "after this many messages, reset every connection without answering and exit with status 3 (a crashing member); 0 never")
+	quiet := fs.Bool("quiet", false, "log connections only, not every message")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return errors.New("server needs -listen")
 	}
-	if *frame != "line" && *frame != "raw" {
-		return fmt.Errorf("-frame %q: want line or raw", *frame)
+	if *frame != "line" && *frame != "raw" && *frame != "length" {
+		return fmt.Errorf("-frame %q: want line, raw or length", *frame)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
-	s := &labelServer{label: *label, raw: *frame == "raw", log: &lockedWriter{w: stdout}}
+	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet,
+		log: &lockedWriter{w: stdout}, conns: map[net.Conn]bool{}}
+	crashed := make(chan struct{})
+	if *crashAfter > 0 {
+		s.gate = &crashGate{after: int64(*crashAfter), fire: func() {
+			s.log.printf("%s crashing after %d messages: every connection reset\n", s.label, *crashAfter)
+			ln.Close()
+			s.mu.Lock()
+			for c := range s.conns {
+				if tc, ok := c.(*net.TCPConn); ok {
+					tc.SetLinger(0)
+				}
+				c.Close()
+			}
+			s.mu.Unlock()
+			close(crashed)
+		}}
+	}
 	s.log.printf("%s listening on %s\n", s.label, ln.Addr())
-	return s.serve(ctx, ln)
+	err = s.serve(ctx, ln)
+	select {
+	case <-crashed:
+		return errCrashed
+	default:
+	}
+	return err
 }
+
+// errCrashed makes main exit with status 3 after -crash-after.
+var errCrashed = errors.New("crashed on purpose (-crash-after)")
 
 // lockedWriter serializes log lines from many connections.
 type lockedWriter struct {
@@ -51,14 +81,27 @@ func (l *lockedWriter) printf(format string, a ...any) {
 
 type labelServer struct {
 	label string
-	raw   bool
+	frame string
+	echo  bool
+	delay time.Duration
+	quiet bool
+	gate  *crashGate
 	log   *lockedWriter
+
+	mu    sync.Mutex
+	conns map[net.Conn]bool
 }
 
 func (s *labelServer) serve(ctx context.Context, ln net.Listener) error {
 	var wg sync.WaitGroup
-	conns := map[net.Conn]bool{}
-	var mu sync.Mutex
+	if s.conns == nil {
+		s.conns = map[net.Conn]bool{}
+	}
+	if s.frame == "" {
+		s.frame = "line"
+	}
+	conns := s.conns
+	mu := &s.mu
 	go func() {
 		<-ctx.Done()
 		ln.Close()
@@ -91,35 +134,53 @@ func (s *labelServer) serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// handle answers every message on one connection.
+// handle answers every message on one connection. A clean stop (SIGINT,
+// SIGTERM) closes connections in order; -crash-after resets them.
 func (s *labelServer) handle(c net.Conn) {
 	defer c.Close()
 	from := c.RemoteAddr().String()
 	s.log.printf("%s connection from %s\n", s.label, from)
 	defer s.log.printf("%s connection from %s closed\n", s.label, from)
-	answer := []byte(s.label + " Response\n")
-	if s.raw {
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := c.Read(buf)
-			if n > 0 {
-				s.log.printf("%s received %q from %s\n", s.label, buf[:n], from)
-				if _, werr := c.Write(answer); werr != nil {
+	r := bufio.NewReaderSize(c, 64<<10)
+	w := bufio.NewWriterSize(c, 64<<10)
+	answer := []byte(s.label + " Response")
+	outFrame := s.frame
+	if outFrame == "raw" {
+		outFrame = "line"
+	}
+	var buf []byte
+	for {
+		msg, err := readFramed(r, s.frame, buf)
+		if err == nil || len(msg) > 0 {
+			if s.frame == "length" {
+				buf = msg
+			}
+			if !s.quiet {
+				shown := msg
+				if len(shown) > 60 {
+					shown = shown[:60]
+				}
+				s.log.printf("%s received %q from %s\n", s.label, shown, from)
+			}
+			if !s.gate.pass() {
+				return
+			}
+			if s.delay > 0 {
+				time.Sleep(s.delay)
+			}
+			out := answer
+			if s.echo {
+				out = append(append(append([]byte(nil), answer...), " to "...), msg...)
+			}
+			if werr := writeFramed(w, outFrame, out); werr != nil {
+				return
+			}
+			// Answer at once unless more requests are already here: a
+			// pipelined burst is answered in few segments.
+			if r.Buffered() == 0 || s.frame == "raw" {
+				if werr := w.Flush(); werr != nil {
 					return
 				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}
-	r := bufio.NewReader(c)
-	for {
-		line, err := r.ReadString('\n')
-		if line != "" {
-			s.log.printf("%s received %q from %s\n", s.label, strings.TrimRight(line, "\r\n"), from)
-			if _, werr := c.Write(answer); werr != nil {
-				return
 			}
 		}
 		if err != nil {

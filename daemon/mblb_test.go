@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+func TestMBLBSettings(t *testing.T) {
+	defaults := map[string]string{"framing": "rule", "length-size": "4", "length-byte-order": "big",
+		"length-adjust": "0", "length-includes-header": "disabled", "delimiter": "none",
+		"max-message-size": "1048576", "max-in-flight": "64", "retry": "enabled", "response-timeout": "0"}
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		want func(*testing.T, mblb.Framing, bool)
+		bad  bool
+	}{
+		{"rule by default", nil, func(t *testing.T, f mblb.Framing, retry bool) {
+			if f.Mode != mblb.Rule || !retry {
+				t.Errorf("%+v retry %v", f, retry)
+			}
+		}, false},
+		{"length field", map[string]string{"framing": "length", "length-offset": "2", "length-size": "2",
+			"length-byte-order": "little", "length-adjust": "-2", "length-includes-header": "enabled", "retry": "disabled"},
+			func(t *testing.T, f mblb.Framing, retry bool) {
+				want := mblb.LengthField{Offset: 2, Size: 2, LittleEndian: true, Adjust: -2, IncludesHeader: true}
+				if f.Mode != mblb.Length || f.Length != want || retry {
+					t.Errorf("%+v retry %v", f, retry)
+				}
+			}, false},
+		{"delimiter escapes", map[string]string{"framing": "delimiter", "delimiter": `\r\n\x03`},
+			func(t *testing.T, f mblb.Framing, _ bool) {
+				if string(f.Delimiter) != "\r\n\x03" {
+					t.Errorf("%q", f.Delimiter)
+				}
+			}, false},
+		{"delimiter missing", map[string]string{"framing": "delimiter"}, nil, true},
+		{"bad adjust", map[string]string{"framing": "length", "length-adjust": "x"}, nil, true},
+		{"bad escape", map[string]string{"framing": "delimiter", "delimiter": `\xZZ`}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			get := func(n string) string {
+				if v, ok := tc.set[n]; ok {
+					return v
+				}
+				return defaults[n]
+			}
+			m, err := mblbSettings(get)
+			if tc.bad {
+				if err == nil {
+					t.Fatal("accepted")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.want(t, m.Request, !m.DisableRetry)
+		})
+	}
+}
+
+func TestOneConnectSettings(t *testing.T) {
+	for _, tc := range []struct {
+		idle, mask string
+		wantIdle   time.Duration
+		wantMask   netip.Addr
+		bad        bool
+	}{
+		{"disabled", "any", 0, netip.Addr{}, false},
+		{"indefinite", "255.255.255.0", -1, netip.MustParseAddr("255.255.255.0"), false},
+		{"30", "0.0.0.0", 30 * time.Second, netip.Addr{}, false},
+		{"soon", "any", 0, netip.Addr{}, true},
+		{"disabled", "everyone", 0, netip.Addr{}, true},
+	} {
+		vals := map[string]string{"max-size": "4", "max-age": "86400", "max-reuse": "1000",
+			"idle-timeout-override": tc.idle, "source-mask": tc.mask}
+		oc, err := oneConnectSettings(func(n string) string { return vals[n] })
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s/%s accepted", tc.idle, tc.mask)
+			}
+			continue
+		}
+		if err != nil || oc.IdleTimeoutOverride != tc.wantIdle || oc.SourceMask != tc.wantMask || oc.MaxSize != 4 {
+			t.Errorf("%s/%s: %+v %v", tc.idle, tc.mask, oc, err)
+		}
+	}
+}
