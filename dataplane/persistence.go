@@ -102,14 +102,14 @@ func (m *memberRT) reserveOverride() {
 	m.node.stats.tryOpen(0)
 }
 
-// target resolves a record to the member it persists to. With the
-// record's pool (when match-across-pools let another pool's record serve)
-// and the exact member address when the record was made by this virtual;
-// records of other virtuals (match-across-services/virtuals) persist to the
-// node, so any member of the pool on that address serves. nil when the
-// member is gone or may not take persisted clients.
-func (p *Plane) persistTarget(rec *persist.Record, virtual string, pool *poolRT) (*poolRT, *memberRT) {
-	if rec.Pool != pool.name {
+// persistTarget resolves a record to the member it persists to: in the
+// record's pool when match-across-pools lets another pool's record serve,
+// else in pool; the exact member when the record names one there, else
+// (records of other virtuals, matched across services or virtuals, which
+// name a node) a member on the record's node address. nil when the member
+// is gone or may not take persisted clients.
+func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools bool) (*poolRT, *memberRT) {
+	if acrossPools && rec.Pool != pool.name {
 		if q := (*p.poolIndex.Load())[rec.Pool]; q != nil {
 			pool = q
 		}
@@ -127,7 +127,7 @@ func (p *Plane) persistTarget(rec *persist.Record, virtual string, pool *poolRT)
 			}
 			return nil, nil
 		}
-		if rec.Virtual != virtual && node == nil && a.Addr() == rec.Member.Addr() && persistUsable(m) {
+		if node == nil && a.Addr() == rec.Member.Addr() && persistUsable(m) {
 			node = m
 		}
 	}
@@ -198,11 +198,12 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 
 // persistLookup finds the member the flow persists to in pool, if any.
 func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *memberRT) {
-	rec, ok := pr.p.persist.Lookup(d.key, scope(pr.snap.cfg, pool.name, d.prof))
+	s := scope(pr.snap.cfg, pool.name, d.prof)
+	rec, ok := pr.p.persist.Lookup(d.key, s)
 	if !ok {
 		return nil, nil
 	}
-	return pr.p.persistTarget(&rec, pr.Virtual, pool)
+	return pr.p.persistTarget(&rec, pool, s.AcrossPools)
 }
 
 // persistSave makes or refreshes the flow's record once it is connected
@@ -467,7 +468,7 @@ func (p *Plane) PersistLookup(k PersistKey) (pool string, member netip.AddrPort,
 	if !found {
 		return "", netip.AddrPort{}, false
 	}
-	q, m := p.persistTarget(&rec, k.Virtual, prt)
+	q, m := p.persistTarget(&rec, prt, s.AcrossPools)
 	if m == nil {
 		return "", netip.AddrPort{}, false
 	}

@@ -217,6 +217,9 @@ func TestMatchAcrossServices(t *testing.T) {
 	cfg.Virtuals["/Common/wsh_vs"] = &Virtual{Name: "/Common/wsh_vs", Destination: ap("127.0.100.8:10100"), Enabled: true,
 		TranslateAddress: true, TranslatePort: true, Pool: "/Common/wsh", SNAT: SNAT{Type: SNATNone}, Persist: pers}
 	mustApply(t, p, cfg)
+	// One stray WSH connection, so that the two pools' rotations differ and
+	// only persistence can keep a client's connections together.
+	askFrom(t, "127.0.102.99", "127.0.100.8:10100")
 	for i, src := range []string{"127.0.102.1", "127.0.102.2", "127.0.102.3", "127.0.102.4"} {
 		wsl := askFrom(t, src, "127.0.100.8:6789")
 		// Round robin on the WSH pool would alternate; persistence keeps
@@ -227,9 +230,10 @@ func TestMatchAcrossServices(t *testing.T) {
 			}
 		}
 	}
-	// A virtual on another address does not share records.
-	if n := len(records(p, persist.Filter{Virtual: "/Common/wsh_vs"})); n != 4 {
-		t.Fatalf("%d WSH records, want 4", n)
+	// Each virtual keeps its own records (the WSH ones refresh the node
+	// choice for later lookups).
+	if n := len(records(p, persist.Filter{Virtual: "/Common/wsh_vs"})); n != 5 {
+		t.Fatalf("%d WSH records, want 5", n)
 	}
 }
 

@@ -116,28 +116,30 @@ type Scope struct {
 	// Pool is the pool's full path.
 	Pool string
 	// AcrossServices lets a lookup use records of any virtual server on
-	// the same address (other ports).
+	// the same address (other ports), whatever their pool: they name a
+	// node.
 	AcrossServices bool
 	// AcrossVirtuals lets a lookup use records of any virtual server.
 	AcrossVirtuals bool
-	// AcrossPools lets a lookup use records naming another pool.
+	// AcrossPools lets a lookup use records naming another pool, to be
+	// sent to that pool.
 	AcrossPools bool
 }
 
 // matches reports whether a record made in e's scope serves a lookup in s.
+// A record of another virtual server (allowed by match-across-services or
+// -virtuals) serves whatever its pool: it persists to a node, which the
+// caller finds in its own pool. A record of the same virtual serves only
+// its pool, unless match-across-pools.
 func (s *Scope) matches(e *entry) bool {
+	same := e.virtual == s.Virtual
 	switch {
-	case s.AcrossVirtuals:
-	case s.AcrossServices:
-		if e.vaddr.Addr() != s.VirtualAddr.Addr() {
-			return false
-		}
+	case same, s.AcrossVirtuals:
+	case s.AcrossServices && e.vaddr.Addr() == s.VirtualAddr.Addr():
 	default:
-		if e.virtual != s.Virtual {
-			return false
-		}
+		return false
 	}
-	return s.AcrossPools || e.pool == s.Pool
+	return !same || s.AcrossPools || e.pool == s.Pool
 }
 
 // Record is one persistence record, as lookups, walks and shows see it (a

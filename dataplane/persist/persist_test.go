@@ -86,7 +86,8 @@ func TestScopes(t *testing.T) {
 		{"same address other port, across services", Scope{Virtual: "/Common/b", VirtualAddr: ap("10.0.0.1:443"), Pool: "/Common/p", AcrossServices: true}, true},
 		{"other address, across services", Scope{Virtual: "/Common/c", VirtualAddr: ap("10.0.0.2:80"), Pool: "/Common/p", AcrossServices: true}, false},
 		{"other address, across virtuals", Scope{Virtual: "/Common/c", VirtualAddr: ap("10.0.0.2:80"), Pool: "/Common/p", AcrossVirtuals: true}, true},
-		{"across virtuals, other pool", Scope{Virtual: "/Common/c", VirtualAddr: ap("10.0.0.2:80"), Pool: "/Common/q", AcrossVirtuals: true}, false},
+		{"across virtuals, other pool", Scope{Virtual: "/Common/c", VirtualAddr: ap("10.0.0.2:80"), Pool: "/Common/q", AcrossVirtuals: true}, true},
+		{"across services, other pool", Scope{Virtual: "/Common/b", VirtualAddr: ap("10.0.0.1:443"), Pool: "/Common/q", AcrossServices: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb, _ := newTable()
