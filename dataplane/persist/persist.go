@@ -185,8 +185,9 @@ func (e *entry) record(k Key) Record {
 	return r
 }
 
-// DefaultMax is how many records a Table keeps when Max is 0.
-const DefaultMax = 1 << 20
+// DefaultMax is how many records a Table keeps when Max is 0: about
+// 128 MiB at some 256 bytes a record.
+const DefaultMax = 1 << 19
 
 // sweepEvery is how often a shard drops its expired records when records
 // are added to it (lookups and walks skip expired records at once).
