@@ -514,6 +514,18 @@ func (t *gslbTranslator) listeners() {
 
 func (t *gslbTranslator) zones() {
 	for _, o := range t.cfg.Of(t.kind("gtm zone")) {
-		t.gc.Zones = append(t.gc.Zones, gslb.Zone{Origin: gslb.DNSName(o.Name), Data: o.Str("definition")})
+		t.gc.Zones = append(t.gc.Zones, gslb.Zone{Origin: gslb.DNSName(o.Name), Data: zoneText(o.Str("definition"))})
 	}
+}
+
+// zoneText lets a zone's records be indented like the rest of bigip.conf:
+// each line's leading blanks are dropped, so every record names its owner
+// (@ for the apex) rather than inheriting the previous one's, as a line
+// starting with a blank would in a BIND file.
+func zoneText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " \t")
+	}
+	return strings.Join(lines, "\n")
 }

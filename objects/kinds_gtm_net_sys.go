@@ -169,7 +169,7 @@ func gtmKinds() []*Kind {
 	// master-file text, so it is saved, loaded and committed like the rest.
 	zone := &Kind{Words: []string{"gtm", "zone"}, Title: "Zone", Help: "static DNS zone served beside the wide IPs (openltm extension: BIG-IP keeps these in ZoneRunner)", Props: []*Prop{
 		str("description", "none"),
-		help(&Prop{Name: "definition", Type: TTcl}, "the zone's records in master-file format ($TTL, $ORIGIN, relative names under the zone's name), with an SOA at the apex"),
+		help(&Prop{Name: "definition", Type: TTcl}, "the zone's records in master-file format ($TTL, $ORIGIN, relative names under the zone's name), with an SOA at the apex; lines may be indented, so every record names its owner (@ for the apex)"),
 	}}
 	lbSettings := &Kind{Words: []string{"gtm", "global-settings", "load-balancing"}, Title: "Load Balancing Settings", Singleton: true, Help: "GSLB load-balancing settings", Props: []*Prop{
 		enum("topology-longest-match", "yes", "yes", "no"),

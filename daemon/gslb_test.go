@@ -1,0 +1,246 @@
+package daemon
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/gslb"
+)
+
+func quietGSLB(t *testing.T) *gslb.Server {
+	t.Helper()
+	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// ask answers one A question from ldns without sockets.
+func ask(t *testing.T, g *gslb.Server, name, ldns string) string {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	m, ok := g.Answer(q, netip.MustParseAddr(ldns), true)
+	if !ok || m == nil {
+		return "dropped"
+	}
+	var out []string
+	for _, rr := range m.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			out = append(out, a.A.String())
+		}
+	}
+	if len(out) == 0 {
+		return dns.RcodeToString[m.Rcode] + " (no answer)"
+	}
+	return strings.Join(out, " ")
+}
+
+func TestGSLBFollowsCommits(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	g := quietGSLB(t)
+	stop, err := e.AttachGSLB(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := e.NewSession("admin").(*Session)
+	steps := []struct {
+		cmd      string
+		out, err string // substrings expected
+		ldns     string // when set, ask www.example.com from it ...
+		answer   string // ... and expect this answer
+	}{
+		{cmd: "create gtm datacenter dc1"},
+		{cmd: "create gtm link isp1 datacenter dc1 uplink-address 127.0.119.1"},
+		{cmd: "create gtm server lc1 datacenter dc1 virtual-servers add { vs1 { destination 127.0.119.11:80 link isp1 } vs2 { destination 127.0.119.12:80 } }"},
+		{cmd: "create gtm pool a p1 members add { lc1:vs1 { member-order 0 } lc1:vs2 { member-order 1 } } load-balancing-mode global-availability"},
+		{cmd: "create gtm wideip a www.example.com pools add { p1 }", ldns: "127.0.118.5", answer: "127.0.119.11"},
+		{cmd: "modify gtm link isp1 disabled", ldns: "127.0.118.5", answer: "127.0.119.12"},
+		{cmd: "show gtm link isp1", out: "Reason       : The link is disabled"},
+		{cmd: "modify gtm link isp1 enabled", ldns: "127.0.118.5", answer: "127.0.119.11"},
+		// Refused whole: nothing changes.
+		{cmd: "modify gtm pool a p1 alternate-mode least-connections", err: "only static methods are allowed"},
+		{cmd: "create gtm pool a p2 members add { nope:vs1 }", err: "server /Common/nope does not exist"},
+		{cmd: "create gtm pool a p2 members add { lc1:nope }", err: "has no virtual server nope"},
+		{cmd: "create gtm wideip a WWW.EXAMPLE.COM pools add { p1 }", err: "is already wide IP"},
+		{cmd: "create gtm zone broken.example definition { not a zone }", err: "Configuration error"},
+		{cmd: "list gtm pool a p1 alternate-mode load-balancing-mode", out: "load-balancing-mode global-availability"},
+		// Static names beside the wide IPs.
+		{cmd: "create gtm zone example.com definition { @ IN SOA ns1 hostmaster 1 3600 600 86400 300\n ns1 IN A 127.0.119.53 }"},
+		// Shows.
+		{cmd: "show gtm wideip", out: "Gtm::WideIp::A: www.example.com\n"},
+		{cmd: "show gtm wideip a www.example.com", out: "  Availability : available\n"},
+		{cmd: "show gtm wideip a nope.example.com", err: "01020036:3: The requested wide IP (/Common/nope.example.com) was not found."},
+		{cmd: "show gtm wideip aaaa", err: "only A wide IPs"},
+		{cmd: "show gtm pool", out: "Gtm::Pool::A: p1\n"},
+		{cmd: "show gtm pool a p1 members", out: "  | Gtm::Pool Member: lc1:vs2\n"},
+		{cmd: "show gtm pool p*", out: "  Preferred LB : global-availability\n"},
+		{cmd: "show gtm server", out: "  | Gtm::Virtual Server: lc1:vs1\n"},
+		{cmd: "show gtm server lc1", out: "  |   Link         : isp1\n"},
+		{cmd: "show gtm datacenter dc1", out: "  Prober       : none\n"},
+		{cmd: "show gtm link", out: "Gtm::Link: isp1\n"},
+		{cmd: "show gtm persist", out: "Gtm::Persistence Records\nTotal persistence records returned: 0\n"},
+		{cmd: "show gtm ldns", out: "127.0.118.0/24"},
+		{cmd: "modify gtm wideip a www.example.com persistence enabled", ldns: "127.0.118.5", answer: "127.0.119.11"},
+		{cmd: "show gtm persist", out: "Total persistence records returned: 1\n"},
+	}
+	for _, st := range steps {
+		out, errText := run(t, s, st.cmd)
+		switch {
+		case st.err == "" && errText != "":
+			t.Fatalf("%s: %s", st.cmd, errText)
+		case st.err != "" && !strings.Contains(errText, st.err):
+			t.Fatalf("%s: error %q, want %q", st.cmd, errText, st.err)
+		case !strings.Contains(out, st.out):
+			t.Fatalf("%s: output\n%s\nwant %q", st.cmd, out, st.out)
+		}
+		if st.ldns != "" {
+			if got := ask(t, g, "www.example.com", st.ldns); got != st.answer {
+				t.Fatalf("after %s: answer %s, want %s", st.cmd, got, st.answer)
+			}
+		}
+	}
+	q := new(dns.Msg)
+	q.SetQuestion("ns1.example.com.", dns.TypeA)
+	if m, _ := g.Answer(q, netip.MustParseAddr("127.0.118.5"), true); m == nil || len(m.Answer) != 1 {
+		t.Fatalf("static name: %v", m)
+	}
+}
+
+func TestGSLBLoadKeepsDangling(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	g := quietGSLB(t)
+	stop, err := e.AttachGSLB(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	h := &gslbHook{e: e, s: g, dry: quietGSLB(t)}
+	cfg := gtmConfig(t, "gtm datacenter /Common/dc { }\ngtm pool a /Common/p { members { /Common/nope:v { } } }")
+	var warned []string
+	if err := h.Check(e.Config(), cfg, CommitOptions{Lenient: true, Warn: func(s string) { warned = append(warned, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "left out of GSLB decisions") {
+		t.Fatalf("warnings %q", warned)
+	}
+	if err := h.Check(e.Config(), cfg, CommitOptions{}); err == nil {
+		t.Fatal("a new dangling member was accepted outside a load")
+	}
+	// Already there before: kept without a word.
+	if err := h.Check(cfg, cfg, CommitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLTMStatus(t *testing.T) {
+	cases := []struct {
+		st   dataplane.Status
+		want gslb.Status
+	}{
+		{dataplane.Status{Availability: dataplane.Available, State: "enabled"}, gslb.StatusUp},
+		{dataplane.Status{Availability: dataplane.Available, State: "disabled"}, gslb.StatusDown},
+		{dataplane.Status{Availability: dataplane.Offline, State: "enabled"}, gslb.StatusDown},
+		{dataplane.Status{Availability: dataplane.Unavailable, State: "enabled"}, gslb.StatusDown},
+		{dataplane.Status{Availability: dataplane.Unknown, State: "enabled"}, gslb.StatusUnknown},
+	}
+	for _, c := range cases {
+		if got := ltmStatus(c.st); got != c.want {
+			t.Errorf("ltmStatus(%+v) = %v, want %v", c.st, got, c.want)
+		}
+	}
+}
+
+// TestGSLBFedFromLTM drives traffic through an LTM virtual and checks that
+// the gtm virtual server at the same destination, and its link, get the
+// figures.
+func TestGSLBFedFromLTM(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	labelServer(t, "127.0.119.111:9000", "S1 Response")
+	g := quietGSLB(t)
+	h := &gslbHook{e: e, s: g, p: p, dry: quietGSLB(t)}
+	if err := e.AddHook(h); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool app members add { 127.0.119.111:9000 }",
+		"create ltm virtual vs_isp1 destination 127.0.119.101:9000 pool app profiles replace-all-with { tcp { } }",
+		"create gtm datacenter dc1",
+		"create gtm link isp1 datacenter dc1 limit-max-total-bps 8 limit-max-total-bps-status enabled",
+		"create gtm server lc1 datacenter dc1 virtual-servers add { v1 { destination 127.0.119.101:9000 link isp1 } v2 { destination 127.0.119.102:9000 } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	now := time.Now()
+	h.report(now)
+	c, err := net.DialTimeout("tcp", "127.0.119.101:9000", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	r := bufio.NewReader(c)
+	for i := 0; i < 3; i++ {
+		io.WriteString(c, "hello\n")
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.report(now.Add(time.Second))
+	var v1, v2 gslb.VirtualServerStats
+	for _, ss := range g.Servers() {
+		for _, v := range ss.VirtualServers {
+			switch v.Name {
+			case "/Common/lc1:v1":
+				v1 = v
+			case "/Common/lc1:v2":
+				v2 = v
+			}
+		}
+	}
+	if v1.Metrics == nil || v1.Metrics.Connections != 1 || v1.Metrics.Bps <= 0 {
+		t.Fatalf("v1 metrics %+v", v1.Metrics)
+	}
+	if v2.Metrics != nil {
+		t.Fatalf("v2 has no LTM virtual but got %+v", v2.Metrics)
+	}
+	links := g.Links()
+	if len(links) != 1 || links[0].Metrics == nil || links[0].Metrics.InBps+links[0].Metrics.OutBps <= 0 {
+		t.Fatalf("link %+v", links)
+	}
+	if v1.Status.Reason != "The link has exceeded its bandwidth limit" {
+		t.Fatalf("v1 status %+v", v1.Status)
+	}
+	// The LTM virtual goes away: its figures are withdrawn.
+	if _, err := run(t, s, "delete ltm virtual vs_isp1"); err != "" {
+		t.Fatal(err)
+	}
+	h.report(now.Add(2 * time.Second))
+	for _, ss := range g.Servers() {
+		for _, v := range ss.VirtualServers {
+			if v.Metrics != nil {
+				t.Fatalf("%s keeps metrics %+v", v.Name, v.Metrics)
+			}
+		}
+	}
+}

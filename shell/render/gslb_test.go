@@ -1,0 +1,152 @@
+package render
+
+import (
+	"bytes"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+)
+
+var okStatus = gslb.ObjectStatus{Availability: gslb.Available, State: "enabled", Reason: "Available"}
+
+func TestRenderGTMWideIP(t *testing.T) {
+	var b bytes.Buffer
+	err := RenderGTMWideIP(&b, gslb.WideIPStats{
+		Name: "/Common/www.example.com", Status: okStatus, Aliases: []string{"web.example.com"},
+		Requests: 12, RequestsA: 11, RequestsOther: 1, Resolved: 11, Preferred: 9, Alternate: 2, ReturnedToDNS: 1,
+	}, Options{Folder: "/Common"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dash := strings.Repeat("-", 69)
+	diff(t, b.String(), dash+`
+Gtm::WideIp::A: www.example.com
+`+dash+`
+Status
+  Availability : available
+  State        : enabled
+  Reason       : Available
+  Aliases      : web.example.com
+
+Requests
+  Total                         12
+  A                             11
+  Other                          1
+
+Load Balancing
+  Resolved                      11
+  Persisted                      0
+  Preferred                      9
+  Alternate                      2
+  Fallback                       0
+  Returned to DNS                1
+  Dropped                        0
+`)
+}
+
+// TestRenderGTMBlocks checks the lines scripts look for in each show.
+func TestRenderGTMBlocks(t *testing.T) {
+	o := Options{Folder: "/Common"}
+	down := gslb.ObjectStatus{Availability: gslb.Unavailable, State: "disabled", Reason: "The link is disabled"}
+	cases := []struct {
+		name   string
+		render func(*bytes.Buffer) error
+		want   []string
+		absent []string
+	}{
+		{"pool without members", func(b *bytes.Buffer) error {
+			return RenderGTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus, Mode: gslb.Topology, Alternate: gslb.RoundRobin, Fallback: gslb.ReturnToDNS, Preferred: 3,
+				Members: []gslb.PoolMemberStats{{Member: "/Common/lc:vs1", Destination: "127.0.119.1:80", Status: okStatus}}}, o)
+		}, []string{"Gtm::Pool::A: p\n", "  Preferred LB : topology\n", "  Preferred                      3\n"}, []string{"Gtm::Pool Member"}},
+		{"pool with members", func(b *bytes.Buffer) error {
+			return RenderGTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus,
+				Members: []gslb.PoolMemberStats{{Member: "/Common/lc:vs1", Destination: "127.0.119.1:80", Order: 2, Ratio: 1, Status: down, Preferred: 4}}}, Options{Folder: "/Common", Members: true})
+		}, []string{"  | Gtm::Pool Member: lc:vs1\n", "  |   Reason       : The link is disabled\n", "  |   Order        : 2\n", "  |   Preferred                      4\n"}, nil},
+		{"server with a reported virtual server", func(b *bytes.Buffer) error {
+			return RenderGTMServer(b, gslb.ServerStats{Name: "/Common/lc", Datacenter: "/Common/dc1", Status: okStatus, VirtualServers: []gslb.VirtualServerStats{
+				{Name: "/Common/lc:vs1", Destination: "127.0.119.1:80", Link: "/Common/isp1", Status: okStatus, Metrics: &gslb.VSMetrics{Status: gslb.StatusUp, Connections: 7, Bps: 12500}},
+				{Name: "/Common/lc:vs2", Destination: "127.0.119.2:80", Status: okStatus},
+			}}, o)
+		}, []string{"Gtm::Server: lc\n", "  Data Center  : dc1\n", "  | Gtm::Virtual Server: lc:vs1\n", "  |   Link         : isp1\n",
+			"  |   Current Connections            7\n", "  |   Bits/sec                   12.5K\n", "  |   Link         : none\n", "  |   Reported Status             none\n"}, nil},
+		{"link over its limit", func(b *bytes.Buffer) error {
+			return RenderGTMLink(b, gslb.LinkStats{Name: "/Common/isp1", Datacenter: "/Common/dc1", Status: down, LimitTotalBps: 100,
+				Metrics: &gslb.LinkMetrics{InBps: 300, OutBps: 900}}, Options{Folder: "/Common", Raw: true})
+		}, []string{"Gtm::Link: isp1\n", "  Total                       1200\n", "  Total Limit                  100\n", "  Inbound Limit               none\n"}, nil},
+		{"datacenter", func(b *bytes.Buffer) error {
+			return RenderGTMDatacenter(b, gslb.DatacenterStats{Name: "/Common/dc1", Status: okStatus, Prober: "127.0.119.1"}, o)
+		}, []string{"Gtm::Datacenter: dc1\n", "  Prober       : 127.0.119.1\n"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := c.render(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("missing %q in\n%s", w, b.String())
+				}
+			}
+			for _, w := range c.absent {
+				if strings.Contains(b.String(), w) {
+					t.Errorf("unexpected %q in\n%s", w, b.String())
+				}
+			}
+		})
+	}
+}
+
+func TestRenderGTMPersistAndLDNS(t *testing.T) {
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b bytes.Buffer
+	if err := RenderGTMPersist(&b, nil, now, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), "Gtm::Persistence Records\nTotal persistence records returned: 0\n")
+	b.Reset()
+	recs := []gslb.PersistRecord{{
+		WideIP: "/Common/www.example.com", LDNS: netip.MustParsePrefix("127.0.118.5/32"), Pool: "/Common/p", Member: "/Common/lc:vs1",
+		Addr: netip.MustParseAddr("127.0.119.1"), Expires: now.Add(90 * time.Second),
+	}}
+	if err := RenderGTMPersist(&b, recs, now, Options{Folder: "/Common"}); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), `Gtm::Persistence Records
+Wide IP          LDNS            Pool  Member  Answer       Expires
+www.example.com  127.0.118.5/32  p     lc:vs1  127.0.119.1  90s
+Total persistence records returned: 1
+`)
+	b.Reset()
+	ldns := []gslb.LDNSRecord{
+		{Prefix: netip.MustParsePrefix("127.0.118.0/24"), Requests: 3, Probes: 1, Paths: []gslb.PathRTT{
+			{Path: "/Common/isp1", Kind: "link", RTT: 5600 * time.Microsecond, Probe: "dns_dot"},
+			{Path: "/Common/isp2", Kind: "link", Error: "timeout"},
+		}},
+		{Prefix: netip.MustParsePrefix("127.0.117.0/24"), Requests: 1, Probing: true},
+	}
+	if err := RenderGTMLDNS(&b, ldns, Options{Folder: "/Common"}); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), `Gtm::LDNS
+LDNS                      Requests  Probes  Path       RTT     Probe
+127.0.118.0/24            3         1       link isp1  5.6ms   dns_dot
+                                            link isp2  failed  timeout
+127.0.117.0/24 (probing)  1         0       -          -       -
+Total records returned: 2
+`)
+}
+
+func TestRTTText(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{{0, "0.0ms"}, {5600 * time.Microsecond, "5.6ms"}, {31 * time.Millisecond, "31ms"}, {1500 * time.Millisecond, "1500ms"}} {
+		if got := rttText(c.d); got != c.want {
+			t.Errorf("rttText(%v) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
