@@ -87,7 +87,7 @@ func TestTranslateGSLB(t *testing.T) {
 		t.Fatalf("skipped: %v", skipped)
 	}
 	checks := []struct {
-		what     string
+		what      string
 		got, want any
 	}{
 		{"dc2 disabled", gc.Datacenters["/Common/dc2"].Disabled, true},
