@@ -174,7 +174,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		if m == nil {
 			for guard := 0; guard < 4 && m == nil; guard++ {
-				m = pool.pick(failed)
+				m = pool.pickWith(failed, pr.modeOverride())
 				if m != nil && !m.reserve() {
 					m = nil // a limit was reached meanwhile; choose again
 				}

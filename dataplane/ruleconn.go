@@ -83,6 +83,15 @@ type ruleState struct {
 	snat     snatChoice
 	pick     lbPick
 	lbRounds int
+	lbMode   *lbModeSpec // LB::mode for this flow's decisions
+}
+
+// modeOverride is the flow's LB::mode, or nil.
+func (pr *proxied) modeOverride() *lbModeSpec {
+	if pr.rs == nil {
+		return nil
+	}
+	return pr.rs.lbMode
 }
 
 func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
@@ -260,7 +269,11 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.detach = true
 	case rules.DecideLBMode:
-		return errors.New("LB::mode is not supported yet; set the pool's load-balancing-mode")
+		spec, ok := lbModes[LBMode(d.Mode)]
+		if !ok || d.Mode == "" {
+			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
+		}
+		rs.lbMode = &lbModeSpec{alg: spec.alg, byNode: spec.byNode}
 	default:
 		return fmt.Errorf("%s is not supported", d.Kind)
 	}
@@ -373,7 +386,7 @@ func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 	if pool == nil {
 		return "", netip.AddrPort{}, errors.New("no pool selected")
 	}
-	m := pool.pick(nil)
+	m := pool.pickWith(nil, pr.rs.lbMode)
 	if m == nil {
 		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
 	}

@@ -151,12 +151,26 @@ type poolSnap struct {
 	members []*memberRT
 }
 
+// lbModeSpec is a load-balancing mode as the balancer runs it.
+type lbModeSpec struct {
+	alg    lb.Algorithm
+	byNode bool
+}
+
 // pick chooses a member for a new flow, skipping those in exclude (members
 // that already failed to connect). It returns nil when none is usable.
-func (p *poolRT) pick(exclude []*memberRT) *memberRT {
+func (p *poolRT) pick(exclude []*memberRT) *memberRT { return p.pickWith(exclude, nil) }
+
+// pickWith is pick with the pool's mode replaced for this one decision
+// (an iRule's LB::mode); mode nil keeps the pool's.
+func (p *poolRT) pickWith(exclude []*memberRT, mode *lbModeSpec) *memberRT {
 	s := p.snap.Load()
 	if s == nil {
 		return nil
+	}
+	alg, byNode := s.alg, s.byNode
+	if mode != nil {
+		alg, byNode = mode.alg, mode.byNode
 	}
 	var buf, gbuf [16]lb.Candidate
 	cands := buf[:0]
@@ -175,11 +189,11 @@ outer:
 		cand := lb.Candidate{Index: i, Priority: c.PriorityGroup, Ratio: c.Ratio,
 			Conns: m.stats.cur.Load(), Limit: c.ConnectionLimit,
 			Outstanding: m.node.outstanding.Load()}
-		if s.byNode {
+		if byNode {
 			nc := m.node.cfg.Load()
 			cand.Ratio, cand.Conns, cand.Limit = nc.Ratio, m.node.stats.cur.Load(), nc.ConnectionLimit
 		}
-		if s.alg == lb.Observed || s.alg == lb.Predictive {
+		if alg == lb.Observed || alg == lb.Predictive {
 			cand.Smoothed = m.observe(cand.Conns)
 		}
 		if s.cfg.SlowRampTime > 0 {
@@ -188,7 +202,7 @@ outer:
 		cands = append(cands, cand)
 	}
 	cands = lb.ActiveGroup(cands, s.cfg.MinActiveMembers, gbuf[:0])
-	k := p.bal.Pick(s.alg, cands)
+	k := p.bal.Pick(alg, cands)
 	if k < 0 {
 		return nil
 	}
