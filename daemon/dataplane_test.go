@@ -163,3 +163,19 @@ func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 }
+
+func TestRuntimeTablesInsideAModule(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{"ltm", "show persistence persist-records", "delete persistence persist-records", "exit", "sys", "show connection", "delete connection"} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+}

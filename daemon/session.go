@@ -102,10 +102,7 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if isCliTx(words) {
 			return s.cliTx(verb, w)
 		}
-		if verb == "delete" && hasPrefix(s.moduleFor(words[1:]), []string{"sys", "connection"}) {
-			return s.runtimeShow(ctx, st, verb, args, w)
-		}
-		if verb == "delete" && hasPrefix(s.moduleFor(words[1:]), []string{"ltm", "persistence", "persist-records"}) {
+		if verb == "delete" && s.isRuntimeTarget(words[1:]) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
 		return s.commitOne(st, verb, args)
@@ -144,6 +141,20 @@ func verbNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// isRuntimeTarget reports whether words name a runtime table (sys
+// connection, persist-records) rather than configuration, as typed or under
+// the current module.
+func (s *Session) isRuntimeTarget(words []string) bool {
+	for _, abs := range [][]string{s.moduleFor(words), append(append([]string{}, s.module...), words...)} {
+		for _, kw := range runtimeOnly {
+			if hasPrefix(abs, kw) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isCliTx(words []string) bool {

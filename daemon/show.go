@@ -68,18 +68,19 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 	if err != nil {
 		return err
 	}
-	abs := s.moduleFor(ws)
-	offset := len(ws) - len(abs) // words of the module context not typed
-	for key, kw := range runtimeOnly {
-		if hasPrefix(abs, kw) {
-			fn := s.e.showFunc(verb, key)
-			if fn == nil {
-				return objects.Invalid("%s %s is not available: no dataplane is running", verb, key)
+	// Runtime-only targets (sys connection, persist-records) are not kinds:
+	// try them as typed and under the current module.
+	for _, abs := range [][]string{s.moduleFor(ws), append(append([]string{}, s.module...), ws...)} {
+		for key, kw := range runtimeOnly {
+			if hasPrefix(abs, kw) {
+				fn := s.e.showFunc(verb, key)
+				if fn == nil {
+					return objects.Invalid("%s %s is not available: no dataplane is running", verb, key)
+				}
+				return fn(ctx, s, nil, abs[len(kw):], w)
 			}
-			return fn(ctx, s, nil, abs[len(kw):], w)
 		}
 	}
-	_ = offset
 	t, err := s.resolve(args)
 	if err != nil {
 		return err
