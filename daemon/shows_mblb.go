@@ -98,7 +98,7 @@ func shortName(folder, name string) string {
 func writeStatBlock(w io.Writer, title string, rows [][2]string) {
 	width := 23
 	for _, r := range rows {
-		if n := len(r[0]) + 3 + len(r[1]); r[1] != "" && n > width {
+		if n := len(r[0]) + 3 + len(r[1]); r[1] != "" && r[1] != "N/A" && n > width {
 			width = n
 		}
 	}
