@@ -12,15 +12,14 @@ import (
 // the cursor, generated from the schema plus live object names.
 func (s *Session) Complete(line string) []control.Suggestion {
 	ws, partial := splitForCompletion(line)
-	out := s.complete(ws)
-	if partial == "" {
-		return out
-	}
 	var f []control.Suggestion
-	for _, sg := range out {
-		if strings.HasPrefix(sg.Text, partial) {
-			f = append(f, sg)
+	seen := map[string]bool{}
+	for _, sg := range s.complete(ws) {
+		if !strings.HasPrefix(sg.Text, partial) || seen[sg.Text] {
+			continue
 		}
+		seen[sg.Text] = true
+		f = append(f, sg)
 	}
 	return f
 }

@@ -179,3 +179,18 @@ func TestRuntimeTablesInsideAModule(t *testing.T) {
 		}
 	}
 }
+
+func TestProfilesOfKindsNotRunAreSkippedNotFatal(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession("admin").(*Session)
+	_, errText := run(t, s, "create ltm virtual v_ssl destination 127.0.33.1:443 persist replace-all-with { ssl { default yes } }")
+	if !strings.Contains(errText, "persistence profile /Common/ssl is of a kind openltm does not run (ltm persistence ssl)") {
+		t.Fatalf("error %q", errText)
+	}
+}

@@ -102,7 +102,7 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if isCliTx(words) {
 			return s.cliTx(verb, w)
 		}
-		if verb == "delete" && s.isRuntimeTarget(words[1:]) {
+		if verb == "delete" && s.isRuntimeTarget(verb, words[1:]) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
 		return s.commitOne(st, verb, args)
@@ -143,13 +143,13 @@ func verbNames() []string {
 	return out
 }
 
-// isRuntimeTarget reports whether words name a runtime table (sys
-// connection, persist-records) rather than configuration, as typed or under
-// the current module.
-func (s *Session) isRuntimeTarget(words []string) bool {
+// isRuntimeTarget reports whether words name a runtime table the runtime
+// answers verb for (delete sys connection, persist-records) rather than
+// configuration, as typed or under the current module.
+func (s *Session) isRuntimeTarget(verb string, words []string) bool {
 	for _, abs := range [][]string{s.moduleFor(words), append(append([]string{}, s.module...), words...)} {
-		for _, kw := range runtimeOnly {
-			if hasPrefix(abs, kw) {
+		for key, kw := range runtimeOnly {
+			if hasPrefix(abs, kw) && s.e.showFunc(verb, key) != nil {
 				return true
 			}
 		}

@@ -72,12 +72,14 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 	// try them as typed and under the current module.
 	for _, abs := range [][]string{s.moduleFor(ws), append(append([]string{}, s.module...), ws...)} {
 		for key, kw := range runtimeOnly {
-			if hasPrefix(abs, kw) {
-				fn := s.e.showFunc(verb, key)
-				if fn == nil {
-					return objects.Invalid("%s %s is not available: no dataplane is running", verb, key)
-				}
+			if !hasPrefix(abs, kw) {
+				continue
+			}
+			if fn := s.e.showFunc(verb, key); fn != nil {
 				return fn(ctx, s, nil, abs[len(kw):], w)
+			}
+			if !isKindPrefix(s.e.schema, abs) {
+				return objects.Invalid("%s %s is not available: no dataplane is running", verb, key)
 			}
 		}
 	}
@@ -114,6 +116,13 @@ var showOptions = map[string]bool{
 }
 
 func isShowOption(w string) bool { return showOptions[w] }
+
+// isKindPrefix reports whether words start with a configuration kind, so a
+// runtime target sharing its first words (gtm pool) falls back to it.
+func isKindPrefix(sc *objects.Schema, words []string) bool {
+	k, _ := sc.Match(words)
+	return k != nil
+}
 
 // Folder is the session's current folder, for runtimes printing names.
 func (s *Session) Folder() string { return s.folder }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"path"
@@ -180,8 +181,8 @@ func rawAddrs(s string) []netip.Addr {
 func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
 		o := t.cfg.Lookup(t.s, []string{"ltm monitor ", "gtm monitor "}, n)
-		if o == nil {
-			continue
+		if o == nil || o.Kind == nil {
+			continue // missing, or a kind kept without being run (gtm monitor bigip)
 		}
 		switch o.Kind.Key() {
 		case "ltm monitor tcp", "ltm monitor tcp-half-open", "ltm monitor http", "ltm monitor https", "ltm monitor gateway-icmp":
@@ -481,7 +482,13 @@ func (t *gslbTranslator) topology() {
 		}
 		lm, err1 := t.matches(ldns, "ldns")
 		sm, err2 := t.matches(server, "server")
-		if err1 != nil || err2 != nil || len(lm) != 1 || len(sm) != 1 {
+		if err := errors.Join(err1, err2); err != nil {
+			// A match kind the GSLB does not run (geoip-isp, ...): the
+			// record is kept and left out, like a dangling reference.
+			t.skip(o, "%v", err)
+			continue
+		}
+		if len(lm) != 1 || len(sm) != 1 {
 			t.fail("The topology record (%s) is not written ldns: [not] KIND VALUE server: [not] KIND VALUE.", o.Name)
 			return
 		}

@@ -46,6 +46,10 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		t.skip(o, "persistence profile %s does not exist", name)
 		return nil, false
 	}
+	if prof.Kind == nil {
+		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Words[:len(prof.Words)-1], " "))
+		return nil, false
+	}
 	e := func(n string) string { return t.cfg.EffectiveStr(prof, n) }
 	p := &dataplane.Persistence{
 		Profile:                 prof.Name,

@@ -8,7 +8,9 @@ import (
 
 // builtinText declares the parent objects BIG-IP ships with, with F5's
 // defaults. They exist from the first start, are never saved and cannot be
-// deleted.
+// deleted. Those of kinds openltm does not act on (client-ssl, gtm monitor
+// bigip, ...) are there so that real configurations referring to them read
+// without warnings.
 const builtinText = `
 ltm monitor tcp /Common/tcp { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
 ltm monitor tcp-half-open /Common/tcp_half_open { destination *:* interval 5 timeout 16 time-until-up 0 up-interval 0 manual-resume disabled }
@@ -22,6 +24,24 @@ ltm profile mblb /Common/mblb { }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }
+ltm profile tcp /Common/f5-tcp-lan { defaults-from /Common/tcp }
+ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp }
+ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp }
+ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp }
+ltm profile udp /Common/udp { }
+ltm profile client-ssl /Common/clientssl { }
+ltm profile server-ssl /Common/serverssl { }
+ltm monitor https /Common/https { }
+ltm monitor icmp /Common/icmp { }
+ltm monitor udp /Common/udp { }
+ltm persistence dest-addr /Common/dest_addr { }
+ltm persistence ssl /Common/ssl { }
+gtm monitor bigip /Common/bigip { }
+gtm monitor bigip-link /Common/bigip_link { }
+gtm monitor gateway-icmp /Common/gateway_icmp { }
+gtm monitor tcp /Common/tcp { }
+gtm monitor http /Common/http { }
+gtm monitor https /Common/https { }
 `
 
 // singletonText is the initial state of singleton kinds; unlike built-ins
@@ -29,6 +49,9 @@ ltm persistence universal /Common/universal { timeout 180 }
 const singletonText = `
 ltm default-node-monitor { rule none }
 sys global-settings { hostname openltm.local }
+gtm global-settings load-balancing { }
+gtm global-settings metrics { }
+gtm global-settings general { }
 `
 
 // Builtins returns the configuration a new daemon starts from.

@@ -38,7 +38,7 @@ func PortName(p int) string {
 
 // FullPath makes name absolute within folder: `p1` in /Common is /Common/p1.
 func FullPath(folder, name string) string {
-	if strings.HasPrefix(name, "/") || name == "" {
+	if strings.HasPrefix(name, "/") || name == "" || folder == "" {
 		return name
 	}
 	if folder == "/" {

@@ -197,6 +197,9 @@ func (c *Config) Effective(o *Object, name string) *Value {
 	if v := o.Props[name]; v != nil {
 		return v
 	}
+	if o.Kind == nil {
+		return nil
+	}
 	if v := Inherited(o, name, c.Get); v != nil {
 		return v
 	}
