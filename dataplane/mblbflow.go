@@ -164,7 +164,13 @@ func (p *Plane) newMBLB(vs *vsRT, cfg *MBLB, idle time.Duration, ruled bool) (*m
 	}
 	if oc := cfg.OneConnect; oc != nil {
 		ec.OneConnect = &mblb.OneConnect{SourceMask: oc.SourceMask, MaxSize: oc.MaxSize,
-			MaxAge: oc.MaxAge, MaxReuse: oc.MaxReuse, IdleTimeoutOverride: oc.IdleTimeoutOverride}
+			MaxAge: oc.MaxAge, MaxReuse: oc.MaxReuse, IdleTimeoutOverride: oc.IdleTimeoutOverride,
+			// A rule's framing cannot be trusted with two clients' answers
+			// in one read (seed 000's rule releases whatever arrived as one
+			// response): a shared connection carries one message at a
+			// time, as BIG-IP's HTTP OneConnect does. Declarative framing
+			// knows its boundaries and pipelines.
+			Exclusive: ec.Request.Mode == mblb.Rule}
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {

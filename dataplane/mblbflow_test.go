@@ -495,3 +495,33 @@ func TestMBLBIdleTimeoutClosesBoth(t *testing.T) {
 		t.Fatalf("flows after reconnect %d/%d", a, b)
 	}
 }
+
+func TestMBLBOneConnectExclusiveConcurrentClients(t *testing.T) {
+	p, lg := newPlane(t)
+	startServer(t, "127.0.90.91:9000", "S1")
+	startServer(t, "127.0.90.91:9001", "S2")
+	m := &MBLB{Request: mblb.Framing{Mode: mblb.Rule}, OneConnect: &OneConnect{Profile: "/Common/oc", MaxSize: 1}}
+	cfg := mblbConfig("127.0.90.9:9000", m, "127.0.90.91:9000", "127.0.90.91:9001")
+	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, seedRule)
+	mustApply(t, p, cfg)
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for k := 0; k < 3; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := dialVS(t, "127.0.90.9:9000")
+			for i := 0; i < 200; i++ {
+				if _, err := c.ask("hello"); err != nil {
+					errs <- fmt.Errorf("message %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("%v\n%s", err, lg)
+	}
+}
