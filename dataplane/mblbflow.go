@@ -364,12 +364,9 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 			return mv.member(snap, m), nil
 		}
 	}
-	// PERSISTENCE: c.Persist carries the rule's `persist uie <key>` for
-	// this message (and a source-address persistence profile keys on
-	// c.Client.Addr()). The persistence table looks the key up here and
-	// returns its member when usable, and records the member chosen below
-	// against the key. Until it is wired, every message is balanced.
-	if m := mv.persistLookup(snap, pool, c); m != nil && !containsMember(exclude, m) && m.usable() {
+	// Persistence: the rule's `persist uie <key>` for this message, else a
+	// source-address profile keyed on the client (mblbpersist.go).
+	if m := mv.persistLookup(snap, pool, c); m != nil && !containsMember(exclude, m) && directable(m) {
 		return mv.member(snap, m), nil
 	}
 	m := mv.balance(pool, exclude)
@@ -379,13 +376,6 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 	mv.persistRecord(snap, pool, c, m)
 	return mv.member(snap, m), nil
 }
-
-// persistLookup is the persistence table's answer for a message's key; nil
-// while persistence is not wired to message-based virtuals.
-func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) *memberRT { return nil }
-
-// persistRecord stores the member balanced for a message's key.
-func (mv *mblbVS) persistRecord(snap *vsSnap, pool *poolRT, c mblb.Choice, m *memberRT) {}
 
 // directable reports whether a member may take a message a rule sent to it
 // by name: a disabled member still may (as `pool p member` on BIG-IP), a
