@@ -3,14 +3,11 @@ package daemon
 import (
 	"bufio"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/openltm/openltm/dataplane"
 )
 
 // labelServer answers every line with its label, like the field tools.
@@ -42,13 +39,7 @@ func labelServer(t *testing.T, addr, label string) {
 }
 
 func TestCommitDrivesTraffic(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir())
 	labelServer(t, "127.0.31.11:9000", "S1 Response")
 	labelServer(t, "127.0.31.12:9000", "S2 Response")
 	s := e.NewSession("admin").(*Session)
@@ -88,13 +79,7 @@ func TestCommitDrivesTraffic(t *testing.T) {
 }
 
 func TestShows(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir())
 	labelServer(t, "127.0.32.11:9000", "S1 Response")
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
@@ -135,13 +120,7 @@ func TestShows(t *testing.T) {
 
 func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
 	dir := t.TempDir()
-	e := openTest(t, dir)
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
 	_, errText := run(t, s, "create ltm virtual fwd destination 0.0.0.0:any ip-forward")
 	if !strings.Contains(errText, "listens on every port") {
@@ -165,13 +144,7 @@ func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
 }
 
 func TestRuntimeTablesInsideAModule(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{"ltm", "show persistence persist-records", "delete persistence persist-records", "exit", "sys", "show connection", "delete connection"} {
 		if _, err := run(t, s, c); err != "" {
@@ -181,13 +154,7 @@ func TestRuntimeTablesInsideAModule(t *testing.T) {
 }
 
 func TestProfilesOfKindsNotRunAreSkippedNotFatal(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	_, errText := run(t, s, "create ltm virtual v_ssl destination 127.0.33.1:443 persist replace-all-with { ssl { default yes } }")
 	if !strings.Contains(errText, "persistence profile /Common/ssl is of a kind openltm does not run (ltm persistence ssl)") {

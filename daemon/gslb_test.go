@@ -166,13 +166,7 @@ func TestLTMStatus(t *testing.T) {
 // the gtm virtual server at the same destination, and its link, get the
 // figures.
 func TestGSLBFedFromLTM(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, p := openWithPlane(t, t.TempDir())
 	labelServer(t, "127.0.119.111:9000", "S1 Response")
 	g := quietGSLB(t)
 	h := &gslbHook{e: e, s: g, p: p, dry: quietGSLB(t)}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"bufio"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
@@ -90,13 +89,7 @@ func TestTranslatePersistence(t *testing.T) {
 }
 
 func TestPersistRecordsShowAndDelete(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := openWithPlane(t, t.TempDir())
 	labelServer(t, "127.0.107.11:9000", "S1 Response")
 	labelServer(t, "127.0.107.12:9000", "S2 Response")
 	s := e.NewSession("admin").(*Session)

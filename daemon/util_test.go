@@ -1,9 +1,27 @@
 package daemon
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane"
 )
+
+// openWithPlane opens an engine in dir with a running dataplane attached;
+// both are closed when the test ends.
+func openWithPlane(t *testing.T, dir string) (*Engine, *dataplane.Plane) {
+	t.Helper()
+	e := openTest(t, dir)
+	t.Cleanup(func() { e.Close() })
+	p := dataplane.New(dataplane.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(p.Close)
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	return e, p
+}
 
 func readFile(t *testing.T, name string) string {
 	t.Helper()
