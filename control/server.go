@@ -11,6 +11,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -30,7 +31,13 @@ type Server struct {
 	// Authorize decides whether a peer may talk at all; nil means
 	// AllowSameUserOrRoot. A refused peer gets the error text and is closed.
 	Authorize func(Peer) error
+
+	active atomic.Int64
 }
+
+// Active is the number of connections being served now, so an embedded
+// daemon can wait for the other shells joined to it before it stops.
+func (s *Server) Active() int { return int(s.active.Load()) }
 
 // Serve is the common case: serve ln with backend's sessions under the
 // default peer policy until ctx ends.
@@ -77,8 +84,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		delay = 0
 		wg.Add(1)
+		s.active.Add(1)
 		go func() {
 			defer wg.Done()
+			defer s.active.Add(-1)
 			s.handle(ctx, conn)
 		}()
 	}

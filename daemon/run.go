@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
@@ -24,6 +25,7 @@ type Running struct {
 	stopGSLB func()
 
 	ln     net.Listener
+	srv    *control.Server
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -55,9 +57,10 @@ func Start(opts Options, socket string) (*Running, error) {
 		stopGSLB = func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, ln: ln, cancel: cancel, done: make(chan error, 1)}
+	srv := &control.Server{Backend: e, Logger: e.Logger()}
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		r.done <- control.Serve(ctx, ln, e, e.Logger())
+		r.done <- srv.Serve(ctx, ln)
 	}()
 	e.Logger().Info("ltmd ready", "socket", socket, "state", opts.StateDir, "generation", e.Generation())
 	return r, nil
@@ -69,6 +72,28 @@ func (r *Running) Wait() error {
 	err := <-r.done
 	r.done <- err
 	return err
+}
+
+// Sessions is the number of shells connected now.
+func (r *Running) Sessions() int { return r.srv.Active() }
+
+// StopWhenIdle stops once no shell is connected (or after max), so a tmsh
+// that started an embedded daemon does not cut off other shells that
+// joined it: waiting is called once, with their number, if it must wait.
+func (r *Running) StopWhenIdle(max time.Duration, waiting func(n int)) error {
+	start := time.Now()
+	deadline := start.Add(max)
+	told := false
+	for n := r.Sessions(); n > 0 && time.Now().Before(deadline); n = r.Sessions() {
+		// The caller's own connection may take a moment to be seen closed:
+		// only a session still there after a grace period is another shell.
+		if !told && waiting != nil && time.Since(start) > 500*time.Millisecond {
+			waiting(n)
+			told = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return r.Stop()
 }
 
 // Stop closes the socket, ends every session, stops the GSLB and the

@@ -60,7 +60,7 @@ func connect(paths control.Paths, stderr io.Writer) (*connection, error) {
 		fmt.Fprintf(stderr, "openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", paths.Socket, paths.StateDir)
 		c, err = control.Dial(paths.Socket)
 		if err != nil {
-			conn.close()
+			conn.close(stderr)
 			return nil, err
 		}
 		conn.client = c
@@ -88,15 +88,22 @@ func startEmbedded(paths control.Paths) (*connection, error) {
 	return &connection{embedded: r, logFile: lf}, nil
 }
 
-// close ends the session, then stops the embedded daemon if there is one
-// (which disconnects any other tmsh that joined it).
-func (c *connection) close() error {
+// embeddedLinger bounds how long an embedded daemon waits, after its own
+// tmsh is done, for other shells that joined it to finish.
+const embeddedLinger = 10 * time.Minute
+
+// close ends the session, then stops the embedded daemon if there is one,
+// once the other tmsh processes that joined it have left (saying so on
+// stderr when it has to wait).
+func (c *connection) close(stderr io.Writer) error {
 	if c.client != nil {
 		c.client.Close()
 	}
 	var err error
 	if c.embedded != nil {
-		err = c.embedded.Stop()
+		err = c.embedded.StopWhenIdle(embeddedLinger, func(n int) {
+			fmt.Fprintf(stderr, "openltm: waiting for %d other tmsh session(s) on the embedded ltmd to end\n", n)
+		})
 	}
 	if c.logFile != nil {
 		c.logFile.Close()

@@ -91,7 +91,7 @@ func Run(opts Options) int {
 		return ExitUsage
 	}
 	defer func() {
-		if err := conn.close(); err != nil {
+		if err := conn.close(stderr); err != nil {
 			fmt.Fprintf(stderr, "tmsh: %v\n", err)
 		}
 	}()

@@ -48,6 +48,8 @@ type ptySession struct {
 	mu    sync.Mutex
 	out   bytes.Buffer
 	state string
+	// initial is the terminal's settings before tmsh started.
+	initial *unix.Termios
 }
 
 // startPty runs tmsh on a fresh 80x24 pty against the daemon at socket.
@@ -65,6 +67,9 @@ func startPty(t *testing.T, socket string) *ptySession {
 		t.Fatal(err)
 	}
 	s := &ptySession{t: t, ptmx: ptmx, tty: tty, state: t.TempDir()}
+	// The terminal's settings before tmsh can touch them: what it must
+	// give back.
+	s.initial = s.termios()
 	s.cmd = exec.Command(os.Args[0], "-test.run=^$")
 	s.cmd.Env = append(os.Environ(), childEnv+"=1", control.EnvSocket+"="+socket, control.EnvStateDir+"="+s.state, "TERM=xterm")
 	s.cmd.Stdin, s.cmd.Stdout, s.cmd.Stderr = tty, tty, tty
@@ -184,7 +189,7 @@ func TestInteractiveOnAPty(t *testing.T) {
 
 func TestInteractiveRestoresTerminalOnSIGTERM(t *testing.T) {
 	s := startPty(t, serveFake(t, &controltest.Backend{}))
-	before := s.termios()
+	before := s.initial
 	s.waitFor("(tmos)# ")
 	s.keys("list")
 	time.Sleep(keyGap)
