@@ -191,11 +191,13 @@ func once(t *testing.T, vs string) string {
 // eventually polls cond for up to 5 s.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	// Up to 10 s: a loaded CI machine running every package at once can be
+	// slow, and the conditions waited for are quick otherwise.
 	for i := 0; i < 500; i++ {
 		if cond() {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
