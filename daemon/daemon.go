@@ -49,8 +49,9 @@ type Engine struct {
 
 // state is one committed generation as the engine holds it.
 type state struct {
-	gen uint64
-	cfg *objects.Config
+	gen  uint64
+	cfg  *objects.Config
+	text string // cfg as saved text, to tell a change that changes nothing
 }
 
 // Hook lets the runtime (the dataplane) take part in commits without the
@@ -104,7 +105,7 @@ func Open(opts Options) (*Engine, error) {
 		gen = g.ID
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
-	e.cur.Store(&state{gen: gen, cfg: cfg})
+	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text()})
 	e.hooks = append(e.hooks, rulesHook{e})
 	return e, nil
 }
@@ -176,6 +177,12 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 			return 0, err
 		}
 	}
+	text := cfg.Text()
+	if text == old.text {
+		// Nothing changed (a modify to the values already set, a load of
+		// the running configuration): no new generation.
+		return old.gen, nil
+	}
 	// Apply before storing: what cannot run (an address that cannot be
 	// bound) is refused whole, and the runtime goes back if storing fails.
 	for i, h := range e.hooks {
@@ -186,14 +193,14 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 			return 0, err
 		}
 	}
-	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: cfg.Text()})
+	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: text})
 	if err != nil {
 		for _, h := range e.hooks {
 			h.Apply(cfg, old.cfg)
 		}
 		return 0, fmt.Errorf("storing the configuration: %w", err)
 	}
-	e.cur.Store(&state{gen: id, cfg: cfg})
+	e.cur.Store(&state{gen: id, cfg: cfg, text: text})
 	return id, nil
 }
 

@@ -176,3 +176,24 @@ func TestRuleCompileErrorsRefuseTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAChangeThatChangesNothingMakesNoGeneration(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p1 description one",
+		"modify ltm pool p1 description one",
+		"modify ltm pool p1 description one",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatal(err)
+		}
+	}
+	if g := e.Generation(); g != 1 {
+		t.Fatalf("generation %d after two modifies that change nothing, want 1", g)
+	}
+	if _, err := run(t, s, "modify ltm pool p1 description two"); err != "" || e.Generation() != 2 {
+		t.Fatalf("a real change: %s, generation %d", err, e.Generation())
+	}
+}
