@@ -301,7 +301,7 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 		item.Props[p.Name] = &Value{Str: kw.Text}
 		return 0, nil
 	case TString, TInt, TEnum, TRef:
-		w, err := wordAt(rest, p.Name+" value", kw)
+		w, err := wordAt(rest, expectedValue(p), kw)
 		if err != nil {
 			return 0, err
 		}
@@ -352,6 +352,22 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 		return r.coll(p, item, kw, rest, mode)
 	}
 	return 0, fmt.Errorf("internal: property %s has no reader", p.Name)
+}
+
+// expectedValue says what a property takes, for errors.
+func expectedValue(p *Prop) string {
+	switch p.Type {
+	case TInt:
+		return "an integer"
+	case TEnum:
+		return "one of: " + strings.Join(p.Enum, ", ")
+	case TRef:
+		if len(p.Ref) == 1 && !strings.HasSuffix(p.Ref[0], " ") {
+			return "the name of an " + strings.TrimSpace(p.Ref[0]) + " object, or none"
+		}
+		return "an object name, or none"
+	}
+	return "a value"
 }
 
 // scalar validates and canonicalises one word.
