@@ -1,0 +1,282 @@
+package httpx
+
+import (
+	"bytes"
+	"net/netip"
+	"strconv"
+	"time"
+)
+
+// MaxRequestGrowth bounds how many bytes AppendRequest adds, so the caller
+// can size the destination once.
+const MaxRequestGrowth = len("X-Forwarded-For: \r\n") + 46 + len("Connection: Keep-Alive\r\n")
+
+// blankLine is where the blank line ending a header block starts.
+func blankLine(b []byte, end int) int {
+	if end >= 2 && b[end-2] == '\r' {
+		return end - 2
+	}
+	return end - 1
+}
+
+// RequestEdits are the http profile's changes to a request on its way to
+// a member.
+type RequestEdits struct {
+	// XFF, when valid, is appended as an X-Forwarded-For header
+	// (insert-xforwarded-for enabled).
+	XFF netip.Addr
+	// Transform keeps the server connection reusable (OneConnect with
+	// oneconnect-transformations): a Connection: close header is renamed
+	// X-Cnection, as BIG-IP does, and an HTTP/1.0 request without
+	// keep-alive gets Connection: Keep-Alive.
+	Transform bool
+}
+
+// AppendRequest appends the request b, whose head is h, to dst with the
+// edits applied. It allocates nothing when dst has MaxRequestGrowth spare
+// bytes beyond len(b).
+func AppendRequest(dst, b []byte, h *Head, ed RequestEdits) []byte {
+	bl := blankLine(b, h.HeaderEnd)
+	base := len(dst)
+	dst = append(dst, b[:bl]...)
+	if ed.Transform && h.Close {
+		Fields(b, h.HeaderEnd, func(name, value []byte, start, _ int) bool {
+			if equalFold(name, "connection") && containsToken(value, "close") {
+				copy(dst[base+start:], "X-Cnection")
+			}
+			return true
+		})
+	}
+	if ed.XFF.IsValid() {
+		dst = append(dst, "X-Forwarded-For: "...)
+		dst = ed.XFF.Unmap().AppendTo(dst)
+		dst = append(dst, "\r\n"...)
+	}
+	if ed.Transform && h.Minor == 0 && !h.KeepAlive {
+		dst = append(dst, "Connection: Keep-Alive\r\n"...)
+	}
+	return append(dst, b[bl:]...)
+}
+
+func containsToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		t := v
+		if k := bytes.IndexByte(v, ','); k >= 0 {
+			t, v = v[:k], v[k+1:]
+		} else {
+			v = nil
+		}
+		if equalFold(trimOWS(t), tok) {
+			return true
+		}
+	}
+	return false
+}
+
+// AppendResponse appends the response b, whose head is h, to dst with the
+// header lines in extra (each ending in CRLF) added to its final header
+// block.
+func AppendResponse(dst, b []byte, h *Head, extra []byte) []byte {
+	bl := blankLine(b, h.HeaderEnd)
+	dst = append(dst, b[:bl]...)
+	dst = append(dst, extra...)
+	return append(dst, b[bl:]...)
+}
+
+// Cookie returns the value of the first cookie called name in the
+// request's Cookie headers.
+func Cookie(b []byte, h *Head, name string) (val []byte, ok bool) {
+	Fields(b, h.HeaderEnd, func(n, v []byte, _, _ int) bool {
+		if !equalFold(n, "cookie") {
+			return true
+		}
+		for len(v) > 0 {
+			pair := v
+			if k := bytes.IndexByte(v, ';'); k >= 0 {
+				pair, v = v[:k], v[k+1:]
+			} else {
+				v = nil
+			}
+			pair = trimOWS(pair)
+			if eq := bytes.IndexByte(pair, '='); eq > 0 && string(pair[:eq]) == name {
+				val, ok = pair[eq+1:], true
+				if n := len(val); n >= 2 && val[0] == '"' && val[n-1] == '"' {
+					val = val[1 : n-1]
+				}
+				return false
+			}
+		}
+		return true
+	})
+	return val, ok
+}
+
+// swap16 exchanges a port's two bytes, as BIG-IP's cookie encoding does.
+func swap16(p uint16) uint16 { return p>>8 | p<<8 }
+
+// AppendMember appends BIG-IP's cookie encoding of a member (K6917):
+// IPv4 `<a>.<p>.0000` where a is the address's octets read as a
+// little-endian 32-bit number and p the port with its bytes swapped, both
+// decimal; IPv6 `vi<32 hex digits>.<p>`.
+func AppendMember(dst []byte, m netip.AddrPort) []byte {
+	a := m.Addr().Unmap()
+	p := swap16(m.Port())
+	if a.Is4() {
+		o := a.As4()
+		v := uint32(o[0]) | uint32(o[1])<<8 | uint32(o[2])<<16 | uint32(o[3])<<24
+		dst = strconv.AppendUint(dst, uint64(v), 10)
+		dst = append(dst, '.')
+		dst = strconv.AppendUint(dst, uint64(p), 10)
+		return append(dst, ".0000"...)
+	}
+	const hex = "0123456789abcdef"
+	dst = append(dst, "vi"...)
+	for _, c := range a.As16() {
+		dst = append(dst, hex[c>>4], hex[c&15])
+	}
+	dst = append(dst, '.')
+	return strconv.AppendUint(dst, uint64(p), 10)
+}
+
+// EncodeMember is AppendMember as a string.
+func EncodeMember(m netip.AddrPort) string { return string(AppendMember(nil, m)) }
+
+// DecodeMember reads a member back from any of BIG-IP's unencrypted
+// cookie encodings: IPv4 `a.p.0000`, IPv6 `vi<hex>.p`, and the route
+// domain forms `rd<N>o<32 hex>o<port>` (the route domain is not kept).
+func DecodeMember(v []byte) (netip.AddrPort, bool) {
+	s := string(v) // the compiler does not allocate for these conversions' uses below
+	switch {
+	case len(s) > 2 && s[:2] == "rd":
+		i := 2
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 2 || i+34 > len(s) || s[i] != 'o' || s[i+33] != 'o' {
+			return netip.AddrPort{}, false
+		}
+		a, ok := hex16(s[i+1 : i+33])
+		if !ok {
+			return netip.AddrPort{}, false
+		}
+		port, err := strconv.ParseUint(s[i+34:], 10, 16)
+		if err != nil {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(a.Unmap(), uint16(port)), true
+	case len(s) > 2 && s[:2] == "vi":
+		if len(s) < 36 || s[34] != '.' {
+			return netip.AddrPort{}, false
+		}
+		a, ok := hex16(s[2:34])
+		if !ok {
+			return netip.AddrPort{}, false
+		}
+		p, err := strconv.ParseUint(s[35:], 10, 16)
+		if err != nil {
+			return netip.AddrPort{}, false
+		}
+		return netip.AddrPortFrom(a, swap16(uint16(p))), true
+	}
+	d1 := bytes.IndexByte(v, '.')
+	if d1 <= 0 {
+		return netip.AddrPort{}, false
+	}
+	rest := v[d1+1:]
+	d2 := bytes.IndexByte(rest, '.')
+	if d2 <= 0 || string(rest[d2+1:]) != "0000" {
+		return netip.AddrPort{}, false
+	}
+	a, err := strconv.ParseUint(string(v[:d1]), 10, 32)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	p, err := strconv.ParseUint(string(rest[:d2]), 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	addr := netip.AddrFrom4([4]byte{byte(a), byte(a >> 8), byte(a >> 16), byte(a >> 24)})
+	return netip.AddrPortFrom(addr, swap16(uint16(p))), true
+}
+
+func hex16(s string) (netip.Addr, bool) {
+	if len(s) != 32 {
+		return netip.Addr{}, false
+	}
+	var b [16]byte
+	for i := 0; i < 16; i++ {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return netip.Addr{}, false
+		}
+		b[i] = hi<<4 | lo
+	}
+	return netip.AddrFrom16(b), true
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// CookieSpec is cookie persistence's insert method (reference §7.2).
+type CookieSpec struct {
+	// Name is the cookie's name: cookie-name, or BIGipServer<pool>.
+	Name string
+	// Expiration is the cookie's lifetime; 0 makes a session cookie (no
+	// expires attribute).
+	Expiration time.Duration
+	// HTTPOnly and Secure add those attributes.
+	HTTPOnly, Secure bool
+	// AlwaysSend inserts the cookie in every response, not only when the
+	// request did not already carry the member's.
+	AlwaysSend bool
+}
+
+// AppendSetCookie appends the Set-Cookie header line (CRLF included) that
+// persists a client on member m.
+func (c *CookieSpec) AppendSetCookie(dst []byte, m netip.AddrPort, now time.Time) []byte {
+	dst = append(dst, "Set-Cookie: "...)
+	dst = append(dst, c.Name...)
+	dst = append(dst, '=')
+	dst = AppendMember(dst, m)
+	dst = append(dst, "; path=/"...)
+	if c.Expiration > 0 {
+		dst = append(dst, "; expires="...)
+		dst = now.Add(c.Expiration).UTC().AppendFormat(dst, "Mon, 02-Jan-2006 15:04:05 GMT")
+	}
+	if c.HTTPOnly {
+		dst = append(dst, "; Httponly"...)
+	}
+	if c.Secure {
+		dst = append(dst, "; Secure"...)
+	}
+	return append(dst, "\r\n"...)
+}
+
+// PoolCookieName is BIG-IP's default cookie name for a pool:
+// BIGipServer<pool>, the /Common/ partition left out and other partitions'
+// slashes written as '~'.
+func PoolCookieName(pool string) string {
+	const common = "/Common/"
+	if len(pool) > len(common) && pool[:len(common)] == common {
+		return "BIGipServer" + pool[len(common):]
+	}
+	out := []byte("BIGipServer")
+	for i := 0; i < len(pool); i++ {
+		c := pool[i]
+		if c == '/' {
+			c = '~'
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}

@@ -1,0 +1,344 @@
+package httpx
+
+// The framers find where each message of a stream ends. They follow the
+// message engine's contract: Frame sees the bytes collected since the
+// previous message ended; after a complete answer exactly size bytes are
+// removed, otherwise bytes are only appended, so a framer resumes its scan
+// where it stopped and a large chunked body costs linear time.
+
+const (
+	stHeader = iota
+	stFixed
+	stChunked
+	stUntilClose
+)
+
+// maxChunkLine bounds a chunk-size line (size and extensions).
+const maxChunkLine = 4096
+
+// chunks scans a chunked body.
+type chunks struct {
+	pos      int // start of the next chunk-size line or trailer line
+	trailers bool
+}
+
+// scan advances over complete chunks; it returns the message end when the
+// last chunk and trailers are in, else 0 and a size hint (where the chunk
+// being received ends).
+func (c *chunks) scan(b []byte, max int) (end, hint int, err error) {
+	for {
+		if max > 0 && c.pos > max {
+			return 0, 0, ErrBodyTooLarge
+		}
+		l, next, whole := fullLine(b, c.pos)
+		if !whole {
+			if len(l) > maxChunkLine {
+				return 0, 0, ErrBadMessage
+			}
+			return 0, 0, nil
+		}
+		if c.trailers {
+			if len(l) == 0 {
+				return next, 0, nil
+			}
+			if len(l) > maxChunkLine*4 {
+				return 0, 0, ErrBadMessage
+			}
+			c.pos = next
+			continue
+		}
+		var size int64
+		digits := 0
+		for _, ch := range l {
+			var v byte
+			switch {
+			case ch >= '0' && ch <= '9':
+				v = ch - '0'
+			case ch >= 'a' && ch <= 'f':
+				v = ch - 'a' + 10
+			case ch >= 'A' && ch <= 'F':
+				v = ch - 'A' + 10
+			default:
+				goto ext
+			}
+			if digits == 15 {
+				return 0, 0, ErrBadMessage
+			}
+			size = size<<4 | int64(v)
+			digits++
+			continue
+		ext:
+			if ch != ';' && ch != ' ' && ch != '\t' {
+				return 0, 0, ErrBadMessage
+			}
+			break
+		}
+		if digits == 0 {
+			return 0, 0, ErrBadMessage
+		}
+		if size == 0 {
+			c.trailers = true
+			c.pos = next
+			continue
+		}
+		dataEnd := int64(next) + size
+		if max > 0 && dataEnd > int64(max) {
+			return 0, 0, ErrBodyTooLarge
+		}
+		if int64(len(b)) < dataEnd+2 {
+			if int64(len(b)) == dataEnd+1 && b[dataEnd] == '\n' {
+				c.pos = int(dataEnd) + 1
+				continue
+			}
+			return 0, int(dataEnd) + 2, nil
+		}
+		switch {
+		case b[dataEnd] == '\r' && b[dataEnd+1] == '\n':
+			c.pos = int(dataEnd) + 2
+		case b[dataEnd] == '\n':
+			c.pos = int(dataEnd) + 1
+		default:
+			return 0, 0, ErrBadMessage
+		}
+	}
+}
+
+// fullLine is line, and whether the line's end has arrived.
+func fullLine(b []byte, i int) (l []byte, next int, whole bool) {
+	if i >= len(b) {
+		return nil, i, false
+	}
+	l, next = line(b, i)
+	return l, next, b[next-1] == '\n'
+}
+
+// RequestFramer frames the requests of one client stream.
+type RequestFramer struct {
+	// MaxHeader bounds a header block (0: DefaultMaxHeader); Max bounds a
+	// whole message (0: no bound).
+	MaxHeader, Max int
+
+	state   int
+	scanned int
+	lineOK  bool
+	head    Head
+	ch      chunks
+	last    Head
+	sameBuf bool // head's views point into the current call's buffer
+}
+
+// Last is the head of the message the latest complete Frame found. Its
+// Method is a view into that call's buffer.
+func (f *RequestFramer) Last() *Head { return &f.last }
+
+func (f *RequestFramer) maxHeader() int {
+	if f.MaxHeader > 0 {
+		return f.MaxHeader
+	}
+	return DefaultMaxHeader
+}
+
+// Frame implements the engine's framer.
+func (f *RequestFramer) Frame(buf []byte) (int, bool, error) {
+	f.sameBuf = false
+	if f.state == stHeader {
+		if !f.lineOK {
+			// Check the request line as soon as it is whole, so that
+			// garbage is refused at once rather than after 32 KiB.
+			l, _, whole := fullLine(buf, 0)
+			if !whole {
+				if len(buf) > f.maxHeader() {
+					return 0, false, ErrHeaderTooLarge
+				}
+				return 0, false, nil
+			}
+			var h Head
+			if !parseRequestLine(l, &h) {
+				return 0, false, ErrBadMessage
+			}
+			f.lineOK = true
+		}
+		end := headerEnd(buf, f.scanned-3)
+		if end < 0 {
+			f.scanned = len(buf)
+			if len(buf) > f.maxHeader() {
+				return 0, false, ErrHeaderTooLarge
+			}
+			return 0, false, nil
+		}
+		if end > f.maxHeader() {
+			return 0, false, ErrHeaderTooLarge
+		}
+		h, err := ParseRequest(buf)
+		if err != nil {
+			return 0, false, err
+		}
+		f.head, f.sameBuf = h, true
+		switch {
+		case h.Chunked:
+			f.state = stChunked
+			f.ch = chunks{pos: end}
+		default:
+			f.state = stFixed
+		}
+	}
+	switch f.state {
+	case stFixed:
+		n := int64(f.head.HeaderEnd)
+		if f.head.ContentLength > 0 {
+			n += f.head.ContentLength
+		}
+		if f.Max > 0 && n > int64(f.Max) {
+			return 0, false, ErrBodyTooLarge
+		}
+		if int64(len(buf)) < n {
+			return int(n), false, nil
+		}
+		return f.done(buf, int(n))
+	case stChunked:
+		end, hint, err := f.ch.scan(buf, f.Max)
+		if err != nil || end == 0 {
+			return hint, false, err
+		}
+		return f.done(buf, end)
+	}
+	return 0, false, ErrBadMessage
+}
+
+func (f *RequestFramer) done(buf []byte, n int) (int, bool, error) {
+	if f.sameBuf {
+		f.last = f.head
+	} else {
+		// The buffer may have moved since the head was parsed: parse it
+		// again where it is now, so Last's views are current.
+		h, err := ParseRequest(buf[:n])
+		if err != nil {
+			return 0, false, err
+		}
+		f.last = h
+	}
+	f.state, f.scanned, f.lineOK, f.head = stHeader, 0, false, Head{}
+	return n, true, nil
+}
+
+// ResponseFramer frames the responses of one server stream. A response
+// whose body runs to the connection's close completes at Finish.
+type ResponseFramer struct {
+	MaxHeader, Max int
+	// HeadRequest reports whether the request the next response answers
+	// is HEAD (its response has no body whatever its headers say).
+	HeadRequest func() bool
+
+	state   int
+	base    int // start of the current header block (after 1xx ones)
+	scanned int
+	head    Head
+	ch      chunks
+	last    Head
+}
+
+// Last is the head of the latest complete response (its final block).
+func (f *ResponseFramer) Last() *Head { return &f.last }
+
+// Frame implements the engine's framer.
+func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
+	max := f.MaxHeader
+	if max <= 0 {
+		max = DefaultMaxHeader
+	}
+	for f.state == stHeader {
+		b := buf[f.base:]
+		end := headerEnd(b, f.scanned-3)
+		if end < 0 {
+			f.scanned = len(b)
+			if len(b) > max {
+				return 0, false, ErrHeaderTooLarge
+			}
+			if len(b) >= 12 {
+				var h Head
+				if l, _ := line(b, 0); !parseStatusLine(l[:min(len(l), 12)], &h) {
+					return 0, false, ErrBadMessage
+				}
+			}
+			return 0, false, nil
+		}
+		if end > max {
+			return 0, false, ErrHeaderTooLarge
+		}
+		h, err := ParseResponse(b)
+		if err != nil {
+			return 0, false, err
+		}
+		if h.Status < 200 && h.Status != 101 {
+			// Interim (100 Continue, 103 Early Hints): it travels with the
+			// final response, which is what answers the request.
+			f.base += end
+			f.scanned = 0
+			continue
+		}
+		h.Start = f.base
+		h.HeaderEnd += f.base
+		h.Method = nil
+		f.head = h
+		switch {
+		case h.Status < 200 || h.Status == 204 || h.Status == 304 ||
+			(f.HeadRequest != nil && f.HeadRequest()):
+			f.state = stFixed
+			f.head.ContentLength = 0
+		case h.Chunked:
+			f.state = stChunked
+			f.ch = chunks{pos: h.HeaderEnd}
+		case h.ContentLength >= 0:
+			f.state = stFixed
+		default:
+			f.state = stUntilClose
+			f.head.UntilClose = true
+		}
+	}
+	switch f.state {
+	case stFixed:
+		n := int64(f.head.HeaderEnd) + f.head.ContentLength
+		if f.Max > 0 && n > int64(f.Max) {
+			return 0, false, ErrBodyTooLarge
+		}
+		if int64(len(buf)) < n {
+			return int(n), false, nil
+		}
+		return f.done(int(n))
+	case stChunked:
+		end, hint, err := f.ch.scan(buf, f.Max)
+		if err != nil || end == 0 {
+			return hint, false, err
+		}
+		return f.done(end)
+	case stUntilClose:
+		if f.Max > 0 && len(buf) > f.Max {
+			return 0, false, ErrBodyTooLarge
+		}
+		return 0, false, nil
+	}
+	return 0, false, ErrBadMessage
+}
+
+func (f *ResponseFramer) done(n int) (int, bool, error) {
+	f.last = f.head
+	f.state, f.base, f.scanned, f.head = stHeader, 0, 0, Head{}
+	return n, true, nil
+}
+
+// Finish is called when the server closed the stream with buf collected:
+// a response delimited by the close is complete (ok); anything else was
+// cut short.
+func (f *ResponseFramer) Finish(buf []byte) (n int, ok bool) {
+	if f.state != stUntilClose {
+		return 0, false
+	}
+	f.done(len(buf))
+	return len(buf), true
+}
+
+// Closing reports whether the server ends the connection after the latest
+// complete response.
+func (f *ResponseFramer) Closing() bool {
+	return f.last.UntilClose || f.last.WantsClose()
+}

@@ -1,0 +1,273 @@
+package httpx
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// frameAll feeds s to a framer in pieces of step bytes, as reads would
+// deliver it, and returns the messages it cut.
+func frameAll(fr interface {
+	Frame([]byte) (int, bool, error)
+}, s string, step int) ([]string, error) {
+	var out []string
+	var buf []byte
+	for i := 0; i < len(s) || len(buf) > 0; {
+		if i < len(s) {
+			j := min(i+step, len(s))
+			buf = append(buf, s[i:j]...)
+			i = j
+		}
+		progressed := false
+		for len(buf) > 0 {
+			n, ok, err := fr.Frame(buf)
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				break
+			}
+			out = append(out, string(buf[:n]))
+			buf = buf[n:]
+			progressed = true
+		}
+		if i >= len(s) && !progressed {
+			break
+		}
+	}
+	return out, nil
+}
+
+func TestRequestFraming(t *testing.T) {
+	get := "GET / HTTP/1.1\r\nHost: a\r\n\r\n"
+	post := "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+	chunked := "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n0\r\nTrailer: x\r\n\r\n"
+	lf := "GET /lf HTTP/1.0\nHost: a\n\n"
+	tests := []struct {
+		name string
+		in   string
+		want []string
+		err  error
+	}{
+		{"get", get, []string{get}, nil},
+		{"pipelined", get + post + chunked + get, []string{get, post, chunked, get}, nil},
+		{"bare LF", lf + get, []string{lf, get}, nil},
+		{"garbage", "\x16\x03\x01\x02\x00\r\n", nil, ErrBadMessage},
+		{"no version", "GET /\r\n\r\n", nil, ErrBadMessage},
+		{"HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", nil, ErrBadMessage},
+		{"CL and TE", "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", nil, ErrBadMessage},
+		{"two lengths", "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", nil, ErrBadMessage},
+		{"bad length", "POST / HTTP/1.1\r\nContent-Length: -3\r\n\r\n", nil, ErrBadMessage},
+		{"folded header", "GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n", nil, ErrBadMessage},
+		{"space before colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", nil, ErrBadMessage},
+		{"bad chunk size", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", nil, ErrBadMessage},
+		{"chunk without CRLF", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXY0\r\n\r\n", nil, ErrBadMessage},
+		{"header too large", "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 200) + "\r\n\r\n", nil, ErrHeaderTooLarge},
+		{"body too large", "POST / HTTP/1.1\r\nContent-Length: 5000\r\n\r\n", nil, ErrBodyTooLarge},
+	}
+	for _, tc := range tests {
+		for _, step := range []int{1, 7, 1 << 20} {
+			fr := &RequestFramer{MaxHeader: 128, Max: 1024}
+			got, err := frameAll(fr, tc.in, step)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s/step %d: err %v, want %v", tc.name, step, err, tc.err)
+				continue
+			}
+			if tc.err == nil && strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("%s/step %d: got %q, want %q", tc.name, step, got, tc.want)
+			}
+		}
+	}
+}
+
+func TestRequestLast(t *testing.T) {
+	fr := &RequestFramer{}
+	in := "HEAD /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+	n, ok, err := fr.Frame([]byte(in))
+	if err != nil || !ok || n != len(in) {
+		t.Fatalf("Frame = %d %v %v", n, ok, err)
+	}
+	h := fr.Last()
+	if !h.IsHead() || h.Minor != 0 || h.WantsClose() {
+		t.Fatalf("head %+v", h)
+	}
+}
+
+func TestResponseFraming(t *testing.T) {
+	ok200 := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
+	noContent := "HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n"
+	notMod := "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n"
+	interim := "HTTP/1.1 100 Continue\r\n\r\n" + ok200
+	headResp := "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"
+	tests := []struct {
+		name  string
+		in    string
+		head  bool
+		want  []string
+		close bool // the last response waits for the close
+		err   error
+	}{
+		{"length", ok200 + ok200, false, []string{ok200, ok200}, false, nil},
+		{"chunked", chunked + ok200, false, []string{chunked, ok200}, false, nil},
+		{"204 and 304 bodiless", noContent + notMod, false, []string{noContent, notMod}, false, nil},
+		{"100 continue travels with its answer", interim, false, []string{interim}, false, nil},
+		{"HEAD", headResp + headResp, true, []string{headResp, headResp}, false, nil},
+		{"until close", "HTTP/1.0 200 OK\r\n\r\nbody", false, nil, true, nil},
+		{"garbage", "SSH-2.0-OpenSSH_9\r\n\r\n", false, nil, false, ErrBadMessage},
+	}
+	for _, tc := range tests {
+		for _, step := range []int{1, 5, 1 << 20} {
+			fr := &ResponseFramer{Max: 1024, HeadRequest: func() bool { return tc.head }}
+			got, err := frameAll(fr, tc.in, step)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s/step %d: err %v, want %v", tc.name, step, err, tc.err)
+				continue
+			}
+			if tc.err != nil {
+				continue
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("%s/step %d: got %q, want %q", tc.name, step, got, tc.want)
+			}
+			if tc.close {
+				if n, ok := fr.Finish([]byte(tc.in)); !ok || n != len(tc.in) || !fr.Closing() {
+					t.Errorf("%s: Finish = %d %v", tc.name, n, ok)
+				}
+			}
+		}
+	}
+}
+
+func TestMemberEncoding(t *testing.T) {
+	tests := []struct {
+		member string
+		enc    string
+	}{
+		{"10.1.1.100:80", "1677787402.20480.0000"},
+		{"10.1.1.100:8080", "1677787402.36895.0000"},
+		{"10.1.1.100:443", "1677787402.47873.0000"},
+		{"127.0.120.21:8080", "360185983.36895.0000"},
+		{"[2001:db8::1]:80", "vi20010db8000000000000000000000001.20480"},
+	}
+	for _, tc := range tests {
+		m := netip.MustParseAddrPort(tc.member)
+		if got := EncodeMember(m); got != tc.enc {
+			t.Errorf("EncodeMember(%s) = %s, want %s", tc.member, got, tc.enc)
+		}
+		back, ok := DecodeMember([]byte(tc.enc))
+		if !ok || back != m {
+			t.Errorf("DecodeMember(%s) = %v %v", tc.enc, back, ok)
+		}
+	}
+	rd, ok := DecodeMember([]byte("rd5o00000000000000000000ffffc0000201o80"))
+	if !ok || rd != netip.MustParseAddrPort("192.0.2.1:80") {
+		t.Errorf("route domain form: %v %v", rd, ok)
+	}
+	for _, bad := range []string{"", "1.2", "abc.def.0000", "1.2.3", "vi12.80", "rd1o12o80", "99999999999.1.0000"} {
+		if _, ok := DecodeMember([]byte(bad)); ok {
+			t.Errorf("DecodeMember(%q) accepted", bad)
+		}
+	}
+}
+
+func TestEdits(t *testing.T) {
+	req := "GET / HTTP/1.0\r\nHost: a\r\nConnection: close\r\nCookie: a=1; BIGipServerp=1677787402.20480.0000\r\n\r\n"
+	h, err := ParseRequest([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(AppendRequest(nil, []byte(req), &h, RequestEdits{XFF: netip.MustParseAddr("10.0.0.9"), Transform: true}))
+	want := "GET / HTTP/1.0\r\nHost: a\r\nX-Cnection: close\r\nCookie: a=1; BIGipServerp=1677787402.20480.0000\r\nX-Forwarded-For: 10.0.0.9\r\nConnection: Keep-Alive\r\n\r\n"
+	if got != want {
+		t.Errorf("AppendRequest:\n%q\nwant\n%q", got, want)
+	}
+	if len(got)-len(req) > MaxRequestGrowth {
+		t.Errorf("growth %d above MaxRequestGrowth", len(got)-len(req))
+	}
+	v, ok := Cookie([]byte(req), &h, "BIGipServerp")
+	if !ok || string(v) != "1677787402.20480.0000" {
+		t.Errorf("Cookie = %q %v", v, ok)
+	}
+	if _, ok := Cookie([]byte(req), &h, "BIGipServerq"); ok {
+		t.Error("Cookie found a cookie that is not there")
+	}
+
+	resp := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+	rh, _ := ParseResponse([]byte(resp))
+	spec := CookieSpec{Name: PoolCookieName("/Common/web_pool"), HTTPOnly: true, Secure: true}
+	line := spec.AppendSetCookie(nil, netip.MustParseAddrPort("10.1.1.100:80"), time.Time{})
+	out := string(AppendResponse(nil, []byte(resp), &rh, line))
+	wantResp := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nSet-Cookie: BIGipServerweb_pool=1677787402.20480.0000; path=/; Httponly; Secure\r\n\r\nhi"
+	if out != wantResp {
+		t.Errorf("AppendResponse:\n%q\nwant\n%q", out, wantResp)
+	}
+	spec.Expiration = time.Hour
+	spec.HTTPOnly, spec.Secure = false, false
+	exp := string(spec.AppendSetCookie(nil, netip.MustParseAddrPort("10.1.1.100:80"), time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)))
+	if !strings.Contains(exp, "; expires=Tue, 02-Jan-2024 04:04:05 GMT\r\n") {
+		t.Errorf("expiring cookie: %q", exp)
+	}
+	if PoolCookieName("/Part/p") != "BIGipServer~Part~p" {
+		t.Errorf("PoolCookieName(/Part/p) = %s", PoolCookieName("/Part/p"))
+	}
+}
+
+// FuzzRequestFramer checks that any input either frames into messages
+// that reassemble the input's prefix, whatever the read sizes, or fails;
+// it never panics or loops.
+func FuzzRequestFramer(f *testing.F) {
+	f.Add("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 3)
+	f.Add("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 1)
+	f.Add("POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 2)
+	f.Fuzz(func(t *testing.T, in string, step int) {
+		if step <= 0 || step > 64 {
+			step = 1
+		}
+		whole, errW := frameAll(&RequestFramer{Max: 4096}, in, 1<<20)
+		parts, errP := frameAll(&RequestFramer{Max: 4096}, in, step)
+		if (errW == nil) != (errP == nil) && len(in) < 4096 {
+			t.Fatalf("read size changed the verdict: %v vs %v", errW, errP)
+		}
+		if errW == nil && errP == nil && strings.Join(whole, "") != strings.Join(parts, "") {
+			t.Fatalf("read size changed the messages")
+		}
+		if !strings.HasPrefix(in, strings.Join(whole, "")) {
+			t.Fatalf("messages are not a prefix of the input")
+		}
+		for _, m := range whole {
+			h, err := ParseRequest([]byte(m))
+			if err != nil {
+				t.Fatalf("framed message does not parse: %v", err)
+			}
+			out := AppendRequest(nil, []byte(m), &h, RequestEdits{XFF: netip.MustParseAddr("10.0.0.1"), Transform: true})
+			if !bytes.HasSuffix(out, []byte(m[blankLine([]byte(m), h.HeaderEnd):])) {
+				t.Fatalf("edit lost the body")
+			}
+		}
+	})
+}
+
+// FuzzResponseFramer is the same for responses.
+func FuzzResponseFramer(f *testing.F) {
+	f.Add("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi", 3, false)
+	f.Add("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 1, false)
+	f.Fuzz(func(t *testing.T, in string, step int, head bool) {
+		if step <= 0 || step > 64 {
+			step = 1
+		}
+		hr := func() bool { return head }
+		whole, errW := frameAll(&ResponseFramer{Max: 4096, HeadRequest: hr}, in, 1<<20)
+		parts, errP := frameAll(&ResponseFramer{Max: 4096, HeadRequest: hr}, in, step)
+		if errW == nil && errP == nil && strings.Join(whole, "") != strings.Join(parts, "") {
+			t.Fatalf("read size changed the messages")
+		}
+		if !strings.HasPrefix(in, strings.Join(whole, "")) {
+			t.Fatalf("messages are not a prefix of the input")
+		}
+	})
+}
