@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/lb"
@@ -504,7 +505,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 	readFn := func(fd uintptr) bool {
 		buf = bufPool.Get().(*[]byte)
 		for {
-			n, rerr = syscall.Read(int(fd), *buf)
+			n, rerr = rawRead(int(fd), *buf)
 			if rerr != syscall.EINTR {
 				break
 			}
@@ -513,6 +514,31 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			bufPool.Put(buf)
 			buf = nil
 			return false
+		}
+		return true
+	}
+	wc, err := dst.SyscallConn()
+	if err != nil {
+		pr.lost(sc)
+		return false
+	}
+	var (
+		w    int
+		werr error
+	)
+	writeFn := func(fd uintptr) bool {
+		for w < n {
+			k, err := rawWrite(int(fd), (*buf)[w:n])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				if err != syscall.EAGAIN {
+					werr = err
+				}
+				break
+			}
+			w += k
 		}
 		return true
 	}
@@ -554,7 +580,13 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			return true
 		}
 		pr.count(n, up, sc)
-		_, werr := dst.Write((*buf)[:n])
+		w, werr = 0, nil
+		if err := wc.Write(writeFn); err != nil {
+			werr = err
+		}
+		if werr == nil && w < n {
+			_, werr = dst.Write((*buf)[w:n])
+		}
 		full := n == len(*buf)
 		bufPool.Put(buf)
 		buf = nil
@@ -765,4 +797,25 @@ func (sc *serverConn) release() {
 			m.node.outstanding.Add(-1)
 		}
 	}
+}
+
+// rawRead and rawWrite are read(2) and write(2) on a non-blocking socket
+// without the scheduler's syscall bookkeeping: they never block, and
+// entering the syscall state for them let the runtime's monitor hand the
+// processor to another thread whenever the call was slowed by delivering
+// to a local peer, waking threads for nothing.
+func rawRead(fd int, b []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+func rawWrite(fd int, b []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
 }
