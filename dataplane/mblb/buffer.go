@@ -2,6 +2,7 @@ package mblb
 
 import (
 	"math/bits"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 )
@@ -38,6 +39,12 @@ type msg struct {
 	// first response byte for this request arrives; from then on it is
 	// never sent again.
 	started bool
+
+	// HTTP: the request is HEAD (its response has no body), the client
+	// ends the connection after its answer, the member its persistence
+	// cookie named; on a response, close the client once it is written.
+	httpHead, httpClose, closeAfter bool
+	cookie                          netip.AddrPort
 }
 
 func classOf(n int) int {
@@ -77,6 +84,8 @@ func (m *msg) unref() {
 	m.persist = ""
 	m.sentAt = 0
 	m.started = false
+	m.httpHead, m.httpClose, m.closeAfter = false, false, false
+	m.cookie = netip.AddrPort{}
 	if m.class >= 0 {
 		m.b = m.b[:cap(m.b)]
 		msgPools[m.class].Put(m)

@@ -252,6 +252,9 @@ func New(cfg Config) (*Engine, error) {
 	if (cfg.Request.Mode == Rule) != (resp.Mode == Rule) {
 		return nil, errors.New("mblb: rule framing must apply to both requests and responses")
 	}
+	if (cfg.Request.Mode == HTTP) != (resp.Mode == HTTP) {
+		return nil, errors.New("mblb: http framing must apply to both requests and responses")
+	}
 	if cfg.MaxMessageSize <= 0 {
 		cfg.MaxMessageSize = defaultMaxMessage
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // Framing errors. They end the connection whose stream cannot be framed:
@@ -48,6 +50,10 @@ const (
 	// TCP::notify in CLIENT_DATA and SERVER_DATA); sessions then need a
 	// Rule.
 	Rule
+	// HTTP frames HTTP/1.1 requests and responses (the http profile):
+	// each request is a message, and each response ends where HTTP says,
+	// knowing which request it answers (HEAD).
+	HTTP
 )
 
 // String names the mode as logs and errors show it.
@@ -61,6 +67,8 @@ func (m Mode) String() string {
 		return "delimiter"
 	case Rule:
 		return "rule"
+	case HTTP:
+		return "http"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
 }
@@ -89,6 +97,8 @@ type Framing struct {
 	Mode      Mode
 	Length    LengthField
 	Delimiter []byte
+	// HTTP is the http profile's settings, for Mode HTTP.
+	HTTP HTTPOptions
 }
 
 // Validate reports a setting that could never frame a stream, so a bad
@@ -96,6 +106,11 @@ type Framing struct {
 func (f Framing) Validate() error {
 	switch f.Mode {
 	case PerRead, Rule:
+		return nil
+	case HTTP:
+		if f.HTTP.MaxHeaderSize < 0 {
+			return fmt.Errorf("mblb: max header size %d is negative", f.HTTP.MaxHeaderSize)
+		}
 		return nil
 	case Length:
 		l := f.Length
@@ -131,6 +146,8 @@ func (f Framing) New(maxSize int) (Framer, error) {
 		return &DelimiterFramer{Delim: bytes.Clone(f.Delimiter), Max: maxSize}, nil
 	case Rule:
 		return nil, nil
+	case HTTP:
+		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize}, nil
 	}
 	return PerReadFramer{}, nil
 }

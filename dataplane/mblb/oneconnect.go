@@ -55,7 +55,10 @@ type OneConnectStats struct {
 
 func newConnPool(e *Engine, cfg OneConnect) *connPool {
 	p := &connPool{e: e, cfg: cfg, groups: make(map[poolKey]*poolGroup)}
-	p.exclusive = cfg.Exclusive || e.cfg.Request.Mode == PerRead || e.respMode.Mode == PerRead
+	// HTTP: one request at a time per server connection, as BIG-IP's
+	// OneConnect does; members need not support pipelining.
+	p.exclusive = cfg.Exclusive || e.cfg.Request.Mode == PerRead || e.respMode.Mode == PerRead ||
+		e.cfg.Request.Mode == HTTP
 	p.cond.L = &p.mu
 	return p
 }

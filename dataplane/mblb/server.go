@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // Errors a server connection fails with, as reported to MemberFailed.
@@ -141,6 +143,9 @@ type serverConn struct {
 	idleCounted bool
 	removed     bool
 	created     int64
+
+	// hdr is the reader's scratch space for inserted header lines.
+	hdr []byte
 
 	// Rule framing state, used by the reader only.
 	data    Data
@@ -358,7 +363,13 @@ func resetConn(c net.Conn) {
 func (sc *serverConn) readLoop() {
 	e := sc.e
 	var fr Framer
-	if e.respMode.Mode != Rule {
+	var hf *httpx.ResponseFramer
+	switch e.respMode.Mode {
+	case Rule:
+	case HTTP:
+		hf = sc.httpResponseFramer()
+		fr = hf
+	default:
 		fr, _ = e.respMode.New(e.cfg.MaxMessageSize)
 	}
 	st := newStream(fr, e.cfg.MaxMessageSize)
@@ -391,6 +402,14 @@ func (sc *serverConn) readLoop() {
 				sc.fail(ferr)
 			}
 		}
+		if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
+			// A response whose body runs until the server closes is
+			// complete now.
+			if n, ok := hf.Finish(st.pending()); ok {
+				sc.completeHTTP(st.pending()[:n], hf)
+				st.start += n
+			}
+		}
 		if err != nil {
 			sc.failed(err)
 			return
@@ -400,6 +419,15 @@ func (sc *serverConn) readLoop() {
 
 // frame cuts the received bytes into responses.
 func (sc *serverConn) frame(st *stream) error {
+	if hf, ok := st.fr.(*httpx.ResponseFramer); ok {
+		for {
+			b, err := st.next()
+			if err != nil || b == nil {
+				return err
+			}
+			sc.completeHTTP(b, hf)
+		}
+	}
 	if st.fr != nil {
 		for {
 			b, err := st.next()
@@ -436,7 +464,11 @@ func (sc *serverConn) emit(b []byte, _ Target, _ string) error {
 }
 
 // complete pairs one response with the oldest pending request.
-func (sc *serverConn) complete(b []byte) {
+func (sc *serverConn) complete(b []byte) { sc.completeWith(b, nil) }
+
+// completeWith is complete; h, for an HTTP response, lets it be edited
+// for its client.
+func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	sc.qmu.Lock()
 	req := sc.q.pop()
 	sc.qmu.Unlock()
@@ -452,8 +484,13 @@ func (sc *serverConn) complete(b []byte) {
 	if sc.owner == nil {
 		e.pool.released(sc)
 	}
-	r := getMsg(len(b))
-	copy(r.b, b)
+	var r *msg
+	if h != nil {
+		r = sc.httpResponse(req, b, h)
+	} else {
+		r = getMsg(len(b))
+		copy(r.b, b)
+	}
 	req.sess.deliver(req.seq, r)
 	req.unref()
 }

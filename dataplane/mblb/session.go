@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // ClientOptions describe one client connection to the engine.
@@ -40,6 +42,12 @@ type Session struct {
 	touch  func(int64)
 	meter  Meter
 	async  bool // a writer goroutine writes to the client (OneConnect)
+	// perConn: HTTP without OneConnect balances the connection, not each
+	// request: requests follow sticky, the member of the first one.
+	perConn   bool
+	sticky    Member // guarded by mu
+	hasSticky bool
+	httpDone  bool // reader only: the client asked to close, or sent garbage
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -77,15 +85,16 @@ type SessionStats struct {
 // NewSession takes charge of an accepted client connection. Run serves it.
 func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
 	s := &Session{
-		e:      e,
-		c:      c,
-		client: addrPortOf(c.RemoteAddr()),
-		tag:    opt.Tag,
-		rule:   opt.Rule,
-		touch:  opt.Touch,
-		meter:  opt.Meter,
-		async:  e.pool != nil,
-		slots:  make([]*msg, e.cfg.MaxInFlight),
+		e:       e,
+		c:       c,
+		client:  addrPortOf(c.RemoteAddr()),
+		tag:     opt.Tag,
+		rule:    opt.Rule,
+		touch:   opt.Touch,
+		meter:   opt.Meter,
+		async:   e.pool != nil,
+		perConn: e.cfg.Request.Mode == HTTP && e.pool == nil,
+		slots:   make([]*msg, e.cfg.MaxInFlight),
 	}
 	s.source = opt.Source
 	if !s.source.IsValid() {
@@ -216,6 +225,9 @@ func (s *Session) Run() error {
 
 // frame cuts the client's bytes into messages and dispatches each.
 func (s *Session) frame(st *stream) error {
+	if rf, ok := st.fr.(*httpx.RequestFramer); ok {
+		return s.frameHTTP(st, rf)
+	}
 	for {
 		b, err := st.next()
 		if err != nil || b == nil {
@@ -288,9 +300,22 @@ func (s *Session) send(m *msg, flush bool) bool {
 			m.unref()
 			return false
 		}
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: m.target, Persist: m.persist, Client: s.client, Tag: s.tag})
+		t := m.target
+		if s.perConn {
+			s.mu.Lock()
+			if s.hasSticky {
+				t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
+			}
+			s.mu.Unlock()
+		}
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
+		}
+		if err == nil && s.perConn {
+			s.mu.Lock()
+			s.sticky, s.hasSticky = mem, true
+			s.mu.Unlock()
 		}
 		if err != nil {
 			e.logf("mblb: client %s: %v, reset", s.client, err)
@@ -413,7 +438,7 @@ func (s *Session) deliver(seq uint64, r *msg) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		s.Close(true)
+		s.Close(!errors.Is(err, errCloseAfter))
 	}
 }
 
@@ -425,6 +450,7 @@ func (s *Session) flushLocked() error {
 	for {
 		s.held = s.held[:0]
 		s.wb = s.warr[:0]
+		last := false
 		for {
 			i := s.nextOut % w
 			r := s.slots[i]
@@ -435,6 +461,10 @@ func (s *Session) flushLocked() error {
 			s.nextOut++
 			s.held = append(s.held, r)
 			s.wb = append(s.wb, r.b)
+			if r.closeAfter {
+				last = true
+				break
+			}
 		}
 		if len(s.held) == 0 || s.closed {
 			s.writing = false
@@ -465,6 +495,9 @@ func (s *Session) flushLocked() error {
 		}
 		s.active()
 		s.mu.Lock()
+		if err == nil && last {
+			err = errCloseAfter
+		}
 		if err != nil {
 			s.writing = false
 			s.cond.Broadcast()
@@ -488,7 +521,7 @@ func (s *Session) writer() {
 		s.writing = true
 		if err := s.flushLocked(); err != nil {
 			s.mu.Unlock()
-			s.Close(true)
+			s.Close(!errors.Is(err, errCloseAfter))
 			return
 		}
 	}

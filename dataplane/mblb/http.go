@@ -1,0 +1,169 @@
+package mblb
+
+import (
+	"errors"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// The http profile on the engine. Each HTTP/1.1 request is a message; its
+// response is framed knowing which request it answers. Two BIG-IP
+// behaviours follow from the server connection mode:
+//
+//   - without OneConnect, the connection is balanced, not the request:
+//     every request of a client connection goes to the member its first
+//     request went to (Session.sticky), and another member is chosen only
+//     when that one fails or may no longer take traffic. A cookie naming
+//     another member is then ignored, which is why an upstream proxy that
+//     multiplexes many users over one connection defeats cookie
+//     persistence (seed 003/004).
+//   - with OneConnect, each request is balanced and persisted on its own
+//     and its server connection goes back to the pool once answered, so
+//     such multiplexing cannot unbalance the pool.
+
+// HTTPOptions are the http profile's settings (and the cookie persistence
+// profile's, which needs the http profile) as the engine applies them.
+type HTTPOptions struct {
+	// MaxHeaderSize bounds a request or response header block (0: 32 KiB);
+	// a larger request gets 400 Bad Request and its connection is closed.
+	MaxHeaderSize int
+	// InsertXFF adds X-Forwarded-For with the client's address to every
+	// request (insert-xforwarded-for enabled).
+	InsertXFF bool
+	// Transformations keeps OneConnect's server connections open when a
+	// client asks to close (oneconnect-transformations); without
+	// OneConnect it does nothing, as on BIG-IP.
+	Transformations bool
+	// Cookie is cookie persistence with the insert method; an empty Name
+	// means none.
+	Cookie httpx.CookieSpec
+}
+
+// errCloseAfter ends a client connection in order once the response to a
+// request that asked for the close (or was answered until the server
+// closed) is written.
+var errCloseAfter = errors.New("mblb: client connection closes after its response")
+
+// badRequest is the answer to a request the framer cannot parse.
+const badRequest = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+
+// frameHTTP cuts the client's bytes into requests, applies the profile's
+// edits while copying each one out of the read buffer (one copy, as for
+// any message) and dispatches it.
+func (s *Session) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
+	opts := &s.e.cfg.Request.HTTP
+	for !s.httpDone {
+		b, err := st.next()
+		if err != nil {
+			if errors.Is(err, httpx.ErrBodyTooLarge) {
+				return ErrTooLarge
+			}
+			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
+			s.httpDone = true
+			s.localReply(badRequest)
+			break
+		}
+		if b == nil {
+			return nil
+		}
+		h := rf.Last()
+		ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
+		if opts.InsertXFF {
+			ed.XFF = s.client.Addr()
+		}
+		m := getMsg(len(b) + httpx.MaxRequestGrowth)
+		m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
+		m.httpHead = h.IsHead()
+		m.httpClose = h.WantsClose()
+		if opts.Cookie.Name != "" {
+			if v, ok := httpx.Cookie(b, h, opts.Cookie.Name); ok {
+				if a, ok := httpx.DecodeMember(v); ok {
+					m.cookie = a
+					m.target = Target{Member: a}
+				}
+			}
+		}
+		closing := m.httpClose
+		s.msgsIn.Add(1)
+		if !s.dispatch(m) {
+			return errClosed
+		}
+		// After a request that closes the connection, nothing the client
+		// sends is read as a request.
+		s.httpDone = closing
+	}
+	st.start = st.end
+	return nil
+}
+
+// localReply answers the client from the proxy itself, in order after the
+// responses it is still owed, and closes the connection after it.
+func (s *Session) localReply(text string) {
+	r := getMsg(len(text))
+	copy(r.b, text)
+	r.closeAfter = true
+	w := uint64(len(s.slots))
+	s.flushDirty()
+	s.mu.Lock()
+	for !s.closed && s.nextSeq-s.nextOut >= w {
+		s.cond.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		r.unref()
+		return
+	}
+	seq := s.nextSeq
+	s.nextSeq++
+	s.mu.Unlock()
+	s.deliver(seq, r)
+}
+
+// httpResponseFramer is a server connection's response framer: it asks
+// the connection whether the request being answered is HEAD.
+func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
+	return &httpx.ResponseFramer{
+		MaxHeader: sc.e.cfg.Request.HTTP.MaxHeaderSize,
+		Max:       sc.e.cfg.MaxMessageSize,
+		HeadRequest: func() bool {
+			sc.qmu.Lock()
+			h := sc.q.peek()
+			sc.qmu.Unlock()
+			return h != nil && h.httpHead
+		},
+	}
+}
+
+// completeHTTP hands one framed response to its client. A server that
+// closes after it takes the connection out of service first, so no other
+// request is queued on it.
+func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
+	h := rf.Last()
+	if rf.Closing() {
+		sc.qmu.Lock()
+		sc.closing = true
+		sc.dead = true
+		sc.qmu.Unlock()
+		sc.down.Store(true)
+	}
+	sc.completeWith(b, h)
+}
+
+// httpResponse copies a response for its client, inserting the
+// persistence cookie when the request did not already carry this
+// member's (or always-send is on).
+func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
+	spec := &sc.e.cfg.Request.HTTP.Cookie
+	var r *msg
+	if spec.Name != "" && (spec.AlwaysSend || req.cookie != sc.leg.Member.Addr) {
+		sc.hdr = spec.AppendSetCookie(sc.hdr[:0], sc.leg.Member.Addr, time.Now())
+		r = getMsg(len(b) + len(sc.hdr))
+		r.b = httpx.AppendResponse(r.b[:0], b, h, sc.hdr)
+	} else {
+		r = getMsg(len(b))
+		copy(r.b, b)
+	}
+	r.closeAfter = req.httpClose || h.UntilClose
+	return r
+}
