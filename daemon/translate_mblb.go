@@ -8,26 +8,38 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
 )
 
 // mblb fills the virtual's message-based load balancing settings from its
-// mblb and one-connect profiles. It returns false when the virtual was
-// skipped (t.skip says why).
+// mblb or http profile and its one-connect profile. It returns false when
+// the virtual was skipped (t.skip says why).
 //
-// A one-connect profile without mblb is kept but not acted on: openltm has
-// no HTTP message parser yet, so there is nothing to detach between
-// requests of a plain L4 virtual.
+// An http profile makes each HTTP request a message: without one-connect
+// the engine still balances per connection (every request of a client
+// connection to the member of its first), with it per request, as BIG-IP
+// does. A one-connect profile without mblb or http is kept but not acted
+// on: there is nothing to detach between requests of a plain L4 virtual.
 func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 	prof := t.profile(o, "ltm profile mblb")
-	if prof == nil {
+	var m *dataplane.MBLB
+	if prof != nil {
+		var err error
+		m, err = mblbSettings(func(n string) string { return t.cfg.EffectiveStr(prof, n) })
+		if err != nil {
+			t.skip(o, "profile %s: %v", prof.Name, err)
+			return false
+		}
+	} else if prof = t.profile(o, "ltm profile http"); prof != nil {
+		opts, ok := t.httpOptions(o, v, prof)
+		if !ok {
+			return false
+		}
+		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}
+	} else {
 		return true
-	}
-	m, err := mblbSettings(func(n string) string { return t.cfg.EffectiveStr(prof, n) })
-	if err != nil {
-		t.skip(o, "profile %s: %v", prof.Name, err)
-		return false
 	}
 	m.Profile = prof.Name
 	if oc := t.profile(o, "ltm profile one-connect"); oc != nil {
@@ -164,4 +176,85 @@ func oneConnectSettings(get func(string) string) (*dataplane.OneConnect, error) 
 		oc.SourceMask = a
 	}
 	return oc, nil
+}
+
+// httpOptions reads the http profile and, when the virtual's default
+// persistence is a cookie profile, its insert settings (reference §6.2,
+// §7.2). Cookie persistence without the http profile finds no cookie, and
+// the fallback applies, as before.
+func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *objects.Object) (mblb.HTTPOptions, bool) {
+	e := func(n string) string { return t.cfg.EffectiveStr(prof, n) }
+	opts := mblb.HTTPOptions{
+		InsertXFF:       e("insert-xforwarded-for") == "enabled",
+		Transformations: e("oneconnect-transformations") != "disabled",
+	}
+	cp := t.defaultPersist(o)
+	if cp == nil || cp.Kind == nil || cp.Kind.Key() != "ltm persistence cookie" {
+		return opts, true
+	}
+	c := func(n string) string { return t.cfg.EffectiveStr(cp, n) }
+	if m := c("method"); m != "" && m != "insert" {
+		t.skip(o, "persistence profile %s: cookie method %s is not supported (insert is)", cp.Name, m)
+		return opts, false
+	}
+	exp, err := cookieExpiration(c("expiration"))
+	if err != nil {
+		t.skip(o, "persistence profile %s: %v", cp.Name, err)
+		return opts, false
+	}
+	name := c("cookie-name")
+	if name == "" || name == "none" {
+		if v.Pool == "" {
+			t.skip(o, "persistence profile %s: cookie persistence needs cookie-name or a default pool", cp.Name)
+			return opts, false
+		}
+		name = httpx.PoolCookieName(v.Pool)
+	}
+	opts.Cookie = httpx.CookieSpec{
+		Name:       name,
+		Expiration: exp,
+		HTTPOnly:   c("httponly") != "disabled",
+		Secure:     c("secure") != "disabled",
+		AlwaysSend: c("always-send") == "enabled",
+	}
+	return opts, true
+}
+
+// defaultPersist is the persistence profile the virtual applies first:
+// the one marked `default yes`, else the first listed.
+func (t *translator) defaultPersist(o *objects.Object) *objects.Object {
+	pv := o.Get("persist")
+	if pv == nil || len(pv.Items) == 0 {
+		return nil
+	}
+	name := pv.Items[0].Name
+	for _, it := range pv.Items {
+		if d := it.Props["default"]; d != nil && d.Str == "yes" {
+			name = it.Name
+			break
+		}
+	}
+	return t.cfg.Lookup(t.s, []string{"ltm persistence "}, name)
+}
+
+// cookieExpiration reads a cookie profile's expiration: seconds, or
+// [[[days:]hours:]minutes:]seconds; 0 is a session cookie.
+func cookieExpiration(s string) (time.Duration, error) {
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) > 4 {
+		return 0, fmt.Errorf("expiration %q: want seconds or days:hours:minutes:seconds", s)
+	}
+	units := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	var d time.Duration
+	for i := range parts {
+		n, err := strconv.Atoi(parts[len(parts)-1-i])
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("expiration %q: want seconds or days:hours:minutes:seconds", s)
+		}
+		d += time.Duration(n) * units[i]
+	}
+	return d, nil
 }

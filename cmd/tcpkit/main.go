@@ -57,6 +57,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
 	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]")
 	fmt.Fprintln(w, "       "+ldnsUsage)
+	fmt.Fprintln(w, "       tcpkit http -listen ADDR:PORT [-label W1] [-v]")
+	fmt.Fprintln(w, "       tcpkit gateway -connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies]")
 }
 
 func main() {
@@ -80,6 +82,10 @@ func main() {
 		err = tuxedoClientMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "ldns":
 		err = ldnsMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "http":
+		err = httpMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	case "gateway":
+		err = gatewayMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
 	case "-h", "-help", "--help", "help":
 		usage(os.Stdout)
 		return

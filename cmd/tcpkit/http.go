@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// httpMain runs a labelled HTTP server: every request is answered with
+// "<label> xff=<X-Forwarded-For> cookie=<Cookie> <method> <path>", so a
+// client can see which member served it and what the proxy inserted.
+func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("http", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "", "address:port to listen on")
+	label := fs.String("label", "W1", "label put in every answer")
+	verbose := fs.Bool("v", false, "log every request")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *listen == "" {
+		return errors.New("http needs -listen")
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	log := &lockedWriter{w: stdout}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		answer := fmt.Sprintf("%s xff=%s cookie=%s %s %s", *label, r.Header.Get("X-Forwarded-For"),
+			r.Header.Get("Cookie"), r.Method, r.URL.Path)
+		if *verbose {
+			log.printf("%s from %s\n", answer, r.RemoteAddr)
+		}
+		fmt.Fprintln(w, answer)
+	})}
+	log.printf("%s listening on %s (http)\n", *label, ln.Addr())
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// gatewayMain is the seed 003/004 SSL gateway: many users' requests
+// multiplexed over a few reused keep-alive connections, all from one
+// address. With -cookies each user keeps the cookies it was given, as a
+// browser behind the gateway would. It prints which member answered each
+// user's requests and the totals per member.
+func gatewayMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connect := fs.String("connect", "", "virtual server address:port")
+	users := fs.Int("users", 6, "users behind the gateway")
+	requests := fs.Int("requests", 4, "requests per user")
+	conns := fs.Int("conns", 1, "server connections the gateway reuses for all users")
+	cookies := fs.Bool("cookies", false, "each user sends back the cookies it was given")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *connect == "" || *users < 1 || *requests < 1 || *conns < 1 || *users > 10000 || *requests > 10000 || *conns > 100 {
+		return errors.New("gateway needs -connect, and -users, -requests, -conns between 1 and 10000 (conns 100)")
+	}
+	type link struct {
+		c  net.Conn
+		br *bufio.Reader
+	}
+	var d net.Dialer
+	links := make([]link, *conns)
+	for i := range links {
+		c, err := d.DialContext(ctx, "tcp", *connect)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		links[i] = link{c, bufio.NewReader(c)}
+	}
+	jars := make([]map[string]string, *users)
+	served := make([][]string, *users)
+	xff := make([]string, *users)
+	total := map[string]int{}
+	n := 0
+	// Users take turns, as concurrent users' requests interleave on the
+	// gateway's connections.
+	for r := 0; r < *requests; r++ {
+		for u := 0; u < *users; u++ {
+			l := links[n%len(links)]
+			n++
+			req := fmt.Sprintf("GET /user%d/%d HTTP/1.1\r\nHost: www\r\nX-User: %d\r\n", u+1, r+1, u+1)
+			if *cookies && len(jars[u]) > 0 {
+				var kv []string
+				for k, v := range jars[u] {
+					kv = append(kv, k+"="+v)
+				}
+				sort.Strings(kv)
+				req += "Cookie: " + strings.Join(kv, "; ") + "\r\n"
+			}
+			if _, err := io.WriteString(l.c, req+"\r\n"); err != nil {
+				return err
+			}
+			resp, err := http.ReadResponse(l.br, nil)
+			if err != nil {
+				return fmt.Errorf("user %d request %d: %w", u+1, r+1, err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			for _, c := range resp.Cookies() {
+				if jars[u] == nil {
+					jars[u] = map[string]string{}
+				}
+				jars[u][c.Name] = c.Value
+			}
+			f := strings.Fields(string(body))
+			if len(f) < 2 {
+				return fmt.Errorf("user %d: unexpected answer %q", u+1, body)
+			}
+			served[u] = append(served[u], f[0])
+			xff[u] = strings.TrimPrefix(f[1], "xff=")
+			total[f[0]]++
+		}
+	}
+	for u := range served {
+		fmt.Fprintf(stdout, "user %d: %s (X-Forwarded-For seen: %s)\n", u+1, strings.Join(served[u], " "), xff[u])
+	}
+	var labels []string
+	for k := range total {
+		labels = append(labels, k)
+	}
+	sort.Strings(labels)
+	for _, k := range labels {
+		fmt.Fprintf(stdout, "member %s: %d requests\n", k, total[k])
+	}
+	return nil
+}
