@@ -17,59 +17,9 @@ import (
 func registerShows(e *Engine, p *dataplane.Plane) {
 	registerMBLBShows(e, p)
 	registerPersistShows(e, p)
-	opts := func(s *Session, words []string) render.Options {
-		o := render.Options{Folder: s.Folder()}
-		for _, w := range words {
-			switch w {
-			case "raw":
-				o.Raw = true
-			case "members":
-				o.Members = true
-			}
-		}
-		return o
-	}
-	match := func(names []string, n string) bool {
-		if len(names) == 0 {
-			return true
-		}
-		for _, pat := range names {
-			if ok, _ := path.Match(pat, n); ok || pat == n {
-				return true
-			}
-		}
-		return false
-	}
-	e.RegisterShow("show", "ltm virtual", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, v := range p.Virtuals() {
-			if match(names, v.Name) {
-				if err := render.RenderVirtual(w, v, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "ltm pool", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, ps := range p.Pools() {
-			if match(names, ps.Name) {
-				if err := render.RenderPool(w, ps, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "ltm node", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, n := range p.Nodes() {
-			if match(names, n.Name) {
-				if err := render.RenderNode(w, n, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	e.RegisterShow("show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.RenderVirtual))
+	e.RegisterShow("show", "ltm pool", showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.RenderPool))
+	e.RegisterShow("show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.RenderNode))
 	reset := func(kind dataplane.StatsKind) ShowFunc {
 		return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			if len(names) == 0 {
@@ -114,6 +64,52 @@ func registerShows(e *Engine, p *dataplane.Plane) {
 		p.DeleteConnections(f)
 		return nil
 	})
+}
+
+// showOpts reads the display options of a show (raw, members) and the
+// session's folder, for names printed relative to it.
+func showOpts(s *Session, words []string) render.Options {
+	o := render.Options{Folder: s.Folder()}
+	for _, w := range words {
+		switch w {
+		case "raw":
+			o.Raw = true
+		case "members":
+			o.Members = true
+		}
+	}
+	return o
+}
+
+// nameMatch reports whether a show of names (full paths or globs) covers
+// n; no names covers everything.
+func nameMatch(names []string, n string) bool {
+	if len(names) == 0 {
+		return true
+	}
+	for _, pat := range names {
+		if ok, _ := path.Match(pat, n); ok || pat == n {
+			return true
+		}
+	}
+	return false
+}
+
+// showEach is the common show: take the runtime's snapshots, keep those the
+// command names, draw each in BIG-IP's layout.
+func showEach[T any](snaps func() []T, name func(T) string, draw func(io.Writer, T, render.Options) error) ShowFunc {
+	return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		o := showOpts(s, words)
+		for _, x := range snaps() {
+			if !nameMatch(names, name(x)) {
+				continue
+			}
+			if err := draw(w, x, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // connFilter reads show/delete sys connection's filter words.

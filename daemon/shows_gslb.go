@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"io"
-	"path"
 	"strings"
 	"time"
 
@@ -51,42 +50,17 @@ func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []strin
 	return names, opts, nil
 }
 
-// gslbMatch reports whether a show of names covers n (all when none).
-func gslbMatch(names []string, n string) bool {
-	if len(names) == 0 {
-		return true
-	}
-	for _, pat := range names {
-		if ok, _ := path.Match(pat, n); ok || pat == n {
-			return true
-		}
-	}
-	return false
-}
-
 // registerGSLBShows installs the `show gtm ...` answers from the GSLB
 // server's snapshots.
 func registerGSLBShows(e *Engine, g *gslb.Server) {
 	sc := e.Schema()
-	opts := func(s *Session, words []string) render.Options {
-		o := render.Options{Folder: s.Folder()}
-		for _, w := range words {
-			switch w {
-			case "raw":
-				o.Raw = true
-			case "members":
-				o.Members = true
-			}
-		}
-		return o
-	}
 	e.RegisterShow("show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 		names, o, err := gslbShowArgs(s, sc.Kind("gtm wideip a"), words)
 		if err != nil {
 			return err
 		}
 		for _, x := range g.WideIPs() {
-			if gslbMatch(names, x.Name) {
+			if nameMatch(names, x.Name) {
 				if err := render.RenderGTMWideIP(w, x, o); err != nil {
 					return err
 				}
@@ -100,7 +74,7 @@ func registerGSLBShows(e *Engine, g *gslb.Server) {
 			return err
 		}
 		for _, x := range g.Pools() {
-			if gslbMatch(names, x.Name) {
+			if nameMatch(names, x.Name) {
 				if err := render.RenderGTMPool(w, x, o); err != nil {
 					return err
 				}
@@ -108,40 +82,13 @@ func registerGSLBShows(e *Engine, g *gslb.Server) {
 		}
 		return nil
 	})
-	e.RegisterShow("show", "gtm server", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, x := range g.Servers() {
-			if gslbMatch(names, x.Name) {
-				if err := render.RenderGTMServer(w, x, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "gtm link", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, x := range g.Links() {
-			if gslbMatch(names, x.Name) {
-				if err := render.RenderGTMLink(w, x, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "gtm datacenter", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, x := range g.Datacenters() {
-			if gslbMatch(names, x.Name) {
-				if err := render.RenderGTMDatacenter(w, x, opts(s, words)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	e.RegisterShow("show", "gtm server", showEach(g.Servers, func(x gslb.ServerStats) string { return x.Name }, render.RenderGTMServer))
+	e.RegisterShow("show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.RenderGTMLink))
+	e.RegisterShow("show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.RenderGTMDatacenter))
 	e.RegisterShow("show", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		return render.RenderGTMPersist(w, g.PersistRecords(), time.Now(), opts(s, words))
+		return render.RenderGTMPersist(w, g.PersistRecords(), time.Now(), showOpts(s, words))
 	})
 	e.RegisterShow("show", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		return render.RenderGTMLDNS(w, g.LDNSRecords(), opts(s, words))
+		return render.RenderGTMLDNS(w, g.LDNSRecords(), showOpts(s, words))
 	})
 }
