@@ -560,9 +560,13 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			bufPool.Put(buf)
 			buf = nil
 			if rerr == nil {
-				// EOF: pass the half-close on.
-				if !pr.gone(sc) {
-					dst.CloseWrite()
+				// EOF: pass the half-close on. When the other direction of
+				// a plain flow has ended already, finish closes dst next
+				// and close(2) sends the same FIN (nothing is left unread
+				// on dst: its loop read dst's FIN), so shutdown(2) would
+				// be a wasted call on every connection.
+				if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+					wc.Control(shutWrite)
 				}
 				return false
 			}
@@ -797,6 +801,11 @@ func (sc *serverConn) release() {
 			m.node.outstanding.Add(-1)
 		}
 	}
+}
+
+// shutWrite half-closes a socket (see rawRead for why not syscall.Shutdown).
+func shutWrite(fd uintptr) {
+	syscall.RawSyscall(syscall.SYS_SHUTDOWN, fd, syscall.SHUT_WR, 0)
 }
 
 // rawRead and rawWrite are read(2) and write(2) on a non-blocking socket
