@@ -37,20 +37,13 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet,
-		log: &lockedWriter{w: stdout}, conns: map[net.Conn]bool{}}
+		log: &lockedWriter{w: stdout}}
 	crashed := make(chan struct{})
 	if *crashAfter > 0 {
 		s.gate = &crashGate{after: int64(*crashAfter), fire: func() {
 			s.log.printf("%s crashing after %d messages: every connection reset\n", s.label, *crashAfter)
 			ln.Close()
-			s.mu.Lock()
-			for c := range s.conns {
-				if tc, ok := c.(*net.TCPConn); ok {
-					tc.SetLinger(0)
-				}
-				c.Close()
-			}
-			s.mu.Unlock()
+			s.conns.closeAll(true)
 			close(crashed)
 		}}
 	}
@@ -87,51 +80,14 @@ type labelServer struct {
 	quiet bool
 	gate  *crashGate
 	log   *lockedWriter
-
-	mu    sync.Mutex
-	conns map[net.Conn]bool
+	conns connSet
 }
 
 func (s *labelServer) serve(ctx context.Context, ln net.Listener) error {
-	var wg sync.WaitGroup
-	if s.conns == nil {
-		s.conns = map[net.Conn]bool{}
-	}
 	if s.frame == "" {
 		s.frame = "line"
 	}
-	conns := s.conns
-	mu := &s.mu
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		mu.Lock()
-		conns[c] = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.handle(c)
-			mu.Lock()
-			delete(conns, c)
-			mu.Unlock()
-		}()
-	}
+	return serveConns(ctx, ln, &s.conns, s.handle)
 }
 
 // handle answers every message on one connection. A clean stop (SIGINT,

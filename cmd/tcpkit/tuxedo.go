@@ -89,7 +89,7 @@ func tuxedoMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		go func() {
 			defer wg.Done()
 			if i == 0 {
-				errs <- serveConns(ctx, ln, w.handle)
+				errs <- serveConns(ctx, ln, nil, w.handle)
 			} else {
 				errs <- wsh.serve(ctx, ln)
 			}
@@ -129,42 +129,6 @@ func parseHost(s string) (netip.Addr, error) {
 	return netip.ParseAddr(s)
 }
 
-// serveConns accepts connections until ctx ends and runs handle on each.
-func serveConns(ctx context.Context, ln net.Listener, handle func(net.Conn)) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	}()
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		mu.Lock()
-		conns[c] = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			handle(c)
-			mu.Lock()
-			delete(conns, c)
-			mu.Unlock()
-		}()
-	}
-}
 
 // wslServer hands each client a WSH port from its range, in turn.
 type wslServer struct {
