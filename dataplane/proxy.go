@@ -351,12 +351,10 @@ func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
 func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: p.opts.ConnectTimeout, KeepAlive: -1}
 	keep := src.Port() != 0
-	if src.IsValid() {
-		d.Control = bindControl(src, keep)
-	}
+	d.Control = dialControl(src, dst, keep)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())
 	if err != nil && keep && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EADDRINUSE)) {
-		d.Control = bindControl(src, false)
+		d.Control = dialControl(src, dst, false)
 		c, err = d.DialContext(context.Background(), "tcp", dst.String())
 	}
 	if err != nil {
@@ -370,31 +368,83 @@ func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 // than 28k flows).
 const ipBindAddressNoPort = 24
 
-func bindControl(src netip.AddrPort, keepPort bool) func(string, string, syscall.RawConn) error {
+// dialControl binds the new socket to src (when valid) and starts the
+// connect itself. To a server on this host the kernel completes the whole
+// handshake inside that connect(2), so when the net package then calls
+// connect it gets success at once and skips parking the goroutine until
+// the socket is writable and asking for SO_ERROR; to a remote server it
+// gets EALREADY and waits as usual. The call does not enter the
+// scheduler's syscall state (see rawRead): it never blocks, but running
+// the handshake makes it long enough for the runtime to hand the
+// processor to another thread.
+func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, syscall.RawConn) error {
 	return func(_, _ string, rc syscall.RawConn) error {
-		var berr error
+		var cerr error
 		err := rc.Control(func(fd uintptr) {
-			var sa syscall.Sockaddr
-			if src.Addr().Is4() {
-				sa = &syscall.SockaddrInet4{Addr: src.Addr().As4()}
-			} else {
-				sa = &syscall.SockaddrInet6{Addr: src.Addr().As16()}
-			}
-			if keepPort {
-				setPort(sa, int(src.Port()))
-				if berr = syscall.Bind(int(fd), sa); berr == nil {
+			if src.IsValid() {
+				if cerr = bindTo(int(fd), src, keepPort); cerr != nil {
 					return
 				}
-				setPort(sa, 0)
 			}
-			syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
-			berr = syscall.Bind(int(fd), sa)
+			cerr = startConnect(fd, dst)
 		})
 		if err != nil {
 			return err
 		}
-		return berr
+		return cerr
 	}
+}
+
+func bindTo(fd int, src netip.AddrPort, keepPort bool) error {
+	var sa syscall.Sockaddr
+	if src.Addr().Is4() {
+		sa = &syscall.SockaddrInet4{Addr: src.Addr().As4()}
+	} else {
+		sa = &syscall.SockaddrInet6{Addr: src.Addr().As16()}
+	}
+	if keepPort {
+		setPort(sa, int(src.Port()))
+		if syscall.Bind(fd, sa) == nil {
+			return nil
+		}
+		setPort(sa, 0)
+	}
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	return syscall.Bind(fd, sa)
+}
+
+// startConnect issues a non-blocking connect(2) to dst; in progress is not
+// an error. A scoped IPv6 address is left to the net package.
+func startConnect(fd uintptr, dst netip.AddrPort) error {
+	var (
+		ptr unsafe.Pointer
+		n   uintptr
+		sa4 syscall.RawSockaddrInet4
+		sa6 syscall.RawSockaddrInet6
+	)
+	addr, port := dst.Addr().Unmap(), dst.Port()
+	if addr.Zone() != "" {
+		return nil
+	}
+	if addr.Is4() {
+		sa4.Family = syscall.AF_INET
+		sa4.Addr = addr.As4()
+		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		ptr, n = unsafe.Pointer(&sa4), syscall.SizeofSockaddrInet4
+	} else {
+		sa6.Family = syscall.AF_INET6
+		sa6.Addr = addr.As16()
+		p := (*[2]byte)(unsafe.Pointer(&sa6.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		ptr, n = unsafe.Pointer(&sa6), syscall.SizeofSockaddrInet6
+	}
+	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), n)
+	switch e {
+	case 0, syscall.EINPROGRESS, syscall.EINTR:
+		return nil
+	}
+	return e
 }
 
 func setPort(sa syscall.Sockaddr, port int) {
