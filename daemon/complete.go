@@ -144,7 +144,33 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	if p := kind.Prop(prev); p != nil {
 		return s.values(p)
 	}
+	// `members modify {` / `members delete {`: the items the object has.
+	if n := len(props); n >= 3 && props[n-1] == "{" && (props[n-2] == "modify" || props[n-2] == "delete") && !k.Singleton {
+		if p := stack[len(stack)-1].Prop(props[n-3]); p != nil && p.Type == objects.TColl {
+			if items := s.items(k, after[0], p.Name); len(items) > 0 {
+				return items
+			}
+		}
+	}
 	return s.props(kind)
+}
+
+// items lists the names of an existing object's collection items, as
+// list prints them, for completing `members modify { `.
+func (s *Session) items(k *objects.Kind, name, prop string) []control.Suggestion {
+	o := s.e.Config().Get(k, objects.FullPath(s.folder, name))
+	if o == nil {
+		return nil
+	}
+	v := o.Get(prop)
+	if v == nil {
+		return nil
+	}
+	out := []control.Suggestion{{Text: "all", Description: "every item", Group: "Objects"}}
+	for _, it := range v.Items {
+		out = append(out, control.Suggestion{Text: objects.ItemDisplay(s.folder, k.Prop(prop), it.Name), Group: "Objects"})
+	}
+	return out
 }
 
 func (s *Session) children(path []string, top bool) []control.Suggestion {

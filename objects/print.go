@@ -342,6 +342,14 @@ func (p *printer) value(depth int, pr *Prop, v *Value) {
 	}
 }
 
+// ItemDisplay prints a collection item's name as list does from folder.
+func ItemDisplay(folder string, pr *Prop, name string) string {
+	if pr != nil && pr.Items == ItemMember {
+		return memberDisplay(folder, name)
+	}
+	return RelPath(folder, name)
+}
+
 func (p *printer) monitor(rule string) string {
 	if rule == "none" || rule == "default" || rule == "" {
 		return rule

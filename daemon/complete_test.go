@@ -1,0 +1,41 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCompletion(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	if _, err := run(t, s, "create ltm pool web members add { 127.0.0.1:80 127.0.0.2:8080 }"); err != "" {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"", "create list ltm"},
+		{"create ltm po", "pool"},
+		{"modify ltm pool ", "web"},
+		{"modify ltm pool web load-balancing-mode least-c", "least-connections-member least-connections-node"},
+		{"modify ltm pool web members ", "add delete modify none replace-all-with"},
+		{"modify ltm pool web members modify { ", "all 127.0.0.1:http 127.0.0.2:webcache"},
+		{"modify ltm pool web members modify { 127.0.0.1:80 { session ", "monitor-enabled user-disabled user-enabled"},
+		{"create ltm virtual v source-address-translation { ", "pool type"},
+		{"create ltm virtual v pool ", "none web"},
+		{"show sys ", "config-history connection"},
+	} {
+		var got []string
+		for _, sg := range s.Complete(tc.line) {
+			got = append(got, sg.Text)
+		}
+		for _, w := range strings.Fields(tc.want) {
+			found := false
+			for _, g := range got {
+				found = found || g == w
+			}
+			if !found {
+				t.Errorf("Complete(%q) = %v, want it to offer %q", tc.line, got, w)
+			}
+		}
+	}
+}
