@@ -24,6 +24,12 @@ var listOptions = map[string]bool{
 func (s *Session) list(ctx context.Context, st *grammar.Statement, args []grammar.Node, w io.Writer) error {
 	t, err := s.resolve(args)
 	if err != nil {
+		// Kinds openltm keeps without knowing them (apm, asm, ...) are
+		// listed verbatim by their leading words.
+		if out, ok := s.listUnknown(args); ok {
+			_, werr := io.WriteString(w, out)
+			return werr
+		}
 		return err
 	}
 	opts := objects.PrintOpts{Folder: s.folder, Resolve: func(k *objects.Kind, name string) *objects.Object {
@@ -101,6 +107,28 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 		}
 	}
 	return nil
+}
+
+// listUnknown prints the kept objects of kinds openltm does not know whose
+// words start with args (`list apm policy`), as they were loaded.
+func (s *Session) listUnknown(args []grammar.Node) (string, bool) {
+	ws, err := words(args)
+	if err != nil || len(ws) == 0 {
+		return "", false
+	}
+	ws = s.moduleFor(ws)
+	var b strings.Builder
+	found := false
+	for _, o := range s.e.Config().Unknown() {
+		if o.BuiltIn {
+			continue
+		}
+		if hasPrefix(o.Words, ws) || (len(ws) == len(o.Words) && hasPrefix(o.Words[:len(ws)-1], ws[:len(ws)-1]) && objects.FullPath(s.folder, ws[len(ws)-1]) == o.Words[len(o.Words)-1]) {
+			b.WriteString(objects.Format(o, objects.PrintOpts{}))
+			found = true
+		}
+	}
+	return b.String(), found
 }
 
 // visible reports whether an object is listed from the current folder:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 )
@@ -195,5 +196,28 @@ func TestAChangeThatChangesNothingMakesNoGeneration(t *testing.T) {
 	}
 	if _, err := run(t, s, "modify ltm pool p1 description two"); err != "" || e.Generation() != 2 {
 		t.Fatalf("a real change: %s, generation %d", err, e.Generation())
+	}
+}
+
+func TestUnknownKindsAreListed(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	conf := dir + "/apm.conf"
+	if err := os.WriteFile(conf, []byte("apm policy access-policy /Common/ap1 {\n    items { /Common/ap1_end { } }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, s, "load sys config merge file "+conf); err != "" {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"list apm", "list apm policy access-policy", "list apm policy access-policy ap1"} {
+		out, err := run(t, s, c)
+		if err != "" || !strings.Contains(out, "apm policy access-policy /Common/ap1 {\n    items { /Common/ap1_end { } }\n}\n") {
+			t.Fatalf("%s: %q %q", c, out, err)
+		}
+	}
+	if _, err := run(t, s, "list apm policy access-policy nope"); err == "" {
+		t.Fatal("a missing unknown object listed without error")
 	}
 }
