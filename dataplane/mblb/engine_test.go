@@ -833,3 +833,53 @@ func TestOneConnectExclusivePipelined(t *testing.T) {
 		t.Fatalf("stats %+v, want one connection", st)
 	}
 }
+
+// A OneConnect client that stops reading must not hold up the others on
+// the shared connection: responses the client's socket does not take at
+// once are left to its own writer, and still arrive complete and in order.
+func TestOneConnectSlowClientDoesNotStall(t *testing.T) {
+	s1 := startServer(t, "127.0.54.41:0", "S1", wireLength)
+	pool := newTestPool(s1)
+	cfg := baseConfig(pool, nil)
+	cfg.Request = lengthFraming
+	cfg.OneConnect = &OneConnect{MaxSize: 1}
+	vs := startVS(t, "127.0.54.43:0", cfg)
+	const n, size = 64, 256 << 10
+	slow := dialVS(t, vs, "slow", wireLength)
+	sent := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i++ {
+			req := []byte(reqName(slow.name, i))
+			req = append(req, bytes.Repeat([]byte{'.'}, size-len(req))...)
+			if err := slow.send(req); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	fast := dialVS(t, vs, "fast", wireLength)
+	for i := 0; i < 20; i++ {
+		want := reqName(fast.name, i)
+		got, err := fast.call(want)
+		if err != nil {
+			t.Fatalf("fast client behind a slow one: %v", err)
+		}
+		if _, req := splitAnswer(got); req != want {
+			t.Fatalf("fast client got %q, want %q", req, want)
+		}
+	}
+	for i := 0; i < n; i++ {
+		b, err := slow.recv()
+		if err != nil {
+			t.Fatalf("slow client answer %d: %v", i, err)
+		}
+		_, got := splitAnswer(string(b))
+		if want := reqName(slow.name, i); !strings.HasPrefix(got, want+".") || len(got) != size {
+			t.Fatalf("slow client answer %d is %.40q (%d bytes), want %q (%d bytes)", i, got, len(got), want, size)
+		}
+	}
+}

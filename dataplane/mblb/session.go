@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -49,8 +50,11 @@ type Session struct {
 	hasSticky bool
 	httpDone  bool // reader only: the client asked to close, or sent garbage
 
-	mu       sync.Mutex
-	cond     sync.Cond
+	mu   sync.Mutex
+	cond sync.Cond
+	// wcond wakes the OneConnect writer goroutine only (a hand-off, a
+	// response for it, the close), not at every response written inline.
+	wcond    sync.Cond
 	slots    []*msg // responses by sequence number modulo MaxInFlight
 	nextSeq  uint64 // next request's sequence number
 	nextOut  uint64 // next response to write
@@ -58,8 +62,24 @@ type Session struct {
 	closed   bool
 	wb, warr net.Buffers
 	held     []*msg
-	conns    []*serverConn // this client's own server connections
-	dirty    []*serverConn // written to by this read, not yet flushed (reader only)
+	// rawc lets a OneConnect session's responses be written by the server
+	// reader that completes them, without a hand-off to the writer
+	// goroutine, as long as the client's socket takes them at once: a
+	// write that would block hands the rest (backlog, the responses in
+	// bheld, bclose when the last one closes the client) to the writer
+	// together with the writing token, so a slow client still never stalls
+	// a shared server connection.
+	rawc    syscall.RawConn
+	handoff bool
+	bclose  bool
+	backlog net.Buffers
+	bheld   []*msg
+	nbFn    func(uintptr) bool
+	nbBufs  net.Buffers
+	nbN     int64
+	nbErr   error
+	conns   []*serverConn // this client's own server connections
+	dirty   []*serverConn // written to by this read, not yet flushed (reader only)
 
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
@@ -96,11 +116,16 @@ func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
 		perConn: e.cfg.Request.Mode == HTTP && e.pool == nil,
 		slots:   make([]*msg, e.cfg.MaxInFlight),
 	}
+	if sc, ok := c.(syscall.Conn); ok && s.async {
+		s.rawc, _ = sc.SyscallConn()
+		s.nbFn = s.nbWrite
+	}
 	s.source = opt.Source
 	if !s.source.IsValid() {
 		s.source = s.client.Addr()
 	}
 	s.cond.L = &s.mu
+	s.wcond.L = &s.mu
 	s.lastActive.Store(time.Now().UnixNano())
 	s.data.side = ClientSide
 	s.data.client = s.client
@@ -428,12 +453,15 @@ func (s *Session) deliver(seq uint64, r *msg) {
 	}
 	s.slots[seq%uint64(len(s.slots))] = r
 	var err error
-	if seq == s.nextOut {
-		if s.async {
-			s.cond.Broadcast()
-		} else if !s.writing {
+	if seq == s.nextOut && !s.writing {
+		if !s.async {
 			s.writing = true
-			err = s.flushLocked()
+			err = s.flushLocked(false)
+		} else if s.rawc != nil {
+			s.writing = true
+			err = s.flushLocked(true)
+		} else {
+			s.wcond.Signal()
 		}
 	}
 	s.mu.Unlock()
@@ -444,8 +472,10 @@ func (s *Session) deliver(seq uint64, r *msg) {
 
 // flushLocked writes every response ready in order. The caller holds mu and
 // the writing token; mu is released around the write, and the token is
-// given back when nothing is left.
-func (s *Session) flushLocked() error {
+// given back when nothing is left. With nb (a OneConnect server reader
+// writing inline) no write blocks: what the socket does not take at once
+// goes to the writer goroutine, which keeps the token until it is out.
+func (s *Session) flushLocked(nb bool) error {
 	w := uint64(len(s.slots))
 	for {
 		s.held = s.held[:0]
@@ -478,7 +508,10 @@ func (s *Session) flushLocked() error {
 		s.mu.Unlock()
 		var n int64
 		var err error
-		if len(s.held) == 1 {
+		rest := net.Buffers(nil)
+		if nb {
+			n, rest, err = s.tryWrite(s.wb)
+		} else if len(s.held) == 1 {
 			var k int
 			k, err = s.c.Write(s.held[0].b)
 			n = int64(k)
@@ -488,6 +521,24 @@ func (s *Session) flushLocked() error {
 		s.bytesOut.Add(uint64(n))
 		if s.meter != nil && n > 0 {
 			s.meter.Sent(int(n))
+		}
+		if len(rest) > 0 && err == nil {
+			s.mu.Lock()
+			if s.closed {
+				s.writing = false
+				s.mu.Unlock()
+				for _, r := range s.held {
+					r.unref()
+				}
+				s.mu.Lock()
+				return nil
+			}
+			s.backlog = append(s.backlog[:0], rest...)
+			s.bheld = append(s.bheld[:0], s.held...)
+			s.bclose = last
+			s.handoff = true
+			s.wcond.Signal()
+			return nil
 		}
 		s.msgsOut.Add(uint64(len(s.held)))
 		for _, r := range s.held {
@@ -506,24 +557,111 @@ func (s *Session) flushLocked() error {
 	}
 }
 
-// writer is the client writer of a OneConnect session: shared server
-// connections hand it responses and never wait for a slow client.
+// tryWrite writes what the client's socket takes without blocking and
+// returns the bytes written and the buffers (or parts) left. The caller
+// holds the writing token, which guards the nb fields.
+func (s *Session) tryWrite(bufs net.Buffers) (int64, net.Buffers, error) {
+	s.nbBufs, s.nbN, s.nbErr = bufs, 0, nil
+	err := s.rawc.Write(s.nbFn)
+	if s.nbErr != nil {
+		err = s.nbErr
+	}
+	bufs, n := s.nbBufs, s.nbN
+	s.nbBufs, s.nbErr = nil, nil
+	return n, bufs, err
+}
+
+// nbWrite is tryWrite's callback, kept as a method value so that a write
+// allocates nothing.
+func (s *Session) nbWrite(fd uintptr) bool {
+	for len(s.nbBufs) > 0 {
+		b := s.nbBufs[0]
+		if len(b) == 0 {
+			s.nbBufs = s.nbBufs[1:]
+			continue
+		}
+		k, e := syscall.Write(int(fd), b)
+		if e == syscall.EINTR {
+			continue
+		}
+		if k > 0 {
+			s.nbN += int64(k)
+			if k == len(b) {
+				s.nbBufs = s.nbBufs[1:]
+			} else {
+				s.nbBufs[0] = b[k:]
+			}
+		}
+		if e != nil {
+			if e != syscall.EAGAIN {
+				s.nbErr = &net.OpError{Op: "write", Net: "tcp", Err: e}
+			}
+			return true
+		}
+		if k < len(b) {
+			return true
+		}
+	}
+	return true
+}
+
+// writer is the client writer of a OneConnect session: it finishes the
+// writes a shared server connection's reader could not make without
+// waiting for the client (and, without a raw socket, makes them all).
 func (s *Session) writer() {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
 	for {
-		for !s.closed && s.slots[s.nextOut%w] == nil {
-			s.cond.Wait()
+		for !s.closed && !s.handoff && (s.writing || s.slots[s.nextOut%w] == nil) {
+			s.wcond.Wait()
 		}
 		if s.closed {
 			break
 		}
-		s.writing = true
-		if err := s.flushLocked(); err != nil {
+		if s.handoff {
+			s.handoff = false
+			last := s.bclose
+			s.mu.Unlock()
+			n, err := s.backlog.WriteTo(s.c)
+			s.bytesOut.Add(uint64(n))
+			if s.meter != nil && n > 0 {
+				s.meter.Sent(int(n))
+			}
+			s.msgsOut.Add(uint64(len(s.bheld)))
+			for i, r := range s.bheld {
+				r.unref()
+				s.bheld[i] = nil
+			}
+			s.bheld = s.bheld[:0]
+			s.active()
+			s.mu.Lock()
+			if err == nil && last {
+				err = errCloseAfter
+			}
+			if err != nil {
+				s.writing = false
+				s.cond.Broadcast()
+				s.mu.Unlock()
+				s.Close(!errors.Is(err, errCloseAfter))
+				return
+			}
+		} else {
+			s.writing = true
+		}
+		if err := s.flushLocked(false); err != nil {
 			s.mu.Unlock()
 			s.Close(!errors.Is(err, errCloseAfter))
 			return
 		}
+	}
+	if s.handoff {
+		s.handoff = false
+		s.writing = false
+		for i, r := range s.bheld {
+			r.unref()
+			s.bheld[i] = nil
+		}
+		s.bheld = s.bheld[:0]
 	}
 	s.mu.Unlock()
 }
@@ -558,6 +696,7 @@ func (s *Session) Close(reset bool) {
 	conns := s.conns
 	s.conns = nil
 	s.cond.Broadcast()
+	s.wcond.Broadcast()
 	s.mu.Unlock()
 	if reset {
 		s.e.stats.resets.Add(1)
