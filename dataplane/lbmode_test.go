@@ -3,6 +3,7 @@ package dataplane
 import (
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,6 +35,11 @@ func TestRulesLBMode(t *testing.T) {
 	mustApply(t, p, cfg2)
 	c, err := net.DialTimeout("tcp", "127.0.71.1:9000", 2*time.Second)
 	if err != nil {
+		// The reset can beat the end of connect on loopback: that is the
+		// rule error's reset too.
+		if strings.Contains(err.Error(), "reset") {
+			return
+		}
 		t.Fatal(err)
 	}
 	defer c.Close()
