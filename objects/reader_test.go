@@ -81,11 +81,6 @@ func TestReadCreate(t *testing.T) {
 }
 
 func TestReadModifyCollections(t *testing.T) {
-	base, err := apply(t, "ltm pool", ModeCreate, nil, "members add { 10.1.1.1:80 10.1.1.2:80 { ratio 2 } }")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = base
 	start := func() *Object {
 		k := Default.Kind("ltm pool")
 		st, _ := grammar.ParseStatement("x members add { 10.1.1.1:80 10.1.1.2:80 { ratio 2 } }", grammar.Options{})
