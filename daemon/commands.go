@@ -296,7 +296,11 @@ func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 		text, name = b, file
 	}
 	var warns []string
-	objs, err := s.e.schema.ReadConfig(name, text, func(p grammar.Pos, msg string) {
+	folder := s.folder
+	if folder == "/" {
+		folder = "/Common"
+	}
+	objs, err := s.e.schema.ReadConfigIn(name, text, folder, func(p grammar.Pos, msg string) {
 		warns = append(warns, fmt.Sprintf("Warning: %s: %s", p, msg))
 	})
 	if err != nil {

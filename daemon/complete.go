@@ -54,7 +54,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	}
 	verb := ws[0]
 	switch verb {
-	case "create", "modify", "delete", "list", "show", "reset-stats":
+	case "create", "modify", "delete", "list", "show", "reset-stats", "edit":
 	case "cd":
 		return s.folders()
 	case "save", "load":
@@ -100,6 +100,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		if verb == "create" {
 			return []control.Suggestion{{Text: "", Description: "<object name>", Group: "Objects"}}
 		}
+		return s.names(k)
+	}
+	if verb == "edit" {
 		return s.names(k)
 	}
 	if verb == "list" {

@@ -39,6 +39,7 @@ func (s *Session) Close() { s.tx, s.inTx = nil, false }
 // verbs are tmsh's commands, with their help text.
 var verbs = map[string]string{
 	"create":      "Create a configuration object",
+	"edit":        "Edit configuration objects in $EDITOR (tmsh)",
 	"modify":      "Modify a configuration object",
 	"delete":      "Delete a configuration object",
 	"list":        "List the configuration",
@@ -124,6 +125,8 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.load(st, args, w)
 	case "reset-stats":
 		return s.resetStats(st, args, w)
+	case "edit":
+		return synErr(first, []string{"list", "modify"}, "edit runs in tmsh, which opens the objects in an editor; over the socket use list and load sys config merge")
 	}
 	// A module name enters the module: `ltm`, `ltm monitor`, `/sys`.
 	mod := append(s.moduleFor(words), nil...)

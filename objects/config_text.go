@@ -73,11 +73,17 @@ func (s *Schema) Builtins() *Config {
 // ReadConfig parses bigip.conf text into objects (not yet validated).
 // warn, when set, receives what was kept without being acted on.
 func (s *Schema) ReadConfig(filename string, src []byte, warn func(grammar.Pos, string)) ([]*Object, error) {
+	return s.ReadConfigIn(filename, src, "/Common", warn)
+}
+
+// ReadConfigIn is ReadConfig with relative names taken in folder, for text
+// listed from inside a folder (tmsh edit).
+func (s *Schema) ReadConfigIn(filename string, src []byte, folder string, warn func(grammar.Pos, string)) ([]*Object, error) {
 	f, err := grammar.Parse(filename, src)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{Schema: s, Folder: "/Common", Mode: ModeLoad, Warn: warn}
+	r := &Reader{Schema: s, Folder: folder, Mode: ModeLoad, Warn: warn}
 	var out []*Object
 	for _, st := range f.Statements {
 		o, err := r.ReadObject(st)

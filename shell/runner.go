@@ -35,7 +35,12 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 		return
 	}
 	w := &tailWriter{w: r.out}
-	err := r.sess.Exec(ctx, st.text, w)
+	var err error
+	if what, ok := editTarget(st.text); ok {
+		err = r.edit(ctx, what)
+	} else {
+		err = r.sess.Exec(ctx, st.text, w)
+	}
 	// Keep the prompt on its own line when output did not end one.
 	if w.n > 0 && w.last != '\n' {
 		fmt.Fprintln(r.out)
