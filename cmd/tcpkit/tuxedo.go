@@ -129,7 +129,6 @@ func parseHost(s string) (netip.Addr, error) {
 	return netip.ParseAddr(s)
 }
 
-
 // wslServer hands each client a WSH port from its range, in turn.
 type wslServer struct {
 	label     string
