@@ -335,14 +335,15 @@ func TestRulePersistAddLookupDelete(t *testing.T) {
 	cfg.Virtuals["/Common/vs"].Rules = r
 	mustApply(t, p, cfg)
 	askFrom(t, "127.0.103.70", "127.0.103.3:9000")
-	eventually(t, "the rule's log", func() bool { return len(lg.lines) >= 2 })
+	eventually(t, "the rule's log", func() bool { return len(lg.Lines()) >= 2 })
+	lines := lg.Lines()
 	want := []string{
 		"local0.info Rule /Common/r1 <SERVER_CONNECTED>: found /Common/pool 127.0.103.21 9000 node 127.0.103.21",
 		"local0.info Rule /Common/r1 <SERVER_CONNECTED>: after delete: ''",
 	}
 	for i, w := range want {
-		if lg.lines[i] != w {
-			t.Fatalf("log %d = %q, want %q", i, lg.lines[i], w)
+		if lines[i] != w {
+			t.Fatalf("log %d = %q, want %q", i, lines[i], w)
 		}
 	}
 	recs := records(p, persist.Filter{Key: "keep-127.0.103.70"})

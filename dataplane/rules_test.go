@@ -27,6 +27,13 @@ func (l *ruleLog) log(facility, line string) {
 	l.mu.Unlock()
 }
 
+// Lines is a copy of the lines so far.
+func (l *ruleLog) Lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
 func (l *ruleLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -84,9 +84,6 @@ type labelServer struct {
 }
 
 func (s *labelServer) serve(ctx context.Context, ln net.Listener) error {
-	if s.frame == "" {
-		s.frame = "line"
-	}
 	return serveConns(ctx, ln, &s.conns, s.handle)
 }
 

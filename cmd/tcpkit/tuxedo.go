@@ -80,7 +80,8 @@ func tuxedoMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		lns = append(lns, ln)
 	}
 	w := &wslServer{label: *label, host: host, low: low, high: high, log: log}
-	wsh := &labelServer{label: *label, log: log}
+	// One label server answers on every WSH port: set up before serving.
+	wsh := &labelServer{label: *label, frame: "line", log: log}
 	log.printf("%s WSL listening on %s, WSH on %s:%d-%d, announcing %s\n", *label, wslAddr, wslAddr.Addr(), low, high, host)
 	var wg sync.WaitGroup
 	errs := make(chan error, len(lns))

@@ -504,6 +504,7 @@ func (sc *serverConn) failed(rerr error) {
 	sc.dead = true
 	closing := sc.closing
 	err := sc.failErr
+	aborted := err != nil // failErr is read under the lock that fail() takes
 	if err == nil {
 		err = rerr
 		if errors.Is(rerr, io.EOF) {
@@ -524,7 +525,7 @@ func (sc *serverConn) failed(rerr error) {
 	sc.qmu.Unlock()
 	sc.down.Store(true)
 	sc.leg.pending.Store(0)
-	graceful := closing || (len(entries) == 0 && sc.failErr == nil && errors.Is(rerr, io.EOF))
+	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
 	if graceful {
 		sc.conn.Close()
 	} else {
