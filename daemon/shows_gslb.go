@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -85,6 +87,31 @@ func registerGSLBShows(e *Engine, g *gslb.Server) {
 	e.RegisterShow("show", "gtm server", showEach(g.Servers, func(x gslb.ServerStats) string { return x.Name }, render.RenderGTMServer))
 	e.RegisterShow("show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.RenderGTMLink))
 	e.RegisterShow("show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.RenderGTMDatacenter))
+	// delete gtm persist [target-name WIDEIP] [local-dns ADDR]: BIG-IP's
+	// filter names for the wide IP and the LDNS; none deletes every record.
+	e.RegisterShow("delete", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		var wideIP string
+		var ldns netip.Addr
+		for i := 0; i < len(words); i += 2 {
+			if i+1 >= len(words) {
+				return &objects.SyntaxError{Msg: fmt.Sprintf("%q needs a value", words[i]), Expected: []string{"target-name NAME", "local-dns ADDRESS"}}
+			}
+			switch words[i] {
+			case "target-name":
+				wideIP = objects.FullPath(s.Folder(), words[i+1])
+			case "local-dns":
+				a, err := netip.ParseAddr(words[i+1])
+				if err != nil {
+					return objects.Invalid("%q is not an IP address", words[i+1])
+				}
+				ldns = a
+			default:
+				return &objects.SyntaxError{Msg: fmt.Sprintf("%q unknown property", words[i]), Expected: []string{"target-name", "local-dns"}}
+			}
+		}
+		g.DeletePersistRecords(wideIP, ldns)
+		return nil
+	})
 	e.RegisterShow("show", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 		return render.RenderGTMPersist(w, g.PersistRecords(), time.Now(), showOpts(s, words))
 	})
