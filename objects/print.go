@@ -32,46 +32,11 @@ type PrintOpts struct {
 	Resolve func(k *Kind, name string) *Object
 }
 
+// printer lays out one object's properties on grammar's Printer, which
+// owns indentation, the one-line layout and quoting.
 type printer struct {
-	b    strings.Builder
+	pp   *grammar.Printer
 	opts PrintOpts
-}
-
-func (p *printer) open(depth int, head string) {
-	if p.opts.OneLine {
-		p.b.WriteString(head + " { ")
-		return
-	}
-	p.indent(depth)
-	p.b.WriteString(head + " {\n")
-}
-
-func (p *printer) close(depth int) {
-	if p.opts.OneLine {
-		p.b.WriteString("} ")
-		return
-	}
-	p.indent(depth)
-	p.b.WriteString("}\n")
-}
-
-func (p *printer) line(depth int, s string) {
-	if p.opts.OneLine {
-		p.b.WriteString(s + " ")
-		return
-	}
-	p.indent(depth)
-	p.b.WriteString(s + "\n")
-}
-
-func (p *printer) empty(depth int, head string) {
-	p.line(depth, head+" { }")
-}
-
-func (p *printer) indent(depth int) {
-	for i := 0; i < depth; i++ {
-		p.b.WriteString("    ")
-	}
 }
 
 // Header is how an object's first line names it: `ltm pool /Common/p`.
@@ -96,23 +61,30 @@ func Format(o *Object, opts PrintOpts) string {
 	if o.Kind == nil {
 		return strings.TrimRight(o.Raw, "\n") + "\n"
 	}
-	p := &printer{opts: opts}
-	head := Header(o, opts.Folder)
+	p := &printer{pp: grammar.NewPrinter(opts.OneLine), opts: opts}
+	head := headWords(o, opts.Folder)
 	if o.Kind.Key() == "ltm rule" {
-		body := o.Str("definition")
-		if opts.OneLine {
-			return head + " {" + body + "}\n"
-		}
-		return head + " {" + body + "}\n"
+		p.pp.Script(o.Str("definition"), head...)
+		return p.pp.String()
 	}
-	p.open(0, head)
-	p.props(1, o.Kind, o.Props, o.Extra, o, opts.Select)
-	if opts.OneLine {
-		p.b.WriteString("}")
-		return strings.TrimRight(p.b.String(), " ") + "\n"
+	p.pp.Open(head...)
+	p.props(o.Kind, o.Props, o.Extra, o, opts.Select)
+	p.pp.Close()
+	return p.pp.String()
+}
+
+// headWords are the words Header joins: module and kind words, then the
+// name as one word (a topology record's name is several).
+func headWords(o *Object, folder string) []string {
+	ws := append([]string(nil), o.Kind.Words...)
+	switch {
+	case o.Kind.Singleton:
+	case o.Kind.Key() == "gtm topology":
+		ws = append(ws, strings.Fields(o.Name)...)
+	default:
+		ws = append(ws, RelPath(folder, o.Name))
 	}
-	p.close(0)
-	return p.b.String()
+	return ws
 }
 
 type entry struct {
@@ -120,7 +92,7 @@ type entry struct {
 	fn   func()
 }
 
-func (p *printer) props(depth int, k *Kind, props map[string]*Value, extra []Extra, o *Object, sel []string) {
+func (p *printer) props(k *Kind, props map[string]*Value, extra []Extra, o *Object, sel []string) {
 	var es []entry
 	for _, pr := range k.Props {
 		pr := pr
@@ -148,14 +120,14 @@ func (p *printer) props(depth int, k *Kind, props map[string]*Value, extra []Ext
 				continue
 			}
 		}
-		es = append(es, entry{pr.Name, func() { p.value(depth, pr, v) }})
+		es = append(es, entry{pr.Name, func() { p.value(pr, v) }})
 	}
 	for _, x := range extra {
 		x := x
 		if len(sel) > 0 && !contains(sel, x.Name) {
 			continue
 		}
-		es = append(es, entry{x.Name, func() { p.line(depth, x.Text) }})
+		es = append(es, entry{x.Name, func() { p.pp.Verbatim(x.Text) }})
 	}
 	sort.SliceStable(es, func(i, j int) bool { return es[i].name < es[j].name })
 	for _, e := range es {
@@ -266,71 +238,67 @@ func isDefault(pr *Prop, v *Value) bool {
 	return v.Str == pr.Default
 }
 
+// name is a reference as list prints it: relative to the folder.
 func (p *printer) name(s string) string {
-	return grammar.Quote(RelPath(p.opts.Folder, s))
+	return RelPath(p.opts.Folder, s)
 }
 
-func (p *printer) value(depth int, pr *Prop, v *Value) {
+func (p *printer) value(pr *Prop, v *Value) {
+	pp := p.pp
 	switch pr.Type {
 	case TFlag:
 		if v.Str != "" {
-			p.line(depth, v.Str)
+			pp.Line(v.Str)
 		}
 	case TRef:
-		p.line(depth, pr.Name+" "+p.name(v.Str))
+		pp.Line(pr.Name, p.name(v.Str))
 	case TMonitor:
-		p.line(depth, pr.Name+" "+p.monitor(v.Str))
+		pp.Verbatim(pr.Name + " " + p.monitor(v.Str))
 	case TRaw:
-		p.line(depth, pr.Name+" "+v.Str)
+		pp.Verbatim(pr.Name + " " + v.Str)
 	case TTcl:
-		p.line(depth, pr.Name+" {"+v.Str+"}")
+		pp.Script(v.Str, pr.Name)
 	case TList:
 		if len(v.List) == 0 {
-			p.empty(depth, pr.Name)
+			pp.Empty(pr.Name)
 			return
 		}
-		p.open(depth, pr.Name)
+		pp.Open(pr.Name)
 		for _, x := range v.List {
 			if strings.HasPrefix(x, "/") {
-				p.line(depth+1, p.name(x))
-			} else {
-				p.line(depth+1, grammar.Quote(x))
+				x = p.name(x)
 			}
+			pp.Line(x)
 		}
-		p.close(depth)
+		pp.Close()
 	case TStruct:
 		if v.Sub == nil {
-			p.empty(depth, pr.Name)
+			pp.Empty(pr.Name)
 			return
 		}
-		p.open(depth, pr.Name)
-		p.props(depth+1, pr.Sub, v.Sub.Props, v.Sub.Extra, nil, nil)
-		p.close(depth)
+		pp.Open(pr.Name)
+		p.props(pr.Sub, v.Sub.Props, v.Sub.Extra, nil, nil)
+		pp.Close()
 	case TColl:
 		if len(v.Items) == 0 {
-			p.empty(depth, pr.Name)
+			pp.Empty(pr.Name)
 			return
 		}
-		p.open(depth, pr.Name)
+		pp.Open(pr.Name)
 		for _, it := range v.Items {
-			var head string
-			switch pr.Items {
-			case ItemMember:
-				head = grammar.Quote(memberDisplay(p.opts.Folder, it.Name))
-			case ItemRef, ItemGTMMember:
-				head = p.name(it.Name)
-			default:
-				head = grammar.Quote(it.Name)
+			head := ItemDisplay(p.opts.Folder, pr, it.Name)
+			if pr.Items == ItemPlain {
+				head = it.Name
 			}
 			if len(it.Props) == 0 && len(it.Extra) == 0 {
-				p.empty(depth+1, head)
+				pp.Empty(head)
 				continue
 			}
-			p.open(depth+1, head)
-			p.props(depth+2, pr.Sub, it.Props, it.Extra, nil, nil)
-			p.close(depth + 1)
+			pp.Open(head)
+			p.props(pr.Sub, it.Props, it.Extra, nil, nil)
+			pp.Close()
 		}
-		p.close(depth)
+		pp.Close()
 	default:
 		s := v.Str
 		if pr.Name == "destination" {
@@ -338,7 +306,7 @@ func (p *printer) value(depth int, pr *Prop, v *Value) {
 				s = d.Display(p.opts.Folder)
 			}
 		}
-		p.line(depth, pr.Name+" "+grammar.Quote(s))
+		pp.Line(pr.Name, s)
 	}
 }
 
@@ -356,7 +324,7 @@ func (p *printer) monitor(rule string) string {
 	}
 	names := MonitorNames(rule)
 	for i, n := range names {
-		names[i] = p.name(n)
+		names[i] = grammar.Quote(p.name(n))
 	}
 	if strings.HasPrefix(rule, "min ") {
 		f := strings.Fields(rule)
