@@ -24,16 +24,6 @@ const (
 	reasonNodeLimit       = "Node address has reached its connection limit"
 )
 
-func availabilityOf(s monStatus) Availability {
-	switch s {
-	case monUp:
-		return Available
-	case monDown:
-		return Offline
-	}
-	return Unknown
-}
-
 // memberStats builds one member's block; rule is the pool's monitor rule.
 func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	c := m.cfg.Load()

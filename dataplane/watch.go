@@ -204,21 +204,3 @@ func hms(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dhr:%d%s:%dsec", s/3600, s/60%60, mins, s%60)
 }
-
-// lastError is the first monitor error, for show's reason lines.
-func (w *watch) lastError() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, n := range w.rule.Names {
-		if e := w.states[n].LastError; e != "" {
-			return e
-		}
-	}
-	return ""
-}
-
-func (w *watch) isLocked() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.locked
-}

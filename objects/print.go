@@ -39,22 +39,6 @@ type printer struct {
 	opts PrintOpts
 }
 
-// Header is how an object's first line names it: `ltm pool /Common/p`.
-func Header(o *Object, folder string) string {
-	if o.Kind == nil {
-		return strings.Join(o.Words, " ")
-	}
-	h := o.Kind.Key()
-	switch {
-	case o.Kind.Singleton:
-	case o.Kind.Key() == "gtm topology":
-		h += " " + o.Name
-	default:
-		h += " " + RelPath(folder, o.Name)
-	}
-	return h
-}
-
 // Format renders an object as tmsh list / bigip.conf text, ending in a
 // newline.
 func Format(o *Object, opts PrintOpts) string {
@@ -73,7 +57,7 @@ func Format(o *Object, opts PrintOpts) string {
 	return p.pp.String()
 }
 
-// headWords are the words Header joins: module and kind words, then the
+// headWords name an object on its first line (`ltm pool /Common/p`): module and kind words, then the
 // name as one word (a topology record's name is several).
 func headWords(o *Object, folder string) []string {
 	ws := append([]string(nil), o.Kind.Words...)

@@ -50,7 +50,14 @@ func main() {
 		logger.Error("cannot start", "socket", paths.Socket, "state", paths.StateDir, "err", err)
 		os.Exit(1)
 	}
-	<-ctx.Done()
+	served := make(chan error, 1)
+	go func() { served <- r.Wait() }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		// The control server stopped by itself: say so, and stop.
+		logger.Error("the control socket stopped serving", "err", err)
+	}
 	logger.Info("stopping")
 	if err := r.Stop(); err != nil {
 		logger.Error("stop", "err", err)

@@ -14,22 +14,6 @@ func AsList(v Value) ([]Value, error) {
 	return parseList(v.String())
 }
 
-// listValue returns v converted to a list value that keeps its elements.
-func listValue(v Value) (Value, error) {
-	if v.kind == kList {
-		return v, nil
-	}
-	elems, err := parseList(v.String())
-	if err != nil {
-		return v, err
-	}
-	lv := List(elems...)
-	if v.hasStr {
-		lv.s, lv.hasStr = v.s, true
-	}
-	return lv, nil
-}
-
 func isListSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
 }

@@ -110,16 +110,6 @@ func (v Value) IsEmpty() bool {
 	return true
 }
 
-// withString returns v with its string form cached, for values that will be
-// read as strings many times (variables read by string commands).
-func (v Value) withString() Value {
-	if !v.hasStr {
-		v.s = v.String()
-		v.hasStr = true
-	}
-	return v
-}
-
 // FormatDouble prints a double as Tcl 8.6 does with tcl_precision 0: the
 // shortest digits that read back to the same number, in fixed notation for
 // decimal exponents from -5 to 16 (with ".0" added to integral values) and
