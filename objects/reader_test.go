@@ -175,3 +175,40 @@ func TestDest(t *testing.T) {
 		}
 	}
 }
+
+// References to kept objects of unknown kinds resolve through an index that
+// follows Put, Delete and Clone.
+func TestLookupUnknownKinds(t *testing.T) {
+	objs, err := Default.ReadConfig("x.conf", []byte("ltm profile client-ssl /Common/my_ssl { }\napm profile access /Common/ap { }\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConfig()
+	for _, o := range objs {
+		c.Put(o)
+	}
+	spec := []string{"ltm profile "}
+	ssl := c.Lookup(Default, spec, "/Common/my_ssl")
+	if ssl == nil || ssl.Kind != nil {
+		t.Fatalf("client-ssl profile not found: %v", ssl)
+	}
+	if c.Lookup(Default, spec, "/Common/ap") != nil {
+		t.Fatal("an apm profile answered an ltm profile reference")
+	}
+	if c.Lookup(Default, []string{"apm profile "}, "/Other/ap") == nil {
+		t.Fatal("a name in another partition does not fall back to /Common")
+	}
+	d := c.Clone()
+	d.Delete(ssl)
+	if d.Lookup(Default, spec, "/Common/my_ssl") != nil {
+		t.Fatal("deleted object still found")
+	}
+	if c.Lookup(Default, spec, "/Common/my_ssl") == nil {
+		t.Fatal("deleting from a clone changed the original")
+	}
+	d.Put(ssl)
+	d.Put(ssl) // replacing keeps one entry
+	if n := len(d.unknown["/Common/my_ssl"]); n != 1 {
+		t.Fatalf("%d index entries after replacing, want 1", n)
+	}
+}

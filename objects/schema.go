@@ -91,10 +91,16 @@ type Kind struct {
 	Parent       string // defaults-from parent of new objects, e.g. "/Common/http"
 	Props        []*Prop
 	byName       map[string]*Prop
+	key          string // Words joined, computed once: lookups use it constantly
 }
 
 // Key is the kind's words joined by spaces, e.g. "ltm monitor http".
-func (k *Kind) Key() string { return strings.Join(k.Words, " ") }
+func (k *Kind) Key() string {
+	if k.key == "" && len(k.Words) > 0 {
+		return strings.Join(k.Words, " ")
+	}
+	return k.key
+}
 
 // Prop finds a property by name or, for flags, by any of its words.
 func (k *Kind) Prop(name string) *Prop {
@@ -105,6 +111,7 @@ func (k *Kind) Prop(name string) *Prop {
 }
 
 func (k *Kind) index() {
+	k.key = strings.Join(k.Words, " ")
 	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {

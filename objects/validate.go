@@ -76,12 +76,8 @@ func (c *Config) Lookup(s *Schema, spec []string, name string) *Object {
 			return o
 		}
 	}
-	for _, o := range c.objs {
-		if o.Kind != nil || len(o.Words) < 2 {
-			continue
-		}
-		kind := strings.Join(o.Words[:len(o.Words)-1], " ")
-		if FullPath("/Common", o.Words[len(o.Words)-1]) == name && refMatches(spec, kind) {
+	for _, o := range c.unknown[name] {
+		if len(o.Words) >= 2 && refMatches(spec, strings.Join(o.Words[:len(o.Words)-1], " ")) {
 			return o
 		}
 	}

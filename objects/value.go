@@ -122,19 +122,35 @@ func (v *Value) Item(name string) *Item {
 // untouched objects.
 type Config struct {
 	objs map[string]*Object
+	// unknown indexes the objects of kinds openltm does not know by their
+	// full name, so references to them resolve without a scan.
+	unknown map[string][]*Object
 }
 
 // NewConfig returns an empty configuration.
-func NewConfig() *Config { return &Config{objs: map[string]*Object{}} }
+func NewConfig() *Config {
+	return &Config{objs: map[string]*Object{}, unknown: map[string][]*Object{}}
+}
 
 // Clone returns a copy whose map may be changed without affecting c. Objects
 // are shared; replace an object (Put of a Clone) rather than mutating it.
 func (c *Config) Clone() *Config {
-	n := &Config{objs: make(map[string]*Object, len(c.objs))}
+	n := &Config{objs: make(map[string]*Object, len(c.objs)), unknown: make(map[string][]*Object, len(c.unknown))}
 	for k, o := range c.objs {
 		n.objs[k] = o
 	}
+	for k, l := range c.unknown {
+		n.unknown[k] = l // never appended to in place: see Put and Delete
+	}
 	return n
+}
+
+// unknownName is the full name an unknown-kind object is referred to by.
+func unknownName(o *Object) string {
+	if len(o.Words) == 0 {
+		return ""
+	}
+	return FullPath("/Common", o.Words[len(o.Words)-1])
 }
 
 // Get finds an object by kind and full name.
@@ -143,10 +159,42 @@ func (c *Config) Get(k *Kind, name string) *Object {
 }
 
 // Put adds or replaces an object.
-func (c *Config) Put(o *Object) { c.objs[o.Key()] = o }
+func (c *Config) Put(o *Object) {
+	key := o.Key()
+	if old := c.objs[key]; old != nil && old.Kind == nil {
+		c.dropUnknown(old)
+	}
+	c.objs[key] = o
+	if o.Kind == nil {
+		n := unknownName(o)
+		c.unknown[n] = append(append([]*Object(nil), c.unknown[n]...), o)
+	}
+}
 
 // Delete removes an object.
-func (c *Config) Delete(o *Object) { delete(c.objs, o.Key()) }
+func (c *Config) Delete(o *Object) {
+	if o.Kind == nil {
+		c.dropUnknown(o)
+	}
+	delete(c.objs, o.Key())
+}
+
+// dropUnknown removes o from the unknown index, copying the list so a
+// clone sharing it is not affected.
+func (c *Config) dropUnknown(o *Object) {
+	n := unknownName(o)
+	var keep []*Object
+	for _, x := range c.unknown[n] {
+		if x.Key() != o.Key() {
+			keep = append(keep, x)
+		}
+	}
+	if len(keep) == 0 {
+		delete(c.unknown, n)
+	} else {
+		c.unknown[n] = keep
+	}
+}
 
 // Len is the number of objects.
 func (c *Config) Len() int { return len(c.objs) }
