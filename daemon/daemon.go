@@ -43,6 +43,10 @@ type Engine struct {
 	cur atomic.Pointer[state]
 
 	hooks []Hook
+
+	dmu   sync.Mutex // guards the dangling-reference memo below
+	dcfg  *objects.Config
+	dkeys map[string]bool
 	rules ruleCache
 	shows map[string]ShowFunc
 }
@@ -237,24 +241,50 @@ func (e *Engine) checkHooks(old, cfg *objects.Config, opts CommitOptions) error 
 
 // dangling refuses new references to missing objects (or warns of them).
 func (e *Engine) dangling(old, cfg *objects.Config, opts CommitOptions) error {
-	had := map[string]bool{}
-	if old != nil {
-		for _, d := range old.Dangling(e.schema) {
-			had[d.Key()] = true
-		}
-	}
+	had := e.danglingKeys(old)
+	now := map[string]bool{}
+	var first error
 	for _, d := range cfg.Dangling(e.schema) {
-		if had[d.Key()] {
+		now[d.Key()] = true
+		if had[d.Key()] || first != nil {
 			continue
 		}
 		if !opts.Lenient {
-			return d.Error(e.schema)
+			first = d.Error(e.schema)
+			continue
 		}
 		if opts.Warn != nil {
 			opts.Warn(d.Warning(e.schema))
 		}
 	}
+	if first != nil {
+		return first
+	}
+	e.dmu.Lock()
+	e.dcfg, e.dkeys = cfg, now // cfg is likely the next commit's old
+	e.dmu.Unlock()
 	return nil
+}
+
+// danglingKeys are cfg's dangling references, remembered for the last
+// configuration checked: a commit's old configuration is usually the one
+// the previous commit checked, so a commit walks references once, not twice.
+func (e *Engine) danglingKeys(cfg *objects.Config) map[string]bool {
+	if cfg == nil {
+		return nil
+	}
+	e.dmu.Lock()
+	if e.dcfg == cfg {
+		keys := e.dkeys
+		e.dmu.Unlock()
+		return keys
+	}
+	e.dmu.Unlock()
+	keys := map[string]bool{}
+	for _, d := range cfg.Dangling(e.schema) {
+		keys[d.Key()] = true
+	}
+	return keys
 }
 
 // NewSession implements control.Backend.

@@ -17,6 +17,10 @@ type planeHook struct {
 
 	mu   sync.Mutex
 	last *dataplane.Config
+	// skipCfg and skipped remember what the last checked configuration
+	// left out, so the next commit need not translate its old one again.
+	skipCfg *objects.Config
+	skipped []string
 }
 
 // AttachDataplane makes p follow every commit, starting with the running
@@ -47,11 +51,19 @@ func (h *planeHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
 	dc, skipped := h.e.translate(cfg, false)
 	had := map[string]bool{}
 	if old != nil {
-		_, prev := h.e.translate(old, false)
+		h.mu.Lock()
+		prev, known := h.skipped, h.skipCfg == old
+		h.mu.Unlock()
+		if !known {
+			_, prev = h.e.translate(old, false)
+		}
 		for _, s := range prev {
 			had[s] = true
 		}
 	}
+	h.mu.Lock()
+	h.skipCfg, h.skipped = cfg, skipped // cfg is likely the next commit's old
+	h.mu.Unlock()
 	for _, s := range skipped {
 		if had[s] || strings.Contains(s, "does not exist") {
 			continue // dangling references are reported by the engine

@@ -92,6 +92,7 @@ type Kind struct {
 	Props        []*Prop
 	byName       map[string]*Prop
 	key          string // Words joined, computed once: lookups use it constantly
+	rank         int    // place in save order (kindRank), computed once
 }
 
 // Key is the kind's words joined by spaces, e.g. "ltm monitor http".
@@ -112,6 +113,7 @@ func (k *Kind) Prop(name string) *Prop {
 
 func (k *Kind) index() {
 	k.key = strings.Join(k.Words, " ")
+	k.rank = kindRankOf(k)
 	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {

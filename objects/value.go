@@ -264,8 +264,13 @@ func rankOf(o *Object) int {
 	if o.Kind == nil {
 		return 50
 	}
-	if len(o.Kind.Words) >= 2 {
-		if r, ok := kindRank[o.Kind.Words[0]+" "+o.Kind.Words[1]]; ok {
+	return o.Kind.rank
+}
+
+// kindRankOf is a kind's place in save order, computed once per kind.
+func kindRankOf(k *Kind) int {
+	if len(k.Words) >= 2 {
+		if r, ok := kindRank[k.Words[0]+" "+k.Words[1]]; ok {
 			return r
 		}
 	}
