@@ -113,6 +113,20 @@ func cmdLindex(in *Interp, args []Value) (Value, error) {
 	return cur, nil
 }
 
+// indexPair reads the first and last indexes of a range (lrange, lreplace,
+// string range, string replace) against a length n.
+func indexPair(first, last Value, n int) (int, int, error) {
+	a, err := index(first, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := index(last, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	return a, b, nil
+}
+
 func cmdLrange(in *Interp, args []Value) (Value, error) {
 	if len(args) != 4 {
 		return Empty, wrongArgs("lrange list first last")
@@ -121,11 +135,7 @@ func cmdLrange(in *Interp, args []Value) (Value, error) {
 	if err != nil {
 		return Empty, err
 	}
-	a, err := index(args[2], len(l))
-	if err != nil {
-		return Empty, err
-	}
-	b, err := index(args[3], len(l))
+	a, b, err := indexPair(args[2], args[3], len(l))
 	if err != nil {
 		return Empty, err
 	}
@@ -149,9 +159,6 @@ func cmdLinsert(in *Interp, args []Value) (Value, error) {
 	if err != nil {
 		return Empty, err
 	}
-	if strings.HasPrefix(args[2].String(), "end") {
-		i = i + 0
-	}
 	i = max(0, min(i, len(l)))
 	out := make([]Value, 0, len(l)+len(args)-3)
 	out = append(out, l[:i]...)
@@ -168,11 +175,7 @@ func cmdLreplace(in *Interp, args []Value) (Value, error) {
 	if err != nil {
 		return Empty, err
 	}
-	a, err := index(args[2], len(l))
-	if err != nil {
-		return Empty, err
-	}
-	b, err := index(args[3], len(l))
+	a, b, err := indexPair(args[2], args[3], len(l))
 	if err != nil {
 		return Empty, err
 	}

@@ -92,11 +92,7 @@ func cmdString(in *Interp, args []Value) (Value, error) {
 			return Empty, err
 		}
 		c := newChars(a[0].String())
-		i, err := index(a[1], c.n())
-		if err != nil {
-			return Empty, err
-		}
-		j, err := index(a[2], c.n())
+		i, j, err := indexPair(a[1], a[2], c.n())
 		if err != nil {
 			return Empty, err
 		}
@@ -285,11 +281,7 @@ func cmdString(in *Interp, args []Value) (Value, error) {
 			return Empty, err
 		}
 		c := newChars(a[0].String())
-		i, err := index(a[1], c.n())
-		if err != nil {
-			return Empty, err
-		}
-		j, err := index(a[2], c.n())
+		i, j, err := indexPair(a[1], a[2], c.n())
 		if err != nil {
 			return Empty, err
 		}
