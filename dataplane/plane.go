@@ -53,6 +53,7 @@ type Plane struct {
 	running   atomic.Pointer[Config]             // for rules (snatpools)
 	accepts   sync.WaitGroup
 	mblbs     mblbPlane // message-based virtuals' engines
+	loops     loopSet   // where listeners accept and plain flows run
 }
 
 // New starts an empty dataplane.
@@ -83,8 +84,8 @@ func New(opts Options) *Plane {
 // between commits without closing the socket.
 type listener struct {
 	addr netip.AddrPort
-	ln   *net.TCPListener
 	vs   atomic.Pointer[vsRT]
+	listenSys
 }
 
 // Apply brings the plane from what it runs to cfg, touching only what
@@ -123,14 +124,14 @@ func (p *Plane) Apply(old, cfg *Config) error {
 		if p.listeners[ap] != nil {
 			continue
 		}
-		ln, err := listenTCP(ap)
+		l, err := p.listen(ap)
 		if err != nil {
 			for _, l := range fresh {
-				l.ln.Close()
+				l.closeUnstarted()
 			}
 			return fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, unwrapOp(err))
 		}
-		fresh[ap] = &listener{addr: ap, ln: ln}
+		fresh[ap] = l
 	}
 
 	// 2. Nodes, members, pools and virtuals: reuse runtimes by name.
@@ -248,20 +249,23 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	}
 
 	// 4. Swap: listeners to their (new) owners, then retire what left.
+	started := make([]*listener, 0, len(fresh))
 	for ap, l := range fresh {
 		p.listeners[ap] = l
 		l.vs.Store(virtuals[want[ap]])
-		p.accepts.Add(1)
-		go p.acceptLoop(l)
+		started = append(started, l)
 	}
+	var retired []*listener
 	for ap, l := range p.listeners {
 		if name, ok := want[ap]; ok {
 			l.vs.Store(virtuals[name])
 			continue
 		}
-		l.ln.Close()
+		retired = append(retired, l)
 		delete(p.listeners, ap)
 	}
+	p.stopListeners(retired)
+	p.startListeners(started)
 	removedVirtuals := map[string]*vsRT{}
 	for name, v := range p.virtuals {
 		if virtuals[name] == nil {
@@ -300,10 +304,12 @@ func (p *Plane) Close() {
 		return
 	}
 	p.closed = true
+	all := make([]*listener, 0, len(p.listeners))
 	for ap, l := range p.listeners {
-		l.ln.Close()
+		all = append(all, l)
 		delete(p.listeners, ap)
 	}
+	p.stopListeners(all)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
 		stale = append(stale, m.watch.stopAll()...)
@@ -318,33 +324,7 @@ func (p *Plane) Close() {
 	p.accepts.Wait()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
 	p.closeMBLB()
-}
-
-func (p *Plane) acceptLoop(l *listener) {
-	defer p.accepts.Done()
-	for {
-		c, err := l.ln.AcceptTCP()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(5 * time.Millisecond) // EMFILE and the like: back off
-			continue
-		}
-		go p.serve(l.vs.Load(), c)
-	}
-}
-
-// listenTCP binds a virtual's address. TCP keepalive stays off on proxied
-// sockets (the idle timeout governs them), which also saves four setsockopt
-// calls per accepted connection.
-func listenTCP(ap netip.AddrPort) (*net.TCPListener, error) {
-	lc := net.ListenConfig{KeepAlive: -1}
-	ln, err := lc.Listen(context.Background(), "tcp", ap.String())
-	if err != nil {
-		return nil, err
-	}
-	return ln.(*net.TCPListener), nil
+	p.stopLoops()
 }
 
 func unwrapOp(err error) error {

@@ -151,38 +151,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 	var failed []*memberRT
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *memberRT
-		reserved := false
-		if want.IsValid() && attempt == 0 {
-			for _, x := range ps.members {
-				if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
-					m = x
-					break
-				}
-			}
-		} else if persists && attempt == 0 {
-			if q, pm := pr.persistLookup(&pd, pool); pm != nil {
-				switch {
-				case pd.prof != nil && pd.prof.OverrideConnectionLimit:
-					pm.reserveOverride()
-					reserved = true
-				default:
-					reserved = pm.reserve()
-				}
-				if reserved {
-					m, pool, ps = pm, q, q.snap.Load()
-				}
-			}
-		}
-		if m == nil {
-			for guard := 0; guard < 4 && m == nil; guard++ {
-				m = pool.pickWith(failed, pr.modeOverride())
-				if m != nil && !m.reserve() {
-					m = nil // a limit was reached meanwhile; choose again
-				}
-			}
-		} else if !reserved && !m.reserve() {
-			m = nil
-		}
+		m, pool, ps = pr.choose(pool, ps, want, attempt, failed, &pd, persists)
 		if m == nil {
 			return nil, errNoMember
 		}
@@ -210,22 +179,73 @@ func (pr *proxied) connect() (*serverConn, error) {
 		sc, err := pr.p.dial(pr.source(dst), dst)
 		if err == nil {
 			s := pr.newServerConn()
-			s.conn, s.member, s.pool = sc, m, pool
-			pool.stats.tryOpen(0)
-			pool.stats.requests.Add(1)
-			m.stats.requests.Add(1)
-			m.node.stats.requests.Add(1)
-			s.fastest = ps.alg == lb.Fastest
-			s.leg = flows.Leg{Client: addrPortOf(sc.LocalAddr()), Server: dst, Pool: pool.name, Member: m.name, Owner: m}
-			if persists {
-				pr.persistSave(&pd, pool, m)
-			}
+			s.conn = sc
+			pr.opened(s, m, pool, ps, addrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
 		m.release()
 		failed = append(failed, m)
 	}
 	return nil, errConnect
+}
+
+// choose picks the member for one connect attempt and reserves a
+// connection on it: the member a rule named or the persisted one on the
+// first attempt (persistence beats load balancing while the member may
+// take persisted clients: disabled is fine, forced offline or down is
+// not), else the pool's algorithm, skipping members that failed. It
+// returns the pool and snapshot the member belongs to (persistence may
+// lead to another pool); nil when none is available.
+func (pr *proxied) choose(pool *poolRT, ps *poolSnap, want netip.AddrPort, attempt int, failed []*memberRT, pd *persistDecision, persists bool) (*memberRT, *poolRT, *poolSnap) {
+	var m *memberRT
+	reserved := false
+	if want.IsValid() && attempt == 0 {
+		for _, x := range ps.members {
+			if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
+				m = x
+				break
+			}
+		}
+	} else if persists && attempt == 0 {
+		if q, pm := pr.persistLookup(pd, pool); pm != nil {
+			switch {
+			case pd.prof != nil && pd.prof.OverrideConnectionLimit:
+				pm.reserveOverride()
+				reserved = true
+			default:
+				reserved = pm.reserve()
+			}
+			if reserved {
+				m, pool, ps = pm, q, q.snap.Load()
+			}
+		}
+	}
+	if m == nil {
+		for guard := 0; guard < 4 && m == nil; guard++ {
+			m = pool.pickWith(failed, pr.modeOverride())
+			if m != nil && !m.reserve() {
+				m = nil // a limit was reached meanwhile; choose again
+			}
+		}
+	} else if !reserved && !m.reserve() {
+		m = nil
+	}
+	return m, pool, ps
+}
+
+// opened records a server connection from local to member m at dst: the
+// pool's and member's counts, the flow's leg, and the persistence record.
+func (pr *proxied) opened(s *serverConn, m *memberRT, pool *poolRT, ps *poolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
+	s.member, s.pool = m, pool
+	pool.stats.tryOpen(0)
+	pool.stats.requests.Add(1)
+	m.stats.requests.Add(1)
+	m.node.stats.requests.Add(1)
+	s.fastest = ps.alg == lb.Fastest
+	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.name, Member: m.name, Owner: m}
+	if persists {
+		pr.persistSave(pd, pool, m)
+	}
 }
 
 // dialDirect opens the server side to an address a rule named (node,

@@ -1,0 +1,325 @@
+//go:build linux
+
+// Package evloop runs readiness loops over raw non-blocking sockets. Each
+// loop is one goroutine with its own epoll set, serving many connections,
+// so that a proxied byte costs a read(2) and a write(2) and no goroutine
+// switch of its own.
+//
+// Why not the net package: its poller is edge-triggered, so every reader
+// must read until EAGAIN before it may sleep (one wasted read(2) per burst),
+// and every wake-up is a goroutine park and unpark through the scheduler.
+// A level-triggered set lets a handler stop after a short read: if more
+// bytes, or the peer's FIN, arrive, the next wait reports them.
+//
+// A handler runs on its loop's thread and must never block. Other
+// goroutines reach a loop only through Post.
+package evloop
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Event bits, as epoll(7) names them.
+const (
+	In    = unix.EPOLLIN
+	Out   = unix.EPOLLOUT
+	RdHup = unix.EPOLLRDHUP
+	Err   = unix.EPOLLERR
+	Hup   = unix.EPOLLHUP
+	// Exclusive wakes only one of the loops sharing a descriptor (a
+	// listening socket registered in every loop).
+	Exclusive = unix.EPOLLEXCLUSIVE
+)
+
+// Handler receives the events of the descriptors it registered. tag is the
+// value given to Add, so that one object can own several descriptors (a
+// flow's client and server sockets).
+type Handler interface {
+	Ready(tag uint8, events uint32)
+}
+
+// Token names one registration. It carries a generation so that an event
+// already fetched for a descriptor that has since been removed (and whose
+// slot was reused) is recognised as stale and dropped.
+type Token uint64
+
+type slot struct {
+	h   Handler
+	gen uint32
+	tag uint8
+}
+
+// batch is how many events one wait returns at most.
+const batch = 256
+
+// Loop is one event loop. Create with New, start with Run.
+type Loop struct {
+	epfd   int
+	wakefd int
+	slots  []slot
+	free   []uint32
+	events [batch]unix.EpollEvent
+	now    int64
+
+	mu      sync.Mutex
+	posted  []func()
+	spare   []func()
+	wakeBuf [8]byte
+	stopped bool
+	done    chan struct{}
+}
+
+// New creates a loop; it does nothing until Run.
+func New() (*Loop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, err
+	}
+	l := &Loop{epfd: epfd, wakefd: wfd, done: make(chan struct{}), now: time.Now().UnixNano()}
+	l.slots = append(l.slots, slot{}) // slot 0 is the wake-up descriptor
+	ev := unix.EpollEvent{Events: In}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &ev); err != nil {
+		unix.Close(wfd)
+		unix.Close(epfd)
+		return nil, err
+	}
+	return l, nil
+}
+
+// Now is the time the current batch of events was fetched, in Unix
+// nanoseconds: handlers stamp activity with it instead of reading the
+// clock per event.
+func (l *Loop) Now() int64 { return l.now }
+
+func setToken(ev *unix.EpollEvent, t Token) {
+	// Fd and Pad together are the kernel's 64-bit user data.
+	ev.Fd = int32(uint32(t))
+	ev.Pad = int32(uint32(t >> 32))
+}
+
+func tokenOf(ev *unix.EpollEvent) Token {
+	return Token(uint32(ev.Fd)) | Token(uint32(ev.Pad))<<32
+}
+
+// Add registers fd for events; h.Ready(tag, ev) runs on the loop when they
+// occur. Loop thread only (or before Run).
+func (l *Loop) Add(fd int, events uint32, h Handler, tag uint8) (Token, error) {
+	var idx uint32
+	if n := len(l.free); n > 0 {
+		idx = l.free[n-1]
+		l.free = l.free[:n-1]
+	} else {
+		idx = uint32(len(l.slots))
+		l.slots = append(l.slots, slot{})
+	}
+	s := &l.slots[idx]
+	s.gen++
+	s.h, s.tag = h, tag
+	t := Token(idx) | Token(s.gen)<<32
+	ev := unix.EpollEvent{Events: events}
+	setToken(&ev, t)
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		s.h = nil
+		s.gen++
+		l.free = append(l.free, idx)
+		return 0, err
+	}
+	return t, nil
+}
+
+// Modify changes the events fd is registered for. Loop thread only.
+func (l *Loop) Modify(fd int, t Token, events uint32) error {
+	ev := unix.EpollEvent{Events: events}
+	setToken(&ev, t)
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
+}
+
+// Forget releases t's slot without touching the descriptor: the caller
+// closes it (which leaves the epoll set by itself) or removes it with
+// Remove. Events already fetched for t are dropped. Loop thread only.
+func (l *Loop) Forget(t Token) {
+	idx := uint32(t)
+	if idx == 0 || int(idx) >= len(l.slots) {
+		return
+	}
+	s := &l.slots[idx]
+	if s.gen != uint32(t>>32) || s.h == nil {
+		return
+	}
+	s.h = nil
+	s.gen++
+	l.free = append(l.free, idx)
+}
+
+// Remove takes fd out of the set (for a descriptor that stays open, such
+// as a listening socket shared with other loops) and forgets t.
+func (l *Loop) Remove(fd int, t Token) {
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	l.Forget(t)
+}
+
+// Post runs fn on the loop's thread, soon. Safe from any goroutine; after
+// Stop, fn is dropped.
+func (l *Loop) Post(fn func()) {
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	wake := len(l.posted) == 0
+	l.posted = append(l.posted, fn)
+	l.mu.Unlock()
+	if wake {
+		one := uint64(1)
+		unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	}
+}
+
+// Call runs fn on the loop's thread and waits for it. It must not be
+// called from the loop itself. It reports false if the loop has stopped
+// (fn did not run).
+func (l *Loop) Call(fn func()) bool {
+	ran := make(chan struct{})
+	l.Post(func() { fn(); close(ran) })
+	select {
+	case <-ran:
+		return true
+	case <-l.done:
+		select {
+		case <-ran:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (l *Loop) runPosted() {
+	unix.Read(l.wakefd, l.wakeBuf[:])
+	l.mu.Lock()
+	fns := l.posted
+	l.posted = l.spare[:0]
+	l.mu.Unlock()
+	for i, fn := range fns {
+		fn()
+		fns[i] = nil
+	}
+	l.mu.Lock()
+	l.spare = fns[:0]
+	l.mu.Unlock()
+}
+
+// ErrStopped is returned by Run after Stop.
+var ErrStopped = errors.New("evloop: stopped")
+
+// Run serves events until Stop. Every tick (if tick > 0) it calls onTick
+// with the current time, for timers such as idle timeouts.
+//
+// While its set is empty the loop does not hold a thread: the epoll
+// descriptor is itself registered in the Go runtime's poller, so the loop
+// goroutine parks there like any network reader and the scheduler stays in
+// charge of the threads (a thread blocked in epoll_wait(2) would keep its
+// processor from other goroutines).
+func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
+	defer close(l.done)
+	defer unix.Close(l.wakefd)
+	if err := unix.SetNonblock(l.epfd, true); err != nil {
+		unix.Close(l.epfd)
+		return err
+	}
+	f := os.NewFile(uintptr(l.epfd), "epoll")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var n int
+	pollFn := func(uintptr) bool {
+		n = l.poll()
+		return n > 0
+	}
+	next := time.Now().Add(tick)
+	if tick > 0 {
+		f.SetReadDeadline(next)
+	}
+	for {
+		n = 0
+		if err := rc.Read(pollFn); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return err
+		}
+		now := time.Now()
+		l.now = now.UnixNano()
+		for i := 0; i < n; i++ {
+			ev := &l.events[i]
+			t := tokenOf(ev)
+			idx := uint32(t)
+			if idx == 0 {
+				l.runPosted()
+				if l.isStopped() {
+					return ErrStopped
+				}
+				continue
+			}
+			if int(idx) >= len(l.slots) {
+				continue
+			}
+			s := &l.slots[idx]
+			if s.h == nil || s.gen != uint32(t>>32) {
+				continue // removed while the batch was pending
+			}
+			s.h.Ready(s.tag, ev.Events)
+		}
+		if tick > 0 && !now.Before(next) {
+			onTick(l.now)
+			next = now.Add(tick)
+			f.SetReadDeadline(next)
+		}
+	}
+}
+
+// poll fetches ready events without waiting.
+func (l *Loop) poll() int {
+	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd),
+		uintptr(unsafe.Pointer(&l.events[0])), batch, 0, 0, 0)
+	if e != 0 {
+		return 0
+	}
+	return int(r)
+}
+
+func (l *Loop) isStopped() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stopped
+}
+
+// Stop ends Run after the functions posted before it have run, and waits
+// for it; for a loop that was never run (started false) it just releases
+// the loop's own descriptors. Descriptors still registered are not closed.
+func (l *Loop) Stop(started bool) {
+	if !started {
+		l.mu.Lock()
+		l.stopped = true
+		l.mu.Unlock()
+		unix.Close(l.wakefd)
+		unix.Close(l.epfd)
+		return
+	}
+	l.Post(func() {
+		l.mu.Lock()
+		l.stopped = true
+		l.mu.Unlock()
+	})
+	<-l.done
+}

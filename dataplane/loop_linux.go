@@ -1,0 +1,885 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+	"golang.org/x/sys/unix"
+)
+
+// On Linux every listener is a raw non-blocking socket registered in each
+// of the plane's event loops (one per processor; the kernel wakes one loop
+// per pending connection). A plain L4 flow — no rule handling proxy
+// events, no message-based balancing — then lives entirely on the loop
+// that accepted it (loopFlow): its two sockets are read when readable and
+// written at once, with no goroutine of its own. Any other flow is handed
+// to the net package and served by goroutines (proxy.go, ruleflow.go,
+// mblbflow.go), which is where rules and message framing live.
+
+// loopSet is the plane's event loops, started with the first listener.
+type loopSet struct {
+	ls []*loopRT
+	wg sync.WaitGroup
+}
+
+// loopRT is one event loop and the plain flows it runs.
+type loopRT struct {
+	*evloop.Loop
+	p     *Plane
+	flows []*loopFlow
+}
+
+// loopTick is how often a loop checks its flows' idle and connect timers.
+const loopTick = 200 * time.Millisecond
+
+// ensureLoops starts the loops once. The caller holds p.mu.
+func (p *Plane) ensureLoops() error {
+	if p.loops.ls != nil {
+		return nil
+	}
+	n := runtime.GOMAXPROCS(0)
+	ls := make([]*loopRT, 0, n)
+	for i := 0; i < n; i++ {
+		el, err := evloop.New()
+		if err != nil {
+			for _, lr := range ls {
+				lr.Stop(false)
+			}
+			return err
+		}
+		ls = append(ls, &loopRT{Loop: el, p: p})
+	}
+	p.loops.ls = ls
+	for _, lr := range ls {
+		p.loops.wg.Add(1)
+		go func() {
+			defer p.loops.wg.Done()
+			lr.Run(loopTick, lr.tick)
+		}()
+	}
+	return nil
+}
+
+// stopLoops ends the loops after the work already posted to them (the
+// aborts of Close) has run.
+func (p *Plane) stopLoops() {
+	for _, lr := range p.loops.ls {
+		lr.Stop(true)
+	}
+	p.loops.wg.Wait()
+}
+
+// listenSys is a listener's socket and its registration in each loop.
+type listenSys struct {
+	fd  int
+	acc []*acceptor // by loop
+}
+
+// listen binds and listens on ap (accepting starts with startListeners).
+func (p *Plane) listen(ap netip.AddrPort) (*listener, error) {
+	if err := p.ensureLoops(); err != nil {
+		return nil, err
+	}
+	fd, err := listenRaw(ap)
+	if err != nil {
+		return nil, err
+	}
+	l := &listener{addr: ap}
+	l.fd = fd
+	l.acc = make([]*acceptor, len(p.loops.ls))
+	return l, nil
+}
+
+func (l *listener) closeUnstarted() { unix.Close(l.fd) }
+
+// startListeners registers ls in every loop.
+func (p *Plane) startListeners(ls []*listener) {
+	if len(ls) == 0 {
+		return
+	}
+	for i, lr := range p.loops.ls {
+		lr.Call(func() {
+			for _, l := range ls {
+				a := &acceptor{l: l, lr: lr}
+				l.acc[i] = a
+				a.arm()
+			}
+		})
+	}
+}
+
+// stopListeners takes ls out of every loop, then closes them: no loop can
+// be inside accept(2) on a descriptor number that is being reused.
+func (p *Plane) stopListeners(ls []*listener) {
+	if len(ls) == 0 {
+		return
+	}
+	for i, lr := range p.loops.ls {
+		lr.Call(func() {
+			for _, l := range ls {
+				if a := l.acc[i]; a != nil {
+					a.stopped = true
+					a.disarm()
+				}
+			}
+		})
+	}
+	for _, l := range ls {
+		unix.Close(l.fd)
+	}
+}
+
+// acceptor is one listener's registration in one loop.
+type acceptor struct {
+	l       *listener
+	lr      *loopRT
+	tok     evloop.Token
+	armed   bool
+	stopped bool
+}
+
+func (a *acceptor) arm() {
+	if a.armed || a.stopped {
+		return
+	}
+	tok, err := a.lr.Add(a.l.fd, evloop.In|evloop.Exclusive, a, 0)
+	if err != nil {
+		a.lr.p.log.Warn("cannot watch listener", "addr", a.l.addr.String(), "err", err)
+		return
+	}
+	a.tok, a.armed = tok, true
+}
+
+func (a *acceptor) disarm() {
+	if a.armed {
+		a.lr.Remove(a.l.fd, a.tok)
+		a.armed = false
+	}
+}
+
+// acceptBatch bounds the connections one readiness event accepts, so that
+// a flood on one listener does not starve the loop's flows.
+const acceptBatch = 32
+
+// Ready accepts pending connections: plain flows start on this loop, the
+// others go to the net package.
+func (a *acceptor) Ready(_ uint8, _ uint32) {
+	for i := 0; i < acceptBatch; i++ {
+		vs := a.l.vs.Load()
+		plain := vs != nil && vs.snap.Load().plain()
+		flags := unix.SOCK_CLOEXEC
+		if plain {
+			flags |= unix.SOCK_NONBLOCK
+		}
+		fd, peer, errno := accept4(a.l.fd, flags)
+		switch errno {
+		case 0:
+		case unix.EAGAIN:
+			return
+		case unix.EINTR, unix.ECONNABORTED, unix.EPROTO, unix.EPERM:
+			continue
+		case unix.EMFILE, unix.ENFILE, unix.ENOBUFS, unix.ENOMEM:
+			a.pause() // out of descriptors or memory: back off a moment
+			return
+		default:
+			return
+		}
+		switch {
+		case vs == nil:
+			resetFd(fd)
+		case plain:
+			local := a.l.addr
+			if !local.Addr().IsValid() || local.Addr().IsUnspecified() {
+				local = sockname(fd)
+			}
+			a.lr.startFlow(vs, fd, peer, local)
+		default:
+			a.lr.p.handOff(vs, fd)
+		}
+	}
+}
+
+// pause stops accepting on this loop for 5 ms.
+func (a *acceptor) pause() {
+	a.disarm()
+	time.AfterFunc(5*time.Millisecond, func() { a.lr.Post(a.arm) })
+}
+
+// handOff gives an accepted (blocking) socket to the net package and
+// serves it on goroutines.
+func (p *Plane) handOff(vs *vsRT, fd int) {
+	f := os.NewFile(uintptr(fd), "")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return
+	}
+	tc.SetKeepAlive(false)
+	go p.serve(vs, tc)
+}
+
+// plain reports whether the virtual's flows need nothing but the L4 proxy.
+func (s *vsSnap) plain() bool {
+	return s.evMask == 0 && s.cfg.MBLB == nil
+}
+
+// Tags of a loop flow's two sockets.
+const (
+	tagClient uint8 = iota
+	tagServer
+)
+
+// loopDir is one direction of a loop flow: bytes read but not yet written
+// (the destination was full), and whether the source's FIN was seen.
+type loopDir struct {
+	buf     *[]byte
+	off, n  int
+	finNext bool // the source sent FIN after these bytes
+	eof     bool // FIN passed on (or about to be)
+}
+
+// loopFlow is a plain L4 flow served by one loop. Everything but Closer
+// runs on that loop's thread.
+type loopFlow struct {
+	proxied
+	lr         *loopRT
+	cfd, sfd   int
+	ctok, stok evloop.Token
+	cmask      uint32
+	smask      uint32
+	up, down   loopDir
+	closed     bool
+	connecting bool
+	connStart  int64
+	idx        int // in lr.flows
+
+	// The connect in progress.
+	attempt  int
+	failed   []*memberRT
+	cpool    *poolRT
+	cps      *poolSnap
+	reserved *memberRT // chosen and counted, not yet connected
+	dst      netip.AddrPort
+	local    netip.AddrPort // known source, when the port was kept
+	pd       persistDecision
+	persists bool
+}
+
+// startFlow runs a newly accepted plain connection.
+func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
+	snap := vs.snap.Load()
+	cfg := snap.cfg
+	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) ||
+		!vs.stats.tryOpen(cfg.ConnectionLimit) {
+		resetFd(fd) // disabled virtual, foreign source or the limit: reset
+		return
+	}
+	vs.stats.requests.Add(1)
+	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
+	pr := &lf.proxied
+	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = lr.p, vs, snap, snap.idle, snap.pool
+	pr.Client, pr.Local = client, local
+	pr.Virtual = vs.name
+	pr.Flow.Protocol = "tcp"
+	pr.IdleTimeout = snap.idle
+	pr.Closer = lf.closeFromOutside
+	lr.p.table.Add(&pr.Flow)
+	lf.idx = len(lr.flows)
+	lr.flows = append(lr.flows, lf)
+	setNoDelay(fd)
+	lf.pd, lf.persists = pr.persistKey()
+	lf.cpool = pr.pool
+	if lf.cpool != nil {
+		lf.cps = lf.cpool.snap.Load()
+	}
+	lf.connectNext()
+}
+
+// connectNext starts a connect to the next member the pool (or the
+// persistence record) gives, as reselect-tries allows; with none left the
+// client is reset.
+func (lf *loopFlow) connectNext() {
+	pr := &lf.proxied
+	if lf.cpool == nil {
+		lf.fail()
+		return
+	}
+	tries := 0
+	if lf.cps != nil {
+		tries = lf.cps.cfg.ReselectTries
+	}
+	for ; lf.attempt <= tries; lf.attempt++ {
+		m, pool, ps := pr.choose(lf.cpool, lf.cps, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
+		if m == nil {
+			break
+		}
+		lf.cpool, lf.cps = pool, ps
+		dst := pr.target(m)
+		src := pr.source(dst)
+		fd, done, local, errno := dialRaw(src, dst)
+		if errno != 0 {
+			m.release()
+			lf.failed = append(lf.failed, m)
+			continue
+		}
+		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
+		if done {
+			lf.established()
+			return
+		}
+		tok, err := lf.lr.Add(fd, evloop.Out, lf, tagServer)
+		if err != nil {
+			unix.Close(fd)
+			lf.sfd, lf.reserved = -1, nil
+			m.release()
+			lf.failed = append(lf.failed, m)
+			continue
+		}
+		lf.stok, lf.smask = tok, evloop.Out
+		lf.connecting, lf.connStart = true, lf.lr.Now()
+		return
+	}
+	lf.fail()
+}
+
+// connectFailed gives up the connect in progress and tries the next
+// member.
+func (lf *loopFlow) connectFailed() {
+	lf.lr.Forget(lf.stok)
+	unix.Close(lf.sfd)
+	lf.sfd, lf.stok, lf.smask, lf.connecting = -1, 0, 0, false
+	m := lf.reserved
+	lf.reserved = nil
+	m.release()
+	lf.failed = append(lf.failed, m)
+	lf.attempt++
+	lf.connectNext()
+}
+
+// established starts copying once the server side is connected.
+func (lf *loopFlow) established() {
+	pr := &lf.proxied
+	lf.connecting = false
+	local := lf.local
+	if !local.IsValid() {
+		local = sockname(lf.sfd)
+	}
+	s := &pr.first
+	pr.opened(s, lf.reserved, lf.cpool, lf.cps, local, lf.dst, &lf.pd, lf.persists)
+	lf.reserved = nil
+	pr.AddLeg(&s.leg)
+	pr.srv.Store(s)
+	const want = evloop.In | evloop.RdHup
+	var err error
+	if lf.stok == 0 {
+		lf.stok, err = lf.lr.Add(lf.sfd, want, lf, tagServer)
+	} else {
+		err = lf.lr.Modify(lf.sfd, lf.stok, want)
+	}
+	if err == nil {
+		lf.smask = want
+		lf.ctok, err = lf.lr.Add(lf.cfd, want, lf, tagClient)
+		lf.cmask = want
+	}
+	if err != nil {
+		lf.abort(true)
+		return
+	}
+	// Most clients have sent their first bytes by now: read them without
+	// waiting for the next round of events.
+	lf.pump(true, 0)
+	if !lf.closed {
+		lf.rearm()
+	}
+}
+
+// Ready handles the events of the flow's sockets.
+func (lf *loopFlow) Ready(tag uint8, ev uint32) {
+	if lf.closed {
+		return
+	}
+	if lf.connecting {
+		if tag == tagServer {
+			if ev&(evloop.Err|evloop.Hup) != 0 {
+				lf.connectFailed()
+			} else {
+				lf.established()
+			}
+		}
+		return
+	}
+	if ev&evloop.Err != 0 {
+		lf.abort(true) // a reset (or error) on one side resets the other
+		return
+	}
+	up := tag == tagClient // the client's socket is the source going up
+	if ev&evloop.Out != 0 {
+		lf.flush(!up)
+	}
+	if !lf.closed && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
+		lf.pump(up, ev)
+	}
+	if lf.closed {
+		return
+	}
+	if ev&evloop.Hup != 0 {
+		// The peer is gone both ways; nothing more will come from it.
+		if d := lf.dir(up); d.eof {
+			lf.abort(true)
+			return
+		}
+	}
+	lf.rearm()
+}
+
+func (lf *loopFlow) dir(up bool) *loopDir {
+	if up {
+		return &lf.up
+	}
+	return &lf.down
+}
+
+// ends returns a direction's source and destination sockets.
+func (lf *loopFlow) ends(up bool) (src, dst int) {
+	if up {
+		return lf.cfd, lf.sfd
+	}
+	return lf.sfd, lf.cfd
+}
+
+// pumpReads bounds the reads one event does on a busy source, so that a
+// bulk transfer shares the loop with other flows.
+const pumpReads = 8
+
+// pump reads what the source has and writes it on. A short read with the
+// peer's FIN already reported means the FIN is next: it is passed on now,
+// without the read(2) that would return 0.
+func (lf *loopFlow) pump(up bool, ev uint32) {
+	d := lf.dir(up)
+	if d.eof || d.buf != nil {
+		return
+	}
+	src, dst := lf.ends(up)
+	pr := &lf.proxied
+	sc := &pr.first
+	for i := 0; i < pumpReads; i++ {
+		buf := bufPool.Get().(*[]byte)
+		n, err := rawRead(src, *buf)
+		for err == syscall.EINTR {
+			n, err = rawRead(src, *buf)
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			bufPool.Put(buf)
+			return
+		case err != nil:
+			bufPool.Put(buf)
+			lf.abort(true) // reset from the source: reset the other side
+			return
+		case n == 0:
+			bufPool.Put(buf)
+			lf.sourceEOF(up)
+			return
+		}
+		pk := packets(n)
+		pr.Touch(lf.lr.Now())
+		if up {
+			pr.clientIn(n, pk)
+			sc.out(n, pk)
+		} else {
+			sc.in(n, pk)
+			pr.clientOut(n, pk)
+		}
+		w, werr := writeAll(dst, (*buf)[:n])
+		if werr != nil {
+			bufPool.Put(buf)
+			lf.abort(true)
+			return
+		}
+		short := n < len(*buf)
+		if w < n {
+			d.buf, d.off, d.n = buf, w, n
+			d.finNext = short && ev&evloop.RdHup != 0
+			return
+		}
+		bufPool.Put(buf)
+		if short {
+			if ev&evloop.RdHup != 0 {
+				lf.sourceEOF(up)
+			}
+			return
+		}
+	}
+}
+
+// flush writes a direction's pending bytes once its destination drained.
+func (lf *loopFlow) flush(up bool) {
+	d := lf.dir(up)
+	if d.buf == nil {
+		return
+	}
+	_, dst := lf.ends(up)
+	w, err := writeAll(dst, (*d.buf)[d.off:d.n])
+	if err != nil {
+		lf.abort(true)
+		return
+	}
+	d.off += w
+	if d.off < d.n {
+		return
+	}
+	bufPool.Put(d.buf)
+	d.buf = nil
+	if d.finNext {
+		lf.sourceEOF(up)
+	}
+}
+
+// sourceEOF passes a FIN on: a half-close, or, when the other direction
+// has ended too, the close of both sockets.
+func (lf *loopFlow) sourceEOF(up bool) {
+	d := lf.dir(up)
+	d.eof = true
+	if lf.dir(!up).eof {
+		lf.closeBoth()
+		return
+	}
+	_, dst := lf.ends(up)
+	unix.RawSyscall(unix.SYS_SHUTDOWN, uintptr(dst), unix.SHUT_WR, 0)
+}
+
+// rearm registers each socket for what the flow waits for now: reading a
+// source whose direction is open and not blocked, writing a destination
+// with bytes pending.
+func (lf *loopFlow) rearm() {
+	var cm, sm uint32
+	const rd = evloop.In | evloop.RdHup
+	if !lf.up.eof && lf.up.buf == nil {
+		cm |= rd
+	}
+	if lf.down.buf != nil {
+		cm |= evloop.Out
+	}
+	if !lf.down.eof && lf.down.buf == nil {
+		sm |= rd
+	}
+	if lf.up.buf != nil {
+		sm |= evloop.Out
+	}
+	if cm != lf.cmask {
+		lf.lr.Modify(lf.cfd, lf.ctok, cm)
+		lf.cmask = cm
+	}
+	if sm != lf.smask {
+		lf.lr.Modify(lf.sfd, lf.stok, sm)
+		lf.smask = sm
+	}
+}
+
+// closeFromOutside is the flow's Closer: delete sys connection, service
+// down actions and Close reach the flow through its loop.
+func (lf *loopFlow) closeFromOutside(reset bool) {
+	lf.lr.Post(func() { lf.abort(reset) })
+}
+
+// abort ends the flow at once: the server side with a reset, the client
+// side with a reset too (reset) or quietly (drop).
+func (lf *loopFlow) abort(reset bool) {
+	if lf.closed {
+		return
+	}
+	lf.forget()
+	if lf.sfd >= 0 {
+		resetFd(lf.sfd)
+	}
+	if reset {
+		resetFd(lf.cfd)
+	} else {
+		unix.Close(lf.cfd)
+	}
+	lf.finish()
+}
+
+// closeBoth ends a flow whose both directions finished.
+func (lf *loopFlow) closeBoth() {
+	lf.forget()
+	unix.Close(lf.sfd)
+	unix.Close(lf.cfd)
+	lf.finish()
+}
+
+// fail ends a flow that got no server side: the client is reset.
+func (lf *loopFlow) fail() {
+	lf.forget()
+	resetFd(lf.cfd)
+	lf.finish()
+}
+
+func (lf *loopFlow) forget() {
+	lf.closed = true
+	if lf.ctok != 0 {
+		lf.lr.Forget(lf.ctok)
+	}
+	if lf.stok != 0 {
+		lf.lr.Forget(lf.stok)
+	}
+}
+
+// finish releases the flow's buffers, counts and table entry.
+func (lf *loopFlow) finish() {
+	lf.closed = true
+	for _, d := range []*loopDir{&lf.up, &lf.down} {
+		if d.buf != nil {
+			bufPool.Put(d.buf)
+			d.buf = nil
+		}
+	}
+	if m := lf.reserved; m != nil {
+		m.release()
+		lf.reserved = nil
+	}
+	pr := &lf.proxied
+	pr.ended.Store(true)
+	pr.persistDone()
+	pr.p.table.Remove(&pr.Flow)
+	pr.vs.stats.close()
+	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
+	if sc := pr.srv.Load(); sc != nil {
+		sc.release()
+	}
+	lr := lf.lr
+	last := len(lr.flows) - 1
+	if lf.idx <= last && lr.flows[lf.idx] == lf {
+		lr.flows[lf.idx] = lr.flows[last]
+		lr.flows[lf.idx].idx = lf.idx
+		lr.flows[last] = nil
+		lr.flows = lr.flows[:last]
+	}
+}
+
+// tick runs the loop's timers: connects that took too long move on to
+// the next member, idle flows are reset on both sides.
+func (lr *loopRT) tick(now int64) {
+	connectTimeout := int64(lr.p.opts.ConnectTimeout)
+	for i := len(lr.flows) - 1; i >= 0; i-- {
+		if i >= len(lr.flows) {
+			continue
+		}
+		lf := lr.flows[i]
+		switch {
+		case lf.connecting:
+			if now-lf.connStart >= connectTimeout {
+				lf.connectFailed()
+			}
+		case lf.idle > 0 && now-lf.LastActive() >= int64(lf.idle):
+			lf.abort(true)
+		}
+	}
+}
+
+// writeAll writes b to a non-blocking socket until done or full; it
+// returns how much went out.
+func writeAll(fd int, b []byte) (int, error) {
+	w := 0
+	for w < len(b) {
+		k, err := rawWrite(fd, b[w:])
+		switch err {
+		case nil:
+			w += k
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return w, nil
+		default:
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// resetFd closes a socket with a TCP reset.
+func resetFd(fd int) {
+	l := unix.Linger{Onoff: 1, Linger: 0}
+	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
+		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+	unix.Close(fd)
+}
+
+func setNoDelay(fd int) {
+	one := int32(1)
+	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY,
+		uintptr(unsafe.Pointer(&one)), 4, 0)
+}
+
+// listenRaw opens a non-blocking listening socket on ap. Errors read like
+// the net package's ("bind: address already in use").
+func listenRaw(ap netip.AddrPort) (int, error) {
+	family := unix.AF_INET
+	if !ap.Addr().Unmap().Is4() {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if family == unix.AF_INET6 {
+		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+	}
+	if err := unix.Bind(fd, toSockaddr(ap)); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("bind", err)
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("listen", err)
+	}
+	return fd, nil
+}
+
+func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
+	a := ap.Addr().Unmap()
+	if a.Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
+}
+
+// dialRaw opens a non-blocking socket to dst from src (see
+// proxied.source), keeping src's port when the kernel allows. done is true
+// when the connect completed at once (a server on this host); local is the
+// source when it is known without asking the kernel.
+func dialRaw(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
+	keep := src.IsValid() && src.Port() != 0
+	for {
+		fd, done, errno = dialOnce(src, dst, keep)
+		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
+			keep = false
+			continue
+		}
+		if errno == 0 && keep {
+			local = src
+		}
+		return fd, done, local, errno
+	}
+}
+
+func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {
+	family := unix.AF_INET
+	if !dst.Addr().Unmap().Is4() {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, false, errnoOf(err)
+	}
+	setNoDelay(fd)
+	if src.IsValid() {
+		if err := bindTo(fd, src, keepPort); err != nil {
+			unix.Close(fd)
+			return -1, false, errnoOf(err)
+		}
+	}
+	var rsa rawSockaddr
+	ptr, n := rsa.set(dst)
+	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
+	if e == unix.EINPROGRESS {
+		// To a server on this host the handshake has run inside connect(2);
+		// asking again tells without waiting a round of events.
+		_, _, e = unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
+		switch e {
+		case unix.EISCONN:
+			return fd, true, 0
+		case unix.EALREADY, unix.EINPROGRESS:
+			return fd, false, 0
+		}
+	}
+	if e != 0 {
+		unix.Close(fd)
+		return -1, false, e
+	}
+	return fd, true, 0
+}
+
+func errnoOf(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EINVAL
+}
+
+// rawSockaddr holds a socket address in the kernel's layout, on the
+// caller's stack.
+type rawSockaddr struct {
+	any unix.RawSockaddrAny
+}
+
+func (r *rawSockaddr) set(ap netip.AddrPort) (unsafe.Pointer, uint32) {
+	a, port := ap.Addr().Unmap(), ap.Port()
+	if a.Is4() {
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.any))
+		sa.Family = unix.AF_INET
+		sa.Addr = a.As4()
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		return unsafe.Pointer(sa), unix.SizeofSockaddrInet4
+	}
+	sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&r.any))
+	sa.Family = unix.AF_INET6
+	sa.Addr = a.As16()
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p[0], p[1] = byte(port>>8), byte(port)
+	return unsafe.Pointer(sa), unix.SizeofSockaddrInet6
+}
+
+func (r *rawSockaddr) addrPort() netip.AddrPort {
+	switch r.any.Addr.Family {
+	case unix.AF_INET:
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.any))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
+	case unix.AF_INET6:
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&r.any))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(p[0])<<8|uint16(p[1]))
+	}
+	return netip.AddrPort{}
+}
+
+// accept4 accepts one connection and returns the client's address
+// without allocating.
+func accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
+	var rsa rawSockaddr
+	n := uint32(unix.SizeofSockaddrAny)
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa.any)),
+		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return -1, netip.AddrPort{}, e
+	}
+	return int(r), rsa.addrPort(), 0
+}
+
+// sockname is a socket's local address.
+func sockname(fd int) netip.AddrPort {
+	var rsa rawSockaddr
+	n := uint32(unix.SizeofSockaddrAny)
+	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa.any)),
+		uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return netip.AddrPort{}
+	}
+	return rsa.addrPort()
+}
