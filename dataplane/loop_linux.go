@@ -237,6 +237,10 @@ func (s *vsSnap) plain() bool {
 	return s.evMask == 0 && s.cfg.MBLB == nil
 }
 
+// sockEvents is what a flow's sockets are registered for, once: edges of
+// readability, writability and the peer's FIN.
+const sockEvents = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
+
 // Tags of a loop flow's two sockets.
 const (
 	tagClient uint8 = iota
@@ -246,10 +250,10 @@ const (
 // loopDir is one direction of a loop flow: bytes read but not yet written
 // (the destination was full), and whether the source's FIN was seen.
 type loopDir struct {
-	buf     *[]byte
-	off, n  int
-	finNext bool // the source sent FIN after these bytes
-	eof     bool // FIN passed on (or about to be)
+	buf    *[]byte
+	off, n int
+	rdhup  bool // the source's FIN has arrived (after what is unread)
+	eof    bool // FIN passed on (or about to be)
 }
 
 // loopFlow is a plain L4 flow served by one loop. Everything but Closer
@@ -259,8 +263,6 @@ type loopFlow struct {
 	lr         *loopRT
 	cfd, sfd   int
 	ctok, stok evloop.Token
-	cmask      uint32
-	smask      uint32
 	up, down   loopDir
 	closed     bool
 	connecting bool
@@ -337,11 +339,7 @@ func (lf *loopFlow) connectNext() {
 			continue
 		}
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
-		if done {
-			lf.established()
-			return
-		}
-		tok, err := lf.lr.Add(fd, evloop.Out, lf, tagServer)
+		tok, err := lf.lr.Add(fd, sockEvents, lf, tagServer)
 		if err != nil {
 			unix.Close(fd)
 			lf.sfd, lf.reserved = -1, nil
@@ -349,7 +347,11 @@ func (lf *loopFlow) connectNext() {
 			lf.failed = append(lf.failed, m)
 			continue
 		}
-		lf.stok, lf.smask = tok, evloop.Out
+		lf.stok = tok
+		if done {
+			lf.established()
+			return
+		}
 		lf.connecting, lf.connStart = true, lf.lr.Now()
 		return
 	}
@@ -361,7 +363,7 @@ func (lf *loopFlow) connectNext() {
 func (lf *loopFlow) connectFailed() {
 	lf.lr.Forget(lf.stok)
 	unix.Close(lf.sfd)
-	lf.sfd, lf.stok, lf.smask, lf.connecting = -1, 0, 0, false
+	lf.sfd, lf.stok, lf.connecting = -1, 0, false
 	m := lf.reserved
 	lf.reserved = nil
 	m.release()
@@ -383,27 +385,10 @@ func (lf *loopFlow) established() {
 	lf.reserved = nil
 	pr.AddLeg(&s.leg)
 	pr.srv.Store(s)
-	const want = evloop.In | evloop.RdHup
+	// Registering reports what the client has sent meanwhile.
 	var err error
-	if lf.stok == 0 {
-		lf.stok, err = lf.lr.Add(lf.sfd, want, lf, tagServer)
-	} else {
-		err = lf.lr.Modify(lf.sfd, lf.stok, want)
-	}
-	if err == nil {
-		lf.smask = want
-		lf.ctok, err = lf.lr.Add(lf.cfd, want, lf, tagClient)
-		lf.cmask = want
-	}
-	if err != nil {
+	if lf.ctok, err = lf.lr.Add(lf.cfd, sockEvents, lf, tagClient); err != nil {
 		lf.abort(true)
-		return
-	}
-	// Most clients have sent their first bytes by now: read them without
-	// waiting for the next round of events.
-	lf.pump(true, 0)
-	if !lf.closed {
-		lf.rearm()
 	}
 }
 
@@ -413,37 +398,37 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 		return
 	}
 	if lf.connecting {
-		if tag == tagServer {
-			if ev&(evloop.Err|evloop.Hup) != 0 {
-				lf.connectFailed()
-			} else {
-				lf.established()
-			}
+		if tag != tagServer {
+			return
 		}
-		return
+		if ev&(evloop.Err|evloop.Hup) != 0 {
+			lf.connectFailed()
+			return
+		}
+		lf.established()
+		if lf.closed {
+			return
+		}
+		// On: the same edge may carry the server's first bytes.
 	}
 	if ev&evloop.Err != 0 {
 		lf.abort(true) // a reset (or error) on one side resets the other
 		return
 	}
 	up := tag == tagClient // the client's socket is the source going up
-	if ev&evloop.Out != 0 {
+	if ev&(evloop.RdHup|evloop.Hup) != 0 {
+		lf.dir(up).rdhup = true
+	}
+	if ev&evloop.Out != 0 && lf.dir(!up).buf != nil {
 		lf.flush(!up)
 	}
 	if !lf.closed && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
-		lf.pump(up, ev)
+		lf.pump(up)
 	}
-	if lf.closed {
-		return
-	}
-	if ev&evloop.Hup != 0 {
+	if !lf.closed && ev&evloop.Hup != 0 && lf.dir(up).eof {
 		// The peer is gone both ways; nothing more will come from it.
-		if d := lf.dir(up); d.eof {
-			lf.abort(true)
-			return
-		}
+		lf.abort(true)
 	}
-	lf.rearm()
 }
 
 func (lf *loopFlow) dir(up bool) *loopDir {
@@ -465,10 +450,11 @@ func (lf *loopFlow) ends(up bool) (src, dst int) {
 // bulk transfer shares the loop with other flows.
 const pumpReads = 8
 
-// pump reads what the source has and writes it on. A short read with the
+// pump reads what the source has and writes it on. A short read drained
+// the socket: the next edge will tell of more. A short read with the
 // peer's FIN already reported means the FIN is next: it is passed on now,
 // without the read(2) that would return 0.
-func (lf *loopFlow) pump(up bool, ev uint32) {
+func (lf *loopFlow) pump(up bool) {
 	d := lf.dir(up)
 	if d.eof || d.buf != nil {
 		return
@@ -510,19 +496,23 @@ func (lf *loopFlow) pump(up bool, ev uint32) {
 			lf.abort(true)
 			return
 		}
-		short := n < len(*buf)
 		if w < n {
-			d.buf, d.off, d.n = buf, w, n
-			d.finNext = short && ev&evloop.RdHup != 0
+			d.buf, d.off, d.n = buf, w, n // the destination's next edge resumes
 			return
 		}
 		bufPool.Put(buf)
-		if short {
-			if ev&evloop.RdHup != 0 {
+		if n < len(*buf) {
+			if d.rdhup {
 				lf.sourceEOF(up)
 			}
 			return
 		}
+	}
+	// Still busy: another turn after the other flows had theirs.
+	if up {
+		lf.lr.Again(lf.ctok)
+	} else {
+		lf.lr.Again(lf.stok)
 	}
 }
 
@@ -544,9 +534,8 @@ func (lf *loopFlow) flush(up bool) {
 	}
 	bufPool.Put(d.buf)
 	d.buf = nil
-	if d.finNext {
-		lf.sourceEOF(up)
-	}
+	// The source's edges were spent while the bytes waited: read on.
+	lf.pump(up)
 }
 
 // sourceEOF passes a FIN on: a half-close, or, when the other direction
@@ -560,34 +549,6 @@ func (lf *loopFlow) sourceEOF(up bool) {
 	}
 	_, dst := lf.ends(up)
 	unix.RawSyscall(unix.SYS_SHUTDOWN, uintptr(dst), unix.SHUT_WR, 0)
-}
-
-// rearm registers each socket for what the flow waits for now: reading a
-// source whose direction is open and not blocked, writing a destination
-// with bytes pending.
-func (lf *loopFlow) rearm() {
-	var cm, sm uint32
-	const rd = evloop.In | evloop.RdHup
-	if !lf.up.eof && lf.up.buf == nil {
-		cm |= rd
-	}
-	if lf.down.buf != nil {
-		cm |= evloop.Out
-	}
-	if !lf.down.eof && lf.down.buf == nil {
-		sm |= rd
-	}
-	if lf.up.buf != nil {
-		sm |= evloop.Out
-	}
-	if cm != lf.cmask {
-		lf.lr.Modify(lf.cfd, lf.ctok, cm)
-		lf.cmask = cm
-	}
-	if sm != lf.smask {
-		lf.lr.Modify(lf.sfd, lf.stok, sm)
-		lf.smask = sm
-	}
 }
 
 // closeFromOutside is the flow's Closer: delete sys connection, service
@@ -764,6 +725,9 @@ func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
 // source when it is known without asking the kernel.
 func dialRaw(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
 	keep := src.IsValid() && src.Port() != 0
+	if !keep && src.IsValid() && kernelSource(dst.Addr()) == src.Addr() {
+		src = netip.AddrPort{} // binding would change nothing
+	}
 	for {
 		fd, done, errno = dialOnce(src, dst, keep)
 		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
@@ -775,6 +739,25 @@ func dialRaw(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, 
 		}
 		return fd, done, local, errno
 	}
+}
+
+var (
+	loopback4 = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	loopback6 = netip.IPv6Loopback()
+)
+
+// kernelSource is the source address the kernel gives a connection to dst
+// without a bind, where that is certain: 127.0.0.1 towards 127.0.0.0/8
+// (the local route's source) and ::1 towards ::1.
+func kernelSource(dst netip.Addr) netip.Addr {
+	dst = dst.Unmap()
+	switch {
+	case dst.Is4() && dst.IsLoopback():
+		return loopback4
+	case dst == loopback6:
+		return loopback6
+	}
+	return netip.Addr{}
 }
 
 func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {

@@ -35,6 +35,9 @@ const (
 	// Exclusive wakes only one of the loops sharing a descriptor (a
 	// listening socket registered in every loop).
 	Exclusive = unix.EPOLLEXCLUSIVE
+	// Edge registers for changes only: a handler that stops before EAGAIN
+	// must ask for another turn with Again.
+	Edge = unix.EPOLLET
 )
 
 // Handler receives the events of the descriptors it registered. tag is the
@@ -66,6 +69,8 @@ type Loop struct {
 	free   []uint32
 	events [batch]unix.EpollEvent
 	now    int64
+	again  []Token
+	redo   []Token
 
 	mu      sync.Mutex
 	posted  []func()
@@ -144,6 +149,11 @@ func (l *Loop) Modify(fd int, t Token, events uint32) error {
 	setToken(&ev, t)
 	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, fd, &ev)
 }
+
+// Again gives t another turn with an In event after the current batch,
+// without waiting: for an edge-triggered descriptor whose handler stopped
+// early to let others run. Loop thread only.
+func (l *Loop) Again(t Token) { l.again = append(l.again, t) }
 
 // Forget releases t's slot without touching the descriptor: the caller
 // closes it (which leaves the epoll set by itself) or removes it with
@@ -247,7 +257,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	var n int
 	pollFn := func(uintptr) bool {
 		n = l.poll()
-		return n > 0
+		return n > 0 || len(l.again) > 0
 	}
 	next := time.Now().Add(tick)
 	if tick > 0 {
@@ -271,14 +281,17 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 				}
 				continue
 			}
-			if int(idx) >= len(l.slots) {
-				continue
+			if s := l.live(t); s != nil {
+				s.h.Ready(s.tag, ev.Events)
 			}
-			s := &l.slots[idx]
-			if s.h == nil || s.gen != uint32(t>>32) {
-				continue // removed while the batch was pending
+		}
+		if len(l.again) > 0 {
+			l.redo, l.again = l.again, l.redo[:0]
+			for _, t := range l.redo {
+				if s := l.live(t); s != nil {
+					s.h.Ready(s.tag, In)
+				}
 			}
-			s.h.Ready(s.tag, ev.Events)
 		}
 		if tick > 0 && !now.Before(next) {
 			onTick(l.now)
@@ -286,6 +299,20 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			f.SetReadDeadline(next)
 		}
 	}
+}
+
+// live is t's slot, or nil if t was forgotten since (an event fetched in
+// the same batch, or a turn asked with Again).
+func (l *Loop) live(t Token) *slot {
+	idx := uint32(t)
+	if idx == 0 || int(idx) >= len(l.slots) {
+		return nil
+	}
+	s := &l.slots[idx]
+	if s.h == nil || s.gen != uint32(t>>32) {
+		return nil
+	}
+	return s
 }
 
 // poll fetches ready events without waiting.
