@@ -36,6 +36,47 @@ type loopRT struct {
 	*evloop.Loop
 	p     *Plane
 	flows []*loopFlow
+	pipes []*[2]int // empty pipes kept for the next bulk transfer
+}
+
+// sparePipes bounds the empty pipes a loop keeps.
+const sparePipes = 64
+
+// getPipe returns an empty pipe, nil if none can be made (then the
+// buffer goes on).
+func (lr *loopRT) getPipe() *[2]int {
+	if n := len(lr.pipes); n > 0 {
+		p := lr.pipes[n-1]
+		lr.pipes = lr.pipes[:n-1]
+		return p
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		return nil
+	}
+	return &fds
+}
+
+// putPipe keeps an empty pipe for later, or closes it.
+func (lr *loopRT) putPipe(p *[2]int) {
+	if len(lr.pipes) < sparePipes {
+		lr.pipes = append(lr.pipes, p)
+		return
+	}
+	closePipe(p)
+}
+
+func closePipe(p *[2]int) {
+	unix.Close(p[0])
+	unix.Close(p[1])
+}
+
+// splice moves up to n bytes between descriptors without copying them
+// through user space.
+func splice(from, to, n int) (int, syscall.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(from), 0, uintptr(to), 0, uintptr(n),
+		unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+	return int(r), e
 }
 
 // loopTick is how often a loop checks its flows' idle and connect timers.
@@ -76,6 +117,12 @@ func (p *Plane) stopLoops() {
 		lr.Stop(true)
 	}
 	p.loops.wg.Wait()
+	for _, lr := range p.loops.ls {
+		for _, pp := range lr.pipes {
+			closePipe(pp)
+		}
+		lr.pipes = nil
+	}
 }
 
 // listenSys is a listener's socket and its registration in each loop.
@@ -254,7 +301,14 @@ type loopDir struct {
 	off, n int
 	rdhup  bool // the source's FIN has arrived (after what is unread)
 	eof    bool // FIN passed on (or about to be)
+	// A bulk transfer moves through a pipe with splice(2): the kernel's
+	// zero-copy path. piped is what the pipe holds.
+	pipe  *[2]int
+	piped int
 }
+
+// pending reports bytes read from the source and not yet written.
+func (d *loopDir) pending() bool { return d.buf != nil || d.piped > 0 }
 
 // loopFlow is a plain L4 flow served by one loop. Everything but Closer
 // runs on that loop's thread.
@@ -419,7 +473,7 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 	if ev&(evloop.RdHup|evloop.Hup) != 0 {
 		lf.dir(up).rdhup = true
 	}
-	if ev&evloop.Out != 0 && lf.dir(!up).buf != nil {
+	if ev&evloop.Out != 0 && lf.dir(!up).pending() {
 		lf.flush(!up)
 	}
 	if !lf.closed && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
@@ -456,12 +510,14 @@ const pumpReads = 8
 // without the read(2) that would return 0.
 func (lf *loopFlow) pump(up bool) {
 	d := lf.dir(up)
-	if d.eof || d.buf != nil {
+	if d.eof || d.pending() {
+		return
+	}
+	if d.pipe != nil {
+		lf.pumpSplice(up)
 		return
 	}
 	src, dst := lf.ends(up)
-	pr := &lf.proxied
-	sc := &pr.first
 	for i := 0; i < pumpReads; i++ {
 		buf := bufPool.Get().(*[]byte)
 		n, err := rawRead(src, *buf)
@@ -481,15 +537,7 @@ func (lf *loopFlow) pump(up bool) {
 			lf.sourceEOF(up)
 			return
 		}
-		pk := packets(n)
-		pr.Touch(lf.lr.Now())
-		if up {
-			pr.clientIn(n, pk)
-			sc.out(n, pk)
-		} else {
-			sc.in(n, pk)
-			pr.clientOut(n, pk)
-		}
+		lf.count(n, up)
 		w, werr := writeAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
@@ -507,8 +555,18 @@ func (lf *loopFlow) pump(up bool) {
 			}
 			return
 		}
+		// A full buffer: a bulk transfer, the rest goes by splice.
+		if d.pipe = lf.lr.getPipe(); d.pipe != nil {
+			lf.pumpSplice(up)
+			return
+		}
 	}
-	// Still busy: another turn after the other flows had theirs.
+	lf.again(up)
+}
+
+// again asks the loop for another turn of a busy source, after the other
+// flows had theirs.
+func (lf *loopFlow) again(up bool) {
 	if up {
 		lf.lr.Again(lf.ctok)
 	} else {
@@ -516,9 +574,88 @@ func (lf *loopFlow) pump(up bool) {
 	}
 }
 
+// count adds n bytes moved in one direction to the flow and everything it
+// counts for.
+func (lf *loopFlow) count(n int, up bool) {
+	pr := &lf.proxied
+	sc := &pr.first
+	pk := packets(n)
+	pr.Touch(lf.lr.Now())
+	if up {
+		pr.clientIn(n, pk)
+		sc.out(n, pk)
+	} else {
+		sc.in(n, pk)
+		pr.clientOut(n, pk)
+	}
+}
+
+// spliceMax is one splice(2) into an empty pipe: its default capacity.
+const spliceMax = 64 << 10
+
+// pumpSplice moves a bulk transfer source → pipe → destination until the
+// source runs dry (then the pipe goes back to the loop and the direction
+// returns to the buffer), the destination fills, or the turn ends.
+func (lf *loopFlow) pumpSplice(up bool) {
+	d := lf.dir(up)
+	src, _ := lf.ends(up)
+	for i := 0; i < pumpReads; i++ {
+		n, errno := splice(src, d.pipe[1], spliceMax)
+		switch {
+		case errno == syscall.EINTR:
+			continue
+		case errno == syscall.EAGAIN:
+			lf.lr.putPipe(d.pipe) // empty: drained before each splice in
+			d.pipe = nil
+			return
+		case errno != 0:
+			lf.abort(true)
+			return
+		case n == 0:
+			lf.lr.putPipe(d.pipe)
+			d.pipe = nil
+			lf.sourceEOF(up)
+			return
+		}
+		lf.count(n, up)
+		d.piped = n
+		if !lf.drainPipe(up) {
+			return
+		}
+	}
+	lf.again(up)
+}
+
+// drainPipe splices the pipe's bytes to the destination; false when they
+// could not all go (the destination is full, or the flow failed).
+func (lf *loopFlow) drainPipe(up bool) bool {
+	d := lf.dir(up)
+	_, dst := lf.ends(up)
+	for d.piped > 0 {
+		k, errno := splice(d.pipe[0], dst, d.piped)
+		switch errno {
+		case 0:
+			d.piped -= k
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false // the destination's next edge resumes
+		default:
+			lf.abort(true)
+			return false
+		}
+	}
+	return true
+}
+
 // flush writes a direction's pending bytes once its destination drained.
 func (lf *loopFlow) flush(up bool) {
 	d := lf.dir(up)
+	if d.piped > 0 {
+		if lf.drainPipe(up) {
+			lf.pump(up)
+		}
+		return
+	}
 	if d.buf == nil {
 		return
 	}
@@ -607,6 +744,14 @@ func (lf *loopFlow) finish() {
 		if d.buf != nil {
 			bufPool.Put(d.buf)
 			d.buf = nil
+		}
+		if d.pipe != nil {
+			if d.piped > 0 {
+				closePipe(d.pipe) // holds bytes that will never go
+			} else {
+				lf.lr.putPipe(d.pipe)
+			}
+			d.pipe, d.piped = nil, 0
 		}
 	}
 	if m := lf.reserved; m != nil {
@@ -780,15 +925,9 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno)
 	ptr, n := rsa.set(dst)
 	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
 	if e == unix.EINPROGRESS {
-		// To a server on this host the handshake has run inside connect(2);
-		// asking again tells without waiting a round of events.
-		_, _, e = unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
-		switch e {
-		case unix.EISCONN:
-			return fd, true, 0
-		case unix.EALREADY, unix.EINPROGRESS:
-			return fd, false, 0
-		}
+		// Registering the socket tells when it is done: to a server on this
+		// host at once, in the same round of events.
+		return fd, false, 0
 	}
 	if e != 0 {
 		unix.Close(fd)

@@ -1,0 +1,166 @@
+//go:build linux
+
+package evloop
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// recorder counts the events of one registration and can run a step on
+// each.
+type recorder struct {
+	events atomic.Int32
+	last   atomic.Uint32
+	step   func(ev uint32)
+}
+
+func (r *recorder) Ready(_ uint8, ev uint32) {
+	r.events.Add(1)
+	r.last.Store(ev)
+	if r.step != nil {
+		r.step(ev)
+	}
+}
+
+func startLoop(t *testing.T, tick time.Duration, onTick func(int64)) *Loop {
+	t.Helper()
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onTick == nil {
+		onTick = func(int64) {}
+	}
+	go l.Run(tick, onTick)
+	t.Cleanup(func() { l.Stop(true) })
+	return l
+}
+
+func socketPair(t *testing.T) (int, int) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return fds[0], fds[1]
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 200; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestPostAndCallRunOnTheLoop(t *testing.T) {
+	l := startLoop(t, 0, nil)
+	var n atomic.Int32
+	for i := 0; i < 100; i++ {
+		l.Post(func() { n.Add(1) })
+	}
+	if !l.Call(func() { n.Add(1) }) {
+		t.Fatal("Call reported a stopped loop")
+	}
+	// Posts run in order, so all of them ran before the Call's function.
+	if got := n.Load(); got != 101 {
+		t.Fatalf("ran %d functions, want 101", got)
+	}
+}
+
+func TestLevelAndEdgeRegistrations(t *testing.T) {
+	l := startLoop(t, 0, nil)
+	a, b := socketPair(t)
+	c, d := socketPair(t)
+	level, edge := &recorder{}, &recorder{}
+	// The level-triggered handler reads one byte per event; the edge one
+	// reads nothing and must not be called again until new bytes arrive.
+	level.step = func(uint32) { unix.Read(a, make([]byte, 1)) }
+	if !l.Call(func() {
+		if _, err := l.Add(a, In, level, 1); err != nil {
+			t.Error(err)
+		}
+		if _, err := l.Add(c, In|Edge, edge, 2); err != nil {
+			t.Error(err)
+		}
+	}) {
+		t.Fatal("loop stopped")
+	}
+	unix.Write(b, []byte("xyz"))
+	unix.Write(d, []byte("xyz"))
+	waitFor(t, "three level events", func() bool { return level.events.Load() >= 3 })
+	time.Sleep(50 * time.Millisecond)
+	if got := level.events.Load(); got != 3 {
+		t.Fatalf("level-triggered handler saw %d events for 3 bytes read one by one", got)
+	}
+	if got := edge.events.Load(); got != 1 {
+		t.Fatalf("edge-triggered handler saw %d events for one write", got)
+	}
+	unix.Write(d, []byte("more"))
+	waitFor(t, "a second edge", func() bool { return edge.events.Load() == 2 })
+}
+
+func TestForgottenTokensAreNotDispatched(t *testing.T) {
+	l := startLoop(t, 0, nil)
+	a, b := socketPair(t)
+	first, second := &recorder{}, &recorder{}
+	var tok Token
+	l.Call(func() { tok, _ = l.Add(a, In, first, 0) })
+	l.Call(func() {
+		l.Remove(a, tok)
+		// The slot is reused at once; the old token must stay dead.
+		if t2, err := l.Add(a, In, second, 0); err != nil || t2 == tok {
+			t.Errorf("re-registration gave %v, %v", t2, err)
+		}
+		l.Again(tok)
+	})
+	unix.Write(b, []byte("x"))
+	waitFor(t, "the new registration's event", func() bool { return second.events.Load() > 0 })
+	if first.events.Load() != 0 {
+		t.Fatalf("a forgotten registration got %d events", first.events.Load())
+	}
+}
+
+func TestAgainGivesAnotherTurn(t *testing.T) {
+	l := startLoop(t, 0, nil)
+	a, _ := socketPair(t)
+	r := &recorder{}
+	var tok Token
+	r.step = func(uint32) {
+		if r.events.Load() < 5 {
+			l.Again(tok)
+		}
+	}
+	l.Call(func() { tok, _ = l.Add(a, In|Edge, r, 0); l.Again(tok) })
+	waitFor(t, "five turns", func() bool { return r.events.Load() == 5 })
+	time.Sleep(30 * time.Millisecond)
+	if got := r.events.Load(); got != 5 {
+		t.Fatalf("%d turns, want 5", got)
+	}
+	if r.last.Load() != In {
+		t.Fatalf("a turn from Again carries %#x, want In", r.last.Load())
+	}
+}
+
+func TestTicksRunWhileIdle(t *testing.T) {
+	var ticks atomic.Int32
+	startLoop(t, 20*time.Millisecond, func(int64) { ticks.Add(1) })
+	waitFor(t, "three ticks", func() bool { return ticks.Load() >= 3 })
+}
+
+func TestStopWithoutRun(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Stop(false)
+	l.Post(func() { t.Error("ran after Stop") }) // dropped
+}

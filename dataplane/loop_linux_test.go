@@ -1,0 +1,127 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io"
+	"net"
+	"testing"
+	"time"
+)
+
+// TestLoopBulkBothWaysWithStalls pushes several MiB each way through a loop
+// flow while each reader stalls for a moment, so that the buffer and
+// splice paths both meet a full destination and resume from its
+// writability edge; a half-close then ends each direction.
+func TestLoopBulkBothWaysWithStalls(t *testing.T) {
+	t.Parallel()
+	const size = 6<<20 + 77
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = byte(i * 7)
+	}
+	want := sha256.Sum256(payload)
+
+	ln, err := net.Listen("tcp", "127.20.30.2:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan [32]byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		go func() { c.Write(payload); c.(*net.TCPConn).CloseWrite() }()
+		time.Sleep(200 * time.Millisecond) // let the upload back up
+		h := sha256.New()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.Copy(h, c)
+		var sum [32]byte
+		copy(sum[:], h.Sum(nil))
+		got <- sum
+	}()
+
+	p, _ := newPlane(t)
+	mustApply(t, p, basic("127.20.30.1:8000", "127.20.30.2:9000"))
+	c := dialVS(t, "127.20.30.1:8000")
+	go func() { c.c.Write(payload); c.c.CloseWrite() }()
+	time.Sleep(200 * time.Millisecond) // let the download back up
+	c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	down, err := io.ReadAll(c.c)
+	if err != nil || len(down) != size || !bytes.Equal(down, payload) {
+		t.Fatalf("download: %d bytes (want %d), equal %v, %v", len(down), size, bytes.Equal(down, payload), err)
+	}
+	select {
+	case sum := <-got:
+		if sum != want {
+			t.Fatal("upload corrupted")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("upload did not finish")
+	}
+	eventually(t, "table empty", func() bool { return p.ConnectionCount() == 0 })
+	eventually(t, "counters", func() bool {
+		v, _ := p.Virtual("/Common/vs")
+		return v.ClientSide.BitsOut == size*8 && v.ClientSide.BitsIn == size*8
+	})
+}
+
+// TestLoopServerSpeaksFirst: a member that greets before the client sends
+// anything (SMTP-like) reaches the client without waiting for it.
+func TestLoopServerSpeaksFirst(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.20.31.2:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("220 ready\r\n"))
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	p, _ := newPlane(t)
+	mustApply(t, p, basic("127.20.31.1:8000", "127.20.31.2:9000"))
+	for i := 0; i < 20; i++ {
+		c := dialVS(t, "127.20.31.1:8000")
+		c.c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		b := make([]byte, 11)
+		if _, err := io.ReadFull(c.c, b); err != nil || string(b) != "220 ready\r\n" {
+			t.Fatalf("greeting %d: %q, %v", i, b, err)
+		}
+		c.c.Close()
+	}
+}
+
+// TestLoopDeleteConnection: delete sys connection reaches a loop flow from
+// another goroutine and resets both sides.
+func TestLoopDeleteConnection(t *testing.T) {
+	t.Parallel()
+	startServer(t, "127.20.32.2:9000", "S1")
+	p, _ := newPlane(t)
+	mustApply(t, p, basic("127.20.32.1:8000", "127.20.32.2:9000"))
+	c := dialVS(t, "127.20.32.1:8000")
+	c.c.Write([]byte("hello\n"))
+	c.c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.c.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "one flow", func() bool { return p.ConnectionCount() == 1 })
+	if n := p.DeleteConnections(ConnFilter{}); n != 1 {
+		t.Fatalf("deleted %d flows, want 1", n)
+	}
+	if _, err := c.c.Read(make([]byte, 64)); err == nil {
+		t.Fatal("the client still reads after its flow was deleted")
+	}
+	eventually(t, "table empty", func() bool { return p.ConnectionCount() == 0 })
+}
