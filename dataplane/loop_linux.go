@@ -943,49 +943,11 @@ func errnoOf(err error) syscall.Errno {
 	return syscall.EINVAL
 }
 
-// rawSockaddr holds a socket address in the kernel's layout, on the
-// caller's stack.
-type rawSockaddr struct {
-	any unix.RawSockaddrAny
-}
-
-func (r *rawSockaddr) set(ap netip.AddrPort) (unsafe.Pointer, uint32) {
-	a, port := ap.Addr().Unmap(), ap.Port()
-	if a.Is4() {
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.any))
-		sa.Family = unix.AF_INET
-		sa.Addr = a.As4()
-		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-		p[0], p[1] = byte(port>>8), byte(port)
-		return unsafe.Pointer(sa), unix.SizeofSockaddrInet4
-	}
-	sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&r.any))
-	sa.Family = unix.AF_INET6
-	sa.Addr = a.As16()
-	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-	p[0], p[1] = byte(port>>8), byte(port)
-	return unsafe.Pointer(sa), unix.SizeofSockaddrInet6
-}
-
-func (r *rawSockaddr) addrPort() netip.AddrPort {
-	switch r.any.Addr.Family {
-	case unix.AF_INET:
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&r.any))
-		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
-	case unix.AF_INET6:
-		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&r.any))
-		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
-		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(p[0])<<8|uint16(p[1]))
-	}
-	return netip.AddrPort{}
-}
-
 // accept4 accepts one connection and returns the client's address
 // without allocating.
 func accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
 	var rsa rawSockaddr
-	n := uint32(unix.SizeofSockaddrAny)
+	n := uint32(syscall.SizeofSockaddrAny)
 	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa.any)),
 		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
 	if e != 0 {
@@ -997,7 +959,7 @@ func accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
 // sockname is a socket's local address.
 func sockname(fd int) netip.AddrPort {
 	var rsa rawSockaddr
-	n := uint32(unix.SizeofSockaddrAny)
+	n := uint32(syscall.SizeofSockaddrAny)
 	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa.any)),
 		uintptr(unsafe.Pointer(&n)))
 	if e != 0 {

@@ -436,30 +436,12 @@ func bindTo(fd int, src netip.AddrPort, keepPort bool) error {
 // startConnect issues a non-blocking connect(2) to dst; in progress is not
 // an error. A scoped IPv6 address is left to the net package.
 func startConnect(fd uintptr, dst netip.AddrPort) error {
-	var (
-		ptr unsafe.Pointer
-		n   uintptr
-		sa4 syscall.RawSockaddrInet4
-		sa6 syscall.RawSockaddrInet6
-	)
-	addr, port := dst.Addr().Unmap(), dst.Port()
-	if addr.Zone() != "" {
+	if dst.Addr().Zone() != "" {
 		return nil
 	}
-	if addr.Is4() {
-		sa4.Family = syscall.AF_INET
-		sa4.Addr = addr.As4()
-		p := (*[2]byte)(unsafe.Pointer(&sa4.Port))
-		p[0], p[1] = byte(port>>8), byte(port)
-		ptr, n = unsafe.Pointer(&sa4), syscall.SizeofSockaddrInet4
-	} else {
-		sa6.Family = syscall.AF_INET6
-		sa6.Addr = addr.As16()
-		p := (*[2]byte)(unsafe.Pointer(&sa6.Port))
-		p[0], p[1] = byte(port>>8), byte(port)
-		ptr, n = unsafe.Pointer(&sa6), syscall.SizeofSockaddrInet6
-	}
-	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), n)
+	var rsa rawSockaddr
+	ptr, n := rsa.set(dst)
+	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), uintptr(n))
 	switch e {
 	case 0, syscall.EINPROGRESS, syscall.EINTR:
 		return nil
