@@ -338,21 +338,13 @@ type loopFlow struct {
 // startFlow runs a newly accepted plain connection.
 func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
 	snap := vs.snap.Load()
-	cfg := snap.cfg
-	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) ||
-		!vs.stats.tryOpen(cfg.ConnectionLimit) {
+	if !vs.admit(snap, client) {
 		resetFd(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}
-	vs.stats.requests.Add(1)
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
 	pr := &lf.proxied
-	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = lr.p, vs, snap, snap.idle, snap.pool
-	pr.Client, pr.Local = client, local
-	pr.Virtual = vs.name
-	pr.Flow.Protocol = "tcp"
-	pr.IdleTimeout = snap.idle
-	pr.Closer = lf.closeFromOutside
+	pr.init(lr.p, vs, snap, client, local, lf.closeFromOutside)
 	lr.p.table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
@@ -577,17 +569,7 @@ func (lf *loopFlow) again(up bool) {
 // count adds n bytes moved in one direction to the flow and everything it
 // counts for.
 func (lf *loopFlow) count(n int, up bool) {
-	pr := &lf.proxied
-	sc := &pr.first
-	pk := packets(n)
-	pr.Touch(lf.lr.Now())
-	if up {
-		pr.clientIn(n, pk)
-		sc.out(n, pk)
-	} else {
-		sc.in(n, pk)
-		pr.clientOut(n, pk)
-	}
+	lf.countAt(n, up, &lf.first, lf.lr.Now())
 }
 
 // spliceMax is one splice(2) into an empty pipe: its default capacity.
@@ -758,15 +740,7 @@ func (lf *loopFlow) finish() {
 		m.release()
 		lf.reserved = nil
 	}
-	pr := &lf.proxied
-	pr.ended.Store(true)
-	pr.persistDone()
-	pr.p.table.Remove(&pr.Flow)
-	pr.vs.stats.close()
-	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
-	if sc := pr.srv.Load(); sc != nil {
-		sc.release()
-	}
+	lf.retire()
 	lr := lf.lr
 	last := len(lr.flows) - 1
 	if lf.idx <= last && lr.flows[lf.idx] == lf {

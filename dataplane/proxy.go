@@ -82,27 +82,17 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	snap := vs.snap.Load()
 	cfg := snap.cfg
 	client := addrPortOf(c.RemoteAddr())
-	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
-		reset(c) // disabled virtual or foreign source: immediate reset
+	if !vs.admit(snap, client) {
+		reset(c) // disabled virtual, foreign source or the limit: reset
 		return
 	}
-	if !vs.stats.tryOpen(cfg.ConnectionLimit) {
-		reset(c)
-		return
-	}
-	vs.stats.requests.Add(1)
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
 		p.serveMBLB(vs, snap, c)
 		return
 	}
-	pr := &proxied{p: p, vs: vs, snap: snap, client: c, idle: snap.idle, pool: snap.pool}
-	pr.Client = client
-	pr.Local = addrPortOf(c.LocalAddr())
-	pr.Virtual = vs.name
-	pr.Flow.Protocol = "tcp"
-	pr.IdleTimeout = snap.idle
-	pr.Closer = pr.end
+	pr := &proxied{client: c}
+	pr.init(p, vs, snap, client, addrPortOf(c.LocalAddr()), pr.end)
 	if snap.evMask != 0 {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.evMask, &ruleState{}
 	}
@@ -120,6 +110,30 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	pr.legsLeft.Store(2)
 	go pr.copy(sc.conn, pr.client, false, sc)
 	pr.copy(pr.client, sc.conn, true, sc)
+}
+
+// admit decides whether a new connection from client may enter the
+// virtual (enabled, source filter, connection limit) and counts it.
+func (vs *vsRT) admit(snap *vsSnap, client netip.AddrPort) bool {
+	cfg := snap.cfg
+	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
+		return false
+	}
+	if !vs.stats.tryOpen(cfg.ConnectionLimit) {
+		return false
+	}
+	vs.stats.requests.Add(1)
+	return true
+}
+
+// init fills in a new flow's table entry for the virtual.
+func (pr *proxied) init(p *Plane, vs *vsRT, snap *vsSnap, client, local netip.AddrPort, closer func(bool)) {
+	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.idle, snap.pool
+	pr.Client, pr.Local = client, local
+	pr.Virtual = vs.name
+	pr.Flow.Protocol = "tcp"
+	pr.IdleTimeout = snap.idle
+	pr.Closer = closer
 }
 
 // connect chooses a member and opens the server side, trying other members
@@ -708,8 +722,13 @@ func (pr *proxied) stillActive(src *net.TCPConn) bool {
 // count adds n bytes moved in one direction to the flow, its virtual, and
 // the server side's leg, member, pool and node.
 func (pr *proxied) count(n int, up bool, sc *serverConn) {
+	pr.countAt(n, up, sc, time.Now().UnixNano())
+}
+
+// countAt is count with the time given (an event loop's batch time).
+func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
 	pk := packets(n)
-	pr.Touch(time.Now().UnixNano())
+	pr.Touch(now)
 	if up {
 		pr.clientIn(n, pk)
 		sc.out(n, pk)
@@ -835,6 +854,12 @@ func (pr *proxied) finish(resetClient bool) {
 	if pr.rs != nil {
 		pr.endRules()
 	}
+	pr.retire()
+}
+
+// retire gives back what a closed flow held: its persistence record's
+// refresh, its table entry, and the virtual's, pool's and member's counts.
+func (pr *proxied) retire() {
 	pr.persistDone()
 	pr.p.table.Remove(&pr.Flow)
 	pr.vs.stats.close()

@@ -162,5 +162,27 @@ func TestStopWithoutRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Stop(false)
-	l.Post(func() { t.Error("ran after Stop") }) // dropped
+	l.Post(func() { t.Error("ran after Stop") }) // dropped, not queued
+	if len(l.posted) != 0 {
+		t.Fatal("Post queued work on a stopped loop")
+	}
+}
+
+func TestCallAfterStopReportsFalse(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Run(0, nil)
+	l.Stop(true)
+	done := make(chan bool, 1)
+	go func() { done <- l.Call(func() { t.Error("ran after Stop") }) }()
+	select {
+	case ok := <-done:
+		if ok {
+			t.Fatal("Call reported success on a stopped loop")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Call on a stopped loop hung")
+	}
 }
