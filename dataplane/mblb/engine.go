@@ -129,6 +129,12 @@ type Config struct {
 	// source binding and connect timeout are the proxy's).
 	Dial func(ctx context.Context, client netip.AddrPort, m Member) (net.Conn, error)
 
+	// DialFD, when set, opens a server connection for an event loop: a
+	// non-blocking socket whose connect is under way (done false) or
+	// complete, and its source when known (SNAT as for Dial). Without it
+	// every session runs on goroutines.
+	DialFD func(client netip.AddrPort, m Member) (fd int, done bool, local netip.AddrPort, err error)
+
 	// Request frames what clients send; Response what servers answer
 	// (its zero value, per-read, falls back to Request's framing).
 	Request, Response Framing

@@ -305,6 +305,9 @@ type testVS struct {
 
 func startVS(t testing.TB, addr string, cfg Config, opt ...func(net.Conn) ClientOptions) *testVS {
 	t.Helper()
+	if onLoops && cfg.DialFD == nil {
+		cfg.DialFD = loopDial
+	}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -328,6 +331,14 @@ func startVS(t testing.TB, addr string, cfg Config, opt ...func(net.Conn) Client
 			opt := ClientOptions{Tag: c.RemoteAddr().String()}
 			if v.opt != nil {
 				opt = v.opt(c)
+			}
+			if onLoops && e.Loopable() {
+				v.wg.Add(1)
+				s := loopSession(e, c, opt, v.wg.Done)
+				v.mu.Lock()
+				v.sessions = append(v.sessions, s)
+				v.mu.Unlock()
+				continue
 			}
 			s := e.NewSession(c, opt)
 			v.mu.Lock()

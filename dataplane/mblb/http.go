@@ -117,7 +117,7 @@ func (s *Session) localReply(text string) {
 	seq := s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
-	s.deliver(seq, r)
+	s.deliver(seq, r, s.lp.loop())
 }
 
 // httpResponseFramer is a server connection's response framer: it asks

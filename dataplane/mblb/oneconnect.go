@@ -111,7 +111,7 @@ func (p *connPool) take(sc *serverConn) {
 }
 
 // acquire returns a connection to m reserved for one message from s.
-func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
+func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) {
 	key := poolKey{m.ID, p.mask(s.source)}
 	p.mu.Lock()
 	for {
@@ -146,7 +146,7 @@ func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
 		if room {
 			g.dialing++
 			p.mu.Unlock()
-			sc, err := p.e.dial(s, m, nil)
+			sc, err := p.e.dial(s, m, nil, cur)
 			p.mu.Lock()
 			g.dialing--
 			p.cond.Broadcast()
@@ -160,7 +160,7 @@ func (p *connPool) acquire(s *Session, m Member) (*serverConn, error) {
 			p.created.Add(1)
 			p.take(sc)
 			p.mu.Unlock()
-			go sc.readLoop()
+			sc.start()
 			return sc, nil
 		}
 		p.cond.Wait() // every slot is being dialled, or busy and exclusive

@@ -26,6 +26,9 @@ var (
 	// blamed, but what was pending is sent again elsewhere.
 	ErrAborted = errors.New("mblb: server connection aborted")
 	errClosed  = errors.New("mblb: session closed")
+	// errConnectTimeout ends a connect on an event loop that took longer
+	// than Config.ConnectTimeout.
+	errConnectTimeout = errors.New("mblb: connect timed out")
 )
 
 // Meter receives byte counts as they move, so that the proxy's own
@@ -147,6 +150,12 @@ type serverConn struct {
 	// hdr is the reader's scratch space for inserted header lines.
 	hdr []byte
 
+	// lp is set for a connection served by an event loop (loop_linux.go);
+	// connecting is true until its non-blocking connect completes, and
+	// requests queue meanwhile.
+	lp         *connLoop
+	connecting atomic.Bool
+
 	// Rule framing state, used by the reader only.
 	data    Data
 	rel     int
@@ -155,8 +164,13 @@ type serverConn struct {
 }
 
 // dial opens a server connection to m for s and registers it. owner is nil
-// for a pooled connection. The caller starts its reader once it is reachable.
-func (e *Engine) dial(s *Session, m Member, owner *Session) (*serverConn, error) {
+// for a pooled connection. The caller starts its reader (start) once it is
+// reachable. On an event loop (cur) the connect does not wait: the
+// connection is returned connecting, and lives on cur.
+func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverConn, error) {
+	if cur != nil {
+		return e.dialLoop(s, m, owner, cur)
+	}
 	ms := e.memberStats(m.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ConnectTimeout)
 	c, err := e.cfg.Dial(ctx, s.client, m)
@@ -200,6 +214,14 @@ func (e *Engine) dial(s *Session, m Member, owner *Session) (*serverConn, error)
 	return sc, nil
 }
 
+// start serves the connection's responses: a reader goroutine, or nothing
+// more on an event loop (dialLoop registered it).
+func (sc *serverConn) start() {
+	if sc.lp == nil {
+		go sc.readLoop()
+	}
+}
+
 func addrPortOf(a net.Addr) netip.AddrPort {
 	if t, ok := a.(*net.TCPAddr); ok {
 		ap := t.AddrPort()
@@ -215,7 +237,7 @@ func addrPortOf(a net.Addr) netip.AddrPort {
 // write in progress writes everything queued, so concurrent clients on a
 // shared connection share system calls too. A write error fails the
 // connection; the reader then deals with what was pending.
-func (sc *serverConn) submit(m *msg, flush bool) bool {
+func (sc *serverConn) submit(m *msg, flush bool, cur *evl) bool {
 	sc.qmu.Lock()
 	if sc.dead {
 		sc.qmu.Unlock()
@@ -226,28 +248,48 @@ func (sc *serverConn) submit(m *msg, flush bool) bool {
 	sc.q.push(m)
 	sc.out = append(sc.out, m)
 	sc.leg.pending.Add(1)
-	if flush && !sc.writing {
-		sc.writing = true
-		sc.flushLocked()
+	if flush {
+		sc.flushFrom(cur)
 	}
 	sc.qmu.Unlock()
 	return true
 }
 
 // flush writes what submit queued, unless a write is in progress (the
-// writer will take it).
-func (sc *serverConn) flush() {
+// writer will take it). cur is the event loop running the caller.
+func (sc *serverConn) flush(cur *evl) {
 	sc.qmu.Lock()
-	if !sc.writing && len(sc.out) > 0 {
-		sc.writing = true
-		sc.flushLocked()
-	}
+	sc.flushFrom(cur)
 	sc.qmu.Unlock()
+}
+
+// flushFrom starts writing what is queued if nobody is. On an event loop
+// only the connection's own loop writes, once connected; another loop
+// posts the write to it. The caller holds qmu.
+func (sc *serverConn) flushFrom(cur *evl) {
+	if sc.writing || len(sc.out) == 0 {
+		return
+	}
+	if sc.lp != nil {
+		if sc.connecting.Load() {
+			return // connected() writes them
+		}
+		if cur == nil || cur != sc.lp.loop() {
+			sc.lp.postFlush(sc)
+			return
+		}
+	}
+	sc.writing = true
+	sc.flushLocked()
 }
 
 // flushLocked writes queued messages until none is left. The caller holds
 // qmu and the writing token; qmu is released around each write.
 func (sc *serverConn) flushLocked() {
+	if sc.lp != nil {
+		sc.lp.flushLocked(sc)
+		return
+	}
 	for len(sc.out) > 0 && !sc.dead {
 		batch := sc.out
 		sc.out = sc.spare[:0]
@@ -305,6 +347,10 @@ func (sc *serverConn) fail(err error) {
 	sc.dead = true
 	sc.qmu.Unlock()
 	sc.down.Store(true)
+	if sc.lp != nil {
+		sc.lp.postEnd(sc)
+		return
+	}
 	resetConn(sc.conn)
 }
 
@@ -316,6 +362,10 @@ func (sc *serverConn) shutdown() {
 	sc.dead = true
 	sc.qmu.Unlock()
 	sc.down.Store(true)
+	if sc.lp != nil {
+		sc.lp.postEnd(sc)
+		return
+	}
 	sc.conn.Close()
 }
 
@@ -323,6 +373,10 @@ func (sc *serverConn) shutdown() {
 // the idle timeout.
 func (sc *serverConn) expire(now int64) {
 	e := sc.e
+	if sc.connecting.Load() && sc.lp != nil && now-sc.created > int64(e.cfg.ConnectTimeout) {
+		sc.fail(errConnectTimeout)
+		return
+	}
 	sc.qmu.Lock()
 	head := sc.q.peek()
 	if head != nil && e.cfg.ResponseTimeout > 0 {
@@ -345,6 +399,10 @@ func (sc *serverConn) expire(now int64) {
 		sc.dead = true
 		sc.qmu.Unlock()
 		sc.down.Store(true)
+		if sc.lp != nil {
+			sc.lp.postEnd(sc)
+			return
+		}
 		sc.conn.Close()
 		return
 	}
@@ -362,59 +420,84 @@ func resetConn(c net.Conn) {
 // the oldest pending, until the connection ends.
 func (sc *serverConn) readLoop() {
 	e := sc.e
-	var fr Framer
-	var hf *httpx.ResponseFramer
-	switch e.respMode.Mode {
-	case Rule:
-	case HTTP:
-		hf = sc.httpResponseFramer()
-		fr = hf
-	default:
-		fr, _ = e.respMode.New(e.cfg.MaxMessageSize)
-	}
+	fr, hf := sc.responseFramer()
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
 	for {
 		k, err := st.read(sc.conn)
-		if k > 0 {
-			now := e.now()
-			sc.lastRd.Store(now)
-			sc.leg.lastActive.Store(now)
-			sc.leg.BytesIn.Add(uint64(k))
-			if mt := sc.leg.Meter; mt != nil {
-				mt.Received(k)
-			}
-			ferr := sc.frame(&st)
-			if st.end > st.start {
-				// Part of the next response is here: its request has
-				// been answered, at least in part, and must not run twice.
-				sc.qmu.Lock()
-				if h := sc.q.peek(); h != nil {
-					h.started = true
-				}
-				sc.qmu.Unlock()
-			}
-			if ferr != nil {
-				if errors.Is(ferr, ErrTooLarge) {
-					e.logf("mblb: response from %s %s exceeds %d bytes", sc.leg.Member.Name, sc.leg.Remote, e.cfg.MaxMessageSize)
-				}
-				err = ferr
-				sc.fail(ferr)
-			}
-		}
-		if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
-			// A response whose body runs until the server closes is
-			// complete now.
-			if n, ok := hf.Finish(st.pending()); ok {
-				sc.completeHTTP(st.pending()[:n], hf)
-				st.start += n
-			}
-		}
-		if err != nil {
-			sc.failed(err)
+		if sc.took(&st, hf, k, err) {
 			return
 		}
 	}
+}
+
+// responseFramer is the server side's framer (nil with rule framing) and,
+// for HTTP, the same framer typed.
+func (sc *serverConn) responseFramer() (Framer, *httpx.ResponseFramer) {
+	e := sc.e
+	switch e.respMode.Mode {
+	case Rule:
+		return nil, nil
+	case HTTP:
+		hf := sc.httpResponseFramer()
+		return hf, hf
+	}
+	fr, _ := e.respMode.New(e.cfg.MaxMessageSize)
+	return fr, nil
+}
+
+// took frames k bytes just read into st; err is the read's error. It
+// reports true when the connection has ended (failed has run).
+func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err error) bool {
+	e := sc.e
+	if k > 0 {
+		now := e.now()
+		sc.lastRd.Store(now)
+		sc.leg.lastActive.Store(now)
+		sc.leg.BytesIn.Add(uint64(k))
+		if mt := sc.leg.Meter; mt != nil {
+			mt.Received(k)
+		}
+		ferr := sc.frame(st)
+		if st.end > st.start {
+			// Part of the next response is here: its request has
+			// been answered, at least in part, and must not run twice.
+			sc.qmu.Lock()
+			if h := sc.q.peek(); h != nil {
+				h.started = true
+			}
+			sc.qmu.Unlock()
+		}
+		if ferr != nil {
+			if errors.Is(ferr, ErrTooLarge) {
+				e.logf("mblb: response from %s %s exceeds %d bytes", sc.leg.Member.Name, sc.leg.Remote, e.cfg.MaxMessageSize)
+			}
+			err = ferr
+			sc.qmu.Lock()
+			if sc.failErr == nil {
+				sc.failErr = ferr
+			}
+			sc.dead = true
+			sc.qmu.Unlock()
+			sc.down.Store(true)
+			if sc.lp == nil {
+				resetConn(sc.conn)
+			}
+		}
+	}
+	if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
+		// A response whose body runs until the server closes is
+		// complete now.
+		if n, ok := hf.Finish(st.pending()); ok {
+			sc.completeHTTP(st.pending()[:n], hf)
+			st.start += n
+		}
+	}
+	if err != nil {
+		sc.failed(err)
+		return true
+	}
+	return false
 }
 
 // frame cuts the received bytes into responses.
@@ -491,7 +574,7 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 		r = getMsg(len(b))
 		copy(r.b, b)
 	}
-	req.sess.deliver(req.seq, r)
+	req.sess.deliver(req.seq, r, sc.lp.loop())
 	req.unref()
 }
 
@@ -500,6 +583,9 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 // sends again every request that saw no response byte.
 func (sc *serverConn) failed(rerr error) {
 	e := sc.e
+	// A connect that never completed (event loops only) sent nothing: its
+	// requests go elsewhere whatever the retry settings.
+	neverConnected := sc.connecting.Swap(false)
 	sc.qmu.Lock()
 	sc.dead = true
 	closing := sc.closing
@@ -526,10 +612,18 @@ func (sc *serverConn) failed(rerr error) {
 	sc.down.Store(true)
 	sc.leg.pending.Store(0)
 	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
-	if graceful {
+	switch {
+	case sc.lp != nil:
+		sc.lp.closeFD(sc, !graceful)
+	case graceful:
 		sc.conn.Close()
-	} else {
+	default:
 		resetConn(sc.conn)
+	}
+	if neverConnected {
+		e.logf("mblb: connect to %s %s failed: %v", sc.leg.Member.Name, sc.leg.Remote, err)
+		e.memberFailed(sc.leg.Member, sc.ms, err)
+	} else if !graceful {
 		e.logf("mblb: server connection %s -> %s (%s) failed: %v; %d request(s) pending",
 			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, err, len(entries))
 		if !errors.Is(err, ErrAborted) {
@@ -542,6 +636,9 @@ func (sc *serverConn) failed(rerr error) {
 		switch {
 		case s.isClosed():
 			m.unref()
+		case neverConnected && !closing:
+			m.exclude = append(m.exclude, sc.leg.Member.ID)
+			s.send(m, true, sc.lp.loop())
 		case m.started:
 			e.logf("mblb: client %s lost a partly received response from %s, reset", s.client, sc.leg.Member.Name)
 			m.unref()
@@ -554,7 +651,7 @@ func (sc *serverConn) failed(rerr error) {
 			m.tries++
 			m.exclude = append(m.exclude, sc.leg.Member.ID)
 			e.stats.retries.Add(1)
-			s.send(m, true)
+			s.send(m, true, sc.lp.loop())
 		}
 	}
 }

@@ -81,6 +81,17 @@ type Session struct {
 	conns   []*serverConn // this client's own server connections
 	dirty   []*serverConn // written to by this read, not yet flushed (reader only)
 
+	// lp is set when the session is served by an event loop rather than
+	// goroutines (loop_linux.go). Everything below is then the loop's:
+	// stalled holds requests read beyond MaxInFlight, in order, and the
+	// client is not read again until they are out; eof means the client
+	// half-closed and is closed once answered; flushPosted (under mu)
+	// means a write of ready responses is already posted to the loop.
+	lp          *sessLoop
+	stalled     queue
+	eof         bool
+	flushPosted bool
+
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
 	lastActive        atomic.Int64
@@ -104,10 +115,15 @@ type SessionStats struct {
 
 // NewSession takes charge of an accepted client connection. Run serves it.
 func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
+	return e.newSession(c, addrPortOf(c.RemoteAddr()), opt)
+}
+
+// newSession is NewSession for c, nil on an event loop.
+func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions) *Session {
 	s := &Session{
 		e:       e,
 		c:       c,
-		client:  addrPortOf(c.RemoteAddr()),
+		client:  client,
 		tag:     opt.Tag,
 		rule:    opt.Rule,
 		touch:   opt.Touch,
@@ -184,13 +200,9 @@ func (s *Session) Run() error {
 		go s.writer()
 	}
 	e := s.e
-	var fr Framer
-	if e.cfg.Request.Mode != Rule {
-		fr, _ = e.cfg.Request.New(e.cfg.MaxMessageSize)
-	} else if s.rule == nil {
-		e.logf("mblb: client %s: rule framing without a rule, reset", s.client)
-		s.Close(true)
-		return errors.New("mblb: rule framing needs a rule")
+	fr, err := s.requestFramer()
+	if err != nil {
+		return err
 	}
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
@@ -198,40 +210,13 @@ func (s *Session) Run() error {
 	for {
 		k, err := st.read(s.c)
 		if k > 0 {
-			s.active()
-			s.bytesIn.Add(uint64(k))
-			if s.meter != nil {
-				s.meter.Received(k)
-			}
-			var ferr error
-			if fr != nil {
-				ferr = s.frame(&st)
-			} else {
-				var rejected bool
-				rejected, ferr = ruleStep(&s.data, &st, &s.rel, &s.collect, s.runClient, s.emitFn)
-				if ferr == nil && rejected {
-					s.flushDirty()
-					s.Close(true)
-					return errors.New("mblb: rejected by rule")
-				}
-			}
-			s.flushDirty()
-			if ferr != nil {
-				if errors.Is(ferr, ErrTooLarge) {
-					e.stats.oversize.Add(1)
-					e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, e.cfg.MaxMessageSize)
-				} else if !errors.Is(ferr, errClosed) {
-					e.logf("mblb: client %s: %v, reset", s.client, ferr)
-				}
-				s.Close(true)
+			if ferr := s.take(&st, k); ferr != nil {
 				return ferr
 			}
 		}
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {
-				e.stats.oversize.Add(1)
-				e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, e.cfg.MaxMessageSize)
-				s.Close(true)
+				s.tooLarge()
 				return err
 			}
 			if errors.Is(err, io.EOF) {
@@ -246,6 +231,64 @@ func (s *Session) Run() error {
 			return err
 		}
 	}
+}
+
+// requestFramer is the client side's framer, nil with rule framing; it
+// fails when rule framing has no rule.
+func (s *Session) requestFramer() (Framer, error) {
+	e := s.e
+	if e.cfg.Request.Mode != Rule {
+		fr, _ := e.cfg.Request.New(e.cfg.MaxMessageSize)
+		return fr, nil
+	}
+	if s.rule == nil {
+		e.logf("mblb: client %s: rule framing without a rule, reset", s.client)
+		s.Close(true)
+		return nil, errors.New("mblb: rule framing needs a rule")
+	}
+	return nil, nil
+}
+
+// take counts k bytes just read into st and dispatches the messages they
+// complete. A non-nil error means the session is closed.
+func (s *Session) take(st *stream, k int) error {
+	s.active()
+	s.bytesIn.Add(uint64(k))
+	if s.meter != nil {
+		s.meter.Received(k)
+	}
+	var ferr error
+	if st.fr != nil {
+		ferr = s.frame(st)
+	} else {
+		var rejected bool
+		rejected, ferr = ruleStep(&s.data, st, &s.rel, &s.collect, s.runClient, s.emitFn)
+		if ferr == nil && rejected {
+			s.flushDirty()
+			s.Close(true)
+			return errors.New("mblb: rejected by rule")
+		}
+	}
+	s.flushDirty()
+	if ferr != nil {
+		if errors.Is(ferr, ErrTooLarge) {
+			s.tooLarge()
+			return ferr
+		}
+		if !errors.Is(ferr, errClosed) {
+			s.e.logf("mblb: client %s: %v, reset", s.client, ferr)
+		}
+		s.Close(true)
+		return ferr
+	}
+	return nil
+}
+
+// tooLarge resets a client that sent a message over MaxMessageSize.
+func (s *Session) tooLarge() {
+	s.e.stats.oversize.Add(1)
+	s.e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
+	s.Close(true)
 }
 
 // frame cuts the client's bytes into messages and dispatches each.
@@ -279,31 +322,47 @@ func (s *Session) emit(b []byte, t Target, persist string) error {
 // flushDirty writes the requests this read queued.
 func (s *Session) flushDirty() {
 	for i, sc := range s.dirty {
-		sc.flush()
+		sc.flush(s.lp.loop())
 		s.dirty[i] = nil
 	}
 	s.dirty = s.dirty[:0]
 }
 
 // dispatch numbers a request, waiting while the client has MaxInFlight
-// unanswered, and queues it on a server connection.
+// unanswered, and queues it on a server connection. On an event loop it
+// does not wait: the request is held, with every one after it, until the
+// window moves.
 func (s *Session) dispatch(m *msg) bool {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
-	if !s.closed && s.nextSeq-s.nextOut >= w {
-		// Answers can only come once the queued requests are out.
-		s.mu.Unlock()
-		s.flushDirty()
-		s.mu.Lock()
-	}
-	for !s.closed && s.nextSeq-s.nextOut >= w {
-		s.cond.Wait()
+	if s.lp != nil {
+		if !s.closed && (s.stalled.size > 0 || s.nextSeq-s.nextOut >= w) {
+			s.mu.Unlock()
+			s.stalled.push(m)
+			return true
+		}
+	} else {
+		if !s.closed && s.nextSeq-s.nextOut >= w {
+			// Answers can only come once the queued requests are out.
+			s.mu.Unlock()
+			s.flushDirty()
+			s.mu.Lock()
+		}
+		for !s.closed && s.nextSeq-s.nextOut >= w {
+			s.cond.Wait()
+		}
 	}
 	if s.closed {
 		s.mu.Unlock()
 		m.unref()
 		return false
 	}
+	return s.number(m)
+}
+
+// number gives m the client's next sequence number and sends it. The
+// caller holds mu, which number releases.
+func (s *Session) number(m *msg) bool {
 	m.seq = s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
@@ -311,14 +370,16 @@ func (s *Session) dispatch(m *msg) bool {
 	s.e.stats.messages.Add(1)
 	// An exclusive pool may make the next message wait for a connection
 	// to go idle: none may then be held by a request not yet written.
-	return s.send(m, s.e.pool != nil && s.e.pool.exclusive)
+	return s.send(m, s.e.pool != nil && s.e.pool.exclusive, s.lp.loop())
 }
 
 // send chooses a member and a server connection for m and queues it there,
 // choosing again when a connect fails. It takes over the caller's reference.
 // With no member left, the client is reset. With flush it writes at once;
-// otherwise the connection joins the reader's dirty list.
-func (s *Session) send(m *msg, flush bool) bool {
+// otherwise the connection joins the reader's dirty list. cur is the event
+// loop running the caller (nil on goroutines): a connection it opens lives
+// there.
+func (s *Session) send(m *msg, flush bool, cur *evl) bool {
 	e := s.e
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
@@ -348,7 +409,7 @@ func (s *Session) send(m *msg, flush bool) bool {
 			s.Close(true)
 			return false
 		}
-		sc, err := s.connFor(mem)
+		sc, err := s.connFor(mem, cur)
 		if err != nil {
 			if errors.Is(err, errClosed) {
 				m.unref()
@@ -357,7 +418,7 @@ func (s *Session) send(m *msg, flush bool) bool {
 			m.exclude = append(m.exclude, mem.ID)
 			continue
 		}
-		if sc.submit(m, flush) {
+		if sc.submit(m, flush, cur) {
 			if !flush {
 				s.markDirty(sc)
 			}
@@ -397,9 +458,9 @@ func excluded(list []MemberID, id MemberID) bool {
 
 // connFor returns the connection to carry a message to m: the client's own
 // (opened on the first message to m, as seed 000 §2.2 saw) or a pooled one.
-func (s *Session) connFor(m Member) (*serverConn, error) {
+func (s *Session) connFor(m Member, cur *evl) (*serverConn, error) {
 	if s.e.pool != nil {
-		return s.e.pool.acquire(s, m)
+		return s.e.pool.acquire(s, m, cur)
 	}
 	s.dialMu.Lock()
 	defer s.dialMu.Unlock()
@@ -411,7 +472,7 @@ func (s *Session) connFor(m Member) (*serverConn, error) {
 		}
 	}
 	s.mu.Unlock()
-	sc, err := s.e.dial(s, m, s)
+	sc, err := s.e.dial(s, m, s, cur)
 	if err != nil {
 		return nil, err
 	}
@@ -419,12 +480,12 @@ func (s *Session) connFor(m Member) (*serverConn, error) {
 	if s.closed {
 		s.mu.Unlock()
 		sc.shutdown()
-		go sc.readLoop()
+		sc.start()
 		return nil, errClosed
 	}
 	s.conns = append(s.conns, sc)
 	s.mu.Unlock()
-	go sc.readLoop()
+	sc.start()
 	return sc, nil
 }
 
@@ -443,8 +504,9 @@ func (s *Session) removeConn(sc *serverConn) {
 }
 
 // deliver files response r for request seq and writes it, with any that
-// follow it in order, when it is the next one the client is owed.
-func (s *Session) deliver(seq uint64, r *msg) {
+// follow it in order, when it is the next one the client is owed. cur is
+// the event loop running the caller, nil on goroutines.
+func (s *Session) deliver(seq uint64, r *msg, cur *evl) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -453,20 +515,34 @@ func (s *Session) deliver(seq uint64, r *msg) {
 	}
 	s.slots[seq%uint64(len(s.slots))] = r
 	var err error
+	finished := false
 	if seq == s.nextOut && !s.writing {
-		if !s.async {
+		switch {
+		case s.lp != nil:
+			// Only the session's own loop writes to its socket.
+			if cur != nil && cur == s.lp.loop() {
+				s.writing = true
+				err = s.flushLocked(true)
+				finished = s.loopFlushed()
+			} else if !s.flushPosted {
+				s.flushPosted = true
+				s.lp.postFlush()
+			}
+		case !s.async:
 			s.writing = true
 			err = s.flushLocked(false)
-		} else if s.rawc != nil {
+		case s.rawc != nil:
 			s.writing = true
 			err = s.flushLocked(true)
-		} else {
+		default:
 			s.wcond.Signal()
 		}
 	}
 	s.mu.Unlock()
 	if err != nil {
 		s.Close(!errors.Is(err, errCloseAfter))
+	} else if finished {
+		s.Close(false)
 	}
 }
 
@@ -562,7 +638,12 @@ func (s *Session) flushLocked(nb bool) error {
 // holds the writing token, which guards the nb fields.
 func (s *Session) tryWrite(bufs net.Buffers) (int64, net.Buffers, error) {
 	s.nbBufs, s.nbN, s.nbErr = bufs, 0, nil
-	err := s.rawc.Write(s.nbFn)
+	var err error
+	if s.lp != nil {
+		s.lp.write(s)
+	} else {
+		err = s.rawc.Write(s.nbFn)
+	}
 	if s.nbErr != nil {
 		err = s.nbErr
 	}
@@ -698,7 +779,12 @@ func (s *Session) Close(reset bool) {
 	s.cond.Broadcast()
 	s.wcond.Broadcast()
 	s.mu.Unlock()
-	if reset {
+	if s.lp != nil {
+		if reset {
+			s.e.stats.resets.Add(1)
+		}
+		s.lp.close(s, reset)
+	} else if reset {
 		s.e.stats.resets.Add(1)
 		resetConn(s.c)
 	} else {

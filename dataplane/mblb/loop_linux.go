@@ -1,0 +1,754 @@
+//go:build linux
+
+package mblb
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// Sessions on event loops.
+//
+// A session started with NewLoopSession lives on one loop of the proxy
+// (dataplane/evloop): its client socket and the server connections it
+// opens are raw non-blocking sockets registered there, edge-triggered, and
+// every read, framing step, member choice and write runs on the loop's
+// thread as the socket becomes ready, with no goroutine of its own. A
+// message then costs the system calls that move it and no goroutine
+// switch, which is what dominates the goroutine engine's profile.
+//
+// The engine's locks stay: a OneConnect connection is shared by sessions
+// of every loop. What the loops add is one rule: a socket is only read,
+// written and closed by the loop it lives on. A response for a session of
+// another loop is filed under the session's lock and its write posted to
+// the session's loop; a request for a connection of another loop is
+// queued and its write posted the same way; closing from outside (idle
+// timeouts, `delete sys connection`, Close) posts the close.
+//
+// What does not block: a client over MaxInFlight is simply not read until
+// the window moves (its requests already read wait, in order, in
+// stalled); a connect is non-blocking and requests queue on it until it
+// completes; a socket that takes only part of a write keeps the rest until
+// its writability edge. HTTP framing and exclusive OneConnect pools (rule
+// framing) wait in places, so those engines keep goroutines (Loopable).
+
+type evl = evloop.Loop
+
+// sockEvents is what a socket is registered for, once: edges of
+// readability, writability and the peer's FIN.
+const sockEvents = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
+
+// loopReads bounds the reads of one socket in one turn of its loop, so
+// that a busy client shares the loop with the others.
+const loopReads = 8
+
+// Loopable reports whether sessions of this engine may run on an event
+// loop: the proxy gave DialFD, the framing is not HTTP, and OneConnect, if
+// any, is not exclusive.
+func (e *Engine) Loopable() bool {
+	return e.cfg.DialFD != nil && e.cfg.Request.Mode != HTTP && (e.pool == nil || !e.pool.exclusive)
+}
+
+// NewLoopSession takes charge of an accepted client socket (non-blocking)
+// that will be served by l; Start, on l's thread, begins. done runs on l
+// once the socket is closed, whichever way the session ended. The engine
+// must be Loopable.
+func (e *Engine) NewLoopSession(l *evloop.Loop, fd int, client netip.AddrPort, opt ClientOptions, done func()) *Session {
+	s := e.newSession(nil, client, opt)
+	s.async = false
+	ls := &sessLoop{l: l, fd: fd, done: done}
+	ls.flushFn, ls.releaseFn = s.postedFlush, s.release
+	s.lp = ls
+	if s.isClosed() {
+		// The engine closed meanwhile.
+		ls.reset = true
+		l.Post(ls.releaseFn)
+	}
+	return s
+}
+
+// sessLoop is a session's part on its event loop.
+type sessLoop struct {
+	l        *evloop.Loop
+	fd       int
+	tok      evloop.Token
+	st       stream
+	rdhup    bool // the client's FIN has been reported
+	again    bool // another turn is asked for
+	reset    bool // close with a reset (set before the close is posted)
+	released bool
+	done     func()
+	iov      []unix.Iovec
+
+	flushFn, releaseFn func()
+}
+
+func (ls *sessLoop) loop() *evl {
+	if ls == nil {
+		return nil
+	}
+	return ls.l
+}
+
+// Start registers the client socket: reading begins. Loop thread only.
+func (s *Session) Start() {
+	ls := s.lp
+	if s.isClosed() {
+		return // the close is posted
+	}
+	fr, err := s.requestFramer()
+	if err != nil {
+		return
+	}
+	ls.st = newStream(fr, s.e.cfg.MaxMessageSize)
+	tok, err := ls.l.Add(ls.fd, sockEvents, s, 0)
+	if err != nil {
+		s.e.logf("mblb: client %s: %v, reset", s.client, err)
+		s.Close(true)
+		return
+	}
+	ls.tok = tok
+}
+
+// Ready handles the client socket's events.
+func (s *Session) Ready(_ uint8, ev uint32) {
+	ls := s.lp
+	ls.again = false
+	if ls.released || s.isClosed() {
+		return
+	}
+	if ev&evloop.Out != 0 {
+		s.writable()
+		if s.isClosed() {
+			return
+		}
+	}
+	if ev&(evloop.RdHup|evloop.Hup) != 0 {
+		ls.rdhup = true
+	}
+	if ev&(evloop.In|evloop.RdHup|evloop.Hup|evloop.Err) != 0 {
+		s.readable()
+	}
+}
+
+// readable sends what was held over the window, then reads and dispatches
+// until the socket is drained, the window is full or the turn is over.
+func (s *Session) readable() {
+	ls := s.lp
+	if !s.unstall() || s.eof {
+		return
+	}
+	for i := 0; i < loopReads; i++ {
+		k, full, err := ls.st.readFD(ls.fd)
+		if err == syscall.EAGAIN {
+			return
+		}
+		if k > 0 {
+			if s.take(&ls.st, k) != nil || s.stalled.size > 0 {
+				return // closed, or over the window: its move resumes us
+			}
+			if full {
+				continue
+			}
+			if ls.rdhup {
+				// A short read after the FIN was reported: the FIN is
+				// next, no read(2) needed to see it.
+				s.clientEOF()
+			}
+			return
+		}
+		switch {
+		case err == nil:
+			s.clientEOF()
+		case errors.Is(err, ErrTooLarge):
+			s.tooLarge()
+		default:
+			s.Close(true)
+		}
+		return
+	}
+	s.turn()
+}
+
+// turn asks the loop for another turn of the client socket.
+func (s *Session) turn() {
+	if ls := s.lp; !ls.again {
+		ls.again = true
+		ls.l.Again(ls.tok)
+	}
+}
+
+// unstall dispatches the requests held over the window while it allows;
+// false means some are still held (or the session closed).
+func (s *Session) unstall() bool {
+	if s.stalled.size == 0 {
+		return true
+	}
+	w := uint64(len(s.slots))
+	defer s.flushDirty()
+	for s.stalled.size > 0 {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return false
+		}
+		if s.nextSeq-s.nextOut >= w {
+			s.mu.Unlock()
+			return false
+		}
+		if !s.number(s.stalled.pop()) {
+			return false
+		}
+	}
+	return true
+}
+
+// clientEOF notes the client's half-close: it is closed once every answer
+// it is owed has been written.
+func (s *Session) clientEOF() {
+	s.eof = true
+	s.mu.Lock()
+	fin := s.loopFlushed()
+	s.mu.Unlock()
+	if fin {
+		s.Close(false)
+	}
+}
+
+// loopFlushed runs after responses were written on the session's loop,
+// with mu held: the window may have moved for held requests, and a client
+// that half-closed may be done. It reports whether to close it.
+func (s *Session) loopFlushed() bool {
+	if s.closed {
+		return false
+	}
+	if s.stalled.size > 0 && s.nextSeq-s.nextOut < uint64(len(s.slots)) {
+		s.turn()
+	}
+	return s.eof && s.stalled.size == 0 && s.nextOut == s.nextSeq && !s.writing
+}
+
+// postFlush asks the session's loop to write the responses filed by
+// another loop. The caller holds mu.
+func (ls *sessLoop) postFlush() { ls.l.Post(ls.flushFn) }
+
+// postedFlush writes the responses ready in order, on the session's loop.
+func (s *Session) postedFlush() {
+	w := uint64(len(s.slots))
+	s.mu.Lock()
+	s.flushPosted = false
+	if s.closed || s.writing || s.slots[s.nextOut%w] == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.writing = true
+	err := s.flushLocked(true)
+	fin := s.loopFlushed()
+	s.mu.Unlock()
+	if err != nil {
+		s.Close(!errors.Is(err, errCloseAfter))
+	} else if fin {
+		s.Close(false)
+	}
+}
+
+// writable finishes a write the client's socket did not take at once, then
+// writes whatever became ready meanwhile.
+func (s *Session) writable() {
+	s.mu.Lock()
+	if !s.handoff || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	last := s.bclose
+	s.mu.Unlock()
+	n, rest, err := s.tryWrite(s.backlog)
+	s.bytesOut.Add(uint64(n))
+	if s.meter != nil && n > 0 {
+		s.meter.Sent(int(n))
+	}
+	if err == nil && len(rest) > 0 {
+		s.backlog = rest
+		return // the next edge goes on
+	}
+	s.mu.Lock()
+	s.handoff = false
+	s.msgsOut.Add(uint64(len(s.bheld)))
+	for i, r := range s.bheld {
+		r.unref()
+		s.bheld[i] = nil
+	}
+	s.bheld = s.bheld[:0]
+	s.active()
+	if err == nil && last {
+		err = errCloseAfter
+	}
+	fin := false
+	if err == nil {
+		err = s.flushLocked(true) // the writing token is still ours
+		fin = s.loopFlushed()
+	} else {
+		s.writing = false
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.Close(!errors.Is(err, errCloseAfter))
+	} else if fin {
+		s.Close(false)
+	}
+}
+
+// write is tryWrite on the loop: one writev(2) of what the socket takes.
+func (ls *sessLoop) write(s *Session) {
+	n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
+	s.nbN = int64(n)
+	s.nbBufs = advance(s.nbBufs, n)
+	if errno != 0 && errno != syscall.EAGAIN {
+		s.nbErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+	}
+}
+
+// close posts the socket's close to the session's loop.
+func (ls *sessLoop) close(s *Session, reset bool) {
+	ls.reset = reset
+	ls.l.Post(ls.releaseFn)
+}
+
+// release closes the client socket and frees what the session held, on
+// its loop, once.
+func (s *Session) release() {
+	ls := s.lp
+	if ls.released {
+		return
+	}
+	ls.released = true
+	if ls.tok != 0 {
+		ls.l.Forget(ls.tok)
+	}
+	if ls.reset {
+		unix.SetsockoptLinger(ls.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1})
+	} else {
+		unix.Shutdown(ls.fd, unix.SHUT_WR)
+	}
+	unix.Close(ls.fd)
+	ls.st.release()
+	for m := s.stalled.pop(); m != nil; m = s.stalled.pop() {
+		m.unref()
+	}
+	s.mu.Lock()
+	if s.handoff {
+		s.handoff = false
+		for i, r := range s.bheld {
+			r.unref()
+			s.bheld[i] = nil
+		}
+		s.bheld = s.bheld[:0]
+	}
+	s.writing = false
+	s.mu.Unlock()
+	if ls.done != nil {
+		ls.done()
+	}
+}
+
+// connLoop is a server connection's part on its event loop.
+type connLoop struct {
+	l     *evloop.Loop
+	fd    int
+	tok   evloop.Token
+	st    stream
+	hf    *httpx.ResponseFramer
+	rdhup bool
+	ended bool // failed has closed the socket
+	again bool
+	// The batch being written (writing token held): its messages, and the
+	// part of their bytes the socket has not taken yet.
+	held []*msg
+	bl   net.Buffers
+	barr net.Buffers
+	iov  []unix.Iovec
+	// flushPosted (under qmu) and endPosted keep one posted call of each.
+	flushPosted bool
+	endPosted   bool
+
+	flushFn, endFn func()
+}
+
+func (cl *connLoop) loop() *evl {
+	if cl == nil {
+		return nil
+	}
+	return cl.l
+}
+
+// dialLoop is dial on an event loop: the connect is started, the socket
+// registered on cur, and the connection returned at once.
+func (e *Engine) dialLoop(s *Session, m Member, owner *Session, cur *evl) (*serverConn, error) {
+	ms := e.memberStats(m.ID)
+	fd, done, local, err := e.cfg.DialFD(s.client, m)
+	if err != nil {
+		e.logf("mblb: connect to %s %s failed: %v", m.Name, m.Addr, err)
+		e.memberFailed(m, ms, err)
+		return nil, err
+	}
+	if !local.IsValid() {
+		local = sockname(fd)
+	}
+	now := time.Now()
+	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
+	cl := &connLoop{l: cur, fd: fd}
+	cl.flushFn, cl.endFn = sc.postedFlush, sc.postedEnd
+	sc.lp = cl
+	fr, hf := sc.responseFramer()
+	cl.st, cl.hf = newStream(fr, e.cfg.MaxMessageSize), hf
+	sc.leg.Member = m
+	sc.leg.sc = sc
+	sc.leg.Local = local
+	sc.leg.Remote = m.Addr
+	if owner != nil {
+		sc.leg.Owner = owner.tag
+	}
+	sc.leg.Opened = now
+	sc.leg.lastActive.Store(now.UnixNano())
+	sc.lastRd.Store(now.UnixNano())
+	sc.data.side = ServerSide
+	sc.data.client = s.client
+	sc.data.server = sc.leg.Remote
+	sc.connecting.Store(!done)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		unix.Close(fd)
+		cl.st.release()
+		return nil, errClosed
+	}
+	e.servers[sc] = struct{}{}
+	e.mu.Unlock()
+	ms.conns.Add(1)
+	e.stats.serverConns.Add(1)
+	tok, err := cur.Add(fd, sockEvents, sc, 0)
+	if err != nil {
+		sc.connecting.Store(false)
+		sc.dead = true
+		sc.down.Store(true)
+		cl.closeFD(sc, true)
+		sc.detach()
+		e.memberFailed(m, ms, err)
+		return nil, err
+	}
+	cl.tok = tok
+	if done {
+		sc.connected()
+	}
+	return sc, nil
+}
+
+// connected reports the new connection and writes what queued on it.
+func (sc *serverConn) connected() {
+	sc.connecting.Store(false)
+	if ev := sc.e.cfg.Events.LegOpened; ev != nil {
+		ev(&sc.leg)
+	}
+	sc.qmu.Lock()
+	if !sc.writing && !sc.dead && len(sc.out) > 0 {
+		sc.writing = true
+		sc.flushLocked()
+	}
+	sc.qmu.Unlock()
+}
+
+// Ready handles a server socket's events.
+func (sc *serverConn) Ready(_ uint8, ev uint32) {
+	cl := sc.lp
+	cl.again = false
+	if cl.ended {
+		return
+	}
+	if sc.connecting.Load() {
+		if ev&(evloop.Err|evloop.Hup) != 0 {
+			sc.failed(connectError(cl.fd))
+			return
+		}
+		sc.connected()
+		if cl.ended {
+			return
+		}
+	}
+	if ev&evloop.Out != 0 {
+		sc.qmu.Lock()
+		if sc.writing && len(cl.bl) > 0 {
+			cl.flushLocked(sc)
+		}
+		sc.qmu.Unlock()
+	}
+	if ev&(evloop.RdHup|evloop.Hup) != 0 {
+		cl.rdhup = true
+	}
+	if ev&(evloop.In|evloop.RdHup|evloop.Hup|evloop.Err) != 0 {
+		sc.readable()
+	}
+}
+
+// connectError is why a connect failed.
+func connectError(fd int) error {
+	if v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR); err == nil && v != 0 {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.Errno(v)}
+	}
+	return &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+}
+
+// readable reads and frames responses until the socket is drained or the
+// turn is over.
+func (sc *serverConn) readable() {
+	cl := sc.lp
+	for i := 0; i < loopReads; i++ {
+		k, full, err := cl.st.readFD(cl.fd)
+		if err == syscall.EAGAIN {
+			return
+		}
+		if k == 0 && err == nil {
+			err = io.EOF
+		} else if k > 0 && !full && cl.rdhup {
+			err = io.EOF // the FIN is next
+		}
+		if sc.took(&cl.st, cl.hf, k, err) || !full {
+			return
+		}
+	}
+	if !cl.again {
+		cl.again = true
+		cl.l.Again(cl.tok)
+	}
+}
+
+// postFlush asks the connection's loop to write what another loop
+// queued. The caller holds qmu.
+func (cl *connLoop) postFlush(sc *serverConn) {
+	if !cl.flushPosted {
+		cl.flushPosted = true
+		cl.l.Post(cl.flushFn)
+	}
+}
+
+// postedFlush writes the queued requests on the connection's loop.
+func (sc *serverConn) postedFlush() {
+	sc.qmu.Lock()
+	sc.lp.flushPosted = false
+	if !sc.writing && !sc.dead && !sc.connecting.Load() && len(sc.out) > 0 {
+		sc.writing = true
+		sc.flushLocked()
+	}
+	sc.qmu.Unlock()
+}
+
+// postEnd asks the connection's loop to end it (fail, shutdown, expire:
+// the reason is already recorded).
+func (cl *connLoop) postEnd(sc *serverConn) {
+	sc.qmu.Lock()
+	posted := cl.endPosted
+	cl.endPosted = true
+	sc.qmu.Unlock()
+	if !posted {
+		cl.l.Post(cl.endFn)
+	}
+}
+
+// postedEnd ends the connection on its loop.
+func (sc *serverConn) postedEnd() {
+	if !sc.lp.ended {
+		sc.failed(ErrAborted)
+	}
+}
+
+// flushLocked writes queued requests, each batch in one writev(2), until
+// none is left or the socket is full (the writing token is then kept until
+// its writability edge). The caller holds qmu and the writing token.
+func (cl *connLoop) flushLocked(sc *serverConn) {
+	for !sc.dead {
+		if len(cl.bl) == 0 {
+			if len(sc.out) == 0 {
+				break
+			}
+			cl.held = sc.out
+			sc.out = sc.spare[:0]
+			cl.bl = cl.barr[:0]
+			for _, m := range cl.held {
+				cl.bl = append(cl.bl, m.b)
+			}
+			cl.barr = cl.bl[:0]
+		}
+		n, errno := writev(cl.fd, cl.bl, &cl.iov)
+		if n > 0 {
+			sc.leg.BytesOut.Add(uint64(n))
+			if mt := sc.leg.Meter; mt != nil {
+				mt.Sent(n)
+			}
+			sc.leg.lastActive.Store(sc.e.now())
+			cl.bl = advance(cl.bl, n)
+		}
+		if errno == syscall.EAGAIN {
+			return // the writability edge goes on
+		}
+		if errno != 0 {
+			if sc.failErr == nil {
+				sc.failErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+			}
+			sc.dead = true
+			sc.down.Store(true)
+			if !cl.endPosted {
+				cl.endPosted = true
+				cl.l.Post(cl.endFn)
+			}
+			break
+		}
+		if len(cl.bl) > 0 {
+			continue
+		}
+		sc.ms.requests.Add(uint64(len(cl.held)))
+		sc.leg.MsgsOut.Add(uint64(len(cl.held)))
+		for i, m := range cl.held {
+			m.unref()
+			cl.held[i] = nil
+		}
+		sc.spare = cl.held[:0]
+		cl.held = nil
+	}
+	if sc.dead {
+		cl.dropWrites(sc)
+	}
+	sc.writing = false
+}
+
+// dropWrites lets go of requests that will never be written (the reader
+// re-sends what was pending). The caller holds qmu.
+func (cl *connLoop) dropWrites(sc *serverConn) {
+	for i, m := range cl.held {
+		m.unref()
+		cl.held[i] = nil
+	}
+	cl.held, cl.bl = nil, nil
+	for i, m := range sc.out {
+		m.unref()
+		sc.out[i] = nil
+	}
+	sc.out = sc.out[:0]
+}
+
+// closeFD closes the connection's socket, on its loop, once.
+func (cl *connLoop) closeFD(sc *serverConn, reset bool) {
+	if cl.ended {
+		return
+	}
+	cl.ended = true
+	sc.qmu.Lock()
+	cl.dropWrites(sc)
+	sc.writing = false
+	sc.qmu.Unlock()
+	if cl.tok != 0 {
+		cl.l.Forget(cl.tok)
+	}
+	if reset {
+		unix.SetsockoptLinger(cl.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1})
+	}
+	unix.Close(cl.fd)
+	cl.st.release()
+}
+
+// readFD reads once into the free tail of a non-blocking socket's stream;
+// full reports that the read filled it (more may be waiting). A read of 0
+// bytes with no error is the peer's FIN.
+func (st *stream) readFD(fd int) (k int, full bool, err error) {
+	if err := st.prepare(); err != nil {
+		return 0, false, err
+	}
+	space := st.buf.b[st.end:]
+	for {
+		r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&space[0])), uintptr(len(space)))
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, false, e
+		}
+		n := int(r)
+		st.end += n
+		return n, n == len(space), nil
+	}
+}
+
+// maxIov bounds the buffers of one writev(2) (IOV_MAX).
+const maxIov = 1024
+
+// writev writes bufs with one writev(2) and returns the bytes written.
+// iov is the caller's scratch space, so that a write allocates nothing.
+func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
+	v := (*iov)[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		if len(v) == maxIov {
+			break
+		}
+		var e unix.Iovec
+		e.Base = &b[0]
+		e.SetLen(len(b))
+		v = append(v, e)
+	}
+	*iov = v[:0]
+	if len(v) == 0 {
+		return 0, 0
+	}
+	for {
+		r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)))
+		if e == syscall.EINTR {
+			continue
+		}
+		clear(v) // hold no buffer past the call
+		if e != 0 {
+			return 0, e
+		}
+		return int(r), 0
+	}
+}
+
+// advance drops the first n bytes of bufs.
+func advance(bufs [][]byte, n int) [][]byte {
+	for n > 0 && len(bufs) > 0 {
+		if n < len(bufs[0]) {
+			bufs[0] = bufs[0][n:]
+			return bufs
+		}
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	for len(bufs) > 0 && len(bufs[0]) == 0 {
+		bufs = bufs[1:]
+	}
+	return bufs
+}
+
+// sockname is a socket's local address.
+func sockname(fd int) netip.AddrPort {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return netip.AddrPort{}
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
+	}
+	return netip.AddrPort{}
+}

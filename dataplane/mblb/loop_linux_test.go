@@ -1,0 +1,137 @@
+//go:build linux
+
+package mblb
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+)
+
+// The engine's tests run twice: with sessions on goroutines, then with
+// every session of a Loopable engine on one of two event loops (the way
+// the proxy runs them on Linux). Set MBLB_LOOPS=0 to skip the second run.
+
+var (
+	onLoops   bool
+	testLoops []*evloop.Loop
+	loopTurn  atomic.Uint32
+	// loopSessions counts the sessions moved onto loops, to show the
+	// second run really used them.
+	loopSessions atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 && os.Getenv("MBLB_LOOPS") != "0" {
+		fmt.Println("mblb: the same tests with sessions on event loops")
+		for i := 0; i < 2; i++ {
+			l, err := evloop.New()
+			if err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+			testLoops = append(testLoops, l)
+			go l.Run(0, nil)
+		}
+		onLoops = true
+		code = m.Run()
+		fmt.Printf("mblb: %d sessions ran on event loops\n", loopSessions.Load())
+		for _, l := range testLoops {
+			l.Stop(true)
+		}
+	}
+	os.Exit(code)
+}
+
+// loopSession moves an accepted connection onto a test loop.
+func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *Session {
+	client := addrPortOf(c.RemoteAddr())
+	f, err := c.(*net.TCPConn).File()
+	c.Close()
+	if err != nil {
+		panic(err)
+	}
+	fd, err := unix.Dup(int(f.Fd()))
+	f.Close()
+	if err != nil {
+		panic(err)
+	}
+	unix.SetNonblock(fd, true)
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	loopSessions.Add(1)
+	l := testLoops[loopTurn.Add(1)%uint32(len(testLoops))]
+	s := e.NewLoopSession(l, fd, client, opt, done)
+	l.Post(s.Start)
+	return s
+}
+
+// loopDial starts a non-blocking connect to the member.
+func loopDial(_ netip.AddrPort, m Member) (int, bool, netip.AddrPort, error) {
+	a := m.Addr
+	var sa unix.Sockaddr
+	family := unix.AF_INET
+	if a.Addr().Unmap().Is4() {
+		sa = &unix.SockaddrInet4{Port: int(a.Port()), Addr: a.Addr().Unmap().As4()}
+	} else {
+		family = unix.AF_INET6
+		sa = &unix.SockaddrInet6{Port: int(a.Port()), Addr: a.Addr().As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, false, netip.AddrPort{}, err
+	}
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	switch err := unix.Connect(fd, sa); err {
+	case nil:
+		return fd, true, netip.AddrPort{}, nil
+	case unix.EINPROGRESS:
+		return fd, false, netip.AddrPort{}, nil
+	default:
+		unix.Close(fd)
+		return -1, false, netip.AddrPort{}, err
+	}
+}
+
+func TestWritevAdvance(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	bufs := [][]byte{[]byte("ab"), nil, []byte("cde"), []byte("f")}
+	var iov []unix.Iovec
+	n, errno := writev(p[1], bufs, &iov)
+	if errno != 0 || n != 6 {
+		t.Fatalf("writev = %d, %v", n, errno)
+	}
+	got := make([]byte, 16)
+	k, _ := unix.Read(p[0], got)
+	if string(got[:k]) != "abcdef" {
+		t.Fatalf("read %q", got[:k])
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "ab|cde|f"}, {1, "b|cde|f"}, {2, "cde|f"}, {4, "e|f"}, {5, "f"}, {6, ""}} {
+		b := advance([][]byte{[]byte("ab"), []byte("cde"), []byte("f")}, c.n)
+		s := ""
+		for i, x := range b {
+			if i > 0 {
+				s += "|"
+			}
+			s += string(x)
+		}
+		if s != c.want {
+			t.Errorf("advance(%d) = %q, want %q", c.n, s, c.want)
+		}
+	}
+}
