@@ -217,14 +217,25 @@ func (a *acceptor) disarm() {
 // a flood on one listener does not starve the loop's flows.
 const acceptBatch = 32
 
-// Ready accepts pending connections: plain flows start on this loop, the
-// others go to the net package.
+// Ready accepts pending connections: plain flows and clients of a
+// loopable message-balanced virtual start on this loop, the others go to
+// the net package.
 func (a *acceptor) Ready(_ uint8, _ uint32) {
 	for i := 0; i < acceptBatch; i++ {
 		vs := a.l.vs.Load()
-		plain := vs != nil && vs.snap.Load().plain()
+		var snap *vsSnap
+		if vs != nil {
+			snap = vs.snap.Load()
+		}
+		plain := snap != nil && snap.plain()
+		var mv *mblbVS
+		if snap != nil && snap.cfg.MBLB != nil {
+			if mv = a.lr.p.mblbFor(vs); mv != nil && !mv.eng.Loopable() {
+				mv = nil
+			}
+		}
 		flags := unix.SOCK_CLOEXEC
-		if plain {
+		if plain || mv != nil {
 			flags |= unix.SOCK_NONBLOCK
 		}
 		fd, peer, errno := accept4(a.l.fd, flags)
@@ -240,15 +251,17 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		default:
 			return
 		}
+		local := a.l.addr
+		if (plain || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
+			local = sockname(fd)
+		}
 		switch {
 		case vs == nil:
 			resetFd(fd)
 		case plain:
-			local := a.l.addr
-			if !local.Addr().IsValid() || local.Addr().IsUnspecified() {
-				local = sockname(fd)
-			}
 			a.lr.startFlow(vs, fd, peer, local)
+		case mv != nil:
+			a.lr.startMBLB(vs, mv, fd, peer, local)
 		default:
 			a.lr.p.handOff(vs, fd)
 		}

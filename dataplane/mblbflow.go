@@ -76,9 +76,13 @@ func ruledBy(cfg *MBLB, r Rules) bool {
 func (p *Plane) applyMBLB(virtuals map[string]*vsRT) {
 	p.mblbs.mu.Lock()
 	defer p.mblbs.mu.Unlock()
+	// A copy: the published map is read without a lock (mblbFor) and
+	// must never change.
 	old := map[*vsRT]*mblbVS{}
 	if cur := p.mblbs.cur.Load(); cur != nil {
-		old = *cur
+		for v, mv := range *cur {
+			old[v] = mv
+		}
 	}
 	next := map[*vsRT]*mblbVS{}
 	for _, v := range virtuals {
@@ -158,6 +162,7 @@ func (p *Plane) newMBLB(vs *vsRT, cfg *MBLB, idle time.Duration, ruled bool) (*m
 			Log:          func(msg string) { p.log.Info(msg) },
 		},
 	}
+	ec.DialFD = mv.dialFD()
 	if cfg.Request.Mode == mblb.Rule && !ruled {
 		// No rule finds the boundaries: one read is one message.
 		ec.Request, ec.Response = mblb.Framing{}, mblb.Framing{}
@@ -243,7 +248,8 @@ func (lf *legFlow) Sent(n int) {
 }
 
 // serveMBLB runs one accepted client connection of a message-balanced
-// virtual to its end. The virtual's connection count is already taken.
+// virtual to its end, on goroutines. The virtual's connection count is
+// already taken.
 func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 	mv := p.mblbFor(vs)
 	if mv == nil {
@@ -251,10 +257,25 @@ func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 		vs.stats.close()
 		return
 	}
-	f := &mblbFlow{mv: mv, vs: vs}
-	f.Client = addrPortOf(c.RemoteAddr())
-	f.Local = addrPortOf(c.LocalAddr())
-	f.Virtual = vs.name
+	f, opts := mv.newFlow(snap, addrPortOf(c.RemoteAddr()), addrPortOf(c.LocalAddr()))
+	f.sess = mv.eng.NewSession(c, opts)
+	s := f.sess
+	f.Closer = func(reset bool) { s.Close(reset) }
+	p.table.Add(&f.Flow)
+	defer f.finish()
+	if f.rr != nil && !f.rr.accepted() {
+		return
+	}
+	s.Run()
+}
+
+// newFlow is the connection-table record of a new client of the virtual,
+// and what its engine session needs to know of it.
+func (mv *mblbVS) newFlow(snap *vsSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
+	f := &mblbFlow{mv: mv, vs: mv.vs}
+	f.Client = client
+	f.Local = local
+	f.Virtual = mv.vs.name
 	f.Protocol = "tcp"
 	f.IdleTimeout = snap.idle
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
@@ -266,22 +287,17 @@ func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 			opts.Rule = f.rr
 		}
 	}
-	f.sess = mv.eng.NewSession(c, opts)
-	s := f.sess
-	f.Closer = func(reset bool) { s.Close(reset) }
-	p.table.Add(&f.Flow)
-	defer func() {
-		if f.rr != nil {
-			f.rr.end()
-		}
-		p.table.Remove(&f.Flow)
-		vs.stats.close()
-		vs.durs.note(uint64(time.Since(f.Created()) / time.Millisecond))
-	}()
-	if f.rr != nil && !f.rr.accepted() {
-		return
+	return f, opts
+}
+
+// finish takes an ended client out of the table and the virtual's counts.
+func (f *mblbFlow) finish() {
+	if f.rr != nil {
+		f.rr.end()
 	}
-	s.Run()
+	f.mv.p.table.Remove(&f.Flow)
+	f.vs.stats.close()
+	f.vs.durs.note(uint64(time.Since(f.Created()) / time.Millisecond))
 }
 
 // memberID numbers a member for the engine: stable across commits (the
