@@ -127,14 +127,19 @@ func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) 
 		}
 		var best *serverConn
 		var bestLoad int32
+		bestFar := false
 		live := 0
 		for _, sc := range g.conns {
 			if sc.retired || sc.down.Load() {
 				continue
 			}
 			live++
-			if l := sc.npending.Load(); best == nil || l < bestLoad {
-				best, bestLoad = sc, l
+			// Among equally busy connections, one on the caller's own
+			// event loop is written without a hand-off to another loop.
+			l := sc.npending.Load()
+			far := cur != nil && sc.lp.loop() != cur
+			if best == nil || l < bestLoad || (l == bestLoad && bestFar && !far) {
+				best, bestLoad, bestFar = sc, l, far
 			}
 		}
 		room := live+g.dialing < p.cfg.MaxSize
