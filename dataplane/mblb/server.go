@@ -358,6 +358,11 @@ func (sc *serverConn) fail(err error) {
 // closed): no failure is reported.
 func (sc *serverConn) shutdown() {
 	sc.qmu.Lock()
+	sc.endLocked()
+}
+
+// endLocked is shutdown for a caller holding qmu, which it releases.
+func (sc *serverConn) endLocked() {
 	sc.closing = true
 	sc.dead = true
 	sc.qmu.Unlock()
@@ -395,15 +400,7 @@ func (sc *serverConn) expire(now int64) {
 		now-sc.leg.lastActive.Load() > int64(e.cfg.IdleTimeout) {
 		// Marked dead under the same lock that saw it empty, so no request
 		// can slip in before the close.
-		sc.closing = true
-		sc.dead = true
-		sc.qmu.Unlock()
-		sc.down.Store(true)
-		if sc.lp != nil {
-			sc.lp.postEnd(sc)
-			return
-		}
-		sc.conn.Close()
+		sc.endLocked()
 		return
 	}
 	sc.qmu.Unlock()
@@ -473,16 +470,7 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 				e.logf("mblb: response from %s %s exceeds %d bytes", sc.leg.Member.Name, sc.leg.Remote, e.cfg.MaxMessageSize)
 			}
 			err = ferr
-			sc.qmu.Lock()
-			if sc.failErr == nil {
-				sc.failErr = ferr
-			}
-			sc.dead = true
-			sc.qmu.Unlock()
-			sc.down.Store(true)
-			if sc.lp == nil {
-				resetConn(sc.conn)
-			}
+			sc.fail(ferr)
 		}
 	}
 	if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
