@@ -772,6 +772,9 @@ func TestSessionCloseFromProxy(t *testing.T) {
 	vs.mu.Lock()
 	s := vs.sessions[0]
 	vs.mu.Unlock()
+	// The response is counted once its write returns, which may be just
+	// after the client has read it.
+	waitFor(t, "the response to be counted", func() bool { return s.Stats().Responses == 1 })
 	if st := s.Stats(); st.Requests != 1 || st.Responses != 1 || st.InFlight != 0 {
 		t.Fatalf("session stats %+v", st)
 	}
