@@ -284,11 +284,7 @@ func (s *Session) writable() {
 	s.mu.Lock()
 	s.handoff = false
 	s.msgsOut.Add(uint64(len(s.bheld)))
-	for i, r := range s.bheld {
-		r.unref()
-		s.bheld[i] = nil
-	}
-	s.bheld = s.bheld[:0]
+	s.dropHeld()
 	s.active()
 	if err == nil && last {
 		err = errCloseAfter
@@ -348,11 +344,7 @@ func (s *Session) release() {
 	s.mu.Lock()
 	if s.handoff {
 		s.handoff = false
-		for i, r := range s.bheld {
-			r.unref()
-			s.bheld[i] = nil
-		}
-		s.bheld = s.bheld[:0]
+		s.dropHeld()
 	}
 	s.writing = false
 	s.mu.Unlock()

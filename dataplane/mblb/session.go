@@ -709,11 +709,7 @@ func (s *Session) writer() {
 				s.meter.Sent(int(n))
 			}
 			s.msgsOut.Add(uint64(len(s.bheld)))
-			for i, r := range s.bheld {
-				r.unref()
-				s.bheld[i] = nil
-			}
-			s.bheld = s.bheld[:0]
+			s.dropHeld()
 			s.active()
 			s.mu.Lock()
 			if err == nil && last {
@@ -738,13 +734,19 @@ func (s *Session) writer() {
 	if s.handoff {
 		s.handoff = false
 		s.writing = false
-		for i, r := range s.bheld {
-			r.unref()
-			s.bheld[i] = nil
-		}
-		s.bheld = s.bheld[:0]
+		s.dropHeld()
 	}
 	s.mu.Unlock()
+}
+
+// dropHeld lets go of the responses of a handed-off write (written, or
+// never to be). The caller holds the writing token.
+func (s *Session) dropHeld() {
+	for i, r := range s.bheld {
+		r.unref()
+		s.bheld[i] = nil
+	}
+	s.bheld = s.bheld[:0]
 }
 
 // drain waits, after the client half-closed, until every answer is written.
