@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
@@ -30,7 +31,13 @@ type Options struct {
 	// Hostname shown in prompts; "" means the configured sys global-settings
 	// hostname.
 	Hostname string
+	// BusyPoll is the dataplane's busy-poll time (dataplane.Options); 0
+	// turns busy polling off.
+	BusyPoll time.Duration
 }
+
+// DefaultBusyPoll is what ltmd and the shell's embedded daemon run with.
+const DefaultBusyPoll = dataplane.DefaultBusyPoll
 
 // Engine is a running ltmd. It is safe for concurrent use by many sessions.
 type Engine struct {

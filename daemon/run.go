@@ -44,7 +44,7 @@ func Start(opts Options, socket string) (*Running, error) {
 		ln.Close()
 		return nil, err
 	}
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
+	p := dataplane.New(dataplane.Options{Logger: e.Logger(), BusyPoll: opts.BusyPoll})
 	if err := e.AttachDataplane(p); err != nil {
 		// The stored configuration cannot run (an address is taken): keep
 		// serving so the user can fix it, and say why.

@@ -223,7 +223,7 @@ func (l *logBuf) String() string {
 func newPlane(t *testing.T) (*Plane, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
-	p := New(Options{Logger: slog.New(slog.NewTextHandler(lb, nil)), ConnectTimeout: time.Second})
+	p := New(Options{Logger: slog.New(slog.NewTextHandler(lb, nil)), ConnectTimeout: time.Second, BusyPoll: DefaultBusyPoll})
 	t.Cleanup(p.Close)
 	return p, lb
 }

@@ -97,6 +97,7 @@ func (p *Plane) ensureLoops() error {
 			}
 			return err
 		}
+		el.SetBusyPoll(p.opts.BusyPoll)
 		ls = append(ls, &loopRT{Loop: el, p: p})
 	}
 	p.loops.ls = ls

@@ -30,7 +30,16 @@ type Options struct {
 	Logger *slog.Logger
 	// ConnectTimeout bounds a server-side connect; 0 means 5 s.
 	ConnectTimeout time.Duration
+	// BusyPoll is how long an event loop goes on polling after its last
+	// events before it sleeps; 0 sleeps at once. ltmd runs with
+	// DefaultBusyPoll. See evloop.Loop.SetBusyPoll for the trade.
+	BusyPoll time.Duration
 }
+
+// DefaultBusyPoll is ltmd's busy-poll time: long enough to span a
+// member's or a client's answer on this host (tens of microseconds), short
+// enough that a quiet loop is asleep within a fraction of a millisecond.
+const DefaultBusyPoll = 200 * time.Microsecond
 
 // Plane is a running dataplane. All methods are safe for concurrent use.
 type Plane struct {

@@ -80,7 +80,7 @@ func startEmbedded(paths control.Paths) (*connection, error) {
 		return nil, fmt.Errorf("embedded ltmd log: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger}, paths.Socket)
+	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, paths.Socket)
 	if err != nil {
 		lf.Close()
 		return nil, err

@@ -21,6 +21,7 @@ func main() {
 	stateDir := fs.String("state-dir", "", "state directory (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
 	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	busyPoll := fs.Duration("busy-poll", daemon.DefaultBusyPoll, "how long an event loop polls after its last events before it sleeps (0: sleep at once)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			os.Exit(0)
@@ -45,7 +46,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger}, paths.Socket)
+	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll}, paths.Socket)
 	if err != nil {
 		logger.Error("cannot start", "socket", paths.Socket, "state", paths.StateDir, "err", err)
 		os.Exit(1)

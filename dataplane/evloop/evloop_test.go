@@ -186,3 +186,121 @@ func TestCallAfterStopReportsFalse(t *testing.T) {
 		t.Fatal("Call on a stopped loop hung")
 	}
 }
+
+// echoPair registers one end of a socket pair in l with a handler that
+// writes back what it reads, and returns the other end, blocking.
+func echoPair(tb testing.TB, l *Loop) int {
+	tb.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		tb.Fatal(err)
+	}
+	e := &recorder{}
+	buf := make([]byte, 64)
+	e.step = func(uint32) {
+		if n, err := unix.Read(fds[0], buf); err == nil && n > 0 {
+			unix.Write(fds[0], buf[:n])
+		}
+	}
+	l.Call(func() {
+		if _, err := l.Add(fds[0], In, e, 0); err != nil {
+			tb.Error(err)
+		}
+	})
+	return fds[1]
+}
+
+// exchange sends one byte through the echo and waits for it back.
+func exchange(tb testing.TB, fd int) {
+	b := []byte{'x'}
+	if _, err := unix.Write(fd, b); err != nil {
+		tb.Fatal(err)
+	}
+	if n, err := unix.Read(fd, b); err != nil || n != 1 {
+		tb.Fatalf("echo read %d, %v", n, err)
+	}
+}
+
+func sleepsOf(l *Loop) int {
+	var n int
+	l.Call(func() { n = l.sleeps })
+	return n
+}
+
+func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
+	for _, tc := range []struct {
+		spin      time.Duration
+		minSleeps int // over ten exchanges 5 ms apart
+		maxSleeps int
+	}{
+		{0, 10, 1000},
+		{5 * time.Second, 0, 2},
+	} {
+		l, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetBusyPoll(tc.spin)
+		go l.Run(0, nil)
+		fd := echoPair(t, l)
+		before := sleepsOf(l)
+		for i := 0; i < 10; i++ {
+			exchange(t, fd)
+			time.Sleep(5 * time.Millisecond)
+		}
+		// Each Call is one more wake-up: sleepsOf's own adds at most one.
+		slept := sleepsOf(l) - before
+		if slept < tc.minSleeps || slept > tc.maxSleeps {
+			t.Errorf("busy-poll %v: the loop slept %d times over 10 exchanges, want %d..%d",
+				tc.spin, slept, tc.minSleeps, tc.maxSleeps)
+		}
+		// A spinning loop still stops at once.
+		stopped := make(chan struct{})
+		go func() { l.Stop(true); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("busy-poll %v: Stop took over 2 s", tc.spin)
+		}
+	}
+}
+
+func TestBusyPollLetsTicksRun(t *testing.T) {
+	var ticks atomic.Int32
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetBusyPoll(time.Second)
+	go l.Run(10*time.Millisecond, func(int64) { ticks.Add(1) })
+	t.Cleanup(func() { l.Stop(true) })
+	fd := echoPair(t, l)
+	exchange(t, fd) // the loop polls for a second from here
+	waitFor(t, "ticks after the spin", func() bool { return ticks.Load() >= 3 })
+}
+
+// BenchmarkExchange is one round trip through a loop's echo handler from
+// a blocking client: the latency busy polling is for.
+func BenchmarkExchange(b *testing.B) {
+	for _, spin := range []time.Duration{0, 200 * time.Microsecond} {
+		b.Run("busy-poll="+spin.String(), func(b *testing.B) {
+			l, err := New()
+			if err != nil {
+				b.Fatal(err)
+			}
+			l.SetBusyPoll(spin)
+			go l.Run(0, nil)
+			defer l.Stop(true)
+			fd := echoPair(b, l)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				exchange(b, fd)
+			}
+		})
+	}
+}

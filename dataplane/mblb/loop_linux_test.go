@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,6 +38,11 @@ func TestMain(m *testing.M) {
 			if err != nil {
 				fmt.Println(err)
 				os.Exit(1)
+			}
+			if i == 1 {
+				// One loop busy-polls, as ltmd's do; the other sleeps at
+				// once: sessions cross between the two kinds.
+				l.SetBusyPoll(200 * time.Microsecond)
 			}
 			testLoops = append(testLoops, l)
 			go l.Run(0, nil)
