@@ -8,6 +8,8 @@
 #
 #   bash bench/mblb.sh                 # 3 s per run
 #   DURATION=10 CLIENTS="1 8 64" SIZES="64 16384" bash bench/mblb.sh
+#   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default 200us)
+#   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
 #
 # Everything listens on 127.31.0.0/24. HAProxy is used when installed.
 set -uo pipefail
@@ -28,7 +30,7 @@ go build -o "$work" ./cmd/ltmd ./cmd/tmsh ./cmd/tcpkit || exit 1
 export PATH=$work:$PATH OPENLTM_SOCKET=$work/ltmd.sock OPENLTM_STATE_DIR=$work/state
 tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
 tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
-ltmd --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
+ltmd --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
 for i in $(seq 50); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 tmsh -f /dev/stdin <<TMSH || exit 1
 create ltm rule mblb-basic {
@@ -49,6 +51,7 @@ if command -v haproxy >/dev/null; then
   cat >"$work/haproxy.cfg" <<HAP
 global
   maxconn 1000
+$([ "${HAPROXY_BUSY:-0}" = 1 ] && echo "  busy-polling")
 defaults
   mode tcp
   timeout connect 5s

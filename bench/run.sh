@@ -5,6 +5,8 @@
 #
 #   bash bench/run.sh            # 10 s per run
 #   DURATION=30 CONNS=128 bash bench/run.sh
+#   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default 200us)
+#   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #
 # Installs haproxy, wrk and nginx-light with apt-get when they are missing;
 # if that is impossible it says so and exits 0. Everything listens on
@@ -65,6 +67,7 @@ done
 cat >"$work/haproxy.cfg" <<EOF
 global
   nbthread 2
+$([ "${HAPROXY_BUSY:-0}" = 1 ] && echo "  busy-polling")
   maxconn 8000
 defaults
   mode tcp
@@ -83,7 +86,7 @@ haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 &
 pids+=($!)
 
 go build -o "$work/" ./cmd/ltmd ./cmd/tmsh || { echo "bench: build failed"; exit 1; }
-"$work/ltmd" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
+"$work/ltmd" --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
 pids+=($!)
 for _ in $(seq 100); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 "$work/tmsh" --socket "$work/ltmd.sock" -c "create ltm pool bench_pool members add { $B1 $B2 }; create ltm virtual bench_vs destination $LTM pool bench_pool profiles replace-all-with { tcp { } }" ||
