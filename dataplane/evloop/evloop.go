@@ -113,9 +113,11 @@ func New() (*Loop, error) {
 // wakes the proxy twice. A loop that polls a little longer finds the
 // answer it waits for already there. The polling is polite: between two
 // polls the loop gives its processor to any other goroutine and its CPU to
-// any other thread that wants them, so under load it costs nothing; only
-// otherwise idle CPU time is spent. BIG-IP's TMM polls all the time, and
-// HAProxy's busy-polling does too; this stops after d.
+// any thread waiting for that CPU. It is not free: a polling CPU does not
+// look idle, so the kernel may queue another process's woken thread
+// elsewhere instead (dataplane/README.md has the figures both ways).
+// BIG-IP's TMM polls all the time, and HAProxy's busy-polling does too;
+// this stops after d.
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
 
 // Now is the time the current batch of events was fetched, in Unix
