@@ -396,38 +396,18 @@ func (e *Engine) dialLoop(s *Session, m Member, owner *Session, cur *evl) (*serv
 	if !local.IsValid() {
 		local = sockname(fd)
 	}
-	now := time.Now()
-	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
+	sc := e.newServerConn(s, m, owner, ms, local, m.Addr, time.Now())
 	cl := &connLoop{l: cur, fd: fd}
 	cl.flushFn, cl.endFn = sc.postedFlush, sc.postedEnd
 	sc.lp = cl
 	fr, hf := sc.responseFramer()
 	cl.st, cl.hf = newStream(fr, e.cfg.MaxMessageSize), hf
-	sc.leg.Member = m
-	sc.leg.sc = sc
-	sc.leg.Local = local
-	sc.leg.Remote = m.Addr
-	if owner != nil {
-		sc.leg.Owner = owner.tag
-	}
-	sc.leg.Opened = now
-	sc.leg.lastActive.Store(now.UnixNano())
-	sc.lastRd.Store(now.UnixNano())
-	sc.data.side = ServerSide
-	sc.data.client = s.client
-	sc.data.server = sc.leg.Remote
 	sc.connecting.Store(!done)
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !e.register(sc) {
 		unix.Close(fd)
 		cl.st.release()
 		return nil, errClosed
 	}
-	e.servers[sc] = struct{}{}
-	e.mu.Unlock()
-	ms.conns.Add(1)
-	e.stats.serverConns.Add(1)
 	tok, err := cur.Add(fd, sockEvents, sc, 0)
 	if err != nil {
 		sc.connecting.Store(false)

@@ -180,15 +180,31 @@ func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverCo
 		e.memberFailed(m, ms, err)
 		return nil, err
 	}
-	now := time.Now()
-	sc := &serverConn{e: e, conn: c, ms: ms, owner: owner, created: now.UnixNano()}
+	remote := addrPortOf(c.RemoteAddr())
+	if !remote.IsValid() {
+		remote = m.Addr
+	}
+	sc := e.newServerConn(s, m, owner, ms, addrPortOf(c.LocalAddr()), remote, time.Now())
+	sc.conn = c
+	if !e.register(sc) {
+		c.Close()
+		return nil, errClosed
+	}
+	if e.cfg.Events.LegOpened != nil {
+		e.cfg.Events.LegOpened(&sc.leg)
+	}
+	return sc, nil
+}
+
+// newServerConn is a server connection from s to m (owned by owner, nil
+// for a pooled one), its leg and data stamped opened at now; dial and
+// dialLoop give it its transport.
+func (e *Engine) newServerConn(s *Session, m Member, owner *Session, ms *memberStats, local, remote netip.AddrPort, now time.Time) *serverConn {
+	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
 	sc.leg.Member = m
 	sc.leg.sc = sc
-	sc.leg.Local = addrPortOf(c.LocalAddr())
-	sc.leg.Remote = addrPortOf(c.RemoteAddr())
-	if !sc.leg.Remote.IsValid() {
-		sc.leg.Remote = m.Addr
-	}
+	sc.leg.Local = local
+	sc.leg.Remote = remote
 	if owner != nil {
 		sc.leg.Owner = owner.tag
 	}
@@ -197,21 +213,23 @@ func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverCo
 	sc.lastRd.Store(now.UnixNano())
 	sc.data.side = ServerSide
 	sc.data.client = s.client
-	sc.data.server = sc.leg.Remote
+	sc.data.server = remote
+	return sc
+}
+
+// register files sc among the engine's server connections and counts it;
+// false once the engine is closed.
+func (e *Engine) register(sc *serverConn) bool {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		c.Close()
-		return nil, errClosed
+		return false
 	}
 	e.servers[sc] = struct{}{}
 	e.mu.Unlock()
-	ms.conns.Add(1)
+	sc.ms.conns.Add(1)
 	e.stats.serverConns.Add(1)
-	if e.cfg.Events.LegOpened != nil {
-		e.cfg.Events.LegOpened(&sc.leg)
-	}
-	return sc, nil
+	return true
 }
 
 // start serves the connection's responses: a reader goroutine, or nothing
