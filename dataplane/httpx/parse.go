@@ -302,29 +302,26 @@ func parseHeaders(b []byte, h *Head) error {
 
 // ParseRequest parses a complete request header block at the start of b.
 func ParseRequest(b []byte) (Head, error) {
-	var h Head
-	end := headerEnd(b, 0)
-	if end < 0 {
-		return h, ErrBadMessage
-	}
-	h.HeaderEnd = end
-	l, _ := line(b, 0)
-	if !parseRequestLine(l, &h) {
-		return h, ErrBadMessage
-	}
-	if err := parseHeaders(b, &h); err != nil {
-		return h, err
-	}
-	if h.OtherCoding || (h.Chunked && h.ContentLength >= 0) {
+	h, err := parseHead(b, parseRequestLine)
+	if err == nil && (h.OtherCoding || (h.Chunked && h.ContentLength >= 0)) {
 		// Both, or a coding whose end cannot be found: the classic
 		// smuggling shapes. Refused, as RFC 9112 §6.3 allows.
 		return h, ErrBadMessage
 	}
-	return h, nil
+	return h, err
 }
 
 // ParseResponse parses a complete response header block at the start of b.
 func ParseResponse(b []byte) (Head, error) {
+	h, err := parseHead(b, parseStatusLine)
+	if err == nil && (h.Chunked || h.OtherCoding) {
+		h.ContentLength = -1 // Transfer-Encoding overrides Content-Length
+	}
+	return h, err
+}
+
+// parseHead parses a header block whose first line startLine reads.
+func parseHead(b []byte, startLine func([]byte, *Head) bool) (Head, error) {
 	var h Head
 	end := headerEnd(b, 0)
 	if end < 0 {
@@ -332,14 +329,11 @@ func ParseResponse(b []byte) (Head, error) {
 	}
 	h.HeaderEnd = end
 	l, _ := line(b, 0)
-	if !parseStatusLine(l, &h) {
+	if !startLine(l, &h) {
 		return h, ErrBadMessage
 	}
 	if err := parseHeaders(b, &h); err != nil {
 		return h, err
-	}
-	if h.Chunked || h.OtherCoding {
-		h.ContentLength = -1 // Transfer-Encoding overrides Content-Length
 	}
 	return h, nil
 }
