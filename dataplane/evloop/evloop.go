@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -48,6 +49,12 @@ type Handler interface {
 	Ready(tag uint8, events uint32)
 }
 
+// Flusher is work a handler leaves for the end of the current batch of
+// events (Defer).
+type Flusher interface {
+	Flush()
+}
+
 // Token names one registration. It carries a generation so that an event
 // already fetched for a descriptor that has since been removed (and whose
 // slot was reused) is recognised as stale and dropped.
@@ -72,6 +79,8 @@ type Loop struct {
 	now    int64
 	again  []Token
 	redo   []Token
+	later  []Flusher
+	lspare []Flusher
 	spin   time.Duration
 	sleeps int // times the loop went to sleep, for tests
 
@@ -115,7 +124,8 @@ func New() (*Loop, error) {
 // polls the loop gives its processor to any other goroutine and its CPU to
 // any thread waiting for that CPU. It is not free: a polling CPU does not
 // look idle, so the kernel may queue another process's woken thread
-// elsewhere instead (dataplane/README.md has the figures both ways).
+// elsewhere instead (dataplane/README.md has the figures both ways), so
+// no more than half the process's processors poll at one time (spinGate).
 // BIG-IP's TMM polls all the time, and HAProxy's busy-polling does too;
 // this stops after d.
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
@@ -172,6 +182,14 @@ func (l *Loop) Modify(fd int, t Token, events uint32) error {
 // without waiting: for an edge-triggered descriptor whose handler stopped
 // early to let others run. Loop thread only.
 func (l *Loop) Again(t Token) { l.again = append(l.again, t) }
+
+// Defer runs f.Flush once the current batch of events has been handled,
+// before the loop waits again. Why: several handlers of one batch may
+// queue bytes for one shared socket (a OneConnect server connection
+// carrying many clients' requests); written at the end, they leave in one
+// write(2) and reach the peer in one segment. Loop thread only; the caller
+// keeps f from being deferred twice in one batch if that matters.
+func (l *Loop) Defer(f Flusher) { l.later = append(l.later, f) }
 
 // Forget releases t's slot without touching the descriptor: the caller
 // closes it (which leaves the epoll set by itself) or removes it with
@@ -280,11 +298,14 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	pollFn := func(uintptr) bool {
 		n = l.poll()
 		if n == 0 && len(l.again) == 0 && l.spin > 0 && active {
-			until := time.Now().Add(l.spin)
-			if tick > 0 && next.Before(until) {
-				until = next
+			if spinners.enter(int32(max(1, runtime.GOMAXPROCS(0)/2))) {
+				until := time.Now().Add(l.spin)
+				if tick > 0 && next.Before(until) {
+					until = next
+				}
+				n = l.busyPoll(until)
+				spinners.leave()
 			}
-			n = l.busyPoll(until)
 		}
 		if n > 0 || len(l.again) > 0 {
 			active = true
@@ -327,6 +348,15 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 				}
 			}
 		}
+		for len(l.later) > 0 {
+			fs := l.later
+			l.later = l.lspare[:0]
+			for i, f := range fs {
+				f.Flush()
+				fs[i] = nil
+			}
+			l.lspare = fs[:0]
+		}
 		if tick > 0 && !now.Before(next) {
 			onTick(l.now)
 			next = now.Add(tick)
@@ -361,6 +391,28 @@ func (l *Loop) busyPoll(until time.Time) int {
 	}
 	return 0
 }
+
+// spinGate bounds how many loops busy-poll at once. Why: the peers a
+// loop waits for (clients, members, other processes) need CPUs too; with
+// every loop polling they get none of their own and each of their
+// wake-ups must preempt a poller. Half the processors poll at most (at
+// least one), as the Go scheduler bounds its own spinning threads.
+type spinGate struct{ n atomic.Int32 }
+
+// enter reports whether the caller may poll, below limit pollers.
+func (g *spinGate) enter(limit int32) bool {
+	if g.n.Add(1) <= limit {
+		return true
+	}
+	g.n.Add(-1)
+	return false
+}
+
+// leave ends a poll that enter allowed.
+func (g *spinGate) leave() { g.n.Add(-1) }
+
+// spinners is the gate of every loop of the process.
+var spinners spinGate
 
 // poll fetches ready events without waiting.
 func (l *Loop) poll() int {

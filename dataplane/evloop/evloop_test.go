@@ -304,3 +304,81 @@ func BenchmarkExchange(b *testing.B) {
 		})
 	}
 }
+
+func TestSpinGateBoundsPollers(t *testing.T) {
+	var g spinGate
+	if !g.enter(2) || !g.enter(2) {
+		t.Fatal("the first two pollers were refused")
+	}
+	if g.enter(2) {
+		t.Fatal("a third poller got in under a limit of two")
+	}
+	g.leave()
+	if !g.enter(2) {
+		t.Fatal("a poller was refused after one left")
+	}
+	g.leave()
+	g.leave()
+	if got := g.n.Load(); got != 0 {
+		t.Fatalf("gate holds %d after everyone left", got)
+	}
+}
+
+// flushCount records when the first deferred flush ran: how many Ready
+// calls of its batch had run by then.
+type flushCount struct {
+	ready   *atomic.Int32
+	flushes atomic.Int32
+	seen    atomic.Int32
+}
+
+func (f *flushCount) Flush() {
+	if f.flushes.Add(1) == 1 {
+		f.seen.Store(f.ready.Load())
+	}
+}
+
+func TestDeferRunsAfterTheBatch(t *testing.T) {
+	l := startLoop(t, 0, nil)
+	var ready atomic.Int32
+	f := &flushCount{ready: &ready}
+	const n = 3
+	var ends []int
+	for i := 0; i < n; i++ {
+		a, b := socketPair(t)
+		ends = append(ends, b)
+		r := &recorder{}
+		r.step = func(uint32) {
+			ready.Add(1)
+			l.Defer(f)
+			buf := make([]byte, 16)
+			unix.Read(a, buf)
+		}
+		l.Call(func() {
+			if _, err := l.Add(a, In, r, 0); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	// All three sockets are readable before the loop looks again: one
+	// batch, three Ready calls, then the deferred flushes.
+	l.Call(func() {
+		for _, b := range ends {
+			unix.Write(b, []byte("x"))
+		}
+	})
+	waitFor(t, "three flushes", func() bool { return f.flushes.Load() == n })
+	if got := f.seen.Load(); got != n {
+		t.Fatalf("the first flush ran after %d of the batch's %d events, want all", got, n)
+	}
+	// A flush deferred from within a flush runs before the loop waits.
+	var again atomic.Int32
+	l.Call(func() {
+		l.Defer(flushFunc(func() { l.Defer(flushFunc(func() { again.Add(1) })) }))
+	})
+	waitFor(t, "the nested flush", func() bool { return again.Load() == 1 })
+}
+
+type flushFunc func()
+
+func (f flushFunc) Flush() { f() }

@@ -369,6 +369,9 @@ type connLoop struct {
 	bl   net.Buffers
 	barr net.Buffers
 	iov  []unix.Iovec
+	// deferred: a write at the end of the loop's batch is asked for
+	// (loop thread only).
+	deferred bool
 	// flushPosted (under qmu) and endPosted keep one posted call of each.
 	flushPosted bool
 	endPosted   bool
@@ -521,6 +524,26 @@ func (sc *serverConn) postedFlush() {
 		sc.flushLocked()
 	}
 	sc.qmu.Unlock()
+}
+
+// deferFlush leaves the write of what was queued on a pooled connection
+// to the end of its loop's batch (Session.flushDirty). Loop thread only.
+func (cl *connLoop) deferFlush(sc *serverConn) {
+	if !cl.deferred {
+		cl.deferred = true
+		cl.l.Defer(sc)
+	}
+}
+
+// queued reports that a write at the end of the batch is asked for. Loop
+// thread only.
+func (cl *connLoop) queued() bool { return cl != nil && cl.deferred }
+
+// Flush writes, at the end of its loop's batch, the requests the batch's
+// sessions queued (evloop.Defer).
+func (sc *serverConn) Flush() {
+	sc.lp.deferred = false
+	sc.flush(sc.lp.l)
 }
 
 // postEnd asks the connection's loop to end it (fail, shutdown, expire:

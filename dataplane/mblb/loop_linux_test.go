@@ -4,6 +4,7 @@ package mblb
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -139,5 +140,133 @@ func TestWritevAdvance(t *testing.T) {
 		if s != c.want {
 			t.Errorf("advance(%d) = %q, want %q", c.n, s, c.want)
 		}
+	}
+}
+
+// TestPooledWritesJoinAtBatchEnd: requests of several clients that one
+// loop handles in the same batch, bound for the same OneConnect
+// connection, leave in one write (one TCP segment at the member) instead
+// of one write each.
+func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
+	if onLoops {
+		t.Skip("runs its own loop; once is enough")
+	}
+	mln, err := net.Listen("tcp", "127.0.63.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mln.Close()
+	memberConn := make(chan *net.TCPConn, 1)
+	go func() {
+		c, err := mln.Accept()
+		if err != nil {
+			return
+		}
+		memberConn <- c.(*net.TCPConn)
+		// Answer every length-prefixed request with "ok".
+		buf := make([]byte, 0, 4096)
+		rd := make([]byte, 4096)
+		for {
+			n, err := c.Read(rd)
+			if err != nil {
+				return
+			}
+			buf = append(buf, rd[:n]...)
+			var out []byte
+			for len(buf) >= 4 {
+				k := int(buf[0])<<24 | int(buf[1])<<16 | int(buf[2])<<8 | int(buf[3])
+				if len(buf) < 4+k {
+					break
+				}
+				buf = buf[4+k:]
+				out = append(out, 0, 0, 0, 2, 'o', 'k')
+			}
+			buf = append(buf[:0], buf...)
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+		}
+	}()
+	l, err := evloop.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Run(0, nil)
+	defer l.Stop(true)
+	member := Member{ID: 1, Addr: addrPortOf(mln.Addr()), Pool: "/Common/p", Name: "m1"}
+	e, err := New(Config{
+		Pick:       func(Choice) (Member, error) { return member, nil },
+		Dial:       dialMember,
+		DialFD:     loopDial,
+		Request:    lengthFraming,
+		OneConnect: &OneConnect{MaxSize: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	vln, err := net.Listen("tcp", "127.0.63.10:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vln.Close()
+	const n = 4
+	clients := make([]net.Conn, n)
+	for i := range clients {
+		c, err := net.Dial("tcp", vln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients[i] = c
+		sc, err := vln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := sc.(*net.TCPConn).File()
+		sc.Close()
+		fd, _ := unix.Dup(int(f.Fd()))
+		f.Close()
+		unix.SetNonblock(fd, true)
+		s := e.NewLoopSession(l, fd, addrPortOf(c.LocalAddr()), ClientOptions{}, nil)
+		l.Post(s.Start)
+	}
+	req := []byte{0, 0, 0, 3, 'r', 'e', 'q'}
+	call := func(c net.Conn) {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		ans := make([]byte, 6)
+		if _, err := io.ReadFull(c, ans); err != nil || string(ans[4:]) != "ok" {
+			t.Fatalf("answer %q, %v", ans, err)
+		}
+	}
+	// The first request opens the pooled connection.
+	clients[0].Write(req)
+	call(clients[0])
+	var mc *net.TCPConn
+	select {
+	case mc = <-memberConn:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection reached the member")
+	}
+	segs := func() uint32 {
+		raw, _ := mc.SyscallConn()
+		var info *unix.TCPInfo
+		raw.Control(func(fd uintptr) { info, _ = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) })
+		return info.Data_segs_in
+	}
+	before := segs()
+	// Every client's request is in its socket before the loop looks: one
+	// batch of events holds them all.
+	l.Call(func() {
+		for _, c := range clients {
+			c.Write(req)
+		}
+	})
+	for _, c := range clients {
+		call(c)
+	}
+	if got := segs() - before; got != 1 {
+		t.Errorf("the member received %d data segments for %d requests of one batch, want 1", got, n)
 	}
 }

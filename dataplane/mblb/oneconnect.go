@@ -126,7 +126,7 @@ func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) 
 			return nil, errClosed
 		}
 		var best *serverConn
-		var bestLoad int32
+		var bestLoad, bestScore int32
 		bestFar := false
 		live := 0
 		for _, sc := range g.conns {
@@ -138,8 +138,12 @@ func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) 
 			// event loop is written without a hand-off to another loop.
 			l := sc.npending.Load()
 			far := cur != nil && sc.lp.loop() != cur
-			if best == nil || l < bestLoad || (l == bestLoad && bestFar && !far) {
-				best, bestLoad, bestFar = sc, l, far
+			score := l
+			if far {
+				score++
+			}
+			if best == nil || score < bestScore || (score == bestScore && bestFar && !far) {
+				best, bestLoad, bestScore, bestFar = sc, l, score, far
 			}
 		}
 		room := live+g.dialing < p.cfg.MaxSize

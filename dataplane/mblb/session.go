@@ -320,9 +320,18 @@ func (s *Session) emit(b []byte, t Target, persist string) error {
 }
 
 // flushDirty writes the requests this read queued.
+//
+// On an event loop, a pooled connection living on the same loop is written
+// at the end of the loop's batch instead: other clients' requests handled
+// in the same batch join the same write.
 func (s *Session) flushDirty() {
+	cur := s.lp.loop()
 	for i, sc := range s.dirty {
-		sc.flush(s.lp.loop())
+		if sc.owner == nil && cur != nil && sc.lp.loop() == cur {
+			sc.lp.deferFlush(sc)
+		} else {
+			sc.flush(cur)
+		}
 		s.dirty[i] = nil
 	}
 	s.dirty = s.dirty[:0]
