@@ -10,6 +10,10 @@
 #   DURATION=10 CLIENTS="1 8 64" SIZES="64 16384" bash bench/mblb.sh
 #   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default 200us)
 #   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
+#   PROXY_CPUS=1 PEER_CPUS=0 bash bench/mblb.sh
+#       # the proxy (ltmd or HAProxy) on its own CPUs, the clients and
+#       # members on the others (taskset lists), as an appliance runs;
+#       # HAProxy gets one thread per proxy CPU
 #
 # Everything listens on 127.31.0.0/24. HAProxy is used when installed.
 set -uo pipefail
@@ -27,10 +31,20 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work" ./cmd/ltmd ./cmd/tmsh ./cmd/tcpkit || exit 1
+# peer and proxy prefix the commands with their CPU sets, if any.
+peer=() proxy=() nbthread=""
+if [ -n "${PROXY_CPUS:-}" ] || [ -n "${PEER_CPUS:-}" ]; then
+  command -v taskset >/dev/null || { echo "PROXY_CPUS/PEER_CPUS need taskset" >&2; exit 1; }
+  [ -n "${PEER_CPUS:-}" ] && peer=(taskset -c "$PEER_CPUS")
+  if [ -n "${PROXY_CPUS:-}" ]; then
+    proxy=(taskset -c "$PROXY_CPUS")
+    nbthread="  nbthread $(taskset -c "$PROXY_CPUS" nproc)"
+  fi
+fi
 export PATH=$work:$PATH OPENLTM_SOCKET=$work/ltmd.sock OPENLTM_STATE_DIR=$work/state
-tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
-tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
-ltmd --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
+"${peer[@]}" tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
+"${peer[@]}" tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
+"${proxy[@]}" ltmd --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
 for i in $(seq 50); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 tmsh -f /dev/stdin <<TMSH || exit 1
 create ltm rule mblb-basic {
@@ -51,6 +65,7 @@ if command -v haproxy >/dev/null; then
   cat >"$work/haproxy.cfg" <<HAP
 global
   maxconn 1000
+$nbthread
 $([ "${HAPROXY_BUSY:-0}" = 1 ] && echo "  busy-polling")
 defaults
   mode tcp
@@ -63,7 +78,7 @@ listen mb
   server s1 $NET.2:9000
   server s2 $NET.2:9001
 HAP
-  haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 & pids+=($!)
+  "${proxy[@]}" haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 & pids+=($!)
   targets+=("haproxy $NET.13:9000")
 fi
 sleep 0.5
@@ -76,7 +91,7 @@ for size in $SIZES; do
       # The seed's rule takes one read for one message: only sizes that
       # fit one read are meaningful there.
       if [ "$name" = rule ] && [ "$size" -gt 16384 ]; then continue; fi
-      out=$(tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1)
+      out=$("${peer[@]}" tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1)
       rate=$(sed -n 's/.* \([0-9]*\) msg\/s$/\1/p' <<<"$out")
       [ -z "$rate" ] && { echo "$name: $out"; continue; }
       [ -z "$base" ] && base=$rate
