@@ -143,6 +143,117 @@ func TestWritevAdvance(t *testing.T) {
 	}
 }
 
+// okMember accepts connections on addr and answers every length-prefixed
+// request with "ok"; accepted connections are sent on the channel.
+func okMember(t *testing.T, addr string) (Member, chan *net.TCPConn) {
+	t.Helper()
+	mln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mln.Close() })
+	conns := make(chan *net.TCPConn, 16)
+	go func() {
+		for {
+			c, err := mln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c.(*net.TCPConn)
+			go answerOK(c)
+		}
+	}()
+	return Member{ID: 1, Addr: addrPortOf(mln.Addr()), Pool: "/Common/p", Name: "m1"}, conns
+}
+
+func answerOK(c net.Conn) {
+	defer c.Close()
+	var buf []byte
+	rd := make([]byte, 4096)
+	for {
+		n, err := c.Read(rd)
+		if err != nil {
+			return
+		}
+		buf = append(buf, rd[:n]...)
+		var out []byte
+		for len(buf) >= 4 {
+			k := int(buf[0])<<24 | int(buf[1])<<16 | int(buf[2])<<8 | int(buf[3])
+			if len(buf) < 4+k {
+				break
+			}
+			buf = buf[4+k:]
+			out = append(out, 0, 0, 0, 2, 'o', 'k')
+		}
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+// pooledEngine is a length-framed engine with OneConnect over one member.
+func pooledEngine(t *testing.T, m Member, maxSize int) *Engine {
+	t.Helper()
+	e, err := New(Config{
+		Pick:       func(Choice) (Member, error) { return m, nil },
+		Dial:       dialMember,
+		DialFD:     loopDial,
+		Request:    lengthFraming,
+		OneConnect: &OneConnect{MaxSize: maxSize},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// newLoop runs a loop of the test's own.
+func newLoop(t *testing.T) *evloop.Loop {
+	t.Helper()
+	l, err := evloop.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Run(0, nil)
+	t.Cleanup(func() { l.Stop(true) })
+	return l
+}
+
+// loopClient connects a client through vln and serves its session on l.
+func loopClient(t *testing.T, e *Engine, vln net.Listener, l *evloop.Loop) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", vln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	sc, err := vln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := sc.(*net.TCPConn).File()
+	sc.Close()
+	fd, _ := unix.Dup(int(f.Fd()))
+	f.Close()
+	unix.SetNonblock(fd, true)
+	s := e.NewLoopSession(l, fd, addrPortOf(c.LocalAddr()), ClientOptions{}, nil)
+	l.Post(s.Start)
+	return c
+}
+
+var okRequest = []byte{0, 0, 0, 3, 'r', 'e', 'q'}
+
+// callOK reads one "ok" answer.
+func callOK(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	ans := make([]byte, 6)
+	if _, err := io.ReadFull(c, ans); err != nil || string(ans[4:]) != "ok" {
+		t.Fatalf("answer %q, %v", ans, err)
+	}
+}
+
 // TestPooledWritesJoinAtBatchEnd: requests of several clients that one
 // loop handles in the same batch, bound for the same OneConnect
 // connection, leave in one write (one TCP segment at the member) instead
@@ -151,60 +262,9 @@ func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
 	if onLoops {
 		t.Skip("runs its own loop; once is enough")
 	}
-	mln, err := net.Listen("tcp", "127.0.63.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mln.Close()
-	memberConn := make(chan *net.TCPConn, 1)
-	go func() {
-		c, err := mln.Accept()
-		if err != nil {
-			return
-		}
-		memberConn <- c.(*net.TCPConn)
-		// Answer every length-prefixed request with "ok".
-		buf := make([]byte, 0, 4096)
-		rd := make([]byte, 4096)
-		for {
-			n, err := c.Read(rd)
-			if err != nil {
-				return
-			}
-			buf = append(buf, rd[:n]...)
-			var out []byte
-			for len(buf) >= 4 {
-				k := int(buf[0])<<24 | int(buf[1])<<16 | int(buf[2])<<8 | int(buf[3])
-				if len(buf) < 4+k {
-					break
-				}
-				buf = buf[4+k:]
-				out = append(out, 0, 0, 0, 2, 'o', 'k')
-			}
-			buf = append(buf[:0], buf...)
-			if _, err := c.Write(out); err != nil {
-				return
-			}
-		}
-	}()
-	l, err := evloop.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go l.Run(0, nil)
-	defer l.Stop(true)
-	member := Member{ID: 1, Addr: addrPortOf(mln.Addr()), Pool: "/Common/p", Name: "m1"}
-	e, err := New(Config{
-		Pick:       func(Choice) (Member, error) { return member, nil },
-		Dial:       dialMember,
-		DialFD:     loopDial,
-		Request:    lengthFraming,
-		OneConnect: &OneConnect{MaxSize: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	member, memberConns := okMember(t, "127.0.63.1:0")
+	l := newLoop(t)
+	e := pooledEngine(t, member, 1)
 	vln, err := net.Listen("tcp", "127.0.63.10:0")
 	if err != nil {
 		t.Fatal(err)
@@ -213,39 +273,14 @@ func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
 	const n = 4
 	clients := make([]net.Conn, n)
 	for i := range clients {
-		c, err := net.Dial("tcp", vln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		clients[i] = c
-		sc, err := vln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, _ := sc.(*net.TCPConn).File()
-		sc.Close()
-		fd, _ := unix.Dup(int(f.Fd()))
-		f.Close()
-		unix.SetNonblock(fd, true)
-		s := e.NewLoopSession(l, fd, addrPortOf(c.LocalAddr()), ClientOptions{}, nil)
-		l.Post(s.Start)
-	}
-	req := []byte{0, 0, 0, 3, 'r', 'e', 'q'}
-	call := func(c net.Conn) {
-		t.Helper()
-		c.SetDeadline(time.Now().Add(10 * time.Second))
-		ans := make([]byte, 6)
-		if _, err := io.ReadFull(c, ans); err != nil || string(ans[4:]) != "ok" {
-			t.Fatalf("answer %q, %v", ans, err)
-		}
+		clients[i] = loopClient(t, e, vln, l)
 	}
 	// The first request opens the pooled connection.
-	clients[0].Write(req)
-	call(clients[0])
+	clients[0].Write(okRequest)
+	callOK(t, clients[0])
 	var mc *net.TCPConn
 	select {
-	case mc = <-memberConn:
+	case mc = <-memberConns:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no connection reached the member")
 	}
@@ -260,13 +295,47 @@ func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
 	// batch of events holds them all.
 	l.Call(func() {
 		for _, c := range clients {
-			c.Write(req)
+			c.Write(okRequest)
 		}
 	})
 	for _, c := range clients {
-		call(c)
+		callOK(t, c)
 	}
 	if got := segs() - before; got != 1 {
 		t.Errorf("the member received %d data segments for %d requests of one batch, want 1", got, n)
+	}
+}
+
+// TestPooledConnectionOpensOnTheCallersLoop: while the pool may grow, a
+// client on one loop gets a connection opened on its loop rather than an
+// idle one on another loop (which would cost a hand-off per message); a
+// full pool is shared across loops.
+func TestPooledConnectionOpensOnTheCallersLoop(t *testing.T) {
+	if onLoops {
+		t.Skip("runs its own loops; once is enough")
+	}
+	for _, c := range []struct {
+		maxSize int
+		want    uint64
+	}{{2, 2}, {1, 1}} {
+		member, _ := okMember(t, fmt.Sprintf("127.0.63.%d:0", 20+c.maxSize))
+		l1, l2 := newLoop(t), newLoop(t)
+		e := pooledEngine(t, member, c.maxSize)
+		vln, err := net.Listen("tcp", fmt.Sprintf("127.0.63.%d:0", 30+c.maxSize))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer vln.Close()
+		a, b := loopClient(t, e, vln, l1), loopClient(t, e, vln, l2)
+		for i := 0; i < 3; i++ {
+			a.Write(okRequest)
+			callOK(t, a)
+			b.Write(okRequest)
+			callOK(t, b)
+		}
+		st, _ := e.OneConnectStats()
+		if st.New != c.want {
+			t.Errorf("max-size %d: %d connections opened for clients on two loops, want %d", c.maxSize, st.New, c.want)
+		}
 	}
 }

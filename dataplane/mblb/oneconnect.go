@@ -147,7 +147,11 @@ func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) 
 			}
 		}
 		room := live+g.dialing < p.cfg.MaxSize
-		if best != nil && (bestLoad == 0 || (!room && !p.exclusive)) {
+		// An idle connection is reused, unless it lives on another loop
+		// while the pool may grow: one opened here serves this loop's
+		// clients without a hand-off per message from then on.
+		idle := bestLoad == 0 && !(bestFar && room)
+		if best != nil && (idle || (!room && !p.exclusive)) {
 			p.take(best)
 			p.mu.Unlock()
 			return best, nil
