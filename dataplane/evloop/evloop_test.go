@@ -382,3 +382,33 @@ func TestDeferRunsAfterTheBatch(t *testing.T) {
 type flushFunc func()
 
 func (f flushFunc) Flush() { f() }
+
+// TestBusyPollOnlyWhileFewAreActive: with more registrations active than
+// spinMaxActive the loop sleeps between bursts however long its polling
+// time, as it would without polling.
+func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetBusyPoll(5 * time.Second)
+	go l.Run(0, nil)
+	t.Cleanup(func() { l.Stop(true) })
+	var fds []int
+	for i := 0; i < 2*spinMaxActive; i++ {
+		fds = append(fds, echoPair(t, l))
+	}
+	before := sleepsOf(l)
+	const rounds = 10
+	for i := 0; i < rounds; i++ {
+		for _, fd := range fds {
+			exchange(t, fd)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The first round starts from a quiet window, so it may be polled.
+	if slept := sleepsOf(l) - before; slept < rounds-2 {
+		t.Errorf("the loop slept %d times over %d rounds on %d connections, want at least %d",
+			slept, rounds, len(fds), rounds-2)
+	}
+}
