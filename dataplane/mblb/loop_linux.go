@@ -535,10 +535,6 @@ func (cl *connLoop) deferFlush(sc *serverConn) {
 	}
 }
 
-// queued reports that a write at the end of the batch is asked for. Loop
-// thread only.
-func (cl *connLoop) queued() bool { return cl != nil && cl.deferred }
-
 // Flush writes, at the end of its loop's batch, the requests the batch's
 // sessions queued (evloop.Defer).
 func (sc *serverConn) Flush() {

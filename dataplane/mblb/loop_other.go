@@ -26,7 +26,6 @@ func (cl *connLoop) postEnd(*serverConn)       {}
 func (cl *connLoop) flushLocked(*serverConn)   {}
 func (cl *connLoop) closeFD(*serverConn, bool) {}
 func (cl *connLoop) deferFlush(*serverConn)    {}
-func (cl *connLoop) queued() bool              { return false }
 
 // Loopable is false: there are no event loops here.
 func (e *Engine) Loopable() bool { return false }
