@@ -134,8 +134,9 @@ func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) 
 				continue
 			}
 			live++
-			// Among equally busy connections, one on the caller's own
-			// event loop is written without a hand-off to another loop.
+			// A connection on another event loop counts one message
+			// busier: writing to it costs a hand-off to that loop. Among
+			// equal ones, the caller's own loop wins.
 			l := sc.npending.Load()
 			far := cur != nil && sc.lp.loop() != cur
 			score := l
