@@ -399,7 +399,7 @@ func (l *Loop) live(t Token) *slot {
 	return s
 }
 
-// busyPoll polls until events arrive or until, yielding between polls
+// busyPoll polls until events arrive or the deadline passes, yielding between polls
 // (SetBusyPoll).
 func (l *Loop) busyPoll(until time.Time) int {
 	for time.Now().Before(until) {

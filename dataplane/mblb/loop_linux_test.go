@@ -4,7 +4,6 @@ package mblb
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -60,6 +59,13 @@ func TestMain(m *testing.M) {
 
 // loopSession moves an accepted connection onto a test loop.
 func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *Session {
+	loopSessions.Add(1)
+	return startOnLoop(e, testLoops[loopTurn.Add(1)%uint32(len(testLoops))], c, opt, done)
+}
+
+// startOnLoop serves an accepted connection's session on l, the way the
+// proxy's acceptor does: a raw non-blocking socket, the net.Conn closed.
+func startOnLoop(e *Engine, l *evloop.Loop, c net.Conn, opt ClientOptions, done func()) *Session {
 	client := addrPortOf(c.RemoteAddr())
 	f, err := c.(*net.TCPConn).File()
 	c.Close()
@@ -73,8 +79,6 @@ func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *Session
 	}
 	unix.SetNonblock(fd, true)
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	loopSessions.Add(1)
-	l := testLoops[loopTurn.Add(1)%uint32(len(testLoops))]
 	s := e.NewLoopSession(l, fd, client, opt, done)
 	l.Post(s.Start)
 	return s
@@ -143,57 +147,10 @@ func TestWritevAdvance(t *testing.T) {
 	}
 }
 
-// okMember accepts connections on addr and answers every length-prefixed
-// request with "ok"; accepted connections are sent on the channel.
-func okMember(t *testing.T, addr string) (Member, chan *net.TCPConn) {
-	t.Helper()
-	mln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mln.Close() })
-	conns := make(chan *net.TCPConn, 16)
-	go func() {
-		for {
-			c, err := mln.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c.(*net.TCPConn)
-			go answerOK(c)
-		}
-	}()
-	return Member{ID: 1, Addr: addrPortOf(mln.Addr()), Pool: "/Common/p", Name: "m1"}, conns
-}
-
-func answerOK(c net.Conn) {
-	defer c.Close()
-	var buf []byte
-	rd := make([]byte, 4096)
-	for {
-		n, err := c.Read(rd)
-		if err != nil {
-			return
-		}
-		buf = append(buf, rd[:n]...)
-		var out []byte
-		for len(buf) >= 4 {
-			k := int(buf[0])<<24 | int(buf[1])<<16 | int(buf[2])<<8 | int(buf[3])
-			if len(buf) < 4+k {
-				break
-			}
-			buf = buf[4+k:]
-			out = append(out, 0, 0, 0, 2, 'o', 'k')
-		}
-		if _, err := c.Write(out); err != nil {
-			return
-		}
-	}
-}
-
 // pooledEngine is a length-framed engine with OneConnect over one member.
-func pooledEngine(t *testing.T, m Member, maxSize int) *Engine {
+func pooledEngine(t *testing.T, srv *testServer, maxSize int) *Engine {
 	t.Helper()
+	m := newTestPool(srv).members[0]
 	e, err := New(Config{
 		Pick:       func(Choice) (Member, error) { return m, nil },
 		Dial:       dialMember,
@@ -220,8 +177,9 @@ func newLoop(t *testing.T) *evloop.Loop {
 	return l
 }
 
-// loopClient connects a client through vln and serves its session on l.
-func loopClient(t *testing.T, e *Engine, vln net.Listener, l *evloop.Loop) net.Conn {
+// loopClient connects a length-framed client through vln and serves its
+// session on l.
+func loopClient(t *testing.T, e *Engine, vln net.Listener, l *evloop.Loop, name string) *client {
 	t.Helper()
 	c, err := net.Dial("tcp", vln.Addr().String())
 	if err != nil {
@@ -232,25 +190,19 @@ func loopClient(t *testing.T, e *Engine, vln net.Listener, l *evloop.Loop) net.C
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := sc.(*net.TCPConn).File()
-	sc.Close()
-	fd, _ := unix.Dup(int(f.Fd()))
-	f.Close()
-	unix.SetNonblock(fd, true)
-	s := e.NewLoopSession(l, fd, addrPortOf(c.LocalAddr()), ClientOptions{}, nil)
-	l.Post(s.Start)
-	return c
+	startOnLoop(e, l, sc, ClientOptions{}, nil)
+	return &client{t: t, c: c, name: name, wire: wireLength, buf: make([]byte, 64<<10)}
 }
 
-var okRequest = []byte{0, 0, 0, 3, 'r', 'e', 'q'}
-
-// callOK reads one "ok" answer.
-func callOK(t *testing.T, c net.Conn) {
+// answered reads one answer and checks it is the member's to req.
+func answered(t *testing.T, c *client, req string) {
 	t.Helper()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	ans := make([]byte, 6)
-	if _, err := io.ReadFull(c, ans); err != nil || string(ans[4:]) != "ok" {
-		t.Fatalf("answer %q, %v", ans, err)
+	b, err := c.recv()
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	if label, got := splitAnswer(string(b)); label != "S1" || got != req {
+		t.Fatalf("%s: answer %q to %q", c.name, b, req)
 	}
 }
 
@@ -262,26 +214,30 @@ func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
 	if onLoops {
 		t.Skip("runs its own loop; once is enough")
 	}
-	member, memberConns := okMember(t, "127.0.63.1:0")
+	srv := startServer(t, "127.0.63.1:0", "S1", wireLength)
 	l := newLoop(t)
-	e := pooledEngine(t, member, 1)
+	e := pooledEngine(t, srv, 1)
 	vln, err := net.Listen("tcp", "127.0.63.10:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer vln.Close()
 	const n = 4
-	clients := make([]net.Conn, n)
+	clients := make([]*client, n)
 	for i := range clients {
-		clients[i] = loopClient(t, e, vln, l)
+		clients[i] = loopClient(t, e, vln, l, fmt.Sprintf("c%d", i))
 	}
 	// The first request opens the pooled connection.
-	clients[0].Write(okRequest)
-	callOK(t, clients[0])
+	if ans, err := clients[0].call("first"); err != nil || ans != "S1|first" {
+		t.Fatalf("first answer %q, %v", ans, err)
+	}
 	var mc *net.TCPConn
-	select {
-	case mc = <-memberConns:
-	case <-time.After(10 * time.Second):
+	srv.mu.Lock()
+	for c := range srv.conns {
+		mc = c.(*net.TCPConn)
+	}
+	srv.mu.Unlock()
+	if mc == nil {
 		t.Fatal("no connection reached the member")
 	}
 	segs := func() uint32 {
@@ -295,11 +251,11 @@ func TestPooledWritesJoinAtBatchEnd(t *testing.T) {
 	// batch of events holds them all.
 	l.Call(func() {
 		for _, c := range clients {
-			c.Write(okRequest)
+			c.send([]byte(c.name))
 		}
 	})
 	for _, c := range clients {
-		callOK(t, c)
+		answered(t, c, c.name)
 	}
 	if got := segs() - before; got != 1 {
 		t.Errorf("the member received %d data segments for %d requests of one batch, want 1", got, n)
@@ -318,20 +274,23 @@ func TestPooledConnectionOpensOnTheCallersLoop(t *testing.T) {
 		maxSize int
 		want    uint64
 	}{{2, 2}, {1, 1}} {
-		member, _ := okMember(t, fmt.Sprintf("127.0.63.%d:0", 20+c.maxSize))
+		srv := startServer(t, fmt.Sprintf("127.0.63.%d:0", 20+c.maxSize), "S1", wireLength)
 		l1, l2 := newLoop(t), newLoop(t)
-		e := pooledEngine(t, member, c.maxSize)
+		e := pooledEngine(t, srv, c.maxSize)
 		vln, err := net.Listen("tcp", fmt.Sprintf("127.0.63.%d:0", 30+c.maxSize))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer vln.Close()
-		a, b := loopClient(t, e, vln, l1), loopClient(t, e, vln, l2)
+		a, b := loopClient(t, e, vln, l1, "a"), loopClient(t, e, vln, l2, "b")
 		for i := 0; i < 3; i++ {
-			a.Write(okRequest)
-			callOK(t, a)
-			b.Write(okRequest)
-			callOK(t, b)
+			for _, cl := range []*client{a, b} {
+				req := reqName(cl.name, i)
+				if err := cl.send([]byte(req)); err != nil {
+					t.Fatal(err)
+				}
+				answered(t, cl, req)
+			}
 		}
 		st, _ := e.OneConnectStats()
 		if st.New != c.want {
