@@ -112,7 +112,7 @@ func (t *gslbTranslator) settings() {
 				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot and tcp only", strings.Join(v.List, " "))
 			}
 		}
-		if st.ProbePort > 65535 || atoi(t.e(o, "ldns-probe-port")) > 65535 {
+		if atoi(t.e(o, "ldns-probe-port")) > 65535 {
 			t.fail("gtm global-settings metrics: ldns-probe-port %s is not a port", t.e(o, "ldns-probe-port"))
 		}
 	}

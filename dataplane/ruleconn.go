@@ -29,8 +29,6 @@ type sideState struct {
 	// fresh is set when data arrived (or a partial release left some)
 	// since the rule last saw the payload.
 	fresh bool
-	// splicing is set while the side runs the zero-copy loop.
-	splicing bool
 }
 
 // verdict is how a rule ended the flow.

@@ -496,8 +496,6 @@ func MonitorNames(rule string) []string {
 	return out
 }
 
-var editVerbs = []string{"add", "delete", "modify", "replace-all-with", "none", "default"}
-
 // list reads a TList value: `{ a b }`, `none`, or (modify) add/delete/
 // replace-all-with { ... }.
 func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node, mode Mode) (int, error) {

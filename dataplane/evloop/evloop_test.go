@@ -307,7 +307,8 @@ func BenchmarkExchange(b *testing.B) {
 
 func TestSpinGateBoundsPollers(t *testing.T) {
 	var g spinGate
-	if !g.enter(2) || !g.enter(2) {
+	first, second := g.enter(2), g.enter(2)
+	if !first || !second {
 		t.Fatal("the first two pollers were refused")
 	}
 	if g.enter(2) {

@@ -167,12 +167,6 @@ func (s *testServer) kill() {
 	s.wg.Wait()
 }
 
-func (s *testServer) received() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.got...)
-}
-
 func (s *testServer) acceptedConns() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 )
@@ -104,7 +103,6 @@ func TestProbeICMP(t *testing.T) {
 
 // recorder collects an instance's state changes.
 type recorder struct {
-	mu sync.Mutex
 	ch chan State
 }
 
