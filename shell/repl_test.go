@@ -188,7 +188,7 @@ func TestWriteHelpWidensForLongNames(t *testing.T) {
 	}
 }
 
-func TestSplitPaste(t *testing.T) {
+func TestSplitInput(t *testing.T) {
 	tests := []struct {
 		in   string
 		want []string
@@ -198,14 +198,30 @@ func TestSplitPaste(t *testing.T) {
 		{"\x1b[A", []string{"\x1b[A"}},
 		{"list a\nlist b\n", []string{"list a", "\r", "list b", "\r"}},
 		{"x {\r\n\tmonitor http\r\n}", []string{"x {", "\r", "    monitor http", "\r", "}"}},
+		// Keys typed faster than the shell reads them.
+		{"cre\t", []string{"cre", "\t"}},
+		{"\x1b[D\x1b[DX", []string{"\x1b[D", "\x1b[D", "X"}},
+		{"ab\x1b[1;5Cc", []string{"ab", "\x1b[1;5C", "c"}},
+		{"\x1bOH\x1bOF", []string{"\x1bOH", "\x1bOF"}},
+		{"\x1bbx", []string{"\x1bb", "x"}},
+		{"\x7f\x7fab", []string{"\x7f", "\x7f", "ab"}},
+		{"list ?", []string{"list ", "?"}},
+		{"\x03\x04", []string{"\x03", "\x04"}},
+		{"\x1b", []string{"\x1b"}},
+		{"\x1b[", []string{"\x1b["}},
+		{"\x1b[1\x03", []string{"\x1b[1", "\x03"}},
+		{"héllo\t", []string{"héllo", "\t"}},
+		{"abc\x1b[DX\r", []string{"abc", "\x1b[D", "X", "\r"}},
+		{"regexp {a?b} $x\n", []string{"regexp {a?b} $x", "\r"}},
+		{"\r\r", []string{"\r", "\r"}},
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, p := range splitPaste([]byte(tt.in)) {
+		for _, p := range splitInput([]byte(tt.in)) {
 			got = append(got, string(p))
 		}
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
-			t.Errorf("splitPaste(%q) = %q, want %q", tt.in, got, tt.want)
+			t.Errorf("splitInput(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -142,15 +142,19 @@ func (t *tty) hangUp() {
 	t.trigger = true
 }
 
-// take notes the keys that matter to the shell and splits a paste.
+// take notes the keys that matter to the shell and splits the chunk into
+// keys.
 func (t *tty) take(b []byte) []byte {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.lastCtrlD = len(b) == 1 && b[0] == 0x04
-	if len(b) == 1 && b[0] == 0x03 {
-		t.interrupted = true
+	pieces := splitInput(b)
+	last := pieces[len(pieces)-1]
+	t.lastCtrlD = len(last) == 1 && last[0] == 0x04
+	for _, p := range pieces {
+		if len(p) == 1 && p[0] == 0x03 {
+			t.interrupted = true
+		}
 	}
-	pieces := splitPaste(b)
 	t.queue = append(t.queue, pieces[1:]...)
 	t.hold = endsRead(pieces[0])
 	return pieces[0]
@@ -161,31 +165,71 @@ func endsRead(b []byte) bool {
 	return len(b) == 1 && (b[0] == '\r' || b[0] == '\n')
 }
 
-// splitPaste cuts a pasted chunk so every line break arrives as its own
-// Enter key: go-prompt treats a chunk as one key and would otherwise insert
-// the whole block as text and run nothing. Tabs become spaces, as a tab in
-// a paste is layout, not a request for completion.
-func splitPaste(b []byte) [][]byte {
-	if len(b) < 2 || b[0] == 0x1b || !bytes.ContainsAny(b, "\r\n") {
+// splitInput cuts one read from the terminal into what go-prompt can take:
+// go-prompt treats each read as one key, so keys that arrive together (fast
+// typing, key repeat, a slow link over SSH, a paste) would be inserted as
+// text or dropped. Each escape sequence (CSI `ESC [ params final`, SS3
+// `ESC O x`, Alt+key `ESC x`) and each control byte (Tab, Enter, Ctrl-keys,
+// Backspace) becomes a key of its own, and each run of printable text one
+// piece, which go-prompt inserts at the cursor.
+//
+// A chunk holding a line break after other input is a paste: every line
+// break becomes an Enter key so each line runs, tabs become spaces (a tab in
+// a paste is layout, not a request for completion) and `?` stays text.
+// Otherwise `?` is a key of its own, as it asks for help.
+func splitInput(b []byte) [][]byte {
+	if len(b) <= 1 {
 		return [][]byte{b}
 	}
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\r"))
-	b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r"))
-	b = bytes.ReplaceAll(b, []byte("\t"), []byte("    "))
+	paste := bytes.ContainsAny(b[1:], "\r\n")
+	if paste {
+		b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\r"))
+		b = bytes.ReplaceAll(b, []byte("\n"), []byte("\r"))
+		b = bytes.ReplaceAll(b, []byte("\t"), []byte("    "))
+	}
 	var out [][]byte
 	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\r')
-		if i < 0 {
-			out = append(out, b)
-			break
-		}
-		if i > 0 {
-			out = append(out, b[:i])
-		}
-		out = append(out, []byte{'\r'})
-		b = b[i+1:]
+		n := keyLen(b, !paste)
+		out = append(out, b[:n])
+		b = b[n:]
 	}
 	return out
+}
+
+// keyLen is the length of the key at the start of b; help makes `?` a key.
+func keyLen(b []byte, help bool) int {
+	switch c := b[0]; {
+	case c == 0x1b:
+		if len(b) == 1 {
+			return 1
+		}
+		switch b[1] {
+		case '[':
+			// Parameter and intermediate bytes, then one final byte.
+			for i := 2; i < len(b); i++ {
+				if b[i] >= 0x40 && b[i] <= 0x7e {
+					return i + 1
+				}
+				if b[i] < 0x20 || b[i] > 0x7e {
+					return i // malformed: what follows is a key of its own
+				}
+			}
+			return len(b)
+		case 'O':
+			return min(3, len(b))
+		}
+		if b[1] < 0x20 || b[1] == 0x7f {
+			return 1
+		}
+		return 2
+	case c < 0x20 || c == 0x7f || help && c == '?':
+		return 1
+	}
+	i := 0
+	for i < len(b) && b[i] >= 0x20 && b[i] != 0x7f && b[i] != 0x1b && !(help && b[i] == '?') {
+		i++
+	}
+	return i
 }
 
 // begin readies the flags for a new line read.
