@@ -22,6 +22,19 @@ func main() {
 	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	busyPoll := fs.Duration("busy-poll", daemon.DefaultBusyPoll, "how long an event loop polls after its last events before it sleeps (0: sleep at once)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION]
+
+ltmd is openltm's daemon: it keeps the configuration (a bbolt store of
+numbered generations in the state directory), runs the virtual servers,
+monitors, persistence, iRules and the GSLB DNS server, and answers tmsh on
+a Unix socket. It runs in the foreground, logs to stderr and stops on
+SIGINT or SIGTERM; run it under a supervisor, or let tmsh start one.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if err == flag.ErrHelp {
 			os.Exit(0)

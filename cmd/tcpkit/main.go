@@ -43,61 +43,94 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
+// subcommands is what `tcpkit --help` lists: each tool, its usage, and
+// what it is for.
+var subcommands = []struct{ name, usage, what string }{
+	{"server", "-listen ADDR:PORT [-label S1] [-frame line|raw|length] [-echo] [-delay D] [-crash-after N] [-quiet]",
+		"a labelled TCP member: answers each message with \"S1 Response\" (or echoes it), slowly or crashing on purpose"},
+	{"client", "-connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw|length] [-size N] [-window N] [-summary]",
+		"a transaction client, synchronous or pipelined (-window), printing or checking each answer"},
+	{"load", "-connect ADDR:PORT [-clients N] [-size N] [-frame length|line|raw] [-window N] [-duration D]",
+		"the benchmark's load: messages per second over many synchronous clients"},
+	{"tuxedo", "--wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]",
+		"a Tuxedo server: the WSL names a WSH port, the WSH listeners answer with the label"},
+	{"tuxedo-client", "--wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]",
+		"the Tuxedo client's two connections: WSL, then the WSH it names"},
+	{"ldns", strings.TrimPrefix(ldnsUsage, "tcpkit ldns "),
+		"a local DNS server for GSLB tests: delayed answers to RTT probes per source; -ask queries the GSLB from its own address"},
+	{"http", "-listen ADDR:PORT [-label W1] [-v]",
+		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
+	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies]",
+		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},
+}
+
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: tcpkit server -listen ADDR:PORT [-label S1] [-frame line|raw|length] [-echo] [-delay D] [-crash-after N] [-quiet]")
-	fmt.Fprintln(w, "       tcpkit client -connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw|length] [-size N] [-window N] [-summary]")
-	fmt.Fprintln(w, "       tcpkit load -connect ADDR:PORT [-clients N] [-size N] [-frame length|line|raw] [-window N] [-duration D]")
-	fmt.Fprintln(w, "       tcpkit tuxedo --wsl ADDR:PORT --wsh-range LOW-HIGH [--label S1] [--announce ADDR]")
-	fmt.Fprintln(w, "       tcpkit tuxedo-client --wsl ADDR:PORT [--label C1] [--count N] [--hold [--linger D]]")
-	fmt.Fprintln(w, "       "+ldnsUsage)
-	fmt.Fprintln(w, "       tcpkit http -listen ADDR:PORT [-label W1] [-v]")
-	fmt.Fprintln(w, "       tcpkit gateway -connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies]")
+	fmt.Fprintln(w, "usage: tcpkit COMMAND [flags]   (tcpkit COMMAND -h lists a command's flags)")
+	fmt.Fprintln(w)
+	for _, c := range subcommands {
+		fmt.Fprintf(w, "  %s\n      %s\n      tcpkit %s %s\n", c.name, c.what, c.name, c.usage)
+	}
 }
 
 func main() {
-	if len(os.Args) < 2 {
-		usage(os.Stderr)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is tcpkit with its arguments and streams, returning the exit status:
+// 0, 1 for a failure, 2 for usage errors, 3 for a server that crashed on
+// purpose (-crash-after).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) < 1 {
+		usage(stderr)
+		return 2
+	}
 	var err error
-	switch os.Args[1] {
+	switch args[0] {
 	case "server":
-		err = serverMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = serverMain(ctx, args[1:], stdout, stderr)
 	case "client":
-		err = clientMain(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr)
+		err = clientMain(ctx, args[1:], stdin, stdout, stderr)
 	case "load":
-		err = loadMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = loadMain(ctx, args[1:], stdout, stderr)
 	case "tuxedo":
-		err = tuxedoMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = tuxedoMain(ctx, args[1:], stdout, stderr)
 	case "tuxedo-client":
-		err = tuxedoClientMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = tuxedoClientMain(ctx, args[1:], stdout, stderr)
 	case "ldns":
-		err = ldnsMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = ldnsMain(ctx, args[1:], stdout, stderr)
 	case "http":
-		err = httpMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = httpMain(ctx, args[1:], stdout, stderr)
 	case "gateway":
-		err = gatewayMain(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		err = gatewayMain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		usage(os.Stdout)
-		return
+		usage(stdout)
+		return 0
 	default:
-		usage(os.Stderr)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "tcpkit: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tcpkit:", err)
-		if errors.Is(err, errCrashed) {
-			os.Exit(3)
-		}
-		os.Exit(1)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // the flag set printed the command's flags
+	case errors.Is(err, errCrashed):
+		fmt.Fprintln(stderr, "tcpkit:", err)
+		return 3
+	case err != nil:
+		fmt.Fprintln(stderr, "tcpkit:", err)
+		return 1
 	}
+	return 0
 }
