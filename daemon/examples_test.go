@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The README's GSLB example (docs/examples/gslb) loads and answers as its
+// README says: resolvers of each ISP get that ISP's address.
+func TestGSLBExampleLoads(t *testing.T) {
+	dir := filepath.Join("..", "docs", "examples", "gslb")
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	g := quietGSLB(t)
+	stop, err := e.AttachGSLB(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := e.NewSession("admin").(*Session)
+	f, err := os.Open(filepath.Join(dir, "ltm.tmsh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for sc := bufio.NewScanner(f); sc.Scan(); {
+		if line := strings.TrimSpace(sc.Text()); line != "" {
+			if _, errText := run(t, s, line); errText != "" {
+				t.Fatalf("%s: %s", line, errText)
+			}
+		}
+	}
+	conf, err := filepath.Abs(filepath.Join(dir, "bigip_gtm.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errText := run(t, s, "load sys config merge file "+conf); errText != "" {
+		t.Fatal(errText)
+	}
+	for ldns, prefix := range map[string]string{"127.0.114.5": "127.0.112.", "127.0.115.5": "127.0.113."} {
+		if got := ask(t, g, "www.example.com", ldns); !strings.HasPrefix(got, prefix) {
+			t.Errorf("www.example.com asked from %s: %s, want %s*", ldns, got, prefix)
+		}
+	}
+}
