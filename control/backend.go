@@ -15,6 +15,15 @@ type Backend interface {
 	NewSession(user string) Session
 }
 
+// Committer is implemented by sessions that can say whether their last
+// Exec committed a configuration generation. The server reports it with
+// the command's result, so that a command interrupted after its change was
+// applied is not reported as if nothing happened.
+type Committer interface {
+	// LastCommitted is the generation the last Exec committed, 0 if none.
+	LastCommitted() uint64
+}
+
 // Session is one tmsh conversation: it carries the current folder, the
 // module context and an open cli transaction between commands, exactly as
 // one tmsh process does on a BIG-IP.

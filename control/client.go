@@ -24,6 +24,11 @@ var ErrNoDaemon = errors.New("no ltmd answers on the socket")
 // is gone; the shell should say so and stop.
 var ErrDisconnected = errors.New("connection to ltmd lost")
 
+// ErrOutcomeUnknown is wrapped (with ErrDisconnected) by Exec when the
+// connection broke after the command was sent and before its result came:
+// the daemon may have applied it or not, and only its history can tell.
+var ErrOutcomeUnknown = errors.New("the command's outcome is unknown")
+
 // CommandError is a command's failure as the daemon reported it; its text is
 // the user-facing message (e.g. an F5-style coded error). It is distinct
 // from transport errors so a batch can go on after it.
@@ -130,7 +135,7 @@ func (c *Client) Exec(ctx context.Context, line string, w io.Writer) error {
 	for {
 		var resp Response
 		if err := c.dec.Decode(&resp); err != nil {
-			return c.fail(err)
+			return fmt.Errorf("%w (%w)", c.fail(err), ErrOutcomeUnknown)
 		}
 		if resp.Out != "" && werr == nil {
 			if _, err := w.Write([]byte(resp.Out)); err != nil {
@@ -150,6 +155,9 @@ func (c *Client) Exec(ctx context.Context, line string, w io.Writer) error {
 			return werr
 		case resp.Err != "":
 			return &CommandError{Message: resp.Err}
+		case ctx.Err() != nil && resp.Committed != 0:
+			// Asked to stop too late: the change is in.
+			return &AppliedError{Generation: resp.Committed}
 		case ctx.Err() != nil:
 			// The command ended cleanly although asked to stop; report the
 			// interruption so a batch does not carry on as if nothing happened.
@@ -157,6 +165,18 @@ func (c *Client) Exec(ctx context.Context, line string, w io.Writer) error {
 		}
 		return nil
 	}
+}
+
+// AppliedError is what Exec returns for a command that was interrupted
+// after it had committed its change: the user pressed Ctrl-C, but the
+// configuration did change, and saying "interrupted" alone would be a lie.
+type AppliedError struct {
+	// Generation is the configuration generation the command committed.
+	Generation uint64
+}
+
+func (e *AppliedError) Error() string {
+	return fmt.Sprintf("interrupted too late: the change had already been applied (generation %d; see show sys config-history)", e.Generation)
 }
 
 // Prompt implements Session. When the connection is broken it returns the

@@ -44,4 +44,8 @@ type Response struct {
 	Prompt      *PromptState `json:"prompt,omitempty"`
 	Suggestions []Suggestion `json:"suggestions,omitempty"`
 	Version     int          `json:"version,omitempty"`
+	// Committed, on a Done response, is the configuration generation the
+	// command committed (0: none). A client that interrupted the command
+	// learns from it that the change was applied all the same.
+	Committed uint64 `json:"committed,omitempty"`
 }

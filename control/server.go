@@ -252,6 +252,9 @@ wait:
 	}
 	p := sess.Prompt()
 	resp := Response{Done: true, Prompt: &p}
+	if c, ok := sess.(Committer); ok {
+		resp.Committed = c.LastCommitted()
+	}
 	if execErr != nil {
 		resp.Err = execErr.Error()
 		if resp.Err == "" {

@@ -237,3 +237,24 @@ func TestInsideQuote(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C that comes after the change was committed must not claim the
+// command was stopped.
+func TestREPLInterruptAfterCommitSaysItWasApplied(t *testing.T) {
+	b := &controltest.Backend{Started: make(chan string, 4)}
+	sess := dialFake(t, b)
+	interrupts := make(chan struct{}, 1)
+	r := &scripted{lines: []Line{{Text: "commit-late 7"}}}
+	var out, errb bytes.Buffer
+	repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb, Interrupt: interrupts}
+	go func() {
+		<-b.Started
+		interrupts <- struct{}{}
+	}()
+	if err := repl.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errb.String(), "already been applied (generation 7") {
+		t.Fatalf("stderr %q", errb.String())
+	}
+}

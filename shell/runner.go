@@ -47,10 +47,19 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 	}
 	if err != nil {
 		r.failed = true
-		if errors.Is(err, control.ErrDisconnected) {
+		var applied *control.AppliedError
+		switch {
+		case errors.Is(err, control.ErrOutcomeUnknown):
 			r.lost = err
-		} else if ctx.Err() != nil {
-			// Whatever the daemon said about it, the user stopped it.
+			err = errors.New("connection to ltmd lost while this command ran; whether it took effect is unknown: see show sys config-history once ltmd answers again")
+		case errors.Is(err, control.ErrDisconnected):
+			r.lost = err
+			err = errors.New("connection to ltmd lost; this command was not sent")
+		case errors.As(err, &applied):
+			// Interrupted, but the change is in: say so.
+		case ctx.Err() != nil:
+			// Whatever the daemon said about it, the user stopped it; the
+			// daemon did not commit (it says so otherwise).
 			err = context.Canceled
 		}
 		r.report(where, err)

@@ -82,6 +82,15 @@ type Session struct {
 	module string
 	trans  bool
 	quit   bool
+	// committed is the generation the last Exec "committed" (commit-late).
+	committed uint64
+}
+
+// LastCommitted implements control.Committer.
+func (s *Session) LastCommitted() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.committed
 }
 
 // Exec implements control.Session. The first word picks the behaviour:
@@ -93,6 +102,9 @@ type Session struct {
 //	wait            writes "waiting\n", then blocks until Backend.Release
 //	                is closed or the command is cancelled
 //	forever         writes lines until a write fails or it is cancelled
+//	commit-late N   writes "committing\n", waits to be cancelled, then
+//	                reports generation N committed all the same (a change
+//	                that was applied although the user pressed Ctrl-C)
 //	panic           panics
 //	cd FOLDER       changes the folder
 //	ltm | exit      enters the ltm module / leaves it
@@ -115,7 +127,16 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	arg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), words[0]))
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.committed = 0
 	switch words[0] {
+	case "commit-late":
+		if _, err := io.WriteString(w, "committing\n"); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		s.committed, _ = strconv.ParseUint(arg, 10, 64)
+		return nil
+
 	case "echo":
 		_, err := fmt.Fprintln(w, arg)
 		return err

@@ -1,0 +1,95 @@
+package control_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/control/controltest"
+)
+
+// A daemon that dies after taking a command leaves its outcome unknown;
+// the client must say so rather than report a plain transport error.
+func TestExecOutcomeUnknownWhenTheDaemonDies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		r := bufio.NewReader(conn)
+		r.ReadString('\n') // hello
+		json.NewEncoder(conn).Encode(control.Response{Done: true, Version: control.ProtocolVersion, Prompt: &control.PromptState{}})
+		r.ReadString('\n') // the command: taken, then the daemon "dies"
+	}()
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.Exec(context.Background(), "create ltm pool p", io.Discard)
+	if !errors.Is(err, control.ErrDisconnected) || !errors.Is(err, control.ErrOutcomeUnknown) {
+		t.Fatalf("Exec = %v, want ErrDisconnected and ErrOutcomeUnknown", err)
+	}
+	// The next command is known not to have been sent.
+	err = c.Exec(context.Background(), "create ltm pool q", io.Discard)
+	if !errors.Is(err, control.ErrDisconnected) || errors.Is(err, control.ErrOutcomeUnknown) {
+		t.Fatalf("second Exec = %v, want ErrDisconnected alone", err)
+	}
+}
+
+// A command interrupted after it committed reports the generation.
+func TestExecInterruptedAfterCommit(t *testing.T) {
+	b := &controltest.Backend{Started: make(chan string, 1), Release: make(chan struct{})}
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := control.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go control.Serve(ctx, ln, b, nil)
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	execCtx, interrupt := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-b.Started:
+			interrupt()
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	err = c.Exec(execCtx, "commit-late 42", io.Discard)
+	var applied *control.AppliedError
+	if !errors.As(err, &applied) || applied.Generation != 42 {
+		t.Fatalf("Exec = %v, want an AppliedError for generation 42", err)
+	}
+	// Interrupted before anything was committed: plain cancellation.
+	execCtx, interrupt = context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-b.Started:
+			interrupt()
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	if err := c.Exec(execCtx, "wait", io.Discard); err == nil || errors.As(err, &applied) {
+		t.Fatalf("Exec(wait) = %v, want the interruption", err)
+	}
+}
