@@ -1,7 +1,11 @@
 // Package daemon is ltmd's engine: the one owner of every change. It runs
 // tmsh statements for sessions, commits each change as a new configuration
-// generation in the store, applies it to the dataplane, and answers shows.
-// control's server, cmd/ltmd and tests all call it the same way.
+// generation in the store, and answers shows. The runtimes that follow the
+// configuration (the dataplane, the GSLB, the iRules) take part in each
+// commit as hooks (hook_plane.go, hook_gslb.go, hook_rules.go): each
+// translates and compiles the new configuration once, in Prepare, and the
+// engine puts every prepared change in service, or none. control's server,
+// cmd/ltmd and tests all call it the same way.
 package daemon
 
 import (
