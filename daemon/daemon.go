@@ -1,7 +1,11 @@
 // Package daemon is ltmd's engine: the one owner of every change. It runs
 // tmsh statements for sessions, commits each change as a new configuration
-// generation in the store, applies it to the dataplane, and answers shows.
-// control's server, cmd/ltmd and tests all call it the same way.
+// generation in the store, and answers shows. The runtimes that follow the
+// configuration (the dataplane, the GSLB, the iRules) take part in each
+// commit as hooks (hook_plane.go, hook_gslb.go, hook_rules.go): each
+// translates and compiles the new configuration once, in Prepare, and the
+// engine puts every prepared change in service, or none. control's server,
+// cmd/ltmd and tests all call it the same way.
 package daemon
 
 import (
@@ -51,9 +55,6 @@ type Engine struct {
 
 	hooks []Hook
 
-	dmu   sync.Mutex // guards the dangling-reference memo below
-	dcfg  *objects.Config
-	dkeys map[string]bool
 	rules ruleCache
 	shows map[string]ShowFunc
 }
@@ -63,14 +64,45 @@ type state struct {
 	gen  uint64
 	cfg  *objects.Config
 	text string // cfg as saved text, to tell a change that changes nothing
+	// dangling are cfg's dangling references (Dangling keys): the next
+	// change may keep them, and need not walk cfg again to know them.
+	dangling map[string]bool
 }
 
-// Hook lets the runtime (the dataplane) take part in commits without the
-// engine knowing its internals: Check may refuse a configuration before it
-// is stored; Apply brings the runtime to a stored one.
+// Hook lets a runtime (the dataplane, the GSLB, the rules) take part in
+// commits without the engine knowing its internals. A commit runs in two
+// steps, so that the costly work is done once and nothing is half-applied:
+// Prepare does everything that can fail without touching the runtime
+// (translating and compiling new, refusing what cannot run) and returns
+// the result as a Change; once every hook has prepared, the engine commits
+// each Change, stores the generation, and aborts them all if any step
+// fails.
 type Hook interface {
-	Check(old, cfg *objects.Config, opts CommitOptions) error
-	Apply(old, new *objects.Config) error
+	// Prepare checks that new can run and readies it. old is the running
+	// configuration (nil when the hook is added), against which changes
+	// are judged: what old already had is not refused again. Prepare must
+	// not change what the runtime serves, and may run concurrently with
+	// another commit's Change (a verify does).
+	Prepare(old, new *objects.Config, opts CommitOptions) (Change, error)
+}
+
+// Change is one hook's prepared configuration, ready to be put in service.
+type Change interface {
+	// Commit puts the prepared configuration in service. On error the
+	// runtime is left as it was.
+	Commit() error
+	// Abort ends the change: before Commit (or after a failed one) it
+	// discards what Prepare made; after a successful Commit it brings the
+	// runtime back to the configuration it ran before.
+	Abort()
+}
+
+// abort ends changes in reverse order, so that what was committed last is
+// undone first.
+func abort(changes []Change) {
+	for i := len(changes) - 1; i >= 0; i-- {
+		changes[i].Abort()
+	}
 }
 
 // ConfigFile is the name `save sys config` writes in the state directory.
@@ -116,17 +148,24 @@ func Open(opts Options) (*Engine, error) {
 		gen = g.ID
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
-	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text()})
+	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
 	e.hooks = append(e.hooks, rulesHook{e})
 	return e, nil
 }
 
 // AddHook registers a runtime that follows every commit, and brings it to
-// the current configuration at once.
+// the current configuration at once. The configuration is already stored,
+// so what it holds that cannot run is left out (Lenient) rather than
+// refused.
 func (e *Engine) AddHook(h Hook) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := h.Apply(nil, e.cur.Load().cfg); err != nil {
+	c, err := h.Prepare(nil, e.cur.Load().cfg, CommitOptions{Lenient: true})
+	if err != nil {
+		return err
+	}
+	if err := c.Commit(); err != nil {
+		c.Abort()
 		return err
 	}
 	e.hooks = append(e.hooks, h)
@@ -180,39 +219,52 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 	if old.gen != base {
 		return 0, objects.Invalid("the configuration changed (generation %d is now running, the change was made against %d); run the command again", old.gen, base)
 	}
-	if err := e.dangling(old.cfg, cfg, opts); err != nil {
+	dangling, err := e.newDangling(old, cfg, opts)
+	if err != nil {
 		return 0, err
-	}
-	for _, h := range e.hooks {
-		if err := h.Check(old.cfg, cfg, opts); err != nil {
-			return 0, err
-		}
 	}
 	text := cfg.Text()
 	if text == old.text {
 		// Nothing changed (a modify to the values already set, a load of
-		// the running configuration): no new generation.
+		// the running configuration): no new generation. What runs now
+		// passed every hook when it was committed.
 		return old.gen, nil
 	}
-	// Apply before storing: what cannot run (an address that cannot be
-	// bound) is refused whole, and the runtime goes back if storing fails.
-	for i, h := range e.hooks {
-		if err := h.Apply(old.cfg, cfg); err != nil {
-			for _, prev := range e.hooks[:i] {
-				prev.Apply(cfg, old.cfg)
-			}
+	changes, err := prepare(e.hooks, old.cfg, cfg, opts)
+	if err != nil {
+		return 0, err
+	}
+	// Put in service before storing: what cannot run (an address that
+	// cannot be bound) is refused whole, and the runtime goes back if
+	// storing fails.
+	for _, c := range changes {
+		if err := c.Commit(); err != nil {
+			abort(changes)
 			return 0, err
 		}
 	}
 	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: text})
 	if err != nil {
-		for _, h := range e.hooks {
-			h.Apply(cfg, old.cfg)
-		}
+		abort(changes)
 		return 0, fmt.Errorf("storing the configuration: %w", err)
 	}
-	e.cur.Store(&state{gen: id, cfg: cfg, text: text})
+	e.cur.Store(&state{gen: id, cfg: cfg, text: text, dangling: dangling})
 	return id, nil
+}
+
+// prepare prepares cfg in every hook, in order; on the first refusal it
+// discards what the others prepared.
+func prepare(hooks []Hook, old, cfg *objects.Config, opts CommitOptions) ([]Change, error) {
+	changes := make([]Change, 0, len(hooks))
+	for _, h := range hooks {
+		c, err := h.Prepare(old, cfg, opts)
+		if err != nil {
+			abort(changes)
+			return nil, err
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
 }
 
 // CommitOptions adjust how strict a commit is.
@@ -233,27 +285,38 @@ func (e *Engine) check(cfg *objects.Config) error {
 	return cfg.Validate(e.schema)
 }
 
-// checkHooks asks every runtime whether cfg can run, without applying it.
+// checkHooks asks every runtime whether cfg can run, without applying it:
+// each prepares it, and the change is dropped.
 func (e *Engine) checkHooks(old, cfg *objects.Config, opts CommitOptions) error {
 	e.mu.Lock()
 	hooks := append([]Hook(nil), e.hooks...)
 	e.mu.Unlock()
-	for _, h := range hooks {
-		if err := h.Check(old, cfg, opts); err != nil {
-			return err
-		}
+	changes, err := prepare(hooks, old, cfg, opts)
+	if err != nil {
+		return err
 	}
+	abort(changes)
 	return nil
 }
 
 // dangling refuses new references to missing objects (or warns of them).
 func (e *Engine) dangling(old, cfg *objects.Config, opts CommitOptions) error {
-	had := e.danglingKeys(old)
+	cur := e.cur.Load()
+	if cur.cfg != old {
+		cur = &state{cfg: old, dangling: danglingKeys(e.schema, old)}
+	}
+	_, err := e.newDangling(cur, cfg, opts)
+	return err
+}
+
+// newDangling checks cfg's dangling references against those of the
+// running generation old, and returns them for the generation cfg becomes.
+func (e *Engine) newDangling(old *state, cfg *objects.Config, opts CommitOptions) (map[string]bool, error) {
 	now := map[string]bool{}
 	var first error
 	for _, d := range cfg.Dangling(e.schema) {
 		now[d.Key()] = true
-		if had[d.Key()] || first != nil {
+		if old.dangling[d.Key()] || first != nil {
 			continue
 		}
 		if !opts.Lenient {
@@ -265,30 +328,18 @@ func (e *Engine) dangling(old, cfg *objects.Config, opts CommitOptions) error {
 		}
 	}
 	if first != nil {
-		return first
+		return nil, first
 	}
-	e.dmu.Lock()
-	e.dcfg, e.dkeys = cfg, now // cfg is likely the next commit's old
-	e.dmu.Unlock()
-	return nil
+	return now, nil
 }
 
-// danglingKeys are cfg's dangling references, remembered for the last
-// configuration checked: a commit's old configuration is usually the one
-// the previous commit checked, so a commit walks references once, not twice.
-func (e *Engine) danglingKeys(cfg *objects.Config) map[string]bool {
+// danglingKeys are cfg's dangling references (none for a nil cfg).
+func danglingKeys(s *objects.Schema, cfg *objects.Config) map[string]bool {
+	keys := map[string]bool{}
 	if cfg == nil {
-		return nil
-	}
-	e.dmu.Lock()
-	if e.dcfg == cfg {
-		keys := e.dkeys
-		e.dmu.Unlock()
 		return keys
 	}
-	e.dmu.Unlock()
-	keys := map[string]bool{}
-	for _, d := range cfg.Dangling(e.schema) {
+	for _, d := range cfg.Dangling(s) {
 		keys[d.Key()] = true
 	}
 	return keys

@@ -126,20 +126,20 @@ func TestGSLBLoadKeepsDangling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	h := &gslbHook{e: e, s: g, dry: quietGSLB(t)}
+	h := &gslbHook{e: e, s: g}
 	cfg := gtmConfig(t, "gtm datacenter /Common/dc { }\ngtm pool a /Common/p { members { /Common/nope:v { } } }")
 	var warned []string
-	if err := h.Check(e.Config(), cfg, CommitOptions{Lenient: true, Warn: func(s string) { warned = append(warned, s) }}); err != nil {
+	if err := check(h, e.Config(), cfg, CommitOptions{Lenient: true, Warn: func(s string) { warned = append(warned, s) }}); err != nil {
 		t.Fatal(err)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "left out of GSLB decisions") {
 		t.Fatalf("warnings %q", warned)
 	}
-	if err := h.Check(e.Config(), cfg, CommitOptions{}); err == nil {
+	if err := check(h, e.Config(), cfg, CommitOptions{}); err == nil {
 		t.Fatal("a new dangling member was accepted outside a load")
 	}
 	// Already there before: kept without a word.
-	if err := h.Check(cfg, cfg, CommitOptions{}); err != nil {
+	if err := check(h, cfg, cfg, CommitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -169,7 +169,7 @@ func TestGSLBFedFromLTM(t *testing.T) {
 	e, p := openWithPlane(t, t.TempDir())
 	labelServer(t, "127.0.119.111:9000", "S1 Response")
 	g := quietGSLB(t)
-	h := &gslbHook{e: e, s: g, p: p, dry: quietGSLB(t)}
+	h := &gslbHook{e: e, s: g, p: p}
 	if err := e.AddHook(h); err != nil {
 		t.Fatal(err)
 	}

@@ -165,9 +165,17 @@ func TestTranslateSkipsVirtualsWithBrokenRules(t *testing.T) {
 		cfg  func() (*dataplane.Config, []string)
 		want string
 	}{
-		{"engine", func() (*dataplane.Config, []string) { return e.translate(cfg, false) }, "rule /Common/ok does not compile"},
+		{"engine", func() (*dataplane.Config, []string) { tr := e.translate(cfg); return tr.dc, tr.skipped }, "rule /Common/ok does not compile"},
 		{"standalone", func() (*dataplane.Config, []string) { return Translate(e.schema, cfg) }, "rule /Common/ok does not compile"},
-		{"running", func() (*dataplane.Config, []string) { return e.translate(e.Config(), true) }, ""},
+		{"running", func() (*dataplane.Config, []string) {
+			tr := e.translate(e.Config())
+			if v := tr.dc.Virtuals["/Common/vs"]; v == nil || v.Rules != nil {
+				t.Errorf("translating built the program before the translation runs: %+v", v)
+			}
+			undo := e.rules.rt.start(e.log, tr)
+			t.Cleanup(undo)
+			return tr.dc, tr.skipped
+		}, ""},
 	} {
 		dc, skipped := tc.cfg()
 		if tc.want == "" {

@@ -20,7 +20,7 @@ import (
 // programs built afresh on each call; the engine's own translation reuses
 // its compiled rules and running programs.
 func Translate(s *objects.Schema, cfg *objects.Config) (dc *dataplane.Config, skipped []string) {
-	return translate(s, cfg, &ruleBinder{run: true})
+	return translate(s, cfg, &ruleBinder{})
 }
 
 func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped []string) {
@@ -323,12 +323,10 @@ func (t *translator) virtual(o *objects.Object) {
 		v.Pool = p.Name
 	}
 	if rv := o.Get("rules"); rv != nil && len(rv.List) > 0 {
-		r, err := t.rules.attach(t.s, t.cfg, rv.List)
-		if err != nil {
+		if err := t.rules.attach(t.s, t.cfg, v, rv.List); err != nil {
 			t.skip(o, "%v", err)
 			return
 		}
-		v.Rules = r
 	}
 	if prof := t.profile(o, "ltm profile tcp", "ltm profile fastl4"); prof != nil {
 		switch it := t.cfg.EffectiveStr(prof, "idle-timeout"); it {

@@ -138,7 +138,7 @@ func TestTranslateGSLB(t *testing.T) {
 		}
 	}
 	// The translation compiles in the GSLB itself.
-	if err := gslb.New(gslb.Options{}).Apply(dryCopy(gc)); err != nil {
+	if err := gslb.Check(gc); err != nil {
 		t.Fatal(err)
 	}
 }

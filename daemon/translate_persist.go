@@ -113,12 +113,10 @@ func (t *translator) persistRule(o *objects.Object, v *dataplane.Virtual, profil
 			return true
 		}
 	}
-	r, err := t.rules.attach(t.s, t.cfg, append(names, ro.Name))
-	if err != nil {
+	if err := t.rules.attach(t.s, t.cfg, v, append(names, ro.Name)); err != nil {
 		t.skip(o, "persistence profile %s: %v", profile, err)
 		return false
 	}
-	v.Rules = r
 	return true
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
 )
 
 // openWithPlane opens an engine in dir with a running dataplane attached;
@@ -30,4 +31,14 @@ func readFile(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// check is what a verify asks of one hook: prepare, then drop the change.
+func check(h Hook, old, cfg *objects.Config, opts CommitOptions) error {
+	c, err := h.Prepare(old, cfg, opts)
+	if err != nil {
+		return err
+	}
+	c.Abort()
+	return nil
 }

@@ -4,8 +4,8 @@
 // and answers the static names of its zones like a plain DNS server.
 //
 // The daemon translates the `gtm` objects of each committed configuration
-// into a Config and hands it to Server.Apply; the package never reads the
-// object store. Runtime state (probe results, metrics fed by the LTM side,
+// into a Config, compiles it (Compile) and hands the Plan to
+// Server.ApplyPlan; the package never reads the object store. Runtime state (probe results, metrics fed by the LTM side,
 // the RTT table, LDNS persistence and counters) lives outside the Config,
 // keyed by object name, so it survives every Apply that keeps the object.
 package gslb
@@ -18,8 +18,8 @@ import (
 // Config is one fully resolved GTM configuration generation. References
 // are full paths (/Common/dc1) that resolve inside the same Config;
 // defaults are already filled in by the daemon, except where a field's
-// comment gives the meaning of its zero value. A Config handed to Apply
-// must not be modified afterwards.
+// comment gives the meaning of its zero value. A Config handed to Compile
+// or Apply must not be modified afterwards.
 type Config struct {
 	// Listeners are the `gtm listener` objects: where DNS is served.
 	Listeners []Listener

@@ -789,6 +789,13 @@ func TestApply(t *testing.T) {
 		{"duplicate alias", func(c *Config) {
 			c.WideIPs["/Common/other.example.com"] = &WideIP{Aliases: []string{"www.example.com"}}
 		}, "already"},
+		{"listener twice", func(c *Config) {
+			c.Listeners = append(c.Listeners, Listener{Name: "/Common/l2", Addr: listen, Protocol: "tcp"})
+		}, "tcp " + listen.String() + " is already a listener"},
+		{"bad ip-protocol", func(c *Config) {
+			c.Listeners = append(c.Listeners, Listener{Name: "/Common/l2", Addr: listen, Protocol: "sctp"})
+		}, `ip-protocol "sctp"`},
+		// Only binding tells: Check passes it.
 		{"listener in use", func(c *Config) {
 			c.Listeners = append(c.Listeners, Listener{Name: "/Common/l2", Addr: netip.AddrPortFrom(ldnsCNC, 1), Protocol: "udp"},
 				Listener{Name: "/Common/l3", Addr: netip.AddrPortFrom(netip.MustParseAddr("192.0.2.1"), 53), Protocol: "udp"})
@@ -800,6 +807,16 @@ func TestApply(t *testing.T) {
 		err := s.Apply(c)
 		if err == nil || !strings.Contains(err.Error(), b.msg) {
 			t.Errorf("%s: error %v, want one saying %q", b.name, err, b.msg)
+		}
+		cerr := Check(c)
+		if b.name == "listener in use" {
+			if cerr != nil {
+				t.Errorf("%s: Check says %v; only binding can tell", b.name, cerr)
+			}
+			continue
+		}
+		if cerr == nil || cerr.Error() != err.Error() {
+			t.Errorf("%s: Check says %v, Apply %v", b.name, cerr, err)
 		}
 	}
 	if got := s.ListenerAddrs(); strings.Join(got, ",") != strings.Join(before, ",") {
@@ -813,6 +830,45 @@ func TestApply(t *testing.T) {
 	queryNet(t, ldnsCNC, listen2, "tcp", wideName, dns.TypeA)
 	if _, err := gslbtest.Query(ldnsCNC, listen, "tcp", wideName, dns.TypeA, time.Second); err == nil {
 		t.Error("old listener still answers")
+	}
+}
+
+// A compiled plan goes in service once, with the runtime state of the
+// objects it keeps; compiling touches no server.
+func TestApplyPlan(t *testing.T) {
+	listen := freeAddr(t, "127.0.80.16")
+	s := newServer(t, testConfig(listen), Options{})
+	queryNet(t, ldnsCNC, listen, "udp", wideName, dns.TypeA)
+	cfg := testConfig(listen)
+	cfg.Pools["/Common/app_pool"].Mode = GlobalAvailability
+	pl, err := Compile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Still round robin: compiling changed nothing in service.
+	seen := map[netip.Addr]bool{}
+	for i := 0; i < 4; i++ {
+		for _, a := range gslbtest.Addrs(ask(t, s, ldnsCNC, wideName, dns.TypeA)) {
+			seen[a] = true
+		}
+	}
+	if len(seen) != 4 {
+		t.Fatalf("answers %v before the plan is applied, want the four in turn", seen)
+	}
+	before := s.WideIPs()[0].Requests
+	if err := s.ApplyPlan(pl); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if got := gslbtest.Addrs(ask(t, s, ldnsCNC, wideName, dns.TypeA)); len(got) != 1 || got[0] != bjCNC {
+			t.Fatalf("global-availability answer %v, want %v", got, bjCNC)
+		}
+	}
+	if got := s.WideIPs()[0].Requests; got != before+3 {
+		t.Errorf("requests %d, want the kept count %d plus 3", got, before)
+	}
+	if err := s.ApplyPlan(pl); err == nil || !strings.Contains(err.Error(), "compile the configuration again") {
+		t.Errorf("a plan applied twice: %v", err)
 	}
 }
 

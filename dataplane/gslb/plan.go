@@ -127,6 +127,8 @@ type plan struct {
 	topo     []*topoRec
 	regions  map[string]*Region
 	zones    []*zone // longest origin first
+	// listeners are the sockets the plan serves on.
+	listeners map[listenerKey]Listener
 }
 
 type wildName struct {
@@ -218,7 +220,7 @@ type wipPool struct {
 	ratio int
 }
 
-// runtime maps, owned by Server and passed to compile.
+// runtime maps, owned by Server; bind hands their entries to a plan.
 type runtimes struct {
 	vs      map[string]*vsRT
 	link    map[string]*linkRT
@@ -237,6 +239,31 @@ func getRT[T any](m map[string]*T, key string, touched map[any]bool) *T {
 	}
 	touched[r] = true
 	return r
+}
+
+// bind gives every object of p its runtime state from rt (made for the
+// objects that are new), marking what the plan uses so that prune can
+// drop the rest once p is in service. It is the only step of putting a
+// plan in service that reads runtime state, so compile stays pure.
+func (p *plan) bind(rt *runtimes) {
+	for _, k := range p.linkList {
+		k.rt = getRT(rt.link, k.name, rt.touched)
+	}
+	for _, h := range p.hostList {
+		h.rt = getRT(rt.host, h.name, rt.touched)
+		for _, v := range h.vss {
+			v.rt = getRT(rt.vs, v.name, rt.touched)
+		}
+	}
+	for _, pl := range p.poolList {
+		pl.rt = getRT(rt.pool, pl.name, rt.touched)
+		for _, m := range pl.members {
+			m.rt = getRT(rt.member, pl.name+" "+m.name, rt.touched)
+		}
+	}
+	for _, w := range p.wideIPs {
+		w.rt = getRT(rt.wideIP, w.path, rt.touched)
+	}
 }
 
 // prune drops the runtime state of objects the new plan no longer has.
@@ -325,9 +352,10 @@ func fqdn(s string) string {
 	return s
 }
 
-// compile checks cfg and builds its plan. Nothing in rt is removed; the
-// caller prunes after the plan is in service.
-func compile(cfg *Config, rt *runtimes) (*plan, error) {
+// compile checks cfg and builds its plan. It reads nothing but cfg: the
+// objects get their runtime state from bind when a Server puts the plan in
+// service.
+func compile(cfg *Config) (*plan, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -357,7 +385,7 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 		if d == nil {
 			return nil, fmt.Errorf("gtm link %s: datacenter %q does not exist", name, l.Datacenter)
 		}
-		k := &link{cfg: l, name: name, dc: d, rt: getRT(rt.link, name, rt.touched)}
+		k := &link{cfg: l, name: name, dc: d}
 		if l.Prober.IsValid() {
 			k.path = &probePath{name: name, kind: "link", src: l.Prober}
 		}
@@ -370,7 +398,7 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 		if d == nil {
 			return nil, fmt.Errorf("gtm server %s: datacenter %q does not exist", name, h.Datacenter)
 		}
-		hs := &host{cfg: h, name: name, dc: d, rt: getRT(rt.host, name, rt.touched)}
+		hs := &host{cfg: h, name: name, dc: d}
 		seen := map[string]bool{}
 		for _, v := range h.VirtualServers {
 			if seen[v.Name] {
@@ -378,7 +406,7 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 			}
 			seen[v.Name] = true
 			key := VSKey(name, v.Name)
-			x := &vs{cfg: v, name: key, host: hs, rt: getRT(rt.vs, key, rt.touched), addr: v.Destination.Addr().Unmap()}
+			x := &vs{cfg: v, name: key, host: hs, addr: v.Destination.Addr().Unmap()}
 			if !x.addr.IsValid() {
 				return nil, fmt.Errorf("gtm server %s: virtual server %s has no destination address", name, v.Name)
 			}
@@ -423,7 +451,6 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 		pl := &pool{
 			cfg:        pc,
 			name:       name,
-			rt:         getRT(rt.pool, name, rt.touched),
 			mode:       defMode(pc.Mode, RoundRobin),
 			alt:        defMode(pc.Alternate, RoundRobin),
 			fb:         defMode(pc.Fallback, ReturnToDNS),
@@ -447,7 +474,7 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 			if v == nil {
 				return nil, fmt.Errorf("gtm pool a %s: member %s: no such virtual server", name, key)
 			}
-			m := &member{cfg: mc, name: key, vs: v, pool: pl, rt: getRT(rt.member, name+" "+key, rt.touched), ratio: mc.Ratio}
+			m := &member{cfg: mc, name: key, vs: v, pool: pl, ratio: mc.Ratio}
 			if m.ratio <= 0 {
 				m.ratio = 1
 			}
@@ -463,7 +490,6 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 			cfg:        wc,
 			path:       name,
 			name:       DNSName(name),
-			rt:         getRT(rt.wideIP, name, rt.touched),
 			mode:       defMode(wc.PoolLBMode, RoundRobin),
 			persistTTL: wc.PersistTTL,
 			cidr4:      wc.PersistCIDR4,
@@ -532,7 +558,40 @@ func compile(cfg *Config, rt *runtimes) (*plan, error) {
 		return nil, err
 	}
 	p.zones = zs
+	ls, err := compileListeners(cfg.Listeners)
+	if err != nil {
+		return nil, err
+	}
+	p.listeners = ls
 	return p, nil
+}
+
+// compileListeners is what each enabled listener serves, by address and
+// protocol; an address and protocol listed twice is refused.
+func compileListeners(ls []Listener) (map[listenerKey]Listener, error) {
+	want := map[listenerKey]Listener{}
+	for _, l := range ls {
+		if l.Disabled {
+			continue
+		}
+		var protos []string
+		switch l.Protocol {
+		case "", "udp+tcp":
+			protos = []string{"udp", "tcp"}
+		case "udp", "tcp":
+			protos = []string{l.Protocol}
+		default:
+			return nil, fmt.Errorf("gtm listener %s: ip-protocol %q is not udp or tcp", l.Name, l.Protocol)
+		}
+		for _, proto := range protos {
+			k := listenerKey{netip.AddrPortFrom(l.Addr.Addr().Unmap(), l.Addr.Port()), proto}
+			if _, dup := want[k]; dup {
+				return nil, fmt.Errorf("gtm listener %s: %s %s is already a listener", l.Name, proto, k.addr)
+			}
+			want[k] = l
+		}
+	}
+	return want, nil
 }
 
 func sortedKeys[T any](m map[string]T) []string {

@@ -92,7 +92,8 @@ func New(opts Options) *Server {
 		rtt:     rttTable{m: map[netip.Prefix]*ldnsEntry{}},
 		persist: persistTable{m: map[persistKey]*persistRec{}},
 	}
-	empty, _ := compile(&Config{}, s.freshRT())
+	empty, _ := compile(&Config{})
+	empty.bind(s.freshRT())
 	s.plan.Store(empty)
 	s.goBackground(s.janitor)
 	return s
@@ -136,48 +137,70 @@ func (s *Server) janitor() {
 	}
 }
 
-// Apply puts cfg in service without a gap: listeners that stay are not
-// rebound, probes of unchanged virtual servers go on, and the RTT table,
-// persistence records, metrics and counters of objects that stay are
-// kept. On error nothing changes.
+// Plan is a Config checked and compiled, ready to be put in service by a
+// Server: compiling is the costly part of an Apply (every reference
+// resolved, topology sorted, zones parsed), so a caller that must refuse a
+// bad configuration before committing to it compiles once, keeps the Plan,
+// and hands it to ApplyPlan when the rest of its commit has succeeded.
+type Plan struct {
+	p *plan
+	// served is set once the plan has been in service: its objects then
+	// hold a Server's runtime state, which queries may still be reading.
+	served atomic.Bool
+}
+
+// Compile checks cfg as Apply would, without a Server: dangling
+// references, modes out of place, wide IP names given twice, zones that do
+// not parse, listeners listed twice. It binds and probes nothing; whether
+// a listener's address can be bound is only known to ApplyPlan. cfg must
+// not be modified afterwards.
+func Compile(cfg *Config) (*Plan, error) {
+	p, err := compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{p: p}, nil
+}
+
+// Check reports what Compile would refuse in cfg.
+func Check(cfg *Config) error {
+	_, err := compile(cfg)
+	return err
+}
+
+// Apply compiles cfg and puts it in service (Compile, then ApplyPlan).
+// On error nothing changes.
 func (s *Server) Apply(cfg *Config) error {
+	pl, err := Compile(cfg)
+	if err != nil {
+		return err
+	}
+	return s.ApplyPlan(pl)
+}
+
+// ApplyPlan puts a compiled configuration in service without a gap:
+// listeners that stay are not rebound, probes of unchanged virtual servers
+// go on, and the RTT table, persistence records, metrics and counters of
+// objects that stay are kept. A plan goes in service once: to return to
+// an earlier configuration, compile it again. On error (a listener address
+// that cannot be bound) nothing changes.
+func (s *Server) ApplyPlan(pl *Plan) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return errors.New("gslb: server closed")
 	}
+	if pl.served.Load() {
+		return errors.New("gslb: this plan has already been in service; compile the configuration again")
+	}
+	p := pl.p
 	s.rtMu.Lock()
 	rt := s.freshRT()
-	p, err := compile(cfg, rt)
+	p.bind(rt)
 	s.rtMu.Unlock()
-	if err != nil {
-		return err
-	}
 	// Bind what is new before anything else changes.
-	want := map[listenerKey]Listener{}
-	for _, l := range p.cfg.Listeners {
-		if l.Disabled {
-			continue
-		}
-		var protos []string
-		switch l.Protocol {
-		case "", "udp+tcp":
-			protos = []string{"udp", "tcp"}
-		case "udp", "tcp":
-			protos = []string{l.Protocol}
-		default:
-			return fmt.Errorf("gtm listener %s: ip-protocol %q is not udp or tcp", l.Name, l.Protocol)
-		}
-		for _, proto := range protos {
-			k := listenerKey{netip.AddrPortFrom(l.Addr.Addr().Unmap(), l.Addr.Port()), proto}
-			if _, dup := want[k]; dup {
-				return fmt.Errorf("gtm listener %s: %s %s is already a listener", l.Name, proto, k.addr)
-			}
-			want[k] = l
-		}
-	}
 	var fresh []*dnsListener
-	for k := range want {
+	for k := range p.listeners {
 		if s.listeners[k] != nil {
 			continue
 		}
@@ -190,12 +213,13 @@ func (s *Server) Apply(cfg *Config) error {
 		}
 		fresh = append(fresh, l)
 	}
+	pl.served.Store(true)
 	s.plan.Store(p)
 	for _, f := range fresh {
 		s.listeners[f.key] = f
 	}
 	for k, l := range s.listeners {
-		if _, ok := want[k]; !ok {
+		if _, ok := p.listeners[k]; !ok {
 			l.close()
 			delete(s.listeners, k)
 		}

@@ -59,14 +59,16 @@ func (c *ruleCache) prune(cfg *objects.Config, k *objects.Kind) {
 }
 
 // rulesHook refuses a commit whose iRules do not compile, naming the rule,
-// line and column, as BIG-IP refuses them when they are saved.
+// line and column, as BIG-IP refuses them when they are saved, and keeps
+// the engine's compiled rules to those of the running configuration.
 type rulesHook struct{ e *Engine }
 
-// Check implements Hook. A rule that does not compile is refused, unless
+// Prepare implements Hook. A rule that does not compile is refused, unless
 // it is loaded from a file (Lenient), where it is kept with a warning and
 // the virtual servers using it carry no traffic; a rule that already failed
-// in the running configuration does not block unrelated changes.
-func (h rulesHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
+// in the running configuration does not block unrelated changes. The rules
+// compiled here are those the dataplane's translation attaches.
+func (h rulesHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	k := h.e.schema.Kind("ltm rule")
 	for _, o := range cfg.Of(k) {
 		if _, err := h.e.rules.compile(o.Name, o.Str("definition")); err != nil {
@@ -74,21 +76,31 @@ func (h rulesHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
 				continue
 			}
 			if !opts.Lenient {
-				return err
+				return nil, err
 			}
 			if opts.Warn != nil {
 				opts.Warn(err.Error() + "; kept, and virtual servers using it carry no traffic until it compiles")
 			}
 		}
 	}
+	return rulesChange{h, cfg}, nil
+}
+
+// rulesChange drops, once cfg runs, the compiled rules it no longer has.
+type rulesChange struct {
+	h   rulesHook
+	cfg *objects.Config
+}
+
+// Commit implements Change.
+func (c rulesChange) Commit() error {
+	c.h.e.rules.prune(c.cfg, c.h.e.schema.Kind("ltm rule"))
 	return nil
 }
 
-// Apply implements Hook.
-func (h rulesHook) Apply(_, cfg *objects.Config) error {
-	h.e.rules.prune(cfg, h.e.schema.Kind("ltm rule"))
-	return nil
-}
+// Abort implements Change. The compile cache needs no undoing: a rule it
+// dropped is compiled again when a configuration has it.
+func (c rulesChange) Abort() {}
 
 // ruleRuntime is what the running iRules share across virtual servers: one
 // Env (the log, the data groups of the running configuration, the session
@@ -174,20 +186,24 @@ func (rt *ruleRuntime) keep(used map[string]bool) {
 	}
 }
 
-// setDataGroups makes the configuration's `ltm data-group internal`
-// objects what `class` commands see, from the next event on.
-func (rt *ruleRuntime) setDataGroups(log *slog.Logger, s *objects.Schema, cfg *objects.Config) {
-	rt.mu.Lock()
-	rt.environment(log)
-	rt.mu.Unlock()
-	m := dataGroups(log, s, cfg)
-	rt.dgs.Store(&m)
+// dataGroupSet is a configuration's internal data groups as `class`
+// commands see them, and those left out.
+type dataGroupSet struct {
+	m      map[string]*rules.DataGroup
+	unused []unusedDataGroup
+}
+
+// unusedDataGroup is a data group whose records do not fit its type.
+type unusedDataGroup struct {
+	name string
+	err  error
 }
 
 // dataGroups reads the internal data groups; one whose keys do not fit its
-// type is left out with a log line (class commands then say it is missing).
-func dataGroups(log *slog.Logger, s *objects.Schema, cfg *objects.Config) map[string]*rules.DataGroup {
-	out := map[string]*rules.DataGroup{}
+// type is left out (class commands then say it is missing), and logged
+// when the configuration goes in service.
+func dataGroups(s *objects.Schema, cfg *objects.Config) dataGroupSet {
+	out := dataGroupSet{m: map[string]*rules.DataGroup{}}
 	for _, o := range cfg.Of(s.Kind("ltm data-group internal")) {
 		typ := rules.DGString
 		switch cfg.EffectiveStr(o, "type") {
@@ -208,34 +224,41 @@ func dataGroups(log *slog.Logger, s *objects.Schema, cfg *objects.Config) map[st
 		}
 		dg, err := rules.NewDataGroup(o.Name, typ, recs)
 		if err != nil {
-			log.Warn("data group not usable by rules", "data-group", o.Name, "err", err)
+			out.unused = append(out.unused, unusedDataGroup{o.Name, err})
 			continue
 		}
-		out[o.Name] = dg
+		out.m[o.Name] = dg
 	}
 	return out
 }
 
-// ruleBinder attaches rules to virtual servers during one translation.
-// With run false it only checks that every rule exists and compiles (a
-// commit check must not run RULE_INIT); with run true it builds the
-// programs the dataplane runs. Without an engine (Translate) rules are
-// compiled and built afresh, with an Env of their own.
-type ruleBinder struct {
-	e    *Engine
-	run  bool
-	used map[string]bool
-	env  *rules.Env // standalone only
+// ruleList is one virtual's compiled rules, in list order, and the key
+// its program is shared under (every rule's name and text).
+type ruleList struct {
+	key  string
+	list []*rules.Rule
 }
 
-// attach returns the dataplane hook for a virtual's rule list.
-func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, names []string) (dataplane.Rules, error) {
+// ruleBinder attaches rules to virtual servers during one translation.
+// With an engine it compiles through the engine's cache and only records
+// each virtual's list: the programs are built (and RULE_INIT run) when the
+// translation goes in service, so translating for a check runs nothing.
+// Without an engine (Translate) rules are compiled and their programs
+// built at once, with an Env of their own.
+type ruleBinder struct {
+	e       *Engine
+	pending map[*dataplane.Virtual]ruleList
+	env     *rules.Env // standalone only
+}
+
+// attach gives v the rule list names, or says why it cannot have it.
+func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, names []string) error {
 	list := make([]*rules.Rule, 0, len(names))
 	var key strings.Builder
 	for _, n := range names {
 		o := cfg.Lookup(s, []string{"ltm rule"}, n)
 		if o == nil {
-			return nil, fmt.Errorf("rule %s does not exist", n)
+			return fmt.Errorf("rule %s does not exist", n)
 		}
 		def := o.Str("definition")
 		var r *rules.Rule
@@ -246,39 +269,87 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, names []stri
 			r, err = rules.Compile(o.Name, def)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("rule %s does not compile", o.Name)
+			return fmt.Errorf("rule %s does not compile", o.Name)
 		}
 		list = append(list, r)
 		key.WriteString(o.Name + "\x00" + def + "\x01")
 	}
-	if !b.run {
-		return nil, nil
+	if b.e != nil {
+		b.pending[v] = ruleList{key: key.String(), list: list}
+		return nil
 	}
-	if b.e == nil {
-		if b.env == nil {
-			b.env = &rules.Env{Log: func(f, l string) { logRule(slog.Default(), f, l) }}
-		}
-		p := rules.NewProgram(b.env, list...)
-		p.Init()
-		return dataplane.NewRules(p), nil
+	if b.env == nil {
+		b.env = &rules.Env{Log: func(f, l string) { logRule(slog.Default(), f, l) }}
 	}
-	k := key.String()
-	b.used[k] = true
-	return dataplane.NewRules(b.e.rules.rt.program(b.e.log, k, list)), nil
+	p := rules.NewProgram(b.env, list...)
+	p.Init()
+	v.Rules = dataplane.NewRules(p)
+	return nil
 }
 
-// translate is Translate with the engine's compiled rules: run false for a
-// commit check (rules must exist and compile, nothing runs), run true for
-// the configuration the dataplane is about to run (programs are built or
-// kept, RULE_INIT runs for new ones, data groups are refreshed).
-func (e *Engine) translate(cfg *objects.Config, run bool) (*dataplane.Config, []string) {
-	b := &ruleBinder{e: e, run: run, used: map[string]bool{}}
-	if run {
-		e.rules.rt.setDataGroups(e.log, e.schema, cfg)
-	}
+// ltmTranslation is one configuration translated for the dataplane, with
+// what its rules need to run: made once per commit, in the check, and put
+// in service as it is.
+type ltmTranslation struct {
+	dc      *dataplane.Config
+	skipped []string
+	// rules are the rule lists of dc's virtual servers, whose programs
+	// start builds.
+	rules map[*dataplane.Virtual]ruleList
+	dgs   dataGroupSet
+}
+
+// translate is Translate with the engine's compiled rules, and without
+// building programs or running anything: start does that when the
+// translation goes in service.
+func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
+	b := &ruleBinder{e: e, pending: map[*dataplane.Virtual]ruleList{}}
 	dc, skipped := translate(e.schema, cfg, b)
-	if run {
-		e.rules.rt.keep(b.used)
+	for v := range b.pending {
+		if dc.Virtuals[v.Name] != v {
+			delete(b.pending, v) // left out after its rules were attached
+		}
 	}
-	return dc, skipped
+	return &ltmTranslation{dc: dc, skipped: skipped, rules: b.pending, dgs: dataGroups(e.schema, cfg)}
+}
+
+// start readies the rules of a translation about to go in service: it
+// makes its data groups what `class` commands see, gives each virtual the
+// running program of its rule list (building it, and running its
+// RULE_INIT, when the list or a rule's text is new) and drops the
+// programs no virtual uses. The returned function puts the data groups
+// and programs back as they were, for a commit that is undone; the
+// programs it had dropped run their RULE_INIT again, as rules loaded
+// again do.
+func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func()) {
+	rt.mu.Lock()
+	rt.environment(log)
+	prevProgs := make(map[string]*rules.Program, len(rt.progs))
+	for k, p := range rt.progs {
+		prevProgs[k] = p
+	}
+	rt.mu.Unlock()
+	prevDGs := rt.dgs.Load()
+	for _, u := range tr.dgs.unused {
+		log.Warn("data group not usable by rules", "data-group", u.name, "err", u.err)
+	}
+	m := tr.dgs.m
+	rt.dgs.Store(&m)
+	used := make(map[string]bool, len(tr.rules))
+	for v, rl := range tr.rules {
+		v.Rules = dataplane.NewRules(rt.program(log, rl.key, rl.list))
+		used[rl.key] = true
+	}
+	rt.keep(used)
+	return func() {
+		rt.dgs.Store(prevDGs)
+		rt.mu.Lock()
+		rt.progs = prevProgs
+		rt.mu.Unlock()
+		for k, p := range prevProgs {
+			if !used[k] {
+				p.Init()
+			}
+		}
+	}
 }

@@ -23,13 +23,15 @@ type gslbHook struct {
 	e *Engine
 	s *gslb.Server
 	p *dataplane.Plane // nil: no LTM metrics to feed
-	// dry checks a configuration without serving it: it never has
-	// listeners or monitors, so compiling it there binds and probes
-	// nothing.
-	dry *gslb.Server
 
-	mu  sync.Mutex
-	cur *gslb.Config
+	mu sync.Mutex
+	// cfg is the configuration the server runs and cur its translation:
+	// the next change is judged against what it left out, the metrics
+	// feed follows its virtual servers, and an undone commit compiles it
+	// again.
+	cfg     *objects.Config
+	cur     *gslb.Config
+	skipped []string
 
 	feed    feedState
 	cancel  context.CancelFunc
@@ -44,9 +46,8 @@ type gslbHook struct {
 // throughput as the sum of its discovered virtual servers'. The returned
 // function stops the reporting; s itself is the caller's to close.
 func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), err error) {
-	h := &gslbHook{e: e, s: s, p: p, dry: gslb.New(gslb.Options{Logger: e.Logger()}), stopped: make(chan struct{})}
+	h := &gslbHook{e: e, s: s, p: p, stopped: make(chan struct{})}
 	if err := e.AddHook(h); err != nil {
-		h.dry.Close()
 		return nil, err
 	}
 	registerGSLBShows(e, s)
@@ -56,32 +57,40 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 	return func() {
 		cancel()
 		<-h.stopped
-		h.dry.Close()
 	}, nil
 }
 
-// translate is TranslateGSLB with the skipped objects logged.
-func (h *gslbHook) translate(cfg *objects.Config) (*gslb.Config, error) {
-	gc, skipped, err := TranslateGSLB(h.e.schema, cfg)
-	for _, s := range skipped {
-		h.e.log.Info("not in GSLB decisions", "object", s)
-	}
-	return gc, err
-}
-
-// Check implements Hook. An invalid gtm configuration (a value the GSLB
-// cannot act on, a mode out of place, two wide IPs with one name, a zone
-// that does not parse) is refused whole. An object left out because a
+// Prepare implements Hook: the commit's one translation and one
+// compilation of the gtm objects. An invalid gtm configuration (a value the
+// GSLB cannot act on, a mode out of place, two wide IPs with one name, a
+// zone that does not parse) is refused whole. An object left out because a
 // reference dangles is refused when a change adds it, and kept with a
-// warning when it comes from a loaded file, as for LTM objects.
-func (h *gslbHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
+// warning when it comes from a loaded file, as for LTM objects. At start
+// (old is nil) a stored configuration the server cannot run is logged and
+// the hook stays, so the next commit can fix it.
+func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	gc, skipped, err := TranslateGSLB(h.e.schema, cfg)
+	var plan *gslb.Plan
+	if err == nil {
+		if plan, err = gslb.Compile(gc); err != nil {
+			err = objects.Invalid("%s", oneLine(err))
+		}
+	}
 	if err != nil {
-		return err
+		if old == nil {
+			h.e.log.Error("the stored GSLB configuration could not be applied", "err", err)
+			return noChange{}, nil
+		}
+		return nil, err
 	}
 	had := map[string]bool{}
 	if old != nil {
-		_, prev, _ := TranslateGSLB(h.e.schema, old)
+		h.mu.Lock()
+		prev, known := h.skipped, h.cfg == old
+		h.mu.Unlock()
+		if !known {
+			_, prev, _ = TranslateGSLB(h.e.schema, old)
+		}
 		for _, s := range prev {
 			had[s] = true
 		}
@@ -91,56 +100,79 @@ func (h *gslbHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
 			continue
 		}
 		if !opts.Lenient {
-			return objects.Invalid("%s", s)
+			return nil, objects.Invalid("%s", s)
 		}
 		if opts.Warn != nil {
 			opts.Warn(s + "; kept, and left out of GSLB decisions")
 		}
 	}
-	if err := h.dry.Apply(dryCopy(gc)); err != nil {
-		return objects.Invalid("%s", oneLine(err))
-	}
-	return nil
+	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: skipped, plan: plan}, nil
 }
 
-// dryCopy is gc without what would bind sockets or start probes.
-func dryCopy(gc *gslb.Config) *gslb.Config {
-	c := *gc
-	c.Listeners = nil
-	c.Servers = make(map[string]*gslb.Host, len(gc.Servers))
-	for name, h := range gc.Servers {
-		hc := *h
-		hc.VirtualServers = nil
-		for _, v := range h.VirtualServers {
-			vc := *v
-			vc.Monitor = gslb.Monitor{}
-			hc.VirtualServers = append(hc.VirtualServers, &vc)
-		}
-		c.Servers[name] = &hc
-	}
-	return &c
+// gslbChange is a compiled gtm configuration for the server.
+type gslbChange struct {
+	h       *gslbHook
+	start   bool // the hook is being added
+	cfg     *objects.Config
+	gc      *gslb.Config
+	skipped []string
+	plan    *gslb.Plan
+
+	// Set by Commit, for Abort to go back.
+	done    bool
+	prevCfg *objects.Config
+	prevGC  *gslb.Config
+	prevSkp []string
 }
 
-// Apply implements Hook. At start (old is nil) a stored configuration the
-// server cannot run (a listener address taken) is logged and the hook
-// stays, so the next commit can fix it.
-func (h *gslbHook) Apply(old, cfg *objects.Config) error {
-	gc, err := h.translate(cfg)
-	if err == nil {
-		err = h.s.Apply(gc)
-	}
-	if err != nil {
-		if old == nil {
+// Commit implements Change. At start, a configuration the server cannot
+// run (a listener address taken) is logged and the hook stays.
+func (c *gslbChange) Commit() error {
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.s.ApplyPlan(c.plan); err != nil {
+		if c.start {
 			h.e.log.Error("the stored GSLB configuration could not be applied", "err", err)
 			return nil
 		}
 		return objects.Invalid("%s", oneLine(err))
 	}
-	h.mu.Lock()
-	h.cur = gc
-	h.mu.Unlock()
+	for _, s := range c.skipped {
+		h.e.log.Info("not in GSLB decisions", "object", s)
+	}
+	c.done, c.prevCfg, c.prevGC, c.prevSkp = true, h.cfg, h.cur, h.skipped
+	h.cfg, h.cur, h.skipped = c.cfg, c.gc, c.skipped
 	return nil
 }
+
+// Abort implements Change: after Commit, the server goes back to the
+// configuration it ran before, compiled again (a plan goes in service
+// once); going back is for a commit that failed to store, rare enough
+// not to keep a second plan for.
+func (c *gslbChange) Abort() {
+	if !c.done {
+		return
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	prev := c.prevGC
+	if prev == nil {
+		prev = &gslb.Config{}
+	}
+	if err := h.s.Apply(prev); err != nil {
+		h.e.log.Error("the GSLB could not go back to the running configuration", "err", err)
+	}
+	h.cfg, h.cur, h.skipped = c.prevCfg, c.prevGC, c.prevSkp
+	c.done = false
+}
+
+// noChange is a Change with nothing to do.
+type noChange struct{}
+
+func (noChange) Commit() error { return nil }
+func (noChange) Abort()        {}
 
 func (h *gslbHook) config() *gslb.Config {
 	h.mu.Lock()

@@ -1,0 +1,155 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// planeHook keeps a dataplane in step with the committed configuration.
+type planeHook struct {
+	e *Engine
+	p *dataplane.Plane
+
+	mu sync.Mutex
+	// cfg is the configuration the plane runs and tr its translation: the
+	// next change is judged against what it left out, without translating
+	// it again.
+	cfg *objects.Config
+	tr  *ltmTranslation
+}
+
+// AttachDataplane makes p follow every commit, starting with the running
+// configuration, and answers the runtime shows from it.
+func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
+	h := &planeHook{e: e, p: p}
+	if err := e.AddHook(h); err != nil {
+		return err
+	}
+	registerShows(e, p)
+	return nil
+}
+
+// running is what the plane runs now.
+func (h *planeHook) running() (*objects.Config, *ltmTranslation) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfg, h.tr
+}
+
+// Prepare implements Hook: it translates cfg, the one translation of the
+// commit. What the dataplane cannot run at all (a wildcard port, a
+// reference that dangles) is left out of the translation; a change that
+// adds such an object is refused, unless it comes from a loaded file,
+// where it is kept with a warning. What is left must pass the dataplane's
+// own check (a destination used twice, an unbindable address).
+func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
+	tr := h.e.translate(cfg)
+	had := map[string]bool{}
+	if old != nil {
+		// old is the running configuration but for a verify racing a
+		// commit, or a hook whose start failed.
+		runCfg, runTr := h.running()
+		var skipped []string
+		if runCfg == old {
+			skipped = runTr.skipped
+		} else {
+			skipped = h.e.translate(old).skipped
+		}
+		for _, s := range skipped {
+			had[s] = true
+		}
+	}
+	for _, s := range tr.skipped {
+		if had[s] || strings.Contains(s, "does not exist") {
+			continue // dangling references are reported by the engine
+		}
+		if !opts.Lenient {
+			return nil, objects.Invalid("%s", s)
+		}
+		if opts.Warn != nil {
+			opts.Warn(s + "; kept, and it carries no traffic")
+		}
+	}
+	if err := dataplane.Check(tr.dc); err != nil {
+		return nil, objects.Invalid("%s", oneLine(err))
+	}
+	return &planeChange{h: h, cfg: cfg, tr: tr}, nil
+}
+
+// planeChange is a translated configuration for the plane.
+type planeChange struct {
+	h   *planeHook
+	cfg *objects.Config
+	tr  *ltmTranslation
+
+	// Set by Commit, for Abort to go back.
+	done      bool
+	prevCfg   *objects.Config
+	prevTr    *ltmTranslation
+	undoRules func()
+}
+
+// Commit implements Change: the rules get their programs, then the plane
+// swaps to the translation.
+func (c *planeChange) Commit() error {
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	undo := h.e.rules.rt.start(h.e.log, c.tr)
+	var last *dataplane.Config
+	if h.tr != nil {
+		last = h.tr.dc
+	}
+	if err := h.p.Apply(last, c.tr.dc); err != nil {
+		undo()
+		return objects.Invalid("%s", oneLine(err))
+	}
+	for _, s := range c.tr.skipped {
+		h.e.log.Info("not carrying traffic", "object", s)
+	}
+	c.done, c.prevCfg, c.prevTr, c.undoRules = true, h.cfg, h.tr, undo
+	h.cfg, h.tr = c.cfg, c.tr
+	return nil
+}
+
+// Abort implements Change: after Commit, the plane goes back to the
+// translation it ran before, with its programs and data groups.
+func (c *planeChange) Abort() {
+	if !c.done {
+		return
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var prev *dataplane.Config
+	if c.prevTr != nil {
+		prev = c.prevTr.dc
+	}
+	if err := h.p.Apply(c.tr.dc, prev); err != nil {
+		h.e.log.Error("the dataplane could not go back to the running configuration", "err", err)
+	}
+	c.undoRules()
+	h.cfg, h.tr = c.prevCfg, c.prevTr
+	c.done = false
+}
+
+// oneLine joins a multi-error into one message line.
+func oneLine(err error) string {
+	var j interface{ Unwrap() []error }
+	if errors.As(err, &j) {
+		s := ""
+		for i, e := range j.Unwrap() {
+			if i > 0 {
+				s += "; "
+			}
+			s += e.Error()
+		}
+		return s
+	}
+	return fmt.Sprint(err)
+}
