@@ -20,6 +20,7 @@ var (
 func commandTable() *tcl.Commands {
 	tableOnce.Do(func() {
 		t := tcl.NewCommands()
+		t.Lenient = true
 		for n := range disabledTcl {
 			t.Remove(n)
 		}
@@ -33,6 +34,14 @@ func commandTable() *tcl.Commands {
 		}).Compile = func(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
 		t.Register("priority", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("priority is only allowed at the top level of a rule")
+		})
+		// timing on|off turns BIG-IP's per-event cycle counters on or off;
+		// openltm keeps no such counters and accepts it.
+		t.Register("timing", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			if len(args) != 2 || (args[1].String() != "on" && args[1].String() != "off") {
+				return tcl.Empty, tcl.WrongArgs("timing on|off")
+			}
+			return tcl.Empty, nil
 		})
 		t.Register("call", cmdCall)
 		t.Register("event", cmdEvent)

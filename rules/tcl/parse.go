@@ -226,7 +226,7 @@ func (p *parser) parseWord(inBracket bool) (word, error) {
 	switch p.s[p.pos] {
 	case '{':
 		w, err = p.parseBraced()
-		if err == nil && !p.atWordEnd(inBracket) {
+		if err == nil && !p.atWordEnd(inBracket) && !(p.c.cmds.Lenient && p.s[p.pos] == '{') {
 			err = p.errAt(p.pos, "extra characters after close-brace")
 		}
 	case '"':
