@@ -61,6 +61,8 @@ func commandTable() *tcl.Commands {
 		t.Register("persist", cmdPersist)
 		t.Register("class", cmdClass)
 		t.Register("table", cmdTable)
+		registerUtil(t)
+		// registerHTTP(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
@@ -83,20 +85,38 @@ func scriptLast(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
 // refHook records a literal object name at word i for configuration checks.
 func refHook(kind string, i int) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
-		refs, ok := c.Context().(*[]Ref)
+		r, ok := c.Context().(*Rule)
 		if !ok {
 			return nil
 		}
 		if name, lit := c.Literal(i); lit && name != "" {
 			line, col := c.Pos(i)
-			*refs = append(*refs, Ref{Kind: kind, Name: name, Line: line, Col: col})
+			r.refs = append(r.refs, Ref{Kind: kind, Name: name, Line: line, Col: col})
 		}
 		return nil
 	}
 }
 
-func compileWithRefs(t *tcl.Commands, check func(string, *tcl.Source, int) error, name, body string, refs *[]Ref) (*tcl.Script, error) {
-	return tcl.CompileContext(t, check, refs, name, body)
+// compileRule compiles a rule's text; command hooks reach the rule through
+// the compiler's context to record references and unsupported uses.
+func compileRule(t *tcl.Commands, check func(string, *tcl.Source, int) error, r *Rule, body string) (*tcl.Script, error) {
+	return tcl.CompileContext(t, check, r, r.Name, body)
+}
+
+// unsupportedHook marks a rule as not acted on when a literal word of a
+// command selects a form openltm does not implement yet.
+func unsupportedHook(word int, value, name string) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		r, ok := c.Context().(*Rule)
+		if !ok {
+			return nil
+		}
+		if v, lit := c.Literal(word); lit && v == value {
+			line, col := c.Pos(word)
+			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: name, Line: line, Col: col})
+		}
+		return nil
+	}
 }
 
 // sess returns the session and its connection, refusing commands that need

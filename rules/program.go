@@ -165,6 +165,9 @@ type Session struct {
 	cur      *Handler
 	curIdx   int
 	side     Side
+	// searches are the open class startsearch positions.
+	searches  map[string]int
+	searchSeq int
 }
 
 // NewSession starts the rule state for a connection. Sessions are pooled;
@@ -186,6 +189,8 @@ func (p *Program) NewSession(c Conn) *Session {
 func (s *Session) Release() {
 	s.in.ResetVars()
 	clear(s.disabled)
+	clear(s.searches)
+	s.searchSeq = 0
 	s.conn = nil
 	s.cur = nil
 	s.prog.pool.Put(s)

@@ -199,7 +199,6 @@ func (e *CompileError) Error() string {
 // caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
 	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}}
-	refs := &r.refs
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)
 		if IsF5Command(cmd) {
@@ -209,7 +208,7 @@ func Compile(name, body string) (*Rule, error) {
 		return &CompileError{Rule: r.Name, Line: line, Col: col, Msg: unknownCommandMsg(cmd)}
 	}
 	tbl := commandTable()
-	sc, err := compileWithRefs(tbl, check, r.Name, body, refs)
+	sc, err := compileRule(tbl, check, r, body)
 	if err != nil {
 		if se, ok := err.(*tcl.SyntaxError); ok {
 			return nil, &CompileError{Rule: r.Name, Line: se.Line, Col: se.Col, Msg: se.Msg}
