@@ -62,7 +62,7 @@ func commandTable() *tcl.Commands {
 		t.Register("class", cmdClass)
 		t.Register("table", cmdTable)
 		registerUtil(t)
-		// registerHTTP(t)
+		registerHTTP(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

@@ -239,7 +239,14 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	data := c.Payload(s.side)
+	return payloadCmd(c, s.side, "TCP::payload", args)
+}
+
+// payloadCmd reads or replaces collected data: ?offset? ?length? | length
+// | replace offset length data (TCP::payload, HTTP::payload).
+func payloadCmd(c Conn, side Side, name string, args []tcl.Value) (tcl.Value, error) {
+	var err error
+	data := c.Payload(side)
 	a := args[1:]
 	if len(a) == 0 {
 		return tcl.Bytes(data), nil
@@ -249,14 +256,14 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Int(int64(len(data))), nil
 	case "replace":
 		if len(a) != 4 {
-			return tcl.Empty, tcl.WrongArgs("TCP::payload replace offset length data")
+			return tcl.Empty, tcl.WrongArgs(name + " replace offset length data")
 		}
 		off, err1 := a[1].Int64()
 		n, err2 := a[2].Int64()
 		if err1 != nil || err2 != nil || off < 0 || n < 0 || int(off) > len(data) {
-			return tcl.Empty, tcl.Errorf("TCP::payload replace: bad offset or length (payload is %d bytes)", len(data))
+			return tcl.Empty, tcl.Errorf("%s replace: bad offset or length (payload is %d bytes)", name, len(data))
 		}
-		return tcl.Empty, tclErr(c.ReplacePayload(s.side, int(off), int(n), tcl.BytesOf(a[3])))
+		return tcl.Empty, tclErr(c.ReplacePayload(side, int(off), int(n), tcl.BytesOf(a[3])))
 	}
 	off, size := int64(0), int64(0)
 	if len(a) == 1 {
@@ -267,10 +274,10 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			size, err = a[1].Int64()
 		}
 	} else {
-		return tcl.Empty, tcl.WrongArgs("TCP::payload ?offset? ?length? | length | replace offset length data")
+		return tcl.Empty, tcl.WrongArgs(name + " ?offset? ?length? | length | replace offset length data")
 	}
 	if err != nil || off < 0 || size < 0 {
-		return tcl.Empty, tcl.Errorf("TCP::payload: expected length, offset length, \"length\" or \"replace\"")
+		return tcl.Empty, tcl.Errorf("%s: expected length, offset length, \"length\" or \"replace\"", name)
 	}
 	if int(off) >= len(data) {
 		return tcl.Empty, nil

@@ -168,6 +168,9 @@ type Session struct {
 	// searches are the open class startsearch positions.
 	searches  map[string]int
 	searchSeq int
+	// respondedTo is the number of the request a rule answered with
+	// HTTP::respond or HTTP::redirect (0: none).
+	respondedTo int
 }
 
 // NewSession starts the rule state for a connection. Sessions are pooled;
@@ -191,6 +194,7 @@ func (s *Session) Release() {
 	clear(s.disabled)
 	clear(s.searches)
 	s.searchSeq = 0
+	s.respondedTo = 0
 	s.conn = nil
 	s.cur = nil
 	s.prog.pool.Put(s)
