@@ -146,19 +146,30 @@ var ErrNoHead = errors.New("rules: no complete HTTP head")
 // unless response is set). Only the head is copied; b may hold the body or
 // more. It fails on a malformed head, leaving h empty.
 func (h *HTTPHead) Reset(b []byte, response bool) error {
+	var head httpx.Head
+	var err error
+	if response {
+		head, err = httpx.ParseResponse(b)
+	} else {
+		head, err = httpx.ParseRequest(b)
+	}
+	if err != nil {
+		h.data, h.fields, h.head, h.edited = h.data[:0], h.fields[:0], httpx.Head{}, false
+		return err
+	}
+	h.ResetParsed(b, &head, response)
+	return nil
+}
+
+// ResetParsed is Reset for a head the dataplane's framer has already
+// parsed (httpx.RequestFramer.Last, ResponseFramer.Last): b starts with
+// the head that head describes. It does not parse again and, once h's
+// buffers have grown to the size of the heads seen, allocates nothing.
+func (h *HTTPHead) ResetParsed(b []byte, head *httpx.Head, response bool) {
 	h.data = h.data[:0]
 	h.fields = h.fields[:0]
 	h.startEdit, h.edited, h.response = false, false, response
-	var err error
-	if response {
-		h.head, err = httpx.ParseResponse(b)
-	} else {
-		h.head, err = httpx.ParseRequest(b)
-	}
-	if err != nil {
-		h.head = httpx.Head{}
-		return err
-	}
+	h.head = *head
 	h.data = append(h.data, b[:h.head.HeaderEnd]...)
 	d := h.data
 	le := bytes.IndexByte(d, '\n')
@@ -195,7 +206,6 @@ func (h *HTTPHead) Reset(b []byte, response bool) error {
 		})
 		return true
 	})
-	return nil
 }
 
 // Head returns the framing facts of the message as it arrived.
