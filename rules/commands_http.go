@@ -157,7 +157,7 @@ func httpConn(in *tcl.Interp, cmd string) (*Session, HTTPConn, error) {
 // whose head HTTP:: commands then read and edit.
 func (s *Session) responseEvent() bool {
 	switch s.event {
-	case HTTPResponse, HTTPResponseData, HTTPResponseContinue:
+	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease:
 		return true
 	}
 	return false
@@ -540,6 +540,8 @@ func cmdHTTPCookie(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	case "insert":
 		return tcl.Empty, cookieInsert(h, a)
+	case "attribute":
+		return cookieAttribute(h, a)
 	case "value":
 		if len(a) == 0 || len(a) > 2 {
 			return tcl.Empty, tcl.WrongArgs("HTTP::cookie value name ?value?")
@@ -561,6 +563,49 @@ func cmdHTTPCookie(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, tcl.Errorf("bad HTTP::cookie option %q: must be names, count, exists, value, insert, remove, path, domain, version, expires, maxage, comment, commenturl, secure, httponly or a cookie name", sub)
 	}
 	return cookieValue(h, args[1:])
+}
+
+// cookieAttribute: HTTP::cookie attribute NAME names | value ATTR |
+// exists ATTR | insert ATTR ?VALUE? | remove ATTR, on Set-Cookie fields.
+func cookieAttribute(h *HTTPHead, a []tcl.Value) (tcl.Value, error) {
+	usage := "HTTP::cookie attribute name names | value attr | exists attr | insert attr ?value? | remove attr"
+	if len(a) < 2 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if !h.IsResponse() {
+		return tcl.Empty, tcl.Errorf("HTTP::cookie attribute: cookie attributes are only in responses (Set-Cookie)")
+	}
+	name, op := a[0].String(), a[1].String()
+	switch {
+	case op == "names" && len(a) == 2:
+		names, _ := h.CookieAttrNames(name)
+		out := make([]tcl.Value, len(names))
+		for i, n := range names {
+			out[i] = tcl.Str(n)
+		}
+		return tcl.List(out...), nil
+	case op == "value" && len(a) == 3:
+		v, _, _ := h.CookieAttr(name, a[2].String())
+		return tcl.Str(v), nil
+	case op == "exists" && len(a) == 3:
+		_, present, _ := h.CookieAttr(name, a[2].String())
+		return tcl.Bool(present), nil
+	case op == "remove" && len(a) == 3:
+		h.SetCookieAttr(name, a[2].String(), "", false, true)
+		return tcl.Empty, nil
+	case op == "insert" && (len(a) == 3 || len(a) == 4):
+		attr := a[2].String()
+		v := ""
+		if len(a) == 4 {
+			v = a[3].String()
+		}
+		if attr == "" || strings.ContainsAny(attr, "\r\n;= ") || strings.ContainsAny(v, "\r\n;") {
+			return tcl.Empty, tcl.Errorf("HTTP::cookie attribute insert: bad attribute %q", attr+"="+v)
+		}
+		h.AddCookieAttr(name, attr, v, len(a) == 3)
+		return tcl.Empty, nil
+	}
+	return tcl.Empty, tcl.WrongArgs(usage)
 }
 
 func cookieValue(h *HTTPHead, a []tcl.Value) (tcl.Value, error) {

@@ -270,3 +270,28 @@ func (h *HTTPHead) CookieAttr(name, attr string) (value string, present, found b
 func (h *HTTPHead) SetCookieAttr(name, attr, value string, bare, del bool) bool {
 	return h.editCookies(name, func(c *setCookie) { c.setAttr(attr, value, bare, del) }, func(*cookiePair) bool { return true })
 }
+
+// CookieAttrNames lists the attribute names of the response cookie called
+// name, in order.
+func (h *HTTPHead) CookieAttrNames(name string) (names []string, found bool) {
+	h.eachCookieField(func(i int, v []byte) bool {
+		if c := parseSetCookie(v); c.name == name {
+			for _, a := range c.attrs {
+				names = append(names, a.name)
+			}
+			found = true
+			return false
+		}
+		return true
+	})
+	return names, found
+}
+
+// AddCookieAttr appends an attribute to the response cookies called name,
+// even when one of that name is already there; bare writes a flag.
+func (h *HTTPHead) AddCookieAttr(name, attr, value string, bare bool) bool {
+	return h.editCookies(name, func(c *setCookie) {
+		c.attrs = append(c.attrs, cookiePair{attr, value})
+		c.bare = append(c.bare, bare)
+	}, func(*cookiePair) bool { return true })
+}

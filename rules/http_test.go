@@ -127,6 +127,10 @@ func TestHTTPReads(t *testing.T) {
 		{HTTPResponse, "HTTP::cookie expires pref", "Wed, 21 Oct 2026 07:28:00 GMT"},
 		{HTTPResponse, "HTTP::cookie version sid", "0"},
 		{HTTPResponse, "HTTP::header count", "4"},
+		{HTTPResponse, "HTTP::cookie attribute sid names", "Path HttpOnly"},
+		{HTTPResponse, "HTTP::cookie attribute pref value domain", "example.com"},
+		{HTTPResponse, "HTTP::cookie attribute sid exists httponly", "1"},
+		{HTTPResponseRelease, "HTTP::cookie attribute sid exists SameSite", "0"},
 		{HTTPRequestSend, "HTTP::header Accept", "*/*"},
 		{LBSelected, "HTTP::path", "/app/v1/items.json"},
 	}
@@ -167,6 +171,8 @@ func TestHTTPEdits(t *testing.T) {
 			"HTTP/1.1 302 Found\r\nSet-Cookie: sid=xyz; Path=/app; Secure\r\nContent-Length: 0\r\nSet-Cookie: n=v; path=/; domain=example.com; Version=1\r\n\r\n"},
 		{"response header", HTTPResponse, "HTTP::header insert Strict-Transport-Security {max-age=31536000}; HTTP::header replace Location https://www.example.com/login; HTTP::header remove Set-Cookie",
 			"HTTP/1.1 302 Found\r\nLocation: https://www.example.com/login\r\nContent-Length: 0\r\nStrict-Transport-Security: max-age=31536000\r\n\r\n"},
+		{"cookie attribute", HTTPResponseRelease, "foreach c [HTTP::cookie names] { HTTP::cookie attribute $c remove samesite; HTTP::cookie attribute $c insert SameSite None; HTTP::cookie secure $c enable }; HTTP::cookie attribute pref insert Partitioned; HTTP::header sanitize Set-Cookie",
+			"HTTP/1.1 302 Found\r\nSet-Cookie: sid=xyz; Path=/; HttpOnly; SameSite=None; Secure\r\nSet-Cookie: pref=1; Domain=example.com; Expires=Wed, 21 Oct 2026 07:28:00 GMT; SameSite=None; Secure; Partitioned\r\nContent-Length: 0\r\n\r\n"},
 		{"cookie expires", HTTPResponse, "HTTP::cookie expires sid 0 absolute; HTTP::header sanitize Set-Cookie",
 			"HTTP/1.1 302 Found\r\nSet-Cookie: sid=xyz; Path=/; HttpOnly; Expires=Thu, 01 Jan 1970 00:00:00 GMT\r\nSet-Cookie: pref=1; Domain=example.com; Expires=Wed, 21 Oct 2026 07:28:00 GMT\r\nContent-Length: 0\r\n\r\n"},
 	}
@@ -177,7 +183,7 @@ func TestHTTPEdits(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := f.req
-			if c.ev == HTTPResponse {
+			if c.ev.Side() == ServerSide {
 				h = f.resp
 			}
 			if !h.Modified() {

@@ -36,6 +36,8 @@ const (
 	ServerSSLHandshake
 	HTTPRequestSend
 	HTTPResponseContinue
+	HTTPRequestRelease
+	HTTPResponseRelease
 	numEvents
 )
 
@@ -44,7 +46,7 @@ var eventNames = [numEvents]string{
 	"SERVER_CONNECTED", "SERVER_DATA", "CLIENT_CLOSED", "SERVER_CLOSED",
 	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
-	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE",
+	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
 }
 
 func (e Event) String() string {
@@ -66,14 +68,15 @@ func ParseEvent(name string) (Event, bool) {
 
 // Side is the side an event runs on, as F5 gives it: the side TCP:: and
 // IP:: commands act on and whose HTTP message HTTP:: commands see
-// (HTTP_REQUEST_SEND runs on the server side, just before the request
-// leaves for the member).
+// (HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE run on the server side, just
+// before the request leaves for the member; HTTP_RESPONSE_RELEASE just
+// before the response leaves for the client, after every other rule).
 func (e Event) Side() Side { return e.side() }
 
 func (e Event) side() Side {
 	switch e {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
-		HTTPRequestSend, HTTPResponseContinue:
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease:
 		return ServerSide
 	}
 	return ClientSide
