@@ -104,16 +104,23 @@ func compileRule(t *tcl.Commands, check func(string, *tcl.Source, int) error, r 
 }
 
 // unsupportedHook marks a rule as not acted on when a literal word of a
-// command selects a form openltm does not implement yet.
-func unsupportedHook(word int, value, name string) func(c *tcl.Compiler) error {
+// command selects a form openltm does not implement yet (one of values);
+// the form is named "prefix value".
+func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
 		r, ok := c.Context().(*Rule)
 		if !ok {
 			return nil
 		}
-		if v, lit := c.Literal(word); lit && v == value {
-			line, col := c.Pos(word)
-			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: name, Line: line, Col: col})
+		v, lit := c.Literal(word)
+		if !lit {
+			return nil
+		}
+		for _, u := range values {
+			if v == u {
+				line, col := c.Pos(word)
+				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: prefix + " " + v, Line: line, Col: col})
+			}
 		}
 		return nil
 	}

@@ -12,7 +12,7 @@ import (
 
 func registerHTTP(t *tcl.Commands) {
 	t.Register("HTTP::header", cmdHTTPHeader)
-	t.Register("HTTP::cookie", cmdHTTPCookie)
+	t.Register("HTTP::cookie", cmdHTTPCookie).Compile = unsupportedHook(1, "HTTP::cookie", "encrypt", "decrypt", "sanitize")
 	t.Register("HTTP::host", httpGetter("HTTP::host", false, func(h *HTTPHead) tcl.Value {
 		v, _ := h.Header("host")
 		return tcl.Str(string(v))
@@ -540,6 +540,8 @@ func cmdHTTPCookie(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	case "insert":
 		return tcl.Empty, cookieInsert(h, a)
+	case "encrypt", "decrypt", "sanitize":
+		return tcl.Empty, tcl.Errorf("HTTP::cookie %s: not implemented yet", sub)
 	case "attribute":
 		return cookieAttribute(h, a)
 	case "value":

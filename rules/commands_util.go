@@ -60,7 +60,7 @@ func registerUtil(t *tcl.Commands) {
 		}
 		return tcl.Bool(normalizeURI(args[1].String()) == normalizeURI(args[2].String())), nil
 	})
-	t.Register("after", cmdAfter(t.Lookup("after").Fn)).Compile = unsupportedHook(2, "-periodic", "after -periodic")
+	t.Register("after", cmdAfter(t.Lookup("after").Fn)).Compile = unsupportedHook(2, "after", "-periodic")
 	t.Register("virtual", cmdVirtual)
 	t.Register("members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return poolList(in, args, "members", func(c Conn, pool string) ([]netip.AddrPort, error) {

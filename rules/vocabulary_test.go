@@ -19,6 +19,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 		{"event", "when CLIENTSSL_CLIENTHELLO { log local0. hi }", []string{"CLIENTSSL_CLIENTHELLO"}, ":1:6: event \"CLIENTSSL_CLIENTHELLO\""},
 		{"both, once each", "when DNS_REQUEST { DNS::return }\nwhen CLIENT_ACCEPTED { DNS::return; DNS::return }", []string{"DNS_REQUEST", "DNS::return"}, ":2:37: command \"DNS::return\""},
 		{"sideband close", "when CLIENT_ACCEPTED { close $c }", []string{"close"}, "command \"close\""},
+		{"form of an implemented command", "when HTTP_RESPONSE {\n  HTTP::cookie encrypt sid $static::key\n}", []string{"HTTP::cookie encrypt"}, ":2:16: command \"HTTP::cookie encrypt\""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
