@@ -13,11 +13,11 @@ import (
 func registerHTTP(t *tcl.Commands) {
 	t.Register("HTTP::header", cmdHTTPHeader)
 	t.Register("HTTP::cookie", cmdHTTPCookie).Compile = unsupportedHook(1, "HTTP::cookie", "encrypt", "decrypt", "sanitize")
-	t.Register("HTTP::host", httpGetter("HTTP::host", false, func(h *HTTPHead) tcl.Value {
+	t.Register("HTTP::host", httpReqGetter("HTTP::host", func(h *HTTPHead) tcl.Value {
 		v, _ := h.Header("host")
 		return tcl.Str(string(v))
 	}))
-	t.Register("HTTP::method", httpGetter("HTTP::method", false, func(h *HTTPHead) tcl.Value { return tcl.Str(string(h.Method())) }))
+	t.Register("HTTP::method", httpReqGetter("HTTP::method", func(h *HTTPHead) tcl.Value { return tcl.Str(string(h.Method())) }))
 	t.Register("HTTP::uri", httpURIPart("HTTP::uri", (*HTTPHead).URI, (*HTTPHead).SetURI))
 	t.Register("HTTP::path", httpURIPart("HTTP::path", (*HTTPHead).Path, (*HTTPHead).SetPath))
 	t.Register("HTTP::query", httpURIPart("HTTP::query", (*HTTPHead).Query, (*HTTPHead).SetQuery))
