@@ -514,3 +514,65 @@ func foldEq(a []byte, s string) bool {
 	}
 	return true
 }
+
+// HTTPState is the HTTP half of a Conn, ready for the dataplane to embed:
+// it holds the current transaction's heads and queues the actions rules
+// take, which the dataplane performs when the event returns (Actions, then
+// ClearActions). Its storage is reused from request to request.
+type HTTPState struct {
+	// Request and Response are the current heads; valid while
+	// HasRequest / HasResponse.
+	Request, Response       HTTPHead
+	HasRequest, HasResponse bool
+	// RequestNum counts the requests of the client connection, from 1.
+	RequestNum int
+	// Actions are the HTTP actions rules took since the last ClearActions.
+	Actions []HTTPAction
+}
+
+// StartRequest makes the request whose head the framer parsed the current
+// one: the request count goes up and the previous response is forgotten.
+func (st *HTTPState) StartRequest(b []byte, head *httpx.Head) {
+	st.Request.ResetParsed(b, head, false)
+	st.HasRequest, st.HasResponse = true, false
+	st.RequestNum++
+}
+
+// StartResponse makes the response whose head the framer parsed the
+// current one (for HTTP_RESPONSE, or the interim 100 response for
+// HTTP_RESPONSE_CONTINUE).
+func (st *HTTPState) StartResponse(b []byte, head *httpx.Head) {
+	st.Response.ResetParsed(b, head, true)
+	st.HasResponse = true
+}
+
+// ClearActions empties the action queue, keeping its storage.
+func (st *HTTPState) ClearActions() {
+	clear(st.Actions)
+	st.Actions = st.Actions[:0]
+}
+
+// HTTPRequest implements HTTPConn.
+func (st *HTTPState) HTTPRequest() *HTTPHead {
+	if !st.HasRequest {
+		return nil
+	}
+	return &st.Request
+}
+
+// HTTPResponse implements HTTPConn.
+func (st *HTTPState) HTTPResponse() *HTTPHead {
+	if !st.HasResponse {
+		return nil
+	}
+	return &st.Response
+}
+
+// HTTPRequestNum implements HTTPConn.
+func (st *HTTPState) HTTPRequestNum() int { return st.RequestNum }
+
+// HTTPDo implements HTTPConn by queueing the action.
+func (st *HTTPState) HTTPDo(a HTTPAction) error {
+	st.Actions = append(st.Actions, a)
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // httpFake is a connection on an HTTP virtual: it holds the current
@@ -354,5 +356,67 @@ func TestHTTPRules(t *testing.T) {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}
 		})
+	}
+}
+
+// stateConn is how the dataplane is meant to wire HTTP: its Conn embeds
+// an HTTPState.
+type stateConn struct {
+	*fakeConn
+	HTTPState
+}
+
+func TestHTTPStateTwoRequests(t *testing.T) {
+	p := NewProgram(nil, mustCompile(t, "/Common/r", `when HTTP_REQUEST {
+  if { [HTTP::request_num] == 2 } { HTTP::respond 200 content "second" } else { HTTP::header insert X-Seen [HTTP::request_num] }
+}
+when HTTP_RESPONSE { HTTP::header remove Set-Cookie; if {[HTTP::has_responded]} { log local0. odd } }`))
+	c := &stateConn{fakeConn: newFakeConn()}
+	s := p.NewSession(c)
+	defer s.Release()
+	req := []byte(testRequest)
+	rh, err := httpx.ParseRequest(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := []byte(testResponse)
+	sh, err := httpx.ParseResponse(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Request 1 goes to a server and gets a response.
+	c.StartRequest(req, &rh)
+	if err := s.Run(HTTPRequest); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Actions) != 0 || !strings.HasSuffix(c.Request.String(), "X-Seen: 1\r\n\r\n") {
+		t.Fatalf("request 1: actions %v head %q", c.Actions, c.Request.String())
+	}
+	c.StartResponse(resp, &sh)
+	if err := s.Run(HTTPResponse); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Response.HeaderCount("set-cookie"); got != 0 {
+		t.Errorf("response 1 keeps %d Set-Cookie", got)
+	}
+	// Request 2 on the same connection is answered by the rule.
+	c.StartRequest(req, &rh)
+	if c.HTTPResponse() != nil {
+		t.Error("response 1 is still current")
+	}
+	if err := s.Run(HTTPRequest); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Actions) != 1 || c.Actions[0].Kind != HTTPRespond || !strings.HasSuffix(string(c.Actions[0].Data), "\r\n\r\nsecond") {
+		t.Fatalf("request 2 actions %+v", c.Actions)
+	}
+	if c.Request.Modified() {
+		t.Error("request 2 head was edited")
+	}
+	c.ClearActions()
+	// Request 3: a new request may be answered again.
+	c.StartRequest(req, &rh)
+	if err := s.Run(HTTPRequest); err != nil || len(c.Actions) != 0 {
+		t.Fatalf("request 3: %v %+v", err, c.Actions)
 	}
 }
