@@ -152,9 +152,8 @@ func (e *UnsupportedError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s:%d:%d: %s %q is not implemented yet", e.Rule, u.Line, u.Col, u.Kind, u.Name)
+		fmt.Fprintf(&b, "%s:%d:%d: %s %q is valid on BIG-IP but not implemented yet", e.Rule, u.Line, u.Col, u.Kind, u.Name)
 	}
-	b.WriteString(" (the rule is kept but not acted on)")
 	return b.String()
 }
 

@@ -34,7 +34,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 			if got := r.Unsupported(); !reflect.DeepEqual(got, c.want) {
 				t.Errorf("Unsupported() = %q, want %q", got, c.want)
 			}
-			if !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), "not acted on") {
+			if !strings.Contains(err.Error(), c.pos) || !strings.Contains(err.Error(), "valid on BIG-IP but not implemented yet") {
 				t.Errorf("warning %q lacks %q", err, c.pos)
 			}
 		})
