@@ -657,7 +657,7 @@ func cookieInsert(h *HTTPHead, a []tcl.Value) error {
 	if !hasName || !hasValue || name == "" {
 		return tcl.WrongArgs("HTTP::cookie insert name N value V ?path P? ?domain D? ?version V?")
 	}
-	h.InsertCookie(name, value, attrs)
+	h.insertCookie(name, value, attrs)
 	return nil
 }
 

@@ -230,10 +230,10 @@ func (h *HTTPHead) editCookies(name string, resp func(*setCookie), req func(*coo
 	return found
 }
 
-// InsertCookie adds a cookie: a name=value pair to the request's last
+// insertCookie adds a cookie: a name=value pair to the request's last
 // Cookie field (or a new one), or a Set-Cookie field with the attributes
 // to a response.
-func (h *HTTPHead) InsertCookie(name, value string, attrs []cookiePair) {
+func (h *HTTPHead) insertCookie(name, value string, attrs []cookiePair) {
 	if h.response {
 		c := setCookie{name: name, value: value}
 		for _, a := range attrs {
