@@ -808,12 +808,15 @@ type respondSpec struct {
 	headers  []string
 }
 
-// respond builds the response a rule sends and hands it over. As BIG-IP
-// does, it answers HTTP/1.0 unless -version says otherwise (auto: the
-// request's version), names the server BigIP unless noserver, keeps the
-// client connection open when the request allows it and the rule did not
-// send Connection: close, and always sends a Content-Length. A second
-// response to the same request is an error, as on BIG-IP.
+// respond builds the response a rule sends and hands it over, as F5
+// documents HTTP::respond: HTTP/1.0 unless -version says otherwise (auto:
+// the request's version); "Server: BigIP" unless noserver; a Content-Length
+// computed from the content, replacing one the rule gives; a 401 without
+// WWW-Authenticate gets `Basic realm=""`. The client connection stays open
+// when the request is keep-alive and the rule sends no Connection: close
+// (Connection: Keep-Alive then tells an HTTP/1.0 client so), and is closed
+// after the response otherwise. A second response to one request is an
+// error, as on BIG-IP.
 func respond(s *Session, hc HTTPConn, r respondSpec) error {
 	num := hc.HTTPRequestNum()
 	if s.respondedTo != 0 && s.respondedTo == num {
@@ -830,16 +833,16 @@ func respond(s *Session, hc HTTPConn, r respondSpec) error {
 			version = string(req.Version())
 		}
 	}
-	hasLen, hasConn := false, false
+	hasConn, hasAuth := false, false
 	for i := 0; i < len(r.headers); i += 2 {
 		switch strings.ToLower(r.headers[i]) {
-		case "content-length":
-			hasLen = true
 		case "connection":
 			hasConn = true
 			if strings.Contains(strings.ToLower(r.headers[i+1]), "close") {
 				keep = false
 			}
+		case "www-authenticate":
+			hasAuth = true
 		}
 	}
 	b := make([]byte, 0, 128+len(r.body))
@@ -851,10 +854,16 @@ func respond(s *Session, hc HTTPConn, r respondSpec) error {
 	b = append(b, http.StatusText(r.status)...)
 	b = append(b, "\r\n"...)
 	for i := 0; i < len(r.headers); i += 2 {
+		if strings.EqualFold(r.headers[i], "content-length") {
+			continue
+		}
 		b = append(b, r.headers[i]...)
 		b = append(b, ": "...)
 		b = append(b, r.headers[i+1]...)
 		b = append(b, "\r\n"...)
+	}
+	if r.status == 401 && !hasAuth {
+		b = append(b, "WWW-Authenticate: Basic realm=\"\"\r\n"...)
 	}
 	if !r.noserver {
 		b = append(b, "Server: BigIP\r\n"...)
@@ -866,11 +875,9 @@ func respond(s *Session, hc HTTPConn, r respondSpec) error {
 			b = append(b, "Connection: close\r\n"...)
 		}
 	}
-	if !hasLen {
-		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(r.body)), 10)
-		b = append(b, "\r\n"...)
-	}
+	b = append(b, "Content-Length: "...)
+	b = strconv.AppendInt(b, int64(len(r.body)), 10)
+	b = append(b, "\r\n"...)
 	b = append(b, "\r\n"...)
 	b = append(b, r.body...)
 	if err := hc.HTTPDo(HTTPAction{Kind: HTTPRespond, Status: r.status, Data: b, KeepAlive: keep && !r.reset, Reset: r.reset}); err != nil {

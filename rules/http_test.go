@@ -221,6 +221,10 @@ func TestHTTPActions(t *testing.T) {
 			`respond 302 keep=true "HTTP/1.0 302 Found\r\nLocation: https://www.example.com/app/v1/items.json?id=42&lang=en\r\nServer: BigIP\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"`},
 		{"has_responded", `HTTP::respond 403; if {[HTTP::has_responded]} { HTTP::close }`,
 			`respond 403 keep=true "HTTP/1.0 403 Forbidden\r\nServer: BigIP\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"; HTTP::close`},
+		{"content-length replaced, 401 gets an authenticate header", `HTTP::respond 401 content "no" Content-Length 99`,
+			`respond 401 keep=true "HTTP/1.0 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"\"\r\nServer: BigIP\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nno"`},
+		{"401 with the rule's realm", `HTTP::respond 401 WWW-Authenticate "Basic realm=\"Secured Area\""`,
+			`respond 401 keep=true "HTTP/1.0 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"Secured Area\"\r\nServer: BigIP\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"`},
 		{"collect and release", `HTTP::collect 100; HTTP::collect; HTTP::release`, "collect 100 response=false; collect -1 response=false; HTTP::release"},
 		{"disable enable", `HTTP::disable; HTTP::disable discard; HTTP::enable`, "HTTP::disable false; HTTP::disable true; HTTP::enable"},
 		{"fallback retry", `HTTP::fallback http://sorry.example.com/; HTTP::retry [HTTP::request]`, `HTTP::fallback http://sorry.example.com/; HTTP::retry "` + strings.ReplaceAll(strings.ReplaceAll(testRequest, "\r", `\r`), "\n", `\n`) + `"`},
@@ -418,5 +422,29 @@ when HTTP_RESPONSE { HTTP::header remove Set-Cookie; if {[HTTP::has_responded]} 
 	c.StartRequest(req, &rh)
 	if err := s.Run(HTTPRequest); err != nil || len(c.Actions) != 0 {
 		t.Fatalf("request 3: %v %+v", err, c.Actions)
+	}
+}
+
+func TestHTTPRespondClosesForClose(t *testing.T) {
+	for _, req := range []string{
+		"GET / HTTP/1.0\r\nHost: a\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+	} {
+		f := newHTTPFake(t, req, "")
+		if _, err := evalIn(t, f, nil, HTTPRequest, "HTTP::respond 200 -version auto content ok"); err != nil {
+			t.Fatal(err)
+		}
+		a := f.actions[0]
+		if a.KeepAlive || !strings.Contains(string(a.Data), "Connection: close\r\n") {
+			t.Errorf("%q: keep %v, response %q", req, a.KeepAlive, a.Data)
+		}
+	}
+	// An HTTP/1.0 client asking for keep-alive keeps its connection.
+	f := newHTTPFake(t, "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", "")
+	if _, err := evalIn(t, f, nil, HTTPRequest, "HTTP::redirect /x"); err != nil {
+		t.Fatal(err)
+	}
+	if !f.actions[0].KeepAlive {
+		t.Errorf("keep-alive 1.0 client closed: %q", f.actions[0].Data)
 	}
 }
