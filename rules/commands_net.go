@@ -104,11 +104,19 @@ func addrCmd(name string, end func(Side) Endpoint) tcl.CmdFunc {
 		if len(args) > 1 {
 			side = sideArg(s, args)
 		}
-		ap := c.Addr(end(side))
+		e := end(side)
+		ap := c.Addr(e)
 		if !ap.IsValid() {
 			return tcl.Empty, nil
 		}
-		return tcl.Str(ap.Addr().Unmap().String()), nil
+		// An endpoint rarely changes during a connection: its text is
+		// made once, not on every request.
+		if ce := &s.addrs[e]; ce.ap == ap && ce.text.String() != "" {
+			return ce.text, nil
+		}
+		v := tcl.Str(ap.Addr().Unmap().String())
+		s.addrs[e] = addrText{ap: ap, text: v}
+		return v, nil
 	}
 }
 

@@ -178,3 +178,22 @@ func TestAfterPeriodicNotActedOn(t *testing.T) {
 		t.Fatalf("rule %v err %v", r, err)
 	}
 }
+
+func TestAddressTextFollowsTheConnection(t *testing.T) {
+	p := NewProgram(nil, mustCompile(t, "a", "when LB_SELECTED { set ::s [IP::server_addr] }\nwhen SERVER_CONNECTED { set ::s2 [IP::server_addr] }"))
+	c := newFakeConn()
+	s := p.NewSession(c)
+	defer s.Release()
+	if err := s.Run(LBSelected); err != nil {
+		t.Fatal(err)
+	}
+	c.addrs[EndServer] = netip.MustParseAddrPort("127.0.0.35:9000") // reselected
+	if err := s.Run(ServerConnected); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := s.Var("s")
+	b, _ := s.Var("s2")
+	if a != "127.0.0.34" || b != "127.0.0.35" {
+		t.Errorf("server addr %q then %q", a, b)
+	}
+}
