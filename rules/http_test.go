@@ -448,3 +448,22 @@ func TestHTTPRespondClosesForClose(t *testing.T) {
 		t.Errorf("keep-alive 1.0 client closed: %q", f.actions[0].Data)
 	}
 }
+
+func TestHTTPPayload(t *testing.T) {
+	f := newHTTPFake(t, testRequest, testResponse)
+	f.payload[ClientSide] = []byte("user=alice&pass=x")
+	f.payload[ServerSide] = []byte("<html>http://a/</html>")
+	got, err := evalIn(t, f, nil, HTTPRequestData, "list [HTTP::payload length] [HTTP::payload 4] [HTTP::payload 5 5] [URI::query ?[HTTP::payload] user]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != "17 user alice alice" {
+		t.Errorf("request payload: %q", got)
+	}
+	if _, err := evalIn(t, f, nil, HTTPResponseData, "HTTP::payload replace 6 7 https://; HTTP::release"); err != nil {
+		t.Fatal(err)
+	}
+	if string(f.payload[ServerSide]) != "<html>https://a/</html>" || !strings.HasSuffix(f.String(), "HTTP::release") {
+		t.Errorf("response payload %q, calls %s", f.payload[ServerSide], f)
+	}
+}
