@@ -66,11 +66,11 @@ func ParseEvent(name string) (Event, bool) {
 	return 0, false
 }
 
-// Side is the side an event runs on, as F5 gives it: the side TCP:: and
-// IP:: commands act on and whose HTTP message HTTP:: commands see
-// (HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE run on the server side, just
-// before the request leaves for the member; HTTP_RESPONSE_RELEASE just
-// before the response leaves for the client, after every other rule).
+// Side is the side an event runs on, as F5 gives it, which TCP:: and IP::
+// commands act on: HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE run on the
+// server side, just before the request leaves for the member (HTTP::
+// commands there still see the request); HTTP_RESPONSE_RELEASE runs just
+// before the response leaves for the client, after every other rule.
 func (e Event) Side() Side { return e.side() }
 
 func (e Event) side() Side {
