@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 const routingRule = `when CLIENT_ACCEPTED {
@@ -117,5 +119,87 @@ func BenchmarkHTTPHeaderParse(b *testing.B) {
 	}
 	if v, _ := s.Var("host"); v != "www.example.com" {
 		b.Fatalf("host %q", v)
+	}
+}
+
+// routingHTTPRule is the 10-line HTTP_REQUEST rule of host/URI routing
+// with switch and a header replace.
+const routingHTTPRule = `when HTTP_REQUEST {
+  switch -glob [string tolower [HTTP::host]] {
+    "api.*" { pool api_pool }
+    "www.example.com*" {
+      if { [HTTP::path] starts_with "/app/" } { pool app_pool } else { pool web_pool }
+    }
+    default { pool default_pool }
+  }
+  HTTP::header replace X-Forwarded-For [IP::client_addr]
+}`
+
+// benchHTTP is an HTTP connection whose decisions cost nothing.
+type benchHTTP struct {
+	nopConn
+	req HTTPHead
+}
+
+func (b *benchHTTP) HTTPRequest() *HTTPHead    { return &b.req }
+func (b *benchHTTP) HTTPResponse() *HTTPHead   { return nil }
+func (b *benchHTTP) HTTPRequestNum() int       { return 1 }
+func (b *benchHTTP) HTTPDo(a HTTPAction) error { return nil }
+
+// BenchmarkHTTPRequestRule is one request through the routing rule: the
+// head is indexed (Reset), the rule runs, the edited head is written.
+func BenchmarkHTTPRequestRule(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "route", routingHTTPRule))
+	c := &benchHTTP{nopConn: nopConn{*newFakeConn()}}
+	raw := []byte(testRequest)
+	head, err := httpx.ParseRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewSession(c)
+	defer s.Release()
+	out := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.req.ResetParsed(raw, &head, false)
+		if err := s.Run(HTTPRequest); err != nil {
+			b.Fatal(err)
+		}
+		out = c.req.AppendTo(out[:0])
+	}
+	if !strings.Contains(string(out), "x-forwarded-for: 127.0.0.9\r\n") {
+		b.Fatalf("head %q", out)
+	}
+}
+
+// BenchmarkHTTPHeadReset is the cost of handing a request head the
+// framer has parsed to rules.
+func BenchmarkHTTPHeadReset(b *testing.B) {
+	var h HTTPHead
+	raw := []byte(testRequest)
+	head, err := httpx.ParseRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ResetParsed(raw, &head, false)
+	}
+}
+
+// BenchmarkHTTPHeaderRead is one HTTP::header value in a rule.
+func BenchmarkHTTPHeaderRead(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "hdr", `when HTTP_REQUEST { set ua [HTTP::header value User-Agent] }`))
+	c := &benchHTTP{nopConn: nopConn{*newFakeConn()}}
+	if err := c.req.Reset([]byte(testRequest), false); err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewSession(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(HTTPRequest); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -20,6 +20,7 @@ var (
 func commandTable() *tcl.Commands {
 	tableOnce.Do(func() {
 		t := tcl.NewCommands()
+		t.Lenient = true
 		for n := range disabledTcl {
 			t.Remove(n)
 		}
@@ -33,6 +34,14 @@ func commandTable() *tcl.Commands {
 		}).Compile = func(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
 		t.Register("priority", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("priority is only allowed at the top level of a rule")
+		})
+		// timing on|off turns BIG-IP's per-event cycle counters on or off;
+		// openltm keeps no such counters and accepts it.
+		t.Register("timing", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			if len(args) != 2 || (args[1].String() != "on" && args[1].String() != "off") {
+				return tcl.Empty, tcl.WrongArgs("timing on|off")
+			}
+			return tcl.Empty, nil
 		})
 		t.Register("call", cmdCall)
 		t.Register("event", cmdEvent)
@@ -52,6 +61,8 @@ func commandTable() *tcl.Commands {
 		t.Register("persist", cmdPersist)
 		t.Register("class", cmdClass)
 		t.Register("table", cmdTable)
+		registerUtil(t)
+		registerHTTP(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
@@ -74,20 +85,45 @@ func scriptLast(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
 // refHook records a literal object name at word i for configuration checks.
 func refHook(kind string, i int) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
-		refs, ok := c.Context().(*[]Ref)
+		r, ok := c.Context().(*Rule)
 		if !ok {
 			return nil
 		}
 		if name, lit := c.Literal(i); lit && name != "" {
 			line, col := c.Pos(i)
-			*refs = append(*refs, Ref{Kind: kind, Name: name, Line: line, Col: col})
+			r.refs = append(r.refs, Ref{Kind: kind, Name: name, Line: line, Col: col})
 		}
 		return nil
 	}
 }
 
-func compileWithRefs(t *tcl.Commands, check func(string, *tcl.Source, int) error, name, body string, refs *[]Ref) (*tcl.Script, error) {
-	return tcl.CompileContext(t, check, refs, name, body)
+// compileRule compiles a rule's text; command hooks reach the rule through
+// the compiler's context to record references and unsupported uses.
+func compileRule(t *tcl.Commands, check func(string, *tcl.Source, int) error, r *Rule, body string) (*tcl.Script, error) {
+	return tcl.CompileContext(t, check, r, r.Name, body)
+}
+
+// unsupportedHook marks a rule as not acted on when a literal word of a
+// command selects a form openltm does not implement yet (one of values);
+// the form is named "prefix value".
+func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		r, ok := c.Context().(*Rule)
+		if !ok {
+			return nil
+		}
+		v, lit := c.Literal(word)
+		if !lit {
+			return nil
+		}
+		for _, u := range values {
+			if v == u {
+				line, col := c.Pos(word)
+				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: prefix + " " + v, Line: line, Col: col})
+			}
+		}
+		return nil
+	}
 }
 
 // sess returns the session and its connection, refusing commands that need

@@ -104,11 +104,19 @@ func addrCmd(name string, end func(Side) Endpoint) tcl.CmdFunc {
 		if len(args) > 1 {
 			side = sideArg(s, args)
 		}
-		ap := c.Addr(end(side))
+		e := end(side)
+		ap := c.Addr(e)
 		if !ap.IsValid() {
 			return tcl.Empty, nil
 		}
-		return tcl.Str(ap.Addr().Unmap().String()), nil
+		// An endpoint rarely changes during a connection: its text is
+		// made once, not on every request.
+		if ce := &s.addrs[e]; ce.ap == ap && ce.text.String() != "" {
+			return ce.text, nil
+		}
+		v := tcl.Str(ap.Addr().Unmap().String())
+		s.addrs[e] = addrText{ap: ap, text: v}
+		return v, nil
 	}
 }
 
@@ -239,7 +247,14 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	data := c.Payload(s.side)
+	return payloadCmd(c, s.side, "TCP::payload", args)
+}
+
+// payloadCmd reads or replaces collected data: ?offset? ?length? | length
+// | replace offset length data (TCP::payload, HTTP::payload).
+func payloadCmd(c Conn, side Side, name string, args []tcl.Value) (tcl.Value, error) {
+	var err error
+	data := c.Payload(side)
 	a := args[1:]
 	if len(a) == 0 {
 		return tcl.Bytes(data), nil
@@ -249,14 +264,14 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Int(int64(len(data))), nil
 	case "replace":
 		if len(a) != 4 {
-			return tcl.Empty, tcl.WrongArgs("TCP::payload replace offset length data")
+			return tcl.Empty, tcl.WrongArgs(name + " replace offset length data")
 		}
 		off, err1 := a[1].Int64()
 		n, err2 := a[2].Int64()
 		if err1 != nil || err2 != nil || off < 0 || n < 0 || int(off) > len(data) {
-			return tcl.Empty, tcl.Errorf("TCP::payload replace: bad offset or length (payload is %d bytes)", len(data))
+			return tcl.Empty, tcl.Errorf("%s replace: bad offset or length (payload is %d bytes)", name, len(data))
 		}
-		return tcl.Empty, tclErr(c.ReplacePayload(s.side, int(off), int(n), tcl.BytesOf(a[3])))
+		return tcl.Empty, tclErr(c.ReplacePayload(side, int(off), int(n), tcl.BytesOf(a[3])))
 	}
 	off, size := int64(0), int64(0)
 	if len(a) == 1 {
@@ -267,10 +282,10 @@ func cmdTCPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			size, err = a[1].Int64()
 		}
 	} else {
-		return tcl.Empty, tcl.WrongArgs("TCP::payload ?offset? ?length? | length | replace offset length data")
+		return tcl.Empty, tcl.WrongArgs(name + " ?offset? ?length? | length | replace offset length data")
 	}
 	if err != nil || off < 0 || size < 0 {
-		return tcl.Empty, tcl.Errorf("TCP::payload: expected length, offset length, \"length\" or \"replace\"")
+		return tcl.Empty, tcl.Errorf("%s: expected length, offset length, \"length\" or \"replace\"", name)
 	}
 	if int(off) >= len(data) {
 		return tcl.Empty, nil
@@ -359,68 +374,28 @@ func registerLB(t *tcl.Commands) {
 		}
 		return tcl.Empty, tclErr(c.Decide(d))
 	})
-	t.Register("LB::server", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		_, c, err := sess(in, "LB::server")
-		if err != nil {
-			return tcl.Empty, err
-		}
-		pool, m, ok := c.LBServer()
-		if !ok {
-			return tcl.Empty, nil
-		}
-		port := strconv.Itoa(int(m.Port()))
-		if len(args) == 1 {
-			return tcl.Str(tcl.FormatList(pool, m.Addr().String(), port)), nil
-		}
-		switch args[1].String() {
-		case "pool":
-			return tcl.Str(pool), nil
-		case "addr", "name":
-			return tcl.Str(m.Addr().String()), nil
-		case "port":
-			return tcl.Int(int64(m.Port())), nil
-		case "priority", "ratio", "weight":
-			return tcl.Int(1), nil
-		}
-		return tcl.Empty, tcl.Errorf("bad LB::server field %q: must be pool, name, addr, port, priority, ratio or weight", args[1].String())
-	})
-	t.Register("LB::status", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		_, c, err := sess(in, "LB::status")
-		if err != nil {
-			return tcl.Empty, err
-		}
-		a := args[1:]
-		pool := ""
-		var m netip.AddrPort
-		switch {
-		case len(a) == 0:
-		case len(a) >= 4 && a[0].String() == "pool" && a[2].String() == "member":
-			pool = a[1].String()
-			if m, err = parseHostPort(a[3:]); err != nil {
-				return tcl.Empty, err
-			}
-		case len(a) >= 2 && a[0].String() == "node":
-			if m, err = parseHostPort(a[1:]); err != nil {
-				return tcl.Empty, err
-			}
-		default:
-			return tcl.Empty, tcl.WrongArgs("LB::status ?pool name member addr port? | ?node addr?")
-		}
-		st, err := c.MemberStatus(pool, m)
-		if err != nil {
-			return tcl.Empty, tcl.Errorf("LB::status: %v", err)
-		}
-		return tcl.Str(st), nil
-	})
+	t.Register("LB::server", cmdLBServer)
+	t.Register("LB::status", cmdLBStatus)
 	t.Register("LB::mode", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, c, err := sess(in, "LB::mode")
 		if err != nil {
 			return tcl.Empty, err
 		}
-		if len(args) != 2 {
-			return tcl.Empty, tcl.WrongArgs("LB::mode mode")
+		switch len(args) {
+		case 1:
+			li, ok := c.(LBInfo)
+			if !ok {
+				return tcl.Empty, tcl.Errorf("LB::mode: this connection cannot report its pool's mode")
+			}
+			m, err := li.LBMode("")
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("LB::mode: %v", err)
+			}
+			return tcl.Str(m), nil
+		case 2:
+			return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideLBMode, Mode: args[1].String()}))
 		}
-		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideLBMode, Mode: args[1].String()}))
+		return tcl.Empty, tcl.WrongArgs("LB::mode ?mode?")
 	})
 	t.Register("LB::detach", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, c, err := sess(in, "LB::detach")
@@ -430,30 +405,98 @@ func registerLB(t *tcl.Commands) {
 		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideDetach}))
 	})
 	t.Register("active_members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		_, c, err := sess(in, "active_members")
+		return poolList(in, args, "active_members", func(c Conn, pool string) ([]netip.AddrPort, error) {
+			return c.ActiveMembers(pool)
+		})
+	})
+}
+
+// cmdLBServer: LB::server ?pool|name|addr|port|priority|ratio|weight|route_domain?
+// reports the current load-balancing choice; without a field it is the
+// list {pool addr port}.
+func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "LB::server")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("LB::server ?pool|name|addr|port|priority|ratio|weight|route_domain?")
+	}
+	pool, m, ok := c.LBServer()
+	if !ok {
+		return tcl.Empty, nil
+	}
+	addr := m.Addr().Unmap().String()
+	if len(args) == 1 {
+		return tcl.Str(tcl.FormatList(pool, addr, strconv.Itoa(int(m.Port())))), nil
+	}
+	switch f := args[1].String(); f {
+	case "pool":
+		return tcl.Str(pool), nil
+	case "addr", "name":
+		return tcl.Str(addr), nil
+	case "port":
+		return tcl.Int(int64(m.Port())), nil
+	case "route_domain":
+		return tcl.Int(0), nil // one route domain: 0
+	case "priority", "ratio", "weight":
+		li, ok := c.(LBInfo)
+		if !ok || pool == "" {
+			return tcl.Empty, tcl.Errorf("LB::server %s: no pool member information for this connection", f)
+		}
+		mi, err := li.MemberInfo(pool, m)
 		if err != nil {
+			return tcl.Empty, tcl.Errorf("LB::server %s: %v", f, err)
+		}
+		switch f {
+		case "priority":
+			return tcl.Int(int64(mi.Priority)), nil
+		case "ratio":
+			return tcl.Int(int64(mi.Ratio)), nil
+		}
+		return tcl.Int(int64(mi.Weight)), nil
+	}
+	return tcl.Empty, tcl.Errorf("bad LB::server field %q: must be pool, name, addr, port, priority, ratio, weight or route_domain", args[1].String())
+}
+
+// lbStates are the states LB::status reports and can be asked about.
+var lbStates = map[string]bool{"up": true, "down": true, "session_enabled": true, "session_disabled": true}
+
+// cmdLBStatus: LB::status ?pool P member A ?port? | node A? ?STATE?: the
+// member's state, or whether it is in STATE.
+func cmdLBStatus(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "LB::status")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	a := args[1:]
+	want := ""
+	if n := len(a); n > 0 && lbStates[a[n-1].String()] {
+		want = a[n-1].String()
+		a = a[:n-1]
+	}
+	pool := ""
+	var m netip.AddrPort
+	switch {
+	case len(a) == 0:
+	case len(a) >= 4 && len(a) <= 5 && a[0].String() == "pool" && a[2].String() == "member":
+		pool = a[1].String()
+		if m, err = parseHostPort(a[3:]); err != nil {
 			return tcl.Empty, err
 		}
-		list := false
-		a := args[1:]
-		if len(a) == 2 && a[0].String() == "-list" {
-			list = true
-			a = a[1:]
+	case len(a) == 2 && a[0].String() == "node":
+		if m, err = parseHostPort(a[1:]); err != nil {
+			return tcl.Empty, err
 		}
-		if len(a) != 1 {
-			return tcl.Empty, tcl.WrongArgs("active_members ?-list? pool")
-		}
-		ms, err := c.ActiveMembers(a[0].String())
-		if err != nil {
-			return tcl.Empty, tcl.Errorf("active_members: %v", err)
-		}
-		if !list {
-			return tcl.Int(int64(len(ms))), nil
-		}
-		out := make([]tcl.Value, len(ms))
-		for i, m := range ms {
-			out[i] = tcl.List(tcl.Str(m.Addr().String()), tcl.Int(int64(m.Port())))
-		}
-		return tcl.List(out...), nil
-	})
+	default:
+		return tcl.Empty, tcl.WrongArgs("LB::status ?pool name member addr ?port? | node addr? ?up|down|session_enabled|session_disabled?")
+	}
+	st, err := c.MemberStatus(pool, m)
+	if err != nil {
+		return tcl.Empty, tcl.Errorf("LB::status: %v", err)
+	}
+	if want != "" {
+		return tcl.Bool(st == want), nil
+	}
+	return tcl.Str(st), nil
 }

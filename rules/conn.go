@@ -61,9 +61,10 @@ const (
 	DecideReselect                     // LB::reselect [pool/member/node]
 	DecideDetach                       // LB::detach: release the server connection
 	DecideLBMode                       // LB::mode Mode
+	DecideVirtual                      // virtual Pool: hand the flow to another virtual server
 )
 
-var decisionNames = [...]string{"pool", "member", "node", "snat", "snat automap", "snat none", "snatpool", "drop", "reject", "discard", "forward", "LB::reselect", "LB::detach", "LB::mode"}
+var decisionNames = [...]string{"pool", "member", "node", "snat", "snat automap", "snat none", "snatpool", "drop", "reject", "discard", "forward", "LB::reselect", "LB::detach", "LB::mode", "virtual"}
 
 func (k DecisionKind) String() string {
 	if int(k) < len(decisionNames) {
@@ -138,4 +139,27 @@ type Conn interface {
 	MemberStatus(pool string, member netip.AddrPort) (string, error)
 	// ActiveMembers lists the members of a pool that can take traffic.
 	ActiveMembers(pool string) ([]netip.AddrPort, error)
+}
+
+// LBInfo is implemented by a Conn that can describe its virtual server and
+// pools, found by type assertion as PersistConn is; the commands that read
+// it (virtual, members, LB::mode without a mode, LB::server priority,
+// ratio and weight) are Tcl errors on a Conn without it.
+type LBInfo interface {
+	// VirtualName is the full name of the virtual server the client reached.
+	VirtualName() string
+	// LBMode is a pool's load-balancing mode as configured
+	// (round-robin, ...); an empty pool means the current one.
+	LBMode(pool string) (string, error)
+	// Members lists every member of a pool, whatever its state.
+	Members(pool string) ([]netip.AddrPort, error)
+	// MemberInfo describes one member of a pool.
+	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
+}
+
+// MemberInfo is what LB::server reports about a pool member.
+type MemberInfo struct {
+	Ratio, Priority int
+	// Weight is the member's current weight as the pool's mode computes it.
+	Weight int
 }

@@ -176,6 +176,88 @@ func cmdClass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			}
 		}
 		return tcl.List(out...), nil
+	case "element":
+		mode := "-element"
+		if len(a) == 3 && (a[0].String() == "-name" || a[0].String() == "-value") {
+			mode = a[0].String()
+			a = a[1:]
+		}
+		if len(a) != 2 {
+			return tcl.Empty, tcl.WrongArgs("class element ?-name|-value? index class")
+		}
+		i, err := a[0].Int64()
+		if err != nil {
+			return tcl.Empty, err
+		}
+		dg, err := lookupDG(in, a[1].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if i < 0 || int(i) >= len(dg.Records) {
+			return tcl.Empty, nil
+		}
+		return recordValue(&dg.Records[i], int(i), mode), nil
+	case "startsearch":
+		if len(a) != 1 {
+			return tcl.Empty, tcl.WrongArgs("class startsearch class")
+		}
+		if _, err := lookupDG(in, a[0].String()); err != nil {
+			return tcl.Empty, err
+		}
+		s := sessionOf(in)
+		if s == nil {
+			return tcl.Empty, tcl.Errorf("class startsearch: not running an event")
+		}
+		s.searchSeq++
+		id := "search" + strconv.Itoa(s.searchSeq)
+		if s.searches == nil {
+			s.searches = map[string]int{}
+		}
+		s.searches[id] = 0
+		return tcl.Str(id), nil
+	case "nextelement", "anymore", "donesearch":
+		mode := "-element"
+		if sub == "nextelement" {
+			for len(a) > 0 && strings.HasPrefix(a[0].String(), "-") {
+				o := a[0].String()
+				a = a[1:]
+				if o == "--" {
+					break
+				}
+				if o != "-name" && o != "-value" && o != "-index" {
+					return tcl.Empty, tcl.Errorf("bad class nextelement option %q: must be -name, -value or -index", o)
+				}
+				mode = o
+			}
+		}
+		if len(a) != 2 {
+			return tcl.Empty, tcl.WrongArgs("class " + sub + " class search_id")
+		}
+		dg, err := lookupDG(in, a[0].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		s := sessionOf(in)
+		id := a[1].String()
+		pos, ok := 0, false
+		if s != nil {
+			pos, ok = s.searches[id]
+		}
+		if !ok {
+			return tcl.Empty, tcl.Errorf("class %s: no search %q: start one with class startsearch", sub, id)
+		}
+		switch sub {
+		case "anymore":
+			return tcl.Bool(pos < len(dg.Records)), nil
+		case "donesearch":
+			delete(s.searches, id)
+			return tcl.Empty, nil
+		}
+		if pos >= len(dg.Records) {
+			return tcl.Empty, nil
+		}
+		s.searches[id] = pos + 1
+		return recordValue(&dg.Records[pos], pos, mode), nil
 	case "lookup":
 		if len(a) != 2 {
 			return tcl.Empty, tcl.WrongArgs("class lookup key class")
@@ -202,7 +284,7 @@ func cmdClass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		return classMatch(in, sub, opts, a[2].String(), a[1].String(), a[0].String())
 	}
-	return tcl.Empty, tcl.Errorf("bad class subcommand %q: must be match, lookup, search, exists, size, names, get or type", sub)
+	return tcl.Empty, tcl.Errorf("bad class subcommand %q: must be match, search, lookup, element, type, exists, size, names, get, startsearch, nextelement, anymore or donesearch", sub)
 }
 
 func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName string) (tcl.Value, error) {
@@ -245,20 +327,13 @@ func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName stri
 			continue
 		}
 		var v tcl.Value
-		switch mode {
-		case "":
+		if mode == "" {
 			if !all {
 				return tcl.Bool(true), nil
 			}
 			v = tcl.Str(r.Key)
-		case "-value":
-			v = tcl.Str(r.Value)
-		case "-name":
-			v = tcl.Str(r.Key)
-		case "-index":
-			v = tcl.Int(int64(i))
-		case "-element":
-			v = tcl.List(tcl.Str(r.Key), tcl.Str(r.Value))
+		} else {
+			v = recordValue(r, i, mode)
 		}
 		if !all {
 			return v, nil
@@ -275,4 +350,17 @@ func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName stri
 		return tcl.Int(-1), nil
 	}
 	return tcl.Empty, nil
+}
+
+// recordValue is what -name, -value, -index or -element asks of a record.
+func recordValue(r *Record, i int, mode string) tcl.Value {
+	switch mode {
+	case "-value":
+		return tcl.Str(r.Value)
+	case "-name":
+		return tcl.Str(r.Key)
+	case "-index":
+		return tcl.Int(int64(i))
+	}
+	return tcl.List(tcl.Str(r.Key), tcl.Str(r.Value))
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strings"
 	"sync"
@@ -165,6 +166,20 @@ type Session struct {
 	cur      *Handler
 	curIdx   int
 	side     Side
+	// searches are the open class startsearch positions.
+	searches  map[string]int
+	searchSeq int
+	// respondedTo is the number of the request a rule answered with
+	// HTTP::respond or HTTP::redirect (0: none).
+	respondedTo int
+	// addrs caches the text of each endpoint's address.
+	addrs [4]addrText
+}
+
+// addrText is an endpoint's address and its text.
+type addrText struct {
+	ap   netip.AddrPort
+	text tcl.Value
 }
 
 // NewSession starts the rule state for a connection. Sessions are pooled;
@@ -186,6 +201,10 @@ func (p *Program) NewSession(c Conn) *Session {
 func (s *Session) Release() {
 	s.in.ResetVars()
 	clear(s.disabled)
+	clear(s.searches)
+	s.searchSeq = 0
+	s.respondedTo = 0
+	s.addrs = [4]addrText{}
 	s.conn = nil
 	s.cur = nil
 	s.prog.pool.Put(s)

@@ -34,6 +34,10 @@ const (
 	UserResponse
 	ClientSSLHandshake
 	ServerSSLHandshake
+	HTTPRequestSend
+	HTTPResponseContinue
+	HTTPRequestRelease
+	HTTPResponseRelease
 	numEvents
 )
 
@@ -42,6 +46,7 @@ var eventNames = [numEvents]string{
 	"SERVER_CONNECTED", "SERVER_DATA", "CLIENT_CLOSED", "SERVER_CLOSED",
 	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
+	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
 }
 
 func (e Event) String() string {
@@ -61,10 +66,17 @@ func ParseEvent(name string) (Event, bool) {
 	return 0, false
 }
 
-// side is the side an event runs on, which TCP:: and IP:: commands use.
+// Side is the side an event runs on, as F5 gives it, which TCP:: and IP::
+// commands act on: HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE run on the
+// server side, just before the request leaves for the member (HTTP::
+// commands there still see the request); HTTP_RESPONSE_RELEASE runs just
+// before the response leaves for the client, after every other rule.
+func (e Event) Side() Side { return e.side() }
+
 func (e Event) side() Side {
 	switch e {
-	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse:
+	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease:
 		return ServerSide
 	}
 	return ClientSide
@@ -95,10 +107,54 @@ type Ref struct {
 // server and connection that uses it.
 type Rule struct {
 	// Name is the full path, /Common/name unless a partition was given.
-	Name     string
-	handlers []*Handler
-	procs    map[string]*tcl.Proc
-	refs     []Ref
+	Name        string
+	handlers    []*Handler
+	procs       map[string]*tcl.Proc
+	refs        []Ref
+	unsupported []Unsupported
+}
+
+// Unsupported is one use of an F5 command or event that openltm does not
+// implement yet, with its position.
+type Unsupported struct {
+	Kind      string // "command" or "event"
+	Name      string
+	Line, Col int
+}
+
+// Unsupported lists the F5 commands and events the rule uses that openltm
+// does not implement yet, each name once, in the order they first appear.
+// A rule with any is compiled but not acted on: its caller decides whether
+// the virtual servers using it carry traffic.
+func (r *Rule) Unsupported() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range r.unsupported {
+		if !seen[u.Name] {
+			seen[u.Name] = true
+			out = append(out, u.Name)
+		}
+	}
+	return out
+}
+
+// UnsupportedError is returned by Compile, together with the compiled
+// rule, when the rule uses F5 commands or events openltm does not
+// implement yet. It is a warning: the rule is valid on BIG-IP.
+type UnsupportedError struct {
+	Rule string
+	Uses []Unsupported
+}
+
+func (e *UnsupportedError) Error() string {
+	var b strings.Builder
+	for i, u := range e.Uses {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s:%d:%d: %s %q is valid on BIG-IP but not implemented yet", e.Rule, u.Line, u.Col, u.Kind, u.Name)
+	}
+	return b.String()
 }
 
 // Handlers returns the rule's when blocks in source order.
@@ -138,17 +194,23 @@ func (e *CompileError) Error() string {
 
 // Compile parses and compiles a rule body (the text between the braces of
 // `ltm rule NAME { ... }`). Every command name is resolved now: disabled
-// Tcl commands and commands openltm does not implement are refused with
-// their line and column, so a bad rule never reaches the dataplane.
+// Tcl commands and names BIG-IP does not have are refused with their line
+// and column (a *CompileError), so a bad rule never reaches the dataplane.
+// F5 commands and events openltm does not implement yet compile: the rule
+// is returned together with an *UnsupportedError listing them, and the
+// caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
 	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}}
-	refs := &r.refs
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)
+		if IsF5Command(cmd) {
+			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: strings.TrimPrefix(cmd, "::"), Line: line, Col: col})
+			return nil
+		}
 		return &CompileError{Rule: r.Name, Line: line, Col: col, Msg: unknownCommandMsg(cmd)}
 	}
 	tbl := commandTable()
-	sc, err := compileWithRefs(tbl, check, r.Name, body, refs)
+	sc, err := compileRule(tbl, check, r, body)
 	if err != nil {
 		if se, ok := err.(*tcl.SyntaxError); ok {
 			return nil, &CompileError{Rule: r.Name, Line: se.Line, Col: se.Col, Msg: se.Msg}
@@ -171,8 +233,19 @@ func Compile(name, body string) (*Rule, error) {
 			if err != nil {
 				return nil, err
 			}
+			if h == nil {
+				l, col := c.WordPos(1)
+				r.unsupported = append(r.unsupported, Unsupported{Kind: "event", Name: c.Words[1].String(), Line: l, Col: col})
+				continue
+			}
 			h.rule = r
 			r.handlers = append(r.handlers, h)
+		case "timing":
+			// A rule-wide `timing on|off` only turns BIG-IP's cycle
+			// statistics on or off; openltm accepts it.
+			if len(c.Words) != 2 || (c.Words[1].String() != "on" && c.Words[1].String() != "off") {
+				return nil, fail(0, "wrong # args: should be \"timing on|off\"")
+			}
 		case "proc":
 			if len(c.Words) != 4 {
 				return nil, fail(0, "wrong # args: should be \"proc name args body\"")
@@ -196,8 +269,15 @@ func Compile(name, body string) (*Rule, error) {
 			}
 			rulePriority = p
 		default:
-			return nil, fail(0, "unexpected %q at the top level of a rule: expected when EVENT [priority N] { ... }, proc NAME ARGS BODY or priority N", kw)
+			return nil, fail(0, "unexpected %q at the top level of a rule: expected when EVENT [priority N] { ... }, proc NAME ARGS BODY, priority N or timing on|off", kw)
 		}
+	}
+	if len(r.unsupported) > 0 {
+		sort.SliceStable(r.unsupported, func(i, j int) bool {
+			a, b := r.unsupported[i], r.unsupported[j]
+			return a.Line < b.Line || (a.Line == b.Line && a.Col < b.Col)
+		})
+		return r, &UnsupportedError{Rule: r.Name, Uses: r.unsupported}
 	}
 	return r, nil
 }
@@ -210,15 +290,16 @@ func parsePriority(s string) (int, error) {
 	return p, nil
 }
 
-// parseWhen reads `when EVENT [timing on|off] [priority N] BODY`.
+// parseWhen reads `when EVENT [timing on|off] [priority N] BODY`. It
+// returns a nil handler for an F5 event openltm does not raise yet.
 func parseWhen(c tcl.TopCommand, prio int, fail func(int, string, ...any) error) (*Handler, error) {
 	w := c.Words
 	if len(w) < 3 {
 		return nil, fail(0, "wrong # args: should be \"when EVENT ?priority N? { script }\"")
 	}
 	ev, ok := ParseEvent(w[1].String())
-	if !ok {
-		return nil, fail(1, "unknown event %q: expected one of %s", w[1].String(), strings.Join(eventNames[:], ", "))
+	if !ok && !IsF5Event(w[1].String()) {
+		return nil, fail(1, "unknown event %q: BIG-IP has no such iRule event; openltm raises %s", w[1].String(), strings.Join(eventNames[:], ", "))
 	}
 	h := &Handler{Event: ev, Priority: prio, Line: c.Line}
 	i := 2
@@ -245,7 +326,10 @@ func parseWhen(c tcl.TopCommand, prio int, fail func(int, string, ...any) error)
 	}
 	body := tcl.ScriptOf(w[len(w)-1])
 	if body == nil {
-		return nil, fail(len(w)-1, "the body of when %s must be a braced script", ev)
+		return nil, fail(len(w)-1, "the body of when %s must be a braced script", w[1].String())
+	}
+	if !ok {
+		return nil, nil
 	}
 	h.body = body
 	return h, nil
@@ -280,7 +364,7 @@ func unknownCommandMsg(cmd string) string {
 	}
 	sort.Strings(near)
 	if len(near) > 0 {
-		return fmt.Sprintf("unknown or unsupported command %q; %s commands available: %s", cmd, strings.TrimSuffix(cmd[:strings.Index(cmd, "::")+2], "::"), strings.Join(near, ", "))
+		return fmt.Sprintf("unknown command %q: BIG-IP has no such iRule command; %s commands available: %s", cmd, strings.TrimSuffix(cmd[:strings.Index(cmd, "::")+2], "::"), strings.Join(near, ", "))
 	}
-	return fmt.Sprintf("unknown or unsupported command %q (see the supported command list in the rules documentation)", cmd)
+	return fmt.Sprintf("unknown command %q: BIG-IP has no such iRule command (see the supported command list in the rules documentation)", cmd)
 }

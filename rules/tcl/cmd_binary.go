@@ -1,7 +1,9 @@
 package tcl
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"math"
 	"math/big"
 	"strconv"
@@ -56,6 +58,10 @@ func cmdBinary(in *Interp, args []Value) (Value, error) {
 			return Empty, wrongArgs("binary scan value formatString ?varName ...?")
 		}
 		return binaryScan(in, BytesOf(args[2]), args[3].String(), args[4:])
+	case "encode":
+		return binaryEncode(args[2].String(), args[3:])
+	case "decode":
+		return binaryDecode(args[2].String(), args[3:])
 	}
 	return Empty, errorf("unknown or ambiguous subcommand %s: must be decode, encode, format, or scan", q(args[1].String()))
 }
@@ -490,3 +496,119 @@ out:
 }
 
 func newBigUint(u uint64) *big.Int { return new(big.Int).SetUint64(u) }
+
+// binaryEncode implements binary encode hex|base64 (Tcl 8.6), which rules
+// use around digests: binary encode hex [sha256 $x].
+func binaryEncode(format string, args []Value) (Value, error) {
+	switch format {
+	case "hex":
+		if len(args) != 1 {
+			return Empty, wrongArgs("binary encode hex data")
+		}
+		return Str(hex.EncodeToString(BytesOf(args[0]))), nil
+	case "base64":
+		maxlen, wrap := 0, "\n"
+		for len(args) > 1 {
+			switch args[0].String() {
+			case "-maxlen":
+				n, err := asInt(args[1])
+				if err != nil {
+					return Empty, err
+				}
+				if n < 0 {
+					return Empty, errorf("line length out of range")
+				}
+				maxlen = n
+			case "-wrapchar":
+				wrap = args[1].String()
+			default:
+				return Empty, errorf("bad option %s: must be -maxlen or -wrapchar", q(args[0].String()))
+			}
+			args = args[2:]
+		}
+		if len(args) != 1 {
+			return Empty, wrongArgs("binary encode base64 ?-maxlen len? ?-wrapchar char? data")
+		}
+		out := base64.StdEncoding.EncodeToString(BytesOf(args[0]))
+		if maxlen > 0 && len(out) > maxlen {
+			var b strings.Builder
+			for i := 0; i < len(out); i += maxlen {
+				if i > 0 {
+					b.WriteString(wrap)
+				}
+				b.WriteString(out[i:min(i+maxlen, len(out))])
+			}
+			out = b.String()
+		}
+		return Str(out), nil
+	}
+	return Empty, errorf("unknown subcommand %s: must be base64, hex, or uuencode", q(format))
+}
+
+// binaryDecode implements binary decode hex|base64 ?-strict?: without
+// -strict, whitespace (and for hex, nothing else) is skipped.
+func binaryDecode(format string, args []Value) (Value, error) {
+	if format != "hex" && format != "base64" {
+		return Empty, errorf("unknown subcommand %s: must be base64, hex, or uuencode", q(format))
+	}
+	strict := false
+	if len(args) == 2 && args[0].String() == "-strict" {
+		strict = true
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		return Empty, wrongArgs("binary decode " + format + " ?options? data")
+	}
+	in := BytesOf(args[0])
+	clean := make([]byte, 0, len(in))
+	for i, c := range in {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+			if strict {
+				return Empty, errorf("invalid %s digit %s at position %d", map[string]string{"hex": "hexadecimal", "base64": "base64"}[format], q(string(rune(c))), i)
+			}
+			continue
+		}
+		clean = append(clean, c)
+	}
+	switch format {
+	case "hex":
+		for i, c := range clean {
+			if _, ok := unhexDigit(c); !ok {
+				return Empty, errorf("invalid hexadecimal digit %s at position %d", q(string(rune(c))), i)
+			}
+		}
+		if len(clean)%2 == 1 {
+			if strict {
+				return Empty, errorf("invalid hexadecimal digit %s at position %d", q(string(rune(clean[len(clean)-1]))), len(clean)-1)
+			}
+			clean = clean[:len(clean)-1]
+		}
+		out := make([]byte, len(clean)/2)
+		for i := range out {
+			hi, _ := unhexDigit(clean[2*i])
+			lo, _ := unhexDigit(clean[2*i+1])
+			out[i] = hi<<4 | lo
+		}
+		return Bytes(out), nil
+	case "base64":
+		s := strings.TrimRight(string(clean), "=")
+		out, err := base64.RawStdEncoding.DecodeString(s)
+		if err != nil {
+			return Empty, errorf("invalid base64 character in %s", q(string(clean)))
+		}
+		return Bytes(out), nil
+	}
+	return Empty, errorf("unknown subcommand %s: must be base64, hex, or uuencode", q(format))
+}
+
+func unhexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

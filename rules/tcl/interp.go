@@ -26,6 +26,11 @@ type Command struct {
 // once interpreters use it.
 type Commands struct {
 	m map[string]*Command
+	// Lenient accepts the forms BIG-IP's iRule compiler accepts and tclsh
+	// refuses: a braced word directly followed by an open brace
+	// (`if {$x}{ ... }`) ends there and the brace starts the next word.
+	// Set it before any script is compiled against the table.
+	Lenient bool
 }
 
 // NewCommands returns a table holding the core Tcl commands.

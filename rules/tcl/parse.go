@@ -226,7 +226,7 @@ func (p *parser) parseWord(inBracket bool) (word, error) {
 	switch p.s[p.pos] {
 	case '{':
 		w, err = p.parseBraced()
-		if err == nil && !p.atWordEnd(inBracket) {
+		if err == nil && !p.atWordEnd(inBracket) && !(p.c.cmds.Lenient && p.s[p.pos] == '{') {
 			err = p.errAt(p.pos, "extra characters after close-brace")
 		}
 	case '"':
@@ -513,7 +513,7 @@ func (c *compiler) finish(p *parser, cmd *command) error {
 		err = exprAt(1)
 	case cmd.fn.Name == "eval" && len(ws) == 2:
 		err = script(1)
-	case cmd.fn.Name == "after" && len(ws) == 3:
+	case cmd.fn.Name == "after" && len(ws) == 3 && lit(1) != "cancel" && lit(1) != "info" && lit(1) != "idle":
 		err = script(2)
 	case cmd.fn.Name == "proc" && len(ws) == 4:
 		err = script(3)

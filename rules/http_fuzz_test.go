@@ -1,0 +1,54 @@
+package rules
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// FuzzHTTPHead checks that any head httpx accepts is written back as it
+// came when unedited, and still parses, with the edits visible, after
+// header and target edits.
+func FuzzHTTPHead(f *testing.F) {
+	f.Add([]byte(testRequest), false)
+	f.Add([]byte(testResponse), true)
+	f.Add([]byte("GET / HTTP/1.0\n\n"), false)
+	f.Add([]byte("HTTP/1.1 200\r\n\r\n"), true)
+	f.Add([]byte("POST /a?b HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"), false)
+	f.Fuzz(func(t *testing.T, b []byte, response bool) {
+		var h HTTPHead
+		if err := h.Reset(b, response); err != nil {
+			return
+		}
+		end := h.Head().HeaderEnd
+		if got := h.AppendTo(nil); !bytes.Equal(got, b[:end]) {
+			t.Fatalf("unedited head changed:\n%q\n%q", got, b[:end])
+		}
+		n := h.HeaderCount("")
+		h.InsertHeader("X-Fuzz", "1")
+		h.RemoveHeader("cookie")
+		if !response {
+			h.SetQuery("q=1")
+		} else {
+			h.SetVersion("1.0")
+		}
+		out := h.AppendTo(nil)
+		var h2 HTTPHead
+		if err := h2.Reset(out, response); err != nil {
+			t.Fatalf("edited head does not parse: %v\n%q", err, out)
+		}
+		if v, ok := h2.Header("x-fuzz"); !ok || string(v) != "1" {
+			t.Fatalf("inserted header lost: %q", out)
+		}
+		if h2.HeaderCount("cookie") != 0 || h2.HeaderCount("") > n+1 {
+			t.Fatalf("fields: %d before, %q after", n, out)
+		}
+		if !response && string(h2.Query()) != "q=1" {
+			t.Fatalf("query %q in %q", h2.Query(), out)
+		}
+		if _, err := httpx.ParseRequest(out); !response && err != nil {
+			t.Fatalf("httpx refuses %q: %v", out, err)
+		}
+	})
+}
