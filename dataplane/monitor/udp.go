@@ -30,9 +30,9 @@ func probeUDP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 	}
 	expect := spec.Recv != nil || spec.RecvDisable != nil
 	if !expect {
-		if settle := time.Now().Add(UDPSettle); settle.Before(dl) {
-			dl = settle
-		}
+		// Leave room before the probe's deadline, so silence is judged
+		// here and not by the deadline.
+		dl = time.Now().Add(min(UDPSettle, time.Until(dl)/2))
 	}
 	c.SetDeadline(dl)
 	if _, err := c.Write([]byte(spec.Send)); err != nil {
@@ -44,7 +44,7 @@ func probeUDP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				if !expect && ctx.Err() == nil {
+				if !expect {
 					return Outcome{Up: true}, nil // silence without an unreachable
 				}
 				return Outcome{}, ErrNoResponse

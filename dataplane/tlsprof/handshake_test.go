@@ -3,7 +3,14 @@ package tlsprof
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
 	"os/exec"
 	"strings"
 	"testing"
@@ -320,4 +327,52 @@ func TestRealClients(t *testing.T) {
 			t.Fatalf("curl: %v\n%s", err, out)
 		}
 	})
+}
+
+// intermediateClient issues an intermediate CA under p and a client
+// certificate under it, returned with the intermediate in its chain.
+func intermediateClient(t *testing.T, p *pki) tls.Certificate {
+	t.Helper()
+	ikey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	itmpl := &x509.Certificate{SerialNumber: big.NewInt(900), Subject: pkix.Name{CommonName: "intermediate"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	ider, err := x509.CreateCertificate(rand.Reader, itmpl, p.caCert, ikey.Public(), p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inter, _ := x509.ParseCertificate(ider)
+	lkey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ltmpl := &x509.Certificate{SerialNumber: big.NewInt(901), Subject: pkix.Name{CommonName: "deep.client"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	lder, err := x509.CreateCertificate(rand.Reader, ltmpl, inter, lkey.Public(), ikey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{lder, ider}, PrivateKey: lkey}
+}
+
+func TestAuthenticateDepth(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	srv := p.chain(t, "depth", "rsa", "www.example")
+	deep := intermediateClient(t, p)
+	for _, tc := range []struct {
+		depth int
+		fail  bool
+	}{{0, true}, {1, false}, {-1, false}} {
+		t.Run(fmt.Sprint(tc.depth), func(t *testing.T) {
+			b, err := (&ClientSSL{Name: "/Common/d", CertKeyChain: []CertKeyChain{srv}, PeerCertMode: "require",
+				CAFile: p.ca(t), AuthenticateDepth: tc.depth}).Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := serve(t, b.Config)
+			_, err = dial(addr, &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{deep}})
+			if tc.fail != (err != nil) {
+				t.Fatalf("depth %d: error %v, want failure %v", tc.depth, err, tc.fail)
+			}
+		})
+	}
 }

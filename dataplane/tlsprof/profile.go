@@ -36,9 +36,11 @@ type ClientSSL struct {
 	Renegotiation bool
 	SessionTicket bool
 	// PeerCertMode is ignore, request, require or auto ("" = ignore).
-	PeerCertMode      string
-	CAFile            *Cert
-	AuthenticateDepth int // 0 = BIG-IP's default, 9
+	PeerCertMode string
+	CAFile       *Cert
+	// AuthenticateDepth is the most intermediate certificates a client's
+	// chain may hold; negative means BIG-IP's default, 9.
+	AuthenticateDepth int
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -60,7 +62,7 @@ type ServerSSL struct {
 	// member's chain against CAFile and, when set, AuthenticateName.
 	PeerCertMode      string
 	CAFile            *Cert
-	AuthenticateDepth int
+	AuthenticateDepth int // as ClientSSL's
 	AuthenticateName  string
 }
 
@@ -163,7 +165,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 		warns = append(warns, what+": renegotiation enabled is not supported (Go's TLS server never renegotiates); clients asking are refused")
 	}
 	depth := p.AuthenticateDepth
-	if depth <= 0 {
+	if depth < 0 {
 		depth = 9
 	}
 	switch p.PeerCertMode {
@@ -193,15 +195,16 @@ func (p *ClientSSL) Build() (*Built, error) {
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
-// depthCheck refuses a peer whose verified chains are all longer than
-// authenticate-depth intermediate certificates.
+// depthCheck refuses a peer whose verified chains all hold more than
+// authenticate-depth intermediate certificates (OpenSSL's verify depth, which
+// BIG-IP passes on).
 func depthCheck(depth int) func([][]byte, [][]*x509.Certificate) error {
 	return func(_ [][]byte, chains [][]*x509.Certificate) error {
 		if len(chains) == 0 {
 			return nil
 		}
 		for _, ch := range chains {
-			if len(ch)-2 < depth { // leaf and root do not count
+			if len(ch)-2 <= depth { // leaf and root do not count
 				return nil
 			}
 		}
@@ -244,7 +247,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 		cfg.Certificates = []tls.Certificate{c}
 	}
 	depth := p.AuthenticateDepth
-	if depth <= 0 {
+	if depth < 0 {
 		depth = 9
 	}
 	switch p.PeerCertMode {
