@@ -92,7 +92,10 @@ func (p *Passive) Failed() {
 	for i < len(p.failures) && !p.failures[i].After(cut) {
 		i++
 	}
-	p.failures = append(p.failures[i:], now)
+	// Only the last Failures timestamps matter.
+	i = max(i, len(p.failures)-p.lim.Failures+1)
+	n := copy(p.failures, p.failures[i:])
+	p.failures = append(p.failures[:n], now)
 	var changed *State
 	if p.state.Status != Down && len(p.failures) >= p.lim.Failures {
 		p.failures = p.failures[:0]

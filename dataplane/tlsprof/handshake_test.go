@@ -304,17 +304,37 @@ func TestRealClients(t *testing.T) {
 		if _, err := exec.LookPath("openssl"); err != nil {
 			t.Skip("openssl is not installed")
 		}
-		out, err := run("openssl", "s_client", "-connect", addr, "-servername", "a.example", "-tls1_2", "-CAfile", p.caPath, "-verify_return_error")
+		out, err := run("openssl", "s_client", "-ign_eof", "-connect", addr, "-servername", "a.example", "-tls1_2", "-CAfile", p.caPath, "-verify_return_error")
 		if err != nil || !strings.Contains(out, "subject=CN = a.example") && !strings.Contains(out, "subject=CN=a.example") || !strings.Contains(out, "Verify return code: 0") {
 			t.Fatalf("s_client with SNI a.example: %v\n%s", err, out)
 		}
-		out, err = run("openssl", "s_client", "-connect", addr, "-servername", "z.example", "-tls1_3", "-CAfile", p.caPath)
+		out, err = run("openssl", "s_client", "-ign_eof", "-connect", addr, "-servername", "z.example", "-tls1_3", "-CAfile", p.caPath)
 		if err != nil || !strings.Contains(out, "default.example") || !strings.Contains(out, "TLSv1.3") {
 			t.Fatalf("s_client default profile: %v\n%s", err, out)
 		}
-		out, err = run("openssl", "s_client", "-connect", addr, "-servername", "z.example", "-tls1_2", "-cipher", "AES128-SHA")
+		out, err = run("openssl", "s_client", "-ign_eof", "-connect", addr, "-servername", "z.example", "-tls1_2", "-cipher", "AES128-SHA")
 		if err == nil && strings.Contains(out, "Cipher is AES128-SHA") {
 			t.Fatalf("a suite outside the default profile's list was negotiated:\n%s", out)
+		}
+	})
+	t.Run("openssl client certificate", func(t *testing.T) {
+		if _, err := exec.LookPath("openssl"); err != nil {
+			t.Skip("openssl is not installed")
+		}
+		srv := p.chain(t, "mtls", "rsa", "m.example")
+		b, err := (&ClientSSL{Name: "/Common/mtls", CertKeyChain: []CertKeyChain{srv}, PeerCertMode: "require", CAFile: p.ca(t)}).Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		maddr := serve(t, b.Config)
+		ccp, ckp := p.leaf(t, "sclient", "rsa", true, "sclient.example")
+		out, err := run("openssl", "s_client", "-ign_eof", "-connect", maddr, "-servername", "m.example", "-cert", ccp, "-key", ckp, "-CAfile", p.caPath)
+		if err != nil || !strings.Contains(out, "HTTP/1.0 200 OK") {
+			t.Fatalf("s_client with a client certificate: %v\n%s", err, out)
+		}
+		out, err = run("openssl", "s_client", "-ign_eof", "-connect", maddr, "-servername", "m.example", "-CAfile", p.caPath)
+		if err == nil && strings.Contains(out, "HTTP/1.0 200 OK") {
+			t.Fatalf("s_client without a client certificate was answered:\n%s", out)
 		}
 	})
 	t.Run("curl", func(t *testing.T) {

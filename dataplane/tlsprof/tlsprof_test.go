@@ -275,3 +275,34 @@ func serve(t *testing.T, cfg *tls.Config) string {
 	}()
 	return ln.Addr().String()
 }
+
+func TestEncryptedKey(t *testing.T) {
+	p := newPKI(t)
+	cp, kp := p.leaf(t, "enc", "rsa", false, "enc.example")
+	plain, err := LoadKey("/Common/enc.key", kp, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	der := x509.MarshalPKCS1PrivateKey(plain.Signer.(*rsa.PrivateKey))
+	//lint:ignore SA1019 the test writes the legacy encrypted PEM BIG-IP keys with a passphrase use.
+	blk, err := x509.EncryptPEMBlock(rand.Reader, "RSA PRIVATE KEY", der, []byte("s3cret"), x509.PEMCipherAES128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(p.dir, "enc-protected.key")
+	os.WriteFile(path, pem.EncodeToMemory(blk), 0o600)
+	if _, err := LoadKey("/Common/e.key", path, ""); err == nil || !strings.Contains(err.Error(), "no passphrase") {
+		t.Fatalf("no passphrase: %v", err)
+	}
+	if _, err := LoadKey("/Common/e.key", path, "wrong"); err == nil {
+		t.Fatal("wrong passphrase accepted")
+	}
+	k, err := LoadKey("/Common/e.key", path, "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := LoadCert("/Common/enc.crt", cp)
+	if _, err := Pair("/Common/p", c, k, nil); err != nil {
+		t.Fatal(err)
+	}
+}
