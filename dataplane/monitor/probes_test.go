@@ -386,12 +386,12 @@ echo up
 	}
 
 	start := time.Now()
-	out, err = probe(t, &Spec{Type: External, External: &ExternalRun{Path: slow}}, target, 300*time.Millisecond)
+	out, err = probe(t, &Spec{Type: External, External: &ExternalRun{Path: slow}}, target, 2*time.Second)
 	if out.Up || !errors.Is(err, ErrNoResponse) {
 		t.Fatalf("slow script: %+v %v", out, err)
 	}
-	if time.Since(start) > 10*time.Second {
-		t.Fatal("the probe waited for the script's child")
+	if time.Since(start) > 20*time.Second {
+		t.Fatal("the probe waited for the script's 30 s child")
 	}
 	data, err := os.ReadFile(pidFile)
 	if err != nil {
