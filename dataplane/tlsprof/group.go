@@ -16,6 +16,7 @@ type CipherRule struct {
 var BuiltinRules = map[string]*CipherRule{
 	"/Common/f5-default": {Name: "/Common/f5-default", Cipher: "DEFAULT"},
 	"/Common/f5-ecc":     {Name: "/Common/f5-ecc", Cipher: "ECDHE:ECDHE_ECDSA"},
+	"/Common/f5-secure":  {Name: "/Common/f5-secure", Cipher: "ECDHE:RSA:!SSLV3:!RC4:!EXP:!DES"},
 }
 
 // CipherGroup is an `ltm cipher group`: the union of the allow rules,

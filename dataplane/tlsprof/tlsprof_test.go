@@ -132,6 +132,8 @@ func TestParseCiphers(t *testing.T) {
 		{str: "HIGH:!aNULL:@STRENGTH", has: []string{"ECDHE-RSA-AES256-GCM-SHA384"}, not: []string{"DES-CBC3-SHA", "ADH-AES128-SHA"}},
 		{str: "TLS13", has: []string{"TLS13-CHACHA20-POLY1305-SHA256"}, versions: "TLSv1.3"},
 		{str: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 ECDHE-RSA-AES128-CBC-SHA", has: []string{"ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-SHA"}},
+		{str: "DEFAULT:+SHA:+3DES:+kEDH", has: []string{"AES128-SHA", "DES-CBC3-SHA", "ECDHE-RSA-AES128-GCM-SHA256"}},
+		{str: BuiltinRules["/Common/f5-secure"].Cipher, has: []string{"ECDHE-RSA-AES128-GCM-SHA256", "AES256-GCM-SHA384", "DES-CBC3-SHA"}, not: []string{"RC4-SHA", "DES-CBC-SHA", "ECDHE-ECDSA-AES128-SHA"}, versions: "TLSv1, TLSv1.1, TLSv1.2"},
 		{str: "DEFAULT:FROB", errSubstr: `column 9: unknown cipher keyword or suite "FROB"`},
 		{str: "ECDHE+BOGUS", errSubstr: `column 1: unknown cipher keyword or suite "BOGUS"`},
 		{str: "DEFAULT:@FASTEST", errSubstr: "unknown sort directive"},
