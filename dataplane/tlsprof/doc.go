@@ -16,6 +16,7 @@
 //	ln := tls.NewListener(rawListener, cfg)
 //	sb, err := (&tlsprof.ServerSSL{Name: "/Common/ss", ServerName: "app.example"}).Build()
 //	conn := tls.Client(memberConn, sb.Config)
+//	conn = tls.Client(memberConn, sb.ForServerName(clientSNI)) // serverssl-use-sni
 //
 // Cipher strings are read as BIG-IP reads them: OpenSSL syntax over the
 // suites BIG-IP knows, where each suite is selected per protocol version,

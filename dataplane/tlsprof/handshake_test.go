@@ -396,3 +396,73 @@ func TestAuthenticateDepth(t *testing.T) {
 		})
 	}
 }
+
+func TestServerSSLForServerName(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	member, err := (&ClientSSL{Name: "/Common/m", CertKeyChain: []CertKeyChain{p.chain(t, "sn", "ecdsa", "sn.example")}}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan string, 8)
+	cfg := member.Config.Clone()
+	cfg.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) { seen <- h.ServerName; return nil, nil }
+	addr := serve(t, cfg)
+	b, err := (&ServerSSL{Name: "/Common/ss"}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1 := b.ForServerName("one.example")
+	if c2 := b.ForServerName("one.example"); c1 != c2 {
+		t.Fatal("a configuration per connection")
+	}
+	if b.ForServerName("") != b.Config {
+		t.Fatal("no name must use the profile's configuration")
+	}
+	if _, err := dial(addr, c1); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got != "one.example" {
+		t.Fatalf("member saw SNI %q", got)
+	}
+	fixed, _ := (&ServerSSL{Name: "/Common/fixed", ServerName: "fixed.example"}).Build()
+	if _, err := dial(addr, fixed.ForServerName("client.example")); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-seen; got != "fixed.example" {
+		t.Fatalf("member saw SNI %q, want the profile's server-name", got)
+	}
+}
+
+func TestSessionTickets(t *testing.T) {
+	t.Parallel()
+	p := newPKI(t)
+	ck := p.chain(t, "tick", "ecdsa", "tick.example")
+	for _, tickets := range []bool{true, false} {
+		for _, ver := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+			t.Run(fmt.Sprintf("%v/%s", tickets, VersionName(ver)), func(t *testing.T) {
+				b, err := (&ClientSSL{Name: "/Common/t", CertKeyChain: []CertKeyChain{ck}, SessionTicket: tickets}).Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr := serve(t, b.Config)
+				ss, err := (&ServerSSL{Name: "/Common/s", SessionTicket: true, CacheSize: 16}).Build()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := ss.Config.Clone()
+				cfg.MinVersion, cfg.MaxVersion = ver, ver
+				if _, err := dial(addr, cfg); err != nil {
+					t.Fatal(err)
+				}
+				st, err := dial(addr, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.DidResume != tickets {
+					t.Fatalf("resumed %v with session-ticket %v", st.DidResume, tickets)
+				}
+			})
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // CertKeyChain is one entry of a client-ssl profile's cert-key-chain.
@@ -76,6 +78,34 @@ type Built struct {
 	serverName string
 	sniDefault bool
 	sniRequire bool
+
+	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
+	byNameN atomic.Int32
+}
+
+// maxByName bounds the per-name configurations a server-ssl profile keeps.
+const maxByName = 1024
+
+// ForServerName is a server-ssl configuration that sends name as SNI (a
+// virtual with serverssl-use-sni passes the client's server name on). The
+// profile's own server-name wins when set, as on BIG-IP. Configurations are
+// kept per name, so a connection does not copy one.
+func (b *Built) ForServerName(name string) *tls.Config {
+	if name == "" || b.serverName != "" {
+		return b.Config
+	}
+	if c, ok := b.byName.Load(name); ok {
+		return c.(*tls.Config)
+	}
+	c := b.Config.Clone()
+	c.ServerName = name
+	if b.byNameN.Load() < maxByName {
+		if prev, loaded := b.byName.LoadOrStore(name, c); loaded {
+			return prev.(*tls.Config)
+		}
+		b.byNameN.Add(1)
+	}
+	return c
 }
 
 var knownOptions = []string{
