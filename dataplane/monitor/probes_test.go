@@ -327,10 +327,56 @@ func TestProbeICMPType(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("icmp needs root or CAP_NET_RAW")
 	}
-	out, err := probe(t, &Spec{Type: ICMP}, netip.MustParseAddrPort("127.10.3.9:0"), time.Second)
-	if err != nil || !out.Up {
-		t.Fatalf("echo to loopback: %+v %v", out, err)
+	for _, a := range []string{"127.10.3.9:0", "[::1]:0"} {
+		out, err := probe(t, &Spec{Type: ICMP}, netip.MustParseAddrPort(a), time.Second)
+		if err != nil || !out.Up {
+			t.Fatalf("echo to %s: %+v %v", a, out, err)
+		}
 	}
+}
+
+// TestInstanceDNSDownAndBack runs a dns monitor as an instance against a
+// server that stops answering and comes back.
+func TestInstanceDNSDownAndBack(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	answering := true
+	pc, err := net.ListenPacket("udp", "127.10.3.6:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		on := answering
+		mu.Unlock()
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if on {
+			rr, _ := dns.NewRR("up.example. 5 IN A 10.6.0.1")
+			m.Answer = append(m.Answer, rr)
+		} else {
+			m.Rcode = dns.RcodeRefused
+		}
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	defer srv.Shutdown()
+	rec := newRecorder()
+	in := Start(&Spec{Type: DNS, Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond,
+		DNS: &DNSQuery{Name: "up.example", Recv: netip.MustParseAddr("10.6.0.1")}},
+		netip.MustParseAddrPort(pc.LocalAddr().String()), rec.on)
+	defer in.Stop()
+	rec.wait(t, Up)
+	mu.Lock()
+	answering = false
+	mu.Unlock()
+	if s := rec.wait(t, Down); !strings.Contains(s.LastError, "REFUSED") {
+		t.Fatalf("down without the rcode: %+v", s)
+	}
+	mu.Lock()
+	answering = true
+	mu.Unlock()
+	rec.wait(t, Up)
 }
 
 func writeScript(t *testing.T, body string) string {
