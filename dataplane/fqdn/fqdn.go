@@ -56,6 +56,7 @@ func ParseFamily(s string) (Family, error) {
 	return 0, fmt.Errorf("address-family %q is not valid (ipv4, ipv6)", s)
 }
 
+// String is the address-family keyword.
 func (f Family) String() string {
 	if f == IPv6 {
 		return "ipv6"

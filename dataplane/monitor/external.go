@@ -96,6 +96,8 @@ type limitWriter struct {
 	n int
 }
 
+// Write keeps the first n bytes and drops the rest, so a chatty program
+// cannot grow the monitor's memory.
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if room := l.n - l.w.Len(); room > 0 {
 		l.w.Write(p[:min(len(p), room)])

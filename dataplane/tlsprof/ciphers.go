@@ -284,6 +284,7 @@ type SyntaxError struct {
 	Reason string
 }
 
+// Error names the string, the column and the word.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("cipher string %q, column %d: %s %q", e.String, e.Column, e.Reason, e.Word)
 }
