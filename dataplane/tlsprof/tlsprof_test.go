@@ -29,7 +29,7 @@ type pki struct {
 	serial int64
 }
 
-func newPKI(t *testing.T) *pki {
+func newPKI(t testing.TB) *pki {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -50,7 +50,7 @@ func newPKI(t *testing.T) *pki {
 	return p
 }
 
-func (p *pki) write(t *testing.T, name, typ string, der []byte) string {
+func (p *pki) write(t testing.TB, name, typ string, der []byte) string {
 	t.Helper()
 	path := filepath.Join(p.dir, name)
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
@@ -61,7 +61,7 @@ func (p *pki) write(t *testing.T, name, typ string, der []byte) string {
 
 // leaf issues a certificate for names ("rsa" or "ecdsa" key) and returns
 // the cert and key file paths.
-func (p *pki) leaf(t *testing.T, file, kind string, client bool, names ...string) (string, string) {
+func (p *pki) leaf(t testing.TB, file, kind string, client bool, names ...string) (string, string) {
 	t.Helper()
 	var key crypto.Signer
 	var err error
@@ -94,7 +94,7 @@ func (p *pki) leaf(t *testing.T, file, kind string, client bool, names ...string
 	return p.write(t, file+".crt", "CERTIFICATE", der), p.write(t, file+".key", "PRIVATE KEY", kder)
 }
 
-func (p *pki) chain(t *testing.T, file, kind string, names ...string) CertKeyChain {
+func (p *pki) chain(t testing.TB, file, kind string, names ...string) CertKeyChain {
 	t.Helper()
 	cp, kp := p.leaf(t, file, kind, false, names...)
 	c, err := LoadCert("/Common/"+file+".crt", cp)
@@ -108,7 +108,7 @@ func (p *pki) chain(t *testing.T, file, kind string, names ...string) CertKeyCha
 	return CertKeyChain{Name: file, Cert: c, Key: k}
 }
 
-func (p *pki) ca(t *testing.T) *Cert {
+func (p *pki) ca(t testing.TB) *Cert {
 	c, err := LoadCert("/Common/ca.crt", p.caPath)
 	if err != nil {
 		t.Fatal(err)
