@@ -70,6 +70,9 @@ func probeExternal(ctx context.Context, spec *Spec, target netip.AddrPort) (Outc
 	var out bytes.Buffer
 	cmd.Stdout = &limitWriter{w: &out, n: maxReply}
 	setGroup(cmd)
+	// A background child may hold stdout after the program exits: the
+	// verdict does not wait for it longer than this.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		return Outcome{}, fmt.Errorf("Unable to run %s; %v", x.Path, unwrapPath(err))
 	}

@@ -400,6 +400,16 @@ printf '%s|%s|%s|%s|%s|%s\n' "$MON_TMPL_NAME" "$RUN_I" "$NODE_IP" "$NODE_PORT" "
 echo up
 `)
 	quiet := writeScript(t, "echo only-on-stderr >&2\nexit 0\n")
+	lingerPid := filepath.Join(dir, "linger.pid")
+	lingering := writeScript(t, "echo up\nsleep 30 &\necho $! > "+lingerPid+"\nexit 0\n")
+	t.Cleanup(func() {
+		var pid int
+		if data, err := os.ReadFile(lingerPid); err == nil {
+			if fmt.Sscan(string(data), &pid); pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	pidFile := filepath.Join(dir, "child.pid")
 	slow := writeScript(t, "sleep 30 &\necho $! > "+pidFile+"\nwait\necho late\n")
 	target := netip.MustParseAddrPort("127.10.3.5:8080")
@@ -425,6 +435,10 @@ echo up
 	out, err = probe(t, &Spec{Type: External, External: &ExternalRun{Path: quiet}}, target, 5*time.Second)
 	if out.Up || err == nil {
 		t.Fatalf("silent script: %+v %v", out, err)
+	}
+	out, err = probe(t, &Spec{Type: External, External: &ExternalRun{Path: lingering}}, target, 10*time.Second)
+	if !out.Up || err != nil {
+		t.Fatalf("script leaving a child on its stdout: %+v %v", out, err)
 	}
 	out, err = probe(t, &Spec{Type: External, External: &ExternalRun{Path: filepath.Join(dir, "missing")}}, target, 5*time.Second)
 	if out.Up || err == nil || !strings.Contains(err.Error(), "Unable to run") {
