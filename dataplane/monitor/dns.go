@@ -24,6 +24,17 @@ type DNSQuery struct {
 	Recv netip.Addr
 }
 
+// ParseQType reads a dns monitor's qtype keyword (a, aaaa).
+func ParseQType(s string) (uint16, error) {
+	switch s {
+	case "", "a":
+		return dns.TypeA, nil
+	case "aaaa":
+		return dns.TypeAAAA, nil
+	}
+	return 0, fmt.Errorf("qtype %q is not valid (a, aaaa)", s)
+}
+
 func (q *DNSQuery) equal(o *DNSQuery) bool {
 	if q == nil || o == nil {
 		return q == o

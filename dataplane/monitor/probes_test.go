@@ -556,6 +556,12 @@ func TestSpecCheckAndEqual(t *testing.T) {
 			t.Errorf("%s: Check() = %v, want %q", tc.spec.Type, err, tc.err)
 		}
 	}
+	if q, err := ParseQType("aaaa"); err != nil || q != dns.TypeAAAA {
+		t.Fatalf("aaaa: %v %v", q, err)
+	}
+	if _, err := ParseQType("mx"); err == nil {
+		t.Fatal("qtype mx accepted")
+	}
 	a := &Spec{Type: External, External: &ExternalRun{Path: "/x", Env: map[string]string{"A": "1"}}}
 	b := &Spec{Type: External, External: &ExternalRun{Path: "/x", Env: map[string]string{"A": "2"}}}
 	if a.Equal(b) || !a.Equal(a) {
