@@ -78,6 +78,18 @@ type Spec struct {
 	QueryTimeout time.Duration
 }
 
+// ParseInterval reads an fqdn interval: seconds, or ttl (returned as 0).
+func ParseInterval(s string) (time.Duration, error) {
+	if s == "ttl" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("interval %q is not valid (ttl, or seconds from 1)", s)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
 // DefaultDownInterval is BIG-IP's down-interval.
 const DefaultDownInterval = 5 * time.Second
 

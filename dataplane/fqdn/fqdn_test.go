@@ -290,6 +290,14 @@ func TestNames(t *testing.T) {
 			t.Errorf("%s: %s %s", tc.addr, NodeName(a), MemberName(a, tc.port))
 		}
 	}
+	for in, want := range map[string]time.Duration{"ttl": 0, "3600": time.Hour} {
+		if d, err := ParseInterval(in); err != nil || d != want {
+			t.Errorf("ParseInterval(%q) = %v %v", in, d, err)
+		}
+	}
+	if _, err := ParseInterval("0"); err == nil {
+		t.Fatal("interval 0 accepted")
+	}
 	if _, err := ParseFamily("ipv5"); err == nil {
 		t.Fatal("ipv5 accepted")
 	}
