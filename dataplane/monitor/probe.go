@@ -1,9 +1,52 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
-// probes (tcp, tcp-half-open, http, gateway-icmp) and the timing rules that
-// turn probe results into a status (interval, timeout, time-until-up,
+// active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
+// gateway-icmp, external), the passive inband monitor, and the timing rules
+// that turn probe results into a status (interval, timeout, time-until-up,
 // up-interval, manual-resume; reference §8). It knows nothing of pools: the
 // dataplane starts one Instance per monitored member or node and combines
 // their statuses by the monitor rule.
+//
+// How the dataplane uses it:
+//
+//	spec := &monitor.Spec{Type: monitor.DNS, Interval: 5 * time.Second, Timeout: 16 * time.Second,
+//	        DNS: &monitor.DNSQuery{Name: "www.example", Type: dns.TypeA}}
+//	if err := spec.Check(); err != nil { /* refuse the commit */ }
+//	in := monitor.Start(spec, member, func(s monitor.State) { ... }) // s.Disabled: recv-disable matched
+//	in.Stop()
+//
+//	// inband: no probes, the proxy reports what its connections saw
+//	pv := monitor.NewPassive(&monitor.Spec{Type: monitor.Inband, Inband: &monitor.InbandLimits{...}}, onChange)
+//	pv.Failed()     // connect failed, or no answer within pv.ResponseTime()
+//	pv.Succeeded()  // the member answered
+//	pv.Stop()
+//
+// The probes, as BIG-IP runs them:
+//   - tcp and http: connect, send, read until recv or recv-disable matches
+//     (recv-disable: up but disabled, State.Disabled) or the server closes;
+//     reverse turns a recv match into down. tcp without recv needs only the
+//     connect; http without recv needs any answer.
+//   - https, and http with TLS set: the same over TLS. The cipher list is an
+//     F5 cipher string (dataplane/tlsprof); the server name sent is TLS's
+//     ServerName, else the Host header of the send string; the member's
+//     certificate is not verified (BIG-IP does not either); a client
+//     certificate is offered when set.
+//   - udp: one datagram; a reply is judged like tcp's. An ICMP port
+//     unreachable marks down. With a recv string, silence until the deadline
+//     is down; without one, silence for UDPSettle counts as up, as BIG-IP's
+//     udp monitor does (only an unreachable port fails it).
+//   - dns: a query for DNS.Name and DNS.Type over UDP (TCP when truncated);
+//     accept-rcode no-error needs NOERROR, anything accepts any code;
+//     answer-contains query-type needs a record of the query's type in the
+//     answer, any-type any record, anything nothing; DNS.Recv, when set,
+//     must be one of the answer's addresses (reverse: must not).
+//   - icmp and gateway-icmp: one echo request to the address (raw socket:
+//     root or CAP_NET_RAW).
+//   - external: runs the program with the member's address (an IPv4 address
+//     written IPv6-mapped, ::ffff:a.b.c.d, as BIG-IP passes it), its port
+//     and the args, with the user-defined variables and MON_TMPL_NAME,
+//     RUN_I, NODE_IP, NODE_PORT in the environment. Anything on stdout is
+//     up; nothing, or still running at the deadline, is down, and the
+//     program's whole process group is killed.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -16,6 +59,7 @@ package monitor
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +77,14 @@ const (
 	TCP         Type = "tcp"
 	TCPHalfOpen Type = "tcp-half-open"
 	HTTP        Type = "http"
+	HTTPS       Type = "https"
 	GatewayICMP Type = "gateway-icmp"
+	ICMP        Type = "icmp"
+	UDP         Type = "udp"
+	DNS         Type = "dns"
+	External    Type = "external"
+	// Inband is passive: it has no probe; see NewPassive.
+	Inband Type = "inband"
 )
 
 // Spec is one monitor's settings, compiled.
@@ -48,6 +99,17 @@ type Spec struct {
 	Recv         *regexp.Regexp // nil: any answer (http) or none needed (tcp)
 	RecvDisable  *regexp.Regexp
 	Reverse      bool
+
+	// Name is the monitor's full name (MON_TMPL_NAME for external).
+	Name string
+	// TLS makes an http monitor speak TLS; https uses defaults when nil.
+	TLS *TLS
+	// DNS is the dns monitor's query.
+	DNS *DNSQuery
+	// External is the external monitor's program.
+	External *ExternalRun
+	// Inband holds the inband monitor's limits.
+	Inband *InbandLimits
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -62,7 +124,44 @@ func (s *Spec) Equal(o *Spec) bool {
 	return s.Type == o.Type && s.Interval == o.Interval && s.Timeout == o.Timeout &&
 		s.TimeUntilUp == o.TimeUntilUp && s.UpInterval == o.UpInterval &&
 		s.ManualResume == o.ManualResume && s.Send == o.Send && s.Reverse == o.Reverse &&
-		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable)
+		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
+		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband)
+}
+
+// Check reports settings a probe could not run with, so a commit is
+// refused rather than the monitor failing on every probe.
+func (s *Spec) Check() error {
+	switch s.Type {
+	case TCP, TCPHalfOpen, HTTP, GatewayICMP, ICMP, UDP:
+	case HTTPS:
+	case DNS:
+		if s.DNS == nil || s.DNS.Name == "" {
+			return errors.New("a dns monitor needs qname (the name to query)")
+		}
+		if err := s.DNS.check(); err != nil {
+			return err
+		}
+	case External:
+		if s.External == nil || s.External.Path == "" {
+			return errors.New("an external monitor needs run (the sys file external-monitor to execute)")
+		}
+		if _, err := splitArgs(s.External.Args); err != nil {
+			return fmt.Errorf("args: %v", err)
+		}
+	case Inband:
+		if s.Inband == nil {
+			return nil
+		}
+		return s.Inband.check()
+	default:
+		return fmt.Errorf("unsupported monitor type %q", s.Type)
+	}
+	if s.TLS != nil || s.Type == HTTPS {
+		if _, err := s.TLS.config(s.Send); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Outcome is one probe's verdict.
@@ -85,8 +184,16 @@ const maxReply = 64 << 10
 // Probe runs one check of spec against target within ctx's deadline.
 func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, error) {
 	switch spec.Type {
-	case GatewayICMP:
+	case GatewayICMP, ICMP:
 		return probeICMP(ctx, target.Addr())
+	case UDP:
+		return probeUDP(ctx, spec, target)
+	case DNS:
+		return probeDNS(ctx, spec, target)
+	case External:
+		return probeExternal(ctx, spec, target)
+	case Inband:
+		return Outcome{}, errors.New("inband is passive and has no probe; the dataplane reports connections to a Passive")
 	case TCPHalfOpen:
 		c, err := dial(ctx, target)
 		if err != nil {
@@ -95,7 +202,7 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		c.SetLinger(0)
 		c.Close()
 		return Outcome{Up: true}, nil
-	case TCP, HTTP:
+	case TCP, HTTP, HTTPS:
 		return probeStream(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
@@ -124,20 +231,35 @@ func unwrapSyscall(err error) error {
 // probeStream connects, sends, and reads until the receive strings decide or
 // the server closes or the deadline passes.
 func probeStream(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, error) {
-	c, err := dial(ctx, target)
+	tc, err := dial(ctx, target)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer c.Close()
+	defer tc.Close()
 	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
+		tc.SetDeadline(dl)
+	}
+	var c net.Conn = tc
+	if spec.TLS != nil || spec.Type == HTTPS {
+		cfg, err := spec.TLS.config(spec.Send)
+		if err != nil {
+			return Outcome{}, err
+		}
+		sc := tls.Client(tc, cfg)
+		if err := sc.HandshakeContext(ctx); err != nil {
+			if ctx.Err() != nil {
+				return Outcome{}, ErrNoResponse
+			}
+			return Outcome{}, fmt.Errorf("SSL handshake failed; %v", unwrapSyscall(err))
+		}
+		c = sc
 	}
 	if spec.Send != "" {
 		if _, err := io.WriteString(c, spec.Send); err != nil {
 			return Outcome{}, fmt.Errorf("Unable to send; %v", unwrapSyscall(err))
 		}
 	}
-	needReply := spec.Recv != nil || spec.RecvDisable != nil || spec.Type == HTTP
+	needReply := spec.Recv != nil || spec.RecvDisable != nil || spec.Type == HTTP || spec.Type == HTTPS
 	if !needReply {
 		return Outcome{Up: true}, nil
 	}

@@ -1,0 +1,175 @@
+package monitor
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// InbandLimits are an inband monitor's settings, with BIG-IP's meanings:
+// Failures failed connections (or answers later than ResponseTime) within
+// FailureInterval mark the member down; RetryTime after that it is up
+// again and gets traffic to prove itself.
+type InbandLimits struct {
+	Failures        int           // 0 never marks down; BIG-IP's default 3
+	FailureInterval time.Duration // default 30 s
+	ResponseTime    time.Duration // 0: no answer deadline; default 10 s
+	RetryTime       time.Duration // 0: down until a success; default 300 s
+}
+
+// DefaultInband is BIG-IP's /Common/inband.
+var DefaultInband = InbandLimits{Failures: 3, FailureInterval: 30 * time.Second, ResponseTime: 10 * time.Second, RetryTime: 300 * time.Second}
+
+func (l *InbandLimits) equal(o *InbandLimits) bool {
+	if l == nil || o == nil {
+		return l == o
+	}
+	return *l == *o
+}
+
+func (l *InbandLimits) check() error {
+	if l.Failures < 0 || l.FailureInterval < 0 || l.ResponseTime < 0 || l.RetryTime < 0 {
+		return fmt.Errorf("inband limits must not be negative")
+	}
+	if l.Failures > 0 && l.FailureInterval <= 0 {
+		return fmt.Errorf("inband failure-interval must be at least 1 second when failures is set")
+	}
+	return nil
+}
+
+// Passive is an inband monitor on one member: no probes; the proxy tells
+// it how each connection went. It is safe for concurrent use.
+type Passive struct {
+	lim      InbandLimits
+	onChange func(State)
+
+	cb       sync.Mutex // held while a change is made and reported, so reports keep order
+	down     atomic.Bool
+	mu       sync.Mutex
+	state    State
+	failures []time.Time // within the failure interval, oldest first
+	retry    *time.Timer
+	stopped  bool
+	now      func() time.Time
+}
+
+// NewPassive starts an inband monitor in the up state (it has nothing to
+// say until traffic fails). onChange is called after every change, outside
+// the monitor's lock, never after Stop returns.
+func NewPassive(spec *Spec, onChange func(State)) *Passive {
+	lim := DefaultInband
+	if spec.Inband != nil {
+		lim = *spec.Inband
+	}
+	return &Passive{lim: lim, onChange: onChange, now: time.Now,
+		state: State{Status: Up, Since: time.Now()}}
+}
+
+// ResponseTime is how long the proxy waits for the member's first answer
+// bytes before it reports Failed (0: no deadline).
+func (p *Passive) ResponseTime() time.Duration { return p.lim.ResponseTime }
+
+// State is the current verdict.
+func (p *Passive) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state
+}
+
+// Failed records a failed connection or a missed response time.
+func (p *Passive) Failed() {
+	p.cb.Lock()
+	defer p.cb.Unlock()
+	p.mu.Lock()
+	if p.stopped || p.lim.Failures == 0 {
+		p.mu.Unlock()
+		return
+	}
+	now := p.now()
+	cut := now.Add(-p.lim.FailureInterval)
+	i := 0
+	for i < len(p.failures) && !p.failures[i].After(cut) {
+		i++
+	}
+	// Only the last Failures timestamps matter.
+	i = max(i, len(p.failures)-p.lim.Failures+1)
+	n := copy(p.failures, p.failures[i:])
+	p.failures = append(p.failures[:n], now)
+	var changed *State
+	if p.state.Status != Down && len(p.failures) >= p.lim.Failures {
+		p.failures = p.failures[:0]
+		p.down.Store(true)
+		p.state = State{Status: Down, Since: now,
+			LastError: fmt.Sprintf("%d failures within %s", p.lim.Failures, p.lim.FailureInterval)}
+		s := p.state
+		changed = &s
+		if p.lim.RetryTime > 0 {
+			p.retry = time.AfterFunc(p.lim.RetryTime, p.retryUp)
+		}
+	}
+	p.mu.Unlock()
+	p.report(changed)
+}
+
+// Succeeded records a connection the member answered in time; a member
+// held down with retry-time 0 comes back with it.
+func (p *Passive) Succeeded() {
+	if !p.down.Load() {
+		return // the per-connection path: nothing to do while up
+	}
+	p.cb.Lock()
+	defer p.cb.Unlock()
+	p.mu.Lock()
+	var changed *State
+	if !p.stopped && p.state.Status == Down {
+		if p.retry != nil {
+			p.retry.Stop()
+			p.retry = nil
+		}
+		p.down.Store(false)
+		p.state = State{Status: Up, Since: p.now()}
+		s := p.state
+		changed = &s
+	}
+	p.mu.Unlock()
+	p.report(changed)
+}
+
+func (p *Passive) retryUp() {
+	p.cb.Lock()
+	defer p.cb.Unlock()
+	p.mu.Lock()
+	var changed *State
+	if !p.stopped && p.state.Status == Down {
+		p.retry = nil
+		p.down.Store(false)
+		p.state = State{Status: Up, Since: p.now()}
+		s := p.state
+		changed = &s
+	}
+	p.mu.Unlock()
+	p.report(changed)
+}
+
+// report calls onChange; callers hold cb, so reports keep the order of the
+// changes and none runs after Stop.
+func (p *Passive) report(s *State) {
+	if s == nil || p.onChange == nil {
+		return
+	}
+	p.onChange(*s)
+}
+
+// Stop ends the retry timer; no onChange call happens after Stop returns
+// (onChange must not call Stop).
+func (p *Passive) Stop() {
+	p.cb.Lock()
+	defer p.cb.Unlock()
+	p.mu.Lock()
+	p.stopped = true
+	if p.retry != nil {
+		p.retry.Stop()
+	}
+	p.mu.Unlock()
+}

@@ -1,0 +1,371 @@
+package tlsprof
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// CertKeyChain is one entry of a client-ssl profile's cert-key-chain.
+type CertKeyChain struct {
+	Name  string
+	Cert  *Cert
+	Key   *Key
+	Chain *Cert // nil: none
+}
+
+// ClientSSL is an `ltm profile client-ssl`, references resolved and
+// defaults-from flattened: the TLS the virtual speaks to clients.
+type ClientSSL struct {
+	Name         string
+	CertKeyChain []CertKeyChain
+	// Ciphers is the cipher string ("" = DEFAULT); CipherGroup, when set,
+	// replaces it (BIG-IP's `ciphers none cipher-group …`).
+	Ciphers     string
+	CipherGroup *CipherGroup
+	// Options are the `options { }` words (no-tlsv1, no-tlsv1.3, …).
+	Options    []string
+	ServerName string
+	SNIDefault bool
+	SNIRequire bool
+	// Renegotiation enabled cannot be honoured (Go's server never
+	// renegotiates); Build warns.
+	Renegotiation bool
+	SessionTicket bool
+	// PeerCertMode is ignore, request, require or auto ("" = ignore).
+	PeerCertMode string
+	CAFile       *Cert
+	// AuthenticateDepth is the most intermediate certificates a client's
+	// chain may hold; negative means BIG-IP's default, 9.
+	AuthenticateDepth int
+}
+
+// ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
+// pool members.
+type ServerSSL struct {
+	Name  string
+	Cert  *Cert // client certificate offered to members; nil: none
+	Key   *Key
+	Chain *Cert
+
+	Ciphers       string
+	CipherGroup   *CipherGroup
+	Options       []string
+	ServerName    string // SNI sent to members ("" = none, or the virtual's choice)
+	Renegotiation bool
+	SessionTicket bool
+	CacheSize     int // session cache entries; 0 = no resumption
+	// PeerCertMode is ignore or require ("" = ignore): require verifies the
+	// member's chain against CAFile and, when set, AuthenticateName.
+	PeerCertMode      string
+	CAFile            *Cert
+	AuthenticateDepth int // as ClientSSL's
+	AuthenticateName  string
+}
+
+// Built is a profile turned into Go's TLS configuration.
+type Built struct {
+	Name   string
+	Config *tls.Config
+	// Warnings are settings accepted but not applied as BIG-IP would
+	// (category 2: the commit goes on, the user is told).
+	Warnings   []string
+	serverName string
+	sniDefault bool
+	sniRequire bool
+
+	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
+	byNameN atomic.Int32
+}
+
+// maxByName bounds the per-name configurations a server-ssl profile keeps.
+const maxByName = 1024
+
+// ForServerName is a server-ssl configuration that sends name as SNI (a
+// virtual with serverssl-use-sni passes the client's server name on). The
+// profile's own server-name wins when set, as on BIG-IP. Configurations are
+// kept per name, so a connection does not copy one.
+func (b *Built) ForServerName(name string) *tls.Config {
+	if name == "" || b.serverName != "" {
+		return b.Config
+	}
+	if c, ok := b.byName.Load(name); ok {
+		return c.(*tls.Config)
+	}
+	c := b.Config.Clone()
+	c.ServerName = name
+	if b.byNameN.Load() < maxByName {
+		if prev, loaded := b.byName.LoadOrStore(name, c); loaded {
+			return prev.(*tls.Config)
+		}
+		b.byNameN.Add(1)
+	}
+	return c
+}
+
+var knownOptions = []string{
+	"no-sslv3", "no-ssl", "no-tlsv1", "no-tlsv1.1", "no-tlsv1.2", "no-tlsv1.3", "no-dtls", "no-dtlsv1", "no-dtlsv1.2",
+	"dont-insert-empty-fragments", "no-session-resumption-on-renegotiation", "single-dh-use", "no-compression",
+	"cipher-server-preference", "tls-rollback-bug", "microsoft-sess-id-bug", "netscape-reuse-cipher-change-bug",
+	"ssleay-080-client-dh-bug", "tls-d5-bug", "tls-block-padding-bug", "msie-sslv2-rsa-padding", "all-bugfixes",
+	"ephemeral-rsa", "pkcs1-check-1", "pkcs1-check-2", "netscape-ca-dn-bug", "netscape-demo-cipher-change-bug",
+	"passive-close", "no-tlsv1.3-record-padding", "none",
+}
+
+// versions applies the options to the versions the cipher list leaves and
+// returns Go's range. Go cannot skip a version in the middle: a gap keeps
+// the upper part and says so.
+func versions(what string, l *CipherList, options []string) (uint16, uint16, []string, error) {
+	vs := l.Versions()
+	for _, o := range options {
+		o = strings.ToLower(o)
+		if !slices.Contains(knownOptions, o) {
+			return 0, 0, nil, fmt.Errorf("%s: unknown option %q (valid: %s)", what, o, strings.Join(knownOptions, ", "))
+		}
+		var drop uint16
+		switch o {
+		case "no-tlsv1":
+			drop = verTLS10
+		case "no-tlsv1.1":
+			drop = verTLS11
+		case "no-tlsv1.2":
+			drop = verTLS12
+		case "no-tlsv1.3":
+			drop = verTLS13
+		}
+		vs = slices.DeleteFunc(vs, func(v uint16) bool { return v == drop })
+	}
+	if len(vs) == 0 {
+		return 0, 0, nil, fmt.Errorf("%s: the cipher list and options leave no protocol version (the ciphers allow %s)", what, versionNames(l.Versions()))
+	}
+	var warns []string
+	lo := len(vs) - 1
+	for lo > 0 && vs[lo-1] == vs[lo]-1 {
+		lo--
+	}
+	if lo > 0 {
+		warns = append(warns, fmt.Sprintf("%s: Go cannot leave a gap between protocol versions; %s off", what, versionNames(vs[:lo])))
+	}
+	return vs[lo], vs[len(vs)-1], warns, nil
+}
+
+func versionNames(vs []uint16) string {
+	var ns []string
+	for _, v := range vs {
+		ns = append(ns, VersionName(v))
+	}
+	return strings.Join(ns, ", ")
+}
+
+// Build makes the server-side configuration of a client-ssl profile.
+func (p *ClientSSL) Build() (*Built, error) {
+	what := "profile client-ssl " + p.Name
+	l, warns, err := selection(what, p.Ciphers, p.CipherGroup)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, w, err := versions(what, l, p.Options)
+	if err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
+	if len(p.CertKeyChain) == 0 {
+		return nil, fmt.Errorf("%s: cert-key-chain is empty; a client-ssl profile needs a certificate and key", what)
+	}
+	cfg := &tls.Config{
+		MinVersion:             lo,
+		MaxVersion:             hi,
+		CipherSuites:           l.Suites(),
+		SessionTicketsDisabled: !p.SessionTicket,
+		Renegotiation:          tls.RenegotiateNever,
+	}
+	for _, ck := range p.CertKeyChain {
+		c, err := Pair(p.Name, ck.Cert, ck.Key, ck.Chain)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = append(cfg.Certificates, c)
+	}
+	if p.Renegotiation {
+		warns = append(warns, what+": renegotiation enabled is not supported (Go's TLS server never renegotiates); clients asking are refused")
+	}
+	depth := p.AuthenticateDepth
+	if depth < 0 {
+		depth = 9
+	}
+	switch p.PeerCertMode {
+	case "", "ignore":
+		cfg.ClientAuth = tls.NoClientCert
+	case "auto":
+		cfg.ClientAuth = tls.NoClientCert
+		warns = append(warns, what+": peer-cert-mode auto is treated as ignore")
+	case "request":
+		cfg.ClientAuth = tls.RequestClientCert
+		if p.CAFile != nil {
+			cfg.ClientAuth = tls.VerifyClientCertIfGiven
+		}
+	case "require":
+		if p.CAFile == nil {
+			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify client certificates against", what)
+		}
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	default:
+		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, request, require, auto)", what, p.PeerCertMode)
+	}
+	if p.CAFile != nil {
+		cfg.ClientCAs = p.CAFile.Pool()
+		cfg.VerifyPeerCertificate = depthCheck(depth)
+	}
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns,
+		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
+}
+
+// depthCheck refuses a peer whose verified chains all hold more than
+// authenticate-depth intermediate certificates (OpenSSL's verify depth, which
+// BIG-IP passes on).
+func depthCheck(depth int) func([][]byte, [][]*x509.Certificate) error {
+	return func(_ [][]byte, chains [][]*x509.Certificate) error {
+		if len(chains) == 0 {
+			return nil
+		}
+		for _, ch := range chains {
+			if len(ch)-2 <= depth { // leaf and root do not count
+				return nil
+			}
+		}
+		return fmt.Errorf("peer certificate chain is deeper than authenticate-depth %d", depth)
+	}
+}
+
+// Build makes the client-side configuration of a server-ssl profile.
+func (p *ServerSSL) Build() (*Built, error) {
+	what := "profile server-ssl " + p.Name
+	l, warns, err := selection(what, p.Ciphers, p.CipherGroup)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi, w, err := versions(what, l, p.Options)
+	if err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
+	cfg := &tls.Config{
+		MinVersion:             lo,
+		MaxVersion:             hi,
+		CipherSuites:           l.Suites(),
+		ServerName:             p.ServerName,
+		SessionTicketsDisabled: !p.SessionTicket,
+		InsecureSkipVerify:     true, // verification, when asked, is done below
+		Renegotiation:          tls.RenegotiateNever,
+	}
+	if p.Renegotiation {
+		cfg.Renegotiation = tls.RenegotiateFreelyAsClient
+	}
+	if p.CacheSize > 0 && p.SessionTicket {
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(p.CacheSize)
+	}
+	if p.Cert != nil || p.Key != nil {
+		c, err := Pair(p.Name, p.Cert, p.Key, p.Chain)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	depth := p.AuthenticateDepth
+	if depth < 0 {
+		depth = 9
+	}
+	switch p.PeerCertMode {
+	case "", "ignore":
+	case "require":
+		if p.CAFile == nil {
+			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify the server's certificate against", what)
+		}
+		roots, name := p.CAFile.Pool(), p.AuthenticateName
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("server sent no certificate")
+			}
+			inter := x509.NewCertPool()
+			for _, c := range cs.PeerCertificates[1:] {
+				inter.AddCert(c)
+			}
+			chains, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: name})
+			if err != nil {
+				return err
+			}
+			return depthCheck(depth)(nil, chains)
+		}
+	default:
+		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
+	}
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName}, nil
+}
+
+// ForVirtual is the configuration of a virtual with one or more client-ssl
+// profiles: a ClientHello's server name picks the profile whose server-name
+// matches (exactly, or a "*.example.com" pattern one label deep), else the
+// profile marked sni-default. With several profiles exactly one must be the
+// default, as BIG-IP requires. A default profile with sni-require refuses
+// hellos without a server name.
+func ForVirtual(virtual string, profiles []*Built) (*tls.Config, error) {
+	switch len(profiles) {
+	case 0:
+		return nil, fmt.Errorf("virtual %s: no client-ssl profile", virtual)
+	case 1:
+		p := profiles[0]
+		if !p.sniRequire {
+			return p.Config, nil
+		}
+	}
+	var def *Built
+	names := map[string]string{}
+	for _, p := range profiles {
+		if p.sniDefault || len(profiles) == 1 {
+			if def != nil {
+				return nil, fmt.Errorf("virtual %s: client-ssl profiles %s and %s are both sni-default; only one may be", virtual, def.Name, p.Name)
+			}
+			def = p
+		}
+		if p.serverName != "" {
+			if other, dup := names[p.serverName]; dup {
+				return nil, fmt.Errorf("virtual %s: client-ssl profiles %s and %s have the same server-name %s", virtual, other, p.Name, p.serverName)
+			}
+			names[p.serverName] = p.Name
+		}
+	}
+	if def == nil {
+		return nil, fmt.Errorf("virtual %s: several client-ssl profiles and none is sni-default; set sni-default true on one", virtual)
+	}
+	base := def.Config.Clone()
+	base.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		sni := strings.ToLower(h.ServerName)
+		if sni != "" {
+			for _, p := range profiles {
+				if p.serverName != "" && nameMatch(p.serverName, sni) {
+					return p.Config, nil
+				}
+			}
+		} else if def.sniRequire {
+			return nil, fmt.Errorf("client-ssl profile %s requires SNI and the client sent none", def.Name)
+		}
+		return def.Config, nil
+	}
+	return base, nil
+}
+
+func nameMatch(pattern, name string) bool {
+	if pattern == name {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(pattern, "*."); ok {
+		_, after, found := strings.Cut(name, ".")
+		return found && after == rest
+	}
+	return false
+}
