@@ -158,8 +158,8 @@ func (e *Engine) Hostname() string {
 	if e.opts.Hostname != "" {
 		return e.opts.Hostname
 	}
-	if gs := e.Config().Get(e.schema.Kind("sys global-settings"), ""); gs != nil {
-		if h := gs.Str("hostname"); h != "" {
+	if gs := e.Config().Get(sysGlobal, ""); gs != nil {
+		if h := sysGlobalHostname.Str(gs); h != "" {
 			return h
 		}
 	}

@@ -316,7 +316,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		if len(rest) == 0 {
 			return synErr(st, []string{"an object name"}, "%s %s needs a name", verb, k.Key())
 		}
-		if k.Key() == "gtm topology" {
+		if k == gtmTopology {
 			// gtm topology ldns: ... server: ... { props }
 			var ws []string
 			i := 0
@@ -440,7 +440,8 @@ func (s *Session) glob(cfg *objects.Config, k *objects.Kind, pattern string) []*
 }
 
 // initDefaults fills what BIG-IP sets on a new object: the parent of
-// monitors, profiles and persistence; a virtual's always-listed settings.
+// monitors, profiles and persistence; a virtual's always-listed settings,
+// at their schema defaults.
 func initDefaults(o *objects.Object) {
 	set := func(name, v string) {
 		if o.Props[name] == nil {
@@ -450,21 +451,28 @@ func initDefaults(o *objects.Object) {
 	if o.Kind.Parent != "" {
 		set("defaults-from", o.Kind.Parent)
 	}
-	switch o.Kind.Key() {
-	case "ltm virtual":
-		set("ip-protocol", "tcp")
-		set("mask", "255.255.255.255")
-		set("source", "0.0.0.0/0")
-		set("translate-address", "enabled")
-		set("translate-port", "enabled")
-		if o.Props["source-address-translation"] == nil {
-			o.Props["source-address-translation"] = &objects.Value{Sub: &objects.Item{Props: map[string]*objects.Value{"type": {Str: "none"}}}}
-		}
-		if o.Props["profiles"] == nil || len(o.Props["profiles"].Items) == 0 {
-			o.Props["profiles"] = &objects.Value{Items: []*objects.Item{{Name: "/Common/fastL4", Props: map[string]*objects.Value{}}}}
-		}
+	if o.Kind != ltmVirtual {
+		return
+	}
+	for _, p := range virtualListed {
+		set(p.Name, p.Default)
+	}
+	if virtualSNAT.Get(o) == nil {
+		o.Props[virtualSNAT.Name] = &objects.Value{Sub: &objects.Item{Props: map[string]*objects.Value{snatType.Name: {Str: snatType.Default}}}}
+	}
+	if v := virtualProfiles.Get(o); v == nil || len(v.Items) == 0 {
+		o.Props[virtualProfiles.Name] = &objects.Value{Items: []*objects.Item{{Name: virtualDefaultProfile, Props: map[string]*objects.Value{}}}}
 	}
 }
+
+// virtualListed are the settings BIG-IP writes into every new virtual
+// server, so that list shows them without all-properties.
+var virtualListed = []*objects.Prop{virtualIPProtocol, virtualMask, virtualSource, virtualTranslateAddress, virtualTranslatePort}
+
+// virtualDefaultProfile is the profile BIG-IP attaches to a virtual server
+// created without one. The schema has no default for a collection's items,
+// so this one lives here.
+const virtualDefaultProfile = "/Common/fastL4"
 
 // cd changes the current folder.
 func (s *Session) cd(st *grammar.Statement, args []grammar.Node) error {

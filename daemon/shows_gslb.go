@@ -55,9 +55,8 @@ func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []strin
 // registerGSLBShows installs the `show gtm ...` answers from the GSLB
 // server's snapshots.
 func registerGSLBShows(e *Engine, g *gslb.Server) {
-	sc := e.Schema()
 	e.RegisterShow("show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		names, o, err := gslbShowArgs(s, sc.Kind("gtm wideip a"), words)
+		names, o, err := gslbShowArgs(s, gtmWideIPA, words)
 		if err != nil {
 			return err
 		}
@@ -71,7 +70,7 @@ func registerGSLBShows(e *Engine, g *gslb.Server) {
 		return nil
 	})
 	e.RegisterShow("show", "gtm pool", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		names, o, err := gslbShowArgs(s, sc.Kind("gtm pool a"), words)
+		names, o, err := gslbShowArgs(s, gtmPoolA, words)
 		if err != nil {
 			return err
 		}

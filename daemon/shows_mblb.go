@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
 )
 
 // registerMBLBShows installs the shows of message-based load balancing and
 // OneConnect (show ltm profile one-connect, show ltm profile mblb).
 func registerMBLBShows(e *Engine, p *dataplane.Plane) {
 	e.RegisterShow("show", "ltm profile one-connect", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, name := range profileNames(e, "ltm profile one-connect", names) {
+		for _, name := range profileNames(e, profileOneConnect, names) {
 			st, _ := p.OneConnectStats(name)
 			writeStatBlock(w, "Ltm::OneConnect Profile: "+shortName(s.Folder(), name), [][2]string{
 				{"Virtual Server Name", "N/A"},
@@ -31,7 +32,7 @@ func registerMBLBShows(e *Engine, p *dataplane.Plane) {
 	// BIG-IP's mblb profile has no statistics page; openltm shows what its
 	// engine counts, so that a retry or a reset is never silent.
 	e.RegisterShow("show", "ltm profile mblb", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
-		for _, name := range profileNames(e, "ltm profile mblb", names) {
+		for _, name := range profileNames(e, profileMBLB, names) {
 			st, _ := p.MBLBProfileStats(name)
 			u := func(n uint64) string { return strconv.FormatUint(n, 10) }
 			writeStatBlock(w, "Ltm::MBLB Profile: "+shortName(s.Folder(), name), [][2]string{
@@ -57,8 +58,7 @@ func registerMBLBShows(e *Engine, p *dataplane.Plane) {
 
 // profileNames is the profiles a show covers: those named (patterns
 // included), or every profile of the kind.
-func profileNames(e *Engine, kind string, names []string) []string {
-	k := e.Schema().Kind(kind)
+func profileNames(e *Engine, k *objects.Kind, names []string) []string {
 	var out []string
 	for _, o := range e.Config().Of(k) {
 		if len(names) == 0 {
