@@ -55,7 +55,8 @@ type Engine struct {
 	dcfg  *objects.Config
 	dkeys map[string]bool
 	rules ruleCache
-	shows map[string]ShowFunc
+
+	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
 
 // state is one committed generation as the engine holds it.

@@ -151,8 +151,8 @@ func verbNames() []string {
 // configuration, as typed or under the current module.
 func (s *Session) isRuntimeTarget(verb string, words []string) bool {
 	for _, abs := range [][]string{s.moduleFor(words), append(append([]string{}, s.module...), words...)} {
-		for key, kw := range runtimeOnly {
-			if hasPrefix(abs, kw) && s.e.showFunc(verb, key) != nil {
+		for _, kw := range runtimeTargets {
+			if hasPrefix(abs, kw) && s.e.runtimeFunc(verb, strings.Join(kw, " ")) != nil {
 				return true
 			}
 		}
