@@ -1,5 +1,7 @@
 // Command tmsh is openltm's shell: interactive on a terminal, a batch
-// runner for -c, -f and piped scripts. See USAGE.md.
+// runner for -c, -f and piped scripts. See USAGE.md. It wires the shell
+// (a pure client) to ltmd's engine, which it starts inside itself when no
+// daemon answers.
 package main
 
 import (
