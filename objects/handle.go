@@ -81,10 +81,15 @@ func (p *Prop) StrIn(it *Item) string {
 	if v := p.In(it); v != nil {
 		return v.Str
 	}
-	if v := defaultValue(p); v != nil {
-		return v.Str
+	// defaultValue's text, without building a Value: this runs for every
+	// unset property of every pool member at each translation.
+	switch p.Type {
+	case TFlag:
+		return p.Enum[0]
+	case TList, TColl, TStruct, TTcl:
+		return ""
 	}
-	return ""
+	return p.Default
 }
 
 // Effective is c.EffectiveStr for a handle: o's own value, else inherited
