@@ -183,7 +183,7 @@ func initDefaults(o *objects.Object) {
 		}
 	}
 	if o.Kind.Parent != "" {
-		set("defaults-from", o.Kind.Parent)
+		set(defaultsFrom, o.Kind.Parent)
 	}
 	if o.Kind != ltmVirtual {
 		return

@@ -21,6 +21,17 @@ func common(name string, kinds ...*objects.Kind) *objects.Prop {
 	return p
 }
 
+// defaultsFrom names the property a new object's parent (Kind.Parent) is
+// set in; every kind with a parent is checked to have it.
+var defaultsFrom = func() string {
+	for _, k := range schema.Kinds() {
+		if k.Parent != "" {
+			k.MustProp("defaults-from")
+		}
+	}
+	return "defaults-from"
+}()
+
 // Reference specs the daemon resolves names with (objects.Config.Lookup).
 var (
 	specMonitor = schema.MustSpec("ltm monitor ")
