@@ -1,11 +1,7 @@
 // Package daemon is ltmd's engine: the one owner of every change. It runs
 // tmsh statements for sessions, commits each change as a new configuration
-// generation in the store, applies it to the dataplane, and answers the
-// runtime commands (show, reset-stats, delete) each runtime registers as a
-// table, drawn by daemon/render. control's server, cmd/ltmd, cmd/tmsh's
-// embedded daemon and tests all call it the same way. Every kind and
-// property it reads is a handle in schema.go, checked when the package
-// initialises.
+// generation in the store, applies it to the dataplane, and answers shows.
+// control's server, cmd/ltmd and tests all call it the same way.
 package daemon
 
 import (

@@ -67,7 +67,7 @@ type rulesHook struct{ e *Engine }
 // the virtual servers using it carry no traffic; a rule that already failed
 // in the running configuration does not block unrelated changes.
 func (h rulesHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
-	k := ltmRule
+	k := h.e.schema.Kind("ltm rule")
 	for _, o := range cfg.Of(k) {
 		if _, err := h.e.rules.compile(o.Name, ruleDefinition.Str(o)); err != nil {
 			if prev := old.Get(k, o.Name); prev != nil && ruleDefinition.Str(prev) == ruleDefinition.Str(o) {
@@ -86,7 +86,7 @@ func (h rulesHook) Check(old, cfg *objects.Config, opts CommitOptions) error {
 
 // Apply implements Hook.
 func (h rulesHook) Apply(_, cfg *objects.Config) error {
-	h.e.rules.prune(cfg, ltmRule)
+	h.e.rules.prune(cfg, h.e.schema.Kind("ltm rule"))
 	return nil
 }
 
@@ -188,7 +188,7 @@ func (rt *ruleRuntime) setDataGroups(log *slog.Logger, s *objects.Schema, cfg *o
 // type is left out with a log line (class commands then say it is missing).
 func dataGroups(log *slog.Logger, s *objects.Schema, cfg *objects.Config) map[string]*rules.DataGroup {
 	out := map[string]*rules.DataGroup{}
-	for _, o := range cfg.Of(dataGroupInternal) {
+	for _, o := range cfg.Of(s.Kind("ltm data-group internal")) {
 		typ := rules.DGString
 		switch dataGroupType.Effective(cfg, o) {
 		case "ip":
