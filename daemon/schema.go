@@ -8,11 +8,13 @@ import "github.com/openltm/openltm/objects"
 // one place it is used. Defaults come from the schema through these handles
 // (Prop.Effective, Prop.StrIn); nothing here restates one.
 
+// schema is the schema every engine reads with (Engine.schema).
 var schema = objects.Default
 
-// common returns the property name that every one of kinds has, checking
-// each: the translators read some properties the same way from several
-// kinds (every monitor's interval, every persistence profile's timeout).
+// common returns the handle of a property that every one of kinds has,
+// checking each: the translators read some properties the same way from
+// several kinds (every monitor's interval, every persistence profile's
+// timeout), and a handle reads by name.
 func common(name string, kinds ...*objects.Kind) *objects.Prop {
 	var p *objects.Prop
 	for _, k := range kinds {
