@@ -134,7 +134,7 @@ func (s *Session) listUnknown(args []grammar.Node) (string, bool) {
 // visible reports whether an object is listed from the current folder:
 // BIG-IP lists the folder's own objects (built-ins included in /Common).
 func (s *Session) visible(o *objects.Object) bool {
-	if s.folder == "/" || o.Kind == nil || o.Kind.Singleton || o.Kind.Key() == "gtm topology" {
+	if s.folder == "/" || o.Kind == nil || o.Kind.Singleton || o.Kind == gtmTopology {
 		return true
 	}
 	return strings.HasPrefix(o.Name, s.folder+"/")

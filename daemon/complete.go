@@ -87,9 +87,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 			out = append(out, control.Suggestion{Text: "cli", Description: "cli transaction", Group: "Modules"})
 		}
 		if verb == "show" || verb == "reset-stats" {
-			for key, kw := range runtimeOnly {
+			for _, kw := range runtimeTargets {
 				if hasPrefix(kw, path) && len(kw) > len(path) {
-					out = append(out, control.Suggestion{Text: kw[len(path)], Description: key, Group: "Components"})
+					out = append(out, control.Suggestion{Text: kw[len(path)], Description: strings.Join(kw, " "), Group: "Components"})
 				}
 			}
 		}

@@ -39,3 +39,13 @@ func TestCompletion(t *testing.T) {
 		}
 	}
 }
+
+// Every module help text belongs to a module the schema has, so a
+// misspelt key cannot silently drop one.
+func TestModuleHelpNamesModules(t *testing.T) {
+	for key := range moduleHelp {
+		if !schema.IsModulePath(strings.Fields(key)) {
+			t.Errorf("moduleHelp has %q, which is no module", key)
+		}
+	}
+}

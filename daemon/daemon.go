@@ -56,7 +56,8 @@ type Engine struct {
 	hooks []Hook
 
 	rules ruleCache
-	shows map[string]ShowFunc
+
+	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
 
 // state is one committed generation as the engine holds it.
@@ -197,8 +198,8 @@ func (e *Engine) Hostname() string {
 	if e.opts.Hostname != "" {
 		return e.opts.Hostname
 	}
-	if gs := e.Config().Get(e.schema.Kind("sys global-settings"), ""); gs != nil {
-		if h := gs.Str("hostname"); h != "" {
+	if gs := e.Config().Get(sysGlobal, ""); gs != nil {
+		if h := sysGlobalHostname.Str(gs); h != "" {
 			return h
 		}
 	}

@@ -50,7 +50,7 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 	if err := e.AddHook(h); err != nil {
 		return nil, err
 	}
-	registerGSLBShows(e, s)
+	registerGSLBRuntime(e, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.run(ctx)

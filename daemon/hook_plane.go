@@ -30,7 +30,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	if err := e.AddHook(h); err != nil {
 		return err
 	}
-	registerShows(e, p)
+	registerPlaneRuntime(e, p)
 	return nil
 }
 

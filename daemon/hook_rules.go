@@ -47,7 +47,7 @@ func (c *ruleCache) compile(name, body string) (*rules.Rule, error) {
 func (c *ruleCache) prune(cfg *objects.Config, k *objects.Kind) {
 	keep := map[string]bool{}
 	for _, o := range cfg.Of(k) {
-		keep[o.Name+"\x00"+o.Str("definition")] = true
+		keep[o.Name+"\x00"+ruleDefinition.Str(o)] = true
 	}
 	c.mu.Lock()
 	for key := range c.m {
@@ -69,10 +69,10 @@ type rulesHook struct{ e *Engine }
 // in the running configuration does not block unrelated changes. The rules
 // compiled here are those the dataplane's translation attaches.
 func (h rulesHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
-	k := h.e.schema.Kind("ltm rule")
+	k := ltmRule
 	for _, o := range cfg.Of(k) {
-		if _, err := h.e.rules.compile(o.Name, o.Str("definition")); err != nil {
-			if prev := old.Get(k, o.Name); prev != nil && prev.Str("definition") == o.Str("definition") {
+		if _, err := h.e.rules.compile(o.Name, ruleDefinition.Str(o)); err != nil {
+			if prev := old.Get(k, o.Name); prev != nil && ruleDefinition.Str(prev) == ruleDefinition.Str(o) {
 				continue
 			}
 			if !opts.Lenient {
@@ -94,7 +94,7 @@ type rulesChange struct {
 
 // Commit implements Change.
 func (c rulesChange) Commit() error {
-	c.h.e.rules.prune(c.cfg, c.h.e.schema.Kind("ltm rule"))
+	c.h.e.rules.prune(c.cfg, ltmRule)
 	return nil
 }
 
@@ -204,19 +204,19 @@ type unusedDataGroup struct {
 // when the configuration goes in service.
 func dataGroups(s *objects.Schema, cfg *objects.Config) dataGroupSet {
 	out := dataGroupSet{m: map[string]*rules.DataGroup{}}
-	for _, o := range cfg.Of(s.Kind("ltm data-group internal")) {
+	for _, o := range cfg.Of(dataGroupInternal) {
 		typ := rules.DGString
-		switch cfg.EffectiveStr(o, "type") {
+		switch dataGroupType.Effective(cfg, o) {
 		case "ip":
 			typ = rules.DGAddress
 		case "integer":
 			typ = rules.DGInteger
 		}
 		var recs []rules.Record
-		if v := o.Get("records"); v != nil {
+		if v := dataGroupRecords.Get(o); v != nil {
 			for _, it := range v.Items {
 				r := rules.Record{Key: it.Name}
-				if d := it.Props["data"]; d != nil {
+				if d := dataGroupRecordData.In(it); d != nil {
 					r.Value = d.Str
 				}
 				recs = append(recs, r)
@@ -256,11 +256,11 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 	list := make([]*rules.Rule, 0, len(names))
 	var key strings.Builder
 	for _, n := range names {
-		o := cfg.Lookup(s, []string{"ltm rule"}, n)
+		o := cfg.Lookup(s, specRule, n)
 		if o == nil {
 			return fmt.Errorf("rule %s does not exist", n)
 		}
-		def := o.Str("definition")
+		def := ruleDefinition.Str(o)
 		var r *rules.Rule
 		var err error
 		if b.e != nil {

@@ -6,12 +6,10 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/objects"
 )
 
 func TestMBLBSettings(t *testing.T) {
-	defaults := map[string]string{"framing": "rule", "length-size": "4", "length-byte-order": "big",
-		"length-adjust": "0", "length-includes-header": "disabled", "delimiter": "none",
-		"max-message-size": "1048576", "max-in-flight": "64", "retry": "enabled", "response-timeout": "0"}
 	for _, tc := range []struct {
 		name string
 		set  map[string]string
@@ -42,11 +40,11 @@ func TestMBLBSettings(t *testing.T) {
 		{"bad escape", map[string]string{"framing": "delimiter", "delimiter": `\xZZ`}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			get := func(n string) string {
-				if v, ok := tc.set[n]; ok {
+			get := func(p *objects.Prop) string { // what is set, else the schema's default
+				if v, ok := tc.set[p.Name]; ok {
 					return v
 				}
-				return defaults[n]
+				return p.Default
 			}
 			m, err := mblbSettings(get)
 			if tc.bad {
@@ -78,7 +76,7 @@ func TestOneConnectSettings(t *testing.T) {
 	} {
 		vals := map[string]string{"max-size": "4", "max-age": "86400", "max-reuse": "1000",
 			"idle-timeout-override": tc.idle, "source-mask": tc.mask}
-		oc, err := oneConnectSettings(func(n string) string { return vals[n] })
+		oc, err := oneConnectSettings(func(p *objects.Prop) string { return vals[p.Name] })
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%s/%s accepted", tc.idle, tc.mask)

@@ -6,44 +6,76 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-	"github.com/rogpeppe/go-internal/diff"
-
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 )
 
-// ShowFunc answers one runtime command (show, reset-stats, delete) for
+// RuntimeFunc answers one runtime command (show, reset-stats, delete) for
 // the objects a session named. names are full paths ("" = all); opts are
 // the option words that followed (raw, members, all-properties, filters).
-type ShowFunc func(ctx context.Context, s *Session, names []string, opts []string, w io.Writer) error
+type RuntimeFunc func(ctx context.Context, s *Session, names []string, opts []string, w io.Writer) error
 
-// RegisterShow installs the runtime's answer to `verb <kind key>`, e.g.
-// ("show", "ltm pool") or ("delete", "sys connection").
-func (e *Engine) RegisterShow(verb, key string, fn ShowFunc) {
+// RuntimeCommand is one command a runtime (the dataplane, the GSLB) answers
+// from its live state rather than from the configuration: `Verb Target`,
+// e.g. show ltm pool, reset-stats ltm virtual, delete sys connection.
+type RuntimeCommand struct {
+	Verb   string // show, reset-stats or delete
+	Target string // a kind key (ltm pool) or a runtimeTargets key (sys connection)
+	Run    RuntimeFunc
+}
+
+// runtimeVerbs are the verbs a runtime may answer.
+var runtimeVerbs = map[string]bool{"show": true, "reset-stats": true, "delete": true}
+
+// RegisterRuntime installs a runtime's table of commands, replacing any
+// earlier answer to the same verb and target. A verb or target the shell
+// cannot reach is a mistake in the table and panics, as a misspelt schema
+// handle does.
+func (e *Engine) RegisterRuntime(cmds []RuntimeCommand) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.shows == nil {
-		e.shows = map[string]ShowFunc{}
+	if e.runtime == nil {
+		e.runtime = map[string]RuntimeFunc{}
 	}
-	e.shows[verb+" "+key] = fn
+	for _, c := range cmds {
+		if !runtimeVerbs[c.Verb] || c.Run == nil || (e.schema.Kind(c.Target) == nil && runtimeTarget(c.Target) == nil) {
+			panic(fmt.Sprintf("daemon: runtime command %q %q cannot be reached", c.Verb, c.Target))
+		}
+		e.runtime[c.Verb+" "+c.Target] = c.Run
+	}
 }
 
-func (e *Engine) showFunc(verb, key string) ShowFunc {
+func (e *Engine) runtimeFunc(verb, key string) RuntimeFunc {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.shows[verb+" "+key]
+	return e.runtime[verb+" "+key]
 }
 
-// runtimeOnly are show targets that are not configuration kinds.
-var runtimeOnly = map[string][]string{
-	"sys connection":                  {"sys", "connection"},
-	"sys config-history":              {"sys", "config-history"},
-	"ltm persistence persist-records": {"ltm", "persistence", "persist-records"},
+// runtimeTargets are the runtime commands' targets that are no
+// configuration kind, by their words. BIG-IP accepts `show gtm wideip` and
+// `show gtm pool` without the record type (`a`), and has shows of tables
+// (connections, persistence records, openltm's LDNS table): the functions
+// answering these read the words that follow themselves.
+var runtimeTargets = [][]string{
+	{"sys", "connection"},
+	{"sys", "config-history"},
+	{"ltm", "persistence", "persist-records"},
+	{"gtm", "wideip"},
+	{"gtm", "pool"},
+	{"gtm", "persist"},
+	{"gtm", "ldns"},
+}
+
+// runtimeTarget returns the words of the runtime target key, or nil.
+func runtimeTarget(key string) []string {
+	for _, kw := range runtimeTargets {
+		if strings.Join(kw, " ") == key {
+			return kw
+		}
+	}
+	return nil
 }
 
 func (s *Session) show(ctx context.Context, st *grammar.Statement, args []grammar.Node, w io.Writer) error {
@@ -71,11 +103,12 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 	// Runtime-only targets (sys connection, persist-records) are not kinds:
 	// try them as typed and under the current module.
 	for _, abs := range [][]string{s.moduleFor(ws), append(append([]string{}, s.module...), ws...)} {
-		for key, kw := range runtimeOnly {
+		for _, kw := range runtimeTargets {
 			if !hasPrefix(abs, kw) {
 				continue
 			}
-			if fn := s.e.showFunc(verb, key); fn != nil {
+			key := strings.Join(kw, " ")
+			if fn := s.e.runtimeFunc(verb, key); fn != nil {
 				return fn(ctx, s, nil, abs[len(kw):], w)
 			}
 			if !isKindPrefix(s.e.schema, abs) {
@@ -90,7 +123,7 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 	if t.kind == nil {
 		return synErr(st, []string{"ltm virtual", "ltm pool", "ltm node", "sys connection", "sys config-history"}, "%s needs an object type", verb)
 	}
-	fn := s.e.showFunc(verb, t.kind.Key())
+	fn := s.e.runtimeFunc(verb, t.kind.Key())
 	if fn == nil {
 		return objects.Invalid("%s %s is not available yet", verb, t.kind.Key())
 	}
@@ -146,38 +179,7 @@ func (s *Session) history(args []grammar.Node, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(w, "Sys::Config History")
-		t := tablewriter.NewTable(trimWriter{w},
-			tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-				Borders: tw.BorderNone, Symbols: tw.NewSymbols(tw.StyleNone),
-				Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone}})),
-			tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft),
-			tablewriter.WithRowAlignment(tw.AlignLeft),
-			tablewriter.WithRowAutoWrap(tw.WrapNone),
-			tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}))
-		t.Header("Generation", "Time", "User", "Change")
-		cur := s.e.Generation()
-		for _, g := range list {
-			id := strconv.FormatUint(g.ID, 10)
-			if g.ID == cur {
-				id += "*"
-			}
-			change, more := g.Summary, ""
-			if i := strings.IndexByte(change, '\n'); i >= 0 {
-				change, more = change[:i], fmt.Sprintf(" (+%d more)", strings.Count(g.Summary, "\n"))
-			}
-			if len(change) > 60 {
-				change = change[:57] + "..."
-			}
-			change += more
-			t.Append(id, g.Time.Local().Format(time.DateTime), g.User, change)
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "Total records returned: %d\n", len(list))
-		return nil
+		return render.History(w, list, s.e.Generation())
 	case ws[0] == "diff":
 		if len(ws) < 2 || len(ws) > 3 {
 			return synErr(args[0], []string{"diff FROM [TO]"}, "diff takes one or two generation numbers")
@@ -200,9 +202,7 @@ func (s *Session) history(args []grammar.Node, w io.Writer) error {
 		if err != nil {
 			return objects.Invalid("%v", err)
 		}
-		d := diff.Diff(fmt.Sprintf("generation %d", from), []byte(a.Config), fmt.Sprintf("generation %d", to), []byte(b.Config))
-		_, err = w.Write(d)
-		return err
+		return render.HistoryDiff(w, a, b)
 	case len(ws) == 1:
 		n, err := num(0)
 		if err != nil {
@@ -212,32 +212,7 @@ func (s *Session) history(args []grammar.Node, w io.Writer) error {
 		if err != nil {
 			return objects.Invalid("%v", err)
 		}
-		fmt.Fprintf(w, "Generation %d\n  Time  %s\n  User  %s\n  Change\n", g.ID, g.Time.Local().Format(time.DateTime), g.User)
-		for _, l := range strings.Split(g.Summary, "\n") {
-			fmt.Fprintf(w, "    %s\n", l)
-		}
-		return nil
+		return render.Generation(w, g)
 	}
 	return synErr(args[0], []string{"a generation number", "diff"}, "%q unexpected argument", ws[0])
-}
-
-// trimWriter drops the trailing spaces tablewriter leaves on each line, so
-// golden transcripts are not fragile.
-type trimWriter struct{ w io.Writer }
-
-func (t trimWriter) Write(p []byte) (int, error) {
-	lines := strings.SplitAfter(string(p), "\n")
-	var b strings.Builder
-	for _, l := range lines {
-		nl := strings.HasSuffix(l, "\n")
-		l = strings.TrimRight(l, " \n")
-		b.WriteString(l)
-		if nl {
-			b.WriteByte('\n')
-		}
-	}
-	if _, err := io.WriteString(t.w, b.String()); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

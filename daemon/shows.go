@@ -8,19 +8,23 @@ import (
 	"path"
 	"strconv"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
-	"github.com/openltm/openltm/shell/render"
 )
 
-// registerShows installs the runtime shows answered from the dataplane.
-func registerShows(e *Engine, p *dataplane.Plane) {
-	registerMBLBShows(e, p)
-	registerPersistShows(e, p)
-	e.RegisterShow("show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.RenderVirtual))
-	e.RegisterShow("show", "ltm pool", showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.RenderPool))
-	e.RegisterShow("show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.RenderNode))
-	reset := func(kind dataplane.StatsKind) ShowFunc {
+// registerPlaneRuntime installs the dataplane's runtime commands: its own, and
+// those of MBLB and persistence.
+func registerPlaneRuntime(e *Engine, p *dataplane.Plane) {
+	e.RegisterRuntime(planeCommands(p))
+	e.RegisterRuntime(mblbCommands(e, p))
+	e.RegisterRuntime(persistCommands(p))
+}
+
+// planeCommands answers show and reset-stats of virtual servers, pools and
+// nodes, and show and delete sys connection, from the dataplane.
+func planeCommands(p *dataplane.Plane) []RuntimeCommand {
+	reset := func(kind dataplane.StatsKind) RuntimeFunc {
 		return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			if len(names) == 0 {
 				p.ResetStats(kind, "")
@@ -32,38 +36,42 @@ func registerShows(e *Engine, p *dataplane.Plane) {
 			return nil
 		}
 	}
-	e.RegisterShow("reset-stats", "ltm virtual", reset(dataplane.StatsVirtual))
-	e.RegisterShow("reset-stats", "ltm pool", reset(dataplane.StatsPool))
-	e.RegisterShow("reset-stats", "ltm node", reset(dataplane.StatsNode))
-
-	e.RegisterShow("show", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		f, all, err := connFilter(words)
-		if err != nil {
-			return err
-		}
-		cw := render.NewConnectionWriter(w, all)
-		var werr error
-		p.Connections(f, func(c *dataplane.Connection) bool {
-			if ctx.Err() != nil {
-				werr = ctx.Err()
-				return false
+	return []RuntimeCommand{
+		{"show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.Virtual)},
+		{"show", "ltm pool", showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.Pool)},
+		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.Node)},
+		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
+		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},
+		{"reset-stats", "ltm node", reset(dataplane.StatsNode)},
+		{"show", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			f, all, err := connFilter(words)
+			if err != nil {
+				return err
 			}
-			werr = cw.Write(c)
-			return werr == nil
-		})
-		if cerr := cw.Close(); werr == nil {
-			werr = cerr
-		}
-		return werr
-	})
-	e.RegisterShow("delete", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		f, _, err := connFilter(words)
-		if err != nil {
-			return err
-		}
-		p.DeleteConnections(f)
-		return nil
-	})
+			cw := render.NewConnectionWriter(w, all)
+			var werr error
+			p.Connections(f, func(c *dataplane.Connection) bool {
+				if ctx.Err() != nil {
+					werr = ctx.Err()
+					return false
+				}
+				werr = cw.Write(c)
+				return werr == nil
+			})
+			if cerr := cw.Close(); werr == nil {
+				werr = cerr
+			}
+			return werr
+		}},
+		{"delete", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			f, _, err := connFilter(words)
+			if err != nil {
+				return err
+			}
+			p.DeleteConnections(f)
+			return nil
+		}},
+	}
 }
 
 // showOpts reads the display options of a show (raw, members) and the
@@ -97,7 +105,7 @@ func nameMatch(names []string, n string) bool {
 
 // showEach is the common show: take the runtime's snapshots, keep those the
 // command names, draw each in BIG-IP's layout.
-func showEach[T any](snaps func() []T, name func(T) string, draw func(io.Writer, T, render.Options) error) ShowFunc {
+func showEach[T any](snaps func() []T, name func(T) string, draw func(io.Writer, T, render.Options) error) RuntimeFunc {
 	return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 		o := showOpts(s, words)
 		for _, x := range snaps() {

@@ -8,21 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
-	"github.com/openltm/openltm/shell/render"
 )
-
-// BIG-IP accepts `show gtm wideip` and `show gtm pool` without the record
-// type (`a`), and has shows that are no configuration kind (persistence
-// records, openltm's LDNS table): these are answered as runtime-only
-// targets, whose words the show functions read themselves.
-func init() {
-	runtimeOnly["gtm wideip"] = []string{"gtm", "wideip"}
-	runtimeOnly["gtm pool"] = []string{"gtm", "pool"}
-	runtimeOnly["gtm persist"] = []string{"gtm", "persist"}
-	runtimeOnly["gtm ldns"] = []string{"gtm", "ldns"}
-}
 
 // gslbShowArgs reads the words after `show gtm wideip|pool`: an optional
 // record type `a`, names (full paths, globs allowed) and display options.
@@ -52,70 +41,74 @@ func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []strin
 	return names, opts, nil
 }
 
-// registerGSLBShows installs the `show gtm ...` answers from the GSLB
-// server's snapshots.
-func registerGSLBShows(e *Engine, g *gslb.Server) {
-	sc := e.Schema()
-	e.RegisterShow("show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		names, o, err := gslbShowArgs(s, sc.Kind("gtm wideip a"), words)
-		if err != nil {
-			return err
-		}
-		for _, x := range g.WideIPs() {
-			if nameMatch(names, x.Name) {
-				if err := render.RenderGTMWideIP(w, x, o); err != nil {
-					return err
+// registerGSLBRuntime installs the GSLB's runtime commands.
+func registerGSLBRuntime(e *Engine, g *gslb.Server) { e.RegisterRuntime(gslbCommands(g)) }
+
+// gslbCommands answers `show gtm ...` from the GSLB server's snapshots, and
+// `delete gtm persist` from its persistence table.
+func gslbCommands(g *gslb.Server) []RuntimeCommand {
+	return []RuntimeCommand{
+		{"show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			names, o, err := gslbShowArgs(s, gtmWideIPA, words)
+			if err != nil {
+				return err
+			}
+			for _, x := range g.WideIPs() {
+				if nameMatch(names, x.Name) {
+					if err := render.GTMWideIP(w, x, o); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "gtm pool", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		names, o, err := gslbShowArgs(s, sc.Kind("gtm pool a"), words)
-		if err != nil {
-			return err
-		}
-		for _, x := range g.Pools() {
-			if nameMatch(names, x.Name) {
-				if err := render.RenderGTMPool(w, x, o); err != nil {
-					return err
+			return nil
+		}},
+		{"show", "gtm pool", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			names, o, err := gslbShowArgs(s, gtmPoolA, words)
+			if err != nil {
+				return err
+			}
+			for _, x := range g.Pools() {
+				if nameMatch(names, x.Name) {
+					if err := render.GTMPool(w, x, o); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		return nil
-	})
-	e.RegisterShow("show", "gtm server", showEach(g.Servers, func(x gslb.ServerStats) string { return x.Name }, render.RenderGTMServer))
-	e.RegisterShow("show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.RenderGTMLink))
-	e.RegisterShow("show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.RenderGTMDatacenter))
-	// delete gtm persist [target-name WIDEIP] [local-dns ADDR]: BIG-IP's
-	// filter names for the wide IP and the LDNS; none deletes every record.
-	e.RegisterShow("delete", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		var wideIP string
-		var ldns netip.Addr
-		for i := 0; i < len(words); i += 2 {
-			if i+1 >= len(words) {
-				return &objects.SyntaxError{Msg: fmt.Sprintf("%q needs a value", words[i]), Expected: []string{"target-name NAME", "local-dns ADDRESS"}}
-			}
-			switch words[i] {
-			case "target-name":
-				wideIP = objects.FullPath(s.Folder(), words[i+1])
-			case "local-dns":
-				a, err := netip.ParseAddr(words[i+1])
-				if err != nil {
-					return objects.Invalid("%q is not an IP address", words[i+1])
+			return nil
+		}},
+		{"show", "gtm server", showEach(g.Servers, func(x gslb.ServerStats) string { return x.Name }, render.GTMServer)},
+		{"show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.GTMLink)},
+		{"show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.GTMDatacenter)},
+		// delete gtm persist [target-name WIDEIP] [local-dns ADDR]: BIG-IP's
+		// filter names for the wide IP and the LDNS; none deletes every record.
+		{"delete", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			var wideIP string
+			var ldns netip.Addr
+			for i := 0; i < len(words); i += 2 {
+				if i+1 >= len(words) {
+					return &objects.SyntaxError{Msg: fmt.Sprintf("%q needs a value", words[i]), Expected: []string{"target-name NAME", "local-dns ADDRESS"}}
 				}
-				ldns = a
-			default:
-				return &objects.SyntaxError{Msg: fmt.Sprintf("%q unknown property", words[i]), Expected: []string{"target-name", "local-dns"}}
+				switch words[i] {
+				case "target-name":
+					wideIP = objects.FullPath(s.Folder(), words[i+1])
+				case "local-dns":
+					a, err := netip.ParseAddr(words[i+1])
+					if err != nil {
+						return objects.Invalid("%q is not an IP address", words[i+1])
+					}
+					ldns = a
+				default:
+					return &objects.SyntaxError{Msg: fmt.Sprintf("%q unknown property", words[i]), Expected: []string{"target-name", "local-dns"}}
+				}
 			}
-		}
-		g.DeletePersistRecords(wideIP, ldns)
-		return nil
-	})
-	e.RegisterShow("show", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		return render.RenderGTMPersist(w, g.PersistRecords(), time.Now(), showOpts(s, words))
-	})
-	e.RegisterShow("show", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		return render.RenderGTMLDNS(w, g.LDNSRecords(), showOpts(s, words))
-	})
+			g.DeletePersistRecords(wideIP, ldns)
+			return nil
+		}},
+		{"show", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			return render.GTMPersist(w, g.PersistRecords(), time.Now(), showOpts(s, words))
+		}},
+		{"show", "gtm ldns", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			return render.GTMLDNS(w, g.LDNSRecords(), showOpts(s, words))
+		}},
+	}
 }

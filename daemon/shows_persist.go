@@ -1,73 +1,51 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/netip"
-	"strings"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/objects"
 )
 
-// registerPersistShows installs show / delete ltm persistence
+// persistCommands answers show / delete ltm persistence
 // persist-records: the records explain why a client keeps reaching one
 // member, and why a pool behind a NAT or proxy is unbalanced.
-func registerPersistShows(e *Engine, p *dataplane.Plane) {
-	e.RegisterShow("show", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		f, err := persistFilter(s.Folder(), words)
-		if err != nil {
-			return err
-		}
-		bw := bufio.NewWriterSize(w, 32<<10)
-		bw.WriteString("Sys::Persistent Connections\n")
-		var werr error
-		n := 0
-		p.PersistRecords(f, func(r *persist.Record) bool {
-			if ctx.Err() != nil {
-				werr = ctx.Err()
-				return false
+func persistCommands(p *dataplane.Plane) []RuntimeCommand {
+	return []RuntimeCommand{
+		{"show", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			f, err := persistFilter(s.Folder(), words)
+			if err != nil {
+				return err
 			}
-			n++
-			_, werr = bw.WriteString(persistLine(r))
-			return werr == nil
-		})
-		if werr != nil {
-			return werr
-		}
-		fmt.Fprintf(bw, "Total records returned: %d\n", n)
-		return bw.Flush()
-	})
-	e.RegisterShow("delete", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-		f, err := persistFilter(s.Folder(), words)
-		if err != nil {
-			return err
-		}
-		p.DeletePersistRecords(f)
-		return nil
-	})
-}
-
-// persistLine is one record as BIG-IP prints it (reference §3.5): mode,
-// key, virtual address:port, member address:port, tmm.
-func persistLine(r *persist.Record) string {
-	return fmt.Sprintf("%s  %s  %s  %s  (tmm: 0)\n", r.Mode, r.Key.String(), persistEnd(r.VirtualAddr), persistEnd(r.Member))
-}
-
-// persistEnd prints an address and port, `any` for a zero port (a virtual
-// over port ranges), '.' before the port after an IPv6 address.
-func persistEnd(a netip.AddrPort) string {
-	if !a.IsValid() {
-		return "any:any"
+			pw := render.NewPersistWriter(w)
+			var werr error
+			p.PersistRecords(f, func(r *persist.Record) bool {
+				if ctx.Err() != nil {
+					werr = ctx.Err()
+					return false
+				}
+				werr = pw.Write(r)
+				return werr == nil
+			})
+			if werr != nil {
+				return werr
+			}
+			return pw.Close()
+		}},
+		{"delete", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			f, err := persistFilter(s.Folder(), words)
+			if err != nil {
+				return err
+			}
+			p.DeletePersistRecords(f)
+			return nil
+		}},
 	}
-	s := dataplane.JoinPort(a.Addr().String(), a.Port())
-	if a.Port() == 0 {
-		s = strings.TrimSuffix(s, "0") + "any"
-	}
-	return s
 }
 
 // persistFilter reads the filter words of show/delete ltm persistence

@@ -29,17 +29,17 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		Nodes: map[string]*dataplane.Node{}, Monitors: map[string]*dataplane.Monitor{},
 		SnatPools: map[string][]netip.Addr{},
 	}}
-	for _, m := range []string{"tcp", "tcp-half-open", "http", "gateway-icmp"} {
-		for _, o := range cfg.Of(s.Kind("ltm monitor " + m)) {
-			t.monitor(o, dataplane.MonitorType(m))
+	for _, m := range monitorRun {
+		for _, o := range cfg.Of(m.kind) {
+			t.monitor(o, dataplane.MonitorType(m.typ))
 		}
 	}
-	for _, o := range cfg.Of(s.Kind("ltm node")) {
+	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}
-	for _, o := range cfg.Of(s.Kind("ltm snatpool")) {
+	for _, o := range cfg.Of(ltmSnatPool) {
 		var addrs []netip.Addr
-		if v := o.Get("members"); v != nil {
+		if v := snatPoolMembers.Get(o); v != nil {
 			for _, m := range v.List {
 				if a, ok := objects.NodeAddr(m); ok {
 					addrs = append(addrs, a)
@@ -48,20 +48,20 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		}
 		t.dc.SnatPools[o.Name] = addrs
 	}
-	for _, o := range cfg.Of(s.Kind("net self")) {
-		if p, err := netip.ParsePrefix(o.Str("address")); err == nil {
+	for _, o := range cfg.Of(netSelf) {
+		if p, err := netip.ParsePrefix(netSelfAddress.Str(o)); err == nil {
 			t.dc.SelfIPs = append(t.dc.SelfIPs, p.Addr())
-		} else if a, err := netip.ParseAddr(o.Str("address")); err == nil {
+		} else if a, err := netip.ParseAddr(netSelfAddress.Str(o)); err == nil {
 			t.dc.SelfIPs = append(t.dc.SelfIPs, a)
 		}
 	}
-	if d := cfg.Get(s.Kind("ltm default-node-monitor"), ""); d != nil {
-		t.dc.DefaultNodeMonitor = t.rule(d.Str("rule"))
+	if d := cfg.Get(defaultNodeMonitor, ""); d != nil {
+		t.dc.DefaultNodeMonitor = t.rule(defaultNodeMonitorRule.Str(d))
 	}
-	for _, o := range cfg.Of(s.Kind("ltm pool")) {
+	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
-	for _, o := range cfg.Of(s.Kind("ltm virtual")) {
+	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
 	return t.dc, t.skipped
@@ -96,7 +96,7 @@ func (t *translator) rule(s string) dataplane.MonitorRule {
 		r.MinUp = atoi(strings.Fields(s)[1])
 	}
 	for _, n := range objects.MonitorNames(s) {
-		if o := t.cfg.Lookup(t.s, []string{"ltm monitor "}, n); o != nil && t.dc.Monitors[o.Name] != nil {
+		if o := t.cfg.Lookup(t.s, specMonitor, n); o != nil && t.dc.Monitors[o.Name] != nil {
 			r.Names = append(r.Names, o.Name)
 		}
 	}
@@ -104,19 +104,19 @@ func (t *translator) rule(s string) dataplane.MonitorRule {
 }
 
 func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
-	e := func(n string) string { return t.cfg.EffectiveStr(o, n) }
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	m := &dataplane.Monitor{
 		Name: o.Name, Type: typ,
-		Interval: seconds(e("interval")), Timeout: seconds(e("timeout")),
-		TimeUntilUp: seconds(e("time-until-up")), UpInterval: seconds(e("up-interval")),
-		ManualResume: e("manual-resume") == "enabled",
-		Reverse:      e("reverse") == "enabled",
+		Interval: seconds(e(monitorInterval)), Timeout: seconds(e(monitorTimeout)),
+		TimeUntilUp: seconds(e(monitorTimeUntilUp)), UpInterval: seconds(e(monitorUpInterval)),
+		ManualResume: e(monitorManualResume) == "enabled",
+		Reverse:      e(monitorReverse) == "enabled",
 	}
 	if typ == dataplane.MonitorTCP || typ == dataplane.MonitorHTTP {
-		m.Send, m.Recv, m.RecvDisable = noneEmpty(e("send")), noneEmpty(e("recv")), noneEmpty(e("recv-disable"))
+		m.Send, m.Recv, m.RecvDisable = noneEmpty(e(monitorSend)), noneEmpty(e(monitorRecv)), noneEmpty(e(monitorRecvDisable))
 		m.Send = unescapeSend(m.Send)
 	}
-	if d := e("destination"); d != "" && d != "*:*" && d != "*" {
+	if d := e(monitorDestination); d != "" && d != "*:*" && d != "*" {
 		if host, port, ok := strings.Cut(d, ":"); ok {
 			a, _ := netip.ParseAddr(host)
 			p, _ := objects.ParsePort(port)
@@ -144,19 +144,19 @@ func unescapeSend(s string) string {
 }
 
 func (t *translator) node(o *objects.Object) {
-	a, err := netip.ParseAddr(strings.SplitN(o.Str("address"), "%", 2)[0])
+	a, err := netip.ParseAddr(strings.SplitN(nodeAddress.Str(o), "%", 2)[0])
 	if err != nil {
-		t.skip(o, "address %q is not usable", o.Str("address"))
+		t.skip(o, "address %q is not usable", nodeAddress.Str(o))
 		return
 	}
 	n := &dataplane.Node{
 		Name: o.Name, Addr: a,
-		Session:         dataplane.Session(sessionOf(t.cfg.EffectiveStr(o, "session"))),
-		State:           dataplane.AdminState(stateOf(t.cfg.EffectiveStr(o, "state"))),
-		ConnectionLimit: atoi(t.cfg.EffectiveStr(o, "connection-limit")),
-		Ratio:           atoi(t.cfg.EffectiveStr(o, "ratio")),
+		Session:         adminSession(nodeSession.Effective(t.cfg, o)),
+		State:           adminState(nodeState.Effective(t.cfg, o)),
+		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
+		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
 	}
-	switch m := t.cfg.EffectiveStr(o, "monitor"); m {
+	switch m := nodeMonitor.Effective(t.cfg, o); m {
 	case "default", "":
 	default:
 		r := t.rule(m)
@@ -165,33 +165,34 @@ func (t *translator) node(o *objects.Object) {
 	t.dc.Nodes[o.Name] = n
 }
 
-// sessionOf and stateOf map the list forms BIG-IP also accepts onto what a
-// user sets (monitor-enabled is enabled; up/down are monitor results).
-func sessionOf(s string) string {
+// adminSession and adminState map a node's or member's `session` and
+// `state` settings, in the list forms BIG-IP also accepts, onto what a user
+// sets (monitor-enabled is enabled; up/down are monitor results).
+func adminSession(s string) dataplane.Session {
 	if s == "user-disabled" {
-		return string(dataplane.SessionUserDisabled)
+		return dataplane.SessionUserDisabled
 	}
-	return string(dataplane.SessionEnabled)
+	return dataplane.SessionEnabled
 }
 
-func stateOf(s string) string {
+func adminState(s string) dataplane.AdminState {
 	if s == "user-down" {
-		return string(dataplane.StateUserDown)
+		return dataplane.StateUserDown
 	}
-	return string(dataplane.StateUserUp)
+	return dataplane.StateUserUp
 }
 
 func (t *translator) pool(o *objects.Object) {
-	e := func(n string) string { return t.cfg.EffectiveStr(o, n) }
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	p := &dataplane.Pool{
-		Name: o.Name, LBMode: dataplane.LBMode(e("load-balancing-mode")),
-		Monitor:           t.rule(e("monitor")),
-		MinActiveMembers:  atoi(e("min-active-members")),
-		SlowRampTime:      seconds(e("slow-ramp-time")),
-		ServiceDownAction: dataplane.ServiceDownAction(e("service-down-action")),
-		ReselectTries:     atoi(e("reselect-tries")),
+		Name: o.Name, LBMode: dataplane.LBMode(e(poolLBMode)),
+		Monitor:           t.rule(e(poolMonitor)),
+		MinActiveMembers:  atoi(e(poolMinActive)),
+		SlowRampTime:      seconds(e(poolSlowRamp)),
+		ServiceDownAction: dataplane.ServiceDownAction(e(poolServiceDown)),
+		ReselectTries:     atoi(e(poolReselectTries)),
 	}
-	if v := o.Get("members"); v != nil {
+	if v := poolMembers.Get(o); v != nil {
 		for _, it := range v.Items {
 			node, port, err := objects.SplitMember(it.Name)
 			if err != nil {
@@ -202,21 +203,15 @@ func (t *translator) pool(o *objects.Object) {
 				t.skip(o, "member %s has no usable node", it.Name)
 				continue
 			}
-			get := func(name, def string) string {
-				if pv := it.Props[name]; pv != nil {
-					return pv.Str
-				}
-				return def
-			}
 			m := dataplane.Member{
 				Node: node, Addr: netip.AddrPortFrom(n.Addr, uint16(port)),
-				Ratio:           atoi(get("ratio", "1")),
-				PriorityGroup:   atoi(get("priority-group", "0")),
-				ConnectionLimit: atoi(get("connection-limit", "0")),
-				Session:         dataplane.Session(sessionOf(get("session", "user-enabled"))),
-				State:           dataplane.AdminState(stateOf(get("state", "user-up"))),
+				Ratio:           atoi(memberRatio.StrIn(it)),
+				PriorityGroup:   atoi(memberPriority.StrIn(it)),
+				ConnectionLimit: atoi(memberConnLimit.StrIn(it)),
+				Session:         adminSession(memberSession.StrIn(it)),
+				State:           adminState(memberState.StrIn(it)),
 			}
-			if mr := get("monitor", "default"); mr != "default" {
+			if mr := memberMonitor.StrIn(it); mr != "default" {
 				m.Monitor = t.rule(mr)
 			}
 			p.Members = append(p.Members, m)
@@ -226,17 +221,17 @@ func (t *translator) pool(o *objects.Object) {
 }
 
 // profile finds the virtual's profile of one of the given kinds.
-func (t *translator) profile(o *objects.Object, kinds ...string) *objects.Object {
-	v := o.Get("profiles")
+func (t *translator) profile(o *objects.Object, kinds ...*objects.Kind) *objects.Object {
+	v := virtualProfiles.Get(o)
 	if v == nil {
 		return nil
 	}
 	for _, it := range v.Items {
 		for _, k := range kinds {
-			if p := t.cfg.Get(t.s.Kind(k), it.Name); p != nil {
+			if p := t.cfg.Get(k, it.Name); p != nil {
 				return p
 			}
-			if p := t.cfg.Lookup(t.s, []string{k}, it.Name); p != nil {
+			if p := t.cfg.Lookup(t.s, []string{k.Key()}, it.Name); p != nil {
 				return p
 			}
 		}
@@ -245,16 +240,16 @@ func (t *translator) profile(o *objects.Object, kinds ...string) *objects.Object
 }
 
 func (t *translator) virtual(o *objects.Object) {
-	e := func(n string) string { return t.cfg.EffectiveStr(o, n) }
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	v := &dataplane.Virtual{
 		Name:             o.Name,
-		Enabled:          e("enabled") != "disabled",
-		ConnectionLimit:  atoi(e("connection-limit")),
-		TranslateAddress: e("translate-address") != "disabled",
-		TranslatePort:    e("translate-port") != "disabled",
+		Enabled:          e(virtualEnabled) != "disabled",
+		ConnectionLimit:  atoi(e(virtualConnectionLimit)),
+		TranslateAddress: e(virtualTranslateAddress) != "disabled",
+		TranslatePort:    e(virtualTranslatePort) != "disabled",
 		SNAT:             dataplane.SNAT{Type: dataplane.SNATNone},
 	}
-	if d := o.Str("destination"); d != "" {
+	if d := virtualDestination.Str(o); d != "" {
 		dst, err := objects.ParseDest(d)
 		if err != nil {
 			t.skip(o, "%v", err)
@@ -262,16 +257,16 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		v.Destination = dst.AddrPort()
 	}
-	if tmcName := o.Str("traffic-matching-criteria"); tmcName != "" && tmcName != "none" {
-		tmc := t.cfg.Lookup(t.s, []string{"ltm traffic-matching-criteria"}, tmcName)
+	if tmcName := virtualTMC.Str(o); tmcName != "" && tmcName != "none" {
+		tmc := t.cfg.Lookup(t.s, specTMC, tmcName)
 		if tmc == nil {
 			t.skip(o, "traffic-matching-criteria %s does not exist", tmcName)
 			return
 		}
-		if a, err := netip.ParseAddr(strings.SplitN(t.cfg.EffectiveStr(tmc, "destination-address-inline"), "/", 2)[0]); err == nil {
+		if a, err := netip.ParseAddr(strings.SplitN(tmcDestAddress.Effective(t.cfg, tmc), "/", 2)[0]); err == nil {
 			v.Destination = netip.AddrPortFrom(a, 0)
 		}
-		for _, part := range strings.Split(t.cfg.EffectiveStr(tmc, "destination-port-inline"), ",") {
+		for _, part := range strings.Split(tmcDestPort.Effective(t.cfg, tmc), ",") {
 			lo, hi, ok := strings.Cut(strings.TrimSpace(part), "-")
 			if !ok {
 				hi = lo
@@ -289,24 +284,24 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 	}
 	if v.Destination.Port() == 0 && len(v.PortRanges) == 0 {
-		t.skip(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", o.Str("destination"))
+		t.skip(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", virtualDestination.Str(o))
 		return
 	}
 	if !v.Destination.Addr().IsValid() || v.Destination.Addr().IsUnspecified() {
-		t.skip(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", o.Str("destination"))
+		t.skip(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
 		return
 	}
-	if src := e("source"); src != "" {
+	if src := e(virtualSource); src != "" {
 		if p, err := netip.ParsePrefix(src); err == nil && p.Bits() > 0 {
 			v.Source = p
 		}
 	}
-	if sat := o.Get("source-address-translation"); sat != nil && sat.Sub != nil {
-		if tv := sat.Sub.Props["type"]; tv != nil {
+	if sat := virtualSNAT.Get(o); sat != nil && sat.Sub != nil {
+		if tv := snatType.In(sat.Sub); tv != nil {
 			v.SNAT.Type = dataplane.SNATType(tv.Str)
 		}
-		if pv := sat.Sub.Props["pool"]; pv != nil && pv.Str != "none" {
-			sp := t.cfg.Lookup(t.s, []string{"ltm snatpool"}, pv.Str)
+		if pv := snatPool.In(sat.Sub); pv != nil && pv.Str != "none" {
+			sp := t.cfg.Lookup(t.s, specSnatPool, pv.Str)
 			if sp == nil {
 				t.skip(o, "snatpool %s does not exist", pv.Str)
 				return
@@ -314,22 +309,22 @@ func (t *translator) virtual(o *objects.Object) {
 			v.SNAT.Pool = sp.Name
 		}
 	}
-	if pn := o.Str("pool"); pn != "" && pn != "none" {
-		p := t.cfg.Lookup(t.s, []string{"ltm pool"}, pn)
+	if pn := virtualPool.Str(o); pn != "" && pn != "none" {
+		p := t.cfg.Lookup(t.s, specPool, pn)
 		if p == nil {
 			t.skip(o, "pool %s does not exist", pn)
 			return
 		}
 		v.Pool = p.Name
 	}
-	if rv := o.Get("rules"); rv != nil && len(rv.List) > 0 {
+	if rv := virtualRules.Get(o); rv != nil && len(rv.List) > 0 {
 		if err := t.rules.attach(t.s, t.cfg, v, rv.List); err != nil {
 			t.skip(o, "%v", err)
 			return
 		}
 	}
-	if prof := t.profile(o, "ltm profile tcp", "ltm profile fastl4"); prof != nil {
-		switch it := t.cfg.EffectiveStr(prof, "idle-timeout"); it {
+	if prof := t.profile(o, profileTCP, profileFastL4); prof != nil {
+		switch it := profileIdle.Effective(t.cfg, prof); it {
 		case "indefinite":
 			v.IdleTimeout = -1
 		default:

@@ -42,8 +42,6 @@ type gslbTranslator struct {
 	err     error
 }
 
-func (t *gslbTranslator) kind(key string) *objects.Kind { return t.s.Kind(key) }
-
 func (t *gslbTranslator) skip(o *objects.Object, format string, args ...any) {
 	t.skipped = append(t.skipped, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
 }
@@ -56,17 +54,9 @@ func (t *gslbTranslator) fail(format string, args ...any) {
 }
 
 // e is the effective value of a property (its default when unset).
-func (t *gslbTranslator) e(o *objects.Object, name string) string { return t.cfg.EffectiveStr(o, name) }
+func (t *gslbTranslator) e(o *objects.Object, p *objects.Prop) string { return p.Effective(t.cfg, o) }
 
-func disabled(o *objects.Object) bool { return o.Str("enabled") == "disabled" }
-
-// itemStr reads a collection item's property, or def when unset.
-func itemStr(it *objects.Item, name, def string) string {
-	if v := it.Props[name]; v != nil {
-		return v.Str
-	}
-	return def
-}
+func disabled(o *objects.Object) bool { return gtmEnabled.Str(o) == "disabled" }
 
 // limit is a limit's value when its -status is enabled, else 0 (none).
 func limit(value, status string) int64 {
@@ -78,11 +68,11 @@ func limit(value, status string) int64 {
 
 // ref resolves a reference property's value to the object's full path;
 // ok is false when it names something that does not exist.
-func (t *gslbTranslator) ref(kind, name string) (string, bool) {
+func (t *gslbTranslator) ref(spec []string, name string) (string, bool) {
 	if name == "" || name == "none" {
 		return "", true
 	}
-	o := t.cfg.Lookup(t.s, []string{kind}, name)
+	o := t.cfg.Lookup(t.s, spec, name)
 	if o == nil {
 		return "", false
 	}
@@ -91,17 +81,17 @@ func (t *gslbTranslator) ref(kind, name string) (string, bool) {
 
 func (t *gslbTranslator) settings() {
 	st := &t.gc.Settings
-	if o := t.cfg.Get(t.kind("gtm global-settings load-balancing"), ""); o != nil {
-		st.TopologyOrderOnly = t.e(o, "topology-longest-match") == "no"
-		st.TopologyDenyZeroScores = t.e(o, "topology-allow-zero-scores") == "no"
+	if o := t.cfg.Get(gtmLBSettings, ""); o != nil {
+		st.TopologyOrderOnly = t.e(o, gtmTopologyLongest) == "no"
+		st.TopologyDenyZeroScores = t.e(o, gtmTopologyZero) == "no"
 	}
-	if o := t.cfg.Get(t.kind("gtm global-settings metrics"), ""); o != nil {
-		st.PathTTL = seconds(t.e(o, "path-ttl"))
-		st.ProbeTimeout = seconds(t.e(o, "ldns-probe-timeout"))
-		st.ProbePort = uint16(atoi(t.e(o, "ldns-probe-port")))
-		st.LDNSPrefix4 = atoi(t.e(o, "ldns-prefix-length-ipv4"))
-		st.MaxProbes = atoi(t.e(o, "max-ldns-probes"))
-		if v := o.Get("ldns-probe-protocols"); v != nil && len(v.List) > 0 {
+	if o := t.cfg.Get(gtmMetrics, ""); o != nil {
+		st.PathTTL = seconds(t.e(o, metricsPathTTL))
+		st.ProbeTimeout = seconds(t.e(o, metricsProbeTimeout))
+		st.ProbePort = uint16(atoi(t.e(o, metricsProbePort)))
+		st.LDNSPrefix4 = atoi(t.e(o, metricsPrefix4))
+		st.MaxProbes = atoi(t.e(o, metricsMaxProbes))
+		if v := metricsProbeProtos.Get(o); v != nil && len(v.List) > 0 {
 			st.ProbeProtocols = []string{}
 			for _, p := range v.List {
 				if p == "dns_dot" || p == "tcp" {
@@ -112,27 +102,27 @@ func (t *gslbTranslator) settings() {
 				t.fail("gtm global-settings metrics: ldns-probe-protocols %s: openltm probes with dns_dot and tcp only", strings.Join(v.List, " "))
 			}
 		}
-		if atoi(t.e(o, "ldns-probe-port")) > 65535 {
-			t.fail("gtm global-settings metrics: ldns-probe-port %s is not a port", t.e(o, "ldns-probe-port"))
+		if atoi(t.e(o, metricsProbePort)) > 65535 {
+			t.fail("gtm global-settings metrics: ldns-probe-port %s is not a port", t.e(o, metricsProbePort))
 		}
 	}
-	if o := t.cfg.Get(t.kind("gtm global-settings general"), ""); o != nil {
-		st.StaticPersistCIDR4 = atoi(t.e(o, "static-persist-cidr-ipv4"))
-		st.StaticPersistCIDR6 = atoi(t.e(o, "static-persist-cidr-ipv6"))
+	if o := t.cfg.Get(gtmGeneral, ""); o != nil {
+		st.StaticPersistCIDR4 = atoi(t.e(o, generalPersistCIDR4))
+		st.StaticPersistCIDR6 = atoi(t.e(o, generalPersistCIDR6))
 	}
 }
 
 func (t *gslbTranslator) datacenters() {
-	for _, o := range t.cfg.Of(t.kind("gtm datacenter")) {
+	for _, o := range t.cfg.Of(gtmDatacenter) {
 		t.gc.Datacenters[o.Name] = &gslb.Datacenter{Name: o.Name, Disabled: disabled(o)}
 	}
 }
 
 func (t *gslbTranslator) links() {
-	for _, o := range t.cfg.Of(t.kind("gtm link")) {
-		dc, ok := t.ref("gtm datacenter", o.Str("datacenter"))
+	for _, o := range t.cfg.Of(gtmLink) {
+		dc, ok := t.ref(specDatacenter, linkDatacenter.Str(o))
 		if !ok {
-			t.skip(o, "datacenter %s does not exist", o.Str("datacenter"))
+			t.skip(o, "datacenter %s does not exist", linkDatacenter.Str(o))
 			continue
 		}
 		if dc == "" {
@@ -141,12 +131,12 @@ func (t *gslbTranslator) links() {
 		}
 		l := &gslb.Link{
 			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
-			LimitInboundBps:  limit(t.e(o, "limit-max-inbound-bps"), t.e(o, "limit-max-inbound-bps-status")),
-			LimitOutboundBps: limit(t.e(o, "limit-max-outbound-bps"), t.e(o, "limit-max-outbound-bps-status")),
-			LimitTotalBps:    limit(t.e(o, "limit-max-total-bps"), t.e(o, "limit-max-total-bps-status")),
-			Ratio:            atoi(t.e(o, "link-ratio")),
+			LimitInboundBps:  limit(t.e(o, linkInbound), t.e(o, linkInboundStatus)),
+			LimitOutboundBps: limit(t.e(o, linkOutbound), t.e(o, linkOutboundStatus)),
+			LimitTotalBps:    limit(t.e(o, linkTotal), t.e(o, linkTotalStatus)),
+			Ratio:            atoi(t.e(o, linkRatio)),
 		}
-		if u := o.Str("uplink-address"); u != "" && u != "none" {
+		if u := linkUplink.Str(o); u != "" && u != "none" {
 			a, err := netip.ParseAddr(u)
 			if err != nil {
 				t.fail("The link (%s) has an uplink-address (%s) that is not an IP address.", o.Name, u)
@@ -180,23 +170,23 @@ func rawAddrs(s string) []netip.Addr {
 // anything else (bigip, none) leaves the status to reported metrics.
 func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
-		o := t.cfg.Lookup(t.s, []string{"ltm monitor ", "gtm monitor "}, n)
+		o := t.cfg.Lookup(t.s, specAnyMonitor, n)
 		if o == nil || o.Kind == nil {
-			continue // missing, or a kind kept without being run (gtm monitor bigip)
+			continue // missing, or a kind kept without being run (gtm monitor bigip, ltm monitor https)
 		}
-		switch o.Kind.Key() {
-		case "ltm monitor tcp", "ltm monitor tcp-half-open", "ltm monitor http", "ltm monitor https", "ltm monitor gateway-icmp":
-			return gslb.Monitor{Type: gslb.MonitorTCP, Interval: seconds(t.e(o, "interval")), Timeout: seconds(t.e(o, "timeout"))}
+		switch o.Kind {
+		case monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP:
+			return gslb.Monitor{Type: gslb.MonitorTCP, Interval: seconds(t.e(o, monitorInterval)), Timeout: seconds(t.e(o, monitorTimeout))}
 		}
 	}
 	return gslb.Monitor{}
 }
 
 func (t *gslbTranslator) servers() {
-	for _, o := range t.cfg.Of(t.kind("gtm server")) {
-		dc, ok := t.ref("gtm datacenter", o.Str("datacenter"))
+	for _, o := range t.cfg.Of(gtmServer) {
+		dc, ok := t.ref(specDatacenter, serverDatacenter.Str(o))
 		if !ok {
-			t.skip(o, "datacenter %s does not exist", o.Str("datacenter"))
+			t.skip(o, "datacenter %s does not exist", serverDatacenter.Str(o))
 			continue
 		}
 		if dc == "" {
@@ -205,13 +195,13 @@ func (t *gslbTranslator) servers() {
 		}
 		h := &gslb.Host{
 			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
-			Addresses:           rawAddrs(o.Str("addresses")),
-			LimitMaxConnections: limit(t.e(o, "limit-max-connections"), t.e(o, "limit-max-connections-status")),
+			Addresses:           rawAddrs(serverAddresses.Str(o)),
+			LimitMaxConnections: limit(t.e(o, serverMaxConns), t.e(o, serverMaxConnsStatus)),
 		}
-		serverMon := t.e(o, "monitor")
-		if v := o.Get("virtual-servers"); v != nil {
+		serverMon := t.e(o, serverMonitor)
+		if v := serverVirtuals.Get(o); v != nil {
 			for _, it := range v.Items {
-				d := itemStr(it, "destination", "")
+				d := vsDestination.StrIn(it)
 				if d == "" {
 					t.fail("The virtual server (%s) of server (%s) has no destination.", it.Name, o.Name)
 					return
@@ -223,13 +213,13 @@ func (t *gslbTranslator) servers() {
 				}
 				x := &gslb.VirtualServer{
 					Name: it.Name, Destination: dst.AddrPort(),
-					Disabled:            itemStr(it, "enabled", "enabled") == "disabled",
-					LimitMaxConnections: limit(itemStr(it, "limit-max-connections", "0"), itemStr(it, "limit-max-connections-status", "disabled")),
-					LimitMaxBps:         limit(itemStr(it, "limit-max-bps", "0"), itemStr(it, "limit-max-bps-status", "disabled")),
+					Disabled:            vsEnabled.StrIn(it) == "disabled",
+					LimitMaxConnections: limit(vsMaxConns.StrIn(it), vsMaxConnsStatus.StrIn(it)),
+					LimitMaxBps:         limit(vsMaxBps.StrIn(it), vsMaxBpsStatus.StrIn(it)),
 				}
-				ln, ok := t.ref("gtm link", itemStr(it, "link", "none"))
+				ln, ok := t.ref(specLink, vsLink.StrIn(it))
 				if !ok {
-					t.skip(o, "virtual server %s: link %s does not exist", it.Name, itemStr(it, "link", ""))
+					t.skip(o, "virtual server %s: link %s does not exist", it.Name, vsLink.StrIn(it))
 					continue
 				}
 				if ln != "" && t.gc.Links[ln] == nil {
@@ -237,7 +227,7 @@ func (t *gslbTranslator) servers() {
 					continue
 				}
 				x.Link = ln
-				mon := itemStr(it, "monitor", "default")
+				mon := vsMonitor.StrIn(it)
 				if mon == "default" {
 					mon = serverMon
 				}
@@ -271,14 +261,14 @@ func hostVS(h *gslb.Host, name string) *gslb.VirtualServer {
 }
 
 func (t *gslbTranslator) pools() {
-	for _, o := range t.cfg.Of(t.kind("gtm pool a")) {
+	for _, o := range t.cfg.Of(gtmPoolA) {
 		p := &gslb.Pool{
 			Name: o.Name, Disabled: disabled(o),
-			Mode:       gslb.Mode(t.e(o, "load-balancing-mode")),
-			Alternate:  gslb.Mode(t.e(o, "alternate-mode")),
-			Fallback:   gslb.Mode(t.e(o, "fallback-mode")),
-			TTL:        uint32(atoi(t.e(o, "ttl"))),
-			MaxAnswers: atoi(t.e(o, "max-answers-returned")),
+			Mode:       gslb.Mode(t.e(o, gpoolLBMode)),
+			Alternate:  gslb.Mode(t.e(o, gpoolAlternate)),
+			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
+			TTL:        uint32(atoi(t.e(o, gpoolTTL))),
+			MaxAnswers: atoi(t.e(o, gpoolMaxAnswers)),
 		}
 		if !alternateModes[p.Alternate] {
 			t.fail("The pool (%s) cannot use %s as its alternate-mode: only static methods are allowed.", o.Name, p.Alternate)
@@ -288,7 +278,7 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) cannot use none as its load-balancing-mode.", o.Name)
 			return
 		}
-		if fip := t.e(o, "fallback-ip"); fip != "" && fip != "any" && fip != "any6" {
+		if fip := t.e(o, gpoolFallbackIP); fip != "" && fip != "any" && fip != "any6" {
 			a, err := netip.ParseAddr(fip)
 			if err != nil {
 				t.fail("The pool (%s) has a fallback-ip (%s) that is not an IP address.", o.Name, fip)
@@ -300,14 +290,14 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) uses fallback-mode fallback-ip without a fallback-ip address.", o.Name)
 			return
 		}
-		if v := o.Get("members"); v != nil {
+		if v := gpoolMembers.Get(o); v != nil {
 			for _, it := range v.Items {
 				srv, vsName, ok := splitGTMMember(it.Name)
 				if !ok {
 					t.fail("The pool member (%s) of pool (%s) is not written server:virtual-server.", it.Name, o.Name)
 					return
 				}
-				so := t.cfg.Lookup(t.s, []string{"gtm server"}, srv)
+				so := t.cfg.Lookup(t.s, specGTMServer, srv)
 				if so == nil {
 					t.skip(o, "member %s: server %s does not exist", it.Name, srv)
 					continue
@@ -324,10 +314,10 @@ func (t *gslbTranslator) pools() {
 				}
 				p.Members = append(p.Members, gslb.PoolMember{
 					Server: so.Name, VirtualServer: vs.Name,
-					Order:               atoi(itemStr(it, "member-order", "0")),
-					Ratio:               atoi(itemStr(it, "ratio", "1")),
-					Disabled:            itemStr(it, "enabled", "enabled") == "disabled",
-					LimitMaxConnections: limit(itemStr(it, "limit-max-connections", "0"), itemStr(it, "limit-max-connections-status", "disabled")),
+					Order:               atoi(gmemberOrder.StrIn(it)),
+					Ratio:               atoi(gmemberRatio.StrIn(it)),
+					Disabled:            gmemberEnabled.StrIn(it) == "disabled",
+					LimitMaxConnections: limit(gmemberMaxConns.StrIn(it), gmemberMaxConnsStat.StrIn(it)),
 				})
 			}
 		}
@@ -343,31 +333,31 @@ var alternateModes = map[gslb.Mode]bool{
 }
 
 func (t *gslbTranslator) wideIPs() {
-	for _, o := range t.cfg.Of(t.kind("gtm wideip a")) {
+	for _, o := range t.cfg.Of(gtmWideIPA) {
 		w := &gslb.WideIP{
 			Name: o.Name, Disabled: disabled(o),
-			PoolLBMode:   gslb.Mode(t.e(o, "pool-lb-mode")),
-			Persistence:  t.e(o, "persistence") == "enabled",
-			PersistTTL:   seconds(t.e(o, "ttl-persistence")),
-			PersistCIDR4: atoi(t.e(o, "persist-cidr-ipv4")),
-			PersistCIDR6: atoi(t.e(o, "persist-cidr-ipv6")),
+			PoolLBMode:   gslb.Mode(t.e(o, wideipPoolLBMode)),
+			Persistence:  t.e(o, wideipPersistence) == "enabled",
+			PersistTTL:   seconds(t.e(o, wideipPersistTTL)),
+			PersistCIDR4: atoi(t.e(o, wideipPersistCIDR4)),
+			PersistCIDR6: atoi(t.e(o, wideipPersistCIDR6)),
 		}
-		if v := o.Get("aliases"); v != nil {
+		if v := wideipAliases.Get(o); v != nil {
 			for _, a := range v.List {
 				w.Aliases = append(w.Aliases, path.Base(a))
 			}
 		}
-		if v := o.Get("pools"); v != nil {
+		if v := wideipPools.Get(o); v != nil {
 			for _, it := range v.Items {
 				if t.gc.Pools[it.Name] == nil {
 					t.skip(o, "pool %s does not exist", it.Name)
 					continue
 				}
-				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: it.Name, Order: atoi(itemStr(it, "order", "0")), Ratio: atoi(itemStr(it, "ratio", "1"))})
+				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: it.Name, Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
 			}
 		}
-		if lr := o.Str("last-resort-pool"); lr != "" && lr != "none" {
-			po := t.cfg.Lookup(t.s, []string{"gtm pool a"}, objects.FullPath(path.Dir(o.Name), lr))
+		if lr := wideipLastResort.Str(o); lr != "" && lr != "none" {
+			po := t.cfg.Lookup(t.s, specGTMPool, objects.FullPath(path.Dir(o.Name), lr))
 			if po == nil || t.gc.Pools[po.Name] == nil {
 				t.skip(o, "last-resort-pool %s does not exist", lr)
 			} else {
@@ -423,8 +413,8 @@ func fieldsNoBraces(s string) []string {
 }
 
 func (t *gslbTranslator) regions() {
-	for _, o := range t.cfg.Of(t.kind("gtm region")) {
-		ms, err := t.matches(fieldsNoBraces(o.Str("region-members")), "region-members")
+	for _, o := range t.cfg.Of(gtmRegion) {
+		ms, err := t.matches(fieldsNoBraces(regionMembers.Str(o)), "region-members")
 		if err != nil {
 			t.fail("The region (%s): %v.", o.Name, err)
 			return
@@ -466,7 +456,7 @@ func (t *gslbTranslator) topology() {
 		}
 		r.Members = kept
 	}
-	for _, o := range t.cfg.Of(t.kind("gtm topology")) {
+	for _, o := range t.cfg.Of(gtmTopology) {
 		ws := strings.Fields(o.Name)
 		var ldns, server []string
 		cur := &ldns
@@ -496,32 +486,32 @@ func (t *gslbTranslator) topology() {
 			t.skip(o, "%s does not exist", miss)
 			continue
 		}
-		t.gc.Topology = append(t.gc.Topology, gslb.TopologyRecord{LDNS: lm[0], Server: sm[0], Order: atoi(t.e(o, "order")), Score: atoi(t.e(o, "score"))})
+		t.gc.Topology = append(t.gc.Topology, gslb.TopologyRecord{LDNS: lm[0], Server: sm[0], Order: atoi(t.e(o, topologyOrder)), Score: atoi(t.e(o, topologyScore))})
 	}
 }
 
 func (t *gslbTranslator) listeners() {
-	for _, o := range t.cfg.Of(t.kind("gtm listener")) {
-		a, err := netip.ParseAddr(strings.SplitN(o.Str("address"), "%", 2)[0])
+	for _, o := range t.cfg.Of(gtmListener) {
+		a, err := netip.ParseAddr(strings.SplitN(listenerAddress.Str(o), "%", 2)[0])
 		if err != nil {
 			t.fail("The listener (%s) needs an address.", o.Name)
 			return
 		}
-		port, err := objects.ParsePort(t.e(o, "port"))
+		port, err := objects.ParsePort(t.e(o, listenerPort))
 		if err != nil || port == 0 {
-			t.fail("The listener (%s) needs a port: %s.", o.Name, t.e(o, "port"))
+			t.fail("The listener (%s) needs a port: %s.", o.Name, t.e(o, listenerPort))
 			return
 		}
 		t.gc.Listeners = append(t.gc.Listeners, gslb.Listener{
 			Name: o.Name, Addr: netip.AddrPortFrom(a, uint16(port)),
-			Protocol: t.e(o, "ip-protocol"), Disabled: disabled(o),
+			Protocol: t.e(o, listenerProtocol), Disabled: disabled(o),
 		})
 	}
 }
 
 func (t *gslbTranslator) zones() {
-	for _, o := range t.cfg.Of(t.kind("gtm zone")) {
-		t.gc.Zones = append(t.gc.Zones, gslb.Zone{Origin: gslb.DNSName(o.Name), Data: zoneText(o.Str("definition"))})
+	for _, o := range t.cfg.Of(gtmZone) {
+		t.gc.Zones = append(t.gc.Zones, gslb.Zone{Origin: gslb.DNSName(o.Name), Data: zoneText(zoneDefinition.Str(o))})
 	}
 }
 

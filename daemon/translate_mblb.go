@@ -23,16 +23,16 @@ import (
 // does. A one-connect profile without mblb or http is kept but not acted
 // on: there is nothing to detach between requests of a plain L4 virtual.
 func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
-	prof := t.profile(o, "ltm profile mblb")
+	prof := t.profile(o, profileMBLB)
 	var m *dataplane.MBLB
 	if prof != nil {
 		var err error
-		m, err = mblbSettings(func(n string) string { return t.cfg.EffectiveStr(prof, n) })
+		m, err = mblbSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, prof) })
 		if err != nil {
 			t.skip(o, "profile %s: %v", prof.Name, err)
 			return false
 		}
-	} else if prof = t.profile(o, "ltm profile http"); prof != nil {
+	} else if prof = t.profile(o, profileHTTP); prof != nil {
 		opts, ok := t.httpOptions(o, v, prof)
 		if !ok {
 			return false
@@ -42,8 +42,8 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 		return true
 	}
 	m.Profile = prof.Name
-	if oc := t.profile(o, "ltm profile one-connect"); oc != nil {
-		s, err := oneConnectSettings(func(n string) string { return t.cfg.EffectiveStr(oc, n) })
+	if oc := t.profile(o, profileOneConnect); oc != nil {
+		s, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, oc) })
 		if err != nil {
 			t.skip(o, "profile %s: %v", oc.Name, err)
 			return false
@@ -56,25 +56,25 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 }
 
 // mblbSettings reads an mblb profile's effective properties.
-func mblbSettings(get func(string) string) (*dataplane.MBLB, error) {
+func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 	m := &dataplane.MBLB{
-		MaxMessageSize: atoi(get("max-message-size")),
-		MaxInFlight:    atoi(get("max-in-flight")),
-		DisableRetry:   get("retry") == "disabled",
+		MaxMessageSize: atoi(get(mblbMaxMessage)),
+		MaxInFlight:    atoi(get(mblbMaxInFlight)),
+		DisableRetry:   get(mblbRetry) == "disabled",
 	}
-	if rt := get("response-timeout"); rt != "" && rt != "none" && rt != "0" {
+	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)
 	}
 	f := mblb.Framing{}
-	switch get("framing") {
+	switch get(mblbFraming) {
 	case "", "rule":
 		f.Mode = mblb.Rule
 	case "per-read":
 		f.Mode = mblb.PerRead
 	case "length":
 		f.Mode = mblb.Length
-		size, _ := strconv.Atoi(get("length-size"))
-		adj := get("length-adjust")
+		size, _ := strconv.Atoi(get(mblbLengthSize))
+		adj := get(mblbLengthAdjust)
 		if adj == "" || adj == "none" {
 			adj = "0"
 		}
@@ -83,15 +83,15 @@ func mblbSettings(get func(string) string) (*dataplane.MBLB, error) {
 			return nil, fmt.Errorf("length-adjust %q is not an integer", adj)
 		}
 		f.Length = mblb.LengthField{
-			Offset:         atoi(get("length-offset")),
+			Offset:         atoi(get(mblbLengthOffset)),
 			Size:           size,
-			LittleEndian:   get("length-byte-order") == "little",
+			LittleEndian:   get(mblbLengthOrder) == "little",
 			Adjust:         int64(a),
-			IncludesHeader: get("length-includes-header") == "enabled",
+			IncludesHeader: get(mblbLengthHeader) == "enabled",
 		}
 	case "delimiter":
 		f.Mode = mblb.Delimiter
-		d, err := unescape(get("delimiter"))
+		d, err := unescape(get(mblbDelimiter))
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +100,7 @@ func mblbSettings(get func(string) string) (*dataplane.MBLB, error) {
 		}
 		f.Delimiter = d
 	default:
-		return nil, fmt.Errorf("framing %q is not one of rule, per-read, length, delimiter", get("framing"))
+		return nil, fmt.Errorf("framing %q is not one of rule, per-read, length, delimiter", get(mblbFraming))
 	}
 	if err := f.Validate(); err != nil {
 		return nil, err
@@ -149,13 +149,13 @@ func unescape(s string) ([]byte, error) {
 }
 
 // oneConnectSettings reads a one-connect profile's effective properties.
-func oneConnectSettings(get func(string) string) (*dataplane.OneConnect, error) {
+func oneConnectSettings(get func(*objects.Prop) string) (*dataplane.OneConnect, error) {
 	oc := &dataplane.OneConnect{
-		MaxSize:  atoi(get("max-size")),
-		MaxAge:   seconds(get("max-age")),
-		MaxReuse: atoi(get("max-reuse")),
+		MaxSize:  atoi(get(ocMaxSize)),
+		MaxAge:   seconds(get(ocMaxAge)),
+		MaxReuse: atoi(get(ocMaxReuse)),
 	}
-	switch it := get("idle-timeout-override"); it {
+	switch it := get(ocIdleOverride); it {
 	case "", "disabled", "0":
 	case "indefinite":
 		oc.IdleTimeoutOverride = -1
@@ -166,7 +166,7 @@ func oneConnectSettings(get func(string) string) (*dataplane.OneConnect, error) 
 		}
 		oc.IdleTimeoutOverride = time.Duration(n) * time.Second
 	}
-	switch sm := strings.TrimSpace(get("source-mask")); sm {
+	switch sm := strings.TrimSpace(get(ocSourceMask)); sm {
 	case "", "any", "any6", "0.0.0.0":
 	default:
 		a, err := netip.ParseAddr(sm)
@@ -183,26 +183,25 @@ func oneConnectSettings(get func(string) string) (*dataplane.OneConnect, error) 
 // §7.2). Cookie persistence without the http profile finds no cookie, and
 // the fallback applies, as before.
 func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *objects.Object) (mblb.HTTPOptions, bool) {
-	e := func(n string) string { return t.cfg.EffectiveStr(prof, n) }
 	opts := mblb.HTTPOptions{
-		InsertXFF:       e("insert-xforwarded-for") == "enabled",
-		Transformations: e("oneconnect-transformations") != "disabled",
+		InsertXFF:       httpInsertXFF.Effective(t.cfg, prof) == "enabled",
+		Transformations: httpOCTransforms.Effective(t.cfg, prof) != "disabled",
 	}
 	cp := t.defaultPersist(o)
-	if cp == nil || cp.Kind == nil || cp.Kind.Key() != "ltm persistence cookie" {
+	if cp == nil || cp.Kind != persistCookie {
 		return opts, true
 	}
-	c := func(n string) string { return t.cfg.EffectiveStr(cp, n) }
-	if m := c("method"); m != "" && m != "insert" {
+	c := func(p *objects.Prop) string { return p.Effective(t.cfg, cp) }
+	if m := c(cookieMethod); m != "" && m != "insert" {
 		t.skip(o, "persistence profile %s: cookie method %s is not supported (insert is)", cp.Name, m)
 		return opts, false
 	}
-	exp, err := cookieExpiration(c("expiration"))
+	exp, err := cookieExpiration(c(cookieExpires))
 	if err != nil {
 		t.skip(o, "persistence profile %s: %v", cp.Name, err)
 		return opts, false
 	}
-	name := c("cookie-name")
+	name := c(cookieName)
 	if name == "" || name == "none" {
 		if v.Pool == "" {
 			t.skip(o, "persistence profile %s: cookie persistence needs cookie-name or a default pool", cp.Name)
@@ -213,9 +212,9 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 	opts.Cookie = httpx.CookieSpec{
 		Name:       name,
 		Expiration: exp,
-		HTTPOnly:   c("httponly") != "disabled",
-		Secure:     c("secure") != "disabled",
-		AlwaysSend: c("always-send") == "enabled",
+		HTTPOnly:   c(cookieHTTPOnly) != "disabled",
+		Secure:     c(cookieSecure) != "disabled",
+		AlwaysSend: c(cookieAlwaysSend) == "enabled",
 	}
 	return opts, true
 }
@@ -223,18 +222,26 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 // defaultPersist is the persistence profile the virtual applies first:
 // the one marked `default yes`, else the first listed.
 func (t *translator) defaultPersist(o *objects.Object) *objects.Object {
-	pv := o.Get("persist")
-	if pv == nil || len(pv.Items) == 0 {
+	name := defaultPersistName(o)
+	if name == "" {
 		return nil
 	}
-	name := pv.Items[0].Name
+	return t.cfg.Lookup(t.s, specPersistence, name)
+}
+
+// defaultPersistName names the virtual's default persistence profile (the
+// one marked `default yes`, else the first listed), or "" when it has none.
+func defaultPersistName(o *objects.Object) string {
+	pv := virtualPersist.Get(o)
+	if pv == nil || len(pv.Items) == 0 {
+		return ""
+	}
 	for _, it := range pv.Items {
-		if d := it.Props["default"]; d != nil && d.Str == "yes" {
-			name = it.Name
-			break
+		if persistDefault.StrIn(it) == "yes" {
+			return it.Name
 		}
 	}
-	return t.cfg.Lookup(t.s, []string{"ltm persistence "}, name)
+	return pv.Items[0].Name
 }
 
 // cookieExpiration reads a cookie profile's expiration: seconds, or

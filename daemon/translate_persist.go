@@ -13,21 +13,14 @@ import (
 // skipped (t.skip says why): a profile that is missing or cannot be
 // applied would otherwise silently balance clients that expect to stick.
 func (t *translator) persist(o *objects.Object, v *dataplane.Virtual) bool {
-	if pv := o.Get("persist"); pv != nil && len(pv.Items) > 0 {
-		name := pv.Items[0].Name
-		for _, it := range pv.Items {
-			if d := it.Props["default"]; d != nil && d.Str == "yes" {
-				name = it.Name
-				break
-			}
-		}
+	if name := defaultPersistName(o); name != "" {
 		p, ok := t.persistence(o, v, name)
 		if !ok {
 			return false
 		}
 		v.Persist = p
 	}
-	if fb := o.Str("fallback-persistence"); fb != "" && fb != "none" {
+	if fb := virtualFallbackPersist.Str(o); fb != "" && fb != "none" {
 		p, ok := t.persistence(o, v, fb)
 		if !ok {
 			return false
@@ -41,7 +34,7 @@ func (t *translator) persist(o *objects.Object, v *dataplane.Virtual) bool {
 // universal profile's rule runs as if it were attached to the virtual,
 // after the virtual's own rules.
 func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name string) (*dataplane.Persistence, bool) {
-	prof := t.cfg.Lookup(t.s, []string{"ltm persistence "}, name)
+	prof := t.cfg.Lookup(t.s, specPersistence, name)
 	if prof == nil {
 		t.skip(o, "persistence profile %s does not exist", name)
 		return nil, false
@@ -50,15 +43,15 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Words[:len(prof.Words)-1], " "))
 		return nil, false
 	}
-	e := func(n string) string { return t.cfg.EffectiveStr(prof, n) }
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, prof) }
 	p := &dataplane.Persistence{
 		Profile:                 prof.Name,
-		MatchAcrossServices:     e("match-across-services") == "enabled",
-		MatchAcrossVirtuals:     e("match-across-virtuals") == "enabled",
-		MatchAcrossPools:        e("match-across-pools") == "enabled",
-		OverrideConnectionLimit: e("override-connection-limit") == "enabled",
+		MatchAcrossServices:     e(persistAcrossService) == "enabled",
+		MatchAcrossVirtuals:     e(persistAcrossVirtual) == "enabled",
+		MatchAcrossPools:        e(persistAcrossPools) == "enabled",
+		OverrideConnectionLimit: e(persistOverrideLimit) == "enabled",
 	}
-	switch to := e("timeout"); to {
+	switch to := e(persistTimeout); to {
 	case "indefinite", "", "0":
 	default:
 		p.Timeout = seconds(to)
@@ -67,10 +60,10 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			return nil, false
 		}
 	}
-	switch k := strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "); k {
-	case "source-addr":
+	switch prof.Kind {
+	case persistSourceAddr:
 		p.Method = dataplane.PersistSourceAddr
-		if m := e("mask"); m != "" && m != "none" {
+		if m := e(persistMask); m != "" && m != "none" {
 			a, err := netip.ParseAddr(m)
 			if err != nil || !isMask(a) {
 				t.skip(o, "persistence profile %s: mask %q is not a network mask", prof.Name, m)
@@ -78,19 +71,19 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			}
 			p.Mask = a
 		}
-	case "universal":
+	case persistUniversal:
 		p.Method = dataplane.PersistUniversal
-		if r := e("rule"); r != "" && r != "none" {
+		if r := e(persistRule); r != "" && r != "none" {
 			if !t.persistRule(o, v, prof.Name, r) {
 				return nil, false
 			}
 		}
-	case "cookie":
+	case persistCookie:
 		// Cookie persistence needs the HTTP profile; the L4 proxy accepts
 		// it and applies the fallback.
 		p.Method = dataplane.PersistCookie
 	default:
-		t.skip(o, "persistence profile %s: %s persistence is not supported", prof.Name, k)
+		t.skip(o, "persistence profile %s: %s persistence is not supported", prof.Name, strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "))
 		return nil, false
 	}
 	return p, true
@@ -99,17 +92,17 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 // persistRule adds a universal profile's rule to the virtual's rule list
 // (unless the virtual lists it already) and attaches the whole list again.
 func (t *translator) persistRule(o *objects.Object, v *dataplane.Virtual, profile, rule string) bool {
-	ro := t.cfg.Lookup(t.s, []string{"ltm rule"}, rule)
+	ro := t.cfg.Lookup(t.s, specRule, rule)
 	if ro == nil {
 		t.skip(o, "persistence profile %s: rule %s does not exist", profile, rule)
 		return false
 	}
 	var names []string
-	if rv := o.Get("rules"); rv != nil {
+	if rv := virtualRules.Get(o); rv != nil {
 		names = append(names, rv.List...)
 	}
 	for _, n := range names {
-		if x := t.cfg.Lookup(t.s, []string{"ltm rule"}, n); x != nil && x.Name == ro.Name {
+		if x := t.cfg.Lookup(t.s, specRule, n); x != nil && x.Name == ro.Name {
 			return true
 		}
 	}

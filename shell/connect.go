@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/control"
-	"github.com/openltm/openltm/daemon"
 )
 
 // startAttempts bounds how long tmsh waits for another tmsh that is
@@ -28,25 +27,25 @@ const embeddedLog = "ltmd.log"
 // the daemon running inside it.
 type connection struct {
 	client   *control.Client
-	embedded *daemon.Running
+	embedded Embedded
 	logFile  *os.File
 }
 
 // connect opens a session with the daemon on paths.Socket. When nothing
-// answers there, it starts an embedded daemon on that socket (so other
-// tmsh processes can join it) with its state in paths.StateDir, and says so
-// in one line on stderr.
-func connect(paths control.Paths, stderr io.Writer) (*connection, error) {
+// answers there and start is set, it starts an embedded daemon on that
+// socket (so other tmsh processes can join it) with its state in
+// paths.StateDir, and says so in one line on stderr.
+func connect(paths control.Paths, start StartFunc, stderr io.Writer) (*connection, error) {
 	var lastErr error
 	for range startAttempts {
 		c, err := control.Dial(paths.Socket)
 		if err == nil {
 			return &connection{client: c}, nil
 		}
-		if !errors.Is(err, control.ErrNoDaemon) {
+		if !errors.Is(err, control.ErrNoDaemon) || start == nil {
 			return nil, err
 		}
-		conn, err := startEmbedded(paths)
+		conn, err := startEmbedded(paths, start)
 		if errors.Is(err, control.ErrInUse) {
 			// Another process claimed the socket first: it is starting a
 			// daemon right now. Give it a moment, then join it.
@@ -71,7 +70,7 @@ func connect(paths control.Paths, stderr io.Writer) (*connection, error) {
 
 // startEmbedded runs a daemon inside this process, logging to a file in
 // its state directory.
-func startEmbedded(paths control.Paths) (*connection, error) {
+func startEmbedded(paths control.Paths, start StartFunc) (*connection, error) {
 	if err := os.MkdirAll(paths.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
@@ -80,7 +79,7 @@ func startEmbedded(paths control.Paths) (*connection, error) {
 		return nil, fmt.Errorf("embedded ltmd log: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, paths.Socket)
+	r, err := start(paths.Socket, paths.StateDir, logger)
 	if err != nil {
 		lf.Close()
 		return nil, err

@@ -2,77 +2,110 @@ package shell
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"time"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/control/controltest"
 )
 
-func TestEmbeddedDaemonWhenNoneAnswers(t *testing.T) {
-	dir, err := os.MkdirTemp("", "emb")
+// fakeDaemon is a StartFunc serving the test backend, counting its starts
+// and stops.
+type fakeDaemon struct {
+	starts, stops int
+}
+
+type fakeRunning struct {
+	f      *fakeDaemon
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (r *fakeRunning) StopWhenIdle(time.Duration, func(int)) error {
+	r.cancel()
+	<-r.done
+	r.f.stops++
+	return nil
+}
+
+func (f *fakeDaemon) start(socket, stateDir string, logger *slog.Logger) (Embedded, error) {
+	ln, err := control.Listen(socket)
+	if err != nil {
+		return nil, err
+	}
+	f.starts++
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &fakeRunning{f: f, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		control.Serve(ctx, ln, &controltest.Backend{}, logger)
+	}()
+	return r, nil
+}
+
+func TestStartDaemonWhenNoneAnswers(t *testing.T) {
+	dir, err := os.MkdirTemp("", "emb") // short: socket paths are limited
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	sock, state := filepath.Join(dir, "s.sock"), filepath.Join(dir, "state")
-
-	var out, errb bytes.Buffer
-	o := Options{Socket: sock, StateDir: state, Command: "create ltm pool emb_pool; list ltm pool emb_pool one-line",
-		Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
-	if got := Run(o); got != ExitOK {
-		t.Fatalf("status %d, stderr %s", got, errb.String())
-	}
-	want := fmt.Sprintf("openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", sock, state)
-	if errb.String() != want {
-		t.Fatalf("stderr %q, want %q", errb.String(), want)
-	}
-	if !strings.Contains(out.String(), "ltm pool emb_pool") {
-		t.Fatalf("stdout %q", out.String())
-	}
-	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("the embedded daemon left its socket: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(state, embeddedLog)); err != nil {
-		t.Fatalf("no embedded log: %v", err)
-	}
-
-	// The configuration outlives the embedded daemon.
-	out.Reset()
-	errb.Reset()
-	o.Command = "list ltm pool emb_pool one-line"
-	if got := Run(o); got != ExitOK || !strings.Contains(out.String(), "ltm pool emb_pool") {
-		t.Fatalf("second run: status %d, stdout %q, stderr %q", got, out.String(), errb.String())
+	for _, tc := range []struct {
+		name           string
+		start          bool
+		status         int
+		stdout, stderr string
+	}{
+		{"started, used and stopped", true, ExitOK, "hi\n",
+			fmt.Sprintf("openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", sock, state)},
+		{"nothing to start", false, ExitUsage, "", "tmsh: " + control.ErrNoDaemon.Error()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeDaemon{}
+			var out, errb bytes.Buffer
+			o := Options{Socket: sock, StateDir: state, Command: "echo hi", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+			if tc.start {
+				o.StartDaemon = f.start
+			}
+			if got := Run(o); got != tc.status {
+				t.Fatalf("status %d, stderr %q", got, errb.String())
+			}
+			if out.String() != tc.stdout || !strings.HasPrefix(errb.String(), tc.stderr) {
+				t.Errorf("stdout %q, stderr %q; want %q, %q", out.String(), errb.String(), tc.stdout, tc.stderr)
+			}
+			if want := map[bool]int{true: 1}[tc.start]; f.starts != want || f.stops != want {
+				t.Errorf("%d starts and %d stops, want %d", f.starts, f.stops, want)
+			}
+			if tc.start {
+				if _, err := os.Stat(filepath.Join(state, embeddedLog)); err != nil {
+					t.Errorf("no embedded log: %v", err)
+				}
+			}
+		})
 	}
 }
 
-// Several tmsh starting at once on one socket: one daemon at a time owns
-// it, the others join it or take over after it; all succeed.
-func TestConcurrentStartsAgree(t *testing.T) {
-	dir, err := os.MkdirTemp("", "emb")
+// The shell stays a client: nothing it imports may pull in the daemon or
+// its show layouts.
+func TestShellImportsNoDaemon(t *testing.T) {
+	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no go tool to list the imports with")
 	}
-	defer os.RemoveAll(dir)
-	sock, state := filepath.Join(dir, "s.sock"), filepath.Join(dir, "state")
-	const n = 4
-	var wg sync.WaitGroup
-	status := make([]int, n)
-	stderr := make([]bytes.Buffer, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			status[i] = Run(Options{Socket: sock, StateDir: state, Command: "list ltm pool",
-				Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &stderr[i]})
-		}()
+	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
 	}
-	wg.Wait()
-	for i := range n {
-		if status[i] != ExitOK || strings.Count(stderr[i].String(), "\n") > 1 {
-			t.Errorf("run %d: status %d, stderr %q", i, status[i], stderr[i].String())
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/openltm/openltm/daemon") || strings.HasPrefix(pkg, "github.com/openltm/openltm/dataplane") {
+			t.Errorf("shell depends on %s", pkg)
 		}
 	}
 }

@@ -4,4 +4,9 @@
 // output on stdout and failures on stderr, and agree on what a statement is
 // through grammar.SplitStatements, so a brace block pasted at the prompt
 // and the same block in a file behave alike.
+//
+// The shell is only a client: it imports no daemon and draws no show
+// layout (the daemon sends finished text). When no daemon answers, it
+// calls the Options.StartDaemon function its command passes (cmd/tmsh
+// starts ltmd's engine in-process).
 package shell

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 
@@ -38,6 +40,25 @@ type Options struct {
 	// Stdin, Stdout and Stderr default to the process's own.
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+
+	// StartDaemon starts a daemon inside this process when none answers on
+	// the socket; nil means tmsh only ever joins a running one. The shell
+	// is a client of the control protocol and knows no daemon itself:
+	// cmd/tmsh passes the one that runs ltmd's engine.
+	StartDaemon StartFunc
+}
+
+// StartFunc starts a daemon serving the control protocol on socket, with
+// its state in stateDir and its log on logger. It returns control.ErrInUse
+// when another process claimed the socket first.
+type StartFunc func(socket, stateDir string, logger *slog.Logger) (Embedded, error)
+
+// Embedded is a daemon running inside this tmsh.
+type Embedded interface {
+	// StopWhenIdle stops it once the other shells that joined it have
+	// left, waiting at most linger and calling waiting with how many are
+	// left when it has to wait.
+	StopWhenIdle(linger time.Duration, waiting func(n int)) error
 }
 
 // Run is all of tmsh after flag parsing: connect (or start an embedded
@@ -85,7 +106,7 @@ func Run(opts Options) int {
 	}
 
 	paths := control.ResolvePaths(opts.StateDir, opts.Socket)
-	conn, err := connect(paths, stderr)
+	conn, err := connect(paths, opts.StartDaemon, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tmsh: %v\n", err)
 		return ExitUsage

@@ -1,17 +1,21 @@
 // Command tmsh is openltm's shell: interactive on a terminal, a batch
-// runner for -c, -f and piped scripts. See USAGE.md.
+// runner for -c, -f and piped scripts. See USAGE.md. It wires the shell
+// (a pure client) to ltmd's engine, which it starts inside itself when no
+// daemon answers.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
+	"github.com/openltm/openltm/daemon"
 	"github.com/openltm/openltm/shell"
 )
 
 func main() {
-	var o shell.Options
+	o := shell.Options{StartDaemon: startDaemon}
 	fs := flag.NewFlagSet("tmsh", flag.ContinueOnError)
 	fs.StringVar(&o.Socket, "socket", "", "ltmd's control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	fs.StringVar(&o.StateDir, "state-dir", "", "state directory for an embedded ltmd and the history (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
@@ -30,4 +34,14 @@ func main() {
 	}
 	o.Args = fs.Args()
 	os.Exit(shell.Run(o))
+}
+
+// startDaemon runs ltmd's engine inside tmsh when no daemon answers, so
+// that tmsh works on its own; the shell package itself is only a client.
+func startDaemon(socket, stateDir string, logger *slog.Logger) (shell.Embedded, error) {
+	r, err := daemon.Start(daemon.Options{StateDir: stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, socket)
+	if err != nil {
+		return nil, err // not a nil *Running in a non-nil interface
+	}
+	return r, nil
 }

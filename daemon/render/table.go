@@ -12,10 +12,10 @@ import (
 	"github.com/openltm/openltm/dataplane"
 )
 
-// RenderPoolMembersTable prints a compact one-line-per-member summary of a
+// PoolMembersTable prints a compact one-line-per-member summary of a
 // pool: who is up, who is taking traffic, and how unevenly — the view an
 // operator wants when asking why a pool is unbalanced.
-func RenderPoolMembersTable(w io.Writer, ps dataplane.PoolStats, o Options) error {
+func PoolMembersTable(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{

@@ -46,9 +46,9 @@ func (p *printer) section(indent, title string, rows []kv) {
 	}
 }
 
-// RenderGTMWideIP prints one `Gtm::WideIp::A` block: its status and how
+// GTMWideIP prints one `Gtm::WideIp::A` block: its status and how
 // its requests were answered.
-func RenderGTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
+func GTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
 	p := &printer{w: w}
 	p.header("Gtm::WideIp::A: " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -68,9 +68,9 @@ func RenderGTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
 	return p.err
 }
 
-// RenderGTMPool prints one `Gtm::Pool::A` block and, with o.Members, a
+// GTMPool prints one `Gtm::Pool::A` block and, with o.Members, a
 // nested `| Gtm::Pool Member:` block per member.
-func RenderGTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
+func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 	p := &printer{w: w}
 	p.header("Gtm::Pool::A: " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -102,10 +102,10 @@ func RenderGTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 	return p.err
 }
 
-// RenderGTMServer prints one `Gtm::Server` block with a nested
+// GTMServer prints one `Gtm::Server` block with a nested
 // `| Gtm::Virtual Server:` block per virtual server, where the LTM side's
 // figures (connections, throughput) show what the decisions used.
-func RenderGTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
+func GTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
 	p := &printer{w: w}
 	p.header("Gtm::Server: " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -139,9 +139,9 @@ func RenderGTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
 	return p.err
 }
 
-// RenderGTMLink prints one `Gtm::Link` block: status, the throughput the
+// GTMLink prints one `Gtm::Link` block: status, the throughput the
 // link controller reports and the limits it is held to.
-func RenderGTMLink(w io.Writer, s gslb.LinkStats, o Options) error {
+func GTMLink(w io.Writer, s gslb.LinkStats, o Options) error {
 	p := &printer{w: w}
 	p.header("Gtm::Link: " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -166,8 +166,8 @@ func RenderGTMLink(w io.Writer, s gslb.LinkStats, o Options) error {
 	return p.err
 }
 
-// RenderGTMDatacenter prints one `Gtm::Datacenter` block.
-func RenderGTMDatacenter(w io.Writer, s gslb.DatacenterStats, o Options) error {
+// GTMDatacenter prints one `Gtm::Datacenter` block.
+func GTMDatacenter(w io.Writer, s gslb.DatacenterStats, o Options) error {
 	p := &printer{w: w}
 	p.header("Gtm::Datacenter: " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -209,10 +209,10 @@ func writeTrimmed(w io.Writer, head string, buf *bytes.Buffer, trailer string) e
 	return err
 }
 
-// RenderGTMPersist prints `show gtm persist`: one line per LDNS
+// GTMPersist prints `show gtm persist`: one line per LDNS
 // persistence record (wide IP, LDNS, pool, member, answer, seconds left),
 // then BIG-IP's `Total persistence records returned: N`.
-func RenderGTMPersist(w io.Writer, recs []gslb.PersistRecord, now time.Time, o Options) error {
+func GTMPersist(w io.Writer, recs []gslb.PersistRecord, now time.Time, o Options) error {
 	var buf bytes.Buffer
 	if len(recs) > 0 {
 		t := gtmTable(&buf)
@@ -230,10 +230,10 @@ func RenderGTMPersist(w io.Writer, recs []gslb.PersistRecord, now time.Time, o O
 	return writeTrimmed(w, "Gtm::Persistence Records\n", &buf, fmt.Sprintf("Total persistence records returned: %d\n", len(recs)))
 }
 
-// RenderGTMLDNS prints openltm's `show gtm ldns`: the RTT table, one line
+// GTMLDNS prints openltm's `show gtm ldns`: the RTT table, one line
 // per LDNS and probe path with the round-trip time measured (or why the
 // probe failed), so a user can see why an LDNS got its answer.
-func RenderGTMLDNS(w io.Writer, recs []gslb.LDNSRecord, o Options) error {
+func GTMLDNS(w io.Writer, recs []gslb.LDNSRecord, o Options) error {
 	var buf bytes.Buffer
 	if len(recs) > 0 {
 		t := gtmTable(&buf)

@@ -105,13 +105,13 @@ Traffic                ServerSide
   |   Current Sessions             -        0
 `
 	var b bytes.Buffer
-	if err := RenderPool(&b, ps, Options{Members: true, Folder: "/Common"}); err != nil {
+	if err := Pool(&b, ps, Options{Members: true, Folder: "/Common"}); err != nil {
 		t.Fatal(err)
 	}
 	diff(t, b.String(), want)
 
 	b.Reset()
-	RenderPool(&b, ps, Options{Raw: true, Folder: "/Common"})
+	Pool(&b, ps, Options{Raw: true, Folder: "/Common"})
 	if !strings.Contains(b.String(), "  Bits In                   37300\n") || strings.Contains(b.String(), "Pool Member") {
 		t.Fatalf("raw without members:\n%s", b.String())
 	}
@@ -151,7 +151,7 @@ Traffic                             ClientSide  Ephemeral  General
   Total Requests                             -          -        9
 `
 	var b bytes.Buffer
-	RenderVirtual(&b, v, Options{Folder: "/Common"})
+	Virtual(&b, v, Options{Folder: "/Common"})
 	diff(t, b.String(), want)
 }
 
@@ -160,7 +160,7 @@ func TestRenderNode(t *testing.T) {
 		Status:        dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: "Node address does not have service checking enabled"},
 		MonitorStatus: "unchecked", SessionStatus: "enabled", ServerSide: dataplane.Traffic{TotConns: 4}, TotRequests: 4}
 	var b bytes.Buffer
-	RenderNode(&b, n, Options{Folder: "/Common"})
+	Node(&b, n, Options{Folder: "/Common"})
 	for _, want := range []string{
 		"Ltm::Node: 10.1.20.11 (10.1.20.11)\n",
 		"  Monitor        : none\n",
@@ -273,7 +273,7 @@ func TestRenderPoolMembersTable(t *testing.T) {
 			MonitorStatus: "down", SessionStatus: "user-disabled"},
 	}}
 	var b bytes.Buffer
-	if err := RenderPoolMembersTable(&b, ps, Options{Folder: "/Common"}); err != nil {
+	if err := PoolMembersTable(&b, ps, Options{Folder: "/Common"}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")

@@ -1,7 +1,9 @@
-// Package render prints the dataplane's snapshots in BIG-IP's `show`
-// layouts (reference §3.1–3.4): pure functions from snapshot structs to
-// text, so the layouts are tested without a daemon and the shell, the
-// control server and transcripts all print the same bytes.
+// Package render draws every `show` layout the daemon answers with, in
+// BIG-IP's form (reference §3): virtual servers, pools, nodes, connections,
+// persistence records, OneConnect and MBLB profiles, the GSLB objects and
+// tables, and the configuration history. The functions are pure, from
+// snapshot structs to text, so the layouts are tested without a daemon;
+// the shell receives the finished text and never imports this package.
 package render
 
 import (
@@ -76,8 +78,8 @@ func (p *printer) f(format string, a ...any) {
 
 func (p *printer) line(s string) { p.f("%s\n", s) }
 
-// RenderVirtual prints one `Ltm::Virtual Server` block.
-func RenderVirtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
+// Virtual prints one `Ltm::Virtual Server` block.
+func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	p := &printer{w: w}
 	dash := strings.Repeat("-", dashesVirtual)
 	p.line(dash)
@@ -115,9 +117,9 @@ func RenderVirtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	return p.err
 }
 
-// RenderPool prints one `Ltm::Pool` block and, with o.Members, a nested
+// Pool prints one `Ltm::Pool` block and, with o.Members, a nested
 // `| Ltm::Pool Member:` block per member.
-func RenderPool(w io.Writer, ps dataplane.PoolStats, o Options) error {
+func Pool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	p := &printer{w: w}
 	dash := strings.Repeat("-", dashesPool)
 	p.line(dash)
@@ -158,7 +160,7 @@ func RenderPool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	if o.Members {
 		for i := range ps.Members {
 			p.line("")
-			renderMember(p, &ps.Members[i], o)
+			memberBlock(p, &ps.Members[i], o)
 		}
 	}
 	return p.err
@@ -172,7 +174,7 @@ func relRule(rule string, o Options) string {
 	return strings.ReplaceAll(rule, o.Folder+"/", "")
 }
 
-func renderMember(p *printer, m *dataplane.MemberStats, o Options) {
+func memberBlock(p *printer, m *dataplane.MemberStats, o Options) {
 	dash := "  " + strings.Repeat("-", dashesPool)
 	p.line(dash)
 	p.line("  | Ltm::Pool Member: " + o.rel(m.Name))
@@ -211,8 +213,8 @@ func trafficRows(p *printer, format string, t dataplane.Traffic, req, sess uint6
 	p.f(format, "Current Sessions", "-", o.num(sess))
 }
 
-// RenderNode prints one `Ltm::Node` block.
-func RenderNode(w io.Writer, n dataplane.NodeStats, o Options) error {
+// Node prints one `Ltm::Node` block.
+func Node(w io.Writer, n dataplane.NodeStats, o Options) error {
 	p := &printer{w: w}
 	dash := strings.Repeat("-", dashesPool)
 	p.line(dash)

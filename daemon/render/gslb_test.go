@@ -14,7 +14,7 @@ var okStatus = gslb.ObjectStatus{Availability: gslb.Available, State: "enabled",
 
 func TestRenderGTMWideIP(t *testing.T) {
 	var b bytes.Buffer
-	err := RenderGTMWideIP(&b, gslb.WideIPStats{
+	err := GTMWideIP(&b, gslb.WideIPStats{
 		Name: "/Common/www.example.com", Status: okStatus, Aliases: []string{"web.example.com"},
 		Requests: 12, RequestsA: 11, RequestsOther: 1, Resolved: 11, Preferred: 9, Alternate: 2, ReturnedToDNS: 1,
 	}, Options{Folder: "/Common"})
@@ -58,26 +58,26 @@ func TestRenderGTMBlocks(t *testing.T) {
 		absent []string
 	}{
 		{"pool without members", func(b *bytes.Buffer) error {
-			return RenderGTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus, Mode: gslb.Topology, Alternate: gslb.RoundRobin, Fallback: gslb.ReturnToDNS, Preferred: 3,
+			return GTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus, Mode: gslb.Topology, Alternate: gslb.RoundRobin, Fallback: gslb.ReturnToDNS, Preferred: 3,
 				Members: []gslb.PoolMemberStats{{Member: "/Common/lc:vs1", Destination: "127.0.119.1:80", Status: okStatus}}}, o)
 		}, []string{"Gtm::Pool::A: p\n", "  Preferred LB : topology\n", "  Preferred                      3\n"}, []string{"Gtm::Pool Member"}},
 		{"pool with members", func(b *bytes.Buffer) error {
-			return RenderGTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus,
+			return GTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus,
 				Members: []gslb.PoolMemberStats{{Member: "/Common/lc:vs1", Destination: "127.0.119.1:80", Order: 2, Ratio: 1, Status: down, Preferred: 4}}}, Options{Folder: "/Common", Members: true})
 		}, []string{"  | Gtm::Pool Member: lc:vs1\n", "  |   Reason       : The link is disabled\n", "  |   Order        : 2\n", "  |   Preferred                      4\n"}, nil},
 		{"server with a reported virtual server", func(b *bytes.Buffer) error {
-			return RenderGTMServer(b, gslb.ServerStats{Name: "/Common/lc", Datacenter: "/Common/dc1", Status: okStatus, VirtualServers: []gslb.VirtualServerStats{
+			return GTMServer(b, gslb.ServerStats{Name: "/Common/lc", Datacenter: "/Common/dc1", Status: okStatus, VirtualServers: []gslb.VirtualServerStats{
 				{Name: "/Common/lc:vs1", Destination: "127.0.119.1:80", Link: "/Common/isp1", Status: okStatus, Metrics: &gslb.VSMetrics{Status: gslb.StatusUp, Connections: 7, Bps: 12500}},
 				{Name: "/Common/lc:vs2", Destination: "127.0.119.2:80", Status: okStatus},
 			}}, o)
 		}, []string{"Gtm::Server: lc\n", "  Data Center  : dc1\n", "  | Gtm::Virtual Server: lc:vs1\n", "  |   Link         : isp1\n",
 			"  |   Current Connections            7\n", "  |   Bits/sec                   12.5K\n", "  |   Link         : none\n", "  |   Reported Status             none\n"}, nil},
 		{"link over its limit", func(b *bytes.Buffer) error {
-			return RenderGTMLink(b, gslb.LinkStats{Name: "/Common/isp1", Datacenter: "/Common/dc1", Status: down, LimitTotalBps: 100,
+			return GTMLink(b, gslb.LinkStats{Name: "/Common/isp1", Datacenter: "/Common/dc1", Status: down, LimitTotalBps: 100,
 				Metrics: &gslb.LinkMetrics{InBps: 300, OutBps: 900}}, Options{Folder: "/Common", Raw: true})
 		}, []string{"Gtm::Link: isp1\n", "  Total                       1200\n", "  Total Limit                  100\n", "  Inbound Limit               none\n"}, nil},
 		{"datacenter", func(b *bytes.Buffer) error {
-			return RenderGTMDatacenter(b, gslb.DatacenterStats{Name: "/Common/dc1", Status: okStatus, Prober: "127.0.119.1"}, o)
+			return GTMDatacenter(b, gslb.DatacenterStats{Name: "/Common/dc1", Status: okStatus, Prober: "127.0.119.1"}, o)
 		}, []string{"Gtm::Datacenter: dc1\n", "  Prober       : 127.0.119.1\n"}, nil},
 	}
 	for _, c := range cases {
@@ -103,7 +103,7 @@ func TestRenderGTMBlocks(t *testing.T) {
 func TestRenderGTMPersistAndLDNS(t *testing.T) {
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b bytes.Buffer
-	if err := RenderGTMPersist(&b, nil, now, Options{}); err != nil {
+	if err := GTMPersist(&b, nil, now, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	diff(t, b.String(), "Gtm::Persistence Records\nTotal persistence records returned: 0\n")
@@ -112,7 +112,7 @@ func TestRenderGTMPersistAndLDNS(t *testing.T) {
 		WideIP: "/Common/www.example.com", LDNS: netip.MustParsePrefix("127.0.118.5/32"), Pool: "/Common/p", Member: "/Common/lc:vs1",
 		Addr: netip.MustParseAddr("127.0.119.1"), Expires: now.Add(90 * time.Second),
 	}}
-	if err := RenderGTMPersist(&b, recs, now, Options{Folder: "/Common"}); err != nil {
+	if err := GTMPersist(&b, recs, now, Options{Folder: "/Common"}); err != nil {
 		t.Fatal(err)
 	}
 	diff(t, b.String(), `Gtm::Persistence Records
@@ -128,7 +128,7 @@ Total persistence records returned: 1
 		}},
 		{Prefix: netip.MustParsePrefix("127.0.117.0/24"), Requests: 1, Probing: true},
 	}
-	if err := RenderGTMLDNS(&b, ldns, Options{Folder: "/Common"}); err != nil {
+	if err := GTMLDNS(&b, ldns, Options{Folder: "/Common"}); err != nil {
 		t.Fatal(err)
 	}
 	diff(t, b.String(), `Gtm::LDNS

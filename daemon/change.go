@@ -1,0 +1,209 @@
+package daemon
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+// commitOne runs a single create/modify/delete as its own generation.
+func (s *Session) commitOne(st *grammar.Statement, verb string, args []grammar.Node) error {
+	base := s.e.Generation()
+	cfg := s.e.Config().Clone()
+	if err := s.change(st, verb, args, cfg); err != nil {
+		return err
+	}
+	_, err := s.e.Commit(base, s.user, st.Source, cfg, CommitOptions{})
+	return err
+}
+
+// change applies one create/modify/delete statement to cfg.
+func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node, cfg *objects.Config) error {
+	t, err := s.resolve(args)
+	if err != nil {
+		return err
+	}
+	if t.kind == nil {
+		if len(t.module) > 0 {
+			kids := s.e.schema.Children(t.module)
+			var valid []string
+			for k := range kids {
+				valid = append(valid, k)
+			}
+			sort.Strings(valid)
+			var at grammar.Node = st
+			if len(t.rest) > 0 {
+				at = t.rest[0]
+			}
+			return synErr(at, valid, "%s needs an object type after %q", verb, strings.Join(t.module, " "))
+		}
+		return synErr(st, nil, "%s needs an object type, e.g. %s ltm pool NAME", verb, verb)
+	}
+	k := t.kind
+	rest := t.rest
+	var name string
+	var nameNode grammar.Node = st
+	if !k.Singleton {
+		if len(rest) == 0 {
+			return synErr(st, []string{"an object name"}, "%s %s needs a name", verb, k.Key())
+		}
+		if k == gtmTopology {
+			// gtm topology ldns: ... server: ... { props }
+			var ws []string
+			i := 0
+			for ; i < len(rest); i++ {
+				w, ok := rest[i].(*grammar.Word)
+				if !ok {
+					break
+				}
+				ws = append(ws, w.Text)
+			}
+			name, rest = strings.Join(ws, " "), rest[i:]
+		} else {
+			nw, ok := rest[0].(*grammar.Word)
+			if !ok {
+				return synErr(rest[0], []string{"an object name"}, "%s %s needs a name before { }", verb, k.Key())
+			}
+			nameNode = nw
+			name, rest = objects.FullPath(s.folder, nw.Text), rest[1:]
+			if strings.HasPrefix(nw.Text, "/") && strings.Count(nw.Text, "/") < 2 {
+				return synErr(nw, nil, "%q is not a valid object path: use /Partition/name", nw.Text)
+			}
+		}
+	}
+	switch verb {
+	case "create":
+		if k.Singleton {
+			return synErr(st, []string{"modify"}, "%s always exists: use modify %s", k.Key(), k.Key())
+		}
+		if cfg.Get(k, name) != nil {
+			return objects.Exists(k, name)
+		}
+		o := &objects.Object{Kind: k, Name: name, Props: map[string]*objects.Value{}}
+		if err := s.reader(objects.ModeCreate).ReadProps(st, o, rest); err != nil {
+			return err
+		}
+		initDefaults(o)
+		cfg.Put(o)
+		return nil
+	case "modify":
+		if name != "" && (strings.ContainsAny(name, "*?[") || path.Base(name) == "all") {
+			matches := s.glob(cfg, k, name)
+			if len(matches) == 0 {
+				return objects.NotFound(k, name)
+			}
+			for _, old := range matches {
+				o := old.Clone()
+				if err := s.reader(objects.ModeModify).ReadProps(st, o, rest); err != nil {
+					return err
+				}
+				cfg.Put(o)
+			}
+			return nil
+		}
+		old := cfg.Get(k, name)
+		if old == nil {
+			return objects.NotFound(k, name)
+		}
+		o := old.Clone()
+		if err := s.reader(objects.ModeModify).ReadProps(st, o, rest); err != nil {
+			return err
+		}
+		if len(rest) == 0 {
+			return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
+		}
+		cfg.Put(o)
+		return nil
+	case "delete":
+		if k.Singleton {
+			return synErr(st, nil, "%s cannot be deleted", k.Key())
+		}
+		names := []string{name}
+		for _, r := range rest {
+			w, ok := r.(*grammar.Word)
+			if !ok {
+				return synErr(r, []string{"an object name"}, "unexpected { } in delete")
+			}
+			names = append(names, objects.FullPath(s.folder, w.Text))
+		}
+		var victims []*objects.Object
+		for _, n := range names {
+			if strings.ContainsAny(n, "*?[") || path.Base(n) == "all" {
+				for _, o := range s.glob(cfg, k, n) {
+					if !o.BuiltIn {
+						victims = append(victims, o)
+					}
+				}
+				continue
+			}
+			o := cfg.Get(k, n)
+			if o == nil {
+				return objects.NotFound(k, n)
+			}
+			victims = append(victims, o)
+		}
+		for _, o := range victims {
+			cfg.Delete(o)
+		}
+		for _, o := range victims {
+			if err := cfg.CheckDelete(s.e.schema, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// glob finds objects of k whose full name matches pattern (`all` = every
+// one in the folder).
+func (s *Session) glob(cfg *objects.Config, k *objects.Kind, pattern string) []*objects.Object {
+	if path.Base(pattern) == "all" {
+		pattern = path.Dir(pattern) + "/*"
+	}
+	var out []*objects.Object
+	for _, o := range cfg.Of(k) {
+		if ok, _ := path.Match(pattern, o.Name); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// initDefaults fills what BIG-IP sets on a new object: the parent of
+// monitors, profiles and persistence; a virtual's always-listed settings,
+// at their schema defaults.
+func initDefaults(o *objects.Object) {
+	set := func(name, v string) {
+		if o.Props[name] == nil {
+			o.Props[name] = &objects.Value{Str: v}
+		}
+	}
+	if o.Kind.Parent != "" {
+		set(defaultsFrom, o.Kind.Parent)
+	}
+	if o.Kind != ltmVirtual {
+		return
+	}
+	for _, p := range virtualListed {
+		set(p.Name, p.Default)
+	}
+	if virtualSNAT.Get(o) == nil {
+		o.Props[virtualSNAT.Name] = &objects.Value{Sub: &objects.Item{Props: map[string]*objects.Value{snatType.Name: {Str: snatType.Default}}}}
+	}
+	if v := virtualProfiles.Get(o); v == nil || len(v.Items) == 0 {
+		o.Props[virtualProfiles.Name] = &objects.Value{Items: []*objects.Item{{Name: virtualDefaultProfile, Props: map[string]*objects.Value{}}}}
+	}
+}
+
+// virtualListed are the settings BIG-IP writes into every new virtual
+// server, so that list shows them without all-properties.
+var virtualListed = []*objects.Prop{virtualIPProtocol, virtualMask, virtualSource, virtualTranslateAddress, virtualTranslatePort}
+
+// virtualDefaultProfile is the profile BIG-IP attaches to a virtual server
+// created without one. The schema has no default for a collection's items,
+// so this one lives here.
+const virtualDefaultProfile = "/Common/fastL4"

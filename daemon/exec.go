@@ -1,0 +1,214 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+// Session is one tmsh conversation with the engine: current folder, module
+// context, and an open cli transaction.
+type Session struct {
+	e      *Engine
+	user   string
+	folder string
+	module []string
+	quit   bool
+
+	tx *transaction // the open cli transaction, or nil
+}
+
+// Prompt implements control.Session.
+func (s *Session) Prompt() control.PromptState {
+	return control.PromptState{User: s.user, Host: s.e.Hostname(), Folder: s.folder,
+		Module: strings.Join(s.module, "."), InTransaction: s.tx != nil, Quit: s.quit}
+}
+
+// Close implements control.Session: an uncommitted transaction is dropped.
+func (s *Session) Close() { s.tx = nil }
+
+// verbs are tmsh's commands, with their help text.
+var verbs = map[string]string{
+	"create":      "Create a configuration object",
+	"edit":        "Edit configuration objects in $EDITOR (tmsh)",
+	"modify":      "Modify a configuration object",
+	"delete":      "Delete a configuration object",
+	"list":        "List the configuration",
+	"show":        "Show runtime status and statistics",
+	"save":        "Save the running configuration",
+	"load":        "Load a configuration file",
+	"submit":      "Submit a cli transaction",
+	"reset-stats": "Reset statistics",
+	"cd":          "Change the current folder",
+	"help":        "Show help",
+	"exit":        "Leave the current module (or tmsh at the top)",
+	"quit":        "Leave tmsh",
+}
+
+// Exec implements control.Session.
+func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
+	st, err := parse(line, s.module)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return nil
+	}
+	words := st.Words()
+	first, ok := st.Items[0].(*grammar.Word)
+	if !ok {
+		return synErr(st.Items[0], verbNames(), "a command cannot start with { }")
+	}
+	verb := first.Text
+	args := st.Items[1:]
+
+	// Queue changes while a transaction is open.
+	if s.tx != nil && (verb == "create" || verb == "modify" || verb == "delete") && !isCliTx(words) {
+		return s.tx.queue(s, st, verb, args)
+	}
+
+	switch verb {
+	case "quit":
+		s.quit = true
+		return nil
+	case "exit":
+		if len(s.module) == 0 {
+			s.quit = true
+		} else {
+			s.module = s.module[:len(s.module)-1]
+		}
+		return nil
+	case "cd":
+		return s.cd(st, args)
+	case "help":
+		return s.help(w)
+	case "create", "modify", "delete":
+		if isCliTx(words) {
+			return s.cliTx(verb, w)
+		}
+		if verb == "delete" && s.isRuntimeTarget(verb, words[1:]) {
+			return s.runtimeShow(ctx, st, verb, args, w)
+		}
+		return s.commitOne(st, verb, args)
+	case "submit":
+		if isCliTx(words) {
+			return s.cliTx(verb, w)
+		}
+		return synErr(first, []string{"submit cli transaction"}, "%q: only a cli transaction can be submitted", strings.Join(words, " "))
+	case "list":
+		if isCliTx(words) {
+			return s.cliTx(verb, w)
+		}
+		return s.list(ctx, st, args, w)
+	case "show":
+		return s.show(ctx, st, args, w)
+	case "save":
+		return s.save(st, args, w)
+	case "load":
+		return s.load(st, args, w)
+	case "reset-stats":
+		return s.resetStats(st, args, w)
+	case "edit":
+		return synErr(first, []string{"list", "modify"}, "edit runs in tmsh, which opens the objects in an editor; over the socket use list and load sys config merge")
+	}
+	// A module name enters the module: `ltm`, `ltm monitor`, `/sys`.
+	mod := append(s.moduleFor(words), nil...)
+	if s.e.schema.IsModulePath(mod) {
+		s.module = mod
+		return nil
+	}
+	return synErr(first, verbNames(), "%q unknown command", verb)
+}
+
+func verbNames() []string {
+	var out []string
+	for v := range verbs {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isRuntimeTarget reports whether words name a runtime table the runtime
+// answers verb for (delete sys connection, persist-records) rather than
+// configuration, as typed or under the current module.
+func (s *Session) isRuntimeTarget(verb string, words []string) bool {
+	for _, abs := range [][]string{s.moduleFor(words), append(append([]string{}, s.module...), words...)} {
+		for _, kw := range runtimeTargets {
+			if hasPrefix(abs, kw) && s.e.runtimeFunc(verb, strings.Join(kw, " ")) != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func synErr(n grammar.Node, expected []string, format string, args ...any) error {
+	e := &objects.SyntaxError{Msg: fmt.Sprintf(format, args...), Expected: expected}
+	if n != nil {
+		e.Pos = n.Position()
+	}
+	return e
+}
+
+// cd changes the current folder.
+func (s *Session) cd(st *grammar.Statement, args []grammar.Node) error {
+	if len(args) != 1 {
+		return synErr(st, []string{"a folder, e.g. /Common"}, "cd takes one folder")
+	}
+	w, ok := args[0].(*grammar.Word)
+	if !ok {
+		return synErr(args[0], []string{"a folder"}, "cd takes a folder name")
+	}
+	var f string
+	switch {
+	case w.Text == "..":
+		f = path.Dir(s.folder)
+	case strings.HasPrefix(w.Text, "/"):
+		f = path.Clean(w.Text)
+	default:
+		f = path.Join(s.folder, w.Text)
+	}
+	if f != "/" && !s.folderExists(f) {
+		return &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested folder (%s) was not found.", f)}
+	}
+	s.folder = f
+	return nil
+}
+
+func (s *Session) folderExists(f string) bool {
+	if f == "/Common" {
+		return true
+	}
+	for _, o := range s.e.Config().Objects() {
+		if strings.HasPrefix(o.Name, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Session) help(w io.Writer) error {
+	fmt.Fprintln(w, "Commands:")
+	for _, v := range verbNames() {
+		fmt.Fprintf(w, "  %-14s%s\n", v, verbs[v])
+	}
+	fmt.Fprintln(w, "Modules:")
+	var mods []string
+	for m := range s.e.schema.Children(nil) {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	for _, m := range mods {
+		fmt.Fprintf(w, "  %s\n", m)
+	}
+	fmt.Fprintln(w, "Type a command followed by ? (or press Tab) for what may follow.")
+	return nil
+}

@@ -1,0 +1,73 @@
+package render
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// OneConnectProfile prints one `Ltm::OneConnect Profile` block (show ltm
+// profile one-connect).
+func OneConnectProfile(w io.Writer, name string, st mblb.OneConnectStats, o Options) error {
+	return statBlock(w, "Ltm::OneConnect Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current Idle", strconv.FormatInt(st.CurrentIdle, 10)},
+		{"Maximum", strconv.FormatInt(st.Maximum, 10)},
+		{"Total Reuses", strconv.FormatUint(st.TotalReuses, 10)},
+		{"New", strconv.FormatUint(st.New, 10)},
+	})
+}
+
+// MBLBProfile prints one `Ltm::MBLB Profile` block (show ltm profile
+// mblb). BIG-IP's mblb profile has no statistics page; openltm shows what
+// its engine counts, so that a retry or a reset is never silent.
+func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) error {
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
+	return statBlock(w, "Ltm::MBLB Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current Clients", strconv.Itoa(st.Sessions)},
+		{"Current Server", strconv.Itoa(st.ServerConns)},
+		{"Server Opened", u(st.ServerConnsOpened)},
+		{"Messages", ""},
+		{"Requests", u(st.Messages)},
+		{"Responses", u(st.Responses)},
+		{"Retries", u(st.Retries)},
+		{"Oversize", u(st.Oversize)},
+		{"Unsolicited", u(st.Unsolicited)},
+		{"Failures", ""},
+		{"Server Failures", u(st.ServerFailures)},
+		{"Client Resets", u(st.Resets)},
+	})
+}
+
+// statBlock prints a BIG-IP statistics block: a dashed header and
+// label/value lines with the values right-aligned; a line with no value
+// is a group title.
+func statBlock(w io.Writer, title string, rows [][2]string) error {
+	p := &printer{w: w}
+	width := 23
+	for _, r := range rows {
+		if n := len(r[0]) + 3 + len(r[1]); r[1] != "" && r[1] != "N/A" && n > width {
+			width = n
+		}
+	}
+	dash := strings.Repeat("-", max(len(title), width))
+	p.f("%s\n%s\n%s\n", dash, title, dash)
+	for _, r := range rows {
+		switch {
+		case r[1] == "":
+			p.line(r[0])
+		case r[1] == "N/A":
+			p.f("%s   %s\n", r[0], r[1])
+		default:
+			p.f("%s%*s\n", r[0], width-len(r[0]), r[1])
+		}
+	}
+	p.f("\n")
+	return p.err
+}

@@ -1,0 +1,281 @@
+package daemon
+
+import "github.com/openltm/openltm/objects"
+
+// The kinds and properties the daemon reads, looked up once here. A
+// misspelt key or property name panics when the package initialises, so it
+// fails every test and every start instead of reading as nil or "" at the
+// one place it is used. Defaults come from the schema through these handles
+// (Prop.Effective, Prop.StrIn); nothing here restates one.
+
+// schema is the schema every engine reads with (Engine.schema).
+var schema = objects.Default
+
+// common returns the handle of a property that every one of kinds has,
+// checking each: the translators read some properties the same way from
+// several kinds (every monitor's interval, every persistence profile's
+// timeout), and a handle reads by name.
+func common(name string, kinds ...*objects.Kind) *objects.Prop {
+	var p *objects.Prop
+	for _, k := range kinds {
+		p = k.MustProp(name)
+	}
+	return p
+}
+
+// defaultsFrom names the property a new object's parent (Kind.Parent) is
+// set in; every kind with a parent is checked to have it.
+var defaultsFrom = func() string {
+	for _, k := range schema.Kinds() {
+		if k.Parent != "" {
+			k.MustProp("defaults-from")
+		}
+	}
+	return "defaults-from"
+}()
+
+// Reference specs the daemon resolves names with (objects.Config.Lookup).
+var (
+	specMonitor = schema.MustSpec("ltm monitor ")
+	// gtm monitors are kinds openltm keeps without knowing them (their
+	// objects have no Kind), so only the ltm half can be checked.
+	specAnyMonitor  = append(schema.MustSpec("ltm monitor "), "gtm monitor ")
+	specPersistence = schema.MustSpec("ltm persistence ")
+	specRule        = schema.MustSpec("ltm rule")
+	specPool        = schema.MustSpec("ltm pool")
+	specSnatPool    = schema.MustSpec("ltm snatpool")
+	specTMC         = schema.MustSpec("ltm traffic-matching-criteria")
+	specGTMServer   = schema.MustSpec("gtm server")
+	specGTMPool     = schema.MustSpec("gtm pool a")
+	specDatacenter  = schema.MustSpec("gtm datacenter")
+	specLink        = schema.MustSpec("gtm link")
+)
+
+// sys and net
+var (
+	sysGlobal         = schema.MustKind("sys global-settings")
+	sysGlobalHostname = sysGlobal.MustProp("hostname")
+
+	netSelf        = schema.MustKind("net self")
+	netSelfAddress = netSelf.MustProp("address")
+)
+
+// ltm monitors
+var (
+	monitorTCP         = schema.MustKind("ltm monitor tcp")
+	monitorTCPHalfOpen = schema.MustKind("ltm monitor tcp-half-open")
+	monitorHTTP        = schema.MustKind("ltm monitor http")
+	monitorICMP        = schema.MustKind("ltm monitor gateway-icmp")
+
+	// monitorRun are the monitor kinds the dataplane runs, with its type.
+	monitorRun = []struct {
+		kind *objects.Kind
+		typ  string
+	}{
+		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
+	}
+	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP}
+
+	monitorInterval     = common("interval", allMonitors...)
+	monitorTimeout      = common("timeout", allMonitors...)
+	monitorTimeUntilUp  = common("time-until-up", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
+	monitorUpInterval   = common("up-interval", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
+	monitorManualResume = common("manual-resume", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
+	monitorReverse      = common("reverse", monitorTCP, monitorHTTP)
+	monitorSend         = common("send", monitorTCP, monitorHTTP)
+	monitorRecv         = common("recv", monitorTCP, monitorHTTP)
+	monitorRecvDisable  = common("recv-disable", monitorTCP, monitorHTTP)
+	monitorDestination  = common("destination", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
+
+	defaultNodeMonitor     = schema.MustKind("ltm default-node-monitor")
+	defaultNodeMonitorRule = defaultNodeMonitor.MustProp("rule")
+)
+
+// ltm node, snatpool, pool
+var (
+	ltmNode             = schema.MustKind("ltm node")
+	nodeAddress         = ltmNode.MustProp("address")
+	nodeSession         = ltmNode.MustProp("session")
+	nodeState           = ltmNode.MustProp("state")
+	nodeConnectionLim   = ltmNode.MustProp("connection-limit")
+	nodeRatio           = ltmNode.MustProp("ratio")
+	nodeMonitor         = ltmNode.MustProp("monitor")
+	ltmSnatPool         = schema.MustKind("ltm snatpool")
+	snatPoolMembers     = ltmSnatPool.MustProp("members")
+	ltmPool             = schema.MustKind("ltm pool")
+	poolLBMode          = ltmPool.MustProp("load-balancing-mode")
+	poolMonitor         = ltmPool.MustProp("monitor")
+	poolMinActive       = ltmPool.MustProp("min-active-members")
+	poolSlowRamp        = ltmPool.MustProp("slow-ramp-time")
+	poolServiceDown     = ltmPool.MustProp("service-down-action")
+	poolReselectTries   = ltmPool.MustProp("reselect-tries")
+	poolMembers         = ltmPool.MustProp("members")
+	memberRatio         = poolMembers.Sub.MustProp("ratio")
+	memberPriority      = poolMembers.Sub.MustProp("priority-group")
+	memberConnLimit     = poolMembers.Sub.MustProp("connection-limit")
+	memberSession       = poolMembers.Sub.MustProp("session")
+	memberState         = poolMembers.Sub.MustProp("state")
+	memberMonitor       = poolMembers.Sub.MustProp("monitor")
+	ltmRule             = schema.MustKind("ltm rule")
+	ruleDefinition      = ltmRule.MustProp("definition")
+	dataGroupInternal   = schema.MustKind("ltm data-group internal")
+	dataGroupType       = dataGroupInternal.MustProp("type")
+	dataGroupRecords    = dataGroupInternal.MustProp("records")
+	dataGroupRecordData = dataGroupRecords.Sub.MustProp("data")
+	ltmTMC              = schema.MustKind("ltm traffic-matching-criteria")
+	tmcDestAddress      = ltmTMC.MustProp("destination-address-inline")
+	tmcDestPort         = ltmTMC.MustProp("destination-port-inline")
+)
+
+// ltm virtual
+var (
+	ltmVirtual              = schema.MustKind("ltm virtual")
+	virtualDestination      = ltmVirtual.MustProp("destination")
+	virtualEnabled          = ltmVirtual.MustProp("enabled")
+	virtualConnectionLimit  = ltmVirtual.MustProp("connection-limit")
+	virtualTranslateAddress = ltmVirtual.MustProp("translate-address")
+	virtualTranslatePort    = ltmVirtual.MustProp("translate-port")
+	virtualIPProtocol       = ltmVirtual.MustProp("ip-protocol")
+	virtualMask             = ltmVirtual.MustProp("mask")
+	virtualSource           = ltmVirtual.MustProp("source")
+	virtualTMC              = ltmVirtual.MustProp("traffic-matching-criteria")
+	virtualSNAT             = ltmVirtual.MustProp("source-address-translation")
+	snatType                = virtualSNAT.Sub.MustProp("type")
+	snatPool                = virtualSNAT.Sub.MustProp("pool")
+	virtualPool             = ltmVirtual.MustProp("pool")
+	virtualRules            = ltmVirtual.MustProp("rules")
+	virtualProfiles         = ltmVirtual.MustProp("profiles")
+	virtualPersist          = ltmVirtual.MustProp("persist")
+	persistDefault          = virtualPersist.Sub.MustProp("default")
+	virtualFallbackPersist  = ltmVirtual.MustProp("fallback-persistence")
+)
+
+// ltm profiles
+var (
+	profileTCP       = schema.MustKind("ltm profile tcp")
+	profileFastL4    = schema.MustKind("ltm profile fastl4")
+	profileIdle      = common("idle-timeout", profileTCP, profileFastL4)
+	profileHTTP      = schema.MustKind("ltm profile http")
+	httpInsertXFF    = profileHTTP.MustProp("insert-xforwarded-for")
+	httpOCTransforms = profileHTTP.MustProp("oneconnect-transformations")
+
+	profileMBLB       = schema.MustKind("ltm profile mblb")
+	mblbMaxMessage    = profileMBLB.MustProp("max-message-size")
+	mblbMaxInFlight   = profileMBLB.MustProp("max-in-flight")
+	mblbRetry         = profileMBLB.MustProp("retry")
+	mblbRespTimeout   = profileMBLB.MustProp("response-timeout")
+	mblbFraming       = profileMBLB.MustProp("framing")
+	mblbLengthSize    = profileMBLB.MustProp("length-size")
+	mblbLengthAdjust  = profileMBLB.MustProp("length-adjust")
+	mblbLengthOffset  = profileMBLB.MustProp("length-offset")
+	mblbLengthOrder   = profileMBLB.MustProp("length-byte-order")
+	mblbLengthHeader  = profileMBLB.MustProp("length-includes-header")
+	mblbDelimiter     = profileMBLB.MustProp("delimiter")
+	profileOneConnect = schema.MustKind("ltm profile one-connect")
+	ocMaxSize         = profileOneConnect.MustProp("max-size")
+	ocMaxAge          = profileOneConnect.MustProp("max-age")
+	ocMaxReuse        = profileOneConnect.MustProp("max-reuse")
+	ocIdleOverride    = profileOneConnect.MustProp("idle-timeout-override")
+	ocSourceMask      = profileOneConnect.MustProp("source-mask")
+)
+
+// ltm persistence
+var (
+	persistSourceAddr = schema.MustKind("ltm persistence source-addr")
+	persistUniversal  = schema.MustKind("ltm persistence universal")
+	persistCookie     = schema.MustKind("ltm persistence cookie")
+	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie}
+
+	persistTimeout       = common("timeout", persistRun...)
+	persistAcrossService = common("match-across-services", persistRun...)
+	persistAcrossVirtual = common("match-across-virtuals", persistRun...)
+	persistAcrossPools   = common("match-across-pools", persistRun...)
+	persistOverrideLimit = common("override-connection-limit", persistRun...)
+	persistMask          = persistSourceAddr.MustProp("mask")
+	persistRule          = persistUniversal.MustProp("rule")
+	cookieMethod         = persistCookie.MustProp("method")
+	cookieExpires        = persistCookie.MustProp("expiration")
+	cookieName           = persistCookie.MustProp("cookie-name")
+	cookieHTTPOnly       = persistCookie.MustProp("httponly")
+	cookieSecure         = persistCookie.MustProp("secure")
+	cookieAlwaysSend     = persistCookie.MustProp("always-send")
+)
+
+// gtm
+var (
+	gtmLBSettings        = schema.MustKind("gtm global-settings load-balancing")
+	gtmTopologyLongest   = gtmLBSettings.MustProp("topology-longest-match")
+	gtmTopologyZero      = gtmLBSettings.MustProp("topology-allow-zero-scores")
+	gtmMetrics           = schema.MustKind("gtm global-settings metrics")
+	metricsPathTTL       = gtmMetrics.MustProp("path-ttl")
+	metricsProbeTimeout  = gtmMetrics.MustProp("ldns-probe-timeout")
+	metricsProbePort     = gtmMetrics.MustProp("ldns-probe-port")
+	metricsPrefix4       = gtmMetrics.MustProp("ldns-prefix-length-ipv4")
+	metricsMaxProbes     = gtmMetrics.MustProp("max-ldns-probes")
+	metricsProbeProtos   = gtmMetrics.MustProp("ldns-probe-protocols")
+	gtmGeneral           = schema.MustKind("gtm global-settings general")
+	generalPersistCIDR4  = gtmGeneral.MustProp("static-persist-cidr-ipv4")
+	generalPersistCIDR6  = gtmGeneral.MustProp("static-persist-cidr-ipv6")
+	gtmDatacenter        = schema.MustKind("gtm datacenter")
+	gtmLink              = schema.MustKind("gtm link")
+	gtmServer            = schema.MustKind("gtm server")
+	gtmPoolA             = schema.MustKind("gtm pool a")
+	gtmWideIPA           = schema.MustKind("gtm wideip a")
+	gtmRegion            = schema.MustKind("gtm region")
+	gtmTopology          = schema.MustKind("gtm topology")
+	gtmListener          = schema.MustKind("gtm listener")
+	gtmZone              = schema.MustKind("gtm zone")
+	gtmEnabled           = common("enabled", gtmDatacenter, gtmLink, gtmServer, gtmPoolA, gtmWideIPA, gtmListener)
+	linkDatacenter       = gtmLink.MustProp("datacenter")
+	linkInbound          = gtmLink.MustProp("limit-max-inbound-bps")
+	linkInboundStatus    = gtmLink.MustProp("limit-max-inbound-bps-status")
+	linkOutbound         = gtmLink.MustProp("limit-max-outbound-bps")
+	linkOutboundStatus   = gtmLink.MustProp("limit-max-outbound-bps-status")
+	linkTotal            = gtmLink.MustProp("limit-max-total-bps")
+	linkTotalStatus      = gtmLink.MustProp("limit-max-total-bps-status")
+	linkRatio            = gtmLink.MustProp("link-ratio")
+	linkUplink           = gtmLink.MustProp("uplink-address")
+	serverDatacenter     = gtmServer.MustProp("datacenter")
+	serverAddresses      = gtmServer.MustProp("addresses")
+	serverMaxConns       = gtmServer.MustProp("limit-max-connections")
+	serverMaxConnsStatus = gtmServer.MustProp("limit-max-connections-status")
+	serverMonitor        = gtmServer.MustProp("monitor")
+	serverVirtuals       = gtmServer.MustProp("virtual-servers")
+	vsDestination        = serverVirtuals.Sub.MustProp("destination")
+	vsEnabled            = serverVirtuals.Sub.MustProp("enabled")
+	vsMaxConns           = serverVirtuals.Sub.MustProp("limit-max-connections")
+	vsMaxConnsStatus     = serverVirtuals.Sub.MustProp("limit-max-connections-status")
+	vsMaxBps             = serverVirtuals.Sub.MustProp("limit-max-bps")
+	vsMaxBpsStatus       = serverVirtuals.Sub.MustProp("limit-max-bps-status")
+	vsLink               = serverVirtuals.Sub.MustProp("link")
+	vsMonitor            = serverVirtuals.Sub.MustProp("monitor")
+	gpoolLBMode          = gtmPoolA.MustProp("load-balancing-mode")
+	gpoolAlternate       = gtmPoolA.MustProp("alternate-mode")
+	gpoolFallback        = gtmPoolA.MustProp("fallback-mode")
+	gpoolTTL             = gtmPoolA.MustProp("ttl")
+	gpoolMaxAnswers      = gtmPoolA.MustProp("max-answers-returned")
+	gpoolFallbackIP      = gtmPoolA.MustProp("fallback-ip")
+	gpoolMembers         = gtmPoolA.MustProp("members")
+	gmemberOrder         = gpoolMembers.Sub.MustProp("member-order")
+	gmemberRatio         = gpoolMembers.Sub.MustProp("ratio")
+	gmemberEnabled       = gpoolMembers.Sub.MustProp("enabled")
+	gmemberMaxConns      = gpoolMembers.Sub.MustProp("limit-max-connections")
+	gmemberMaxConnsStat  = gpoolMembers.Sub.MustProp("limit-max-connections-status")
+	wideipPoolLBMode     = gtmWideIPA.MustProp("pool-lb-mode")
+	wideipPersistence    = gtmWideIPA.MustProp("persistence")
+	wideipPersistTTL     = gtmWideIPA.MustProp("ttl-persistence")
+	wideipPersistCIDR4   = gtmWideIPA.MustProp("persist-cidr-ipv4")
+	wideipPersistCIDR6   = gtmWideIPA.MustProp("persist-cidr-ipv6")
+	wideipAliases        = gtmWideIPA.MustProp("aliases")
+	wideipPools          = gtmWideIPA.MustProp("pools")
+	wideipPoolOrder      = wideipPools.Sub.MustProp("order")
+	wideipPoolRatio      = wideipPools.Sub.MustProp("ratio")
+	wideipLastResort     = gtmWideIPA.MustProp("last-resort-pool")
+	regionMembers        = gtmRegion.MustProp("region-members")
+	topologyOrder        = gtmTopology.MustProp("order")
+	topologyScore        = gtmTopology.MustProp("score")
+	listenerAddress      = gtmListener.MustProp("address")
+	listenerPort         = gtmListener.MustProp("port")
+	listenerProtocol     = gtmListener.MustProp("ip-protocol")
+	zoneDefinition       = gtmZone.MustProp("definition")
+)
