@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"path"
 	"sort"
 	"strings"
@@ -9,14 +10,13 @@ import (
 	"github.com/openltm/openltm/objects"
 )
 
-// commitOne runs a single create/modify/delete as its own generation.
-func (s *Session) commitOne(st *grammar.Statement, verb string, args []grammar.Node) error {
-	base := s.e.Generation()
-	cfg := s.e.Config().Clone()
-	if err := s.change(st, verb, args, cfg); err != nil {
-		return err
-	}
-	_, err := s.e.Commit(base, s.user, st.Source, cfg, CommitOptions{})
+// commitOne runs a single create/modify/delete as its own generation,
+// applied to the configuration running when its turn comes.
+func (s *Session) commitOne(ctx context.Context, st *grammar.Statement, verb string, args []grammar.Node) error {
+	gen, err := s.e.Change(ctx, s.user, st.Source, CommitOptions{}, func(cfg *objects.Config) error {
+		return s.change(st, verb, args, cfg)
+	})
+	s.committed = gen
 	return err
 }
 

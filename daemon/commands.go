@@ -232,7 +232,7 @@ func writeFileAtomic(name string, data []byte) error {
 
 // load reads configuration text: load sys config [default] [merge]
 // [file F] [verify], or load sys config generation N (roll back).
-func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) error {
+func (s *Session) load(ctx context.Context, st *grammar.Statement, args []grammar.Node, w io.Writer) error {
 	ws, err := words(args)
 	if err != nil {
 		return err
@@ -306,15 +306,17 @@ func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 	if err != nil {
 		return fmt.Errorf("Loading configuration %s failed: %w", name, err)
 	}
-	base := s.e.Generation()
-	var cfg *objects.Config
-	if merge {
-		cfg = s.e.Config().Clone()
-	} else {
-		cfg = s.e.schema.Builtins()
-	}
-	for _, o := range objs {
-		cfg.Put(o)
+	build := func(running *objects.Config) *objects.Config {
+		var cfg *objects.Config
+		if merge {
+			cfg = running.Clone()
+		} else {
+			cfg = s.e.schema.Builtins()
+		}
+		for _, o := range objs {
+			cfg.Put(o)
+		}
+		return cfg
 	}
 	if verify {
 		fmt.Fprintf(w, "Validating configuration...\n  %s\n", name)
@@ -326,15 +328,19 @@ func (s *Session) load(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 	}
 	opts := CommitOptions{Lenient: true, Warn: func(m string) { fmt.Fprintln(w, "Warning: "+m) }}
 	if verify {
+		running := s.e.Config()
+		cfg := build(running)
 		if err := s.e.check(cfg); err != nil {
 			return err
 		}
-		if err := s.e.dangling(s.e.Config(), cfg, opts); err != nil {
+		if err := s.e.dangling(running, cfg, opts); err != nil {
 			return err
 		}
-		return s.e.checkHooks(s.e.Config(), cfg, opts)
+		return s.e.checkHooks(running, cfg, opts)
 	}
-	_, err = s.e.Commit(base, s.user, st.Source, cfg, opts)
+	s.committed, err = s.e.Replace(ctx, s.user, st.Source, opts, func(running *objects.Config) (*objects.Config, error) {
+		return build(running), nil
+	})
 	return err
 }
 

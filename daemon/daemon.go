@@ -9,6 +9,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -206,19 +207,68 @@ func (e *Engine) Hostname() string {
 	return "openltm"
 }
 
-// Commit validates cfg (built from the running configuration), stores it as
-// a new generation and applies it. base is the generation cfg was derived
-// from: when another session committed since, the change is refused rather
-// than silently overwriting it. On any error nothing changes.
-func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
-	if err := e.check(cfg); err != nil {
+// Change applies one command to the configuration running when its turn
+// comes, as mcpd does: commits are put in order, and build runs under the
+// commit lock against a copy of the running configuration, so two admins (or
+// two scripts) changing different objects both succeed. Only a real
+// conflict fails, in build itself: the object a modify names was deleted,
+// a create finds the name taken. The result is validated, prepared in every
+// hook, put in service and stored as one generation; on any error nothing
+// changes. A ctx cancelled before the change is put in service stops it
+// with nothing changed; once the change is in service it completes, and
+// the caller learns the generation: 0 when the command changed nothing.
+func (e *Engine) Change(ctx context.Context, user, summary string, opts CommitOptions, build func(cfg *objects.Config) error) (uint64, error) {
+	return e.Replace(ctx, user, summary, opts, func(running *objects.Config) (*objects.Config, error) {
+		cfg := running.Clone()
+		return cfg, build(cfg)
+	})
+}
+
+// Replace is Change for commands that build a whole new configuration
+// from the running one (load without merge, a rollback): build must not
+// modify running.
+func (e *Engine) Replace(ctx context.Context, user, summary string, opts CommitOptions, build func(running *objects.Config) (*objects.Config, error)) (uint64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return 0, errInterrupted
+	}
+	old := e.cur.Load()
+	cfg, err := build(old.cfg)
+	if err != nil {
 		return 0, err
 	}
+	gen, err := e.commitLocked(ctx, old, user, summary, cfg, opts)
+	if gen == old.gen {
+		gen = 0
+	}
+	return gen, err
+}
+
+// errInterrupted is a change stopped before it was applied.
+var errInterrupted = objects.Invalid("interrupted; nothing was changed")
+
+// Commit validates cfg (built from generation base of the running
+// configuration), stores it as a new generation and applies it. When
+// another session committed since base, the change is refused rather than
+// silently overwriting it: Commit is for changes that must not be applied
+// to anything but what their author saw (Change is for commands). On any
+// error nothing changes.
+func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.cur.Load()
 	if old.gen != base {
 		return 0, objects.Invalid("the configuration changed (generation %d is now running, the change was made against %d); run the command again", old.gen, base)
+	}
+	return e.commitLocked(context.Background(), old, user, summary, cfg, opts)
+}
+
+// commitLocked validates, prepares, applies and stores cfg over old; e.mu
+// is held.
+func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
+	if err := e.check(cfg); err != nil {
+		return 0, err
 	}
 	dangling, err := e.newDangling(old, cfg, opts)
 	if err != nil {
@@ -234,6 +284,11 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 	changes, err := prepare(e.hooks, old.cfg, cfg, opts)
 	if err != nil {
 		return 0, err
+	}
+	if ctx.Err() != nil {
+		// The last moment a change can be stopped with nothing applied.
+		abort(changes)
+		return 0, errInterrupted
 	}
 	// Put in service before storing: what cannot run (an address that
 	// cannot be bound) is refused whole, and the runtime goes back if

@@ -23,7 +23,13 @@ type Session struct {
 	quit   bool
 
 	tx *transaction // the open cli transaction, or nil
+	// committed is the generation the running (or last) Exec committed.
+	committed uint64
 }
+
+// LastCommitted implements control.Committer: the shell learns that a
+// command it interrupted had already been applied.
+func (s *Session) LastCommitted() uint64 { return s.committed }
 
 // Prompt implements control.Session.
 func (s *Session) Prompt() control.PromptState {
@@ -54,6 +60,7 @@ var verbs = map[string]string{
 
 // Exec implements control.Session.
 func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
+	s.committed = 0
 	st, err := parse(line, s.module)
 	if err != nil {
 		return err
@@ -91,20 +98,20 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.help(w)
 	case "create", "modify", "delete":
 		if isCliTx(words) {
-			return s.cliTx(verb, w)
+			return s.cliTx(ctx, verb, w)
 		}
 		if verb == "delete" && s.isRuntimeTarget(verb, words[1:]) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
-		return s.commitOne(st, verb, args)
+		return s.commitOne(ctx, st, verb, args)
 	case "submit":
 		if isCliTx(words) {
-			return s.cliTx(verb, w)
+			return s.cliTx(ctx, verb, w)
 		}
 		return synErr(first, []string{"submit cli transaction"}, "%q: only a cli transaction can be submitted", strings.Join(words, " "))
 	case "list":
 		if isCliTx(words) {
-			return s.cliTx(verb, w)
+			return s.cliTx(ctx, verb, w)
 		}
 		return s.list(ctx, st, args, w)
 	case "show":
@@ -112,7 +119,7 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	case "save":
 		return s.save(st, args, w)
 	case "load":
-		return s.load(st, args, w)
+		return s.load(ctx, st, args, w)
 	case "reset-stats":
 		return s.resetStats(st, args, w)
 	case "edit":

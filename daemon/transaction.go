@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -35,7 +36,7 @@ func (tx *transaction) queue(s *Session, st *grammar.Statement, verb string, arg
 }
 
 // cliTx handles create / submit / delete / list cli transaction.
-func (s *Session) cliTx(verb string, w io.Writer) error {
+func (s *Session) cliTx(ctx context.Context, verb string, w io.Writer) error {
 	switch verb {
 	case "create":
 		if s.tx != nil {
@@ -66,19 +67,29 @@ func (s *Session) cliTx(verb string, w io.Writer) error {
 		if len(queued) == 0 {
 			return nil
 		}
-		base := s.e.Generation()
-		cfg := s.e.Config().Clone()
-		for i, src := range queued {
-			st, err := parse(src, s.module)
-			if err != nil {
-				return fmt.Errorf("transaction failed at command %d (%s): %w", i+1, src, err)
+		// The queued commands run, in order, against the configuration
+		// running when the transaction's turn comes.
+		failedAt := 0
+		gen, err := s.e.Change(ctx, s.user, strings.Join(queued, "\n"), CommitOptions{}, func(cfg *objects.Config) error {
+			for i, src := range queued {
+				failedAt = i + 1
+				st, err := parse(src, s.module)
+				if err != nil {
+					return err
+				}
+				verb := st.Items[0].(*grammar.Word).Text
+				if err := s.change(st, verb, st.Items[1:], cfg); err != nil {
+					return err
+				}
 			}
-			verb := st.Items[0].(*grammar.Word).Text
-			if err := s.change(st, verb, st.Items[1:], cfg); err != nil {
-				return fmt.Errorf("transaction failed at command %d (%s): %w; nothing was changed", i+1, src, err)
-			}
-		}
-		if _, err := s.e.Commit(base, s.user, strings.Join(queued, "\n"), cfg, CommitOptions{}); err != nil {
+			failedAt = 0
+			return nil
+		})
+		s.committed = gen
+		switch {
+		case err != nil && failedAt > 0:
+			return fmt.Errorf("transaction failed at command %d (%s): %w; nothing was changed", failedAt, queued[failedAt-1], err)
+		case err != nil:
 			return fmt.Errorf("transaction failed: %w; nothing was changed", err)
 		}
 		return nil
