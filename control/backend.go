@@ -15,6 +15,12 @@ type Backend interface {
 	NewSession(user string) Session
 }
 
+// DirSetter is implemented by sessions that resolve relative file names:
+// the server hands them the client's working directory from its hello.
+type DirSetter interface {
+	SetDir(dir string)
+}
+
 // Committer is implemented by sessions that can say whether their last
 // Exec committed a configuration generation. The server reports it with
 // the command's result, so that a command interrupted after its change was

@@ -73,7 +73,8 @@ func Dial(path string) (*Client, error) {
 	conn.SetDeadline(time.Now().Add(helloTimeout))
 	// A refusing server writes its reason and hangs up without reading, so
 	// the hello may fail to send while the reason is there to read.
-	sendErr := c.send(Request{Op: OpHello})
+	wd, _ := os.Getwd()
+	sendErr := c.send(Request{Op: OpHello, Dir: wd})
 	var resp Response
 	err = c.dec.Decode(&resp)
 	if err != nil && sendErr != nil {

@@ -32,6 +32,10 @@ const (
 type Request struct {
 	Op   Op     `json:"op"`
 	Line string `json:"line,omitempty"`
+	// Dir, on a hello, is the client's working directory: relative file
+	// names in its commands (`load sys config file x.conf`) are taken from
+	// where the user runs tmsh, not from where the daemon runs.
+	Dir string `json:"dir,omitempty"`
 }
 
 // Response is one line the server writes. Output of a long command arrives

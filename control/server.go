@@ -155,6 +155,9 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) {
 		var err error
 		switch req.Op {
 		case OpHello:
+			if ds, ok := sess.(DirSetter); ok && req.Dir != "" {
+				ds.SetDir(req.Dir)
+			}
 			p := sess.Prompt()
 			err = out.send(Response{Done: true, Version: ProtocolVersion, Prompt: &p})
 		case OpPrompt:

@@ -165,9 +165,14 @@ func words(args []grammar.Node) ([]string, error) {
 	return out, nil
 }
 
+// absPath resolves a file name of a command: a relative one against the
+// client's working directory (from its hello), else the daemon's.
 func (s *Session) absPath(p string) string {
 	if filepath.IsAbs(p) {
 		return p
+	}
+	if s.dir != "" {
+		return filepath.Join(s.dir, p)
 	}
 	if wd, err := os.Getwd(); err == nil {
 		return filepath.Join(wd, p)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -25,6 +26,15 @@ type Session struct {
 	tx *transaction // the open cli transaction, or nil
 	// committed is the generation the running (or last) Exec committed.
 	committed uint64
+	// dir is the client's working directory, for relative file names.
+	dir string
+}
+
+// SetDir implements control.DirSetter.
+func (s *Session) SetDir(dir string) {
+	if filepath.IsAbs(dir) {
+		s.dir = dir
+	}
 }
 
 // LastCommitted implements control.Committer: the shell learns that a

@@ -113,3 +113,29 @@ func (r *Running) Stop() error {
 	}
 	return nil
 }
+
+// Serve runs a daemon in the foreground until ctx ends (SIGINT or SIGTERM
+// in ltmd) or its control socket stops serving, logging as ltmd does. It
+// is ltmd's main loop, shared by cmd/ltmd and the background daemon tmsh
+// starts. control.ErrInUse means another daemon owns the socket.
+func Serve(ctx context.Context, opts Options, socket string) error {
+	r, err := Start(opts, socket)
+	if err != nil {
+		return err
+	}
+	log := r.Engine.Logger()
+	served := make(chan error, 1)
+	go func() { served <- r.Wait() }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		// The control server stopped by itself: say so, and stop.
+		log.Error("the control socket stopped serving", "err", err)
+	}
+	log.Info("stopping")
+	if err := r.Stop(); err != nil {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -56,7 +56,11 @@ func connect(paths control.Paths, start StartFunc, stderr io.Writer) (*connectio
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", paths.Socket, paths.StateDir)
+		if a, ok := conn.embedded.(Announcer); ok {
+			fmt.Fprintln(stderr, "openltm: "+a.Announce(paths.Socket, paths.StateDir))
+		} else {
+			fmt.Fprintf(stderr, "openltm: no ltmd answered on %s; started an embedded one (state in %s)\n", paths.Socket, paths.StateDir)
+		}
 		c, err = control.Dial(paths.Socket)
 		if err != nil {
 			conn.close(stderr)

@@ -53,7 +53,15 @@ type Options struct {
 // when another process claimed the socket first.
 type StartFunc func(socket, stateDir string, logger *slog.Logger) (Embedded, error)
 
-// Embedded is a daemon running inside this tmsh.
+// Announcer is implemented by a started daemon that says itself how it
+// runs (a background daemon that outlives tmsh, say), in the one line tmsh
+// prints on stderr when it had to start one.
+type Announcer interface {
+	Announce(socket, stateDir string) string
+}
+
+// Embedded is a daemon this tmsh started: inside itself, or in the
+// background (then StopWhenIdle leaves it running).
 type Embedded interface {
 	// StopWhenIdle stops it once the other shells that joined it have
 	// left, waiting at most linger and calling waiting with how many are

@@ -59,23 +59,9 @@ flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := daemon.Start(daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll}, paths.Socket)
-	if err != nil {
-		logger.Error("cannot start", "socket", paths.Socket, "state", paths.StateDir, "err", err)
+	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll}
+	if err := daemon.Serve(ctx, opts, paths.Socket); err != nil {
+		logger.Error("cannot serve", "socket", paths.Socket, "state", paths.StateDir, "err", err)
 		os.Exit(1)
 	}
-	served := make(chan error, 1)
-	go func() { served <- r.Wait() }()
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		// The control server stopped by itself: say so, and stop.
-		logger.Error("the control socket stopped serving", "err", err)
-	}
-	logger.Info("stopping")
-	if err := r.Stop(); err != nil {
-		logger.Error("stop", "err", err)
-		os.Exit(1)
-	}
-	logger.Info("stopped")
 }
