@@ -93,3 +93,35 @@ func TestExecInterruptedAfterCommit(t *testing.T) {
 		t.Fatalf("Exec(wait) = %v, want the interruption", err)
 	}
 }
+
+// Alive notices a daemon that went away between commands, without sending.
+func TestAliveSeesTheDaemonGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := control.Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); control.Serve(ctx, ln, &controltest.Backend{}, nil) }()
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.Alive() {
+		t.Fatal("a fresh session is not alive")
+	}
+	if err := c.Exec(context.Background(), "echo hi", io.Discard); err != nil || !c.Alive() {
+		t.Fatalf("after a command: %v, alive %v", err, c.Alive())
+	}
+	stop()
+	<-served
+	for range 100 {
+		if !c.Alive() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("Alive still true after the daemon stopped")
+}

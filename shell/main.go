@@ -126,7 +126,22 @@ func Run(opts Options) int {
 	}()
 
 	if interactive {
-		return runInteractive(conn.client, stdin.(*os.File), stdout, stderr, filepath.Join(paths.StateDir, historyFile))
+		// A daemon that goes away is reached again (or started again)
+		// before the next command; the prompt and its history stay.
+		reconnect := func() (control.Session, error) {
+			c, err := connect(paths, opts.StartDaemon, stderr)
+			if err != nil {
+				return nil, err
+			}
+			old := conn
+			old.client.Close()
+			if c.embedded == nil {
+				c.embedded, c.logFile = old.embedded, old.logFile
+			}
+			conn = c
+			return c.client, nil
+		}
+		return runInteractive(conn.client, reconnect, stdin.(*os.File), stdout, stderr, filepath.Join(paths.StateDir, historyFile))
 	}
 
 	// Batch: a signal stops the batch (the command in flight is cancelled)
@@ -177,7 +192,7 @@ func joinArgs(args []string) string {
 // runInteractive runs the prompt on the terminal. Whatever happens (quit,
 // Ctrl-D, a signal, the daemon going away, a panic) the terminal settings
 // saved here are put back before tmsh exits.
-func runInteractive(sess *control.Client, in *os.File, stdout, stderr io.Writer, historyPath string) (status int) {
+func runInteractive(sess *control.Client, reconnect func() (control.Session, error), in *os.File, stdout, stderr io.Writer, historyPath string) (status int) {
 	fd := int(in.Fd())
 	saved, err := term.GetState(fd)
 	if err != nil {
@@ -220,7 +235,7 @@ func runInteractive(sess *control.Client, in *os.File, stdout, stderr io.Writer,
 	}()
 
 	hist := &history{path: historyPath}
-	repl := &REPL{Session: sess, Stdout: stdout, Stderr: stderr, Interrupt: interrupts, History: hist.add}
+	repl := &REPL{Session: sess, Stdout: stdout, Stderr: stderr, Interrupt: interrupts, History: hist.add, Reconnect: reconnect}
 	ed, err := newEditor(fd, repl.Complete, hist.load())
 	if err != nil {
 		// A terminal without a controlling tty: plain line reading.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/openltm/openltm/control"
 )
@@ -51,8 +52,63 @@ type REPL struct {
 	Interrupt <-chan struct{}
 	// History, when set, records every line typed.
 	History func(line string)
+	// Reconnect, when set, opens a new session after the daemon went away
+	// (dialling it again, or starting one as at startup): the REPL says
+	// once that the daemon is gone, reconnects before the next command and
+	// keeps the user's folder and module. Nil makes a lost daemon end Run.
+	Reconnect func() (control.Session, error)
 
 	feeder *feeder
+	// lostSaid is set once the loss of the daemon has been reported, so
+	// that failed reconnections do not repeat it.
+	lostSaid bool
+}
+
+// live reports whether the session can take a command, reconnecting when
+// the daemon went away and Reconnect is set.
+func (r *REPL) live(ctx context.Context, run *runner) bool {
+	gone := run.lost != nil
+	if !gone {
+		if a, ok := r.Session.(interface{ Alive() bool }); ok && !a.Alive() {
+			gone = true
+		}
+	}
+	if !gone {
+		return true
+	}
+	if r.Reconnect == nil {
+		if run.lost == nil {
+			run.lost = control.ErrDisconnected
+		}
+		return false
+	}
+	if !r.lostSaid {
+		fmt.Fprintln(r.Stderr, "openltm: ltmd went away; reconnecting")
+		r.lostSaid = true
+	}
+	was := r.Session.Prompt()
+	s, err := r.Reconnect()
+	if err != nil {
+		fmt.Fprintf(r.Stderr, "openltm: cannot reach ltmd (%v); the command was not sent; press Enter to try again\n", err)
+		return false
+	}
+	// Back to where the user was: folder and module. An open cli
+	// transaction lived in the daemon and is gone.
+	if was.Folder != "" && was.Folder != s.Prompt().Folder {
+		s.Exec(ctx, "cd "+was.Folder, io.Discard)
+	}
+	if was.Module != "" {
+		for _, m := range strings.Split(was.Module, ".") {
+			s.Exec(ctx, m, io.Discard)
+		}
+	}
+	note := ""
+	if was.InTransaction {
+		note = "; the open cli transaction was lost with it"
+	}
+	fmt.Fprintf(r.Stderr, "openltm: reconnected to ltmd%s\n", note)
+	r.Session, run.sess, run.lost, r.lostSaid = s, s, nil, false
+	return true
 }
 
 // Run loops until the user leaves (quit, exit at the top, Ctrl-D), ctx
@@ -62,7 +118,7 @@ func (r *REPL) Run(ctx context.Context) error {
 	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr}
 	for {
 		primary := PromptString(r.Session.Prompt())
-		if e, ok := r.Session.(interface{ Err() error }); ok && e.Err() != nil {
+		if e, ok := r.Session.(interface{ Err() error }); ok && e.Err() != nil && r.Reconnect == nil {
 			return e.Err() // the daemon went away between commands
 		}
 		p := LinePrompt{Text: primary, Primary: primary}
@@ -91,8 +147,14 @@ func (r *REPL) Run(ctx context.Context) error {
 			run.report("", e)
 		}
 		for _, st := range sts {
+			if !r.live(ctx, run) {
+				if r.Reconnect == nil {
+					return run.lost
+				}
+				break // not sent; the user may try again
+			}
 			r.exec(ctx, run, st)
-			if run.lost != nil {
+			if run.lost != nil && r.Reconnect == nil {
 				return run.lost
 			}
 			if run.quit {
