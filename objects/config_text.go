@@ -42,6 +42,9 @@ gtm monitor gateway-icmp /Common/gateway_icmp { }
 gtm monitor tcp /Common/tcp { }
 gtm monitor http /Common/http { }
 gtm monitor https /Common/https { }
+auth partition Common { }
+sys folder / { }
+sys folder /Common { }
 `
 
 // singletonText is the initial state of singleton kinds; unlike built-ins
@@ -79,23 +82,26 @@ func (s *Schema) ReadConfig(filename string, src []byte, warn func(grammar.Pos, 
 // ReadConfigIn is ReadConfig with relative names taken in folder, for text
 // listed from inside a folder (tmsh edit).
 func (s *Schema) ReadConfigIn(filename string, src []byte, folder string, warn func(grammar.Pos, string)) ([]*Object, error) {
-	f, err := grammar.Parse(filename, src)
-	if err != nil {
-		return nil, err
+	l := s.ReadText(filename, src, folder)
+	if l.Findings.Refused() == nil {
+		l.declarePartitions(s)
 	}
-	r := &Reader{Schema: s, Folder: folder, Mode: ModeLoad, Warn: warn}
-	var out []*Object
-	for _, st := range f.Statements {
-		o, err := r.ReadObject(st)
-		if err != nil {
-			if se, ok := err.(*SyntaxError); ok && se.Pos.File == "" {
-				se.Pos.File = filename
+	for _, f := range l.Findings {
+		if f.Category != Refused {
+			if warn != nil {
+				warn(f.Pos, f.Msg)
 			}
-			return nil, err
+			continue
 		}
-		out = append(out, o)
+		if se, ok := f.err.(*SyntaxError); ok && se.Pos.File == "" {
+			se.Pos.File = filename
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		return nil, l.Findings.Err(false)
 	}
-	return out, nil
+	return l.Objects, nil
 }
 
 // Version is written in saved files' header line, which BIG-IP tools expect.

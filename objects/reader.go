@@ -31,14 +31,21 @@ type Reader struct {
 	Mode   Mode
 	// Warn receives notes about what was kept without being acted on.
 	Warn func(pos grammar.Pos, msg string)
+	// Findings collects the same notes as category 2 findings, for callers
+	// that print them apart from errors or refuse them (strict).
+	Findings Findings
 
 	src  string
 	base int
 }
 
+// warn notes something kept without being acted on (category 2).
 func (r *Reader) warn(n grammar.Node, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	pos := n.Position()
+	r.Findings = append(r.Findings, Finding{Pos: pos, Category: NotActedOn, Msg: msg})
 	if r.Warn != nil {
-		r.Warn(n.Position(), fmt.Sprintf(format, args...))
+		r.Warn(pos, msg)
 	}
 }
 
@@ -99,7 +106,15 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	}
 	k, used := r.Schema.Match(words)
 	if k == nil {
-		r.warn(st, "%q objects are not known to openltm; kept verbatim and saved back", strings.Join(kindWords(words), " "))
+		kind, ok := F5Kind(words)
+		if !ok {
+			var at grammar.Node = st
+			if w, ok := st.Items[0].(*grammar.Word); ok {
+				at = w
+			}
+			return nil, synErr(at, nil, "%q unknown module or object type", kindWords(words)[0])
+		}
+		r.warn(st, "%s is an F5 object kind openltm does not act on; kept verbatim and saved back", kind)
 		return &Object{Raw: st.Source, Words: words}, nil
 	}
 	o := &Object{Kind: k, Props: map[string]*Value{}}
@@ -119,6 +134,15 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 			return nil, synErr(st.Items[used+1], []string{"{"}, "%q unexpected after the name %q", rest[1], rest[0])
 		}
 		o.Name = FullPath(r.folder(), rest[0])
+		if k.PlainNames {
+			o.Name = rest[0]
+		}
+		if err := CheckName(k, o.Name); err != nil {
+			return nil, &positioned{pos: st.Items[used].Position(), err: err}
+		}
+	}
+	if k.Passive {
+		r.warn(st, "%s %s is kept and saved back; openltm does not act on it", k.Key(), o.Name)
 	}
 	if block == nil {
 		return o, nil
@@ -177,6 +201,17 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 		}
 		return synErr(items[0], []string{"{ rule body }"}, "an iRule is written: create ltm rule NAME { when EVENT { ... } }")
 	}
+	if o.Kind.PlainNames {
+		o.Name = plainName(o.Name)
+	}
+	if r.Mode == ModeCreate && !o.Kind.Singleton {
+		if err := CheckName(o.Kind, o.Name); err != nil {
+			return err
+		}
+	}
+	if o.Kind.Passive {
+		r.warn(st, "%s %s is kept and saved back; openltm does not act on it", o.Kind.Key(), o.Name)
+	}
 	// A pasted bigip.conf body: create ltm pool p { members { ... } }.
 	if len(items) == 1 {
 		if b, ok := items[0].(*grammar.Block); ok {
@@ -217,16 +252,9 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		}
 		p := k.Prop(kw.Text)
 		if p == nil {
-			if mode != ModeLoad {
-				return synErr(kw, propNames(k, false), "%q unknown property", kw.Text)
-			}
-			n := extraLen(items, i)
-			last := items[i+n-1]
-			text := r.text(kw, last)
-			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: text})
-			r.warn(kw, "property %q is not known to openltm; kept verbatim", kw.Text)
-			i += n
-			continue
+			// BIG-IP refuses a property it does not define for the kind, in
+			// a file as on the command line.
+			return synErr(kw, propNames(k, k.Passive), "%q unknown property", kw.Text)
 		}
 		if p.ReadOnly && mode != ModeLoad {
 			return synErr(kw, nil, "%q is read-only: the system sets it", kw.Text)
@@ -235,38 +263,14 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		if err != nil {
 			return err
 		}
+		if p.Passive && !k.Passive && !p.ReadOnly {
+			if v := item.Props[p.Name]; v != nil && !isDefault(p, v) {
+				r.warn(kw, "property %q is kept and saved back; openltm does not act on it", kw.Text)
+			}
+		}
 		i += 1 + used
 	}
 	return nil
-}
-
-func setExtra(xs []Extra, x Extra) []Extra {
-	for i := range xs {
-		if xs[i].Name == x.Name {
-			xs[i] = x
-			return xs
-		}
-	}
-	return append(xs, x)
-}
-
-// extraLen decides how many nodes an unknown property takes: in a block
-// written one property per line (a saved file), everything that starts on
-// its line; in a block written on one line, the name and one value.
-func extraLen(items []grammar.Node, i int) int {
-	line := items[i].Position().Line
-	multi := items[0].Position().Line != items[len(items)-1].Position().Line
-	if !multi {
-		if i+1 < len(items) {
-			return 2
-		}
-		return 1
-	}
-	n := 1
-	for i+n < len(items) && items[i+n].Position().Line == line {
-		n++
-	}
-	return n
 }
 
 func wordAt(rest []grammar.Node, what string, kw *grammar.Word) (*grammar.Word, error) {
@@ -314,6 +318,18 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 	case TRaw:
 		if len(rest) == 0 {
 			return 0, synErr(kw, nil, "%q needs a value", kw.Text)
+		}
+		// tmsh edits of a collection kept verbatim: add appends the new
+		// items to the block, replace-all-with replaces it.
+		if w, ok := rest[0].(*grammar.Word); ok && len(rest) > 1 && (w.Text == "add" || w.Text == "replace-all-with") {
+			if b, ok := rest[1].(*grammar.Block); ok {
+				text := r.text(b, b)
+				if old := item.Props[p.Name]; w.Text == "add" && old != nil && strings.HasPrefix(old.Str, "{") && strings.HasSuffix(old.Str, "}") {
+					text = strings.TrimSpace(strings.TrimSuffix(old.Str, "}")) + " " + strings.TrimSpace(strings.TrimPrefix(text, "{"))
+				}
+				item.Props[p.Name] = &Value{Str: text}
+				return 2, nil
+			}
 		}
 		item.Props[p.Name] = &Value{Str: r.text(rest[0], rest[0])}
 		return 1, nil

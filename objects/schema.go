@@ -78,6 +78,10 @@ type Prop struct {
 	// and refused in create/modify.
 	ReadOnly bool
 	Help     string
+	// Source says where the row comes from (F5's tmsh reference page, a
+	// device's REST output, bigip.conf files saved by BIG-IP, or "openltm
+	// extension"). A row without one takes its kind's.
+	Source string
 }
 
 // Kind is one object type, e.g. `ltm pool` or `ltm monitor http`.
@@ -87,12 +91,21 @@ type Kind struct {
 	// Lower is used in "was not found" messages ("pool").
 	Title, Lower string
 	Help         string
-	Singleton    bool   // `sys global-settings`: no name
-	Parent       string // defaults-from parent of new objects, e.g. "/Common/http"
-	Props        []*Prop
-	byName       map[string]*Prop
-	key          string // Words joined, computed once: lookups use it constantly
-	rank         int    // place in save order (kindRank), computed once
+	Singleton    bool // `sys global-settings`: no name
+	// PlainNames kinds are named by a word that is not a path: sys db
+	// keys, auth users, partitions, management addresses.
+	PlainNames bool
+	Parent     string // defaults-from parent of new objects, e.g. "/Common/http"
+	Props      []*Prop
+	// Passive marks a kind F5 has and openltm keeps, lists and saves back
+	// but does not act on (sys ntp, ltm profile client-ssl, ...).
+	Passive bool
+	// Source says where the kind's property table comes from; rows without
+	// their own source take it.
+	Source string
+	byName map[string]*Prop
+	key    string // Words joined, computed once: lookups use it constantly
+	rank   int    // place in save order (kindRank), computed once
 }
 
 // Key is the kind's words joined by spaces, e.g. "ltm monitor http".
@@ -117,6 +130,12 @@ func (k *Kind) index() {
 	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {
+		if p.Source == "" {
+			p.Source = k.Source
+		}
+		if k.Passive {
+			p.Passive = true
+		}
 		k.byName[p.Name] = p
 		if p.Type == TFlag {
 			for _, w := range p.Enum {
@@ -127,6 +146,10 @@ func (k *Kind) index() {
 			if p.Sub.Lower == "" {
 				p.Sub.Lower = strings.ToLower(p.Sub.Title)
 			}
+			if p.Sub.Source == "" {
+				p.Sub.Source = p.Source
+			}
+			p.Sub.Passive = p.Sub.Passive || k.Passive
 			p.Sub.index()
 		}
 	}
@@ -206,6 +229,7 @@ func allKinds() []*Kind {
 	ks = append(ks, ltmKinds()...)
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	ks = append(ks, f5Kinds()...)
 	return ks
 }
 

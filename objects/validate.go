@@ -105,8 +105,13 @@ func specLower(s *Schema, spec []string) *Kind {
 }
 
 // Complete fills what BIG-IP fills by itself: nodes for pool members named
-// by address, and each member's address. It works on a cloned config.
-func (c *Config) Complete(s *Schema) error {
+// by address or written with an fqdn block, and each member's address. It
+// works on a cloned config.
+func (c *Config) Complete(s *Schema) error { return c.completeNodes(s, false) }
+
+// completeNodes is Complete; tolerant skips members it cannot complete
+// (their missing nodes are then reported as references to nothing).
+func (c *Config) completeNodes(s *Schema, tolerant bool) error {
 	nodeKind := s.Kind("ltm node")
 	for _, pool := range c.Of(s.Kind("ltm pool")) {
 		mv := pool.Props["members"]
@@ -118,27 +123,47 @@ func (c *Config) Complete(s *Schema) error {
 		for _, it := range np.Props["members"].Items {
 			node, _, err := SplitMember(it.Name)
 			if err != nil {
+				if tolerant {
+					continue
+				}
 				return Invalid("%v", err)
 			}
 			n := c.Get(nodeKind, node)
+			fqdn := it.Props["fqdn"]
 			if n == nil {
 				addr := ""
-				if a := it.Props["address"]; a != nil && a.Str != "" {
+				props := map[string]*Value{}
+				if a := it.Props["address"]; a != nil && a.Str != "" && a.Str != "any6" {
 					addr = a.Str
 				} else if ip, ok := NodeAddr(node); ok {
 					addr = ip.String()
 					if i := strings.IndexByte(node, '%'); i >= 0 {
 						addr = node[strings.LastIndexByte(node, '/')+1:]
 					}
+				} else if fqdn != nil {
+					// BIG-IP creates the FQDN node itself; it has no address
+					// of its own (any6) until the name resolves.
+					addr = "any6"
+					props["fqdn"] = &Value{Str: fqdn.Str}
 				} else {
+					if tolerant {
+						continue
+					}
 					return NotFound(nodeKind, node)
 				}
-				n = &Object{Kind: nodeKind, Name: node, Props: map[string]*Value{"address": {Str: addr}}}
+				props["address"] = &Value{Str: addr}
+				n = &Object{Kind: nodeKind, Name: node, Props: props}
 				c.Put(n)
 			}
 			want := n.Str("address")
+			if want == "any6" || (want == "" && n.Props["fqdn"] != nil) {
+				continue // an FQDN member's address is whatever its name resolves to
+			}
 			if a := it.Props["address"]; a == nil || a.Str != want {
 				if a != nil && a.Str != "" && a.Str != want {
+					if tolerant {
+						continue
+					}
 					return Invalid("Pool member %s has address %s but its node %s has address %s", it.Name, a.Str, node, want)
 				}
 				it.Props["address"] = &Value{Str: want}
@@ -192,12 +217,21 @@ func (c *Config) Dangling(s *Schema) []Dangle {
 }
 
 // Validate checks a whole configuration apart from dangling references
-// (see Dangling): monitors and profiles do not default from themselves,
-// and each kind's required properties are there.
+// (see Dangling): names are names BIG-IP allows, in partitions that exist,
+// monitors and profiles do not default from themselves, and each kind's
+// required properties are there.
 func (c *Config) Validate(s *Schema) error {
+	if err := c.CheckPartitions(s); err != nil {
+		return err
+	}
 	for _, o := range c.Objects() {
 		if o.Kind == nil {
 			continue
+		}
+		if !o.BuiltIn {
+			if err := CheckName(o.Kind, o.Name); err != nil {
+				return err
+			}
 		}
 		for _, r := range Refs(o) {
 			if r.Prop == "defaults-from" && r.Name == o.Name && !o.BuiltIn {
@@ -214,9 +248,8 @@ func (c *Config) Validate(s *Schema) error {
 func checkRequired(o *Object) error {
 	switch o.Kind.Key() {
 	case "ltm virtual":
-		if o.Str("destination") == "" && (o.Str("traffic-matching-criteria") == "" || o.Str("traffic-matching-criteria") == "none") {
-			return Invalid("The virtual server (%s) has no destination.", o.Name)
-		}
+		// No destination line is BIG-IP's default, 0.0.0.0:any (bigip.conf
+		// leaves defaults out): valid, though it listens nowhere here.
 		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {
 			t, p := sat.Sub.Props["type"], sat.Sub.Props["pool"]
 			if t != nil && t.Str == "snat" && (p == nil || p.Str == "none") {

@@ -155,6 +155,9 @@ func unknownName(o *Object) string {
 
 // Get finds an object by kind and full name.
 func (c *Config) Get(k *Kind, name string) *Object {
+	if k.PlainNames {
+		name = plainName(name)
+	}
 	return c.objs[k.Key()+"\x00"+name]
 }
 
