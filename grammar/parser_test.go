@@ -105,6 +105,11 @@ func TestParse(t *testing.T) {
 			want: "ltm rule /Common/r1 tcl<\nwhen HTTP_REQUEST priority 10 {\n    if { [HTTP::uri] eq \"/\\}\" } { pool p }\n}\n> | ltm pool p { }",
 		},
 		{
+			name: "a cipher rule holds properties, not a script",
+			src:  "ltm cipher rule /Common/strong { cipher ECDHE+AES-GCM }\nltm cipher group g { allow { strong { } } }",
+			want: "ltm cipher rule /Common/strong { cipher ECDHE+AES-GCM } | ltm cipher group g { allow { strong { } } }",
+		},
+		{
 			name: "rule body: top-level comment braces do not count",
 			src:  "ltm rule r {\n    # when HTTP_REQUEST {\n#{\nwhen CLIENT_ACCEPTED { log local0. \"x\" }\n}\nltm node n { }",
 			want: "ltm rule r tcl<\n    # when HTTP_REQUEST {\n#{\nwhen CLIENT_ACCEPTED { log local0. \"x\" }\n> | ltm node n { }",

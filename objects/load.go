@@ -176,7 +176,15 @@ func (l *Loaded) CheckRefs(s *Schema, running *Config) {
 			continue
 		}
 		for _, r := range Refs(o) {
-			if c.Lookup(s, r.Spec, r.Name) != nil {
+			if t := c.Lookup(s, r.Spec, r.Name); t != nil {
+				if t.Kind == nil || t.Kind.Passive {
+					what := strings.Join(kindWords(t.Words), " ")
+					if t.Kind != nil {
+						what = t.Kind.Key()
+					}
+					l.Findings = append(l.Findings, Finding{Pos: l.refPos(o, r.Name), Category: NotActedOn,
+						Msg: fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, what, r.Name)})
+				}
 				continue
 			}
 			pos := l.refPos(o, r.Name)

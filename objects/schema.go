@@ -130,6 +130,9 @@ func (k *Kind) index() {
 	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {
+		if p.Source == "" && strings.HasPrefix(p.Help, "openltm extension") {
+			p.Source = "openltm extension"
+		}
 		if p.Source == "" {
 			p.Source = k.Source
 		}
@@ -229,6 +232,7 @@ func allKinds() []*Kind {
 	ks = append(ks, ltmKinds()...)
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
 	return ks
 }
@@ -266,3 +270,5 @@ func help(p *Prop, h string) *Prop {
 	p.Help = h
 	return p
 }
+
+func joinWords(ws []string) string { return strings.Join(ws, " ") }

@@ -304,3 +304,14 @@ func (c *Config) CheckDelete(s *Schema, o *Object) error {
 	}
 	return InUse(o.Kind, o.Name, by[0])
 }
+
+// Category says what loading should do with a dangling reference: a
+// reference to one of F5's built-in objects that openltm does not ship is
+// kept with a warning (BIG-IP resolves it); any other is refused, as BIG-IP
+// refuses it (01020036).
+func (d Dangle) Category() Category {
+	if IsF5Builtin(d.Ref.Spec, d.Ref.Name) {
+		return NotActedOn
+	}
+	return Refused
+}
