@@ -52,6 +52,8 @@ sys folder /Common { }
 const singletonText = `
 ltm default-node-monitor { rule none }
 sys global-settings { hostname openltm.local }
+sys ntp { }
+sys dns { }
 gtm global-settings load-balancing { }
 gtm global-settings metrics { }
 gtm global-settings general { }

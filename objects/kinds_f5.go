@@ -14,6 +14,8 @@ import (
 // where type is one of
 //
 //	str int ed (enabled|disabled) yn (yes|no) tf (true|false)
+//	ip                 an IP address (%route-domain, any, any6, none)
+//	network            default, default-inet6 or address/prefix
 //	enum a|b|c         one word of the list
 //	flag a|b           a bare word that is its own value, the first the default
 //	bare               a bare word present or absent
@@ -70,6 +72,9 @@ func table(key, text string) []*Prop {
 		switch typ {
 		case "str":
 			p = str(name, def)
+		case "ip", "network":
+			p = str(name, def)
+			p.Format = typ
 		case "int":
 			p = num(name, def)
 		case "ed":
@@ -108,6 +113,9 @@ func table(key, text string) []*Prop {
 			p = ro(str(name, def))
 		default:
 			panic(fmt.Sprintf("objects: %s row %q: unknown type %q", key, line, typ))
+		}
+		if name == "port" && p.Type == TInt {
+			p.Max = 65535
 		}
 		p.Passive = true
 		out = append(out, p)
@@ -417,8 +425,8 @@ use-local-bind yn yes
 `),
 
 		pk("net route", "Route", "", tmshRef("net route")+vocab, `
-network str -
-gw str -
+network network -
+gw ip -
 pool ref ltm+pool,gtm+pool+ -
 interface str -
 blackhole bare
@@ -453,9 +461,9 @@ use-udp yn yes
 `),
 		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
 profile ref net+tunnels+ none
-local-address str any6
-remote-address str any6
-secondary-address str any6
+local-address ip any6
+remote-address ip any6
+secondary-address ip any6
 key int 0
 mode enum bidirectional bidirectional|inbound|outbound
 mtu int 0
@@ -508,8 +516,8 @@ include str none
 value str -
 `),
 		pk("sys management-route", "Management Route", "", tmshRef("sys management-route")+vocab, `
-network str -
-gateway str -
+network network -
+gateway ip -
 mtu int 0
 type enum interface interface|blackhole
 `),
@@ -572,7 +580,7 @@ template-retransmit-interval int 600
 transport-profile str none
 `),
 		pk("sys log-config destination management-port", "Log Destination", "", tmshRef("sys log-config destination management-port")+vocab, `
-ip-address str -
+ip-address ip -
 port int 0
 protocol enum tcp tcp|udp
 `),

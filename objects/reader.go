@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -141,8 +142,8 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 			return nil, &positioned{pos: st.Items[used].Position(), err: err}
 		}
 	}
-	if k.Passive {
-		r.warn(st, "%s %s is kept and saved back; openltm does not act on it", k.Key(), o.Name)
+	if k.Passive && (block != nil && len(block.Items) > 0 || !k.Singleton) {
+		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(k.Key()+" "+o.Name))
 	}
 	if block == nil {
 		return o, nil
@@ -210,7 +211,7 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 		}
 	}
 	if o.Kind.Passive {
-		r.warn(st, "%s %s is kept and saved back; openltm does not act on it", o.Kind.Key(), o.Name)
+		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(o.Kind.Key()+" "+o.Name))
 	}
 	// A pasted bigip.conf body: create ltm pool p { members { ... } }.
 	if len(items) == 1 {
@@ -417,6 +418,16 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 			return "none", nil
 		}
 		return FullPath(r.folder(), s), nil
+	}
+	switch p.Format {
+	case "ip":
+		if !validIP(s) {
+			return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
+		}
+	case "network":
+		if s != "default" && s != "default-inet6" && !validPrefix(s) {
+			return "", synErr(w, []string{"default", "default-inet6", "an address/prefix"}, "%q is not a network: use default, default-inet6 or address/prefix such as 10.1.0.0/16", s)
+		}
 	}
 	switch p.Name {
 	case "destination":
@@ -819,3 +830,33 @@ type positioned struct {
 
 func (p *positioned) Error() string { return p.err.Error() }
 func (p *positioned) Unwrap() error { return p.err }
+
+// validIP reports whether s is an address as BIG-IP writes one: with an
+// optional %route-domain, or any, any6, none.
+func validIP(s string) bool {
+	switch s {
+	case "any", "any6", "none":
+		return true
+	}
+	if i := strings.IndexByte(s, '%'); i >= 0 {
+		if _, err := strconv.Atoi(s[i+1:]); err != nil {
+			return false
+		}
+		s = s[:i]
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// validPrefix reports whether s is address[%rd]/length.
+func validPrefix(s string) bool {
+	a, l, ok := strings.Cut(s, "/")
+	if !ok || !validIP(a) || a == "any" || a == "any6" || a == "none" {
+		return false
+	}
+	if i := strings.IndexByte(a, '%'); i >= 0 {
+		a = a[:i]
+	}
+	_, err := netip.ParsePrefix(a + "/" + l)
+	return err == nil
+}

@@ -78,6 +78,10 @@ type Prop struct {
 	// and refused in create/modify.
 	ReadOnly bool
 	Help     string
+	// Format checks a TString's words further: "ip" (an address, optionally
+	// with %route-domain, or any, any6, none), "network" (default,
+	// default-inet6 or address/prefix).
+	Format string
 	// Source says where the row comes from (F5's tmsh reference page, a
 	// device's REST output, bigip.conf files saved by BIG-IP, or "openltm
 	// extension"). A row without one takes its kind's.

@@ -36,6 +36,9 @@ func TestTmshKindsOpenltmKeeps(t *testing.T) {
 		// BIG-IP refuses these.
 		{"net route", "colour blue", "", `"colour" unknown property`},
 		{"ltm monitor dns", "qtype mx", "", `"mx" is not a valid value for "qtype"`},
+		{"net route", "network 10.3.99.0/24 gw 10.1.20.300", "", `"10.1.20.300" is not an IP address`},
+		{"net route", "network 10.3.99.0/33", "", `"10.3.99.0/33" is not a network`},
+		{"sys log-config destination management-port", "ip-address 10.1.1.1 port 99999", "", `"99999" is out of range for "port"`},
 		{"sys ntp", "servers add 10.1.1.1", "", `"add" needs a { } list`},
 	} {
 		got, err := apply(t, tc.key, ModeCreate, nil, tc.args)
