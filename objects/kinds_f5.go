@@ -424,6 +424,80 @@ unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `),
 
+		profileKind("http-compression", "httpcompression", `
+allow-http-10 ed disabled
+browser-workarounds ed disabled
+buffer-size int 4096
+cpu-saver ed enabled
+cpu-saver-high int 90
+cpu-saver-low int 75
+content-type-exclude raw
+content-type-include raw
+gzip-level int 1
+gzip-memory-level int 8
+gzip-window-size int 16
+keep-accept-encoding ed disabled
+method-prefer enum gzip deflate|gzip
+min-size int 1024
+selective ed disabled
+uri-exclude raw
+uri-include raw
+vary-header ed enabled
+`),
+		profileKind("web-acceleration", "webacceleration", `
+applications raw
+cache-aging-rate int 9
+cache-client-cache-control-mode enum all all|max-age|none
+cache-insert-age-header ed enabled
+cache-max-age int 3600
+cache-max-entries int 10000
+cache-object-max-size int 50000
+cache-object-min-size int 500
+cache-size int 100
+cache-uri-exclude raw
+cache-uri-include raw
+cache-uri-include-override raw
+cache-uri-pinned raw
+`),
+		profileKind("http2", "http2", `
+activation-modes list
+concurrent-streams-per-connection int 10
+connection-idle-timeout int 300
+enforce-tls-requirements ed enabled
+frame-size int 2048
+header-table-size int 4096
+include-content-length ed disabled
+insert-header ed disabled
+insert-header-name str X-HTTP2
+receive-window int 32
+write-size int 16384
+`),
+		profileKind("websocket", "websocket", `
+compress-mode enum preserved preserved|typed
+compression ed enabled
+masking enum unmask preserve|unmask|selective|remask
+no-delay ed enabled
+window-bits int 10
+`),
+		profileKind("stream", "stream", `
+chunk-size int 4096
+chunking enum rechunk rechunk|preserve|unchunk|selective
+source str none
+target str none
+`),
+		profileKind("ftp", "ftp", `
+allow-ftps ed disabled
+inherit-parent-profile ed disabled
+log-profile str none
+log-publisher str none
+port int 20
+security ed disabled
+translate-extended ed enabled
+`),
+		profileKind("ipother", "ipother", `
+idle-timeout int 60
+`),
+
 		pk("net route", "Route", "", tmshRef("net route")+vocab, `
 network network -
 gw ip -
