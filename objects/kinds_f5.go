@@ -476,6 +476,7 @@ write-size int 16384
 compress-mode enum preserved preserved|typed
 compression ed enabled
 masking enum unmask preserve|unmask|selective|remask
+payload-protocol-profile str none
 no-delay ed enabled
 window-bits int 10
 `),

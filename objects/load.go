@@ -23,7 +23,7 @@ type Loaded struct {
 
 type stmtWords struct {
 	pos   grammar.Pos
-	words map[string]grammar.Pos
+	words map[string][]wordSeen
 }
 
 // ReadText reads a whole bigip.conf text in folder. Unlike a first-error
@@ -111,43 +111,58 @@ func notText(filename string, src []byte) (Finding, bool) {
 	return Finding{}, false
 }
 
+// wordSeen is where a word stood: its position, the word before it in its
+// block, and the word before the block (the property a collection is).
+type wordSeen struct {
+	pos       grammar.Pos
+	prev, key string
+}
+
 // wordPositions indexes the words of a statement by the full path they
 // name (and, for node:port members, by the node), so a finding about a
 // reference can point at the word that made it.
-func wordPositions(st *grammar.Statement, folder string) map[string]grammar.Pos {
-	m := map[string]grammar.Pos{}
-	add := func(k string, p grammar.Pos) {
-		if _, ok := m[k]; !ok {
-			m[k] = p
-		}
-	}
-	var walk func(ns []grammar.Node)
-	walk = func(ns []grammar.Node) {
+func wordPositions(st *grammar.Statement, folder string) map[string][]wordSeen {
+	m := map[string][]wordSeen{}
+	var walk func(ns []grammar.Node, key string)
+	walk = func(ns []grammar.Node, key string) {
+		prev := ""
 		for _, n := range ns {
 			switch n := n.(type) {
 			case *grammar.Word:
-				add(FullPath(folder, n.Text), n.Pos)
-				add(n.Text, n.Pos)
-				if node, _, err := SplitMember(n.Text); err == nil {
-					add(FullPath(folder, node), n.Pos)
+				at := wordSeen{pos: n.Pos, prev: prev, key: key}
+				m[FullPath(folder, n.Text)] = append(m[FullPath(folder, n.Text)], at)
+				if n.Text != FullPath(folder, n.Text) {
+					m[n.Text] = append(m[n.Text], at)
 				}
+				if node, _, err := SplitMember(n.Text); err == nil {
+					m[FullPath(folder, node)] = append(m[FullPath(folder, node)], at)
+				}
+				prev = n.Text
 			case *grammar.Block:
-				walk(n.Items)
+				walk(n.Items, prev)
+				prev = ""
 			}
 		}
 	}
-	walk(st.Items)
+	walk(st.Items, "")
 	return m
 }
 
-// refPos is where a reference of o to name was written.
-func (l *Loaded) refPos(o *Object, name string) grammar.Pos {
+// refPos is where the reference r of o was written: the word naming it
+// after the property's name or in the property's block.
+func (l *Loaded) refPos(o *Object, r Ref) grammar.Pos {
 	sw := l.at[o]
 	if sw == nil {
 		return grammar.Pos{File: l.File}
 	}
-	if p, ok := sw.words[name]; ok {
-		return p
+	ats := sw.words[r.Name]
+	for _, at := range ats {
+		if at.prev == r.Prop || at.key == r.Prop || (r.Prop == "monitor" && (at.prev == "and" || at.key == "of")) {
+			return at.pos
+		}
+	}
+	if len(ats) > 0 {
+		return ats[0].pos
 	}
 	return sw.pos
 }
@@ -182,12 +197,12 @@ func (l *Loaded) CheckRefs(s *Schema, running *Config) {
 					if t.Kind != nil {
 						what = t.Kind.Key()
 					}
-					l.Findings = append(l.Findings, Finding{Pos: l.refPos(o, r.Name), Category: NotActedOn,
+					l.Findings = append(l.Findings, Finding{Pos: l.refPos(o, r), Category: NotActedOn,
 						Msg: fmt.Sprintf("%s %s refers to %s %s, which openltm does not act on", o.Kind.Key(), o.Name, what, r.Name)})
 				}
 				continue
 			}
-			pos := l.refPos(o, r.Name)
+			pos := l.refPos(o, r)
 			if IsF5Builtin(r.Spec, r.Name) {
 				lower := "object"
 				if k := specLower(s, r.Spec); k != nil {
