@@ -72,6 +72,13 @@ func (s *Schema) Builtins() *Config {
 			c.Put(o)
 		}
 	}
+	// The built-in parents of the kinds openltm keeps without acting on
+	// (/Common/dns, /Common/inband, /Common/gre, ...).
+	for _, k := range s.kinds {
+		if k.Passive && k.Parent != "" && c.Get(k, k.Parent) == nil {
+			c.Put(&Object{Kind: k, Name: k.Parent, Props: map[string]*Value{}, BuiltIn: true})
+		}
+	}
 	return c
 }
 

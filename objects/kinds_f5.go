@@ -93,6 +93,7 @@ func table(key, text string) []*Prop {
 			p = ref(name)
 			if def != "" {
 				p.Ref = specs(def)
+				p.Checked = !strings.HasPrefix(def, "sys+file+")
 			}
 			if arg != "" && arg != "-" {
 				p.Default = arg
@@ -104,7 +105,7 @@ func table(key, text string) []*Prop {
 		case "coll":
 			p = &Prop{Name: name, Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Item"}}
 		case "refcoll":
-			p = &Prop{Name: name, Type: TColl, Items: ItemRef, Ref: specs(def), Sub: &Kind{Title: "Item"}}
+			p = &Prop{Name: name, Type: TColl, Items: ItemRef, Ref: specs(def), Sub: &Kind{Title: "Item"}, Checked: true}
 		case "raw":
 			p = &Prop{Name: name, Type: TRaw}
 		case "mon":
@@ -681,6 +682,7 @@ source str all
 		case "sys db", "auth user", "auth partition", "sys management-ip":
 			k.PlainNames = true
 		}
+		k.Implicit = k.Key() == "sys db"
 	}
 	return ks
 }

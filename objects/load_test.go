@@ -104,10 +104,10 @@ ltm virtual /Common/dns_tcp {
 		{"every monitor kind", monitors.String(), []string{"ltm monitor inband", "ltm monitor mysql"}},
 		{"F5 built-ins openltm does not ship", `ltm virtual /Common/redirect {
     destination /Common/10.1.1.1:80
-    profiles { /Common/http { } /Common/tcp { } /Common/http2 { } }
+    profiles { /Common/http { } /Common/tcp { } /Common/clientssl-secure { } }
     rules { /Common/_sys_https_redirect }
 }
-`, []string{"F5 built-in profile /Common/http2", "F5 built-in iRule /Common/_sys_https_redirect"}},
+`, []string{"F5 built-in profile /Common/clientssl-secure", "F5 built-in iRule /Common/_sys_https_redirect"}},
 		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nsys sshd { inactivity-timeout 600 }\n", []string{"apm is an F5 object kind", "sys sshd is an F5 object kind"}},
 		{"network setup", `net vlan /Common/v110 {
     interfaces {

@@ -74,6 +74,10 @@ type Prop struct {
 	// Passive marks an F5 property openltm accepts, keeps and saves back but
 	// does not act on; loading one logs a warning naming it.
 	Passive bool
+	// Checked marks a passive reference that must still resolve: BIG-IP
+	// refuses it dangling (a log destination's pool), unlike references to
+	// files openltm does not keep (certificates, keys).
+	Checked bool
 	// ReadOnly properties are written by the system (creation-time, vs-index)
 	// and refused in create/modify.
 	ReadOnly bool
@@ -99,8 +103,11 @@ type Kind struct {
 	// PlainNames kinds are named by a word that is not a path: sys db
 	// keys, auth users, partitions, management addresses.
 	PlainNames bool
-	Parent     string // defaults-from parent of new objects, e.g. "/Common/http"
-	Props      []*Prop
+	// Implicit kinds have an object for every name, as BIG-IP has a value
+	// for every sys db key: tmsh modifies them without creating them.
+	Implicit bool
+	Parent   string // defaults-from parent of new objects, e.g. "/Common/http"
+	Props    []*Prop
 	// Passive marks a kind F5 has and openltm keeps, lists and saves back
 	// but does not act on (sys ntp, ltm profile client-ssl, ...).
 	Passive bool

@@ -27,7 +27,7 @@ func Refs(o *Object) []Ref {
 func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 	for _, p := range k.Props {
 		v := props[p.Name]
-		if v == nil || p.Passive {
+		if v == nil || (p.Passive && !p.Checked) {
 			continue
 		}
 		switch p.Type {

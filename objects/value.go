@@ -158,7 +158,12 @@ func (c *Config) Get(k *Kind, name string) *Object {
 	if k.PlainNames {
 		name = plainName(name)
 	}
-	return c.objs[k.Key()+"\x00"+name]
+	o := c.objs[k.Key()+"\x00"+name]
+	if o == nil && k.Implicit && name != "" {
+		// BIG-IP has a value for every db key; openltm keeps the ones set.
+		o = &Object{Kind: k, Name: name, Props: map[string]*Value{}}
+	}
+	return o
 }
 
 // Put adds or replaces an object.
