@@ -3,7 +3,6 @@ package objects
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/openltm/openltm/grammar"
 )
@@ -32,10 +31,6 @@ type stmtWords struct {
 // left out of Objects.
 func (s *Schema) ReadText(filename string, src []byte, folder string) *Loaded {
 	l := &Loaded{File: filename, at: map[*Object]*stmtWords{}}
-	if f, bad := notText(filename, src); bad {
-		l.Findings = append(l.Findings, f)
-		return l
-	}
 	file, err := grammar.Parse(filename, src)
 	if err != nil {
 		l.Findings = append(l.Findings, findingOf(err, filename))
@@ -81,35 +76,6 @@ func (s *Schema) ReadText(filename string, src []byte, folder string) *Loaded {
 // Err is the error that refuses the text, nil when it may be applied;
 // strict refuses what would be kept without being acted on, too.
 func (l *Loaded) Err(strict bool) error { return l.Findings.Err(strict) }
-
-// notText refuses input that is not configuration text at all: NUL and
-// other control bytes, or bytes that are not UTF-8 (a binary file, a
-// compressed archive given where bigip.conf was meant).
-func notText(filename string, src []byte) (Finding, bool) {
-	line, col := 1, 1
-	for i := 0; i < len(src); {
-		c := src[i]
-		r, size := rune(c), 1
-		if c >= utf8.RuneSelf {
-			r, size = utf8.DecodeRune(src[i:])
-		}
-		bad := (r == utf8.RuneError && size == 1) || (c < ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') || c == 0x7f
-		if bad {
-			return Finding{
-				Pos:      grammar.Pos{File: filename, Line: line, Column: col, Offset: i},
-				Category: Refused,
-				Msg:      fmt.Sprintf("Syntax Error: byte 0x%02x is not text; a configuration file is text (is this a binary or compressed file?)", c),
-			}, true
-		}
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-		i += size
-	}
-	return Finding{}, false
-}
 
 // wordSeen is where a word stood: its position, the word before it in its
 // block, and the word before the block (the property a collection is).

@@ -4,6 +4,15 @@
 // configuration, and the canonical bigip.conf text written back. One schema
 // drives parsing, validation, storage, list output and completion, so adding
 // a property is one table row.
+//
+// The schema also holds what F5 has and openltm does not act on: every tmsh
+// kind by name (vocab_kinds.go), F5's built-in objects (vocab.go), and the
+// property tables of the kinds openltm keeps without acting on
+// (kinds_f5.go), each row with its source. Reading a text sorts what it
+// finds by that vocabulary (findings.go, load.go): what BIG-IP refuses is
+// refused with its position (category 1); what BIG-IP accepts and openltm
+// does not act on is kept, listed and saved back with a warning
+// (category 2), which a strict load refuses too.
 package objects
 
 import (
