@@ -113,7 +113,7 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 			if w, ok := st.Items[0].(*grammar.Word); ok {
 				at = w
 			}
-			return nil, synErr(at, nil, "%q unknown module or object type", kindWords(words)[0])
+			return nil, synErr(at, nil, "%q unknown module or object type", words[0])
 		}
 		r.warn(st, "%s is an F5 object kind openltm does not act on; kept verbatim and saved back", kind)
 		return &Object{Raw: st.Source, Words: words}, nil
