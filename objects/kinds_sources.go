@@ -61,6 +61,79 @@ mobile-app-tunnel ed disabled
 fw-staged-policy str none
 security-nat-policy raw
 syn-cookie-status ro -
+ip-intelligence-policy str none
+bwc-policy str none
+throughput-capacity str infinite
+snat raw
+snatpool str none
+`,
+	"ltm virtual-address": `
+persist tf false
+`,
+	"ltm profile fastl4": `
+client-timeout int 30
+explicit-flow-migration ed disabled
+hardware-syn-cookie ed enabled
+ip-df-mode enum pmtu pmtu|preserve|set|clear
+ip-tos-to-client str pass-through
+ip-tos-to-server str pass-through
+ip-ttl-mode enum decrement proxy|preserve|decrement|set
+ip-ttl-v4 int 255
+ip-ttl-v6 int 64
+keep-alive-interval str disabled
+late-binding ed disabled
+link-qos-to-client str pass-through
+link-qos-to-server str pass-through
+mss-override int 0
+other-pva-clientpkts-threshold int 0
+other-pva-offload-direction enum bidirectional bidirectional|client-to-server-only|server-to-client-only
+other-pva-serverpkts-threshold int 0
+other-pva-whento-offload enum after-packets-both-direction after-packets-both-direction|after-packets-per-direction
+priority-to-client str pass-through
+priority-to-server str pass-through
+pva-acceleration enum full dedicated|full|none|partial
+pva-dynamic-client-packets int 1
+pva-dynamic-server-packets int 0
+pva-flow-aging ed enabled
+pva-flow-evict ed enabled
+pva-offload-dynamic ed enabled
+pva-offload-dynamic-priority str disable
+pva-offload-initial-priority enum medium high|low|medium
+pva-offload-state enum embryonic embryonic|establish
+reassemble-fragments ed disabled
+receive-window-size int 0
+reset-on-client-fin ed disabled
+rtt-from-client ed disabled
+rtt-from-server ed disabled
+server-sack ed disabled
+server-timestamp ed disabled
+software-syn-cookie ed disabled
+syn-cookie-dsr-flow-reset-by enum none bigip|client|none
+syn-cookie-enable ed enabled
+syn-cookie-mss int 0
+syn-cookie-whitelist ed disabled
+tcp-close-timeout int 5
+tcp-generate-isn ed disabled
+tcp-handshake-timeout int 5
+tcp-pva-offload-direction enum bidirectional bidirectional|client-to-server-only|server-to-client-only
+tcp-pva-whento-offload enum establish embryonic|establish
+tcp-strip-sack ed disabled
+tcp-time-wait-timeout int 0
+tcp-timestamp-mode enum preserve preserve|rewrite|strip
+tcp-wscale-mode enum preserve preserve|rewrite|strip
+timeout-recovery enum disconnect disconnect|fallback
+`,
+	"ltm monitor http": `
+adaptive-sampling-timespan int 300
+`,
+	"ltm monitor tcp": `
+adaptive-sampling-timespan int 300
+`,
+	"ltm monitor tcp-half-open": `
+adaptive-sampling-timespan int 300
+`,
+	"ltm monitor gateway-icmp": `
+adaptive-sampling-timespan int 300
 `,
 	"ltm pool": `
 gateway-failsafe-device str none
