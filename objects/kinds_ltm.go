@@ -41,7 +41,7 @@ func ltmKinds() []*Kind {
 		help(str("destination", ""), "address:port the virtual server listens on"),
 		str("description", "none"),
 		help(&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}}, "disabled: new connections are reset"),
-		enum("ip-protocol", "tcp", "tcp", "udp", "sctp", "any"),
+		help(enum("ip-protocol", "tcp", "tcp", "udp", "sctp", "any", "icmp", "icmpv6", "igmp", "gre", "esp", "ah", "ipip", "ipv6", "ospf", "pim", "l2tp"), "tcp, udp, sctp, any, another IP protocol by name, or its number"),
 		str("mask", "255.255.255.255"),
 		help(ref("pool", "ltm pool"), "default pool"),
 		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile", Props: []*Prop{
@@ -65,7 +65,7 @@ func ltmKinds() []*Kind {
 		passive(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}),
 		passive(&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}}),
 		passive(str("auto-lasthop", "default")),
-		passive(ed("mirror", "disabled")),
+		passive(enum("mirror", "disabled", "disabled", "enabled", "none")),
 		passive(str("rate-limit", "disabled")),
 		passive(ed("nat64", "disabled")),
 		passive(str("cmp-enabled", "yes")),

@@ -412,6 +412,11 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 				return s, nil
 			}
 		}
+		if p.Name == "ip-protocol" && intRE.MatchString(s) {
+			if n, err := strconv.Atoi(s); err == nil && n <= 255 {
+				return s, nil // an IP protocol by number
+			}
+		}
 		return "", synErr(w, p.Enum, "%q is not a valid value for %q", s, p.Name)
 	case TRef:
 		if s == "none" || s == "" {
