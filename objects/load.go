@@ -30,13 +30,29 @@ type stmtWords struct {
 // would refuse, each with its position; statements that are refused are
 // left out of Objects.
 func (s *Schema) ReadText(filename string, src []byte, folder string) *Loaded {
+	return s.readText(filename, src, folder, false)
+}
+
+// ReadStored reads a configuration openltm stored itself (a generation):
+// what this version's vocabulary refuses but an earlier openltm kept
+// (unknown kinds and properties) is kept again, with warnings, so that an
+// upgrade restores what was running. Syntax errors are still errors.
+func (s *Schema) ReadStored(filename string, src []byte) ([]*Object, Findings, error) {
+	l := s.readText(filename, src, "/Common", true)
+	if err := l.Err(false); err != nil {
+		return nil, l.Findings, err
+	}
+	return l.Objects, l.Findings, nil
+}
+
+func (s *Schema) readText(filename string, src []byte, folder string, lenient bool) *Loaded {
 	l := &Loaded{File: filename, at: map[*Object]*stmtWords{}}
 	file, err := grammar.Parse(filename, src)
 	if err != nil {
 		l.Findings = append(l.Findings, findingOf(err, filename))
 		return l
 	}
-	r := &Reader{Schema: s, Folder: folder, Mode: ModeLoad}
+	r := &Reader{Schema: s, Folder: folder, Mode: ModeLoad, Lenient: lenient}
 	defined := map[string]grammar.Pos{}
 	for _, st := range file.Statements {
 		if cmd := tmshCommand(st); cmd != "" {

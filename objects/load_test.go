@@ -263,3 +263,22 @@ func TestFQDNMemberNode(t *testing.T) {
 		t.Fatalf("dangling after completion: %v", d[0].Warning(Default))
 	}
 }
+
+// A configuration an earlier openltm stored, with what it kept and this
+// vocabulary refuses, still restores.
+func TestReadStored(t *testing.T) {
+	old := "ltm pool /Common/p {\n    monitor /Common/http\n    unknown-knob 42\n}\nfoo bar /Common/x { a b }\n"
+	if l := readAndCheck(old); l.Err(false) == nil {
+		t.Fatal("the vocabulary does not refuse what BIG-IP refuses")
+	}
+	objs, findings, err := Default.ReadStored("generation 7", []byte(old))
+	if err != nil || len(objs) != 2 || len(findings.NotActedOn()) != 2 {
+		t.Fatalf("stored text: %d objects, %v, %v", len(objs), findings, err)
+	}
+	if !strings.Contains(Format(objs[0], PrintOpts{}), "unknown-knob 42") || objs[1].Raw == "" {
+		t.Fatalf("not kept verbatim: %s / %q", Format(objs[0], PrintOpts{}), objs[1].Raw)
+	}
+	if _, _, err := Default.ReadStored("generation 8", []byte("ltm pool /Common/p {\n")); err == nil {
+		t.Fatal("a syntax error restored")
+	}
+}

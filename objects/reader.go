@@ -32,6 +32,10 @@ type Reader struct {
 	Mode   Mode
 	// Warn receives notes about what was kept without being acted on.
 	Warn func(pos grammar.Pos, msg string)
+	// Lenient keeps what the vocabulary does not know (unknown kinds whole,
+	// unknown properties verbatim), with a warning: for configurations
+	// stored by an openltm that kept them, which must still restore.
+	Lenient bool
 	// Findings collects the same notes as category 2 findings, for callers
 	// that print them apart from errors or refuse them (strict).
 	Findings Findings
@@ -108,6 +112,9 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	k, used := r.Schema.Match(words)
 	if k == nil {
 		kind, ok := F5Kind(words)
+		if !ok && r.Lenient {
+			kind, ok = strings.Join(kindWords(words), " "), true
+		}
 		if !ok {
 			var at grammar.Node = st
 			if w, ok := st.Items[0].(*grammar.Word); ok {
@@ -138,7 +145,7 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 		if k.PlainNames {
 			o.Name = rest[0]
 		}
-		if err := CheckName(k, o.Name); err != nil {
+		if err := CheckName(k, o.Name); err != nil && !r.Lenient {
 			return nil, &positioned{pos: st.Items[used].Position(), err: err}
 		}
 	}
@@ -252,6 +259,13 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 			return synErr(items[i], propNames(k, false), "a { } block where a property name was expected")
 		}
 		p := k.Prop(kw.Text)
+		if p == nil && r.Lenient && mode == ModeLoad {
+			n := extraLen(items, i)
+			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: r.text(kw, items[i+n-1])})
+			r.warn(kw, "property %q is not an F5 property of %s; kept verbatim", kw.Text, k.Key())
+			i += n
+			continue
+		}
 		if p == nil {
 			// BIG-IP refuses a property it does not define for the kind, in
 			// a file as on the command line.
@@ -272,6 +286,35 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		i += 1 + used
 	}
 	return nil
+}
+
+func setExtra(xs []Extra, x Extra) []Extra {
+	for i := range xs {
+		if xs[i].Name == x.Name {
+			xs[i] = x
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// extraLen decides how many nodes an unknown property takes: in a block
+// written one property per line (a saved file), everything that starts on
+// its line; in a block written on one line, the name and one value.
+func extraLen(items []grammar.Node, i int) int {
+	line := items[i].Position().Line
+	multi := items[0].Position().Line != items[len(items)-1].Position().Line
+	if !multi {
+		if i+1 < len(items) {
+			return 2
+		}
+		return 1
+	}
+	n := 1
+	for i+n < len(items) && items[i+n].Position().Line == line {
+		n++
+	}
+	return n
 }
 
 func wordAt(rest []grammar.Node, what string, kw *grammar.Word) (*grammar.Word, error) {
