@@ -178,6 +178,29 @@ username str none
 password str none
 `
 
+// monDatabaseRows are the rows of the SQL monitors (mssql, mysql, oracle,
+// postgresql).
+const monDatabaseRows = `
+database str none
+send str none
+recv str none
+recv-column str none
+recv-row str none
+count int 0
+username str none
+password str none
+debug yn no
+`
+
+// monRadiusRows are the rows of the RADIUS monitors.
+const monRadiusRows = `
+nas-ip-address ip none
+secret str none
+username str none
+password str none
+debug yn no
+`
+
 // monitorKind is an F5 monitor kind openltm does not run.
 func monitorKind(typ, builtin, rows string) *Kind {
 	key := "ltm monitor " + typ
@@ -322,15 +345,51 @@ username str none
 password str none
 debug yn no
 `),
-		monitorKind("mysql", "mysql", `
-database str none
-send str none
-recv str none
-recv-column str none
-recv-row str none
-count int 0
+		monitorKind("mysql", "mysql", monDatabaseRows),
+		monitorKind("mssql", "mssql", monDatabaseRows),
+		monitorKind("oracle", "oracle", monDatabaseRows),
+		monitorKind("postgresql", "postgresql", monDatabaseRows),
+		monitorKind("radius", "radius", monRadiusRows),
+		monitorKind("radius-accounting", "radius_accounting", monRadiusRows),
+		monitorKind("imap", "imap", `
+folder str INBOX
 username str none
 password str none
+debug yn no
+`),
+		monitorKind("pop3", "pop3", `
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("nntp", "nntp", `
+newsgroup str none
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("smb", "smb", `
+server str none
+service str none
+get str none
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("scripted", "scripted", `
+filename str none
+debug yn no
+`),
+		monitorKind("sip", "sip", `
+mode enum udp tcp|udp|tls|sips
+cert str none
+key str none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+filter str none
+filter-neg str none
+headers str none
+request str none
 debug yn no
 `),
 
