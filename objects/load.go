@@ -42,6 +42,7 @@ func (s *Schema) ReadStored(filename string, src []byte) ([]*Object, Findings, e
 	if err := l.Err(false); err != nil {
 		return nil, l.Findings, err
 	}
+	l.declarePartitions(s)
 	return l.Objects, l.Findings, nil
 }
 

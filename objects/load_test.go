@@ -278,6 +278,18 @@ func TestReadStored(t *testing.T) {
 	if !strings.Contains(Format(objs[0], PrintOpts{}), "unknown-knob 42") || objs[1].Raw == "" {
 		t.Fatalf("not kept verbatim: %s / %q", Format(objs[0], PrintOpts{}), objs[1].Raw)
 	}
+	// Objects an earlier openltm kept in partitions it never declared.
+	objs, _, err = Default.ReadStored("generation 9", []byte("ltm pool /Other/p { }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default.Builtins()
+	for _, o := range objs {
+		c.Put(o)
+	}
+	if err := c.Validate(Default); err != nil {
+		t.Fatalf("restored partition objects do not validate: %v", err)
+	}
 	if _, _, err := Default.ReadStored("generation 8", []byte("ltm pool /Common/p {\n")); err == nil {
 		t.Fatal("a syntax error restored")
 	}

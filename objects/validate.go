@@ -217,9 +217,11 @@ func (c *Config) Dangling(s *Schema) []Dangle {
 }
 
 // Validate checks a whole configuration apart from dangling references
-// (see Dangling): names are names BIG-IP allows, in partitions that exist,
-// monitors and profiles do not default from themselves, and each kind's
-// required properties are there.
+// (see Dangling): objects are in partitions that exist, monitors and
+// profiles do not default from themselves, and each kind's required
+// properties are there. Names are checked where they are typed (Reader), so
+// an object an earlier openltm stored under a name BIG-IP refuses can still
+// be deleted.
 func (c *Config) Validate(s *Schema) error {
 	if err := c.CheckPartitions(s); err != nil {
 		return err
@@ -227,11 +229,6 @@ func (c *Config) Validate(s *Schema) error {
 	for _, o := range c.Objects() {
 		if o.Kind == nil {
 			continue
-		}
-		if !o.BuiltIn {
-			if err := CheckName(o.Kind, o.Name); err != nil {
-				return err
-			}
 		}
 		for _, r := range Refs(o) {
 			if r.Prop == "defaults-from" && r.Name == o.Name && !o.BuiltIn {
