@@ -220,6 +220,22 @@ func (k *Kind) row(name string) *Prop {
 	panic("objects: " + k.Key() + " has no row " + name)
 }
 
+// persistKind is an F5 persistence kind openltm does not act on.
+func persistKind(typ, builtin, rows string) *Kind {
+	key := "ltm persistence " + typ
+	k := pk(key, "Persistence", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), `
+defaults-from ref `+strings.ReplaceAll(key, " ", "+")+`
+timeout int 180
+mirror ed disabled
+match-across-pools ed disabled
+match-across-services ed disabled
+match-across-virtuals ed disabled
+override-connection-limit ed disabled
+`+rows)
+	k.Lower = "persistence"
+	return k
+}
+
 // profileKind is an F5 profile kind openltm does not act on.
 func profileKind(typ, builtin, rows string) *Kind {
 	key := "ltm profile " + typ
@@ -557,6 +573,112 @@ translate-extended ed enabled
 `),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
+`),
+
+		persistKind("dest-addr", "dest_addr", `
+mask str none
+hash-algorithm enum default default|carp
+`),
+		persistKind("hash", "hash", `
+rule ref ltm+rule none
+hash-algorithm enum default default|carp
+hash-offset int 0
+hash-length int 0
+hash-start-pattern str none
+hash-end-pattern str none
+hash-buffer-limit int 0
+`),
+		persistKind("ssl", "ssl", ""),
+		persistKind("host", "host", ""),
+		persistKind("msrdp", "msrdp", `
+has-session-dir yn no
+`),
+		persistKind("sip", "sip_info", `
+sip-info str Call-ID
+`),
+
+		pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
+automap bare
+origins raw
+snatpool ref ltm+snatpool none
+translation str none
+vlans list
+vlans-disabled flag vlans-disabled|vlans-enabled
+source-port enum preserve preserve|preserve-strict|change
+mirror ed disabled
+`),
+		pk("ltm snat-translation", "SNAT Translation", "", tmshRef("ltm snat-translation")+vocab, `
+address ip -
+arp ed enabled
+connection-limit int 0
+enabled str yes
+inherited-traffic-group tf false
+ip-idle-timeout str indefinite
+tcp-idle-timeout str indefinite
+udp-idle-timeout str indefinite
+traffic-group str /Common/traffic-group-1
+`),
+		pk("ltm data-group external", "Data Group", "", tmshRef("ltm data-group external")+vocab, `
+external-file-name str -
+type enum string string|ip|integer
+`),
+
+		pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
+configsync-ip ip none
+unicast-address raw
+mirror-ip ip any6
+mirror-secondary-ip ip any6
+multicast-interface str none
+multicast-ip ip any6
+multicast-port int 0
+mgmt-unicast-mode enum both both|ipv4|ipv6
+ha-capacity int 0
+comment str none
+contact str none
+location str none
+active-modules raw
+optional-modules raw
+time-limited-modules raw
+alternate-ip str none
+base-mac str -
+build str -
+cert str -
+key str -
+chassis-id str -
+chassis-type str individual
+edition str -
+failover-state str -
+hostname str -
+management-ip str -
+marketing-name str -
+platform-id str -
+product str -
+self-device tf false
+time-zone str -
+version str -
+`),
+		pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
+type enum sync-only sync-only|sync-failover
+devices raw
+auto-sync ed disabled
+save-on-auto-sync tf false
+full-load-on-sync tf false
+incremental-config-sync-size-max int 1024
+network-failover ed disabled
+asm-sync ed disabled
+hidden tf false
+`),
+		pk("cm traffic-group", "Traffic Group", "", tmshRef("cm traffic-group")+vocab, `
+unit-id int 0
+failover-method enum ha-order ha-order|ha-score
+ha-order list
+ha-group str none
+ha-load-factor int 1
+auto-failback-enabled tf false
+auto-failback-time int 60
+mac str none
+monitor raw
+is-floating tf true
 `),
 
 		pk("net route", "Route", "", tmshRef("net route")+vocab, `
