@@ -2,6 +2,7 @@ package objects
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/openltm/openltm/grammar"
 )
@@ -42,6 +43,8 @@ gtm monitor gateway-icmp /Common/gateway_icmp { }
 gtm monitor tcp /Common/tcp { }
 gtm monitor http /Common/http { }
 gtm monitor https /Common/https { }
+cm traffic-group /Common/traffic-group-1 { unit-id 1 }
+cm traffic-group /Common/traffic-group-local-only { is-floating false }
 auth partition Common { }
 sys folder / { }
 sys folder /Common { }
@@ -117,16 +120,36 @@ func (s *Schema) ReadConfigIn(filename string, src []byte, folder string, warn f
 const Version = "15.1.0"
 
 // Text writes the configuration as bigip.conf text: full paths, one
-// property per line, built-ins left out. Loading it back gives the same
+// property per line, built-ins left out unless modified. Loading it back gives the same
 // configuration, and saving that gives the same text.
 func (c *Config) Text() string {
 	var b strings.Builder
 	b.WriteString("#TMSH-VERSION: " + Version + "\n\n")
+	asShipped := shippedText()
 	for _, o := range c.Objects() {
-		if o.BuiltIn {
-			continue
+		text := Format(o, PrintOpts{})
+		if o.BuiltIn && asShipped[o.Key()] == text {
+			continue // as shipped; a modified built-in is saved, as BIG-IP saves it
 		}
-		b.WriteString(Format(o, PrintOpts{}))
+		b.WriteString(text)
 	}
 	return b.String()
+}
+
+// shippedText is the saved form of each built-in object as shipped.
+var shippedText = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, o := range Default.Builtins().objs {
+		if o.BuiltIn {
+			m[o.Key()] = Format(o, PrintOpts{})
+		}
+	}
+	return m
+})
+
+// shipped reports whether o is one of the built-in objects openltm ships
+// (modified or not): those cannot be deleted.
+func shipped(o *Object) bool {
+	_, ok := shippedText()[o.Key()]
+	return ok
 }

@@ -58,3 +58,24 @@ func TestSaveLoadSaveIsIdentical(t *testing.T) {
 		t.Errorf("want 3 warnings (two F5 properties openltm does not act on, an apm kind), got %q", warns)
 	}
 }
+
+// A modified built-in is saved, as BIG-IP saves it, loads back, and still
+// cannot be deleted.
+func TestModifiedBuiltinIsSaved(t *testing.T) {
+	c := Default.Builtins()
+	k := Default.Kind("cm traffic-group")
+	tg := c.Get(k, "/Common/traffic-group-1").Clone()
+	tg.Props["ha-order"] = &Value{List: []string{"bigip1", "bigip2"}}
+	c.Put(tg)
+	text := c.Text()
+	if !strings.Contains(text, "cm traffic-group /Common/traffic-group-1 {") || strings.Contains(text, "/Common/tcp {") {
+		t.Fatalf("saved text:\n%s", text)
+	}
+	c2, _ := loadText(t, "saved.conf", []byte(text))
+	if c2.Text() != text {
+		t.Fatalf("save → load → save differs:\n%s\n---\n%s", text, c2.Text())
+	}
+	if err := c2.CheckDelete(Default, c2.Get(k, "/Common/traffic-group-1")); err == nil {
+		t.Fatal("a modified built-in could be deleted")
+	}
+}

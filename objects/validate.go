@@ -289,7 +289,7 @@ func (c *Config) Referrers(s *Schema, target *Object) []*Object {
 // CheckDelete refuses to delete an object something still uses, or a
 // built-in one.
 func (c *Config) CheckDelete(s *Schema, o *Object) error {
-	if o.BuiltIn {
+	if o.BuiltIn || (o.Kind != nil && shipped(o)) {
 		return Invalid("%s (%s) is a built-in object and cannot be deleted.", o.Kind.Title, o.Name)
 	}
 	by := c.Referrers(s, o)
