@@ -15,8 +15,7 @@ import (
 type Mode int
 
 const (
-	// ModeLoad reads bigip.conf: `key { ... }` sets whole collections, and
-	// properties openltm does not know are kept verbatim with a warning.
+	// ModeLoad reads bigip.conf: `key { ... }` sets whole collections.
 	ModeLoad Mode = iota
 	// ModeCreate reads tmsh create arguments: unknown properties are errors.
 	ModeCreate
@@ -86,8 +85,9 @@ func renderNodes(a, b grammar.Node) string {
 }
 
 // ReadObject reads one bigip.conf statement (`ltm pool /Common/p { ... }`)
-// into an object. Statements of kinds openltm does not know come back with
-// a nil Kind and their text kept whole.
+// into an object. Statements of kinds F5 has and openltm has no table for
+// come back with a nil Kind and their text kept whole (category 2); kinds F5
+// does not have, and properties F5 does not define, are refused.
 func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	r.src, r.base = st.Source, st.Pos.Offset
 	var words []string
