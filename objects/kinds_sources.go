@@ -266,6 +266,26 @@ pools-cname raw
 load-balancing-decision-log-verbosity list
 topology-prefer-edns0-client-subnet ed disabled
 `,
+	"sys global-settings": `
+aws-access-key str none
+aws-secret-key str none
+aws-api-max-concurrency int 1
+file-blacklist-path-prefix str -
+file-blacklist-read-only-path-prefix str -
+custom-addr str none
+failsafe-action str go-offline-restart-tm
+file-local-path-prefix str -
+gui-audit ed disabled
+gui-expired-cert-alert ed enabled
+host-addr-mode enum management custom|management|state-mirror
+hosts-allow-include str none
+ssh-session-limit ed disabled
+ssh-root-session-limit ed enabled
+ssh-max-session-limit int 10
+ssh-max-session-limit-per-user int 10
+password-prompt str Password
+username-prompt str Username
+`,
 	"gtm pool a": `
 min-members-up-mode enum off off|number|percent
 min-members-up-value int 0
@@ -284,6 +304,25 @@ limit-max-pps-status ed disabled
 `,
 }
 
+// moreItemRows are the further F5 rows of collection items, by kind key and
+// collection name.
+var moreItemRows = map[string]string{
+	"gtm server virtual-servers": `
+ltm-name str none
+explicit-link-name str none
+limit-max-pps int 0
+limit-max-pps-status ed disabled
+`,
+	"gtm pool a members": `
+description str none
+static-target yn no
+limit-max-bps int 0
+limit-max-bps-status ed disabled
+limit-max-pps int 0
+limit-max-pps-status ed disabled
+`,
+}
+
 // describeModeled gives the modeled kinds their sources and their further
 // F5 rows.
 func describeModeled(ks []*Kind) {
@@ -295,17 +334,28 @@ func describeModeled(ks []*Kind) {
 		if k.Source == "" {
 			k.Source = modeledSources[key]
 		}
-		if rows := moreModeledRows[key]; rows != "" {
-			have := map[string]bool{}
-			for _, p := range k.Props {
-				have[p.Name] = true
+		addRows(k, key, moreModeledRows[key])
+		for _, p := range k.Props {
+			if p.Sub != nil {
+				addRows(p.Sub, key, moreItemRows[key+" "+p.Name])
 			}
-			for _, p := range table(key, rows) {
-				if !have[p.Name] {
-					p.Source = tmshRef(key) + "; property names: F5 tmsh reference as listed in openltm's vocabulary notes"
-					k.Props = append(k.Props, p)
-				}
-			}
+		}
+	}
+}
+
+// addRows appends the rows of a table that k does not have yet.
+func addRows(k *Kind, key, rows string) {
+	if rows == "" {
+		return
+	}
+	have := map[string]bool{}
+	for _, p := range k.Props {
+		have[p.Name] = true
+	}
+	for _, p := range table(key, rows) {
+		if !have[p.Name] {
+			p.Source = tmshRef(key) + "; property names: F5 tmsh reference as listed in openltm's vocabulary notes"
+			k.Props = append(k.Props, p)
 		}
 	}
 }
