@@ -220,6 +220,31 @@ func (k *Kind) row(name string) *Prop {
 	panic("objects: " + k.Key() + " has no row " + name)
 }
 
+const gtmMonSendRecvRows = `
+send str none
+recv str none
+reverse ed disabled
+transparent ed disabled
+username str none
+password str none
+`
+
+// gtmMonitorKind is a GSLB monitor kind openltm keeps without running it
+// (the GSLB probes its members itself).
+func gtmMonitorKind(typ, builtin, rows string) *Kind {
+	key := "gtm monitor " + typ
+	k := pk(key, "Monitor", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), `
+defaults-from ref `+strings.ReplaceAll(key, " ", "+")+`
+destination str *:*
+interval int 30
+timeout int 120
+probe-timeout int 5
+ignore-down-response ed disabled
+`+rows)
+	k.Lower = "monitor"
+	return k
+}
+
 // persistKind is an F5 persistence kind openltm does not act on.
 func persistKind(typ, builtin, rows string) *Kind {
 	key := "ltm persistence " + typ
@@ -680,6 +705,32 @@ mac str none
 monitor raw
 is-floating tf true
 `),
+
+		gtmMonitorKind("http", "http", gtmMonSendRecvRows),
+		gtmMonitorKind("https", "https", gtmMonSendRecvRows+`
+cert str none
+key str none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+`),
+		gtmMonitorKind("tcp", "tcp", gtmMonSendRecvRows),
+		gtmMonitorKind("udp", "udp", gtmMonSendRecvRows+`
+debug yn no
+`),
+		gtmMonitorKind("tcp-half-open", "tcp_half_open", `
+transparent ed disabled
+probe-attempts int 3
+probe-interval int 1
+`),
+		gtmMonitorKind("gateway-icmp", "gateway_icmp", `
+transparent ed disabled
+probe-attempts int 3
+probe-interval int 1
+`),
+		gtmMonitorKind("bigip", "bigip", `
+aggregate-dynamic-ratios enum none none|average-nodes|sum-nodes|average-members|sum-members
+`),
+		gtmMonitorKind("bigip-link", "bigip_link", ""),
 
 		pk("net route", "Route", "", tmshRef("net route")+vocab, `
 network network -

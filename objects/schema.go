@@ -18,6 +18,7 @@ package objects
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Type says how a property's value is written and read.
@@ -182,6 +183,30 @@ func (k *Kind) index() {
 type Schema struct {
 	kinds []*Kind
 	byKey map[string]*Kind
+	// refs caches, per reference spec, the kinds it may name, in the
+	// spec's order: references are resolved on every commit.
+	refs sync.Map // string -> []*Kind
+}
+
+// refKinds lists the kinds a reference spec may name: for each entry in
+// turn, the kind it names or the kinds its prefix matches, by key.
+func (s *Schema) refKinds(spec []string) []*Kind {
+	key := strings.Join(spec, "\x00")
+	if ks, ok := s.refs.Load(key); ok {
+		return ks.([]*Kind)
+	}
+	var ks []*Kind
+	seen := map[*Kind]bool{}
+	for _, sp := range spec {
+		for _, k := range s.kinds {
+			if !seen[k] && refMatches([]string{sp}, k.Key()) {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	s.refs.Store(key, ks)
+	return ks
 }
 
 // Kinds returns every kind, sorted by key.

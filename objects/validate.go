@@ -66,12 +66,11 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 }
 
 // Lookup resolves a reference: the exact path, else the same name in
-// /Common (where shared objects live, as BIG-IP resolves them).
+// /Common (where shared objects live, as BIG-IP resolves them). Kinds are
+// tried in the order spec names them (ltm monitors before gtm monitors
+// when a spec says so).
 func (c *Config) Lookup(s *Schema, spec []string, name string) *Object {
-	for _, k := range s.kinds {
-		if !refMatches(spec, k.Key()) {
-			continue
-		}
+	for _, k := range s.refKinds(spec) {
 		if o := c.Get(k, name); o != nil {
 			return o
 		}
