@@ -56,6 +56,7 @@ type item struct {
 type level struct {
 	open         lexer.Position // the opening brace of a block
 	prev1, prev2 item           // the last two items seen at this level
+	prev3        item           // the item before prev2 (ltm cipher rule NAME)
 	key1, key2   string         // the two bare words before the block's "{"
 }
 
@@ -239,7 +240,7 @@ func (s *scanner) push(it item) {
 		s.stmtHas = true
 	}
 	l := &s.stack[len(s.stack)-1]
-	l.prev2, l.prev1 = l.prev1, it
+	l.prev3, l.prev2, l.prev1 = l.prev2, l.prev1, it
 }
 
 func (s *scanner) endStatement() {
@@ -284,7 +285,8 @@ func (s *scanner) rawBlock() bool {
 	if len(s.stack) == 1 && l.prev2.bare && l.prev1.word {
 		switch l.prev2.text {
 		case "rule":
-			return true
+			// ltm rule NAME { script }, but ltm cipher rule NAME { props }.
+			return !(l.prev3.bare && l.prev3.text == "cipher")
 		case "script":
 			return !s.icall
 		}

@@ -81,6 +81,9 @@ func Parse(filename string, src []byte) (*File, error) {
 // ParseWith is Parse for text whose meaning depends on where the shell is
 // (see Options).
 func ParseWith(filename string, src []byte, opts Options) (*File, error) {
+	if err := checkText(filename, src); err != nil {
+		return nil, err
+	}
 	text := string(src)
 	sc := newScanner(filename, text, opts.ModulePath)
 	peek, err := lexer.Upgrade(sc)

@@ -105,6 +105,11 @@ func TestParse(t *testing.T) {
 			want: "ltm rule /Common/r1 tcl<\nwhen HTTP_REQUEST priority 10 {\n    if { [HTTP::uri] eq \"/\\}\" } { pool p }\n}\n> | ltm pool p { }",
 		},
 		{
+			name: "a cipher rule holds properties, not a script",
+			src:  "ltm cipher rule /Common/strong { cipher ECDHE+AES-GCM }\nltm cipher group g { allow { strong { } } }",
+			want: "ltm cipher rule /Common/strong { cipher ECDHE+AES-GCM } | ltm cipher group g { allow { strong { } } }",
+		},
+		{
 			name: "rule body: top-level comment braces do not count",
 			src:  "ltm rule r {\n    # when HTTP_REQUEST {\n#{\nwhen CLIENT_ACCEPTED { log local0. \"x\" }\n}\nltm node n { }",
 			want: "ltm rule r tcl<\n    # when HTTP_REQUEST {\n#{\nwhen CLIENT_ACCEPTED { log local0. \"x\" }\n> | ltm node n { }",
@@ -159,7 +164,6 @@ func TestParse(t *testing.T) {
 		{name: "quoted definition is not a script key", src: `a { "definition" { b } }`, want: `a { Q"definition" { b } }`},
 		{name: "CRLF line endings", src: "ltm node n {\r\n    address 10.0.0.1\r\n}\r\nltm node m { }\r\n", want: "ltm node n { address 10.0.0.1 } | ltm node m { }"},
 		{name: "no final newline", src: "ltm node n { }", want: "ltm node n { }"},
-		{name: "control characters are word bytes", src: "a\x00b c\x7f", want: "a\x00b c\x7f"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -195,6 +199,7 @@ func TestParseErrors(t *testing.T) {
 		{name: "stray brace after statement", src: "list ltm pool }", want: `1:15: unexpected "}": no block is open here`, expected: `a word, a quoted string, "{" or the end of the statement`},
 		{name: "unclosed rule", file: "r.conf", src: "ltm rule r {\nwhen HTTP_REQUEST {\n}\n", want: `r.conf:4:1: unexpected end of input: missing "}" to close the script body opened at 1:12`, expected: `"}"`, incomplete: true},
 		{name: "column counts characters", src: `ünï "x`, want: `1:5: unterminated quoted string started here`, expected: `a closing '"'`, incomplete: true},
+		{name: "control characters are not text", file: "b.conf", src: "a\x00b c\x7f", want: `b.conf:1:2: byte 0x00 is not text; a configuration is text (is this a binary or compressed file?)`, expected: "text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,4 +357,28 @@ func lexValues(toks []lexer.Token, err error) ([]string, error) {
 		out = append(out, t.Value)
 	}
 	return out, err
+}
+
+func TestNotText(t *testing.T) {
+	for _, tc := range []struct {
+		src, at string
+	}{
+		{"\x00\xffltm pool p { }", "1:1"},
+		{"ltm pool p {\n    description \"a\x01b\"\n}", "2:19"},
+		{"ltm pool p { description caf\xe9 }", "1:29"},
+		{"ltm pool p { description \"caf\u00e9\" }\n", ""},
+		{"ltm pool p {\r\n\tdescription x\f}\n", ""},
+	} {
+		_, err := Parse("f.conf", []byte(tc.src))
+		if tc.at == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tc.src, err)
+			}
+			continue
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Pos.String() != "f.conf:"+tc.at || !strings.Contains(e.Msg, "is not text") {
+			t.Errorf("%q: error %v, want one at f.conf:%s saying it is not text", tc.src, err, tc.at)
+		}
+	}
 }

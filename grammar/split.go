@@ -9,8 +9,12 @@ import "errors"
 // tail (an open brace, script body or quote, or a final backslash that
 // continues the line), to be prefixed to the next line read; it is "" when
 // everything is complete. err reports text that no further input can fix
-// (a stray "}"); complete then holds the statements before it.
+// (a stray "}"; bytes that are not text, and then complete is empty);
+// complete then holds the statements before it.
 func SplitStatements(src string) (complete []string, rest string, err error) {
+	if e := checkText("", []byte(src)); e != nil {
+		return nil, "", e
+	}
 	sc := newScanner("", src, nil)
 	start, end := -1, 0                // first and last byte of the current statement
 	restFrom := 0                      // where the current statement may begin

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/openltm/openltm/grammar"
 )
@@ -42,6 +43,11 @@ gtm monitor gateway-icmp /Common/gateway_icmp { }
 gtm monitor tcp /Common/tcp { }
 gtm monitor http /Common/http { }
 gtm monitor https /Common/https { }
+cm traffic-group /Common/traffic-group-1 { unit-id 1 }
+cm traffic-group /Common/traffic-group-local-only { is-floating false }
+auth partition Common { }
+sys folder / { }
+sys folder /Common { }
 `
 
 // singletonText is the initial state of singleton kinds; unlike built-ins
@@ -49,6 +55,8 @@ gtm monitor https /Common/https { }
 const singletonText = `
 ltm default-node-monitor { rule none }
 sys global-settings { hostname openltm.local }
+sys ntp { }
+sys dns { }
 gtm global-settings load-balancing { }
 gtm global-settings metrics { }
 gtm global-settings general { }
@@ -67,6 +75,13 @@ func (s *Schema) Builtins() *Config {
 			c.Put(o)
 		}
 	}
+	// The built-in parents of the kinds openltm keeps without acting on
+	// (/Common/dns, /Common/inband, /Common/gre, ...).
+	for _, k := range s.kinds {
+		if k.Passive && k.Parent != "" && c.Get(k, k.Parent) == nil {
+			c.Put(&Object{Kind: k, Name: k.Parent, Props: map[string]*Value{}, BuiltIn: true})
+		}
+	}
 	return c
 }
 
@@ -79,39 +94,62 @@ func (s *Schema) ReadConfig(filename string, src []byte, warn func(grammar.Pos, 
 // ReadConfigIn is ReadConfig with relative names taken in folder, for text
 // listed from inside a folder (tmsh edit).
 func (s *Schema) ReadConfigIn(filename string, src []byte, folder string, warn func(grammar.Pos, string)) ([]*Object, error) {
-	f, err := grammar.Parse(filename, src)
-	if err != nil {
-		return nil, err
+	l := s.ReadText(filename, src, folder)
+	if l.Findings.Refused() == nil {
+		l.declarePartitions(s)
 	}
-	r := &Reader{Schema: s, Folder: folder, Mode: ModeLoad, Warn: warn}
-	var out []*Object
-	for _, st := range f.Statements {
-		o, err := r.ReadObject(st)
-		if err != nil {
-			if se, ok := err.(*SyntaxError); ok && se.Pos.File == "" {
-				se.Pos.File = filename
+	for _, f := range l.Findings {
+		if f.Category != Refused {
+			if warn != nil {
+				warn(f.Pos, f.Msg)
 			}
-			return nil, err
+			continue
 		}
-		out = append(out, o)
+		if se, ok := f.err.(*SyntaxError); ok && se.Pos.File == "" {
+			se.Pos.File = filename
+		}
+		if f.err != nil {
+			return nil, f.err
+		}
+		return nil, l.Findings.Err(false)
 	}
-	return out, nil
+	return l.Objects, nil
 }
 
 // Version is written in saved files' header line, which BIG-IP tools expect.
 const Version = "15.1.0"
 
 // Text writes the configuration as bigip.conf text: full paths, one
-// property per line, built-ins left out. Loading it back gives the same
+// property per line, built-ins left out unless modified. Loading it back gives the same
 // configuration, and saving that gives the same text.
 func (c *Config) Text() string {
 	var b strings.Builder
 	b.WriteString("#TMSH-VERSION: " + Version + "\n\n")
+	asShipped := shippedText()
 	for _, o := range c.Objects() {
-		if o.BuiltIn {
-			continue
+		text := Format(o, PrintOpts{})
+		if o.BuiltIn && asShipped[o.Key()] == text {
+			continue // as shipped; a modified built-in is saved, as BIG-IP saves it
 		}
-		b.WriteString(Format(o, PrintOpts{}))
+		b.WriteString(text)
 	}
 	return b.String()
+}
+
+// shippedText is the saved form of each built-in object as shipped.
+var shippedText = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, o := range Default.Builtins().objs {
+		if o.BuiltIn {
+			m[o.Key()] = Format(o, PrintOpts{})
+		}
+	}
+	return m
+})
+
+// shipped reports whether o is one of the built-in objects openltm ships
+// (modified or not): those cannot be deleted.
+func shipped(o *Object) bool {
+	_, ok := shippedText()[o.Key()]
+	return ok
 }

@@ -184,6 +184,7 @@ func gtmKinds() []*Kind {
 		num("path-ttl", "2400"),
 		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot and tcp and skips the others"),
 		passive(num("metrics-caching", "3600")),
+		passive(&Prop{Name: "metrics-collection-protocols", Type: TList, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}),
 		passive(num("inactive-ldns-ttl", "2419200")),
 		passive(num("inactive-paths-ttl", "604800")),
 		passive(num("max-synchronous-monitor-requests", "20")),

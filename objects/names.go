@@ -229,3 +229,68 @@ func memberDisplay(folder, name string) string {
 	sep := name[len(node) : len(node)+1]
 	return RelPath(folder, node) + sep + PortName(port)
 }
+
+// maxNameLen is the longest object name (each part of its path) BIG-IP
+// takes; longer ones are refused as invalid names.
+const maxNameLen = 255
+
+// CheckName refuses an object name BIG-IP refuses: empty path parts,
+// spaces, control characters, quotes, braces and other characters tmsh
+// does not allow in names, and over-long names. The error is BIG-IP's
+// 01070088.
+func CheckName(k *Kind, name string) error {
+	if k == nil || k.Singleton || k.Key() == "gtm topology" {
+		return nil
+	}
+	bad := func() error {
+		shown := name
+		if len(shown) > 80 {
+			shown = fmt.Sprintf("%s... (%d characters)", shown[:60], len(name))
+		}
+		return &ConfigError{Code: "01070088", Msg: fmt.Sprintf("The requested object name (%s) is invalid.", shown)}
+	}
+	path := name
+	if k.PlainNames {
+		if name == "" || len(name) > maxNameLen {
+			return bad()
+		}
+	} else {
+		if k.Key() == "sys folder" && name == "/" {
+			return nil
+		}
+		if !strings.HasPrefix(path, "/") || strings.HasSuffix(path, "/") {
+			return bad()
+		}
+		for _, part := range strings.Split(path[1:], "/") {
+			if part == "" || len(part) > maxNameLen {
+				return bad()
+			}
+		}
+	}
+	wild := strings.HasPrefix(k.Key(), "gtm wideip")
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c <= ' ' || c >= 0x7f:
+			return bad()
+		case strings.IndexByte("\"'{}[]\\;#$&|<>`!", c) >= 0:
+			return bad()
+		case (c == '*' || c == '?') && !wild:
+			return bad()
+		case c == '/' && k.PlainNames && k.Key() != "sys management-ip":
+			return bad()
+		}
+	}
+	return nil
+}
+
+// plainName is the name of a PlainNames object typed as a path: the part
+// after its folder (sys db keys, user names).
+func plainName(name string) string {
+	if strings.HasPrefix(name, "/") {
+		if i := strings.IndexByte(name[1:], '/'); i >= 0 {
+			return name[i+2:]
+		}
+	}
+	return name
+}

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,8 +15,7 @@ import (
 type Mode int
 
 const (
-	// ModeLoad reads bigip.conf: `key { ... }` sets whole collections, and
-	// properties openltm does not know are kept verbatim with a warning.
+	// ModeLoad reads bigip.conf: `key { ... }` sets whole collections.
 	ModeLoad Mode = iota
 	// ModeCreate reads tmsh create arguments: unknown properties are errors.
 	ModeCreate
@@ -31,14 +31,25 @@ type Reader struct {
 	Mode   Mode
 	// Warn receives notes about what was kept without being acted on.
 	Warn func(pos grammar.Pos, msg string)
+	// Lenient keeps what the vocabulary does not know (unknown kinds whole,
+	// unknown properties verbatim), with a warning: for configurations
+	// stored by an openltm that kept them, which must still restore.
+	Lenient bool
+	// Findings collects the same notes as category 2 findings, for callers
+	// that print them apart from errors or refuse them (strict).
+	Findings Findings
 
 	src  string
 	base int
 }
 
+// warn notes something kept without being acted on (category 2).
 func (r *Reader) warn(n grammar.Node, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	pos := n.Position()
+	r.Findings = append(r.Findings, Finding{Pos: pos, Category: NotActedOn, Msg: msg})
 	if r.Warn != nil {
-		r.Warn(n.Position(), fmt.Sprintf(format, args...))
+		r.Warn(pos, msg)
 	}
 }
 
@@ -74,8 +85,9 @@ func renderNodes(a, b grammar.Node) string {
 }
 
 // ReadObject reads one bigip.conf statement (`ltm pool /Common/p { ... }`)
-// into an object. Statements of kinds openltm does not know come back with
-// a nil Kind and their text kept whole.
+// into an object. Statements of kinds F5 has and openltm has no table for
+// come back with a nil Kind and their text kept whole (category 2); kinds F5
+// does not have, and properties F5 does not define, are refused.
 func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	r.src, r.base = st.Source, st.Pos.Offset
 	var words []string
@@ -99,7 +111,18 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	}
 	k, used := r.Schema.Match(words)
 	if k == nil {
-		r.warn(st, "%q objects are not known to openltm; kept verbatim and saved back", strings.Join(kindWords(words), " "))
+		kind, ok := F5Kind(words)
+		if !ok && r.Lenient {
+			kind, ok = strings.Join(kindWords(words), " "), true
+		}
+		if !ok {
+			var at grammar.Node = st
+			if w, ok := st.Items[0].(*grammar.Word); ok {
+				at = w
+			}
+			return nil, synErr(at, nil, "%q unknown module or object type", words[0])
+		}
+		r.warn(st, "%s is an F5 object kind openltm does not act on; kept verbatim and saved back", kind)
 		return &Object{Raw: st.Source, Words: words}, nil
 	}
 	o := &Object{Kind: k, Props: map[string]*Value{}}
@@ -119,6 +142,15 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 			return nil, synErr(st.Items[used+1], []string{"{"}, "%q unexpected after the name %q", rest[1], rest[0])
 		}
 		o.Name = FullPath(r.folder(), rest[0])
+		if k.PlainNames {
+			o.Name = rest[0]
+		}
+		if err := CheckName(k, o.Name); err != nil && !r.Lenient {
+			return nil, &positioned{pos: st.Items[used].Position(), err: err}
+		}
+	}
+	if k.Passive && (block != nil && len(block.Items) > 0 || !k.Singleton) {
+		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(k.Key()+" "+o.Name))
 	}
 	if block == nil {
 		return o, nil
@@ -177,6 +209,17 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 		}
 		return synErr(items[0], []string{"{ rule body }"}, "an iRule is written: create ltm rule NAME { when EVENT { ... } }")
 	}
+	if o.Kind.PlainNames {
+		o.Name = plainName(o.Name)
+	}
+	if r.Mode == ModeCreate && !o.Kind.Singleton {
+		if err := CheckName(o.Kind, o.Name); err != nil {
+			return err
+		}
+	}
+	if o.Kind.Passive {
+		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(o.Kind.Key()+" "+o.Name))
+	}
 	// A pasted bigip.conf body: create ltm pool p { members { ... } }.
 	if len(items) == 1 {
 		if b, ok := items[0].(*grammar.Block); ok {
@@ -216,17 +259,17 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 			return synErr(items[i], propNames(k, false), "a { } block where a property name was expected")
 		}
 		p := k.Prop(kw.Text)
-		if p == nil {
-			if mode != ModeLoad {
-				return synErr(kw, propNames(k, false), "%q unknown property", kw.Text)
-			}
+		if p == nil && r.Lenient && mode == ModeLoad {
 			n := extraLen(items, i)
-			last := items[i+n-1]
-			text := r.text(kw, last)
-			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: text})
-			r.warn(kw, "property %q is not known to openltm; kept verbatim", kw.Text)
+			item.Extra = setExtra(item.Extra, Extra{Name: kw.Text, Text: r.text(kw, items[i+n-1])})
+			r.warn(kw, "property %q is not an F5 property of %s; kept verbatim", kw.Text, k.Key())
 			i += n
 			continue
+		}
+		if p == nil {
+			// BIG-IP refuses a property it does not define for the kind, in
+			// a file as on the command line.
+			return synErr(kw, propNames(k, k.Passive), "%q unknown property", kw.Text)
 		}
 		if p.ReadOnly && mode != ModeLoad {
 			return synErr(kw, nil, "%q is read-only: the system sets it", kw.Text)
@@ -234,6 +277,11 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		used, err := r.value(k, p, item, kw, items[i+1:], mode)
 		if err != nil {
 			return err
+		}
+		if p.Passive && !k.Passive && !p.ReadOnly {
+			if v := item.Props[p.Name]; v != nil && !isDefault(p, v) {
+				r.warn(kw, "property %q is kept and saved back; openltm does not act on it", kw.Text)
+			}
 		}
 		i += 1 + used
 	}
@@ -315,6 +363,18 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 		if len(rest) == 0 {
 			return 0, synErr(kw, nil, "%q needs a value", kw.Text)
 		}
+		// tmsh edits of a collection kept verbatim: add appends the new
+		// items to the block, replace-all-with replaces it.
+		if w, ok := rest[0].(*grammar.Word); ok && len(rest) > 1 && (w.Text == "add" || w.Text == "replace-all-with") {
+			if b, ok := rest[1].(*grammar.Block); ok {
+				text := r.text(b, b)
+				if old := item.Props[p.Name]; w.Text == "add" && old != nil && strings.HasPrefix(old.Str, "{") && strings.HasSuffix(old.Str, "}") {
+					text = strings.TrimSpace(strings.TrimSuffix(old.Str, "}")) + " " + strings.TrimSpace(strings.TrimPrefix(text, "{"))
+				}
+				item.Props[p.Name] = &Value{Str: text}
+				return 2, nil
+			}
+		}
 		item.Props[p.Name] = &Value{Str: r.text(rest[0], rest[0])}
 		return 1, nil
 	case TTcl:
@@ -395,12 +455,27 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 				return s, nil
 			}
 		}
+		if p.Name == "ip-protocol" && intRE.MatchString(s) {
+			if n, err := strconv.Atoi(s); err == nil && n <= 255 {
+				return s, nil // an IP protocol by number
+			}
+		}
 		return "", synErr(w, p.Enum, "%q is not a valid value for %q", s, p.Name)
 	case TRef:
 		if s == "none" || s == "" {
 			return "none", nil
 		}
 		return FullPath(r.folder(), s), nil
+	}
+	switch p.Format {
+	case "ip":
+		if !validIP(s) {
+			return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
+		}
+	case "network":
+		if s != "default" && s != "default-inet6" && !validPrefix(s) {
+			return "", synErr(w, []string{"default", "default-inet6", "an address/prefix"}, "%q is not a network: use default, default-inet6 or address/prefix such as 10.1.0.0/16", s)
+		}
 	}
 	switch p.Name {
 	case "destination":
@@ -803,3 +878,33 @@ type positioned struct {
 
 func (p *positioned) Error() string { return p.err.Error() }
 func (p *positioned) Unwrap() error { return p.err }
+
+// validIP reports whether s is an address as BIG-IP writes one: with an
+// optional %route-domain, or any, any6, none.
+func validIP(s string) bool {
+	switch s {
+	case "any", "any6", "none":
+		return true
+	}
+	if i := strings.IndexByte(s, '%'); i >= 0 {
+		if _, err := strconv.Atoi(s[i+1:]); err != nil {
+			return false
+		}
+		s = s[:i]
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// validPrefix reports whether s is address[%rd]/length.
+func validPrefix(s string) bool {
+	a, l, ok := strings.Cut(s, "/")
+	if !ok || !validIP(a) || a == "any" || a == "any6" || a == "none" {
+		return false
+	}
+	if i := strings.IndexByte(a, '%'); i >= 0 {
+		a = a[:i]
+	}
+	_, err := netip.ParsePrefix(a + "/" + l)
+	return err == nil
+}

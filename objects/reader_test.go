@@ -179,7 +179,7 @@ func TestDest(t *testing.T) {
 // References to kept objects of unknown kinds resolve through an index that
 // follows Put, Delete and Clone.
 func TestLookupUnknownKinds(t *testing.T) {
-	objs, err := Default.ReadConfig("x.conf", []byte("ltm profile client-ssl /Common/my_ssl { }\napm profile access /Common/ap { }\n"), nil)
+	objs, err := Default.ReadConfig("x.conf", []byte("ltm profile sctp /Common/my_ssl { }\napm profile access /Common/ap { }\n"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestLookupUnknownKinds(t *testing.T) {
 	spec := []string{"ltm profile "}
 	ssl := c.Lookup(Default, spec, "/Common/my_ssl")
 	if ssl == nil || ssl.Kind != nil {
-		t.Fatalf("client-ssl profile not found: %v", ssl)
+		t.Fatalf("sctp profile (a kind openltm has no table for) not found: %v", ssl)
 	}
 	if c.Lookup(Default, spec, "/Common/ap") != nil {
 		t.Fatal("an apm profile answered an ltm profile reference")

@@ -4,11 +4,21 @@
 // configuration, and the canonical bigip.conf text written back. One schema
 // drives parsing, validation, storage, list output and completion, so adding
 // a property is one table row.
+//
+// The schema also holds what F5 has and openltm does not act on: every tmsh
+// kind by name (vocab_kinds.go), F5's built-in objects (vocab.go), and the
+// property tables of the kinds openltm keeps without acting on
+// (kinds_f5.go), each row with its source. Reading a text sorts what it
+// finds by that vocabulary (findings.go, load.go): what BIG-IP refuses is
+// refused with its position (category 1); what BIG-IP accepts and openltm
+// does not act on is kept, listed and saved back with a warning
+// (category 2), which a strict load refuses too.
 package objects
 
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Type says how a property's value is written and read.
@@ -74,10 +84,22 @@ type Prop struct {
 	// Passive marks an F5 property openltm accepts, keeps and saves back but
 	// does not act on; loading one logs a warning naming it.
 	Passive bool
+	// Checked marks a passive reference that must still resolve: BIG-IP
+	// refuses it dangling (a log destination's pool), unlike references to
+	// files openltm does not keep (certificates, keys).
+	Checked bool
 	// ReadOnly properties are written by the system (creation-time, vs-index)
 	// and refused in create/modify.
 	ReadOnly bool
 	Help     string
+	// Format checks a TString's words further: "ip" (an address, optionally
+	// with %route-domain, or any, any6, none), "network" (default,
+	// default-inet6 or address/prefix).
+	Format string
+	// Source says where the row comes from (F5's tmsh reference page, a
+	// device's REST output, bigip.conf files saved by BIG-IP, or "openltm
+	// extension"). A row without one takes its kind's.
+	Source string
 }
 
 // Kind is one object type, e.g. `ltm pool` or `ltm monitor http`.
@@ -87,12 +109,24 @@ type Kind struct {
 	// Lower is used in "was not found" messages ("pool").
 	Title, Lower string
 	Help         string
-	Singleton    bool   // `sys global-settings`: no name
-	Parent       string // defaults-from parent of new objects, e.g. "/Common/http"
-	Props        []*Prop
-	byName       map[string]*Prop
-	key          string // Words joined, computed once: lookups use it constantly
-	rank         int    // place in save order (kindRank), computed once
+	Singleton    bool // `sys global-settings`: no name
+	// PlainNames kinds are named by a word that is not a path: sys db
+	// keys, auth users, partitions, management addresses.
+	PlainNames bool
+	// Implicit kinds have an object for every name, as BIG-IP has a value
+	// for every sys db key: tmsh modifies them without creating them.
+	Implicit bool
+	Parent   string // defaults-from parent of new objects, e.g. "/Common/http"
+	Props    []*Prop
+	// Passive marks a kind F5 has and openltm keeps, lists and saves back
+	// but does not act on (sys ntp, ltm profile client-ssl, ...).
+	Passive bool
+	// Source says where the kind's property table comes from; rows without
+	// their own source take it.
+	Source string
+	byName map[string]*Prop
+	key    string // Words joined, computed once: lookups use it constantly
+	rank   int    // place in save order (kindRank), computed once
 }
 
 // Key is the kind's words joined by spaces, e.g. "ltm monitor http".
@@ -117,6 +151,15 @@ func (k *Kind) index() {
 	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {
+		if p.Source == "" && strings.HasPrefix(p.Help, "openltm extension") {
+			p.Source = "openltm extension"
+		}
+		if p.Source == "" {
+			p.Source = k.Source
+		}
+		if k.Passive {
+			p.Passive = true
+		}
 		k.byName[p.Name] = p
 		if p.Type == TFlag {
 			for _, w := range p.Enum {
@@ -127,6 +170,10 @@ func (k *Kind) index() {
 			if p.Sub.Lower == "" {
 				p.Sub.Lower = strings.ToLower(p.Sub.Title)
 			}
+			if p.Sub.Source == "" {
+				p.Sub.Source = p.Source
+			}
+			p.Sub.Passive = p.Sub.Passive || k.Passive
 			p.Sub.index()
 		}
 	}
@@ -136,6 +183,30 @@ func (k *Kind) index() {
 type Schema struct {
 	kinds []*Kind
 	byKey map[string]*Kind
+	// refs caches, per reference spec, the kinds it may name, in the
+	// spec's order: references are resolved on every commit.
+	refs sync.Map // string -> []*Kind
+}
+
+// refKinds lists the kinds a reference spec may name: for each entry in
+// turn, the kind it names or the kinds its prefix matches, by key.
+func (s *Schema) refKinds(spec []string) []*Kind {
+	key := strings.Join(spec, "\x00")
+	if ks, ok := s.refs.Load(key); ok {
+		return ks.([]*Kind)
+	}
+	var ks []*Kind
+	seen := map[*Kind]bool{}
+	for _, sp := range spec {
+		for _, k := range s.kinds {
+			if !seen[k] && refMatches([]string{sp}, k.Key()) {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	s.refs.Store(key, ks)
+	return ks
 }
 
 // Kinds returns every kind, sorted by key.
@@ -206,6 +277,8 @@ func allKinds() []*Kind {
 	ks = append(ks, ltmKinds()...)
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	describeModeled(ks)
+	ks = append(ks, f5Kinds()...)
 	return ks
 }
 
@@ -242,3 +315,5 @@ func help(p *Prop, h string) *Prop {
 	p.Help = h
 	return p
 }
+
+func joinWords(ws []string) string { return strings.Join(ws, " ") }

@@ -27,7 +27,7 @@ func Refs(o *Object) []Ref {
 func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 	for _, p := range k.Props {
 		v := props[p.Name]
-		if v == nil || p.Passive {
+		if v == nil || (p.Passive && !p.Checked) {
 			continue
 		}
 		switch p.Type {
@@ -66,12 +66,11 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 }
 
 // Lookup resolves a reference: the exact path, else the same name in
-// /Common (where shared objects live, as BIG-IP resolves them).
+// /Common (where shared objects live, as BIG-IP resolves them). Kinds are
+// tried in the order spec names them (ltm monitors before gtm monitors
+// when a spec says so).
 func (c *Config) Lookup(s *Schema, spec []string, name string) *Object {
-	for _, k := range s.kinds {
-		if !refMatches(spec, k.Key()) {
-			continue
-		}
+	for _, k := range s.refKinds(spec) {
 		if o := c.Get(k, name); o != nil {
 			return o
 		}
@@ -105,8 +104,13 @@ func specLower(s *Schema, spec []string) *Kind {
 }
 
 // Complete fills what BIG-IP fills by itself: nodes for pool members named
-// by address, and each member's address. It works on a cloned config.
-func (c *Config) Complete(s *Schema) error {
+// by address or written with an fqdn block, and each member's address. It
+// works on a cloned config.
+func (c *Config) Complete(s *Schema) error { return c.completeNodes(s, false) }
+
+// completeNodes is Complete; tolerant skips members it cannot complete
+// (their missing nodes are then reported as references to nothing).
+func (c *Config) completeNodes(s *Schema, tolerant bool) error {
 	nodeKind := s.Kind("ltm node")
 	for _, pool := range c.Of(s.Kind("ltm pool")) {
 		mv := pool.Props["members"]
@@ -118,27 +122,47 @@ func (c *Config) Complete(s *Schema) error {
 		for _, it := range np.Props["members"].Items {
 			node, _, err := SplitMember(it.Name)
 			if err != nil {
+				if tolerant {
+					continue
+				}
 				return Invalid("%v", err)
 			}
 			n := c.Get(nodeKind, node)
+			fqdn := it.Props["fqdn"]
 			if n == nil {
 				addr := ""
-				if a := it.Props["address"]; a != nil && a.Str != "" {
+				props := map[string]*Value{}
+				if a := it.Props["address"]; a != nil && a.Str != "" && a.Str != "any6" {
 					addr = a.Str
 				} else if ip, ok := NodeAddr(node); ok {
 					addr = ip.String()
 					if i := strings.IndexByte(node, '%'); i >= 0 {
 						addr = node[strings.LastIndexByte(node, '/')+1:]
 					}
+				} else if fqdn != nil {
+					// BIG-IP creates the FQDN node itself; it has no address
+					// of its own (any6) until the name resolves.
+					addr = "any6"
+					props["fqdn"] = &Value{Str: fqdn.Str}
 				} else {
+					if tolerant {
+						continue
+					}
 					return NotFound(nodeKind, node)
 				}
-				n = &Object{Kind: nodeKind, Name: node, Props: map[string]*Value{"address": {Str: addr}}}
+				props["address"] = &Value{Str: addr}
+				n = &Object{Kind: nodeKind, Name: node, Props: props}
 				c.Put(n)
 			}
 			want := n.Str("address")
+			if want == "any6" || (want == "" && n.Props["fqdn"] != nil) {
+				continue // an FQDN member's address is whatever its name resolves to
+			}
 			if a := it.Props["address"]; a == nil || a.Str != want {
 				if a != nil && a.Str != "" && a.Str != want {
+					if tolerant {
+						continue
+					}
 					return Invalid("Pool member %s has address %s but its node %s has address %s", it.Name, a.Str, node, want)
 				}
 				it.Props["address"] = &Value{Str: want}
@@ -192,9 +216,15 @@ func (c *Config) Dangling(s *Schema) []Dangle {
 }
 
 // Validate checks a whole configuration apart from dangling references
-// (see Dangling): monitors and profiles do not default from themselves,
-// and each kind's required properties are there.
+// (see Dangling): objects are in partitions that exist, monitors and
+// profiles do not default from themselves, and each kind's required
+// properties are there. Names are checked where they are typed (Reader), so
+// an object an earlier openltm stored under a name BIG-IP refuses can still
+// be deleted.
 func (c *Config) Validate(s *Schema) error {
+	if err := c.CheckPartitions(s); err != nil {
+		return err
+	}
 	for _, o := range c.Objects() {
 		if o.Kind == nil {
 			continue
@@ -214,9 +244,8 @@ func (c *Config) Validate(s *Schema) error {
 func checkRequired(o *Object) error {
 	switch o.Kind.Key() {
 	case "ltm virtual":
-		if o.Str("destination") == "" && (o.Str("traffic-matching-criteria") == "" || o.Str("traffic-matching-criteria") == "none") {
-			return Invalid("The virtual server (%s) has no destination.", o.Name)
-		}
+		// No destination line is BIG-IP's default, 0.0.0.0:any (bigip.conf
+		// leaves defaults out): valid, though it listens nowhere here.
 		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {
 			t, p := sat.Sub.Props["type"], sat.Sub.Props["pool"]
 			if t != nil && t.Str == "snat" && (p == nil || p.Str == "none") {
@@ -259,7 +288,7 @@ func (c *Config) Referrers(s *Schema, target *Object) []*Object {
 // CheckDelete refuses to delete an object something still uses, or a
 // built-in one.
 func (c *Config) CheckDelete(s *Schema, o *Object) error {
-	if o.BuiltIn {
+	if o.BuiltIn || (o.Kind != nil && shipped(o)) {
 		return Invalid("%s (%s) is a built-in object and cannot be deleted.", o.Kind.Title, o.Name)
 	}
 	by := c.Referrers(s, o)
@@ -270,4 +299,15 @@ func (c *Config) CheckDelete(s *Schema, o *Object) error {
 		return &ConfigError{Code: "01070110", Msg: fmt.Sprintf("Node address '%s' is referenced by a member of pool '%s'.", o.Name, by[0].Name)}
 	}
 	return InUse(o.Kind, o.Name, by[0])
+}
+
+// Category says what loading should do with a dangling reference: a
+// reference to one of F5's built-in objects that openltm does not ship is
+// kept with a warning (BIG-IP resolves it); any other is refused, as BIG-IP
+// refuses it (01020036).
+func (d Dangle) Category() Category {
+	if IsF5Builtin(d.Ref.Spec, d.Ref.Name) {
+		return NotActedOn
+	}
+	return Refused
 }

@@ -22,16 +22,18 @@ type Item struct {
 	Extra []Extra
 }
 
-// Extra is a property openltm does not know, kept verbatim (as the text from
-// its name to the end of its value) so that saving writes it back.
+// Extra is a property the vocabulary does not know, kept verbatim (as the
+// text from its name to the end of its value) so that saving writes it back:
+// only in configurations an earlier openltm stored (Reader.Lenient).
 type Extra struct {
 	Name string
 	Text string
 }
 
-// Object is one configuration object. Kind is nil for object kinds openltm
-// does not know (asm, apm, security, ...): those keep their whole statement
-// in Raw and their leading words (module path and name) in Words.
+// Object is one configuration object. Kind is nil for object kinds F5 has
+// and openltm has no property table for (asm, apm, security, ...): those
+// keep their whole statement in Raw and their leading words (module path
+// and name) in Words.
 type Object struct {
 	Kind *Kind
 	// Name is the full path (/Common/p1); for singletons it is empty; for
@@ -155,7 +157,15 @@ func unknownName(o *Object) string {
 
 // Get finds an object by kind and full name.
 func (c *Config) Get(k *Kind, name string) *Object {
-	return c.objs[k.Key()+"\x00"+name]
+	if k.PlainNames {
+		name = plainName(name)
+	}
+	o := c.objs[k.Key()+"\x00"+name]
+	if o == nil && k.Implicit && name != "" {
+		// BIG-IP has a value for every db key; openltm keeps the ones set.
+		o = &Object{Kind: k, Name: name, Props: map[string]*Value{}}
+	}
+	return o
 }
 
 // Put adds or replaces an object.

@@ -1,0 +1,920 @@
+package objects
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file holds the kinds F5 has that openltm keeps, lists and saves back
+// without acting on them (category 2: valid on a BIG-IP, not run here). Their
+// property tables are written one row per line:
+//
+//	name type [default] [argument]
+//
+// where type is one of
+//
+//	str int ed (enabled|disabled) yn (yes|no) tf (true|false)
+//	ip                 an IP address (%route-domain, any, any6, none)
+//	network            default, default-inet6 or address/prefix
+//	enum a|b|c         one word of the list
+//	flag a|b           a bare word that is its own value, the first the default
+//	bare               a bare word present or absent
+//	ref kind,kind      the name of another object (words joined by +)
+//	list               { word ... }
+//	reflist kind       { name ... } of other objects
+//	coll               { item { } ... } with no item properties
+//	refcoll kind       the same, items naming other objects
+//	raw                a word or a { } block kept verbatim
+//	mon                a monitor rule
+//	ro                 a read-only word the system writes
+//
+// A default of "-" shows none. Every kind also takes description, app-service
+// and metadata, as every BIG-IP object does.
+
+// tmshRef is the page of F5's tmsh reference that documents a kind.
+func tmshRef(key string) string {
+	ws := strings.Fields(key)
+	return "https://clouddocs.f5.com/cli/tmsh-reference/latest/modules/" + ws[0] + "/" + strings.Join(ws, "_") + ".html"
+}
+
+// restDefaults names where a kind's default values were read: the REST
+// output of the built-in parent object on a BIG-IP 14.1.2.1.
+func restDefaults(builtin string) string {
+	return "; defaults: REST /mgmt/tm of " + builtin + " on BIG-IP 14.1.2.1"
+}
+
+func table(key, text string) []*Prop {
+	var out []*Prop
+	for i, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 2 {
+			panic(fmt.Sprintf("objects: %s row %d: %q needs a type", key, i, line))
+		}
+		name, typ, def, arg := f[0], f[1], "", ""
+		if len(f) > 2 && f[2] != "-" {
+			def = f[2]
+		}
+		if len(f) > 3 {
+			arg = f[3]
+		}
+		specs := func(s string) []string {
+			var xs []string
+			for _, x := range strings.Split(s, ",") {
+				x = strings.ReplaceAll(x, "+", " ")
+				xs = append(xs, x)
+			}
+			return xs
+		}
+		var p *Prop
+		switch typ {
+		case "str":
+			p = str(name, def)
+		case "ip", "network":
+			p = str(name, def)
+			p.Format = typ
+		case "int":
+			p = num(name, def)
+		case "ed":
+			p = ed(name, def)
+		case "yn":
+			p = enum(name, def, "yes", "no")
+		case "tf":
+			p = enum(name, def, "true", "false")
+		case "enum":
+			p = enum(name, def, strings.Split(arg, "|")...)
+		case "flag":
+			p = &Prop{Name: name, Type: TFlag, Enum: strings.Split(def, "|")}
+		case "bare":
+			p = bare(name)
+		case "ref":
+			p = ref(name)
+			if def != "" {
+				p.Ref = specs(def)
+				p.Checked = !strings.HasPrefix(def, "sys+file+")
+			}
+			if arg != "" && arg != "-" {
+				p.Default = arg
+			}
+		case "list":
+			p = &Prop{Name: name, Type: TList}
+		case "reflist":
+			p = &Prop{Name: name, Type: TList, Ref: specs(def)}
+		case "coll":
+			p = &Prop{Name: name, Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Item"}}
+		case "refcoll":
+			p = &Prop{Name: name, Type: TColl, Items: ItemRef, Ref: specs(def), Sub: &Kind{Title: "Item"}, Checked: true}
+		case "raw":
+			p = &Prop{Name: name, Type: TRaw}
+		case "mon":
+			p = &Prop{Name: name, Type: TMonitor, Default: def, Ref: []string{"ltm monitor "}}
+		case "ro":
+			p = ro(str(name, def))
+		default:
+			panic(fmt.Sprintf("objects: %s row %q: unknown type %q", key, line, typ))
+		}
+		if name == "port" && p.Type == TInt {
+			p.Max = 65535
+		}
+		p.Passive = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// pk builds a kind openltm keeps without acting on, from its row table.
+func pk(key, title, parent, source, rows string) *Kind {
+	k := &Kind{Words: strings.Fields(key), Title: title, Parent: parent, Passive: true, Source: source,
+		Help: "F5 " + key + " (kept and saved; openltm does not act on it)"}
+	k.Props = table(key, rows)
+	have := map[string]bool{}
+	for _, p := range k.Props {
+		have[p.Name] = true
+	}
+	for _, p := range []*Prop{str("description", "none"), str("app-service", "none"), raw("metadata")} {
+		if !have[p.Name] {
+			p.Passive = true
+			p.Source = "F5 tmsh reference: every object has description, app-service and metadata"
+			k.Props = append(k.Props, p)
+		}
+	}
+	return k
+}
+
+// single is pk for a kind with one object and no name (sys ntp).
+func single(key, source, rows string) *Kind {
+	ws := strings.Fields(key)
+	last := ws[len(ws)-1]
+	k := pk(key, strings.ToUpper(last[:1])+last[1:], "", source, rows)
+	k.Singleton = true
+	return k
+}
+
+const monCommonRows = `
+defaults-from ref -
+destination str *:*
+interval int 5
+timeout int 16
+time-until-up int 0
+up-interval int 0
+manual-resume ed disabled
+ip-dscp int 0
+adaptive ed disabled
+adaptive-divergence-type enum relative relative|absolute
+adaptive-divergence-value int 25
+adaptive-limit int 200
+adaptive-sampling-timespan int 300
+`
+
+const monSendRecvRows = `
+send str none
+recv str none
+recv-disable str none
+reverse ed disabled
+transparent ed disabled
+username str none
+password str none
+`
+
+// monDatabaseRows are the rows of the SQL monitors (mssql, mysql, oracle,
+// postgresql).
+const monDatabaseRows = `
+database str none
+send str none
+recv str none
+recv-column str none
+recv-row str none
+count int 0
+username str none
+password str none
+debug yn no
+`
+
+// monRadiusRows are the rows of the RADIUS monitors.
+const monRadiusRows = `
+nas-ip-address ip none
+secret str none
+username str none
+password str none
+debug yn no
+`
+
+// monitorKind is an F5 monitor kind openltm does not run.
+func monitorKind(typ, builtin, rows string) *Kind {
+	key := "ltm monitor " + typ
+	k := pk(key, "Monitor", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), monCommonRows+rows)
+	k.Lower = "monitor"
+	k.row("defaults-from").Ref = []string{key}
+	return k
+}
+
+// row finds a row before the kind is indexed (while tables are built).
+func (k *Kind) row(name string) *Prop {
+	for _, p := range k.Props {
+		if p.Name == name {
+			return p
+		}
+	}
+	panic("objects: " + k.Key() + " has no row " + name)
+}
+
+const gtmMonSendRecvRows = `
+send str none
+recv str none
+reverse ed disabled
+transparent ed disabled
+username str none
+password str none
+`
+
+// gtmMonitorKind is a GSLB monitor kind openltm keeps without running it
+// (the GSLB probes its members itself).
+func gtmMonitorKind(typ, builtin, rows string) *Kind {
+	key := "gtm monitor " + typ
+	k := pk(key, "Monitor", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), `
+defaults-from ref `+strings.ReplaceAll(key, " ", "+")+`
+destination str *:*
+interval int 30
+timeout int 120
+probe-timeout int 5
+ignore-down-response ed disabled
+`+rows)
+	k.Lower = "monitor"
+	return k
+}
+
+// persistKind is an F5 persistence kind openltm does not act on.
+func persistKind(typ, builtin, rows string) *Kind {
+	key := "ltm persistence " + typ
+	k := pk(key, "Persistence", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), `
+defaults-from ref `+strings.ReplaceAll(key, " ", "+")+`
+timeout int 180
+mirror ed disabled
+match-across-pools ed disabled
+match-across-services ed disabled
+match-across-virtuals ed disabled
+override-connection-limit ed disabled
+`+rows)
+	k.Lower = "persistence"
+	return k
+}
+
+// profileKind is an F5 profile kind openltm does not act on.
+func profileKind(typ, builtin, rows string) *Kind {
+	key := "ltm profile " + typ
+	src := tmshRef(key)
+	if builtin != "" {
+		src += restDefaults("/Common/" + builtin)
+	}
+	parent := ""
+	if builtin != "" {
+		parent = "/Common/" + builtin
+	}
+	k := pk(key, "Profile", parent, src, "defaults-from ref "+strings.ReplaceAll(key, " ", "+")+"\n"+rows)
+	k.Lower = "profile"
+	return k
+}
+
+const sslCommonRows = `
+alert-timeout str indefinite
+allow-expired-crl ed disabled
+authenticate enum once once|always
+authenticate-depth int 9
+bypass-on-client-cert-fail ed disabled
+bypass-on-handshake-alert ed disabled
+ca-file ref sys+file+ssl-cert none
+cache-size int 262144
+cache-timeout int 3600
+cert ref sys+file+ssl-cert none
+chain ref sys+file+ssl-cert none
+cipher-group ref ltm+cipher+group none
+ciphers str DEFAULT
+crl-file ref sys+file+ssl-crl none
+data-0rtt str disabled
+generic-alert ed enabled
+handshake-timeout str 10
+key ref sys+file+ssl-key none
+log-publisher ref sys+log-config+publisher none
+max-active-handshakes str indefinite
+mod-ssl-methods ed disabled
+mode ed enabled
+options list
+passphrase str none
+peer-cert-mode str ignore
+proxy-ssl ed disabled
+proxy-ssl-passthrough ed disabled
+renegotiate-period str indefinite
+renegotiate-size str indefinite
+renegotiation ed enabled
+retain-certificate tf true
+secure-renegotiation enum require request|require|require-strict
+server-name str none
+session-mirroring ed disabled
+session-ticket ed disabled
+sni-default tf false
+sni-require tf false
+ssl-c3d ed disabled
+ssl-forward-proxy ed disabled
+ssl-forward-proxy-bypass ed disabled
+ssl-forward-proxy-verified-handshake ed disabled
+ssl-sign-hash enum any any|sha1|sha256|sha384
+strict-resume ed disabled
+unclean-shutdown ed enabled
+`
+
+func f5Kinds() []*Kind {
+	vocab := "; property names: F5 tmsh reference as listed in openltm's vocabulary notes"
+	ks := []*Kind{
+		monitorKind("https", "https", monSendRecvRows+`
+cert ref sys+file+ssl-cert none
+key ref sys+file+ssl-key none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+ssl-profile ref ltm+profile+server-ssl none
+`),
+		monitorKind("udp", "udp", monSendRecvRows+`
+debug yn no
+`),
+		monitorKind("dns", "dns", `
+qname str none
+qtype enum a a|aaaa
+accept-rcode enum no-error no-error|anything
+answer-contains enum query-type query-type|any-type|anything
+recv str none
+reverse ed disabled
+transparent ed disabled
+`),
+		monitorKind("icmp", "icmp", `
+transparent ed disabled
+`),
+		monitorKind("inband", "inband", `
+failures int 3
+failure-interval int 30
+response-time int 10
+retry-time int 300
+`),
+		monitorKind("external", "external", `
+run ref sys+file+external-monitor none
+args str none
+user-defined raw
+`),
+		monitorKind("tcp-echo", "tcp_echo", `
+transparent ed disabled
+`),
+		monitorKind("http2", "http2", monSendRecvRows),
+		monitorKind("none", "none", ""),
+		monitorKind("ftp", "ftp", `
+filename str none
+mode enum passive passive|port
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("smtp", "smtp", `
+domain str none
+debug yn no
+`),
+		monitorKind("ldap", "ldap", `
+base str none
+filter str none
+security enum none none|ssl|tls
+mandatory-attributes yn no
+chase-referrals yn yes
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("mysql", "mysql", monDatabaseRows),
+		monitorKind("mssql", "mssql", monDatabaseRows),
+		monitorKind("oracle", "oracle", monDatabaseRows),
+		monitorKind("postgresql", "postgresql", monDatabaseRows),
+		monitorKind("radius", "radius", monRadiusRows),
+		monitorKind("radius-accounting", "radius_accounting", monRadiusRows),
+		monitorKind("imap", "imap", `
+folder str INBOX
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("pop3", "pop3", `
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("nntp", "nntp", `
+newsgroup str none
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("smb", "smb", `
+server str none
+service str none
+get str none
+username str none
+password str none
+debug yn no
+`),
+		monitorKind("scripted", "scripted", `
+filename str none
+debug yn no
+`),
+		monitorKind("sip", "sip", `
+mode enum udp tcp|udp|tls|sips
+cert str none
+key str none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+filter str none
+filter-neg str none
+headers str none
+request str none
+debug yn no
+`),
+
+		profileKind("client-ssl", "clientssl", sslCommonRows+`
+cert-key-chain raw
+inherit-certkeychain tf false
+inherit-ca-certkeychain tf false
+client-cert-ca ref sys+file+ssl-cert none
+cert-extension-includes list
+cert-lifespan int 30
+cert-lookup-by-ipaddr-port ed disabled
+allow-non-ssl ed disabled
+allow-dynamic-record-sizing ed disabled
+maximum-record-size int 16384
+session-ticket-timeout int 0
+renegotiate-max-record-delay str indefinite
+max-renegotiations-per-minute int 5
+max-aggregate-renegotiation-per-minute str indefinite
+peer-no-renegotiate-timeout int 10
+forward-proxy-bypass-default-action enum intercept intercept|bypass
+proxy-ca-cert ref sys+file+ssl-cert none
+proxy-ca-key ref sys+file+ssl-key none
+proxy-ca-passphrase str none
+proxy-ca-lifespan int 365
+destination-ip-blacklist str none
+destination-ip-whitelist str none
+source-ip-blacklist str none
+source-ip-whitelist str none
+hostname-blacklist str none
+hostname-whitelist str none
+c3d-client-fallback-cert str none
+c3d-drop-unknown-ocsp-status enum drop drop|ignore
+c3d-ocsp str none
+ocsp-stapling ed disabled
+notify-cert-status-to-virtual-server ed disabled
+hello-extension-includes list
+crl str none
+`),
+		profileKind("server-ssl", "serverssl", sslCommonRows+`
+crl str none
+ocsp str none
+authenticate-name str none
+expire-cert-response-control enum drop drop|ignore|mask
+untrusted-cert-response-control enum drop drop|ignore|mask
+revoked-cert-status-response-control enum drop drop|ignore|mask
+unknown-cert-status-response-control enum ignore drop|ignore|mask
+c3d-ca-cert str none
+c3d-ca-key str none
+c3d-ca-passphrase str none
+c3d-cert-lifespan int 24
+c3d-cert-extension-includes list
+c3d-cert-extension-custom-oids list
+`),
+		profileKind("udp", "udp", `
+idle-timeout int 60
+datagram-load-balancing ed disabled
+allow-no-payload ed disabled
+buffer-max-bytes int 655350
+buffer-max-packets int 0
+send-buffer-size int 655350
+no-checksum ed disabled
+proxy-mss ed disabled
+ip-tos-to-client str 0
+link-qos-to-client str 0
+ip-df-mode enum pmtu pmtu|preserve|set|clear
+ip-ttl-mode enum proxy proxy|preserve|decrement|set
+ip-ttl-v4 int 255
+ip-ttl-v6 int 64
+`),
+		profileKind("dns", "dns", `
+cache str none
+dns-security str none
+dns64 enum disabled disabled|immediate|secondary|v4-only
+dns64-additional-section-rewrite enum disabled any|disabled|v4-only|v6-only
+dns64-prefix str any6
+edns0-client-subnet-insert ed disabled
+enable-cache yn no
+enable-dns-express yn yes
+enable-dns-firewall yn no
+enable-dnssec yn yes
+enable-gtm yn yes
+enable-hardware-query-validation yn no
+enable-hardware-response-cache yn no
+enable-logging yn no
+enable-odoh yn no
+enable-rapid-response yn no
+log-profile str none
+process-rd yn yes
+process-xfr yn no
+rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
+unhandled-query-action enum allow allow|drop|hint|noerror|reject
+use-local-bind yn yes
+`),
+
+		profileKind("http-compression", "httpcompression", `
+allow-http-10 ed disabled
+browser-workarounds ed disabled
+buffer-size int 4096
+cpu-saver ed enabled
+cpu-saver-high int 90
+cpu-saver-low int 75
+content-type-exclude raw
+content-type-include raw
+gzip-level int 1
+gzip-memory-level int 8
+gzip-window-size int 16
+keep-accept-encoding ed disabled
+method-prefer enum gzip deflate|gzip
+min-size int 1024
+selective ed disabled
+uri-exclude raw
+uri-include raw
+vary-header ed enabled
+`),
+		profileKind("web-acceleration", "webacceleration", `
+applications raw
+cache-aging-rate int 9
+cache-client-cache-control-mode enum all all|max-age|none
+cache-insert-age-header ed enabled
+cache-max-age int 3600
+cache-max-entries int 10000
+cache-object-max-size int 50000
+cache-object-min-size int 500
+cache-size int 100
+cache-uri-exclude raw
+cache-uri-include raw
+cache-uri-include-override raw
+cache-uri-pinned raw
+`),
+		profileKind("http2", "http2", `
+activation-modes list
+concurrent-streams-per-connection int 10
+connection-idle-timeout int 300
+enforce-tls-requirements ed enabled
+frame-size int 2048
+header-table-size int 4096
+include-content-length ed disabled
+insert-header ed disabled
+insert-header-name str X-HTTP2
+receive-window int 32
+write-size int 16384
+`),
+		profileKind("websocket", "websocket", `
+compress-mode enum preserved preserved|typed
+compression ed enabled
+masking enum unmask preserve|unmask|selective|remask
+payload-protocol-profile str none
+no-delay ed enabled
+window-bits int 10
+`),
+		profileKind("stream", "stream", `
+chunk-size int 4096
+chunking enum rechunk rechunk|preserve|unchunk|selective
+source str none
+target str none
+`),
+		profileKind("ftp", "ftp", `
+allow-ftps ed disabled
+inherit-parent-profile ed disabled
+log-profile str none
+log-publisher str none
+port int 20
+security ed disabled
+translate-extended ed enabled
+`),
+		profileKind("ipother", "ipother", `
+idle-timeout int 60
+`),
+
+		persistKind("dest-addr", "dest_addr", `
+mask str none
+hash-algorithm enum default default|carp
+`),
+		persistKind("hash", "hash", `
+rule ref ltm+rule none
+hash-algorithm enum default default|carp
+hash-offset int 0
+hash-length int 0
+hash-start-pattern str none
+hash-end-pattern str none
+hash-buffer-limit int 0
+`),
+		persistKind("ssl", "ssl", ""),
+		persistKind("host", "host", ""),
+		persistKind("msrdp", "msrdp", `
+has-session-dir yn no
+`),
+		persistKind("sip", "sip_info", `
+sip-info str Call-ID
+`),
+
+		pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
+automap bare
+origins raw
+snatpool ref ltm+snatpool none
+translation str none
+vlans list
+vlans-disabled flag vlans-disabled|vlans-enabled
+source-port enum preserve preserve|preserve-strict|change
+mirror ed disabled
+`),
+		pk("ltm snat-translation", "SNAT Translation", "", tmshRef("ltm snat-translation")+vocab, `
+address ip -
+arp ed enabled
+connection-limit int 0
+enabled str yes
+inherited-traffic-group tf false
+ip-idle-timeout str indefinite
+tcp-idle-timeout str indefinite
+udp-idle-timeout str indefinite
+traffic-group str /Common/traffic-group-1
+`),
+		pk("ltm data-group external", "Data Group", "", tmshRef("ltm data-group external")+vocab, `
+external-file-name str -
+type enum string string|ip|integer
+`),
+
+		pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
+configsync-ip ip none
+unicast-address raw
+mirror-ip ip any6
+mirror-secondary-ip ip any6
+multicast-interface str none
+multicast-ip ip any6
+multicast-port int 0
+mgmt-unicast-mode enum both both|ipv4|ipv6
+ha-capacity int 0
+comment str none
+contact str none
+location str none
+active-modules raw
+optional-modules raw
+time-limited-modules raw
+alternate-ip str none
+base-mac str -
+build str -
+cert str -
+key str -
+chassis-id str -
+chassis-type str individual
+edition str -
+failover-state str -
+hostname str -
+management-ip str -
+marketing-name str -
+platform-id str -
+product str -
+self-device tf false
+time-zone str -
+version str -
+`),
+		pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
+type enum sync-only sync-only|sync-failover
+devices raw
+auto-sync ed disabled
+save-on-auto-sync tf false
+full-load-on-sync tf false
+incremental-config-sync-size-max int 1024
+network-failover ed disabled
+asm-sync ed disabled
+hidden tf false
+`),
+		pk("cm traffic-group", "Traffic Group", "", tmshRef("cm traffic-group")+vocab, `
+unit-id int 0
+failover-method enum ha-order ha-order|ha-score
+ha-order list
+ha-group str none
+ha-load-factor int 1
+auto-failback-enabled tf false
+auto-failback-time int 60
+mac str none
+monitor raw
+is-floating tf true
+`),
+
+		gtmMonitorKind("http", "http", gtmMonSendRecvRows),
+		gtmMonitorKind("https", "https", gtmMonSendRecvRows+`
+cert str none
+key str none
+cipherlist str DEFAULT:+SHA:+3DES:+kEDH
+compatibility ed enabled
+`),
+		gtmMonitorKind("tcp", "tcp", gtmMonSendRecvRows),
+		gtmMonitorKind("udp", "udp", gtmMonSendRecvRows+`
+debug yn no
+`),
+		gtmMonitorKind("tcp-half-open", "tcp_half_open", `
+transparent ed disabled
+probe-attempts int 3
+probe-interval int 1
+`),
+		gtmMonitorKind("gateway-icmp", "gateway_icmp", `
+transparent ed disabled
+probe-attempts int 3
+probe-interval int 1
+`),
+		gtmMonitorKind("bigip", "bigip", `
+aggregate-dynamic-ratios enum none none|average-nodes|sum-nodes|average-members|sum-members
+`),
+		gtmMonitorKind("bigip-link", "bigip_link", ""),
+
+		pk("net route", "Route", "", tmshRef("net route")+vocab, `
+network network -
+gw ip -
+pool ref ltm+pool,gtm+pool+ -
+interface str -
+blackhole bare
+mtu int 0
+`),
+		pk("net route-domain", "Route Domain", "", tmshRef("net route-domain")+vocab, `
+id int 0
+parent str none
+strict ed enabled
+connection-limit int 0
+bwc-policy str none
+flow-eviction-policy str none
+fw-enforced-policy str none
+fw-staged-policy str none
+ip-intelligence-policy str none
+security-nat-policy raw
+service-policy str none
+throughput-capacity int 0
+routing-protocol list
+vlans list
+`),
+		pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
+answer-default-zones yn no
+cache-size int 5767168
+forward-zones raw
+randomize-query-name-case yn yes
+route-domain str 0
+use-ipv4 yn yes
+use-ipv6 yn yes
+use-tcp yn yes
+use-udp yn yes
+`),
+		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
+profile ref net+tunnels+ none
+local-address ip any6
+remote-address ip any6
+secondary-address ip any6
+key int 0
+mode enum bidirectional bidirectional|inbound|outbound
+mtu int 0
+tos str preserve
+auto-last-hop enum default default|enabled|disabled
+idle-timeout int 300
+traffic-group str none
+transparent ed disabled
+use-pmtu ed enabled
+if-index ro -
+`),
+		pk("net tunnels gre", "GRE Profile", "/Common/gre", tmshRef("net tunnels gre")+vocab, `
+defaults-from ref net+tunnels+gre none
+encapsulation enum standard standard|nvgre|transparent-ethernet-bridging
+flooding-type enum none none|multicast|replicator|multipoint
+rx-csum ed disabled
+tx-csum ed disabled
+`),
+		pk("net tunnels vxlan", "VXLAN Profile", "/Common/vxlan", tmshRef("net tunnels vxlan")+vocab, `
+defaults-from ref net+tunnels+vxlan none
+encapsulation-type enum vxlan vxlan|vxlan-gpe
+flooding-type enum multicast none|multicast|replicator|multipoint
+port int 4789
+`),
+		pk("net tunnels ipip", "IPIP Profile", "/Common/ipip", tmshRef("net tunnels ipip")+vocab, `
+defaults-from ref net+tunnels+ipip none
+`),
+		pk("net tunnels geneve", "Geneve Profile", "/Common/geneve", tmshRef("net tunnels geneve")+vocab, `
+defaults-from ref net+tunnels+geneve none
+flooding-type enum multipoint none|multipoint
+port int 6081
+`),
+		pk("net tunnels tcp-forward", "TCP Forward Profile", "/Common/tcp-forward", tmshRef("net tunnels tcp-forward")+vocab, `
+defaults-from ref net+tunnels+tcp-forward none
+`),
+
+		single("sys ntp", tmshRef("sys ntp")+vocab, `
+servers list
+timezone str America/Los_Angeles
+restrict raw
+include str none
+`),
+		single("sys dns", tmshRef("sys dns")+vocab, `
+name-servers list
+search list
+number-of-dots int 0
+include str none
+`),
+		pk("sys db", "Database Variable", "", tmshRef("sys db")+vocab, `
+value str -
+`),
+		pk("sys management-route", "Management Route", "", tmshRef("sys management-route")+vocab, `
+network network -
+gateway ip -
+mtu int 0
+type enum interface interface|blackhole
+`),
+		pk("sys management-ip", "Management IP", "", tmshRef("sys management-ip")+vocab, ""),
+		pk("sys folder", "folder", "", tmshRef("sys folder")+vocab, `
+device-group str none
+traffic-group str none
+hidden tf false
+inherited-devicegroup tf true
+inherited-traffic-group tf true
+no-ref-check tf false
+`),
+		pk("auth partition", "partition", "", tmshRef("auth partition")+vocab, `
+default-route-domain int 0
+`),
+		pk("auth user", "User", "", tmshRef("auth user")+vocab, `
+encrypted-password str -
+password str -
+partition-access raw
+shell enum none bash|tmsh|none
+session-limit int -1
+prompt-for-password bare
+`),
+		pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
+cipher str -
+dh-groups str DEFAULT
+signature-algorithms str DEFAULT
+`),
+		pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
+allow raw
+exclude raw
+require raw
+ordering enum default default|speed|strength|fips|hardware
+`),
+		pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
+remote-high-speed-log ref sys+log-config+destination+ none
+format enum rfc5424 rfc5424|rfc3164|legacy-bigip
+default-facility str local0
+default-severity str info
+`),
+		pk("sys log-config destination remote-high-speed-log", "Log Destination", "", tmshRef("sys log-config destination remote-high-speed-log")+vocab, `
+pool-name ref ltm+pool none
+distribution enum adaptive adaptive|balanced|replicated
+protocol enum tcp tcp|udp
+`),
+		pk("sys log-config destination local-syslog", "Log Destination", "", tmshRef("sys log-config destination local-syslog")+vocab, ""),
+		pk("sys log-config destination local-database", "Log Destination", "", tmshRef("sys log-config destination local-database")+vocab, ""),
+		pk("sys log-config destination splunk", "Log Destination", "", tmshRef("sys log-config destination splunk")+vocab, `
+forward-to ref sys+log-config+destination+ none
+`),
+		pk("sys log-config destination arcsight", "Log Destination", "", tmshRef("sys log-config destination arcsight")+vocab, `
+forward-to ref sys+log-config+destination+ none
+`),
+		pk("sys log-config destination ipfix", "Log Destination", "", tmshRef("sys log-config destination ipfix")+vocab, `
+pool-name ref ltm+pool none
+protocol-version enum ipfix ipfix|netflow-v9
+serverssl-profile str none
+template-delete-delay int 0
+template-retransmit-interval int 600
+transport-profile str none
+`),
+		pk("sys log-config destination management-port", "Log Destination", "", tmshRef("sys log-config destination management-port")+vocab, `
+ip-address ip -
+port int 0
+protocol enum tcp tcp|udp
+`),
+		pk("sys log-config publisher", "Log Publisher", "", tmshRef("sys log-config publisher")+vocab, `
+destinations refcoll sys+log-config+destination+
+`),
+		pk("sys log-config filter", "Log Filter", "", tmshRef("sys log-config filter")+vocab, `
+level str -
+message-id str -
+publisher ref sys+log-config+publisher none
+source str all
+`),
+	}
+	for _, k := range ks {
+		if k.Lower == "" {
+			k.Lower = strings.ToLower(k.Title)
+		}
+	}
+	// Names of these kinds are not paths: sys db ui.advisory.enabled, auth
+	// user admin, sys management-ip 10.1.1.245/24.
+	for _, k := range ks {
+		switch k.Key() {
+		case "sys db", "auth user", "auth partition", "sys management-ip":
+			k.PlainNames = true
+		}
+		k.Implicit = k.Key() == "sys db"
+	}
+	return ks
+}

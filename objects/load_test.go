@@ -1,0 +1,296 @@
+package objects
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// readAndCheck reads text the way a merge load does: against the built-in
+// configuration, references resolved.
+func readAndCheck(text string) *Loaded {
+	l := Default.ReadText("admin.conf", []byte(text), "/Common")
+	l.CheckRefs(Default, Default.Builtins())
+	return l
+}
+
+// The mistakes an admin makes in a file are each refused, with the place
+// and F5's words, and refuse the whole file.
+func TestMalformedInputsAreRefused(t *testing.T) {
+	vs := "ltm virtual /Common/vs { destination /Common/10.1.1.1:80 %s }\n"
+	for _, tc := range []struct {
+		name, text string
+		at         string // line:column of the first refusal
+		msg        string
+	}{
+		{"unclosed brace", "ltm pool /Common/p {\n    members {\n        /Common/10.1.1.1:80 { }\n}\n", "5:1", `missing "}" to close the block opened at 1:20`},
+		{"bad enum", "ltm pool /Common/p {\n    load-balancing-mode fastest\n}\n", "2:25", `"fastest" is not a valid value for "load-balancing-mode"`},
+		{"dangling reference", fmt.Sprintf(vs, "pool /Common/nope"), "1:63", "01020036:3: The requested pool (/Common/nope) was not found."},
+		{"bad address", "ltm node /Common/n1 {\n    address 10.1.1.300\n}\n", "2:13", `"10.1.1.300" is not an IP address`},
+		{"port 99999", "ltm virtual /Common/vs {\n    destination /Common/10.1.1.1:99999\n}\n", "2:17", "is not a port"},
+		{"unknown property", "ltm pool /Common/p {\n    colour blue\n}\n", "2:5", `Syntax Error: "colour" unknown property`},
+		{"bad integer", "ltm pool /Common/p {\n    slow-ramp-time soon\n}\n", "2:20", `"soon" is not a valid value for "slow-ramp-time"`},
+		{"unbalanced rule", "ltm rule /Common/r {\nwhen HTTP_REQUEST {\n    if { 1 } {\n        pool p\n}\n", "6:1", `missing "}" to close the script body opened at 1:20`},
+		{"missing profile", fmt.Sprintf(vs, "profiles { /Common/tcp { } /Common/web-tcp { } }"), "1:85", "01020036:3: The requested profile (/Common/web-tcp) was not found."},
+		{"duplicate then missing", "ltm pool /Common/p { }\nltm pool /Common/p { }\n" + fmt.Sprintf(vs, "pool /Common/q"), "2:1", "01020066:3: The requested Pool (/Common/p) already exists in partition Common."},
+		{"unterminated string", "ltm pool /Common/p {\n    description \"web pool\n}\n", "2:17", "Syntax Error"},
+		{"binary bytes", "\x00\xffltm pool /Common/p { }\n", "1:1", "byte 0x00 is not text"},
+	} {
+		l := readAndCheck(tc.text)
+		err := l.Err(false)
+		if err == nil {
+			t.Errorf("%s: loaded; BIG-IP refuses it", tc.name)
+			continue
+		}
+		first := l.Findings.Refused()[0]
+		if at := fmt.Sprintf("%d:%d", first.Pos.Line, first.Pos.Column); at != tc.at || first.Pos.File != "admin.conf" {
+			t.Errorf("%s: refused at %s:%s, want admin.conf:%s (%s)", tc.name, first.Pos.File, at, tc.at, first)
+		}
+		if !strings.Contains(first.String(), tc.msg) {
+			t.Errorf("%s: %q does not say %q", tc.name, first.String(), tc.msg)
+		}
+		if !strings.HasPrefix(err.Error(), "admin.conf:"+tc.at+": ") {
+			t.Errorf("%s: error %q does not start with its position", tc.name, err)
+		}
+		// The legacy first-error reader refuses it too.
+		if objs, err := Default.ReadConfig("admin.conf", []byte(tc.text), nil); err == nil && tc.name != "dangling reference" && tc.name != "missing profile" {
+			t.Errorf("%s: ReadConfig returned %d objects and no error", tc.name, len(objs))
+		}
+	}
+	// Both refusals of one file are reported, not only the first.
+	l := readAndCheck("ltm pool /Common/p { }\nltm pool /Common/p { }\n" + fmt.Sprintf(vs, "pool /Common/q"))
+	if n := len(l.Findings.Refused()); n != 2 {
+		t.Errorf("duplicate then missing: %d refusals, want 2: %v", n, l.Findings)
+	}
+}
+
+// What real files carry and BIG-IP accepts loads, with a warning where
+// openltm keeps something without acting on it.
+func TestValidFilesLoad(t *testing.T) {
+	var monitors strings.Builder
+	for l := range strings.SplitSeq(f5KindList, "\n") {
+		if typ, ok := strings.CutPrefix(l, "ltm monitor "); ok {
+			fmt.Fprintf(&monitors, "ltm monitor %s /Common/m_%s { }\n", typ, typ)
+		}
+	}
+	for _, tc := range []struct {
+		name, text string
+		warn       []string // substrings of the warnings expected
+	}{
+		{"fqdn members", `ltm pool /Common/dw {
+    members {
+        /Common/dw1.lab.io:8443 {
+            fqdn {
+                autopopulate enabled
+                name dw1.lab.io
+            }
+        }
+    }
+    monitor min 1 of { /Common/https }
+}
+`, []string{`property "fqdn" is kept`}},
+		{"virtual without destination", "ltm virtual /Common/fwd {\n    ip-protocol udp\n    profiles {\n        /Common/udp { }\n    }\n}\n", []string{"ltm profile udp"}},
+		{"udp and tcp on one address and port", `ltm virtual /Common/dns_udp {
+    destination /Common/10.1.1.53:53
+    ip-protocol udp
+    profiles { /Common/udp { } }
+}
+ltm virtual /Common/dns_tcp {
+    destination /Common/10.1.1.53:53
+    ip-protocol tcp
+    profiles { /Common/tcp { } }
+}
+`, nil},
+		{"every monitor kind", monitors.String(), []string{"ltm monitor inband", "ltm monitor mysql"}},
+		{"F5 built-ins openltm does not ship", `ltm virtual /Common/redirect {
+    destination /Common/10.1.1.1:80
+    profiles { /Common/http { } /Common/tcp { } /Common/clientssl-secure { } }
+    rules { /Common/_sys_https_redirect }
+}
+`, []string{"F5 built-in profile /Common/clientssl-secure", "F5 built-in iRule /Common/_sys_https_redirect"}},
+		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nsys sshd { inactivity-timeout 600 }\n", []string{"apm is an F5 object kind", "sys sshd is an F5 object kind"}},
+		{"network setup", `net vlan /Common/v110 {
+    interfaces {
+        1.1 {
+            tagged
+        }
+    }
+    tag 110
+}
+net route /Common/default {
+    gw 10.1.10.1
+    network default
+}
+sys ntp {
+    servers { 0.pool.ntp.org 1.pool.ntp.org }
+    timezone UTC
+}
+sys dns {
+    name-servers { 10.1.1.2 }
+    search { lab.io }
+}
+sys db ui.advisory.enabled {
+    value "true"
+}
+sys management-route /Common/default {
+    gateway 192.168.1.1
+    network default
+}
+sys management-ip 192.168.1.245/24 { }
+auth user ops {
+    partition-access {
+        all-partitions {
+            role admin
+        }
+    }
+    shell tmsh
+}
+ltm cipher rule /Common/strong {
+    cipher ECDHE+AES-GCM
+}
+ltm cipher group /Common/strong {
+    allow {
+        /Common/strong { }
+    }
+}
+sys log-config destination remote-high-speed-log /Common/hsl {
+    pool-name /Common/syslog_pool
+    protocol udp
+}
+sys log-config destination remote-syslog /Common/rs {
+    remote-high-speed-log /Common/hsl
+}
+sys log-config publisher /Common/pub {
+    destinations {
+        /Common/rs { }
+    }
+}
+ltm pool /Common/syslog_pool {
+    load-balancing-mode observed-member
+    members {
+        /Common/10.1.1.9:514 { }
+    }
+}
+net dns-resolver /Common/resolver {
+    forward-zones {
+        . {
+            nameservers {
+                10.1.1.2:53 { }
+            }
+        }
+    }
+}
+net tunnels tunnel /Common/gre1 {
+    local-address 10.1.1.1
+    profile /Common/gre
+    remote-address 10.2.2.2
+}
+ltm profile client-ssl /Common/shop_ssl {
+    cert-key-chain {
+        default {
+            cert /Common/default.crt
+            key /Common/default.key
+        }
+    }
+    defaults-from /Common/clientssl
+}
+ltm monitor dns /Common/dns_check {
+    defaults-from /Common/dns
+    qname www.lab.io
+}
+`, []string{"net route /Common/default is kept", "sys ntp", "ltm profile client-ssl /Common/shop_ssl"}},
+	} {
+		l := readAndCheck(tc.text)
+		if err := l.Err(false); err != nil {
+			t.Errorf("%s: refused: %v\n%v", tc.name, err, l.Findings)
+			continue
+		}
+		all := fmt.Sprint(l.Findings)
+		for _, w := range tc.warn {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s: no warning says %q: %v", tc.name, w, l.Findings)
+			}
+		}
+		if len(tc.warn) > 0 && l.Err(true) == nil {
+			t.Errorf("%s: strict does not refuse what openltm does not act on", tc.name)
+		}
+		// It joins a configuration that validates and saves back the same.
+		c := Default.Builtins()
+		for _, o := range l.Objects {
+			c.Put(o)
+		}
+		if err := c.Complete(Default); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if err := c.Validate(Default); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		text := c.Text()
+		l2 := readAndCheck(text)
+		if err := l2.Err(false); err != nil {
+			t.Errorf("%s: saved text refused: %v\n%s", tc.name, err, text)
+			continue
+		}
+		c2 := Default.Builtins()
+		for _, o := range l2.Objects {
+			c2.Put(o)
+		}
+		if err := c2.Complete(Default); err != nil {
+			t.Errorf("%s: saved text: %v", tc.name, err)
+		} else if text2 := c2.Text(); text2 != text {
+			t.Errorf("%s: save → load → save differs:\n%s\n---\n%s", tc.name, text, text2)
+		}
+	}
+}
+
+// BIG-IP creates the node of an FQDN member itself.
+func TestFQDNMemberNode(t *testing.T) {
+	l := readAndCheck("ltm pool /Common/dw { members { /Common/dw1.lab.io:8443 { fqdn { autopopulate enabled name dw1.lab.io } } } }\n")
+	c := Default.Builtins()
+	for _, o := range l.Objects {
+		c.Put(o)
+	}
+	if err := c.Complete(Default); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Get(Default.Kind("ltm node"), "/Common/dw1.lab.io")
+	if n == nil || n.Str("address") != "any6" || !strings.Contains(n.Str("fqdn"), "dw1.lab.io") {
+		t.Fatalf("FQDN node not created as BIG-IP does: %+v", n)
+	}
+	if d := c.Dangling(Default); len(d) != 0 {
+		t.Fatalf("dangling after completion: %v", d[0].Warning(Default))
+	}
+}
+
+// A configuration an earlier openltm stored, with what it kept and this
+// vocabulary refuses, still restores.
+func TestReadStored(t *testing.T) {
+	old := "ltm pool /Common/p {\n    monitor /Common/http\n    unknown-knob 42\n}\nfoo bar /Common/x { a b }\n"
+	if l := readAndCheck(old); l.Err(false) == nil {
+		t.Fatal("the vocabulary does not refuse what BIG-IP refuses")
+	}
+	objs, findings, err := Default.ReadStored("generation 7", []byte(old))
+	if err != nil || len(objs) != 2 || len(findings.NotActedOn()) != 2 {
+		t.Fatalf("stored text: %d objects, %v, %v", len(objs), findings, err)
+	}
+	if !strings.Contains(Format(objs[0], PrintOpts{}), "unknown-knob 42") || objs[1].Raw == "" {
+		t.Fatalf("not kept verbatim: %s / %q", Format(objs[0], PrintOpts{}), objs[1].Raw)
+	}
+	// Objects an earlier openltm kept in partitions it never declared.
+	objs, _, err = Default.ReadStored("generation 9", []byte("ltm pool /Other/p { }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Default.Builtins()
+	for _, o := range objs {
+		c.Put(o)
+	}
+	if err := c.Validate(Default); err != nil {
+		t.Fatalf("restored partition objects do not validate: %v", err)
+	}
+	if _, _, err := Default.ReadStored("generation 8", []byte("ltm pool /Common/p {\n")); err == nil {
+		t.Fatal("a syntax error restored")
+	}
+}
