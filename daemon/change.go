@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"path"
 	"sort"
 	"strings"
@@ -11,12 +13,32 @@ import (
 )
 
 // commitOne runs a single create/modify/delete as its own generation,
-// applied to the configuration running when its turn comes.
-func (s *Session) commitOne(ctx context.Context, st *grammar.Statement, verb string, args []grammar.Node) error {
-	gen, err := s.e.Change(ctx, s.user, st.Source, CommitOptions{}, func(cfg *objects.Config) error {
+// applied to the configuration running when its turn comes. What the
+// change holds that openltm keeps without acting on (an F5 property it
+// does not implement, an FQDN node) is accepted, with a warning.
+func (s *Session) commitOne(ctx context.Context, st *grammar.Statement, verb string, args []grammar.Node, w io.Writer) error {
+	s.warnings = s.warnings[:0]
+	opts := CommitOptions{Warn: func(m string) { s.warnings = append(s.warnings, m) }}
+	gen, err := s.e.Change(ctx, s.user, st.Source, opts, func(cfg *objects.Config) error {
 		return s.change(st, verb, args, cfg)
 	})
 	s.committed = gen
+	if err == nil {
+		for _, m := range s.warnings {
+			fmt.Fprintln(w, "Warning: "+m)
+		}
+	}
+	return err
+}
+
+// readProps reads a statement's properties into o, noting what openltm
+// keeps without acting on it.
+func (s *Session) readProps(mode objects.Mode, st *grammar.Statement, o *objects.Object, rest []grammar.Node) error {
+	r := s.reader(mode)
+	err := r.ReadProps(st, o, rest)
+	for _, f := range r.Findings.NotActedOn() {
+		s.warnings = append(s.warnings, f.Msg)
+	}
 	return err
 }
 
@@ -83,7 +105,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			return objects.Exists(k, name)
 		}
 		o := &objects.Object{Kind: k, Name: name, Props: map[string]*objects.Value{}}
-		if err := s.reader(objects.ModeCreate).ReadProps(st, o, rest); err != nil {
+		if err := s.readProps(objects.ModeCreate, st, o, rest); err != nil {
 			return err
 		}
 		initDefaults(o)
@@ -97,7 +119,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			}
 			for _, old := range matches {
 				o := old.Clone()
-				if err := s.reader(objects.ModeModify).ReadProps(st, o, rest); err != nil {
+				if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 					return err
 				}
 				cfg.Put(o)
@@ -109,7 +131,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			return objects.NotFound(k, name)
 		}
 		o := old.Clone()
-		if err := s.reader(objects.ModeModify).ReadProps(st, o, rest); err != nil {
+		if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 			return err
 		}
 		if len(rest) == 0 {

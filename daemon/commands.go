@@ -245,7 +245,7 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 	if len(ws) < 2 || ws[0] != "sys" || ws[1] != "config" {
 		return synErr(st, []string{"load sys config [merge] [file NAME] [verify]", "load sys config generation N"}, "only a configuration can be loaded")
 	}
-	var merge, verify, dflt bool
+	var merge, verify, dflt, strict bool
 	file := ""
 	var gen uint64
 	for i := 2; i < len(ws); i++ {
@@ -254,6 +254,8 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 			merge = true
 		case "verify":
 			verify = true
+		case "strict":
+			strict = true
 		case "default":
 			dflt = true
 		case "file":
@@ -273,7 +275,7 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 			gen = n
 			i++
 		default:
-			return synErr(args[i], []string{"merge", "file", "verify", "default", "generation"}, "%q unknown property", ws[i])
+			return synErr(args[i], []string{"merge", "file", "verify", "strict", "default", "generation"}, "%q unknown property", ws[i])
 		}
 	}
 	var text []byte
@@ -300,16 +302,49 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 		}
 		text, name = b, file
 	}
-	var warns []string
 	folder := s.folder
 	if folder == "/" {
 		folder = "/Common"
 	}
-	objs, err := s.e.schema.ReadConfigIn(name, text, folder, func(p grammar.Pos, msg string) {
-		warns = append(warns, fmt.Sprintf("Warning: %s: %s", p, msg))
-	})
-	if err != nil {
-		return fmt.Errorf("Loading configuration %s failed: %w", name, err)
+	var objs []*objects.Object
+	var findings objects.Findings
+	if gen != 0 {
+		// A generation openltm stored itself: what an earlier version kept
+		// is kept again, as when ltmd starts.
+		objs, findings, err = s.e.schema.ReadStored(name, text)
+		if err != nil {
+			return fmt.Errorf("Loading configuration %s failed: %w", name, err)
+		}
+	} else {
+		l := s.e.schema.ReadText(name, text, folder)
+		if l.Findings.Refused() == nil {
+			var running *objects.Config
+			if merge {
+				running = s.e.Config()
+			}
+			l.CheckRefs(s.e.schema, running)
+		}
+		objs, findings = l.Objects, l.Findings
+	}
+	if verify {
+		fmt.Fprintf(w, "Validating configuration...\n  %s\n", name)
+	} else {
+		fmt.Fprintf(w, "Loading configuration...\n  %s\n", name)
+	}
+	// Both lists, in text order: what BIG-IP refuses, and what openltm
+	// keeps without acting on it.
+	for _, f := range findings {
+		switch {
+		case f.Category == objects.Refused:
+			fmt.Fprintln(w, "Error: "+f.String())
+		case strict:
+			fmt.Fprintln(w, "Error (strict): "+f.String())
+		default:
+			fmt.Fprintln(w, "Warning: "+f.String())
+		}
+	}
+	if err := findings.Err(strict); err != nil {
+		return fmt.Errorf("Loading configuration %s failed: %w; nothing was changed", name, err)
 	}
 	build := func(running *objects.Config) *objects.Config {
 		var cfg *objects.Config
@@ -322,14 +357,6 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 			cfg.Put(o)
 		}
 		return cfg
-	}
-	if verify {
-		fmt.Fprintf(w, "Validating configuration...\n  %s\n", name)
-	} else {
-		fmt.Fprintf(w, "Loading configuration...\n  %s\n", name)
-	}
-	for _, wn := range warns {
-		fmt.Fprintln(w, wn)
 	}
 	opts := CommitOptions{Lenient: true, Warn: func(m string) { fmt.Fprintln(w, "Warning: "+m) }}
 	if verify {

@@ -135,7 +135,9 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if ok {
-		objs, err := e.schema.ReadConfig(fmt.Sprintf("generation %d", g.ID), []byte(g.Config), nil)
+		// What an earlier openltm stored is restored, even where this
+		// version's vocabulary would refuse it in a new file.
+		objs, _, err := e.schema.ReadStored(fmt.Sprintf("generation %d", g.ID), []byte(g.Config))
 		if err != nil {
 			st.Close()
 			return nil, fmt.Errorf("restoring generation %d: %w", g.ID, err)

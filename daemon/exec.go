@@ -28,6 +28,8 @@ type Session struct {
 	committed uint64
 	// dir is the client's working directory, for relative file names.
 	dir string
+	// warnings collects what the running command keeps without acting on.
+	warnings []string
 }
 
 // SetDir implements control.DirSetter.
@@ -113,7 +115,7 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if verb == "delete" && s.isRuntimeTarget(verb, words[1:]) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
-		return s.commitOne(ctx, st, verb, args)
+		return s.commitOne(ctx, st, verb, args, w)
 	case "submit":
 		if isCliTx(words) {
 			return s.cliTx(ctx, verb, w)

@@ -49,19 +49,25 @@ func (h *planeHook) running() (*objects.Config, *ltmTranslation) {
 // own check (a destination used twice, an unbindable address).
 func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	tr := h.e.translate(cfg)
-	had := map[string]bool{}
+	had, hadKept := map[string]bool{}, map[string]bool{}
 	if old != nil {
 		// old is the running configuration but for a verify racing a
 		// commit, or a hook whose start failed.
 		runCfg, runTr := h.running()
-		var skipped []string
-		if runCfg == old {
-			skipped = runTr.skipped
-		} else {
-			skipped = h.e.translate(old).skipped
+		oldTr := runTr
+		if runCfg != old {
+			oldTr = h.e.translate(old)
 		}
-		for _, s := range skipped {
+		for _, s := range oldTr.skipped {
 			had[s] = true
+		}
+		for _, s := range oldTr.kept {
+			hadKept[s] = true
+		}
+	}
+	for _, s := range tr.kept {
+		if !hadKept[s] && opts.Warn != nil {
+			opts.Warn(s + "; kept, and it carries no traffic")
 		}
 	}
 	for _, s := range tr.skipped {

@@ -293,6 +293,8 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 type ltmTranslation struct {
 	dc      *dataplane.Config
 	skipped []string
+	// kept is what openltm does not act on yet; warned of, never refused.
+	kept []string
 	// rules are the rule lists of dc's virtual servers, whose programs
 	// start builds.
 	rules map[*dataplane.Virtual]ruleList
@@ -304,13 +306,13 @@ type ltmTranslation struct {
 // translation goes in service.
 func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	b := &ruleBinder{e: e, pending: map[*dataplane.Virtual]ruleList{}}
-	dc, skipped := translate(e.schema, cfg, b)
+	dc, skipped, kept := translate(e.schema, cfg, b)
 	for v := range b.pending {
 		if dc.Virtuals[v.Name] != v {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, rules: b.pending, dgs: dataGroups(e.schema, cfg)}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it

@@ -95,6 +95,7 @@ var (
 var (
 	ltmNode             = schema.MustKind("ltm node")
 	nodeAddress         = ltmNode.MustProp("address")
+	nodeFQDN            = ltmNode.MustProp("fqdn")
 	nodeSession         = ltmNode.MustProp("session")
 	nodeState           = ltmNode.MustProp("state")
 	nodeConnectionLim   = ltmNode.MustProp("connection-limit")

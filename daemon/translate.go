@@ -20,10 +20,14 @@ import (
 // programs built afresh on each call; the engine's own translation reuses
 // its compiled rules and running programs.
 func Translate(s *objects.Schema, cfg *objects.Config) (dc *dataplane.Config, skipped []string) {
-	return translate(s, cfg, &ruleBinder{})
+	dc, skipped, kept := translate(s, cfg, &ruleBinder{})
+	return dc, append(skipped, kept...)
 }
 
-func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped []string) {
+// translate returns, beside the dataplane's configuration, what was left
+// out because it cannot run (skipped: a change may not add it) and what was
+// left out because openltm does not act on it yet (kept: never refused).
+func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped, kept []string) {
 	t := &translator{s: s, cfg: cfg, rules: rb, dc: &dataplane.Config{
 		Virtuals: map[string]*dataplane.Virtual{}, Pools: map[string]*dataplane.Pool{},
 		Nodes: map[string]*dataplane.Node{}, Monitors: map[string]*dataplane.Monitor{},
@@ -64,7 +68,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
-	return t.dc, t.skipped
+	return t.dc, t.skipped, t.kept
 }
 
 type translator struct {
@@ -72,7 +76,16 @@ type translator struct {
 	cfg     *objects.Config
 	dc      *dataplane.Config
 	skipped []string
-	rules   *ruleBinder
+	// kept lists objects valid on a BIG-IP that openltm does not act on
+	// yet (FQDN nodes): they carry no traffic and are never refused.
+	kept  []string
+	rules *ruleBinder
+	// fqdn holds the FQDN nodes, so their members are kept, not refused.
+	fqdn map[string]bool
+}
+
+func (t *translator) keep(o *objects.Object, format string, args ...any) {
+	t.kept = append(t.kept, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
 }
 
 func (t *translator) skip(o *objects.Object, format string, args ...any) {
@@ -100,6 +113,10 @@ func (t *translator) rule(s string) dataplane.MonitorRule {
 			r.Names = append(r.Names, o.Name)
 		}
 	}
+	// Monitors openltm does not run (kept with a warning when loaded) do
+	// not count: `min 1 of { https }` leaves the members unchecked, not
+	// refused as "min 1 of 0".
+	r.MinUp = min(r.MinUp, len(r.Names))
 	return r
 }
 
@@ -144,6 +161,14 @@ func unescapeSend(s string) string {
 }
 
 func (t *translator) node(o *objects.Object) {
+	if v := nodeFQDN.Get(o); v != nil {
+		if t.fqdn == nil {
+			t.fqdn = map[string]bool{}
+		}
+		t.fqdn[o.Name] = true
+		t.keep(o, "an FQDN node, which openltm does not resolve yet")
+		return
+	}
 	a, err := netip.ParseAddr(strings.SplitN(nodeAddress.Str(o), "%", 2)[0])
 	if err != nil {
 		t.skip(o, "address %q is not usable", nodeAddress.Str(o))
@@ -199,6 +224,10 @@ func (t *translator) pool(o *objects.Object) {
 				continue
 			}
 			n := t.dc.Nodes[node]
+			if n == nil && t.fqdn[node] {
+				t.keep(o, "member %s is on an FQDN node, which openltm does not resolve yet", it.Name)
+				continue
+			}
 			if n == nil {
 				t.skip(o, "member %s has no usable node", it.Name)
 				continue

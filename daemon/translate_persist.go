@@ -43,6 +43,10 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Words[:len(prof.Words)-1], " "))
 		return nil, false
 	}
+	if prof.Kind.Passive {
+		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Kind.Words, " "))
+		return nil, false
+	}
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, prof) }
 	p := &dataplane.Persistence{
 		Profile:                 prof.Name,

@@ -24,23 +24,27 @@ func (e *SyntaxError) Error() string {
 		fmt.Fprintf(&b, " (at %s", e.Pos)
 		if len(e.Expected) > 0 {
 			b.WriteString("; expected ")
-			b.WriteString(expectList(e.Expected))
+			// In a file there is no prompt to type `?` at.
+			b.WriteString(expectList(e.Expected, e.Pos.File == ""))
 		}
 		b.WriteString(")")
 	} else if len(e.Expected) > 0 {
 		b.WriteString(" (expected ")
-		b.WriteString(expectList(e.Expected))
+		b.WriteString(expectList(e.Expected, true))
 		b.WriteString(")")
 	}
 	return b.String()
 }
 
-func expectList(xs []string) string {
+func expectList(xs []string, prompt bool) string {
 	const max = 14
 	if len(xs) == 1 {
 		return xs[0]
 	}
 	if len(xs) > max {
+		if !prompt {
+			return "one of: " + strings.Join(xs[:max], ", ") + fmt.Sprintf(", ... (%d in all)", len(xs))
+		}
 		return "one of: " + strings.Join(xs[:max], ", ") + fmt.Sprintf(", ... (%d in all; type ? for the full list)", len(xs))
 	}
 	return "one of: " + strings.Join(xs, ", ")

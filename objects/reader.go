@@ -269,7 +269,8 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		if p == nil {
 			// BIG-IP refuses a property it does not define for the kind, in
 			// a file as on the command line.
-			return synErr(kw, propNames(k, k.Passive), "%q unknown property", kw.Text)
+			// Every property F5 defines for the kind, as `?` lists them.
+			return synErr(kw, propNames(k, true), "%q unknown property", kw.Text)
 		}
 		if p.ReadOnly && mode != ModeLoad {
 			return synErr(kw, nil, "%q is read-only: the system sets it", kw.Text)
