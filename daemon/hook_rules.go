@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -32,7 +33,12 @@ func (c *ruleCache) compile(name, body string) (*rules.Rule, error) {
 	}
 	r, err := rules.Compile(name, body)
 	if err != nil {
-		return nil, &objects.ConfigError{Code: "01070151", Msg: "Rule [" + name + "] error: " + err.Error()}
+		ce := &objects.ConfigError{Code: "01070151", Msg: "Rule [" + name + "] error: " + err.Error()}
+		var ue *rules.UnsupportedError
+		if errors.As(err, &ue) {
+			return nil, &notActedOnRule{ce}
+		}
+		return nil, ce
 	}
 	c.mu.Lock()
 	if c.m == nil {
@@ -42,6 +48,11 @@ func (c *ruleCache) compile(name, body string) (*rules.Rule, error) {
 	c.mu.Unlock()
 	return r, nil
 }
+
+// notActedOnRule is a rule valid on a BIG-IP that uses F5 commands or
+// events openltm does not implement yet: it is kept (with a warning), and
+// the virtual servers using it carry no traffic.
+type notActedOnRule struct{ *objects.ConfigError }
 
 // prune drops compiled rules the configuration no longer has.
 func (c *ruleCache) prune(cfg *objects.Config, k *objects.Kind) {
@@ -63,11 +74,14 @@ func (c *ruleCache) prune(cfg *objects.Config, k *objects.Kind) {
 // the engine's compiled rules to those of the running configuration.
 type rulesHook struct{ e *Engine }
 
-// Prepare implements Hook. A rule that does not compile is refused, unless
-// it is loaded from a file (Lenient), where it is kept with a warning and
-// the virtual servers using it carry no traffic; a rule that already failed
-// in the running configuration does not block unrelated changes. The rules
-// compiled here are those the dataplane's translation attaches.
+// Prepare implements Hook. A rule that does not compile is refused, from a
+// command or a file alike, as BIG-IP refuses it (a Tcl error, a command F5
+// does not have or has disabled); a rule that only uses F5 commands or
+// events openltm does not implement yet is kept with a warning, and the
+// virtual servers using it carry no traffic. A rule that already failed in
+// the running configuration does not block unrelated changes, and what
+// was stored is brought up at start whatever it holds. The rules compiled
+// here are those the dataplane's translation attaches.
 func (h rulesHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	k := ltmRule
 	for _, o := range cfg.Of(k) {
@@ -75,11 +89,12 @@ func (h rulesHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 			if prev := old.Get(k, o.Name); prev != nil && ruleDefinition.Str(prev) == ruleDefinition.Str(o) {
 				continue
 			}
-			if !opts.Lenient {
+			var kept *notActedOnRule
+			if !errors.As(err, &kept) && old != nil {
 				return nil, err
 			}
 			if opts.Warn != nil {
-				opts.Warn(err.Error() + "; kept, and virtual servers using it carry no traffic until it compiles")
+				opts.Warn(err.Error() + "; kept, and virtual servers using it carry no traffic")
 			}
 		}
 	}
