@@ -10,10 +10,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
-	"golang.org/x/sys/unix"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // On Linux every listener is a raw non-blocking socket registered in each
@@ -69,14 +70,6 @@ func (lr *loopRT) putPipe(p *[2]int) {
 func closePipe(p *[2]int) {
 	unix.Close(p[0])
 	unix.Close(p[1])
-}
-
-// splice moves up to n bytes between descriptors without copying them
-// through user space.
-func splice(from, to, n int) (int, syscall.Errno) {
-	r, _, e := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(from), 0, uintptr(to), 0, uintptr(n),
-		unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-	return int(r), e
 }
 
 // loopTick is how often a loop checks its flows' idle and connect timers.
@@ -137,7 +130,7 @@ func (p *Plane) listen(ap netip.AddrPort) (*listener, error) {
 	if err := p.ensureLoops(); err != nil {
 		return nil, err
 	}
-	fd, err := listenRaw(ap)
+	fd, err := rawsock.Listen(ap)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +232,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		if plain || mv != nil {
 			flags |= unix.SOCK_NONBLOCK
 		}
-		fd, peer, errno := accept4(a.l.fd, flags)
+		fd, peer, errno := rawsock.Accept4(a.l.fd, flags)
 		switch errno {
 		case 0:
 		case unix.EAGAIN:
@@ -254,11 +247,11 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		}
 		local := a.l.addr
 		if (plain || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
-			local = sockname(fd)
+			local = rawsock.Sockname(fd)
 		}
 		switch {
 		case vs == nil:
-			resetFd(fd)
+			rawsock.Reset(fd)
 		case plain:
 			a.lr.startFlow(vs, fd, peer, local)
 		case mv != nil:
@@ -298,10 +291,6 @@ func (s *vsSnap) plain() bool {
 	return s.evMask == 0 && s.cfg.MBLB == nil
 }
 
-// sockEvents is what a flow's sockets are registered for, once: edges of
-// readability, writability and the peer's FIN.
-const sockEvents = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
-
 // Tags of a loop flow's two sockets.
 const (
 	tagClient uint8 = iota
@@ -315,7 +304,7 @@ type loopDir struct {
 	off, n int
 	rdhup  bool // the source's FIN has arrived (after what is unread)
 	eof    bool // FIN passed on (or about to be)
-	// A bulk transfer moves through a pipe with splice(2): the kernel's
+	// A bulk transfer moves through a pipe with rawsock.Splice(2): the kernel's
 	// zero-copy path. piped is what the pipe holds.
 	pipe  *[2]int
 	piped int
@@ -353,7 +342,7 @@ type loopFlow struct {
 func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
 	snap := vs.snap.Load()
 	if !vs.admit(snap, client) {
-		resetFd(fd) // disabled virtual, foreign source or the limit: reset
+		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
@@ -362,7 +351,7 @@ func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
 	lr.p.table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
-	setNoDelay(fd)
+	rawsock.SetNoDelay(fd)
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
 	if lf.cpool != nil {
@@ -392,14 +381,14 @@ func (lf *loopFlow) connectNext() {
 		lf.cpool, lf.cps = pool, ps
 		dst := pr.target(m)
 		src := pr.source(dst)
-		fd, done, local, errno := dialRaw(src, dst)
+		fd, done, local, errno := rawsock.Dial(src, dst)
 		if errno != 0 {
 			m.release()
 			lf.failed = append(lf.failed, m)
 			continue
 		}
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
-		tok, err := lf.lr.Add(fd, sockEvents, lf, tagServer)
+		tok, err := lf.lr.Add(fd, rawsock.Events, lf, tagServer)
 		if err != nil {
 			unix.Close(fd)
 			lf.sfd, lf.reserved = -1, nil
@@ -438,7 +427,7 @@ func (lf *loopFlow) established() {
 	lf.connecting = false
 	local := lf.local
 	if !local.IsValid() {
-		local = sockname(lf.sfd)
+		local = rawsock.Sockname(lf.sfd)
 	}
 	s := &pr.first
 	pr.opened(s, lf.reserved, lf.cpool, lf.cps, local, lf.dst, &lf.pd, lf.persists)
@@ -447,7 +436,7 @@ func (lf *loopFlow) established() {
 	pr.srv.Store(s)
 	// Registering reports what the client has sent meanwhile.
 	var err error
-	if lf.ctok, err = lf.lr.Add(lf.cfd, sockEvents, lf, tagClient); err != nil {
+	if lf.ctok, err = lf.lr.Add(lf.cfd, rawsock.Events, lf, tagClient); err != nil {
 		lf.abort(true)
 	}
 }
@@ -526,9 +515,9 @@ func (lf *loopFlow) pump(up bool) {
 	src, dst := lf.ends(up)
 	for i := 0; i < pumpReads; i++ {
 		buf := bufPool.Get().(*[]byte)
-		n, err := rawRead(src, *buf)
+		n, err := rawsock.Read(src, *buf)
 		for err == syscall.EINTR {
-			n, err = rawRead(src, *buf)
+			n, err = rawsock.Read(src, *buf)
 		}
 		switch {
 		case err == syscall.EAGAIN:
@@ -544,7 +533,7 @@ func (lf *loopFlow) pump(up bool) {
 			return
 		}
 		lf.count(n, up)
-		w, werr := writeAll(dst, (*buf)[:n])
+		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
 			lf.abort(true)
@@ -596,7 +585,7 @@ func (lf *loopFlow) pumpSplice(up bool) {
 	d := lf.dir(up)
 	src, _ := lf.ends(up)
 	for i := 0; i < pumpReads; i++ {
-		n, errno := splice(src, d.pipe[1], spliceMax)
+		n, errno := rawsock.Splice(src, d.pipe[1], spliceMax)
 		switch {
 		case errno == syscall.EINTR:
 			continue
@@ -628,7 +617,7 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 	d := lf.dir(up)
 	_, dst := lf.ends(up)
 	for d.piped > 0 {
-		k, errno := splice(d.pipe[0], dst, d.piped)
+		k, errno := rawsock.Splice(d.pipe[0], dst, d.piped)
 		switch errno {
 		case 0:
 			d.piped -= k
@@ -656,7 +645,7 @@ func (lf *loopFlow) flush(up bool) {
 		return
 	}
 	_, dst := lf.ends(up)
-	w, err := writeAll(dst, (*d.buf)[d.off:d.n])
+	w, err := rawsock.WriteAll(dst, (*d.buf)[d.off:d.n])
 	if err != nil {
 		lf.abort(true)
 		return
@@ -698,10 +687,10 @@ func (lf *loopFlow) abort(reset bool) {
 	}
 	lf.forget()
 	if lf.sfd >= 0 {
-		resetFd(lf.sfd)
+		rawsock.Reset(lf.sfd)
 	}
 	if reset {
-		resetFd(lf.cfd)
+		rawsock.Reset(lf.cfd)
 	} else {
 		unix.Close(lf.cfd)
 	}
@@ -719,7 +708,7 @@ func (lf *loopFlow) closeBoth() {
 // fail ends a flow that got no server side: the client is reset.
 func (lf *loopFlow) fail() {
 	lf.forget()
-	resetFd(lf.cfd)
+	rawsock.Reset(lf.cfd)
 	lf.finish()
 }
 
@@ -783,175 +772,4 @@ func (lr *loopRT) tick(now int64) {
 			lf.abort(true)
 		}
 	}
-}
-
-// writeAll writes b to a non-blocking socket until done or full; it
-// returns how much went out.
-func writeAll(fd int, b []byte) (int, error) {
-	w := 0
-	for w < len(b) {
-		k, err := rawWrite(fd, b[w:])
-		switch err {
-		case nil:
-			w += k
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return w, nil
-		default:
-			return w, err
-		}
-	}
-	return w, nil
-}
-
-// resetFd closes a socket with a TCP reset.
-func resetFd(fd int) {
-	l := unix.Linger{Onoff: 1, Linger: 0}
-	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
-		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
-	unix.Close(fd)
-}
-
-func setNoDelay(fd int) {
-	one := int32(1)
-	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY,
-		uintptr(unsafe.Pointer(&one)), 4, 0)
-}
-
-// listenRaw opens a non-blocking listening socket on ap. Errors read like
-// the net package's ("bind: address already in use").
-func listenRaw(ap netip.AddrPort) (int, error) {
-	family := unix.AF_INET
-	if !ap.Addr().Unmap().Is4() {
-		family = unix.AF_INET6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, os.NewSyscallError("socket", err)
-	}
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	if family == unix.AF_INET6 {
-		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
-	}
-	if err := unix.Bind(fd, toSockaddr(ap)); err != nil {
-		unix.Close(fd)
-		return -1, os.NewSyscallError("bind", err)
-	}
-	if err := unix.Listen(fd, 4096); err != nil {
-		unix.Close(fd)
-		return -1, os.NewSyscallError("listen", err)
-	}
-	return fd, nil
-}
-
-func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
-	a := ap.Addr().Unmap()
-	if a.Is4() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
-}
-
-// dialRaw opens a non-blocking socket to dst from src (see
-// proxied.source), keeping src's port when the kernel allows. done is true
-// when the connect completed at once (a server on this host); local is the
-// source when it is known without asking the kernel.
-func dialRaw(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
-	keep := src.IsValid() && src.Port() != 0
-	if !keep && src.IsValid() && kernelSource(dst.Addr()) == src.Addr() {
-		src = netip.AddrPort{} // binding would change nothing
-	}
-	for {
-		fd, done, errno = dialOnce(src, dst, keep)
-		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
-			keep = false
-			continue
-		}
-		if errno == 0 && keep {
-			local = src
-		}
-		return fd, done, local, errno
-	}
-}
-
-var (
-	loopback4 = netip.AddrFrom4([4]byte{127, 0, 0, 1})
-	loopback6 = netip.IPv6Loopback()
-)
-
-// kernelSource is the source address the kernel gives a connection to dst
-// without a bind, where that is certain: 127.0.0.1 towards 127.0.0.0/8
-// (the local route's source) and ::1 towards ::1.
-func kernelSource(dst netip.Addr) netip.Addr {
-	dst = dst.Unmap()
-	switch {
-	case dst.Is4() && dst.IsLoopback():
-		return loopback4
-	case dst == loopback6:
-		return loopback6
-	}
-	return netip.Addr{}
-}
-
-func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {
-	family := unix.AF_INET
-	if !dst.Addr().Unmap().Is4() {
-		family = unix.AF_INET6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, false, errnoOf(err)
-	}
-	setNoDelay(fd)
-	if src.IsValid() {
-		if err := bindTo(fd, src, keepPort); err != nil {
-			unix.Close(fd)
-			return -1, false, errnoOf(err)
-		}
-	}
-	var rsa rawSockaddr
-	ptr, n := rsa.set(dst)
-	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
-	if e == unix.EINPROGRESS {
-		// Registering the socket tells when it is done: to a server on this
-		// host at once, in the same round of events.
-		return fd, false, 0
-	}
-	if e != 0 {
-		unix.Close(fd)
-		return -1, false, e
-	}
-	return fd, true, 0
-}
-
-func errnoOf(err error) syscall.Errno {
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EINVAL
-}
-
-// accept4 accepts one connection and returns the client's address
-// without allocating.
-func accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
-	var rsa rawSockaddr
-	n := uint32(syscall.SizeofSockaddrAny)
-	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa.any)),
-		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
-	if e != 0 {
-		return -1, netip.AddrPort{}, e
-	}
-	return int(r), rsa.addrPort(), 0
-}
-
-// sockname is a socket's local address.
-func sockname(fd int) netip.AddrPort {
-	var rsa rawSockaddr
-	n := uint32(syscall.SizeofSockaddrAny)
-	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa.any)),
-		uintptr(unsafe.Pointer(&n)))
-	if e != 0 {
-		return netip.AddrPort{}
-	}
-	return rsa.addrPort()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -257,7 +258,7 @@ func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 		vs.stats.close()
 		return
 	}
-	f, opts := mv.newFlow(snap, addrPortOf(c.RemoteAddr()), addrPortOf(c.LocalAddr()))
+	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
 	f.sess = mv.eng.NewSession(c, opts)
 	s := f.sess
 	f.Closer = func(reset bool) { s.Close(reset) }

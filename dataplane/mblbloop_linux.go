@@ -5,6 +5,7 @@ package dataplane
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -18,7 +19,7 @@ import (
 func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
 	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
 		snap := mv.vs.snap.Load()
-		fd, done, local, errno := dialRaw(mv.source(snap, client, m.Addr), m.Addr)
+		fd, done, local, errno := rawsock.Dial(mv.source(snap, client, m.Addr), m.Addr)
 		if errno != 0 {
 			return -1, false, netip.AddrPort{}, errno
 		}
@@ -31,10 +32,10 @@ func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.A
 func (lr *loopRT) startMBLB(vs *vsRT, mv *mblbVS, fd int, client, local netip.AddrPort) {
 	snap := vs.snap.Load()
 	if !vs.admit(snap, client) {
-		resetFd(fd) // disabled virtual, foreign source or the limit: reset
+		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}
-	setNoDelay(fd)
+	rawsock.SetNoDelay(fd)
 	f, opts := mv.newFlow(snap, client, local)
 	f.sess = mv.eng.NewLoopSession(lr.Loop, fd, client, opts, f.finish)
 	s := f.sess

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"regexp"
 	"sort"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -138,7 +138,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 			for _, l := range fresh {
 				l.closeUnstarted()
 			}
-			return fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, unwrapOp(err))
+			return fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
 		fresh[ap] = l
 	}
@@ -334,14 +334,6 @@ func (p *Plane) Close() {
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
 	p.closeMBLB()
 	p.stopLoops()
-}
-
-func unwrapOp(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return op.Err
-	}
-	return err
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the

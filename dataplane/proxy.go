@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/lb"
 )
 
@@ -57,14 +57,6 @@ func reset(c *net.TCPConn) {
 	c.Close()
 }
 
-func addrPortOf(a net.Addr) netip.AddrPort {
-	if t, ok := a.(*net.TCPAddr); ok {
-		ap := t.AddrPort()
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	}
-	return netip.AddrPort{}
-}
-
 // Sentinel errors of connect.
 var (
 	errNoPool    = errors.New("no pool")
@@ -81,7 +73,7 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	}
 	snap := vs.snap.Load()
 	cfg := snap.cfg
-	client := addrPortOf(c.RemoteAddr())
+	client := rawsock.AddrPortOf(c.RemoteAddr())
 	if !vs.admit(snap, client) {
 		reset(c) // disabled virtual, foreign source or the limit: reset
 		return
@@ -92,7 +84,7 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 		return
 	}
 	pr := &proxied{client: c}
-	pr.init(p, vs, snap, client, addrPortOf(c.LocalAddr()), pr.end)
+	pr.init(p, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
 	if snap.evMask != 0 {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.evMask, &ruleState{}
 	}
@@ -194,7 +186,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		if err == nil {
 			s := pr.newServerConn()
 			s.conn = sc
-			pr.opened(s, m, pool, ps, addrPortOf(sc.LocalAddr()), dst, &pd, persists)
+			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
 		m.release()
@@ -293,7 +285,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	}
 	s := pr.newServerConn()
 	s.conn = c
-	s.leg = flows.Leg{Client: addrPortOf(c.LocalAddr()), Server: a}
+	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
 	return pr.attach(s)
 }
 
@@ -397,18 +389,13 @@ func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 	return c.(*net.TCPConn), nil
 }
 
-// ipBindAddressNoPort lets the kernel pick the port at connect time, per
-// destination, instead of at bind time (so one source address serves more
-// than 28k flows).
-const ipBindAddressNoPort = 24
-
 // dialControl binds the new socket to src (when valid) and starts the
 // connect itself. To a server on this host the kernel completes the whole
 // handshake inside that connect(2), so when the net package then calls
 // connect it gets success at once and skips parking the goroutine until
 // the socket is writable and asking for SO_ERROR; to a remote server it
 // gets EALREADY and waits as usual. The call does not enter the
-// scheduler's syscall state (see rawRead): it never blocks, but running
+// scheduler's syscall state (see rawsock.Read): it never blocks, but running
 // the handshake makes it long enough for the runtime to hand the
 // processor to another thread.
 func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, syscall.RawConn) error {
@@ -416,59 +403,16 @@ func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, sy
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
 			if src.IsValid() {
-				if cerr = bindTo(int(fd), src, keepPort); cerr != nil {
+				if cerr = rawsock.BindTo(int(fd), src, keepPort); cerr != nil {
 					return
 				}
 			}
-			cerr = startConnect(fd, dst)
+			cerr = rawsock.StartConnect(fd, dst)
 		})
 		if err != nil {
 			return err
 		}
 		return cerr
-	}
-}
-
-func bindTo(fd int, src netip.AddrPort, keepPort bool) error {
-	var sa syscall.Sockaddr
-	if src.Addr().Is4() {
-		sa = &syscall.SockaddrInet4{Addr: src.Addr().As4()}
-	} else {
-		sa = &syscall.SockaddrInet6{Addr: src.Addr().As16()}
-	}
-	if keepPort {
-		setPort(sa, int(src.Port()))
-		if syscall.Bind(fd, sa) == nil {
-			return nil
-		}
-		setPort(sa, 0)
-	}
-	syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
-	return syscall.Bind(fd, sa)
-}
-
-// startConnect issues a non-blocking connect(2) to dst; in progress is not
-// an error. A scoped IPv6 address is left to the net package.
-func startConnect(fd uintptr, dst netip.AddrPort) error {
-	if dst.Addr().Zone() != "" {
-		return nil
-	}
-	var rsa rawSockaddr
-	ptr, n := rsa.set(dst)
-	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), uintptr(n))
-	switch e {
-	case 0, syscall.EINPROGRESS, syscall.EINTR:
-		return nil
-	}
-	return e
-}
-
-func setPort(sa syscall.Sockaddr, port int) {
-	switch s := sa.(type) {
-	case *syscall.SockaddrInet4:
-		s.Port = port
-	case *syscall.SockaddrInet6:
-		s.Port = port
 	}
 }
 
@@ -571,7 +515,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 	readFn := func(fd uintptr) bool {
 		buf = bufPool.Get().(*[]byte)
 		for {
-			n, rerr = rawRead(int(fd), *buf)
+			n, rerr = rawsock.Read(int(fd), *buf)
 			if rerr != syscall.EINTR {
 				break
 			}
@@ -594,7 +538,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 	)
 	writeFn := func(fd uintptr) bool {
 		for w < n {
-			k, err := rawWrite(int(fd), (*buf)[w:n])
+			k, err := rawsock.Write(int(fd), (*buf)[w:n])
 			if err == syscall.EINTR {
 				continue
 			}
@@ -632,7 +576,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				// on dst: its loop read dst's FIN), so shutdown(2) would
 				// be a wasted call on every connection.
 				if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
-					wc.Control(shutWrite)
+					wc.Control(rawsock.ShutWrite)
 				}
 				return false
 			}
@@ -878,30 +822,4 @@ func (sc *serverConn) release() {
 			m.node.outstanding.Add(-1)
 		}
 	}
-}
-
-// shutWrite half-closes a socket (see rawRead for why not syscall.Shutdown).
-func shutWrite(fd uintptr) {
-	syscall.RawSyscall(syscall.SYS_SHUTDOWN, fd, syscall.SHUT_WR, 0)
-}
-
-// rawRead and rawWrite are read(2) and write(2) on a non-blocking socket
-// without the scheduler's syscall bookkeeping: they never block, and
-// entering the syscall state for them let the runtime's monitor hand the
-// processor to another thread whenever the call was slowed by delivering
-// to a local peer, waking threads for nothing.
-func rawRead(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-func rawWrite(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
 }
