@@ -374,11 +374,11 @@ func (lf *loopFlow) connectNext() {
 		tries = lf.cps.cfg.ReselectTries
 	}
 	for ; lf.attempt <= tries; lf.attempt++ {
-		m, pool, ps := pr.choose(lf.cpool, lf.cps, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
+		m, pool := pr.choose(lf.cpool, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
 			break
 		}
-		lf.cpool, lf.cps = pool, ps
+		lf.cpool, lf.cps = pool, pool.snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst)
 		fd, done, local, errno := rawsock.Dial(src, dst)
@@ -757,7 +757,7 @@ func (lf *loopFlow) finish() {
 // tick runs the loop's timers: connects that took too long move on to
 // the next member, idle flows are reset on both sides.
 func (lr *loopRT) tick(now int64) {
-	connectTimeout := int64(lr.p.opts.ConnectTimeout)
+	connectTimeout := lr.p.opts.ConnectTimeout
 	for i := len(lr.flows) - 1; i >= 0; i-- {
 		if i >= len(lr.flows) {
 			continue
@@ -765,10 +765,10 @@ func (lr *loopRT) tick(now int64) {
 		lf := lr.flows[i]
 		switch {
 		case lf.connecting:
-			if now-lf.connStart >= connectTimeout {
+			if connectExpired(connectTimeout, lf.connStart, now) {
 				lf.connectFailed()
 			}
-		case lf.idle > 0 && now-lf.LastActive() >= int64(lf.idle):
+		case idleExpired(lf.idle, lf.LastActive(), now):
 			lf.abort(true)
 		}
 	}

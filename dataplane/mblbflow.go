@@ -316,28 +316,13 @@ func nodeID(a netip.AddrPort) mblb.MemberID {
 	return mblb.MemberID(h.Sum64() | 1<<63)
 }
 
-// addrFor is where a message for m goes: the member, or the parts of the
-// virtual's address that translation keeps.
-func addrFor(snap *vsSnap, m *memberRT) netip.AddrPort {
-	a := m.cfg.Load().Addr
-	addr, port := a.Addr(), a.Port()
-	dst := snap.cfg.Destination
-	if !snap.cfg.TranslateAddress {
-		addr = dst.Addr()
-	}
-	if port == 0 || !snap.cfg.TranslatePort {
-		port = dst.Port()
-	}
-	return netip.AddrPortFrom(addr, port)
-}
-
 // member describes m to the engine and counts the message on it: Total
 // Requests of a member of a message-balanced virtual are its messages.
 func (mv *mblbVS) member(snap *vsSnap, m *memberRT) mblb.Member {
 	m.stats.requests.Add(1)
 	m.pool.stats.requests.Add(1)
 	m.node.stats.requests.Add(1)
-	return mblb.Member{ID: memberID(m), Addr: addrFor(snap, m), Pool: m.pool.name, Name: m.name, Ref: m}
+	return mblb.Member{ID: memberID(m), Addr: translated(snap.cfg, m.cfg.Load().Addr, snap.cfg.Destination), Pool: m.pool.name, Name: m.name, Ref: m}
 }
 
 // pick is the engine's Pick: one member for one message.
@@ -355,7 +340,7 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 		}
 		// The node the rule named failed this message: balance it instead.
 	} else if t.Pool != "" {
-		if named := poolByName(mv.p, mv.vs.name, t.Pool); named != nil {
+		if named := mv.p.poolNamed(mv.vs.name, t.Pool); named != nil {
 			pool = named
 		}
 	}
@@ -374,33 +359,24 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 			}
 		}
 	}
-	if t.Member.IsValid() && !t.Node {
-		// `pool p member a p`: that member, unless it is forced offline,
-		// down or already failed this message.
-		if m := memberAt(pool, t.Member); m != nil && !containsMember(exclude, m) && directable(m) {
-			return mv.member(snap, m), nil
-		}
+	// `pool p member a p`: that member, unless it is forced offline, down
+	// or already failed this message; then persistence: the rule's
+	// `persist uie <key>` for this message, else a source-address profile
+	// keyed on the client (mblbpersist.go); then the pool's balancing,
+	// passing over members that just failed while others can take it.
+	var named target
+	if !t.Node {
+		named = target{addr: t.Member, accept: availDisabled}
 	}
-	// Persistence: the rule's `persist uie <key>` for this message, else a
-	// source-address profile keyed on the client (mblbpersist.go).
-	if m := mv.persistLookup(snap, pool, c); m != nil && !containsMember(exclude, m) && directable(m) {
-		return mv.member(snap, m), nil
-	}
-	m := mv.balance(pool, exclude)
+	m, _, by := choose(pool, named, func() (*poolRT, *memberRT) { return mv.persistLookup(snap, pool, c) },
+		exclude, chooser{avoid: mv.suspected()})
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
-	mv.persistRecord(snap, pool, c, m)
+	if by == byBalancing {
+		mv.persistRecord(snap, pool, c, m)
+	}
 	return mv.member(snap, m), nil
-}
-
-// directable reports whether a member may take a message a rule sent to it
-// by name: a disabled member still may (as `pool p member` on BIG-IP), a
-// forced-offline or monitored-down one may not.
-func directable(m *memberRT) bool {
-	c := m.cfg.Load()
-	return c.State != StateUserDown && !m.node.forced() &&
-		m.watch.current() != monDown && m.node.watch.current() != monDown
 }
 
 func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
@@ -412,37 +388,26 @@ func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
 	return false
 }
 
-func containsMember(list []*memberRT, m *memberRT) bool {
-	for _, x := range list {
-		if x == m {
-			return true
+// suspected returns the members passed over while others can take a
+// message, dropping those whose time is up.
+func (mv *mblbVS) suspected() []*memberRT {
+	if mv.nsuspect.Load() == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	var out []*memberRT
+	mv.smu.Lock()
+	keep := mv.suspects[:0]
+	for _, s := range mv.suspects {
+		if s.until > now {
+			keep = append(keep, s)
+			out = append(out, s.m)
 		}
 	}
-	return false
-}
-
-// balance is the pool's load balancing for one message, passing over
-// members that just failed while others can take it.
-func (mv *mblbVS) balance(pool *poolRT, exclude []*memberRT) *memberRT {
-	if mv.nsuspect.Load() > 0 {
-		now := time.Now().UnixNano()
-		with := exclude
-		mv.smu.Lock()
-		keep := mv.suspects[:0]
-		for _, s := range mv.suspects {
-			if s.until > now {
-				keep = append(keep, s)
-				with = append(with, s.m)
-			}
-		}
-		mv.suspects = keep
-		mv.nsuspect.Store(int32(len(keep)))
-		mv.smu.Unlock()
-		if m := pool.pick(with); m != nil {
-			return m
-		}
-	}
-	return pool.pick(exclude)
+	mv.suspects = keep
+	mv.nsuspect.Store(int32(len(keep)))
+	mv.smu.Unlock()
+	return out
 }
 
 // memberFailed is the engine's report of a failed connect or connection.
@@ -469,10 +434,7 @@ func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
 // source is the server side's source for a client of this virtual, as
 // source-address-translation says.
 func (mv *mblbVS) source(snap *vsSnap, client, dst netip.AddrPort) netip.AddrPort {
-	tmp := proxied{p: mv.p, vs: mv.vs, snap: snap}
-	tmp.Client = client
-	tmp.Local = snap.cfg.Destination
-	return tmp.source(dst)
+	return snatSource(mv.vs, snap, client, snap.cfg.Destination, dst, nil)
 }
 
 // dial is the engine's Dial: SNAT as the virtual says, keeping the
@@ -528,13 +490,6 @@ func (mv *mblbVS) legClosed(l *mblb.Leg) {
 		m.node.stats.close()
 		m.pool.stats.close()
 	}
-}
-
-// poolByName resolves a pool name as a rule writes it (see poolNamed).
-func poolByName(p *Plane, virtual, name string) *poolRT {
-	tmp := proxied{p: p}
-	tmp.Virtual = virtual
-	return tmp.poolNamed(name)
 }
 
 // OneConnectStats sums `show ltm profile one-connect` for one profile

@@ -65,25 +65,16 @@ func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (Persist
 	return k, false
 }
 
-// persistLookup is the persistence table's answer for a message's key, or
-// nil: no key, no record, or a member that may not take it (forced
-// offline or down; a disabled member still takes persisted messages).
-func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) *memberRT {
+// persistLookup is the persistence table's answer for a message's key:
+// the pool and member, or nil (no key, no record, or a member that may
+// not take it: forced offline or down; a disabled member still takes
+// persisted messages).
+func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) (*poolRT, *memberRT) {
 	k, ok := mv.persistKey(snap, pool, c)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	poolName, addr, found := mv.p.PersistLookup(k)
-	if !found {
-		return nil
-	}
-	q := pool
-	if poolName != pool.name {
-		if q = (*mv.p.poolIndex.Load())[poolName]; q == nil {
-			return nil
-		}
-	}
-	return memberAt(q, addr)
+	return mv.p.persistFind(k)
 }
 
 // persistRecord stores the member balanced for a message's key.

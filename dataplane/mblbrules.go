@@ -42,12 +42,7 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
-	var rev rules.Event
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			rev = proxyEvents[i].rev
-		}
-	}
+	_, rev, _ := ev.lookup()
 	r.ev, r.d, r.verdict = ev, d, goOn
 	err := r.sess.Run(rev)
 	if err == nil && r.verdict != goOn && d != nil {
@@ -155,7 +150,7 @@ func (r *mblbRules) Protocol() int { return 6 }
 func (r *mblbRules) Decide(d rules.Decision) error {
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := poolByName(r.f.mv.p, r.f.Virtual, d.Pool)
+		pool := r.f.mv.p.poolNamed(r.f.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -262,15 +257,7 @@ func (r *mblbRules) Notify(s rules.Side, n rules.NotifyKind) error {
 
 // LBSelect implements rules.Conn.
 func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
-	pool := r.snap.pool
-	if pool == nil {
-		return "", netip.AddrPort{}, errors.New("no pool selected")
-	}
-	m := pool.pick(nil)
-	if m == nil {
-		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
-	}
-	return pool.name, m.cfg.Load().Addr, nil
+	return lbSelect(r.snap.pool, nil)
 }
 
 // LBServer implements rules.Conn: on the server side, the member that
@@ -287,35 +274,10 @@ func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, er
 	if pool == "" {
 		return "", errors.New("LB::status needs a pool on a message-based virtual")
 	}
-	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
-	if p == nil {
-		return "", fmt.Errorf("no such pool: %s", pool)
-	}
-	m := memberAt(p, member)
-	if m == nil {
-		return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
-	}
-	c := m.cfg.Load()
-	switch {
-	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
-		return "down", nil
-	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
-		return "session_disabled", nil
-	}
-	return "up", nil
+	return r.f.mv.p.memberStatus(r.f.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
-	if p == nil {
-		return nil, fmt.Errorf("no such pool: %s", pool)
-	}
-	var out []netip.AddrPort
-	for _, m := range p.snap.Load().members {
-		if m.usable() {
-			out = append(out, m.cfg.Load().Addr)
-		}
-	}
-	return out, nil
+	return r.f.mv.p.activeMembers(r.f.Virtual, pool)
 }

@@ -84,23 +84,17 @@ func scope(v *Virtual, pool string, prof *Persistence) persist.Scope {
 	return s
 }
 
-// persistUsable reports whether m may take a persisted client: a disabled
-// member (or node) still does, a forced-offline or down one does not
-// (reference §3.3).
-func persistUsable(m *memberRT) bool {
-	c := m.cfg.Load()
-	if c.State == StateUserDown || m.node.forced() {
-		return false
-	}
-	return m.watch.current() != monDown && m.node.watch.current() != monDown
-}
-
 // reserveOverride counts a new connection on m ignoring connection limits
 // (override-connection-limit).
 func (m *memberRT) reserveOverride() {
 	m.stats.tryOpen(0)
 	m.node.stats.tryOpen(0)
 }
+
+// persistable reports whether m may take a persisted client: a disabled
+// member (or node) still does, a forced-offline or down one does not
+// (reference §3.3).
+func persistable(m *memberRT) bool { return m.availability() <= availDisabled }
 
 // persistTarget resolves a record to the member it persists to: in the
 // record's pool when match-across-pools lets another pool's record serve,
@@ -122,12 +116,12 @@ func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools boo
 	for _, m := range s.members {
 		a := m.cfg.Load().Addr
 		if a == rec.Member {
-			if persistUsable(m) {
+			if persistable(m) {
 				return pool, m
 			}
 			return nil, nil
 		}
-		if node == nil && a.Addr() == rec.Member.Addr() && persistUsable(m) {
+		if node == nil && a.Addr() == rec.Member.Addr() && persistable(m) {
 			node = m
 		}
 	}
@@ -282,7 +276,7 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 		pool = sc.pool
 	}
 	if r.Pool != "" {
-		if pool = pr.poolNamed(r.Pool); pool == nil {
+		if pool = pr.p.poolNamed(pr.Virtual, r.Pool); pool == nil {
 			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
 		}
 	}
@@ -460,19 +454,25 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 // (a disabled member still takes persisted clients); the caller then load
 // balances and calls PersistSave.
 func (p *Plane) PersistLookup(k PersistKey) (pool string, member netip.AddrPort, ok bool) {
-	key, s, _, prt, err := p.persistArgs(k)
-	if err != nil {
-		return "", netip.AddrPort{}, false
-	}
-	rec, found := p.persist.Lookup(key, s)
-	if !found {
-		return "", netip.AddrPort{}, false
-	}
-	q, m := p.persistTarget(&rec, prt, s.AcrossPools)
+	q, m := p.persistFind(k)
 	if m == nil {
 		return "", netip.AddrPort{}, false
 	}
 	return q.name, m.cfg.Load().Addr, true
+}
+
+// persistFind is PersistLookup's answer as runtimes: the pool and the
+// member, nil when there is none.
+func (p *Plane) persistFind(k PersistKey) (*poolRT, *memberRT) {
+	key, s, _, prt, err := p.persistArgs(k)
+	if err != nil {
+		return nil, nil
+	}
+	rec, found := p.persist.Lookup(key, s)
+	if !found {
+		return nil, nil
+	}
+	return p.persistTarget(&rec, prt, s.AcrossPools)
 }
 
 // PersistSave makes or refreshes the record for k pointing at member of

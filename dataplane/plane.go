@@ -71,7 +71,7 @@ func New(opts Options) *Plane {
 		opts.Logger = slog.Default()
 	}
 	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = 5 * time.Second
+		opts.ConnectTimeout = defaultConnectTimeout
 	}
 	p := &Plane{
 		opts:      opts,
@@ -102,8 +102,11 @@ type listener struct {
 // member states and counters are kept. old is the generation the daemon
 // believes is running; the plane diffs against its own state, so old is
 // only a hint and may be nil. On error nothing was changed.
+//
+// The steps: bind every new address (the only step that can fail), build
+// the runtime objects of cfg reusing the running ones by name, reconcile
+// their monitors, then swap the new generation in.
 func (p *Plane) Apply(old, cfg *Config) error {
-	_ = old
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -119,35 +122,64 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	if p.closed {
 		return errors.New("dataplane is closed")
 	}
+	b, err := p.bindListeners(cfg)
+	if err != nil {
+		return err
+	}
+	p.buildRuntimes(cfg, b)
+	p.reconcileMonitors(cfg, specs, b)
+	p.swap(cfg, b)
+	return nil
+}
 
-	// 1. Bind every new address first: the only step that can fail.
-	want := map[netip.AddrPort]string{}
+// generation is what Apply builds for one configuration before it swaps
+// it in.
+type generation struct {
+	want     map[netip.AddrPort]string // every bound address: its virtual
+	fresh    map[netip.AddrPort]*listener
+	nodes    map[string]*nodeRT
+	members  map[string]*memberRT
+	pools    map[string]*poolRT
+	virtuals map[string]*vsRT
+	adminUp  []*memberRT         // members the admin re-enabled
+	stale    []*monitor.Instance // monitors to stop once swapped
+}
+
+// bindListeners binds every address of cfg that is not bound yet. On
+// error it closes what it bound and nothing has changed. The caller holds
+// p.mu.
+func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
+	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*listener{}}
 	for name, v := range cfg.Virtuals {
 		ports, _ := v.ports()
 		for _, port := range ports {
-			want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
+			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
 		}
 	}
-	fresh := map[netip.AddrPort]*listener{}
-	for ap, name := range want {
+	for ap, name := range b.want {
 		if p.listeners[ap] != nil {
 			continue
 		}
 		l, err := p.listen(ap)
 		if err != nil {
-			for _, l := range fresh {
+			for _, l := range b.fresh {
 				l.closeUnstarted()
 			}
-			return fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
+			return nil, fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
-		fresh[ap] = l
+		b.fresh[ap] = l
 	}
+	return b, nil
+}
 
-	// 2. Nodes, members, pools and virtuals: reuse runtimes by name.
-	var stale []*monitor.Instance
-	nodes := map[string]*nodeRT{}
+// buildRuntimes makes the nodes, members, pools and virtuals of cfg,
+// reusing the running runtimes by name so that counters and monitor state
+// survive the commit. Nothing running sees them until swap. The caller
+// holds p.mu.
+func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
+	b.nodes = map[string]*nodeRT{}
 	nodeFor := func(name string, addr netip.Addr) *nodeRT {
-		if n := nodes[name]; n != nil {
+		if n := b.nodes[name]; n != nil {
 			return n
 		}
 		nc := cfg.Nodes[name]
@@ -161,15 +193,14 @@ func (p *Plane) Apply(old, cfg *Config) error {
 			n.watch.changed = func(o, s monStatus) { p.nodeChanged(n, o, s) }
 		}
 		n.cfg.Store(nc)
-		nodes[name] = n
+		b.nodes[name] = n
 		return n
 	}
 	for name, nc := range cfg.Nodes {
 		nodeFor(name, nc.Addr)
 	}
-	members := map[string]*memberRT{}
-	pools := map[string]*poolRT{}
-	var adminUp []*memberRT
+	b.members = map[string]*memberRT{}
+	b.pools = map[string]*poolRT{}
 	for name, pc := range cfg.Pools {
 		pr := p.pools[name]
 		if pr == nil {
@@ -192,17 +223,17 @@ func (p *Plane) Apply(old, cfg *Config) error {
 				nodeFor(mc.Node, mc.Addr.Addr()) // same name, same runtime
 				if prev := m.cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
 					mc.Session != SessionUserDisabled && mc.State != StateUserDown {
-					adminUp = append(adminUp, m)
+					b.adminUp = append(b.adminUp, m)
 				}
 			}
 			m.cfg.Store(mc)
-			members[key] = m
+			b.members[key] = m
 			snap.members = append(snap.members, m)
 		}
-		pools[name] = pr
+		b.pools[name] = pr
 		pr.snap.Store(snap)
 	}
-	virtuals := map[string]*vsRT{}
+	b.virtuals = map[string]*vsRT{}
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
@@ -210,64 +241,74 @@ func (p *Plane) Apply(old, cfg *Config) error {
 		}
 		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: eventMask(vc.Rules)}
 		if vc.Pool != "" {
-			snap.pool = pools[vc.Pool]
+			snap.pool = b.pools[vc.Pool]
 		}
 		if vc.SNAT.Type == SNATPool {
 			snap.snatPool = cfg.SnatPools[vc.SNAT.Pool]
 		}
 		v.snap.Store(snap)
-		virtuals[name] = v
+		b.virtuals[name] = v
 	}
+}
 
-	// 3. Monitors: start new instances, keep unchanged ones.
-	for _, m := range members {
+// reconcileMonitors starts the monitor instances cfg asks for, keeps the
+// unchanged ones, collects those to stop, and restarts slow ramp and
+// manual-resume holds of members the admin re-enabled. The caller holds
+// p.mu.
+func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b *generation) {
+	for _, m := range b.members {
 		mc := m.cfg.Load()
 		rule, pc := mc.Monitor, cfg.Pools[m.pool.name]
 		if rule.IsZero() {
 			rule = pc.Monitor
 		}
 		addr := mc.Addr
-		stale = append(stale, m.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, m.watch.update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], addr)
 		})...)
 	}
-	for _, n := range nodes {
+	for _, n := range b.nodes {
 		nc := n.cfg.Load()
 		rule := cfg.DefaultNodeMonitor
 		if nc.Monitor != nil {
 			rule = *nc.Monitor
 		}
-		stale = append(stale, n.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, n.watch.update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], netip.AddrPortFrom(nc.Addr, 0))
 		})...)
 	}
 	for key, m := range p.members {
-		if members[key] == nil {
-			stale = append(stale, m.watch.stopAll()...)
+		if b.members[key] == nil {
+			b.stale = append(b.stale, m.watch.stopAll()...)
 		}
 	}
 	for name, n := range p.nodes {
-		if nodes[name] == nil {
-			stale = append(stale, n.watch.stopAll()...)
+		if b.nodes[name] == nil {
+			b.stale = append(b.stale, n.watch.stopAll()...)
 		}
 	}
 	now := time.Now().UnixNano()
-	for _, m := range adminUp {
+	for _, m := range b.adminUp {
 		m.rampStart.Store(now)
 		m.watch.resume()
 	}
+}
 
-	// 4. Swap: listeners to their (new) owners, then retire what left.
-	started := make([]*listener, 0, len(fresh))
-	for ap, l := range fresh {
+// swap makes b the running generation: listeners go to their (new)
+// owners and start, the ones cfg dropped stop, the message-based engines
+// follow, stale monitors stop, and flows of removed virtuals follow their
+// pool's service-down-action. The caller holds p.mu.
+func (p *Plane) swap(cfg *Config, b *generation) {
+	started := make([]*listener, 0, len(b.fresh))
+	for ap, l := range b.fresh {
 		p.listeners[ap] = l
-		l.vs.Store(virtuals[want[ap]])
+		l.vs.Store(b.virtuals[b.want[ap]])
 		started = append(started, l)
 	}
 	var retired []*listener
 	for ap, l := range p.listeners {
-		if name, ok := want[ap]; ok {
-			l.vs.Store(virtuals[name])
+		if name, ok := b.want[ap]; ok {
+			l.vs.Store(b.virtuals[name])
 			continue
 		}
 		retired = append(retired, l)
@@ -277,14 +318,15 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	p.startListeners(started)
 	removedVirtuals := map[string]*vsRT{}
 	for name, v := range p.virtuals {
-		if virtuals[name] == nil {
+		if b.virtuals[name] == nil {
 			removedVirtuals[name] = v
 		}
 	}
-	p.virtuals, p.pools, p.members, p.nodes, p.cfg = virtuals, pools, members, nodes, cfg
-	p.poolIndex.Store(&pools)
+	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
+	p.poolIndex.Store(&b.pools)
 	p.running.Store(cfg)
-	p.applyMBLB(virtuals)
+	p.applyMBLB(b.virtuals)
+	stale := b.stale
 	go func() {
 		for _, in := range stale {
 			in.Stop()
@@ -302,7 +344,6 @@ func (p *Plane) Apply(old, cfg *Config) error {
 			}
 		}
 	}
-	return nil
 }
 
 // Close stops accepting, resets every flow and stops the monitors.

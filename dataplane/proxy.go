@@ -157,10 +157,11 @@ func (pr *proxied) connect() (*serverConn, error) {
 	var failed []*memberRT
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *memberRT
-		m, pool, ps = pr.choose(pool, ps, want, attempt, failed, &pd, persists)
+		m, pool = pr.choose(pool, want, attempt, failed, &pd, persists)
 		if m == nil {
 			return nil, errNoMember
 		}
+		ps = pool.snap.Load()
 		dst := pr.target(m)
 		if rs != nil && pr.handles(EventLBSelected) {
 			rs.mu.Lock()
@@ -196,47 +197,25 @@ func (pr *proxied) connect() (*serverConn, error) {
 }
 
 // choose picks the member for one connect attempt and reserves a
-// connection on it: the member a rule named or the persisted one on the
-// first attempt (persistence beats load balancing while the member may
-// take persisted clients: disabled is fine, forced offline or down is
-// not), else the pool's algorithm, skipping members that failed. It
-// returns the pool and snapshot the member belongs to (persistence may
-// lead to another pool); nil when none is available.
-func (pr *proxied) choose(pool *poolRT, ps *poolSnap, want netip.AddrPort, attempt int, failed []*memberRT, pd *persistDecision, persists bool) (*memberRT, *poolRT, *poolSnap) {
-	var m *memberRT
-	reserved := false
-	if want.IsValid() && attempt == 0 {
-		for _, x := range ps.members {
-			if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
-				m = x
-				break
-			}
-		}
-	} else if persists && attempt == 0 {
-		if q, pm := pr.persistLookup(pd, pool); pm != nil {
-			switch {
-			case pd.prof != nil && pd.prof.OverrideConnectionLimit:
-				pm.reserveOverride()
-				reserved = true
-			default:
-				reserved = pm.reserve()
-			}
-			if reserved {
-				m, pool, ps = pm, q, q.snap.Load()
-			}
+// connection on it (see choose): on the first attempt the member a rule
+// named (passed over only when forced offline) or, without one, the
+// persisted member (past its limits with override-connection-limit);
+// then the pool's balancing, skipping members that failed.
+func (pr *proxied) choose(pool *poolRT, want netip.AddrPort, attempt int, failed []*memberRT, pd *persistDecision, persists bool) (*memberRT, *poolRT) {
+	var t target
+	var persisted func() (*poolRT, *memberRT)
+	if attempt == 0 {
+		switch {
+		case want.IsValid():
+			t = target{addr: want, accept: availDown}
+		case persists:
+			persisted = func() (*poolRT, *memberRT) { return pr.persistLookup(pd, pool) }
 		}
 	}
-	if m == nil {
-		for guard := 0; guard < 4 && m == nil; guard++ {
-			m = pool.pickWith(failed, pr.modeOverride())
-			if m != nil && !m.reserve() {
-				m = nil // a limit was reached meanwhile; choose again
-			}
-		}
-	} else if !reserved && !m.reserve() {
-		m = nil
-	}
-	return m, pool, ps
+	how := chooser{mode: pr.modeOverride(), reserve: true,
+		override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
+	m, q, _ := choose(pool, t, persisted, failed, how)
+	return m, q
 }
 
 // opened records a server connection from local to member m at dst: the
@@ -310,70 +289,26 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 	return s, nil
 }
 
-// target is where the server side connects: the member, or the client's
-// original destination parts when translation is off or the port is any.
+// target is where the server side connects for member m (see
+// translated).
 func (pr *proxied) target(m *memberRT) netip.AddrPort {
-	a := m.cfg.Load().Addr
-	addr, port := a.Addr(), a.Port()
-	if !pr.snap.cfg.TranslateAddress {
-		addr = pr.Local.Addr()
-	}
-	if port == 0 || !pr.snap.cfg.TranslatePort {
-		port = pr.Local.Port()
-	}
-	return netip.AddrPortFrom(addr, port)
+	return translated(pr.snap.cfg, m.cfg.Load().Addr, pr.Local)
 }
 
-// source is the server side's source address per source-address-translation
-// (or a rule's snat/snatpool decision); its port is the client's, to be
-// kept when free (0: any port). An invalid result means "let the kernel
-// choose".
+// source is the server side's source for a connection to dst (see
+// snatSource), with a rule's snat or snatpool decision if any.
 func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
-	snap := pr.snap
-	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
-	typ, pool := snap.cfg.SNAT.Type, snap.snatPool
+	var rule *snatChoice
 	if pr.rs != nil && pr.rs.snat.set {
-		typ, pool = pr.rs.snat.typ, pr.rs.snat.addrs
+		rule = &pr.rs.snat
 	}
-	var addr netip.Addr
-	switch typ {
-	case SNATAutomap:
-		for _, a := range snap.selfIPs {
-			if family(a) {
-				addr = a
-				break
-			}
-		}
-		if !addr.IsValid() && family(pr.Local.Addr()) {
-			addr = pr.Local.Addr()
-		}
-	case SNATPool:
-		n := len(pool)
-		start := int(pr.vs.snatNext.Add(1))
-		for i := 0; i < n; i++ {
-			if a := pool[(start+i)%n]; family(a) {
-				addr = a
-				break
-			}
-		}
-	default:
-		if family(pr.Client.Addr()) {
-			addr = pr.Client.Addr()
-		}
-		if addr.IsLoopback() {
-			// A client on this machine holds its own address and port, so
-			// keeping the port would always fail: any port will do.
-			return netip.AddrPortFrom(addr, 0)
-		}
-	}
-	if !addr.IsValid() {
-		return netip.AddrPort{}
-	}
-	return netip.AddrPortFrom(addr, pr.Client.Port())
+	return snatSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
 }
 
 // dial connects to dst from src (see source), keeping src's port (if not
-// 0) when the kernel allows and falling back to any port otherwise.
+// 0) when the kernel allows and falling back to any port otherwise; the
+// connect is given up after the plane's connect timeout (see
+// connectExpired).
 func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: p.opts.ConnectTimeout, KeepAlive: -1}
 	keep := src.Port() != 0
@@ -503,7 +438,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		return false
 	}
 	if pr.idle > 0 {
-		src.SetReadDeadline(time.Now().Add(pr.idle))
+		src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
 	}
 	// The read function is a local closure over locals, not a sockReader,
 	// so that a plain flow's copy loops allocate nothing.
@@ -620,7 +555,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				}
 				if err != nil {
 					if errors.Is(err, os.ErrDeadlineExceeded) && (m > 0 || pr.stillActive(src)) {
-						src.SetReadDeadline(time.Now().Add(pr.idle))
+						src.SetReadDeadline(idleDeadline(pr.idle, pr.LastActive()))
 						continue
 					}
 					pr.lost(sc)
@@ -652,15 +587,12 @@ func (pr *proxied) lost(sc *serverConn) {
 // within its idle timeout (on either side) the deadline moves on; otherwise
 // the flow is idle and is reset.
 func (pr *proxied) stillActive(src *net.TCPConn) bool {
-	if pr.idle <= 0 {
+	last := pr.LastActive()
+	if pr.idle <= 0 || idleExpired(pr.idle, last, time.Now().UnixNano()) {
 		return false
 	}
-	last := time.Unix(0, pr.LastActive())
-	if time.Since(last) < pr.idle {
-		src.SetReadDeadline(last.Add(pr.idle))
-		return true
-	}
-	return false
+	src.SetReadDeadline(idleDeadline(pr.idle, last))
+	return true
 }
 
 // count adds n bytes moved in one direction to the flow, its virtual, and

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -94,39 +93,6 @@ func (pr *proxied) modeOverride() *lbModeSpec {
 
 func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
 
-// poolNamed resolves a pool name as a rule writes it: a full path, or a
-// bare name in the virtual's partition, then in /Common.
-func (pr *proxied) poolNamed(name string) *poolRT {
-	idx := *pr.p.poolIndex.Load()
-	if p := idx[name]; p != nil {
-		return p
-	}
-	if strings.HasPrefix(name, "/") {
-		return nil
-	}
-	if i := strings.LastIndexByte(pr.Virtual, '/'); i > 0 {
-		if p := idx[pr.Virtual[:i+1]+name]; p != nil {
-			return p
-		}
-	}
-	return idx["/Common/"+name]
-}
-
-// memberAt finds a pool's member by address; port 0 matches any port.
-func memberAt(pool *poolRT, a netip.AddrPort) *memberRT {
-	s := pool.snap.Load()
-	if s == nil {
-		return nil
-	}
-	for _, m := range s.members {
-		ma := m.cfg.Load().Addr
-		if ma.Addr() == a.Addr() && (a.Port() == 0 || ma.Port() == a.Port()) {
-			return m
-		}
-	}
-	return nil
-}
-
 // ---- The narrow hook (RuleConn) ----
 
 var _ RuleConn = (*proxied)(nil)
@@ -201,7 +167,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := pr.poolNamed(d.Pool)
+		pool := pr.p.poolNamed(pr.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -225,7 +191,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	case rules.DecideSnatNone:
 		rs.snat = snatChoice{set: true, typ: SNATNone}
 	case rules.DecideSnatPool:
-		addrs, ok := pr.snatPoolNamed(d.Pool)
+		addrs, ok := pr.p.snatPoolNamed(d.Pool)
 		if !ok {
 			return fmt.Errorf("no such snatpool: %s", d.Pool)
 		}
@@ -276,23 +242,6 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		return fmt.Errorf("%s is not supported", d.Kind)
 	}
 	return nil
-}
-
-// snatPoolNamed resolves a snatpool name like poolNamed.
-func (pr *proxied) snatPoolNamed(name string) ([]netip.Addr, bool) {
-	cfg := pr.p.running.Load()
-	if cfg == nil {
-		return nil, false
-	}
-	for _, n := range []string{name, "/Common/" + name} {
-		if a, ok := cfg.SnatPools[n]; ok {
-			return a, true
-		}
-		if strings.HasPrefix(name, "/") {
-			break
-		}
-	}
-	return nil, false
 }
 
 // Collect implements rules.Conn.
@@ -381,14 +330,7 @@ func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 	if pr.rs.selPool != nil {
 		pool = pr.rs.selPool
 	}
-	if pool == nil {
-		return "", netip.AddrPort{}, errors.New("no pool selected")
-	}
-	m := pool.pickWith(nil, pr.rs.lbMode)
-	if m == nil {
-		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
-	}
-	return pool.name, m.cfg.Load().Addr, nil
+	return lbSelect(pool, pr.rs.lbMode)
 }
 
 // LBServer implements rules.Conn.
@@ -408,64 +350,19 @@ func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
 
 // MemberStatus implements rules.Conn.
 func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, error) {
-	var m *memberRT
 	switch {
 	case pool == "" && !member.IsValid():
-		if sc := pr.srv.Load(); sc != nil {
-			m = sc.member
+		if sc := pr.srv.Load(); sc != nil && sc.member != nil {
+			return sc.member.availability().statusWord(), nil
 		}
-		if m == nil {
-			return "", errors.New("no pool member selected")
-		}
+		return "", errors.New("no pool member selected")
 	case pool == "":
-		return pr.nodeStatus(member.Addr())
-	default:
-		p := pr.poolNamed(pool)
-		if p == nil {
-			return "", fmt.Errorf("no such pool: %s", pool)
-		}
-		if m = memberAt(p, member); m == nil {
-			return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
-		}
+		return pr.p.nodeStatus(member.Addr())
 	}
-	c := m.cfg.Load()
-	switch {
-	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
-		return "down", nil
-	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
-		return "session_disabled", nil
-	}
-	return "up", nil
-}
-
-func (pr *proxied) nodeStatus(a netip.Addr) (string, error) {
-	for _, pool := range *pr.p.poolIndex.Load() {
-		if m := memberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
-			n := m.node
-			switch {
-			case n.forced() || n.watch.current() == monDown:
-				return "down", nil
-			case n.disabled():
-				return "session_disabled", nil
-			}
-			return "up", nil
-		}
-	}
-	return "", fmt.Errorf("no such node: %s", a)
+	return pr.p.memberStatus(pr.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	p := pr.poolNamed(pool)
-	if p == nil {
-		return nil, fmt.Errorf("no such pool: %s", pool)
-	}
-	s := p.snap.Load()
-	var out []netip.AddrPort
-	for _, m := range s.members {
-		if m.usable() {
-			out = append(out, m.cfg.Load().Addr)
-		}
-	}
-	return out, nil
+	return pr.p.activeMembers(pr.Virtual, pool)
 }

@@ -325,7 +325,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 				return false
 			}
 			if pr.idle > 0 {
-				src.SetReadDeadline(time.Now().Add(pr.idle))
+				src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
 			}
 			started = true
 		}

@@ -39,15 +39,23 @@ var proxyEvents = [...]struct {
 	{EventClientClosed, rules.ClientClosed},
 }
 
+// lookup is the one translation of a proxy event: its bit in an event
+// mask and the iRules event it is; ok is false for an event the proxy
+// does not raise.
+func (ev Event) lookup() (bit uint16, rev rules.Event, ok bool) {
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			return 1 << i, proxyEvents[i].rev, true
+		}
+	}
+	return 0, rev, false
+}
+
 // eventBit is ev's bit in an event mask (0 for an event the proxy does not
 // raise).
 func eventBit(ev Event) uint16 {
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			return 1 << i
-		}
-	}
-	return 0
+	bit, _, _ := ev.lookup()
+	return bit
 }
 
 // eventMask asks r once, at commit time, which proxy events it handles.
@@ -133,12 +141,8 @@ func Program(r Rules) *rules.Program {
 
 // Handles implements Rules.
 func (r *iRules) Handles(ev Event) bool {
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			return r.prog.Handles(proxyEvents[i].rev)
-		}
-	}
-	return false
+	_, rev, ok := ev.lookup()
+	return ok && r.prog.Handles(rev)
 }
 
 var errNotProxied = errors.New("iRules run only on proxied flows")
@@ -149,13 +153,7 @@ func (r *iRules) Run(ev Event, c RuleConn) error {
 	if !ok || pr.rs == nil {
 		return errNotProxied
 	}
-	var rev rules.Event
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			rev = proxyEvents[i].rev
-			break
-		}
-	}
+	_, rev, _ := ev.lookup()
 	if pr.rs.sess == nil {
 		pr.rs.sess = r.prog.NewSession(pr)
 	}

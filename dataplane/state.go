@@ -68,19 +68,67 @@ type memberRT struct {
 	smoothed  atomic.Uint64 // float64 bits: connections averaged over picks
 }
 
-// usable reports whether the member may take a new flow (limits aside).
-func (m *memberRT) usable() bool {
+// avail is how far a member (or node) may take traffic, from its and its
+// node's admin states and monitors (reference §3.3). It is the one
+// availability decision: load balancing, persistence, a rule's named
+// member and LB::status all read it. Worse states are greater.
+type avail uint8
+
+const (
+	// availUp may be load balanced to.
+	availUp avail = iota
+	// availDisabled (member or node disabled, or a monitor's
+	// recv-disable matched) takes persisted and rule-named clients only.
+	availDisabled
+	// availDown is marked down by a monitor of the member or its node.
+	availDown
+	// availForced is forced offline (member or node).
+	availForced
+)
+
+// availability is the node's own availability.
+func (n *nodeRT) availability() avail {
+	c := n.cfg.Load()
+	switch {
+	case c.State == StateUserDown:
+		return availForced
+	case n.watch.current() == monDown:
+		return availDown
+	case c.Session == SessionUserDisabled:
+		return availDisabled
+	}
+	return availUp
+}
+
+// availability is the member's availability: its own, or its node's when
+// that is worse.
+func (m *memberRT) availability() avail {
 	c := m.cfg.Load()
-	if c.Session == SessionUserDisabled || c.State == StateUserDown {
-		return false
+	a := availUp
+	switch {
+	case c.State == StateUserDown:
+		a = availForced
+	case m.watch.current() == monDown:
+		a = availDown
+	case c.Session == SessionUserDisabled || m.watch.disabled.Load():
+		a = availDisabled
 	}
-	if m.node.disabled() || m.node.forced() {
-		return false
+	return max(a, m.node.availability())
+}
+
+// usable reports whether the member may be load balanced to (limits
+// aside).
+func (m *memberRT) usable() bool { return m.availability() == availUp }
+
+// statusWord is LB::status's word for an availability.
+func (a avail) statusWord() string {
+	switch a {
+	case availForced, availDown:
+		return "down"
+	case availDisabled:
+		return "session_disabled"
 	}
-	if m.watch.current() == monDown || m.watch.disabled.Load() || m.node.watch.current() == monDown {
-		return false
-	}
-	return true
+	return "up"
 }
 
 // atLimit reports whether the member's or its node's connection limit is
@@ -157,12 +205,10 @@ type lbModeSpec struct {
 	byNode bool
 }
 
-// pick chooses a member for a new flow, skipping those in exclude (members
-// that already failed to connect). It returns nil when none is usable.
-func (p *poolRT) pick(exclude []*memberRT) *memberRT { return p.pickWith(exclude, nil) }
-
-// pickWith is pick with the pool's mode replaced for this one decision
-// (an iRule's LB::mode); mode nil keeps the pool's.
+// pickWith is the pool's load balancing for a new flow, skipping members
+// in exclude (members that already failed to connect) and those not
+// usable or at their limit; mode replaces the pool's mode for this one
+// decision (an iRule's LB::mode), nil keeps it. nil when none is usable.
 func (p *poolRT) pickWith(exclude []*memberRT, mode *lbModeSpec) *memberRT {
 	s := p.snap.Load()
 	if s == nil {
@@ -226,15 +272,4 @@ type vsSnap struct {
 	snatPool []netip.Addr
 	selfIPs  []netip.Addr
 	evMask   uint16 // the proxy events the virtual's rules handle
-}
-
-// idleTimeout resolves the tcp profile's idle-timeout.
-func idleTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return 300 * time.Second
-	case d < 0:
-		return 0
-	}
-	return d
 }

@@ -1,0 +1,68 @@
+package dataplane
+
+import "net/netip"
+
+// Address translation, the same for every data path.
+
+// translated is where the server side of a client that reached local goes
+// for a member at member: the member's address and port, or local's parts
+// where translate-address or translate-port is off or the member's port
+// is any.
+func translated(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
+	addr, port := member.Addr(), member.Port()
+	if !cfg.TranslateAddress {
+		addr = local.Addr()
+	}
+	if port == 0 || !cfg.TranslatePort {
+		port = local.Port()
+	}
+	return netip.AddrPortFrom(addr, port)
+}
+
+// snatSource is the server side's source address per the virtual's
+// source-address-translation, or a rule's snat/snatpool decision (rule
+// non-nil); its port is the client's, to be kept when free (0: any port).
+// An invalid result means "let the kernel choose". local is the address
+// the client reached.
+func snatSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule *snatChoice) netip.AddrPort {
+	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
+	typ, pool := snap.cfg.SNAT.Type, snap.snatPool
+	if rule != nil {
+		typ, pool = rule.typ, rule.addrs
+	}
+	var addr netip.Addr
+	switch typ {
+	case SNATAutomap:
+		for _, a := range snap.selfIPs {
+			if family(a) {
+				addr = a
+				break
+			}
+		}
+		if !addr.IsValid() && family(local.Addr()) {
+			addr = local.Addr()
+		}
+	case SNATPool:
+		n := len(pool)
+		start := int(vs.snatNext.Add(1))
+		for i := 0; i < n; i++ {
+			if a := pool[(start+i)%n]; family(a) {
+				addr = a
+				break
+			}
+		}
+	default:
+		if family(client.Addr()) {
+			addr = client.Addr()
+		}
+		if addr.IsLoopback() {
+			// A client on this machine holds its own address and port, so
+			// keeping the port would always fail: any port will do.
+			return netip.AddrPortFrom(addr, 0)
+		}
+	}
+	if !addr.IsValid() {
+		return netip.AddrPort{}
+	}
+	return netip.AddrPortFrom(addr, client.Port())
+}
