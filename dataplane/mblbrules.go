@@ -42,7 +42,7 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
-	_, rev, _ := ev.lookup()
+	_, rev, _ := ev.Lookup()
 	r.ev, r.d, r.verdict = ev, d, goOn
 	err := r.sess.Run(rev)
 	if err == nil && r.verdict != goOn && d != nil {

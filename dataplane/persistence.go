@@ -11,69 +11,6 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// PersistMethod is a persistence profile's type, as `ltm persistence
-// <type>` names it.
-type PersistMethod string
-
-// The persistence profile types the dataplane knows. Cookie persistence
-// needs the HTTP profile, which the L4 proxy does not have yet: a cookie
-// profile is accepted and finds no key, so its fallback applies.
-const (
-	PersistSourceAddr PersistMethod = "source-addr"
-	PersistUniversal  PersistMethod = "universal"
-	PersistCookie     PersistMethod = "cookie"
-)
-
-// Persistence is a persistence profile as a virtual applies it, with its
-// defaults-from chain resolved.
-type Persistence struct {
-	// Profile is the profile's full path.
-	Profile string
-	Method  PersistMethod
-	// Timeout is how long a record lives after its last use; 0 is
-	// indefinite.
-	Timeout time.Duration
-	// Mask groups source addresses under one record (source-addr `mask`);
-	// the zero Addr keeps the whole address.
-	Mask netip.Addr
-	// MatchAcrossServices, MatchAcrossVirtuals and MatchAcrossPools widen
-	// which records a lookup may use (reference §7.1).
-	MatchAcrossServices bool
-	MatchAcrossVirtuals bool
-	MatchAcrossPools    bool
-	// OverrideConnectionLimit lets a persisted client reach a member (or
-	// node) past its connection limit.
-	OverrideConnectionLimit bool
-}
-
-// mode is the table's mode for the profile's records.
-func (p *Persistence) mode() persist.Mode {
-	switch p.Method {
-	case PersistSourceAddr:
-		return persist.SourceAddress
-	case PersistUniversal:
-		return persist.Universal
-	case PersistCookie:
-		return persist.Cookie
-	}
-	return 0
-}
-
-// DefaultPersistTimeout is a record's timeout when a rule persists on a
-// virtual without a profile of that type (the built-in profiles' 180 s).
-const DefaultPersistTimeout = 180 * time.Second
-
-// profileFor returns the virtual's profile (default, then fallback) whose
-// records have mode m, or nil.
-func (v *Virtual) profileFor(m persist.Mode) *Persistence {
-	for _, p := range []*Persistence{v.Persist, v.FallbackPersist} {
-		if p != nil && p.mode() == m {
-			return p
-		}
-	}
-	return nil
-}
-
 // scope is where a record of virtual v and pool is made, and how far a
 // lookup with prof's settings reaches.
 func scope(v *Virtual, pool string, prof *Persistence) persist.Scope {
@@ -166,7 +103,7 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 			if none {
 				return d, false
 			}
-			d.key, d.prof = key, cfg.profileFor(key.Mode)
+			d.key, d.prof = key, cfg.ProfileFor(key.Mode)
 			d.timeout = DefaultPersistTimeout
 			if d.prof != nil {
 				d.timeout = d.prof.Timeout
@@ -284,7 +221,7 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 	if pool != nil {
 		name = pool.name
 	}
-	s := scope(cfg, name, cfg.profileFor(k.Mode))
+	s := scope(cfg, name, cfg.ProfileFor(k.Mode))
 	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
 	s.AcrossServices = s.AcrossServices || r.AnyService
 	s.AcrossPools = s.AcrossPools || r.AnyPool
@@ -295,7 +232,7 @@ func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
 	if r.Timeout >= 0 {
 		return r.Timeout
 	}
-	if prof := pr.snap.cfg.profileFor(k.Mode); prof != nil {
+	if prof := pr.snap.cfg.ProfileFor(k.Mode); prof != nil {
 		return prof.Timeout
 	}
 	return DefaultPersistTimeout
@@ -320,7 +257,7 @@ func (pr *proxied) Persist(r rules.Persist) error {
 	fp.set, fp.none, fp.key, fp.timeout = true, false, k, r.Timeout
 	fp.mu.Unlock()
 	if sc := pr.srv.Load(); sc != nil && sc.member != nil {
-		d := persistDecision{key: k, prof: pr.snap.cfg.profileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
+		d := persistDecision{key: k, prof: pr.snap.cfg.ProfileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
 		pr.persistSave(&d, sc.pool, sc.member)
 	}
 	return nil
@@ -425,7 +362,7 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 	if pool == nil {
 		return persist.Key{}, persist.Scope{}, 0, nil, fmt.Errorf("no such pool: %s", k.Pool)
 	}
-	prof := v.profileFor(k.Mode)
+	prof := v.ProfileFor(k.Mode)
 	key := persist.StringKey(k.Mode, k.Key)
 	if k.Mode == persist.SourceAddress || k.Mode == persist.DestAddress {
 		a, err := netip.ParseAddr(k.Key)

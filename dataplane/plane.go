@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -151,7 +152,7 @@ type generation struct {
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*listener{}}
 	for name, v := range cfg.Virtuals {
-		ports, _ := v.ports()
+		ports, _ := v.Ports()
 		for _, port := range ports {
 			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
 		}
@@ -239,7 +240,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if v == nil {
 			v = &vsRT{name: name}
 		}
-		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: eventMask(vc.Rules)}
+		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: config.EventMask(vc.Rules)}
 		if vc.Pool != "" {
 			snap.pool = b.pools[vc.Pool]
 		}

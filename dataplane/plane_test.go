@@ -350,7 +350,7 @@ func TestPortRangeAndPortAny(t *testing.T) {
 	startServer(t, "127.20.9.2:40109", "P109")
 	p, _ := newPlane(t)
 	cfg := basic("127.20.9.1:0", "127.20.9.2:0")
-	cfg.Virtuals["/Common/vs"].PortRanges = []PortRange{{40100, 40109}}
+	cfg.Virtuals["/Common/vs"].PortRanges = []PortRange{{Low: 40100, High: 40109}}
 	mustApply(t, p, cfg)
 	if a := once(t, "127.20.9.1:40105"); a != "P105 Response" {
 		t.Fatalf("port 40105: %q", a)
@@ -359,7 +359,7 @@ func TestPortRangeAndPortAny(t *testing.T) {
 		t.Fatalf("port 40109: %q", a)
 	}
 	big := basic("127.20.9.1:0", "127.20.9.2:0")
-	big.Virtuals["/Common/vs"].PortRanges = []PortRange{{20000, 20000 + MaxPortsPerVirtual}}
+	big.Virtuals["/Common/vs"].PortRanges = []PortRange{{Low: 20000, High: 20000 + MaxPortsPerVirtual}}
 	if err := p.Apply(nil, big); err == nil || !strings.Contains(err.Error(), "at most 4096 ports") {
 		t.Fatalf("Apply over the port cap: %v", err)
 	}

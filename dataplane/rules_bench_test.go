@@ -4,6 +4,8 @@ import (
 	"io"
 	"net"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 // BenchmarkConnectionRules opens a new proxied connection per round trip,
@@ -95,7 +97,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			b.Cleanup(p.Close)
 			pools := map[string]*poolRT{"/Common/WSH_1_pool": {name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {name: "/Common/WSH_2_pool"}}
 			p.poolIndex.Store(&pools)
-			mask := eventMask(r)
+			mask := config.EventMask(r)
 			done := make(chan *proxied)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -128,7 +128,7 @@ func TestRulesRouteByLocalPort(t *testing.T) {
 	v := cfg.Virtuals["/Common/vs"]
 	v.Pool = ""
 	v.TranslatePort = false
-	v.PortRanges = []PortRange{{10000, 10999}}
+	v.PortRanges = []PortRange{{Low: 10000, High: 10999}}
 	withPool(cfg, "/Common/WSH_1_pool", "127.0.70.2:0")
 	withPool(cfg, "/Common/WSH_2_pool", "127.0.70.3:0")
 	v.Rules, _ = irules(t, `when CLIENT_ACCEPTED {
