@@ -59,8 +59,8 @@ func Check(cfg *Config) error {
 			add("pool %s: no definition", name)
 			continue
 		}
-		if _, ok := lbModes[p.LBMode]; !ok {
-			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(modeNames(), ", "))
+		if _, ok := Modes[p.LBMode]; !ok {
+			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(ModeNames(), ", "))
 		}
 		switch p.ServiceDownAction {
 		case "", DownNone, DownReset, DownDrop, DownReselect:

@@ -6,80 +6,80 @@ import "net/netip"
 // it is taken before persistence and load balancing while its
 // availability is no worse than accept.
 type target struct {
-	addr   netip.AddrPort // invalid: no member named
-	accept avail
+	Addr   netip.AddrPort // invalid: no member named
+	Accept avail
 }
 
 // chooser is how one data path takes the member chosen for it.
 type chooser struct {
-	// mode replaces the pool's load-balancing mode (LB::mode); nil keeps it.
-	mode *lbModeSpec
-	// avoid are members passed over while another member can take the
+	// Mode replaces the pool's load-balancing Mode (LB::Mode); nil keeps it.
+	Mode *lbModeSpec
+	// Avoid are members passed over while another member can take the
 	// flow (members that just failed a connect).
-	avoid []*memberRT
-	// reserve counts the new connection on the member and its node, within
+	Avoid []*memberRT
+	// Reserve counts the new connection on the member and its node, within
 	// their connection limits (the L4 engines); a member whose limit was
 	// reached meanwhile is not taken. Message-based balancing counts
 	// messages instead and takes every member chosen.
-	reserve bool
-	// override lets a persisted member pass its limits
-	// (override-connection-limit).
-	override bool
+	Reserve bool
+	// Override lets a persisted member pass its limits
+	// (Override-connection-limit).
+	Override bool
 }
 
 // take counts a new connection on m as how says.
 func (how *chooser) take(m *memberRT, persisted bool) bool {
 	switch {
-	case !how.reserve:
+	case !how.Reserve:
 		return true
-	case persisted && how.override:
-		m.reserveOverride()
+	case persisted && how.Override:
+		m.ReserveOverride()
 		return true
 	}
-	return m.reserve()
+	return m.Reserve()
 }
 
 // chosenBy says which rule of choose chose a member.
 type chosenBy uint8
 
 const (
-	byName chosenBy = iota
-	byPersistence
-	byBalancing
+	ByName chosenBy = iota
+	ByPersistence
+	ByBalancing
 )
 
-// choose is the member choice of every data path: the member a rule
+// Choose is the member choice of every data path: the member a rule
 // named, else the one a persistence record sends the client to
 // (persisted, called only when needed; nil for none; it may lead to
 // another pool), else the pool's load balancing. Members in exclude
 // (already failed this flow or message) are never chosen. It returns the
 // member, the pool it belongs to and the rule that chose it; nil when
 // none is available, or when the named member cannot be taken.
-func choose(pool *poolRT, t target, persisted func() (*poolRT, *memberRT), exclude []*memberRT, how chooser) (*memberRT, *poolRT, chosenBy) {
-	if t.addr.IsValid() {
-		if m := memberAt(pool, t.addr); m != nil && !containsMember(exclude, m) && m.availability() <= t.accept {
+func Choose(pool *poolRT, t target, persisted func() (*poolRT, *memberRT), exclude []*memberRT, how chooser) (*memberRT, *poolRT, chosenBy) {
+	if t.Addr.IsValid() {
+		if m := MemberAt(pool, t.Addr); m != nil && !containsMember(exclude, m) && m.Availability() <= t.Accept {
 			if how.take(m, false) {
-				return m, pool, byName
+				return m, pool, ByName
 			}
-			return nil, pool, byName
+			return nil, pool, ByName
 		}
 	}
 	if persisted != nil {
 		if q, m := persisted(); m != nil && !containsMember(exclude, m) && how.take(m, true) {
-			return m, q, byPersistence
+			return m, q, ByPersistence
 		}
 	}
 	for guard := 0; guard < 4; guard++ {
-		m := pool.pickAvoiding(exclude, how.avoid, how.mode)
+		m := pool.pickAvoiding(exclude, how.Avoid, how.Mode)
 		if m == nil {
-			return nil, pool, byBalancing
+			return nil, pool, ByBalancing
 		}
 		if how.take(m, false) {
-			return m, pool, byBalancing
+			return m, pool, ByBalancing
 		}
 		// A limit was reached meanwhile: choose again.
 	}
-	return nil, pool, byBalancing
+	return nil, pool, ByBalancing
 }
 
 // pickAvoiding is the pool's load balancing without exclude, and without
@@ -88,21 +88,21 @@ func (p *poolRT) pickAvoiding(exclude, avoid []*memberRT, mode *lbModeSpec) *mem
 	if len(avoid) > 0 {
 		with := make([]*memberRT, 0, len(exclude)+len(avoid))
 		with = append(append(with, exclude...), avoid...)
-		if m := p.pickWith(with, mode); m != nil {
+		if m := p.Pick(with, mode); m != nil {
 			return m
 		}
 	}
-	return p.pickWith(exclude, mode)
+	return p.Pick(exclude, mode)
 }
 
-// memberAt finds a pool's member by address; port 0 matches any port.
-func memberAt(pool *poolRT, a netip.AddrPort) *memberRT {
-	s := pool.snap.Load()
+// MemberAt finds a pool's member by address; port 0 matches any port.
+func MemberAt(pool *poolRT, a netip.AddrPort) *memberRT {
+	s := pool.Snap.Load()
 	if s == nil {
 		return nil
 	}
-	for _, m := range s.members {
-		ma := m.cfg.Load().Addr
+	for _, m := range s.Members {
+		ma := m.Cfg.Load().Addr
 		if ma.Addr() == a.Addr() && (a.Port() == 0 || ma.Port() == a.Port()) {
 			return m
 		}

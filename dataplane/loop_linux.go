@@ -219,11 +219,11 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		vs := a.l.vs.Load()
 		var snap *vsSnap
 		if vs != nil {
-			snap = vs.snap.Load()
+			snap = vs.Snap.Load()
 		}
 		plain := snap != nil && snap.plain()
 		var mv *mblbVS
-		if snap != nil && snap.cfg.MBLB != nil {
+		if snap != nil && snap.Cfg.MBLB != nil {
 			if mv = a.lr.p.mblbFor(vs); mv != nil && !mv.eng.Loopable() {
 				mv = nil
 			}
@@ -288,7 +288,7 @@ func (p *Plane) handOff(vs *vsRT, fd int) {
 
 // plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *vsSnap) plain() bool {
-	return s.evMask == 0 && s.cfg.MBLB == nil
+	return s.EvMask == 0 && s.Cfg.MBLB == nil
 }
 
 // Tags of a loop flow's two sockets.
@@ -340,7 +340,7 @@ type loopFlow struct {
 
 // startFlow runs a newly accepted plain connection.
 func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
-	snap := vs.snap.Load()
+	snap := vs.Snap.Load()
 	if !vs.admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
@@ -355,7 +355,7 @@ func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
 	if lf.cpool != nil {
-		lf.cps = lf.cpool.snap.Load()
+		lf.cps = lf.cpool.Snap.Load()
 	}
 	lf.connectNext()
 }
@@ -371,19 +371,19 @@ func (lf *loopFlow) connectNext() {
 	}
 	tries := 0
 	if lf.cps != nil {
-		tries = lf.cps.cfg.ReselectTries
+		tries = lf.cps.Cfg.ReselectTries
 	}
 	for ; lf.attempt <= tries; lf.attempt++ {
 		m, pool := pr.choose(lf.cpool, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
 			break
 		}
-		lf.cpool, lf.cps = pool, pool.snap.Load()
+		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst)
 		fd, done, local, errno := rawsock.Dial(src, dst)
 		if errno != 0 {
-			m.release()
+			m.Release()
 			lf.failed = append(lf.failed, m)
 			continue
 		}
@@ -392,7 +392,7 @@ func (lf *loopFlow) connectNext() {
 		if err != nil {
 			unix.Close(fd)
 			lf.sfd, lf.reserved = -1, nil
-			m.release()
+			m.Release()
 			lf.failed = append(lf.failed, m)
 			continue
 		}
@@ -415,7 +415,7 @@ func (lf *loopFlow) connectFailed() {
 	lf.sfd, lf.stok, lf.connecting = -1, 0, false
 	m := lf.reserved
 	lf.reserved = nil
-	m.release()
+	m.Release()
 	lf.failed = append(lf.failed, m)
 	lf.attempt++
 	lf.connectNext()
@@ -740,7 +740,7 @@ func (lf *loopFlow) finish() {
 		}
 	}
 	if m := lf.reserved; m != nil {
-		m.release()
+		m.Release()
 		lf.reserved = nil
 	}
 	lf.retire()

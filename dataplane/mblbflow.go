@@ -87,20 +87,20 @@ func (p *Plane) applyMBLB(virtuals map[string]*vsRT) {
 	}
 	next := map[*vsRT]*mblbVS{}
 	for _, v := range virtuals {
-		snap := v.snap.Load()
-		cfg := snap.cfg.MBLB
+		snap := v.Snap.Load()
+		cfg := snap.Cfg.MBLB
 		if cfg == nil {
 			continue
 		}
-		ruled := ruledBy(cfg, snap.cfg.Rules)
-		if mv := old[v]; mv != nil && mv.same(cfg, snap.idle, ruled) {
+		ruled := ruledBy(cfg, snap.Cfg.Rules)
+		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ruled) {
 			next[v] = mv
 			delete(old, v)
 			continue
 		}
-		mv, err := p.newMBLB(v, cfg, snap.idle, ruled)
+		mv, err := p.newMBLB(v, cfg, snap.Idle, ruled)
 		if err != nil {
-			p.log.Error("Virtual " + v.name + ": message-based load balancing: " + err.Error())
+			p.log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
 			continue
 		}
 		next[v] = mv
@@ -199,18 +199,18 @@ type mblbFlow struct {
 
 // Received implements mblb.Meter for the client side.
 func (f *mblbFlow) Received(n int) {
-	pk := packets(n)
+	pk := Packets(n)
 	f.BytesIn.Add(uint64(n))
 	f.PktsIn.Add(pk)
-	f.vs.stats.in(n, pk)
+	f.vs.Stats.In(n, pk)
 }
 
 // Sent implements mblb.Meter for the client side.
 func (f *mblbFlow) Sent(n int) {
-	pk := packets(n)
+	pk := Packets(n)
 	f.BytesOut.Add(uint64(n))
 	f.PktsOut.Add(pk)
-	f.vs.stats.out(n, pk)
+	f.vs.Stats.Out(n, pk)
 }
 
 // legFlow is one server connection in the connection table: its client
@@ -224,27 +224,27 @@ type legFlow struct {
 
 // Received implements mblb.Meter for a server connection.
 func (lf *legFlow) Received(n int) {
-	pk := packets(n)
+	pk := Packets(n)
 	lf.leg.BytesIn.Add(uint64(n))
 	lf.leg.PktsIn.Add(pk)
 	lf.Touch(time.Now().UnixNano())
 	if m := lf.m; m != nil {
-		m.stats.in(n, pk)
-		m.pool.stats.in(n, pk)
-		m.node.stats.in(n, pk)
+		m.Stats.In(n, pk)
+		m.Pool.Stats.In(n, pk)
+		m.Node.Stats.In(n, pk)
 	}
 }
 
 // Sent implements mblb.Meter for a server connection.
 func (lf *legFlow) Sent(n int) {
-	pk := packets(n)
+	pk := Packets(n)
 	lf.leg.BytesOut.Add(uint64(n))
 	lf.leg.PktsOut.Add(pk)
 	lf.Touch(time.Now().UnixNano())
 	if m := lf.m; m != nil {
-		m.stats.out(n, pk)
-		m.pool.stats.out(n, pk)
-		m.node.stats.out(n, pk)
+		m.Stats.Out(n, pk)
+		m.Pool.Stats.Out(n, pk)
+		m.Node.Stats.Out(n, pk)
 	}
 }
 
@@ -255,7 +255,7 @@ func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 	mv := p.mblbFor(vs)
 	if mv == nil {
 		reset(c)
-		vs.stats.close()
+		vs.Stats.Close()
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
@@ -276,13 +276,13 @@ func (mv *mblbVS) newFlow(snap *vsSnap, client, local netip.AddrPort) (*mblbFlow
 	f := &mblbFlow{mv: mv, vs: mv.vs}
 	f.Client = client
 	f.Local = local
-	f.Virtual = mv.vs.name
+	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
-	f.IdleTimeout = snap.idle
+	f.IdleTimeout = snap.Idle
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
-	src := mv.source(snap, f.Client, snap.cfg.Destination)
+	src := mv.source(snap, f.Client, snap.Cfg.Destination)
 	opts.Source = src.Addr()
-	if prog := Program(snap.cfg.Rules); prog != nil {
+	if prog := Program(snap.Cfg.Rules); prog != nil {
 		f.rr = newMBLBRules(f, snap, prog)
 		if mv.ruled {
 			opts.Rule = f.rr
@@ -297,15 +297,15 @@ func (f *mblbFlow) finish() {
 		f.rr.end()
 	}
 	f.mv.p.table.Remove(&f.Flow)
-	f.vs.stats.close()
-	f.vs.durs.note(uint64(time.Since(f.Created()) / time.Millisecond))
+	f.vs.Stats.Close()
+	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
 }
 
 // memberID numbers a member for the engine: stable across commits (the
 // runtime's key is), and distinct from every node a rule may name.
 func memberID(m *memberRT) mblb.MemberID {
 	h := fnv.New64a()
-	h.Write([]byte(m.key))
+	h.Write([]byte(m.Key))
 	return mblb.MemberID(h.Sum64() &^ (1 << 63))
 }
 
@@ -319,41 +319,41 @@ func nodeID(a netip.AddrPort) mblb.MemberID {
 // member describes m to the engine and counts the message on it: Total
 // Requests of a member of a message-balanced virtual are its messages.
 func (mv *mblbVS) member(snap *vsSnap, m *memberRT) mblb.Member {
-	m.stats.requests.Add(1)
-	m.pool.stats.requests.Add(1)
-	m.node.stats.requests.Add(1)
-	return mblb.Member{ID: memberID(m), Addr: translated(snap.cfg, m.cfg.Load().Addr, snap.cfg.Destination), Pool: m.pool.name, Name: m.name, Ref: m}
+	m.Stats.Requests.Add(1)
+	m.Pool.Stats.Requests.Add(1)
+	m.Node.Stats.Requests.Add(1)
+	return mblb.Member{ID: memberID(m), Addr: Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
 }
 
 // pick is the engine's Pick: one member for one message.
 func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
-	snap := mv.vs.snap.Load()
-	pool := snap.pool
+	snap := mv.vs.Snap.Load()
+	pool := snap.Pool
 	t := c.Target
 	if t.Node && t.Member.IsValid() {
 		a := t.Member
 		if a.Port() == 0 {
-			a = netip.AddrPortFrom(a.Addr(), snap.cfg.Destination.Port())
+			a = netip.AddrPortFrom(a.Addr(), snap.Cfg.Destination.Port())
 		}
 		if id := nodeID(a); !excludedID(c.Exclude, id) {
 			return mblb.Member{ID: id, Addr: a, Name: a.String()}, nil
 		}
 		// The node the rule named failed this message: balance it instead.
 	} else if t.Pool != "" {
-		if named := mv.p.poolNamed(mv.vs.name, t.Pool); named != nil {
+		if named := mv.p.poolNamed(mv.vs.Name, t.Pool); named != nil {
 			pool = named
 		}
 	}
 	if pool == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
-	ps := pool.snap.Load()
+	ps := pool.Snap.Load()
 	if ps == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
 	var exclude []*memberRT
 	if len(c.Exclude) > 0 {
-		for _, m := range ps.members {
+		for _, m := range ps.Members {
 			if excludedID(c.Exclude, memberID(m)) {
 				exclude = append(exclude, m)
 			}
@@ -366,14 +366,14 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 	// passing over members that just failed while others can take it.
 	var named target
 	if !t.Node {
-		named = target{addr: t.Member, accept: availDisabled}
+		named = target{Addr: t.Member, Accept: AvailDisabled}
 	}
-	m, _, by := choose(pool, named, func() (*poolRT, *memberRT) { return mv.persistLookup(snap, pool, c) },
-		exclude, chooser{avoid: mv.suspected()})
+	m, _, by := Choose(pool, named, func() (*poolRT, *memberRT) { return mv.persistLookup(snap, pool, c) },
+		exclude, chooser{Avoid: mv.suspected()})
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
-	if by == byBalancing {
+	if by == ByBalancing {
 		mv.persistRecord(snap, pool, c, m)
 	}
 	return mv.member(snap, m), nil
@@ -434,7 +434,7 @@ func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
 // source is the server side's source for a client of this virtual, as
 // source-address-translation says.
 func (mv *mblbVS) source(snap *vsSnap, client, dst netip.AddrPort) netip.AddrPort {
-	return snatSource(mv.vs, snap, client, snap.cfg.Destination, dst, nil)
+	return SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
 }
 
 // dial is the engine's Dial: SNAT as the virtual says, keeping the
@@ -442,7 +442,7 @@ func (mv *mblbVS) source(snap *vsSnap, client, dst netip.AddrPort) netip.AddrPor
 // §2.2 saw the first server flow reuse the client's source port and the
 // second take another).
 func (mv *mblbVS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
-	snap := mv.vs.snap.Load()
+	snap := mv.vs.Snap.Load()
 	c, err := mv.p.dial(mv.source(snap, client, m.Addr), m.Addr)
 	if err != nil {
 		return nil, err
@@ -454,18 +454,18 @@ func (mv *mblbVS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) 
 // its member's counters, and runs SERVER_CONNECTED for its client.
 func (mv *mblbVS) legOpened(l *mblb.Leg) {
 	lf := &legFlow{}
-	snap := mv.vs.snap.Load()
-	lf.Local = snap.cfg.Destination
-	lf.Virtual = mv.vs.name
+	snap := mv.vs.Snap.Load()
+	lf.Local = snap.Cfg.Destination
+	lf.Virtual = mv.vs.Name
 	lf.Protocol = "tcp"
 	lf.IdleTimeout = mv.idle
 	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
 	if m, ok := l.Member.Ref.(*memberRT); ok {
 		lf.m = m
 		lf.leg.Owner = m
-		m.stats.tryOpen(0)
-		m.node.stats.tryOpen(0)
-		m.pool.stats.tryOpen(0)
+		m.Stats.TryOpen(0)
+		m.Node.Stats.TryOpen(0)
+		m.Pool.Stats.TryOpen(0)
 	}
 	lf.AddLeg(&lf.leg)
 	lf.Closer = func(bool) { l.Abort() }
@@ -486,9 +486,9 @@ func (mv *mblbVS) legClosed(l *mblb.Leg) {
 	lf := v.(*legFlow)
 	mv.p.table.Remove(&lf.Flow)
 	if m := lf.m; m != nil {
-		m.stats.close()
-		m.node.stats.close()
-		m.pool.stats.close()
+		m.Stats.Close()
+		m.Node.Stats.Close()
+		m.Pool.Stats.Close()
 	}
 }
 
@@ -526,7 +526,7 @@ func (p *Plane) MBLBStats(virtual string) (MBLBStats, bool) {
 		return MBLBStats{}, false
 	}
 	for vs, mv := range *cur {
-		if vs.name == virtual {
+		if vs.Name == virtual {
 			return mv.eng.Stats(), true
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // virtual's SNAT, keeping the client's port when it is free, as dial does.
 func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
 	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
-		snap := mv.vs.snap.Load()
+		snap := mv.vs.Snap.Load()
 		fd, done, local, errno := rawsock.Dial(mv.source(snap, client, m.Addr), m.Addr)
 		if errno != 0 {
 			return -1, false, netip.AddrPort{}, errno
@@ -30,7 +30,7 @@ func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.A
 // startMBLB gives a newly accepted (non-blocking) client of a
 // message-balanced virtual to its engine, on this loop.
 func (lr *loopRT) startMBLB(vs *vsRT, mv *mblbVS, fd int, client, local netip.AddrPort) {
-	snap := vs.snap.Load()
+	snap := vs.Snap.Load()
 	if !vs.admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return

@@ -44,7 +44,7 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 // persistKey is the table key for one message: the rule's `persist` for
 // it, else the virtual's source-address profile keyed on the client.
 func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (PersistKey, bool) {
-	k := PersistKey{Virtual: snap.cfg.Name, Pool: pool.name, Client: c.Client.Addr()}
+	k := PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
 		if !ok {
@@ -56,7 +56,7 @@ func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (Persist
 		}
 		return k, true
 	}
-	for _, p := range []*Persistence{snap.cfg.Persist, snap.cfg.FallbackPersist} {
+	for _, p := range []*Persistence{snap.Cfg.Persist, snap.Cfg.FallbackPersist} {
 		if p != nil && p.Method == PersistSourceAddr && c.Client.IsValid() {
 			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
 			return k, true
@@ -80,7 +80,7 @@ func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) (*poo
 // persistRecord stores the member balanced for a message's key.
 func (mv *mblbVS) persistRecord(snap *vsSnap, pool *poolRT, c mblb.Choice, m *memberRT) {
 	if k, ok := mv.persistKey(snap, pool, c); ok {
-		mv.p.PersistSave(k, pool.name, m.cfg.Load().Addr)
+		mv.p.PersistSave(k, pool.Name, m.Cfg.Load().Addr)
 	}
 }
 
@@ -130,9 +130,9 @@ func maskBits(m netip.Addr) int {
 func (r *mblbRules) persistArgs(p rules.Persist) PersistKey {
 	pool := p.Pool
 	if pool == "" {
-		pool = r.snap.cfg.Pool
+		pool = r.snap.Cfg.Pool
 	}
-	k := PersistKey{Virtual: r.snap.cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
+	k := PersistKey{Virtual: r.snap.Cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
 	k.Mode = persist.Universal
 	if p.Method == rules.PersistSourceAddr {
 		k.Mode = persist.SourceAddress

@@ -32,7 +32,7 @@ type mblbRules struct {
 }
 
 func newMBLBRules(f *mblbFlow, snap *vsSnap, prog *rules.Program) *mblbRules {
-	r := &mblbRules{f: f, snap: snap, rules: snap.cfg.Rules}
+	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
 	r.sess = prog.NewSession(r)
 	return r
 }
@@ -154,13 +154,13 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
-		t := mblb.Target{Pool: pool.name}
+		t := mblb.Target{Pool: pool.Name}
 		if d.Kind == rules.DecideMember {
-			m := memberAt(pool, d.Addr)
+			m := MemberAt(pool, d.Addr)
 			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}
-			t.Member = m.cfg.Load().Addr
+			t.Member = m.Cfg.Load().Addr
 		}
 		return r.selectTarget(t)
 	case rules.DecideNode:
@@ -257,7 +257,7 @@ func (r *mblbRules) Notify(s rules.Side, n rules.NotifyKind) error {
 
 // LBSelect implements rules.Conn.
 func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
-	return lbSelect(r.snap.pool, nil)
+	return lbSelect(r.snap.Pool, nil)
 }
 
 // LBServer implements rules.Conn: on the server side, the member that

@@ -21,17 +21,17 @@ func scope(v *Virtual, pool string, prof *Persistence) persist.Scope {
 	return s
 }
 
-// reserveOverride counts a new connection on m ignoring connection limits
+// ReserveOverride counts a new connection on m ignoring connection limits
 // (override-connection-limit).
-func (m *memberRT) reserveOverride() {
-	m.stats.tryOpen(0)
-	m.node.stats.tryOpen(0)
+func (m *memberRT) ReserveOverride() {
+	m.Stats.TryOpen(0)
+	m.Node.Stats.TryOpen(0)
 }
 
 // persistable reports whether m may take a persisted client: a disabled
 // member (or node) still does, a forced-offline or down one does not
 // (reference §3.3).
-func persistable(m *memberRT) bool { return m.availability() <= availDisabled }
+func persistable(m *memberRT) bool { return m.Availability() <= AvailDisabled }
 
 // persistTarget resolves a record to the member it persists to: in the
 // record's pool when match-across-pools lets another pool's record serve,
@@ -40,18 +40,18 @@ func persistable(m *memberRT) bool { return m.availability() <= availDisabled }
 // name a node) a member on the record's node address. nil when the member
 // is gone or may not take persisted clients.
 func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools bool) (*poolRT, *memberRT) {
-	if acrossPools && rec.Pool != pool.name {
+	if acrossPools && rec.Pool != pool.Name {
 		if q := (*p.poolIndex.Load())[rec.Pool]; q != nil {
 			pool = q
 		}
 	}
-	s := pool.snap.Load()
+	s := pool.Snap.Load()
 	if s == nil {
 		return nil, nil
 	}
 	var node *memberRT
-	for _, m := range s.members {
-		a := m.cfg.Load().Addr
+	for _, m := range s.Members {
+		a := m.Cfg.Load().Addr
 		if a == rec.Member {
 			if persistable(m) {
 				return pool, m
@@ -94,7 +94,7 @@ type persistDecision struct {
 // virtual's default profile, else its fallback. ok is false when the flow
 // does not persist.
 func (pr *proxied) persistKey() (d persistDecision, ok bool) {
-	cfg := pr.snap.cfg
+	cfg := pr.snap.Cfg
 	if fp := pr.pers.Load(); fp != nil {
 		fp.mu.Lock()
 		set, none, key, to := fp.set, fp.none, fp.key, fp.timeout
@@ -129,7 +129,7 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 
 // persistLookup finds the member the flow persists to in pool, if any.
 func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *memberRT) {
-	s := scope(pr.snap.cfg, pool.name, d.prof)
+	s := scope(pr.snap.Cfg, pool.Name, d.prof)
 	rec, ok := pr.p.persist.Lookup(d.key, s)
 	if !ok {
 		return nil, nil
@@ -140,8 +140,8 @@ func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *me
 // persistSave makes or refreshes the flow's record once it is connected
 // to member m of pool.
 func (pr *proxied) persistSave(d *persistDecision, pool *poolRT, m *memberRT) {
-	s := scope(pr.snap.cfg, pool.name, d.prof)
-	pr.p.persist.Add(d.key, s, m.cfg.Load().Addr, pr.Client.Addr(), d.timeout)
+	s := scope(pr.snap.Cfg, pool.Name, d.prof)
+	pr.p.persist.Add(d.key, s, m.Cfg.Load().Addr, pr.Client.Addr(), d.timeout)
 	fp := pr.persistState()
 	fp.mu.Lock()
 	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
@@ -204,7 +204,7 @@ func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
 // virtual and the flow's pool (or the one the key names), widened by the
 // key's `any virtual|service|pool` or the virtual's profile of that mode.
 func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
-	cfg := pr.snap.cfg
+	cfg := pr.snap.Cfg
 	pool := pr.pool
 	if pr.rs != nil && pr.rs.selPool != nil {
 		pool = pr.rs.selPool
@@ -219,7 +219,7 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 	}
 	name := ""
 	if pool != nil {
-		name = pool.name
+		name = pool.Name
 	}
 	s := scope(cfg, name, cfg.ProfileFor(k.Mode))
 	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
@@ -232,7 +232,7 @@ func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
 	if r.Timeout >= 0 {
 		return r.Timeout
 	}
-	if prof := pr.snap.cfg.ProfileFor(k.Mode); prof != nil {
+	if prof := pr.snap.Cfg.ProfileFor(k.Mode); prof != nil {
 		return prof.Timeout
 	}
 	return DefaultPersistTimeout
@@ -257,7 +257,7 @@ func (pr *proxied) Persist(r rules.Persist) error {
 	fp.set, fp.none, fp.key, fp.timeout = true, false, k, r.Timeout
 	fp.mu.Unlock()
 	if sc := pr.srv.Load(); sc != nil && sc.member != nil {
-		d := persistDecision{key: k, prof: pr.snap.cfg.ProfileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
+		d := persistDecision{key: k, prof: pr.snap.Cfg.ProfileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
 		pr.persistSave(&d, sc.pool, sc.member)
 	}
 	return nil
@@ -395,7 +395,7 @@ func (p *Plane) PersistLookup(k PersistKey) (pool string, member netip.AddrPort,
 	if m == nil {
 		return "", netip.AddrPort{}, false
 	}
-	return q.name, m.cfg.Load().Addr, true
+	return q.Name, m.Cfg.Load().Addr, true
 }
 
 // persistFind is PersistLookup's answer as runtimes: the pool and the

@@ -189,11 +189,11 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		n := p.nodes[name]
 		if n == nil {
-			n = &nodeRT{name: name, watch: newWatch("Node " + name + " address " + nc.Addr.String())}
-			n.watch.logf = p.logStatus
-			n.watch.changed = func(o, s monStatus) { p.nodeChanged(n, o, s) }
+			n = &nodeRT{Name: name, Watch: NewWatch("Node " + name + " address " + nc.Addr.String())}
+			n.Watch.Logf = p.logStatus
+			n.Watch.Changed = func(o, s monStatus) { p.nodeChanged(n, o, s) }
 		}
-		n.cfg.Store(nc)
+		n.Cfg.Store(nc)
 		b.nodes[name] = n
 		return n
 	}
@@ -205,49 +205,49 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	for name, pc := range cfg.Pools {
 		pr := p.pools[name]
 		if pr == nil {
-			pr = &poolRT{name: name}
+			pr = &poolRT{Name: name}
 		}
-		mode := lbModes[pc.LBMode]
-		snap := &poolSnap{cfg: pc, alg: mode.alg, byNode: mode.byNode}
+		mode := Modes[pc.LBMode]
+		snap := &poolSnap{Cfg: pc, Alg: mode.Alg, ByNode: mode.ByNode}
 		for i := range pc.Members {
 			mc := &pc.Members[i]
 			mname := mc.Name()
 			key := name + " " + mname
 			m := p.members[key]
 			if m == nil {
-				m = &memberRT{key: key, pool: pr, name: mname,
-					watch: newWatch("Pool " + name + " member " + mname)}
-				m.node = nodeFor(mc.Node, mc.Addr.Addr())
-				m.watch.logf = p.logStatus
-				m.watch.changed = func(o, s monStatus) { p.memberChanged(m, o, s) }
+				m = &memberRT{Key: key, Pool: pr, Name: mname,
+					Watch: NewWatch("Pool " + name + " member " + mname)}
+				m.Node = nodeFor(mc.Node, mc.Addr.Addr())
+				m.Watch.Logf = p.logStatus
+				m.Watch.Changed = func(o, s monStatus) { p.memberChanged(m, o, s) }
 			} else {
 				nodeFor(mc.Node, mc.Addr.Addr()) // same name, same runtime
-				if prev := m.cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
+				if prev := m.Cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
 					mc.Session != SessionUserDisabled && mc.State != StateUserDown {
 					b.adminUp = append(b.adminUp, m)
 				}
 			}
-			m.cfg.Store(mc)
+			m.Cfg.Store(mc)
 			b.members[key] = m
-			snap.members = append(snap.members, m)
+			snap.Members = append(snap.Members, m)
 		}
 		b.pools[name] = pr
-		pr.snap.Store(snap)
+		pr.Snap.Store(snap)
 	}
 	b.virtuals = map[string]*vsRT{}
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
-			v = &vsRT{name: name}
+			v = &vsRT{Name: name}
 		}
-		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: config.EventMask(vc.Rules)}
+		snap := &vsSnap{Cfg: vc, Idle: idleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
 		if vc.Pool != "" {
-			snap.pool = b.pools[vc.Pool]
+			snap.Pool = b.pools[vc.Pool]
 		}
 		if vc.SNAT.Type == SNATPool {
-			snap.snatPool = cfg.SnatPools[vc.SNAT.Pool]
+			snap.SnatPool = cfg.SnatPools[vc.SNAT.Pool]
 		}
-		v.snap.Store(snap)
+		v.Snap.Store(snap)
 		b.virtuals[name] = v
 	}
 }
@@ -258,40 +258,40 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 // p.mu.
 func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b *generation) {
 	for _, m := range b.members {
-		mc := m.cfg.Load()
-		rule, pc := mc.Monitor, cfg.Pools[m.pool.name]
+		mc := m.Cfg.Load()
+		rule, pc := mc.Monitor, cfg.Pools[m.Pool.Name]
 		if rule.IsZero() {
 			rule = pc.Monitor
 		}
 		addr := mc.Addr
-		b.stale = append(b.stale, m.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, m.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], addr)
 		})...)
 	}
 	for _, n := range b.nodes {
-		nc := n.cfg.Load()
+		nc := n.Cfg.Load()
 		rule := cfg.DefaultNodeMonitor
 		if nc.Monitor != nil {
 			rule = *nc.Monitor
 		}
-		b.stale = append(b.stale, n.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, n.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], netip.AddrPortFrom(nc.Addr, 0))
 		})...)
 	}
 	for key, m := range p.members {
 		if b.members[key] == nil {
-			b.stale = append(b.stale, m.watch.stopAll()...)
+			b.stale = append(b.stale, m.Watch.StopAll()...)
 		}
 	}
 	for name, n := range p.nodes {
 		if b.nodes[name] == nil {
-			b.stale = append(b.stale, n.watch.stopAll()...)
+			b.stale = append(b.stale, n.Watch.StopAll()...)
 		}
 	}
 	now := time.Now().UnixNano()
 	for _, m := range b.adminUp {
-		m.rampStart.Store(now)
-		m.watch.resume()
+		m.RampStart.Store(now)
+		m.Watch.Resume()
 	}
 }
 
@@ -335,12 +335,12 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	}()
 	// A removed virtual's flows follow its pool's service-down-action.
 	for _, v := range removedVirtuals {
-		s := v.snap.Load()
-		if s.pool == nil {
+		s := v.Snap.Load()
+		if s.Pool == nil {
 			continue
 		}
-		if act := s.pool.snap.Load().cfg.ServiceDownAction; act != "" && act != DownNone {
-			for _, f := range p.table.Matching(flows.Filter{Virtual: v.name}) {
+		if act := s.Pool.Snap.Load().Cfg.ServiceDownAction; act != "" && act != DownNone {
+			for _, f := range p.table.Matching(flows.Filter{Virtual: v.Name}) {
 				f.Abort()
 			}
 		}
@@ -363,10 +363,10 @@ func (p *Plane) Close() {
 	p.stopListeners(all)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
-		stale = append(stale, m.watch.stopAll()...)
+		stale = append(stale, m.Watch.StopAll()...)
 	}
 	for _, n := range p.nodes {
-		stale = append(stale, n.watch.stopAll()...)
+		stale = append(stale, n.Watch.StopAll()...)
 	}
 	p.mu.Unlock()
 	for _, in := range stale {
@@ -430,29 +430,29 @@ func (p *Plane) logStatus(down bool, line string) {
 // up, service-down-action on going down.
 func (p *Plane) memberChanged(m *memberRT, old, now monStatus) {
 	switch now {
-	case monUp:
-		if old == monDown {
-			m.rampStart.Store(time.Now().UnixNano())
+	case MonUp:
+		if old == MonDown {
+			m.RampStart.Store(time.Now().UnixNano())
 		}
-	case monDown:
+	case MonDown:
 		p.serviceDown(func(o *memberRT) bool { return o == m })
 	}
 }
 
 func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
 	switch now {
-	case monUp:
-		if old == monDown {
+	case MonUp:
+		if old == MonDown {
 			p.mu.Lock()
 			for _, m := range p.members {
-				if m.node == n {
-					m.rampStart.Store(time.Now().UnixNano())
+				if m.Node == n {
+					m.RampStart.Store(time.Now().UnixNano())
 				}
 			}
 			p.mu.Unlock()
 		}
-	case monDown:
-		p.serviceDown(func(o *memberRT) bool { return o.node == n })
+	case MonDown:
+		p.serviceDown(func(o *memberRT) bool { return o.Node == n })
 	}
 }
 
@@ -467,11 +467,11 @@ func (p *Plane) serviceDown(hit func(*memberRT) bool) {
 			if !ok || !hit(m) {
 				continue
 			}
-			s := m.pool.snap.Load()
+			s := m.Pool.Snap.Load()
 			if s == nil {
 				continue
 			}
-			switch s.cfg.ServiceDownAction {
+			switch s.Cfg.ServiceDownAction {
 			case DownReset, DownReselect:
 				f.Abort()
 			case DownDrop:
@@ -492,7 +492,7 @@ func (p *Plane) ResumeMember(pool, member string) bool {
 	if m == nil {
 		return false
 	}
-	m.watch.resume()
+	m.Watch.Resume()
 	return true
 }
 

@@ -71,8 +71,8 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 		reset(c)
 		return
 	}
-	snap := vs.snap.Load()
-	cfg := snap.cfg
+	snap := vs.Snap.Load()
+	cfg := snap.Cfg
 	client := rawsock.AddrPortOf(c.RemoteAddr())
 	if !vs.admit(snap, client) {
 		reset(c) // disabled virtual, foreign source or the limit: reset
@@ -85,8 +85,8 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	}
 	pr := &proxied{client: c}
 	pr.init(p, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
-	if snap.evMask != 0 {
-		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.evMask, &ruleState{}
+	if snap.EvMask != 0 {
+		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	p.table.Add(&pr.Flow)
 
@@ -107,24 +107,24 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 // admit decides whether a new connection from client may enter the
 // virtual (enabled, source filter, connection limit) and counts it.
 func (vs *vsRT) admit(snap *vsSnap, client netip.AddrPort) bool {
-	cfg := snap.cfg
+	cfg := snap.Cfg
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
 		return false
 	}
-	if !vs.stats.tryOpen(cfg.ConnectionLimit) {
+	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
 		return false
 	}
-	vs.stats.requests.Add(1)
+	vs.Stats.Requests.Add(1)
 	return true
 }
 
 // init fills in a new flow's table entry for the virtual.
 func (pr *proxied) init(p *Plane, vs *vsRT, snap *vsSnap, client, local netip.AddrPort, closer func(bool)) {
-	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.idle, snap.pool
+	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.Idle, snap.Pool
 	pr.Client, pr.Local = client, local
-	pr.Virtual = vs.name
+	pr.Virtual = vs.Name
 	pr.Flow.Protocol = "tcp"
-	pr.IdleTimeout = snap.idle
+	pr.IdleTimeout = snap.Idle
 	pr.Closer = closer
 }
 
@@ -145,10 +145,10 @@ func (pr *proxied) connect() (*serverConn, error) {
 	if pool == nil {
 		return nil, errNoPool
 	}
-	ps := pool.snap.Load()
+	ps := pool.Snap.Load()
 	tries := 0
 	if ps != nil {
-		tries = ps.cfg.ReselectTries
+		tries = ps.Cfg.ReselectTries
 	}
 	// Persistence beats load balancing: a record's member is used while it
 	// may take persisted clients (disabled is fine, forced offline or down
@@ -161,7 +161,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		if m == nil {
 			return nil, errNoMember
 		}
-		ps = pool.snap.Load()
+		ps = pool.Snap.Load()
 		dst := pr.target(m)
 		if rs != nil && pr.handles(EventLBSelected) {
 			rs.mu.Lock()
@@ -173,13 +173,13 @@ func (pr *proxied) connect() (*serverConn, error) {
 			changed := rs.changed
 			rs.mu.Unlock()
 			if !ok {
-				m.release()
+				m.Release()
 				return nil, errFlowEnded
 			}
 			if changed && rs.lbRounds < 3 {
 				// The rule chose again: follow its choice instead.
 				rs.lbRounds++
-				m.release()
+				m.Release()
 				return pr.connect()
 			}
 		}
@@ -190,7 +190,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
-		m.release()
+		m.Release()
 		failed = append(failed, m)
 	}
 	return nil, errConnect
@@ -207,14 +207,14 @@ func (pr *proxied) choose(pool *poolRT, want netip.AddrPort, attempt int, failed
 	if attempt == 0 {
 		switch {
 		case want.IsValid():
-			t = target{addr: want, accept: availDown}
+			t = target{Addr: want, Accept: AvailDown}
 		case persists:
 			persisted = func() (*poolRT, *memberRT) { return pr.persistLookup(pd, pool) }
 		}
 	}
-	how := chooser{mode: pr.modeOverride(), reserve: true,
-		override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
-	m, q, _ := choose(pool, t, persisted, failed, how)
+	how := chooser{Mode: pr.modeOverride(), Reserve: true,
+		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
+	m, q, _ := Choose(pool, t, persisted, failed, how)
 	return m, q
 }
 
@@ -222,12 +222,12 @@ func (pr *proxied) choose(pool *poolRT, want netip.AddrPort, attempt int, failed
 // pool's and member's counts, the flow's leg, and the persistence record.
 func (pr *proxied) opened(s *serverConn, m *memberRT, pool *poolRT, ps *poolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
 	s.member, s.pool = m, pool
-	pool.stats.tryOpen(0)
-	pool.stats.requests.Add(1)
-	m.stats.requests.Add(1)
-	m.node.stats.requests.Add(1)
-	s.fastest = ps.alg == lb.Fastest
-	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.name, Member: m.name, Owner: m}
+	pool.Stats.TryOpen(0)
+	pool.Stats.Requests.Add(1)
+	m.Stats.Requests.Add(1)
+	m.Node.Stats.Requests.Add(1)
+	s.fastest = ps.Alg == lb.Fastest
+	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.Name, Member: m.Name, Owner: m}
 	if persists {
 		pr.persistSave(pd, pool, m)
 	}
@@ -292,17 +292,17 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 // target is where the server side connects for member m (see
 // translated).
 func (pr *proxied) target(m *memberRT) netip.AddrPort {
-	return translated(pr.snap.cfg, m.cfg.Load().Addr, pr.Local)
+	return Translate(pr.snap.Cfg, m.Cfg.Load().Addr, pr.Local)
 }
 
 // source is the server side's source for a connection to dst (see
 // snatSource), with a rule's snat or snatpool decision if any.
 func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
 	var rule *snatChoice
-	if pr.rs != nil && pr.rs.snat.set {
+	if pr.rs != nil && pr.rs.snat.Set {
 		rule = &pr.rs.snat
 	}
-	return snatSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
+	return SNATSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
 }
 
 // dial connects to dst from src (see source), keeping src's port (if not
@@ -603,7 +603,7 @@ func (pr *proxied) count(n int, up bool, sc *serverConn) {
 
 // countAt is count with the time given (an event loop's batch time).
 func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
-	pk := packets(n)
+	pk := Packets(n)
 	pr.Touch(now)
 	if up {
 		pr.clientIn(n, pk)
@@ -619,22 +619,22 @@ func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
 func (pr *proxied) countRead(n int, up bool, sc *serverConn) {
 	pr.Touch(time.Now().UnixNano())
 	if up {
-		pr.clientIn(n, packets(n))
+		pr.clientIn(n, Packets(n))
 	} else {
-		sc.in(n, packets(n))
+		sc.in(n, Packets(n))
 	}
 }
 
 func (pr *proxied) clientIn(n int, pk uint64) {
 	pr.BytesIn.Add(uint64(n))
 	pr.PktsIn.Add(pk)
-	pr.vs.stats.in(n, pk)
+	pr.vs.Stats.In(n, pk)
 }
 
 func (pr *proxied) clientOut(n int, pk uint64) {
 	pr.BytesOut.Add(uint64(n))
 	pr.PktsOut.Add(pk)
-	pr.vs.stats.out(n, pk)
+	pr.vs.Stats.Out(n, pk)
 }
 
 // out counts bytes sent to the server.
@@ -645,11 +645,11 @@ func (sc *serverConn) out(n int, pk uint64) {
 	if m == nil {
 		return
 	}
-	m.stats.out(n, pk)
-	sc.pool.stats.out(n, pk)
-	m.node.stats.out(n, pk)
+	m.Stats.Out(n, pk)
+	sc.pool.Stats.Out(n, pk)
+	m.Node.Stats.Out(n, pk)
 	if sc.fastest && sc.awaiting.CompareAndSwap(false, true) {
-		m.node.outstanding.Add(1)
+		m.Node.Outstanding.Add(1)
 	}
 }
 
@@ -661,11 +661,11 @@ func (sc *serverConn) in(n int, pk uint64) {
 	if m == nil {
 		return
 	}
-	m.stats.in(n, pk)
-	sc.pool.stats.in(n, pk)
-	m.node.stats.in(n, pk)
+	m.Stats.In(n, pk)
+	sc.pool.Stats.In(n, pk)
+	m.Node.Stats.In(n, pk)
 	if sc.fastest && sc.awaiting.CompareAndSwap(true, false) {
-		m.node.outstanding.Add(-1)
+		m.Node.Outstanding.Add(-1)
 	}
 }
 
@@ -738,8 +738,8 @@ func (pr *proxied) finish(resetClient bool) {
 func (pr *proxied) retire() {
 	pr.persistDone()
 	pr.p.table.Remove(&pr.Flow)
-	pr.vs.stats.close()
-	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
+	pr.vs.Stats.Close()
+	pr.vs.Durs.Note(uint64(time.Since(pr.Created()) / time.Millisecond))
 	if sc := pr.srv.Load(); sc != nil {
 		sc.release()
 	}
@@ -748,10 +748,10 @@ func (pr *proxied) retire() {
 // release gives back the member's and pool's connection counts.
 func (sc *serverConn) release() {
 	if m := sc.member; m != nil {
-		m.release()
-		sc.pool.stats.close()
+		m.Release()
+		sc.pool.Stats.Close()
 		if sc.fastest && sc.awaiting.Load() {
-			m.node.outstanding.Add(-1)
+			m.Node.Outstanding.Add(-1)
 		}
 	}
 }

@@ -48,9 +48,9 @@ type lbPick struct {
 
 // snatChoice is a rule's snat or snatpool decision for the flow.
 type snatChoice struct {
-	set   bool
-	typ   SNATType
-	addrs []netip.Addr // snat address or snatpool addresses
+	Set   bool
+	Type  SNATType
+	Addrs []netip.Addr // snat address or snatpool addresses
 }
 
 // ruleState is what a flow with rules carries beyond a plain flow. Events
@@ -121,7 +121,7 @@ func (pr *proxied) SetMember(pool string, addr netip.AddrPort) error {
 		if p == nil {
 			return errors.New("no pool selected")
 		}
-		pool = p.name
+		pool = p.Name
 	}
 	return pr.Decide(rules.Decision{Kind: rules.DecideMember, Pool: pool, Addr: addr})
 }
@@ -173,11 +173,11 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		var addr netip.AddrPort
 		if d.Kind == rules.DecideMember {
-			m := memberAt(pool, d.Addr)
+			m := MemberAt(pool, d.Addr)
 			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}
-			addr = m.cfg.Load().Addr
+			addr = m.Cfg.Load().Addr
 		}
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
 	case rules.DecideNode:
@@ -185,11 +185,11 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	case rules.DecideForward:
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
 	case rules.DecideSnat:
-		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: []netip.Addr{d.Addr.Addr()}}
+		rs.snat = snatChoice{Set: true, Type: SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
 	case rules.DecideSnatAuto:
-		rs.snat = snatChoice{set: true, typ: SNATAutomap}
+		rs.snat = snatChoice{Set: true, Type: SNATAutomap}
 	case rules.DecideSnatNone:
-		rs.snat = snatChoice{set: true, typ: SNATNone}
+		rs.snat = snatChoice{Set: true, Type: SNATNone}
 	case rules.DecideSnatPool:
 		addrs, ok := pr.p.snatPoolNamed(d.Pool)
 		if !ok {
@@ -207,7 +207,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			}
 			addrs = []netip.Addr{d.Addr.Addr()}
 		}
-		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: addrs}
+		rs.snat = snatChoice{Set: true, Type: SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
 		rs.verdict = doDrop
 	case rules.DecideReject:
@@ -233,11 +233,11 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.detach = true
 	case rules.DecideLBMode:
-		spec, ok := lbModes[LBMode(d.Mode)]
+		spec, ok := Modes[LBMode(d.Mode)]
 		if !ok || d.Mode == "" {
 			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
 		}
-		rs.lbMode = &lbModeSpec{alg: spec.alg, byNode: spec.byNode}
+		rs.lbMode = &spec
 	default:
 		return fmt.Errorf("%s is not supported", d.Kind)
 	}
@@ -338,12 +338,12 @@ func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
 	if sc := pr.srv.Load(); sc != nil {
 		name := ""
 		if sc.pool != nil {
-			name = sc.pool.name
+			name = sc.pool.Name
 		}
 		return name, sc.leg.Server, true
 	}
 	if pk := pr.rs.pick; pk.pool != nil {
-		return pk.pool.name, pk.addr, true
+		return pk.pool.Name, pk.addr, true
 	}
 	return "", netip.AddrPort{}, false
 }
@@ -353,7 +353,7 @@ func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, err
 	switch {
 	case pool == "" && !member.IsValid():
 		if sc := pr.srv.Load(); sc != nil && sc.member != nil {
-			return sc.member.availability().statusWord(), nil
+			return sc.member.Availability().StatusWord(), nil
 		}
 		return "", errors.New("no pool member selected")
 	case pool == "":

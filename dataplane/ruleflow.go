@@ -137,10 +137,10 @@ func (pr *proxied) flushTo(server bool) bool {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
 		n, err = sc.conn.Write(out)
-		sc.out(n, packets(n))
+		sc.out(n, Packets(n))
 	} else {
 		n, err = pr.client.Write(out)
-		pr.clientOut(n, packets(n))
+		pr.clientOut(n, Packets(n))
 	}
 	if cap(out) <= 64<<10 {
 		rs.mu.Lock()

@@ -95,7 +95,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)
-			pools := map[string]*poolRT{"/Common/WSH_1_pool": {name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {name: "/Common/WSH_2_pool"}}
+			pools := map[string]*poolRT{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
 			p.poolIndex.Store(&pools)
 			mask := config.EventMask(r)
 			done := make(chan *proxied)

@@ -54,18 +54,18 @@ func (p *Plane) memberStatus(virtual, pool string, member netip.AddrPort) (strin
 	if q == nil {
 		return "", fmt.Errorf("no such pool: %s", pool)
 	}
-	m := memberAt(q, member)
+	m := MemberAt(q, member)
 	if m == nil {
-		return "", fmt.Errorf("no such member %s in pool %s", member, q.name)
+		return "", fmt.Errorf("no such member %s in pool %s", member, q.Name)
 	}
-	return m.availability().statusWord(), nil
+	return m.Availability().StatusWord(), nil
 }
 
 // nodeStatus is LB::status for a node, found through the members on it.
 func (p *Plane) nodeStatus(a netip.Addr) (string, error) {
 	for _, pool := range *p.poolIndex.Load() {
-		if m := memberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
-			return m.node.availability().statusWord(), nil
+		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
+			return m.Node.Availability().StatusWord(), nil
 		}
 	}
 	return "", fmt.Errorf("no such node: %s", a)
@@ -78,9 +78,9 @@ func (p *Plane) activeMembers(virtual, pool string) ([]netip.AddrPort, error) {
 		return nil, fmt.Errorf("no such pool: %s", pool)
 	}
 	var out []netip.AddrPort
-	for _, m := range q.snap.Load().members {
-		if m.usable() {
-			out = append(out, m.cfg.Load().Addr)
+	for _, m := range q.Snap.Load().Members {
+		if m.Usable() {
+			out = append(out, m.Cfg.Load().Addr)
 		}
 	}
 	return out, nil
@@ -92,9 +92,9 @@ func lbSelect(pool *poolRT, mode *lbModeSpec) (string, netip.AddrPort, error) {
 	if pool == nil {
 		return "", netip.AddrPort{}, errors.New("no pool selected")
 	}
-	m := pool.pickWith(nil, mode)
+	m := pool.Pick(nil, mode)
 	if m == nil {
-		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
+		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.Name)
 	}
-	return pool.name, m.cfg.Load().Addr, nil
+	return pool.Name, m.Cfg.Load().Addr, nil
 }

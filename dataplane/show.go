@@ -26,10 +26,10 @@ const (
 
 // memberStats builds one member's block; rule is the pool's monitor rule.
 func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
-	c := m.cfg.Load()
-	n := m.node
-	ms := MemberStats{Pool: m.pool.name, Name: m.name, Addr: c.Addr, Node: c.Node,
-		ServerSide: m.stats.traffic(), TotRequests: m.stats.requests.Load()}
+	c := m.Cfg.Load()
+	n := m.Node
+	ms := MemberStats{Pool: m.Pool.Name, Name: m.Name, Addr: c.Addr, Node: c.Node,
+		ServerSide: m.Stats.traffic(), TotRequests: m.Stats.Requests.Load()}
 	rule, inherited := c.Monitor, false
 	if rule.IsZero() {
 		rule, inherited = poolRule, true
@@ -40,19 +40,19 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 			ms.Monitor += " (pool monitor)"
 		}
 	}
-	mon, nmon := m.watch.current(), n.watch.current()
+	mon, nmon := m.Watch.Current(), n.Watch.Current()
 	st := Status{State: "enabled"}
 	switch {
 	case c.Session == SessionUserDisabled || c.State == StateUserDown:
 		st.State = "disabled"
-	case n.disabled() || n.forced():
+	case n.Disabled() || n.Forced():
 		st.State = "disabled-by-parent"
 	}
 	ms.SessionStatus = "enabled"
 	switch {
 	case c.Session == SessionUserDisabled || c.State == StateUserDown:
 		ms.SessionStatus = "user-disabled"
-	case m.watch.disabled.Load():
+	case m.Watch.Disabled.Load():
 		ms.SessionStatus = "monitor-disabled"
 	}
 	ms.MonitorStatus = mon.String()
@@ -60,19 +60,19 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	case c.State == StateUserDown:
 		ms.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
-	case n.forced():
+	case n.Forced():
 		ms.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case nmon == monDown:
+	case nmon == MonDown:
 		ms.MonitorStatus = "address-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case mon == monDown:
+	case mon == MonDown:
 		st.Availability, st.Reason = Offline, reasonMemberDown
-	case m.atLimit():
+	case m.AtLimit():
 		st.Availability, st.Reason = Unavailable, reasonMemberLimit
-	case mon == monUp:
+	case mon == MonUp:
 		st.Availability, st.Reason = Available, reasonMemberAvailable
-	case mon == monChecking:
+	case mon == MonChecking:
 		st.Availability, st.Reason = Unknown, reasonMemberChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonMemberUnchecked
@@ -92,15 +92,15 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 
 // snapshot is the pool block with its members rolled up.
 func (p *poolRT) snapshot() PoolStats {
-	s := p.snap.Load()
-	ps := PoolStats{Name: p.name, ServerSide: p.stats.traffic(), TotRequests: p.stats.requests.Load(),
-		MinActiveMembers: s.cfg.MinActiveMembers, TotalMembers: len(s.members)}
-	if !s.cfg.Monitor.IsZero() {
-		ps.Monitor = s.cfg.Monitor.String()
+	s := p.Snap.Load()
+	ps := PoolStats{Name: p.Name, ServerSide: p.Stats.traffic(), TotRequests: p.Stats.Requests.Load(),
+		MinActiveMembers: s.Cfg.MinActiveMembers, TotalMembers: len(s.Members)}
+	if !s.Cfg.Monitor.IsZero() {
+		ps.Monitor = s.Cfg.Monitor.String()
 	}
 	offline, enabled := 0, 0
-	for _, m := range s.members {
-		ms := m.snapshot(s.cfg.Monitor)
+	for _, m := range s.Members {
+		ms := m.snapshot(s.Cfg.Monitor)
 		ps.Members = append(ps.Members, ms)
 		switch ms.Status.Availability {
 		case Available:
@@ -111,22 +111,22 @@ func (p *poolRT) snapshot() PoolStats {
 		if ms.Status.State == "enabled" {
 			enabled++
 		}
-		if m.usable() && !m.atLimit() {
+		if m.Usable() && !m.AtLimit() {
 			ps.CurActiveMembers++
 		}
 	}
 	st := Status{State: "enabled"}
 	switch {
-	case len(s.members) == 0:
+	case len(s.Members) == 0:
 		st.Availability, st.Reason = Unknown, reasonPoolEmpty
 	case ps.AvailableMembers > 0:
 		st.Availability, st.Reason = Available, reasonPoolAvailable
-	case offline == len(s.members):
+	case offline == len(s.Members):
 		st.Availability, st.Reason = Offline, reasonChildrenDown
 	default:
 		st.Availability, st.Reason = Unknown, reasonChildrenUnknown
 	}
-	if len(s.members) > 0 && enabled == 0 {
+	if len(s.Members) > 0 && enabled == 0 {
 		st.State = "disabled-by-parent"
 	}
 	ps.Status = st
@@ -134,29 +134,29 @@ func (p *poolRT) snapshot() PoolStats {
 }
 
 func (v *vsRT) snapshot() VirtualStats {
-	s := v.snap.Load()
-	vs := VirtualStats{Name: v.name, ClientSide: v.stats.traffic(), TotRequests: v.stats.requests.Load(),
-		MinConnDuration: v.durs.min.Load(), MaxConnDuration: v.durs.max.Load()}
-	if n := v.durs.n.Load(); n > 0 {
-		vs.MeanConnDuration = v.durs.sum.Load() / n
+	s := v.Snap.Load()
+	vs := VirtualStats{Name: v.Name, ClientSide: v.Stats.traffic(), TotRequests: v.Stats.Requests.Load(),
+		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load()}
+	if n := v.Durs.N.Load(); n > 0 {
+		vs.MeanConnDuration = v.Durs.Sum.Load() / n
 	}
-	dst := s.cfg.Destination
-	if len(s.cfg.PortRanges) > 0 {
+	dst := s.Cfg.Destination
+	if len(s.Cfg.PortRanges) > 0 {
 		vs.Destination = JoinPort(dst.Addr().String(), 0)
 	} else {
 		vs.Destination = JoinPort(dst.Addr().String(), dst.Port())
 	}
 	st := Status{State: "enabled"}
-	if !s.cfg.Enabled {
+	if !s.Cfg.Enabled {
 		st.State = "disabled"
 	}
 	switch {
-	case s.cfg.ConnectionLimit > 0 && v.stats.cur.Load() >= int64(s.cfg.ConnectionLimit):
+	case s.Cfg.ConnectionLimit > 0 && v.Stats.Cur.Load() >= int64(s.Cfg.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonVSLimit
-	case s.pool == nil:
+	case s.Pool == nil:
 		st.Availability, st.Reason = Unknown, reasonVSNoPool
 	default:
-		switch ps := s.pool.snapshot(); ps.Status.Availability {
+		switch ps := s.Pool.snapshot(); ps.Status.Availability {
 		case Available:
 			st.Availability, st.Reason = Available, reasonVSAvailable
 		case Offline:
@@ -170,18 +170,16 @@ func (v *vsRT) snapshot() VirtualStats {
 }
 
 func (n *nodeRT) snapshot() NodeStats {
-	c := n.cfg.Load()
-	ns := NodeStats{Name: n.name, Addr: c.Addr, ServerSide: n.stats.traffic(), TotRequests: n.stats.requests.Load()}
-	n.watch.mu.Lock()
-	rule := n.watch.rule
-	n.watch.mu.Unlock()
+	c := n.Cfg.Load()
+	ns := NodeStats{Name: n.Name, Addr: c.Addr, ServerSide: n.Stats.traffic(), TotRequests: n.Stats.Requests.Load()}
+	rule := n.Watch.Rule()
 	if !rule.IsZero() {
 		ns.Monitor = rule.String()
 		if c.Monitor == nil {
 			ns.Monitor += " (default node monitor)"
 		}
 	}
-	mon := n.watch.current()
+	mon := n.Watch.Current()
 	st := Status{State: "enabled"}
 	ns.SessionStatus = "enabled"
 	if c.Session == SessionUserDisabled || c.State == StateUserDown {
@@ -192,13 +190,13 @@ func (n *nodeRT) snapshot() NodeStats {
 	case c.State == StateUserDown:
 		ns.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
-	case mon == monDown:
+	case mon == MonDown:
 		st.Availability, st.Reason = Offline, reasonNodeDown
-	case c.ConnectionLimit > 0 && n.stats.cur.Load() >= int64(c.ConnectionLimit):
+	case c.ConnectionLimit > 0 && n.Stats.Cur.Load() >= int64(c.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonNodeLimit
-	case mon == monUp:
+	case mon == MonUp:
 		st.Availability, st.Reason = Available, reasonNodeAvailable
-	case mon == monChecking:
+	case mon == MonChecking:
 		st.Availability, st.Reason = Unknown, reasonNodeChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonNodeUnchecked
@@ -310,17 +308,17 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	case StatsVirtual:
 		for n, v := range p.virtuals {
 			if name == "" || n == name {
-				v.stats.reset()
-				v.durs.reset()
+				v.Stats.Reset()
+				v.Durs.Reset()
 				found = true
 			}
 		}
 	case StatsPool:
 		for n, x := range p.pools {
 			if name == "" || n == name {
-				x.stats.reset()
-				for _, m := range x.snap.Load().members {
-					m.stats.reset()
+				x.Stats.Reset()
+				for _, m := range x.Snap.Load().Members {
+					m.Stats.Reset()
 				}
 				found = true
 			}
@@ -328,7 +326,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	case StatsNode:
 		for n, x := range p.nodes {
 			if name == "" || n == name {
-				x.stats.reset()
+				x.Stats.Reset()
 				found = true
 			}
 		}

@@ -9,12 +9,9 @@ import (
 	"github.com/openltm/openltm/dataplane/lb"
 )
 
-// lbModes maps each mode to its algorithm and whether node figures (ratio,
+// Modes maps each mode to its algorithm and whether node figures (ratio,
 // connections, limit) feed it instead of the member's.
-var lbModes = map[LBMode]struct {
-	alg    lb.Algorithm
-	byNode bool
-}{
+var Modes = map[LBMode]lbModeSpec{
 	"":                             {lb.RoundRobin, false},
 	RoundRobin:                     {lb.RoundRobin, false},
 	RatioMember:                    {lb.Ratio, false},
@@ -30,9 +27,9 @@ var lbModes = map[LBMode]struct {
 	FastestNode:                    {lb.Fastest, true},
 }
 
-func modeNames() []string {
+func ModeNames() []string {
 	var out []string
-	for m := range lbModes {
+	for m := range Modes {
 		if m != "" {
 			out = append(out, string(m))
 		}
@@ -44,27 +41,27 @@ func modeNames() []string {
 // nodeRT is a node's runtime: counters and monitor state shared by every
 // member on the node, kept across commits.
 type nodeRT struct {
-	name        string
-	cfg         atomic.Pointer[Node]
-	stats       counters
-	outstanding atomic.Int64 // requests awaiting an answer (fastest-node)
-	watch       *watch
+	Name        string
+	Cfg         atomic.Pointer[Node]
+	Stats       counters
+	Outstanding atomic.Int64 // requests awaiting an answer (fastest-node)
+	Watch       *watch
 }
 
-func (n *nodeRT) forced() bool   { return n.cfg.Load().State == StateUserDown }
-func (n *nodeRT) disabled() bool { return n.cfg.Load().Session == SessionUserDisabled }
+func (n *nodeRT) Forced() bool   { return n.Cfg.Load().State == StateUserDown }
+func (n *nodeRT) Disabled() bool { return n.Cfg.Load().Session == SessionUserDisabled }
 
 // memberRT is a pool member's runtime, keyed by pool and member name so it
 // survives commits that keep the member.
 type memberRT struct {
-	key       string // pool + " " + name
-	pool      *poolRT
-	name      string
-	node      *nodeRT
-	cfg       atomic.Pointer[Member]
-	stats     counters
-	watch     *watch
-	rampStart atomic.Int64  // when it last became available (slow ramp)
+	Key       string // pool + " " + name
+	Pool      *poolRT
+	Name      string
+	Node      *nodeRT
+	Cfg       atomic.Pointer[Member]
+	Stats     counters
+	Watch     *watch
+	RampStart atomic.Int64  // when it last became available (slow ramp)
 	smoothed  atomic.Uint64 // float64 bits: connections averaged over picks
 }
 
@@ -75,95 +72,95 @@ type memberRT struct {
 type avail uint8
 
 const (
-	// availUp may be load balanced to.
-	availUp avail = iota
-	// availDisabled (member or node disabled, or a monitor's
+	// AvailUp may be load balanced to.
+	AvailUp avail = iota
+	// AvailDisabled (member or node disabled, or a monitor's
 	// recv-disable matched) takes persisted and rule-named clients only.
-	availDisabled
-	// availDown is marked down by a monitor of the member or its node.
-	availDown
-	// availForced is forced offline (member or node).
-	availForced
+	AvailDisabled
+	// AvailDown is marked down by a monitor of the member or its node.
+	AvailDown
+	// AvailForced is forced offline (member or node).
+	AvailForced
 )
 
-// availability is the node's own availability.
-func (n *nodeRT) availability() avail {
-	c := n.cfg.Load()
+// Availability is the node's own Availability.
+func (n *nodeRT) Availability() avail {
+	c := n.Cfg.Load()
 	switch {
 	case c.State == StateUserDown:
-		return availForced
-	case n.watch.current() == monDown:
-		return availDown
+		return AvailForced
+	case n.Watch.Current() == MonDown:
+		return AvailDown
 	case c.Session == SessionUserDisabled:
-		return availDisabled
+		return AvailDisabled
 	}
-	return availUp
+	return AvailUp
 }
 
-// availability is the member's availability: its own, or its node's when
+// Availability is the member's Availability: its own, or its node's when
 // that is worse.
-func (m *memberRT) availability() avail {
-	c := m.cfg.Load()
-	a := availUp
+func (m *memberRT) Availability() avail {
+	c := m.Cfg.Load()
+	a := AvailUp
 	switch {
 	case c.State == StateUserDown:
-		a = availForced
-	case m.watch.current() == monDown:
-		a = availDown
-	case c.Session == SessionUserDisabled || m.watch.disabled.Load():
-		a = availDisabled
+		a = AvailForced
+	case m.Watch.Current() == MonDown:
+		a = AvailDown
+	case c.Session == SessionUserDisabled || m.Watch.Disabled.Load():
+		a = AvailDisabled
 	}
-	return max(a, m.node.availability())
+	return max(a, m.Node.Availability())
 }
 
-// usable reports whether the member may be load balanced to (limits
+// Usable reports whether the member may be load balanced to (limits
 // aside).
-func (m *memberRT) usable() bool { return m.availability() == availUp }
+func (m *memberRT) Usable() bool { return m.Availability() == AvailUp }
 
-// statusWord is LB::status's word for an availability.
-func (a avail) statusWord() string {
+// StatusWord is LB::status's word for an availability.
+func (a avail) StatusWord() string {
 	switch a {
-	case availForced, availDown:
+	case AvailForced, AvailDown:
 		return "down"
-	case availDisabled:
+	case AvailDisabled:
 		return "session_disabled"
 	}
 	return "up"
 }
 
-// atLimit reports whether the member's or its node's connection limit is
+// AtLimit reports whether the member's or its node's connection limit is
 // reached.
-func (m *memberRT) atLimit() bool {
-	c := m.cfg.Load()
-	if c.ConnectionLimit > 0 && m.stats.cur.Load() >= int64(c.ConnectionLimit) {
+func (m *memberRT) AtLimit() bool {
+	c := m.Cfg.Load()
+	if c.ConnectionLimit > 0 && m.Stats.Cur.Load() >= int64(c.ConnectionLimit) {
 		return true
 	}
-	nc := m.node.cfg.Load()
-	return nc.ConnectionLimit > 0 && m.node.stats.cur.Load() >= int64(nc.ConnectionLimit)
+	nc := m.Node.Cfg.Load()
+	return nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit)
 }
 
-// reserve counts a new connection on the member and its node, respecting
+// Reserve counts a new connection on the member and its node, respecting
 // both limits; it fails when a limit was reached meanwhile.
-func (m *memberRT) reserve() bool {
-	if !m.stats.tryOpen(m.cfg.Load().ConnectionLimit) {
+func (m *memberRT) Reserve() bool {
+	if !m.Stats.TryOpen(m.Cfg.Load().ConnectionLimit) {
 		return false
 	}
-	if !m.node.stats.tryOpen(m.node.cfg.Load().ConnectionLimit) {
-		m.stats.close()
-		m.stats.tot.Add(^uint64(0))
+	if !m.Node.Stats.TryOpen(m.Node.Cfg.Load().ConnectionLimit) {
+		m.Stats.Close()
+		m.Stats.Tot.Add(^uint64(0))
 		return false
 	}
 	return true
 }
 
-func (m *memberRT) release() {
-	m.stats.close()
-	m.node.stats.close()
+func (m *memberRT) Release() {
+	m.Stats.Close()
+	m.Node.Stats.Close()
 }
 
 // ramp is the member's slow-ramp share at now (1 when not ramping).
 func (m *memberRT) ramp(now int64, rampTime time.Duration) float64 {
-	start := m.rampStart.Load()
+	start := m.RampStart.Load()
 	if rampTime <= 0 || start == 0 {
 		return 1
 	}
@@ -185,91 +182,91 @@ func (m *memberRT) observe(conns int64) float64 {
 // poolRT is a pool's runtime: the current snapshot, rotation state and
 // counters.
 type poolRT struct {
-	name  string
-	snap  atomic.Pointer[poolSnap]
+	Name  string
+	Snap  atomic.Pointer[poolSnap]
 	bal   lb.Balancer
-	stats counters
+	Stats counters
 }
 
 // poolSnap is one commit's view of a pool.
 type poolSnap struct {
-	cfg     *Pool
-	alg     lb.Algorithm
-	byNode  bool
-	members []*memberRT
+	Cfg     *Pool
+	Alg     lb.Algorithm
+	ByNode  bool
+	Members []*memberRT
 }
 
 // lbModeSpec is a load-balancing mode as the balancer runs it.
 type lbModeSpec struct {
-	alg    lb.Algorithm
-	byNode bool
+	Alg    lb.Algorithm
+	ByNode bool
 }
 
-// pickWith is the pool's load balancing for a new flow, skipping members
+// Pick is the pool's load balancing for a new flow, skipping members
 // in exclude (members that already failed to connect) and those not
 // usable or at their limit; mode replaces the pool's mode for this one
 // decision (an iRule's LB::mode), nil keeps it. nil when none is usable.
-func (p *poolRT) pickWith(exclude []*memberRT, mode *lbModeSpec) *memberRT {
-	s := p.snap.Load()
+func (p *poolRT) Pick(exclude []*memberRT, mode *lbModeSpec) *memberRT {
+	s := p.Snap.Load()
 	if s == nil {
 		return nil
 	}
-	alg, byNode := s.alg, s.byNode
+	alg, byNode := s.Alg, s.ByNode
 	if mode != nil {
-		alg, byNode = mode.alg, mode.byNode
+		alg, byNode = mode.Alg, mode.ByNode
 	}
 	var buf, gbuf [16]lb.Candidate
 	cands := buf[:0]
 	now := time.Now().UnixNano()
 outer:
-	for i, m := range s.members {
+	for i, m := range s.Members {
 		for _, x := range exclude {
 			if x == m {
 				continue outer
 			}
 		}
-		if !m.usable() || m.atLimit() {
+		if !m.Usable() || m.AtLimit() {
 			continue
 		}
-		c := m.cfg.Load()
+		c := m.Cfg.Load()
 		cand := lb.Candidate{Index: i, Priority: c.PriorityGroup, Ratio: c.Ratio,
-			Conns: m.stats.cur.Load(), Limit: c.ConnectionLimit,
-			Outstanding: m.node.outstanding.Load()}
+			Conns: m.Stats.Cur.Load(), Limit: c.ConnectionLimit,
+			Outstanding: m.Node.Outstanding.Load()}
 		if byNode {
-			nc := m.node.cfg.Load()
-			cand.Ratio, cand.Conns, cand.Limit = nc.Ratio, m.node.stats.cur.Load(), nc.ConnectionLimit
+			nc := m.Node.Cfg.Load()
+			cand.Ratio, cand.Conns, cand.Limit = nc.Ratio, m.Node.Stats.Cur.Load(), nc.ConnectionLimit
 		}
 		if alg == lb.Observed || alg == lb.Predictive {
 			cand.Smoothed = m.observe(cand.Conns)
 		}
-		if s.cfg.SlowRampTime > 0 {
-			cand.Ramp = m.ramp(now, s.cfg.SlowRampTime)
+		if s.Cfg.SlowRampTime > 0 {
+			cand.Ramp = m.ramp(now, s.Cfg.SlowRampTime)
 		}
 		cands = append(cands, cand)
 	}
-	cands = lb.ActiveGroup(cands, s.cfg.MinActiveMembers, gbuf[:0])
+	cands = lb.ActiveGroup(cands, s.Cfg.MinActiveMembers, gbuf[:0])
 	k := p.bal.Pick(alg, cands)
 	if k < 0 {
 		return nil
 	}
-	return s.members[cands[k].Index]
+	return s.Members[cands[k].Index]
 }
 
 // vsRT is a virtual server's runtime.
 type vsRT struct {
-	name     string
-	snap     atomic.Pointer[vsSnap]
-	stats    counters
-	durs     durations
+	Name     string
+	Snap     atomic.Pointer[vsSnap]
+	Stats    counters
+	Durs     durations
 	snatNext atomic.Uint32
 }
 
 // vsSnap is one commit's view of a virtual.
 type vsSnap struct {
-	cfg      *Virtual
-	pool     *poolRT
-	idle     time.Duration
-	snatPool []netip.Addr
-	selfIPs  []netip.Addr
-	evMask   uint16 // the proxy events the virtual's rules handle
+	Cfg      *Virtual
+	Pool     *poolRT
+	Idle     time.Duration
+	SnatPool []netip.Addr
+	SelfIPs  []netip.Addr
+	EvMask   uint16 // the proxy events the virtual's rules handle
 }

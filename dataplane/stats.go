@@ -100,52 +100,52 @@ type ConnFilter = flows.Filter
 
 // counters are one object's live statistics. Shows read them without locks.
 type counters struct {
-	bytesIn, bytesOut, pktsIn, pktsOut atomic.Uint64
-	cur, max                           atomic.Int64
-	tot, requests                      atomic.Uint64
+	BytesIn, BytesOut, PktsIn, PktsOut atomic.Uint64
+	Cur, Max                           atomic.Int64
+	Tot, Requests                      atomic.Uint64
 }
 
 // durations keeps a virtual's closed-connection durations.
 type durations struct {
-	min, max, sum, n atomic.Uint64 // milliseconds
+	Min, Max, Sum, N atomic.Uint64 // milliseconds
 }
 
-func (d *durations) note(ms uint64) {
-	d.sum.Add(ms)
-	if d.n.Add(1) == 1 {
-		d.min.Store(ms)
+func (d *durations) Note(ms uint64) {
+	d.Sum.Add(ms)
+	if d.N.Add(1) == 1 {
+		d.Min.Store(ms)
 	}
 	for {
-		m := d.min.Load()
-		if ms >= m || d.min.CompareAndSwap(m, ms) {
+		m := d.Min.Load()
+		if ms >= m || d.Min.CompareAndSwap(m, ms) {
 			break
 		}
 	}
 	for {
-		m := d.max.Load()
-		if ms <= m || d.max.CompareAndSwap(m, ms) {
+		m := d.Max.Load()
+		if ms <= m || d.Max.CompareAndSwap(m, ms) {
 			break
 		}
 	}
 }
 
-func (d *durations) reset() {
-	d.min.Store(0)
-	d.max.Store(0)
-	d.sum.Store(0)
-	d.n.Store(0)
+func (d *durations) Reset() {
+	d.Min.Store(0)
+	d.Max.Store(0)
+	d.Sum.Store(0)
+	d.N.Store(0)
 }
 
-// tryOpen counts a new connection unless limit (>0) is reached.
-func (c *counters) tryOpen(limit int) bool {
+// TryOpen counts a new connection unless limit (>0) is reached.
+func (c *counters) TryOpen(limit int) bool {
 	for {
-		n := c.cur.Load()
+		n := c.Cur.Load()
 		if limit > 0 && n >= int64(limit) {
 			return false
 		}
-		if c.cur.CompareAndSwap(n, n+1) {
+		if c.Cur.CompareAndSwap(n, n+1) {
 			c.noteMax(n + 1)
-			c.tot.Add(1)
+			c.Tot.Add(1)
 			return true
 		}
 	}
@@ -153,49 +153,49 @@ func (c *counters) tryOpen(limit int) bool {
 
 func (c *counters) noteMax(n int64) {
 	for {
-		m := c.max.Load()
-		if n <= m || c.max.CompareAndSwap(m, n) {
+		m := c.Max.Load()
+		if n <= m || c.Max.CompareAndSwap(m, n) {
 			return
 		}
 	}
 }
 
-func (c *counters) close() { c.cur.Add(-1) }
+func (c *counters) Close() { c.Cur.Add(-1) }
 
 func (c *counters) traffic() Traffic {
-	cur := c.cur.Load()
+	cur := c.Cur.Load()
 	if cur < 0 {
 		cur = 0
 	}
 	return Traffic{
-		BitsIn: c.bytesIn.Load() * 8, BitsOut: c.bytesOut.Load() * 8,
-		PktsIn: c.pktsIn.Load(), PktsOut: c.pktsOut.Load(),
-		CurConns: uint64(cur), MaxConns: uint64(max(c.max.Load(), 0)), TotConns: c.tot.Load(),
+		BitsIn: c.BytesIn.Load() * 8, BitsOut: c.BytesOut.Load() * 8,
+		PktsIn: c.PktsIn.Load(), PktsOut: c.PktsOut.Load(),
+		CurConns: uint64(cur), MaxConns: uint64(max(c.Max.Load(), 0)), TotConns: c.Tot.Load(),
 	}
 }
 
-// reset zeroes the counters; current connections stay (they are state, not
+// Reset zeroes the counters; current connections stay (they are state, not
 // history) and become the new maximum.
-func (c *counters) reset() {
-	c.bytesIn.Store(0)
-	c.bytesOut.Store(0)
-	c.pktsIn.Store(0)
-	c.pktsOut.Store(0)
-	c.tot.Store(0)
-	c.requests.Store(0)
-	c.max.Store(c.cur.Load())
+func (c *counters) Reset() {
+	c.BytesIn.Store(0)
+	c.BytesOut.Store(0)
+	c.PktsIn.Store(0)
+	c.PktsOut.Store(0)
+	c.Tot.Store(0)
+	c.Requests.Store(0)
+	c.Max.Store(c.Cur.Load())
 }
 
-// packets estimates how many segments carried n bytes; the proxy sees reads,
-// not packets, so counts are approximate (one per MSS-sized piece).
-func packets(n int) uint64 { return uint64((n + 1447) / 1448) }
+// Packets estimates how many segments carried n bytes; the proxy sees reads,
+// not Packets, so counts are approximate (one per MSS-sized piece).
+func Packets(n int) uint64 { return uint64((n + 1447) / 1448) }
 
-func (c *counters) in(n int, pk uint64) {
-	c.bytesIn.Add(uint64(n))
-	c.pktsIn.Add(pk)
+func (c *counters) In(n int, pk uint64) {
+	c.BytesIn.Add(uint64(n))
+	c.PktsIn.Add(pk)
 }
 
-func (c *counters) out(n int, pk uint64) {
-	c.bytesOut.Add(uint64(n))
-	c.pktsOut.Add(pk)
+func (c *counters) Out(n int, pk uint64) {
+	c.BytesOut.Add(uint64(n))
+	c.PktsOut.Add(pk)
 }

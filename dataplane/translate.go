@@ -4,11 +4,11 @@ import "net/netip"
 
 // Address translation, the same for every data path.
 
-// translated is where the server side of a client that reached local goes
+// Translate is where the server side of a client that reached local goes
 // for a member at member: the member's address and port, or local's parts
 // where translate-address or translate-port is off or the member's port
 // is any.
-func translated(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
+func Translate(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
 	addr, port := member.Addr(), member.Port()
 	if !cfg.TranslateAddress {
 		addr = local.Addr()
@@ -19,21 +19,21 @@ func translated(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(addr, port)
 }
 
-// snatSource is the server side's source address per the virtual's
+// SNATSource is the server side's source address per the virtual's
 // source-address-translation, or a rule's snat/snatpool decision (rule
 // non-nil); its port is the client's, to be kept when free (0: any port).
 // An invalid result means "let the kernel choose". local is the address
 // the client reached.
-func snatSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule *snatChoice) netip.AddrPort {
+func SNATSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule *snatChoice) netip.AddrPort {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
-	typ, pool := snap.cfg.SNAT.Type, snap.snatPool
+	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
-		typ, pool = rule.typ, rule.addrs
+		typ, pool = rule.Type, rule.Addrs
 	}
 	var addr netip.Addr
 	switch typ {
 	case SNATAutomap:
-		for _, a := range snap.selfIPs {
+		for _, a := range snap.SelfIPs {
 			if family(a) {
 				addr = a
 				break

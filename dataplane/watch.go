@@ -16,10 +16,10 @@ import (
 type monStatus int32
 
 const (
-	monUnchecked monStatus = iota // no monitor
-	monChecking                   // no verdict yet
-	monUp
-	monDown
+	MonUnchecked monStatus = iota // no monitor
+	MonChecking                   // no verdict yet
+	MonUp
+	MonDown
 )
 
 func (s monStatus) String() string {
@@ -33,12 +33,12 @@ type watch struct {
 	// describe names the object in log lines: "Pool /Common/p member
 	// /Common/10.1.1.1:80" or "Node /Common/n address 10.1.1.1".
 	describe string
-	// changed is called (outside the lock) when the combined status moves.
-	changed func(old, new monStatus)
-	logf    func(down bool, line string)
+	// Changed is called (outside the lock) when the combined status moves.
+	Changed func(old, new monStatus)
+	Logf    func(down bool, line string)
 
 	status   atomic.Int32 // monStatus
-	disabled atomic.Bool  // some monitor's recv-disable matched
+	Disabled atomic.Bool  // some monitor's recv-disable matched
 
 	mu     sync.Mutex
 	rule   MonitorRule
@@ -48,17 +48,24 @@ type watch struct {
 	locked bool
 }
 
-func newWatch(describe string) *watch {
+func NewWatch(describe string) *watch {
 	return &watch{describe: describe, insts: map[string]*monitor.Instance{}, states: map[string]monitor.State{}, since: time.Now()}
 }
 
-func (w *watch) current() monStatus { return monStatus(w.status.Load()) }
+func (w *watch) Current() monStatus { return monStatus(w.status.Load()) }
 
-// update makes the running instances match rule; specs are the compiled
+// Rule is the monitor rule the watch runs.
+func (w *watch) Rule() MonitorRule {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rule
+}
+
+// Update makes the running instances match rule; specs are the compiled
 // monitors by name and target gives each monitor's probe address. Instances
 // to stop are returned so the caller stops them without holding locks their
 // callbacks may need.
-func (w *watch) update(rule MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
+func (w *watch) Update(rule MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
 	w.mu.Lock()
 	w.rule = rule
 	want := map[string]bool{}
@@ -86,14 +93,14 @@ func (w *watch) update(rule MonitorRule, specs map[string]*monitor.Spec, target 
 	}
 	old, now := w.recompute()
 	w.mu.Unlock()
-	if old != now && w.changed != nil {
-		w.changed(old, now)
+	if old != now && w.Changed != nil {
+		w.Changed(old, now)
 	}
 	return stale
 }
 
-// stopAll stops every instance (the object left the configuration).
-func (w *watch) stopAll() []*monitor.Instance {
+// StopAll stops every instance (the object left the configuration).
+func (w *watch) StopAll() []*monitor.Instance {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*monitor.Instance
@@ -105,8 +112,8 @@ func (w *watch) stopAll() []*monitor.Instance {
 	return out
 }
 
-// resume lifts manual-resume holds.
-func (w *watch) resume() {
+// Resume lifts manual-Resume holds.
+func (w *watch) Resume() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, in := range w.insts {
@@ -129,18 +136,18 @@ func (w *watch) report(name string, ref **monitor.Instance, s monitor.State) {
 	}
 	w.mu.Unlock()
 	if old != now {
-		if w.logf != nil {
-			w.logf(now == monDown, line)
+		if w.Logf != nil {
+			w.Logf(now == MonDown, line)
 		}
-		if w.changed != nil {
-			w.changed(old, now)
+		if w.Changed != nil {
+			w.Changed(old, now)
 		}
 	}
 }
 
 // recompute combines the instance states by the rule; w.mu is held.
 func (w *watch) recompute() (old, now monStatus) {
-	old = w.current()
+	old = w.Current()
 	names := w.rule.Names
 	up, down, disabled, locked := 0, 0, false, false
 	for _, n := range names {
@@ -160,16 +167,16 @@ func (w *watch) recompute() (old, now monStatus) {
 	}
 	switch {
 	case len(names) == 0:
-		now = monUnchecked
+		now = MonUnchecked
 	case up >= need:
-		now = monUp
+		now = MonUp
 	case len(names)-down < need:
-		now = monDown
+		now = MonDown
 	default:
-		now = monChecking
+		now = MonChecking
 	}
-	w.disabled.Store(disabled && now == monUp)
-	w.locked = locked && now == monDown
+	w.Disabled.Store(disabled && now == MonUp)
+	w.locked = locked && now == MonDown
 	w.status.Store(int32(now))
 	if now != old {
 		w.since = time.Now()
