@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
 // Check validates cfg as Apply would, without touching the running plane,
@@ -59,8 +61,8 @@ func Check(cfg *Config) error {
 			add("pool %s: no definition", name)
 			continue
 		}
-		if _, ok := Modes[p.LBMode]; !ok {
-			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(ModeNames(), ", "))
+		if _, ok := state.Modes[p.LBMode]; !ok {
+			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(state.ModeNames(), ", "))
 		}
 		switch p.ServiceDownAction {
 		case "", DownNone, DownReset, DownDrop, DownReselect:

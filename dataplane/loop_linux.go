@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
@@ -217,11 +219,11 @@ const acceptBatch = 32
 func (a *acceptor) Ready(_ uint8, _ uint32) {
 	for i := 0; i < acceptBatch; i++ {
 		vs := a.l.vs.Load()
-		var snap *vsSnap
+		var snap *state.VirtualSnap
 		if vs != nil {
 			snap = vs.Snap.Load()
 		}
-		plain := snap != nil && snap.plain()
+		plain := snap != nil && snap.Plain()
 		var mv *mblbVS
 		if snap != nil && snap.Cfg.MBLB != nil {
 			if mv = a.lr.p.mblbFor(vs); mv != nil && !mv.eng.Loopable() {
@@ -270,7 +272,7 @@ func (a *acceptor) pause() {
 
 // handOff gives an accepted (blocking) socket to the net package and
 // serves it on goroutines.
-func (p *Plane) handOff(vs *vsRT, fd int) {
+func (p *Plane) handOff(vs *state.Virtual, fd int) {
 	f := os.NewFile(uintptr(fd), "")
 	c, err := net.FileConn(f)
 	f.Close()
@@ -284,11 +286,6 @@ func (p *Plane) handOff(vs *vsRT, fd int) {
 	}
 	tc.SetKeepAlive(false)
 	go p.serve(vs, tc)
-}
-
-// plain reports whether the virtual's flows need nothing but the L4 proxy.
-func (s *vsSnap) plain() bool {
-	return s.EvMask == 0 && s.Cfg.MBLB == nil
 }
 
 // Tags of a loop flow's two sockets.
@@ -328,10 +325,10 @@ type loopFlow struct {
 
 	// The connect in progress.
 	attempt  int
-	failed   []*memberRT
-	cpool    *poolRT
-	cps      *poolSnap
-	reserved *memberRT // chosen and counted, not yet connected
+	failed   []*state.Member
+	cpool    *state.Pool
+	cps      *state.PoolSnap
+	reserved *state.Member // chosen and counted, not yet connected
 	dst      netip.AddrPort
 	local    netip.AddrPort // known source, when the port was kept
 	pd       persistDecision
@@ -339,9 +336,9 @@ type loopFlow struct {
 }
 
 // startFlow runs a newly accepted plain connection.
-func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
+func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
-	if !vs.admit(snap, client) {
+	if !vs.Admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -30,13 +32,13 @@ import (
 // settings change.
 type mblbPlane struct {
 	mu  sync.Mutex
-	cur atomic.Pointer[map[*vsRT]*mblbVS]
+	cur atomic.Pointer[map[*state.Virtual]*mblbVS]
 }
 
 // mblbVS is one virtual's engine and what its callbacks need.
 type mblbVS struct {
 	p     *Plane
-	vs    *vsRT
+	vs    *state.Virtual
 	cfg   MBLB
 	idle  time.Duration
 	ruled bool // the rules frame messages (TCP::notify)
@@ -54,7 +56,7 @@ type mblbVS struct {
 }
 
 type suspect struct {
-	m     *memberRT
+	m     *state.Member
 	until int64
 }
 
@@ -74,18 +76,18 @@ func ruledBy(cfg *MBLB, r Rules) bool {
 
 // applyMBLB builds, keeps or retires the engines after a commit swapped in
 // virtuals. The caller holds p.mu.
-func (p *Plane) applyMBLB(virtuals map[string]*vsRT) {
+func (p *Plane) applyMBLB(virtuals map[string]*state.Virtual) {
 	p.mblbs.mu.Lock()
 	defer p.mblbs.mu.Unlock()
 	// A copy: the published map is read without a lock (mblbFor) and
 	// must never change.
-	old := map[*vsRT]*mblbVS{}
+	old := map[*state.Virtual]*mblbVS{}
 	if cur := p.mblbs.cur.Load(); cur != nil {
 		for v, mv := range *cur {
 			old[v] = mv
 		}
 	}
-	next := map[*vsRT]*mblbVS{}
+	next := map[*state.Virtual]*mblbVS{}
 	for _, v := range virtuals {
 		snap := v.Snap.Load()
 		cfg := snap.Cfg.MBLB
@@ -125,7 +127,7 @@ func (p *Plane) closeMBLB() {
 }
 
 // mblbFor returns the running engine of vs, or nil.
-func (p *Plane) mblbFor(vs *vsRT) *mblbVS {
+func (p *Plane) mblbFor(vs *state.Virtual) *mblbVS {
 	if cur := p.mblbs.cur.Load(); cur != nil {
 		return (*cur)[vs]
 	}
@@ -143,7 +145,7 @@ func (mv *mblbVS) retire() {
 }
 
 // newMBLB starts the engine of one virtual.
-func (p *Plane) newMBLB(vs *vsRT, cfg *MBLB, idle time.Duration, ruled bool) (*mblbVS, error) {
+func (p *Plane) newMBLB(vs *state.Virtual, cfg *MBLB, idle time.Duration, ruled bool) (*mblbVS, error) {
 	mv := &mblbVS{p: p, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
 	ec := mblb.Config{
 		Pick:            mv.pick,
@@ -192,14 +194,14 @@ func (p *Plane) newMBLB(vs *vsRT, cfg *MBLB, idle time.Duration, ruled bool) (*m
 type mblbFlow struct {
 	flows.Flow
 	mv   *mblbVS
-	vs   *vsRT
+	vs   *state.Virtual
 	sess *mblb.Session
 	rr   *mblbRules // nil without iRules
 }
 
 // Received implements mblb.Meter for the client side.
 func (f *mblbFlow) Received(n int) {
-	pk := Packets(n)
+	pk := state.Packets(n)
 	f.BytesIn.Add(uint64(n))
 	f.PktsIn.Add(pk)
 	f.vs.Stats.In(n, pk)
@@ -207,7 +209,7 @@ func (f *mblbFlow) Received(n int) {
 
 // Sent implements mblb.Meter for the client side.
 func (f *mblbFlow) Sent(n int) {
-	pk := Packets(n)
+	pk := state.Packets(n)
 	f.BytesOut.Add(uint64(n))
 	f.PktsOut.Add(pk)
 	f.vs.Stats.Out(n, pk)
@@ -219,12 +221,12 @@ func (f *mblbFlow) Sent(n int) {
 type legFlow struct {
 	flows.Flow
 	leg flows.Leg
-	m   *memberRT // nil for a node a rule named
+	m   *state.Member // nil for a node a rule named
 }
 
 // Received implements mblb.Meter for a server connection.
 func (lf *legFlow) Received(n int) {
-	pk := Packets(n)
+	pk := state.Packets(n)
 	lf.leg.BytesIn.Add(uint64(n))
 	lf.leg.PktsIn.Add(pk)
 	lf.Touch(time.Now().UnixNano())
@@ -237,7 +239,7 @@ func (lf *legFlow) Received(n int) {
 
 // Sent implements mblb.Meter for a server connection.
 func (lf *legFlow) Sent(n int) {
-	pk := Packets(n)
+	pk := state.Packets(n)
 	lf.leg.BytesOut.Add(uint64(n))
 	lf.leg.PktsOut.Add(pk)
 	lf.Touch(time.Now().UnixNano())
@@ -251,7 +253,7 @@ func (lf *legFlow) Sent(n int) {
 // serveMBLB runs one accepted client connection of a message-balanced
 // virtual to its end, on goroutines. The virtual's connection count is
 // already taken.
-func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
+func (p *Plane) serveMBLB(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
 	mv := p.mblbFor(vs)
 	if mv == nil {
 		reset(c)
@@ -272,7 +274,7 @@ func (p *Plane) serveMBLB(vs *vsRT, snap *vsSnap, c *net.TCPConn) {
 
 // newFlow is the connection-table record of a new client of the virtual,
 // and what its engine session needs to know of it.
-func (mv *mblbVS) newFlow(snap *vsSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
+func (mv *mblbVS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
 	f := &mblbFlow{mv: mv, vs: mv.vs}
 	f.Client = client
 	f.Local = local
@@ -303,7 +305,7 @@ func (f *mblbFlow) finish() {
 
 // memberID numbers a member for the engine: stable across commits (the
 // runtime's key is), and distinct from every node a rule may name.
-func memberID(m *memberRT) mblb.MemberID {
+func memberID(m *state.Member) mblb.MemberID {
 	h := fnv.New64a()
 	h.Write([]byte(m.Key))
 	return mblb.MemberID(h.Sum64() &^ (1 << 63))
@@ -318,11 +320,11 @@ func nodeID(a netip.AddrPort) mblb.MemberID {
 
 // member describes m to the engine and counts the message on it: Total
 // Requests of a member of a message-balanced virtual are its messages.
-func (mv *mblbVS) member(snap *vsSnap, m *memberRT) mblb.Member {
+func (mv *mblbVS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 	m.Stats.Requests.Add(1)
 	m.Pool.Stats.Requests.Add(1)
 	m.Node.Stats.Requests.Add(1)
-	return mblb.Member{ID: memberID(m), Addr: Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
+	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
 }
 
 // pick is the engine's Pick: one member for one message.
@@ -351,7 +353,7 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 	if ps == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
-	var exclude []*memberRT
+	var exclude []*state.Member
 	if len(c.Exclude) > 0 {
 		for _, m := range ps.Members {
 			if excludedID(c.Exclude, memberID(m)) {
@@ -364,16 +366,16 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 	// `persist uie <key>` for this message, else a source-address profile
 	// keyed on the client (mblbpersist.go); then the pool's balancing,
 	// passing over members that just failed while others can take it.
-	var named target
+	var named state.Target
 	if !t.Node {
-		named = target{Addr: t.Member, Accept: AvailDisabled}
+		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
 	}
-	m, _, by := Choose(pool, named, func() (*poolRT, *memberRT) { return mv.persistLookup(snap, pool, c) },
-		exclude, chooser{Avoid: mv.suspected()})
+	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(snap, pool, c) },
+		exclude, state.Chooser{Avoid: mv.suspected()})
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
-	if by == ByBalancing {
+	if by == state.ByBalancing {
 		mv.persistRecord(snap, pool, c, m)
 	}
 	return mv.member(snap, m), nil
@@ -390,12 +392,12 @@ func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
 
 // suspected returns the members passed over while others can take a
 // message, dropping those whose time is up.
-func (mv *mblbVS) suspected() []*memberRT {
+func (mv *mblbVS) suspected() []*state.Member {
 	if mv.nsuspect.Load() == 0 {
 		return nil
 	}
 	now := time.Now().UnixNano()
-	var out []*memberRT
+	var out []*state.Member
 	mv.smu.Lock()
 	keep := mv.suspects[:0]
 	for _, s := range mv.suspects {
@@ -412,7 +414,7 @@ func (mv *mblbVS) suspected() []*memberRT {
 
 // memberFailed is the engine's report of a failed connect or connection.
 func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
-	rt, ok := m.Ref.(*memberRT)
+	rt, ok := m.Ref.(*state.Member)
 	if !ok {
 		return
 	}
@@ -433,8 +435,8 @@ func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
 
 // source is the server side's source for a client of this virtual, as
 // source-address-translation says.
-func (mv *mblbVS) source(snap *vsSnap, client, dst netip.AddrPort) netip.AddrPort {
-	return SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
+func (mv *mblbVS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.AddrPort {
+	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
 }
 
 // dial is the engine's Dial: SNAT as the virtual says, keeping the
@@ -460,7 +462,7 @@ func (mv *mblbVS) legOpened(l *mblb.Leg) {
 	lf.Protocol = "tcp"
 	lf.IdleTimeout = mv.idle
 	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
-	if m, ok := l.Member.Ref.(*memberRT); ok {
+	if m, ok := l.Member.Ref.(*state.Member); ok {
 		lf.m = m
 		lf.leg.Owner = m
 		m.Stats.TryOpen(0)

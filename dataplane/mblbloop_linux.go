@@ -5,6 +5,8 @@ package dataplane
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
@@ -29,9 +31,9 @@ func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.A
 
 // startMBLB gives a newly accepted (non-blocking) client of a
 // message-balanced virtual to its engine, on this loop.
-func (lr *loopRT) startMBLB(vs *vsRT, mv *mblbVS, fd int, client, local netip.AddrPort) {
+func (lr *loopRT) startMBLB(vs *state.Virtual, mv *mblbVS, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
-	if !vs.admit(snap, client) {
+	if !vs.Admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}

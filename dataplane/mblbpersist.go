@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
@@ -43,7 +45,7 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 
 // persistKey is the table key for one message: the rule's `persist` for
 // it, else the virtual's source-address profile keyed on the client.
-func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (PersistKey, bool) {
+func (mv *mblbVS) persistKey(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (PersistKey, bool) {
 	k := PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
@@ -69,7 +71,7 @@ func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (Persist
 // the pool and member, or nil (no key, no record, or a member that may
 // not take it: forced offline or down; a disabled member still takes
 // persisted messages).
-func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) (*poolRT, *memberRT) {
+func (mv *mblbVS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (*state.Pool, *state.Member) {
 	k, ok := mv.persistKey(snap, pool, c)
 	if !ok {
 		return nil, nil
@@ -78,7 +80,7 @@ func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) (*poo
 }
 
 // persistRecord stores the member balanced for a message's key.
-func (mv *mblbVS) persistRecord(snap *vsSnap, pool *poolRT, c mblb.Choice, m *memberRT) {
+func (mv *mblbVS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice, m *state.Member) {
 	if k, ok := mv.persistKey(snap, pool, c); ok {
 		mv.p.PersistSave(k, pool.Name, m.Cfg.Load().Addr)
 	}

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
 )
@@ -20,7 +22,7 @@ import (
 type mblbRules struct {
 	mu    sync.Mutex
 	f     *mblbFlow
-	snap  *vsSnap
+	snap  *state.VirtualSnap
 	rules Rules
 	sess  *rules.Session
 	d     *mblb.Data // the event's data; nil in other events
@@ -31,7 +33,7 @@ type mblbRules struct {
 	local   netip.AddrPort
 }
 
-func newMBLBRules(f *mblbFlow, snap *vsSnap, prog *rules.Program) *mblbRules {
+func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap, prog *rules.Program) *mblbRules {
 	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
 	r.sess = prog.NewSession(r)
 	return r
@@ -156,7 +158,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 		}
 		t := mblb.Target{Pool: pool.Name}
 		if d.Kind == rules.DecideMember {
-			m := MemberAt(pool, d.Addr)
+			m := state.MemberAt(pool, d.Addr)
 			if m == nil {
 				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
 )
@@ -21,17 +23,10 @@ func scope(v *Virtual, pool string, prof *Persistence) persist.Scope {
 	return s
 }
 
-// ReserveOverride counts a new connection on m ignoring connection limits
-// (override-connection-limit).
-func (m *memberRT) ReserveOverride() {
-	m.Stats.TryOpen(0)
-	m.Node.Stats.TryOpen(0)
-}
-
 // persistable reports whether m may take a persisted client: a disabled
 // member (or node) still does, a forced-offline or down one does not
 // (reference §3.3).
-func persistable(m *memberRT) bool { return m.Availability() <= AvailDisabled }
+func persistable(m *state.Member) bool { return m.Availability() <= state.AvailDisabled }
 
 // persistTarget resolves a record to the member it persists to: in the
 // record's pool when match-across-pools lets another pool's record serve,
@@ -39,7 +34,7 @@ func persistable(m *memberRT) bool { return m.Availability() <= AvailDisabled }
 // (records of other virtuals, matched across services or virtuals, which
 // name a node) a member on the record's node address. nil when the member
 // is gone or may not take persisted clients.
-func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools bool) (*poolRT, *memberRT) {
+func (p *Plane) persistTarget(rec *persist.Record, pool *state.Pool, acrossPools bool) (*state.Pool, *state.Member) {
 	if acrossPools && rec.Pool != pool.Name {
 		if q := (*p.poolIndex.Load())[rec.Pool]; q != nil {
 			pool = q
@@ -49,7 +44,7 @@ func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools boo
 	if s == nil {
 		return nil, nil
 	}
-	var node *memberRT
+	var node *state.Member
 	for _, m := range s.Members {
 		a := m.Cfg.Load().Addr
 		if a == rec.Member {
@@ -128,7 +123,7 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 }
 
 // persistLookup finds the member the flow persists to in pool, if any.
-func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *memberRT) {
+func (pr *proxied) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
 	s := scope(pr.snap.Cfg, pool.Name, d.prof)
 	rec, ok := pr.p.persist.Lookup(d.key, s)
 	if !ok {
@@ -139,7 +134,7 @@ func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *me
 
 // persistSave makes or refreshes the flow's record once it is connected
 // to member m of pool.
-func (pr *proxied) persistSave(d *persistDecision, pool *poolRT, m *memberRT) {
+func (pr *proxied) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
 	s := scope(pr.snap.Cfg, pool.Name, d.prof)
 	pr.p.persist.Add(d.key, s, m.Cfg.Load().Addr, pr.Client.Addr(), d.timeout)
 	fp := pr.persistState()
@@ -349,7 +344,7 @@ type PersistKey struct {
 	Timeout time.Duration
 }
 
-func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Duration, *poolRT, error) {
+func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Duration, *state.Pool, error) {
 	cfg := p.running.Load()
 	var v *Virtual
 	if cfg != nil {
@@ -400,7 +395,7 @@ func (p *Plane) PersistLookup(k PersistKey) (pool string, member netip.AddrPort,
 
 // persistFind is PersistLookup's answer as runtimes: the pool and the
 // member, nil when there is none.
-func (p *Plane) persistFind(k PersistKey) (*poolRT, *memberRT) {
+func (p *Plane) persistFind(k PersistKey) (*state.Pool, *state.Member) {
 	key, s, _, prt, err := p.persistArgs(k)
 	if err != nil {
 		return nil, nil

@@ -12,10 +12,11 @@ import (
 	"log/slog"
 	"net/netip"
 	"regexp"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -54,13 +55,13 @@ type Plane struct {
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
 	cfg       *Config
-	virtuals  map[string]*vsRT
-	pools     map[string]*poolRT
-	members   map[string]*memberRT
-	nodes     map[string]*nodeRT
+	virtuals  map[string]*state.Virtual
+	pools     map[string]*state.Pool
+	members   map[string]*state.Member
+	nodes     map[string]*state.Node
 	listeners map[netip.AddrPort]*listener
-	poolIndex atomic.Pointer[map[string]*poolRT] // for rules, read per flow
-	running   atomic.Pointer[Config]             // for rules (snatpools)
+	poolIndex atomic.Pointer[map[string]*state.Pool] // for rules, read per flow
+	running   atomic.Pointer[Config]                 // for rules (snatpools)
 	accepts   sync.WaitGroup
 	mblbs     mblbPlane // message-based virtuals' engines
 	loops     loopSet   // where listeners accept and plain flows run
@@ -79,13 +80,13 @@ func New(opts Options) *Plane {
 		log:       opts.Logger,
 		table:     flows.NewTable(),
 		cfg:       &Config{},
-		virtuals:  map[string]*vsRT{},
-		pools:     map[string]*poolRT{},
-		members:   map[string]*memberRT{},
-		nodes:     map[string]*nodeRT{},
+		virtuals:  map[string]*state.Virtual{},
+		pools:     map[string]*state.Pool{},
+		members:   map[string]*state.Member{},
+		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*listener{},
 	}
-	empty := map[string]*poolRT{}
+	empty := map[string]*state.Pool{}
 	p.poolIndex.Store(&empty)
 	return p
 }
@@ -94,7 +95,7 @@ func New(opts Options) *Plane {
 // between commits without closing the socket.
 type listener struct {
 	addr netip.AddrPort
-	vs   atomic.Pointer[vsRT]
+	vs   atomic.Pointer[state.Virtual]
 	listenSys
 }
 
@@ -138,11 +139,11 @@ func (p *Plane) Apply(old, cfg *Config) error {
 type generation struct {
 	want     map[netip.AddrPort]string // every bound address: its virtual
 	fresh    map[netip.AddrPort]*listener
-	nodes    map[string]*nodeRT
-	members  map[string]*memberRT
-	pools    map[string]*poolRT
-	virtuals map[string]*vsRT
-	adminUp  []*memberRT         // members the admin re-enabled
+	nodes    map[string]*state.Node
+	members  map[string]*state.Member
+	pools    map[string]*state.Pool
+	virtuals map[string]*state.Virtual
+	adminUp  []*state.Member     // members the admin re-enabled
 	stale    []*monitor.Instance // monitors to stop once swapped
 }
 
@@ -178,8 +179,8 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 // survive the commit. Nothing running sees them until swap. The caller
 // holds p.mu.
 func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
-	b.nodes = map[string]*nodeRT{}
-	nodeFor := func(name string, addr netip.Addr) *nodeRT {
+	b.nodes = map[string]*state.Node{}
+	nodeFor := func(name string, addr netip.Addr) *state.Node {
 		if n := b.nodes[name]; n != nil {
 			return n
 		}
@@ -189,9 +190,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		n := p.nodes[name]
 		if n == nil {
-			n = &nodeRT{Name: name, Watch: NewWatch("Node " + name + " address " + nc.Addr.String())}
+			n = &state.Node{Name: name, Watch: state.NewWatch("Node " + name + " address " + nc.Addr.String())}
 			n.Watch.Logf = p.logStatus
-			n.Watch.Changed = func(o, s monStatus) { p.nodeChanged(n, o, s) }
+			n.Watch.Changed = func(o, s state.MonStatus) { p.nodeChanged(n, o, s) }
 		}
 		n.Cfg.Store(nc)
 		b.nodes[name] = n
@@ -200,26 +201,26 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	for name, nc := range cfg.Nodes {
 		nodeFor(name, nc.Addr)
 	}
-	b.members = map[string]*memberRT{}
-	b.pools = map[string]*poolRT{}
+	b.members = map[string]*state.Member{}
+	b.pools = map[string]*state.Pool{}
 	for name, pc := range cfg.Pools {
 		pr := p.pools[name]
 		if pr == nil {
-			pr = &poolRT{Name: name}
+			pr = &state.Pool{Name: name}
 		}
-		mode := Modes[pc.LBMode]
-		snap := &poolSnap{Cfg: pc, Alg: mode.Alg, ByNode: mode.ByNode}
+		mode := state.Modes[pc.LBMode]
+		snap := &state.PoolSnap{Cfg: pc, Alg: mode.Alg, ByNode: mode.ByNode}
 		for i := range pc.Members {
 			mc := &pc.Members[i]
 			mname := mc.Name()
 			key := name + " " + mname
 			m := p.members[key]
 			if m == nil {
-				m = &memberRT{Key: key, Pool: pr, Name: mname,
-					Watch: NewWatch("Pool " + name + " member " + mname)}
+				m = &state.Member{Key: key, Pool: pr, Name: mname,
+					Watch: state.NewWatch("Pool " + name + " member " + mname)}
 				m.Node = nodeFor(mc.Node, mc.Addr.Addr())
 				m.Watch.Logf = p.logStatus
-				m.Watch.Changed = func(o, s monStatus) { p.memberChanged(m, o, s) }
+				m.Watch.Changed = func(o, s state.MonStatus) { p.memberChanged(m, o, s) }
 			} else {
 				nodeFor(mc.Node, mc.Addr.Addr()) // same name, same runtime
 				if prev := m.Cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
@@ -234,13 +235,13 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		b.pools[name] = pr
 		pr.Snap.Store(snap)
 	}
-	b.virtuals = map[string]*vsRT{}
+	b.virtuals = map[string]*state.Virtual{}
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
-			v = &vsRT{Name: name}
+			v = &state.Virtual{Name: name}
 		}
-		snap := &vsSnap{Cfg: vc, Idle: idleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
+		snap := &state.VirtualSnap{Cfg: vc, Idle: idleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
 		if vc.Pool != "" {
 			snap.Pool = b.pools[vc.Pool]
 		}
@@ -317,7 +318,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	}
 	p.stopListeners(retired)
 	p.startListeners(started)
-	removedVirtuals := map[string]*vsRT{}
+	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {
 			removedVirtuals[name] = v
@@ -428,21 +429,21 @@ func (p *Plane) logStatus(down bool, line string) {
 
 // memberChanged reacts to a member's monitor verdict: slow ramp on coming
 // up, service-down-action on going down.
-func (p *Plane) memberChanged(m *memberRT, old, now monStatus) {
+func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
 	switch now {
-	case MonUp:
-		if old == MonDown {
+	case state.MonUp:
+		if old == state.MonDown {
 			m.RampStart.Store(time.Now().UnixNano())
 		}
-	case MonDown:
-		p.serviceDown(func(o *memberRT) bool { return o == m })
+	case state.MonDown:
+		p.serviceDown(func(o *state.Member) bool { return o == m })
 	}
 }
 
-func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
+func (p *Plane) nodeChanged(n *state.Node, old, now state.MonStatus) {
 	switch now {
-	case MonUp:
-		if old == MonDown {
+	case state.MonUp:
+		if old == state.MonDown {
 			p.mu.Lock()
 			for _, m := range p.members {
 				if m.Node == n {
@@ -451,8 +452,8 @@ func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
 			}
 			p.mu.Unlock()
 		}
-	case MonDown:
-		p.serviceDown(func(o *memberRT) bool { return o.Node == n })
+	case state.MonDown:
+		p.serviceDown(func(o *state.Member) bool { return o.Node == n })
 	}
 }
 
@@ -460,10 +461,10 @@ func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
 // the flows on it. reset and reselect reset both sides (a stream proxy
 // cannot move a half-sent byte stream to another server); drop closes the
 // server side and lets the client go without a reset.
-func (p *Plane) serviceDown(hit func(*memberRT) bool) {
+func (p *Plane) serviceDown(hit func(*state.Member) bool) {
 	p.table.Each(func(f *flows.Flow) bool {
 		for _, l := range f.Legs() {
-			m, ok := l.Owner.(*memberRT)
+			m, ok := l.Owner.(*state.Member)
 			if !ok || !hit(m) {
 				continue
 			}
@@ -495,5 +496,3 @@ func (p *Plane) ResumeMember(pool, member string) bool {
 	m.Watch.Resume()
 	return true
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

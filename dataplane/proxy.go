@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/lb"
@@ -23,8 +25,8 @@ import (
 type serverConn struct {
 	conn     *net.TCPConn
 	leg      flows.Leg
-	member   *memberRT // nil for a node or forward decision
-	pool     *poolRT   // nil for a node or forward decision
+	member   *state.Member // nil for a node or forward decision
+	pool     *state.Pool   // nil for a node or forward decision
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
 }
@@ -35,12 +37,12 @@ type serverConn struct {
 type proxied struct {
 	flows.Flow
 	p      *Plane
-	vs     *vsRT
-	snap   *vsSnap
+	vs     *state.Virtual
+	snap   *state.VirtualSnap
 	client *net.TCPConn
 	srv    atomic.Pointer[serverConn]
-	first  serverConn // the first server connection, kept inline
-	pool   *poolRT    // the virtual's default pool
+	first  serverConn  // the first server connection, kept inline
+	pool   *state.Pool // the virtual's default pool
 	idle   time.Duration
 	rules  Rules
 	evMask uint16                      // events the rules handle
@@ -66,7 +68,7 @@ var (
 )
 
 // serve runs one accepted client connection to its end.
-func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
+func (p *Plane) serve(vs *state.Virtual, c *net.TCPConn) {
 	if vs == nil {
 		reset(c)
 		return
@@ -74,7 +76,7 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	snap := vs.Snap.Load()
 	cfg := snap.Cfg
 	client := rawsock.AddrPortOf(c.RemoteAddr())
-	if !vs.admit(snap, client) {
+	if !vs.Admit(snap, client) {
 		reset(c) // disabled virtual, foreign source or the limit: reset
 		return
 	}
@@ -104,22 +106,8 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	pr.copy(pr.client, sc.conn, true, sc)
 }
 
-// admit decides whether a new connection from client may enter the
-// virtual (enabled, source filter, connection limit) and counts it.
-func (vs *vsRT) admit(snap *vsSnap, client netip.AddrPort) bool {
-	cfg := snap.Cfg
-	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
-		return false
-	}
-	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
-		return false
-	}
-	vs.Stats.Requests.Add(1)
-	return true
-}
-
 // init fills in a new flow's table entry for the virtual.
-func (pr *proxied) init(p *Plane, vs *vsRT, snap *vsSnap, client, local netip.AddrPort, closer func(bool)) {
+func (pr *proxied) init(p *Plane, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
 	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.Idle, snap.Pool
 	pr.Client, pr.Local = client, local
 	pr.Virtual = vs.Name
@@ -154,9 +142,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 	// may take persisted clients (disabled is fine, forced offline or down
 	// is not); otherwise the pool balances and the record is replaced.
 	pd, persists := pr.persistKey()
-	var failed []*memberRT
+	var failed []*state.Member
 	for attempt := 0; attempt <= tries; attempt++ {
-		var m *memberRT
+		var m *state.Member
 		m, pool = pr.choose(pool, want, attempt, failed, &pd, persists)
 		if m == nil {
 			return nil, errNoMember
@@ -201,26 +189,26 @@ func (pr *proxied) connect() (*serverConn, error) {
 // named (passed over only when forced offline) or, without one, the
 // persisted member (past its limits with override-connection-limit);
 // then the pool's balancing, skipping members that failed.
-func (pr *proxied) choose(pool *poolRT, want netip.AddrPort, attempt int, failed []*memberRT, pd *persistDecision, persists bool) (*memberRT, *poolRT) {
-	var t target
-	var persisted func() (*poolRT, *memberRT)
+func (pr *proxied) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool) {
+	var t state.Target
+	var persisted func() (*state.Pool, *state.Member)
 	if attempt == 0 {
 		switch {
 		case want.IsValid():
-			t = target{Addr: want, Accept: AvailDown}
+			t = state.Target{Addr: want, Accept: state.AvailDown}
 		case persists:
-			persisted = func() (*poolRT, *memberRT) { return pr.persistLookup(pd, pool) }
+			persisted = func() (*state.Pool, *state.Member) { return pr.persistLookup(pd, pool) }
 		}
 	}
-	how := chooser{Mode: pr.modeOverride(), Reserve: true,
+	how := state.Chooser{Mode: pr.modeOverride(), Reserve: true,
 		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
-	m, q, _ := Choose(pool, t, persisted, failed, how)
+	m, q, _ := state.Choose(pool, t, persisted, failed, how)
 	return m, q
 }
 
 // opened records a server connection from local to member m at dst: the
 // pool's and member's counts, the flow's leg, and the persistence record.
-func (pr *proxied) opened(s *serverConn, m *memberRT, pool *poolRT, ps *poolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
+func (pr *proxied) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *state.PoolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
 	s.member, s.pool = m, pool
 	pool.Stats.TryOpen(0)
 	pool.Stats.Requests.Add(1)
@@ -291,18 +279,18 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 
 // target is where the server side connects for member m (see
 // translated).
-func (pr *proxied) target(m *memberRT) netip.AddrPort {
-	return Translate(pr.snap.Cfg, m.Cfg.Load().Addr, pr.Local)
+func (pr *proxied) target(m *state.Member) netip.AddrPort {
+	return state.Translate(pr.snap.Cfg, m.Cfg.Load().Addr, pr.Local)
 }
 
 // source is the server side's source for a connection to dst (see
 // snatSource), with a rule's snat or snatpool decision if any.
 func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
-	var rule *snatChoice
+	var rule *state.SNATChoice
 	if pr.rs != nil && pr.rs.snat.Set {
 		rule = &pr.rs.snat
 	}
-	return SNATSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
+	return state.SNATSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
 }
 
 // dial connects to dst from src (see source), keeping src's port (if not
@@ -603,7 +591,7 @@ func (pr *proxied) count(n int, up bool, sc *serverConn) {
 
 // countAt is count with the time given (an event loop's batch time).
 func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
-	pk := Packets(n)
+	pk := state.Packets(n)
 	pr.Touch(now)
 	if up {
 		pr.clientIn(n, pk)
@@ -619,9 +607,9 @@ func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
 func (pr *proxied) countRead(n int, up bool, sc *serverConn) {
 	pr.Touch(time.Now().UnixNano())
 	if up {
-		pr.clientIn(n, Packets(n))
+		pr.clientIn(n, state.Packets(n))
 	} else {
-		sc.in(n, Packets(n))
+		sc.in(n, state.Packets(n))
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/rules"
 )
 
@@ -42,15 +44,8 @@ const (
 
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
 type lbPick struct {
-	pool *poolRT
+	pool *state.Pool
 	addr netip.AddrPort
-}
-
-// snatChoice is a rule's snat or snatpool decision for the flow.
-type snatChoice struct {
-	Set   bool
-	Type  SNATType
-	Addrs []netip.Addr // snat address or snatpool addresses
 }
 
 // ruleState is what a flow with rules carries beyond a plain flow. Events
@@ -74,17 +69,17 @@ type ruleState struct {
 	verdict  verdict
 	detach   bool
 	changed  bool // a pool, member or node decision in this event
-	selPool  *poolRT
+	selPool  *state.Pool
 	selAddr  netip.AddrPort // member (with selPool) or node
 	nodeSel  bool
-	snat     snatChoice
+	snat     state.SNATChoice
 	pick     lbPick
 	lbRounds int
-	lbMode   *lbModeSpec // LB::mode for this flow's decisions
+	lbMode   *state.ModeSpec // LB::mode for this flow's decisions
 }
 
 // modeOverride is the flow's LB::mode, or nil.
-func (pr *proxied) modeOverride() *lbModeSpec {
+func (pr *proxied) modeOverride() *state.ModeSpec {
 	if pr.rs == nil {
 		return nil
 	}
@@ -173,7 +168,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		var addr netip.AddrPort
 		if d.Kind == rules.DecideMember {
-			m := MemberAt(pool, d.Addr)
+			m := state.MemberAt(pool, d.Addr)
 			if m == nil {
 				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}
@@ -185,11 +180,11 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	case rules.DecideForward:
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
 	case rules.DecideSnat:
-		rs.snat = snatChoice{Set: true, Type: SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
+		rs.snat = state.SNATChoice{Set: true, Type: SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
 	case rules.DecideSnatAuto:
-		rs.snat = snatChoice{Set: true, Type: SNATAutomap}
+		rs.snat = state.SNATChoice{Set: true, Type: SNATAutomap}
 	case rules.DecideSnatNone:
-		rs.snat = snatChoice{Set: true, Type: SNATNone}
+		rs.snat = state.SNATChoice{Set: true, Type: SNATNone}
 	case rules.DecideSnatPool:
 		addrs, ok := pr.p.snatPoolNamed(d.Pool)
 		if !ok {
@@ -207,7 +202,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			}
 			addrs = []netip.Addr{d.Addr.Addr()}
 		}
-		rs.snat = snatChoice{Set: true, Type: SNATPool, Addrs: addrs}
+		rs.snat = state.SNATChoice{Set: true, Type: SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
 		rs.verdict = doDrop
 	case rules.DecideReject:
@@ -233,7 +228,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.detach = true
 	case rules.DecideLBMode:
-		spec, ok := Modes[LBMode(d.Mode)]
+		spec, ok := state.Modes[LBMode(d.Mode)]
 		if !ok || d.Mode == "" {
 			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
 		}

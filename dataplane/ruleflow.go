@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/rules"
 )
 
@@ -137,10 +139,10 @@ func (pr *proxied) flushTo(server bool) bool {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
 		n, err = sc.conn.Write(out)
-		sc.out(n, Packets(n))
+		sc.out(n, state.Packets(n))
 	} else {
 		n, err = pr.client.Write(out)
-		pr.clientOut(n, Packets(n))
+		pr.clientOut(n, state.Packets(n))
 	}
 	if cap(out) <= 64<<10 {
 		rs.mu.Lock()

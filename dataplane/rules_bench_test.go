@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
 // BenchmarkConnectionRules opens a new proxied connection per round trip,
@@ -95,7 +96,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)
-			pools := map[string]*poolRT{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
+			pools := map[string]*state.Pool{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
 			p.poolIndex.Store(&pools)
 			mask := config.EventMask(r)
 			done := make(chan *proxied)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
 // What the rules of every data path ask of the plane, answered once:
@@ -13,7 +15,7 @@ import (
 
 // poolNamed resolves a pool name as a rule of virtual writes it: a full
 // path, or a bare name in the virtual's partition, then in /Common.
-func (p *Plane) poolNamed(virtual, name string) *poolRT {
+func (p *Plane) poolNamed(virtual, name string) *state.Pool {
 	idx := *p.poolIndex.Load()
 	if q := idx[name]; q != nil {
 		return q
@@ -54,7 +56,7 @@ func (p *Plane) memberStatus(virtual, pool string, member netip.AddrPort) (strin
 	if q == nil {
 		return "", fmt.Errorf("no such pool: %s", pool)
 	}
-	m := MemberAt(q, member)
+	m := state.MemberAt(q, member)
 	if m == nil {
 		return "", fmt.Errorf("no such member %s in pool %s", member, q.Name)
 	}
@@ -64,7 +66,7 @@ func (p *Plane) memberStatus(virtual, pool string, member netip.AddrPort) (strin
 // nodeStatus is LB::status for a node, found through the members on it.
 func (p *Plane) nodeStatus(a netip.Addr) (string, error) {
 	for _, pool := range *p.poolIndex.Load() {
-		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
+		if m := state.MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
 			return m.Node.Availability().StatusWord(), nil
 		}
 	}
@@ -88,7 +90,7 @@ func (p *Plane) activeMembers(virtual, pool string) ([]netip.AddrPort, error) {
 
 // lbSelect is LB::select: the member load balancing would choose now in
 // pool (mode nil: the pool's), without taking it.
-func lbSelect(pool *poolRT, mode *lbModeSpec) (string, netip.AddrPort, error) {
+func lbSelect(pool *state.Pool, mode *state.ModeSpec) (string, netip.AddrPort, error) {
 	if pool == nil {
 		return "", netip.AddrPort{}, errors.New("no pool selected")
 	}

@@ -1,5 +1,7 @@
 package dataplane
 
+import "github.com/openltm/openltm/dataplane/internal/state"
+
 // BIG-IP's status reasons (reference §3.1–3.3). Those marked [M] in the
 // reference are our best reading of BIG-IP's wording.
 const (
@@ -24,12 +26,13 @@ const (
 	reasonNodeLimit       = "Node address has reached its connection limit"
 )
 
-// memberStats builds one member's block; rule is the pool's monitor rule.
-func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
+// memberStats builds one member's block; poolRule is the pool's monitor
+// rule.
+func memberStats(m *state.Member, poolRule MonitorRule) MemberStats {
 	c := m.Cfg.Load()
 	n := m.Node
 	ms := MemberStats{Pool: m.Pool.Name, Name: m.Name, Addr: c.Addr, Node: c.Node,
-		ServerSide: m.Stats.traffic(), TotRequests: m.Stats.Requests.Load()}
+		ServerSide: trafficOf(&m.Stats), TotRequests: m.Stats.Requests.Load()}
 	rule, inherited := c.Monitor, false
 	if rule.IsZero() {
 		rule, inherited = poolRule, true
@@ -63,16 +66,16 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	case n.Forced():
 		ms.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case nmon == MonDown:
+	case nmon == state.MonDown:
 		ms.MonitorStatus = "address-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case mon == MonDown:
+	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonMemberDown
 	case m.AtLimit():
 		st.Availability, st.Reason = Unavailable, reasonMemberLimit
-	case mon == MonUp:
+	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonMemberAvailable
-	case mon == MonChecking:
+	case mon == state.MonChecking:
 		st.Availability, st.Reason = Unknown, reasonMemberChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonMemberUnchecked
@@ -90,17 +93,17 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	return ms
 }
 
-// snapshot is the pool block with its members rolled up.
-func (p *poolRT) snapshot() PoolStats {
+// poolStats is the pool block with its members rolled up.
+func poolStats(p *state.Pool) PoolStats {
 	s := p.Snap.Load()
-	ps := PoolStats{Name: p.Name, ServerSide: p.Stats.traffic(), TotRequests: p.Stats.Requests.Load(),
+	ps := PoolStats{Name: p.Name, ServerSide: trafficOf(&p.Stats), TotRequests: p.Stats.Requests.Load(),
 		MinActiveMembers: s.Cfg.MinActiveMembers, TotalMembers: len(s.Members)}
 	if !s.Cfg.Monitor.IsZero() {
 		ps.Monitor = s.Cfg.Monitor.String()
 	}
 	offline, enabled := 0, 0
 	for _, m := range s.Members {
-		ms := m.snapshot(s.Cfg.Monitor)
+		ms := memberStats(m, s.Cfg.Monitor)
 		ps.Members = append(ps.Members, ms)
 		switch ms.Status.Availability {
 		case Available:
@@ -133,9 +136,11 @@ func (p *poolRT) snapshot() PoolStats {
 	return ps
 }
 
-func (v *vsRT) snapshot() VirtualStats {
+// virtualStats is the virtual's block, its status rolled up from its
+// pool.
+func virtualStats(v *state.Virtual) VirtualStats {
 	s := v.Snap.Load()
-	vs := VirtualStats{Name: v.Name, ClientSide: v.Stats.traffic(), TotRequests: v.Stats.Requests.Load(),
+	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load()}
 	if n := v.Durs.N.Load(); n > 0 {
 		vs.MeanConnDuration = v.Durs.Sum.Load() / n
@@ -156,7 +161,7 @@ func (v *vsRT) snapshot() VirtualStats {
 	case s.Pool == nil:
 		st.Availability, st.Reason = Unknown, reasonVSNoPool
 	default:
-		switch ps := s.Pool.snapshot(); ps.Status.Availability {
+		switch ps := poolStats(s.Pool); ps.Status.Availability {
 		case Available:
 			st.Availability, st.Reason = Available, reasonVSAvailable
 		case Offline:
@@ -169,9 +174,10 @@ func (v *vsRT) snapshot() VirtualStats {
 	return vs
 }
 
-func (n *nodeRT) snapshot() NodeStats {
+// nodeStats is the node's block.
+func nodeStats(n *state.Node) NodeStats {
 	c := n.Cfg.Load()
-	ns := NodeStats{Name: n.Name, Addr: c.Addr, ServerSide: n.Stats.traffic(), TotRequests: n.Stats.Requests.Load()}
+	ns := NodeStats{Name: n.Name, Addr: c.Addr, ServerSide: trafficOf(&n.Stats), TotRequests: n.Stats.Requests.Load()}
 	rule := n.Watch.Rule()
 	if !rule.IsZero() {
 		ns.Monitor = rule.String()
@@ -190,13 +196,13 @@ func (n *nodeRT) snapshot() NodeStats {
 	case c.State == StateUserDown:
 		ns.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
-	case mon == MonDown:
+	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonNodeDown
 	case c.ConnectionLimit > 0 && n.Stats.Cur.Load() >= int64(c.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonNodeLimit
-	case mon == MonUp:
+	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonNodeAvailable
-	case mon == MonChecking:
+	case mon == state.MonChecking:
 		st.Availability, st.Reason = Unknown, reasonNodeChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonNodeUnchecked
@@ -211,14 +217,14 @@ func (n *nodeRT) snapshot() NodeStats {
 // Virtuals returns every virtual server's statistics, by name.
 func (p *Plane) Virtuals() []VirtualStats {
 	p.mu.Lock()
-	vs := make([]*vsRT, 0, len(p.virtuals))
+	vs := make([]*state.Virtual, 0, len(p.virtuals))
 	for _, name := range sortedKeys(p.virtuals) {
 		vs = append(vs, p.virtuals[name])
 	}
 	p.mu.Unlock()
 	out := make([]VirtualStats, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, v.snapshot())
+		out = append(out, virtualStats(v))
 	}
 	return out
 }
@@ -231,20 +237,20 @@ func (p *Plane) Virtual(name string) (VirtualStats, bool) {
 	if v == nil {
 		return VirtualStats{}, false
 	}
-	return v.snapshot(), true
+	return virtualStats(v), true
 }
 
 // Pools returns every pool's statistics with members, by name.
 func (p *Plane) Pools() []PoolStats {
 	p.mu.Lock()
-	ps := make([]*poolRT, 0, len(p.pools))
+	ps := make([]*state.Pool, 0, len(p.pools))
 	for _, name := range sortedKeys(p.pools) {
 		ps = append(ps, p.pools[name])
 	}
 	p.mu.Unlock()
 	out := make([]PoolStats, 0, len(ps))
 	for _, x := range ps {
-		out = append(out, x.snapshot())
+		out = append(out, poolStats(x))
 	}
 	return out
 }
@@ -257,21 +263,21 @@ func (p *Plane) Pool(name string) (PoolStats, bool) {
 	if x == nil {
 		return PoolStats{}, false
 	}
-	return x.snapshot(), true
+	return poolStats(x), true
 }
 
 // Nodes returns every node's statistics, by name (including nodes the
 // configuration left implicit under members).
 func (p *Plane) Nodes() []NodeStats {
 	p.mu.Lock()
-	ns := make([]*nodeRT, 0, len(p.nodes))
+	ns := make([]*state.Node, 0, len(p.nodes))
 	for _, name := range sortedKeys(p.nodes) {
 		ns = append(ns, p.nodes[name])
 	}
 	p.mu.Unlock()
 	out := make([]NodeStats, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, n.snapshot())
+		out = append(out, nodeStats(n))
 	}
 	return out
 }
@@ -284,7 +290,7 @@ func (p *Plane) Node(name string) (NodeStats, bool) {
 	if n == nil {
 		return NodeStats{}, false
 	}
-	return n.snapshot(), true
+	return nodeStats(n), true
 }
 
 // StatsKind names what `reset-stats` resets.

@@ -2,7 +2,8 @@ package dataplane
 
 import (
 	"net/netip"
-	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
 )
@@ -98,71 +99,8 @@ type Connection = flows.Record
 // ConnFilter selects connections like `show/delete sys connection` options.
 type ConnFilter = flows.Filter
 
-// counters are one object's live statistics. Shows read them without locks.
-type counters struct {
-	BytesIn, BytesOut, PktsIn, PktsOut atomic.Uint64
-	Cur, Max                           atomic.Int64
-	Tot, Requests                      atomic.Uint64
-}
-
-// durations keeps a virtual's closed-connection durations.
-type durations struct {
-	Min, Max, Sum, N atomic.Uint64 // milliseconds
-}
-
-func (d *durations) Note(ms uint64) {
-	d.Sum.Add(ms)
-	if d.N.Add(1) == 1 {
-		d.Min.Store(ms)
-	}
-	for {
-		m := d.Min.Load()
-		if ms >= m || d.Min.CompareAndSwap(m, ms) {
-			break
-		}
-	}
-	for {
-		m := d.Max.Load()
-		if ms <= m || d.Max.CompareAndSwap(m, ms) {
-			break
-		}
-	}
-}
-
-func (d *durations) Reset() {
-	d.Min.Store(0)
-	d.Max.Store(0)
-	d.Sum.Store(0)
-	d.N.Store(0)
-}
-
-// TryOpen counts a new connection unless limit (>0) is reached.
-func (c *counters) TryOpen(limit int) bool {
-	for {
-		n := c.Cur.Load()
-		if limit > 0 && n >= int64(limit) {
-			return false
-		}
-		if c.Cur.CompareAndSwap(n, n+1) {
-			c.noteMax(n + 1)
-			c.Tot.Add(1)
-			return true
-		}
-	}
-}
-
-func (c *counters) noteMax(n int64) {
-	for {
-		m := c.Max.Load()
-		if n <= m || c.Max.CompareAndSwap(m, n) {
-			return
-		}
-	}
-}
-
-func (c *counters) Close() { c.Cur.Add(-1) }
-
-func (c *counters) traffic() Traffic {
+// trafficOf is one object's counters as shows print them.
+func trafficOf(c *state.Counters) Traffic {
 	cur := c.Cur.Load()
 	if cur < 0 {
 		cur = 0
@@ -172,30 +110,4 @@ func (c *counters) traffic() Traffic {
 		PktsIn: c.PktsIn.Load(), PktsOut: c.PktsOut.Load(),
 		CurConns: uint64(cur), MaxConns: uint64(max(c.Max.Load(), 0)), TotConns: c.Tot.Load(),
 	}
-}
-
-// Reset zeroes the counters; current connections stay (they are state, not
-// history) and become the new maximum.
-func (c *counters) Reset() {
-	c.BytesIn.Store(0)
-	c.BytesOut.Store(0)
-	c.PktsIn.Store(0)
-	c.PktsOut.Store(0)
-	c.Tot.Store(0)
-	c.Requests.Store(0)
-	c.Max.Store(c.Cur.Load())
-}
-
-// Packets estimates how many segments carried n bytes; the proxy sees reads,
-// not Packets, so counts are approximate (one per MSS-sized piece).
-func Packets(n int) uint64 { return uint64((n + 1447) / 1448) }
-
-func (c *counters) In(n int, pk uint64) {
-	c.BytesIn.Add(uint64(n))
-	c.PktsIn.Add(pk)
-}
-
-func (c *counters) Out(n int, pk uint64) {
-	c.BytesOut.Add(uint64(n))
-	c.PktsOut.Add(pk)
 }

@@ -1,22 +1,22 @@
-package dataplane
+package state
 
 import "net/netip"
 
-// target is a member a rule named for one choice (`pool p member a p`):
+// Target is a member a rule named for one choice (`pool p member a p`):
 // it is taken before persistence and load balancing while its
 // availability is no worse than accept.
-type target struct {
+type Target struct {
 	Addr   netip.AddrPort // invalid: no member named
-	Accept avail
+	Accept Avail
 }
 
-// chooser is how one data path takes the member chosen for it.
-type chooser struct {
+// Chooser is how one data path takes the member chosen for it.
+type Chooser struct {
 	// Mode replaces the pool's load-balancing Mode (LB::Mode); nil keeps it.
-	Mode *lbModeSpec
+	Mode *ModeSpec
 	// Avoid are members passed over while another member can take the
 	// flow (members that just failed a connect).
-	Avoid []*memberRT
+	Avoid []*Member
 	// Reserve counts the new connection on the member and its node, within
 	// their connection limits (the L4 engines); a member whose limit was
 	// reached meanwhile is not taken. Message-based balancing counts
@@ -28,7 +28,7 @@ type chooser struct {
 }
 
 // take counts a new connection on m as how says.
-func (how *chooser) take(m *memberRT, persisted bool) bool {
+func (how *Chooser) take(m *Member, persisted bool) bool {
 	switch {
 	case !how.Reserve:
 		return true
@@ -39,11 +39,11 @@ func (how *chooser) take(m *memberRT, persisted bool) bool {
 	return m.Reserve()
 }
 
-// chosenBy says which rule of choose chose a member.
-type chosenBy uint8
+// ChosenBy says which rule of Choose chose a member.
+type ChosenBy uint8
 
 const (
-	ByName chosenBy = iota
+	ByName ChosenBy = iota
 	ByPersistence
 	ByBalancing
 )
@@ -55,7 +55,7 @@ const (
 // (already failed this flow or message) are never chosen. It returns the
 // member, the pool it belongs to and the rule that chose it; nil when
 // none is available, or when the named member cannot be taken.
-func Choose(pool *poolRT, t target, persisted func() (*poolRT, *memberRT), exclude []*memberRT, how chooser) (*memberRT, *poolRT, chosenBy) {
+func Choose(pool *Pool, t Target, persisted func() (*Pool, *Member), exclude []*Member, how Chooser) (*Member, *Pool, ChosenBy) {
 	if t.Addr.IsValid() {
 		if m := MemberAt(pool, t.Addr); m != nil && !containsMember(exclude, m) && m.Availability() <= t.Accept {
 			if how.take(m, false) {
@@ -84,9 +84,9 @@ func Choose(pool *poolRT, t target, persisted func() (*poolRT, *memberRT), exclu
 
 // pickAvoiding is the pool's load balancing without exclude, and without
 // avoid too while some other member can take the flow.
-func (p *poolRT) pickAvoiding(exclude, avoid []*memberRT, mode *lbModeSpec) *memberRT {
+func (p *Pool) pickAvoiding(exclude, avoid []*Member, mode *ModeSpec) *Member {
 	if len(avoid) > 0 {
-		with := make([]*memberRT, 0, len(exclude)+len(avoid))
+		with := make([]*Member, 0, len(exclude)+len(avoid))
 		with = append(append(with, exclude...), avoid...)
 		if m := p.Pick(with, mode); m != nil {
 			return m
@@ -96,7 +96,7 @@ func (p *poolRT) pickAvoiding(exclude, avoid []*memberRT, mode *lbModeSpec) *mem
 }
 
 // MemberAt finds a pool's member by address; port 0 matches any port.
-func MemberAt(pool *poolRT, a netip.AddrPort) *memberRT {
+func MemberAt(pool *Pool, a netip.AddrPort) *Member {
 	s := pool.Snap.Load()
 	if s == nil {
 		return nil
@@ -110,7 +110,7 @@ func MemberAt(pool *poolRT, a netip.AddrPort) *memberRT {
 	return nil
 }
 
-func containsMember(list []*memberRT, m *memberRT) bool {
+func containsMember(list []*Member, m *Member) bool {
 	for _, x := range list {
 		if x == m {
 			return true

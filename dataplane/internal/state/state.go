@@ -1,32 +1,36 @@
-package dataplane
+package state
 
 import (
 	"math"
 	"net/netip"
+	"sort"
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
 )
 
 // Modes maps each mode to its algorithm and whether node figures (ratio,
 // connections, limit) feed it instead of the member's.
-var Modes = map[LBMode]lbModeSpec{
-	"":                             {lb.RoundRobin, false},
-	RoundRobin:                     {lb.RoundRobin, false},
-	RatioMember:                    {lb.Ratio, false},
-	RatioNode:                      {lb.Ratio, true},
-	LeastConnectionsMember:         {lb.LeastConns, false},
-	LeastConnectionsNode:           {lb.LeastConns, true},
-	WeightedLeastConnectionsMember: {lb.WeightedLeastConns, false},
-	WeightedLeastConnectionsNode:   {lb.WeightedLeastConns, true},
-	RatioLeastConnectionsMember:    {lb.RatioLeastConns, false},
-	RatioLeastConnectionsNode:      {lb.RatioLeastConns, true},
-	ObservedMember:                 {lb.Observed, false},
-	PredictiveMember:               {lb.Predictive, false},
-	FastestNode:                    {lb.Fastest, true},
+var Modes = map[config.LBMode]ModeSpec{
+	"":                                    {lb.RoundRobin, false},
+	config.RoundRobin:                     {lb.RoundRobin, false},
+	config.RatioMember:                    {lb.Ratio, false},
+	config.RatioNode:                      {lb.Ratio, true},
+	config.LeastConnectionsMember:         {lb.LeastConns, false},
+	config.LeastConnectionsNode:           {lb.LeastConns, true},
+	config.WeightedLeastConnectionsMember: {lb.WeightedLeastConns, false},
+	config.WeightedLeastConnectionsNode:   {lb.WeightedLeastConns, true},
+	config.RatioLeastConnectionsMember:    {lb.RatioLeastConns, false},
+	config.RatioLeastConnectionsNode:      {lb.RatioLeastConns, true},
+	config.ObservedMember:                 {lb.Observed, false},
+	config.PredictiveMember:               {lb.Predictive, false},
+	config.FastestNode:                    {lb.Fastest, true},
 }
 
+// ModeNames lists the load-balancing modes the dataplane runs, sorted, for
+// the errors that name them.
 func ModeNames() []string {
 	var out []string
 	for m := range Modes {
@@ -34,46 +38,49 @@ func ModeNames() []string {
 			out = append(out, string(m))
 		}
 	}
-	sortStrings(out)
+	sort.Strings(out)
 	return out
 }
 
-// nodeRT is a node's runtime: counters and monitor state shared by every
+// Node is a node's runtime: counters and monitor state shared by every
 // member on the node, kept across commits.
-type nodeRT struct {
+type Node struct {
 	Name        string
-	Cfg         atomic.Pointer[Node]
-	Stats       counters
+	Cfg         atomic.Pointer[config.Node]
+	Stats       Counters
 	Outstanding atomic.Int64 // requests awaiting an answer (fastest-node)
-	Watch       *watch
+	Watch       *Watch
 }
 
-func (n *nodeRT) Forced() bool   { return n.Cfg.Load().State == StateUserDown }
-func (n *nodeRT) Disabled() bool { return n.Cfg.Load().Session == SessionUserDisabled }
+// Forced reports whether the node is forced offline (state user-down).
+func (n *Node) Forced() bool { return n.Cfg.Load().State == config.StateUserDown }
 
-// memberRT is a pool member's runtime, keyed by pool and member name so it
+// Disabled reports whether the node is disabled (session user-disabled).
+func (n *Node) Disabled() bool { return n.Cfg.Load().Session == config.SessionUserDisabled }
+
+// Member is a pool member's runtime, keyed by pool and member name so it
 // survives commits that keep the member.
-type memberRT struct {
+type Member struct {
 	Key       string // pool + " " + name
-	Pool      *poolRT
+	Pool      *Pool
 	Name      string
-	Node      *nodeRT
-	Cfg       atomic.Pointer[Member]
-	Stats     counters
-	Watch     *watch
+	Node      *Node
+	Cfg       atomic.Pointer[config.Member]
+	Stats     Counters
+	Watch     *Watch
 	RampStart atomic.Int64  // when it last became available (slow ramp)
 	smoothed  atomic.Uint64 // float64 bits: connections averaged over picks
 }
 
-// avail is how far a member (or node) may take traffic, from its and its
+// Avail is how far a member (or node) may take traffic, from its and its
 // node's admin states and monitors (reference §3.3). It is the one
 // availability decision: load balancing, persistence, a rule's named
 // member and LB::status all read it. Worse states are greater.
-type avail uint8
+type Avail uint8
 
 const (
 	// AvailUp may be load balanced to.
-	AvailUp avail = iota
+	AvailUp Avail = iota
 	// AvailDisabled (member or node disabled, or a monitor's
 	// recv-disable matched) takes persisted and rule-named clients only.
 	AvailDisabled
@@ -84,14 +91,14 @@ const (
 )
 
 // Availability is the node's own Availability.
-func (n *nodeRT) Availability() avail {
+func (n *Node) Availability() Avail {
 	c := n.Cfg.Load()
 	switch {
-	case c.State == StateUserDown:
+	case c.State == config.StateUserDown:
 		return AvailForced
 	case n.Watch.Current() == MonDown:
 		return AvailDown
-	case c.Session == SessionUserDisabled:
+	case c.Session == config.SessionUserDisabled:
 		return AvailDisabled
 	}
 	return AvailUp
@@ -99,15 +106,15 @@ func (n *nodeRT) Availability() avail {
 
 // Availability is the member's Availability: its own, or its node's when
 // that is worse.
-func (m *memberRT) Availability() avail {
+func (m *Member) Availability() Avail {
 	c := m.Cfg.Load()
 	a := AvailUp
 	switch {
-	case c.State == StateUserDown:
+	case c.State == config.StateUserDown:
 		a = AvailForced
 	case m.Watch.Current() == MonDown:
 		a = AvailDown
-	case c.Session == SessionUserDisabled || m.Watch.Disabled.Load():
+	case c.Session == config.SessionUserDisabled || m.Watch.Disabled.Load():
 		a = AvailDisabled
 	}
 	return max(a, m.Node.Availability())
@@ -115,10 +122,10 @@ func (m *memberRT) Availability() avail {
 
 // Usable reports whether the member may be load balanced to (limits
 // aside).
-func (m *memberRT) Usable() bool { return m.Availability() == AvailUp }
+func (m *Member) Usable() bool { return m.Availability() == AvailUp }
 
 // StatusWord is LB::status's word for an availability.
-func (a avail) StatusWord() string {
+func (a Avail) StatusWord() string {
 	switch a {
 	case AvailForced, AvailDown:
 		return "down"
@@ -130,7 +137,7 @@ func (a avail) StatusWord() string {
 
 // AtLimit reports whether the member's or its node's connection limit is
 // reached.
-func (m *memberRT) AtLimit() bool {
+func (m *Member) AtLimit() bool {
 	c := m.Cfg.Load()
 	if c.ConnectionLimit > 0 && m.Stats.Cur.Load() >= int64(c.ConnectionLimit) {
 		return true
@@ -141,7 +148,7 @@ func (m *memberRT) AtLimit() bool {
 
 // Reserve counts a new connection on the member and its node, respecting
 // both limits; it fails when a limit was reached meanwhile.
-func (m *memberRT) Reserve() bool {
+func (m *Member) Reserve() bool {
 	if !m.Stats.TryOpen(m.Cfg.Load().ConnectionLimit) {
 		return false
 	}
@@ -153,13 +160,22 @@ func (m *memberRT) Reserve() bool {
 	return true
 }
 
-func (m *memberRT) Release() {
+// Release gives back the connection Reserve counted on the member and its
+// node.
+func (m *Member) Release() {
 	m.Stats.Close()
 	m.Node.Stats.Close()
 }
 
+// ReserveOverride counts a new connection on m ignoring connection limits
+// (override-connection-limit).
+func (m *Member) ReserveOverride() {
+	m.Stats.TryOpen(0)
+	m.Node.Stats.TryOpen(0)
+}
+
 // ramp is the member's slow-ramp share at now (1 when not ramping).
-func (m *memberRT) ramp(now int64, rampTime time.Duration) float64 {
+func (m *Member) ramp(now int64, rampTime time.Duration) float64 {
 	start := m.RampStart.Load()
 	if rampTime <= 0 || start == 0 {
 		return 1
@@ -172,32 +188,32 @@ func (m *memberRT) ramp(now int64, rampTime time.Duration) float64 {
 }
 
 // observe folds conns into the member's smoothed count and returns it.
-func (m *memberRT) observe(conns int64) float64 {
+func (m *Member) observe(conns int64) float64 {
 	old := math.Float64frombits(m.smoothed.Load())
 	s := old + 0.1*(float64(conns)-old)
 	m.smoothed.Store(math.Float64bits(s))
 	return s
 }
 
-// poolRT is a pool's runtime: the current snapshot, rotation state and
+// Pool is a pool's runtime: the current snapshot, rotation state and
 // counters.
-type poolRT struct {
+type Pool struct {
 	Name  string
-	Snap  atomic.Pointer[poolSnap]
+	Snap  atomic.Pointer[PoolSnap]
 	bal   lb.Balancer
-	Stats counters
+	Stats Counters
 }
 
-// poolSnap is one commit's view of a pool.
-type poolSnap struct {
-	Cfg     *Pool
+// PoolSnap is one commit's view of a pool.
+type PoolSnap struct {
+	Cfg     *config.Pool
 	Alg     lb.Algorithm
 	ByNode  bool
-	Members []*memberRT
+	Members []*Member
 }
 
-// lbModeSpec is a load-balancing mode as the balancer runs it.
-type lbModeSpec struct {
+// ModeSpec is a load-balancing mode as the balancer runs it.
+type ModeSpec struct {
 	Alg    lb.Algorithm
 	ByNode bool
 }
@@ -206,7 +222,7 @@ type lbModeSpec struct {
 // in exclude (members that already failed to connect) and those not
 // usable or at their limit; mode replaces the pool's mode for this one
 // decision (an iRule's LB::mode), nil keeps it. nil when none is usable.
-func (p *poolRT) Pick(exclude []*memberRT, mode *lbModeSpec) *memberRT {
+func (p *Pool) Pick(exclude []*Member, mode *ModeSpec) *Member {
 	s := p.Snap.Load()
 	if s == nil {
 		return nil
@@ -252,21 +268,40 @@ outer:
 	return s.Members[cands[k].Index]
 }
 
-// vsRT is a virtual server's runtime.
-type vsRT struct {
+// Virtual is a virtual server's runtime.
+type Virtual struct {
 	Name     string
-	Snap     atomic.Pointer[vsSnap]
-	Stats    counters
-	Durs     durations
+	Snap     atomic.Pointer[VirtualSnap]
+	Stats    Counters
+	Durs     Durations
 	snatNext atomic.Uint32
 }
 
-// vsSnap is one commit's view of a virtual.
-type vsSnap struct {
-	Cfg      *Virtual
-	Pool     *poolRT
+// VirtualSnap is one commit's view of a virtual.
+type VirtualSnap struct {
+	Cfg      *config.Virtual
+	Pool     *Pool
 	Idle     time.Duration
 	SnatPool []netip.Addr
 	SelfIPs  []netip.Addr
 	EvMask   uint16 // the proxy events the virtual's rules handle
+}
+
+// Admit decides whether a new connection from client may enter the
+// virtual (enabled, source filter, connection limit) and counts it.
+func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
+	cfg := snap.Cfg
+	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
+		return false
+	}
+	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
+		return false
+	}
+	vs.Stats.Requests.Add(1)
+	return true
+}
+
+// Plain reports whether the virtual's flows need nothing but the L4 proxy.
+func (s *VirtualSnap) Plain() bool {
+	return s.EvMask == 0 && s.Cfg.MBLB == nil
 }

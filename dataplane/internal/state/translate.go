@@ -1,6 +1,10 @@
-package dataplane
+package state
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
 
 // Address translation, the same for every data path.
 
@@ -8,7 +12,7 @@ import "net/netip"
 // for a member at member: the member's address and port, or local's parts
 // where translate-address or translate-port is off or the member's port
 // is any.
-func Translate(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
+func Translate(cfg *config.Virtual, member, local netip.AddrPort) netip.AddrPort {
 	addr, port := member.Addr(), member.Port()
 	if !cfg.TranslateAddress {
 		addr = local.Addr()
@@ -24,7 +28,7 @@ func Translate(cfg *Virtual, member, local netip.AddrPort) netip.AddrPort {
 // non-nil); its port is the client's, to be kept when free (0: any port).
 // An invalid result means "let the kernel choose". local is the address
 // the client reached.
-func SNATSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule *snatChoice) netip.AddrPort {
+func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice) netip.AddrPort {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
@@ -32,7 +36,7 @@ func SNATSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule 
 	}
 	var addr netip.Addr
 	switch typ {
-	case SNATAutomap:
+	case config.SNATAutomap:
 		for _, a := range snap.SelfIPs {
 			if family(a) {
 				addr = a
@@ -42,7 +46,7 @@ func SNATSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule 
 		if !addr.IsValid() && family(local.Addr()) {
 			addr = local.Addr()
 		}
-	case SNATPool:
+	case config.SNATPool:
 		n := len(pool)
 		start := int(vs.snatNext.Add(1))
 		for i := 0; i < n; i++ {
@@ -65,4 +69,12 @@ func SNATSource(vs *vsRT, snap *vsSnap, client, local, dst netip.AddrPort, rule 
 		return netip.AddrPort{}
 	}
 	return netip.AddrPortFrom(addr, client.Port())
+}
+
+// SNATChoice is a rule's snat or snatpool decision for one flow, which
+// replaces the virtual's source-address-translation.
+type SNATChoice struct {
+	Set   bool
+	Type  config.SNATType
+	Addrs []netip.Addr // snat address or snatpool addresses
 }

@@ -1,4 +1,4 @@
-package dataplane
+package state
 
 import (
 	"fmt"
@@ -9,53 +9,57 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/monitor"
 )
 
-// monStatus is a monitor rule's combined verdict, cached for the hot path.
-type monStatus int32
+// MonStatus is a monitor rule's combined verdict, cached for the hot path.
+type MonStatus int32
 
 const (
-	MonUnchecked monStatus = iota // no monitor
+	MonUnchecked MonStatus = iota // no monitor
 	MonChecking                   // no verdict yet
 	MonUp
 	MonDown
 )
 
-func (s monStatus) String() string {
+// String is the status as shows print it.
+func (s MonStatus) String() string {
 	return [...]string{"unchecked", "checking", "up", "down"}[s]
 }
 
-// watch runs the monitor instances of one member or node and combines their
+// Watch runs the monitor instances of one member or node and combines their
 // verdicts by the monitor rule. Its status survives commits that leave the
 // rule and the monitors unchanged.
-type watch struct {
+type Watch struct {
 	// describe names the object in log lines: "Pool /Common/p member
 	// /Common/10.1.1.1:80" or "Node /Common/n address 10.1.1.1".
 	describe string
 	// Changed is called (outside the lock) when the combined status moves.
-	Changed func(old, new monStatus)
+	Changed func(old, new MonStatus)
 	Logf    func(down bool, line string)
 
-	status   atomic.Int32 // monStatus
+	status   atomic.Int32 // MonStatus
 	Disabled atomic.Bool  // some monitor's recv-disable matched
 
 	mu     sync.Mutex
-	rule   MonitorRule
+	rule   config.MonitorRule
 	insts  map[string]*monitor.Instance
 	states map[string]monitor.State
 	since  time.Time
 	locked bool
 }
 
-func NewWatch(describe string) *watch {
-	return &watch{describe: describe, insts: map[string]*monitor.Instance{}, states: map[string]monitor.State{}, since: time.Now()}
+// NewWatch makes the watch of one object; describe names it in log lines.
+func NewWatch(describe string) *Watch {
+	return &Watch{describe: describe, insts: map[string]*monitor.Instance{}, states: map[string]monitor.State{}, since: time.Now()}
 }
 
-func (w *watch) Current() monStatus { return monStatus(w.status.Load()) }
+// Current is the combined verdict, read without a lock on the data path.
+func (w *Watch) Current() MonStatus { return MonStatus(w.status.Load()) }
 
 // Rule is the monitor rule the watch runs.
-func (w *watch) Rule() MonitorRule {
+func (w *Watch) Rule() config.MonitorRule {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.rule
@@ -65,7 +69,7 @@ func (w *watch) Rule() MonitorRule {
 // monitors by name and target gives each monitor's probe address. Instances
 // to stop are returned so the caller stops them without holding locks their
 // callbacks may need.
-func (w *watch) Update(rule MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
+func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
 	w.mu.Lock()
 	w.rule = rule
 	want := map[string]bool{}
@@ -100,7 +104,7 @@ func (w *watch) Update(rule MonitorRule, specs map[string]*monitor.Spec, target 
 }
 
 // StopAll stops every instance (the object left the configuration).
-func (w *watch) StopAll() []*monitor.Instance {
+func (w *Watch) StopAll() []*monitor.Instance {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*monitor.Instance
@@ -108,12 +112,12 @@ func (w *watch) StopAll() []*monitor.Instance {
 		out = append(out, in)
 		delete(w.insts, name)
 	}
-	w.rule = MonitorRule{}
+	w.rule = config.MonitorRule{}
 	return out
 }
 
 // Resume lifts manual-Resume holds.
-func (w *watch) Resume() {
+func (w *Watch) Resume() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, in := range w.insts {
@@ -121,7 +125,7 @@ func (w *watch) Resume() {
 	}
 }
 
-func (w *watch) report(name string, ref **monitor.Instance, s monitor.State) {
+func (w *Watch) report(name string, ref **monitor.Instance, s monitor.State) {
 	w.mu.Lock()
 	if w.insts[name] != *ref {
 		w.mu.Unlock()
@@ -146,7 +150,7 @@ func (w *watch) report(name string, ref **monitor.Instance, s monitor.State) {
 }
 
 // recompute combines the instance states by the rule; w.mu is held.
-func (w *watch) recompute() (old, now monStatus) {
+func (w *Watch) recompute() (old, now MonStatus) {
 	old = w.Current()
 	names := w.rule.Names
 	up, down, disabled, locked := 0, 0, false, false
@@ -185,7 +189,7 @@ func (w *watch) recompute() (old, now monStatus) {
 }
 
 // logLine words a status change like BIG-IP's ltm log; w.mu is held.
-func (w *watch) logLine(now, old monStatus, since time.Time) string {
+func (w *Watch) logLine(now, old MonStatus, since time.Time) string {
 	names := append([]string(nil), w.rule.Names...)
 	sort.Strings(names)
 	var parts []string
