@@ -284,8 +284,8 @@ func (mv *mblbVS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort)
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination)
 	opts.Source = src.Addr()
-	if prog := Program(snap.Cfg.Rules); prog != nil {
-		f.rr = newMBLBRules(f, snap, prog)
+	if Program(snap.Cfg.Rules) != nil {
+		f.rr = newMBLBRules(f, snap)
 		if mv.ruled {
 			opts.Rule = f.rr
 		}

@@ -33,10 +33,17 @@ type mblbRules struct {
 	local   netip.AddrPort
 }
 
-func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap, prog *rules.Program) *mblbRules {
-	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
-	r.sess = prog.NewSession(r)
-	return r
+func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
+	return &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+}
+
+// RuleSession implements RuleConn: the client's session, made at its
+// first event and released by end.
+func (r *mblbRules) RuleSession(prog *rules.Program) *rules.Session {
+	if r.sess == nil {
+		r.sess = prog.NewSession(r)
+	}
+	return r.sess
 }
 
 // run runs one event under the lock.
@@ -44,9 +51,8 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
-	_, rev, _ := ev.Lookup()
 	r.ev, r.d, r.verdict = ev, d, goOn
-	err := r.sess.Run(rev)
+	err := r.rules.Run(ev, r)
 	if err == nil && r.verdict != goOn && d != nil {
 		d.Reject()
 	}
@@ -119,12 +125,14 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 func (r *mblbRules) end() {
 	r.mu.Lock()
 	r.run(EventClientClosed, nil)
-	r.sess.Release()
-	r.sess = nil
+	if r.sess != nil {
+		r.sess.Release()
+		r.sess = nil
+	}
 	r.mu.Unlock()
 }
 
-var _ rules.Conn = (*mblbRules)(nil)
+var _ RuleConn = (*mblbRules)(nil)
 
 // Addr implements rules.Conn.
 func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {

@@ -88,51 +88,18 @@ func (pr *proxied) modeOverride() *state.ModeSpec {
 
 func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
 
-// ---- The narrow hook (RuleConn) ----
-
-var _ RuleConn = (*proxied)(nil)
-
-// VirtualName implements RuleConn.
-func (pr *proxied) VirtualName() string { return pr.Virtual }
-
-// ClientAddr implements RuleConn.
-func (pr *proxied) ClientAddr() netip.AddrPort { return pr.Client }
-
-// LocalAddr implements RuleConn.
-func (pr *proxied) LocalAddr() netip.AddrPort { return pr.Local }
-
-// SetPool implements RuleConn.
-func (pr *proxied) SetPool(name string) error {
-	return pr.Decide(rules.Decision{Kind: rules.DecidePool, Pool: name})
-}
-
-// SetMember implements RuleConn.
-func (pr *proxied) SetMember(pool string, addr netip.AddrPort) error {
-	if pool == "" {
-		p := pr.rs.selPool
-		if p == nil {
-			p = pr.pool
-		}
-		if p == nil {
-			return errors.New("no pool selected")
-		}
-		pool = p.Name
+// RuleSession implements RuleConn: the flow's session, made at its first
+// event and released by endRules.
+func (pr *proxied) RuleSession(prog *rules.Program) *rules.Session {
+	if pr.rs.sess == nil {
+		pr.rs.sess = prog.NewSession(pr)
 	}
-	return pr.Decide(rules.Decision{Kind: rules.DecideMember, Pool: pool, Addr: addr})
+	return pr.rs.sess
 }
-
-// Reject implements RuleConn.
-func (pr *proxied) Reject() { pr.rs.verdict = doReject }
-
-// Discard implements RuleConn.
-func (pr *proxied) Discard() { pr.rs.verdict = doDrop }
-
-// Server implements RuleConn.
-func (pr *proxied) Server() (string, netip.AddrPort, bool) { return pr.LBServer() }
 
 // ---- The iRules view (rules.Conn) ----
 
-var _ rules.Conn = (*proxied)(nil)
+var _ RuleConn = (*proxied)(nil)
 
 // Addr implements rules.Conn.
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {

@@ -40,7 +40,7 @@ when CLIENT_DATA {
 			withPool(cfg, "/Common/WSH_1_pool", "127.0.76.2:9000")
 			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
 			if bc.rule != "" {
-				cfg.Virtuals["/Common/vs"].Rules, _ = irules(b, bc.rule)
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(b, bc.rule)
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)
@@ -92,7 +92,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
 			var r Rules
 			if bc.rule != "" {
-				r, _ = irules(b, bc.rule)
+				r, _ = compileRules(b, bc.rule)
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)

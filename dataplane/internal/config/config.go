@@ -490,32 +490,18 @@ type Rules interface {
 	Run(ev Event, c RuleConn) error
 }
 
-// RuleConn is the narrow view of one flow that simple rule hooks use. The
-// flow passed to Run also implements rules.Conn, which the iRules adapter
-// uses. Calls are made from the goroutine running the event; they never
-// block on I/O.
+// RuleConn is the view of one flow (or, on a message-balanced virtual,
+// one client connection) that a rule hook runs on: what the iRules
+// commands read and decide (rules.Conn), and the flow's iRules session.
+// Every data path's flow implements it, so one adapter runs the rules on
+// all of them. Calls are made from the goroutine running the event; they
+// never block on I/O.
 type RuleConn interface {
-	// VirtualName is the virtual server's full path ([virtual name]).
-	VirtualName() string
-	// ClientAddr is the client's address and port (IP::client_addr,
-	// TCP::client_port).
-	ClientAddr() netip.AddrPort
-	// LocalAddr is the address and port the client connected to
-	// (IP::local_addr, TCP::local_port).
-	LocalAddr() netip.AddrPort
-	// SetPool selects the pool for this flow (`pool name`); it fails when
-	// the pool does not exist.
-	SetPool(name string) error
-	// SetMember selects one member of a pool (`pool p member a p`,
-	// `node a p`); pool "" means the current pool.
-	SetMember(pool string, addr netip.AddrPort) error
-	// Reject resets the client connection after the event (`reject`).
-	Reject()
-	// Discard closes the client connection quietly after the event (`drop`,
-	// `discard`).
-	Discard()
-	// Server is the chosen member once a member is selected (LB::server).
-	Server() (pool string, addr netip.AddrPort, ok bool)
+	rules.Conn
+	// RuleSession returns the flow's session of prog, made at the flow's
+	// first event (with the flow as its rules.Conn) and released by the
+	// flow when it ends.
+	RuleSession(prog *rules.Program) *rules.Session
 }
 
 // EventMask asks r once, at commit time, which proxy events it handles:
