@@ -342,7 +342,7 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 		}
 		// The node the rule named failed this message: balance it instead.
 	} else if t.Pool != "" {
-		if named := mv.p.poolNamed(mv.vs.Name, t.Pool); named != nil {
+		if named := mv.p.rulePools().Named(mv.vs.Name, t.Pool); named != nil {
 			pool = named
 		}
 	}

@@ -160,7 +160,7 @@ func (r *mblbRules) Protocol() int { return 6 }
 func (r *mblbRules) Decide(d rules.Decision) error {
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := r.f.mv.p.poolNamed(r.f.Virtual, d.Pool)
+		pool := r.f.mv.p.rulePools().Named(r.f.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -267,7 +267,7 @@ func (r *mblbRules) Notify(s rules.Side, n rules.NotifyKind) error {
 
 // LBSelect implements rules.Conn.
 func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
-	return lbSelect(r.snap.Pool, nil)
+	return state.LBSelect(r.snap.Pool, nil)
 }
 
 // LBServer implements rules.Conn: on the server side, the member that
@@ -284,10 +284,10 @@ func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, er
 	if pool == "" {
 		return "", errors.New("LB::status needs a pool on a message-based virtual")
 	}
-	return r.f.mv.p.memberStatus(r.f.Virtual, pool, member)
+	return r.f.mv.p.rulePools().MemberStatus(r.f.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	return r.f.mv.p.activeMembers(r.f.Virtual, pool)
+	return r.f.mv.p.rulePools().ActiveMembers(r.f.Virtual, pool)
 }

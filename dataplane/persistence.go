@@ -36,7 +36,7 @@ func persistable(m *state.Member) bool { return m.Availability() <= state.AvailD
 // is gone or may not take persisted clients.
 func (p *Plane) persistTarget(rec *persist.Record, pool *state.Pool, acrossPools bool) (*state.Pool, *state.Member) {
 	if acrossPools && rec.Pool != pool.Name {
-		if q := (*p.poolIndex.Load())[rec.Pool]; q != nil {
+		if q := p.rulePools()[rec.Pool]; q != nil {
 			pool = q
 		}
 	}
@@ -208,7 +208,7 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 		pool = sc.pool
 	}
 	if r.Pool != "" {
-		if pool = pr.p.poolNamed(pr.Virtual, r.Pool); pool == nil {
+		if pool = pr.p.rulePools().Named(pr.Virtual, r.Pool); pool == nil {
 			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
 		}
 	}
@@ -353,7 +353,7 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 	if v == nil {
 		return persist.Key{}, persist.Scope{}, 0, nil, fmt.Errorf("no such virtual server: %s", k.Virtual)
 	}
-	pool := (*p.poolIndex.Load())[k.Pool]
+	pool := p.rulePools()[k.Pool]
 	if pool == nil {
 		return persist.Key{}, persist.Scope{}, 0, nil, fmt.Errorf("no such pool: %s", k.Pool)
 	}

@@ -60,8 +60,8 @@ type Plane struct {
 	members   map[string]*state.Member
 	nodes     map[string]*state.Node
 	listeners map[netip.AddrPort]*listener
-	poolIndex atomic.Pointer[map[string]*state.Pool] // for rules, read per flow
-	running   atomic.Pointer[Config]                 // for rules (snatpools)
+	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
+	running   atomic.Pointer[Config]      // for rules (snatpools)
 	accepts   sync.WaitGroup
 	mblbs     mblbPlane // message-based virtuals' engines
 	loops     loopSet   // where listeners accept and plain flows run
@@ -86,8 +86,7 @@ func New(opts Options) *Plane {
 		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*listener{},
 	}
-	empty := map[string]*state.Pool{}
-	p.poolIndex.Store(&empty)
+	p.poolIndex.Store(&state.Pools{})
 	return p
 }
 
@@ -325,7 +324,8 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 		}
 	}
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
-	p.poolIndex.Store(&b.pools)
+	index := state.Pools(b.pools)
+	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
 	p.applyMBLB(b.virtuals)
 	stale := b.stale

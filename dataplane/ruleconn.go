@@ -129,7 +129,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := pr.p.poolNamed(pr.Virtual, d.Pool)
+		pool := pr.p.rulePools().Named(pr.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -292,7 +292,7 @@ func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 	if pr.rs.selPool != nil {
 		pool = pr.rs.selPool
 	}
-	return lbSelect(pool, pr.rs.lbMode)
+	return state.LBSelect(pool, pr.rs.lbMode)
 }
 
 // LBServer implements rules.Conn.
@@ -319,12 +319,12 @@ func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, err
 		}
 		return "", errors.New("no pool member selected")
 	case pool == "":
-		return pr.p.nodeStatus(member.Addr())
+		return pr.p.rulePools().NodeStatus(member.Addr())
 	}
-	return pr.p.memberStatus(pr.Virtual, pool, member)
+	return pr.p.rulePools().MemberStatus(pr.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	return pr.p.activeMembers(pr.Virtual, pool)
+	return pr.p.rulePools().ActiveMembers(pr.Virtual, pool)
 }

@@ -96,7 +96,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)
-			pools := map[string]*state.Pool{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
+			pools := state.Pools{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
 			p.poolIndex.Store(&pools)
 			mask := config.EventMask(r)
 			done := make(chan *proxied)
