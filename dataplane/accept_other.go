@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/netip"
 	"time"
-
-	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // Without epoll, each listener has an accepting goroutine and every flow
@@ -62,9 +60,4 @@ func (p *Plane) acceptLoop(l *listener) {
 		}
 		go p.serve(l.vs.Load(), c)
 	}
-}
-
-// dialFD is nil: without event loops message balancing runs on goroutines.
-func (mv *mblbVS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
-	return nil
 }

@@ -26,6 +26,7 @@ type (
 	MonitorRule       = config.MonitorRule
 	MonitorType       = config.MonitorType
 	Monitor           = config.Monitor
+	PersistKey        = config.PersistKey
 	PersistMethod     = config.PersistMethod
 	Persistence       = config.Persistence
 	Event             = config.Event

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"golang.org/x/sys/unix"
@@ -224,9 +225,9 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			snap = vs.Snap.Load()
 		}
 		plain := snap != nil && snap.Plain()
-		var mv *mblbVS
+		var mv *mblbvs.VS
 		if snap != nil && snap.Cfg.MBLB != nil {
-			if mv = a.lr.p.mblbFor(vs); mv != nil && !mv.eng.Loopable() {
+			if mv = a.lr.p.mblbs.For(vs); mv != nil && !mv.Loopable() {
 				mv = nil
 			}
 		}
@@ -257,7 +258,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		case plain:
 			a.lr.startFlow(vs, fd, peer, local)
 		case mv != nil:
-			a.lr.startMBLB(vs, mv, fd, peer, local)
+			mv.StartOnLoop(a.lr.Loop, fd, peer, local)
 		default:
 			a.lr.p.handOff(vs, fd)
 		}

@@ -323,27 +323,6 @@ func (p *Plane) DeletePersistRecords(f persist.Filter) int {
 	return p.persist.DeleteMatching(f)
 }
 
-// PersistKey names a persistence decision made outside the L4 proxy, such
-// as message-based load balancing's per-message `persist uie`: the same
-// table and the same rules (match-across settings and timeout of the
-// virtual's profile of that mode, member states) apply as for
-// connections.
-type PersistKey struct {
-	// Virtual and Pool are full paths: the virtual the message arrived on
-	// and the pool it is balanced in.
-	Virtual, Pool string
-	// Mode is the record's mode; Key its key (for SourceAddress, an
-	// address, masked by the profile's mask).
-	Mode persist.Mode
-	Key  string
-	// Client is the client's address, shown in persist-records.
-	Client netip.Addr
-	// Timeout overrides the profile's timeout when positive (a rule's
-	// `persist uie key timeout`); 0 uses the virtual's profile of the mode
-	// (180 s without one).
-	Timeout time.Duration
-}
-
 func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Duration, *state.Pool, error) {
 	cfg := p.running.Load()
 	var v *Virtual

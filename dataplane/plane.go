@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
@@ -63,8 +64,8 @@ type Plane struct {
 	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	accepts   sync.WaitGroup
-	mblbs     mblbPlane // message-based virtuals' engines
-	loops     loopSet   // where listeners accept and plain flows run
+	mblbs     *mblbvs.Set // message-based virtuals' engines
+	loops     loopSet     // where listeners accept and plain flows run
 }
 
 // New starts an empty dataplane.
@@ -87,6 +88,17 @@ func New(opts Options) *Plane {
 		listeners: map[netip.AddrPort]*listener{},
 	}
 	p.poolIndex.Store(&state.Pools{})
+	p.mblbs = mblbvs.NewSet(mblbvs.Env{
+		Table:          p.table,
+		Log:            p.log,
+		ConnectTimeout: opts.ConnectTimeout,
+		Dial:           p.dial,
+		Pools:          p.rulePools,
+		PersistFind:    p.persistFind,
+		PersistLookup:  p.PersistLookup,
+		PersistSave:    p.PersistSave,
+		PersistDelete:  p.PersistDelete,
+	})
 	return p
 }
 
@@ -327,7 +339,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	index := state.Pools(b.pools)
 	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
-	p.applyMBLB(b.virtuals)
+	p.mblbs.Apply(b.virtuals)
 	stale := b.stale
 	go func() {
 		for _, in := range stale {
@@ -375,7 +387,7 @@ func (p *Plane) Close() {
 	}
 	p.accepts.Wait()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
-	p.closeMBLB()
+	p.mblbs.Close()
 	p.stopLoops()
 }
 

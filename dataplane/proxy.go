@@ -82,7 +82,7 @@ func (p *Plane) serve(vs *state.Virtual, c *net.TCPConn) {
 	}
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
-		p.serveMBLB(vs, snap, c)
+		p.mblbs.Serve(vs, snap, c)
 		return
 	}
 	pr := &proxied{client: c}

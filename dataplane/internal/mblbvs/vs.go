@@ -1,8 +1,9 @@
-package dataplane
+package mblbvs
 
 import (
 	"context"
 	"hash/fnv"
+	"log/slog"
 	"net"
 	"net/netip"
 	"reflect"
@@ -10,6 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
@@ -17,29 +21,42 @@ import (
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
-// Message-based load balancing on the proxy: a virtual with the mblb
-// profile hands each accepted client connection to its virtual's
-// mblb.Engine instead of the L4 copy loops. The engine frames messages
-// (declaratively, or through the virtual's iRules and TCP::notify) and asks
-// this file, per message, which member takes it (the pool's balancing,
-// member states, a rule's pool/member/node choice, persistence) and how to
-// reach it (translation and SNAT). The connection table shows the client
-// flow and every server connection as separate flows, as BIG-IP does for
-// MBLB (seed 000: `client <-> vs <-> any6` and `any6 <-> vs <-> member`).
-
-// mblbPlane is the plane's set of message balancing engines, one per
-// virtual with an mblb profile, rebuilt only when the virtual's MBLB
-// settings change.
-type mblbPlane struct {
-	mu  sync.Mutex
-	cur atomic.Pointer[map[*state.Virtual]*mblbVS]
+// Env is what the plane gives message-based balancing: where flows are
+// listed, where lines are logged, how a server is dialled, and the
+// running commit's pools and persistence.
+type Env struct {
+	Table          *flows.Table
+	Log            *slog.Logger
+	ConnectTimeout time.Duration
+	// Dial connects from src (see state.SNATSource) to dst on a goroutine.
+	Dial func(src, dst netip.AddrPort) (*net.TCPConn, error)
+	// Pools is the running commit's pool index.
+	Pools func() state.Pools
+	// PersistFind, PersistLookup, PersistSave and PersistDelete are the
+	// plane's persistence table under the virtuals' profiles (see
+	// dataplane.Plane.PersistLookup).
+	PersistFind   func(k config.PersistKey) (*state.Pool, *state.Member)
+	PersistLookup func(k config.PersistKey) (pool string, member netip.AddrPort, ok bool)
+	PersistSave   func(k config.PersistKey, pool string, member netip.AddrPort) error
+	PersistDelete func(k config.PersistKey)
 }
 
-// mblbVS is one virtual's engine and what its callbacks need.
-type mblbVS struct {
-	p     *Plane
+// Set is the plane's message balancing engines, one per virtual with an
+// mblb profile, rebuilt only when the virtual's MBLB settings change.
+type Set struct {
+	env Env
+	mu  sync.Mutex
+	cur atomic.Pointer[map[*state.Virtual]*VS]
+}
+
+// NewSet starts an empty set.
+func NewSet(env Env) *Set { return &Set{env: env} }
+
+// VS is one virtual's engine and what its callbacks need.
+type VS struct {
+	env   *Env
 	vs    *state.Virtual
-	cfg   MBLB
+	cfg   config.MBLB
 	idle  time.Duration
 	ruled bool // the rules frame messages (TCP::notify)
 	eng   *mblb.Engine
@@ -63,31 +80,31 @@ type suspect struct {
 // suspectFor is how long a failed member is passed over.
 const suspectFor = time.Second
 
-// sameMBLB reports whether a running engine can go on serving v.
-func (mv *mblbVS) same(cfg *MBLB, idle time.Duration, ruled bool) bool {
+// same reports whether a running engine can go on serving v.
+func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ruled bool) bool {
 	return mv.idle == idle && mv.ruled == ruled && reflect.DeepEqual(mv.cfg, *cfg)
 }
 
 // ruledBy reports whether r frames messages itself: rule framing needs a
 // CLIENT_DATA handler (an iRules program, not a test hook).
-func ruledBy(cfg *MBLB, r Rules) bool {
-	return cfg.Request.Mode == mblb.Rule && Program(r) != nil && r.Handles(EventClientData)
+func ruledBy(cfg *config.MBLB, r config.Rules) bool {
+	return cfg.Request.Mode == mblb.Rule && irules.Program(r) != nil && r.Handles(config.EventClientData)
 }
 
-// applyMBLB builds, keeps or retires the engines after a commit swapped in
-// virtuals. The caller holds p.mu.
-func (p *Plane) applyMBLB(virtuals map[string]*state.Virtual) {
-	p.mblbs.mu.Lock()
-	defer p.mblbs.mu.Unlock()
-	// A copy: the published map is read without a lock (mblbFor) and
+// Apply builds, keeps or retires the engines after a commit swapped in
+// virtuals.
+func (s *Set) Apply(virtuals map[string]*state.Virtual) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A copy: the published map is read without a lock (For) and
 	// must never change.
-	old := map[*state.Virtual]*mblbVS{}
-	if cur := p.mblbs.cur.Load(); cur != nil {
+	old := map[*state.Virtual]*VS{}
+	if cur := s.cur.Load(); cur != nil {
 		for v, mv := range *cur {
 			old[v] = mv
 		}
 	}
-	next := map[*state.Virtual]*mblbVS{}
+	next := map[*state.Virtual]*VS{}
 	for _, v := range virtuals {
 		snap := v.Snap.Load()
 		cfg := snap.Cfg.MBLB
@@ -100,9 +117,9 @@ func (p *Plane) applyMBLB(virtuals map[string]*state.Virtual) {
 			delete(old, v)
 			continue
 		}
-		mv, err := p.newMBLB(v, cfg, snap.Idle, ruled)
+		mv, err := s.newVS(v, cfg, snap.Idle, ruled)
 		if err != nil {
-			p.log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
+			s.env.Log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
 			continue
 		}
 		next[v] = mv
@@ -110,14 +127,14 @@ func (p *Plane) applyMBLB(virtuals map[string]*state.Virtual) {
 	for _, mv := range old {
 		go mv.retire()
 	}
-	p.mblbs.cur.Store(&next)
+	s.cur.Store(&next)
 }
 
-// closeMBLB stops every engine (Plane.Close).
-func (p *Plane) closeMBLB() {
-	p.mblbs.mu.Lock()
-	cur := p.mblbs.cur.Swap(nil)
-	p.mblbs.mu.Unlock()
+// Close stops every engine (Plane.Close).
+func (s *Set) Close() {
+	s.mu.Lock()
+	cur := s.cur.Swap(nil)
+	s.mu.Unlock()
 	if cur == nil {
 		return
 	}
@@ -126,9 +143,9 @@ func (p *Plane) closeMBLB() {
 	}
 }
 
-// mblbFor returns the running engine of vs, or nil.
-func (p *Plane) mblbFor(vs *state.Virtual) *mblbVS {
-	if cur := p.mblbs.cur.Load(); cur != nil {
+// For returns the running engine of vs, or nil.
+func (s *Set) For(vs *state.Virtual) *VS {
+	if cur := s.cur.Load(); cur != nil {
 		return (*cur)[vs]
 	}
 	return nil
@@ -137,16 +154,16 @@ func (p *Plane) mblbFor(vs *state.Virtual) *mblbVS {
 // retire lets an engine replaced by a commit finish its clients (a
 // profile change applies to new connections, as on BIG-IP), then closes
 // it and its pooled connections.
-func (mv *mblbVS) retire() {
+func (mv *VS) retire() {
 	for mv.eng.Stats().Sessions > 0 {
 		time.Sleep(200 * time.Millisecond)
 	}
 	mv.eng.Close()
 }
 
-// newMBLB starts the engine of one virtual.
-func (p *Plane) newMBLB(vs *state.Virtual, cfg *MBLB, idle time.Duration, ruled bool) (*mblbVS, error) {
-	mv := &mblbVS{p: p, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
+// newVS starts the engine of one virtual.
+func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled bool) (*VS, error) {
+	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
 	ec := mblb.Config{
 		Pick:            mv.pick,
 		Dial:            mv.dial,
@@ -157,12 +174,12 @@ func (p *Plane) newMBLB(vs *state.Virtual, cfg *MBLB, idle time.Duration, ruled 
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
 		IdleTimeout:     idle,
-		ConnectTimeout:  p.opts.ConnectTimeout,
+		ConnectTimeout:  s.env.ConnectTimeout,
 		Events: mblb.Events{
 			LegOpened:    mv.legOpened,
 			LegClosed:    mv.legClosed,
 			MemberFailed: mv.memberFailed,
-			Log:          func(msg string) { p.log.Info(msg) },
+			Log:          func(msg string) { s.env.Log.Info(msg) },
 		},
 	}
 	ec.DialFD = mv.dialFD()
@@ -193,7 +210,7 @@ func (p *Plane) newMBLB(vs *state.Virtual, cfg *MBLB, idle time.Duration, ruled 
 // engine's session spreads over members.
 type mblbFlow struct {
 	flows.Flow
-	mv   *mblbVS
+	mv   *VS
 	vs   *state.Virtual
 	sess *mblb.Session
 	rr   *mblbRules // nil without iRules
@@ -250,31 +267,32 @@ func (lf *legFlow) Sent(n int) {
 	}
 }
 
-// serveMBLB runs one accepted client connection of a message-balanced
+// Serve runs one accepted client connection of a message-balanced
 // virtual to its end, on goroutines. The virtual's connection count is
 // already taken.
-func (p *Plane) serveMBLB(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
-	mv := p.mblbFor(vs)
+func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+	mv := s.For(vs)
 	if mv == nil {
-		reset(c)
+		c.SetLinger(0)
+		c.Close()
 		vs.Stats.Close()
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
 	f.sess = mv.eng.NewSession(c, opts)
-	s := f.sess
-	f.Closer = func(reset bool) { s.Close(reset) }
-	p.table.Add(&f.Flow)
+	sess := f.sess
+	f.Closer = func(reset bool) { sess.Close(reset) }
+	s.env.Table.Add(&f.Flow)
 	defer f.finish()
 	if f.rr != nil && !f.rr.accepted() {
 		return
 	}
-	s.Run()
+	sess.Run()
 }
 
 // newFlow is the connection-table record of a new client of the virtual,
 // and what its engine session needs to know of it.
-func (mv *mblbVS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
+func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
 	f := &mblbFlow{mv: mv, vs: mv.vs}
 	f.Client = client
 	f.Local = local
@@ -284,7 +302,7 @@ func (mv *mblbVS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort)
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination)
 	opts.Source = src.Addr()
-	if Program(snap.Cfg.Rules) != nil {
+	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)
 		if mv.ruled {
 			opts.Rule = f.rr
@@ -298,7 +316,7 @@ func (f *mblbFlow) finish() {
 	if f.rr != nil {
 		f.rr.end()
 	}
-	f.mv.p.table.Remove(&f.Flow)
+	f.mv.env.Table.Remove(&f.Flow)
 	f.vs.Stats.Close()
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
 }
@@ -320,7 +338,7 @@ func nodeID(a netip.AddrPort) mblb.MemberID {
 
 // member describes m to the engine and counts the message on it: Total
 // Requests of a member of a message-balanced virtual are its messages.
-func (mv *mblbVS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
+func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 	m.Stats.Requests.Add(1)
 	m.Pool.Stats.Requests.Add(1)
 	m.Node.Stats.Requests.Add(1)
@@ -328,7 +346,7 @@ func (mv *mblbVS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 }
 
 // pick is the engine's Pick: one member for one message.
-func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
+func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
 	snap := mv.vs.Snap.Load()
 	pool := snap.Pool
 	t := c.Target
@@ -342,7 +360,7 @@ func (mv *mblbVS) pick(c mblb.Choice) (mblb.Member, error) {
 		}
 		// The node the rule named failed this message: balance it instead.
 	} else if t.Pool != "" {
-		if named := mv.p.rulePools().Named(mv.vs.Name, t.Pool); named != nil {
+		if named := mv.env.Pools().Named(mv.vs.Name, t.Pool); named != nil {
 			pool = named
 		}
 	}
@@ -392,7 +410,7 @@ func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
 
 // suspected returns the members passed over while others can take a
 // message, dropping those whose time is up.
-func (mv *mblbVS) suspected() []*state.Member {
+func (mv *VS) suspected() []*state.Member {
 	if mv.nsuspect.Load() == 0 {
 		return nil
 	}
@@ -413,7 +431,7 @@ func (mv *mblbVS) suspected() []*state.Member {
 }
 
 // memberFailed is the engine's report of a failed connect or connection.
-func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
+func (mv *VS) memberFailed(m mblb.Member, err error) {
 	rt, ok := m.Ref.(*state.Member)
 	if !ok {
 		return
@@ -435,7 +453,7 @@ func (mv *mblbVS) memberFailed(m mblb.Member, err error) {
 
 // source is the server side's source for a client of this virtual, as
 // source-address-translation says.
-func (mv *mblbVS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.AddrPort {
+func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.AddrPort {
 	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
 }
 
@@ -443,9 +461,9 @@ func (mv *mblbVS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) ne
 // client's port on the first server connection when it is free (seed 000
 // §2.2 saw the first server flow reuse the client's source port and the
 // second take another).
-func (mv *mblbVS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
+func (mv *VS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
 	snap := mv.vs.Snap.Load()
-	c, err := mv.p.dial(mv.source(snap, client, m.Addr), m.Addr)
+	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +472,7 @@ func (mv *mblbVS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) 
 
 // legOpened puts a new server connection in the connection table and on
 // its member's counters, and runs SERVER_CONNECTED for its client.
-func (mv *mblbVS) legOpened(l *mblb.Leg) {
+func (mv *VS) legOpened(l *mblb.Leg) {
 	lf := &legFlow{}
 	snap := mv.vs.Snap.Load()
 	lf.Local = snap.Cfg.Destination
@@ -473,20 +491,20 @@ func (mv *mblbVS) legOpened(l *mblb.Leg) {
 	lf.Closer = func(bool) { l.Abort() }
 	l.Meter = lf
 	mv.legs.Store(l, lf)
-	mv.p.table.Add(&lf.Flow)
+	mv.env.Table.Add(&lf.Flow)
 	if f, ok := l.Owner.(*mblbFlow); ok && f.rr != nil {
 		f.rr.serverConnected(l)
 	}
 }
 
 // legClosed takes a server connection out of the table and its counts.
-func (mv *mblbVS) legClosed(l *mblb.Leg) {
+func (mv *VS) legClosed(l *mblb.Leg) {
 	v, ok := mv.legs.LoadAndDelete(l)
 	if !ok {
 		return
 	}
 	lf := v.(*legFlow)
-	mv.p.table.Remove(&lf.Flow)
+	mv.env.Table.Remove(&lf.Flow)
 	if m := lf.m; m != nil {
 		m.Stats.Close()
 		m.Node.Stats.Close()
@@ -496,8 +514,8 @@ func (mv *mblbVS) legClosed(l *mblb.Leg) {
 
 // OneConnectStats sums `show ltm profile one-connect` for one profile
 // over the message-balanced virtuals using it; ok is false when none does.
-func (p *Plane) OneConnectStats(profile string) (st mblb.OneConnectStats, ok bool) {
-	cur := p.mblbs.cur.Load()
+func (s *Set) OneConnectStats(profile string) (st mblb.OneConnectStats, ok bool) {
+	cur := s.cur.Load()
 	if cur == nil {
 		return st, false
 	}
@@ -505,40 +523,37 @@ func (p *Plane) OneConnectStats(profile string) (st mblb.OneConnectStats, ok boo
 		if oc := mv.cfg.OneConnect; oc == nil || oc.Profile != profile {
 			continue
 		}
-		s, has := mv.eng.OneConnectStats()
+		es, has := mv.eng.OneConnectStats()
 		if !has {
 			continue
 		}
 		ok = true
-		st.CurrentIdle += s.CurrentIdle
-		st.Maximum += s.Maximum
-		st.TotalReuses += s.TotalReuses
-		st.New += s.New
+		st.CurrentIdle += es.CurrentIdle
+		st.Maximum += es.Maximum
+		st.TotalReuses += es.TotalReuses
+		st.New += es.New
 	}
 	return st, ok
 }
 
-// MBLBStats are a message-balanced virtual's engine counters.
-type MBLBStats = mblb.Stats
-
-// MBLBStats returns the engine counters of a message-balanced virtual.
-func (p *Plane) MBLBStats(virtual string) (MBLBStats, bool) {
-	cur := p.mblbs.cur.Load()
+// Stats returns the engine counters of a message-balanced virtual.
+func (s *Set) Stats(virtual string) (mblb.Stats, bool) {
+	cur := s.cur.Load()
 	if cur == nil {
-		return MBLBStats{}, false
+		return mblb.Stats{}, false
 	}
 	for vs, mv := range *cur {
 		if vs.Name == virtual {
 			return mv.eng.Stats(), true
 		}
 	}
-	return MBLBStats{}, false
+	return mblb.Stats{}, false
 }
 
-// MBLBProfileStats sums the engine counters of the message-balanced
-// virtuals using one mblb profile; ok is false when none does.
-func (p *Plane) MBLBProfileStats(profile string) (st MBLBStats, ok bool) {
-	cur := p.mblbs.cur.Load()
+// ProfileStats sums the engine counters of the message-balanced virtuals
+// using one mblb profile; ok is false when none does.
+func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
+	cur := s.cur.Load()
 	if cur == nil {
 		return st, false
 	}
@@ -547,17 +562,17 @@ func (p *Plane) MBLBProfileStats(profile string) (st MBLBStats, ok bool) {
 			continue
 		}
 		ok = true
-		s := mv.eng.Stats()
-		st.Messages += s.Messages
-		st.Responses += s.Responses
-		st.Retries += s.Retries
-		st.Oversize += s.Oversize
-		st.Resets += s.Resets
-		st.ServerFailures += s.ServerFailures
-		st.Unsolicited += s.Unsolicited
-		st.ServerConnsOpened += s.ServerConnsOpened
-		st.Sessions += s.Sessions
-		st.ServerConns += s.ServerConns
+		es := mv.eng.Stats()
+		st.Messages += es.Messages
+		st.Responses += es.Responses
+		st.Retries += es.Retries
+		st.Oversize += es.Oversize
+		st.Resets += es.Resets
+		st.ServerFailures += es.ServerFailures
+		st.Unsolicited += es.Unsolicited
+		st.ServerConnsOpened += es.ServerConnsOpened
+		st.Sessions += es.Sessions
+		st.ServerConns += es.ServerConns
 	}
 	return st, ok
 }

@@ -1,4 +1,4 @@
-package dataplane
+package mblbvs
 
 import (
 	"errors"
@@ -6,10 +6,22 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
+
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
+)
+
+// verdict is how a rule ended the client.
+type verdict uint8
+
+const (
+	goOn verdict = iota
+	doReject
+	doDrop
+	doClose
 )
 
 // mblbRules runs a message-balanced client connection's iRules. Its events
@@ -23,10 +35,10 @@ type mblbRules struct {
 	mu    sync.Mutex
 	f     *mblbFlow
 	snap  *state.VirtualSnap
-	rules Rules
+	rules config.Rules
 	sess  *rules.Session
 	d     *mblb.Data // the event's data; nil in other events
-	ev    Event
+	ev    config.Event
 	// verdict of the current event: reject/drop end the client.
 	verdict verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
@@ -47,7 +59,7 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.Session {
 }
 
 // run runs one event under the lock.
-func (r *mblbRules) run(ev Event, d *mblb.Data) error {
+func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
@@ -60,7 +72,7 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
-			r.f.mv.p.log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
 		}
 	}
 	return err
@@ -69,7 +81,7 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 // accepted runs CLIENT_ACCEPTED; false means the rule refused the client.
 func (r *mblbRules) accepted() bool {
 	r.mu.Lock()
-	err := r.run(EventClientAccepted, nil)
+	err := r.run(config.EventClientAccepted, nil)
 	v := r.verdict
 	r.mu.Unlock()
 	if err != nil || v == doReject {
@@ -87,7 +99,7 @@ func (r *mblbRules) accepted() bool {
 func (r *mblbRules) ClientData(d *mblb.Data) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.run(EventClientData, d)
+	return r.run(config.EventClientData, d)
 }
 
 // ServerData implements mblb.RuleHandler (SERVER_DATA). Without a handler
@@ -96,23 +108,23 @@ func (r *mblbRules) ClientData(d *mblb.Data) error {
 func (r *mblbRules) ServerData(d *mblb.Data) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.rules.Handles(EventServerData) {
+	if !r.rules.Handles(config.EventServerData) {
 		d.Release(-1)
 		d.Notify()
 		return nil
 	}
-	return r.run(EventServerData, d)
+	return r.run(config.EventServerData, d)
 }
 
 // serverConnected runs SERVER_CONNECTED for a new server connection of the
 // client's own; a rule error there resets the client.
 func (r *mblbRules) serverConnected(l *mblb.Leg) {
-	if !r.rules.Handles(EventServerConnected) {
+	if !r.rules.Handles(config.EventServerConnected) {
 		return
 	}
 	r.mu.Lock()
 	r.server, r.local = l.Remote, l.Local
-	err := r.run(EventServerConnected, nil)
+	err := r.run(config.EventServerConnected, nil)
 	r.server, r.local = netip.AddrPort{}, netip.AddrPort{}
 	v := r.verdict
 	r.mu.Unlock()
@@ -124,7 +136,7 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 // end runs CLIENT_CLOSED and gives the rule session back.
 func (r *mblbRules) end() {
 	r.mu.Lock()
-	r.run(EventClientClosed, nil)
+	r.run(config.EventClientClosed, nil)
 	if r.sess != nil {
 		r.sess.Release()
 		r.sess = nil
@@ -132,7 +144,7 @@ func (r *mblbRules) end() {
 	r.mu.Unlock()
 }
 
-var _ RuleConn = (*mblbRules)(nil)
+var _ config.RuleConn = (*mblbRules)(nil)
 
 // Addr implements rules.Conn.
 func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {
@@ -160,7 +172,7 @@ func (r *mblbRules) Protocol() int { return 6 }
 func (r *mblbRules) Decide(d rules.Decision) error {
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := r.f.mv.p.rulePools().Named(r.f.Virtual, d.Pool)
+		pool := r.f.mv.env.Pools().Named(r.f.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -189,7 +201,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
-		if r.ev == EventClientAccepted {
+		if r.ev == config.EventClientAccepted {
 			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")
 		}
 		return errors.New("a pool, member or node decision applies to requests: make it in CLIENT_DATA")
@@ -284,10 +296,10 @@ func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, er
 	if pool == "" {
 		return "", errors.New("LB::status needs a pool on a message-based virtual")
 	}
-	return r.f.mv.p.rulePools().MemberStatus(r.f.Virtual, pool, member)
+	return r.f.mv.env.Pools().MemberStatus(r.f.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	return r.f.mv.p.rulePools().ActiveMembers(r.f.Virtual, pool)
+	return r.f.mv.env.Pools().ActiveMembers(r.f.Virtual, pool)
 }
