@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -60,12 +62,11 @@ type Plane struct {
 	pools     map[string]*state.Pool
 	members   map[string]*state.Member
 	nodes     map[string]*state.Node
-	listeners map[netip.AddrPort]*listener
+	listeners map[netip.AddrPort]*l4.Listener
 	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
 	running   atomic.Pointer[Config]      // for rules (snatpools)
-	accepts   sync.WaitGroup
-	mblbs     *mblbvs.Set // message-based virtuals' engines
-	loops     loopSet     // where listeners accept and plain flows run
+	mblbs     *mblbvs.Set                 // message-based virtuals' engines
+	l4        *l4.Engine                  // listeners and the L4 flows
 }
 
 // New starts an empty dataplane.
@@ -74,7 +75,7 @@ func New(opts Options) *Plane {
 		opts.Logger = slog.Default()
 	}
 	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = defaultConnectTimeout
+		opts.ConnectTimeout = l4.DefaultConnectTimeout
 	}
 	p := &Plane{
 		opts:      opts,
@@ -85,29 +86,31 @@ func New(opts Options) *Plane {
 		pools:     map[string]*state.Pool{},
 		members:   map[string]*state.Member{},
 		nodes:     map[string]*state.Node{},
-		listeners: map[netip.AddrPort]*listener{},
+		listeners: map[netip.AddrPort]*l4.Listener{},
 	}
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,
 		Log:            p.log,
 		ConnectTimeout: opts.ConnectTimeout,
-		Dial:           p.dial,
+		Dial:           func(src, dst netip.AddrPort) (*net.TCPConn, error) { return p.l4.Dial(src, dst) },
 		Pools:          p.rulePools,
 		PersistFind:    p.persistFind,
 		PersistLookup:  p.PersistLookup,
 		PersistSave:    p.PersistSave,
 		PersistDelete:  p.PersistDelete,
 	})
+	p.l4 = l4.New(l4.Env{
+		Table:          p.table,
+		Log:            p.log,
+		ConnectTimeout: opts.ConnectTimeout,
+		BusyPoll:       opts.BusyPoll,
+		Pools:          p.rulePools,
+		Running:        p.running.Load,
+		Persist:        &p.persist,
+		MBLB:           p.mblbs,
+	})
 	return p
-}
-
-// listener is one bound address:port; the virtual that owns it can change
-// between commits without closing the socket.
-type listener struct {
-	addr netip.AddrPort
-	vs   atomic.Pointer[state.Virtual]
-	listenSys
 }
 
 // Apply brings the plane from what it runs to cfg, touching only what
@@ -149,7 +152,7 @@ func (p *Plane) Apply(old, cfg *Config) error {
 // it in.
 type generation struct {
 	want     map[netip.AddrPort]string // every bound address: its virtual
-	fresh    map[netip.AddrPort]*listener
+	fresh    map[netip.AddrPort]*l4.Listener
 	nodes    map[string]*state.Node
 	members  map[string]*state.Member
 	pools    map[string]*state.Pool
@@ -162,7 +165,7 @@ type generation struct {
 // error it closes what it bound and nothing has changed. The caller holds
 // p.mu.
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
-	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*listener{}}
+	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
 	for name, v := range cfg.Virtuals {
 		ports, _ := v.Ports()
 		for _, port := range ports {
@@ -173,10 +176,10 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 		if p.listeners[ap] != nil {
 			continue
 		}
-		l, err := p.listen(ap)
+		l, err := p.l4.Listen(ap)
 		if err != nil {
 			for _, l := range b.fresh {
-				l.closeUnstarted()
+				l.CloseUnstarted()
 			}
 			return nil, fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
@@ -252,7 +255,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if v == nil {
 			v = &state.Virtual{Name: name}
 		}
-		snap := &state.VirtualSnap{Cfg: vc, Idle: idleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
+		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
 		if vc.Pool != "" {
 			snap.Pool = b.pools[vc.Pool]
 		}
@@ -312,23 +315,23 @@ func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b
 // follow, stale monitors stop, and flows of removed virtuals follow their
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
-	started := make([]*listener, 0, len(b.fresh))
+	started := make([]*l4.Listener, 0, len(b.fresh))
 	for ap, l := range b.fresh {
 		p.listeners[ap] = l
-		l.vs.Store(b.virtuals[b.want[ap]])
+		l.VS.Store(b.virtuals[b.want[ap]])
 		started = append(started, l)
 	}
-	var retired []*listener
+	var retired []*l4.Listener
 	for ap, l := range p.listeners {
 		if name, ok := b.want[ap]; ok {
-			l.vs.Store(b.virtuals[name])
+			l.VS.Store(b.virtuals[name])
 			continue
 		}
 		retired = append(retired, l)
 		delete(p.listeners, ap)
 	}
-	p.stopListeners(retired)
-	p.startListeners(started)
+	p.l4.Stop(retired)
+	p.l4.Start(started)
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {
@@ -368,12 +371,12 @@ func (p *Plane) Close() {
 		return
 	}
 	p.closed = true
-	all := make([]*listener, 0, len(p.listeners))
+	all := make([]*l4.Listener, 0, len(p.listeners))
 	for ap, l := range p.listeners {
 		all = append(all, l)
 		delete(p.listeners, ap)
 	}
-	p.stopListeners(all)
+	p.l4.Stop(all)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
 		stale = append(stale, m.Watch.StopAll()...)
@@ -385,10 +388,10 @@ func (p *Plane) Close() {
 	for _, in := range stale {
 		in.Stop()
 	}
-	p.accepts.Wait()
+	p.l4.WaitAccepts()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
 	p.mblbs.Close()
-	p.stopLoops()
+	p.l4.Close()
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the

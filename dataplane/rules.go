@@ -5,13 +5,6 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// eventBit is ev's bit in an event mask (0 for an event the proxy does not
-// raise).
-func eventBit(ev Event) uint16 {
-	bit, _, _ := ev.Lookup()
-	return bit
-}
-
 // NewRules adapts a compiled iRules program (the rules of one virtual, in
 // list order) to the proxy's hook (see dataplane/internal/irules); nil
 // gives nil, so that a virtual without rules pays nothing.

@@ -1,4 +1,4 @@
-package dataplane
+package l4
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -30,7 +32,7 @@ type flowPersist struct {
 // persistDecision is what the connect path persists on.
 type persistDecision struct {
 	key     persist.Key
-	prof    *Persistence // the virtual's profile of the key's mode, if any
+	prof    *config.Persistence // the virtual's profile of the key's mode, if any
 	timeout time.Duration
 }
 
@@ -48,7 +50,7 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 				return d, false
 			}
 			d.key, d.prof = key, cfg.ProfileFor(key.Mode)
-			d.timeout = DefaultPersistTimeout
+			d.timeout = config.DefaultPersistTimeout
 			if d.prof != nil {
 				d.timeout = d.prof.Timeout
 			}
@@ -58,12 +60,12 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 			return d, true
 		}
 	}
-	for _, prof := range []*Persistence{cfg.Persist, cfg.FallbackPersist} {
+	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof == nil {
 			continue
 		}
 		switch prof.Method {
-		case PersistSourceAddr:
+		case config.PersistSourceAddr:
 			return persistDecision{key: persist.AddrKey(persist.SourceAddress, pr.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
 		}
 		// universal: only a rule gives the key; cookie: needs HTTP.
@@ -74,18 +76,18 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 // persistLookup finds the member the flow persists to in pool, if any.
 func (pr *proxied) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
 	s := state.PersistScope(pr.snap.Cfg, pool.Name, d.prof)
-	rec, ok := pr.p.persist.Lookup(d.key, s)
+	rec, ok := pr.e.env.Persist.Lookup(d.key, s)
 	if !ok {
 		return nil, nil
 	}
-	return pr.p.rulePools().PersistTarget(&rec, pool, s.AcrossPools)
+	return pr.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
 }
 
 // persistSave makes or refreshes the flow's record once it is connected
 // to member m of pool.
 func (pr *proxied) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
 	s := state.PersistScope(pr.snap.Cfg, pool.Name, d.prof)
-	pr.p.persist.Add(d.key, s, m.Cfg.Load().Addr, pr.Client.Addr(), d.timeout)
+	pr.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, pr.Client.Addr(), d.timeout)
 	fp := pr.persistState()
 	fp.mu.Lock()
 	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
@@ -117,7 +119,7 @@ func (pr *proxied) persistDone() {
 	made, k, s := fp.made, fp.madeKey, fp.madeIn
 	fp.mu.Unlock()
 	if made {
-		pr.p.persist.Touch(k, s)
+		pr.e.env.Persist.Touch(k, s)
 	}
 }
 
@@ -157,7 +159,7 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 		pool = sc.pool
 	}
 	if r.Pool != "" {
-		if pool = pr.p.rulePools().Named(pr.Virtual, r.Pool); pool == nil {
+		if pool = pr.e.env.Pools().Named(pr.Virtual, r.Pool); pool == nil {
 			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
 		}
 	}
@@ -179,7 +181,7 @@ func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
 	if prof := pr.snap.Cfg.ProfileFor(k.Mode); prof != nil {
 		return prof.Timeout
 	}
-	return DefaultPersistTimeout
+	return config.DefaultPersistTimeout
 }
 
 // Persist implements rules.PersistConn: persist uie|source_addr|none sets
@@ -223,7 +225,7 @@ func (pr *proxied) PersistAdd(r rules.Persist) error {
 	if err != nil {
 		return err
 	}
-	pr.p.persist.Add(k, s, addr, pr.Client.Addr(), pr.ruleTimeout(r, k))
+	pr.e.env.Persist.Add(k, s, addr, pr.Client.Addr(), pr.ruleTimeout(r, k))
 	return nil
 }
 
@@ -237,7 +239,7 @@ func (pr *proxied) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, er
 	if err != nil {
 		return rules.PersistTarget{}, false, err
 	}
-	rec, ok := pr.p.persist.Lookup(k, s)
+	rec, ok := pr.e.env.Persist.Lookup(k, s)
 	if !ok {
 		return rules.PersistTarget{}, false, nil
 	}
@@ -254,6 +256,6 @@ func (pr *proxied) PersistDelete(r rules.Persist) error {
 	if err != nil {
 		return err
 	}
-	pr.p.persist.Delete(k, s)
+	pr.e.env.Persist.Delete(k, s)
 	return nil
 }

@@ -1,4 +1,4 @@
-package dataplane
+package l4
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -36,7 +38,7 @@ type serverConn struct {
 // for flows without rules.
 type proxied struct {
 	flows.Flow
-	p      *Plane
+	e      *Engine
 	vs     *state.Virtual
 	snap   *state.VirtualSnap
 	client *net.TCPConn
@@ -44,7 +46,7 @@ type proxied struct {
 	first  serverConn  // the first server connection, kept inline
 	pool   *state.Pool // the virtual's default pool
 	idle   time.Duration
-	rules  Rules
+	rules  config.Rules
 	evMask uint16                      // events the rules handle
 	rs     *ruleState                  // nil for flows without rules
 	pers   atomic.Pointer[flowPersist] // nil until the flow persists (persistence.go)
@@ -68,7 +70,7 @@ var (
 )
 
 // serve runs one accepted client connection to its end.
-func (p *Plane) serve(vs *state.Virtual, c *net.TCPConn) {
+func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 	if vs == nil {
 		reset(c)
 		return
@@ -82,15 +84,15 @@ func (p *Plane) serve(vs *state.Virtual, c *net.TCPConn) {
 	}
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
-		p.mblbs.Serve(vs, snap, c)
+		e.env.MBLB.Serve(vs, snap, c)
 		return
 	}
 	pr := &proxied{client: c}
-	pr.init(p, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
+	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
 	if snap.EvMask != 0 {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
-	p.table.Add(&pr.Flow)
+	e.env.Table.Add(&pr.Flow)
 
 	if pr.rs != nil {
 		pr.serveRules()
@@ -107,8 +109,8 @@ func (p *Plane) serve(vs *state.Virtual, c *net.TCPConn) {
 }
 
 // init fills in a new flow's table entry for the virtual.
-func (pr *proxied) init(p *Plane, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
-	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.Idle, snap.Pool
+func (pr *proxied) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
+	pr.e, pr.vs, pr.snap, pr.idle, pr.pool = e, vs, snap, snap.Idle, snap.Pool
 	pr.Client, pr.Local = client, local
 	pr.Virtual = vs.Name
 	pr.Flow.Protocol = "tcp"
@@ -151,11 +153,11 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		ps = pool.Snap.Load()
 		dst := pr.target(m)
-		if rs != nil && pr.handles(EventLBSelected) {
+		if rs != nil && pr.handles(config.EventLBSelected) {
 			rs.mu.Lock()
 			rs.pick, rs.changed = lbPick{pool: pool, addr: dst}, false
 			rs.mu.Unlock()
-			ok := pr.runEvent(EventLBSelected)
+			ok := pr.runEvent(config.EventLBSelected)
 			rs.mu.Lock()
 			rs.pick = lbPick{}
 			changed := rs.changed
@@ -171,7 +173,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 				return pr.connect()
 			}
 		}
-		sc, err := pr.p.dial(pr.source(dst), dst)
+		sc, err := pr.e.Dial(pr.source(dst), dst)
 		if err == nil {
 			s := pr.newServerConn()
 			s.conn = sc
@@ -228,12 +230,12 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if a.Port() == 0 {
 		a = netip.AddrPortFrom(a.Addr(), pr.Local.Port())
 	}
-	if pr.handles(EventLBSelected) {
+	if pr.handles(config.EventLBSelected) {
 		rs := pr.rs
 		rs.mu.Lock()
 		rs.pick, rs.changed = lbPick{addr: a}, false
 		rs.mu.Unlock()
-		ok := pr.runEvent(EventLBSelected)
+		ok := pr.runEvent(config.EventLBSelected)
 		rs.mu.Lock()
 		rs.pick = lbPick{}
 		changed := rs.changed
@@ -246,7 +248,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
-	c, err := pr.p.dial(pr.source(a), a)
+	c, err := pr.e.Dial(pr.source(a), a)
 	if err != nil {
 		return nil, errConnect
 	}
@@ -293,12 +295,12 @@ func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
 	return state.SNATSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
 }
 
-// dial connects to dst from src (see source), keeping src's port (if not
+// Dial connects to dst from src (see source), keeping src's port (if not
 // 0) when the kernel allows and falling back to any port otherwise; the
 // connect is given up after the plane's connect timeout (see
 // connectExpired).
-func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
-	d := net.Dialer{Timeout: p.opts.ConnectTimeout, KeepAlive: -1}
+func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
+	d := net.Dialer{Timeout: e.env.ConnectTimeout, KeepAlive: -1}
 	keep := src.Port() != 0
 	d.Control = dialControl(src, dst, keep)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())
@@ -725,7 +727,7 @@ func (pr *proxied) finish(resetClient bool) {
 // refresh, its table entry, and the virtual's, pool's and member's counts.
 func (pr *proxied) retire() {
 	pr.persistDone()
-	pr.p.table.Remove(&pr.Flow)
+	pr.e.env.Table.Remove(&pr.Flow)
 	pr.vs.Stats.Close()
 	pr.vs.Durs.Note(uint64(time.Since(pr.Created()) / time.Millisecond))
 	if sc := pr.srv.Load(); sc != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package dataplane
+package l4
 
 import (
 	"net"
@@ -38,7 +38,7 @@ type loopSet struct {
 // loopRT is one event loop and the plain flows it runs.
 type loopRT struct {
 	*evloop.Loop
-	p     *Plane
+	e     *Engine
 	flows []*loopFlow
 	pipes []*[2]int // empty pipes kept for the next bulk transfer
 }
@@ -78,9 +78,10 @@ func closePipe(p *[2]int) {
 // loopTick is how often a loop checks its flows' idle and connect timers.
 const loopTick = 200 * time.Millisecond
 
-// ensureLoops starts the loops once. The caller holds p.mu.
-func (p *Plane) ensureLoops() error {
-	if p.loops.ls != nil {
+// ensureLoops starts the loops once. The caller (the plane, in Apply)
+// serializes it.
+func (e *Engine) ensureLoops() error {
+	if e.loops.ls != nil {
 		return nil
 	}
 	n := runtime.GOMAXPROCS(0)
@@ -93,14 +94,14 @@ func (p *Plane) ensureLoops() error {
 			}
 			return err
 		}
-		el.SetBusyPoll(p.opts.BusyPoll)
-		ls = append(ls, &loopRT{Loop: el, p: p})
+		el.SetBusyPoll(e.env.BusyPoll)
+		ls = append(ls, &loopRT{Loop: el, e: e})
 	}
-	p.loops.ls = ls
+	e.loops.ls = ls
 	for _, lr := range ls {
-		p.loops.wg.Add(1)
+		e.loops.wg.Add(1)
 		go func() {
-			defer p.loops.wg.Done()
+			defer e.loops.wg.Done()
 			lr.Run(loopTick, lr.tick)
 		}()
 	}
@@ -109,12 +110,12 @@ func (p *Plane) ensureLoops() error {
 
 // stopLoops ends the loops after the work already posted to them (the
 // aborts of Close) has run.
-func (p *Plane) stopLoops() {
-	for _, lr := range p.loops.ls {
+func (e *Engine) stopLoops() {
+	for _, lr := range e.loops.ls {
 		lr.Stop(true)
 	}
-	p.loops.wg.Wait()
-	for _, lr := range p.loops.ls {
+	e.loops.wg.Wait()
+	for _, lr := range e.loops.ls {
 		for _, pp := range lr.pipes {
 			closePipe(pp)
 		}
@@ -128,29 +129,31 @@ type listenSys struct {
 	acc []*acceptor // by loop
 }
 
-// listen binds and listens on ap (accepting starts with startListeners).
-func (p *Plane) listen(ap netip.AddrPort) (*listener, error) {
-	if err := p.ensureLoops(); err != nil {
+// Listen binds and listens on ap (accepting starts with Start).
+func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+	if err := e.ensureLoops(); err != nil {
 		return nil, err
 	}
 	fd, err := rawsock.Listen(ap)
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{addr: ap}
+	l := &Listener{Addr: ap}
 	l.fd = fd
-	l.acc = make([]*acceptor, len(p.loops.ls))
+	l.acc = make([]*acceptor, len(e.loops.ls))
 	return l, nil
 }
 
-func (l *listener) closeUnstarted() { unix.Close(l.fd) }
+// CloseUnstarted closes a listener that never started (a commit that
+// failed to bind another address).
+func (l *Listener) CloseUnstarted() { unix.Close(l.fd) }
 
-// startListeners registers ls in every loop.
-func (p *Plane) startListeners(ls []*listener) {
+// Start registers ls in every loop: they accept from now on.
+func (e *Engine) Start(ls []*Listener) {
 	if len(ls) == 0 {
 		return
 	}
-	for i, lr := range p.loops.ls {
+	for i, lr := range e.loops.ls {
 		lr.Call(func() {
 			for _, l := range ls {
 				a := &acceptor{l: l, lr: lr}
@@ -161,13 +164,13 @@ func (p *Plane) startListeners(ls []*listener) {
 	}
 }
 
-// stopListeners takes ls out of every loop, then closes them: no loop can
+// Stop takes ls out of every loop, then closes them: no loop can
 // be inside accept(2) on a descriptor number that is being reused.
-func (p *Plane) stopListeners(ls []*listener) {
+func (e *Engine) Stop(ls []*Listener) {
 	if len(ls) == 0 {
 		return
 	}
-	for i, lr := range p.loops.ls {
+	for i, lr := range e.loops.ls {
 		lr.Call(func() {
 			for _, l := range ls {
 				if a := l.acc[i]; a != nil {
@@ -184,7 +187,7 @@ func (p *Plane) stopListeners(ls []*listener) {
 
 // acceptor is one listener's registration in one loop.
 type acceptor struct {
-	l       *listener
+	l       *Listener
 	lr      *loopRT
 	tok     evloop.Token
 	armed   bool
@@ -197,7 +200,7 @@ func (a *acceptor) arm() {
 	}
 	tok, err := a.lr.Add(a.l.fd, evloop.In|evloop.Exclusive, a, 0)
 	if err != nil {
-		a.lr.p.log.Warn("cannot watch listener", "addr", a.l.addr.String(), "err", err)
+		a.lr.e.env.Log.Warn("cannot watch listener", "addr", a.l.Addr.String(), "err", err)
 		return
 	}
 	a.tok, a.armed = tok, true
@@ -219,7 +222,7 @@ const acceptBatch = 32
 // the net package.
 func (a *acceptor) Ready(_ uint8, _ uint32) {
 	for i := 0; i < acceptBatch; i++ {
-		vs := a.l.vs.Load()
+		vs := a.l.VS.Load()
 		var snap *state.VirtualSnap
 		if vs != nil {
 			snap = vs.Snap.Load()
@@ -227,7 +230,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		plain := snap != nil && snap.Plain()
 		var mv *mblbvs.VS
 		if snap != nil && snap.Cfg.MBLB != nil {
-			if mv = a.lr.p.mblbs.For(vs); mv != nil && !mv.Loopable() {
+			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
 				mv = nil
 			}
 		}
@@ -248,7 +251,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		default:
 			return
 		}
-		local := a.l.addr
+		local := a.l.Addr
 		if (plain || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
 			local = rawsock.Sockname(fd)
 		}
@@ -260,7 +263,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		case mv != nil:
 			mv.StartOnLoop(a.lr.Loop, fd, peer, local)
 		default:
-			a.lr.p.handOff(vs, fd)
+			a.lr.e.handOff(vs, fd)
 		}
 	}
 }
@@ -273,7 +276,7 @@ func (a *acceptor) pause() {
 
 // handOff gives an accepted (blocking) socket to the net package and
 // serves it on goroutines.
-func (p *Plane) handOff(vs *state.Virtual, fd int) {
+func (e *Engine) handOff(vs *state.Virtual, fd int) {
 	f := os.NewFile(uintptr(fd), "")
 	c, err := net.FileConn(f)
 	f.Close()
@@ -286,7 +289,7 @@ func (p *Plane) handOff(vs *state.Virtual, fd int) {
 		return
 	}
 	tc.SetKeepAlive(false)
-	go p.serve(vs, tc)
+	go e.serve(vs, tc)
 }
 
 // Tags of a loop flow's two sockets.
@@ -345,8 +348,8 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
 	pr := &lf.proxied
-	pr.init(lr.p, vs, snap, client, local, lf.closeFromOutside)
-	lr.p.table.Add(&pr.Flow)
+	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	lr.e.env.Table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
 	rawsock.SetNoDelay(fd)
@@ -755,7 +758,7 @@ func (lf *loopFlow) finish() {
 // tick runs the loop's timers: connects that took too long move on to
 // the next member, idle flows are reset on both sides.
 func (lr *loopRT) tick(now int64) {
-	connectTimeout := lr.p.opts.ConnectTimeout
+	connectTimeout := lr.e.env.ConnectTimeout
 	for i := len(lr.flows) - 1; i >= 0; i-- {
 		if i >= len(lr.flows) {
 			continue

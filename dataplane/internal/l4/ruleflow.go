@@ -1,10 +1,12 @@
-package dataplane
+package l4
 
 import (
 	"errors"
 	"io"
 	"os"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -25,7 +27,7 @@ const maxRefires = 1000
 func (pr *proxied) serveRules() {
 	warmStack()
 	pr.legsLeft.Store(1)
-	if pr.handles(EventClientAccepted) && !pr.runEvent(EventClientAccepted) {
+	if pr.handles(config.EventClientAccepted) && !pr.runEvent(config.EventClientAccepted) {
 		pr.finishLeg()
 		return
 	}
@@ -36,7 +38,7 @@ func (pr *proxied) serveRules() {
 // drop, close), LB::detach, and the bytes it released or sent. It reports
 // whether the flow goes on; when not, its sockets are already closed and
 // the caller unwinds.
-func (pr *proxied) runEvent(ev Event) bool {
+func (pr *proxied) runEvent(ev config.Event) bool {
 	rs := pr.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -45,9 +47,9 @@ func (pr *proxied) runEvent(ev Event) bool {
 	}
 	rs.ev = ev
 	switch ev {
-	case EventClientData:
+	case config.EventClientData:
 		rs.side[rules.ClientSide].fresh = false
-	case EventServerData:
+	case config.EventServerData:
 		rs.side[rules.ServerSide].fresh = false
 	}
 	err := pr.rules.Run(ev, pr)
@@ -83,12 +85,12 @@ func (pr *proxied) runEvent(ev Event) bool {
 // logRuleError logs a hook's failure. The iRules engine logs its own
 // errors (through its Env.Log) in BIG-IP's words, so only other hooks'
 // errors are written here, in the same shape.
-func (pr *proxied) logRuleError(ev Event, err error) {
+func (pr *proxied) logRuleError(ev config.Event, err error) {
 	var re *rules.RuntimeError
 	if errors.As(err, &re) {
 		return
 	}
-	pr.p.log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
+	pr.e.env.Log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
 }
 
 // flush writes what the rules produced: to the client always, to the
@@ -197,14 +199,14 @@ func (pr *proxied) bind() bool {
 		if err == errFlowEnded {
 			return false
 		}
-		if !pr.handles(EventLBFailed) || round >= 3 {
+		if !pr.handles(config.EventLBFailed) || round >= 3 {
 			pr.end(true)
 			return false
 		}
 		rs.mu.Lock()
 		rs.changed = false
 		rs.mu.Unlock()
-		if !pr.runEvent(EventLBFailed) {
+		if !pr.runEvent(config.EventLBFailed) {
 			return false
 		}
 		rs.mu.Lock()
@@ -223,7 +225,7 @@ func (pr *proxied) bind() bool {
 
 // connected runs SERVER_CONNECTED and starts the server side's loop.
 func (pr *proxied) connected(sc *serverConn) bool {
-	if pr.handles(EventServerConnected) && !pr.runEvent(EventServerConnected) {
+	if pr.handles(config.EventServerConnected) && !pr.runEvent(config.EventServerConnected) {
 		return false
 	}
 	pr.legsLeft.Add(1)
@@ -237,9 +239,9 @@ func (pr *proxied) connected(sc *serverConn) bool {
 // side; sc is the server connection the server side's pump serves.
 func (pr *proxied) pump(up bool, sc *serverConn) {
 	defer pr.finishLeg()
-	side, ev := rules.ClientSide, EventClientData
+	side, ev := rules.ClientSide, config.EventClientData
 	if !up {
-		side, ev = rules.ServerSide, EventServerData
+		side, ev = rules.ServerSide, config.EventServerData
 		if pr.handles(ev) {
 			warmStack()
 		}
@@ -286,7 +288,7 @@ func (pr *proxied) afterData(up bool) bool {
 // event as collected bytes satisfy TCP::collect. It returns true when the
 // rule stopped collecting (the side goes back to the zero-copy path) and
 // false when the side is over.
-func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event) bool {
+func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config.Event) bool {
 	rs := pr.rs
 	src := pr.client
 	if !up {
@@ -313,7 +315,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 			continue
 		}
 		if full {
-			pr.p.log.Warn("Rule on virtual " + pr.Virtual + " <" + string(ev) + "> holds more than 1 MiB without releasing it; connection reset")
+			pr.e.env.Log.Warn("Rule on virtual " + pr.Virtual + " <" + string(ev) + "> holds more than 1 MiB without releasing it; connection reset")
 			pr.end(true)
 			return false
 		}
@@ -357,7 +359,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 // collectEOF ends a collecting side at its peer's FIN: the rule sees what
 // it collected one last time, then the half-close is passed on (or, when
 // no server was ever connected, the flow closes).
-func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev Event) {
+func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.Event) {
 	rs := pr.rs
 	rs.mu.Lock()
 	fire := st.collecting && len(st.held) > 0
@@ -386,8 +388,8 @@ func (pr *proxied) detachServer() {
 	if sc == nil {
 		return
 	}
-	if pr.handles(EventServerClosed) {
-		pr.runEvent(EventServerClosed)
+	if pr.handles(config.EventServerClosed) {
+		pr.runEvent(config.EventServerClosed)
 	}
 	if !pr.srv.CompareAndSwap(sc, nil) {
 		return
@@ -410,8 +412,8 @@ func (pr *proxied) endRules() {
 	if rs.done {
 		return
 	}
-	for _, ev := range [...]Event{EventServerClosed, EventClientClosed} {
-		if !pr.handles(ev) || (ev == EventServerClosed && pr.srv.Load() == nil) {
+	for _, ev := range [...]config.Event{config.EventServerClosed, config.EventClientClosed} {
+		if !pr.handles(ev) || (ev == config.EventServerClosed && pr.srv.Load() == nil) {
 			continue
 		}
 		rs.ev = ev

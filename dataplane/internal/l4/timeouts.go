@@ -1,23 +1,23 @@
-package dataplane
+package l4
 
 import "time"
 
 // The flow timeouts, stated once. Each engine enforces them its own way:
 // the event loops compare on their tick (loop_linux.go), goroutine flows
 // turn them into read deadlines (proxy.go, ruleflow.go), and the
-// message-based engine is given the same values (mblbflow.go).
+// message-based engine is given the same values (dataplane/internal/mblbvs).
 
 const (
 	// defaultIdleTimeout is the tcp profile's idle-timeout default.
 	defaultIdleTimeout = 300 * time.Second
-	// defaultConnectTimeout bounds a server-side connect when
+	// DefaultConnectTimeout bounds a server-side connect when
 	// Options.ConnectTimeout is not set.
-	defaultConnectTimeout = 5 * time.Second
+	DefaultConnectTimeout = 5 * time.Second
 )
 
-// idleTimeout resolves the tcp profile's idle-timeout: 0 is the default,
+// IdleTimeout resolves the tcp profile's idle-timeout: 0 is the default,
 // negative is indefinite (returned as 0: never).
-func idleTimeout(d time.Duration) time.Duration {
+func IdleTimeout(d time.Duration) time.Duration {
 	switch {
 	case d == 0:
 		return defaultIdleTimeout

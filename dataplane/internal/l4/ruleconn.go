@@ -1,4 +1,4 @@
-package dataplane
+package l4
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -55,7 +57,7 @@ type ruleState struct {
 	mu   sync.Mutex
 	sess *rules.Session
 	done bool
-	ev   Event
+	ev   config.Event
 	side [2]sideState
 
 	// Bytes the rules produced, written after the event without the lock:
@@ -86,7 +88,14 @@ func (pr *proxied) modeOverride() *state.ModeSpec {
 	return pr.rs.lbMode
 }
 
-func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
+// eventBit is ev's bit in an event mask (0 for an event the proxy does not
+// raise).
+func eventBit(ev config.Event) uint16 {
+	bit, _, _ := ev.Lookup()
+	return bit
+}
+
+func (pr *proxied) handles(ev config.Event) bool { return pr.evMask&eventBit(ev) != 0 }
 
 // RuleSession implements RuleConn: the flow's session, made at its first
 // event and released by endRules.
@@ -99,7 +108,7 @@ func (pr *proxied) RuleSession(prog *rules.Program) *rules.Session {
 
 // ---- The iRules view (rules.Conn) ----
 
-var _ RuleConn = (*proxied)(nil)
+var _ config.RuleConn = (*proxied)(nil)
 
 // Addr implements rules.Conn.
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
@@ -129,7 +138,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := pr.p.rulePools().Named(pr.Virtual, d.Pool)
+		pool := pr.e.env.Pools().Named(pr.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -147,13 +156,13 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	case rules.DecideForward:
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
 	case rules.DecideSnat:
-		rs.snat = state.SNATChoice{Set: true, Type: SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
 	case rules.DecideSnatAuto:
-		rs.snat = state.SNATChoice{Set: true, Type: SNATAutomap}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATAutomap}
 	case rules.DecideSnatNone:
-		rs.snat = state.SNATChoice{Set: true, Type: SNATNone}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATNone}
 	case rules.DecideSnatPool:
-		addrs, ok := pr.p.snatPoolNamed(d.Pool)
+		addrs, ok := pr.e.snatPoolNamed(d.Pool)
 		if !ok {
 			return fmt.Errorf("no such snatpool: %s", d.Pool)
 		}
@@ -169,13 +178,13 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			}
 			addrs = []netip.Addr{d.Addr.Addr()}
 		}
-		rs.snat = state.SNATChoice{Set: true, Type: SNATPool, Addrs: addrs}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
 		rs.verdict = doDrop
 	case rules.DecideReject:
 		rs.verdict = doReject
 	case rules.DecideReselect:
-		if rs.ev != EventLBFailed && rs.ev != EventLBSelected {
+		if rs.ev != config.EventLBFailed && rs.ev != config.EventLBSelected {
 			return errors.New("LB::reselect is only valid in LB_SELECTED and LB_FAILED")
 		}
 		switch {
@@ -195,7 +204,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.detach = true
 	case rules.DecideLBMode:
-		spec, ok := state.Modes[LBMode(d.Mode)]
+		spec, ok := state.Modes[config.LBMode(d.Mode)]
 		if !ok || d.Mode == "" {
 			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
 		}
@@ -319,12 +328,12 @@ func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, err
 		}
 		return "", errors.New("no pool member selected")
 	case pool == "":
-		return pr.p.rulePools().NodeStatus(member.Addr())
+		return pr.e.env.Pools().NodeStatus(member.Addr())
 	}
-	return pr.p.rulePools().MemberStatus(pr.Virtual, pool, member)
+	return pr.e.env.Pools().MemberStatus(pr.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	return pr.p.rulePools().ActiveMembers(pr.Virtual, pool)
+	return pr.e.env.Pools().ActiveMembers(pr.Virtual, pool)
 }
