@@ -511,3 +511,6 @@ func (p *Plane) ResumeMember(pool, member string) bool {
 	m.Watch.Resume()
 	return true
 }
+
+// rulePools is the running commit's pool index (state.Pools), read per flow.
+func (p *Plane) rulePools() state.Pools { return *p.poolIndex.Load() }
