@@ -3,6 +3,14 @@
 // statistics and the connection table. The daemon drives it through one
 // entry point, Apply, with each committed configuration generation, and
 // reads it through snapshot functions for `show` commands.
+//
+// This package is the façade and the wiring: Plane, Options, the
+// configuration types (re-exported from internal/config) and Check, the
+// shows, the persistence API, and Apply's steps that build the runtime
+// objects (internal/state) and hand listeners to the L4 engines
+// (internal/l4) and message-balanced virtuals to their engines
+// (internal/mblbvs). Rules run through one adapter (internal/irules);
+// raw socket calls live once in internal/rawsock.
 package dataplane
 
 import (
@@ -51,8 +59,8 @@ type Plane struct {
 	opts  Options
 	log   *slog.Logger
 	table *flows.Table
-	// persist is the persistence table (persistence.go); its zero value
-	// is ready.
+	// persist is the persistence table (persistence.go; the L4 flows'
+	// use is in internal/l4/flowpersist.go); its zero value is ready.
 	persist persist.Table
 
 	mu        sync.Mutex // serializes Apply, Close and map reads

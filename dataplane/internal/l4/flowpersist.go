@@ -39,9 +39,9 @@ type persistDecision struct {
 // persistKey decides the flow's persistence key: a rule's choice, else the
 // virtual's default profile, else its fallback. ok is false when the flow
 // does not persist.
-func (pr *proxied) persistKey() (d persistDecision, ok bool) {
-	cfg := pr.snap.Cfg
-	if fp := pr.pers.Load(); fp != nil {
+func (fl *flow) persistKey() (d persistDecision, ok bool) {
+	cfg := fl.snap.Cfg
+	if fp := fl.pers.Load(); fp != nil {
 		fp.mu.Lock()
 		set, none, key, to := fp.set, fp.none, fp.key, fp.timeout
 		fp.mu.Unlock()
@@ -66,7 +66,7 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 		}
 		switch prof.Method {
 		case config.PersistSourceAddr:
-			return persistDecision{key: persist.AddrKey(persist.SourceAddress, pr.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
+			return persistDecision{key: persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
 		}
 		// universal: only a rule gives the key; cookie: needs HTTP.
 	}
@@ -74,21 +74,21 @@ func (pr *proxied) persistKey() (d persistDecision, ok bool) {
 }
 
 // persistLookup finds the member the flow persists to in pool, if any.
-func (pr *proxied) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
-	s := state.PersistScope(pr.snap.Cfg, pool.Name, d.prof)
-	rec, ok := pr.e.env.Persist.Lookup(d.key, s)
+func (fl *flow) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
+	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
+	rec, ok := fl.e.env.Persist.Lookup(d.key, s)
 	if !ok {
 		return nil, nil
 	}
-	return pr.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+	return fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
 }
 
 // persistSave makes or refreshes the flow's record once it is connected
 // to member m of pool.
-func (pr *proxied) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
-	s := state.PersistScope(pr.snap.Cfg, pool.Name, d.prof)
-	pr.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, pr.Client.Addr(), d.timeout)
-	fp := pr.persistState()
+func (fl *flow) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
+	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
+	fl.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, fl.Client.Addr(), d.timeout)
+	fp := fl.persistState()
 	fp.mu.Lock()
 	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
 	fp.mu.Unlock()
@@ -97,21 +97,21 @@ func (pr *proxied) persistSave(d *persistDecision, pool *state.Pool, m *state.Me
 // persistState returns the flow's persistence state, made on first use
 // (a rule event on one side and the connect path on the other may race to
 // make it; flows that never persist never allocate it).
-func (pr *proxied) persistState() *flowPersist {
-	if fp := pr.pers.Load(); fp != nil {
+func (fl *flow) persistState() *flowPersist {
+	if fp := fl.pers.Load(); fp != nil {
 		return fp
 	}
 	fp := &flowPersist{timeout: -1}
-	if pr.pers.CompareAndSwap(nil, fp) {
+	if fl.pers.CompareAndSwap(nil, fp) {
 		return fp
 	}
-	return pr.pers.Load()
+	return fl.pers.Load()
 }
 
 // persistDone refreshes the flow's record as the flow ends, so that a
 // record lives its timeout after the last connection using it.
-func (pr *proxied) persistDone() {
-	fp := pr.pers.Load()
+func (fl *flow) persistDone() {
+	fp := fl.pers.Load()
 	if fp == nil {
 		return
 	}
@@ -119,7 +119,7 @@ func (pr *proxied) persistDone() {
 	made, k, s := fp.made, fp.madeKey, fp.madeIn
 	fp.mu.Unlock()
 	if made {
-		pr.e.env.Persist.Touch(k, s)
+		fl.e.env.Persist.Touch(k, s)
 	}
 }
 

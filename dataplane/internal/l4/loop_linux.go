@@ -26,8 +26,9 @@ import (
 // events, no message-based balancing — then lives entirely on the loop
 // that accepted it (loopFlow): its two sockets are read when readable and
 // written at once, with no goroutine of its own. Any other flow is handed
-// to the net package and served by goroutines (proxy.go, ruleflow.go,
-// mblbflow.go), which is where rules and message framing live.
+// to the net package and served by goroutines (proxy.go, ruleflow.go, and
+// dataplane/internal/mblbvs), which is where rules and message framing
+// live.
 
 // loopSet is the plane's event loops, started with the first listener.
 type loopSet struct {
@@ -317,7 +318,7 @@ func (d *loopDir) pending() bool { return d.buf != nil || d.piped > 0 }
 // loopFlow is a plain L4 flow served by one loop. Everything but Closer
 // runs on that loop's thread.
 type loopFlow struct {
-	proxied
+	flow
 	lr         *loopRT
 	cfd, sfd   int
 	ctok, stok evloop.Token
@@ -347,7 +348,7 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 		return
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
-	pr := &lf.proxied
+	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
 	lr.e.env.Table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
@@ -365,7 +366,7 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 // persistence record) gives, as reselect-tries allows; with none left the
 // client is reset.
 func (lf *loopFlow) connectNext() {
-	pr := &lf.proxied
+	pr := &lf.flow
 	if lf.cpool == nil {
 		lf.fail()
 		return
@@ -424,7 +425,7 @@ func (lf *loopFlow) connectFailed() {
 
 // established starts copying once the server side is connected.
 func (lf *loopFlow) established() {
-	pr := &lf.proxied
+	pr := &lf.flow
 	lf.connecting = false
 	local := lf.local
 	if !local.IsValid() {

@@ -33,23 +33,33 @@ type serverConn struct {
 	awaiting atomic.Bool // fastest-node: a request is outstanding
 }
 
-// proxied is one client connection and its server connection: the flow
-// table entry and everything its two copy loops share, in one allocation
-// for flows without rules.
-type proxied struct {
+// flow is what both L4 engines keep of one client connection and its
+// server side: the flow table entry, the virtual and its snapshot, the
+// server connection, the persistence state, and the rule state when the
+// virtual's rules handle proxy events (nil on the event loops, which run
+// only flows without). Member choice, translation, counting and the end
+// of a flow are its methods, the same for both engines.
+type flow struct {
 	flows.Flow
-	e      *Engine
-	vs     *state.Virtual
-	snap   *state.VirtualSnap
+	e     *Engine
+	vs    *state.Virtual
+	snap  *state.VirtualSnap
+	srv   atomic.Pointer[serverConn]
+	first serverConn  // the first server connection, kept inline
+	pool  *state.Pool // the virtual's default pool
+	idle  time.Duration
+	rs    *ruleState                  // nil for flows without rules
+	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
+}
+
+// proxied is a flow served by goroutines: its client connection, one
+// goroutine per direction, and the rules' events; in one allocation for
+// flows without rules.
+type proxied struct {
+	flow
 	client *net.TCPConn
-	srv    atomic.Pointer[serverConn]
-	first  serverConn  // the first server connection, kept inline
-	pool   *state.Pool // the virtual's default pool
-	idle   time.Duration
 	rules  config.Rules
-	evMask uint16                      // events the rules handle
-	rs     *ruleState                  // nil for flows without rules
-	pers   atomic.Pointer[flowPersist] // nil until the flow persists (persistence.go)
+	evMask uint16 // events the rules handle
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
@@ -109,13 +119,13 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 }
 
 // init fills in a new flow's table entry for the virtual.
-func (pr *proxied) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
-	pr.e, pr.vs, pr.snap, pr.idle, pr.pool = e, vs, snap, snap.Idle, snap.Pool
-	pr.Client, pr.Local = client, local
-	pr.Virtual = vs.Name
-	pr.Flow.Protocol = "tcp"
-	pr.IdleTimeout = snap.Idle
-	pr.Closer = closer
+func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
+	fl.e, fl.vs, fl.snap, fl.idle, fl.pool = e, vs, snap, snap.Idle, snap.Pool
+	fl.Client, fl.Local = client, local
+	fl.Virtual = vs.Name
+	fl.Flow.Protocol = "tcp"
+	fl.IdleTimeout = snap.Idle
+	fl.Closer = closer
 }
 
 // connect chooses a member and opens the server side, trying other members
@@ -191,7 +201,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 // named (passed over only when forced offline) or, without one, the
 // persisted member (past its limits with override-connection-limit);
 // then the pool's balancing, skipping members that failed.
-func (pr *proxied) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool) {
+func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool) {
 	var t state.Target
 	var persisted func() (*state.Pool, *state.Member)
 	if attempt == 0 {
@@ -199,10 +209,10 @@ func (pr *proxied) choose(pool *state.Pool, want netip.AddrPort, attempt int, fa
 		case want.IsValid():
 			t = state.Target{Addr: want, Accept: state.AvailDown}
 		case persists:
-			persisted = func() (*state.Pool, *state.Member) { return pr.persistLookup(pd, pool) }
+			persisted = func() (*state.Pool, *state.Member) { return fl.persistLookup(pd, pool) }
 		}
 	}
-	how := state.Chooser{Mode: pr.modeOverride(), Reserve: true,
+	how := state.Chooser{Mode: fl.modeOverride(), Reserve: true,
 		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
 	m, q, _ := state.Choose(pool, t, persisted, failed, how)
 	return m, q
@@ -210,7 +220,7 @@ func (pr *proxied) choose(pool *state.Pool, want netip.AddrPort, attempt int, fa
 
 // opened records a server connection from local to member m at dst: the
 // pool's and member's counts, the flow's leg, and the persistence record.
-func (pr *proxied) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *state.PoolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
+func (fl *flow) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *state.PoolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
 	s.member, s.pool = m, pool
 	pool.Stats.TryOpen(0)
 	pool.Stats.Requests.Add(1)
@@ -219,7 +229,7 @@ func (pr *proxied) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *
 	s.fastest = ps.Alg == lb.Fastest
 	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.Name, Member: m.Name, Owner: m}
 	if persists {
-		pr.persistSave(pd, pool, m)
+		fl.persistSave(pd, pool, m)
 	}
 }
 
@@ -281,18 +291,18 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 
 // target is where the server side connects for member m (see
 // translated).
-func (pr *proxied) target(m *state.Member) netip.AddrPort {
-	return state.Translate(pr.snap.Cfg, m.Cfg.Load().Addr, pr.Local)
+func (fl *flow) target(m *state.Member) netip.AddrPort {
+	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }
 
 // source is the server side's source for a connection to dst (see
 // snatSource), with a rule's snat or snatpool decision if any.
-func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
+func (fl *flow) source(dst netip.AddrPort) netip.AddrPort {
 	var rule *state.SNATChoice
-	if pr.rs != nil && pr.rs.snat.Set {
-		rule = &pr.rs.snat
+	if fl.rs != nil && fl.rs.snat.Set {
+		rule = &fl.rs.snat
 	}
-	return state.SNATSource(pr.vs, pr.snap, pr.Client, pr.Local, dst, rule)
+	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule)
 }
 
 // Dial connects to dst from src (see source), keeping src's port (if not
@@ -592,16 +602,16 @@ func (pr *proxied) count(n int, up bool, sc *serverConn) {
 }
 
 // countAt is count with the time given (an event loop's batch time).
-func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
+func (fl *flow) countAt(n int, up bool, sc *serverConn, now int64) {
 	pk := state.Packets(n)
-	pr.Touch(now)
+	fl.Touch(now)
 	if up {
-		pr.clientIn(n, pk)
+		fl.clientIn(n, pk)
 		sc.out(n, pk)
 		return
 	}
 	sc.in(n, pk)
-	pr.clientOut(n, pk)
+	fl.clientOut(n, pk)
 }
 
 // countRead counts n bytes read but held for a rule: the client side (up)
@@ -615,16 +625,16 @@ func (pr *proxied) countRead(n int, up bool, sc *serverConn) {
 	}
 }
 
-func (pr *proxied) clientIn(n int, pk uint64) {
-	pr.BytesIn.Add(uint64(n))
-	pr.PktsIn.Add(pk)
-	pr.vs.Stats.In(n, pk)
+func (fl *flow) clientIn(n int, pk uint64) {
+	fl.BytesIn.Add(uint64(n))
+	fl.PktsIn.Add(pk)
+	fl.vs.Stats.In(n, pk)
 }
 
-func (pr *proxied) clientOut(n int, pk uint64) {
-	pr.BytesOut.Add(uint64(n))
-	pr.PktsOut.Add(pk)
-	pr.vs.Stats.Out(n, pk)
+func (fl *flow) clientOut(n int, pk uint64) {
+	fl.BytesOut.Add(uint64(n))
+	fl.PktsOut.Add(pk)
+	fl.vs.Stats.Out(n, pk)
 }
 
 // out counts bytes sent to the server.
@@ -725,12 +735,12 @@ func (pr *proxied) finish(resetClient bool) {
 
 // retire gives back what a closed flow held: its persistence record's
 // refresh, its table entry, and the virtual's, pool's and member's counts.
-func (pr *proxied) retire() {
-	pr.persistDone()
-	pr.e.env.Table.Remove(&pr.Flow)
-	pr.vs.Stats.Close()
-	pr.vs.Durs.Note(uint64(time.Since(pr.Created()) / time.Millisecond))
-	if sc := pr.srv.Load(); sc != nil {
+func (fl *flow) retire() {
+	fl.persistDone()
+	fl.e.env.Table.Remove(&fl.Flow)
+	fl.vs.Stats.Close()
+	fl.vs.Durs.Note(uint64(time.Since(fl.Created()) / time.Millisecond))
+	if sc := fl.srv.Load(); sc != nil {
 		sc.release()
 	}
 }

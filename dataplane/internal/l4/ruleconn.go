@@ -81,11 +81,11 @@ type ruleState struct {
 }
 
 // modeOverride is the flow's LB::mode, or nil.
-func (pr *proxied) modeOverride() *state.ModeSpec {
-	if pr.rs == nil {
+func (fl *flow) modeOverride() *state.ModeSpec {
+	if fl.rs == nil {
 		return nil
 	}
-	return pr.rs.lbMode
+	return fl.rs.lbMode
 }
 
 // eventBit is ev's bit in an event mask (0 for an event the proxy does not

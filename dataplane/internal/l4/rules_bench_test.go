@@ -50,7 +50,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				go func() {
-					pr := &proxied{e: e}
+					pr := &proxied{flow: flow{e: e}}
 					pr.Virtual = "/Common/vs"
 					pr.Local = netip.MustParseAddrPort("127.0.76.9:10017")
 					if mask != 0 {

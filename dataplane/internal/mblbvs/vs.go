@@ -382,7 +382,7 @@ func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
 	// `pool p member a p`: that member, unless it is forced offline, down
 	// or already failed this message; then persistence: the rule's
 	// `persist uie <key>` for this message, else a source-address profile
-	// keyed on the client (mblbpersist.go); then the pool's balancing,
+	// keyed on the client (persist.go); then the pool's balancing,
 	// passing over members that just failed while others can take it.
 	var named state.Target
 	if !t.Node {
