@@ -49,3 +49,19 @@ func (h *hook) Run(ev config.Event, c config.RuleConn) error {
 	_, rev, _ := ev.Lookup()
 	return c.RuleSession(h.prog).Run(rev)
 }
+
+// Verdict is how a rule event ended the flow (or a message-balanced
+// client), for the data path to carry out after the event.
+type Verdict uint8
+
+// The verdicts.
+const (
+	// GoOn: the flow goes on.
+	GoOn Verdict = iota
+	// Reject resets the client (`reject`).
+	Reject
+	// Drop closes the client without an answer (`drop`, `discard`).
+	Drop
+	// Close closes the client after what is pending for it (`TCP::close`).
+	Close
+)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -34,16 +35,6 @@ type sideState struct {
 	fresh bool
 }
 
-// verdict is how a rule ended the flow.
-type verdict uint8
-
-const (
-	goOn verdict = iota
-	doReject
-	doDrop
-	doClose
-)
-
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
 type lbPick struct {
 	pool *state.Pool
@@ -68,7 +59,7 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
-	verdict  verdict
+	verdict  irules.Verdict
 	detach   bool
 	changed  bool // a pool, member or node decision in this event
 	selPool  *state.Pool
@@ -180,9 +171,9 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
-		rs.verdict = doDrop
+		rs.verdict = irules.Drop
 	case rules.DecideReject:
-		rs.verdict = doReject
+		rs.verdict = irules.Reject
 	case rules.DecideReselect:
 		if rs.ev != config.EventLBFailed && rs.ev != config.EventLBSelected {
 			return errors.New("LB::reselect is only valid in LB_SELECTED and LB_FAILED")
@@ -285,8 +276,8 @@ func (pr *proxied) Respond(s rules.Side, data []byte) error {
 // Close implements rules.Conn: the flow closes once what is pending for
 // the client has been written.
 func (pr *proxied) Close(s rules.Side) error {
-	if pr.rs.verdict == goOn {
-		pr.rs.verdict = doClose
+	if pr.rs.verdict == irules.GoOn {
+		pr.rs.verdict = irules.Close
 	}
 	return nil
 }

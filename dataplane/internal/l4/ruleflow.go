@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -54,7 +55,7 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	}
 	err := pr.rules.Run(ev, pr)
 	v, detach := rs.verdict, rs.detach
-	rs.verdict, rs.detach = goOn, false
+	rs.verdict, rs.detach = irules.GoOn, false
 	rs.mu.Unlock()
 	if err != nil {
 		pr.logRuleError(ev, err)
@@ -62,10 +63,10 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 		return false
 	}
 	switch v {
-	case doReject:
+	case irules.Reject:
 		pr.end(true)
 		return false
-	case doDrop:
+	case irules.Drop:
 		pr.closeGraceful()
 		return false
 	}
@@ -75,7 +76,7 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	if !pr.flush() {
 		return false
 	}
-	if v == doClose {
+	if v == irules.Close {
 		pr.closeGraceful()
 		return false
 	}

@@ -7,21 +7,12 @@ import (
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
-)
-
-// verdict is how a rule ended the client.
-type verdict uint8
-
-const (
-	goOn verdict = iota
-	doReject
-	doDrop
-	doClose
 )
 
 // mblbRules runs a message-balanced client connection's iRules. Its events
@@ -40,7 +31,7 @@ type mblbRules struct {
 	d     *mblb.Data // the event's data; nil in other events
 	ev    config.Event
 	// verdict of the current event: reject/drop end the client.
-	verdict verdict
+	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
 }
@@ -63,9 +54,9 @@ func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
-	r.ev, r.d, r.verdict = ev, d, goOn
+	r.ev, r.d, r.verdict = ev, d, irules.GoOn
 	err := r.rules.Run(ev, r)
-	if err == nil && r.verdict != goOn && d != nil {
+	if err == nil && r.verdict != irules.GoOn && d != nil {
 		d.Reject()
 	}
 	r.d = nil
@@ -84,11 +75,11 @@ func (r *mblbRules) accepted() bool {
 	err := r.run(config.EventClientAccepted, nil)
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v == doReject {
+	if err != nil || v == irules.Reject {
 		r.f.sess.Close(true)
 		return false
 	}
-	if v != goOn {
+	if v != irules.GoOn {
 		r.f.sess.Close(false)
 		return false
 	}
@@ -128,7 +119,7 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	r.server, r.local = netip.AddrPort{}, netip.AddrPort{}
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v != goOn {
+	if err != nil || v != irules.GoOn {
 		go r.f.sess.Close(true)
 	}
 }
@@ -188,9 +179,9 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 	case rules.DecideNode:
 		return r.selectTarget(mblb.Target{Member: d.Addr, Node: true})
 	case rules.DecideReject:
-		r.verdict = doReject
+		r.verdict = irules.Reject
 	case rules.DecideDrop, rules.DecideDiscard:
-		r.verdict = doDrop
+		r.verdict = irules.Drop
 	case rules.DecideSnat, rules.DecideSnatAuto, rules.DecideSnatNone, rules.DecideSnatPool:
 		return errors.New("snat decisions are not supported on a message-based virtual; set source-address-translation")
 	default:
@@ -254,8 +245,8 @@ func (r *mblbRules) Respond(s rules.Side, data []byte) error {
 
 // Close implements rules.Conn: the client is closed after the event.
 func (r *mblbRules) Close(s rules.Side) error {
-	if r.verdict == goOn {
-		r.verdict = doClose
+	if r.verdict == irules.GoOn {
+		r.verdict = irules.Close
 	}
 	return nil
 }
