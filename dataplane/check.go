@@ -7,11 +7,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-)
 
-// MaxPortsPerVirtual caps how many ports one virtual may bind through
-// traffic-matching-criteria port ranges.
-const MaxPortsPerVirtual = 4096
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
 
 // Check validates cfg as Apply would, without touching the running plane,
 // so the daemon can refuse a commit before storing it. It reports every
@@ -31,7 +29,7 @@ func Check(cfg *Config) error {
 			add("virtual %s: destination has no address", name)
 			continue
 		}
-		ports, err := v.ports()
+		ports, err := v.Ports()
 		if err != nil {
 			add("virtual %s: %v", name, err)
 			continue
@@ -63,8 +61,8 @@ func Check(cfg *Config) error {
 			add("pool %s: no definition", name)
 			continue
 		}
-		if _, ok := lbModes[p.LBMode]; !ok {
-			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(modeNames(), ", "))
+		if _, ok := state.Modes[p.LBMode]; !ok {
+			add("pool %s: load-balancing-mode %s is not supported (%s)", name, p.LBMode, strings.Join(state.ModeNames(), ", "))
 		}
 		switch p.ServiceDownAction {
 		case "", DownNone, DownReset, DownDrop, DownReselect:
@@ -126,37 +124,6 @@ func checkRule(cfg *Config, where string, r MonitorRule, add func(string, ...any
 	if r.MinUp > len(r.Names) {
 		add("%s: monitor min %d of %d monitors can never be met", where, r.MinUp, len(r.Names))
 	}
-}
-
-// ports lists every port the virtual binds.
-func (v *Virtual) ports() ([]uint16, error) {
-	if len(v.PortRanges) == 0 {
-		if v.Destination.Port() == 0 {
-			return nil, errors.New("destination port any needs traffic-matching-criteria port ranges (a wildcard port cannot be bound)")
-		}
-		return []uint16{v.Destination.Port()}, nil
-	}
-	total := 0
-	for _, r := range v.PortRanges {
-		if r.Low == 0 || r.High < r.Low {
-			return nil, fmt.Errorf("port range %d-%d is not valid", r.Low, r.High)
-		}
-		total += int(r.High) - int(r.Low) + 1
-	}
-	if total > MaxPortsPerVirtual {
-		return nil, fmt.Errorf("port ranges cover %d ports; at most %d ports per virtual server can be bound", total, MaxPortsPerVirtual)
-	}
-	seen := make(map[uint16]bool, total)
-	out := make([]uint16, 0, total)
-	for _, r := range v.PortRanges {
-		for p := int(r.Low); p <= int(r.High); p++ {
-			if !seen[uint16(p)] {
-				seen[uint16(p)] = true
-				out = append(out, uint16(p))
-			}
-		}
-	}
-	return out, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

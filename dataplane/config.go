@@ -1,304 +1,83 @@
 package dataplane
 
-import (
-	"net/netip"
-	"time"
+import "github.com/openltm/openltm/dataplane/internal/config"
 
-	"github.com/openltm/openltm/dataplane/mblb"
+// The configuration types live in dataplane/internal/config, so that the
+// dataplane's own packages share them without importing this one; they
+// are re-exported here unchanged, and the daemon uses them as
+// dataplane.Config, dataplane.Virtual and so on. Their documentation is
+// in that package.
+
+type (
+	Config            = config.Config
+	Virtual           = config.Virtual
+	MBLB              = config.MBLB
+	OneConnect        = config.OneConnect
+	PortRange         = config.PortRange
+	SNATType          = config.SNATType
+	SNAT              = config.SNAT
+	LBMode            = config.LBMode
+	ServiceDownAction = config.ServiceDownAction
+	Pool              = config.Pool
+	Session           = config.Session
+	AdminState        = config.AdminState
+	Member            = config.Member
+	Node              = config.Node
+	MonitorRule       = config.MonitorRule
+	MonitorType       = config.MonitorType
+	Monitor           = config.Monitor
+	PersistKey        = config.PersistKey
+	PersistMethod     = config.PersistMethod
+	Persistence       = config.Persistence
+	Event             = config.Event
+	Rules             = config.Rules
+	RuleConn          = config.RuleConn
 )
 
-// Config is one fully resolved configuration generation as the dataplane
-// needs it: references are names that resolve inside the same Config,
-// defaults are already filled in, enums are parsed. The daemon builds it from
-// the object store after each commit, so the dataplane never reads the store
-// and never parses text. A Config handed to Apply must not be modified
-// afterwards: the running plane keeps pointers into it.
-type Config struct {
-	// Virtuals by full path (/Common/vs).
-	Virtuals map[string]*Virtual
-	// Pools by full path.
-	Pools map[string]*Pool
-	// Nodes by full path. A member whose node is missing here gets an
-	// implicit node with default settings, as BIG-IP auto-creates one.
-	Nodes map[string]*Node
-	// Monitors by full path, including the built-in ones the configuration
-	// references (/Common/tcp, /Common/http ...).
-	Monitors map[string]*Monitor
-	// SelfIPs are the addresses of `net self` objects; SNAT automap takes the
-	// first one of the server's address family.
-	SelfIPs []netip.Addr
-	// SnatPools maps a snatpool's full path to its translation addresses.
-	SnatPools map[string][]netip.Addr
-	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
-	// nodes whose Monitor is nil (`monitor default`).
-	DefaultNodeMonitor MonitorRule
-}
-
-// Virtual is an `ltm virtual`: where clients connect and where they are sent.
-type Virtual struct {
-	Name string
-	// Destination is the listening address; port 0 (`any`) is only valid
-	// together with PortRanges.
-	Destination netip.AddrPort
-	// PortRanges, from traffic-matching-criteria destination-port-inline,
-	// replace Destination's port: every port of every range is bound.
-	PortRanges []PortRange
-	// Enabled is false for a `disabled` virtual: new connections are reset,
-	// existing ones go on.
-	Enabled bool
-	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
-	ConnectionLimit int
-	// Source restricts which clients are accepted; the zero Prefix means
-	// 0.0.0.0/0 (any).
-	Source netip.Prefix
-	// TranslateAddress false forwards to the client's original destination
-	// address instead of the member's (transparent, forwarding virtuals).
-	TranslateAddress bool
-	// TranslatePort false (or a member on port 0) keeps the client's
-	// destination port.
-	TranslatePort bool
-	// SNAT is source-address-translation.
-	SNAT SNAT
-	// Pool is the default pool's full path; "" means none.
-	Pool string
-	// IdleTimeout comes from the tcp profile; 0 means its default (300 s),
-	// a negative value means never (`indefinite`).
-	IdleTimeout time.Duration
-	// Persist is the persistence profile marked `default yes`: clients
-	// with a record go back to its member before any load balancing; nil
-	// means none.
-	Persist *Persistence
-	// FallbackPersist is fallback-persistence, used for a flow the default
-	// profile finds no key for (cookie persistence without HTTP, universal
-	// without a `persist uie` in the rules).
-	FallbackPersist *Persistence
-	// Rules is the compiled iRule list the rules engine attaches; nil means
-	// no rule. The proxy calls it at each event it declares.
-	Rules Rules
-	// MBLB, from the mblb profile, makes the virtual balance each message
-	// of a long-lived client connection on its own rather than the
-	// connection (seed 000); nil is a plain L4 virtual.
-	MBLB *MBLB
-}
-
-// MBLB is a virtual's message-based load balancing: the mblb profile, with
-// openltm's framing extension, and the one-connect profile when the
-// virtual has one. It is compared by value between commits: an unchanged
-// MBLB keeps the running engine, its sessions and its pooled connections.
-type MBLB struct {
-	// Profile is the mblb profile's full path.
-	Profile string
-	// Request frames what clients send and Response what members answer
-	// (its per-read zero value follows Request). Rule framing takes the
-	// boundaries from the rules' TCP::notify; a virtual whose rules do not
-	// handle CLIENT_DATA falls back to per-read.
-	Request, Response mblb.Framing
-	// MaxMessageSize bounds one message (0: 1 MiB); a larger one resets
-	// the client.
-	MaxMessageSize int
-	// MaxInFlight bounds a client's unanswered requests (0: 64).
-	MaxInFlight int
-	// DisableRetry stops re-sending the unanswered messages of a failed
-	// member, for requests that must never run twice.
-	DisableRetry bool
-	// ResponseTimeout fails a member connection whose oldest request saw
-	// no answer for this long; 0 waits (the idle timeout still applies).
-	ResponseTimeout time.Duration
-	// OneConnect, from the one-connect profile, shares server connections
-	// among all clients; nil gives each client its own.
-	OneConnect *OneConnect
-}
-
-// OneConnect is the one-connect profile as message-based load balancing
-// applies it (reference §6.1).
-type OneConnect struct {
-	// Profile is the one-connect profile's full path, for its show.
-	Profile string
-	// SourceMask is source-mask: clients whose server-side source
-	// addresses agree under it share connections; the zero Addr is any.
-	SourceMask netip.Addr
-	// MaxSize caps the connections per member (0: 10000).
-	MaxSize int
-	// MaxAge and MaxReuse retire a connection (0: 86400 s, 1000).
-	MaxAge   time.Duration
-	MaxReuse int
-	// IdleTimeoutOverride closes idle pooled connections: 0 is disabled
-	// (the tcp profile's idle timeout), negative is indefinite.
-	IdleTimeoutOverride time.Duration
-}
-
-// PortRange is an inclusive range of ports.
-type PortRange struct{ Low, High uint16 }
-
-// SNATType is source-address-translation's type.
-type SNATType string
-
-// The SNAT types the dataplane implements.
 const (
-	SNATNone    SNATType = "none"
-	SNATAutomap SNATType = "automap"
-	SNATPool    SNATType = "snat"
+	SNATNone                       = config.SNATNone
+	SNATAutomap                    = config.SNATAutomap
+	SNATPool                       = config.SNATPool
+	RoundRobin                     = config.RoundRobin
+	RatioMember                    = config.RatioMember
+	RatioNode                      = config.RatioNode
+	LeastConnectionsMember         = config.LeastConnectionsMember
+	LeastConnectionsNode           = config.LeastConnectionsNode
+	WeightedLeastConnectionsMember = config.WeightedLeastConnectionsMember
+	WeightedLeastConnectionsNode   = config.WeightedLeastConnectionsNode
+	RatioLeastConnectionsMember    = config.RatioLeastConnectionsMember
+	RatioLeastConnectionsNode      = config.RatioLeastConnectionsNode
+	ObservedMember                 = config.ObservedMember
+	PredictiveMember               = config.PredictiveMember
+	FastestNode                    = config.FastestNode
+	DownNone                       = config.DownNone
+	DownReset                      = config.DownReset
+	DownDrop                       = config.DownDrop
+	DownReselect                   = config.DownReselect
+	SessionEnabled                 = config.SessionEnabled
+	SessionUserDisabled            = config.SessionUserDisabled
+	StateUserUp                    = config.StateUserUp
+	StateUserDown                  = config.StateUserDown
+	MonitorTCP                     = config.MonitorTCP
+	MonitorTCPHalfOpen             = config.MonitorTCPHalfOpen
+	MonitorHTTP                    = config.MonitorHTTP
+	MonitorGatewayICMP             = config.MonitorGatewayICMP
+	PersistSourceAddr              = config.PersistSourceAddr
+	PersistUniversal               = config.PersistUniversal
+	PersistCookie                  = config.PersistCookie
+	EventClientAccepted            = config.EventClientAccepted
+	EventClientData                = config.EventClientData
+	EventLBSelected                = config.EventLBSelected
+	EventLBFailed                  = config.EventLBFailed
+	EventServerConnected           = config.EventServerConnected
+	EventServerData                = config.EventServerData
+	EventServerClosed              = config.EventServerClosed
+	EventClientClosed              = config.EventClientClosed
+	MaxPortsPerVirtual             = config.MaxPortsPerVirtual
+	DefaultPersistTimeout          = config.DefaultPersistTimeout
 )
 
-// SNAT is what source address the server side uses.
-type SNAT struct {
-	Type SNATType
-	// Pool is the snatpool's full path when Type is SNATPool.
-	Pool string
-}
-
-// LBMode is a pool's load-balancing-mode keyword, spelled as tmsh spells it.
-type LBMode string
-
-// The load-balancing modes the dataplane implements (reference §4.1).
-const (
-	RoundRobin                     LBMode = "round-robin"
-	RatioMember                    LBMode = "ratio-member"
-	RatioNode                      LBMode = "ratio-node"
-	LeastConnectionsMember         LBMode = "least-connections-member"
-	LeastConnectionsNode           LBMode = "least-connections-node"
-	WeightedLeastConnectionsMember LBMode = "weighted-least-connections-member"
-	WeightedLeastConnectionsNode   LBMode = "weighted-least-connections-node"
-	RatioLeastConnectionsMember    LBMode = "ratio-least-connections-member"
-	RatioLeastConnectionsNode      LBMode = "ratio-least-connections-node"
-	ObservedMember                 LBMode = "observed-member"
-	PredictiveMember               LBMode = "predictive-member"
-	FastestNode                    LBMode = "fastest-node"
-)
-
-// ServiceDownAction is what happens to a member's existing flows when it
-// goes down (reference §4.5).
-type ServiceDownAction string
-
-// The service-down-action values.
-const (
-	DownNone     ServiceDownAction = "none"
-	DownReset    ServiceDownAction = "reset"
-	DownDrop     ServiceDownAction = "drop"
-	DownReselect ServiceDownAction = "reselect"
-)
-
-// Pool is an `ltm pool`.
-type Pool struct {
-	Name    string
-	LBMode  LBMode // "" means round-robin
-	Members []Member
-	// Monitor is the pool's monitor rule, used by members without their own.
-	Monitor           MonitorRule
-	MinActiveMembers  int
-	SlowRampTime      time.Duration
-	ServiceDownAction ServiceDownAction // "" means none
-	ReselectTries     int
-}
-
-// Session is the member/node `session` setting a user types.
-type Session string
-
-// The session values a user sets.
-const (
-	SessionEnabled      Session = "user-enabled"
-	SessionUserDisabled Session = "user-disabled"
-)
-
-// AdminState is the member/node `state` setting a user types.
-type AdminState string
-
-// The state values a user sets.
-const (
-	StateUserUp   AdminState = "user-up"
-	StateUserDown AdminState = "user-down"
-)
-
-// Member is one pool member, named `<node>:<port>` like BIG-IP.
-type Member struct {
-	// Node is the node's full path (/Common/10.1.1.1 or /Common/web1).
-	Node string
-	// Addr is the member's address; port 0 (`any`) keeps the client's
-	// destination port.
-	Addr            netip.AddrPort
-	Ratio           int // 0 means 1
-	PriorityGroup   int
-	ConnectionLimit int
-	Session         Session    // "" means user-enabled
-	State           AdminState // "" means user-up
-	// Monitor overrides the pool's rule when it names monitors.
-	Monitor MonitorRule
-}
-
-// Name is the member's display name, /Common/10.1.1.1:80, as BIG-IP logs
-// and shows it (IPv6 members join with '.').
-func (m *Member) Name() string {
-	return JoinPort(m.Node, m.Addr.Port())
-}
-
-// Node is an `ltm node`: an address whose state and counters are shared by
-// every member on it.
-type Node struct {
-	Name            string
-	Addr            netip.Addr
-	Session         Session
-	State           AdminState
-	ConnectionLimit int
-	Ratio           int
-	// Monitor is nil for `monitor default` (Config.DefaultNodeMonitor);
-	// an empty rule is `monitor none`.
-	Monitor *MonitorRule
-}
-
-// MonitorRule is `monitor a and b` (MinUp 0: all must be up) or
-// `monitor min N of { a b c }`. No names means no monitor.
-type MonitorRule struct {
-	Names []string
-	MinUp int
-}
-
-// IsZero reports whether the rule names no monitor.
-func (r MonitorRule) IsZero() bool { return len(r.Names) == 0 }
-
-// String is the rule as tmsh writes it.
-func (r MonitorRule) String() string {
-	if len(r.Names) == 0 {
-		return "none"
-	}
-	if r.MinUp > 0 {
-		s := "min " + itoa(r.MinUp) + " of {"
-		for _, n := range r.Names {
-			s += " " + n
-		}
-		return s + " }"
-	}
-	s := r.Names[0]
-	for _, n := range r.Names[1:] {
-		s += " and " + n
-	}
-	return s
-}
-
-// MonitorType is a monitor's type keyword.
-type MonitorType string
-
-// The monitor types the dataplane implements.
-const (
-	MonitorTCP         MonitorType = "tcp"
-	MonitorTCPHalfOpen MonitorType = "tcp-half-open"
-	MonitorHTTP        MonitorType = "http"
-	MonitorGatewayICMP MonitorType = "gateway-icmp"
-)
-
-// Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
-type Monitor struct {
-	Name         string
-	Type         MonitorType
-	Interval     time.Duration
-	Timeout      time.Duration
-	TimeUntilUp  time.Duration
-	UpInterval   time.Duration // 0 means Interval
-	ManualResume bool
-	Send         string
-	Recv         string // regular expression; "" accepts any answer
-	RecvDisable  string // regular expression; a match means up but disabled
-	Reverse      bool   // a Recv match means down
-	// Destination is `*:*` when zero: the member's address and port. An
-	// invalid Addr or a zero Port each mean "the member's".
-	Destination netip.AddrPort
-}
+// JoinPort writes name:port the way BIG-IP names members and flows:
+// "/Common/10.1.1.1:80", and '.' before the port after an IPv6 address
+// ("dead:beef::1.80").
+func JoinPort(name string, port uint16) string { return config.JoinPort(name, port) }

@@ -19,7 +19,7 @@ func TestRulesLBMode(t *testing.T) {
 	pool := cfg.Pools[cfg.Virtuals["/Common/vs"].Pool]
 	pool.Members[0].Ratio = 3
 	pool.Members[1].Ratio = 1
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `when CLIENT_ACCEPTED { LB::mode ratio-member }`)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { LB::mode ratio-member }`)
 	mustApply(t, p, cfg)
 	seen := map[string]int{}
 	for i := 0; i < 8; i++ {
@@ -31,7 +31,7 @@ func TestRulesLBMode(t *testing.T) {
 
 	// An unknown mode is a rule error: that connection is reset.
 	cfg2 := basic("127.0.77.1:9000", "127.0.77.2:9000")
-	cfg2.Virtuals["/Common/vs"].Rules, _ = irules(t, `when CLIENT_ACCEPTED { LB::mode fastest-ever }`)
+	cfg2.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { LB::mode fastest-ever }`)
 	mustApply(t, p, cfg2)
 	c, err := net.DialTimeout("tcp", "127.0.77.1:9000", 2*time.Second)
 	if err != nil {

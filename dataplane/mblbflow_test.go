@@ -173,7 +173,7 @@ func TestMBLBSeedRuleSixServerFlows(t *testing.T) {
 	startServer(t, "127.0.90.11:9000", "S1")
 	startServer(t, "127.0.90.11:9001", "S2")
 	cfg := mblbConfig("127.0.90.1:9000", &MBLB{Request: mblb.Framing{Mode: mblb.Rule}}, "127.0.90.11:9000", "127.0.90.11:9001")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, seedRule)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, seedRule)
 	mustApply(t, p, cfg)
 
 	// Seed §2.1: a client that connects and sends nothing has only a
@@ -245,7 +245,7 @@ func TestMBLBPipelinedOrderAndSizes(t *testing.T) {
 			}
 			cfg := mblbConfig("127.0.90.2:9000", m, "127.0.90.21:9000", "127.0.90.21:9001")
 			if tc.rule {
-				cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, lengthRule)
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, lengthRule)
 			}
 			mustApply(t, p, cfg)
 			c, err := net.Dial("tcp", "127.0.90.2:9000")
@@ -451,7 +451,7 @@ when CLIENT_DATA {
 }
 `
 	cfg := mblbConfig("127.0.90.7:9000", &MBLB{Request: mblb.Framing{Mode: mblb.Rule}}, "127.0.90.71:9000", "127.0.90.71:9001")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, rule)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 	mustApply(t, p, cfg)
 	c := dialVS(t, "127.0.90.7:9000")
 	for i := 0; i < 3; i++ {
@@ -502,7 +502,7 @@ func TestMBLBOneConnectExclusiveConcurrentClients(t *testing.T) {
 	startServer(t, "127.0.90.91:9001", "S2")
 	m := &MBLB{Request: mblb.Framing{Mode: mblb.Rule}, OneConnect: &OneConnect{Profile: "/Common/oc", MaxSize: 1}}
 	cfg := mblbConfig("127.0.90.9:9000", m, "127.0.90.91:9000", "127.0.90.91:9001")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, seedRule)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, seedRule)
 	mustApply(t, p, cfg)
 	var wg sync.WaitGroup
 	errs := make(chan error, 3)

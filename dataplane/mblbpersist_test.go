@@ -25,7 +25,7 @@ when CLIENT_DATA {
 }
 `
 	cfg := mblbConfig("127.0.91.1:9000", &MBLB{Request: mblb.Framing{Mode: mblb.Rule}}, "127.0.91.11:9000", "127.0.91.12:9000")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, rule)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 	mustApply(t, p, cfg)
 
 	a, b := dialVS(t, "127.0.91.1:9000"), dialVS(t, "127.0.91.1:9000")

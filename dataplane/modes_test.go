@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/rules"
 )
 
 func countAnswers(t *testing.T, vs string, n int) map[string]int {
@@ -208,11 +210,10 @@ func (f *fakeRules) Run(ev Event, c RuleConn) error {
 	if f.fail {
 		return errors.New(`invalid command name "bogus"`)
 	}
-	if c.ClientAddr().Addr() == f.reject {
-		c.Reject()
-		return nil
+	if c.Addr(rules.EndClient).Addr() == f.reject {
+		return c.Decide(rules.Decision{Kind: rules.DecideReject})
 	}
-	return c.SetPool(f.pool)
+	return c.Decide(rules.Decision{Kind: rules.DecidePool, Pool: f.pool})
 }
 
 func TestRulesHook(t *testing.T) {

@@ -1,387 +1,14 @@
 package dataplane
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/persist"
-	"github.com/openltm/openltm/rules"
 )
-
-// PersistMethod is a persistence profile's type, as `ltm persistence
-// <type>` names it.
-type PersistMethod string
-
-// The persistence profile types the dataplane knows. Cookie persistence
-// needs the HTTP profile, which the L4 proxy does not have yet: a cookie
-// profile is accepted and finds no key, so its fallback applies.
-const (
-	PersistSourceAddr PersistMethod = "source-addr"
-	PersistUniversal  PersistMethod = "universal"
-	PersistCookie     PersistMethod = "cookie"
-)
-
-// Persistence is a persistence profile as a virtual applies it, with its
-// defaults-from chain resolved.
-type Persistence struct {
-	// Profile is the profile's full path.
-	Profile string
-	Method  PersistMethod
-	// Timeout is how long a record lives after its last use; 0 is
-	// indefinite.
-	Timeout time.Duration
-	// Mask groups source addresses under one record (source-addr `mask`);
-	// the zero Addr keeps the whole address.
-	Mask netip.Addr
-	// MatchAcrossServices, MatchAcrossVirtuals and MatchAcrossPools widen
-	// which records a lookup may use (reference §7.1).
-	MatchAcrossServices bool
-	MatchAcrossVirtuals bool
-	MatchAcrossPools    bool
-	// OverrideConnectionLimit lets a persisted client reach a member (or
-	// node) past its connection limit.
-	OverrideConnectionLimit bool
-}
-
-// mode is the table's mode for the profile's records.
-func (p *Persistence) mode() persist.Mode {
-	switch p.Method {
-	case PersistSourceAddr:
-		return persist.SourceAddress
-	case PersistUniversal:
-		return persist.Universal
-	case PersistCookie:
-		return persist.Cookie
-	}
-	return 0
-}
-
-// DefaultPersistTimeout is a record's timeout when a rule persists on a
-// virtual without a profile of that type (the built-in profiles' 180 s).
-const DefaultPersistTimeout = 180 * time.Second
-
-// profileFor returns the virtual's profile (default, then fallback) whose
-// records have mode m, or nil.
-func (v *Virtual) profileFor(m persist.Mode) *Persistence {
-	for _, p := range []*Persistence{v.Persist, v.FallbackPersist} {
-		if p != nil && p.mode() == m {
-			return p
-		}
-	}
-	return nil
-}
-
-// scope is where a record of virtual v and pool is made, and how far a
-// lookup with prof's settings reaches.
-func scope(v *Virtual, pool string, prof *Persistence) persist.Scope {
-	s := persist.Scope{Virtual: v.Name, VirtualAddr: v.Destination, Pool: pool}
-	if prof != nil {
-		s.AcrossServices, s.AcrossVirtuals, s.AcrossPools = prof.MatchAcrossServices, prof.MatchAcrossVirtuals, prof.MatchAcrossPools
-	}
-	return s
-}
-
-// persistUsable reports whether m may take a persisted client: a disabled
-// member (or node) still does, a forced-offline or down one does not
-// (reference §3.3).
-func persistUsable(m *memberRT) bool {
-	c := m.cfg.Load()
-	if c.State == StateUserDown || m.node.forced() {
-		return false
-	}
-	return m.watch.current() != monDown && m.node.watch.current() != monDown
-}
-
-// reserveOverride counts a new connection on m ignoring connection limits
-// (override-connection-limit).
-func (m *memberRT) reserveOverride() {
-	m.stats.tryOpen(0)
-	m.node.stats.tryOpen(0)
-}
-
-// persistTarget resolves a record to the member it persists to: in the
-// record's pool when match-across-pools lets another pool's record serve,
-// else in pool; the exact member when the record names one there, else
-// (records of other virtuals, matched across services or virtuals, which
-// name a node) a member on the record's node address. nil when the member
-// is gone or may not take persisted clients.
-func (p *Plane) persistTarget(rec *persist.Record, pool *poolRT, acrossPools bool) (*poolRT, *memberRT) {
-	if acrossPools && rec.Pool != pool.name {
-		if q := (*p.poolIndex.Load())[rec.Pool]; q != nil {
-			pool = q
-		}
-	}
-	s := pool.snap.Load()
-	if s == nil {
-		return nil, nil
-	}
-	var node *memberRT
-	for _, m := range s.members {
-		a := m.cfg.Load().Addr
-		if a == rec.Member {
-			if persistUsable(m) {
-				return pool, m
-			}
-			return nil, nil
-		}
-		if node == nil && a.Addr() == rec.Member.Addr() && persistUsable(m) {
-			node = m
-		}
-	}
-	if node == nil {
-		return nil, nil
-	}
-	return pool, node
-}
-
-// flowPersist is a flow's persistence: the key a rule chose (persist uie,
-// persist source_addr, persist none) and the record the flow made, which
-// is refreshed when the flow ends. Rule events and the connect path both
-// use it, so it has a lock of its own.
-type flowPersist struct {
-	mu      sync.Mutex
-	set     bool // a rule chose; otherwise the virtual's profiles do
-	none    bool // persist none
-	key     persist.Key
-	timeout time.Duration // <0: the profile's
-	made    bool
-	madeKey persist.Key
-	madeIn  persist.Scope
-}
-
-// persistDecision is what the connect path persists on.
-type persistDecision struct {
-	key     persist.Key
-	prof    *Persistence // the virtual's profile of the key's mode, if any
-	timeout time.Duration
-}
-
-// persistKey decides the flow's persistence key: a rule's choice, else the
-// virtual's default profile, else its fallback. ok is false when the flow
-// does not persist.
-func (pr *proxied) persistKey() (d persistDecision, ok bool) {
-	cfg := pr.snap.cfg
-	if fp := pr.pers.Load(); fp != nil {
-		fp.mu.Lock()
-		set, none, key, to := fp.set, fp.none, fp.key, fp.timeout
-		fp.mu.Unlock()
-		if set {
-			if none {
-				return d, false
-			}
-			d.key, d.prof = key, cfg.profileFor(key.Mode)
-			d.timeout = DefaultPersistTimeout
-			if d.prof != nil {
-				d.timeout = d.prof.Timeout
-			}
-			if to >= 0 {
-				d.timeout = to
-			}
-			return d, true
-		}
-	}
-	for _, prof := range []*Persistence{cfg.Persist, cfg.FallbackPersist} {
-		if prof == nil {
-			continue
-		}
-		switch prof.Method {
-		case PersistSourceAddr:
-			return persistDecision{key: persist.AddrKey(persist.SourceAddress, pr.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
-		}
-		// universal: only a rule gives the key; cookie: needs HTTP.
-	}
-	return d, false
-}
-
-// persistLookup finds the member the flow persists to in pool, if any.
-func (pr *proxied) persistLookup(d *persistDecision, pool *poolRT) (*poolRT, *memberRT) {
-	s := scope(pr.snap.cfg, pool.name, d.prof)
-	rec, ok := pr.p.persist.Lookup(d.key, s)
-	if !ok {
-		return nil, nil
-	}
-	return pr.p.persistTarget(&rec, pool, s.AcrossPools)
-}
-
-// persistSave makes or refreshes the flow's record once it is connected
-// to member m of pool.
-func (pr *proxied) persistSave(d *persistDecision, pool *poolRT, m *memberRT) {
-	s := scope(pr.snap.cfg, pool.name, d.prof)
-	pr.p.persist.Add(d.key, s, m.cfg.Load().Addr, pr.Client.Addr(), d.timeout)
-	fp := pr.persistState()
-	fp.mu.Lock()
-	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
-	fp.mu.Unlock()
-}
-
-// persistState returns the flow's persistence state, made on first use
-// (a rule event on one side and the connect path on the other may race to
-// make it; flows that never persist never allocate it).
-func (pr *proxied) persistState() *flowPersist {
-	if fp := pr.pers.Load(); fp != nil {
-		return fp
-	}
-	fp := &flowPersist{timeout: -1}
-	if pr.pers.CompareAndSwap(nil, fp) {
-		return fp
-	}
-	return pr.pers.Load()
-}
-
-// persistDone refreshes the flow's record as the flow ends, so that a
-// record lives its timeout after the last connection using it.
-func (pr *proxied) persistDone() {
-	fp := pr.pers.Load()
-	if fp == nil {
-		return
-	}
-	fp.mu.Lock()
-	made, k, s := fp.made, fp.madeKey, fp.madeIn
-	fp.mu.Unlock()
-	if made {
-		pr.p.persist.Touch(k, s)
-	}
-}
-
-// ---- The persist command (rules.PersistConn) ----
-
-var _ rules.PersistConn = (*proxied)(nil)
-
-// ruleKey turns a persist command's mode and key into the table's key.
-func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
-	switch r.Method {
-	case rules.PersistSourceAddr:
-		a := pr.Client.Addr()
-		if r.Key != "" {
-			ad, err := netip.ParseAddr(r.Key)
-			if err != nil {
-				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
-			}
-			a = ad
-		}
-		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
-	case rules.PersistUniversal:
-		return persist.StringKey(persist.Universal, r.Key), nil
-	}
-	return persist.Key{}, errors.New("persist: unsupported mode")
-}
-
-// ruleScope is the scope a persist add/lookup/delete acts in: this
-// virtual and the flow's pool (or the one the key names), widened by the
-// key's `any virtual|service|pool` or the virtual's profile of that mode.
-func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
-	cfg := pr.snap.cfg
-	pool := pr.pool
-	if pr.rs != nil && pr.rs.selPool != nil {
-		pool = pr.rs.selPool
-	}
-	if sc := pr.srv.Load(); sc != nil && sc.pool != nil {
-		pool = sc.pool
-	}
-	if r.Pool != "" {
-		if pool = pr.poolNamed(r.Pool); pool == nil {
-			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
-		}
-	}
-	name := ""
-	if pool != nil {
-		name = pool.name
-	}
-	s := scope(cfg, name, cfg.profileFor(k.Mode))
-	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
-	s.AcrossServices = s.AcrossServices || r.AnyService
-	s.AcrossPools = s.AcrossPools || r.AnyPool
-	return s, nil
-}
-
-func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
-	if r.Timeout >= 0 {
-		return r.Timeout
-	}
-	if prof := pr.snap.cfg.profileFor(k.Mode); prof != nil {
-		return prof.Timeout
-	}
-	return DefaultPersistTimeout
-}
-
-// Persist implements rules.PersistConn: persist uie|source_addr|none sets
-// what this flow persists on. After load balancing (a server-side event)
-// the record is made at once for the current member.
-func (pr *proxied) Persist(r rules.Persist) error {
-	fp := pr.persistState()
-	if r.Method == rules.PersistNone {
-		fp.mu.Lock()
-		fp.set, fp.none = true, true
-		fp.mu.Unlock()
-		return nil
-	}
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	fp.mu.Lock()
-	fp.set, fp.none, fp.key, fp.timeout = true, false, k, r.Timeout
-	fp.mu.Unlock()
-	if sc := pr.srv.Load(); sc != nil && sc.member != nil {
-		d := persistDecision{key: k, prof: pr.snap.cfg.profileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
-		pr.persistSave(&d, sc.pool, sc.member)
-	}
-	return nil
-}
-
-// PersistAdd implements rules.PersistConn: a record for the key pointing
-// at the flow's current (or just selected) member.
-func (pr *proxied) PersistAdd(r rules.Persist) error {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	pool, addr, ok := pr.LBServer()
-	if !ok || pool == "" {
-		return errors.New("persist add: no pool member selected yet")
-	}
-	r.Pool = pool
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	pr.p.persist.Add(k, s, addr, pr.Client.Addr(), pr.ruleTimeout(r, k))
-	return nil
-}
-
-// PersistLookup implements rules.PersistConn.
-func (pr *proxied) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, error) {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	rec, ok := pr.p.persist.Lookup(k, s)
-	if !ok {
-		return rules.PersistTarget{}, false, nil
-	}
-	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
-}
-
-// PersistDelete implements rules.PersistConn.
-func (pr *proxied) PersistDelete(r rules.Persist) error {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	pr.p.persist.Delete(k, s)
-	return nil
-}
 
 // ---- For shows and message-based load balancing ----
 
@@ -397,28 +24,7 @@ func (p *Plane) DeletePersistRecords(f persist.Filter) int {
 	return p.persist.DeleteMatching(f)
 }
 
-// PersistKey names a persistence decision made outside the L4 proxy, such
-// as message-based load balancing's per-message `persist uie`: the same
-// table and the same rules (match-across settings and timeout of the
-// virtual's profile of that mode, member states) apply as for
-// connections.
-type PersistKey struct {
-	// Virtual and Pool are full paths: the virtual the message arrived on
-	// and the pool it is balanced in.
-	Virtual, Pool string
-	// Mode is the record's mode; Key its key (for SourceAddress, an
-	// address, masked by the profile's mask).
-	Mode persist.Mode
-	Key  string
-	// Client is the client's address, shown in persist-records.
-	Client netip.Addr
-	// Timeout overrides the profile's timeout when positive (a rule's
-	// `persist uie key timeout`); 0 uses the virtual's profile of the mode
-	// (180 s without one).
-	Timeout time.Duration
-}
-
-func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Duration, *poolRT, error) {
+func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Duration, *state.Pool, error) {
 	cfg := p.running.Load()
 	var v *Virtual
 	if cfg != nil {
@@ -427,11 +33,11 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 	if v == nil {
 		return persist.Key{}, persist.Scope{}, 0, nil, fmt.Errorf("no such virtual server: %s", k.Virtual)
 	}
-	pool := (*p.poolIndex.Load())[k.Pool]
+	pool := p.rulePools()[k.Pool]
 	if pool == nil {
 		return persist.Key{}, persist.Scope{}, 0, nil, fmt.Errorf("no such pool: %s", k.Pool)
 	}
-	prof := v.profileFor(k.Mode)
+	prof := v.ProfileFor(k.Mode)
 	key := persist.StringKey(k.Mode, k.Key)
 	if k.Mode == persist.SourceAddress || k.Mode == persist.DestAddress {
 		a, err := netip.ParseAddr(k.Key)
@@ -451,7 +57,7 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 	if k.Timeout > 0 {
 		to = k.Timeout
 	}
-	return key, scope(v, k.Pool, prof), to, pool, nil
+	return key, state.PersistScope(v, k.Pool, prof), to, pool, nil
 }
 
 // PersistLookup returns the member a record sends k to: the pool (another
@@ -460,19 +66,25 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 // (a disabled member still takes persisted clients); the caller then load
 // balances and calls PersistSave.
 func (p *Plane) PersistLookup(k PersistKey) (pool string, member netip.AddrPort, ok bool) {
-	key, s, _, prt, err := p.persistArgs(k)
-	if err != nil {
-		return "", netip.AddrPort{}, false
-	}
-	rec, found := p.persist.Lookup(key, s)
-	if !found {
-		return "", netip.AddrPort{}, false
-	}
-	q, m := p.persistTarget(&rec, prt, s.AcrossPools)
+	q, m := p.persistFind(k)
 	if m == nil {
 		return "", netip.AddrPort{}, false
 	}
-	return q.name, m.cfg.Load().Addr, true
+	return q.Name, m.Cfg.Load().Addr, true
+}
+
+// persistFind is PersistLookup's answer as runtimes: the pool and the
+// member, nil when there is none.
+func (p *Plane) persistFind(k PersistKey) (*state.Pool, *state.Member) {
+	key, s, _, prt, err := p.persistArgs(k)
+	if err != nil {
+		return nil, nil
+	}
+	rec, found := p.persist.Lookup(key, s)
+	if !found {
+		return nil, nil
+	}
+	return p.rulePools().PersistTarget(&rec, prt, s.AcrossPools)
 }
 
 // PersistSave makes or refreshes the record for k pointing at member of

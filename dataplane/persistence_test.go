@@ -277,7 +277,7 @@ func TestFallbackAndUniversalByRule(t *testing.T) {
 	// A universal virtual: the rule's key (the first word of the data)
 	// persists, whatever the client's address.
 	withPool(cfg, "/Common/upool", "127.0.103.11:9000", "127.0.103.12:9000")
-	r, lg := irules(t, `when CLIENT_ACCEPTED { TCP::collect }
+	r, lg := compileRules(t, `when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA {
     set k [getfield [TCP::payload] " " 1]
     if { $k eq "none" } { persist none } else { persist uie $k 600 }
@@ -324,7 +324,7 @@ func TestRulePersistAddLookupDelete(t *testing.T) {
 	startServer(t, "127.0.103.21:9000", "S1")
 	p, _ := newPlane(t)
 	cfg := basic("127.0.103.3:9000", "127.0.103.21:9000")
-	r, lg := irules(t, `when SERVER_CONNECTED {
+	r, lg := compileRules(t, `when SERVER_CONNECTED {
     persist add uie [IP::client_addr] 30
     set found [persist lookup uie [IP::client_addr]]
     log local0. "found $found node [persist lookup uie [IP::client_addr] node]"

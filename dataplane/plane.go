@@ -3,6 +3,14 @@
 // statistics and the connection table. The daemon drives it through one
 // entry point, Apply, with each committed configuration generation, and
 // reads it through snapshot functions for `show` commands.
+//
+// This package is the façade and the wiring: Plane, Options, the
+// configuration types (re-exported from internal/config) and Check, the
+// shows, the persistence API, and Apply's steps that build the runtime
+// objects (internal/state) and hand listeners to the L4 engines
+// (internal/l4) and message-balanced virtuals to their engines
+// (internal/mblbvs). Rules run through one adapter (internal/irules);
+// raw socket calls live once in internal/rawsock.
 package dataplane
 
 import (
@@ -13,12 +21,17 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/l4"
+	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/state"
+
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -46,23 +59,22 @@ type Plane struct {
 	opts  Options
 	log   *slog.Logger
 	table *flows.Table
-	// persist is the persistence table (persistence.go); its zero value
-	// is ready.
+	// persist is the persistence table (persistence.go; the L4 flows'
+	// use is in internal/l4/flowpersist.go); its zero value is ready.
 	persist persist.Table
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
 	cfg       *Config
-	virtuals  map[string]*vsRT
-	pools     map[string]*poolRT
-	members   map[string]*memberRT
-	nodes     map[string]*nodeRT
-	listeners map[netip.AddrPort]*listener
-	poolIndex atomic.Pointer[map[string]*poolRT] // for rules, read per flow
-	running   atomic.Pointer[Config]             // for rules (snatpools)
-	accepts   sync.WaitGroup
-	mblbs     mblbPlane // message-based virtuals' engines
-	loops     loopSet   // where listeners accept and plain flows run
+	virtuals  map[string]*state.Virtual
+	pools     map[string]*state.Pool
+	members   map[string]*state.Member
+	nodes     map[string]*state.Node
+	listeners map[netip.AddrPort]*l4.Listener
+	poolIndex atomic.Pointer[state.Pools] // for rules, read per flow
+	running   atomic.Pointer[Config]      // for rules (snatpools)
+	mblbs     *mblbvs.Set                 // message-based virtuals' engines
+	l4        *l4.Engine                  // listeners and the L4 flows
 }
 
 // New starts an empty dataplane.
@@ -71,30 +83,42 @@ func New(opts Options) *Plane {
 		opts.Logger = slog.Default()
 	}
 	if opts.ConnectTimeout <= 0 {
-		opts.ConnectTimeout = 5 * time.Second
+		opts.ConnectTimeout = l4.DefaultConnectTimeout
 	}
 	p := &Plane{
 		opts:      opts,
 		log:       opts.Logger,
 		table:     flows.NewTable(),
 		cfg:       &Config{},
-		virtuals:  map[string]*vsRT{},
-		pools:     map[string]*poolRT{},
-		members:   map[string]*memberRT{},
-		nodes:     map[string]*nodeRT{},
-		listeners: map[netip.AddrPort]*listener{},
+		virtuals:  map[string]*state.Virtual{},
+		pools:     map[string]*state.Pool{},
+		members:   map[string]*state.Member{},
+		nodes:     map[string]*state.Node{},
+		listeners: map[netip.AddrPort]*l4.Listener{},
 	}
-	empty := map[string]*poolRT{}
-	p.poolIndex.Store(&empty)
+	p.poolIndex.Store(&state.Pools{})
+	p.mblbs = mblbvs.NewSet(mblbvs.Env{
+		Table:          p.table,
+		Log:            p.log,
+		ConnectTimeout: opts.ConnectTimeout,
+		Dial:           func(src, dst netip.AddrPort) (*net.TCPConn, error) { return p.l4.Dial(src, dst) },
+		Pools:          p.rulePools,
+		PersistFind:    p.persistFind,
+		PersistLookup:  p.PersistLookup,
+		PersistSave:    p.PersistSave,
+		PersistDelete:  p.PersistDelete,
+	})
+	p.l4 = l4.New(l4.Env{
+		Table:          p.table,
+		Log:            p.log,
+		ConnectTimeout: opts.ConnectTimeout,
+		BusyPoll:       opts.BusyPoll,
+		Pools:          p.rulePools,
+		Running:        p.running.Load,
+		Persist:        &p.persist,
+		MBLB:           p.mblbs,
+	})
 	return p
-}
-
-// listener is one bound address:port; the virtual that owns it can change
-// between commits without closing the socket.
-type listener struct {
-	addr netip.AddrPort
-	vs   atomic.Pointer[vsRT]
-	listenSys
 }
 
 // Apply brings the plane from what it runs to cfg, touching only what
@@ -102,8 +126,11 @@ type listener struct {
 // member states and counters are kept. old is the generation the daemon
 // believes is running; the plane diffs against its own state, so old is
 // only a hint and may be nil. On error nothing was changed.
+//
+// The steps: bind every new address (the only step that can fail), build
+// the runtime objects of cfg reusing the running ones by name, reconcile
+// their monitors, then swap the new generation in.
 func (p *Plane) Apply(old, cfg *Config) error {
-	_ = old
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -119,35 +146,64 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	if p.closed {
 		return errors.New("dataplane is closed")
 	}
+	b, err := p.bindListeners(cfg)
+	if err != nil {
+		return err
+	}
+	p.buildRuntimes(cfg, b)
+	p.reconcileMonitors(cfg, specs, b)
+	p.swap(cfg, b)
+	return nil
+}
 
-	// 1. Bind every new address first: the only step that can fail.
-	want := map[netip.AddrPort]string{}
+// generation is what Apply builds for one configuration before it swaps
+// it in.
+type generation struct {
+	want     map[netip.AddrPort]string // every bound address: its virtual
+	fresh    map[netip.AddrPort]*l4.Listener
+	nodes    map[string]*state.Node
+	members  map[string]*state.Member
+	pools    map[string]*state.Pool
+	virtuals map[string]*state.Virtual
+	adminUp  []*state.Member     // members the admin re-enabled
+	stale    []*monitor.Instance // monitors to stop once swapped
+}
+
+// bindListeners binds every address of cfg that is not bound yet. On
+// error it closes what it bound and nothing has changed. The caller holds
+// p.mu.
+func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
+	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
 	for name, v := range cfg.Virtuals {
-		ports, _ := v.ports()
+		ports, _ := v.Ports()
 		for _, port := range ports {
-			want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
+			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
 		}
 	}
-	fresh := map[netip.AddrPort]*listener{}
-	for ap, name := range want {
+	for ap, name := range b.want {
 		if p.listeners[ap] != nil {
 			continue
 		}
-		l, err := p.listen(ap)
+		l, err := p.l4.Listen(ap)
 		if err != nil {
-			for _, l := range fresh {
-				l.closeUnstarted()
+			for _, l := range b.fresh {
+				l.CloseUnstarted()
 			}
-			return fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, unwrapOp(err))
+			return nil, fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
-		fresh[ap] = l
+		b.fresh[ap] = l
 	}
+	return b, nil
+}
 
-	// 2. Nodes, members, pools and virtuals: reuse runtimes by name.
-	var stale []*monitor.Instance
-	nodes := map[string]*nodeRT{}
-	nodeFor := func(name string, addr netip.Addr) *nodeRT {
-		if n := nodes[name]; n != nil {
+// buildRuntimes makes the nodes, members, pools and virtuals of cfg,
+// reusing the running runtimes by name so that counters and monitor state
+// survive the commit. Nothing running sees them until swap. The caller
+// holds p.mu.
+func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
+	b.nodes = map[string]*state.Node{}
+	nodeFor := func(name string, addr netip.Addr) *state.Node {
+		if n := b.nodes[name]; n != nil {
 			return n
 		}
 		nc := cfg.Nodes[name]
@@ -156,135 +212,146 @@ func (p *Plane) Apply(old, cfg *Config) error {
 		}
 		n := p.nodes[name]
 		if n == nil {
-			n = &nodeRT{name: name, watch: newWatch("Node " + name + " address " + nc.Addr.String())}
-			n.watch.logf = p.logStatus
-			n.watch.changed = func(o, s monStatus) { p.nodeChanged(n, o, s) }
+			n = &state.Node{Name: name, Watch: state.NewWatch("Node " + name + " address " + nc.Addr.String())}
+			n.Watch.Logf = p.logStatus
+			n.Watch.Changed = func(o, s state.MonStatus) { p.nodeChanged(n, o, s) }
 		}
-		n.cfg.Store(nc)
-		nodes[name] = n
+		n.Cfg.Store(nc)
+		b.nodes[name] = n
 		return n
 	}
 	for name, nc := range cfg.Nodes {
 		nodeFor(name, nc.Addr)
 	}
-	members := map[string]*memberRT{}
-	pools := map[string]*poolRT{}
-	var adminUp []*memberRT
+	b.members = map[string]*state.Member{}
+	b.pools = map[string]*state.Pool{}
 	for name, pc := range cfg.Pools {
 		pr := p.pools[name]
 		if pr == nil {
-			pr = &poolRT{name: name}
+			pr = &state.Pool{Name: name}
 		}
-		mode := lbModes[pc.LBMode]
-		snap := &poolSnap{cfg: pc, alg: mode.alg, byNode: mode.byNode}
+		mode := state.Modes[pc.LBMode]
+		snap := &state.PoolSnap{Cfg: pc, Alg: mode.Alg, ByNode: mode.ByNode}
 		for i := range pc.Members {
 			mc := &pc.Members[i]
 			mname := mc.Name()
 			key := name + " " + mname
 			m := p.members[key]
 			if m == nil {
-				m = &memberRT{key: key, pool: pr, name: mname,
-					watch: newWatch("Pool " + name + " member " + mname)}
-				m.node = nodeFor(mc.Node, mc.Addr.Addr())
-				m.watch.logf = p.logStatus
-				m.watch.changed = func(o, s monStatus) { p.memberChanged(m, o, s) }
+				m = &state.Member{Key: key, Pool: pr, Name: mname,
+					Watch: state.NewWatch("Pool " + name + " member " + mname)}
+				m.Node = nodeFor(mc.Node, mc.Addr.Addr())
+				m.Watch.Logf = p.logStatus
+				m.Watch.Changed = func(o, s state.MonStatus) { p.memberChanged(m, o, s) }
 			} else {
 				nodeFor(mc.Node, mc.Addr.Addr()) // same name, same runtime
-				if prev := m.cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
+				if prev := m.Cfg.Load(); prev != nil && (prev.Session == SessionUserDisabled || prev.State == StateUserDown) &&
 					mc.Session != SessionUserDisabled && mc.State != StateUserDown {
-					adminUp = append(adminUp, m)
+					b.adminUp = append(b.adminUp, m)
 				}
 			}
-			m.cfg.Store(mc)
-			members[key] = m
-			snap.members = append(snap.members, m)
+			m.Cfg.Store(mc)
+			b.members[key] = m
+			snap.Members = append(snap.Members, m)
 		}
-		pools[name] = pr
-		pr.snap.Store(snap)
+		b.pools[name] = pr
+		pr.Snap.Store(snap)
 	}
-	virtuals := map[string]*vsRT{}
+	b.virtuals = map[string]*state.Virtual{}
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
-			v = &vsRT{name: name}
+			v = &state.Virtual{Name: name}
 		}
-		snap := &vsSnap{cfg: vc, idle: idleTimeout(vc.IdleTimeout), selfIPs: cfg.SelfIPs, evMask: eventMask(vc.Rules)}
+		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
 		if vc.Pool != "" {
-			snap.pool = pools[vc.Pool]
+			snap.Pool = b.pools[vc.Pool]
 		}
 		if vc.SNAT.Type == SNATPool {
-			snap.snatPool = cfg.SnatPools[vc.SNAT.Pool]
+			snap.SnatPool = cfg.SnatPools[vc.SNAT.Pool]
 		}
-		v.snap.Store(snap)
-		virtuals[name] = v
+		v.Snap.Store(snap)
+		b.virtuals[name] = v
 	}
+}
 
-	// 3. Monitors: start new instances, keep unchanged ones.
-	for _, m := range members {
-		mc := m.cfg.Load()
-		rule, pc := mc.Monitor, cfg.Pools[m.pool.name]
+// reconcileMonitors starts the monitor instances cfg asks for, keeps the
+// unchanged ones, collects those to stop, and restarts slow ramp and
+// manual-resume holds of members the admin re-enabled. The caller holds
+// p.mu.
+func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b *generation) {
+	for _, m := range b.members {
+		mc := m.Cfg.Load()
+		rule, pc := mc.Monitor, cfg.Pools[m.Pool.Name]
 		if rule.IsZero() {
 			rule = pc.Monitor
 		}
 		addr := mc.Addr
-		stale = append(stale, m.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, m.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], addr)
 		})...)
 	}
-	for _, n := range nodes {
-		nc := n.cfg.Load()
+	for _, n := range b.nodes {
+		nc := n.Cfg.Load()
 		rule := cfg.DefaultNodeMonitor
 		if nc.Monitor != nil {
 			rule = *nc.Monitor
 		}
-		stale = append(stale, n.watch.update(rule, specs, func(mon string) netip.AddrPort {
+		b.stale = append(b.stale, n.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], netip.AddrPortFrom(nc.Addr, 0))
 		})...)
 	}
 	for key, m := range p.members {
-		if members[key] == nil {
-			stale = append(stale, m.watch.stopAll()...)
+		if b.members[key] == nil {
+			b.stale = append(b.stale, m.Watch.StopAll()...)
 		}
 	}
 	for name, n := range p.nodes {
-		if nodes[name] == nil {
-			stale = append(stale, n.watch.stopAll()...)
+		if b.nodes[name] == nil {
+			b.stale = append(b.stale, n.Watch.StopAll()...)
 		}
 	}
 	now := time.Now().UnixNano()
-	for _, m := range adminUp {
-		m.rampStart.Store(now)
-		m.watch.resume()
+	for _, m := range b.adminUp {
+		m.RampStart.Store(now)
+		m.Watch.Resume()
 	}
+}
 
-	// 4. Swap: listeners to their (new) owners, then retire what left.
-	started := make([]*listener, 0, len(fresh))
-	for ap, l := range fresh {
+// swap makes b the running generation: listeners go to their (new)
+// owners and start, the ones cfg dropped stop, the message-based engines
+// follow, stale monitors stop, and flows of removed virtuals follow their
+// pool's service-down-action. The caller holds p.mu.
+func (p *Plane) swap(cfg *Config, b *generation) {
+	started := make([]*l4.Listener, 0, len(b.fresh))
+	for ap, l := range b.fresh {
 		p.listeners[ap] = l
-		l.vs.Store(virtuals[want[ap]])
+		l.VS.Store(b.virtuals[b.want[ap]])
 		started = append(started, l)
 	}
-	var retired []*listener
+	var retired []*l4.Listener
 	for ap, l := range p.listeners {
-		if name, ok := want[ap]; ok {
-			l.vs.Store(virtuals[name])
+		if name, ok := b.want[ap]; ok {
+			l.VS.Store(b.virtuals[name])
 			continue
 		}
 		retired = append(retired, l)
 		delete(p.listeners, ap)
 	}
-	p.stopListeners(retired)
-	p.startListeners(started)
-	removedVirtuals := map[string]*vsRT{}
+	p.l4.Stop(retired)
+	p.l4.Start(started)
+	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
-		if virtuals[name] == nil {
+		if b.virtuals[name] == nil {
 			removedVirtuals[name] = v
 		}
 	}
-	p.virtuals, p.pools, p.members, p.nodes, p.cfg = virtuals, pools, members, nodes, cfg
-	p.poolIndex.Store(&pools)
+	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
+	index := state.Pools(b.pools)
+	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
-	p.applyMBLB(virtuals)
+	p.mblbs.Apply(b.virtuals)
+	stale := b.stale
 	go func() {
 		for _, in := range stale {
 			in.Stop()
@@ -292,17 +359,16 @@ func (p *Plane) Apply(old, cfg *Config) error {
 	}()
 	// A removed virtual's flows follow its pool's service-down-action.
 	for _, v := range removedVirtuals {
-		s := v.snap.Load()
-		if s.pool == nil {
+		s := v.Snap.Load()
+		if s.Pool == nil {
 			continue
 		}
-		if act := s.pool.snap.Load().cfg.ServiceDownAction; act != "" && act != DownNone {
-			for _, f := range p.table.Matching(flows.Filter{Virtual: v.name}) {
+		if act := s.Pool.Snap.Load().Cfg.ServiceDownAction; act != "" && act != DownNone {
+			for _, f := range p.table.Matching(flows.Filter{Virtual: v.Name}) {
 				f.Abort()
 			}
 		}
 	}
-	return nil
 }
 
 // Close stops accepting, resets every flow and stops the monitors.
@@ -313,35 +379,27 @@ func (p *Plane) Close() {
 		return
 	}
 	p.closed = true
-	all := make([]*listener, 0, len(p.listeners))
+	all := make([]*l4.Listener, 0, len(p.listeners))
 	for ap, l := range p.listeners {
 		all = append(all, l)
 		delete(p.listeners, ap)
 	}
-	p.stopListeners(all)
+	p.l4.Stop(all)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
-		stale = append(stale, m.watch.stopAll()...)
+		stale = append(stale, m.Watch.StopAll()...)
 	}
 	for _, n := range p.nodes {
-		stale = append(stale, n.watch.stopAll()...)
+		stale = append(stale, n.Watch.StopAll()...)
 	}
 	p.mu.Unlock()
 	for _, in := range stale {
 		in.Stop()
 	}
-	p.accepts.Wait()
+	p.l4.WaitAccepts()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
-	p.closeMBLB()
-	p.stopLoops()
-}
-
-func unwrapOp(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) {
-		return op.Err
-	}
-	return err
+	p.mblbs.Close()
+	p.l4.Close()
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the
@@ -394,31 +452,31 @@ func (p *Plane) logStatus(down bool, line string) {
 
 // memberChanged reacts to a member's monitor verdict: slow ramp on coming
 // up, service-down-action on going down.
-func (p *Plane) memberChanged(m *memberRT, old, now monStatus) {
+func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
 	switch now {
-	case monUp:
-		if old == monDown {
-			m.rampStart.Store(time.Now().UnixNano())
+	case state.MonUp:
+		if old == state.MonDown {
+			m.RampStart.Store(time.Now().UnixNano())
 		}
-	case monDown:
-		p.serviceDown(func(o *memberRT) bool { return o == m })
+	case state.MonDown:
+		p.serviceDown(func(o *state.Member) bool { return o == m })
 	}
 }
 
-func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
+func (p *Plane) nodeChanged(n *state.Node, old, now state.MonStatus) {
 	switch now {
-	case monUp:
-		if old == monDown {
+	case state.MonUp:
+		if old == state.MonDown {
 			p.mu.Lock()
 			for _, m := range p.members {
-				if m.node == n {
-					m.rampStart.Store(time.Now().UnixNano())
+				if m.Node == n {
+					m.RampStart.Store(time.Now().UnixNano())
 				}
 			}
 			p.mu.Unlock()
 		}
-	case monDown:
-		p.serviceDown(func(o *memberRT) bool { return o.node == n })
+	case state.MonDown:
+		p.serviceDown(func(o *state.Member) bool { return o.Node == n })
 	}
 }
 
@@ -426,18 +484,18 @@ func (p *Plane) nodeChanged(n *nodeRT, old, now monStatus) {
 // the flows on it. reset and reselect reset both sides (a stream proxy
 // cannot move a half-sent byte stream to another server); drop closes the
 // server side and lets the client go without a reset.
-func (p *Plane) serviceDown(hit func(*memberRT) bool) {
+func (p *Plane) serviceDown(hit func(*state.Member) bool) {
 	p.table.Each(func(f *flows.Flow) bool {
 		for _, l := range f.Legs() {
-			m, ok := l.Owner.(*memberRT)
+			m, ok := l.Owner.(*state.Member)
 			if !ok || !hit(m) {
 				continue
 			}
-			s := m.pool.snap.Load()
+			s := m.Pool.Snap.Load()
 			if s == nil {
 				continue
 			}
-			switch s.cfg.ServiceDownAction {
+			switch s.Cfg.ServiceDownAction {
 			case DownReset, DownReselect:
 				f.Abort()
 			case DownDrop:
@@ -458,8 +516,9 @@ func (p *Plane) ResumeMember(pool, member string) bool {
 	if m == nil {
 		return false
 	}
-	m.watch.resume()
+	m.Watch.Resume()
 	return true
 }
 
-func sortStrings(s []string) { sort.Strings(s) }
+// rulePools is the running commit's pool index (state.Pools), read per flow.
+func (p *Plane) rulePools() state.Pools { return *p.poolIndex.Load() }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // TestRoundRobinTwoMembers is seed 000's first observation at L4: new
@@ -34,9 +36,9 @@ func TestRoundRobinTwoMembers(t *testing.T) {
 	c := dialVS(t, "127.20.1.1:8000")
 	c.mustAsk("hi")
 	n := 0
-	p.Connections(ConnFilter{CSClientPort: addrPortOf(c.c.LocalAddr()).Port()}, func(r *Connection) bool {
+	p.Connections(ConnFilter{CSClientPort: rawsock.AddrPortOf(c.c.LocalAddr()).Port()}, func(r *Connection) bool {
 		n++
-		if r.CSServer != ap("127.20.1.1:8000") || r.CSClient != addrPortOf(c.c.LocalAddr()) ||
+		if r.CSServer != ap("127.20.1.1:8000") || r.CSClient != rawsock.AddrPortOf(c.c.LocalAddr()) ||
 			r.SSServer.Addr().String()[:9] != "127.20.1." || r.SSServer.Port() != 9000 || r.Protocol != "tcp" {
 			t.Errorf("record = %+v", r)
 		}
@@ -228,7 +230,7 @@ func TestConnectionTableFilters(t *testing.T) {
 	}{
 		{"all", ConnFilter{}, 3},
 		{"cs-client-addr", ConnFilter{CSClientAddr: netip.MustParseAddr("127.20.5.11")}, 2},
-		{"cs-client-port", ConnFilter{CSClientPort: addrPortOf(a.c.LocalAddr()).Port()}, 1},
+		{"cs-client-port", ConnFilter{CSClientPort: rawsock.AddrPortOf(a.c.LocalAddr()).Port()}, 1},
 		{"cs-server-port", ConnFilter{CSServerPort: 8000}, 3},
 		{"ss-server-port", ConnFilter{SSServerPort: 9001}, count(ConnFilter{SSServerAddr: netip.MustParseAddr("127.20.5.3")})},
 		{"ss-client-addr", ConnFilter{SSClientAddr: netip.MustParseAddr("127.20.5.10")}, 1},
@@ -348,7 +350,7 @@ func TestPortRangeAndPortAny(t *testing.T) {
 	startServer(t, "127.20.9.2:40109", "P109")
 	p, _ := newPlane(t)
 	cfg := basic("127.20.9.1:0", "127.20.9.2:0")
-	cfg.Virtuals["/Common/vs"].PortRanges = []PortRange{{40100, 40109}}
+	cfg.Virtuals["/Common/vs"].PortRanges = []PortRange{{Low: 40100, High: 40109}}
 	mustApply(t, p, cfg)
 	if a := once(t, "127.20.9.1:40105"); a != "P105 Response" {
 		t.Fatalf("port 40105: %q", a)
@@ -357,7 +359,7 @@ func TestPortRangeAndPortAny(t *testing.T) {
 		t.Fatalf("port 40109: %q", a)
 	}
 	big := basic("127.20.9.1:0", "127.20.9.2:0")
-	big.Virtuals["/Common/vs"].PortRanges = []PortRange{{20000, 20000 + MaxPortsPerVirtual}}
+	big.Virtuals["/Common/vs"].PortRanges = []PortRange{{Low: 20000, High: 20000 + MaxPortsPerVirtual}}
 	if err := p.Apply(nil, big); err == nil || !strings.Contains(err.Error(), "at most 4096 ports") {
 		t.Fatalf("Apply over the port cap: %v", err)
 	}
@@ -392,7 +394,7 @@ func TestSNAT(t *testing.T) {
 		if got.Addr().String() != tc.want {
 			t.Errorf("%s: server saw %v, want address %s", tc.name, got, tc.want)
 		}
-		if tc.name != "none" && got.Port() != addrPortOf(c.c.LocalAddr()).Port() {
+		if tc.name != "none" && got.Port() != rawsock.AddrPortOf(c.c.LocalAddr()).Port() {
 			t.Errorf("%s: source port %d not kept (client %v)", tc.name, got.Port(), c.c.LocalAddr())
 		}
 	}

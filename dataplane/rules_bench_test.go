@@ -37,7 +37,7 @@ when CLIENT_DATA {
 			withPool(cfg, "/Common/WSH_1_pool", "127.0.76.2:9000")
 			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
 			if bc.rule != "" {
-				cfg.Virtuals["/Common/vs"].Rules, _ = irules(b, bc.rule)
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(b, bc.rule)
 			}
 			p := New(Options{})
 			b.Cleanup(p.Close)
@@ -59,64 +59,6 @@ when CLIENT_DATA {
 				}
 				c.(*net.TCPConn).SetLinger(0)
 				c.Close()
-			}
-		})
-	}
-}
-
-// BenchmarkFlowRuleWork measures what the routing rule costs one flow
-// without the sockets: on a fresh goroutine, as the proxy serves each
-// connection, it makes the flow's rule state, runs CLIENT_ACCEPTED (which
-// picks a pool) and ends the rules (session back to its pool). "none" is
-// the fresh goroutine alone.
-func BenchmarkFlowRuleWork(b *testing.B) {
-	route := `when CLIENT_ACCEPTED {
-    if { [TCP::local_port] >= 10000 and [TCP::local_port] < 10500 } {
-        pool WSH_1_pool
-    } elseif { [TCP::local_port] >= 10500 and [TCP::local_port] < 11000 } {
-        pool WSH_2_pool
-    } else {
-        drop
-    }
-}`
-	for _, bc := range []struct {
-		name string
-		rule string
-	}{{"none", ""}, {"route", route}} {
-		b.Run(bc.name, func(b *testing.B) {
-			cfg := basic("127.0.76.9:10017", "127.0.76.2:9000")
-			withPool(cfg, "/Common/WSH_1_pool", "127.0.76.2:9000")
-			withPool(cfg, "/Common/WSH_2_pool", "127.0.76.2:9000")
-			var r Rules
-			if bc.rule != "" {
-				r, _ = irules(b, bc.rule)
-			}
-			p := New(Options{})
-			b.Cleanup(p.Close)
-			pools := map[string]*poolRT{"/Common/WSH_1_pool": {name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {name: "/Common/WSH_2_pool"}}
-			p.poolIndex.Store(&pools)
-			mask := eventMask(r)
-			done := make(chan *proxied)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				go func() {
-					pr := &proxied{p: p}
-					pr.Virtual = "/Common/vs"
-					pr.Local = ap("127.0.76.9:10017")
-					if mask != 0 {
-						warmStack()
-						pr.rules, pr.evMask, pr.rs = r, mask, &ruleState{}
-						if !pr.runEvent(EventClientAccepted) {
-							panic("rule ended the flow")
-						}
-						pr.endRules()
-					}
-					done <- pr
-				}()
-				if pr := <-done; pr.rs != nil && pr.rs.selPool == nil {
-					b.Fatal("no pool chosen")
-				}
 			}
 		})
 	}

@@ -40,9 +40,9 @@ func (l *ruleLog) String() string {
 	return strings.Join(l.lines, "\n")
 }
 
-// irules compiles rule bodies (named /Common/r1, /Common/r2 ...) into the
+// compileRules compiles rule bodies (named /Common/r1, /Common/r2 ...) into the
 // proxy's hook, as the daemon does at commit.
-func irules(t testing.TB, bodies ...string) (Rules, *ruleLog) {
+func compileRules(t testing.TB, bodies ...string) (Rules, *ruleLog) {
 	t.Helper()
 	lg := &ruleLog{}
 	var rs []*rules.Rule
@@ -128,10 +128,10 @@ func TestRulesRouteByLocalPort(t *testing.T) {
 	v := cfg.Virtuals["/Common/vs"]
 	v.Pool = ""
 	v.TranslatePort = false
-	v.PortRanges = []PortRange{{10000, 10999}}
+	v.PortRanges = []PortRange{{Low: 10000, High: 10999}}
 	withPool(cfg, "/Common/WSH_1_pool", "127.0.70.2:0")
 	withPool(cfg, "/Common/WSH_2_pool", "127.0.70.3:0")
-	v.Rules, _ = irules(t, `when CLIENT_ACCEPTED {
+	v.Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
     if { [TCP::local_port] >= 10000 and [TCP::local_port] < 10500 } {
         pool WSH_1_pool
     } elseif { [TCP::local_port] >= 10500 and [TCP::local_port] < 11000 } {
@@ -158,7 +158,7 @@ func TestRulesDelayedBinding(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic("127.0.70.11:8000", "127.0.70.12:9000")
 	withPool(cfg, "/Common/other", "127.0.70.13:9000")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA {
     if { [TCP::payload] starts_with "other" } { pool other }
@@ -191,7 +191,7 @@ func TestRulesRespondWithoutPool(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic("127.0.70.21:8000")
 	cfg.Virtuals["/Common/vs"].Pool = ""
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA {
     TCP::respond "hello [string trim [TCP::payload]] from [IP::local_addr]\n"
@@ -217,7 +217,7 @@ func TestRulesRuntimeErrorResetsOneConnection(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic("127.0.70.31:8000", "127.0.70.32:9000")
 	var lg *ruleLog
-	cfg.Virtuals["/Common/vs"].Rules, lg = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA {
     if { [TCP::payload] starts_with "boom" } { error "bad input" }
@@ -245,7 +245,7 @@ func TestRulesServerSideRewrite(t *testing.T) {
 	rawServer(t, "127.0.70.42:6789", func([]byte) []byte { return []byte("WSH 127.0.70.42:10017\n") })
 	p, _ := newPlane(t)
 	cfg := basic("127.0.70.41:6789", "127.0.70.42:6789")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when SERVER_CONNECTED { TCP::collect }
 when SERVER_DATA {
     if { [regexp -indices {WSH ([0-9.]+):} [TCP::payload] -> addr] } {
@@ -294,7 +294,7 @@ when LB_SELECTED { if { [LB::server addr] ne "127.0.70.52" } { reject } }`, "S1 
 			cfg := basic(vs, "127.0.70.52:9000")
 			withPool(cfg, "/Common/dead", "127.0.70.54:9")
 			withPool(cfg, "/Common/other", "127.0.70.53:9000")
-			cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, tc.rule)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, tc.rule)
 			mustApply(t, p, cfg)
 			// A reset may come before the dial returns: the rule runs
 			// as soon as the connection is accepted.
@@ -324,7 +324,7 @@ func TestRulesSnatSource(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic("127.0.70.71:8000", "127.0.70.72:9000")
 	cfg.SnatPools = map[string][]netip.Addr{"/Common/sp": {netip.MustParseAddr("127.0.70.79")}}
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `when CLIENT_ACCEPTED { snatpool sp }`)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { snatpool sp }`)
 	mustApply(t, p, cfg)
 	once(t, "127.0.70.71:8000")
 	if got := s.lastRemote().Addr().String(); got != "127.0.70.79" {
@@ -340,7 +340,7 @@ func TestRulesEventsAndPartialRelease(t *testing.T) {
 	var lg *ruleLog
 	// Length-prefixed messages: one digit, then that many bytes; each is
 	// released on its own with a marker so the server sees the framing.
-	cfg.Virtuals["/Common/vs"].Rules, lg = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `
 when CLIENT_ACCEPTED { log local0. "accepted"; TCP::collect 1 }
 when CLIENT_DATA {
     set n [string index [TCP::payload] 0]
@@ -405,7 +405,7 @@ func TestRulesDetach(t *testing.T) {
 	startServer(t, "127.0.71.13:9000", "S2")
 	p, _ := newPlane(t)
 	cfg := basic("127.0.71.11:8000", "127.0.71.12:9000", "127.0.71.13:9000")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA {
     if { [LB::server] ne "" } { LB::detach }
@@ -432,7 +432,7 @@ func TestRulesSeed000RuleOnPlainFlow(t *testing.T) {
 	startServer(t, "127.0.71.22:9000", "S1")
 	p, _ := newPlane(t)
 	cfg := basic("127.0.71.21:8000", "127.0.71.22:9000")
-	cfg.Virtuals["/Common/vs"].Rules, _ = irules(t, `
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA     { TCP::release; TCP::notify request;  TCP::collect }
 when SERVER_CONNECTED { TCP::collect }

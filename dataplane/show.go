@@ -1,5 +1,7 @@
 package dataplane
 
+import "github.com/openltm/openltm/dataplane/internal/state"
+
 // BIG-IP's status reasons (reference §3.1–3.3). Those marked [M] in the
 // reference are our best reading of BIG-IP's wording.
 const (
@@ -24,12 +26,13 @@ const (
 	reasonNodeLimit       = "Node address has reached its connection limit"
 )
 
-// memberStats builds one member's block; rule is the pool's monitor rule.
-func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
-	c := m.cfg.Load()
-	n := m.node
-	ms := MemberStats{Pool: m.pool.name, Name: m.name, Addr: c.Addr, Node: c.Node,
-		ServerSide: m.stats.traffic(), TotRequests: m.stats.requests.Load()}
+// memberStats builds one member's block; poolRule is the pool's monitor
+// rule.
+func memberStats(m *state.Member, poolRule MonitorRule) MemberStats {
+	c := m.Cfg.Load()
+	n := m.Node
+	ms := MemberStats{Pool: m.Pool.Name, Name: m.Name, Addr: c.Addr, Node: c.Node,
+		ServerSide: trafficOf(&m.Stats), TotRequests: m.Stats.Requests.Load()}
 	rule, inherited := c.Monitor, false
 	if rule.IsZero() {
 		rule, inherited = poolRule, true
@@ -40,19 +43,19 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 			ms.Monitor += " (pool monitor)"
 		}
 	}
-	mon, nmon := m.watch.current(), n.watch.current()
+	mon, nmon := m.Watch.Current(), n.Watch.Current()
 	st := Status{State: "enabled"}
 	switch {
 	case c.Session == SessionUserDisabled || c.State == StateUserDown:
 		st.State = "disabled"
-	case n.disabled() || n.forced():
+	case n.Disabled() || n.Forced():
 		st.State = "disabled-by-parent"
 	}
 	ms.SessionStatus = "enabled"
 	switch {
 	case c.Session == SessionUserDisabled || c.State == StateUserDown:
 		ms.SessionStatus = "user-disabled"
-	case m.watch.disabled.Load():
+	case m.Watch.Disabled.Load():
 		ms.SessionStatus = "monitor-disabled"
 	}
 	ms.MonitorStatus = mon.String()
@@ -60,19 +63,19 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	case c.State == StateUserDown:
 		ms.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
-	case n.forced():
+	case n.Forced():
 		ms.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case nmon == monDown:
+	case nmon == state.MonDown:
 		ms.MonitorStatus = "address-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
-	case mon == monDown:
+	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonMemberDown
-	case m.atLimit():
+	case m.AtLimit():
 		st.Availability, st.Reason = Unavailable, reasonMemberLimit
-	case mon == monUp:
+	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonMemberAvailable
-	case mon == monChecking:
+	case mon == state.MonChecking:
 		st.Availability, st.Reason = Unknown, reasonMemberChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonMemberUnchecked
@@ -90,17 +93,17 @@ func (m *memberRT) snapshot(poolRule MonitorRule) MemberStats {
 	return ms
 }
 
-// snapshot is the pool block with its members rolled up.
-func (p *poolRT) snapshot() PoolStats {
-	s := p.snap.Load()
-	ps := PoolStats{Name: p.name, ServerSide: p.stats.traffic(), TotRequests: p.stats.requests.Load(),
-		MinActiveMembers: s.cfg.MinActiveMembers, TotalMembers: len(s.members)}
-	if !s.cfg.Monitor.IsZero() {
-		ps.Monitor = s.cfg.Monitor.String()
+// poolStats is the pool block with its members rolled up.
+func poolStats(p *state.Pool) PoolStats {
+	s := p.Snap.Load()
+	ps := PoolStats{Name: p.Name, ServerSide: trafficOf(&p.Stats), TotRequests: p.Stats.Requests.Load(),
+		MinActiveMembers: s.Cfg.MinActiveMembers, TotalMembers: len(s.Members)}
+	if !s.Cfg.Monitor.IsZero() {
+		ps.Monitor = s.Cfg.Monitor.String()
 	}
 	offline, enabled := 0, 0
-	for _, m := range s.members {
-		ms := m.snapshot(s.cfg.Monitor)
+	for _, m := range s.Members {
+		ms := memberStats(m, s.Cfg.Monitor)
 		ps.Members = append(ps.Members, ms)
 		switch ms.Status.Availability {
 		case Available:
@@ -111,52 +114,54 @@ func (p *poolRT) snapshot() PoolStats {
 		if ms.Status.State == "enabled" {
 			enabled++
 		}
-		if m.usable() && !m.atLimit() {
+		if m.Usable() && !m.AtLimit() {
 			ps.CurActiveMembers++
 		}
 	}
 	st := Status{State: "enabled"}
 	switch {
-	case len(s.members) == 0:
+	case len(s.Members) == 0:
 		st.Availability, st.Reason = Unknown, reasonPoolEmpty
 	case ps.AvailableMembers > 0:
 		st.Availability, st.Reason = Available, reasonPoolAvailable
-	case offline == len(s.members):
+	case offline == len(s.Members):
 		st.Availability, st.Reason = Offline, reasonChildrenDown
 	default:
 		st.Availability, st.Reason = Unknown, reasonChildrenUnknown
 	}
-	if len(s.members) > 0 && enabled == 0 {
+	if len(s.Members) > 0 && enabled == 0 {
 		st.State = "disabled-by-parent"
 	}
 	ps.Status = st
 	return ps
 }
 
-func (v *vsRT) snapshot() VirtualStats {
-	s := v.snap.Load()
-	vs := VirtualStats{Name: v.name, ClientSide: v.stats.traffic(), TotRequests: v.stats.requests.Load(),
-		MinConnDuration: v.durs.min.Load(), MaxConnDuration: v.durs.max.Load()}
-	if n := v.durs.n.Load(); n > 0 {
-		vs.MeanConnDuration = v.durs.sum.Load() / n
+// virtualStats is the virtual's block, its status rolled up from its
+// pool.
+func virtualStats(v *state.Virtual) VirtualStats {
+	s := v.Snap.Load()
+	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
+		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load()}
+	if n := v.Durs.N.Load(); n > 0 {
+		vs.MeanConnDuration = v.Durs.Sum.Load() / n
 	}
-	dst := s.cfg.Destination
-	if len(s.cfg.PortRanges) > 0 {
+	dst := s.Cfg.Destination
+	if len(s.Cfg.PortRanges) > 0 {
 		vs.Destination = JoinPort(dst.Addr().String(), 0)
 	} else {
 		vs.Destination = JoinPort(dst.Addr().String(), dst.Port())
 	}
 	st := Status{State: "enabled"}
-	if !s.cfg.Enabled {
+	if !s.Cfg.Enabled {
 		st.State = "disabled"
 	}
 	switch {
-	case s.cfg.ConnectionLimit > 0 && v.stats.cur.Load() >= int64(s.cfg.ConnectionLimit):
+	case s.Cfg.ConnectionLimit > 0 && v.Stats.Cur.Load() >= int64(s.Cfg.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonVSLimit
-	case s.pool == nil:
+	case s.Pool == nil:
 		st.Availability, st.Reason = Unknown, reasonVSNoPool
 	default:
-		switch ps := s.pool.snapshot(); ps.Status.Availability {
+		switch ps := poolStats(s.Pool); ps.Status.Availability {
 		case Available:
 			st.Availability, st.Reason = Available, reasonVSAvailable
 		case Offline:
@@ -169,19 +174,18 @@ func (v *vsRT) snapshot() VirtualStats {
 	return vs
 }
 
-func (n *nodeRT) snapshot() NodeStats {
-	c := n.cfg.Load()
-	ns := NodeStats{Name: n.name, Addr: c.Addr, ServerSide: n.stats.traffic(), TotRequests: n.stats.requests.Load()}
-	n.watch.mu.Lock()
-	rule := n.watch.rule
-	n.watch.mu.Unlock()
+// nodeStats is the node's block.
+func nodeStats(n *state.Node) NodeStats {
+	c := n.Cfg.Load()
+	ns := NodeStats{Name: n.Name, Addr: c.Addr, ServerSide: trafficOf(&n.Stats), TotRequests: n.Stats.Requests.Load()}
+	rule := n.Watch.Rule()
 	if !rule.IsZero() {
 		ns.Monitor = rule.String()
 		if c.Monitor == nil {
 			ns.Monitor += " (default node monitor)"
 		}
 	}
-	mon := n.watch.current()
+	mon := n.Watch.Current()
 	st := Status{State: "enabled"}
 	ns.SessionStatus = "enabled"
 	if c.Session == SessionUserDisabled || c.State == StateUserDown {
@@ -192,13 +196,13 @@ func (n *nodeRT) snapshot() NodeStats {
 	case c.State == StateUserDown:
 		ns.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
-	case mon == monDown:
+	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonNodeDown
-	case c.ConnectionLimit > 0 && n.stats.cur.Load() >= int64(c.ConnectionLimit):
+	case c.ConnectionLimit > 0 && n.Stats.Cur.Load() >= int64(c.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonNodeLimit
-	case mon == monUp:
+	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonNodeAvailable
-	case mon == monChecking:
+	case mon == state.MonChecking:
 		st.Availability, st.Reason = Unknown, reasonNodeChecking
 	default:
 		st.Availability, st.Reason = Unknown, reasonNodeUnchecked
@@ -213,14 +217,14 @@ func (n *nodeRT) snapshot() NodeStats {
 // Virtuals returns every virtual server's statistics, by name.
 func (p *Plane) Virtuals() []VirtualStats {
 	p.mu.Lock()
-	vs := make([]*vsRT, 0, len(p.virtuals))
+	vs := make([]*state.Virtual, 0, len(p.virtuals))
 	for _, name := range sortedKeys(p.virtuals) {
 		vs = append(vs, p.virtuals[name])
 	}
 	p.mu.Unlock()
 	out := make([]VirtualStats, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, v.snapshot())
+		out = append(out, virtualStats(v))
 	}
 	return out
 }
@@ -233,20 +237,20 @@ func (p *Plane) Virtual(name string) (VirtualStats, bool) {
 	if v == nil {
 		return VirtualStats{}, false
 	}
-	return v.snapshot(), true
+	return virtualStats(v), true
 }
 
 // Pools returns every pool's statistics with members, by name.
 func (p *Plane) Pools() []PoolStats {
 	p.mu.Lock()
-	ps := make([]*poolRT, 0, len(p.pools))
+	ps := make([]*state.Pool, 0, len(p.pools))
 	for _, name := range sortedKeys(p.pools) {
 		ps = append(ps, p.pools[name])
 	}
 	p.mu.Unlock()
 	out := make([]PoolStats, 0, len(ps))
 	for _, x := range ps {
-		out = append(out, x.snapshot())
+		out = append(out, poolStats(x))
 	}
 	return out
 }
@@ -259,21 +263,21 @@ func (p *Plane) Pool(name string) (PoolStats, bool) {
 	if x == nil {
 		return PoolStats{}, false
 	}
-	return x.snapshot(), true
+	return poolStats(x), true
 }
 
 // Nodes returns every node's statistics, by name (including nodes the
 // configuration left implicit under members).
 func (p *Plane) Nodes() []NodeStats {
 	p.mu.Lock()
-	ns := make([]*nodeRT, 0, len(p.nodes))
+	ns := make([]*state.Node, 0, len(p.nodes))
 	for _, name := range sortedKeys(p.nodes) {
 		ns = append(ns, p.nodes[name])
 	}
 	p.mu.Unlock()
 	out := make([]NodeStats, 0, len(ns))
 	for _, n := range ns {
-		out = append(out, n.snapshot())
+		out = append(out, nodeStats(n))
 	}
 	return out
 }
@@ -286,7 +290,7 @@ func (p *Plane) Node(name string) (NodeStats, bool) {
 	if n == nil {
 		return NodeStats{}, false
 	}
-	return n.snapshot(), true
+	return nodeStats(n), true
 }
 
 // StatsKind names what `reset-stats` resets.
@@ -310,17 +314,17 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	case StatsVirtual:
 		for n, v := range p.virtuals {
 			if name == "" || n == name {
-				v.stats.reset()
-				v.durs.reset()
+				v.Stats.Reset()
+				v.Durs.Reset()
 				found = true
 			}
 		}
 	case StatsPool:
 		for n, x := range p.pools {
 			if name == "" || n == name {
-				x.stats.reset()
-				for _, m := range x.snap.Load().members {
-					m.stats.reset()
+				x.Stats.Reset()
+				for _, m := range x.Snap.Load().Members {
+					m.Stats.Reset()
 				}
 				found = true
 			}
@@ -328,7 +332,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 	case StatsNode:
 		for n, x := range p.nodes {
 			if name == "" || n == name {
-				x.stats.reset()
+				x.Stats.Reset()
 				found = true
 			}
 		}

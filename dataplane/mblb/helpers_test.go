@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // The wire formats the test servers and clients speak.
@@ -61,7 +63,7 @@ func startServer(t testing.TB, addr, label string, wire int) *testServer {
 	return s
 }
 
-func (s *testServer) addr() netip.AddrPort { return addrPortOf(s.ln.Addr()) }
+func (s *testServer) addr() netip.AddrPort { return rawsock.AddrPortOf(s.ln.Addr()) }
 
 func (s *testServer) accept() {
 	defer s.wg.Done()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // httpMember is a labelled HTTP backend: it answers every request with
@@ -56,7 +57,7 @@ func startHTTPMember(t *testing.T, addr, label string) *httpMember {
 }
 
 func (m *httpMember) member(id int) Member {
-	return Member{ID: MemberID(id), Addr: addrPortOf(m.ln.Addr()), Pool: "/Common/web_pool", Name: m.label}
+	return Member{ID: MemberID(id), Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/web_pool", Name: m.label}
 }
 
 func httpPool(ms ...*httpMember) *testPool {
@@ -171,7 +172,7 @@ func TestHTTPCookiePersistence(t *testing.T) {
 	first := label(bodies[0])
 	sc := rs[0].Header.Get("Set-Cookie")
 	want := map[string]*httpMember{"W1": w1, "W2": w2}[first]
-	enc := httpx.EncodeMember(addrPortOf(want.ln.Addr()))
+	enc := httpx.EncodeMember(rawsock.AddrPortOf(want.ln.Addr()))
 	if sc != "BIGipServerweb_pool="+enc+"; path=/; Httponly" {
 		t.Fatalf("Set-Cookie %q, want the encoding of %s (%s)", sc, first, enc)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // Sessions on event loops.
@@ -43,10 +44,6 @@ import (
 // framing) wait in places, so those engines keep goroutines (Loopable).
 
 type evl = evloop.Loop
-
-// sockEvents is what a socket is registered for, once: edges of
-// readability, writability and the peer's FIN.
-const sockEvents = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
 
 // loopReads bounds the reads of one socket in one turn of its loop, so
 // that a busy client shares the loop with the others.
@@ -111,7 +108,7 @@ func (s *Session) Start() {
 		return
 	}
 	ls.st = newStream(fr, s.e.cfg.MaxMessageSize)
-	tok, err := ls.l.Add(ls.fd, sockEvents, s, 0)
+	tok, err := ls.l.Add(ls.fd, rawsock.Events, s, 0)
 	if err != nil {
 		s.e.logf("mblb: client %s: %v, reset", s.client, err)
 		s.Close(true)
@@ -332,11 +329,11 @@ func (s *Session) release() {
 		ls.l.Forget(ls.tok)
 	}
 	if ls.reset {
-		unix.SetsockoptLinger(ls.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1})
+		rawsock.Reset(ls.fd)
 	} else {
-		unix.Shutdown(ls.fd, unix.SHUT_WR)
+		rawsock.ShutWrite(uintptr(ls.fd))
+		unix.Close(ls.fd)
 	}
-	unix.Close(ls.fd)
 	ls.st.release()
 	for m := s.stalled.pop(); m != nil; m = s.stalled.pop() {
 		m.unref()
@@ -397,7 +394,7 @@ func (e *Engine) dialLoop(s *Session, m Member, owner *Session, cur *evl) (*serv
 		return nil, err
 	}
 	if !local.IsValid() {
-		local = sockname(fd)
+		local = rawsock.Sockname(fd)
 	}
 	sc := e.newServerConn(s, m, owner, ms, local, m.Addr, time.Now())
 	cl := &connLoop{l: cur, fd: fd}
@@ -411,7 +408,7 @@ func (e *Engine) dialLoop(s *Session, m Member, owner *Session, cur *evl) (*serv
 		cl.st.release()
 		return nil, errClosed
 	}
-	tok, err := cur.Add(fd, sockEvents, sc, 0)
+	tok, err := cur.Add(fd, rawsock.Events, sc, 0)
 	if err != nil {
 		sc.connecting.Store(false)
 		sc.dead = true
@@ -649,9 +646,10 @@ func (cl *connLoop) closeFD(sc *serverConn, reset bool) {
 		cl.l.Forget(cl.tok)
 	}
 	if reset {
-		unix.SetsockoptLinger(cl.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1})
+		rawsock.Reset(cl.fd)
+	} else {
+		unix.Close(cl.fd)
 	}
-	unix.Close(cl.fd)
 	cl.st.release()
 }
 
@@ -664,14 +662,13 @@ func (st *stream) readFD(fd int) (k int, full bool, err error) {
 	}
 	space := st.buf.b[st.end:]
 	for {
-		r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&space[0])), uintptr(len(space)))
+		n, e := rawsock.Read(fd, space)
 		if e == syscall.EINTR {
 			continue
 		}
-		if e != 0 {
+		if e != nil {
 			return 0, false, e
 		}
-		n := int(r)
 		st.end += n
 		return n, n == len(space), nil
 	}
@@ -727,19 +724,4 @@ func advance(bufs [][]byte, n int) [][]byte {
 		bufs = bufs[1:]
 	}
 	return bufs
-}
-
-// sockname is a socket's local address.
-func sockname(fd int) netip.AddrPort {
-	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		return netip.AddrPort{}
-	}
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *unix.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port))
-	}
-	return netip.AddrPort{}
 }

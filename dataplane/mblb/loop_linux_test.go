@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // The engine's tests run twice: with sessions on goroutines, then with
@@ -66,7 +67,7 @@ func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *Session
 // startOnLoop serves an accepted connection's session on l, the way the
 // proxy's acceptor does: a raw non-blocking socket, the net.Conn closed.
 func startOnLoop(e *Engine, l *evloop.Loop, c net.Conn, opt ClientOptions, done func()) *Session {
-	client := addrPortOf(c.RemoteAddr())
+	client := rawsock.AddrPortOf(c.RemoteAddr())
 	f, err := c.(*net.TCPConn).File()
 	c.Close()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // Errors a server connection fails with, as reported to MemberFailed.
@@ -180,11 +181,11 @@ func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverCo
 		e.memberFailed(m, ms, err)
 		return nil, err
 	}
-	remote := addrPortOf(c.RemoteAddr())
+	remote := rawsock.AddrPortOf(c.RemoteAddr())
 	if !remote.IsValid() {
 		remote = m.Addr
 	}
-	sc := e.newServerConn(s, m, owner, ms, addrPortOf(c.LocalAddr()), remote, time.Now())
+	sc := e.newServerConn(s, m, owner, ms, rawsock.AddrPortOf(c.LocalAddr()), remote, time.Now())
 	sc.conn = c
 	if !e.register(sc) {
 		c.Close()
@@ -238,14 +239,6 @@ func (sc *serverConn) start() {
 	if sc.lp == nil {
 		go sc.readLoop()
 	}
-}
-
-func addrPortOf(a net.Addr) netip.AddrPort {
-	if t, ok := a.(*net.TCPAddr); ok {
-		ap := t.AddrPort()
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	}
-	return netip.AddrPort{}
 }
 
 // submit queues m for writing. It takes over the caller's reference to m

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // ClientOptions describe one client connection to the engine.
@@ -115,7 +116,7 @@ type SessionStats struct {
 
 // NewSession takes charge of an accepted client connection. Run serves it.
 func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
-	return e.newSession(c, addrPortOf(c.RemoteAddr()), opt)
+	return e.newSession(c, rawsock.AddrPortOf(c.RemoteAddr()), opt)
 }
 
 // newSession is NewSession for c, nil on an event loop.

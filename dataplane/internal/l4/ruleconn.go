@@ -1,12 +1,16 @@
-package dataplane
+package l4
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -31,27 +35,10 @@ type sideState struct {
 	fresh bool
 }
 
-// verdict is how a rule ended the flow.
-type verdict uint8
-
-const (
-	goOn verdict = iota
-	doReject
-	doDrop
-	doClose
-)
-
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
 type lbPick struct {
-	pool *poolRT
+	pool *state.Pool
 	addr netip.AddrPort
-}
-
-// snatChoice is a rule's snat or snatpool decision for the flow.
-type snatChoice struct {
-	set   bool
-	typ   SNATType
-	addrs []netip.Addr // snat address or snatpool addresses
 }
 
 // ruleState is what a flow with rules carries beyond a plain flow. Events
@@ -61,7 +48,7 @@ type ruleState struct {
 	mu   sync.Mutex
 	sess *rules.Session
 	done bool
-	ev   Event
+	ev   config.Event
 	side [2]sideState
 
 	// Bytes the rules produced, written after the event without the lock:
@@ -72,106 +59,47 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
-	verdict  verdict
+	verdict  irules.Verdict
 	detach   bool
 	changed  bool // a pool, member or node decision in this event
-	selPool  *poolRT
+	selPool  *state.Pool
 	selAddr  netip.AddrPort // member (with selPool) or node
 	nodeSel  bool
-	snat     snatChoice
+	snat     state.SNATChoice
 	pick     lbPick
 	lbRounds int
-	lbMode   *lbModeSpec // LB::mode for this flow's decisions
+	lbMode   *state.ModeSpec // LB::mode for this flow's decisions
 }
 
 // modeOverride is the flow's LB::mode, or nil.
-func (pr *proxied) modeOverride() *lbModeSpec {
-	if pr.rs == nil {
+func (fl *flow) modeOverride() *state.ModeSpec {
+	if fl.rs == nil {
 		return nil
 	}
-	return pr.rs.lbMode
+	return fl.rs.lbMode
 }
 
-func (pr *proxied) handles(ev Event) bool { return pr.evMask&eventBit(ev) != 0 }
-
-// poolNamed resolves a pool name as a rule writes it: a full path, or a
-// bare name in the virtual's partition, then in /Common.
-func (pr *proxied) poolNamed(name string) *poolRT {
-	idx := *pr.p.poolIndex.Load()
-	if p := idx[name]; p != nil {
-		return p
-	}
-	if strings.HasPrefix(name, "/") {
-		return nil
-	}
-	if i := strings.LastIndexByte(pr.Virtual, '/'); i > 0 {
-		if p := idx[pr.Virtual[:i+1]+name]; p != nil {
-			return p
-		}
-	}
-	return idx["/Common/"+name]
+// eventBit is ev's bit in an event mask (0 for an event the proxy does not
+// raise).
+func eventBit(ev config.Event) uint16 {
+	bit, _, _ := ev.Lookup()
+	return bit
 }
 
-// memberAt finds a pool's member by address; port 0 matches any port.
-func memberAt(pool *poolRT, a netip.AddrPort) *memberRT {
-	s := pool.snap.Load()
-	if s == nil {
-		return nil
+func (pr *proxied) handles(ev config.Event) bool { return pr.evMask&eventBit(ev) != 0 }
+
+// RuleSession implements RuleConn: the flow's session, made at its first
+// event and released by endRules.
+func (pr *proxied) RuleSession(prog *rules.Program) *rules.Session {
+	if pr.rs.sess == nil {
+		pr.rs.sess = prog.NewSession(pr)
 	}
-	for _, m := range s.members {
-		ma := m.cfg.Load().Addr
-		if ma.Addr() == a.Addr() && (a.Port() == 0 || ma.Port() == a.Port()) {
-			return m
-		}
-	}
-	return nil
+	return pr.rs.sess
 }
-
-// ---- The narrow hook (RuleConn) ----
-
-var _ RuleConn = (*proxied)(nil)
-
-// VirtualName implements RuleConn.
-func (pr *proxied) VirtualName() string { return pr.Virtual }
-
-// ClientAddr implements RuleConn.
-func (pr *proxied) ClientAddr() netip.AddrPort { return pr.Client }
-
-// LocalAddr implements RuleConn.
-func (pr *proxied) LocalAddr() netip.AddrPort { return pr.Local }
-
-// SetPool implements RuleConn.
-func (pr *proxied) SetPool(name string) error {
-	return pr.Decide(rules.Decision{Kind: rules.DecidePool, Pool: name})
-}
-
-// SetMember implements RuleConn.
-func (pr *proxied) SetMember(pool string, addr netip.AddrPort) error {
-	if pool == "" {
-		p := pr.rs.selPool
-		if p == nil {
-			p = pr.pool
-		}
-		if p == nil {
-			return errors.New("no pool selected")
-		}
-		pool = p.name
-	}
-	return pr.Decide(rules.Decision{Kind: rules.DecideMember, Pool: pool, Addr: addr})
-}
-
-// Reject implements RuleConn.
-func (pr *proxied) Reject() { pr.rs.verdict = doReject }
-
-// Discard implements RuleConn.
-func (pr *proxied) Discard() { pr.rs.verdict = doDrop }
-
-// Server implements RuleConn.
-func (pr *proxied) Server() (string, netip.AddrPort, bool) { return pr.LBServer() }
 
 // ---- The iRules view (rules.Conn) ----
 
-var _ rules.Conn = (*proxied)(nil)
+var _ config.RuleConn = (*proxied)(nil)
 
 // Addr implements rules.Conn.
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
@@ -201,17 +129,17 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := pr.poolNamed(d.Pool)
+		pool := pr.e.env.Pools().Named(pr.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
 		var addr netip.AddrPort
 		if d.Kind == rules.DecideMember {
-			m := memberAt(pool, d.Addr)
+			m := state.MemberAt(pool, d.Addr)
 			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}
-			addr = m.cfg.Load().Addr
+			addr = m.Cfg.Load().Addr
 		}
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
 	case rules.DecideNode:
@@ -219,13 +147,13 @@ func (pr *proxied) Decide(d rules.Decision) error {
 	case rules.DecideForward:
 		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
 	case rules.DecideSnat:
-		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: []netip.Addr{d.Addr.Addr()}}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
 	case rules.DecideSnatAuto:
-		rs.snat = snatChoice{set: true, typ: SNATAutomap}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATAutomap}
 	case rules.DecideSnatNone:
-		rs.snat = snatChoice{set: true, typ: SNATNone}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATNone}
 	case rules.DecideSnatPool:
-		addrs, ok := pr.snatPoolNamed(d.Pool)
+		addrs, ok := pr.e.snatPoolNamed(d.Pool)
 		if !ok {
 			return fmt.Errorf("no such snatpool: %s", d.Pool)
 		}
@@ -241,13 +169,13 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			}
 			addrs = []netip.Addr{d.Addr.Addr()}
 		}
-		rs.snat = snatChoice{set: true, typ: SNATPool, addrs: addrs}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
-		rs.verdict = doDrop
+		rs.verdict = irules.Drop
 	case rules.DecideReject:
-		rs.verdict = doReject
+		rs.verdict = irules.Reject
 	case rules.DecideReselect:
-		if rs.ev != EventLBFailed && rs.ev != EventLBSelected {
+		if rs.ev != config.EventLBFailed && rs.ev != config.EventLBSelected {
 			return errors.New("LB::reselect is only valid in LB_SELECTED and LB_FAILED")
 		}
 		switch {
@@ -267,32 +195,15 @@ func (pr *proxied) Decide(d rules.Decision) error {
 		}
 		rs.detach = true
 	case rules.DecideLBMode:
-		spec, ok := lbModes[LBMode(d.Mode)]
+		spec, ok := state.Modes[config.LBMode(d.Mode)]
 		if !ok || d.Mode == "" {
 			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
 		}
-		rs.lbMode = &lbModeSpec{alg: spec.alg, byNode: spec.byNode}
+		rs.lbMode = &spec
 	default:
 		return fmt.Errorf("%s is not supported", d.Kind)
 	}
 	return nil
-}
-
-// snatPoolNamed resolves a snatpool name like poolNamed.
-func (pr *proxied) snatPoolNamed(name string) ([]netip.Addr, bool) {
-	cfg := pr.p.running.Load()
-	if cfg == nil {
-		return nil, false
-	}
-	for _, n := range []string{name, "/Common/" + name} {
-		if a, ok := cfg.SnatPools[n]; ok {
-			return a, true
-		}
-		if strings.HasPrefix(name, "/") {
-			break
-		}
-	}
-	return nil, false
 }
 
 // Collect implements rules.Conn.
@@ -365,8 +276,8 @@ func (pr *proxied) Respond(s rules.Side, data []byte) error {
 // Close implements rules.Conn: the flow closes once what is pending for
 // the client has been written.
 func (pr *proxied) Close(s rules.Side) error {
-	if pr.rs.verdict == goOn {
-		pr.rs.verdict = doClose
+	if pr.rs.verdict == irules.GoOn {
+		pr.rs.verdict = irules.Close
 	}
 	return nil
 }
@@ -381,14 +292,7 @@ func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 	if pr.rs.selPool != nil {
 		pool = pr.rs.selPool
 	}
-	if pool == nil {
-		return "", netip.AddrPort{}, errors.New("no pool selected")
-	}
-	m := pool.pickWith(nil, pr.rs.lbMode)
-	if m == nil {
-		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
-	}
-	return pool.name, m.cfg.Load().Addr, nil
+	return state.LBSelect(pool, pr.rs.lbMode)
 }
 
 // LBServer implements rules.Conn.
@@ -396,76 +300,31 @@ func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
 	if sc := pr.srv.Load(); sc != nil {
 		name := ""
 		if sc.pool != nil {
-			name = sc.pool.name
+			name = sc.pool.Name
 		}
 		return name, sc.leg.Server, true
 	}
 	if pk := pr.rs.pick; pk.pool != nil {
-		return pk.pool.name, pk.addr, true
+		return pk.pool.Name, pk.addr, true
 	}
 	return "", netip.AddrPort{}, false
 }
 
 // MemberStatus implements rules.Conn.
 func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, error) {
-	var m *memberRT
 	switch {
 	case pool == "" && !member.IsValid():
-		if sc := pr.srv.Load(); sc != nil {
-			m = sc.member
+		if sc := pr.srv.Load(); sc != nil && sc.member != nil {
+			return sc.member.Availability().StatusWord(), nil
 		}
-		if m == nil {
-			return "", errors.New("no pool member selected")
-		}
+		return "", errors.New("no pool member selected")
 	case pool == "":
-		return pr.nodeStatus(member.Addr())
-	default:
-		p := pr.poolNamed(pool)
-		if p == nil {
-			return "", fmt.Errorf("no such pool: %s", pool)
-		}
-		if m = memberAt(p, member); m == nil {
-			return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
-		}
+		return pr.e.env.Pools().NodeStatus(member.Addr())
 	}
-	c := m.cfg.Load()
-	switch {
-	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
-		return "down", nil
-	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
-		return "session_disabled", nil
-	}
-	return "up", nil
-}
-
-func (pr *proxied) nodeStatus(a netip.Addr) (string, error) {
-	for _, pool := range *pr.p.poolIndex.Load() {
-		if m := memberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
-			n := m.node
-			switch {
-			case n.forced() || n.watch.current() == monDown:
-				return "down", nil
-			case n.disabled():
-				return "session_disabled", nil
-			}
-			return "up", nil
-		}
-	}
-	return "", fmt.Errorf("no such node: %s", a)
+	return pr.e.env.Pools().MemberStatus(pr.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	p := pr.poolNamed(pool)
-	if p == nil {
-		return nil, fmt.Errorf("no such pool: %s", pool)
-	}
-	s := p.snap.Load()
-	var out []netip.AddrPort
-	for _, m := range s.members {
-		if m.usable() {
-			out = append(out, m.cfg.Load().Addr)
-		}
-	}
-	return out, nil
+	return pr.e.env.Pools().ActiveMembers(pr.Virtual, pool)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package dataplane
+package l4
 
 import (
 	"net"
@@ -10,10 +10,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/state"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
-	"golang.org/x/sys/unix"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // On Linux every listener is a raw non-blocking socket registered in each
@@ -22,8 +26,9 @@ import (
 // events, no message-based balancing — then lives entirely on the loop
 // that accepted it (loopFlow): its two sockets are read when readable and
 // written at once, with no goroutine of its own. Any other flow is handed
-// to the net package and served by goroutines (proxy.go, ruleflow.go,
-// mblbflow.go), which is where rules and message framing live.
+// to the net package and served by goroutines (proxy.go, ruleflow.go, and
+// dataplane/internal/mblbvs), which is where rules and message framing
+// live.
 
 // loopSet is the plane's event loops, started with the first listener.
 type loopSet struct {
@@ -34,7 +39,7 @@ type loopSet struct {
 // loopRT is one event loop and the plain flows it runs.
 type loopRT struct {
 	*evloop.Loop
-	p     *Plane
+	e     *Engine
 	flows []*loopFlow
 	pipes []*[2]int // empty pipes kept for the next bulk transfer
 }
@@ -71,20 +76,13 @@ func closePipe(p *[2]int) {
 	unix.Close(p[1])
 }
 
-// splice moves up to n bytes between descriptors without copying them
-// through user space.
-func splice(from, to, n int) (int, syscall.Errno) {
-	r, _, e := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(from), 0, uintptr(to), 0, uintptr(n),
-		unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
-	return int(r), e
-}
-
 // loopTick is how often a loop checks its flows' idle and connect timers.
 const loopTick = 200 * time.Millisecond
 
-// ensureLoops starts the loops once. The caller holds p.mu.
-func (p *Plane) ensureLoops() error {
-	if p.loops.ls != nil {
+// ensureLoops starts the loops once. The caller (the plane, in Apply)
+// serializes it.
+func (e *Engine) ensureLoops() error {
+	if e.loops.ls != nil {
 		return nil
 	}
 	n := runtime.GOMAXPROCS(0)
@@ -97,14 +95,14 @@ func (p *Plane) ensureLoops() error {
 			}
 			return err
 		}
-		el.SetBusyPoll(p.opts.BusyPoll)
-		ls = append(ls, &loopRT{Loop: el, p: p})
+		el.SetBusyPoll(e.env.BusyPoll)
+		ls = append(ls, &loopRT{Loop: el, e: e})
 	}
-	p.loops.ls = ls
+	e.loops.ls = ls
 	for _, lr := range ls {
-		p.loops.wg.Add(1)
+		e.loops.wg.Add(1)
 		go func() {
-			defer p.loops.wg.Done()
+			defer e.loops.wg.Done()
 			lr.Run(loopTick, lr.tick)
 		}()
 	}
@@ -113,12 +111,12 @@ func (p *Plane) ensureLoops() error {
 
 // stopLoops ends the loops after the work already posted to them (the
 // aborts of Close) has run.
-func (p *Plane) stopLoops() {
-	for _, lr := range p.loops.ls {
+func (e *Engine) stopLoops() {
+	for _, lr := range e.loops.ls {
 		lr.Stop(true)
 	}
-	p.loops.wg.Wait()
-	for _, lr := range p.loops.ls {
+	e.loops.wg.Wait()
+	for _, lr := range e.loops.ls {
 		for _, pp := range lr.pipes {
 			closePipe(pp)
 		}
@@ -132,29 +130,31 @@ type listenSys struct {
 	acc []*acceptor // by loop
 }
 
-// listen binds and listens on ap (accepting starts with startListeners).
-func (p *Plane) listen(ap netip.AddrPort) (*listener, error) {
-	if err := p.ensureLoops(); err != nil {
+// Listen binds and listens on ap (accepting starts with Start).
+func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+	if err := e.ensureLoops(); err != nil {
 		return nil, err
 	}
-	fd, err := listenRaw(ap)
+	fd, err := rawsock.Listen(ap)
 	if err != nil {
 		return nil, err
 	}
-	l := &listener{addr: ap}
+	l := &Listener{Addr: ap}
 	l.fd = fd
-	l.acc = make([]*acceptor, len(p.loops.ls))
+	l.acc = make([]*acceptor, len(e.loops.ls))
 	return l, nil
 }
 
-func (l *listener) closeUnstarted() { unix.Close(l.fd) }
+// CloseUnstarted closes a listener that never started (a commit that
+// failed to bind another address).
+func (l *Listener) CloseUnstarted() { unix.Close(l.fd) }
 
-// startListeners registers ls in every loop.
-func (p *Plane) startListeners(ls []*listener) {
+// Start registers ls in every loop: they accept from now on.
+func (e *Engine) Start(ls []*Listener) {
 	if len(ls) == 0 {
 		return
 	}
-	for i, lr := range p.loops.ls {
+	for i, lr := range e.loops.ls {
 		lr.Call(func() {
 			for _, l := range ls {
 				a := &acceptor{l: l, lr: lr}
@@ -165,13 +165,13 @@ func (p *Plane) startListeners(ls []*listener) {
 	}
 }
 
-// stopListeners takes ls out of every loop, then closes them: no loop can
+// Stop takes ls out of every loop, then closes them: no loop can
 // be inside accept(2) on a descriptor number that is being reused.
-func (p *Plane) stopListeners(ls []*listener) {
+func (e *Engine) Stop(ls []*Listener) {
 	if len(ls) == 0 {
 		return
 	}
-	for i, lr := range p.loops.ls {
+	for i, lr := range e.loops.ls {
 		lr.Call(func() {
 			for _, l := range ls {
 				if a := l.acc[i]; a != nil {
@@ -188,7 +188,7 @@ func (p *Plane) stopListeners(ls []*listener) {
 
 // acceptor is one listener's registration in one loop.
 type acceptor struct {
-	l       *listener
+	l       *Listener
 	lr      *loopRT
 	tok     evloop.Token
 	armed   bool
@@ -201,7 +201,7 @@ func (a *acceptor) arm() {
 	}
 	tok, err := a.lr.Add(a.l.fd, evloop.In|evloop.Exclusive, a, 0)
 	if err != nil {
-		a.lr.p.log.Warn("cannot watch listener", "addr", a.l.addr.String(), "err", err)
+		a.lr.e.env.Log.Warn("cannot watch listener", "addr", a.l.Addr.String(), "err", err)
 		return
 	}
 	a.tok, a.armed = tok, true
@@ -223,15 +223,15 @@ const acceptBatch = 32
 // the net package.
 func (a *acceptor) Ready(_ uint8, _ uint32) {
 	for i := 0; i < acceptBatch; i++ {
-		vs := a.l.vs.Load()
-		var snap *vsSnap
+		vs := a.l.VS.Load()
+		var snap *state.VirtualSnap
 		if vs != nil {
-			snap = vs.snap.Load()
+			snap = vs.Snap.Load()
 		}
-		plain := snap != nil && snap.plain()
-		var mv *mblbVS
-		if snap != nil && snap.cfg.MBLB != nil {
-			if mv = a.lr.p.mblbFor(vs); mv != nil && !mv.eng.Loopable() {
+		plain := snap != nil && snap.Plain()
+		var mv *mblbvs.VS
+		if snap != nil && snap.Cfg.MBLB != nil {
+			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
 				mv = nil
 			}
 		}
@@ -239,7 +239,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		if plain || mv != nil {
 			flags |= unix.SOCK_NONBLOCK
 		}
-		fd, peer, errno := accept4(a.l.fd, flags)
+		fd, peer, errno := rawsock.Accept4(a.l.fd, flags)
 		switch errno {
 		case 0:
 		case unix.EAGAIN:
@@ -252,19 +252,19 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		default:
 			return
 		}
-		local := a.l.addr
+		local := a.l.Addr
 		if (plain || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
-			local = sockname(fd)
+			local = rawsock.Sockname(fd)
 		}
 		switch {
 		case vs == nil:
-			resetFd(fd)
+			rawsock.Reset(fd)
 		case plain:
 			a.lr.startFlow(vs, fd, peer, local)
 		case mv != nil:
-			a.lr.startMBLB(vs, mv, fd, peer, local)
+			mv.StartOnLoop(a.lr.Loop, fd, peer, local)
 		default:
-			a.lr.p.handOff(vs, fd)
+			a.lr.e.handOff(vs, fd)
 		}
 	}
 }
@@ -277,7 +277,7 @@ func (a *acceptor) pause() {
 
 // handOff gives an accepted (blocking) socket to the net package and
 // serves it on goroutines.
-func (p *Plane) handOff(vs *vsRT, fd int) {
+func (e *Engine) handOff(vs *state.Virtual, fd int) {
 	f := os.NewFile(uintptr(fd), "")
 	c, err := net.FileConn(f)
 	f.Close()
@@ -290,17 +290,8 @@ func (p *Plane) handOff(vs *vsRT, fd int) {
 		return
 	}
 	tc.SetKeepAlive(false)
-	go p.serve(vs, tc)
+	go e.serve(vs, tc)
 }
-
-// plain reports whether the virtual's flows need nothing but the L4 proxy.
-func (s *vsSnap) plain() bool {
-	return s.evMask == 0 && s.cfg.MBLB == nil
-}
-
-// sockEvents is what a flow's sockets are registered for, once: edges of
-// readability, writability and the peer's FIN.
-const sockEvents = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
 
 // Tags of a loop flow's two sockets.
 const (
@@ -315,7 +306,7 @@ type loopDir struct {
 	off, n int
 	rdhup  bool // the source's FIN has arrived (after what is unread)
 	eof    bool // FIN passed on (or about to be)
-	// A bulk transfer moves through a pipe with splice(2): the kernel's
+	// A bulk transfer moves through a pipe with rawsock.Splice(2): the kernel's
 	// zero-copy path. piped is what the pipe holds.
 	pipe  *[2]int
 	piped int
@@ -327,7 +318,7 @@ func (d *loopDir) pending() bool { return d.buf != nil || d.piped > 0 }
 // loopFlow is a plain L4 flow served by one loop. Everything but Closer
 // runs on that loop's thread.
 type loopFlow struct {
-	proxied
+	flow
 	lr         *loopRT
 	cfd, sfd   int
 	ctok, stok evloop.Token
@@ -339,10 +330,10 @@ type loopFlow struct {
 
 	// The connect in progress.
 	attempt  int
-	failed   []*memberRT
-	cpool    *poolRT
-	cps      *poolSnap
-	reserved *memberRT // chosen and counted, not yet connected
+	failed   []*state.Member
+	cpool    *state.Pool
+	cps      *state.PoolSnap
+	reserved *state.Member // chosen and counted, not yet connected
 	dst      netip.AddrPort
 	local    netip.AddrPort // known source, when the port was kept
 	pd       persistDecision
@@ -350,23 +341,23 @@ type loopFlow struct {
 }
 
 // startFlow runs a newly accepted plain connection.
-func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
-	snap := vs.snap.Load()
-	if !vs.admit(snap, client) {
-		resetFd(fd) // disabled virtual, foreign source or the limit: reset
+func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
+	snap := vs.Snap.Load()
+	if !vs.Admit(snap, client) {
+		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
-	pr := &lf.proxied
-	pr.init(lr.p, vs, snap, client, local, lf.closeFromOutside)
-	lr.p.table.Add(&pr.Flow)
+	pr := &lf.flow
+	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	lr.e.env.Table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
-	setNoDelay(fd)
+	rawsock.SetNoDelay(fd)
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
 	if lf.cpool != nil {
-		lf.cps = lf.cpool.snap.Load()
+		lf.cps = lf.cpool.Snap.Load()
 	}
 	lf.connectNext()
 }
@@ -375,35 +366,35 @@ func (lr *loopRT) startFlow(vs *vsRT, fd int, client, local netip.AddrPort) {
 // persistence record) gives, as reselect-tries allows; with none left the
 // client is reset.
 func (lf *loopFlow) connectNext() {
-	pr := &lf.proxied
+	pr := &lf.flow
 	if lf.cpool == nil {
 		lf.fail()
 		return
 	}
 	tries := 0
 	if lf.cps != nil {
-		tries = lf.cps.cfg.ReselectTries
+		tries = lf.cps.Cfg.ReselectTries
 	}
 	for ; lf.attempt <= tries; lf.attempt++ {
-		m, pool, ps := pr.choose(lf.cpool, lf.cps, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
+		m, pool := pr.choose(lf.cpool, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
 			break
 		}
-		lf.cpool, lf.cps = pool, ps
+		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst)
-		fd, done, local, errno := dialRaw(src, dst)
+		fd, done, local, errno := rawsock.Dial(src, dst)
 		if errno != 0 {
-			m.release()
+			m.Release()
 			lf.failed = append(lf.failed, m)
 			continue
 		}
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
-		tok, err := lf.lr.Add(fd, sockEvents, lf, tagServer)
+		tok, err := lf.lr.Add(fd, rawsock.Events, lf, tagServer)
 		if err != nil {
 			unix.Close(fd)
 			lf.sfd, lf.reserved = -1, nil
-			m.release()
+			m.Release()
 			lf.failed = append(lf.failed, m)
 			continue
 		}
@@ -426,7 +417,7 @@ func (lf *loopFlow) connectFailed() {
 	lf.sfd, lf.stok, lf.connecting = -1, 0, false
 	m := lf.reserved
 	lf.reserved = nil
-	m.release()
+	m.Release()
 	lf.failed = append(lf.failed, m)
 	lf.attempt++
 	lf.connectNext()
@@ -434,11 +425,11 @@ func (lf *loopFlow) connectFailed() {
 
 // established starts copying once the server side is connected.
 func (lf *loopFlow) established() {
-	pr := &lf.proxied
+	pr := &lf.flow
 	lf.connecting = false
 	local := lf.local
 	if !local.IsValid() {
-		local = sockname(lf.sfd)
+		local = rawsock.Sockname(lf.sfd)
 	}
 	s := &pr.first
 	pr.opened(s, lf.reserved, lf.cpool, lf.cps, local, lf.dst, &lf.pd, lf.persists)
@@ -447,7 +438,7 @@ func (lf *loopFlow) established() {
 	pr.srv.Store(s)
 	// Registering reports what the client has sent meanwhile.
 	var err error
-	if lf.ctok, err = lf.lr.Add(lf.cfd, sockEvents, lf, tagClient); err != nil {
+	if lf.ctok, err = lf.lr.Add(lf.cfd, rawsock.Events, lf, tagClient); err != nil {
 		lf.abort(true)
 	}
 }
@@ -526,9 +517,9 @@ func (lf *loopFlow) pump(up bool) {
 	src, dst := lf.ends(up)
 	for i := 0; i < pumpReads; i++ {
 		buf := bufPool.Get().(*[]byte)
-		n, err := rawRead(src, *buf)
+		n, err := rawsock.Read(src, *buf)
 		for err == syscall.EINTR {
-			n, err = rawRead(src, *buf)
+			n, err = rawsock.Read(src, *buf)
 		}
 		switch {
 		case err == syscall.EAGAIN:
@@ -544,7 +535,7 @@ func (lf *loopFlow) pump(up bool) {
 			return
 		}
 		lf.count(n, up)
-		w, werr := writeAll(dst, (*buf)[:n])
+		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
 			lf.abort(true)
@@ -596,7 +587,7 @@ func (lf *loopFlow) pumpSplice(up bool) {
 	d := lf.dir(up)
 	src, _ := lf.ends(up)
 	for i := 0; i < pumpReads; i++ {
-		n, errno := splice(src, d.pipe[1], spliceMax)
+		n, errno := rawsock.Splice(src, d.pipe[1], spliceMax)
 		switch {
 		case errno == syscall.EINTR:
 			continue
@@ -628,7 +619,7 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 	d := lf.dir(up)
 	_, dst := lf.ends(up)
 	for d.piped > 0 {
-		k, errno := splice(d.pipe[0], dst, d.piped)
+		k, errno := rawsock.Splice(d.pipe[0], dst, d.piped)
 		switch errno {
 		case 0:
 			d.piped -= k
@@ -656,7 +647,7 @@ func (lf *loopFlow) flush(up bool) {
 		return
 	}
 	_, dst := lf.ends(up)
-	w, err := writeAll(dst, (*d.buf)[d.off:d.n])
+	w, err := rawsock.WriteAll(dst, (*d.buf)[d.off:d.n])
 	if err != nil {
 		lf.abort(true)
 		return
@@ -698,10 +689,10 @@ func (lf *loopFlow) abort(reset bool) {
 	}
 	lf.forget()
 	if lf.sfd >= 0 {
-		resetFd(lf.sfd)
+		rawsock.Reset(lf.sfd)
 	}
 	if reset {
-		resetFd(lf.cfd)
+		rawsock.Reset(lf.cfd)
 	} else {
 		unix.Close(lf.cfd)
 	}
@@ -719,7 +710,7 @@ func (lf *loopFlow) closeBoth() {
 // fail ends a flow that got no server side: the client is reset.
 func (lf *loopFlow) fail() {
 	lf.forget()
-	resetFd(lf.cfd)
+	rawsock.Reset(lf.cfd)
 	lf.finish()
 }
 
@@ -751,7 +742,7 @@ func (lf *loopFlow) finish() {
 		}
 	}
 	if m := lf.reserved; m != nil {
-		m.release()
+		m.Release()
 		lf.reserved = nil
 	}
 	lf.retire()
@@ -768,7 +759,7 @@ func (lf *loopFlow) finish() {
 // tick runs the loop's timers: connects that took too long move on to
 // the next member, idle flows are reset on both sides.
 func (lr *loopRT) tick(now int64) {
-	connectTimeout := int64(lr.p.opts.ConnectTimeout)
+	connectTimeout := lr.e.env.ConnectTimeout
 	for i := len(lr.flows) - 1; i >= 0; i-- {
 		if i >= len(lr.flows) {
 			continue
@@ -776,182 +767,11 @@ func (lr *loopRT) tick(now int64) {
 		lf := lr.flows[i]
 		switch {
 		case lf.connecting:
-			if now-lf.connStart >= connectTimeout {
+			if connectExpired(connectTimeout, lf.connStart, now) {
 				lf.connectFailed()
 			}
-		case lf.idle > 0 && now-lf.LastActive() >= int64(lf.idle):
+		case idleExpired(lf.idle, lf.LastActive(), now):
 			lf.abort(true)
 		}
 	}
-}
-
-// writeAll writes b to a non-blocking socket until done or full; it
-// returns how much went out.
-func writeAll(fd int, b []byte) (int, error) {
-	w := 0
-	for w < len(b) {
-		k, err := rawWrite(fd, b[w:])
-		switch err {
-		case nil:
-			w += k
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return w, nil
-		default:
-			return w, err
-		}
-	}
-	return w, nil
-}
-
-// resetFd closes a socket with a TCP reset.
-func resetFd(fd int) {
-	l := unix.Linger{Onoff: 1, Linger: 0}
-	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
-		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
-	unix.Close(fd)
-}
-
-func setNoDelay(fd int) {
-	one := int32(1)
-	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY,
-		uintptr(unsafe.Pointer(&one)), 4, 0)
-}
-
-// listenRaw opens a non-blocking listening socket on ap. Errors read like
-// the net package's ("bind: address already in use").
-func listenRaw(ap netip.AddrPort) (int, error) {
-	family := unix.AF_INET
-	if !ap.Addr().Unmap().Is4() {
-		family = unix.AF_INET6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, os.NewSyscallError("socket", err)
-	}
-	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
-	if family == unix.AF_INET6 {
-		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
-	}
-	if err := unix.Bind(fd, toSockaddr(ap)); err != nil {
-		unix.Close(fd)
-		return -1, os.NewSyscallError("bind", err)
-	}
-	if err := unix.Listen(fd, 4096); err != nil {
-		unix.Close(fd)
-		return -1, os.NewSyscallError("listen", err)
-	}
-	return fd, nil
-}
-
-func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
-	a := ap.Addr().Unmap()
-	if a.Is4() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
-}
-
-// dialRaw opens a non-blocking socket to dst from src (see
-// proxied.source), keeping src's port when the kernel allows. done is true
-// when the connect completed at once (a server on this host); local is the
-// source when it is known without asking the kernel.
-func dialRaw(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
-	keep := src.IsValid() && src.Port() != 0
-	if !keep && src.IsValid() && kernelSource(dst.Addr()) == src.Addr() {
-		src = netip.AddrPort{} // binding would change nothing
-	}
-	for {
-		fd, done, errno = dialOnce(src, dst, keep)
-		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
-			keep = false
-			continue
-		}
-		if errno == 0 && keep {
-			local = src
-		}
-		return fd, done, local, errno
-	}
-}
-
-var (
-	loopback4 = netip.AddrFrom4([4]byte{127, 0, 0, 1})
-	loopback6 = netip.IPv6Loopback()
-)
-
-// kernelSource is the source address the kernel gives a connection to dst
-// without a bind, where that is certain: 127.0.0.1 towards 127.0.0.0/8
-// (the local route's source) and ::1 towards ::1.
-func kernelSource(dst netip.Addr) netip.Addr {
-	dst = dst.Unmap()
-	switch {
-	case dst.Is4() && dst.IsLoopback():
-		return loopback4
-	case dst == loopback6:
-		return loopback6
-	}
-	return netip.Addr{}
-}
-
-func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {
-	family := unix.AF_INET
-	if !dst.Addr().Unmap().Is4() {
-		family = unix.AF_INET6
-	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, false, errnoOf(err)
-	}
-	setNoDelay(fd)
-	if src.IsValid() {
-		if err := bindTo(fd, src, keepPort); err != nil {
-			unix.Close(fd)
-			return -1, false, errnoOf(err)
-		}
-	}
-	var rsa rawSockaddr
-	ptr, n := rsa.set(dst)
-	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
-	if e == unix.EINPROGRESS {
-		// Registering the socket tells when it is done: to a server on this
-		// host at once, in the same round of events.
-		return fd, false, 0
-	}
-	if e != 0 {
-		unix.Close(fd)
-		return -1, false, e
-	}
-	return fd, true, 0
-}
-
-func errnoOf(err error) syscall.Errno {
-	if e, ok := err.(syscall.Errno); ok {
-		return e
-	}
-	return syscall.EINVAL
-}
-
-// accept4 accepts one connection and returns the client's address
-// without allocating.
-func accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
-	var rsa rawSockaddr
-	n := uint32(syscall.SizeofSockaddrAny)
-	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa.any)),
-		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
-	if e != 0 {
-		return -1, netip.AddrPort{}, e
-	}
-	return int(r), rsa.addrPort(), 0
-}
-
-// sockname is a socket's local address.
-func sockname(fd int) netip.AddrPort {
-	var rsa rawSockaddr
-	n := uint32(syscall.SizeofSockaddrAny)
-	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa.any)),
-		uintptr(unsafe.Pointer(&n)))
-	if e != 0 {
-		return netip.AddrPort{}
-	}
-	return rsa.addrPort()
 }

@@ -1,4 +1,4 @@
-package dataplane
+package l4
 
 import (
 	"context"
@@ -11,9 +11,13 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/lb"
 )
 
@@ -23,29 +27,39 @@ import (
 type serverConn struct {
 	conn     *net.TCPConn
 	leg      flows.Leg
-	member   *memberRT // nil for a node or forward decision
-	pool     *poolRT   // nil for a node or forward decision
+	member   *state.Member // nil for a node or forward decision
+	pool     *state.Pool   // nil for a node or forward decision
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
 }
 
-// proxied is one client connection and its server connection: the flow
-// table entry and everything its two copy loops share, in one allocation
-// for flows without rules.
-type proxied struct {
+// flow is what both L4 engines keep of one client connection and its
+// server side: the flow table entry, the virtual and its snapshot, the
+// server connection, the persistence state, and the rule state when the
+// virtual's rules handle proxy events (nil on the event loops, which run
+// only flows without). Member choice, translation, counting and the end
+// of a flow are its methods, the same for both engines.
+type flow struct {
 	flows.Flow
-	p      *Plane
-	vs     *vsRT
-	snap   *vsSnap
+	e     *Engine
+	vs    *state.Virtual
+	snap  *state.VirtualSnap
+	srv   atomic.Pointer[serverConn]
+	first serverConn  // the first server connection, kept inline
+	pool  *state.Pool // the virtual's default pool
+	idle  time.Duration
+	rs    *ruleState                  // nil for flows without rules
+	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
+}
+
+// proxied is a flow served by goroutines: its client connection, one
+// goroutine per direction, and the rules' events; in one allocation for
+// flows without rules.
+type proxied struct {
+	flow
 	client *net.TCPConn
-	srv    atomic.Pointer[serverConn]
-	first  serverConn // the first server connection, kept inline
-	pool   *poolRT    // the virtual's default pool
-	idle   time.Duration
-	rules  Rules
-	evMask uint16                      // events the rules handle
-	rs     *ruleState                  // nil for flows without rules
-	pers   atomic.Pointer[flowPersist] // nil until the flow persists (persistence.go)
+	rules  config.Rules
+	evMask uint16 // events the rules handle
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
@@ -57,14 +71,6 @@ func reset(c *net.TCPConn) {
 	c.Close()
 }
 
-func addrPortOf(a net.Addr) netip.AddrPort {
-	if t, ok := a.(*net.TCPAddr); ok {
-		ap := t.AddrPort()
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	}
-	return netip.AddrPort{}
-}
-
 // Sentinel errors of connect.
 var (
 	errNoPool    = errors.New("no pool")
@@ -74,29 +80,29 @@ var (
 )
 
 // serve runs one accepted client connection to its end.
-func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
+func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 	if vs == nil {
 		reset(c)
 		return
 	}
-	snap := vs.snap.Load()
-	cfg := snap.cfg
-	client := addrPortOf(c.RemoteAddr())
-	if !vs.admit(snap, client) {
+	snap := vs.Snap.Load()
+	cfg := snap.Cfg
+	client := rawsock.AddrPortOf(c.RemoteAddr())
+	if !vs.Admit(snap, client) {
 		reset(c) // disabled virtual, foreign source or the limit: reset
 		return
 	}
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
-		p.serveMBLB(vs, snap, c)
+		e.env.MBLB.Serve(vs, snap, c)
 		return
 	}
 	pr := &proxied{client: c}
-	pr.init(p, vs, snap, client, addrPortOf(c.LocalAddr()), pr.end)
-	if snap.evMask != 0 {
-		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.evMask, &ruleState{}
+	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
+	if snap.EvMask != 0 {
+		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
-	p.table.Add(&pr.Flow)
+	e.env.Table.Add(&pr.Flow)
 
 	if pr.rs != nil {
 		pr.serveRules()
@@ -112,28 +118,14 @@ func (p *Plane) serve(vs *vsRT, c *net.TCPConn) {
 	pr.copy(pr.client, sc.conn, true, sc)
 }
 
-// admit decides whether a new connection from client may enter the
-// virtual (enabled, source filter, connection limit) and counts it.
-func (vs *vsRT) admit(snap *vsSnap, client netip.AddrPort) bool {
-	cfg := snap.cfg
-	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
-		return false
-	}
-	if !vs.stats.tryOpen(cfg.ConnectionLimit) {
-		return false
-	}
-	vs.stats.requests.Add(1)
-	return true
-}
-
 // init fills in a new flow's table entry for the virtual.
-func (pr *proxied) init(p *Plane, vs *vsRT, snap *vsSnap, client, local netip.AddrPort, closer func(bool)) {
-	pr.p, pr.vs, pr.snap, pr.idle, pr.pool = p, vs, snap, snap.idle, snap.pool
-	pr.Client, pr.Local = client, local
-	pr.Virtual = vs.name
-	pr.Flow.Protocol = "tcp"
-	pr.IdleTimeout = snap.idle
-	pr.Closer = closer
+func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
+	fl.e, fl.vs, fl.snap, fl.idle, fl.pool = e, vs, snap, snap.Idle, snap.Pool
+	fl.Client, fl.Local = client, local
+	fl.Virtual = vs.Name
+	fl.Flow.Protocol = "tcp"
+	fl.IdleTimeout = snap.Idle
+	fl.Closer = closer
 }
 
 // connect chooses a member and opens the server side, trying other members
@@ -153,112 +145,91 @@ func (pr *proxied) connect() (*serverConn, error) {
 	if pool == nil {
 		return nil, errNoPool
 	}
-	ps := pool.snap.Load()
+	ps := pool.Snap.Load()
 	tries := 0
 	if ps != nil {
-		tries = ps.cfg.ReselectTries
+		tries = ps.Cfg.ReselectTries
 	}
 	// Persistence beats load balancing: a record's member is used while it
 	// may take persisted clients (disabled is fine, forced offline or down
 	// is not); otherwise the pool balances and the record is replaced.
 	pd, persists := pr.persistKey()
-	var failed []*memberRT
+	var failed []*state.Member
 	for attempt := 0; attempt <= tries; attempt++ {
-		var m *memberRT
-		m, pool, ps = pr.choose(pool, ps, want, attempt, failed, &pd, persists)
+		var m *state.Member
+		m, pool = pr.choose(pool, want, attempt, failed, &pd, persists)
 		if m == nil {
 			return nil, errNoMember
 		}
+		ps = pool.Snap.Load()
 		dst := pr.target(m)
-		if rs != nil && pr.handles(EventLBSelected) {
+		if rs != nil && pr.handles(config.EventLBSelected) {
 			rs.mu.Lock()
 			rs.pick, rs.changed = lbPick{pool: pool, addr: dst}, false
 			rs.mu.Unlock()
-			ok := pr.runEvent(EventLBSelected)
+			ok := pr.runEvent(config.EventLBSelected)
 			rs.mu.Lock()
 			rs.pick = lbPick{}
 			changed := rs.changed
 			rs.mu.Unlock()
 			if !ok {
-				m.release()
+				m.Release()
 				return nil, errFlowEnded
 			}
 			if changed && rs.lbRounds < 3 {
 				// The rule chose again: follow its choice instead.
 				rs.lbRounds++
-				m.release()
+				m.Release()
 				return pr.connect()
 			}
 		}
-		sc, err := pr.p.dial(pr.source(dst), dst)
+		sc, err := pr.e.Dial(pr.source(dst), dst)
 		if err == nil {
 			s := pr.newServerConn()
 			s.conn = sc
-			pr.opened(s, m, pool, ps, addrPortOf(sc.LocalAddr()), dst, &pd, persists)
+			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
-		m.release()
+		m.Release()
 		failed = append(failed, m)
 	}
 	return nil, errConnect
 }
 
 // choose picks the member for one connect attempt and reserves a
-// connection on it: the member a rule named or the persisted one on the
-// first attempt (persistence beats load balancing while the member may
-// take persisted clients: disabled is fine, forced offline or down is
-// not), else the pool's algorithm, skipping members that failed. It
-// returns the pool and snapshot the member belongs to (persistence may
-// lead to another pool); nil when none is available.
-func (pr *proxied) choose(pool *poolRT, ps *poolSnap, want netip.AddrPort, attempt int, failed []*memberRT, pd *persistDecision, persists bool) (*memberRT, *poolRT, *poolSnap) {
-	var m *memberRT
-	reserved := false
-	if want.IsValid() && attempt == 0 {
-		for _, x := range ps.members {
-			if x.cfg.Load().Addr == want && x.cfg.Load().State != StateUserDown && !x.node.forced() {
-				m = x
-				break
-			}
-		}
-	} else if persists && attempt == 0 {
-		if q, pm := pr.persistLookup(pd, pool); pm != nil {
-			switch {
-			case pd.prof != nil && pd.prof.OverrideConnectionLimit:
-				pm.reserveOverride()
-				reserved = true
-			default:
-				reserved = pm.reserve()
-			}
-			if reserved {
-				m, pool, ps = pm, q, q.snap.Load()
-			}
+// connection on it (see choose): on the first attempt the member a rule
+// named (passed over only when forced offline) or, without one, the
+// persisted member (past its limits with override-connection-limit);
+// then the pool's balancing, skipping members that failed.
+func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool) {
+	var t state.Target
+	var persisted func() (*state.Pool, *state.Member)
+	if attempt == 0 {
+		switch {
+		case want.IsValid():
+			t = state.Target{Addr: want, Accept: state.AvailDown}
+		case persists:
+			persisted = func() (*state.Pool, *state.Member) { return fl.persistLookup(pd, pool) }
 		}
 	}
-	if m == nil {
-		for guard := 0; guard < 4 && m == nil; guard++ {
-			m = pool.pickWith(failed, pr.modeOverride())
-			if m != nil && !m.reserve() {
-				m = nil // a limit was reached meanwhile; choose again
-			}
-		}
-	} else if !reserved && !m.reserve() {
-		m = nil
-	}
-	return m, pool, ps
+	how := state.Chooser{Mode: fl.modeOverride(), Reserve: true,
+		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
+	m, q, _ := state.Choose(pool, t, persisted, failed, how)
+	return m, q
 }
 
 // opened records a server connection from local to member m at dst: the
 // pool's and member's counts, the flow's leg, and the persistence record.
-func (pr *proxied) opened(s *serverConn, m *memberRT, pool *poolRT, ps *poolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
+func (fl *flow) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *state.PoolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
 	s.member, s.pool = m, pool
-	pool.stats.tryOpen(0)
-	pool.stats.requests.Add(1)
-	m.stats.requests.Add(1)
-	m.node.stats.requests.Add(1)
-	s.fastest = ps.alg == lb.Fastest
-	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.name, Member: m.name, Owner: m}
+	pool.Stats.TryOpen(0)
+	pool.Stats.Requests.Add(1)
+	m.Stats.Requests.Add(1)
+	m.Node.Stats.Requests.Add(1)
+	s.fastest = ps.Alg == lb.Fastest
+	s.leg = flows.Leg{Client: local, Server: dst, Pool: pool.Name, Member: m.Name, Owner: m}
 	if persists {
-		pr.persistSave(pd, pool, m)
+		fl.persistSave(pd, pool, m)
 	}
 }
 
@@ -269,12 +240,12 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if a.Port() == 0 {
 		a = netip.AddrPortFrom(a.Addr(), pr.Local.Port())
 	}
-	if pr.handles(EventLBSelected) {
+	if pr.handles(config.EventLBSelected) {
 		rs := pr.rs
 		rs.mu.Lock()
 		rs.pick, rs.changed = lbPick{addr: a}, false
 		rs.mu.Unlock()
-		ok := pr.runEvent(EventLBSelected)
+		ok := pr.runEvent(config.EventLBSelected)
 		rs.mu.Lock()
 		rs.pick = lbPick{}
 		changed := rs.changed
@@ -287,13 +258,13 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
-	c, err := pr.p.dial(pr.source(a), a)
+	c, err := pr.e.Dial(pr.source(a), a)
 	if err != nil {
 		return nil, errConnect
 	}
 	s := pr.newServerConn()
 	s.conn = c
-	s.leg = flows.Leg{Client: addrPortOf(c.LocalAddr()), Server: a}
+	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
 	return pr.attach(s)
 }
 
@@ -318,72 +289,28 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 	return s, nil
 }
 
-// target is where the server side connects: the member, or the client's
-// original destination parts when translation is off or the port is any.
-func (pr *proxied) target(m *memberRT) netip.AddrPort {
-	a := m.cfg.Load().Addr
-	addr, port := a.Addr(), a.Port()
-	if !pr.snap.cfg.TranslateAddress {
-		addr = pr.Local.Addr()
-	}
-	if port == 0 || !pr.snap.cfg.TranslatePort {
-		port = pr.Local.Port()
-	}
-	return netip.AddrPortFrom(addr, port)
+// target is where the server side connects for member m (see
+// translated).
+func (fl *flow) target(m *state.Member) netip.AddrPort {
+	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }
 
-// source is the server side's source address per source-address-translation
-// (or a rule's snat/snatpool decision); its port is the client's, to be
-// kept when free (0: any port). An invalid result means "let the kernel
-// choose".
-func (pr *proxied) source(dst netip.AddrPort) netip.AddrPort {
-	snap := pr.snap
-	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
-	typ, pool := snap.cfg.SNAT.Type, snap.snatPool
-	if pr.rs != nil && pr.rs.snat.set {
-		typ, pool = pr.rs.snat.typ, pr.rs.snat.addrs
+// source is the server side's source for a connection to dst (see
+// snatSource), with a rule's snat or snatpool decision if any.
+func (fl *flow) source(dst netip.AddrPort) netip.AddrPort {
+	var rule *state.SNATChoice
+	if fl.rs != nil && fl.rs.snat.Set {
+		rule = &fl.rs.snat
 	}
-	var addr netip.Addr
-	switch typ {
-	case SNATAutomap:
-		for _, a := range snap.selfIPs {
-			if family(a) {
-				addr = a
-				break
-			}
-		}
-		if !addr.IsValid() && family(pr.Local.Addr()) {
-			addr = pr.Local.Addr()
-		}
-	case SNATPool:
-		n := len(pool)
-		start := int(pr.vs.snatNext.Add(1))
-		for i := 0; i < n; i++ {
-			if a := pool[(start+i)%n]; family(a) {
-				addr = a
-				break
-			}
-		}
-	default:
-		if family(pr.Client.Addr()) {
-			addr = pr.Client.Addr()
-		}
-		if addr.IsLoopback() {
-			// A client on this machine holds its own address and port, so
-			// keeping the port would always fail: any port will do.
-			return netip.AddrPortFrom(addr, 0)
-		}
-	}
-	if !addr.IsValid() {
-		return netip.AddrPort{}
-	}
-	return netip.AddrPortFrom(addr, pr.Client.Port())
+	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule)
 }
 
-// dial connects to dst from src (see source), keeping src's port (if not
-// 0) when the kernel allows and falling back to any port otherwise.
-func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
-	d := net.Dialer{Timeout: p.opts.ConnectTimeout, KeepAlive: -1}
+// Dial connects to dst from src (see source), keeping src's port (if not
+// 0) when the kernel allows and falling back to any port otherwise; the
+// connect is given up after the plane's connect timeout (see
+// connectExpired).
+func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
+	d := net.Dialer{Timeout: e.env.ConnectTimeout, KeepAlive: -1}
 	keep := src.Port() != 0
 	d.Control = dialControl(src, dst, keep)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())
@@ -397,18 +324,13 @@ func (p *Plane) dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 	return c.(*net.TCPConn), nil
 }
 
-// ipBindAddressNoPort lets the kernel pick the port at connect time, per
-// destination, instead of at bind time (so one source address serves more
-// than 28k flows).
-const ipBindAddressNoPort = 24
-
 // dialControl binds the new socket to src (when valid) and starts the
 // connect itself. To a server on this host the kernel completes the whole
 // handshake inside that connect(2), so when the net package then calls
 // connect it gets success at once and skips parking the goroutine until
 // the socket is writable and asking for SO_ERROR; to a remote server it
 // gets EALREADY and waits as usual. The call does not enter the
-// scheduler's syscall state (see rawRead): it never blocks, but running
+// scheduler's syscall state (see rawsock.Read): it never blocks, but running
 // the handshake makes it long enough for the runtime to hand the
 // processor to another thread.
 func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, syscall.RawConn) error {
@@ -416,59 +338,16 @@ func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, sy
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
 			if src.IsValid() {
-				if cerr = bindTo(int(fd), src, keepPort); cerr != nil {
+				if cerr = rawsock.BindTo(int(fd), src, keepPort); cerr != nil {
 					return
 				}
 			}
-			cerr = startConnect(fd, dst)
+			cerr = rawsock.StartConnect(fd, dst)
 		})
 		if err != nil {
 			return err
 		}
 		return cerr
-	}
-}
-
-func bindTo(fd int, src netip.AddrPort, keepPort bool) error {
-	var sa syscall.Sockaddr
-	if src.Addr().Is4() {
-		sa = &syscall.SockaddrInet4{Addr: src.Addr().As4()}
-	} else {
-		sa = &syscall.SockaddrInet6{Addr: src.Addr().As16()}
-	}
-	if keepPort {
-		setPort(sa, int(src.Port()))
-		if syscall.Bind(fd, sa) == nil {
-			return nil
-		}
-		setPort(sa, 0)
-	}
-	syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
-	return syscall.Bind(fd, sa)
-}
-
-// startConnect issues a non-blocking connect(2) to dst; in progress is not
-// an error. A scoped IPv6 address is left to the net package.
-func startConnect(fd uintptr, dst netip.AddrPort) error {
-	if dst.Addr().Zone() != "" {
-		return nil
-	}
-	var rsa rawSockaddr
-	ptr, n := rsa.set(dst)
-	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), uintptr(n))
-	switch e {
-	case 0, syscall.EINPROGRESS, syscall.EINTR:
-		return nil
-	}
-	return e
-}
-
-func setPort(sa syscall.Sockaddr, port int) {
-	switch s := sa.(type) {
-	case *syscall.SockaddrInet4:
-		s.Port = port
-	case *syscall.SockaddrInet6:
-		s.Port = port
 	}
 }
 
@@ -559,7 +438,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		return false
 	}
 	if pr.idle > 0 {
-		src.SetReadDeadline(time.Now().Add(pr.idle))
+		src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
 	}
 	// The read function is a local closure over locals, not a sockReader,
 	// so that a plain flow's copy loops allocate nothing.
@@ -571,7 +450,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 	readFn := func(fd uintptr) bool {
 		buf = bufPool.Get().(*[]byte)
 		for {
-			n, rerr = rawRead(int(fd), *buf)
+			n, rerr = rawsock.Read(int(fd), *buf)
 			if rerr != syscall.EINTR {
 				break
 			}
@@ -594,7 +473,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 	)
 	writeFn := func(fd uintptr) bool {
 		for w < n {
-			k, err := rawWrite(int(fd), (*buf)[w:n])
+			k, err := rawsock.Write(int(fd), (*buf)[w:n])
 			if err == syscall.EINTR {
 				continue
 			}
@@ -632,7 +511,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				// on dst: its loop read dst's FIN), so shutdown(2) would
 				// be a wasted call on every connection.
 				if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
-					wc.Control(shutWrite)
+					wc.Control(rawsock.ShutWrite)
 				}
 				return false
 			}
@@ -676,7 +555,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				}
 				if err != nil {
 					if errors.Is(err, os.ErrDeadlineExceeded) && (m > 0 || pr.stillActive(src)) {
-						src.SetReadDeadline(time.Now().Add(pr.idle))
+						src.SetReadDeadline(idleDeadline(pr.idle, pr.LastActive()))
 						continue
 					}
 					pr.lost(sc)
@@ -708,15 +587,12 @@ func (pr *proxied) lost(sc *serverConn) {
 // within its idle timeout (on either side) the deadline moves on; otherwise
 // the flow is idle and is reset.
 func (pr *proxied) stillActive(src *net.TCPConn) bool {
-	if pr.idle <= 0 {
+	last := pr.LastActive()
+	if pr.idle <= 0 || idleExpired(pr.idle, last, time.Now().UnixNano()) {
 		return false
 	}
-	last := time.Unix(0, pr.LastActive())
-	if time.Since(last) < pr.idle {
-		src.SetReadDeadline(last.Add(pr.idle))
-		return true
-	}
-	return false
+	src.SetReadDeadline(idleDeadline(pr.idle, last))
+	return true
 }
 
 // count adds n bytes moved in one direction to the flow, its virtual, and
@@ -726,16 +602,16 @@ func (pr *proxied) count(n int, up bool, sc *serverConn) {
 }
 
 // countAt is count with the time given (an event loop's batch time).
-func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
-	pk := packets(n)
-	pr.Touch(now)
+func (fl *flow) countAt(n int, up bool, sc *serverConn, now int64) {
+	pk := state.Packets(n)
+	fl.Touch(now)
 	if up {
-		pr.clientIn(n, pk)
+		fl.clientIn(n, pk)
 		sc.out(n, pk)
 		return
 	}
 	sc.in(n, pk)
-	pr.clientOut(n, pk)
+	fl.clientOut(n, pk)
 }
 
 // countRead counts n bytes read but held for a rule: the client side (up)
@@ -743,22 +619,22 @@ func (pr *proxied) countAt(n int, up bool, sc *serverConn, now int64) {
 func (pr *proxied) countRead(n int, up bool, sc *serverConn) {
 	pr.Touch(time.Now().UnixNano())
 	if up {
-		pr.clientIn(n, packets(n))
+		pr.clientIn(n, state.Packets(n))
 	} else {
-		sc.in(n, packets(n))
+		sc.in(n, state.Packets(n))
 	}
 }
 
-func (pr *proxied) clientIn(n int, pk uint64) {
-	pr.BytesIn.Add(uint64(n))
-	pr.PktsIn.Add(pk)
-	pr.vs.stats.in(n, pk)
+func (fl *flow) clientIn(n int, pk uint64) {
+	fl.BytesIn.Add(uint64(n))
+	fl.PktsIn.Add(pk)
+	fl.vs.Stats.In(n, pk)
 }
 
-func (pr *proxied) clientOut(n int, pk uint64) {
-	pr.BytesOut.Add(uint64(n))
-	pr.PktsOut.Add(pk)
-	pr.vs.stats.out(n, pk)
+func (fl *flow) clientOut(n int, pk uint64) {
+	fl.BytesOut.Add(uint64(n))
+	fl.PktsOut.Add(pk)
+	fl.vs.Stats.Out(n, pk)
 }
 
 // out counts bytes sent to the server.
@@ -769,11 +645,11 @@ func (sc *serverConn) out(n int, pk uint64) {
 	if m == nil {
 		return
 	}
-	m.stats.out(n, pk)
-	sc.pool.stats.out(n, pk)
-	m.node.stats.out(n, pk)
+	m.Stats.Out(n, pk)
+	sc.pool.Stats.Out(n, pk)
+	m.Node.Stats.Out(n, pk)
 	if sc.fastest && sc.awaiting.CompareAndSwap(false, true) {
-		m.node.outstanding.Add(1)
+		m.Node.Outstanding.Add(1)
 	}
 }
 
@@ -785,11 +661,11 @@ func (sc *serverConn) in(n int, pk uint64) {
 	if m == nil {
 		return
 	}
-	m.stats.in(n, pk)
-	sc.pool.stats.in(n, pk)
-	m.node.stats.in(n, pk)
+	m.Stats.In(n, pk)
+	sc.pool.Stats.In(n, pk)
+	m.Node.Stats.In(n, pk)
 	if sc.fastest && sc.awaiting.CompareAndSwap(true, false) {
-		m.node.outstanding.Add(-1)
+		m.Node.Outstanding.Add(-1)
 	}
 }
 
@@ -859,12 +735,12 @@ func (pr *proxied) finish(resetClient bool) {
 
 // retire gives back what a closed flow held: its persistence record's
 // refresh, its table entry, and the virtual's, pool's and member's counts.
-func (pr *proxied) retire() {
-	pr.persistDone()
-	pr.p.table.Remove(&pr.Flow)
-	pr.vs.stats.close()
-	pr.vs.durs.note(uint64(time.Since(pr.Created()) / time.Millisecond))
-	if sc := pr.srv.Load(); sc != nil {
+func (fl *flow) retire() {
+	fl.persistDone()
+	fl.e.env.Table.Remove(&fl.Flow)
+	fl.vs.Stats.Close()
+	fl.vs.Durs.Note(uint64(time.Since(fl.Created()) / time.Millisecond))
+	if sc := fl.srv.Load(); sc != nil {
 		sc.release()
 	}
 }
@@ -872,36 +748,10 @@ func (pr *proxied) retire() {
 // release gives back the member's and pool's connection counts.
 func (sc *serverConn) release() {
 	if m := sc.member; m != nil {
-		m.release()
-		sc.pool.stats.close()
+		m.Release()
+		sc.pool.Stats.Close()
 		if sc.fastest && sc.awaiting.Load() {
-			m.node.outstanding.Add(-1)
+			m.Node.Outstanding.Add(-1)
 		}
 	}
-}
-
-// shutWrite half-closes a socket (see rawRead for why not syscall.Shutdown).
-func shutWrite(fd uintptr) {
-	syscall.RawSyscall(syscall.SYS_SHUTDOWN, fd, syscall.SHUT_WR, 0)
-}
-
-// rawRead and rawWrite are read(2) and write(2) on a non-blocking socket
-// without the scheduler's syscall bookkeeping: they never block, and
-// entering the syscall state for them let the runtime's monitor hand the
-// processor to another thread whenever the call was slowed by delivering
-// to a local peer, waking threads for nothing.
-func rawRead(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-func rawWrite(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
 }

@@ -1,10 +1,15 @@
-package dataplane
+package l4
 
 import (
 	"errors"
 	"io"
 	"os"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -23,7 +28,7 @@ const maxRefires = 1000
 func (pr *proxied) serveRules() {
 	warmStack()
 	pr.legsLeft.Store(1)
-	if pr.handles(EventClientAccepted) && !pr.runEvent(EventClientAccepted) {
+	if pr.handles(config.EventClientAccepted) && !pr.runEvent(config.EventClientAccepted) {
 		pr.finishLeg()
 		return
 	}
@@ -34,7 +39,7 @@ func (pr *proxied) serveRules() {
 // drop, close), LB::detach, and the bytes it released or sent. It reports
 // whether the flow goes on; when not, its sockets are already closed and
 // the caller unwinds.
-func (pr *proxied) runEvent(ev Event) bool {
+func (pr *proxied) runEvent(ev config.Event) bool {
 	rs := pr.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -43,14 +48,14 @@ func (pr *proxied) runEvent(ev Event) bool {
 	}
 	rs.ev = ev
 	switch ev {
-	case EventClientData:
+	case config.EventClientData:
 		rs.side[rules.ClientSide].fresh = false
-	case EventServerData:
+	case config.EventServerData:
 		rs.side[rules.ServerSide].fresh = false
 	}
 	err := pr.rules.Run(ev, pr)
 	v, detach := rs.verdict, rs.detach
-	rs.verdict, rs.detach = goOn, false
+	rs.verdict, rs.detach = irules.GoOn, false
 	rs.mu.Unlock()
 	if err != nil {
 		pr.logRuleError(ev, err)
@@ -58,10 +63,10 @@ func (pr *proxied) runEvent(ev Event) bool {
 		return false
 	}
 	switch v {
-	case doReject:
+	case irules.Reject:
 		pr.end(true)
 		return false
-	case doDrop:
+	case irules.Drop:
 		pr.closeGraceful()
 		return false
 	}
@@ -71,7 +76,7 @@ func (pr *proxied) runEvent(ev Event) bool {
 	if !pr.flush() {
 		return false
 	}
-	if v == doClose {
+	if v == irules.Close {
 		pr.closeGraceful()
 		return false
 	}
@@ -81,12 +86,12 @@ func (pr *proxied) runEvent(ev Event) bool {
 // logRuleError logs a hook's failure. The iRules engine logs its own
 // errors (through its Env.Log) in BIG-IP's words, so only other hooks'
 // errors are written here, in the same shape.
-func (pr *proxied) logRuleError(ev Event, err error) {
+func (pr *proxied) logRuleError(ev config.Event, err error) {
 	var re *rules.RuntimeError
 	if errors.As(err, &re) {
 		return
 	}
-	pr.p.log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
+	pr.e.env.Log.Error("TCL error: " + pr.Virtual + " <" + string(ev) + "> - " + err.Error())
 }
 
 // flush writes what the rules produced: to the client always, to the
@@ -137,10 +142,10 @@ func (pr *proxied) flushTo(server bool) bool {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
 		n, err = sc.conn.Write(out)
-		sc.out(n, packets(n))
+		sc.out(n, state.Packets(n))
 	} else {
 		n, err = pr.client.Write(out)
-		pr.clientOut(n, packets(n))
+		pr.clientOut(n, state.Packets(n))
 	}
 	if cap(out) <= 64<<10 {
 		rs.mu.Lock()
@@ -195,14 +200,14 @@ func (pr *proxied) bind() bool {
 		if err == errFlowEnded {
 			return false
 		}
-		if !pr.handles(EventLBFailed) || round >= 3 {
+		if !pr.handles(config.EventLBFailed) || round >= 3 {
 			pr.end(true)
 			return false
 		}
 		rs.mu.Lock()
 		rs.changed = false
 		rs.mu.Unlock()
-		if !pr.runEvent(EventLBFailed) {
+		if !pr.runEvent(config.EventLBFailed) {
 			return false
 		}
 		rs.mu.Lock()
@@ -221,7 +226,7 @@ func (pr *proxied) bind() bool {
 
 // connected runs SERVER_CONNECTED and starts the server side's loop.
 func (pr *proxied) connected(sc *serverConn) bool {
-	if pr.handles(EventServerConnected) && !pr.runEvent(EventServerConnected) {
+	if pr.handles(config.EventServerConnected) && !pr.runEvent(config.EventServerConnected) {
 		return false
 	}
 	pr.legsLeft.Add(1)
@@ -235,9 +240,9 @@ func (pr *proxied) connected(sc *serverConn) bool {
 // side; sc is the server connection the server side's pump serves.
 func (pr *proxied) pump(up bool, sc *serverConn) {
 	defer pr.finishLeg()
-	side, ev := rules.ClientSide, EventClientData
+	side, ev := rules.ClientSide, config.EventClientData
 	if !up {
-		side, ev = rules.ServerSide, EventServerData
+		side, ev = rules.ServerSide, config.EventServerData
 		if pr.handles(ev) {
 			warmStack()
 		}
@@ -284,7 +289,7 @@ func (pr *proxied) afterData(up bool) bool {
 // event as collected bytes satisfy TCP::collect. It returns true when the
 // rule stopped collecting (the side goes back to the zero-copy path) and
 // false when the side is over.
-func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event) bool {
+func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config.Event) bool {
 	rs := pr.rs
 	src := pr.client
 	if !up {
@@ -311,7 +316,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 			continue
 		}
 		if full {
-			pr.p.log.Warn("Rule on virtual " + pr.Virtual + " <" + string(ev) + "> holds more than 1 MiB without releasing it; connection reset")
+			pr.e.env.Log.Warn("Rule on virtual " + pr.Virtual + " <" + string(ev) + "> holds more than 1 MiB without releasing it; connection reset")
 			pr.end(true)
 			return false
 		}
@@ -325,7 +330,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 				return false
 			}
 			if pr.idle > 0 {
-				src.SetReadDeadline(time.Now().Add(pr.idle))
+				src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
 			}
 			started = true
 		}
@@ -355,7 +360,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev Event)
 // collectEOF ends a collecting side at its peer's FIN: the rule sees what
 // it collected one last time, then the half-close is passed on (or, when
 // no server was ever connected, the flow closes).
-func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev Event) {
+func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.Event) {
 	rs := pr.rs
 	rs.mu.Lock()
 	fire := st.collecting && len(st.held) > 0
@@ -384,8 +389,8 @@ func (pr *proxied) detachServer() {
 	if sc == nil {
 		return
 	}
-	if pr.handles(EventServerClosed) {
-		pr.runEvent(EventServerClosed)
+	if pr.handles(config.EventServerClosed) {
+		pr.runEvent(config.EventServerClosed)
 	}
 	if !pr.srv.CompareAndSwap(sc, nil) {
 		return
@@ -408,8 +413,8 @@ func (pr *proxied) endRules() {
 	if rs.done {
 		return
 	}
-	for _, ev := range [...]Event{EventServerClosed, EventClientClosed} {
-		if !pr.handles(ev) || (ev == EventServerClosed && pr.srv.Load() == nil) {
+	for _, ev := range [...]config.Event{config.EventServerClosed, config.EventClientClosed} {
+		if !pr.handles(ev) || (ev == config.EventServerClosed && pr.srv.Load() == nil) {
 			continue
 		}
 		rs.ev = ev

@@ -1,10 +1,15 @@
-package dataplane
+package mblbvs
 
 import (
 	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
@@ -20,44 +25,45 @@ import (
 type mblbRules struct {
 	mu    sync.Mutex
 	f     *mblbFlow
-	snap  *vsSnap
-	rules Rules
+	snap  *state.VirtualSnap
+	rules config.Rules
 	sess  *rules.Session
 	d     *mblb.Data // the event's data; nil in other events
-	ev    Event
+	ev    config.Event
 	// verdict of the current event: reject/drop end the client.
-	verdict verdict
+	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
 }
 
-func newMBLBRules(f *mblbFlow, snap *vsSnap, prog *rules.Program) *mblbRules {
-	r := &mblbRules{f: f, snap: snap, rules: snap.cfg.Rules}
-	r.sess = prog.NewSession(r)
-	return r
+func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
+	return &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+}
+
+// RuleSession implements RuleConn: the client's session, made at its
+// first event and released by end.
+func (r *mblbRules) RuleSession(prog *rules.Program) *rules.Session {
+	if r.sess == nil {
+		r.sess = prog.NewSession(r)
+	}
+	return r.sess
 }
 
 // run runs one event under the lock.
-func (r *mblbRules) run(ev Event, d *mblb.Data) error {
+func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
-	var rev rules.Event
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			rev = proxyEvents[i].rev
-		}
-	}
-	r.ev, r.d, r.verdict = ev, d, goOn
-	err := r.sess.Run(rev)
-	if err == nil && r.verdict != goOn && d != nil {
+	r.ev, r.d, r.verdict = ev, d, irules.GoOn
+	err := r.rules.Run(ev, r)
+	if err == nil && r.verdict != irules.GoOn && d != nil {
 		d.Reject()
 	}
 	r.d = nil
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
-			r.f.mv.p.log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
 		}
 	}
 	return err
@@ -66,14 +72,14 @@ func (r *mblbRules) run(ev Event, d *mblb.Data) error {
 // accepted runs CLIENT_ACCEPTED; false means the rule refused the client.
 func (r *mblbRules) accepted() bool {
 	r.mu.Lock()
-	err := r.run(EventClientAccepted, nil)
+	err := r.run(config.EventClientAccepted, nil)
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v == doReject {
+	if err != nil || v == irules.Reject {
 		r.f.sess.Close(true)
 		return false
 	}
-	if v != goOn {
+	if v != irules.GoOn {
 		r.f.sess.Close(false)
 		return false
 	}
@@ -84,7 +90,7 @@ func (r *mblbRules) accepted() bool {
 func (r *mblbRules) ClientData(d *mblb.Data) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.run(EventClientData, d)
+	return r.run(config.EventClientData, d)
 }
 
 // ServerData implements mblb.RuleHandler (SERVER_DATA). Without a handler
@@ -93,27 +99,27 @@ func (r *mblbRules) ClientData(d *mblb.Data) error {
 func (r *mblbRules) ServerData(d *mblb.Data) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.rules.Handles(EventServerData) {
+	if !r.rules.Handles(config.EventServerData) {
 		d.Release(-1)
 		d.Notify()
 		return nil
 	}
-	return r.run(EventServerData, d)
+	return r.run(config.EventServerData, d)
 }
 
 // serverConnected runs SERVER_CONNECTED for a new server connection of the
 // client's own; a rule error there resets the client.
 func (r *mblbRules) serverConnected(l *mblb.Leg) {
-	if !r.rules.Handles(EventServerConnected) {
+	if !r.rules.Handles(config.EventServerConnected) {
 		return
 	}
 	r.mu.Lock()
 	r.server, r.local = l.Remote, l.Local
-	err := r.run(EventServerConnected, nil)
+	err := r.run(config.EventServerConnected, nil)
 	r.server, r.local = netip.AddrPort{}, netip.AddrPort{}
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v != goOn {
+	if err != nil || v != irules.GoOn {
 		go r.f.sess.Close(true)
 	}
 }
@@ -121,13 +127,15 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 // end runs CLIENT_CLOSED and gives the rule session back.
 func (r *mblbRules) end() {
 	r.mu.Lock()
-	r.run(EventClientClosed, nil)
-	r.sess.Release()
-	r.sess = nil
+	r.run(config.EventClientClosed, nil)
+	if r.sess != nil {
+		r.sess.Release()
+		r.sess = nil
+	}
 	r.mu.Unlock()
 }
 
-var _ rules.Conn = (*mblbRules)(nil)
+var _ config.RuleConn = (*mblbRules)(nil)
 
 // Addr implements rules.Conn.
 func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {
@@ -155,25 +163,25 @@ func (r *mblbRules) Protocol() int { return 6 }
 func (r *mblbRules) Decide(d rules.Decision) error {
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := poolByName(r.f.mv.p, r.f.Virtual, d.Pool)
+		pool := r.f.mv.env.Pools().Named(r.f.Virtual, d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
-		t := mblb.Target{Pool: pool.name}
+		t := mblb.Target{Pool: pool.Name}
 		if d.Kind == rules.DecideMember {
-			m := memberAt(pool, d.Addr)
+			m := state.MemberAt(pool, d.Addr)
 			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.name)
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
 			}
-			t.Member = m.cfg.Load().Addr
+			t.Member = m.Cfg.Load().Addr
 		}
 		return r.selectTarget(t)
 	case rules.DecideNode:
 		return r.selectTarget(mblb.Target{Member: d.Addr, Node: true})
 	case rules.DecideReject:
-		r.verdict = doReject
+		r.verdict = irules.Reject
 	case rules.DecideDrop, rules.DecideDiscard:
-		r.verdict = doDrop
+		r.verdict = irules.Drop
 	case rules.DecideSnat, rules.DecideSnatAuto, rules.DecideSnatNone, rules.DecideSnatPool:
 		return errors.New("snat decisions are not supported on a message-based virtual; set source-address-translation")
 	default:
@@ -184,7 +192,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
-		if r.ev == EventClientAccepted {
+		if r.ev == config.EventClientAccepted {
 			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")
 		}
 		return errors.New("a pool, member or node decision applies to requests: make it in CLIENT_DATA")
@@ -237,8 +245,8 @@ func (r *mblbRules) Respond(s rules.Side, data []byte) error {
 
 // Close implements rules.Conn: the client is closed after the event.
 func (r *mblbRules) Close(s rules.Side) error {
-	if r.verdict == goOn {
-		r.verdict = doClose
+	if r.verdict == irules.GoOn {
+		r.verdict = irules.Close
 	}
 	return nil
 }
@@ -262,15 +270,7 @@ func (r *mblbRules) Notify(s rules.Side, n rules.NotifyKind) error {
 
 // LBSelect implements rules.Conn.
 func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
-	pool := r.snap.pool
-	if pool == nil {
-		return "", netip.AddrPort{}, errors.New("no pool selected")
-	}
-	m := pool.pick(nil)
-	if m == nil {
-		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.name)
-	}
-	return pool.name, m.cfg.Load().Addr, nil
+	return state.LBSelect(r.snap.Pool, nil)
 }
 
 // LBServer implements rules.Conn: on the server side, the member that
@@ -287,35 +287,10 @@ func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, er
 	if pool == "" {
 		return "", errors.New("LB::status needs a pool on a message-based virtual")
 	}
-	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
-	if p == nil {
-		return "", fmt.Errorf("no such pool: %s", pool)
-	}
-	m := memberAt(p, member)
-	if m == nil {
-		return "", fmt.Errorf("no such member %s in pool %s", member, p.name)
-	}
-	c := m.cfg.Load()
-	switch {
-	case c.State == StateUserDown || m.node.forced() || m.watch.current() == monDown || m.node.watch.current() == monDown:
-		return "down", nil
-	case c.Session == SessionUserDisabled || m.node.disabled() || m.watch.disabled.Load():
-		return "session_disabled", nil
-	}
-	return "up", nil
+	return r.f.mv.env.Pools().MemberStatus(r.f.Virtual, pool, member)
 }
 
 // ActiveMembers implements rules.Conn.
 func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	p := poolByName(r.f.mv.p, r.f.Virtual, pool)
-	if p == nil {
-		return nil, fmt.Errorf("no such pool: %s", pool)
-	}
-	var out []netip.AddrPort
-	for _, m := range p.snap.Load().members {
-		if m.usable() {
-			out = append(out, m.cfg.Load().Addr)
-		}
-	}
-	return out, nil
+	return r.f.mv.env.Pools().ActiveMembers(r.f.Virtual, pool)
 }

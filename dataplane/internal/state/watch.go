@@ -1,4 +1,4 @@
-package dataplane
+package state
 
 import (
 	"fmt"
@@ -9,56 +9,67 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/monitor"
 )
 
-// monStatus is a monitor rule's combined verdict, cached for the hot path.
-type monStatus int32
+// MonStatus is a monitor rule's combined verdict, cached for the hot path.
+type MonStatus int32
 
 const (
-	monUnchecked monStatus = iota // no monitor
-	monChecking                   // no verdict yet
-	monUp
-	monDown
+	MonUnchecked MonStatus = iota // no monitor
+	MonChecking                   // no verdict yet
+	MonUp
+	MonDown
 )
 
-func (s monStatus) String() string {
+// String is the status as shows print it.
+func (s MonStatus) String() string {
 	return [...]string{"unchecked", "checking", "up", "down"}[s]
 }
 
-// watch runs the monitor instances of one member or node and combines their
+// Watch runs the monitor instances of one member or node and combines their
 // verdicts by the monitor rule. Its status survives commits that leave the
 // rule and the monitors unchanged.
-type watch struct {
+type Watch struct {
 	// describe names the object in log lines: "Pool /Common/p member
 	// /Common/10.1.1.1:80" or "Node /Common/n address 10.1.1.1".
 	describe string
-	// changed is called (outside the lock) when the combined status moves.
-	changed func(old, new monStatus)
-	logf    func(down bool, line string)
+	// Changed is called (outside the lock) when the combined status moves.
+	Changed func(old, new MonStatus)
+	Logf    func(down bool, line string)
 
-	status   atomic.Int32 // monStatus
-	disabled atomic.Bool  // some monitor's recv-disable matched
+	status   atomic.Int32 // MonStatus
+	Disabled atomic.Bool  // some monitor's recv-disable matched
 
 	mu     sync.Mutex
-	rule   MonitorRule
+	rule   config.MonitorRule
 	insts  map[string]*monitor.Instance
 	states map[string]monitor.State
 	since  time.Time
 	locked bool
 }
 
-func newWatch(describe string) *watch {
-	return &watch{describe: describe, insts: map[string]*monitor.Instance{}, states: map[string]monitor.State{}, since: time.Now()}
+// NewWatch makes the watch of one object; describe names it in log lines.
+func NewWatch(describe string) *Watch {
+	return &Watch{describe: describe, insts: map[string]*monitor.Instance{}, states: map[string]monitor.State{}, since: time.Now()}
 }
 
-func (w *watch) current() monStatus { return monStatus(w.status.Load()) }
+// Current is the combined verdict, read without a lock on the data path.
+func (w *Watch) Current() MonStatus { return MonStatus(w.status.Load()) }
 
-// update makes the running instances match rule; specs are the compiled
+// Rule is the monitor rule the watch runs.
+func (w *Watch) Rule() config.MonitorRule {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rule
+}
+
+// Update makes the running instances match rule; specs are the compiled
 // monitors by name and target gives each monitor's probe address. Instances
 // to stop are returned so the caller stops them without holding locks their
 // callbacks may need.
-func (w *watch) update(rule MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
+func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, target func(string) netip.AddrPort) (stale []*monitor.Instance) {
 	w.mu.Lock()
 	w.rule = rule
 	want := map[string]bool{}
@@ -86,14 +97,14 @@ func (w *watch) update(rule MonitorRule, specs map[string]*monitor.Spec, target 
 	}
 	old, now := w.recompute()
 	w.mu.Unlock()
-	if old != now && w.changed != nil {
-		w.changed(old, now)
+	if old != now && w.Changed != nil {
+		w.Changed(old, now)
 	}
 	return stale
 }
 
-// stopAll stops every instance (the object left the configuration).
-func (w *watch) stopAll() []*monitor.Instance {
+// StopAll stops every instance (the object left the configuration).
+func (w *Watch) StopAll() []*monitor.Instance {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []*monitor.Instance
@@ -101,12 +112,12 @@ func (w *watch) stopAll() []*monitor.Instance {
 		out = append(out, in)
 		delete(w.insts, name)
 	}
-	w.rule = MonitorRule{}
+	w.rule = config.MonitorRule{}
 	return out
 }
 
-// resume lifts manual-resume holds.
-func (w *watch) resume() {
+// Resume lifts manual-Resume holds.
+func (w *Watch) Resume() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, in := range w.insts {
@@ -114,7 +125,7 @@ func (w *watch) resume() {
 	}
 }
 
-func (w *watch) report(name string, ref **monitor.Instance, s monitor.State) {
+func (w *Watch) report(name string, ref **monitor.Instance, s monitor.State) {
 	w.mu.Lock()
 	if w.insts[name] != *ref {
 		w.mu.Unlock()
@@ -129,18 +140,18 @@ func (w *watch) report(name string, ref **monitor.Instance, s monitor.State) {
 	}
 	w.mu.Unlock()
 	if old != now {
-		if w.logf != nil {
-			w.logf(now == monDown, line)
+		if w.Logf != nil {
+			w.Logf(now == MonDown, line)
 		}
-		if w.changed != nil {
-			w.changed(old, now)
+		if w.Changed != nil {
+			w.Changed(old, now)
 		}
 	}
 }
 
 // recompute combines the instance states by the rule; w.mu is held.
-func (w *watch) recompute() (old, now monStatus) {
-	old = w.current()
+func (w *Watch) recompute() (old, now MonStatus) {
+	old = w.Current()
 	names := w.rule.Names
 	up, down, disabled, locked := 0, 0, false, false
 	for _, n := range names {
@@ -160,16 +171,16 @@ func (w *watch) recompute() (old, now monStatus) {
 	}
 	switch {
 	case len(names) == 0:
-		now = monUnchecked
+		now = MonUnchecked
 	case up >= need:
-		now = monUp
+		now = MonUp
 	case len(names)-down < need:
-		now = monDown
+		now = MonDown
 	default:
-		now = monChecking
+		now = MonChecking
 	}
-	w.disabled.Store(disabled && now == monUp)
-	w.locked = locked && now == monDown
+	w.Disabled.Store(disabled && now == MonUp)
+	w.locked = locked && now == MonDown
 	w.status.Store(int32(now))
 	if now != old {
 		w.since = time.Now()
@@ -178,7 +189,7 @@ func (w *watch) recompute() (old, now monStatus) {
 }
 
 // logLine words a status change like BIG-IP's ltm log; w.mu is held.
-func (w *watch) logLine(now, old monStatus, since time.Time) string {
+func (w *Watch) logLine(now, old MonStatus, since time.Time) string {
 	names := append([]string(nil), w.rule.Names...)
 	sort.Strings(names)
 	var parts []string

@@ -1,4 +1,4 @@
-package dataplane
+package mblbvs
 
 import (
 	"fmt"
@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -43,8 +47,8 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 
 // persistKey is the table key for one message: the rule's `persist` for
 // it, else the virtual's source-address profile keyed on the client.
-func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (PersistKey, bool) {
-	k := PersistKey{Virtual: snap.cfg.Name, Pool: pool.name, Client: c.Client.Addr()}
+func (mv *VS) persistKey(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (config.PersistKey, bool) {
+	k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
 		if !ok {
@@ -56,8 +60,8 @@ func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (Persist
 		}
 		return k, true
 	}
-	for _, p := range []*Persistence{snap.cfg.Persist, snap.cfg.FallbackPersist} {
-		if p != nil && p.Method == PersistSourceAddr && c.Client.IsValid() {
+	for _, p := range []*config.Persistence{snap.Cfg.Persist, snap.Cfg.FallbackPersist} {
+		if p != nil && p.Method == config.PersistSourceAddr && c.Client.IsValid() {
 			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
 			return k, true
 		}
@@ -65,31 +69,22 @@ func (mv *mblbVS) persistKey(snap *vsSnap, pool *poolRT, c mblb.Choice) (Persist
 	return k, false
 }
 
-// persistLookup is the persistence table's answer for a message's key, or
-// nil: no key, no record, or a member that may not take it (forced
-// offline or down; a disabled member still takes persisted messages).
-func (mv *mblbVS) persistLookup(snap *vsSnap, pool *poolRT, c mblb.Choice) *memberRT {
+// persistLookup is the persistence table's answer for a message's key:
+// the pool and member, or nil (no key, no record, or a member that may
+// not take it: forced offline or down; a disabled member still takes
+// persisted messages).
+func (mv *VS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (*state.Pool, *state.Member) {
 	k, ok := mv.persistKey(snap, pool, c)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	poolName, addr, found := mv.p.PersistLookup(k)
-	if !found {
-		return nil
-	}
-	q := pool
-	if poolName != pool.name {
-		if q = (*mv.p.poolIndex.Load())[poolName]; q == nil {
-			return nil
-		}
-	}
-	return memberAt(q, addr)
+	return mv.env.PersistFind(k)
 }
 
 // persistRecord stores the member balanced for a message's key.
-func (mv *mblbVS) persistRecord(snap *vsSnap, pool *poolRT, c mblb.Choice, m *memberRT) {
+func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice, m *state.Member) {
 	if k, ok := mv.persistKey(snap, pool, c); ok {
-		mv.p.PersistSave(k, pool.name, m.cfg.Load().Addr)
+		mv.env.PersistSave(k, pool.Name, m.Cfg.Load().Addr)
 	}
 }
 
@@ -136,12 +131,12 @@ func maskBits(m netip.Addr) int {
 	return n
 }
 
-func (r *mblbRules) persistArgs(p rules.Persist) PersistKey {
+func (r *mblbRules) persistArgs(p rules.Persist) config.PersistKey {
 	pool := p.Pool
 	if pool == "" {
-		pool = r.snap.cfg.Pool
+		pool = r.snap.Cfg.Pool
 	}
-	k := PersistKey{Virtual: r.snap.cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
+	k := config.PersistKey{Virtual: r.snap.Cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
 	k.Mode = persist.Universal
 	if p.Method == rules.PersistSourceAddr {
 		k.Mode = persist.SourceAddress
@@ -164,12 +159,12 @@ func (r *mblbRules) PersistAdd(p rules.Persist) error {
 
 // PersistLookup implements rules.PersistConn.
 func (r *mblbRules) PersistLookup(p rules.Persist) (rules.PersistTarget, bool, error) {
-	pool, m, ok := r.f.mv.p.PersistLookup(r.persistArgs(p))
+	pool, m, ok := r.f.mv.env.PersistLookup(r.persistArgs(p))
 	return rules.PersistTarget{Pool: pool, Member: m}, ok, nil
 }
 
 // PersistDelete implements rules.PersistConn.
 func (r *mblbRules) PersistDelete(p rules.Persist) error {
-	r.f.mv.p.PersistDelete(r.persistArgs(p))
+	r.f.mv.env.PersistDelete(r.persistArgs(p))
 	return nil
 }

@@ -1,0 +1,542 @@
+// Package config holds the configuration the daemon hands the dataplane:
+// one fully resolved generation (virtuals, pools, members, nodes,
+// monitors, persistence, message-based balancing), the rule hook each
+// virtual carries and the events it is asked about. It is pure data and
+// owns no behaviour beyond reading itself; package dataplane re-exports
+// every name (type aliases), so the daemon only ever imports dataplane,
+// and the dataplane's internal packages can share these types without
+// importing the dataplane root.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/rules"
+)
+
+// Config is one fully resolved configuration generation as the dataplane
+// needs it: references are names that resolve inside the same Config,
+// defaults are already filled in, enums are parsed. The daemon builds it from
+// the object store after each commit, so the dataplane never reads the store
+// and never parses text. A Config handed to Apply must not be modified
+// afterwards: the running plane keeps pointers into it.
+type Config struct {
+	// Virtuals by full path (/Common/vs).
+	Virtuals map[string]*Virtual
+	// Pools by full path.
+	Pools map[string]*Pool
+	// Nodes by full path. A member whose node is missing here gets an
+	// implicit node with default settings, as BIG-IP auto-creates one.
+	Nodes map[string]*Node
+	// Monitors by full path, including the built-in ones the configuration
+	// references (/Common/tcp, /Common/http ...).
+	Monitors map[string]*Monitor
+	// SelfIPs are the addresses of `net self` objects; SNAT automap takes the
+	// first one of the server's address family.
+	SelfIPs []netip.Addr
+	// SnatPools maps a snatpool's full path to its translation addresses.
+	SnatPools map[string][]netip.Addr
+	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
+	// nodes whose Monitor is nil (`monitor default`).
+	DefaultNodeMonitor MonitorRule
+}
+
+// Virtual is an `ltm virtual`: where clients connect and where they are sent.
+type Virtual struct {
+	Name string
+	// Destination is the listening address; port 0 (`any`) is only valid
+	// together with PortRanges.
+	Destination netip.AddrPort
+	// PortRanges, from traffic-matching-criteria destination-port-inline,
+	// replace Destination's port: every port of every range is bound.
+	PortRanges []PortRange
+	// Enabled is false for a `disabled` virtual: new connections are reset,
+	// existing ones go on.
+	Enabled bool
+	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
+	ConnectionLimit int
+	// Source restricts which clients are accepted; the zero Prefix means
+	// 0.0.0.0/0 (any).
+	Source netip.Prefix
+	// TranslateAddress false forwards to the client's original destination
+	// address instead of the member's (transparent, forwarding virtuals).
+	TranslateAddress bool
+	// TranslatePort false (or a member on port 0) keeps the client's
+	// destination port.
+	TranslatePort bool
+	// SNAT is source-address-translation.
+	SNAT SNAT
+	// Pool is the default pool's full path; "" means none.
+	Pool string
+	// IdleTimeout comes from the tcp profile; 0 means its default (300 s),
+	// a negative value means never (`indefinite`).
+	IdleTimeout time.Duration
+	// Persist is the persistence profile marked `default yes`: clients
+	// with a record go back to its member before any load balancing; nil
+	// means none.
+	Persist *Persistence
+	// FallbackPersist is fallback-persistence, used for a flow the default
+	// profile finds no key for (cookie persistence without HTTP, universal
+	// without a `persist uie` in the rules).
+	FallbackPersist *Persistence
+	// Rules is the compiled iRule list the rules engine attaches; nil means
+	// no rule. The proxy calls it at each event it declares.
+	Rules Rules
+	// MBLB, from the mblb profile, makes the virtual balance each message
+	// of a long-lived client connection on its own rather than the
+	// connection (seed 000); nil is a plain L4 virtual.
+	MBLB *MBLB
+}
+
+// MBLB is a virtual's message-based load balancing: the mblb profile, with
+// openltm's framing extension, and the one-connect profile when the
+// virtual has one. It is compared by value between commits: an unchanged
+// MBLB keeps the running engine, its sessions and its pooled connections.
+type MBLB struct {
+	// Profile is the mblb profile's full path.
+	Profile string
+	// Request frames what clients send and Response what members answer
+	// (its per-read zero value follows Request). Rule framing takes the
+	// boundaries from the rules' TCP::notify; a virtual whose rules do not
+	// handle CLIENT_DATA falls back to per-read.
+	Request, Response mblb.Framing
+	// MaxMessageSize bounds one message (0: 1 MiB); a larger one resets
+	// the client.
+	MaxMessageSize int
+	// MaxInFlight bounds a client's unanswered requests (0: 64).
+	MaxInFlight int
+	// DisableRetry stops re-sending the unanswered messages of a failed
+	// member, for requests that must never run twice.
+	DisableRetry bool
+	// ResponseTimeout fails a member connection whose oldest request saw
+	// no answer for this long; 0 waits (the idle timeout still applies).
+	ResponseTimeout time.Duration
+	// OneConnect, from the one-connect profile, shares server connections
+	// among all clients; nil gives each client its own.
+	OneConnect *OneConnect
+}
+
+// OneConnect is the one-connect profile as message-based load balancing
+// applies it (reference §6.1).
+type OneConnect struct {
+	// Profile is the one-connect profile's full path, for its show.
+	Profile string
+	// SourceMask is source-mask: clients whose server-side source
+	// addresses agree under it share connections; the zero Addr is any.
+	SourceMask netip.Addr
+	// MaxSize caps the connections per member (0: 10000).
+	MaxSize int
+	// MaxAge and MaxReuse retire a connection (0: 86400 s, 1000).
+	MaxAge   time.Duration
+	MaxReuse int
+	// IdleTimeoutOverride closes idle pooled connections: 0 is disabled
+	// (the tcp profile's idle timeout), negative is indefinite.
+	IdleTimeoutOverride time.Duration
+}
+
+// PortRange is an inclusive range of ports.
+type PortRange struct{ Low, High uint16 }
+
+// SNATType is source-address-translation's type.
+type SNATType string
+
+// The SNAT types the dataplane implements.
+const (
+	SNATNone    SNATType = "none"
+	SNATAutomap SNATType = "automap"
+	SNATPool    SNATType = "snat"
+)
+
+// SNAT is what source address the server side uses.
+type SNAT struct {
+	Type SNATType
+	// Pool is the snatpool's full path when Type is SNATPool.
+	Pool string
+}
+
+// LBMode is a pool's load-balancing-mode keyword, spelled as tmsh spells it.
+type LBMode string
+
+// The load-balancing modes the dataplane implements (reference §4.1).
+const (
+	RoundRobin                     LBMode = "round-robin"
+	RatioMember                    LBMode = "ratio-member"
+	RatioNode                      LBMode = "ratio-node"
+	LeastConnectionsMember         LBMode = "least-connections-member"
+	LeastConnectionsNode           LBMode = "least-connections-node"
+	WeightedLeastConnectionsMember LBMode = "weighted-least-connections-member"
+	WeightedLeastConnectionsNode   LBMode = "weighted-least-connections-node"
+	RatioLeastConnectionsMember    LBMode = "ratio-least-connections-member"
+	RatioLeastConnectionsNode      LBMode = "ratio-least-connections-node"
+	ObservedMember                 LBMode = "observed-member"
+	PredictiveMember               LBMode = "predictive-member"
+	FastestNode                    LBMode = "fastest-node"
+)
+
+// ServiceDownAction is what happens to a member's existing flows when it
+// goes down (reference §4.5).
+type ServiceDownAction string
+
+// The service-down-action values.
+const (
+	DownNone     ServiceDownAction = "none"
+	DownReset    ServiceDownAction = "reset"
+	DownDrop     ServiceDownAction = "drop"
+	DownReselect ServiceDownAction = "reselect"
+)
+
+// Pool is an `ltm pool`.
+type Pool struct {
+	Name    string
+	LBMode  LBMode // "" means round-robin
+	Members []Member
+	// Monitor is the pool's monitor rule, used by members without their own.
+	Monitor           MonitorRule
+	MinActiveMembers  int
+	SlowRampTime      time.Duration
+	ServiceDownAction ServiceDownAction // "" means none
+	ReselectTries     int
+}
+
+// Session is the member/node `session` setting a user types.
+type Session string
+
+// The session values a user sets.
+const (
+	SessionEnabled      Session = "user-enabled"
+	SessionUserDisabled Session = "user-disabled"
+)
+
+// AdminState is the member/node `state` setting a user types.
+type AdminState string
+
+// The state values a user sets.
+const (
+	StateUserUp   AdminState = "user-up"
+	StateUserDown AdminState = "user-down"
+)
+
+// Member is one pool member, named `<node>:<port>` like BIG-IP.
+type Member struct {
+	// Node is the node's full path (/Common/10.1.1.1 or /Common/web1).
+	Node string
+	// Addr is the member's address; port 0 (`any`) keeps the client's
+	// destination port.
+	Addr            netip.AddrPort
+	Ratio           int // 0 means 1
+	PriorityGroup   int
+	ConnectionLimit int
+	Session         Session    // "" means user-enabled
+	State           AdminState // "" means user-up
+	// Monitor overrides the pool's rule when it names monitors.
+	Monitor MonitorRule
+}
+
+// Name is the member's display name, /Common/10.1.1.1:80, as BIG-IP logs
+// and shows it (IPv6 members join with '.').
+func (m *Member) Name() string {
+	return JoinPort(m.Node, m.Addr.Port())
+}
+
+// Node is an `ltm node`: an address whose state and counters are shared by
+// every member on it.
+type Node struct {
+	Name            string
+	Addr            netip.Addr
+	Session         Session
+	State           AdminState
+	ConnectionLimit int
+	Ratio           int
+	// Monitor is nil for `monitor default` (Config.DefaultNodeMonitor);
+	// an empty rule is `monitor none`.
+	Monitor *MonitorRule
+}
+
+// MonitorRule is `monitor a and b` (MinUp 0: all must be up) or
+// `monitor min N of { a b c }`. No names means no monitor.
+type MonitorRule struct {
+	Names []string
+	MinUp int
+}
+
+// IsZero reports whether the rule names no monitor.
+func (r MonitorRule) IsZero() bool { return len(r.Names) == 0 }
+
+// String is the rule as tmsh writes it.
+func (r MonitorRule) String() string {
+	if len(r.Names) == 0 {
+		return "none"
+	}
+	if r.MinUp > 0 {
+		s := "min " + itoa(r.MinUp) + " of {"
+		for _, n := range r.Names {
+			s += " " + n
+		}
+		return s + " }"
+	}
+	s := r.Names[0]
+	for _, n := range r.Names[1:] {
+		s += " and " + n
+	}
+	return s
+}
+
+// MonitorType is a monitor's type keyword.
+type MonitorType string
+
+// The monitor types the dataplane implements.
+const (
+	MonitorTCP         MonitorType = "tcp"
+	MonitorTCPHalfOpen MonitorType = "tcp-half-open"
+	MonitorHTTP        MonitorType = "http"
+	MonitorGatewayICMP MonitorType = "gateway-icmp"
+)
+
+// Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
+type Monitor struct {
+	Name         string
+	Type         MonitorType
+	Interval     time.Duration
+	Timeout      time.Duration
+	TimeUntilUp  time.Duration
+	UpInterval   time.Duration // 0 means Interval
+	ManualResume bool
+	Send         string
+	Recv         string // regular expression; "" accepts any answer
+	RecvDisable  string // regular expression; a match means up but disabled
+	Reverse      bool   // a Recv match means down
+	// Destination is `*:*` when zero: the member's address and port. An
+	// invalid Addr or a zero Port each mean "the member's".
+	Destination netip.AddrPort
+}
+
+// MaxPortsPerVirtual caps how many ports one virtual may bind through
+// traffic-matching-criteria port ranges.
+const MaxPortsPerVirtual = 4096
+
+// Ports lists every port the virtual binds.
+func (v *Virtual) Ports() ([]uint16, error) {
+	if len(v.PortRanges) == 0 {
+		if v.Destination.Port() == 0 {
+			return nil, errors.New("destination port any needs traffic-matching-criteria port ranges (a wildcard port cannot be bound)")
+		}
+		return []uint16{v.Destination.Port()}, nil
+	}
+	total := 0
+	for _, r := range v.PortRanges {
+		if r.Low == 0 || r.High < r.Low {
+			return nil, fmt.Errorf("port range %d-%d is not valid", r.Low, r.High)
+		}
+		total += int(r.High) - int(r.Low) + 1
+	}
+	if total > MaxPortsPerVirtual {
+		return nil, fmt.Errorf("port ranges cover %d ports; at most %d ports per virtual server can be bound", total, MaxPortsPerVirtual)
+	}
+	seen := make(map[uint16]bool, total)
+	out := make([]uint16, 0, total)
+	for _, r := range v.PortRanges {
+		for p := int(r.Low); p <= int(r.High); p++ {
+			if !seen[uint16(p)] {
+				seen[uint16(p)] = true
+				out = append(out, uint16(p))
+			}
+		}
+	}
+	return out, nil
+}
+
+// JoinPort writes name:port the way BIG-IP names members and flows:
+// "/Common/10.1.1.1:80", and '.' before the port after an IPv6 address
+// ("dead:beef::1.80"), port 0 as "any" only where callers ask for it.
+func JoinPort(name string, port uint16) string {
+	sep := ":"
+	base := name
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		base = name[i+1:]
+	}
+	if strings.Contains(base, ":") {
+		sep = "."
+	}
+	return name + sep + strconv.Itoa(int(port))
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// PersistMethod is a persistence profile's type, as `ltm persistence
+// <type>` names it.
+type PersistMethod string
+
+// The persistence profile types the dataplane knows. Cookie persistence
+// needs the HTTP profile, which the L4 proxy does not have yet: a cookie
+// profile is accepted and finds no key, so its fallback applies.
+const (
+	PersistSourceAddr PersistMethod = "source-addr"
+	PersistUniversal  PersistMethod = "universal"
+	PersistCookie     PersistMethod = "cookie"
+)
+
+// Persistence is a persistence profile as a virtual applies it, with its
+// defaults-from chain resolved.
+type Persistence struct {
+	// Profile is the profile's full path.
+	Profile string
+	Method  PersistMethod
+	// Timeout is how long a record lives after its last use; 0 is
+	// indefinite.
+	Timeout time.Duration
+	// Mask groups source addresses under one record (source-addr `mask`);
+	// the zero Addr keeps the whole address.
+	Mask netip.Addr
+	// MatchAcrossServices, MatchAcrossVirtuals and MatchAcrossPools widen
+	// which records a lookup may use (reference §7.1).
+	MatchAcrossServices bool
+	MatchAcrossVirtuals bool
+	MatchAcrossPools    bool
+	// OverrideConnectionLimit lets a persisted client reach a member (or
+	// node) past its connection limit.
+	OverrideConnectionLimit bool
+}
+
+// Mode is the table's mode for the profile's records.
+func (p *Persistence) Mode() persist.Mode {
+	switch p.Method {
+	case PersistSourceAddr:
+		return persist.SourceAddress
+	case PersistUniversal:
+		return persist.Universal
+	case PersistCookie:
+		return persist.Cookie
+	}
+	return 0
+}
+
+// DefaultPersistTimeout is a record's timeout when a rule persists on a
+// virtual without a profile of that type (the built-in profiles' 180 s).
+const DefaultPersistTimeout = 180 * time.Second
+
+// ProfileFor returns the virtual's profile (default, then fallback) whose
+// records have mode m, or nil.
+func (v *Virtual) ProfileFor(m persist.Mode) *Persistence {
+	for _, p := range []*Persistence{v.Persist, v.FallbackPersist} {
+		if p != nil && p.Mode() == m {
+			return p
+		}
+	}
+	return nil
+}
+
+// Event names an iRule event the proxy raises.
+type Event string
+
+// The events the L4 proxy raises, in the order a flow meets them.
+const (
+	EventClientAccepted  Event = "CLIENT_ACCEPTED"
+	EventClientData      Event = "CLIENT_DATA"
+	EventLBSelected      Event = "LB_SELECTED"
+	EventLBFailed        Event = "LB_FAILED"
+	EventServerConnected Event = "SERVER_CONNECTED"
+	EventServerData      Event = "SERVER_DATA"
+	EventServerClosed    Event = "SERVER_CLOSED"
+	EventClientClosed    Event = "CLIENT_CLOSED"
+)
+
+// proxyEvents lists the events the proxy raises; a virtual's event mask is
+// indexed by position here so that asking "does a rule handle this?" on the
+// data path is a bit test, not an interface call.
+var proxyEvents = [...]struct {
+	ev  Event
+	rev rules.Event
+}{
+	{EventClientAccepted, rules.ClientAccepted},
+	{EventClientData, rules.ClientData},
+	{EventLBSelected, rules.LBSelected},
+	{EventLBFailed, rules.LBFailed},
+	{EventServerConnected, rules.ServerConnected},
+	{EventServerData, rules.ServerData},
+	{EventServerClosed, rules.ServerClosed},
+	{EventClientClosed, rules.ClientClosed},
+}
+
+// Lookup is the one translation of a proxy event: its bit in an event
+// mask and the iRules event it is; ok is false for an event the proxy
+// does not raise.
+func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
+	for i := range proxyEvents {
+		if proxyEvents[i].ev == ev {
+			return 1 << i, proxyEvents[i].rev, true
+		}
+	}
+	return 0, rev, false
+}
+
+// Rules is the hook the rules engine fills: the compiled rule list of one
+// virtual. The dataplane asks which events the rules handle once per commit
+// (so a virtual without a CLIENT_DATA handler never buffers data) and runs
+// them with a view of the flow. NewRules adapts the iRules engine; tests may
+// plug in simpler hooks.
+type Rules interface {
+	// Handles reports whether any rule of the list has a handler for ev.
+	Handles(ev Event) bool
+	// Run runs every handler for ev in priority order. An error is a rule
+	// failure (TCL error): the proxy resets the flow, and logs the error
+	// unless it is a *rules.RuntimeError, which the engine logged itself.
+	Run(ev Event, c RuleConn) error
+}
+
+// RuleConn is the view of one flow (or, on a message-balanced virtual,
+// one client connection) that a rule hook runs on: what the iRules
+// commands read and decide (rules.Conn), and the flow's iRules session.
+// Every data path's flow implements it, so one adapter runs the rules on
+// all of them. Calls are made from the goroutine running the event; they
+// never block on I/O.
+type RuleConn interface {
+	rules.Conn
+	// RuleSession returns the flow's session of prog, made at the flow's
+	// first event (with the flow as its rules.Conn) and released by the
+	// flow when it ends.
+	RuleSession(prog *rules.Program) *rules.Session
+}
+
+// EventMask asks r once, at commit time, which proxy events it handles:
+// bit i is the i-th event Lookup knows, so that asking "does a rule handle
+// this?" on the data path is a bit test, not an interface call.
+func EventMask(r Rules) uint16 {
+	if r == nil {
+		return 0
+	}
+	var m uint16
+	for i := range proxyEvents {
+		if r.Handles(proxyEvents[i].ev) {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// PersistKey names a persistence decision made outside the L4 proxy, such
+// as message-based load balancing's per-message `persist uie`: the same
+// table and the same rules (match-across settings and timeout of the
+// virtual's profile of that mode, member states) apply as for
+// connections.
+type PersistKey struct {
+	// Virtual and Pool are full paths: the virtual the message arrived on
+	// and the pool it is balanced in.
+	Virtual, Pool string
+	// Mode is the record's mode; Key its key (for SourceAddress, an
+	// address, masked by the profile's mask).
+	Mode persist.Mode
+	Key  string
+	// Client is the client's address, shown in persist-records.
+	Client netip.Addr
+	// Timeout overrides the profile's timeout when positive (a rule's
+	// `persist uie key timeout`); 0 uses the virtual's profile of the mode
+	// (180 s without one).
+	Timeout time.Duration
+}

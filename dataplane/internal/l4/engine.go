@@ -1,0 +1,60 @@
+// Package l4 holds the dataplane's two L4 flow engines and their
+// listeners. On Linux every listener is registered in per-processor event
+// loops (evloop), and a plain flow (no rule handling proxy events, no
+// message-based balancing) lives on the loop that accepted it
+// (loop_linux.go); any other flow is served by goroutines (proxy.go, with
+// the iRules events of ruleflow.go and the rule view of ruleconn.go), as
+// every flow is on other systems. Both engines choose members through
+// state.Choose, translate through state.Translate and state.SNATSource,
+// and enforce the timeouts of timeouts.go. An Engine is given its
+// environment (Env) and does not know the plane that owns it.
+package l4
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// Env is what the L4 engines need of the plane.
+type Env struct {
+	// Table lists every flow (show/delete sys connection).
+	Table *flows.Table
+	// Log receives rule errors and warnings in BIG-IP's words.
+	Log *slog.Logger
+	// ConnectTimeout bounds a server-side connect (see connectExpired).
+	ConnectTimeout time.Duration
+	// BusyPoll is the event loops' busy-poll time (evloop.Loop.SetBusyPoll).
+	BusyPoll time.Duration
+	// Pools is the running commit's pool index.
+	Pools func() state.Pools
+	// Running is the running configuration (snatpools named by rules).
+	Running func() *config.Config
+	// Persist is the plane's persistence table.
+	Persist *persist.Table
+	// MBLB serves the clients of message-balanced virtuals.
+	MBLB *mblbvs.Set
+}
+
+// Engine runs the L4 flows of one plane.
+type Engine struct {
+	env     Env
+	loops   loopSet
+	accepts sync.WaitGroup // accepting goroutines (systems without loops)
+}
+
+// New makes an engine; its event loops start with the first listener.
+func New(env Env) *Engine { return &Engine{env: env} }
+
+// WaitAccepts waits until no listener accepts any more (after Stop).
+func (e *Engine) WaitAccepts() { e.accepts.Wait() }
+
+// Close stops the event loops after the work already posted to them (the
+// aborts of the plane's Close, the message-based sessions' ends) has run.
+func (e *Engine) Close() { e.stopLoops() }

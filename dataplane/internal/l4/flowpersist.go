@@ -1,0 +1,261 @@
+package l4
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/rules"
+)
+
+// flowPersist is a flow's persistence: the key a rule chose (persist uie,
+// persist source_addr, persist none) and the record the flow made, which
+// is refreshed when the flow ends. Rule events and the connect path both
+// use it, so it has a lock of its own.
+type flowPersist struct {
+	mu      sync.Mutex
+	set     bool // a rule chose; otherwise the virtual's profiles do
+	none    bool // persist none
+	key     persist.Key
+	timeout time.Duration // <0: the profile's
+	made    bool
+	madeKey persist.Key
+	madeIn  persist.Scope
+}
+
+// persistDecision is what the connect path persists on.
+type persistDecision struct {
+	key     persist.Key
+	prof    *config.Persistence // the virtual's profile of the key's mode, if any
+	timeout time.Duration
+}
+
+// persistKey decides the flow's persistence key: a rule's choice, else the
+// virtual's default profile, else its fallback. ok is false when the flow
+// does not persist.
+func (fl *flow) persistKey() (d persistDecision, ok bool) {
+	cfg := fl.snap.Cfg
+	if fp := fl.pers.Load(); fp != nil {
+		fp.mu.Lock()
+		set, none, key, to := fp.set, fp.none, fp.key, fp.timeout
+		fp.mu.Unlock()
+		if set {
+			if none {
+				return d, false
+			}
+			d.key, d.prof = key, cfg.ProfileFor(key.Mode)
+			d.timeout = config.DefaultPersistTimeout
+			if d.prof != nil {
+				d.timeout = d.prof.Timeout
+			}
+			if to >= 0 {
+				d.timeout = to
+			}
+			return d, true
+		}
+	}
+	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
+		if prof == nil {
+			continue
+		}
+		switch prof.Method {
+		case config.PersistSourceAddr:
+			return persistDecision{key: persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
+		}
+		// universal: only a rule gives the key; cookie: needs HTTP.
+	}
+	return d, false
+}
+
+// persistLookup finds the member the flow persists to in pool, if any.
+func (fl *flow) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
+	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
+	rec, ok := fl.e.env.Persist.Lookup(d.key, s)
+	if !ok {
+		return nil, nil
+	}
+	return fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+}
+
+// persistSave makes or refreshes the flow's record once it is connected
+// to member m of pool.
+func (fl *flow) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
+	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
+	fl.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, fl.Client.Addr(), d.timeout)
+	fp := fl.persistState()
+	fp.mu.Lock()
+	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
+	fp.mu.Unlock()
+}
+
+// persistState returns the flow's persistence state, made on first use
+// (a rule event on one side and the connect path on the other may race to
+// make it; flows that never persist never allocate it).
+func (fl *flow) persistState() *flowPersist {
+	if fp := fl.pers.Load(); fp != nil {
+		return fp
+	}
+	fp := &flowPersist{timeout: -1}
+	if fl.pers.CompareAndSwap(nil, fp) {
+		return fp
+	}
+	return fl.pers.Load()
+}
+
+// persistDone refreshes the flow's record as the flow ends, so that a
+// record lives its timeout after the last connection using it.
+func (fl *flow) persistDone() {
+	fp := fl.pers.Load()
+	if fp == nil {
+		return
+	}
+	fp.mu.Lock()
+	made, k, s := fp.made, fp.madeKey, fp.madeIn
+	fp.mu.Unlock()
+	if made {
+		fl.e.env.Persist.Touch(k, s)
+	}
+}
+
+// ---- The persist command (rules.PersistConn) ----
+
+var _ rules.PersistConn = (*proxied)(nil)
+
+// ruleKey turns a persist command's mode and key into the table's key.
+func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
+	switch r.Method {
+	case rules.PersistSourceAddr:
+		a := pr.Client.Addr()
+		if r.Key != "" {
+			ad, err := netip.ParseAddr(r.Key)
+			if err != nil {
+				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
+			}
+			a = ad
+		}
+		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
+	case rules.PersistUniversal:
+		return persist.StringKey(persist.Universal, r.Key), nil
+	}
+	return persist.Key{}, errors.New("persist: unsupported mode")
+}
+
+// ruleScope is the scope a persist add/lookup/delete acts in: this
+// virtual and the flow's pool (or the one the key names), widened by the
+// key's `any virtual|service|pool` or the virtual's profile of that mode.
+func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
+	cfg := pr.snap.Cfg
+	pool := pr.pool
+	if pr.rs != nil && pr.rs.selPool != nil {
+		pool = pr.rs.selPool
+	}
+	if sc := pr.srv.Load(); sc != nil && sc.pool != nil {
+		pool = sc.pool
+	}
+	if r.Pool != "" {
+		if pool = pr.e.env.Pools().Named(pr.Virtual, r.Pool); pool == nil {
+			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
+		}
+	}
+	name := ""
+	if pool != nil {
+		name = pool.Name
+	}
+	s := state.PersistScope(cfg, name, cfg.ProfileFor(k.Mode))
+	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
+	s.AcrossServices = s.AcrossServices || r.AnyService
+	s.AcrossPools = s.AcrossPools || r.AnyPool
+	return s, nil
+}
+
+func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
+	if r.Timeout >= 0 {
+		return r.Timeout
+	}
+	if prof := pr.snap.Cfg.ProfileFor(k.Mode); prof != nil {
+		return prof.Timeout
+	}
+	return config.DefaultPersistTimeout
+}
+
+// Persist implements rules.PersistConn: persist uie|source_addr|none sets
+// what this flow persists on. After load balancing (a server-side event)
+// the record is made at once for the current member.
+func (pr *proxied) Persist(r rules.Persist) error {
+	fp := pr.persistState()
+	if r.Method == rules.PersistNone {
+		fp.mu.Lock()
+		fp.set, fp.none = true, true
+		fp.mu.Unlock()
+		return nil
+	}
+	k, err := pr.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	fp.mu.Lock()
+	fp.set, fp.none, fp.key, fp.timeout = true, false, k, r.Timeout
+	fp.mu.Unlock()
+	if sc := pr.srv.Load(); sc != nil && sc.member != nil {
+		d := persistDecision{key: k, prof: pr.snap.Cfg.ProfileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
+		pr.persistSave(&d, sc.pool, sc.member)
+	}
+	return nil
+}
+
+// PersistAdd implements rules.PersistConn: a record for the key pointing
+// at the flow's current (or just selected) member.
+func (pr *proxied) PersistAdd(r rules.Persist) error {
+	k, err := pr.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	pool, addr, ok := pr.LBServer()
+	if !ok || pool == "" {
+		return errors.New("persist add: no pool member selected yet")
+	}
+	r.Pool = pool
+	s, err := pr.ruleScope(r, k)
+	if err != nil {
+		return err
+	}
+	pr.e.env.Persist.Add(k, s, addr, pr.Client.Addr(), pr.ruleTimeout(r, k))
+	return nil
+}
+
+// PersistLookup implements rules.PersistConn.
+func (pr *proxied) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, error) {
+	k, err := pr.ruleKey(r)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	s, err := pr.ruleScope(r, k)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	rec, ok := pr.e.env.Persist.Lookup(k, s)
+	if !ok {
+		return rules.PersistTarget{}, false, nil
+	}
+	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
+}
+
+// PersistDelete implements rules.PersistConn.
+func (pr *proxied) PersistDelete(r rules.Persist) error {
+	k, err := pr.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	s, err := pr.ruleScope(r, k)
+	if err != nil {
+		return err
+	}
+	pr.e.env.Persist.Delete(k, s)
+	return nil
+}

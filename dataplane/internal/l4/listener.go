@@ -1,0 +1,16 @@
+package l4
+
+import (
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
+
+// Listener is one bound address:port; the virtual that owns it can change
+// between commits without closing the socket.
+type Listener struct {
+	Addr netip.AddrPort
+	VS   atomic.Pointer[state.Virtual]
+	listenSys
+}

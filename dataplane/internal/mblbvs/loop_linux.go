@@ -1,0 +1,54 @@
+//go:build linux
+
+package mblbvs
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// Message-balanced clients on the event loops: when a virtual's engine can
+// run there (Loopable: no HTTP framing, no exclusive OneConnect), the loop
+// that accepts a client keeps it, and the engine serves its messages and
+// server connections on that loop's thread.
+
+// Loopable reports whether the engine's clients may run on the event loop
+// that accepts them (mblb.Engine.Loopable).
+func (mv *VS) Loopable() bool { return mv.eng.Loopable() }
+
+// dialFD is the engine's DialFD: a non-blocking connect with the
+// virtual's SNAT, keeping the client's port when it is free, as dial does.
+func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
+	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
+		snap := mv.vs.Snap.Load()
+		fd, done, local, errno := rawsock.Dial(mv.source(snap, client, m.Addr), m.Addr)
+		if errno != 0 {
+			return -1, false, netip.AddrPort{}, errno
+		}
+		return fd, done, local, nil
+	}
+}
+
+// StartOnLoop gives a newly accepted (non-blocking) client of the
+// virtual to its engine, on the loop that accepted it (see Loopable).
+func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort) {
+	vs := mv.vs
+	snap := vs.Snap.Load()
+	if !vs.Admit(snap, client) {
+		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		return
+	}
+	rawsock.SetNoDelay(fd)
+	f, opts := mv.newFlow(snap, client, local)
+	f.sess = mv.eng.NewLoopSession(loop, fd, client, opts, f.finish)
+	s := f.sess
+	f.Closer = func(reset bool) { s.Close(reset) }
+	mv.env.Table.Add(&f.Flow)
+	if f.rr != nil && !f.rr.accepted() {
+		return // closed: the session's end runs finish
+	}
+	s.Start()
+}

@@ -1,0 +1,578 @@
+package mblbvs
+
+import (
+	"context"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"net/netip"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/irules"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+
+	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// Env is what the plane gives message-based balancing: where flows are
+// listed, where lines are logged, how a server is dialled, and the
+// running commit's pools and persistence.
+type Env struct {
+	Table          *flows.Table
+	Log            *slog.Logger
+	ConnectTimeout time.Duration
+	// Dial connects from src (see state.SNATSource) to dst on a goroutine.
+	Dial func(src, dst netip.AddrPort) (*net.TCPConn, error)
+	// Pools is the running commit's pool index.
+	Pools func() state.Pools
+	// PersistFind, PersistLookup, PersistSave and PersistDelete are the
+	// plane's persistence table under the virtuals' profiles (see
+	// dataplane.Plane.PersistLookup).
+	PersistFind   func(k config.PersistKey) (*state.Pool, *state.Member)
+	PersistLookup func(k config.PersistKey) (pool string, member netip.AddrPort, ok bool)
+	PersistSave   func(k config.PersistKey, pool string, member netip.AddrPort) error
+	PersistDelete func(k config.PersistKey)
+}
+
+// Set is the plane's message balancing engines, one per virtual with an
+// mblb profile, rebuilt only when the virtual's MBLB settings change.
+type Set struct {
+	env Env
+	mu  sync.Mutex
+	cur atomic.Pointer[map[*state.Virtual]*VS]
+}
+
+// NewSet starts an empty set.
+func NewSet(env Env) *Set { return &Set{env: env} }
+
+// VS is one virtual's engine and what its callbacks need.
+type VS struct {
+	env   *Env
+	vs    *state.Virtual
+	cfg   config.MBLB
+	idle  time.Duration
+	ruled bool // the rules frame messages (TCP::notify)
+	eng   *mblb.Engine
+
+	legs sync.Map // *mblb.Leg -> *legFlow
+
+	// suspects are members whose connection just failed: they are passed
+	// over while another member can take the message, so that a dead
+	// member costs one failed connect per second, not one per message,
+	// until its monitor marks it down.
+	smu      sync.Mutex
+	suspects []suspect
+	nsuspect atomic.Int32
+}
+
+type suspect struct {
+	m     *state.Member
+	until int64
+}
+
+// suspectFor is how long a failed member is passed over.
+const suspectFor = time.Second
+
+// same reports whether a running engine can go on serving v.
+func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ruled bool) bool {
+	return mv.idle == idle && mv.ruled == ruled && reflect.DeepEqual(mv.cfg, *cfg)
+}
+
+// ruledBy reports whether r frames messages itself: rule framing needs a
+// CLIENT_DATA handler (an iRules program, not a test hook).
+func ruledBy(cfg *config.MBLB, r config.Rules) bool {
+	return cfg.Request.Mode == mblb.Rule && irules.Program(r) != nil && r.Handles(config.EventClientData)
+}
+
+// Apply builds, keeps or retires the engines after a commit swapped in
+// virtuals.
+func (s *Set) Apply(virtuals map[string]*state.Virtual) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A copy: the published map is read without a lock (For) and
+	// must never change.
+	old := map[*state.Virtual]*VS{}
+	if cur := s.cur.Load(); cur != nil {
+		for v, mv := range *cur {
+			old[v] = mv
+		}
+	}
+	next := map[*state.Virtual]*VS{}
+	for _, v := range virtuals {
+		snap := v.Snap.Load()
+		cfg := snap.Cfg.MBLB
+		if cfg == nil {
+			continue
+		}
+		ruled := ruledBy(cfg, snap.Cfg.Rules)
+		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ruled) {
+			next[v] = mv
+			delete(old, v)
+			continue
+		}
+		mv, err := s.newVS(v, cfg, snap.Idle, ruled)
+		if err != nil {
+			s.env.Log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
+			continue
+		}
+		next[v] = mv
+	}
+	for _, mv := range old {
+		go mv.retire()
+	}
+	s.cur.Store(&next)
+}
+
+// Close stops every engine (Plane.Close).
+func (s *Set) Close() {
+	s.mu.Lock()
+	cur := s.cur.Swap(nil)
+	s.mu.Unlock()
+	if cur == nil {
+		return
+	}
+	for _, mv := range *cur {
+		mv.eng.Close()
+	}
+}
+
+// For returns the running engine of vs, or nil.
+func (s *Set) For(vs *state.Virtual) *VS {
+	if cur := s.cur.Load(); cur != nil {
+		return (*cur)[vs]
+	}
+	return nil
+}
+
+// retire lets an engine replaced by a commit finish its clients (a
+// profile change applies to new connections, as on BIG-IP), then closes
+// it and its pooled connections.
+func (mv *VS) retire() {
+	for mv.eng.Stats().Sessions > 0 {
+		time.Sleep(200 * time.Millisecond)
+	}
+	mv.eng.Close()
+}
+
+// newVS starts the engine of one virtual.
+func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled bool) (*VS, error) {
+	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
+	ec := mblb.Config{
+		Pick:            mv.pick,
+		Dial:            mv.dial,
+		Request:         cfg.Request,
+		Response:        cfg.Response,
+		MaxMessageSize:  cfg.MaxMessageSize,
+		MaxInFlight:     cfg.MaxInFlight,
+		DisableRetry:    cfg.DisableRetry,
+		ResponseTimeout: cfg.ResponseTimeout,
+		IdleTimeout:     idle,
+		ConnectTimeout:  s.env.ConnectTimeout,
+		Events: mblb.Events{
+			LegOpened:    mv.legOpened,
+			LegClosed:    mv.legClosed,
+			MemberFailed: mv.memberFailed,
+			Log:          func(msg string) { s.env.Log.Info(msg) },
+		},
+	}
+	ec.DialFD = mv.dialFD()
+	if cfg.Request.Mode == mblb.Rule && !ruled {
+		// No rule finds the boundaries: one read is one message.
+		ec.Request, ec.Response = mblb.Framing{}, mblb.Framing{}
+	}
+	if oc := cfg.OneConnect; oc != nil {
+		ec.OneConnect = &mblb.OneConnect{SourceMask: oc.SourceMask, MaxSize: oc.MaxSize,
+			MaxAge: oc.MaxAge, MaxReuse: oc.MaxReuse, IdleTimeoutOverride: oc.IdleTimeoutOverride,
+			// A rule's framing cannot be trusted with two clients' answers
+			// in one read (seed 000's rule releases whatever arrived as one
+			// response): a shared connection carries one message at a
+			// time, as BIG-IP's HTTP OneConnect does. Declarative framing
+			// knows its boundaries and pipelines.
+			Exclusive: ec.Request.Mode == mblb.Rule}
+	}
+	eng, err := mblb.New(ec)
+	if err != nil {
+		return nil, err
+	}
+	mv.eng = eng
+	return mv, nil
+}
+
+// mblbFlow is a client connection of a message-balanced virtual: a flow
+// without server legs of its own (any6.any any6.any) whose messages the
+// engine's session spreads over members.
+type mblbFlow struct {
+	flows.Flow
+	mv   *VS
+	vs   *state.Virtual
+	sess *mblb.Session
+	rr   *mblbRules // nil without iRules
+}
+
+// Received implements mblb.Meter for the client side.
+func (f *mblbFlow) Received(n int) {
+	pk := state.Packets(n)
+	f.BytesIn.Add(uint64(n))
+	f.PktsIn.Add(pk)
+	f.vs.Stats.In(n, pk)
+}
+
+// Sent implements mblb.Meter for the client side.
+func (f *mblbFlow) Sent(n int) {
+	pk := state.Packets(n)
+	f.BytesOut.Add(uint64(n))
+	f.PktsOut.Add(pk)
+	f.vs.Stats.Out(n, pk)
+}
+
+// legFlow is one server connection in the connection table: its client
+// side is any6.any (it belongs to no client, or to one client among
+// many), its server side the SNAT address and the member.
+type legFlow struct {
+	flows.Flow
+	leg flows.Leg
+	m   *state.Member // nil for a node a rule named
+}
+
+// Received implements mblb.Meter for a server connection.
+func (lf *legFlow) Received(n int) {
+	pk := state.Packets(n)
+	lf.leg.BytesIn.Add(uint64(n))
+	lf.leg.PktsIn.Add(pk)
+	lf.Touch(time.Now().UnixNano())
+	if m := lf.m; m != nil {
+		m.Stats.In(n, pk)
+		m.Pool.Stats.In(n, pk)
+		m.Node.Stats.In(n, pk)
+	}
+}
+
+// Sent implements mblb.Meter for a server connection.
+func (lf *legFlow) Sent(n int) {
+	pk := state.Packets(n)
+	lf.leg.BytesOut.Add(uint64(n))
+	lf.leg.PktsOut.Add(pk)
+	lf.Touch(time.Now().UnixNano())
+	if m := lf.m; m != nil {
+		m.Stats.Out(n, pk)
+		m.Pool.Stats.Out(n, pk)
+		m.Node.Stats.Out(n, pk)
+	}
+}
+
+// Serve runs one accepted client connection of a message-balanced
+// virtual to its end, on goroutines. The virtual's connection count is
+// already taken.
+func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+	mv := s.For(vs)
+	if mv == nil {
+		c.SetLinger(0)
+		c.Close()
+		vs.Stats.Close()
+		return
+	}
+	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	f.sess = mv.eng.NewSession(c, opts)
+	sess := f.sess
+	f.Closer = func(reset bool) { sess.Close(reset) }
+	s.env.Table.Add(&f.Flow)
+	defer f.finish()
+	if f.rr != nil && !f.rr.accepted() {
+		return
+	}
+	sess.Run()
+}
+
+// newFlow is the connection-table record of a new client of the virtual,
+// and what its engine session needs to know of it.
+func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
+	f := &mblbFlow{mv: mv, vs: mv.vs}
+	f.Client = client
+	f.Local = local
+	f.Virtual = mv.vs.Name
+	f.Protocol = "tcp"
+	f.IdleTimeout = snap.Idle
+	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
+	src := mv.source(snap, f.Client, snap.Cfg.Destination)
+	opts.Source = src.Addr()
+	if irules.Program(snap.Cfg.Rules) != nil {
+		f.rr = newMBLBRules(f, snap)
+		if mv.ruled {
+			opts.Rule = f.rr
+		}
+	}
+	return f, opts
+}
+
+// finish takes an ended client out of the table and the virtual's counts.
+func (f *mblbFlow) finish() {
+	if f.rr != nil {
+		f.rr.end()
+	}
+	f.mv.env.Table.Remove(&f.Flow)
+	f.vs.Stats.Close()
+	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+}
+
+// memberID numbers a member for the engine: stable across commits (the
+// runtime's key is), and distinct from every node a rule may name.
+func memberID(m *state.Member) mblb.MemberID {
+	h := fnv.New64a()
+	h.Write([]byte(m.Key))
+	return mblb.MemberID(h.Sum64() &^ (1 << 63))
+}
+
+func nodeID(a netip.AddrPort) mblb.MemberID {
+	h := fnv.New64a()
+	b, _ := a.MarshalBinary()
+	h.Write(b)
+	return mblb.MemberID(h.Sum64() | 1<<63)
+}
+
+// member describes m to the engine and counts the message on it: Total
+// Requests of a member of a message-balanced virtual are its messages.
+func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
+	m.Stats.Requests.Add(1)
+	m.Pool.Stats.Requests.Add(1)
+	m.Node.Stats.Requests.Add(1)
+	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
+}
+
+// pick is the engine's Pick: one member for one message.
+func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
+	snap := mv.vs.Snap.Load()
+	pool := snap.Pool
+	t := c.Target
+	if t.Node && t.Member.IsValid() {
+		a := t.Member
+		if a.Port() == 0 {
+			a = netip.AddrPortFrom(a.Addr(), snap.Cfg.Destination.Port())
+		}
+		if id := nodeID(a); !excludedID(c.Exclude, id) {
+			return mblb.Member{ID: id, Addr: a, Name: a.String()}, nil
+		}
+		// The node the rule named failed this message: balance it instead.
+	} else if t.Pool != "" {
+		if named := mv.env.Pools().Named(mv.vs.Name, t.Pool); named != nil {
+			pool = named
+		}
+	}
+	if pool == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	ps := pool.Snap.Load()
+	if ps == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	var exclude []*state.Member
+	if len(c.Exclude) > 0 {
+		for _, m := range ps.Members {
+			if excludedID(c.Exclude, memberID(m)) {
+				exclude = append(exclude, m)
+			}
+		}
+	}
+	// `pool p member a p`: that member, unless it is forced offline, down
+	// or already failed this message; then persistence: the rule's
+	// `persist uie <key>` for this message, else a source-address profile
+	// keyed on the client (persist.go); then the pool's balancing,
+	// passing over members that just failed while others can take it.
+	var named state.Target
+	if !t.Node {
+		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
+	}
+	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(snap, pool, c) },
+		exclude, state.Chooser{Avoid: mv.suspected()})
+	if m == nil {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	if by == state.ByBalancing {
+		mv.persistRecord(snap, pool, c, m)
+	}
+	return mv.member(snap, m), nil
+}
+
+func excludedID(list []mblb.MemberID, id mblb.MemberID) bool {
+	for _, x := range list {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// suspected returns the members passed over while others can take a
+// message, dropping those whose time is up.
+func (mv *VS) suspected() []*state.Member {
+	if mv.nsuspect.Load() == 0 {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	var out []*state.Member
+	mv.smu.Lock()
+	keep := mv.suspects[:0]
+	for _, s := range mv.suspects {
+		if s.until > now {
+			keep = append(keep, s)
+			out = append(out, s.m)
+		}
+	}
+	mv.suspects = keep
+	mv.nsuspect.Store(int32(len(keep)))
+	mv.smu.Unlock()
+	return out
+}
+
+// memberFailed is the engine's report of a failed connect or connection.
+func (mv *VS) memberFailed(m mblb.Member, err error) {
+	rt, ok := m.Ref.(*state.Member)
+	if !ok {
+		return
+	}
+	until := time.Now().Add(suspectFor).UnixNano()
+	mv.smu.Lock()
+	found := false
+	for i := range mv.suspects {
+		if mv.suspects[i].m == rt {
+			mv.suspects[i].until, found = until, true
+		}
+	}
+	if !found {
+		mv.suspects = append(mv.suspects, suspect{m: rt, until: until})
+	}
+	mv.nsuspect.Store(int32(len(mv.suspects)))
+	mv.smu.Unlock()
+}
+
+// source is the server side's source for a client of this virtual, as
+// source-address-translation says.
+func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.AddrPort {
+	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
+}
+
+// dial is the engine's Dial: SNAT as the virtual says, keeping the
+// client's port on the first server connection when it is free (seed 000
+// §2.2 saw the first server flow reuse the client's source port and the
+// second take another).
+func (mv *VS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
+	snap := mv.vs.Snap.Load()
+	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// legOpened puts a new server connection in the connection table and on
+// its member's counters, and runs SERVER_CONNECTED for its client.
+func (mv *VS) legOpened(l *mblb.Leg) {
+	lf := &legFlow{}
+	snap := mv.vs.Snap.Load()
+	lf.Local = snap.Cfg.Destination
+	lf.Virtual = mv.vs.Name
+	lf.Protocol = "tcp"
+	lf.IdleTimeout = mv.idle
+	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
+	if m, ok := l.Member.Ref.(*state.Member); ok {
+		lf.m = m
+		lf.leg.Owner = m
+		m.Stats.TryOpen(0)
+		m.Node.Stats.TryOpen(0)
+		m.Pool.Stats.TryOpen(0)
+	}
+	lf.AddLeg(&lf.leg)
+	lf.Closer = func(bool) { l.Abort() }
+	l.Meter = lf
+	mv.legs.Store(l, lf)
+	mv.env.Table.Add(&lf.Flow)
+	if f, ok := l.Owner.(*mblbFlow); ok && f.rr != nil {
+		f.rr.serverConnected(l)
+	}
+}
+
+// legClosed takes a server connection out of the table and its counts.
+func (mv *VS) legClosed(l *mblb.Leg) {
+	v, ok := mv.legs.LoadAndDelete(l)
+	if !ok {
+		return
+	}
+	lf := v.(*legFlow)
+	mv.env.Table.Remove(&lf.Flow)
+	if m := lf.m; m != nil {
+		m.Stats.Close()
+		m.Node.Stats.Close()
+		m.Pool.Stats.Close()
+	}
+}
+
+// OneConnectStats sums `show ltm profile one-connect` for one profile
+// over the message-balanced virtuals using it; ok is false when none does.
+func (s *Set) OneConnectStats(profile string) (st mblb.OneConnectStats, ok bool) {
+	cur := s.cur.Load()
+	if cur == nil {
+		return st, false
+	}
+	for _, mv := range *cur {
+		if oc := mv.cfg.OneConnect; oc == nil || oc.Profile != profile {
+			continue
+		}
+		es, has := mv.eng.OneConnectStats()
+		if !has {
+			continue
+		}
+		ok = true
+		st.CurrentIdle += es.CurrentIdle
+		st.Maximum += es.Maximum
+		st.TotalReuses += es.TotalReuses
+		st.New += es.New
+	}
+	return st, ok
+}
+
+// Stats returns the engine counters of a message-balanced virtual.
+func (s *Set) Stats(virtual string) (mblb.Stats, bool) {
+	cur := s.cur.Load()
+	if cur == nil {
+		return mblb.Stats{}, false
+	}
+	for vs, mv := range *cur {
+		if vs.Name == virtual {
+			return mv.eng.Stats(), true
+		}
+	}
+	return mblb.Stats{}, false
+}
+
+// ProfileStats sums the engine counters of the message-balanced virtuals
+// using one mblb profile; ok is false when none does.
+func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
+	cur := s.cur.Load()
+	if cur == nil {
+		return st, false
+	}
+	for _, mv := range *cur {
+		if mv.cfg.Profile != profile {
+			continue
+		}
+		ok = true
+		es := mv.eng.Stats()
+		st.Messages += es.Messages
+		st.Responses += es.Responses
+		st.Retries += es.Retries
+		st.Oversize += es.Oversize
+		st.Resets += es.Resets
+		st.ServerFailures += es.ServerFailures
+		st.Unsolicited += es.Unsolicited
+		st.ServerConnsOpened += es.ServerConnsOpened
+		st.Sessions += es.Sessions
+		st.ServerConns += es.ServerConns
+	}
+	return st, ok
+}

@@ -1,0 +1,158 @@
+// Package rawsock holds the socket calls the proxy's data paths make
+// without the net package: the raw read(2), write(2), connect(2) and
+// shutdown(2) of the L4 engines, the kernel-layout socket address both
+// dataplane and dataplane/mblb fill on the stack, and the net.Addr to
+// netip conversion. They live once here so that the L4 flows and the
+// message-based engine cannot drift apart in how a socket is read,
+// written, bound or named.
+package rawsock
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"syscall"
+	"unsafe"
+)
+
+// Sockaddr holds a socket address in the kernel's layout, on the caller's
+// stack: the raw connect(2), accept4(2) and getsockname(2) calls of both
+// proxy paths use it so that none allocates a syscall.Sockaddr.
+type Sockaddr struct {
+	Any syscall.RawSockaddrAny
+}
+
+// Set fills the address with ap and returns the pointer and length a
+// system call takes.
+func (r *Sockaddr) Set(ap netip.AddrPort) (unsafe.Pointer, uint32) {
+	a, port := ap.Addr().Unmap(), ap.Port()
+	if a.Is4() {
+		sa := (*syscall.RawSockaddrInet4)(unsafe.Pointer(&r.Any))
+		sa.Family = syscall.AF_INET
+		sa.Addr = a.As4()
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		p[0], p[1] = byte(port>>8), byte(port)
+		return unsafe.Pointer(sa), syscall.SizeofSockaddrInet4
+	}
+	sa := (*syscall.RawSockaddrInet6)(unsafe.Pointer(&r.Any))
+	sa.Family = syscall.AF_INET6
+	sa.Addr = a.As16()
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+	p[0], p[1] = byte(port>>8), byte(port)
+	return unsafe.Pointer(sa), syscall.SizeofSockaddrInet6
+}
+
+// AddrPort reads the address the kernel wrote (IPv4-mapped addresses
+// unmapped); the zero AddrPort for another family.
+func (r *Sockaddr) AddrPort() netip.AddrPort {
+	switch r.Any.Addr.Family {
+	case syscall.AF_INET:
+		sa := (*syscall.RawSockaddrInet4)(unsafe.Pointer(&r.Any))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa.Addr), uint16(p[0])<<8|uint16(p[1]))
+	case syscall.AF_INET6:
+		sa := (*syscall.RawSockaddrInet6)(unsafe.Pointer(&r.Any))
+		p := (*[2]byte)(unsafe.Pointer(&sa.Port))
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr).Unmap(), uint16(p[0])<<8|uint16(p[1]))
+	}
+	return netip.AddrPort{}
+}
+
+// AddrPortOf converts a TCP address from the net package, unmapping
+// IPv4-mapped addresses so that flows, members and shows compare them
+// as configured; the zero AddrPort for anything else.
+func AddrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// UnwrapOp strips the net package's "listen tcp a:p:" wrapping so that an
+// error names only the cause ("bind: address already in use").
+func UnwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return op.Err
+	}
+	return err
+}
+
+// Read and Write are read(2) and write(2) on a non-blocking socket
+// without the scheduler's syscall bookkeeping: they never block, and
+// entering the syscall state for them let the runtime's monitor hand the
+// processor to another thread whenever the call was slowed by delivering
+// to a local peer, waking threads for nothing.
+func Read(fd int, b []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// Write is write(2); see Read.
+func Write(fd int, b []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// ShutWrite half-closes a socket (a FIN), without the syscall
+// bookkeeping for the reason Read gives.
+func ShutWrite(fd uintptr) {
+	syscall.RawSyscall(syscall.SYS_SHUTDOWN, fd, syscall.SHUT_WR, 0)
+}
+
+// ipBindAddressNoPort lets the kernel pick the port at connect time, per
+// destination, instead of at bind time (so one source address serves more
+// than 28k flows).
+const ipBindAddressNoPort = 24
+
+// BindTo binds a socket to src, on src's port when keepPort and the
+// kernel allows, else on any port chosen at connect time.
+func BindTo(fd int, src netip.AddrPort, keepPort bool) error {
+	var sa syscall.Sockaddr
+	if src.Addr().Is4() {
+		sa = &syscall.SockaddrInet4{Addr: src.Addr().As4()}
+	} else {
+		sa = &syscall.SockaddrInet6{Addr: src.Addr().As16()}
+	}
+	if keepPort {
+		setPort(sa, int(src.Port()))
+		if syscall.Bind(fd, sa) == nil {
+			return nil
+		}
+		setPort(sa, 0)
+	}
+	syscall.SetsockoptInt(fd, syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	return syscall.Bind(fd, sa)
+}
+
+func setPort(sa syscall.Sockaddr, port int) {
+	switch s := sa.(type) {
+	case *syscall.SockaddrInet4:
+		s.Port = port
+	case *syscall.SockaddrInet6:
+		s.Port = port
+	}
+}
+
+// StartConnect issues a non-blocking connect(2) to dst; in progress is not
+// an error. A scoped IPv6 address is left to the net package.
+func StartConnect(fd uintptr, dst netip.AddrPort) error {
+	if dst.Addr().Zone() != "" {
+		return nil
+	}
+	var rsa Sockaddr
+	ptr, n := rsa.Set(dst)
+	_, _, e := syscall.RawSyscall(syscall.SYS_CONNECT, fd, uintptr(ptr), uintptr(n))
+	switch e {
+	case 0, syscall.EINPROGRESS, syscall.EINTR:
+		return nil
+	}
+	return e
+}

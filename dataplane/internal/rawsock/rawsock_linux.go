@@ -1,0 +1,199 @@
+//go:build linux
+
+package rawsock
+
+import (
+	"net/netip"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+)
+
+// Events is what a proxied socket is registered for in its event loop,
+// once: edges of readability, writability and the peer's FIN.
+const Events = evloop.In | evloop.Out | evloop.RdHup | evloop.Edge
+
+// Sockname is a socket's local address, without allocating.
+func Sockname(fd int) netip.AddrPort {
+	var rsa Sockaddr
+	n := uint32(syscall.SizeofSockaddrAny)
+	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&rsa.Any)),
+		uintptr(unsafe.Pointer(&n)))
+	if e != 0 {
+		return netip.AddrPort{}
+	}
+	return rsa.AddrPort()
+}
+
+// Accept4 accepts one connection and returns the client's address
+// without allocating.
+func Accept4(lfd, flags int) (int, netip.AddrPort, syscall.Errno) {
+	var rsa Sockaddr
+	n := uint32(syscall.SizeofSockaddrAny)
+	r, _, e := unix.RawSyscall6(unix.SYS_ACCEPT4, uintptr(lfd), uintptr(unsafe.Pointer(&rsa.Any)),
+		uintptr(unsafe.Pointer(&n)), uintptr(flags), 0, 0)
+	if e != 0 {
+		return -1, netip.AddrPort{}, e
+	}
+	return int(r), rsa.AddrPort(), 0
+}
+
+// Reset closes a socket with a TCP reset.
+func Reset(fd int) {
+	l := unix.Linger{Onoff: 1, Linger: 0}
+	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
+		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
+	unix.Close(fd)
+}
+
+// SetNoDelay turns Nagle's algorithm off: the proxy writes what it has
+// read, and holding a small write back only adds latency.
+func SetNoDelay(fd int) {
+	one := int32(1)
+	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_NODELAY,
+		uintptr(unsafe.Pointer(&one)), 4, 0)
+}
+
+// WriteAll writes b to a non-blocking socket until done or full; it
+// returns how much went out.
+func WriteAll(fd int, b []byte) (int, error) {
+	w := 0
+	for w < len(b) {
+		k, err := Write(fd, b[w:])
+		switch err {
+		case nil:
+			w += k
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return w, nil
+		default:
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// Splice moves up to n bytes between descriptors (one of them a pipe)
+// without copying them through user space.
+func Splice(from, to, n int) (int, syscall.Errno) {
+	r, _, e := unix.RawSyscall6(unix.SYS_SPLICE, uintptr(from), 0, uintptr(to), 0, uintptr(n),
+		unix.SPLICE_F_MOVE|unix.SPLICE_F_NONBLOCK)
+	return int(r), e
+}
+
+// Listen opens a non-blocking listening socket on ap. Errors read like
+// the net package's ("bind: address already in use").
+func Listen(ap netip.AddrPort) (int, error) {
+	family := unix.AF_INET
+	if !ap.Addr().Unmap().Is4() {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, os.NewSyscallError("socket", err)
+	}
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1)
+	if family == unix.AF_INET6 {
+		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+	}
+	if err := unix.Bind(fd, toSockaddr(ap)); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("bind", err)
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return -1, os.NewSyscallError("listen", err)
+	}
+	return fd, nil
+}
+
+func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
+	a := ap.Addr().Unmap()
+	if a.Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
+}
+
+// Dial opens a non-blocking socket to dst from src (invalid: the kernel's
+// choice), keeping src's port when it is not 0 and the kernel allows.
+// done is true when the connect completed at once (a server on this
+// host); local is the source when it is known without asking the kernel.
+func Dial(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
+	keep := src.IsValid() && src.Port() != 0
+	if !keep && src.IsValid() && kernelSource(dst.Addr()) == src.Addr() {
+		src = netip.AddrPort{} // binding would change nothing
+	}
+	for {
+		fd, done, errno = dialOnce(src, dst, keep)
+		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
+			keep = false
+			continue
+		}
+		if errno == 0 && keep {
+			local = src
+		}
+		return fd, done, local, errno
+	}
+}
+
+var (
+	loopback4 = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	loopback6 = netip.IPv6Loopback()
+)
+
+// kernelSource is the source address the kernel gives a connection to dst
+// without a bind, where that is certain: 127.0.0.1 towards 127.0.0.0/8
+// (the local route's source) and ::1 towards ::1.
+func kernelSource(dst netip.Addr) netip.Addr {
+	dst = dst.Unmap()
+	switch {
+	case dst.Is4() && dst.IsLoopback():
+		return loopback4
+	case dst == loopback6:
+		return loopback6
+	}
+	return netip.Addr{}
+}
+
+func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {
+	family := unix.AF_INET
+	if !dst.Addr().Unmap().Is4() {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, false, errnoOf(err)
+	}
+	SetNoDelay(fd)
+	if src.IsValid() {
+		if err := BindTo(fd, src, keepPort); err != nil {
+			unix.Close(fd)
+			return -1, false, errnoOf(err)
+		}
+	}
+	var rsa Sockaddr
+	ptr, n := rsa.Set(dst)
+	_, _, e := unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(ptr), uintptr(n))
+	if e == unix.EINPROGRESS {
+		// Registering the socket tells when it is done: to a server on this
+		// host at once, in the same round of events.
+		return fd, false, 0
+	}
+	if e != 0 {
+		unix.Close(fd)
+		return -1, false, e
+	}
+	return fd, true, 0
+}
+
+func errnoOf(err error) syscall.Errno {
+	if e, ok := err.(syscall.Errno); ok {
+		return e
+	}
+	return syscall.EINVAL
+}

@@ -1,0 +1,106 @@
+//go:build linux
+
+package rawsock
+
+import (
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestListenDialAccept runs a connection through the raw calls on
+// loopback: the listener's and both ends' names, bytes both ways, the
+// kept source port and a reset.
+func TestListenDialAccept(t *testing.T) {
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	laddr := Sockname(lfd)
+	if !laddr.IsValid() || laddr.Port() == 0 {
+		t.Fatalf("listener name %s", laddr)
+	}
+	if _, err := Listen(laddr); err == nil || err.Error() != "bind: address already in use" {
+		t.Fatalf("second listen: %v", err)
+	}
+	src := netip.MustParseAddrPort("127.0.0.2:0")
+	cfd, _, local, errno := Dial(src, laddr)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer unix.Close(cfd)
+	if local.IsValid() {
+		t.Errorf("port 0 asked, yet the source is said to be known: %s", local)
+	}
+	var sfd int
+	var peer netip.AddrPort
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var e syscall.Errno
+		sfd, peer, e = Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if e == 0 {
+			break
+		}
+		if e != syscall.EAGAIN || time.Now().After(deadline) {
+			t.Fatalf("accept: %v", e)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if peer.Addr() != src.Addr() || peer != Sockname(cfd) {
+		t.Errorf("peer %s, client socket %s", peer, Sockname(cfd))
+	}
+	if n, err := WriteAll(cfd, []byte("ping")); n != 4 || err != nil {
+		t.Fatalf("write: %d %v", n, err)
+	}
+	buf := make([]byte, 16)
+	var n int
+	for {
+		n, err = Read(sfd, buf)
+		if err != syscall.EAGAIN || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("read %q %v", buf[:n], err)
+	}
+	Reset(sfd)
+	for {
+		_, err = Read(cfd, buf)
+		if err != syscall.EAGAIN || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != syscall.ECONNRESET {
+		t.Errorf("after a reset the client reads %v", err)
+	}
+}
+
+// TestDialKeepsPort asks for a source port and gets it when it is free.
+func TestDialKeepsPort(t *testing.T) {
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	// A free port: bind, read the name, close.
+	probe, err := Listen(netip.MustParseAddrPort("127.0.0.3:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Sockname(probe)
+	unix.Close(probe)
+	fd, _, local, errno := Dial(want, Sockname(lfd))
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	defer unix.Close(fd)
+	if local != want || Sockname(fd) != want {
+		t.Errorf("source %s (said %s), want %s", Sockname(fd), local, want)
+	}
+}

@@ -1,0 +1,120 @@
+package state
+
+import "net/netip"
+
+// Target is a member a rule named for one choice (`pool p member a p`):
+// it is taken before persistence and load balancing while its
+// availability is no worse than accept.
+type Target struct {
+	Addr   netip.AddrPort // invalid: no member named
+	Accept Avail
+}
+
+// Chooser is how one data path takes the member chosen for it.
+type Chooser struct {
+	// Mode replaces the pool's load-balancing Mode (LB::Mode); nil keeps it.
+	Mode *ModeSpec
+	// Avoid are members passed over while another member can take the
+	// flow (members that just failed a connect).
+	Avoid []*Member
+	// Reserve counts the new connection on the member and its node, within
+	// their connection limits (the L4 engines); a member whose limit was
+	// reached meanwhile is not taken. Message-based balancing counts
+	// messages instead and takes every member chosen.
+	Reserve bool
+	// Override lets a persisted member pass its limits
+	// (Override-connection-limit).
+	Override bool
+}
+
+// take counts a new connection on m as how says.
+func (how *Chooser) take(m *Member, persisted bool) bool {
+	switch {
+	case !how.Reserve:
+		return true
+	case persisted && how.Override:
+		m.ReserveOverride()
+		return true
+	}
+	return m.Reserve()
+}
+
+// ChosenBy says which rule of Choose chose a member.
+type ChosenBy uint8
+
+const (
+	ByName ChosenBy = iota
+	ByPersistence
+	ByBalancing
+)
+
+// Choose is the member choice of every data path: the member a rule
+// named, else the one a persistence record sends the client to
+// (persisted, called only when needed; nil for none; it may lead to
+// another pool), else the pool's load balancing. Members in exclude
+// (already failed this flow or message) are never chosen. It returns the
+// member, the pool it belongs to and the rule that chose it; nil when
+// none is available, or when the named member cannot be taken.
+func Choose(pool *Pool, t Target, persisted func() (*Pool, *Member), exclude []*Member, how Chooser) (*Member, *Pool, ChosenBy) {
+	if t.Addr.IsValid() {
+		if m := MemberAt(pool, t.Addr); m != nil && !containsMember(exclude, m) && m.Availability() <= t.Accept {
+			if how.take(m, false) {
+				return m, pool, ByName
+			}
+			return nil, pool, ByName
+		}
+	}
+	if persisted != nil {
+		if q, m := persisted(); m != nil && !containsMember(exclude, m) && how.take(m, true) {
+			return m, q, ByPersistence
+		}
+	}
+	for guard := 0; guard < 4; guard++ {
+		m := pool.pickAvoiding(exclude, how.Avoid, how.Mode)
+		if m == nil {
+			return nil, pool, ByBalancing
+		}
+		if how.take(m, false) {
+			return m, pool, ByBalancing
+		}
+		// A limit was reached meanwhile: choose again.
+	}
+	return nil, pool, ByBalancing
+}
+
+// pickAvoiding is the pool's load balancing without exclude, and without
+// avoid too while some other member can take the flow.
+func (p *Pool) pickAvoiding(exclude, avoid []*Member, mode *ModeSpec) *Member {
+	if len(avoid) > 0 {
+		with := make([]*Member, 0, len(exclude)+len(avoid))
+		with = append(append(with, exclude...), avoid...)
+		if m := p.Pick(with, mode); m != nil {
+			return m
+		}
+	}
+	return p.Pick(exclude, mode)
+}
+
+// MemberAt finds a pool's member by address; port 0 matches any port.
+func MemberAt(pool *Pool, a netip.AddrPort) *Member {
+	s := pool.Snap.Load()
+	if s == nil {
+		return nil
+	}
+	for _, m := range s.Members {
+		ma := m.Cfg.Load().Addr
+		if ma.Addr() == a.Addr() && (a.Port() == 0 || ma.Port() == a.Port()) {
+			return m
+		}
+	}
+	return nil
+}
+
+func containsMember(list []*Member, m *Member) bool {
+	for _, x := range list {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,56 @@
+package state
+
+import (
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// PersistScope is where a record of virtual v and pool is made, and how
+// far a lookup with prof's settings reaches.
+func PersistScope(v *config.Virtual, pool string, prof *config.Persistence) persist.Scope {
+	s := persist.Scope{Virtual: v.Name, VirtualAddr: v.Destination, Pool: pool}
+	if prof != nil {
+		s.AcrossServices, s.AcrossVirtuals, s.AcrossPools = prof.MatchAcrossServices, prof.MatchAcrossVirtuals, prof.MatchAcrossPools
+	}
+	return s
+}
+
+// Persistable reports whether m may take a persisted client: a disabled
+// member (or node) still does, a forced-offline or down one does not
+// (reference §3.3).
+func (m *Member) Persistable() bool { return m.Availability() <= AvailDisabled }
+
+// PersistTarget resolves a record to the member it persists to: in the
+// record's pool when match-across-pools lets another pool's record serve,
+// else in pool; the exact member when the record names one there, else
+// (records of other virtuals, matched across services or virtuals, which
+// name a node) a member on the record's node address. nil when the member
+// is gone or may not take persisted clients.
+func (ps Pools) PersistTarget(rec *persist.Record, pool *Pool, acrossPools bool) (*Pool, *Member) {
+	if acrossPools && rec.Pool != pool.Name {
+		if q := ps[rec.Pool]; q != nil {
+			pool = q
+		}
+	}
+	s := pool.Snap.Load()
+	if s == nil {
+		return nil, nil
+	}
+	var node *Member
+	for _, m := range s.Members {
+		a := m.Cfg.Load().Addr
+		if a == rec.Member {
+			if m.Persistable() {
+				return pool, m
+			}
+			return nil, nil
+		}
+		if node == nil && a.Addr() == rec.Member.Addr() && m.Persistable() {
+			node = m
+		}
+	}
+	if node == nil {
+		return nil, nil
+	}
+	return pool, node
+}

@@ -1,0 +1,83 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Pools is one commit's pools by full path: what rules of every data path
+// resolve names in and ask about (LB::status, active_members, LB::select).
+// A published Pools is never modified.
+type Pools map[string]*Pool
+
+// Named resolves a pool name as a rule of virtual writes it: a full path,
+// or a bare name in the virtual's partition, then in /Common.
+func (ps Pools) Named(virtual, name string) *Pool {
+	if q := ps[name]; q != nil {
+		return q
+	}
+	if strings.HasPrefix(name, "/") {
+		return nil
+	}
+	if i := strings.LastIndexByte(virtual, '/'); i > 0 {
+		if q := ps[virtual[:i+1]+name]; q != nil {
+			return q
+		}
+	}
+	return ps["/Common/"+name]
+}
+
+// MemberStatus is LB::status for a member of a pool a rule of virtual
+// names.
+func (ps Pools) MemberStatus(virtual, pool string, member netip.AddrPort) (string, error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return "", fmt.Errorf("no such pool: %s", pool)
+	}
+	m := MemberAt(q, member)
+	if m == nil {
+		return "", fmt.Errorf("no such member %s in pool %s", member, q.Name)
+	}
+	return m.Availability().StatusWord(), nil
+}
+
+// NodeStatus is LB::status for a node, found through the members on it.
+func (ps Pools) NodeStatus(a netip.Addr) (string, error) {
+	for _, pool := range ps {
+		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
+			return m.Node.Availability().StatusWord(), nil
+		}
+	}
+	return "", fmt.Errorf("no such node: %s", a)
+}
+
+// ActiveMembers is active_members: the members load balancing may choose
+// in a pool a rule of virtual names.
+func (ps Pools) ActiveMembers(virtual, pool string) ([]netip.AddrPort, error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	var out []netip.AddrPort
+	for _, m := range q.Snap.Load().Members {
+		if m.Usable() {
+			out = append(out, m.Cfg.Load().Addr)
+		}
+	}
+	return out, nil
+}
+
+// LBSelect is LB::select: the member load balancing would choose now in
+// pool (mode nil: the pool's), without taking it.
+func LBSelect(pool *Pool, mode *ModeSpec) (string, netip.AddrPort, error) {
+	if pool == nil {
+		return "", netip.AddrPort{}, errors.New("no pool selected")
+	}
+	m := pool.Pick(nil, mode)
+	if m == nil {
+		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.Name)
+	}
+	return pool.Name, m.Cfg.Load().Addr, nil
+}

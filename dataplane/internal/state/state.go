@@ -1,0 +1,307 @@
+package state
+
+import (
+	"math"
+	"net/netip"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/lb"
+)
+
+// Modes maps each mode to its algorithm and whether node figures (ratio,
+// connections, limit) feed it instead of the member's.
+var Modes = map[config.LBMode]ModeSpec{
+	"":                                    {lb.RoundRobin, false},
+	config.RoundRobin:                     {lb.RoundRobin, false},
+	config.RatioMember:                    {lb.Ratio, false},
+	config.RatioNode:                      {lb.Ratio, true},
+	config.LeastConnectionsMember:         {lb.LeastConns, false},
+	config.LeastConnectionsNode:           {lb.LeastConns, true},
+	config.WeightedLeastConnectionsMember: {lb.WeightedLeastConns, false},
+	config.WeightedLeastConnectionsNode:   {lb.WeightedLeastConns, true},
+	config.RatioLeastConnectionsMember:    {lb.RatioLeastConns, false},
+	config.RatioLeastConnectionsNode:      {lb.RatioLeastConns, true},
+	config.ObservedMember:                 {lb.Observed, false},
+	config.PredictiveMember:               {lb.Predictive, false},
+	config.FastestNode:                    {lb.Fastest, true},
+}
+
+// ModeNames lists the load-balancing modes the dataplane runs, sorted, for
+// the errors that name them.
+func ModeNames() []string {
+	var out []string
+	for m := range Modes {
+		if m != "" {
+			out = append(out, string(m))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Node is a node's runtime: counters and monitor state shared by every
+// member on the node, kept across commits.
+type Node struct {
+	Name        string
+	Cfg         atomic.Pointer[config.Node]
+	Stats       Counters
+	Outstanding atomic.Int64 // requests awaiting an answer (fastest-node)
+	Watch       *Watch
+}
+
+// Forced reports whether the node is forced offline (state user-down).
+func (n *Node) Forced() bool { return n.Cfg.Load().State == config.StateUserDown }
+
+// Disabled reports whether the node is disabled (session user-disabled).
+func (n *Node) Disabled() bool { return n.Cfg.Load().Session == config.SessionUserDisabled }
+
+// Member is a pool member's runtime, keyed by pool and member name so it
+// survives commits that keep the member.
+type Member struct {
+	Key       string // pool + " " + name
+	Pool      *Pool
+	Name      string
+	Node      *Node
+	Cfg       atomic.Pointer[config.Member]
+	Stats     Counters
+	Watch     *Watch
+	RampStart atomic.Int64  // when it last became available (slow ramp)
+	smoothed  atomic.Uint64 // float64 bits: connections averaged over picks
+}
+
+// Avail is how far a member (or node) may take traffic, from its and its
+// node's admin states and monitors (reference §3.3). It is the one
+// availability decision: load balancing, persistence, a rule's named
+// member and LB::status all read it. Worse states are greater.
+type Avail uint8
+
+const (
+	// AvailUp may be load balanced to.
+	AvailUp Avail = iota
+	// AvailDisabled (member or node disabled, or a monitor's
+	// recv-disable matched) takes persisted and rule-named clients only.
+	AvailDisabled
+	// AvailDown is marked down by a monitor of the member or its node.
+	AvailDown
+	// AvailForced is forced offline (member or node).
+	AvailForced
+)
+
+// Availability is the node's own Availability.
+func (n *Node) Availability() Avail {
+	c := n.Cfg.Load()
+	switch {
+	case c.State == config.StateUserDown:
+		return AvailForced
+	case n.Watch.Current() == MonDown:
+		return AvailDown
+	case c.Session == config.SessionUserDisabled:
+		return AvailDisabled
+	}
+	return AvailUp
+}
+
+// Availability is the member's Availability: its own, or its node's when
+// that is worse.
+func (m *Member) Availability() Avail {
+	c := m.Cfg.Load()
+	a := AvailUp
+	switch {
+	case c.State == config.StateUserDown:
+		a = AvailForced
+	case m.Watch.Current() == MonDown:
+		a = AvailDown
+	case c.Session == config.SessionUserDisabled || m.Watch.Disabled.Load():
+		a = AvailDisabled
+	}
+	return max(a, m.Node.Availability())
+}
+
+// Usable reports whether the member may be load balanced to (limits
+// aside).
+func (m *Member) Usable() bool { return m.Availability() == AvailUp }
+
+// StatusWord is LB::status's word for an availability.
+func (a Avail) StatusWord() string {
+	switch a {
+	case AvailForced, AvailDown:
+		return "down"
+	case AvailDisabled:
+		return "session_disabled"
+	}
+	return "up"
+}
+
+// AtLimit reports whether the member's or its node's connection limit is
+// reached.
+func (m *Member) AtLimit() bool {
+	c := m.Cfg.Load()
+	if c.ConnectionLimit > 0 && m.Stats.Cur.Load() >= int64(c.ConnectionLimit) {
+		return true
+	}
+	nc := m.Node.Cfg.Load()
+	return nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit)
+}
+
+// Reserve counts a new connection on the member and its node, respecting
+// both limits; it fails when a limit was reached meanwhile.
+func (m *Member) Reserve() bool {
+	if !m.Stats.TryOpen(m.Cfg.Load().ConnectionLimit) {
+		return false
+	}
+	if !m.Node.Stats.TryOpen(m.Node.Cfg.Load().ConnectionLimit) {
+		m.Stats.Close()
+		m.Stats.Tot.Add(^uint64(0))
+		return false
+	}
+	return true
+}
+
+// Release gives back the connection Reserve counted on the member and its
+// node.
+func (m *Member) Release() {
+	m.Stats.Close()
+	m.Node.Stats.Close()
+}
+
+// ReserveOverride counts a new connection on m ignoring connection limits
+// (override-connection-limit).
+func (m *Member) ReserveOverride() {
+	m.Stats.TryOpen(0)
+	m.Node.Stats.TryOpen(0)
+}
+
+// ramp is the member's slow-ramp share at now (1 when not ramping).
+func (m *Member) ramp(now int64, rampTime time.Duration) float64 {
+	start := m.RampStart.Load()
+	if rampTime <= 0 || start == 0 {
+		return 1
+	}
+	el := time.Duration(now - start)
+	if el >= rampTime {
+		return 1
+	}
+	return math.Max(float64(el)/float64(rampTime), 0.01)
+}
+
+// observe folds conns into the member's smoothed count and returns it.
+func (m *Member) observe(conns int64) float64 {
+	old := math.Float64frombits(m.smoothed.Load())
+	s := old + 0.1*(float64(conns)-old)
+	m.smoothed.Store(math.Float64bits(s))
+	return s
+}
+
+// Pool is a pool's runtime: the current snapshot, rotation state and
+// counters.
+type Pool struct {
+	Name  string
+	Snap  atomic.Pointer[PoolSnap]
+	bal   lb.Balancer
+	Stats Counters
+}
+
+// PoolSnap is one commit's view of a pool.
+type PoolSnap struct {
+	Cfg     *config.Pool
+	Alg     lb.Algorithm
+	ByNode  bool
+	Members []*Member
+}
+
+// ModeSpec is a load-balancing mode as the balancer runs it.
+type ModeSpec struct {
+	Alg    lb.Algorithm
+	ByNode bool
+}
+
+// Pick is the pool's load balancing for a new flow, skipping members
+// in exclude (members that already failed to connect) and those not
+// usable or at their limit; mode replaces the pool's mode for this one
+// decision (an iRule's LB::mode), nil keeps it. nil when none is usable.
+func (p *Pool) Pick(exclude []*Member, mode *ModeSpec) *Member {
+	s := p.Snap.Load()
+	if s == nil {
+		return nil
+	}
+	alg, byNode := s.Alg, s.ByNode
+	if mode != nil {
+		alg, byNode = mode.Alg, mode.ByNode
+	}
+	var buf, gbuf [16]lb.Candidate
+	cands := buf[:0]
+	now := time.Now().UnixNano()
+outer:
+	for i, m := range s.Members {
+		for _, x := range exclude {
+			if x == m {
+				continue outer
+			}
+		}
+		if !m.Usable() || m.AtLimit() {
+			continue
+		}
+		c := m.Cfg.Load()
+		cand := lb.Candidate{Index: i, Priority: c.PriorityGroup, Ratio: c.Ratio,
+			Conns: m.Stats.Cur.Load(), Limit: c.ConnectionLimit,
+			Outstanding: m.Node.Outstanding.Load()}
+		if byNode {
+			nc := m.Node.Cfg.Load()
+			cand.Ratio, cand.Conns, cand.Limit = nc.Ratio, m.Node.Stats.Cur.Load(), nc.ConnectionLimit
+		}
+		if alg == lb.Observed || alg == lb.Predictive {
+			cand.Smoothed = m.observe(cand.Conns)
+		}
+		if s.Cfg.SlowRampTime > 0 {
+			cand.Ramp = m.ramp(now, s.Cfg.SlowRampTime)
+		}
+		cands = append(cands, cand)
+	}
+	cands = lb.ActiveGroup(cands, s.Cfg.MinActiveMembers, gbuf[:0])
+	k := p.bal.Pick(alg, cands)
+	if k < 0 {
+		return nil
+	}
+	return s.Members[cands[k].Index]
+}
+
+// Virtual is a virtual server's runtime.
+type Virtual struct {
+	Name     string
+	Snap     atomic.Pointer[VirtualSnap]
+	Stats    Counters
+	Durs     Durations
+	snatNext atomic.Uint32
+}
+
+// VirtualSnap is one commit's view of a virtual.
+type VirtualSnap struct {
+	Cfg      *config.Virtual
+	Pool     *Pool
+	Idle     time.Duration
+	SnatPool []netip.Addr
+	SelfIPs  []netip.Addr
+	EvMask   uint16 // the proxy events the virtual's rules handle
+}
+
+// Admit decides whether a new connection from client may enter the
+// virtual (enabled, source filter, connection limit) and counts it.
+func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
+	cfg := snap.Cfg
+	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
+		return false
+	}
+	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
+		return false
+	}
+	vs.Stats.Requests.Add(1)
+	return true
+}
+
+// Plain reports whether the virtual's flows need nothing but the L4 proxy.
+func (s *VirtualSnap) Plain() bool {
+	return s.EvMask == 0 && s.Cfg.MBLB == nil
+}
