@@ -81,10 +81,11 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 			opts.Warn(s + "; kept, and it carries no traffic")
 		}
 	}
-	if err := dataplane.Check(tr.dc); err != nil {
+	prepared, err := dataplane.Prepare(tr.dc)
+	if err != nil {
 		return nil, objects.Invalid("%s", oneLine(err))
 	}
-	return &planeChange{h: h, cfg: cfg, tr: tr}, nil
+	return &planeChange{h: h, cfg: cfg, tr: tr, prepared: prepared}, nil
 }
 
 // planeChange is a translated configuration for the plane.
@@ -92,6 +93,8 @@ type planeChange struct {
 	h   *planeHook
 	cfg *objects.Config
 	tr  *ltmTranslation
+	// prepared is tr's configuration checked, its monitors compiled.
+	prepared *dataplane.Prepared
 
 	// Set by Commit, for Abort to go back.
 	done      bool
@@ -107,11 +110,7 @@ func (c *planeChange) Commit() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	undo := h.e.rules.rt.start(h.e.log, c.tr)
-	var last *dataplane.Config
-	if h.tr != nil {
-		last = h.tr.dc
-	}
-	if err := h.p.Apply(last, c.tr.dc); err != nil {
+	if err := h.p.ApplyPrepared(c.prepared); err != nil {
 		undo()
 		return objects.Invalid("%s", oneLine(err))
 	}

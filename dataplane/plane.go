@@ -131,16 +131,42 @@ func New(opts Options) *Plane {
 // the runtime objects of cfg reusing the running ones by name, reconcile
 // their monitors, then swap the new generation in.
 func (p *Plane) Apply(old, cfg *Config) error {
+	pc, err := Prepare(cfg)
+	if err != nil {
+		return err
+	}
+	return p.ApplyPrepared(pc)
+}
+
+// Prepared is a configuration that passed Check, with its monitors
+// compiled: what a commit prepares once, before it knows whether every
+// other part of the commit accepts it, and then puts in service.
+type Prepared struct {
+	cfg   *Config
+	specs map[string]*monitor.Spec
+}
+
+// Prepare checks cfg and compiles its monitors without touching the
+// plane; nothing it does needs undoing.
+func Prepare(cfg *Config) (*Prepared, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
 	if err := Check(cfg); err != nil {
-		return err
+		return nil, err
 	}
 	specs, err := compileMonitors(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return &Prepared{cfg: cfg, specs: specs}, nil
+}
+
+// ApplyPrepared puts a prepared configuration in service: bind listeners
+// (the step that can still fail, leaving the plane as it was), build the
+// runtime objects, reconcile monitors, swap.
+func (p *Plane) ApplyPrepared(pc *Prepared) error {
+	cfg, specs := pc.cfg, pc.specs
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
