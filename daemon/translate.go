@@ -193,7 +193,7 @@ func (t *translator) node(o *objects.Object) {
 // adminSession and adminState map a node's or member's `session` and
 // `state` settings, in the list forms BIG-IP also accepts, onto what a user
 // sets (monitor-enabled is enabled; up/down are monitor results).
-func adminSession(s string) dataplane.Session {
+func adminSession(s string) dataplane.AdminSession {
 	if s == "user-disabled" {
 		return dataplane.SessionUserDisabled
 	}

@@ -19,7 +19,7 @@ type (
 	LBMode            = config.LBMode
 	ServiceDownAction = config.ServiceDownAction
 	Pool              = config.Pool
-	Session           = config.Session
+	AdminSession      = config.AdminSession
 	AdminState        = config.AdminState
 	Member            = config.Member
 	Node              = config.Node

@@ -308,7 +308,7 @@ func TestMBLBDisableAndForcedOffline(t *testing.T) {
 		t.Fatalf("both enabled: %v", seen)
 	}
 	for _, st := range []struct {
-		session Session
+		session AdminSession
 		state   AdminState
 	}{{SessionUserDisabled, ""}, {"", StateUserDown}} {
 		cfg2 := mblbConfig("127.0.90.3:9000", &MBLB{}, "127.0.90.31:9000", "127.0.90.31:9001")

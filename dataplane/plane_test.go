@@ -76,7 +76,7 @@ func TestDisableEnableForceOffline(t *testing.T) {
 	startServer(t, "127.20.2.3:9000", "S2")
 	p, _ := newPlane(t)
 	vs := "127.20.2.1:8000"
-	mk := func(session Session, state AdminState) *Config {
+	mk := func(session AdminSession, state AdminState) *Config {
 		cfg := basic(vs, "127.20.2.2:9000", "127.20.2.3:9000")
 		cfg.Pools["/Common/pool"].Members[0].Session = session
 		cfg.Pools["/Common/pool"].Members[0].State = state
@@ -96,7 +96,7 @@ func TestDisableEnableForceOffline(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		session Session
+		session AdminSession
 		state   AdminState
 		avail   Availability
 		state2  string

@@ -80,7 +80,7 @@ func (n *nopConn) Decide(d Decision) error { return nil }
 func BenchmarkRoutingClientAccepted(b *testing.B) {
 	p := NewProgram(nil, mustCompile(b, "route", routingRule))
 	c := &nopConn{*newFakeConn()}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -97,7 +97,7 @@ func BenchmarkRoutingPerConnection(b *testing.B) {
 	c := &nopConn{*newFakeConn()}
 	b.ReportAllocs()
 	for b.Loop() {
-		s := p.NewSession(c)
+		s := p.NewConnState(c)
 		if err := s.Run(ClientAccepted); err != nil {
 			b.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkHTTPHeaderParse(b *testing.B) {
 	p := NewProgram(nil, mustCompile(b, "hdr", headerRule))
 	c := &nopConn{*newFakeConn()}
 	c.payload[ClientSide] = []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: curl/8.0\r\nAccept: */*\r\nX-Forwarded-For: 10.1.2.3, 10.0.0.1\r\n\r\n")
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -156,7 +156,7 @@ func BenchmarkHTTPRequestRule(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	out := make([]byte, 0, 1024)
 	b.ReportAllocs()
@@ -194,7 +194,7 @@ func BenchmarkHTTPHeaderRead(b *testing.B) {
 	if err := c.req.Reset([]byte(testRequest), false); err != nil {
 		b.Fatal(err)
 	}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	b.ReportAllocs()
 	for b.Loop() {

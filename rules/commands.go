@@ -128,7 +128,7 @@ func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Comp
 
 // sess returns the session and its connection, refusing commands that need
 // a connection in RULE_INIT.
-func sess(in *tcl.Interp, cmd string) (*Session, Conn, error) {
+func sess(in *tcl.Interp, cmd string) (*ConnState, Conn, error) {
 	s := sessionOf(in)
 	if s == nil || s.conn == nil {
 		return s, nil, tcl.Errorf("%s: command is not valid in this context (no connection)", cmd)

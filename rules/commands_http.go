@@ -141,7 +141,7 @@ func registerHTTP(t *tcl.Commands) {
 
 // httpConn returns the session and its HTTP connection, refusing HTTP::
 // commands on a virtual server without an http profile.
-func httpConn(in *tcl.Interp, cmd string) (*Session, HTTPConn, error) {
+func httpConn(in *tcl.Interp, cmd string) (*ConnState, HTTPConn, error) {
 	s, c, err := sess(in, cmd)
 	if err != nil {
 		return nil, nil, err
@@ -155,7 +155,7 @@ func httpConn(in *tcl.Interp, cmd string) (*Session, HTTPConn, error) {
 
 // responseEvent reports whether the running event is about the response,
 // whose head HTTP:: commands then read and edit.
-func (s *Session) responseEvent() bool {
+func (s *ConnState) responseEvent() bool {
 	switch s.event {
 	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease:
 		return true
@@ -166,7 +166,7 @@ func (s *Session) responseEvent() bool {
 // httpHead finds the message an HTTP:: command works on: the response in
 // response events, the request otherwise; wantResponse asks for the
 // response even in request-side events that follow one.
-func httpHead(in *tcl.Interp, cmd string, wantResponse bool) (*Session, HTTPConn, *HTTPHead, error) {
+func httpHead(in *tcl.Interp, cmd string, wantResponse bool) (*ConnState, HTTPConn, *HTTPHead, error) {
 	s, hc, err := httpConn(in, cmd)
 	if err != nil {
 		return nil, nil, nil, err
@@ -817,7 +817,7 @@ type respondSpec struct {
 // (Connection: Keep-Alive then tells an HTTP/1.0 client so), and is closed
 // after the response otherwise. A second response to one request is an
 // error, as on BIG-IP.
-func respond(s *Session, hc HTTPConn, r respondSpec) error {
+func respond(s *ConnState, hc HTTPConn, r respondSpec) error {
 	num := hc.HTTPRequestNum()
 	if s.respondedTo != 0 && s.respondedTo == num {
 		return tcl.Errorf("Operation not supported. Multiple redirect/respond invocations not supported")

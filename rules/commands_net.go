@@ -68,7 +68,7 @@ func registerIP(t *tcl.Commands) {
 
 // sideArg lets port and address commands take an explicit clientside or
 // serverside word, as BIG-IP allows.
-func sideArg(s *Session, args []tcl.Value) Side {
+func sideArg(s *ConnState, args []tcl.Value) Side {
 	for _, a := range args[1:] {
 		switch a.String() {
 		case "clientside":

@@ -349,7 +349,7 @@ func TestHTTPRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := NewProgram(env, mustCompile(t, "/Common/r", c.rule))
 			f := newHTTPFake(t, testRequest, "")
-			s := p.NewSession(f)
+			s := p.NewConnState(f)
 			defer s.Release()
 			for _, ev := range c.events {
 				if err := s.Run(ev); err != nil {
@@ -376,7 +376,7 @@ func TestHTTPStateTwoRequests(t *testing.T) {
 }
 when HTTP_RESPONSE { HTTP::header remove Set-Cookie; if {[HTTP::has_responded]} { log local0. odd } }`))
 	c := &stateConn{fakeConn: newFakeConn()}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	req := []byte(testRequest)
 	rh, err := httpx.ParseRequest(req)

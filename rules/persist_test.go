@@ -57,7 +57,7 @@ func runPersist(t *testing.T, body string, events ...Event) (*persistFake, strin
 	logs := &logSink{}
 	p := NewProgram(&Env{Log: logs.log}, mustCompile(t, "/Common/r", body))
 	c := &persistFake{fakeConn: newFakeConn(), recs: map[string]PersistTarget{}}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	for _, ev := range events {
 		if err := s.Run(ev); err != nil {
@@ -111,7 +111,7 @@ func TestPersistLookup(t *testing.T) {
 	logs := &logSink{}
 	p := NewProgram(&Env{Log: logs.log}, mustCompile(t, "/Common/r", body))
 	c := &persistFake{fakeConn: newFakeConn(), recs: map[string]PersistTarget{}}
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	if err := s.Run(ServerConnected); err != nil {
 		t.Fatal(err, logs.lines)

@@ -150,14 +150,14 @@ func (p *Program) Init() error {
 	if !p.Handles(RuleInit) {
 		return nil
 	}
-	s := p.NewSession(nil)
+	s := p.NewConnState(nil)
 	defer s.Release()
 	return s.Run(RuleInit)
 }
 
 // Session is one connection's rule state: its variables, disabled events
 // and the connection. The dataplane makes one per flow that has rules.
-type Session struct {
+type ConnState struct {
 	prog     *Program
 	conn     Conn
 	in       *tcl.Interp
@@ -182,12 +182,12 @@ type addrText struct {
 	text tcl.Value
 }
 
-// NewSession starts the rule state for a connection. Sessions are pooled;
+// NewConnState starts the rule state for a connection. States are pooled;
 // call Release when the connection ends.
-func (p *Program) NewSession(c Conn) *Session {
-	s, _ := p.pool.Get().(*Session)
+func (p *Program) NewConnState(c Conn) *ConnState {
+	s, _ := p.pool.Get().(*ConnState)
 	if s == nil {
-		s = &Session{prog: p, in: tcl.NewInterp(commandTable())}
+		s = &ConnState{prog: p, in: tcl.NewInterp(commandTable())}
 		s.in.Data = s
 		s.in.Statics = p.env.Statics
 		s.in.MaxDepth = 100
@@ -198,7 +198,7 @@ func (p *Program) NewSession(c Conn) *Session {
 }
 
 // Release returns the session to its program's pool.
-func (s *Session) Release() {
+func (s *ConnState) Release() {
 	s.in.ResetVars()
 	clear(s.disabled)
 	clear(s.searches)
@@ -211,12 +211,12 @@ func (s *Session) Release() {
 }
 
 // Conn returns the connection the session serves.
-func (s *Session) Conn() Conn { return s.conn }
+func (s *ConnState) Conn() Conn { return s.conn }
 
 // Run runs every enabled handler of ev in priority order. A Tcl error stops
 // the event, is logged as "TCL error: /Common/r <EVENT> - message" and is
 // returned as a *RuntimeError: the caller resets this connection only.
-func (s *Session) Run(ev Event) error {
+func (s *ConnState) Run(ev Event) error {
 	hs := s.prog.handlers[ev]
 	if len(hs) == 0 {
 		return nil
@@ -250,7 +250,7 @@ func (s *Session) Run(ev Event) error {
 	return nil
 }
 
-func (s *Session) fail(h *Handler, err error) error {
+func (s *ConnState) fail(h *Handler, err error) error {
 	msg := err.Error()
 	where := ""
 	var te *tcl.Error
@@ -273,7 +273,7 @@ func (s *Session) fail(h *Handler, err error) error {
 }
 
 // Var reads a connection variable, for tests and diagnostics.
-func (s *Session) Var(name string) (string, bool) {
+func (s *ConnState) Var(name string) (string, bool) {
 	v, err := s.in.GetVar(name)
 	if err != nil {
 		return "", false
@@ -282,14 +282,14 @@ func (s *Session) Var(name string) (string, bool) {
 }
 
 // sessionOf finds the session behind an interpreter.
-func sessionOf(in *tcl.Interp) *Session {
-	s, _ := in.Data.(*Session)
+func sessionOf(in *tcl.Interp) *ConnState {
+	s, _ := in.Data.(*ConnState)
 	return s
 }
 
 // logLine formats a log command's text the way BIG-IP writes it to the
 // ltm log.
-func (s *Session) logLine(text string, noname bool) string {
+func (s *ConnState) logLine(text string, noname bool) string {
 	if noname || s.cur == nil {
 		return text
 	}

@@ -101,7 +101,7 @@ func run(t *testing.T, env *Env, bodies []string, events ...Event) (*fakeConn, *
 		t.Fatalf("init: %v", err)
 	}
 	c := newFakeConn()
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	for _, ev := range events {
 		if err := s.Run(ev); err != nil {
@@ -245,7 +245,7 @@ func TestCommandsResults(t *testing.T) {
 			p := NewProgram(&Env{Log: logs.log, DataGroup: find}, r)
 			conn := newFakeConn()
 			conn.payload[ClientSide] = []byte("\x00\x05hello\x00\x01")
-			s := p.NewSession(conn)
+			s := p.NewConnState(conn)
 			defer s.Release()
 			if err := s.Run(ClientData); err != nil {
 				t.Fatalf("%v", err)
@@ -262,7 +262,7 @@ func TestRuntimeErrorResetsOneConnection(t *testing.T) {
 	logs := &logSink{}
 	p := NewProgram(&Env{Log: logs.log}, r)
 	c1 := newFakeConn()
-	s1 := p.NewSession(c1)
+	s1 := p.NewConnState(c1)
 	err := s1.Run(ClientAccepted)
 	var re *RuntimeError
 	if !errors.As(err, &re) {
@@ -281,7 +281,7 @@ func TestRuntimeErrorResetsOneConnection(t *testing.T) {
 	s1.Release()
 	// another connection on the same program is unaffected
 	c2 := newFakeConn()
-	s2 := p.NewSession(c2)
+	s2 := p.NewConnState(c2)
 	defer s2.Release()
 	if err := s2.Run(ClientData); err != nil || c2.String() != "pool later" {
 		t.Errorf("second connection: %v %q", err, c2)
@@ -293,7 +293,7 @@ func TestDecideErrorIsTclError(t *testing.T) {
 	p := NewProgram(nil, r)
 	c := newFakeConn()
 	c.failPool = "missing"
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	if err := s.Run(ClientAccepted); err != nil || c.String() != "pool fallback" {
 		t.Errorf("%v %q", err, c)
@@ -312,7 +312,7 @@ func TestBudget(t *testing.T) {
 			r := mustCompile(t, "loop", c.body)
 			logs := &logSink{}
 			p := NewProgram(&Env{Log: logs.log, Steps: 10_000, Timeout: 5 * time.Second}, r)
-			s := p.NewSession(newFakeConn())
+			s := p.NewConnState(newFakeConn())
 			defer s.Release()
 			err := s.Run(ClientAccepted)
 			var re *RuntimeError
@@ -347,7 +347,7 @@ func TestSessionReuseForgetsVariables(t *testing.T) {
 	p := NewProgram(nil, r)
 	for i := 0; i < 3; i++ {
 		c := newFakeConn()
-		s := p.NewSession(c)
+		s := p.NewConnState(c)
 		if err := s.Run(ClientAccepted); err != nil || c.String() != "pool first" {
 			t.Fatalf("round %d: %v %q", i, err, c)
 		}
@@ -399,7 +399,7 @@ func TestTable(t *testing.T) {
 	}
 	for _, st := range steps {
 		now = now.Add(st.advance)
-		s := p.NewSession(newFakeConn())
+		s := p.NewConnState(newFakeConn())
 		s.in.SetVar("::cmd", tclStr(st.cmd))
 		if err := s.Run(ClientAccepted); err != nil {
 			t.Fatalf("%s: %v", st.cmd, err)

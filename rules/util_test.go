@@ -32,7 +32,7 @@ func evalIn(t *testing.T, c Conn, env *Env, ev Event, expr string) (string, erro
 		env = &Env{}
 	}
 	p := NewProgram(env, r)
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	if err := s.Run(ev); err != nil {
 		return "", err
@@ -182,7 +182,7 @@ func TestAfterPeriodicNotActedOn(t *testing.T) {
 func TestAddressTextFollowsTheConnection(t *testing.T) {
 	p := NewProgram(nil, mustCompile(t, "a", "when LB_SELECTED { set ::s [IP::server_addr] }\nwhen SERVER_CONNECTED { set ::s2 [IP::server_addr] }"))
 	c := newFakeConn()
-	s := p.NewSession(c)
+	s := p.NewConnState(c)
 	defer s.Release()
 	if err := s.Run(LBSelected); err != nil {
 		t.Fatal(err)

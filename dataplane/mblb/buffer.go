@@ -28,7 +28,7 @@ type msg struct {
 	// reference recycles it.
 	refs atomic.Int32
 
-	sess    *Session
+	sess    *ClientConn
 	seq     uint64
 	tries   int
 	exclude []MemberID

@@ -181,7 +181,7 @@ type Engine struct {
 	pool     *connPool // nil without OneConnect
 
 	mu       sync.Mutex
-	sessions map[*Session]struct{}
+	sessions map[*ClientConn]struct{}
 	servers  map[*serverConn]struct{}
 	members  map[MemberID]*memberStats
 	closed   bool
@@ -276,7 +276,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:      cfg,
 		respMode: resp,
-		sessions: make(map[*Session]struct{}),
+		sessions: make(map[*ClientConn]struct{}),
 		servers:  make(map[*serverConn]struct{}),
 		members:  make(map[MemberID]*memberStats),
 		stop:     make(chan struct{}),
@@ -310,7 +310,7 @@ func (e *Engine) Close() {
 	}
 	e.closed = true
 	close(e.stop)
-	sessions := make([]*Session, 0, len(e.sessions))
+	sessions := make([]*ClientConn, 0, len(e.sessions))
 	for s := range e.sessions {
 		sessions = append(sessions, s)
 	}
@@ -422,7 +422,7 @@ func (e *Engine) janitor() {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	var sessions []*Session
+	var sessions []*ClientConn
 	var servers []*serverConn
 	for {
 		select {

@@ -295,7 +295,7 @@ type testVS struct {
 	opt func(c net.Conn) ClientOptions
 
 	mu       sync.Mutex
-	sessions []*Session
+	sessions []*ClientConn
 	errs     []error
 }
 
@@ -336,7 +336,7 @@ func startVS(t testing.TB, addr string, cfg Config, opt ...func(net.Conn) Client
 				v.mu.Unlock()
 				continue
 			}
-			s := e.NewSession(c, opt)
+			s := e.NewClientConn(c, opt)
 			v.mu.Lock()
 			v.sessions = append(v.sessions, s)
 			v.mu.Unlock()

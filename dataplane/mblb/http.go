@@ -51,7 +51,7 @@ const badRequest = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Len
 // frameHTTP cuts the client's bytes into requests, applies the profile's
 // edits while copying each one out of the read buffer (one copy, as for
 // any message) and dispatches it.
-func (s *Session) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
+func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 	opts := &s.e.cfg.Request.HTTP
 	for !s.httpDone {
 		b, err := st.next()
@@ -99,7 +99,7 @@ func (s *Session) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 
 // localReply answers the client from the proxy itself, in order after the
 // responses it is still owed, and closes the connection after it.
-func (s *Session) localReply(text string) {
+func (s *ClientConn) localReply(text string) {
 	r := getMsg(len(text))
 	copy(r.b, text)
 	r.closeAfter = true

@@ -20,7 +20,7 @@ import (
 
 // Sessions on event loops.
 //
-// A session started with NewLoopSession lives on one loop of the proxy
+// A session started with NewLoopClientConn lives on one loop of the proxy
 // (dataplane/evloop): its client socket and the server connections it
 // opens are raw non-blocking sockets registered there, edge-triggered, and
 // every read, framing step, member choice and write runs on the loop's
@@ -56,11 +56,11 @@ func (e *Engine) Loopable() bool {
 	return e.cfg.DialFD != nil && e.cfg.Request.Mode != HTTP && (e.pool == nil || !e.pool.exclusive)
 }
 
-// NewLoopSession takes charge of an accepted client socket (non-blocking)
+// NewLoopClientConn takes charge of an accepted client socket (non-blocking)
 // that will be served by l; Start, on l's thread, begins. done runs on l
 // once the socket is closed, whichever way the session ended. The engine
 // must be Loopable.
-func (e *Engine) NewLoopSession(l *evloop.Loop, fd int, client netip.AddrPort, opt ClientOptions, done func()) *Session {
+func (e *Engine) NewLoopClientConn(l *evloop.Loop, fd int, client netip.AddrPort, opt ClientOptions, done func()) *ClientConn {
 	s := e.newSession(nil, client, opt)
 	s.async = false
 	ls := &sessLoop{l: l, fd: fd, done: done}
@@ -98,7 +98,7 @@ func (ls *sessLoop) loop() *evl {
 }
 
 // Start registers the client socket: reading begins. Loop thread only.
-func (s *Session) Start() {
+func (s *ClientConn) Start() {
 	ls := s.lp
 	if s.isClosed() {
 		return // the close is posted
@@ -118,7 +118,7 @@ func (s *Session) Start() {
 }
 
 // Ready handles the client socket's events.
-func (s *Session) Ready(_ uint8, ev uint32) {
+func (s *ClientConn) Ready(_ uint8, ev uint32) {
 	ls := s.lp
 	ls.again = false
 	if ls.released || s.isClosed() {
@@ -140,7 +140,7 @@ func (s *Session) Ready(_ uint8, ev uint32) {
 
 // readable sends what was held over the window, then reads and dispatches
 // until the socket is drained, the window is full or the turn is over.
-func (s *Session) readable() {
+func (s *ClientConn) readable() {
 	ls := s.lp
 	if !s.unstall() || s.eof {
 		return
@@ -178,7 +178,7 @@ func (s *Session) readable() {
 }
 
 // turn asks the loop for another turn of the client socket.
-func (s *Session) turn() {
+func (s *ClientConn) turn() {
 	if ls := s.lp; !ls.again {
 		ls.again = true
 		ls.l.Again(ls.tok)
@@ -187,7 +187,7 @@ func (s *Session) turn() {
 
 // unstall dispatches the requests held over the window while it allows;
 // false means some are still held (or the session closed).
-func (s *Session) unstall() bool {
+func (s *ClientConn) unstall() bool {
 	if s.stalled.size == 0 {
 		return true
 	}
@@ -212,7 +212,7 @@ func (s *Session) unstall() bool {
 
 // clientEOF notes the client's half-close: it is closed once every answer
 // it is owed has been written.
-func (s *Session) clientEOF() {
+func (s *ClientConn) clientEOF() {
 	s.eof = true
 	s.mu.Lock()
 	fin := s.loopFlushed()
@@ -225,7 +225,7 @@ func (s *Session) clientEOF() {
 // loopFlushed runs after responses were written on the session's loop,
 // with mu held: the window may have moved for held requests, and a client
 // that half-closed may be done. It reports whether to close it.
-func (s *Session) loopFlushed() bool {
+func (s *ClientConn) loopFlushed() bool {
 	if s.closed {
 		return false
 	}
@@ -240,7 +240,7 @@ func (s *Session) loopFlushed() bool {
 func (ls *sessLoop) postFlush() { ls.l.Post(ls.flushFn) }
 
 // postedFlush writes the responses ready in order, on the session's loop.
-func (s *Session) postedFlush() {
+func (s *ClientConn) postedFlush() {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
 	s.flushPosted = false
@@ -261,7 +261,7 @@ func (s *Session) postedFlush() {
 
 // writable finishes a write the client's socket did not take at once, then
 // writes whatever became ready meanwhile.
-func (s *Session) writable() {
+func (s *ClientConn) writable() {
 	s.mu.Lock()
 	if !s.handoff || s.closed {
 		s.mu.Unlock()
@@ -302,7 +302,7 @@ func (s *Session) writable() {
 }
 
 // write is tryWrite on the loop: one writev(2) of what the socket takes.
-func (ls *sessLoop) write(s *Session) {
+func (ls *sessLoop) write(s *ClientConn) {
 	n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
 	s.nbN = int64(n)
 	s.nbBufs = advance(s.nbBufs, n)
@@ -312,14 +312,14 @@ func (ls *sessLoop) write(s *Session) {
 }
 
 // close posts the socket's close to the session's loop.
-func (ls *sessLoop) close(s *Session, reset bool) {
+func (ls *sessLoop) close(s *ClientConn, reset bool) {
 	ls.reset = reset
 	ls.l.Post(ls.releaseFn)
 }
 
 // release closes the client socket and frees what the session held, on
 // its loop, once.
-func (s *Session) release() {
+func (s *ClientConn) release() {
 	ls := s.lp
 	if ls.released {
 		return
@@ -385,7 +385,7 @@ func (cl *connLoop) loop() *evl {
 
 // dialLoop is dial on an event loop: the connect is started, the socket
 // registered on cur, and the connection returned at once.
-func (e *Engine) dialLoop(s *Session, m Member, owner *Session, cur *evl) (*serverConn, error) {
+func (e *Engine) dialLoop(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*serverConn, error) {
 	ms := e.memberStats(m.ID)
 	fd, done, local, err := e.cfg.DialFD(s.client, m)
 	if err != nil {

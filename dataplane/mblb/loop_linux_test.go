@@ -59,14 +59,14 @@ func TestMain(m *testing.M) {
 }
 
 // loopSession moves an accepted connection onto a test loop.
-func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *Session {
+func loopSession(e *Engine, c net.Conn, opt ClientOptions, done func()) *ClientConn {
 	loopSessions.Add(1)
 	return startOnLoop(e, testLoops[loopTurn.Add(1)%uint32(len(testLoops))], c, opt, done)
 }
 
 // startOnLoop serves an accepted connection's session on l, the way the
 // proxy's acceptor does: a raw non-blocking socket, the net.Conn closed.
-func startOnLoop(e *Engine, l *evloop.Loop, c net.Conn, opt ClientOptions, done func()) *Session {
+func startOnLoop(e *Engine, l *evloop.Loop, c net.Conn, opt ClientOptions, done func()) *ClientConn {
 	client := rawsock.AddrPortOf(c.RemoteAddr())
 	f, err := c.(*net.TCPConn).File()
 	c.Close()
@@ -80,7 +80,7 @@ func startOnLoop(e *Engine, l *evloop.Loop, c net.Conn, opt ClientOptions, done 
 	}
 	unix.SetNonblock(fd, true)
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	s := e.NewLoopSession(l, fd, client, opt, done)
+	s := e.NewLoopClientConn(l, fd, client, opt, done)
 	l.Post(s.Start)
 	return s
 }

@@ -9,12 +9,12 @@ type evl struct{}
 
 type sessLoop struct{}
 
-func (ls *sessLoop) loop() *evl           { return nil }
-func (ls *sessLoop) postFlush()           {}
-func (ls *sessLoop) write(*Session)       {}
-func (ls *sessLoop) close(*Session, bool) {}
-func (s *Session) loopFlushed() bool      { return false }
-func (e *Engine) dialLoop(*Session, Member, *Session, *evl) (*serverConn, error) {
+func (ls *sessLoop) loop() *evl              { return nil }
+func (ls *sessLoop) postFlush()              {}
+func (ls *sessLoop) write(*ClientConn)       {}
+func (ls *sessLoop) close(*ClientConn, bool) {}
+func (s *ClientConn) loopFlushed() bool      { return false }
+func (e *Engine) dialLoop(*ClientConn, Member, *ClientConn, *evl) (*serverConn, error) {
 	return nil, errClosed
 }
 

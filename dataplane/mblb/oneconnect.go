@@ -111,7 +111,7 @@ func (p *connPool) take(sc *serverConn) {
 }
 
 // acquire returns a connection to m reserved for one message from s.
-func (p *connPool) acquire(s *Session, m Member, cur *evl) (*serverConn, error) {
+func (p *connPool) acquire(s *ClientConn, m Member, cur *evl) (*serverConn, error) {
 	key := poolKey{m.ID, p.mask(s.source)}
 	p.mu.Lock()
 	for {

@@ -124,7 +124,7 @@ type serverConn struct {
 	conn  net.Conn
 	leg   Leg
 	ms    *memberStats
-	owner *Session // nil for a pooled connection
+	owner *ClientConn // nil for a pooled connection
 
 	qmu sync.Mutex // guards q, out, writing, dead, closing, failErr
 	q   queue
@@ -168,7 +168,7 @@ type serverConn struct {
 // for a pooled connection. The caller starts its reader (start) once it is
 // reachable. On an event loop (cur) the connect does not wait: the
 // connection is returned connecting, and lives on cur.
-func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverConn, error) {
+func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*serverConn, error) {
 	if cur != nil {
 		return e.dialLoop(s, m, owner, cur)
 	}
@@ -200,7 +200,7 @@ func (e *Engine) dial(s *Session, m Member, owner *Session, cur *evl) (*serverCo
 // newServerConn is a server connection from s to m (owned by owner, nil
 // for a pooled one), its leg and data stamped opened at now; dial and
 // dialLoop give it its transport.
-func (e *Engine) newServerConn(s *Session, m Member, owner *Session, ms *memberStats, local, remote netip.AddrPort, now time.Time) *serverConn {
+func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, local, remote netip.AddrPort, now time.Time) *serverConn {
 	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
 	sc.leg.Member = m
 	sc.leg.sc = sc

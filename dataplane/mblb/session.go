@@ -34,7 +34,7 @@ type ClientOptions struct {
 }
 
 // Session is one client connection being balanced message by message.
-type Session struct {
+type ClientConn struct {
 	e      *Engine
 	c      net.Conn
 	client netip.AddrPort
@@ -114,14 +114,14 @@ type SessionStats struct {
 	InFlight int
 }
 
-// NewSession takes charge of an accepted client connection. Run serves it.
-func (e *Engine) NewSession(c net.Conn, opt ClientOptions) *Session {
+// NewClientConn takes charge of an accepted client connection. Run serves it.
+func (e *Engine) NewClientConn(c net.Conn, opt ClientOptions) *ClientConn {
 	return e.newSession(c, rawsock.AddrPortOf(c.RemoteAddr()), opt)
 }
 
-// newSession is NewSession for c, nil on an event loop.
-func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions) *Session {
-	s := &Session{
+// newSession is NewClientConn for c, nil on an event loop.
+func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions) *ClientConn {
+	s := &ClientConn{
 		e:       e,
 		c:       c,
 		client:  client,
@@ -162,13 +162,13 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 }
 
 // Client is the client's address.
-func (s *Session) Client() netip.AddrPort { return s.client }
+func (s *ClientConn) Client() netip.AddrPort { return s.client }
 
 // LastActive is when bytes last moved on the client side (Unix nanoseconds).
-func (s *Session) LastActive() int64 { return s.lastActive.Load() }
+func (s *ClientConn) LastActive() int64 { return s.lastActive.Load() }
 
 // Stats returns the session's counters.
-func (s *Session) Stats() SessionStats {
+func (s *ClientConn) Stats() SessionStats {
 	s.mu.Lock()
 	inflight := int(s.nextSeq - s.nextOut)
 	s.mu.Unlock()
@@ -179,9 +179,9 @@ func (s *Session) Stats() SessionStats {
 	}
 }
 
-func (s *Session) isClosed() bool { return s.closedFlag.Load() }
+func (s *ClientConn) isClosed() bool { return s.closedFlag.Load() }
 
-func (s *Session) active() {
+func (s *ClientConn) active() {
 	now := s.e.now()
 	s.lastActive.Store(now)
 	if s.touch != nil {
@@ -192,7 +192,7 @@ func (s *Session) active() {
 // Run reads and dispatches the client's messages until the connection ends.
 // A client that half-closes gets its outstanding answers before the close.
 // It returns nil for an orderly end and the reason otherwise.
-func (s *Session) Run() error {
+func (s *ClientConn) Run() error {
 	if s.isClosed() {
 		resetConn(s.c)
 		return errClosed
@@ -236,7 +236,7 @@ func (s *Session) Run() error {
 
 // requestFramer is the client side's framer, nil with rule framing; it
 // fails when rule framing has no rule.
-func (s *Session) requestFramer() (Framer, error) {
+func (s *ClientConn) requestFramer() (Framer, error) {
 	e := s.e
 	if e.cfg.Request.Mode != Rule {
 		fr, _ := e.cfg.Request.New(e.cfg.MaxMessageSize)
@@ -252,7 +252,7 @@ func (s *Session) requestFramer() (Framer, error) {
 
 // take counts k bytes just read into st and dispatches the messages they
 // complete. A non-nil error means the session is closed.
-func (s *Session) take(st *stream, k int) error {
+func (s *ClientConn) take(st *stream, k int) error {
 	s.active()
 	s.bytesIn.Add(uint64(k))
 	if s.meter != nil {
@@ -286,14 +286,14 @@ func (s *Session) take(st *stream, k int) error {
 }
 
 // tooLarge resets a client that sent a message over MaxMessageSize.
-func (s *Session) tooLarge() {
+func (s *ClientConn) tooLarge() {
 	s.e.stats.oversize.Add(1)
 	s.e.logf("mblb: client %s sent a message over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
 	s.Close(true)
 }
 
 // frame cuts the client's bytes into messages and dispatches each.
-func (s *Session) frame(st *stream) error {
+func (s *ClientConn) frame(st *stream) error {
 	if rf, ok := st.fr.(*httpx.RequestFramer); ok {
 		return s.frameHTTP(st, rf)
 	}
@@ -309,7 +309,7 @@ func (s *Session) frame(st *stream) error {
 }
 
 // emit copies one framed request out of the read buffer and dispatches it.
-func (s *Session) emit(b []byte, t Target, persist string) error {
+func (s *ClientConn) emit(b []byte, t Target, persist string) error {
 	m := getMsg(len(b))
 	copy(m.b, b)
 	m.target, m.persist = t, persist
@@ -325,7 +325,7 @@ func (s *Session) emit(b []byte, t Target, persist string) error {
 // On an event loop, a pooled connection living on the same loop is written
 // at the end of the loop's batch instead: other clients' requests handled
 // in the same batch join the same write.
-func (s *Session) flushDirty() {
+func (s *ClientConn) flushDirty() {
 	cur := s.lp.loop()
 	for i, sc := range s.dirty {
 		if sc.owner == nil && cur != nil && sc.lp.loop() == cur {
@@ -342,7 +342,7 @@ func (s *Session) flushDirty() {
 // unanswered, and queues it on a server connection. On an event loop it
 // does not wait: the request is held, with every one after it, until the
 // window moves.
-func (s *Session) dispatch(m *msg) bool {
+func (s *ClientConn) dispatch(m *msg) bool {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
 	if s.lp != nil {
@@ -372,7 +372,7 @@ func (s *Session) dispatch(m *msg) bool {
 
 // number gives m the client's next sequence number and sends it. The
 // caller holds mu, which number releases.
-func (s *Session) number(m *msg) bool {
+func (s *ClientConn) number(m *msg) bool {
 	m.seq = s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
@@ -389,7 +389,7 @@ func (s *Session) number(m *msg) bool {
 // otherwise the connection joins the reader's dirty list. cur is the event
 // loop running the caller (nil on goroutines): a connection it opens lives
 // there.
-func (s *Session) send(m *msg, flush bool, cur *evl) bool {
+func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 	e := s.e
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
@@ -448,7 +448,7 @@ func (s *Session) send(m *msg, flush bool, cur *evl) bool {
 	return false
 }
 
-func (s *Session) markDirty(sc *serverConn) {
+func (s *ClientConn) markDirty(sc *serverConn) {
 	for _, x := range s.dirty {
 		if x == sc {
 			return
@@ -468,7 +468,7 @@ func excluded(list []MemberID, id MemberID) bool {
 
 // connFor returns the connection to carry a message to m: the client's own
 // (opened on the first message to m, as seed 000 §2.2 saw) or a pooled one.
-func (s *Session) connFor(m Member, cur *evl) (*serverConn, error) {
+func (s *ClientConn) connFor(m Member, cur *evl) (*serverConn, error) {
 	if s.e.pool != nil {
 		return s.e.pool.acquire(s, m, cur)
 	}
@@ -499,7 +499,7 @@ func (s *Session) connFor(m Member, cur *evl) (*serverConn, error) {
 	return sc, nil
 }
 
-func (s *Session) removeConn(sc *serverConn) {
+func (s *ClientConn) removeConn(sc *serverConn) {
 	s.mu.Lock()
 	for i, x := range s.conns {
 		if x == sc {
@@ -516,7 +516,7 @@ func (s *Session) removeConn(sc *serverConn) {
 // deliver files response r for request seq and writes it, with any that
 // follow it in order, when it is the next one the client is owed. cur is
 // the event loop running the caller, nil on goroutines.
-func (s *Session) deliver(seq uint64, r *msg, cur *evl) {
+func (s *ClientConn) deliver(seq uint64, r *msg, cur *evl) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -561,7 +561,7 @@ func (s *Session) deliver(seq uint64, r *msg, cur *evl) {
 // given back when nothing is left. With nb (a OneConnect server reader
 // writing inline) no write blocks: what the socket does not take at once
 // goes to the writer goroutine, which keeps the token until it is out.
-func (s *Session) flushLocked(nb bool) error {
+func (s *ClientConn) flushLocked(nb bool) error {
 	w := uint64(len(s.slots))
 	for {
 		s.held = s.held[:0]
@@ -646,7 +646,7 @@ func (s *Session) flushLocked(nb bool) error {
 // tryWrite writes what the client's socket takes without blocking and
 // returns the bytes written and the buffers (or parts) left. The caller
 // holds the writing token, which guards the nb fields.
-func (s *Session) tryWrite(bufs net.Buffers) (int64, net.Buffers, error) {
+func (s *ClientConn) tryWrite(bufs net.Buffers) (int64, net.Buffers, error) {
 	s.nbBufs, s.nbN, s.nbErr = bufs, 0, nil
 	var err error
 	if s.lp != nil {
@@ -664,7 +664,7 @@ func (s *Session) tryWrite(bufs net.Buffers) (int64, net.Buffers, error) {
 
 // nbWrite is tryWrite's callback, kept as a method value so that a write
 // allocates nothing.
-func (s *Session) nbWrite(fd uintptr) bool {
+func (s *ClientConn) nbWrite(fd uintptr) bool {
 	for len(s.nbBufs) > 0 {
 		b := s.nbBufs[0]
 		if len(b) == 0 {
@@ -699,7 +699,7 @@ func (s *Session) nbWrite(fd uintptr) bool {
 // writer is the client writer of a OneConnect session: it finishes the
 // writes a shared server connection's reader could not make without
 // waiting for the client (and, without a raw socket, makes them all).
-func (s *Session) writer() {
+func (s *ClientConn) writer() {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
 	for {
@@ -751,7 +751,7 @@ func (s *Session) writer() {
 
 // dropHeld lets go of the responses of a handed-off write (written, or
 // never to be). The caller holds the writing token.
-func (s *Session) dropHeld() {
+func (s *ClientConn) dropHeld() {
 	for i, r := range s.bheld {
 		r.unref()
 		s.bheld[i] = nil
@@ -760,7 +760,7 @@ func (s *Session) dropHeld() {
 }
 
 // drain waits, after the client half-closed, until every answer is written.
-func (s *Session) drain() {
+func (s *ClientConn) drain() {
 	s.mu.Lock()
 	for !s.closed && (s.nextOut != s.nextSeq || s.writing) {
 		s.cond.Wait()
@@ -772,7 +772,7 @@ func (s *Session) drain() {
 // `delete sys connection`, errors), false closes it in order. Its own
 // server connections close with it; requests it has on shared ones are
 // answered into the void.
-func (s *Session) Close(reset bool) {
+func (s *ClientConn) Close(reset bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -205,13 +205,13 @@ type Pool struct {
 	ReselectTries     int
 }
 
-// Session is the member/node `session` setting a user types.
-type Session string
+// AdminSession is the member/node `session` setting a user types.
+type AdminSession string
 
 // The session values a user sets.
 const (
-	SessionEnabled      Session = "user-enabled"
-	SessionUserDisabled Session = "user-disabled"
+	SessionEnabled      AdminSession = "user-enabled"
+	SessionUserDisabled AdminSession = "user-disabled"
 )
 
 // AdminState is the member/node `state` setting a user types.
@@ -233,8 +233,8 @@ type Member struct {
 	Ratio           int // 0 means 1
 	PriorityGroup   int
 	ConnectionLimit int
-	Session         Session    // "" means user-enabled
-	State           AdminState // "" means user-up
+	Session         AdminSession // "" means user-enabled
+	State           AdminState   // "" means user-up
 	// Monitor overrides the pool's rule when it names monitors.
 	Monitor MonitorRule
 }
@@ -250,7 +250,7 @@ func (m *Member) Name() string {
 type Node struct {
 	Name            string
 	Addr            netip.Addr
-	Session         Session
+	Session         AdminSession
 	State           AdminState
 	ConnectionLimit int
 	Ratio           int
@@ -501,7 +501,7 @@ type RuleConn interface {
 	// RuleSession returns the flow's session of prog, made at the flow's
 	// first event (with the flow as its rules.Conn) and released by the
 	// flow when it ends.
-	RuleSession(prog *rules.Program) *rules.Session
+	RuleSession(prog *rules.Program) *rules.ConnState
 }
 
 // EventMask asks r once, at commit time, which proxy events it handles:

@@ -13,15 +13,15 @@ import (
 type view struct {
 	rules.Conn
 	client   netip.AddrPort
-	sess     *rules.Session
+	sess     *rules.ConnState
 	sessions int
 	pool     string
 }
 
-func (v *view) RuleSession(prog *rules.Program) *rules.Session {
+func (v *view) RuleSession(prog *rules.Program) *rules.ConnState {
 	if v.sess == nil {
 		v.sessions++
-		v.sess = prog.NewSession(v)
+		v.sess = prog.NewConnState(v)
 	}
 	return v.sess
 }

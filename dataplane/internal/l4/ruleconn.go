@@ -46,7 +46,7 @@ type lbPick struct {
 // a goroutine); every rules.Conn method runs inside an event, under mu.
 type ruleState struct {
 	mu   sync.Mutex
-	sess *rules.Session
+	sess *rules.ConnState
 	done bool
 	ev   config.Event
 	side [2]sideState
@@ -90,9 +90,9 @@ func (pr *proxied) handles(ev config.Event) bool { return pr.evMask&eventBit(ev)
 
 // RuleSession implements RuleConn: the flow's session, made at its first
 // event and released by endRules.
-func (pr *proxied) RuleSession(prog *rules.Program) *rules.Session {
+func (pr *proxied) RuleSession(prog *rules.Program) *rules.ConnState {
 	if pr.rs.sess == nil {
-		pr.rs.sess = prog.NewSession(pr)
+		pr.rs.sess = prog.NewConnState(pr)
 	}
 	return pr.rs.sess
 }

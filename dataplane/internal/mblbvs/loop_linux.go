@@ -43,7 +43,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	}
 	rawsock.SetNoDelay(fd)
 	f, opts := mv.newFlow(snap, client, local)
-	f.sess = mv.eng.NewLoopSession(loop, fd, client, opts, f.finish)
+	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
 	s := f.sess
 	f.Closer = func(reset bool) { s.Close(reset) }
 	mv.env.Table.Add(&f.Flow)

@@ -27,7 +27,7 @@ type mblbRules struct {
 	f     *mblbFlow
 	snap  *state.VirtualSnap
 	rules config.Rules
-	sess  *rules.Session
+	sess  *rules.ConnState
 	d     *mblb.Data // the event's data; nil in other events
 	ev    config.Event
 	// verdict of the current event: reject/drop end the client.
@@ -42,9 +42,9 @@ func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
 
 // RuleSession implements RuleConn: the client's session, made at its
 // first event and released by end.
-func (r *mblbRules) RuleSession(prog *rules.Program) *rules.Session {
+func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 	if r.sess == nil {
-		r.sess = prog.NewSession(r)
+		r.sess = prog.NewConnState(r)
 	}
 	return r.sess
 }

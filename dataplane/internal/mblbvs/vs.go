@@ -212,7 +212,7 @@ type mblbFlow struct {
 	flows.Flow
 	mv   *VS
 	vs   *state.Virtual
-	sess *mblb.Session
+	sess *mblb.ClientConn
 	rr   *mblbRules // nil without iRules
 }
 
@@ -279,7 +279,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	f.sess = mv.eng.NewSession(c, opts)
+	f.sess = mv.eng.NewClientConn(c, opts)
 	sess := f.sess
 	f.Closer = func(reset bool) { sess.Close(reset) }
 	s.env.Table.Add(&f.Flow)

@@ -11,7 +11,7 @@ import (
 // fixture is a member on its node with the admin settings and monitor
 // verdicts a case gives.
 type fixture struct {
-	session, nodeSession config.Session
+	session, nodeSession config.AdminSession
 	state, nodeState     config.AdminState
 	mon, nodeMon         MonStatus
 	recvDisabled         bool
