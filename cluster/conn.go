@@ -1,0 +1,138 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/cluster/trust"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// Config is how a device reaches its device group's etcd cluster: ltmd
+// settings (see the package documentation).
+type Config struct {
+	// Device is this device's name (cm device NAME).
+	Device string
+	// Endpoints are etcd client URLs.
+	Endpoints []string
+	// Identity is the device's certificate from the trust domain; nil
+	// connects without TLS (an etcd on loopback that needs none).
+	Identity *trust.Identity
+	// DomainCA is the trust domain's CA certificate (PEM) the device
+	// expects; when set with Identity, the device checks its own
+	// certificate before it connects.
+	DomainCA []byte
+	// DialTimeout bounds Connect (default 5 s).
+	DialTimeout time.Duration
+	// RequestTimeout bounds each etcd request made for the caller
+	// (default 3 s): past it the group counts as Disconnected.
+	RequestTimeout time.Duration
+}
+
+// Conn is one device's client of the group's etcd cluster. It records
+// whether etcd answered lately, which is the "Disconnected" in sync status.
+type Conn struct {
+	cfg Config
+	cli *clientv3.Client
+
+	mu      sync.Mutex
+	lastErr error // nil when the last request reached etcd
+}
+
+// Connect dials the etcd cluster and checks that it answers and accepts the
+// device's certificate. A device whose certificate is not from the trust
+// domain is refused with a NotTrustedError; an unreachable cluster gives a
+// DisconnectedError.
+func Connect(ctx context.Context, cfg Config) (*Conn, error) {
+	if err := trust.ValidDeviceName(cfg.Device); err != nil {
+		return nil, err
+	}
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("no etcd endpoints configured for the device group")
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = 5 * time.Second
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = 3 * time.Second
+	}
+	cc := clientv3.Config{
+		Endpoints:   cfg.Endpoints,
+		DialTimeout: cfg.DialTimeout,
+		Logger:      zap.NewNop(),
+		// Notice a dead connection within a couple of seconds so the
+		// watch catches up soon after etcd returns.
+		DialKeepAliveTime:    2 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+	}
+	if id := cfg.Identity; id != nil {
+		if id.Device != cfg.Device {
+			return nil, &NotTrustedError{Device: cfg.Device,
+				Reason: fmt.Sprintf("its certificate was issued to %q", id.Device)}
+		}
+		if cfg.DomainCA != nil {
+			if err := id.Verify(cfg.DomainCA); err != nil {
+				return nil, &NotTrustedError{Device: cfg.Device, Reason: err.Error()}
+			}
+		}
+		cc.TLS = id.ClientTLS()
+	}
+	cli, err := clientv3.New(cc)
+	if err != nil {
+		return nil, &DisconnectedError{Op: "connect to the device group", Endpoints: cfg.Endpoints, Err: err}
+	}
+	c := &Conn{cfg: cfg, cli: cli}
+	rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+	defer cancel()
+	_, err = cli.Get(rctx, keyPrefix+"probe")
+	if err != nil {
+		cli.Close()
+		if handshakeRefused(err) {
+			return nil, &NotTrustedError{Device: cfg.Device, Reason: "the etcd cluster refused its certificate"}
+		}
+		return nil, &DisconnectedError{Op: "connect to the device group", Endpoints: cfg.Endpoints, Err: err}
+	}
+	return c, nil
+}
+
+// Client is the underlying etcd client, for callers that need more.
+func (c *Conn) Client() *clientv3.Client { return c.cli }
+
+// Device is this device's name.
+func (c *Conn) Device() string { return c.cfg.Device }
+
+// Close closes the client. Leases are not revoked here: Member.Close does
+// that; a closed client simply stops renewing them, as a crash would.
+func (c *Conn) Close() error { return c.cli.Close() }
+
+// Connected reports whether the last etcd request of this device succeeded,
+// and the error when it did not.
+func (c *Conn) Connected() (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr == nil, c.lastErr
+}
+
+// note records the outcome of a request and turns transport failures into
+// a DisconnectedError naming op.
+func (c *Conn) note(op string, err error) error {
+	if err != nil && !unreachable(err) {
+		return err
+	}
+	c.mu.Lock()
+	c.lastErr = err
+	c.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	return &DisconnectedError{Op: op, Endpoints: c.cfg.Endpoints, Err: err}
+}
+
+// reqCtx bounds one request by RequestTimeout.
+func (c *Conn) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.RequestTimeout)
+}
