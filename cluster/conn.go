@@ -2,14 +2,19 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"sync"
 	"time"
 
 	"github.com/openltm/openltm/cluster/trust"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 )
 
 // Config is how a device reaches its device group's etcd cluster: ltmd
@@ -68,6 +73,13 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 		// watch catches up soon after etcd returns.
 		DialKeepAliveTime:    2 * time.Second,
 		DialKeepAliveTimeout: 2 * time.Second,
+		// Retry a lost connection at most a second apart (gRPC's
+		// default backoff grows to two minutes), so a device is back
+		// in its group about as soon as etcd is.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: time.Second,
+		})},
 	}
 	if id := cfg.Identity; id != nil {
 		if id.Device != cfg.Device {
@@ -91,12 +103,40 @@ func Connect(ctx context.Context, cfg Config) (*Conn, error) {
 	_, err = cli.Get(rctx, keyPrefix+"probe")
 	if err != nil {
 		cli.Close()
-		if handshakeRefused(err) {
+		if handshakeRefused(err) || (cfg.Identity != nil && refusedByTLS(cfg.Endpoints, cc.TLS)) {
 			return nil, &NotTrustedError{Device: cfg.Device, Reason: "the etcd cluster refused its certificate"}
 		}
 		return nil, &DisconnectedError{Op: "connect to the device group", Endpoints: cfg.Endpoints, Err: err}
 	}
 	return c, nil
+}
+
+// refusedByTLS tells an etcd that refuses the device's certificate from one
+// that is down: gRPC reports both as a timeout. With TLS 1.3 the server's
+// refusal arrives as an alert on the first read after the handshake.
+func refusedByTLS(endpoints []string, cfg *tls.Config) bool {
+	for _, ep := range endpoints {
+		u, err := url.Parse(ep)
+		if err != nil || u.Scheme != "https" {
+			continue
+		}
+		c := cfg.Clone()
+		c.NextProtos = []string{"h2"}
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", u.Host, c)
+		if err != nil {
+			if handshakeRefused(err) {
+				return true
+			}
+			continue
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		conn.Close()
+		if handshakeRefused(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // Client is the underlying etcd client, for callers that need more.

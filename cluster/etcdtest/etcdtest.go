@@ -57,6 +57,8 @@ type Server struct {
 	scheme   string
 	stopped  bool
 	restarts int
+	proxies  []*Proxy
+	front    *Proxy
 }
 
 // Start starts a member and registers its shutdown with tb.Cleanup. It fails
@@ -88,6 +90,7 @@ func Start(tb testing.TB, opts Options) *Server {
 		tb.Fatalf("etcdtest: start etcd: %v", err)
 	}
 	tb.Cleanup(s.Stop)
+	s.front = s.NewProxy(tb)
 	return s
 }
 
@@ -156,8 +159,13 @@ func (s *Server) start() error {
 	return nil
 }
 
-// Endpoints are the client URLs to hand to clientv3.Config.
-func (s *Server) Endpoints() []string { return []string{s.client.String()} }
+// Endpoints are the client URLs to hand to clientv3.Config. They lead
+// through a relay (see Proxy) so that Stop can drop clients at once, as a
+// crash of etcd would.
+func (s *Server) Endpoints() []string { return s.front.Endpoints() }
+
+// DirectEndpoints are the member's own client URLs.
+func (s *Server) DirectEndpoints() []string { return []string{s.client.String()} }
 
 // Dir is the member's data directory.
 func (s *Server) Dir() string { return s.opts.Dir }
@@ -171,15 +179,23 @@ func (s *Server) MaxRequestBytes() uint {
 }
 
 // Stop shuts the member down and keeps its data directory; it may be called
-// more than once.
+// more than once. Clients connected through the relays lose their
+// connections first, so the shutdown does not wait for them.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	e := s.e
 	s.e = nil
 	s.stopped = true
+	proxies := s.proxies
 	s.mu.Unlock()
+	for _, p := range proxies {
+		p.Cut()
+	}
 	if e != nil {
 		e.Close()
+	}
+	for _, p := range proxies {
+		p.Restore()
 	}
 }
 

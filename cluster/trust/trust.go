@@ -111,6 +111,12 @@ func LoadDomain(name string, certPEM, keyPEM []byte) (*Domain, error) {
 // cluster trust.
 func (d *Domain) CertPEM() []byte { return d.certPE }
 
+// Cert is the CA certificate, parsed.
+func (d *Domain) Cert() *x509.Certificate { return d.cert }
+
+// EncodeKey gives a key's PEM form, to store it with the device's files.
+func EncodeKey(k *ecdsa.PrivateKey) ([]byte, error) { return keyPEM(k) }
+
 // KeyPEM is the CA key; keep it on the devices that may add others.
 func (d *Domain) KeyPEM() ([]byte, error) { return keyPEM(d.key) }
 
