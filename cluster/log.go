@@ -2,12 +2,14 @@ package cluster
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -35,8 +37,9 @@ type Generation struct {
 type Info struct {
 	store.Info
 	Device string
-	// Size is the length of the configuration text in bytes.
-	Size int
+	// Size is the length of the configuration text in bytes, Stored what
+	// it takes in etcd when compressed (0 when stored as is).
+	Size, Stored int
 }
 
 // record is what the generation key holds; the text is in chunks under
@@ -49,8 +52,31 @@ type record struct {
 	Device  string    `json:"device"`
 	Blob    string    `json:"blob"`
 	Chunks  int       `json:"chunks"`
-	Size    int       `json:"size"`
-	SHA256  string    `json:"sha256"`
+	Size    int       `json:"size"`             // of the text
+	Stored  int       `json:"stored,omitempty"` // of the chunks, when compressed
+	// Encoding is "gzip" when the chunks hold the text compressed.
+	Encoding string `json:"encoding,omitempty"`
+	SHA256   string `json:"sha256"`
+}
+
+// CompressAbove is the text size from which a generation is stored
+// gzip-compressed: configuration text shrinks several times, which is that
+// much less for etcd to store and for every device to read.
+const CompressAbove = 64 << 10
+
+func compress(text []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(text); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Log is a device group's configuration history in etcd, the same shape as
@@ -113,9 +139,18 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	text := []byte(g.Config)
 	sum := sha256.Sum256(text)
 	blob := fmt.Sprintf("%s/%s/", l.blobBase(id), nonce())
-	chunks := split(text, l.chunk)
 	rec := record{ID: id, Time: g.Time, User: g.User, Summary: g.Summary, Device: l.c.Device(),
-		Blob: blob, Chunks: len(chunks), Size: len(text), SHA256: hex.EncodeToString(sum[:])}
+		Blob: blob, Size: len(text), SHA256: hex.EncodeToString(sum[:])}
+	stored := text
+	if len(text) > CompressAbove {
+		z, err := compress(text)
+		if err != nil {
+			return 0, err
+		}
+		stored, rec.Stored, rec.Encoding = z, len(z), "gzip"
+	}
+	chunks := split(stored, l.chunk)
+	rec.Chunks = len(chunks)
 	data, err := json.Marshal(rec)
 	if err != nil {
 		return 0, err
@@ -256,8 +291,25 @@ func (l *Log) Get(ctx context.Context, id uint64) (Generation, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(r.Size)
-	for _, kv := range resp.Kvs {
-		buf.Write(kv.Value)
+	switch r.Encoding {
+	case "":
+		for _, kv := range resp.Kvs {
+			buf.Write(kv.Value)
+		}
+	case "gzip":
+		parts := make([]io.Reader, len(resp.Kvs))
+		for i, kv := range resp.Kvs {
+			parts[i] = bytes.NewReader(kv.Value)
+		}
+		zr, err := gzip.NewReader(io.MultiReader(parts...))
+		if err == nil {
+			_, err = buf.ReadFrom(zr)
+		}
+		if err != nil {
+			return Generation{}, fmt.Errorf("device group %s generation %d is damaged: %v", l.group, id, err)
+		}
+	default:
+		return Generation{}, fmt.Errorf("device group %s generation %d: unknown encoding %q (written by a newer openltm?)", l.group, id, r.Encoding)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	if hex.EncodeToString(sum[:]) != r.SHA256 {
@@ -292,7 +344,7 @@ func (l *Log) List(ctx context.Context) ([]Info, error) {
 			return nil, fmt.Errorf("device group %s: %s: %w", l.group, kv.Key, err)
 		}
 		out = append(out, Info{Info: store.Info{ID: r.ID, Time: r.Time, User: r.User, Summary: r.Summary},
-			Device: r.Device, Size: r.Size})
+			Device: r.Device, Size: r.Size, Stored: r.Stored})
 	}
 	return out, nil
 }

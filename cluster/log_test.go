@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"encoding/hex"
+	"math/rand/v2"
 	"errors"
 	"fmt"
 	"sort"
@@ -206,36 +208,57 @@ func TestPruneKeepsLast100(t *testing.T) {
 	}
 }
 
-// 30,000 objects, several MB: more than etcd accepts in one request, still
+// 30,000 objects, several MB: more than etcd accepts in one request. The
+// text is compressed; a text that does not compress below the request limit
+// (certificates, iRules, data groups) is split into chunks. Either way it is
 // published by one transaction and read back intact.
 func TestLargeConfiguration(t *testing.T) {
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	ctx := testCtx(t)
 	a := connect(t, srv, "bigip1").Log("dg1")
 	b := connect(t, srv, "bigip2").Log("dg1")
-	text := bigConfig(30000)
-	if len(text) < 3*int(srv.MaxRequestBytes()) {
-		t.Fatalf("test config is only %d bytes", len(text))
+	random := make([]byte, 3*int(srv.MaxRequestBytes()))
+	for i := range random {
+		random[i] = byte(rand.IntN(256))
 	}
-	start := time.Now()
-	id, err := a.Commit(ctx, 0, gen("admin", text))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		text string
+	}{
+		{"30000 objects", bigConfig(30000)},
+		{"30000 objects and incompressible data", bigConfig(30000) + "# " + hex.EncodeToString(random) + "\n"},
 	}
-	commit := time.Since(start)
-	start = time.Now()
-	g, err := b.Get(ctx, id)
-	if err != nil || g.Config != text {
-		t.Fatalf("read back: %v (len %d of %d)", err, len(g.Config), len(text))
-	}
-	t.Logf("30000 objects, %d bytes: commit %v, read %v", len(text), commit, time.Since(start))
-	// A stale commit of a big text loses cleanly and leaves no chunks.
-	if _, err := b.Commit(ctx, 0, gen("bob", text)); !errors.Is(err, ErrConflict) {
-		t.Fatalf("stale big commit: %v", err)
-	}
-	resp, _ := a.c.cli.Get(ctx, a.prefix+"blob/", clientv3.WithPrefix(), clientv3.WithCountOnly())
-	if want := int64((len(text) + ChunkSize - 1) / ChunkSize); resp.Count != want {
-		t.Fatalf("%d chunks stored, want %d", resp.Count, want)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.text) < 3*int(srv.MaxRequestBytes()) {
+				t.Fatalf("test config is only %d bytes", len(tt.text))
+			}
+			base := uint64(i)
+			start := time.Now()
+			id, err := a.Commit(ctx, base, gen("admin", tt.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			commit := time.Since(start)
+			start = time.Now()
+			g, err := b.Get(ctx, id)
+			if err != nil || g.Config != tt.text {
+				t.Fatalf("read back: %v (len %d of %d)", err, len(g.Config), len(tt.text))
+			}
+			read := time.Since(start)
+			list, _ := a.List(ctx)
+			info := list[len(list)-1]
+			t.Logf("%d bytes stored as %d: commit %v, read %v", info.Size, info.Stored, commit, read)
+			// A stale commit of a big text loses cleanly and leaves no
+			// chunks.
+			if _, err := b.Commit(ctx, base, gen("bob", tt.text)); !errors.Is(err, ErrConflict) {
+				t.Fatalf("stale big commit: %v", err)
+			}
+			resp, _ := a.c.cli.Get(ctx, a.blobBase(id)+"/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+			if want := int64((info.Stored + ChunkSize - 1) / ChunkSize); resp.Count != want {
+				t.Fatalf("%d chunks stored, want %d", resp.Count, want)
+			}
+		})
 	}
 }
 
@@ -333,5 +356,30 @@ func TestEtcdDownAndBack(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("watch did not catch up after etcd returned")
+	}
+}
+
+// A generation whose chunks were altered in etcd is reported, not applied.
+func TestDamagedGeneration(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Options{})
+	ctx := testCtx(t)
+	l := connect(t, srv, "bigip1").Log("dg1")
+	if _, err := l.Commit(ctx, 0, gen("admin", "ltm pool /Common/p1 { }\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Commit(ctx, 1, gen("admin", bigConfig(3000))); err != nil {
+		t.Fatal(err)
+	}
+	for id := uint64(1); id <= 2; id++ {
+		r, err := l.record(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.c.cli.Put(ctx, chunkKey(r.Blob, 0), "ltm pool /Common/evil { }\n"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Get(ctx, id); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("device group dg1 generation %d is damaged", id)) {
+			t.Fatalf("generation %d: %v", id, err)
+		}
 	}
 }
