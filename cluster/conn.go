@@ -149,6 +149,10 @@ func (c *Conn) Device() string { return c.cfg.Device }
 // that; a closed client simply stops renewing them, as a crash would.
 func (c *Conn) Close() error { return c.cli.Close() }
 
+// closed reports whether the client was closed (a request would only wait
+// for its timeout).
+func (c *Conn) closed() bool { return c.cli.Ctx().Err() != nil }
+
 // Connected reports whether the last etcd request of this device succeeded,
 // and the error when it did not.
 func (c *Conn) Connected() (bool, error) {

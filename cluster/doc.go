@@ -63,7 +63,7 @@
 //
 // # Failover
 //
-// Each device holds one lease (2 s by default) renewed five times per TTL.
+// Each device holds one lease (2 s by default) renewed eight times per TTL.
 // Its presence key and any traffic group it owns are tied to that lease, so
 // a device that dies or loses etcd loses them together when etcd expires the
 // lease. The online devices then rank themselves for each traffic group by

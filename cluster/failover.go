@@ -121,11 +121,12 @@ func safeTTL(ttl int64) time.Duration {
 	return d - d*15/100
 }
 
-// keepLease renews the device's lease several times per TTL, takes a new
-// one when etcd lost it, and so also probes etcd for the Disconnected
-// status.
+// keepLease renews the device's lease eight times per TTL (every 250 ms by
+// default, so a crash leaves at most that much of the last renewal unused),
+// takes a new one when etcd lost it, and so also probes etcd for the
+// Disconnected status.
 func (m *Member) keepLease() {
-	every := m.opts.LeaseTTL / 5
+	every := m.opts.LeaseTTL / 8
 	for m.ctx.Err() == nil {
 		m.mu.Lock()
 		lease := m.lease
@@ -350,6 +351,9 @@ func (m *Member) claim(tg string, lease clientv3.LeaseID) {
 // device never serves at the same time as this one.
 func (m *Member) release(tg string, lease clientv3.LeaseID, st *tgState) {
 	m.setActive(tg, st, false)
+	if m.c.closed() {
+		return
+	}
 	key := m.mr.prefix + m.tgKey(tg, "owner")
 	rctx, cancel := m.c.reqCtx(context.WithoutCancel(m.ctx))
 	defer cancel()

@@ -32,6 +32,7 @@ func failoverGroup(t *testing.T, srv *etcdtest.Server) {
 // revoke: a crash) moves the traffic group to the next one within the
 // failover time. Repeated to report takeover times.
 func TestFailoverOnCrash(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	failoverGroup(t, srv)
 	var times []time.Duration
@@ -78,6 +79,7 @@ func TestFailoverOnCrash(t *testing.T) {
 }
 
 func TestGoStandbyAndAutoFailback(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	failoverGroup(t, srv)
 	tg := TrafficGroup{Name: tg1, HAOrder: []string{"bigip1", "bigip2"}, AutoFailback: true, AutoFailbackTime: 500 * time.Millisecond}
@@ -120,6 +122,7 @@ func TestGoStandbyAndAutoFailback(t *testing.T) {
 // Without auto-failback the device that took over keeps the traffic group
 // when the preferred one returns; a clean leave hands over at once.
 func TestNoFailbackAndCleanLeave(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	failoverGroup(t, srv)
 	tg := TrafficGroup{Name: tg1, HAOrder: []string{"bigip1", "bigip2", "bigip3"}}
@@ -150,6 +153,7 @@ func TestNoFailbackAndCleanLeave(t *testing.T) {
 // is the only one), sync status says Disconnected, commits are refused;
 // when etcd returns, the group elects again and the devices catch up.
 func TestEtcdOutage(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	failoverGroup(t, srv)
 	tg := TrafficGroup{Name: tg1, HAOrder: []string{"bigip1", "bigip2"}}
@@ -196,6 +200,7 @@ func TestEtcdOutage(t *testing.T) {
 // The active device alone loses etcd (a partition: etcd and the other
 // devices carry on). It must stop serving before the standby starts.
 func TestPartitionedActiveStepsDownFirst(t *testing.T) {
+	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
 	failoverGroup(t, srv)
 	tg := TrafficGroup{Name: tg1, HAOrder: []string{"bigip1", "bigip2"}}

@@ -3,9 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/hex"
-	"math/rand/v2"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"

@@ -36,8 +36,9 @@ type Options struct {
 }
 
 // DefaultLeaseTTL makes a dead active device's traffic groups move within
-// about 2.5 s: the lease expires 2 s after the last renewal, and etcd looks
-// for expired leases every half second.
+// 3 s: the lease expires 2 s after the last renewal (at most 250 ms before
+// the crash), etcd looks for expired leases every half second, and the next
+// device claims within milliseconds.
 const DefaultLeaseTTL = 2 * time.Second
 
 // Member is this device's membership of a device group: it follows the
@@ -308,7 +309,7 @@ func (m *Member) Close() error {
 	lease := m.lease
 	m.lease = 0
 	m.mu.Unlock()
-	if lease == 0 {
+	if lease == 0 || m.c.closed() {
 		return nil
 	}
 	rctx, cancel := m.c.reqCtx(context.Background())

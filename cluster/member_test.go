@@ -275,6 +275,7 @@ func TestJoinRefusals(t *testing.T) {
 // not from the trust domain, and a device removed from the domain can no
 // longer join.
 func TestTrustOverTLS(t *testing.T) {
+	t.Parallel()
 	dom, err := trust.NewDomain("Root")
 	if err != nil {
 		t.Fatal(err)
