@@ -59,8 +59,9 @@ func BenchmarkGet30000Objects(b *testing.B) {
 // From the start of a commit until every watching device has the new
 // generation: the config-sync latency of a group of N devices.
 func BenchmarkCommitToAllDevices(b *testing.B) {
-	for _, n := range []int{3, 30} {
-		for _, objects := range []int{30, 30000} {
+	for _, c := range []struct{ n, objects int }{{3, 30}, {3, 30000}, {30, 30}, {30, 30000}, {100, 30}} {
+		n, objects := c.n, c.objects
+		{
 			b.Run(fmt.Sprintf("devices=%d/objects=%d", n, objects), func(b *testing.B) {
 				srv := etcdtest.Start(b, etcdtest.Options{})
 				ctx, cancel := context.WithCancel(context.Background())

@@ -177,7 +177,9 @@ func TestEtcdOutage(t *testing.T) {
 	if !errors.Is(err, ErrDisconnected) {
 		t.Fatalf("commit during outage: %v", err)
 	}
-	srv.Restart()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	restarted := time.Now()
 	eventually(t, 30*time.Second, "an active device again", func() bool { return len(activeOn(d1, d2)) == 1 })
 	elected := time.Now()

@@ -333,7 +333,9 @@ func TestEtcdDownAndBack(t *testing.T) {
 	if ok, _ := c.Connected(); ok {
 		t.Fatal("Connected() true with etcd down")
 	}
-	srv.Restart()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	var id uint64
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -53,10 +53,11 @@ type Member struct {
 	mr    *mirror
 	me    string
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	kick   chan struct{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	kick    chan struct{}
+	pubKick chan struct{}
 
 	applyMu sync.Mutex // serialises Apply
 
@@ -105,7 +106,7 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 		return nil, err
 	}
 	m := &Member{c: c, group: group, log: c.Log(group), opts: opts, me: me,
-		mr: newMirror(c, memberPrefix(group)), kick: make(chan struct{}, 1),
+		mr: newMirror(c, memberPrefix(group)), kick: make(chan struct{}, 1), pubKick: make(chan struct{}, 1),
 		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, activeSet: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	rev, err := m.mr.load(ctx)
@@ -118,10 +119,11 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	if err := m.grant(ctx); err != nil {
 		return nil, err
 	}
-	m.publish(ctx)
+	m.publish()
 	syncNote := m.mr.subscribe()
 	foNote := m.mr.subscribe()
-	m.wg.Add(4)
+	m.wg.Add(5)
+	go func() { defer m.wg.Done(); m.publisher() }()
 	go func() { defer m.wg.Done(); m.mr.run(m.ctx, rev) }()
 	go func() { defer m.wg.Done(); m.syncLoop(syncNote) }()
 	go func() { defer m.wg.Done(); m.keepLease() }()
@@ -141,7 +143,17 @@ func (m *Member) Group() GroupDef {
 	return def
 }
 
-func (m *Member) publish(ctx context.Context) {
+// publish writes this device's sync state for the others to see. Only the
+// publisher goroutine writes, always the latest state, retrying until etcd
+// takes it, so two updates can never land in the wrong order.
+func (m *Member) publish() {
+	select {
+	case m.pubKick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Member) writeState(ctx context.Context) error {
 	m.mu.Lock()
 	st := memberState{Applied: m.applied}
 	if m.applyErr != nil {
@@ -152,7 +164,24 @@ func (m *Member) publish(ctx context.Context) {
 	rctx, cancel := m.c.reqCtx(ctx)
 	_, err := m.c.cli.Put(rctx, m.mr.prefix+"state/"+m.me, string(data))
 	cancel()
-	_ = m.c.note("publish sync state", err)
+	return m.c.note("publish sync state", err)
+}
+
+func (m *Member) publisher() {
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.pubKick:
+		}
+		for m.writeState(m.ctx) != nil {
+			select {
+			case <-m.ctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}
 }
 
 // syncLoop follows the configuration log.
@@ -190,7 +219,7 @@ func (m *Member) syncLoop(defChanged <-chan struct{}) {
 				m.applied = g.ID
 				m.pending = nil
 				m.mu.Unlock()
-				m.publish(m.ctx)
+				m.publish()
 				continue
 			}
 			m.pending = &g
@@ -226,7 +255,7 @@ func (m *Member) apply(ctx context.Context, g Generation) error {
 		m.head = g.ID
 	}
 	m.mu.Unlock()
-	m.publish(ctx)
+	m.publish()
 	return err
 }
 
@@ -254,7 +283,7 @@ func (m *Member) Commit(ctx context.Context, base uint64, g store.Generation) (u
 		m.pending = nil
 	}
 	m.mu.Unlock()
-	m.publish(ctx)
+	m.publish()
 	return id, nil
 }
 

@@ -118,7 +118,9 @@ func TestAutoSyncAppliesOnEveryDevice(t *testing.T) {
 	if err != nil || id != 1 {
 		t.Fatalf("to-group: %d %v", id, err)
 	}
-	if id, err := devs[1].m.Commit(ctx, 1, gen("admin", "ltm pool /Common/p2 { }\n")); err != nil || id != 2 {
+	// bigip2 makes its change on top of what it runs.
+	eventually(t, 10*time.Second, "bigip2 applies generation 1", func() bool { return devs[1].m.Applied() == 1 })
+	if id, err := devs[1].m.Commit(ctx, devs[1].m.Applied(), gen("admin", "ltm pool /Common/p2 { }\n")); err != nil || id != 2 {
 		t.Fatalf("commit on bigip2: %d %v", id, err)
 	}
 	for _, d := range devs {

@@ -47,18 +47,16 @@ type Options struct {
 
 // Server is one running (or stopped) etcd member.
 type Server struct {
-	tb   testing.TB
 	opts Options
 
-	mu       sync.Mutex
-	e        *embed.Etcd
-	client   url.URL
-	peer     url.URL
-	scheme   string
-	stopped  bool
-	restarts int
-	proxies  []*Proxy
-	front    *Proxy
+	mu      sync.Mutex
+	e       *embed.Etcd
+	client  url.URL
+	peer    url.URL
+	scheme  string
+	stopped bool
+	proxies []*Proxy
+	front   *Proxy
 }
 
 // Start starts a member and registers its shutdown with tb.Cleanup. It fails
@@ -68,7 +66,21 @@ func Start(tb testing.TB, opts Options) *Server {
 	if opts.Dir == "" {
 		opts.Dir = tb.TempDir()
 	}
-	s := &Server{tb: tb, opts: opts, scheme: "http"}
+	s, err := Launch(opts)
+	if err != nil {
+		tb.Fatalf("etcdtest: %v", err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Launch starts a member outside a Go test (a transcript's setup, say);
+// opts.Dir is required, and the caller calls Close.
+func Launch(opts Options) (*Server, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("etcdtest: Options.Dir is required")
+	}
+	s := &Server{opts: opts, scheme: "http"}
 	if opts.TLS != nil {
 		s.scheme = "https"
 	}
@@ -87,11 +99,25 @@ func Start(tb testing.TB, opts Options) *Server {
 		}
 	}
 	if err != nil {
-		tb.Fatalf("etcdtest: start etcd: %v", err)
+		return nil, fmt.Errorf("start etcd: %w", err)
 	}
-	tb.Cleanup(s.Stop)
-	s.front = s.NewProxy(tb)
-	return s
+	if s.front, err = s.Proxy(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops the member and its relays.
+func (s *Server) Close() {
+	s.Stop()
+	s.mu.Lock()
+	proxies := s.proxies
+	s.proxies = nil
+	s.mu.Unlock()
+	for _, p := range proxies {
+		p.Close()
+	}
 }
 
 func (s *Server) freeURLs() (client, peer url.URL, err error) {
@@ -201,15 +227,12 @@ func (s *Server) Stop() {
 
 // Restart starts a stopped member again on the same data directory and
 // ports, as an operator restarting etcd after an outage would.
-func (s *Server) Restart() {
-	s.tb.Helper()
+func (s *Server) Restart() error {
 	s.mu.Lock()
 	if !s.stopped {
 		s.mu.Unlock()
-		s.tb.Fatalf("etcdtest: Restart of a running member")
-		return
+		return errors.New("etcdtest: Restart of a running member")
 	}
-	s.restarts++
 	s.mu.Unlock()
 	var err error
 	// The ports were just released; a listener in TIME_WAIT or a late
@@ -223,22 +246,23 @@ func (s *Server) Restart() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		s.tb.Fatalf("etcdtest: restart etcd: %v", err)
+		return fmt.Errorf("etcdtest: restart etcd: %w", err)
 	}
+	return nil
 }
 
 // Client returns a plain-text client of the member, closed at cleanup. For
 // a TLS member build the client with the device's certificate instead.
-func (s *Server) Client() *clientv3.Client {
-	s.tb.Helper()
+func (s *Server) Client(tb testing.TB) *clientv3.Client {
+	tb.Helper()
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   s.Endpoints(),
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		s.tb.Fatalf("etcdtest: client: %v", err)
+		tb.Fatalf("etcdtest: client: %v", err)
 	}
-	s.tb.Cleanup(func() { cli.Close() })
+	tb.Cleanup(func() { cli.Close() })
 	return cli
 }

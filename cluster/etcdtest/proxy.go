@@ -1,6 +1,7 @@
 package etcdtest
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -26,17 +27,27 @@ type Proxy struct {
 // test can have its own, to partition one device from etcd.
 func (s *Server) NewProxy(tb testing.TB) *Proxy {
 	tb.Helper()
+	p, err := s.Proxy()
+	if err != nil {
+		tb.Fatalf("etcdtest: %v", err)
+	}
+	tb.Cleanup(p.Close)
+	return p
+}
+
+// Proxy starts a relay to the member; the caller (or Server.Close) closes
+// it.
+func (s *Server) Proxy() (*Proxy, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatalf("etcdtest: proxy: %v", err)
+		return nil, fmt.Errorf("proxy: %w", err)
 	}
 	p := &Proxy{s: s, l: l, conns: map[net.Conn]bool{}}
 	s.mu.Lock()
 	s.proxies = append(s.proxies, p)
 	s.mu.Unlock()
 	go p.serve()
-	tb.Cleanup(p.Close)
-	return p
+	return p, nil
 }
 
 // Endpoints are the client URLs through the relay.
