@@ -385,3 +385,50 @@ func TestDamagedGeneration(t *testing.T) {
 		}
 	}
 }
+
+// A device cut off while the group moved on and etcd compacted its history
+// still receives every generation, in order, when it is back.
+func TestWatchCatchesUpAfterCompaction(t *testing.T) {
+	srv := etcdtest.Start(t, etcdtest.Options{})
+	ctx := testCtx(t)
+	w := connect(t, srv, "bigip1").Log("dg1")
+	px := srv.NewProxy(t)
+	c, err := Connect(ctx, Config{Device: "bigip2", Endpoints: px.Endpoints()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ch := c.Log("dg1").Watch(ctx, 0)
+	if _, err := w.Commit(ctx, 0, gen("admin", "one\n")); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-ch; g.ID != 1 {
+		t.Fatalf("got %d", g.ID)
+	}
+	px.Cut()
+	var rev int64
+	for i := uint64(1); i <= 3; i++ {
+		if _, err := w.Commit(ctx, i, gen("admin", fmt.Sprintf("config %d\n", i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := w.c.cli.Get(ctx, w.headKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev = resp.Header.Revision
+	if _, err := w.c.cli.Compact(ctx, rev); err != nil {
+		t.Fatal(err)
+	}
+	px.Restore()
+	for want := uint64(2); want <= 4; want++ {
+		select {
+		case g := <-ch:
+			if g.ID != want || g.Config != fmt.Sprintf("config %d\n", want) {
+				t.Fatalf("got %d %q, want %d", g.ID, g.Config, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("generation %d not delivered after the partition", want)
+		}
+	}
+}
