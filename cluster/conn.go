@@ -180,3 +180,9 @@ func (c *Conn) note(op string, err error) error {
 func (c *Conn) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.cfg.RequestTimeout)
 }
+
+// bulkCtx bounds a request that carries n bytes: RequestTimeout plus a
+// second per MiB, so a large configuration is not cut off on a slow link.
+func (c *Conn) bulkCtx(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.cfg.RequestTimeout+time.Duration(n>>20)*time.Second)
+}

@@ -134,8 +134,11 @@ func (m *Member) keepLease() {
 		if lease == 0 {
 			_ = m.grant(m.ctx)
 		} else {
+			// A slow answer still counts from when it was sent, so
+			// the renewal may take up to half the TTL on a busy
+			// machine; the next one starts when it returns.
 			sent := time.Now()
-			rctx, cancel := context.WithTimeout(m.ctx, every)
+			rctx, cancel := context.WithTimeout(m.ctx, m.opts.LeaseTTL/2)
 			resp, err := m.c.cli.KeepAliveOnce(rctx, lease)
 			cancel()
 			switch {

@@ -52,7 +52,7 @@ func TestFailoverOnCrash(t *testing.T) {
 		// Crash: the client goes away without revoking its lease.
 		killed := time.Now()
 		d1.conn.Close()
-		eventually(t, 10*time.Second, "bigip2 takes over", func() bool { return d2.m.isActive(tg.Name) })
+		eventually(t, 20*time.Second, "bigip2 takes over", func() bool { return d2.m.isActive(tg.Name) })
 		took := time.Since(killed)
 		times = append(times, took)
 		if d3.m.isActive(tg.Name) {
@@ -223,7 +223,7 @@ func TestPartitionedActiveStepsDownFirst(t *testing.T) {
 	d2 := join(t, srv, "bigip2", "dg1", tg)
 	cut := time.Now()
 	px.Cut()
-	eventually(t, 10*time.Second, "bigip2 takes over", func() bool { return d2.m.isActive(tg1) })
+	eventually(t, 20*time.Second, "bigip2 takes over", func() bool { return d2.m.isActive(tg1) })
 	d1.mu.Lock()
 	down := d1.became[tg1+" standby"]
 	d1.mu.Unlock()

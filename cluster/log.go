@@ -159,7 +159,7 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	staged := len(chunks) > 1
 	if staged {
 		for i, ch := range chunks {
-			rctx, cancel := l.c.reqCtx(ctx)
+			rctx, cancel := l.c.bulkCtx(ctx, len(ch))
 			_, err := l.c.cli.Put(rctx, chunkKey(blob, i), string(ch))
 			cancel()
 			if err != nil {
@@ -186,7 +186,11 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	} else {
 		cmp = clientv3.Compare(clientv3.Value(l.headKey()), "=", formatHead(base))
 	}
-	rctx, cancel := l.c.reqCtx(ctx)
+	inline := 0
+	if !staged {
+		inline = len(chunks[0])
+	}
+	rctx, cancel := l.c.bulkCtx(ctx, inline)
 	resp, err := l.c.cli.Txn(rctx).If(cmp).Then(ops...).Else(clientv3.OpGet(l.headKey())).Commit()
 	cancel()
 	if err != nil {
@@ -279,7 +283,7 @@ func (l *Log) Get(ctx context.Context, id uint64) (Generation, error) {
 	if err != nil {
 		return Generation{}, err
 	}
-	rctx, cancel := l.c.reqCtx(ctx)
+	rctx, cancel := l.c.bulkCtx(ctx, r.Size)
 	resp, err := l.c.cli.Get(rctx, r.Blob, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
 	cancel()
 	if err := l.c.note(l.readOp(), err); err != nil {
