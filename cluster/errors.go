@@ -19,6 +19,8 @@ var (
 	ErrDisconnected = errors.New("device group disconnected")
 	// ErrNotTrusted: the device is not in the group's trust domain.
 	ErrNotTrusted = errors.New("device not trusted")
+	// ErrDamaged: a generation's text in etcd does not match its record.
+	ErrDamaged = errors.New("generation damaged")
 )
 
 // ConflictError is returned by Commit when the group's head moved past the
@@ -75,6 +77,21 @@ func (e *NotTrustedError) Error() string {
 
 // Is makes errors.Is(err, ErrNotTrusted) true.
 func (e *NotTrustedError) Is(target error) bool { return target == ErrNotTrusted }
+
+// DamagedError reports a generation whose text in etcd does not match its
+// record; it is never applied.
+type DamagedError struct {
+	Group  string
+	ID     uint64
+	Reason string
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("device group %s generation %d is damaged: %s", e.Group, e.ID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrDamaged) true.
+func (e *DamagedError) Is(target error) bool { return target == ErrDamaged }
 
 // unreachable tells transport failures (the cluster is down, partitioned or
 // has no leader) from answers (a key is absent, a compare failed).

@@ -290,8 +290,7 @@ func (l *Log) Get(ctx context.Context, id uint64) (Generation, error) {
 		return Generation{}, err
 	}
 	if len(resp.Kvs) != r.Chunks {
-		return Generation{}, fmt.Errorf("device group %s generation %d is damaged: %d of %d chunks present",
-			l.group, id, len(resp.Kvs), r.Chunks)
+		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: fmt.Sprintf("%d of %d chunks present", len(resp.Kvs), r.Chunks)}
 	}
 	var buf bytes.Buffer
 	buf.Grow(r.Size)
@@ -310,14 +309,14 @@ func (l *Log) Get(ctx context.Context, id uint64) (Generation, error) {
 			_, err = buf.ReadFrom(zr)
 		}
 		if err != nil {
-			return Generation{}, fmt.Errorf("device group %s generation %d is damaged: %v", l.group, id, err)
+			return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: err.Error()}
 		}
 	default:
 		return Generation{}, fmt.Errorf("device group %s generation %d: unknown encoding %q (written by a newer openltm?)", l.group, id, r.Encoding)
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	if hex.EncodeToString(sum[:]) != r.SHA256 {
-		return Generation{}, fmt.Errorf("device group %s generation %d is damaged: its text does not match the digest recorded at commit", l.group, id)
+		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: "its text does not match the digest recorded at commit"}
 	}
 	return Generation{Generation: store.Generation{ID: r.ID, Time: r.Time, User: r.User, Summary: r.Summary,
 		Config: buf.String()}, Device: r.Device}, nil

@@ -380,9 +380,21 @@ func TestDamagedGeneration(t *testing.T) {
 		if _, err := l.c.cli.Put(ctx, chunkKey(r.Blob, 0), "ltm pool /Common/evil { }\n"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Get(ctx, id); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("device group dg1 generation %d is damaged", id)) {
+		if _, err := l.Get(ctx, id); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), fmt.Sprintf("device group dg1 generation %d is damaged", id)) {
 			t.Fatalf("generation %d: %v", id, err)
 		}
+	}
+	// A watcher skips them and goes on with the next good generation.
+	if _, err := l.Commit(ctx, 2, gen("admin", "three\n")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-connect(t, srv, "bigip2").Log("dg1").Watch(ctx, 0):
+		if g.ID != 3 || g.Config != "three\n" {
+			t.Fatalf("watch delivered %d %q", g.ID, g.Config)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("watch stuck on a damaged generation")
 	}
 }
 

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -17,6 +18,7 @@ import (
 // (each generation is a whole configuration, so applying the newest is
 // enough).
 //
+// A generation whose text is damaged in etcd (ErrDamaged) is skipped.
 // The receiver must keep reading; Watch does not drop generations.
 func (l *Log) Watch(ctx context.Context, from uint64) <-chan Generation {
 	out := make(chan Generation, 16)
@@ -45,6 +47,12 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 	deliver := func(head uint64) bool {
 		for ; next <= head; next++ {
 			g, err := l.Get(ctx, next)
+			if errors.Is(err, ErrDamaged) {
+				// Not deliverable; the next generation is a whole
+				// configuration again. SyncFromGroup reports it if
+				// it is the newest.
+				continue
+			}
 			if err != nil {
 				if ctx.Err() != nil || unreachable(err) {
 					return false
