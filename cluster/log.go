@@ -289,20 +289,31 @@ func (l *Log) Get(ctx context.Context, id uint64) (Generation, error) {
 	if err := l.c.note(l.readOp(), err); err != nil {
 		return Generation{}, err
 	}
-	if len(resp.Kvs) != r.Chunks {
-		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: fmt.Sprintf("%d of %d chunks present", len(resp.Kvs), r.Chunks)}
+	chunks := make([][]byte, len(resp.Kvs))
+	for i, kv := range resp.Kvs {
+		chunks[i] = kv.Value
+	}
+	return l.assemble(r, chunks)
+}
+
+// assemble checks and decodes a generation from its record and its chunks
+// in order.
+func (l *Log) assemble(r record, chunks [][]byte) (Generation, error) {
+	id := r.ID
+	if len(chunks) != r.Chunks {
+		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: fmt.Sprintf("%d of %d chunks present", len(chunks), r.Chunks)}
 	}
 	var buf bytes.Buffer
 	buf.Grow(r.Size)
 	switch r.Encoding {
 	case "":
-		for _, kv := range resp.Kvs {
-			buf.Write(kv.Value)
+		for _, c := range chunks {
+			buf.Write(c)
 		}
 	case "gzip":
-		parts := make([]io.Reader, len(resp.Kvs))
-		for i, kv := range resp.Kvs {
-			parts[i] = bytes.NewReader(kv.Value)
+		parts := make([]io.Reader, len(chunks))
+		for i, c := range chunks {
+			parts[i] = bytes.NewReader(c)
 		}
 		zr, err := gzip.NewReader(io.MultiReader(parts...))
 		if err == nil {

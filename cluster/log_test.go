@@ -124,6 +124,9 @@ func TestConcurrentCommitsAreSerial(t *testing.T) {
 		l.chunk = 64 // force staged chunks so the losers' cleanup is exercised
 		logs = append(logs, l)
 	}
+	// A fourth device watches: it sees every generation once, in order,
+	// with the winner's text, though the losers' chunks pass by too.
+	watched := connect(t, srv, "bigip4").Log("dg1").Watch(ctx, 0)
 	const perDevice = 8
 	var mu sync.Mutex
 	won := map[uint64]string{}
@@ -167,6 +170,16 @@ func TestConcurrentCommitsAreSerial(t *testing.T) {
 		g, err := logs[0].Get(ctx, id)
 		if err != nil || g.Config != text {
 			t.Fatalf("generation %d: %v", id, err)
+		}
+	}
+	for id := uint64(1); id <= uint64(len(won)); id++ {
+		select {
+		case g := <-watched:
+			if g.ID != id || g.Config != won[id] {
+				t.Fatalf("watch delivered %d, want %d with its text", g.ID, id)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("watch did not deliver generation %d", id)
 		}
 	}
 	resp, err := logs[0].c.cli.Get(ctx, logs[0].prefix+"blob/", clientv3.WithPrefix(), clientv3.WithKeysOnly())

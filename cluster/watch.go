@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -43,10 +45,16 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 			return true
 		}
 	}
-	// deliver sends generations next..head.
-	deliver := func(head uint64) bool {
+	// deliver sends generations next..head, taking them from the watch
+	// events in hand when the commit brought everything in one
+	// transaction, else reading them.
+	deliver := func(head uint64, events map[string][]byte) bool {
 		for ; next <= head; next++ {
-			g, err := l.Get(ctx, next)
+			g, ok := l.fromEvents(next, events)
+			var err error
+			if !ok {
+				g, err = l.Get(ctx, next)
+			}
 			if errors.Is(err, ErrDamaged) {
 				// Not deliverable; the next generation is a whole
 				// configuration again. SyncFromGroup reports it if
@@ -78,7 +86,7 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 	}
 	for ctx.Err() == nil {
 		head, rev, err := l.head(ctx)
-		if err != nil || !deliver(head) {
+		if err != nil || !deliver(head, nil) {
 			if !pause() {
 				return
 			}
@@ -86,7 +94,12 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 		}
 		backoff = 50 * time.Millisecond
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		wch := l.c.cli.Watch(wctx, l.headKey(), clientv3.WithRev(rev+1))
+		// One watch over blob/, gen/ and head: a commit's chunks and
+		// record arrive with it (the record and head in one response),
+		// so the device need not read them again. Chunks are held
+		// until their generation is delivered or they are deleted.
+		events, held := map[string][]byte{}, 0
+		wch := l.c.cli.Watch(wctx, l.prefix+"blob/", clientv3.WithRange(l.headKey()+"\x00"), clientv3.WithRev(rev+1))
 		ok := true
 		for ok {
 			select {
@@ -100,15 +113,39 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 					ok = false
 					break
 				}
+				var h uint64
 				for _, ev := range wr.Events {
+					k := string(ev.Kv.Key)
 					if ev.Type != clientv3.EventTypePut {
+						held -= len(events[k])
+						delete(events, k)
 						continue
 					}
-					h, err := parseHead(ev.Kv.Value)
-					if err != nil || !deliver(h) {
-						ok = false
-						break
+					if k == l.headKey() {
+						if v, err := parseHead(ev.Kv.Value); err == nil && v > h {
+							h = v
+						}
+						continue
 					}
+					held += len(ev.Kv.Value) - len(events[k])
+					events[k] = ev.Kv.Value
+				}
+				if h > 0 {
+					if !deliver(h, events) {
+						ok = false
+					}
+					// Everything up to the head is delivered; keep
+					// only chunks staged for later generations.
+					later := l.blobBase(h + 1)
+					for k := range events {
+						if !strings.HasPrefix(k, l.prefix+"blob/") || k < later {
+							held -= len(events[k])
+							delete(events, k)
+						}
+					}
+				}
+				if held > maxHeld {
+					events, held = map[string][]byte{}, 0
 				}
 			}
 		}
@@ -117,4 +154,32 @@ func (l *Log) watch(ctx context.Context, next uint64, out chan<- Generation) {
 			return
 		}
 	}
+}
+
+// maxHeld bounds the chunks a watch holds for generations not yet
+// published (a device that died mid-commit leaves its chunks behind);
+// past it they are dropped and read from etcd if ever needed.
+const maxHeld = 64 << 20
+
+// fromEvents builds generation id from the keys a watch response carried,
+// when its record and all its chunks are there.
+func (l *Log) fromEvents(id uint64, events map[string][]byte) (Generation, bool) {
+	v, ok := events[l.genKey(id)]
+	if !ok {
+		return Generation{}, false
+	}
+	var r record
+	if json.Unmarshal(v, &r) != nil || r.ID != id {
+		return Generation{}, false
+	}
+	chunks := make([][]byte, r.Chunks)
+	for i := range chunks {
+		c, ok := events[chunkKey(r.Blob, i)]
+		if !ok {
+			return Generation{}, false
+		}
+		chunks[i] = c
+	}
+	g, err := l.assemble(r, chunks)
+	return g, err == nil
 }
