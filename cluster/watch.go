@@ -12,7 +12,9 @@ import (
 
 // Watch delivers every generation newer than from, in order, on the
 // returned channel until ctx ends, when the channel is closed. It reads what
-// was committed before the call, then follows the head key; after a
+// was committed before the call, then follows the log's keys, taking each
+// new generation from the watch stream itself (reading it only when the
+// stream did not carry all of it); after a
 // disconnect, a compaction or a lost leader it reads again from the head and
 // goes on from the last generation it delivered, so nothing is skipped or
 // repeated. Only a device more than store.Keep generations behind misses
