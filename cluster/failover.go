@@ -1,0 +1,491 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// TrafficGroup is a `cm traffic-group`: the floating addresses that move
+// together, and how the active device is chosen.
+type TrafficGroup struct {
+	Name string
+	// HAOrder lists devices in order of preference (`ha-order { a b }`).
+	// Devices of the group not listed come after, by name.
+	HAOrder []string
+	// AutoFailback (`auto-failback-enabled true`) hands the traffic group
+	// back to the first available device of HAOrder once it has been
+	// back for AutoFailbackTime (`auto-failback-time`, default 60 s).
+	AutoFailback     bool
+	AutoFailbackTime time.Duration
+}
+
+// DefaultAutoFailbackTime is BIG-IP's auto-failback-time.
+const DefaultAutoFailbackTime = 60 * time.Second
+
+// TrafficGroupStatus is one line of `show cm failover-status` /
+// `show cm traffic-group`.
+type TrafficGroupStatus struct {
+	Name   string
+	Active bool   // this device is active for it
+	Owner  string // the device active for it ("" while none is)
+	Next   string // the device that would take over from the owner
+}
+
+type tgState struct {
+	active        bool
+	vacantSince   time.Time
+	failbackSince time.Time
+}
+
+func checkTrafficGroups(def GroupDef, tgs []TrafficGroup) error {
+	if len(tgs) > 0 && def.Type != SyncFailover {
+		return fmt.Errorf("Device group %s is %s: traffic groups fail over only in a sync-failover device group", def.Name, def.Type)
+	}
+	seen := map[string]bool{}
+	for _, tg := range tgs {
+		if tg.Name == "" {
+			return errors.New("traffic group name is empty")
+		}
+		if seen[tg.Name] {
+			return fmt.Errorf("traffic group %s is listed twice", tg.Name)
+		}
+		seen[tg.Name] = true
+		for _, d := range tg.HAOrder {
+			if !slices.Contains(def.Devices, d) {
+				return fmt.Errorf("traffic group %s: ha-order device %s is not a member of device group %s", tg.Name, d, def.Name)
+			}
+		}
+		if tg.AutoFailbackTime < 0 {
+			return fmt.Errorf("traffic group %s: auto-failback-time must not be negative", tg.Name)
+		}
+	}
+	return nil
+}
+
+// SetTrafficGroups replaces the traffic groups this device can carry, after
+// a configuration change; it gives up those no longer listed.
+func (m *Member) SetTrafficGroups(tgs []TrafficGroup) error {
+	if err := checkTrafficGroups(m.Group(), tgs); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.tgs = slices.Clone(tgs)
+	m.mu.Unlock()
+	m.poke()
+	return nil
+}
+
+func (m *Member) poke() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Member) tgKey(tg, rest string) string { return "tg/" + tg + "/" + rest }
+
+// grant takes a new lease and announces the device with it.
+func (m *Member) grant(ctx context.Context) error {
+	sent := time.Now()
+	rctx, cancel := m.c.reqCtx(ctx)
+	defer cancel()
+	resp, err := m.c.cli.Grant(rctx, int64((m.opts.LeaseTTL+time.Second-1)/time.Second))
+	if err := m.c.note("join device group "+m.group, err); err != nil {
+		return err
+	}
+	_, err = m.c.cli.Put(rctx, m.mr.prefix+"alive/"+m.me, "", clientv3.WithLease(resp.ID))
+	if err := m.c.note("join device group "+m.group, err); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.lease = resp.ID
+	m.safeUntil = sent.Add(safeTTL(resp.TTL))
+	m.mu.Unlock()
+	return nil
+}
+
+// safeTTL is how long after sending a renewal the device may assume its
+// lease is still held. etcd counts the TTL from when it received the
+// renewal, which is later, and frees expired leases only every half second;
+// the device stops 15% short of the TTL (300 ms of 2 s) to allow for clock
+// drift and for its own reaction.
+func safeTTL(ttl int64) time.Duration {
+	d := time.Duration(ttl) * time.Second
+	return d - d*15/100
+}
+
+// keepLease renews the device's lease eight times per TTL (every 250 ms by
+// default, so a crash leaves at most that much of the last renewal unused),
+// takes a new one when etcd lost it, and so also probes etcd for the
+// Disconnected status.
+func (m *Member) keepLease() {
+	every := m.opts.LeaseTTL / 8
+	for m.ctx.Err() == nil {
+		m.mu.Lock()
+		lease := m.lease
+		m.mu.Unlock()
+		if lease == 0 {
+			_ = m.grant(m.ctx)
+		} else {
+			// A slow answer still counts from when it was sent, so
+			// the renewal may take up to half the TTL on a busy
+			// machine; the next one starts when it returns.
+			sent := time.Now()
+			rctx, cancel := context.WithTimeout(m.ctx, m.opts.LeaseTTL/2)
+			resp, err := m.c.cli.KeepAliveOnce(rctx, lease)
+			cancel()
+			switch {
+			case err == nil && resp.TTL > 0:
+				_ = m.c.note("renew the device's lease", nil)
+				m.mu.Lock()
+				if m.lease == lease {
+					m.safeUntil = sent.Add(safeTTL(resp.TTL))
+				}
+				m.mu.Unlock()
+			case errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0):
+				// Expired while etcd could not hear us: everything
+				// held with it is gone. Start again.
+				_ = m.c.note("renew the device's lease", nil)
+				m.mu.Lock()
+				if m.lease == lease {
+					m.lease = 0
+					m.safeUntil = time.Time{}
+				}
+				m.mu.Unlock()
+				continue
+			default:
+				if m.ctx.Err() == nil {
+					_ = m.c.note("renew the device's lease", err)
+				}
+			}
+		}
+		m.poke()
+		select {
+		case <-m.ctx.Done():
+		case <-time.After(every):
+		}
+	}
+}
+
+func (m *Member) failoverLoop(changed <-chan struct{}) {
+	tick := time.NewTicker(m.opts.LeaseTTL / 10)
+	defer tick.Stop()
+	deadline := time.NewTimer(time.Hour)
+	defer deadline.Stop()
+	for {
+		m.evaluate()
+		// Wake exactly when the lease stops being safe, so an active
+		// device that lost etcd steps down on time, not a tick later.
+		m.mu.Lock()
+		until := time.Until(m.safeUntil)
+		m.mu.Unlock()
+		if until <= 0 {
+			until = time.Hour
+		}
+		deadline.Reset(until)
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-changed:
+		case <-m.kick:
+		case <-tick.C:
+		case <-deadline.C:
+		}
+	}
+}
+
+// candidates ranks the online devices for a traffic group: ha-order first,
+// then the rest by name; a device that was told to go standby comes last.
+func (m *Member) candidates(tg TrafficGroup, def GroupDef, alive map[string]bool, standby map[string]bool) []string {
+	var out []string
+	for _, d := range def.Devices {
+		if alive[d] {
+			out = append(out, d)
+		}
+	}
+	rank := func(d string) int {
+		if i := slices.Index(tg.HAOrder, d); i >= 0 {
+			return i
+		}
+		return len(tg.HAOrder)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if standby[a] != standby[b] {
+			return !standby[a]
+		}
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
+		}
+		return a < b
+	})
+	return out
+}
+
+func setOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+// evaluate runs one round of the election for every traffic group.
+func (m *Member) evaluate() {
+	now := time.Now()
+	m.mu.Lock()
+	lease := m.lease
+	safe := lease != 0 && now.Before(m.safeUntil)
+	tgs := slices.Clone(m.tgs)
+	m.mu.Unlock()
+	def := m.Group()
+	alive := setOf(m.mr.under("alive/"))
+	carried := map[string]bool{}
+	for _, tg := range tgs {
+		carried[tg.Name] = true
+		st := m.fo[tg.Name]
+		if st == nil {
+			st = &tgState{}
+			m.fo[tg.Name] = st
+		}
+		ownerKV := m.mr.get(m.tgKey(tg.Name, "owner"))
+		standby := setOf(m.mr.under(m.tgKey(tg.Name, "standby/")))
+		cands := m.candidates(tg, def, alive, standby)
+		owner := ""
+		if ownerKV != nil {
+			owner = string(ownerKV.Value)
+		}
+		mine := owner == m.me && lease != 0 && ownerKV.Lease == int64(lease)
+		if owner != "" {
+			st.vacantSince = time.Time{}
+		}
+		switch {
+		case owner == "":
+			if st.vacantSince.IsZero() {
+				st.vacantSince = now
+			}
+			// The best candidate claims at once; each next one waits a
+			// lease TTL more, in case a better one is online but not
+			// taking part.
+			if i := slices.Index(cands, m.me); safe && i >= 0 &&
+				now.Sub(st.vacantSince) >= time.Duration(i)*m.opts.LeaseTTL {
+				m.claim(tg.Name, lease)
+			}
+		case mine:
+			switch {
+			case standby[m.me] && len(cands) > 0 && cands[0] != m.me:
+				m.release(tg.Name, lease, st)
+				mine = false
+			case tg.AutoFailback && len(cands) > 0 && cands[0] != m.me && !standby[cands[0]] &&
+				slices.Contains(tg.HAOrder, cands[0]) && preferred(tg, cands[0], m.me):
+				wait := tg.AutoFailbackTime
+				if wait == 0 {
+					wait = DefaultAutoFailbackTime
+				}
+				if st.failbackSince.IsZero() {
+					st.failbackSince = now
+				}
+				if now.Sub(st.failbackSince) >= wait {
+					m.release(tg.Name, lease, st)
+					mine = false
+				}
+			default:
+				st.failbackSince = time.Time{}
+			}
+		default:
+			if standby[m.me] {
+				// Someone else took it: the forced standby is done.
+				m.del(m.tgKey(tg.Name, "standby/"+m.me))
+			}
+		}
+		m.setActive(tg.Name, st, mine && safe)
+	}
+	for name, st := range m.fo {
+		if !carried[name] {
+			if st.active {
+				m.release(name, lease, st)
+			}
+			delete(m.fo, name)
+		}
+	}
+}
+
+// preferred reports whether a comes before b in the traffic group's
+// ha-order.
+func preferred(tg TrafficGroup, a, b string) bool {
+	ia, ib := slices.Index(tg.HAOrder, a), slices.Index(tg.HAOrder, b)
+	return ia >= 0 && (ib < 0 || ia < ib)
+}
+
+func (m *Member) setActive(tg string, st *tgState, active bool) {
+	if st.active == active {
+		return
+	}
+	st.active = active
+	m.mu.Lock()
+	m.activeSet[tg] = active
+	m.mu.Unlock()
+	if !active {
+		st.failbackSince = time.Time{}
+	}
+	if m.opts.OnFailover != nil {
+		m.opts.OnFailover(tg, active)
+	}
+}
+
+func (m *Member) claim(tg string, lease clientv3.LeaseID) {
+	key := m.mr.prefix + m.tgKey(tg, "owner")
+	rctx, cancel := m.c.reqCtx(m.ctx)
+	defer cancel()
+	_, err := m.c.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, m.me, clientv3.WithLease(lease))).Commit()
+	_ = m.c.note("take traffic group "+tg, err)
+}
+
+// release goes standby first, then gives the traffic group up, so the next
+// device never serves at the same time as this one.
+func (m *Member) release(tg string, lease clientv3.LeaseID, st *tgState) {
+	m.setActive(tg, st, false)
+	if m.c.closed() {
+		return
+	}
+	key := m.mr.prefix + m.tgKey(tg, "owner")
+	rctx, cancel := m.c.reqCtx(context.WithoutCancel(m.ctx))
+	defer cancel()
+	_, err := m.c.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.Value(key), "=", m.me), clientv3.Compare(clientv3.LeaseValue(key), "=", lease)).
+		Then(clientv3.OpDelete(key)).Commit()
+	_ = m.c.note("give up traffic group "+tg, err)
+}
+
+func (m *Member) del(key string) {
+	rctx, cancel := m.c.reqCtx(m.ctx)
+	defer cancel()
+	_, err := m.c.cli.Delete(rctx, m.mr.prefix+key)
+	_ = m.c.note("update the device group", err)
+}
+
+// standbyAll is used on Close: standby everywhere, owner keys removed.
+func (m *Member) standbyAll() {
+	m.mu.Lock()
+	lease := m.lease
+	m.mu.Unlock()
+	for name, st := range m.fo {
+		if st.active {
+			m.release(name, lease, st)
+		}
+	}
+}
+
+// GoStandby makes this device give up a traffic group ("" for all it is
+// active for) to the next device (`run sys failover standby
+// [traffic-group NAME]`). It returns once the device is standby; it is an
+// error when no other device is online to take over.
+func (m *Member) GoStandby(ctx context.Context, trafficGroup string) error {
+	m.mu.Lock()
+	lease := m.lease
+	var names []string
+	for _, tg := range m.tgs {
+		if trafficGroup == "" || tg.Name == trafficGroup {
+			names = append(names, tg.Name)
+		}
+	}
+	m.mu.Unlock()
+	if trafficGroup != "" && len(names) == 0 {
+		return fmt.Errorf("The requested traffic group (/Common/%s) was not found.", trafficGroup)
+	}
+	if lease == 0 {
+		return &DisconnectedError{Op: "go standby", Endpoints: m.c.cfg.Endpoints, Err: errors.New("the device holds no lease")}
+	}
+	def := m.Group()
+	alive := m.mr.under("alive/")
+	others := 0
+	for _, d := range def.Devices {
+		if _, ok := alive[d]; ok && d != m.me {
+			others++
+		}
+	}
+	if others == 0 {
+		return fmt.Errorf("Unable to go standby: no other device of device group %s is online to take over", m.group)
+	}
+	for _, name := range names {
+		rctx, cancel := m.c.reqCtx(ctx)
+		_, err := m.c.cli.Put(rctx, m.mr.prefix+m.tgKey(name, "standby/"+m.me), "", clientv3.WithLease(lease))
+		cancel()
+		if err := m.c.note("go standby", err); err != nil {
+			return err
+		}
+	}
+	m.poke()
+	deadline := time.Now().Add(5 * m.opts.LeaseTTL)
+	for {
+		active := false
+		for _, s := range m.FailoverStatus() {
+			if slices.Contains(names, s.Name) && s.Active {
+				active = true
+			}
+		}
+		if !active {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("Unable to go standby: still active after %v", 5*m.opts.LeaseTTL)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// FailoverStatus lists the traffic groups this device carries.
+func (m *Member) FailoverStatus() []TrafficGroupStatus {
+	m.mu.Lock()
+	tgs := slices.Clone(m.tgs)
+	m.mu.Unlock()
+	def := m.Group()
+	alive := setOf(m.mr.under("alive/"))
+	var out []TrafficGroupStatus
+	for _, tg := range tgs {
+		s := TrafficGroupStatus{Name: tg.Name}
+		if kv := m.mr.get(m.tgKey(tg.Name, "owner")); kv != nil {
+			s.Owner = string(kv.Value)
+		}
+		s.Active = m.isActive(tg.Name)
+		standby := setOf(m.mr.under(m.tgKey(tg.Name, "standby/")))
+		for _, d := range m.candidates(tg, def, alive, standby) {
+			if d != s.Owner {
+				s.Next = d
+				break
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// FailoverState is the prompt's failover word: "Active" when the device is
+// active for any traffic group, else "Standby".
+func (m *Member) FailoverState() string {
+	for _, s := range m.FailoverStatus() {
+		if s.Active {
+			return "Active"
+		}
+	}
+	return "Standby"
+}
+
+func (m *Member) isActive(tg string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.activeSet[tg]
+}

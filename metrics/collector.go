@@ -1,0 +1,166 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("openltm_"+name, help, labels, nil)
+}
+
+// trafficDescs are the counters of one side of an object.
+type trafficDescs struct {
+	bitsIn, bitsOut, pktsIn, pktsOut, cur, max, tot, req *prometheus.Desc
+}
+
+func newTraffic(prefix, side string, labels ...string) trafficDescs {
+	return trafficDescs{
+		bitsIn:  desc(prefix+"_"+side+"_bits_in_total", "Bits received on the "+side+" side.", labels...),
+		bitsOut: desc(prefix+"_"+side+"_bits_out_total", "Bits sent on the "+side+" side.", labels...),
+		pktsIn:  desc(prefix+"_"+side+"_packets_in_total", "Packets received on the "+side+" side.", labels...),
+		pktsOut: desc(prefix+"_"+side+"_packets_out_total", "Packets sent on the "+side+" side.", labels...),
+		cur:     desc(prefix+"_"+side+"_connections", "Current connections on the "+side+" side.", labels...),
+		max:     desc(prefix+"_"+side+"_connections_max", "Most concurrent connections on the "+side+" side.", labels...),
+		tot:     desc(prefix+"_"+side+"_connections_total", "Connections on the "+side+" side.", labels...),
+		req:     desc(prefix+"_requests_total", "Requests.", labels...),
+	}
+}
+
+func (t trafficDescs) describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{t.bitsIn, t.bitsOut, t.pktsIn, t.pktsOut, t.cur, t.max, t.tot, t.req} {
+		ch <- d
+	}
+}
+
+func (t trafficDescs) collect(ch chan<- prometheus.Metric, tr Traffic, lv ...string) {
+	c := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+	}
+	g := func(d *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), lv...)
+	}
+	c(t.bitsIn, tr.BitsIn)
+	c(t.bitsOut, tr.BitsOut)
+	c(t.pktsIn, tr.PktsIn)
+	c(t.pktsOut, tr.PktsOut)
+	g(t.cur, tr.CurConns)
+	g(t.max, tr.MaxConns)
+	c(t.tot, tr.TotConns)
+	c(t.req, tr.TotRequests)
+}
+
+// statusDescs export availability as a state set and enabled as 0/1.
+type statusDescs struct{ avail, enabled *prometheus.Desc }
+
+func newStatus(prefix, what string, labels ...string) statusDescs {
+	return statusDescs{
+		avail:   desc(prefix+"_status", "Availability of the "+what+": 1 for the current state.", append(labels, "availability")...),
+		enabled: desc(prefix+"_enabled", "1 when the "+what+" is enabled.", labels...),
+	}
+}
+
+func (s statusDescs) describe(ch chan<- *prometheus.Desc) { ch <- s.avail; ch <- s.enabled }
+
+func (s statusDescs) collect(ch chan<- prometheus.Metric, st Status, lv ...string) {
+	for _, a := range Availabilities {
+		ch <- prometheus.MustNewConstMetric(s.avail, prometheus.GaugeValue, b2f(a == st.Availability), append(lv, a)...)
+	}
+	ch <- prometheus.MustNewConstMetric(s.enabled, prometheus.GaugeValue, b2f(st.State == "enabled"), lv...)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// collector turns one snapshot per scrape into metrics.
+type collector struct {
+	snapshot func() Snapshot
+}
+
+var (
+	connections = desc("connections", "Current client connections of all virtual servers.")
+	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
+	virtualSt   = newStatus("virtual", "virtual server", "virtual")
+	virtualTr   = newTraffic("virtual", "client", "virtual")
+	poolSt      = newStatus("pool", "pool", "pool")
+	poolTr      = newTraffic("pool", "server", "pool")
+	poolAvail   = desc("pool_members_available", "Pool members available.", "pool")
+	poolTotal   = desc("pool_members", "Pool members.", "pool")
+	memberSt    = newStatus("pool_member", "pool member", "pool", "member")
+	memberTr    = newTraffic("pool_member", "server", "pool", "member")
+	nodeSt      = newStatus("node", "node", "node")
+	nodeTr      = newTraffic("node", "server", "node")
+	persistRecs = desc("persistence_records", "Persistence records held.", "profile", "mode")
+	wideipSt    = newStatus("gslb_wideip", "wide IP", "wideip", "type")
+	wideipReq   = desc("gslb_wideip_requests_total", "DNS requests for the wide IP.", "wideip", "type")
+	wideipRes   = desc("gslb_wideip_resolutions_total", "Answers by how they were chosen (preferred, alternate, fallback) and requests dropped.", "wideip", "type", "method")
+	syncSt      = desc("sync_status", "Device group sync status (show cm sync-status): 1 for the current one.", "group", "status")
+	syncGen     = desc("sync_generation", "Configuration generation: applied by this device, or head of the group.", "group", "which")
+	failover    = desc("failover_active", "1 when this device is active for the traffic group.", "traffic_group")
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{connections, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, syncSt, syncGen, failover} {
+		ch <- d
+	}
+	for _, s := range []statusDescs{virtualSt, poolSt, memberSt, nodeSt, wideipSt} {
+		s.describe(ch)
+	}
+	for _, t := range []trafficDescs{virtualTr, poolTr, memberTr, nodeTr} {
+		t.describe(ch)
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.snapshot()
+	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
+	}
+	gauge(connections, float64(s.Connections))
+	for _, v := range s.Virtuals {
+		gauge(virtualInfo, 1, v.Name, v.Destination)
+		virtualSt.collect(ch, v.Status, v.Name)
+		virtualTr.collect(ch, v.Traffic, v.Name)
+	}
+	for _, p := range s.Pools {
+		poolSt.collect(ch, p.Status, p.Name)
+		poolTr.collect(ch, p.Traffic, p.Name)
+		gauge(poolAvail, float64(p.AvailableMembers), p.Name)
+		gauge(poolTotal, float64(p.TotalMembers), p.Name)
+	}
+	for _, m := range s.Members {
+		memberSt.collect(ch, m.Status, m.Pool, m.Name)
+		memberTr.collect(ch, m.Traffic, m.Pool, m.Name)
+	}
+	for _, n := range s.Nodes {
+		nodeSt.collect(ch, n.Status, n.Name)
+		nodeTr.collect(ch, n.Traffic, n.Name)
+	}
+	for _, p := range s.Persistence {
+		gauge(persistRecs, float64(p.Records), p.Profile, p.Mode)
+	}
+	for _, w := range s.WideIPs {
+		wideipSt.collect(ch, w.Status, w.Name, w.Type)
+		counter(wideipReq, w.Requests, w.Name, w.Type)
+		counter(wideipRes, w.Preferred, w.Name, w.Type, "preferred")
+		counter(wideipRes, w.Alternate, w.Name, w.Type, "alternate")
+		counter(wideipRes, w.Fallback, w.Name, w.Type, "fallback")
+		counter(wideipRes, w.Dropped, w.Name, w.Type, "dropped")
+	}
+	if y := s.Sync; y != nil {
+		for _, st := range SyncStatuses {
+			gauge(syncSt, b2f(st == y.Status), y.Group, st)
+		}
+		gauge(syncGen, float64(y.Applied), y.Group, "applied")
+		gauge(syncGen, float64(y.Head), y.Group, "head")
+	}
+	for _, tg := range s.TrafficGroups {
+		gauge(failover, b2f(tg.Active), tg.Name)
+	}
+}
