@@ -59,6 +59,12 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			var at grammar.Node = st
 			if len(t.rest) > 0 {
 				at = t.rest[0]
+				if w, ok := at.(*grammar.Word); ok {
+					if near := nearest(w.Text, valid); near != "" {
+						return synErr(at, valid, "%q unknown type in %q; did you mean %q?", w.Text, strings.Join(t.module, " "), near)
+					}
+					return synErr(at, valid, "%q unknown type in %q", w.Text, strings.Join(t.module, " "))
+				}
 			}
 			return synErr(at, valid, "%s needs an object type after %q", verb, strings.Join(t.module, " "))
 		}
@@ -229,3 +235,45 @@ var virtualListed = []*objects.Prop{virtualIPProtocol, virtualMask, virtualSourc
 // created without one. The schema has no default for a collection's items,
 // so this one lives here.
 const virtualDefaultProfile = "/Common/fastL4"
+
+// nearest is the one word of valid that typed most likely meant: the only
+// one it starts, else the closest within two edits; "" when none is.
+func nearest(typed string, valid []string) string {
+	var prefixed []string
+	for _, v := range valid {
+		if strings.HasPrefix(v, typed) {
+			prefixed = append(prefixed, v)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	best, bestD := "", 3
+	for _, v := range valid {
+		if d := editDistance(typed, v); d < bestD {
+			best, bestD = v, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -221,3 +221,19 @@ func TestUnknownKindsAreListed(t *testing.T) {
 		t.Fatal("a missing unknown object listed without error")
 	}
 }
+
+func TestUnknownTypeSuggests(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for cmd, want := range map[string]string{
+		"create ltm pol x":     `"pol" unknown type in "ltm"; did you mean "pool"?`,
+		"create ltm virtul x":  `"virtual" ?`,
+		"create ltm zzzzzzz x": `"zzzzzzz" unknown type in "ltm" (at 1:12`,
+	} {
+		_, errText := run(t, s, cmd)
+		if !strings.Contains(errText, strings.TrimSuffix(want, " ?")) {
+			t.Errorf("%s: %q, want %q", cmd, errText, want)
+		}
+	}
+}

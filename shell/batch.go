@@ -41,24 +41,33 @@ func (b *Batch) Done(ctx context.Context) bool {
 }
 
 // RunText runs every statement of text, as given to -c or as trailing
-// arguments. Errors carry no location: the text is on the command line.
+// arguments. Errors are located as in a file, source:line:col, with
+// source "-c".
 func (b *Batch) RunText(ctx context.Context, text string) {
 	f := newFeeder()
 	sts, errs := f.feed(text + "\n")
-	b.runAll(ctx, sts, errs, func(statement) string { return "" })
-	b.runAll(ctx, f.finish(), nil, func(statement) string { return "" })
+	where := whereIn("-c")
+	b.runAll(ctx, sts, errs, where)
+	b.runAll(ctx, f.finish(), nil, where)
+}
+
+// whereIn locates a statement's errors in source: "source:line:col", the
+// same for -c text, a file and standard input.
+func whereIn(source string) func(statement) string {
+	return func(st statement) string {
+		return fmt.Sprintf("%s:%d:%d", source, st.line, max(st.col, 1))
+	}
 }
 
 // RunReader runs a script read from in as it arrives, so a slow pipe (a
 // program feeding tmsh) sees each statement run as soon as it is complete.
-// name labels errors ("script.tmsh:12: ..."); "" leaves them unlabelled.
+// name labels errors ("script.tmsh:12:1: ..."); "" is standard input,
+// labelled "-".
 func (b *Batch) RunReader(ctx context.Context, in io.Reader, name string) error {
-	where := func(st statement) string {
-		if name == "" {
-			return ""
-		}
-		return fmt.Sprintf("%s:%d", name, st.line)
+	if name == "" {
+		name = "-"
 	}
+	where := whereIn(name)
 	f := newFeeder()
 	br := bufio.NewReaderSize(in, 64<<10)
 	buf := make([]byte, 64<<10)
@@ -98,18 +107,14 @@ func (b *Batch) runAll(ctx context.Context, sts []statement, errs []error, where
 			return
 		}
 		if len(errs) > 0 {
-			line := 0
+			line, col := 0, 0
 			var se *splitError
 			if errors.As(errs[0], &se) {
-				line = se.line
+				line, col = se.line, se.col
 			}
 			if len(sts) == 0 || line <= sts[0].line {
 				r.failed = true
-				at := where(statement{line: line})
-				if at == "" {
-					at = fmt.Sprintf("line %d", line)
-				}
-				r.report(at, errs[0])
+				r.report(where(statement{line: line, col: col}), errs[0])
 				errs = errs[1:]
 				continue
 			}

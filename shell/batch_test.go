@@ -63,7 +63,7 @@ func TestBatch(t *testing.T) {
 		failed   bool
 	}{
 		{name: "one-shot keeps going after a failure", text: "echo a; fail 01020036:3: boom; echo b",
-			stdout: "a\nb\n", stderr: "01020036:3: boom\n", executed: []string{"echo a", "fail 01020036:3: boom", "echo b"}, failed: true},
+			stdout: "a\nb\n", stderr: "-c:1:9: 01020036:3: boom\n", executed: []string{"echo a", "fail 01020036:3: boom", "echo b"}, failed: true},
 		{name: "one-shot quits", text: "echo a; quit; echo b",
 			stdout: "a\n", executed: []string{"echo a", "quit"}},
 		{name: "one-shot unfinished block goes to the daemon", text: "echo a; create ltm pool p {",
@@ -73,7 +73,7 @@ func TestBatch(t *testing.T) {
 			stdout:   "ran: create ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}\none \\\n  two\n",
 			executed: []string{"create ltm rule r {\n  when HTTP_REQUEST {\n    # not a statement; { }\n    log local0. hi\n  }\n}", "echo one \\\n  two"}},
 		{name: "script errors name file and line", script: "echo a\n\nfail boom\n}\necho b",
-			stdout: "a\nb\n", stderr: "s.tmsh:3: boom\ns.tmsh:4: unexpected \"}\": no block is open here\n", executed: []string{"echo a", "fail boom", "echo b"}, failed: true},
+			stdout: "a\nb\n", stderr: "s.tmsh:3:1: boom\ns.tmsh:4:1: unexpected \"}\": no block is open here\n", executed: []string{"echo a", "fail boom", "echo b"}, failed: true},
 		{name: "script stops at quit", script: "echo a\nquit\necho b\n",
 			stdout: "a\n", executed: []string{"echo a", "quit"}},
 		{name: "windows line ends", script: "echo a\r\necho b\r\n",

@@ -13,13 +13,14 @@ import (
 type statement struct {
 	text string
 	line int
+	col  int // where the statement starts on its line, from 1
 }
 
 // splitError is input no further text can fix (a stray "}"). It carries
-// the absolute line so batch mode can name it.
+// the absolute line and column so batch mode can name them.
 type splitError struct {
-	line int
-	msg  string
+	line, col int
+	msg       string
 }
 
 // Error returns the message without a position; batch mode adds one.
@@ -76,7 +77,9 @@ func (f *feeder) feed(text string) ([]statement, []error) {
 			if strings.TrimSpace(s) == "" {
 				continue
 			}
-			out = append(out, statement{text: strings.TrimSpace(s), line: base + strings.Count(src[:off], "\n")})
+			start := off + len(s) - len(strings.TrimLeft(s, " \t\r\n"))
+			out = append(out, statement{text: strings.TrimSpace(s), line: base + strings.Count(src[:start], "\n"),
+				col: start - strings.LastIndexByte(src[:start], '\n')})
 		}
 		if err == nil {
 			f.rest = rest
@@ -91,9 +94,9 @@ func (f *feeder) feed(text string) ([]statement, []error) {
 		var ge *grammar.Error
 		if errors.As(err, &ge) {
 			at = max(ge.Pos.Offset, cursor)
-			errs = append(errs, &splitError{line: base + ge.Pos.Line - 1, msg: ge.Msg})
+			errs = append(errs, &splitError{line: base + ge.Pos.Line - 1, col: ge.Pos.Column, msg: ge.Msg})
 		} else {
-			errs = append(errs, &splitError{line: base + strings.Count(src[:at], "\n"), msg: err.Error()})
+			errs = append(errs, &splitError{line: base + strings.Count(src[:at], "\n"), col: at - strings.LastIndexByte(src[:at], '\n'), msg: err.Error()})
 		}
 		nl := strings.IndexByte(src[at:], '\n')
 		if nl < 0 {
@@ -113,7 +116,7 @@ func (f *feeder) finish() []statement {
 	if !f.pending() {
 		return nil
 	}
-	st := statement{text: strings.TrimSpace(f.rest), line: f.restLine + leadingLines(f.rest)}
+	st := statement{text: strings.TrimSpace(f.rest), line: f.restLine + leadingLines(f.rest), col: 1}
 	f.reset()
 	return []statement{st}
 }
