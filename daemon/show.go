@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -45,6 +47,24 @@ func (e *Engine) RegisterRuntime(cmds []RuntimeCommand) {
 		}
 		e.runtime[c.Verb+" "+c.Target] = c.Run
 	}
+}
+
+// runtimeTargetsOf lists what verb can be given, for error messages: every
+// target a runtime answers it for, and the history.
+func (e *Engine) runtimeTargetsOf(verb string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for k := range e.runtime {
+		if t, ok := strings.CutPrefix(k, verb+" "); ok {
+			out = append(out, t)
+		}
+	}
+	if verb == "show" {
+		out = append(out, "sys config-history")
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 func (e *Engine) runtimeFunc(verb, key string) RuntimeFunc {
@@ -121,7 +141,17 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 		return err
 	}
 	if t.kind == nil {
-		return synErr(st, []string{"ltm virtual", "ltm pool", "ltm node", "sys connection", "sys config-history"}, "%s needs an object type", verb)
+		var at grammar.Node = st
+		if len(t.rest) > 0 {
+			at = t.rest[0]
+		} else if len(args) > 0 {
+			at = args[len(args)-1]
+		}
+		valid := s.e.runtimeTargetsOf(verb)
+		if w, ok := at.(*grammar.Word); ok && len(t.rest) > 0 {
+			return synErr(at, valid, "%s %q is not something openltm can %s", strings.Join(t.module, " "), w.Text, verb)
+		}
+		return synErr(at, valid, "%s needs an object type", verb)
 	}
 	fn := s.e.runtimeFunc(verb, t.kind.Key())
 	if fn == nil {
