@@ -263,28 +263,26 @@ type listenerKey struct {
 	proto string
 }
 
+// dnsListener is one listener: a miekg/dns server for TCP, sockets with
+// their readers for UDP (udp.go).
 type dnsListener struct {
-	key  listenerKey
-	srv  *dns.Server
-	done chan struct{}
+	key     listenerKey
+	srv     *dns.Server
+	udp     []*net.UDPConn
+	running sync.WaitGroup
+	done    chan struct{}
 }
 
 func (s *Server) listen(k listenerKey) (*dnsListener, error) {
-	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
-	switch k.proto {
-	case "udp":
-		pc, err := net.ListenPacket("udp", k.addr.String())
-		if err != nil {
-			return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
-		}
-		srv.PacketConn = pc
-	default:
-		ln, err := net.Listen("tcp", k.addr.String())
-		if err != nil {
-			return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
-		}
-		srv.Listener = ln
+	if k.proto == "udp" {
+		return s.listenUDP(k)
 	}
+	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
+	ln, err := net.Listen("tcp", k.addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
+	}
+	srv.Listener = ln
 	l := &dnsListener{key: k, srv: srv, done: make(chan struct{})}
 	started := make(chan struct{})
 	srv.NotifyStartedFunc = func() { close(started) }
@@ -303,6 +301,13 @@ func (s *Server) listen(k listenerKey) (*dnsListener, error) {
 }
 
 func (l *dnsListener) close() {
+	if l.srv == nil {
+		for _, c := range l.udp {
+			c.Close()
+		}
+		<-l.done
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	l.srv.ShutdownContext(ctx)
@@ -409,18 +414,7 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 		case outReturnToDNS:
 			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
 		}
-		m.Authoritative = true
-		for _, a := range d.addrs {
-			if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
-				m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
-			}
-		}
-		if len(m.Answer) == 0 {
-			if z := p.zoneFor(qname); z != nil {
-				m.Ns = append(m.Ns, z.negative())
-			}
-		}
-		return s.finishMsg(m, opt, ecs, udp), true
+		return s.decided(p, m, qname, q, opt, ecs, udp, &d), true
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Add(1)
@@ -433,6 +427,22 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 	s.stats.refused.Add(1)
 	m.Rcode = dns.RcodeRefused
 	return s.finishMsg(m, opt, nil, udp), true
+}
+
+// decided builds the answer of a wide IP whose decision is an answer.
+func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) *dns.Msg {
+	m.Authoritative = true
+	for _, a := range d.addrs() {
+		if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
+			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
+		}
+	}
+	if len(m.Answer) == 0 {
+		if z := p.zoneFor(qname); z != nil {
+			m.Ns = append(m.Ns, z.negative())
+		}
+	}
+	return s.finishMsg(m, opt, ecs, udp)
 }
 
 // returnToDNS answers a wide IP from the static zones, as BIG-IP hands
