@@ -3,14 +3,12 @@ package gslb
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"runtime"
 	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"github.com/miekg/dns"
@@ -80,31 +78,6 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 		close(l.done)
 	}()
 	return l, nil
-}
-
-// serveUDP answers the queries arriving on one socket until it is closed.
-func (s *Server) serveUDP(c *net.UDPConn) {
-	in := make([]byte, udpBufSize)
-	out := make([]byte, 0, 2048)
-	for {
-		n, from, err := c.ReadFromUDPAddrPort(in)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// A socket error (ICMP reports, ENOBUFS) concerns one
-			// datagram; pause a little so a persistent one cannot spin.
-			time.Sleep(time.Millisecond)
-			continue
-		}
-		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0])
-		if send {
-			c.WriteToUDPAddrPort(resp, from)
-		}
-		if cap(resp) > cap(out) && cap(resp) <= 64<<10 {
-			out = resp[:0]
-		}
-	}
 }
 
 // answerUDP answers one datagram into out; send is false when nothing

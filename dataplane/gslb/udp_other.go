@@ -1,0 +1,35 @@
+//go:build !linux
+
+package gslb
+
+import (
+	"errors"
+	"net"
+	"time"
+)
+
+// serveUDP answers the queries arriving on one socket until it is
+// closed, one datagram per system call.
+func (s *Server) serveUDP(c *net.UDPConn) {
+	in := make([]byte, udpBufSize)
+	out := make([]byte, 0, 2048)
+	for {
+		n, from, err := c.ReadFromUDPAddrPort(in)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// A socket error (ICMP reports, ENOBUFS) concerns one
+			// datagram; pause a little so a persistent one cannot spin.
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0])
+		if send {
+			c.WriteToUDPAddrPort(resp, from)
+		}
+		if cap(resp) > cap(out) && cap(resp) <= 64<<10 {
+			out = resp[:0]
+		}
+	}
+}
