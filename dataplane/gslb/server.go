@@ -268,7 +268,8 @@ type listenerKey struct {
 type dnsListener struct {
 	key     listenerKey
 	srv     *dns.Server
-	udp     []*net.UDPConn
+	sockets int    // UDP: how many
+	stop    func() // UDP: makes the readers return (done closes then)
 	running sync.WaitGroup
 	done    chan struct{}
 }
@@ -302,9 +303,7 @@ func (s *Server) listen(k listenerKey) (*dnsListener, error) {
 
 func (l *dnsListener) close() {
 	if l.srv == nil {
-		for _, c := range l.udp {
-			c.Close()
-		}
+		l.stop()
 		<-l.done
 		return
 	}

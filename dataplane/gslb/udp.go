@@ -1,18 +1,13 @@
 package gslb
 
 import (
-	"context"
 	"encoding/binary"
-	"fmt"
-	"net"
 	"net/netip"
 	"runtime"
 	"strings"
-	"syscall"
 	"unsafe"
 
 	"github.com/miekg/dns"
-	"golang.org/x/sys/unix"
 )
 
 // UDP serving. A UDP listener is one socket per CPU bound with
@@ -31,53 +26,6 @@ const udpBufSize = 4096
 // udpSockets is how many sockets a UDP listener opens.
 func udpSockets() int {
 	return max(1, min(runtime.GOMAXPROCS(0), 64))
-}
-
-func reusePort(_, _ string, c syscall.RawConn) error {
-	var serr error
-	err := c.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	})
-	if err != nil {
-		return err
-	}
-	return serr
-}
-
-// listenUDP binds the listener's sockets. The first bind decides (a port
-// held by another socket without SO_REUSEPORT refuses it); the others
-// join the first's address, whose port is fixed by then.
-func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
-	lc := net.ListenConfig{Control: reusePort}
-	n := udpSockets()
-	l := &dnsListener{key: k, done: make(chan struct{})}
-	addr := k.addr.String()
-	for i := 0; i < n; i++ {
-		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
-		if err != nil {
-			for _, c := range l.udp {
-				c.Close()
-			}
-			return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
-		}
-		c := pc.(*net.UDPConn)
-		if i == 0 {
-			addr = c.LocalAddr().String()
-		}
-		l.udp = append(l.udp, c)
-	}
-	l.running.Add(n)
-	for _, c := range l.udp {
-		go func() {
-			defer l.running.Done()
-			s.serveUDP(c)
-		}()
-	}
-	go func() {
-		l.running.Wait()
-		close(l.done)
-	}()
-	return l, nil
 }
 
 // answerUDP answers one datagram into out; send is false when nothing

@@ -168,10 +168,10 @@ func TestUDPListenerSockets(t *testing.T) {
 	cfg.Listeners[0].Protocol = "udp"
 	s := newServer(t, cfg, Options{})
 	l := s.listeners[listenerKey{listen, "udp"}]
-	if len(l.udp) != udpSockets() {
-		t.Fatalf("%d sockets, want %d", len(l.udp), udpSockets())
+	if l.sockets != udpSockets() {
+		t.Fatalf("%d sockets, want %d", l.sockets, udpSockets())
 	}
-	for i := 0; i < 2*len(l.udp); i++ {
+	for i := 0; i < 2*l.sockets; i++ {
 		c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(listen))
 		if err != nil {
 			t.Fatal(err)
