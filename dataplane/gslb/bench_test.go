@@ -102,7 +102,7 @@ func BenchmarkAnswerWire(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				resp, send := s.answerUDP(in, ldnsCNC, out[:0])
+				resp, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{})
 				if !send || len(resp) != len(in)+4*16 {
 					b.Fatal(len(resp), send)
 				}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/openltm/openltm/rules"
 )
 
 // Options configure a Server.
@@ -213,6 +214,11 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 		}
 		fresh = append(fresh, l)
 	}
+	for _, pr := range p.programs {
+		if err := pr.Init(); err != nil {
+			s.log.Warn("gslb: RULE_INIT failed", "error", err)
+		}
+	}
 	pl.served.Store(true)
 	s.plan.Store(p)
 	for _, f := range fresh {
@@ -331,7 +337,12 @@ func (s *Server) ListenerAddrs() []string {
 // ServeDNS answers one query; Server is a dns.Handler so it can be served
 // on sockets the caller owns too.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	m, send := s.Answer(r, addrOf(w.RemoteAddr()), isUDP(w))
+	udp := isUDP(w)
+	v := via{key: listenerKey{addr: addrPortOf(w.LocalAddr()), proto: "tcp"}}
+	if udp {
+		v.key.proto = "udp"
+	}
+	m, send := s.answer(r, addrOf(w.RemoteAddr()), udp, v)
 	if !send {
 		return
 	}
@@ -342,6 +353,12 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 // the query is to be dropped (drop-packet, or a response to a response).
 // udp caps the answer at the requester's UDP size with the TC bit.
 func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send bool) {
+	return s.answer(r, src, udp, via{})
+}
+
+// answerCore is Answer without the listener's rules; rc, when rules are
+// configured anywhere, runs a wide IP's.
+func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn) (m *dns.Msg, send bool) {
 	s.stats.queries.Add(1)
 	if r.Response {
 		s.stats.malformed.Add(1)
@@ -363,7 +380,6 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 	opt := r.IsEdns0()
 	client := src
 	var ecs *dns.EDNS0_SUBNET
-	p := s.plan.Load()
 	if opt != nil {
 		for _, o := range opt.Option {
 			if e, ok := o.(*dns.EDNS0_SUBNET); ok {
@@ -405,6 +421,11 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
+		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
+			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
+				return m, send
+			}
+		}
 		s.resolve(&rq, w, &d)
 		switch d.out {
 		case outDrop:
@@ -491,6 +512,18 @@ func addrRR(name string, a netip.Addr, ttl uint32) dns.RR {
 	}
 	b := a.As16()
 	return &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: ttl}, AAAA: net.IP(b[:])}
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	switch x := a.(type) {
+	case *net.UDPAddr:
+		ap := x.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	case *net.TCPAddr:
+		ap := x.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
 }
 
 func addrOf(a net.Addr) netip.Addr {

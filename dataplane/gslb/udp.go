@@ -30,16 +30,16 @@ func udpSockets() int {
 
 // answerUDP answers one datagram into out; send is false when nothing
 // goes back.
-func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte) (resp []byte, send bool) {
+func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte, lk listenerKey) (resp []byte, send bool) {
 	if resp, handled, send := s.answerWire(in, src, out); handled {
 		return resp, send
 	}
-	return s.answerPacked(in, src, out)
+	return s.answerPacked(in, src, out, lk)
 }
 
 // answerPacked is the general path: unpack, Answer, pack. It rejects what
 // miekg/dns's server rejects before a handler sees it, the same way.
-func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte) ([]byte, bool) {
+func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte, lk listenerKey) ([]byte, bool) {
 	if len(in) < 12 {
 		return out, false // no header: nothing to answer, nothing to amplify
 	}
@@ -52,7 +52,7 @@ func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte) ([]byte, bo
 	action := dns.DefaultMsgAcceptFunc(dh)
 	if action == dns.MsgAccept {
 		if err := req.Unpack(in); err == nil {
-			m, send := s.Answer(req, src, true)
+			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in)})
 			if !send {
 				return out, false
 			}
@@ -200,6 +200,9 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte) (resp []byte,
 		return out, false, false
 	}
 	p := s.plan.Load()
+	if p.anyRules {
+		return out, false, false // rules see every query as a dns.Msg
+	}
 	qname := unsafe.String(&q.name[0], q.nameLen) // not kept past this call
 	w := p.lookupName(qname)
 	if w == nil || w.cfg.Disabled {

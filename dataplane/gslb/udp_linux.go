@@ -68,7 +68,7 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	for _, fd := range fds {
 		go func() {
 			defer l.running.Done()
-			s.serveUDP(fd, &closing)
+			s.serveUDP(fd, &closing, k)
 		}()
 	}
 	go func() {
@@ -132,6 +132,7 @@ type mmsghdr struct {
 type udpBatcher struct {
 	s     *Server
 	fd    int
+	key   listenerKey
 	in    [udpBatch]mmsghdr
 	out   [udpBatch]mmsghdr
 	inIov [udpBatch]unix.Iovec
@@ -145,8 +146,8 @@ type udpBatcher struct {
 
 // serveUDP answers the queries arriving on one socket until its listener
 // closes, a batch of datagrams per system call each way.
-func (s *Server) serveUDP(fd int, closing *atomic.Bool) {
-	b := &udpBatcher{s: s, fd: fd}
+func (s *Server) serveUDP(fd int, closing *atomic.Bool, k listenerKey) {
+	b := &udpBatcher{s: s, fd: fd, key: k}
 	for i := range b.bufs {
 		b.bufs[i] = make([]byte, udpBufSize)
 		b.resp[i] = make([]byte, 0, 2048)
@@ -206,7 +207,7 @@ func (b *udpBatcher) answer(n int) {
 		if !ok {
 			continue
 		}
-		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0])
+		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0], b.key)
 		if cap(resp) > cap(b.resp[i]) && cap(resp) <= 64<<10 {
 			b.resp[i] = resp[:0]
 		}

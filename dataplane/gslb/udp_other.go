@@ -16,7 +16,7 @@ import (
 
 // serveUDP answers the queries arriving on one socket until it is
 // closed, one datagram per system call.
-func (s *Server) serveUDP(c *net.UDPConn) {
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 	in := make([]byte, udpBufSize)
 	out := make([]byte, 0, 2048)
 	for {
@@ -30,7 +30,7 @@ func (s *Server) serveUDP(c *net.UDPConn) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0])
+		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0], k)
 		if send {
 			c.WriteToUDPAddrPort(resp, from)
 		}
@@ -84,7 +84,7 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	for _, c := range conns {
 		go func() {
 			defer l.running.Done()
-			s.serveUDP(c)
+			s.serveUDP(c, k)
 		}()
 	}
 	go func() {
