@@ -102,11 +102,45 @@ func BenchmarkAnswerWire(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				resp, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{})
+				// A batch of one query: the reader's worst case.
+				bc := batchCtx{now: time.Now()}
+				resp, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc)
+				s.flushSeen(&bc)
 				if !send || len(resp) != len(in)+4*16 {
 					b.Fatal(len(resp), send)
 				}
 			}
 		})
 	}
+}
+
+// BenchmarkAnswerWireParallel is BenchmarkAnswerWire from every CPU at
+// once, as the per-CPU UDP readers run it: what shared counters and locks
+// cost.
+func BenchmarkAnswerWireParallel(b *testing.B) {
+	cfg := testConfig(netip.AddrPort{})
+	cfg.Pools["/Common/app_pool"].MaxAnswers = 4
+	s := newServer(b, cfg, Options{})
+	q := new(dns.Msg)
+	q.SetQuestion(wideName, dns.TypeA)
+	in, _ := q.Pack()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		out := make([]byte, 0, 2048)
+		for {
+			// Batches of 16 queries, as a busy reader gets them.
+			bc := batchCtx{now: time.Now()}
+			n := 0
+			for ; n < 16 && pb.Next(); n++ {
+				if _, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc); !send {
+					b.Error("not sent")
+					return
+				}
+			}
+			s.flushSeen(&bc)
+			if n < 16 {
+				return
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"time"
 	"unsafe"
 
 	"github.com/miekg/dns"
@@ -30,8 +31,37 @@ func udpSockets() int {
 
 // answerUDP answers one datagram into out; send is false when nothing
 // goes back.
-func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte, lk listenerKey) (resp []byte, send bool) {
-	if resp, handled, send := s.answerWire(in, src, out); handled {
+// batchCtx is what the queries of one UDP read batch share: the time,
+// read once, and the LDNS table updates, made once per run of queries
+// from one LDNS instead of once per query (both cost a shared lock or a
+// clock read that the readers of every CPU would take in turn).
+type batchCtx struct {
+	now      time.Time
+	seenKey  netip.Prefix
+	seenAddr netip.Addr
+	seenN    uint64
+}
+
+// seen counts a query of an LDNS in the batch.
+func (s *Server) seen(c *batchCtx, key netip.Prefix, src netip.Addr) {
+	if c.seenN > 0 && c.seenKey == key && c.seenAddr == src {
+		c.seenN++
+		return
+	}
+	s.flushSeen(c)
+	c.seenKey, c.seenAddr, c.seenN = key, src, 1
+}
+
+// flushSeen records the batch's pending LDNS queries.
+func (s *Server) flushSeen(c *batchCtx) {
+	if c.seenN > 0 {
+		s.rtt.seenN(c.seenKey, c.seenAddr, c.now, c.seenN)
+		c.seenN = 0
+	}
+}
+
+func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte, lk listenerKey, c *batchCtx) (resp []byte, send bool) {
+	if resp, handled, send := s.answerWire(in, src, out, c); handled {
 		return resp, send
 	}
 	return s.answerPacked(in, src, out, lk)
@@ -194,7 +224,7 @@ func parseWire(in []byte, q *wireQuery) bool {
 // is false when the query is not of that kind and nothing was counted;
 // once it is, a case the wire form does not cover (return to DNS, NODATA,
 // truncation) is completed through dns.Msg.
-func (s *Server) answerWire(in []byte, src netip.Addr, out []byte) (resp []byte, handled, send bool) {
+func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) (resp []byte, handled, send bool) {
 	var q wireQuery
 	if !parseWire(in, &q) {
 		return out, false, false
@@ -212,8 +242,8 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte) (resp []byte,
 	s.stats.wideIP.Add(1)
 	w.rt.requests.Add(1)
 	w.rt.requestsA.Add(1)
-	rq := request{plan: p, ldns: src, client: src, now: s.now()}
-	s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
+	rq := request{plan: p, ldns: src, client: src, now: c.now}
+	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)
 	switch d.out {

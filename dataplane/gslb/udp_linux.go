@@ -133,6 +133,7 @@ type udpBatcher struct {
 	s     *Server
 	fd    int
 	key   listenerKey
+	ctx   batchCtx
 	in    [udpBatch]mmsghdr
 	out   [udpBatch]mmsghdr
 	inIov [udpBatch]unix.Iovec
@@ -174,7 +175,9 @@ func (s *Server) serveUDP(fd int, closing *atomic.Bool, k listenerKey) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
+		b.ctx.now = s.now()
 		b.answer(int(n))
+		s.flushSeen(&b.ctx)
 		for done := 0; done < b.nout; {
 			m, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.out[done])), uintptr(b.nout-done), 0, 0, 0)
 			switch e {
@@ -207,7 +210,7 @@ func (b *udpBatcher) answer(n int) {
 		if !ok {
 			continue
 		}
-		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0], b.key)
+		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0], b.key, &b.ctx)
 		if cap(resp) > cap(b.resp[i]) && cap(resp) <= 64<<10 {
 			b.resp[i] = resp[:0]
 		}

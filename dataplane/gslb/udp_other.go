@@ -30,7 +30,9 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0], k)
+		bc := batchCtx{now: s.now()}
+		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0], k, &bc)
+		s.flushSeen(&bc)
 		if send {
 			c.WriteToUDPAddrPort(resp, from)
 		}

@@ -90,7 +90,9 @@ func TestUDPAnswersAsAnswer(t *testing.T) {
 			if got := parseWire(in, &wq) && viaUDP.plan.Load().lookupName(string(wq.name[:wq.nameLen])) != nil; got != c.compact {
 				t.Errorf("%s %s: wire path %v, want %v", c.name, dns.TypeToString[c.qtype], got, c.compact)
 			}
-			resp, send := viaUDP.answerUDP(in, ldns, out[:0], listenerKey{})
+			bc := batchCtx{now: time.Now()}
+			resp, send := viaUDP.answerUDP(in, ldns, out[:0], listenerKey{}, &bc)
+			viaUDP.flushSeen(&bc)
 			want, wantSend := viaAnswer.Answer(q, ldns, true)
 			if send != wantSend {
 				t.Fatalf("%s: send %v, Answer's %v", c.name, send, wantSend)
@@ -140,7 +142,7 @@ func TestUDPRejects(t *testing.T) {
 		{"fine", ok, true, dns.RcodeSuccess},
 	}
 	for _, c := range cases {
-		resp, send := s.answerUDP(c.in, ldnsCNC, nil, listenerKey{})
+		resp, send := s.answerUDP(c.in, ldnsCNC, nil, listenerKey{}, &batchCtx{now: time.Now()})
 		if send != c.send {
 			t.Errorf("%s: send %v, want %v", c.name, send, c.send)
 			continue
