@@ -63,6 +63,7 @@ func commandTable() *tcl.Commands {
 		t.Register("table", cmdTable)
 		registerUtil(t)
 		registerHTTP(t)
+		registerDNS(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

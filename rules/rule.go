@@ -38,6 +38,8 @@ const (
 	HTTPResponseContinue
 	HTTPRequestRelease
 	HTTPResponseRelease
+	DNSRequest
+	DNSResponse
 	numEvents
 )
 
@@ -47,6 +49,7 @@ var eventNames = [numEvents]string{
 	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
 	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
+	"DNS_REQUEST", "DNS_RESPONSE",
 }
 
 func (e Event) String() string {

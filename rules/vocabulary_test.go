@@ -17,7 +17,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 	}{
 		{"command", "when CLIENT_ACCEPTED {\n  STREAM::expression {@a@b@}\n}", []string{"STREAM::expression"}, ":2:3: command \"STREAM::expression\""},
 		{"event", "when CLIENTSSL_CLIENTHELLO { log local0. hi }", []string{"CLIENTSSL_CLIENTHELLO"}, ":1:6: event \"CLIENTSSL_CLIENTHELLO\""},
-		{"both, once each", "when DNS_REQUEST { DNS::return }\nwhen CLIENT_ACCEPTED { DNS::return; DNS::return }", []string{"DNS_REQUEST", "DNS::return"}, ":2:37: command \"DNS::return\""},
+		{"both, once each", "when SIP_REQUEST { SIP::method }\nwhen CLIENT_ACCEPTED { SIP::method; SIP::method }", []string{"SIP_REQUEST", "SIP::method"}, ":2:37: command \"SIP::method\""},
 		{"sideband close", "when CLIENT_ACCEPTED { close $c }", []string{"close"}, "command \"close\""},
 		{"form of an implemented command", "when HTTP_RESPONSE {\n  HTTP::cookie encrypt sid $static::key\n}", []string{"HTTP::cookie encrypt"}, ":2:16: command \"HTTP::cookie encrypt\""},
 	}

@@ -74,3 +74,73 @@ func BenchmarkUDP(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "queries/s")
 }
+
+// BenchmarkAnswerWire is what a UDP listener does for one wide IP query
+// once the datagram is read: decision and answer in wire format, in a
+// reused buffer. Four A records per answer (max-answers-returned 4), as
+// the peers' benchmarks serve; persistence answers from the LDNS's record.
+func BenchmarkAnswerWire(b *testing.B) {
+	for _, mode := range []string{"round-robin", "topology", "persistence"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := testConfig(netip.AddrPort{})
+			pl := cfg.Pools["/Common/app_pool"]
+			pl.MaxAnswers = 4
+			switch mode {
+			case "topology":
+				pl.Mode = Topology
+				cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
+					Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
+			case "persistence":
+				w := cfg.WideIPs["/Common/www.example.com"]
+				w.Persistence, w.PersistTTL = true, time.Hour
+			}
+			s := newServer(b, cfg, Options{})
+			q := new(dns.Msg)
+			q.SetQuestion(wideName, dns.TypeA)
+			in, _ := q.Pack()
+			out := make([]byte, 0, 2048)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				// A batch of one query: the reader's worst case.
+				bc := batchCtx{now: time.Now()}
+				resp, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc)
+				s.flushSeen(&bc)
+				if !send || len(resp) != len(in)+4*16 {
+					b.Fatal(len(resp), send)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAnswerWireParallel is BenchmarkAnswerWire from every CPU at
+// once, as the per-CPU UDP readers run it: what shared counters and locks
+// cost.
+func BenchmarkAnswerWireParallel(b *testing.B) {
+	cfg := testConfig(netip.AddrPort{})
+	cfg.Pools["/Common/app_pool"].MaxAnswers = 4
+	s := newServer(b, cfg, Options{})
+	q := new(dns.Msg)
+	q.SetQuestion(wideName, dns.TypeA)
+	in, _ := q.Pack()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		out := make([]byte, 0, 2048)
+		for {
+			// Batches of 16 queries, as a busy reader gets them.
+			bc := batchCtx{now: time.Now()}
+			n := 0
+			for ; n < 16 && pb.Next(); n++ {
+				if _, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc); !send {
+					b.Error("not sent")
+					return
+				}
+			}
+			s.flushSeen(&bc)
+			if n < 16 {
+				return
+			}
+		}
+	})
+}

@@ -13,6 +13,8 @@ package gslb
 import (
 	"net/netip"
 	"time"
+
+	"github.com/openltm/openltm/rules"
 )
 
 // Config is one fully resolved GTM configuration generation. References
@@ -44,6 +46,10 @@ type Config struct {
 	Zones []Zone
 	// Settings are the `gtm global-settings` the package acts on.
 	Settings Settings
+	// RuleEnv is what the rules of listeners and wide IPs share (log,
+	// data groups, table, static:: variables); nil gives them an Env of
+	// their own.
+	RuleEnv *rules.Env
 }
 
 // Listener is a `gtm listener`: one address and port DNS is served on.
@@ -54,6 +60,9 @@ type Listener struct {
 	// usual pair of BIG-IP listeners in one.
 	Protocol string
 	Disabled bool
+	// Rules are the listener's iRules, in order: DNS_REQUEST for every
+	// query it receives, DNS_RESPONSE for every answer it sends.
+	Rules []*rules.Rule
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,
@@ -224,6 +233,10 @@ type WideIP struct {
 	PersistCIDR6 int
 	// LastResortPool is tried when every pool fails; "" means none.
 	LastResortPool string
+	// Rules are the wide IP's iRules, in order: DNS_REQUEST for each A
+	// query of its names, before load balancing; `pool`, `cname`, `host`,
+	// `DNS::return` and `DNS::drop` there decide the answer.
+	Rules []*rules.Rule
 }
 
 // WideIPPool is one entry of a wide IP's pools.

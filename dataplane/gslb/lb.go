@@ -24,17 +24,46 @@ const (
 	outDrop                       // send nothing back
 )
 
-const maxInlineAnswers = 4
+const maxInlineAnswers = 8
 
-// decision is the result of resolving a wide IP.
+// decision is the result of resolving a wide IP. Its addresses live in
+// the decision itself up to maxInlineAnswers (a slice into the struct
+// would send every decision to the heap), beyond in more.
 type decision struct {
 	out    outcome
-	addrs  []netip.Addr
+	n      int
 	inline [maxInlineAnswers]netip.Addr
+	more   []netip.Addr // all the addresses, once there are more than inline holds
 	ttl    uint32
 	pool   *pool
 	member *member // nil for fallback-ip
 	level  int     // 0 preferred, 1 alternate, 2 fallback, -1 persisted
+}
+
+// setAddr makes a the only address of the answer.
+func (d *decision) setAddr(a netip.Addr) {
+	d.inline[0], d.n, d.more = a, 1, nil
+}
+
+// addAddr adds a further address.
+func (d *decision) addAddr(a netip.Addr) {
+	switch {
+	case d.more != nil:
+		d.more = append(d.more, a)
+	case d.n < len(d.inline):
+		d.inline[d.n] = a
+		d.n++
+	default:
+		d.more = append(append(make([]netip.Addr, 0, 2*d.n), d.inline[:d.n]...), a)
+	}
+}
+
+// addrs lists the answer's addresses.
+func (d *decision) addrs() []netip.Addr {
+	if d.more != nil {
+		return d.more
+	}
+	return d.inline[:d.n]
 }
 
 // Reasons, worded like BIG-IP's status reasons.
@@ -265,7 +294,16 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 				return false
 			}
 			d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
-			d.addrs = append(d.inline[:0], m.vs.addr)
+			d.setAddr(m.vs.addr)
+			if pl.maxAnswers > 1 {
+				cands := rq.available(pl)
+				for i, c := range cands {
+					if c == m {
+						addMore(d, cands, i, pl.maxAnswers)
+						break
+					}
+				}
+			}
 			d.out = outAnswer
 			m.vs.rt.picks.Add(1)
 			return true
@@ -392,6 +430,22 @@ func reverse[T any](xs []T) {
 // A pool with no available member only gets its fallback-ip, so that
 // return-to-dns in an empty pool does not stop the search for a pool
 // that has members up.
+// addMore adds the available members after cands[i], in turn, until the
+// answer has max addresses (max-answers-returned); an address already
+// in the answer is not repeated.
+func addMore(d *decision, cands []*member, i, max int) {
+	for k := 1; k < len(cands) && len(d.addrs()) < max; k++ {
+		x := cands[(i+k)%len(cands)].vs.addr
+		dup := false
+		for _, a := range d.addrs() {
+			dup = dup || a == x
+		}
+		if !dup {
+			d.addAddr(x)
+		}
+	}
+}
+
 func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 	d.out = outNone
 	if pl.cfg.Disabled {
@@ -419,7 +473,7 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 				continue
 			}
 			d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, nil, level, pl.ttl
-			d.addrs = append(d.inline[:0], pl.cfg.FallbackIP)
+			d.setAddr(pl.cfg.FallbackIP)
 			countLevel(pl.rt, nil, level)
 			return
 		}
@@ -429,17 +483,8 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		}
 		m := cands[i]
 		d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, m, level, pl.ttl
-		d.addrs = append(d.inline[:0], m.vs.addr)
-		for k := 1; k < len(cands) && len(d.addrs) < pl.maxAnswers; k++ {
-			x := cands[(i+k)%len(cands)].vs.addr
-			dup := false
-			for _, a := range d.addrs {
-				dup = dup || a == x
-			}
-			if !dup {
-				d.addrs = append(d.addrs, x)
-			}
-		}
+		d.setAddr(m.vs.addr)
+		addMore(d, cands, i, pl.maxAnswers)
 		countLevel(pl.rt, m.rt, level)
 		m.vs.rt.picks.Add(1)
 		m.vs.host.rt.picks.Add(1)

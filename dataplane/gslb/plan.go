@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/rules"
 )
 
 // Status is a reported or probed up/down state.
@@ -129,6 +131,12 @@ type plan struct {
 	zones    []*zone // longest origin first
 	// listeners are the sockets the plan serves on.
 	listeners map[listenerKey]Listener
+	// listenRules are the rule programs of listeners with rules; anyRules
+	// says whether any listener or wide IP has rules (the wire fast path
+	// is taken only when none has).
+	listenRules map[listenerKey]*rules.Program
+	anyRules    bool
+	programs    []*rules.Program // every program, for RULE_INIT
 }
 
 type wildName struct {
@@ -213,6 +221,7 @@ type wideIP struct {
 	persistTTL time.Duration
 	cidr4      int
 	cidr6      int
+	rules      *rules.Program // nil without rules
 }
 
 type wipPool struct {
@@ -563,7 +572,54 @@ func compile(cfg *Config) (*plan, error) {
 		return nil, err
 	}
 	p.listeners = ls
+	if err := p.compileRules(cfg); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// compileRules makes the rule programs of listeners and wide IPs, and
+// checks that the pools wide IP rules name exist.
+func (p *plan) compileRules(cfg *Config) error {
+	env := cfg.RuleEnv
+	if env == nil {
+		env = &rules.Env{}
+	}
+	for _, w := range p.wideIPs {
+		if len(w.cfg.Rules) == 0 {
+			continue
+		}
+		for _, r := range w.cfg.Rules {
+			for _, ref := range r.Refs() {
+				if ref.Kind == "pool" && p.pools[fullPath(ref.Name)] == nil {
+					return fmt.Errorf("gtm wideip a %s: rule %s:%d:%d: gtm pool a %s does not exist", w.path, r.Name, ref.Line, ref.Col, fullPath(ref.Name))
+				}
+			}
+		}
+		w.rules = rules.NewProgram(env, w.cfg.Rules...)
+		p.programs = append(p.programs, w.rules)
+	}
+	for k, l := range p.listeners {
+		if len(l.Rules) == 0 {
+			continue
+		}
+		if p.listenRules == nil {
+			p.listenRules = map[listenerKey]*rules.Program{}
+		}
+		pr := rules.NewProgram(env, l.Rules...)
+		p.listenRules[k] = pr
+		p.programs = append(p.programs, pr)
+	}
+	p.anyRules = len(p.programs) > 0
+	return nil
+}
+
+// fullPath puts a bare object name in /Common, as rules write names.
+func fullPath(name string) string {
+	if strings.HasPrefix(name, "/") {
+		return name
+	}
+	return "/Common/" + name
 }
 
 // compileListeners is what each enabled listener serves, by address and

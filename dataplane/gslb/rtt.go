@@ -62,6 +62,11 @@ func ldnsKey(a netip.Addr, st *Settings) netip.Prefix {
 
 // seen records one wide IP request from an LDNS.
 func (t *rttTable) seen(key netip.Prefix, addr netip.Addr, now time.Time) {
+	t.seenN(key, addr, now, 1)
+}
+
+// seenN records n queries of an LDNS at once (a UDP reader's batch).
+func (t *rttTable) seenN(key netip.Prefix, addr netip.Addr, now time.Time, n uint64) {
 	t.mu.Lock()
 	e := t.m[key]
 	if e == nil {
@@ -73,7 +78,7 @@ func (t *rttTable) seen(key netip.Prefix, addr netip.Addr, now time.Time) {
 		t.m[key] = e
 	}
 	e.addr, e.last = addr, now
-	e.requests++
+	e.requests += n
 	t.mu.Unlock()
 }
 

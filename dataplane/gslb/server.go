@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/openltm/openltm/rules"
 )
 
 // Options configure a Server.
@@ -213,6 +214,11 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 		}
 		fresh = append(fresh, l)
 	}
+	for _, pr := range p.programs {
+		if err := pr.Init(); err != nil {
+			s.log.Warn("gslb: RULE_INIT failed", "error", err)
+		}
+	}
 	pl.served.Store(true)
 	s.plan.Store(p)
 	for _, f := range fresh {
@@ -263,28 +269,27 @@ type listenerKey struct {
 	proto string
 }
 
+// dnsListener is one listener: a miekg/dns server for TCP, sockets with
+// their readers for UDP (udp.go).
 type dnsListener struct {
-	key  listenerKey
-	srv  *dns.Server
-	done chan struct{}
+	key     listenerKey
+	srv     *dns.Server
+	sockets int    // UDP: how many
+	stop    func() // UDP: makes the readers return (done closes then)
+	running sync.WaitGroup
+	done    chan struct{}
 }
 
 func (s *Server) listen(k listenerKey) (*dnsListener, error) {
-	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
-	switch k.proto {
-	case "udp":
-		pc, err := net.ListenPacket("udp", k.addr.String())
-		if err != nil {
-			return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
-		}
-		srv.PacketConn = pc
-	default:
-		ln, err := net.Listen("tcp", k.addr.String())
-		if err != nil {
-			return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
-		}
-		srv.Listener = ln
+	if k.proto == "udp" {
+		return s.listenUDP(k)
 	}
+	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
+	ln, err := net.Listen("tcp", k.addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
+	}
+	srv.Listener = ln
 	l := &dnsListener{key: k, srv: srv, done: make(chan struct{})}
 	started := make(chan struct{})
 	srv.NotifyStartedFunc = func() { close(started) }
@@ -303,6 +308,11 @@ func (s *Server) listen(k listenerKey) (*dnsListener, error) {
 }
 
 func (l *dnsListener) close() {
+	if l.srv == nil {
+		l.stop()
+		<-l.done
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	l.srv.ShutdownContext(ctx)
@@ -327,7 +337,12 @@ func (s *Server) ListenerAddrs() []string {
 // ServeDNS answers one query; Server is a dns.Handler so it can be served
 // on sockets the caller owns too.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
-	m, send := s.Answer(r, addrOf(w.RemoteAddr()), isUDP(w))
+	udp := isUDP(w)
+	v := via{key: listenerKey{addr: addrPortOf(w.LocalAddr()), proto: "tcp"}}
+	if udp {
+		v.key.proto = "udp"
+	}
+	m, send := s.answer(r, addrOf(w.RemoteAddr()), udp, v)
 	if !send {
 		return
 	}
@@ -338,6 +353,12 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 // the query is to be dropped (drop-packet, or a response to a response).
 // udp caps the answer at the requester's UDP size with the TC bit.
 func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send bool) {
+	return s.answer(r, src, udp, via{})
+}
+
+// answerCore is Answer without the listener's rules; rc, when rules are
+// configured anywhere, runs a wide IP's.
+func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn) (m *dns.Msg, send bool) {
 	s.stats.queries.Add(1)
 	if r.Response {
 		s.stats.malformed.Add(1)
@@ -359,7 +380,6 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 	opt := r.IsEdns0()
 	client := src
 	var ecs *dns.EDNS0_SUBNET
-	p := s.plan.Load()
 	if opt != nil {
 		for _, o := range opt.Option {
 			if e, ok := o.(*dns.EDNS0_SUBNET); ok {
@@ -401,6 +421,11 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
+		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
+			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
+				return m, send
+			}
+		}
 		s.resolve(&rq, w, &d)
 		switch d.out {
 		case outDrop:
@@ -409,18 +434,7 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 		case outReturnToDNS:
 			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
 		}
-		m.Authoritative = true
-		for _, a := range d.addrs {
-			if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
-				m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
-			}
-		}
-		if len(m.Answer) == 0 {
-			if z := p.zoneFor(qname); z != nil {
-				m.Ns = append(m.Ns, z.negative())
-			}
-		}
-		return s.finishMsg(m, opt, ecs, udp), true
+		return s.decided(p, m, qname, q, opt, ecs, udp, &d), true
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Add(1)
@@ -433,6 +447,22 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 	s.stats.refused.Add(1)
 	m.Rcode = dns.RcodeRefused
 	return s.finishMsg(m, opt, nil, udp), true
+}
+
+// decided builds the answer of a wide IP whose decision is an answer.
+func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) *dns.Msg {
+	m.Authoritative = true
+	for _, a := range d.addrs() {
+		if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
+			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
+		}
+	}
+	if len(m.Answer) == 0 {
+		if z := p.zoneFor(qname); z != nil {
+			m.Ns = append(m.Ns, z.negative())
+		}
+	}
+	return s.finishMsg(m, opt, ecs, udp)
 }
 
 // returnToDNS answers a wide IP from the static zones, as BIG-IP hands
@@ -482,6 +512,18 @@ func addrRR(name string, a netip.Addr, ttl uint32) dns.RR {
 	}
 	b := a.As16()
 	return &dns.AAAA{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: ttl}, AAAA: net.IP(b[:])}
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	switch x := a.(type) {
+	case *net.UDPAddr:
+		ap := x.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	case *net.TCPAddr:
+		ap := x.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
 }
 
 func addrOf(a net.Addr) netip.Addr {

@@ -1,0 +1,389 @@
+// Package iquery is the channel between ltmd instances that BIG-IP's
+// iQuery is between a GTM and the BIG-IPs it balances over: an ltmd
+// serving GSLB subscribes to the ltmd of each datacenter and receives its
+// virtual servers, their availability and their traffic as a stream.
+//
+// Both ends are mutually authenticated over TLS 1.3 with certificates
+// each device makes for itself (NewIdentity) and the other has been told
+// to trust (Trust.Add), as F5's bigip_add exchanges device certificates:
+// no certificate authority is involved, a peer is trusted by its
+// certificate's SHA-256 fingerprint. A peer presenting any other
+// certificate is refused during the handshake and logged.
+//
+// The stream is newline-delimited JSON: each Report is the publisher's
+// whole state (virtual servers with status and counters), sent when a
+// subscriber connects and whenever the publisher publishes; a subscriber
+// whose connection breaks reports the peer down and dials again.
+package iquery
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Identity is a device's key and self-signed certificate: what it shows
+// to its peers.
+type Identity struct {
+	Name string
+	cert tls.Certificate
+}
+
+// NewIdentity makes a key pair and a certificate for the device name,
+// valid for ten years (as BIG-IP's device certificates are long-lived).
+func NewIdentity(name string) (*Identity, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().AddDate(10, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return &Identity{Name: name, cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}, nil
+}
+
+// CertPEM is the certificate to hand to peers (the exchange).
+func (id *Identity) CertPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: id.cert.Certificate[0]})
+}
+
+// Fingerprint is the certificate's SHA-256, as `show` lists trusted
+// devices.
+func (id *Identity) Fingerprint() string { return fingerprint(id.cert.Certificate[0]) }
+
+func fingerprint(der []byte) string {
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// Trust is the set of peer certificates a device accepts. It is safe for
+// concurrent use; changes apply to the next handshake.
+type Trust struct {
+	mu    sync.RWMutex
+	certs map[string]string // fingerprint -> device name (the certificate's CN)
+}
+
+// NewTrust returns an empty trust set.
+func NewTrust() *Trust { return &Trust{certs: map[string]string{}} }
+
+// Add trusts the certificate in PEM form and returns its device name.
+func (t *Trust) Add(certPEM []byte) (string, error) {
+	b, _ := pem.Decode(certPEM)
+	if b == nil || b.Type != "CERTIFICATE" {
+		return "", errors.New("iquery: not a PEM certificate")
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("iquery: %w", err)
+	}
+	t.mu.Lock()
+	t.certs[fingerprint(b.Bytes)] = c.Subject.CommonName
+	t.mu.Unlock()
+	return c.Subject.CommonName, nil
+}
+
+// Remove stops trusting a certificate by fingerprint.
+func (t *Trust) Remove(fp string) {
+	t.mu.Lock()
+	delete(t.certs, fp)
+	t.mu.Unlock()
+}
+
+// verify accepts exactly a trusted certificate.
+func (t *Trust) verify(raw [][]byte) (string, error) {
+	if len(raw) == 0 {
+		return "", errors.New("no certificate")
+	}
+	fp := fingerprint(raw[0])
+	t.mu.RLock()
+	name, ok := t.certs[fp]
+	t.mu.RUnlock()
+	if !ok {
+		cn := "?"
+		if c, err := x509.ParseCertificate(raw[0]); err == nil {
+			cn = c.Subject.CommonName
+		}
+		return "", fmt.Errorf("certificate of %q (sha256 %s) is not trusted", cn, fp)
+	}
+	return name, nil
+}
+
+func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{id.cert},
+		ClientAuth:   tls.RequireAnyClientCert,
+		// Trust is by pinned certificate, not by a CA: the standard chain
+		// check is replaced by the fingerprint check below.
+		InsecureSkipVerify: true,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if _, err := t.verify(raw); err != nil {
+				log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+				return err
+			}
+			return nil
+		},
+	}
+}
+
+// VirtualServer is one virtual server as the publishing ltmd reports it.
+type VirtualServer struct {
+	Name        string         `json:"name"`
+	Destination netip.AddrPort `json:"destination"`
+	// Available is false when the LTM side has it down or disabled.
+	Available   bool  `json:"available"`
+	Connections int64 `json:"connections"`
+	BitsIn      int64 `json:"bits_in"`
+	BitsOut     int64 `json:"bits_out"`
+}
+
+// Report is a publisher's whole state at one time.
+type Report struct {
+	Device         string          `json:"device"`
+	Seq            uint64          `json:"seq"`
+	Time           time.Time       `json:"time"`
+	VirtualServers []VirtualServer `json:"virtual_servers"`
+}
+
+// Publisher serves an ltmd's reports to the subscribers it trusts.
+type Publisher struct {
+	id    *Identity
+	trust *Trust
+	log   *slog.Logger
+	ln    net.Listener
+
+	mu     sync.Mutex
+	last   Report
+	subs   map[chan Report]bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// Listen starts a publisher on addr ("127.0.0.1:4353"; port 0 picks one).
+func Listen(addr string, id *Identity, trust *Trust, log *slog.Logger) (*Publisher, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Publisher{id: id, trust: trust, log: log, subs: map[chan Report]bool{}}
+	p.last = Report{Device: id.Name, Time: time.Now()}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	p.ln = ln
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// Addr is where the publisher listens.
+func (p *Publisher) Addr() net.Addr { return p.ln.Addr() }
+
+// Publish sends the virtual servers' state to every subscriber.
+func (p *Publisher) Publish(vss []VirtualServer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = Report{Device: p.id.Name, Seq: p.last.Seq + 1, Time: time.Now(), VirtualServers: append([]VirtualServer(nil), vss...)}
+	for ch := range p.subs {
+		select {
+		case <-ch: // a slow subscriber gets the newest state only
+		default:
+		}
+		ch <- p.last
+	}
+}
+
+// Close stops listening and ends every subscription.
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for ch := range p.subs {
+		close(ch)
+		delete(p.subs, ch)
+	}
+	p.mu.Unlock()
+	err := p.ln.Close()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Publisher) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.serve(c)
+		}()
+	}
+}
+
+func (p *Publisher) serve(raw net.Conn) {
+	defer raw.Close()
+	c := tls.Server(raw, p.trust.tlsConfig(p.id, p.log, raw.RemoteAddr().String()))
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Handshake(); err != nil {
+		return // an untrusted peer was logged by the verification
+	}
+	c.SetDeadline(time.Time{})
+	ch := make(chan Report, 1)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	ch <- p.last
+	p.subs[ch] = true
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		if p.subs[ch] {
+			delete(p.subs, ch)
+		}
+		p.mu.Unlock()
+	}()
+	// A subscriber sends nothing: a read returns when it goes away.
+	gone := make(chan struct{})
+	go func() {
+		var b [1]byte
+		c.Read(b[:])
+		close(gone)
+	}()
+	enc := json.NewEncoder(c)
+	for {
+		select {
+		case r, ok := <-ch:
+			if !ok {
+				return
+			}
+			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if err := enc.Encode(r); err != nil {
+				return
+			}
+		case <-gone:
+			return
+		}
+	}
+}
+
+// Events is what a Subscriber tells its user.
+type Events struct {
+	// Report is a peer's newest state.
+	Report func(peer string, r Report)
+	// Down is called when a peer's stream breaks or cannot be opened
+	// (once per outage); its virtual servers are then unknown.
+	Down func(peer string, err error)
+}
+
+// Subscriber keeps streams open to publishers.
+type Subscriber struct {
+	id     *Identity
+	trust  *Trust
+	log    *slog.Logger
+	ev     Events
+	retry  time.Duration
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewSubscriber returns a subscriber that dials again retry after a
+// stream breaks (0 means one second).
+func NewSubscriber(id *Identity, trust *Trust, ev Events, retry time.Duration, log *slog.Logger) *Subscriber {
+	if log == nil {
+		log = slog.Default()
+	}
+	if retry <= 0 {
+		retry = time.Second
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Subscriber{id: id, trust: trust, log: log, ev: ev, retry: retry, ctx: ctx, cancel: cancel}
+}
+
+// Follow keeps a stream open to the publisher at addr until Close.
+func (s *Subscriber) Follow(addr string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		first := true // the first failure is reported, then one per outage
+		for s.ctx.Err() == nil {
+			connected, err := s.stream(addr)
+			if s.ctx.Err() != nil {
+				return
+			}
+			if (first || connected) && s.ev.Down != nil {
+				s.ev.Down(addr, err)
+			}
+			first = false
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(s.retry):
+			}
+		}
+	}()
+}
+
+// stream reads one connection's reports until it breaks; connected says
+// whether it got any.
+func (s *Subscriber) stream(addr string) (connected bool, err error) {
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr)}
+	c, err := d.DialContext(s.ctx, "tcp", addr)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(s.ctx, func() { c.Close() })
+	defer stop()
+	dec := json.NewDecoder(bufio.NewReader(c))
+	for {
+		var r Report
+		if err := dec.Decode(&r); err != nil {
+			return connected, err
+		}
+		connected = true
+		if s.ev.Report != nil {
+			s.ev.Report(addr, r)
+		}
+	}
+}
+
+// Close ends every stream and waits for them.
+func (s *Subscriber) Close() {
+	s.cancel()
+	s.wg.Wait()
+}

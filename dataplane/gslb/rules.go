@@ -1,0 +1,265 @@
+package gslb
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/miekg/dns"
+	"github.com/openltm/openltm/rules"
+)
+
+// iRules on listeners and wide IPs. A listener's rules run DNS_REQUEST
+// when a query arrives and DNS_RESPONSE before its answer goes; a wide
+// IP's run DNS_REQUEST before load balancing and may choose the answer
+// (pool, cname, host) or end it (DNS::return, DNS::drop). Queries go
+// through dns.Msg whenever any rule is configured (answerWire is skipped),
+// and through none of this when none is.
+
+// via is where a query arrived: the listener (its rules) and the query's
+// length on the wire (DNS::len; 0 when unknown).
+type via struct {
+	key  listenerKey
+	qlen int
+}
+
+// ruleConn is a query as rules see it: rules.Conn and rules.DNSConn.
+type ruleConn struct {
+	s     *Server
+	p     *plan
+	q     *dns.Msg
+	resp  *dns.Msg
+	src   netip.Addr
+	local netip.AddrPort
+	tcp   bool
+	qlen  int
+	// wide is set while a wide IP's rules run: the choices are theirs.
+	wide bool
+	// What the rules did.
+	drop, ret bool
+	pool      string
+	cname     string
+	host      netip.Addr
+}
+
+var errNotDNS = errors.New("not valid on a DNS listener")
+
+func (c *ruleConn) Addr(e rules.Endpoint) netip.AddrPort {
+	switch e {
+	case rules.EndClient:
+		return netip.AddrPortFrom(c.src, 0)
+	case rules.EndVirtual:
+		return c.local
+	}
+	return netip.AddrPort{}
+}
+
+func (c *ruleConn) Protocol() int {
+	if c.tcp {
+		return 6
+	}
+	return 17
+}
+
+func (c *ruleConn) Decide(d rules.Decision) error {
+	switch d.Kind {
+	case rules.DecideDrop, rules.DecideDiscard:
+		c.drop = true
+		return nil
+	case rules.DecidePool:
+		if !c.wide {
+			return fmt.Errorf("pool %s: a listener's rule cannot choose a gtm pool (use a wide IP rule)", d.Pool)
+		}
+		name := fullPath(d.Pool)
+		if c.p.pools[name] == nil {
+			return fmt.Errorf("pool %s: no such gtm pool a", name)
+		}
+		c.pool, c.cname, c.host = name, "", netip.Addr{}
+		return nil
+	}
+	return fmt.Errorf("%s: %w", d.Kind, errNotDNS)
+}
+
+func (c *ruleConn) Collect(rules.Side, int, int) error {
+	return fmt.Errorf("TCP::collect: %w", errNotDNS)
+}
+func (c *ruleConn) Release(rules.Side, int) error { return fmt.Errorf("TCP::release: %w", errNotDNS) }
+func (c *ruleConn) Payload(rules.Side) []byte     { return nil }
+func (c *ruleConn) ReplacePayload(rules.Side, int, int, []byte) error {
+	return fmt.Errorf("TCP::payload: %w", errNotDNS)
+}
+func (c *ruleConn) Respond(rules.Side, []byte) error {
+	return fmt.Errorf("TCP::respond: %w", errNotDNS)
+}
+func (c *ruleConn) Close(rules.Side) error { return fmt.Errorf("TCP::close: %w", errNotDNS) }
+func (c *ruleConn) Notify(rules.Side, rules.NotifyKind) error {
+	return fmt.Errorf("TCP::notify: %w", errNotDNS)
+}
+func (c *ruleConn) LBSelect() (string, netip.AddrPort, error) {
+	return "", netip.AddrPort{}, fmt.Errorf("LB::select: %w", errNotDNS)
+}
+func (c *ruleConn) LBServer() (string, netip.AddrPort, bool) { return "", netip.AddrPort{}, false }
+func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, error) {
+	pl := c.p.pools[fullPath(pool)]
+	if pl == nil {
+		return "", fmt.Errorf("LB::status: no such gtm pool a %s", fullPath(pool))
+	}
+	for _, m := range pl.members {
+		if m.vs.cfg.Destination == member || (member.Port() == 0 && m.vs.addr == member.Addr()) {
+			if ok, _ := memberState(m); ok {
+				return "up", nil
+			}
+			return "down", nil
+		}
+	}
+	return "", fmt.Errorf("LB::status: %s is not a member of gtm pool a %s", member, pl.name)
+}
+
+// ActiveMembers lists the available members of a gtm pool (their
+// virtual servers' addresses).
+func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
+	pl := c.p.pools[fullPath(pool)]
+	if pl == nil {
+		return nil, fmt.Errorf("active_members: no such gtm pool a %s", fullPath(pool))
+	}
+	var out []netip.AddrPort
+	for _, m := range pl.members {
+		if ok, _ := memberState(m); ok {
+			out = append(out, m.vs.cfg.Destination)
+		}
+	}
+	return out, nil
+}
+
+func (c *ruleConn) DNSQuery() *dns.Msg    { return c.q }
+func (c *ruleConn) DNSResponse() *dns.Msg { return c.resp }
+func (c *ruleConn) DNSLen() int {
+	if c.qlen > 0 {
+		return c.qlen
+	}
+	return c.q.Len()
+}
+
+func (c *ruleConn) DNSDo(a rules.DNSAction) error {
+	switch a.Kind {
+	case rules.DNSReturn:
+		c.ret = true
+	case rules.DNSDrop:
+		c.drop = true
+	case rules.DNSCNAME, rules.DNSHost:
+		if !c.wide {
+			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's rules only")
+		}
+		c.pool, c.cname, c.host = "", "", netip.Addr{}
+		if a.Kind == rules.DNSCNAME {
+			c.cname = a.Name
+		} else {
+			c.host = a.Addr
+		}
+	}
+	return nil
+}
+
+// runRules runs one event of a program; a Tcl error drops the query, as
+// BIG-IP drops the packet of a failing rule.
+func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
+	sess := c.NewSession(rc)
+	err := sess.Run(ev)
+	sess.Release()
+	if err != nil {
+		rc.drop = true // logged by the rules engine
+	}
+}
+
+// answer is Answer with the rules of the listener the query came in on.
+func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
+	p := s.plan.Load()
+	if !p.anyRules {
+		return s.answerCore(p, r, src, udp, nil)
+	}
+	rc := &ruleConn{s: s, p: p, q: r, src: src, local: v.key.addr, tcp: !udp, qlen: v.qlen}
+	lp := p.listenRules[v.key]
+	if lp != nil && lp.Handles(rules.DNSRequest) && !r.Response && r.Opcode == dns.OpcodeQuery && len(r.Question) == 1 {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		rc.resp = m
+		s.runRules(lp, rc, rules.DNSRequest)
+		switch {
+		case rc.drop:
+			s.stats.queries.Add(1)
+			s.stats.dropped.Add(1)
+			return nil, false
+		case rc.ret:
+			s.stats.queries.Add(1)
+			return s.response(lp, rc, s.finishMsg(m, r.IsEdns0(), nil, udp))
+		}
+	}
+	m, send := s.answerCore(p, r, src, udp, rc)
+	if !send || lp == nil {
+		return m, send
+	}
+	return s.response(lp, rc, m)
+}
+
+// response runs the listener's DNS_RESPONSE on the answer about to go.
+func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg, bool) {
+	if !lp.Handles(rules.DNSResponse) {
+		return m, true
+	}
+	rc.resp, rc.ret = m, false
+	s.runRules(lp, rc, rules.DNSResponse)
+	if rc.drop {
+		s.stats.dropped.Add(1)
+		return nil, false
+	}
+	return m, true
+}
+
+// wideIPRules runs a wide IP's DNS_REQUEST before load balancing; done
+// says the rules decided the answer (m, send), else load balancing goes
+// on as configured.
+func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) (_ *dns.Msg, send, done bool) {
+	rc.resp, rc.wide = m, true
+	rc.drop, rc.ret, rc.pool, rc.cname, rc.host = false, false, "", "", netip.Addr{}
+	s.runRules(w.rules, rc, rules.DNSRequest)
+	rc.wide = false
+	ttl := uint32(30)
+	if len(w.pools) > 0 {
+		ttl = w.pools[0].pool.ttl
+	}
+	switch {
+	case rc.drop:
+		s.stats.dropped.Add(1)
+		w.rt.dropped.Add(1)
+		return nil, false, true
+	case rc.ret:
+		return s.finishMsg(m, opt, ecs, udp), true, true
+	case rc.host.IsValid():
+		var d decision
+		d.out, d.ttl = outAnswer, ttl
+		d.setAddr(rc.host)
+		w.rt.resolved.Add(1)
+		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, &d), true, true
+	case rc.cname != "":
+		m.Authoritative = true
+		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
+		w.rt.resolved.Add(1)
+		return s.finishMsg(m, opt, ecs, udp), true, true
+	case rc.pool != "":
+		var d decision
+		s.resolvePool(rq, rq.plan.pools[rc.pool], &d)
+		if d.out != outNone {
+			s.finish(rq, w, &d)
+		}
+		switch d.out {
+		case outAnswer:
+			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, &d), true, true
+		case outDrop:
+			s.stats.dropped.Add(1)
+			return nil, false, true
+		}
+		w.rt.returnedToDNS.Add(1)
+		return s.returnToDNS(rq.plan, m, qname, q, opt, ecs, udp, w), true, true
+	}
+	return nil, false, false
+}

@@ -1,0 +1,205 @@
+package gslb
+
+import (
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/miekg/dns"
+	"github.com/openltm/openltm/dataplane/gslb/gslbtest"
+	"github.com/openltm/openltm/rules"
+)
+
+func compileRule(t *testing.T, name, body string) *rules.Rule {
+	t.Helper()
+	r, err := rules.Compile(name, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// ruleConfig is the test configuration with a second pool of the ct
+// virtual servers only, and the given rules on the wide IP and on every
+// listener.
+func ruleConfig(listen netip.AddrPort, wide, listener []*rules.Rule, logs *[]string) *Config {
+	cfg := testConfig(listen)
+	cfg.Pools["/Common/ct_pool"] = &Pool{Name: "/Common/ct_pool", Members: []PoolMember{
+		{Server: "/Common/bj-ltm", VirtualServer: "vs_ct"}, {Server: "/Common/gz-ltm", VirtualServer: "vs_ct"}}}
+	cfg.WideIPs["/Common/www.example.com"].Rules = wide
+	for i := range cfg.Listeners {
+		cfg.Listeners[i].Rules = listener
+	}
+	var mu sync.Mutex
+	cfg.RuleEnv = &rules.Env{Log: func(_, line string) {
+		mu.Lock()
+		*logs = append(*logs, line)
+		mu.Unlock()
+	}}
+	return cfg
+}
+
+// Wide IP rules in the style published for BIG-IP DNS: steering by the
+// LDNS's subnet to another pool, a static host or a CNAME, and ending the
+// query; load balancing goes on as configured when the rule chooses
+// nothing.
+func TestWideIPRules(t *testing.T) {
+	var logs []string
+	steer := compileRule(t, "/Common/steer", `
+when DNS_REQUEST {
+  if { [IP::addr [IP::client_addr] equals 127.0.86.0/24] } {
+    pool ct_pool
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.87.0/24] } {
+    host 192.0.2.87
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.88.0/24] } {
+    cname www.example.net
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.89.0/24] } {
+    DNS::drop
+  } elseif { [DNS::question name] starts_with "app." } {
+    DNS::header rcode REFUSED
+    DNS::return
+  }
+}`)
+	s := newServer(t, ruleConfig(netip.AddrPort{}, []*rules.Rule{steer}, nil, &logs), Options{})
+	ask := func(src string, name string) (*dns.Msg, bool) {
+		q := new(dns.Msg)
+		q.SetQuestion(name, dns.TypeA)
+		return s.Answer(q, netip.MustParseAddr(src), true)
+	}
+	for i := 0; i < 4; i++ {
+		m, _ := ask("127.0.86.1", wideName)
+		if a := gslbtest.Addrs(m); len(a) != 1 || (a[0] != bjCT && a[0] != gzCT) {
+			t.Fatalf("ct LDNS: %v", m)
+		}
+	}
+	got := map[netip.Addr]bool{}
+	for i := 0; i < 8; i++ {
+		m, _ := ask("127.0.85.1", wideName)
+		got[gslbtest.Addrs(m)[0]] = true
+	}
+	if len(got) != 4 {
+		t.Errorf("no choice: round robin over the four, got %v", got)
+	}
+	m, _ := ask("127.0.87.1", wideName)
+	if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != "192.0.2.87" || !m.Authoritative {
+		t.Errorf("host: %v", m)
+	}
+	m, _ = ask("127.0.88.1", wideName)
+	if len(m.Answer) != 1 || m.Answer[0].(*dns.CNAME).Target != "www.example.net." {
+		t.Errorf("cname: %v", m)
+	}
+	if m, send := ask("127.0.89.1", wideName); send {
+		t.Errorf("drop: %v", m)
+	}
+	m, _ = ask("127.0.85.1", "app.example.com.")
+	if m.Rcode != dns.RcodeRefused || len(m.Answer) != 0 {
+		t.Errorf("return: %v", m)
+	}
+	if len(logs) > 0 {
+		t.Errorf("logs: %q", logs)
+	}
+
+	// A rule naming a pool that does not exist is refused by Compile.
+	bad := compileRule(t, "/Common/bad", "when DNS_REQUEST {\n  pool nosuch\n}")
+	err := Check(ruleConfig(netip.AddrPort{}, []*rules.Rule{bad}, nil, &logs))
+	if err == nil || !strings.Contains(err.Error(), "/Common/bad:2:8: gtm pool a /Common/nosuch does not exist") {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// Listener rules over a real listener: zone steering (names of an
+// internal zone refused to LDNSes outside it), rate limiting by query
+// name with the session table, answer rewriting in DNS_RESPONSE, and
+// NXDOMAIN turned into an answer.
+func TestListenerRules(t *testing.T) {
+	var logs []string
+	zone := compileRule(t, "/Common/zone_steer", `
+when DNS_REQUEST {
+  if { [DNS::question name] ends_with ".internal.example.com" && ![IP::addr [IP::client_addr] equals 127.0.85.0/24] } {
+    DNS::header rcode REFUSED
+    DNS::return
+  }
+}`)
+	limit := compileRule(t, "/Common/rate_limit", `
+when DNS_REQUEST {
+  set key "q:[string tolower [DNS::question name]]"
+  if { [table incr $key] > 3 } {
+    log local0. "rate limited [DNS::question name] from [IP::client_addr]"
+    DNS::drop
+  }
+}`)
+	rewrite := compileRule(t, "/Common/rewrite", `
+when DNS_RESPONSE {
+  foreach rr [DNS::answer] {
+    if { [DNS::type $rr] eq "A" && [DNS::rdata $rr] eq "127.0.81.11" } {
+      DNS::ttl $rr 5
+      DNS::rdata [DNS::rr [DNS::name $rr] A IN 5 127.0.81.11] 192.0.2.11
+    }
+  }
+  if { [DNS::ptype] eq "NXDOMAIN" && [DNS::question type] eq "A" } {
+    DNS::header rcode NOERROR
+    DNS::authority clear
+    DNS::answer insert "[DNS::question name]. 60 [DNS::question class] [DNS::question type] 192.0.2.245"
+  }
+}`)
+	listen := freeAddr(t, "127.0.80.40")
+	cfg := ruleConfig(listen, nil, []*rules.Rule{zone, limit, rewrite}, &logs)
+	cfg.Pools["/Common/app_pool"].Mode = GlobalAvailability // always bj-cnc 127.0.81.11
+	s := newServer(t, cfg, Options{})
+
+	for _, network := range []string{"udp", "tcp"} {
+		m := queryNet(t, ldnsCNC, listen, network, "a.internal.example.com.", dns.TypeA)
+		// Inside: not refused; the zone's NXDOMAIN is then rewritten.
+		if a := gslbtest.Addrs(m); m.Rcode != dns.RcodeSuccess || len(a) != 1 || a[0].String() != "192.0.2.245" {
+			t.Errorf("%s: inside LDNS: %v", network, m)
+		}
+		m = queryNet(t, ldnsCT, listen, network, "b.internal.example.com.", dns.TypeA)
+		if m.Rcode != dns.RcodeRefused {
+			t.Errorf("%s: outside LDNS: %v", network, m)
+		}
+	}
+
+	m := queryNet(t, ldnsCNC, listen, "udp", wideName, dns.TypeA)
+	if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != "192.0.2.11" || m.Answer[0].Header().Ttl != 5 {
+		t.Errorf("rewrite: %v", m)
+	}
+	m = queryNet(t, ldnsCNC, listen, "udp", "nothing.example.com.", dns.TypeA)
+	if a := gslbtest.Addrs(m); m.Rcode != dns.RcodeSuccess || len(a) != 1 || a[0].String() != "192.0.2.245" {
+		t.Errorf("NXDOMAIN rewrite: %v", m)
+	}
+
+	// Rate limit: the fourth query for one name is dropped (the first
+	// www query above counted); the same query path answers the
+	// socket-less way too.
+	q := new(dns.Msg)
+	q.SetQuestion("WWW.example.com.", dns.TypeA)
+	v := via{key: listenerKey{listen, "udp"}}
+	sent := 0
+	for i := 0; i < 4; i++ {
+		if _, send := s.answer(q, ldnsCNC, true, v); send {
+			sent++
+		}
+	}
+	if sent != 2 {
+		t.Errorf("%d of 4 sent after one, want 2", sent)
+	}
+	if len(logs) != 2 || !strings.Contains(logs[0], "Rule /Common/rate_limit <DNS_REQUEST>: rate limited WWW.example.com from 127.0.85.1") {
+		t.Errorf("logs: %q", logs)
+	}
+}
+
+// Without rules the wire path answers; with a listener rule every query
+// goes through the rules.
+func TestRulesTurnOffWirePath(t *testing.T) {
+	var logs []string
+	r := compileRule(t, "/Common/log", `when DNS_REQUEST { log local0. "q [DNS::question name] [DNS::len]" }`)
+	listen := freeAddr(t, "127.0.80.41")
+	cfg := ruleConfig(listen, nil, []*rules.Rule{r}, &logs)
+	cfg.Listeners[0].Protocol = "udp"
+	newServer(t, cfg, Options{})
+	queryNet(t, ldnsCNC, listen, "udp", wideName, dns.TypeA)
+	if len(logs) != 1 || !strings.HasSuffix(logs[0], "q www.example.com 33") {
+		t.Errorf("logs: %q", logs)
+	}
+}
