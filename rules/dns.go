@@ -107,7 +107,7 @@ func registerDNS(t *tcl.Commands) {
 
 // dnsConn returns the session and its DNS side, refusing DNS:: commands on
 // connections that have none.
-func dnsConn(in *tcl.Interp, cmd string) (*Session, DNSConn, error) {
+func dnsConn(in *tcl.Interp, cmd string) (*ConnState, DNSConn, error) {
 	s, c, err := sess(in, cmd)
 	if err != nil {
 		return s, nil, err

@@ -91,7 +91,7 @@ func TestDNSCommands(t *testing.T) {
 					f.r.Answer = append(f.r.Answer, rr)
 				}
 			}
-			s := NewProgram(env, r).NewSession(f)
+			s := NewProgram(env, r).NewConnState(f)
 			defer s.Release()
 			if err := s.Run(c.ev); err != nil {
 				t.Fatal(err)
@@ -142,7 +142,7 @@ func TestDNSErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := mustCompile(t, "/Common/r", c.body)
-		s := NewProgram(&Env{}, r).NewSession(newFakeDNS("www.example.com.", dns.TypeA))
+		s := NewProgram(&Env{}, r).NewConnState(newFakeDNS("www.example.com.", dns.TypeA))
 		err := s.Run(DNSRequest)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.body, err, c.want)
@@ -150,7 +150,7 @@ func TestDNSErrors(t *testing.T) {
 		s.Release()
 	}
 	r := mustCompile(t, "/Common/r", `when CLIENT_ACCEPTED { DNS::question name }`)
-	s := NewProgram(&Env{}, r).NewSession(newFakeConn())
+	s := NewProgram(&Env{}, r).NewConnState(newFakeConn())
 	defer s.Release()
 	if err := s.Run(ClientAccepted); err == nil || !strings.Contains(err.Error(), "not a DNS listener or wide IP") {
 		t.Errorf("DNS:: without a DNS side: %v", err)

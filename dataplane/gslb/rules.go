@@ -163,7 +163,7 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 // runRules runs one event of a program; a Tcl error drops the query, as
 // BIG-IP drops the packet of a failing rule.
 func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
-	sess := c.NewSession(rc)
+	sess := c.NewConnState(rc)
 	err := sess.Run(ev)
 	sess.Release()
 	if err != nil {

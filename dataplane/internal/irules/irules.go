@@ -1,7 +1,7 @@
 // Package irules adapts a compiled iRules program to the dataplane's rule
 // hook (config.Rules): it answers which proxy events the program handles
 // and runs an event on any flow that offers the flow view
-// (config.RuleConn), one rules.Session per flow. It knows nothing of how
+// (config.RuleConn), one rules.ConnState per flow. It knows nothing of how
 // a flow is proxied: the L4 flows and the message-based clients each
 // implement the view, and this is the one place where the proxy's events
 // meet the rules engine's.
