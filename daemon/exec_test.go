@@ -237,3 +237,23 @@ func TestUnknownTypeSuggests(t *testing.T) {
 		}
 	}
 }
+
+// A member disabled and enabled again lists as its neighbour does.
+func TestMembersListAlikeAfterEnable(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool al members add { 127.0.0.81:80 127.0.0.82:80 }",
+		"modify ltm pool al members modify { 127.0.0.81:80 { session user-disabled } }",
+		"modify ltm pool al members modify { 127.0.0.81:80 { session user-enabled } }",
+	} {
+		if _, errText := run(t, s, c); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	out, _ := run(t, s, "list ltm pool al")
+	if strings.Contains(out, "session") {
+		t.Fatalf("list shows a session setting on one member only:\n%s", out)
+	}
+}

@@ -274,12 +274,16 @@ func (p *printer) value(pr *Prop, v *Value) {
 			if pr.Items == ItemPlain {
 				head = it.Name
 			}
-			if len(it.Props) == 0 && len(it.Extra) == 0 {
+			props := it.Props
+			if p.opts.Detail != DetailAll {
+				props = withoutDefaults(pr.Sub, props)
+			}
+			if len(props) == 0 && len(it.Extra) == 0 {
 				pp.Empty(head)
 				continue
 			}
 			pp.Open(head)
-			p.props(pr.Sub, it.Props, it.Extra, nil, nil)
+			p.props(pr.Sub, props, it.Extra, nil, nil)
 			pp.Close()
 		}
 		pp.Close()
@@ -292,6 +296,29 @@ func (p *printer) value(pr *Prop, v *Value) {
 		}
 		pp.Line(pr.Name, s)
 	}
+}
+
+// withoutDefaults drops an item's scalar settings that hold their default:
+// a member disabled and enabled again prints as its neighbours do, not with
+// `session user-enabled` that the others leave unsaid.
+func withoutDefaults(k *Kind, props map[string]*Value) map[string]*Value {
+	var out map[string]*Value
+	for name, v := range props {
+		pr := k.Prop(name)
+		if pr != nil && pr.Default != "" && v.Sub == nil && v.Items == nil && v.List == nil && v.Str == pr.Default {
+			if out == nil {
+				out = make(map[string]*Value, len(props))
+				for n, pv := range props {
+					out[n] = pv
+				}
+			}
+			delete(out, name)
+		}
+	}
+	if out == nil {
+		return props
+	}
+	return out
 }
 
 // ItemDisplay prints a collection item's name as list does from folder.

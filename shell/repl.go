@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/openltm/openltm/control"
@@ -183,8 +184,31 @@ func (r *REPL) help(before string) {
 	}
 }
 
+// confirmReset asks, as tmsh does at a terminal, before a statement that
+// replaces the whole configuration with the defaults. Scripts and -c do
+// not ask.
+func (r *REPL) confirmReset(ctx context.Context, st statement) bool {
+	f := strings.Fields(st.text)
+	if len(f) < 4 || f[0] != "load" || f[1] != "sys" || f[2] != "config" || !slices.Contains(f[3:], "default") || slices.Contains(f[3:], "verify") {
+		return true
+	}
+	q := "Reset the running configuration to the default (all objects are deleted)? (y/n) "
+	line, err := r.Reader.ReadLine(ctx, LinePrompt{Text: q, Primary: q})
+	if err == nil && !line.Help {
+		switch strings.ToLower(strings.TrimSpace(line.Text)) {
+		case "y", "yes":
+			return true
+		}
+	}
+	fmt.Fprintln(r.Stdout, "Nothing was changed.")
+	return false
+}
+
 // exec runs one statement; Ctrl-C while it runs cancels only it.
 func (r *REPL) exec(ctx context.Context, run *runner, st statement) {
+	if !r.confirmReset(ctx, st) {
+		return
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.Interrupt != nil {

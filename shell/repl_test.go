@@ -258,3 +258,21 @@ func TestREPLInterruptAfterCommitSaysItWasApplied(t *testing.T) {
 		t.Fatalf("stderr %q", errb.String())
 	}
 }
+
+// At the prompt, load sys config default asks first; only yes runs it.
+func TestREPLAsksBeforeReset(t *testing.T) {
+	b := &controltest.Backend{}
+	sess := dialFake(t, b)
+	r := &scripted{lines: []Line{{Text: "load sys config default"}, {Text: "n"}, {Text: "load sys config default"}, {Text: "yes"}}}
+	var out, errb bytes.Buffer
+	repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb}
+	if err := repl.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(b.Executed(), "|"); got != "load sys config default" {
+		t.Errorf("executed %q, want one reset", got)
+	}
+	if !strings.Contains(out.String(), "Nothing was changed.") || !strings.Contains(strings.Join(r.prompts, "|"), "Reset the running configuration to the default") {
+		t.Errorf("stdout %q, prompts %q", out.String(), r.prompts)
+	}
+}
