@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -246,6 +249,7 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 		return synErr(st, []string{"load sys config [merge] [file NAME] [verify]", "load sys config generation N"}, "only a configuration can be loaded")
 	}
 	var merge, verify, dflt, strict bool
+	var editOf, listedSum string
 	file := ""
 	var gen uint64
 	for i := 2; i < len(ws); i++ {
@@ -256,6 +260,19 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 			verify = true
 		case "strict":
 			strict = true
+		case "edit-of", "listed-sha256":
+			// What tmsh's edit sends with the edited text: which objects
+			// were edited, and a digest of their text as listed, so that
+			// a change another session made meanwhile is not overwritten.
+			if i+1 >= len(ws) {
+				return synErr(args[i], []string{"a value"}, "%s needs a value", ws[i])
+			}
+			if ws[i] == "edit-of" {
+				editOf = ws[i+1]
+			} else {
+				listedSum = ws[i+1]
+			}
+			i++
 		case "default":
 			dflt = true
 		case "file":
@@ -370,10 +387,37 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 		}
 		return s.e.checkHooks(running, cfg, opts)
 	}
-	s.committed, err = s.e.Replace(ctx, s.user, st.Source, opts, func(running *objects.Config) (*objects.Config, error) {
+	summary := st.Source
+	if editOf != "" {
+		summary = "edit " + editOf
+	}
+	s.committed, err = s.e.Replace(ctx, s.user, summary, opts, func(running *objects.Config) (*objects.Config, error) {
+		if editOf != "" && listedSum != "" {
+			if err := s.unchangedSince(ctx, editOf, listedSum); err != nil {
+				return nil, err
+			}
+		}
 		return build(running), nil
 	})
 	return err
+}
+
+// unchangedSince refuses an edit whose objects another session changed (or
+// deleted) after they were listed for editing: the edit would silently undo
+// that change. It runs under the commit lock, on the running configuration.
+func (s *Session) unchangedSince(ctx context.Context, what, sum string) error {
+	st, err := parse("list "+what, s.module)
+	if err != nil {
+		return err
+	}
+	var now bytes.Buffer
+	if err := s.list(ctx, st, st.Items[1:], &now); err != nil {
+		return objects.Invalid("%s changed since it was listed for editing (%v); nothing was changed: edit it again", what, err)
+	}
+	if d := sha256.Sum256(now.Bytes()); hex.EncodeToString(d[:]) != sum {
+		return objects.Invalid("%s was changed by another session since it was listed for editing; nothing was changed: edit it again", what)
+	}
+	return nil
 }
 
 // resetStats clears runtime counters.

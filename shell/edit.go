@@ -3,11 +3,15 @@ package shell
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/openltm/openltm/grammar"
 )
 
 // editHeader opens the text `edit` hands to the editor; the daemon's
@@ -71,7 +75,11 @@ func (r *runner) edit(ctx context.Context, what string) error {
 		fmt.Fprintln(r.out, "No changes.")
 		return nil
 	}
-	if err := r.sess.Exec(ctx, "load sys config merge file "+name, r.out); err != nil {
+	// The daemon records the change as this edit, and refuses it if the
+	// objects changed since they were listed.
+	sum := sha256.Sum256(listed.Bytes())
+	load := fmt.Sprintf("load sys config merge file %s edit-of %s listed-sha256 %s", grammar.Quote(name), grammar.Quote(what), hex.EncodeToString(sum[:]))
+	if err := r.sess.Exec(ctx, load, r.out); err != nil {
 		return fmt.Errorf("%w; nothing was changed, and the edited text is kept in %s", err, name)
 	}
 	os.Remove(name)
