@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 
@@ -24,6 +25,7 @@ const wordSeparators = " \t{}"
 type editor struct {
 	p   *prompt.Prompt
 	tty *tty
+	out io.Writer // the terminal, for clearing it on a resize
 
 	mu      sync.Mutex
 	prefix  string
@@ -37,7 +39,7 @@ func newEditor(fd int, complete func(before string) []control.Suggestion, histor
 	if err != nil {
 		return nil, err
 	}
-	ed = &editor{tty: t}
+	ed = &editor{tty: t, out: os.Stdout}
 	completer := func(d prompt.Document) []prompt.Suggest {
 		before := d.TextBeforeCursor()
 		if strings.TrimSpace(before) == "" {
@@ -109,6 +111,13 @@ func insideQuote(text string) bool {
 	return in
 }
 
+// maxRedraws bounds the redraws of one read, whatever a window manager
+// sends.
+const maxRedraws = 1000
+
+// Resized redraws the line being read at the window's new size.
+func (ed *editor) Resized() { ed.tty.endForResize() }
+
 // ReadLine implements LineReader.
 func (ed *editor) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
 	ed.mu.Lock()
@@ -119,8 +128,21 @@ func (ed *editor) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
 	defer stop()
 
 	text := ed.p.Input()
-
 	t := ed.tty
+	for range maxRedraws {
+		t.mu.Lock()
+		redraw := t.resize && !t.stop && !t.eof && !t.help
+		t.mu.Unlock()
+		if !redraw {
+			break
+		}
+		// Clear the screen and draw the line again at the new width; the
+		// text typed so far stays in go-prompt's buffer.
+		io.WriteString(ed.out, "\x1b[H\x1b[2J")
+		t.again()
+		text = ed.p.Input()
+	}
+
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	line := Line{Text: text, Interrupted: t.interrupted}

@@ -242,6 +242,19 @@ func runInteractive(sess *control.Client, reconnect func() (control.Session, err
 		repl.Reader = &plainReader{in: in, out: stdout}
 	} else {
 		repl.Reader = ed
+		winch := make(chan os.Signal, 1)
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-winch:
+					ed.Resized()
+				}
+			}
+		}()
 	}
 	err = repl.Run(ctx)
 	switch {

@@ -38,6 +38,7 @@ type tty struct {
 	helpText    string
 	lastCtrlD   bool
 	interrupted bool // Ctrl-C was typed during this read
+	resize      bool // the window changed size: redraw the line
 	// hold stops handing out input once a key that ends the read (Enter,
 	// the trigger) was handed out: go-prompt's reader may fetch more
 	// before the line is taken, and whatever it fetched then is dropped.
@@ -236,7 +237,30 @@ func keyLen(b []byte, help bool) int {
 func (t *tty) begin() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.trigger, t.fired, t.help, t.helpText, t.interrupted, t.lastCtrlD, t.hold = false, false, false, "", false, false, false
+	t.trigger, t.fired, t.help, t.helpText, t.interrupted, t.lastCtrlD, t.hold, t.resize = false, false, false, "", false, false, false, false
+	if t.stop || t.eof {
+		t.trigger = true
+	}
+}
+
+// endForResize ends the read in progress so that the line is drawn again
+// at the new width: go-prompt's Input learns the window's size only when
+// it starts, and erasing a wrapped line at the old width leaves pieces of
+// it (a second prompt) on the screen.
+func (t *tty) endForResize() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.trigger {
+		t.resize, t.trigger = true, true
+	}
+}
+
+// again readies the flags to read the same line once more, after a
+// resize; what was typed so far (Ctrl-C included) is kept.
+func (t *tty) again() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.trigger, t.fired, t.hold, t.resize = false, false, false, false
 	if t.stop || t.eof {
 		t.trigger = true
 	}
