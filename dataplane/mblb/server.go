@@ -150,6 +150,8 @@ type serverConn struct {
 
 	// hdr is the reader's scratch space for inserted header lines.
 	hdr []byte
+	// hx is the reader's HTTP_RESPONSE view, reused.
+	hx HTTPEvent
 
 	// lp is set for a connection served by an event loop (loop_linux.go);
 	// connecting is true until its non-blocking connect completes, and
@@ -568,7 +570,10 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	}
 	var r *msg
 	if h != nil {
-		r = sc.httpResponse(req, b, h)
+		if r = sc.httpResponse(req, b, h); r == nil {
+			req.unref()
+			return
+		}
 	} else {
 		r = getMsg(len(b))
 		copy(r.b, b)

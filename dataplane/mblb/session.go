@@ -26,6 +26,9 @@ type ClientOptions struct {
 	// Rule frames messages when the engine uses rule framing; with
 	// declarative framing the framer decides and Rule is not called.
 	Rule RuleHandler
+	// HTTPRule runs HTTP_REQUEST and HTTP_RESPONSE on an engine with HTTP
+	// framing; nil when the client's rules handle neither.
+	HTTPRule HTTPRuleHandler
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.
 	Touch func(now int64)
@@ -41,6 +44,8 @@ type ClientConn struct {
 	source netip.Addr
 	tag    any
 	rule   RuleHandler
+	hrule  HTTPRuleHandler
+	hx     HTTPEvent // the reader's HTTP_REQUEST view, reused
 	touch  func(int64)
 	meter  Meter
 	async  bool // a writer goroutine writes to the client (OneConnect)
@@ -127,6 +132,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		client:  client,
 		tag:     opt.Tag,
 		rule:    opt.Rule,
+		hrule:   opt.HTTPRule,
 		touch:   opt.Touch,
 		meter:   opt.Meter,
 		async:   e.pool != nil,
@@ -399,7 +405,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		t := m.target
 		if s.perConn {
 			s.mu.Lock()
-			if s.hasSticky {
+			// A rule that names another pool, a member or a node moves
+			// the connection; otherwise it stays with its member.
+			if s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
 				t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
 			}
 			s.mu.Unlock()

@@ -34,17 +34,25 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// self is the rules.Conn the session is made with: r, or on an HTTP
+	// virtual the httpRules around it.
+	self rules.Conn
+	// hx is the message of the HTTP_REQUEST or HTTP_RESPONSE running;
+	// nil in other events.
+	hx *mblb.HTTPEvent
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
-	return &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+	r.self = r
+	return r
 }
 
 // RuleSession implements RuleConn: the client's session, made at its
 // first event and released by end.
 func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 	if r.sess == nil {
-		r.sess = prog.NewConnState(r)
+		r.sess = prog.NewConnState(r.self)
 	}
 	return r.sess
 }
@@ -60,6 +68,24 @@ func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 		d.Reject()
 	}
 	r.d = nil
+	if err != nil {
+		var re *rules.RuntimeError
+		if !errors.As(err, &re) {
+			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+		}
+	}
+	return err
+}
+
+// runEvent runs an event of the rules engine that the proxy hook does
+// not list (the HTTP events) under the lock, as run does.
+func (r *mblbRules) runEvent(ev rules.Event) error {
+	prog := irules.Program(r.rules)
+	if prog == nil || !prog.Handles(ev) {
+		return nil
+	}
+	r.verdict = irules.GoOn
+	err := r.RuleSession(prog).Run(ev)
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
@@ -147,6 +173,9 @@ func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {
 	case rules.EndServerLocal:
 		return r.local
 	case rules.EndServer:
+		if r.hx != nil && r.hx.IsResponse() {
+			return r.hx.Server()
+		}
 		if r.d != nil && r.d.Side() == mblb.ServerSide {
 			return r.d.Server()
 		}
@@ -191,6 +220,13 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 }
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {
+	if r.hx != nil {
+		if r.hx.IsResponse() {
+			return errHTTPResponseDecision
+		}
+		r.hx.Select(t)
+		return nil
+	}
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
 		if r.ev == config.EventClientAccepted {
 			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")

@@ -307,6 +307,11 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 		if mv.ruled {
 			opts.Rule = f.rr
 		}
+		if mv.cfg.Request.Mode == mblb.HTTP {
+			if h := newHTTPRules(f.rr); h != nil {
+				opts.HTTPRule = h
+			}
+		}
 	}
 	return f, opts
 }
