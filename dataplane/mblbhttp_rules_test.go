@@ -267,3 +267,62 @@ when HTTP_REQUEST {
 		t.Fatalf("%d persistence records, want 6", n)
 	}
 }
+
+// TestHTTPRuleEventOrder: the events of three requests on one client
+// connection come in F5's order; with OneConnect every request runs
+// LB_SELECTED anew, without it only the first (the connection is
+// balanced once). A request answered by HTTP::respond goes to no server:
+// no LB_SELECTED, no HTTP_RESPONSE.
+func TestHTTPRuleEventOrder(t *testing.T) {
+	startHTTPServer(t, "127.0.130.11:80", "WEB")
+	rule := `
+when CLIENT_ACCEPTED { log local0. "CLIENT_ACCEPTED" }
+when HTTP_REQUEST {
+    log local0. "HTTP_REQUEST [HTTP::uri] [HTTP::request_num]"
+    if { [HTTP::uri] eq "/local" } { HTTP::respond 200 content "local" }
+}
+when LB_SELECTED { log local0. "LB_SELECTED [LB::server addr]" }
+when SERVER_CONNECTED { log local0. "SERVER_CONNECTED" }
+when HTTP_RESPONSE { log local0. "HTTP_RESPONSE [HTTP::status] [HTTP::uri]" }
+`
+	for _, tc := range []struct {
+		name string
+		vs   string
+		oc   bool
+		want []string
+	}{
+		{"per-connection", "127.0.130.5:80", false, []string{
+			"CLIENT_ACCEPTED",
+			"HTTP_REQUEST /1 1", "LB_SELECTED 127.0.130.11", "SERVER_CONNECTED", "HTTP_RESPONSE 200 /1",
+			"HTTP_REQUEST /local 2",
+			"HTTP_REQUEST /3 3", "HTTP_RESPONSE 200 /3",
+		}},
+		{"oneconnect", "127.0.130.6:80", true, []string{
+			"CLIENT_ACCEPTED",
+			"HTTP_REQUEST /1 1", "LB_SELECTED 127.0.130.11", "HTTP_RESPONSE 200 /1",
+			"HTTP_REQUEST /local 2",
+			"HTTP_REQUEST /3 3", "LB_SELECTED 127.0.130.11", "HTTP_RESPONSE 200 /3",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			cfg := httpRulesConfig(t, tc.vs, tc.oc, "")
+			var lg *ruleLog
+			cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
+			mustApply(t, p, cfg)
+			c := dialHTTPVS(t, tc.vs)
+			for _, path := range []string{"/1", "/local", "/3"} {
+				if _, _, err := c.do(httpReq("h", path)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			for _, l := range lg.Lines() {
+				got = append(got, l[strings.LastIndex(l, ": ")+2:])
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

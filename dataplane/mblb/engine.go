@@ -69,6 +69,10 @@ type Choice struct {
 	Client netip.AddrPort
 	// Tag is the session's ClientOptions.Tag.
 	Tag any
+	// Stay: Target is the member the client connection already uses (an
+	// HTTP virtual without OneConnect balances the connection once), so
+	// no new load-balancing decision is being made for this message.
+	Stay bool
 }
 
 // ErrNoMember is what a Pick should return when no member can take the

@@ -403,16 +403,18 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			return false
 		}
 		t := m.target
+		stay := false
 		if s.perConn {
 			s.mu.Lock()
 			// A rule that names another pool, a member or a node moves
 			// the connection; otherwise it stays with its member.
 			if s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
 				t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
+				stay = true
 			}
 			s.mu.Unlock()
 		}
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag})
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag, Stay: stay})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}

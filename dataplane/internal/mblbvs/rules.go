@@ -150,6 +150,31 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	}
 }
 
+// lbSelected runs LB_SELECTED for one message's choice (every request on
+// an HTTP virtual, as BIG-IP does with OneConnect; every message on an
+// mblb one), with LB::server naming the member. False means the rule
+// ended the client (reject, drop, an error).
+func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
+	if !r.rules.Handles(config.EventLBSelected) {
+		return true
+	}
+	r.mu.Lock()
+	r.server = member
+	err := r.run(config.EventLBSelected, nil)
+	r.server = netip.AddrPort{}
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v == irules.Reject {
+		r.f.sess.Close(true)
+		return false
+	}
+	if v != irules.GoOn {
+		r.f.sess.Close(false)
+		return false
+	}
+	return true
+}
+
 // end runs CLIENT_CLOSED and gives the rule session back.
 func (r *mblbRules) end() {
 	r.mu.Lock()

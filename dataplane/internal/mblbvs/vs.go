@@ -350,8 +350,24 @@ func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
 }
 
-// pick is the engine's Pick: one member for one message.
+// pick is the engine's Pick: one member for one message, then the
+// client's LB_SELECTED for it.
 func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
+	m, err := mv.choose(c)
+	if err != nil {
+		return m, err
+	}
+	if c.Stay && m.Addr == c.Target.Member {
+		return m, nil // the connection's member again: no new decision
+	}
+	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && !f.rr.lbSelected(m.Addr) {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	return m, nil
+}
+
+// choose is pick's member choice.
+func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	snap := mv.vs.Snap.Load()
 	pool := snap.Pool
 	t := c.Target
