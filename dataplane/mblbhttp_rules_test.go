@@ -326,3 +326,40 @@ when HTTP_RESPONSE { log local0. "HTTP_RESPONSE [HTTP::status] [HTTP::uri]" }
 		})
 	}
 }
+
+// TestHTTPRulePipelined: HTTP_RESPONSE of pipelined requests sees the
+// request each response answers, not the last one read.
+func TestHTTPRulePipelined(t *testing.T) {
+	startHTTPServer(t, "127.0.130.11:80", "WEB")
+	rule := `
+when HTTP_REQUEST { HTTP::header replace X-Tag "n[HTTP::request_num]" }
+when HTTP_RESPONSE { HTTP::header insert X-Answers "[HTTP::request_num] [HTTP::uri]" }
+`
+	for _, tc := range []struct {
+		name string
+		vs   string
+		oc   bool
+	}{{"per-connection", "127.0.130.7:80", false}, {"oneconnect", "127.0.130.8:80", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			mustApply(t, p, httpRulesConfig(t, tc.vs, tc.oc, rule))
+			c := dialHTTPVS(t, tc.vs)
+			c.c.SetDeadline(time.Now().Add(5 * time.Second))
+			if _, err := io.WriteString(c.c, httpReq("h", "/1")+httpReq("h", "/2")+httpReq("h", "/3")); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= 3; i++ {
+				r, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r.Body)
+				r.Body.Close()
+				want := fmt.Sprintf("%d /%d", i, i)
+				if got := r.Header.Get("X-Answers"); got != want || !strings.Contains(string(b), fmt.Sprintf("tag=n%d /%d", i, i)) {
+					t.Fatalf("response %d: X-Answers %q body %q, want %q", i, got, b, want)
+				}
+			}
+		})
+	}
+}

@@ -211,6 +211,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
 		x.reset(b, h, true, sc.leg.Remote)
+		// Every request of a client with an HTTP rule goes through
+		// HTTP_REQUEST and takes one sequence number, answered or not.
+		x.request, x.requestNum = req.b, req.seq+1
 		err := hr.OnHTTPResponse(x)
 		switch {
 		case err != nil || x.reject:

@@ -31,6 +31,9 @@ type HTTPEvent struct {
 	head     httpx.Head
 	response bool
 	server   netip.AddrPort
+	// request and requestNum: for a response, the request it answers.
+	request    []byte
+	requestNum uint64
 
 	target     Target
 	targetSet  bool
@@ -70,6 +73,15 @@ func (x *HTTPEvent) IsResponse() bool { return x.response }
 // Server is the member that sent a response (IP::server_addr in
 // HTTP_RESPONSE); invalid in HTTP_REQUEST.
 func (x *HTTPEvent) Server() netip.AddrPort { return x.server }
+
+// Request is, in HTTP_RESPONSE, the request this response answers as it
+// was sent to the member; nil in HTTP_REQUEST.
+func (x *HTTPEvent) Request() []byte { return x.request }
+
+// RequestNum is, in HTTP_RESPONSE, the number of the request this
+// response answers on its client connection, from 1: with pipelined
+// requests it may be older than the last HTTP_REQUEST's.
+func (x *HTTPEvent) RequestNum() uint64 { return x.requestNum }
 
 // Select directs the request (`pool p`, `pool p member a`, `node a`). On a
 // virtual without OneConnect, naming another pool or a member moves the

@@ -18,6 +18,20 @@ type httpRules struct {
 	*mblbRules
 	rules.HTTPState
 	handlesReq, handlesResp bool
+	// older is the request a response answers when the client has
+	// pipelined others after it (parsed again: the rare path), used
+	// while useOlder.
+	older    rules.HTTPHead
+	useOlder bool
+}
+
+// HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request
+// that response answers.
+func (h *httpRules) HTTPRequest() *rules.HTTPHead {
+	if h.useOlder {
+		return &h.older
+	}
+	return h.HTTPState.HTTPRequest()
 }
 
 // newHTTPRules gives r its HTTP half when its program handles an HTTP
@@ -65,6 +79,11 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h.StartResponse(x.Message(), x.Head())
+	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
+		cur := h.RequestNum
+		h.useOlder, h.RequestNum = true, n
+		defer func() { h.useOlder, h.RequestNum = false, cur }()
+	}
 	return h.event(x, rules.HTTPResponse, &h.Response)
 }
 
