@@ -363,3 +363,29 @@ when HTTP_RESPONSE { HTTP::header insert X-Answers "[HTTP::request_num] [HTTP::u
 		})
 	}
 }
+
+// TestHTTPRuleLBFailedResponds: when no member can take a request,
+// LB_FAILED's HTTP::respond is the client's answer and the connection
+// stays open; without such a rule the client is reset.
+func TestHTTPRuleLBFailedResponds(t *testing.T) {
+	rule := `
+when LB_FAILED { if { [HTTP::path] ne "/reset" } { HTTP::respond 503 content "sorry [HTTP::path]" } }
+`
+	p, _ := newPlane(t)
+	cfg := mblbConfig("127.0.130.9:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.130.31:80") // nothing listens
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.0.130.9:80")
+	for _, path := range []string{"/a", "/b"} {
+		r, body, err := c.do(httpReq("h", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.StatusCode != 503 || body != "sorry "+path {
+			t.Fatalf("%s: %d %q", path, r.StatusCode, body)
+		}
+	}
+	if _, _, err := c.do(httpReq("h", "/reset")); err == nil {
+		t.Fatal("no answer from LB_FAILED: the client should have been reset")
+	}
+}

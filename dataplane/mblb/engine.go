@@ -79,6 +79,17 @@ type Choice struct {
 // message; the client is then reset.
 var ErrNoMember = errors.New("mblb: no member available")
 
+// Answered is the error a Pick returns when no member can take the
+// message but the proxy answered it itself (an LB_FAILED rule's
+// HTTP::respond): Response goes to the client as the message's answer,
+// and the client connection stays open if KeepAlive.
+type Answered struct {
+	Response  []byte
+	KeepAlive bool
+}
+
+func (a *Answered) Error() string { return "mblb: answered without a member" }
+
 // Events let the proxy keep its connection table, member states and logs in
 // step with the engine. Every field may be nil. They are called from the
 // engine's goroutines and must not block.

@@ -424,6 +424,18 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			s.mu.Unlock()
 		}
 		if err != nil {
+			var ans *Answered
+			if errors.As(err, &ans) {
+				// LB_FAILED answered the client itself: that is the
+				// request's response.
+				r := getMsg(len(ans.Response))
+				copy(r.b, ans.Response)
+				r.closeAfter = m.httpClose || !ans.KeepAlive
+				seq := m.seq
+				m.unref()
+				s.deliver(seq, r, cur)
+				return true
+			}
 			e.logf("mblb: client %s: %v, reset", s.client, err)
 			m.unref()
 			s.Close(true)

@@ -34,8 +34,9 @@ func (h *httpRules) HTTPRequest() *rules.HTTPHead {
 	return h.HTTPState.HTTPRequest()
 }
 
-// newHTTPRules gives r its HTTP half when its program handles an HTTP
-// event, and returns the engine's handler for them (nil otherwise).
+// newHTTPRules gives r its HTTP half when its program handles an event
+// that reads the request, and returns the engine's handler for the HTTP
+// events (nil otherwise).
 func newHTTPRules(r *mblbRules) *httpRules {
 	prog := irules.Program(r.rules)
 	if prog == nil {
@@ -44,10 +45,13 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	h := &httpRules{mblbRules: r,
 		handlesReq:  prog.Handles(rules.HTTPRequest),
 		handlesResp: prog.Handles(rules.HTTPResponse)}
-	if !h.handlesReq && !h.handlesResp {
+	// LB_SELECTED and LB_FAILED read the request too (and LB_FAILED
+	// may answer it).
+	if !h.handlesReq && !h.handlesResp && !prog.Handles(rules.LBSelected) && !prog.Handles(rules.LBFailed) {
 		return nil
 	}
 	r.self = h
+	r.http = h
 	return h
 }
 
@@ -130,8 +134,8 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	switch a.Kind {
 	case rules.HTTPRespond, rules.HTTPClose:
-		if h.hx == nil {
-			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_RESPONSE on this virtual server", a.Kind)
+		if h.hx == nil && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
+			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_RESPONSE (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
 		}
 		return h.HTTPState.HTTPDo(a)
 	}

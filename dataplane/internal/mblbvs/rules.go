@@ -40,6 +40,10 @@ type mblbRules struct {
 	// hx is the message of the HTTP_REQUEST or HTTP_RESPONSE running;
 	// nil in other events.
 	hx *mblb.HTTPEvent
+	// http is the HTTP half on an HTTP virtual, nil elsewhere; lbFailed
+	// is set while LB_FAILED runs, where HTTP::respond answers.
+	http     *httpRules
+	lbFailed bool
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
@@ -173,6 +177,34 @@ func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
 		return false
 	}
 	return true
+}
+
+// noMember runs LB_FAILED when no member can take a message. On an HTTP
+// virtual the rule may answer the request itself (HTTP::respond,
+// HTTP::redirect): the answer comes back as *mblb.Answered; otherwise the
+// result is mblb.ErrNoMember and the client is reset.
+func (r *mblbRules) noMember() error {
+	if !r.rules.Handles(config.EventLBFailed) {
+		return mblb.ErrNoMember
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lbFailed = true
+	err := r.run(config.EventLBFailed, nil)
+	r.lbFailed = false
+	if r.http == nil {
+		return mblb.ErrNoMember
+	}
+	defer r.http.ClearActions()
+	if err != nil || r.verdict != irules.GoOn {
+		return mblb.ErrNoMember
+	}
+	for _, a := range r.http.Actions {
+		if a.Kind == rules.HTTPRespond {
+			return &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+		}
+	}
+	return mblb.ErrNoMember
 }
 
 // end runs CLIENT_CLOSED and gives the rule session back.

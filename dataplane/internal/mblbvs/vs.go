@@ -355,6 +355,9 @@ func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
 	m, err := mv.choose(c)
 	if err != nil {
+		if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil {
+			return m, f.rr.noMember()
+		}
 		return m, err
 	}
 	if c.Stay && m.Addr == c.Target.Member {
