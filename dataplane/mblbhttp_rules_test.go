@@ -2,11 +2,13 @@ package dataplane
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,7 +67,7 @@ func (h *httpRuleClient) do(req string) (*http.Response, string, error) {
 
 // closed reports whether the proxy closed the connection (EOF or reset).
 func (h *httpRuleClient) closed() bool {
-	h.c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	h.c.SetReadDeadline(time.Now().Add(time.Second))
 	_, err := h.br.ReadByte()
 	return err != nil && !isTimeout(err)
 }
@@ -191,6 +193,7 @@ func TestHTTPRuleRespondAndErrors(t *testing.T) {
 when HTTP_REQUEST {
     if { [HTTP::path] eq "/boom" } { error "boom" }
     if { [HTTP::path] eq "/reject" } { reject }
+    if { [HTTP::path] eq "/rst" } { HTTP::respond -reset 200 content "gone" ; return }
     HTTP::respond 200 content "local [HTTP::request_num]"
 }
 `
@@ -201,10 +204,12 @@ when HTTP_REQUEST {
 		hdr    string
 		want   string
 		closed bool
+		reset  bool
 		fails  bool
 	}{
 		{path: "/a", want: "local 1"},
 		{path: "/a", hdr: "Connection: close\r\n", want: "local 1", closed: true},
+		{path: "/rst", want: "gone", closed: true, reset: true},
 		{path: "/boom", fails: true},
 		{path: "/reject", fails: true},
 	} {
@@ -218,6 +223,13 @@ when HTTP_REQUEST {
 		}
 		if err != nil || body != tc.want {
 			t.Fatalf("%s: %q, %v; want %q", tc.path, body, err, tc.want)
+		}
+		if tc.reset {
+			c.c.SetReadDeadline(time.Now().Add(3 * time.Second))
+			if _, err := c.br.ReadByte(); !errors.Is(err, syscall.ECONNRESET) {
+				t.Fatalf("%s: %v after the answer, want a reset", tc.path, err)
+			}
+			continue
 		}
 		if tc.closed != c.closed() {
 			t.Fatalf("%s: closed %v, want %v", tc.path, !tc.closed, tc.closed)

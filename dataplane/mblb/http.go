@@ -46,6 +46,13 @@ type HTTPOptions struct {
 // closed) is written.
 var errCloseAfter = errors.New("mblb: client connection closes after its response")
 
+// resetOnEnd says how a client whose writing ended with err is closed:
+// reset after a failure, or after a last response a rule asked to end
+// with a reset; in order otherwise.
+func (s *ClientConn) resetOnEnd(err error) bool {
+	return !errors.Is(err, errCloseAfter) || s.resetLast.Load()
+}
+
 // badRequest is the answer to a request the framer cannot parse.
 const badRequest = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
@@ -87,7 +94,10 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				return errClosed
 			case x.responded:
 				// Answered by the rule: no server sees the request.
-				closing = closing || !x.keepAlive || x.closeAfter
+				closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
+				if x.resetAfter {
+					s.resetLast.Store(true)
+				}
 				s.msgsIn.Add(1)
 				s.localReply(x.respond, closing)
 				s.httpDone = closing
@@ -225,7 +235,10 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 		case x.responded:
 			r := getMsg(len(x.respond))
 			copy(r.b, x.respond)
-			r.closeAfter = req.httpClose || !x.keepAlive || x.closeAfter
+			r.closeAfter = req.httpClose || !x.keepAlive || x.closeAfter || x.resetAfter
+			if x.resetAfter {
+				req.sess.resetLast.Store(true)
+			}
 			return r
 		}
 	}

@@ -45,6 +45,7 @@ type HTTPEvent struct {
 	responded  bool
 	keepAlive  bool
 	closeAfter bool
+	resetAfter bool
 	reject     bool
 	drop       bool
 }
@@ -113,6 +114,10 @@ func (x *HTTPEvent) SetHead(head []byte) {
 func (x *HTTPEvent) Respond(resp []byte, keepAlive bool) {
 	x.respond, x.responded, x.keepAlive = resp, true, keepAlive
 }
+
+// ResetAfter resets the client connection once the rule's answer is
+// written (HTTP::respond -reset).
+func (x *HTTPEvent) ResetAfter() { x.resetAfter = true }
 
 // CloseAfter closes the client connection once the current response is
 // written (HTTP::close, TCP::close).

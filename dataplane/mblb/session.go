@@ -100,8 +100,11 @@ type ClientConn struct {
 
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
-	lastActive        atomic.Int64
-	closedFlag        atomic.Bool
+	lastActive atomic.Int64
+	closedFlag atomic.Bool
+	// resetLast: the response that closes the client (a rule's
+	// HTTP::respond -reset) is followed by a reset, not a FIN.
+	resetLast         atomic.Bool
 	bytesIn, bytesOut atomic.Uint64
 	msgsIn, msgsOut   atomic.Uint64
 	data              Data
@@ -572,7 +575,7 @@ func (s *ClientConn) deliver(seq uint64, r *msg, cur *evl) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		s.Close(!errors.Is(err, errCloseAfter))
+		s.Close(s.resetOnEnd(err))
 	} else if finished {
 		s.Close(false)
 	}
@@ -751,7 +754,7 @@ func (s *ClientConn) writer() {
 				s.writing = false
 				s.cond.Broadcast()
 				s.mu.Unlock()
-				s.Close(!errors.Is(err, errCloseAfter))
+				s.Close(s.resetOnEnd(err))
 				return
 			}
 		} else {
@@ -759,7 +762,7 @@ func (s *ClientConn) writer() {
 		}
 		if err := s.flushLocked(false); err != nil {
 			s.mu.Unlock()
-			s.Close(!errors.Is(err, errCloseAfter))
+			s.Close(s.resetOnEnd(err))
 			return
 		}
 	}

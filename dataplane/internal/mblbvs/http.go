@@ -118,6 +118,9 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 		switch a.Kind {
 		case rules.HTTPRespond:
 			x.Respond(a.Data, a.KeepAlive && !a.Reset)
+			if a.Reset {
+				x.ResetAfter()
+			}
 		case rules.HTTPClose:
 			x.CloseAfter()
 		}
