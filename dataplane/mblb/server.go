@@ -52,7 +52,10 @@ type Leg struct {
 	Local, Remote netip.AddrPort
 	// Owner is the owning session's Tag; nil for a shared OneConnect
 	// connection.
-	Owner  any
+	Owner any
+	// Opener is the Tag of the session whose message opened the
+	// connection, shared or not: SERVER_CONNECTED runs in its rules.
+	Opener any
 	Opened time.Time
 	// Meter, when LegOpened sets it, is told of every byte the leg moves.
 	Meter Meter
@@ -211,6 +214,7 @@ func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *m
 	if owner != nil {
 		sc.leg.Owner = owner.tag
 	}
+	sc.leg.Opener = s.tag
 	sc.leg.Opened = now
 	sc.leg.lastActive.Store(now.UnixNano())
 	sc.lastRd.Store(now.UnixNano())

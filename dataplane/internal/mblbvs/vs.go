@@ -516,7 +516,9 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	l.Meter = lf
 	mv.legs.Store(l, lf)
 	mv.env.Table.Add(&lf.Flow)
-	if f, ok := l.Owner.(*mblbFlow); ok && f.rr != nil {
+	// SERVER_CONNECTED runs for the client whose message opened the
+	// connection, a shared OneConnect one included, as on BIG-IP.
+	if f, ok := l.Opener.(*mblbFlow); ok && f.rr != nil {
 		f.rr.serverConnected(l)
 	}
 }
