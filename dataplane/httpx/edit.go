@@ -36,11 +36,19 @@ type RequestEdits struct {
 // edits applied. It allocates nothing when dst has MaxRequestGrowth spare
 // bytes beyond len(b).
 func AppendRequest(dst, b []byte, h *Head, ed RequestEdits) []byte {
-	bl := blankLine(b, h.HeaderEnd)
+	return AppendRequestHead(dst, b[:h.HeaderEnd], b[h.HeaderEnd:], h, ed)
+}
+
+// AppendRequestHead is AppendRequest for a request given as its header
+// block (blank line included), which h describes, and its body: an iRule
+// that edited the head hands the edited block, the body goes on as it
+// came.
+func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte {
+	bl := blankLine(head, h.HeaderEnd)
 	base := len(dst)
-	dst = append(dst, b[:bl]...)
+	dst = append(dst, head[:bl]...)
 	if ed.Transform && h.Close {
-		Fields(b, h.HeaderEnd, func(name, value []byte, start, _ int) bool {
+		Fields(head, h.HeaderEnd, func(name, value []byte, start, _ int) bool {
 			if equalFold(name, "connection") && containsToken(value, "close") {
 				copy(dst[base+start:], "X-Cnection")
 			}
@@ -55,7 +63,8 @@ func AppendRequest(dst, b []byte, h *Head, ed RequestEdits) []byte {
 	if ed.Transform && h.Minor == 0 && !h.KeepAlive {
 		dst = append(dst, "Connection: Keep-Alive\r\n"...)
 	}
-	return append(dst, b[bl:]...)
+	dst = append(dst, head[bl:]...)
+	return append(dst, body...)
 }
 
 func containsToken(v []byte, tok string) bool {
@@ -81,6 +90,19 @@ func AppendResponse(dst, b []byte, h *Head, extra []byte) []byte {
 	dst = append(dst, b[:bl]...)
 	dst = append(dst, extra...)
 	return append(dst, b[bl:]...)
+}
+
+// AppendResponseHead appends the response b, whose head is h, to dst
+// with its final header block replaced by head (a complete block, blank
+// line included, as an iRule left it; interim 1xx responses before it are
+// kept) and the header lines in extra added at the end of that block.
+func AppendResponseHead(dst, b []byte, h *Head, head, extra []byte) []byte {
+	dst = append(dst, b[:h.Start]...)
+	bl := blankLine(head, len(head))
+	dst = append(dst, head[:bl]...)
+	dst = append(dst, extra...)
+	dst = append(dst, head[bl:]...)
+	return append(dst, b[h.HeaderEnd:]...)
 }
 
 // Cookie returns the value of the first cookie called name in the

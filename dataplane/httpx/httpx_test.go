@@ -271,3 +271,42 @@ func FuzzResponseFramer(f *testing.F) {
 		}
 	})
 }
+
+// TestEditedHeads: a head an iRule rewrote replaces the original, the
+// body follows unchanged, and the profile's edits and the persistence
+// cookie are added to the new head; interim responses stay before it.
+func TestEditedHeads(t *testing.T) {
+	body := "abc"
+	orig := "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n" + body
+	edited := "POST /b HTTP/1.1\r\nHost: b\r\nContent-Length: 3\r\nConnection: close\r\n\r\n"
+	oh, _ := ParseRequest([]byte(orig))
+	eh, err := ParseRequest([]byte(edited))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"request unchanged", string(AppendRequestHead(nil, []byte(orig[:oh.HeaderEnd]), []byte(body), &oh, RequestEdits{})), orig},
+		{"request edited, XFF and transformations",
+			string(AppendRequestHead(nil, []byte(edited), []byte(body), &eh, RequestEdits{XFF: netip.MustParseAddr("10.0.0.9"), Transform: true})),
+			"POST /b HTTP/1.1\r\nHost: b\r\nContent-Length: 3\r\nX-Cnection: close\r\nX-Forwarded-For: 10.0.0.9\r\n\r\n" + body},
+		{"response edited with a cookie",
+			func() string {
+				resp := "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nX-Member: w1\r\nContent-Length: 2\r\n\r\nhi"
+				var rf ResponseFramer
+				n, ok, err := rf.Frame([]byte(resp))
+				if err != nil || !ok || n != len(resp) {
+					t.Fatalf("framing: %d %v %v", n, ok, err)
+				}
+				return string(AppendResponseHead(nil, []byte(resp), rf.Last(), []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"), []byte("Set-Cookie: c=1\r\n")))
+			}(),
+			"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nSet-Cookie: c=1\r\n\r\nhi"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s:\n%q\nwant\n%q", tc.name, tc.got, tc.want)
+		}
+	}
+}

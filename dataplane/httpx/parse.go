@@ -302,7 +302,7 @@ func parseHeaders(b []byte, h *Head) error {
 
 // ParseRequest parses a complete request header block at the start of b.
 func ParseRequest(b []byte) (Head, error) {
-	h, err := parseHead(b, parseRequestLine)
+	h, err := parseHead(b, false)
 	if err == nil && (h.OtherCoding || (h.Chunked && h.ContentLength >= 0)) {
 		// Both, or a coding whose end cannot be found: the classic
 		// smuggling shapes. Refused, as RFC 9112 §6.3 allows.
@@ -313,15 +313,17 @@ func ParseRequest(b []byte) (Head, error) {
 
 // ParseResponse parses a complete response header block at the start of b.
 func ParseResponse(b []byte) (Head, error) {
-	h, err := parseHead(b, parseStatusLine)
+	h, err := parseHead(b, true)
 	if err == nil && (h.Chunked || h.OtherCoding) {
 		h.ContentLength = -1 // Transfer-Encoding overrides Content-Length
 	}
 	return h, err
 }
 
-// parseHead parses a header block whose first line startLine reads.
-func parseHead(b []byte, startLine func([]byte, *Head) bool) (Head, error) {
+// parseHead parses a request's or a response's header block. The start
+// line's parser is called directly, not through a function value, so that
+// h stays on the stack: a parse allocates nothing.
+func parseHead(b []byte, response bool) (Head, error) {
 	var h Head
 	end := headerEnd(b, 0)
 	if end < 0 {
@@ -329,7 +331,13 @@ func parseHead(b []byte, startLine func([]byte, *Head) bool) (Head, error) {
 	}
 	h.HeaderEnd = end
 	l, _ := line(b, 0)
-	if !startLine(l, &h) {
+	ok := false
+	if response {
+		ok = parseStatusLine(l, &h)
+	} else {
+		ok = parseRequestLine(l, &h)
+	}
+	if !ok {
 		return h, ErrBadMessage
 	}
 	if err := parseHeaders(b, &h); err != nil {

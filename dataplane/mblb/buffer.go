@@ -44,7 +44,10 @@ type msg struct {
 	// ends the connection after its answer, the member its persistence
 	// cookie named; on a response, close the client once it is written.
 	httpHead, httpClose, closeAfter bool
-	cookie                          netip.AddrPort
+	// ruleTarget: target is an HTTP_REQUEST rule's decision, which may
+	// move a connection balanced once (no OneConnect) elsewhere.
+	ruleTarget bool
+	cookie     netip.AddrPort
 }
 
 func classOf(n int) int {
@@ -84,7 +87,7 @@ func (m *msg) unref() {
 	m.persist = ""
 	m.sentAt = 0
 	m.started = false
-	m.httpHead, m.httpClose, m.closeAfter = false, false, false
+	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget = false, false, false, false
 	m.cookie = netip.AddrPort{}
 	if m.class >= 0 {
 		m.b = m.b[:cap(m.b)]

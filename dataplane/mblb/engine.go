@@ -69,11 +69,26 @@ type Choice struct {
 	Client netip.AddrPort
 	// Tag is the session's ClientOptions.Tag.
 	Tag any
+	// Stay: Target is the member the client connection already uses (an
+	// HTTP virtual without OneConnect balances the connection once), so
+	// no new load-balancing decision is being made for this message.
+	Stay bool
 }
 
 // ErrNoMember is what a Pick should return when no member can take the
 // message; the client is then reset.
 var ErrNoMember = errors.New("mblb: no member available")
+
+// Answered is the error a Pick returns when no member can take the
+// message but the proxy answered it itself (an LB_FAILED rule's
+// HTTP::respond): Response goes to the client as the message's answer,
+// and the client connection stays open if KeepAlive.
+type Answered struct {
+	Response  []byte
+	KeepAlive bool
+}
+
+func (a *Answered) Error() string { return "mblb: answered without a member" }
 
 // Events let the proxy keep its connection table, member states and logs in
 // step with the engine. Every field may be nil. They are called from the

@@ -2,6 +2,7 @@ package mblb
 
 import (
 	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -45,6 +46,13 @@ type HTTPOptions struct {
 // closed) is written.
 var errCloseAfter = errors.New("mblb: client connection closes after its response")
 
+// resetOnEnd says how a client whose writing ended with err is closed:
+// reset after a failure, or after a last response a rule asked to end
+// with a reset; in order otherwise.
+func (s *ClientConn) resetOnEnd(err error) bool {
+	return !errors.Is(err, errCloseAfter) || s.resetLast.Load()
+}
+
 // badRequest is the answer to a request the framer cannot parse.
 const badRequest = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
@@ -61,21 +69,66 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			}
 			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
 			s.httpDone = true
-			s.localReply(badRequest)
+			s.localReply([]byte(badRequest), true)
 			break
 		}
 		if b == nil {
 			return nil
 		}
 		h := rf.Last()
+		closing := h.WantsClose()
+		var x *HTTPEvent
+		if s.hrule != nil {
+			x = &s.hx
+			x.reset(b, h, false, netip.AddrPort{})
+			if err := s.hrule.OnHTTPRequest(x); err != nil {
+				s.Close(true) // the rule failed: reset, as BIG-IP does
+				return errClosed
+			}
+			switch {
+			case x.reject:
+				s.Close(true)
+				return errClosed
+			case x.drop:
+				s.Close(false)
+				return errClosed
+			case x.responded:
+				// Answered by the rule: no server sees the request.
+				closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
+				if x.resetAfter {
+					s.resetLast.Store(true)
+				}
+				s.msgsIn.Add(1)
+				s.localReply(x.respond, closing)
+				s.httpDone = closing
+				continue
+			}
+			closing = closing || x.closeAfter
+		}
 		ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
 		if opts.InsertXFF {
 			ed.XFF = s.client.Addr()
 		}
-		m := getMsg(len(b) + httpx.MaxRequestGrowth)
-		m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
-		m.httpHead = h.IsHead()
-		m.httpClose = h.WantsClose()
+		var m *msg
+		if x != nil && x.edited != nil {
+			// The rule edited the head: its framing facts are read again
+			// from what the member will see; the body goes on as it came.
+			eh, err := httpx.ParseRequest(x.edited)
+			if err != nil {
+				s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+				s.Close(true)
+				return errClosed
+			}
+			body := b[h.HeaderEnd:]
+			m = getMsg(len(x.edited) + len(body) + httpx.MaxRequestGrowth)
+			m.b = httpx.AppendRequestHead(m.b[:0], x.edited, body, &eh, ed)
+			m.httpHead = eh.IsHead()
+		} else {
+			m = getMsg(len(b) + httpx.MaxRequestGrowth)
+			m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
+			m.httpHead = h.IsHead()
+		}
+		m.httpClose = closing
 		if opts.Cookie.Name != "" {
 			if v, ok := httpx.Cookie(b, h, opts.Cookie.Name); ok {
 				if a, ok := httpx.DecodeMember(v); ok {
@@ -84,7 +137,14 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				}
 			}
 		}
-		closing := m.httpClose
+		if x != nil {
+			if x.targetSet {
+				m.target, m.ruleTarget = x.target, true
+			}
+			if x.persistSet {
+				m.persist = x.persist
+			}
+		}
 		s.msgsIn.Add(1)
 		if !s.dispatch(m) {
 			return errClosed
@@ -98,11 +158,12 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 }
 
 // localReply answers the client from the proxy itself, in order after the
-// responses it is still owed, and closes the connection after it.
-func (s *ClientConn) localReply(text string) {
+// responses it is still owed, and closes the connection after it when
+// closeAfter is set.
+func (s *ClientConn) localReply(text []byte, closeAfter bool) {
 	r := getMsg(len(text))
 	copy(r.b, text)
-	r.closeAfter = true
+	r.closeAfter = closeAfter
 	w := uint64(len(s.slots))
 	s.flushDirty()
 	s.mu.Lock()
@@ -150,20 +211,54 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 	sc.completeWith(b, h)
 }
 
-// httpResponse copies a response for its client, inserting the
-// persistence cookie when the request did not already carry this
-// member's (or always-send is on).
+// httpResponse copies a response for its client, after the client's
+// HTTP_RESPONSE rule (which may edit its head, replace it or end the
+// client), inserting the persistence cookie when the request did not
+// already carry this member's (or always-send is on). A nil result means
+// the rule ended the client: nothing is delivered.
 func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
+	var x *HTTPEvent
+	if hr := req.sess.hrule; hr != nil {
+		x = &sc.hx
+		x.reset(b, h, true, sc.leg.Remote)
+		// Every request of a client with an HTTP rule goes through
+		// HTTP_REQUEST and takes one sequence number, answered or not.
+		x.request, x.requestNum = req.b, req.seq+1
+		err := hr.OnHTTPResponse(x)
+		switch {
+		case err != nil || x.reject:
+			req.sess.Close(true)
+			return nil
+		case x.drop:
+			req.sess.Close(false)
+			return nil
+		case x.responded:
+			r := getMsg(len(x.respond))
+			copy(r.b, x.respond)
+			r.closeAfter = req.httpClose || !x.keepAlive || x.closeAfter || x.resetAfter
+			if x.resetAfter {
+				req.sess.resetLast.Store(true)
+			}
+			return r
+		}
+	}
 	spec := &sc.e.cfg.Request.HTTP.Cookie
-	var r *msg
+	sc.hdr = sc.hdr[:0]
 	if spec.Name != "" && (spec.AlwaysSend || req.cookie != sc.leg.Member.Addr) {
-		sc.hdr = spec.AppendSetCookie(sc.hdr[:0], sc.leg.Member.Addr, time.Now())
+		sc.hdr = spec.AppendSetCookie(sc.hdr, sc.leg.Member.Addr, time.Now())
+	}
+	var r *msg
+	switch {
+	case x != nil && x.edited != nil:
+		r = getMsg(len(b) + len(x.edited) + len(sc.hdr))
+		r.b = httpx.AppendResponseHead(r.b[:0], b, h, x.edited, sc.hdr)
+	case len(sc.hdr) > 0:
 		r = getMsg(len(b) + len(sc.hdr))
 		r.b = httpx.AppendResponse(r.b[:0], b, h, sc.hdr)
-	} else {
+	default:
 		r = getMsg(len(b))
 		copy(r.b, b)
 	}
-	r.closeAfter = req.httpClose || h.UntilClose
+	r.closeAfter = req.httpClose || h.UntilClose || (x != nil && x.closeAfter)
 	return r
 }

@@ -253,7 +253,7 @@ func (s *ClientConn) postedFlush() {
 	fin := s.loopFlushed()
 	s.mu.Unlock()
 	if err != nil {
-		s.Close(!errors.Is(err, errCloseAfter))
+		s.Close(s.resetOnEnd(err))
 	} else if fin {
 		s.Close(false)
 	}
@@ -295,7 +295,7 @@ func (s *ClientConn) writable() {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		s.Close(!errors.Is(err, errCloseAfter))
+		s.Close(s.resetOnEnd(err))
 	} else if fin {
 		s.Close(false)
 	}

@@ -52,7 +52,10 @@ type Leg struct {
 	Local, Remote netip.AddrPort
 	// Owner is the owning session's Tag; nil for a shared OneConnect
 	// connection.
-	Owner  any
+	Owner any
+	// Opener is the Tag of the session whose message opened the
+	// connection, shared or not: SERVER_CONNECTED runs in its rules.
+	Opener any
 	Opened time.Time
 	// Meter, when LegOpened sets it, is told of every byte the leg moves.
 	Meter Meter
@@ -150,6 +153,8 @@ type serverConn struct {
 
 	// hdr is the reader's scratch space for inserted header lines.
 	hdr []byte
+	// hx is the reader's HTTP_RESPONSE view, reused.
+	hx HTTPEvent
 
 	// lp is set for a connection served by an event loop (loop_linux.go);
 	// connecting is true until its non-blocking connect completes, and
@@ -209,6 +214,7 @@ func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *m
 	if owner != nil {
 		sc.leg.Owner = owner.tag
 	}
+	sc.leg.Opener = s.tag
 	sc.leg.Opened = now
 	sc.leg.lastActive.Store(now.UnixNano())
 	sc.lastRd.Store(now.UnixNano())
@@ -568,7 +574,10 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	}
 	var r *msg
 	if h != nil {
-		r = sc.httpResponse(req, b, h)
+		if r = sc.httpResponse(req, b, h); r == nil {
+			req.unref()
+			return
+		}
 	} else {
 		r = getMsg(len(b))
 		copy(r.b, b)

@@ -26,6 +26,9 @@ type ClientOptions struct {
 	// Rule frames messages when the engine uses rule framing; with
 	// declarative framing the framer decides and Rule is not called.
 	Rule RuleHandler
+	// HTTPRule runs HTTP_REQUEST and HTTP_RESPONSE on an engine with HTTP
+	// framing; nil when the client's rules handle neither.
+	HTTPRule HTTPRuleHandler
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.
 	Touch func(now int64)
@@ -41,6 +44,8 @@ type ClientConn struct {
 	source netip.Addr
 	tag    any
 	rule   RuleHandler
+	hrule  HTTPRuleHandler
+	hx     HTTPEvent // the reader's HTTP_REQUEST view, reused
 	touch  func(int64)
 	meter  Meter
 	async  bool // a writer goroutine writes to the client (OneConnect)
@@ -95,8 +100,11 @@ type ClientConn struct {
 
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
-	lastActive        atomic.Int64
-	closedFlag        atomic.Bool
+	lastActive atomic.Int64
+	closedFlag atomic.Bool
+	// resetLast: the response that closes the client (a rule's
+	// HTTP::respond -reset) is followed by a reset, not a FIN.
+	resetLast         atomic.Bool
 	bytesIn, bytesOut atomic.Uint64
 	msgsIn, msgsOut   atomic.Uint64
 	data              Data
@@ -127,6 +135,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		client:  client,
 		tag:     opt.Tag,
 		rule:    opt.Rule,
+		hrule:   opt.HTTPRule,
 		touch:   opt.Touch,
 		meter:   opt.Meter,
 		async:   e.pool != nil,
@@ -397,14 +406,18 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			return false
 		}
 		t := m.target
+		stay := false
 		if s.perConn {
 			s.mu.Lock()
-			if s.hasSticky {
+			// A rule that names another pool, a member or a node moves
+			// the connection; otherwise it stays with its member.
+			if s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
 				t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
+				stay = true
 			}
 			s.mu.Unlock()
 		}
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag})
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag, Stay: stay})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}
@@ -414,6 +427,18 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			s.mu.Unlock()
 		}
 		if err != nil {
+			var ans *Answered
+			if errors.As(err, &ans) {
+				// LB_FAILED answered the client itself: that is the
+				// request's response.
+				r := getMsg(len(ans.Response))
+				copy(r.b, ans.Response)
+				r.closeAfter = m.httpClose || !ans.KeepAlive
+				seq := m.seq
+				m.unref()
+				s.deliver(seq, r, cur)
+				return true
+			}
 			e.logf("mblb: client %s: %v, reset", s.client, err)
 			m.unref()
 			s.Close(true)
@@ -550,7 +575,7 @@ func (s *ClientConn) deliver(seq uint64, r *msg, cur *evl) {
 	}
 	s.mu.Unlock()
 	if err != nil {
-		s.Close(!errors.Is(err, errCloseAfter))
+		s.Close(s.resetOnEnd(err))
 	} else if finished {
 		s.Close(false)
 	}
@@ -729,7 +754,7 @@ func (s *ClientConn) writer() {
 				s.writing = false
 				s.cond.Broadcast()
 				s.mu.Unlock()
-				s.Close(!errors.Is(err, errCloseAfter))
+				s.Close(s.resetOnEnd(err))
 				return
 			}
 		} else {
@@ -737,7 +762,7 @@ func (s *ClientConn) writer() {
 		}
 		if err := s.flushLocked(false); err != nil {
 			s.mu.Unlock()
-			s.Close(!errors.Is(err, errCloseAfter))
+			s.Close(s.resetOnEnd(err))
 			return
 		}
 	}

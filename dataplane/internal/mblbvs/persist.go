@@ -91,14 +91,24 @@ func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Ch
 // Persist implements rules.PersistConn for message-based virtuals: in
 // CLIENT_DATA it sets the key the messages notified after it persist on.
 func (r *mblbRules) Persist(p rules.Persist) error {
-	if r.d == nil {
-		return fmt.Errorf("persist on a message-based virtual server works in CLIENT_DATA, per message")
+	set := func(key string) {
+		if r.hx != nil {
+			r.hx.Persist(key)
+		} else {
+			r.d.Persist(key)
+		}
+	}
+	switch {
+	case r.hx != nil && r.hx.IsResponse():
+		return fmt.Errorf("persist on a message-based virtual server applies to requests: use it in HTTP_REQUEST")
+	case r.hx == nil && r.d == nil:
+		return fmt.Errorf("persist on a message-based virtual server works per message, in CLIENT_DATA (HTTP_REQUEST with an http profile)")
 	}
 	switch p.Method {
 	case rules.PersistNone:
-		r.d.Persist("")
+		set("")
 	case rules.PersistUniversal:
-		r.d.Persist(encodePersist(persist.Universal, p.Timeout, p.Key))
+		set(encodePersist(persist.Universal, p.Timeout, p.Key))
 	case rules.PersistSourceAddr:
 		a := r.f.sess.Client().Addr()
 		if p.Key != "" {
@@ -112,7 +122,7 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 				a = pre.Addr()
 			}
 		}
-		r.d.Persist(encodePersist(persist.SourceAddress, p.Timeout, a.String()))
+		set(encodePersist(persist.SourceAddress, p.Timeout, a.String()))
 	}
 	return nil
 }

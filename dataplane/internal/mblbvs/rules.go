@@ -34,17 +34,29 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// self is the rules.Conn the session is made with: r, or on an HTTP
+	// virtual the httpRules around it.
+	self rules.Conn
+	// hx is the message of the HTTP_REQUEST or HTTP_RESPONSE running;
+	// nil in other events.
+	hx *mblb.HTTPEvent
+	// http is the HTTP half on an HTTP virtual, nil elsewhere; lbFailed
+	// is set while LB_FAILED runs, where HTTP::respond answers.
+	http     *httpRules
+	lbFailed bool
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
-	return &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
+	r.self = r
+	return r
 }
 
 // RuleSession implements RuleConn: the client's session, made at its
 // first event and released by end.
 func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 	if r.sess == nil {
-		r.sess = prog.NewConnState(r)
+		r.sess = prog.NewConnState(r.self)
 	}
 	return r.sess
 }
@@ -60,6 +72,24 @@ func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 		d.Reject()
 	}
 	r.d = nil
+	if err != nil {
+		var re *rules.RuntimeError
+		if !errors.As(err, &re) {
+			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+		}
+	}
+	return err
+}
+
+// runEvent runs an event of the rules engine that the proxy hook does
+// not list (the HTTP events) under the lock, as run does.
+func (r *mblbRules) runEvent(ev rules.Event) error {
+	prog := irules.Program(r.rules)
+	if prog == nil || !prog.Handles(ev) {
+		return nil
+	}
+	r.verdict = irules.GoOn
+	err := r.RuleSession(prog).Run(ev)
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
@@ -124,6 +154,59 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	}
 }
 
+// lbSelected runs LB_SELECTED for one message's choice (every request on
+// an HTTP virtual, as BIG-IP does with OneConnect; every message on an
+// mblb one), with LB::server naming the member. False means the rule
+// ended the client (reject, drop, an error).
+func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
+	if !r.rules.Handles(config.EventLBSelected) {
+		return true
+	}
+	r.mu.Lock()
+	r.server = member
+	err := r.run(config.EventLBSelected, nil)
+	r.server = netip.AddrPort{}
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v == irules.Reject {
+		r.f.sess.Close(true)
+		return false
+	}
+	if v != irules.GoOn {
+		r.f.sess.Close(false)
+		return false
+	}
+	return true
+}
+
+// noMember runs LB_FAILED when no member can take a message. On an HTTP
+// virtual the rule may answer the request itself (HTTP::respond,
+// HTTP::redirect): the answer comes back as *mblb.Answered; otherwise the
+// result is mblb.ErrNoMember and the client is reset.
+func (r *mblbRules) noMember() error {
+	if !r.rules.Handles(config.EventLBFailed) {
+		return mblb.ErrNoMember
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lbFailed = true
+	err := r.run(config.EventLBFailed, nil)
+	r.lbFailed = false
+	if r.http == nil {
+		return mblb.ErrNoMember
+	}
+	defer r.http.ClearActions()
+	if err != nil || r.verdict != irules.GoOn {
+		return mblb.ErrNoMember
+	}
+	for _, a := range r.http.Actions {
+		if a.Kind == rules.HTTPRespond {
+			return &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+		}
+	}
+	return mblb.ErrNoMember
+}
+
 // end runs CLIENT_CLOSED and gives the rule session back.
 func (r *mblbRules) end() {
 	r.mu.Lock()
@@ -147,6 +230,9 @@ func (r *mblbRules) Addr(e rules.Endpoint) netip.AddrPort {
 	case rules.EndServerLocal:
 		return r.local
 	case rules.EndServer:
+		if r.hx != nil && r.hx.IsResponse() {
+			return r.hx.Server()
+		}
 		if r.d != nil && r.d.Side() == mblb.ServerSide {
 			return r.d.Server()
 		}
@@ -191,6 +277,13 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 }
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {
+	if r.hx != nil {
+		if r.hx.IsResponse() {
+			return errHTTPResponseDecision
+		}
+		r.hx.Select(t)
+		return nil
+	}
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
 		if r.ev == config.EventClientAccepted {
 			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")

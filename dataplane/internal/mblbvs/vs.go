@@ -307,6 +307,11 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 		if mv.ruled {
 			opts.Rule = f.rr
 		}
+		if mv.cfg.Request.Mode == mblb.HTTP {
+			if h := newHTTPRules(f.rr); h != nil {
+				opts.HTTPRule = h
+			}
+		}
 	}
 	return f, opts
 }
@@ -345,8 +350,27 @@ func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 	return mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination), Pool: m.Pool.Name, Name: m.Name, Ref: m}
 }
 
-// pick is the engine's Pick: one member for one message.
+// pick is the engine's Pick: one member for one message, then the
+// client's LB_SELECTED for it.
 func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
+	m, err := mv.choose(c)
+	if err != nil {
+		if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil {
+			return m, f.rr.noMember()
+		}
+		return m, err
+	}
+	if c.Stay && m.Addr == c.Target.Member {
+		return m, nil // the connection's member again: no new decision
+	}
+	if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil && !f.rr.lbSelected(m.Addr) {
+		return mblb.Member{}, mblb.ErrNoMember
+	}
+	return m, nil
+}
+
+// choose is pick's member choice.
+func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	snap := mv.vs.Snap.Load()
 	pool := snap.Pool
 	t := c.Target
@@ -492,7 +516,9 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	l.Meter = lf
 	mv.legs.Store(l, lf)
 	mv.env.Table.Add(&lf.Flow)
-	if f, ok := l.Owner.(*mblbFlow); ok && f.rr != nil {
+	// SERVER_CONNECTED runs for the client whose message opened the
+	// connection, a shared OneConnect one included, as on BIG-IP.
+	if f, ok := l.Opener.(*mblbFlow); ok && f.rr != nil {
 		f.rr.serverConnected(l)
 	}
 }

@@ -1,0 +1,131 @@
+package mblb
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// HTTPRuleHandler is the seam to the rules engine on an engine with HTTP
+// framing: it runs HTTP_REQUEST for each request a client sends and
+// HTTP_RESPONSE for each response a member sends back, over the head the
+// framer already parsed. The engine knows nothing of Tcl; the handler
+// reads the message through the HTTPEvent and records there what the rule
+// decided. A returned error is a rule failure: the client is reset.
+type HTTPRuleHandler interface {
+	// OnHTTPRequest runs before the request is balanced; it is called
+	// from the client's reader, one request at a time, in order.
+	OnHTTPRequest(x *HTTPEvent) error
+	// OnHTTPResponse runs when a response is complete, before it is
+	// queued for the client; it is called from the reader of the server
+	// connection that carried it, so two responses of one client may be
+	// handled at once by two server connections: the handler orders them.
+	OnHTTPResponse(x *HTTPEvent) error
+}
+
+// HTTPEvent is the view of one HTTP_REQUEST or HTTP_RESPONSE. It is valid
+// only during the handler call: the engine reuses it (one per client
+// reader, one per server connection), so an event costs no allocation.
+type HTTPEvent struct {
+	msg      []byte
+	head     httpx.Head
+	response bool
+	server   netip.AddrPort
+	// request and requestNum: for a response, the request it answers.
+	request    []byte
+	requestNum uint64
+
+	target     Target
+	targetSet  bool
+	persist    string
+	persistSet bool
+	edited     []byte
+	buf        []byte
+	respond    []byte
+	responded  bool
+	keepAlive  bool
+	closeAfter bool
+	resetAfter bool
+	reject     bool
+	drop       bool
+}
+
+// reset prepares x for the message b whose final head h describes. A
+// response's interim 1xx heads are left out: the event sees the final
+// head only, as BIG-IP's HTTP_RESPONSE does.
+func (x *HTTPEvent) reset(b []byte, h *httpx.Head, response bool, server netip.AddrPort) {
+	buf := x.buf
+	*x = HTTPEvent{buf: buf, response: response, server: server, head: *h}
+	x.msg = b[h.Start:]
+	x.head.HeaderEnd -= h.Start
+	x.head.Start = 0
+}
+
+// Message is the message as it arrived, starting with its (final) head;
+// the body follows it.
+func (x *HTTPEvent) Message() []byte { return x.msg }
+
+// Head is the framer's parse of the head at the start of Message.
+func (x *HTTPEvent) Head() *httpx.Head { return &x.head }
+
+// IsResponse reports whether the event is HTTP_RESPONSE.
+func (x *HTTPEvent) IsResponse() bool { return x.response }
+
+// Server is the member that sent a response (IP::server_addr in
+// HTTP_RESPONSE); invalid in HTTP_REQUEST.
+func (x *HTTPEvent) Server() netip.AddrPort { return x.server }
+
+// Request is, in HTTP_RESPONSE, the request this response answers as it
+// was sent to the member; nil in HTTP_REQUEST.
+func (x *HTTPEvent) Request() []byte { return x.request }
+
+// RequestNum is, in HTTP_RESPONSE, the number of the request this
+// response answers on its client connection, from 1: with pipelined
+// requests it may be older than the last HTTP_REQUEST's.
+func (x *HTTPEvent) RequestNum() uint64 { return x.requestNum }
+
+// Select directs the request (`pool p`, `pool p member a`, `node a`). On a
+// virtual without OneConnect, naming another pool or a member moves the
+// client's connection there, as BIG-IP detaches the server side when a
+// rule's pool changes. It has no effect on a response.
+func (x *HTTPEvent) Select(t Target) { x.target, x.targetSet = t, true }
+
+// Persist sets the request's persistence key (`persist uie <key>`); ""
+// removes any.
+func (x *HTTPEvent) Persist(key string) { x.persist, x.persistSet = key, true }
+
+// HeadBuffer is storage the handler may append an edited head to before
+// handing it to SetHead, so that edits cost no allocation once it has
+// grown.
+func (x *HTTPEvent) HeadBuffer() []byte { return x.buf[:0] }
+
+// SetHead replaces the message's head with head, a complete header block
+// ending in its blank line; the body goes on unchanged. The engine copies
+// it before the next event.
+func (x *HTTPEvent) SetHead(head []byte) {
+	x.edited = head
+	x.buf = head[:0]
+}
+
+// Respond answers the client with resp, a complete response, instead of
+// the member (HTTP::respond, HTTP::redirect): a request is then sent to no
+// server; a response is replaced. keepAlive says whether the client
+// connection stays open after it.
+func (x *HTTPEvent) Respond(resp []byte, keepAlive bool) {
+	x.respond, x.responded, x.keepAlive = resp, true, keepAlive
+}
+
+// ResetAfter resets the client connection once the rule's answer is
+// written (HTTP::respond -reset).
+func (x *HTTPEvent) ResetAfter() { x.resetAfter = true }
+
+// CloseAfter closes the client connection once the current response is
+// written (HTTP::close, TCP::close).
+func (x *HTTPEvent) CloseAfter() { x.closeAfter = true }
+
+// Reject resets the client connection (`reject`).
+func (x *HTTPEvent) Reject() { x.reject = true }
+
+// Drop closes the client connection without an answer (`drop`,
+// `discard`).
+func (x *HTTPEvent) Drop() { x.drop = true }
