@@ -23,7 +23,7 @@ func compileRule(t *testing.T, name, body string) *rules.Rule {
 // ruleConfig is the test configuration with a second pool of the ct
 // virtual servers only, and the given rules on the wide IP and on every
 // listener.
-func ruleConfig(listen netip.AddrPort, wide, listener []*rules.Rule, logs *[]string) *Config {
+func ruleConfig(listen netip.AddrPort, wide, listener []*rules.Rule, logs *ruleLog) *Config {
 	cfg := testConfig(listen)
 	cfg.Pools["/Common/ct_pool"] = &Pool{Name: "/Common/ct_pool", Members: []PoolMember{
 		{Server: "/Common/bj-ltm", VirtualServer: "vs_ct"}, {Server: "/Common/gz-ltm", VirtualServer: "vs_ct"}}}
@@ -31,13 +31,27 @@ func ruleConfig(listen netip.AddrPort, wide, listener []*rules.Rule, logs *[]str
 	for i := range cfg.Listeners {
 		cfg.Listeners[i].Rules = listener
 	}
-	var mu sync.Mutex
-	cfg.RuleEnv = &rules.Env{Log: func(_, line string) {
-		mu.Lock()
-		*logs = append(*logs, line)
-		mu.Unlock()
-	}}
+	cfg.RuleEnv = &rules.Env{Log: logs.add}
 	return cfg
+}
+
+// ruleLog collects what rules log; the server's readers write it while
+// the test reads it.
+type ruleLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *ruleLog) add(_, line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *ruleLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
 }
 
 // Wide IP rules in the style published for BIG-IP DNS: steering by the
@@ -45,7 +59,7 @@ func ruleConfig(listen netip.AddrPort, wide, listener []*rules.Rule, logs *[]str
 // query; load balancing goes on as configured when the rule chooses
 // nothing.
 func TestWideIPRules(t *testing.T) {
-	var logs []string
+	var logs ruleLog
 	steer := compileRule(t, "/Common/steer", `
 when DNS_REQUEST {
   if { [IP::addr [IP::client_addr] equals 127.0.86.0/24] } {
@@ -96,8 +110,8 @@ when DNS_REQUEST {
 	if m.Rcode != dns.RcodeRefused || len(m.Answer) != 0 {
 		t.Errorf("return: %v", m)
 	}
-	if len(logs) > 0 {
-		t.Errorf("logs: %q", logs)
+	if got := logs.get(); len(got) > 0 {
+		t.Errorf("logs: %q", got)
 	}
 
 	// A rule naming a pool that does not exist is refused by Compile.
@@ -113,7 +127,7 @@ when DNS_REQUEST {
 // name with the session table, answer rewriting in DNS_RESPONSE, and
 // NXDOMAIN turned into an answer.
 func TestListenerRules(t *testing.T) {
-	var logs []string
+	var logs ruleLog
 	zone := compileRule(t, "/Common/zone_steer", `
 when DNS_REQUEST {
   if { [DNS::question name] ends_with ".internal.example.com" && ![IP::addr [IP::client_addr] equals 127.0.85.0/24] } {
@@ -184,22 +198,22 @@ when DNS_RESPONSE {
 	if sent != 2 {
 		t.Errorf("%d of 4 sent after one, want 2", sent)
 	}
-	if len(logs) != 2 || !strings.Contains(logs[0], "Rule /Common/rate_limit <DNS_REQUEST>: rate limited WWW.example.com from 127.0.85.1") {
-		t.Errorf("logs: %q", logs)
+	if got := logs.get(); len(got) != 2 || !strings.Contains(got[0], "Rule /Common/rate_limit <DNS_REQUEST>: rate limited WWW.example.com from 127.0.85.1") {
+		t.Errorf("logs: %q", got)
 	}
 }
 
 // Without rules the wire path answers; with a listener rule every query
 // goes through the rules.
 func TestRulesTurnOffWirePath(t *testing.T) {
-	var logs []string
+	var logs ruleLog
 	r := compileRule(t, "/Common/log", `when DNS_REQUEST { log local0. "q [DNS::question name] [DNS::len]" }`)
 	listen := freeAddr(t, "127.0.80.41")
 	cfg := ruleConfig(listen, nil, []*rules.Rule{r}, &logs)
 	cfg.Listeners[0].Protocol = "udp"
 	newServer(t, cfg, Options{})
 	queryNet(t, ldnsCNC, listen, "udp", wideName, dns.TypeA)
-	if len(logs) != 1 || !strings.HasSuffix(logs[0], "q www.example.com 33") {
-		t.Errorf("logs: %q", logs)
+	if got := logs.get(); len(got) != 1 || !strings.HasSuffix(got[0], "q www.example.com 33") {
+		t.Errorf("logs: %q", got)
 	}
 }
