@@ -238,3 +238,43 @@ func TestGSLBFedFromLTM(t *testing.T) {
 		}
 	}
 }
+
+// DNS iRules from tmsh: a wide IP's rule answers for it, a listener's rule
+// runs on every query; a rule that does not compile is refused.
+func TestGSLBRulesFromTmsh(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	g := quietGSLB(t)
+	stop, err := e.AttachGSLB(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create gtm datacenter dc1",
+		"create gtm server lc1 datacenter dc1 virtual-servers add { vs1 { destination 127.0.119.11:80 } }",
+		"create gtm pool a p1 members add { lc1:vs1 }",
+		"create ltm rule steer { when DNS_REQUEST { if { [IP::client_addr] starts_with \"127.0.118.\" } { host 127.0.9.9 } } }",
+		"create gtm wideip a www.example.com pools add { p1 } rules { steer }",
+	} {
+		if _, errText := run(t, s, c); errText != "" {
+			t.Fatalf("%s: %s", c, errText)
+		}
+	}
+	if got := ask(t, g, "www.example.com", "127.0.118.5"); got != "127.0.9.9" {
+		t.Errorf("steered LDNS got %s, want the rule's host 127.0.9.9", got)
+	}
+	if got := ask(t, g, "www.example.com", "127.0.117.5"); got != "127.0.119.11" {
+		t.Errorf("other LDNS got %s, want the pool's 127.0.119.11", got)
+	}
+	if _, errText := run(t, s, "create ltm rule broken { when DNS_REQUEST { exec ls } }"); errText == "" {
+		t.Error("a rule calling exec was accepted")
+	}
+	if _, errText := run(t, s, "modify gtm wideip a www.example.com rules none"); errText != "" {
+		t.Fatal(errText)
+	}
+	if got := ask(t, g, "www.example.com", "127.0.118.5"); got != "127.0.119.11" {
+		t.Errorf("without the rule: %s", got)
+	}
+}

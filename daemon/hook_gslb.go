@@ -72,6 +72,9 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 	gc, skipped, err := TranslateGSLB(h.e.schema, cfg)
 	var plan *gslb.Plan
 	if err == nil {
+		// DNS rules share the LTM rules' log, data groups, table and
+		// static:: variables, as on a BIG-IP.
+		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
 		if plan, err = gslb.Compile(gc); err != nil {
 			err = objects.Invalid("%s", oneLine(err))
 		}

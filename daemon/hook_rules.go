@@ -129,6 +129,14 @@ type ruleRuntime struct {
 	progs map[string]*rules.Program
 }
 
+// sharedEnv is environment under the runtime's lock, for other runtimes
+// (the GSLB's DNS rules).
+func (rt *ruleRuntime) sharedEnv(log *slog.Logger) *rules.Env {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.environment(log)
+}
+
 // environment returns the shared Env, made on first use.
 func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	if rt.env != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // TranslateGSLB turns the stored gtm objects into the GSLB server's
@@ -364,6 +365,11 @@ func (t *gslbTranslator) wideIPs() {
 				w.LastResortPool = po.Name
 			}
 		}
+		rs, ok := t.rules(o, wideipRules)
+		if !ok {
+			continue
+		}
+		w.Rules = rs
 		t.gc.WideIPs[o.Name] = w
 	}
 }
@@ -502,11 +508,40 @@ func (t *gslbTranslator) listeners() {
 			t.fail("The listener (%s) needs a port: %s.", o.Name, t.e(o, listenerPort))
 			return
 		}
+		rs, ok := t.rules(o, listenerRules)
+		if !ok {
+			continue
+		}
 		t.gc.Listeners = append(t.gc.Listeners, gslb.Listener{
 			Name: o.Name, Addr: netip.AddrPortFrom(a, uint16(port)),
-			Protocol: t.e(o, listenerProtocol), Disabled: disabled(o),
+			Protocol: t.e(o, listenerProtocol), Disabled: disabled(o), Rules: rs,
 		})
 	}
+}
+
+// rules compiles the iRules an object lists, in order. A rule that does
+// not exist, or does not compile (the rules hook refuses those in a
+// command), leaves the object out: it must not answer without its rules.
+func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rule, bool) {
+	v := p.Get(o)
+	if v == nil {
+		return nil, true
+	}
+	var out []*rules.Rule
+	for _, name := range v.List {
+		ro := t.cfg.Get(ltmRule, objects.FullPath("/Common", name))
+		if ro == nil {
+			t.skip(o, "rule %s does not exist", name)
+			return nil, false
+		}
+		r, err := rules.Compile(ro.Name, ruleDefinition.Str(ro))
+		if err != nil {
+			t.skip(o, "rule %s: %v", ro.Name, err)
+			return nil, false
+		}
+		out = append(out, r)
+	}
+	return out, true
 }
 
 func (t *gslbTranslator) zones() {
