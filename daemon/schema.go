@@ -66,6 +66,9 @@ var (
 	monitorTCPHalfOpen = schema.MustKind("ltm monitor tcp-half-open")
 	monitorHTTP        = schema.MustKind("ltm monitor http")
 	monitorICMP        = schema.MustKind("ltm monitor gateway-icmp")
+	monitorHTTPS       = schema.MustKind("ltm monitor https")
+	monitorUDP         = schema.MustKind("ltm monitor udp")
+	monitorPing        = schema.MustKind("ltm monitor icmp")
 
 	// monitorRun are the monitor kinds the dataplane runs, with its type.
 	monitorRun = []struct {
@@ -73,19 +76,21 @@ var (
 		typ  string
 	}{
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
+		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"},
 	}
-	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP}
+	allMonitors     = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing}
+	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)
 	monitorTimeout      = common("timeout", allMonitors...)
-	monitorTimeUntilUp  = common("time-until-up", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
-	monitorUpInterval   = common("up-interval", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
-	monitorManualResume = common("manual-resume", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
-	monitorReverse      = common("reverse", monitorTCP, monitorHTTP)
-	monitorSend         = common("send", monitorTCP, monitorHTTP)
-	monitorRecv         = common("recv", monitorTCP, monitorHTTP)
-	monitorRecvDisable  = common("recv-disable", monitorTCP, monitorHTTP)
-	monitorDestination  = common("destination", monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP)
+	monitorTimeUntilUp  = common("time-until-up", allMonitors...)
+	monitorUpInterval   = common("up-interval", allMonitors...)
+	monitorManualResume = common("manual-resume", allMonitors...)
+	monitorReverse      = common("reverse", sendRecvMonitor...)
+	monitorSend         = common("send", sendRecvMonitor...)
+	monitorRecv         = common("recv", sendRecvMonitor...)
+	monitorRecvDisable  = common("recv-disable", sendRecvMonitor...)
+	monitorDestination  = common("destination", allMonitors...)
 
 	defaultNodeMonitor     = schema.MustKind("ltm default-node-monitor")
 	defaultNodeMonitorRule = defaultNodeMonitor.MustProp("rule")

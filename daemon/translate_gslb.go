@@ -173,10 +173,10 @@ func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
 		o := t.cfg.Lookup(t.s, specAnyMonitor, n)
 		if o == nil || o.Kind == nil {
-			continue // missing, or a kind kept without being run (gtm monitor bigip, ltm monitor https)
+			continue // missing, or a kind kept without being run (gtm monitor bigip)
 		}
 		switch o.Kind {
-		case monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP:
+		case monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorHTTPS, monitorICMP:
 			return gslb.Monitor{Type: gslb.MonitorTCP, Interval: seconds(t.e(o, monitorInterval)), Timeout: seconds(t.e(o, monitorTimeout))}
 		}
 	}

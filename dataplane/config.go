@@ -62,6 +62,9 @@ const (
 	MonitorTCPHalfOpen             = config.MonitorTCPHalfOpen
 	MonitorHTTP                    = config.MonitorHTTP
 	MonitorGatewayICMP             = config.MonitorGatewayICMP
+	MonitorHTTPS                   = config.MonitorHTTPS
+	MonitorUDP                     = config.MonitorUDP
+	MonitorICMP                    = config.MonitorICMP
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

@@ -449,7 +449,7 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 		if m == nil {
 			continue
 		}
-		s := &monitor.Spec{Type: monitor.Type(m.Type), Interval: m.Interval, Timeout: m.Timeout,
+		s := &monitor.Spec{Name: name, Type: monitor.Type(m.Type), Interval: m.Interval, Timeout: m.Timeout,
 			TimeUntilUp: m.TimeUntilUp, UpInterval: m.UpInterval, ManualResume: m.ManualResume,
 			Send: m.Send, Reverse: m.Reverse}
 		var err error
@@ -462,6 +462,9 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 			if s.RecvDisable, err = regexp.Compile(m.RecvDisable); err != nil {
 				return nil, fmt.Errorf("monitor %s: recv-disable: %v", name, err)
 			}
+		}
+		if err := s.Check(); err != nil {
+			return nil, fmt.Errorf("monitor %s: %v", name, err)
 		}
 		out[name] = s
 	}

@@ -210,6 +210,26 @@ func monitorKind(typ, builtin, rows string) *Kind {
 	return k
 }
 
+// monitorActed are the monitor settings openltm's probes act on.
+var monitorActed = map[string]bool{
+	"defaults-from": true, "destination": true, "interval": true, "timeout": true,
+	"time-until-up": true, "up-interval": true, "manual-resume": true,
+	"send": true, "recv": true, "recv-disable": true, "reverse": true,
+	"description": true, "app-service": true, "metadata": true,
+}
+
+// runMonitor marks an F5 monitor kind as one openltm runs: the kind is
+// acted on, and its settings the probes do not use stay kept-only (a
+// warning when set).
+func runMonitor(k *Kind) *Kind {
+	k.Passive = false
+	k.Help = "F5 " + k.Key() + " health monitor"
+	for _, p := range k.Props {
+		p.Passive = !monitorActed[p.Name]
+	}
+	return k
+}
+
 // row finds a row before the kind is indexed (while tables are built).
 func (k *Kind) row(name string) *Prop {
 	for _, p := range k.Props {
@@ -327,16 +347,16 @@ unclean-shutdown ed enabled
 func f5Kinds() []*Kind {
 	vocab := "; property names: F5 tmsh reference as listed in openltm's vocabulary notes"
 	ks := []*Kind{
-		monitorKind("https", "https", monSendRecvRows+`
+		runMonitor(monitorKind("https", "https", monSendRecvRows+`
 cert ref sys+file+ssl-cert none
 key ref sys+file+ssl-key none
 cipherlist str DEFAULT:+SHA:+3DES:+kEDH
 compatibility ed enabled
 ssl-profile ref ltm+profile+server-ssl none
-`),
-		monitorKind("udp", "udp", monSendRecvRows+`
+`)),
+		runMonitor(monitorKind("udp", "udp", monSendRecvRows+`
 debug yn no
-`),
+`)),
 		monitorKind("dns", "dns", `
 qname str none
 qtype enum a a|aaaa
@@ -346,9 +366,9 @@ recv str none
 reverse ed disabled
 transparent ed disabled
 `),
-		monitorKind("icmp", "icmp", `
+		runMonitor(monitorKind("icmp", "icmp", `
 transparent ed disabled
-`),
+`)),
 		monitorKind("inband", "inband", `
 failures int 3
 failure-interval int 30

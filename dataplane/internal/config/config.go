@@ -297,6 +297,9 @@ const (
 	MonitorTCPHalfOpen MonitorType = "tcp-half-open"
 	MonitorHTTP        MonitorType = "http"
 	MonitorGatewayICMP MonitorType = "gateway-icmp"
+	MonitorHTTPS       MonitorType = "https"
+	MonitorUDP         MonitorType = "udp"
+	MonitorICMP        MonitorType = "icmp"
 )
 
 // Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
