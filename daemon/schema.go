@@ -69,6 +69,12 @@ var (
 	monitorHTTPS       = schema.MustKind("ltm monitor https")
 	monitorUDP         = schema.MustKind("ltm monitor udp")
 	monitorPing        = schema.MustKind("ltm monitor icmp")
+	monitorDNS         = schema.MustKind("ltm monitor dns")
+	dnsQName           = monitorDNS.MustProp("qname")
+	dnsQType           = monitorDNS.MustProp("qtype")
+	dnsAcceptRcode     = monitorDNS.MustProp("accept-rcode")
+	dnsAnswerContains  = monitorDNS.MustProp("answer-contains")
+	dnsRecv            = monitorDNS.MustProp("recv")
 
 	// monitorRun are the monitor kinds the dataplane runs, with its type.
 	monitorRun = []struct {
@@ -76,9 +82,9 @@ var (
 		typ  string
 	}{
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
-		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"},
+		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
 	}
-	allMonitors     = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing}
+	allMonitors     = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS}
 	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)

@@ -133,6 +133,18 @@ func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
 		m.Send, m.Recv, m.RecvDisable = noneEmpty(e(monitorSend)), noneEmpty(e(monitorRecv)), noneEmpty(e(monitorRecvDisable))
 		m.Send = unescapeSend(m.Send)
 	}
+	if typ == dataplane.MonitorDNS {
+		if noneEmpty(e(dnsQName)) == "" {
+			// F5's /Common/dns template names nothing to ask; a user's
+			// monitor like it is kept, and said not to run.
+			if !o.BuiltIn {
+				t.keep(o, "a dns monitor without qname has nothing to query; not run")
+			}
+			return
+		}
+		m.DNS = &dataplane.DNSCheck{QName: noneEmpty(e(dnsQName)), QType: e(dnsQType), AcceptRcode: e(dnsAcceptRcode),
+			AnswerContains: e(dnsAnswerContains), Recv: noneEmpty(e(dnsRecv))}
+	}
 	if d := e(monitorDestination); d != "" && d != "*:*" && d != "*" {
 		if host, port, ok := strings.Cut(d, ":"); ok {
 			a, _ := netip.ParseAddr(host)

@@ -99,9 +99,9 @@ func Check(cfg *Config) error {
 			continue
 		}
 		switch m.Type {
-		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP, MonitorHTTPS, MonitorUDP, MonitorICMP:
+		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP, MonitorHTTPS, MonitorUDP, MonitorICMP, MonitorDNS:
 		default:
-			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, udp, icmp, gateway-icmp)", name, m.Type)
+			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, udp, icmp, dns, gateway-icmp)", name, m.Type)
 		}
 		if m.Interval <= 0 || m.Timeout <= 0 {
 			add("monitor %s: interval and timeout must be positive", name)

@@ -25,6 +25,7 @@ type (
 	Node              = config.Node
 	MonitorRule       = config.MonitorRule
 	MonitorType       = config.MonitorType
+	DNSCheck          = config.DNSCheck
 	Monitor           = config.Monitor
 	PersistKey        = config.PersistKey
 	PersistMethod     = config.PersistMethod
@@ -65,6 +66,7 @@ const (
 	MonitorHTTPS                   = config.MonitorHTTPS
 	MonitorUDP                     = config.MonitorUDP
 	MonitorICMP                    = config.MonitorICMP
+	MonitorDNS                     = config.MonitorDNS
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

@@ -463,6 +463,18 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 				return nil, fmt.Errorf("monitor %s: recv-disable: %v", name, err)
 			}
 		}
+		if d := m.DNS; d != nil {
+			q := &monitor.DNSQuery{Name: d.QName, AcceptRcode: d.AcceptRcode, AnswerContains: d.AnswerContains}
+			if q.Type, err = monitor.ParseQType(d.QType); err != nil {
+				return nil, fmt.Errorf("monitor %s: %v", name, err)
+			}
+			if d.Recv != "" && d.Recv != "none" {
+				if q.Recv, err = netip.ParseAddr(d.Recv); err != nil {
+					return nil, fmt.Errorf("monitor %s: recv %q is not an address", name, d.Recv)
+				}
+			}
+			s.DNS = q
+		}
 		if err := s.Check(); err != nil {
 			return nil, fmt.Errorf("monitor %s: %v", name, err)
 		}

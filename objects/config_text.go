@@ -75,10 +75,10 @@ func (s *Schema) Builtins() *Config {
 			c.Put(o)
 		}
 	}
-	// The built-in parents of the kinds openltm keeps without acting on
+	// The built-in parents the text above does not spell out
 	// (/Common/dns, /Common/inband, /Common/gre, ...).
 	for _, k := range s.kinds {
-		if k.Passive && k.Parent != "" && c.Get(k, k.Parent) == nil {
+		if k.Parent != "" && c.Get(k, k.Parent) == nil {
 			c.Put(&Object{Kind: k, Name: k.Parent, Props: map[string]*Value{}, BuiltIn: true})
 		}
 	}

@@ -216,6 +216,7 @@ var monitorActed = map[string]bool{
 	"time-until-up": true, "up-interval": true, "manual-resume": true,
 	"send": true, "recv": true, "recv-disable": true, "reverse": true,
 	"description": true, "app-service": true, "metadata": true,
+	"qname": true, "qtype": true, "accept-rcode": true, "answer-contains": true,
 }
 
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
@@ -357,7 +358,7 @@ ssl-profile ref ltm+profile+server-ssl none
 		runMonitor(monitorKind("udp", "udp", monSendRecvRows+`
 debug yn no
 `)),
-		monitorKind("dns", "dns", `
+		runMonitor(monitorKind("dns", "dns", `
 qname str none
 qtype enum a a|aaaa
 accept-rcode enum no-error no-error|anything
@@ -365,7 +366,7 @@ answer-contains enum query-type query-type|any-type|anything
 recv str none
 reverse ed disabled
 transparent ed disabled
-`),
+`)),
 		runMonitor(monitorKind("icmp", "icmp", `
 transparent ed disabled
 `)),

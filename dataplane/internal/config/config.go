@@ -300,6 +300,7 @@ const (
 	MonitorHTTPS       MonitorType = "https"
 	MonitorUDP         MonitorType = "udp"
 	MonitorICMP        MonitorType = "icmp"
+	MonitorDNS         MonitorType = "dns"
 )
 
 // Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
@@ -318,6 +319,16 @@ type Monitor struct {
 	// Destination is `*:*` when zero: the member's address and port. An
 	// invalid Addr or a zero Port each mean "the member's".
 	Destination netip.AddrPort
+	// DNS is the dns monitor's query, as the user set it.
+	DNS *DNSCheck
+}
+
+// DNSCheck is a dns monitor's settings: the query (qname, qtype: a or
+// aaaa), the rcodes accepted (no-error, anything), what the answer must
+// hold (query-type, any-type, anything) and recv, an address the answer
+// must contain ("" or none: any).
+type DNSCheck struct {
+	QName, QType, AcceptRcode, AnswerContains, Recv string
 }
 
 // MaxPortsPerVirtual caps how many ports one virtual may bind through
