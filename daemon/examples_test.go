@@ -12,14 +12,7 @@ import (
 // README says: resolvers of each ISP get that ISP's address.
 func TestGSLBExampleLoads(t *testing.T) {
 	dir := filepath.Join("..", "docs", "examples", "gslb")
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	g := quietGSLB(t)
-	stop, err := e.AttachGSLB(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
 	f, err := os.Open(filepath.Join(dir, "ltm.tmsh"))
 	if err != nil {

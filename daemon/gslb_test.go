@@ -23,6 +23,21 @@ func quietGSLB(t *testing.T) *gslb.Server {
 	return g
 }
 
+// openWithGSLB opens an engine with a GSLB server (no sockets) following
+// its commits; both end with the test.
+func openWithGSLB(t *testing.T) (*Engine, *gslb.Server) {
+	t.Helper()
+	e := openTest(t, t.TempDir())
+	t.Cleanup(func() { e.Close() })
+	g := quietGSLB(t)
+	stop, err := e.AttachGSLB(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return e, g
+}
+
 // ask answers one A question from ldns without sockets.
 func ask(t *testing.T, g *gslb.Server, name, ldns string) string {
 	t.Helper()
@@ -45,14 +60,7 @@ func ask(t *testing.T, g *gslb.Server, name, ldns string) string {
 }
 
 func TestGSLBFollowsCommits(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	g := quietGSLB(t)
-	stop, err := e.AttachGSLB(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
 	steps := []struct {
 		cmd      string
@@ -118,14 +126,7 @@ func TestGSLBFollowsCommits(t *testing.T) {
 }
 
 func TestGSLBLoadKeepsDangling(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	g := quietGSLB(t)
-	stop, err := e.AttachGSLB(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	e, g := openWithGSLB(t)
 	h := &gslbHook{e: e, s: g}
 	cfg := gtmConfig(t, "gtm datacenter /Common/dc { }\ngtm pool a /Common/p { members { /Common/nope:v { } } }")
 	var warned []string
@@ -242,14 +243,7 @@ func TestGSLBFedFromLTM(t *testing.T) {
 // DNS iRules from tmsh: a wide IP's rule answers for it, a listener's rule
 // runs on every query; a rule that does not compile is refused.
 func TestGSLBRulesFromTmsh(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	g := quietGSLB(t)
-	stop, err := e.AttachGSLB(g, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create gtm datacenter dc1",
