@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// echoBackend answers each read with the same bytes, for round-trip
-// benchmarks.
-func echoBackend(b *testing.B, addr string) {
+// benchServe accepts connections on addr until the benchmark ends and
+// serves each with handle on a goroutine of its own, closing it after.
+func benchServe(b *testing.B, addr string, handle func(net.Conn)) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
@@ -26,10 +26,16 @@ func echoBackend(b *testing.B, addr string) {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
+}
+
+// echoBackend answers each read with the same bytes, for round-trip
+// benchmarks.
+func echoBackend(b *testing.B, addr string) {
+	benchServe(b, addr, func(c net.Conn) { io.Copy(c, c) })
 }
 
 func benchPlane(b *testing.B, vs, member string) *Plane {

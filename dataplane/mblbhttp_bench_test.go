@@ -14,42 +14,28 @@ import (
 // a fixed response, allocating nothing per request, so that -benchmem
 // counts the proxy's allocations (and the client's, none).
 func benchHTTPMember(b *testing.B, addr string) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
 	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-	go func() {
+	benchServe(b, addr, func(c net.Conn) {
+		buf := make([]byte, 16<<10)
+		n := 0
 		for {
-			c, err := ln.Accept()
+			k, err := c.Read(buf[n:])
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 16<<10)
-				n := 0
-				for {
-					k, err := c.Read(buf[n:])
-					if err != nil {
-						return
-					}
-					n += k
-					for {
-						i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
-						if i < 0 {
-							break
-						}
-						if _, err := c.Write(resp); err != nil {
-							return
-						}
-						n = copy(buf, buf[i+4:n])
-					}
+			n += k
+			for {
+				i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
+				if i < 0 {
+					break
 				}
-			}()
+				if _, err := c.Write(resp); err != nil {
+					return
+				}
+				n = copy(buf, buf[i+4:n])
+			}
 		}
-	}()
+	})
 }
 
 // BenchmarkHTTPRequestRule sends requests one after the other on one
