@@ -69,7 +69,7 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 // (old is nil) a stored configuration the server cannot run is logged and
 // the hook stays, so the next commit can fix it.
 func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
-	gc, skipped, err := TranslateGSLB(h.e.schema, cfg)
+	gc, skipped, err := translateGSLB(h.e.schema, cfg, h.e.rules.compile)
 	var plan *gslb.Plan
 	if err == nil {
 		// DNS rules share the LTM rules' log, data groups, table and
@@ -92,7 +92,7 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		prev, known := h.skipped, h.cfg == old
 		h.mu.Unlock()
 		if !known {
-			_, prev, _ = TranslateGSLB(h.e.schema, old)
+			_, prev, _ = translateGSLB(h.e.schema, old, h.e.rules.compile)
 		}
 		for _, s := range prev {
 			had[s] = true

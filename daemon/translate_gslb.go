@@ -20,7 +20,14 @@ import (
 // destination without an address, a fallback-ip that is not an address)
 // is an error, and the whole configuration is refused.
 func TranslateGSLB(s *objects.Schema, cfg *objects.Config) (gc *gslb.Config, skipped []string, err error) {
-	t := &gslbTranslator{s: s, cfg: cfg, gc: &gslb.Config{
+	return translateGSLB(s, cfg, rules.Compile)
+}
+
+// translateGSLB is TranslateGSLB with the compiler of the rules wide IPs
+// and listeners name: the engine passes its cache, so a rule the rules
+// hook compiled for this commit is not compiled again.
+func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, body string) (*rules.Rule, error)) (gc *gslb.Config, skipped []string, err error) {
+	t := &gslbTranslator{s: s, cfg: cfg, compile: compile, gc: &gslb.Config{
 		Datacenters: map[string]*gslb.Datacenter{}, Links: map[string]*gslb.Link{},
 		Servers: map[string]*gslb.Host{}, Pools: map[string]*gslb.Pool{},
 		WideIPs: map[string]*gslb.WideIP{}, Regions: map[string]*gslb.Region{},
@@ -37,6 +44,7 @@ func TranslateGSLB(s *objects.Schema, cfg *objects.Config) (gc *gslb.Config, ski
 
 type gslbTranslator struct {
 	s       *objects.Schema
+	compile func(name, body string) (*rules.Rule, error)
 	cfg     *objects.Config
 	gc      *gslb.Config
 	skipped []string
@@ -534,7 +542,7 @@ func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rul
 			t.skip(o, "rule %s does not exist", name)
 			return nil, false
 		}
-		r, err := rules.Compile(ro.Name, ruleDefinition.Str(ro))
+		r, err := t.compile(ro.Name, ruleDefinition.Str(ro))
 		if err != nil {
 			t.skip(o, "rule %s: %v", ro.Name, err)
 			return nil, false
