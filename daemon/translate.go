@@ -85,11 +85,16 @@ type translator struct {
 }
 
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
-	t.kept = append(t.kept, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
+	t.kept = append(t.kept, about(o, format, args...))
+}
+
+// about is a note on o, as skip and keep record it.
+func about(o *objects.Object, format string, args ...any) string {
+	return fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...))
 }
 
 func (t *translator) skip(o *objects.Object, format string, args ...any) {
-	t.skipped = append(t.skipped, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
+	t.skipped = append(t.skipped, about(o, format, args...))
 }
 
 func atoi(s string) int {

@@ -52,7 +52,7 @@ type gslbTranslator struct {
 }
 
 func (t *gslbTranslator) skip(o *objects.Object, format string, args ...any) {
-	t.skipped = append(t.skipped, fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...)))
+	t.skipped = append(t.skipped, about(o, format, args...))
 }
 
 // fail records the first error, worded as BIG-IP's configuration errors.
