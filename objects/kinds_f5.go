@@ -850,6 +850,154 @@ gateway ip -
 mtu int 0
 type enum interface interface|blackhole
 `),
+		pk("sys provision", "Provision", "", tmshRef("sys provision")+vocab, `
+level enum none none|minimum|nominal|dedicated|custom
+cpu-ratio int 0
+disk-ratio int 0
+memory-ratio int 0
+`),
+		single("sys httpd", tmshRef("sys httpd")+vocab, `
+allow list
+auth-name str BIG-IP
+auth-pam-dashboard-timeout enum off on|off
+auth-pam-idle-timeout int 1200
+auth-pam-validate-ip enum on on|off
+fastcgi-timeout int 300
+hostname-lookup enum off on|off
+include str none
+log-level enum warn alert|crit|debug|emerg|error|info|notice|warn
+max-clients int 10
+redirect-http-to-https ed disabled
+request-header-max-timeout str 20
+request-body-max-timeout str 60
+ssl-ca-cert-file str none
+ssl-certchainfile str none
+ssl-certfile str /etc/httpd/conf/ssl.crt/server.crt
+ssl-certkeyfile str /etc/httpd/conf/ssl.key/server.key
+ssl-ciphersuite str DEFAULT
+ssl-include str none
+ssl-port int 443
+ssl-protocol str all
+ssl-verify-client enum no no|require|optional|optional-no-ca
+ssl-verify-depth int 10
+`),
+		single("sys sshd", tmshRef("sys sshd")+vocab, `
+allow list
+banner ed disabled
+banner-text str none
+fips-cipher-version int 0
+inactivity-timeout int 0
+include str none
+log-level enum info debug|debug1|debug2|debug3|error|fatal|info|quiet|verbose
+login ed enabled
+port int 22
+`),
+		single("sys snmp", tmshRef("sys snmp")+vocab, `
+agent-addresses list
+agent-trap ed enabled
+allowed-addresses list
+auth-trap ed disabled
+bigip-traps ed enabled
+communities raw
+disk-monitors raw
+include str none
+l2forward-vlan list
+load-max1 int 12
+load-max5 int 12
+load-max15 int 12
+process-monitors raw
+snmpv1 ed enabled
+snmpv2c ed enabled
+sys-contact str none
+sys-location str none
+sys-services int 78
+trap-community str public
+trap-source str none
+traps raw
+users raw
+v1-traps raw
+v2-traps raw
+`),
+		pk("net interface", "Interface", "", tmshRef("net interface")+vocab, `
+enabled flag enabled|disabled
+bundle enum not-supported enabled|disabled|not-supported
+bundle-speed enum not-supported 100G|40G|not-supported
+flow-control enum tx-rx none|rx|tx|tx-rx
+forward-error-correction enum auto auto|enabled|disabled|not-supported
+lldp-admin enum txonly disable|txonly|rxonly|txrx
+lldp-tlvmap int 130943
+media-fixed str auto
+media-max str auto
+media-sfp str auto
+port-fwd-mode enum l3 l3|passive|virtual-wire
+prefer-port enum sfp sfp|fixed
+qinq-ethertype str 0x8100
+sflow raw
+stp ed enabled
+stp-auto-edge-port ed enabled
+stp-edge-port tf true
+stp-link-type enum auto auto|p2p|shared
+if-index ro -
+mac-address ro -
+mtu ro -
+`),
+		pk("net trunk", "Trunk", "", tmshRef("net trunk")+vocab, `
+interfaces list
+lacp ed disabled
+lacp-mode enum active active|passive
+lacp-timeout enum long long|short
+distribution-hash enum src-dst-ipport dst-mac|src-dst-ipport|src-dst-mac|index
+link-select-policy enum auto auto|maximum-bandwidth
+qinq-ethertype str 0x8100
+stp ed enabled
+`),
+		single("auth source", tmshRef("auth source")+vocab, `
+type enum local local|active-directory|ldap|radius|tacacs|client-cert-ldap
+fallback tf false
+`),
+		single("auth remote-user", tmshRef("auth remote-user")+vocab, `
+default-partition str all
+default-role str no-access
+remote-console-access enum disabled disabled|tmsh
+`),
+		single("auth password-policy", tmshRef("auth password-policy")+vocab, `
+expiration-warning int 7
+lockout-duration int 0
+max-duration int 99999
+max-login-failures int 0
+min-duration int 0
+minimum-length int 6
+password-memory int 0
+policy-enforcement ed disabled
+required-lowercase int 0
+required-numeric int 0
+required-special int 0
+required-uppercase int 0
+`),
+		pk("auth radius-server", "RADIUS Server", "", tmshRef("auth radius-server")+vocab, `
+server str -
+port int 1812
+secret str -
+timeout int 3
+`),
+		pk("auth radius", "RADIUS Configuration", "", tmshRef("auth radius")+vocab, `
+servers list
+accounting-bug ed disabled
+client-id str none
+debug ed disabled
+retries int 3
+service-type enum default default|authenticate-only|login|framed|callback-login|callback-framed|outbound|administrative|nas-prompt|call-check|callback-administrative
+`),
+		pk("auth tacacs", "TACACS+ Configuration", "", tmshRef("auth tacacs")+vocab, `
+servers list
+secret str -
+service str -
+protocol str -
+encryption ed enabled
+authentication enum use-first-server use-first-server|use-all-servers
+accounting enum send-to-first-server send-to-first-server|send-to-all-servers
+debug ed disabled
+`),
 		pk("sys management-ip", "Management IP", "", tmshRef("sys management-ip")+vocab, ""),
 		pk("sys folder", "folder", "", tmshRef("sys folder")+vocab, `
 device-group str none
@@ -932,10 +1080,12 @@ source str all
 	// user admin, sys management-ip 10.1.1.245/24.
 	for _, k := range ks {
 		switch k.Key() {
-		case "sys db", "auth user", "auth partition", "sys management-ip":
+		case "sys db", "auth user", "auth partition", "sys management-ip", "sys provision", "net interface":
 			k.PlainNames = true
 		}
-		k.Implicit = k.Key() == "sys db"
+		// BIG-IP has a db key for every name, and the interfaces of its
+		// hardware (1.1, 2.3, mgmt) before any script modifies them.
+		k.Implicit = k.Key() == "sys db" || k.Key() == "net interface"
 	}
 	return ks
 }

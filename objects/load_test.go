@@ -108,7 +108,7 @@ ltm virtual /Common/dns_tcp {
     rules { /Common/_sys_https_redirect }
 }
 `, []string{"F5 built-in profile /Common/clientssl-secure", "F5 built-in iRule /Common/_sys_https_redirect"}},
-		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nsys sshd { inactivity-timeout 600 }\n", []string{"apm is an F5 object kind", "sys sshd is an F5 object kind"}},
+		{"kinds of modules openltm does not run", "apm policy access-policy /Common/ap { items { /Common/ap_end_deny { } } }\nnet ipsec ike-daemon /Common/ikedaemon { log-level info }\n", []string{"apm is an F5 object kind", "net ipsec ike-daemon is an F5 object kind"}},
 		{"network setup", `net vlan /Common/v110 {
     interfaces {
         1.1 {

@@ -161,8 +161,15 @@ func (c *Config) Get(k *Kind, name string) *Object {
 		name = plainName(name)
 	}
 	o := c.objs[k.Key()+"\x00"+name]
-	if o == nil && k.Implicit && name != "" {
-		// BIG-IP has a value for every db key; openltm keeps the ones set.
+	if o == nil && name == "" && k.Singleton {
+		// A singleton always exists on BIG-IP (sys httpd, auth source),
+		// including in configurations saved before openltm knew the kind.
+		o = &Object{Kind: k, Props: map[string]*Value{}}
+	}
+	if o == nil && name != "" && (k.Implicit || k.Passive && k.PlainNames && isBuiltinOf(k.Key(), name)) {
+		// BIG-IP has a value for every db key, and its own objects (auth
+		// user admin, sys provision ltm) exist before any script modifies
+		// them; openltm keeps the ones set.
 		o = &Object{Kind: k, Name: name, Props: map[string]*Value{}}
 	}
 	return o

@@ -232,6 +232,7 @@ sys log-config destination local-database: local-db
 sys log-config destination alertd: alertd
 sys log-config publisher: default-ipsec-log-publisher default-mgmt-acl-log-publisher local-db-publisher sys-db-access-publisher sys-sslo-publisher sys-sso-access-publisher
 sys management-dhcp: sys-mgmt-dhcp-config
+sys provision: afm am apm asm avr dos fps gtm ilx lc ltm pem sslo swg urldb
 sys application apl-script: f5.apl_common
 sys url-db url-category: Uncategorized User-Defined
 sys url-db download-schedule: urldb
@@ -257,10 +258,21 @@ var f5Builtins = sync.OnceValue(func() map[string]map[string]bool {
 // builtinPath is the name a built-in of kind is referred to by.
 func builtinPath(kind, name string) string {
 	switch kind {
-	case "sys folder", "auth partition", "auth user", "net route-domain":
+	case "sys folder", "auth partition", "auth user", "net route-domain", "sys provision":
 		return name
 	}
 	return "/Common/" + name
+}
+
+// isBuiltinOf reports whether name (full or plain) is one of F5's built-in
+// objects of exactly this kind.
+func isBuiltinOf(kind, name string) bool {
+	set := f5Builtins()[kind]
+	if set == nil {
+		return false
+	}
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	return set[name] || set[builtinPath(kind, base)]
 }
 
 // IsF5Builtin reports whether name is one of F5's built-in objects of a kind
