@@ -46,9 +46,18 @@ func (s *Session) readProps(mode objects.Mode, st *grammar.Statement, o *objects
 func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node, cfg *objects.Config) error {
 	t, err := s.resolve(args)
 	if err != nil {
+		if len(s.module) > 0 {
+			// Inside a module (net), a kind known by F5's name only.
+			if handled, verr := s.changeVerbatim(st, verb, target{module: s.module, rest: args}, cfg); handled {
+				return verr
+			}
+		}
 		return err
 	}
 	if t.kind == nil {
+		if handled, err := s.changeVerbatim(st, verb, t, cfg); handled {
+			return err
+		}
 		if len(t.module) > 0 {
 			kids := s.e.schema.Children(t.module)
 			var valid []string

@@ -35,6 +35,12 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 		}
 		return err
 	}
+	if t.kind == nil && len(t.rest) > 0 {
+		if out, ok := s.listUnknown(args); ok {
+			_, werr := io.WriteString(w, out)
+			return werr
+		}
+	}
 	opts := objects.PrintOpts{Folder: s.folder, Resolve: func(k *objects.Kind, name string) *objects.Object {
 		return s.e.Config().Get(k, name)
 	}}

@@ -71,3 +71,51 @@ func TestPublishedSetupScriptRuns(t *testing.T) {
 		}
 	}
 }
+
+// A kind openltm knows only by F5's name is created, listed, saved and
+// deleted from tmsh as a loaded file keeps it: verbatim, with a warning. With
+// no property table openltm cannot tell a property's value from a flag, so
+// such an object lists on one line, as typed (valid bigip.conf).
+func TestVerbatimKindsFromTmsh(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, tc := range []struct{ cmd, out, err string }{
+		{cmd: "create net ipsec ike-daemon ike1 log-level info", out: "net ipsec ike-daemon is an F5 object kind openltm does not act on"},
+		{cmd: "list net ipsec ike-daemon ike1", out: "net ipsec ike-daemon /Common/ike1 { log-level info }\n"},
+		{cmd: "create net ipsec ike-daemon ike1", err: "01020066:3: The requested net ipsec ike-daemon (/Common/ike1) already exists in partition Common."},
+		{cmd: "create sys sflow receiver r1 address 10.0.0.8 port 6343 state enabled"},
+		{cmd: "net"},
+		{cmd: "create ipsec ipsec-policy p1 protocol esp ike-phase2-perfect-forward-secrecy modp2048"},
+		{cmd: "exit"},
+		{cmd: "list net ipsec ipsec-policy", out: "net ipsec ipsec-policy /Common/p1 { protocol esp ike-phase2-perfect-forward-secrecy modp2048 }\n"},
+		{cmd: "create net ipsec ike-peer peer1 traffic-selector add { ts1 } remote-address 10.9.9.9", out: "kept verbatim"},
+		{cmd: "list net ipsec ike-peer peer1", out: "traffic-selector { ts1 } remote-address 10.9.9.9"},
+		{cmd: "create net ipsec ike-peer peer2 traffic-selector delete { ts1 }", err: `"delete" cannot be used when creating an object`},
+		{cmd: "modify net ipsec ike-daemon ike1 log-level debug", err: "cannot modify their properties"},
+		{cmd: "create net ipsec ike-daemon ike2 { log-level", err: "at 1:"},
+		{cmd: "delete net ipsec ike-daemon ike1"},
+		{cmd: "delete net ipsec ike-daemon ike1", err: "01020036:3: The requested net ipsec ike-daemon (/Common/ike1) was not found."},
+	} {
+		out, err := run(t, s, tc.cmd)
+		switch {
+		case tc.err == "" && err != "":
+			t.Errorf("%s: %s", tc.cmd, err)
+		case tc.err != "" && !strings.Contains(err, tc.err):
+			t.Errorf("%s: error %q, want it to contain %q", tc.cmd, err, tc.err)
+		case !strings.Contains(out, tc.out):
+			t.Errorf("%s:\n%s\nwant it to contain %q", tc.cmd, out, tc.out)
+		}
+	}
+	if _, err := run(t, s, "save sys config"); err != "" {
+		t.Fatal(err)
+	}
+	dir := e.opts.StateDir
+	e.Close()
+	e2 := openTest(t, dir)
+	defer e2.Close()
+	s2 := e2.NewSession("admin").(*Session)
+	if out, _ := run(t, s2, "list sys sflow receiver r1"); !strings.Contains(out, "address 10.0.0.8") {
+		t.Errorf("after restart: %q", out)
+	}
+}
