@@ -57,6 +57,8 @@ type Engine struct {
 	hooks []Hook
 
 	rules ruleCache
+	// files caches the content of stored sys files by checksum.
+	files fileCache
 
 	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
@@ -269,6 +271,9 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 // commitLocked validates, prepares, applies and stores cfg over old; e.mu
 // is held.
 func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
+	if err := e.importFiles(old.cfg, cfg, user); err != nil {
+		return 0, err
+	}
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}

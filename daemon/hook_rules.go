@@ -123,10 +123,12 @@ func (c rulesChange) Abort() {}
 // list, so that a commit that does not touch a virtual's rules keeps its
 // program and does not run RULE_INIT again.
 type ruleRuntime struct {
-	mu    sync.Mutex
-	env   *rules.Env
-	dgs   atomic.Pointer[map[string]*rules.DataGroup]
-	progs map[string]*rules.Program
+	mu  sync.Mutex
+	env *rules.Env
+	dgs atomic.Pointer[map[string]*rules.DataGroup]
+	// ifiles are the running configuration's ltm ifiles.
+	ifiles atomic.Pointer[ifileSet]
+	progs  map[string]*rules.Program
 }
 
 // sharedEnv is environment under the runtime's lock, for other runtimes
@@ -144,9 +146,12 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	}
 	empty := map[string]*rules.DataGroup{}
 	rt.dgs.Store(&empty)
+	rt.ifiles.Store(&ifileSet{})
 	rt.env = &rules.Env{
-		Log:   func(facility, line string) { logRule(log, facility, line) },
-		Table: rules.NewTable(), Statics: rules.NewStatics(),
+		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
+		IFiles: func() []string { return rt.ifiles.Load().names },
+		Log:    func(facility, line string) { logRule(log, facility, line) },
+		Table:  rules.NewTable(), Statics: rules.NewStatics(),
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
 			if dg, ok := m[name]; ok {
@@ -322,6 +327,8 @@ type ltmTranslation struct {
 	// start builds.
 	rules map[*dataplane.Virtual]ruleList
 	dgs   dataGroupSet
+	// ifiles are the ltm ifiles `ifile` commands read.
+	ifiles ifileSet
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -335,7 +342,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg)}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -360,6 +367,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	}
 	m := tr.dgs.m
 	rt.dgs.Store(&m)
+	prevIfiles := rt.ifiles.Load()
+	ifs := tr.ifiles
+	rt.ifiles.Store(&ifs)
 	used := make(map[string]bool, len(tr.rules))
 	for v, rl := range tr.rules {
 		v.Rules = dataplane.NewRules(rt.program(log, rl.key, rl.list))
@@ -368,6 +378,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	rt.keep(used)
 	return func() {
 		rt.dgs.Store(prevDGs)
+		rt.ifiles.Store(prevIfiles)
 		rt.mu.Lock()
 		rt.progs = prevProgs
 		rt.mu.Unlock()

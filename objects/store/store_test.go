@@ -56,3 +56,31 @@ func TestCommitLatestGetPrune(t *testing.T) {
 		t.Fatalf("second open: %v, want ErrLocked", err)
 	}
 }
+
+// TestFiles keeps file contents across a reopen, once per checksum.
+func TestFiles(t *testing.T) {
+	path := t.TempDir() + "/config.db"
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.File("SHA1:1:x"); ok || err != nil {
+		t.Fatalf("empty store: ok %v err %v", ok, err)
+	}
+	if err := s.PutFile("SHA1:5:abc", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutFile("SHA1:5:abc", []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data, ok, err := s.File("SHA1:5:abc")
+	if err != nil || !ok || string(data) != "hello" {
+		t.Fatalf("File = %q %v %v", data, ok, err)
+	}
+}
