@@ -22,6 +22,7 @@ import (
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/hsl"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
@@ -59,6 +60,8 @@ type Engine struct {
 	rules ruleCache
 	// files caches the content of stored sys files by checksum.
 	files fileCache
+	// hsl sends rules' high-speed log messages (with a dataplane).
+	hsl *hsl.Hub
 
 	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
@@ -180,6 +183,9 @@ func (e *Engine) AddHook(h Hook) error {
 
 // Close closes the store.
 func (e *Engine) Close() error {
+	if e.hsl != nil {
+		e.hsl.Close()
+	}
 	return e.store.Close()
 }
 
