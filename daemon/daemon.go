@@ -23,6 +23,7 @@ import (
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
@@ -62,6 +63,9 @@ type Engine struct {
 	files fileCache
 	// hsl sends rules' high-speed log messages (with a dataplane).
 	hsl *hsl.Hub
+	// logs is where rules' log lines go: STATE-DIR/log/ltm and the sys
+	// syslog remote servers.
+	logs *syslog.Dest
 
 	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
@@ -158,7 +162,17 @@ func Open(opts Options) (*Engine, error) {
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
+	if err := e.openLogs(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	e.hooks = append(e.hooks, rulesHook{e})
+	if err := e.AddHook(syslogHook{e}); err != nil {
+		// The stored configuration names a server that cannot be used:
+		// log to the file, and say why.
+		e.log.Error("sys syslog remote servers not used", "err", err)
+		e.hooks = append(e.hooks, syslogHook{e})
+	}
 	return e, nil
 }
 
@@ -185,6 +199,9 @@ func (e *Engine) AddHook(h Hook) error {
 func (e *Engine) Close() error {
 	if e.hsl != nil {
 		e.hsl.Close()
+	}
+	if e.logs != nil {
+		e.logs.Close()
 	}
 	return e.store.Close()
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
 )
@@ -128,7 +130,9 @@ type ruleRuntime struct {
 	dgs atomic.Pointer[map[string]*rules.DataGroup]
 	// ifiles are the running configuration's ltm ifiles.
 	ifiles atomic.Pointer[ifileSet]
-	progs  map[string]*rules.Program
+	// dest receives rules' log lines besides ltmd's log (nil: only there).
+	dest  *syslog.Dest
+	progs map[string]*rules.Program
 }
 
 // sharedEnv is environment under the runtime's lock, for other runtimes
@@ -150,8 +154,18 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.env = &rules.Env{
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
 		IFiles: func() []string { return rt.ifiles.Load().names },
-		Log:    func(facility, line string) { logRule(log, facility, line) },
-		Table:  rules.NewTable(), Statics: rules.NewStatics(),
+		Log: func(facility, line string) {
+			logRule(log, facility, line)
+			if rt.dest != nil {
+				rt.dest.Log(facility, line)
+			}
+		},
+		LogRemote: func(to netip.AddrPort, facility, line string) {
+			if rt.dest != nil {
+				rt.dest.LogTo(to, facility, line)
+			}
+		},
+		Table: rules.NewTable(), Statics: rules.NewStatics(),
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
 			if dg, ok := m[name]; ok {

@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"net/netip"
+	"path/filepath"
+	"strconv"
+
+	"github.com/openltm/openltm/dataplane/syslog"
+	"github.com/openltm/openltm/objects"
+)
+
+// sys syslog: the remote servers iRule log lines are sent to, besides
+// the local file.
+var (
+	sysSyslog        = schema.MustKind("sys syslog")
+	syslogRemotes    = sysSyslog.MustProp("remote-servers")
+	syslogRemoteHost = syslogRemotes.Sub.MustProp("host")
+	syslogRemotePort = syslogRemotes.Sub.MustProp("remote-port")
+)
+
+// LogFile is where ltmd writes iRule log lines (log, and TCL errors), in
+// BIG-IP's /var/log/ltm format, under its state directory.
+const LogFile = "log/ltm"
+
+// openLogs starts the engine's log destination: STATE-DIR/log/ltm.
+func (e *Engine) openLogs() error {
+	d, err := syslog.Open(syslog.Options{File: filepath.Join(e.opts.StateDir, LogFile), Hostname: e.Hostname, Logger: e.log})
+	if err != nil {
+		return err
+	}
+	e.logs = d
+	e.rules.rt.dest = d
+	return nil
+}
+
+// remoteServers reads sys syslog's remote servers; a host that is not an
+// IP address is refused (openltm resolves no names for syslog).
+func remoteServers(cfg *objects.Config) ([]syslog.Remote, error) {
+	o := cfg.Get(sysSyslog, "")
+	if o == nil {
+		return nil, nil
+	}
+	var out []syslog.Remote
+	if v := syslogRemotes.Get(o); v != nil {
+		for _, it := range v.Items {
+			host := syslogRemoteHost.StrIn(it)
+			a, err := netip.ParseAddr(host)
+			if err != nil {
+				return nil, objects.Invalid("sys syslog remote-servers %s: host %q must be an IP address", it.Name, host)
+			}
+			port := uint64(514)
+			if p := syslogRemotePort.StrIn(it); p != "" {
+				if port, err = strconv.ParseUint(p, 10, 16); err != nil || port == 0 {
+					return nil, objects.Invalid("sys syslog remote-servers %s: remote-port %q must be 1 to 65535", it.Name, p)
+				}
+			}
+			out = append(out, syslog.Remote{Name: it.Name, Addr: netip.AddrPortFrom(a, uint16(port))})
+		}
+	}
+	return out, nil
+}
+
+// syslogHook keeps the log destination's remote servers those of the
+// running configuration.
+type syslogHook struct{ e *Engine }
+
+// Prepare implements Hook.
+func (h syslogHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
+	rs, err := remoteServers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &syslogChange{d: h.e.logs, want: rs}, nil
+}
+
+// syslogChange is a new set of remote servers.
+type syslogChange struct {
+	d          *syslog.Dest
+	want, prev []syslog.Remote
+	done       bool
+}
+
+// Commit implements Change.
+func (c *syslogChange) Commit() error {
+	if c.d == nil {
+		return nil
+	}
+	c.prev, c.done = c.d.Remotes(), true
+	c.d.SetRemotes(c.want)
+	return nil
+}
+
+// Abort implements Change.
+func (c *syslogChange) Abort() {
+	if c.done {
+		c.d.SetRemotes(c.prev)
+	}
+}
