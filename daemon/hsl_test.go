@@ -62,4 +62,10 @@ func TestHSLSendsToPoolMembers(t *testing.T) {
 	if st := e.HSLStats(); len(st) != 1 || st[0].Pool != "syslog_pool" || st[0].Sent != 1 {
 		t.Errorf("stats %+v", st)
 	}
+	out, errText := run(t, s, "show sys syslog")
+	for _, w := range []string{"Sys::Syslog", "Local Log File", "log/ltm", "Sys::High Speed Logging: syslog_pool (UDP)", "Sent", "Dropped (Queue Full)"} {
+		if !strings.Contains(out, w) || errText != "" {
+			t.Errorf("show sys syslog lacks %q (%s):\n%s", w, errText, out)
+		}
+	}
 }

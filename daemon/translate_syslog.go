@@ -1,10 +1,13 @@
 package daemon
 
 import (
+	"context"
+	"io"
 	"net/netip"
 	"path/filepath"
 	"strconv"
 
+	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
 )
@@ -30,6 +33,7 @@ func (e *Engine) openLogs() error {
 	}
 	e.logs = d
 	e.rules.rt.dest = d
+	e.RegisterRuntime(syslogCommands(e))
 	return nil
 }
 
@@ -95,4 +99,16 @@ func (c *syslogChange) Abort() {
 	if c.done {
 		c.d.SetRemotes(c.prev)
 	}
+}
+
+// syslogCommands answers show sys syslog: the log file, the remote
+// servers, and what the log queue and the HSL senders dropped.
+func syslogCommands(e *Engine) []RuntimeCommand {
+	return []RuntimeCommand{{"show", "sys syslog", func(ctx context.Context, s *Session, _, _ []string, w io.Writer) error {
+		st := render.SyslogStats{File: filepath.Join(e.opts.StateDir, LogFile), HSL: e.HSLStats()}
+		if e.logs != nil {
+			st.Dropped, st.Remotes = e.logs.Dropped(), e.logs.Remotes()
+		}
+		return render.Syslog(w, st, render.Options{Folder: s.Folder()})
+	}}}
 }
