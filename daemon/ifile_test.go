@@ -85,3 +85,61 @@ func TestIfiles(t *testing.T) {
 		t.Fatalf("modify with the source gone: %q", err)
 	}
 }
+
+// TestIfilesFromFiles: a configuration file creates iFiles from their
+// source-path; a file saved by another daemon (checksum, revision and
+// all) loads into a new one, which imports the content it lacks; a text
+// whose content is neither stored nor readable is refused whole.
+func TestIfilesFromFiles(t *testing.T) {
+	work := t.TempDir()
+	page := filepath.Join(work, "page.html")
+	if err := os.WriteFile(page, []byte("<p>sorry</p>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(work, "in.conf")
+	if err := os.WriteFile(conf, []byte("sys file ifile /Common/page.html {\n    source-path file:"+page+"\n}\nltm ifile /Common/page {\n    file-name /Common/page.html\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := openTest(t, t.TempDir())
+	defer a.Close()
+	s := a.NewSession("admin").(*Session)
+	if _, err := run(t, s, "load sys config merge file "+conf); err != "" {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(work, "saved.conf")
+	if _, err := run(t, s, "save sys config file "+saved); err != "" {
+		t.Fatal(err)
+	}
+	text := readFile(t, saved)
+	if !strings.Contains(text, "checksum SHA1:12:") || !strings.Contains(text, "revision 1") {
+		t.Fatalf("saved:\n%s", text)
+	}
+	if got := a.ifiles(a.Config()); len(got.names) != 1 || string(got.m["/Common/page"].Content()) != "<p>sorry</p>" {
+		t.Fatalf("ifiles %+v", got.names)
+	}
+
+	// Another daemon loads the saved text: it has no content for that
+	// checksum yet, and imports it from source-path.
+	b := openTest(t, t.TempDir())
+	defer b.Close()
+	sb := b.NewSession("admin").(*Session)
+	if _, err := run(t, sb, "load sys config merge file "+saved); err != "" {
+		t.Fatal(err)
+	}
+	if f, ok := b.ifiles(b.Config()).lookup("page"); !ok || string(f.Content()) != "<p>sorry</p>" {
+		t.Fatalf("second daemon: %v %v", f, ok)
+	}
+
+	// A third, with the source gone: the text is refused and nothing
+	// changes.
+	os.Remove(page)
+	c := openTest(t, t.TempDir())
+	defer c.Close()
+	sc := c.NewSession("admin").(*Session)
+	if _, err := run(t, sc, "load sys config merge file "+saved); !strings.Contains(err, "cannot import source-path") {
+		t.Fatalf("load without content: %q", err)
+	}
+	if c.Config().Get(sysFileIfile, "/Common/page.html") != nil {
+		t.Fatal("a refused load left the object")
+	}
+}
