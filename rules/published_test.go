@@ -370,6 +370,68 @@ when LB_SELECTED {
   if { [matchclass [IP::client_addr] equals allowed_ips] } { pool web_pool }
 }`, unsupported: "matchclass"},
 
+	{name: "subnet persistence and proc", rule: `proc subnet24 { ip } {
+  return [IP::addr $ip mask 255.255.255.0]
+}
+when HTTP_REQUEST {
+  scan [IP::client_addr] {%d.%d.%d.%d} a b c d
+  set net [call subnet24 [IP::client_addr]]
+  persist uie "$net" 600
+  log local0. "net $net last octet $d"
+}`, events: []Event{HTTPRequest}, want: []string{`persist m2 "127.0.0.0" 10m0s`, "net 127.0.0.0 last octet 9"}},
+
+	{name: "class search and names", rule: `when HTTP_REQUEST {
+  set hostkeys [class names host_pools]
+  set hit [class search -name host_pools ends_with ".example.com"]
+  log local0. "keys [lsort $hostkeys] first $hit size [class size host_pools]"
+  if { [class exists path_pools] && [lsearch -exact $hostkeys "www.example.com"] >= 0 } { pool web_pool }
+}`, events: []Event{HTTPRequest}, want: []string{"pool web_pool", "keys api.example.com www.example.com first "}},
+
+	{name: "insert and remove cookies", resp: "HTTP/1.1 200 OK\r\nSet-Cookie: tracking=1; Path=/\r\nContent-Length: 0\r\n\r\n", rule: `when HTTP_REQUEST {
+  if { ![HTTP::cookie exists lb_debug] } { set first 1 } else { set first 0 }
+}
+when HTTP_RESPONSE {
+  HTTP::cookie remove tracking
+  if { $first } {
+    HTTP::cookie insert name lb_debug value [IP::server_addr] path /
+  }
+  log local0. "set-cookie [HTTP::header values Set-Cookie]"
+}`, events: []Event{HTTPRequest, HTTPResponse}, want: []string{"set-cookie {lb_debug=127.0.0.34; path=/}"}},
+
+	{name: "json body inspection", req: "POST /api/login HTTP/1.1\r\nHost: api.example.com\r\nContent-Type: application/json\r\nContent-Length: 27\r\n\r\n", rule: `when HTTP_REQUEST {
+  if { [HTTP::method] eq "POST" && [HTTP::header Content-Type] contains "json" } {
+    set len [HTTP::header Content-Length]
+    if { $len ne "" && $len <= 65536 } { HTTP::collect $len }
+  }
+}
+when HTTP_REQUEST_DATA {
+  if { [HTTP::payload] contains "\"admin\"" } {
+    HTTP::respond 403 content "{\"error\":\"forbidden\"}" Content-Type application/json
+  }
+  HTTP::release
+}`, events: []Event{HTTPRequest}, want: []string{"collect 27 response=false"}},
+
+	{name: "info exists and arrays", rule: `when RULE_INIT {
+  array set static::pool_for { api api_pool www web_pool }
+}
+when HTTP_REQUEST {
+  set sub [lindex [split [HTTP::host] "."] 0]
+  if { [info exists static::pool_for($sub)] } {
+    pool $static::pool_for($sub)
+  } elseif { ![info exists nothing] } {
+    pool default_pool
+  }
+}`, events: []Event{RuleInit, HTTPRequest}, want: []string{"pool web_pool"}},
+
+	{name: "query rewrite and basename", req: "GET /img/photo.JPG?size=large&utm_source=x HTTP/1.1\r\nHost: www.example.com\r\n\r\n", rule: `when HTTP_REQUEST {
+  set file [string tolower [URI::basename [HTTP::uri]]]
+  set q [HTTP::query]
+  if { $q contains "utm_" } {
+    HTTP::uri "[HTTP::path]?size=[URI::query [HTTP::uri] size]"
+  }
+  log local0. "file $file query $q now [HTTP::uri]"
+}`, events: []Event{HTTPRequest}, want: []string{"file photo.jpg query size=large&utm_source=x now /img/photo.JPG?size=large"}},
+
 	{name: "stream rewrite (not implemented yet)", rule: `when HTTP_REQUEST {
   STREAM::disable
   HTTP::header remove Accept-Encoding
