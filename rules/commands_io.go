@@ -2,7 +2,6 @@ package rules
 
 import (
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/openltm/openltm/rules/tcl"
@@ -45,9 +44,10 @@ type HSL interface {
 	// Open returns the handle rules pass to HSL::send; proto is UDP or TCP,
 	// pool a pool name as the rule wrote it.
 	Open(proto, pool string) (string, error)
-	// Send queues data for the handle's pool; an error is a Tcl error
-	// (a handle HSL::open did not make).
-	Send(handle string, data []byte) error
+	// Send queues data for the handle's pool: false when it was dropped
+	// (the queue is full). An error is a Tcl error (a handle HSL::open did
+	// not make).
+	Send(handle string, data []byte) (bool, error)
 }
 
 // registerIO adds the commands that read files and send logs away from
@@ -126,29 +126,27 @@ func cmdIfile(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	), nil
 }
 
-// hslOpenHook records a literal -pool name as a reference (the pool must
-// exist, as BIG-IP checks when the rule is saved) and marks the
-// -publisher form, which needs log publishers openltm does not run, as
-// not acted on.
+// hslOpenHook refuses a literal protocol other than UDP or TCP (BIG-IP
+// checks it, case and all, when the rule is saved; the pool name it
+// checks only when the rule runs) and marks the -publisher form, which
+// needs log publishers openltm does not run, as not acted on.
 func hslOpenHook(c *tcl.Compiler) error {
 	r, ok := c.Context().(*Rule)
-	if !ok {
-		return nil
-	}
 	for i := 1; i < c.NumWords(); i++ {
 		w, lit := c.Literal(i)
 		if !lit {
 			continue
 		}
 		switch w {
-		case "-pool":
-			if name, lit := c.Literal(i + 1); lit && i+1 < c.NumWords() && name != "" {
-				line, col := c.Pos(i + 1)
-				r.refs = append(r.refs, Ref{Kind: "pool", Name: name, Line: line, Col: col})
+		case "-proto":
+			if p, lit := c.Literal(i + 1); lit && i+1 < c.NumWords() && p != "UDP" && p != "TCP" {
+				return c.Errorf(i+1, "HSL::open: bad protocol %q: must be UDP or TCP (in capitals)", p)
 			}
-		case "-publisher":
-			line, col := c.Pos(i)
-			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "HSL::open -publisher", Line: line, Col: col})
+		case "-publisher", "-pub":
+			if ok {
+				line, col := c.Pos(i)
+				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "HSL::open -publisher", Line: line, Col: col})
+			}
 		}
 	}
 	return nil
@@ -164,15 +162,13 @@ func cmdHSLOpen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		v := args[i+1].String()
 		switch args[i].String() {
 		case "-proto":
-			switch strings.ToUpper(v) {
-			case "UDP", "TCP":
-				proto = strings.ToUpper(v)
-			default:
-				return tcl.Empty, tcl.Errorf("HSL::open: bad protocol %q: must be UDP or TCP", v)
+			if v != "UDP" && v != "TCP" {
+				return tcl.Empty, tcl.Errorf("HSL::open: bad protocol %q: must be UDP or TCP (in capitals)", v)
 			}
+			proto = v
 		case "-pool":
 			pool = v
-		case "-publisher":
+		case "-publisher", "-pub":
 			return tcl.Empty, tcl.Errorf("HSL::open -publisher: log publishers are not implemented; use -proto UDP|TCP -pool POOL")
 		default:
 			return tcl.Empty, tcl.Errorf("HSL::open: bad option %q: must be -proto or -pool", args[i].String())
@@ -200,7 +196,12 @@ func cmdHSLSend(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if s == nil || s.prog.env.HSL == nil {
 		return tcl.Empty, tcl.Errorf("HSL::send: high-speed logging is not available here")
 	}
-	return tcl.Empty, tclErr(s.prog.env.HSL.Send(args[1].String(), tcl.BytesOf(args[2])))
+	sent, err := s.prog.env.HSL.Send(args[1].String(), tcl.BytesOf(args[2]))
+	if err != nil {
+		return tcl.Empty, tclErr(err)
+	}
+	// 1 when the message is on its way, 0 when it was dropped.
+	return tcl.Bool(sent), nil
 }
 
 // parseLogTarget reads log's optional remote destination (addr or

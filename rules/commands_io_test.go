@@ -13,7 +13,8 @@ func TestIOCommandErrors(t *testing.T) {
 		{`ifile size maint.html`, `bad option "size"`},
 		{`ifile get`, `wrong # args`},
 		{`ifile listall x`, `wrong # args`},
-		{`HSL::open -proto SCTP -pool syslog_pool`, `bad protocol "SCTP": must be UDP or TCP`},
+		{`HSL::open -proto [string toupper sctp] -pool syslog_pool`, `bad protocol "SCTP": must be UDP or TCP`},
+		{`HSL::open -proto [string tolower UDP] -pool syslog_pool`, `bad protocol "udp"`},
 		{`HSL::open -proto UDP`, `wrong # args`},
 		{`HSL::open -proto UDP -pool nosuch_pool`, `no such pool: nosuch_pool`},
 		{`HSL::open -pool syslog_pool -timeout 3`, `bad option "-timeout"`},
@@ -48,7 +49,23 @@ func TestHSLWithoutSender(t *testing.T) {
 	if err := s.Run(ClientAccepted); err == nil || !strings.Contains(err.Error(), "high-speed logging is not available") {
 		t.Fatalf("err %v", err)
 	}
-	if refs := r.Refs(); len(refs) != 1 || refs[0].Kind != "pool" || refs[0].Name != "p" {
-		t.Errorf("refs %+v; want the -pool name", refs)
+}
+
+// TestHSLOpenChecks: a literal protocol is checked when the rule is
+// saved, as BIG-IP checks it (in capitals); the pool name is not.
+func TestHSLOpenChecks(t *testing.T) {
+	if _, err := Compile("/Common/r", "when CLIENT_ACCEPTED {\n  set h [HSL::open -proto udp -pool p]\n}"); err == nil || !strings.Contains(err.Error(), `/Common/r:2:27: HSL::open: bad protocol "udp"`) {
+		t.Errorf("lower-case protocol: %v", err)
+	}
+	r := mustCompile(t, "/Common/r", "when CLIENT_ACCEPTED { set h [HSL::open -proto TCP -pool nosuch]; set r [HSL::send $h x] }")
+	if len(r.Refs()) != 0 {
+		t.Errorf("refs %+v: the pool is checked when the rule runs", r.Refs())
+	}
+	logs := &logSink{}
+	p := NewProgram(publishedEnv(t, logs, &hslFake{}), mustCompile(t, "/Common/r", "when CLIENT_ACCEPTED { log local0. [HSL::send [HSL::open -proto TCP -pool syslog_pool] x] }"))
+	s := p.NewConnState(newFakeConn())
+	defer s.Release()
+	if err := s.Run(ClientAccepted); err != nil || len(logs.lines) != 1 || !strings.HasSuffix(logs.lines[0], ": 1") {
+		t.Errorf("HSL::send result: %v %q", err, logs.lines)
 	}
 }

@@ -22,12 +22,12 @@ func (h *hslFake) Open(proto, pool string) (string, error) {
 	return "hsl:" + proto + ":" + pool, nil
 }
 
-func (h *hslFake) Send(handle string, data []byte) error {
+func (h *hslFake) Send(handle string, data []byte) (bool, error) {
 	if !strings.HasPrefix(handle, "hsl:") {
-		return fmt.Errorf("invalid HSL handle %q", handle)
+		return false, fmt.Errorf("invalid HSL handle %q", handle)
 	}
 	h.sent = append(h.sent, handle+" "+string(data))
-	return nil
+	return true, nil
 }
 
 // publishedEnv is what the published-style rules below expect to find on

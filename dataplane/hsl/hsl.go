@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/netip"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +71,6 @@ func New(o Options) *Hub {
 // for proto (UDP or TCP), starting the sender on first use. The pool must
 // exist.
 func (h *Hub) Open(proto, pool string) (string, error) {
-	proto = strings.ToUpper(proto)
 	if proto != "UDP" && proto != "TCP" {
 		return "", fmt.Errorf("HSL::open: bad protocol %q: must be UDP or TCP", proto)
 	}
@@ -97,20 +95,21 @@ func (h *Hub) Open(proto, pool string) (string, error) {
 	return handle, nil
 }
 
-// Send implements HSL::send: it queues data without blocking; a message
-// the queue cannot take is dropped and counted.
-func (h *Hub) Send(handle string, data []byte) error {
+// Send implements HSL::send: it queues data without blocking and says
+// whether it did; a message the queue cannot take is dropped and counted.
+func (h *Hub) Send(handle string, data []byte) (bool, error) {
 	v, ok := h.senders.Load(handle)
 	if !ok {
-		return fmt.Errorf("HSL::send: invalid handle %q (use the value HSL::open returned)", handle)
+		return false, fmt.Errorf("HSL::send: invalid handle %q (use the value HSL::open returned)", handle)
 	}
 	s := v.(*sender)
 	select {
 	case s.q <- data:
+		return true, nil
 	default:
 		s.droppedFull.Add(1)
+		return false, nil
 	}
-	return nil
 }
 
 // Stats is one sender's counters.

@@ -74,16 +74,19 @@ func TestUDPBalancesOverMembers(t *testing.T) {
 	if _, err := h.Open("UDP", "nosuch"); err == nil || !strings.Contains(err.Error(), "no such pool") {
 		t.Fatalf("open of a missing pool: %v", err)
 	}
-	handle, err := h.Open("udp", "/Common/syslog")
+	handle, err := h.Open("UDP", "/Common/syslog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Send("hsl:TCP:/Common/syslog", []byte("x")); err == nil {
+	if _, err := h.Open("udp", "/Common/syslog"); err == nil {
+		t.Fatal("a lower-case protocol was accepted")
+	}
+	if _, err := h.Send("hsl:TCP:/Common/syslog", []byte("x")); err == nil {
 		t.Fatal("a handle never opened was accepted")
 	}
 	for i := range 10 {
-		if err := h.Send(handle, []byte(fmt.Sprintf("<134>msg %d", i))); err != nil {
-			t.Fatal(err)
+		if ok, err := h.Send(handle, []byte(fmt.Sprintf("<134>msg %d", i))); !ok || err != nil {
+			t.Fatal(ok, err)
 		}
 	}
 	waitFor(t, "10 messages", func() bool {
@@ -210,15 +213,18 @@ func TestFullQueueDrops(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened.Store(true)
+	queued := 0
 	for range 100 {
-		h.Send(handle, []byte("x"))
+		if ok, _ := h.Send(handle, []byte("x")); ok {
+			queued++
+		}
 	}
 	close(release)
 	waitFor(t, "the queue drained", func() bool { return h.Stats()[0].Queued == 0 })
 	h.Close()
 	st := h.Stats()[0]
 	// Four wait in the queue, and the stuck sender may have taken one.
-	if st.DroppedFull < 95 || st.DroppedFull > 96 || st.DroppedFull+st.DroppedNoMember != 100 {
+	if st.DroppedFull < 95 || st.DroppedFull > 96 || st.DroppedFull+st.DroppedNoMember != 100 || uint64(queued) != st.DroppedNoMember {
 		t.Errorf("stats %+v; want 95 or 96 dropped for a full queue, the rest for no member", st)
 	}
 }
