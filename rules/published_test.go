@@ -32,7 +32,7 @@ func (h *hslFake) Send(handle string, data []byte) (bool, error) {
 
 // publishedEnv is what the published-style rules below expect to find on
 // the box: data groups, iFiles, a syslog pool.
-func publishedEnv(t *testing.T, logs *logSink, hsl *hslFake) *Env {
+func publishedEnv(t testing.TB, logs *logSink, hsl HSL) *Env {
 	t.Helper()
 	dgs := map[string]*DataGroup{}
 	add := func(name string, typ DataGroupType, recs ...Record) {

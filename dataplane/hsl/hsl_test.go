@@ -228,3 +228,38 @@ func TestFullQueueDrops(t *testing.T) {
 		t.Errorf("stats %+v; want 95 or 96 dropped for a full queue, the rest for no member", st)
 	}
 }
+
+// BenchmarkSend is HSL::send's cost on the connection's side: a queue
+// put (messages the writer could not keep up with are dropped, and
+// reported).
+func BenchmarkSend(b *testing.B) {
+	c, err := net.ListenPacket("udp", "127.0.96.20:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := c.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	ps := &pools{m: map[string][]netip.AddrPort{"p": {netip.MustParseAddrPort(c.LocalAddr().String())}}}
+	h := New(Options{Members: ps.members, Logger: quiet()})
+	defer h.Close()
+	handle, err := h.Open("UDP", "p")
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := []byte("<190>127.0.0.1 GET /index.html 200\n")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		h.Send(handle, msg)
+	}
+	b.StopTimer()
+	st := h.Stats()[0]
+	b.ReportMetric(float64(st.DroppedFull)/float64(b.N), "dropped/op")
+}
