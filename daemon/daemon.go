@@ -166,6 +166,7 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.pruneFiles()
 	e.hooks = append(e.hooks, rulesHook{e})
 	if err := e.AddHook(syslogHook{e}); err != nil {
 		// The stored configuration names a server that cannot be used:

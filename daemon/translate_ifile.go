@@ -163,6 +163,18 @@ func readLimited(path string, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// pruneFiles deletes, at start, the stored file contents no kept
+// generation names any more (an iFile deleted, or imported again with
+// other content, more than store.Keep generations ago).
+func (e *Engine) pruneFiles() {
+	n, err := e.store.PruneFiles()
+	if err != nil {
+		e.log.Warn("stored files not pruned", "err", err)
+	} else if n > 0 {
+		e.log.Info("stored files no generation names were deleted", "files", n)
+	}
+}
+
 // fileContent returns a stored file's content by checksum.
 func (e *Engine) fileContent(sum string) ([]byte, bool, error) {
 	e.files.mu.Lock()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -44,4 +45,41 @@ func (s *Store) File(checksum string) (data []byte, ok bool, err error) {
 		return nil, false, fmt.Errorf("reading file %s from the store: %w", checksum, err)
 	}
 	return data, ok, nil
+}
+
+// PruneFiles deletes the stored files no kept generation names (a file's
+// checksum appears in the text of each generation that uses it), and
+// returns how many it deleted. Call it when no commit is under way: a
+// file stored for a commit not yet made would be deleted.
+func (s *Store) PruneFiles() (int, error) {
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		files := tx.Bucket(bucketFiles)
+		if files == nil {
+			return nil
+		}
+		var unused [][]byte
+		err := files.ForEach(func(k, _ []byte) error {
+			used := false
+			c := tx.Bucket(bucketGen).Cursor()
+			for gk, gv := c.First(); gk != nil && !used; gk, gv = c.Next() {
+				used = bytes.Contains(gv, k)
+			}
+			if !used {
+				unused = append(unused, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range unused {
+			if err := files.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(unused)
+		return nil
+	})
+	return n, err
 }
