@@ -44,6 +44,10 @@ type Options struct {
 	Repeat time.Duration
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
+	// MaxSize is the file's size at which it is rotated: renamed to
+	// FILE.1 (replacing the one before) and started anew, as BIG-IP's
+	// logrotate keeps /var/log/ltm bounded (0: 64 MiB).
+	MaxSize int64
 }
 
 // entry is one line on its way to the writer; to is its own destination
@@ -82,16 +86,19 @@ func Open(o Options) (*Dest, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxSize <= 0 {
+		o.MaxSize = 64 << 20
+	}
 	if o.Hostname == nil {
 		o.Hostname = func() string { h, _ := os.Hostname(); return h }
 	}
-	var f *os.File
+	var f *logFile
 	if o.File != "" {
 		if err := os.MkdirAll(filepath.Dir(o.File), 0o755); err != nil {
 			return nil, err
 		}
-		var err error
-		if f, err = os.OpenFile(o.File, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640); err != nil {
+		f = &logFile{path: o.File, max: o.MaxSize}
+		if err := f.open(); err != nil {
 			return nil, err
 		}
 	}
@@ -182,11 +189,11 @@ func Priority(facility string) (int, string) {
 
 // run is the one writer: the file, the remote servers, the folding of
 // repeated lines and the drop reports.
-func (d *Dest) run(f *os.File) {
+func (d *Dest) run(f *logFile) {
 	defer d.wg.Done()
 	var w *bufio.Writer
 	if f != nil {
-		defer f.Close()
+		defer f.close()
 		w = bufio.NewWriter(f)
 	}
 	conns := map[netip.AddrPort]*net.UDPConn{}
@@ -205,6 +212,12 @@ func (d *Dest) run(f *os.File) {
 		if w != nil {
 			// BIG-IP's /var/log/ltm: "Dec  1 12:00:00 bigip1 info tmm[1234]: text".
 			fmt.Fprintf(w, "%s %s %s tmm[%s]: %s\n", e.at.Format(time.Stamp), host, e.severity, d.pid, e.line)
+			if f.size+int64(w.Buffered()) >= f.max {
+				w.Flush()
+				if err := f.rotate(); err != nil {
+					d.opts.Logger.Warn("log file not rotated", "file", f.path, "err", err)
+				}
+			}
 		}
 		for _, r := range *d.remotes.Load() {
 			d.send(conns, r.Addr, e, host)
@@ -285,5 +298,54 @@ func (d *Dest) send(conns map[netip.AddrPort]*net.UDPConn, to netip.AddrPort, e 
 		// socket next time.
 		c.Close()
 		delete(conns, to)
+	}
+}
+
+// logFile is the local log file, rotated at a size.
+type logFile struct {
+	path string
+	max  int64
+	f    *os.File
+	size int64
+}
+
+func (l *logFile) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.size = f, st.Size()
+	return nil
+}
+
+// Write implements io.Writer for the buffered writer in front of it.
+func (l *logFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		return len(p), nil // a failed rotation: lines are lost until the next
+	}
+	n, err := l.f.Write(p)
+	l.size += int64(n)
+	return n, err
+}
+
+// rotate renames the file to FILE.1 and opens a new one.
+func (l *logFile) rotate() error {
+	l.close()
+	if err := os.Rename(l.path, l.path+".1"); err != nil {
+		l.open()
+		return err
+	}
+	return l.open()
+}
+
+func (l *logFile) close() {
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
 	}
 }

@@ -107,3 +107,30 @@ func TestFileAndRemote(t *testing.T) {
 		t.Errorf("log ADDR got %q", o)
 	}
 }
+
+// TestRotation: the file is renamed to FILE.1 at MaxSize and started anew.
+func TestRotation(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ltm")
+	d, err := Open(Options{File: file, MaxSize: 200, Hostname: func() string { return "h" },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		d.Log("local0.info", "line "+strconv.Itoa(i)+" "+strings.Repeat("x", 20))
+	}
+	d.Close()
+	cur, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(file + ".1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest lines are in the file, the chunk before them in FILE.1
+	// (older chunks were rotated away).
+	if len(cur) >= 200 || len(old) < 200 || !strings.Contains(string(cur), "line 9 ") || strings.Contains(string(old), "line 9 ") {
+		t.Errorf("current %d bytes:\n%s\nrotated %d bytes:\n%s", len(cur), cur, len(old), old)
+	}
+}
