@@ -130,6 +130,8 @@ type ruleRuntime struct {
 	dgs atomic.Pointer[map[string]*rules.DataGroup]
 	// ifiles are the running configuration's ltm ifiles.
 	ifiles atomic.Pointer[ifileSet]
+	// hsl is what HSL::open and HSL::send reach.
+	hsl hslSwitch
 	// dest receives rules' log lines besides ltmd's log (nil: only there).
 	dest  *syslog.Dest
 	progs map[string]*rules.Program
@@ -152,6 +154,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.dgs.Store(&empty)
 	rt.ifiles.Store(&ifileSet{})
 	rt.env = &rules.Env{
+		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
 		IFiles: func() []string { return rt.ifiles.Load().names },
 		Log: func(facility, line string) {
