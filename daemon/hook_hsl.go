@@ -36,7 +36,7 @@ func (s *hslSwitch) Send(handle string, data []byte) (bool, error) {
 // attachHSL gives rules' HSL::open and HSL::send a sender that balances
 // over the plane's live pool members; Close stops it.
 func (e *Engine) attachHSL(p *dataplane.Plane) {
-	h := hsl.New(hsl.Options{Members: p.PoolAvailable, Logger: e.log})
+	h := hsl.New(hsl.Options{Members: p.PoolAvailable, Pick: p.PoolPick, Logger: e.log})
 	e.hsl = h
 	e.rules.rt.hsl.hub.Store(h)
 }

@@ -29,6 +29,10 @@ type Members func(pool string) ([]netip.AddrPort, error)
 type Options struct {
 	// Members reads the pools' live member states (required).
 	Members Members
+	// Pick, when set, is the member the pool's load-balancing method
+	// chooses now, as BIG-IP chooses HSL's members; without it (or when
+	// its member fails) messages go round robin over Members.
+	Pick func(pool string) (netip.AddrPort, bool)
 	// Queue is the number of messages each sender holds before dropping
 	// (0: DefaultQueue).
 	Queue int
@@ -226,6 +230,16 @@ func (s *sender) send(msg []byte) {
 		}
 		s.members, s.read = ms, now
 		s.forget()
+	}
+	if pick := s.hub.opts.Pick; pick != nil {
+		if m, ok := pick(s.pool); ok {
+			if until, down := s.down[m]; !down || !now.Before(until) {
+				if s.write(m, msg) {
+					s.sent.Add(1)
+					return
+				}
+			}
+		}
 	}
 	n := len(s.members)
 	for i := 0; i < n; i++ {

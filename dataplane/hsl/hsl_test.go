@@ -105,6 +105,68 @@ func TestUDPBalancesOverMembers(t *testing.T) {
 	}
 }
 
+// TestPickFollowsThePool: with Pick, the pool's method chooses; a picked
+// member that fails leaves the message to the others.
+func TestPickFollowsThePool(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	var addrs []netip.AddrPort
+	for i := range 2 {
+		c, err := net.ListenPacket("udp", fmt.Sprintf("127.0.96.%d:0", i+4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		addrs = append(addrs, netip.MustParseAddrPort(c.LocalAddr().String()))
+		go func() {
+			buf := make([]byte, 2048)
+			for {
+				if _, _, err := c.ReadFrom(buf); err != nil {
+					return
+				}
+				mu.Lock()
+				got[c.LocalAddr().String()]++
+				mu.Unlock()
+			}
+		}()
+	}
+	ps := &pools{m: map[string][]netip.AddrPort{"p": addrs}}
+	h := New(Options{Members: ps.members, Pick: func(string) (netip.AddrPort, bool) { return addrs[1], true }, Logger: quiet()})
+	defer h.Close()
+	handle, err := h.Open("TCP", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := h.Open("UDP", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		h.Send(udp, []byte("x"))
+	}
+	waitFor(t, "6 messages on the picked member", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return got[addrs[1].String()] == 6
+	})
+	// Nothing listens on TCP there: the picked member fails, and so do
+	// the others; the message is counted as dropped.
+	h.Send(handle, []byte("y"))
+	waitFor(t, "the TCP message dropped", func() bool {
+		for _, st := range h.Stats() {
+			if st.Proto == "TCP" && st.DroppedNoMember == 1 && st.Failures >= 1 {
+				return true
+			}
+		}
+		return false
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if got[addrs[0].String()] != 0 {
+		t.Errorf("spread %v; want every message on the picked member", got)
+	}
+}
+
 // tcpSink accepts connections and collects lines.
 type tcpSink struct {
 	ln    net.Listener
