@@ -432,6 +432,59 @@ when HTTP_REQUEST {
   log local0. "file $file query $q now [HTTP::uri]"
 }`, events: []Event{HTTPRequest}, want: []string{"file photo.jpg query size=large&utm_source=x now /img/photo.JPG?size=large"}},
 
+	{name: "cache headers with clock format", resp: "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 0\r\n\r\n", rule: `when HTTP_RESPONSE {
+  if { [HTTP::header Content-Type] starts_with "image/" } {
+    HTTP::header replace Cache-Control "public, max-age=3600"
+    HTTP::header replace Expires [clock format [expr {[clock seconds] + 3600}] -format "%a, %d %b %Y %H:%M:%S GMT" -gmt 1]
+    log local0. "expires [regexp {^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} GMT$} [HTTP::header Expires]]"
+  }
+}`, events: []Event{HTTPResponse}, want: []string{"expires 1"}},
+
+	{name: "bot filter and request id", req: "GET /search?q=x HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: FooBot/1.0\r\n\r\n", rule: `when HTTP_REQUEST {
+  if { [string match -nocase "*bot*" [HTTP::header User-Agent]] && [HTTP::path] eq "/search" } {
+    HTTP::respond 429 content "slow down" Retry-After 120
+    return
+  }
+  HTTP::header insert X-Request-ID [format "%08x" [expr {int(rand() * 4294967295)}]]
+}`, events: []Event{HTTPRequest}, want: []string{"respond 429", "Retry-After: 120"}},
+
+	{name: "regsub path rewrite", req: "GET /Old/Path/old/x?y=1 HTTP/1.1\r\nHost: www.example.com\r\n\r\n", rule: `when HTTP_REQUEST {
+  if { [regsub -all -nocase {/old/} [HTTP::path] "/new/" newpath] > 0 } {
+    set q [string range [HTTP::uri] [string first "?" [HTTP::uri]] end]
+    HTTP::uri "$newpath$q"
+    log local0. "rewrote to [HTTP::uri]"
+  }
+}`, events: []Event{HTTPRequest}, want: []string{"rewrote to /new/Path/new/x?y=1"}},
+
+	{name: "lb reselect on failure", rule: `when LB_FAILED {
+  if { [active_members test_pool] > 0 } {
+    LB::reselect pool test_pool
+    log local0. "reselect after [LB::server addr] failed, tries [incr ::tries]"
+  }
+}`, events: []Event{LBFailed}, want: []string{"LB::reselect test_pool", "tries 1"}},
+
+	{name: "subtable counting users", rule: `when HTTP_REQUEST {
+  set sid [HTTP::cookie value JSESSIONID]
+  table set -subtable "users:vs_www" $sid 1 1800
+  set n [table keys -subtable "users:vs_www" -count]
+  if { $n > 1000 } { HTTP::respond 503 content "too many users" }
+  log local0. "users $n"
+}`, events: []Event{HTTPRequest}, want: []string{"users 1"}},
+
+	// HTTP::header value is the last field of that name, as on BIG-IP.
+	{name: "cookie shorthand and header value", rule: `when HTTP_REQUEST {
+  set sess [HTTP::cookie "JSESSIONID"]
+  set xff [HTTP::header value "X-Forwarded-For"]
+  set parts [lsort -unique [split [join [HTTP::header values X-Forwarded-For] ","] ", "]]
+  log local0. "sess=$sess xff=$xff all=[join [lsearch -all -inline -not $parts {}] ,]"
+}`, events: []Event{HTTPRequest}, want: []string{"sess=abc123 xff=10.9.9.9 all=10.1.2.3,10.9.9.9"}},
+
+	{name: "hex token with binary format", rule: `when HTTP_REQUEST {
+  binary scan [md5 [HTTP::uri]] H* hex
+  set tok [b64encode [binary format H* $hex]]
+  if { [string length $hex] == 32 && $tok eq [b64encode [md5 [HTTP::uri]]] } { log local0. "token ok [string range $hex 0 7]" }
+}`, events: []Event{HTTPRequest}, want: []string{"token ok "}},
+
 	{name: "stream rewrite (not implemented yet)", rule: `when HTTP_REQUEST {
   STREAM::disable
   HTTP::header remove Accept-Encoding
