@@ -169,10 +169,9 @@ func Open(opts Options) (*Engine, error) {
 	e.pruneFiles()
 	e.hooks = append(e.hooks, rulesHook{e})
 	if err := e.AddHook(syslogHook{e}); err != nil {
-		// The stored configuration names a server that cannot be used:
-		// log to the file, and say why.
-		e.log.Error("sys syslog remote servers not used", "err", err)
-		e.hooks = append(e.hooks, syslogHook{e})
+		e.logs.Close()
+		st.Close()
+		return nil, err
 	}
 	return e, nil
 }

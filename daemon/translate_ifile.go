@@ -232,7 +232,7 @@ func (e *Engine) ifiles(cfg *objects.Config) ifileSet {
 	return out
 }
 
-// lookupIfile finds an ltm ifile by the name a rule gives: a full path,
+// lookup finds an ltm ifile by the name a rule gives: a full path,
 // else in /Common.
 func (s ifileSet) lookup(name string) (*rules.IFile, bool) {
 	if f, ok := s.m[name]; ok {

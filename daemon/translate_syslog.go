@@ -37,31 +37,41 @@ func (e *Engine) openLogs() error {
 	return nil
 }
 
-// remoteServers reads sys syslog's remote servers; a host that is not an
-// IP address is refused (openltm resolves no names for syslog).
-func remoteServers(cfg *objects.Config) ([]syslog.Remote, error) {
+// remoteServers reads sys syslog's remote servers. A host that is not an
+// IP address is refused (openltm resolves no names for syslog), unless
+// keep says the server was already there: a stored configuration is
+// brought up whatever it holds, with the server left out.
+func remoteServers(cfg *objects.Config, keep func(name, host string) bool) ([]syslog.Remote, []error, error) {
 	o := cfg.Get(sysSyslog, "")
 	if o == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var out []syslog.Remote
+	var skipped []error
 	if v := syslogRemotes.Get(o); v != nil {
 		for _, it := range v.Items {
 			host := syslogRemoteHost.StrIn(it)
-			a, err := netip.ParseAddr(host)
-			if err != nil {
-				return nil, objects.Invalid("sys syslog remote-servers %s: host %q must be an IP address", it.Name, host)
-			}
+			var err error
+			a, perr := netip.ParseAddr(host)
 			port := uint64(514)
-			if p := syslogRemotePort.StrIn(it); p != "" {
-				if port, err = strconv.ParseUint(p, 10, 16); err != nil || port == 0 {
-					return nil, objects.Invalid("sys syslog remote-servers %s: remote-port %q must be 1 to 65535", it.Name, p)
+			if perr != nil {
+				err = objects.Invalid("sys syslog remote-servers %s: host %q must be an IP address", it.Name, host)
+			} else if p := syslogRemotePort.StrIn(it); p != "" {
+				if port, perr = strconv.ParseUint(p, 10, 16); perr != nil || port == 0 {
+					err = objects.Invalid("sys syslog remote-servers %s: remote-port %q must be 1 to 65535", it.Name, p)
 				}
+			}
+			if err != nil {
+				if keep(it.Name, host) {
+					skipped = append(skipped, err)
+					continue
+				}
+				return nil, nil, err
 			}
 			out = append(out, syslog.Remote{Name: it.Name, Addr: netip.AddrPortFrom(a, uint16(port))})
 		}
 	}
-	return out, nil
+	return out, skipped, nil
 }
 
 // syslogHook keeps the log destination's remote servers those of the
@@ -70,9 +80,27 @@ type syslogHook struct{ e *Engine }
 
 // Prepare implements Hook.
 func (h syslogHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
-	rs, err := remoteServers(cfg)
+	keep := func(name, host string) bool {
+		if old == nil {
+			return opts.Lenient
+		}
+		if o := old.Get(sysSyslog, ""); o != nil {
+			if v := syslogRemotes.Get(o); v != nil {
+				for _, it := range v.Items {
+					if it.Name == name && syslogRemoteHost.StrIn(it) == host {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	rs, skipped, err := remoteServers(cfg, keep)
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range skipped {
+		h.e.log.Warn("sys syslog remote server not used", "err", e)
 	}
 	return &syslogChange{d: h.e.logs, want: rs}, nil
 }
