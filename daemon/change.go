@@ -137,6 +137,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 				if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 					return err
 				}
+				reimportFile(k, o, rest)
 				cfg.Put(o)
 			}
 			return nil
@@ -152,6 +153,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		if len(rest) == 0 {
 			return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
 		}
+		reimportFile(k, o, rest)
 		cfg.Put(o)
 		return nil
 	case "delete":

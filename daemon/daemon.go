@@ -22,6 +22,8 @@ import (
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
@@ -57,6 +59,13 @@ type Engine struct {
 	hooks []Hook
 
 	rules ruleCache
+	// files caches the content of stored sys files by checksum.
+	files fileCache
+	// hsl sends rules' high-speed log messages (with a dataplane).
+	hsl *hsl.Hub
+	// logs is where rules' log lines go: STATE-DIR/log/ltm and the sys
+	// syslog remote servers.
+	logs *syslog.Dest
 
 	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
 }
@@ -153,7 +162,17 @@ func Open(opts Options) (*Engine, error) {
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
+	if err := e.openLogs(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	e.pruneFiles()
 	e.hooks = append(e.hooks, rulesHook{e})
+	if err := e.AddHook(syslogHook{e}); err != nil {
+		e.logs.Close()
+		st.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -178,6 +197,12 @@ func (e *Engine) AddHook(h Hook) error {
 
 // Close closes the store.
 func (e *Engine) Close() error {
+	if e.hsl != nil {
+		e.hsl.Close()
+	}
+	if e.logs != nil {
+		e.logs.Close()
+	}
 	return e.store.Close()
 }
 
@@ -269,6 +294,9 @@ func (e *Engine) Commit(base uint64, user, summary string, cfg *objects.Config, 
 // commitLocked validates, prepares, applies and stores cfg over old; e.mu
 // is held.
 func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary string, cfg *objects.Config, opts CommitOptions) (uint64, error) {
+	if err := e.importFiles(old.cfg, cfg, user); err != nil {
+		return 0, err
+	}
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}

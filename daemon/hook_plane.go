@@ -27,6 +27,7 @@ type planeHook struct {
 // configuration, and answers the runtime shows from it.
 func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	h := &planeHook{e: e, p: p}
+	e.attachHSL(p)
 	if err := e.AddHook(h); err != nil {
 		return err
 	}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
 )
@@ -123,9 +125,15 @@ func (c rulesChange) Abort() {}
 // list, so that a commit that does not touch a virtual's rules keeps its
 // program and does not run RULE_INIT again.
 type ruleRuntime struct {
-	mu    sync.Mutex
-	env   *rules.Env
-	dgs   atomic.Pointer[map[string]*rules.DataGroup]
+	mu  sync.Mutex
+	env *rules.Env
+	dgs atomic.Pointer[map[string]*rules.DataGroup]
+	// ifiles are the running configuration's ltm ifiles.
+	ifiles atomic.Pointer[ifileSet]
+	// hsl is what HSL::open and HSL::send reach.
+	hsl hslSwitch
+	// dest receives rules' log lines besides ltmd's log (nil: only there).
+	dest  *syslog.Dest
 	progs map[string]*rules.Program
 }
 
@@ -144,8 +152,22 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	}
 	empty := map[string]*rules.DataGroup{}
 	rt.dgs.Store(&empty)
+	rt.ifiles.Store(&ifileSet{})
 	rt.env = &rules.Env{
-		Log:   func(facility, line string) { logRule(log, facility, line) },
+		HSL:    &rt.hsl,
+		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
+		IFiles: func() []string { return rt.ifiles.Load().names },
+		Log: func(facility, line string) {
+			logRule(log, facility, line)
+			if rt.dest != nil {
+				rt.dest.Log(facility, line)
+			}
+		},
+		LogRemote: func(to netip.AddrPort, facility, line string) {
+			if rt.dest != nil {
+				rt.dest.LogTo(to, facility, line)
+			}
+		},
 		Table: rules.NewTable(), Statics: rules.NewStatics(),
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
@@ -322,6 +344,8 @@ type ltmTranslation struct {
 	// start builds.
 	rules map[*dataplane.Virtual]ruleList
 	dgs   dataGroupSet
+	// ifiles are the ltm ifiles `ifile` commands read.
+	ifiles ifileSet
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -335,7 +359,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg)}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -360,6 +384,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	}
 	m := tr.dgs.m
 	rt.dgs.Store(&m)
+	prevIfiles := rt.ifiles.Load()
+	ifs := tr.ifiles
+	rt.ifiles.Store(&ifs)
 	used := make(map[string]bool, len(tr.rules))
 	for v, rl := range tr.rules {
 		v.Rules = dataplane.NewRules(rt.program(log, rl.key, rl.list))
@@ -368,6 +395,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	rt.keep(used)
 	return func() {
 		rt.dgs.Store(prevDGs)
+		rt.ifiles.Store(prevIfiles)
 		rt.mu.Lock()
 		rt.progs = prevProgs
 		rt.mu.Unlock()

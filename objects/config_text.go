@@ -57,6 +57,7 @@ ltm default-node-monitor { rule none }
 sys global-settings { hostname openltm.local }
 sys ntp { }
 sys dns { }
+sys syslog { }
 gtm global-settings load-balancing { }
 gtm global-settings metrics { }
 gtm global-settings general { }

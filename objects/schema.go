@@ -277,6 +277,7 @@ func allKinds() []*Kind {
 	ks = append(ks, ltmKinds()...)
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
 	return ks

@@ -64,6 +64,7 @@ func commandTable() *tcl.Commands {
 		registerUtil(t)
 		registerHTTP(t)
 		registerDNS(t)
+		registerIO(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
@@ -148,12 +149,22 @@ func cmdPuts(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Empty, nil
 }
 
+// cmdLog is `log ?-noname? ?remote_ip[:port]? ?facility.level? message`.
 func cmdLog(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "log ?-noname? ?remote_ip[:port]? ?facility.level? message"
 	a := args[1:]
 	noname := false
 	if len(a) > 0 && a[0].String() == "-noname" {
 		noname = true
 		a = a[1:]
+	}
+	var remote netip.AddrPort
+	if len(a) == 3 {
+		ap, ok := parseLogTarget(a[0].String())
+		if !ok {
+			return tcl.Empty, tcl.Errorf("bad log destination %q: expected an IP address, optionally with :port", a[0].String())
+		}
+		remote, a = ap, a[1:]
 	}
 	facility := "local0.info"
 	switch len(a) {
@@ -170,12 +181,18 @@ func cmdLog(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		facility = fac + "." + lvl
 		a = a[1:]
 	default:
-		return tcl.Empty, tcl.WrongArgs("log ?-noname? ?facility.level? message")
+		return tcl.Empty, tcl.WrongArgs(usage)
 	}
 	s := sessionOf(in)
-	if s != nil {
-		s.prog.env.log(facility, s.logLine(a[0].String(), noname))
+	if s == nil {
+		return tcl.Empty, nil
 	}
+	line := s.logLine(a[0].String(), noname)
+	if remote.IsValid() && s.prog.env.LogRemote != nil {
+		s.prog.env.LogRemote(remote, facility, line)
+		return tcl.Empty, nil
+	}
+	s.prog.env.log(facility, line)
 	return tcl.Empty, nil
 }
 

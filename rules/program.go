@@ -70,6 +70,15 @@ type Env struct {
 	Steps int
 	// Timeout bounds the wall time of one event (0: DefaultTimeout).
 	Timeout time.Duration
+	// LogRemote sends a `log ADDR facility.level text` line to that
+	// syslog server instead of the local log (nil: the local log).
+	LogRemote func(to netip.AddrPort, facility, line string)
+	// IFile finds an iFile by the name a rule gives (bare names are in
+	// /Common); IFiles lists them all for `ifile listall`.
+	IFile  func(name string) (*IFile, bool)
+	IFiles func() []string
+	// HSL sends HSL::send's messages; nil makes HSL::open a Tcl error.
+	HSL HSL
 }
 
 // Default budgets for one event.

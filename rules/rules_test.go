@@ -146,6 +146,7 @@ when SERVER_DATA { TCP::release; TCP::notify response; TCP::collect }`
 		{"vars persist across events", []string{"when CLIENT_ACCEPTED { set p from_accept }\nwhen CLIENT_DATA { pool $p }"}, []Event{ClientAccepted, ClientData}, "pool from_accept"},
 		{"vars shared across rules", []string{"when CLIENT_ACCEPTED { set p shared }", "when CLIENT_ACCEPTED { pool $p }"}, []Event{ClientAccepted}, "pool shared"},
 		{"statics", []string{"when RULE_INIT { set static::target p9 }\nwhen CLIENT_ACCEPTED { pool $static::target }"}, []Event{ClientAccepted}, "pool p9"},
+		{"static arrays", []string{"when RULE_INIT { array set static::by { a p1 b p2 }; set static::by(c) p3 }\nwhen CLIENT_ACCEPTED { set k b; pool $static::by($k); pool $static::by(c); if {![info exists static::by(z)]} { pool [set static::by(a)] } }"}, []Event{ClientAccepted}, "pool p2; pool p3; pool p1"},
 		{"responder without pool", []string{"when CLIENT_ACCEPTED { TCP::respond \"hello\\r\\n\"; TCP::close }"}, []Event{ClientAccepted}, `respond clientside "hello\r\n"; close clientside`},
 		{"decisions", []string{`when CLIENT_ACCEPTED { pool test_pool member 127.0.0.34 9001; node 127.0.0.5:80; snat automap; snat none; snat 127.0.0.77; snatpool sp member 127.0.0.8; reject; discard; drop; forward }`}, []Event{ClientAccepted},
 			"member test_pool 127.0.0.34:9001; node 127.0.0.5:80; snat automap; snat none; snat 127.0.0.77:0; snatpool sp 127.0.0.8:0; reject; discard; drop; forward"},

@@ -56,3 +56,47 @@ func TestCommitLatestGetPrune(t *testing.T) {
 		t.Fatalf("second open: %v, want ErrLocked", err)
 	}
 }
+
+// TestFiles keeps file contents across a reopen, once per checksum.
+func TestFiles(t *testing.T) {
+	path := t.TempDir() + "/config.db"
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.File("SHA1:1:x"); ok || err != nil {
+		t.Fatalf("empty store: ok %v err %v", ok, err)
+	}
+	if err := s.PutFile("SHA1:5:abc", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutFile("SHA1:5:abc", []byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data, ok, err := s.File("SHA1:5:abc")
+	if err != nil || !ok || string(data) != "hello" {
+		t.Fatalf("File = %q %v %v", data, ok, err)
+	}
+	// Pruning keeps what a generation names, and only that.
+	if err := s.PutFile("SHA1:3:def", []byte("bye")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(Generation{Config: "sys file ifile /Common/a {\n    checksum SHA1:5:abc\n}\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneFiles(); n != 1 || err != nil {
+		t.Fatalf("PruneFiles = %d, %v; want the one unnamed file", n, err)
+	}
+	if _, ok, _ := s.File("SHA1:5:abc"); !ok {
+		t.Error("a named file was pruned")
+	}
+	if _, ok, _ := s.File("SHA1:3:def"); ok {
+		t.Error("an unnamed file was kept")
+	}
+}

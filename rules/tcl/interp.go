@@ -431,6 +431,11 @@ func (in *Interp) readVarWord(w *word) (Value, error) {
 	if err != nil {
 		return Empty, err
 	}
+	if w.static && in.Statics != nil {
+		// A static array's elements are kept under their full names
+		// (static::a(k)), as array set and set store them.
+		return in.GetVar(w.name + "(" + idx.String() + ")")
+	}
 	return in.getElem(w.name, idx.String())
 }
 

@@ -1,0 +1,55 @@
+package render
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/syslog"
+)
+
+// SyslogStats is where iRule log lines go and what was lost on the way:
+// the local file, the remote servers, the lines the log queue dropped, and
+// each high-speed logging sender.
+type SyslogStats struct {
+	File    string
+	Dropped uint64
+	Remotes []syslog.Remote
+	HSL     []hsl.Stats
+}
+
+// Syslog prints `show sys syslog`, an openltm page: BIG-IP shows no
+// statistics for its syslog; openltm shows its log destinations and HSL
+// senders so that a dropped log line is never silent.
+func Syslog(w io.Writer, st SyslogStats, o Options) error {
+	u := func(n uint64) string { return strconv.FormatUint(n, 10) }
+	rows := [][2]string{
+		{"Local Log File", st.File},
+		{"Lines Dropped", u(st.Dropped)},
+		{"Remote Servers", ""},
+	}
+	if len(st.Remotes) == 0 {
+		rows = append(rows, [2]string{"none", "N/A"})
+	}
+	for _, r := range st.Remotes {
+		rows = append(rows, [2]string{r.Name, r.Addr.String()})
+	}
+	if err := statBlock(w, "Sys::Syslog", rows); err != nil {
+		return err
+	}
+	for _, h := range st.HSL {
+		if err := statBlock(w, "Sys::High Speed Logging: "+o.rel(h.Pool)+" ("+h.Proto+")", [][2]string{
+			{"Messages", ""},
+			{"Sent", u(h.Sent)},
+			{"Queued", u(h.Queued)},
+			{"Dropped (Queue Full)", u(h.DroppedFull)},
+			{"Dropped (No Member)", u(h.DroppedNoMember)},
+			{"Connections", ""},
+			{"Opened", u(h.Connects)},
+			{"Failures", u(h.Failures)},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
