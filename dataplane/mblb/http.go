@@ -77,6 +77,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		}
 		h := rf.Last()
 		closing := h.WantsClose()
+		if obs := s.e.cfg.ObserveRequest; obs != nil {
+			obs(s.client, b, h)
+		}
 		var x *HTTPEvent
 		if s.hrule != nil {
 			x = &s.hx

@@ -183,6 +183,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		},
 	}
 	ec.DialFD = mv.dialFD()
+	if cfg.Request.Mode == mblb.HTTP {
+		ec.ObserveRequest = mv.observeRequest
+	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {
 		// No rule finds the boundaries: one read is one message.
 		ec.Request, ec.Response = mblb.Framing{}, mblb.Framing{}
