@@ -22,6 +22,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "", "address:port to listen on")
 	label := fs.String("label", "W1", "label put in every answer")
 	verbose := fs.Bool("v", false, "log every request")
+	setCookie := fs.String("set-cookie", "", "a Set-Cookie value sent with every answer (name=value; attributes), as the application's own cookie")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +40,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			r.Header.Get("Cookie"), r.Method, r.URL.Path)
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
+		}
+		if *setCookie != "" {
+			w.Header().Add("Set-Cookie", *setCookie)
 		}
 		fmt.Fprintln(w, answer)
 	})}

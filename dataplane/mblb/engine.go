@@ -184,6 +184,9 @@ type Config struct {
 	// it (b, with the framer's head h) before any edit: the proxy counts
 	// who its traffic comes from. It must not keep b or h.
 	ObserveRequest func(client netip.AddrPort, b []byte, h *httpx.Head)
+	// CookieRecords is the persistence table for cookie persistence's
+	// hash method (HTTPOptions.CookieMode); nil keeps no records.
+	CookieRecords *CookieRecords
 
 	Events Events
 }

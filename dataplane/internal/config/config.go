@@ -388,12 +388,16 @@ func itoa(i int) string { return strconv.Itoa(i) }
 type PersistMethod string
 
 // The persistence profile types the dataplane knows. Cookie persistence
-// needs the HTTP profile, which the L4 proxy does not have yet: a cookie
-// profile is accepted and finds no key, so its fallback applies.
+// needs the HTTP profile: on an L4 virtual a cookie profile finds no key,
+// so its fallback applies. Hash and universal take their key from a
+// rule (`persist hash`, `persist uie`); dest-addr keys on the address the
+// client connected to.
 const (
 	PersistSourceAddr PersistMethod = "source-addr"
 	PersistUniversal  PersistMethod = "universal"
 	PersistCookie     PersistMethod = "cookie"
+	PersistHash       PersistMethod = "hash"
+	PersistDestAddr   PersistMethod = "dest-addr"
 )
 
 // Persistence is a persistence profile as a virtual applies it, with its
@@ -427,6 +431,10 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.Universal
 	case PersistCookie:
 		return persist.Cookie
+	case PersistHash:
+		return persist.Hash
+	case PersistDestAddr:
+		return persist.DestAddress
 	}
 	return 0
 }

@@ -45,46 +45,64 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 	return persist.Mode(m), timeout, f[2], true
 }
 
-// persistKey is the table key for one message: the rule's `persist` for
-// it, else the virtual's source-address profile keyed on the client.
-func (mv *VS) persistKey(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (config.PersistKey, bool) {
-	k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
+// persistKeys are the table keys for one message: the rule's `persist`
+// for it, else the key of the virtual's default profile; and the
+// fallback profile's key, looked up when the first finds no record. n
+// is how many there are.
+func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (ks [2]config.PersistKey, n int) {
+	base := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
-		if !ok {
-			return k, false
+		if ok {
+			ks[n] = base
+			ks[n].Mode, ks[n].Key = mode, key
+			if to > 0 {
+				ks[n].Timeout = to
+			}
+			n++
 		}
-		k.Mode, k.Key = mode, key
-		if to > 0 {
-			k.Timeout = to
-		}
-		return k, true
 	}
 	for _, p := range []*config.Persistence{snap.Cfg.Persist, snap.Cfg.FallbackPersist} {
-		if p != nil && p.Method == config.PersistSourceAddr && c.Client.IsValid() {
-			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
-			return k, true
+		if p == nil || n == len(ks) || (n > 0 && p != snap.Cfg.FallbackPersist) {
+			continue
 		}
+		k := base
+		switch {
+		case p.Method == config.PersistSourceAddr && c.Client.IsValid():
+			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
+		case p.Method == config.PersistDestAddr:
+			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
+		default:
+			continue
+		}
+		if n > 0 && ks[0].Mode == k.Mode {
+			continue
+		}
+		ks[n] = k
+		n++
 	}
-	return k, false
+	return ks, n
 }
 
-// persistLookup is the persistence table's answer for a message's key:
+// persistLookup is the persistence table's answer for a message's keys:
 // the pool and member, or nil (no key, no record, or a member that may
 // not take it: forced offline or down; a disabled member still takes
 // persisted messages).
 func (mv *VS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (*state.Pool, *state.Member) {
-	k, ok := mv.persistKey(snap, pool, c)
-	if !ok {
-		return nil, nil
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		if q, m := mv.env.PersistFind(ks[i]); m != nil {
+			return q, m
+		}
 	}
-	return mv.env.PersistFind(k)
+	return nil, nil
 }
 
-// persistRecord stores the member balanced for a message's key.
+// persistRecord stores the member balanced for a message's keys.
 func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice, m *state.Member) {
-	if k, ok := mv.persistKey(snap, pool, c); ok {
-		mv.env.PersistSave(k, pool.Name, m.Cfg.Load().Addr)
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		mv.env.PersistSave(ks[i], pool.Name, m.Cfg.Load().Addr)
 	}
 }
 
@@ -109,8 +127,14 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 		set("")
 	case rules.PersistUniversal:
 		set(encodePersist(persist.Universal, p.Timeout, p.Key))
-	case rules.PersistSourceAddr:
+	case rules.PersistHash:
+		set(encodePersist(persist.Hash, p.Timeout, p.Key))
+	case rules.PersistSourceAddr, rules.PersistDestAddr:
 		a := r.f.sess.Client().Addr()
+		mode := persist.SourceAddress
+		if p.Method == rules.PersistDestAddr {
+			a, mode = r.snap.Cfg.Destination.Addr(), persist.DestAddress
+		}
 		if p.Key != "" {
 			var err error
 			if a, err = netip.ParseAddr(p.Key); err != nil {
@@ -122,7 +146,7 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 				a = pre.Addr()
 			}
 		}
-		set(encodePersist(persist.SourceAddress, p.Timeout, a.String()))
+		set(encodePersist(mode, p.Timeout, a.String()))
 	}
 	return nil
 }
@@ -147,12 +171,21 @@ func (r *mblbRules) persistArgs(p rules.Persist) config.PersistKey {
 		pool = r.snap.Cfg.Pool
 	}
 	k := config.PersistKey{Virtual: r.snap.Cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
-	k.Mode = persist.Universal
-	if p.Method == rules.PersistSourceAddr {
+	switch p.Method {
+	case rules.PersistSourceAddr:
 		k.Mode = persist.SourceAddress
 		if k.Key == "" {
 			k.Key = r.f.sess.Client().Addr().String()
 		}
+	case rules.PersistDestAddr:
+		k.Mode = persist.DestAddress
+		if k.Key == "" {
+			k.Key = r.snap.Cfg.Destination.Addr().String()
+		}
+	case rules.PersistHash:
+		k.Mode = persist.Hash
+	default:
+		k.Mode = persist.Universal
 	}
 	if p.Timeout > 0 {
 		k.Timeout = p.Timeout
@@ -177,4 +210,26 @@ func (r *mblbRules) PersistLookup(p rules.Persist) (rules.PersistTarget, bool, e
 func (r *mblbRules) PersistDelete(p rules.Persist) error {
 	r.f.mv.env.PersistDelete(r.persistArgs(p))
 	return nil
+}
+
+// cookieRecords is the persistence table for cookie persistence's hash
+// method: a request's cookie key becomes the message's persistence key
+// (mode cookie, the profile's timeout), and a response setting the cookie
+// records its member under that key. nil for the other methods.
+func (mv *VS) cookieRecords() *mblb.CookieRecords {
+	if mv.cfg.Request.HTTP.CookieMode.Method != mblb.CookieHash {
+		return nil
+	}
+	return &mblb.CookieRecords{
+		Key: func(key []byte) string { return encodePersist(persist.Cookie, -1, string(key)) },
+		Save: func(key []byte, client netip.AddrPort, m mblb.Member) {
+			sm, ok := m.Ref.(*state.Member)
+			if !ok {
+				return
+			}
+			snap := mv.vs.Snap.Load()
+			k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: sm.Pool.Name, Mode: persist.Cookie, Key: string(key), Client: client.Addr()}
+			mv.env.PersistSave(k, sm.Pool.Name, sm.Cfg.Load().Addr)
+		},
+	}
 }

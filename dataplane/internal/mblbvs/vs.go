@@ -185,6 +185,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 	ec.DialFD = mv.dialFD()
 	if cfg.Request.Mode == mblb.HTTP {
 		ec.ObserveRequest = mv.observeRequest
+		ec.CookieRecords = mv.cookieRecords() // persist.go
 	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {
 		// No rule finds the boundaries: one read is one message.
