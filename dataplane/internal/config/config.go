@@ -467,6 +467,9 @@ const (
 	EventServerData      Event = "SERVER_DATA"
 	EventServerClosed    Event = "SERVER_CLOSED"
 	EventClientClosed    Event = "CLIENT_CLOSED"
+	// EventPersistDown runs when persistence would send the flow to a
+	// member that is down or forced offline, before it is balanced anew.
+	EventPersistDown Event = "PERSIST_DOWN"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -484,6 +487,7 @@ var proxyEvents = [...]struct {
 	{EventServerData, rules.ServerData},
 	{EventServerClosed, rules.ServerClosed},
 	{EventClientClosed, rules.ClientClosed},
+	{EventPersistDown, rules.PersistDown},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event

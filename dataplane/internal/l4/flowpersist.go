@@ -27,6 +27,7 @@ type flowPersist struct {
 	made    bool
 	madeKey persist.Key
 	madeIn  persist.Scope
+	downRan bool // PERSIST_DOWN ran for this flow
 }
 
 // persistDecision is what the connect path persists on: the primary key
@@ -316,4 +317,54 @@ func (pr *proxied) PersistDelete(r rules.Persist) error {
 	}
 	pr.e.env.Persist.Delete(k, s)
 	return nil
+}
+
+// persistDown reports whether the flow's record (the primary's, else the
+// fallback's) names a member of pool that is down or forced offline: the
+// case PERSIST_DOWN is raised for.
+func (fl *flow) persistDown(d *persistDecision, pool *state.Pool) bool {
+	for _, k := range [2]struct {
+		key  persist.Key
+		prof *config.Persistence
+	}{{d.key, d.prof}, {d.fb, d.fbProf}} {
+		if k.key.Mode == 0 {
+			continue
+		}
+		s := state.PersistScope(fl.snap.Cfg, pool.Name, k.prof)
+		rec, ok := fl.e.env.Persist.Lookup(k.key, s)
+		if !ok {
+			continue
+		}
+		if _, m := fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools); m != nil {
+			return false // a usable record: the flow persists
+		}
+		return fl.e.env.Pools().PersistDown(&rec, pool, s.AcrossPools)
+	}
+	return false
+}
+
+// persistDownEvent runs PERSIST_DOWN once per flow when its record's
+// member is down (BIG-IP raises it even when another member can take the
+// flow). again: the rule chose a pool, member or node, and the connect
+// starts over with its choice; an error: the rule ended the flow.
+func (pr *proxied) persistDownEvent(d *persistDecision, pool *state.Pool) (again bool, err error) {
+	fp := pr.persistState()
+	fp.mu.Lock()
+	ran := fp.downRan
+	fp.downRan = true
+	fp.mu.Unlock()
+	if ran || !pr.persistDown(d, pool) {
+		return false, nil
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.changed = false
+	rs.mu.Unlock()
+	if !pr.runEvent(config.EventPersistDown) {
+		return false, errFlowEnded
+	}
+	rs.mu.Lock()
+	changed := rs.changed
+	rs.mu.Unlock()
+	return changed, nil
 }

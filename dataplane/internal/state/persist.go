@@ -54,3 +54,30 @@ func (ps Pools) PersistTarget(rec *persist.Record, pool *Pool, acrossPools bool)
 	}
 	return pool, node
 }
+
+// PersistDown reports whether a record names a member (in the pool
+// PersistTarget would look in) that exists and may not take persisted
+// clients because it is down or forced offline: iRules' PERSIST_DOWN.
+func (ps Pools) PersistDown(rec *persist.Record, pool *Pool, acrossPools bool) bool {
+	if acrossPools && rec.Pool != pool.Name {
+		if q := ps[rec.Pool]; q != nil {
+			pool = q
+		}
+	}
+	s := pool.Snap.Load()
+	if s == nil {
+		return false
+	}
+	var node *Member
+	for _, m := range s.Members {
+		a := m.Cfg.Load().Addr
+		if a == rec.Member {
+			return m.Availability() >= AvailDown
+		}
+		if node == nil && a.Addr() == rec.Member.Addr() {
+			node = m
+		}
+	}
+	// A record of another virtual names a node.
+	return node != nil && node.Availability() >= AvailDown
+}
