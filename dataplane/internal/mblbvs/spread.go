@@ -17,11 +17,26 @@ func (mv *VS) observeRequest(client netip.AddrPort, b []byte, h *httpx.Head) {
 	persistCookie := mv.cfg.Request.HTTP.Cookie.Name
 	var xff []byte
 	var user uint64
-	httpx.Fields(b, h.HeaderEnd, func(n, v []byte, _, _ int) bool {
+	// The framer validated the head: its lines are walked here without
+	// checking them again, looking only at the two names that matter.
+	head := b[:h.HeaderEnd]
+	i := bytes.IndexByte(head, '\n') + 1 // after the request line
+	for i > 0 && i < len(head) {
+		line := head[i:]
+		next := len(head)
+		if k := bytes.IndexByte(line, '\n'); k >= 0 {
+			line, next = line[:k], i+k+1
+		}
+		i = next
+		c := bytes.IndexByte(line, ':')
+		if c <= 0 || (line[0]|0x20 != 'x' && line[0]|0x20 != 'c') {
+			continue
+		}
+		n, v := line[:c], bytes.TrimSpace(line[c+1:])
 		switch {
 		case xff == nil && foldEq(n, "x-forwarded-for"):
-			if i := bytes.IndexByte(v, ','); i >= 0 {
-				v = v[:i]
+			if k := bytes.IndexByte(v, ','); k >= 0 {
+				v = v[:k]
 			}
 			xff = bytes.TrimSpace(v)
 		case foldEq(n, "cookie"):
@@ -43,8 +58,7 @@ func (mv *VS) observeRequest(client netip.AddrPort, b []byte, h *httpx.Head) {
 				user = state.Combine(user, pair)
 			}
 		}
-		return true
-	})
+	}
 	if user == 0 && len(xff) > 0 {
 		user = state.UserHash(xff)
 	}
