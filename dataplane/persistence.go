@@ -109,3 +109,14 @@ func (p *Plane) PersistDelete(k PersistKey) {
 		p.persist.Delete(key, s)
 	}
 }
+
+// persistDown reports whether k's record names a member that is down or
+// forced offline: the case iRules' PERSIST_DOWN is raised for.
+func (p *Plane) persistDown(k PersistKey) bool {
+	key, s, _, prt, err := p.persistArgs(k)
+	if err != nil {
+		return false
+	}
+	rec, found := p.persist.Lookup(key, s)
+	return found && p.rulePools().PersistDown(&rec, prt, s.AcrossPools)
+}

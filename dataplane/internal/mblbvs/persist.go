@@ -1,6 +1,7 @@
 package mblbvs
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -232,4 +234,71 @@ func (mv *VS) cookieRecords() *mblb.CookieRecords {
 			mv.env.PersistSave(k, sm.Pool.Name, sm.Cfg.Load().Addr)
 		},
 	}
+}
+
+// persistDown runs PERSIST_DOWN for a message whose persistence record
+// names a member that is down or forced offline, when the client's rules
+// handle it: a pool, member or node decision there is where the message
+// goes (returned as its target), HTTP::respond answers it (an
+// *mblb.Answered error), reject and drop end the client (ErrNoMember).
+// Without a decision the message is balanced anew and the record
+// replaced, so the event runs once per record that went down.
+func (mv *VS) persistDown(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (mblb.Target, error) {
+	f, ok := c.Tag.(*mblbFlow)
+	if !ok || f.rr == nil || !f.rr.rules.Handles(config.EventPersistDown) || !mv.persistIsDown(snap, pool, c) {
+		return mblb.Target{}, nil
+	}
+	r := f.rr
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var t mblb.Target
+	r.pdTarget = &t
+	r.lbFailed = true // HTTP::respond answers here as in LB_FAILED
+	err := r.run(config.EventPersistDown, nil)
+	r.pdTarget, r.lbFailed = nil, false
+	if r.http != nil {
+		defer r.http.ClearActions()
+	}
+	if err != nil || r.verdict != irules.GoOn {
+		reset := err != nil || r.verdict == irules.Reject
+		go r.f.sess.Close(reset)
+		return mblb.Target{}, errPersistDown
+	}
+	if r.http != nil {
+		for _, a := range r.http.Actions {
+			if a.Kind == rules.HTTPRespond {
+				return mblb.Target{}, &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+			}
+		}
+	}
+	return t, nil
+}
+
+// persistIsDown reports whether the first of a message's keys that has a
+// record names a member that is down or forced offline.
+func (mv *VS) persistIsDown(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) bool {
+	if mv.env.PersistDown == nil {
+		return false
+	}
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		if _, m := mv.env.PersistFind(ks[i]); m != nil {
+			return false
+		}
+		if mv.env.PersistDown(ks[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errPersistDown: PERSIST_DOWN ended the client (reject, drop, an error).
+var errPersistDown = fmt.Errorf("%w: PERSIST_DOWN ended the client", mblb.ErrNoMember)
+
+// persistDownEnded reports whether a choice's error is PERSIST_DOWN's
+// own outcome (its answer, or the client it ended), which LB_FAILED must
+// not run for.
+func persistDownEnded(err error) bool {
+	var ans *mblb.Answered
+	return errors.Is(err, errPersistDown) || errors.As(err, &ans)
 }
