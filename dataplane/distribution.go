@@ -59,6 +59,9 @@ type VirtualSpread struct {
 	HTTP, OneConnect bool
 	// Messages: the virtual balances each message (an mblb profile).
 	Messages bool
+	// Records counts the virtual's records in the pool, by mode (a rule's
+	// persist uie or hash shows here when no profile says so).
+	Records []ModeCount
 	// ClientConns are client connections by client address; Requests are
 	// HTTP requests by client address; XFF are HTTP requests by their
 	// first X-Forwarded-For value; each with its heaviest keys.
@@ -67,6 +70,12 @@ type VirtualSpread struct {
 	// values) among the HTTP requests; UsersAtLeast: a lower bound.
 	Users        int
 	UsersAtLeast bool
+}
+
+// ModeCount is how many records of one mode.
+type ModeCount struct {
+	Mode  persist.Mode
+	Count int
 }
 
 // Top is a count and its heaviest keys (client addresses, X-Forwarded-For
@@ -134,8 +143,13 @@ func (p *Plane) Distribution(pool string) (Distribution, bool) {
 		d.LBMode = string(RoundRobin)
 	}
 	recs := map[netip.AddrPort]int{}
+	byVirtual := map[string]map[persist.Mode]int{}
 	d.Records = p.persist.Walk(persist.Filter{Pool: pool}, func(r *persist.Record) bool {
 		recs[r.Member]++
+		if byVirtual[r.Virtual] == nil {
+			byVirtual[r.Virtual] = map[persist.Mode]int{}
+		}
+		byVirtual[r.Virtual][r.Mode]++
 		return true
 	})
 	for _, m := range ps.Members {
@@ -153,6 +167,11 @@ func (p *Plane) Distribution(pool string) (Distribution, bool) {
 		x := VirtualSpread{Name: v.Name, Destination: cfg.Destination,
 			Persist: persistWord(cfg.Persist), Fallback: persistWord(cfg.FallbackPersist),
 			ClientConns: sp.Conns, Requests: sp.Requests, XFF: sp.XFF, Users: sp.Users, UsersAtLeast: sp.UsersAtLeast}
+		for m := persist.SourceAddress; m <= persist.Hash; m++ {
+			if n := byVirtual[v.Name][m]; n > 0 {
+				x.Records = append(x.Records, ModeCount{Mode: m, Count: n})
+			}
+		}
 		if mb := cfg.MBLB; mb != nil {
 			x.HTTP, x.OneConnect = mb.Request.Mode == mblb.HTTP, mb.OneConnect != nil
 			x.Messages = !x.HTTP

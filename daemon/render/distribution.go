@@ -79,6 +79,13 @@ func Distribution(w io.Writer, d dataplane.Distribution, o Options) error {
 			per += ", fallback " + o.relText(v.Fallback)
 		}
 		p.f("    %-20s %s\n", "Persistence", per)
+		if len(v.Records) > 0 {
+			var rs []string
+			for _, r := range v.Records {
+				rs = append(rs, fmt.Sprintf("%d %s", r.Count, r.Mode))
+			}
+			p.f("    %-20s %s\n", "Records", strings.Join(rs, ", "))
+		}
 		p.f("    %-20s %s\n", "Client Connections", topLine(v.ClientConns, o))
 		if v.HTTP && v.Requests.Total > 0 {
 			p.f("    %-20s %s\n", "Requests", topLine(v.Requests, o))
