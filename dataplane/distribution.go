@@ -275,11 +275,7 @@ func findings(d *Distribution) []Finding {
 			}
 			if (what == "requests" && t.Total >= minRequests) || (what == "connections" && t.Total >= minConns) {
 				if sh, keys := share(t, fewClients); sh >= fewClientsShare {
-					fix := fmt.Sprintf("modify ltm virtual %s persist replace-all-with { cookie { default yes } } profiles add { http oneconnect }", vname)
-					if v.HTTP && v.OneConnect {
-						fix = fmt.Sprintf("modify ltm virtual %s persist replace-all-with { cookie { default yes } }", vname)
-					}
-					add("few-clients", fix,
+					add("few-clients", cookieFix(v),
 						"%s: %s carr%s %.0f%% of %d %s while it persists on the source address: a NAT or gateway in front gives many users one address, and they all share one record and one member",
 						vname, strings.Join(keys, ", "), plural(len(keys), "y", "ies"), sh*100, t.Total, what)
 				}
@@ -287,7 +283,7 @@ func findings(d *Distribution) []Finding {
 		}
 		if x := v.XFF; x.Total >= minRequests && len(x.Keys) > 0 {
 			if sh, keys := share(x, 1); sh >= oneXFFShare {
-				add("one-xff", fmt.Sprintf("persist on a cookie and balance each request: modify ltm virtual %s persist replace-all-with { cookie { default yes } } profiles add { http oneconnect }", vname),
+				add("one-xff", "persist on a cookie and balance each request: "+cookieFix(v),
 					"%s: one X-Forwarded-For value, %s, is in %.0f%% of %d requests that carry one: whoever inserts it sees every user behind one address (a NAT in front of it), so persisting or balancing on it cannot tell users apart",
 					vname, keys[0], sh*100, x.Total)
 			}
@@ -313,6 +309,20 @@ func findings(d *Distribution) []Finding {
 		}
 	}
 	return out
+}
+
+// cookieFix is the change that persists a virtual's users by cookie and
+// balances each request: cookie persistence, and the http and one-connect
+// profiles it lacks.
+func cookieFix(v *VirtualSpread) string {
+	fix := "modify ltm virtual " + v.Name + " persist replace-all-with { cookie { default yes } }"
+	switch {
+	case !v.HTTP:
+		fix += " profiles add { http oneconnect }"
+	case !v.OneConnect:
+		fix += " profiles add { oneconnect }"
+	}
+	return fix
 }
 
 func plural(n int, many, one string) string {

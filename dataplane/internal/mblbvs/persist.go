@@ -27,16 +27,27 @@ func encodePersist(mode persist.Mode, timeout time.Duration, key string) string 
 	if timeout >= 0 {
 		ms = timeout.Milliseconds()
 	}
-	return fmt.Sprintf("%d %d %s", mode, ms, key)
+	var buf [48]byte
+	b := strconv.AppendInt(buf[:0], int64(mode), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, ' ')
+	b = append(b, key...)
+	return string(b) // the one allocation
 }
 
 func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key string, ok bool) {
-	f := strings.SplitN(s, " ", 3)
-	if len(f) != 3 {
+	i := strings.IndexByte(s, ' ')
+	if i < 0 {
 		return 0, 0, "", false
 	}
-	m, err1 := strconv.Atoi(f[0])
-	ms, err2 := strconv.ParseInt(f[1], 10, 64)
+	j := strings.IndexByte(s[i+1:], ' ')
+	if j < 0 {
+		return 0, 0, "", false
+	}
+	j += i + 1
+	m, err1 := strconv.Atoi(s[:i])
+	ms, err2 := strconv.ParseInt(s[i+1:j], 10, 64)
 	if err1 != nil || err2 != nil {
 		return 0, 0, "", false
 	}
@@ -44,7 +55,7 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 	if ms >= 0 {
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	return persist.Mode(m), timeout, f[2], true
+	return persist.Mode(m), timeout, s[j+1:], true
 }
 
 // persistKeys are the table keys for one message: the rule's `persist`
