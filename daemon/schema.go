@@ -209,14 +209,16 @@ var (
 	persistRule          = persistUniversal.MustProp("rule")
 	persistDestMask      = persistDestAddr.MustProp("mask")
 	persistHashRule      = persistHash.MustProp("rule")
-	cookieHashOffset     = persistCookie.MustProp("hash-offset")
-	cookieHashLength     = persistCookie.MustProp("hash-length")
-	cookieMethod         = persistCookie.MustProp("method")
-	cookieExpires        = persistCookie.MustProp("expiration")
-	cookieName           = persistCookie.MustProp("cookie-name")
-	cookieHTTPOnly       = persistCookie.MustProp("httponly")
-	cookieSecure         = persistCookie.MustProp("secure")
-	cookieAlwaysSend     = persistCookie.MustProp("always-send")
+	persistHashAlg       = map[*objects.Kind]*objects.Prop{persistSourceAddr: persistSourceAddr.MustProp("hash-algorithm"),
+		persistDestAddr: persistDestAddr.MustProp("hash-algorithm"), persistHash: persistHash.MustProp("hash-algorithm")}
+	cookieHashOffset = persistCookie.MustProp("hash-offset")
+	cookieHashLength = persistCookie.MustProp("hash-length")
+	cookieMethod     = persistCookie.MustProp("method")
+	cookieExpires    = persistCookie.MustProp("expiration")
+	cookieName       = persistCookie.MustProp("cookie-name")
+	cookieHTTPOnly   = persistCookie.MustProp("httponly")
+	cookieSecure     = persistCookie.MustProp("secure")
+	cookieAlwaysSend = persistCookie.MustProp("always-send")
 )
 
 // gtm

@@ -57,6 +57,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		MatchAcrossPools:        e(persistAcrossPools) == "enabled",
 		OverrideConnectionLimit: e(persistOverrideLimit) == "enabled",
 	}
+	if hp := persistHashAlg[prof.Kind]; hp != nil {
+		p.CARP = e(hp) == "carp"
+	}
 	switch to := e(persistTimeout); to {
 	case "indefinite", "", "0":
 	default:

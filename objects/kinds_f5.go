@@ -644,7 +644,7 @@ idle-timeout int 60
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none
 hash-algorithm enum default default|carp
-`), "mask"),
+`), "mask", "hash-algorithm"),
 		runPersist(persistKind("hash", "hash", `
 rule ref ltm+rule none
 hash-algorithm enum default default|carp
@@ -653,7 +653,7 @@ hash-length int 0
 hash-start-pattern str none
 hash-end-pattern str none
 hash-buffer-limit int 0
-`), "rule"),
+`), "rule", "hash-algorithm"),
 		persistKind("ssl", "ssl", ""),
 		persistKind("host", "host", ""),
 		persistKind("msrdp", "msrdp", `

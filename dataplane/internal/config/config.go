@@ -420,6 +420,11 @@ type Persistence struct {
 	// OverrideConnectionLimit lets a persisted client reach a member (or
 	// node) past its connection limit.
 	OverrideConnectionLimit bool
+	// CARP (hash-algorithm carp) maps a key to a member by hashing, with
+	// no record: the member whose hash with the key is highest among the
+	// pool's available ones, so that a member going away moves only its
+	// own keys.
+	CARP bool
 }
 
 // Mode is the table's mode for the profile's records.

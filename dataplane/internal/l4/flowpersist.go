@@ -118,6 +118,12 @@ func (fl *flow) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool
 }
 
 func (fl *flow) lookupKey(k persist.Key, prof *config.Persistence, pool *state.Pool) (*state.Pool, *state.Member) {
+	if prof != nil && prof.CARP {
+		if m := state.CARPTarget(k, pool); m != nil {
+			return pool, m
+		}
+		return nil, nil
+	}
 	s := state.PersistScope(fl.snap.Cfg, pool.Name, prof)
 	rec, ok := fl.e.env.Persist.Lookup(k, s)
 	if !ok {
@@ -131,8 +137,10 @@ func (fl *flow) lookupKey(k persist.Key, prof *config.Persistence, pool *state.P
 func (fl *flow) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
 	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
 	addr := m.Cfg.Load().Addr
-	fl.e.env.Persist.Add(d.key, s, addr, fl.Client.Addr(), d.timeout)
-	if d.fb.Mode != 0 {
+	if d.prof == nil || !d.prof.CARP { // carp keeps no records
+		fl.e.env.Persist.Add(d.key, s, addr, fl.Client.Addr(), d.timeout)
+	}
+	if d.fb.Mode != 0 && !d.fbProf.CARP {
 		fl.e.env.Persist.Add(d.fb, state.PersistScope(fl.snap.Cfg, pool.Name, d.fbProf), addr, fl.Client.Addr(), d.fbProf.Timeout)
 	}
 	fp := fl.persistState()
