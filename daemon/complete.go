@@ -110,7 +110,11 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return append(out, s.props(k)...)
 	}
 	if verb == "show" || verb == "reset-stats" {
-		return sugs("Options", map[string]string{"members": "pool members too", "raw": "unscaled counters", "all-properties": "every field"})
+		opts := map[string]string{"members": "pool members too", "raw": "unscaled counters", "all-properties": "every field"}
+		if verb == "show" && k.Key() == "ltm pool" {
+			opts["distribution"] = "why the pool's load is spread as it is, with fixes"
+		}
+		return sugs("Options", opts)
 	}
 	if verb == "delete" {
 		return s.names(k)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 func TestTranslatePersistence(t *testing.T) {
@@ -27,6 +30,11 @@ func TestTranslatePersistence(t *testing.T) {
 		"create ltm virtual v_uni destination 127.0.106.3:9000 pool p rules { own } persist replace-all-with { by_rule { default yes } }",
 		"create ltm virtual v_cookie destination 127.0.106.4:9000 pool p persist replace-all-with { cookie { default yes } } fallback-persistence source_addr",
 		"create ltm virtual v_none destination 127.0.106.5:9000 pool p",
+		"create ltm persistence dest-addr by_dest mask 255.255.255.0 timeout 30",
+		"create ltm virtual v_dest destination 127.0.106.6:9000 pool p persist replace-all-with { by_dest { default yes } } fallback-persistence source_addr",
+		"create ltm rule hashed {\nwhen CLIENT_ACCEPTED { persist hash [IP::client_addr] }\n}",
+		"create ltm persistence hash by_hash rule hashed timeout 90",
+		"create ltm virtual v_hash destination 127.0.106.7:9000 pool p persist replace-all-with { by_hash { default yes } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -57,6 +65,11 @@ func TestTranslatePersistence(t *testing.T) {
 		{"v_cookie", &dataplane.Persistence{Profile: "/Common/cookie", Method: dataplane.PersistCookie, Timeout: 180 * time.Second},
 			&dataplane.Persistence{Profile: "/Common/source_addr", Method: dataplane.PersistSourceAddr, Timeout: 180 * time.Second}, ""},
 		{"v_none", nil, nil, ""},
+		{"v_dest", &dataplane.Persistence{Profile: "/Common/by_dest", Method: dataplane.PersistDestAddr, Timeout: 30 * time.Second,
+			Mask: netip.MustParseAddr("255.255.255.0")},
+			&dataplane.Persistence{Profile: "/Common/source_addr", Method: dataplane.PersistSourceAddr, Timeout: 180 * time.Second}, ""},
+		{"v_hash", &dataplane.Persistence{Profile: "/Common/by_hash", Method: dataplane.PersistHash, Timeout: 90 * time.Second}, nil,
+			"/Common/hashed"},
 	} {
 		t.Run(tc.vs, func(t *testing.T) {
 			x := v(tc.vs)
@@ -172,5 +185,52 @@ func TestPersistRecordsShowAndDelete(t *testing.T) {
 	}
 	if out, _ := run(t, s, "show ltm persistence persist-records"); out != "Sys::Persistent Connections\nTotal records returned: 0\n" {
 		t.Fatalf("after delete all: %q", out)
+	}
+}
+
+func TestTranslateCookieMethods(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool web members add { 127.0.106.11:80 }",
+		"create ltm persistence cookie c_insert expiration 1:0:0 always-send enabled secure disabled",
+		"create ltm persistence cookie c_rewrite method rewrite cookie-name SRV",
+		"create ltm persistence cookie c_passive method passive",
+		"create ltm persistence cookie c_hash method hash cookie-name JSESSIONID hash-offset 4 hash-length 8 timeout 600",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for i, tc := range []struct {
+		profile string
+		spec    httpx.CookieSpec
+		mode    mblb.CookieMode
+	}{
+		{"c_insert", httpx.CookieSpec{Name: "BIGipServerweb", Expiration: time.Hour, HTTPOnly: true, AlwaysSend: true}, mblb.CookieMode{}},
+		{"c_rewrite", httpx.CookieSpec{Name: "SRV", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieRewrite}},
+		{"c_passive", httpx.CookieSpec{Name: "BIGipServerweb", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookiePassive}},
+		{"c_hash", httpx.CookieSpec{Name: "JSESSIONID", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieHash, HashOffset: 4, HashLength: 8}},
+	} {
+		t.Run(tc.profile, func(t *testing.T) {
+			vs := fmt.Sprintf("v_%s", tc.profile)
+			c := fmt.Sprintf("create ltm virtual %s destination 127.0.106.%d:80 pool web profiles replace-all-with { tcp { } http { } } persist replace-all-with { %s { default yes } }", vs, 20+i, tc.profile)
+			if _, err := run(t, s, c); err != "" {
+				t.Fatalf("%s: %s", c, err)
+			}
+			dc, skipped := Translate(e.schema, e.Config())
+			if len(skipped) != 0 {
+				t.Fatalf("skipped %v", skipped)
+			}
+			x := dc.Virtuals["/Common/"+vs]
+			if x == nil || x.MBLB == nil {
+				t.Fatalf("virtual %s: %+v", vs, x)
+			}
+			h := x.MBLB.Request.HTTP
+			if h.Cookie != tc.spec || h.CookieMode != tc.mode {
+				t.Errorf("cookie %+v %+v, want %+v %+v", h.Cookie, h.CookieMode, tc.spec, tc.mode)
+			}
+		})
 	}
 }

@@ -196,7 +196,9 @@ var (
 	persistSourceAddr = schema.MustKind("ltm persistence source-addr")
 	persistUniversal  = schema.MustKind("ltm persistence universal")
 	persistCookie     = schema.MustKind("ltm persistence cookie")
-	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie}
+	persistHash       = schema.MustKind("ltm persistence hash")
+	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
+	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 
 	persistTimeout       = common("timeout", persistRun...)
 	persistAcrossService = common("match-across-services", persistRun...)
@@ -205,12 +207,18 @@ var (
 	persistOverrideLimit = common("override-connection-limit", persistRun...)
 	persistMask          = persistSourceAddr.MustProp("mask")
 	persistRule          = persistUniversal.MustProp("rule")
-	cookieMethod         = persistCookie.MustProp("method")
-	cookieExpires        = persistCookie.MustProp("expiration")
-	cookieName           = persistCookie.MustProp("cookie-name")
-	cookieHTTPOnly       = persistCookie.MustProp("httponly")
-	cookieSecure         = persistCookie.MustProp("secure")
-	cookieAlwaysSend     = persistCookie.MustProp("always-send")
+	persistDestMask      = persistDestAddr.MustProp("mask")
+	persistHashRule      = persistHash.MustProp("rule")
+	persistHashAlg       = map[*objects.Kind]*objects.Prop{persistSourceAddr: persistSourceAddr.MustProp("hash-algorithm"),
+		persistDestAddr: persistDestAddr.MustProp("hash-algorithm"), persistHash: persistHash.MustProp("hash-algorithm")}
+	cookieHashOffset = persistCookie.MustProp("hash-offset")
+	cookieHashLength = persistCookie.MustProp("hash-length")
+	cookieMethod     = persistCookie.MustProp("method")
+	cookieExpires    = persistCookie.MustProp("expiration")
+	cookieName       = persistCookie.MustProp("cookie-name")
+	cookieHTTPOnly   = persistCookie.MustProp("httponly")
+	cookieSecure     = persistCookie.MustProp("secure")
+	cookieAlwaysSend = persistCookie.MustProp("always-send")
 )
 
 // gtm

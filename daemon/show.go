@@ -176,6 +176,7 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 var showOptions = map[string]bool{
 	"raw": true, "members": true, "all-properties": true, "detail": true, "field-fmt": true,
 	"default": true, "kil": true, "meg": true, "gig": true, "tera": true, "recursive": true,
+	"distribution": true, // show ltm pool NAME distribution (shows_distribution.go)
 }
 
 func isShowOption(w string) bool { return showOptions[w] }

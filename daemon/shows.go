@@ -38,7 +38,7 @@ func planeCommands(p *dataplane.Plane) []RuntimeCommand {
 	}
 	return []RuntimeCommand{
 		{"show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.Virtual)},
-		{"show", "ltm pool", showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.Pool)},
+		{"show", "ltm pool", showPool(p)}, // shows_distribution.go
 		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.Node)},
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
 		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
 )
@@ -191,31 +190,11 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true
 	}
-	c := func(p *objects.Prop) string { return p.Effective(t.cfg, cp) }
-	if m := c(cookieMethod); m != "" && m != "insert" {
-		t.skip(o, "persistence profile %s: cookie method %s is not supported (insert is)", cp.Name, m)
+	spec, mode, ok := t.cookieSettings(o, v, cp) // translate_persist.go
+	if !ok {
 		return opts, false
 	}
-	exp, err := cookieExpiration(c(cookieExpires))
-	if err != nil {
-		t.skip(o, "persistence profile %s: %v", cp.Name, err)
-		return opts, false
-	}
-	name := c(cookieName)
-	if name == "" || name == "none" {
-		if v.Pool == "" {
-			t.skip(o, "persistence profile %s: cookie persistence needs cookie-name or a default pool", cp.Name)
-			return opts, false
-		}
-		name = httpx.PoolCookieName(v.Pool)
-	}
-	opts.Cookie = httpx.CookieSpec{
-		Name:       name,
-		Expiration: exp,
-		HTTPOnly:   c(cookieHTTPOnly) != "disabled",
-		Secure:     c(cookieSecure) != "disabled",
-		AlwaysSend: c(cookieAlwaysSend) == "enabled",
-	}
+	opts.Cookie, opts.CookieMode = spec, mode
 	return opts, true
 }
 

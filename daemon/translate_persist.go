@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -55,6 +57,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		MatchAcrossPools:        e(persistAcrossPools) == "enabled",
 		OverrideConnectionLimit: e(persistOverrideLimit) == "enabled",
 	}
+	if hp := persistHashAlg[prof.Kind]; hp != nil {
+		p.CARP = e(hp) == "carp"
+	}
 	switch to := e(persistTimeout); to {
 	case "indefinite", "", "0":
 	default:
@@ -65,9 +70,13 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		}
 	}
 	switch prof.Kind {
-	case persistSourceAddr:
+	case persistSourceAddr, persistDestAddr:
 		p.Method = dataplane.PersistSourceAddr
-		if m := e(persistMask); m != "" && m != "none" {
+		mask := persistMask
+		if prof.Kind == persistDestAddr {
+			p.Method, mask = dataplane.PersistDestAddr, persistDestMask
+		}
+		if m := e(mask); m != "" && m != "none" {
 			a, err := netip.ParseAddr(m)
 			if err != nil || !isMask(a) {
 				t.skip(o, "persistence profile %s: mask %q is not a network mask", prof.Name, m)
@@ -75,9 +84,15 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			}
 			p.Mask = a
 		}
-	case persistUniversal:
+	case persistUniversal, persistHash:
+		// Both take their key from a rule (persist uie, persist hash),
+		// the profile's own or the virtual's.
 		p.Method = dataplane.PersistUniversal
-		if r := e(persistRule); r != "" && r != "none" {
+		rule := persistRule
+		if prof.Kind == persistHash {
+			p.Method, rule = dataplane.PersistHash, persistHashRule
+		}
+		if r := e(rule); r != "" && r != "none" {
 			if !t.persistRule(o, v, prof.Name, r) {
 				return nil, false
 			}
@@ -134,4 +149,50 @@ func isMask(a netip.Addr) bool {
 		}
 	}
 	return true
+}
+
+// cookieSettings reads a cookie persistence profile (reference §7.2): the
+// method, the cookie's name (cookie-name, else BIGipServer<pool>), the
+// insert attributes and the hash method's part of the value.
+func (t *translator) cookieSettings(o *objects.Object, v *dataplane.Virtual, cp *objects.Object) (httpx.CookieSpec, mblb.CookieMode, bool) {
+	c := func(p *objects.Prop) string { return p.Effective(t.cfg, cp) }
+	var mode mblb.CookieMode
+	switch m := c(cookieMethod); m {
+	case "", "insert":
+	case "rewrite":
+		mode.Method = mblb.CookieRewrite
+	case "passive":
+		mode.Method = mblb.CookiePassive
+	case "hash":
+		mode.Method = mblb.CookieHash
+		mode.HashOffset, mode.HashLength = atoi(c(cookieHashOffset)), atoi(c(cookieHashLength))
+	default:
+		t.skip(o, "persistence profile %s: cookie method %s is not one of insert, rewrite, passive, hash", cp.Name, m)
+		return httpx.CookieSpec{}, mode, false
+	}
+	exp, err := cookieExpiration(c(cookieExpires))
+	if err != nil {
+		t.skip(o, "persistence profile %s: %v", cp.Name, err)
+		return httpx.CookieSpec{}, mode, false
+	}
+	name := c(cookieName)
+	if name == "" || name == "none" {
+		if mode.Method == mblb.CookieHash {
+			t.skip(o, "persistence profile %s: cookie method hash needs cookie-name (the application's cookie)", cp.Name)
+			return httpx.CookieSpec{}, mode, false
+		}
+		if v.Pool == "" {
+			t.skip(o, "persistence profile %s: cookie persistence needs cookie-name or a default pool", cp.Name)
+			return httpx.CookieSpec{}, mode, false
+		}
+		name = httpx.PoolCookieName(v.Pool)
+	}
+	spec := httpx.CookieSpec{
+		Name:       name,
+		Expiration: exp,
+		HTTPOnly:   c(cookieHTTPOnly) != "disabled",
+		Secure:     c(cookieSecure) != "disabled",
+		AlwaysSend: c(cookieAlwaysSend) == "enabled",
+	}
+	return spec, mode, true
 }

@@ -70,6 +70,8 @@ const (
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie
+	PersistHash                    = config.PersistHash
+	PersistDestAddr                = config.PersistDestAddr
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

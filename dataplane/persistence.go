@@ -80,6 +80,12 @@ func (p *Plane) persistFind(k PersistKey) (*state.Pool, *state.Member) {
 	if err != nil {
 		return nil, nil
 	}
+	if prof := p.running.Load().Virtuals[k.Virtual].ProfileFor(k.Mode); prof != nil && prof.CARP {
+		if m := state.CARPTarget(key, prt); m != nil {
+			return prt, m
+		}
+		return nil, nil
+	}
 	rec, found := p.persist.Lookup(key, s)
 	if !found {
 		return nil, nil
@@ -98,6 +104,9 @@ func (p *Plane) PersistSave(k PersistKey, pool string, member netip.AddrPort) er
 	if pool != "" {
 		s.Pool = pool
 	}
+	if prof := p.running.Load().Virtuals[k.Virtual].ProfileFor(k.Mode); prof != nil && prof.CARP {
+		return nil // carp keeps no records
+	}
 	p.persist.Add(key, s, member, k.Client, to)
 	return nil
 }
@@ -108,4 +117,15 @@ func (p *Plane) PersistDelete(k PersistKey) {
 	if err == nil {
 		p.persist.Delete(key, s)
 	}
+}
+
+// persistDown reports whether k's record names a member that is down or
+// forced offline: the case iRules' PERSIST_DOWN is raised for.
+func (p *Plane) persistDown(k PersistKey) bool {
+	key, s, _, prt, err := p.persistArgs(k)
+	if err != nil {
+		return false
+	}
+	rec, found := p.persist.Lookup(key, s)
+	return found && p.rulePools().PersistDown(&rec, prt, s.AcrossPools)
 }

@@ -107,6 +107,7 @@ func New(opts Options) *Plane {
 		PersistLookup:  p.PersistLookup,
 		PersistSave:    p.PersistSave,
 		PersistDelete:  p.PersistDelete,
+		PersistDown:    p.persistDown,
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,

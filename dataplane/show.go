@@ -316,6 +316,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 			if name == "" || n == name {
 				v.Stats.Reset()
 				v.Durs.Reset()
+				v.Spread.Reset()
 				found = true
 			}
 		}

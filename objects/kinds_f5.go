@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -279,6 +280,25 @@ match-across-virtuals ed disabled
 override-connection-limit ed disabled
 `+rows)
 	k.Lower = "persistence"
+	return k
+}
+
+// persistActed are the settings of every persistence kind openltm runs.
+var persistActed = map[string]bool{
+	"defaults-from": true, "timeout": true, "match-across-pools": true,
+	"match-across-services": true, "match-across-virtuals": true,
+	"override-connection-limit": true, "description": true, "app-service": true, "metadata": true,
+}
+
+// runPersist marks an F5 persistence kind as one openltm runs: the kind
+// and its common settings and the named ones are acted on; the others
+// stay kept-only (a warning when set).
+func runPersist(k *Kind, acted ...string) *Kind {
+	k.Passive = false
+	k.Help = "F5 " + k.Key()
+	for _, p := range k.Props {
+		p.Passive = !persistActed[p.Name] && !slices.Contains(acted, p.Name)
+	}
 	return k
 }
 
@@ -621,11 +641,11 @@ translate-extended ed enabled
 idle-timeout int 60
 `),
 
-		persistKind("dest-addr", "dest_addr", `
+		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none
 hash-algorithm enum default default|carp
-`),
-		persistKind("hash", "hash", `
+`), "mask", "hash-algorithm"),
+		runPersist(persistKind("hash", "hash", `
 rule ref ltm+rule none
 hash-algorithm enum default default|carp
 hash-offset int 0
@@ -633,7 +653,7 @@ hash-length int 0
 hash-start-pattern str none
 hash-end-pattern str none
 hash-buffer-limit int 0
-`),
+`), "rule", "hash-algorithm"),
 		persistKind("ssl", "ssl", ""),
 		persistKind("host", "host", ""),
 		persistKind("msrdp", "msrdp", `

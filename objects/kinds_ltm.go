@@ -272,7 +272,7 @@ func ltmKinds() []*Kind {
 	persSrc := &Kind{Words: []string{"ltm", "persistence", "source-addr"}, Title: "Persistence", Lower: "persistence", Help: "Source address persistence", Parent: "/Common/source_addr", Props: append(persistCommon(""),
 		ref("defaults-from", "ltm persistence source-addr"),
 		str("mask", "none"),
-		passive(str("hash-algorithm", "default")),
+		enum("hash-algorithm", "default", "default", "carp"),
 		passive(ed("map-proxies", "enabled")),
 	)}
 	persCookie := &Kind{Words: []string{"ltm", "persistence", "cookie"}, Title: "Persistence", Lower: "persistence", Help: "Cookie persistence", Parent: "/Common/cookie", Props: append(persistCommon(""),

@@ -16,16 +16,19 @@ const (
 	PersistNone       PersistMethod = iota // persist none
 	PersistSourceAddr                      // source_addr (simple, sticky)
 	PersistUniversal                       // uie, universal
+	PersistHash                            // hash: a key like uie's, in records of its own mode
+	PersistDestAddr                        // dest_addr: the address the client connected to
 )
 
 // Persist is one persist command's arguments, passed by value.
 type Persist struct {
 	Method PersistMethod
-	// Key is the uie key; for source_addr in add/lookup/delete it is the
-	// address written in the rule ("" in `persist source_addr`: the
-	// client's address).
+	// Key is the uie or hash key; for source_addr and dest_addr in
+	// add/lookup/delete it is the address written in the rule ("" in
+	// `persist source_addr` and `persist dest_addr`: the client's address,
+	// the address it connected to).
 	Key string
-	// Mask is source_addr's mask; the zero Addr keeps the whole address.
+	// Mask is source_addr's and dest_addr's mask; the zero Addr keeps the whole address.
 	Mask netip.Addr
 	// Timeout is the record's timeout; negative when the rule gave none
 	// (the profile's applies).
@@ -61,7 +64,7 @@ type PersistConn interface {
 	PersistDelete(p Persist) error
 }
 
-const persistUsage = "persist none | source_addr ?mask? ?timeout? | uie key ?timeout? | add|lookup|delete source_addr|uie key ..."
+const persistUsage = "persist none | source_addr|dest_addr ?mask? ?timeout? | uie|hash key ?timeout? | add|lookup|delete source_addr|dest_addr|uie|hash key ..."
 
 // persistMethod reads a mode word: supported, or an error naming it.
 func persistMethod(w string) (PersistMethod, error) {
@@ -70,8 +73,12 @@ func persistMethod(w string) (PersistMethod, error) {
 		return PersistSourceAddr, nil
 	case "uie", "universal":
 		return PersistUniversal, nil
-	case "cookie", "dest_addr", "ssl", "msrdp", "hash", "carp", "sip", "host":
-		return 0, tcl.Errorf("persist %s is not supported (supported: none, source_addr, uie)", w)
+	case "hash":
+		return PersistHash, nil
+	case "dest_addr":
+		return PersistDestAddr, nil
+	case "cookie", "ssl", "msrdp", "carp", "sip", "host":
+		return 0, tcl.Errorf("persist %s is not supported (supported: none, source_addr, dest_addr, uie, hash)", w)
 	}
 	return 0, tcl.Errorf("bad persist mode %q: %s", w, persistUsage)
 }
@@ -141,9 +148,9 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if err := persistKey(a[1], &p); err != nil {
 			return tcl.Empty, err
 		}
-		if p.Method == PersistSourceAddr {
+		if p.Method == PersistSourceAddr || p.Method == PersistDestAddr {
 			if _, err := netip.ParseAddr(p.Key); err != nil {
-				return tcl.Empty, tcl.Errorf("bad persist source_addr key %q: expected an address", p.Key)
+				return tcl.Empty, tcl.Errorf("bad persist %s key %q: expected an address", a[0].String(), p.Key)
 			}
 		}
 		rest := a[2:]
@@ -195,9 +202,9 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, err
 	}
 	switch p.Method {
-	case PersistUniversal:
+	case PersistUniversal, PersistHash:
 		if len(a) < 1 || len(a) > 2 {
-			return tcl.Empty, tcl.WrongArgs("persist uie key ?timeout?")
+			return tcl.Empty, tcl.WrongArgs("persist " + args[1].String() + " key ?timeout?")
 		}
 		if err := persistKey(a[0], &p); err != nil {
 			return tcl.Empty, err
@@ -207,9 +214,9 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 				return tcl.Empty, err
 			}
 		}
-	case PersistSourceAddr:
+	case PersistSourceAddr, PersistDestAddr:
 		if len(a) > 2 {
-			return tcl.Empty, tcl.WrongArgs("persist source_addr ?mask? ?timeout?")
+			return tcl.Empty, tcl.WrongArgs("persist " + args[1].String() + " ?mask? ?timeout?")
 		}
 		for i, w := range a {
 			if m, err := netip.ParseAddr(w.String()); err == nil && i == 0 {

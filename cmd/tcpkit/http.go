@@ -22,6 +22,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "", "address:port to listen on")
 	label := fs.String("label", "W1", "label put in every answer")
 	verbose := fs.Bool("v", false, "log every request")
+	setCookie := fs.String("set-cookie", "", "a Set-Cookie value sent with every answer (name=value; attributes), as the application's own cookie")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +40,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			r.Header.Get("Cookie"), r.Method, r.URL.Path)
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
+		}
+		if *setCookie != "" {
+			w.Header().Add("Set-Cookie", *setCookie)
 		}
 		fmt.Fprintln(w, answer)
 	})}
@@ -66,6 +70,8 @@ func gatewayMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	requests := fs.Int("requests", 4, "requests per user")
 	conns := fs.Int("conns", 1, "server connections the gateway reuses for all users")
 	cookies := fs.Bool("cookies", false, "each user sends back the cookies it was given")
+	session := fs.Bool("session", false, "each user also sends its own session cookie (session=u<N>), as a browser logged in to the site does")
+	xffIn := fs.String("xff", "", "the gateway inserts X-Forwarded-For with this address: the one it sees every user from (a NAT's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,11 +104,19 @@ func gatewayMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			l := links[n%len(links)]
 			n++
 			req := fmt.Sprintf("GET /user%d/%d HTTP/1.1\r\nHost: www\r\nX-User: %d\r\n", u+1, r+1, u+1)
-			if *cookies && len(jars[u]) > 0 {
-				var kv []string
+			if *xffIn != "" {
+				req += "X-Forwarded-For: " + *xffIn + "\r\n"
+			}
+			var kv []string
+			if *cookies {
 				for k, v := range jars[u] {
 					kv = append(kv, k+"="+v)
 				}
+			}
+			if *session {
+				kv = append(kv, fmt.Sprintf("session=u%d", u+1))
+			}
+			if len(kv) > 0 {
 				sort.Strings(kv)
 				req += "Cookie: " + strings.Join(kv, "; ") + "\r\n"
 			}

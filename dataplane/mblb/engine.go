@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // MemberID identifies a pool member (or node) to the engine. The proxy
@@ -177,6 +179,14 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// OneConnect, when set, shares server connections among clients.
 	OneConnect *OneConnect
+
+	// ObserveRequest, when set, sees each HTTP request as the client sent
+	// it (b, with the framer's head h) before any edit: the proxy counts
+	// who its traffic comes from. It must not keep b or h.
+	ObserveRequest func(client netip.AddrPort, b []byte, h *httpx.Head)
+	// CookieRecords is the persistence table for cookie persistence's
+	// hash method (HTTPOptions.CookieMode); nil keeps no records.
+	CookieRecords *CookieRecords
 
 	Events Events
 }

@@ -3,7 +3,6 @@ package mblb
 import (
 	"errors"
 	"net/netip"
-	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 )
@@ -36,9 +35,10 @@ type HTTPOptions struct {
 	// client asks to close (oneconnect-transformations); without
 	// OneConnect it does nothing, as on BIG-IP.
 	Transformations bool
-	// Cookie is cookie persistence with the insert method; an empty Name
-	// means none.
-	Cookie httpx.CookieSpec
+	// Cookie is cookie persistence's name and insert attributes; an
+	// empty Name means none. CookieMode is its method (cookie.go).
+	Cookie     httpx.CookieSpec
+	CookieMode CookieMode
 }
 
 // errCloseAfter ends a client connection in order once the response to a
@@ -77,6 +77,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		}
 		h := rf.Last()
 		closing := h.WantsClose()
+		if obs := s.e.cfg.ObserveRequest; obs != nil {
+			obs(s.client, b, h)
+		}
 		var x *HTTPEvent
 		if s.hrule != nil {
 			x = &s.hx
@@ -129,14 +132,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			m.httpHead = h.IsHead()
 		}
 		m.httpClose = closing
-		if opts.Cookie.Name != "" {
-			if v, ok := httpx.Cookie(b, h, opts.Cookie.Name); ok {
-				if a, ok := httpx.DecodeMember(v); ok {
-					m.cookie = a
-					m.target = Target{Member: a}
-				}
-			}
-		}
+		s.cookieRequest(m, b, h) // cookie.go
 		if x != nil {
 			if x.targetSet {
 				m.target, m.ruleTarget = x.target, true
@@ -242,16 +238,16 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 			return r
 		}
 	}
-	spec := &sc.e.cfg.Request.HTTP.Cookie
-	sc.hdr = sc.hdr[:0]
-	if spec.Name != "" && (spec.AlwaysSend || req.cookie != sc.leg.Member.Addr) {
-		sc.hdr = spec.AppendSetCookie(sc.hdr, sc.leg.Member.Addr, time.Now())
+	var edited []byte
+	if x != nil {
+		edited = x.edited
 	}
+	edited, sc.hdr = sc.cookieResponse(req, b, h, edited, sc.hdr[:0]) // cookie.go
 	var r *msg
 	switch {
-	case x != nil && x.edited != nil:
-		r = getMsg(len(b) + len(x.edited) + len(sc.hdr))
-		r.b = httpx.AppendResponseHead(r.b[:0], b, h, x.edited, sc.hdr)
+	case edited != nil:
+		r = getMsg(len(b) + len(edited) + len(sc.hdr))
+		r.b = httpx.AppendResponseHead(r.b[:0], b, h, edited, sc.hdr)
 	case len(sc.hdr) > 0:
 		r = getMsg(len(b) + len(sc.hdr))
 		r.b = httpx.AppendResponse(r.b[:0], b, h, sc.hdr)

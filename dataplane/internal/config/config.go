@@ -388,12 +388,16 @@ func itoa(i int) string { return strconv.Itoa(i) }
 type PersistMethod string
 
 // The persistence profile types the dataplane knows. Cookie persistence
-// needs the HTTP profile, which the L4 proxy does not have yet: a cookie
-// profile is accepted and finds no key, so its fallback applies.
+// needs the HTTP profile: on an L4 virtual a cookie profile finds no key,
+// so its fallback applies. Hash and universal take their key from a
+// rule (`persist hash`, `persist uie`); dest-addr keys on the address the
+// client connected to.
 const (
 	PersistSourceAddr PersistMethod = "source-addr"
 	PersistUniversal  PersistMethod = "universal"
 	PersistCookie     PersistMethod = "cookie"
+	PersistHash       PersistMethod = "hash"
+	PersistDestAddr   PersistMethod = "dest-addr"
 )
 
 // Persistence is a persistence profile as a virtual applies it, with its
@@ -416,6 +420,11 @@ type Persistence struct {
 	// OverrideConnectionLimit lets a persisted client reach a member (or
 	// node) past its connection limit.
 	OverrideConnectionLimit bool
+	// CARP (hash-algorithm carp) maps a key to a member by hashing, with
+	// no record: the member whose hash with the key is highest among the
+	// pool's available ones, so that a member going away moves only its
+	// own keys.
+	CARP bool
 }
 
 // Mode is the table's mode for the profile's records.
@@ -427,6 +436,10 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.Universal
 	case PersistCookie:
 		return persist.Cookie
+	case PersistHash:
+		return persist.Hash
+	case PersistDestAddr:
+		return persist.DestAddress
 	}
 	return 0
 }
@@ -459,6 +472,9 @@ const (
 	EventServerData      Event = "SERVER_DATA"
 	EventServerClosed    Event = "SERVER_CLOSED"
 	EventClientClosed    Event = "CLIENT_CLOSED"
+	// EventPersistDown runs when persistence would send the flow to a
+	// member that is down or forced offline, before it is balanced anew.
+	EventPersistDown Event = "PERSIST_DOWN"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -476,6 +492,7 @@ var proxyEvents = [...]struct {
 	{EventServerData, rules.ServerData},
 	{EventServerClosed, rules.ServerClosed},
 	{EventClientClosed, rules.ClientClosed},
+	{EventPersistDown, rules.PersistDown},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event

@@ -27,18 +27,41 @@ type flowPersist struct {
 	made    bool
 	madeKey persist.Key
 	madeIn  persist.Scope
+	downRan bool // PERSIST_DOWN ran for this flow
 }
 
-// persistDecision is what the connect path persists on.
+// persistDecision is what the connect path persists on: the primary key
+// and, when the virtual's fallback-persistence gives one too, the
+// fallback key, looked up when the primary finds no record. Both are
+// recorded once the flow is connected, so that the fallback finds a
+// record the next time the primary does not.
 type persistDecision struct {
 	key     persist.Key
 	prof    *config.Persistence // the virtual's profile of the key's mode, if any
 	timeout time.Duration
+	// fb is the fallback's key (mode 0: none), with its profile.
+	fb     persist.Key
+	fbProf *config.Persistence
+}
+
+// profileKey is the key profile prof gives the flow on its own: the
+// client's address (source-addr) or the address it connected to
+// (dest-addr), under the profile's mask. Universal and hash profiles need
+// a rule's key, cookie persistence needs HTTP: none.
+func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
+	switch prof.Method {
+	case config.PersistSourceAddr:
+		return persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), true
+	case config.PersistDestAddr:
+		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
+	}
+	return persist.Key{}, false
 }
 
 // persistKey decides the flow's persistence key: a rule's choice, else the
-// virtual's default profile, else its fallback. ok is false when the flow
-// does not persist.
+// virtual's default profile, else its fallback (and the fallback as a
+// second key when both give one). ok is false when the flow does not
+// persist.
 func (fl *flow) persistKey() (d persistDecision, ok bool) {
 	cfg := fl.snap.Cfg
 	if fp := fl.pers.Load(); fp != nil {
@@ -57,6 +80,12 @@ func (fl *flow) persistKey() (d persistDecision, ok bool) {
 			if to >= 0 {
 				d.timeout = to
 			}
+			// The fallback applies when the rule's key finds no record.
+			if fb := cfg.FallbackPersist; fb != nil {
+				if k, has := fl.profileKey(fb); has && k.Mode != key.Mode {
+					d.fb, d.fbProf = k, fb
+				}
+			}
 			return d, true
 		}
 	}
@@ -64,30 +93,56 @@ func (fl *flow) persistKey() (d persistDecision, ok bool) {
 		if prof == nil {
 			continue
 		}
-		switch prof.Method {
-		case config.PersistSourceAddr:
-			return persistDecision{key: persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}, true
+		k, has := fl.profileKey(prof)
+		switch {
+		case !has:
+		case !ok:
+			d, ok = persistDecision{key: k, prof: prof, timeout: prof.Timeout}, true
+		case k != d.key:
+			d.fb, d.fbProf = k, prof
 		}
-		// universal: only a rule gives the key; cookie: needs HTTP.
 	}
-	return d, false
+	return d, ok
 }
 
-// persistLookup finds the member the flow persists to in pool, if any.
+// persistLookup finds the member the flow persists to in pool, if any:
+// the primary key's record, else the fallback's.
 func (fl *flow) persistLookup(d *persistDecision, pool *state.Pool) (*state.Pool, *state.Member) {
-	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
-	rec, ok := fl.e.env.Persist.Lookup(d.key, s)
+	if q, m := fl.lookupKey(d.key, d.prof, pool); m != nil {
+		return q, m
+	}
+	if d.fb.Mode != 0 {
+		return fl.lookupKey(d.fb, d.fbProf, pool)
+	}
+	return nil, nil
+}
+
+func (fl *flow) lookupKey(k persist.Key, prof *config.Persistence, pool *state.Pool) (*state.Pool, *state.Member) {
+	if prof != nil && prof.CARP {
+		if m := state.CARPTarget(k, pool); m != nil {
+			return pool, m
+		}
+		return nil, nil
+	}
+	s := state.PersistScope(fl.snap.Cfg, pool.Name, prof)
+	rec, ok := fl.e.env.Persist.Lookup(k, s)
 	if !ok {
 		return nil, nil
 	}
 	return fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
 }
 
-// persistSave makes or refreshes the flow's record once it is connected
-// to member m of pool.
+// persistSave makes or refreshes the flow's record (and the fallback's)
+// once it is connected to member m of pool.
 func (fl *flow) persistSave(d *persistDecision, pool *state.Pool, m *state.Member) {
 	s := state.PersistScope(fl.snap.Cfg, pool.Name, d.prof)
-	fl.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, fl.Client.Addr(), d.timeout)
+	addr := m.Cfg.Load().Addr
+	if d.prof == nil || !d.prof.CARP { // carp keeps no records
+		fl.e.env.Persist.Add(d.key, s, addr, fl.Client.Addr(), d.timeout)
+	}
+	if d.fb.Mode != 0 && !d.fbProf.CARP {
+		fl.e.env.Persist.Add(d.fb, state.PersistScope(fl.snap.Cfg, pool.Name, d.fbProf), addr, fl.Client.Addr(), d.fbProf.Timeout)
+	}
 	fp := fl.persistState()
 	fp.mu.Lock()
 	fp.made, fp.madeKey, fp.madeIn = true, d.key, s
@@ -140,8 +195,20 @@ func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
 			a = ad
 		}
 		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
+	case rules.PersistDestAddr:
+		a := pr.Local.Addr()
+		if r.Key != "" {
+			ad, err := netip.ParseAddr(r.Key)
+			if err != nil {
+				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
+			}
+			a = ad
+		}
+		return persist.AddrKey(persist.DestAddress, a, r.Mask), nil
 	case rules.PersistUniversal:
 		return persist.StringKey(persist.Universal, r.Key), nil
+	case rules.PersistHash:
+		return persist.StringKey(persist.Hash, r.Key), nil
 	}
 	return persist.Key{}, errors.New("persist: unsupported mode")
 }
@@ -258,4 +325,54 @@ func (pr *proxied) PersistDelete(r rules.Persist) error {
 	}
 	pr.e.env.Persist.Delete(k, s)
 	return nil
+}
+
+// persistDown reports whether the flow's record (the primary's, else the
+// fallback's) names a member of pool that is down or forced offline: the
+// case PERSIST_DOWN is raised for.
+func (fl *flow) persistDown(d *persistDecision, pool *state.Pool) bool {
+	for _, k := range [2]struct {
+		key  persist.Key
+		prof *config.Persistence
+	}{{d.key, d.prof}, {d.fb, d.fbProf}} {
+		if k.key.Mode == 0 {
+			continue
+		}
+		s := state.PersistScope(fl.snap.Cfg, pool.Name, k.prof)
+		rec, ok := fl.e.env.Persist.Lookup(k.key, s)
+		if !ok {
+			continue
+		}
+		if _, m := fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools); m != nil {
+			return false // a usable record: the flow persists
+		}
+		return fl.e.env.Pools().PersistDown(&rec, pool, s.AcrossPools)
+	}
+	return false
+}
+
+// persistDownEvent runs PERSIST_DOWN once per flow when its record's
+// member is down (BIG-IP raises it even when another member can take the
+// flow). again: the rule chose a pool, member or node, and the connect
+// starts over with its choice; an error: the rule ended the flow.
+func (pr *proxied) persistDownEvent(d *persistDecision, pool *state.Pool) (again bool, err error) {
+	fp := pr.persistState()
+	fp.mu.Lock()
+	ran := fp.downRan
+	fp.downRan = true
+	fp.mu.Unlock()
+	if ran || !pr.persistDown(d, pool) {
+		return false, nil
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.changed = false
+	rs.mu.Unlock()
+	if !pr.runEvent(config.EventPersistDown) {
+		return false, errFlowEnded
+	}
+	rs.mu.Lock()
+	changed := rs.changed
+	rs.mu.Unlock()
+	return changed, nil
 }

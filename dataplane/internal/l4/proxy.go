@@ -154,6 +154,17 @@ func (pr *proxied) connect() (*serverConn, error) {
 	// may take persisted clients (disabled is fine, forced offline or down
 	// is not); otherwise the pool balances and the record is replaced.
 	pd, persists := pr.persistKey()
+	if persists && rs != nil && pr.handles(config.EventPersistDown) {
+		// flowpersist.go: PERSIST_DOWN, and what the rule decided in it.
+		again, err := pr.persistDownEvent(&pd, pool)
+		if err != nil || again {
+			if err != nil {
+				return nil, err
+			}
+			return pr.connect()
+		}
+		pd, persists = pr.persistKey()
+	}
 	var failed []*state.Member
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *state.Member

@@ -45,9 +45,10 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	h := &httpRules{mblbRules: r,
 		handlesReq:  prog.Handles(rules.HTTPRequest),
 		handlesResp: prog.Handles(rules.HTTPResponse)}
-	// LB_SELECTED and LB_FAILED read the request too (and LB_FAILED
-	// may answer it).
-	if !h.handlesReq && !h.handlesResp && !prog.Handles(rules.LBSelected) && !prog.Handles(rules.LBFailed) {
+	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
+	// LB_FAILED and PERSIST_DOWN may answer it).
+	if !h.handlesReq && !h.handlesResp && !prog.Handles(rules.LBSelected) && !prog.Handles(rules.LBFailed) &&
+		!prog.Handles(rules.PersistDown) {
 		return nil
 	}
 	r.self = h

@@ -1,6 +1,7 @@
 package mblbvs
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -25,16 +27,27 @@ func encodePersist(mode persist.Mode, timeout time.Duration, key string) string 
 	if timeout >= 0 {
 		ms = timeout.Milliseconds()
 	}
-	return fmt.Sprintf("%d %d %s", mode, ms, key)
+	var buf [48]byte
+	b := strconv.AppendInt(buf[:0], int64(mode), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, ms, 10)
+	b = append(b, ' ')
+	b = append(b, key...)
+	return string(b) // the one allocation
 }
 
 func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key string, ok bool) {
-	f := strings.SplitN(s, " ", 3)
-	if len(f) != 3 {
+	i := strings.IndexByte(s, ' ')
+	if i < 0 {
 		return 0, 0, "", false
 	}
-	m, err1 := strconv.Atoi(f[0])
-	ms, err2 := strconv.ParseInt(f[1], 10, 64)
+	j := strings.IndexByte(s[i+1:], ' ')
+	if j < 0 {
+		return 0, 0, "", false
+	}
+	j += i + 1
+	m, err1 := strconv.Atoi(s[:i])
+	ms, err2 := strconv.ParseInt(s[i+1:j], 10, 64)
 	if err1 != nil || err2 != nil {
 		return 0, 0, "", false
 	}
@@ -42,49 +55,67 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 	if ms >= 0 {
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	return persist.Mode(m), timeout, f[2], true
+	return persist.Mode(m), timeout, s[j+1:], true
 }
 
-// persistKey is the table key for one message: the rule's `persist` for
-// it, else the virtual's source-address profile keyed on the client.
-func (mv *VS) persistKey(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (config.PersistKey, bool) {
-	k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
+// persistKeys are the table keys for one message: the rule's `persist`
+// for it, else the key of the virtual's default profile; and the
+// fallback profile's key, looked up when the first finds no record. n
+// is how many there are.
+func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (ks [2]config.PersistKey, n int) {
+	base := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
-		if !ok {
-			return k, false
+		if ok {
+			ks[n] = base
+			ks[n].Mode, ks[n].Key = mode, key
+			if to > 0 {
+				ks[n].Timeout = to
+			}
+			n++
 		}
-		k.Mode, k.Key = mode, key
-		if to > 0 {
-			k.Timeout = to
-		}
-		return k, true
 	}
 	for _, p := range []*config.Persistence{snap.Cfg.Persist, snap.Cfg.FallbackPersist} {
-		if p != nil && p.Method == config.PersistSourceAddr && c.Client.IsValid() {
-			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
-			return k, true
+		if p == nil || n == len(ks) || (n > 0 && p != snap.Cfg.FallbackPersist) {
+			continue
 		}
+		k := base
+		switch {
+		case p.Method == config.PersistSourceAddr && c.Client.IsValid():
+			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
+		case p.Method == config.PersistDestAddr:
+			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
+		default:
+			continue
+		}
+		if n > 0 && ks[0].Mode == k.Mode {
+			continue
+		}
+		ks[n] = k
+		n++
 	}
-	return k, false
+	return ks, n
 }
 
-// persistLookup is the persistence table's answer for a message's key:
+// persistLookup is the persistence table's answer for a message's keys:
 // the pool and member, or nil (no key, no record, or a member that may
 // not take it: forced offline or down; a disabled member still takes
 // persisted messages).
 func (mv *VS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (*state.Pool, *state.Member) {
-	k, ok := mv.persistKey(snap, pool, c)
-	if !ok {
-		return nil, nil
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		if q, m := mv.env.PersistFind(ks[i]); m != nil {
+			return q, m
+		}
 	}
-	return mv.env.PersistFind(k)
+	return nil, nil
 }
 
-// persistRecord stores the member balanced for a message's key.
+// persistRecord stores the member balanced for a message's keys.
 func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice, m *state.Member) {
-	if k, ok := mv.persistKey(snap, pool, c); ok {
-		mv.env.PersistSave(k, pool.Name, m.Cfg.Load().Addr)
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		mv.env.PersistSave(ks[i], pool.Name, m.Cfg.Load().Addr)
 	}
 }
 
@@ -109,8 +140,14 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 		set("")
 	case rules.PersistUniversal:
 		set(encodePersist(persist.Universal, p.Timeout, p.Key))
-	case rules.PersistSourceAddr:
+	case rules.PersistHash:
+		set(encodePersist(persist.Hash, p.Timeout, p.Key))
+	case rules.PersistSourceAddr, rules.PersistDestAddr:
 		a := r.f.sess.Client().Addr()
+		mode := persist.SourceAddress
+		if p.Method == rules.PersistDestAddr {
+			a, mode = r.snap.Cfg.Destination.Addr(), persist.DestAddress
+		}
 		if p.Key != "" {
 			var err error
 			if a, err = netip.ParseAddr(p.Key); err != nil {
@@ -122,7 +159,7 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 				a = pre.Addr()
 			}
 		}
-		set(encodePersist(persist.SourceAddress, p.Timeout, a.String()))
+		set(encodePersist(mode, p.Timeout, a.String()))
 	}
 	return nil
 }
@@ -147,12 +184,21 @@ func (r *mblbRules) persistArgs(p rules.Persist) config.PersistKey {
 		pool = r.snap.Cfg.Pool
 	}
 	k := config.PersistKey{Virtual: r.snap.Cfg.Name, Pool: pool, Key: p.Key, Client: r.f.sess.Client().Addr()}
-	k.Mode = persist.Universal
-	if p.Method == rules.PersistSourceAddr {
+	switch p.Method {
+	case rules.PersistSourceAddr:
 		k.Mode = persist.SourceAddress
 		if k.Key == "" {
 			k.Key = r.f.sess.Client().Addr().String()
 		}
+	case rules.PersistDestAddr:
+		k.Mode = persist.DestAddress
+		if k.Key == "" {
+			k.Key = r.snap.Cfg.Destination.Addr().String()
+		}
+	case rules.PersistHash:
+		k.Mode = persist.Hash
+	default:
+		k.Mode = persist.Universal
 	}
 	if p.Timeout > 0 {
 		k.Timeout = p.Timeout
@@ -177,4 +223,93 @@ func (r *mblbRules) PersistLookup(p rules.Persist) (rules.PersistTarget, bool, e
 func (r *mblbRules) PersistDelete(p rules.Persist) error {
 	r.f.mv.env.PersistDelete(r.persistArgs(p))
 	return nil
+}
+
+// cookieRecords is the persistence table for cookie persistence's hash
+// method: a request's cookie key becomes the message's persistence key
+// (mode cookie, the profile's timeout), and a response setting the cookie
+// records its member under that key. nil for the other methods.
+func (mv *VS) cookieRecords() *mblb.CookieRecords {
+	if mv.cfg.Request.HTTP.CookieMode.Method != mblb.CookieHash {
+		return nil
+	}
+	return &mblb.CookieRecords{
+		Key: func(key []byte) string { return encodePersist(persist.Cookie, -1, string(key)) },
+		Save: func(key []byte, client netip.AddrPort, m mblb.Member) {
+			sm, ok := m.Ref.(*state.Member)
+			if !ok {
+				return
+			}
+			snap := mv.vs.Snap.Load()
+			k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: sm.Pool.Name, Mode: persist.Cookie, Key: string(key), Client: client.Addr()}
+			mv.env.PersistSave(k, sm.Pool.Name, sm.Cfg.Load().Addr)
+		},
+	}
+}
+
+// persistDown runs PERSIST_DOWN for a message whose persistence record
+// names a member that is down or forced offline, when the client's rules
+// handle it: a pool, member or node decision there is where the message
+// goes (returned as its target), HTTP::respond answers it (an
+// *mblb.Answered error), reject and drop end the client (ErrNoMember).
+// Without a decision the message is balanced anew and the record
+// replaced, so the event runs once per record that went down.
+func (mv *VS) persistDown(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (mblb.Target, error) {
+	f, ok := c.Tag.(*mblbFlow)
+	if !ok || f.rr == nil || !f.rr.rules.Handles(config.EventPersistDown) || !mv.persistIsDown(snap, pool, c) {
+		return mblb.Target{}, nil
+	}
+	r := f.rr
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var t mblb.Target
+	r.pdTarget = &t
+	r.lbFailed = true // HTTP::respond answers here as in LB_FAILED
+	err := r.run(config.EventPersistDown, nil)
+	r.pdTarget, r.lbFailed = nil, false
+	if r.http != nil {
+		defer r.http.ClearActions()
+	}
+	if err != nil || r.verdict != irules.GoOn {
+		reset := err != nil || r.verdict == irules.Reject
+		go r.f.sess.Close(reset)
+		return mblb.Target{}, errPersistDown
+	}
+	if r.http != nil {
+		for _, a := range r.http.Actions {
+			if a.Kind == rules.HTTPRespond {
+				return mblb.Target{}, &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+			}
+		}
+	}
+	return t, nil
+}
+
+// persistIsDown reports whether the first of a message's keys that has a
+// record names a member that is down or forced offline.
+func (mv *VS) persistIsDown(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) bool {
+	if mv.env.PersistDown == nil {
+		return false
+	}
+	ks, n := mv.persistKeys(snap, pool, c)
+	for i := 0; i < n; i++ {
+		if _, m := mv.env.PersistFind(ks[i]); m != nil {
+			return false
+		}
+		if mv.env.PersistDown(ks[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// errPersistDown: PERSIST_DOWN ended the client (reject, drop, an error).
+var errPersistDown = fmt.Errorf("%w: PERSIST_DOWN ended the client", mblb.ErrNoMember)
+
+// persistDownEnded reports whether a choice's error is PERSIST_DOWN's
+// own outcome (its answer, or the client it ended), which LB_FAILED must
+// not run for.
+func persistDownEnded(err error) bool {
+	var ans *mblb.Answered
+	return errors.Is(err, errPersistDown) || errors.As(err, &ans)
 }

@@ -41,3 +41,13 @@ func TestMaskBits(t *testing.T) {
 		}
 	}
 }
+
+func TestPersistKeyEncodingAllocations(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { encodePersist(persist.Cookie, -1, "w2-77b1e0") }); n > 1 {
+		t.Errorf("encode: %v allocations, want at most 1", n)
+	}
+	s := encodePersist(persist.Universal, 90*time.Second, "acct-7")
+	if n := testing.AllocsPerRun(100, func() { decodePersist(s) }); n != 0 {
+		t.Errorf("decode: %v allocations, want 0", n)
+	}
+}

@@ -44,6 +44,9 @@ type mblbRules struct {
 	// is set while LB_FAILED runs, where HTTP::respond answers.
 	http     *httpRules
 	lbFailed bool
+	// pdTarget takes the pool, member or node decision of a PERSIST_DOWN
+	// running (persist.go); nil in other events.
+	pdTarget *mblb.Target
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
@@ -277,6 +280,10 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 }
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {
+	if r.pdTarget != nil {
+		*r.pdTarget = t
+		return nil
+	}
 	if r.hx != nil {
 		if r.hx.IsResponse() {
 			return errHTTPResponseDecision

@@ -39,6 +39,9 @@ type Env struct {
 	PersistLookup func(k config.PersistKey) (pool string, member netip.AddrPort, ok bool)
 	PersistSave   func(k config.PersistKey, pool string, member netip.AddrPort) error
 	PersistDelete func(k config.PersistKey)
+	// PersistDown reports whether k's record names a member that is down
+	// or forced offline (PERSIST_DOWN).
+	PersistDown func(k config.PersistKey) bool
 }
 
 // Set is the plane's message balancing engines, one per virtual with an
@@ -183,6 +186,10 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		},
 	}
 	ec.DialFD = mv.dialFD()
+	if cfg.Request.Mode == mblb.HTTP {
+		ec.ObserveRequest = mv.observeRequest
+		ec.CookieRecords = mv.cookieRecords() // persist.go
+	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {
 		// No rule finds the boundaries: one read is one message.
 		ec.Request, ec.Response = mblb.Framing{}, mblb.Framing{}
@@ -355,6 +362,9 @@ func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
 	m, err := mv.choose(c)
 	if err != nil {
+		if persistDownEnded(err) { // persist.go
+			return m, err
+		}
 		if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil {
 			return m, f.rr.noMember()
 		}
@@ -408,6 +418,18 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	// `persist uie <key>` for this message, else a source-address profile
 	// keyed on the client (persist.go); then the pool's balancing,
 	// passing over members that just failed while others can take it.
+	if t.IsZero() {
+		// PERSIST_DOWN (persist.go): the rule may answer, end the
+		// client, or choose where the message goes instead.
+		nt, err := mv.persistDown(snap, pool, c)
+		if err != nil {
+			return mblb.Member{}, err
+		}
+		if !nt.IsZero() {
+			c.Target = nt
+			return mv.choose(c)
+		}
+	}
 	var named state.Target
 	if !t.Node {
 		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}

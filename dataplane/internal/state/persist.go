@@ -54,3 +54,78 @@ func (ps Pools) PersistTarget(rec *persist.Record, pool *Pool, acrossPools bool)
 	}
 	return pool, node
 }
+
+// PersistDown reports whether a record names a member (in the pool
+// PersistTarget would look in) that exists and may not take persisted
+// clients because it is down or forced offline: iRules' PERSIST_DOWN.
+func (ps Pools) PersistDown(rec *persist.Record, pool *Pool, acrossPools bool) bool {
+	if acrossPools && rec.Pool != pool.Name {
+		if q := ps[rec.Pool]; q != nil {
+			pool = q
+		}
+	}
+	s := pool.Snap.Load()
+	if s == nil {
+		return false
+	}
+	var node *Member
+	for _, m := range s.Members {
+		a := m.Cfg.Load().Addr
+		if a == rec.Member {
+			return m.Availability() >= AvailDown
+		}
+		if node == nil && a.Addr() == rec.Member.Addr() {
+			node = m
+		}
+	}
+	// A record of another virtual names a node.
+	return node != nil && node.Availability() >= AvailDown
+}
+
+// CARPTarget is hash-algorithm carp's member for key k in pool: among the
+// members that may be load balanced to (up and below their limits), the
+// one whose hash with the key is highest (rendezvous hashing). The same
+// key gives the same member while the pool's members stay, and a member
+// that goes away moves only its own keys. nil when none is available.
+func CARPTarget(k persist.Key, pool *Pool) *Member {
+	s := pool.Snap.Load()
+	if s == nil {
+		return nil
+	}
+	kh := keyHash(k)
+	var best *Member
+	var bestScore uint64
+	for _, m := range s.Members {
+		if !m.Usable() || m.AtLimit() {
+			continue
+		}
+		a := m.Cfg.Load().Addr
+		b := a.Addr().Unmap().As16()
+		h := kh
+		for _, c := range b {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+		h = (h ^ uint64(a.Port()>>8)) * fnvPrime
+		h = (h ^ uint64(a.Port()&0xff)) * fnvPrime
+		if sc := mix(h); best == nil || sc > bestScore {
+			best, bestScore = m, sc
+		}
+	}
+	return best
+}
+
+// keyHash hashes a persistence key, stable across restarts.
+func keyHash(k persist.Key) uint64 {
+	h := uint64(fnvOffset)
+	h = (h ^ uint64(k.Mode)) * fnvPrime
+	if k.Addr.IsValid() {
+		for _, c := range k.Addr.Unmap().As16() {
+			h = (h ^ uint64(c)) * fnvPrime
+		}
+		return h
+	}
+	for i := 0; i < len(k.Str); i++ {
+		h = (h ^ uint64(k.Str[i])) * fnvPrime
+	}
+	return h
+}

@@ -275,6 +275,8 @@ type Virtual struct {
 	Stats    Counters
 	Durs     Durations
 	snatNext atomic.Uint32
+	// Spread is who the virtual's traffic comes from (spread.go).
+	Spread Spread
 }
 
 // VirtualSnap is one commit's view of a virtual.
@@ -298,6 +300,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
 		return false
 	}
 	vs.Stats.Requests.Add(1)
+	vs.Spread.Conn(client.Addr())
 	return true
 }
 

@@ -1,0 +1,184 @@
+package mblb
+
+import (
+	"bytes"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// CookieMethod is cookie persistence's method (reference §7.2).
+type CookieMethod uint8
+
+// The methods. Insert, rewrite and passive carry the member in the
+// cookie itself (BIG-IP's encoding) and keep no records; hash keeps a
+// record per value of a cookie the application sets.
+const (
+	// CookieInsert adds Set-Cookie: <name>=<member> to responses.
+	CookieInsert CookieMethod = iota
+	// CookieRewrite rewrites the placeholder cookie the application sets
+	// (BIGipCookie, or the profile's name, with a value of zeros) into
+	// <name>=<member>.
+	CookieRewrite
+	// CookiePassive only reads the cookie, which the application sets in
+	// BIG-IP's encoding itself.
+	CookiePassive
+	// CookieHash maps a part of the value of the application's own
+	// cookie to the member that set it, in the persistence table.
+	CookieHash
+)
+
+// CookieMode is how a virtual's cookie persistence works, beside
+// HTTPOptions.Cookie's name and attributes.
+type CookieMode struct {
+	Method CookieMethod
+	// HashOffset and HashLength select the part of the cookie's value the
+	// hash method keys on: skip HashOffset bytes, take HashLength (0: the
+	// rest).
+	HashOffset, HashLength int
+}
+
+// CookieRecords is the persistence table as the hash method uses it:
+// Key turns a cookie's key into the message's persistence key
+// (Choice.Persist); Save records that the key's member is m.
+type CookieRecords struct {
+	Key  func(key []byte) string
+	Save func(key []byte, client netip.AddrPort, m Member)
+}
+
+// rewritePlaceholder is the cookie name BIG-IP's rewrite method looks for.
+const rewritePlaceholder = "BIGipCookie"
+
+// hashKey is the part of a cookie's value the hash method keys on.
+func (c *CookieMode) hashKey(v []byte) []byte {
+	if c.HashOffset > 0 {
+		if c.HashOffset >= len(v) {
+			return nil
+		}
+		v = v[c.HashOffset:]
+	}
+	if c.HashLength > 0 && c.HashLength < len(v) {
+		v = v[:c.HashLength]
+	}
+	return v
+}
+
+// cookieRequest reads the persistence cookie of request b: the member it
+// names (insert, rewrite, passive) becomes the message's target, or its
+// key (hash) the message's persistence key.
+func (s *ClientConn) cookieRequest(m *msg, b []byte, h *httpx.Head) {
+	opts := &s.e.cfg.Request.HTTP
+	if opts.Cookie.Name == "" {
+		return
+	}
+	v, ok := httpx.Cookie(b, h, opts.Cookie.Name)
+	if !ok {
+		return
+	}
+	if opts.CookieMode.Method == CookieHash {
+		if cr := s.e.cfg.CookieRecords; cr != nil {
+			if k := opts.CookieMode.hashKey(v); len(k) > 0 {
+				m.persist = cr.Key(k)
+			}
+		}
+		return
+	}
+	if a, ok := httpx.DecodeMember(v); ok {
+		m.cookie = a
+		m.target = Target{Member: a}
+	}
+}
+
+// cookieResponse applies cookie persistence to a response of member to
+// req: insert adds the Set-Cookie line to hdr (when the request did not
+// carry this member's cookie, or always-send); rewrite returns the head
+// (head: the rule's edit, nil for the response's own) with the
+// application's placeholder cookie rewritten; hash records the member of
+// the application's cookie. It returns the head to send (nil: the
+// response's own) and the lines to add.
+func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hdr []byte) ([]byte, []byte) {
+	opts := &sc.e.cfg.Request.HTTP
+	spec := &opts.Cookie
+	if spec.Name == "" {
+		return head, hdr
+	}
+	member := sc.leg.Member.Addr
+	switch opts.CookieMode.Method {
+	case CookieInsert:
+		if spec.AlwaysSend || req.cookie != member {
+			hdr = spec.AppendSetCookie(hdr, member, time.Now())
+		}
+	case CookieRewrite:
+		src := head
+		if src == nil {
+			src = b[h.Start:h.HeaderEnd]
+		}
+		if out := rewriteSetCookie(src, spec, member); out != nil {
+			head = out
+		}
+	case CookieHash:
+		cr := sc.e.cfg.CookieRecords
+		if cr == nil {
+			break
+		}
+		src := head
+		if src == nil {
+			src = b[h.Start:h.HeaderEnd]
+		}
+		httpx.Fields(src, len(src), func(n, v []byte, _, _ int) bool {
+			if name, val, ok := setCookie(n, v); ok && string(name) == spec.Name {
+				if k := opts.CookieMode.hashKey(val); len(k) > 0 {
+					cr.Save(k, req.sess.client, sc.leg.Member)
+				}
+				return false
+			}
+			return true
+		})
+	}
+	return head, hdr
+}
+
+// setCookie splits a Set-Cookie field into the cookie's name and value.
+func setCookie(n, v []byte) (name, val []byte, ok bool) {
+	if !bytes.EqualFold(n, []byte("set-cookie")) {
+		return nil, nil, false
+	}
+	if i := bytes.IndexByte(v, ';'); i >= 0 {
+		v = v[:i]
+	}
+	eq := bytes.IndexByte(v, '=')
+	if eq <= 0 {
+		return nil, nil, false
+	}
+	return bytes.TrimSpace(v[:eq]), bytes.TrimSpace(v[eq+1:]), true
+}
+
+// rewriteSetCookie returns head with the first Set-Cookie whose cookie is
+// the rewrite placeholder (named BIGipCookie or the profile's name, its
+// value all zeros) rewritten as <name>=<member>, the application's
+// attributes kept; nil when head has none.
+func rewriteSetCookie(head []byte, spec *httpx.CookieSpec, member netip.AddrPort) []byte {
+	var out []byte
+	httpx.Fields(head, len(head), func(n, v []byte, start, stop int) bool {
+		name, val, ok := setCookie(n, v)
+		if !ok || (string(name) != rewritePlaceholder && string(name) != spec.Name) || len(val) == 0 ||
+			len(bytes.Trim(val, "0")) != 0 {
+			return true
+		}
+		attrs := []byte(nil)
+		if i := bytes.IndexByte(v, ';'); i >= 0 {
+			attrs = v[i:]
+		}
+		out = make([]byte, 0, len(head)+64)
+		out = append(out, head[:start]...)
+		out = append(out, "Set-Cookie: "...)
+		out = append(out, spec.Name...)
+		out = append(out, '=')
+		out = httpx.AppendMember(out, member)
+		out = append(out, attrs...)
+		out = append(out, head[stop:]...)
+		return false
+	})
+	return out
+}
