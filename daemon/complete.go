@@ -96,6 +96,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return out
 	}
 	after := path[used:] // words typed after the kind
+	if out, ok := s.completeGTM(k, verb, after); ok {
+		return out
+	}
 	if !k.Singleton && len(after) == 0 {
 		if verb == "create" {
 			return []control.Suggestion{{Text: "", Description: "<object name>", Group: "Objects"}}

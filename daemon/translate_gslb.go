@@ -157,18 +157,15 @@ func (t *gslbTranslator) links() {
 	}
 }
 
-// rawAddrs reads the addresses of a server's `addresses { 10.0.0.5 {
-// device-name x translation none } }` (kept as raw text): every word that
-// is an IP address, except a translation's.
-func rawAddrs(s string) []netip.Addr {
+// serverAddrs reads a server's `addresses { 10.0.0.5 { device-name x } }`
+// items, in order (the item names are addresses, checked when read).
+func serverAddrs(o *objects.Object) []netip.Addr {
 	var out []netip.Addr
-	f := strings.Fields(strings.NewReplacer("{", " { ", "}", " } ").Replace(s))
-	for i, w := range f {
-		if i > 0 && f[i-1] == "translation" {
-			continue
-		}
-		if a, err := netip.ParseAddr(w); err == nil {
-			out = append(out, a)
+	if v := serverAddresses.Get(o); v != nil {
+		for _, it := range v.Items {
+			if a, err := netip.ParseAddr(it.Name); err == nil {
+				out = append(out, a)
+			}
 		}
 	}
 	return out
@@ -204,7 +201,7 @@ func (t *gslbTranslator) servers() {
 		}
 		h := &gslb.Host{
 			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
-			Addresses:           rawAddrs(serverAddresses.Str(o)),
+			Addresses:           serverAddrs(o),
 			LimitMaxConnections: limit(t.e(o, serverMaxConns), t.e(o, serverMaxConnsStatus)),
 		}
 		serverMon := t.e(o, serverMonitor)
@@ -397,6 +394,9 @@ func (t *gslbTranslator) matches(words []string, where string) ([]gslb.Match, er
 			return nil, fmt.Errorf("%s: %q needs a value", where, strings.Join(words[i:], " "))
 		}
 		m.Kind = gslb.MatchKind(words[i])
+		if m.Kind == "geoip-isp" {
+			m.Kind = gslb.MatchISP
+		}
 		v := words[i+1]
 		i++
 		switch m.Kind {
@@ -422,13 +422,15 @@ func (t *gslbTranslator) matches(words []string, where string) ([]gslb.Match, er
 	return out, nil
 }
 
-func fieldsNoBraces(s string) []string {
-	return strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(s))
-}
-
 func (t *gslbTranslator) regions() {
 	for _, o := range t.cfg.Of(gtmRegion) {
-		ms, err := t.matches(fieldsNoBraces(regionMembers.Str(o)), "region-members")
+		var ws []string
+		if v := regionMembers.Get(o); v != nil {
+			for _, it := range v.Items {
+				ws = append(ws, strings.Fields(it.Name)...)
+			}
+		}
+		ms, err := t.matches(ws, "region-members")
 		if err != nil {
 			t.fail("The region (%s): %v.", o.Name, err)
 			return

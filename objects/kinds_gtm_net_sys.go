@@ -19,6 +19,10 @@ func gtmKinds() []*Kind {
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
+	// translationKind is an address item's one property: the address it
+	// is known by outside a NAT.
+	translationKind := &Kind{Title: "Address", Props: []*Prop{str("translation", "none")}}
+	addrKind := &Kind{Title: "Address", Props: []*Prop{str("device-name", ""), str("translation", "none")}}
 	vsKind := &Kind{Title: "Virtual Server", Props: []*Prop{
 		str("destination", ""),
 		str("description", "none"),
@@ -30,7 +34,7 @@ func gtmKinds() []*Kind {
 		ed("limit-max-connections-status", "disabled"),
 		num("limit-max-bps", "0"),
 		ed("limit-max-bps-status", "disabled"),
-		passive(raw("depends-on")),
+		passive(&Prop{Name: "depends-on", Type: TList}),
 		help(ref("link", "gtm link"), "the gtm link this virtual server is reached over: it is unavailable while the link is down, disabled or over a limit (openltm sets it by hand; BIG-IP derives it from router addresses)"),
 		passive(raw("metadata")),
 	}}
@@ -38,8 +42,11 @@ func gtmKinds() []*Kind {
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		help(&Prop{Name: "addresses", Type: TRaw}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
-		passive(raw("devices")),
+		help(&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: addrKind}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
+		passive(&Prop{Name: "devices", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Device", Props: []*Prop{
+			str("description", "none"),
+			&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: translationKind},
+		}}}),
 		&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}},
 		str("product", "generic-host"),
 		ed("virtual-server-discovery", "disabled"),
@@ -61,7 +68,7 @@ func gtmKinds() []*Kind {
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(raw("router-addresses")),
+		passive(&Prop{Name: "router-addresses", Type: TColl, Items: ItemAddress, Sub: translationKind}),
 		help(str("uplink-address", "none"), "the link's own address: RTT probes over this link are sent from it, so each link's path to an LDNS is measured apart"),
 		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}}),
 		num("limit-max-inbound-bps", "0"),
@@ -78,7 +85,7 @@ func gtmKinds() []*Kind {
 	}}
 	region := &Kind{Words: []string{"gtm", "region"}, Title: "Region", Help: "GSLB topology region", Props: []*Prop{
 		str("description", "none"),
-		passive(raw("region-members")),
+		help(&Prop{Name: "region-members", Type: TColl, Items: ItemRegionMember, Sub: &Kind{Title: "Region Member"}}, "[not] subnet|region|datacenter|pool|continent|country|state|isp VALUE, e.g. { subnet 10.0.0.0/8 not country US }"),
 		passive(str("app-service", "none")),
 	}}
 	topology := &Kind{Words: []string{"gtm", "topology"}, Title: "Topology Record", Help: "GSLB topology record (ldns: ... server: ...)", Props: []*Prop{
@@ -93,7 +100,7 @@ func gtmKinds() []*Kind {
 		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}),
 		num("limit-max-connections", "0"),
 		ed("limit-max-connections-status", "disabled"),
-		passive(raw("depends-on")),
+		passive(&Prop{Name: "depends-on", Type: TList}),
 		passive(raw("metadata")),
 	}}
 	gpool := &Kind{Words: []string{"gtm", "pool", "a"}, Title: "Pool", Lower: "pool", Help: "GSLB pool of A records", Props: []*Prop{
