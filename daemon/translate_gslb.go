@@ -267,9 +267,18 @@ func hostVS(h *gslb.Host, name string) *gslb.VirtualServer {
 }
 
 func (t *gslbTranslator) pools() {
-	for _, o := range t.cfg.Of(gtmPoolA) {
+	for _, k := range gtmTyped {
+		t.poolsOf(k.t, k.pool)
+		if t.err != nil {
+			return
+		}
+	}
+}
+
+func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
+	for _, o := range t.cfg.Of(kind) {
 		p := &gslb.Pool{
-			Name: o.Name, Disabled: disabled(o),
+			Name: o.Name, Type: typ, Disabled: disabled(o),
 			Mode:       gslb.Mode(t.e(o, gpoolLBMode)),
 			Alternate:  gslb.Mode(t.e(o, gpoolAlternate)),
 			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
@@ -284,7 +293,7 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) cannot use none as its load-balancing-mode.", o.Name)
 			return
 		}
-		if fip := t.e(o, gpoolFallbackIP); fip != "" && fip != "any" && fip != "any6" {
+		if fip := t.e(o, gpoolFallbackIP); kind.Prop("fallback-ip") != nil && fip != "" && fip != "any" && fip != "any6" {
 			a, err := netip.ParseAddr(fip)
 			if err != nil {
 				t.fail("The pool (%s) has a fallback-ip (%s) that is not an IP address.", o.Name, fip)
@@ -296,7 +305,7 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) uses fallback-mode fallback-ip without a fallback-ip address.", o.Name)
 			return
 		}
-		if v := gpoolMembers.Get(o); v != nil {
+		if v := gpoolMembers.Get(o); v != nil && (typ == gslb.TypeA || typ == gslb.TypeAAAA) {
 			for _, it := range v.Items {
 				srv, vsName, ok := splitGTMMember(it.Name)
 				if !ok {
@@ -327,7 +336,13 @@ func (t *gslbTranslator) pools() {
 				})
 			}
 		}
-		t.gc.Pools[o.Name] = p
+		if typ != gslb.TypeA && typ != gslb.TypeAAAA {
+			t.nameMembers(o, p)
+			if t.err != nil {
+				return
+			}
+		}
+		t.gc.Pools[gslb.Key(typ, o.Name)] = p
 	}
 }
 
@@ -339,9 +354,15 @@ var alternateModes = map[gslb.Mode]bool{
 }
 
 func (t *gslbTranslator) wideIPs() {
-	for _, o := range t.cfg.Of(gtmWideIPA) {
+	for _, k := range gtmTyped {
+		t.wideIPsOf(k.t, k.wideip, k.poolSpec)
+	}
+}
+
+func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec []string) {
+	for _, o := range t.cfg.Of(kind) {
 		w := &gslb.WideIP{
-			Name: o.Name, Disabled: disabled(o),
+			Name: o.Name, Type: typ, Disabled: disabled(o),
 			PoolLBMode:   gslb.Mode(t.e(o, wideipPoolLBMode)),
 			Persistence:  t.e(o, wideipPersistence) == "enabled",
 			PersistTTL:   seconds(t.e(o, wideipPersistTTL)),
@@ -355,20 +376,27 @@ func (t *gslbTranslator) wideIPs() {
 		}
 		if v := wideipPools.Get(o); v != nil {
 			for _, it := range v.Items {
-				if t.gc.Pools[it.Name] == nil {
+				if t.gc.Pools[gslb.Key(typ, it.Name)] == nil {
 					t.skip(o, "pool %s does not exist", it.Name)
 					continue
 				}
-				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: it.Name, Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
+				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: gslb.Key(typ, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
 			}
 		}
 		if lr := wideipLastResort.Str(o); lr != "" && lr != "none" {
-			po := t.cfg.Lookup(t.s, specGTMPool, objects.FullPath(path.Dir(o.Name), lr))
-			if po == nil || t.gc.Pools[po.Name] == nil {
+			po := t.cfg.Lookup(t.s, poolSpec, lastResortName(lr, path.Dir(o.Name)))
+			if po == nil || t.gc.Pools[gslb.Key(typ, po.Name)] == nil {
 				t.skip(o, "last-resort-pool %s does not exist", lr)
 			} else {
-				w.LastResortPool = po.Name
+				w.LastResortPool = gslb.Key(typ, po.Name)
 			}
+		}
+		if typ != gslb.TypeA {
+			if v := wideipRules.Get(o); v != nil && len(v.List) > 0 {
+				t.skip(o, "rules run on A wide IPs only: %s kept and not run", strings.Join(v.List, " "))
+			}
+			t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
+			continue
 		}
 		rs, ok := t.rules(o, wideipRules)
 		if !ok {

@@ -1,5 +1,7 @@
 package objects
 
+import "strings"
+
 var gtmLBModes = []string{
 	"round-robin", "ratio", "topology", "global-availability", "static-persistence",
 	"return-to-dns", "none", "drop-packet", "fallback-ip", "completion-rate", "cpu",
@@ -211,7 +213,57 @@ func gtmKinds() []*Kind {
 		passive(str("monitor-disabled-objects", "no")),
 		passive(str("cache-ldns-servers", "yes")),
 	}}
-	return []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
+	return append(ks, typedGTMKinds(gpool, wideip)...)
+}
+
+// typedGTMKinds are the pools and wide IPs of the record types other
+// than A. AAAA pools are A pools of IPv6 virtual servers; CNAME, MX, SRV
+// and NAPTR pools hold domain names, each with the record's own fields.
+// Each type's wide IP lists pools of its type.
+func typedGTMKinds(apool, awideip *Kind) []*Kind {
+	nameMember := func(extra ...*Prop) *Kind {
+		props := []*Prop{
+			num("member-order", "0"),
+			num("ratio", "1"),
+			&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+			str("description", "none"),
+			help(enum("static-target", "no", "no", "yes"), "yes: the name is not a wide IP of this GSLB and is always available; no: a name of an A or AAAA wide IP here is available while that wide IP is"),
+		}
+		return &Kind{Title: "Pool Member", Props: append(props, extra...)}
+	}
+	u16 := func(name, def, h string) *Prop { p := help(num(name, def), h); p.Max = 65535; return p }
+	members := map[string]*Kind{
+		"cname": nameMember(),
+		"mx":    nameMember(u16("priority", "10", "the MX record's preference")),
+		"srv": nameMember(u16("priority", "10", "the SRV record's priority"), u16("weight", "10", "the SRV record's weight"),
+			u16("port", "0", "the SRV record's port")),
+		"naptr": nameMember(u16("preference", "10", "the NAPTR record's preference (its order is member-order)"),
+			help(str("flags", ""), "the NAPTR record's flags, e.g. s, a, u"), help(str("service", ""), "the NAPTR record's service, e.g. SIP+D2U")),
+	}
+	var out []*Kind
+	for _, t := range []string{"aaaa", "cname", "mx", "srv", "naptr"} {
+		up := strings.ToUpper(t)
+		pk := &Kind{Words: []string{"gtm", "pool", t}, Title: "Pool", Lower: "pool", Help: "GSLB pool of " + up + " records"}
+		for _, p := range apool.Props {
+			switch {
+			case p.Name == "members" && t != "aaaa":
+				p = help(&Prop{Name: "members", Type: TColl, Items: ItemPlain, Sub: members[t]}, "domain names the pool answers with")
+			case p.Name == "fallback-ip" && t != "aaaa":
+				continue
+			}
+			pk.Props = append(pk.Props, p)
+		}
+		wk := &Kind{Words: []string{"gtm", "wideip", t}, Title: "Wide IP", Lower: "wide IP", Help: "GSLB wide IP (" + up + ")"}
+		for _, p := range awideip.Props {
+			if p.Name == "pools" {
+				p = &Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool " + t}, Sub: p.Sub}
+			}
+			wk.Props = append(wk.Props, p)
+		}
+		out = append(out, pk, wk)
+	}
+	return out
 }
 
 func netSysKinds() []*Kind {
