@@ -35,6 +35,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"sort"
 	"sync"
 	"time"
 )
@@ -161,7 +162,10 @@ type VirtualServer struct {
 	Name        string         `json:"name"`
 	Destination netip.AddrPort `json:"destination"`
 	// Available is false when the LTM side has it down or disabled.
-	Available   bool  `json:"available"`
+	Available bool `json:"available"`
+	// Status is "up", "down" or "unknown" (no monitor result yet: the
+	// GSLB decides as for a virtual server nothing reported on).
+	Status      string `json:"status,omitempty"`
 	Connections int64 `json:"connections"`
 	BitsIn      int64 `json:"bits_in"`
 	BitsOut     int64 `json:"bits_out"`
@@ -173,7 +177,27 @@ type Report struct {
 	Seq            uint64          `json:"seq"`
 	Time           time.Time       `json:"time"`
 	VirtualServers []VirtualServer `json:"virtual_servers"`
+	// Links are the publisher's links with the throughput of the virtual
+	// servers reached over them (link discovery).
+	Links []Link `json:"links,omitempty"`
 }
+
+// Link is one link as the publishing ltmd reports it.
+type Link struct {
+	Name            string       `json:"name"`
+	RouterAddresses []netip.Addr `json:"router_addresses,omitempty"`
+	InBps           int64        `json:"in_bps"`
+	OutBps          int64        `json:"out_bps"`
+}
+
+// Keepalive is how often a publisher sends its state again when nothing
+// changed, so a subscriber tells a quiet peer from a hung one; Stale is
+// how long a subscriber waits for a report before it takes the stream
+// for broken.
+var (
+	Keepalive = 2 * time.Second
+	Stale     = 3*Keepalive + time.Second
+)
 
 // Publisher serves an ltmd's reports to the subscribers it trusts.
 type Publisher struct {
@@ -210,10 +234,13 @@ func Listen(addr string, id *Identity, trust *Trust, log *slog.Logger) (*Publish
 func (p *Publisher) Addr() net.Addr { return p.ln.Addr() }
 
 // Publish sends the virtual servers' state to every subscriber.
-func (p *Publisher) Publish(vss []VirtualServer) {
+func (p *Publisher) Publish(vss []VirtualServer) { p.PublishLinks(vss, nil) }
+
+// PublishLinks sends the virtual servers' and the links' state.
+func (p *Publisher) PublishLinks(vss []VirtualServer, links []Link) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = Report{Device: p.id.Name, Seq: p.last.Seq + 1, Time: time.Now(), VirtualServers: append([]VirtualServer(nil), vss...)}
+	p.last = Report{Device: p.id.Name, Seq: p.last.Seq + 1, Time: time.Now(), VirtualServers: append([]VirtualServer(nil), vss...), Links: append([]Link(nil), links...)}
 	for ch := range p.subs {
 		select {
 		case <-ch: // a slow subscriber gets the newest state only
@@ -284,17 +311,25 @@ func (p *Publisher) serve(raw net.Conn) {
 		close(gone)
 	}()
 	enc := json.NewEncoder(c)
+	keep := time.NewTicker(Keepalive)
+	defer keep.Stop()
 	for {
+		var r Report
 		select {
-		case r, ok := <-ch:
+		case x, ok := <-ch:
 			if !ok {
 				return
 			}
-			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if err := enc.Encode(r); err != nil {
-				return
-			}
+			r = x
+		case <-keep.C:
+			p.mu.Lock()
+			r = p.last
+			p.mu.Unlock()
 		case <-gone:
+			return
+		}
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := enc.Encode(r); err != nil {
 			return
 		}
 	}
@@ -319,6 +354,24 @@ type Subscriber struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	peers map[string]*peer
+}
+
+// peer is one followed publisher.
+type peer struct {
+	cancel context.CancelFunc
+	state  PeerState
+}
+
+// PeerState is what a subscriber knows of one publisher, for shows.
+type PeerState struct {
+	Addr       string
+	Device     string // from its last report
+	Connected  bool
+	LastReport time.Time
+	LastError  string
 }
 
 // NewSubscriber returns a subscriber that dials again retry after a
@@ -331,26 +384,41 @@ func NewSubscriber(id *Identity, trust *Trust, ev Events, retry time.Duration, l
 		retry = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Subscriber{id: id, trust: trust, log: log, ev: ev, retry: retry, ctx: ctx, cancel: cancel}
+	return &Subscriber{id: id, trust: trust, log: log, ev: ev, retry: retry, ctx: ctx, cancel: cancel, peers: map[string]*peer{}}
 }
 
-// Follow keeps a stream open to the publisher at addr until Close.
+// Follow keeps a stream open to the publisher at addr until Unfollow or
+// Close; following an address twice is following it once.
 func (s *Subscriber) Follow(addr string) {
+	s.mu.Lock()
+	if s.peers[addr] != nil || s.ctx.Err() != nil {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.peers[addr] = &peer{cancel: cancel, state: PeerState{Addr: addr}}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		first := true // the first failure is reported, then one per outage
-		for s.ctx.Err() == nil {
-			connected, err := s.stream(addr)
-			if s.ctx.Err() != nil {
+		for ctx.Err() == nil {
+			connected, err := s.stream(ctx, addr)
+			if ctx.Err() != nil {
 				return
 			}
+			s.note(addr, func(st *PeerState) {
+				st.Connected = false
+				if err != nil {
+					st.LastError = err.Error()
+				}
+			})
 			if (first || connected) && s.ev.Down != nil {
 				s.ev.Down(addr, err)
 			}
 			first = false
 			select {
-			case <-s.ctx.Done():
+			case <-ctx.Done():
 				return
 			case <-time.After(s.retry):
 			}
@@ -358,24 +426,62 @@ func (s *Subscriber) Follow(addr string) {
 	}()
 }
 
-// stream reads one connection's reports until it breaks; connected says
-// whether it got any.
-func (s *Subscriber) stream(addr string) (connected bool, err error) {
+// Unfollow closes the stream to addr; no event is reported for it after.
+func (s *Subscriber) Unfollow(addr string) {
+	s.mu.Lock()
+	p := s.peers[addr]
+	delete(s.peers, addr)
+	s.mu.Unlock()
+	if p != nil {
+		p.cancel()
+	}
+}
+
+// Peers lists the publishers followed, by address.
+func (s *Subscriber) Peers() []PeerState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PeerState, 0, len(s.peers))
+	for _, p := range s.peers {
+		out = append(out, p.state)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
+
+func (s *Subscriber) note(addr string, f func(*PeerState)) {
+	s.mu.Lock()
+	if p := s.peers[addr]; p != nil {
+		f(&p.state)
+	}
+	s.mu.Unlock()
+}
+
+// stream reads one connection's reports until it breaks, or until no
+// report came for Stale; connected says whether it got any.
+func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, err error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr)}
-	c, err := d.DialContext(s.ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return false, err
 	}
 	defer c.Close()
-	stop := context.AfterFunc(s.ctx, func() { c.Close() })
+	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	dec := json.NewDecoder(bufio.NewReader(c))
 	for {
 		var r Report
+		c.SetReadDeadline(time.Now().Add(Stale))
 		if err := dec.Decode(&r); err != nil {
 			return connected, err
 		}
 		connected = true
+		s.note(addr, func(st *PeerState) {
+			st.Connected, st.Device, st.LastReport, st.LastError = true, r.Device, r.Time, ""
+		})
+		if ctx.Err() != nil {
+			return connected, ctx.Err()
+		}
 		if s.ev.Report != nil {
 			s.ev.Report(addr, r)
 		}
