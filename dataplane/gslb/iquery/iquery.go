@@ -166,9 +166,9 @@ type VirtualServer struct {
 	// Status is "up", "down" or "unknown" (no monitor result yet: the
 	// GSLB decides as for a virtual server nothing reported on).
 	Status      string `json:"status,omitempty"`
-	Connections int64 `json:"connections"`
-	BitsIn      int64 `json:"bits_in"`
-	BitsOut     int64 `json:"bits_out"`
+	Connections int64  `json:"connections"`
+	BitsIn      int64  `json:"bits_in"`
+	BitsOut     int64  `json:"bits_out"`
 }
 
 // Report is a publisher's whole state at one time.
