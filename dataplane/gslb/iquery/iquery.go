@@ -139,6 +139,21 @@ func (t *Trust) verify(raw [][]byte) (string, error) {
 	return name, nil
 }
 
+// stillTrusted checks an open stream's peer against the trust set as it
+// is now: a certificate removed since the handshake ends the stream, and
+// is logged like a refused handshake.
+func (t *Trust) stillTrusted(c *tls.Conn, log *slog.Logger, peer string) bool {
+	pcs := c.ConnectionState().PeerCertificates
+	if len(pcs) == 0 {
+		return false
+	}
+	if _, err := t.verify([][]byte{pcs[0].Raw}); err != nil {
+		log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+		return false
+	}
+	return true
+}
+
 func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,
@@ -328,6 +343,9 @@ func (p *Publisher) serve(raw net.Conn) {
 		case <-gone:
 			return
 		}
+		if !p.trust.stillTrusted(c, p.log, raw.RemoteAddr().String()) {
+			return
+		}
 		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 		if err := enc.Encode(r); err != nil {
 			return
@@ -474,6 +492,9 @@ func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, e
 		c.SetReadDeadline(time.Now().Add(Stale))
 		if err := dec.Decode(&r); err != nil {
 			return connected, err
+		}
+		if tc, ok := c.(*tls.Conn); ok && !s.trust.stillTrusted(tc, s.log, addr) {
+			return connected, errors.New("the peer's certificate is no longer trusted")
 		}
 		connected = true
 		s.note(addr, func(st *PeerState) {
