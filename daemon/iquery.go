@@ -49,7 +49,8 @@ type iqueryAgent struct {
 	pubErr  map[netip.AddrPort]string // why a listener could not open, logged once
 	reports map[string]*iquery.Report // by peer address; nil: down
 	prev    map[string]ltmSample
-	failed  map[string]string // discovery commands that failed, logged once
+	failed  map[string]string   // discovery commands that failed, logged once
+	sources map[netip.Addr]bool // what this device probes LDNSes from
 }
 
 // AttachIQuery starts the iQuery agent with its identity and trusted
@@ -69,6 +70,7 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 	a := &iqueryAgent{e: e, g: g, p: p, store: st, pubs: map[netip.AddrPort]*iquery.Publisher{}, pubErr: map[netip.AddrPort]string{},
 		reports: map[string]*iquery.Report{}, prev: map[string]ltmSample{}, failed: map[string]string{}}
 	a.sub = iquery.NewSubscriber(st.ID, st.Trust, iquery.Events{Report: a.onReport, Down: a.onDown}, time.Second, e.log)
+	g.SetRemoteProber(a.remoteProbe)
 	e.RegisterRuntime(a.commands())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -89,6 +91,7 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 	return func() {
 		cancel()
 		<-done
+		g.SetRemoteProber(nil)
 		a.sub.Close()
 		a.mu.Lock()
 		for _, p := range a.pubs {
@@ -172,6 +175,7 @@ func peerOf(o *objects.Object) string {
 // throughput as the sum of the virtual servers reached over them.
 func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 	want := map[netip.AddrPort]bool{}
+	sources := map[netip.Addr]bool{}
 	for _, o := range cfg.Of(netSelf) {
 		pfx, err := netip.ParsePrefix(netSelfAddress.Str(o))
 		if err != nil {
@@ -182,9 +186,16 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 			}
 		}
 		want[netip.AddrPortFrom(pfx.Addr(), IQueryPort)] = true
+		sources[pfx.Addr()] = true
+	}
+	for _, o := range cfg.Of(gtmLink) {
+		if ad, err := netip.ParseAddr(linkUplink.Str(o)); err == nil {
+			sources[ad] = true
+		}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.sources = sources
 	if a.pubs == nil {
 		return // stopping
 	}
@@ -207,6 +218,7 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 			continue
 		}
 		delete(a.pubErr, ap)
+		p.SetProber(a.probeFor)
 		a.pubs[ap] = p
 	}
 	if len(a.pubs) == 0 || a.p == nil {
@@ -265,9 +277,62 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 		}
 		links = append(links, l)
 	}
-	for _, p := range a.pubs {
-		p.PublishLinks(vss, links)
+	var srcs []netip.Addr
+	for ad := range sources {
+		srcs = append(srcs, ad)
 	}
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Less(srcs[j]) })
+	for _, p := range a.pubs {
+		p.PublishReport(iquery.Report{VirtualServers: vss, Links: links, Sources: srcs})
+	}
+}
+
+// probeFor runs a GSLB's RTT probe from one of this device's addresses
+// (its self IPs and links' uplink addresses, nothing else).
+func (a *iqueryAgent) probeFor(r iquery.ProbeRequest) iquery.ProbeResult {
+	a.mu.Lock()
+	ok := a.sources[r.Src]
+	a.mu.Unlock()
+	if !ok {
+		return iquery.ProbeResult{Error: fmt.Sprintf("%s is not an address this device probes from", r.Src)}
+	}
+	timeout := time.Duration(r.TimeoutMS) * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
+	defer cancel()
+	rtt, proto, err := gslb.Measure(ctx, r.Src, r.LDNS, r.Port, timeout, r.Protocols)
+	a.e.log.Debug("iquery: probed an LDNS for a GSLB", "ldns", r.LDNS, "source", r.Src, "rtt", rtt, "protocol", proto, "error", err)
+	if err != nil {
+		return iquery.ProbeResult{Error: err.Error()}
+	}
+	return iquery.ProbeResult{RTTMicros: rtt.Microseconds(), Protocol: proto}
+}
+
+// remoteProbe is the GSLB's RemoteProber: a probe path whose source
+// address a followed datacenter reports as its own runs there.
+func (a *iqueryAgent) remoteProbe(ctx context.Context, src, ldns netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, bool, error) {
+	a.mu.Lock()
+	peer := ""
+	for p, r := range a.reports {
+		if r == nil {
+			continue
+		}
+		for _, s := range r.Sources {
+			if s == src {
+				peer = p
+			}
+		}
+	}
+	a.mu.Unlock()
+	if peer == "" {
+		return 0, "", false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	res, err := a.sub.Probe(ctx, peer, iquery.ProbeRequest{Src: src, LDNS: ldns, Port: port, TimeoutMS: timeout.Milliseconds(), Protocols: protos})
+	if err != nil {
+		return 0, "", true, err
+	}
+	return time.Duration(res.RTTMicros) * time.Microsecond, res.Protocol, true, nil
 }
 
 func statusWord(s gslb.Status) string {

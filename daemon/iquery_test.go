@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/dataplane/gslb/gslbtest"
 )
 
 // ltmdAt is one whole ltmd with its state in dir, logging into log.
@@ -20,7 +23,7 @@ func ltmdAt(t *testing.T, dir string, log *syncBuf) *Running {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		r, err := Start(Options{StateDir: dir, Logger: slog.New(slog.NewTextHandler(log, nil))}, filepath.Join(dir, "ltmd.sock"))
+		r, err := Start(Options{StateDir: dir, Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}, filepath.Join(dir, "ltmd.sock"))
 		if err == nil {
 			return r
 		}
@@ -144,6 +147,32 @@ func TestIQueryThreeLtmd(t *testing.T) {
 	if out := must(t, gs, "show gtm iquery"); !strings.Contains(out, "127.0.150.1:4353") || !strings.Contains(out, "connected") {
 		t.Errorf("show gtm iquery:\n%s", out)
 	}
+
+	// RTT: each datacenter's ltmd probes the LDNS from its own address, at
+	// the GSLB's request, and the GSLB merges the results: dc2's path is
+	// the faster, so lowest-round-trip-time answers with dc2.
+	ldns, err := gslbtest.NewLDNS(netip.MustParseAddr("127.0.151.5"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ldns.Close()
+	ldns.SetDelay(netip.MustParseAddr("127.0.150.1"), 80*time.Millisecond)
+	ldns.SetDelay(netip.MustParseAddr("127.0.150.2"), 5*time.Millisecond)
+	must(t, gs, fmt.Sprintf("modify gtm global-settings metrics ldns-probe-port %d", ldns.Port()),
+		"modify gtm pool a p load-balancing-mode lowest-round-trip-time")
+	eventually(t, 10*time.Second, "answers by RTT", func() bool {
+		a := answers(t, gs, "www.x.test")
+		return !a["127.0.150.11"] && a["127.0.150.21"]
+	})
+	if out := must(t, gs, "show gtm ldns"); !regexp.MustCompile(`dc1 +[0-9.]+ms`).MatchString(out) || !regexp.MustCompile(`dc2 +[0-9.]+ms`).MatchString(out) {
+		t.Errorf("show gtm ldns:\n%s", out)
+	}
+	for _, l := range []*syncBuf{&log1, &log2} {
+		if !strings.Contains(l.String(), "iquery: probed an LDNS for a GSLB") {
+			t.Errorf("a datacenter did not probe for the GSLB")
+		}
+	}
+	must(t, gs, "modify gtm pool a p load-balancing-mode round-robin")
 
 	// dc1's ltmd goes away: its virtual server leaves the answers.
 	if err := dc1.Stop(); err != nil {

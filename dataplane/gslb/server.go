@@ -51,6 +51,7 @@ type Server struct {
 	persist persistTable
 
 	probesInFlight atomic.Int64
+	remote         atomic.Pointer[RemoteProber]
 
 	bgMu     sync.RWMutex // guards bgClosed against wg.Add
 	bgClosed bool

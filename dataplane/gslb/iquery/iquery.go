@@ -195,7 +195,40 @@ type Report struct {
 	// Links are the publisher's links with the throughput of the virtual
 	// servers reached over them (link discovery).
 	Links []Link `json:"links,omitempty"`
+	// Sources are the addresses the publisher probes LDNSes from when a
+	// GSLB asks (its self IPs and its links' uplink addresses).
+	Sources []netip.Addr `json:"sources,omitempty"`
 }
+
+// message is one line of a stream from a publisher: a report or the
+// result of a probe the subscriber asked for.
+type message struct {
+	Report *Report      `json:"report,omitempty"`
+	Probe  *ProbeResult `json:"probe,omitempty"`
+}
+
+// ProbeRequest asks a datacenter's ltmd to measure the round-trip time
+// to an LDNS from one of its addresses (a line from subscriber to
+// publisher).
+type ProbeRequest struct {
+	ID        uint64     `json:"id"`
+	Src       netip.Addr `json:"src"`
+	LDNS      netip.Addr `json:"ldns"`
+	Port      uint16     `json:"port"`
+	TimeoutMS int64      `json:"timeout_ms"`
+	Protocols []string   `json:"protocols"`
+}
+
+// ProbeResult is the answer to a ProbeRequest.
+type ProbeResult struct {
+	ID        uint64 `json:"id"`
+	RTTMicros int64  `json:"rtt_us"`
+	Protocol  string `json:"protocol,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// maxProbes bounds the probes one stream runs at once.
+const maxProbes = 64
 
 // Link is one link as the publishing ltmd reports it.
 type Link struct {
@@ -223,6 +256,7 @@ type Publisher struct {
 
 	mu     sync.Mutex
 	last   Report
+	prober func(ProbeRequest) ProbeResult
 	subs   map[chan Report]bool
 	closed bool
 	wg     sync.WaitGroup
@@ -253,9 +287,18 @@ func (p *Publisher) Publish(vss []VirtualServer) { p.PublishLinks(vss, nil) }
 
 // PublishLinks sends the virtual servers' and the links' state.
 func (p *Publisher) PublishLinks(vss []VirtualServer, links []Link) {
+	p.PublishReport(Report{VirtualServers: vss, Links: links})
+}
+
+// PublishReport sends a whole report; Device, Seq and Time are filled in.
+func (p *Publisher) PublishReport(r Report) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = Report{Device: p.id.Name, Seq: p.last.Seq + 1, Time: time.Now(), VirtualServers: append([]VirtualServer(nil), vss...), Links: append([]Link(nil), links...)}
+	r.Device, r.Seq, r.Time = p.id.Name, p.last.Seq+1, time.Now()
+	r.VirtualServers = append([]VirtualServer(nil), r.VirtualServers...)
+	r.Links = append([]Link(nil), r.Links...)
+	r.Sources = append([]netip.Addr(nil), r.Sources...)
+	p.last = r
 	for ch := range p.subs {
 		select {
 		case <-ch: // a slow subscriber gets the newest state only
@@ -318,28 +361,28 @@ func (p *Publisher) serve(raw net.Conn) {
 		}
 		p.mu.Unlock()
 	}()
-	// A subscriber sends nothing: a read returns when it goes away.
+	// A subscriber sends probe requests; its reads end when it goes away.
 	gone := make(chan struct{})
-	go func() {
-		var b [1]byte
-		c.Read(b[:])
-		close(gone)
-	}()
+	results := make(chan ProbeResult, maxProbes)
+	go p.readRequests(c, results, gone)
 	enc := json.NewEncoder(c)
 	keep := time.NewTicker(Keepalive)
 	defer keep.Stop()
 	for {
-		var r Report
+		var m message
 		select {
 		case x, ok := <-ch:
 			if !ok {
 				return
 			}
-			r = x
+			m.Report = &x
 		case <-keep.C:
 			p.mu.Lock()
-			r = p.last
+			r := p.last
 			p.mu.Unlock()
+			m.Report = &r
+		case res := <-results:
+			m.Probe = &res
 		case <-gone:
 			return
 		}
@@ -347,10 +390,53 @@ func (p *Publisher) serve(raw net.Conn) {
 			return
 		}
 		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		if err := enc.Encode(r); err != nil {
+		if err := enc.Encode(m); err != nil {
 			return
 		}
 	}
+}
+
+// readRequests runs the subscriber's probe requests (at most maxProbes at
+// once; a request beyond gets an error at once) until it goes away.
+func (p *Publisher) readRequests(c *tls.Conn, results chan ProbeResult, gone chan struct{}) {
+	defer close(gone)
+	dec := json.NewDecoder(bufio.NewReader(c))
+	sem := make(chan struct{}, maxProbes)
+	for {
+		var req ProbeRequest
+		if err := dec.Decode(&req); err != nil {
+			return
+		}
+		p.mu.Lock()
+		pr := p.prober
+		p.mu.Unlock()
+		select {
+		case sem <- struct{}{}:
+		default:
+			results <- ProbeResult{ID: req.ID, Error: "too many probes in flight"}
+			continue
+		}
+		go func() {
+			defer func() { <-sem }()
+			res := ProbeResult{ID: req.ID, Error: "this device does not probe"}
+			if pr != nil {
+				res = pr(req)
+				res.ID = req.ID
+			}
+			select {
+			case results <- res:
+			case <-gone:
+			}
+		}()
+	}
+}
+
+// SetProber makes the publisher answer its subscribers' RTT probe
+// requests with fn (nil: it refuses them).
+func (p *Publisher) SetProber(fn func(ProbeRequest) ProbeResult) {
+	p.mu.Lock()
+	p.prober = fn
+	p.mu.Unlock()
 }
 
 // Events is what a Subscriber tells its user.
@@ -381,6 +467,12 @@ type Subscriber struct {
 type peer struct {
 	cancel context.CancelFunc
 	state  PeerState
+	// conn is the open stream (nil between streams); wmu serialises
+	// probe requests on it; pending are the requests waiting for results.
+	conn    *tls.Conn
+	wmu     sync.Mutex
+	nextID  uint64
+	pending map[uint64]chan ProbeResult
 }
 
 // PeerState is what a subscriber knows of one publisher, for shows.
@@ -486,14 +578,29 @@ func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, e
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	tc, _ := c.(*tls.Conn)
+	s.mu.Lock()
+	if p := s.peers[addr]; p != nil {
+		p.conn = tc
+	}
+	s.mu.Unlock()
+	defer s.dropConn(addr)
 	dec := json.NewDecoder(bufio.NewReader(c))
 	for {
-		var r Report
+		var m message
 		c.SetReadDeadline(time.Now().Add(Stale))
-		if err := dec.Decode(&r); err != nil {
+		if err := dec.Decode(&m); err != nil {
 			return connected, err
 		}
-		if tc, ok := c.(*tls.Conn); ok && !s.trust.stillTrusted(tc, s.log, addr) {
+		if m.Probe != nil {
+			s.deliver(addr, *m.Probe)
+			continue
+		}
+		if m.Report == nil {
+			continue
+		}
+		r := *m.Report
+		if tc != nil && !s.trust.stillTrusted(tc, s.log, addr) {
 			return connected, errors.New("the peer's certificate is no longer trusted")
 		}
 		connected = true
@@ -513,4 +620,78 @@ func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, e
 func (s *Subscriber) Close() {
 	s.cancel()
 	s.wg.Wait()
+}
+
+// dropConn forgets a peer's stream and fails the probes waiting on it.
+func (s *Subscriber) dropConn(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.peers[addr]
+	if p == nil {
+		return
+	}
+	p.conn = nil
+	for id, ch := range p.pending {
+		ch <- ProbeResult{ID: id, Error: "the stream to the peer broke"}
+		delete(p.pending, id)
+	}
+}
+
+func (s *Subscriber) deliver(addr string, r ProbeResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.peers[addr]; p != nil {
+		if ch := p.pending[r.ID]; ch != nil {
+			ch <- r
+			delete(p.pending, r.ID)
+		}
+	}
+}
+
+// Probe asks the publisher at addr to measure an LDNS from one of its
+// addresses and waits for the result (or ctx).
+func (s *Subscriber) Probe(ctx context.Context, addr string, req ProbeRequest) (ProbeResult, error) {
+	s.mu.Lock()
+	p := s.peers[addr]
+	if p == nil || p.conn == nil {
+		s.mu.Unlock()
+		return ProbeResult{}, errors.New("iquery: no stream to " + addr)
+	}
+	p.nextID++
+	req.ID = p.nextID
+	ch := make(chan ProbeResult, 1)
+	if p.pending == nil {
+		p.pending = map[uint64]chan ProbeResult{}
+	}
+	p.pending[req.ID] = ch
+	conn := p.conn
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(p.pending, req.ID)
+		s.mu.Unlock()
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		forget()
+		return ProbeResult{}, err
+	}
+	p.wmu.Lock()
+	conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err = conn.Write(append(b, '\n'))
+	p.wmu.Unlock()
+	if err != nil {
+		forget()
+		return ProbeResult{}, err
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			return r, errors.New(r.Error)
+		}
+		return r, nil
+	case <-ctx.Done():
+		forget()
+		return ProbeResult{}, ctx.Err()
+	}
 }

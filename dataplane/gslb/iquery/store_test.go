@@ -3,6 +3,7 @@ package iquery
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,5 +85,39 @@ func TestFetchThenTrust(t *testing.T) {
 	}
 	if _, _, err := FetchCertificate(ctx, "127.0.90.5:1"); err == nil {
 		t.Error("fetching from a closed port succeeded")
+	}
+}
+
+// A subscriber's probe request runs on the publisher and its result
+// comes back on the stream, beside the reports.
+func TestProbeOverTheStream(t *testing.T) {
+	dc, gtm := identity(t, "dc1"), identity(t, "gtm")
+	p, err := Listen("127.0.90.6:0", dc, trusting(t, gtm), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	src := netip.MustParseAddr("127.0.90.6")
+	p.SetProber(func(r ProbeRequest) ProbeResult {
+		if r.Src != src {
+			return ProbeResult{Error: "not my address"}
+		}
+		return ProbeResult{RTTMicros: 1234, Protocol: "dns_dot"}
+	})
+	sub, ch := subscriber(t, gtm, trusting(t, dc), nil)
+	a := p.Addr().String()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := sub.Probe(ctx, a, ProbeRequest{Src: src}); err == nil {
+		t.Error("a probe before following succeeded")
+	}
+	sub.Follow(a)
+	next(t, ch, a, func(e event) bool { return !e.down })
+	r, err := sub.Probe(ctx, a, ProbeRequest{Src: src, LDNS: netip.MustParseAddr("127.0.91.9")})
+	if err != nil || r.RTTMicros != 1234 || r.Protocol != "dns_dot" {
+		t.Fatalf("Probe: %+v %v", r, err)
+	}
+	if _, err := sub.Probe(ctx, a, ProbeRequest{Src: netip.MustParseAddr("127.0.90.7")}); err == nil || err.Error() != "not my address" {
+		t.Errorf("a probe from another address: %v", err)
 	}
 }
