@@ -91,13 +91,14 @@ func TestIQueryThreeLtmd(t *testing.T) {
 		}
 	}()
 
-	must(t, dc1, "create net self self1 address 127.0.150.1/32", "create ltm virtual vs1 destination 127.0.150.11:80")
+	must(t, dc1, "create net self self1 address 127.0.150.1/32", "create ltm virtual vs1 destination 127.0.150.11:80",
+		"create gtm datacenter here", "create gtm link uplink1 datacenter here router-addresses add { 127.0.150.254 }")
 	must(t, dc2, "create net self self2 address 127.0.150.2/32", "create ltm virtual vs2 destination 127.0.150.21:80")
 	must(t, gs,
 		"create net self selfg address 127.0.150.3/32",
 		"create gtm datacenter dc1",
 		"create gtm datacenter dc2",
-		"create gtm server ltm1 datacenter dc1 product bigip addresses add { 127.0.150.1 } virtual-server-discovery enabled",
+		"create gtm server ltm1 datacenter dc1 product bigip addresses add { 127.0.150.1 } virtual-server-discovery enabled link-discovery enabled",
 		"create gtm server ltm2 datacenter dc2 product bigip addresses add { 127.0.150.2 } virtual-server-discovery enabled-no-delete",
 	)
 
@@ -137,6 +138,13 @@ func TestIQueryThreeLtmd(t *testing.T) {
 	eventually(t, 15*time.Second, "discovery", func() bool {
 		l := must(t, gs, "list gtm server")
 		return strings.Contains(l, "destination 127.0.150.11:http") && strings.Contains(l, "destination 127.0.150.21:http")
+	})
+	// Link discovery: dc1's link, in the server's datacenter here.
+	eventually(t, 10*time.Second, "link discovery", func() bool {
+		s := gs.Engine.NewSession("admin").(*Session)
+		defer s.Close()
+		out, err := run(t, s, "list gtm link uplink1 one-line")
+		return err == "" && strings.Contains(out, "datacenter dc1") && strings.Contains(out, "127.0.150.254")
 	})
 	must(t, gs,
 		"create gtm pool a p members add { ltm1:/Common/vs1 ltm2:/Common/vs2 }",
