@@ -108,12 +108,21 @@ func (a *iqueryAgent) onReport(peer string, r iquery.Report) {
 	a.mu.Unlock()
 }
 
+// onDown marks a peer's servers down once it has reported: a peer never
+// reached leaves its servers' status to monitors and the local LTM (a
+// configuration written before iQuery, or a datacenter not yet trusted,
+// keeps answering as it did).
 func (a *iqueryAgent) onDown(peer string, err error) {
 	a.mu.Lock()
-	_, had := a.reports[peer]
-	a.reports[peer] = nil
-	a.mu.Unlock()
+	r, had := a.reports[peer]
 	if had {
+		a.reports[peer] = nil
+	}
+	a.mu.Unlock()
+	if !had {
+		return
+	}
+	if r != nil {
 		a.e.log.Warn("iquery: a peer went down; its virtual servers are unavailable", "peer", peer, "error", err)
 	}
 	a.apply(a.e.Config(), peer, nil)

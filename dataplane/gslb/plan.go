@@ -194,6 +194,7 @@ func (v *vs) path() *probePath {
 type pool struct {
 	cfg        *Pool
 	name       string // Key(type, path)
+	full       string // the full path
 	typ        RRType
 	names      []*nameMember // CNAME, MX, SRV and NAPTR pools, by member-order
 	rt         *poolRT
@@ -218,6 +219,7 @@ type wideIP struct {
 	cfg        *WideIP
 	typ        RRType
 	path       string // Key(type, full path): runtime state and persistence
+	full       string // the full path
 	name       string // DNS name, lower case, final dot
 	rt         *wipRT
 	pools      []wipPool // sorted by order
@@ -468,6 +470,7 @@ func compile(cfg *Config) (*plan, error) {
 		pl := &pool{
 			cfg:        pc,
 			name:       name,
+			full:       keyPath(name),
 			typ:        defType(pc.Type),
 			mode:       defMode(pc.Mode, RoundRobin),
 			alt:        defMode(pc.Alternate, RoundRobin),
@@ -477,7 +480,7 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		for _, m := range []Mode{pl.mode, pl.alt, pl.fb} {
 			if !memberModes[m] {
-				return nil, typeErr("pool", pc.Type, pc.Name, "unknown load balancing mode %q", m)
+				return nil, typeErr("pool", pc.Type, pl.full, "unknown load balancing mode %q", m)
 			}
 		}
 		if pl.ttl == 0 {
@@ -487,17 +490,17 @@ func compile(cfg *Config) (*plan, error) {
 			pl.maxAnswers = 1
 		}
 		if pl.typ.index() < 0 {
-			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pc.Name, pc.Type)
+			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pl.full, pc.Type)
 		}
 		for _, mc := range pc.Members {
 			if pl.typ.named() {
 				if mc.Target == "" {
-					return nil, typeErr("pool", pc.Type, pc.Name, "a member needs a domain name")
+					return nil, typeErr("pool", pc.Type, pl.full, "a member needs a domain name")
 				}
 				m := &nameMember{cfg: mc, target: fqdn(mc.Target), ratio: max(mc.Ratio, 1)}
 				for _, x := range pl.names {
 					if x.target == m.target {
-						return nil, typeErr("pool", pc.Type, pc.Name, "member %s is listed twice", mc.Target)
+						return nil, typeErr("pool", pc.Type, pl.full, "member %s is listed twice", mc.Target)
 					}
 				}
 				pl.names = append(pl.names, m)
@@ -506,7 +509,7 @@ func compile(cfg *Config) (*plan, error) {
 			key := VSKey(mc.Server, mc.VirtualServer)
 			v := p.vss[key]
 			if v == nil {
-				return nil, typeErr("pool", pc.Type, pc.Name, "member %s: no such virtual server", key)
+				return nil, typeErr("pool", pc.Type, pl.full, "member %s: no such virtual server", key)
 			}
 			m := &member{cfg: mc, name: key, vs: v, pool: pl, ratio: mc.Ratio}
 			if m.ratio <= 0 {
@@ -525,17 +528,18 @@ func compile(cfg *Config) (*plan, error) {
 			cfg:        wc,
 			typ:        defType(wc.Type),
 			path:       name,
-			name:       DNSName(wc.Name),
+			full:       keyPath(name),
+			name:       DNSName(keyPath(name)),
 			mode:       defMode(wc.PoolLBMode, RoundRobin),
 			persistTTL: wc.PersistTTL,
 			cidr4:      wc.PersistCIDR4,
 			cidr6:      wc.PersistCIDR6,
 		}
 		if !poolLBModes[w.mode] {
-			return nil, typeErr("wideip", wc.Type, wc.Name, "pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", w.mode)
+			return nil, typeErr("wideip", wc.Type, w.full, "pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", w.mode)
 		}
 		if w.typ.index() < 0 {
-			return nil, fmt.Errorf("gtm wideip %s: %q is not a record type", wc.Name, wc.Type)
+			return nil, fmt.Errorf("gtm wideip %s: %q is not a record type", w.full, wc.Type)
 		}
 		if w.persistTTL <= 0 {
 			w.persistTTL = time.Hour
@@ -554,10 +558,10 @@ func compile(cfg *Config) (*plan, error) {
 		for _, wp := range wc.Pools {
 			pl := p.pools[wp.Pool]
 			if pl == nil {
-				return nil, typeErr("wideip", wc.Type, wc.Name, "pool %q does not exist", wp.Pool)
+				return nil, typeErr("wideip", wc.Type, w.full, "pool %q does not exist", wp.Pool)
 			}
 			if pl.typ != w.typ {
-				return nil, typeErr("wideip", wc.Type, wc.Name, "pool %s is a pool %s", pl.cfg.Name, pl.typ)
+				return nil, typeErr("wideip", wc.Type, w.full, "pool %s is a pool %s", pl.full, pl.typ)
 			}
 			r := wp.Ratio
 			if r <= 0 {
@@ -572,15 +576,15 @@ func compile(cfg *Config) (*plan, error) {
 		if wc.LastResortPool != "" {
 			w.lastResort = p.pools[wc.LastResortPool]
 			if w.lastResort == nil {
-				return nil, typeErr("wideip", wc.Type, wc.Name, "last-resort-pool %q does not exist", wc.LastResortPool)
+				return nil, typeErr("wideip", wc.Type, w.full, "last-resort-pool %q does not exist", wc.LastResortPool)
 			}
 			if w.lastResort.typ != w.typ {
-				return nil, typeErr("wideip", wc.Type, wc.Name, "last-resort-pool %s is a pool %s", w.lastResort.cfg.Name, w.lastResort.typ)
+				return nil, typeErr("wideip", wc.Type, w.full, "last-resort-pool %s is a pool %s", w.lastResort.full, w.lastResort.typ)
 			}
 		}
 		names := p.names(w.typ)
 		if prev := names.exact[w.name]; prev != nil {
-			return nil, typeErr("wideip", wc.Type, wc.Name, "name %s is already wide IP %s", w.name, prev.cfg.Name)
+			return nil, typeErr("wideip", wc.Type, w.full, "name %s is already wide IP %s", w.name, prev.full)
 		}
 		names.exact[w.name] = w
 		for _, a := range wc.Aliases {
@@ -590,7 +594,7 @@ func compile(cfg *Config) (*plan, error) {
 				continue
 			}
 			if prev := names.exact[an]; prev != nil && prev != w {
-				return nil, typeErr("wideip", wc.Type, wc.Name, "alias %s is already a name of wide IP %s", an, prev.cfg.Name)
+				return nil, typeErr("wideip", wc.Type, w.full, "alias %s is already a name of wide IP %s", an, prev.full)
 			}
 			names.exact[an] = w
 		}

@@ -152,7 +152,7 @@ func (s *Server) WideIPs() []WideIPStats {
 		ok, why := wideIPState(w)
 		r := w.rt
 		out = append(out, WideIPStats{
-			Name:          w.cfg.Name,
+			Name:          w.full,
 			Type:          w.typ,
 			LastResort:    r.lastResort.Load(),
 			Status:        status(ok, why, w.cfg.Disabled, false),
@@ -179,7 +179,7 @@ func (s *Server) Pools() []PoolStats {
 	for _, pl := range p.poolList {
 		ok, why := poolState(pl)
 		ps := PoolStats{
-			Name: pl.cfg.Name, Type: pl.typ, Status: status(ok, why, pl.cfg.Disabled, false),
+			Name: pl.full, Type: pl.typ, Status: status(ok, why, pl.cfg.Disabled, false),
 			Mode: pl.mode, Alternate: pl.alt, Fallback: pl.fb,
 			Preferred: pl.rt.preferred.Load(), AltCount: pl.rt.alternate.Load(), FallCount: pl.rt.fallback.Load(),
 			ReturnToDNS: pl.rt.returnToDNS.Load(), Dropped: pl.rt.dropped.Load(),

@@ -3,6 +3,7 @@ package gslb
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/miekg/dns"
 )
@@ -33,6 +34,14 @@ func Key(t RRType, fullPath string) string {
 		return fullPath
 	}
 	return string(t) + " " + fullPath
+}
+
+// keyPath is the full path in a Key.
+func keyPath(key string) string {
+	if i := strings.IndexByte(key, ' '); i >= 0 {
+		return key[i+1:]
+	}
+	return key
 }
 
 func defType(t RRType) RRType {

@@ -92,6 +92,39 @@ func fingerprint(der []byte) string {
 type Trust struct {
 	mu    sync.RWMutex
 	certs map[string]string // fingerprint -> device name (the certificate's CN)
+	// logged is when each refusal (peer and reason) was last logged: a
+	// peer retrying every second is logged once a minute.
+	logMu  sync.Mutex
+	logged map[string]time.Time
+}
+
+// refused logs a refused peer, once a minute per peer and reason.
+func (t *Trust) refused(log *slog.Logger, peer string, err error) {
+	host := peer
+	if ap, perr := netip.ParseAddrPort(peer); perr == nil {
+		host = ap.Addr().String() // a subscriber dials from a new port each time
+	}
+	key := host + " " + err.Error()
+	now := time.Now()
+	t.logMu.Lock()
+	if t.logged == nil {
+		t.logged = map[string]time.Time{}
+	}
+	last, seen := t.logged[key]
+	if !seen || now.Sub(last) >= time.Minute {
+		t.logged[key] = now
+	}
+	if len(t.logged) > 1024 {
+		for k, at := range t.logged {
+			if now.Sub(at) >= time.Minute {
+				delete(t.logged, k)
+			}
+		}
+	}
+	t.logMu.Unlock()
+	if !seen || now.Sub(last) >= time.Minute {
+		log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+	}
 }
 
 // NewTrust returns an empty trust set.
@@ -148,7 +181,7 @@ func (t *Trust) stillTrusted(c *tls.Conn, log *slog.Logger, peer string) bool {
 		return false
 	}
 	if _, err := t.verify([][]byte{pcs[0].Raw}); err != nil {
-		log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+		t.refused(log, peer, err)
 		return false
 	}
 	return true
@@ -164,7 +197,7 @@ func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Conf
 		InsecureSkipVerify: true,
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if _, err := t.verify(raw); err != nil {
-				log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+				t.refused(log, peer, err)
 				return err
 			}
 			return nil
