@@ -54,7 +54,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	}
 	verb := ws[0]
 	switch verb {
-	case "create", "modify", "delete", "list", "show", "reset-stats", "edit":
+	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run":
 	case "cd":
 		return s.folders()
 	case "save", "load":
@@ -80,6 +80,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set"})
 	}
 	path := s.moduleFor(rest)
+	if verb == "run" {
+		return s.completeRun(path)
+	}
 	k, used := sc.Match(path)
 	if k == nil {
 		out := s.children(path, false)

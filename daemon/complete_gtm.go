@@ -97,3 +97,27 @@ func (s *Session) completeMatch(ws []string, many bool) []control.Suggestion {
 	}
 	return []control.Suggestion{{Text: "", Description: "<" + ws[len(ws)-1] + ">", Group: "Values"}}
 }
+
+// completeRun completes `run`: the operations a runtime answers (run gtm
+// trust-exchange), then their options.
+func (s *Session) completeRun(path []string) []control.Suggestion {
+	for _, kw := range runtimeTargets {
+		key := strings.Join(kw, " ")
+		if s.e.runtimeFunc("run", key) == nil {
+			continue
+		}
+		if hasPrefix(path, kw) {
+			if key == "gtm trust-exchange" {
+				return sugs("Options", map[string]string{"address": "the peer's address", "port": "the peer's iQuery port (default 4353)", "fingerprint": "the SHA-256 the peer shows in show gtm iquery, to confirm"})
+			}
+			return nil
+		}
+	}
+	m := map[string]string{}
+	for _, kw := range runtimeTargets {
+		if s.e.runtimeFunc("run", strings.Join(kw, " ")) != nil && hasPrefix(kw, path) && len(kw) > len(path) {
+			m[kw[len(path)]] = strings.Join(kw, " ")
+		}
+	}
+	return sugs("Components", m)
+}

@@ -110,6 +110,17 @@ func TestIQueryThreeLtmd(t *testing.T) {
 		t.Fatal("an untrusted datacenter's virtual servers were discovered")
 	}
 
+	// run completes its operations and their options.
+	for line, want := range map[string]string{"run ": "gtm", "run gtm ": "trust-exchange", "run gtm trust-exchange ": "fingerprint"} {
+		found := false
+		for _, sg := range gs.Engine.NewSession("admin").Complete(line) {
+			found = found || sg.Text == want
+		}
+		if !found {
+			t.Errorf("Complete(%q) does not offer %q", line, want)
+		}
+	}
+
 	// The exchange: each side confirms the other's fingerprint.
 	fpOf := func(r *Running) string {
 		m := regexp.MustCompile(`Fingerprint  : ([0-9a-f]{64})`).FindStringSubmatch(must(t, r, "show gtm iquery"))
