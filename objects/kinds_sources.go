@@ -272,7 +272,7 @@ fw-staged-policy str none
 service-policy str none
 `,
 	"gtm wideip a": `
-pools-cname raw
+pools-cname refcoll gtm+pool+cname
 load-balancing-decision-log-verbosity list
 topology-prefer-edns0-client-subnet ed disabled
 `,
