@@ -91,7 +91,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		}
 		if verb == "show" || verb == "reset-stats" {
 			for _, kw := range runtimeTargets {
-				if hasPrefix(kw, path) && len(kw) > len(path) {
+				if hasPrefix(kw, path) && len(kw) > len(path) && !runOnly[strings.Join(kw, " ")] {
 					out = append(out, control.Suggestion{Text: kw[len(path)], Description: strings.Join(kw, " "), Group: "Components"})
 				}
 			}

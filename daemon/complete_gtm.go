@@ -98,6 +98,10 @@ func (s *Session) completeMatch(ws []string, many bool) []control.Suggestion {
 	return []control.Suggestion{{Text: "", Description: "<" + ws[len(ws)-1] + ">", Group: "Values"}}
 }
 
+// runOnly are the runtime targets only `run` takes, left out of the
+// other verbs' completion.
+var runOnly = map[string]bool{"gtm trust-exchange": true}
+
 // completeRun completes `run`: the operations a runtime answers (run gtm
 // trust-exchange), then their options.
 func (s *Session) completeRun(path []string) []control.Suggestion {
