@@ -88,17 +88,12 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			return synErr(st, []string{"an object name"}, "%s %s needs a name", verb, k.Key())
 		}
 		if k == gtmTopology {
-			// gtm topology ldns: ... server: ... { props }
-			var ws []string
-			i := 0
-			for ; i < len(rest); i++ {
-				w, ok := rest[i].(*grammar.Word)
-				if !ok {
-					break
-				}
-				ws = append(ws, w.Text)
+			// gtm topology ldns: ... server: ... [props | { props }]
+			n, err := s.topologyName(rest, &name)
+			if err != nil {
+				return err
 			}
-			name, rest = strings.Join(ws, " "), rest[i:]
+			rest = rest[n:]
 		} else {
 			nw, ok := rest[0].(*grammar.Word)
 			if !ok {

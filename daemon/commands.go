@@ -48,6 +48,14 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 		opts.Folder = ""
 	}
 	var names []string
+	if w, ok := firstWord(t.rest); ok && t.kind == gtmTopology && w == "ldns:" {
+		var name string
+		n, err := s.topologyName(t.rest, &name)
+		if err != nil {
+			return err
+		}
+		names, t.rest = append(names, name), t.rest[n:]
+	}
 	for _, a := range t.rest {
 		wd, ok := a.(*grammar.Word)
 		if !ok {

@@ -54,7 +54,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	}
 	verb := ws[0]
 	switch verb {
-	case "create", "modify", "delete", "list", "show", "reset-stats", "edit":
+	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run":
 	case "cd":
 		return s.folders()
 	case "save", "load":
@@ -80,6 +80,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return sugs("Components", map[string]string{"transaction": "all-or-nothing change set"})
 	}
 	path := s.moduleFor(rest)
+	if verb == "run" {
+		return s.completeRun(path)
+	}
 	k, used := sc.Match(path)
 	if k == nil {
 		out := s.children(path, false)
@@ -88,7 +91,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		}
 		if verb == "show" || verb == "reset-stats" {
 			for _, kw := range runtimeTargets {
-				if hasPrefix(kw, path) && len(kw) > len(path) {
+				if hasPrefix(kw, path) && len(kw) > len(path) && !runOnly[strings.Join(kw, " ")] {
 					out = append(out, control.Suggestion{Text: kw[len(path)], Description: strings.Join(kw, " "), Group: "Components"})
 				}
 			}
@@ -96,6 +99,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		return out
 	}
 	after := path[used:] // words typed after the kind
+	if out, ok := s.completeGTM(k, verb, after); ok {
+		return out
+	}
 	if !k.Singleton && len(after) == 0 {
 		if verb == "create" {
 			return []control.Suggestion{{Text: "", Description: "<object name>", Group: "Objects"}}

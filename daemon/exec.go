@@ -64,6 +64,7 @@ var verbs = map[string]string{
 	"load":        "Load a configuration file",
 	"submit":      "Submit a cli transaction",
 	"reset-stats": "Reset statistics",
+	"run":         "Run an operation (run gtm trust-exchange)",
 	"cd":          "Change the current folder",
 	"help":        "Show help",
 	"exit":        "Leave the current module (or tmsh at the top)",
@@ -134,6 +135,8 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.load(ctx, st, args, w)
 	case "reset-stats":
 		return s.resetStats(st, args, w)
+	case "run":
+		return s.runtimeShow(ctx, st, verb, args, w)
 	case "edit":
 		return synErr(first, []string{"list", "modify"}, "edit runs in tmsh, which opens the objects in an editor; over the socket use list and load sys config merge")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/openltm/openltm/control"
@@ -22,7 +23,8 @@ type Running struct {
 	GSLB   *gslb.Server
 	Socket string
 
-	stopGSLB func()
+	stopGSLB   func()
+	stopIQuery func()
 
 	ln     net.Listener
 	srv    *control.Server
@@ -56,9 +58,16 @@ func Start(opts Options, socket string) (*Running, error) {
 		e.Logger().Error("the GSLB could not be started", "err", err)
 		stopGSLB = func() {}
 	}
+	// iQuery: this ltmd's virtual servers to the GSLBs that trust it, and
+	// the datacenters' to this one's GSLB (its identity in the state dir).
+	stopIQuery, err := e.AttachIQuery(g, p, filepath.Join(opts.StateDir, "iquery"))
+	if err != nil {
+		e.Logger().Error("iQuery could not be started", "err", err)
+		stopIQuery = func() {}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &control.Server{Backend: e, Logger: e.Logger()}
-	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopIQuery: stopIQuery, ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- srv.Serve(ctx, ln)
 	}()
@@ -102,6 +111,7 @@ func (r *Running) Stop() error {
 	r.cancel()
 	err := <-r.done
 	r.done <- err // let a concurrent Wait return too
+	r.stopIQuery()
 	r.stopGSLB()
 	r.GSLB.Close()
 	r.Plane.Close()

@@ -46,7 +46,6 @@ var (
 	specSnatPool    = schema.MustSpec("ltm snatpool")
 	specTMC         = schema.MustSpec("ltm traffic-matching-criteria")
 	specGTMServer   = schema.MustSpec("gtm server")
-	specGTMPool     = schema.MustSpec("gtm pool a")
 	specDatacenter  = schema.MustSpec("gtm datacenter")
 	specLink        = schema.MustSpec("gtm link")
 )

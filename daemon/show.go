@@ -29,7 +29,7 @@ type RuntimeCommand struct {
 }
 
 // runtimeVerbs are the verbs a runtime may answer.
-var runtimeVerbs = map[string]bool{"show": true, "reset-stats": true, "delete": true}
+var runtimeVerbs = map[string]bool{"show": true, "reset-stats": true, "delete": true, "run": true}
 
 // RegisterRuntime installs a runtime's table of commands, replacing any
 // earlier answer to the same verb and target. A verb or target the shell
@@ -86,6 +86,9 @@ var runtimeTargets = [][]string{
 	{"gtm", "pool"},
 	{"gtm", "persist"},
 	{"gtm", "ldns"},
+	{"gtm", "iquery"},
+	{"gtm", "trust-exchange"},
+	{"gtm", "trusted-device"},
 }
 
 // runtimeTarget returns the words of the runtime target key, or nil.

@@ -13,13 +13,21 @@ import (
 	"github.com/openltm/openltm/objects"
 )
 
-// gslbShowArgs reads the words after `show gtm wideip|pool`: an optional
-// record type `a`, names (full paths, globs allowed) and display options.
-// A name that matches no object is BIG-IP's not-found error.
-func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []string, opts render.Options, err error) {
+// gslbShowArgs reads the words after `show gtm wideip|pool` (and
+// reset-stats): an optional record type (a, aaaa, cname, mx, srv, naptr),
+// names (full paths, globs allowed) and display options. A name that
+// matches no object of the type (of any type when none is given) is
+// BIG-IP's not-found error. keys are the objects' gslb.Key for the type
+// given, or their paths when no type is.
+func gslbShowArgs(s *Session, pool bool, words []string) (typ gslb.RRType, names []string, opts render.Options, err error) {
 	opts.Folder = s.Folder()
-	if len(words) > 0 && words[0] == "a" {
-		words = words[1:]
+	if len(words) > 0 {
+		for _, t := range gslb.Types {
+			if words[0] == string(t) {
+				typ, words = t, words[1:]
+				break
+			}
+		}
 	}
 	for _, w := range words {
 		switch {
@@ -28,18 +36,43 @@ func gslbShowArgs(s *Session, kind *objects.Kind, words []string) (names []strin
 		case w == "members":
 			opts.Members = true
 		case isShowOption(w):
-		case w == "aaaa" || w == "cname" || w == "mx" || w == "naptr" || w == "srv":
-			return nil, opts, objects.Invalid("gtm %s records are not served by openltm: only A wide IPs and pools", w)
 		default:
 			n := objects.FullPath(s.Folder(), w)
-			if !strings.ContainsAny(n, "*?[") && s.e.Config().Get(kind, n) == nil {
-				return nil, opts, objects.NotFound(kind, n)
+			if !strings.ContainsAny(n, "*?[") && !gtmTypedExists(s, pool, typ, n) {
+				k := gtmTyped[0].wideip
+				if pool {
+					k = gtmTyped[0].pool
+				}
+				return typ, nil, opts, objects.NotFound(k, n)
 			}
 			names = append(names, n)
 		}
 	}
-	return names, opts, nil
+	return typ, names, opts, nil
 }
+
+// gtmTypedExists reports whether a pool or wide IP of the type (of any
+// type when typ is "") has the path.
+func gtmTypedExists(s *Session, pool bool, typ gslb.RRType, name string) bool {
+	cfg := s.e.Config()
+	for _, k := range gtmTyped {
+		if typ != "" && k.t != typ {
+			continue
+		}
+		kind := k.wideip
+		if pool {
+			kind = k.pool
+		}
+		if cfg.Get(kind, name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// typeMatch reports whether an object of type t is shown for the type a
+// show asked for ("" for every type).
+func typeMatch(want, t gslb.RRType) bool { return want == "" || want == t }
 
 // registerGSLBRuntime installs the GSLB's runtime commands.
 func registerGSLBRuntime(e *Engine, g *gslb.Server) { e.RegisterRuntime(gslbCommands(g)) }
@@ -49,12 +82,12 @@ func registerGSLBRuntime(e *Engine, g *gslb.Server) { e.RegisterRuntime(gslbComm
 func gslbCommands(g *gslb.Server) []RuntimeCommand {
 	return []RuntimeCommand{
 		{"show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-			names, o, err := gslbShowArgs(s, gtmWideIPA, words)
+			typ, names, o, err := gslbShowArgs(s, false, words)
 			if err != nil {
 				return err
 			}
 			for _, x := range g.WideIPs() {
-				if nameMatch(names, x.Name) {
+				if typeMatch(typ, x.Type) && nameMatch(names, x.Name) {
 					if err := render.GTMWideIP(w, x, o); err != nil {
 						return err
 					}
@@ -63,12 +96,12 @@ func gslbCommands(g *gslb.Server) []RuntimeCommand {
 			return nil
 		}},
 		{"show", "gtm pool", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
-			names, o, err := gslbShowArgs(s, gtmPoolA, words)
+			typ, names, o, err := gslbShowArgs(s, true, words)
 			if err != nil {
 				return err
 			}
 			for _, x := range g.Pools() {
-				if nameMatch(names, x.Name) {
+				if typeMatch(typ, x.Type) && nameMatch(names, x.Name) {
 					if err := render.GTMPool(w, x, o); err != nil {
 						return err
 					}
@@ -79,6 +112,25 @@ func gslbCommands(g *gslb.Server) []RuntimeCommand {
 		{"show", "gtm server", showEach(g.Servers, func(x gslb.ServerStats) string { return x.Name }, render.GTMServer)},
 		{"show", "gtm link", showEach(g.Links, func(x gslb.LinkStats) string { return x.Name }, render.GTMLink)},
 		{"show", "gtm datacenter", showEach(g.Datacenters, func(x gslb.DatacenterStats) string { return x.Name }, render.GTMDatacenter)},
+		{"show", "gtm region", showEach(g.Regions, func(x gslb.RegionStats) string { return x.Name }, render.GTMRegion)},
+		{"show", "gtm listener", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			if err := showEach(g.Listeners, func(x gslb.ListenerStats) string { return x.Name }, render.GTMListener)(ctx, s, names, words, w); err != nil {
+				return err
+			}
+			if len(names) > 0 {
+				return nil
+			}
+			return render.GTMCounters(w, g.Counters(), showOpts(s, words))
+		}},
+		{"show", "gtm topology", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			return render.GTMTopology(w, g.Topology(), showOpts(s, words))
+		}},
+		{"reset-stats", "gtm wideip", gslbResetTyped(g, false)},
+		{"reset-stats", "gtm pool", gslbResetTyped(g, true)},
+		{"reset-stats", "gtm server", gslbReset(g, gslb.StatsServer)},
+		{"reset-stats", "gtm link", gslbReset(g, gslb.StatsLink)},
+		{"reset-stats", "gtm datacenter", gslbReset(g, gslb.StatsDatacenter)},
+		{"reset-stats", "gtm listener", gslbReset(g, gslb.StatsListener)},
 		// delete gtm persist [target-name WIDEIP] [local-dns ADDR]: BIG-IP's
 		// filter names for the wide IP and the LDNS; none deletes every record.
 		{"delete", "gtm persist", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
@@ -111,4 +163,71 @@ func gslbCommands(g *gslb.Server) []RuntimeCommand {
 			return render.GTMLDNS(w, g.LDNSRecords(), showOpts(s, words))
 		}},
 	}
+}
+
+// gslbReset clears the counters of the named objects of a kind, or of
+// all of them.
+func gslbReset(g *gslb.Server, kind gslb.StatsKind) RuntimeFunc {
+	return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+		if len(names) == 0 {
+			g.ResetStats(kind, "")
+		}
+		for _, n := range names {
+			g.ResetStats(kind, n)
+		}
+		return nil
+	}
+}
+
+// gslbResetTyped is reset-stats gtm wideip|pool [TYPE] [names]: the
+// type, when given, limits the reset to that type's objects.
+func gslbResetTyped(g *gslb.Server, pool bool) RuntimeFunc {
+	kind := gslb.StatsWideIP
+	if pool {
+		kind = gslb.StatsPool
+	}
+	return func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+		typ, names, _, err := gslbShowArgs(s, pool, words)
+		if err != nil {
+			return err
+		}
+		for _, t := range gslb.Types {
+			if !typeMatch(typ, t) {
+				continue
+			}
+			if len(names) == 0 {
+				if typ == "" {
+					g.ResetStats(kind, "")
+					return nil
+				}
+				for _, x := range resetKeys(g, pool, t) {
+					g.ResetStats(kind, x)
+				}
+				continue
+			}
+			for _, n := range names {
+				g.ResetStats(kind, gslb.Key(t, n))
+			}
+		}
+		return nil
+	}
+}
+
+// resetKeys are the keys of every wide IP or pool of a type.
+func resetKeys(g *gslb.Server, pool bool, t gslb.RRType) []string {
+	var out []string
+	if pool {
+		for _, x := range g.Pools() {
+			if x.Type == t {
+				out = append(out, gslb.Key(t, x.Name))
+			}
+		}
+		return out
+	}
+	for _, x := range g.WideIPs() {
+		if x.Type == t {
+			out = append(out, gslb.Key(t, x.Name))
+		}
+	}
+	return out
 }

@@ -157,18 +157,15 @@ func (t *gslbTranslator) links() {
 	}
 }
 
-// rawAddrs reads the addresses of a server's `addresses { 10.0.0.5 {
-// device-name x translation none } }` (kept as raw text): every word that
-// is an IP address, except a translation's.
-func rawAddrs(s string) []netip.Addr {
+// serverAddrs reads a server's `addresses { 10.0.0.5 { device-name x } }`
+// items, in order (the item names are addresses, checked when read).
+func serverAddrs(o *objects.Object) []netip.Addr {
 	var out []netip.Addr
-	f := strings.Fields(strings.NewReplacer("{", " { ", "}", " } ").Replace(s))
-	for i, w := range f {
-		if i > 0 && f[i-1] == "translation" {
-			continue
-		}
-		if a, err := netip.ParseAddr(w); err == nil {
-			out = append(out, a)
+	if v := serverAddresses.Get(o); v != nil {
+		for _, it := range v.Items {
+			if a, err := netip.ParseAddr(it.Name); err == nil {
+				out = append(out, a)
+			}
 		}
 	}
 	return out
@@ -204,7 +201,7 @@ func (t *gslbTranslator) servers() {
 		}
 		h := &gslb.Host{
 			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
-			Addresses:           rawAddrs(serverAddresses.Str(o)),
+			Addresses:           serverAddrs(o),
 			LimitMaxConnections: limit(t.e(o, serverMaxConns), t.e(o, serverMaxConnsStatus)),
 		}
 		serverMon := t.e(o, serverMonitor)
@@ -270,9 +267,18 @@ func hostVS(h *gslb.Host, name string) *gslb.VirtualServer {
 }
 
 func (t *gslbTranslator) pools() {
-	for _, o := range t.cfg.Of(gtmPoolA) {
+	for _, k := range gtmTyped {
+		t.poolsOf(k.t, k.pool)
+		if t.err != nil {
+			return
+		}
+	}
+}
+
+func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
+	for _, o := range t.cfg.Of(kind) {
 		p := &gslb.Pool{
-			Name: o.Name, Disabled: disabled(o),
+			Name: o.Name, Type: typ, Disabled: disabled(o),
 			Mode:       gslb.Mode(t.e(o, gpoolLBMode)),
 			Alternate:  gslb.Mode(t.e(o, gpoolAlternate)),
 			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
@@ -287,7 +293,7 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) cannot use none as its load-balancing-mode.", o.Name)
 			return
 		}
-		if fip := t.e(o, gpoolFallbackIP); fip != "" && fip != "any" && fip != "any6" {
+		if fip := t.e(o, gpoolFallbackIP); kind.Prop("fallback-ip") != nil && fip != "" && fip != "any" && fip != "any6" {
 			a, err := netip.ParseAddr(fip)
 			if err != nil {
 				t.fail("The pool (%s) has a fallback-ip (%s) that is not an IP address.", o.Name, fip)
@@ -299,7 +305,7 @@ func (t *gslbTranslator) pools() {
 			t.fail("The pool (%s) uses fallback-mode fallback-ip without a fallback-ip address.", o.Name)
 			return
 		}
-		if v := gpoolMembers.Get(o); v != nil {
+		if v := gpoolMembers.Get(o); v != nil && (typ == gslb.TypeA || typ == gslb.TypeAAAA) {
 			for _, it := range v.Items {
 				srv, vsName, ok := splitGTMMember(it.Name)
 				if !ok {
@@ -330,7 +336,13 @@ func (t *gslbTranslator) pools() {
 				})
 			}
 		}
-		t.gc.Pools[o.Name] = p
+		if typ != gslb.TypeA && typ != gslb.TypeAAAA {
+			t.nameMembers(o, p)
+			if t.err != nil {
+				return
+			}
+		}
+		t.gc.Pools[gslb.Key(typ, o.Name)] = p
 	}
 }
 
@@ -342,9 +354,15 @@ var alternateModes = map[gslb.Mode]bool{
 }
 
 func (t *gslbTranslator) wideIPs() {
-	for _, o := range t.cfg.Of(gtmWideIPA) {
+	for _, k := range gtmTyped {
+		t.wideIPsOf(k.t, k.wideip, k.poolSpec)
+	}
+}
+
+func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec []string) {
+	for _, o := range t.cfg.Of(kind) {
 		w := &gslb.WideIP{
-			Name: o.Name, Disabled: disabled(o),
+			Name: o.Name, Type: typ, Disabled: disabled(o),
 			PoolLBMode:   gslb.Mode(t.e(o, wideipPoolLBMode)),
 			Persistence:  t.e(o, wideipPersistence) == "enabled",
 			PersistTTL:   seconds(t.e(o, wideipPersistTTL)),
@@ -358,20 +376,27 @@ func (t *gslbTranslator) wideIPs() {
 		}
 		if v := wideipPools.Get(o); v != nil {
 			for _, it := range v.Items {
-				if t.gc.Pools[it.Name] == nil {
+				if t.gc.Pools[gslb.Key(typ, it.Name)] == nil {
 					t.skip(o, "pool %s does not exist", it.Name)
 					continue
 				}
-				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: it.Name, Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
+				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: gslb.Key(typ, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
 			}
 		}
 		if lr := wideipLastResort.Str(o); lr != "" && lr != "none" {
-			po := t.cfg.Lookup(t.s, specGTMPool, objects.FullPath(path.Dir(o.Name), lr))
-			if po == nil || t.gc.Pools[po.Name] == nil {
+			po := t.cfg.Lookup(t.s, poolSpec, lastResortName(lr, path.Dir(o.Name)))
+			if po == nil || t.gc.Pools[gslb.Key(typ, po.Name)] == nil {
 				t.skip(o, "last-resort-pool %s does not exist", lr)
 			} else {
-				w.LastResortPool = po.Name
+				w.LastResortPool = gslb.Key(typ, po.Name)
 			}
+		}
+		if typ != gslb.TypeA {
+			if v := wideipRules.Get(o); v != nil && len(v.List) > 0 {
+				t.skip(o, "rules run on A wide IPs only: %s kept and not run", strings.Join(v.List, " "))
+			}
+			t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
+			continue
 		}
 		rs, ok := t.rules(o, wideipRules)
 		if !ok {
@@ -397,6 +422,9 @@ func (t *gslbTranslator) matches(words []string, where string) ([]gslb.Match, er
 			return nil, fmt.Errorf("%s: %q needs a value", where, strings.Join(words[i:], " "))
 		}
 		m.Kind = gslb.MatchKind(words[i])
+		if m.Kind == "geoip-isp" {
+			m.Kind = gslb.MatchISP
+		}
 		v := words[i+1]
 		i++
 		switch m.Kind {
@@ -422,13 +450,15 @@ func (t *gslbTranslator) matches(words []string, where string) ([]gslb.Match, er
 	return out, nil
 }
 
-func fieldsNoBraces(s string) []string {
-	return strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(s))
-}
-
 func (t *gslbTranslator) regions() {
 	for _, o := range t.cfg.Of(gtmRegion) {
-		ms, err := t.matches(fieldsNoBraces(regionMembers.Str(o)), "region-members")
+		var ws []string
+		if v := regionMembers.Get(o); v != nil {
+			for _, it := range v.Items {
+				ws = append(ws, strings.Fields(it.Name)...)
+			}
+		}
+		ms, err := t.matches(ws, "region-members")
 		if err != nil {
 			t.fail("The region (%s): %v.", o.Name, err)
 			return

@@ -157,8 +157,6 @@ func TestTranslateGSLBRefusesAndSkips(t *testing.T) {
 		{name: "vs needs a destination", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc virtual-servers { v { } } }", err: "has no destination"},
 		{name: "wildcard destination", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc virtual-servers { v { destination 0.0.0.0:80 } } }", err: "no address to answer with"},
 		{name: "bad uplink", text: "gtm datacenter /Common/dc { }\ngtm link /Common/l { datacenter /Common/dc uplink-address somewhere }", err: "not an IP address"},
-		{name: "bad region member", text: `gtm region /Common/r { region-members { planet mars { } } }`, err: "is not one of subnet"},
-		{name: "bad topology", text: `gtm topology ldns: subnet 10.0.0.0/8 server: { score 1 }`, err: "is not written ldns:"},
 		{name: "member of a missing server", text: `gtm pool a /Common/p { members { /Common/nope:v { } } }`, skipped: "server /Common/nope does not exist"},
 		{name: "member of a missing virtual server", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc }\ngtm pool a /Common/p { members { /Common/s:v { } } }", skipped: "has no virtual server v"},
 		{name: "server in a missing datacenter", text: `gtm server /Common/s { datacenter /Common/nope }`, skipped: "datacenter /Common/nope does not exist"},
@@ -183,19 +181,21 @@ func TestTranslateGSLBRefusesAndSkips(t *testing.T) {
 	}
 }
 
-func TestRawAddrs(t *testing.T) {
+func TestServerAddrs(t *testing.T) {
 	cases := []struct {
 		in   string
 		want string
 	}{
 		{"{ 10.0.0.5 { device-name bigip1 translation none } }", "[10.0.0.5]"},
 		{"{ 10.0.0.5 { device-name a translation 192.0.2.1 } 10.0.0.6 { } }", "[10.0.0.5 10.0.0.6]"},
-		{"{ bigip1 { addresses { 2001:db8::1 { translation none } } } }", "[2001:db8::1]"},
-		{"", "[]"},
+		{"{ 2001:db8::1 { translation none } }", "[2001:db8::1]"},
+		{"none", "[]"},
 	}
 	for _, c := range cases {
-		if got := fmt.Sprint(rawAddrs(c.in)); got != c.want {
-			t.Errorf("rawAddrs(%q) = %s, want %s", c.in, got, c.want)
+		cfg := gtmConfig(t, "gtm datacenter dc1 { }\ngtm server s { datacenter dc1 addresses "+c.in+" }\n")
+		o := cfg.Get(gtmServer, "/Common/s")
+		if got := fmt.Sprint(serverAddrs(o)); got != c.want {
+			t.Errorf("serverAddrs(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }

@@ -1,5 +1,7 @@
 package objects
 
+import "strings"
+
 var gtmLBModes = []string{
 	"round-robin", "ratio", "topology", "global-availability", "static-persistence",
 	"return-to-dns", "none", "drop-packet", "fallback-ip", "completion-rate", "cpu",
@@ -19,6 +21,10 @@ func gtmKinds() []*Kind {
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
+	// translationKind is an address item's one property: the address it
+	// is known by outside a NAT.
+	translationKind := &Kind{Title: "Address", Props: []*Prop{str("translation", "none")}}
+	addrKind := &Kind{Title: "Address", Props: []*Prop{str("device-name", ""), str("translation", "none")}}
 	vsKind := &Kind{Title: "Virtual Server", Props: []*Prop{
 		str("destination", ""),
 		str("description", "none"),
@@ -30,7 +36,7 @@ func gtmKinds() []*Kind {
 		ed("limit-max-connections-status", "disabled"),
 		num("limit-max-bps", "0"),
 		ed("limit-max-bps-status", "disabled"),
-		passive(raw("depends-on")),
+		passive(&Prop{Name: "depends-on", Type: TList}),
 		help(ref("link", "gtm link"), "the gtm link this virtual server is reached over: it is unavailable while the link is down, disabled or over a limit (openltm sets it by hand; BIG-IP derives it from router addresses)"),
 		passive(raw("metadata")),
 	}}
@@ -38,12 +44,15 @@ func gtmKinds() []*Kind {
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		help(&Prop{Name: "addresses", Type: TRaw}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
-		passive(raw("devices")),
+		help(&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: addrKind}, "the device's addresses, { 10.0.0.5 { device-name bigip1 } }: the first is where its datacenter's RTT probes come from when no link of the member has an uplink-address"),
+		passive(&Prop{Name: "devices", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Device", Props: []*Prop{
+			str("description", "none"),
+			&Prop{Name: "addresses", Type: TColl, Items: ItemAddress, Sub: translationKind},
+		}}}),
 		&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}},
 		str("product", "generic-host"),
-		ed("virtual-server-discovery", "disabled"),
-		ed("link-discovery", "disabled"),
+		help(enum("virtual-server-discovery", "disabled", "disabled", "enabled", "enabled-no-delete"), "product bigip: over iQuery, add the LTM's virtual servers (enabled also deletes those it no longer has)"),
+		help(enum("link-discovery", "disabled", "disabled", "enabled", "enabled-no-delete"), "product bigip: over iQuery, create the links the LTM reports in this server's datacenter"),
 		num("limit-max-connections", "0"),
 		ed("limit-max-connections-status", "disabled"),
 		&Prop{Name: "virtual-servers", Type: TColl, Items: ItemPlain, Sub: vsKind},
@@ -61,7 +70,7 @@ func gtmKinds() []*Kind {
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(raw("router-addresses")),
+		passive(&Prop{Name: "router-addresses", Type: TColl, Items: ItemAddress, Sub: translationKind}),
 		help(str("uplink-address", "none"), "the link's own address: RTT probes over this link are sent from it, so each link's path to an LDNS is measured apart"),
 		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}}),
 		num("limit-max-inbound-bps", "0"),
@@ -78,7 +87,7 @@ func gtmKinds() []*Kind {
 	}}
 	region := &Kind{Words: []string{"gtm", "region"}, Title: "Region", Help: "GSLB topology region", Props: []*Prop{
 		str("description", "none"),
-		passive(raw("region-members")),
+		help(&Prop{Name: "region-members", Type: TColl, Items: ItemRegionMember, Sub: &Kind{Title: "Region Member"}}, "[not] subnet|region|datacenter|pool|continent|country|state|isp VALUE, e.g. { subnet 10.0.0.0/8 not country US }"),
 		passive(str("app-service", "none")),
 	}}
 	topology := &Kind{Words: []string{"gtm", "topology"}, Title: "Topology Record", Help: "GSLB topology record (ldns: ... server: ...)", Props: []*Prop{
@@ -93,7 +102,7 @@ func gtmKinds() []*Kind {
 		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}),
 		num("limit-max-connections", "0"),
 		ed("limit-max-connections-status", "disabled"),
-		passive(raw("depends-on")),
+		passive(&Prop{Name: "depends-on", Type: TList}),
 		passive(raw("metadata")),
 	}}
 	gpool := &Kind{Words: []string{"gtm", "pool", "a"}, Title: "Pool", Lower: "pool", Help: "GSLB pool of A records", Props: []*Prop{
@@ -153,13 +162,13 @@ func gtmKinds() []*Kind {
 		num("port", "53"),
 		enum("ip-protocol", "udp", "udp", "tcp"),
 		str("mask", "255.255.255.255"),
-		passive(raw("profiles")),
+		passive(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile"}}),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules: DNS_REQUEST and DNS_RESPONSE for every query the listener takes"),
 		passive(str("source-port", "preserve")),
 		passive(str("translate-address", "disabled")),
 		passive(str("translate-port", "disabled")),
-		passive(raw("vlans")),
+		passive(&Prop{Name: "vlans", Type: TList}),
 		passive(&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}}),
 		passive(str("auto-lasthop", "default")),
 		passive(str("app-service", "none")),
@@ -204,7 +213,57 @@ func gtmKinds() []*Kind {
 		passive(str("monitor-disabled-objects", "no")),
 		passive(str("cache-ldns-servers", "yes")),
 	}}
-	return []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
+	return append(ks, typedGTMKinds(gpool, wideip)...)
+}
+
+// typedGTMKinds are the pools and wide IPs of the record types other
+// than A. AAAA pools are A pools of IPv6 virtual servers; CNAME, MX, SRV
+// and NAPTR pools hold domain names, each with the record's own fields.
+// Each type's wide IP lists pools of its type.
+func typedGTMKinds(apool, awideip *Kind) []*Kind {
+	nameMember := func(extra ...*Prop) *Kind {
+		props := []*Prop{
+			num("member-order", "0"),
+			num("ratio", "1"),
+			&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+			str("description", "none"),
+			help(enum("static-target", "no", "no", "yes"), "yes: the name is not a wide IP of this GSLB and is always available; no: a name of an A or AAAA wide IP here is available while that wide IP is"),
+		}
+		return &Kind{Title: "Pool Member", Props: append(props, extra...)}
+	}
+	u16 := func(name, def, h string) *Prop { p := help(num(name, def), h); p.Max = 65535; return p }
+	members := map[string]*Kind{
+		"cname": nameMember(),
+		"mx":    nameMember(u16("priority", "10", "the MX record's preference")),
+		"srv": nameMember(u16("priority", "10", "the SRV record's priority"), u16("weight", "10", "the SRV record's weight"),
+			u16("port", "0", "the SRV record's port")),
+		"naptr": nameMember(u16("preference", "10", "the NAPTR record's preference (its order is member-order)"),
+			help(str("flags", ""), "the NAPTR record's flags, e.g. s, a, u"), help(str("service", ""), "the NAPTR record's service, e.g. SIP+D2U")),
+	}
+	var out []*Kind
+	for _, t := range []string{"aaaa", "cname", "mx", "srv", "naptr"} {
+		up := strings.ToUpper(t)
+		pk := &Kind{Words: []string{"gtm", "pool", t}, Title: "Pool", Lower: "pool", Help: "GSLB pool of " + up + " records"}
+		for _, p := range apool.Props {
+			switch {
+			case p.Name == "members" && t != "aaaa":
+				p = help(&Prop{Name: "members", Type: TColl, Items: ItemPlain, Sub: members[t]}, "domain names the pool answers with")
+			case p.Name == "fallback-ip" && t != "aaaa":
+				continue
+			}
+			pk.Props = append(pk.Props, p)
+		}
+		wk := &Kind{Words: []string{"gtm", "wideip", t}, Title: "Wide IP", Lower: "wide IP", Help: "GSLB wide IP (" + up + ")"}
+		for _, p := range awideip.Props {
+			if p.Name == "pools" {
+				p = &Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool " + t}, Sub: p.Sub}
+			}
+			wk.Props = append(wk.Props, p)
+		}
+		out = append(out, pk, wk)
+	}
+	return out
 }
 
 func netSysKinds() []*Kind {

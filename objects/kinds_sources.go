@@ -33,6 +33,16 @@ var modeledSources = map[string]string{
 	"gtm topology":                       tmshRef("gtm topology"),
 	"gtm pool a":                         tmshRef("gtm pool a") + "; defaults: REST of a new gtm pool a on BIG-IP 12.1",
 	"gtm wideip a":                       tmshRef("gtm wideip a") + restDefaults("a new wide IP"),
+	"gtm pool aaaa":                      tmshRef("gtm pool aaaa") + "; as gtm pool a",
+	"gtm wideip aaaa":                    tmshRef("gtm wideip aaaa") + "; as gtm wideip a",
+	"gtm pool cname":                     tmshRef("gtm pool cname") + "; members as in bigip_gtm.conf files saved by BIG-IP (name { member-order ratio static-target })",
+	"gtm wideip cname":                   tmshRef("gtm wideip cname") + "; as gtm wideip a",
+	"gtm pool mx":                        tmshRef("gtm pool mx") + "; member fields: openltm's reading of the MX record (priority)",
+	"gtm wideip mx":                      tmshRef("gtm wideip mx") + "; as gtm wideip a",
+	"gtm pool srv":                       tmshRef("gtm pool srv") + "; member fields: openltm's reading of the SRV record (priority, weight, port)",
+	"gtm wideip srv":                     tmshRef("gtm wideip srv") + "; as gtm wideip a",
+	"gtm pool naptr":                     tmshRef("gtm pool naptr") + "; member fields: openltm's reading of the NAPTR record (preference, flags, service)",
+	"gtm wideip naptr":                   tmshRef("gtm wideip naptr") + "; as gtm wideip a",
 	"gtm listener":                       tmshRef("gtm listener"),
 	"gtm zone":                           "openltm extension (BIG-IP keeps zones in ZoneRunner, outside bigip.conf)",
 	"gtm global-settings load-balancing": tmshRef("gtm global-settings load-balancing") + restDefaults("gtm global-settings load-balancing"),
@@ -262,7 +272,7 @@ fw-staged-policy str none
 service-policy str none
 `,
 	"gtm wideip a": `
-pools-cname raw
+pools-cname refcoll gtm+pool+cname
 load-balancing-decision-log-verbosity list
 topology-prefer-edns0-client-subnet ed disabled
 `,

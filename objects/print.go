@@ -278,11 +278,15 @@ func (p *printer) value(pr *Prop, v *Value) {
 			if p.opts.Detail != DetailAll {
 				props = withoutDefaults(pr.Sub, props)
 			}
+			words := []string{head}
+			if pr.Items == ItemRegionMember {
+				words = strings.Fields(it.Name) // not subnet 10.0.0.0/8: three words
+			}
 			if len(props) == 0 && len(it.Extra) == 0 {
-				pp.Empty(head)
+				pp.Empty(words...)
 				continue
 			}
-			pp.Open(head)
+			pp.Open(words...)
 			p.props(pr.Sub, props, it.Extra, nil, nil)
 			pp.Close()
 		}

@@ -127,13 +127,24 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	}
 	o := &Object{Kind: k, Props: map[string]*Value{}}
 	rest := words[used:]
+	var trailing []grammar.Node
 	switch {
 	case k.Singleton:
 		if len(rest) > 0 {
 			return nil, synErr(st.Items[used], nil, "%q unexpected: %s has no name", rest[0], k.Key())
 		}
 	case k.Key() == "gtm topology":
-		o.Name = strings.Join(rest, " ")
+		name, n, bad, err := TopologyName(r.folder(), rest)
+		switch {
+		case err == nil:
+			o.Name = name
+			// Properties may follow the name: ldns: ... server: ... score 100.
+			trailing = st.Items[used+n : used+len(rest)]
+		case r.Lenient:
+			o.Name = strings.Join(rest, " ")
+		default:
+			return nil, synErr(st.Items[used+bad], nil, "%v", err)
+		}
 	default:
 		if len(rest) != 1 {
 			if len(rest) == 0 {
@@ -152,7 +163,19 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 	if k.Passive && (block != nil && len(block.Items) > 0 || !k.Singleton) {
 		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(k.Key()+" "+o.Name))
 	}
-	if block == nil {
+	if block == nil && len(trailing) == 0 {
+		return o, nil
+	}
+	if len(trailing) > 0 {
+		props := trailing
+		if block != nil {
+			props = append(append([]grammar.Node(nil), trailing...), block.Items...)
+		}
+		item := &Item{Props: o.Props}
+		if err := r.props(k, item, props, ModeLoad); err != nil {
+			return nil, err
+		}
+		o.Extra = item.Extra
 		return o, nil
 	}
 	if k.Key() == "ltm rule" {
@@ -682,6 +705,12 @@ func (r *Reader) itemName(p *Prop, w *grammar.Word) (string, error) {
 		return FullPath(r.folder(), w.Text), nil
 	case ItemGTMMember:
 		return FullPath(r.folder(), w.Text), nil
+	case ItemAddress:
+		a, err := netip.ParseAddr(w.Text)
+		if err != nil {
+			return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", w.Text)
+		}
+		return a.String(), nil
 	}
 	return w.Text, nil
 }
@@ -691,6 +720,24 @@ func (r *Reader) readItems(p *Prop, b *grammar.Block, mode Mode, withProps bool)
 	var out []*Item
 	var words []*grammar.Word
 	for i := 0; i < len(b.Items); i++ {
+		if p.Items == ItemRegionMember {
+			name, n, err := regionMember(r.folder(), b.Items[i:])
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, &Item{Name: name, Props: map[string]*Value{}})
+			words = append(words, b.Items[i].(*grammar.Word))
+			i += n - 1
+			if i+1 < len(b.Items) {
+				if sb, ok := b.Items[i+1].(*grammar.Block); ok {
+					if len(sb.Items) > 0 {
+						return nil, nil, synErr(sb, nil, "a region member takes no properties")
+					}
+					i++
+				}
+			}
+			continue
+		}
 		w, ok := b.Items[i].(*grammar.Word)
 		if !ok {
 			return nil, nil, synErr(b.Items[i], []string{"an item name"}, "a { } block where a %s name was expected", strings.TrimSuffix(p.Name, "s"))

@@ -68,6 +68,14 @@ const (
 	ItemMember
 	// ItemGTMMember is `server:virtual-server` (gtm pool members).
 	ItemGTMMember
+	// ItemAddress is an IP address (gtm server addresses, gtm link
+	// router-addresses): stored as netip prints it, so 10.0.0.01 and
+	// 10.0.0.1 are one item.
+	ItemAddress
+	// ItemRegionMember is `[not] KIND VALUE` (gtm region-members): several
+	// words make one item, stored as `not subnet 10.0.0.0/8` or `datacenter
+	// /Common/dc1` (region, datacenter and pool values as full paths).
+	ItemRegionMember
 )
 
 // Prop is one property row of a kind's schema.

@@ -64,8 +64,25 @@ func TestTranscripts(t *testing.T) {
 			"poll":     cmdPoll,
 			"send":     cmdSend,
 			"sleep":    cmdSleep,
+			"capture":  cmdCapture,
 		},
 	})
+}
+
+// capture NAME REGEXP: set the variable NAME to the first group of REGEXP
+// in the last command's standard output (a value the next commands need,
+// such as a device's certificate fingerprint).
+func cmdCapture(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: capture NAME REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile("stdout"))
+	if len(m) < 2 {
+		ts.Fatalf("capture %s: no match for %q in stdout", args[0], args[1])
+	}
+	ts.Setenv(args[0], m[1])
 }
 
 // waitsock PATH: wait (up to 10 s) until a daemon listens on the socket.

@@ -50,29 +50,38 @@ func (p *printer) section(indent, title string, rows []kv) {
 // its requests were answered.
 func GTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
 	p := &printer{w: w}
-	p.header("Gtm::WideIp::A: " + o.rel(s.Name))
+	p.header("Gtm::WideIp::" + typeWord(s.Type) + ": " + o.rel(s.Name))
 	p.status("", s.Status)
 	if len(s.Aliases) > 0 {
 		p.f("  %-13s: %s\n", "Aliases", strings.Join(s.Aliases, " "))
 	}
 	p.line("")
 	p.section("", "Requests", []kv{
-		{"Total", o.num(s.Requests)}, {"A", o.num(s.RequestsA)}, {"Other", o.num(s.RequestsOther)},
+		{"Total", o.num(s.Requests)}, {typeWord(s.Type), o.num(s.RequestsA)}, {"Other", o.num(s.RequestsOther)},
 	})
 	p.line("")
 	p.section("", "Load Balancing", []kv{
 		{"Resolved", o.num(s.Resolved)}, {"Persisted", o.num(s.Persisted)},
 		{"Preferred", o.num(s.Preferred)}, {"Alternate", o.num(s.Alternate)}, {"Fallback", o.num(s.Fallback)},
-		{"Returned to DNS", o.num(s.ReturnedToDNS)}, {"Dropped", o.num(s.Dropped)},
+		{"Last Resort", o.num(s.LastResort)}, {"Returned to DNS", o.num(s.ReturnedToDNS)}, {"Dropped", o.num(s.Dropped)},
 	})
 	return p.err
+}
+
+// typeWord is a record type as BIG-IP's show headers write it (A, AAAA,
+// CNAME, ...).
+func typeWord(t gslb.RRType) string {
+	if t == "" {
+		return "A"
+	}
+	return strings.ToUpper(string(t))
 }
 
 // GTMPool prints one `Gtm::Pool::A` block and, with o.Members, a
 // nested `| Gtm::Pool Member:` block per member.
 func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 	p := &printer{w: w}
-	p.header("Gtm::Pool::A: " + o.rel(s.Name))
+	p.header("Gtm::Pool::" + typeWord(s.Type) + ": " + o.rel(s.Name))
 	p.status("", s.Status)
 	p.f("  %-13s: %s\n", "Preferred LB", s.Mode)
 	p.f("  %-13s: %s\n", "Alternate LB", s.Alternate)
@@ -90,7 +99,9 @@ func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 			p.line("  | Gtm::Pool Member: " + o.rel(m.Member))
 			p.line(dash)
 			p.status("  | ", m.Status)
-			p.f("  |   %-13s: %s\n", "Destination", m.Destination)
+			if m.Destination != "" {
+				p.f("  |   %-13s: %s\n", "Destination", m.Destination)
+			}
 			p.f("  |   %-13s: %d\n", "Order", m.Order)
 			p.f("  |   %-13s: %d\n", "Ratio", m.Ratio)
 			p.line("  |")

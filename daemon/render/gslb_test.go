@@ -16,7 +16,7 @@ func TestRenderGTMWideIP(t *testing.T) {
 	var b bytes.Buffer
 	err := GTMWideIP(&b, gslb.WideIPStats{
 		Name: "/Common/www.example.com", Status: okStatus, Aliases: []string{"web.example.com"},
-		Requests: 12, RequestsA: 11, RequestsOther: 1, Resolved: 11, Preferred: 9, Alternate: 2, ReturnedToDNS: 1,
+		Requests: 12, RequestsA: 11, RequestsOther: 1, Resolved: 11, Preferred: 9, Alternate: 2, ReturnedToDNS: 1, LastResort: 3,
 	}, Options{Folder: "/Common"})
 	if err != nil {
 		t.Fatal(err)
@@ -42,6 +42,7 @@ Load Balancing
   Preferred                      9
   Alternate                      2
   Fallback                       0
+  Last Resort                    3
   Returned to DNS                1
   Dropped                        0
 `)
@@ -65,6 +66,25 @@ func TestRenderGTMBlocks(t *testing.T) {
 			return GTMPool(b, gslb.PoolStats{Name: "/Common/p", Status: okStatus,
 				Members: []gslb.PoolMemberStats{{Member: "/Common/lc:vs1", Destination: "127.0.119.1:80", Order: 2, Ratio: 1, Status: down, Preferred: 4}}}, Options{Folder: "/Common", Members: true})
 		}, []string{"  | Gtm::Pool Member: lc:vs1\n", "  |   Reason       : The link is disabled\n", "  |   Order        : 2\n", "  |   Preferred                      4\n"}, nil},
+		{"cname pool with name members", func(b *bytes.Buffer) error {
+			return GTMPool(b, gslb.PoolStats{Name: "/Common/c", Type: gslb.TypeCNAME, Status: okStatus,
+				Members: []gslb.PoolMemberStats{{Member: "www.example.org", Status: okStatus}}}, Options{Folder: "/Common", Members: true})
+		}, []string{"Gtm::Pool::CNAME: c\n", "  | Gtm::Pool Member: www.example.org\n"}, []string{"Destination"}},
+		{"aaaa wide IP", func(b *bytes.Buffer) error {
+			return GTMWideIP(b, gslb.WideIPStats{Name: "/Common/w", Type: gslb.TypeAAAA, Status: okStatus, RequestsA: 4}, o)
+		}, []string{"Gtm::WideIp::AAAA: w\n", "  AAAA                           4\n"}, []string{"  A  "}},
+		{"topology in evaluation order", func(b *bytes.Buffer) error {
+			return GTMTopology(b, []gslb.TopologyStats{{LDNS: "subnet 10.0.0.0/8", Server: "not datacenter /Common/dc1", Order: 2, Score: 100}}, o)
+		}, []string{"Gtm::Topology Records (in evaluation order)\n", "1  subnet 10.0.0.0/8  not datacenter dc1  2      100\n", "Total records: 1\n"}, nil},
+		{"region", func(b *bytes.Buffer) error {
+			return GTMRegion(b, gslb.RegionStats{Name: "/Common/r", Members: []string{"not region /Common/r2", "subnet 10.0.0.0/8"}, UsedBy: 2}, o)
+		}, []string{"Gtm::Region: r\n", "  Used By      : 2\n", "    not region r2\n", "    subnet 10.0.0.0/8\n"}, nil},
+		{"listener and counters", func(b *bytes.Buffer) error {
+			if err := GTMListener(b, gslb.ListenerStats{Name: "/Common/l", Address: "127.0.0.53:53", Protocol: "udp", Status: okStatus}, o); err != nil {
+				return err
+			}
+			return GTMCounters(b, gslb.ServerCounters{Queries: 9, Refused: 2}, o)
+		}, []string{"Gtm::Listener: l\n", "  Address      : 127.0.0.53:53\n", "  Total                          9\n", "  Refused                        2\n"}, nil},
 		{"server with a reported virtual server", func(b *bytes.Buffer) error {
 			return GTMServer(b, gslb.ServerStats{Name: "/Common/lc", Datacenter: "/Common/dc1", Status: okStatus, VirtualServers: []gslb.VirtualServerStats{
 				{Name: "/Common/lc:vs1", Destination: "127.0.119.1:80", Link: "/Common/isp1", Status: okStatus, Metrics: &gslb.VSMetrics{Status: gslb.StatusUp, Connections: 7, Bps: 12500}},

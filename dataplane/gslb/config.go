@@ -32,10 +32,10 @@ type Config struct {
 	// Servers are the `gtm server` objects by full path. They are called
 	// Host here because Server is the DNS server itself.
 	Servers map[string]*Host
-	// Pools are the `gtm pool a` objects by full path.
+	// Pools are the `gtm pool` objects by Key(type, full path).
 	Pools map[string]*Pool
-	// WideIPs are the `gtm wideip a` objects by full path; the path's last
-	// element is the DNS name (/Common/www.example.com).
+	// WideIPs are the `gtm wideip` objects by Key(type, full path); the
+	// path's last element is the DNS name (/Common/www.example.com).
 	WideIPs map[string]*WideIP
 	// Regions by full path.
 	Regions map[string]*Region
@@ -182,9 +182,10 @@ const (
 	QualityOfService      Mode = "quality-of-service"
 )
 
-// Pool is a `gtm pool a`.
+// Pool is a `gtm pool` of one record type.
 type Pool struct {
 	Name     string
+	Type     RRType // "" is TypeA
 	Disabled bool
 	// Mode, Alternate and Fallback are load-balancing-mode, alternate-mode
 	// and fallback-mode; "" means round-robin, round-robin, return-to-dns.
@@ -201,23 +202,42 @@ type Pool struct {
 	Members []PoolMember
 }
 
-// PoolMember is one `<server>:<virtual server>` member of a gtm pool.
+// PoolMember is one member of a gtm pool: `<server>:<virtual server>` in
+// A and AAAA pools, a domain name (Target) in the other types.
 type PoolMember struct {
 	// Server is the gtm server's full path, VirtualServer the name of one
 	// of its virtual servers.
 	Server        string
 	VirtualServer string
-	Order         int
-	Ratio         int // 0 means 1
-	Disabled      bool
+	// Target is the domain name a CNAME, MX, SRV or NAPTR member answers
+	// with. A target that names an A or AAAA wide IP of this
+	// configuration is available while that wide IP is, unless
+	// StaticTarget says it is a name outside the GSLB (always available).
+	Target       string
+	StaticTarget bool
+	// Priority is an MX member's preference and an SRV member's priority;
+	// Weight and Port are an SRV member's; Preference, Flags and Service a
+	// NAPTR member's (its order is Order).
+	Priority   uint16
+	Weight     uint16
+	Port       uint16
+	Preference uint16
+	Flags      string
+	Service    string
+	Order      int
+	Ratio      int // 0 means 1
+	Disabled   bool
 	// LimitMaxConnections: 0 means no limit.
 	LimitMaxConnections int64
 }
 
-// WideIP is a `gtm wideip a`.
+// WideIP is a `gtm wideip` of one record type: it answers the queries of
+// its type for its names (a CNAME wide IP answers every type), from pools
+// of its type.
 type WideIP struct {
 	// Name is the full path; its last element is the DNS name.
 	Name     string
+	Type     RRType // "" is TypeA
 	Disabled bool
 	// Aliases are further names, possibly with * and ? wildcards.
 	Aliases []string

@@ -36,8 +36,10 @@ type decision struct {
 	more   []netip.Addr // all the addresses, once there are more than inline holds
 	ttl    uint32
 	pool   *pool
-	member *member // nil for fallback-ip
-	level  int     // 0 preferred, 1 alternate, 2 fallback, -1 persisted
+	member *member // nil for fallback-ip and name pools
+	// targets are the answer of a CNAME, MX, SRV or NAPTR pool.
+	targets []*nameMember
+	level   int // 0 preferred, 1 alternate, 2 fallback, -1 persisted
 }
 
 // setAddr makes a the only address of the answer.
@@ -201,6 +203,17 @@ func poolState(pl *pool) (bool, string) {
 	if pl.cfg.Disabled {
 		return false, reasonPoolDisabled
 	}
+	if pl.typ.named() {
+		if len(pl.names) == 0 {
+			return false, reasonPoolEmpty
+		}
+		for _, m := range pl.names {
+			if ok, _ := nameState(m); ok {
+				return true, reasonAvailable
+			}
+		}
+		return false, reasonPoolNoMembers
+	}
 	if len(pl.members) == 0 {
 		return false, reasonPoolEmpty
 	}
@@ -245,6 +258,7 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 	if lr := w.lastResort; lr != nil {
 		s.resolvePool(rq, lr, d)
 		if d.out != outNone {
+			rt.lastResort.Add(1)
 			s.finish(rq, w, d)
 			return
 		}
@@ -449,6 +463,10 @@ func addMore(d *decision, cands []*member, i, max int) {
 func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 	d.out = outNone
 	if pl.cfg.Disabled {
+		return
+	}
+	if pl.typ.named() {
+		s.resolveNames(pl, d)
 		return
 	}
 	cands := rq.available(pl)

@@ -106,6 +106,7 @@ type wipRT struct {
 	fallback      atomic.Uint64
 	returnedToDNS atomic.Uint64
 	dropped       atomic.Uint64
+	lastResort    atomic.Uint64
 }
 
 // The compiled, immutable form of a Config.
@@ -113,9 +114,10 @@ type wipRT struct {
 type plan struct {
 	cfg      *Config
 	settings Settings
-	exact    map[string]*wideIP // lower-case fqdn with the final dot
+	exact    map[string]*wideIP // A wide IPs by lower-case fqdn with the final dot
 	wild     []wildName
-	wideIPs  []*wideIP // sorted by name
+	typed    [6]typedNames // the other types' names, by RRType.index (0 unused)
+	wideIPs  []*wideIP     // sorted by name
 	pools    map[string]*pool
 	poolList []*pool
 	hosts    map[string]*host
@@ -191,7 +193,10 @@ func (v *vs) path() *probePath {
 
 type pool struct {
 	cfg        *Pool
-	name       string
+	name       string // Key(type, path)
+	full       string // the full path
+	typ        RRType
+	names      []*nameMember // CNAME, MX, SRV and NAPTR pools, by member-order
 	rt         *poolRT
 	members    []*member // sorted by member-order
 	mode       Mode
@@ -212,7 +217,9 @@ type member struct {
 
 type wideIP struct {
 	cfg        *WideIP
-	path       string // full path
+	typ        RRType
+	path       string // Key(type, full path): runtime state and persistence
+	full       string // the full path
 	name       string // DNS name, lower case, final dot
 	rt         *wipRT
 	pools      []wipPool // sorted by order
@@ -268,6 +275,9 @@ func (p *plan) bind(rt *runtimes) {
 		pl.rt = getRT(rt.pool, pl.name, rt.touched)
 		for _, m := range pl.members {
 			m.rt = getRT(rt.member, pl.name+" "+m.name, rt.touched)
+		}
+		for _, m := range pl.names {
+			m.rt = getRT(rt.member, pl.name+" "+m.target, rt.touched)
 		}
 	}
 	for _, w := range p.wideIPs {
@@ -460,6 +470,8 @@ func compile(cfg *Config) (*plan, error) {
 		pl := &pool{
 			cfg:        pc,
 			name:       name,
+			full:       keyPath(name),
+			typ:        defType(pc.Type),
 			mode:       defMode(pc.Mode, RoundRobin),
 			alt:        defMode(pc.Alternate, RoundRobin),
 			fb:         defMode(pc.Fallback, ReturnToDNS),
@@ -468,7 +480,7 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		for _, m := range []Mode{pl.mode, pl.alt, pl.fb} {
 			if !memberModes[m] {
-				return nil, fmt.Errorf("gtm pool a %s: unknown load balancing mode %q", name, m)
+				return nil, typeErr("pool", pc.Type, pl.full, "unknown load balancing mode %q", m)
 			}
 		}
 		if pl.ttl == 0 {
@@ -477,11 +489,27 @@ func compile(cfg *Config) (*plan, error) {
 		if pl.maxAnswers <= 0 {
 			pl.maxAnswers = 1
 		}
+		if pl.typ.index() < 0 {
+			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pl.full, pc.Type)
+		}
 		for _, mc := range pc.Members {
+			if pl.typ.named() {
+				if mc.Target == "" {
+					return nil, typeErr("pool", pc.Type, pl.full, "a member needs a domain name")
+				}
+				m := &nameMember{cfg: mc, target: fqdn(mc.Target), ratio: max(mc.Ratio, 1)}
+				for _, x := range pl.names {
+					if x.target == m.target {
+						return nil, typeErr("pool", pc.Type, pl.full, "member %s is listed twice", mc.Target)
+					}
+				}
+				pl.names = append(pl.names, m)
+				continue
+			}
 			key := VSKey(mc.Server, mc.VirtualServer)
 			v := p.vss[key]
 			if v == nil {
-				return nil, fmt.Errorf("gtm pool a %s: member %s: no such virtual server", name, key)
+				return nil, typeErr("pool", pc.Type, pl.full, "member %s: no such virtual server", key)
 			}
 			m := &member{cfg: mc, name: key, vs: v, pool: pl, ratio: mc.Ratio}
 			if m.ratio <= 0 {
@@ -490,6 +518,7 @@ func compile(cfg *Config) (*plan, error) {
 			pl.members = append(pl.members, m)
 		}
 		sort.SliceStable(pl.members, func(i, j int) bool { return pl.members[i].cfg.Order < pl.members[j].cfg.Order })
+		sort.SliceStable(pl.names, func(i, j int) bool { return pl.names[i].cfg.Order < pl.names[j].cfg.Order })
 		p.pools[name] = pl
 		p.poolList = append(p.poolList, pl)
 	}
@@ -497,15 +526,20 @@ func compile(cfg *Config) (*plan, error) {
 		wc := cfg.WideIPs[name]
 		w := &wideIP{
 			cfg:        wc,
+			typ:        defType(wc.Type),
 			path:       name,
-			name:       DNSName(name),
+			full:       keyPath(name),
+			name:       DNSName(keyPath(name)),
 			mode:       defMode(wc.PoolLBMode, RoundRobin),
 			persistTTL: wc.PersistTTL,
 			cidr4:      wc.PersistCIDR4,
 			cidr6:      wc.PersistCIDR6,
 		}
 		if !poolLBModes[w.mode] {
-			return nil, fmt.Errorf("gtm wideip a %s: pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", name, w.mode)
+			return nil, typeErr("wideip", wc.Type, w.full, "pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", w.mode)
+		}
+		if w.typ.index() < 0 {
+			return nil, fmt.Errorf("gtm wideip %s: %q is not a record type", w.full, wc.Type)
 		}
 		if w.persistTTL <= 0 {
 			w.persistTTL = time.Hour
@@ -524,7 +558,10 @@ func compile(cfg *Config) (*plan, error) {
 		for _, wp := range wc.Pools {
 			pl := p.pools[wp.Pool]
 			if pl == nil {
-				return nil, fmt.Errorf("gtm wideip a %s: pool %q does not exist", name, wp.Pool)
+				return nil, typeErr("wideip", wc.Type, w.full, "pool %q does not exist", wp.Pool)
+			}
+			if pl.typ != w.typ {
+				return nil, typeErr("wideip", wc.Type, w.full, "pool %s is a pool %s", pl.full, pl.typ)
 			}
 			r := wp.Ratio
 			if r <= 0 {
@@ -539,26 +576,34 @@ func compile(cfg *Config) (*plan, error) {
 		if wc.LastResortPool != "" {
 			w.lastResort = p.pools[wc.LastResortPool]
 			if w.lastResort == nil {
-				return nil, fmt.Errorf("gtm wideip a %s: last-resort-pool %q does not exist", name, wc.LastResortPool)
+				return nil, typeErr("wideip", wc.Type, w.full, "last-resort-pool %q does not exist", wc.LastResortPool)
+			}
+			if w.lastResort.typ != w.typ {
+				return nil, typeErr("wideip", wc.Type, w.full, "last-resort-pool %s is a pool %s", w.lastResort.full, w.lastResort.typ)
 			}
 		}
-		if prev := p.exact[w.name]; prev != nil {
-			return nil, fmt.Errorf("gtm wideip a %s: name %s is already wide IP %s", name, w.name, prev.path)
+		names := p.names(w.typ)
+		if prev := names.exact[w.name]; prev != nil {
+			return nil, typeErr("wideip", wc.Type, w.full, "name %s is already wide IP %s", w.name, prev.full)
 		}
-		p.exact[w.name] = w
+		names.exact[w.name] = w
 		for _, a := range wc.Aliases {
 			an := fqdn(a)
 			if strings.ContainsAny(an, "*?") {
-				p.wild = append(p.wild, wildName{an, w})
+				names.wild = append(names.wild, wildName{an, w})
 				continue
 			}
-			if prev := p.exact[an]; prev != nil && prev != w {
-				return nil, fmt.Errorf("gtm wideip a %s: alias %s is already a name of wide IP %s", name, an, prev.path)
+			if prev := names.exact[an]; prev != nil && prev != w {
+				return nil, typeErr("wideip", wc.Type, w.full, "alias %s is already a name of wide IP %s", an, prev.full)
 			}
-			p.exact[an] = w
+			names.exact[an] = w
+		}
+		if w.typ == TypeA {
+			p.exact, p.wild = names.exact, names.wild
 		}
 		p.wideIPs = append(p.wideIPs, w)
 	}
+	p.compileNames()
 	if err := p.compileTopology(); err != nil {
 		return nil, err
 	}

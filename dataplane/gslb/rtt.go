@@ -166,7 +166,7 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		results := make(chan res, len(p.paths))
 		for _, path := range p.paths {
 			go func() {
-				rtt, proto, err := measure(s.ctx, path.src, target, st.ProbePort, st.ProbeTimeout, st.ProbeProtocols)
+				rtt, proto, err := s.measureVia(s.ctx, path.src, target, st.ProbePort, st.ProbeTimeout, st.ProbeProtocols)
 				r := pathRTT{rtt: rtt, proto: proto, at: s.now()}
 				if err != nil {
 					r.err = err.Error()

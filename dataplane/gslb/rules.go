@@ -239,7 +239,7 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		d.out, d.ttl = outAnswer, ttl
 		d.setAddr(rc.host)
 		w.rt.resolved.Add(1)
-		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, &d), true, true
+		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, TypeA, &d), true, true
 	case rc.cname != "":
 		m.Authoritative = true
 		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
@@ -253,7 +253,7 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		}
 		switch d.out {
 		case outAnswer:
-			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, &d), true, true
+			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, TypeA, &d), true, true
 		case outDrop:
 			s.stats.dropped.Add(1)
 			return nil, false, true

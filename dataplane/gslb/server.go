@@ -51,6 +51,7 @@ type Server struct {
 	persist persistTable
 
 	probesInFlight atomic.Int64
+	remote         atomic.Pointer[RemoteProber]
 
 	bgMu     sync.RWMutex // guards bgClosed against wg.Add
 	bgClosed bool
@@ -398,12 +399,12 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		m.Rcode = dns.RcodeRefused
 		return s.finishMsg(m, opt, nil, udp), true
 	}
-	if w := p.lookupName(qname); w != nil {
+	if w, some := p.wideIPFor(qname, q.Qtype); some != nil {
 		s.stats.wideIP.Add(1)
-		w.rt.requests.Add(1)
-		if q.Qtype != dns.TypeA && q.Qtype != dns.TypeANY {
-			w.rt.requestsOther.Add(1)
-			// The name exists; this A wide IP has nothing of that type.
+		some.rt.requests.Add(1)
+		if w == nil {
+			some.rt.requestsOther.Add(1)
+			// The name exists; no wide IP of the name has that type.
 			m.Authoritative = true
 			if z := p.zoneFor(qname); z != nil {
 				if set := z.names[qname]; set != nil && len(set[q.Qtype]) > 0 {
@@ -421,7 +422,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
-		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
+		if rc != nil && w.rules != nil && w.typ == TypeA && w.rules.Handles(rules.DNSRequest) {
 			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
 				return m, send
 			}
@@ -434,7 +435,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		case outReturnToDNS:
 			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
 		}
-		return s.decided(p, m, qname, q, opt, ecs, udp, &d), true
+		if w.typ.named() {
+			return s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), true
+		}
+		return s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), true
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Add(1)
@@ -450,10 +454,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 }
 
 // decided builds the answer of a wide IP whose decision is an answer.
-func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) *dns.Msg {
+func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, t RRType, d *decision) *dns.Msg {
 	m.Authoritative = true
 	for _, a := range d.addrs() {
-		if a.Is4() { // an A wide IP: IPv6 virtual servers are not answered
+		if t.family(a) { // an A wide IP answers IPv4 virtual servers, an AAAA one IPv6
 			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
 		}
 	}

@@ -41,9 +41,11 @@ func status(ok bool, reason string, disabled bool, unknown bool) ObjectStatus {
 // WideIPStats is `show gtm wideip a <name>`.
 type WideIPStats struct {
 	Name    string // full path
+	Type    RRType
 	Status  ObjectStatus
 	Aliases []string
-	// Requests counts every question for the name; A and Other split it.
+	// Requests counts every question for the name; RequestsA (those of
+	// the wide IP's own type, A for an A wide IP) and Other split it.
 	Requests      uint64
 	RequestsA     uint64
 	RequestsOther uint64
@@ -57,11 +59,14 @@ type WideIPStats struct {
 	Fallback      uint64
 	ReturnedToDNS uint64
 	Dropped       uint64
+	// LastResort counts answers from the last resort pool.
+	LastResort uint64
 }
 
 // PoolStats is `show gtm pool a <name>`, with its members.
 type PoolStats struct {
-	Name        string
+	Name        string // full path
+	Type        RRType
 	Status      ObjectStatus
 	Mode        Mode
 	Alternate   Mode
@@ -76,7 +81,7 @@ type PoolStats struct {
 
 // PoolMemberStats is one member block of a pool show.
 type PoolMemberStats struct {
-	Member      string // <server>:<vs>
+	Member      string // <server>:<vs>, or the domain name of a name pool
 	Destination string
 	Order       int
 	Ratio       int
@@ -147,7 +152,9 @@ func (s *Server) WideIPs() []WideIPStats {
 		ok, why := wideIPState(w)
 		r := w.rt
 		out = append(out, WideIPStats{
-			Name:          w.path,
+			Name:          w.full,
+			Type:          w.typ,
+			LastResort:    r.lastResort.Load(),
 			Status:        status(ok, why, w.cfg.Disabled, false),
 			Aliases:       append([]string(nil), w.cfg.Aliases...),
 			Requests:      r.requests.Load(),
@@ -172,7 +179,7 @@ func (s *Server) Pools() []PoolStats {
 	for _, pl := range p.poolList {
 		ok, why := poolState(pl)
 		ps := PoolStats{
-			Name: pl.name, Status: status(ok, why, pl.cfg.Disabled, false),
+			Name: pl.full, Type: pl.typ, Status: status(ok, why, pl.cfg.Disabled, false),
 			Mode: pl.mode, Alternate: pl.alt, Fallback: pl.fb,
 			Preferred: pl.rt.preferred.Load(), AltCount: pl.rt.alternate.Load(), FallCount: pl.rt.fallback.Load(),
 			ReturnToDNS: pl.rt.returnToDNS.Load(), Dropped: pl.rt.dropped.Load(),
@@ -182,6 +189,14 @@ func (s *Server) Pools() []PoolStats {
 			ps.Members = append(ps.Members, PoolMemberStats{
 				Member: m.name, Destination: m.vs.cfg.Destination.String(), Order: m.cfg.Order, Ratio: m.ratio,
 				Status:    status(ok, why, m.cfg.Disabled, vsUnknown(m.vs)),
+				Preferred: m.rt.preferred.Load(), Alternate: m.rt.alternate.Load(), Fallback: m.rt.fallback.Load(),
+			})
+		}
+		for _, m := range pl.names {
+			ok, why := nameState(m)
+			ps.Members = append(ps.Members, PoolMemberStats{
+				Member: m.cfg.Target, Order: m.cfg.Order, Ratio: m.ratio,
+				Status:    status(ok, why, m.cfg.Disabled, false),
 				Preferred: m.rt.preferred.Load(), Alternate: m.rt.alternate.Load(), Fallback: m.rt.fallback.Load(),
 			})
 		}

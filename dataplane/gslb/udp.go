@@ -282,7 +282,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	if d.out == outReturnToDNS {
 		m = s.returnToDNS(p, m, name, dq, opt, nil, true, w)
 	} else {
-		m = s.decided(p, m, name, dq, opt, nil, true, &d)
+		m = s.decided(p, m, name, dq, opt, nil, true, TypeA, &d)
 	}
 	resp, send = pack(m, out)
 	return resp, true, send

@@ -35,6 +35,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"sort"
 	"sync"
 	"time"
 )
@@ -91,6 +92,39 @@ func fingerprint(der []byte) string {
 type Trust struct {
 	mu    sync.RWMutex
 	certs map[string]string // fingerprint -> device name (the certificate's CN)
+	// logged is when each refusal (peer and reason) was last logged: a
+	// peer retrying every second is logged once a minute.
+	logMu  sync.Mutex
+	logged map[string]time.Time
+}
+
+// refused logs a refused peer, once a minute per peer and reason.
+func (t *Trust) refused(log *slog.Logger, peer string, err error) {
+	host := peer
+	if ap, perr := netip.ParseAddrPort(peer); perr == nil {
+		host = ap.Addr().String() // a subscriber dials from a new port each time
+	}
+	key := host + " " + err.Error()
+	now := time.Now()
+	t.logMu.Lock()
+	if t.logged == nil {
+		t.logged = map[string]time.Time{}
+	}
+	last, seen := t.logged[key]
+	if !seen || now.Sub(last) >= time.Minute {
+		t.logged[key] = now
+	}
+	if len(t.logged) > 1024 {
+		for k, at := range t.logged {
+			if now.Sub(at) >= time.Minute {
+				delete(t.logged, k)
+			}
+		}
+	}
+	t.logMu.Unlock()
+	if !seen || now.Sub(last) >= time.Minute {
+		log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+	}
 }
 
 // NewTrust returns an empty trust set.
@@ -138,6 +172,21 @@ func (t *Trust) verify(raw [][]byte) (string, error) {
 	return name, nil
 }
 
+// stillTrusted checks an open stream's peer against the trust set as it
+// is now: a certificate removed since the handshake ends the stream, and
+// is logged like a refused handshake.
+func (t *Trust) stillTrusted(c *tls.Conn, log *slog.Logger, peer string) bool {
+	pcs := c.ConnectionState().PeerCertificates
+	if len(pcs) == 0 {
+		return false
+	}
+	if _, err := t.verify([][]byte{pcs[0].Raw}); err != nil {
+		t.refused(log, peer, err)
+		return false
+	}
+	return true
+}
+
 func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Config {
 	return &tls.Config{
 		MinVersion:   tls.VersionTLS13,
@@ -148,7 +197,7 @@ func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Conf
 		InsecureSkipVerify: true,
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if _, err := t.verify(raw); err != nil {
-				log.Warn("iquery: refused a peer", "peer", peer, "error", err)
+				t.refused(log, peer, err)
 				return err
 			}
 			return nil
@@ -161,10 +210,13 @@ type VirtualServer struct {
 	Name        string         `json:"name"`
 	Destination netip.AddrPort `json:"destination"`
 	// Available is false when the LTM side has it down or disabled.
-	Available   bool  `json:"available"`
-	Connections int64 `json:"connections"`
-	BitsIn      int64 `json:"bits_in"`
-	BitsOut     int64 `json:"bits_out"`
+	Available bool `json:"available"`
+	// Status is "up", "down" or "unknown" (no monitor result yet: the
+	// GSLB decides as for a virtual server nothing reported on).
+	Status      string `json:"status,omitempty"`
+	Connections int64  `json:"connections"`
+	BitsIn      int64  `json:"bits_in"`
+	BitsOut     int64  `json:"bits_out"`
 }
 
 // Report is a publisher's whole state at one time.
@@ -173,7 +225,60 @@ type Report struct {
 	Seq            uint64          `json:"seq"`
 	Time           time.Time       `json:"time"`
 	VirtualServers []VirtualServer `json:"virtual_servers"`
+	// Links are the publisher's links with the throughput of the virtual
+	// servers reached over them (link discovery).
+	Links []Link `json:"links,omitempty"`
+	// Sources are the addresses the publisher probes LDNSes from when a
+	// GSLB asks (its self IPs and its links' uplink addresses).
+	Sources []netip.Addr `json:"sources,omitempty"`
 }
+
+// message is one line of a stream from a publisher: a report or the
+// result of a probe the subscriber asked for.
+type message struct {
+	Report *Report      `json:"report,omitempty"`
+	Probe  *ProbeResult `json:"probe,omitempty"`
+}
+
+// ProbeRequest asks a datacenter's ltmd to measure the round-trip time
+// to an LDNS from one of its addresses (a line from subscriber to
+// publisher).
+type ProbeRequest struct {
+	ID        uint64     `json:"id"`
+	Src       netip.Addr `json:"src"`
+	LDNS      netip.Addr `json:"ldns"`
+	Port      uint16     `json:"port"`
+	TimeoutMS int64      `json:"timeout_ms"`
+	Protocols []string   `json:"protocols"`
+}
+
+// ProbeResult is the answer to a ProbeRequest.
+type ProbeResult struct {
+	ID        uint64 `json:"id"`
+	RTTMicros int64  `json:"rtt_us"`
+	Protocol  string `json:"protocol,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// maxProbes bounds the probes one stream runs at once.
+const maxProbes = 64
+
+// Link is one link as the publishing ltmd reports it.
+type Link struct {
+	Name            string       `json:"name"`
+	RouterAddresses []netip.Addr `json:"router_addresses,omitempty"`
+	InBps           int64        `json:"in_bps"`
+	OutBps          int64        `json:"out_bps"`
+}
+
+// Keepalive is how often a publisher sends its state again when nothing
+// changed, so a subscriber tells a quiet peer from a hung one; Stale is
+// how long a subscriber waits for a report before it takes the stream
+// for broken.
+var (
+	Keepalive = 2 * time.Second
+	Stale     = 3*Keepalive + time.Second
+)
 
 // Publisher serves an ltmd's reports to the subscribers it trusts.
 type Publisher struct {
@@ -184,6 +289,7 @@ type Publisher struct {
 
 	mu     sync.Mutex
 	last   Report
+	prober func(ProbeRequest) ProbeResult
 	subs   map[chan Report]bool
 	closed bool
 	wg     sync.WaitGroup
@@ -210,10 +316,22 @@ func Listen(addr string, id *Identity, trust *Trust, log *slog.Logger) (*Publish
 func (p *Publisher) Addr() net.Addr { return p.ln.Addr() }
 
 // Publish sends the virtual servers' state to every subscriber.
-func (p *Publisher) Publish(vss []VirtualServer) {
+func (p *Publisher) Publish(vss []VirtualServer) { p.PublishLinks(vss, nil) }
+
+// PublishLinks sends the virtual servers' and the links' state.
+func (p *Publisher) PublishLinks(vss []VirtualServer, links []Link) {
+	p.PublishReport(Report{VirtualServers: vss, Links: links})
+}
+
+// PublishReport sends a whole report; Device, Seq and Time are filled in.
+func (p *Publisher) PublishReport(r Report) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = Report{Device: p.id.Name, Seq: p.last.Seq + 1, Time: time.Now(), VirtualServers: append([]VirtualServer(nil), vss...)}
+	r.Device, r.Seq, r.Time = p.id.Name, p.last.Seq+1, time.Now()
+	r.VirtualServers = append([]VirtualServer(nil), r.VirtualServers...)
+	r.Links = append([]Link(nil), r.Links...)
+	r.Sources = append([]netip.Addr(nil), r.Sources...)
+	p.last = r
 	for ch := range p.subs {
 		select {
 		case <-ch: // a slow subscriber gets the newest state only
@@ -276,28 +394,82 @@ func (p *Publisher) serve(raw net.Conn) {
 		}
 		p.mu.Unlock()
 	}()
-	// A subscriber sends nothing: a read returns when it goes away.
+	// A subscriber sends probe requests; its reads end when it goes away.
 	gone := make(chan struct{})
-	go func() {
-		var b [1]byte
-		c.Read(b[:])
-		close(gone)
-	}()
+	results := make(chan ProbeResult, maxProbes)
+	go p.readRequests(c, results, gone)
 	enc := json.NewEncoder(c)
+	keep := time.NewTicker(Keepalive)
+	defer keep.Stop()
 	for {
+		var m message
 		select {
-		case r, ok := <-ch:
+		case x, ok := <-ch:
 			if !ok {
 				return
 			}
-			c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-			if err := enc.Encode(r); err != nil {
-				return
-			}
+			m.Report = &x
+		case <-keep.C:
+			p.mu.Lock()
+			r := p.last
+			p.mu.Unlock()
+			m.Report = &r
+		case res := <-results:
+			m.Probe = &res
 		case <-gone:
 			return
 		}
+		if !p.trust.stillTrusted(c, p.log, raw.RemoteAddr().String()) {
+			return
+		}
+		c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := enc.Encode(m); err != nil {
+			return
+		}
 	}
+}
+
+// readRequests runs the subscriber's probe requests (at most maxProbes at
+// once; a request beyond gets an error at once) until it goes away.
+func (p *Publisher) readRequests(c *tls.Conn, results chan ProbeResult, gone chan struct{}) {
+	defer close(gone)
+	dec := json.NewDecoder(bufio.NewReader(c))
+	sem := make(chan struct{}, maxProbes)
+	for {
+		var req ProbeRequest
+		if err := dec.Decode(&req); err != nil {
+			return
+		}
+		p.mu.Lock()
+		pr := p.prober
+		p.mu.Unlock()
+		select {
+		case sem <- struct{}{}:
+		default:
+			results <- ProbeResult{ID: req.ID, Error: "too many probes in flight"}
+			continue
+		}
+		go func() {
+			defer func() { <-sem }()
+			res := ProbeResult{ID: req.ID, Error: "this device does not probe"}
+			if pr != nil {
+				res = pr(req)
+				res.ID = req.ID
+			}
+			select {
+			case results <- res:
+			case <-gone:
+			}
+		}()
+	}
+}
+
+// SetProber makes the publisher answer its subscribers' RTT probe
+// requests with fn (nil: it refuses them).
+func (p *Publisher) SetProber(fn func(ProbeRequest) ProbeResult) {
+	p.mu.Lock()
+	p.prober = fn
+	p.mu.Unlock()
 }
 
 // Events is what a Subscriber tells its user.
@@ -319,6 +491,30 @@ type Subscriber struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	peers map[string]*peer
+}
+
+// peer is one followed publisher.
+type peer struct {
+	cancel context.CancelFunc
+	state  PeerState
+	// conn is the open stream (nil between streams); wmu serialises
+	// probe requests on it; pending are the requests waiting for results.
+	conn    *tls.Conn
+	wmu     sync.Mutex
+	nextID  uint64
+	pending map[uint64]chan ProbeResult
+}
+
+// PeerState is what a subscriber knows of one publisher, for shows.
+type PeerState struct {
+	Addr       string
+	Device     string // from its last report
+	Connected  bool
+	LastReport time.Time
+	LastError  string
 }
 
 // NewSubscriber returns a subscriber that dials again retry after a
@@ -331,26 +527,41 @@ func NewSubscriber(id *Identity, trust *Trust, ev Events, retry time.Duration, l
 		retry = time.Second
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Subscriber{id: id, trust: trust, log: log, ev: ev, retry: retry, ctx: ctx, cancel: cancel}
+	return &Subscriber{id: id, trust: trust, log: log, ev: ev, retry: retry, ctx: ctx, cancel: cancel, peers: map[string]*peer{}}
 }
 
-// Follow keeps a stream open to the publisher at addr until Close.
+// Follow keeps a stream open to the publisher at addr until Unfollow or
+// Close; following an address twice is following it once.
 func (s *Subscriber) Follow(addr string) {
+	s.mu.Lock()
+	if s.peers[addr] != nil || s.ctx.Err() != nil {
+		s.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.peers[addr] = &peer{cancel: cancel, state: PeerState{Addr: addr}}
 	s.wg.Add(1)
+	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		first := true // the first failure is reported, then one per outage
-		for s.ctx.Err() == nil {
-			connected, err := s.stream(addr)
-			if s.ctx.Err() != nil {
+		for ctx.Err() == nil {
+			connected, err := s.stream(ctx, addr)
+			if ctx.Err() != nil {
 				return
 			}
+			s.note(addr, func(st *PeerState) {
+				st.Connected = false
+				if err != nil {
+					st.LastError = err.Error()
+				}
+			})
 			if (first || connected) && s.ev.Down != nil {
 				s.ev.Down(addr, err)
 			}
 			first = false
 			select {
-			case <-s.ctx.Done():
+			case <-ctx.Done():
 				return
 			case <-time.After(s.retry):
 			}
@@ -358,24 +569,80 @@ func (s *Subscriber) Follow(addr string) {
 	}()
 }
 
-// stream reads one connection's reports until it breaks; connected says
-// whether it got any.
-func (s *Subscriber) stream(addr string) (connected bool, err error) {
+// Unfollow closes the stream to addr; no event is reported for it after.
+func (s *Subscriber) Unfollow(addr string) {
+	s.mu.Lock()
+	p := s.peers[addr]
+	delete(s.peers, addr)
+	s.mu.Unlock()
+	if p != nil {
+		p.cancel()
+	}
+}
+
+// Peers lists the publishers followed, by address.
+func (s *Subscriber) Peers() []PeerState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PeerState, 0, len(s.peers))
+	for _, p := range s.peers {
+		out = append(out, p.state)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
+
+func (s *Subscriber) note(addr string, f func(*PeerState)) {
+	s.mu.Lock()
+	if p := s.peers[addr]; p != nil {
+		f(&p.state)
+	}
+	s.mu.Unlock()
+}
+
+// stream reads one connection's reports until it breaks, or until no
+// report came for Stale; connected says whether it got any.
+func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, err error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr)}
-	c, err := d.DialContext(s.ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return false, err
 	}
 	defer c.Close()
-	stop := context.AfterFunc(s.ctx, func() { c.Close() })
+	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
+	tc, _ := c.(*tls.Conn)
+	s.mu.Lock()
+	if p := s.peers[addr]; p != nil {
+		p.conn = tc
+	}
+	s.mu.Unlock()
+	defer s.dropConn(addr)
 	dec := json.NewDecoder(bufio.NewReader(c))
 	for {
-		var r Report
-		if err := dec.Decode(&r); err != nil {
+		var m message
+		c.SetReadDeadline(time.Now().Add(Stale))
+		if err := dec.Decode(&m); err != nil {
 			return connected, err
 		}
+		if m.Probe != nil {
+			s.deliver(addr, *m.Probe)
+			continue
+		}
+		if m.Report == nil {
+			continue
+		}
+		r := *m.Report
+		if tc != nil && !s.trust.stillTrusted(tc, s.log, addr) {
+			return connected, errors.New("the peer's certificate is no longer trusted")
+		}
 		connected = true
+		s.note(addr, func(st *PeerState) {
+			st.Connected, st.Device, st.LastReport, st.LastError = true, r.Device, r.Time, ""
+		})
+		if ctx.Err() != nil {
+			return connected, ctx.Err()
+		}
 		if s.ev.Report != nil {
 			s.ev.Report(addr, r)
 		}
@@ -386,4 +653,78 @@ func (s *Subscriber) stream(addr string) (connected bool, err error) {
 func (s *Subscriber) Close() {
 	s.cancel()
 	s.wg.Wait()
+}
+
+// dropConn forgets a peer's stream and fails the probes waiting on it.
+func (s *Subscriber) dropConn(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.peers[addr]
+	if p == nil {
+		return
+	}
+	p.conn = nil
+	for id, ch := range p.pending {
+		ch <- ProbeResult{ID: id, Error: "the stream to the peer broke"}
+		delete(p.pending, id)
+	}
+}
+
+func (s *Subscriber) deliver(addr string, r ProbeResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.peers[addr]; p != nil {
+		if ch := p.pending[r.ID]; ch != nil {
+			ch <- r
+			delete(p.pending, r.ID)
+		}
+	}
+}
+
+// Probe asks the publisher at addr to measure an LDNS from one of its
+// addresses and waits for the result (or ctx).
+func (s *Subscriber) Probe(ctx context.Context, addr string, req ProbeRequest) (ProbeResult, error) {
+	s.mu.Lock()
+	p := s.peers[addr]
+	if p == nil || p.conn == nil {
+		s.mu.Unlock()
+		return ProbeResult{}, errors.New("iquery: no stream to " + addr)
+	}
+	p.nextID++
+	req.ID = p.nextID
+	ch := make(chan ProbeResult, 1)
+	if p.pending == nil {
+		p.pending = map[uint64]chan ProbeResult{}
+	}
+	p.pending[req.ID] = ch
+	conn := p.conn
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(p.pending, req.ID)
+		s.mu.Unlock()
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		forget()
+		return ProbeResult{}, err
+	}
+	p.wmu.Lock()
+	conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err = conn.Write(append(b, '\n'))
+	p.wmu.Unlock()
+	if err != nil {
+		forget()
+		return ProbeResult{}, err
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			return r, errors.New(r.Error)
+		}
+		return r, nil
+	case <-ctx.Done():
+		forget()
+		return ProbeResult{}, ctx.Err()
+	}
 }

@@ -1,0 +1,121 @@
+package gslb
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// typedConfig has a name with an A and an AAAA wide IP, a CNAME wide IP,
+// and MX, SRV and NAPTR wide IPs whose members are names.
+func typedConfig() *Config {
+	a := netip.MustParseAddr
+	cfg := &Config{
+		Datacenters: map[string]*Datacenter{"/Common/dc": {Name: "/Common/dc"}},
+		Servers: map[string]*Host{"/Common/s": {Name: "/Common/s", Datacenter: "/Common/dc", VirtualServers: []*VirtualServer{
+			{Name: "v4", Destination: netip.AddrPortFrom(a("127.0.90.1"), 80)},
+			{Name: "v6", Destination: netip.AddrPortFrom(a("::1"), 80)},
+			{Name: "v6b", Destination: netip.AddrPortFrom(a("fd00::2"), 80), Disabled: true},
+		}}},
+		Pools: map[string]*Pool{
+			"/Common/p":          {Name: "/Common/p", Members: []PoolMember{{Server: "/Common/s", VirtualServer: "v4"}, {Server: "/Common/s", VirtualServer: "v6"}}},
+			"aaaa /Common/p":     {Name: "/Common/p", Type: TypeAAAA, Members: []PoolMember{{Server: "/Common/s", VirtualServer: "v6"}, {Server: "/Common/s", VirtualServer: "v4"}}},
+			"aaaa /Common/down":  {Name: "/Common/down", Type: TypeAAAA, Members: []PoolMember{{Server: "/Common/s", VirtualServer: "v6b"}}},
+			"cname /Common/c":    {Name: "/Common/c", Type: TypeCNAME, Members: []PoolMember{{Target: "www.example.org", StaticTarget: true}}},
+			"cname /Common/cdyn": {Name: "/Common/cdyn", Type: TypeCNAME, Members: []PoolMember{{Target: "gone.ex.test"}, {Target: "www.ex.test", Order: 1}}, Mode: GlobalAvailability},
+			"mx /Common/m":       {Name: "/Common/m", Type: TypeMX, MaxAnswers: 2, Members: []PoolMember{{Target: "mx1.ex.test", Priority: 10}, {Target: "mx2.ex.test", Priority: 20, Order: 1}}, Mode: GlobalAvailability},
+			"srv /Common/s":      {Name: "/Common/s", Type: TypeSRV, Members: []PoolMember{{Target: "sip.ex.test", Priority: 1, Weight: 5, Port: 5060}}},
+			"naptr /Common/n":    {Name: "/Common/n", Type: TypeNAPTR, Members: []PoolMember{{Target: "_sip._udp.ex.test", Order: 3, Preference: 7, Flags: "s", Service: "SIP+D2U"}}},
+		},
+		WideIPs: map[string]*WideIP{
+			"/Common/www.ex.test":           {Name: "/Common/www.ex.test", Pools: []WideIPPool{{Pool: "/Common/p"}}},
+			"aaaa /Common/www.ex.test":      {Name: "/Common/www.ex.test", Type: TypeAAAA, Pools: []WideIPPool{{Pool: "aaaa /Common/p"}}},
+			"aaaa /Common/gone.ex.test":     {Name: "/Common/gone.ex.test", Type: TypeAAAA, Pools: []WideIPPool{{Pool: "aaaa /Common/down"}}},
+			"cname /Common/alias.ex.test":   {Name: "/Common/alias.ex.test", Type: TypeCNAME, Pools: []WideIPPool{{Pool: "cname /Common/c"}}},
+			"cname /Common/dyn.ex.test":     {Name: "/Common/dyn.ex.test", Type: TypeCNAME, Pools: []WideIPPool{{Pool: "cname /Common/cdyn"}}},
+			"mx /Common/ex.test":            {Name: "/Common/ex.test", Type: TypeMX, Pools: []WideIPPool{{Pool: "mx /Common/m"}}},
+			"srv /Common/_sip._udp.ex.test": {Name: "/Common/_sip._udp.ex.test", Type: TypeSRV, Pools: []WideIPPool{{Pool: "srv /Common/s"}}},
+			"naptr /Common/ex.test":         {Name: "/Common/ex.test", Type: TypeNAPTR, Pools: []WideIPPool{{Pool: "naptr /Common/n"}}},
+		},
+	}
+	return cfg
+}
+
+func TestTypedWideIPs(t *testing.T) {
+	s := newServer(t, typedConfig(), Options{})
+	src := netip.MustParseAddr("127.0.91.1")
+	cases := []struct {
+		name  string
+		qtype uint16
+		want  string // the answer section's records' data, joined by |
+	}{
+		{"www.ex.test.", dns.TypeA, "127.0.90.1"},         // the IPv6 member is left out of A
+		{"www.ex.test.", dns.TypeAAAA, "::1"},             // and the IPv4 one out of AAAA
+		{"www.ex.test.", dns.TypeMX, ""},                  // the name exists: NODATA
+		{"alias.ex.test.", dns.TypeA, "www.example.org."}, // a CNAME answers every type
+		{"alias.ex.test.", dns.TypeCNAME, "www.example.org."},
+		{"dyn.ex.test.", dns.TypeA, "www.ex.test."}, // gone.ex.test's wide IP is down: the next member
+		{"ex.test.", dns.TypeMX, "10 mx1.ex.test.|20 mx2.ex.test."},
+		{"_sip._udp.ex.test.", dns.TypeSRV, "1 5 5060 sip.ex.test."},
+		{"ex.test.", dns.TypeNAPTR, `3 7 "s" "SIP+D2U" "" _sip._udp.ex.test.`},
+	}
+	for _, c := range cases {
+		m := ask(t, s, src, c.name, c.qtype)
+		if m == nil {
+			t.Fatalf("%s %s: no answer", c.name, dns.TypeToString[c.qtype])
+		}
+		var got []string
+		for _, rr := range m.Answer {
+			f := strings.SplitN(rr.String(), "\t", 5)
+			got = append(got, f[len(f)-1])
+		}
+		if strings.Join(got, "|") != c.want || m.Rcode != dns.RcodeSuccess || !m.Authoritative {
+			t.Errorf("%s %s: rcode %s aa %v answer %q, want NOERROR aa %q", c.name, dns.TypeToString[c.qtype], dns.RcodeToString[m.Rcode], m.Authoritative, got, c.want)
+		}
+	}
+	// Counters: the MX wide IP counted its own type.
+	for _, w := range s.WideIPs() {
+		if w.Name == "/Common/ex.test" && w.Type == TypeMX && (w.Requests != 1 || w.RequestsA != 1 || w.Preferred != 1) {
+			t.Errorf("mx wide IP counters %+v", w)
+		}
+	}
+	s.ResetStats(StatsWideIP, Key(TypeMX, "/Common/ex.test"))
+	for _, w := range s.WideIPs() {
+		if w.Type == TypeMX && w.Requests != 0 {
+			t.Errorf("after reset-stats the mx wide IP has %d requests", w.Requests)
+		}
+		if w.Type == TypeA && w.Requests == 0 {
+			t.Errorf("reset-stats of the mx wide IP reset the A one")
+		}
+	}
+}
+
+func TestTypedCompileRefuses(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"a wide IP over a pool of another type", func(c *Config) {
+			c.WideIPs["/Common/www.ex.test"].Pools = []WideIPPool{{Pool: "aaaa /Common/p"}}
+		}, "is a pool aaaa"},
+		{"a name member without a name", func(c *Config) {
+			c.Pools["mx /Common/m"].Members = append(c.Pools["mx /Common/m"].Members, PoolMember{})
+		}, "needs a domain name"},
+		{"a name member twice", func(c *Config) {
+			c.Pools["mx /Common/m"].Members = append(c.Pools["mx /Common/m"].Members, PoolMember{Target: "MX1.ex.test."})
+		}, "listed twice"},
+		{"two wide IPs of one type and name", func(c *Config) {
+			c.WideIPs["aaaa /Common/other"] = &WideIP{Name: "/Common/other", Type: TypeAAAA, Aliases: []string{"www.ex.test"}}
+		}, "www.ex.test. is already wide IP /Common/other"},
+	}
+	for _, c := range cases {
+		cfg := typedConfig()
+		c.edit(cfg)
+		if err := Check(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
+		}
+	}
+}
