@@ -59,6 +59,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	// Accept fails as soon as the listener starts closing; closing again
+	// here waits until it has finished (socket file gone, lock released),
+	// so a daemon started right after this one returns finds the path free.
+	defer ln.Close()
 
 	delay := time.Duration(0)
 	for {
