@@ -26,6 +26,25 @@ var ErrInUse = errors.New("another ltmd is already serving this socket")
 // never leaves the path claimed. Two daemons (or two tmsh starting embedded
 // daemons) racing for one path cannot both win.
 func Listen(path string) (net.Listener, error) {
+	r, err := Reserve(path)
+	if err != nil {
+		return nil, err
+	}
+	return r.Listen()
+}
+
+// Reservation holds a socket path's lock before the socket exists, so a
+// daemon can claim its path first and create the socket only once it is
+// ready to answer: a client (or a script waiting for the socket) then never
+// reaches a daemon whose configuration is not up yet.
+type Reservation struct {
+	path string
+	lock *os.File
+}
+
+// Reserve takes path's lock and removes a stale socket, as Listen does,
+// without listening yet. control.ErrInUse means another daemon owns it.
+func Reserve(path string) (*Reservation, error) {
 	if path == "" {
 		return nil, errors.New("empty control socket path")
 	}
@@ -49,7 +68,7 @@ func Listen(path string) (net.Listener, error) {
 		}
 		return nil, fmt.Errorf("control socket lock: %w", err)
 	}
-	fail := func(err error) (net.Listener, error) {
+	fail := func(err error) (*Reservation, error) {
 		lock.Close()
 		return nil, err
 	}
@@ -67,17 +86,28 @@ func Listen(path string) (net.Listener, error) {
 			return fail(fmt.Errorf("removing stale control socket: %w", err))
 		}
 	}
-
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return fail(fmt.Errorf("control socket mode: %w", err))
-	}
-	return &lockedListener{UnixListener: ln, lock: lock}, nil
+	return &Reservation{path: path, lock: lock}, nil
 }
+
+// Listen creates the socket; the listener owns the lock from then on and
+// releases it when closed. On error the reservation is released.
+func (r *Reservation) Listen() (net.Listener, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: r.path, Net: "unix"})
+	if err != nil {
+		r.Release()
+		return nil, err
+	}
+	if err := os.Chmod(r.path, 0o600); err != nil {
+		ln.Close()
+		r.Release()
+		return nil, fmt.Errorf("control socket mode: %w", err)
+	}
+	return &lockedListener{UnixListener: ln, lock: r.lock}, nil
+}
+
+// Release gives the path up without ever listening (the daemon failed to
+// start).
+func (r *Reservation) Release() { r.lock.Close() }
 
 // maxSocketPath is what sockaddr_un holds on Linux, less the terminator.
 const maxSocketPath = 107

@@ -34,16 +34,18 @@ type Running struct {
 
 // Start opens the engine in opts.StateDir, brings the dataplane up to the
 // running configuration and serves the control socket. It returns once the
-// socket accepts connections. control.ErrInUse means another daemon owns
+// socket accepts connections, which it does only from then on. control.ErrInUse means another daemon owns
 // the socket.
 func Start(opts Options, socket string) (*Running, error) {
-	ln, err := control.Listen(socket)
+	// The path is claimed first; the socket appears only once the stored
+	// configuration runs, so whoever waits for it finds the virtuals up.
+	res, err := control.Reserve(socket)
 	if err != nil {
 		return nil, err
 	}
 	e, err := Open(opts)
 	if err != nil {
-		ln.Close()
+		res.Release()
 		return nil, err
 	}
 	p := dataplane.New(dataplane.Options{Logger: e.Logger(), BusyPoll: opts.BusyPoll})
@@ -64,6 +66,15 @@ func Start(opts Options, socket string) (*Running, error) {
 	if err != nil {
 		e.Logger().Error("iQuery could not be started", "err", err)
 		stopIQuery = func() {}
+	}
+	ln, err := res.Listen()
+	if err != nil {
+		stopIQuery()
+		stopGSLB()
+		g.Close()
+		p.Close()
+		e.Close()
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &control.Server{Backend: e, Logger: e.Logger()}
