@@ -2,12 +2,14 @@ package mblb
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -251,20 +253,32 @@ func TestHTTPCloseAndTransformations(t *testing.T) {
 	}
 }
 
-// TestHTTPBadRequest: garbage gets 400 and a close, not a member.
+// TestHTTPBadRequest: garbage gets 400 and a close, not a member; a
+// header block over max-header-size or max-header-count resets the
+// client without an answer, as BIG-IP does.
 func TestHTTPBadRequest(t *testing.T) {
 	w1 := startHTTPMember(t, "127.0.121.61:0", "W1")
-	vs := startVS(t, "127.0.121.63:0", httpConfig(httpPool(w1), false, HTTPOptions{MaxHeaderSize: 1024}))
-	for _, in := range []string{
-		"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n",
-		"GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 2000) + "\r\n\r\n",
-		get("/ok") + "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n",
+	vs := startVS(t, "127.0.121.63:0", httpConfig(httpPool(w1), false, HTTPOptions{MaxHeaderSize: 1024, MaxHeaderCount: 4}))
+	for _, tc := range []struct {
+		in    string
+		reset bool
+	}{
+		{"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03\r\n", false},
+		{get("/ok") + "POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", false},
+		{"GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 2000) + "\r\n\r\n", true},
+		{"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\nE: 5\r\n\r\n", true},
 	} {
 		c := dialHTTP(t, vs)
-		io.WriteString(c.c, in)
-		all, _ := io.ReadAll(c.c)
+		io.WriteString(c.c, tc.in)
+		all, err := io.ReadAll(c.c)
+		if tc.reset {
+			if !errors.Is(err, syscall.ECONNRESET) || len(all) != 0 {
+				t.Errorf("answer to %q: %q %v, want a reset", tc.in[:10], all, err)
+			}
+			continue
+		}
 		if !strings.HasSuffix(string(all), badRequest) {
-			t.Errorf("answer to %q: %q", in[:10], all)
+			t.Errorf("answer to %q: %q", tc.in[:10], all)
 		}
 	}
 	if n := w1.reqs.Load(); n != 1 {

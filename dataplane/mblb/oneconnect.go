@@ -11,6 +11,9 @@ import (
 type poolKey struct {
 	id  MemberID
 	src netip.Addr
+	// label is ONECONNECT::label: only requests with the same label share
+	// a connection.
+	label string
 }
 
 type poolGroup struct {
@@ -111,8 +114,8 @@ func (p *connPool) take(sc *serverConn) {
 }
 
 // acquire returns a connection to m reserved for one message from s.
-func (p *connPool) acquire(s *ClientConn, m Member, cur *evl) (*serverConn, error) {
-	key := poolKey{m.ID, p.mask(s.source)}
+func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*serverConn, error) {
+	key := poolKey{m.ID, p.mask(s.source), label}
 	p.mu.Lock()
 	for {
 		g := p.groups[key]

@@ -44,6 +44,8 @@ type mblbRules struct {
 	// is set while LB_FAILED runs, where HTTP::respond answers.
 	http     *httpRules
 	lbFailed bool
+	// httpEv is the HTTP event running (runEvent).
+	httpEv rules.Event
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
@@ -89,7 +91,9 @@ func (r *mblbRules) runEvent(ev rules.Event) error {
 		return nil
 	}
 	r.verdict = irules.GoOn
+	r.httpEv = ev
 	err := r.RuleSession(prog).Run(ev)
+	r.httpEv = rules.RuleInit
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
