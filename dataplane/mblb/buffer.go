@@ -77,6 +77,9 @@ type httpMsg struct {
 	forceClose bool
 	// xff is the client address an accepted X-Forwarded-For gives.
 	xff netip.Addr
+	// reframed: a rule replaced the body, which now goes with a
+	// Content-Length whatever the head the rules hold says.
+	reframed bool
 }
 
 func classOf(n int) int {

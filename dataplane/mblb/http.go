@@ -267,6 +267,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	m = getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
 	m.b = httpx.AppendRequestHead(m.b[:0], head, body, &eh, ed)
 	m.hx.hlen = len(m.b) - len(body)
+	m.hx.reframed = x.bodySet
 	m.httpHead = eh.IsHead()
 	s.markTunnel(m, &eh)
 	return m, true

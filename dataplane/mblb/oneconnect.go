@@ -212,6 +212,13 @@ func (p *connPool) released(sc *serverConn) {
 	p.mu.Unlock()
 }
 
+// retire closes sc once it is idle instead of pooling it again.
+func (p *connPool) retire(sc *serverConn) {
+	p.mu.Lock()
+	sc.retired = true
+	p.mu.Unlock()
+}
+
 // remove takes a connection that ended out of the pool.
 func (p *connPool) remove(sc *serverConn) {
 	p.mu.Lock()

@@ -592,6 +592,9 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	sc.ms.responses.Add(1)
 	e.stats.responses.Add(1)
 	if sc.owner == nil {
+		if req.hx.noReuse {
+			e.pool.retire(sc) // ONECONNECT::reuse disable
+		}
 		e.pool.released(sc)
 	}
 	var r *msg

@@ -271,7 +271,12 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 	case x.edited == nil:
 		return m, true
 	}
-	eh, err := httpx.ParseRequest(x.edited)
+	head := x.edited
+	body := m.b[m.hx.hlen:]
+	if m.hx.reframed {
+		head = httpx.SetContentLength(nil, head, len(body))
+	}
+	eh, err := httpx.ParseRequest(head)
 	if err != nil {
 		s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
 		m.unref()
@@ -283,9 +288,8 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 	if opts.InsertXFF {
 		ed.XFF = s.client.Addr()
 	}
-	body := m.b[m.hx.hlen:]
-	n := getMsg(len(x.edited) + len(body) + httpx.MaxRequestGrowth)
-	n.b = httpx.AppendRequestHead(n.b[:0], x.edited, body, &eh, ed)
+	n := getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
+	n.b = httpx.AppendRequestHead(n.b[:0], head, body, &eh, ed)
 	n.sess, n.seq, n.tries = m.sess, m.seq, m.tries
 	n.exclude = append(n.exclude[:0], m.exclude...)
 	n.target, n.persist, n.ruleTarget, n.cookie = m.target, m.persist, m.ruleTarget, m.cookie
