@@ -80,6 +80,12 @@ type httpMsg struct {
 	// reframed: a rule replaced the body, which now goes with a
 	// Content-Length whatever the head the rules hold says.
 	reframed bool
+	// local: b is an answer the proxy made, not a request (localReply
+	// on an event loop).
+	local bool
+	// sendPending: HTTP_REQUEST_SEND waits for the connection's connect
+	// to complete (an event loop's non-blocking connect).
+	sendPending bool
 }
 
 func classOf(n int) int {

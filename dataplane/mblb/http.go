@@ -3,6 +3,7 @@ package mblb
 import (
 	"errors"
 	"io"
+	"net"
 	"net/netip"
 	"time"
 
@@ -212,15 +213,23 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if m.hx.fallback == "" {
 			m.hx.fallback = opts.Fallback
 		}
-		tunnel := m.hx.tunnel != 0
+		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
 		if !s.dispatch(m) {
 			return errClosed
 		}
-		if tunnel {
+		if tunnel != 0 {
 			// What follows is tunnel data, or the next request if the
 			// member refuses: it waits unread until the answer comes.
 			s.upgrading = true
+			if tunnel == tunnelNow && s.lp != nil {
+				s.mu.Lock()
+				sc, seq := s.tunSC, s.nextSeq-1
+				s.mu.Unlock()
+				if sc != nil {
+					go s.migrateWhenAnswered(sc, seq)
+				}
+			}
 			return nil
 		}
 		// After a request that closes the connection, nothing the client
@@ -296,20 +305,38 @@ func (s *ClientConn) sendContinue() {
 	}
 	s.writing = true
 	s.mu.Unlock()
-	n, err := io.WriteString(s.c, continue100)
+	var n int
+	var err error
+	if s.lp != nil {
+		// Nothing is owed, so the socket's buffer is empty: the 25 bytes
+		// go at once or the connection is broken.
+		k, rest, werr := s.tryWrite(net.Buffers{[]byte(continue100)})
+		n, err = int(k), werr
+		if err == nil && len(rest) > 0 {
+			err = io.ErrShortWrite
+		}
+	} else {
+		n, err = io.WriteString(s.c, continue100)
+	}
 	s.bytesOut.Add(uint64(n))
 	if s.meter != nil && n > 0 {
 		s.meter.Sent(n)
 	}
 	s.mu.Lock()
+	fin := false
 	if err == nil {
-		err = s.flushLocked(false)
+		err = s.flushLocked(s.lp != nil)
+		if s.lp != nil {
+			fin = s.loopFlushed()
+		}
 	} else {
 		s.writing = false
 	}
 	s.mu.Unlock()
 	if err != nil {
 		s.Close(s.resetOnEnd(err))
+	} else if fin {
+		s.Close(false)
 	}
 }
 
@@ -320,6 +347,13 @@ func (s *ClientConn) localReply(text []byte, closeAfter bool) {
 	r := getMsg(len(text))
 	copy(r.b, text)
 	r.closeAfter = closeAfter
+	if s.lp != nil {
+		// A loop does not wait for the window: the answer queues as a
+		// request would and is delivered when numbered.
+		r.hx.local = true
+		s.dispatch(r)
+		return
+	}
 	w := uint64(len(s.slots))
 	s.flushDirty()
 	s.mu.Lock()
@@ -366,7 +400,7 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 	req := sc.q.peek()
 	var waiting *ClientConn
 	switched := false
-	if req != nil && req.hx.tunnel == tunnelOnSwitch {
+	if req != nil && req.hx.tunnel == tunnelOnSwitch && sc.lp == nil {
 		waiting = req.sess
 		switched = h.Status == 101 || (req.hx.connect && h.Status >= 200 && h.Status < 300)
 	}

@@ -248,8 +248,14 @@ func TestHTTPCloseAndTransformations(t *testing.T) {
 			t.Fatalf("HTTP/1.0 answer %q %v", all, err)
 		}
 	}
-	if n := w1.conns.Load(); n != 1 {
-		t.Errorf("member saw %d connections for three HTTP/1.0 clients, want 1 (reused)", n)
+	// On event loops a client prefers opening a connection on its own
+	// loop to taking an idle one of another: one per loop (two in tests).
+	want := int64(1)
+	if onLoops {
+		want = 2
+	}
+	if n := w1.conns.Load(); n > want {
+		t.Errorf("member saw %d connections for three HTTP/1.0 clients, want at most %d (reused)", n, want)
 	}
 }
 

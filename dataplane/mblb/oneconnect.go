@@ -180,6 +180,34 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 			sc.start()
 			return sc, nil
 		}
+		if cur != nil {
+			// An event loop never waits: the request queues behind the
+			// least busy connection (HTTP members take pipelined
+			// requests), or opens one over max-size when every slot is
+			// still being dialled elsewhere.
+			if best != nil {
+				p.take(best)
+				p.mu.Unlock()
+				return best, nil
+			}
+			g.dialing++
+			p.mu.Unlock()
+			sc, err := p.e.dial(s, m, nil, cur)
+			p.mu.Lock()
+			g.dialing--
+			if err != nil {
+				p.dropEmpty(key, g)
+				p.mu.Unlock()
+				return nil, err
+			}
+			sc.key = key
+			g.conns = append(g.conns, sc)
+			p.created.Add(1)
+			p.take(sc)
+			p.mu.Unlock()
+			sc.start()
+			return sc, nil
+		}
 		p.cond.Wait() // every slot is being dialled, or busy and exclusive
 	}
 }

@@ -34,6 +34,9 @@ type ClientOptions struct {
 	Touch func(now int64)
 	// Meter, when set, is told of every byte moved on the client side.
 	Meter Meter
+	// Local is the virtual server's address the client connected to
+	// (redirect-rewrite nodes); invalid means the connection's own.
+	Local netip.AddrPort
 }
 
 // Session is one client connection being balanced message by message.
@@ -77,6 +80,7 @@ type ClientConn struct {
 	// connection a tunnel; noSwitch says the member refused an upgrade;
 	// tunEnds counts the directions that reached their end.
 	tunSC    *serverConn
+	tunToken bool // the tunnel holds the writing token for good
 	noSwitch bool
 	tunEnds  atomic.Int32
 
@@ -166,7 +170,8 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		perConn: e.cfg.Request.Mode == HTTP && e.pool == nil,
 		slots:   make([]*msg, e.cfg.MaxInFlight),
 	}
-	if c != nil {
+	s.local = opt.Local
+	if c != nil && !s.local.IsValid() {
 		s.local = rawsock.AddrPortOf(c.LocalAddr())
 	}
 	if sh, ok := opt.HTTPRule.(HTTPSendHandler); ok && sh.HandlesRequestSend() {
@@ -428,6 +433,12 @@ func (s *ClientConn) number(m *msg) bool {
 	m.seq = s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
+	if m.hx.local {
+		// An answer the proxy made (on a loop, where localReply does
+		// not wait for the window): it is the response for its place.
+		s.deliver(m.seq, m, s.lp.loop())
+		return true
+	}
 	m.sess = s
 	s.e.stats.messages.Add(1)
 	// An exclusive pool may make the next message wait for a connection
@@ -496,7 +507,12 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			s.Close(true)
 			return false
 		}
-		sc, err := s.connFor(mem, m.hx.label, cur)
+		var sc *serverConn
+		if m.hx.tunnel != 0 && (s.lp != nil || e.pool != nil) {
+			sc, err = s.tunnelConn(mem)
+		} else {
+			sc, err = s.connFor(mem, m.hx.label, cur)
+		}
 		if err != nil {
 			if errors.Is(err, errClosed) {
 				m.unref()
@@ -505,7 +521,11 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			m.exclude = append(m.exclude, mem.ID)
 			continue
 		}
-		if s.hsend != nil && m.hx.hlen > 0 {
+		if s.hsend != nil && m.hx.hlen > 0 && sc.connecting.Load() {
+			// SERVER_CONNECTED comes first: HTTP_REQUEST_SEND runs when
+			// the connect completes (sendHooks).
+			m.hx.sendPending = true
+		} else if s.hsend != nil && m.hx.hlen > 0 {
 			var ok bool
 			if m, ok = s.requestSend(m, sc); !ok {
 				if sc.owner == nil {

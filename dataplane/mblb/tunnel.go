@@ -47,6 +47,10 @@ func (s *ClientConn) awaitSwitch() *serverConn {
 // switchRefused tells the waiting reader that the upgrade was answered
 // without a tunnel.
 func (s *ClientConn) switchRefused() {
+	if s.lp != nil {
+		s.lp.post(s.resumeHTTP)
+		return
+	}
 	s.mu.Lock()
 	s.noSwitch = true
 	s.cond.Broadcast()
@@ -104,15 +108,21 @@ func (sc *serverConn) ownWrites() {
 // tunnelClient is the client-to-member direction, on the client's reader:
 // what it read after the request is sent first.
 func (s *ClientConn) tunnelClient(st *stream, sc *serverConn) error {
+	p := st.pending()
+	st.start = st.end
+	return s.tunnelFrom(p, st.buf.b[:cap(st.buf.b)], sc)
+}
+
+// tunnelFrom copies the client's bytes to sc: first, then what it reads
+// into buf.
+func (s *ClientConn) tunnelFrom(first, buf []byte, sc *serverConn) error {
 	sc.ownWrites()
-	if p := st.pending(); len(p) > 0 {
-		st.start = st.end
-		if err := sc.tunnelWrite(p); err != nil {
+	if len(first) > 0 {
+		if err := sc.tunnelWrite(first); err != nil {
 			s.tunnelEnd(true)
 			return err
 		}
 	}
-	buf := st.buf.b[:cap(st.buf.b)]
 	for {
 		k, err := s.c.Read(buf)
 		if k > 0 {
@@ -173,8 +183,25 @@ func (sc *serverConn) tunnelServer(st *stream) {
 		s.nextOut++ // the disabled request's answer is the tunnel's
 	}
 	s.writing = true // for good: only the tunnel writes to the client now
+	s.tunToken = true
 	s.tunSC = sc
 	s.cond.Broadcast()
+	if s.lp != nil {
+		// The client's socket leaves its loop first (on that loop).
+		if sc.tunSkip {
+			// HTTP::disable: the reader moved it when it sent the request.
+		} else {
+			s.lp.post(func() { s.migrateTunnel(sc) })
+		}
+		for !s.closed && s.c == nil {
+			s.cond.Wait()
+		}
+		if s.closed {
+			s.mu.Unlock()
+			sc.endTunnel()
+			return
+		}
+	}
 	s.mu.Unlock()
 	reset := false
 	if p := st.pending(); len(p) > 0 {
@@ -314,4 +341,84 @@ func (e *Engine) fallbackResponse(url string) []byte {
 		b = append(b, "\r\n"...)
 	}
 	return append(b, "Connection: close\r\nContent-Length: 0\r\n\r\n"...)
+}
+
+// tunnelConn opens the connection a request that may become a tunnel
+// goes on: the client's own, on goroutines, whatever the session's mode,
+// so that the tunnel never holds a shared connection or a loop.
+func (s *ClientConn) tunnelConn(m Member) (*serverConn, error) {
+	sc, err := s.e.dial(s, m, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sc.shutdown()
+		sc.start()
+		return nil, errClosed
+	}
+	s.conns = append(s.conns, sc)
+	s.mu.Unlock()
+	sc.start()
+	return sc, nil
+}
+
+// migrateWhenAnswered moves a loop session's socket to its tunnel once
+// the answers it is owed before the request seq (after which a rule
+// disabled HTTP) are written.
+func (s *ClientConn) migrateWhenAnswered(sc *serverConn, seq uint64) {
+	s.mu.Lock()
+	for !s.closed && s.c == nil && ((s.writing && !s.tunToken) || s.nextOut < seq) {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+	s.lp.post(func() { s.migrateTunnel(sc) })
+}
+
+// sendHooks runs HTTP_REQUEST_SEND for the requests queued on a
+// connection while its connect was in progress, now that
+// SERVER_CONNECTED has run, and puts a request they edited in place of
+// the original. Nothing is written before the connect completes, so the
+// queue is still whole.
+func (sc *serverConn) sendHooks() {
+	sc.qmu.Lock()
+	var todo []*msg
+	for _, m := range sc.out {
+		if m.hx.sendPending {
+			m.hx.sendPending = false
+			todo = append(todo, m)
+		}
+	}
+	sc.qmu.Unlock()
+	for _, m := range todo {
+		s := m.sess
+		m.refs.Add(1) // ours, while the hook runs
+		n, ok := s.requestSend(m, sc)
+		if !ok || n == m {
+			if ok {
+				m.unref()
+			}
+			continue
+		}
+		// requestSend let go of our reference to m; the queue's two
+		// (pending entry, writer) move to n.
+		n.refs.Store(2)
+		n.sentAt = m.sentAt
+		sc.qmu.Lock()
+		for i, x := range sc.out {
+			if x == m {
+				sc.out[i] = n
+			}
+		}
+		for i := 0; i < sc.q.size; i++ {
+			j := (sc.q.head + i) % len(sc.q.ring)
+			if sc.q.ring[j] == m {
+				sc.q.ring[j] = n
+			}
+		}
+		sc.qmu.Unlock()
+		m.unref()
+		m.unref()
+	}
 }
