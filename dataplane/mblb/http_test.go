@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -38,6 +39,21 @@ func startHTTPMember(t *testing.T, addr, label string) *httpMember {
 			m.reqs.Add(1)
 			body, _ := io.ReadAll(r.Body)
 			switch r.URL.Path {
+			case "/ws":
+				// A protocol switch: 101, then every byte echoed.
+				c, brw, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+				if n := brw.Reader.Buffered(); n > 0 {
+					b, _ := brw.Reader.Peek(n)
+					c.Write(b)
+					brw.Reader.Discard(n)
+				}
+				io.Copy(c, c)
+				return
 			case "/nocontent":
 				w.WriteHeader(http.StatusNoContent)
 				return
@@ -289,5 +305,47 @@ func TestHTTPBadRequest(t *testing.T) {
 	}
 	if n := w1.reqs.Load(); n != 1 {
 		t.Errorf("member saw %d requests, want only the valid one", n)
+	}
+}
+
+// TestHTTPUpgradeTunnel: an upgrade answered 101 turns the client's
+// connection into a tunnel to the member (after the answers owed before
+// it), on goroutines and on event loops, with and without OneConnect; an
+// upgrade answered otherwise leaves it HTTP.
+func TestHTTPUpgradeTunnel(t *testing.T) {
+	w1 := startHTTPMember(t, "127.0.121.71:0", "W1")
+	for _, oc := range []bool{false, true} {
+		vs := startVS(t, "127.0.121.73:0", httpConfig(httpPool(w1), oc, HTTPOptions{}))
+		c := dialHTTP(t, vs)
+		c.c.SetDeadline(time.Now().Add(10 * time.Second))
+		up := "GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n"
+		// A refused upgrade first (the member answers /refused 200).
+		io.WriteString(c.c, strings.Replace(up, "/ws", "/refused", 1)+get("/after")+get("/before")+up+"ping\n")
+		for _, want := range []string{"W1 xff= cookie= GET /refused", "W1 xff= cookie= GET /after", "W1 xff= cookie= GET /before"} {
+			r, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatalf("oneconnect %v: %v", oc, err)
+			}
+			b, _ := io.ReadAll(r.Body)
+			if !strings.HasPrefix(string(b), want) {
+				t.Fatalf("oneconnect %v: %q, want %q", oc, b, want)
+			}
+		}
+		r, err := http.ReadResponse(c.br, nil)
+		if err != nil || r.StatusCode != 101 {
+			t.Fatalf("oneconnect %v: switch %v %v", oc, r, err)
+		}
+		if l, err := c.br.ReadString('\n'); l != "ping\n" {
+			t.Fatalf("oneconnect %v: echo %q %v", oc, l, err)
+		}
+		big := strings.Repeat("y", 100<<10) + "\n"
+		go io.WriteString(c.c, big)
+		if l, err := c.br.ReadString('\n'); l != big {
+			t.Fatalf("oneconnect %v: %d bytes echoed, want %d (%v)", oc, len(l), len(big), err)
+		}
+		c.c.(*net.TCPConn).CloseWrite()
+		if rest, err := io.ReadAll(c.br); err != nil || len(rest) != 0 {
+			t.Fatalf("oneconnect %v: after the client's close: %q %v", oc, rest, err)
+		}
 	}
 }
