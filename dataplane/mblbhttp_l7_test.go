@@ -581,3 +581,27 @@ func TestHTTPAcceptXFF(t *testing.T) {
 		t.Fatalf("four users behind one connection all went to %v", first)
 	}
 }
+
+// TestHTTPRuleEditsLength: a rule that changes Content-Length (or drops
+// Transfer-Encoding) without touching the body does not desynchronise the
+// member or the client: the message is re-framed by its real body.
+func TestHTTPRuleEditsLength(t *testing.T) {
+	startL7Member(t, "127.0.131.111:80", "M1")
+	rule := `
+when HTTP_REQUEST { HTTP::header replace Content-Length 2 }
+when HTTP_RESPONSE { HTTP::header replace Content-Length 1 }
+`
+	p, _ := newPlane(t)
+	mustApply(t, p, l7Config(t, "127.0.131.16:80", false, mblb.HTTPOptions{}, rule, "127.0.131.111:80"))
+	c := dialHTTPVS(t, "127.0.131.16:80")
+	for i := 0; i < 2; i++ {
+		_, body, err := c.do("POST /len HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello")
+		if err != nil || !strings.HasPrefix(body, "M1 POST /len body=hello") {
+			t.Fatalf("round %d: %q %v", i, body, err)
+		}
+	}
+	_, body, err := c.do("POST /len HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+	if err != nil || !strings.HasPrefix(body, "M1 POST /len body=abc") {
+		t.Fatalf("chunked: %q %v", body, err)
+	}
+}

@@ -268,7 +268,21 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		head, body = s.reframe, x.body
 	}
 	eh, err := httpx.ParseRequest(head)
-	if err != nil {
+	if !x.bodySet && (err != nil || !sameFraming(&eh, h)) {
+		// The rule changed Content-Length or Transfer-Encoding but not
+		// the body: the body goes as it is, framed by its real length.
+		if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		s.reframe = httpx.SetContentLength(s.reframe[:0], head, len(body))
+		head = s.reframe
+		if eh, err = httpx.ParseRequest(head); err != nil {
+			s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+			s.Close(true)
+			return nil, false
+		}
+		x.bodySet = true // what follows treats it as re-framed
+	} else if err != nil {
 		s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
 		s.Close(true)
 		return nil, false
@@ -280,6 +294,15 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	m.httpHead = eh.IsHead()
 	s.markTunnel(m, &eh)
 	return m, true
+}
+
+// sameFraming reports whether an edited head frames its body as the
+// original did.
+func sameFraming(edited, orig *httpx.Head) bool {
+	if edited.Chunked || orig.Chunked {
+		return edited.Chunked == orig.Chunked
+	}
+	return max(edited.ContentLength, 0) == max(orig.ContentLength, 0)
 }
 
 // markTunnel notes a request that may turn the connection into a tunnel:
@@ -482,6 +505,17 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 	}
 	body := b[h.HeaderEnd:]
+	if x != nil && x.edited != nil && !x.bodySet && !h.UntilClose {
+		eh, err1 := httpx.ParseResponse(x.edited)
+		oh, err2 := httpx.ParseResponse(b[h.Start:h.HeaderEnd])
+		if err1 == nil && err2 == nil && !sameFraming(&eh, &oh) {
+			// As for requests: the body keeps its real length.
+			if h.Chunked {
+				body, _ = httpx.Dechunk(nil, body)
+			}
+			x.SetBody(body)
+		}
+	}
 	if x != nil && x.bodySet {
 		if head == nil {
 			head = b[h.Start:h.HeaderEnd]
