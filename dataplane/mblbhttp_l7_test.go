@@ -456,6 +456,16 @@ when HTTP_RESPONSE { if { [HTTP::status] == 503 } { HTTP::retry $req } }
 	if err != nil || r.StatusCode != 302 || r.Header.Get("Location") != "http://sorry.example.com/" {
 		t.Fatalf("fallback: %v %v", r, err)
 	}
+
+	// The same from LB_FAILED.
+	p2, _ := newPlane(t)
+	cfg = l7Config(t, "127.0.131.17:80", false, mblb.HTTPOptions{}, `when LB_FAILED { HTTP::fallback "http://sorry.example.com/lb" }`, "127.0.131.72:80")
+	mustApply(t, p2, cfg)
+	c = dialHTTPVS(t, "127.0.131.17:80")
+	r, _, err = c.do(httpReq("h", "/x"))
+	if err != nil || r.StatusCode != 302 || r.Header.Get("Location") != "http://sorry.example.com/lb" {
+		t.Fatalf("LB_FAILED fallback: %v %v", r, err)
+	}
 }
 
 // TestHTTPRuleOneConnect: ONECONNECT::reuse disable closes the shared

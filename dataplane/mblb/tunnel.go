@@ -331,11 +331,18 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 // fallbackResponse is the redirect to the fallback host (HTTP::fallback,
 // fallback-host) for a request no member can serve.
 func (e *Engine) fallbackResponse(url string) []byte {
+	return FallbackRedirect(url, e.cfg.Request.HTTP.ServerAgent)
+}
+
+// FallbackRedirect is the answer BIG-IP gives a request no member can
+// serve when a fallback host is set: a 302 to url, naming the server sa
+// (none when empty), closing the connection.
+func FallbackRedirect(url, sa string) []byte {
 	b := make([]byte, 0, 128+len(url))
 	b = append(b, "HTTP/1.0 302 Found\r\nLocation: "...)
 	b = append(b, url...)
 	b = append(b, "\r\n"...)
-	if sa := e.cfg.Request.HTTP.ServerAgent; sa != "" {
+	if sa != "" {
 		b = append(b, "Server: "...)
 		b = append(b, sa...)
 		b = append(b, "\r\n"...)

@@ -332,7 +332,11 @@ func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	case rules.HTTPEnable:
 		// HTTP is on whenever a rule can run: nothing to do.
 		return nil
-	case rules.HTTPFallback, rules.OneConnectDetach, rules.OneConnectReuse, rules.OneConnectLabel:
+	case rules.HTTPFallback:
+		if !inReq && !h.lbFailed {
+			return errors.New("HTTP::fallback works in HTTP_REQUEST, HTTP_REQUEST_DATA and LB_FAILED on this virtual server")
+		}
+	case rules.OneConnectDetach, rules.OneConnectReuse, rules.OneConnectLabel:
 		if !inReq {
 			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_REQUEST_DATA on this virtual server", a.Kind)
 		}

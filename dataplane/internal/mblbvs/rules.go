@@ -204,8 +204,11 @@ func (r *mblbRules) noMember() error {
 		return mblb.ErrNoMember
 	}
 	for _, a := range r.http.Actions {
-		if a.Kind == rules.HTTPRespond {
+		switch a.Kind {
+		case rules.HTTPRespond:
 			return &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+		case rules.HTTPFallback:
+			return &mblb.Answered{Response: mblb.FallbackRedirect(a.Text, r.f.mv.cfg.Request.HTTP.ServerAgent)}
 		}
 	}
 	return mblb.ErrNoMember
