@@ -13,18 +13,20 @@ import (
 // the client connection into a tunnel to the server connection that
 // carried that request: from then on bytes pass through both ways,
 // unparsed, until each side has closed (a reset on either resets both).
-// HTTP engines run on goroutines (Engine.Loopable is false for them), so
-// the two directions are the client's reader and the server connection's
-// reader, each copying what it reads to the other socket.
+// The two directions run on goroutines: the server connection's reader,
+// and the client's reader (on an event loop, a goroutine the client's
+// socket moves to), each copying what it reads to the other socket.
 //
-// The hand-over keeps order: the client's reader stops framing after a
-// request that may open a tunnel (what follows stays unread in its
-// buffer) until the member answers; the server's reader, once it has
-// framed that answer, waits until the client has been written every
-// answer it is owed, then takes the client's writing token for good. A
-// refused upgrade (any other answer) lets the client's reader frame
-// again. A shared OneConnect connection leaves the pool before its answer
-// is counted, so no other client can be given it.
+// Such a request goes on a connection of its own on goroutines
+// (tunnelConn) when the session is on a loop or uses OneConnect, so a
+// tunnel never holds a shared connection or a loop. The hand-over keeps
+// order: the client's reader stops framing after the request (what
+// follows stays unread in its buffer) until the member answers; the
+// server's reader, once it has framed that answer, waits until the
+// client has been written every answer it is owed, then takes the
+// client's writing token for good (and, on a loop, has the client's
+// socket moved: migrateTunnel). A refused upgrade (any other answer) lets
+// the client's reader frame again (resumeHTTP on a loop).
 
 // awaitSwitch waits, on the client's reader, for the answer to a request
 // that may open a tunnel: the connection to tunnel to, or nil when the
