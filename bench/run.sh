@@ -7,6 +7,16 @@
 #   DURATION=30 CONNS=128 bash bench/run.sh
 #   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default 200us)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
+#   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
+#
+# The http suite compares openltm's HTTP virtual with OneConnect against
+# HAProxy 2.6 in `mode http` with `http-reuse safe`, on the same nginx
+# backends, in three cases: plain, with cookie persistence (openltm's
+# cookie profile, HAProxy's `cookie ... insert`), and with a 10-line
+# HTTP_REQUEST rule switching on host and URI and replacing a header
+# (HAProxy: the same with ACLs and http-request set-header). The two
+# alternate, ROUNDS times (default 5); it prints the median requests/s
+# and p99 latency of each, and their ratio.
 #
 # Installs haproxy, wrk and nginx-light with apt-get when they are missing;
 # if that is impossible it says so and exits 0. Everything listens on
@@ -14,6 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+SUITE=${1:-l4}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
@@ -110,6 +121,119 @@ rps_direct() {
   wait $!
   cat "$a" "$b" | awk '/Requests\/sec/ {s += $2} END {printf "%d", s}'
 }
+
+if [ "$SUITE" = http ]; then
+  HAPH=$NET.20
+  LTMH=$NET.21
+  cat >"$work/haproxy_http.cfg" <<EOF
+global
+  nbthread 2
+$([ "${HAPROXY_BUSY:-0}" = 1 ] && echo "  busy-polling")
+  maxconn 8000
+defaults
+  mode http
+  http-reuse safe
+  timeout connect 5s
+  timeout client 300s
+  timeout server 300s
+frontend plain
+  bind $HAPH:80
+  default_backend be
+frontend cookie
+  bind $HAPH:81
+  default_backend be_cookie
+frontend rule
+  bind $HAPH:82
+  acl api hdr_beg(host) -i api.
+  acl static path_beg /static/
+  acl old path_beg /old/
+  acl admin path_beg /admin
+  http-request redirect location /new/ if old
+  http-request deny deny_status 403 if admin
+  http-request set-header X-Tag %[path]
+  use_backend be if api
+  use_backend be if static
+  default_backend be
+backend be
+  balance roundrobin
+  server s1 $B1
+  server s2 $B2
+backend be_cookie
+  balance roundrobin
+  cookie SRV insert indirect nocache
+  server s1 $B1 cookie s1
+  server s2 $B2 cookie s2
+EOF
+  haproxy -f "$work/haproxy_http.cfg" -db >/dev/null 2>&1 &
+  pids+=($!)
+  cat >"$work/http.tmsh" <<EOF
+create ltm pool api_pool members add { $B1 $B2 }
+create ltm pool static_pool members add { $B1 $B2 }
+create ltm rule route10 {
+when HTTP_REQUEST {
+    switch -glob [string tolower [HTTP::host]] {
+        "api.*" { pool api_pool }
+        default {
+            switch -glob [HTTP::path] {
+                "/static/*" { pool static_pool }
+                "/old/*" { HTTP::redirect "http://[HTTP::host]/new/" }
+                "/admin*" { HTTP::respond 403 content "denied" }
+                default { pool bench_pool }
+            }
+        }
+    }
+    HTTP::header replace X-Tag [HTTP::path]
+}
+}
+create ltm persistence cookie bench_cookie defaults-from cookie
+create ltm virtual http_plain destination $LTMH:80 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } }
+create ltm virtual http_cookie destination $LTMH:81 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } } persist replace-all-with { bench_cookie { default yes } }
+create ltm virtual http_rule destination $LTMH:82 pool bench_pool rules { route10 } profiles replace-all-with { tcp { } http { } oneconnect { } }
+EOF
+  "$work/tmsh" --socket "$work/ltmd.sock" -f "$work/http.tmsh" ||
+    { echo "bench: configuring the http virtuals failed"; cat "$work/ltmd.err"; exit 1; }
+  sleep 1
+  # run TARGET: "req/s p99-ms" of one wrk run (--latency).
+  run() {
+    wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://$1/" 2>/dev/null |
+      awk '/Requests\/sec/ {r=$2}
+           $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
+           END {printf "%d %.2f", r, p}'
+  }
+  median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
+  ROUNDS=${ROUNDS:-5}
+  declare -A RPS P99
+  cases=(plain:80 cookie:81 rule:82)
+  for round in $(seq "$ROUNDS"); do
+    for c in "${cases[@]}"; do
+      name=${c%%:*} port=${c##*:}
+      # Alternate which side goes first, so a drift in the machine's
+      # load does not favour one.
+      order=(haproxy openltm)
+      [ $((round % 2)) = 0 ] && order=(openltm haproxy)
+      for who in "${order[@]}"; do
+        target=$HAPH:$port
+        [ "$who" = openltm ] && target=$LTMH:$port
+        read -r r p <<<"$(run "$target")"
+        RPS[$who,$name]+="$r "
+        P99[$who,$name]+="$p "
+      done
+    done
+  done
+  printf '%-10s %14s %14s %8s %12s %12s\n' "median/$ROUNDS" "haproxy req/s" "openltm req/s" ratio "haproxy p99" "openltm p99"
+  for c in "${cases[@]}"; do
+    name=${c%%:*}
+    hr=$(tr ' ' '\n' <<<"${RPS[haproxy,$name]}" | grep . | median)
+    orr=$(tr ' ' '\n' <<<"${RPS[openltm,$name]}" | grep . | median)
+    hp=$(tr ' ' '\n' <<<"${P99[haproxy,$name]}" | grep . | median)
+    op=$(tr ' ' '\n' <<<"${P99[openltm,$name]}" | grep . | median)
+    printf '%-10s %14s %14s %8s %10sms %10sms\n' "$name" "$hr" "$orr" \
+      "$(awk -v a="$orr" -v b="$hr" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')" "$hp" "$op"
+    echo "           runs: haproxy ${RPS[haproxy,$name]}| openltm ${RPS[openltm,$name]}"
+  done
+  echo "(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, p99 in ms)"
+  exit 0
+fi
 
 # Runs are interleaved and each figure is the best of ROUNDS, so a burst of
 # other load on the machine does not decide a ratio.

@@ -186,6 +186,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		InsertXFF:       httpInsertXFF.Effective(t.cfg, prof) == "enabled",
 		Transformations: httpOCTransforms.Effective(t.cfg, prof) != "disabled",
 	}
+	if err := t.httpProfileDetails(o, prof, &opts); err != nil {
+		t.skip(o, "profile %s: %v", prof.Name, err)
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

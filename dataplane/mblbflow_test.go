@@ -346,8 +346,10 @@ func TestMBLBMemberDiesClientSurvives(t *testing.T) {
 			for i := 0; i < n; i++ {
 				c.Write(frameMsg([]byte(fmt.Sprintf("%03d", i))))
 			}
-			// S2 dies holding its requests.
-			time.Sleep(20 * time.Millisecond)
+			// S2 dies holding its requests: it has read one and answers
+			// each after 50 ms (a fixed sleep raced the dispatch on a
+			// loaded machine).
+			eventually(t, "S2 to hold a request", func() bool { _, m := s2.count(); return m > 0 })
 			s2.kill()
 			r := bufio.NewReader(c)
 			for i := 0; i < n; i++ {

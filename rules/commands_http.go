@@ -866,7 +866,15 @@ func respond(s *ConnState, hc HTTPConn, r respondSpec) error {
 		b = append(b, "WWW-Authenticate: Basic realm=\"\"\r\n"...)
 	}
 	if !r.noserver {
-		b = append(b, "Server: BigIP\r\n"...)
+		agent := "BigIP"
+		if sa, ok := hc.(HTTPServerAgent); ok {
+			agent = sa.HTTPServerAgent()
+		}
+		if agent != "" {
+			b = append(b, "Server: "...)
+			b = append(b, agent...)
+			b = append(b, "\r\n"...)
+		}
 	}
 	if !hasConn {
 		if keep {
@@ -879,7 +887,11 @@ func respond(s *ConnState, hc HTTPConn, r respondSpec) error {
 	b = strconv.AppendInt(b, int64(len(r.body)), 10)
 	b = append(b, "\r\n"...)
 	b = append(b, "\r\n"...)
-	b = append(b, r.body...)
+	if req == nil || !req.Head().IsHead() || s.responseEvent() {
+		// The answer to HEAD has the Content-Length of the body it would
+		// carry, and no body.
+		b = append(b, r.body...)
+	}
 	if err := hc.HTTPDo(HTTPAction{Kind: HTTPRespond, Status: r.status, Data: b, KeepAlive: keep && !r.reset, Reset: r.reset}); err != nil {
 		return tclErr(err)
 	}

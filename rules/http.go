@@ -30,6 +30,14 @@ type HTTPConn interface {
 	HTTPDo(a HTTPAction) error
 }
 
+// HTTPServerAgent is implemented by an HTTPConn whose http profile
+// names the Server header of the answers rules make (server-agent-name):
+// "" sends none. Without it, HTTP::respond says "Server: BigIP", the
+// profile's default.
+type HTTPServerAgent interface {
+	HTTPServerAgent() string
+}
+
 // HTTPActionKind says what an HTTPAction asks of the HTTP proxy.
 type HTTPActionKind uint8
 
@@ -137,6 +145,9 @@ type HTTPHead struct {
 	startEdit bool
 	fields    []hfield
 	edited    bool
+	// gen counts edits, so that a dataplane applying edits at several
+	// points (HTTP_REQUEST, then LB_SELECTED) sees the ones made since.
+	gen uint32
 }
 
 // ErrNoHead is returned by Reset for bytes that hold no complete head.
@@ -216,6 +227,10 @@ func (h *HTTPHead) IsResponse() bool { return h.response }
 
 // Modified reports whether a rule changed the head.
 func (h *HTTPHead) Modified() bool { return h.edited }
+
+// Gen counts the edits made to the head; it only grows (a reset keeps
+// it), so a change of Gen means edits since it was last read.
+func (h *HTTPHead) Gen() uint32 { return h.gen }
 
 func (h *HTTPHead) bytes(s span) []byte { return h.data[s.off:s.end] }
 
@@ -322,6 +337,7 @@ func (h *HTTPHead) Status() int {
 func (h *HTTPHead) SetURI(u string) {
 	h.part[1] = h.add(u)
 	h.startEdit, h.edited = true, true
+	h.gen++
 }
 
 // SetPath replaces the target's path, keeping its query.
@@ -333,6 +349,7 @@ func (h *HTTPHead) SetPath(p string) {
 		h.part[1] = h.add(p)
 	}
 	h.startEdit, h.edited = true, true
+	h.gen++
 }
 
 // SetQuery replaces the target's query; an empty query drops the "?".
@@ -344,6 +361,7 @@ func (h *HTTPHead) SetQuery(q string) {
 		h.part[1] = h.add(p, "?", q)
 	}
 	h.startEdit, h.edited = true, true
+	h.gen++
 }
 
 func (h *HTTPHead) hasQuery() bool { return bytes.IndexByte(h.URI(), '?') >= 0 }
@@ -356,6 +374,7 @@ func (h *HTTPHead) SetVersion(v string) {
 	}
 	h.part[i] = h.add("HTTP/", v)
 	h.startEdit, h.edited = true, true
+	h.gen++
 }
 
 // NumFields is the number of header fields, removed ones included; use
@@ -402,6 +421,7 @@ func (h *HTTPHead) InsertHeader(name, value string) {
 	v := h.add(value)
 	h.fields = append(h.fields, hfield{line: span{-1, -1}, name: n, value: v})
 	h.edited = true
+	h.gen++
 }
 
 // ReplaceHeader sets the value of the last field called name, or inserts
@@ -423,6 +443,7 @@ func (h *HTTPHead) setField(i int, value string) {
 	f.value = h.add(value)
 	f.line = span{-1, -1}
 	h.edited = true
+	h.gen++
 }
 
 // RemoveHeader removes every field called name and reports how many.
@@ -437,6 +458,7 @@ func (h *HTTPHead) RemoveHeader(name string) int {
 	}
 	if n > 0 {
 		h.edited = true
+		h.gen++
 	}
 	return n
 }
@@ -445,6 +467,7 @@ func (h *HTTPHead) RemoveHeader(name string) int {
 func (h *HTTPHead) removeField(i int) {
 	h.fields[i].removed = true
 	h.edited = true
+	h.gen++
 }
 
 // framingHeaders are kept by Sanitize whatever the rule lists: without

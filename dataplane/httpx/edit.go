@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -92,17 +93,236 @@ func AppendResponse(dst, b []byte, h *Head, extra []byte) []byte {
 	return append(dst, b[bl:]...)
 }
 
-// AppendResponseHead appends the response b, whose head is h, to dst
-// with its final header block replaced by head (a complete block, blank
-// line included, as an iRule left it; interim 1xx responses before it are
-// kept) and the header lines in extra added at the end of that block.
-func AppendResponseHead(dst, b []byte, h *Head, head, extra []byte) []byte {
-	dst = append(dst, b[:h.Start]...)
+// AppendResponseHead appends a response rebuilt from its parts: the
+// interim (1xx) responses that came before it, its final header block
+// head (complete, blank line included, as an iRule or a rewrite left it)
+// with the header lines in extra added at its end, and its body.
+func AppendResponseHead(dst, interim, head, extra, body []byte) []byte {
+	dst = append(dst, interim...)
 	bl := blankLine(head, len(head))
 	dst = append(dst, head[:bl]...)
 	dst = append(dst, extra...)
 	dst = append(dst, head[bl:]...)
-	return append(dst, b[h.HeaderEnd:]...)
+	return append(dst, body...)
+}
+
+// SetContentLength appends to dst the header block head (complete, blank
+// line included) framed for a body of n bytes: its Content-Length and
+// Transfer-Encoding fields are dropped and Content-Length: n added. It is
+// how a message whose body a rule replaced is sent (re-framing).
+func SetContentLength(dst, head []byte, n int) []byte {
+	end := len(head)
+	bl := blankLine(head, end)
+	_, first := line(head, 0)
+	dst = append(dst, head[:first]...)
+	for i := first; i < bl; {
+		l, next := line(head, i)
+		c := bytes.IndexByte(l, ':')
+		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding")) {
+			i = next
+			continue
+		}
+		dst = append(dst, head[i:next]...)
+		i = next
+	}
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, "\r\n"...)
+	return append(dst, head[bl:]...)
+}
+
+// HeaderValue is the value of the first field called name in the head of
+// b that h describes, nil when there is none.
+func HeaderValue(b []byte, h *Head, name string) []byte {
+	var v []byte
+	Fields(b, h.HeaderEnd, func(n, val []byte, _, _ int) bool {
+		if equalFold(n, name) {
+			v = val
+			return false
+		}
+		return true
+	})
+	return v
+}
+
+// ForwardedFor is the client address a request's X-Forwarded-For gives
+// (the first, leftmost address: the original client), read from the first
+// of names the request carries (X-Forwarded-For when names is empty);
+// invalid when none carries an address. Names are lower case.
+func ForwardedFor(b []byte, h *Head, names []string) netip.Addr {
+	if len(names) == 0 {
+		return forwardedAddr(HeaderValue(b, h, "x-forwarded-for"))
+	}
+	for _, n := range names {
+		if v := HeaderValue(b, h, n); v != nil {
+			return forwardedAddr(v)
+		}
+	}
+	return netip.Addr{}
+}
+
+func forwardedAddr(v []byte) netip.Addr {
+	if k := bytes.IndexByte(v, ','); k >= 0 {
+		v = v[:k]
+	}
+	v = trimOWS(v)
+	if len(v) > 2 && v[0] == '[' {
+		// [v6]:port or [v6]
+		if k := bytes.IndexByte(v, ']'); k > 0 {
+			v = v[1:k]
+		}
+	}
+	a, err := netip.ParseAddr(string(v))
+	if err != nil {
+		if ap, err := netip.ParseAddrPort(string(v)); err == nil {
+			return ap.Addr().Unmap()
+		}
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// RedirectRewrite is the http profile's redirect-rewrite.
+type RedirectRewrite uint8
+
+// The redirect-rewrite settings.
+const (
+	// RewriteNone leaves redirects alone (none, the default).
+	RewriteNone RedirectRewrite = iota
+	// RewriteAll rewrites every redirect's absolute Location to the
+	// client side's scheme (all).
+	RewriteAll
+	// RewriteMatching rewrites only a Location whose host is the one the
+	// request asked for (matching).
+	RewriteMatching
+	// RewriteNodes rewrites only a Location naming the member's own
+	// address, to the virtual server's address (nodes).
+	RewriteNodes
+)
+
+// ParseRedirectRewrite reads a redirect-rewrite value.
+func ParseRedirectRewrite(s string) (RedirectRewrite, bool) {
+	switch s {
+	case "none", "":
+		return RewriteNone, true
+	case "all":
+		return RewriteAll, true
+	case "matching":
+		return RewriteMatching, true
+	case "nodes":
+		return RewriteNodes, true
+	}
+	return RewriteNone, false
+}
+
+// RedirectContext is what a redirect is rewritten against.
+type RedirectContext struct {
+	Mode RedirectRewrite
+	// Scheme is the client side's ("http" when empty; "https" behind
+	// client SSL).
+	Scheme string
+	// Host is the request's Host header.
+	Host string
+	// Virtual is the virtual server's address, Node the member's.
+	Virtual netip.AddrPort
+	Node    netip.Addr
+}
+
+// RewriteRedirect returns the response head (complete, blank line
+// included) with its Location rewritten as c.Mode says, and whether it
+// changed. Only absolute http and https Locations are rewritten: a
+// relative one already follows the client's scheme and host. The scheme
+// becomes c.Scheme and a port that was the old scheme's default is
+// dropped; for nodes, the host becomes the virtual's address.
+func RewriteRedirect(head []byte, c RedirectContext) ([]byte, bool) {
+	scheme := c.Scheme
+	if scheme == "" {
+		scheme = "http"
+	}
+	var h Head
+	h.HeaderEnd = len(head)
+	var start, stop int
+	var loc []byte
+	Fields(head, len(head), func(n, v []byte, a, b int) bool {
+		if equalFold(n, "location") {
+			loc, start, stop = v, a, b
+			return false
+		}
+		return true
+	})
+	if loc == nil {
+		return nil, false
+	}
+	s := string(loc)
+	var rest string
+	switch {
+	case len(s) > 7 && strings.EqualFold(s[:7], "http://"):
+		rest = s[7:]
+	case len(s) > 8 && strings.EqualFold(s[:8], "https://"):
+		rest = s[8:]
+	default:
+		return nil, false
+	}
+	auth, path := rest, ""
+	if k := strings.IndexAny(rest, "/?#"); k >= 0 {
+		auth, path = rest[:k], rest[k:]
+	}
+	host, port := splitHostPort(auth)
+	switch c.Mode {
+	case RewriteAll:
+	case RewriteMatching:
+		rh, _ := splitHostPort(c.Host)
+		if !strings.EqualFold(host, rh) {
+			return nil, false
+		}
+	case RewriteNodes:
+		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+		if err != nil || a.Unmap() != c.Node.Unmap() || !c.Virtual.IsValid() {
+			return nil, false
+		}
+		host, port = c.Virtual.Addr().Unmap().String(), strconv.Itoa(int(c.Virtual.Port()))
+		if c.Virtual.Addr().Unmap().Is6() {
+			host = "[" + host + "]"
+		}
+	default:
+		return nil, false
+	}
+	if (port == "80" && scheme == "http") || (port == "443" && scheme == "https") ||
+		(c.Mode != RewriteNodes && (port == "80" || port == "443")) {
+		port = ""
+	}
+	nl := scheme + "://" + host
+	if port != "" {
+		nl += ":" + port
+	}
+	nl += path
+	if nl == s {
+		return nil, false
+	}
+	out := make([]byte, 0, len(head)+len(nl))
+	out = append(out, head[:start]...)
+	out = append(out, "Location: "...)
+	out = append(out, nl...)
+	out = append(out, head[stop:]...)
+	return out, true
+}
+
+// splitHostPort splits "host[:port]" (IPv6 in brackets) without
+// validating either part.
+func splitHostPort(a string) (host, port string) {
+	if strings.HasPrefix(a, "[") {
+		if k := strings.IndexByte(a, ']'); k > 0 {
+			host, a = a[:k+1], a[k+1:]
+			if strings.HasPrefix(a, ":") {
+				port = a[1:]
+			}
+			return host, port
+		}
+	}
+	if k := strings.LastIndexByte(a, ':'); k >= 0 {
+		return a[:k], a[k+1:]
+	}
+	return a, ""
 }
 
 // Cookie returns the value of the first cookie called name in the

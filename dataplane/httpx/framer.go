@@ -115,8 +115,9 @@ func fullLine(b []byte, i int) (l []byte, next int, whole bool) {
 // RequestFramer frames the requests of one client stream.
 type RequestFramer struct {
 	// MaxHeader bounds a header block (0: DefaultMaxHeader); Max bounds a
-	// whole message (0: no bound).
-	MaxHeader, Max int
+	// whole message (0: no bound); MaxFields bounds the header fields of
+	// one message (0: no bound).
+	MaxHeader, Max, MaxFields int
 
 	state   int
 	scanned int
@@ -130,6 +131,16 @@ type RequestFramer struct {
 // Last is the head of the message the latest complete Frame found. Its
 // Method is a view into that call's buffer.
 func (f *RequestFramer) Last() *Head { return &f.last }
+
+// Waiting is the head of a request whose head has arrived and whose body
+// has not (nil otherwise): a proxy answers its Expect: 100-continue. Its
+// Method is stale once the buffer moved; the other facts hold.
+func (f *RequestFramer) Waiting() *Head {
+	if f.state == stHeader {
+		return nil
+	}
+	return &f.head
+}
 
 func (f *RequestFramer) maxHeader() int {
 	if f.MaxHeader > 0 {
@@ -172,6 +183,9 @@ func (f *RequestFramer) Frame(buf []byte) (int, bool, error) {
 		h, err := ParseRequest(buf)
 		if err != nil {
 			return 0, false, err
+		}
+		if f.MaxFields > 0 && h.Fields > f.MaxFields {
+			return 0, false, ErrTooManyHeaders
 		}
 		f.head, f.sameBuf = h, true
 		switch {
@@ -224,10 +238,12 @@ func (f *RequestFramer) done(buf []byte, n int) (int, bool, error) {
 // ResponseFramer frames the responses of one server stream. A response
 // whose body runs to the connection's close completes at Finish.
 type ResponseFramer struct {
-	MaxHeader, Max int
+	MaxHeader, Max, MaxFields int
 	// HeadRequest reports whether the request the next response answers
-	// is HEAD (its response has no body whatever its headers say).
-	HeadRequest func() bool
+	// is HEAD (its response has no body whatever its headers say), and
+	// whether it is CONNECT (a 2xx answer has no body either: the
+	// tunnel follows).
+	HeadRequest func() (head, connect bool)
 
 	state   int
 	base    int // start of the current header block (after 1xx ones)
@@ -269,6 +285,9 @@ func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
 		if err != nil {
 			return 0, false, err
 		}
+		if f.MaxFields > 0 && h.Fields > f.MaxFields {
+			return 0, false, ErrTooManyHeaders
+		}
 		if h.Status < 200 && h.Status != 101 {
 			// Interim (100 Continue, 103 Early Hints): it travels with the
 			// final response, which is what answers the request.
@@ -280,9 +299,13 @@ func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
 		h.HeaderEnd += f.base
 		h.Method = nil
 		f.head = h
+		head, connect := false, false
+		if f.HeadRequest != nil {
+			head, connect = f.HeadRequest()
+		}
 		switch {
-		case h.Status < 200 || h.Status == 204 || h.Status == 304 ||
-			(f.HeadRequest != nil && f.HeadRequest()):
+		case h.Status < 200 || h.Status == 204 || h.Status == 304 || head ||
+			(connect && h.Status < 300):
 			f.state = stFixed
 			f.head.ContentLength = 0
 		case h.Chunked:
@@ -341,4 +364,47 @@ func (f *ResponseFramer) Finish(buf []byte) (n int, ok bool) {
 // complete response.
 func (f *ResponseFramer) Closing() bool {
 	return f.last.UntilClose || f.last.WantsClose()
+}
+
+// Dechunk appends the data of the chunked body b (the bytes after the
+// head, trailers included, as a framer accepted them) to dst: what a rule
+// reads as the payload of a chunked message.
+func Dechunk(dst, b []byte) ([]byte, error) {
+	for i := 0; i < len(b); {
+		l, next, whole := fullLine(b, i)
+		if !whole {
+			return dst, ErrBadMessage
+		}
+		var size int
+		digits := 0
+		for _, ch := range l {
+			v, ok := unhex(ch)
+			if !ok {
+				break
+			}
+			if digits == 15 {
+				return dst, ErrBadMessage
+			}
+			size = size<<4 | int(v)
+			digits++
+		}
+		if digits == 0 {
+			return dst, ErrBadMessage
+		}
+		if size == 0 {
+			return dst, nil // the trailers follow
+		}
+		if next+size > len(b) {
+			return dst, ErrBadMessage
+		}
+		dst = append(dst, b[next:next+size]...)
+		i = next + size
+		if i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+	}
+	return dst, ErrBadMessage
 }

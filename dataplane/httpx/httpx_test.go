@@ -68,10 +68,12 @@ func TestRequestFraming(t *testing.T) {
 		{"chunk without CRLF", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXY0\r\n\r\n", nil, ErrBadMessage},
 		{"header too large", "GET / HTTP/1.1\r\nX: " + strings.Repeat("a", 200) + "\r\n\r\n", nil, ErrHeaderTooLarge},
 		{"body too large", "POST / HTTP/1.1\r\nContent-Length: 5000\r\n\r\n", nil, ErrBodyTooLarge},
+		{"three fields", "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", []string{"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n"}, nil},
+		{"too many fields", "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", nil, ErrTooManyHeaders},
 	}
 	for _, tc := range tests {
 		for _, step := range []int{1, 7, 1 << 20} {
-			fr := &RequestFramer{MaxHeader: 128, Max: 1024}
+			fr := &RequestFramer{MaxHeader: 128, Max: 1024, MaxFields: 3}
 			got, err := frameAll(fr, tc.in, step)
 			if !errors.Is(err, tc.err) {
 				t.Errorf("%s/step %d: err %v, want %v", tc.name, step, err, tc.err)
@@ -97,6 +99,42 @@ func TestRequestLast(t *testing.T) {
 	}
 }
 
+// TestRequestFacts: the facts a proxy acts on beyond framing.
+func TestRequestFacts(t *testing.T) {
+	tests := []struct {
+		in                    string
+		upgrade, expect, conn bool
+		fields                int
+	}{
+		{"GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\n\r\n", true, false, false, 3},
+		{"GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n", false, false, false, 1},
+		{"GET /ws HTTP/1.1\r\nConnection: upgrade\r\n\r\n", false, false, false, 1},
+		{"PUT /f HTTP/1.1\r\nExpect: 100-Continue\r\nContent-Length: 3\r\n\r\n", false, true, false, 2},
+		{"CONNECT db:5432 HTTP/1.1\r\nHost: db:5432\r\n\r\n", false, false, true, 1},
+	}
+	for _, tc := range tests {
+		h, err := ParseRequest([]byte(tc.in))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.in, err)
+		}
+		if h.Upgrade != tc.upgrade || h.ExpectContinue != tc.expect || h.IsConnect() != tc.conn || h.Fields != tc.fields {
+			t.Errorf("%q: upgrade %v expect %v connect %v fields %d", tc.in, h.Upgrade, h.ExpectContinue, h.IsConnect(), h.Fields)
+		}
+	}
+	// A request waiting for its body says so, with its Expect.
+	fr := &RequestFramer{}
+	in := []byte("PUT /f HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+	if _, ok, err := fr.Frame(in); ok || err != nil {
+		t.Fatalf("Frame = %v %v", ok, err)
+	}
+	if w := fr.Waiting(); w == nil || !w.ExpectContinue {
+		t.Fatalf("Waiting = %+v", w)
+	}
+	if _, ok, _ := fr.Frame(append(in, "abc"...)); !ok || fr.Waiting() != nil {
+		t.Fatalf("complete request still waiting")
+	}
+}
+
 func TestResponseFraming(t *testing.T) {
 	ok200 := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
 	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
@@ -104,25 +142,32 @@ func TestResponseFraming(t *testing.T) {
 	notMod := "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n"
 	interim := "HTTP/1.1 100 Continue\r\n\r\n" + ok200
 	headResp := "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"
+	established := "HTTP/1.1 200 Connection Established\r\n\r\n"
+	switching := "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+	refused := "HTTP/1.1 403 Forbidden\r\nContent-Length: 2\r\n\r\nno"
 	tests := []struct {
-		name  string
-		in    string
-		head  bool
-		want  []string
-		close bool // the last response waits for the close
-		err   error
+		name    string
+		in      string
+		head    bool
+		connect bool
+		want    []string
+		close   bool // the last response waits for the close
+		err     error
 	}{
-		{"length", ok200 + ok200, false, []string{ok200, ok200}, false, nil},
-		{"chunked", chunked + ok200, false, []string{chunked, ok200}, false, nil},
-		{"204 and 304 bodiless", noContent + notMod, false, []string{noContent, notMod}, false, nil},
-		{"100 continue travels with its answer", interim, false, []string{interim}, false, nil},
-		{"HEAD", headResp + headResp, true, []string{headResp, headResp}, false, nil},
-		{"until close", "HTTP/1.0 200 OK\r\n\r\nbody", false, nil, true, nil},
-		{"garbage", "SSH-2.0-OpenSSH_9\r\n\r\n", false, nil, false, ErrBadMessage},
+		{"length", ok200 + ok200, false, false, []string{ok200, ok200}, false, nil},
+		{"chunked", chunked + ok200, false, false, []string{chunked, ok200}, false, nil},
+		{"204 and 304 bodiless", noContent + notMod, false, false, []string{noContent, notMod}, false, nil},
+		{"100 continue travels with its answer", interim, false, false, []string{interim}, false, nil},
+		{"HEAD", headResp + headResp, true, false, []string{headResp, headResp}, false, nil},
+		{"CONNECT 2xx is bodiless", established + "tun", false, true, []string{established}, false, nil},
+		{"CONNECT refused has its body", refused, false, true, []string{refused}, false, nil},
+		{"101 is bodiless", switching + "frames", false, false, []string{switching}, false, nil},
+		{"until close", "HTTP/1.0 200 OK\r\n\r\nbody", false, false, nil, true, nil},
+		{"garbage", "SSH-2.0-OpenSSH_9\r\n\r\n", false, false, nil, false, ErrBadMessage},
 	}
 	for _, tc := range tests {
 		for _, step := range []int{1, 5, 1 << 20} {
-			fr := &ResponseFramer{Max: 1024, HeadRequest: func() bool { return tc.head }}
+			fr := &ResponseFramer{Max: 1024, HeadRequest: func() (bool, bool) { return tc.head, tc.connect }}
 			got, err := frameAll(fr, tc.in, step)
 			if !errors.Is(err, tc.err) {
 				t.Errorf("%s/step %d: err %v, want %v", tc.name, step, err, tc.err)
@@ -260,7 +305,7 @@ func FuzzResponseFramer(f *testing.F) {
 		if step <= 0 || step > 64 {
 			step = 1
 		}
-		hr := func() bool { return head }
+		hr := func() (bool, bool) { return head, false }
 		whole, errW := frameAll(&ResponseFramer{Max: 4096, HeadRequest: hr}, in, 1<<20)
 		parts, errP := frameAll(&ResponseFramer{Max: 4096, HeadRequest: hr}, in, step)
 		if errW == nil && errP == nil && strings.Join(whole, "") != strings.Join(parts, "") {
@@ -301,12 +346,92 @@ func TestEditedHeads(t *testing.T) {
 				if err != nil || !ok || n != len(resp) {
 					t.Fatalf("framing: %d %v %v", n, ok, err)
 				}
-				return string(AppendResponseHead(nil, []byte(resp), rf.Last(), []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"), []byte("Set-Cookie: c=1\r\n")))
+				h := rf.Last()
+				b := []byte(resp)
+				return string(AppendResponseHead(nil, b[:h.Start], []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n"), []byte("Set-Cookie: c=1\r\n"), b[h.HeaderEnd:]))
 			}(),
 			"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nSet-Cookie: c=1\r\n\r\nhi"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s:\n%q\nwant\n%q", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+func TestSetContentLength(t *testing.T) {
+	head := "POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nX: 1\r\n\r\n"
+	got := string(SetContentLength(nil, []byte(head), 12))
+	want := "POST /u HTTP/1.1\r\nHost: a\r\nX: 1\r\nContent-Length: 12\r\n\r\n"
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if h, err := ParseRequest([]byte(got)); err != nil || h.ContentLength != 12 || h.Chunked {
+		t.Fatalf("re-framed head parses as %+v, %v", h, err)
+	}
+}
+
+func TestForwardedFor(t *testing.T) {
+	for _, tc := range []struct {
+		req   string
+		names []string
+		want  string
+	}{
+		{"GET / HTTP/1.1\r\nX-Forwarded-For: 10.1.1.1, 192.0.2.7\r\n\r\n", nil, "10.1.1.1"},
+		{"GET / HTTP/1.1\r\nX-Forwarded-For: [2001:db8::1]:443\r\n\r\n", nil, "2001:db8::1"},
+		{"GET / HTTP/1.1\r\nX-Forwarded-For: unknown\r\n\r\n", nil, "invalid IP"},
+		{"GET / HTTP/1.1\r\nX-Forwarded-For: 10.1.1.1\r\nTrue-Client-IP: 10.9.9.9\r\n\r\n", []string{"true-client-ip", "x-forwarded-for"}, "10.9.9.9"},
+		{"GET / HTTP/1.1\r\nX-Forwarded-For: 10.1.1.1\r\n\r\n", []string{"true-client-ip"}, "invalid IP"},
+	} {
+		h, err := ParseRequest([]byte(tc.req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ForwardedFor([]byte(tc.req), &h, tc.names).String(); got != tc.want {
+			t.Errorf("%q %v: %s, want %s", tc.req, tc.names, got, tc.want)
+		}
+	}
+}
+
+func TestRewriteRedirect(t *testing.T) {
+	vs := netip.MustParseAddrPort("192.0.2.10:8080")
+	node := netip.MustParseAddr("10.0.0.5")
+	head := func(loc string) string {
+		return "HTTP/1.1 302 Found\r\nLocation: " + loc + "\r\nContent-Length: 0\r\n\r\n"
+	}
+	for _, tc := range []struct {
+		mode   RedirectRewrite
+		scheme string
+		loc    string
+		want   string // "" unchanged
+	}{
+		{RewriteAll, "https", "http://www.example.com/a?b", "https://www.example.com/a?b"},
+		{RewriteAll, "https", "http://www.example.com:80/a", "https://www.example.com/a"},
+		{RewriteAll, "https", "/relative", ""},
+		{RewriteMatching, "https", "http://www.example.com/a", "https://www.example.com/a"},
+		{RewriteMatching, "https", "http://other.example.com/a", ""},
+		{RewriteNodes, "http", "http://10.0.0.5:8000/login", "http://192.0.2.10:8080/login"},
+		{RewriteNodes, "http", "http://www.example.com/login", ""},
+		{RewriteNone, "https", "http://www.example.com/a", ""},
+	} {
+		got, ok := RewriteRedirect([]byte(head(tc.loc)), RedirectContext{Mode: tc.mode, Scheme: tc.scheme, Host: "www.example.com:8080", Virtual: vs, Node: node})
+		if tc.want == "" {
+			if ok {
+				t.Errorf("%v %s: rewritten to %q", tc.mode, tc.loc, got)
+			}
+			continue
+		}
+		if !ok || string(got) != head(tc.want) {
+			t.Errorf("%v %s: %q, want Location %s", tc.mode, tc.loc, got, tc.want)
+		}
+	}
+}
+
+func TestDechunk(t *testing.T) {
+	got, err := Dechunk(nil, []byte("5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n"))
+	if err != nil || string(got) != "hello world" {
+		t.Fatalf("Dechunk = %q %v", got, err)
+	}
+	if _, err := Dechunk(nil, []byte("5\r\nhel")); err == nil {
+		t.Fatal("a cut chunk was accepted")
 	}
 }

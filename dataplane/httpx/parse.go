@@ -23,11 +23,18 @@ var (
 	ErrHeaderTooLarge = errors.New("httpx: HTTP header larger than the maximum header size")
 	// ErrBodyTooLarge is a message above the framer's maximum size.
 	ErrBodyTooLarge = errors.New("httpx: HTTP message larger than the maximum message size")
+	// ErrTooManyHeaders is a header block with more fields than the
+	// configured maximum count.
+	ErrTooManyHeaders = errors.New("httpx: HTTP header count exceeds the maximum header count")
 )
 
 // DefaultMaxHeader is the largest header block accepted by default, as the
 // http profile's max-header-size (32 KiB).
 const DefaultMaxHeader = 32 << 10
+
+// DefaultMaxHeaderCount is the most header fields a message may carry by
+// default, as the http profile's max-header-count (64).
+const DefaultMaxHeaderCount = 64
 
 // Head is what framing and balancing need to know about one message's
 // header block. Offsets are relative to the message start.
@@ -55,6 +62,14 @@ type Head struct {
 	Start int
 	// UntilClose: the response's body ends when the server closes.
 	UntilClose bool
+	// Upgrade: the request asks to switch protocols (an Upgrade field and
+	// the upgrade token in Connection, as a WebSocket handshake has); a
+	// 101 answer turns the connection into a tunnel.
+	Upgrade bool
+	// ExpectContinue: the request carries Expect: 100-continue.
+	ExpectContinue bool
+	// Fields is the number of header fields.
+	Fields int
 }
 
 // WantsClose reports whether the sender ends the connection after this
@@ -65,6 +80,10 @@ func (h *Head) WantsClose() bool {
 
 // IsHead reports a HEAD request, whose response has no body.
 func (h *Head) IsHead() bool { return string(h.Method) == "HEAD" }
+
+// IsConnect reports a CONNECT request: a 2xx answer has no body and
+// turns the connection into a tunnel.
+func (h *Head) IsConnect() bool { return string(h.Method) == "CONNECT" }
 
 // headerEnd finds the end of a header block (after the blank line),
 // scanning from from; -1 when not yet there. Lines may end in CRLF or LF.
@@ -249,8 +268,14 @@ func Fields(b []byte, end int, fn func(name, value []byte, start, stop int) bool
 func parseHeaders(b []byte, h *Head) error {
 	h.ContentLength = -1
 	bad := false
+	upgradeField, upgradeTok := false, false
 	ok := Fields(b, h.HeaderEnd, func(name, value []byte, _, _ int) bool {
+		h.Fields++
 		switch {
+		case equalFold(name, "upgrade"):
+			upgradeField = len(value) > 0
+		case equalFold(name, "expect"):
+			h.ExpectContinue = equalFold(value, "100-continue")
 		case equalFold(name, "content-length"):
 			var n int64
 			if len(value) == 0 || len(value) > 15 {
@@ -285,10 +310,13 @@ func parseHeaders(b []byte, h *Head) error {
 					value = nil
 				}
 				tok = trimOWS(tok)
-				if equalFold(tok, "close") {
+				switch {
+				case equalFold(tok, "close"):
 					h.Close = true
-				} else if equalFold(tok, "keep-alive") {
+				case equalFold(tok, "keep-alive"):
 					h.KeepAlive = true
+				case equalFold(tok, "upgrade"):
+					upgradeTok = true
 				}
 			}
 		}
@@ -297,6 +325,7 @@ func parseHeaders(b []byte, h *Head) error {
 	if !ok || bad {
 		return ErrBadMessage
 	}
+	h.Upgrade = upgradeField && upgradeTok
 	return nil
 }
 

@@ -48,6 +48,44 @@ type msg struct {
 	// move a connection balanced once (no OneConnect) elsewhere.
 	ruleTarget bool
 	cookie     netip.AddrPort
+	// hx is the rest of an HTTP request's state; zero elsewhere.
+	hx httpMsg
+}
+
+// httpMsg is what an HTTP request carries beyond framing: how it may end
+// in a tunnel, and what the rules asked of its server side.
+type httpMsg struct {
+	// tunnel: tunnelOnSwitch when a 101 (or a CONNECT's 2xx) makes the
+	// connection a tunnel, tunnelNow when HTTP::disable made it one.
+	tunnel uint8
+	// connect: the request is CONNECT.
+	connect bool
+	// continued: the proxy answered its Expect: 100-continue, so the
+	// member's own interim 100 is not passed on again.
+	continued bool
+	// noReuse: ONECONNECT::reuse disable; the shared connection that
+	// carries it closes after its response.
+	noReuse bool
+	// hlen is the length of the head at the start of b.
+	hlen int
+	// label is the ONECONNECT::label the request's connection must carry.
+	label string
+	// fallback is HTTP::fallback's redirect when no member can serve it.
+	fallback string
+	// forceClose: the proxy ends the connection after this request
+	// (max-requests); its response says Connection: close.
+	forceClose bool
+	// xff is the client address an accepted X-Forwarded-For gives.
+	xff netip.Addr
+	// reframed: a rule replaced the body, which now goes with a
+	// Content-Length whatever the head the rules hold says.
+	reframed bool
+	// local: b is an answer the proxy made, not a request (localReply
+	// on an event loop).
+	local bool
+	// sendPending: HTTP_REQUEST_SEND waits for the connection's connect
+	// to complete (an event loop's non-blocking connect).
+	sendPending bool
 }
 
 func classOf(n int) int {
@@ -89,6 +127,7 @@ func (m *msg) unref() {
 	m.started = false
 	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget = false, false, false, false
 	m.cookie = netip.AddrPort{}
+	m.hx = httpMsg{}
 	if m.class >= 0 {
 		m.b = m.b[:cap(m.b)]
 		msgPools[m.class].Put(m)

@@ -769,6 +769,9 @@ func TestSessionCloseFromProxy(t *testing.T) {
 	if _, err := c.call("hi"); err != nil {
 		t.Fatal(err)
 	}
+	// On a loop the session is filed after it started: it may have
+	// answered already.
+	waitFor(t, "the session to be filed", func() bool { vs.mu.Lock(); defer vs.mu.Unlock(); return len(vs.sessions) > 0 })
 	vs.mu.Lock()
 	s := vs.sessions[0]
 	vs.mu.Unlock()

@@ -111,6 +111,9 @@ func (f Framing) Validate() error {
 		if f.HTTP.MaxHeaderSize < 0 {
 			return fmt.Errorf("mblb: max header size %d is negative", f.HTTP.MaxHeaderSize)
 		}
+		if f.HTTP.MaxRequests < 0 {
+			return fmt.Errorf("mblb: max requests %d is negative", f.HTTP.MaxRequests)
+		}
 		return nil
 	case Length:
 		l := f.Length
@@ -147,7 +150,7 @@ func (f Framing) New(maxSize int) (Framer, error) {
 	case Rule:
 		return nil, nil
 	case HTTP:
-		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize}, nil
+		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount()}, nil
 	}
 	return PerReadFramer{}, nil
 }

@@ -2,6 +2,8 @@ package mblb
 
 import (
 	"errors"
+	"io"
+	"net"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -25,12 +27,24 @@ import (
 // HTTPOptions are the http profile's settings (and the cookie persistence
 // profile's, which needs the http profile) as the engine applies them.
 type HTTPOptions struct {
-	// MaxHeaderSize bounds a request or response header block (0: 32 KiB);
-	// a larger request gets 400 Bad Request and its connection is closed.
-	MaxHeaderSize int
+	// MaxHeaderSize bounds a request or response header block (0: 32 KiB,
+	// max-header-size); MaxHeaderCount bounds its fields (0: 64,
+	// max-header-count; negative: no bound). A request over either resets
+	// its client, as BIG-IP's oversize- and excess-client-headers reject
+	// do; a response over either fails its server connection.
+	MaxHeaderSize, MaxHeaderCount int
+	// MaxRequests is how many requests one client connection may send
+	// (max-requests; 0: no limit): the last one's response says
+	// Connection: close and the connection closes after it.
+	MaxRequests int
 	// InsertXFF adds X-Forwarded-For with the client's address to every
 	// request (insert-xforwarded-for enabled).
 	InsertXFF bool
+	// AcceptXFF trusts the first address of a request's X-Forwarded-For
+	// (or the first of XFFNames it carries, in order) as the client's:
+	// source-address persistence and Choice.Client use it (accept-xff).
+	AcceptXFF bool
+	XFFNames  []string
 	// Transformations keeps OneConnect's server connections open when a
 	// client asks to close (oneconnect-transformations); without
 	// OneConnect it does nothing, as on BIG-IP.
@@ -39,6 +53,27 @@ type HTTPOptions struct {
 	// empty Name means none. CookieMode is its method (cookie.go).
 	Cookie     httpx.CookieSpec
 	CookieMode CookieMode
+	// RedirectRewrite rewrites the Location of members' redirects
+	// (redirect-rewrite) to Scheme ("http" when empty) and, for nodes,
+	// to the virtual's address.
+	RedirectRewrite httpx.RedirectRewrite
+	Scheme          string
+	// Fallback is where a request no member can serve is redirected
+	// (fallback-host); empty resets the client, as without it.
+	Fallback string
+	// ServerAgent is the Server header of the answers the proxy makes
+	// itself (server-agent-name); empty sends none.
+	ServerAgent string
+}
+
+func (o *HTTPOptions) maxHeaderCount() int {
+	switch {
+	case o.MaxHeaderCount == 0:
+		return httpx.DefaultMaxHeaderCount
+	case o.MaxHeaderCount < 0:
+		return 0
+	}
+	return o.MaxHeaderCount
 }
 
 // errCloseAfter ends a client connection in order once the response to a
@@ -56,16 +91,33 @@ func (s *ClientConn) resetOnEnd(err error) bool {
 // badRequest is the answer to a request the framer cannot parse.
 const badRequest = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 
+// Tunnel kinds of an HTTP request (httpMsg.tunnel).
+const (
+	tunnelOnSwitch = 1 + iota // Upgrade or CONNECT: a tunnel if the member agrees
+	tunnelNow                 // HTTP::disable: a tunnel from this request on
+)
+
+// continue100 is the proxy's interim answer to Expect: 100-continue.
+const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
+
 // frameHTTP cuts the client's bytes into requests, applies the profile's
 // edits while copying each one out of the read buffer (one copy, as for
-// any message) and dispatches it.
+// any message) and dispatches it. After a request that may turn the
+// connection into a tunnel it stops, leaving what follows unread in st,
+// and sets upgrading: Run then waits for the member's answer.
 func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 	opts := &s.e.cfg.Request.HTTP
 	for !s.httpDone {
 		b, err := st.next()
 		if err != nil {
-			if errors.Is(err, httpx.ErrBodyTooLarge) {
+			switch {
+			case errors.Is(err, httpx.ErrBodyTooLarge):
 				return ErrTooLarge
+			case errors.Is(err, httpx.ErrHeaderTooLarge), errors.Is(err, httpx.ErrTooManyHeaders):
+				// BIG-IP resets the client (oversize-client-headers and
+				// excess-client-headers reject); the caller logs it.
+				s.e.stats.oversize.Add(1)
+				return err
 			}
 			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
 			s.httpDone = true
@@ -73,12 +125,23 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			break
 		}
 		if b == nil {
+			if w := rf.Waiting(); w != nil && w.ExpectContinue && !s.continued {
+				s.continued = true
+				s.sendContinue()
+			}
 			return nil
 		}
+		continued := s.continued
+		s.continued = false
 		h := rf.Last()
 		closing := h.WantsClose()
 		if obs := s.e.cfg.ObserveRequest; obs != nil {
 			obs(s.client, b, h)
+		}
+		s.nreq++
+		forceClose := false
+		if opts.MaxRequests > 0 && s.nreq >= opts.MaxRequests && !closing {
+			closing, forceClose = true, true
 		}
 		var x *HTTPEvent
 		if s.hrule != nil {
@@ -107,32 +170,25 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				continue
 			}
 			closing = closing || x.closeAfter
-		}
-		ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
-		if opts.InsertXFF {
-			ed.XFF = s.client.Addr()
-		}
-		var m *msg
-		if x != nil && x.edited != nil {
-			// The rule edited the head: its framing facts are read again
-			// from what the member will see; the body goes on as it came.
-			eh, err := httpx.ParseRequest(x.edited)
-			if err != nil {
-				s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
-				s.Close(true)
-				return errClosed
+			if x.detach != 0 {
+				s.mu.Lock()
+				s.perConn = x.detach < 0
+				s.mu.Unlock()
 			}
-			body := b[h.HeaderEnd:]
-			m = getMsg(len(x.edited) + len(body) + httpx.MaxRequestGrowth)
-			m.b = httpx.AppendRequestHead(m.b[:0], x.edited, body, &eh, ed)
-			m.httpHead = eh.IsHead()
-		} else {
-			m = getMsg(len(b) + httpx.MaxRequestGrowth)
-			m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
-			m.httpHead = h.IsHead()
+		}
+		m, ok := s.buildRequest(b, h, x)
+		if !ok {
+			return errClosed
 		}
 		m.httpClose = closing
+		m.hx.continued = continued
+		if forceClose {
+			m.hx.forceClose = true
+		}
 		s.cookieRequest(m, b, h) // cookie.go
+		if opts.AcceptXFF {
+			m.hx.xff = httpx.ForwardedFor(b, h, opts.XFFNames)
+		}
 		if x != nil {
 			if x.targetSet {
 				m.target, m.ruleTarget = x.target, true
@@ -140,10 +196,37 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			if x.persistSet {
 				m.persist = x.persist
 			}
+			m.hx.noReuse = x.noReuse
+			if x.labelSet {
+				s.label = x.label
+			}
+			m.hx.fallback = x.fallback
+			if x.disable {
+				m.hx.tunnel = tunnelNow
+			}
 		}
+		m.hx.label = s.label
+		if m.hx.fallback == "" {
+			m.hx.fallback = opts.Fallback
+		}
+		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
 		if !s.dispatch(m) {
 			return errClosed
+		}
+		if tunnel != 0 {
+			// What follows is tunnel data, or the next request if the
+			// member refuses: it waits unread until the answer comes.
+			s.upgrading = true
+			if tunnel == tunnelNow && s.lp != nil {
+				s.mu.Lock()
+				sc, seq := s.tunSC, s.nextSeq-1
+				s.mu.Unlock()
+				if sc != nil {
+					go s.migrateWhenAnswered(sc, seq)
+				}
+			}
+			return nil
 		}
 		// After a request that closes the connection, nothing the client
 		// sends is read as a request.
@@ -153,6 +236,129 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 	return nil
 }
 
+// buildRequest copies a framed request out of the read buffer with the
+// rule's and the profile's edits. False means the client was reset.
+func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, bool) {
+	opts := &s.e.cfg.Request.HTTP
+	ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
+	if opts.InsertXFF {
+		ed.XFF = s.client.Addr()
+	}
+	var m *msg
+	if x == nil || (x.edited == nil && !x.bodySet) {
+		m = getMsg(len(b) + httpx.MaxRequestGrowth)
+		m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
+		m.hx.hlen = len(m.b) - (len(b) - h.HeaderEnd)
+		m.httpHead = h.IsHead()
+		s.markTunnel(m, h)
+		return m, true
+	}
+	// The rule edited the head or the body: the framing facts are read
+	// again from what the member will see (the rare path).
+	head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
+	if x.edited != nil {
+		head = x.edited
+	}
+	if x.bodySet {
+		s.reframe = httpx.SetContentLength(s.reframe[:0], head, len(x.body))
+		head, body = s.reframe, x.body
+	}
+	eh, err := httpx.ParseRequest(head)
+	if !x.bodySet && (err != nil || !sameFraming(&eh, h)) {
+		// The rule changed Content-Length or Transfer-Encoding but not
+		// the body: the body goes as it is, framed by its real length.
+		if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		s.reframe = httpx.SetContentLength(s.reframe[:0], head, len(body))
+		head = s.reframe
+		if eh, err = httpx.ParseRequest(head); err != nil {
+			s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+			s.Close(true)
+			return nil, false
+		}
+		x.bodySet = true // what follows treats it as re-framed
+	} else if err != nil {
+		s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+		s.Close(true)
+		return nil, false
+	}
+	m = getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
+	m.b = httpx.AppendRequestHead(m.b[:0], head, body, &eh, ed)
+	m.hx.hlen = len(m.b) - len(body)
+	m.hx.reframed = x.bodySet
+	m.httpHead = eh.IsHead()
+	s.markTunnel(m, &eh)
+	return m, true
+}
+
+// sameFraming reports whether an edited head frames its body as the
+// original did.
+func sameFraming(edited, orig *httpx.Head) bool {
+	if edited.Chunked || orig.Chunked {
+		return edited.Chunked == orig.Chunked
+	}
+	return max(edited.ContentLength, 0) == max(orig.ContentLength, 0)
+}
+
+// markTunnel notes a request that may turn the connection into a tunnel:
+// a protocol upgrade (WebSocket) or CONNECT.
+func (s *ClientConn) markTunnel(m *msg, h *httpx.Head) {
+	if h.Upgrade || h.IsConnect() {
+		m.hx.tunnel = tunnelOnSwitch
+		m.hx.connect = h.IsConnect()
+	}
+}
+
+// sendContinue answers Expect: 100-continue for a request whose head is
+// in and whose body is not: the body is buffered here before the request
+// goes to a member, so the proxy, not the member, invites it. It is sent
+// only when the client is owed no other answer (an interim response must
+// not overtake them); otherwise the client sends its body after its own
+// wait, as RFC 9110 lets it.
+func (s *ClientConn) sendContinue() {
+	s.mu.Lock()
+	if s.closed || s.writing || s.nextOut != s.nextSeq {
+		s.mu.Unlock()
+		return
+	}
+	s.writing = true
+	s.mu.Unlock()
+	var n int
+	var err error
+	if s.lp != nil {
+		// Nothing is owed, so the socket's buffer is empty: the 25 bytes
+		// go at once or the connection is broken.
+		k, rest, werr := s.tryWrite(net.Buffers{[]byte(continue100)})
+		n, err = int(k), werr
+		if err == nil && len(rest) > 0 {
+			err = io.ErrShortWrite
+		}
+	} else {
+		n, err = io.WriteString(s.c, continue100)
+	}
+	s.bytesOut.Add(uint64(n))
+	if s.meter != nil && n > 0 {
+		s.meter.Sent(n)
+	}
+	s.mu.Lock()
+	fin := false
+	if err == nil {
+		err = s.flushLocked(s.lp != nil)
+		if s.lp != nil {
+			fin = s.loopFlushed()
+		}
+	} else {
+		s.writing = false
+	}
+	s.mu.Unlock()
+	if err != nil {
+		s.Close(s.resetOnEnd(err))
+	} else if fin {
+		s.Close(false)
+	}
+}
+
 // localReply answers the client from the proxy itself, in order after the
 // responses it is still owed, and closes the connection after it when
 // closeAfter is set.
@@ -160,6 +366,13 @@ func (s *ClientConn) localReply(text []byte, closeAfter bool) {
 	r := getMsg(len(text))
 	copy(r.b, text)
 	r.closeAfter = closeAfter
+	if s.lp != nil {
+		// A loop does not wait for the window: the answer queues as a
+		// request would and is delivered when numbered.
+		r.hx.local = true
+		s.dispatch(r)
+		return
+	}
 	w := uint64(len(s.slots))
 	s.flushDirty()
 	s.mu.Lock()
@@ -178,26 +391,45 @@ func (s *ClientConn) localReply(text []byte, closeAfter bool) {
 }
 
 // httpResponseFramer is a server connection's response framer: it asks
-// the connection whether the request being answered is HEAD.
+// the connection whether the request being answered is HEAD or CONNECT.
 func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
+	o := &sc.e.cfg.Request.HTTP
 	return &httpx.ResponseFramer{
-		MaxHeader: sc.e.cfg.Request.HTTP.MaxHeaderSize,
+		MaxHeader: o.MaxHeaderSize,
+		MaxFields: o.maxHeaderCount(),
 		Max:       sc.e.cfg.MaxMessageSize,
-		HeadRequest: func() bool {
+		HeadRequest: func() (bool, bool) {
 			sc.qmu.Lock()
 			h := sc.q.peek()
 			sc.qmu.Unlock()
-			return h != nil && h.httpHead
+			return h != nil && h.httpHead, h != nil && h.hx.connect
 		},
 	}
 }
 
 // completeHTTP hands one framed response to its client. A server that
 // closes after it takes the connection out of service first, so no other
-// request is queued on it.
+// request is queued on it. A 101 to an upgrade, or a 2xx to CONNECT,
+// makes the connection the client's tunnel (sc.tun): it leaves the
+// OneConnect pool before the response is counted, so no other client
+// takes it.
 func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 	h := rf.Last()
-	if rf.Closing() {
+	sc.qmu.Lock()
+	req := sc.q.peek()
+	var waiting *ClientConn
+	switched := false
+	if req != nil && req.hx.tunnel == tunnelOnSwitch && sc.lp == nil {
+		waiting = req.sess
+		switched = h.Status == 101 || (req.hx.connect && h.Status >= 200 && h.Status < 300)
+	}
+	sc.qmu.Unlock()
+	if switched {
+		if sc.owner == nil {
+			sc.e.pool.remove(sc)
+		}
+		sc.tun = waiting
+	} else if rf.Closing() {
 		sc.qmu.Lock()
 		sc.closing = true
 		sc.dead = true
@@ -205,14 +437,20 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 		sc.down.Store(true)
 	}
 	sc.completeWith(b, h)
+	if waiting != nil && !switched {
+		waiting.switchRefused()
+	}
 }
 
 // httpResponse copies a response for its client, after the client's
-// HTTP_RESPONSE rule (which may edit its head, replace it or end the
-// client), inserting the persistence cookie when the request did not
-// already carry this member's (or always-send is on). A nil result means
-// the rule ended the client: nothing is delivered.
-func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
+// HTTP_RESPONSE rule (which may edit its head or body, replace it, retry
+// the request or end the client), inserting the persistence cookie when
+// the request did not already carry this member's (or always-send is on)
+// and rewriting a redirect's Location as redirect-rewrite says. A nil
+// result means nothing is delivered: the rule ended the client, or retry
+// is the request to send in the response's place.
+func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry *msg) {
+	opts := &sc.e.cfg.Request.HTTP
 	var x *HTTPEvent
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
@@ -224,10 +462,12 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 		switch {
 		case err != nil || x.reject:
 			req.sess.Close(true)
-			return nil
+			return nil, nil
 		case x.drop:
 			req.sess.Close(false)
-			return nil
+			return nil, nil
+		case x.retry != nil:
+			return nil, sc.retryRequest(req, x.retry)
 		case x.responded:
 			r := getMsg(len(x.respond))
 			copy(r.b, x.respond)
@@ -235,19 +475,51 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 			if x.resetAfter {
 				req.sess.resetLast.Store(true)
 			}
-			return r
+			return r, nil
 		}
 	}
-	var edited []byte
-	if x != nil {
-		edited = x.edited
+	sc.hdr = sc.hdr[:0]
+	if req.hx.forceClose {
+		sc.hdr = append(sc.hdr, "Connection: close\r\n"...)
 	}
-	edited, sc.hdr = sc.cookieResponse(req, b, h, edited, sc.hdr[:0]) // cookie.go
-	var r *msg
+	if req.hx.continued && h.Start > 0 {
+		// The proxy invited the body itself: the member's interim
+		// answers are not passed on a second time.
+		b, h = b[h.Start:], sc.shifted(h)
+	}
+	head := []byte(nil)
+	if x != nil && x.edited != nil {
+		head = x.edited
+	}
+	head, sc.hdr = sc.cookieResponse(req, b, h, head, sc.hdr) // cookie.go
+	if opts.RedirectRewrite != httpx.RewriteNone && isRedirect(h.Status) {
+		if nh, ok := sc.rewriteRedirect(req, b, h, head); ok {
+			head = nh
+		}
+	}
+	body := b[h.HeaderEnd:]
+	if x != nil && x.edited != nil && !x.bodySet && !h.UntilClose {
+		eh, err1 := httpx.ParseResponse(x.edited)
+		oh, err2 := httpx.ParseResponse(b[h.Start:h.HeaderEnd])
+		if err1 == nil && err2 == nil && !sameFraming(&eh, &oh) {
+			// As for requests: the body keeps its real length.
+			if h.Chunked {
+				body, _ = httpx.Dechunk(nil, body)
+			}
+			x.SetBody(body)
+		}
+	}
+	if x != nil && x.bodySet {
+		if head == nil {
+			head = b[h.Start:h.HeaderEnd]
+		}
+		sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, len(x.body))
+		head, body = sc.reframe, x.body
+	}
 	switch {
-	case edited != nil:
-		r = getMsg(len(b) + len(edited) + len(sc.hdr))
-		r.b = httpx.AppendResponseHead(r.b[:0], b, h, edited, sc.hdr)
+	case head != nil:
+		r = getMsg(h.Start + len(head) + len(sc.hdr) + len(body))
+		r.b = httpx.AppendResponseHead(r.b[:0], b[:h.Start], head, sc.hdr, body)
 	case len(sc.hdr) > 0:
 		r = getMsg(len(b) + len(sc.hdr))
 		r.b = httpx.AppendResponse(r.b[:0], b, h, sc.hdr)
@@ -256,5 +528,69 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) *msg {
 		copy(r.b, b)
 	}
 	r.closeAfter = req.httpClose || h.UntilClose || (x != nil && x.closeAfter)
-	return r
+	return r, nil
+}
+
+// shifted is h for the message without its interim responses.
+func (sc *serverConn) shifted(h *httpx.Head) *httpx.Head {
+	sc.hshift = *h
+	sc.hshift.HeaderEnd -= h.Start
+	sc.hshift.Start = 0
+	return &sc.hshift
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case 301, 302, 303, 305, 307, 308:
+		return true
+	}
+	return false
+}
+
+// rewriteRedirect applies redirect-rewrite to a redirect's head (head
+// when a rule edited it, else the member's): the rare path, it may
+// allocate.
+func (sc *serverConn) rewriteRedirect(req *msg, b []byte, h *httpx.Head, head []byte) ([]byte, bool) {
+	opts := &sc.e.cfg.Request.HTTP
+	if head == nil {
+		head = b[h.Start:h.HeaderEnd]
+	}
+	rq, err := httpx.ParseRequest(req.b)
+	if err != nil {
+		return nil, false
+	}
+	host := httpx.HeaderValue(req.b, &rq, "host")
+	virtual := req.sess.local
+	out, ok := httpx.RewriteRedirect(head, httpx.RedirectContext{
+		Mode: opts.RedirectRewrite, Scheme: opts.Scheme, Host: string(host),
+		Virtual: virtual, Node: sc.leg.Member.Addr.Addr(),
+	})
+	return out, ok
+}
+
+// retryRequest builds the request an HTTP::retry sends in place of req:
+// same client and place in its order, balanced again. Nil (the client
+// reset) when the rule's text is no complete request.
+func (sc *serverConn) retryRequest(req *msg, text []byte) *msg {
+	s := req.sess
+	var fr httpx.RequestFramer
+	n, ok, err := fr.Frame(text)
+	if err != nil || !ok || n != len(text) {
+		s.e.logf("mblb: client %s: HTTP::retry needs one complete request, reset", s.client)
+		s.Close(true)
+		return nil
+	}
+	h := fr.Last()
+	m := getMsg(len(text))
+	copy(m.b, text)
+	m.hx.hlen = h.HeaderEnd
+	m.httpHead = h.IsHead()
+	m.httpClose = req.httpClose
+	m.hx.forceClose = req.hx.forceClose
+	m.hx.label = req.hx.label
+	m.hx.fallback = req.hx.fallback
+	m.hx.xff = req.hx.xff
+	m.persist, m.target, m.ruleTarget, m.cookie = req.persist, req.target, req.ruleTarget, req.cookie
+	m.sess, m.seq = s, req.seq
+	return m
 }

@@ -23,6 +23,19 @@ type HTTPRuleHandler interface {
 	OnHTTPResponse(x *HTTPEvent) error
 }
 
+// HTTPSendHandler is implemented by an HTTPRuleHandler whose rules act
+// once the request's member is known: LB_SELECTED's header edits,
+// HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE. The engine calls
+// OnHTTPRequestSend after the server connection is chosen (and
+// SERVER_CONNECTED has run for a new one), just before the request is
+// queued on it; an edited head (SetHead) replaces the request's. It is
+// called only when HandlesRequestSend reports true, so a rule without
+// those events costs nothing here.
+type HTTPSendHandler interface {
+	HandlesRequestSend() bool
+	OnHTTPRequestSend(x *HTTPEvent) error
+}
+
 // HTTPEvent is the view of one HTTP_REQUEST or HTTP_RESPONSE. It is valid
 // only during the handler call: the engine reuses it (one per client
 // reader, one per server connection), so an event costs no allocation.
@@ -48,6 +61,21 @@ type HTTPEvent struct {
 	resetAfter bool
 	reject     bool
 	drop       bool
+
+	// full is the whole message, interim 1xx responses included.
+	full []byte
+	// The actions beyond the head: a replaced body, a tunnel from this
+	// request on, a retried request, a fallback redirect, OneConnect's
+	// per-request settings.
+	body     []byte
+	bodySet  bool
+	disable  bool
+	retry    []byte
+	fallback string
+	noReuse  bool
+	label    string
+	labelSet bool
+	detach   int8 // 1 enable, -1 disable, 0 unchanged
 }
 
 // reset prepares x for the message b whose final head h describes. A
@@ -55,7 +83,7 @@ type HTTPEvent struct {
 // head only, as BIG-IP's HTTP_RESPONSE does.
 func (x *HTTPEvent) reset(b []byte, h *httpx.Head, response bool, server netip.AddrPort) {
 	buf := x.buf
-	*x = HTTPEvent{buf: buf, response: response, server: server, head: *h}
+	*x = HTTPEvent{buf: buf, response: response, server: server, head: *h, full: b}
 	x.msg = b[h.Start:]
 	x.head.HeaderEnd -= h.Start
 	x.head.Start = 0
@@ -129,3 +157,59 @@ func (x *HTTPEvent) Reject() { x.reject = true }
 // Drop closes the client connection without an answer (`drop`,
 // `discard`).
 func (x *HTTPEvent) Drop() { x.drop = true }
+
+// Interim is, in HTTP_RESPONSE, the interim (1xx) responses that came
+// before the final one, as they arrived; empty when there were none.
+func (x *HTTPEvent) Interim() []byte {
+	if !x.response {
+		return nil
+	}
+	return x.full[:len(x.full)-len(x.msg)]
+}
+
+// Body is the message's body as it arrived (chunked when the head says
+// so).
+func (x *HTTPEvent) Body() []byte { return x.msg[x.head.HeaderEnd:] }
+
+// SetBody replaces the message's body with body, sent with a
+// Content-Length (a Transfer-Encoding of the original is dropped): what
+// HTTP::payload replace leaves. The engine copies it before the next
+// event.
+func (x *HTTPEvent) SetBody(body []byte) { x.body, x.bodySet = body, true }
+
+// Disable turns the client connection into a tunnel from this request on
+// (HTTP::disable): the request goes to its member, and every byte after
+// it, both ways, passes through unparsed.
+func (x *HTTPEvent) Disable() { x.disable = true }
+
+// Retry discards a response and sends req, a complete request, in place
+// of the one it answered (HTTP::retry); it is balanced again.
+func (x *HTTPEvent) Retry(req []byte) { x.retry = req }
+
+// Fallback answers the request with a redirect to url when no member can
+// serve it (HTTP::fallback).
+func (x *HTTPEvent) Fallback(url string) { x.fallback = url }
+
+// NoReuse closes the shared server connection after this request's
+// response instead of pooling it (ONECONNECT::reuse disable).
+func (x *HTTPEvent) NoReuse() { x.noReuse = true }
+
+// Label makes the request use only server connections opened with the
+// same label (ONECONNECT::label).
+func (x *HTTPEvent) Label(l string) { x.label, x.labelSet = l, true }
+
+// Detach says whether the client's requests from now on are balanced one
+// by one (ONECONNECT::detach enable) or stay on the member of the current
+// one (disable).
+func (x *HTTPEvent) Detach(on bool) {
+	if on {
+		x.detach = 1
+	} else {
+		x.detach = -1
+	}
+}
+
+// Decided reports whether the rule already settled the message's fate
+// (an answer of its own, a reject or a drop): a DATA event then does not
+// run.
+func (x *HTTPEvent) Decided() bool { return x.responded || x.reject || x.drop }

@@ -40,8 +40,13 @@ import (
 // the window moves (its requests already read wait, in order, in
 // stalled); a connect is non-blocking and requests queue on it until it
 // completes; a socket that takes only part of a write keeps the rest until
-// its writability edge. HTTP framing and exclusive OneConnect pools (rule
-// framing) wait in places, so those engines keep goroutines (Loopable).
+// its writability edge. HTTP's local answers (400, a rule's HTTP::respond)
+// take their place in the window like requests (localReply); its shared
+// connections are never waited for on a loop (acquire). An HTTP tunnel
+// (tunnel.go) leaves the loop: its request gets a connection of its own
+// on goroutines, and the client's socket moves to a goroutine once the
+// member agrees. Exclusive OneConnect pools of rule framing wait, so
+// those engines keep goroutines (Loopable).
 
 type evl = evloop.Loop
 
@@ -50,10 +55,10 @@ type evl = evloop.Loop
 const loopReads = 8
 
 // Loopable reports whether sessions of this engine may run on an event
-// loop: the proxy gave DialFD, the framing is not HTTP, and OneConnect, if
-// any, is not exclusive.
+// loop: the proxy gave DialFD, and OneConnect, if any, is not exclusive
+// (or is HTTP's, whose acquire does not wait on a loop: see acquire).
 func (e *Engine) Loopable() bool {
-	return e.cfg.DialFD != nil && e.cfg.Request.Mode != HTTP && (e.pool == nil || !e.pool.exclusive)
+	return e.cfg.DialFD != nil && (e.pool == nil || !e.pool.exclusive || e.cfg.Request.Mode == HTTP)
 }
 
 // NewLoopClientConn takes charge of an accepted client socket (non-blocking)
@@ -84,6 +89,9 @@ type sessLoop struct {
 	again    bool // another turn is asked for
 	reset    bool // close with a reset (set before the close is posted)
 	released bool
+	// migrated: the socket became a tunnel's and left the loop: fd is
+	// closed, and the session's c is the socket now.
+	migrated bool
 	done     func()
 	iov      []unix.Iovec
 
@@ -142,8 +150,8 @@ func (s *ClientConn) Ready(_ uint8, ev uint32) {
 // until the socket is drained, the window is full or the turn is over.
 func (s *ClientConn) readable() {
 	ls := s.lp
-	if !s.unstall() || s.eof {
-		return
+	if s.upgrading || ls.migrated || !s.unstall() || s.eof {
+		return // an upgrade's answer is awaited, or the socket moved
 	}
 	for i := 0; i < loopReads; i++ {
 		k, full, err := ls.st.readFD(ls.fd)
@@ -303,6 +311,16 @@ func (s *ClientConn) writable() {
 
 // write is tryWrite on the loop: one writev(2) of what the socket takes.
 func (ls *sessLoop) write(s *ClientConn) {
+	if ls.migrated {
+		// The socket is a tunnel's now (its answers are written first,
+		// so this is not reached in order; kept safe all the same).
+		n, err := s.nbBufs.WriteTo(s.c)
+		s.nbN, s.nbBufs = n, nil
+		if err != nil {
+			s.nbErr = err
+		}
+		return
+	}
 	n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
 	s.nbN = int64(n)
 	s.nbBufs = advance(s.nbBufs, n)
@@ -328,9 +346,19 @@ func (s *ClientConn) release() {
 	if ls.tok != 0 {
 		ls.l.Forget(ls.tok)
 	}
-	if ls.reset {
+	switch {
+	case ls.migrated:
+		if s.c != nil {
+			if ls.reset {
+				resetConn(s.c)
+			} else {
+				closeWrite(s.c)
+				s.c.Close()
+			}
+		}
+	case ls.reset:
 		rawsock.Reset(ls.fd)
-	} else {
+	default:
 		rawsock.ShutWrite(uintptr(ls.fd))
 		unix.Close(ls.fd)
 	}
@@ -431,6 +459,7 @@ func (sc *serverConn) connected() {
 	if ev := sc.e.cfg.Events.LegOpened; ev != nil {
 		ev(&sc.leg)
 	}
+	sc.sendHooks()
 	sc.qmu.Lock()
 	if !sc.writing && !sc.dead && len(sc.out) > 0 {
 		sc.writing = true

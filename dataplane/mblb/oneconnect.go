@@ -11,6 +11,9 @@ import (
 type poolKey struct {
 	id  MemberID
 	src netip.Addr
+	// label is ONECONNECT::label: only requests with the same label share
+	// a connection.
+	label string
 }
 
 type poolGroup struct {
@@ -111,8 +114,8 @@ func (p *connPool) take(sc *serverConn) {
 }
 
 // acquire returns a connection to m reserved for one message from s.
-func (p *connPool) acquire(s *ClientConn, m Member, cur *evl) (*serverConn, error) {
-	key := poolKey{m.ID, p.mask(s.source)}
+func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*serverConn, error) {
+	key := poolKey{m.ID, p.mask(s.source), label}
 	p.mu.Lock()
 	for {
 		g := p.groups[key]
@@ -177,6 +180,34 @@ func (p *connPool) acquire(s *ClientConn, m Member, cur *evl) (*serverConn, erro
 			sc.start()
 			return sc, nil
 		}
+		if cur != nil {
+			// An event loop never waits: the request queues behind the
+			// least busy connection (HTTP members take pipelined
+			// requests), or opens one over max-size when every slot is
+			// still being dialled elsewhere.
+			if best != nil {
+				p.take(best)
+				p.mu.Unlock()
+				return best, nil
+			}
+			g.dialing++
+			p.mu.Unlock()
+			sc, err := p.e.dial(s, m, nil, cur)
+			p.mu.Lock()
+			g.dialing--
+			if err != nil {
+				p.dropEmpty(key, g)
+				p.mu.Unlock()
+				return nil, err
+			}
+			sc.key = key
+			g.conns = append(g.conns, sc)
+			p.created.Add(1)
+			p.take(sc)
+			p.mu.Unlock()
+			sc.start()
+			return sc, nil
+		}
 		p.cond.Wait() // every slot is being dialled, or busy and exclusive
 	}
 }
@@ -206,6 +237,13 @@ func (p *connPool) released(sc *serverConn) {
 	if p.exclusive {
 		p.cond.Broadcast()
 	}
+	p.mu.Unlock()
+}
+
+// retire closes sc once it is idle instead of pooling it again.
+func (p *connPool) retire(sc *serverConn) {
+	p.mu.Lock()
+	sc.retired = true
 	p.mu.Unlock()
 }
 

@@ -27,6 +27,9 @@ var (
 	// blamed, but what was pending is sent again elsewhere.
 	ErrAborted = errors.New("mblb: server connection aborted")
 	errClosed  = errors.New("mblb: session closed")
+	// errTunnel stops a server reader's framing: what follows passes
+	// through to its client.
+	errTunnel = errors.New("mblb: server connection is a tunnel")
 	// errConnectTimeout ends a connect on an event loop that took longer
 	// than Config.ConnectTimeout.
 	errConnectTimeout = errors.New("mblb: connect timed out")
@@ -153,8 +156,20 @@ type serverConn struct {
 
 	// hdr is the reader's scratch space for inserted header lines.
 	hdr []byte
-	// hx is the reader's HTTP_RESPONSE view, reused.
-	hx HTTPEvent
+	// hx is the reader's HTTP_RESPONSE view, reused; hshift and reframe
+	// are its scratch for a response without its interim part and a
+	// re-framed head.
+	hx      HTTPEvent
+	hshift  httpx.Head
+	reframe []byte
+	// tun is the client this connection became the tunnel of (a 101, a
+	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
+	// through instead of framing them. Reader only.
+	tun *ClientConn
+	// tunFrom is the client's sequence number the tunnel starts at;
+	// tunSkip: it is the disabled request's, whose answer is the tunnel.
+	tunFrom uint64
+	tunSkip bool
 
 	// lp is set for a connection served by an event loop (loop_linux.go);
 	// connecting is true until its non-blocking connect completes, and
@@ -473,6 +488,10 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 			mt.Received(k)
 		}
 		ferr := sc.frame(st)
+		if ferr == errTunnel {
+			sc.tunnelServer(st)
+			return true
+		}
 		if st.end > st.start {
 			// Part of the next response is here: its request has
 			// been answered, at least in part, and must not run twice.
@@ -509,6 +528,9 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 func (sc *serverConn) frame(st *stream) error {
 	if hf, ok := st.fr.(*httpx.ResponseFramer); ok {
 		for {
+			if sc.tun != nil || sc.tunnelNext() {
+				return errTunnel
+			}
 			b, err := st.next()
 			if err != nil || b == nil {
 				return err
@@ -570,11 +592,18 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	sc.ms.responses.Add(1)
 	e.stats.responses.Add(1)
 	if sc.owner == nil {
+		if req.hx.noReuse {
+			e.pool.retire(sc) // ONECONNECT::reuse disable
+		}
 		e.pool.released(sc)
 	}
 	var r *msg
 	if h != nil {
-		if r = sc.httpResponse(req, b, h); r == nil {
+		var retry *msg
+		if r, retry = sc.httpResponse(req, b, h); r == nil {
+			if retry != nil {
+				req.sess.send(retry, true, sc.lp.loop())
+			}
 			req.unref()
 			return
 		}

@@ -34,6 +34,9 @@ type ClientOptions struct {
 	Touch func(now int64)
 	// Meter, when set, is told of every byte moved on the client side.
 	Meter Meter
+	// Local is the virtual server's address the client connected to
+	// (redirect-rewrite nodes); invalid means the connection's own.
+	Local netip.AddrPort
 }
 
 // Session is one client connection being balanced message by message.
@@ -55,6 +58,31 @@ type ClientConn struct {
 	sticky    Member // guarded by mu
 	hasSticky bool
 	httpDone  bool // reader only: the client asked to close, or sent garbage
+	// HTTP, reader only: continued (a 100 Continue was sent for the
+	// request in progress), nreq (requests read), upgrading (a request
+	// that may open a tunnel was sent: nothing more is framed until its
+	// answer), label (ONECONNECT::label in force), reframe (scratch for
+	// a re-framed head).
+	continued bool
+	nreq      int
+	upgrading bool
+	label     string
+	reframe   []byte
+	// local is the virtual server's address the client connected to.
+	local netip.AddrPort
+	// hsend runs LB_SELECTED's edits and HTTP_REQUEST_SEND; hxs is its
+	// event, guarded by sendMu (a retry sends from a server reader).
+	hsend  HTTPSendHandler
+	sendMu sync.Mutex
+	hxs    HTTPEvent
+	// Tunnel (under mu): tunSC is the server connection the client is
+	// joined to once a 101, a CONNECT's 2xx or HTTP::disable made the
+	// connection a tunnel; noSwitch says the member refused an upgrade;
+	// tunEnds counts the directions that reached their end.
+	tunSC    *serverConn
+	tunToken bool // the tunnel holds the writing token for good
+	noSwitch bool
+	tunEnds  atomic.Int32
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -142,6 +170,13 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		perConn: e.cfg.Request.Mode == HTTP && e.pool == nil,
 		slots:   make([]*msg, e.cfg.MaxInFlight),
 	}
+	s.local = opt.Local
+	if c != nil && !s.local.IsValid() {
+		s.local = rawsock.AddrPortOf(c.LocalAddr())
+	}
+	if sh, ok := opt.HTTPRule.(HTTPSendHandler); ok && sh.HandlesRequestSend() {
+		s.hsend = sh
+	}
 	if sc, ok := c.(syscall.Conn); ok && s.async {
 		s.rawc, _ = sc.SyscallConn()
 		s.nbFn = s.nbWrite
@@ -222,6 +257,19 @@ func (s *ClientConn) Run() error {
 		if k > 0 {
 			if ferr := s.take(&st, k); ferr != nil {
 				return ferr
+			}
+			for s.upgrading {
+				sc := s.awaitSwitch()
+				if sc != nil {
+					return s.tunnelClient(&st, sc)
+				}
+				if s.isClosed() {
+					return nil
+				}
+				// Refused: what followed the request is HTTP again.
+				if ferr := s.take(&st, 0); ferr != nil {
+					return ferr
+				}
 			}
 		}
 		if err != nil {
@@ -385,6 +433,12 @@ func (s *ClientConn) number(m *msg) bool {
 	m.seq = s.nextSeq
 	s.nextSeq++
 	s.mu.Unlock()
+	if m.hx.local {
+		// An answer the proxy made (on a loop, where localReply does
+		// not wait for the window): it is the response for its place.
+		s.deliver(m.seq, m, s.lp.loop())
+		return true
+	}
 	m.sess = s
 	s.e.stats.messages.Add(1)
 	// An exclusive pool may make the next message wait for a connection
@@ -407,34 +461,43 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		}
 		t := m.target
 		stay := false
-		if s.perConn {
-			s.mu.Lock()
-			// A rule that names another pool, a member or a node moves
-			// the connection; otherwise it stays with its member.
-			if s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
-				t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
-				stay = true
-			}
-			s.mu.Unlock()
+		s.mu.Lock()
+		perConn := s.perConn
+		// A rule that names another pool, a member or a node moves
+		// the connection; otherwise it stays with its member.
+		if perConn && s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
+			t = Target{Pool: s.sticky.Pool, Member: s.sticky.Addr}
+			stay = true
 		}
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: s.client, Tag: s.tag, Stay: stay})
+		s.mu.Unlock()
+		client := s.client
+		if m.hx.xff.IsValid() {
+			client = netip.AddrPortFrom(m.hx.xff, 0)
+		}
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}
-		if err == nil && s.perConn {
+		if err == nil && perConn {
 			s.mu.Lock()
 			s.sticky, s.hasSticky = mem, true
 			s.mu.Unlock()
 		}
 		if err != nil {
 			var ans *Answered
-			if errors.As(err, &ans) {
-				// LB_FAILED answered the client itself: that is the
-				// request's response.
+			if !errors.As(err, &ans) && m.hx.fallback != "" {
+				ans = &Answered{Response: e.fallbackResponse(m.hx.fallback)}
+			}
+			if ans != nil {
+				// LB_FAILED answered the client itself, or the fallback
+				// host: that is the request's response.
 				r := getMsg(len(ans.Response))
 				copy(r.b, ans.Response)
 				r.closeAfter = m.httpClose || !ans.KeepAlive
 				seq := m.seq
+				if m.hx.tunnel != 0 {
+					s.switchRefused()
+				}
 				m.unref()
 				s.deliver(seq, r, cur)
 				return true
@@ -444,7 +507,12 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			s.Close(true)
 			return false
 		}
-		sc, err := s.connFor(mem, cur)
+		var sc *serverConn
+		if m.hx.tunnel != 0 && (s.lp != nil || e.pool != nil) {
+			sc, err = s.tunnelConn(mem)
+		} else {
+			sc, err = s.connFor(mem, m.hx.label, cur)
+		}
 		if err != nil {
 			if errors.Is(err, errClosed) {
 				m.unref()
@@ -452,6 +520,22 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			}
 			m.exclude = append(m.exclude, mem.ID)
 			continue
+		}
+		if s.hsend != nil && m.hx.hlen > 0 && sc.connecting.Load() {
+			// SERVER_CONNECTED comes first: HTTP_REQUEST_SEND runs when
+			// the connect completes (sendHooks).
+			m.hx.sendPending = true
+		} else if s.hsend != nil && m.hx.hlen > 0 {
+			var ok bool
+			if m, ok = s.requestSend(m, sc); !ok {
+				if sc.owner == nil {
+					e.pool.released(sc)
+				}
+				return false
+			}
+		}
+		if m.hx.tunnel == tunnelNow {
+			s.joinTunnel(sc)
 		}
 		if sc.submit(m, flush, cur) {
 			if !flush {
@@ -461,16 +545,22 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		}
 		// The connection ended between choice and write (idle close or a
 		// failure being handled): choose again without blaming anyone.
-		if sc.owner == nil {
-			e.pool.released(sc)
-		} else {
-			s.removeConn(sc)
-		}
+		s.giveBack(sc)
 	}
 	e.logf("mblb: client %s: no server connection after %d attempts, reset", s.client, maxPickAttempts)
 	m.unref()
 	s.Close(true)
 	return false
+}
+
+// giveBack returns a connection chosen for a request that will not go
+// on it.
+func (s *ClientConn) giveBack(sc *serverConn) {
+	if sc.owner == nil {
+		s.e.pool.released(sc)
+	} else {
+		s.removeConn(sc)
+	}
 }
 
 func (s *ClientConn) markDirty(sc *serverConn) {
@@ -493,9 +583,9 @@ func excluded(list []MemberID, id MemberID) bool {
 
 // connFor returns the connection to carry a message to m: the client's own
 // (opened on the first message to m, as seed 000 §2.2 saw) or a pooled one.
-func (s *ClientConn) connFor(m Member, cur *evl) (*serverConn, error) {
+func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, error) {
 	if s.e.pool != nil {
-		return s.e.pool.acquire(s, m, cur)
+		return s.e.pool.acquire(s, m, label, cur)
 	}
 	s.dialMu.Lock()
 	defer s.dialMu.Unlock()
@@ -612,6 +702,7 @@ func (s *ClientConn) flushLocked(nb bool) error {
 			for _, r := range s.held {
 				r.unref()
 			}
+			s.cond.Broadcast() // a tunnel waits for the last answer's write
 			return nil
 		}
 		s.warr = s.wb[:0]
@@ -813,6 +904,9 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	conns := s.conns
 	s.conns = nil
+	if s.tunSC != nil && s.tunSC.owner == nil {
+		conns = append(conns, s.tunSC)
+	}
 	s.cond.Broadcast()
 	s.wcond.Broadcast()
 	s.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
@@ -14,15 +15,37 @@ import (
 // that HTTP:: commands read and edit the head the engine's framer parsed.
 // Only these clients implement rules.HTTPConn: on any other virtual the
 // HTTP:: commands stay errors.
+//
+// The events run in F5's order: HTTP_REQUEST, HTTP_REQUEST_DATA (after
+// HTTP::collect), LB_SELECTED (from the engine's Pick), SERVER_CONNECTED
+// (a new server connection), HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE
+// (OnHTTPRequestSend, just before the request is queued on its
+// connection); then HTTP_RESPONSE_CONTINUE for each interim 100,
+// HTTP_RESPONSE, HTTP_RESPONSE_DATA (after HTTP::collect) and
+// HTTP_RESPONSE_RELEASE. The engine buffers a whole message before its
+// first event, so HTTP::collect never waits: its DATA event runs at once
+// with the body (de-chunked) as HTTP::payload.
 type httpRules struct {
 	*mblbRules
 	rules.HTTPState
 	handlesReq, handlesResp bool
+	handlesSend             bool
 	// older is the request a response answers when the client has
 	// pipelined others after it (parsed again: the rare path), used
 	// while useOlder.
 	older    rules.HTTPHead
 	useOlder bool
+	// sentGen is the request head's edit count last handed to the
+	// engine: LB_SELECTED's and HTTP_REQUEST_SEND's edits are the ones
+	// after it.
+	sentGen uint32
+	// payload is the body of a DATA event (HTTP::payload), de-chunked;
+	// replaced when HTTP::payload replace changed it. inData: a DATA
+	// event is running.
+	payload        []byte
+	replaced       bool
+	inData         bool
+	collectPending bool
 }
 
 // HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request
@@ -34,6 +57,11 @@ func (h *httpRules) HTTPRequest() *rules.HTTPHead {
 	return h.HTTPState.HTTPRequest()
 }
 
+// HTTPServerAgent implements rules.HTTPServerAgent (server-agent-name).
+func (h *httpRules) HTTPServerAgent() string {
+	return h.f.mv.cfg.Request.HTTP.ServerAgent
+}
+
 // newHTTPRules gives r its HTTP half when its program handles an event
 // that reads the request, and returns the engine's handler for the HTTP
 // events (nil otherwise).
@@ -43,11 +71,12 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		return nil
 	}
 	h := &httpRules{mblbRules: r,
-		handlesReq:  prog.Handles(rules.HTTPRequest),
-		handlesResp: prog.Handles(rules.HTTPResponse)}
+		handlesReq:  prog.Handles(rules.HTTPRequest) || prog.Handles(rules.HTTPRequestData),
+		handlesResp: prog.Handles(rules.HTTPResponse) || prog.Handles(rules.HTTPResponseData) || prog.Handles(rules.HTTPResponseContinue) || prog.Handles(rules.HTTPResponseRelease),
+		handlesSend: prog.Handles(rules.LBSelected) || prog.Handles(rules.HTTPRequestSend) || prog.Handles(rules.HTTPRequestRelease)}
 	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
 	// LB_FAILED and PERSIST_DOWN may answer it).
-	if !h.handlesReq && !h.handlesResp && !prog.Handles(rules.LBSelected) && !prog.Handles(rules.LBFailed) &&
+	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !prog.Handles(rules.LBFailed) &&
 		!prog.Handles(rules.PersistDown) {
 		return nil
 	}
@@ -58,24 +87,70 @@ func newHTTPRules(r *mblbRules) *httpRules {
 
 var (
 	_ mblb.HTTPRuleHandler = (*httpRules)(nil)
+	_ mblb.HTTPSendHandler = (*httpRules)(nil)
 	_ rules.HTTPConn       = (*httpRules)(nil)
 )
 
 // OnHTTPRequest implements mblb.HTTPRuleHandler: HTTP_REQUEST over the
-// framer's head (no second parse), then the rule's results handed back
-// to the engine.
+// framer's head (no second parse), HTTP_REQUEST_DATA when it collected,
+// then the rule's results handed back to the engine.
 func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h.StartRequest(x.Message(), x.Head())
+	h.sentGen = h.Request.Gen()
 	if !h.handlesReq {
 		return nil
 	}
-	return h.event(x, rules.HTTPRequest, &h.Request)
+	if err := h.event(x, rules.HTTPRequest, &h.Request); err != nil {
+		return err
+	}
+	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
+		return err
+	}
+	h.sentGen = h.Request.Gen()
+	return nil
 }
 
-// OnHTTPResponse implements mblb.HTTPRuleHandler (HTTP_RESPONSE).
+// HandlesRequestSend implements mblb.HTTPSendHandler.
+func (h *httpRules) HandlesRequestSend() bool { return h.handlesSend }
+
+// OnHTTPRequestSend implements mblb.HTTPSendHandler: HTTP_REQUEST_SEND
+// and HTTP_REQUEST_RELEASE, and the head as LB_SELECTED and they left it
+// when they edited it. A retried request (HTTP::retry, a failed member)
+// is sent as it is: the head the rules see is then a newer request's.
+func (h *httpRules) OnHTTPRequestSend(x *mblb.HTTPEvent) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ev := range [...]rules.Event{rules.HTTPRequestSend, rules.HTTPRequestRelease} {
+		r.hx = x
+		err := r.runEvent(ev)
+		r.hx = nil
+		h.ClearActions()
+		if err != nil {
+			return err
+		}
+		switch r.verdict {
+		case irules.Reject:
+			x.Reject()
+			return nil
+		case irules.Drop:
+			x.Drop()
+			return nil
+		}
+	}
+	if int(x.RequestNum()) == h.RequestNum && h.Request.Gen() != h.sentGen {
+		x.SetHead(h.Request.AppendTo(x.HeadBuffer()))
+		h.sentGen = h.Request.Gen()
+	}
+	return nil
+}
+
+// OnHTTPResponse implements mblb.HTTPRuleHandler: HTTP_RESPONSE_CONTINUE
+// for the interim answers, HTTP_RESPONSE, HTTP_RESPONSE_DATA when it
+// collected, HTTP_RESPONSE_RELEASE.
 func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	if !h.handlesResp {
 		return nil
@@ -83,20 +158,100 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h.StartResponse(x.Message(), x.Head())
 	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
 		cur := h.RequestNum
 		h.useOlder, h.RequestNum = true, n
 		defer func() { h.useOlder, h.RequestNum = false, cur }()
 	}
-	return h.event(x, rules.HTTPResponse, &h.Response)
+	if err := h.continues(x); err != nil {
+		return err
+	}
+	h.StartResponse(x.Message(), x.Head())
+	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
+		return err
+	}
+	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err != nil {
+		return err
+	}
+	return h.event(x, rules.HTTPResponseRelease, &h.Response)
+}
+
+// continues runs HTTP_RESPONSE_CONTINUE for each interim 100 Continue
+// that came before the response, with that interim head as the response.
+func (h *httpRules) continues(x *mblb.HTTPEvent) error {
+	prog := irules.Program(h.rules)
+	if prog == nil || !prog.Handles(rules.HTTPResponseContinue) {
+		return nil
+	}
+	in := x.Interim()
+	for len(in) > 0 {
+		if err := h.Response.Reset(in, true); err != nil {
+			return nil
+		}
+		head := h.Response.Head()
+		h.HasResponse = true
+		if head.Status == 100 {
+			if err := h.event(nil, rules.HTTPResponseContinue, nil); err != nil {
+				return err
+			}
+		}
+		in = in[head.HeaderEnd:]
+	}
+	return nil
+}
+
+// collected runs the DATA event after an HTTP::collect in the event
+// before it, with the body as HTTP::payload, and hands a replaced
+// payload to the engine (which re-frames the message with its new
+// Content-Length). A collect with no body to collect raises nothing.
+func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHead) error {
+	for rounds := 0; h.collectPending && rounds < 4; rounds++ {
+		h.collectPending = false
+		if x.Decided() {
+			return nil
+		}
+		if len(x.Body()) == 0 && !h.replaced {
+			return nil
+		}
+		if !h.replaced {
+			var err error
+			if x.Head().Chunked {
+				h.payload, err = httpx.Dechunk(h.payload[:0], x.Body())
+				if err != nil {
+					return err
+				}
+			} else {
+				h.payload = append(h.payload[:0], x.Body()...)
+			}
+		}
+		h.inData = true
+		err := h.event(x, ev, head)
+		h.inData = false
+		if err != nil {
+			return err
+		}
+	}
+	if h.replaced {
+		x.SetBody(h.payload)
+		h.replaced = false
+	}
+	return nil
 }
 
 // event runs ev with x as the event's message and applies what the rule
 // did: its verdict, its HTTP actions, its edits of head. The caller holds
-// the rule lock.
+// the rule lock. x is nil for HTTP_RESPONSE_CONTINUE, whose actions are
+// not applied.
 func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHead) error {
 	r := h.mblbRules
+	if prog := irules.Program(r.rules); prog == nil || !prog.Handles(ev) {
+		return nil
+	}
+	if x == nil {
+		err := r.runEvent(ev)
+		h.ClearActions()
+		return err
+	}
 	r.hx = x
 	err := r.runEvent(ev)
 	r.hx = nil
@@ -124,6 +279,24 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 			}
 		case rules.HTTPClose:
 			x.CloseAfter()
+		case rules.HTTPCollect:
+			h.collectPending = true
+		case rules.HTTPRelease:
+			h.collectPending = false
+		case rules.HTTPDisable:
+			x.Disable()
+		case rules.HTTPRetry:
+			x.Retry(a.Data)
+		case rules.HTTPFallback:
+			x.Fallback(a.Text)
+		case rules.OneConnectDetach:
+			x.Detach(a.Enable)
+		case rules.OneConnectReuse:
+			if !a.Enable {
+				x.NoReuse()
+			}
+		case rules.OneConnectLabel:
+			x.Label(a.Text)
 		}
 	}
 	if head.Modified() {
@@ -133,17 +306,72 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 }
 
 // HTTPDo implements rules.HTTPConn: the actions this data path carries
-// out are queued; the others are refused, so that a rule relying on one
-// fails visibly instead of being half obeyed.
+// out are queued where they mean something; elsewhere they are refused,
+// so that a rule relying on one fails visibly instead of being half
+// obeyed.
 func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
+	ev := h.httpEv
+	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData)
+	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData)
 	switch a.Kind {
 	case rules.HTTPRespond, rules.HTTPClose:
-		if h.hx == nil && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
-			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_RESPONSE (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
+		if !inReq && !inResp && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
+			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE and their DATA events (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
 		}
-		return h.HTTPState.HTTPDo(a)
+	case rules.HTTPCollect, rules.HTTPRelease:
+		if !inReq && !inResp {
+			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE and their DATA events", a.Kind)
+		}
+	case rules.HTTPRetry:
+		if !inResp {
+			return errors.New("HTTP::retry works in HTTP_RESPONSE and HTTP_RESPONSE_DATA")
+		}
+	case rules.HTTPDisable:
+		if !inReq {
+			return errors.New("HTTP::disable works in HTTP_REQUEST on this virtual server: the connection becomes a tunnel after the request")
+		}
+	case rules.HTTPEnable:
+		// HTTP is on whenever a rule can run: nothing to do.
+		return nil
+	case rules.HTTPFallback:
+		if !inReq && !h.lbFailed {
+			return errors.New("HTTP::fallback works in HTTP_REQUEST, HTTP_REQUEST_DATA and LB_FAILED on this virtual server")
+		}
+	case rules.OneConnectDetach, rules.OneConnectReuse, rules.OneConnectLabel:
+		if !inReq {
+			return fmt.Errorf("%s works in HTTP_REQUEST and HTTP_REQUEST_DATA on this virtual server", a.Kind)
+		}
+	default:
+		return fmt.Errorf("%s is not supported on this virtual server", a.Kind)
 	}
-	return fmt.Errorf("%s is not supported yet on this virtual server", a.Kind)
+	return h.HTTPState.HTTPDo(a)
+}
+
+// Payload implements rules.Conn: in a DATA event, the collected body
+// (HTTP::payload); elsewhere, as on any message-based virtual.
+func (h *httpRules) Payload(s rules.Side) []byte {
+	if h.inData {
+		return h.payload
+	}
+	return h.mblbRules.Payload(s)
+}
+
+// ReplacePayload implements rules.Conn: HTTP::payload replace in a DATA
+// event; the message is re-framed with the new length.
+func (h *httpRules) ReplacePayload(s rules.Side, offset, length int, data []byte) error {
+	if !h.inData {
+		return h.mblbRules.ReplacePayload(s, offset, length, data)
+	}
+	if offset > len(h.payload) {
+		return fmt.Errorf("HTTP::payload replace: offset %d is past the payload (%d bytes)", offset, len(h.payload))
+	}
+	end := min(offset+length, len(h.payload))
+	out := make([]byte, 0, len(h.payload)-(end-offset)+len(data))
+	out = append(out, h.payload[:offset]...)
+	out = append(out, data...)
+	out = append(out, h.payload[end:]...)
+	h.payload, h.replaced = out, true
+	return nil
 }
 
 // errHTTPResponseDecision refuses load-balancing decisions made while a

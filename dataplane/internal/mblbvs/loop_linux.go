@@ -11,7 +11,7 @@ import (
 )
 
 // Message-balanced clients on the event loops: when a virtual's engine can
-// run there (Loopable: no HTTP framing, no exclusive OneConnect), the loop
+// run there (Loopable: no exclusive OneConnect pool of rule framing), the loop
 // that accepts a client keeps it, and the engine serves its messages and
 // server connections on that loop's thread.
 

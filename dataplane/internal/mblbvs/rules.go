@@ -47,6 +47,8 @@ type mblbRules struct {
 	// pdTarget takes the pool, member or node decision of a PERSIST_DOWN
 	// running (persist.go); nil in other events.
 	pdTarget *mblb.Target
+	// httpEv is the HTTP event running (runEvent).
+	httpEv rules.Event
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
@@ -92,7 +94,9 @@ func (r *mblbRules) runEvent(ev rules.Event) error {
 		return nil
 	}
 	r.verdict = irules.GoOn
+	r.httpEv = ev
 	err := r.RuleSession(prog).Run(ev)
+	r.httpEv = rules.RuleInit
 	if err != nil {
 		var re *rules.RuntimeError
 		if !errors.As(err, &re) {
@@ -203,8 +207,11 @@ func (r *mblbRules) noMember() error {
 		return mblb.ErrNoMember
 	}
 	for _, a := range r.http.Actions {
-		if a.Kind == rules.HTTPRespond {
+		switch a.Kind {
+		case rules.HTTPRespond:
 			return &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+		case rules.HTTPFallback:
+			return &mblb.Answered{Response: mblb.FallbackRedirect(a.Text, r.f.mv.cfg.Request.HTTP.ServerAgent)}
 		}
 	}
 	return mblb.ErrNoMember

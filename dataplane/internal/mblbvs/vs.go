@@ -306,7 +306,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
 	f.IdleTimeout = snap.Idle
-	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f}
+	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f, Local: local}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination)
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {

@@ -1,0 +1,110 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/objects"
+)
+
+// The http profile's settings the HTTP path acts on beyond XFF insertion
+// and OneConnect's transformations (those are in translate_mblb.go).
+var (
+	httpAcceptXFF       = profileHTTP.MustProp("accept-xff")
+	httpXFFNames        = profileHTTP.MustProp("xff-alternative-names")
+	httpServerAgent     = profileHTTP.MustProp("server-agent-name")
+	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
+	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
+	httpEnforcement     = profileHTTP.MustProp("enforcement")
+	profileClientSSL    = schema.MustKind("ltm profile client-ssl")
+)
+
+// httpProfileDetails fills what the engine applies of the http profile
+// prof on the virtual o: accept-xff and its alternative names,
+// server-agent-name, redirect-rewrite (to https behind client SSL),
+// fallback-host and the enforcement limits. An unusable value is an
+// error naming the setting.
+func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTPOptions) error {
+	get := func(p *objects.Prop) string { return p.Effective(t.cfg, prof) }
+	opts.AcceptXFF = get(httpAcceptXFF) == "enabled"
+	if v := t.cfg.Effective(prof, httpXFFNames.Name); v != nil {
+		for _, n := range v.List {
+			opts.XFFNames = append(opts.XFFNames, strings.ToLower(n))
+		}
+		if len(opts.XFFNames) > 0 {
+			opts.XFFNames = append(opts.XFFNames, "x-forwarded-for")
+		}
+	}
+	if sa := get(httpServerAgent); sa != "none" {
+		opts.ServerAgent = sa
+	}
+	rr, ok := httpx.ParseRedirectRewrite(get(httpRedirectRewrite))
+	if !ok {
+		return fmt.Errorf("redirect-rewrite %q: must be all, matching, nodes or none", get(httpRedirectRewrite))
+	}
+	opts.RedirectRewrite = rr
+	opts.Scheme = "http"
+	if t.profile(o, profileClientSSL) != nil {
+		opts.Scheme = "https"
+	}
+	if fb := get(httpFallbackHost); fb != "none" && fb != "" {
+		opts.Fallback = fb
+	}
+	lim, err := enforcementLimits(get(httpEnforcement))
+	if err != nil {
+		return err
+	}
+	opts.MaxHeaderSize, opts.MaxHeaderCount, opts.MaxRequests = lim.headerSize, lim.headerCount, lim.requests
+	return nil
+}
+
+// httpLimits are the enforcement block's limits, with F5's defaults.
+type httpLimits struct {
+	headerSize, headerCount, requests int
+}
+
+// enforcementLimits reads max-header-size, max-header-count and
+// max-requests from an enforcement block as stored ("{ max-header-count
+// 64 known-methods { GET POST } ... }"); the block's other settings are
+// kept but not read.
+func enforcementLimits(block string) (httpLimits, error) {
+	lim := httpLimits{headerSize: 32768, headerCount: 64, requests: 0}
+	words := strings.Fields(strings.NewReplacer("{", " { ", "}", " } ").Replace(block))
+	depth := 0
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch w {
+		case "{":
+			depth++
+			continue
+		case "}":
+			depth--
+			continue
+		}
+		if depth != 1 || i+1 >= len(words) {
+			continue
+		}
+		var dst *int
+		min := 1
+		switch w {
+		case "max-header-size":
+			dst = &lim.headerSize
+		case "max-header-count":
+			dst = &lim.headerCount
+		case "max-requests":
+			dst, min = &lim.requests, 0
+		default:
+			continue
+		}
+		n, err := strconv.Atoi(words[i+1])
+		if err != nil || n < min {
+			return lim, fmt.Errorf("enforcement %s %q: expected a whole number of at least %d", w, words[i+1], min)
+		}
+		*dst = n
+		i++
+	}
+	return lim, nil
+}
