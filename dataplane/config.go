@@ -33,6 +33,7 @@ type (
 	Event             = config.Event
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
+	TLS               = config.TLS
 )
 
 const (

@@ -93,6 +93,9 @@ type Virtual struct {
 	// of a long-lived client connection on its own rather than the
 	// connection (seed 000); nil is a plain L4 virtual.
 	MBLB *MBLB
+	// TLS, from the client-ssl and server-ssl profiles, terminates and
+	// originates TLS (tls.go); nil: plaintext on both sides.
+	TLS *TLS
 }
 
 // MBLB is a virtual's message-based load balancing: the mblb profile, with

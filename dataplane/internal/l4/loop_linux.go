@@ -230,7 +230,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		}
 		plain := snap != nil && snap.Plain()
 		var mv *mblbvs.VS
-		if snap != nil && snap.Cfg.MBLB != nil {
+		if snap != nil && snap.Cfg.MBLB != nil && snap.Cfg.TLS == nil {
 			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
 				mv = nil
 			}

@@ -97,6 +97,10 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		e.env.MBLB.Serve(vs, snap, c)
 		return
 	}
+	if cfg.TLS != nil {
+		e.serveTLS(vs, snap, c) // tls.go
+		return
+	}
 	pr := &proxied{client: c}
 	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
 	if snap.EvMask != 0 {

@@ -279,12 +279,17 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	f.sess = mv.eng.NewClientConn(c, opts)
+	conn := clientTLS(c, snap.Cfg.TLS) // tls.go
+	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
 	f.Closer = func(reset bool) { sess.Close(reset) }
 	s.env.Table.Add(&f.Flow)
 	defer f.finish()
 	if f.rr != nil && !f.rr.accepted() {
+		return
+	}
+	if conn != net.Conn(c) && !handshake(c, conn, snap.Cfg.TLS) {
+		sess.Close(true)
 		return
 	}
 	sess.Run()
@@ -485,13 +490,13 @@ func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.
 // client's port on the first server connection when it is free (seed 000
 // §2.2 saw the first server flow reuse the client's source port and the
 // second take another).
-func (mv *VS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
+func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
 	snap := mv.vs.Snap.Load()
 	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
 }
 
 // legOpened puts a new server connection in the connection table and on
