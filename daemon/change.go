@@ -114,6 +114,9 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		if err := s.readProps(objects.ModeCreate, st, o, rest); err != nil {
 			return err
 		}
+		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+			return err
+		}
 		initDefaults(o)
 		cfg.Put(o)
 		return nil
@@ -142,6 +145,9 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		}
 		if len(rest) == 0 {
 			return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
+		}
+		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+			return err
 		}
 		cfg.Put(o)
 		return nil

@@ -455,7 +455,7 @@ request str none
 debug yn no
 `),
 
-		profileKind("client-ssl", "clientssl", sslCommonRows+`
+		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
 cert-key-chain raw
 inherit-certkeychain tf false
 inherit-ca-certkeychain tf false
@@ -489,8 +489,8 @@ ocsp-stapling ed disabled
 notify-cert-status-to-virtual-server ed disabled
 hello-extension-includes list
 crl str none
-`),
-		profileKind("server-ssl", "serverssl", sslCommonRows+`
+`), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual"),
+		runTLS(profileKind("server-ssl", "serverssl", sslCommonRows+`
 crl str none
 ocsp str none
 authenticate-name str none
@@ -504,7 +504,7 @@ c3d-ca-passphrase str none
 c3d-cert-lifespan int 24
 c3d-cert-extension-includes list
 c3d-cert-extension-custom-oids list
-`),
+`), "F5 ltm profile server-ssl: TLS to the pool members, originated by the virtual"),
 		profileKind("udp", "udp", `
 idle-timeout int 60
 datagram-load-balancing ed disabled

@@ -279,6 +279,7 @@ func allKinds() []*Kind {
 	ks = append(ks, netSysKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
+	ks = append(ks, sslFileKinds()...)
 	return ks
 }
 

@@ -25,6 +25,9 @@ type TLS struct {
 	// HandshakeTimeout bounds a handshake on either side (the profiles'
 	// handshake-timeout); 0 means BIG-IP's 10 s.
 	HandshakeTimeout time.Duration
+	// Warnings are the profiles' settings applied otherwise than BIG-IP
+	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
+	Warnings []string
 }
 
 // DefaultHandshakeTimeout is a TLS profile's handshake-timeout default.
