@@ -283,3 +283,18 @@ func TestTLSRealClients(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSRuleEventsNeedProfiles: as BIG-IP, a rule with CLIENTSSL_
+// events needs a client-ssl profile on the virtual.
+func TestTLSRuleEventsNeedProfiles(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm rule sslr { when CLIENTSSL_HANDSHAKE { log local0. [SSL::cipher name] } }",
+		"create ltm pool p members add { 127.0.153.11:80 }",
+	)
+	if _, err := run(t, s, "create ltm virtual vs destination 127.0.153.10:80 pool p rules { sslr } profiles replace-all-with { tcp http }"); !strings.Contains(err, "01070394:3: CLIENTSSL_HANDSHAKE event in a rule requires an associated CLIENTSSL profile") {
+		t.Fatalf("CLIENTSSL_HANDSHAKE without client-ssl: %q", err)
+	}
+	mustRun(t, s, "create ltm virtual vs destination 127.0.153.10:443 pool p rules { sslr } profiles replace-all-with { tcp http clientssl }")
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // The TLS kinds the translation reads.
@@ -73,6 +74,17 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 		}
 	}
+	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake} {
+		need := len(clients) > 0
+		if ev == rules.ServerSSLHandshake {
+			need = server != nil
+		}
+		if !need && t.rulesHandle(v, ev) {
+			// BIG-IP refuses the rule on such a virtual.
+			t.skip(o, "01070394:3: %s event in a rule requires an associated %s profile on the virtual server", ev, map[bool]string{true: "SERVERSSL", false: "CLIENTSSL"}[ev == rules.ServerSSLHandshake])
+			return false
+		}
+	}
 	if len(clients) == 0 && server == nil {
 		return true
 	}
@@ -118,6 +130,10 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
 	v.TLS = tc
+	if v.MBLB != nil && t.rulesHandle(v, rules.ServerSSLHandshake) {
+		t.keep(o, "its rules handle SERVERSSL_HANDSHAKE, which an http virtual server does not run yet")
+		return false
+	}
 	if ev := t.rulesOnTLSStream(v); ev != "" {
 		t.keep(o, "its rules handle %s, which a standard virtual server with client-ssl or server-ssl does not run yet (an http profile does)", ev)
 		return false
@@ -503,6 +519,21 @@ func warnTLS(old *objects.Config, h *planeHook, tr *ltmTranslation, warn func(st
 			warn(w)
 		}
 	}
+}
+
+// rulesHandle reports whether v's rules (attached or pending) handle ev.
+func (t *translator) rulesHandle(v *dataplane.Virtual, ev rules.Event) bool {
+	if p := dataplane.Program(v.Rules); p != nil && p.Handles(ev) {
+		return true
+	}
+	if t.rules != nil {
+		for _, r := range t.rules.pending[v].list {
+			if r.Handles(ev) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // l4Events are the events of the standard virtual's proxy, which TLS

@@ -233,3 +233,79 @@ func TestTLSHTTPVirtual(t *testing.T) {
 		})
 	}
 }
+
+// TestTLSRulesHTTP runs the TLS events and SSL:: / X509:: commands on an
+// HTTP virtual: the client's certificate, the negotiated suite and the SNI
+// read by the rule, and SSL::disable letting a client speak plaintext.
+func TestTLSRulesHTTP(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	ccert, ckey, _ := testCert(t, "alice")
+	startHTTPServer(t, "127.0.142.11:80", "WEB")
+	p, _ := newPlane(t)
+	cfg := mblbConfig("127.0.142.10:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.142.11:80")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when CLIENT_ACCEPTED {
+    set subj none
+    if { [IP::client_addr] eq "127.0.0.2" } { SSL::disable }
+}
+when CLIENTSSL_CLIENTCERT {
+    set subj "[X509::subject [SSL::cert 0]] serial=[X509::serial_number [SSL::cert 0]] until=[X509::not_valid_after [SSL::cert 0]]"
+}
+when CLIENTSSL_HANDSHAKE {
+    set tlsinfo "[SSL::cipher version] [SSL::cipher name] [SSL::cipher bits]"
+    binary scan [SSL::extensions -type 0] @9a* sni
+}
+when HTTP_REQUEST {
+    if { [info exists tlsinfo] } {
+        HTTP::respond 200 content "$tlsinfo|[SSL::cert count]|$subj|$sni"
+    } else {
+        HTTP::respond 200 content "clear"
+    }
+}`)
+	b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}},
+		PeerCertMode: "request", AuthenticateDepth: -1, Options: []string{"no-tlsv1.3"}}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config}
+	mustApply(t, p, cfg)
+
+	pair, _ := tlsprof.Pair("client", ccert, ckey, nil)
+	get := func(tc *tls.Config, local string) string {
+		t.Helper()
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		var c net.Conn
+		var err error
+		if tc != nil {
+			c, err = tls.DialWithDialer(d, "tcp", "127.0.142.10:443", tc)
+		} else {
+			c, err = d.Dial("tcp", "127.0.142.10:443")
+		}
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: www.example\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("response: %v", err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	got := get(&tls.Config{RootCAs: roots, ServerName: "www.example", Certificates: []tls.Certificate{pair},
+		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}, "127.0.0.1")
+	want := "TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384 256|1|CN=alice,O=openltm test serial=12:67 until="
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " GMT|www.example") {
+		t.Fatalf("rule's view of TLS:\n got %q\nwant %q...", got, want)
+	}
+	// Without a client certificate: count 0, CLIENTSSL_CLIENTCERT not run.
+	if got := get(&tls.Config{RootCAs: roots, ServerName: "www.example"}, "127.0.0.1"); !strings.Contains(got, "|0|none|www.example") {
+		t.Fatalf("without a client certificate: %q", got)
+	}
+	// SSL::disable in CLIENT_ACCEPTED: plaintext HTTP.
+	if got := get(nil, "127.0.0.2"); got != "clear" {
+		t.Fatalf("SSL::disable: %q", got)
+	}
+}

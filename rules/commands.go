@@ -64,6 +64,7 @@ func commandTable() *tcl.Commands {
 		registerUtil(t)
 		registerHTTP(t)
 		registerDNS(t)
+		registerSSL(t) // commands_ssl.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

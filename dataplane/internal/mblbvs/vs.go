@@ -214,6 +214,8 @@ type mblbFlow struct {
 	vs   *state.Virtual
 	sess *mblb.ClientConn
 	rr   *mblbRules // nil without iRules
+	// front is the client's TLS (tls.go); nil without client-ssl.
+	front *frontConn
 }
 
 // Received implements mblb.Meter for the client side.
@@ -280,6 +282,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
 	conn := clientTLS(c, snap.Cfg.TLS) // tls.go
+	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
 	f.Closer = func(reset bool) { sess.Close(reset) }
@@ -288,7 +291,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 	if f.rr != nil && !f.rr.accepted() {
 		return
 	}
-	if conn != net.Conn(c) && !handshake(c, conn, snap.Cfg.TLS) {
+	if f.front != nil && !f.handshake(conn, snap.Cfg.TLS) {
 		sess.Close(true)
 		return
 	}
