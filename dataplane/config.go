@@ -34,6 +34,7 @@ type (
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
 	TLS               = config.TLS
+	FQDN              = config.FQDN
 )
 
 const (

@@ -835,12 +835,12 @@ timezone str America/Los_Angeles
 restrict raw
 include str none
 `),
-		single("sys dns", tmshRef("sys dns")+vocab, `
+		runNameServers(single("sys dns", tmshRef("sys dns")+vocab, `
 name-servers list
 search list
 number-of-dots int 0
 include str none
-`),
+`)),
 		pk("sys db", "Database Variable", "", tmshRef("sys db")+vocab, `
 value str -
 `),

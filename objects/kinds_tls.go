@@ -58,3 +58,13 @@ security-type enum normal normal|password|fips
 		runTLS(key, "A private key (PEM) for TLS profiles; `install sys crypto key NAME from-local-file PATH` stores a copy"),
 	}
 }
+
+// runNameServers marks sys dns as acted on for its name-servers, which
+// resolve FQDN nodes; its other settings stay kept-only.
+func runNameServers(k *Kind) *Kind {
+	k.Passive = false
+	for _, p := range k.Props {
+		p.Passive = p.Name != "name-servers" && p.Name != "description"
+	}
+	return k
+}

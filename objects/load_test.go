@@ -88,7 +88,7 @@ func TestValidFilesLoad(t *testing.T) {
     }
     monitor min 1 of { /Common/https }
 }
-`, []string{`property "fqdn" is kept`}},
+`, nil},
 		{"virtual without destination", "ltm virtual /Common/fwd {\n    ip-protocol udp\n    profiles {\n        /Common/udp { }\n    }\n}\n", []string{"ltm profile udp"}},
 		{"udp and tcp on one address and port", `ltm virtual /Common/dns_udp {
     destination /Common/10.1.1.53:53
