@@ -33,7 +33,7 @@ import (
 // ssl-key object into the file store and points cache-path at the copy.
 // at is where the statement gave the path, for errors.
 func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
-	if o.Kind != sysSSLCert && o.Kind != sysSSLKey {
+	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysExternalMonitor {
 		return nil
 	}
 	src := noneEmpty(sslSourcePath.Str(o))
@@ -55,15 +55,20 @@ func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
 	if err != nil {
 		return synErr(at, []string{"a readable PEM file"}, "%s %s: cannot read %s: %v", o.Kind.Key(), objects.RelPath(s.folder, o.Name), path, unwrapPathErr(err))
 	}
-	if o.Kind == sysSSLCert {
+	switch o.Kind {
+	case sysExternalMonitor:
+		if fi, serr := os.Stat(path); serr == nil && fi.Mode()&0o111 == 0 {
+			err = fmt.Errorf("the file is not executable (chmod +x it)")
+		}
+	case sysSSLCert:
 		_, err = tlsprof.ParseCert(o.Name, data)
-	} else {
+	default:
 		_, err = tlsprof.ParseKey(o.Name, data, noneEmpty(sslKeyPassphrase.Str(o)))
 	}
 	if err != nil {
 		return synErr(at, []string{"a PEM file"}, "%s: %v", path, err)
 	}
-	stored, sum, err := storeSSLFile(filepath.Join(s.e.StateDir(), filestoreDir), o.Name, data)
+	stored, sum, err := storeSSLFile(filepath.Join(s.e.StateDir(), filestoreDir), o.Name, data, o.Kind == sysExternalMonitor)
 	if err != nil {
 		return objects.Invalid("%s %s: cannot store a copy: %v", o.Kind.Key(), o.Name, err)
 	}
@@ -93,7 +98,7 @@ func nodeAfter(rest []grammar.Node, name string) grammar.Node {
 // name and the data's hash (BIG-IP's :Common:name_<id> form), readable by
 // the daemon's user only; it returns the path and BIG-IP's checksum
 // (SHA1:size:hex).
-func storeSSLFile(dir, name string, data []byte) (string, string, error) {
+func storeSSLFile(dir, name string, data []byte, exe bool) (string, string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
@@ -104,7 +109,11 @@ func storeSSLFile(dir, name string, data []byte) (string, string, error) {
 		if err := writeFileAtomic(file, data); err != nil {
 			return "", "", err
 		}
-		if err := os.Chmod(file, 0o600); err != nil {
+		mode := os.FileMode(0o600)
+		if exe {
+			mode = 0o700
+		}
+		if err := os.Chmod(file, mode); err != nil {
 			return "", "", err
 		}
 	}

@@ -151,6 +151,9 @@ func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
 		m.DNS = &dataplane.DNSCheck{QName: noneEmpty(e(dnsQName)), QType: e(dnsQType), AcceptRcode: e(dnsAcceptRcode),
 			AnswerContains: e(dnsAnswerContains), Recv: noneEmpty(e(dnsRecv))}
 	}
+	if !t.monitorExt(o, typ, m) { // translate_monitors.go
+		return
+	}
 	if d := e(monitorDestination); d != "" && d != "*:*" && d != "*" {
 		if host, port, ok := strings.Cut(d, ":"); ok {
 			a, _ := netip.ParseAddr(host)

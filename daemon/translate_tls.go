@@ -402,8 +402,7 @@ func (t *translator) sslFilePath(o *objects.Object) (string, error) {
 		}
 		return key, nil
 	}
-	return "", fmt.Errorf("%s %s has no file (set source-path, or install sys crypto %s %s from-local-file PATH)",
-		o.Kind.Key(), o.Name, map[bool]string{true: "cert", false: "key"}[o.Kind == sysSSLCert], objects.RelPath("/Common", o.Name))
+	return "", fmt.Errorf("%s %s has no file (set source-path file:PATH)", o.Kind.Key(), o.Name)
 }
 
 // tlsFileCache keeps parsed certificates and keys by path, size and

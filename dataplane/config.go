@@ -35,6 +35,8 @@ type (
 	RuleConn          = config.RuleConn
 	TLS               = config.TLS
 	FQDN              = config.FQDN
+	ExternalMonitor   = config.ExternalMonitor
+	InbandMonitor     = config.InbandMonitor
 )
 
 const (
@@ -69,6 +71,8 @@ const (
 	MonitorUDP                     = config.MonitorUDP
 	MonitorICMP                    = config.MonitorICMP
 	MonitorDNS                     = config.MonitorDNS
+	MonitorExternal                = config.MonitorExternal
+	MonitorInband                  = config.MonitorInband
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

@@ -496,6 +496,7 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 			}
 			s.DNS = q
 		}
+		compileExtMonitor(m, s) // monitors_ext.go
 		if err := s.Check(); err != nil {
 			return nil, fmt.Errorf("monitor %s: %v", name, err)
 		}

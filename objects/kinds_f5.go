@@ -217,6 +217,8 @@ var monitorActed = map[string]bool{
 	"send": true, "recv": true, "recv-disable": true, "reverse": true,
 	"description": true, "app-service": true, "metadata": true,
 	"qname": true, "qtype": true, "accept-rcode": true, "answer-contains": true,
+	"failures": true, "failure-interval": true, "retry-time": true,
+	"run": true, "args": true, "user-defined": true,
 }
 
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
@@ -370,17 +372,17 @@ transparent ed disabled
 		runMonitor(monitorKind("icmp", "icmp", `
 transparent ed disabled
 `)),
-		monitorKind("inband", "inband", `
+		runMonitor(monitorKind("inband", "inband", `
 failures int 3
 failure-interval int 30
 response-time int 10
 retry-time int 300
-`),
-		monitorKind("external", "external", `
+`)),
+		runMonitor(monitorKind("external", "external", `
 run ref sys+file+external-monitor none
 args str none
 user-defined raw
-`),
+`)),
 		monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
 `),

@@ -53,7 +53,10 @@ passphrase str none
 security-type enum normal normal|password|fips
 `)
 	key.Lower = "key"
+	ext := pk("sys file external-monitor", "External Monitor", "", tmshRef("sys file external-monitor"), sslFileRows)
+	ext.Lower = "external monitor"
 	return []*Kind{
+		runTLS(ext, "A program an external monitor runs (install sys file external-monitor: create ... source-path file:PATH stores a copy)"),
 		runTLS(cert, "A certificate or bundle (PEM) for TLS profiles; `install sys crypto cert NAME from-local-file PATH` stores a copy"),
 		runTLS(key, "A private key (PEM) for TLS profiles; `install sys crypto key NAME from-local-file PATH` stores a copy"),
 	}

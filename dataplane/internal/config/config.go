@@ -334,6 +334,9 @@ type Monitor struct {
 	Destination netip.AddrPort
 	// DNS is the dns monitor's query, as the user set it.
 	DNS *DNSCheck
+	// External and Inband are those monitors' settings (monitors_ext.go).
+	External *ExternalMonitor
+	Inband   *InbandMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -189,11 +189,13 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		sc, err := pr.e.Dial(pr.source(dst), dst)
 		if err == nil {
+			m.ConnectSucceeded()
 			s := pr.newServerConn()
 			s.conn = sc
 			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
+		m.ConnectFailed()
 		m.Release()
 		failed = append(failed, m)
 	}

@@ -90,6 +90,7 @@ func (t *tlsFlow) connect() error {
 		dst := t.target(m)
 		raw, err := t.e.Dial(t.source(dst), dst)
 		if err == nil {
+			m.ConnectSucceeded()
 			var conn net.Conn = raw
 			if tc.Server != nil {
 				sconn := tls.Client(raw, tc.Server.ForServerName(t.serverName()))
@@ -112,6 +113,9 @@ func (t *tlsFlow) connect() error {
 				}
 				return nil
 			}
+		}
+		if raw == nil {
+			m.ConnectFailed()
 		}
 		m.Release()
 		failed = append(failed, m)

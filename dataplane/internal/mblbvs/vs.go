@@ -468,6 +468,7 @@ func (mv *VS) memberFailed(m mblb.Member, err error) {
 	if !ok {
 		return
 	}
+	rt.ConnectFailed()
 	until := time.Now().Add(suspectFor).UnixNano()
 	mv.smu.Lock()
 	found := false
@@ -513,6 +514,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	lf.IdleTimeout = mv.idle
 	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
 	if m, ok := l.Member.Ref.(*state.Member); ok {
+		m.ConnectSucceeded()
 		lf.m = m
 		lf.leg.Owner = m
 		m.Stats.TryOpen(0)
