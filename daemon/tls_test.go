@@ -205,10 +205,16 @@ func TestTLSBuiltinProfiles(t *testing.T) {
 	}()
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	mustRun(t, s,
-		"create ltm pool p members add { 127.0.151.11:8443 }",
-		"create ltm virtual vs destination 127.0.151.10:443 pool p profiles replace-all-with { tcp clientssl serverssl }",
-	)
+	mustRun(t, s, "create ltm pool p members add { 127.0.151.11:8443 }")
+	// BIG-IP's defaults are not warned of; what a user chooses is.
+	if out, err := run(t, s, "create ltm virtual vs destination 127.0.151.10:443 pool p profiles replace-all-with { tcp clientssl serverssl }"); err != "" || out != "" {
+		t.Fatalf("the built-in profiles: %q %q", out, err)
+	}
+	mustRun(t, s, "create ltm profile client-ssl reneg renegotiation enabled ciphers DEFAULT")
+	if out, err := run(t, s, "create ltm virtual vs2 destination 127.0.151.20:443 pool p profiles replace-all-with { tcp reneg }"); err != "" ||
+		!strings.Contains(out, "Warning: profile client-ssl /Common/reneg: renegotiation enabled is not supported") || !strings.Contains(out, "Go's TLS cannot do, left out: ") {
+		t.Fatalf("a profile asking for what Go cannot do: %q %q", out, err)
+	}
 	got, cs, err := tlsLine("127.0.151.10:443", &tls.Config{InsecureSkipVerify: true})
 	if err != nil || got != "TLS member" {
 		t.Fatalf("clientssl + serverssl: %q %v", got, err)

@@ -103,7 +103,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		built = append(built, b)
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
-		tc.Warnings = append(tc.Warnings, b.Warnings...)
+		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
 	}
 	if len(built) > 0 {
@@ -126,7 +126,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		tc.Server, tc.ServerProfile = b, server.Name
-		tc.Warnings = append(tc.Warnings, b.Warnings...)
+		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
 	v.TLS = tc
@@ -561,4 +561,36 @@ func (t *translator) rulesOnTLSStream(v *dataplane.Virtual) string {
 		}
 	}
 	return ""
+}
+
+// chosenWarnings keeps the warnings about settings a user chose: BIG-IP's
+// defaults (the DEFAULT cipher string, renegotiation enabled) name suites
+// and a renegotiation Go does not do on every profile, and saying so on
+// every commit would bury what matters.
+func (t *translator) chosenWarnings(p *objects.Object, warns []string) []string {
+	var out []string
+	for _, w := range warns {
+		switch {
+		case strings.Contains(w, `cipher string "DEFAULT"`) && !t.userSet(p, sslCiphers.Name):
+		case strings.Contains(w, "renegotiation enabled") && !t.userSet(p, sslRenegotiation.Name):
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// userSet reports whether p, or a parent that is not built in, sets prop.
+func (t *translator) userSet(p *objects.Object, prop string) bool {
+	for cur, depth := p, 0; cur != nil && !cur.BuiltIn && depth < 16; depth++ {
+		if cur.Props[prop] != nil {
+			return true
+		}
+		d := cur.Props[defaultsFrom]
+		if d == nil || d.Str == "" || d.Str == "none" {
+			return false
+		}
+		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, d.Str)
+	}
+	return false
 }
