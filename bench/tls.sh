@@ -14,6 +14,7 @@
 #
 #   bash bench/tls.sh                  # 5 s per run, 3 rounds
 #   DURATION=10 ROUNDS=5 CONNS=64 bash bench/tls.sh
+#   ONECONNECT=0 bash bench/tls.sh     # the HTTP virtual without one-connect
 #
 # Needs haproxy, wrk, nginx and openssl (Debian packages); says so and
 # exits 0 when one is missing. Everything listens on 127.32.0.0/24.
@@ -105,7 +106,7 @@ install sys crypto key bench.key from-local-file $work/bench.key
 create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } }
 create ltm profile one-connect bench_oc
 create ltm pool bench_pool members add { $B1 $B2 }
-create ltm virtual vs_http destination $NET.11:443 pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl bench_oc }
+create ltm virtual vs_http destination $NET.11:443 pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) }
 create ltm virtual vs_l4 destination $NET.13:443 pool bench_pool profiles replace-all-with { tcp bench_ssl }
 TMSH
 sleep 1

@@ -81,6 +81,16 @@ func (p *testPKI) leaf(t *testing.T, name, cn string, client bool) (string, stri
 	return p.write(t, name+".crt", "CERTIFICATE", der), p.write(t, name+".key", "PRIVATE KEY", kd)
 }
 
+func clientPair(t *testing.T, p *testPKI) tls.Certificate {
+	t.Helper()
+	crt, key := p.leaf(t, "alice", "alice", true)
+	pair, err := tls.LoadX509KeyPair(crt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair
+}
+
 func mustRun(t *testing.T, s *Session, cmds ...string) {
 	t.Helper()
 	for _, c := range cmds {
@@ -120,7 +130,7 @@ func TestTLSFromTmsh(t *testing.T) {
 	mustRun(t, s,
 		"install sys crypto cert app.crt from-local-file "+crt,
 		"install sys crypto key app.key from-local-file "+key,
-		"create ltm profile client-ssl app_ssl cert-key-chain replace-all-with { app { cert app.crt key app.key } } defaults-from clientssl",
+		"create ltm profile client-ssl app_ssl cert-key-chain replace-all-with { app { cert app.crt key app.key } } defaults-from clientssl peer-cert-mode request",
 		"create ltm pool p members add { 127.0.150.11:9000 }",
 		"create ltm virtual vs destination 127.0.150.10:443 pool p profiles replace-all-with { tcp app_ssl { context clientside } }",
 	)
@@ -150,11 +160,21 @@ func TestTLSFromTmsh(t *testing.T) {
 			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)
 		}
 	}
-	// Rules on L4 events of a standard TLS virtual: kept, said not to run.
-	mustRun(t, s, "create ltm rule l4rule { when CLIENT_ACCEPTED { log local0. hi } }")
-	if out, err := run(t, s, "create ltm virtual vs4 destination 127.0.150.40:443 pool p rules { l4rule } profiles replace-all-with { tcp app_ssl }"); err != "" ||
-		!strings.Contains(out, "handle CLIENT_ACCEPTED") || !strings.Contains(out, "carries no traffic") {
-		t.Errorf("rules on a standard TLS virtual: %q %q", out, err)
+	// Rules on a standard TLS virtual see the plaintext and the TLS state.
+	mustRun(t, s, `create ltm rule l4rule {
+when CLIENT_ACCEPTED { TCP::collect }
+when CLIENTSSL_HANDSHAKE { set v [SSL::cipher version] }
+when CLIENT_DATA {
+    if { [TCP::payload] starts_with "hello" } {
+        TCP::respond "rule $v [X509::subject [SSL::cert 0]]\n"
+        TCP::payload replace 0 [TCP::payload length] ""
+    }
+    TCP::release
+}
+}`,
+		"create ltm virtual vs4 destination 127.0.150.40:443 pool p rules { l4rule } profiles replace-all-with { tcp app_ssl }")
+	if got, _, err := tlsLine("127.0.150.40:443", &tls.Config{RootCAs: pki.roots, ServerName: "app.example", Certificates: []tls.Certificate{clientPair(t, pki)}}); err != nil || got != "rule TLSv1.3 CN=alice,O=Example" {
+		t.Errorf("rules on a standard TLS virtual: %q %v", got, err)
 	}
 	if _, err := run(t, s, "list ltm virtual vs2"); err == "" {
 		t.Error("the refused virtual exists")

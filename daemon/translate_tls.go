@@ -134,10 +134,6 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "its rules handle SERVERSSL_HANDSHAKE, which an http virtual server does not run yet")
 		return false
 	}
-	if ev := t.rulesOnTLSStream(v); ev != "" {
-		t.keep(o, "its rules handle %s, which a standard virtual server with client-ssl or server-ssl does not run yet (an http profile does)", ev)
-		return false
-	}
 	return true
 }
 
@@ -533,34 +529,6 @@ func (t *translator) rulesHandle(v *dataplane.Virtual, ev rules.Event) bool {
 		}
 	}
 	return false
-}
-
-// l4Events are the events of the standard virtual's proxy, which TLS
-// flows do not raise yet.
-var l4Events = []dataplane.Event{dataplane.EventClientAccepted, dataplane.EventClientData, dataplane.EventLBSelected,
-	dataplane.EventLBFailed, dataplane.EventServerConnected, dataplane.EventServerData, dataplane.EventServerClosed, dataplane.EventClientClosed}
-
-// rulesOnTLSStream reports the first L4 proxy event v's rules handle, for
-// a standard (not HTTP) virtual with TLS, whose flows do not raise them
-// yet; "" when there is none.
-func (t *translator) rulesOnTLSStream(v *dataplane.Virtual) string {
-	if v.TLS == nil || v.MBLB != nil {
-		return ""
-	}
-	for _, ev := range l4Events {
-		_, rev, _ := ev.Lookup()
-		if v.Rules != nil && v.Rules.Handles(ev) {
-			return string(ev)
-		}
-		if t.rules != nil {
-			for _, r := range t.rules.pending[v].list {
-				if r.Handles(rev) {
-					return string(ev)
-				}
-			}
-		}
-	}
-	return ""
 }
 
 // chosenWarnings keeps the warnings about settings a user chose: BIG-IP's

@@ -309,3 +309,48 @@ when HTTP_REQUEST {
 		t.Fatalf("SSL::disable: %q", got)
 	}
 }
+
+// TestTLSRulesStandard runs rules on a standard virtual with client-ssl
+// and server-ssl: the TLS events in order, each side's SSL:: view, data
+// events over the plaintext, and SSL::disable.
+func TestTLSRulesStandard(t *testing.T) {
+	cert, key, roots := testCert(t, "app.example")
+	mcert, mkey, _ := testCert(t, "member.example")
+	startTLSServer(t, "127.0.143.11:9443", "M", mcert, mkey)
+	startServer(t, "127.0.143.12:9000", "P")
+	p, _ := newPlane(t)
+	rule := `
+when CLIENT_ACCEPTED {
+    set ev accepted
+    if { [IP::client_addr] eq "127.0.0.2" } { SSL::disable; SSL::disable serverside; pool plain }
+}
+when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version]" }
+when SERVER_CONNECTED { append ev " connected"; TCP::collect }
+when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]]" }
+when SERVER_DATA {
+    TCP::payload replace 0 0 "$ev|"
+    TCP::release
+}`
+	cfg := basic("127.0.143.10:443", "127.0.143.11:9443")
+	cfg.Pools["/Common/plain"] = &Pool{Name: "/Common/plain", LBMode: RoundRobin, Members: []Member{{Node: "/Common/127.0.143.12", Addr: ap("127.0.143.12:9000")}}}
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
+	mustApply(t, p, cfg)
+	got := tlsAsk(t, "127.0.143.10:443", "app.example", roots, "x")
+	if want := "accepted clientssl=TLSv1.3 connected serverssl=CN=member.example,O=openltm test|M Response tls"; got[0] != want {
+		t.Fatalf("TLS events:\n got %q\nwant %q", got[0], want)
+	}
+	// SSL::disable on both sides: plaintext through to a plaintext member.
+	c, err := (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}).Dial("tcp", "127.0.143.10:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "y\n")
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "accepted connected|P Response\n" {
+		t.Fatalf("SSL::disable: %q %v", line, err)
+	}
+}

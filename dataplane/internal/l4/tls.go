@@ -5,163 +5,238 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/netip"
 	"os"
-	"sync/atomic"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/internal/rawsock"
-	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/rules"
 )
 
-// tlsFlow is a flow of a standard (L4) virtual with a client-ssl or
-// server-ssl profile: TLS is terminated from the client and/or originated
-// to the member, and the plaintext between them is copied by one
-// goroutine per direction. Member choice, persistence, SNAT, counting and
-// the flow table entry are the plain flows' (flow); only the byte moving
-// differs, since crypto/tls needs a net.Conn and cannot run on the event
-// loops or splice.
-type tlsFlow struct {
-	flow
-	raw    *net.TCPConn // the client's socket
-	client net.Conn     // raw, or TLS over it
-	server net.Conn     // the member's socket, or TLS over it
-	sc     serverConn
+// TLS on a standard virtual (client-ssl, server-ssl) is a property of a
+// goroutine flow's two sockets: the client's is wrapped in a TLS server
+// connection after CLIENT_ACCEPTED, the member's in a TLS client
+// connection after SERVER_CONNECTED, and the bytes the flow moves, counts
+// and shows its rules are the plaintext. Everything else of the flow —
+// member choice, persistence, SNAT, rules and their events, idle
+// timeouts, the connection table — is the plain flow's. crypto/tls needs
+// a net.Conn, so TLS flows neither run on the event loops nor splice.
 
-	legsLeft atomic.Int32
-	ended    atomic.Bool
+// clientConn is what the flow reads and writes on the client side.
+func (pr *proxied) clientConn() net.Conn {
+	if pr.ctls != nil {
+		return pr.ctls
+	}
+	return pr.client
 }
 
-// serveTLS runs one client of a TLS virtual to its end: the client
-// handshake (client-ssl), the member choice and connect, the server
-// handshake (server-ssl), then both directions.
-func (e *Engine) serveTLS(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
-	t := &tlsFlow{raw: c, client: c}
-	t.init(e, vs, snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()), t.end)
-	e.env.Table.Add(&t.Flow)
-	tc := snap.Cfg.TLS
-	if tc.Client != nil {
-		conn := tls.Server(c, tc.Client)
-		c.SetDeadline(time.Now().Add(tc.Handshake()))
-		if err := conn.Handshake(); err != nil {
-			t.finish(true)
-			return
-		}
-		c.SetDeadline(time.Time{})
-		t.client = conn
+// netConn is what the flow reads and writes on the server side.
+func (sc *serverConn) netConn() net.Conn {
+	if sc.tls != nil {
+		return sc.tls
 	}
-	if err := t.connect(); err != nil {
-		t.finish(true)
-		return
-	}
-	t.legsLeft.Store(2)
-	go t.copy(t.server, t.client, false)
-	t.copy(t.client, t.server, true)
+	return sc.conn
 }
 
-// serverName is the SNI the client sent, passed on to members by a
-// server-ssl profile without a server-name of its own.
-func (t *tlsFlow) serverName() string {
-	if c, ok := t.client.(*tls.Conn); ok {
-		return c.ConnectionState().ServerName
-	}
-	return ""
+// tlsOn reports whether either side of the flow (with sc its server side)
+// speaks TLS.
+func (pr *proxied) tlsOn(sc *serverConn) bool {
+	return pr.ctls != nil || (sc != nil && sc.tls != nil)
 }
 
-// connect chooses a member, connects and, with server-ssl, handshakes;
-// a member that fails either is passed over as reselect-tries allows.
-func (t *tlsFlow) connect() error {
-	pool := t.pool
-	if pool == nil {
-		return errNoPool
-	}
-	tries := 0
-	if ps := pool.Snap.Load(); ps != nil {
-		tries = ps.Cfg.ReselectTries
-	}
-	tc := t.snap.Cfg.TLS
-	pd, persists := t.persistKey()
-	var failed []*state.Member
-	for attempt := 0; attempt <= tries; attempt++ {
-		m, p := t.choose(pool, netip.AddrPort{}, attempt, failed, &pd, persists)
-		if m == nil {
-			return errNoMember
-		}
-		dst := t.target(m)
-		raw, err := t.e.Dial(t.source(dst), dst)
-		if err == nil {
-			m.ConnectSucceeded()
-			var conn net.Conn = raw
-			if tc.Server != nil {
-				sconn := tls.Client(raw, tc.Server.ForServerName(t.serverName()))
-				raw.SetDeadline(time.Now().Add(tc.Handshake()))
-				if err = sconn.Handshake(); err == nil {
-					raw.SetDeadline(time.Time{})
-					conn = sconn
-				} else {
-					reset(raw)
-				}
-			}
-			if err == nil {
-				t.sc.conn = raw
-				t.opened(&t.sc, m, p, p.Snap.Load(), rawsock.AddrPortOf(raw.LocalAddr()), dst, &pd, persists)
-				t.AddLeg(&t.sc.leg)
-				t.server = conn
-				t.srv.Store(&t.sc)
-				if t.ended.Load() {
-					return errFlowEnded
-				}
-				return nil
-			}
-		}
-		if raw == nil {
-			m.ConnectFailed()
-		}
-		m.Release()
-		failed = append(failed, m)
-	}
-	return errConnect
+// handlesSSL reports whether r's program handles a TLS event, which a
+// virtual with client-ssl or server-ssl raises.
+func handlesSSL(r config.Rules) bool {
+	p := irules.Program(r)
+	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake))
 }
 
-// copy moves plaintext from src to dst until src ends: an orderly end is
-// passed on as a half-close (close_notify and FIN), anything else resets
-// the flow.
-func (t *tlsFlow) copy(src, dst net.Conn, up bool) {
-	defer t.finishLeg()
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+// terminate completes the client's TLS handshake (client-ssl) within the
+// profile's handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the
+// client sent a certificate) and CLIENTSSL_HANDSHAKE. False means the flow
+// is over (the client was reset, or the rule ended it).
+func (pr *proxied) terminate() bool {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
+		return true
+	}
+	conn := tls.Server(pr.client, tc.Client)
+	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
+	if err := conn.Handshake(); err != nil {
+		return false
+	}
+	pr.client.SetDeadline(time.Time{})
+	pr.ctls = conn
+	if pr.rs != nil {
+		if len(conn.ConnectionState().PeerCertificates) > 0 && !pr.runSSLEvent(rules.ClientSSLClientCert) {
+			return false
+		}
+		if !pr.runSSLEvent(rules.ClientSSLHandshake) {
+			return false
+		}
+	}
+	return true
+}
+
+// originate makes sc's connection TLS (server-ssl) within the profile's
+// handshake-timeout, passing the client's SNI on when the profile names
+// none, then runs SERVERSSL_HANDSHAKE. False means the flow is over.
+func (pr *proxied) originate(sc *serverConn) bool {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
+		return true
+	}
+	sni := ""
+	if pr.ctls != nil {
+		sni = pr.ctls.ConnectionState().ServerName
+	}
+	conn := tls.Client(sc.conn, tc.Server.ForServerName(sni))
+	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
+	if err := conn.Handshake(); err != nil {
+		pr.end(true)
+		return false
+	}
+	sc.conn.SetDeadline(time.Time{})
+	sc.tls = conn
+	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLHandshake) {
+		return false
+	}
+	return true
+}
+
+// runSSLEvent runs one of the TLS events, which the proxy hook does not
+// list, and applies its verdict as runEvent does.
+func (pr *proxied) runSSLEvent(ev rules.Event) bool {
+	prog := irules.Program(pr.rules)
+	if prog == nil || !prog.Handles(ev) {
+		return true
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return false
+	}
+	rs.ev = config.Event(ev.String())
+	err := pr.RuleSession(prog).Run(ev)
+	v := rs.verdict
+	rs.verdict, rs.detach = irules.GoOn, false
+	rs.mu.Unlock()
+	if err != nil {
+		pr.logRuleError(config.Event(ev.String()), err)
+		pr.end(true)
+		return false
+	}
+	switch v {
+	case irules.Reject:
+		pr.end(true)
+		return false
+	case irules.Drop:
+		pr.closeGraceful()
+		return false
+	}
+	if !pr.flush() {
+		return false
+	}
+	if v == irules.Close {
+		pr.closeGraceful()
+		return false
+	}
+	return true
+}
+
+// SSL implements rules.SSLConn: a side's TLS once its handshake is done.
+func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	var c *tls.Conn
+	if s == rules.ClientSide {
+		c = pr.ctls
+	} else if sc := pr.srv.Load(); sc != nil {
+		c = sc.tls
+	}
+	if c == nil {
+		return nil, false
+	}
+	return SSLInfo(c.ConnectionState()), true
+}
+
+// SSLDisable implements rules.SSLConn: a side whose handshake has not
+// started speaks plaintext (SSL::disable in CLIENT_ACCEPTED for the
+// client, before the server is connected for the server).
+func (pr *proxied) SSLDisable(s rules.Side) error {
+	if s == rules.ClientSide && pr.ctls != nil {
+		return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+	}
+	if s == rules.ServerSide {
+		if sc := pr.srv.Load(); sc != nil && sc.tls != nil {
+			return errors.New("SSL::disable serverside: the server's handshake is done")
+		}
+	}
+	pr.rs.sslOff[s] = true
+	return nil
+}
+
+// SSLInfo is what the SSL:: commands read of one TLS connection.
+func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
+	return &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+	}
+}
+
+// copyLoopTLS is copyLoop for a flow with TLS on either side: plaintext
+// through the TLS connections, one pooled buffer per read. st, for flows
+// with rules, is the read side's: when a rule turns collection on, the
+// bytes just read go to the rule and it returns true.
+func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
+	src, dst, raw := pr.clientConn(), sc.netConn(), pr.client
+	if !up {
+		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
+	}
 	for {
-		if t.idle > 0 {
-			src.SetReadDeadline(idleDeadline(t.idle, time.Now().UnixNano()))
+		if pr.idle > 0 {
+			raw.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
 		}
-		n, err := src.Read(buf)
+		bp := bufPool.Get().(*[]byte)
+		n, err := src.Read(*bp)
 		if n > 0 {
-			t.countAt(n, up, &t.sc, time.Now().UnixNano())
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				t.end(true)
-				return
+			if st != nil && st.on.Load() {
+				pr.countRead(n, up, sc)
+				rs := pr.rs
+				rs.mu.Lock()
+				rs.collectBytes(st, up, (*bp)[:n])
+				rs.mu.Unlock()
+				bufPool.Put(bp)
+				return true
 			}
+			pr.count(n, up, sc)
+			_, werr := dst.Write((*bp)[:n])
+			bufPool.Put(bp)
+			if werr != nil {
+				pr.lost(sc)
+				return false
+			}
+		} else {
+			bufPool.Put(bp)
 		}
 		if err == nil {
 			continue
 		}
-		if errors.Is(err, os.ErrDeadlineExceeded) && t.active() {
+		if errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(raw) {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
-			closeWrite(dst)
-			return
+			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+				closeWrite(dst)
+			}
+			return false
 		}
-		t.end(true)
-		return
+		pr.lost(sc)
+		return false
 	}
-}
-
-// active decides on an expired read deadline, as stillActive does for
-// plain flows: traffic on either side within the idle timeout goes on.
-func (t *tlsFlow) active() bool {
-	return t.idle > 0 && !idleExpired(t.idle, t.LastActive(), time.Now().UnixNano())
 }
 
 // closeWrite half-closes c: a TLS connection sends close_notify, then the
@@ -174,42 +249,4 @@ func closeWrite(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.CloseWrite()
 	}
-}
-
-// end closes both sides at once: with resets (reset true), or, for drop,
-// the server side with a reset and the client side quietly.
-func (t *tlsFlow) end(resetBoth bool) {
-	if !t.ended.CompareAndSwap(false, true) {
-		return
-	}
-	if sc := t.srv.Load(); sc != nil {
-		reset(sc.conn)
-	}
-	if resetBoth {
-		reset(t.raw)
-	} else {
-		t.raw.Close()
-	}
-}
-
-func (t *tlsFlow) finishLeg() {
-	if t.legsLeft.Add(-1) == 0 {
-		t.finish(false)
-	}
-}
-
-// finish closes what is left and gives back the flow's counts and table
-// entry; resetClient says how a flow that never got a server side ends.
-func (t *tlsFlow) finish(resetClient bool) {
-	if t.ended.CompareAndSwap(false, true) {
-		if resetClient {
-			reset(t.raw)
-		} else {
-			t.raw.Close()
-		}
-		if sc := t.srv.Load(); sc != nil {
-			sc.conn.Close()
-		}
-	}
-	t.retire()
 }
