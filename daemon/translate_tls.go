@@ -130,10 +130,6 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
 	v.TLS = tc
-	if v.MBLB != nil && t.rulesHandle(v, rules.ServerSSLHandshake) {
-		t.keep(o, "its rules handle SERVERSSL_HANDSHAKE, which an http virtual server does not run yet")
-		return false
-	}
 	return true
 }
 

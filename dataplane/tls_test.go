@@ -354,3 +354,40 @@ when SERVER_DATA {
 		t.Fatalf("SSL::disable: %q %v", line, err)
 	}
 }
+
+// TestTLSHTTPServerSSL re-encrypts an HTTP virtual's requests to a TLS
+// member; SERVERSSL_HANDSHAKE runs for the client that opened the
+// connection and reads the member's certificate.
+func TestTLSHTTPServerSSL(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	mcert, mkey, _ := testCert(t, "member.example")
+	pair, _ := tlsprof.Pair("member", mcert, mkey, nil)
+	ln, err := tls.Listen("tcp", "127.0.144.11:443", &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "member tls=%v", r.TLS != nil)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	p, _ := newPlane(t)
+	cfg := mblbConfig("127.0.144.10:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.144.11:443")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when SERVERSSL_HANDSHAKE { set member [X509::subject [SSL::cert 0]] }
+when HTTP_RESPONSE { HTTP::header insert X-Member-Cert $member }`)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
+	mustApply(t, p, cfg)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "www.example"}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://127.0.144.10/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "member tls=true" || resp.Header.Get("X-Member-Cert") != "CN=member.example,O=openltm test" {
+		t.Fatalf("server-ssl on an HTTP virtual: %q %v", body, resp.Header)
+	}
+}

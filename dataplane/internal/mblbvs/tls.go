@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -128,6 +129,9 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 // is done. The server side's connections belong to the engine (one per
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	if s == rules.ServerSide && r.f.stls != nil {
+		return SSLInfo(*r.f.stls), true
+	}
 	fc := r.f.front
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
@@ -160,6 +164,44 @@ func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
 		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
 		ServerName: cs.ServerName,
 		PeerCerts:  cs.PeerCertificates,
+	}
+}
+
+// trackTLS makes f findable by its client's address while it runs, so
+// that a server connection dialled for it runs its SERVERSSL_HANDSHAKE;
+// the returned function forgets it.
+func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
+	if t == nil || t.Server == nil || f.rr == nil || !f.rr.handlesEvent(rules.ServerSSLHandshake) {
+		return func() {}
+	}
+	mv.tlsClients.Store(f.Client, f)
+	return func() { mv.tlsClients.CompareAndDelete(f.Client, f) }
+}
+
+func (r *mblbRules) handlesEvent(ev rules.Event) bool {
+	p := irules.Program(r.rules)
+	return p != nil && p.Handles(ev)
+}
+
+// serverHandshake runs SERVERSSL_HANDSHAKE for the client a new server
+// connection was dialled for, the connection's TLS visible to SSL::
+// commands on the server side; a rule that ends the client closes it.
+func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
+	v, ok := mv.tlsClients.Load(client)
+	tc, isTLS := c.(*tls.Conn)
+	if !ok || !isTLS {
+		return
+	}
+	r := v.(*mblbFlow).rr
+	cs := tc.ConnectionState()
+	r.mu.Lock()
+	r.f.stls = &cs
+	err := r.runEvent(rules.ServerSSLHandshake)
+	r.f.stls = nil
+	verdict := r.verdict
+	r.mu.Unlock()
+	if err != nil || verdict != irules.GoOn {
+		go r.f.sess.Close(err != nil || verdict == irules.Reject)
 	}
 }
 

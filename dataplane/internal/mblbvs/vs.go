@@ -2,6 +2,7 @@ package mblbvs
 
 import (
 	"context"
+	"crypto/tls"
 	"hash/fnv"
 	"log/slog"
 	"net"
@@ -70,6 +71,10 @@ type VS struct {
 	smu      sync.Mutex
 	suspects []suspect
 	nsuspect atomic.Int32
+
+	// tlsClients are the clients whose rules run SERVERSSL_HANDSHAKE, by
+	// address (tls.go).
+	tlsClients sync.Map
 }
 
 type suspect struct {
@@ -216,6 +221,8 @@ type mblbFlow struct {
 	rr   *mblbRules // nil without iRules
 	// front is the client's TLS (tls.go); nil without client-ssl.
 	front *frontConn
+	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
+	stls *tls.ConnectionState
 }
 
 // Received implements mblb.Meter for the client side.
@@ -288,6 +295,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 	f.Closer = func(reset bool) { sess.Close(reset) }
 	s.env.Table.Add(&f.Flow)
 	defer f.finish()
+	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
 	if f.rr != nil && !f.rr.accepted() {
 		return
 	}
@@ -500,7 +508,11 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if err != nil {
 		return nil, err
 	}
-	return serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
+	sc, err := serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
+	if err == nil {
+		mv.serverHandshake(client, sc)
+	}
+	return sc, err
 }
 
 // legOpened puts a new server connection in the connection table and on
