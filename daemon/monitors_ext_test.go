@@ -47,6 +47,13 @@ func TestExternalAndInbandMonitorsFromTmsh(t *testing.T) {
 	if _, err := run(t, s, "create ltm monitor external bad run check.sh user-defined { 1X y }"); !strings.Contains(err, `"1X" is not a variable name`) {
 		t.Fatalf("a bad variable: %q", err)
 	}
+	// bigip.conf writes user-defined variables one per line.
+	conf := filepath.Join(dir, "ext.conf")
+	os.WriteFile(conf, []byte("ltm monitor external /Common/ext2 {\n    defaults-from /Common/external\n    run /Common/check.sh\n    user-defined FLAG /x\n    user-defined HOST www.example\n}\n"), 0o600)
+	mustRun(t, s, "load sys config merge file "+conf)
+	if out, _ := run(t, s, "list ltm monitor external ext2 user-defined"); !strings.Contains(out, "user-defined { FLAG /x HOST www.example }") {
+		t.Fatalf("user-defined pairs from a file:\n%s", out)
+	}
 
 	// inband: failures within failure-interval mark the member down.
 	mustRun(t, s,

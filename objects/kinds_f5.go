@@ -378,11 +378,11 @@ failure-interval int 30
 response-time int 10
 retry-time int 300
 `)),
-		runMonitor(monitorKind("external", "external", `
+		pairs(runMonitor(monitorKind("external", "external", `
 run ref sys+file+external-monitor none
 args str none
 user-defined raw
-`)),
+`)), "user-defined"),
 		monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
 `),

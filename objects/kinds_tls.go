@@ -71,3 +71,9 @@ func runNameServers(k *Kind) *Kind {
 	}
 	return k
 }
+
+// pairs marks prop of k as written in repeated NAME VALUE pairs.
+func pairs(k *Kind, prop string) *Kind {
+	k.row(prop).Pairs = true
+	return k
+}
