@@ -155,11 +155,32 @@ func TestTLSFromTmsh(t *testing.T) {
 		{"create ltm profile server-ssl ss2", ""},
 		{"create ltm virtual vs3 destination 127.0.150.30:443 pool p profiles replace-all-with { tcp serverssl ss2 }", "a virtual server takes one server-ssl profile"},
 		{"install sys crypto csr x from-local-file /etc/hosts", "expected cert|key NAME from-local-file PATH"},
+		{"create ltm profile client-ssl nocert_ssl cert-key-chain replace-all-with { x { cert nosuch.crt key app.key } }", ""},
+		{"create ltm virtual vs7 destination 127.0.150.70:443 pool p profiles replace-all-with { tcp nocert_ssl }", "sys file ssl-cert nosuch.crt was not found"},
 	} {
 		if _, err := run(t, s, tc.cmd); (tc.err == "") != (err == "") || !strings.Contains(err, tc.err) {
 			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)
 		}
 	}
+	// A cipher group (BIG-IP 13+): the suites of its allow rules.
+	mustRun(t, s,
+		"create ltm cipher rule gcm cipher ECDHE_ECDSA+AES-GCM:!TLSv1_3",
+		"create ltm cipher group gcm_only allow replace-all-with { gcm { } }",
+		"create ltm profile client-ssl grp_ssl cert-key-chain replace-all-with { app { cert app.crt key app.key } } cipher-group gcm_only ciphers none",
+		"create ltm virtual vs5 destination 127.0.150.50:443 pool p profiles replace-all-with { tcp grp_ssl }")
+	if got, cs, err := tlsLine("127.0.150.50:443", cfg); err != nil || got != "S1 Response" || cs.Version != tls.VersionTLS12 || !strings.Contains(tls.CipherSuiteName(cs.CipherSuite), "ECDSA_WITH_AES_128_GCM") && !strings.Contains(tls.CipherSuiteName(cs.CipherSuite), "ECDSA_WITH_AES_256_GCM") {
+		t.Errorf("through the cipher group: %q %v %s %x", got, err, tls.CipherSuiteName(cs.CipherSuite), cs.Version)
+	}
+	if _, err := run(t, s, "create ltm cipher group nogo allow replace-all-with { nosuch { } }"); err != "" {
+		t.Fatalf("a group is kept until a profile uses it: %s", err)
+	}
+	if _, err := run(t, s, "create ltm profile client-ssl nogo_ssl cert-key-chain replace-all-with { app { cert app.crt key app.key } } cipher-group nogo"); err != "" {
+		t.Fatal(err)
+	}
+	if _, err := run(t, s, "create ltm virtual vs6 destination 127.0.150.60:443 pool p profiles replace-all-with { tcp nogo_ssl }"); !strings.Contains(err, "ltm cipher rule nosuch was not found") {
+		t.Errorf("a group naming a rule that does not exist: %q", err)
+	}
+
 	// Rules on a standard TLS virtual see the plaintext and the TLS state.
 	mustRun(t, s, `create ltm rule l4rule {
 when CLIENT_ACCEPTED { TCP::collect }

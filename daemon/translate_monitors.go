@@ -41,7 +41,7 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		}
 		f := t.cfg.Lookup(t.s, specExternalFile, objects.FullPath(folderOf(o.Name), run))
 		if f == nil {
-			t.skip(o, "sys file external-monitor %s does not exist", run)
+			t.skip(o, "sys file external-monitor %s was not found", run)
 			return false
 		}
 		path, err := t.sslFilePath(f)

@@ -148,8 +148,10 @@ func (t *translator) handshake(p *objects.Object) time.Duration {
 func (t *translator) sslCommon(p *objects.Object) (ciphers string, group *tlsprof.CipherGroup, options []string, err error) {
 	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
 	ciphers = e(sslCiphers)
-	if g := e(sslCipherGroup); g != "" && g != "none" {
-		return "", nil, nil, fmt.Errorf("profile %s: cipher-group %s: cipher groups are not applied yet; use ciphers", p.Name, g)
+	if g := noneEmpty(e(sslCipherGroup)); g != "" {
+		if group, err = t.cipherGroup(p, g); err != nil {
+			return "", nil, nil, err
+		}
 	}
 	if v := t.cfg.Effective(p, sslOptions.Name); v != nil {
 		for _, w := range v.List {
@@ -336,7 +338,7 @@ func firstNonEmpty(ss ...string) string {
 func (t *translator) loadCert(p *objects.Object, name string) (*tlsprof.Cert, error) {
 	o := t.cfg.Lookup(t.s, specSSLCert, objects.FullPath(folderOf(p.Name), name))
 	if o == nil {
-		return nil, fmt.Errorf("profile %s: sys file ssl-cert %s does not exist", p.Name, name)
+		return nil, fmt.Errorf("profile %s: sys file ssl-cert %s was not found", p.Name, name)
 	}
 	path, err := t.sslFilePath(o)
 	if err != nil {
@@ -352,7 +354,7 @@ func (t *translator) loadKey(p *objects.Object, name, pass string) (*tlsprof.Key
 	}
 	o := t.cfg.Lookup(t.s, specSSLKey, objects.FullPath(folderOf(p.Name), name))
 	if o == nil {
-		return nil, fmt.Errorf("profile %s: sys file ssl-key %s does not exist", p.Name, name)
+		return nil, fmt.Errorf("profile %s: sys file ssl-key %s was not found", p.Name, name)
 	}
 	path, err := t.sslFilePath(o)
 	if err != nil {
@@ -557,4 +559,60 @@ func (t *translator) userSet(p *objects.Object, prop string) bool {
 		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, d.Str)
 	}
 	return false
+}
+
+var (
+	cipherRuleKind  = schema.MustKind("ltm cipher rule")
+	cipherRuleStr   = cipherRuleKind.MustProp("cipher")
+	cipherGroupKind = schema.MustKind("ltm cipher group")
+)
+
+// cipherGroup reads the `ltm cipher group` a profile names, with its
+// rules (the user's, or BIG-IP's built-in f5-default, f5-ecc, f5-secure).
+func (t *translator) cipherGroup(p *objects.Object, name string) (*tlsprof.CipherGroup, error) {
+	o := t.cfg.Lookup(t.s, []string{cipherGroupKind.Key()}, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: ltm cipher group %s was not found", p.Name, name)
+	}
+	g := &tlsprof.CipherGroup{Name: o.Name}
+	for _, part := range []struct {
+		prop string
+		to   *[]*tlsprof.CipherRule
+	}{{"allow", &g.Allow}, {"require", &g.Restrict}, {"exclude", &g.Exclude}} {
+		v := o.Props[part.prop]
+		if v == nil || strings.TrimSpace(v.Str) == "" || v.Str == "none" {
+			continue
+		}
+		f, err := grammar.Parse(part.prop, []byte("x "+v.Str))
+		if err != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
+			return nil, fmt.Errorf("ltm cipher group %s: %s is not a { rule { } ... } block", o.Name, part.prop)
+		}
+		b, ok := f.Statements[0].Items[1].(*grammar.Block)
+		if !ok {
+			return nil, fmt.Errorf("ltm cipher group %s: %s is not a { rule { } ... } block", o.Name, part.prop)
+		}
+		for _, it := range b.Items {
+			w, ok := it.(*grammar.Word)
+			if !ok {
+				continue // a rule's { } body
+			}
+			r, err := t.cipherRule(o, w.Text)
+			if err != nil {
+				return nil, err
+			}
+			*part.to = append(*part.to, r)
+		}
+	}
+	return g, nil
+}
+
+func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.CipherRule, error) {
+	full := objects.FullPath(folderOf(g.Name), name)
+	if o := t.cfg.Lookup(t.s, []string{cipherRuleKind.Key()}, full); o != nil {
+		return &tlsprof.CipherRule{Name: o.Name, Cipher: cipherRuleStr.Str(o)}, nil
+	}
+	if r := tlsprof.BuiltinRules[full]; r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-default, f5-ecc, f5-secure)", g.Name, name)
 }

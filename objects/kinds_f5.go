@@ -872,17 +872,17 @@ shell enum none bash|tmsh|none
 session-limit int -1
 prompt-for-password bare
 `),
-		pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
+		runTLS(pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
 cipher str -
 dh-groups str DEFAULT
 signature-algorithms str DEFAULT
-`),
-		pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
+`), "F5 ltm cipher rule: a named cipher string for cipher groups"),
+		runTLS(pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
 allow raw
 exclude raw
 require raw
 ordering enum default default|speed|strength|fips|hardware
-`),
+`), "F5 ltm cipher group: the suites of its allow rules, narrowed by require, less exclude"),
 		pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
 remote-high-speed-log ref sys+log-config+destination+ none
 format enum rfc5424 rfc5424|rfc3164|legacy-bigip

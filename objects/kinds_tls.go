@@ -26,6 +26,7 @@ var tlsActed = map[string]bool{
 	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
 	"handshake-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true,
+	"cipher":               true, "allow": true, "exclude": true, "require": true,
 }
 
 // runTLS marks a TLS kind as one openltm acts on.
