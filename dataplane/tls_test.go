@@ -391,3 +391,34 @@ when HTTP_RESPONSE { HTTP::header insert X-Member-Cert $member }`)
 		t.Fatalf("server-ssl on an HTTP virtual: %q %v", body, resp.Header)
 	}
 }
+
+// TestTLSIdleTimeout: an idle TLS flow is reset at the idle timeout, and
+// one that keeps talking is not.
+func TestTLSIdleTimeout(t *testing.T) {
+	cert, key, roots := testCert(t, "app.example")
+	startServer(t, "127.0.145.11:9000", "S1")
+	p, _ := newPlane(t)
+	cfg := basic("127.0.145.10:443", "127.0.145.11:9000")
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	cfg.Virtuals["/Common/vs"].IdleTimeout = time.Second
+	mustApply(t, p, cfg)
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", "127.0.145.10:443", &tls.Config{ServerName: "app.example", RootCAs: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for i := 0; i < 15; i++ { // 15 × 100 ms: past the timeout, but never idle for it
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		io.WriteString(c, "x\n")
+		if line, err := r.ReadString('\n'); err != nil || line != "S1 Response\n" {
+			t.Fatalf("request %d: %q %v", i, line, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := r.ReadByte(); err == nil || isTimeout(err) {
+		t.Fatalf("idle TLS flow: read %v, want the connection ended", err)
+	}
+	eventually(t, "the table empty", func() bool { return p.ConnectionCount() == 0 })
+}

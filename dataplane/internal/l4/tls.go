@@ -196,10 +196,13 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 	if !up {
 		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
 	}
+	// The deadline is set once and moved on only when it expires while
+	// the flow was active (stillActive), as copyLoop does: resetting a
+	// timer on every read would cost more than the read.
+	if pr.idle > 0 {
+		raw.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
+	}
 	for {
-		if pr.idle > 0 {
-			raw.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
-		}
 		bp := bufPool.Get().(*[]byte)
 		n, err := src.Read(*bp)
 		if n > 0 {
