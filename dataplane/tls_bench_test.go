@@ -16,7 +16,7 @@ import (
 // per request and includes the client's TLS.
 func BenchmarkTLSKeepAlive(b *testing.B) {
 	benchHTTPMember(b, "127.0.132.11:80")
-	cert, key, roots := testCert(&testing.T{}, "bench.example")
+	cert, key, roots := testCert(b, "bench.example")
 	for i, kind := range []string{"http", "http-oneconnect", "standard"} {
 		vs := "127.0.132." + string(rune('1'+i)) + ":443"
 		b.Run(kind, func(b *testing.B) {
@@ -29,7 +29,7 @@ func BenchmarkTLSKeepAlive(b *testing.B) {
 					cfg.Virtuals["/Common/vs"].MBLB.OneConnect = &OneConnect{MaxSize: 4}
 				}
 			}
-			cfg.Virtuals["/Common/vs"].TLS = clientSSL(&testing.T{}, cert, key)
+			cfg.Virtuals["/Common/vs"].TLS = clientSSL(b, cert, key)
 			p := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			b.Cleanup(p.Close)
 			if err := p.Apply(nil, cfg); err != nil {
@@ -72,9 +72,9 @@ func BenchmarkTLSKeepAlive(b *testing.B) {
 // handshake's cost on both ends, as new handshakes per second.
 func BenchmarkTLSHandshake(b *testing.B) {
 	benchHTTPMember(b, "127.0.133.11:80")
-	cert, key, roots := testCert(&testing.T{}, "bench.example")
+	cert, key, roots := testCert(b, "bench.example")
 	cfg := basic("127.0.133.1:443", "127.0.133.11:80")
-	cfg.Virtuals["/Common/vs"].TLS = clientSSL(&testing.T{}, cert, key)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(b, cert, key)
 	p := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	b.Cleanup(p.Close)
 	if err := p.Apply(nil, cfg); err != nil {

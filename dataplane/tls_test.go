@@ -24,7 +24,7 @@ import (
 
 // testCert is a self-signed certificate for names, as tlsprof objects
 // and as a pool of roots for clients.
-func testCert(t *testing.T, names ...string) (*tlsprof.Cert, *tlsprof.Key, *x509.CertPool) {
+func testCert(t testing.TB, names ...string) (*tlsprof.Cert, *tlsprof.Key, *x509.CertPool) {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -51,7 +51,7 @@ func testCert(t *testing.T, names ...string) (*tlsprof.Cert, *tlsprof.Key, *x509
 }
 
 // clientSSL builds a client-ssl profile over cert and key.
-func clientSSL(t *testing.T, cert *tlsprof.Cert, key *tlsprof.Key) *TLS {
+func clientSSL(t testing.TB, cert *tlsprof.Cert, key *tlsprof.Key) *TLS {
 	t.Helper()
 	b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}}, AuthenticateDepth: -1}).Build()
 	if err != nil {
