@@ -251,6 +251,12 @@ func TestTLSBuiltinProfiles(t *testing.T) {
 	if out, err := run(t, s, "create ltm virtual vs destination 127.0.151.10:443 pool p profiles replace-all-with { tcp clientssl serverssl }"); err != "" || out != "" {
 		t.Fatalf("the built-in profiles: %q %q", out, err)
 	}
+	// mode disabled: the profile does no TLS.
+	mustRun(t, s, "create ltm profile client-ssl off_ssl mode disabled",
+		"create ltm virtual vs3 destination 127.0.151.30:443 pool p profiles replace-all-with { tcp off_ssl serverssl }")
+	if got := askVS(t, "127.0.151.30:443", "plain"); got != "TLS member" {
+		t.Fatalf("client-ssl with mode disabled: %q", got)
+	}
 	mustRun(t, s, "create ltm profile client-ssl reneg renegotiation enabled ciphers DEFAULT")
 	if out, err := run(t, s, "create ltm virtual vs2 destination 127.0.151.20:443 pool p profiles replace-all-with { tcp reneg }"); err != "" ||
 		!strings.Contains(out, "Warning: profile client-ssl /Common/reneg: renegotiation enabled is not supported") || !strings.Contains(out, "Go's TLS cannot do, left out: ") {

@@ -46,6 +46,8 @@ var (
 	sslAuthDepth      = common("authenticate-depth", sslProfiles...)
 	sslHandshake      = common("handshake-timeout", sslProfiles...)
 	sslPassphrase     = common("passphrase", sslProfiles...)
+	sslMode           = common("mode", sslProfiles...)
+	sslProfileSpec    = []string{profileClientSSL.Key(), profileServerSSL.Key()}
 	sslCacheSize      = profileServerSSL.MustProp("cache-size")
 	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
@@ -63,6 +65,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 	var server *objects.Object
 	if pv := virtualProfiles.Get(o); pv != nil {
 		for _, it := range pv.Items {
+			if p := t.cfg.Lookup(t.s, sslProfileSpec, it.Name); p != nil && sslMode.Effective(t.cfg, p) == "disabled" {
+				continue // mode disabled: the profile does no TLS
+			}
 			if p := t.cfg.Lookup(t.s, []string{profileClientSSL.Key()}, it.Name); p != nil {
 				clients = append(clients, p)
 			} else if p := t.cfg.Lookup(t.s, []string{profileServerSSL.Key()}, it.Name); p != nil {
