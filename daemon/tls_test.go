@@ -351,3 +351,52 @@ func TestTLSRuleEventsNeedProfiles(t *testing.T) {
 	}
 	mustRun(t, s, "create ltm virtual vs destination 127.0.153.10:443 pool p rules { sslr } profiles replace-all-with { tcp http clientssl }")
 }
+
+// TestTLSBigIPFiles loads the file objects a BIG-IP saves, with the
+// fields it writes beside them: read, kept and listed; a virtual whose
+// certificate's file is not on this machine carries no traffic and says
+// why.
+func TestTLSBigIPFiles(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "bigip.conf")
+	os.WriteFile(conf, []byte(`sys file ssl-cert /Common/shop.crt {
+    cache-path /config/filestore/files_d/Common_d/certificate_d/:Common:shop.crt_45812_1
+    certificate-key-size 2048
+    checksum SHA1:1234:0123456789abcdef0123456789abcdef01234567
+    expiration-string "Jan  1 00:00:00 2025 GMT"
+    issuer "CN=Example CA"
+    key-type rsa-public
+    revision 1
+    source-path file:/var/config/rest/downloads/shop.crt
+    subject "CN=shop.example"
+}
+sys file ssl-key /Common/shop.key {
+    cache-path /config/filestore/files_d/Common_d/certificate_key_d/:Common:shop.key_45813_1
+    key-size 2048
+    revision 1
+    security-type normal
+    source-path file:/var/config/rest/downloads/shop.key
+}
+ltm profile client-ssl /Common/shop_ssl {
+    cert-key-chain { shop { cert /Common/shop.crt key /Common/shop.key } }
+    defaults-from /Common/clientssl
+}
+ltm pool /Common/p { members { /Common/127.0.154.11:80 { address 127.0.154.11 } } }
+ltm virtual /Common/shop_vs {
+    destination /Common/127.0.154.10:443
+    pool /Common/p
+    profiles { /Common/shop_ssl { context clientside } /Common/tcp { } }
+}
+`), 0o600)
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	out, err := run(t, s, "load sys config merge file "+conf)
+	if err != "" || !strings.Contains(out, "sys file ssl-cert /Common/shop.crt: cannot read /var/config/rest/downloads/shop.crt") || !strings.Contains(out, "carries no traffic") {
+		t.Fatalf("load: %q %q", out, err)
+	}
+	if out, _ := run(t, s, "list sys file ssl-cert shop.crt"); !strings.Contains(out, `issuer "CN=Example CA"`) {
+		t.Fatalf("list:\n%s", out)
+	}
+	if _, err := run(t, s, "modify sys file ssl-cert shop.crt subject x"); !strings.Contains(err, "read-only") {
+		t.Fatalf("a system field set by hand: %q", err)
+	}
+}

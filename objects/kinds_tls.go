@@ -14,6 +14,34 @@ source-path str none
 cache-path ro -
 revision ro -
 checksum ro -
+create-time ro -
+created-by ro -
+last-update-time ro -
+updated-by ro -
+mode ro -
+size ro -
+system-path ro -
+`
+
+// sslInfoRows are what BIG-IP reads from a certificate or key and may
+// write beside it (system-set: accepted from files, refused in commands).
+const sslInfoRows = `
+certificate-key-size ro -
+certificate-key-curve-name ro -
+expiration-date ro -
+expiration-string ro -
+fingerprint ro -
+issuer ro -
+key-size ro -
+key-type ro -
+curve-name ro -
+public-key-type ro -
+serial-number ro -
+subject ro -
+subject-alternative-name ro -
+version ro -
+is-bundle ro -
+bundle-certificates ro -
 `
 
 // tlsActed are the settings of the TLS kinds the dataplane applies.
@@ -43,13 +71,13 @@ func runTLS(k *Kind, help string) *Kind {
 }
 
 func sslFileKinds() []*Kind {
-	cert := pk("sys file ssl-cert", "Certificate", "", tmshRef("sys file ssl-cert"), sslFileRows+`
+	cert := pk("sys file ssl-cert", "Certificate", "", tmshRef("sys file ssl-cert"), sslFileRows+sslInfoRows+`
 cert-validation-options list
 cert-validators list
 issuer-cert str none
 `)
 	cert.Lower = "certificate"
-	key := pk("sys file ssl-key", "Key", "", tmshRef("sys file ssl-key"), sslFileRows+`
+	key := pk("sys file ssl-key", "Key", "", tmshRef("sys file ssl-key"), sslFileRows+sslInfoRows+`
 passphrase str none
 security-type enum normal normal|password|fips
 `)
