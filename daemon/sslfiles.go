@@ -214,3 +214,38 @@ func makeDefaultPair(dir, crt, key string) error {
 	}
 	return writeFileAtomic(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }
+
+// storeLoadedFile gives a certificate, key or external-monitor program
+// read from a configuration file its stored copy, when its source-path can
+// be read here and its cache-path cannot (a BIG-IP's /config/filestore, or
+// none): the configuration then survives the source file, as one made with
+// tmsh does. A file that cannot be read is left for the translation to
+// report.
+func (s *Session) storeLoadedFile(o *objects.Object) {
+	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysExternalMonitor {
+		return
+	}
+	if c := noneEmpty(sslCachePath.Str(o)); c != "" {
+		if _, err := os.Stat(c); err == nil {
+			return
+		}
+	}
+	src := noneEmpty(sslSourcePath.Str(o))
+	if src == "" {
+		return
+	}
+	path := strings.TrimPrefix(src, "file:")
+	if !filepath.IsAbs(path) {
+		path = s.absPath(path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	stored, sum, err := storeSSLFile(filepath.Join(s.e.StateDir(), filestoreDir), o.Name, data, o.Kind == sysExternalMonitor)
+	if err != nil {
+		return
+	}
+	o.Props[sslCachePath.Name] = &objects.Value{Str: stored}
+	o.Props[sslChecksum.Name] = &objects.Value{Str: sum}
+}

@@ -201,6 +201,18 @@ when CLIENT_DATA {
 		t.Error("the refused virtual exists")
 	}
 
+	// A saved configuration loaded again gets stored copies of its files
+	// when their source is readable here.
+	keySrc := filepath.Join(pki.dir, "loaded.key")
+	kb, _ := os.ReadFile(key)
+	os.WriteFile(keySrc, kb, 0o600)
+	conf := filepath.Join(pki.dir, "loaded.conf")
+	os.WriteFile(conf, []byte("sys file ssl-key /Common/loaded.key {\n    source-path file:"+keySrc+"\n}\n"), 0o600)
+	mustRun(t, s, "load sys config merge file "+conf)
+	if out, _ := run(t, s, "list sys file ssl-key loaded.key"); !strings.Contains(out, "cache-path "+filepath.Join(dir, "filestore")) {
+		t.Fatalf("a loaded key without a stored copy:\n%s", out)
+	}
+
 	// The stored copies outlive the source files and a restart.
 	os.Remove(crt)
 	os.Remove(key)
