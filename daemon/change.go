@@ -118,6 +118,9 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		if err := s.readProps(objects.ModeCreate, st, o, rest); err != nil {
 			return err
 		}
+		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+			return err
+		}
 		initDefaults(o)
 		cfg.Put(o)
 		return nil
@@ -149,6 +152,9 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
 		}
 		reimportFile(k, o, rest)
+		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+			return err
+		}
 		cfg.Put(o)
 		return nil
 	case "delete":

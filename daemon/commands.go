@@ -377,6 +377,11 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 	if err := findings.Err(strict); err != nil {
 		return fmt.Errorf("Loading configuration %s failed: %w; nothing was changed", name, err)
 	}
+	if !verify && gen == 0 {
+		for _, o := range objs {
+			s.storeLoadedFile(o) // sslfiles.go
+		}
+	}
 	build := func(running *objects.Config) *objects.Config {
 		var cfg *objects.Config
 		if merge {

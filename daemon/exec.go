@@ -65,6 +65,7 @@ var verbs = map[string]string{
 	"submit":      "Submit a cli transaction",
 	"reset-stats": "Reset statistics",
 	"run":         "Run an operation (run gtm trust-exchange)",
+	"install":     "Install a certificate or key (install sys crypto cert|key NAME from-local-file PATH)",
 	"cd":          "Change the current folder",
 	"help":        "Show help",
 	"exit":        "Leave the current module (or tmsh at the top)",
@@ -137,6 +138,16 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.resetStats(st, args, w)
 	case "run":
 		return s.runtimeShow(ctx, st, verb, args, w)
+	case "install":
+		line, err := s.install(st, args) // sslfiles.go
+		if err != nil {
+			return err
+		}
+		cst, err := parse(line, nil)
+		if err != nil {
+			return err
+		}
+		return s.commitOne(ctx, cst, cst.Items[0].(*grammar.Word).Text, cst.Items[1:], w)
 	case "edit":
 		return synErr(first, []string{"list", "modify"}, "edit runs in tmsh, which opens the objects in an editor; over the socket use list and load sys config merge")
 	}

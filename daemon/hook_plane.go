@@ -71,6 +71,9 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 			opts.Warn(s + "; kept, and it carries no traffic")
 		}
 	}
+	if opts.Warn != nil {
+		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
+	}
 	for _, s := range tr.skipped {
 		if had[s] || strings.Contains(s, "does not exist") {
 			continue // dangling references are reported by the engine

@@ -82,6 +82,7 @@ var (
 	}{
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
 		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
+		{monitorExternal, "external"}, {monitorInband, "inband"}, // translate_monitors.go
 	}
 	allMonitors     = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS}
 	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}

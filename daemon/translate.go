@@ -59,6 +59,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 			t.dc.SelfIPs = append(t.dc.SelfIPs, a)
 		}
 	}
+	t.dc.NameServers = t.nameServers()
 	if d := cfg.Get(defaultNodeMonitor, ""); d != nil {
 		t.dc.DefaultNodeMonitor = t.rule(defaultNodeMonitorRule.Str(d))
 	}
@@ -150,6 +151,9 @@ func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
 		m.DNS = &dataplane.DNSCheck{QName: noneEmpty(e(dnsQName)), QType: e(dnsQType), AcceptRcode: e(dnsAcceptRcode),
 			AnswerContains: e(dnsAnswerContains), Recv: noneEmpty(e(dnsRecv))}
 	}
+	if !t.monitorExt(o, typ, m) { // translate_monitors.go
+		return
+	}
 	if d := e(monitorDestination); d != "" && d != "*:*" && d != "*" {
 		if host, port, ok := strings.Cut(d, ":"); ok {
 			a, _ := netip.ParseAddr(host)
@@ -179,11 +183,7 @@ func unescapeSend(s string) string {
 
 func (t *translator) node(o *objects.Object) {
 	if v := nodeFQDN.Get(o); v != nil {
-		if t.fqdn == nil {
-			t.fqdn = map[string]bool{}
-		}
-		t.fqdn[o.Name] = true
-		t.keep(o, "an FQDN node, which openltm does not resolve yet")
+		t.fqdnNode(o, v.Str) // translate_fqdn.go
 		return
 	}
 	a, err := netip.ParseAddr(strings.SplitN(nodeAddress.Str(o), "%", 2)[0])
@@ -242,8 +242,7 @@ func (t *translator) pool(o *objects.Object) {
 			}
 			n := t.dc.Nodes[node]
 			if n == nil && t.fqdn[node] {
-				t.keep(o, "member %s is on an FQDN node, which openltm does not resolve yet", it.Name)
-				continue
+				continue // an FQDN node left out (t.skip said why)
 			}
 			if n == nil {
 				t.skip(o, "member %s has no usable node", it.Name)
@@ -259,6 +258,11 @@ func (t *translator) pool(o *objects.Object) {
 			}
 			if mr := memberMonitor.StrIn(it); mr != "default" {
 				m.Monitor = t.rule(mr)
+			}
+			if n.FQDN != nil {
+				m.Addr = fqdnMember(node, port).Addr
+				p.FQDNMembers = append(p.FQDNMembers, m)
+				continue
 			}
 			p.Members = append(p.Members, m)
 		}
@@ -377,7 +381,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.mblb(o, v) || !t.persist(o, v) {
+	if !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

@@ -19,7 +19,6 @@ var (
 	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
 	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
 	httpEnforcement     = profileHTTP.MustProp("enforcement")
-	profileClientSSL    = schema.MustKind("ltm profile client-ssl")
 )
 
 // httpProfileDetails fills what the engine applies of the http profile

@@ -99,9 +99,11 @@ func Check(cfg *Config) error {
 			continue
 		}
 		switch m.Type {
-		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP, MonitorHTTPS, MonitorUDP, MonitorICMP, MonitorDNS:
+		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP, MonitorHTTPS, MonitorUDP, MonitorICMP, MonitorDNS, MonitorExternal:
+		case MonitorInband:
+			continue // passive: no interval, no probe
 		default:
-			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, udp, icmp, dns, gateway-icmp)", name, m.Type)
+			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, udp, icmp, dns, gateway-icmp, external, inband)", name, m.Type)
 		}
 		if m.Interval <= 0 || m.Timeout <= 0 {
 			add("monitor %s: interval and timeout must be positive", name)

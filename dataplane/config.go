@@ -33,6 +33,10 @@ type (
 	Event             = config.Event
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
+	TLS               = config.TLS
+	FQDN              = config.FQDN
+	ExternalMonitor   = config.ExternalMonitor
+	InbandMonitor     = config.InbandMonitor
 )
 
 const (
@@ -67,6 +71,8 @@ const (
 	MonitorUDP                     = config.MonitorUDP
 	MonitorICMP                    = config.MonitorICMP
 	MonitorDNS                     = config.MonitorDNS
+	MonitorExternal                = config.MonitorExternal
+	MonitorInband                  = config.MonitorInband
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

@@ -30,6 +30,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/fqdn"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/monitor"
@@ -47,6 +48,9 @@ type Options struct {
 	// events before it sleeps; 0 sleeps at once. ltmd runs with
 	// DefaultBusyPoll. See evloop.Loop.SetBusyPoll for the trade.
 	BusyPoll time.Duration
+	// FQDNResolver resolves FQDN nodes; nil uses the configuration's name
+	// servers, else the system resolver (fqdnnodes.go).
+	FQDNResolver fqdn.Resolver
 }
 
 // DefaultBusyPoll is ltmd's busy-poll time: long enough to span a
@@ -75,6 +79,10 @@ type Plane struct {
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	mblbs     *mblbvs.Set                 // message-based virtuals' engines
 	l4        *l4.Engine                  // listeners and the L4 flows
+	// base is the running configuration as prepared, before its FQDN
+	// nodes are expanded; fqdns follows their names (fqdnnodes.go).
+	base  *Prepared
+	fqdns map[string]*fqdnNode
 }
 
 // New starts an empty dataplane.
@@ -95,6 +103,7 @@ func New(opts Options) *Plane {
 		members:   map[string]*state.Member{},
 		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*l4.Listener{},
+		fqdns:     map[string]*fqdnNode{},
 	}
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
@@ -167,12 +176,18 @@ func Prepare(cfg *Config) (*Prepared, error) {
 // (the step that can still fail, leaving the plane as it was), build the
 // runtime objects, reconcile monitors, swap.
 func (p *Plane) ApplyPrepared(pc *Prepared) error {
-	cfg, specs := pc.cfg, pc.specs
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return errors.New("dataplane is closed")
 	}
+	return p.applyLocked(pc)
+}
+
+// applyLocked is ApplyPrepared under p.mu, with the FQDN nodes expanded
+// to the addresses they resolve to now (fqdnnodes.go).
+func (p *Plane) applyLocked(pc *Prepared) error {
+	cfg, specs := p.expandFQDN(pc.cfg), pc.specs
 	b, err := p.bindListeners(cfg)
 	if err != nil {
 		return err
@@ -180,6 +195,8 @@ func (p *Plane) ApplyPrepared(pc *Prepared) error {
 	p.buildRuntimes(cfg, b)
 	p.reconcileMonitors(cfg, specs, b)
 	p.swap(cfg, b)
+	p.base = pc
+	p.reconcileFQDN(pc.cfg)
 	return nil
 }
 
@@ -419,9 +436,13 @@ func (p *Plane) Close() {
 	for _, n := range p.nodes {
 		stale = append(stale, n.Watch.StopAll()...)
 	}
+	watches := p.stopFQDN()
 	p.mu.Unlock()
 	for _, in := range stale {
 		in.Stop()
+	}
+	for _, w := range watches {
+		w.Stop()
 	}
 	p.l4.WaitAccepts()
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
@@ -476,6 +497,7 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 			}
 			s.DNS = q
 		}
+		compileExtMonitor(m, s) // monitors_ext.go
 		if err := s.Check(); err != nil {
 			return nil, fmt.Errorf("monitor %s: %v", name, err)
 		}

@@ -1,6 +1,13 @@
 package dataplane
 
-import "github.com/openltm/openltm/dataplane/internal/state"
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
 
 // BIG-IP's status reasons (reference §3.1–3.3). Those marked [M] in the
 // reference are our best reading of BIG-IP's wording.
@@ -279,6 +286,11 @@ func (p *Plane) Nodes() []NodeStats {
 	for _, n := range ns {
 		out = append(out, nodeStats(n))
 	}
+	fq := p.FQDNNodes()
+	for _, name := range sortedKeys(fq) {
+		out = append(out, fqdnNodeStats(name, fq[name]))
+	}
+	slices.SortStableFunc(out, func(a, b NodeStats) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -288,9 +300,30 @@ func (p *Plane) Node(name string) (NodeStats, bool) {
 	n := p.nodes[name]
 	p.mu.Unlock()
 	if n == nil {
+		if f, ok := p.FQDNNodes()[name]; ok {
+			return fqdnNodeStats(name, f), true
+		}
 		return NodeStats{}, false
 	}
 	return nodeStats(n), true
+}
+
+// fqdnNodeStats is `show ltm node` for an FQDN node: its address any6,
+// its monitor status the name's resolution, as BIG-IP shows them.
+func fqdnNodeStats(name string, f FQDNStatus) NodeStats {
+	ns := NodeStats{Name: name, Addr: netip.IPv6Unspecified(), MonitorStatus: f.Status, SessionStatus: "enabled", FQDN: &f}
+	ns.Status = Status{State: "enabled"}
+	switch f.Status {
+	case "fqdn-up":
+		ns.Status.Availability, ns.Status.Reason = Available, "The FQDN "+f.Name+" resolves to "+strconv.Itoa(len(f.Addrs))+" address(es)"
+	case "fqdn-down":
+		ns.Status.Availability, ns.Status.Reason = Offline, "The FQDN "+f.Name+" does not resolve: "+f.LastError
+	case "fqdn-up-no-addr":
+		ns.Status.Availability, ns.Status.Reason = Offline, "The FQDN "+f.Name+" has no address"
+	default:
+		ns.Status.Availability, ns.Status.Reason = Unknown, "The FQDN "+f.Name+" is being resolved"
+	}
+	return ns
 }
 
 // StatsKind names what `reset-stats` resets.

@@ -91,6 +91,9 @@ type NodeStats struct {
 	ServerSide    Traffic
 	TotRequests   uint64
 	CurSessions   uint64
+	// FQDN is set for a node written with an fqdn block: its name's
+	// resolution (its traffic is on its ephemeral _auto_ nodes).
+	FQDN *FQDNStatus
 }
 
 // Connection is one `show sys connection` record.

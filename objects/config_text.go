@@ -30,7 +30,9 @@ ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp }
 ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp }
 ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp }
 ltm profile udp /Common/udp { }
-ltm profile client-ssl /Common/clientssl { }
+ltm profile client-ssl /Common/clientssl { cert-key-chain { default { cert /Common/default.crt key /Common/default.key } } }
+sys file ssl-cert /Common/default.crt { }
+sys file ssl-key /Common/default.key { }
 ltm profile server-ssl /Common/serverssl { }
 ltm monitor https /Common/https { }
 ltm monitor icmp /Common/icmp { }

@@ -218,6 +218,8 @@ var monitorActed = map[string]bool{
 	"send": true, "recv": true, "recv-disable": true, "reverse": true,
 	"description": true, "app-service": true, "metadata": true,
 	"qname": true, "qtype": true, "accept-rcode": true, "answer-contains": true,
+	"failures": true, "failure-interval": true, "retry-time": true,
+	"run": true, "args": true, "user-defined": true,
 }
 
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
@@ -390,17 +392,17 @@ transparent ed disabled
 		runMonitor(monitorKind("icmp", "icmp", `
 transparent ed disabled
 `)),
-		monitorKind("inband", "inband", `
+		runMonitor(monitorKind("inband", "inband", `
 failures int 3
 failure-interval int 30
 response-time int 10
 retry-time int 300
-`),
-		monitorKind("external", "external", `
+`)),
+		pairs(runMonitor(monitorKind("external", "external", `
 run ref sys+file+external-monitor none
 args str none
 user-defined raw
-`),
+`)), "user-defined"),
 		monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
 `),
@@ -475,7 +477,7 @@ request str none
 debug yn no
 `),
 
-		profileKind("client-ssl", "clientssl", sslCommonRows+`
+		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
 cert-key-chain raw
 inherit-certkeychain tf false
 inherit-ca-certkeychain tf false
@@ -509,8 +511,8 @@ ocsp-stapling ed disabled
 notify-cert-status-to-virtual-server ed disabled
 hello-extension-includes list
 crl str none
-`),
-		profileKind("server-ssl", "serverssl", sslCommonRows+`
+`), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual"),
+		runTLS(profileKind("server-ssl", "serverssl", sslCommonRows+`
 crl str none
 ocsp str none
 authenticate-name str none
@@ -524,7 +526,7 @@ c3d-ca-passphrase str none
 c3d-cert-lifespan int 24
 c3d-cert-extension-includes list
 c3d-cert-extension-custom-oids list
-`),
+`), "F5 ltm profile server-ssl: TLS to the pool members, originated by the virtual"),
 		profileKind("udp", "udp", `
 idle-timeout int 60
 datagram-load-balancing ed disabled
@@ -855,12 +857,12 @@ timezone str America/Los_Angeles
 restrict raw
 include str none
 `),
-		single("sys dns", tmshRef("sys dns")+vocab, `
+		runNameServers(single("sys dns", tmshRef("sys dns")+vocab, `
 name-servers list
 search list
 number-of-dots int 0
 include str none
-`),
+`)),
 		pk("sys db", "Database Variable", "", tmshRef("sys db")+vocab, `
 value str -
 `),
@@ -1038,17 +1040,17 @@ shell enum none bash|tmsh|none
 session-limit int -1
 prompt-for-password bare
 `),
-		pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
+		runTLS(pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
 cipher str -
 dh-groups str DEFAULT
 signature-algorithms str DEFAULT
-`),
-		pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
+`), "F5 ltm cipher rule: a named cipher string for cipher groups"),
+		runTLS(pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
 allow raw
 exclude raw
 require raw
 ordering enum default default|speed|strength|fips|hardware
-`),
+`), "F5 ltm cipher group: the suites of its allow rules, narrowed by require, less exclude"),
 		pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
 remote-high-speed-log ref sys+log-config+destination+ none
 format enum rfc5424 rfc5424|rfc3164|legacy-bigip

@@ -29,7 +29,7 @@ func memberKind() *Kind {
 		num("ratio", "1"),
 		help(enum("session", "user-enabled", "user-enabled", "user-disabled", "monitor-enabled"), "user-disabled: no new connections (disabled)"),
 		help(enum("state", "user-up", "user-up", "user-down", "up", "down", "checking", "unchecked"), "user-down: forced offline"),
-		passive(raw("fqdn")),
+		&Prop{Name: "fqdn", Type: TRaw, Help: "name the node follows (name, address-family, autopopulate, interval, down-interval)"},
 		passive(raw("profiles")),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
@@ -133,7 +133,7 @@ func ltmKinds() []*Kind {
 		num("ratio", "1"),
 		enum("session", "user-enabled", "user-enabled", "user-disabled", "monitor-enabled"),
 		enum("state", "user-up", "user-up", "user-down", "up", "down", "checking", "unchecked"),
-		passive(raw("fqdn")),
+		&Prop{Name: "fqdn", Type: TRaw, Help: "name the node follows (name, address-family, autopopulate, interval, down-interval)"},
 		passive(str("app-service", "none")),
 		passive(raw("metadata")),
 	}}

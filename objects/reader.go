@@ -399,6 +399,17 @@ func (r *Reader) value(k *Kind, p *Prop, item *Item, kw *grammar.Word, rest []gr
 				return 2, nil
 			}
 		}
+		if k1, ok := rest[0].(*grammar.Word); ok && p.Pairs && len(rest) > 1 {
+			if v1, ok := rest[1].(*grammar.Word); ok {
+				pair := grammar.Quote(k1.Text) + " " + grammar.Quote(v1.Text)
+				text := "{ " + pair + " }"
+				if old := item.Props[p.Name]; old != nil && strings.HasPrefix(old.Str, "{") && strings.HasSuffix(old.Str, "}") {
+					text = strings.TrimSpace(strings.TrimSuffix(old.Str, "}")) + " " + pair + " }"
+				}
+				item.Props[p.Name] = &Value{Str: text}
+				return 2, nil
+			}
+		}
 		item.Props[p.Name] = &Value{Str: r.text(rest[0], rest[0])}
 		return 1, nil
 	case TTcl:

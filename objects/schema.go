@@ -99,7 +99,11 @@ type Prop struct {
 	// ReadOnly properties are written by the system (creation-time, vs-index)
 	// and refused in create/modify.
 	ReadOnly bool
-	Help     string
+	// Pairs marks a TRaw property BIG-IP writes as repeated `name NAME
+	// VALUE` lines (an external monitor's user-defined variables): each
+	// pair read joins the { NAME VALUE ... } block it is kept as.
+	Pairs bool
+	Help  string
 	// Format checks a TString's words further: "ip" (an address, optionally
 	// with %route-domain, or any, any6, none), "network" (default,
 	// default-inet6 or address/prefix).
@@ -288,6 +292,7 @@ func allKinds() []*Kind {
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
+	ks = append(ks, sslFileKinds()...)
 	return ks
 }
 

@@ -65,6 +65,7 @@ func commandTable() *tcl.Commands {
 		registerHTTP(t)
 		registerDNS(t)
 		registerIO(t)
+		registerSSL(t) // commands_ssl.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

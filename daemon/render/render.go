@@ -218,7 +218,11 @@ func Node(w io.Writer, n dataplane.NodeStats, o Options) error {
 	p := &printer{w: w}
 	dash := strings.Repeat("-", dashesPool)
 	p.line(dash)
-	p.f("Ltm::Node: %s (%s)\n", o.rel(n.Name), n.Addr)
+	addr := n.Addr.String()
+	if n.FQDN != nil {
+		addr = "any6"
+	}
+	p.f("Ltm::Node: %s (%s)\n", o.rel(n.Name), addr)
 	p.line(dash)
 	p.line("Status")
 	monitor := n.Monitor
@@ -234,6 +238,19 @@ func Node(w io.Writer, n dataplane.NodeStats, o Options) error {
 		{"Session Status", n.SessionStatus},
 	} {
 		p.f("  %-15s: %s\n", kv[0], kv[1])
+	}
+	if f := n.FQDN; f != nil {
+		addrs := make([]string, len(f.Addrs))
+		for i, a := range f.Addrs {
+			addrs[i] = a.String()
+		}
+		p.line("")
+		p.line("FQDN")
+		p.f("  %-15s: %s\n", "Name", f.Name)
+		p.f("  %-15s: %s\n", "Addresses", strings.Join(addrs, " "))
+		if f.LastError != "" {
+			p.f("  %-15s: %s\n", "Last Error", f.LastError)
+		}
 	}
 	p.line("")
 	p.f("%-22s%10s%9s\n", "Traffic", "ServerSide", "General")

@@ -41,6 +41,7 @@ func (l *InbandLimits) check() error {
 // Passive is an inband monitor on one member: no probes; the proxy tells
 // it how each connection went. It is safe for concurrent use.
 type Passive struct {
+	spec     Spec
 	lim      InbandLimits
 	onChange func(State)
 
@@ -62,9 +63,12 @@ func NewPassive(spec *Spec, onChange func(State)) *Passive {
 	if spec.Inband != nil {
 		lim = *spec.Inband
 	}
-	return &Passive{lim: lim, onChange: onChange, now: time.Now,
+	return &Passive{spec: *spec, lim: lim, onChange: onChange, now: time.Now,
 		state: State{Status: Up, Since: time.Now()}}
 }
+
+// Spec is the monitor the passive instance runs.
+func (p *Passive) Spec() *Spec { return &p.spec }
 
 // ResponseTime is how long the proxy waits for the member's first answer
 // bytes before it reports Failed (0: no deadline).

@@ -46,6 +46,9 @@ type Config struct {
 	// DefaultNodeMonitor is `ltm default-node-monitor { rule ... }`, used by
 	// nodes whose Monitor is nil (`monitor default`).
 	DefaultNodeMonitor MonitorRule
+	// NameServers resolve FQDN nodes (`sys dns name-servers`, host or
+	// host:port); none means the system resolver.
+	NameServers []string
 }
 
 // Virtual is an `ltm virtual`: where clients connect and where they are sent.
@@ -93,6 +96,9 @@ type Virtual struct {
 	// of a long-lived client connection on its own rather than the
 	// connection (seed 000); nil is a plain L4 virtual.
 	MBLB *MBLB
+	// TLS, from the client-ssl and server-ssl profiles, terminates and
+	// originates TLS (tls.go); nil: plaintext on both sides.
+	TLS *TLS
 }
 
 // MBLB is a virtual's message-based load balancing: the mblb profile, with
@@ -203,6 +209,10 @@ type Pool struct {
 	SlowRampTime      time.Duration
 	ServiceDownAction ServiceDownAction // "" means none
 	ReselectTries     int
+	// FQDNMembers are members on FQDN nodes: templates (Addr holds only the
+	// port) that the plane turns into one ephemeral member per address
+	// the node's name resolves to (fqdn.go).
+	FQDNMembers []Member
 }
 
 // AdminSession is the member/node `session` setting a user types.
@@ -257,6 +267,9 @@ type Node struct {
 	// Monitor is nil for `monitor default` (Config.DefaultNodeMonitor);
 	// an empty rule is `monitor none`.
 	Monitor *MonitorRule
+	// FQDN, for a node written with an fqdn block, is the name it follows;
+	// Addr is then unset.
+	FQDN *FQDN
 }
 
 // MonitorRule is `monitor a and b` (MinUp 0: all must be up) or
@@ -321,6 +334,9 @@ type Monitor struct {
 	Destination netip.AddrPort
 	// DNS is the dns monitor's query, as the user set it.
 	DNS *DNSCheck
+	// External and Inband are those monitors' settings (monitors_ext.go).
+	External *ExternalMonitor
+	Inband   *InbandMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -230,7 +230,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		}
 		plain := snap != nil && snap.Plain()
 		var mv *mblbvs.VS
-		if snap != nil && snap.Cfg.MBLB != nil {
+		if snap != nil && snap.Cfg.MBLB != nil && snap.Cfg.TLS == nil {
 			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
 				mv = nil
 			}
@@ -385,6 +385,7 @@ func (lf *loopFlow) connectNext() {
 		src := pr.source(dst)
 		fd, done, local, errno := rawsock.Dial(src, dst)
 		if errno != 0 {
+			m.ConnectFailed()
 			m.Release()
 			lf.failed = append(lf.failed, m)
 			continue
@@ -417,6 +418,7 @@ func (lf *loopFlow) connectFailed() {
 	lf.sfd, lf.stok, lf.connecting = -1, 0, false
 	m := lf.reserved
 	lf.reserved = nil
+	m.ConnectFailed()
 	m.Release()
 	lf.failed = append(lf.failed, m)
 	lf.attempt++
@@ -432,6 +434,7 @@ func (lf *loopFlow) established() {
 		local = rawsock.Sockname(lf.sfd)
 	}
 	s := &pr.first
+	lf.reserved.ConnectSucceeded()
 	pr.opened(s, lf.reserved, lf.cpool, lf.cps, local, lf.dst, &lf.pd, lf.persists)
 	lf.reserved = nil
 	pr.AddLeg(&s.leg)

@@ -2,6 +2,7 @@ package l4
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -29,6 +30,7 @@ type serverConn struct {
 	leg      flows.Leg
 	member   *state.Member // nil for a node or forward decision
 	pool     *state.Pool   // nil for a node or forward decision
+	tls      *tls.Conn     // server-ssl: TLS over conn (tls.go)
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
 }
@@ -58,6 +60,7 @@ type flow struct {
 type proxied struct {
 	flow
 	client *net.TCPConn
+	ctls   *tls.Conn // client-ssl: TLS over client (tls.go)
 	rules  config.Rules
 	evMask uint16 // events the rules handle
 
@@ -99,7 +102,7 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 	}
 	pr := &proxied{client: c}
 	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
-	if snap.EvMask != 0 {
+	if snap.EvMask != 0 || (cfg.TLS != nil && handlesSSL(cfg.Rules)) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
@@ -108,8 +111,16 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		pr.serveRules()
 		return
 	}
+	if cfg.TLS != nil && !pr.terminate() { // tls.go
+		pr.finish(true)
+		return
+	}
 	sc, err := pr.connect()
 	if err != nil {
+		pr.finish(true)
+		return
+	}
+	if cfg.TLS != nil && !pr.originate(sc) {
 		pr.finish(true)
 		return
 	}
@@ -196,11 +207,13 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		sc, err := pr.e.Dial(pr.source(dst), dst)
 		if err == nil {
+			m.ConnectSucceeded()
 			s := pr.newServerConn()
 			s.conn = sc
 			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
 			return pr.attach(s)
 		}
+		m.ConnectFailed()
 		m.Release()
 		failed = append(failed, m)
 	}
@@ -375,6 +388,7 @@ const spliceChunk = 1 << 20
 // collecting loops of flows with rules use it; plain copy loops inline the
 // same steps to stay allocation-free.
 type sockReader struct {
+	nc  net.Conn // set: read through it (TLS), blocking, instead of rc
 	rc  syscall.RawConn
 	buf *[]byte
 	n   int
@@ -383,6 +397,9 @@ type sockReader struct {
 }
 
 func (r *sockReader) init(c *net.TCPConn) error {
+	if r.nc != nil {
+		return nil
+	}
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
@@ -408,6 +425,18 @@ func (r *sockReader) init(c *net.TCPConn) error {
 
 // read returns the next bytes, valid until done; io.EOF at the peer's FIN.
 func (r *sockReader) read() ([]byte, error) {
+	if r.nc != nil {
+		r.buf = bufPool.Get().(*[]byte)
+		n, err := r.nc.Read(*r.buf)
+		if n > 0 {
+			return (*r.buf)[:n], nil // an error comes again with the next read
+		}
+		r.done()
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return nil, err
+	}
 	err := r.rc.Read(r.fn)
 	if err == nil {
 		err = r.err
@@ -434,6 +463,10 @@ func (r *sockReader) done() {
 // leg as finished.
 func (pr *proxied) copy(src, dst *net.TCPConn, up bool, sc *serverConn) {
 	defer pr.finishLeg()
+	if pr.tlsOn(sc) {
+		pr.copyLoopTLS(up, sc, nil)
+		return
+	}
 	pr.copyLoop(src, dst, up, sc, nil)
 }
 
@@ -708,6 +741,9 @@ func (pr *proxied) closeGraceful() {
 		sc.conn.Close()
 	}
 	c := pr.client
+	if pr.ctls != nil {
+		pr.ctls.CloseWrite() // close_notify before the FIN
+	}
 	if c.CloseWrite() != nil {
 		c.Close()
 		return

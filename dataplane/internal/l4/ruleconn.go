@@ -69,6 +69,7 @@ type ruleState struct {
 	pick     lbPick
 	lbRounds int
 	lbMode   *state.ModeSpec // LB::mode for this flow's decisions
+	sslOff   [2]bool         // SSL::disable per side (tls.go)
 }
 
 // modeOverride is the flow's LB::mode, or nil.

@@ -32,6 +32,11 @@ func (pr *proxied) serveRules() {
 		pr.finishLeg()
 		return
 	}
+	if !pr.terminate() { // tls.go
+		pr.end(true)
+		pr.finishLeg()
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -141,10 +146,10 @@ func (pr *proxied) flushTo(server bool) bool {
 		if sc == nil {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
-		n, err = sc.conn.Write(out)
+		n, err = sc.netConn().Write(out)
 		sc.out(n, state.Packets(n))
 	} else {
-		n, err = pr.client.Write(out)
+		n, err = pr.clientConn().Write(out)
 		pr.clientOut(n, state.Packets(n))
 	}
 	if cap(out) <= 64<<10 {
@@ -229,6 +234,9 @@ func (pr *proxied) connected(sc *serverConn) bool {
 	if pr.handles(config.EventServerConnected) && !pr.runEvent(config.EventServerConnected) {
 		return false
 	}
+	if !pr.originate(sc) { // tls.go
+		return false
+	}
 	pr.legsLeft.Add(1)
 	go pr.pump(false, sc)
 	return true
@@ -263,6 +271,12 @@ func (pr *proxied) pump(up bool, sc *serverConn) {
 				return
 			}
 		}
+		if pr.tlsOn(sc) {
+			if !pr.copyLoopTLS(up, sc, st) {
+				return
+			}
+			continue
+		}
 		src, dst := pr.client, sc.conn
 		if !up {
 			src, dst = sc.conn, pr.client
@@ -291,11 +305,14 @@ func (pr *proxied) afterData(up bool) bool {
 // false when the side is over.
 func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config.Event) bool {
 	rs := pr.rs
-	src := pr.client
+	src, nc := pr.client, pr.clientConn()
 	if !up {
-		src = sc.conn
+		src, nc = sc.conn, sc.netConn()
 	}
 	var r sockReader
+	if pr.tlsOn(sc) {
+		r.nc = nc // read through TLS
+	}
 	refires := 0
 	started := false
 	for {
@@ -370,12 +387,12 @@ func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.
 	}
 	if !up {
 		if !pr.gone(sc) {
-			pr.client.CloseWrite()
+			closeWrite(pr.clientConn())
 		}
 		return
 	}
 	if s := pr.srv.Load(); s != nil {
-		s.conn.CloseWrite()
+		closeWrite(s.netConn())
 		return
 	}
 	pr.closeGraceful()

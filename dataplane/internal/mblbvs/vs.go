@@ -2,6 +2,7 @@ package mblbvs
 
 import (
 	"context"
+	"crypto/tls"
 	"hash/fnv"
 	"log/slog"
 	"net"
@@ -73,6 +74,10 @@ type VS struct {
 	smu      sync.Mutex
 	suspects []suspect
 	nsuspect atomic.Int32
+
+	// tlsClients are the clients whose rules run SERVERSSL_HANDSHAKE, by
+	// address (tls.go).
+	tlsClients sync.Map
 }
 
 type suspect struct {
@@ -221,6 +226,10 @@ type mblbFlow struct {
 	vs   *state.Virtual
 	sess *mblb.ClientConn
 	rr   *mblbRules // nil without iRules
+	// front is the client's TLS (tls.go); nil without client-ssl.
+	front *frontConn
+	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
+	stls *tls.ConnectionState
 }
 
 // Received implements mblb.Meter for the client side.
@@ -286,12 +295,19 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	f.sess = mv.eng.NewClientConn(c, opts)
+	conn := clientTLS(c, snap.Cfg.TLS) // tls.go
+	f.front, _ = conn.(*frontConn)
+	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
 	f.Closer = func(reset bool) { sess.Close(reset) }
 	s.env.Table.Add(&f.Flow)
 	defer f.finish()
+	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
 	if f.rr != nil && !f.rr.accepted() {
+		return
+	}
+	if f.front != nil && !f.handshake(conn, snap.Cfg.TLS) {
+		sess.Close(true)
 		return
 	}
 	sess.Run()
@@ -482,6 +498,7 @@ func (mv *VS) memberFailed(m mblb.Member, err error) {
 	if !ok {
 		return
 	}
+	rt.ConnectFailed()
 	until := time.Now().Add(suspectFor).UnixNano()
 	mv.smu.Lock()
 	found := false
@@ -507,13 +524,17 @@ func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.
 // client's port on the first server connection when it is free (seed 000
 // §2.2 saw the first server flow reuse the client's source port and the
 // second take another).
-func (mv *VS) dial(_ context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
+func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
 	snap := mv.vs.Snap.Load()
 	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	sc, err := serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
+	if err == nil {
+		mv.serverHandshake(client, sc)
+	}
+	return sc, err
 }
 
 // legOpened puts a new server connection in the connection table and on
@@ -527,6 +548,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	lf.IdleTimeout = mv.idle
 	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
 	if m, ok := l.Member.Ref.(*state.Member); ok {
+		m.ConnectSucceeded()
 		lf.m = m
 		lf.leg.Owner = m
 		m.Stats.TryOpen(0)

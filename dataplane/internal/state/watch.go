@@ -48,6 +48,10 @@ type Watch struct {
 	states map[string]monitor.State
 	since  time.Time
 	locked bool
+	// passive are the rule's inband monitors (inband.go); inband is the
+	// first, which the proxy tells of each connection.
+	passive map[string]*monitor.Passive
+	inband  atomic.Pointer[monitor.Passive]
 }
 
 // NewWatch makes the watch of one object; describe names it in log lines.
@@ -76,6 +80,10 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 	for _, name := range rule.Names {
 		want[name] = true
 		spec, tgt := specs[name], target(name)
+		if spec != nil && spec.Type == monitor.Inband {
+			w.updatePassive(name, spec) // inband.go
+			continue
+		}
 		if in := w.insts[name]; in != nil {
 			if in.Spec().Equal(spec) && in.Target() == tgt {
 				continue
@@ -95,6 +103,7 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 			delete(w.states, name)
 		}
 	}
+	w.dropPassive(want)
 	old, now := w.recompute()
 	w.mu.Unlock()
 	if old != now && w.Changed != nil {
@@ -112,6 +121,7 @@ func (w *Watch) StopAll() []*monitor.Instance {
 		out = append(out, in)
 		delete(w.insts, name)
 	}
+	w.dropPassive(nil)
 	w.rule = config.MonitorRule{}
 	return out
 }

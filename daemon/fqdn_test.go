@@ -1,0 +1,106 @@
+package daemon
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// startDNS is a DNS server on loopback answering A queries from a map
+// the test changes, with a 1 s TTL.
+func startDNS(t *testing.T, ip string, records map[string][]string) (addr string, set func(name string, addrs ...string)) {
+	t.Helper()
+	var mu sync.Mutex
+	pc, err := net.ListenPacket("udp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Qtype == dns.TypeA {
+			for _, a := range records[strings.TrimSuffix(strings.ToLower(q.Name), ".")] {
+				rr, _ := dns.NewRR(q.Name + " 1 IN A " + a)
+				m.Answer = append(m.Answer, rr)
+			}
+		}
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return pc.LocalAddr().String(), func(name string, addrs ...string) {
+		mu.Lock()
+		records[name] = addrs
+		mu.Unlock()
+	}
+}
+
+// TestFQDNNodeFromTmsh: an FQDN node and its pool member, resolved by the
+// name server `sys dns` names, carry traffic through ephemeral members
+// that follow the record, and show as BIG-IP shows them.
+func TestFQDNNodeFromTmsh(t *testing.T) {
+	dnsAddr, set := startDNS(t, "127.0.161.53", map[string][]string{"app.example": {"127.0.161.11"}})
+	labelServer(t, "127.0.161.11:9000", "S1 Response")
+	labelServer(t, "127.0.161.12:9000", "S2 Response")
+	e, p := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	out, err := run(t, s, "modify sys dns name-servers replace-all-with { "+dnsAddr+" }")
+	if err != "" {
+		t.Fatalf("sys dns: %s %s", out, err)
+	}
+	for _, c := range []string{
+		"create ltm node app fqdn { name app.example autopopulate enabled interval 1 }",
+		"create ltm pool p members add { app:9000 } monitor tcp",
+		"create ltm virtual vs destination 127.0.161.10:9000 pool p profiles replace-all-with { tcp }",
+	} {
+		if out, err := run(t, s, c); err != "" || strings.Contains(out, "FQDN") {
+			t.Fatalf("%s: %q %q", c, out, err)
+		}
+	}
+	ask := func() string {
+		c, err := net.DialTimeout("tcp", "127.0.161.10:9000", 2*time.Second)
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		c.Write([]byte("hi\n"))
+		b := make([]byte, 64)
+		n, _ := c.Read(b)
+		return strings.TrimSpace(string(b[:n]))
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for i := 0; i < 500 && !cond(); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !cond() {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	waitFor("the ephemeral member up", func() bool {
+		out, _ := run(t, s, "show ltm pool p members")
+		return strings.Contains(out, "_auto_127.0.161.11:9000") && ask() == "S1 Response"
+	})
+	_ = p
+	set("app.example", "127.0.161.12")
+	waitFor("the member to follow the record", func() bool {
+		out, _ := run(t, s, "show ltm pool p members")
+		return strings.Contains(out, "_auto_127.0.161.12:9000") && !strings.Contains(out, "_auto_127.0.161.11:9000") && ask() == "S2 Response"
+	})
+	out, _ = run(t, s, "show ltm node app")
+	for _, want := range []string{"Ltm::Node: app (any6)", "Monitor Status : fqdn-up", "Name           : app.example", "Addresses      : 127.0.161.12"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show ltm node app: no %q in\n%s", want, out)
+		}
+	}
+	if _, err := run(t, s, "create ltm node bad fqdn { name x.example interval often }"); !strings.Contains(err, `interval "often" is not valid`) {
+		t.Fatalf("a bad interval: %q", err)
+	}
+}

@@ -1,0 +1,70 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestExternalAndInbandMonitorsFromTmsh: an external monitor made the
+// tmsh way runs its stored program with the args and user-defined
+// variables; the built-in inband monitor marks a dead member down from
+// failed connections.
+func TestExternalAndInbandMonitorsFromTmsh(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "flag")
+	script := filepath.Join(dir, "check.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n[ \"$3\" = \"--strict\" ] && [ -e \"$FLAG\" ] && echo UP\nexit 0\n"), 0o755)
+	os.WriteFile(flag, nil, 0o600)
+	labelServer(t, "127.0.172.11:9000", "S1 Response")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create sys file external-monitor check.sh source-path file:"+script,
+		"create ltm monitor external ext run check.sh args --strict user-defined { FLAG "+flag+" } interval 1 timeout 3",
+		"create ltm pool p members add { 127.0.172.11:9000 } monitor ext",
+	)
+	waitShow := func(cmd, want string) {
+		t.Helper()
+		var out string
+		for i := 0; i < 400; i++ {
+			out, _ = run(t, s, cmd)
+			if strings.Contains(out, want) {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("%s: no %q in\n%s", cmd, want, out)
+	}
+	waitShow("show ltm pool p members", "Monitor Status : up")
+	os.Remove(flag)
+	waitShow("show ltm pool p members", "Monitor Status : down")
+	if _, err := run(t, s, "create sys file external-monitor notexe source-path file:"+flag+"x"); !strings.Contains(err, "cannot read") {
+		t.Fatalf("a missing program: %q", err)
+	}
+	if _, err := run(t, s, "create ltm monitor external bad run check.sh user-defined { 1X y }"); !strings.Contains(err, `"1X" is not a variable name`) {
+		t.Fatalf("a bad variable: %q", err)
+	}
+	// bigip.conf writes user-defined variables one per line.
+	conf := filepath.Join(dir, "ext.conf")
+	os.WriteFile(conf, []byte("ltm monitor external /Common/ext2 {\n    defaults-from /Common/external\n    run /Common/check.sh\n    user-defined FLAG /x\n    user-defined HOST www.example\n}\n"), 0o600)
+	mustRun(t, s, "load sys config merge file "+conf)
+	if out, _ := run(t, s, "list ltm monitor external ext2 user-defined"); !strings.Contains(out, "user-defined { FLAG /x HOST www.example }") {
+		t.Fatalf("user-defined pairs from a file:\n%s", out)
+	}
+
+	// inband: failures within failure-interval mark the member down.
+	mustRun(t, s,
+		"create ltm monitor inband inb failures 2 retry-time 300",
+		"create ltm pool q members add { 127.0.172.11:9000 127.0.172.12:9000 } monitor inb reselect-tries 1",
+		"create ltm virtual vs destination 127.0.172.10:9000 pool q profiles replace-all-with { tcp }",
+	)
+	for i := 0; i < 6; i++ {
+		if got := askVS(t, "127.0.172.10:9000", "hi"); got != "S1 Response" {
+			t.Fatalf("client %d: %q", i, got)
+		}
+	}
+	waitShow("show ltm pool q members", "Monitor Status : down")
+}

@@ -1,0 +1,118 @@
+package daemon
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/fqdn"
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+var (
+	sysDNS            = schema.MustKind("sys dns")
+	sysDNSNameServers = sysDNS.MustProp("name-servers")
+)
+
+// fqdnNode translates a node written with an fqdn block: the dataplane
+// follows its name and runs its addresses as ephemeral nodes and members.
+func (t *translator) fqdnNode(o *objects.Object, raw string) {
+	f, err := parseFQDN(raw)
+	if err != nil {
+		t.skip(o, "%v", err)
+		return
+	}
+	if t.fqdn == nil {
+		t.fqdn = map[string]bool{}
+	}
+	t.fqdn[o.Name] = true
+	n := &dataplane.Node{
+		Name: o.Name, FQDN: f,
+		Session:         adminSession(nodeSession.Effective(t.cfg, o)),
+		State:           adminState(nodeState.Effective(t.cfg, o)),
+		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
+		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
+	}
+	switch m := nodeMonitor.Effective(t.cfg, o); m {
+	case "default", "":
+	default:
+		r := t.rule(m)
+		n.Monitor = &r
+	}
+	t.dc.Nodes[o.Name] = n
+}
+
+// parseFQDN reads `{ name N address-family ipv4|ipv6 autopopulate
+// enabled|disabled interval S|ttl down-interval S }` with BIG-IP's
+// defaults (ipv4, disabled, 3600, 5).
+func parseFQDN(raw string) (*dataplane.FQDN, error) {
+	f := &dataplane.FQDN{Interval: time.Hour, DownInterval: fqdn.DefaultDownInterval}
+	file, err := grammar.Parse("fqdn", []byte("x "+raw))
+	if err != nil || len(file.Statements) != 1 || len(file.Statements[0].Items) != 2 {
+		return nil, fmt.Errorf("fqdn is not a { name NAME ... } block")
+	}
+	b, ok := file.Statements[0].Items[1].(*grammar.Block)
+	if !ok {
+		return nil, fmt.Errorf("fqdn is not a { } block")
+	}
+	ws := grammar.Texts(b.Items)
+	for i := 0; i < len(ws); i++ {
+		k := ws[i]
+		if i+1 >= len(ws) {
+			return nil, fmt.Errorf("fqdn: %s needs a value", k)
+		}
+		v := ws[i+1]
+		i++
+		switch k {
+		case "name", "tm-name":
+			f.Name = strings.TrimSuffix(v, ".")
+		case "address-family":
+			if _, err := fqdn.ParseFamily(v); err != nil {
+				return nil, fmt.Errorf("fqdn: %v", err)
+			}
+			f.Family = v
+		case "autopopulate":
+			if v != "enabled" && v != "disabled" {
+				return nil, fmt.Errorf("fqdn: autopopulate %q is not valid (enabled, disabled)", v)
+			}
+			f.Autopopulate = v == "enabled"
+		case "interval":
+			if f.Interval, err = fqdn.ParseInterval(v); err != nil {
+				return nil, fmt.Errorf("fqdn: %v", err)
+			}
+		case "down-interval":
+			d, err := fqdn.ParseInterval(v)
+			if err != nil || d == 0 {
+				return nil, fmt.Errorf("fqdn: down-interval %q is not valid (seconds from 1)", v)
+			}
+			f.DownInterval = d
+		default:
+			return nil, fmt.Errorf("fqdn: %q unknown property (name, address-family, autopopulate, interval, down-interval)", k)
+		}
+	}
+	if f.Name == "" {
+		return nil, fmt.Errorf("fqdn: the block needs a name")
+	}
+	return f, nil
+}
+
+// fqdnMember is a pool member on an FQDN node: a template the dataplane
+// turns into one ephemeral member per address.
+func fqdnMember(node string, port int) dataplane.Member {
+	return dataplane.Member{Node: node, Addr: netip.AddrPortFrom(netip.Addr{}, uint16(port))}
+}
+
+// nameServers are `sys dns name-servers`, which resolve FQDN nodes.
+func (t *translator) nameServers() []string {
+	d := t.cfg.Get(sysDNS, "")
+	if d == nil {
+		return nil
+	}
+	if v := sysDNSNameServers.Get(d); v != nil {
+		return append([]string(nil), v.List...)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+var (
+	monitorExternal    = schema.MustKind("ltm monitor external")
+	externalRun        = monitorExternal.MustProp("run")
+	externalArgs       = monitorExternal.MustProp("args")
+	externalUser       = monitorExternal.MustProp("user-defined")
+	monitorInband      = schema.MustKind("ltm monitor inband")
+	inbandFailures     = monitorInband.MustProp("failures")
+	inbandFailInterval = monitorInband.MustProp("failure-interval")
+	inbandResponseTime = monitorInband.MustProp("response-time")
+	inbandRetryTime    = monitorInband.MustProp("retry-time")
+	sysExternalMonitor = schema.MustKind("sys file external-monitor")
+	specExternalFile   = schema.MustSpec("sys file external-monitor")
+)
+
+// monitorExt fills the settings of the external and inband monitors; false
+// means the monitor was left out (t.skip or t.keep says why).
+func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m *dataplane.Monitor) bool {
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
+	switch typ {
+	case dataplane.MonitorInband:
+		m.Inband = &dataplane.InbandMonitor{Failures: atoi(e(inbandFailures)), FailureInterval: seconds(e(inbandFailInterval)),
+			ResponseTime: seconds(e(inbandResponseTime)), RetryTime: seconds(e(inbandRetryTime))}
+	case dataplane.MonitorExternal:
+		run := noneEmpty(e(externalRun))
+		if run == "" {
+			if !o.BuiltIn {
+				t.keep(o, "an external monitor without run has nothing to execute; not run")
+			}
+			return false
+		}
+		f := t.cfg.Lookup(t.s, specExternalFile, objects.FullPath(folderOf(o.Name), run))
+		if f == nil {
+			t.skip(o, "sys file external-monitor %s was not found", run)
+			return false
+		}
+		path, err := t.sslFilePath(f)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		env, err := userDefined(t.cfg.Effective(o, externalUser.Name))
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
+	}
+	return true
+}
+
+// userDefined reads `user-defined { NAME value ... }`: the variables an
+// external monitor's program gets in its environment.
+func userDefined(v *objects.Value) (map[string]string, error) {
+	if v == nil || strings.TrimSpace(v.Str) == "" || v.Str == "none" {
+		return nil, nil
+	}
+	f, err := grammar.Parse("user-defined", []byte("x "+v.Str))
+	if err != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
+		return nil, fmt.Errorf("user-defined is not a { NAME value ... } block")
+	}
+	b, ok := f.Statements[0].Items[1].(*grammar.Block)
+	if !ok {
+		return nil, fmt.Errorf("user-defined is not a { NAME value ... } block")
+	}
+	ws := grammar.Texts(b.Items)
+	if len(ws)%2 != 0 {
+		return nil, fmt.Errorf("user-defined: variable %s has no value", ws[len(ws)-1])
+	}
+	env := map[string]string{}
+	for i := 0; i < len(ws); i += 2 {
+		name := ws[i]
+		if name == "" || strings.ContainsAny(name, "= \t") || (name[0] >= '0' && name[0] <= '9') {
+			return nil, fmt.Errorf("user-defined: %q is not a variable name", name)
+		}
+		env[name] = ws[i+1]
+	}
+	return env, nil
+}

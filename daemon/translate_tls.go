@@ -1,0 +1,623 @@
+package daemon
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
+)
+
+// The TLS kinds the translation reads.
+var (
+	sysSSLCert        = schema.MustKind("sys file ssl-cert")
+	sysSSLKey         = schema.MustKind("sys file ssl-key")
+	sslSourcePath     = common("source-path", sysSSLCert, sysSSLKey)
+	sslCachePath      = common("cache-path", sysSSLCert, sysSSLKey)
+	sslRevision       = common("revision", sysSSLCert, sysSSLKey)
+	sslChecksum       = common("checksum", sysSSLCert, sysSSLKey)
+	sslKeyPassphrase  = sysSSLKey.MustProp("passphrase")
+	specSSLCert       = schema.MustSpec("sys file ssl-cert")
+	specSSLKey        = schema.MustSpec("sys file ssl-key")
+	profileClientSSL  = schema.MustKind("ltm profile client-ssl")
+	profileServerSSL  = schema.MustKind("ltm profile server-ssl")
+	sslProfiles       = []*objects.Kind{profileClientSSL, profileServerSSL}
+	sslCert           = common("cert", sslProfiles...)
+	sslKey            = common("key", sslProfiles...)
+	sslChain          = common("chain", sslProfiles...)
+	sslCAFile         = common("ca-file", sslProfiles...)
+	sslCiphers        = common("ciphers", sslProfiles...)
+	sslCipherGroup    = common("cipher-group", sslProfiles...)
+	sslOptions        = common("options", sslProfiles...)
+	sslServerName     = common("server-name", sslProfiles...)
+	sslSNIDefault     = common("sni-default", sslProfiles...)
+	sslSNIRequire     = common("sni-require", sslProfiles...)
+	sslRenegotiation  = common("renegotiation", sslProfiles...)
+	sslSessionTicket  = common("session-ticket", sslProfiles...)
+	sslPeerCertMode   = common("peer-cert-mode", sslProfiles...)
+	sslAuthDepth      = common("authenticate-depth", sslProfiles...)
+	sslHandshake      = common("handshake-timeout", sslProfiles...)
+	sslPassphrase     = common("passphrase", sslProfiles...)
+	sslMode           = common("mode", sslProfiles...)
+	sslProfileSpec    = []string{profileClientSSL.Key(), profileServerSSL.Key()}
+	sslCacheSize      = profileServerSSL.MustProp("cache-size")
+	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
+	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
+	defaultCertName   = "/Common/default.crt"
+	defaultKeyName    = "/Common/default.key"
+	filestoreDir      = "filestore"
+	tlsHandshakeLimit = 10 * time.Second
+)
+
+// tls fills the virtual's TLS from its client-ssl profiles (several, with
+// SNI choosing) and its server-ssl profile. It returns false when the
+// virtual was left out (t.skip or t.keep says why).
+func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
+	var clients []*objects.Object
+	var server *objects.Object
+	if pv := virtualProfiles.Get(o); pv != nil {
+		for _, it := range pv.Items {
+			if p := t.cfg.Lookup(t.s, sslProfileSpec, it.Name); p != nil && sslMode.Effective(t.cfg, p) == "disabled" {
+				continue // mode disabled: the profile does no TLS
+			}
+			if p := t.cfg.Lookup(t.s, []string{profileClientSSL.Key()}, it.Name); p != nil {
+				clients = append(clients, p)
+			} else if p := t.cfg.Lookup(t.s, []string{profileServerSSL.Key()}, it.Name); p != nil {
+				if server != nil {
+					t.skip(o, "server-ssl profiles %s and %s: a virtual server takes one server-ssl profile", server.Name, p.Name)
+					return false
+				}
+				server = p
+			}
+		}
+	}
+	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake} {
+		need := len(clients) > 0
+		if ev == rules.ServerSSLHandshake {
+			need = server != nil
+		}
+		if !need && t.rulesHandle(v, ev) {
+			// BIG-IP refuses the rule on such a virtual.
+			t.skip(o, "01070394:3: %s event in a rule requires an associated %s profile on the virtual server", ev, map[bool]string{true: "SERVERSSL", false: "CLIENTSSL"}[ev == rules.ServerSSLHandshake])
+			return false
+		}
+	}
+	if len(clients) == 0 && server == nil {
+		return true
+	}
+	tc := &dataplane.TLS{}
+	var built []*tlsprof.Built
+	for _, p := range clients {
+		cs, err := t.clientSSL(p)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		b, err := cs.Build()
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		built = append(built, b)
+		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
+		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
+		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
+	}
+	if len(built) > 0 {
+		cfg, err := tlsprof.ForVirtual(o.Name, built)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		tc.Client = cfg
+	}
+	if server != nil {
+		ss, err := t.serverSSL(server)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		b, err := ss.Build()
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		tc.Server, tc.ServerProfile = b, server.Name
+		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
+		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
+	}
+	v.TLS = tc
+	return true
+}
+
+// handshake is a profile's handshake-timeout (seconds, or indefinite:
+// kept at BIG-IP's default bound, so a silent client cannot hold a
+// connection open for ever).
+func (t *translator) handshake(p *objects.Object) time.Duration {
+	s := sslHandshake.Effective(t.cfg, p)
+	if s == "" || s == "indefinite" || atoi(s) <= 0 {
+		return tlsHandshakeLimit
+	}
+	return seconds(s)
+}
+
+// common profile settings, for both sides.
+func (t *translator) sslCommon(p *objects.Object) (ciphers string, group *tlsprof.CipherGroup, options []string, err error) {
+	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
+	ciphers = e(sslCiphers)
+	if g := noneEmpty(e(sslCipherGroup)); g != "" {
+		if group, err = t.cipherGroup(p, g); err != nil {
+			return "", nil, nil, err
+		}
+	}
+	if v := t.cfg.Effective(p, sslOptions.Name); v != nil {
+		for _, w := range v.List {
+			if w != "none" {
+				options = append(options, w)
+			}
+		}
+	}
+	return ciphers, group, options, nil
+}
+
+// clientSSL reads a client-ssl profile, its certificates and keys loaded.
+func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
+	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
+	ciphers, group, options, err := t.sslCommon(p)
+	if err != nil {
+		return nil, err
+	}
+	cs := &tlsprof.ClientSSL{Name: p.Name, Ciphers: ciphers, CipherGroup: group, Options: options,
+		ServerName:    noneEmpty(e(sslServerName)),
+		SNIDefault:    e(sslSNIDefault) == "true",
+		SNIRequire:    e(sslSNIRequire) == "true",
+		Renegotiation: e(sslRenegotiation) == "enabled",
+		SessionTicket: e(sslSessionTicket) == "enabled",
+		PeerCertMode:  e(sslPeerCertMode),
+	}
+	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
+	pass := noneEmpty(e(sslPassphrase))
+	chains, err := t.certKeyChain(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, ck := range chains {
+		entry := tlsprof.CertKeyChain{Name: ck.name}
+		if entry.Cert, err = t.loadCert(p, ck.cert); err != nil {
+			return nil, err
+		}
+		if entry.Key, err = t.loadKey(p, ck.key, firstNonEmpty(ck.passphrase, pass)); err != nil {
+			return nil, err
+		}
+		if ck.chain != "" {
+			if entry.Chain, err = t.loadCert(p, ck.chain); err != nil {
+				return nil, err
+			}
+		}
+		cs.CertKeyChain = append(cs.CertKeyChain, entry)
+	}
+	if ca := noneEmpty(e(sslCAFile)); ca != "" {
+		if cs.CAFile, err = t.loadCert(p, ca); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+// serverSSL reads a server-ssl profile.
+func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
+	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
+	ciphers, group, options, err := t.sslCommon(p)
+	if err != nil {
+		return nil, err
+	}
+	ss := &tlsprof.ServerSSL{Name: p.Name, Ciphers: ciphers, CipherGroup: group, Options: options,
+		ServerName:       noneEmpty(e(sslServerName)),
+		Renegotiation:    e(sslRenegotiation) == "enabled",
+		SessionTicket:    e(sslSessionTicket) == "enabled",
+		CacheSize:        atoi(e(sslCacheSize)),
+		PeerCertMode:     e(sslPeerCertMode),
+		AuthenticateName: noneEmpty(e(sslAuthName)),
+	}
+	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
+	if c := noneEmpty(e(sslCert)); c != "" {
+		if ss.Cert, err = t.loadCert(p, c); err != nil {
+			return nil, err
+		}
+		if ss.Key, err = t.loadKey(p, noneEmpty(e(sslKey)), noneEmpty(e(sslPassphrase))); err != nil {
+			return nil, err
+		}
+		if ch := noneEmpty(e(sslChain)); ch != "" {
+			if ss.Chain, err = t.loadCert(p, ch); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if ca := noneEmpty(e(sslCAFile)); ca != "" {
+		if ss.CAFile, err = t.loadCert(p, ca); err != nil {
+			return nil, err
+		}
+	}
+	return ss, nil
+}
+
+// ckEntry is one entry of a cert-key-chain block.
+type ckEntry struct {
+	name, cert, key, chain, passphrase string
+}
+
+// certKeyChain reads the profile's cert-key-chain: its own block, else its
+// own cert and key (the form before BIG-IP 11.5), else what it inherits,
+// in the same order.
+func (t *translator) certKeyChain(p *objects.Object) ([]ckEntry, error) {
+	for cur, depth := p, 0; cur != nil && depth < 16; depth++ {
+		if v := cur.Props[sslCertKeyChain.Name]; v != nil && strings.TrimSpace(strings.Trim(strings.TrimSpace(v.Str), "{}")) != "" {
+			return parseCertKeyChain(cur.Name, v.Str)
+		}
+		if c := cur.Props[sslCert.Name]; c != nil && noneEmpty(c.Str) != "" {
+			e := ckEntry{name: "default", cert: c.Str}
+			if k := cur.Props[sslKey.Name]; k != nil {
+				e.key = noneEmpty(k.Str)
+			}
+			if ch := cur.Props[sslChain.Name]; ch != nil {
+				e.chain = noneEmpty(ch.Str)
+			}
+			return []ckEntry{e}, nil
+		}
+		parent := ""
+		if d := cur.Props[defaultsFrom]; d != nil {
+			parent = d.Str
+		} else if cur.Kind != nil && cur.Name != cur.Kind.Parent {
+			parent = cur.Kind.Parent
+		}
+		if parent == "" || parent == "none" {
+			break
+		}
+		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, parent)
+	}
+	return nil, nil
+}
+
+// parseCertKeyChain reads `{ name { cert C key K chain H passphrase P } ... }`.
+func parseCertKeyChain(profile, raw string) ([]ckEntry, error) {
+	f, err := grammar.Parse("cert-key-chain", []byte("x "+raw))
+	if err != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
+		return nil, fmt.Errorf("profile %s: cert-key-chain is not a { name { cert C key K } } block", profile)
+	}
+	b, ok := f.Statements[0].Items[1].(*grammar.Block)
+	if !ok {
+		return nil, fmt.Errorf("profile %s: cert-key-chain is not a { } block", profile)
+	}
+	var out []ckEntry
+	for i := 0; i < len(b.Items); i++ {
+		w, ok := b.Items[i].(*grammar.Word)
+		if !ok {
+			return nil, fmt.Errorf("profile %s: cert-key-chain: an entry name must come before { }", profile)
+		}
+		e := ckEntry{name: w.Text}
+		if i+1 < len(b.Items) {
+			if body, ok := b.Items[i+1].(*grammar.Block); ok {
+				i++
+				ws := grammar.Texts(body.Items)
+				for j := 0; j+1 < len(ws); j += 2 {
+					val := noneEmpty(ws[j+1])
+					switch ws[j] {
+					case "cert":
+						e.cert = val
+					case "key":
+						e.key = val
+					case "chain":
+						e.chain = val
+					case "passphrase":
+						e.passphrase = val
+					}
+				}
+			}
+		}
+		if e.cert == "" || e.key == "" {
+			return nil, fmt.Errorf("profile %s: cert-key-chain entry %s needs both cert and key", profile, e.name)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// loadCert finds and reads the ssl-cert object a profile names.
+func (t *translator) loadCert(p *objects.Object, name string) (*tlsprof.Cert, error) {
+	o := t.cfg.Lookup(t.s, specSSLCert, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: sys file ssl-cert %s was not found", p.Name, name)
+	}
+	path, err := t.sslFilePath(o)
+	if err != nil {
+		return nil, err
+	}
+	return tlsCache.cert(o.Name, path)
+}
+
+// loadKey finds and reads the ssl-key object a profile names.
+func (t *translator) loadKey(p *objects.Object, name, pass string) (*tlsprof.Key, error) {
+	if name == "" {
+		return nil, fmt.Errorf("profile %s: a certificate needs its key", p.Name)
+	}
+	o := t.cfg.Lookup(t.s, specSSLKey, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: sys file ssl-key %s was not found", p.Name, name)
+	}
+	path, err := t.sslFilePath(o)
+	if err != nil {
+		return nil, err
+	}
+	if kp := noneEmpty(sslKeyPassphrase.Str(o)); kp != "" && pass == "" {
+		pass = kp
+	}
+	return tlsCache.key(o.Name, path, pass)
+}
+
+func folderOf(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i > 0 {
+		return name[:i]
+	}
+	return "/Common"
+}
+
+// sslFilePath is where an ssl-cert or ssl-key object's PEM is: openltm's
+// stored copy (cache-path), else its source-path; the built-in
+// default.crt and default.key are the engine's own pair (made at first
+// use, as a BIG-IP makes its own at install).
+func (t *translator) sslFilePath(o *objects.Object) (string, error) {
+	if c := noneEmpty(sslCachePath.Str(o)); c != "" {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	if s := noneEmpty(sslSourcePath.Str(o)); s != "" {
+		return strings.TrimPrefix(s, "file:"), nil
+	}
+	if o.BuiltIn && (o.Name == defaultCertName || o.Name == defaultKeyName) && t.rules != nil && t.rules.e != nil {
+		crt, key, err := defaultPair(filepath.Join(t.rules.e.StateDir(), filestoreDir))
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %v", o.Kind.Key(), o.Name, err)
+		}
+		if o.Name == defaultCertName {
+			return crt, nil
+		}
+		return key, nil
+	}
+	return "", fmt.Errorf("%s %s has no file (set source-path file:PATH)", o.Kind.Key(), o.Name)
+}
+
+// tlsFileCache keeps parsed certificates and keys by path, size and
+// modification time, so that a commit does not parse every file again.
+type tlsFileCache struct {
+	mu    sync.Mutex
+	certs map[string]*tlsprof.Cert
+	keys  map[string]*tlsprof.Key
+}
+
+var tlsCache = &tlsFileCache{}
+
+// maxCachedFiles bounds the cache; past it, it starts again.
+const maxCachedFiles = 4096
+
+func stamp(name, path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", name, path, fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
+func (c *tlsFileCache) cert(name, path string) (*tlsprof.Cert, error) {
+	k, err := stamp(name, path)
+	if err != nil {
+		return nil, fmt.Errorf("sys file ssl-cert %s: cannot read %s: %v", name, path, unwrapPathErr(err))
+	}
+	c.mu.Lock()
+	if x := c.certs[k]; x != nil {
+		c.mu.Unlock()
+		return x, nil
+	}
+	c.mu.Unlock()
+	x, err := tlsprof.LoadCert(name, path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.certs == nil || len(c.certs) > maxCachedFiles {
+		c.certs = map[string]*tlsprof.Cert{}
+	}
+	c.certs[k] = x
+	c.mu.Unlock()
+	return x, nil
+}
+
+func (c *tlsFileCache) key(name, path, pass string) (*tlsprof.Key, error) {
+	k, err := stamp(name, path)
+	if err != nil {
+		return nil, fmt.Errorf("sys file ssl-key %s: cannot read %s: %v", name, path, unwrapPathErr(err))
+	}
+	k += "\x00" + pass
+	c.mu.Lock()
+	if x := c.keys[k]; x != nil {
+		c.mu.Unlock()
+		return x, nil
+	}
+	c.mu.Unlock()
+	x, err := tlsprof.LoadKey(name, path, pass)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.keys == nil || len(c.keys) > maxCachedFiles {
+		c.keys = map[string]*tlsprof.Key{}
+	}
+	c.keys[k] = x
+	c.mu.Unlock()
+	return x, nil
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// tlsWarnings are the TLS settings of dc's virtuals that are applied
+// otherwise than BIG-IP would (Go's limits), one line each, sorted.
+func tlsWarnings(dc *dataplane.Config) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range dc.Virtuals {
+		if v.TLS == nil {
+			continue
+		}
+		for _, w := range v.TLS.Warnings {
+			if !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// warnTLS tells of the TLS settings a commit newly applies otherwise than
+// BIG-IP would.
+func warnTLS(old *objects.Config, h *planeHook, tr *ltmTranslation, warn func(string)) {
+	had := map[string]bool{}
+	if old != nil {
+		if runCfg, runTr := h.running(); runCfg == old && runTr != nil {
+			for _, w := range tlsWarnings(runTr.dc) {
+				had[w] = true
+			}
+		}
+	}
+	for _, w := range tlsWarnings(tr.dc) {
+		if !had[w] {
+			warn(w)
+		}
+	}
+}
+
+// rulesHandle reports whether v's rules (attached or pending) handle ev.
+func (t *translator) rulesHandle(v *dataplane.Virtual, ev rules.Event) bool {
+	if p := dataplane.Program(v.Rules); p != nil && p.Handles(ev) {
+		return true
+	}
+	if t.rules != nil {
+		for _, r := range t.rules.pending[v].list {
+			if r.Handles(ev) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// chosenWarnings keeps the warnings about settings a user chose: BIG-IP's
+// defaults (the DEFAULT cipher string, renegotiation enabled) name suites
+// and a renegotiation Go does not do on every profile, and saying so on
+// every commit would bury what matters.
+func (t *translator) chosenWarnings(p *objects.Object, warns []string) []string {
+	var out []string
+	for _, w := range warns {
+		switch {
+		case strings.Contains(w, `cipher string "DEFAULT"`) && !t.userSet(p, sslCiphers.Name):
+		case strings.Contains(w, "renegotiation enabled") && !t.userSet(p, sslRenegotiation.Name):
+		default:
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// userSet reports whether p, or a parent that is not built in, sets prop.
+func (t *translator) userSet(p *objects.Object, prop string) bool {
+	for cur, depth := p, 0; cur != nil && !cur.BuiltIn && depth < 16; depth++ {
+		if cur.Props[prop] != nil {
+			return true
+		}
+		d := cur.Props[defaultsFrom]
+		if d == nil || d.Str == "" || d.Str == "none" {
+			return false
+		}
+		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, d.Str)
+	}
+	return false
+}
+
+var (
+	cipherRuleKind  = schema.MustKind("ltm cipher rule")
+	cipherRuleStr   = cipherRuleKind.MustProp("cipher")
+	cipherGroupKind = schema.MustKind("ltm cipher group")
+)
+
+// cipherGroup reads the `ltm cipher group` a profile names, with its
+// rules (the user's, or BIG-IP's built-in f5-default, f5-ecc, f5-secure).
+func (t *translator) cipherGroup(p *objects.Object, name string) (*tlsprof.CipherGroup, error) {
+	o := t.cfg.Lookup(t.s, []string{cipherGroupKind.Key()}, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: ltm cipher group %s was not found", p.Name, name)
+	}
+	g := &tlsprof.CipherGroup{Name: o.Name}
+	for _, part := range []struct {
+		prop string
+		to   *[]*tlsprof.CipherRule
+	}{{"allow", &g.Allow}, {"require", &g.Restrict}, {"exclude", &g.Exclude}} {
+		v := o.Props[part.prop]
+		if v == nil || strings.TrimSpace(v.Str) == "" || v.Str == "none" {
+			continue
+		}
+		f, err := grammar.Parse(part.prop, []byte("x "+v.Str))
+		if err != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
+			return nil, fmt.Errorf("ltm cipher group %s: %s is not a { rule { } ... } block", o.Name, part.prop)
+		}
+		b, ok := f.Statements[0].Items[1].(*grammar.Block)
+		if !ok {
+			return nil, fmt.Errorf("ltm cipher group %s: %s is not a { rule { } ... } block", o.Name, part.prop)
+		}
+		for _, it := range b.Items {
+			w, ok := it.(*grammar.Word)
+			if !ok {
+				continue // a rule's { } body
+			}
+			r, err := t.cipherRule(o, w.Text)
+			if err != nil {
+				return nil, err
+			}
+			*part.to = append(*part.to, r)
+		}
+	}
+	return g, nil
+}
+
+func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.CipherRule, error) {
+	full := objects.FullPath(folderOf(g.Name), name)
+	if o := t.cfg.Lookup(t.s, []string{cipherRuleKind.Key()}, full); o != nil {
+		return &tlsprof.CipherRule{Name: o.Name, Cipher: cipherRuleStr.Str(o)}, nil
+	}
+	if r := tlsprof.BuiltinRules[full]; r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-default, f5-ecc, f5-secure)", g.Name, name)
+}

@@ -1,0 +1,42 @@
+package config
+
+import (
+	"crypto/tls"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/tlsprof"
+)
+
+// TLS is what a virtual's client-ssl and server-ssl profiles make of its
+// connections, built once per commit by tlsprof: the dataplane only wraps
+// sockets with these configurations.
+type TLS struct {
+	// Client terminates TLS from clients (the client-ssl profiles, with
+	// SNI choosing among them); nil: clients speak plaintext.
+	Client *tls.Config
+	// ClientProfiles are the client-ssl profiles' full paths, for shows
+	// and logs.
+	ClientProfiles []string
+	// Server originates TLS to the members (the server-ssl profile); nil:
+	// members get plaintext.
+	Server *tlsprof.Built
+	// ServerProfile is the server-ssl profile's full path.
+	ServerProfile string
+	// HandshakeTimeout bounds a handshake on either side (the profiles'
+	// handshake-timeout); 0 means BIG-IP's 10 s.
+	HandshakeTimeout time.Duration
+	// Warnings are the profiles' settings applied otherwise than BIG-IP
+	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
+	Warnings []string
+}
+
+// DefaultHandshakeTimeout is a TLS profile's handshake-timeout default.
+const DefaultHandshakeTimeout = 10 * time.Second
+
+// Handshake is the handshake bound in force.
+func (t *TLS) Handshake() time.Duration {
+	if t == nil || t.HandshakeTimeout <= 0 {
+		return DefaultHandshakeTimeout
+	}
+	return t.HandshakeTimeout
+}

@@ -1,0 +1,255 @@
+package l4
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/rules"
+)
+
+// TLS on a standard virtual (client-ssl, server-ssl) is a property of a
+// goroutine flow's two sockets: the client's is wrapped in a TLS server
+// connection after CLIENT_ACCEPTED, the member's in a TLS client
+// connection after SERVER_CONNECTED, and the bytes the flow moves, counts
+// and shows its rules are the plaintext. Everything else of the flow —
+// member choice, persistence, SNAT, rules and their events, idle
+// timeouts, the connection table — is the plain flow's. crypto/tls needs
+// a net.Conn, so TLS flows neither run on the event loops nor splice.
+
+// clientConn is what the flow reads and writes on the client side.
+func (pr *proxied) clientConn() net.Conn {
+	if pr.ctls != nil {
+		return pr.ctls
+	}
+	return pr.client
+}
+
+// netConn is what the flow reads and writes on the server side.
+func (sc *serverConn) netConn() net.Conn {
+	if sc.tls != nil {
+		return sc.tls
+	}
+	return sc.conn
+}
+
+// tlsOn reports whether either side of the flow (with sc its server side)
+// speaks TLS.
+func (pr *proxied) tlsOn(sc *serverConn) bool {
+	return pr.ctls != nil || (sc != nil && sc.tls != nil)
+}
+
+// handlesSSL reports whether r's program handles a TLS event, which a
+// virtual with client-ssl or server-ssl raises.
+func handlesSSL(r config.Rules) bool {
+	p := irules.Program(r)
+	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake))
+}
+
+// terminate completes the client's TLS handshake (client-ssl) within the
+// profile's handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the
+// client sent a certificate) and CLIENTSSL_HANDSHAKE. False means the flow
+// is over (the client was reset, or the rule ended it).
+func (pr *proxied) terminate() bool {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
+		return true
+	}
+	conn := tls.Server(pr.client, tc.Client)
+	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
+	if err := conn.Handshake(); err != nil {
+		return false
+	}
+	pr.client.SetDeadline(time.Time{})
+	pr.ctls = conn
+	if pr.rs != nil {
+		if len(conn.ConnectionState().PeerCertificates) > 0 && !pr.runSSLEvent(rules.ClientSSLClientCert) {
+			return false
+		}
+		if !pr.runSSLEvent(rules.ClientSSLHandshake) {
+			return false
+		}
+	}
+	return true
+}
+
+// originate makes sc's connection TLS (server-ssl) within the profile's
+// handshake-timeout, passing the client's SNI on when the profile names
+// none, then runs SERVERSSL_HANDSHAKE. False means the flow is over.
+func (pr *proxied) originate(sc *serverConn) bool {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
+		return true
+	}
+	sni := ""
+	if pr.ctls != nil {
+		sni = pr.ctls.ConnectionState().ServerName
+	}
+	conn := tls.Client(sc.conn, tc.Server.ForServerName(sni))
+	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
+	if err := conn.Handshake(); err != nil {
+		pr.end(true)
+		return false
+	}
+	sc.conn.SetDeadline(time.Time{})
+	sc.tls = conn
+	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLHandshake) {
+		return false
+	}
+	return true
+}
+
+// runSSLEvent runs one of the TLS events, which the proxy hook does not
+// list, and applies its verdict as runEvent does.
+func (pr *proxied) runSSLEvent(ev rules.Event) bool {
+	prog := irules.Program(pr.rules)
+	if prog == nil || !prog.Handles(ev) {
+		return true
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return false
+	}
+	rs.ev = config.Event(ev.String())
+	err := pr.RuleSession(prog).Run(ev)
+	v := rs.verdict
+	rs.verdict, rs.detach = irules.GoOn, false
+	rs.mu.Unlock()
+	if err != nil {
+		pr.logRuleError(config.Event(ev.String()), err)
+		pr.end(true)
+		return false
+	}
+	switch v {
+	case irules.Reject:
+		pr.end(true)
+		return false
+	case irules.Drop:
+		pr.closeGraceful()
+		return false
+	}
+	if !pr.flush() {
+		return false
+	}
+	if v == irules.Close {
+		pr.closeGraceful()
+		return false
+	}
+	return true
+}
+
+// SSL implements rules.SSLConn: a side's TLS once its handshake is done.
+func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	var c *tls.Conn
+	if s == rules.ClientSide {
+		c = pr.ctls
+	} else if sc := pr.srv.Load(); sc != nil {
+		c = sc.tls
+	}
+	if c == nil {
+		return nil, false
+	}
+	return SSLInfo(c.ConnectionState()), true
+}
+
+// SSLDisable implements rules.SSLConn: a side whose handshake has not
+// started speaks plaintext (SSL::disable in CLIENT_ACCEPTED for the
+// client, before the server is connected for the server).
+func (pr *proxied) SSLDisable(s rules.Side) error {
+	if s == rules.ClientSide && pr.ctls != nil {
+		return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+	}
+	if s == rules.ServerSide {
+		if sc := pr.srv.Load(); sc != nil && sc.tls != nil {
+			return errors.New("SSL::disable serverside: the server's handshake is done")
+		}
+	}
+	pr.rs.sslOff[s] = true
+	return nil
+}
+
+// SSLInfo is what the SSL:: commands read of one TLS connection.
+func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
+	return &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+	}
+}
+
+// copyLoopTLS is copyLoop for a flow with TLS on either side: plaintext
+// through the TLS connections, one pooled buffer per read. st, for flows
+// with rules, is the read side's: when a rule turns collection on, the
+// bytes just read go to the rule and it returns true.
+func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
+	src, dst, raw := pr.clientConn(), sc.netConn(), pr.client
+	if !up {
+		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
+	}
+	// The deadline is set once and moved on only when it expires while
+	// the flow was active (stillActive), as copyLoop does: resetting a
+	// timer on every read would cost more than the read.
+	if pr.idle > 0 {
+		raw.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
+	}
+	for {
+		bp := bufPool.Get().(*[]byte)
+		n, err := src.Read(*bp)
+		if n > 0 {
+			if st != nil && st.on.Load() {
+				pr.countRead(n, up, sc)
+				rs := pr.rs
+				rs.mu.Lock()
+				rs.collectBytes(st, up, (*bp)[:n])
+				rs.mu.Unlock()
+				bufPool.Put(bp)
+				return true
+			}
+			pr.count(n, up, sc)
+			_, werr := dst.Write((*bp)[:n])
+			bufPool.Put(bp)
+			if werr != nil {
+				pr.lost(sc)
+				return false
+			}
+		} else {
+			bufPool.Put(bp)
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(raw) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+				closeWrite(dst)
+			}
+			return false
+		}
+		pr.lost(sc)
+		return false
+	}
+}
+
+// closeWrite half-closes c: a TLS connection sends close_notify, then the
+// socket under it a FIN.
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		tc.CloseWrite()
+		c = tc.NetConn()
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+}

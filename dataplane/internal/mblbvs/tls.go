@@ -1,0 +1,223 @@
+package mblbvs
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/rules"
+)
+
+// TLS on a message-balanced (HTTP) virtual is a front stage around the
+// engine: the client's socket is wrapped in a TLS server connection before
+// the engine's session takes it, and each server connection in a TLS
+// client connection as it is dialled. The engine then reads and writes
+// plaintext through net.Conn as it does on its goroutine path, so every
+// part of the http profile (framing, OneConnect, rules, persistence) runs
+// unchanged; TLS virtuals never go to the event loops (the acceptor hands
+// them to goroutines).
+
+// frontConn is a client connection of a client-ssl virtual: TLS over the
+// socket, or the socket itself once a rule's SSL::disable turned TLS off
+// before the handshake. It is not a syscall.Conn on purpose, so that the
+// engine never writes to the socket under the TLS layer.
+type frontConn struct {
+	raw   *net.TCPConn
+	tls   *tls.Conn
+	clear bool // SSL::disable: plaintext
+	done  bool // handshake complete
+}
+
+func (c *frontConn) Read(b []byte) (int, error) {
+	if c.clear {
+		return c.raw.Read(b)
+	}
+	return c.tls.Read(b)
+}
+
+func (c *frontConn) Write(b []byte) (int, error) {
+	if c.clear {
+		return c.raw.Write(b)
+	}
+	return c.tls.Write(b)
+}
+
+// Close closes the socket; a TLS close_notify goes first on an orderly
+// end (CloseWrite).
+func (c *frontConn) Close() error                       { return c.raw.Close() }
+func (c *frontConn) LocalAddr() net.Addr                { return c.raw.LocalAddr() }
+func (c *frontConn) RemoteAddr() net.Addr               { return c.raw.RemoteAddr() }
+func (c *frontConn) SetDeadline(t time.Time) error      { return c.raw.SetDeadline(t) }
+func (c *frontConn) SetReadDeadline(t time.Time) error  { return c.raw.SetReadDeadline(t) }
+func (c *frontConn) SetWriteDeadline(t time.Time) error { return c.raw.SetWriteDeadline(t) }
+func (c *frontConn) SetLinger(sec int) error            { return c.raw.SetLinger(sec) }
+
+// CloseWrite ends the client's direction in order: close_notify, then FIN.
+func (c *frontConn) CloseWrite() error {
+	if !c.clear && c.done {
+		c.tls.CloseWrite()
+	}
+	return c.raw.CloseWrite()
+}
+
+// clientTLS is the client's side of a client-ssl virtual, not yet
+// handshaken (handshake does it, after CLIENT_ACCEPTED as on BIG-IP).
+func clientTLS(c *net.TCPConn, t *config.TLS) net.Conn {
+	if t == nil || t.Client == nil {
+		return c
+	}
+	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
+}
+
+// handshake completes the client's TLS handshake within the profile's
+// handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the client sent
+// a certificate) and CLIENTSSL_HANDSHAKE; false means the client is gone
+// (and was reset).
+func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
+	fc, ok := conn.(*frontConn)
+	if !ok || fc.clear {
+		return true
+	}
+	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
+	if err := fc.tls.Handshake(); err != nil {
+		fc.raw.SetLinger(0)
+		fc.raw.Close()
+		return false
+	}
+	fc.raw.SetDeadline(time.Time{})
+	fc.done = true
+	if r := f.rr; r != nil {
+		if len(fc.tls.ConnectionState().PeerCertificates) > 0 && !r.sslEvent(rules.ClientSSLClientCert) {
+			return false
+		}
+		if !r.sslEvent(rules.ClientSSLHandshake) {
+			return false
+		}
+	}
+	return true
+}
+
+// sslEvent runs one of the TLS events; false means the rule ended the
+// client.
+func (r *mblbRules) sslEvent(ev rules.Event) bool {
+	prog := irules.Program(r.rules)
+	if prog == nil || !prog.Handles(ev) {
+		return true
+	}
+	r.mu.Lock()
+	err := r.runEvent(ev)
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v == irules.Reject {
+		r.f.sess.Close(true)
+		return false
+	}
+	if v != irules.GoOn {
+		r.f.sess.Close(false)
+		return false
+	}
+	return true
+}
+
+// SSL implements rules.SSLConn: the client side's TLS once its handshake
+// is done. The server side's connections belong to the engine (one per
+// member, or shared), so no single one answers for the client.
+func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
+	if s == rules.ServerSide && r.f.stls != nil {
+		return SSLInfo(*r.f.stls), true
+	}
+	fc := r.f.front
+	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
+		return nil, false
+	}
+	return SSLInfo(fc.tls.ConnectionState()), true
+}
+
+// SSLDisable implements rules.SSLConn: on the client side before the
+// handshake (CLIENT_ACCEPTED), the client then speaks plaintext.
+func (r *mblbRules) SSLDisable(s rules.Side) error {
+	if s != rules.ClientSide {
+		return errors.New("SSL::disable serverside: not supported on an http virtual server yet")
+	}
+	fc := r.f.front
+	if fc == nil {
+		return errors.New("SSL::disable: the virtual server has no client-ssl profile")
+	}
+	if fc.done {
+		return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+	}
+	fc.clear = true
+	return nil
+}
+
+// SSLInfo is what the SSL:: commands read of one TLS connection.
+func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
+	return &rules.SSLInfo{
+		Version:    tlsprof.VersionName(cs.Version),
+		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
+		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
+		ServerName: cs.ServerName,
+		PeerCerts:  cs.PeerCertificates,
+	}
+}
+
+// trackTLS makes f findable by its client's address while it runs, so
+// that a server connection dialled for it runs its SERVERSSL_HANDSHAKE;
+// the returned function forgets it.
+func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
+	if t == nil || t.Server == nil || f.rr == nil || !f.rr.handlesEvent(rules.ServerSSLHandshake) {
+		return func() {}
+	}
+	mv.tlsClients.Store(f.Client, f)
+	return func() { mv.tlsClients.CompareAndDelete(f.Client, f) }
+}
+
+func (r *mblbRules) handlesEvent(ev rules.Event) bool {
+	p := irules.Program(r.rules)
+	return p != nil && p.Handles(ev)
+}
+
+// serverHandshake runs SERVERSSL_HANDSHAKE for the client a new server
+// connection was dialled for, the connection's TLS visible to SSL::
+// commands on the server side; a rule that ends the client closes it.
+func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
+	v, ok := mv.tlsClients.Load(client)
+	tc, isTLS := c.(*tls.Conn)
+	if !ok || !isTLS {
+		return
+	}
+	r := v.(*mblbFlow).rr
+	cs := tc.ConnectionState()
+	r.mu.Lock()
+	r.f.stls = &cs
+	err := r.runEvent(rules.ServerSSLHandshake)
+	r.f.stls = nil
+	verdict := r.verdict
+	r.mu.Unlock()
+	if err != nil || verdict != irules.GoOn {
+		go r.f.sess.Close(err != nil || verdict == irules.Reject)
+	}
+}
+
+// serverTLS wraps a new server connection of a server-ssl virtual and
+// handshakes within ctx and the profile's handshake-timeout.
+func serverTLS(ctx context.Context, c *net.TCPConn, t *config.TLS) (net.Conn, error) {
+	if t == nil || t.Server == nil {
+		return c, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
+	defer cancel()
+	sc := tls.Client(c, t.Server.Config)
+	if err := sc.HandshakeContext(ctx); err != nil {
+		c.SetLinger(0)
+		c.Close()
+		return nil, err
+	}
+	return sc, nil
+}

@@ -1,0 +1,19 @@
+package dataplane
+
+import (
+	"maps"
+
+	"github.com/openltm/openltm/dataplane/monitor"
+)
+
+// compileExtMonitor gives an external or inband monitor's spec its
+// settings.
+func compileExtMonitor(m *Monitor, s *monitor.Spec) {
+	if x := m.External; x != nil {
+		s.External = &monitor.ExternalRun{Path: x.Path, RunName: x.RunName, Args: x.Args, Env: maps.Clone(x.Env)}
+	}
+	if in := m.Inband; in != nil {
+		s.Inband = &monitor.InbandLimits{Failures: in.Failures, FailureInterval: in.FailureInterval,
+			ResponseTime: in.ResponseTime, RetryTime: in.RetryTime}
+	}
+}

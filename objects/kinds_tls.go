@@ -1,0 +1,108 @@
+package objects
+
+// The TLS kinds openltm runs: `sys file ssl-cert` and `ssl-key` (the
+// certificates and keys a BIG-IP keeps in its file store) and the
+// `ltm profile client-ssl` and `server-ssl` profiles that use them. Their
+// rows are F5's; the settings the dataplane applies are listed in
+// tlsActed, the others stay kept-only (a warning when set).
+
+// sslFileRows are the rows the two file kinds share. source-path is where
+// the file was read from (file:/path, as tmsh writes it); cache-path and
+// revision are written by the system when it stores its copy.
+const sslFileRows = `
+source-path str none
+cache-path ro -
+revision ro -
+checksum ro -
+create-time ro -
+created-by ro -
+last-update-time ro -
+updated-by ro -
+mode ro -
+size ro -
+system-path ro -
+`
+
+// sslInfoRows are what BIG-IP reads from a certificate or key and may
+// write beside it (system-set: accepted from files, refused in commands).
+const sslInfoRows = `
+certificate-key-size ro -
+certificate-key-curve-name ro -
+expiration-date ro -
+expiration-string ro -
+fingerprint ro -
+issuer ro -
+key-size ro -
+key-type ro -
+curve-name ro -
+public-key-type ro -
+serial-number ro -
+subject ro -
+subject-alternative-name ro -
+version ro -
+is-bundle ro -
+bundle-certificates ro -
+`
+
+// tlsActed are the settings of the TLS kinds the dataplane applies.
+var tlsActed = map[string]bool{
+	"defaults-from": true, "description": true, "app-service": true, "metadata": true,
+	"source-path": true, "cache-path": true, "revision": true, "checksum": true, "passphrase": true,
+	"cert-key-chain": true, "cert": true, "key": true, "chain": true, "ca-file": true,
+	"ciphers": true, "cipher-group": true, "options": true, "server-name": true,
+	"sni-default": true, "sni-require": true, "renegotiation": true, "session-ticket": true,
+	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
+	"handshake-timeout": true, "cache-size": true, "mode": true,
+	"inherit-certkeychain": true,
+	"cipher":               true, "allow": true, "exclude": true, "require": true,
+}
+
+// runTLS marks a TLS kind as one openltm acts on.
+func runTLS(k *Kind, help string) *Kind {
+	k.Passive = false
+	k.Help = help
+	for _, p := range k.Props {
+		p.Passive = !tlsActed[p.Name] && !p.ReadOnly
+		if p.ReadOnly {
+			p.Passive = true
+		}
+	}
+	return k
+}
+
+func sslFileKinds() []*Kind {
+	cert := pk("sys file ssl-cert", "Certificate", "", tmshRef("sys file ssl-cert"), sslFileRows+sslInfoRows+`
+cert-validation-options list
+cert-validators list
+issuer-cert str none
+`)
+	cert.Lower = "certificate"
+	key := pk("sys file ssl-key", "Key", "", tmshRef("sys file ssl-key"), sslFileRows+sslInfoRows+`
+passphrase str none
+security-type enum normal normal|password|fips
+`)
+	key.Lower = "key"
+	ext := pk("sys file external-monitor", "External Monitor", "", tmshRef("sys file external-monitor"), sslFileRows)
+	ext.Lower = "external monitor"
+	return []*Kind{
+		runTLS(ext, "A program an external monitor runs (install sys file external-monitor: create ... source-path file:PATH stores a copy)"),
+		runTLS(cert, "A certificate or bundle (PEM) for TLS profiles; `install sys crypto cert NAME from-local-file PATH` stores a copy"),
+		runTLS(key, "A private key (PEM) for TLS profiles; `install sys crypto key NAME from-local-file PATH` stores a copy"),
+	}
+}
+
+// runNameServers marks sys dns as acted on for its name-servers, which
+// resolve FQDN nodes; its other settings stay kept-only.
+func runNameServers(k *Kind) *Kind {
+	k.Passive = false
+	for _, p := range k.Props {
+		p.Passive = p.Name != "name-servers" && p.Name != "description"
+	}
+	return k
+}
+
+// pairs marks prop of k as written in repeated NAME VALUE pairs.
+func pairs(k *Kind, prop string) *Kind {
+	k.row(prop).Pairs = true
+	return k
+}

@@ -1,0 +1,262 @@
+package rules
+
+import (
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// SSLInfo is what the SSL:: commands read of one side's TLS connection,
+// filled in by the dataplane once the handshake is done.
+type SSLInfo struct {
+	// Version is the protocol as BIG-IP names it (TLSv1.2, TLSv1.3).
+	Version string
+	// Cipher is the suite's OpenSSL name; Bits its key length.
+	Cipher string
+	Bits   int
+	// SessionID is the TLS session id (empty when the side keeps none:
+	// TLS 1.3, or a server resuming by ticket).
+	SessionID []byte
+	// ServerName is the SNI the client sent.
+	ServerName string
+	// PeerCerts is the peer's chain as it sent it, leaf first (the client's
+	// certificate on the client side, the member's on the server side).
+	PeerCerts []*x509.Certificate
+}
+
+// SSLConn is implemented by a Conn whose sides may speak TLS (a virtual
+// with a client-ssl or server-ssl profile), found by type assertion as
+// HTTPConn is; SSL:: commands on a Conn without it are Tcl errors.
+type SSLConn interface {
+	// SSL is a side's TLS state; ok is false when the side has no TLS or
+	// its handshake is not done.
+	SSL(s Side) (info *SSLInfo, ok bool)
+	// SSLDisable turns TLS off for a side whose handshake has not started
+	// (SSL::disable in CLIENT_ACCEPTED): its bytes then pass in clear.
+	SSLDisable(s Side) error
+}
+
+func registerSSL(t *tcl.Commands) {
+	t.Register("SSL::cipher", cmdSSLCipher)
+	t.Register("SSL::cert", cmdSSLCert)
+	t.Register("SSL::sessionid", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs("SSL::sessionid")
+		}
+		info, err := sslInfo(in, "SSL::sessionid")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
+	})
+	t.Register("SSL::extensions", cmdSSLExtensions)
+	t.Register("SSL::disable", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sess(in, "SSL::disable")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		side := s.side
+		switch {
+		case len(args) == 2 && args[1].String() == "clientside":
+			side = ClientSide
+		case len(args) == 2 && args[1].String() == "serverside":
+			side = ServerSide
+		case len(args) != 1:
+			return tcl.Empty, tcl.WrongArgs("SSL::disable ?clientside|serverside?")
+		}
+		sc, ok := c.(SSLConn)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("SSL::disable: the virtual server has no client-ssl or server-ssl profile")
+		}
+		return tcl.Empty, tclErr(sc.SSLDisable(side))
+	})
+	for name, fn := range map[string]func(*x509.Certificate) string{
+		"X509::subject":             func(c *x509.Certificate) string { return c.Subject.String() },
+		"X509::issuer":              func(c *x509.Certificate) string { return c.Issuer.String() },
+		"X509::serial_number":       func(c *x509.Certificate) string { return colonHex(c.SerialNumber.Bytes()) },
+		"X509::not_valid_after":     func(c *x509.Certificate) string { return asn1Time(c.NotAfter) },
+		"X509::not_valid_before":    func(c *x509.Certificate) string { return asn1Time(c.NotBefore) },
+		"X509::version":             func(c *x509.Certificate) string { return strconv.Itoa(c.Version) },
+		"X509::signature_algorithm": func(c *x509.Certificate) string { return c.SignatureAlgorithm.String() },
+		"X509::hash":                func(c *x509.Certificate) string { h := sha1.Sum(c.Raw); return colonHex(h[:]) },
+		"X509::whole":               whole,
+	} {
+		t.Register(name, x509Getter(name, fn))
+	}
+}
+
+// sslInfo is the TLS state of the running event's side.
+func sslInfo(in *tcl.Interp, cmd string) (*SSLInfo, error) {
+	s, c, err := sess(in, cmd)
+	if err != nil {
+		return nil, err
+	}
+	sc, ok := c.(SSLConn)
+	if !ok {
+		return nil, tcl.Errorf("%s: the virtual server has no client-ssl or server-ssl profile", cmd)
+	}
+	info, ok := sc.SSL(s.side)
+	if !ok {
+		return nil, tcl.Errorf("%s: no TLS on the %s of this connection", cmd, s.side)
+	}
+	return info, nil
+}
+
+// SSL::cipher name|version|bits
+func cmdSSLCipher(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::cipher name|version|bits")
+	}
+	info, err := sslInfo(in, "SSL::cipher")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch args[1].String() {
+	case "name":
+		return tcl.Str(info.Cipher), nil
+	case "version":
+		return tcl.Str(info.Version), nil
+	case "bits":
+		return tcl.Int(int64(info.Bits)), nil
+	}
+	return tcl.Empty, tcl.Errorf("SSL::cipher: bad option %q: must be name, version or bits", args[1].String())
+}
+
+// SSL::cert count | SSL::cert INDEX: the peer's chain; a certificate is
+// its PEM text, which the X509:: commands read.
+func cmdSSLCert(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::cert count|index")
+	}
+	info, err := sslInfo(in, "SSL::cert")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if args[1].String() == "count" {
+		return tcl.Int(int64(len(info.PeerCerts))), nil
+	}
+	i, err := args[1].Int64()
+	if err != nil || i < 0 {
+		return tcl.Empty, tcl.Errorf("SSL::cert: bad index %q: expected count or a certificate index", args[1].String())
+	}
+	if int(i) >= len(info.PeerCerts) {
+		return tcl.Empty, nil // no such certificate: empty, as on BIG-IP
+	}
+	return tcl.Str(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: info.PeerCerts[i].Raw}))), nil
+}
+
+// SSL::extensions [count | exists -type T | -type T]: the ClientHello's
+// server_name extension (type 0), rebuilt from the SNI the handshake
+// read, which is what rules read SNI from; other extensions are not kept.
+func cmdSSLExtensions(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	info, err := sslInfo(in, "SSL::extensions")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	var ext []byte
+	if n := info.ServerName; n != "" {
+		name := []byte(n)
+		ext = binary.BigEndian.AppendUint16(nil, 0) // server_name
+		ext = binary.BigEndian.AppendUint16(ext, uint16(len(name)+5))
+		ext = binary.BigEndian.AppendUint16(ext, uint16(len(name)+3))
+		ext = append(ext, 0) // host_name
+		ext = binary.BigEndian.AppendUint16(ext, uint16(len(name)))
+		ext = append(ext, name...)
+	}
+	ws := make([]string, len(args)-1)
+	for i, a := range args[1:] {
+		ws[i] = a.String()
+	}
+	typeArg := func(ws []string) (int64, error) {
+		if len(ws) != 2 || ws[0] != "-type" {
+			return 0, tcl.WrongArgs("SSL::extensions ?count? ?exists -type TYPE? ?-type TYPE?")
+		}
+		t, err := strconv.ParseInt(ws[1], 0, 32)
+		if err != nil {
+			return 0, tcl.Errorf("SSL::extensions: bad type %q: expected an integer", ws[1])
+		}
+		if t != 0 {
+			return 0, tcl.Errorf("SSL::extensions: extension type %d is not kept; only server_name (-type 0) is", t)
+		}
+		return t, nil
+	}
+	switch {
+	case len(ws) == 0:
+		return tcl.Bytes(ext), nil
+	case len(ws) == 1 && ws[0] == "count":
+		if ext == nil {
+			return tcl.Int(0), nil
+		}
+		return tcl.Int(1), nil
+	case len(ws) >= 1 && ws[0] == "exists":
+		if _, err := typeArg(ws[1:]); err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Bool(ext != nil), nil
+	default:
+		if _, err := typeArg(ws); err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Bytes(ext), nil
+	}
+}
+
+// x509Getter is an X509:: command over a certificate in PEM (SSL::cert's
+// result).
+func x509Getter(name string, fn func(*x509.Certificate) string) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 2 {
+			return tcl.Empty, tcl.WrongArgs(name + " certificate")
+		}
+		b, _ := pem.Decode([]byte(args[1].String()))
+		if b == nil || b.Type != "CERTIFICATE" {
+			return tcl.Empty, tcl.Errorf("%s: the argument is not a certificate (use [SSL::cert 0])", name)
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("%s: %v", name, err)
+		}
+		return tcl.Str(fn(c)), nil
+	}
+}
+
+func colonHex(b []byte) string {
+	if len(b) == 0 {
+		return "00"
+	}
+	var sb strings.Builder
+	for i, x := range b {
+		if i > 0 {
+			sb.WriteByte(':')
+		}
+		fmt.Fprintf(&sb, "%02x", x)
+	}
+	return sb.String()
+}
+
+// asn1Time prints a time as OpenSSL's ASN1_TIME_print does, which BIG-IP
+// returns: "Jun  2 09:21:23 2027 GMT".
+func asn1Time(t time.Time) string { return t.UTC().Format("Jan _2 15:04:05 2006 GMT") }
+
+// whole is the certificate in readable form, as X509::whole gives it: the
+// main fields, then the PEM.
+func whole(c *x509.Certificate) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Certificate:\n    Data:\n        Version: %d\n        Serial Number: %s\n", c.Version, colonHex(c.SerialNumber.Bytes()))
+	fmt.Fprintf(&sb, "        Signature Algorithm: %s\n        Issuer: %s\n        Validity\n", c.SignatureAlgorithm, c.Issuer)
+	fmt.Fprintf(&sb, "            Not Before: %s\n            Not After : %s\n", asn1Time(c.NotBefore), asn1Time(c.NotAfter))
+	fmt.Fprintf(&sb, "        Subject: %s\n        Subject Public Key Info:\n            Public Key Algorithm: %s\n", c.Subject, c.PublicKeyAlgorithm)
+	if len(c.DNSNames) > 0 {
+		fmt.Fprintf(&sb, "        X509v3 Subject Alternative Name:\n            DNS:%s\n", strings.Join(c.DNSNames, ", DNS:"))
+	}
+	sb.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}))
+	return sb.String()
+}
