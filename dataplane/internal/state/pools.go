@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 // Pools is one commit's pools by full path: what rules of every data path
@@ -80,4 +82,47 @@ func LBSelect(pool *Pool, mode *ModeSpec) (string, netip.AddrPort, error) {
 		return "", netip.AddrPort{}, fmt.Errorf("no member of pool %s is available", pool.Name)
 	}
 	return pool.Name, m.Cfg.Load().Addr, nil
+}
+
+// LBMode is LB::mode without a mode: the pool's load-balancing mode as
+// configured (round-robin when unset).
+func (ps Pools) LBMode(virtual, pool string) (string, error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return "", fmt.Errorf("no such pool: %s", pool)
+	}
+	if m := q.Snap.Load().Cfg.LBMode; m != "" {
+		return string(m), nil
+	}
+	return string(config.RoundRobin), nil
+}
+
+// Members is members: every member of a pool, whatever its state.
+func (ps Pools) Members(virtual, pool string) ([]netip.AddrPort, error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	var out []netip.AddrPort
+	for _, m := range q.Snap.Load().Members {
+		out = append(out, m.Cfg.Load().Addr)
+	}
+	return out, nil
+}
+
+// MemberInfo is what LB::server ratio, priority and weight report of a
+// member: its ratio (1 when unset), priority group, and its weight, which
+// for openltm's modes is the ratio the balancer uses.
+func (ps Pools) MemberInfo(virtual, pool string, member netip.AddrPort) (ratio, priority, weight int, err error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return 0, 0, 0, fmt.Errorf("no such pool: %s", pool)
+	}
+	m := MemberAt(q, member)
+	if m == nil {
+		return 0, 0, 0, fmt.Errorf("no such member %s in pool %s", member, q.Name)
+	}
+	c := m.Cfg.Load()
+	ratio = max(c.Ratio, 1)
+	return ratio, c.PriorityGroup, ratio, nil
 }

@@ -1,0 +1,48 @@
+package dataplane
+
+import (
+	"net"
+	"testing"
+)
+
+// Published logging and routing rules read the virtual's name, the
+// pool's members and mode, and on L4 and HTTP virtuals
+// alike they answer from the running configuration.
+func TestRulesReadVirtualAndPool(t *testing.T) {
+	t.Parallel()
+	const info = `[virtual name] [virtual] [LB::mode] [members pool] [members -list pool]`
+	t.Run("l4", func(t *testing.T) {
+		p, lg := newPlane(t)
+		cfg := basic("127.0.137.1:8000", "127.0.137.11:80", "127.0.137.12:80")
+		cfg.Pools["/Common/pool"].LBMode = LeastConnectionsMember
+		var rl *ruleLog
+		cfg.Virtuals["/Common/vs"].Rules, rl = compileRules(t, `
+when CLIENT_ACCEPTED { TCP::respond "`+info+`\n" ; TCP::close }`)
+		mustApply(t, p, cfg)
+		c, err := net.Dial("tcp", "127.0.137.1:8000")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		got, err := readAll(t, c)
+		want := "/Common/vs /Common/vs least-connections-member 2 {127.0.137.11 80} {127.0.137.12 80}\n"
+		if err != nil || got != want {
+			t.Fatalf("got %q, %v; want %q (log: %s %v)", got, err, want, lg, rl.Lines())
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		p, lg := newPlane(t)
+		cfg := httpRulesConfig(t, "127.0.137.2:80", false, `
+when HTTP_REQUEST { HTTP::respond 200 content "`+info+`" }`)
+		mustApply(t, p, cfg)
+		c := dialHTTPVS(t, "127.0.137.2:80")
+		r, body, err := c.do(httpReq("www.example.com", "/"))
+		if err != nil {
+			t.Fatalf("%v (log: %s)", err, lg)
+		}
+		want := "/Common/vs /Common/vs round-robin 1 {127.0.130.11 80}"
+		if r.StatusCode != 200 || body != want {
+			t.Fatalf("%d %q, want %q", r.StatusCode, body, want)
+		}
+	})
+}
