@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Published logging and routing rules read the virtual's name, the
-// pool's members and mode, and on L4 and HTTP virtuals
-// alike they answer from the running configuration.
+// Published logging and routing rules read the virtual's name and the
+// pool's members and mode: on L4 and HTTP virtuals alike they answer from
+// the running configuration.
 func TestRulesReadVirtualAndPool(t *testing.T) {
 	t.Parallel()
 	const info = `[virtual name] [virtual] [LB::mode] [members pool] [members -list pool]`
