@@ -33,9 +33,12 @@ type (
 	Event             = config.Event
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
+	Protocol          = config.Protocol
 )
 
 const (
+	ProtoTCP                       = config.ProtoTCP
+	ProtoUDP                       = config.ProtoUDP
 	SNATNone                       = config.SNATNone
 	SNATAutomap                    = config.SNATAutomap
 	SNATPool                       = config.SNATPool

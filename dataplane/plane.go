@@ -28,6 +28,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/internal/udp"
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -75,6 +76,9 @@ type Plane struct {
 	running   atomic.Pointer[Config]      // for rules (snatpools)
 	mblbs     *mblbvs.Set                 // message-based virtuals' engines
 	l4        *l4.Engine                  // listeners and the L4 flows
+	udp       *udp.Engine                 // UDP virtuals' listeners and flows (udp.go)
+
+	udpListeners udpSet
 }
 
 // New starts an empty dataplane.
@@ -95,7 +99,10 @@ func New(opts Options) *Plane {
 		members:   map[string]*state.Member{},
 		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*l4.Listener{},
+
+		udpListeners: udpSet{},
 	}
+	p.udp = p.newUDP()
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,
@@ -193,6 +200,9 @@ type generation struct {
 	virtuals map[string]*state.Virtual
 	adminUp  []*state.Member     // members the admin re-enabled
 	stale    []*monitor.Instance // monitors to stop once swapped
+	// The UDP virtuals' addresses and their new listeners (udp.go).
+	wantUDP  map[netip.AddrPort]string
+	freshUDP udpSet
 }
 
 // bindListeners binds every address of cfg that is not bound yet. On
@@ -201,6 +211,9 @@ type generation struct {
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
 	for name, v := range cfg.Virtuals {
+		if v.IsUDP() {
+			continue
+		}
 		ports, _ := v.Ports()
 		for _, port := range ports {
 			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
@@ -218,6 +231,12 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 			return nil, fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
 		b.fresh[ap] = l
+	}
+	if err := p.bindUDP(cfg, b); err != nil {
+		for _, l := range b.fresh {
+			l.CloseUnstarted()
+		}
+		return nil, err
 	}
 	return b, nil
 }
@@ -290,6 +309,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			v = &state.Virtual{Name: name}
 		}
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
+		if vc.IsUDP() {
+			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
+		}
 		if vc.Pool != "" {
 			snap.Pool = b.pools[vc.Pool]
 		}
@@ -366,6 +388,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	}
 	p.l4.Stop(retired)
 	p.l4.Start(started)
+	p.swapUDP(b)
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {
@@ -411,6 +434,7 @@ func (p *Plane) Close() {
 		delete(p.listeners, ap)
 	}
 	p.l4.Stop(all)
+	clear(p.udpListeners)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
 		stale = append(stale, m.Watch.StopAll()...)
@@ -426,6 +450,7 @@ func (p *Plane) Close() {
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
 	p.mblbs.Close()
 	p.l4.Close()
+	p.udp.Close()
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the
