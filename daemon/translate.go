@@ -377,7 +377,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.mblb(o, v) || !t.persist(o, v) {
+	if !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v
