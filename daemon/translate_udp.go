@@ -13,8 +13,9 @@ var (
 )
 
 // udp fills in an `ip-protocol udp` virtual's protocol, idle timeout and
-// datagram-load-balancing from its udp profile (the built-in udp
-// profile's values when it names none, as BIG-IP gives a udp virtual one),
+// datagram-load-balancing from its udp profile (a fastL4 profile's idle
+// timeout when it has that instead, as a virtual created without profiles
+// has; else the built-in udp profile's values),
 // and refuses the profiles a datagram path cannot carry; a tcp virtual
 // may not have a udp profile. It reports whether the virtual is kept.
 func (t *translator) udp(o *objects.Object, v *dataplane.Virtual) bool {
@@ -33,6 +34,9 @@ func (t *translator) udp(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	}
 	v.Protocol = dataplane.ProtoUDP
+	if prof == nil && t.profile(o, profileFastL4) != nil {
+		return true // fastL4 (a virtual's default profile) gave the idle timeout
+	}
 	v.IdleTimeout = 0
 	if prof == nil {
 		prof = t.cfg.Lookup(t.s, []string{profileUDP.Key()}, "/Common/udp")

@@ -119,6 +119,14 @@ func TestUDPVirtualFromTmsh(t *testing.T) {
 	if !strings.Contains(out, "udp") || strings.Count(out, ":5353") != 2 {
 		t.Fatalf("datagram flow rows: %s", out)
 	}
+
+	// A udp virtual created without profiles gets fastL4, as on BIG-IP,
+	// and carries datagrams.
+	if _, err := run(t, s, "create ltm virtual dns_plain destination 127.41.20.2:53 ip-protocol udp pool dns_pool"); err != "" {
+		t.Fatal(err)
+	}
+	c3, conn3 := udpClient(t, "127.41.20.2:53")
+	askA(t, c3, conn3)
 }
 
 func TestUDPVirtualRefusals(t *testing.T) {

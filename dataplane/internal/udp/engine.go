@@ -12,12 +12,12 @@
 package udp
 
 import (
-	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/flows"
@@ -85,7 +85,9 @@ type Listener struct {
 	VS   atomic.Pointer[state.Virtual]
 	e    *Engine
 	conn *net.UDPConn
+	rc   syscall.RawConn
 	addr netip.AddrPort
+	listenerIO
 
 	mu     sync.RWMutex
 	flows  map[netip.AddrPort]*flow
@@ -108,9 +110,14 @@ func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
 	c.SetReadBuffer(socketBuffer)
 	c.SetWriteBuffer(socketBuffer)
-	return &Listener{e: e, conn: c, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})}, nil
+	return &Listener{e: e, conn: c, rc: rc, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})}, nil
 }
 
 // CloseUnstarted releases a listener a failed commit bound.
@@ -129,10 +136,10 @@ func (e *Engine) Start(ls []*Listener) {
 		e.listeners[l] = struct{}{}
 		go l.serve()
 	}
-	if !e.sweeping {
+	if !e.sweeping && e.stop != nil {
 		e.sweeping = true
 		e.wg.Add(1)
-		go e.sweep()
+		go e.sweep(e.stop)
 	}
 	e.mu.Unlock()
 }
@@ -178,11 +185,8 @@ func (e *Engine) Close() {
 }
 
 // sweep advances the coarse clock and ends flows idle past their timeout.
-func (e *Engine) sweep() {
+func (e *Engine) sweep(stop <-chan struct{}) {
 	defer e.wg.Done()
-	e.mu.Lock()
-	stop := e.stop
-	e.mu.Unlock()
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var idle []*flow
@@ -219,24 +223,6 @@ func (e *Engine) sweep() {
 // maxDatagram is the largest UDP payload over IPv4 and IPv6 without
 // jumbograms.
 const maxDatagram = 65535
-
-// serve reads the listener's datagrams until it is closed. One goroutine
-// per listener reads, so the client side of a flow is never handled twice
-// at once.
-func (l *Listener) serve() {
-	defer close(l.done)
-	buf := make([]byte, maxDatagram)
-	for {
-		n, client, err := l.conn.ReadFromUDPAddrPort(buf)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // an ICMP error queued on the socket, a truncated read: go on
-		}
-		l.datagram(client, buf[:n])
-	}
-}
 
 // datagram handles one client datagram: its flow (made for a new client),
 // the rules, the member, the send.

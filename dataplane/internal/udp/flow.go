@@ -11,7 +11,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
-	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -44,6 +43,7 @@ type flow struct {
 	madeScope persist.Scope
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
+	flowIO
 }
 
 // persistDecision is what a flow persists on.
@@ -62,17 +62,8 @@ type leg struct {
 	member *state.Member // nil for a node decision
 	pool   *state.Pool   // nil for a node decision
 	rec    flows.Leg
-
-	// The read callback's state: made once per leg so a read allocates
-	// nothing; the buffer is pooled and held only while a datagram is
-	// being handled.
-	readFn func(uintptr) bool
-	buf    *[]byte
-	n      int
-	rerr   error
+	legIO  // the system's way of reading answers (io_linux.go, io_other.go)
 }
-
-var bufPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
 
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
@@ -94,6 +85,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if snap.EvMask != 0 {
 		f.rs = &ruleState{}
 	}
+	f.initIO()
 	return f
 }
 
@@ -123,7 +115,11 @@ func (f *flow) fromClient(b []byte) {
 			return // no member can take it: the datagram is dropped
 		}
 	}
-	lg.send(b)
+	if f.rs != nil {
+		lg.send(b) // in order with what the rules sent
+		return
+	}
+	f.l.forward(lg, b)
 }
 
 // pick chooses the member of the next datagram (state.Choose: a rule's
@@ -264,7 +260,7 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 	if m != nil {
 		lg.rec.Pool, lg.rec.Member, lg.rec.Owner = pool.Name, m.Name, m
 	}
-	lg.readFn = lg.read
+	lg.initIO()
 	return lg
 }
 
@@ -305,78 +301,6 @@ func (f *flow) addLeg(lg *leg) bool {
 	f.last.Store(lg)
 	go lg.readLoop()
 	return true
-}
-
-// send writes one datagram to the leg's server and counts it.
-func (lg *leg) send(b []byte) {
-	if _, err := lg.conn.Write(b); err != nil {
-		return // a refused or full socket loses the datagram, as UDP does
-	}
-	n := uint64(len(b))
-	lg.rec.BytesOut.Add(n)
-	lg.rec.PktsOut.Add(1)
-	if m := lg.member; m != nil {
-		m.Stats.Out(len(b), 1)
-		m.Node.Stats.Out(len(b), 1)
-		lg.pool.Stats.Out(len(b), 1)
-	}
-}
-
-// read is the leg's read callback: one datagram into a pooled buffer, or
-// false (the buffer given back) when none is queued.
-func (lg *leg) read(fd uintptr) bool {
-	if lg.buf == nil {
-		lg.buf = bufPool.Get().(*[]byte)
-	}
-	n, err := rawsock.Read(int(fd), *lg.buf)
-	if err == syscall.EAGAIN {
-		bufPool.Put(lg.buf)
-		lg.buf = nil
-		return false
-	}
-	lg.n, lg.rerr = n, err
-	return true
-}
-
-// readLoop passes the server's answers to the client until the leg is
-// closed. An ICMP error from the server (port unreachable) is skipped: the
-// client's next datagram may find it listening.
-func (lg *leg) readLoop() {
-	for {
-		err := lg.rc.Read(lg.readFn)
-		if err != nil || (lg.rerr != nil && lg.rerr != syscall.ECONNREFUSED) {
-			if lg.buf != nil {
-				bufPool.Put(lg.buf)
-				lg.buf = nil
-			}
-			return
-		}
-		if lg.rerr == nil {
-			lg.fromServer((*lg.buf)[:lg.n])
-		}
-		bufPool.Put(lg.buf)
-		lg.buf = nil
-	}
-}
-
-// fromServer counts one answer and sends it to the client.
-func (lg *leg) fromServer(b []byte) {
-	f := lg.f
-	f.Touch(f.l.e.now.Load())
-	lg.rec.BytesIn.Add(uint64(len(b)))
-	lg.rec.PktsIn.Add(1)
-	if m := lg.member; m != nil {
-		m.Stats.In(len(b), 1)
-		m.Node.Stats.In(len(b), 1)
-		lg.pool.Stats.In(len(b), 1)
-	}
-	if f.rs != nil {
-		var fwd bool
-		if b, fwd = f.serverData(lg, b); !fwd {
-			return
-		}
-	}
-	f.toClient(b)
 }
 
 // toClient sends a datagram to the flow's client from the virtual's
