@@ -317,3 +317,25 @@ when SERVER_DATA { UDP::payload replace 0 2 "X[UDP::remote_port]" }`)
 		return ps.ServerSide.PktsOut == 1
 	})
 }
+
+// A udp monitor's verdict steers new flows as on the TCP path: the member
+// whose answer does not match is down and takes no flow.
+func TestUDPMonitoredMembers(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.41.8.2:5300", "S1")
+	startUDPMember(t, "127.41.8.3:5300", "S2")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.8.1:53", "127.41.8.2:5300", "127.41.8.3:5300")
+	cfg.Monitors["/Common/udp_s2"] = &Monitor{Name: "/Common/udp_s2", Type: MonitorUDP,
+		Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "health", Recv: "^S2:"}
+	cfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/udp_s2"}}
+	mustApply(t, p, cfg)
+	eventually(t, "S1 marked down by its monitor", func() bool {
+		return memberStat(t, p, "/Common/pool", "/Common/127.41.8.2:5300").MonitorStatus == "down"
+	})
+	for i := 0; i < 4; i++ {
+		if got := label(dialUDP(t, "", "127.41.8.1:53").mustAsk("q")); got != "S2" {
+			t.Fatalf("a flow went to the member its monitor marked down (%s)", got)
+		}
+	}
+}
