@@ -339,3 +339,40 @@ func TestUDPMonitoredMembers(t *testing.T) {
 		}
 	}
 }
+
+// LB_SELECTED sees each choice and may change it; LB_FAILED answers when
+// no member can take a datagram.
+func TestUDPLBEvents(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.41.9.2:5300", "S1")
+	startUDPMember(t, "127.41.9.3:5300", "OTHER")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.9.1:53", "127.41.9.2:5300")
+	withPool(cfg, "/Common/other", "127.41.9.3:5300")
+	r, _ := compileRules(t, `when LB_SELECTED {
+  if {[UDP::client_port] % 2 == 0 && [LB::server pool] ne "/Common/other"} { pool other }
+}
+when LB_FAILED { UDP::respond "no member for [IP::client_addr]" }`)
+	cfg.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg)
+	for i := 0; i < 6; i++ {
+		c := dialUDP(t, "", "127.41.9.1:53")
+		want := "S1"
+		if c.local().Port()%2 == 0 {
+			want = "OTHER"
+		}
+		if got := label(c.mustAsk("q")); got != want {
+			t.Fatalf("client port %d went to %s, want %s", c.local().Port(), got, want)
+		}
+	}
+	// Every member forced offline: LB_FAILED answers.
+	cfg2 := udpBasic("127.41.9.1:53", "127.41.9.2:5300")
+	withPool(cfg2, "/Common/other", "127.41.9.3:5300")
+	cfg2.Pools["/Common/pool"].Members[0].State = StateUserDown
+	cfg2.Pools["/Common/other"].Members[0].State = StateUserDown
+	cfg2.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg2)
+	if got := dialUDP(t, "127.41.9.20:0", "127.41.9.1:53").mustAsk("q"); got != "no member for 127.41.9.20" {
+		t.Fatalf("LB_FAILED: %q", got)
+	}
+}

@@ -126,6 +126,23 @@ func (f *flow) fromClient(b []byte) {
 // member, then persistence, then balancing) and returns its leg, opened
 // if the flow has none to it. nil drops the datagram.
 func (f *flow) pick() *leg {
+	for round := 0; ; round++ {
+		lg, again := f.pickOnce(round < maxLBRounds)
+		if !again {
+			return lg
+		}
+	}
+}
+
+// maxLBRounds bounds how often LB_SELECTED and LB_FAILED may send one
+// choice back to be made again.
+const maxLBRounds = 3
+
+// pickOnce is one round of pick. With rules, LB_FAILED runs when no member
+// can take the datagram and LB_SELECTED when one was chosen; again is true
+// when such an event decided anew (pool, member, node) and may choose
+// again.
+func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	pool, want := f.pool, netip.AddrPort{}
 	var mode *state.ModeSpec
 	if rs := f.rs; rs != nil {
@@ -134,14 +151,14 @@ func (f *flow) pick() *leg {
 		mode, rs.changed = rs.lbMode, false
 		rs.mu.Unlock()
 		if nodeSel {
-			return f.nodeLeg(selAddr)
+			return f.nodeLeg(selAddr), false
 		}
 		if selPool != nil {
 			pool, want = selPool, selAddr
 		}
 	}
 	if pool == nil {
-		return nil
+		return nil, f.lbFailed(mayRetry)
 	}
 	var persisted func() (*state.Pool, *state.Member)
 	how := state.Chooser{Reserve: !f.dgram, Mode: mode}
@@ -151,7 +168,14 @@ func (f *flow) pick() *leg {
 	}
 	m, pool, _ := state.Choose(pool, state.Target{Addr: want, Accept: state.AvailDown}, persisted, nil, how)
 	if m == nil {
-		return nil
+		return nil, f.lbFailed(mayRetry)
+	}
+	dst := state.Translate(f.snap.Cfg, m.Cfg.Load().Addr, f.Local)
+	if goOn, again := f.lbSelected(pool, dst, mayRetry); !goOn || again {
+		if !f.dgram {
+			m.Release()
+		}
+		return nil, again
 	}
 	if f.dgram {
 		m.Stats.Requests.Add(1)
@@ -164,17 +188,16 @@ func (f *flow) pick() *leg {
 				m.Release() // the leg already holds the flow's count
 			}
 			f.last.Store(lg)
-			return lg
+			return lg, false
 		}
 	}
 	if f.dgram {
 		m.ReserveOverride() // balancing respected the limits; the leg holds the count
 	}
-	dst := state.Translate(f.snap.Cfg, m.Cfg.Load().Addr, f.Local)
-	lg := f.openLeg(dst, m, pool)
+	lg = f.openLeg(dst, m, pool)
 	if lg == nil {
 		m.Release()
-		return nil
+		return nil, false
 	}
 	pool.Stats.TryOpen(0)
 	if !f.dgram {
@@ -190,9 +213,9 @@ func (f *flow) pick() *leg {
 		f.mu.Unlock()
 	}
 	if !f.addLeg(lg) {
-		return nil
+		return nil, false
 	}
-	return lg
+	return lg, false
 }
 
 // nodeLeg is the leg to an address a rule named (node, forward): no pool,

@@ -18,8 +18,9 @@ import (
 // method runs inside an event, under mu.
 //
 // The events: CLIENT_ACCEPTED when a client's first datagram makes its
-// flow, CLIENT_DATA for every client datagram, SERVER_DATA for every
-// answer, CLIENT_CLOSED when the flow ends. UDP::payload is the datagram
+// flow, CLIENT_DATA for every client datagram, LB_SELECTED on each choice
+// of a member (LB_FAILED when none can take the datagram), SERVER_DATA for
+// every answer, CLIENT_CLOSED when the flow ends. UDP::payload is the datagram
 // of the event; UDP::drop (and drop, discard) loses it; reject ends the
 // flow; UDP::respond sends a datagram of its own.
 type ruleState struct {
@@ -38,6 +39,7 @@ type ruleState struct {
 	selAddr  netip.AddrPort
 	snat     state.SNATChoice
 	lbMode   *state.ModeSpec
+	pick     lbPick // the choice LB_SELECTED runs on
 	toClient [][]byte
 	toServer [][]byte
 }
@@ -131,6 +133,42 @@ func (f *flow) serverData(lg *leg, b []byte) ([]byte, bool) {
 	return out, fwd && ok
 }
 
+// lbPick is a choice not yet sent to (LB_SELECTED).
+type lbPick struct {
+	pool string
+	addr netip.AddrPort
+}
+
+// lbFailed runs LB_FAILED when no member can take a datagram; it reports
+// whether the rule decided anew (and may be asked to choose again).
+func (f *flow) lbFailed(mayRetry bool) bool {
+	if f.rs == nil || !f.handles(config.EventLBFailed) {
+		return false
+	}
+	_, fwd, again, ok := f.run(config.EventLBFailed, nil, nil)
+	return ok && fwd && again && mayRetry
+}
+
+// lbSelected runs LB_SELECTED on a choice: goOn is false when the rule
+// dropped the datagram or rejected the flow, again when it decided anew.
+func (f *flow) lbSelected(pool *state.Pool, dst netip.AddrPort, mayRetry bool) (goOn, again bool) {
+	if f.rs == nil || !f.handles(config.EventLBSelected) {
+		return true, false
+	}
+	rs := f.rs
+	rs.mu.Lock()
+	rs.pick = lbPick{pool: pool.Name, addr: dst}
+	rs.mu.Unlock()
+	_, fwd, changed, ok := f.run(config.EventLBSelected, nil, nil)
+	rs.mu.Lock()
+	rs.pick = lbPick{}
+	if !mayRetry {
+		rs.changed = false
+	}
+	rs.mu.Unlock()
+	return ok && fwd, ok && fwd && changed && mayRetry
+}
+
 // endRules runs CLIENT_CLOSED and releases the flow's rule session.
 func (f *flow) endRules() {
 	rs := f.rs
@@ -185,6 +223,9 @@ func (f *flow) Addr(e rules.Endpoint) netip.AddrPort {
 			return lg.rec.Client
 		}
 	case rules.EndServer:
+		if f.rs.pick.addr.IsValid() {
+			return f.rs.pick.addr
+		}
 		if lg := f.curLeg(); lg != nil {
 			return lg.rec.Server
 		}
@@ -351,6 +392,9 @@ func (f *flow) LBSelect() (string, netip.AddrPort, error) {
 
 // LBServer implements rules.Conn.
 func (f *flow) LBServer() (string, netip.AddrPort, bool) {
+	if pk := f.rs.pick; pk.addr.IsValid() {
+		return pk.pool, pk.addr, true
+	}
 	if lg := f.curLeg(); lg != nil {
 		return lg.rec.Pool, lg.rec.Server, true
 	}
