@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/persist"
 )
 
 // udpMember is a UDP member process's stand-in: it answers each datagram
@@ -374,5 +376,35 @@ when LB_FAILED { UDP::respond "no member for [IP::client_addr]" }`)
 	mustApply(t, p, cfg2)
 	if got := dialUDP(t, "127.41.9.20:0", "127.41.9.1:53").mustAsk("q"); got != "no member for 127.41.9.20" {
 		t.Fatalf("LB_FAILED: %q", got)
+	}
+}
+
+// A rule's persist uie keeps datagrams with one key on one member even
+// when every datagram is balanced on its own.
+func TestUDPRulePersistence(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.41.10.2:5300", "S1")
+	startUDPMember(t, "127.41.10.3:5300", "S2")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.10.1:53", "127.41.10.2:5300", "127.41.10.3:5300")
+	cfg.Virtuals["/Common/vs"].DatagramLB = true
+	r, _ := compileRules(t, `when CLIENT_DATA { persist uie [getfield [UDP::payload] " " 1] 60 }`)
+	cfg.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "", "127.41.10.1:53")
+	seen := map[string]string{}
+	for i := 0; i < 8; i++ {
+		key := []string{"alice", "bob"}[i%2]
+		got := label(c.mustAsk(key + " q"))
+		if prev, ok := seen[key]; ok && prev != got {
+			t.Fatalf("key %s went to %s, then %s", key, prev, got)
+		}
+		seen[key] = got
+	}
+	if seen["alice"] == seen["bob"] {
+		t.Fatalf("both keys on %s: the second key was not balanced", seen["alice"])
+	}
+	if n := p.PersistRecords(persist.Filter{}, func(*persist.Record) bool { return true }); n != 2 {
+		t.Fatalf("%d persistence records, want 2", n)
 	}
 }

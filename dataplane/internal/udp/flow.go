@@ -33,23 +33,29 @@ type flow struct {
 	// only the listener's reader sets it.
 	last atomic.Pointer[leg]
 
-	// Persistence on the virtual's source-addr profile: the key, decided
-	// once, and the lookup state.Choose calls (made once per flow).
+	// Persistence: the virtual's source-addr profile's key (decided once),
+	// which a rule's persist command replaces (persist.go); the lookup
+	// state.Choose calls, made once per flow; and the record the flow
+	// made, refreshed when it ends. The reader alone uses persists, pers,
+	// choosing.
 	persists  bool
 	pers      persistDecision
 	persisted func() (*state.Pool, *state.Member)
 	choosing  *state.Pool // the pool of the choice being made, for persisted
-	madePers  bool
+	madePers  bool        // under mu, with madeKey and madeScope
+	madeKey   persist.Key
 	madeScope persist.Scope
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
 	flowIO
 }
 
-// persistDecision is what a flow persists on.
+// persistDecision is what a flow persists on: the key, the virtual's
+// profile of its mode (nil: none) and the record's timeout.
 type persistDecision struct {
-	key  persist.Key
-	prof *config.Persistence
+	key     persist.Key
+	prof    *config.Persistence
+	timeout time.Duration
 }
 
 // leg is one server side of a flow: a UDP socket connected to a member
@@ -77,13 +83,15 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof != nil && prof.Method == config.PersistSourceAddr {
 			f.persists = true
-			f.pers = persistDecision{key: persist.AddrKey(persist.SourceAddress, client.Addr(), prof.Mask), prof: prof}
-			f.persisted = f.persistLookup
+			f.pers = persistDecision{key: persist.AddrKey(persist.SourceAddress, client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}
 			break
 		}
 	}
 	if snap.EvMask != 0 {
 		f.rs = &ruleState{}
+	}
+	if f.persists || f.rs != nil {
+		f.persisted = f.persistLookup
 	}
 	f.initIO()
 	return f
@@ -162,9 +170,12 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	}
 	var persisted func() (*state.Pool, *state.Member)
 	how := state.Chooser{Reserve: !f.dgram, Mode: mode}
+	if f.rs != nil {
+		f.rulePersist()
+	}
 	if f.persists {
 		persisted, f.choosing = f.persisted, pool
-		how.Override = f.pers.prof.OverrideConnectionLimit
+		how.Override = f.pers.prof != nil && f.pers.prof.OverrideConnectionLimit
 	}
 	m, pool, _ := state.Choose(pool, state.Target{Addr: want, Accept: state.AvailDown}, persisted, nil, how)
 	if m == nil {
@@ -206,11 +217,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		pool.Stats.Requests.Add(1)
 	}
 	if f.persists {
-		s := state.PersistScope(f.snap.Cfg, pool.Name, f.pers.prof)
-		f.l.e.env.Persist.Add(f.pers.key, s, m.Cfg.Load().Addr, f.Client.Addr(), f.pers.prof.Timeout)
-		f.mu.Lock()
-		f.madePers, f.madeScope = true, s
-		f.mu.Unlock()
+		f.persistSave(f.pers, pool, m)
 	}
 	if !f.addLeg(lg) {
 		return nil, false
@@ -235,18 +242,6 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 		return nil
 	}
 	return lg
-}
-
-// persistLookup is state.Choose's persisted for this flow: the member the
-// client's source-addr record points at in the pool being chosen in.
-func (f *flow) persistLookup() (*state.Pool, *state.Member) {
-	pool := f.choosing
-	s := state.PersistScope(f.snap.Cfg, pool.Name, f.pers.prof)
-	rec, ok := f.l.e.env.Persist.Lookup(f.pers.key, s)
-	if !ok {
-		return nil, nil
-	}
-	return f.l.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
 }
 
 // source is the server side's source address: the virtual's
@@ -355,7 +350,7 @@ func (f *flow) end() {
 	}
 	f.l.forget(f)
 	f.mu.Lock()
-	legs, made, scope := f.legs, f.madePers, f.madeScope
+	legs, made, key, scope := f.legs, f.madePers, f.madeKey, f.madeScope
 	f.mu.Unlock()
 	for _, lg := range legs {
 		lg.conn.Close()
@@ -365,7 +360,7 @@ func (f *flow) end() {
 		f.endRules()
 	}
 	if made {
-		f.l.e.env.Persist.Touch(f.pers.key, scope)
+		f.l.e.env.Persist.Touch(key, scope)
 	}
 	f.l.e.env.Table.Remove(&f.Flow)
 	f.vs.Stats.Close()

@@ -40,6 +40,7 @@ type ruleState struct {
 	snat     state.SNATChoice
 	lbMode   *state.ModeSpec
 	pick     lbPick // the choice LB_SELECTED runs on
+	persist  rulePersistState
 	toClient [][]byte
 	toServer [][]byte
 }
