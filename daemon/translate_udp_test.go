@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +147,64 @@ func TestUDPVirtualRefusals(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "v1") || strings.Contains(out, "v2") {
 		t.Fatalf("a refused virtual was stored: %s", out)
+	}
+}
+
+// A bigip.conf with a udp and a tcp virtual on one address and port loads
+// and both run.
+func TestUDPAndTCPVirtualsLoad(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := openWithPlane(t, dir)
+	dnsMember(t, "127.41.23.11:5353")
+	labelServer(t, "127.41.23.12:9000", "T1")
+	conf := `ltm pool /Common/dns_pool {
+    members { /Common/127.41.23.11:5353 { address 127.41.23.11 } }
+}
+ltm pool /Common/tcp_pool {
+    members { /Common/127.41.23.12:9000 { address 127.41.23.12 } }
+}
+ltm profile udp /Common/udp_dns {
+    defaults-from /Common/udp
+    idle-timeout 30
+}
+ltm virtual /Common/dns_udp {
+    destination /Common/127.41.23.1:53
+    ip-protocol udp
+    pool /Common/dns_pool
+    profiles { /Common/udp_dns { } }
+}
+ltm virtual /Common/dns_tcp {
+    destination /Common/127.41.23.1:53
+    ip-protocol tcp
+    pool /Common/tcp_pool
+    profiles { /Common/tcp { } }
+}
+`
+	path := dir + "/both.conf"
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := e.NewSession("admin").(*Session)
+	if out, err := run(t, s, "load sys config merge file "+path); err != "" {
+		t.Fatalf("load: %s %s", out, err)
+	}
+	c, conn := udpClient(t, "127.41.23.1:53")
+	if got := askA(t, c, conn); got != "127.41.23.11" {
+		t.Fatalf("udp answer %s", got)
+	}
+	tc, err := net.DialTimeout("tcp", "127.41.23.1:53", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	tc.SetDeadline(time.Now().Add(3 * time.Second))
+	tc.Write([]byte("hi\n"))
+	buf := make([]byte, 16)
+	if n, _ := tc.Read(buf); !strings.HasPrefix(string(buf[:n]), "T1") {
+		t.Fatalf("tcp virtual answered %q", buf[:n])
+	}
+	out, _ := run(t, s, "show sys connection protocol udp")
+	if !strings.Contains(out, "127.41.23.1:53") {
+		t.Fatalf("no udp row: %s", out)
 	}
 }
