@@ -381,7 +381,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
+	if !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

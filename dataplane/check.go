@@ -18,7 +18,12 @@ import (
 func Check(cfg *Config) error {
 	var errs []error
 	add := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	bound := map[netip.AddrPort]string{}
+	// A udp and a tcp virtual may share an address and port.
+	type binding struct {
+		udp bool
+		ap  netip.AddrPort
+	}
+	bound := map[binding]string{}
 	for _, name := range sortedKeys(cfg.Virtuals) {
 		v := cfg.Virtuals[name]
 		if v == nil {
@@ -36,12 +41,13 @@ func Check(cfg *Config) error {
 		}
 		for _, p := range ports {
 			ap := netip.AddrPortFrom(v.Destination.Addr(), p)
-			if other, ok := bound[ap]; ok {
+			if other, ok := bound[binding{v.IsUDP(), ap}]; ok {
 				add("virtual %s: destination %s is already used by virtual %s", name, ap, other)
 				break
 			}
-			bound[ap] = name
+			bound[binding{v.IsUDP(), ap}] = name
 		}
+		checkUDP(name, v, add)
 		if v.Pool != "" && cfg.Pools[v.Pool] == nil {
 			add("virtual %s: pool %s does not exist", name, v.Pool)
 		}

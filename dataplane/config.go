@@ -37,9 +37,12 @@ type (
 	FQDN              = config.FQDN
 	ExternalMonitor   = config.ExternalMonitor
 	InbandMonitor     = config.InbandMonitor
+	Protocol          = config.Protocol
 )
 
 const (
+	ProtoTCP                       = config.ProtoTCP
+	ProtoUDP                       = config.ProtoUDP
 	SNATNone                       = config.SNATNone
 	SNATAutomap                    = config.SNATAutomap
 	SNATPool                       = config.SNATPool

@@ -28,6 +28,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/internal/udp"
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/fqdn"
@@ -83,6 +84,9 @@ type Plane struct {
 	// nodes are expanded; fqdns follows their names (fqdnnodes.go).
 	base  *Prepared
 	fqdns map[string]*fqdnNode
+	udp   *udp.Engine // UDP virtuals' listeners and flows (udp.go)
+
+	udpListeners udpSet
 }
 
 // New starts an empty dataplane.
@@ -104,7 +108,10 @@ func New(opts Options) *Plane {
 		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*l4.Listener{},
 		fqdns:     map[string]*fqdnNode{},
+
+		udpListeners: udpSet{},
 	}
+	p.udp = p.newUDP()
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,
@@ -211,6 +218,9 @@ type generation struct {
 	virtuals map[string]*state.Virtual
 	adminUp  []*state.Member     // members the admin re-enabled
 	stale    []*monitor.Instance // monitors to stop once swapped
+	// The UDP virtuals' addresses and their new listeners (udp.go).
+	wantUDP  map[netip.AddrPort]string
+	freshUDP udpSet
 }
 
 // bindListeners binds every address of cfg that is not bound yet. On
@@ -219,6 +229,9 @@ type generation struct {
 func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 	b := &generation{want: map[netip.AddrPort]string{}, fresh: map[netip.AddrPort]*l4.Listener{}}
 	for name, v := range cfg.Virtuals {
+		if v.IsUDP() {
+			continue
+		}
 		ports, _ := v.Ports()
 		for _, port := range ports {
 			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
@@ -236,6 +249,12 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 			return nil, fmt.Errorf("virtual %s: cannot listen on %s: %v", name, ap, rawsock.UnwrapOp(err))
 		}
 		b.fresh[ap] = l
+	}
+	if err := p.bindUDP(cfg, b); err != nil {
+		for _, l := range b.fresh {
+			l.CloseUnstarted()
+		}
+		return nil, err
 	}
 	return b, nil
 }
@@ -308,6 +327,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			v = &state.Virtual{Name: name}
 		}
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
+		if vc.IsUDP() {
+			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
+		}
 		if vc.Pool != "" {
 			snap.Pool = b.pools[vc.Pool]
 		}
@@ -384,6 +406,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	}
 	p.l4.Stop(retired)
 	p.l4.Start(started)
+	p.swapUDP(b)
 	removedVirtuals := map[string]*state.Virtual{}
 	for name, v := range p.virtuals {
 		if b.virtuals[name] == nil {
@@ -429,6 +452,7 @@ func (p *Plane) Close() {
 		delete(p.listeners, ap)
 	}
 	p.l4.Stop(all)
+	clear(p.udpListeners)
 	var stale []*monitor.Instance
 	for _, m := range p.members {
 		stale = append(stale, m.Watch.StopAll()...)
@@ -448,6 +472,7 @@ func (p *Plane) Close() {
 	p.table.Each(func(f *flows.Flow) bool { f.Abort(); return true })
 	p.mblbs.Close()
 	p.l4.Close()
+	p.udp.Close()
 }
 
 // probeTarget is where a monitor probes a member (or node, port 0): the

@@ -234,6 +234,22 @@ func runMonitor(k *Kind) *Kind {
 	return k
 }
 
+// actOn marks a kept F5 kind as one openltm acts on, with the settings it
+// uses (and defaults-from, description, app-service, metadata); its
+// other settings stay kept-only.
+func actOn(k *Kind, help string, names ...string) *Kind {
+	k.Passive = false
+	k.Help = help
+	acted := map[string]bool{"defaults-from": true, "description": true, "app-service": true, "metadata": true}
+	for _, n := range names {
+		acted[n] = true
+	}
+	for _, p := range k.Props {
+		p.Passive = !acted[p.Name]
+	}
+	return k
+}
+
 // row finds a row before the kind is indexed (while tables are built).
 func (k *Kind) row(name string) *Prop {
 	for _, p := range k.Props {
@@ -527,7 +543,7 @@ c3d-cert-lifespan int 24
 c3d-cert-extension-includes list
 c3d-cert-extension-custom-oids list
 `), "F5 ltm profile server-ssl: TLS to the pool members, originated by the virtual"),
-		profileKind("udp", "udp", `
+		actOn(profileKind("udp", "udp", `
 idle-timeout int 60
 datagram-load-balancing ed disabled
 allow-no-payload ed disabled
@@ -542,7 +558,7 @@ ip-df-mode enum pmtu pmtu|preserve|set|clear
 ip-ttl-mode enum proxy proxy|preserve|decrement|set
 ip-ttl-v4 int 255
 ip-ttl-v6 int 64
-`),
+`), "F5 ltm profile udp: idle-timeout and datagram-load-balancing of udp virtual servers", "idle-timeout", "datagram-load-balancing"),
 		profileKind("dns", "dns", `
 cache str none
 dns-security str none

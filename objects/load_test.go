@@ -89,7 +89,7 @@ func TestValidFilesLoad(t *testing.T) {
     monitor min 1 of { /Common/https }
 }
 `, nil},
-		{"virtual without destination", "ltm virtual /Common/fwd {\n    ip-protocol udp\n    profiles {\n        /Common/udp { }\n    }\n}\n", []string{"ltm profile udp"}},
+		{"virtual without destination", "ltm virtual /Common/fwd {\n    ip-protocol udp\n    profiles {\n        /Common/udp { }\n    }\n}\n", nil},
 		{"udp and tcp on one address and port", `ltm virtual /Common/dns_udp {
     destination /Common/10.1.1.53:53
     ip-protocol udp

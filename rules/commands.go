@@ -56,6 +56,7 @@ func commandTable() *tcl.Commands {
 			t.Register(name, cmdSimpleDecision(name, k))
 		}
 		registerTCP(t)
+		registerUDP(t)
 		registerIP(t)
 		registerLB(t)
 		t.Register("persist", cmdPersist)

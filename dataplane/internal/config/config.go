@@ -78,9 +78,19 @@ type Virtual struct {
 	SNAT SNAT
 	// Pool is the default pool's full path; "" means none.
 	Pool string
-	// IdleTimeout comes from the tcp profile; 0 means its default (300 s),
-	// a negative value means never (`indefinite`).
+	// IdleTimeout comes from the tcp profile (the udp profile on a UDP
+	// virtual); 0 means the profile's default (300 s, 60 s for udp), a
+	// negative value means never (`indefinite`).
 	IdleTimeout time.Duration
+	// Protocol is ip-protocol: ProtoTCP ("" too) or ProtoUDP. A UDP
+	// virtual is served by the datagram path and may share its address
+	// and port with a TCP one.
+	Protocol Protocol
+	// DatagramLB is the udp profile's datagram-load-balancing: each
+	// client datagram is balanced on its own (answers still go back to
+	// the client that asked), instead of every datagram of a client
+	// address and port following the first one's member.
+	DatagramLB bool
 	// Persist is the persistence profile marked `default yes`: clients
 	// with a record go back to its member before any load balancing; nil
 	// means none.
@@ -100,6 +110,18 @@ type Virtual struct {
 	// originates TLS (tls.go); nil: plaintext on both sides.
 	TLS *TLS
 }
+
+// Protocol is a virtual's ip-protocol as the dataplane serves it.
+type Protocol string
+
+// The protocols the dataplane serves.
+const (
+	ProtoTCP Protocol = "tcp"
+	ProtoUDP Protocol = "udp"
+)
+
+// IsUDP reports whether the virtual is served by the datagram path.
+func (v *Virtual) IsUDP() bool { return v.Protocol == ProtoUDP }
 
 // MBLB is a virtual's message-based load balancing: the mblb profile, with
 // openltm's framing extension, and the one-connect profile when the

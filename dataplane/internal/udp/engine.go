@@ -1,0 +1,278 @@
+// Package udp is the dataplane's datagram path: the listeners of
+// `ip-protocol udp` virtual servers and their flows. A flow is one client
+// address and port on one listener; it keeps, for the udp profile's idle
+// timeout, the member its first datagram was balanced to (or, with
+// datagram-load-balancing, one server socket per member its datagrams
+// went to, each datagram balanced on its own), and answers from a member
+// go back to the client that asked. Members are chosen by state.Choose,
+// server sides translated by state.Translate and state.SNATSource, as on
+// the TCP path; flows are rows of the plane's connection table with
+// protocol udp. An Engine is given its environment (Env) and does not
+// know the plane that owns it.
+package udp
+
+import (
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// DefaultIdleTimeout is the udp profile's idle-timeout default.
+const DefaultIdleTimeout = 60 * time.Second
+
+// IdleTimeout is a UDP virtual's idle timeout from its configured value: 0
+// is the profile's default, negative never expires (returned as 0).
+func IdleTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultIdleTimeout
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+// tick is how often flows are checked for their idle timeout, and the
+// resolution of the clock datagrams are stamped with.
+const tick = 200 * time.Millisecond
+
+// Env is what the datagram path needs of the plane.
+type Env struct {
+	// Table lists every flow (show/delete sys connection).
+	Table *flows.Table
+	// Log receives rule errors in BIG-IP's words.
+	Log *slog.Logger
+	// Pools is the running commit's pool index.
+	Pools func() state.Pools
+	// Running is the running configuration (snatpools named by rules).
+	Running func() *config.Config
+	// Persist is the plane's persistence table.
+	Persist *persist.Table
+}
+
+// Engine runs the UDP listeners of one plane and their flows.
+type Engine struct {
+	env Env
+	now atomic.Int64 // coarse clock, Unix nanoseconds, advanced every tick
+
+	mu        sync.Mutex
+	listeners map[*Listener]struct{}
+	sweeping  bool
+	stop      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// New makes an engine; its idle sweeper starts with the first listener.
+func New(env Env) *Engine {
+	e := &Engine{env: env, listeners: map[*Listener]struct{}{}, stop: make(chan struct{})}
+	e.now.Store(time.Now().UnixNano())
+	return e
+}
+
+// Listener is one bound UDP address of a virtual server. VS is the
+// virtual it serves, swapped by commits; flows keep the snapshot they
+// started with.
+type Listener struct {
+	VS   atomic.Pointer[state.Virtual]
+	e    *Engine
+	conn *net.UDPConn
+	rc   syscall.RawConn
+	addr netip.AddrPort
+	listenerIO
+
+	mu     sync.RWMutex
+	flows  map[netip.AddrPort]*flow
+	closed bool
+	done   chan struct{}
+}
+
+// Addr is the address the listener is bound to.
+func (l *Listener) Addr() netip.AddrPort { return l.addr }
+
+// socketBuffer is the receive and send buffer asked for each listener
+// socket, so that a burst of queries is queued rather than dropped while
+// the reader is busy.
+const socketBuffer = 4 << 20
+
+// Listen binds ap without serving it yet: a commit binds every new address
+// before it changes anything, so that a failed bind changes nothing.
+func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+	c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(ap))
+	if err != nil {
+		return nil, err
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.SetReadBuffer(socketBuffer)
+	c.SetWriteBuffer(socketBuffer)
+	return &Listener{e: e, conn: c, rc: rc, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})}, nil
+}
+
+// CloseUnstarted releases a listener a failed commit bound.
+func (l *Listener) CloseUnstarted() {
+	l.conn.Close()
+	close(l.done)
+}
+
+// Start serves the listeners.
+func (e *Engine) Start(ls []*Listener) {
+	if len(ls) == 0 {
+		return
+	}
+	e.mu.Lock()
+	for _, l := range ls {
+		e.listeners[l] = struct{}{}
+		go l.serve()
+	}
+	if !e.sweeping && e.stop != nil {
+		e.sweeping = true
+		e.wg.Add(1)
+		go e.sweep(e.stop)
+	}
+	e.mu.Unlock()
+}
+
+// Stop closes the listeners and ends their flows: a flow's answers leave
+// from the listener's address, so they cannot outlive it.
+func (e *Engine) Stop(ls []*Listener) {
+	for _, l := range ls {
+		e.mu.Lock()
+		delete(e.listeners, l)
+		e.mu.Unlock()
+		l.mu.Lock()
+		l.closed = true
+		all := make([]*flow, 0, len(l.flows))
+		for _, f := range l.flows {
+			all = append(all, f)
+		}
+		l.mu.Unlock()
+		l.conn.Close()
+		<-l.done
+		for _, f := range all {
+			f.end()
+		}
+	}
+}
+
+// Close stops every listener and the sweeper.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	ls := make([]*Listener, 0, len(e.listeners))
+	for l := range e.listeners {
+		ls = append(ls, l)
+	}
+	e.mu.Unlock()
+	e.Stop(ls)
+	e.mu.Lock()
+	if e.stop != nil {
+		close(e.stop)
+		e.stop = nil
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+}
+
+// sweep advances the coarse clock and ends flows idle past their timeout.
+func (e *Engine) sweep(stop <-chan struct{}) {
+	defer e.wg.Done()
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var idle []*flow
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			n := now.UnixNano()
+			e.now.Store(n)
+			e.mu.Lock()
+			ls := make([]*Listener, 0, len(e.listeners))
+			for l := range e.listeners {
+				ls = append(ls, l)
+			}
+			e.mu.Unlock()
+			for _, l := range ls {
+				idle = idle[:0]
+				l.mu.RLock()
+				for _, f := range l.flows {
+					if f.idle > 0 && n-f.LastActive() >= int64(f.idle) {
+						idle = append(idle, f)
+					}
+				}
+				l.mu.RUnlock()
+				for _, f := range idle {
+					f.end()
+				}
+			}
+		}
+	}
+}
+
+// maxDatagram is the largest UDP payload over IPv4 and IPv6 without
+// jumbograms.
+const maxDatagram = 65535
+
+// datagram handles one client datagram: its flow (made for a new client),
+// the rules, the member, the send.
+func (l *Listener) datagram(client netip.AddrPort, b []byte) {
+	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
+	l.mu.RLock()
+	f := l.flows[client]
+	l.mu.RUnlock()
+	if f == nil {
+		vs := l.VS.Load()
+		if vs == nil {
+			return
+		}
+		if f = l.open(vs, client); f == nil {
+			return
+		}
+	}
+	f.fromClient(b)
+}
+
+// open makes the flow of a new client, or nil when the virtual does not
+// admit it (disabled, foreign source, connection limit) or a rule ended
+// it in CLIENT_ACCEPTED.
+func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
+	snap := vs.Snap.Load()
+	if !vs.Admit(snap, client) {
+		return nil
+	}
+	f := newFlow(l, vs, snap, client)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		vs.Stats.Close()
+		return nil
+	}
+	l.flows[client] = f
+	l.mu.Unlock()
+	l.e.env.Table.Add(&f.Flow)
+	if f.rs != nil && !f.accepted() {
+		f.end()
+		return nil
+	}
+	return f
+}
+
+// forget takes f out of the listener's flows.
+func (l *Listener) forget(f *flow) {
+	l.mu.Lock()
+	if l.flows[f.Client] == f {
+		delete(l.flows, f.Client)
+	}
+	l.mu.Unlock()
+}

@@ -1,0 +1,368 @@
+package udp
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// flow is one client address and port on one listener: its table entry,
+// the virtual's snapshot it started with, and its server sides (legs).
+type flow struct {
+	flows.Flow
+	l     *Listener
+	vs    *state.Virtual
+	snap  *state.VirtualSnap
+	pool  *state.Pool // the virtual's default pool
+	idle  time.Duration
+	dgram bool // datagram-load-balancing
+	ended atomic.Bool
+
+	mu   sync.Mutex // legs, against end
+	legs []*leg
+	// last is the leg the flow's datagrams follow (per-flow balancing);
+	// only the listener's reader sets it.
+	last atomic.Pointer[leg]
+
+	// Persistence: the virtual's source-addr profile's key (decided once),
+	// which a rule's persist command replaces (persist.go); the lookup
+	// state.Choose calls, made once per flow; and the record the flow
+	// made, refreshed when it ends. The reader alone uses persists, pers,
+	// choosing.
+	persists  bool
+	pers      persistDecision
+	persisted func() (*state.Pool, *state.Member)
+	choosing  *state.Pool // the pool of the choice being made, for persisted
+	madePers  bool        // under mu, with madeKey and madeScope
+	madeKey   persist.Key
+	madeScope persist.Scope
+
+	rs *ruleState // nil when the virtual's rules handle no event of ours
+	flowIO
+}
+
+// persistDecision is what a flow persists on: the key, the virtual's
+// profile of its mode (nil: none) and the record's timeout.
+type persistDecision struct {
+	key     persist.Key
+	prof    *config.Persistence
+	timeout time.Duration
+}
+
+// leg is one server side of a flow: a UDP socket connected to a member
+// (or a node a rule named), bound to the SNAT address, with a goroutine
+// reading the member's answers.
+type leg struct {
+	f      *flow
+	conn   *net.UDPConn
+	rc     syscall.RawConn
+	member *state.Member // nil for a node decision
+	pool   *state.Pool   // nil for a node decision
+	rec    flows.Leg
+	legIO  // the system's way of reading answers (io_linux.go, io_other.go)
+}
+
+// newFlow fills in a new client's flow.
+func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
+	cfg := snap.Cfg
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, idle: snap.Idle, dgram: cfg.DatagramLB}
+	f.Client, f.Local = client, l.addr
+	f.Virtual = vs.Name
+	f.Flow.Protocol = "udp"
+	f.IdleTimeout = snap.Idle
+	f.Closer = func(bool) { f.end() }
+	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
+		if prof != nil && prof.Method == config.PersistSourceAddr {
+			f.persists = true
+			f.pers = persistDecision{key: persist.AddrKey(persist.SourceAddress, client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}
+			break
+		}
+	}
+	if snap.EvMask != 0 {
+		f.rs = &ruleState{}
+	}
+	if f.persists || f.rs != nil {
+		f.persisted = f.persistLookup
+	}
+	f.initIO()
+	return f
+}
+
+// fromClient forwards one client datagram to the flow's member, choosing
+// one first when the flow has none yet, balances every datagram, or a rule
+// decided again.
+func (f *flow) fromClient(b []byte) {
+	if f.ended.Load() {
+		return
+	}
+	f.Touch(f.l.e.now.Load())
+	f.BytesIn.Add(uint64(len(b)))
+	f.PktsIn.Add(1)
+	f.vs.Stats.In(len(b), 1)
+	lg := f.last.Load()
+	if f.rs != nil {
+		var fwd, again bool
+		if b, fwd, again = f.clientData(b); !fwd {
+			return
+		}
+		if again {
+			lg = nil
+		}
+	}
+	if lg == nil || f.dgram {
+		if lg = f.pick(); lg == nil {
+			return // no member can take it: the datagram is dropped
+		}
+	}
+	if f.rs != nil {
+		lg.send(b) // in order with what the rules sent
+		return
+	}
+	f.l.forward(lg, b)
+}
+
+// pick chooses the member of the next datagram (state.Choose: a rule's
+// member, then persistence, then balancing) and returns its leg, opened
+// if the flow has none to it. nil drops the datagram.
+func (f *flow) pick() *leg {
+	for round := 0; ; round++ {
+		lg, again := f.pickOnce(round < maxLBRounds)
+		if !again {
+			return lg
+		}
+	}
+}
+
+// maxLBRounds bounds how often LB_SELECTED and LB_FAILED may send one
+// choice back to be made again.
+const maxLBRounds = 3
+
+// pickOnce is one round of pick. With rules, LB_FAILED runs when no member
+// can take the datagram and LB_SELECTED when one was chosen; again is true
+// when such an event decided anew (pool, member, node) and may choose
+// again.
+func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
+	pool, want := f.pool, netip.AddrPort{}
+	var mode *state.ModeSpec
+	if rs := f.rs; rs != nil {
+		rs.mu.Lock()
+		nodeSel, selPool, selAddr := rs.nodeSel, rs.selPool, rs.selAddr
+		mode, rs.changed = rs.lbMode, false
+		rs.mu.Unlock()
+		if nodeSel {
+			return f.nodeLeg(selAddr), false
+		}
+		if selPool != nil {
+			pool, want = selPool, selAddr
+		}
+	}
+	if pool == nil {
+		return nil, f.lbFailed(mayRetry)
+	}
+	var persisted func() (*state.Pool, *state.Member)
+	how := state.Chooser{Reserve: !f.dgram, Mode: mode}
+	if f.rs != nil {
+		f.rulePersist()
+	}
+	if f.persists {
+		persisted, f.choosing = f.persisted, pool
+		how.Override = f.pers.prof != nil && f.pers.prof.OverrideConnectionLimit
+	}
+	m, pool, _ := state.Choose(pool, state.Target{Addr: want, Accept: state.AvailDown}, persisted, nil, how)
+	if m == nil {
+		return nil, f.lbFailed(mayRetry)
+	}
+	dst := state.Translate(f.snap.Cfg, m.Cfg.Load().Addr, f.Local)
+	if goOn, again := f.lbSelected(pool, dst, mayRetry); !goOn || again {
+		if !f.dgram {
+			m.Release()
+		}
+		return nil, again
+	}
+	if f.dgram {
+		m.Stats.Requests.Add(1)
+		m.Node.Stats.Requests.Add(1)
+		pool.Stats.Requests.Add(1)
+	}
+	for _, lg := range f.legs { // the reader is the only writer of legs
+		if lg.member == m && lg.pool == pool {
+			if !f.dgram {
+				m.Release() // the leg already holds the flow's count
+			}
+			f.last.Store(lg)
+			return lg, false
+		}
+	}
+	if f.dgram {
+		m.ReserveOverride() // balancing respected the limits; the leg holds the count
+	}
+	lg = f.openLeg(dst, m, pool)
+	if lg == nil {
+		m.Release()
+		return nil, false
+	}
+	pool.Stats.TryOpen(0)
+	if !f.dgram {
+		m.Stats.Requests.Add(1)
+		m.Node.Stats.Requests.Add(1)
+		pool.Stats.Requests.Add(1)
+	}
+	if f.persists {
+		f.persistSave(f.pers, pool, m)
+	}
+	if !f.addLeg(lg) {
+		return nil, false
+	}
+	return lg, false
+}
+
+// nodeLeg is the leg to an address a rule named (node, forward): no pool,
+// no member accounting; port 0 keeps the port the client reached.
+func (f *flow) nodeLeg(a netip.AddrPort) *leg {
+	if a.Port() == 0 {
+		a = netip.AddrPortFrom(a.Addr(), f.Local.Port())
+	}
+	for _, lg := range f.legs {
+		if lg.member == nil && lg.rec.Server == a {
+			f.last.Store(lg)
+			return lg
+		}
+	}
+	lg := f.openLeg(a, nil, nil)
+	if lg == nil || !f.addLeg(lg) {
+		return nil
+	}
+	return lg
+}
+
+// source is the server side's source address: the virtual's
+// source-address-translation, or a rule's snat decision.
+func (f *flow) source(dst netip.AddrPort) netip.AddrPort {
+	var rule *state.SNATChoice
+	if rs := f.rs; rs != nil {
+		rs.mu.Lock()
+		if rs.snat.Set {
+			c := rs.snat
+			rule = &c
+		}
+		rs.mu.Unlock()
+	}
+	return state.SNATSource(f.vs, f.snap, f.Client, f.Local, dst, rule)
+}
+
+// openLeg opens a server socket to dst from the flow's SNAT source,
+// keeping the client's port when the kernel allows. nil when no socket
+// can be made.
+func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *leg {
+	c, err := dial(f.source(dst), dst)
+	if err != nil {
+		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
+		return nil
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		c.Close()
+		return nil
+	}
+	lg := &leg{f: f, conn: c, rc: rc, member: m, pool: pool}
+	lg.rec = flows.Leg{Client: c.LocalAddr().(*net.UDPAddr).AddrPort(), Server: dst}
+	if m != nil {
+		lg.rec.Pool, lg.rec.Member, lg.rec.Owner = pool.Name, m.Name, m
+	}
+	lg.initIO()
+	return lg
+}
+
+// dial makes a UDP socket connected to dst and bound to src (src's port
+// when free, else any; an invalid src lets the kernel choose).
+func dial(src, dst netip.AddrPort) (*net.UDPConn, error) {
+	raddr := net.UDPAddrFromAddrPort(dst)
+	if !src.IsValid() {
+		return net.DialUDP("udp", nil, raddr)
+	}
+	if src.Port() != 0 {
+		if c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(src), raddr); err == nil {
+			return c, nil
+		}
+	}
+	c, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0)), raddr)
+	if err != nil && errors.Is(err, syscall.EADDRNOTAVAIL) {
+		// Not an address of this host (a remote client without SNAT): the
+		// kernel's source it is.
+		return net.DialUDP("udp", nil, raddr)
+	}
+	return c, err
+}
+
+// addLeg attaches a new leg to the flow and starts reading its answers;
+// false (and the leg closed) when the flow ended meanwhile.
+func (f *flow) addLeg(lg *leg) bool {
+	f.mu.Lock()
+	if f.ended.Load() {
+		f.mu.Unlock()
+		lg.conn.Close()
+		lg.release()
+		return false
+	}
+	f.legs = append(f.legs, lg)
+	f.mu.Unlock()
+	f.AddLeg(&lg.rec)
+	f.last.Store(lg)
+	go lg.readLoop()
+	return true
+}
+
+// toClient sends a datagram to the flow's client from the virtual's
+// address, and counts it.
+func (f *flow) toClient(b []byte) {
+	if _, err := f.l.conn.WriteToUDPAddrPort(b, f.Client); err != nil {
+		return
+	}
+	f.BytesOut.Add(uint64(len(b)))
+	f.PktsOut.Add(1)
+	f.vs.Stats.Out(len(b), 1)
+}
+
+// release gives back the member's and pool's counts the leg held.
+func (lg *leg) release() {
+	if m := lg.member; m != nil {
+		m.Release()
+		lg.pool.Stats.Close()
+	}
+}
+
+// end closes the flow's server sides and gives back what it held: its
+// table entry, the counts, its persistence record's refresh. Idle timeout,
+// delete sys connection, a service-down-action, a rule's reject and the
+// listener's end all come here; ending twice is harmless.
+func (f *flow) end() {
+	if !f.ended.CompareAndSwap(false, true) {
+		return
+	}
+	f.l.forget(f)
+	f.mu.Lock()
+	legs, made, key, scope := f.legs, f.madePers, f.madeKey, f.madeScope
+	f.mu.Unlock()
+	for _, lg := range legs {
+		lg.conn.Close()
+		lg.release()
+	}
+	if f.rs != nil {
+		f.endRules()
+	}
+	if made {
+		f.l.e.env.Persist.Touch(key, scope)
+	}
+	f.l.e.env.Table.Remove(&f.Flow)
+	f.vs.Stats.Close()
+	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+}

@@ -1,0 +1,130 @@
+//go:build !linux
+
+package udp
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"syscall"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+)
+
+// On systems without recvmmsg(2) and sendmmsg(2), datagrams are read and
+// written one system call each.
+
+// legIO is a leg's read state: the callback made once per leg so a read
+// allocates nothing, and the pooled buffer held only while a datagram is
+// being handled.
+type legIO struct {
+	readFn func(uintptr) bool
+	buf    *[]byte
+	n      int
+	rerr   error
+}
+
+// flowIO and listenerIO need nothing here.
+type (
+	flowIO     struct{}
+	listenerIO struct{}
+)
+
+func (f *flow) initIO() {}
+
+func (lg *leg) initIO() { lg.readFn = lg.read }
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, maxDatagram); return &b }}
+
+// serve reads the listener's datagrams until it is closed. One goroutine
+// per listener reads, so the client side of a flow is never handled twice
+// at once.
+func (l *Listener) serve() {
+	defer close(l.done)
+	buf := make([]byte, maxDatagram)
+	for {
+		n, client, err := l.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue // an ICMP error queued on the socket, a truncated read: go on
+		}
+		l.datagram(client, buf[:n])
+	}
+}
+
+// read is the leg's read callback: one datagram into a pooled buffer, or
+// false (the buffer given back) when none is queued.
+func (lg *leg) read(fd uintptr) bool {
+	if lg.buf == nil {
+		lg.buf = bufPool.Get().(*[]byte)
+	}
+	n, err := rawsock.Read(int(fd), *lg.buf)
+	if err == syscall.EAGAIN {
+		bufPool.Put(lg.buf)
+		lg.buf = nil
+		return false
+	}
+	lg.n, lg.rerr = n, err
+	return true
+}
+
+// readLoop passes the server's answers to the client until the leg is
+// closed. An ICMP error from the server (port unreachable) is skipped: the
+// client's next datagram may find it listening.
+func (lg *leg) readLoop() {
+	for {
+		err := lg.rc.Read(lg.readFn)
+		if err != nil || (lg.rerr != nil && lg.rerr != syscall.ECONNREFUSED) {
+			if lg.buf != nil {
+				bufPool.Put(lg.buf)
+				lg.buf = nil
+			}
+			return
+		}
+		if lg.rerr == nil {
+			lg.fromServer((*lg.buf)[:lg.n])
+		}
+		bufPool.Put(lg.buf)
+		lg.buf = nil
+	}
+}
+
+// forward sends a client datagram to its leg at once.
+func (l *Listener) forward(lg *leg, b []byte) { lg.send(b) }
+
+// send writes one datagram to the leg's server and counts it.
+func (lg *leg) send(b []byte) {
+	if _, err := lg.conn.Write(b); err != nil {
+		return // a refused or full socket loses the datagram, as UDP does
+	}
+	n := uint64(len(b))
+	lg.rec.BytesOut.Add(n)
+	lg.rec.PktsOut.Add(1)
+	if m := lg.member; m != nil {
+		m.Stats.Out(len(b), 1)
+		m.Node.Stats.Out(len(b), 1)
+		lg.pool.Stats.Out(len(b), 1)
+	}
+}
+
+// fromServer counts one answer and sends it to the client.
+func (lg *leg) fromServer(b []byte) {
+	f := lg.f
+	f.Touch(f.l.e.now.Load())
+	lg.rec.BytesIn.Add(uint64(len(b)))
+	lg.rec.PktsIn.Add(1)
+	if m := lg.member; m != nil {
+		m.Stats.In(len(b), 1)
+		m.Node.Stats.In(len(b), 1)
+		lg.pool.Stats.In(len(b), 1)
+	}
+	if f.rs != nil {
+		var fwd bool
+		if b, fwd = f.serverData(lg, b); !fwd {
+			return
+		}
+	}
+	f.toClient(b)
+}

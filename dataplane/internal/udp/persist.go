@@ -1,0 +1,200 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/rules"
+)
+
+// Persistence a rule asks for (rules.PersistConn): `persist uie`,
+// `persist source_addr` and `persist none` set what the flow's next
+// choices persist on; `persist add|lookup|delete` act on the table at
+// once. The table, scopes and timeouts are the L4 path's.
+
+var _ rules.PersistConn = (*flow)(nil)
+
+// rulePersistState is a rule's persist decision for the flow.
+type rulePersistState struct {
+	set     bool // a rule chose; otherwise the virtual's profiles do
+	none    bool
+	key     persist.Key
+	timeout time.Duration // <0: the profile's
+}
+
+// rulePersist folds a rule's persist decision into the flow's, before a
+// choice. Only the reader calls it.
+func (f *flow) rulePersist() {
+	rs := f.rs
+	rs.mu.Lock()
+	rp := rs.persist
+	rs.mu.Unlock()
+	if !rp.set {
+		return
+	}
+	if rp.none {
+		f.persists = false
+		return
+	}
+	d := persistDecision{key: rp.key, prof: f.snap.Cfg.ProfileFor(rp.key.Mode), timeout: config.DefaultPersistTimeout}
+	if d.prof != nil {
+		d.timeout = d.prof.Timeout
+	}
+	if rp.timeout >= 0 {
+		d.timeout = rp.timeout
+	}
+	f.persists, f.pers = true, d
+}
+
+// persistSave makes or refreshes d's record for member m of pool.
+func (f *flow) persistSave(d persistDecision, pool *state.Pool, m *state.Member) {
+	s := state.PersistScope(f.snap.Cfg, pool.Name, d.prof)
+	f.l.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, f.Client.Addr(), d.timeout)
+	f.mu.Lock()
+	f.madePers, f.madeKey, f.madeScope = true, d.key, s
+	f.mu.Unlock()
+}
+
+// persistLookup is state.Choose's persisted for this flow: the member the
+// client's record points at in the pool being chosen in.
+func (f *flow) persistLookup() (*state.Pool, *state.Member) {
+	pool := f.choosing
+	s := state.PersistScope(f.snap.Cfg, pool.Name, f.pers.prof)
+	rec, ok := f.l.e.env.Persist.Lookup(f.pers.key, s)
+	if !ok {
+		return nil, nil
+	}
+	return f.l.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+}
+
+// ruleKey turns a persist command's mode and key into the table's key.
+func (f *flow) ruleKey(r rules.Persist) (persist.Key, error) {
+	switch r.Method {
+	case rules.PersistSourceAddr:
+		a := f.Client.Addr()
+		if r.Key != "" {
+			ad, err := netip.ParseAddr(r.Key)
+			if err != nil {
+				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
+			}
+			a = ad
+		}
+		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
+	case rules.PersistUniversal:
+		return persist.StringKey(persist.Universal, r.Key), nil
+	}
+	return persist.Key{}, errors.New("persist: unsupported mode")
+}
+
+// ruleScope is where a persist add/lookup/delete acts: this virtual and
+// the flow's pool (or the one the command names), widened as the command
+// or the virtual's profile of the mode says.
+func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
+	cfg := f.snap.Cfg
+	pool := f.pool
+	if f.rs.selPool != nil {
+		pool = f.rs.selPool
+	}
+	if lg := f.curLeg(); lg != nil && lg.pool != nil {
+		pool = lg.pool
+	}
+	if r.Pool != "" {
+		if pool = f.l.e.env.Pools().Named(f.Virtual, r.Pool); pool == nil {
+			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
+		}
+	}
+	name := ""
+	if pool != nil {
+		name = pool.Name
+	}
+	s := state.PersistScope(cfg, name, cfg.ProfileFor(k.Mode))
+	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
+	s.AcrossServices = s.AcrossServices || r.AnyService
+	s.AcrossPools = s.AcrossPools || r.AnyPool
+	return s, nil
+}
+
+func (f *flow) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
+	if r.Timeout >= 0 {
+		return r.Timeout
+	}
+	if prof := f.snap.Cfg.ProfileFor(k.Mode); prof != nil {
+		return prof.Timeout
+	}
+	return config.DefaultPersistTimeout
+}
+
+// Persist implements rules.PersistConn: what the flow's next choices
+// persist on. On the server side, the record is made at once for the
+// member of the event.
+func (f *flow) Persist(r rules.Persist) error {
+	rs := f.rs
+	if r.Method == rules.PersistNone {
+		rs.persist = rulePersistState{set: true, none: true}
+		return nil
+	}
+	k, err := f.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	rs.persist = rulePersistState{set: true, key: k, timeout: r.Timeout}
+	if lg := rs.cur; lg != nil && lg.member != nil {
+		f.persistSave(persistDecision{key: k, prof: f.snap.Cfg.ProfileFor(k.Mode), timeout: f.ruleTimeout(r, k)}, lg.pool, lg.member)
+	}
+	return nil
+}
+
+// PersistAdd implements rules.PersistConn.
+func (f *flow) PersistAdd(r rules.Persist) error {
+	k, err := f.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	pool, addr, ok := f.LBServer()
+	if !ok || pool == "" {
+		return errors.New("persist add: no pool member selected yet")
+	}
+	r.Pool = pool
+	s, err := f.ruleScope(r, k)
+	if err != nil {
+		return err
+	}
+	f.l.e.env.Persist.Add(k, s, addr, f.Client.Addr(), f.ruleTimeout(r, k))
+	return nil
+}
+
+// PersistLookup implements rules.PersistConn.
+func (f *flow) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, error) {
+	k, err := f.ruleKey(r)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	s, err := f.ruleScope(r, k)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	rec, ok := f.l.e.env.Persist.Lookup(k, s)
+	if !ok {
+		return rules.PersistTarget{}, false, nil
+	}
+	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
+}
+
+// PersistDelete implements rules.PersistConn.
+func (f *flow) PersistDelete(r rules.Persist) error {
+	k, err := f.ruleKey(r)
+	if err != nil {
+		return err
+	}
+	s, err := f.ruleScope(r, k)
+	if err != nil {
+		return err
+	}
+	f.l.e.env.Persist.Delete(k, s)
+	return nil
+}

@@ -1,0 +1,422 @@
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/rules"
+)
+
+// ruleState is what a flow whose virtual has rules carries. Events of one
+// flow are serialized by mu (the client side runs on the listener's
+// reader, each server side on its leg's goroutine); every rules.Conn
+// method runs inside an event, under mu.
+//
+// The events: CLIENT_ACCEPTED when a client's first datagram makes its
+// flow, CLIENT_DATA for every client datagram, LB_SELECTED on each choice
+// of a member (LB_FAILED when none can take the datagram), SERVER_DATA for
+// every answer, CLIENT_CLOSED when the flow ends. UDP::payload is the datagram
+// of the event; UDP::drop (and drop, discard) loses it; reject ends the
+// flow; UDP::respond sends a datagram of its own.
+type ruleState struct {
+	mu      sync.Mutex
+	sess    *rules.ConnState
+	done    bool
+	ev      config.Event
+	payload []byte
+	cur     *leg // the leg of a SERVER_DATA event
+	reject  bool
+	dropped bool
+
+	changed  bool // a pool, member or node decision since the last choice
+	nodeSel  bool
+	selPool  *state.Pool
+	selAddr  netip.AddrPort
+	snat     state.SNATChoice
+	lbMode   *state.ModeSpec
+	pick     lbPick // the choice LB_SELECTED runs on
+	persist  rulePersistState
+	toClient [][]byte
+	toServer [][]byte
+}
+
+func (f *flow) handles(ev config.Event) bool {
+	bit, _, _ := ev.Lookup()
+	return f.snap.EvMask&bit != 0
+}
+
+// run runs ev on datagram b (nil for CLIENT_ACCEPTED) arriving on lg (nil
+// for the client side). It returns the datagram to pass on (the rule may
+// have replaced it), whether to pass it on, whether the rule made a new
+// pool, member or node decision, and whether the flow goes on; the answers
+// the rule made are sent before it returns.
+func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, ok bool) {
+	rs := f.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return nil, false, false, false
+	}
+	rs.ev, rs.payload, rs.cur = ev, b, lg
+	err := f.snap.Cfg.Rules.Run(ev, f)
+	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.changed
+	toClient, toServer := rs.toClient, rs.toServer
+	rs.payload, rs.cur, rs.reject, rs.dropped, rs.toClient, rs.toServer = nil, nil, false, false, nil, nil
+	rs.mu.Unlock()
+	if err != nil {
+		f.logRuleError(ev, err)
+		f.end()
+		return nil, false, false, false
+	}
+	if reject {
+		f.end()
+		return nil, false, false, false
+	}
+	for _, d := range toClient {
+		f.toClient(d)
+	}
+	if len(toServer) > 0 {
+		to := lg
+		if to == nil {
+			to = f.last.Load()
+		}
+		if to != nil {
+			for _, d := range toServer {
+				to.send(d)
+			}
+		}
+	}
+	return out, !dropped, again, true
+}
+
+// logRuleError logs a hook's failure; the iRules engine logs its own.
+func (f *flow) logRuleError(ev config.Event, err error) {
+	var re *rules.RuntimeError
+	if errors.As(err, &re) {
+		return
+	}
+	f.l.e.env.Log.Error("TCL error: " + f.Virtual + " <" + string(ev) + "> - " + err.Error())
+}
+
+// accepted runs CLIENT_ACCEPTED on a new flow; false when the rule
+// dropped the datagram or rejected the flow.
+func (f *flow) accepted() bool {
+	if !f.handles(config.EventClientAccepted) {
+		return true
+	}
+	_, fwd, _, ok := f.run(config.EventClientAccepted, nil, nil)
+	return ok && fwd
+}
+
+// clientData runs CLIENT_DATA on a client datagram.
+func (f *flow) clientData(b []byte) (out []byte, fwd, again bool) {
+	if !f.handles(config.EventClientData) {
+		f.rs.mu.Lock()
+		again = f.rs.changed
+		f.rs.mu.Unlock()
+		return b, true, again
+	}
+	out, fwd, again, ok := f.run(config.EventClientData, nil, b)
+	return out, fwd && ok, again
+}
+
+// serverData runs SERVER_DATA on a member's answer.
+func (f *flow) serverData(lg *leg, b []byte) ([]byte, bool) {
+	if !f.handles(config.EventServerData) {
+		return b, true
+	}
+	out, fwd, _, ok := f.run(config.EventServerData, lg, b)
+	return out, fwd && ok
+}
+
+// lbPick is a choice not yet sent to (LB_SELECTED).
+type lbPick struct {
+	pool string
+	addr netip.AddrPort
+}
+
+// lbFailed runs LB_FAILED when no member can take a datagram; it reports
+// whether the rule decided anew (and may be asked to choose again).
+func (f *flow) lbFailed(mayRetry bool) bool {
+	if f.rs == nil || !f.handles(config.EventLBFailed) {
+		return false
+	}
+	_, fwd, again, ok := f.run(config.EventLBFailed, nil, nil)
+	return ok && fwd && again && mayRetry
+}
+
+// lbSelected runs LB_SELECTED on a choice: goOn is false when the rule
+// dropped the datagram or rejected the flow, again when it decided anew.
+func (f *flow) lbSelected(pool *state.Pool, dst netip.AddrPort, mayRetry bool) (goOn, again bool) {
+	if f.rs == nil || !f.handles(config.EventLBSelected) {
+		return true, false
+	}
+	rs := f.rs
+	rs.mu.Lock()
+	rs.pick = lbPick{pool: pool.Name, addr: dst}
+	rs.mu.Unlock()
+	_, fwd, changed, ok := f.run(config.EventLBSelected, nil, nil)
+	rs.mu.Lock()
+	rs.pick = lbPick{}
+	if !mayRetry {
+		rs.changed = false
+	}
+	rs.mu.Unlock()
+	return ok && fwd, ok && fwd && changed && mayRetry
+}
+
+// endRules runs CLIENT_CLOSED and releases the flow's rule session.
+func (f *flow) endRules() {
+	rs := f.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.done {
+		return
+	}
+	if f.handles(config.EventClientClosed) {
+		rs.ev = config.EventClientClosed
+		if err := f.snap.Cfg.Rules.Run(config.EventClientClosed, f); err != nil {
+			f.logRuleError(config.EventClientClosed, err)
+		}
+	}
+	rs.done = true
+	if rs.sess != nil {
+		rs.sess.Release()
+		rs.sess = nil
+	}
+}
+
+// ---- The iRules view (rules.Conn) ----
+
+var _ config.RuleConn = (*flow)(nil)
+
+// RuleSession implements config.RuleConn.
+func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
+	if f.rs.sess == nil {
+		f.rs.sess = prog.NewConnState(f)
+	}
+	return f.rs.sess
+}
+
+// leg is the server side an event sees: the event's own, else the one
+// the flow follows.
+func (f *flow) curLeg() *leg {
+	if lg := f.rs.cur; lg != nil {
+		return lg
+	}
+	return f.last.Load()
+}
+
+// Addr implements rules.Conn.
+func (f *flow) Addr(e rules.Endpoint) netip.AddrPort {
+	switch e {
+	case rules.EndClient:
+		return f.Client
+	case rules.EndVirtual:
+		return f.Local
+	case rules.EndServerLocal:
+		if lg := f.curLeg(); lg != nil {
+			return lg.rec.Client
+		}
+	case rules.EndServer:
+		if f.rs.pick.addr.IsValid() {
+			return f.rs.pick.addr
+		}
+		if lg := f.curLeg(); lg != nil {
+			return lg.rec.Server
+		}
+	}
+	return netip.AddrPort{}
+}
+
+// Protocol implements rules.Conn: UDP is IP protocol 17.
+func (f *flow) Protocol() int { return 17 }
+
+// Decide implements rules.Conn.
+func (f *flow) Decide(d rules.Decision) error {
+	rs := f.rs
+	switch d.Kind {
+	case rules.DecidePool, rules.DecideMember:
+		pool := f.l.e.env.Pools().Named(f.Virtual, d.Pool)
+		if pool == nil {
+			return fmt.Errorf("no such pool: %s", d.Pool)
+		}
+		var addr netip.AddrPort
+		if d.Kind == rules.DecideMember {
+			m := state.MemberAt(pool, d.Addr)
+			if m == nil {
+				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
+			}
+			addr = m.Cfg.Load().Addr
+		}
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
+	case rules.DecideNode:
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, d.Addr, true, true
+	case rules.DecideForward:
+		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, f.Local, true, true
+	case rules.DecideSnat:
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
+	case rules.DecideSnatAuto:
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATAutomap}
+	case rules.DecideSnatNone:
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATNone}
+	case rules.DecideSnatPool:
+		addrs, ok := f.snatPoolNamed(d.Pool)
+		if !ok {
+			return fmt.Errorf("no such snatpool: %s", d.Pool)
+		}
+		if d.Addr.IsValid() {
+			found := false
+			for _, a := range addrs {
+				found = found || a == d.Addr.Addr()
+			}
+			if !found {
+				return fmt.Errorf("%s is not a member of snatpool %s", d.Addr.Addr(), d.Pool)
+			}
+			addrs = []netip.Addr{d.Addr.Addr()}
+		}
+		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
+	case rules.DecideDrop, rules.DecideDiscard:
+		rs.dropped = true
+	case rules.DecideReject:
+		rs.reject = true
+	case rules.DecideLBMode:
+		spec, ok := state.Modes[config.LBMode(d.Mode)]
+		if !ok || d.Mode == "" {
+			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
+		}
+		rs.lbMode = &spec
+	default:
+		return fmt.Errorf("%s is not supported on a UDP virtual server", d.Kind)
+	}
+	return nil
+}
+
+// snatPoolNamed resolves a snatpool name: a full path, or a bare name in
+// /Common.
+func (f *flow) snatPoolNamed(name string) ([]netip.Addr, bool) {
+	cfg := f.l.e.env.Running()
+	if cfg == nil {
+		return nil, false
+	}
+	for _, n := range []string{name, "/Common/" + name} {
+		if a, ok := cfg.SnatPools[n]; ok {
+			return a, true
+		}
+		if strings.HasPrefix(name, "/") {
+			break
+		}
+	}
+	return nil, false
+}
+
+// errNoStream is what the byte-stream commands say on a datagram flow.
+var errNoStream = errors.New("a UDP virtual server gives each datagram to CLIENT_DATA and SERVER_DATA; there is no byte stream to collect, release, close or mark")
+
+// Collect implements rules.Conn: nothing to collect on datagrams.
+func (f *flow) Collect(s rules.Side, length, skip int) error { return errNoStream }
+
+// Release implements rules.Conn.
+func (f *flow) Release(s rules.Side, length int) error { return errNoStream }
+
+// Close implements rules.Conn.
+func (f *flow) Close(s rules.Side) error { return errNoStream }
+
+// Notify implements rules.Conn.
+func (f *flow) Notify(s rules.Side, n rules.NotifyKind) error { return errNoStream }
+
+// eventSide is the side of the running event.
+func (f *flow) eventSide() rules.Side {
+	if f.rs.ev == config.EventServerData {
+		return rules.ServerSide
+	}
+	return rules.ClientSide
+}
+
+// Payload implements rules.Conn: the event's datagram, on its side.
+func (f *flow) Payload(s rules.Side) []byte {
+	if s != f.eventSide() {
+		return nil
+	}
+	return f.rs.payload
+}
+
+// ReplacePayload implements rules.Conn: the datagram passed on is
+// rewritten.
+func (f *flow) ReplacePayload(s rules.Side, offset, length int, data []byte) error {
+	rs := f.rs
+	if s != f.eventSide() || rs.payload == nil {
+		return errors.New("UDP::payload replace: no datagram on this side in this event")
+	}
+	p := rs.payload
+	if offset < 0 || offset > len(p) || length < 0 {
+		return fmt.Errorf("UDP::payload replace: offset %d is outside the %d-byte datagram", offset, len(p))
+	}
+	end := min(offset+length, len(p))
+	if len(p)-(end-offset)+len(data) > maxDatagram-8-40 {
+		return errors.New("UDP::payload replace: the datagram would exceed the largest UDP payload")
+	}
+	out := make([]byte, 0, len(p)-(end-offset)+len(data))
+	out = append(append(append(out, p[:offset]...), data...), p[end:]...)
+	rs.payload = out
+	return nil
+}
+
+// Respond implements rules.Conn: one datagram to the client (client side)
+// or to the current server (server side).
+func (f *flow) Respond(s rules.Side, data []byte) error {
+	d := append([]byte(nil), data...)
+	if s == rules.ServerSide {
+		if f.curLeg() == nil {
+			return errors.New("UDP::respond: no server chosen yet")
+		}
+		f.rs.toServer = append(f.rs.toServer, d)
+		return nil
+	}
+	f.rs.toClient = append(f.rs.toClient, d)
+	return nil
+}
+
+// LBSelect implements rules.Conn.
+func (f *flow) LBSelect() (string, netip.AddrPort, error) {
+	pool := f.pool
+	if f.rs.selPool != nil {
+		pool = f.rs.selPool
+	}
+	return state.LBSelect(pool, f.rs.lbMode)
+}
+
+// LBServer implements rules.Conn.
+func (f *flow) LBServer() (string, netip.AddrPort, bool) {
+	if pk := f.rs.pick; pk.addr.IsValid() {
+		return pk.pool, pk.addr, true
+	}
+	if lg := f.curLeg(); lg != nil {
+		return lg.rec.Pool, lg.rec.Server, true
+	}
+	return "", netip.AddrPort{}, false
+}
+
+// MemberStatus implements rules.Conn.
+func (f *flow) MemberStatus(pool string, member netip.AddrPort) (string, error) {
+	switch {
+	case pool == "" && !member.IsValid():
+		if lg := f.curLeg(); lg != nil && lg.member != nil {
+			return lg.member.Availability().StatusWord(), nil
+		}
+		return "", errors.New("no pool member selected")
+	case pool == "":
+		return f.l.e.env.Pools().NodeStatus(member.Addr())
+	}
+	return f.l.e.env.Pools().MemberStatus(f.Virtual, pool, member)
+}
+
+// ActiveMembers implements rules.Conn.
+func (f *flow) ActiveMembers(pool string) ([]netip.AddrPort, error) {
+	return f.l.e.env.Pools().ActiveMembers(f.Virtual, pool)
+}

@@ -1,0 +1,97 @@
+package dataplane
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/udp"
+)
+
+// The glue between the plane and the datagram path
+// (dataplane/internal/udp): UDP virtuals bind their own sockets, kept
+// apart from the TCP listeners, so a udp and a tcp virtual may share an
+// address and port; their runtimes (virtual, pools, members, counters,
+// monitors) are the ones every other path uses.
+
+// udpSet is the plane's UDP listeners by address.
+type udpSet map[netip.AddrPort]*udp.Listener
+
+// newUDP makes the plane's datagram engine.
+func (p *Plane) newUDP() *udp.Engine {
+	return udp.New(udp.Env{
+		Table:   p.table,
+		Log:     p.log,
+		Pools:   p.rulePools,
+		Running: p.running.Load,
+		Persist: &p.persist,
+	})
+}
+
+// bindUDP binds every UDP address of cfg that is not bound yet, into b.
+// On error it closes what it bound and nothing has changed. The caller
+// holds p.mu.
+func (p *Plane) bindUDP(cfg *Config, b *generation) error {
+	b.wantUDP, b.freshUDP = map[netip.AddrPort]string{}, udpSet{}
+	for name, v := range cfg.Virtuals {
+		if !v.IsUDP() {
+			continue
+		}
+		ports, _ := v.Ports()
+		for _, port := range ports {
+			b.wantUDP[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
+		}
+	}
+	for ap, name := range b.wantUDP {
+		if p.udpListeners[ap] != nil {
+			continue
+		}
+		l, err := p.udp.Listen(ap)
+		if err != nil {
+			for _, l := range b.freshUDP {
+				l.CloseUnstarted()
+			}
+			return fmt.Errorf("virtual %s: cannot listen on %s (udp): %v", name, ap, rawsock.UnwrapOp(err))
+		}
+		b.freshUDP[ap] = l
+	}
+	return nil
+}
+
+// swapUDP hands the UDP listeners to their (new) virtuals, starts the new
+// ones and stops those cfg dropped. The caller holds p.mu.
+func (p *Plane) swapUDP(b *generation) {
+	started := make([]*udp.Listener, 0, len(b.freshUDP))
+	for ap, l := range b.freshUDP {
+		p.udpListeners[ap] = l
+		l.VS.Store(b.virtuals[b.wantUDP[ap]])
+		started = append(started, l)
+	}
+	var retired []*udp.Listener
+	for ap, l := range p.udpListeners {
+		if name, ok := b.wantUDP[ap]; ok {
+			l.VS.Store(b.virtuals[name])
+			continue
+		}
+		retired = append(retired, l)
+		delete(p.udpListeners, ap)
+	}
+	p.udp.Stop(retired)
+	p.udp.Start(started)
+}
+
+// checkUDP refuses what a virtual's ip-protocol cannot carry.
+func checkUDP(name string, v *Virtual, add func(string, ...any)) {
+	switch v.Protocol {
+	case "", ProtoTCP:
+		if v.DatagramLB {
+			add("virtual %s: datagram-load-balancing needs ip-protocol udp", name)
+		}
+	case ProtoUDP:
+		if v.MBLB != nil {
+			add("virtual %s: an mblb profile needs ip-protocol tcp (this virtual is udp)", name)
+		}
+	default:
+		add("virtual %s: ip-protocol %s is not served (tcp, udp)", name, v.Protocol)
+	}
+}
