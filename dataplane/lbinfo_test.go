@@ -6,7 +6,7 @@ import (
 )
 
 // Published logging and routing rules read the virtual's name and the
-// pool's members and mode: on L4 and HTTP virtuals alike they answer from
+// pool's members and mode: on L4, HTTP and UDP virtuals alike they answer from
 // the running configuration.
 func TestRulesReadVirtualAndPool(t *testing.T) {
 	t.Parallel()
@@ -43,6 +43,17 @@ when HTTP_REQUEST { HTTP::respond 200 content "`+info+`" }`)
 		want := "/Common/vs /Common/vs round-robin 1 {127.0.130.11 80}"
 		if r.StatusCode != 200 || body != want {
 			t.Fatalf("%d %q, want %q", r.StatusCode, body, want)
+		}
+	})
+	t.Run("udp", func(t *testing.T) {
+		p, _ := newPlane(t)
+		cfg := udpBasic("127.41.37.1:53", "127.41.37.2:5300")
+		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when CLIENT_DATA { UDP::respond "`+info+`" ; UDP::drop }`)
+		mustApply(t, p, cfg)
+		want := "/Common/vs /Common/vs round-robin 1 {127.41.37.2 5300}"
+		if got := dialUDP(t, "", "127.41.37.1:53").mustAsk("q"); got != want {
+			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
 }
