@@ -23,6 +23,9 @@ type Running struct {
 	Socket string
 
 	stopGSLB func()
+	// stopCluster and stopMetrics end the device group membership and
+	// the metrics endpoint (no-ops when not configured).
+	stopCluster, stopMetrics func()
 
 	ln     net.Listener
 	srv    *control.Server
@@ -56,9 +59,32 @@ func Start(opts Options, socket string) (*Running, error) {
 		e.Logger().Error("the GSLB could not be started", "err", err)
 		stopGSLB = func() {}
 	}
+	stopCluster, stopMetrics := func() {}, func() {}
+	if opts.Cluster != nil {
+		if stopCluster, err = e.AttachCluster(*opts.Cluster); err != nil {
+			stopGSLB()
+			g.Close()
+			p.Close()
+			e.Close()
+			ln.Close()
+			return nil, err
+		}
+	}
+	if opts.MetricsAddress != "" {
+		if stopMetrics, err = e.ServeMetrics(opts.MetricsAddress, p); err != nil {
+			stopCluster()
+			stopGSLB()
+			g.Close()
+			p.Close()
+			e.Close()
+			ln.Close()
+			return nil, fmt.Errorf("metrics address %s: %w", opts.MetricsAddress, err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &control.Server{Backend: e, Logger: e.Logger()}
-	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopCluster: stopCluster, stopMetrics: stopMetrics,
+		ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- srv.Serve(ctx, ln)
 	}()
@@ -102,6 +128,8 @@ func (r *Running) Stop() error {
 	r.cancel()
 	err := <-r.done
 	r.done <- err // let a concurrent Wait return too
+	r.stopMetrics()
+	r.stopCluster()
 	r.stopGSLB()
 	r.GSLB.Close()
 	r.Plane.Close()

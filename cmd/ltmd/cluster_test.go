@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/cluster/etcdtest"
+	"github.com/openltm/openltm/cluster/trust"
+	"github.com/openltm/openltm/control"
+)
+
+// device is one ltmd of the cluster test, in its own process.
+type device struct {
+	name, ip string
+	sock     string
+	cmd      *exec.Cmd
+	stderr   *syncBuffer
+	c        *control.Client
+}
+
+// syncBuffer is a bytes.Buffer the process's stderr copier and the test
+// share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (d *device) exec(t *testing.T, line string) string {
+	t.Helper()
+	out, err := d.try(line)
+	if err != nil {
+		t.Fatalf("%s: %s: %v\n%s\nltmd log:\n%s", d.name, line, err, out, d.stderr)
+	}
+	return out
+}
+
+func (d *device) try(line string) (string, error) {
+	var b strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	defer cancel()
+	err := d.c.Exec(ctx, line, &b)
+	return b.String(), err
+}
+
+// eventually retries check every 50 ms until it passes or patience runs
+// out.
+func eventually(t *testing.T, what string, check func() error) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var err error
+	for time.Since(start) < patience*2 {
+		if err = check(); err == nil {
+			return time.Since(start)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: %v", what, err)
+	return 0
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, p, _ := net.SplitHostPort(ln.Addr().String())
+	return p
+}
+
+// echoServer answers each connection with its name, then echoes.
+func echoServer(t *testing.T, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				fmt.Fprintf(c, "%s\n", name)
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// hello connects to addr and reads the backend's greeting.
+func hello(addr string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 500*time.Millisecond)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// TestDeviceGroupOfThree runs three ltmd processes on 127.0.0.1-3 against
+// a TLS etcd whose CA is the trust domain's: the HA script as BIG-IP users
+// write it (rename, trust with certificate exchange, device group, traffic
+// group, initial sync), config sync both ways, two admins on two devices,
+// and failover of a floating virtual server when the active ltmd is
+// killed.
+func TestDeviceGroupOfThree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd and three ltmd processes")
+	}
+	root, err := os.MkdirTemp("", "ltmd-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+
+	// The trust domain's CA exists before etcd, which accepts only
+	// certificates it issued; bigipA holds its key.
+	dom, err := trust.NewDomain("Root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcdID, err := dom.Issue("etcd", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := etcdID.WriteFiles(filepath.Join(root, "etcd-tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := etcdtest.Start(t, etcdtest.Options{Dir: filepath.Join(root, "etcd"),
+		TLS: &etcdtest.TLS{CertFile: ef.CertFile, KeyFile: ef.KeyFile, CAFile: ef.CAFile}})
+	endpoints := strings.Join(srv.Endpoints(), ",")
+
+	creds := filepath.Join(root, "admin")
+	if err := os.WriteFile(creds, []byte("admin:admin\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mport := freePort(t)
+	metricsAddr := net.JoinHostPort("127.0.0.1", freePort(t))
+	var devs []*device
+	for i, name := range []string{"bigipA", "bigipB", "bigipC"} {
+		d := &device{name: name, ip: fmt.Sprintf("127.0.0.%d", i+1), sock: filepath.Join(root, name+".sock")}
+		state := filepath.Join(root, name)
+		if i == 0 {
+			ca, _ := dom.KeyPEM()
+			if err := os.MkdirAll(filepath.Join(state, "cluster"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(state, "cluster", "ca.crt"), dom.CertPEM(), 0o644)
+			os.WriteFile(filepath.Join(state, "cluster", "ca.key"), ca, 0o600)
+		}
+		args := []string{"--state-dir", state, "--socket", d.sock, "--cluster-endpoints", endpoints,
+			"--management-address", net.JoinHostPort(d.ip, mport), "--admin-credentials", creds,
+			"--failover-time", "2s", "--log-level", "debug"}
+		if i == 0 {
+			args = append(args, "--metrics-address", metricsAddr)
+		}
+		d.cmd = exec.Command(os.Args[0], args...)
+		d.cmd.Env = append(os.Environ(), asLtmd+"=1")
+		d.stderr = &syncBuffer{}
+		d.cmd.Stderr = d.stderr
+		if err := d.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		dd := d
+		t.Cleanup(func() {
+			if dd.c != nil {
+				dd.c.Close()
+			}
+			dd.cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { dd.cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(patience):
+				dd.cmd.Process.Kill()
+				<-done
+			}
+			if t.Failed() {
+				t.Logf("%s log:\n%s", dd.name, dd.stderr)
+			}
+		})
+		devs = append(devs, d)
+	}
+	for _, d := range devs {
+		eventually(t, d.name+" answers", func() error {
+			c, err := control.Dial(d.sock)
+			if err == nil {
+				d.c = c
+			}
+			return err
+		})
+	}
+	a, b, c := devs[0], devs[1], devs[2]
+
+	// The HA script, on every device and then on the CA holder.
+	for _, d := range devs {
+		d.exec(t, "mv cm device bigip1 to "+d.name)
+		d.exec(t, fmt.Sprintf("modify cm device %s configsync-ip %s unicast-address { { ip %s } } mirror-ip %s", d.name, d.ip, d.ip, d.ip))
+	}
+	// A device that is not trusted cannot be in a group.
+	eventually(t, "bigipA connects", func() error {
+		_, err := a.try("create cm device-group dg0 devices add { bigipA bigipB } type sync-failover")
+		if err == nil || !strings.Contains(err.Error(), "not in the trust domain") {
+			return fmt.Errorf("untrusted bigipB: %v", err)
+		}
+		return nil
+	})
+	if _, err := a.try("modify cm trust-domain Root ca-devices add { " + b.ip + " } name bigipB username admin password wrong"); err == nil ||
+		!strings.Contains(err.Error(), "authentication failed") {
+		t.Fatalf("trust with a wrong password: %v", err)
+	}
+	for _, d := range devs[1:] {
+		out := a.exec(t, fmt.Sprintf("modify cm trust-domain Root ca-devices add { %s } name %s username admin password admin", d.ip, d.name))
+		if !strings.Contains(out, "added to trust domain Root") {
+			t.Fatalf("trust %s: %q", d.name, out)
+		}
+	}
+	a.exec(t, "create cm device-group dg1 devices add { bigipA bigipB bigipC } type sync-failover auto-sync enabled network-failover enabled")
+	a.exec(t, "modify cm traffic-group traffic-group-1 ha-order { bigipA bigipB bigipC }")
+	backend := echoServer(t, "backend")
+	vip := "127.0.9.9:" + freePort(t)
+	a.exec(t, "create ltm pool web members add { "+backend+" }")
+	a.exec(t, "create ltm virtual vs destination "+vip+" pool web")
+	// bigipB and bigipC join once their certificates are installed.
+	for _, d := range devs {
+		eventually(t, d.name+" joins dg1", func() error {
+			if p := d.c.Prompt(); p.SyncStatus == "" || p.SyncStatus == "Standalone" || p.SyncStatus == "Disconnected" {
+				return fmt.Errorf("prompt says %q", p.SyncStatus)
+			}
+			return nil
+		})
+	}
+	a.exec(t, "run cm config-sync to-group dg1")
+	for _, d := range devs {
+		eventually(t, d.name+" in sync", func() error {
+			out, _ := d.try("show cm sync-status")
+			if !strings.Contains(out, "In Sync") {
+				return fmt.Errorf("%s", out)
+			}
+			return nil
+		})
+	}
+	for _, d := range devs[1:] {
+		if out := d.exec(t, "list ltm virtual vs"); !strings.Contains(out, vip) {
+			t.Fatalf("%s did not receive the virtual: %q", d.name, out)
+		}
+		// Device-local objects stay local.
+		if out := d.exec(t, "list cm device"); strings.Contains(out, "bigipA") {
+			t.Fatalf("%s received bigipA's own device object: %q", d.name, out)
+		}
+	}
+
+	// Only the active device serves the floating virtual address.
+	eventually(t, "bigipA active, the others standby", func() error {
+		var got []string
+		for _, d := range devs {
+			got = append(got, d.c.Prompt().Failover)
+		}
+		if !slices.Equal(got, []string{"Active", "Standby", "Standby"}) {
+			return fmt.Errorf("failover states %v", got)
+		}
+		return nil
+	})
+	eventually(t, "the virtual answers", func() error {
+		_, err := hello(vip)
+		return err
+	})
+
+	// Config sync the other way, and the commit-to-applied latency.
+	var lat []time.Duration
+	for i := range 5 {
+		start := time.Now()
+		b.exec(t, fmt.Sprintf("create ltm node n%d address 127.0.50.%d", i, i+1))
+		for _, d := range []*device{a, c} {
+			eventually(t, d.name+" gets n"+fmt.Sprint(i), func() error {
+				_, err := d.try(fmt.Sprintf("list ltm node n%d", i))
+				return err
+			})
+		}
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("commit on bigipB to listed on bigipA and bigipC (5 samples, polled every 50 ms): median %v, max %v", lat[2], lat[4])
+
+	// Two admins on two devices commit at once: both changes land, in
+	// one order everywhere.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, d := range []*device{a, c} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 5 {
+				if _, err := d.try(fmt.Sprintf("create ltm pool p_%s_%d", d.name, j)); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent commits: %v", err)
+		}
+	}
+	for _, d := range devs {
+		eventually(t, d.name+" has all ten pools", func() error {
+			out, _ := d.try("list ltm pool one-line")
+			if n := strings.Count(out, "ltm pool p_"); n != 10 {
+				return fmt.Errorf("%d pools", n)
+			}
+			return nil
+		})
+	}
+
+	// Metrics, once every device has reported the last generation.
+	eventually(t, "metrics", func() error {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{`openltm_sync_status{group="dg1",status="In Sync"} 1`, `openltm_failover_active{traffic_group="traffic-group-1"} 1`,
+			`openltm_virtual_info{destination=`, `openltm_commit_duration_seconds_count{scope="group"}`} {
+			if !strings.Contains(string(body), want) {
+				return fmt.Errorf("metrics lack %s", want)
+			}
+		}
+		return nil
+	})
+
+	// kill -9 of the active device: bigipB (next in ha-order) takes the
+	// virtual address over.
+	held, err := net.Dial("tcp", vip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	a.cmd.Process.Kill()
+	failover := eventually(t, "the virtual answers again after the kill", func() error {
+		_, err := hello(vip)
+		return err
+	})
+	t.Logf("kill -9 of the active device to the virtual answering again: %v", failover)
+	// The connection open through the killed device is gone with it.
+	_ = held.SetReadDeadline(time.Now().Add(patience))
+	if _, err := io.ReadAll(held); err != nil && os.IsTimeout(err) {
+		t.Fatal("a connection opened through the killed device stayed open")
+	}
+	eventually(t, "bigipB active", func() error {
+		if f := b.c.Prompt().Failover; f != "Active" {
+			return fmt.Errorf("bigipB is %s", f)
+		}
+		if f := c.c.Prompt().Failover; f != "Standby" {
+			return fmt.Errorf("bigipC is %s", f)
+		}
+		return nil
+	})
+	out := b.exec(t, "show cm failover-status")
+	if !strings.Contains(out, "traffic-group-1") || !strings.Contains(out, "active") {
+		t.Fatalf("show cm failover-status on bigipB:\n%s", out)
+	}
+	// The group goes on without bigipA; it shows as behind.
+	c.exec(t, "create ltm pool after_failover")
+	eventually(t, "bigipB gets the change", func() error {
+		_, err := b.try("list ltm pool after_failover")
+		return err
+	})
+	// A clean standby hands the traffic group to bigipC.
+	b.exec(t, "run sys failover standby")
+	eventually(t, "bigipC active", func() error {
+		if f := c.c.Prompt().Failover; f != "Active" {
+			return fmt.Errorf("bigipC is %s", f)
+		}
+		_, err := hello(vip)
+		return err
+	})
+}
