@@ -201,6 +201,9 @@ func (s *Session) deviceGroup(ctx context.Context, st *grammar.Statement, verb s
 		if o == nil {
 			return objects.Invalid("device group %s was not created", name)
 		}
+		if err := h.trustSelf(ctx, conn); err != nil {
+			return err
+		}
 		if err := conn.CreateGroup(ctx, groupDef(cfg, o)); err != nil {
 			return err
 		}

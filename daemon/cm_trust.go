@@ -192,6 +192,9 @@ func (h *clusterHook) addToTrust(ctx context.Context, addr, name, user, password
 	if err != nil {
 		return "", err
 	}
+	if err := h.trustSelf(ctx, conn); err != nil {
+		return "", err
+	}
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}}} //nolint:gosec // see the exchange's description
 	defer client.CloseIdleConnections()

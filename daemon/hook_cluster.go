@@ -291,16 +291,22 @@ func (h *clusterHook) connect(name string) (*cluster.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if idErr == nil {
-		if _, derr := h.domain(); derr == nil {
-			// The CA holder is in its own trust domain.
-			if err := c.RecordTrusted(ctx, id.Cert); err != nil {
-				h.log.Warn("cannot record the device in the trust domain", "err", err)
-			}
-		}
-	}
 	h.log.Info("connected to the device group's etcd cluster", "device", name, "endpoints", strings.Join(h.opts.Endpoints, ","))
 	return c, nil
+}
+
+// trustSelf records the CA holder in its own trust domain, before it adds
+// others or makes a group: the first device of a domain is trusted by
+// holding its CA.
+func (h *clusterHook) trustSelf(ctx context.Context, conn *cluster.Conn) error {
+	if _, err := h.domain(); err != nil {
+		return nil // not the CA holder
+	}
+	id, err := h.identity(h.e.selfName())
+	if err != nil {
+		return err
+	}
+	return conn.RecordTrusted(ctx, id.Cert)
 }
 
 // join joins the group that lists the device, if any.
@@ -530,6 +536,7 @@ func (h *clusterHook) catchUp(ctx context.Context) (bool, error) {
 	if g.ID <= h.appliedGen() {
 		return true, nil
 	}
+	h.log.Info("another device committed first: applying its change before this one", "group", group, "generation", g.ID, "from", g.Device)
 	err = h.e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
 		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config)
 	if err != nil {

@@ -326,7 +326,7 @@ func ltmKinds() []*Kind {
 		passive(ed("arp", "enabled")),
 		passive(str("mask", "255.255.255.255")),
 		passive(str("route-advertisement", "disabled")),
-		passive(str("traffic-group", "/Common/traffic-group-1")),
+		str("traffic-group", "/Common/traffic-group-1"),
 		passive(str("icmp-echo", "enabled")),
 		passive(str("auto-delete", "true")),
 		passive(str("enabled", "yes")),
