@@ -83,7 +83,7 @@ func (s *Session) mvDevice(ctx context.Context, st *grammar.Statement, ws []stri
 	if len(ws) != 3 || ws[1] != "to" {
 		return synErr(st, []string{"mv cm device NAME to NEW-NAME"}, "mv cm device takes a name, to, and the new name")
 	}
-	from, to := shortName(ws[0]), shortName(ws[2])
+	from, to := shortName(ws[0]), strings.TrimPrefix(ws[2], "/Common/")
 	if err := validDevice(to); err != nil {
 		return synErr(st, []string{"a device name: letters, digits, '.', '-', '_'"}, "%v", err)
 	}
