@@ -324,7 +324,7 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 		}
 	}
 	if e.group != nil && !opts.fromGroup {
-		if err := e.group.publish(context.WithoutCancel(ctx), user, summary, old.cfg, cfg); err != nil {
+		if err := e.group.publish(context.WithoutCancel(ctx), user, summary, old.cfg, old.text, cfg, text); err != nil {
 			abort(changes)
 			return 0, err
 		}

@@ -16,8 +16,9 @@ import (
 // is undone everywhere and nothing is stored. A standalone device has none.
 type groupPath interface {
 	// publish makes cfg's synced part the group's next generation when
-	// it differs from old's; an error refuses the commit.
-	publish(ctx context.Context, user, summary string, old, cfg *objects.Config) error
+	// it differs from old's (text and oldText are their whole texts); an
+	// error refuses the commit.
+	publish(ctx context.Context, user, summary string, old *objects.Config, oldText string, cfg *objects.Config, text string) error
 	// catchUp applies the group's newest generation after publish lost a
 	// race to another device, so the change can be built again on top of
 	// it, as a second admin's change on one device is; false when the
@@ -79,23 +80,20 @@ func shortName(n string) string {
 
 // groupText is cfg's text without its device-local objects: what the
 // device group holds.
-func groupText(cfg *objects.Config) string {
-	var local []*objects.Object
+func groupText(cfg *objects.Config) string { return groupTextOf(cfg, cfg.Text()) }
+
+// groupTextOf is groupText of a configuration whose whole text is known:
+// each object's text is its own block of it, so the device's few local
+// objects are cut out without printing the rest again.
+func groupTextOf(cfg *objects.Config, text string) string {
 	for _, k := range []*objects.Kind{cmDevice, sysGlobal, netSelf} {
 		for _, o := range cfg.Of(k) {
 			if deviceLocal(cfg, o) {
-				local = append(local, o)
+				text = strings.Replace(text, objects.Format(o, objects.PrintOpts{}), "", 1)
 			}
 		}
 	}
-	if len(local) == 0 {
-		return cfg.Text()
-	}
-	c := cfg.Clone()
-	for _, o := range local {
-		c.Delete(o)
-	}
-	return c.Text()
+	return text
 }
 
 // withLocal builds the configuration a group text becomes on this device:

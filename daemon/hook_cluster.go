@@ -68,10 +68,6 @@ type clusterHook struct {
 	tgs        []cluster.TrafficGroup
 	applied    appliedState
 	pendingKey []byte // the key of a trust request this device answered
-	// lastCfg and lastText cache the group text of the last configuration
-	// this device published.
-	lastCfg  *objects.Config
-	lastText string
 
 	refloat atomic.Bool // floating addresses need binding again
 	commits func(time.Duration)
@@ -478,10 +474,9 @@ func (h *clusterHook) apply(ctx context.Context, group string, g cluster.Generat
 }
 
 // publish implements groupPath.
-func (h *clusterHook) publish(ctx context.Context, user, summary string, old, cfg *objects.Config) error {
+func (h *clusterHook) publish(ctx context.Context, user, summary string, old *objects.Config, oldText string, cfg *objects.Config, text string) error {
 	h.mu.Lock()
 	m, applied, group, connErr := h.member, h.applied, h.group, h.connErr
-	lastCfg, lastText := h.lastCfg, h.lastText
 	h.mu.Unlock()
 	if m == nil {
 		if applied.Group != "" {
@@ -494,12 +489,8 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old, cf
 		}
 		return nil
 	}
-	text := groupText(cfg)
-	oldText := lastText
-	if old != lastCfg {
-		oldText = groupText(old)
-	}
-	if text == oldText {
+	text = groupTextOf(cfg, text)
+	if text == groupTextOf(old, oldText) {
 		return nil // device-local: nothing for the group
 	}
 	start := time.Now()
@@ -514,9 +505,6 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old, cf
 		h.commits(time.Since(start))
 	}
 	h.setApplied(group.Name, id)
-	h.mu.Lock()
-	h.lastCfg, h.lastText = cfg, text
-	h.mu.Unlock()
 	h.poke()
 	return nil
 }
