@@ -70,7 +70,12 @@ type clusterHook struct {
 	pendingKey []byte // the key of a trust request this device answered
 
 	refloat atomic.Bool // floating addresses need binding again
-	commits func(time.Duration)
+	// mirror replicates persistence records (cluster_mirror.go); takeover
+	// are the traffic groups whose mirrored records wait for the
+	// addresses to be bound.
+	mirror   *mirror
+	takeover map[string]bool
+	commits  func(time.Duration)
 }
 
 // appliedState is kept in the state directory: the group this device
@@ -117,8 +122,9 @@ func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
 			return nil, err
 		}
 	}
-	h.wg.Add(1)
+	h.wg.Add(2)
 	go func() { defer h.wg.Done(); h.run() }()
+	go func() { defer h.wg.Done(); h.runMirror(h.ctx) }()
 	return func() {
 		stopMgmt()
 		h.cancel()
@@ -151,6 +157,13 @@ func (h *clusterHook) run() {
 				h.log.Warn("floating addresses not bound yet", "err", err)
 			} else {
 				h.refloat.Store(false)
+				h.mu.Lock()
+				tgs := h.takeover
+				h.takeover = nil
+				h.mu.Unlock()
+				for tg := range tgs {
+					h.takeOver(tg)
+				}
 			}
 		}
 		wait := 500 * time.Millisecond
@@ -554,8 +567,33 @@ func (h *clusterHook) onFailover(tg string, active bool) {
 	h.log.Info("failover", "traffic-group", tg, "state", state)
 	if err := h.e.refloatNow(); err != nil {
 		h.log.Warn("floating addresses not bound yet; retrying", "traffic-group", tg, "err", err)
+		if active {
+			h.mu.Lock()
+			if h.takeover == nil {
+				h.takeover = map[string]bool{}
+			}
+			h.takeover[tg] = true
+			h.mu.Unlock()
+		}
 		h.refloat.Store(true)
 		h.poke()
+		return
+	}
+	if active {
+		h.takeOver(tg)
+	}
+}
+
+// takeOver loads the traffic group's mirrored persistence records.
+func (h *clusterHook) takeOver(tg string) {
+	h.mu.Lock()
+	mr := h.mirror
+	h.mu.Unlock()
+	if mr == nil {
+		return
+	}
+	if n := mr.takeOver(tg); n > 0 {
+		h.log.Info("mirrored persistence records loaded", "traffic-group", tg, "records", n)
 	}
 }
 
@@ -590,6 +628,18 @@ func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 	if f == nil {
 		return
 	}
+	tgOf := addressTrafficGroups(cfg)
+	for name, v := range dc.Virtuals {
+		if tg := tgOf(v.Destination.Addr()); tg != "" && !f.active[tg] {
+			delete(dc.Virtuals, name)
+		}
+	}
+}
+
+// addressTrafficGroups returns the floating traffic group of a virtual
+// address ("" when it does not float): its ltm virtual-address's, else
+// traffic-group-1, BIG-IP's for a new virtual address.
+func addressTrafficGroups(cfg *objects.Config) func(netip.Addr) string {
 	addrTG := map[netip.Addr]string{}
 	for _, o := range cfg.Of(ltmVirtualAddr) {
 		s := vaddrAddress.Str(o)
@@ -604,15 +654,15 @@ func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 	for _, o := range cfg.Of(cmTrafficGroup) {
 		floating[shortName(o.Name)] = cmTGFloating.Effective(cfg, o) != "false"
 	}
-	for name, v := range dc.Virtuals {
-		tg, ok := addrTG[v.Destination.Addr()]
+	return func(a netip.Addr) string {
+		tg, ok := addrTG[a]
 		if !ok {
-			tg = "traffic-group-1" // BIG-IP's for a new virtual address
+			tg = "traffic-group-1"
 		}
-		if !floating[tg] || f.active[tg] {
-			continue
+		if !floating[tg] {
+			return ""
 		}
-		delete(dc.Virtuals, name)
+		return tg
 	}
 }
 

@@ -264,7 +264,7 @@ func ltmKinds() []*Kind {
 			ed("match-across-pools", "disabled"),
 			ed("match-across-services", "disabled"),
 			ed("match-across-virtuals", "disabled"),
-			passive(ed("mirror", "disabled")),
+			ed("mirror", "disabled"),
 			ed("override-connection-limit", "disabled"),
 			passive(str("app-service", "none")),
 		}

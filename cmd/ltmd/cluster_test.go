@@ -21,6 +21,7 @@ import (
 	"github.com/openltm/openltm/cluster/etcdtest"
 	"github.com/openltm/openltm/cluster/trust"
 	"github.com/openltm/openltm/control"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // device is one ltmd of the cluster test, in its own process.
@@ -374,6 +375,63 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		return nil
 	})
 
+	// Persistence with mirror enabled: eight clients persist to the two
+	// members of a pool, and their records reach etcd for the standbys.
+	backend2 := echoServer(t, "backend2")
+	sticky := "127.0.9.10:" + freePort(t)
+	a.exec(t, "create ltm persistence source-addr src_mirror mirror enabled timeout 600")
+	a.exec(t, "create ltm pool sticky members add { "+backend+" "+backend2+" }")
+	a.exec(t, "create ltm virtual vs_sticky destination "+sticky+" pool sticky persist replace-all-with { src_mirror }")
+	var clients []string
+	for i := range 8 {
+		clients = append(clients, fmt.Sprintf("127.0.0.%d", 20+i))
+	}
+	helloFrom := func(src string) (string, error) {
+		d := net.Dialer{Timeout: 500 * time.Millisecond, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		conn, err := d.Dial("tcp", sticky)
+		if err != nil {
+			return "", err
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(time.Second))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		return strings.TrimSpace(line), err
+	}
+	persisted := map[string]string{}
+	for _, src := range clients {
+		eventually(t, "vs_sticky answers "+src, func() error {
+			got, err := helloFrom(src)
+			persisted[src] = got
+			return err
+		})
+	}
+	for _, src := range clients {
+		if got, err := helloFrom(src); err != nil || got != persisted[src] {
+			t.Fatalf("client %s went to %q (%v), then to %q", src, persisted[src], err, got)
+		}
+	}
+	watcher, err := dom.Issue("watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: srv.Endpoints(), DialTimeout: 5 * time.Second, TLS: watcher.ClientTLS()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	eventually(t, "the mirrored records reach etcd", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		resp, err := cli.Get(ctx, "/openltm/groups/dg1/persist/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			return err
+		}
+		if resp.Count != int64(len(clients)) {
+			return fmt.Errorf("%d records in etcd", resp.Count)
+		}
+		return nil
+	})
+
 	// kill -9 of the active device: bigipB (next in ha-order) takes the
 	// virtual address over.
 	held, err := net.Dial("tcp", vip)
@@ -391,6 +449,20 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	_ = held.SetReadDeadline(time.Now().Add(patience))
 	if _, err := io.ReadAll(held); err != nil && os.IsTimeout(err) {
 		t.Fatal("a connection opened through the killed device stayed open")
+	}
+	// The clients, in the other order (a fresh round robin would send
+	// each to the other member), stay on their members.
+	slices.Reverse(clients)
+	for _, src := range clients {
+		var got string
+		eventually(t, "vs_sticky answers "+src+" after the failover", func() error {
+			var err error
+			got, err = helloFrom(src)
+			return err
+		})
+		if got != persisted[src] {
+			t.Errorf("after the failover client %s went to %s, before to %s", src, got, persisted[src])
+		}
 	}
 	eventually(t, "bigipB active", func() error {
 		if f := b.c.Prompt().Failover; f != "Active" {
