@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/metrics"
 )
 
@@ -67,6 +68,26 @@ func (e *Engine) snapshot(p *dataplane.Plane) metrics.Snapshot {
 				s.Members = append(s.Members, metrics.Member{Pool: pl.Name, Name: m.Name,
 					Status: status(m.Status), Traffic: traffic(m.ServerSide, m.TotRequests)})
 			}
+		}
+		// Persistence records by the profile of the virtual server they
+		// were made on, and mode.
+		profileOf := map[string]string{}
+		cfg := e.Config()
+		for _, o := range cfg.Of(ltmVirtual) {
+			if n := defaultPersistName(o); n != "" {
+				if prof := cfg.Lookup(schema, specPersistence, n); prof != nil {
+					profileOf[o.Name] = prof.Name
+				}
+			}
+		}
+		type pk struct{ profile, mode string }
+		counts := map[pk]uint64{}
+		p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
+			counts[pk{profileOf[r.Virtual], r.Mode.String()}]++
+			return true
+		})
+		for k, n := range counts {
+			s.Persistence = append(s.Persistence, metrics.Persistence{Profile: k.profile, Mode: k.mode, Records: n})
 		}
 		for _, n := range p.Nodes() {
 			s.Nodes = append(s.Nodes, metrics.Node{Name: n.Name, Status: status(n.Status),

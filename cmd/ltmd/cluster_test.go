@@ -432,6 +432,19 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		return nil
 	})
 
+	eventually(t, "persistence records in the metrics", func() error {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `openltm_persistence_records{mode="source-address",profile="/Common/src_mirror"} 8`; !strings.Contains(string(body), want) {
+			return fmt.Errorf("metrics lack %s", want)
+		}
+		return nil
+	})
+
 	// kill -9 of the active device: bigipB (next in ha-order) takes the
 	// virtual address over.
 	held, err := net.Dial("tcp", vip)
