@@ -101,9 +101,7 @@ func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
 	if len(opts.Endpoints) == 0 {
 		return nil, errors.New("the device group needs etcd endpoints")
 	}
-	if opts.Dir == "" {
-		opts.Dir = filepath.Join(e.opts.StateDir, "cluster")
-	}
+	opts.Dir = e.clusterDir(opts)
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, err
 	}
@@ -140,6 +138,27 @@ func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
 			_ = c.Close()
 		}
 	}, nil
+}
+
+func (e *Engine) clusterDir(opts ClusterOptions) string {
+	if opts.Dir == "" {
+		return filepath.Join(e.opts.StateDir, "cluster")
+	}
+	return opts.Dir
+}
+
+// standbyUntilJoined makes a device that was in a device group start
+// standby for its floating addresses, before its dataplane first binds
+// them: another device may be serving them, and this one takes them only
+// once the group elects it.
+func (e *Engine) standbyUntilJoined(opts ClusterOptions) {
+	var st appliedState
+	if b, err := os.ReadFile(filepath.Join(e.clusterDir(opts), appliedFile)); err == nil {
+		_ = json.Unmarshal(b, &st)
+	}
+	if st.Group != "" {
+		e.float.Store(&floatState{active: map[string]bool{}})
+	}
 }
 
 func (h *clusterHook) poke() {

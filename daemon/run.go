@@ -47,6 +47,9 @@ func Start(opts Options, socket string) (*Running, error) {
 		ln.Close()
 		return nil, err
 	}
+	if opts.Cluster != nil {
+		e.standbyUntilJoined(*opts.Cluster)
+	}
 	p := dataplane.New(dataplane.Options{Logger: e.Logger(), BusyPoll: opts.BusyPoll})
 	if err := e.AttachDataplane(p); err != nil {
 		// The stored configuration cannot run (an address is taken): keep

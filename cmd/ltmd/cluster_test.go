@@ -28,9 +28,28 @@ import (
 type device struct {
 	name, ip string
 	sock     string
+	args     []string
 	cmd      *exec.Cmd
 	stderr   *syncBuffer
 	c        *control.Client
+}
+
+// start runs the device's ltmd and connects to it.
+func (d *device) start(t *testing.T) {
+	t.Helper()
+	d.cmd = exec.Command(os.Args[0], d.args...)
+	d.cmd.Env = append(os.Environ(), asLtmd+"=1")
+	d.cmd.Stderr = d.stderr
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, d.name+" answers", func() error {
+		c, err := control.Dial(d.sock)
+		if err == nil {
+			d.c = c
+		}
+		return err
+	})
 }
 
 // syncBuffer is a bytes.Buffer the process's stderr copier and the test
@@ -190,13 +209,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		if i == 0 {
 			args = append(args, "--metrics-address", metricsAddr)
 		}
-		d.cmd = exec.Command(os.Args[0], args...)
-		d.cmd.Env = append(os.Environ(), asLtmd+"=1")
-		d.stderr = &syncBuffer{}
-		d.cmd.Stderr = d.stderr
-		if err := d.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		d.args, d.stderr = args, &syncBuffer{}
+		d.start(t)
 		dd := d
 		t.Cleanup(func() {
 			if dd.c != nil {
@@ -216,15 +230,6 @@ func TestDeviceGroupOfThree(t *testing.T) {
 			}
 		})
 		devs = append(devs, d)
-	}
-	for _, d := range devs {
-		eventually(t, d.name+" answers", func() error {
-			c, err := control.Dial(d.sock)
-			if err == nil {
-				d.c = c
-			}
-			return err
-		})
 	}
 	a, b, c := devs[0], devs[1], devs[2]
 
@@ -557,6 +562,31 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	for _, d := range []*device{b, c} {
 		if _, err := d.try("list ltm pool manual"); err != nil {
 			t.Fatalf("%s lost a pool over the etcd restart: %v", d.name, err)
+		}
+	}
+
+	// bigipA comes back on the same state: it catches up on what the
+	// group committed while it was dead, and with auto-failback the
+	// traffic group returns to it, the first of ha-order.
+	c.exec(t, "modify cm traffic-group traffic-group-1 auto-failback-enabled true auto-failback-time 1")
+	a.cmd.Wait()
+	a.c.Close()
+	a.start(t)
+	eventually(t, "bigipA catches up", func() error {
+		_, err := a.try("list ltm pool after_outage")
+		return err
+	})
+	eventually(t, "the traffic group fails back to bigipA", func() error {
+		got := []string{a.c.Prompt().Failover, b.c.Prompt().Failover, c.c.Prompt().Failover}
+		if !slices.Equal(got, []string{"Active", "Standby", "Standby"}) {
+			return fmt.Errorf("failover states %v", got)
+		}
+		_, err := hello(vip)
+		return err
+	})
+	for _, src := range clients {
+		if got, err := helloFrom(src); err != nil || got != persisted[src] {
+			t.Errorf("after the failback client %s went to %q (%v), before to %q", src, got, err, persisted[src])
 		}
 	}
 }
