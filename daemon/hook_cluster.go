@@ -525,11 +525,28 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old *ob
 	if text == groupTextOf(old, oldText) {
 		return nil // device-local: nothing for the group
 	}
+	if applied.Generation == 0 && m.SyncStatus().Head == 0 {
+		// Awaiting Initial Sync: the group takes a device's configuration
+		// only from run cm config-sync to-group, never from whichever
+		// device happens to commit first.
+		return nil
+	}
 	start := time.Now()
 	id, err := m.Commit(ctx, applied.Generation, store.Generation{Time: start, User: user, Summary: summary, Config: text})
 	if err != nil {
-		if errors.Is(err, cluster.ErrConflict) {
-			return fmt.Errorf("%w: %w", errConflict, err)
+		var ce *cluster.ConflictError
+		if errors.As(err, &ce) {
+			by := "another device"
+			if ce.By != "" {
+				by = ce.By
+			}
+			if m.Group().AutoSync {
+				// Only after maxCatchUps rounds of catching up.
+				return &conflictError{msg: fmt.Sprintf("Unable to commit to device group %s: other devices kept committing first (generation %d by %s); nothing was changed: run the command again",
+					group.Name, ce.Head, by)}
+			}
+			return &conflictError{msg: fmt.Sprintf("Unable to commit to device group %s: %s committed generation %d after generation %d, which this device runs, and auto-sync is disabled; run \"run cm config-sync from-group %s\" and the command again; nothing was changed",
+				group.Name, by, ce.Head, ce.Base, group.Name)}
 		}
 		return err
 	}
@@ -540,6 +557,12 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old *ob
 	h.poke()
 	return nil
 }
+
+// conflictError is a commit another device's commit came before.
+type conflictError struct{ msg string }
+
+func (e *conflictError) Error() string        { return e.msg }
+func (e *conflictError) Is(target error) bool { return target == errConflict }
 
 // catchUp implements groupPath.
 func (h *clusterHook) catchUp(ctx context.Context) (bool, error) {

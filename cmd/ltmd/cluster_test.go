@@ -525,8 +525,12 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if _, err := b.try("list ltm pool manual"); err == nil {
 		t.Fatal("bigipB applied a change with auto-sync disabled")
 	}
+	if _, err := b.try("create ltm pool on_b"); err == nil || !strings.Contains(err.Error(), "auto-sync is disabled") {
+		t.Fatalf("a commit on a device with changes pending: %v", err)
+	}
 	b.exec(t, "run cm config-sync from-group dg1")
 	b.exec(t, "list ltm pool manual")
+	b.exec(t, "create ltm pool on_b")
 	c.exec(t, "modify cm device-group dg1 auto-sync enabled")
 
 	// etcd down: commits that need the group are refused (and floating
