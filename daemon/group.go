@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/objects"
 )
@@ -97,16 +98,38 @@ func groupTextOf(cfg *objects.Config, text string) string {
 }
 
 // withLocal builds the configuration a group text becomes on this device:
-// the group's objects and the device's own from running.
+// the group's objects and the device's own from running. Objects whose
+// text is unchanged are taken from running as they are, so only what
+// changed is parsed (30,000 objects take seconds to parse, one change
+// does not); the result is checked to print as the group text, and read
+// whole when it does not.
 func (e *Engine) withLocal(name string, text string, running *objects.Config) (*objects.Config, error) {
-	objs, _, err := e.schema.ReadStored(name, []byte(text))
-	if err != nil {
-		return nil, err
+	known := make(map[string]*objects.Object, running.Len())
+	for _, o := range running.Objects() {
+		if o.Kind == nil || !deviceLocal(running, o) {
+			known[objects.Format(o, objects.PrintOpts{})] = o
+		}
 	}
 	cfg := e.schema.Builtins()
-	for _, o := range objs {
-		if !deviceLocal(cfg, o) {
+	var changed strings.Builder
+	for rest := text; rest != ""; {
+		chunk := nextChunk(rest)
+		rest = rest[len(chunk):]
+		if o, ok := known[chunk]; ok {
 			cfg.Put(o)
+		} else {
+			changed.WriteString(chunk)
+		}
+	}
+	if err := e.putStored(cfg, name, changed.String()); err != nil {
+		return nil, err
+	}
+	if groupText(cfg) != text {
+		// Not what the group holds (an object printed across chunks
+		// in an unexpected way): read the whole text.
+		cfg = e.schema.Builtins()
+		if err := e.putStored(cfg, name, text); err != nil {
+			return nil, err
 		}
 	}
 	for _, o := range running.Objects() {
@@ -117,16 +140,56 @@ func (e *Engine) withLocal(name string, text string, running *objects.Config) (*
 	return cfg, nil
 }
 
+// putStored reads stored text into cfg, leaving out device-local objects.
+func (e *Engine) putStored(cfg *objects.Config, name, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	objs, _, err := e.schema.ReadStored(name, []byte(text))
+	if err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.Kind == nil || !deviceLocal(cfg, o) {
+			cfg.Put(o)
+		}
+	}
+	return nil
+}
+
+// nextChunk is the first object's text in a configuration text: up to the
+// next line that starts in the first column with neither a space nor a
+// closing brace. An object whose text has such lines inside (an iRule's
+// body) comes in several chunks, none of which is an object's whole text.
+func nextChunk(text string) string {
+	i := strings.IndexByte(text, '\n')
+	for i >= 0 && i+1 < len(text) {
+		switch text[i+1] {
+		case ' ', '\t', '}', '\n':
+		default:
+			return text[:i+1]
+		}
+		j := strings.IndexByte(text[i+1:], '\n')
+		if j < 0 {
+			return text
+		}
+		i += 1 + j
+	}
+	return text
+}
+
 // applyGroupLocked runs a configuration text the device group committed:
 // the device's own objects are kept, the runtimes take it hitlessly and it
 // is stored as a local generation. It is not published again. e.mu is
 // held.
 func (e *Engine) applyGroupLocked(ctx context.Context, name, user, summary, text string) error {
 	old := e.cur.Load()
+	start := time.Now()
 	cfg, err := e.withLocal(name, text, old.cfg)
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
+	e.log.Debug("config sync read", "from", name, "objects", cfg.Len(), "took", time.Since(start))
 	warn := func(m string) { e.log.Warn("config sync", "from", name, "warning", m) }
 	_, err = e.commitLocked(ctx, old, user, summary, cfg, CommitOptions{Lenient: true, Warn: warn, fromGroup: true})
 	return err

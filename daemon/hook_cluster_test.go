@@ -24,6 +24,7 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 		"create net self local_self address 10.1.0.1/24 vlan internal",
 		"create net self float_self address 10.1.0.100/24 vlan internal traffic-group traffic-group-1",
 		"create ltm pool web",
+		"create ltm rule r1 {\nwhen CLIENT_ACCEPTED {\nlog local0. \"hello\"\n}\n}",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -41,8 +42,14 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 		}
 	}
 
+	// The rule's body has lines in the first column: it is read in
+	// several chunks, none of them an object's text.
+	if !strings.Contains(text, "\nwhen CLIENT_ACCEPTED") {
+		t.Fatalf("the rule is not printed with a first-column body:\n%s", text)
+	}
+
 	// Another device's text, applied here: its pool arrives, this
-	// device's own objects stay.
+	// device's own objects stay, the rule is unchanged.
 	other := strings.Replace(text, "ltm pool /Common/web", "ltm pool /Common/web2", 1)
 	e.mu.Lock()
 	err := e.applyGroupLocked(t.Context(), "test text", "admin", "sync", other)
@@ -53,6 +60,9 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 	cfg := e.Config()
 	if cfg.Get(ltmPool, "/Common/web2") == nil || cfg.Get(ltmPool, "/Common/web") != nil {
 		t.Errorf("the group's pools were not applied:\n%s", cfg.Text())
+	}
+	if got := groupText(cfg); got != other {
+		t.Errorf("applied configuration prints as\n%s\nnot as the group text\n%s", got, other)
 	}
 	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil {
 		t.Errorf("device-local objects lost: device %s, hostname %s\n%s", e.selfName(), e.Hostname(), cfg.Text())
@@ -142,5 +152,28 @@ func TestCMCommandsStandalone(t *testing.T) {
 	}
 	if p := s.Prompt(); p.SyncStatus != "" || p.Failover != "" {
 		t.Errorf("standalone prompt %+v", p)
+	}
+}
+
+func TestNextChunk(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		parts []string
+	}{
+		{"", nil},
+		{"#TMSH-VERSION: 15.1.0\n\nltm pool /Common/a { }\n", []string{"#TMSH-VERSION: 15.1.0\n\n", "ltm pool /Common/a { }\n"}},
+		{"ltm pool /Common/a {\n    members none\n}\nltm node /Common/n {\n    address 10.0.0.1\n}\n",
+			[]string{"ltm pool /Common/a {\n    members none\n}\n", "ltm node /Common/n {\n    address 10.0.0.1\n}\n"}},
+		{"ltm rule /Common/r {\nwhen X {\n}\n}\nltm pool /Common/a { }", []string{"ltm rule /Common/r {\n", "when X {\n}\n}\n", "ltm pool /Common/a { }"}},
+	} {
+		var got []string
+		for rest := tc.text; rest != ""; {
+			c := nextChunk(rest)
+			got = append(got, c)
+			rest = rest[len(c):]
+		}
+		if !slices.Equal(got, tc.parts) {
+			t.Errorf("%q: chunks %q, want %q", tc.text, got, tc.parts)
+		}
 	}
 }

@@ -35,7 +35,7 @@ type device struct {
 }
 
 // start runs the device's ltmd and connects to it.
-func (d *device) start(t *testing.T) {
+func (d *device) start(t testing.TB) {
 	t.Helper()
 	d.cmd = exec.Command(os.Args[0], d.args...)
 	d.cmd.Env = append(os.Environ(), asLtmd+"=1")
@@ -71,7 +71,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func (d *device) exec(t *testing.T, line string) string {
+func (d *device) exec(t testing.TB, line string) string {
 	t.Helper()
 	out, err := d.try(line)
 	if err != nil {
@@ -90,7 +90,7 @@ func (d *device) try(line string) (string, error) {
 
 // eventually retries check every 50 ms until it passes or patience runs
 // out.
-func eventually(t *testing.T, what string, check func() error) time.Duration {
+func eventually(t testing.TB, what string, check func() error) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var err error
@@ -104,7 +104,7 @@ func eventually(t *testing.T, what string, check func() error) time.Duration {
 	return 0
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -116,7 +116,7 @@ func freePort(t *testing.T) string {
 }
 
 // echoServer answers each connection with its name, then echoes.
-func echoServer(t *testing.T, name string) string {
+func echoServer(t testing.TB, name string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
