@@ -357,8 +357,11 @@ func (s *Session) configSync(ctx context.Context, st *grammar.Statement, ws []st
 	if err != nil {
 		return err
 	}
-	if h.commits != nil {
-		h.commits(time.Since(start))
+	h.mu.Lock()
+	commits := h.commits
+	h.mu.Unlock()
+	if commits != nil {
+		commits(time.Since(start))
 	}
 	h.setApplied(group, id)
 	return nil

@@ -69,6 +69,8 @@ type clusterHook struct {
 	applied    appliedState
 	pendingKey []byte // the key of a trust request this device answered
 
+	lastErr string // the last connect or join error logged
+
 	refloat atomic.Bool // floating addresses need binding again
 	// mirror replicates persistence records (cluster_mirror.go); takeover
 	// are the traffic groups whose mirrored records wait for the
@@ -173,7 +175,7 @@ func (h *clusterHook) run() {
 		h.step()
 		if h.refloat.Load() {
 			if err := h.e.refloatNow(); err != nil {
-				h.log.Warn("floating addresses not bound yet", "err", err)
+				h.logOnce("floating addresses not bound yet; retrying", err)
 			} else {
 				h.refloat.Store(false)
 				h.mu.Lock()
@@ -285,6 +287,7 @@ func (h *clusterHook) step() {
 		h.conn, h.connDevice = c, name
 		h.mu.Unlock()
 		if err != nil {
+			h.logOnce("cannot reach the device group's etcd cluster", err)
 			return
 		}
 		conn = c
@@ -323,6 +326,19 @@ func (h *clusterHook) connect(name string) (*cluster.Conn, error) {
 	return c, nil
 }
 
+// logOnce logs a connect or join failure when it is not the one logged
+// last, so a device waiting for etcd or for its trust does not log it
+// every half second.
+func (h *clusterHook) logOnce(msg string, err error) {
+	h.mu.Lock()
+	same := h.lastErr == err.Error()
+	h.lastErr = err.Error()
+	h.mu.Unlock()
+	if !same {
+		h.log.Warn(msg, "err", err)
+	}
+}
+
 // trustSelf records the CA holder in its own trust domain, before it adds
 // others or makes a group: the first device of a domain is trusted by
 // holding its CA.
@@ -353,7 +369,19 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 	if def == nil {
 		h.mu.Lock()
 		h.group = cluster.GroupDef{}
+		left := h.applied.Group
+		if left != "" {
+			// Removed from its group (or the group deleted) while the
+			// device was away: it is standalone again.
+			h.applied = appliedState{}
+			h.saveAppliedLocked()
+		}
 		h.mu.Unlock()
+		if left != "" {
+			h.e.float.Store(nil)
+			h.refloat.Store(true)
+			h.log.Info("no longer listed in its device group", "group", left)
+		}
 		return
 	}
 	h.mu.Lock()
@@ -383,7 +411,7 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		h.mu.Lock()
 		h.connErr = err
 		h.mu.Unlock()
-		h.log.Warn("cannot join the device group", "group", group, "err", err)
+		h.logOnce("cannot join device group "+group, err)
 		return
 	}
 	h.mu.Lock()
@@ -508,7 +536,7 @@ func (h *clusterHook) apply(ctx context.Context, group string, g cluster.Generat
 // publish implements groupPath.
 func (h *clusterHook) publish(ctx context.Context, user, summary string, old *objects.Config, oldText string, cfg *objects.Config, text string) error {
 	h.mu.Lock()
-	m, applied, group, connErr := h.member, h.applied, h.group, h.connErr
+	m, applied, group, connErr, commits := h.member, h.applied, h.group, h.connErr, h.commits
 	h.mu.Unlock()
 	if m == nil {
 		if applied.Group != "" {
@@ -550,8 +578,8 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old *ob
 		}
 		return err
 	}
-	if h.commits != nil {
-		h.commits(time.Since(start))
+	if commits != nil {
+		commits(time.Since(start))
 	}
 	h.setApplied(group.Name, id)
 	h.poke()

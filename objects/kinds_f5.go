@@ -723,7 +723,7 @@ version str -
 `)),
 		clustered(pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
 type enum sync-only sync-only|sync-failover
-devices raw
+devices list
 auto-sync ed disabled
 save-on-auto-sync tf false
 full-load-on-sync tf false

@@ -594,4 +594,23 @@ func TestDeviceGroupOfThree(t *testing.T) {
 			t.Errorf("after the failback client %s went to %q (%v), before to %q", src, got, err, persisted[src])
 		}
 	}
+
+	// A device taken out of the group is standalone again; the group
+	// goes on without it. (Standalone, it would serve every address; on
+	// one machine those the group's active device holds stay unbound.)
+	a.exec(t, "modify cm device-group dg1 devices delete { bigipC }")
+	eventually(t, "bigipC leaves dg1", func() error {
+		if p := c.c.Prompt(); p.SyncStatus != "" && p.SyncStatus != "Standalone" {
+			return fmt.Errorf("bigipC prompt says %q", p.SyncStatus)
+		}
+		return nil
+	})
+	a.exec(t, "create ltm pool without_c")
+	eventually(t, "bigipB gets the change", func() error {
+		_, err := b.try("list ltm pool without_c")
+		return err
+	})
+	if _, err := c.try("list ltm pool without_c"); err == nil {
+		t.Fatal("bigipC received a change after it left the group")
+	}
 }
