@@ -17,10 +17,11 @@ import (
 
 // Persistence mirroring (`mirror enabled` on a persistence profile): the
 // device active for a traffic group publishes the records of its mirrored
-// virtual servers to the group's etcd cluster every mirrorEvery; every
-// other device follows them, and when it takes the traffic group over it
-// loads them before it serves, so clients stay on their members across a
-// failover. Records live under /openltm/groups/G/persist/, one key each.
+// virtual servers to the group's etcd cluster every mirrorEvery; the
+// device that takes the traffic group over reads them right after binding
+// its addresses, so clients stay on their members across a failover. (It
+// holds the group's lease then, so etcd answers.) Records live under
+// /openltm/groups/G/persist/, one key each.
 
 // mirrorEvery is how often the active device publishes changed records:
 // what a failover can lose.
@@ -51,8 +52,7 @@ func (r mirrorRec) id() string {
 type mirror struct {
 	h *clusterHook
 
-	mu   sync.Mutex           // held and sent; held through a publish
-	held map[string]mirrorRec // what etcd holds, by key
+	mu   sync.Mutex           // sent; held through a publish
 	sent map[string]mirrorRec // what this device published, by key
 }
 
@@ -102,11 +102,10 @@ func mirrored(cfg *objects.Config) map[string]string {
 
 // runMirror follows and publishes mirrored records until ctx ends.
 func (h *clusterHook) runMirror(ctx context.Context) {
-	mr := &mirror{h: h, held: map[string]mirrorRec{}, sent: map[string]mirrorRec{}}
+	mr := &mirror{h: h, sent: map[string]mirrorRec{}}
 	h.mu.Lock()
 	h.mirror = mr
 	h.mu.Unlock()
-	go mr.follow(ctx)
 	t := time.NewTicker(mirrorEvery)
 	defer t.Stop()
 	for {
@@ -116,68 +115,6 @@ func (h *clusterHook) runMirror(ctx context.Context) {
 		case <-t.C:
 		}
 		mr.publish(ctx)
-	}
-}
-
-// follow keeps held in step with etcd.
-func (mr *mirror) follow(ctx context.Context) {
-	for ctx.Err() == nil {
-		mr.h.mu.Lock()
-		conn, member, group := mr.h.conn, mr.h.member, mr.h.group.Name
-		mr.h.mu.Unlock()
-		if conn == nil || member == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		prefix := mr.h.mirrorPrefix(group)
-		cli := conn.Client()
-		rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		resp, err := cli.Get(rctx, prefix, clientv3.WithPrefix())
-		cancel()
-		if err != nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
-			continue
-		}
-		held := map[string]mirrorRec{}
-		for _, kv := range resp.Kvs {
-			var r mirrorRec
-			if json.Unmarshal(kv.Value, &r) == nil {
-				held[strings.TrimPrefix(string(kv.Key), prefix)] = r
-			}
-		}
-		mr.mu.Lock()
-		mr.held = held
-		mr.mu.Unlock()
-		wctx, wcancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		for wr := range cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1)) {
-			if wr.Err() != nil {
-				break
-			}
-			mr.mu.Lock()
-			for _, ev := range wr.Events {
-				k := strings.TrimPrefix(string(ev.Kv.Key), prefix)
-				var r mirrorRec
-				if ev.Type == clientv3.EventTypePut && json.Unmarshal(ev.Kv.Value, &r) == nil {
-					mr.held[k] = r
-				} else {
-					delete(mr.held, k)
-				}
-			}
-			mr.mu.Unlock()
-			mr.h.mu.Lock()
-			still := mr.h.member == member
-			mr.h.mu.Unlock()
-			if !still {
-				break
-			}
-		}
-		wcancel()
 	}
 }
 
@@ -258,14 +195,32 @@ func (mr *mirror) publish(ctx context.Context) {
 func (mr *mirror) takeOver(tg string) int {
 	h := mr.h
 	p := h.e.plane()
-	if p == nil {
+	h.mu.Lock()
+	conn, group := h.conn, h.group.Name
+	h.mu.Unlock()
+	if p == nil || conn == nil {
 		return 0
 	}
 	virtuals := mirrored(h.e.Config())
+	if len(virtuals) == 0 {
+		return 0
+	}
+	prefix := h.mirrorPrefix(group)
+	ctx, cancel := context.WithTimeout(h.ctx, 3*time.Second)
+	resp, err := conn.Client().Get(ctx, prefix, clientv3.WithPrefix())
+	cancel()
+	if err != nil {
+		h.log.Warn("mirrored persistence records not read", "traffic-group", tg, "err", err)
+		return 0
+	}
 	mr.mu.Lock()
 	defer mr.mu.Unlock()
 	n := 0
-	for k, r := range mr.held {
+	for _, kv := range resp.Kvs {
+		var r mirrorRec
+		if json.Unmarshal(kv.Value, &r) != nil {
+			continue
+		}
 		if vt, ok := virtuals[r.Virtual]; !ok || vt != tg {
 			continue
 		}
@@ -286,7 +241,7 @@ func (mr *mirror) takeOver(tg string) int {
 			h.log.Debug("mirrored persistence record not loaded", "virtual", r.Virtual, "key", r.Key, "err", err)
 			continue
 		}
-		mr.sent[k] = r
+		mr.sent[strings.TrimPrefix(string(kv.Key), prefix)] = r
 		n++
 	}
 	return n
