@@ -92,10 +92,10 @@ func (s *Session) mvDevice(ctx context.Context, st *grammar.Statement, ws []stri
 	}
 	if h != nil {
 		h.mu.Lock()
-		joined := h.member != nil
+		joined, group := h.member != nil, h.group.Name
 		h.mu.Unlock()
 		if joined {
-			return objects.Invalid("Device %s is in device group %s: remove it from the device group (and the trust domain) before renaming it", from, h.group.Name)
+			return objects.Invalid("Device %s is in device group %s: remove it from the device group (and the trust domain) before renaming it", from, group)
 		}
 	}
 	gen, err := s.e.Change(ctx, s.user, st.Source, CommitOptions{}, func(cfg *objects.Config) error {
@@ -164,9 +164,6 @@ func groupDef(cfg *objects.Config, o *objects.Object) cluster.GroupDef {
 	def := cluster.GroupDef{Name: shortName(o.Name), Type: cluster.GroupType(cmDGType.Effective(cfg, o)),
 		AutoSync: cmDGAutoSync.Effective(cfg, o) == "enabled", NetworkFailover: cmDGNetFailover.Effective(cfg, o) == "enabled"}
 	if v := cmDGDevices.Get(o); v != nil {
-		for _, f := range strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(v.Str)) {
-			def.Devices = append(def.Devices, shortName(f))
-		}
 		for _, f := range v.List {
 			if d := shortName(f); !slices.Contains(def.Devices, d) {
 				def.Devices = append(def.Devices, d)
@@ -220,6 +217,14 @@ func (s *Session) deviceGroup(ctx context.Context, st *grammar.Statement, verb s
 			return err
 		}
 	case "delete":
+		// Leave first, so the deletion is this device's own change, not
+		// one for the group being deleted.
+		h.mu.Lock()
+		m, def := h.member, h.group
+		h.mu.Unlock()
+		if m != nil && def.Name == name {
+			h.leave(m, def)
+		}
 		if err := conn.DeleteGroup(ctx, name); err != nil {
 			return err
 		}
@@ -313,8 +318,8 @@ func (s *Session) trustDomain(ctx context.Context, st *grammar.Statement, args [
 	return synErr(st, usage, "nothing to change in the trust domain")
 }
 
-// member returns the device group membership, or an error saying why
-// there is none.
+// memberOf returns the membership of group ("" for any), or an error
+// saying why there is none.
 func (h *clusterHook) memberOf(group string) (*cluster.Member, error) {
 	h.mu.Lock()
 	m, def, applied, connErr := h.member, h.group, h.applied, h.connErr

@@ -613,4 +613,15 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if _, err := c.try("list ltm pool without_c"); err == nil {
 		t.Fatal("bigipC received a change after it left the group")
 	}
+
+	// Deleting the group leaves every device standalone.
+	a.exec(t, "delete cm device-group dg1")
+	for _, d := range []*device{a, b} {
+		eventually(t, d.name+" standalone", func() error {
+			if p := d.c.Prompt(); p.SyncStatus != "" && p.SyncStatus != "Standalone" {
+				return fmt.Errorf("%s prompt says %q", d.name, p.SyncStatus)
+			}
+			return nil
+		})
+	}
 }
