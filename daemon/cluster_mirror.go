@@ -190,20 +190,26 @@ func (mr *mirror) publish(ctx context.Context) {
 	}
 }
 
-// takeOver loads the mirrored records of a traffic group the device just
-// became active for, and makes them its own to publish.
-func (mr *mirror) takeOver(tg string) int {
+// heldRec is a mirrored record read from etcd, with its key.
+type heldRec struct {
+	key string
+	rec mirrorRec
+}
+
+// fetch reads the mirrored records of a traffic group's virtual servers
+// from etcd. It is done before the device binds the traffic group's
+// addresses, so that loading them after is only local work.
+func (mr *mirror) fetch(tg string) []heldRec {
 	h := mr.h
-	p := h.e.plane()
 	h.mu.Lock()
 	conn, group := h.conn, h.group.Name
 	h.mu.Unlock()
-	if p == nil || conn == nil {
-		return 0
+	if conn == nil {
+		return nil
 	}
 	virtuals := mirrored(h.e.Config())
 	if len(virtuals) == 0 {
-		return 0
+		return nil
 	}
 	prefix := h.mirrorPrefix(group)
 	ctx, cancel := context.WithTimeout(h.ctx, 3*time.Second)
@@ -211,19 +217,34 @@ func (mr *mirror) takeOver(tg string) int {
 	cancel()
 	if err != nil {
 		h.log.Warn("mirrored persistence records not read", "traffic-group", tg, "err", err)
-		return 0
+		return nil
 	}
-	mr.mu.Lock()
-	defer mr.mu.Unlock()
-	n := 0
+	var out []heldRec
 	for _, kv := range resp.Kvs {
 		var r mirrorRec
 		if json.Unmarshal(kv.Value, &r) != nil {
 			continue
 		}
-		if vt, ok := virtuals[r.Virtual]; !ok || vt != tg {
-			continue
+		if vt, ok := virtuals[r.Virtual]; ok && vt == tg {
+			out = append(out, heldRec{key: strings.TrimPrefix(string(kv.Key), prefix), rec: r})
 		}
+	}
+	return out
+}
+
+// load puts fetched records in the dataplane, once the traffic group's
+// virtual servers run, and makes them this device's own to publish.
+func (mr *mirror) load(recs []heldRec) int {
+	h := mr.h
+	p := h.e.plane()
+	if p == nil {
+		return 0
+	}
+	mr.mu.Lock()
+	defer mr.mu.Unlock()
+	n := 0
+	for _, hr := range recs {
+		r := hr.rec
 		mode, ok := persist.ParseMode(r.Mode)
 		member, err := netip.ParseAddrPort(r.Member)
 		if !ok || err != nil {
@@ -241,7 +262,7 @@ func (mr *mirror) takeOver(tg string) int {
 			h.log.Debug("mirrored persistence record not loaded", "virtual", r.Virtual, "key", r.Key, "err", err)
 			continue
 		}
-		mr.sent[strings.TrimPrefix(string(kv.Key), prefix)] = r
+		mr.sent[hr.key] = r
 		n++
 	}
 	return n

@@ -635,6 +635,13 @@ func (h *clusterHook) onFailover(tg string, active bool) {
 		state = "active"
 	}
 	h.log.Info("failover", "traffic-group", tg, "state", state)
+	var recs []heldRec
+	h.mu.Lock()
+	mr := h.mirror
+	h.mu.Unlock()
+	if active && mr != nil {
+		recs = mr.fetch(tg)
+	}
 	if err := h.e.refloatNow(); err != nil {
 		h.log.Warn("floating addresses not bound yet; retrying", "traffic-group", tg, "err", err)
 		if active {
@@ -649,8 +656,10 @@ func (h *clusterHook) onFailover(tg string, active bool) {
 		h.poke()
 		return
 	}
-	if active {
-		h.takeOver(tg)
+	if active && mr != nil {
+		if n := mr.load(recs); n > 0 {
+			h.log.Info("mirrored persistence records loaded", "traffic-group", tg, "records", n)
+		}
 	}
 }
 
@@ -662,7 +671,7 @@ func (h *clusterHook) takeOver(tg string) {
 	if mr == nil {
 		return
 	}
-	if n := mr.takeOver(tg); n > 0 {
+	if n := mr.load(mr.fetch(tg)); n > 0 {
 		h.log.Info("mirrored persistence records loaded", "traffic-group", tg, "records", n)
 	}
 }

@@ -614,14 +614,21 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		t.Fatal("bigipC received a change after it left the group")
 	}
 
-	// Deleting the group leaves every device standalone.
-	a.exec(t, "delete cm device-group dg1")
-	for _, d := range []*device{a, b} {
-		eventually(t, d.name+" standalone", func() error {
-			if p := d.c.Prompt(); p.SyncStatus != "" && p.SyncStatus != "Standalone" {
-				return fmt.Errorf("%s prompt says %q", d.name, p.SyncStatus)
-			}
-			return nil
-		})
+	// Deleting the group leaves the device standalone. (bigipB and
+	// bigipC stop first: standalone on this one machine, each would try to
+	// bind the addresses bigipA binds.)
+	for _, d := range []*device{b, c} {
+		d.c.Close()
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		d.cmd.Wait()
 	}
+	a.exec(t, "delete cm device-group dg1")
+	if p := a.c.Prompt(); p.SyncStatus != "" && p.SyncStatus != "Standalone" {
+		t.Fatalf("bigipA prompt says %q after the group was deleted", p.SyncStatus)
+	}
+	a.exec(t, "create ltm pool after_delete")
+	eventually(t, "bigipA serves the floating virtual alone", func() error {
+		_, err := hello(vip)
+		return err
+	})
 }
