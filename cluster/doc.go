@@ -44,10 +44,14 @@
 //
 // ltmd takes the etcd cluster from flags (they are needed before any
 // configuration is loaded): --cluster-endpoints (comma-separated client
-// URLs), --cluster-cert, --cluster-key, --cluster-ca (defaulting to
-// device.crt, device.key and ca.crt in the state directory). The device
-// group, its members, type and auto-sync, and the traffic groups are
-// configuration objects (cm device-group, cm traffic-group) like BIG-IP's.
+// URLs; https ones are reached with the device's certificate),
+// --cluster-dir (device.crt, device.key, ca.crt and, on the devices that
+// add others to the trust domain, ca.key; default the state directory's
+// "cluster"), --management-address and --admin-credentials (the trust
+// exchange peers run against this device), --failover-time (the lease
+// TTL). The device group, its members, type and auto-sync, and the
+// traffic groups are configuration objects (cm device-group, cm
+// traffic-group) like BIG-IP's.
 //
 // # Keys in etcd
 //

@@ -42,6 +42,10 @@ type tgState struct {
 	active        bool
 	vacantSince   time.Time
 	failbackSince time.Time
+	// releasedRev is the etcd revision at which this device gave the
+	// traffic group up: an owner key it still sees from before then is
+	// its mirror lagging behind the delete, not ownership.
+	releasedRev int64
 }
 
 func checkTrafficGroups(def GroupDef, tgs []TrafficGroup) error {
@@ -262,7 +266,7 @@ func (m *Member) evaluate() {
 		if ownerKV != nil {
 			owner = string(ownerKV.Value)
 		}
-		mine := owner == m.me && lease != 0 && ownerKV.Lease == int64(lease)
+		mine := owner == m.me && lease != 0 && ownerKV.Lease == int64(lease) && ownerKV.ModRevision > st.releasedRev
 		if owner != "" {
 			st.vacantSince = time.Time{}
 		}
@@ -360,9 +364,12 @@ func (m *Member) release(tg string, lease clientv3.LeaseID, st *tgState) {
 	key := m.mr.prefix + m.tgKey(tg, "owner")
 	rctx, cancel := m.c.reqCtx(context.WithoutCancel(m.ctx))
 	defer cancel()
-	_, err := m.c.cli.Txn(rctx).
+	resp, err := m.c.cli.Txn(rctx).
 		If(clientv3.Compare(clientv3.Value(key), "=", m.me), clientv3.Compare(clientv3.LeaseValue(key), "=", lease)).
 		Then(clientv3.OpDelete(key)).Commit()
+	if err == nil {
+		st.releasedRev = resp.Header.Revision
+	}
 	_ = m.c.note("give up traffic group "+tg, err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/cluster/trust"
@@ -189,6 +190,34 @@ func (c *Conn) CreateGroup(ctx context.Context, def GroupDef) error {
 		return fmt.Errorf("The requested device group (/Common/%s) already exists in partition Common.", def.Name)
 	}
 	return nil
+}
+
+// Groups lists every device group of the etcd cluster, for a device to
+// find the group it was added to (BIG-IP devices learn of groups that list
+// them through their trust domain).
+func (c *Conn) Groups(ctx context.Context) ([]GroupDef, error) {
+	// Keys only: the groups' configuration texts are under the same
+	// prefix.
+	rctx, cancel := c.reqCtx(ctx)
+	resp, err := c.cli.Get(rctx, keyPrefix+"groups/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	cancel()
+	if err := c.note("read the device groups", err); err != nil {
+		return nil, err
+	}
+	var out []GroupDef
+	for _, kv := range resp.Kvs {
+		rest, ok := strings.CutPrefix(string(kv.Key), keyPrefix+"groups/")
+		name, ok2 := strings.CutSuffix(rest, "/m/def")
+		if !ok || !ok2 || strings.Contains(name, "/") {
+			continue
+		}
+		def, err := c.Group(ctx, name)
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		out = append(out, def)
+	}
+	return out, nil
 }
 
 // Group reads a device group's definition.

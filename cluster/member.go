@@ -245,7 +245,9 @@ func (m *Member) apply(ctx context.Context, g Generation) error {
 	if err != nil {
 		m.applyErr = fmt.Errorf("generation %d: %w", g.ID, err)
 	} else {
-		m.applied = g.ID
+		// A commit of this device's own may have moved past g while
+		// Apply waited for the daemon.
+		m.applied = max(m.applied, g.ID)
 		m.applyErr = nil
 		if m.pending != nil && m.pending.ID <= g.ID {
 			m.pending = nil

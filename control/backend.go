@@ -59,6 +59,10 @@ type PromptState struct {
 	Module        string `json:"module"`        // "" for the top, "ltm", "ltm.pool"
 	InTransaction bool   `json:"inTransaction"` // a cli transaction is open
 	Quit          bool   `json:"quit"`          // the last command asked the shell to leave
+	// SyncStatus and Failover are the device group's words, "In Sync"
+	// and "Active"; empty for a standalone device (Standalone, Active).
+	SyncStatus string `json:"syncStatus,omitempty"`
+	Failover   string `json:"failover,omitempty"`
 }
 
 // Suggestion is one completion candidate. Group is the heading tmsh prints

@@ -41,6 +41,11 @@ type Options struct {
 	// BusyPoll is the dataplane's busy-poll time (dataplane.Options); 0
 	// turns busy polling off.
 	BusyPoll time.Duration
+	// Cluster, when set, makes the device a member of the device group
+	// that lists it (hook_cluster.go); nil runs it standalone.
+	Cluster *ClusterOptions
+	// MetricsAddress, when set, serves Prometheus metrics there.
+	MetricsAddress string
 }
 
 // DefaultBusyPoll is what ltmd and the shell's embedded daemon run with.
@@ -68,6 +73,12 @@ type Engine struct {
 	logs *syslog.Dest
 
 	runtime map[string]RuntimeFunc // RegisterRuntime's commands, by "verb target"
+
+	group groupPath // the device group commits go through; nil standalone
+	// cluster is the device group membership (nil standalone), float the
+	// traffic groups it is active for (nil: every address is served).
+	cluster atomic.Pointer[clusterHook]
+	float   atomic.Pointer[floatState]
 }
 
 // state is one committed generation as the engine holds it.
@@ -257,19 +268,30 @@ func (e *Engine) Change(ctx context.Context, user, summary string, opts CommitOp
 func (e *Engine) Replace(ctx context.Context, user, summary string, opts CommitOptions, build func(running *objects.Config) (*objects.Config, error)) (uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return 0, errInterrupted
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return 0, errInterrupted
+		}
+		old := e.cur.Load()
+		cfg, err := build(old.cfg)
+		if err != nil {
+			return 0, err
+		}
+		gen, err := e.commitLocked(ctx, old, user, summary, cfg, opts)
+		if errors.Is(err, errConflict) && try < maxCatchUps {
+			// Another device of the group committed first: take its
+			// change and build this one again on top of it.
+			if ok, cerr := e.group.catchUp(ctx); cerr != nil {
+				return 0, cerr
+			} else if ok {
+				continue
+			}
+		}
+		if gen == old.gen {
+			gen = 0
+		}
+		return gen, err
 	}
-	old := e.cur.Load()
-	cfg, err := build(old.cfg)
-	if err != nil {
-		return 0, err
-	}
-	gen, err := e.commitLocked(ctx, old, user, summary, cfg, opts)
-	if gen == old.gen {
-		gen = 0
-	}
-	return gen, err
 }
 
 // errInterrupted is a change stopped before it was applied.
@@ -329,6 +351,12 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 			return 0, err
 		}
 	}
+	if e.group != nil && !opts.fromGroup {
+		if err := e.group.publish(context.WithoutCancel(ctx), user, summary, old.cfg, old.text, cfg, text); err != nil {
+			abort(changes)
+			return 0, err
+		}
+	}
 	id, err := e.store.Commit(store.Generation{Time: time.Now(), User: user, Summary: summary, Config: text})
 	if err != nil {
 		abort(changes)
@@ -361,6 +389,10 @@ type CommitOptions struct {
 	Lenient bool
 	// Warn receives the warnings.
 	Warn func(string)
+
+	// fromGroup marks a configuration the device group committed: it is
+	// applied and stored, not published again.
+	fromGroup bool
 }
 
 // check completes and validates a configuration about to be committed.

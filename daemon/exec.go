@@ -45,8 +45,12 @@ func (s *Session) LastCommitted() uint64 { return s.committed }
 
 // Prompt implements control.Session.
 func (s *Session) Prompt() control.PromptState {
-	return control.PromptState{User: s.user, Host: s.e.Hostname(), Folder: s.folder,
+	p := control.PromptState{User: s.user, Host: s.e.Hostname(), Folder: s.folder,
 		Module: strings.Join(s.module, "."), InTransaction: s.tx != nil, Quit: s.quit}
+	if h := s.e.cluster.Load(); h != nil {
+		p.SyncStatus, p.Failover = h.syncState()
+	}
+	return p
 }
 
 // Close implements control.Session: an uncommitted transaction is dropped.
@@ -64,8 +68,9 @@ var verbs = map[string]string{
 	"load":        "Load a configuration file",
 	"submit":      "Submit a cli transaction",
 	"reset-stats": "Reset statistics",
-	"run":         "Run an operation (run gtm trust-exchange)",
+	"run":         "Run an operation (run cm config-sync, run sys failover, run gtm trust-exchange)",
 	"install":     "Install a certificate or key (install sys crypto cert|key NAME from-local-file PATH)",
+	"mv":          "Rename an object (cm device)",
 	"cd":          "Change the current folder",
 	"help":        "Show help",
 	"exit":        "Leave the current module (or tmsh at the top)",
@@ -95,6 +100,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.tx.queue(s, st, verb, args)
 	}
 
+	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
+		return err
+	}
 	switch verb {
 	case "quit":
 		s.quit = true

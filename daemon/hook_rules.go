@@ -354,6 +354,7 @@ type ltmTranslation struct {
 func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	b := &ruleBinder{e: e, pending: map[*dataplane.Virtual]ruleList{}}
 	dc, skipped, kept := translate(e.schema, cfg, b)
+	e.dropStandby(cfg, dc) // hook_cluster.go: floating addresses of a standby
 	for v := range b.pending {
 		if dc.Virtuals[v.Name] != v {
 			delete(b.pending, v) // left out after its rules were attached

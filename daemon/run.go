@@ -25,6 +25,9 @@ type Running struct {
 
 	stopGSLB   func()
 	stopIQuery func()
+	// stopCluster and stopMetrics end the device group membership and
+	// the metrics endpoint (no-ops when not configured).
+	stopCluster, stopMetrics func()
 
 	ln     net.Listener
 	srv    *control.Server
@@ -48,6 +51,9 @@ func Start(opts Options, socket string) (*Running, error) {
 		res.Release()
 		return nil, err
 	}
+	if opts.Cluster != nil {
+		e.standbyUntilJoined(*opts.Cluster)
+	}
 	p := dataplane.New(dataplane.Options{Logger: e.Logger(), BusyPoll: opts.BusyPoll})
 	if err := e.AttachDataplane(p); err != nil {
 		// The stored configuration cannot run (an address is taken): keep
@@ -67,18 +73,39 @@ func Start(opts Options, socket string) (*Running, error) {
 		e.Logger().Error("iQuery could not be started", "err", err)
 		stopIQuery = func() {}
 	}
-	ln, err := res.Listen()
-	if err != nil {
+	stopAll := func() {
 		stopIQuery()
 		stopGSLB()
 		g.Close()
 		p.Close()
 		e.Close()
+		res.Release()
+	}
+	stopCluster, stopMetrics := func() {}, func() {}
+	if opts.Cluster != nil {
+		if stopCluster, err = e.AttachCluster(*opts.Cluster); err != nil {
+			stopAll()
+			return nil, err
+		}
+	}
+	if opts.MetricsAddress != "" {
+		if stopMetrics, err = e.ServeMetrics(opts.MetricsAddress, p); err != nil {
+			stopCluster()
+			stopAll()
+			return nil, fmt.Errorf("metrics address %s: %w", opts.MetricsAddress, err)
+		}
+	}
+	ln, err := res.Listen()
+	if err != nil {
+		stopMetrics()
+		stopCluster()
+		stopAll()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &control.Server{Backend: e, Logger: e.Logger()}
-	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopIQuery: stopIQuery, ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopIQuery: stopIQuery, stopCluster: stopCluster, stopMetrics: stopMetrics,
+		ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- srv.Serve(ctx, ln)
 	}()
@@ -122,6 +149,8 @@ func (r *Running) Stop() error {
 	r.cancel()
 	err := <-r.done
 	r.done <- err // let a concurrent Wait return too
+	r.stopMetrics()
+	r.stopCluster()
 	r.stopIQuery()
 	r.stopGSLB()
 	r.GSLB.Close()

@@ -222,6 +222,24 @@ var monitorActed = map[string]bool{
 	"run": true, "args": true, "user-defined": true,
 }
 
+// clusterActed are the cm properties ltmd's device groups act on
+// (daemon/hook_cluster.go); the others are kept.
+var clusterActed = map[string]bool{
+	"self-device": true, "type": true, "devices": true, "auto-sync": true,
+	"ha-order": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
+	"description": true,
+}
+
+// clustered marks a cm kind as one the device groups act on.
+func clustered(k *Kind) *Kind {
+	k.Passive = false
+	k.Help = "F5 " + k.Key() + " (device service clustering)"
+	for _, p := range k.Props {
+		p.Passive = !clusterActed[p.Name]
+	}
+	return k
+}
+
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set).
@@ -707,7 +725,7 @@ external-file-name str -
 type enum string string|ip|integer
 `),
 
-		pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
+		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none
 unicast-address raw
 mirror-ip ip any6
@@ -740,10 +758,10 @@ product str -
 self-device tf false
 time-zone str -
 version str -
-`),
-		pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
+`)),
+		clustered(pk("cm device-group", "Device Group", "", tmshRef("cm device-group")+vocab, `
 type enum sync-only sync-only|sync-failover
-devices raw
+devices list
 auto-sync ed disabled
 save-on-auto-sync tf false
 full-load-on-sync tf false
@@ -751,8 +769,8 @@ incremental-config-sync-size-max int 1024
 network-failover ed disabled
 asm-sync ed disabled
 hidden tf false
-`),
-		pk("cm traffic-group", "Traffic Group", "", tmshRef("cm traffic-group")+vocab, `
+`)),
+		clustered(pk("cm traffic-group", "Traffic Group", "", tmshRef("cm traffic-group")+vocab, `
 unit-id int 0
 failover-method enum ha-order ha-order|ha-score
 ha-order list
@@ -763,7 +781,7 @@ auto-failback-time int 60
 mac str none
 monitor raw
 is-floating tf true
-`),
+`)),
 
 		gtmMonitorKind("http", "http", gtmMonSendRecvRows),
 		gtmMonitorKind("https", "https", gtmMonSendRecvRows+`

@@ -266,7 +266,7 @@ func ltmKinds() []*Kind {
 			ed("match-across-pools", "disabled"),
 			ed("match-across-services", "disabled"),
 			ed("match-across-virtuals", "disabled"),
-			passive(ed("mirror", "disabled")),
+			ed("mirror", "disabled"),
 			ed("override-connection-limit", "disabled"),
 			passive(str("app-service", "none")),
 		}
@@ -328,7 +328,7 @@ func ltmKinds() []*Kind {
 		passive(ed("arp", "enabled")),
 		passive(str("mask", "255.255.255.255")),
 		passive(str("route-advertisement", "disabled")),
-		passive(str("traffic-group", "/Common/traffic-group-1")),
+		str("traffic-group", "/Common/traffic-group-1"),
 		passive(str("icmp-echo", "enabled")),
 		passive(str("auto-delete", "true")),
 		passive(str("enabled", "yes")),

@@ -8,7 +8,7 @@ import (
 
 // PromptString renders the tmsh prompt for a session state, e.g.
 // root@(openltm)(cfg-sync Standalone)(Active)(/Common)(tmos.ltm)# . A
-// standalone openltm is always "cfg-sync Standalone" and "Active". An open
+// device in no device group is "cfg-sync Standalone" and "Active". An open
 // cli transaction adds "(cli transaction)" before the "#", so nobody forgets
 // that their changes are only queued.
 func PromptString(p control.PromptState) string {
@@ -32,7 +32,18 @@ func PromptString(p control.PromptState) string {
 	b.WriteString(user)
 	b.WriteString("@(")
 	b.WriteString(host)
-	b.WriteString(")(cfg-sync Standalone)(Active)(")
+	sync, failover := p.SyncStatus, p.Failover
+	if sync == "" {
+		sync = "Standalone"
+	}
+	if failover == "" {
+		failover = "Active"
+	}
+	b.WriteString(")(cfg-sync ")
+	b.WriteString(sync)
+	b.WriteString(")(")
+	b.WriteString(failover)
+	b.WriteString(")(")
 	b.WriteString(folder)
 	b.WriteString(")(")
 	b.WriteString(module)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/openltm/openltm/control"
@@ -22,14 +23,27 @@ func main() {
 	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	busyPoll := fs.Duration("busy-poll", daemon.DefaultBusyPoll, "how long an event loop polls after its last events before it sleeps (0: sleep at once)")
+	endpoints := fs.String("cluster-endpoints", "", "comma-separated etcd client URLs of the device group's etcd cluster (none: the device is standalone)")
+	clusterDir := fs.String("cluster-dir", "", "trust files: device.crt, device.key, ca.crt and, on devices that add others, ca.key (default STATE-DIR/cluster)")
+	mgmt := fs.String("management-address", "", "host:port serving the trust exchange to peers (ca-devices add { ADDRESS })")
+	credFile := fs.String("admin-credentials", "", "file holding user:password, what a peer adding this device to the trust domain must present")
+	failoverTime := fs.Duration("failover-time", 0, "how long after the active device is lost a standby takes over its traffic groups (default 2s; etcd's minimum lease)")
+	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION]
+            [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
+             [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
 ltmd is openltm's daemon: it keeps the configuration (a bbolt store of
 numbered generations in the state directory), runs the virtual servers,
 monitors, persistence, iRules and the GSLB DNS server, and answers tmsh on
 a Unix socket. It runs in the foreground, logs to stderr and stops on
 SIGINT or SIGTERM; run it under a supervisor, or let tmsh start one.
+
+With --cluster-endpoints the device joins the device group that lists it
+(cm device-group) in that etcd cluster: commits go through the group,
+its changes are applied here, and floating virtual addresses are served
+only while the device is active for their traffic group.
 
 flags:
 `)
@@ -59,7 +73,31 @@ flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll}
+	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll, MetricsAddress: *metricsAddr}
+	if *endpoints != "" {
+		co := &daemon.ClusterOptions{Dir: *clusterDir, ManagementAddress: *mgmt, LeaseTTL: *failoverTime}
+		for _, ep := range strings.Split(*endpoints, ",") {
+			if ep = strings.TrimSpace(ep); ep != "" {
+				co.Endpoints = append(co.Endpoints, ep)
+			}
+		}
+		if *credFile != "" {
+			b, err := os.ReadFile(*credFile)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ltmd: --admin-credentials: %v\n", err)
+				os.Exit(2)
+			}
+			co.Credentials = strings.TrimSpace(string(b))
+			if !strings.Contains(co.Credentials, ":") {
+				fmt.Fprintf(os.Stderr, "ltmd: --admin-credentials: %s must hold user:password\n", *credFile)
+				os.Exit(2)
+			}
+		}
+		opts.Cluster = co
+	} else if *mgmt != "" || *credFile != "" || *clusterDir != "" || *failoverTime != 0 {
+		fmt.Fprintln(os.Stderr, "ltmd: --management-address, --admin-credentials, --cluster-dir and --failover-time need --cluster-endpoints")
+		os.Exit(2)
+	}
 	if err := daemon.Serve(ctx, opts, paths.Socket); err != nil {
 		logger.Error("cannot serve", "socket", paths.Socket, "state", paths.StateDir, "err", err)
 		os.Exit(1)

@@ -1,0 +1,764 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/cluster"
+	"github.com/openltm/openltm/cluster/trust"
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/objects/store"
+)
+
+// ClusterOptions are ltmd's device group settings. They are flags, not
+// configuration, because the device needs them before it can read the
+// group's configuration (see docs/cluster.md).
+type ClusterOptions struct {
+	// Endpoints are the etcd cluster's client URLs; https ones are
+	// reached with the device's certificate from the trust domain.
+	Endpoints []string
+	// Dir holds the trust files: device.crt, device.key, ca.crt and, on
+	// devices that may add others to the trust domain, ca.key. Default:
+	// the state directory's "cluster".
+	Dir string
+	// ManagementAddress (host:port) serves the trust exchange to peers
+	// (`modify cm trust-domain Root ca-devices add { ADDRESS }` on another
+	// device); "" serves none, so the device cannot be added by others.
+	ManagementAddress string
+	// Credentials is "user:password", what a peer adding this device to
+	// the trust domain must present (the username and password of
+	// ca-devices add); the trust exchange is refused without it.
+	Credentials string
+	// LeaseTTL is the failover time (cluster.DefaultLeaseTTL when 0).
+	LeaseTTL time.Duration
+}
+
+// clusterHook joins the device to the device group that lists it, sends
+// its commits through the group's etcd log, applies the group's
+// generations, and binds floating addresses only for the traffic groups
+// the device is active for.
+type clusterHook struct {
+	e    *Engine
+	opts ClusterOptions
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan struct{}
+
+	mu         sync.Mutex
+	conn       *cluster.Conn
+	connDevice string
+	connErr    error
+	member     *cluster.Member
+	group      cluster.GroupDef
+	tgs        []cluster.TrafficGroup
+	applied    appliedState
+	pendingKey []byte // the key of a trust request this device answered
+
+	lastErr string // the last connect or join error logged
+
+	refloat atomic.Bool // floating addresses need binding again
+	// mirror replicates persistence records (cluster_mirror.go); takeover
+	// are the traffic groups whose mirrored records wait for the
+	// addresses to be bound.
+	mirror   *mirror
+	takeover map[string]bool
+	commits  func(time.Duration)
+}
+
+// appliedState is kept in the state directory: the group this device
+// follows and the last group generation it runs.
+type appliedState struct {
+	Group      string `json:"group"`
+	Generation uint64 `json:"generation"`
+}
+
+// floatState is which traffic groups the device is active for; the
+// engine's float is nil when no traffic group floats (a standalone
+// device, or one in a sync-only group), and then everything is served.
+type floatState struct {
+	active map[string]bool
+}
+
+const appliedFile = "applied.json"
+
+// AttachCluster makes the engine a device of the device group that lists
+// it, once the etcd cluster answers; until then it runs alone. It returns
+// a stop function.
+func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
+	if len(opts.Endpoints) == 0 {
+		return nil, errors.New("the device group needs etcd endpoints")
+	}
+	opts.Dir = e.clusterDir(opts)
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	h := &clusterHook{e: e, opts: opts, log: e.log, kick: make(chan struct{}, 1)}
+	if b, err := os.ReadFile(filepath.Join(opts.Dir, appliedFile)); err == nil {
+		_ = json.Unmarshal(b, &h.applied)
+	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	e.setGroupPath(h)
+	e.cluster.Store(h)
+	stopMgmt := func() {}
+	if opts.ManagementAddress != "" {
+		var err error
+		if stopMgmt, err = h.serveTrust(opts.ManagementAddress); err != nil {
+			h.cancel()
+			return nil, err
+		}
+	}
+	h.wg.Add(2)
+	go func() { defer h.wg.Done(); h.run() }()
+	go func() { defer h.wg.Done(); h.runMirror(h.ctx) }()
+	return func() {
+		stopMgmt()
+		h.cancel()
+		h.wg.Wait()
+		h.mu.Lock()
+		m, c := h.member, h.conn
+		h.member, h.conn = nil, nil
+		h.mu.Unlock()
+		if m != nil {
+			_ = m.Close()
+		}
+		if c != nil {
+			_ = c.Close()
+		}
+	}, nil
+}
+
+func (e *Engine) clusterDir(opts ClusterOptions) string {
+	if opts.Dir == "" {
+		return filepath.Join(e.opts.StateDir, "cluster")
+	}
+	return opts.Dir
+}
+
+// standbyUntilJoined makes a device that was in a device group start
+// standby for its floating addresses, before its dataplane first binds
+// them: another device may be serving them, and this one takes them only
+// once the group elects it.
+func (e *Engine) standbyUntilJoined(opts ClusterOptions) {
+	var st appliedState
+	if b, err := os.ReadFile(filepath.Join(e.clusterDir(opts), appliedFile)); err == nil {
+		_ = json.Unmarshal(b, &st)
+	}
+	if st.Group != "" {
+		e.float.Store(&floatState{active: map[string]bool{}})
+	}
+}
+
+func (h *clusterHook) poke() {
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (h *clusterHook) run() {
+	for h.ctx.Err() == nil {
+		h.step()
+		if h.refloat.Load() {
+			if err := h.e.refloatNow(); err != nil {
+				h.logOnce("floating addresses not bound yet; retrying", err)
+			} else {
+				h.refloat.Store(false)
+				h.mu.Lock()
+				tgs := h.takeover
+				h.takeover = nil
+				h.mu.Unlock()
+				for tg := range tgs {
+					h.takeOver(tg)
+				}
+			}
+		}
+		wait := 500 * time.Millisecond
+		if h.refloat.Load() {
+			wait = 100 * time.Millisecond
+		}
+		select {
+		case <-h.ctx.Done():
+		case <-h.kick:
+		case <-time.After(wait):
+		}
+	}
+}
+
+// selfName is this device's name: the cm device marked self-device, else
+// BIG-IP's factory name.
+func (e *Engine) selfName() string {
+	for _, o := range e.Config().Of(cmDevice) {
+		if cmDeviceSelf.Str(o) == "true" {
+			return shortName(o.Name)
+		}
+	}
+	return defaultDeviceName
+}
+
+// defaultDeviceName is the name a device has until it is renamed
+// (`mv cm device bigip1 to NAME`).
+const defaultDeviceName = "bigip1"
+
+func (h *clusterHook) files() trust.Files {
+	return trust.Files{CertFile: filepath.Join(h.opts.Dir, "device.crt"),
+		KeyFile: filepath.Join(h.opts.Dir, "device.key"), CAFile: filepath.Join(h.opts.Dir, "ca.crt")}
+}
+
+func (h *clusterHook) secure() bool {
+	for _, ep := range h.opts.Endpoints {
+		if strings.HasPrefix(ep, "https://") {
+			return true
+		}
+	}
+	return false
+}
+
+// domain is the trust domain's CA when this device holds its key.
+func (h *clusterHook) domain() (*trust.Domain, error) {
+	c, err := os.ReadFile(filepath.Join(h.opts.Dir, "ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	k, err := os.ReadFile(filepath.Join(h.opts.Dir, "ca.key"))
+	if err != nil {
+		return nil, err
+	}
+	return trust.LoadDomain("Root", c, k)
+}
+
+// identity loads the device's certificate; a device holding the CA key
+// issues its own when it has none (or one for another name).
+func (h *clusterHook) identity(name string) (*trust.Identity, error) {
+	id, err := trust.ReadFiles(h.files())
+	if err == nil && id.Device == name {
+		return id, nil
+	}
+	d, derr := h.domain()
+	if derr != nil {
+		if err == nil {
+			return nil, fmt.Errorf("the device's certificate was issued to %s, not %s", id.Device, name)
+		}
+		return nil, err
+	}
+	id, err = d.Issue(name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := id.WriteFiles(h.opts.Dir); err != nil {
+		return nil, err
+	}
+	return id, nil
+}
+
+// step moves the device one step towards being in its group: connected,
+// joined, carrying the configured traffic groups; or out of a group that
+// no longer lists it.
+func (h *clusterHook) step() {
+	name := h.e.selfName()
+	h.mu.Lock()
+	conn, member := h.conn, h.member
+	if conn != nil && h.connDevice != name && member == nil {
+		h.conn = nil
+		h.mu.Unlock()
+		conn.Close()
+		conn = nil
+		h.mu.Lock()
+	}
+	h.mu.Unlock()
+	if conn == nil {
+		c, err := h.connect(name)
+		h.mu.Lock()
+		h.connErr = err
+		h.conn, h.connDevice = c, name
+		h.mu.Unlock()
+		if err != nil {
+			h.logOnce("cannot reach the device group's etcd cluster", err)
+			return
+		}
+		conn = c
+	}
+	if member == nil {
+		h.join(conn, name)
+		return
+	}
+	def := member.Group()
+	if def.Name == "" || !slices.Contains(def.Devices, name) {
+		h.leave(member, def)
+		return
+	}
+	h.mu.Lock()
+	h.group = def
+	h.mu.Unlock()
+	h.followTrafficGroups(member, def)
+}
+
+func (h *clusterHook) connect(name string) (*cluster.Conn, error) {
+	cfg := cluster.Config{Device: name, Endpoints: h.opts.Endpoints}
+	id, idErr := h.identity(name)
+	if h.secure() {
+		if idErr != nil {
+			return nil, fmt.Errorf("device %s has no certificate from the trust domain (%v): add it with \"modify cm trust-domain Root ca-devices add { ADDRESS } name %s ...\" on a device holding the domain's CA", name, idErr, name)
+		}
+		cfg.Identity, cfg.DomainCA = id, id.CAPEM()
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, 5*time.Second)
+	defer cancel()
+	c, err := cluster.Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.log.Info("connected to the device group's etcd cluster", "device", name, "endpoints", strings.Join(h.opts.Endpoints, ","))
+	return c, nil
+}
+
+// logOnce logs a connect or join failure when it is not the one logged
+// last, so a device waiting for etcd or for its trust does not log it
+// every half second.
+func (h *clusterHook) logOnce(msg string, err error) {
+	h.mu.Lock()
+	same := h.lastErr == err.Error()
+	h.lastErr = err.Error()
+	h.mu.Unlock()
+	if !same {
+		h.log.Warn(msg, "err", err)
+	}
+}
+
+// trustSelf records the CA holder in its own trust domain, before it adds
+// others or makes a group: the first device of a domain is trusted by
+// holding its CA.
+func (h *clusterHook) trustSelf(ctx context.Context, conn *cluster.Conn) error {
+	if _, err := h.domain(); err != nil {
+		return nil // not the CA holder
+	}
+	id, err := h.identity(h.e.selfName())
+	if err != nil {
+		return err
+	}
+	return conn.RecordTrusted(ctx, id.Cert)
+}
+
+// join joins the group that lists the device, if any.
+func (h *clusterHook) join(conn *cluster.Conn, name string) {
+	defs, err := conn.Groups(h.ctx)
+	if err != nil {
+		return
+	}
+	var def *cluster.GroupDef
+	for i := range defs {
+		if slices.Contains(defs[i].Devices, name) && defs[i].Name != "device_trust_group" {
+			def = &defs[i]
+			break
+		}
+	}
+	if def == nil {
+		h.mu.Lock()
+		h.group = cluster.GroupDef{}
+		left := h.applied.Group
+		if left != "" {
+			// Removed from its group (or the group deleted) while the
+			// device was away: it is standalone again.
+			h.applied = appliedState{}
+			h.saveAppliedLocked()
+		}
+		h.mu.Unlock()
+		if left != "" {
+			h.e.float.Store(nil)
+			h.refloat.Store(true)
+			h.log.Info("no longer listed in its device group", "group", left)
+		}
+		return
+	}
+	h.mu.Lock()
+	applied := h.applied
+	h.mu.Unlock()
+	from := uint64(0)
+	if applied.Group == def.Name {
+		from = applied.Generation
+	}
+	var tgs []cluster.TrafficGroup
+	if def.Type == cluster.SyncFailover {
+		tgs = trafficGroups(h.e.Config(), *def)
+		h.e.float.Store(&floatState{active: map[string]bool{}})
+		h.refloat.Store(true)
+	}
+	group := def.Name
+	m, err := cluster.Join(h.ctx, conn, group, cluster.Options{
+		Applied:       from,
+		LeaseTTL:      h.opts.LeaseTTL,
+		TrafficGroups: tgs,
+		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, group, g) },
+		OnFailover:    h.onFailover,
+	})
+	if err != nil {
+		h.e.float.Store(nil)
+		h.refloat.Store(true)
+		h.mu.Lock()
+		h.connErr = err
+		h.mu.Unlock()
+		h.logOnce("cannot join device group "+group, err)
+		return
+	}
+	h.mu.Lock()
+	h.member, h.group, h.tgs = m, *def, tgs
+	if h.applied.Group != group {
+		h.applied = appliedState{Group: group}
+		h.saveAppliedLocked()
+	}
+	h.mu.Unlock()
+	h.log.Info("joined the device group", "group", group, "type", def.Type, "generation", from)
+}
+
+// leave ends the membership of a group that dropped the device.
+func (h *clusterHook) leave(m *cluster.Member, def cluster.GroupDef) {
+	_ = m.Close()
+	h.mu.Lock()
+	h.member, h.group, h.tgs = nil, cluster.GroupDef{}, nil
+	h.applied = appliedState{}
+	h.saveAppliedLocked()
+	h.mu.Unlock()
+	h.e.float.Store(nil)
+	h.refloat.Store(true)
+	h.log.Info("left the device group", "group", def.Name)
+}
+
+// trafficGroups are the floating cm traffic-group objects, in the
+// cluster's terms; ha-order devices not in the group are left out.
+func trafficGroups(cfg *objects.Config, def cluster.GroupDef) []cluster.TrafficGroup {
+	var out []cluster.TrafficGroup
+	for _, o := range cfg.Of(cmTrafficGroup) {
+		if cmTGFloating.Effective(cfg, o) == "false" {
+			continue
+		}
+		tg := cluster.TrafficGroup{Name: shortName(o.Name), AutoFailback: cmTGFailback.Effective(cfg, o) == "true"}
+		if v := cmTGHAOrder.Get(o); v != nil {
+			for _, d := range v.List {
+				if d = shortName(d); slices.Contains(def.Devices, d) {
+					tg.HAOrder = append(tg.HAOrder, d)
+				}
+			}
+		}
+		if s := cmTGFailbackTime.Effective(cfg, o); s != "" {
+			tg.AutoFailbackTime = seconds(s)
+		}
+		out = append(out, tg)
+	}
+	return out
+}
+
+func (h *clusterHook) followTrafficGroups(m *cluster.Member, def cluster.GroupDef) {
+	var tgs []cluster.TrafficGroup
+	if def.Type == cluster.SyncFailover {
+		tgs = trafficGroups(h.e.Config(), def)
+	}
+	h.mu.Lock()
+	same := slices.EqualFunc(tgs, h.tgs, func(a, b cluster.TrafficGroup) bool {
+		return a.Name == b.Name && slices.Equal(a.HAOrder, b.HAOrder) && a.AutoFailback == b.AutoFailback && a.AutoFailbackTime == b.AutoFailbackTime
+	})
+	h.mu.Unlock()
+	if same && (def.Type == cluster.SyncFailover) == (h.e.float.Load() != nil) {
+		return
+	}
+	if err := m.SetTrafficGroups(tgs); err != nil {
+		h.log.Warn("traffic groups", "err", err)
+		return
+	}
+	h.mu.Lock()
+	h.tgs = tgs
+	h.mu.Unlock()
+	if def.Type == cluster.SyncFailover && h.e.float.Load() == nil {
+		h.e.float.Store(&floatState{active: map[string]bool{}})
+		h.refloat.Store(true)
+	} else if def.Type != cluster.SyncFailover && h.e.float.Load() != nil {
+		h.e.float.Store(nil)
+		h.refloat.Store(true)
+	}
+}
+
+func (h *clusterHook) saveAppliedLocked() {
+	b, _ := json.Marshal(h.applied)
+	if err := writeFileAtomic(filepath.Join(h.opts.Dir, appliedFile), b); err != nil {
+		h.log.Error("cannot record the applied group generation", "err", err)
+	}
+}
+
+func (h *clusterHook) setApplied(group string, id uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.applied.Group == group && id > h.applied.Generation {
+		h.applied.Generation = id
+		h.saveAppliedLocked()
+	}
+}
+
+func (h *clusterHook) appliedGen() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.applied.Generation
+}
+
+// apply runs a generation the group committed (the member's Apply).
+func (h *clusterHook) apply(ctx context.Context, group string, g cluster.Generation) error {
+	e := h.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if g.ID <= h.appliedGen() {
+		return nil // taken already, by a catch-up or the device's own commit
+	}
+	start := time.Now()
+	err := e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
+		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config)
+	if err != nil {
+		h.log.Error("config sync failed", "group", group, "generation", g.ID, "from", g.Device, "err", err)
+		return err
+	}
+	h.setApplied(group, g.ID)
+	h.log.Info("config sync applied", "group", group, "generation", g.ID, "from", g.Device, "took", time.Since(start))
+	h.poke()
+	return nil
+}
+
+// publish implements groupPath.
+func (h *clusterHook) publish(ctx context.Context, user, summary string, old *objects.Config, oldText string, cfg *objects.Config, text string) error {
+	h.mu.Lock()
+	m, applied, group, connErr, commits := h.member, h.applied, h.group, h.connErr, h.commits
+	h.mu.Unlock()
+	if m == nil {
+		if applied.Group != "" {
+			// The device belongs to a group it has not reached yet.
+			why := "the device has not joined it yet"
+			if connErr != nil {
+				why = connErr.Error()
+			}
+			return objects.Invalid("Unable to commit to device group %s: %s; the device keeps running its last configuration", applied.Group, why)
+		}
+		return nil
+	}
+	text = groupTextOf(cfg, text)
+	if text == groupTextOf(old, oldText) {
+		return nil // device-local: nothing for the group
+	}
+	if applied.Generation == 0 && m.SyncStatus().Head == 0 {
+		// Awaiting Initial Sync: the group takes a device's configuration
+		// only from run cm config-sync to-group, never from whichever
+		// device happens to commit first.
+		return nil
+	}
+	start := time.Now()
+	id, err := m.Commit(ctx, applied.Generation, store.Generation{Time: start, User: user, Summary: summary, Config: text})
+	if err != nil {
+		var ce *cluster.ConflictError
+		if errors.As(err, &ce) {
+			by := "another device"
+			if ce.By != "" {
+				by = ce.By
+			}
+			if m.Group().AutoSync {
+				// Only after maxCatchUps rounds of catching up.
+				return &conflictError{msg: fmt.Sprintf("Unable to commit to device group %s: other devices kept committing first (generation %d by %s); nothing was changed: run the command again",
+					group.Name, ce.Head, by)}
+			}
+			return &conflictError{msg: fmt.Sprintf("Unable to commit to device group %s: %s committed generation %d after generation %d, which this device runs, and auto-sync is disabled; run \"run cm config-sync from-group %s\" and the command again; nothing was changed",
+				group.Name, by, ce.Head, ce.Base, group.Name)}
+		}
+		return err
+	}
+	if commits != nil {
+		commits(time.Since(start))
+	}
+	h.setApplied(group.Name, id)
+	h.poke()
+	return nil
+}
+
+// conflictError is a commit another device's commit came before.
+type conflictError struct{ msg string }
+
+func (e *conflictError) Error() string        { return e.msg }
+func (e *conflictError) Is(target error) bool { return target == errConflict }
+
+// catchUp implements groupPath.
+func (h *clusterHook) catchUp(ctx context.Context) (bool, error) {
+	h.mu.Lock()
+	m, group := h.member, h.group.Name
+	h.mu.Unlock()
+	if m == nil || !m.Group().AutoSync {
+		return false, nil
+	}
+	g, ok, err := m.Log().Latest(ctx)
+	if err != nil || !ok {
+		return false, err
+	}
+	if g.ID <= h.appliedGen() {
+		return true, nil
+	}
+	h.log.Info("another device committed first: applying its change before this one", "group", group, "generation", g.ID, "from", g.Device)
+	err = h.e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
+		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config)
+	if err != nil {
+		return false, err
+	}
+	h.setApplied(group, g.ID)
+	return true, nil
+}
+
+// onFailover binds or releases the traffic group's floating addresses
+// before the election goes on (the member calls it serially).
+func (h *clusterHook) onFailover(tg string, active bool) {
+	f := h.e.float.Load()
+	if f == nil {
+		return
+	}
+	next := &floatState{active: map[string]bool{}}
+	for k, v := range f.active {
+		next.active[k] = v
+	}
+	next.active[tg] = active
+	h.e.float.Store(next)
+	state := "standby"
+	if active {
+		state = "active"
+	}
+	h.log.Info("failover", "traffic-group", tg, "state", state)
+	var recs []heldRec
+	h.mu.Lock()
+	mr := h.mirror
+	h.mu.Unlock()
+	if active && mr != nil {
+		recs = mr.fetch(tg)
+	}
+	if err := h.e.refloatNow(); err != nil {
+		h.log.Warn("floating addresses not bound yet; retrying", "traffic-group", tg, "err", err)
+		if active {
+			h.mu.Lock()
+			if h.takeover == nil {
+				h.takeover = map[string]bool{}
+			}
+			h.takeover[tg] = true
+			h.mu.Unlock()
+		}
+		h.refloat.Store(true)
+		h.poke()
+		return
+	}
+	if active && mr != nil {
+		if n := mr.load(recs); n > 0 {
+			h.log.Info("mirrored persistence records loaded", "traffic-group", tg, "records", n)
+		}
+	}
+}
+
+// takeOver loads the traffic group's mirrored persistence records.
+func (h *clusterHook) takeOver(tg string) {
+	h.mu.Lock()
+	mr := h.mirror
+	h.mu.Unlock()
+	if mr == nil {
+		return
+	}
+	if n := mr.load(mr.fetch(tg)); n > 0 {
+		h.log.Info("mirrored persistence records loaded", "traffic-group", tg, "records", n)
+	}
+}
+
+// refloatNow brings the dataplane to the floating state: the running
+// configuration is translated again, with the virtual servers of traffic
+// groups the device is standby for left out.
+func (e *Engine) refloatNow() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cur := e.cur.Load()
+	for _, hk := range e.hooks {
+		ph, ok := hk.(*planeHook)
+		if !ok {
+			continue
+		}
+		c, err := ph.Prepare(cur.cfg, cur.cfg, CommitOptions{Lenient: true})
+		if err != nil {
+			return err
+		}
+		if err := c.Commit(); err != nil {
+			c.Abort()
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStandby leaves out of dc the virtual servers whose virtual address
+// floats in a traffic group this device is not active for.
+func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
+	f := e.float.Load()
+	if f == nil {
+		return
+	}
+	tgOf := addressTrafficGroups(cfg)
+	for name, v := range dc.Virtuals {
+		if tg := tgOf(v.Destination.Addr()); tg != "" && !f.active[tg] {
+			delete(dc.Virtuals, name)
+		}
+	}
+}
+
+// addressTrafficGroups returns the floating traffic group of a virtual
+// address ("" when it does not float): its ltm virtual-address's, else
+// traffic-group-1, BIG-IP's for a new virtual address.
+func addressTrafficGroups(cfg *objects.Config) func(netip.Addr) string {
+	addrTG := map[netip.Addr]string{}
+	for _, o := range cfg.Of(ltmVirtualAddr) {
+		s := vaddrAddress.Str(o)
+		if s == "" {
+			s = shortName(o.Name)
+		}
+		if a, err := netip.ParseAddr(s); err == nil {
+			addrTG[a] = shortName(vaddrTG.Effective(cfg, o))
+		}
+	}
+	floating := map[string]bool{}
+	for _, o := range cfg.Of(cmTrafficGroup) {
+		floating[shortName(o.Name)] = cmTGFloating.Effective(cfg, o) != "false"
+	}
+	return func(a netip.Addr) string {
+		tg, ok := addrTG[a]
+		if !ok {
+			tg = "traffic-group-1"
+		}
+		if !floating[tg] {
+			return ""
+		}
+		return tg
+	}
+}
+
+// syncState is the prompt's (cfg-sync ...) and (Active) words.
+func (h *clusterHook) syncState() (sync, failover string) {
+	h.mu.Lock()
+	m, applied := h.member, h.applied
+	h.mu.Unlock()
+	if m == nil {
+		if applied.Group != "" {
+			return cluster.StatusDisconnected, "Active"
+		}
+		return "Standalone", "Active"
+	}
+	st := m.SyncStatus()
+	if h.e.float.Load() == nil {
+		return st.Status, "Active"
+	}
+	return st.Status, m.FailoverState()
+}

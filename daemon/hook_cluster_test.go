@@ -1,0 +1,179 @@
+package daemon
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// TestGroupTextLeavesDeviceLocal checks what config sync carries: the
+// device's own cm device, its hostname and its non-floating self IPs stay
+// on the device, and a group text applied keeps them.
+func TestGroupTextLeavesDeviceLocal(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"mv cm device bigip1 to devA",
+		"modify cm device devA configsync-ip 127.0.0.1",
+		"modify sys global-settings hostname a.example.com",
+		"create net vlan internal",
+		"create net self local_self address 10.1.0.1/24 vlan internal",
+		"create net self float_self address 10.1.0.100/24 vlan internal traffic-group traffic-group-1",
+		"create ltm pool web",
+		"create ltm rule r1 {\nwhen CLIENT_ACCEPTED {\nlog local0. \"hello\"\n}\n}",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	text := groupText(e.Config())
+	for _, want := range []string{"ltm pool /Common/web", "net self /Common/float_self", "net vlan /Common/internal"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("group text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, not := range []string{"cm device", "a.example.com", "local_self"} {
+		if strings.Contains(text, not) {
+			t.Errorf("group text carries device-local %q:\n%s", not, text)
+		}
+	}
+
+	// The rule's body has lines in the first column: it is read in
+	// several chunks, none of them an object's text.
+	if !strings.Contains(text, "\nwhen CLIENT_ACCEPTED") {
+		t.Fatalf("the rule is not printed with a first-column body:\n%s", text)
+	}
+
+	// Another device's text, applied here: its pool arrives, this
+	// device's own objects stay, the rule is unchanged.
+	other := strings.Replace(text, "ltm pool /Common/web", "ltm pool /Common/web2", 1)
+	e.mu.Lock()
+	err := e.applyGroupLocked(t.Context(), "test text", "admin", "sync", other)
+	e.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := e.Config()
+	if cfg.Get(ltmPool, "/Common/web2") == nil || cfg.Get(ltmPool, "/Common/web") != nil {
+		t.Errorf("the group's pools were not applied:\n%s", cfg.Text())
+	}
+	if got := groupText(cfg); got != other {
+		t.Errorf("applied configuration prints as\n%s\nnot as the group text\n%s", got, other)
+	}
+	if e.selfName() != "devA" || e.Hostname() != "a.example.com" || cfg.Get(netSelf, "/Common/local_self") == nil {
+		t.Errorf("device-local objects lost: device %s, hostname %s\n%s", e.selfName(), e.Hostname(), cfg.Text())
+	}
+}
+
+// TestDropStandby checks which virtual servers a device standby for
+// traffic-group-1 leaves out: those on its floating addresses, not those
+// on traffic-group-local-only ones.
+func TestDropStandby(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p",
+		"create ltm virtual-address 127.0.61.2 traffic-group traffic-group-local-only",
+		"create cm traffic-group tg2",
+		"create ltm virtual-address 127.0.61.3 traffic-group tg2",
+		"create ltm virtual floating_default destination 127.0.61.1:80 pool p",
+		"create ltm virtual local destination 127.0.61.2:80 pool p",
+		"create ltm virtual floating_tg2 destination 127.0.61.3:80 pool p",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	names := func(dc *dataplane.Config) []string {
+		var out []string
+		for n := range dc.Virtuals {
+			out = append(out, n)
+		}
+		sort.Strings(out)
+		return out
+	}
+	for _, tc := range []struct {
+		float *floatState
+		want  []string
+	}{
+		{nil, []string{"/Common/floating_default", "/Common/floating_tg2", "/Common/local"}},
+		{&floatState{active: map[string]bool{}}, []string{"/Common/local"}},
+		{&floatState{active: map[string]bool{"traffic-group-1": true}}, []string{"/Common/floating_default", "/Common/local"}},
+		{&floatState{active: map[string]bool{"tg2": true}}, []string{"/Common/floating_tg2", "/Common/local"}},
+	} {
+		e.float.Store(tc.float)
+		tr := e.translate(e.Config())
+		if got := names(tr.dc); !slices.Equal(got, tc.want) {
+			t.Errorf("active %v: virtuals %v, want %v", tc.float, got, tc.want)
+		}
+	}
+	e.float.Store(nil)
+}
+
+// TestCMCommandsStandalone: a device started without an etcd cluster
+// renames itself and shows itself standalone; group commands say what
+// they need.
+func TestCMCommandsStandalone(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, tc := range []struct{ cmd, out, err string }{
+		{cmd: "show cm sync-status", out: "Status   Standalone"},
+		{cmd: "show cm failover-status", out: "Status   ACTIVE"},
+		{cmd: "mv cm device nosuch to x", err: "this device is bigip1"},
+		{cmd: "mv cm device bigip1 to bad/name", err: "device name"},
+		{cmd: "mv cm device bigip1 to", err: "mv cm device takes a name"},
+		{cmd: "mv cm device bigip1 to devA"},
+		{cmd: "list cm device", out: "cm device devA {\n    self-device true\n}"},
+		{cmd: "mv cm device devA to devB"},
+		{cmd: "modify cm device devB configsync-ip 127.0.0.1"},
+		{cmd: "list cm device devB", out: "configsync-ip 127.0.0.1"},
+		{cmd: "create cm device-group dg devices add { devB } type sync-failover", err: "--cluster-endpoints"},
+		{cmd: "run cm config-sync to-group dg", err: "--cluster-endpoints"},
+		{cmd: "modify cm trust-domain Root ca-devices add { 127.0.0.2 } name b username u password p", err: "--cluster-endpoints"},
+		{cmd: "run sys failover standby", err: "not in a sync-failover device group"},
+		{cmd: "run sys nothing", err: "unknown command"},
+	} {
+		out, err := run(t, s, tc.cmd)
+		if (tc.err == "") != (err == "") || !strings.Contains(err, tc.err) {
+			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)
+		}
+		if !strings.Contains(out, tc.out) {
+			t.Errorf("%s: output %q, want %q", tc.cmd, out, tc.out)
+		}
+	}
+	if e.selfName() != "devB" {
+		t.Errorf("device is %s", e.selfName())
+	}
+	if p := s.Prompt(); p.SyncStatus != "" || p.Failover != "" {
+		t.Errorf("standalone prompt %+v", p)
+	}
+}
+
+func TestNextChunk(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		parts []string
+	}{
+		{"", nil},
+		{"#TMSH-VERSION: 15.1.0\n\nltm pool /Common/a { }\n", []string{"#TMSH-VERSION: 15.1.0\n\n", "ltm pool /Common/a { }\n"}},
+		{"ltm pool /Common/a {\n    members none\n}\nltm node /Common/n {\n    address 10.0.0.1\n}\n",
+			[]string{"ltm pool /Common/a {\n    members none\n}\n", "ltm node /Common/n {\n    address 10.0.0.1\n}\n"}},
+		{"ltm rule /Common/r {\nwhen X {\n}\n}\nltm pool /Common/a { }", []string{"ltm rule /Common/r {\n", "when X {\n}\n}\n", "ltm pool /Common/a { }"}},
+	} {
+		var got []string
+		for rest := tc.text; rest != ""; {
+			c := nextChunk(rest)
+			got = append(got, c)
+			rest = rest[len(c):]
+		}
+		if !slices.Equal(got, tc.parts) {
+			t.Errorf("%q: chunks %q, want %q", tc.text, got, tc.parts)
+		}
+	}
+}
