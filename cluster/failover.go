@@ -304,7 +304,10 @@ func (m *Member) evaluate() {
 				st.failbackSince = time.Time{}
 			}
 		default:
-			if standby[m.me] {
+			// The owner key may still be this device's own, released but
+			// not yet gone from the watched view: only another device
+			// taking over ends the forced standby.
+			if standby[m.me] && owner != m.me {
 				// Someone else took it: the forced standby is done.
 				m.del(m.tgKey(tg.Name, "standby/"+m.me))
 			}
