@@ -121,10 +121,17 @@ func (c *Client) Exec(ctx context.Context, line string, w io.Writer) error {
 		return c.fail(err)
 	}
 	finished := make(chan struct{})
-	defer close(finished)
+	var watching sync.WaitGroup
+	// The watcher may be sending a cancel as the command ends: wait for
+	// it, so that a late cancel reaches the daemon while it is idle
+	// (ignored) and never after the next command's request (which it
+	// would interrupt).
+	defer func() { close(finished); watching.Wait() }()
 	var once sync.Once
 	cancel := func() { once.Do(func() { c.send(Request{Op: OpCancel}) }) }
+	watching.Add(1)
 	go func() {
+		defer watching.Done()
 		select {
 		case <-ctx.Done():
 			cancel()

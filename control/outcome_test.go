@@ -125,3 +125,71 @@ func TestAliveSeesTheDaemonGo(t *testing.T) {
 	}
 	t.Fatal("Alive still true after the daemon stopped")
 }
+
+// A command whose context ends as its answer arrives may have its cancel
+// on the wire: it must reach the daemon before the next command, never
+// after it (where it would interrupt that one). The daemon here records
+// the order of what it reads while commands end and contexts are
+// cancelled at the same moment, many times over.
+func TestLateCancelNeverFollowsTheNextCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const rounds = 200
+	took := make(chan struct{})
+	order := make(chan string, 4*rounds)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		dec := json.NewDecoder(conn)
+		enc := json.NewEncoder(conn)
+		var hello control.Request
+		dec.Decode(&hello)
+		enc.Encode(control.Response{Done: true, Version: control.ProtocolVersion, Prompt: &control.PromptState{}})
+		for {
+			var req control.Request
+			if dec.Decode(&req) != nil {
+				close(order)
+				return
+			}
+			order <- string(req.Op) + " " + req.Line
+			if req.Op == control.OpExec && req.Line == "first" {
+				took <- struct{}{}
+				enc.Encode(control.Response{Done: true})
+			} else if req.Op == control.OpExec {
+				enc.Encode(control.Response{Done: true})
+			}
+		}
+	}()
+	c, err := control.Dial(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < rounds; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-took; cancel() }()
+		c.Exec(ctx, "first", io.Discard)
+		cancel()
+		if err := c.Exec(context.Background(), "second", io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	second := false
+	for op := range order {
+		switch {
+		case op == string(control.OpExec)+" first":
+			second = false
+		case op == string(control.OpExec)+" second":
+			second = true
+		case op == string(control.OpCancel)+" " && second:
+			t.Fatal("a cancel of the first command arrived after the second command")
+		}
+	}
+}
