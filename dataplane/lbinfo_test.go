@@ -1,7 +1,9 @@
 package dataplane
 
 import (
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 )
 
@@ -56,4 +58,31 @@ when CLIENT_DATA { UDP::respond "`+info+`" ; UDP::drop }`)
 			t.Fatalf("got %q, want %q", got, want)
 		}
 	})
+}
+
+// LB_FAILED on an HTTP virtual may send the request elsewhere, as on
+// BIG-IP: `LB::reselect pool P` and `pool P` there are carried out (the
+// pool's only member refuses connections).
+func TestHTTPLBFailedReselects(t *testing.T) {
+	t.Parallel()
+	startHTTPServer(t, "127.0.137.32:80", "BACKUP")
+	for i, rule := range []string{
+		`when LB_FAILED { LB::reselect pool api_pool }`,
+		`when LB_FAILED { pool api_pool }`,
+	} {
+		vs := fmt.Sprintf("127.0.137.%d:80", 40+i)
+		p, lg := newPlane(t)
+		cfg := httpRulesConfig(t, vs, false, rule)
+		cfg.Pools["/Common/pool"].Members[0].Addr = ap("127.0.137.31:80") // nothing listens
+		cfg.Pools["/Common/api_pool"].Members[0].Addr = ap("127.0.137.32:80")
+		mustApply(t, p, cfg)
+		c := dialHTTPVS(t, vs)
+		r, body, err := c.do(httpReq("www.example.com", "/x"))
+		if err != nil {
+			t.Fatalf("%s: %v (log: %s)", rule, err, lg)
+		}
+		if r.StatusCode != 200 || !strings.HasPrefix(body, "BACKUP") {
+			t.Fatalf("%s: %d %q", rule, r.StatusCode, body)
+		}
+	}
 }

@@ -45,7 +45,7 @@ type mblbRules struct {
 	http     *httpRules
 	lbFailed bool
 	// pdTarget takes the pool, member or node decision of a PERSIST_DOWN
-	// running (persist.go); nil in other events.
+	// (persist.go) or LB_FAILED running; nil in other events.
 	pdTarget *mblb.Target
 	// httpEv is the HTTP event running (runEvent).
 	httpEv rules.Event
@@ -190,31 +190,37 @@ func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
 // virtual the rule may answer the request itself (HTTP::respond,
 // HTTP::redirect): the answer comes back as *mblb.Answered; otherwise the
 // result is mblb.ErrNoMember and the client is reset.
-func (r *mblbRules) noMember() error {
+//
+// A pool, member or node decision in LB_FAILED (`pool backup`,
+// `LB::reselect pool backup`, `node 10.0.0.9 80`) is returned as the
+// target to try instead, as BIG-IP sends the request there.
+func (r *mblbRules) noMember() (mblb.Target, error) {
 	if !r.rules.Handles(config.EventLBFailed) {
-		return mblb.ErrNoMember
+		return mblb.Target{}, mblb.ErrNoMember
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lbFailed = true
+	var t mblb.Target
+	r.lbFailed, r.pdTarget = true, &t
 	err := r.run(config.EventLBFailed, nil)
-	r.lbFailed = false
-	if r.http == nil {
-		return mblb.ErrNoMember
+	r.lbFailed, r.pdTarget = false, nil
+	if r.http != nil {
+		defer r.http.ClearActions()
 	}
-	defer r.http.ClearActions()
 	if err != nil || r.verdict != irules.GoOn {
-		return mblb.ErrNoMember
+		return mblb.Target{}, mblb.ErrNoMember
 	}
-	for _, a := range r.http.Actions {
-		switch a.Kind {
-		case rules.HTTPRespond:
-			return &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
-		case rules.HTTPFallback:
-			return &mblb.Answered{Response: mblb.FallbackRedirect(a.Text, r.f.mv.cfg.Request.HTTP.ServerAgent)}
+	if r.http != nil {
+		for _, a := range r.http.Actions {
+			switch a.Kind {
+			case rules.HTTPRespond:
+				return mblb.Target{}, &mblb.Answered{Response: a.Data, KeepAlive: a.KeepAlive && !a.Reset}
+			case rules.HTTPFallback:
+				return mblb.Target{}, &mblb.Answered{Response: mblb.FallbackRedirect(a.Text, r.f.mv.cfg.Request.HTTP.ServerAgent)}
+			}
 		}
 	}
-	return mblb.ErrNoMember
+	return t, mblb.ErrNoMember
 }
 
 // end runs CLIENT_CLOSED and gives the rule session back.
@@ -274,6 +280,24 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 		return r.selectTarget(t)
 	case rules.DecideNode:
 		return r.selectTarget(mblb.Target{Member: d.Addr, Node: true})
+	case rules.DecideReselect:
+		// LB::reselect: where the message goes instead of the member
+		// that could not take it (LB_FAILED, and PERSIST_DOWN).
+		if r.pdTarget == nil {
+			return errors.New("LB::reselect is acted on in LB_FAILED on a message-based virtual")
+		}
+		switch {
+		case d.Pool != "" && d.Addr.IsValid():
+			return r.Decide(rules.Decision{Kind: rules.DecideMember, Pool: d.Pool, Addr: d.Addr})
+		case d.Pool != "":
+			return r.Decide(rules.Decision{Kind: rules.DecidePool, Pool: d.Pool})
+		case d.Addr.IsValid():
+			return r.selectTarget(mblb.Target{Member: d.Addr, Node: true})
+		}
+		if p := r.snap.Pool; p != nil {
+			return r.selectTarget(mblb.Target{Pool: p.Name})
+		}
+		return errors.New("LB::reselect: the virtual has no pool")
 	case rules.DecideReject:
 		r.verdict = irules.Reject
 	case rules.DecideDrop, rules.DecideDiscard:

@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"hash/fnv"
 	"log/slog"
 	"net"
@@ -382,7 +383,14 @@ func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
 			return m, err
 		}
 		if f, ok := c.Tag.(*mblbFlow); ok && f.rr != nil {
-			return m, f.rr.noMember()
+			t, err := f.rr.noMember()
+			if !t.IsZero() && errors.Is(err, mblb.ErrNoMember) {
+				// LB_FAILED chose where the message goes instead: once;
+				// if that fails too, the client is reset.
+				c.Target = t
+				return mv.choose(c)
+			}
+			return m, err
 		}
 		return m, err
 	}
