@@ -1,54 +1,37 @@
 package mblbvs
 
 import (
-	"errors"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
 
-// rules.LBInfo on message-based and HTTP virtuals, as on L4 flows.
+// rules.LBInfo on message-based and HTTP virtuals, as on L4 flows
+// (state.Pools answers).
 
 var _ rules.LBInfo = (*mblbRules)(nil)
 
 // VirtualName implements rules.LBInfo.
 func (r *mblbRules) VirtualName() string { return r.f.Virtual }
 
-// poolName is a rule's pool argument, the virtual's pool when empty.
-func (r *mblbRules) poolName(pool string) (string, error) {
-	if pool != "" {
-		return pool, nil
-	}
-	if r.snap.Pool != nil {
-		return r.snap.Pool.Name, nil
-	}
-	return "", errors.New("no pool selected")
+// lbPool is the pool a rule means when it names none.
+func (r *mblbRules) lbPool() *state.Pool {
+	return r.snap.Pool
 }
 
 // LBMode implements rules.LBInfo.
 func (r *mblbRules) LBMode(pool string) (string, error) {
-	name, err := r.poolName(pool)
-	if err != nil {
-		return "", err
-	}
-	return r.f.mv.env.Pools().LBMode(r.f.Virtual, name)
+	return r.f.mv.env.Pools().LBMode(r.f.Virtual, pool, r.lbPool())
 }
 
 // Members implements rules.LBInfo.
 func (r *mblbRules) Members(pool string) ([]netip.AddrPort, error) {
-	name, err := r.poolName(pool)
-	if err != nil {
-		return nil, err
-	}
-	return r.f.mv.env.Pools().Members(r.f.Virtual, name)
+	return r.f.mv.env.Pools().Members(r.f.Virtual, pool, r.lbPool())
 }
 
 // MemberInfo implements rules.LBInfo.
 func (r *mblbRules) MemberInfo(pool string, member netip.AddrPort) (rules.MemberInfo, error) {
-	name, err := r.poolName(pool)
-	if err != nil {
-		return rules.MemberInfo{}, err
-	}
-	ra, p, w, err := r.f.mv.env.Pools().MemberInfo(r.f.Virtual, name, member)
-	return rules.MemberInfo{Ratio: ra, Priority: p, Weight: w}, err
+	ratio, prio, w, err := r.f.mv.env.Pools().MemberInfo(r.f.Virtual, pool, r.lbPool(), member)
+	return rules.MemberInfo{Ratio: ratio, Priority: prio, Weight: w}, err
 }

@@ -84,12 +84,31 @@ func LBSelect(pool *Pool, mode *ModeSpec) (string, netip.AddrPort, error) {
 	return pool.Name, m.Cfg.Load().Addr, nil
 }
 
-// LBMode is LB::mode without a mode: the pool's load-balancing mode as
-// configured (round-robin when unset).
-func (ps Pools) LBMode(virtual, pool string) (string, error) {
+// The rules' LBInfo questions (virtual name aside), answered alike for
+// every data path: pool is the rule's argument, current the flow's pool
+// when it gave none.
+
+// poolFor is the pool a rule asks about.
+func (ps Pools) poolFor(virtual, pool string, current *Pool) (*Pool, error) {
+	if pool == "" {
+		if current == nil {
+			return nil, errors.New("no pool selected")
+		}
+		return current, nil
+	}
 	q := ps.Named(virtual, pool)
 	if q == nil {
-		return "", fmt.Errorf("no such pool: %s", pool)
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	return q, nil
+}
+
+// LBMode is LB::mode without a mode: the pool's load-balancing mode as
+// configured (round-robin when unset).
+func (ps Pools) LBMode(virtual, pool string, current *Pool) (string, error) {
+	q, err := ps.poolFor(virtual, pool, current)
+	if err != nil {
+		return "", err
 	}
 	if m := q.Snap.Load().Cfg.LBMode; m != "" {
 		return string(m), nil
@@ -98,10 +117,10 @@ func (ps Pools) LBMode(virtual, pool string) (string, error) {
 }
 
 // Members is members: every member of a pool, whatever its state.
-func (ps Pools) Members(virtual, pool string) ([]netip.AddrPort, error) {
-	q := ps.Named(virtual, pool)
-	if q == nil {
-		return nil, fmt.Errorf("no such pool: %s", pool)
+func (ps Pools) Members(virtual, pool string, current *Pool) ([]netip.AddrPort, error) {
+	q, err := ps.poolFor(virtual, pool, current)
+	if err != nil {
+		return nil, err
 	}
 	var out []netip.AddrPort
 	for _, m := range q.Snap.Load().Members {
@@ -113,10 +132,10 @@ func (ps Pools) Members(virtual, pool string) ([]netip.AddrPort, error) {
 // MemberInfo is what LB::server ratio, priority and weight report of a
 // member: its ratio (1 when unset), priority group, and its weight, which
 // for openltm's modes is the ratio the balancer uses.
-func (ps Pools) MemberInfo(virtual, pool string, member netip.AddrPort) (ratio, priority, weight int, err error) {
-	q := ps.Named(virtual, pool)
-	if q == nil {
-		return 0, 0, 0, fmt.Errorf("no such pool: %s", pool)
+func (ps Pools) MemberInfo(virtual, pool string, current *Pool, member netip.AddrPort) (ratio, priority, weight int, err error) {
+	q, err := ps.poolFor(virtual, pool, current)
+	if err != nil {
+		return 0, 0, 0, err
 	}
 	m := MemberAt(q, member)
 	if m == nil {
