@@ -2,12 +2,11 @@ package l4
 
 import (
 	"errors"
-	"fmt"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -184,40 +183,13 @@ var _ rules.PersistConn = (*proxied)(nil)
 
 // ruleKey turns a persist command's mode and key into the table's key.
 func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
-	switch r.Method {
-	case rules.PersistSourceAddr:
-		a := pr.Client.Addr()
-		if r.Key != "" {
-			ad, err := netip.ParseAddr(r.Key)
-			if err != nil {
-				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
-			}
-			a = ad
-		}
-		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
-	case rules.PersistDestAddr:
-		a := pr.Local.Addr()
-		if r.Key != "" {
-			ad, err := netip.ParseAddr(r.Key)
-			if err != nil {
-				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
-			}
-			a = ad
-		}
-		return persist.AddrKey(persist.DestAddress, a, r.Mask), nil
-	case rules.PersistUniversal:
-		return persist.StringKey(persist.Universal, r.Key), nil
-	case rules.PersistHash:
-		return persist.StringKey(persist.Hash, r.Key), nil
-	}
-	return persist.Key{}, errors.New("persist: unsupported mode")
+	return irules.PersistKey(r, pr.Client, pr.Local)
 }
 
 // ruleScope is the scope a persist add/lookup/delete acts in: this
 // virtual and the flow's pool (or the one the key names), widened by the
 // key's `any virtual|service|pool` or the virtual's profile of that mode.
 func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
-	cfg := pr.snap.Cfg
 	pool := pr.pool
 	if pr.rs != nil && pr.rs.selPool != nil {
 		pool = pr.rs.selPool
@@ -225,30 +197,27 @@ func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, err
 	if sc := pr.srv.Load(); sc != nil && sc.pool != nil {
 		pool = sc.pool
 	}
-	if r.Pool != "" {
-		if pool = pr.e.env.Pools().Named(pr.Virtual, r.Pool); pool == nil {
-			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
-		}
+	return irules.PersistScope(pr.snap.Cfg, poolName(pool), pr.namedPool, r, k)
+}
+
+// namedPool resolves a pool a rule names, as the virtual sees it.
+func (pr *proxied) namedPool(name string) (string, bool) {
+	if q := pr.e.env.Pools().Named(pr.Virtual, name); q != nil {
+		return q.Name, true
 	}
-	name := ""
-	if pool != nil {
-		name = pool.Name
+	return "", false
+}
+
+// poolName is a pool's full name, "" for none.
+func poolName(p *state.Pool) string {
+	if p == nil {
+		return ""
 	}
-	s := state.PersistScope(cfg, name, cfg.ProfileFor(k.Mode))
-	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
-	s.AcrossServices = s.AcrossServices || r.AnyService
-	s.AcrossPools = s.AcrossPools || r.AnyPool
-	return s, nil
+	return p.Name
 }
 
 func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
-	if r.Timeout >= 0 {
-		return r.Timeout
-	}
-	if prof := pr.snap.Cfg.ProfileFor(k.Mode); prof != nil {
-		return prof.Timeout
-	}
-	return config.DefaultPersistTimeout
+	return irules.PersistTimeout(pr.snap.Cfg, r, k)
 }
 
 // Persist implements rules.PersistConn: persist uie|source_addr|none sets

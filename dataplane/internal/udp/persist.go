@@ -2,20 +2,19 @@ package udp
 
 import (
 	"errors"
-	"fmt"
-	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
 )
 
 // Persistence a rule asks for (rules.PersistConn): `persist uie`,
-// `persist source_addr` and `persist none` set what the flow's next
+// `source_addr`, `dest_addr`, `hash` and `none` set what the flow's next
 // choices persist on; `persist add|lookup|delete` act on the table at
-// once. The table, scopes and timeouts are the L4 path's.
+// once. Keys, scopes and timeouts are the L4 path's (irules/persist.go).
 
 var _ rules.PersistConn = (*flow)(nil)
 
@@ -74,28 +73,13 @@ func (f *flow) persistLookup() (*state.Pool, *state.Member) {
 
 // ruleKey turns a persist command's mode and key into the table's key.
 func (f *flow) ruleKey(r rules.Persist) (persist.Key, error) {
-	switch r.Method {
-	case rules.PersistSourceAddr:
-		a := f.Client.Addr()
-		if r.Key != "" {
-			ad, err := netip.ParseAddr(r.Key)
-			if err != nil {
-				return persist.Key{}, fmt.Errorf("persist: %q is not an address", r.Key)
-			}
-			a = ad
-		}
-		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
-	case rules.PersistUniversal:
-		return persist.StringKey(persist.Universal, r.Key), nil
-	}
-	return persist.Key{}, errors.New("persist: unsupported mode")
+	return irules.PersistKey(r, f.Client, f.Local)
 }
 
 // ruleScope is where a persist add/lookup/delete acts: this virtual and
 // the flow's pool (or the one the command names), widened as the command
 // or the virtual's profile of the mode says.
 func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
-	cfg := f.snap.Cfg
 	pool := f.pool
 	if f.rs.selPool != nil {
 		pool = f.rs.selPool
@@ -103,30 +87,20 @@ func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) 
 	if lg := f.curLeg(); lg != nil && lg.pool != nil {
 		pool = lg.pool
 	}
-	if r.Pool != "" {
-		if pool = f.l.e.env.Pools().Named(f.Virtual, r.Pool); pool == nil {
-			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
-		}
-	}
 	name := ""
 	if pool != nil {
 		name = pool.Name
 	}
-	s := state.PersistScope(cfg, name, cfg.ProfileFor(k.Mode))
-	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
-	s.AcrossServices = s.AcrossServices || r.AnyService
-	s.AcrossPools = s.AcrossPools || r.AnyPool
-	return s, nil
+	return irules.PersistScope(f.snap.Cfg, name, func(n string) (string, bool) {
+		if q := f.l.e.env.Pools().Named(f.Virtual, n); q != nil {
+			return q.Name, true
+		}
+		return "", false
+	}, r, k)
 }
 
 func (f *flow) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
-	if r.Timeout >= 0 {
-		return r.Timeout
-	}
-	if prof := f.snap.Cfg.ProfileFor(k.Mode); prof != nil {
-		return prof.Timeout
-	}
-	return config.DefaultPersistTimeout
+	return irules.PersistTimeout(f.snap.Cfg, r, k)
 }
 
 // Persist implements rules.PersistConn: what the flow's next choices

@@ -1,0 +1,83 @@
+package irules
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/rules"
+)
+
+// The persist command's key, scope and timeout, the same on every flow
+// (L4, UDP): what differs is only where the flow's addresses and pool
+// come from.
+
+// PersistKey turns a persist command's mode and key into the table's key:
+// source_addr and dest_addr default to the flow's client and virtual
+// addresses.
+func PersistKey(r rules.Persist, client, local netip.AddrPort) (persist.Key, error) {
+	addr := func(def netip.Addr) (netip.Addr, error) {
+		if r.Key == "" {
+			return def, nil
+		}
+		a, err := netip.ParseAddr(r.Key)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("persist: %q is not an address", r.Key)
+		}
+		return a, nil
+	}
+	switch r.Method {
+	case rules.PersistSourceAddr:
+		a, err := addr(client.Addr())
+		if err != nil {
+			return persist.Key{}, err
+		}
+		return persist.AddrKey(persist.SourceAddress, a, r.Mask), nil
+	case rules.PersistDestAddr:
+		a, err := addr(local.Addr())
+		if err != nil {
+			return persist.Key{}, err
+		}
+		return persist.AddrKey(persist.DestAddress, a, r.Mask), nil
+	case rules.PersistUniversal:
+		return persist.StringKey(persist.Universal, r.Key), nil
+	case rules.PersistHash:
+		return persist.StringKey(persist.Hash, r.Key), nil
+	}
+	return persist.Key{}, errors.New("persist: unsupported mode")
+}
+
+// PersistScope is where a persist add/lookup/delete acts: virtual v and
+// pool (the flow's, or the one the command names, which named resolves),
+// widened by the command's `any virtual|service|pool` or the virtual's
+// profile of the key's mode.
+func PersistScope(v *config.Virtual, pool string, named func(string) (string, bool), r rules.Persist, k persist.Key) (persist.Scope, error) {
+	if r.Pool != "" {
+		full, ok := named(r.Pool)
+		if !ok {
+			return persist.Scope{}, fmt.Errorf("no such pool: %s", r.Pool)
+		}
+		pool = full
+	}
+	s := state.PersistScope(v, pool, v.ProfileFor(k.Mode))
+	s.AcrossVirtuals = s.AcrossVirtuals || r.AnyVirtual
+	s.AcrossServices = s.AcrossServices || r.AnyService
+	s.AcrossPools = s.AcrossPools || r.AnyPool
+	return s, nil
+}
+
+// PersistTimeout is the command's timeout, else the virtual's profile of
+// the key's mode, else F5's default.
+func PersistTimeout(v *config.Virtual, r rules.Persist, k persist.Key) time.Duration {
+	if r.Timeout >= 0 {
+		return r.Timeout
+	}
+	if prof := v.ProfileFor(k.Mode); prof != nil {
+		return prof.Timeout
+	}
+	return config.DefaultPersistTimeout
+}
