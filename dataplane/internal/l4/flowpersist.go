@@ -191,8 +191,8 @@ func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
 // key's `any virtual|service|pool` or the virtual's profile of that mode.
 func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
 	pool := pr.pool
-	if pr.rs != nil && pr.rs.selPool != nil {
-		pool = pr.rs.selPool
+	if pr.rs != nil && pr.rs.Pool != nil {
+		pool = pr.rs.Pool
 	}
 	if sc := pr.srv.Load(); sc != nil && sc.pool != nil {
 		pool = sc.pool
@@ -335,13 +335,13 @@ func (pr *proxied) persistDownEvent(d *persistDecision, pool *state.Pool) (again
 	}
 	rs := pr.rs
 	rs.mu.Lock()
-	rs.changed = false
+	rs.Changed = false
 	rs.mu.Unlock()
 	if !pr.runEvent(config.EventPersistDown) {
 		return false, errFlowEnded
 	}
 	rs.mu.Lock()
-	changed := rs.changed
+	changed := rs.Changed
 	rs.mu.Unlock()
 	return changed, nil
 }

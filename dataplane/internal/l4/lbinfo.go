@@ -18,8 +18,8 @@ func (pr *proxied) VirtualName() string { return pr.Virtual }
 
 // lbPool is the pool a rule means when it names none.
 func (pr *proxied) lbPool() *state.Pool {
-	if pr.rs.selPool != nil {
-		return pr.rs.selPool
+	if pr.rs.Pool != nil {
+		return pr.rs.Pool
 	}
 	return pr.pool
 }

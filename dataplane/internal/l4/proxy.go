@@ -146,11 +146,11 @@ func (pr *proxied) connect() (*serverConn, error) {
 	rs := pr.rs
 	pool, want := pr.pool, netip.AddrPort{}
 	if rs != nil {
-		if rs.nodeSel {
-			return pr.dialDirect(rs.selAddr)
+		if rs.Node {
+			return pr.dialDirect(rs.Addr)
 		}
-		if rs.selPool != nil {
-			pool, want = rs.selPool, rs.selAddr
+		if rs.Pool != nil {
+			pool, want = rs.Pool, rs.Addr
 		}
 	}
 	if pool == nil {
@@ -187,12 +187,12 @@ func (pr *proxied) connect() (*serverConn, error) {
 		dst := pr.target(m)
 		if rs != nil && pr.handles(config.EventLBSelected) {
 			rs.mu.Lock()
-			rs.pick, rs.changed = lbPick{pool: pool, addr: dst}, false
+			rs.pick, rs.Changed = lbPick{pool: pool, addr: dst}, false
 			rs.mu.Unlock()
 			ok := pr.runEvent(config.EventLBSelected)
 			rs.mu.Lock()
 			rs.pick = lbPick{}
-			changed := rs.changed
+			changed := rs.Changed
 			rs.mu.Unlock()
 			if !ok {
 				m.Release()
@@ -267,12 +267,12 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if pr.handles(config.EventLBSelected) {
 		rs := pr.rs
 		rs.mu.Lock()
-		rs.pick, rs.changed = lbPick{addr: a}, false
+		rs.pick, rs.Changed = lbPick{addr: a}, false
 		rs.mu.Unlock()
 		ok := pr.runEvent(config.EventLBSelected)
 		rs.mu.Lock()
 		rs.pick = lbPick{}
-		changed := rs.changed
+		changed := rs.Changed
 		rs.mu.Unlock()
 		if !ok {
 			return nil, errFlowEnded
@@ -323,8 +323,8 @@ func (fl *flow) target(m *state.Member) netip.AddrPort {
 // snatSource), with a rule's snat or snatpool decision if any.
 func (fl *flow) source(dst netip.AddrPort) netip.AddrPort {
 	var rule *state.SNATChoice
-	if fl.rs != nil && fl.rs.snat.Set {
-		rule = &fl.rs.snat
+	if fl.rs != nil && fl.rs.SNAT.Set {
+		rule = &fl.rs.SNAT
 	}
 	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule)
 }

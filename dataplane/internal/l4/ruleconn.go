@@ -59,17 +59,12 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
-	verdict  irules.Verdict
-	detach   bool
-	changed  bool // a pool, member or node decision in this event
-	selPool  *state.Pool
-	selAddr  netip.AddrPort // member (with selPool) or node
-	nodeSel  bool
-	snat     state.SNATChoice
-	pick     lbPick
-	lbRounds int
-	lbMode   *state.ModeSpec // LB::mode for this flow's decisions
-	sslOff   [2]bool         // SSL::disable per side (tls.go)
+	verdict       irules.Verdict
+	detach        bool
+	irules.Target // pool, member, node, snat and LB::mode decisions
+	pick          lbPick
+	lbRounds      int
+	sslOff        [2]bool // SSL::disable per side (tls.go)
 }
 
 // modeOverride is the flow's LB::mode, or nil.
@@ -77,7 +72,7 @@ func (fl *flow) modeOverride() *state.ModeSpec {
 	if fl.rs == nil {
 		return nil
 	}
-	return fl.rs.lbMode
+	return fl.rs.LBMode
 }
 
 // eventBit is ev's bit in an event mask (0 for an event the proxy does not
@@ -128,49 +123,10 @@ func (pr *proxied) Protocol() int { return 6 }
 // Decide implements rules.Conn.
 func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
+	if ok, err := rs.Target.Decide(d, pr.e.env.Pools(), pr.Virtual, pr.Local, pr.e.snatPoolNamed); ok {
+		return err
+	}
 	switch d.Kind {
-	case rules.DecidePool, rules.DecideMember:
-		pool := pr.e.env.Pools().Named(pr.Virtual, d.Pool)
-		if pool == nil {
-			return fmt.Errorf("no such pool: %s", d.Pool)
-		}
-		var addr netip.AddrPort
-		if d.Kind == rules.DecideMember {
-			m := state.MemberAt(pool, d.Addr)
-			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
-			}
-			addr = m.Cfg.Load().Addr
-		}
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
-	case rules.DecideNode:
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, d.Addr, true, true
-	case rules.DecideForward:
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, pr.Local, true, true
-	case rules.DecideSnat:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
-	case rules.DecideSnatAuto:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATAutomap}
-	case rules.DecideSnatNone:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATNone}
-	case rules.DecideSnatPool:
-		addrs, ok := pr.e.snatPoolNamed(d.Pool)
-		if !ok {
-			return fmt.Errorf("no such snatpool: %s", d.Pool)
-		}
-		if d.Addr.IsValid() {
-			found := false
-			for _, a := range addrs {
-				if a == d.Addr.Addr() {
-					found = true
-				}
-			}
-			if !found {
-				return fmt.Errorf("%s is not a member of snatpool %s", d.Addr.Addr(), d.Pool)
-			}
-			addrs = []netip.Addr{d.Addr.Addr()}
-		}
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
 		rs.verdict = irules.Drop
 	case rules.DecideReject:
@@ -187,20 +143,14 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			}
 			return pr.Decide(rules.Decision{Kind: kind, Pool: d.Pool, Addr: d.Addr})
 		case d.Addr.IsValid():
-			rs.selPool, rs.selAddr, rs.nodeSel = nil, d.Addr, true
+			rs.Pool, rs.Addr, rs.Node = nil, d.Addr, true
 		}
-		rs.changed = true
+		rs.Changed = true
 	case rules.DecideDetach:
 		if !rs.side[rules.ClientSide].collecting {
 			return errors.New("LB::detach needs the client side collected (TCP::collect) so that the next data can go to another server")
 		}
 		rs.detach = true
-	case rules.DecideLBMode:
-		spec, ok := state.Modes[config.LBMode(d.Mode)]
-		if !ok || d.Mode == "" {
-			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
-		}
-		rs.lbMode = &spec
 	default:
 		return fmt.Errorf("%s is not supported", d.Kind)
 	}
@@ -290,10 +240,10 @@ func (pr *proxied) Notify(s rules.Side, n rules.NotifyKind) error { return nil }
 // LBSelect implements rules.Conn.
 func (pr *proxied) LBSelect() (string, netip.AddrPort, error) {
 	pool := pr.pool
-	if pr.rs.selPool != nil {
-		pool = pr.rs.selPool
+	if pr.rs.Pool != nil {
+		pool = pr.rs.Pool
 	}
-	return state.LBSelect(pool, pr.rs.lbMode)
+	return state.LBSelect(pool, pr.rs.LBMode)
 }
 
 // LBServer implements rules.Conn.

@@ -210,13 +210,13 @@ func (pr *proxied) bind() bool {
 			return false
 		}
 		rs.mu.Lock()
-		rs.changed = false
+		rs.Changed = false
 		rs.mu.Unlock()
 		if !pr.runEvent(config.EventLBFailed) {
 			return false
 		}
 		rs.mu.Lock()
-		changed, responded := rs.changed, rs.responded
+		changed, responded := rs.Changed, rs.responded
 		rs.mu.Unlock()
 		if !changed {
 			if responded {

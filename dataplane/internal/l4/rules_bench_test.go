@@ -63,7 +63,7 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 					}
 					done <- pr
 				}()
-				if pr := <-done; pr.rs != nil && pr.rs.selPool == nil {
+				if pr := <-done; pr.rs != nil && pr.rs.Pool == nil {
 					b.Fatal("no pool chosen")
 				}
 			}

@@ -155,8 +155,8 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	var mode *state.ModeSpec
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
-		nodeSel, selPool, selAddr := rs.nodeSel, rs.selPool, rs.selAddr
-		mode, rs.changed = rs.lbMode, false
+		nodeSel, selPool, selAddr := rs.Node, rs.Pool, rs.Addr
+		mode, rs.Changed = rs.LBMode, false
 		rs.mu.Unlock()
 		if nodeSel {
 			return f.nodeLeg(selAddr), false
@@ -250,8 +250,8 @@ func (f *flow) source(dst netip.AddrPort) netip.AddrPort {
 	var rule *state.SNATChoice
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
-		if rs.snat.Set {
-			c := rs.snat
+		if rs.SNAT.Set {
+			c := rs.SNAT
 			rule = &c
 		}
 		rs.mu.Unlock()

@@ -16,8 +16,8 @@ func (f *flow) VirtualName() string { return f.Virtual }
 
 // lbPool is the pool a rule means when it names none.
 func (f *flow) lbPool() *state.Pool {
-	if f.rs.selPool != nil {
-		return f.rs.selPool
+	if f.rs.Pool != nil {
+		return f.rs.Pool
 	}
 	return f.pool
 }

@@ -81,8 +81,8 @@ func (f *flow) ruleKey(r rules.Persist) (persist.Key, error) {
 // or the virtual's profile of the mode says.
 func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
 	pool := f.pool
-	if f.rs.selPool != nil {
-		pool = f.rs.selPool
+	if f.rs.Pool != nil {
+		pool = f.rs.Pool
 	}
 	if lg := f.curLeg(); lg != nil && lg.pool != nil {
 		pool = lg.pool

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -33,16 +34,11 @@ type ruleState struct {
 	reject  bool
 	dropped bool
 
-	changed  bool // a pool, member or node decision since the last choice
-	nodeSel  bool
-	selPool  *state.Pool
-	selAddr  netip.AddrPort
-	snat     state.SNATChoice
-	lbMode   *state.ModeSpec
-	pick     lbPick // the choice LB_SELECTED runs on
-	persist  rulePersistState
-	toClient [][]byte
-	toServer [][]byte
+	irules.Target        // pool, member, node, snat and LB::mode decisions
+	pick          lbPick // the choice LB_SELECTED runs on
+	persist       rulePersistState
+	toClient      [][]byte
+	toServer      [][]byte
 }
 
 func (f *flow) handles(ev config.Event) bool {
@@ -64,7 +60,7 @@ func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, 
 	}
 	rs.ev, rs.payload, rs.cur = ev, b, lg
 	err := f.snap.Cfg.Rules.Run(ev, f)
-	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.changed
+	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.Changed
 	toClient, toServer := rs.toClient, rs.toServer
 	rs.payload, rs.cur, rs.reject, rs.dropped, rs.toClient, rs.toServer = nil, nil, false, false, nil, nil
 	rs.mu.Unlock()
@@ -117,7 +113,7 @@ func (f *flow) accepted() bool {
 func (f *flow) clientData(b []byte) (out []byte, fwd, again bool) {
 	if !f.handles(config.EventClientData) {
 		f.rs.mu.Lock()
-		again = f.rs.changed
+		again = f.rs.Changed
 		f.rs.mu.Unlock()
 		return b, true, again
 	}
@@ -164,7 +160,7 @@ func (f *flow) lbSelected(pool *state.Pool, dst netip.AddrPort, mayRetry bool) (
 	rs.mu.Lock()
 	rs.pick = lbPick{}
 	if !mayRetry {
-		rs.changed = false
+		rs.Changed = false
 	}
 	rs.mu.Unlock()
 	return ok && fwd, ok && fwd && changed && mayRetry
@@ -240,57 +236,14 @@ func (f *flow) Protocol() int { return 17 }
 // Decide implements rules.Conn.
 func (f *flow) Decide(d rules.Decision) error {
 	rs := f.rs
+	if ok, err := rs.Target.Decide(d, f.l.e.env.Pools(), f.Virtual, f.Local, f.snatPoolNamed); ok {
+		return err
+	}
 	switch d.Kind {
-	case rules.DecidePool, rules.DecideMember:
-		pool := f.l.e.env.Pools().Named(f.Virtual, d.Pool)
-		if pool == nil {
-			return fmt.Errorf("no such pool: %s", d.Pool)
-		}
-		var addr netip.AddrPort
-		if d.Kind == rules.DecideMember {
-			m := state.MemberAt(pool, d.Addr)
-			if m == nil {
-				return fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
-			}
-			addr = m.Cfg.Load().Addr
-		}
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = pool, addr, false, true
-	case rules.DecideNode:
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, d.Addr, true, true
-	case rules.DecideForward:
-		rs.selPool, rs.selAddr, rs.nodeSel, rs.changed = nil, f.Local, true, true
-	case rules.DecideSnat:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
-	case rules.DecideSnatAuto:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATAutomap}
-	case rules.DecideSnatNone:
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATNone}
-	case rules.DecideSnatPool:
-		addrs, ok := f.snatPoolNamed(d.Pool)
-		if !ok {
-			return fmt.Errorf("no such snatpool: %s", d.Pool)
-		}
-		if d.Addr.IsValid() {
-			found := false
-			for _, a := range addrs {
-				found = found || a == d.Addr.Addr()
-			}
-			if !found {
-				return fmt.Errorf("%s is not a member of snatpool %s", d.Addr.Addr(), d.Pool)
-			}
-			addrs = []netip.Addr{d.Addr.Addr()}
-		}
-		rs.snat = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
 	case rules.DecideDrop, rules.DecideDiscard:
 		rs.dropped = true
 	case rules.DecideReject:
 		rs.reject = true
-	case rules.DecideLBMode:
-		spec, ok := state.Modes[config.LBMode(d.Mode)]
-		if !ok || d.Mode == "" {
-			return fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
-		}
-		rs.lbMode = &spec
 	default:
 		return fmt.Errorf("%s is not supported on a UDP virtual server", d.Kind)
 	}
@@ -385,10 +338,10 @@ func (f *flow) Respond(s rules.Side, data []byte) error {
 // LBSelect implements rules.Conn.
 func (f *flow) LBSelect() (string, netip.AddrPort, error) {
 	pool := f.pool
-	if f.rs.selPool != nil {
-		pool = f.rs.selPool
+	if f.rs.Pool != nil {
+		pool = f.rs.Pool
 	}
-	return state.LBSelect(pool, f.rs.lbMode)
+	return state.LBSelect(pool, f.rs.LBMode)
 }
 
 // LBServer implements rules.Conn.

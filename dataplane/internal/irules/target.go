@@ -1,0 +1,81 @@
+package irules
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/rules"
+)
+
+// Target is where a flow's rules send it, as the pool, member, node,
+// forward, snat and LB::mode decisions set it: the part of a rule state
+// that the L4 and UDP flows share (each embeds it).
+type Target struct {
+	// Changed is set by a pool, member or node decision not yet acted on.
+	Changed bool
+	Pool    *state.Pool
+	Addr    netip.AddrPort // the member (with Pool) or node
+	Node    bool
+	SNAT    state.SNATChoice
+	LBMode  *state.ModeSpec // LB::mode for this flow's decisions
+}
+
+// Decide records d when it is one of the decisions a Target holds; handled
+// is false for the others (reject, drop, ...), which the flow decides.
+// pools and virtual resolve names, local is the virtual's address (for
+// forward), snatPool resolves a snatpool's addresses.
+func (t *Target) Decide(d rules.Decision, pools state.Pools, virtual string, local netip.AddrPort, snatPool func(string) ([]netip.Addr, bool)) (handled bool, err error) {
+	switch d.Kind {
+	case rules.DecidePool, rules.DecideMember:
+		pool := pools.Named(virtual, d.Pool)
+		if pool == nil {
+			return true, fmt.Errorf("no such pool: %s", d.Pool)
+		}
+		var addr netip.AddrPort
+		if d.Kind == rules.DecideMember {
+			m := state.MemberAt(pool, d.Addr)
+			if m == nil {
+				return true, fmt.Errorf("no such member %s in pool %s", d.Addr, pool.Name)
+			}
+			addr = m.Cfg.Load().Addr
+		}
+		t.Pool, t.Addr, t.Node, t.Changed = pool, addr, false, true
+	case rules.DecideNode:
+		t.Pool, t.Addr, t.Node, t.Changed = nil, d.Addr, true, true
+	case rules.DecideForward:
+		t.Pool, t.Addr, t.Node, t.Changed = nil, local, true, true
+	case rules.DecideSnat:
+		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
+	case rules.DecideSnatAuto:
+		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATAutomap}
+	case rules.DecideSnatNone:
+		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATNone}
+	case rules.DecideSnatPool:
+		addrs, ok := snatPool(d.Pool)
+		if !ok {
+			return true, fmt.Errorf("no such snatpool: %s", d.Pool)
+		}
+		if d.Addr.IsValid() {
+			found := false
+			for _, a := range addrs {
+				found = found || a == d.Addr.Addr()
+			}
+			if !found {
+				return true, fmt.Errorf("%s is not a member of snatpool %s", d.Addr.Addr(), d.Pool)
+			}
+			addrs = []netip.Addr{d.Addr.Addr()}
+		}
+		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
+	case rules.DecideLBMode:
+		spec, ok := state.Modes[config.LBMode(d.Mode)]
+		if !ok || d.Mode == "" {
+			return true, fmt.Errorf("LB::mode %s: not a load-balancing mode openltm runs", d.Mode)
+		}
+		t.LBMode = &spec
+	default:
+		return false, nil
+	}
+	return true, nil
+}
