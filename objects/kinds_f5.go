@@ -232,10 +232,18 @@ var clusterActed = map[string]bool{
 
 // clustered marks a cm kind as one the device groups act on.
 func clustered(k *Kind) *Kind {
+	return acting(k, "F5 "+k.Key()+" (device service clustering)", func(n string) bool { return clusterActed[n] })
+}
+
+// acting marks a kept F5 kind as one openltm acts on, with help as its
+// help text: the properties acted says it uses are acted on, the others
+// stay kept-only (a warning when set). clustered, runMonitor, actOn,
+// runPersist and runTLS are its uses.
+func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 	k.Passive = false
-	k.Help = "F5 " + k.Key() + " (device service clustering)"
+	k.Help = help
 	for _, p := range k.Props {
-		p.Passive = !clusterActed[p.Name]
+		p.Passive = !acted(p.Name)
 	}
 	return k
 }
@@ -244,28 +252,20 @@ func clustered(k *Kind) *Kind {
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set).
 func runMonitor(k *Kind) *Kind {
-	k.Passive = false
-	k.Help = "F5 " + k.Key() + " health monitor"
-	for _, p := range k.Props {
-		p.Passive = !monitorActed[p.Name]
-	}
-	return k
+	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool { return monitorActed[n] })
 }
 
 // actOn marks a kept F5 kind as one openltm acts on, with the settings it
 // uses (and defaults-from, description, app-service, metadata); its
 // other settings stay kept-only.
 func actOn(k *Kind, help string, names ...string) *Kind {
-	k.Passive = false
-	k.Help = help
-	acted := map[string]bool{"defaults-from": true, "description": true, "app-service": true, "metadata": true}
-	for _, n := range names {
-		acted[n] = true
-	}
-	for _, p := range k.Props {
-		p.Passive = !acted[p.Name]
-	}
-	return k
+	return acting(k, help, func(n string) bool {
+		switch n {
+		case "defaults-from", "description", "app-service", "metadata":
+			return true
+		}
+		return slices.Contains(names, n)
+	})
 }
 
 // row finds a row before the kind is indexed (while tables are built).
@@ -330,12 +330,7 @@ var persistActed = map[string]bool{
 // and its common settings and the named ones are acted on; the others
 // stay kept-only (a warning when set).
 func runPersist(k *Kind, acted ...string) *Kind {
-	k.Passive = false
-	k.Help = "F5 " + k.Key()
-	for _, p := range k.Props {
-		p.Passive = !persistActed[p.Name] && !slices.Contains(acted, p.Name)
-	}
-	return k
+	return acting(k, "F5 "+k.Key(), func(n string) bool { return persistActed[n] || slices.Contains(acted, n) })
 }
 
 // profileKind is an F5 profile kind openltm does not act on.

@@ -59,12 +59,10 @@ var tlsActed = map[string]bool{
 
 // runTLS marks a TLS kind as one openltm acts on.
 func runTLS(k *Kind, help string) *Kind {
-	k.Passive = false
-	k.Help = help
+	acting(k, help, func(n string) bool { return tlsActed[n] })
 	for _, p := range k.Props {
-		p.Passive = !tlsActed[p.Name] && !p.ReadOnly
 		if p.ReadOnly {
-			p.Passive = true
+			p.Passive = true // shown, never set
 		}
 	}
 	return k
