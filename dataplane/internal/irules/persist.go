@@ -81,3 +81,66 @@ func PersistTimeout(v *config.Virtual, r rules.Persist, k persist.Key) time.Dura
 	}
 	return config.DefaultPersistTimeout
 }
+
+// PersistFlow is what `persist add|lookup|delete` need of a flow: its key,
+// scope and timeout for a command (PersistKey, PersistScope and
+// PersistTimeout with the flow's addresses and pool), the member chosen so
+// far, and its client.
+type PersistFlow interface {
+	RuleKey(r rules.Persist) (persist.Key, error)
+	RuleScope(r rules.Persist, k persist.Key) (persist.Scope, error)
+	RuleTimeout(r rules.Persist, k persist.Key) time.Duration
+	LBServer() (pool string, member netip.AddrPort, ok bool)
+	ClientAddr() netip.Addr
+}
+
+// PersistAdd is `persist add`: a record for the key pointing at the flow's
+// current (or just selected) member.
+func PersistAdd(t *persist.Table, f PersistFlow, r rules.Persist) error {
+	k, err := f.RuleKey(r)
+	if err != nil {
+		return err
+	}
+	pool, addr, ok := f.LBServer()
+	if !ok || pool == "" {
+		return errors.New("persist add: no pool member selected yet")
+	}
+	r.Pool = pool
+	s, err := f.RuleScope(r, k)
+	if err != nil {
+		return err
+	}
+	t.Add(k, s, addr, f.ClientAddr(), f.RuleTimeout(r, k))
+	return nil
+}
+
+// PersistLookup is `persist lookup`.
+func PersistLookup(t *persist.Table, f PersistFlow, r rules.Persist) (rules.PersistTarget, bool, error) {
+	k, err := f.RuleKey(r)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	s, err := f.RuleScope(r, k)
+	if err != nil {
+		return rules.PersistTarget{}, false, err
+	}
+	rec, ok := t.Lookup(k, s)
+	if !ok {
+		return rules.PersistTarget{}, false, nil
+	}
+	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
+}
+
+// PersistDelete is `persist delete`.
+func PersistDelete(t *persist.Table, f PersistFlow, r rules.Persist) error {
+	k, err := f.RuleKey(r)
+	if err != nil {
+		return err
+	}
+	s, err := f.RuleScope(r, k)
+	if err != nil {
+		return err
+	}
+	t.Delete(k, s)
+	return nil
+}

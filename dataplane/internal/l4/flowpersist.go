@@ -1,7 +1,7 @@
 package l4
 
 import (
-	"errors"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -181,15 +181,15 @@ func (fl *flow) persistDone() {
 
 var _ rules.PersistConn = (*proxied)(nil)
 
-// ruleKey turns a persist command's mode and key into the table's key.
-func (pr *proxied) ruleKey(r rules.Persist) (persist.Key, error) {
+// RuleKey (irules.PersistFlow) turns a persist command's mode and key into the table's key.
+func (pr *proxied) RuleKey(r rules.Persist) (persist.Key, error) {
 	return irules.PersistKey(r, pr.Client, pr.Local)
 }
 
-// ruleScope is the scope a persist add/lookup/delete acts in: this
+// RuleScope (irules.PersistFlow) is the scope a persist add/lookup/delete acts in: this
 // virtual and the flow's pool (or the one the key names), widened by the
 // key's `any virtual|service|pool` or the virtual's profile of that mode.
-func (pr *proxied) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
+func (pr *proxied) RuleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
 	pool := pr.pool
 	if pr.rs != nil && pr.rs.Pool != nil {
 		pool = pr.rs.Pool
@@ -216,7 +216,8 @@ func poolName(p *state.Pool) string {
 	return p.Name
 }
 
-func (pr *proxied) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
+// RuleTimeout implements irules.PersistFlow.
+func (pr *proxied) RuleTimeout(r rules.Persist, k persist.Key) time.Duration {
 	return irules.PersistTimeout(pr.snap.Cfg, r, k)
 }
 
@@ -231,7 +232,7 @@ func (pr *proxied) Persist(r rules.Persist) error {
 		fp.mu.Unlock()
 		return nil
 	}
-	k, err := pr.ruleKey(r)
+	k, err := pr.RuleKey(r)
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func (pr *proxied) Persist(r rules.Persist) error {
 	fp.set, fp.none, fp.key, fp.timeout = true, false, k, r.Timeout
 	fp.mu.Unlock()
 	if sc := pr.srv.Load(); sc != nil && sc.member != nil {
-		d := persistDecision{key: k, prof: pr.snap.Cfg.ProfileFor(k.Mode), timeout: pr.ruleTimeout(r, k)}
+		d := persistDecision{key: k, prof: pr.snap.Cfg.ProfileFor(k.Mode), timeout: pr.RuleTimeout(r, k)}
 		pr.persistSave(&d, sc.pool, sc.member)
 	}
 	return nil
@@ -248,53 +249,21 @@ func (pr *proxied) Persist(r rules.Persist) error {
 // PersistAdd implements rules.PersistConn: a record for the key pointing
 // at the flow's current (or just selected) member.
 func (pr *proxied) PersistAdd(r rules.Persist) error {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	pool, addr, ok := pr.LBServer()
-	if !ok || pool == "" {
-		return errors.New("persist add: no pool member selected yet")
-	}
-	r.Pool = pool
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	pr.e.env.Persist.Add(k, s, addr, pr.Client.Addr(), pr.ruleTimeout(r, k))
-	return nil
+	return irules.PersistAdd(pr.e.env.Persist, pr, r)
 }
 
 // PersistLookup implements rules.PersistConn.
 func (pr *proxied) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, error) {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	rec, ok := pr.e.env.Persist.Lookup(k, s)
-	if !ok {
-		return rules.PersistTarget{}, false, nil
-	}
-	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
+	return irules.PersistLookup(pr.e.env.Persist, pr, r)
 }
 
 // PersistDelete implements rules.PersistConn.
 func (pr *proxied) PersistDelete(r rules.Persist) error {
-	k, err := pr.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	s, err := pr.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	pr.e.env.Persist.Delete(k, s)
-	return nil
+	return irules.PersistDelete(pr.e.env.Persist, pr, r)
 }
+
+// ClientAddr implements irules.PersistFlow.
+func (pr *proxied) ClientAddr() netip.Addr { return pr.Client.Addr() }
 
 // persistDown reports whether the flow's record (the primary's, else the
 // fallback's) names a member of pool that is down or forced offline: the

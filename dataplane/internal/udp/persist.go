@@ -1,7 +1,7 @@
 package udp
 
 import (
-	"errors"
+	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -71,15 +71,15 @@ func (f *flow) persistLookup() (*state.Pool, *state.Member) {
 	return f.l.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
 }
 
-// ruleKey turns a persist command's mode and key into the table's key.
-func (f *flow) ruleKey(r rules.Persist) (persist.Key, error) {
+// RuleKey (irules.PersistFlow) turns a persist command's mode and key into the table's key.
+func (f *flow) RuleKey(r rules.Persist) (persist.Key, error) {
 	return irules.PersistKey(r, f.Client, f.Local)
 }
 
-// ruleScope is where a persist add/lookup/delete acts: this virtual and
+// RuleScope (irules.PersistFlow) is where a persist add/lookup/delete acts: this virtual and
 // the flow's pool (or the one the command names), widened as the command
 // or the virtual's profile of the mode says.
-func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
+func (f *flow) RuleScope(r rules.Persist, k persist.Key) (persist.Scope, error) {
 	pool := f.pool
 	if f.rs.Pool != nil {
 		pool = f.rs.Pool
@@ -99,7 +99,8 @@ func (f *flow) ruleScope(r rules.Persist, k persist.Key) (persist.Scope, error) 
 	}, r, k)
 }
 
-func (f *flow) ruleTimeout(r rules.Persist, k persist.Key) time.Duration {
+// RuleTimeout implements irules.PersistFlow.
+func (f *flow) RuleTimeout(r rules.Persist, k persist.Key) time.Duration {
 	return irules.PersistTimeout(f.snap.Cfg, r, k)
 }
 
@@ -112,63 +113,31 @@ func (f *flow) Persist(r rules.Persist) error {
 		rs.persist = rulePersistState{set: true, none: true}
 		return nil
 	}
-	k, err := f.ruleKey(r)
+	k, err := f.RuleKey(r)
 	if err != nil {
 		return err
 	}
 	rs.persist = rulePersistState{set: true, key: k, timeout: r.Timeout}
 	if lg := rs.cur; lg != nil && lg.member != nil {
-		f.persistSave(persistDecision{key: k, prof: f.snap.Cfg.ProfileFor(k.Mode), timeout: f.ruleTimeout(r, k)}, lg.pool, lg.member)
+		f.persistSave(persistDecision{key: k, prof: f.snap.Cfg.ProfileFor(k.Mode), timeout: f.RuleTimeout(r, k)}, lg.pool, lg.member)
 	}
 	return nil
 }
 
 // PersistAdd implements rules.PersistConn.
 func (f *flow) PersistAdd(r rules.Persist) error {
-	k, err := f.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	pool, addr, ok := f.LBServer()
-	if !ok || pool == "" {
-		return errors.New("persist add: no pool member selected yet")
-	}
-	r.Pool = pool
-	s, err := f.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	f.l.e.env.Persist.Add(k, s, addr, f.Client.Addr(), f.ruleTimeout(r, k))
-	return nil
+	return irules.PersistAdd(f.l.e.env.Persist, f, r)
 }
 
 // PersistLookup implements rules.PersistConn.
 func (f *flow) PersistLookup(r rules.Persist) (rules.PersistTarget, bool, error) {
-	k, err := f.ruleKey(r)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	s, err := f.ruleScope(r, k)
-	if err != nil {
-		return rules.PersistTarget{}, false, err
-	}
-	rec, ok := f.l.e.env.Persist.Lookup(k, s)
-	if !ok {
-		return rules.PersistTarget{}, false, nil
-	}
-	return rules.PersistTarget{Pool: rec.Pool, Member: rec.Member}, true, nil
+	return irules.PersistLookup(f.l.e.env.Persist, f, r)
 }
 
 // PersistDelete implements rules.PersistConn.
 func (f *flow) PersistDelete(r rules.Persist) error {
-	k, err := f.ruleKey(r)
-	if err != nil {
-		return err
-	}
-	s, err := f.ruleScope(r, k)
-	if err != nil {
-		return err
-	}
-	f.l.e.env.Persist.Delete(k, s)
-	return nil
+	return irules.PersistDelete(f.l.e.env.Persist, f, r)
 }
+
+// ClientAddr implements irules.PersistFlow.
+func (f *flow) ClientAddr() netip.Addr { return f.Client.Addr() }
