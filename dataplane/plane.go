@@ -384,26 +384,34 @@ func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b
 	}
 }
 
+// swapListeners moves a generation's listeners into running: the fresh
+// ones join (returned as started), every one wanted points at its (new)
+// virtual, the others leave (returned as retired). vs is the listener's
+// virtual pointer. TCP and UDP listeners go through it alike.
+func swapListeners[L any](running, fresh map[netip.AddrPort]L, want map[netip.AddrPort]string, virtuals map[string]*state.Virtual, vs func(L) *atomic.Pointer[state.Virtual]) (started, retired []L) {
+	started = make([]L, 0, len(fresh))
+	for ap, l := range fresh {
+		running[ap] = l
+		vs(l).Store(virtuals[want[ap]])
+		started = append(started, l)
+	}
+	for ap, l := range running {
+		if name, ok := want[ap]; ok {
+			vs(l).Store(virtuals[name])
+			continue
+		}
+		retired = append(retired, l)
+		delete(running, ap)
+	}
+	return started, retired
+}
+
 // swap makes b the running generation: listeners go to their (new)
 // owners and start, the ones cfg dropped stop, the message-based engines
 // follow, stale monitors stop, and flows of removed virtuals follow their
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
-	started := make([]*l4.Listener, 0, len(b.fresh))
-	for ap, l := range b.fresh {
-		p.listeners[ap] = l
-		l.VS.Store(b.virtuals[b.want[ap]])
-		started = append(started, l)
-	}
-	var retired []*l4.Listener
-	for ap, l := range p.listeners {
-		if name, ok := b.want[ap]; ok {
-			l.VS.Store(b.virtuals[name])
-			continue
-		}
-		retired = append(retired, l)
-		delete(p.listeners, ap)
-	}
+	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	p.l4.Stop(retired)
 	p.l4.Start(started)
 	p.swapUDP(b)

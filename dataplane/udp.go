@@ -3,8 +3,10 @@ package dataplane
 import (
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
 )
 
@@ -61,21 +63,7 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 // swapUDP hands the UDP listeners to their (new) virtuals, starts the new
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
-	started := make([]*udp.Listener, 0, len(b.freshUDP))
-	for ap, l := range b.freshUDP {
-		p.udpListeners[ap] = l
-		l.VS.Store(b.virtuals[b.wantUDP[ap]])
-		started = append(started, l)
-	}
-	var retired []*udp.Listener
-	for ap, l := range p.udpListeners {
-		if name, ok := b.wantUDP[ap]; ok {
-			l.VS.Store(b.virtuals[name])
-			continue
-		}
-		retired = append(retired, l)
-		delete(p.udpListeners, ap)
-	}
+	started, retired := swapListeners(p.udpListeners, b.freshUDP, b.wantUDP, b.virtuals, func(l *udp.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	p.udp.Stop(retired)
 	p.udp.Start(started)
 }
