@@ -191,8 +191,16 @@ func (t *translator) node(o *objects.Object) {
 		t.skip(o, "address %q is not usable", nodeAddress.Str(o))
 		return
 	}
+	n := t.nodeSettings(o)
+	n.Addr = a
+	t.dc.Nodes[o.Name] = n
+}
+
+// nodeSettings translates what every node has, whether it has an address
+// or follows an FQDN: admin states, limits, ratio and its own monitor.
+func (t *translator) nodeSettings(o *objects.Object) *dataplane.Node {
 	n := &dataplane.Node{
-		Name: o.Name, Addr: a,
+		Name:            o.Name,
 		Session:         adminSession(nodeSession.Effective(t.cfg, o)),
 		State:           adminState(nodeState.Effective(t.cfg, o)),
 		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
@@ -204,7 +212,7 @@ func (t *translator) node(o *objects.Object) {
 		r := t.rule(m)
 		n.Monitor = &r
 	}
-	t.dc.Nodes[o.Name] = n
+	return n
 }
 
 // adminSession and adminState map a node's or member's `session` and

@@ -29,19 +29,8 @@ func (t *translator) fqdnNode(o *objects.Object, raw string) {
 		t.fqdn = map[string]bool{}
 	}
 	t.fqdn[o.Name] = true
-	n := &dataplane.Node{
-		Name: o.Name, FQDN: f,
-		Session:         adminSession(nodeSession.Effective(t.cfg, o)),
-		State:           adminState(nodeState.Effective(t.cfg, o)),
-		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
-		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
-	}
-	switch m := nodeMonitor.Effective(t.cfg, o); m {
-	case "default", "":
-	default:
-		r := t.rule(m)
-		n.Monitor = &r
-	}
+	n := t.nodeSettings(o)
+	n.FQDN = f
 	t.dc.Nodes[o.Name] = n
 }
 

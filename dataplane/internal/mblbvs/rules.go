@@ -112,6 +112,12 @@ func (r *mblbRules) accepted() bool {
 	err := r.run(config.EventClientAccepted, nil)
 	v := r.verdict
 	r.mu.Unlock()
+	return r.goOn(err, v)
+}
+
+// goOn ends the client after an event that failed (reset), rejected
+// (reset) or dropped it (close); true means the client carries on.
+func (r *mblbRules) goOn(err error, v irules.Verdict) bool {
 	if err != nil || v == irules.Reject {
 		r.f.sess.Close(true)
 		return false

@@ -114,15 +114,7 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 	err := r.runEvent(ev)
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v == irules.Reject {
-		r.f.sess.Close(true)
-		return false
-	}
-	if v != irules.GoOn {
-		r.f.sess.Close(false)
-		return false
-	}
-	return true
+	return r.goOn(err, v)
 }
 
 // SSL implements rules.SSLConn: the client side's TLS once its handshake

@@ -59,22 +59,7 @@ func (w *Watch) reportPassive(name string, p *monitor.Passive, s monitor.State) 
 		w.mu.Unlock()
 		return
 	}
-	w.states[name] = s
-	since := w.since
-	old, now := w.recompute()
-	var line string
-	if old != now {
-		line = w.logLine(now, old, since)
-	}
-	w.mu.Unlock()
-	if old != now {
-		if w.Logf != nil {
-			w.Logf(now == MonDown, line)
-		}
-		if w.Changed != nil {
-			w.Changed(old, now)
-		}
-	}
+	w.set(name, s)
 }
 
 // ConnectFailed tells the member's inband monitor (if any) that a

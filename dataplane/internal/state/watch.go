@@ -141,6 +141,12 @@ func (w *Watch) report(name string, ref **monitor.Instance, s monitor.State) {
 		w.mu.Unlock()
 		return // a replaced instance's last word
 	}
+	w.set(name, s)
+}
+
+// set records monitor name's state and, when the member's status changes,
+// logs it and tells Changed. The caller holds w.mu; set releases it.
+func (w *Watch) set(name string, s monitor.State) {
 	w.states[name] = s
 	since := w.since
 	old, now := w.recompute()
