@@ -6,10 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/openltm/openltm/dataplane"
 )
 
@@ -35,17 +31,7 @@ func Distribution(w io.Writer, d dataplane.Distribution, o Options) error {
 		reqs += m.Requests
 	}
 	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
+	t := plainTable(&buf)
 	t.Header("Member", "State", "Cur Conns", "Tot Conns", "Conns%", "Requests", "Req%", "Records", "Rec%", "Limit", "Ramp%")
 	for _, m := range d.Members {
 		limit := "-"

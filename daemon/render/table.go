@@ -17,17 +17,7 @@ import (
 // operator wants when asking why a pool is unbalanced.
 func PoolMembersTable(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders:  tw.BorderNone,
-			Symbols:  tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
+	t := plainTable(&buf)
 	t.Header("Member", "Availability", "State", "Monitor", "Session", "Cur Conns", "Tot Conns", "Bits In", "Bits Out")
 	for _, m := range ps.Members {
 		tr := m.ServerSide
@@ -47,4 +37,21 @@ func PoolMembersTable(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// plainTable is a table in tmsh's plain columns: no borders or rules, left
+// headers, two spaces between columns. The member and distribution tables
+// use it.
+func plainTable(buf *bytes.Buffer) *tablewriter.Table {
+	return tablewriter.NewTable(buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
+	)
 }
