@@ -391,9 +391,9 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 				w.LastResortPool = gslb.Key(typ, po.Name)
 			}
 		}
-		if typ != gslb.TypeA {
+		if typ != gslb.TypeA && typ != gslb.TypeAAAA {
 			if v := wideipRules.Get(o); v != nil && len(v.List) > 0 {
-				t.skip(o, "rules run on A wide IPs only: %s kept and not run", strings.Join(v.List, " "))
+				t.skip(o, "rules run on A and AAAA wide IPs only: %s kept and not run", strings.Join(v.List, " "))
 			}
 			t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
 			continue
@@ -403,7 +403,7 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 			continue
 		}
 		w.Rules = rs
-		t.gc.WideIPs[o.Name] = w
+		t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
 	}
 }
 

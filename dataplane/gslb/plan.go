@@ -636,8 +636,9 @@ func (p *plan) compileRules(cfg *Config) error {
 		}
 		for _, r := range w.cfg.Rules {
 			for _, ref := range r.Refs() {
-				if ref.Kind == "pool" && p.pools[fullPath(ref.Name)] == nil {
-					return fmt.Errorf("gtm wideip a %s: rule %s:%d:%d: gtm pool a %s does not exist", w.path, r.Name, ref.Line, ref.Col, fullPath(ref.Name))
+				if ref.Kind == "pool" && p.pools[Key(w.typ, fullPath(ref.Name))] == nil {
+					t := strings.ToLower(string(w.typ))
+					return fmt.Errorf("gtm wideip %s %s: rule %s:%d:%d: gtm pool %s %s does not exist", t, w.path, r.Name, ref.Line, ref.Col, t, fullPath(ref.Name))
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/miekg/dns"
 	"github.com/openltm/openltm/rules"
@@ -33,8 +34,11 @@ type ruleConn struct {
 	local netip.AddrPort
 	tcp   bool
 	qlen  int
-	// wide is set while a wide IP's rules run: the choices are theirs.
-	wide bool
+	// wide is set while a wide IP's rules run: the choices are theirs;
+	// wideType is that wide IP's type (A or AAAA), whose pools `pool`
+	// names.
+	wide     bool
+	wideType RRType
 	// What the rules did.
 	drop, ret bool
 	pool      string
@@ -71,10 +75,14 @@ func (c *ruleConn) Decide(d rules.Decision) error {
 			return fmt.Errorf("pool %s: a listener's rule cannot choose a gtm pool (use a wide IP rule)", d.Pool)
 		}
 		name := fullPath(d.Pool)
-		if c.p.pools[name] == nil {
-			return fmt.Errorf("pool %s: no such gtm pool a", name)
+		typ := c.wideType
+		if typ == "" {
+			typ = TypeA
 		}
-		c.pool, c.cname, c.host = name, "", netip.Addr{}
+		if c.p.pools[Key(typ, name)] == nil {
+			return fmt.Errorf("pool %s: no such gtm pool %s", name, strings.ToLower(string(typ)))
+		}
+		c.pool, c.cname, c.host = Key(typ, name), "", netip.Addr{}
 		return nil
 	}
 	return fmt.Errorf("%s: %w", d.Kind, errNotDNS)
@@ -219,10 +227,10 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 // says the rules decided the answer (m, send), else load balancing goes
 // on as configured.
 func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) (_ *dns.Msg, send, done bool) {
-	rc.resp, rc.wide = m, true
+	rc.resp, rc.wide, rc.wideType = m, true, w.typ
 	rc.drop, rc.ret, rc.pool, rc.cname, rc.host = false, false, "", "", netip.Addr{}
 	s.runRules(w.rules, rc, rules.DNSRequest)
-	rc.wide = false
+	rc.wide, rc.wideType = false, ""
 	ttl := uint32(30)
 	if len(w.pools) > 0 {
 		ttl = w.pools[0].pool.ttl
@@ -239,7 +247,7 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		d.out, d.ttl = outAnswer, ttl
 		d.setAddr(rc.host)
 		w.rt.resolved.Add(1)
-		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, TypeA, &d), true, true
+		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
 	case rc.cname != "":
 		m.Authoritative = true
 		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
@@ -253,7 +261,7 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		}
 		switch d.out {
 		case outAnswer:
-			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, TypeA, &d), true, true
+			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
 		case outDrop:
 			s.stats.dropped.Add(1)
 			return nil, false, true

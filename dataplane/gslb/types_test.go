@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+	"github.com/openltm/openltm/dataplane/gslb/gslbtest"
+	"github.com/openltm/openltm/rules"
 )
 
 // typedConfig has a name with an A and an AAAA wide IP, a CNAME wide IP,
@@ -117,5 +119,35 @@ func TestTypedCompileRefuses(t *testing.T) {
 		if err := Check(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// DNS_REQUEST rules run on AAAA wide IPs as on A ones: `pool` names the
+// wide IP's own type's pool, `host` answers an IPv6 address, and a rule
+// naming a pool only of another type is refused when checked.
+func TestAAAAWideIPRules(t *testing.T) {
+	cfg := typedConfig()
+	cfg.Pools["aaaa /Common/p2"] = &Pool{Name: "/Common/p2", Type: TypeAAAA, Members: []PoolMember{{Server: "/Common/s", VirtualServer: "v6"}}}
+	cfg.WideIPs["aaaa /Common/www.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/v6", `
+when DNS_REQUEST {
+  if { [IP::addr [IP::client_addr] equals 127.0.92.0/24] } {
+    host fd00::99
+  } else {
+    pool p2
+  }
+}`)}
+	s := newServer(t, cfg, Options{})
+	for src, want := range map[string]string{"127.0.92.1": "fd00::99", "127.0.93.1": "::1"} {
+		m := ask(t, s, netip.MustParseAddr(src), "www.ex.test.", dns.TypeAAAA)
+		if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != want {
+			t.Errorf("from %s: %v, want %s", src, m, want)
+		}
+	}
+	// p2 exists only as an AAAA pool: on the A wide IP it is refused.
+	bad := typedConfig()
+	bad.WideIPs["/Common/www.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/v4", "when DNS_REQUEST {\n  pool p2\n}")}
+	bad.Pools["aaaa /Common/p2"] = cfg.Pools["aaaa /Common/p2"]
+	if err := Check(bad); err == nil || !strings.Contains(err.Error(), "gtm pool a /Common/p2 does not exist") {
+		t.Errorf("Check: %v", err)
 	}
 }
