@@ -689,9 +689,14 @@ func (s *ClientConn) flushLocked(nb bool) error {
 				break
 			}
 			s.slots[i] = nil
-			s.nextOut++
 			s.held = append(s.held, r)
 			s.wb = append(s.wb, r.b)
+			if r.more {
+				// The rest of this response has not arrived: nothing
+				// after it may be written yet.
+				break
+			}
+			s.nextOut++
 			if r.closeAfter {
 				last = true
 				break

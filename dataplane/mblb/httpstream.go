@@ -1,0 +1,162 @@
+package mblb
+
+import "github.com/openltm/openltm/dataplane/httpx"
+
+// A response whose body passes MaxMessageSize is streamed, as BIG-IP's
+// http profile does: its head goes out once HTTP_RESPONSE ran, then the
+// body in the parts it arrives in, all under the request's sequence
+// number (msg.more marks the parts before the last), so nothing after it
+// reaches the client before its end. The request stays at the head of
+// the connection's queue meanwhile: the connection is not reused, and a
+// failure resets the client (a response had started). Only what a rule
+// needs whole (HTTP::collect) keeps the limit.
+
+// bodyStream is the response a server connection is streaming.
+type bodyStream struct {
+	// req is the request it answers (nil: none is streaming).
+	req *msg
+	// closeAfter: the client closes after the last part.
+	closeAfter bool
+	// discard: the client's answer was made otherwise (a rule replaced
+	// or retried the response, or ended the client): the body is read
+	// and dropped.
+	discard bool
+	// head: the head is being handed to the rules (HTTPEvent.Partial).
+	head bool
+}
+
+// startStream sends the head of a response the framer has started to
+// stream and leaves the body to streamBody.
+func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
+	h := hf.Streaming()
+	st.want = 0
+	sc.qmu.Lock()
+	req := sc.q.peek()
+	if req != nil {
+		req.started = true
+	}
+	sc.qmu.Unlock()
+	if req == nil {
+		return ErrTooLarge // nobody asked: nothing to stream it to
+	}
+	if h.UntilClose || h.WantsClose() {
+		sc.qmu.Lock()
+		sc.closing = true
+		sc.dead = true
+		sc.qmu.Unlock()
+		sc.down.Store(true)
+	}
+	b := st.buf.b[st.start : st.start+h.HeaderEnd]
+	sc.strm = bodyStream{req: req, head: true}
+	r, retry := sc.httpResponse(req, b, h)
+	sc.strm.head = false
+	st.start += h.HeaderEnd
+	if r == nil {
+		sc.strm.discard = true
+		if retry != nil {
+			req.sess.send(retry, true, sc.lp.loop())
+		}
+		return nil
+	}
+	if req.sess.hrule != nil && (sc.hx.responded || sc.hx.bodySet) {
+		// The rule's answer is the whole response.
+		sc.strm.discard = true
+	} else {
+		sc.strm.closeAfter, r.closeAfter = r.closeAfter, false
+		r.more = true
+	}
+	req.sess.deliverPart(req.seq, r, sc.lp.loop(), sc.lp == nil)
+	return nil
+}
+
+// streamBody passes on the part of the streamed body that has arrived,
+// and ends the response when its last byte is in.
+func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
+	p := st.pending()
+	if len(p) == 0 {
+		return nil
+	}
+	n, done, err := hf.Body(p)
+	if err != nil {
+		return err
+	}
+	st.start += n
+	if done {
+		sc.endStream(p[:n])
+		return nil
+	}
+	if n > 0 && !sc.strm.discard {
+		req := sc.strm.req
+		r := getMsg(n)
+		copy(r.b, p[:n])
+		r.more = true
+		req.sess.deliverPart(req.seq, r, sc.lp.loop(), sc.lp == nil)
+	}
+	return nil
+}
+
+// endStream delivers the last part and frees the connection, as a
+// complete response does.
+func (sc *serverConn) endStream(last []byte) {
+	e := sc.e
+	bs := sc.strm
+	sc.strm = bodyStream{}
+	req := bs.req
+	sc.qmu.Lock()
+	sc.q.pop() // req: it stayed at the head
+	sc.qmu.Unlock()
+	sc.leg.pending.Add(-1)
+	sc.leg.MsgsIn.Add(1)
+	sc.ms.responses.Add(1)
+	e.stats.responses.Add(1)
+	if sc.owner == nil {
+		if req.hx.noReuse {
+			e.pool.retire(sc)
+		}
+		e.pool.released(sc)
+	}
+	if !bs.discard {
+		r := getMsg(len(last))
+		copy(r.b, last)
+		r.closeAfter = bs.closeAfter
+		req.sess.deliverPart(req.seq, r, sc.lp.loop(), false)
+	}
+	req.unref()
+}
+
+// deliverPart is deliver for a part of a streamed response. A part that
+// finds the previous one still waiting is appended to it. With wait (a
+// server reader on its own goroutine) it returns only once the client
+// has taken the part, so a slow client slows the member down instead of
+// filling memory.
+func (s *ClientConn) deliverPart(seq uint64, r *msg, cur *evl, wait bool) {
+	i := seq % uint64(len(s.slots))
+	s.mu.Lock()
+	if old := s.slots[i]; old != nil && !s.closed {
+		n := len(old.b)
+		g := old.grow(n, n+len(r.b))
+		g.b = g.b[:n+len(r.b)]
+		copy(g.b[n:], r.b)
+		g.more, g.closeAfter = r.more, r.closeAfter
+		s.slots[i] = g
+		r.unref()
+		s.waitTaken(i, wait)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.deliver(seq, r, cur)
+	if wait {
+		s.mu.Lock()
+		s.waitTaken(i, wait)
+		s.mu.Unlock()
+	}
+}
+
+// waitTaken waits, with wait, until the client writer took slot i. The
+// caller holds mu.
+func (s *ClientConn) waitTaken(i uint64, wait bool) {
+	for wait && !s.closed && s.slots[i] != nil {
+		s.cond.Wait()
+	}
+}

@@ -1,0 +1,161 @@
+package mblb
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// bigByte is the i-th byte of every large body the tests send, so that a
+// byte lost, doubled or moved is seen.
+func bigByte(i int) byte { return byte(i*7 + i>>10) }
+
+// startBigMember serves GET /big/<cl|chunked|close>/<n>: a body of n
+// bigByte bytes with a Content-Length, chunked (in 32 KiB writes), or
+// ending at the close.
+func startBigMember(t *testing.T, addr string) *httpMember {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &httpMember{label: "BIG", ln: ln}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.reqs.Add(1)
+		io.Copy(io.Discard, r.Body)
+		var mode string
+		var n int
+		if _, err := fmt.Sscanf(r.URL.Path, "/big/%s", &mode); err != nil {
+			http.Error(w, "bad path", 400)
+			return
+		}
+		for i := len(mode) - 1; i >= 0; i-- {
+			if mode[i] == '/' {
+				n, _ = strconv.Atoi(mode[i+1:])
+				mode = mode[:i]
+				break
+			}
+		}
+		switch mode {
+		case "cl":
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+		case "close":
+			w.Header().Set("Connection", "close")
+			// net/http would chunk an HTTP/1.1 answer without a length;
+			// take the connection and write it raw.
+			c, brw, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			brw.WriteString("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+			writeBig(brw, n)
+			brw.Flush()
+			return
+		}
+		writeBig(w, n)
+	}),
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				m.conns.Add(1)
+			}
+		},
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+func writeBig(w io.Writer, n int) {
+	buf := make([]byte, 32<<10)
+	for off := 0; off < n; {
+		k := min(len(buf), n-off)
+		for i := range buf[:k] {
+			buf[i] = bigByte(off + i)
+		}
+		if _, err := w.Write(buf[:k]); err != nil {
+			return
+		}
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		off += k
+	}
+}
+
+// checkBig reads a body and reports the first byte that is not bigByte's.
+func checkBig(r io.Reader, n int) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for i := 0; ; i++ {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			if i != n {
+				return fmt.Errorf("body of %d bytes, want %d", i, n)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("after %d bytes: %v", i, err)
+		}
+		if i >= n || b != bigByte(i) {
+			return fmt.Errorf("byte %d is %#x, want %#x (of %d)", i, b, bigByte(i), n)
+		}
+	}
+}
+
+// TestHTTPStreamsLargeResponses: a response over MaxMessageSize goes
+// through whole instead of resetting the client (BIG-IP's http profile
+// has no body limit), with a Content-Length, chunked or ending at the
+// close, and the client connection then carries its next request.
+func TestHTTPStreamsLargeResponses(t *testing.T) {
+	m := startBigMember(t, "127.0.138.11:0")
+	for _, oc := range []bool{false, true} {
+		vsAddr := "127.0.138.1:0"
+		if oc {
+			vsAddr = "127.0.138.2:0"
+		}
+		vs := startVS(t, vsAddr, httpConfig(httpPool(m), oc, HTTPOptions{}))
+		for _, size := range []int{3 << 20, 20 << 20} {
+			for _, mode := range []string{"cl", "chunked", "close"} {
+				name := fmt.Sprintf("oneconnect=%v %s %d", oc, mode, size)
+				c := dialHTTP(t, vs)
+				c.c.SetDeadline(time.Now().Add(60 * time.Second))
+				for round := 0; round < 2; round++ {
+					path := fmt.Sprintf("/big/%s/%d", mode, size)
+					if round == 1 {
+						path = "/big/cl/100"
+					}
+					if _, err := io.WriteString(c.c, get(path)); err != nil {
+						t.Fatalf("%s: round %d: %v", name, round, err)
+					}
+					r, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
+					if err != nil {
+						t.Fatalf("%s: round %d: %v", name, round, err)
+					}
+					want := size
+					if round == 1 {
+						want = 100
+					}
+					err = checkBig(r.Body, want)
+					r.Body.Close()
+					if err != nil {
+						t.Fatalf("%s: round %d: %v", name, round, err)
+					}
+					if mode == "close" {
+						// The member ended the connection, so the
+						// client's is closed after the answer.
+						if _, err := c.br.ReadByte(); err != io.EOF {
+							t.Fatalf("%s: client connection not closed after a response ending at the close: %v", name, err)
+						}
+						break
+					}
+				}
+			}
+		}
+	}
+}
