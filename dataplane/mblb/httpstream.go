@@ -23,6 +23,9 @@ type bodyStream struct {
 	discard bool
 	// head: the head is being handed to the rules (HTTPEvent.Partial).
 	head bool
+	// paused: on an event loop, the client has enough of the body
+	// unwritten; the socket is not read until resumeParts.
+	paused bool
 }
 
 // startStream sends the head of a response the framer has started to
@@ -46,6 +49,11 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		sc.qmu.Unlock()
 		sc.down.Store(true)
 	}
+	if req.hx.tunnel == tunnelOnSwitch && sc.lp == nil {
+		// An upgrade refused with a large body (a 101 has none): the
+		// client's reader, stopped for the answer, goes on.
+		defer req.sess.switchRefused()
+	}
 	b := st.buf.b[st.start : st.start+h.HeaderEnd]
 	sc.strm = bodyStream{req: req, head: true}
 	r, retry := sc.httpResponse(req, b, h)
@@ -65,7 +73,7 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		sc.strm.closeAfter, r.closeAfter = r.closeAfter, false
 		r.more = true
 	}
-	req.sess.deliverPart(req.seq, r, sc.lp.loop(), sc.lp == nil)
+	req.sess.deliverPart(req.seq, r, sc)
 	return nil
 }
 
@@ -90,7 +98,7 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 		r := getMsg(n)
 		copy(r.b, p[:n])
 		r.more = true
-		req.sess.deliverPart(req.seq, r, sc.lp.loop(), sc.lp == nil)
+		req.sess.deliverPart(req.seq, r, sc)
 	}
 	return nil
 }
@@ -119,44 +127,58 @@ func (sc *serverConn) endStream(last []byte) {
 		r := getMsg(len(last))
 		copy(r.b, last)
 		r.closeAfter = bs.closeAfter
-		req.sess.deliverPart(req.seq, r, sc.lp.loop(), false)
+		req.sess.deliverPart(req.seq, r, sc)
 	}
 	req.unref()
 }
 
-// deliverPart is deliver for a part of a streamed response. A part that
-// finds the previous one still waiting is appended to it. With wait (a
-// server reader on its own goroutine) it returns only once the client
-// has taken the part, so a slow client slows the member down instead of
-// filling memory.
-func (s *ClientConn) deliverPart(seq uint64, r *msg, cur *evl, wait bool) {
+// deliverPart is deliver for a part of a streamed response from sc. A
+// part that finds the previous one still waiting is appended to it. A
+// server reader on its own goroutine returns only once the client has
+// taken the part; one on an event loop cannot wait, so once the client
+// holds MaxMessageSize of the response unwritten, sc stops reading
+// (strm.paused) until the client writer takes it (resumeParts). Either
+// way a slow client slows the member down instead of filling memory.
+func (s *ClientConn) deliverPart(seq uint64, r *msg, sc *serverConn) {
 	i := seq % uint64(len(s.slots))
+	wait := sc.lp == nil
+	more := r.more
 	s.mu.Lock()
 	if old := s.slots[i]; old != nil && !s.closed {
 		n := len(old.b)
-		g := old.grow(n, n+len(r.b))
+		g := old.grow(n, max(n+len(r.b), 2*n)) // doubling: linear copying
 		g.b = g.b[:n+len(r.b)]
 		copy(g.b[n:], r.b)
 		g.more, g.closeAfter = r.more, r.closeAfter
 		s.slots[i] = g
 		r.unref()
-		s.waitTaken(i, wait)
+	} else {
 		s.mu.Unlock()
-		return
+		s.deliver(seq, r, sc.lp.loop())
+		s.mu.Lock()
+	}
+	if wait && !s.closed && s.slots[i] != nil {
+		for !s.closed && s.slots[i] != nil {
+			s.cond.Wait()
+		}
+		// The wait was the client's: the member's response timeout
+		// counts from now.
+		sc.lastRd.Store(s.e.now())
+	}
+	if !wait && more && !s.closed && s.slots[i] != nil && len(s.slots[i].b) >= s.e.cfg.MaxMessageSize {
+		sc.strm.paused = true
+		s.paused = append(s.paused, sc)
 	}
 	s.mu.Unlock()
-	s.deliver(seq, r, cur)
-	if wait {
-		s.mu.Lock()
-		s.waitTaken(i, wait)
-		s.mu.Unlock()
-	}
 }
 
-// waitTaken waits, with wait, until the client writer took slot i. The
-// caller holds mu.
-func (s *ClientConn) waitTaken(i uint64, wait bool) {
-	for wait && !s.closed && s.slots[i] != nil {
-		s.cond.Wait()
+// resumeParts lets the server connections that paused for this client
+// read again: the client writer took what they had delivered, or the
+// client is gone. The caller holds mu.
+func (s *ClientConn) resumeParts() {
+	for i, sc := range s.paused {
+		sc.lp.postResume(sc)
+		s.paused[i] = nil
 	}
+	s.paused = s.paused[:0]
 }

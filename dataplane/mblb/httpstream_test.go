@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -58,7 +59,7 @@ func startBigMember(t *testing.T, addr string) *httpMember {
 			brw.Flush()
 			return
 		}
-		writeBig(w, n)
+		writeBig(countWriter{w, &m.sent}, n)
 	}),
 		ConnState: func(_ net.Conn, s http.ConnState) {
 			if s == http.StateNew {
@@ -69,6 +70,24 @@ func startBigMember(t *testing.T, addr string) *httpMember {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return m
+}
+
+// countWriter counts what a member has written (httpMember.sent).
+type countWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countWriter) Write(b []byte) (int, error) {
+	k, err := c.w.Write(b)
+	c.n.Add(int64(k))
+	return k, err
+}
+
+func (c countWriter) Flush() {
+	if f, ok := c.w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func writeBig(w io.Writer, n int) {
@@ -156,6 +175,108 @@ func TestHTTPStreamsLargeResponses(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestHTTPStreamSlowClient: a client that does not read holds back the
+// member (the proxy stops reading it) instead of the proxy buffering the
+// body; a pipelined request behind the streamed response is answered
+// after it, in order.
+func TestHTTPStreamSlowClient(t *testing.T) {
+	m := startBigMember(t, "127.0.138.21:0")
+	for _, oc := range []bool{false, true} {
+		vsAddr := "127.0.138.3:0"
+		if oc {
+			vsAddr = "127.0.138.4:0"
+		}
+		vs := startVS(t, vsAddr, httpConfig(httpPool(m), oc, HTTPOptions{}))
+		const size = 64 << 20
+		c := dialHTTP(t, vs)
+		c.c.SetDeadline(time.Now().Add(60 * time.Second))
+		if _, err := io.WriteString(c.c, get(fmt.Sprintf("/big/cl/%d", size))+get("/big/chunked/5")); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until the member's progress stops (bounded), reading
+		// nothing.
+		start := m.sent.Load()
+		before := start
+		for i, still := 0, 0; i < 200 && still < 5; i++ {
+			time.Sleep(20 * time.Millisecond)
+			now := m.sent.Load()
+			if now == before {
+				still++
+			} else {
+				still = 0
+			}
+			before = now
+		}
+		// What the proxy holds for the client stays near the engine's
+		// message limit (one part of up to MaxMessageSize, and the read
+		// that passed it).
+		if held := heldForClients(vs); held > 2*defaultMaxMessage {
+			t.Errorf("oneconnect=%v loops=%v: the proxy holds %d bytes of the response for a client that reads none", oc, onLoops, held)
+		}
+		if sent := m.sent.Load() - start; sent >= size {
+			t.Errorf("oneconnect=%v loops=%v: the member sent all %d bytes to a client that read none: the proxy buffered them", oc, onLoops, sent)
+		}
+		for i, want := range []int{size, 5} {
+			r, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
+			if err != nil {
+				t.Fatalf("oneconnect=%v: response %d: %v", oc, i, err)
+			}
+			err = checkBig(r.Body, want)
+			r.Body.Close()
+			if err != nil {
+				t.Fatalf("oneconnect=%v: response %d: %v", oc, i, err)
+			}
+		}
+	}
+}
+
+// heldForClients is the bytes of responses waiting in the virtual's
+// sessions' response queues.
+func heldForClients(vs *testVS) int {
+	vs.mu.Lock()
+	sessions := append([]*ClientConn(nil), vs.sessions...)
+	vs.mu.Unlock()
+	n := 0
+	for _, s := range sessions {
+		s.mu.Lock()
+		for _, r := range s.slots {
+			if r != nil {
+				n += len(r.b)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// TestHTTPStreamRefusedUpgrade: an upgrade answered with a large body
+// (not 101) leaves the connection HTTP, and its next request is served.
+func TestHTTPStreamRefusedUpgrade(t *testing.T) {
+	m := startBigMember(t, "127.0.138.31:0")
+	vs := startVS(t, "127.0.138.5:0", httpConfig(httpPool(m), false, HTTPOptions{}))
+	c := dialHTTP(t, vs)
+	c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	upgrade := "GET /big/cl/3145728 HTTP/1.1\r\nHost: www\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+	for i, req := range []string{upgrade, get("/big/chunked/7")} {
+		if _, err := io.WriteString(c.c, req); err != nil {
+			t.Fatal(err)
+		}
+		r, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		want := 3 << 20
+		if i == 1 {
+			want = 7
+		}
+		err = checkBig(r.Body, want)
+		r.Body.Close()
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
 		}
 	}
 }

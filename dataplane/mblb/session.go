@@ -84,6 +84,10 @@ type ClientConn struct {
 	noSwitch bool
 	tunEnds  atomic.Int32
 
+	// paused are the server connections (on event loops) that stopped
+	// reading a streamed response until this client takes its parts.
+	paused []*serverConn
+
 	mu   sync.Mutex
 	cond sync.Cond
 	// wcond wakes the OneConnect writer goroutine only (a hand-off, a
@@ -712,6 +716,9 @@ func (s *ClientConn) flushLocked(nb bool) error {
 		}
 		s.warr = s.wb[:0]
 		s.cond.Broadcast() // the window moved; the reader and drain may go on
+		if len(s.paused) > 0 {
+			s.resumeParts() // httpstream.go
+		}
 		s.mu.Unlock()
 		var n int64
 		var err error
@@ -909,6 +916,7 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	conns := s.conns
 	s.conns = nil
+	s.resumeParts()
 	if s.tunSC != nil && s.tunSC.owner == nil {
 		conns = append(conns, s.tunSC)
 	}
