@@ -19,7 +19,7 @@ func bigByte(i int) byte { return byte(i*7 + i>>10) }
 // startBigMember serves GET /big/<cl|chunked|close>/<n>: a body of n
 // bigByte bytes with a Content-Length, chunked (in 32 KiB writes), or
 // ending at the close.
-func startBigMember(t *testing.T, addr string) *httpMember {
+func startBigMember(t testing.TB, addr string) *httpMember {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -278,5 +278,40 @@ func TestHTTPStreamRefusedUpgrade(t *testing.T) {
 		if err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
+	}
+}
+
+// BenchmarkHTTPLargeResponse downloads 20 MB bodies on one keep-alive
+// connection, from the member directly and through the virtual (which
+// streams them): b.SetBytes gives the throughput.
+func BenchmarkHTTPLargeResponse(b *testing.B) {
+	m := startBigMember(b, "127.0.138.41:0")
+	vs := startVS(b, "127.0.138.6:0", httpConfig(httpPool(m), false, HTTPOptions{}))
+	const size = 20 << 20
+	for _, bc := range []struct{ name, addr string }{{"direct", m.ln.Addr().String()}, {"proxied", vs.addr()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, err := net.Dial("tcp", bc.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			br := bufio.NewReaderSize(c, 256<<10)
+			req := get(fmt.Sprintf("/big/cl/%d", size))
+			b.SetBytes(size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := io.WriteString(c, req); err != nil {
+					b.Fatal(err)
+				}
+				r, err := http.ReadResponse(br, &http.Request{Method: "GET"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n, err := io.Copy(io.Discard, r.Body); err != nil || n != size {
+					b.Fatalf("%d bytes, %v", n, err)
+				}
+				r.Body.Close()
+			}
+		})
 	}
 }
