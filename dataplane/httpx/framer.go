@@ -332,7 +332,9 @@ func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
 	switch f.state {
 	case stFixed:
 		n := int64(f.head.HeaderEnd) + f.head.ContentLength
-		if f.Max > 0 && n > int64(f.Max) {
+		if f.Max > 0 && n > int64(f.Max) && (!f.Stream || int64(len(buf)) < n) {
+			// (Streaming a message that is already whole would leave
+			// an empty body to wait for.)
 			return f.tooLarge()
 		}
 		if int64(len(buf)) < n {
