@@ -11,6 +11,11 @@ const (
 	stFixed
 	stChunked
 	stUntilClose
+	// The body of a streamed response: counted down, chunked, or up to
+	// the close (ResponseFramer.Body).
+	stStreamFixed
+	stStreamChunked
+	stStreamClose
 )
 
 // maxChunkLine bounds a chunk-size line (size and extensions).
@@ -244,8 +249,14 @@ type ResponseFramer struct {
 	// whether it is CONNECT (a 2xx answer has no body either: the
 	// tunnel follows).
 	HeadRequest func() (head, connect bool)
+	// Stream lets a response whose body would pass Max go through in
+	// parts instead of failing: Frame then returns ErrStreamBody with
+	// the head in Streaming, and Body cuts the rest as it arrives.
+	Stream bool
 
 	state   int
+	left    int64 // body bytes still to come (stStreamFixed)
+	cs      chunkStream
 	base    int // start of the current header block (after 1xx ones)
 	scanned int
 	head    Head
@@ -321,8 +332,10 @@ func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
 	switch f.state {
 	case stFixed:
 		n := int64(f.head.HeaderEnd) + f.head.ContentLength
-		if f.Max > 0 && n > int64(f.Max) {
-			return 0, false, ErrBodyTooLarge
+		if f.Max > 0 && n > int64(f.Max) && (!f.Stream || int64(len(buf)) < n) {
+			// (Streaming a message that is already whole would leave
+			// an empty body to wait for.)
+			return f.tooLarge()
 		}
 		if int64(len(buf)) < n {
 			return int(n), false, nil
@@ -330,17 +343,82 @@ func (f *ResponseFramer) Frame(buf []byte) (int, bool, error) {
 		return f.done(int(n))
 	case stChunked:
 		end, hint, err := f.ch.scan(buf, f.Max)
+		if err == ErrBodyTooLarge {
+			return f.tooLarge()
+		}
 		if err != nil || end == 0 {
 			return hint, false, err
 		}
 		return f.done(end)
 	case stUntilClose:
 		if f.Max > 0 && len(buf) > f.Max {
-			return 0, false, ErrBodyTooLarge
+			return f.tooLarge()
 		}
 		return 0, false, nil
+	case stStreamFixed, stStreamChunked, stStreamClose:
+		return 0, false, ErrStreamBody
 	}
 	return 0, false, ErrBadMessage
+}
+
+// tooLarge is the answer to a body over Max: an error, or with Stream
+// the switch to streaming it. The head stays where Frame found it (the
+// caller forwards buf[:Streaming().HeaderEnd] and hands the bytes after
+// it to Body).
+func (f *ResponseFramer) tooLarge() (int, bool, error) {
+	if !f.Stream {
+		return 0, false, ErrBodyTooLarge
+	}
+	switch f.state {
+	case stFixed:
+		f.state, f.left = stStreamFixed, f.head.ContentLength
+	case stChunked:
+		f.state, f.cs = stStreamChunked, chunkStream{}
+	default:
+		f.state = stStreamClose
+	}
+	return 0, false, ErrStreamBody
+}
+
+// Streaming is the head of the response being streamed (nil when none
+// is): its Start and HeaderEnd count from the start of the buffer Frame
+// saw when it switched.
+func (f *ResponseFramer) Streaming() *Head {
+	switch f.state {
+	case stStreamFixed, stStreamChunked, stStreamClose:
+		return &f.head
+	}
+	return nil
+}
+
+// Body cuts the next part of a streamed body from b, the bytes that
+// followed the previous part (the first time, those after the head): n
+// of them belong to the body, and done says the response ended with
+// them (the framer then frames the next response). A body that runs to
+// the close never ends here: Finish ends it.
+func (f *ResponseFramer) Body(b []byte) (n int, done bool, err error) {
+	switch f.state {
+	case stStreamFixed:
+		n = len(b)
+		if int64(n) >= f.left {
+			n = int(f.left)
+		}
+		f.left -= int64(n)
+		if f.left > 0 {
+			return n, false, nil
+		}
+	case stStreamChunked:
+		n, done, err = f.cs.feed(b)
+		if err != nil || !done {
+			return n, false, err
+		}
+	case stStreamClose:
+		return len(b), false, nil
+	default:
+		return 0, false, ErrBadMessage
+	}
+	f.done(0)
+	return n, true, nil
 }
 
 func (f *ResponseFramer) done(n int) (int, bool, error) {
@@ -353,6 +431,10 @@ func (f *ResponseFramer) done(n int) (int, bool, error) {
 // a response delimited by the close is complete (ok); anything else was
 // cut short.
 func (f *ResponseFramer) Finish(buf []byte) (n int, ok bool) {
+	if f.state == stStreamClose {
+		f.done(len(buf))
+		return len(buf), true
+	}
 	if f.state != stUntilClose {
 		return 0, false
 	}
@@ -364,6 +446,109 @@ func (f *ResponseFramer) Finish(buf []byte) (n int, ok bool) {
 // complete response.
 func (f *ResponseFramer) Closing() bool {
 	return f.last.UntilClose || f.last.WantsClose()
+}
+
+// chunkStream follows a chunked body that passes by in parts, keeping
+// only its position: the size line being read, the data left in the
+// current chunk, the line end after it, or the trailers.
+type chunkStream struct {
+	state  int // csSize, csData, csDataEnd, csTrailer
+	left   int64
+	size   int64
+	digits int
+	ext    bool
+	cr     bool
+	line   int // bytes of the current line so far
+}
+
+const (
+	csSize = iota
+	csData
+	csDataEnd
+	csTrailer
+)
+
+// feed consumes b up to the end of the body: n bytes of it belong to
+// the body, and done says the last chunk and trailers are in.
+func (c *chunkStream) feed(b []byte) (n int, done bool, err error) {
+	for n < len(b) {
+		switch c.state {
+		case csData:
+			k := int64(len(b) - n)
+			if k > c.left {
+				k = c.left
+			}
+			n += int(k)
+			c.left -= k
+			if c.left == 0 {
+				c.state = csDataEnd
+			}
+			continue
+		case csDataEnd:
+			ch := b[n]
+			n++
+			switch {
+			case ch == '\r' && !c.cr:
+				c.cr = true
+			case ch == '\n':
+				c.cr = false
+				c.state = csSize
+			default:
+				return n, false, ErrBadMessage
+			}
+			continue
+		}
+		ch := b[n]
+		n++
+		if c.cr && ch != '\n' {
+			return n, false, ErrBadMessage
+		}
+		switch ch {
+		case '\r':
+			c.cr = true
+			continue
+		case '\n':
+			c.cr = false
+			if c.state == csTrailer {
+				if c.line == 0 {
+					*c = chunkStream{}
+					return n, true, nil
+				}
+				c.line = 0
+				continue
+			}
+			if c.digits == 0 {
+				return n, false, ErrBadMessage
+			}
+			if c.size == 0 {
+				c.state = csTrailer
+			} else {
+				c.state, c.left = csData, c.size
+			}
+			c.size, c.digits, c.ext, c.line = 0, 0, false, 0
+			continue
+		}
+		c.line++
+		if c.line > maxChunkLine*4 || (c.state == csSize && c.line > maxChunkLine) {
+			return n, false, ErrBadMessage
+		}
+		if c.state == csTrailer || c.ext {
+			continue
+		}
+		if v, ok := unhex(ch); ok {
+			if c.digits == 15 {
+				return n, false, ErrBadMessage
+			}
+			c.size = c.size<<4 | int64(v)
+			c.digits++
+			continue
+		}
+		if ch != ';' && ch != ' ' && ch != '\t' {
+			return n, false, ErrBadMessage
+		}
+		c.ext = true
+	}
+	return n, false, nil
 }
 
 // Dechunk appends the data of the chunked body b (the bytes after the

@@ -435,3 +435,133 @@ func TestDechunk(t *testing.T) {
 		t.Fatal("a cut chunk was accepted")
 	}
 }
+
+// streamAll is frameAll for a streaming response framer: a message over
+// its Max is cut as head then body parts, and comes back whole, marked
+// with a leading "~" when it was streamed.
+func streamAll(fr *ResponseFramer, s string, step int) ([]string, error) {
+	var out []string
+	var buf []byte
+	var cur []byte // the streamed message so far
+	streaming := false
+	for i := 0; i < len(s); {
+		j := min(i+step, len(s))
+		buf = append(buf, s[i:j]...)
+		i = j
+		for len(buf) > 0 {
+			if streaming {
+				n, done, err := fr.Body(buf)
+				if err != nil {
+					return out, err
+				}
+				cur = append(cur, buf[:n]...)
+				buf = buf[n:]
+				if !done {
+					break
+				}
+				out = append(out, "~"+string(cur))
+				streaming, cur = false, nil
+				continue
+			}
+			n, ok, err := fr.Frame(buf)
+			if err == ErrStreamBody {
+				h := fr.Streaming()
+				cur = append(cur[:0], buf[:h.HeaderEnd]...)
+				buf = buf[h.HeaderEnd:]
+				streaming = true
+				continue
+			}
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				break
+			}
+			out = append(out, string(buf[:n]))
+			buf = buf[n:]
+		}
+	}
+	if streaming {
+		if n, ok := fr.Finish(buf); ok {
+			out = append(out, "~"+string(cur)+string(buf[:n]))
+		}
+	}
+	return out, nil
+}
+
+// TestResponseStreaming: a body over Max is cut as it arrives, at any
+// read size, and ends exactly where a whole-message framer would have
+// ended it, so the next response frames as usual.
+func TestResponseStreaming(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 10) // 160 bytes
+	small := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi"
+	length := "HTTP/1.1 200 OK\r\nContent-Length: 160\r\n\r\n" + body
+	chunked := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"50;ext=1\r\n" + body[:80] + "\r\n" + "A0\r\n" + body + body[:0] + "\r\n" + "1\n" + "x\n" +
+		"0\r\nTrailer: t\r\n\r\n"
+	interim := "HTTP/1.1 100 Continue\r\n\r\n" + length
+	untilClose := "HTTP/1.0 200 OK\r\n\r\n" + body
+	tests := []struct {
+		name string
+		in   string
+		want []string
+		err  error
+	}{
+		{"length", length + small, []string{"~" + length, small}, nil},
+		{"chunked", chunked + small, []string{"~" + chunked, small}, nil},
+		{"small stays whole", small + small, []string{small, small}, nil},
+		{"interim travels with the head", interim + small, []string{"~" + interim, small}, nil},
+		{"until close", untilClose, []string{"~" + untilClose}, nil},
+		{"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "A0\r\n" + body + "\r\nzz\r\n", nil, ErrBadMessage},
+		{"chunk without its line end", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + "A0\r\n" + body + "xx0\r\n\r\n", nil, ErrBadMessage},
+	}
+	for _, tc := range tests {
+		for _, step := range []int{1, 7, 64, 1 << 20} {
+			fr := &ResponseFramer{Max: 100, Stream: true}
+			got, err := streamAll(fr, tc.in, step)
+			if !errors.Is(err, tc.err) {
+				t.Errorf("%s/step %d: err %v, want %v", tc.name, step, err, tc.err)
+				continue
+			}
+			if tc.err != nil {
+				continue
+			}
+			want := strings.Join(tc.want, "|")
+			if step == 1<<20 && strings.HasPrefix(tc.name, "length") || strings.HasPrefix(tc.name, "interim") && step == 1<<20 {
+				// A message over Max that arrived whole in one read is
+				// handed over whole: there is nothing to stream.
+				want = strings.TrimPrefix(want, "~")
+			}
+			if strings.Join(got, "|") != want {
+				t.Errorf("%s/step %d: got %q, want %q", tc.name, step, got, want)
+			}
+		}
+	}
+	// Without Stream the limit still fails the message.
+	if _, err := frameAll(&ResponseFramer{Max: 100}, length, 1<<20); !errors.Is(err, ErrBodyTooLarge) {
+		t.Errorf("without Stream: err %v, want ErrBodyTooLarge", err)
+	}
+}
+
+// FuzzResponseStreaming: streaming a body cuts messages where the
+// whole-message framer does, whatever the input and read size.
+func FuzzResponseStreaming(f *testing.F) {
+	f.Add("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n0123456789abcdef0123456789abcdef\r\n0\r\nT: 1\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 3)
+	f.Add("HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n0123456789abcdef0123456789abcdef01234567", 1)
+	f.Fuzz(func(t *testing.T, in string, step int) {
+		if step <= 0 || step > 64 {
+			step = 1
+		}
+		whole, errW := frameAll(&ResponseFramer{}, in, 1<<20)
+		parts, errP := streamAll(&ResponseFramer{Max: 16, Stream: true}, in, step)
+		if errW != nil || errP != nil {
+			return
+		}
+		for i := range parts {
+			parts[i] = strings.TrimPrefix(parts[i], "~")
+		}
+		if len(parts) < len(whole) || strings.Join(parts[:len(whole)], "|") != strings.Join(whole, "|") {
+			t.Fatalf("streaming cut %q, whole messages %q", parts, whole)
+		}
+	})
+}

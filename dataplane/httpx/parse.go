@@ -23,6 +23,10 @@ var (
 	ErrHeaderTooLarge = errors.New("httpx: HTTP header larger than the maximum header size")
 	// ErrBodyTooLarge is a message above the framer's maximum size.
 	ErrBodyTooLarge = errors.New("httpx: HTTP message larger than the maximum message size")
+	// ErrStreamBody says a response's body passes the framer's maximum
+	// and, the framer being asked to stream, goes through in parts
+	// (ResponseFramer.Body): not a failure.
+	ErrStreamBody = errors.New("httpx: HTTP body streamed")
 	// ErrTooManyHeaders is a header block with more fields than the
 	// configured maximum count.
 	ErrTooManyHeaders = errors.New("httpx: HTTP header count exceeds the maximum header count")

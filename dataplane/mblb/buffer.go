@@ -44,6 +44,9 @@ type msg struct {
 	// ends the connection after its answer, the member its persistence
 	// cookie named; on a response, close the client once it is written.
 	httpHead, httpClose, closeAfter bool
+	// more: a part of a streamed response; the rest follows under the
+	// same sequence number.
+	more bool
 	// ruleTarget: target is an HTTP_REQUEST rule's decision, which may
 	// move a connection balanced once (no OneConnect) elsewhere.
 	ruleTarget bool
@@ -125,7 +128,7 @@ func (m *msg) unref() {
 	m.persist = ""
 	m.sentAt = 0
 	m.started = false
-	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget = false, false, false, false
+	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget, m.more = false, false, false, false, false
 	m.cookie = netip.AddrPort{}
 	m.hx = httpMsg{}
 	if m.class >= 0 {

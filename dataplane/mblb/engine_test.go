@@ -47,6 +47,9 @@ func TestRoundRobinTwoMembers(t *testing.T) {
 		t.Fatalf("server legs %d, want one per member", open)
 	}
 	for _, m := range pool.members {
+		// A request is counted once its write returned, which may be
+		// after its answer came back: wait for the count to settle.
+		waitFor(t, "member "+m.Name+" to count 5 requests", func() bool { return vs.e.MemberStats(m.ID).Requests == 5 })
 		if st := vs.e.MemberStats(m.ID); st.Requests != 5 || st.Responses != 5 {
 			t.Fatalf("member %s stats %+v, want 5 requests and responses", m.Name, st)
 		}

@@ -398,6 +398,7 @@ func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
 		MaxHeader: o.MaxHeaderSize,
 		MaxFields: o.maxHeaderCount(),
 		Max:       sc.e.cfg.MaxMessageSize,
+		Stream:    true,
 		HeadRequest: func() (bool, bool) {
 			sc.qmu.Lock()
 			h := sc.q.peek()
@@ -455,6 +456,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
 		x.reset(b, h, true, sc.leg.Remote)
+		x.partial = sc.strm.head
 		// Every request of a client with an HTTP rule goes through
 		// HTTP_REQUEST and takes one sequence number, answered or not.
 		x.request, x.requestNum = req.b, req.seq+1
@@ -498,7 +500,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 	}
 	body := b[h.HeaderEnd:]
-	if x != nil && x.edited != nil && !x.bodySet && !h.UntilClose {
+	if x != nil && x.edited != nil && !x.bodySet && !h.UntilClose && !sc.strm.head {
 		eh, err1 := httpx.ParseResponse(x.edited)
 		oh, err2 := httpx.ParseResponse(b[h.Start:h.HeaderEnd])
 		if err1 == nil && err2 == nil && !sameFraming(&eh, &oh) {

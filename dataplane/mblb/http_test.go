@@ -25,6 +25,7 @@ type httpMember struct {
 	ln    net.Listener
 	conns atomic.Int64
 	reqs  atomic.Int64
+	sent  atomic.Int64 // body bytes written (startBigMember)
 }
 
 func startHTTPMember(t *testing.T, addr, label string) *httpMember {

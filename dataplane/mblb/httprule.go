@@ -76,6 +76,9 @@ type HTTPEvent struct {
 	label    string
 	labelSet bool
 	detach   int8 // 1 enable, -1 disable, 0 unchanged
+	// partial: the body is streamed, not here (a response over the
+	// maximum message size).
+	partial bool
 }
 
 // reset prepares x for the message b whose final head h describes. A
@@ -170,6 +173,12 @@ func (x *HTTPEvent) Interim() []byte {
 // Body is the message's body as it arrived (chunked when the head says
 // so).
 func (x *HTTPEvent) Body() []byte { return x.msg[x.head.HeaderEnd:] }
+
+// Partial reports that the message's body is streamed after the event
+// instead of held (a response over the engine's maximum message size):
+// Body has none of it, and a rule that must read it whole
+// (HTTP::collect) cannot.
+func (x *HTTPEvent) Partial() bool { return x.partial }
 
 // SetBody replaces the message's body with body, sent with a
 // Content-Length (a Transfer-Encoding of the original is dropped): what

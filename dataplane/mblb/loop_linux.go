@@ -512,6 +512,9 @@ func connectError(fd int) error {
 // turn is over.
 func (sc *serverConn) readable() {
 	cl := sc.lp
+	if sc.strm.paused {
+		return // resumed by postResume
+	}
 	for i := 0; i < loopReads; i++ {
 		k, full, err := cl.st.readFD(cl.fd)
 		if err == syscall.EAGAIN {
@@ -522,7 +525,7 @@ func (sc *serverConn) readable() {
 		} else if k > 0 && !full && cl.rdhup {
 			err = io.EOF // the FIN is next
 		}
-		if sc.took(&cl.st, cl.hf, k, err) || !full {
+		if sc.took(&cl.st, cl.hf, k, err) || !full || sc.strm.paused {
 			return
 		}
 	}
@@ -530,6 +533,19 @@ func (sc *serverConn) readable() {
 		cl.again = true
 		cl.l.Again(cl.tok)
 	}
+}
+
+// postResume asks the connection's loop to read again a streamed
+// response it paused (httpstream.go): the socket's readiness edge may
+// have passed meanwhile, so it is read without waiting for another.
+func (cl *connLoop) postResume(sc *serverConn) {
+	cl.l.Post(func() {
+		sc.strm.paused = false
+		sc.lastRd.Store(sc.e.now()) // the pause was the client's
+		if !cl.ended {
+			sc.readable()
+		}
+	})
 }
 
 // postFlush asks the connection's loop to write what another loop

@@ -26,6 +26,7 @@ type connLoop struct{}
 func (cl *connLoop) loop() *evl                { return nil }
 func (cl *connLoop) postFlush(*serverConn)     {}
 func (cl *connLoop) postEnd(*serverConn)       {}
+func (cl *connLoop) postResume(*serverConn)    {}
 func (cl *connLoop) flushLocked(*serverConn)   {}
 func (cl *connLoop) closeFD(*serverConn, bool) {}
 func (cl *connLoop) deferFlush(*serverConn)    {}

@@ -131,6 +131,8 @@ type serverConn struct {
 	leg   Leg
 	ms    *memberStats
 	owner *ClientConn // nil for a pooled connection
+	// strm is the response being streamed (server reader only).
+	strm bodyStream
 
 	qmu sync.Mutex // guards q, out, writing, dead, closing, failErr
 	q   queue
@@ -509,7 +511,13 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 			sc.fail(ferr)
 		}
 	}
-	if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
+	if err != nil && sc.strm.req != nil && errors.Is(err, io.EOF) {
+		// A streamed body that runs until the server closes ends now.
+		if n, ok := hf.Finish(st.pending()); ok {
+			sc.endStream(st.pending()[:n])
+			st.start += n
+		}
+	} else if err != nil && hf != nil && errors.Is(err, io.EOF) && st.end > st.start {
 		// A response whose body runs until the server closes is
 		// complete now.
 		if n, ok := hf.Finish(st.pending()); ok {
@@ -528,10 +536,22 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 func (sc *serverConn) frame(st *stream) error {
 	if hf, ok := st.fr.(*httpx.ResponseFramer); ok {
 		for {
+			if sc.strm.req != nil {
+				if err := sc.streamBody(st, hf); err != nil || sc.strm.req != nil {
+					return err
+				}
+				continue
+			}
 			if sc.tun != nil || sc.tunnelNext() {
 				return errTunnel
 			}
 			b, err := st.next()
+			if err == httpx.ErrStreamBody {
+				if err = sc.startStream(st, hf); err != nil {
+					return err
+				}
+				continue
+			}
 			if err != nil || b == nil {
 				return err
 			}

@@ -84,6 +84,10 @@ type ClientConn struct {
 	noSwitch bool
 	tunEnds  atomic.Int32
 
+	// paused are the server connections (on event loops) that stopped
+	// reading a streamed response until this client takes its parts.
+	paused []*serverConn
+
 	mu   sync.Mutex
 	cond sync.Cond
 	// wcond wakes the OneConnect writer goroutine only (a hand-off, a
@@ -689,9 +693,14 @@ func (s *ClientConn) flushLocked(nb bool) error {
 				break
 			}
 			s.slots[i] = nil
-			s.nextOut++
 			s.held = append(s.held, r)
 			s.wb = append(s.wb, r.b)
+			if r.more {
+				// The rest of this response has not arrived: nothing
+				// after it may be written yet.
+				break
+			}
+			s.nextOut++
 			if r.closeAfter {
 				last = true
 				break
@@ -707,6 +716,9 @@ func (s *ClientConn) flushLocked(nb bool) error {
 		}
 		s.warr = s.wb[:0]
 		s.cond.Broadcast() // the window moved; the reader and drain may go on
+		if len(s.paused) > 0 {
+			s.resumeParts() // httpstream.go
+		}
 		s.mu.Unlock()
 		var n int64
 		var err error
@@ -904,6 +916,7 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	conns := s.conns
 	s.conns = nil
+	s.resumeParts()
 	if s.tunSC != nil && s.tunSC.owner == nil {
 		conns = append(conns, s.tunSC)
 	}

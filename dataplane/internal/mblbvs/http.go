@@ -210,6 +210,9 @@ func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTT
 		if x.Decided() {
 			return nil
 		}
+		if x.Partial() {
+			return errors.New("HTTP::collect: the body is over the maximum message size and is streamed")
+		}
 		if len(x.Body()) == 0 && !h.replaced {
 			return nil
 		}

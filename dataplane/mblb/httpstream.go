@@ -1,0 +1,184 @@
+package mblb
+
+import "github.com/openltm/openltm/dataplane/httpx"
+
+// A response whose body passes MaxMessageSize is streamed, as BIG-IP's
+// http profile does: its head goes out once HTTP_RESPONSE ran, then the
+// body in the parts it arrives in, all under the request's sequence
+// number (msg.more marks the parts before the last), so nothing after it
+// reaches the client before its end. The request stays at the head of
+// the connection's queue meanwhile: the connection is not reused, and a
+// failure resets the client (a response had started). Only what a rule
+// needs whole (HTTP::collect) keeps the limit.
+
+// bodyStream is the response a server connection is streaming.
+type bodyStream struct {
+	// req is the request it answers (nil: none is streaming).
+	req *msg
+	// closeAfter: the client closes after the last part.
+	closeAfter bool
+	// discard: the client's answer was made otherwise (a rule replaced
+	// or retried the response, or ended the client): the body is read
+	// and dropped.
+	discard bool
+	// head: the head is being handed to the rules (HTTPEvent.Partial).
+	head bool
+	// paused: on an event loop, the client has enough of the body
+	// unwritten; the socket is not read until resumeParts.
+	paused bool
+}
+
+// startStream sends the head of a response the framer has started to
+// stream and leaves the body to streamBody.
+func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
+	h := hf.Streaming()
+	st.want = 0
+	sc.qmu.Lock()
+	req := sc.q.peek()
+	if req != nil {
+		req.started = true
+	}
+	sc.qmu.Unlock()
+	if req == nil {
+		return ErrTooLarge // nobody asked: nothing to stream it to
+	}
+	if h.UntilClose || h.WantsClose() {
+		sc.qmu.Lock()
+		sc.closing = true
+		sc.dead = true
+		sc.qmu.Unlock()
+		sc.down.Store(true)
+	}
+	if req.hx.tunnel == tunnelOnSwitch && sc.lp == nil {
+		// An upgrade refused with a large body (a 101 has none): the
+		// client's reader, stopped for the answer, goes on.
+		defer req.sess.switchRefused()
+	}
+	b := st.buf.b[st.start : st.start+h.HeaderEnd]
+	sc.strm = bodyStream{req: req, head: true}
+	r, retry := sc.httpResponse(req, b, h)
+	sc.strm.head = false
+	st.start += h.HeaderEnd
+	if r == nil {
+		sc.strm.discard = true
+		if retry != nil {
+			req.sess.send(retry, true, sc.lp.loop())
+		}
+		return nil
+	}
+	if req.sess.hrule != nil && (sc.hx.responded || sc.hx.bodySet) {
+		// The rule's answer is the whole response.
+		sc.strm.discard = true
+	} else {
+		sc.strm.closeAfter, r.closeAfter = r.closeAfter, false
+		r.more = true
+	}
+	req.sess.deliverPart(req.seq, r, sc)
+	return nil
+}
+
+// streamBody passes on the part of the streamed body that has arrived,
+// and ends the response when its last byte is in.
+func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
+	p := st.pending()
+	if len(p) == 0 {
+		return nil
+	}
+	n, done, err := hf.Body(p)
+	if err != nil {
+		return err
+	}
+	st.start += n
+	if done {
+		sc.endStream(p[:n])
+		return nil
+	}
+	if n > 0 && !sc.strm.discard {
+		req := sc.strm.req
+		r := getMsg(n)
+		copy(r.b, p[:n])
+		r.more = true
+		req.sess.deliverPart(req.seq, r, sc)
+	}
+	return nil
+}
+
+// endStream delivers the last part and frees the connection, as a
+// complete response does.
+func (sc *serverConn) endStream(last []byte) {
+	e := sc.e
+	bs := sc.strm
+	sc.strm = bodyStream{}
+	req := bs.req
+	sc.qmu.Lock()
+	sc.q.pop() // req: it stayed at the head
+	sc.qmu.Unlock()
+	sc.leg.pending.Add(-1)
+	sc.leg.MsgsIn.Add(1)
+	sc.ms.responses.Add(1)
+	e.stats.responses.Add(1)
+	if sc.owner == nil {
+		if req.hx.noReuse {
+			e.pool.retire(sc)
+		}
+		e.pool.released(sc)
+	}
+	if !bs.discard {
+		r := getMsg(len(last))
+		copy(r.b, last)
+		r.closeAfter = bs.closeAfter
+		req.sess.deliverPart(req.seq, r, sc)
+	}
+	req.unref()
+}
+
+// deliverPart is deliver for a part of a streamed response from sc. A
+// part that finds the previous one still waiting is appended to it. A
+// server reader on its own goroutine returns only once the client has
+// taken the part; one on an event loop cannot wait, so once the client
+// holds MaxMessageSize of the response unwritten, sc stops reading
+// (strm.paused) until the client writer takes it (resumeParts). Either
+// way a slow client slows the member down instead of filling memory.
+func (s *ClientConn) deliverPart(seq uint64, r *msg, sc *serverConn) {
+	i := seq % uint64(len(s.slots))
+	wait := sc.lp == nil
+	more := r.more
+	s.mu.Lock()
+	if old := s.slots[i]; old != nil && !s.closed {
+		n := len(old.b)
+		g := old.grow(n, max(n+len(r.b), 2*n)) // doubling: linear copying
+		g.b = g.b[:n+len(r.b)]
+		copy(g.b[n:], r.b)
+		g.more, g.closeAfter = r.more, r.closeAfter
+		s.slots[i] = g
+		r.unref()
+	} else {
+		s.mu.Unlock()
+		s.deliver(seq, r, sc.lp.loop())
+		s.mu.Lock()
+	}
+	if wait && !s.closed && s.slots[i] != nil {
+		for !s.closed && s.slots[i] != nil {
+			s.cond.Wait()
+		}
+		// The wait was the client's: the member's response timeout
+		// counts from now.
+		sc.lastRd.Store(s.e.now())
+	}
+	if !wait && more && !s.closed && s.slots[i] != nil && len(s.slots[i].b) >= s.e.cfg.MaxMessageSize {
+		sc.strm.paused = true
+		s.paused = append(s.paused, sc)
+	}
+	s.mu.Unlock()
+}
+
+// resumeParts lets the server connections that paused for this client
+// read again: the client writer took what they had delivered, or the
+// client is gone. The caller holds mu.
+func (s *ClientConn) resumeParts() {
+	for i, sc := range s.paused {
+		sc.lp.postResume(sc)
+		s.paused[i] = nil
+	}
+	s.paused = s.paused[:0]
+}
