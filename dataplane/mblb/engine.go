@@ -75,6 +75,10 @@ type Choice struct {
 	// HTTP virtual without OneConnect balances the connection once), so
 	// no new load-balancing decision is being made for this message.
 	Stay bool
+	// Cookie: Target is the member the request's persistence cookie
+	// names (insert, rewrite, passive), not a rule's decision; when that
+	// member cannot take it, PERSIST_DOWN runs.
+	Cookie bool
 }
 
 // ErrNoMember is what a Pick should return when no member can take the

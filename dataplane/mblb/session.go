@@ -478,7 +478,8 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		if m.hx.xff.IsValid() {
 			client = netip.AddrPortFrom(m.hx.xff, 0)
 		}
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay})
+		cookie := !stay && !m.ruleTarget && m.cookie.IsValid() && t.Member == m.cookie && !t.Node
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}

@@ -259,7 +259,33 @@ func (mv *VS) persistDown(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 	if !ok || f.rr == nil || !f.rr.rules.Handles(config.EventPersistDown) || !mv.persistIsDown(snap, pool, c) {
 		return mblb.Target{}, nil
 	}
-	r := f.rr
+	return f.rr.persistDown()
+}
+
+// cookieDown runs PERSIST_DOWN for a request whose persistence cookie
+// names a member of pool that cannot take it (down or forced offline), as
+// BIG-IP does for cookie persistence: the rule's decision, answer or end
+// is taken as in persistDown. Without a rule, or when it decides nothing,
+// the returned target is zero and the request is balanced anew.
+func (mv *VS) cookieDown(pool *state.Pool, c mblb.Choice) (mblb.Target, bool, error) {
+	if !c.Cookie || pool == nil {
+		return mblb.Target{}, false, nil
+	}
+	m := state.MemberAt(pool, c.Target.Member)
+	if m == nil || m.Persistable() {
+		return mblb.Target{}, false, nil
+	}
+	f, ok := c.Tag.(*mblbFlow)
+	if !ok || f.rr == nil || !f.rr.rules.Handles(config.EventPersistDown) {
+		return mblb.Target{}, true, nil
+	}
+	t, err := f.rr.persistDown()
+	return t, true, err
+}
+
+// persistDown runs the PERSIST_DOWN event of the message being balanced
+// (see VS.persistDown).
+func (r *mblbRules) persistDown() (mblb.Target, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var t mblb.Target

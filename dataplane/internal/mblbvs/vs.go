@@ -425,6 +425,14 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	if pool == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
+	// A persistence cookie naming a member that cannot take the request:
+	// PERSIST_DOWN (persist.go), then its decision or a new choice.
+	if nt, down, err := mv.cookieDown(pool, c); err != nil {
+		return mblb.Member{}, err
+	} else if down {
+		c.Target, c.Cookie = nt, false
+		return mv.choose(c)
+	}
 	ps := pool.Snap.Load()
 	if ps == nil {
 		return mblb.Member{}, mblb.ErrNoMember
