@@ -602,6 +602,12 @@ func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, err
 		}
 	}
 	s.mu.Unlock()
+	return s.dialOwn(m, cur)
+}
+
+// dialOwn opens a server connection of the client's own to m and starts
+// it, unless the client closed meanwhile (errClosed).
+func (s *ClientConn) dialOwn(m Member, cur *evl) (*serverConn, error) {
 	sc, err := s.e.dial(s, m, s, cur)
 	if err != nil {
 		return nil, err

@@ -356,21 +356,7 @@ func FallbackRedirect(url, sa string) []byte {
 // goes on: the client's own, on goroutines, whatever the session's mode,
 // so that the tunnel never holds a shared connection or a loop.
 func (s *ClientConn) tunnelConn(m Member) (*serverConn, error) {
-	sc, err := s.e.dial(s, m, s, nil)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		sc.shutdown()
-		sc.start()
-		return nil, errClosed
-	}
-	s.conns = append(s.conns, sc)
-	s.mu.Unlock()
-	sc.start()
-	return sc, nil
+	return s.dialOwn(m, nil)
 }
 
 // migrateWhenAnswered moves a loop session's socket to its tunnel once
