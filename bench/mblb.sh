@@ -22,14 +22,7 @@ DURATION=${DURATION:-3}
 CLIENTS=${CLIENTS:-"1 8 64"}
 SIZES=${SIZES:-"64 16384"}
 NET=127.31.0
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh # the script runs from the project root (cd above)
 go build -o "$work" ./cmd/ltmd ./cmd/tmsh ./cmd/tcpkit || exit 1
 # peer and proxy prefix the commands with their CPU sets, if any.
 peer=() proxy=() nbthread=""

@@ -45,14 +45,7 @@ if [ ${#need[@]} -gt 0 ]; then
     { echo "bench: cannot install ${need[*]}; skipping the benchmark"; exit 0; }
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh # the script runs from the project root (cd above)
 
 # Backends: two nginx instances serving a 612-byte page.
 mkdir -p "$work/www"

@@ -33,14 +33,7 @@ for tool in haproxy wrk nginx openssl; do
   command -v $tool >/dev/null || { echo "bench/tls: $tool is not installed; skipping"; exit 0; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh # the script runs from the project root (cd above)
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=bench.example" \
   -addext "subjectAltName=DNS:bench.example" -keyout "$work/bench.key" -out "$work/bench.crt" 2>/dev/null ||

@@ -47,22 +47,9 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 PATH=$PATH:/usr/sbin
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
+. bench/lib.sh # the script runs from the project root (cd above)
 
-srv=() peer=()
-if [ -n "${SERVER_CPUS:-}" ] || [ -n "${PEER_CPUS:-}" ]; then
-  command -v taskset >/dev/null || { echo "SERVER_CPUS/PEER_CPUS need taskset" >&2; exit 1; }
-  [ -n "${SERVER_CPUS:-}" ] && srv=(taskset -c "$SERVER_CPUS")
-  [ -n "${PEER_CPUS:-}" ] && peer=(taskset -c "$PEER_CPUS")
-fi
-threads=$(${srv[@]+"${srv[@]}"} nproc)
+pin_cpus
 
 # The DNS servers: gdnsd on two addresses, one zone.
 mkdir -p "$work/gdnsd/zones" "$work/gdnsd/run" "$work/gdnsd/state"
