@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -11,27 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane/gslb/gslbtest"
 )
 
 // ltmdAt is one whole ltmd with its state in dir, logging into log.
-// A restart right after Stop may find the socket's lock not yet released
-// (the control server closes its listener from another goroutine): it is
-// tried again for a bounded time.
 func ltmdAt(t *testing.T, dir string, log *syncBuf) *Running {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r, err := Start(Options{StateDir: dir, Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}, filepath.Join(dir, "ltmd.sock"))
-		if err == nil {
-			return r
-		}
-		if !errors.Is(err, control.ErrInUse) || time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	r, err := Start(Options{StateDir: dir, Logger: slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))}, filepath.Join(dir, "ltmd.sock"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r
 }
 
 func must(t *testing.T, r *Running, lines ...string) string {
