@@ -82,9 +82,6 @@ func (d *device) exec(t testing.TB, line string) string {
 
 func (d *device) try(line string) (string, error) {
 	var b strings.Builder
-	// Not a context that is cancelled once Exec returns: the client's
-	// watcher could still send that cancellation, and the daemon would
-	// take it for the next command.
 	err := d.c.Exec(context.Background(), line, &b)
 	return b.String(), err
 }
