@@ -54,11 +54,8 @@ func reimportFile(k *objects.Kind, o *objects.Object, rest []grammar.Node) {
 	if k != sysFileIfile {
 		return
 	}
-	for _, n := range rest {
-		if w, ok := n.(*grammar.Word); ok && w.Text == sysFileSourcePath.Name {
-			delete(o.Props, sysFileChecksum.Name)
-			return
-		}
+	if nodeAfter(rest, sysFileSourcePath.Name) != nil { // sslfiles.go
+		delete(o.Props, sysFileChecksum.Name)
 	}
 }
 
