@@ -1014,6 +1014,7 @@ remote-console-access enum disabled disabled|tmsh
 		single("auth password-policy", tmshRef("auth password-policy")+vocab, `
 expiration-warning int 7
 lockout-duration int 0
+manual-unlock-disabled tf false
 max-duration int 99999
 max-login-failures int 0
 min-duration int 0
