@@ -3,6 +3,7 @@ package rules
 import (
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/rules/tcl"
@@ -18,7 +19,34 @@ const (
 	PersistUniversal                       // uie, universal
 	PersistHash                            // hash: a key like uie's, in records of its own mode
 	PersistDestAddr                        // dest_addr: the address the client connected to
+	PersistCookie                          // cookie: the http profile's cookie persistence, as Persist.Cookie says
 )
+
+// CookieMethod is the method word of `persist cookie`.
+type CookieMethod uint8
+
+// The methods of `persist cookie`.
+const (
+	CookieProfile CookieMethod = iota // `persist cookie`: the cookie profile's settings
+	CookieInsert                      // insert ?name? ?expiration?
+	CookieRewrite                     // rewrite ?name? ?expiration?
+	CookiePassive                     // passive ?name?
+	CookieHash                        // hash name ?{offset ?length?}? ?timeout?
+)
+
+// PersistCookieArgs are `persist cookie`'s arguments; what they leave out
+// comes from the virtual's cookie persistence profile.
+type PersistCookieArgs struct {
+	Method CookieMethod
+	// Name is the cookie's name; "" keeps the profile's.
+	Name string
+	// Expiration is insert's and rewrite's cookie lifetime (0: a session
+	// cookie); negative when the rule gave none.
+	Expiration time.Duration
+	// HashOffset and HashLength select the part of the cookie's value
+	// the hash method keys on (HashLength 0: the rest).
+	HashOffset, HashLength int
+}
 
 // Persist is one persist command's arguments, passed by value.
 type Persist struct {
@@ -39,6 +67,9 @@ type Persist struct {
 	AnyVirtual, AnyService, AnyPool bool
 	// Pool scopes add/lookup/delete to a pool other than the flow's.
 	Pool string
+	// Cookie is `persist cookie`'s arguments (Method PersistCookie);
+	// the hash method's record timeout is Timeout.
+	Cookie PersistCookieArgs
 }
 
 // PersistTarget is what a persistence record points at.
@@ -64,7 +95,7 @@ type PersistConn interface {
 	PersistDelete(p Persist) error
 }
 
-const persistUsage = "persist none | source_addr|dest_addr ?mask? ?timeout? | uie|hash key ?timeout? | add|lookup|delete source_addr|dest_addr|uie|hash key ..."
+const persistUsage = "persist none | source_addr|dest_addr ?mask? ?timeout? | uie|hash key ?timeout? | cookie ?insert|rewrite ?name? ?expiration?? | cookie passive ?name? | cookie hash name ?{offset ?length?}? ?timeout? | add|lookup|delete source_addr|dest_addr|uie|hash key ..."
 
 // persistMethod reads a mode word: supported, or an error naming it.
 func persistMethod(w string) (PersistMethod, error) {
@@ -77,8 +108,10 @@ func persistMethod(w string) (PersistMethod, error) {
 		return PersistHash, nil
 	case "dest_addr":
 		return PersistDestAddr, nil
-	case "cookie", "ssl", "msrdp", "carp", "sip", "host":
-		return 0, tcl.Errorf("persist %s is not supported (supported: none, source_addr, dest_addr, uie, hash)", w)
+	case "cookie":
+		return PersistCookie, nil
+	case "ssl", "msrdp", "carp", "sip", "host":
+		return 0, tcl.Errorf("persist %s is not supported (supported: none, source_addr, dest_addr, uie, hash, cookie)", w)
 	}
 	return 0, tcl.Errorf("bad persist mode %q: %s", w, persistUsage)
 }
@@ -144,6 +177,11 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		if p.Method, err = persistMethod(a[0].String()); err != nil {
 			return tcl.Empty, err
+		}
+		if p.Method == PersistCookie {
+			// BIG-IP's persist add|lookup|delete take no cookie mode:
+			// the cookie itself is the record.
+			return tcl.Empty, tcl.Errorf("bad persist %s mode \"cookie\": must be source_addr, dest_addr, uie or hash", op)
 		}
 		if err := persistKey(a[1], &p); err != nil {
 			return tcl.Empty, err
@@ -214,6 +252,10 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 				return tcl.Empty, err
 			}
 		}
+	case PersistCookie:
+		if err := persistCookieArgs(a, &p); err != nil {
+			return tcl.Empty, err
+		}
 	case PersistSourceAddr, PersistDestAddr:
 		if len(a) > 2 {
 			return tcl.Empty, tcl.WrongArgs("persist " + args[1].String() + " ?mask? ?timeout?")
@@ -229,4 +271,109 @@ func cmdPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 	}
 	return tcl.Empty, tclErr(pc.Persist(p))
+}
+
+// persistCookieArgs reads `persist cookie`'s words after "cookie", in the
+// forms of F5's reference:
+//
+//	persist cookie
+//	persist cookie insert ?name? ?expiration?
+//	persist cookie rewrite ?name? ?expiration?
+//	persist cookie passive ?name?
+//	persist cookie hash name ?{offset ?length?}? ?timeout?
+//
+// An expiration is seconds or [[days:]hours:]minutes:seconds, 0 a
+// session cookie.
+func persistCookieArgs(a []tcl.Value, p *Persist) error {
+	c := &p.Cookie
+	c.Expiration = -1
+	if len(a) == 0 {
+		return nil
+	}
+	method, rest := a[0].String(), a[1:]
+	switch method {
+	case "insert", "rewrite":
+		c.Method = CookieInsert
+		if method == "rewrite" {
+			c.Method = CookieRewrite
+		}
+		if len(rest) > 2 {
+			return tcl.WrongArgs("persist cookie " + method + " ?name? ?expiration?")
+		}
+		if len(rest) > 0 {
+			c.Name = rest[0].String()
+		}
+		if len(rest) == 2 {
+			d, err := cookieExpiration(rest[1].String())
+			if err != nil {
+				return err
+			}
+			c.Expiration = d
+		}
+	case "passive":
+		c.Method = CookiePassive
+		if len(rest) > 1 {
+			return tcl.WrongArgs("persist cookie passive ?name?")
+		}
+		if len(rest) == 1 {
+			c.Name = rest[0].String()
+		}
+	case "hash":
+		c.Method = CookieHash
+		if len(rest) < 1 || len(rest) > 3 {
+			return tcl.WrongArgs("persist cookie hash name ?{offset ?length?}? ?timeout?")
+		}
+		c.Name = rest[0].String()
+		if c.Name == "" {
+			return tcl.Errorf("bad persist cookie hash name \"\": expected the application's cookie name")
+		}
+		rest = rest[1:]
+		if len(rest) > 0 {
+			l, err := tcl.AsList(rest[0])
+			if err != nil || len(l) < 1 || len(l) > 2 {
+				return tcl.Errorf("bad persist cookie hash offset %q: expected {offset ?length?}", rest[0].String())
+			}
+			for i, w := range l {
+				n, err := w.Int64()
+				if err != nil || n < 0 || n > 1<<20 {
+					return tcl.Errorf("bad persist cookie hash offset %q: expected {offset ?length?} of byte counts", rest[0].String())
+				}
+				if i == 0 {
+					c.HashOffset = int(n)
+				} else {
+					c.HashLength = int(n)
+				}
+			}
+			rest = rest[1:]
+		}
+		if len(rest) == 1 {
+			var err error
+			if p.Timeout, err = persistTimeout(rest[0]); err != nil {
+				return err
+			}
+		}
+	default:
+		return tcl.Errorf("bad persist cookie method %q: must be insert, rewrite, passive or hash", method)
+	}
+	return nil
+}
+
+// cookieExpiration reads `persist cookie insert|rewrite`'s expiration:
+// seconds, or [[days:]hours:]minutes:seconds as the cookie profile's.
+func cookieExpiration(s string) (time.Duration, error) {
+	bad := tcl.Errorf("bad persist cookie expiration %q: expected seconds or [[days:]hours:]minutes:seconds", s)
+	parts := strings.Split(s, ":")
+	if s == "" || len(parts) > 4 {
+		return 0, bad
+	}
+	units := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
+	var d time.Duration
+	for i := range parts {
+		n, err := strconv.Atoi(parts[len(parts)-1-i])
+		if err != nil || n < 0 || n > 1<<31 {
+			return 0, bad
+		}
+		d += time.Duration(n) * units[i]
+	}
+	return d, nil
 }

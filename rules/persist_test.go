@@ -33,6 +33,15 @@ func (f *persistFake) desc(p Persist) string {
 	if p.Pool != "" {
 		s += " pool " + p.Pool
 	}
+	if c := p.Cookie; p.Method == PersistCookie {
+		s += fmt.Sprintf(" cookie m%d %q", c.Method, c.Name)
+		if c.Expiration >= 0 {
+			s += fmt.Sprintf(" exp %v", c.Expiration)
+		}
+		if c.HashOffset != 0 || c.HashLength != 0 {
+			s += fmt.Sprintf(" {%d %d}", c.HashOffset, c.HashLength)
+		}
+	}
 	return s
 }
 
@@ -79,6 +88,18 @@ func TestPersistCommand(t *testing.T) {
 		{"source_addr timeout", `when CLIENT_ACCEPTED { persist source_addr 60 }`, `persist m1 "" 1m0s`},
 		{"source_addr mask timeout", `when CLIENT_ACCEPTED { persist source_addr 255.255.0.0 60 }`, `persist m1 "" mask 255.255.0.0 1m0s`},
 		{"none", `when CLIENT_ACCEPTED { persist none }`, `persist m0 ""`},
+		// persist cookie in the forms of F5's reference.
+		{"cookie", `when CLIENT_ACCEPTED { persist cookie }`, `persist m5 "" cookie m0 ""`},
+		{"cookie insert", `when CLIENT_ACCEPTED { persist cookie insert }`, `persist m5 "" cookie m1 ""`},
+		{"cookie insert name", `when CLIENT_ACCEPTED { persist cookie insert MINE }`, `persist m5 "" cookie m1 "MINE"`},
+		{"cookie insert name seconds", `when CLIENT_ACCEPTED { persist cookie insert MINE 3600 }`, `persist m5 "" cookie m1 "MINE" exp 1h0m0s`},
+		{"cookie insert session", `when CLIENT_ACCEPTED { persist cookie insert MINE 0 }`, `persist m5 "" cookie m1 "MINE" exp 0s`},
+		{"cookie insert d:h:m:s", `when CLIENT_ACCEPTED { persist cookie insert MINE 1:02:03:04 }`, `persist m5 "" cookie m1 "MINE" exp 26h3m4s`},
+		{"cookie rewrite", `when CLIENT_ACCEPTED { persist cookie rewrite RW 60 }`, `persist m5 "" cookie m2 "RW" exp 1m0s`},
+		{"cookie passive", `when CLIENT_ACCEPTED { persist cookie passive APP }`, `persist m5 "" cookie m3 "APP"`},
+		{"cookie hash", `when CLIENT_ACCEPTED { persist cookie hash JSESSIONID }`, `persist m5 "" cookie m4 "JSESSIONID"`},
+		{"cookie hash offset length timeout", `when CLIENT_ACCEPTED { persist cookie hash JSESSIONID {2 8} 600 }`, `persist m5 "" 10m0s cookie m4 "JSESSIONID" {2 8}`},
+		{"cookie hash offset", `when CLIENT_ACCEPTED { persist cookie hash JSESSIONID 4 }`, `persist m5 "" cookie m4 "JSESSIONID" {4 0}`},
 		{"add", `when SERVER_CONNECTED { persist add uie k1 30 }`, `add m2 "k1" 30s`},
 		{"add pool scope", `when SERVER_CONNECTED { persist add uie {k1 any pool pool other} }`, `add m2 "k1" any-pool pool other`},
 		{"delete", `when CLIENT_ACCEPTED { persist delete uie k1 }`, `delete m2 "k1"`},
@@ -128,7 +149,15 @@ func TestPersistLookup(t *testing.T) {
 
 func TestPersistErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
-		{"unsupported mode", `when CLIENT_ACCEPTED { persist cookie insert }`, "persist cookie is not supported"},
+		{"unsupported mode", `when CLIENT_ACCEPTED { persist ssl }`, "persist ssl is not supported"},
+		{"cookie bad method", `when CLIENT_ACCEPTED { persist cookie frob }`, `bad persist cookie method "frob"`},
+		{"cookie bad expiration", `when CLIENT_ACCEPTED { persist cookie insert C soon }`, `bad persist cookie expiration "soon"`},
+		{"cookie insert too many", `when CLIENT_ACCEPTED { persist cookie insert C 1 2 }`, "wrong # args"},
+		{"cookie passive expiration", `when CLIENT_ACCEPTED { persist cookie passive C 60 }`, "wrong # args"},
+		{"cookie hash no name", `when CLIENT_ACCEPTED { persist cookie hash }`, "wrong # args"},
+		{"cookie hash bad offset", `when CLIENT_ACCEPTED { persist cookie hash C {a b} }`, `bad persist cookie hash offset "a b"`},
+		{"cookie hash bad timeout", `when CLIENT_ACCEPTED { persist cookie hash C {0 4} later }`, `bad persist timeout "later"`},
+		{"cookie in lookup", `when CLIENT_ACCEPTED { persist lookup cookie k }`, `bad persist lookup mode "cookie"`},
 		{"bad mode", `when CLIENT_ACCEPTED { persist frob }`, `bad persist mode "frob"`},
 		{"bad timeout", `when CLIENT_ACCEPTED { persist uie k soon }`, `bad persist timeout "soon"`},
 		{"bad lookup option", `when CLIENT_ACCEPTED { persist lookup uie k everything }`, `bad persist lookup option "everything"`},

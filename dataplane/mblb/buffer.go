@@ -89,6 +89,11 @@ type httpMsg struct {
 	// sendPending: HTTP_REQUEST_SEND waits for the connection's connect
 	// to complete (an event loop's non-blocking connect).
 	sendPending bool
+	// noPersist and cookie: a rule's `persist none` or `persist cookie`
+	// in force for the request (ClientConn.SetPersist), in place of the
+	// profiles' persistence.
+	noPersist bool
+	cookie    *CookieRule
 }
 
 func classOf(n int) int {

@@ -41,11 +41,55 @@ type CookieMode struct {
 
 // CookieRecords is the persistence table as the hash method uses it:
 // Key turns a cookie's key into the message's persistence key
-// (Choice.Persist); Save records that the key's member is m.
+// (Choice.Persist); Save records that the key's member is m. timeout is
+// a rule's record timeout (`persist cookie hash name {o l} timeout`);
+// negative means the profile's.
 type CookieRecords struct {
-	Key  func(key []byte) string
-	Save func(key []byte, client netip.AddrPort, m Member)
+	Key  func(key []byte, timeout time.Duration) string
+	Save func(key []byte, timeout time.Duration, client netip.AddrPort, m Member)
 }
+
+// CookieRule is a rule's `persist cookie` for a client connection's
+// requests, in place of the cookie persistence profile's settings (the
+// profile still gives what the command does not name: httponly, secure,
+// always-send). It is immutable once handed to the engine.
+type CookieRule struct {
+	Spec httpx.CookieSpec
+	Mode CookieMode
+	// PoolNamed: the cookie is named after the pool the request goes to
+	// (BIGipServer<pool>), because neither the command nor the profile
+	// names it; Spec.Name is then the default pool's.
+	PoolNamed bool
+	// Timeout is the hash method's record timeout; negative: the
+	// profile's.
+	Timeout time.Duration
+}
+
+// name is the cookie's name for request m.
+func (c *CookieRule) name(m *msg) string {
+	if c.PoolNamed && m.target.Pool != "" {
+		return httpx.PoolCookieName(m.target.Pool)
+	}
+	return c.Spec.Name
+}
+
+// PersistRule is what a rule's persist command set for the requests of
+// a client connection that follow it (ClientConn.SetPersist). The zero
+// value leaves the profiles' persistence as configured.
+type PersistRule struct {
+	// None: `persist none`: no persistence at all (no cookie read or
+	// inserted, no record looked up or made).
+	None bool
+	// Cookie: `persist cookie ...`: the rule's cookie persistence.
+	Cookie *CookieRule
+}
+
+// SetPersist sets what the persist commands of the client's rules asked
+// for its requests from the next one framed on: BIG-IP keeps a persist
+// command's setting for the connection until another changes it. It is
+// called by the rules, on the client's reader (HTTP_REQUEST) or before
+// Run (CLIENT_ACCEPTED).
+func (s *ClientConn) SetPersist(p PersistRule) { s.persistRule = p }
 
 // rewritePlaceholder is the cookie name BIG-IP's rewrite method looks for.
 const rewritePlaceholder = "BIGipCookie"
@@ -69,17 +113,28 @@ func (c *CookieMode) hashKey(v []byte) []byte {
 // key (hash) the message's persistence key.
 func (s *ClientConn) cookieRequest(m *msg, b []byte, h *httpx.Head) {
 	opts := &s.e.cfg.Request.HTTP
-	if opts.Cookie.Name == "" {
+	name, mode, timeout := opts.Cookie.Name, &opts.CookieMode, time.Duration(-1)
+	if pr := &s.persistRule; pr.None || pr.Cookie != nil {
+		// A rule's persist command (the rare path).
+		if pr.None {
+			m.hx.noPersist = true
+			return
+		}
+		c := pr.Cookie
+		m.hx.cookie = c
+		name, mode, timeout = c.name(m), &c.Mode, c.Timeout
+	}
+	if name == "" {
 		return
 	}
-	v, ok := httpx.Cookie(b, h, opts.Cookie.Name)
+	v, ok := httpx.Cookie(b, h, name)
 	if !ok {
 		return
 	}
-	if opts.CookieMode.Method == CookieHash {
+	if mode.Method == CookieHash {
 		if cr := s.e.cfg.CookieRecords; cr != nil {
-			if k := opts.CookieMode.hashKey(v); len(k) > 0 {
-				m.persist = cr.Key(k)
+			if k := mode.hashKey(v); len(k) > 0 {
+				m.persist = cr.Key(k, timeout)
 			}
 		}
 		return
@@ -99,12 +154,21 @@ func (s *ClientConn) cookieRequest(m *msg, b []byte, h *httpx.Head) {
 // response's own) and the lines to add.
 func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hdr []byte) ([]byte, []byte) {
 	opts := &sc.e.cfg.Request.HTTP
-	spec := &opts.Cookie
+	spec, mode, timeout := &opts.Cookie, &opts.CookieMode, time.Duration(-1)
+	if req.hx.noPersist {
+		return head, hdr
+	}
+	if c := req.hx.cookie; c != nil {
+		// A rule's persist cookie (the rare path).
+		named := c.Spec
+		named.Name = c.name(req)
+		spec, mode, timeout = &named, &c.Mode, c.Timeout
+	}
 	if spec.Name == "" {
 		return head, hdr
 	}
 	member := sc.leg.Member.Addr
-	switch opts.CookieMode.Method {
+	switch mode.Method {
 	case CookieInsert:
 		if spec.AlwaysSend || req.cookie != member {
 			hdr = spec.AppendSetCookie(hdr, member, time.Now())
@@ -128,8 +192,8 @@ func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hd
 		}
 		httpx.Fields(src, len(src), func(n, v []byte, _, _ int) bool {
 			if name, val, ok := setCookie(n, v); ok && string(name) == spec.Name {
-				if k := opts.CookieMode.hashKey(val); len(k) > 0 {
-					cr.Save(k, req.sess.client, sc.leg.Member)
+				if k := mode.hashKey(val); len(k) > 0 {
+					cr.Save(k, timeout, req.sess.client, sc.leg.Member)
 				}
 				return false
 			}

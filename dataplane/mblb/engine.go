@@ -79,6 +79,9 @@ type Choice struct {
 	// names (insert, rewrite, passive), not a rule's decision; when that
 	// member cannot take it, PERSIST_DOWN runs.
 	Cookie bool
+	// NoPersist: a rule's `persist none` is in force: Pick neither looks
+	// up nor makes persistence records for the message.
+	NoPersist bool
 }
 
 // ErrNoMember is what a Pick should return when no member can take the

@@ -191,6 +191,10 @@ func (x *HTTPEvent) SetBody(body []byte) { x.body, x.bodySet = body, true }
 // it, both ways, passes through unparsed.
 func (x *HTTPEvent) Disable() { x.disable = true }
 
+// Enable cancels a Disable of the same request (HTTP::enable after
+// HTTP::disable before the request has left): it stays HTTP.
+func (x *HTTPEvent) Enable() { x.disable = false }
+
 // Retry discards a response and sends req, a complete request, in place
 // of the one it answered (HTTP::retry); it is balanced again.
 func (x *HTTPEvent) Retry(req []byte) { x.retry = req }

@@ -49,9 +49,12 @@ type ClientConn struct {
 	rule   RuleHandler
 	hrule  HTTPRuleHandler
 	hx     HTTPEvent // the reader's HTTP_REQUEST view, reused
-	touch  func(int64)
-	meter  Meter
-	async  bool // a writer goroutine writes to the client (OneConnect)
+	// persistRule is what the rules' persist commands set for the
+	// requests framed from now on (cookie.go); zero: the profiles'.
+	persistRule PersistRule
+	touch       func(int64)
+	meter       Meter
+	async       bool // a writer goroutine writes to the client (OneConnect)
 	// perConn: HTTP without OneConnect balances the connection, not each
 	// request: requests follow sticky, the member of the first one.
 	perConn   bool
@@ -479,7 +482,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			client = netip.AddrPortFrom(m.hx.xff, 0)
 		}
 		cookie := !stay && !m.ruleTarget && m.cookie.IsValid() && t.Member == m.cookie && !t.Node
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie})
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist})
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}

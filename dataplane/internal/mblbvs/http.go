@@ -288,6 +288,8 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 			h.collectPending = false
 		case rules.HTTPDisable:
 			x.Disable()
+		case rules.HTTPEnable:
+			x.Enable()
 		case rules.HTTPRetry:
 			x.Retry(a.Data)
 		case rules.HTTPFallback:
@@ -334,8 +336,14 @@ func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 			return errors.New("HTTP::disable works in HTTP_REQUEST on this virtual server: the connection becomes a tunnel after the request")
 		}
 	case rules.HTTPEnable:
-		// HTTP is on whenever a rule can run: nothing to do.
-		return nil
+		// A rule runs only while HTTP is on: HTTP::disable makes the
+		// connection a tunnel once its request has left, and a tunnel
+		// raises no event. So HTTP::enable can only cancel an
+		// HTTP::disable of the request at hand (the later of the two
+		// wins, as on BIG-IP); elsewhere HTTP is already on.
+		if !inReq {
+			return nil
+		}
 	case rules.HTTPFallback:
 		if !inReq && !h.lbFailed {
 			return errors.New("HTTP::fallback works in HTTP_REQUEST, HTTP_REQUEST_DATA and LB_FAILED on this virtual server")

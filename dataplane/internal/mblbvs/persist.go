@@ -63,6 +63,9 @@ func decodePersist(s string) (mode persist.Mode, timeout time.Duration, key stri
 // fallback profile's key, looked up when the first finds no record. n
 // is how many there are.
 func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (ks [2]config.PersistKey, n int) {
+	if c.NoPersist {
+		return ks, 0 // a rule's persist none
+	}
 	base := config.PersistKey{Virtual: snap.Cfg.Name, Pool: pool.Name, Client: c.Client.Addr()}
 	if c.Persist != "" {
 		mode, to, key, ok := decodePersist(c.Persist)
@@ -121,6 +124,9 @@ func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Ch
 
 // Persist implements rules.PersistConn for message-based virtuals: in
 // CLIENT_DATA it sets the key the messages notified after it persist on.
+// On an HTTP virtual, `persist none` and `persist cookie` (cookie.go in
+// this package) hold for the connection's requests from the current one
+// on, as on BIG-IP, and work in CLIENT_ACCEPTED too.
 func (r *mblbRules) Persist(p rules.Persist) error {
 	set := func(key string) {
 		if r.hx != nil {
@@ -129,11 +135,22 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 			r.d.Persist(key)
 		}
 	}
+	httpVS := r.f.mv.cfg.Request.Mode == mblb.HTTP
 	switch {
 	case r.hx != nil && r.hx.IsResponse():
 		return fmt.Errorf("persist on a message-based virtual server applies to requests: use it in HTTP_REQUEST")
+	case p.Method == rules.PersistCookie:
+		return r.persistCookie(p) // cookie.go
+	case httpVS && p.Method == rules.PersistNone && r.connPhase() == phaseAccepted:
+		r.f.sess.SetPersist(mblb.PersistRule{None: true})
+		return nil
 	case r.hx == nil && r.d == nil:
 		return fmt.Errorf("persist on a message-based virtual server works per message, in CLIENT_DATA (HTTP_REQUEST with an http profile)")
+	}
+	if httpVS && r.connPhase() == phaseRequest {
+		// persist none turns every persistence off; another method
+		// leaves the profiles' cookie to act beside its key.
+		r.f.sess.SetPersist(mblb.PersistRule{None: p.Method == rules.PersistNone})
 	}
 	switch p.Method {
 	case rules.PersistNone:
@@ -227,21 +244,28 @@ func (r *mblbRules) PersistDelete(p rules.Persist) error {
 
 // cookieRecords is the persistence table for cookie persistence's hash
 // method: a request's cookie key becomes the message's persistence key
-// (mode cookie, the profile's timeout), and a response setting the cookie
-// records its member under that key. nil for the other methods.
+// (mode cookie, the profile's timeout unless a rule's `persist cookie
+// hash` gave one), and a response setting the cookie records its member
+// under that key. Every HTTP virtual has it, since a rule may ask for the
+// hash method whatever the profile's.
 func (mv *VS) cookieRecords() *mblb.CookieRecords {
-	if mv.cfg.Request.HTTP.CookieMode.Method != mblb.CookieHash {
+	if mv.cfg.Request.Mode != mblb.HTTP {
 		return nil
 	}
 	return &mblb.CookieRecords{
-		Key: func(key []byte) string { return encodePersist(persist.Cookie, -1, string(key)) },
-		Save: func(key []byte, client netip.AddrPort, m mblb.Member) {
+		Key: func(key []byte, timeout time.Duration) string {
+			return encodePersist(persist.Cookie, timeout, string(key))
+		},
+		Save: func(key []byte, timeout time.Duration, client netip.AddrPort, m mblb.Member) {
 			sm, ok := m.Ref.(*state.Member)
 			if !ok {
 				return
 			}
 			snap := mv.vs.Snap.Load()
 			k := config.PersistKey{Virtual: snap.Cfg.Name, Pool: sm.Pool.Name, Mode: persist.Cookie, Key: string(key), Client: client.Addr()}
+			if timeout > 0 {
+				k.Timeout = timeout
+			}
 			mv.env.PersistSave(k, sm.Pool.Name, sm.Cfg.Load().Addr)
 		},
 	}

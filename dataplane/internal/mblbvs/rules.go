@@ -49,6 +49,9 @@ type mblbRules struct {
 	pdTarget *mblb.Target
 	// httpEv is the HTTP event running (runEvent).
 	httpEv rules.Event
+	// ckRule is the last `persist cookie` setting handed to the engine
+	// (cookie.go), reused while the rule asks for the same.
+	ckRule *mblb.CookieRule
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
