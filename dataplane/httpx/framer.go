@@ -123,6 +123,11 @@ type RequestFramer struct {
 	// whole message (0: no bound); MaxFields bounds the header fields of
 	// one message (0: no bound).
 	MaxHeader, Max, MaxFields int
+	// Stream lets a request whose body would pass Max (an upload) go
+	// through in parts instead of failing: Frame then returns
+	// ErrStreamBody with the head in Streaming, and Body cuts the rest
+	// as it arrives (upload.go).
+	Stream bool
 
 	state   int
 	scanned int
@@ -131,6 +136,8 @@ type RequestFramer struct {
 	ch      chunks
 	last    Head
 	sameBuf bool // head's views point into the current call's buffer
+	left    int64
+	cs      chunkStream
 }
 
 // Last is the head of the message the latest complete Frame found. Its
@@ -208,7 +215,7 @@ func (f *RequestFramer) Frame(buf []byte) (int, bool, error) {
 			n += f.head.ContentLength
 		}
 		if f.Max > 0 && n > int64(f.Max) {
-			return 0, false, ErrBodyTooLarge
+			return f.tooLarge()
 		}
 		if int64(len(buf)) < n {
 			return int(n), false, nil
@@ -216,10 +223,15 @@ func (f *RequestFramer) Frame(buf []byte) (int, bool, error) {
 		return f.done(buf, int(n))
 	case stChunked:
 		end, hint, err := f.ch.scan(buf, f.Max)
+		if err == ErrBodyTooLarge {
+			return f.tooLarge()
+		}
 		if err != nil || end == 0 {
 			return hint, false, err
 		}
 		return f.done(buf, end)
+	case stStreamFixed, stStreamChunked:
+		return 0, false, ErrStreamBody
 	}
 	return 0, false, ErrBadMessage
 }

@@ -94,6 +94,10 @@ type httpMsg struct {
 	// profiles' persistence.
 	noPersist bool
 	cookie    *CookieRule
+	// upload: the head of a request whose body is streamed behind it
+	// (upload.go); part: a piece of such a body, written but not
+	// answered.
+	upload, part bool
 }
 
 func classOf(n int) int {

@@ -150,7 +150,7 @@ func (f Framing) New(maxSize int) (Framer, error) {
 	case Rule:
 		return nil, nil
 	case HTTP:
-		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount()}, nil
+		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount(), Stream: true}, nil
 	}
 	return PerReadFramer{}, nil
 }

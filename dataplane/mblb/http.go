@@ -107,10 +107,21 @@ const continue100 = "HTTP/1.1 100 Continue\r\n\r\n"
 // and sets upgrading: Run then waits for the member's answer.
 func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 	opts := &s.e.cfg.Request.HTTP
-	for !s.httpDone {
+	for !s.httpDone || s.up.on {
+		if s.up.on { // an upload's body (upload.go)
+			if more, err := s.uploadBody(st, rf); more || err != nil {
+				return err
+			}
+			continue
+		}
 		b, err := st.next()
 		if err != nil {
 			switch {
+			case errors.Is(err, httpx.ErrStreamBody): // upload.go
+				if more, err := s.startUpload(st, rf); more || err != nil {
+					return err
+				}
+				continue
 			case errors.Is(err, httpx.ErrBodyTooLarge):
 				return ErrTooLarge
 			case errors.Is(err, httpx.ErrHeaderTooLarge), errors.Is(err, httpx.ErrTooManyHeaders):

@@ -69,7 +69,7 @@ func (e *Engine) NewLoopClientConn(l *evloop.Loop, fd int, client netip.AddrPort
 	s := e.newSession(nil, client, opt)
 	s.async = false
 	ls := &sessLoop{l: l, fd: fd, done: done}
-	ls.flushFn, ls.releaseFn = s.postedFlush, s.release
+	ls.flushFn, ls.releaseFn, ls.resumeFn = s.postedFlush, s.release, s.resumeUpload
 	s.lp = ls
 	if s.isClosed() {
 		// The engine closed meanwhile.
@@ -95,7 +95,7 @@ type sessLoop struct {
 	done     func()
 	iov      []unix.Iovec
 
-	flushFn, releaseFn func()
+	flushFn, releaseFn, resumeFn func()
 }
 
 func (ls *sessLoop) loop() *evl {
@@ -150,8 +150,14 @@ func (s *ClientConn) Ready(_ uint8, ev uint32) {
 // until the socket is drained, the window is full or the turn is over.
 func (s *ClientConn) readable() {
 	ls := s.lp
-	if s.upgrading || ls.migrated || !s.unstall() || s.eof {
+	if s.upgrading || ls.migrated || !s.unstall() || s.eof || s.up.paused {
 		return // an upgrade's answer is awaited, or the socket moved
+	}
+	if s.up.on && len(ls.st.pending()) > 0 {
+		// An upload's body held while its head waited for the window.
+		if s.take(&ls.st, 0) != nil || s.up.paused {
+			return
+		}
 	}
 	for i := 0; i < loopReads; i++ {
 		k, full, err := ls.st.readFD(ls.fd)
@@ -159,8 +165,8 @@ func (s *ClientConn) readable() {
 			return
 		}
 		if k > 0 {
-			if s.take(&ls.st, k) != nil || s.stalled.size > 0 {
-				return // closed, or over the window: its move resumes us
+			if s.take(&ls.st, k) != nil || s.stalled.size > 0 || s.up.paused {
+				return // closed, or over the window or an upload's room: its move resumes us
 			}
 			if full {
 				continue
@@ -242,6 +248,24 @@ func (s *ClientConn) loopFlushed() bool {
 	}
 	return s.eof && s.stalled.size == 0 && s.nextOut == s.nextSeq && !s.writing
 }
+
+// resumeUpload runs on the session's loop once the upload's connection
+// has room again: the body held in the read buffer goes on, and the
+// client is read again.
+func (s *ClientConn) resumeUpload() {
+	s.upResume.Store(false)
+	if s.isClosed() || !s.up.paused {
+		return
+	}
+	s.up.paused = false
+	if s.take(&s.lp.st, 0) != nil || s.up.paused {
+		return
+	}
+	s.turn()
+}
+
+// postResumeUpload posts resumeUpload to the session's loop.
+func (ls *sessLoop) postResumeUpload(*ClientConn) { ls.l.Post(ls.resumeFn) }
 
 // postFlush asks the session's loop to write the responses filed by
 // another loop. The caller holds mu.
@@ -647,8 +671,9 @@ func (cl *connLoop) flushLocked(sc *serverConn) {
 		if len(cl.bl) > 0 {
 			continue
 		}
-		sc.ms.requests.Add(uint64(len(cl.held)))
-		sc.leg.MsgsOut.Add(uint64(len(cl.held)))
+		parts := sc.uploadWritten(cl.held) // upload.go
+		sc.ms.requests.Add(uint64(len(cl.held) - parts))
+		sc.leg.MsgsOut.Add(uint64(len(cl.held) - parts))
 		for i, m := range cl.held {
 			m.unref()
 			cl.held[i] = nil

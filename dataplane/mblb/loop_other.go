@@ -9,14 +9,15 @@ type evl struct{}
 
 type sessLoop struct{}
 
-func (ls *sessLoop) loop() *evl                 { return nil }
-func (ls *sessLoop) postFlush()                 {}
-func (ls *sessLoop) write(*ClientConn)          {}
-func (ls *sessLoop) close(*ClientConn, bool)    {}
-func (ls *sessLoop) post(func())                {}
-func (s *ClientConn) migrateTunnel(*serverConn) {}
-func (s *ClientConn) resumeHTTP()               {}
-func (s *ClientConn) loopFlushed() bool         { return false }
+func (ls *sessLoop) loop() *evl                   { return nil }
+func (ls *sessLoop) postFlush()                   {}
+func (ls *sessLoop) postResumeUpload(*ClientConn) {}
+func (ls *sessLoop) write(*ClientConn)            {}
+func (ls *sessLoop) close(*ClientConn, bool)      {}
+func (ls *sessLoop) post(func())                  {}
+func (s *ClientConn) migrateTunnel(*serverConn)   {}
+func (s *ClientConn) resumeHTTP()                 {}
+func (s *ClientConn) loopFlushed() bool           { return false }
 func (e *Engine) dialLoop(*ClientConn, Member, *ClientConn, *evl) (*serverConn, error) {
 	return nil, errClosed
 }

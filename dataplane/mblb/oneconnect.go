@@ -133,7 +133,10 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 		bestFar := false
 		live := 0
 		for _, sc := range g.conns {
-			if sc.retired || sc.down.Load() {
+			if sc.retired || sc.down.Load() || sc.uploading.Load() {
+				// (An upload's connection carries nothing else until
+				// its body has gone, upload.go; meanwhile the pool may
+				// open another beyond max-size.)
 				continue
 			}
 			live++

@@ -179,6 +179,13 @@ type serverConn struct {
 	lp         *connLoop
 	connecting atomic.Bool
 
+	// uploading: an upload's body is being written behind its head
+	// (upload.go): the pool gives the connection to nobody else;
+	// upQueued counts its bytes not yet written, upSess is its client.
+	uploading atomic.Bool
+	upQueued  atomic.Int64
+	upSess    atomic.Pointer[ClientConn]
+
 	// Rule framing state, used by the reader only.
 	data    Data
 	rel     int
@@ -346,9 +353,10 @@ func (sc *serverConn) flushLocked() {
 		if mt := sc.leg.Meter; mt != nil && n > 0 {
 			mt.Sent(int(n))
 		}
+		parts := sc.uploadWritten(batch) // upload.go
 		if err == nil {
-			sc.ms.requests.Add(uint64(len(batch)))
-			sc.leg.MsgsOut.Add(uint64(len(batch)))
+			sc.ms.requests.Add(uint64(len(batch) - parts))
+			sc.leg.MsgsOut.Add(uint64(len(batch) - parts))
 			sc.leg.lastActive.Store(sc.e.now())
 		}
 		for i, m := range batch {
@@ -667,6 +675,7 @@ func (sc *serverConn) failed(rerr error) {
 	}
 	sc.qmu.Unlock()
 	sc.down.Store(true)
+	sc.uploadDied() // upload.go
 	sc.leg.pending.Store(0)
 	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
 	switch {
@@ -693,6 +702,11 @@ func (sc *serverConn) failed(rerr error) {
 		switch {
 		case s.isClosed():
 			m.unref()
+		case m.hx.upload:
+			// Part of its body may have gone: it is never sent twice.
+			e.logf("mblb: client %s lost its upload to %s, reset", s.client, sc.leg.Member.Name)
+			m.unref()
+			s.Close(true)
 		case neverConnected && !closing:
 			m.exclude = append(m.exclude, sc.leg.Member.ID)
 			s.send(m, true, sc.lp.loop())

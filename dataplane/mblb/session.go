@@ -52,9 +52,14 @@ type ClientConn struct {
 	// persistRule is what the rules' persist commands set for the
 	// requests framed from now on (cookie.go); zero: the profiles'.
 	persistRule PersistRule
-	touch       func(int64)
-	meter       Meter
-	async       bool // a writer goroutine writes to the client (OneConnect)
+	// up is the request whose body is being streamed (upload.go);
+	// upWake and upResume tell the reader its connection has room.
+	up       upload
+	upWake   chan struct{}
+	upResume atomic.Bool
+	touch    func(int64)
+	meter    Meter
+	async    bool // a writer goroutine writes to the client (OneConnect)
 	// perConn: HTTP without OneConnect balances the connection, not each
 	// request: requests follow sticky, the member of the first one.
 	perConn   bool
@@ -544,6 +549,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		}
 		if m.hx.tunnel == tunnelNow {
 			s.joinTunnel(sc)
+		}
+		if m.hx.upload {
+			s.uploadConn(sc) // upload.go
 		}
 		if sc.submit(m, flush, cur) {
 			if !flush {

@@ -1,0 +1,118 @@
+package httpx
+
+// Uploads: a request whose body passes the framer's Max is streamed to
+// its member instead of being refused, as BIG-IP's http profile does (it
+// has no body limit): the head is framed and handed over at once
+// (Streaming), then the body is cut as it arrives (Body), Content-Length
+// counted down or chunks followed to the last one and its trailers.
+
+// tooLarge is the answer to a body over Max: an error, or with Stream the
+// switch to streaming it. The head stays at the start of the buffer Frame
+// saw (the caller forwards buf[:Streaming().HeaderEnd] and hands the
+// bytes after it to Body).
+func (f *RequestFramer) tooLarge() (int, bool, error) {
+	if !f.Stream {
+		return 0, false, ErrBodyTooLarge
+	}
+	if f.state == stFixed {
+		f.state, f.left = stStreamFixed, f.head.ContentLength
+	} else {
+		f.state, f.cs = stStreamChunked, chunkStream{}
+	}
+	return 0, false, ErrStreamBody
+}
+
+// Streaming is the head of the request being streamed (nil when none
+// is), as ParseRequest read it when the framer switched: its views point
+// into the buffer of that call.
+func (f *RequestFramer) Streaming() *Head {
+	if f.state == stStreamFixed || f.state == stStreamChunked {
+		return &f.head
+	}
+	return nil
+}
+
+// BodyLeft is how many body bytes of a streamed Content-Length request
+// are still to come; -1 for a chunked one (or none streaming).
+func (f *RequestFramer) BodyLeft() int64 {
+	if f.state == stStreamFixed {
+		return f.left
+	}
+	return -1
+}
+
+// Body cuts the next part of a streamed body from b, the bytes that
+// followed the previous part (the first time, those after the head): n
+// of them belong to the body, and done says the request ended with them
+// (the framer then frames the next request).
+func (f *RequestFramer) Body(b []byte) (n int, done bool, err error) {
+	switch f.state {
+	case stStreamFixed:
+		n = len(b)
+		if int64(n) >= f.left {
+			n = int(f.left)
+		}
+		f.left -= int64(n)
+		if f.left > 0 {
+			return n, false, nil
+		}
+	case stStreamChunked:
+		n, done, err = f.cs.feed(b)
+		if err != nil || !done {
+			return n, false, err
+		}
+	default:
+		return 0, false, ErrBadMessage
+	}
+	f.last = f.head
+	f.state, f.scanned, f.lineOK, f.head, f.left = stHeader, 0, false, Head{}, 0
+	return n, true, nil
+}
+
+// DechunkPrefix is Dechunk for the start of a chunked body that has not
+// all arrived: the data of the chunks present, the last one possibly
+// cut short, up to max bytes (0: no bound). What a rule's HTTP::collect
+// reads of a streamed upload.
+func DechunkPrefix(dst, b []byte, max int) ([]byte, error) {
+	start := len(dst)
+	for i := 0; i < len(b); {
+		if max > 0 && len(dst)-start >= max {
+			break
+		}
+		l, next, whole := fullLine(b, i)
+		if !whole {
+			break
+		}
+		size, digits := 0, 0
+		for _, ch := range l {
+			v, ok := unhex(ch)
+			if !ok {
+				break
+			}
+			if digits == 15 {
+				return dst, ErrBadMessage
+			}
+			size = size<<4 | int(v)
+			digits++
+		}
+		if digits == 0 {
+			return dst, ErrBadMessage
+		}
+		if size == 0 {
+			break
+		}
+		end := min(next+size, len(b))
+		dst = append(dst, b[next:end]...)
+		i = end
+		if i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+	}
+	if max > 0 && len(dst)-start > max {
+		dst = dst[:start+max]
+	}
+	return dst, nil
+}

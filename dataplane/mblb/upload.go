@@ -1,0 +1,329 @@
+package mblb
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// Uploads. A request whose body passes MaxMessageSize is streamed to its
+// member, as BIG-IP's http profile does (it has no body limit): once the
+// head is in, HTTP_REQUEST runs and the head goes out on the connection
+// chosen for it; then the body is passed on in the parts it arrives in,
+// straight behind it on that connection, which carries nothing else
+// until the body ends (a shared one is not given to another request
+// meanwhile). The member's answer is framed as usual, even when it comes
+// before the body has all left (the rest of the body still goes).
+//
+// Memory stays bounded: the client is not read while its connection
+// holds uploadHigh bytes it has not written yet. On goroutines the
+// write itself waits for the member; on an event loop the client's
+// socket is left unread until the member has taken enough
+// (uploadDrained). A rule that collects the body (HTTP::collect in
+// HTTP_REQUEST) gets its first bytes: the engine holds the start of the
+// body, up to MaxMessageSize with the head, before HTTP_REQUEST, and
+// HTTP_REQUEST_DATA sees at most that much (HTTPEvent.Partial).
+//
+// An upload is never sent twice: once its head has gone, a failure of
+// its connection resets the client.
+
+// uploadHigh is how many body bytes a connection may hold unwritten
+// before the client is no longer read; reading resumes below half.
+const uploadHigh = 256 << 10
+
+// upload is the client's request being streamed (reader only, but for
+// resume, which the server connection's writer may post).
+type upload struct {
+	on bool
+	// sc carries it; nil until the head has been sent (on an event loop
+	// the head may wait for the window).
+	sc *serverConn
+	// discard: the request was answered otherwise (a rule's
+	// HTTP::respond): its body is read and dropped.
+	discard bool
+	// paused: on an event loop, the client is not read until sc has
+	// written enough (resumeUpload).
+	paused bool
+}
+
+// HTTPCollector is implemented by an HTTPRuleHandler whose rules may
+// collect a request's body (they handle HTTP_REQUEST_DATA): the engine
+// then holds the start of an upload's body before HTTP_REQUEST.
+type HTTPCollector interface {
+	CollectsRequests() bool
+}
+
+// startUpload handles a request whose head is in and whose body is
+// streamed (the framer said ErrStreamBody). more: wait for more bytes
+// (the start of the body a rule may collect is not in yet).
+func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool, err error) {
+	h := rf.Streaming()
+	st.want = 0
+	if h.ExpectContinue && !s.continued {
+		s.continued = true
+		s.sendContinue()
+	}
+	pend := st.pending()
+	body := len(pend) - h.HeaderEnd
+	if hc, ok := s.hrule.(HTTPCollector); ok && hc.CollectsRequests() {
+		want := s.e.cfg.MaxMessageSize - h.HeaderEnd
+		if left := rf.BodyLeft(); left >= 0 && int64(want) > left {
+			want = int(left)
+		}
+		if body < want {
+			return true, nil
+		}
+	}
+	continued := s.continued
+	s.continued = false
+	if obs := s.e.cfg.ObserveRequest; obs != nil {
+		obs(s.client, pend[:h.HeaderEnd], h)
+	}
+	opts := &s.e.cfg.Request.HTTP
+	s.nreq++
+	closing := h.WantsClose()
+	forceClose := false
+	if opts.MaxRequests > 0 && s.nreq >= opts.MaxRequests && !closing {
+		closing, forceClose = true, true
+	}
+	var x *HTTPEvent
+	if s.hrule != nil {
+		x = &s.hx
+		x.reset(pend, h, false, netip.AddrPort{})
+		x.partial = true
+		if err := s.hrule.OnHTTPRequest(x); err != nil {
+			s.Close(true)
+			return false, errClosed
+		}
+		switch {
+		case x.reject:
+			s.Close(true)
+			return false, errClosed
+		case x.drop:
+			s.Close(false)
+			return false, errClosed
+		case x.responded:
+			// Answered by the rule: the body is read and dropped.
+			closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
+			if x.resetAfter {
+				s.resetLast.Store(true)
+			}
+			s.msgsIn.Add(1)
+			s.localReply(x.respond, closing)
+			s.httpDone = closing
+			st.start += h.HeaderEnd
+			s.up = upload{on: true, discard: true}
+			return false, nil
+		case x.bodySet || x.disable:
+			s.e.logf("mblb: client %s: a rule replaced the body of, or disabled HTTP for, a request streamed over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
+			s.Close(true)
+			return false, errClosed
+		}
+		closing = closing || x.closeAfter
+		if x.detach != 0 {
+			s.mu.Lock()
+			s.perConn = x.detach < 0
+			s.mu.Unlock()
+		}
+		if x.edited != nil {
+			if eh, err := httpx.ParseRequest(x.edited); err != nil || !sameFraming(&eh, h) {
+				s.e.logf("mblb: client %s: a rule changed the framing of a request streamed over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
+				s.Close(true)
+				return false, errClosed
+			}
+		}
+	}
+	head := pend[:h.HeaderEnd]
+	m, ok := s.buildRequest(head, h, x)
+	if !ok {
+		return false, errClosed
+	}
+	m.hx.upload = true
+	m.httpClose = closing
+	m.hx.continued = continued
+	m.hx.forceClose = forceClose
+	s.cookieRequest(m, head, h) // cookie.go
+	if opts.AcceptXFF {
+		m.hx.xff = httpx.ForwardedFor(head, h, opts.XFFNames)
+	}
+	if x != nil {
+		if x.targetSet {
+			m.target, m.ruleTarget = x.target, true
+		}
+		if x.persistSet {
+			m.persist = x.persist
+		}
+		m.hx.noReuse = x.noReuse
+		if x.labelSet {
+			s.label = x.label
+		}
+		m.hx.fallback = x.fallback
+	}
+	m.hx.label = s.label
+	if m.hx.fallback == "" {
+		m.hx.fallback = opts.Fallback
+	}
+	// What follows the head is body, from now on passed on as it comes.
+	st.start += h.HeaderEnd
+	s.up = upload{on: true}
+	if s.lp == nil && s.upWake == nil {
+		s.upWake = make(chan struct{}, 1)
+	}
+	s.msgsIn.Add(1)
+	if !s.dispatch(m) {
+		return false, errClosed
+	}
+	s.httpDone = closing
+	return false, nil
+}
+
+// uploadConn notes the connection an upload's head was queued on: the
+// body follows it there, and nothing else goes on it meanwhile. It runs
+// in send, on the client's reader.
+func (s *ClientConn) uploadConn(sc *serverConn) {
+	s.up.sc = sc
+	sc.uploading.Store(true)
+	sc.upSess.Store(s)
+}
+
+// uploadBody passes on the part of the body that has arrived. more: the
+// body goes on (the caller waits for bytes, or the connection to drain);
+// otherwise it has ended and framing resumes.
+func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool, err error) {
+	for {
+		up := &s.up
+		if !up.discard && up.sc == nil {
+			return true, nil // the head waits for the window
+		}
+		sc := up.sc
+		if sc != nil && sc.upQueued.Load() >= uploadHigh {
+			if s.lp != nil {
+				up.paused = true
+				// The writer may have drained it meanwhile.
+				if sc.upQueued.Load() >= uploadHigh {
+					return true, nil
+				}
+				up.paused = false
+			} else if err := s.awaitUpload(sc); err != nil {
+				return false, err
+			}
+		}
+		p := st.pending()
+		if len(p) == 0 {
+			return true, nil
+		}
+		n, done, err := rf.Body(p)
+		if err != nil {
+			// Half a body has gone: no answer can follow in order.
+			s.e.logf("mblb: client %s: %v in a streamed request body, reset", s.client, err)
+			s.Close(true)
+			return false, errClosed
+		}
+		if n > 0 && !up.discard {
+			part := getMsg(n)
+			copy(part.b, p[:n])
+			part.hx.part = true
+			if !sc.submitPart(part) {
+				s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+				s.Close(true)
+				return false, errClosed
+			}
+			s.markDirty(sc)
+		}
+		st.start += n
+		if done {
+			if sc != nil {
+				sc.upSess.Store(nil)
+				sc.uploading.Store(false)
+			}
+			s.up = upload{}
+			return false, nil
+		}
+	}
+}
+
+// awaitUpload waits, on the client's goroutine, until sc holds less than
+// half of uploadHigh unwritten: its writer writes on another thread (an
+// event loop, or another goroutine holding its writing token).
+func (s *ClientConn) awaitUpload(sc *serverConn) error {
+	s.flushDirty()
+	for i := 0; sc.upQueued.Load() >= uploadHigh/2; i++ {
+		if s.isClosed() {
+			return errClosed
+		}
+		if sc.down.Load() {
+			s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+			s.Close(true)
+			return errClosed
+		}
+		select {
+		case <-s.upWake:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// submitPart queues a part of an upload's body behind its head: written
+// like a request, but no response is expected for it. False when the
+// connection is dead.
+func (sc *serverConn) submitPart(m *msg) bool {
+	sc.qmu.Lock()
+	if sc.dead {
+		sc.qmu.Unlock()
+		m.unref()
+		return false
+	}
+	sc.upQueued.Add(int64(len(m.b)))
+	sc.out = append(sc.out, m)
+	sc.qmu.Unlock()
+	return true
+}
+
+// uploadWritten accounts for the upload parts of a batch sc wrote, and
+// lets a client waiting for room read again; it returns how many parts
+// the batch held (they are not requests). The caller calls it before
+// dropping the batch's references.
+func (sc *serverConn) uploadWritten(batch []*msg) (parts int) {
+	var n int64
+	for _, m := range batch {
+		if m.hx.part {
+			n += int64(len(m.b))
+			parts++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	if sc.upQueued.Add(-n) < uploadHigh/2 {
+		if s := sc.upSess.Load(); s != nil {
+			s.uploadDrained()
+		}
+	}
+	return parts
+}
+
+// uploadDied wakes the client of an upload whose connection failed, so
+// that it stops waiting for room.
+func (sc *serverConn) uploadDied() {
+	if s := sc.upSess.Load(); s != nil {
+		s.uploadDrained()
+	}
+}
+
+// uploadDrained tells the client that its upload's connection has room
+// again (or is gone): a goroutine reader is woken; a session on an event
+// loop is posted a turn.
+func (s *ClientConn) uploadDrained() {
+	if s.lp != nil {
+		if s.upResume.CompareAndSwap(false, true) {
+			s.lp.postResumeUpload(s)
+		}
+		return
+	}
+	select {
+	case s.upWake <- struct{}{}:
+	default:
+	}
+}

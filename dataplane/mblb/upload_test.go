@@ -1,0 +1,203 @@
+package mblb
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+)
+
+// uploadMember answers every request with "n=<body bytes> sha=<sha256 of
+// the body>". While gate is set (closed channel not yet) it stops
+// reading a body after its first MiB, as a slow application does; read
+// counts the body bytes it has read.
+type uploadMember struct {
+	ln   net.Listener
+	gate chan struct{}
+	read atomic.Int64
+	reqs atomic.Int64
+}
+
+func startUploadMember(t *testing.T, addr string, gated bool) *uploadMember {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &uploadMember{ln: ln}
+	if gated {
+		m.gate = make(chan struct{})
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetReadBuffer(32 << 10)
+			}
+			go m.serve(c)
+		}
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return m
+}
+
+func (m *uploadMember) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReaderSize(c, 16<<10)
+	for {
+		r, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		m.reqs.Add(1)
+		h := sha256.New()
+		buf := make([]byte, 16<<10)
+		var n int64
+		for {
+			if m.gate != nil && n >= 1<<20 {
+				<-m.gate
+			}
+			k, err := r.Body.Read(buf)
+			h.Write(buf[:k])
+			n += int64(k)
+			m.read.Add(int64(k))
+			if err != nil {
+				break
+			}
+		}
+		out := fmt.Sprintf("n=%d sha=%s", n, hex.EncodeToString(h.Sum(nil)))
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(out), out)
+	}
+}
+
+// uploadBody is n bytes of bigByte and its expected answer.
+func uploadBody(n int) ([]byte, string) {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = bigByte(i)
+	}
+	sum := sha256.Sum256(b)
+	return b, fmt.Sprintf("n=%d sha=%s", n, hex.EncodeToString(sum[:]))
+}
+
+// chunked frames b in chunks of size.
+func chunked(b []byte, size int) []byte {
+	var out []byte
+	for len(b) > 0 {
+		k := min(size, len(b))
+		out = append(out, strconv.FormatInt(int64(k), 16)...)
+		out = append(out, "\r\n"...)
+		out = append(out, b[:k]...)
+		out = append(out, "\r\n"...)
+		b = b[k:]
+	}
+	return append(out, "0\r\nX-Trailer: t\r\n\r\n"...)
+}
+
+// TestHTTPUploadStreams: 5 MiB request bodies, with a Content-Length and
+// chunked, pass a virtual whose message limit is 1 MiB, with and
+// without OneConnect; the member receives every byte in order, and the
+// client connection goes on with its next request.
+func TestHTTPUploadStreams(t *testing.T) {
+	m := startUploadMember(t, "127.0.123.11:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	body, want := uploadBody(5 << 20)
+	for _, oc := range []bool{false, true} {
+		vs := startVS(t, "127.0.123.1:0", httpConfig(pool, oc, HTTPOptions{}))
+		for _, enc := range []string{"length", "chunked"} {
+			t.Run(fmt.Sprintf("oneconnect=%v/%s", oc, enc), func(t *testing.T) {
+				c := dialHTTP(t, vs)
+				c.c.SetDeadline(time.Now().Add(20 * time.Second))
+				var req []byte
+				if enc == "length" {
+					req = fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+					req = append(req, body...)
+				} else {
+					req = append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, 100000)...)
+				}
+				errc := make(chan error, 1)
+				go func() { _, err := c.c.Write(req); errc <- err }()
+				r, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := io.ReadAll(r.Body)
+				if string(got) != want {
+					t.Fatalf("member saw %q, want %q", got, want)
+				}
+				if err := <-errc; err != nil {
+					t.Fatal(err)
+				}
+				// The connection is HTTP again after the body.
+				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
+				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
+					t.Fatalf("next request: %q %v", bodies, err)
+				}
+			})
+		}
+		if st := vs.e.Stats(); st.Oversize != 0 {
+			t.Fatalf("%d clients reset as oversize", st.Oversize)
+		}
+	}
+}
+
+// TestHTTPUploadSlowMember: a member that stops reading an upload holds
+// the client back instead of letting the proxy buffer it: the client
+// cannot write a 32 MiB body while the member reads nothing, and the body
+// arrives whole once it reads again.
+func TestHTTPUploadSlowMember(t *testing.T) {
+	m := startUploadMember(t, "127.0.123.21:0", true)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	vs := startVS(t, "127.0.123.2:0", httpConfig(pool, false, HTTPOptions{}))
+	body, want := uploadBody(32 << 20)
+	c := dialHTTP(t, vs)
+	c.c.(*net.TCPConn).SetWriteBuffer(32 << 10)
+	c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	var wrote atomic.Int64
+	errc := make(chan error, 1)
+	go func() {
+		_, err := fmt.Fprintf(c.c, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+		for off := 0; err == nil && off < len(body); off += 64 << 10 {
+			_, err = c.c.Write(body[off:min(off+64<<10, len(body))])
+			wrote.Add(64 << 10)
+		}
+		errc <- err
+	}()
+	// The member reads its first MiB, then nothing for a while.
+	for i := 0; i < 500 && m.read.Load() < 1<<20; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	held := wrote.Load()
+	if held >= int64(len(body)) {
+		t.Fatalf("the client wrote all %d bytes while the member read %d: the proxy buffered the upload", held, m.read.Load())
+	}
+	close(m.gate)
+	r, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	if string(got) != want {
+		t.Fatalf("member saw %q, want %q", got, want)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("while the member read 1 MiB, the client got %d of %d bytes out (kernel buffers and the proxy's bounded share)", held, len(body))
+}
