@@ -46,8 +46,8 @@ func bodyPattern(n int) []byte {
 // TestHTTPLargeResponsesThroughRules: a 3 MB download (over the engine's
 // 1 MiB message limit) passes through an HTTP virtual whose rule edits
 // the response head, and the connection serves the next request; a rule
-// that collects such a body cannot have it whole, and the client is
-// reset, as before.
+// that collects such a body gets only its start and cannot replace it:
+// the client is reset.
 func TestHTTPLargeResponsesThroughRules(t *testing.T) {
 	startBodyMember(t, "127.0.139.11:80")
 	const size = 3 << 20

@@ -41,6 +41,16 @@ func (f *RequestFramer) BodyLeft() int64 {
 	return -1
 }
 
+// BodyLeft is how many body bytes of a response streamed by its
+// Content-Length are still to come; -1 otherwise. Only such a response
+// starts streaming before MaxMessageSize of it is in.
+func (f *ResponseFramer) BodyLeft() int64 {
+	if f.state == stStreamFixed {
+		return f.left
+	}
+	return -1
+}
+
 // Body cuts the next part of a streamed body from b, the bytes that
 // followed the previous part (the first time, those after the head): n
 // of them belong to the body, and done says the request ended with them

@@ -467,7 +467,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
 		x.reset(b, h, true, sc.leg.Remote)
-		x.partial = sc.strm.head
+		if x.partial = sc.strm.head; x.partial {
+			x.msg = sc.strm.held[h.Start:] // the body's start too (upload.go)
+		}
 		// Every request of a client with an HTTP rule goes through
 		// HTTP_REQUEST and takes one sequence number, answered or not.
 		x.request, x.requestNum = req.b, req.seq+1

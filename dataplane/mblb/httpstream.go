@@ -21,8 +21,11 @@ type bodyStream struct {
 	// or retried the response, or ended the client): the body is read
 	// and dropped.
 	discard bool
-	// head: the head is being handed to the rules (HTTPEvent.Partial).
+	// head: the head is being handed to the rules (HTTPEvent.Partial),
+	// with held, what has arrived of the response (the start of its
+	// body, which HTTP::collect reads).
 	head bool
+	held []byte
 	// paused: on an event loop, the client has enough of the body
 	// unwritten; the socket is not read until resumeParts.
 	paused bool
@@ -55,9 +58,9 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		defer req.sess.switchRefused()
 	}
 	b := st.buf.b[st.start : st.start+h.HeaderEnd]
-	sc.strm = bodyStream{req: req, head: true}
+	sc.strm = bodyStream{req: req, head: true, held: st.pending()}
 	r, retry := sc.httpResponse(req, b, h)
-	sc.strm.head = false
+	sc.strm.head, sc.strm.held = false, nil
 	st.start += h.HeaderEnd
 	if r == nil {
 		sc.strm.discard = true

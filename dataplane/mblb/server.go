@@ -555,6 +555,9 @@ func (sc *serverConn) frame(st *stream) error {
 			}
 			b, err := st.next()
 			if err == httpx.ErrStreamBody {
+				if sc.collectWait(st, hf) { // upload.go
+					return nil
+				}
 				if err = sc.startStream(st, hf); err != nil {
 					return err
 				}

@@ -327,3 +327,40 @@ func (s *ClientConn) uploadDrained() {
 	default:
 	}
 }
+
+// HTTPResponseCollector is implemented by an HTTPRuleHandler whose rules
+// may collect a response's body (they handle HTTP_RESPONSE_DATA): the
+// engine then holds the start of a streamed response's body, up to
+// MaxMessageSize with its head, before HTTP_RESPONSE, and
+// HTTP_RESPONSE_DATA reads it (HTTPEvent.Partial), as for uploads.
+type HTTPResponseCollector interface {
+	CollectsResponses() bool
+}
+
+// collectWait reports whether a response that starts streaming must
+// wait for more of its body first, because its client's rules may
+// collect it. Only a response streamed by its Content-Length starts
+// before MaxMessageSize of it is in.
+func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
+	left := hf.BodyLeft()
+	if left <= 0 {
+		return false
+	}
+	sc.qmu.Lock()
+	req := sc.q.peek()
+	sc.qmu.Unlock()
+	if req == nil || req.sess == nil {
+		return false
+	}
+	hc, ok := req.sess.hrule.(HTTPResponseCollector)
+	if !ok || !hc.CollectsResponses() {
+		return false
+	}
+	h := hf.Streaming()
+	want := int64(sc.e.cfg.MaxMessageSize - h.HeaderEnd)
+	if want > left {
+		want = left
+	}
+	st.want = 0
+	return int64(len(st.pending())-h.HeaderEnd) < want
+}

@@ -46,6 +46,9 @@ type httpRules struct {
 	replaced       bool
 	inData         bool
 	collectPending bool
+	// collectLen is the last HTTP::collect's length (-1: none given),
+	// what a streamed upload's HTTP_REQUEST_DATA gets at most (upload.go).
+	collectLen int
 }
 
 // HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request
@@ -205,18 +208,20 @@ func (h *httpRules) continues(x *mblb.HTTPEvent) error {
 // payload to the engine (which re-frames the message with its new
 // Content-Length). A collect with no body to collect raises nothing.
 func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHead) error {
-	for rounds := 0; h.collectPending && rounds < 4; rounds++ {
+	// (A streamed body's DATA event runs once: nothing more is held.)
+	for rounds := 0; h.collectPending && rounds < 4 && (rounds == 0 || !x.Partial()); rounds++ {
 		h.collectPending = false
 		if x.Decided() {
 			return nil
 		}
 		if x.Partial() {
-			return errors.New("HTTP::collect: the body is over the maximum message size and is streamed")
-		}
-		if len(x.Body()) == 0 && !h.replaced {
+			if err := h.partialPayload(x); err != nil { // upload.go
+				return err
+			}
+		} else if len(x.Body()) == 0 && !h.replaced {
 			return nil
 		}
-		if !h.replaced {
+		if !h.replaced && !x.Partial() {
 			var err error
 			if x.Head().Chunked {
 				h.payload, err = httpx.Dechunk(h.payload[:0], x.Body())
@@ -235,6 +240,10 @@ func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTT
 		}
 	}
 	if h.replaced {
+		if x.Partial() {
+			h.replaced = false
+			return errPartialReplace // upload.go
+		}
 		x.SetBody(h.payload)
 		h.replaced = false
 	}
@@ -283,7 +292,7 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 		case rules.HTTPClose:
 			x.CloseAfter()
 		case rules.HTTPCollect:
-			h.collectPending = true
+			h.collectPending, h.collectLen = true, a.Length
 		case rules.HTTPRelease:
 			h.collectPending = false
 		case rules.HTTPDisable:

@@ -1,0 +1,189 @@
+package dataplane
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// startSumMember answers every request with "n=<body bytes>
+// sha=<sha256 of the body> collected=<X-Collected>": a real backend that
+// says what it received of an upload.
+func startSumMember(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		n, _ := io.Copy(h, r.Body)
+		fmt.Fprintf(w, "n=%d sha=%s collected=%s", n, hex.EncodeToString(h.Sum(nil)), r.Header.Get("X-Collected"))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
+// uploadRule collects the start of /collect uploads: HTTP_REQUEST_DATA
+// runs once with at most the 1000 bytes asked for, and tells the member
+// how many it saw.
+const uploadRule = `when HTTP_REQUEST {
+    if { [HTTP::path] eq "/collect" } { HTTP::collect 1000 }
+}
+when HTTP_REQUEST_DATA {
+    log local0. "collected [string length [HTTP::payload]]"
+    HTTP::header insert X-Collected [string length [HTTP::payload]]
+    HTTP::release
+}`
+
+// TestHTTPUploadCurl uploads 5 MiB with curl (Content-Length and
+// chunked, where curl also sends Expect: 100-continue) through an HTTP
+// virtual whose message limit is the default 1 MiB: per connection,
+// with OneConnect, and through client-ssl; the member reports the byte
+// count and checksum it received. A rule's HTTP::collect 1000 of such an
+// upload sees 1000 bytes, once.
+func TestHTTPUploadCurl(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed: the upload test needs it")
+	}
+	startSumMember(t, "127.0.150.41:80")
+	body := bodyPattern(5 << 20)
+	sum := sha256.Sum256(body)
+	want := fmt.Sprintf("n=%d sha=%s", len(body), hex.EncodeToString(sum[:]))
+	file := filepath.Join(t.TempDir(), "upload.bin")
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, key, _ := testCert(t, "www.example")
+	for _, tc := range []struct {
+		name, vs string
+		oc, tls  bool
+	}{
+		{"per-connection", "127.0.150.5:80", false, false},
+		{"oneconnect", "127.0.150.6:80", true, false},
+		{"client-ssl", "127.0.150.7:443", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			cfg := l7Config(t, tc.vs, tc.oc, mblb.HTTPOptions{}, "", "127.0.150.41:80")
+			var lg *ruleLog
+			cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, uploadRule)
+			scheme := "http"
+			if tc.tls {
+				cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+				scheme = "https"
+			}
+			mustApply(t, p, cfg)
+			for _, up := range []struct {
+				path    string
+				chunked bool
+				extra   string
+			}{{"/up", false, ""}, {"/up", true, ""}, {"/collect", false, " collected=1000"}} {
+				args := []string{"-sS", "-k", "--max-time", "30", "--data-binary", "@" + file,
+					"-H", "Content-Type: application/octet-stream", scheme + "://" + tc.vs + up.path}
+				if up.chunked {
+					args = append(args, "-H", "Transfer-Encoding: chunked")
+				}
+				out, err := exec.Command(curl, args...).CombinedOutput()
+				w := want + up.extra
+				if up.extra == "" {
+					w += " collected="
+				}
+				if err != nil || string(out) != w {
+					t.Fatalf("curl %s (chunked %v): %q %v, want %q", up.path, up.chunked, out, err, w)
+				}
+			}
+			if got := strings.Join(lg.Lines(), "\n"); strings.Count(got, "collected 1000") != 1 || strings.Count(got, "collected") != 1 {
+				t.Fatalf("HTTP_REQUEST_DATA log %q, want one collected 1000", got)
+			}
+		})
+	}
+}
+
+// TestHTTPUploadGoClient sends two 3 MiB uploads on one keep-alive TLS
+// connection with Go's client and a request after them.
+func TestHTTPUploadGoClient(t *testing.T) {
+	startSumMember(t, "127.0.150.51:80")
+	cert, key, roots := testCert(t, "www.example")
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.0.150.8:443", false, mblb.HTTPOptions{}, "", "127.0.150.51:80")
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	mustApply(t, p, cfg)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "www.example"}, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 20 * time.Second}
+	body := bodyPattern(3 << 20)
+	sum := sha256.Sum256(body)
+	for i, n := range []int{len(body), len(body), 10} {
+		req, _ := http.NewRequest("PUT", "https://127.0.150.8:443/up", strings.NewReader(string(body[:n])))
+		req.Host = "www.example"
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := fmt.Sprintf("n=%d ", n)
+		if n == len(body) {
+			want += "sha=" + hex.EncodeToString(sum[:])
+		}
+		if !strings.HasPrefix(string(b), want) {
+			t.Fatalf("request %d: %q, want %q", i, b, want)
+		}
+	}
+	if c, _ := countFlows(p); c != 1 {
+		t.Fatalf("client flows = %d, want one keep-alive connection", c)
+	}
+}
+
+// TestHTTPLargeResponseCollect: HTTP::collect 2000 in HTTP_RESPONSE of a
+// 3 MB download (over the 1 MiB message limit) runs HTTP_RESPONSE_DATA
+// once with 2000 bytes of it, and the whole body still reaches the
+// client, with and without a Content-Length.
+func TestHTTPLargeResponseCollect(t *testing.T) {
+	startBodyMember(t, "127.0.150.61:80")
+	const size = 3 << 20
+	want := bodyPattern(size)
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.0.150.9:80", true, mblb.HTTPOptions{}, "", "127.0.150.61:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_RESPONSE { HTTP::collect 2000 }
+when HTTP_RESPONSE_DATA {
+    log local0. "response data [string length [HTTP::payload]] [binary encode hex [string range [HTTP::payload] 0 3]]"
+    HTTP::header insert X-Collected [string length [HTTP::payload]]
+}`)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.0.150.9:80")
+	for i, path := range []string{fmt.Sprint("/", size), fmt.Sprint("/chunked/", size)} {
+		c.c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c.c, httpReq("h", path))
+		r, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil || string(body) != string(want) {
+			t.Fatalf("%s: %d bytes (%v), want the member's %d", path, len(body), err, size)
+		}
+		if r.Header.Get("X-Collected") != "2000" {
+			t.Fatalf("%s: X-Collected %q", path, r.Header.Get("X-Collected"))
+		}
+		lines := lg.Lines()
+		if len(lines) != i+1 || !strings.Contains(lines[i], "response data 2000 "+hex.EncodeToString(want[:4])) {
+			t.Fatalf("%s: HTTP_RESPONSE_DATA log %q", path, lines)
+		}
+	}
+}
