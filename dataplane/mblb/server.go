@@ -431,6 +431,9 @@ func (sc *serverConn) expire(now int64) {
 		if rd := sc.lastRd.Load(); rd > since {
 			since = rd
 		}
+		if w := sc.leg.lastActive.Load(); sc.uploading.Load() && w > since {
+			since = w // an upload's timeout runs from its last byte out
+		}
 		if now-since > int64(e.cfg.ResponseTimeout) {
 			sc.qmu.Unlock()
 			e.logf("mblb: no response from %s %s within %v", sc.leg.Member.Name, sc.leg.Remote, e.cfg.ResponseTimeout)

@@ -201,3 +201,107 @@ func TestHTTPUploadSlowMember(t *testing.T) {
 	}
 	t.Logf("while the member read 1 MiB, the client got %d of %d bytes out (kernel buffers and the proxy's bounded share)", held, len(body))
 }
+
+// TestHTTPUploadKeepsItsConnection: with OneConnect (max-size 1), a
+// request of another client that arrives while an upload is on the
+// only pooled connection is not written into the upload's body: it gets
+// a connection of its own and its answer, and the upload arrives whole.
+func TestHTTPUploadKeepsItsConnection(t *testing.T) {
+	m := startUploadMember(t, "127.0.123.31:0", true)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	cfg := httpConfig(pool, true, HTTPOptions{})
+	cfg.OneConnect.MaxSize = 1
+	vs := startVS(t, "127.0.123.3:0", cfg)
+	body, want := uploadBody(8 << 20)
+	a := dialHTTP(t, vs)
+	a.c.SetDeadline(time.Now().Add(30 * time.Second))
+	errc := make(chan error, 1)
+	go func() {
+		req := fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+		_, err := a.c.Write(append(req, body...))
+		errc <- err
+	}()
+	for i := 0; i < 500 && m.read.Load() < 1<<20; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	b := dialHTTP(t, vs)
+	b.c.SetDeadline(time.Now().Add(10 * time.Second))
+	_, bodies, err := b.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
+	if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
+		t.Fatalf("the other client's request during the upload: %q %v", bodies, err)
+	}
+	close(m.gate)
+	r, err := http.ReadResponse(a.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	if string(got) != want {
+		t.Fatalf("member saw %q, want %q", got, want)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHTTPUploadMemberFails: a member that resets the connection in the
+// middle of an upload is not sent the upload again elsewhere (part of
+// the body has gone): the client is reset.
+func TestHTTPUploadMemberFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.123.41:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() {
+				// Read 2 MiB of the upload, then reset.
+				io.CopyN(io.Discard, c, 2<<20)
+				c.(*net.TCPConn).SetLinger(0)
+				c.Close()
+			}()
+		}
+	}()
+	good := startUploadMember(t, "127.0.123.42:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members,
+		Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Pool: "/Common/up", Name: "BAD"},
+		Member{ID: 2, Addr: rawsock.AddrPortOf(good.ln.Addr()), Pool: "/Common/up", Name: "GOOD"})
+	vs := startVS(t, "127.0.123.4:0", httpConfig(pool, false, HTTPOptions{}))
+	body, _ := uploadBody(8 << 20)
+	for i := 0; i < 4 && conns.Load() == 0; i++ {
+		c := dialHTTP(t, vs)
+		c.c.SetDeadline(time.Now().Add(20 * time.Second))
+		go func() {
+			req := fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+			c.c.Write(append(req, body...))
+		}()
+		r, err := http.ReadResponse(c.br, nil)
+		if conns.Load() == 0 {
+			// Balanced to the good member: it must have answered.
+			if err != nil {
+				t.Fatalf("the good member's upload: %v", err)
+			}
+			io.Copy(io.Discard, r.Body)
+			continue
+		}
+		if err == nil {
+			b, _ := io.ReadAll(r.Body)
+			t.Fatalf("an upload cut by its member was answered: %q", b)
+		}
+	}
+	if conns.Load() == 0 {
+		t.Fatal("no upload reached the failing member")
+	}
+	if n := good.reqs.Load(); n > 3 {
+		t.Fatalf("the good member saw %d uploads: the cut one was sent again", n)
+	}
+}
