@@ -227,6 +227,9 @@ func (s *ClientConn) unstall() bool {
 // clientEOF notes the client's half-close: it is closed once every answer
 // it is owed has been written.
 func (s *ClientConn) clientEOF() {
+	if s.uploadCut() { // upload.go
+		return
+	}
 	s.eof = true
 	s.mu.Lock()
 	fin := s.loopFlushed()
@@ -387,6 +390,7 @@ func (s *ClientConn) release() {
 		unix.Close(ls.fd)
 	}
 	ls.st.release()
+	s.abortUpload() // upload.go
 	for m := s.stalled.pop(); m != nil; m = s.stalled.pop() {
 		m.unref()
 	}

@@ -263,6 +263,7 @@ func (s *ClientConn) Run() error {
 	}
 	st := newStream(fr, e.cfg.MaxMessageSize)
 	defer st.release()
+	defer s.abortUpload() // upload.go
 	defer s.flushDirty()
 	for {
 		k, err := st.read(s.c)
@@ -288,6 +289,9 @@ func (s *ClientConn) Run() error {
 			if errors.Is(err, ErrTooLarge) {
 				s.tooLarge()
 				return err
+			}
+			if errors.Is(err, io.EOF) && s.uploadCut() { // upload.go
+				return nil
 			}
 			if errors.Is(err, io.EOF) {
 				s.drain()

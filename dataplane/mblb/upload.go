@@ -364,3 +364,30 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	st.want = 0
 	return int64(len(st.pending())-h.HeaderEnd) < want
 }
+
+// abortUpload ends the connection of an upload its client left before
+// the body's end (the reader's last act): the member holds half a
+// request, so the connection can serve no one else.
+func (s *ClientConn) abortUpload() {
+	up := &s.up
+	if !up.on || up.sc == nil {
+		return
+	}
+	sc := up.sc
+	*up = upload{}
+	sc.upSess.Store(nil)
+	sc.fail(ErrAborted)
+}
+
+// uploadCut handles a client that ended its side in the middle of an
+// upload's body: the request can never be complete, so no answer is
+// awaited; the upload's connection goes down and the client is reset.
+func (s *ClientConn) uploadCut() bool {
+	if !s.up.on {
+		return false
+	}
+	s.e.logf("mblb: client %s closed in the middle of an upload, reset", s.client)
+	s.abortUpload()
+	s.Close(true)
+	return true
+}

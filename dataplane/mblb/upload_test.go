@@ -305,3 +305,46 @@ func TestHTTPUploadMemberFails(t *testing.T) {
 		t.Fatalf("the good member saw %d uploads: the cut one was sent again", n)
 	}
 }
+
+// TestHTTPUploadClientLeaves: a client that goes away in the middle of an
+// upload on a pooled connection takes that connection down with it (the
+// member holds half a request); the next upload gets another and
+// arrives whole.
+func TestHTTPUploadClientLeaves(t *testing.T) {
+	m := startUploadMember(t, "127.0.123.51:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	cfg := httpConfig(pool, true, HTTPOptions{})
+	cfg.OneConnect.MaxSize = 1
+	vs := startVS(t, "127.0.123.5:0", cfg)
+	body, want := uploadBody(4 << 20)
+	a := dialHTTP(t, vs)
+	fmt.Fprintf(a.c, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+	a.c.Write(body[:2<<20])
+	for i := 0; i < 500 && m.read.Load() < 1<<20; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.c.Close()
+	legs := func() int {
+		n := 0
+		vs.e.Legs(func(*Leg) bool { n++; return true })
+		return n
+	}
+	for i := 0; i < 500 && legs() > 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := legs(); n != 0 {
+		t.Fatalf("%d server connections left after the client left its upload", n)
+	}
+	b := dialHTTP(t, vs)
+	b.c.SetDeadline(time.Now().Add(20 * time.Second))
+	go fmt.Fprintf(b.c, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	r, err := http.ReadResponse(b.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	if string(got) != want {
+		t.Fatalf("member saw %q, want %q", got, want)
+	}
+}
