@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,6 +24,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	label := fs.String("label", "W1", "label put in every answer")
 	verbose := fs.Bool("v", false, "log every request")
 	setCookie := fs.String("set-cookie", "", "a Set-Cookie value sent with every answer (name=value; attributes), as the application's own cookie")
+	sum := fs.Bool("sum", false, "also answer with the request body's length and SHA-256 (bytes=<n> sha256=<hex>), so a client can see an upload arrived whole")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,9 +37,13 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := &lockedWriter{w: stdout}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		h := sha256.New()
+		n, _ := io.Copy(h, r.Body)
 		answer := fmt.Sprintf("%s xff=%s cookie=%s %s %s", *label, r.Header.Get("X-Forwarded-For"),
 			r.Header.Get("Cookie"), r.Method, r.URL.Path)
+		if *sum {
+			answer += fmt.Sprintf(" bytes=%d sha256=%x", n, h.Sum(nil))
+		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
 		}

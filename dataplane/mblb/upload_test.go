@@ -112,12 +112,12 @@ func chunked(b []byte, size int) []byte {
 // without OneConnect; the member receives every byte in order, and the
 // client connection goes on with its next request.
 func TestHTTPUploadStreams(t *testing.T) {
-	m := startUploadMember(t, "127.0.123.11:0", false)
+	m := startUploadMember(t, "127.0.125.11:0", false)
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
 	body, want := uploadBody(5 << 20)
 	for _, oc := range []bool{false, true} {
-		vs := startVS(t, "127.0.123.1:0", httpConfig(pool, oc, HTTPOptions{}))
+		vs := startVS(t, "127.0.125.1:0", httpConfig(pool, oc, HTTPOptions{}))
 		for _, enc := range []string{"length", "chunked"} {
 			t.Run(fmt.Sprintf("oneconnect=%v/%s", oc, enc), func(t *testing.T) {
 				c := dialHTTP(t, vs)
@@ -160,10 +160,10 @@ func TestHTTPUploadStreams(t *testing.T) {
 // cannot write a 32 MiB body while the member reads nothing, and the body
 // arrives whole once it reads again.
 func TestHTTPUploadSlowMember(t *testing.T) {
-	m := startUploadMember(t, "127.0.123.21:0", true)
+	m := startUploadMember(t, "127.0.125.21:0", true)
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
-	vs := startVS(t, "127.0.123.2:0", httpConfig(pool, false, HTTPOptions{}))
+	vs := startVS(t, "127.0.125.2:0", httpConfig(pool, false, HTTPOptions{}))
 	body, want := uploadBody(32 << 20)
 	c := dialHTTP(t, vs)
 	c.c.(*net.TCPConn).SetWriteBuffer(32 << 10)
@@ -207,12 +207,12 @@ func TestHTTPUploadSlowMember(t *testing.T) {
 // only pooled connection is not written into the upload's body: it gets
 // a connection of its own and its answer, and the upload arrives whole.
 func TestHTTPUploadKeepsItsConnection(t *testing.T) {
-	m := startUploadMember(t, "127.0.123.31:0", true)
+	m := startUploadMember(t, "127.0.125.31:0", true)
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
 	cfg := httpConfig(pool, true, HTTPOptions{})
 	cfg.OneConnect.MaxSize = 1
-	vs := startVS(t, "127.0.123.3:0", cfg)
+	vs := startVS(t, "127.0.125.3:0", cfg)
 	body, want := uploadBody(8 << 20)
 	a := dialHTTP(t, vs)
 	a.c.SetDeadline(time.Now().Add(30 * time.Second))
@@ -249,7 +249,7 @@ func TestHTTPUploadKeepsItsConnection(t *testing.T) {
 // middle of an upload is not sent the upload again elsewhere (part of
 // the body has gone): the client is reset.
 func TestHTTPUploadMemberFails(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.123.41:0")
+	ln, err := net.Listen("tcp", "127.0.125.41:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,12 +270,12 @@ func TestHTTPUploadMemberFails(t *testing.T) {
 			}()
 		}
 	}()
-	good := startUploadMember(t, "127.0.123.42:0", false)
+	good := startUploadMember(t, "127.0.125.42:0", false)
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members,
 		Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Pool: "/Common/up", Name: "BAD"},
 		Member{ID: 2, Addr: rawsock.AddrPortOf(good.ln.Addr()), Pool: "/Common/up", Name: "GOOD"})
-	vs := startVS(t, "127.0.123.4:0", httpConfig(pool, false, HTTPOptions{}))
+	vs := startVS(t, "127.0.125.4:0", httpConfig(pool, false, HTTPOptions{}))
 	body, _ := uploadBody(8 << 20)
 	for i := 0; i < 4 && conns.Load() == 0; i++ {
 		c := dialHTTP(t, vs)
@@ -311,12 +311,12 @@ func TestHTTPUploadMemberFails(t *testing.T) {
 // member holds half a request); the next upload gets another and
 // arrives whole.
 func TestHTTPUploadClientLeaves(t *testing.T) {
-	m := startUploadMember(t, "127.0.123.51:0", false)
+	m := startUploadMember(t, "127.0.125.51:0", false)
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
 	cfg := httpConfig(pool, true, HTTPOptions{})
 	cfg.OneConnect.MaxSize = 1
-	vs := startVS(t, "127.0.123.5:0", cfg)
+	vs := startVS(t, "127.0.125.5:0", cfg)
 	body, want := uploadBody(4 << 20)
 	a := dialHTTP(t, vs)
 	fmt.Fprintf(a.c, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
