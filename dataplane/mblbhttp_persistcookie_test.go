@@ -81,11 +81,11 @@ when HTTP_RESPONSE {
 // own) and a cookie persistence profile (insert, BIGipServer<pool>),
 // with real requests.
 func TestHTTPRulePersistCookie(t *testing.T) {
-	const a, b = "127.0.150.11:80", "127.0.150.12:80"
+	const a, b = "127.0.235.11:80", "127.0.235.12:80"
 	startCookieMember(t, a, "A")
 	startCookieMember(t, b, "B")
 	p, _ := newPlane(t)
-	cfg := l7Config(t, "127.0.150.1:80", true, mblb.HTTPOptions{
+	cfg := l7Config(t, "127.0.235.1:80", true, mblb.HTTPOptions{
 		Cookie: httpx.CookieSpec{Name: httpx.PoolCookieName("/Common/pool"), HTTPOnly: true},
 	}, persistCookieRule, a, b)
 	cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/cookie", Method: PersistCookie, Timeout: 180 * time.Second}
@@ -103,7 +103,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 	member := func(body string) string { return strings.Fields(body)[0] }
 
 	t.Run("profile", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		r, body := get(c, "/x")
 		v, line := cookieOf(r, "BIGipServerpool")
 		if v == "" || !strings.Contains(strings.ToLower(line), "httponly") {
@@ -117,7 +117,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("insert", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		r, _ := get(c, "/mine")
 		v, line := cookieOf(r, "MINE")
 		if v == "" || !strings.Contains(line, "expires=") || !strings.Contains(strings.ToLower(line), "httponly") {
@@ -137,7 +137,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		seen := map[string]bool{}
 		for i := 0; i < 4; i++ {
 			r, body := get(c, "/none", "Cookie: BIGipServerpool="+bEnc+"\r\n")
@@ -151,7 +151,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("hash", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		r, body := get(c, "/login")
 		sess, _ := cookieOf(r, "JSESSIONID")
 		if sess == "" {
@@ -169,7 +169,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("rewrite", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		r, body := get(c, "/rw")
 		v, line := cookieOf(r, "RW")
 		got, ok := httpx.DecodeMember([]byte(v))
@@ -182,7 +182,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("passive", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		for i := 0; i < 4; i++ {
 			r, body := get(c, "/passive", "Cookie: APP="+bEnc+"\r\n")
 			if member(body) != "B" {
@@ -194,7 +194,7 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 		}
 	})
 	t.Run("in HTTP_RESPONSE", func(t *testing.T) {
-		c := dialHTTPVS(t, "127.0.150.1:80")
+		c := dialHTTPVS(t, "127.0.235.1:80")
 		if _, _, err := c.do(httpReq("h", "/resp")); err == nil {
 			t.Fatal("persist cookie in HTTP_RESPONSE: answered, want the client reset by the rule's error")
 		}
@@ -206,15 +206,15 @@ func TestHTTPRulePersistCookie(t *testing.T) {
 // client is reset) and says why. persist none in CLIENT_ACCEPTED turns
 // the source-address profile off for the whole connection.
 func TestHTTPRulePersistCookieRefused(t *testing.T) {
-	const a, b = "127.0.150.21:80", "127.0.150.22:80"
+	const a, b = "127.0.235.21:80", "127.0.235.22:80"
 	startCookieMember(t, a, "A")
 	startCookieMember(t, b, "B")
 	p, _ := newPlane(t)
-	cfg := l7Config(t, "127.0.150.2:80", true, mblb.HTTPOptions{}, "", a, b)
+	cfg := l7Config(t, "127.0.235.2:80", true, mblb.HTTPOptions{}, "", a, b)
 	var lg *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_REQUEST { persist cookie insert }`)
 	mustApply(t, p, cfg)
-	c := dialHTTPVS(t, "127.0.150.2:80")
+	c := dialHTTPVS(t, "127.0.235.2:80")
 	if _, _, err := c.do(httpReq("h", "/")); err == nil {
 		t.Fatal("persist cookie without a cookie profile: answered")
 	}
@@ -222,10 +222,10 @@ func TestHTTPRulePersistCookieRefused(t *testing.T) {
 		return strings.Contains(strings.Join(lg.Lines(), "\n"), "requires an http profile and a cookie persistence profile")
 	})
 
-	cfg = l7Config(t, "127.0.150.2:80", true, mblb.HTTPOptions{}, `when CLIENT_ACCEPTED { persist none }`, a, b)
+	cfg = l7Config(t, "127.0.235.2:80", true, mblb.HTTPOptions{}, `when CLIENT_ACCEPTED { persist none }`, a, b)
 	cfg.Virtuals["/Common/vs"].Persist = srcAddr(time.Minute)
 	mustApply(t, p, cfg)
-	c = dialHTTPVS(t, "127.0.150.2:80")
+	c = dialHTTPVS(t, "127.0.235.2:80")
 	seen := map[string]bool{}
 	for i := 0; i < 4; i++ {
 		_, body, err := c.do(httpReq("h", "/"))

@@ -59,7 +59,7 @@ func TestHTTPUploadCurl(t *testing.T) {
 	if err != nil {
 		t.Skip("curl is not installed: the upload test needs it")
 	}
-	startSumMember(t, "127.0.150.41:80")
+	startSumMember(t, "127.0.235.41:80")
 	body := bodyPattern(5 << 20)
 	sum := sha256.Sum256(body)
 	want := fmt.Sprintf("n=%d sha=%s", len(body), hex.EncodeToString(sum[:]))
@@ -72,13 +72,13 @@ func TestHTTPUploadCurl(t *testing.T) {
 		name, vs string
 		oc, tls  bool
 	}{
-		{"per-connection", "127.0.150.5:80", false, false},
-		{"oneconnect", "127.0.150.6:80", true, false},
-		{"client-ssl", "127.0.150.7:443", true, true},
+		{"per-connection", "127.0.235.5:80", false, false},
+		{"oneconnect", "127.0.235.6:80", true, false},
+		{"client-ssl", "127.0.235.7:443", true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := newPlane(t)
-			cfg := l7Config(t, tc.vs, tc.oc, mblb.HTTPOptions{}, "", "127.0.150.41:80")
+			cfg := l7Config(t, tc.vs, tc.oc, mblb.HTTPOptions{}, "", "127.0.235.41:80")
 			var lg *ruleLog
 			cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, uploadRule)
 			scheme := "http"
@@ -116,10 +116,10 @@ func TestHTTPUploadCurl(t *testing.T) {
 // TestHTTPUploadGoClient sends two 3 MiB uploads on one keep-alive TLS
 // connection with Go's client and a request after them.
 func TestHTTPUploadGoClient(t *testing.T) {
-	startSumMember(t, "127.0.150.51:80")
+	startSumMember(t, "127.0.235.51:80")
 	cert, key, roots := testCert(t, "www.example")
 	p, _ := newPlane(t)
-	cfg := l7Config(t, "127.0.150.8:443", false, mblb.HTTPOptions{}, "", "127.0.150.51:80")
+	cfg := l7Config(t, "127.0.235.8:443", false, mblb.HTTPOptions{}, "", "127.0.235.51:80")
 	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 	mustApply(t, p, cfg)
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "www.example"}, MaxIdleConnsPerHost: 1}
@@ -128,7 +128,7 @@ func TestHTTPUploadGoClient(t *testing.T) {
 	body := bodyPattern(3 << 20)
 	sum := sha256.Sum256(body)
 	for i, n := range []int{len(body), len(body), 10} {
-		req, _ := http.NewRequest("PUT", "https://127.0.150.8:443/up", strings.NewReader(string(body[:n])))
+		req, _ := http.NewRequest("PUT", "https://127.0.235.8:443/up", strings.NewReader(string(body[:n])))
 		req.Host = "www.example"
 		resp, err := hc.Do(req)
 		if err != nil {
@@ -154,11 +154,11 @@ func TestHTTPUploadGoClient(t *testing.T) {
 // once with 2000 bytes of it, and the whole body still reaches the
 // client, with and without a Content-Length.
 func TestHTTPLargeResponseCollect(t *testing.T) {
-	startBodyMember(t, "127.0.150.61:80")
+	startBodyMember(t, "127.0.235.61:80")
 	const size = 3 << 20
 	want := bodyPattern(size)
 	p, _ := newPlane(t)
-	cfg := l7Config(t, "127.0.150.9:80", true, mblb.HTTPOptions{}, "", "127.0.150.61:80")
+	cfg := l7Config(t, "127.0.235.9:80", true, mblb.HTTPOptions{}, "", "127.0.235.61:80")
 	var lg *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_RESPONSE { HTTP::collect 2000 }
 when HTTP_RESPONSE_DATA {
@@ -166,7 +166,7 @@ when HTTP_RESPONSE_DATA {
     HTTP::header insert X-Collected [string length [HTTP::payload]]
 }`)
 	mustApply(t, p, cfg)
-	c := dialHTTPVS(t, "127.0.150.9:80")
+	c := dialHTTPVS(t, "127.0.235.9:80")
 	for i, path := range []string{fmt.Sprint("/", size), fmt.Sprint("/chunked/", size)} {
 		c.c.SetDeadline(time.Now().Add(30 * time.Second))
 		io.WriteString(c.c, httpReq("h", path))

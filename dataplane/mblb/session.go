@@ -515,6 +515,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 				if m.hx.tunnel != 0 {
 					s.switchRefused()
 				}
+				if m.hx.upload {
+					s.up.discard = true // its body goes nowhere (upload.go)
+				}
 				m.unref()
 				s.deliver(seq, r, cur)
 				return true

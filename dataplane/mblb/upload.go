@@ -248,7 +248,7 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 // event loop, or another goroutine holding its writing token).
 func (s *ClientConn) awaitUpload(sc *serverConn) error {
 	s.flushDirty()
-	for i := 0; sc.upQueued.Load() >= uploadHigh/2; i++ {
+	for sc.upQueued.Load() >= uploadHigh/2 {
 		if s.isClosed() {
 			return errClosed
 		}

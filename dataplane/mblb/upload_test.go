@@ -348,3 +348,69 @@ func TestHTTPUploadClientLeaves(t *testing.T) {
 		t.Fatalf("member saw %q, want %q", got, want)
 	}
 }
+
+// TestHTTPUploadNoMember: an upload no member can take is answered by
+// the fallback host's redirect (which closes the connection, as every
+// fallback answer does), while its body is still arriving.
+func TestHTTPUploadNoMember(t *testing.T) {
+	m := startUploadMember(t, "127.0.125.61:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{1: true}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	vs := startVS(t, "127.0.125.6:0", httpConfig(pool, false, HTTPOptions{Fallback: "http://sorry.example/"}))
+	body, _ := uploadBody(3 << 20)
+	c := dialHTTP(t, vs)
+	c.c.SetDeadline(time.Now().Add(20 * time.Second))
+	go fmt.Fprintf(c.c, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	r, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, r.Body)
+	if r.StatusCode != 302 || r.Header.Get("Location") != "http://sorry.example/" {
+		t.Fatalf("answer: %d %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	if n := m.reqs.Load(); n != 0 {
+		t.Fatalf("the disabled member saw %d requests", n)
+	}
+}
+
+// tooBigRule answers every POST itself with 413 and keeps the
+// connection: an upload's body is then read and dropped.
+type tooBigRule struct{}
+
+func (tooBigRule) OnHTTPRequest(x *HTTPEvent) error {
+	if strings.HasPrefix(string(x.Message()), "POST ") {
+		x.Respond([]byte("HTTP/1.1 413 Payload Too Large\r\nContent-Length: 7\r\n\r\ntoo big"), true)
+	}
+	return nil
+}
+func (tooBigRule) OnHTTPResponse(*HTTPEvent) error { return nil }
+
+// TestHTTPUploadAnsweredByRule: an upload the rule answers itself goes to
+// no member; its body is dropped as it arrives and the next request on
+// the connection is served.
+func TestHTTPUploadAnsweredByRule(t *testing.T) {
+	m := startUploadMember(t, "127.0.125.71:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	vs := startVS(t, "127.0.125.7:0", httpConfig(pool, false, HTTPOptions{}), func(net.Conn) ClientOptions {
+		return ClientOptions{HTTPRule: tooBigRule{}}
+	})
+	body, _ := uploadBody(3 << 20)
+	c := dialHTTP(t, vs)
+	c.c.SetDeadline(time.Now().Add(20 * time.Second))
+	go fmt.Fprintf(c.c, "POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n%sGET /next HTTP/1.1\r\nHost: www\r\n\r\n", chunked(body, 50000))
+	for _, want := range []string{"413", "200"} {
+		r, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			t.Fatalf("answer %s: %v", want, err)
+		}
+		io.Copy(io.Discard, r.Body)
+		if strconv.Itoa(r.StatusCode) != want {
+			t.Fatalf("answer %d, want %s", r.StatusCode, want)
+		}
+	}
+	if n := m.reqs.Load(); n != 1 {
+		t.Fatalf("the member saw %d requests, want the GET only", n)
+	}
+}
