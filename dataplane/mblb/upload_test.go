@@ -414,3 +414,41 @@ func TestHTTPUploadAnsweredByRule(t *testing.T) {
 		t.Fatalf("the member saw %d requests, want the GET only", n)
 	}
 }
+
+// BenchmarkHTTPUpload is 20 MiB uploads on one keep-alive connection,
+// straight to the member and through the virtual (whose message limit
+// is 1 MiB, so every upload streams).
+func BenchmarkHTTPUpload(b *testing.B) {
+	m := startBigMember(b, "127.0.125.81:0")
+	vs := startVS(b, "127.0.125.8:0", httpConfig(httpPool(m), false, HTTPOptions{}))
+	const size = 20 << 20
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = bigByte(i)
+	}
+	head := fmt.Sprintf("POST /big/cl/0 HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", size)
+	for _, bc := range []struct{ name, addr string }{{"direct", m.ln.Addr().String()}, {"proxied", vs.addr()}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c, err := net.Dial("tcp", bc.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			br := bufio.NewReader(c)
+			b.SetBytes(size)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				bufs := net.Buffers{[]byte(head), body}
+				if _, err := bufs.WriteTo(c); err != nil {
+					b.Fatal(err)
+				}
+				r, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+		})
+	}
+}
