@@ -187,3 +187,38 @@ when HTTP_RESPONSE_DATA {
 		}
 	}
 }
+
+// TestHTTPUploadSendEvents: an upload's head passes LB_SELECTED and
+// HTTP_REQUEST_SEND like any request's (their header edits reach the
+// member, even when the connection is still being opened), and its body
+// follows whole. Without OneConnect only the connection's first request
+// is balanced, so only it runs LB_SELECTED.
+func TestHTTPUploadSendEvents(t *testing.T) {
+	startSumMember(t, "127.0.235.71:80")
+	for _, oc := range []bool{false, true} {
+		p, _ := newPlane(t)
+		cfg := l7Config(t, "127.0.235.10:80", oc, mblb.HTTPOptions{}, `when LB_SELECTED { HTTP::header insert X-Collected lb }
+when HTTP_REQUEST_SEND { HTTP::header replace X-Collected "[HTTP::header value X-Collected]-send" }`, "127.0.235.71:80")
+		mustApply(t, p, cfg)
+		body := bodyPattern(3 << 20)
+		sum := sha256.Sum256(body)
+		c := dialHTTPVS(t, "127.0.235.10:80")
+		for i := 0; i < 2; i++ {
+			want := fmt.Sprintf("n=%d sha=%s collected=lb-send", len(body), hex.EncodeToString(sum[:]))
+			if !oc && i > 0 {
+				want = strings.Replace(want, "=lb-send", "=-send", 1)
+			}
+			c.c.SetDeadline(time.Now().Add(20 * time.Second))
+			go fmt.Fprintf(c.c, "PUT /up HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			r, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatalf("oneconnect=%v upload %d: %v", oc, i, err)
+			}
+			got, _ := io.ReadAll(r.Body)
+			if string(got) != want {
+				t.Fatalf("oneconnect=%v upload %d: %q, want %q", oc, i, got, want)
+			}
+		}
+		p.Close()
+	}
+}
