@@ -16,7 +16,8 @@
 # HTTP_REQUEST rule switching on host and URI and replacing a header
 # (HAProxy: the same with ACLs and http-request set-header). The two
 # alternate, ROUNDS times (default 5); it prints the median requests/s
-# and p99 latency of each, and their ratio.
+# and p99 latency of each, their ratio, and the CPU time each proxy
+# spent per request (user+system, all threads, from /proc).
 #
 # Installs haproxy, wrk and nginx-light with apt-get when they are missing;
 # if that is impossible it says so and exits 0. Everything listens on
@@ -92,6 +93,7 @@ pids+=($!)
 go build -o "$work/" ./cmd/ltmd ./cmd/tmsh || { echo "bench: build failed"; exit 1; }
 "$work/ltmd" --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
 pids+=($!)
+ltmd_pid=$!
 for _ in $(seq 100); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 "$work/tmsh" --socket "$work/ltmd.sock" -c "create ltm pool bench_pool members add { $B1 $B2 }; create ltm virtual bench_vs destination $LTM pool bench_pool profiles replace-all-with { tcp { } }" ||
   { echo "bench: configuring ltmd failed"; cat "$work/ltmd.err"; exit 1; }
@@ -159,6 +161,7 @@ backend be_cookie
 EOF
   haproxy -f "$work/haproxy_http.cfg" -db >/dev/null 2>&1 &
   pids+=($!)
+  haph_pid=$!
   cat >"$work/http.tmsh" <<EOF
 create ltm pool api_pool members add { $B1 $B2 }
 create ltm pool static_pool members add { $B1 $B2 }
@@ -186,16 +189,24 @@ EOF
   "$work/tmsh" --socket "$work/ltmd.sock" -f "$work/http.tmsh" ||
     { echo "bench: configuring the http virtuals failed"; cat "$work/ltmd.err"; exit 1; }
   sleep 1
-  # run TARGET: "req/s p99-ms" of one wrk run (--latency).
+  # cputicks PID: the process's user+system CPU time so far, in clock ticks.
+  cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+  tck=$(getconf CLK_TCK)
+  # run TARGET PID: "req/s p99-ms cpu-us-per-request" of one wrk run
+  # (--latency); the CPU is the proxy process's (PID), all its threads.
   run() {
-    wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://$1/" 2>/dev/null |
-      awk '/Requests\/sec/ {r=$2}
-           $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
-           END {printf "%d %.2f", r, p}'
+    local before after
+    before=$(cputicks "$2")
+    wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://$1/" 2>/dev/null >"$work/wrk.out"
+    after=$(cputicks "$2")
+    awk -v cpu=$((after - before)) -v tck="$tck" '/Requests\/sec/ {r=$2}
+         /requests in/ {n=$1}
+         $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
+         END {printf "%d %.2f %.2f", r, p, (n > 0 ? cpu / tck * 1e6 / n : 0)}' "$work/wrk.out"
   }
   median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
   ROUNDS=${ROUNDS:-5}
-  declare -A RPS P99
+  declare -A RPS P99 CPU
   cases=(plain:80 cookie:81 rule:82)
   for round in $(seq "$ROUNDS"); do
     for c in "${cases[@]}"; do
@@ -205,26 +216,29 @@ EOF
       order=(haproxy openltm)
       [ $((round % 2)) = 0 ] && order=(openltm haproxy)
       for who in "${order[@]}"; do
-        target=$HAPH:$port
-        [ "$who" = openltm ] && target=$LTMH:$port
-        read -r r p <<<"$(run "$target")"
+        target=$HAPH:$port pid=$haph_pid
+        [ "$who" = openltm ] && target=$LTMH:$port pid=$ltmd_pid
+        read -r r p c <<<"$(run "$target" "$pid")"
         RPS[$who,$name]+="$r "
         P99[$who,$name]+="$p "
+        CPU[$who,$name]+="$c "
       done
     done
   done
-  printf '%-10s %14s %14s %8s %12s %12s\n' "median/$ROUNDS" "haproxy req/s" "openltm req/s" ratio "haproxy p99" "openltm p99"
+  printf '%-10s %14s %14s %8s %12s %12s %12s %12s\n' "median/$ROUNDS" "haproxy req/s" "openltm req/s" ratio "haproxy p99" "openltm p99" "haproxy CPU" "openltm CPU"
   for c in "${cases[@]}"; do
     name=${c%%:*}
     hr=$(tr ' ' '\n' <<<"${RPS[haproxy,$name]}" | grep . | median)
     orr=$(tr ' ' '\n' <<<"${RPS[openltm,$name]}" | grep . | median)
     hp=$(tr ' ' '\n' <<<"${P99[haproxy,$name]}" | grep . | median)
     op=$(tr ' ' '\n' <<<"${P99[openltm,$name]}" | grep . | median)
-    printf '%-10s %14s %14s %8s %10sms %10sms\n' "$name" "$hr" "$orr" \
-      "$(awk -v a="$orr" -v b="$hr" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')" "$hp" "$op"
+    hc=$(tr ' ' '\n' <<<"${CPU[haproxy,$name]}" | grep . | median)
+    oc=$(tr ' ' '\n' <<<"${CPU[openltm,$name]}" | grep . | median)
+    printf '%-10s %14s %14s %8s %10sms %10sms %10sus %10sus\n' "$name" "$hr" "$orr" \
+      "$(awk -v a="$orr" -v b="$hr" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')" "$hp" "$op" "$hc" "$oc"
     echo "           runs: haproxy ${RPS[haproxy,$name]}| openltm ${RPS[openltm,$name]}"
   done
-  echo "(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency, p99 in ms)"
+  echo "(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency; p99 in ms; CPU: the proxy's user+system time per request, in µs)"
   exit 0
 fi
 

@@ -19,6 +19,85 @@ type poolKey struct {
 type poolGroup struct {
 	conns   []*serverConn
 	dialing int
+	// idle holds, per event loop, the connections that went idle there,
+	// newest last: a request on that loop takes one without looking at
+	// every connection of the group (with OneConnect and many clients a
+	// group holds as many connections as there are requests in flight).
+	// Entries are checked when popped (reusable), so a connection taken
+	// another way or closed since is skipped then.
+	idle []loopIdle
+}
+
+// loopIdle is one loop's stack of idle connections (nil loop: goroutine
+// connections, on systems without event loops or for tunnels).
+type loopIdle struct {
+	l     *evl
+	conns []*serverConn
+}
+
+// reusable: sc is idle, open and may carry another message. The caller
+// holds mu.
+func reusable(sc *serverConn) bool {
+	return sc.idleCounted && !sc.removed && !sc.retired && !sc.down.Load()
+}
+
+// stack is l's idle stack in g, created on first use.
+func (g *poolGroup) stack(l *evl) *loopIdle {
+	for i := range g.idle {
+		if g.idle[i].l == l {
+			return &g.idle[i]
+		}
+	}
+	g.idle = append(g.idle, loopIdle{l: l})
+	return &g.idle[len(g.idle)-1]
+}
+
+// popIdle takes the newest reusable connection that went idle on l, or
+// nil. The caller holds mu.
+func (g *poolGroup) popIdle(l *evl) *serverConn {
+	for i := range g.idle {
+		st := &g.idle[i]
+		if st.l != l {
+			continue
+		}
+		for n := len(st.conns); n > 0; n = len(st.conns) {
+			sc := st.conns[n-1]
+			st.conns[n-1] = nil
+			st.conns = st.conns[:n-1]
+			sc.stacked = false
+			if reusable(sc) {
+				return sc
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// pushIdle records that sc went idle. A connection is in its stack once
+// at most (an entry left by a connection taken another way serves again
+// when it is idle again), and entries of connections closed since are
+// dropped once the stack outgrows the group, so it stays bounded. The
+// caller holds mu.
+func (g *poolGroup) pushIdle(sc *serverConn) {
+	if sc.stacked {
+		return
+	}
+	st := g.stack(sc.lp.loop())
+	if len(st.conns) > 2*len(g.conns)+8 {
+		keep := st.conns[:0]
+		for _, x := range st.conns {
+			if x.removed {
+				x.stacked = false
+				continue
+			}
+			keep = append(keep, x)
+		}
+		clear(st.conns[len(keep):])
+		st.conns = keep
+	}
+	sc.stacked = true
+	st.conns = append(st.conns, sc)
 }
 
 // connPool is OneConnect: server connections shared by every client of the
@@ -128,6 +207,13 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 			p.mu.Unlock()
 			return nil, errClosed
 		}
+		// An idle connection on the caller's own loop is the best there
+		// can be (no load, no hand-off): take it without the scan.
+		if sc := g.popIdle(cur); sc != nil {
+			p.take(sc)
+			p.mu.Unlock()
+			return sc, nil
+		}
 		var best *serverConn
 		var bestLoad, bestScore int32
 		bestFar := false
@@ -233,6 +319,9 @@ func (p *connPool) released(sc *serverConn) {
 		return
 	}
 	sc.idleCounted = true
+	if g := p.groups[sc.key]; g != nil {
+		g.pushIdle(sc)
+	}
 	p.idle++
 	if p.idle > p.maxIdle {
 		p.maxIdle = p.idle

@@ -154,6 +154,7 @@ type serverConn struct {
 	retired     bool
 	idleCounted bool
 	removed     bool
+	stacked     bool // in its group's idle stack (poolGroup.pushIdle)
 	created     int64
 
 	// hdr is the reader's scratch space for inserted header lines.

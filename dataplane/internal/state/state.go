@@ -182,6 +182,9 @@ func (m *Member) ramp(now int64, rampTime time.Duration) float64 {
 	}
 	el := time.Duration(now - start)
 	if el >= rampTime {
+		// The ramp is over: forget its start, so that picks stop reading
+		// the clock for this member (unless it came up again meanwhile).
+		m.RampStart.CompareAndSwap(start, 0)
 		return 1
 	}
 	return math.Max(float64(el)/float64(rampTime), 0.01)
@@ -233,7 +236,7 @@ func (p *Pool) Pick(exclude []*Member, mode *ModeSpec) *Member {
 	}
 	var buf, gbuf [16]lb.Candidate
 	cands := buf[:0]
-	now := time.Now().UnixNano()
+	var now int64 // read once, and only for a member still ramping up
 outer:
 	for i, m := range s.Members {
 		for _, x := range exclude {
@@ -255,7 +258,10 @@ outer:
 		if alg == lb.Observed || alg == lb.Predictive {
 			cand.Smoothed = m.observe(cand.Conns)
 		}
-		if s.Cfg.SlowRampTime > 0 {
+		if s.Cfg.SlowRampTime > 0 && m.RampStart.Load() != 0 {
+			if now == 0 {
+				now = time.Now().UnixNano()
+			}
 			cand.Ramp = m.ramp(now, s.Cfg.SlowRampTime)
 		}
 		cands = append(cands, cand)
