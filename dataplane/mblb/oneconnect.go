@@ -35,10 +35,10 @@ type loopIdle struct {
 	conns []*serverConn
 }
 
-// reusable: sc is idle, open and may carry another message. The caller
-// holds mu.
+// reusable: sc is idle, open and may carry another message (not an
+// upload's: upload.go). The caller holds mu.
 func reusable(sc *serverConn) bool {
-	return sc.idleCounted && !sc.removed && !sc.retired && !sc.down.Load()
+	return sc.idleCounted && !sc.removed && !sc.retired && !sc.down.Load() && !sc.uploading.Load()
 }
 
 // stack is l's idle stack in g, created on first use.

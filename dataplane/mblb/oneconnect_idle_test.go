@@ -17,6 +17,7 @@ func TestPoolGroupIdleStack(t *testing.T) {
 		{"removed since", func(a, b *serverConn) { b.removed = true }, "a"},
 		{"retired since", func(a, b *serverConn) { b.retired = true }, "a"},
 		{"down since", func(a, b *serverConn) { b.down.Store(true) }, "a"},
+		{"uploading since", func(a, b *serverConn) { b.uploading.Store(true) }, "a"},
 		{"none left", func(a, b *serverConn) { a.removed = true; b.idleCounted = false }, ""},
 	}
 	for _, c := range cases {
