@@ -1,0 +1,200 @@
+// Package heartbeat is BIG-IP's network failover: the devices of a device
+// group send each other small UDP datagrams on their unicast addresses
+// (`cm device NAME unicast-address { { ip A port P } }`, port 1026 by
+// default), saying who they are, which traffic groups they are active for,
+// whether they still reach the group's etcd cluster and which group
+// generation they run. The cluster package decides failover from them while
+// etcd is unreachable; this package only sends, receives and remembers the
+// last datagram of each peer.
+package heartbeat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DefaultPort is BIG-IP's network failover port.
+const DefaultPort = 1026
+
+// maxBeat bounds a datagram: one Ethernet frame is plenty for a device name,
+// a few traffic groups and numbers.
+const maxBeat = 1400
+
+// Beat is one heartbeat.
+type Beat struct {
+	Device string `json:"device"`
+	Group  string `json:"group"`
+	// Seq grows with every beat a device sends, so a datagram delayed
+	// behind a newer one is ignored.
+	Seq uint64 `json:"seq"`
+	// Boot tells a restarted device (whose Seq starts again) from a
+	// delayed datagram.
+	Boot int64 `json:"boot"`
+	// Generation is the group generation the device runs.
+	Generation uint64 `json:"gen"`
+	// Active lists the traffic groups the device serves.
+	Active []string `json:"active,omitempty"`
+	// Etcd is true while the device surely holds its etcd lease: its
+	// Active traffic groups are then the etcd election's.
+	Etcd bool `json:"etcd"`
+	// EtcdAge is how long ago (ms) the device last heard etcd answer a
+	// lease renewal; -1 when it never did.
+	EtcdAge int64 `json:"etcd_age_ms"`
+}
+
+// Heard is the last beat of a peer and when this device received it.
+type Heard struct {
+	Beat
+	At   time.Time
+	From netip.AddrPort
+}
+
+// Node sends this device's beats to its peers and keeps their last ones.
+// Beats are accepted only from a device the node was told about
+// (SetPeers), from one of that device's addresses, for the node's group.
+type Node struct {
+	group string
+	conns []*net.UDPConn
+
+	mu    sync.Mutex
+	peers map[string][]netip.AddrPort
+	heard map[string]Heard
+	seq   uint64
+	boot  int64
+	wg    sync.WaitGroup
+}
+
+// Listen binds a UDP socket on each of the device's unicast addresses.
+func Listen(group string, addrs []netip.AddrPort) (*Node, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("network failover needs at least one unicast address")
+	}
+	n := &Node{group: group, peers: map[string][]netip.AddrPort{}, heard: map[string]Heard{}, boot: time.Now().UnixNano()}
+	for _, a := range addrs {
+		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(a))
+		if err != nil {
+			n.Close()
+			return nil, fmt.Errorf("network failover cannot listen on unicast address %s: %w", a, err)
+		}
+		n.conns = append(n.conns, c)
+	}
+	for _, c := range n.conns {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.receive(c) }()
+	}
+	return n, nil
+}
+
+// Addrs are the addresses the node listens on.
+func (n *Node) Addrs() []netip.AddrPort {
+	var out []netip.AddrPort
+	for _, c := range n.conns {
+		out = append(out, c.LocalAddr().(*net.UDPAddr).AddrPort())
+	}
+	return out
+}
+
+// SetPeers says which devices (by name) may send beats and where this
+// device sends its own: each peer's unicast addresses.
+func (n *Node) SetPeers(peers map[string][]netip.AddrPort) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.peers = map[string][]netip.AddrPort{}
+	for d, as := range peers {
+		n.peers[d] = slices.Clone(as)
+	}
+	for d := range n.heard {
+		if _, ok := n.peers[d]; !ok {
+			delete(n.heard, d)
+		}
+	}
+}
+
+// Send sends b to every address of every peer, from the node's first
+// socket on the peer address's family. Seq and Group are filled in.
+func (n *Node) Send(b Beat) {
+	n.mu.Lock()
+	n.seq++
+	b.Seq, b.Boot, b.Group = n.seq, n.boot, n.group
+	var to []netip.AddrPort
+	for _, as := range n.peers {
+		to = append(to, as...)
+	}
+	n.mu.Unlock()
+	data, err := json.Marshal(b)
+	if err != nil || len(data) > maxBeat {
+		return
+	}
+	for _, a := range to {
+		for _, c := range n.conns {
+			if c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Is4() == a.Addr().Unmap().Is4() {
+				_, _ = c.WriteToUDPAddrPort(data, a)
+				break
+			}
+		}
+	}
+}
+
+func (n *Node) receive(c *net.UDPConn) {
+	buf := make([]byte, maxBeat+1)
+	for {
+		k, from, err := c.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		var b Beat
+		if k > maxBeat || json.Unmarshal(buf[:k], &b) != nil {
+			continue
+		}
+		n.accept(b, from, time.Now())
+	}
+}
+
+// accept records a beat that passes the checks.
+func (n *Node) accept(b Beat, from netip.AddrPort, at time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if b.Group != n.group {
+		return false
+	}
+	as, ok := n.peers[b.Device]
+	if !ok || !slices.ContainsFunc(as, func(a netip.AddrPort) bool { return a.Addr().Unmap() == from.Addr().Unmap() }) {
+		return false
+	}
+	if last, ok := n.heard[b.Device]; ok && b.Boot == last.Boot && b.Seq <= last.Seq {
+		return false // delayed behind a newer one
+	}
+	n.heard[b.Device] = Heard{Beat: b, At: at, From: from}
+	return true
+}
+
+// Heard returns the last beat of each peer heard within maxAge.
+func (n *Node) Heard(maxAge time.Duration) map[string]Heard {
+	now := time.Now()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := map[string]Heard{}
+	for d, h := range n.heard {
+		if now.Sub(h.At) <= maxAge {
+			out[d] = h
+		}
+	}
+	return out
+}
+
+// Close stops listening.
+func (n *Node) Close() {
+	for _, c := range n.conns {
+		c.Close()
+	}
+	n.wg.Wait()
+}
