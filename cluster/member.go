@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/cluster/heartbeat"
 	"github.com/openltm/openltm/objects/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -33,6 +34,13 @@ type Options struct {
 	// standby (false) for a traffic group: the moment to bind or release
 	// its floating addresses. Calls are serial.
 	OnFailover func(trafficGroup string, active bool)
+	// Heartbeat, when set, is the device's network failover node on its
+	// unicast addresses (the caller opens and closes it): with the
+	// group's network-failover enabled the device sends heartbeats to
+	// its peers and decides failover from theirs while etcd is
+	// unreachable (netfailover.go). Its addresses are published for the
+	// peers in the device's state key.
+	Heartbeat *heartbeat.Node
 }
 
 // DefaultLeaseTTL makes a dead active device's traffic groups move within
@@ -69,15 +77,19 @@ type Member struct {
 	ownCommit uint64 // generation this device is committing
 	lease     clientv3.LeaseID
 	safeUntil time.Time // past it, the lease may have expired
+	lastOK    time.Time // when the last renewal etcd answered was sent
 	tgs       []TrafficGroup
 	activeSet map[string]bool
 
-	fo map[string]*tgState // the election's own state, its goroutine's only
+	fo  map[string]*tgState // the election's own state, its goroutine's only
+	net netState            // network failover state, the same goroutine's
 }
 
 type memberState struct {
 	Applied uint64 `json:"applied"`
 	Error   string `json:"error,omitempty"`
+	// Unicast are the device's network failover addresses.
+	Unicast []string `json:"unicast,omitempty"`
 }
 
 // Join makes this device a member of a device group it is listed in. The
@@ -128,6 +140,10 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	go func() { defer m.wg.Done(); m.syncLoop(syncNote) }()
 	go func() { defer m.wg.Done(); m.keepLease() }()
 	go func() { defer m.wg.Done(); m.failoverLoop(foNote) }()
+	if opts.Heartbeat != nil {
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); m.beatLoop() }()
+	}
 	return m, nil
 }
 
@@ -160,6 +176,11 @@ func (m *Member) writeState(ctx context.Context) error {
 		st.Error = m.applyErr.Error()
 	}
 	m.mu.Unlock()
+	if m.opts.Heartbeat != nil {
+		for _, a := range m.opts.Heartbeat.Addrs() {
+			st.Unicast = append(st.Unicast, a.String())
+		}
+	}
 	data, _ := json.Marshal(st)
 	rctx, cancel := m.c.reqCtx(ctx)
 	_, err := m.c.cli.Put(rctx, m.mr.prefix+"state/"+m.me, string(data))
