@@ -64,7 +64,13 @@ func (m *Member) peerAddrs(def GroupDef) map[string][]netip.AddrPort {
 func (m *Member) beatLoop() {
 	tick := time.NewTicker(m.opts.LeaseTTL / 10)
 	defer tick.Stop()
+	var published []netip.AddrPort
 	for {
+		if as := m.opts.Heartbeat.Addrs(); !slices.Equal(as, published) {
+			// The unicast addresses changed: tell the peers.
+			published = as
+			m.publish()
+		}
 		def := m.Group()
 		m.opts.Heartbeat.SetPeers(m.peerAddrs(def))
 		if def.NetworkFailover {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/cluster"
+	"github.com/openltm/openltm/cluster/heartbeat"
 	"github.com/openltm/openltm/cluster/trust"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -68,6 +69,10 @@ type clusterHook struct {
 	tgs        []cluster.TrafficGroup
 	applied    appliedState
 	pendingKey []byte // the key of a trust request this device answered
+	// hb sends and hears the network failover heartbeats on the
+	// device's unicast addresses (hbAddrs) while it is in a group.
+	hb      *heartbeat.Node
+	hbAddrs []netip.AddrPort
 
 	lastErr string // the last connect or join error logged
 
@@ -130,11 +135,14 @@ func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
 		h.cancel()
 		h.wg.Wait()
 		h.mu.Lock()
-		m, c := h.member, h.conn
-		h.member, h.conn = nil, nil
+		m, c, hb := h.member, h.conn, h.hb
+		h.member, h.conn, h.hb = nil, nil, nil
 		h.mu.Unlock()
 		if m != nil {
 			_ = m.Close()
+		}
+		if hb != nil {
+			hb.Close()
 		}
 		if c != nil {
 			_ = c.Close()
@@ -305,6 +313,63 @@ func (h *clusterHook) step() {
 	h.group = def
 	h.mu.Unlock()
 	h.followTrafficGroups(member, def)
+	h.followUnicast()
+}
+
+// unicastAddrs are the device's own unicast-address entries: where it
+// sends and hears network failover heartbeats.
+func (e *Engine) unicastAddrs() ([]netip.AddrPort, error) {
+	for _, o := range e.Config().Of(cmDevice) {
+		if cmDeviceSelf.Str(o) == "true" {
+			return heartbeat.ParseUnicast(cmDeviceUnicast.Str(o))
+		}
+	}
+	return nil, nil
+}
+
+// heartbeatNode opens the network failover node for a group being
+// joined, on the device's unicast addresses when it can bind them (else
+// on none, until they change).
+func (h *clusterHook) heartbeatNode(group string) *heartbeat.Node {
+	addrs, err := h.e.unicastAddrs()
+	if err != nil {
+		h.logOnce("network failover", err)
+		addrs = nil
+	}
+	hb, err := heartbeat.Listen(group, addrs)
+	if err != nil {
+		h.logOnce("network failover", err)
+		addrs = nil
+		hb, _ = heartbeat.Listen(group, nil)
+	}
+	h.mu.Lock()
+	h.hbAddrs = addrs
+	h.mu.Unlock()
+	return hb
+}
+
+// followUnicast moves the heartbeats to the device's unicast addresses
+// after they changed (modify cm device NAME unicast-address { ... }).
+func (h *clusterHook) followUnicast() {
+	addrs, err := h.e.unicastAddrs()
+	if err != nil {
+		h.logOnce("network failover", err)
+		return
+	}
+	h.mu.Lock()
+	hb, cur := h.hb, h.hbAddrs
+	h.mu.Unlock()
+	if hb == nil || slices.Equal(addrs, cur) {
+		return
+	}
+	if err := hb.SetAddrs(addrs); err != nil {
+		h.logOnce("network failover", err)
+		return
+	}
+	h.mu.Lock()
+	h.hbAddrs = addrs
+	h.mu.Unlock()
+	h.log.Info("network failover heartbeats", "unicast-address", fmt.Sprint(addrs))
 }
 
 func (h *clusterHook) connect(name string) (*cluster.Conn, error) {
@@ -398,14 +463,17 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		h.refloat.Store(true)
 	}
 	group := def.Name
+	hb := h.heartbeatNode(group)
 	m, err := cluster.Join(h.ctx, conn, group, cluster.Options{
 		Applied:       from,
 		LeaseTTL:      h.opts.LeaseTTL,
 		TrafficGroups: tgs,
 		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, group, g) },
 		OnFailover:    h.onFailover,
+		Heartbeat:     hb,
 	})
 	if err != nil {
+		hb.Close()
 		h.e.float.Store(nil)
 		h.refloat.Store(true)
 		h.mu.Lock()
@@ -415,7 +483,7 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		return
 	}
 	h.mu.Lock()
-	h.member, h.group, h.tgs = m, *def, tgs
+	h.member, h.group, h.tgs, h.hb = m, *def, tgs, hb
 	if h.applied.Group != group {
 		h.applied = appliedState{Group: group}
 		h.saveAppliedLocked()
@@ -428,7 +496,10 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 func (h *clusterHook) leave(m *cluster.Member, def cluster.GroupDef) {
 	_ = m.Close()
 	h.mu.Lock()
-	h.member, h.group, h.tgs = nil, cluster.GroupDef{}, nil
+	if h.hb != nil {
+		h.hb.Close()
+	}
+	h.member, h.group, h.tgs, h.hb, h.hbAddrs = nil, cluster.GroupDef{}, nil, nil, nil
 	h.applied = appliedState{}
 	h.saveAppliedLocked()
 	h.mu.Unlock()

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -133,6 +134,10 @@ func TestCMCommandsStandalone(t *testing.T) {
 		{cmd: "mv cm device devA to devB"},
 		{cmd: "modify cm device devB configsync-ip 127.0.0.1"},
 		{cmd: "list cm device devB", out: "configsync-ip 127.0.0.1"},
+		{cmd: "modify cm device devB unicast-address { { ip 127.0.0.1 port 1027 } { ip 127.0.0.2 } }"},
+		{cmd: "modify cm device devB unicast-address { { ip nowhere } }", err: `unicast-address ip "nowhere" is not an IP address`},
+		{cmd: "modify cm device devB unicast-address { { ip 127.0.0.1 port 0 } }", err: "valid ports are 1-65535"},
+		{cmd: "list cm device devB", out: "port 1027"},
 		{cmd: "create cm device-group dg devices add { devB } type sync-failover", err: "--cluster-endpoints"},
 		{cmd: "run cm config-sync to-group dg", err: "--cluster-endpoints"},
 		{cmd: "modify cm trust-domain Root ca-devices add { 127.0.0.2 } name b username u password p", err: "--cluster-endpoints"},
@@ -146,6 +151,9 @@ func TestCMCommandsStandalone(t *testing.T) {
 		if !strings.Contains(out, tc.out) {
 			t.Errorf("%s: output %q, want %q", tc.cmd, out, tc.out)
 		}
+	}
+	if got, err := e.unicastAddrs(); err != nil || fmt.Sprint(got) != "[127.0.0.1:1027 127.0.0.2:1026]" {
+		t.Errorf("unicast addresses %v (%v)", got, err)
 	}
 	if e.selfName() != "devB" {
 		t.Errorf("device is %s", e.selfName())

@@ -70,32 +70,62 @@ type Node struct {
 	wg    sync.WaitGroup
 }
 
-// Listen binds a UDP socket on each of the device's unicast addresses.
+// Listen binds a UDP socket on each of the device's unicast addresses
+// (none is allowed: the node then sends and hears nothing until SetAddrs).
 func Listen(group string, addrs []netip.AddrPort) (*Node, error) {
-	if len(addrs) == 0 {
-		return nil, errors.New("network failover needs at least one unicast address")
-	}
 	n := &Node{group: group, peers: map[string][]netip.AddrPort{}, heard: map[string]Heard{}, boot: time.Now().UnixNano()}
-	for _, a := range addrs {
-		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(a))
-		if err != nil {
-			n.Close()
-			return nil, fmt.Errorf("network failover cannot listen on unicast address %s: %w", a, err)
-		}
-		n.conns = append(n.conns, c)
-	}
-	for _, c := range n.conns {
-		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.receive(c) }()
+	if err := n.SetAddrs(addrs); err != nil {
+		return nil, err
 	}
 	return n, nil
 }
 
+// SetAddrs makes the node listen on addrs, after a change of the device's
+// unicast-address: sockets already bound to one of them stay, the others
+// close. On error nothing changes.
+func (n *Node) SetAddrs(addrs []netip.AddrPort) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	keep := map[*net.UDPConn]bool{}
+	var conns, opened []*net.UDPConn
+	for _, a := range addrs {
+		if i := slices.IndexFunc(n.conns, func(c *net.UDPConn) bool { return localAddr(c) == a }); i >= 0 {
+			keep[n.conns[i]] = true
+			conns = append(conns, n.conns[i])
+			continue
+		}
+		c, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(a))
+		if err != nil {
+			for _, o := range opened {
+				o.Close()
+			}
+			return fmt.Errorf("network failover cannot listen on unicast address %s: %w", a, err)
+		}
+		opened = append(opened, c)
+		conns = append(conns, c)
+	}
+	for _, c := range n.conns {
+		if !keep[c] {
+			c.Close()
+		}
+	}
+	for _, c := range opened {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.receive(c) }()
+	}
+	n.conns = conns
+	return nil
+}
+
+func localAddr(c *net.UDPConn) netip.AddrPort { return c.LocalAddr().(*net.UDPAddr).AddrPort() }
+
 // Addrs are the addresses the node listens on.
 func (n *Node) Addrs() []netip.AddrPort {
+	n.mu.Lock()
+	defer n.mu.Unlock()
 	var out []netip.AddrPort
 	for _, c := range n.conns {
-		out = append(out, c.LocalAddr().(*net.UDPAddr).AddrPort())
+		out = append(out, localAddr(c))
 	}
 	return out
 }
@@ -126,14 +156,15 @@ func (n *Node) Send(b Beat) {
 	for _, as := range n.peers {
 		to = append(to, as...)
 	}
+	conns := slices.Clone(n.conns)
 	n.mu.Unlock()
 	data, err := json.Marshal(b)
 	if err != nil || len(data) > maxBeat {
 		return
 	}
 	for _, a := range to {
-		for _, c := range n.conns {
-			if c.LocalAddr().(*net.UDPAddr).AddrPort().Addr().Is4() == a.Addr().Unmap().Is4() {
+		for _, c := range conns {
+			if localAddr(c).Addr().Unmap().Is4() == a.Addr().Unmap().Is4() {
 				_, _ = c.WriteToUDPAddrPort(data, a)
 				break
 			}
@@ -193,8 +224,11 @@ func (n *Node) Heard(maxAge time.Duration) map[string]Heard {
 
 // Close stops listening.
 func (n *Node) Close() {
+	n.mu.Lock()
 	for _, c := range n.conns {
 		c.Close()
 	}
+	n.conns = nil
+	n.mu.Unlock()
 	n.wg.Wait()
 }

@@ -1,6 +1,7 @@
 package heartbeat
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -133,8 +134,40 @@ func TestGarbageIgnored(t *testing.T) {
 	waitHeard(t, b, "a", func(h Heard) bool { return h.Generation == 3 })
 }
 
-func TestListenNeedsAnAddress(t *testing.T) {
-	if _, err := Listen("dg1", nil); err == nil {
-		t.Fatal("Listen without addresses succeeded")
+// The unicast addresses change: the node listens on the new ones, keeps
+// those still listed, and a bad address changes nothing.
+func TestSetAddrs(t *testing.T) {
+	n, err := Listen("dg1", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(n.Close)
+	if len(n.Addrs()) != 0 {
+		t.Fatalf("listening on %v", n.Addrs())
+	}
+	if err := n.SetAddrs([]netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:0")}); err != nil {
+		t.Fatal(err)
+	}
+	first := n.Addrs()[0]
+	second := netip.MustParseAddrPort("127.0.0.2:" + fmt.Sprint(first.Port()))
+	if err := n.SetAddrs([]netip.AddrPort{first, second}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Addrs(); len(got) != 2 || got[0] != first || got[1] != second {
+		t.Fatalf("listening on %v", got)
+	}
+	if err := n.SetAddrs([]netip.AddrPort{first, netip.MustParseAddrPort("192.0.2.1:1026")}); err == nil {
+		t.Fatal("listening on an address the machine does not have succeeded")
+	}
+	if got := n.Addrs(); len(got) != 2 {
+		t.Fatalf("a failed change changed the addresses: %v", got)
+	}
+	peer := listen(t, "dg1", "127.0.0.3")
+	peer.SetPeers(map[string][]netip.AddrPort{"a": {second}})
+	n.SetPeers(map[string][]netip.AddrPort{"p": peer.Addrs()})
+	if err := n.SetAddrs([]netip.AddrPort{second}); err != nil {
+		t.Fatal(err)
+	}
+	n.Send(Beat{Device: "a", Generation: 9})
+	waitHeard(t, peer, "a", func(h Heard) bool { return h.Generation == 9 })
 }
