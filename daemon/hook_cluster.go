@@ -772,7 +772,8 @@ func (e *Engine) refloatNow() error {
 }
 
 // dropStandby leaves out of dc the virtual servers whose virtual address
-// floats in a traffic group this device is not active for.
+// floats in a traffic group this device is not active for, and the
+// floating self IPs of those traffic groups (cluster_self.go).
 func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 	f := e.float.Load()
 	if f == nil {
@@ -784,6 +785,7 @@ func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 			delete(dc.Virtuals, name)
 		}
 	}
+	dc.SelfIPs = e.heldSelfIPs(cfg)
 }
 
 // addressTrafficGroups returns the floating traffic group of a virtual
@@ -800,10 +802,7 @@ func addressTrafficGroups(cfg *objects.Config) func(netip.Addr) string {
 			addrTG[a] = shortName(vaddrTG.Effective(cfg, o))
 		}
 	}
-	floating := map[string]bool{}
-	for _, o := range cfg.Of(cmTrafficGroup) {
-		floating[shortName(o.Name)] = cmTGFloating.Effective(cfg, o) != "false"
-	}
+	floating := floatingTrafficGroups(cfg)
 	return func(a netip.Addr) string {
 		tg, ok := addrTG[a]
 		if !ok {

@@ -85,6 +85,10 @@ func TestDropStandby(t *testing.T) {
 		"create ltm virtual floating_default destination 127.0.61.1:80 pool p",
 		"create ltm virtual local destination 127.0.61.2:80 pool p",
 		"create ltm virtual floating_tg2 destination 127.0.61.3:80 pool p",
+		"create net vlan internal",
+		"create net self local_self address 127.0.61.10/24 vlan internal",
+		"create net self float_self address 127.0.61.11/24 vlan internal traffic-group traffic-group-1",
+		"create net self float_tg2 address 127.0.61.12/24 vlan internal traffic-group /Common/tg2",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -101,16 +105,35 @@ func TestDropStandby(t *testing.T) {
 	for _, tc := range []struct {
 		float *floatState
 		want  []string
+		self  string // the self IPs used, in SNAT automap's order
+		show  string // show net self's line for float_tg2
 	}{
-		{nil, []string{"/Common/floating_default", "/Common/floating_tg2", "/Common/local"}},
-		{&floatState{active: map[string]bool{}}, []string{"/Common/local"}},
-		{&floatState{active: map[string]bool{"traffic-group-1": true}}, []string{"/Common/floating_default", "/Common/local"}},
-		{&floatState{active: map[string]bool{"tg2": true}}, []string{"/Common/floating_tg2", "/Common/local"}},
+		{nil, []string{"/Common/floating_default", "/Common/floating_tg2", "/Common/local"}, "", "yes       bigip1"},
+		{&floatState{active: map[string]bool{}}, []string{"/Common/local"}, "[127.0.61.10]", "yes       -"},
+		{&floatState{active: map[string]bool{"traffic-group-1": true}}, []string{"/Common/floating_default", "/Common/local"},
+			"[127.0.61.11 127.0.61.10]", "yes       -"},
+		{&floatState{active: map[string]bool{"tg2": true}}, []string{"/Common/floating_tg2", "/Common/local"},
+			"[127.0.61.12 127.0.61.10]", "yes       bigip1"},
 	} {
 		e.float.Store(tc.float)
 		tr := e.translate(e.Config())
 		if got := names(tr.dc); !slices.Equal(got, tc.want) {
 			t.Errorf("active %v: virtuals %v, want %v", tc.float, got, tc.want)
+		}
+		if tc.self == "" {
+			if len(tr.dc.SelfIPs) != 3 {
+				t.Errorf("standalone: self IPs %v, want all three", tr.dc.SelfIPs)
+			}
+		} else if got := fmt.Sprint(tr.dc.SelfIPs); got != tc.self {
+			t.Errorf("active %v: self IPs %s, want %s", tc.float, got, tc.self)
+		}
+		out, errText := run(t, s, "show net self")
+		if errText != "" {
+			t.Fatal(errText)
+		}
+		if !strings.Contains(out, "local_self               127.0.61.10/24       traffic-group-local-only     no        bigip1") ||
+			!strings.Contains(out, "float_tg2                127.0.61.12/24       tg2                          "+tc.show) {
+			t.Errorf("active %v: show net self:\n%s", tc.float, out)
 		}
 	}
 	e.float.Store(nil)

@@ -594,7 +594,7 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		served++
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("etcd down: %d connections to the floating virtual over %v, all served", served, time.Since(stopped).Round(time.Millisecond))
+	t.Logf("etcd down: %d connections to the floating virtual over %v, all served", served, time.Since(loop).Round(time.Millisecond))
 	if f := b.c.Prompt().Failover; f != "Standby" {
 		t.Fatalf("bigipB is %s while bigipC serves with etcd down", f)
 	}
