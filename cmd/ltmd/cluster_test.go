@@ -291,6 +291,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	vip := "127.0.9.9:" + freePort(t)
 	a.exec(t, "create ltm pool web members add { "+backend+" }")
 	a.exec(t, "create ltm virtual vs destination "+vip+" pool web")
+	a.exec(t, "create net vlan internal")
+	a.exec(t, "create net self float_self address 127.0.9.20/24 vlan internal traffic-group traffic-group-1")
 	// bigipB and bigipC join once their certificates are installed.
 	for _, d := range devs {
 		eventually(t, d.name+" joins dg1", func() error {
@@ -334,6 +336,14 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	eventually(t, "the virtual answers", func() error {
 		_, err := hello(vip)
 		return err
+	})
+	// The floating self IP is bigipA's too.
+	eventually(t, "bigipB shows bigipA holding the floating self IP", func() error {
+		out, _ := b.try("show net self")
+		if !regexp.MustCompile(`float_self +127\.0\.9\.20/24 +traffic-group-1 +yes +bigipA`).MatchString(out) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
 	})
 
 	// Config sync the other way, and the commit-to-applied latency:
