@@ -285,6 +285,11 @@ func (m *Member) apply(ctx context.Context, g Generation) error {
 // Commit commits a change this device made against group generation base
 // (see Log.Commit); on success the device counts as having applied it.
 func (m *Member) Commit(ctx context.Context, base uint64, g store.Generation) (uint64, error) {
+	// The lease renewals (every eighth of the TTL) say when etcd is out
+	// of reach: refuse at once rather than after a request timeout.
+	if ok, err := m.c.Connected(); !ok {
+		return 0, &DisconnectedError{Op: m.log.commitOp(), Endpoints: m.c.cfg.Endpoints, Err: err}
+	}
 	m.mu.Lock()
 	m.ownCommit = base + 1
 	m.mu.Unlock()
