@@ -108,6 +108,9 @@ func (e *Engine) snapshot(p *dataplane.Plane) metrics.Snapshot {
 					s.TrafficGroups = append(s.TrafficGroups, metrics.TrafficGroup{Name: tg.Name, Active: tg.Active})
 				}
 			}
+			for _, p := range m.HeardPeers() {
+				s.Peers = append(s.Peers, metrics.Peer{Name: p.Device, Age: p.Age, Etcd: p.Etcd})
+			}
 		case applied.Group != "":
 			s.Sync = &metrics.Sync{Group: applied.Group, Status: "Disconnected", Applied: applied.Generation}
 		}

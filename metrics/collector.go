@@ -114,11 +114,13 @@ var (
 	syncSt      = desc("sync_status", "Device group sync status (show cm sync-status): 1 for the current one.", "group", "status")
 	syncGen     = desc("sync_generation", "Configuration generation: applied by this device, or head of the group.", "group", "which")
 	failover    = desc("failover_active", "1 when this device is active for the traffic group.", "traffic_group")
+	peerAge     = desc("network_failover_heartbeat_age_seconds", "Time since the peer's last network failover heartbeat (peers heard within the failover time).", "peer")
+	peerEtcd    = desc("network_failover_peer_etcd", "1 when the peer's last heartbeat says it holds its etcd lease.", "peer")
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{connections, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
-		gpoolRes, gserverPick, gvsInfo, gvsPick, dnsQueries, dnsOutcome, syncSt, syncGen, failover} {
+		gpoolRes, gserverPick, gvsInfo, gvsPick, dnsQueries, dnsOutcome, syncSt, syncGen, failover, peerAge, peerEtcd} {
 		ch <- d
 	}
 	for _, s := range []statusDescs{virtualSt, poolSt, memberSt, nodeSt, wideipSt, gpoolSt, gmemberSt, gserverSt, gvsSt, gdcSt, glinkSt} {
@@ -215,5 +217,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, tg := range s.TrafficGroups {
 		gauge(failover, b2f(tg.Active), tg.Name)
+	}
+	for _, p := range s.Peers {
+		gauge(peerAge, p.Age.Seconds(), p.Name)
+		gauge(peerEtcd, b2f(p.Etcd), p.Name)
 	}
 }

@@ -135,6 +135,14 @@ type TrafficGroup struct {
 	Active bool
 }
 
+// Peer is a device of the group whose network failover heartbeats this
+// device hears.
+type Peer struct {
+	Name string
+	Age  time.Duration // since its last heartbeat
+	Etcd bool          // it holds its etcd lease
+}
+
 // Snapshot is the daemon's state at one moment.
 type Snapshot struct {
 	Device        string
@@ -152,6 +160,7 @@ type Snapshot struct {
 	DNS           *GSLBDNS // nil without a GSLB
 	Sync          *Sync    // nil when the device is in no group
 	TrafficGroups []TrafficGroup
+	Peers         []Peer // heard by network failover
 }
 
 // Availabilities and SyncStatuses are the states exported as state sets:

@@ -38,6 +38,7 @@ func snapshot() Snapshot {
 		DNS:           &GSLBDNS{Queries: 20, WideIP: 12, Static: 3, NXDomain: 4, Malformed: 1},
 		Sync:          &Sync{Group: "dg1", Status: "Changes Pending", Applied: 4, Head: 5},
 		TrafficGroups: []TrafficGroup{{Name: "traffic-group-1", Active: true}},
+		Peers:         []Peer{{Name: "bigipB", Age: 150 * time.Millisecond, Etcd: true}},
 	}
 }
 
@@ -151,6 +152,8 @@ func TestScrape(t *testing.T) {
 		{"openltm_sync_status", map[string]string{"group": "dg1", "status": "In Sync"}, 0},
 		{"openltm_sync_generation", map[string]string{"which": "head"}, 5},
 		{"openltm_failover_active", map[string]string{"traffic_group": "traffic-group-1"}, 1},
+		{"openltm_network_failover_heartbeat_age_seconds", map[string]string{"peer": "bigipB"}, 0.15},
+		{"openltm_network_failover_peer_etcd", map[string]string{"peer": "bigipB"}, 1},
 		{"openltm_commit_duration_seconds", map[string]string{"scope": "group"}, 2},
 		{"openltm_commit_duration_seconds", map[string]string{"scope": "local"}, 1},
 	}

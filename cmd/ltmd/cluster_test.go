@@ -411,7 +411,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		for _, want := range []string{`openltm_sync_status{group="dg1",status="In Sync"} 1`, `openltm_failover_active{traffic_group="traffic-group-1"} 1`,
-			`openltm_virtual_info{destination=`, `openltm_commit_duration_seconds_count{scope="group"}`} {
+			`openltm_virtual_info{destination=`, `openltm_commit_duration_seconds_count{scope="group"}`,
+			`openltm_network_failover_peer_etcd{peer="bigipB"} 1`, `openltm_network_failover_peer_etcd{peer="bigipC"} 1`} {
 			if !strings.Contains(string(body), want) {
 				return fmt.Errorf("metrics lack %s", want)
 			}
