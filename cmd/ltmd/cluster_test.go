@@ -535,6 +535,14 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if !strings.Contains(out, "traffic-group-1") || !strings.Contains(out, "active") {
 		t.Fatalf("show cm failover-status on bigipB:\n%s", out)
 	}
+	// The floating self IP moved with the traffic group.
+	eventually(t, "bigipC shows bigipB holding the floating self IP", func() error {
+		out, _ := c.try("show net self")
+		if !regexp.MustCompile(`float_self +127\.0\.9\.20/24 +traffic-group-1 +yes +bigipB`).MatchString(out) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
 	// The group goes on without bigipA; it shows as behind.
 	c.exec(t, "create ltm pool after_failover")
 	eventually(t, "bigipB gets the change", func() error {
