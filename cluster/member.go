@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/cluster/heartbeat"
+	"github.com/openltm/openltm/cluster/trust"
 	"github.com/openltm/openltm/objects/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -41,6 +43,11 @@ type Options struct {
 	// unreachable (netfailover.go). Its addresses are published for the
 	// peers in the device's state key.
 	Heartbeat *heartbeat.Node
+	// Identity, when set, is the device's trust domain certificate and
+	// key: its heartbeats are signed with the key, its certificate is
+	// published for the peers, and the peers' heartbeats are taken only
+	// signed by the keys of their certificates from the same domain.
+	Identity *trust.Identity
 }
 
 // DefaultLeaseTTL makes a dead active device's traffic groups move within
@@ -81,15 +88,18 @@ type Member struct {
 	tgs       []TrafficGroup
 	activeSet map[string]bool
 
-	fo  map[string]*tgState // the election's own state, its goroutine's only
-	net netState            // network failover state, the same goroutine's
+	fo   map[string]*tgState         // the election's own state, its goroutine's only
+	net  netState                    // network failover state, the same goroutine's
+	keys map[string]*ecdsa.PublicKey // peers' checked certificates, the heartbeat goroutine's
 }
 
 type memberState struct {
 	Applied uint64 `json:"applied"`
 	Error   string `json:"error,omitempty"`
-	// Unicast are the device's network failover addresses.
+	// Unicast are the device's network failover addresses; Cert its
+	// certificate (PEM), whose key signs its heartbeats.
 	Unicast []string `json:"unicast,omitempty"`
+	Cert    string   `json:"cert,omitempty"`
 }
 
 // Join makes this device a member of a device group it is listed in. The
@@ -119,7 +129,7 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	}
 	m := &Member{c: c, group: group, log: c.Log(group), opts: opts, me: me,
 		mr: newMirror(c, memberPrefix(group)), kick: make(chan struct{}, 1), pubKick: make(chan struct{}, 1),
-		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, activeSet: map[string]bool{}}
+		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, keys: map[string]*ecdsa.PublicKey{}, activeSet: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	rev, err := m.mr.load(ctx)
 	if err != nil {
@@ -179,6 +189,9 @@ func (m *Member) writeState(ctx context.Context) error {
 	if m.opts.Heartbeat != nil {
 		for _, a := range m.opts.Heartbeat.Addrs() {
 			st.Unicast = append(st.Unicast, a.String())
+		}
+		if id := m.opts.Identity; id != nil {
+			st.Cert = string(id.CertPEM())
 		}
 	}
 	data, _ := json.Marshal(st)

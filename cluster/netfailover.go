@@ -1,13 +1,19 @@
 package cluster
 
 import (
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/openltm/openltm/cluster/heartbeat"
+	"github.com/openltm/openltm/cluster/trust"
 )
 
 // Network failover: while etcd is unreachable for every device, the devices
@@ -39,10 +45,12 @@ type netState struct {
 	safeSince time.Time // when the lease became safe again
 }
 
-// peerAddrs are the unicast addresses of the group's other devices, as
-// they published them.
-func (m *Member) peerAddrs(def GroupDef) map[string][]netip.AddrPort {
-	out := map[string][]netip.AddrPort{}
+// peers are the group's other devices as they published themselves:
+// their unicast addresses and, when they published a certificate, its key.
+// A certificate that is not the trust domain's for that device name (when
+// this device knows the domain) leaves the device out.
+func (m *Member) peers(def GroupDef) map[string]heartbeat.Peer {
+	out := map[string]heartbeat.Peer{}
 	for d, kv := range m.mr.under("state/") {
 		if d == m.me || !slices.Contains(def.Devices, d) {
 			continue
@@ -51,13 +59,55 @@ func (m *Member) peerAddrs(def GroupDef) map[string][]netip.AddrPort {
 		if json.Unmarshal(kv.Value, &st) != nil {
 			continue
 		}
+		var p heartbeat.Peer
+		if st.Cert != "" {
+			k, err := m.peerKey(d, st.Cert)
+			if err != nil {
+				continue
+			}
+			p.Key = k
+		}
 		for _, s := range st.Unicast {
 			if a, err := netip.ParseAddrPort(s); err == nil {
-				out[d] = append(out[d], a)
+				p.Addrs = append(p.Addrs, a)
 			}
 		}
+		out[d] = p
 	}
 	return out
+}
+
+// peerKey checks a peer's certificate (once per certificate) and returns
+// its public key.
+func (m *Member) peerKey(device, certPEM string) (*ecdsa.PublicKey, error) {
+	if k, ok := m.keys[device+"\x00"+certPEM]; ok {
+		return k, nil
+	}
+	id := m.opts.Identity
+	if id == nil {
+		return nil, errors.New("no trust domain to check the certificate against")
+	}
+	block, _ := pem.Decode([]byte(certPEM))
+	if block == nil {
+		return nil, errors.New("not a PEM certificate")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	peer := &trust.Identity{Device: cert.Subject.CommonName, Cert: cert}
+	if err := peer.Verify(id.CAPEM()); err != nil {
+		return nil, err
+	}
+	k, ok := cert.PublicKey.(*ecdsa.PublicKey)
+	if !ok || cert.Subject.CommonName != device {
+		return nil, fmt.Errorf("the certificate is not device %s's", device)
+	}
+	if len(m.keys) > 64 {
+		clear(m.keys)
+	}
+	m.keys[device+"\x00"+certPEM] = k
+	return k, nil
 }
 
 // beatLoop sends the device's heartbeat ten times per failover time.
@@ -65,6 +115,9 @@ func (m *Member) beatLoop() {
 	tick := time.NewTicker(m.opts.LeaseTTL / 10)
 	defer tick.Stop()
 	var published []netip.AddrPort
+	if id := m.opts.Identity; id != nil {
+		m.opts.Heartbeat.SetKey(id.Key)
+	}
 	for {
 		if as := m.opts.Heartbeat.Addrs(); !slices.Equal(as, published) {
 			// The unicast addresses changed: tell the peers.
@@ -72,7 +125,7 @@ func (m *Member) beatLoop() {
 			m.publish()
 		}
 		def := m.Group()
-		m.opts.Heartbeat.SetPeers(m.peerAddrs(def))
+		m.opts.Heartbeat.SetPeers(m.peers(def))
 		if def.NetworkFailover {
 			m.opts.Heartbeat.Send(m.beat())
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/ecdsa"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -8,12 +9,20 @@ import (
 
 	"github.com/openltm/openltm/cluster/etcdtest"
 	"github.com/openltm/openltm/cluster/heartbeat"
+	"github.com/openltm/openltm/cluster/trust"
 )
 
 // joinBeating joins a device that sends and hears heartbeats on ip (a free
 // UDP port); through etcd's endpoints eps when given.
-func joinBeating(t *testing.T, srv *etcdtest.Server, eps []string, name, ip string, tg TrafficGroup) (*device, *heartbeat.Node) {
+func joinBeating(t *testing.T, srv *etcdtest.Server, eps []string, name, ip string, tg TrafficGroup, dom ...*trust.Domain) (*device, *heartbeat.Node) {
 	t.Helper()
+	var id *trust.Identity
+	if len(dom) > 0 {
+		var err error
+		if id, err = dom[0].Issue(name); err != nil {
+			t.Fatal(err)
+		}
+	}
 	hb, err := heartbeat.Listen("dg1", []netip.AddrPort{netip.MustParseAddrPort(ip + ":0")})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +39,7 @@ func joinBeating(t *testing.T, srv *etcdtest.Server, eps []string, name, ip stri
 		t.Cleanup(func() { c.Close() })
 		d.conn = c
 	}
-	d.m, err = Join(testCtx(t), d.conn, "dg1", Options{Apply: d.apply, TrafficGroups: []TrafficGroup{tg}, OnFailover: d.onFailover, Heartbeat: hb})
+	d.m, err = Join(testCtx(t), d.conn, "dg1", Options{Apply: d.apply, TrafficGroups: []TrafficGroup{tg}, OnFailover: d.onFailover, Heartbeat: hb, Identity: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,19 +61,26 @@ func hearsAll(t *testing.T, devs ...*device) {
 }
 
 // etcd down for every device: the active one keeps its traffic group (its
-// peers hear it claim it); it dies: the next of ha-order takes over by
-// heartbeats alone; etcd returns: the etcd election names that same
-// device, once the dead one's lease has expired.
+// peers hear it claim it, in beats signed with its certificate's key); it
+// dies: the next of ha-order takes over by heartbeats alone; etcd returns:
+// the etcd election names that same device, once the dead one's lease has
+// expired.
 func TestNetworkFailoverWithEtcdDown(t *testing.T) {
 	t.Parallel()
 	srv := etcdtest.Start(t, etcdtest.Options{})
-	failoverGroup(t, srv)
+	dom := setup(t, srv, GroupDef{Name: "dg1", Type: SyncFailover, AutoSync: true, NetworkFailover: true,
+		Devices: []string{"bigip1", "bigip2", "bigip3"}})
 	tg := TrafficGroup{Name: tg1, HAOrder: []string{"bigip1", "bigip2", "bigip3"}}
-	d1, hb1 := joinBeating(t, srv, nil, "bigip1", "127.0.0.1", tg)
+	d1, hb1 := joinBeating(t, srv, nil, "bigip1", "127.0.0.1", tg, dom)
 	eventually(t, 10*time.Second, "bigip1 active", func() bool { return d1.m.isActive(tg1) })
-	d3, _ := joinBeating(t, srv, nil, "bigip3", "127.0.0.3", tg)
-	d2, _ := joinBeating(t, srv, nil, "bigip2", "127.0.0.2", tg)
+	d3, _ := joinBeating(t, srv, nil, "bigip3", "127.0.0.3", tg, dom)
+	d2, _ := joinBeating(t, srv, nil, "bigip2", "127.0.0.2", tg, dom)
 	hearsAll(t, d1, d2, d3)
+	for _, p := range d2.m.opts.Heartbeat.Heard(time.Minute) {
+		if len(p.Sig) == 0 {
+			t.Fatalf("an unsigned beat from %s was taken", p.Device)
+		}
+	}
 
 	srv.Stop()
 	eventually(t, 10*time.Second, "Disconnected", func() bool {
@@ -229,5 +245,49 @@ func TestOthersReachedEtcd(t *testing.T) {
 		if got := othersReachedEtcd(heard, lastOK, ttl); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A peer's certificate is taken only from the device's own trust domain
+// and for that device's name.
+func TestPeerKey(t *testing.T) {
+	dom, err := trust.NewDomain("Root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherDom, err := trust.NewDomain("Root")
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := dom.Issue("bigip1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(d *trust.Domain, name string) string {
+		id, err := d.Issue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(id.CertPEM())
+	}
+	m := &Member{me: "bigip1", opts: Options{Identity: me}, keys: map[string]*ecdsa.PublicKey{}}
+	for _, tc := range []struct {
+		name, device, cert string
+		ok                 bool
+	}{
+		{"the peer's own", "bigip2", issue(dom, "bigip2"), true},
+		{"another domain's", "bigip2", issue(otherDom, "bigip2"), false},
+		{"another device's", "bigip2", issue(dom, "bigip3"), false},
+		{"not PEM", "bigip2", "garbage", false},
+	} {
+		k, err := m.peerKey(tc.device, tc.cert)
+		if (err == nil) != tc.ok || (k != nil) != tc.ok {
+			t.Errorf("%s: key %v, error %v", tc.name, k != nil, err)
+		}
+	}
+	// Without a domain of its own the device cannot check a certificate.
+	m.opts.Identity = nil
+	if _, err := m.peerKey("bigip4", issue(dom, "bigip4")); err == nil {
+		t.Error("a certificate was taken without a trust domain to check it against")
 	}
 }

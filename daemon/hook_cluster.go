@@ -348,6 +348,17 @@ func (h *clusterHook) heartbeatNode(group string) *heartbeat.Node {
 	return hb
 }
 
+// heartbeatIdentity is the device's trust domain certificate, which signs
+// its heartbeats; nil when it has none (it was never added to the trust
+// domain: its group then has no certificates to check heartbeats with).
+func (h *clusterHook) heartbeatIdentity(name string) *trust.Identity {
+	id, err := trust.ReadFiles(h.files())
+	if err != nil || id.Device != name {
+		return nil
+	}
+	return id
+}
+
 // followUnicast moves the heartbeats to the device's unicast addresses
 // after they changed (modify cm device NAME unicast-address { ... }).
 func (h *clusterHook) followUnicast() {
@@ -471,6 +482,7 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, group, g) },
 		OnFailover:    h.onFailover,
 		Heartbeat:     hb,
+		Identity:      h.heartbeatIdentity(name),
 	})
 	if err != nil {
 		hb.Close()

@@ -3,12 +3,16 @@
 // (`cm device NAME unicast-address { { ip A port P } }`, port 1026 by
 // default), saying who they are, which traffic groups they are active for,
 // whether they still reach the group's etcd cluster and which group
-// generation they run. The cluster package decides failover from them while
-// etcd is unreachable; this package only sends, receives and remembers the
-// last datagram of each peer.
+// generation they run, signed with the device's trust domain key when it
+// has one. The cluster package decides failover from them while etcd is
+// unreachable; this package only signs, sends, receives, checks and
+// remembers the last datagram of each peer.
 package heartbeat
 
 import (
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +22,14 @@ import (
 	"sync"
 	"time"
 )
+
+// Peer is a device the node exchanges beats with: its unicast addresses
+// and, when it has a certificate of the trust domain, its public key (its
+// beats must then be signed by it).
+type Peer struct {
+	Addrs []netip.AddrPort
+	Key   *ecdsa.PublicKey
+}
 
 // DefaultPort is BIG-IP's network failover port.
 const DefaultPort = 1026
@@ -46,6 +58,15 @@ type Beat struct {
 	// EtcdAge is how long ago (ms) the device last heard etcd answer a
 	// lease renewal; -1 when it never did.
 	EtcdAge int64 `json:"etcd_age_ms"`
+	// Sig is the sender's ECDSA signature (SHA-256, ASN.1) of the beat's
+	// JSON without Sig, when it has a key.
+	Sig []byte `json:"sig,omitempty"`
+}
+
+// payload is what a beat's signature covers.
+func payload(b Beat) ([]byte, error) {
+	b.Sig = nil
+	return json.Marshal(b)
 }
 
 // Heard is the last beat of a peer and when this device received it.
@@ -57,14 +78,16 @@ type Heard struct {
 
 // Node sends this device's beats to its peers and keeps their last ones.
 // Beats are accepted only from a device the node was told about
-// (SetPeers), from one of that device's addresses, for the node's group.
+// (SetPeers), from one of that device's addresses, for the node's group,
+// and signed by the device's key when the node knows it.
 type Node struct {
 	group string
 	conns []*net.UDPConn
 
 	mu    sync.Mutex
-	peers map[string][]netip.AddrPort
+	peers map[string]Peer
 	heard map[string]Heard
+	key   *ecdsa.PrivateKey
 	seq   uint64
 	boot  int64
 	wg    sync.WaitGroup
@@ -73,7 +96,7 @@ type Node struct {
 // Listen binds a UDP socket on each of the device's unicast addresses
 // (none is allowed: the node then sends and hears nothing until SetAddrs).
 func Listen(group string, addrs []netip.AddrPort) (*Node, error) {
-	n := &Node{group: group, peers: map[string][]netip.AddrPort{}, heard: map[string]Heard{}, boot: time.Now().UnixNano()}
+	n := &Node{group: group, peers: map[string]Peer{}, heard: map[string]Heard{}, boot: time.Now().UnixNano()}
 	if err := n.SetAddrs(addrs); err != nil {
 		return nil, err
 	}
@@ -130,14 +153,22 @@ func (n *Node) Addrs() []netip.AddrPort {
 	return out
 }
 
-// SetPeers says which devices (by name) may send beats and where this
-// device sends its own: each peer's unicast addresses.
-func (n *Node) SetPeers(peers map[string][]netip.AddrPort) {
+// SetKey makes the node sign its beats with the device's key (its trust
+// domain certificate's).
+func (n *Node) SetKey(k *ecdsa.PrivateKey) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.peers = map[string][]netip.AddrPort{}
-	for d, as := range peers {
-		n.peers[d] = slices.Clone(as)
+	n.key = k
+}
+
+// SetPeers says which devices (by name) may send beats, with which key,
+// and where this device sends its own.
+func (n *Node) SetPeers(peers map[string]Peer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.peers = map[string]Peer{}
+	for d, p := range peers {
+		n.peers[d] = Peer{Addrs: slices.Clone(p.Addrs), Key: p.Key}
 	}
 	for d := range n.heard {
 		if _, ok := n.peers[d]; !ok {
@@ -153,11 +184,23 @@ func (n *Node) Send(b Beat) {
 	n.seq++
 	b.Seq, b.Boot, b.Group = n.seq, n.boot, n.group
 	var to []netip.AddrPort
-	for _, as := range n.peers {
-		to = append(to, as...)
+	for _, p := range n.peers {
+		to = append(to, p.Addrs...)
 	}
 	conns := slices.Clone(n.conns)
+	key := n.key
 	n.mu.Unlock()
+	b.Sig = nil
+	if key != nil {
+		p, err := payload(b)
+		if err != nil {
+			return
+		}
+		sum := sha256.Sum256(p)
+		if b.Sig, err = ecdsa.SignASN1(rand.Reader, key, sum[:]); err != nil {
+			return
+		}
+	}
 	data, err := json.Marshal(b)
 	if err != nil || len(data) > maxBeat {
 		return
@@ -197,12 +240,27 @@ func (n *Node) accept(b Beat, from netip.AddrPort, at time.Time) bool {
 	if b.Group != n.group {
 		return false
 	}
-	as, ok := n.peers[b.Device]
-	if !ok || !slices.ContainsFunc(as, func(a netip.AddrPort) bool { return a.Addr().Unmap() == from.Addr().Unmap() }) {
+	p, ok := n.peers[b.Device]
+	if !ok || !slices.ContainsFunc(p.Addrs, func(a netip.AddrPort) bool { return a.Addr().Unmap() == from.Addr().Unmap() }) {
 		return false
 	}
-	if last, ok := n.heard[b.Device]; ok && b.Boot == last.Boot && b.Seq <= last.Seq {
-		return false // delayed behind a newer one
+	if p.Key != nil {
+		data, err := payload(b)
+		if err != nil {
+			return false
+		}
+		sum := sha256.Sum256(data)
+		if !ecdsa.VerifyASN1(p.Key, sum[:], b.Sig) {
+			return false
+		}
+	}
+	if last, ok := n.heard[b.Device]; ok {
+		switch {
+		case b.Boot == last.Boot && b.Seq <= last.Seq:
+			return false // delayed behind a newer one
+		case b.Boot < last.Boot && at.Sub(last.At) < time.Minute:
+			return false // from before the device restarted
+		}
 	}
 	n.heard[b.Device] = Heard{Beat: b, At: at, From: from}
 	return true

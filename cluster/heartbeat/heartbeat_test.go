@@ -1,6 +1,10 @@
 package heartbeat
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"net"
 	"net/netip"
@@ -71,8 +75,8 @@ func waitHeard(t *testing.T, n *Node, device string, ok func(Heard) bool) Heard 
 func TestBeatsBetweenTwoDevices(t *testing.T) {
 	a := listen(t, "dg1", "127.0.0.1")
 	b := listen(t, "dg1", "127.0.0.2")
-	a.SetPeers(map[string][]netip.AddrPort{"b": b.Addrs()})
-	b.SetPeers(map[string][]netip.AddrPort{"a": a.Addrs()})
+	a.SetPeers(map[string]Peer{"b": {Addrs: b.Addrs()}})
+	b.SetPeers(map[string]Peer{"a": {Addrs: a.Addrs()}})
 
 	a.Send(Beat{Device: "a", Generation: 7, Active: []string{"traffic-group-1"}, Etcd: true, EtcdAge: 12})
 	h := waitHeard(t, b, "a", func(Heard) bool { return true })
@@ -92,7 +96,7 @@ func TestBeatsBetweenTwoDevices(t *testing.T) {
 func TestBeatsRefused(t *testing.T) {
 	n := listen(t, "dg1", "127.0.0.1")
 	peer := netip.MustParseAddrPort("127.0.0.2:1026")
-	n.SetPeers(map[string][]netip.AddrPort{"b": {peer}})
+	n.SetPeers(map[string]Peer{"b": {Addrs: []netip.AddrPort{peer}}})
 	now := time.Now()
 	for _, tc := range []struct {
 		name string
@@ -107,6 +111,7 @@ func TestBeatsRefused(t *testing.T) {
 		{"delayed behind a newer one", Beat{Device: "b", Group: "dg1", Seq: 4, Boot: 1}, "127.0.0.2:1026", false},
 		{"same again", Beat{Device: "b", Group: "dg1", Seq: 5, Boot: 1}, "127.0.0.2:1026", false},
 		{"restarted", Beat{Device: "b", Group: "dg1", Seq: 1, Boot: 2}, "127.0.0.2:1026", true},
+		{"from before the restart", Beat{Device: "b", Group: "dg1", Seq: 9, Boot: 1}, "127.0.0.2:1026", false},
 	} {
 		if got := n.accept(tc.b, netip.MustParseAddrPort(tc.from), now); got != tc.want {
 			t.Errorf("%s: accepted %v, want %v", tc.name, got, tc.want)
@@ -122,14 +127,14 @@ func TestBeatsRefused(t *testing.T) {
 func TestGarbageIgnored(t *testing.T) {
 	a := listen(t, "dg1", "127.0.0.1")
 	b := listen(t, "dg1", "127.0.0.2")
-	b.SetPeers(map[string][]netip.AddrPort{"a": a.Addrs()})
+	b.SetPeers(map[string]Peer{"a": {Addrs: a.Addrs()}})
 	c, err := net.DialUDP("udp", &net.UDPAddr{IP: net.ParseIP("127.0.0.1")}, net.UDPAddrFromAddrPort(b.Addrs()[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	c.Write([]byte("not json"))
-	a.SetPeers(map[string][]netip.AddrPort{"b": b.Addrs()})
+	a.SetPeers(map[string]Peer{"b": {Addrs: b.Addrs()}})
 	a.Send(Beat{Device: "a", Generation: 3})
 	waitHeard(t, b, "a", func(h Heard) bool { return h.Generation == 3 })
 }
@@ -163,11 +168,65 @@ func TestSetAddrs(t *testing.T) {
 		t.Fatalf("a failed change changed the addresses: %v", got)
 	}
 	peer := listen(t, "dg1", "127.0.0.3")
-	peer.SetPeers(map[string][]netip.AddrPort{"a": {second}})
-	n.SetPeers(map[string][]netip.AddrPort{"p": peer.Addrs()})
+	peer.SetPeers(map[string]Peer{"a": {Addrs: []netip.AddrPort{second}}})
+	n.SetPeers(map[string]Peer{"p": {Addrs: peer.Addrs()}})
 	if err := n.SetAddrs([]netip.AddrPort{second}); err != nil {
 		t.Fatal(err)
 	}
 	n.Send(Beat{Device: "a", Generation: 9})
 	waitHeard(t, peer, "a", func(h Heard) bool { return h.Generation == 9 })
+}
+
+// With a peer's key known, only beats it signed are taken: not unsigned
+// ones, not one signed by another key, not one changed on the way.
+func TestSignedBeats(t *testing.T) {
+	keyA, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := listen(t, "dg1", "127.0.0.1")
+	b := listen(t, "dg1", "127.0.0.2")
+	a.SetKey(keyA)
+	a.SetPeers(map[string]Peer{"b": {Addrs: b.Addrs()}})
+	b.SetPeers(map[string]Peer{"a": {Addrs: a.Addrs(), Key: &keyA.PublicKey}})
+	a.Send(Beat{Device: "a", Generation: 4, Active: []string{"traffic-group-1"}})
+	h := waitHeard(t, b, "a", func(h Heard) bool { return h.Generation == 4 })
+	if len(h.Sig) == 0 {
+		t.Fatal("the beat was not signed")
+	}
+
+	from := a.Addrs()[0]
+	sign := func(bt Beat, k *ecdsa.PrivateKey) Beat {
+		p, err := payload(bt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(p)
+		if bt.Sig, err = ecdsa.SignASN1(rand.Reader, k, sum[:]); err != nil {
+			t.Fatal(err)
+		}
+		return bt
+	}
+	next := h.Seq + 1
+	good := sign(Beat{Device: "a", Group: "dg1", Seq: next, Boot: h.Boot, Generation: 5}, keyA)
+	changed := good
+	changed.Generation = 6
+	for _, tc := range []struct {
+		name string
+		b    Beat
+		want bool
+	}{
+		{"unsigned", Beat{Device: "a", Group: "dg1", Seq: next, Boot: h.Boot}, false},
+		{"signed by another key", sign(Beat{Device: "a", Group: "dg1", Seq: next, Boot: h.Boot}, other), false},
+		{"changed after signing", changed, false},
+		{"signed", good, true},
+	} {
+		if got := b.accept(tc.b, from, time.Now()); got != tc.want {
+			t.Errorf("%s: accepted %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

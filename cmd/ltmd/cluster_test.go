@@ -477,6 +477,20 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		return nil
 	})
 
+	// Each device publishes its heartbeat addresses and the certificate
+	// whose key signs its heartbeats.
+	for _, d := range devs {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		resp, err := cli.Get(ctx, "/openltm/groups/dg1/m/state/"+d.name)
+		cancel()
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("state of %s: %v", d.name, err)
+		}
+		if v := string(resp.Kvs[0].Value); !strings.Contains(v, `"unicast":["`+d.ip+":"+hbPort+`"]`) || !strings.Contains(v, "BEGIN CERTIFICATE") {
+			t.Fatalf("state of %s: %s", d.name, v)
+		}
+	}
+
 	eventually(t, "persistence records in the metrics", func() error {
 		resp, err := http.Get("http://" + metricsAddr + "/metrics")
 		if err != nil {
