@@ -61,7 +61,7 @@
 //	/openltm/groups/G/blob/%020d/NONCE/N  its configuration text, in chunks of at most 1 MiB
 //	/openltm/groups/G/m/def               the device group's definition
 //	/openltm/groups/G/m/alive/NAME        presence, held by the device's lease
-//	/openltm/groups/G/m/state/NAME        the generation the device applied, its last sync error
+//	/openltm/groups/G/m/state/NAME        the generation the device applied, its last sync error, its unicast addresses
 //	/openltm/groups/G/m/tg/TG/owner       the active device of a traffic group, held by its lease
 //	/openltm/groups/G/m/tg/TG/standby/NAME  "run sys failover standby" in force
 //
@@ -79,4 +79,11 @@
 // stops serving before etcd frees its traffic groups for another device.
 // etcd's concurrency.Election is not used because it elects the oldest
 // campaigner, which cannot express ha-order or auto-failback.
+//
+// With network-failover enabled and Options.Heartbeat set, the devices
+// also send each other UDP heartbeats (package heartbeat) and, while etcd
+// is unreachable for all of them, decide failover from those as BIG-IP's
+// network failover does: the active device keeps its traffic groups, a
+// standby takes over when the active falls silent, and etcd's election
+// wins again when etcd answers (netfailover.go).
 package cluster

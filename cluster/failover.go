@@ -46,6 +46,11 @@ type tgState struct {
 	// traffic group up: an owner key it still sees from before then is
 	// its mirror lagging behind the delete, not ownership.
 	releasedRev int64
+	// byHeartbeat: the device took the traffic group over by network
+	// failover while etcd was unreachable; hbVacantSince is when it last
+	// heard a peer claim it or reach etcd.
+	byHeartbeat   bool
+	hbVacantSince time.Time
 }
 
 func checkTrafficGroups(def GroupDef, tgs []TrafficGroup) error {
@@ -111,6 +116,7 @@ func (m *Member) grant(ctx context.Context) error {
 	m.mu.Lock()
 	m.lease = resp.ID
 	m.safeUntil = sent.Add(safeTTL(resp.TTL))
+	m.lastOK = sent
 	m.mu.Unlock()
 	return nil
 }
@@ -152,6 +158,7 @@ func (m *Member) keepLease() {
 				if m.lease == lease {
 					m.safeUntil = sent.Add(safeTTL(resp.TTL))
 				}
+				m.lastOK = sent
 				m.mu.Unlock()
 			case errors.Is(err, rpctypes.ErrLeaseNotFound) || (err == nil && resp.TTL <= 0):
 				// Expired while etcd could not hear us: everything
@@ -248,9 +255,20 @@ func (m *Member) evaluate() {
 	lease := m.lease
 	safe := lease != 0 && now.Before(m.safeUntil)
 	tgs := slices.Clone(m.tgs)
+	lastOK := m.lastOK
 	m.mu.Unlock()
 	def := m.Group()
 	alive := setOf(m.mr.under("alive/"))
+	heard := m.heard(def)
+	switch {
+	case safe && !m.net.wasSafe:
+		m.net.safeSince, m.net.holdOn = now, false
+	case !safe && m.net.wasSafe:
+		// The moment the lease stops being safe: keep the traffic
+		// groups only when no peer reached etcd after this device did.
+		m.net.holdOn = heard != nil && !othersReachedEtcd(heard, lastOK, m.opts.LeaseTTL)
+	}
+	m.net.wasSafe = safe
 	carried := map[string]bool{}
 	for _, tg := range tgs {
 		carried[tg.Name] = true
@@ -261,6 +279,11 @@ func (m *Member) evaluate() {
 		}
 		ownerKV := m.mr.get(m.tgKey(tg.Name, "owner"))
 		standby := setOf(m.mr.under(m.tgKey(tg.Name, "standby/")))
+		if !safe {
+			m.setActive(tg.Name, st, m.evaluateOffline(tg, def, st, heard, standby, now))
+			continue
+		}
+		st.byHeartbeat, st.hbVacantSince = false, time.Time{}
 		cands := m.candidates(tg, def, alive, standby)
 		owner := ""
 		if ownerKV != nil {
@@ -270,7 +293,13 @@ func (m *Member) evaluate() {
 		if owner != "" {
 			st.vacantSince = time.Time{}
 		}
+		keep := false
 		switch {
+		case owner == "" && st.active:
+			// Active by network failover while etcd was away: the
+			// etcd election takes over from here, this device first.
+			m.claim(tg.Name, lease)
+			keep = true
 		case owner == "":
 			if st.vacantSince.IsZero() {
 				st.vacantSince = now
@@ -304,6 +333,17 @@ func (m *Member) evaluate() {
 				st.failbackSince = time.Time{}
 			}
 		default:
+			// Active by network failover while etcd was away, and
+			// etcd names another owner: when that device is silent
+			// it probably died during the outage, and its owner key
+			// expires with its lease (etcd gives leases a full TTL
+			// again when it restarts); until then this device goes
+			// on serving, never longer than three TTLs.
+			if st.active && heard != nil && now.Sub(m.net.safeSince) < 3*m.opts.LeaseTTL {
+				if _, ok := heard[owner]; !ok {
+					keep = true
+				}
+			}
 			// The owner key may still be this device's own, released but
 			// not yet gone from the watched view: only another device
 			// taking over ends the forced standby.
@@ -312,7 +352,7 @@ func (m *Member) evaluate() {
 				m.del(m.tgKey(tg.Name, "standby/"+m.me))
 			}
 		}
-		m.setActive(tg.Name, st, mine && safe)
+		m.setActive(tg.Name, st, (mine && safe) || keep)
 	}
 	for name, st := range m.fo {
 		if !carried[name] {
@@ -464,6 +504,7 @@ func (m *Member) FailoverStatus() []TrafficGroupStatus {
 	m.mu.Unlock()
 	def := m.Group()
 	alive := setOf(m.mr.under("alive/"))
+	heard := m.heard(def)
 	var out []TrafficGroupStatus
 	for _, tg := range tgs {
 		s := TrafficGroupStatus{Name: tg.Name}
@@ -471,6 +512,15 @@ func (m *Member) FailoverStatus() []TrafficGroupStatus {
 			s.Owner = string(kv.Value)
 		}
 		s.Active = m.isActive(tg.Name)
+		if ok, _ := m.c.Connected(); !ok && heard != nil {
+			// etcd's view is stale: say who serves it now.
+			s.Owner = ""
+			if s.Active {
+				s.Owner = m.me
+			} else if cs := claimants(heard, tg.Name); len(cs) > 0 {
+				s.Owner = cs[0].Device
+			}
+		}
 		standby := setOf(m.mr.under(m.tgKey(tg.Name, "standby/")))
 		for _, d := range m.candidates(tg, def, alive, standby) {
 			if d != s.Owner {

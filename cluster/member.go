@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/cluster/heartbeat"
+	"github.com/openltm/openltm/cluster/trust"
 	"github.com/openltm/openltm/objects/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -33,6 +36,18 @@ type Options struct {
 	// standby (false) for a traffic group: the moment to bind or release
 	// its floating addresses. Calls are serial.
 	OnFailover func(trafficGroup string, active bool)
+	// Heartbeat, when set, is the device's network failover node on its
+	// unicast addresses (the caller opens and closes it): with the
+	// group's network-failover enabled the device sends heartbeats to
+	// its peers and decides failover from theirs while etcd is
+	// unreachable (netfailover.go). Its addresses are published for the
+	// peers in the device's state key.
+	Heartbeat *heartbeat.Node
+	// Identity, when set, is the device's trust domain certificate and
+	// key: its heartbeats are signed with the key, its certificate is
+	// published for the peers, and the peers' heartbeats are taken only
+	// signed by the keys of their certificates from the same domain.
+	Identity *trust.Identity
 }
 
 // DefaultLeaseTTL makes a dead active device's traffic groups move within
@@ -69,15 +84,22 @@ type Member struct {
 	ownCommit uint64 // generation this device is committing
 	lease     clientv3.LeaseID
 	safeUntil time.Time // past it, the lease may have expired
+	lastOK    time.Time // when the last renewal etcd answered was sent
 	tgs       []TrafficGroup
 	activeSet map[string]bool
 
-	fo map[string]*tgState // the election's own state, its goroutine's only
+	fo   map[string]*tgState         // the election's own state, its goroutine's only
+	net  netState                    // network failover state, the same goroutine's
+	keys map[string]*ecdsa.PublicKey // peers' checked certificates, the heartbeat goroutine's
 }
 
 type memberState struct {
 	Applied uint64 `json:"applied"`
 	Error   string `json:"error,omitempty"`
+	// Unicast are the device's network failover addresses; Cert its
+	// certificate (PEM), whose key signs its heartbeats.
+	Unicast []string `json:"unicast,omitempty"`
+	Cert    string   `json:"cert,omitempty"`
 }
 
 // Join makes this device a member of a device group it is listed in. The
@@ -107,7 +129,7 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	}
 	m := &Member{c: c, group: group, log: c.Log(group), opts: opts, me: me,
 		mr: newMirror(c, memberPrefix(group)), kick: make(chan struct{}, 1), pubKick: make(chan struct{}, 1),
-		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, activeSet: map[string]bool{}}
+		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, keys: map[string]*ecdsa.PublicKey{}, activeSet: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	rev, err := m.mr.load(ctx)
 	if err != nil {
@@ -128,6 +150,10 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	go func() { defer m.wg.Done(); m.syncLoop(syncNote) }()
 	go func() { defer m.wg.Done(); m.keepLease() }()
 	go func() { defer m.wg.Done(); m.failoverLoop(foNote) }()
+	if opts.Heartbeat != nil {
+		m.wg.Add(1)
+		go func() { defer m.wg.Done(); m.beatLoop() }()
+	}
 	return m, nil
 }
 
@@ -160,6 +186,14 @@ func (m *Member) writeState(ctx context.Context) error {
 		st.Error = m.applyErr.Error()
 	}
 	m.mu.Unlock()
+	if m.opts.Heartbeat != nil {
+		for _, a := range m.opts.Heartbeat.Addrs() {
+			st.Unicast = append(st.Unicast, a.String())
+		}
+		if id := m.opts.Identity; id != nil {
+			st.Cert = string(id.CertPEM())
+		}
+	}
 	data, _ := json.Marshal(st)
 	rctx, cancel := m.c.reqCtx(ctx)
 	_, err := m.c.cli.Put(rctx, m.mr.prefix+"state/"+m.me, string(data))
@@ -264,6 +298,11 @@ func (m *Member) apply(ctx context.Context, g Generation) error {
 // Commit commits a change this device made against group generation base
 // (see Log.Commit); on success the device counts as having applied it.
 func (m *Member) Commit(ctx context.Context, base uint64, g store.Generation) (uint64, error) {
+	// The lease renewals (every eighth of the TTL) say when etcd is out
+	// of reach: refuse at once rather than after a request timeout.
+	if ok, err := m.c.Connected(); !ok {
+		return 0, &DisconnectedError{Op: m.log.commitOp(), Endpoints: m.c.cfg.Endpoints, Err: err}
+	}
 	m.mu.Lock()
 	m.ownCommit = base + 1
 	m.mu.Unlock()

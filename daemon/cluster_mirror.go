@@ -211,6 +211,12 @@ func (mr *mirror) fetch(tg string) []heldRec {
 	if len(virtuals) == 0 {
 		return nil
 	}
+	if ok, err := conn.Connected(); !ok {
+		// A takeover by network failover while etcd is down: the
+		// addresses come first; the records are in etcd, out of reach.
+		h.log.Warn("mirrored persistence records not read: etcd is unreachable", "traffic-group", tg, "err", err)
+		return nil
+	}
 	prefix := h.mirrorPrefix(group)
 	ctx, cancel := context.WithTimeout(h.ctx, 3*time.Second)
 	resp, err := conn.Client().Get(ctx, prefix, clientv3.WithPrefix())

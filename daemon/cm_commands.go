@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/cluster"
+	"github.com/openltm/openltm/cluster/heartbeat"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/objects/store"
@@ -145,7 +146,13 @@ func (s *Session) modifySelfDevice(ctx context.Context, st *grammar.Statement, a
 			cfg.Put(&objects.Object{Kind: cmDevice, Name: "/Common/" + self,
 				Props: map[string]*objects.Value{cmDeviceSelf.Name: {Str: "true"}}})
 		}
-		return s.change(st, "modify", args, cfg)
+		if err := s.change(st, "modify", args, cfg); err != nil {
+			return err
+		}
+		if _, err := heartbeat.ParseUnicast(cmDeviceUnicast.Str(cfg.Get(cmDevice, "/Common/"+self))); err != nil {
+			return objects.Invalid("cm device %s: %v", self, err)
+		}
+		return nil
 	})
 	s.committed = gen
 	if err == nil {
@@ -472,6 +479,33 @@ func (s *Session) showFailover(h *clusterHook, w io.Writer) error {
 			next = "-"
 		}
 		fmt.Fprintf(w, "%-26s %-8s %-16s %s\n", t.Name, st, owner, next)
+	}
+	if !m.Group().NetworkFailover {
+		fmt.Fprintf(w, "\nNetwork failover: disabled (failover by the etcd lease only)\n")
+		return nil
+	}
+	h.mu.Lock()
+	addrs := h.hbAddrs
+	h.mu.Unlock()
+	var on []string
+	for _, a := range addrs {
+		on = append(on, a.String())
+	}
+	if len(on) == 0 {
+		on = []string{"none (set the device's unicast-address)"}
+	}
+	fmt.Fprintf(w, "\nNetwork failover: heartbeats on %s\n", strings.Join(on, " "))
+	fmt.Fprintf(w, "%-16s %-22s %-8s %-10s %-5s %s\n", "Peer", "From", "Heard", "Generation", "etcd", "Active For")
+	for _, p := range m.HeardPeers() {
+		etcd := "no"
+		if p.Etcd {
+			etcd = "yes"
+		}
+		act := strings.Join(p.Active, " ")
+		if act == "" {
+			act = "-"
+		}
+		fmt.Fprintf(w, "%-16s %-22s %-8s %-10d %-5s %s\n", p.Device, p.Address, p.Age.Round(time.Millisecond), p.Generation, etcd, act)
 	}
 	return nil
 }

@@ -173,6 +173,7 @@ func Open(opts Options) (*Engine, error) {
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
+	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err

@@ -39,6 +39,7 @@ const maxCatchUps = 5
 var (
 	cmDevice         = schema.MustKind("cm device")
 	cmDeviceSelf     = cmDevice.MustProp("self-device")
+	cmDeviceUnicast  = cmDevice.MustProp("unicast-address")
 	cmDeviceGroup    = schema.MustKind("cm device-group")
 	cmDGType         = cmDeviceGroup.MustProp("type")
 	cmDGDevices      = cmDeviceGroup.MustProp("devices")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/metrics"
 )
 
 func quietGSLB(t *testing.T) *gslb.Server {
@@ -271,5 +272,56 @@ func TestGSLBRulesFromTmsh(t *testing.T) {
 	}
 	if got := ask(t, g, "www.example.com", "127.0.118.5"); got != "127.0.119.11" {
 		t.Errorf("without the rule: %s", got)
+	}
+}
+
+// TestGSLBMetrics checks what a scrape carries of the GSLB: wide IP and
+// pool resolutions by step, and the availability of pools, members,
+// servers, virtual servers, datacenters and links, as show gtm has them.
+func TestGSLBMetrics(t *testing.T) {
+	e, g := openWithGSLB(t)
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create gtm datacenter dc1",
+		"create gtm link isp1 datacenter dc1 uplink-address 127.0.119.1",
+		"create gtm server lc1 datacenter dc1 virtual-servers add { vs1 { destination 127.0.119.11:80 link isp1 } vs2 { destination 127.0.119.12:80 } }",
+		"create gtm pool a p1 members add { lc1:vs1 { member-order 0 } lc1:vs2 { member-order 1 } } load-balancing-mode global-availability",
+		"create gtm wideip a www.example.com pools add { p1 }",
+		"modify gtm server lc1 virtual-servers modify { vs2 { disabled } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for range 3 {
+		if got := ask(t, g, "www.example.com", "127.0.118.5"); got != "127.0.119.11" {
+			t.Fatalf("answer %s", got)
+		}
+	}
+	var snap metrics.Snapshot
+	gslbSnapshot(&snap, g)
+	if len(snap.WideIPs) != 1 || snap.WideIPs[0].Name != "/Common/www.example.com" || snap.WideIPs[0].Requests != 3 || snap.WideIPs[0].Preferred != 3 {
+		t.Fatalf("wide IPs %+v", snap.WideIPs)
+	}
+	if len(snap.GSLBPools) != 1 || snap.GSLBPools[0].Preferred != 3 || snap.GSLBPools[0].Status.Availability != "available" || len(snap.GSLBPools[0].Members) != 2 {
+		t.Fatalf("pools %+v", snap.GSLBPools)
+	}
+	if len(snap.GSLBServers) != 1 || len(snap.GSLBServers[0].VirtualServers) != 2 || snap.GSLBServers[0].VirtualServers[0].Picks != 3 ||
+		snap.GSLBServers[0].VirtualServers[0].Destination != "127.0.119.11:80" {
+		t.Fatalf("servers %+v", snap.GSLBServers)
+	}
+	if m := snap.GSLBPools[0].Members[1]; m.Status.Availability == "available" {
+		t.Fatalf("the member on a disabled virtual server: %+v", m)
+	}
+	if v := snap.GSLBServers[0].VirtualServers[1]; v.Status.State != "disabled" {
+		t.Fatalf("the disabled virtual server: %+v", v)
+	}
+	if len(snap.Datacenters) != 1 || len(snap.Links) != 1 || snap.DNS == nil || snap.DNS.WideIP != 3 {
+		t.Fatalf("datacenters %+v links %+v dns %+v", snap.Datacenters, snap.Links, snap.DNS)
+	}
+	var none metrics.Snapshot
+	gslbSnapshot(&none, quietGSLB(t))
+	if none.DNS != nil || none.WideIPs != nil {
+		t.Fatalf("a GSLB with nothing configured exported %+v", none)
 	}
 }

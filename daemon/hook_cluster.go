@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/cluster"
+	"github.com/openltm/openltm/cluster/heartbeat"
 	"github.com/openltm/openltm/cluster/trust"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -68,6 +69,10 @@ type clusterHook struct {
 	tgs        []cluster.TrafficGroup
 	applied    appliedState
 	pendingKey []byte // the key of a trust request this device answered
+	// hb sends and hears the network failover heartbeats on the
+	// device's unicast addresses (hbAddrs) while it is in a group.
+	hb      *heartbeat.Node
+	hbAddrs []netip.AddrPort
 
 	lastErr string // the last connect or join error logged
 
@@ -130,11 +135,14 @@ func (e *Engine) AttachCluster(opts ClusterOptions) (func(), error) {
 		h.cancel()
 		h.wg.Wait()
 		h.mu.Lock()
-		m, c := h.member, h.conn
-		h.member, h.conn = nil, nil
+		m, c, hb := h.member, h.conn, h.hb
+		h.member, h.conn, h.hb = nil, nil, nil
 		h.mu.Unlock()
 		if m != nil {
 			_ = m.Close()
+		}
+		if hb != nil {
+			hb.Close()
 		}
 		if c != nil {
 			_ = c.Close()
@@ -305,6 +313,74 @@ func (h *clusterHook) step() {
 	h.group = def
 	h.mu.Unlock()
 	h.followTrafficGroups(member, def)
+	h.followUnicast()
+}
+
+// unicastAddrs are the device's own unicast-address entries: where it
+// sends and hears network failover heartbeats.
+func (e *Engine) unicastAddrs() ([]netip.AddrPort, error) {
+	for _, o := range e.Config().Of(cmDevice) {
+		if cmDeviceSelf.Str(o) == "true" {
+			return heartbeat.ParseUnicast(cmDeviceUnicast.Str(o))
+		}
+	}
+	return nil, nil
+}
+
+// heartbeatNode opens the network failover node for a group being
+// joined, on the device's unicast addresses when it can bind them (else
+// on none, until they change).
+func (h *clusterHook) heartbeatNode(group string) *heartbeat.Node {
+	addrs, err := h.e.unicastAddrs()
+	if err != nil {
+		h.logOnce("network failover", err)
+		addrs = nil
+	}
+	hb, err := heartbeat.Listen(group, addrs)
+	if err != nil {
+		h.logOnce("network failover", err)
+		addrs = nil
+		hb, _ = heartbeat.Listen(group, nil)
+	}
+	h.mu.Lock()
+	h.hbAddrs = addrs
+	h.mu.Unlock()
+	return hb
+}
+
+// heartbeatIdentity is the device's trust domain certificate, which signs
+// its heartbeats; nil when it has none (it was never added to the trust
+// domain: its group then has no certificates to check heartbeats with).
+func (h *clusterHook) heartbeatIdentity(name string) *trust.Identity {
+	id, err := trust.ReadFiles(h.files())
+	if err != nil || id.Device != name {
+		return nil
+	}
+	return id
+}
+
+// followUnicast moves the heartbeats to the device's unicast addresses
+// after they changed (modify cm device NAME unicast-address { ... }).
+func (h *clusterHook) followUnicast() {
+	addrs, err := h.e.unicastAddrs()
+	if err != nil {
+		h.logOnce("network failover", err)
+		return
+	}
+	h.mu.Lock()
+	hb, cur := h.hb, h.hbAddrs
+	h.mu.Unlock()
+	if hb == nil || slices.Equal(addrs, cur) {
+		return
+	}
+	if err := hb.SetAddrs(addrs); err != nil {
+		h.logOnce("network failover", err)
+		return
+	}
+	h.mu.Lock()
+	h.hbAddrs = addrs
+	h.mu.Unlock()
+	h.log.Info("network failover heartbeats", "unicast-address", fmt.Sprint(addrs))
 }
 
 func (h *clusterHook) connect(name string) (*cluster.Conn, error) {
@@ -398,14 +474,18 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		h.refloat.Store(true)
 	}
 	group := def.Name
+	hb := h.heartbeatNode(group)
 	m, err := cluster.Join(h.ctx, conn, group, cluster.Options{
 		Applied:       from,
 		LeaseTTL:      h.opts.LeaseTTL,
 		TrafficGroups: tgs,
 		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, group, g) },
 		OnFailover:    h.onFailover,
+		Heartbeat:     hb,
+		Identity:      h.heartbeatIdentity(name),
 	})
 	if err != nil {
+		hb.Close()
 		h.e.float.Store(nil)
 		h.refloat.Store(true)
 		h.mu.Lock()
@@ -415,7 +495,7 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		return
 	}
 	h.mu.Lock()
-	h.member, h.group, h.tgs = m, *def, tgs
+	h.member, h.group, h.tgs, h.hb = m, *def, tgs, hb
 	if h.applied.Group != group {
 		h.applied = appliedState{Group: group}
 		h.saveAppliedLocked()
@@ -428,7 +508,10 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 func (h *clusterHook) leave(m *cluster.Member, def cluster.GroupDef) {
 	_ = m.Close()
 	h.mu.Lock()
-	h.member, h.group, h.tgs = nil, cluster.GroupDef{}, nil
+	if h.hb != nil {
+		h.hb.Close()
+	}
+	h.member, h.group, h.tgs, h.hb, h.hbAddrs = nil, cluster.GroupDef{}, nil, nil, nil
 	h.applied = appliedState{}
 	h.saveAppliedLocked()
 	h.mu.Unlock()
@@ -701,7 +784,8 @@ func (e *Engine) refloatNow() error {
 }
 
 // dropStandby leaves out of dc the virtual servers whose virtual address
-// floats in a traffic group this device is not active for.
+// floats in a traffic group this device is not active for, and the
+// floating self IPs of those traffic groups (cluster_self.go).
 func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 	f := e.float.Load()
 	if f == nil {
@@ -713,6 +797,7 @@ func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 			delete(dc.Virtuals, name)
 		}
 	}
+	dc.SelfIPs = e.heldSelfIPs(cfg)
 }
 
 // addressTrafficGroups returns the floating traffic group of a virtual
@@ -729,10 +814,7 @@ func addressTrafficGroups(cfg *objects.Config) func(netip.Addr) string {
 			addrTG[a] = shortName(vaddrTG.Effective(cfg, o))
 		}
 	}
-	floating := map[string]bool{}
-	for _, o := range cfg.Of(cmTrafficGroup) {
-		floating[shortName(o.Name)] = cmTGFloating.Effective(cfg, o) != "false"
-	}
+	floating := floatingTrafficGroups(cfg)
 	return func(a netip.Addr) string {
 		tg, ok := addrTG[a]
 		if !ok {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"strings"
@@ -84,6 +85,10 @@ func TestDropStandby(t *testing.T) {
 		"create ltm virtual floating_default destination 127.0.61.1:80 pool p",
 		"create ltm virtual local destination 127.0.61.2:80 pool p",
 		"create ltm virtual floating_tg2 destination 127.0.61.3:80 pool p",
+		"create net vlan internal",
+		"create net self local_self address 127.0.61.10/24 vlan internal",
+		"create net self float_self address 127.0.61.11/24 vlan internal traffic-group traffic-group-1",
+		"create net self float_tg2 address 127.0.61.12/24 vlan internal traffic-group /Common/tg2",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -100,16 +105,35 @@ func TestDropStandby(t *testing.T) {
 	for _, tc := range []struct {
 		float *floatState
 		want  []string
+		self  string // the self IPs used, in SNAT automap's order
+		show  string // show net self's line for float_tg2
 	}{
-		{nil, []string{"/Common/floating_default", "/Common/floating_tg2", "/Common/local"}},
-		{&floatState{active: map[string]bool{}}, []string{"/Common/local"}},
-		{&floatState{active: map[string]bool{"traffic-group-1": true}}, []string{"/Common/floating_default", "/Common/local"}},
-		{&floatState{active: map[string]bool{"tg2": true}}, []string{"/Common/floating_tg2", "/Common/local"}},
+		{nil, []string{"/Common/floating_default", "/Common/floating_tg2", "/Common/local"}, "", "yes       bigip1"},
+		{&floatState{active: map[string]bool{}}, []string{"/Common/local"}, "[127.0.61.10]", "yes       -"},
+		{&floatState{active: map[string]bool{"traffic-group-1": true}}, []string{"/Common/floating_default", "/Common/local"},
+			"[127.0.61.11 127.0.61.10]", "yes       -"},
+		{&floatState{active: map[string]bool{"tg2": true}}, []string{"/Common/floating_tg2", "/Common/local"},
+			"[127.0.61.12 127.0.61.10]", "yes       bigip1"},
 	} {
 		e.float.Store(tc.float)
 		tr := e.translate(e.Config())
 		if got := names(tr.dc); !slices.Equal(got, tc.want) {
 			t.Errorf("active %v: virtuals %v, want %v", tc.float, got, tc.want)
+		}
+		if tc.self == "" {
+			if len(tr.dc.SelfIPs) != 3 {
+				t.Errorf("standalone: self IPs %v, want all three", tr.dc.SelfIPs)
+			}
+		} else if got := fmt.Sprint(tr.dc.SelfIPs); got != tc.self {
+			t.Errorf("active %v: self IPs %s, want %s", tc.float, got, tc.self)
+		}
+		out, errText := run(t, s, "show net self")
+		if errText != "" {
+			t.Fatal(errText)
+		}
+		if !strings.Contains(out, "local_self               127.0.61.10/24       traffic-group-local-only     no        bigip1") ||
+			!strings.Contains(out, "float_tg2                127.0.61.12/24       tg2                          "+tc.show) {
+			t.Errorf("active %v: show net self:\n%s", tc.float, out)
 		}
 	}
 	e.float.Store(nil)
@@ -133,6 +157,10 @@ func TestCMCommandsStandalone(t *testing.T) {
 		{cmd: "mv cm device devA to devB"},
 		{cmd: "modify cm device devB configsync-ip 127.0.0.1"},
 		{cmd: "list cm device devB", out: "configsync-ip 127.0.0.1"},
+		{cmd: "modify cm device devB unicast-address { { ip 127.0.0.1 port 1027 } { ip 127.0.0.2 } }"},
+		{cmd: "modify cm device devB unicast-address { { ip nowhere } }", err: `unicast-address ip "nowhere" is not an IP address`},
+		{cmd: "modify cm device devB unicast-address { { ip 127.0.0.1 port 0 } }", err: "valid ports are 1-65535"},
+		{cmd: "list cm device devB", out: "port 1027"},
 		{cmd: "create cm device-group dg devices add { devB } type sync-failover", err: "--cluster-endpoints"},
 		{cmd: "run cm config-sync to-group dg", err: "--cluster-endpoints"},
 		{cmd: "modify cm trust-domain Root ca-devices add { 127.0.0.2 } name b username u password p", err: "--cluster-endpoints"},
@@ -146,6 +174,9 @@ func TestCMCommandsStandalone(t *testing.T) {
 		if !strings.Contains(out, tc.out) {
 			t.Errorf("%s: output %q, want %q", tc.cmd, out, tc.out)
 		}
+	}
+	if got, err := e.unicastAddrs(); err != nil || fmt.Sprint(got) != "[127.0.0.1:1027 127.0.0.2:1026]" {
+		t.Errorf("unicast addresses %v (%v)", got, err)
 	}
 	if e.selfName() != "devB" {
 		t.Errorf("device is %s", e.selfName())

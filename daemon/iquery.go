@@ -185,7 +185,11 @@ func peerOf(o *objects.Object) string {
 func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 	want := map[netip.AddrPort]bool{}
 	sources := map[netip.Addr]bool{}
+	held := a.e.selfHeld(cfg) // a standby leaves floating self IPs alone
 	for _, o := range cfg.Of(netSelf) {
+		if !held(o) {
+			continue
+		}
 		pfx, err := netip.ParsePrefix(netSelfAddress.Str(o))
 		if err != nil {
 			if ad, aerr := netip.ParseAddr(netSelfAddress.Str(o)); aerr == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/metrics"
 )
@@ -15,8 +16,8 @@ import (
 // ServeMetrics serves the Prometheus metrics of the engine and its
 // dataplane at http://addr/metrics until the returned stop. Each scrape
 // reads the dataplane's counters and the device group's state once.
-func (e *Engine) ServeMetrics(addr string, p *dataplane.Plane) (stop func(), err error) {
-	ex := metrics.New(func() metrics.Snapshot { return e.snapshot(p) })
+func (e *Engine) ServeMetrics(addr string, p *dataplane.Plane, g *gslb.Server) (stop func(), err error) {
+	ex := metrics.New(func() metrics.Snapshot { s := e.snapshot(p); gslbSnapshot(&s, g); return s })
 	if h := e.cluster.Load(); h != nil {
 		h.mu.Lock()
 		h.commits = func(d time.Duration) { ex.ObserveCommit(d, true) }
@@ -107,9 +108,58 @@ func (e *Engine) snapshot(p *dataplane.Plane) metrics.Snapshot {
 					s.TrafficGroups = append(s.TrafficGroups, metrics.TrafficGroup{Name: tg.Name, Active: tg.Active})
 				}
 			}
+			for _, p := range m.HeardPeers() {
+				s.Peers = append(s.Peers, metrics.Peer{Name: p.Device, Age: p.Age, Etcd: p.Etcd})
+			}
 		case applied.Group != "":
 			s.Sync = &metrics.Sync{Group: applied.Group, Status: "Disconnected", Applied: applied.Generation}
 		}
 	}
 	return s
+}
+
+func gslbStatus(s gslb.ObjectStatus) metrics.Status {
+	return metrics.Status{Availability: string(s.Availability), State: s.State}
+}
+
+// gslbSnapshot adds what show gtm reports: wide IPs and pools with their
+// resolutions by load balancing step, the availability of pools, members,
+// servers, virtual servers, datacenters and links, and the DNS server's
+// counters. Nothing is added for a device with no gtm objects.
+func gslbSnapshot(s *metrics.Snapshot, g *gslb.Server) {
+	if g == nil {
+		return
+	}
+	for _, w := range g.WideIPs() {
+		s.WideIPs = append(s.WideIPs, metrics.WideIP{Name: w.Name, Type: string(w.Type), Status: gslbStatus(w.Status),
+			Requests: w.Requests, Preferred: w.Preferred, Alternate: w.Alternate, Fallback: w.Fallback,
+			ReturnedToDNS: w.ReturnedToDNS, Dropped: w.Dropped, Persisted: w.Persisted, LastResort: w.LastResort})
+	}
+	for _, p := range g.Pools() {
+		mp := metrics.GSLBPool{Name: p.Name, Type: string(p.Type), Status: gslbStatus(p.Status),
+			Preferred: p.Preferred, Alternate: p.AltCount, Fallback: p.FallCount, ReturnedToDNS: p.ReturnToDNS, Dropped: p.Dropped}
+		for _, m := range p.Members {
+			mp.Members = append(mp.Members, metrics.GSLBPoolMember{Name: m.Member, Status: gslbStatus(m.Status)})
+		}
+		s.GSLBPools = append(s.GSLBPools, mp)
+	}
+	for _, sv := range g.Servers() {
+		ms := metrics.GSLBServer{Name: sv.Name, Datacenter: sv.Datacenter, Status: gslbStatus(sv.Status), Picks: sv.Picks}
+		for _, v := range sv.VirtualServers {
+			ms.VirtualServers = append(ms.VirtualServers, metrics.GSLBVirtualServer{Name: v.Name, Destination: v.Destination,
+				Status: gslbStatus(v.Status), Picks: v.Picks})
+		}
+		s.GSLBServers = append(s.GSLBServers, ms)
+	}
+	for _, d := range g.Datacenters() {
+		s.Datacenters = append(s.Datacenters, metrics.GSLBStatus{Name: d.Name, Status: gslbStatus(d.Status)})
+	}
+	for _, l := range g.Links() {
+		s.Links = append(s.Links, metrics.GSLBStatus{Name: l.Name, Status: gslbStatus(l.Status)})
+	}
+	if len(s.WideIPs) > 0 || len(s.GSLBServers) > 0 {
+		c := g.Counters()
+		s.DNS = &metrics.GSLBDNS{Queries: c.Queries, WideIP: c.WideIP, Static: c.Static, NXDomain: c.NXDomain,
+			Refused: c.Refused, Dropped: c.Dropped, Malformed: c.Malformed}
+	}
 }

@@ -89,7 +89,7 @@ func Start(opts Options, socket string) (*Running, error) {
 		}
 	}
 	if opts.MetricsAddress != "" {
-		if stopMetrics, err = e.ServeMetrics(opts.MetricsAddress, p); err != nil {
+		if stopMetrics, err = e.ServeMetrics(opts.MetricsAddress, p, g); err != nil {
 			stopCluster()
 			stopAll()
 			return nil, fmt.Errorf("metrics address %s: %w", opts.MetricsAddress, err)

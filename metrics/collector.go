@@ -96,17 +96,34 @@ var (
 	persistRecs = desc("persistence_records", "Persistence records held.", "profile", "mode")
 	wideipSt    = newStatus("gslb_wideip", "wide IP", "wideip", "type")
 	wideipReq   = desc("gslb_wideip_requests_total", "DNS requests for the wide IP.", "wideip", "type")
-	wideipRes   = desc("gslb_wideip_resolutions_total", "Answers by how they were chosen (preferred, alternate, fallback) and requests dropped.", "wideip", "type", "method")
+	wideipRes   = desc("gslb_wideip_resolutions_total", "Resolutions by the step that chose the answer (preferred, alternate, fallback), returned to DNS, and dropped.", "wideip", "type", "method")
+	wideipPers  = desc("gslb_wideip_persisted_total", "Answers taken from a persistence record.", "wideip", "type")
+	wideipLast  = desc("gslb_wideip_last_resort_total", "Answers from the last resort pool.", "wideip", "type")
+	gpoolSt     = newStatus("gslb_pool", "gtm pool", "pool", "type")
+	gpoolRes    = desc("gslb_pool_resolutions_total", "Pool resolutions by step (preferred, alternate, fallback), returned to DNS, and dropped.", "pool", "type", "method")
+	gmemberSt   = newStatus("gslb_pool_member", "gtm pool member", "pool", "type", "member")
+	gserverSt   = newStatus("gslb_server", "gtm server", "server", "datacenter")
+	gserverPick = desc("gslb_server_picks_total", "Answers that chose one of the server's virtual servers.", "server")
+	gvsInfo     = desc("gslb_virtual_server_info", "A gtm virtual server and its destination (always 1).", "server", "virtual_server", "destination")
+	gvsSt       = newStatus("gslb_virtual_server", "gtm virtual server", "server", "virtual_server")
+	gvsPick     = desc("gslb_virtual_server_picks_total", "Answers that chose the virtual server.", "server", "virtual_server")
+	gdcSt       = newStatus("gslb_datacenter", "gtm datacenter", "datacenter")
+	glinkSt     = newStatus("gslb_link", "gtm link", "link")
+	dnsQueries  = desc("gslb_dns_queries_total", "DNS queries the GSLB received.")
+	dnsOutcome  = desc("gslb_dns_responses_total", "DNS queries by outcome: wideip, static, nxdomain, refused, dropped, malformed.", "outcome")
 	syncSt      = desc("sync_status", "Device group sync status (show cm sync-status): 1 for the current one.", "group", "status")
 	syncGen     = desc("sync_generation", "Configuration generation: applied by this device, or head of the group.", "group", "which")
 	failover    = desc("failover_active", "1 when this device is active for the traffic group.", "traffic_group")
+	peerAge     = desc("network_failover_heartbeat_age_seconds", "Time since the peer's last network failover heartbeat (peers heard within the failover time).", "peer")
+	peerEtcd    = desc("network_failover_peer_etcd", "1 when the peer's last heartbeat says it holds its etcd lease.", "peer")
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connections, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, syncSt, syncGen, failover} {
+	for _, d := range []*prometheus.Desc{connections, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
+		gpoolRes, gserverPick, gvsInfo, gvsPick, dnsQueries, dnsOutcome, syncSt, syncGen, failover, peerAge, peerEtcd} {
 		ch <- d
 	}
-	for _, s := range []statusDescs{virtualSt, poolSt, memberSt, nodeSt, wideipSt} {
+	for _, s := range []statusDescs{virtualSt, poolSt, memberSt, nodeSt, wideipSt, gpoolSt, gmemberSt, gserverSt, gvsSt, gdcSt, glinkSt} {
 		s.describe(ch)
 	}
 	for _, t := range []trafficDescs{virtualTr, poolTr, memberTr, nodeTr} {
@@ -151,7 +168,45 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(wideipRes, w.Preferred, w.Name, w.Type, "preferred")
 		counter(wideipRes, w.Alternate, w.Name, w.Type, "alternate")
 		counter(wideipRes, w.Fallback, w.Name, w.Type, "fallback")
+		counter(wideipRes, w.ReturnedToDNS, w.Name, w.Type, "return-to-dns")
 		counter(wideipRes, w.Dropped, w.Name, w.Type, "dropped")
+		counter(wideipPers, w.Persisted, w.Name, w.Type)
+		counter(wideipLast, w.LastResort, w.Name, w.Type)
+	}
+	for _, p := range s.GSLBPools {
+		gpoolSt.collect(ch, p.Status, p.Name, p.Type)
+		counter(gpoolRes, p.Preferred, p.Name, p.Type, "preferred")
+		counter(gpoolRes, p.Alternate, p.Name, p.Type, "alternate")
+		counter(gpoolRes, p.Fallback, p.Name, p.Type, "fallback")
+		counter(gpoolRes, p.ReturnedToDNS, p.Name, p.Type, "return-to-dns")
+		counter(gpoolRes, p.Dropped, p.Name, p.Type, "dropped")
+		for _, m := range p.Members {
+			gmemberSt.collect(ch, m.Status, p.Name, p.Type, m.Name)
+		}
+	}
+	for _, sv := range s.GSLBServers {
+		gserverSt.collect(ch, sv.Status, sv.Name, sv.Datacenter)
+		counter(gserverPick, sv.Picks, sv.Name)
+		for _, v := range sv.VirtualServers {
+			gauge(gvsInfo, 1, sv.Name, v.Name, v.Destination)
+			gvsSt.collect(ch, v.Status, sv.Name, v.Name)
+			counter(gvsPick, v.Picks, sv.Name, v.Name)
+		}
+	}
+	for _, d := range s.Datacenters {
+		gdcSt.collect(ch, d.Status, d.Name)
+	}
+	for _, l := range s.Links {
+		glinkSt.collect(ch, l.Status, l.Name)
+	}
+	if d := s.DNS; d != nil {
+		counter(dnsQueries, d.Queries)
+		for _, o := range []struct {
+			name string
+			n    uint64
+		}{{"wideip", d.WideIP}, {"static", d.Static}, {"nxdomain", d.NXDomain}, {"refused", d.Refused}, {"dropped", d.Dropped}, {"malformed", d.Malformed}} {
+			counter(dnsOutcome, o.n, o.name)
+		}
 	}
 	if y := s.Sync; y != nil {
 		for _, st := range SyncStatuses {
@@ -162,5 +217,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, tg := range s.TrafficGroups {
 		gauge(failover, b2f(tg.Active), tg.Name)
+	}
+	for _, p := range s.Peers {
+		gauge(peerAge, p.Age.Seconds(), p.Name)
+		gauge(peerEtcd, b2f(p.Etcd), p.Name)
 	}
 }

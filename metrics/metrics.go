@@ -72,9 +72,55 @@ type WideIP struct {
 	Name, Type string
 	Status     Status
 	Requests   uint64
-	// Resolutions by how the answer was chosen: preferred, alternate,
-	// fallback; Dropped were not answered.
-	Preferred, Alternate, Fallback, Dropped uint64
+	// Resolutions by the load balancing step that chose the answer:
+	// preferred, alternate, fallback; ReturnedToDNS were handed to the
+	// DNS server, Dropped not answered. Persisted answers came from a
+	// persistence record, LastResort from the last resort pool.
+	Preferred, Alternate, Fallback, ReturnedToDNS, Dropped uint64
+	Persisted, LastResort                                  uint64
+}
+
+// GSLBPool is one `show gtm pool`: its availability, its resolutions by
+// step, and its members' availability.
+type GSLBPool struct {
+	Name, Type                                             string
+	Status                                                 Status
+	Preferred, Alternate, Fallback, ReturnedToDNS, Dropped uint64
+	Members                                                []GSLBPoolMember
+}
+
+// GSLBPoolMember is a gtm pool member (server:virtual-server, or a name).
+type GSLBPoolMember struct {
+	Name   string
+	Status Status
+}
+
+// GSLBServer is one `show gtm server` with its virtual servers.
+type GSLBServer struct {
+	Name, Datacenter string
+	Status           Status
+	Picks            uint64
+	VirtualServers   []GSLBVirtualServer
+}
+
+// GSLBVirtualServer is one virtual server of a gtm server.
+type GSLBVirtualServer struct {
+	Name, Destination string
+	Status            Status
+	Picks             uint64
+}
+
+// GSLBDNS are the GSLB DNS server's own counters: every query, then by
+// outcome (wide IP, static record, NXDOMAIN, refused, dropped, malformed).
+type GSLBDNS struct {
+	Queries                                               uint64
+	WideIP, Static, NXDomain, Refused, Dropped, Malformed uint64
+}
+
+// GSLBStatus is the availability of a gtm datacenter or link.
+type GSLBStatus struct {
+	Name   string
+	Status Status
 }
 
 // Sync is the device group sync state (`show cm sync-status`).
@@ -89,6 +135,14 @@ type TrafficGroup struct {
 	Active bool
 }
 
+// Peer is a device of the group whose network failover heartbeats this
+// device hears.
+type Peer struct {
+	Name string
+	Age  time.Duration // since its last heartbeat
+	Etcd bool          // it holds its etcd lease
+}
+
 // Snapshot is the daemon's state at one moment.
 type Snapshot struct {
 	Device        string
@@ -99,8 +153,14 @@ type Snapshot struct {
 	Nodes         []Node
 	Persistence   []Persistence
 	WideIPs       []WideIP
-	Sync          *Sync // nil when the device is in no group
+	GSLBPools     []GSLBPool
+	GSLBServers   []GSLBServer
+	Datacenters   []GSLBStatus
+	Links         []GSLBStatus
+	DNS           *GSLBDNS // nil without a GSLB
+	Sync          *Sync    // nil when the device is in no group
 	TrafficGroups []TrafficGroup
+	Peers         []Peer // heard by network failover
 }
 
 // Availabilities and SyncStatuses are the states exported as state sets:

@@ -225,7 +225,7 @@ var monitorActed = map[string]bool{
 // clusterActed are the cm properties ltmd's device groups act on
 // (daemon/hook_cluster.go); the others are kept.
 var clusterActed = map[string]bool{
-	"self-device": true, "type": true, "devices": true, "auto-sync": true,
+	"self-device": true, "type": true, "devices": true, "auto-sync": true, "network-failover": true, "unicast-address": true,
 	"ha-order": true, "auto-failback-enabled": true, "auto-failback-time": true, "is-floating": true,
 	"description": true,
 }

@@ -283,7 +283,7 @@ func netSysKinds() []*Kind {
 		help(str("address", ""), "address/prefix, e.g. 127.0.1.1/8"),
 		str("description", "none"),
 		passive(raw("allow-service")),
-		passive(str("traffic-group", "/Common/traffic-group-local-only")),
+		str("traffic-group", "/Common/traffic-group-local-only"),
 		ref("vlan", "net vlan"),
 		passive(str("floating", "disabled")),
 		passive(str("inherited-traffic-group", "false")),

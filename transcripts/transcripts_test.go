@@ -56,6 +56,7 @@ func TestTranscripts(t *testing.T) {
 			e.Setenv("OPENLTM_STATE_DIR", filepath.Join(e.WorkDir, "state"))
 			e.Setenv("OPENLTM_SOCKET", filepath.Join(e.WorkDir, "ltmd.sock"))
 			e.Setenv("HOME", e.WorkDir)
+			setupEtcd(e) // cluster_cmds_test.go
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -65,6 +66,10 @@ func TestTranscripts(t *testing.T) {
 			"send":     cmdSend,
 			"sleep":    cmdSleep,
 			"capture":  cmdCapture,
+			// Device groups (cluster_cmds_test.go).
+			"etcd":        cmdEtcd,
+			"trustdomain": cmdTrustDomain,
+			"freeport":    cmdFreePort,
 		},
 	})
 }

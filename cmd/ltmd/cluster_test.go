@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -111,6 +112,34 @@ func freePort(t testing.TB) string {
 	defer ln.Close()
 	_, p, _ := net.SplitHostPort(ln.Addr().String())
 	return p
+}
+
+// freeUDPPort is a UDP port free on 127.0.0.1-3, for the network failover
+// heartbeats (BIG-IP's 1026 may be taken by another test on the machine).
+func freeUDPPort(t testing.TB) string {
+	t.Helper()
+	for range 20 {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, _ := net.SplitHostPort(c.LocalAddr().String())
+		free := true
+		for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
+			o, err := net.ListenPacket("udp", net.JoinHostPort(ip, p))
+			if err != nil {
+				free = false
+				break
+			}
+			o.Close()
+		}
+		c.Close()
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no UDP port free on 127.0.0.1-3")
+	return ""
 }
 
 // echoServer answers each connection with its name, then echoes.
@@ -231,10 +260,12 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	}
 	a, b, c := devs[0], devs[1], devs[2]
 
-	// The HA script, on every device and then on the CA holder.
+	// The HA script, on every device and then on the CA holder; the
+	// heartbeats go to a free port rather than BIG-IP's 1026.
+	hbPort := freeUDPPort(t)
 	for _, d := range devs {
 		d.exec(t, "mv cm device bigip1 to "+d.name)
-		d.exec(t, fmt.Sprintf("modify cm device %s configsync-ip %s unicast-address { { ip %s } } mirror-ip %s", d.name, d.ip, d.ip, d.ip))
+		d.exec(t, fmt.Sprintf("modify cm device %s configsync-ip %s unicast-address { { ip %s port %s } } mirror-ip %s", d.name, d.ip, d.ip, hbPort, d.ip))
 	}
 	// A device that is not trusted cannot be in a group.
 	eventually(t, "bigipA connects", func() error {
@@ -260,6 +291,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	vip := "127.0.9.9:" + freePort(t)
 	a.exec(t, "create ltm pool web members add { "+backend+" }")
 	a.exec(t, "create ltm virtual vs destination "+vip+" pool web")
+	a.exec(t, "create net vlan internal")
+	a.exec(t, "create net self float_self address 127.0.9.20/24 vlan internal traffic-group traffic-group-1")
 	// bigipB and bigipC join once their certificates are installed.
 	for _, d := range devs {
 		eventually(t, d.name+" joins dg1", func() error {
@@ -303,6 +336,14 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	eventually(t, "the virtual answers", func() error {
 		_, err := hello(vip)
 		return err
+	})
+	// The floating self IP is bigipA's too.
+	eventually(t, "bigipB shows bigipA holding the floating self IP", func() error {
+		out, _ := b.try("show net self")
+		if !regexp.MustCompile(`float_self +127\.0\.9\.20/24 +traffic-group-1 +yes +bigipA`).MatchString(out) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
 	})
 
 	// Config sync the other way, and the commit-to-applied latency:
@@ -370,7 +411,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		for _, want := range []string{`openltm_sync_status{group="dg1",status="In Sync"} 1`, `openltm_failover_active{traffic_group="traffic-group-1"} 1`,
-			`openltm_virtual_info{destination=`, `openltm_commit_duration_seconds_count{scope="group"}`} {
+			`openltm_virtual_info{destination=`, `openltm_commit_duration_seconds_count{scope="group"}`,
+			`openltm_network_failover_peer_etcd{peer="bigipB"} 1`, `openltm_network_failover_peer_etcd{peer="bigipC"} 1`} {
 			if !strings.Contains(string(body), want) {
 				return fmt.Errorf("metrics lack %s", want)
 			}
@@ -435,6 +477,20 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		return nil
 	})
 
+	// Each device publishes its heartbeat addresses and the certificate
+	// whose key signs its heartbeats.
+	for _, d := range devs {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		resp, err := cli.Get(ctx, "/openltm/groups/dg1/m/state/"+d.name)
+		cancel()
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("state of %s: %v", d.name, err)
+		}
+		if v := string(resp.Kvs[0].Value); !strings.Contains(v, `"unicast":["`+d.ip+":"+hbPort+`"]`) || !strings.Contains(v, "BEGIN CERTIFICATE") {
+			t.Fatalf("state of %s: %s", d.name, v)
+		}
+	}
+
 	eventually(t, "persistence records in the metrics", func() error {
 		resp, err := http.Get("http://" + metricsAddr + "/metrics")
 		if err != nil {
@@ -493,6 +549,14 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if !strings.Contains(out, "traffic-group-1") || !strings.Contains(out, "active") {
 		t.Fatalf("show cm failover-status on bigipB:\n%s", out)
 	}
+	// The floating self IP moved with the traffic group.
+	eventually(t, "bigipC shows bigipB holding the floating self IP", func() error {
+		out, _ := c.try("show net self")
+		if !regexp.MustCompile(`float_self +127\.0\.9\.20/24 +traffic-group-1 +yes +bigipB`).MatchString(out) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
 	// The group goes on without bigipA; it shows as behind.
 	c.exec(t, "create ltm pool after_failover")
 	eventually(t, "bigipB gets the change", func() error {
@@ -531,10 +595,19 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	b.exec(t, "create ltm pool on_b")
 	c.exec(t, "modify cm device-group dg1 auto-sync enabled")
 
-	// etcd down: commits that need the group are refused (and floating
-	// addresses are released: no device can prove it alone is active,
-	// see docs/cluster.md); etcd back: nothing lost, commits go on.
+	// etcd down for every device: commits that need the group are
+	// refused, and the active device (bigipC) keeps serving its floating
+	// virtual: the devices hear each other's heartbeats (network
+	// failover) and nobody claims its traffic group.
+	eventually(t, "bigipB hears bigipC's heartbeats", func() error {
+		out, _ := b.try("show cm failover-status")
+		if !strings.Contains(out, "bigipC") || !strings.Contains(out, "Network failover: heartbeats on 127.0.0.2:"+hbPort) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
 	srv.Stop()
+	stopped := time.Now()
 	eventually(t, "commits refused while etcd is down", func() error {
 		_, err := c.try("create ltm pool during_outage")
 		if err == nil || !strings.Contains(err.Error(), "unreachable") {
@@ -545,27 +618,73 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if _, err := c.try("list ltm pool during_outage"); err == nil {
 		t.Fatal("a refused commit changed the configuration")
 	}
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
+	// A client loop, well past the failover time.
+	served, loop := 0, time.Now()
+	for time.Since(loop) < 3*time.Second {
+		if _, err := hello(vip); err != nil {
+			t.Fatalf("the floating virtual stopped answering %v after etcd stopped: %v\nbigipC log:\n%s", time.Since(stopped), err, c.stderr)
+		}
+		served++
+		time.Sleep(50 * time.Millisecond)
 	}
-	back := eventually(t, "the floating virtual answers after etcd returns", func() error {
+	t.Logf("etcd down: %d connections to the floating virtual over %v, all served", served, time.Since(loop).Round(time.Millisecond))
+	if f := b.c.Prompt().Failover; f != "Standby" {
+		t.Fatalf("bigipB is %s while bigipC serves with etcd down", f)
+	}
+	// kill -9 of the active device with etcd down: bigipB no longer
+	// hears it and takes the traffic group over by heartbeats.
+	c.cmd.Process.Kill()
+	viaHeartbeat := eventually(t, "the virtual answers again after the kill with etcd down", func() error {
 		_, err := hello(vip)
 		return err
 	})
-	t.Logf("etcd restarted to the floating virtual answering again: %v", back)
+	t.Logf("etcd down: kill -9 of the active device to the virtual answering again: %v", viaHeartbeat)
+	eventually(t, "bigipB active", func() error {
+		if f := b.c.Prompt().Failover; f != "Active" {
+			return fmt.Errorf("bigipB is %s", f)
+		}
+		return nil
+	})
+	// etcd back: bigipB keeps serving (bigipC's lease, renewed by etcd's
+	// restart, expires), commits are accepted, nothing was lost.
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
 	eventually(t, "commits accepted after etcd returns", func() error {
-		_, err := c.try("create ltm pool after_outage")
+		_, err := b.try("create ltm pool after_outage")
 		return err
 	})
-	eventually(t, "bigipB gets the change made after the outage", func() error {
-		_, err := b.try("list ltm pool after_outage")
-		return err
+	eventually(t, "bigipB owns traffic-group-1 in etcd", func() error {
+		out, _ := b.try("show cm failover-status")
+		if !regexp.MustCompile(`traffic-group-1 +active +bigipB`).MatchString(out) {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
 	})
-	for _, d := range []*device{b, c} {
-		if _, err := d.try("list ltm pool manual"); err != nil {
-			t.Fatalf("%s lost a pool over the etcd restart: %v", d.name, err)
+	t.Logf("etcd restarted to bigipB owning the traffic group in etcd: %v", time.Since(restarted))
+	if _, err := hello(vip); err != nil {
+		t.Fatalf("the floating virtual after etcd returned: %v", err)
+	}
+	for _, pool := range []string{"manual", "on_b", "after_failover"} {
+		if _, err := b.try("list ltm pool " + pool); err != nil {
+			t.Fatalf("bigipB lost pool %s over the etcd outage: %v", pool, err)
 		}
 	}
+	// bigipC comes back: it catches up and stays standby.
+	c.cmd.Wait()
+	c.c.Close()
+	c.start(t)
+	eventually(t, "bigipC catches up", func() error {
+		_, err := c.try("list ltm pool after_outage")
+		return err
+	})
+	eventually(t, "bigipC standby", func() error {
+		if f := c.c.Prompt().Failover; f != "Standby" {
+			return fmt.Errorf("bigipC is %s", f)
+		}
+		return nil
+	})
 
 	// bigipA comes back on the same state: it catches up on what the
 	// group committed while it was dead, and with auto-failback the
