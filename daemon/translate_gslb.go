@@ -391,13 +391,6 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 				w.LastResortPool = gslb.Key(typ, po.Name)
 			}
 		}
-		if typ != gslb.TypeA && typ != gslb.TypeAAAA {
-			if v := wideipRules.Get(o); v != nil && len(v.List) > 0 {
-				t.skip(o, "rules run on A and AAAA wide IPs only: %s kept and not run", strings.Join(v.List, " "))
-			}
-			t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
-			continue
-		}
 		rs, ok := t.rules(o, wideipRules)
 		if !ok {
 			continue

@@ -12,8 +12,9 @@ import (
 
 // iRules on listeners and wide IPs. A listener's rules run DNS_REQUEST
 // when a query arrives and DNS_RESPONSE before its answer goes; a wide
-// IP's run DNS_REQUEST before load balancing and may choose the answer
-// (pool, cname, host) or end it (DNS::return, DNS::drop). Queries go
+// IP's (of every type: A, AAAA, CNAME, MX, SRV, NAPTR) run DNS_REQUEST
+// before load balancing and may choose the answer (pool, cname, and host
+// for address wide IPs) or end it (DNS::return, DNS::drop). Queries go
 // through dns.Msg whenever any rule is configured (answerWire is skipped),
 // and through none of this when none is.
 
@@ -35,8 +36,7 @@ type ruleConn struct {
 	tcp   bool
 	qlen  int
 	// wide is set while a wide IP's rules run: the choices are theirs;
-	// wideType is that wide IP's type (A or AAAA), whose pools `pool`
-	// names.
+	// wideType is that wide IP's type, whose pools `pool` names.
 	wide     bool
 	wideType RRType
 	// What the rules did.
@@ -158,6 +158,13 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 		if !c.wide {
 			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's rules only")
 		}
+		if a.Kind == rules.DNSHost && c.wideType.named() {
+			// host answers an address record, which a CNAME, MX, SRV or
+			// NAPTR question does not take: BIG-IP's host is for A and
+			// AAAA wide IPs.
+			t := strings.ToLower(string(c.wideType))
+			return fmt.Errorf("host %s: a gtm wideip %s answers names, not addresses (use cname, or pool with a gtm pool %s)", a.Addr, t, t)
+		}
 		c.pool, c.cname, c.host = "", "", netip.Addr{}
 		if a.Kind == rules.DNSCNAME {
 			c.cname = a.Name
@@ -261,6 +268,9 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		}
 		switch d.out {
 		case outAnswer:
+			if w.typ.named() {
+				return s.decidedNames(rq.plan, m, qname, q, opt, ecs, udp, w, &d), true, true
+			}
 			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
 		case outDrop:
 			s.stats.dropped.Add(1)

@@ -422,7 +422,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
-		if rc != nil && w.rules != nil && (w.typ == TypeA || w.typ == TypeAAAA) && w.rules.Handles(rules.DNSRequest) {
+		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
 			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
 				return m, send
 			}
