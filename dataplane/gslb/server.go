@@ -593,6 +593,24 @@ func (s *Server) SetLinkMetrics(link string, m LinkMetrics) {
 	r.metrics.Store(&m)
 }
 
+// SetServerIQuery records how the daemon's iQuery channel reaches a gtm
+// server (which of its addresses is connected, or why none is), for
+// `show gtm server`; "" says it is not followed.
+func (s *Server) SetServerIQuery(server, state string) {
+	s.rtMu.Lock()
+	r := s.rt.host[server]
+	if r == nil {
+		r = new(hostRT)
+		s.rt.host[server] = r
+	}
+	s.rtMu.Unlock()
+	if state == "" {
+		r.iquery.Store(nil)
+		return
+	}
+	r.iquery.Store(&state)
+}
+
 // SetServerStatus records a gtm server's status (its bigip monitor):
 // StatusDown takes all its virtual servers out.
 func (s *Server) SetServerStatus(server string, st Status) {
