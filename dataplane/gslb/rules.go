@@ -108,9 +108,9 @@ func (c *ruleConn) LBSelect() (string, netip.AddrPort, error) {
 }
 func (c *ruleConn) LBServer() (string, netip.AddrPort, bool) { return "", netip.AddrPort{}, false }
 func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, error) {
-	pl := c.p.pools[fullPath(pool)]
+	pl, t := c.addrPool(pool)
 	if pl == nil {
-		return "", fmt.Errorf("LB::status: no such gtm pool a %s", fullPath(pool))
+		return "", fmt.Errorf("LB::status: no such gtm pool %s %s", t, fullPath(pool))
 	}
 	for _, m := range pl.members {
 		if m.vs.cfg.Destination == member || (member.Port() == 0 && m.vs.addr == member.Addr()) {
@@ -120,15 +120,25 @@ func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, err
 			return "down", nil
 		}
 	}
-	return "", fmt.Errorf("LB::status: %s is not a member of gtm pool a %s", member, pl.name)
+	return "", fmt.Errorf("LB::status: %s is not a member of gtm pool %s %s", member, t, pl.name)
+}
+
+// addrPool is the pool a rule's active_members or LB::status names: of
+// the wide IP's type in an AAAA wide IP's rule, else an A pool.
+func (c *ruleConn) addrPool(name string) (*pool, string) {
+	t := TypeA
+	if c.wide && c.wideType == TypeAAAA {
+		t = TypeAAAA
+	}
+	return c.p.pools[Key(t, fullPath(name))], strings.ToLower(string(t))
 }
 
 // ActiveMembers lists the available members of a gtm pool (their
 // virtual servers' addresses).
 func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	pl := c.p.pools[fullPath(pool)]
+	pl, t := c.addrPool(pool)
 	if pl == nil {
-		return nil, fmt.Errorf("active_members: no such gtm pool a %s", fullPath(pool))
+		return nil, fmt.Errorf("active_members: no such gtm pool %s %s", t, fullPath(pool))
 	}
 	var out []netip.AddrPort
 	for _, m := range pl.members {

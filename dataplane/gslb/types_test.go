@@ -240,3 +240,26 @@ when DNS_REQUEST {
 		t.Errorf("Check: %v", err)
 	}
 }
+
+// In an AAAA wide IP's rule, active_members and LB::status read the AAAA
+// pool of that name (here one that exists only as AAAA, its member
+// disabled).
+func TestAAAARuleReadsAAAAPools(t *testing.T) {
+	var logs ruleLog
+	cfg := typedConfig()
+	cfg.RuleEnv = &rules.Env{Log: logs.add}
+	cfg.WideIPs["aaaa /Common/www.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/v6check", `
+when DNS_REQUEST {
+  if { [active_members down] == 0 && [LB::status pool down member fd00::2 80] eq "down" } {
+    host fd00::77
+  }
+}`)}
+	s := newServer(t, cfg, Options{})
+	m := ask(t, s, netip.MustParseAddr("127.0.92.1"), "www.ex.test.", dns.TypeAAAA)
+	if m == nil {
+		t.Fatalf("dropped (logs %q), want the rule's fd00::77", logs.get())
+	}
+	if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != "fd00::77" {
+		t.Errorf("answer %v (logs %q), want the rule's fd00::77", m, logs.get())
+	}
+}
