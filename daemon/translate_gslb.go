@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane/gslb"
@@ -560,12 +561,25 @@ func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rul
 	}
 	var out []*rules.Rule
 	for _, name := range v.List {
-		ro := t.cfg.Get(ltmRule, objects.FullPath("/Common", name))
+		full := objects.FullPath("/Common", name)
+		var ro *objects.Object
+		body := ""
+		if slices.Contains(p.Ref, "gtm rule") {
+			// A wide IP names gtm rules, as on BIG-IP, or ltm rules.
+			if ro = t.cfg.Get(gtmRule, full); ro != nil {
+				body = gtmRuleDefinition.Str(ro)
+			}
+		}
+		if ro == nil {
+			if ro = t.cfg.Get(ltmRule, full); ro != nil {
+				body = ruleDefinition.Str(ro)
+			}
+		}
 		if ro == nil {
 			t.skip(o, "rule %s does not exist", name)
 			return nil, false
 		}
-		r, err := t.compile(ro.Name, ruleDefinition.Str(ro))
+		r, err := t.compile(ro.Name, body)
 		if err != nil {
 			t.skip(o, "rule %s: %v", ro.Name, err)
 			return nil, false

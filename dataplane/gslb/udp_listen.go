@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// reusePort sets SO_REUSEPORT before the bind, so each CPU's reader has a
+// socket of its own on the listener's address.
 func reusePort(_, _ string, c syscall.RawConn) error {
 	var serr error
 	err := c.Control(func(fd uintptr) {
