@@ -18,6 +18,11 @@
 #   CLIENTS=8 OUTSTANDING=200 bash bench/gslb.sh   # dnsperf -c / -q
 #   SERVER_CPUS=1 PEER_CPUS=0 bash bench/gslb.sh   # servers pinned (taskset)
 #   VERBOSE=1 bash bench/gslb.sh          # every run's figures after each round
+#   TARGETS="openltm-rr gdnsd powerdns" bash bench/gslb.sh   # only these targets
+#   BASELINE_LTMD=/tmp/ltmd-before bash bench/gslb.sh  # also that ltmd build
+#                                         # (target baseline-rr), for A/B in one run
+#   PERF=openltm-rr bash bench/gslb.sh    # perf record that target's server in its
+#                                         # first full-speed run (into PERF_OUT, default /tmp/gslb-perf.data)
 #
 # Installs dnsperf, gdnsd, pdns-server and pdns-backend-bind with apt-get
 # when they are missing. Everything listens on 127.32.0.0/24.
@@ -113,6 +118,18 @@ ns1     IN A   $NET.10
 EOF
 "$work/tmsh" -c "load sys config merge file $work/gtm.conf" || { cat "$work/ltmd.log"; exit 1; }
 
+# A second ltmd, another build, on its own address: A/B in the same run.
+if [ -n "${BASELINE_LTMD:-}" ]; then
+  mkdir -p "$work/base"
+  ${srv[@]+"${srv[@]}"} "$BASELINE_LTMD" --state-dir "$work/base/state" --socket "$work/base/ltmd.sock" >"$work/base.log" 2>&1 &
+  base_pid=$!
+  pids+=($base_pid)
+  for i in $(seq 50); do [ -S "$work/base/ltmd.sock" ] && break; sleep 0.1; done
+  sed "s/address $NET.10\$/address $NET.13/" "$work/gtm.conf" >"$work/base/gtm.conf"
+  OPENLTM_SOCKET=$work/base/ltmd.sock OPENLTM_STATE_DIR=$work/base/state \
+    "$work/tmsh" -c "load sys config merge file $work/base/gtm.conf" || { cat "$work/base.log"; exit 1; }
+fi
+
 # gdnsd
 mkdir -p "$work/gdnsd/zones" "$work/gdnsd/run" "$work/gdnsd/state"
 cat >"$work/gdnsd/config" <<EOF
@@ -158,6 +175,15 @@ targets=("openltm-rr $NET.10 rr.example.com $ltmd_pid"
   "openltm-persist $NET.10 persist.example.com $ltmd_pid"
   "gdnsd $NET.11 www.example.com $gdnsd_pid"
   "powerdns $NET.12 www.example.com $pdns_pid")
+[ -n "${BASELINE_LTMD:-}" ] && targets+=("baseline-rr $NET.13 rr.example.com $base_pid")
+if [ -n "${TARGETS:-}" ]; then
+  keep=()
+  for t in "${targets[@]}"; do
+    for w in $TARGETS; do [ "${t%% *}" = "$w" ] && keep+=("$t"); done
+  done
+  [ ${#keep[@]} -gt 0 ] || { echo "TARGETS names none of: openltm-rr openltm-topology openltm-persist gdnsd powerdns" >&2; exit 1; }
+  targets=("${keep[@]}")
+fi
 
 # Every target must answer with four A records before anything is timed.
 for t in "${targets[@]}"; do
@@ -179,6 +205,12 @@ run() { # name addr qname pid phase -> "qps cpu_us_per_query p50 p90 p99 (ms)"
   local name=$1 addr=$2 qname=$3 pid=$4 phase=$5 out c0 c1
   yes "$qname A" | head -1000 >"$work/q.txt"
   c0=$(cpu "$pid")
+  local perfpid=""
+  if [ "$phase" = max ] && [ "${PERF:-}" = "$name" ]; then
+    perf record -g -o "${PERF_OUT:-/tmp/gslb-perf.data}" -p "$pid" -- sleep "$DURATION" >/dev/null 2>&1 &
+    perfpid=$!
+    PERF=""
+  fi
   if [ "$phase" = max ]; then
     out=$(${peer[@]+"${peer[@]}"} dnsperf -s "$addr" -p $PORT -a $LDNS -d "$work/q.txt" -l "$DURATION" \
       -c "$CLIENTS" -q "$OUTSTANDING" -T "$CLIENTS" 2>&1)
@@ -187,6 +219,7 @@ run() { # name addr qname pid phase -> "qps cpu_us_per_query p50 p90 p99 (ms)"
       -c "$CLIENTS" -q "$OUTSTANDING" -T "$CLIENTS" -Q "$RATE" -v 2>&1)
   fi
   c1=$(cpu "$pid")
+  [ -n "$perfpid" ] && wait "$perfpid"
   local qps done cpq p50=- p90=- p99=-
   qps=$(awk '/Queries per second:/ {print int($4)}' <<<"$out")
   done=$(awk '/Queries completed:/ {print $3}' <<<"$out")
@@ -218,9 +251,11 @@ col() { # name phase field
 }
 best=0
 for t in gdnsd powerdns; do
+  [ -n "${res[$t max]:-}" ] || continue
   q=$(col "$t" max 1)
   [ "${q%.*}" -gt "$best" ] && best=${q%.*}
 done
+[ "$best" -gt 0 ] || best=1
 echo "medians of $ROUNDS rounds; ${DURATION}s per run; dnsperf -c $CLIENTS -q $OUTSTANDING; fixed rate $RATE q/s; $threads server threads"
 printf "%-17s %9s %6s %12s %12s %9s %9s %9s\n" target "queries/s" ratio "us-cpu/q" "us-cpu/q@$RATE" "p50 ms" "p90 ms" "p99 ms"
 for t in "${targets[@]}"; do

@@ -57,10 +57,13 @@ func (c *ruleCache) compile(name, body string) (*rules.Rule, error) {
 type notActedOnRule struct{ *objects.ConfigError }
 
 // prune drops compiled rules the configuration no longer has.
-func (c *ruleCache) prune(cfg *objects.Config, k *objects.Kind) {
+func (c *ruleCache) prune(cfg *objects.Config) {
 	keep := map[string]bool{}
-	for _, o := range cfg.Of(k) {
+	for _, o := range cfg.Of(ltmRule) {
 		keep[o.Name+"\x00"+ruleDefinition.Str(o)] = true
+	}
+	for _, o := range cfg.Of(gtmRule) {
+		keep[o.Name+"\x00"+gtmRuleDefinition.Str(o)] = true
 	}
 	c.mu.Lock()
 	for key := range c.m {
@@ -85,22 +88,37 @@ type rulesHook struct{ e *Engine }
 // was stored is brought up at start whatever it holds. The rules compiled
 // here are those the dataplane's translation attaches.
 func (h rulesHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
-	k := ltmRule
-	for _, o := range cfg.Of(k) {
-		if _, err := h.e.rules.compile(o.Name, ruleDefinition.Str(o)); err != nil {
-			if prev := old.Get(k, o.Name); prev != nil && ruleDefinition.Str(prev) == ruleDefinition.Str(o) {
-				continue
-			}
-			var kept *notActedOnRule
-			if !errors.As(err, &kept) && old != nil {
+	for _, k := range []*objects.Kind{ltmRule, gtmRule} {
+		def := ruleDefinition
+		if k == gtmRule {
+			def = gtmRuleDefinition
+		}
+		for _, o := range cfg.Of(k) {
+			if err := h.check(old, k, def, o, opts); err != nil {
 				return nil, err
-			}
-			if opts.Warn != nil {
-				opts.Warn(err.Error() + "; kept, and virtual servers using it carry no traffic")
 			}
 		}
 	}
 	return rulesChange{h, cfg}, nil
+}
+
+// check compiles one rule; see Prepare for what is refused and kept.
+func (h rulesHook) check(old *objects.Config, k *objects.Kind, def *objects.Prop, o *objects.Object, opts CommitOptions) error {
+	_, err := h.e.rules.compile(o.Name, def.Str(o))
+	if err == nil {
+		return nil
+	}
+	if prev := old.Get(k, o.Name); prev != nil && def.Str(prev) == def.Str(o) {
+		return nil
+	}
+	var kept *notActedOnRule
+	if !errors.As(err, &kept) && old != nil {
+		return err
+	}
+	if opts.Warn != nil {
+		opts.Warn(err.Error() + "; kept, and virtual servers using it carry no traffic")
+	}
+	return nil
 }
 
 // rulesChange drops, once cfg runs, the compiled rules it no longer has.
@@ -111,7 +129,7 @@ type rulesChange struct {
 
 // Commit implements Change.
 func (c rulesChange) Commit() error {
-	c.h.e.rules.prune(c.cfg, ltmRule)
+	c.h.e.rules.prune(c.cfg)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,8 +20,8 @@ import (
 )
 
 // IQueryPort is where every ltmd serves iQuery on its self IPs, BIG-IP's
-// port; a gtm server of product bigip is reached there at its first
-// address. Tests move it.
+// port; a gtm server of product bigip is reached there at one of its
+// addresses. Tests move it.
 var IQueryPort uint16 = 4353
 
 var (
@@ -104,8 +105,12 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 
 func (a *iqueryAgent) onReport(peer string, r iquery.Report) {
 	a.mu.Lock()
+	prev := a.reports[peer]
 	a.reports[peer] = &r
 	a.mu.Unlock()
+	if prev == nil || prev.Via != r.Via {
+		a.showStates(a.e.Config()) // (re)connected
+	}
 }
 
 // onDown marks a peer's servers down once it has reported: a peer never
@@ -125,7 +130,9 @@ func (a *iqueryAgent) onDown(peer string, err error) {
 	if r != nil {
 		a.e.log.Warn("iquery: a peer went down; its virtual servers are unavailable", "peer", peer, "error", err)
 	}
-	a.apply(a.e.Config(), peer, nil)
+	cfg := a.e.Config()
+	a.showStates(cfg)
+	a.apply(cfg, peer, nil)
 }
 
 // tick is one round: listeners and publication, follows, and what the
@@ -135,9 +142,9 @@ func (a *iqueryAgent) tick(now time.Time) {
 	a.publish(cfg, now)
 	want := map[string]bool{}
 	for _, o := range cfg.Of(gtmServer) {
-		if peer := peerOf(o); peer != "" {
+		if peer, addrs := peerAddrs(o); peer != "" {
 			want[peer] = true
-			a.sub.Follow(peer)
+			a.sub.FollowAddrs(peer, addrs)
 		}
 	}
 	for _, ps := range a.sub.Peers() {
@@ -148,6 +155,7 @@ func (a *iqueryAgent) tick(now time.Time) {
 			a.mu.Unlock()
 		}
 	}
+	a.showStates(cfg)
 	a.mu.Lock()
 	peers := make([]string, 0, len(a.reports))
 	for p := range a.reports {
@@ -166,17 +174,54 @@ func (a *iqueryAgent) tick(now time.Time) {
 	}
 }
 
-// peerOf is where a gtm server of product bigip is followed: its first
-// address at IQueryPort ("" for other products).
-func peerOf(o *objects.Object) string {
+// showStates tells the GSLB how each gtm server's iQuery channel stands,
+// for show gtm server.
+func (a *iqueryAgent) showStates(cfg *objects.Config) {
+	states := map[string]iquery.PeerState{}
+	for _, ps := range a.sub.Peers() {
+		states[ps.Addr] = ps
+	}
+	for _, o := range cfg.Of(gtmServer) {
+		a.g.SetServerIQuery(o.Name, iqueryState(states, peerOf(o)))
+	}
+}
+
+// peerAddrs is where a gtm server of product bigip is followed: each of
+// its addresses at IQueryPort, tried in order, and the name of that peer
+// (the addresses joined by commas; "" for other products).
+func peerAddrs(o *objects.Object) (peer string, addrs []string) {
 	if serverProduct.Str(o) != "bigip" {
-		return ""
+		return "", nil
 	}
-	as := serverAddrs(o)
-	if len(as) == 0 {
-		return ""
+	for _, a := range serverAddrs(o) {
+		addrs = append(addrs, netip.AddrPortFrom(a, IQueryPort).String())
 	}
-	return netip.AddrPortFrom(as[0], IQueryPort).String()
+	return strings.Join(addrs, ","), addrs
+}
+
+// peerOf is the name of the peer a gtm server is followed as.
+func peerOf(o *objects.Object) string {
+	p, _ := peerAddrs(o)
+	return p
+}
+
+// iqueryState words a followed peer's state for show gtm server: the
+// address connected, else why none is ("" when the server is not
+// followed).
+func iqueryState(states map[string]iquery.PeerState, peer string) string {
+	ps, ok := states[peer]
+	switch {
+	case peer == "" || !ok:
+		return ""
+	case ps.Connected:
+		return "connected to " + ps.Via
+	case ps.LastError != "":
+		return "not connected (" + ps.LastError + ")"
+	}
+	if ps.Via == "" {
+		return "connecting"
+	}
+	return "connecting to " + ps.Via
 }
 
 // publish opens a publisher on each self IP and sends the LTM virtual
@@ -337,6 +382,9 @@ func (a *iqueryAgent) remoteProbe(ctx context.Context, src, ldns netip.Addr, por
 	}
 	a.mu.Unlock()
 	if peer == "" {
+		peer, src = a.viaPeer(src)
+	}
+	if peer == "" {
 		return 0, "", false, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
@@ -346,6 +394,29 @@ func (a *iqueryAgent) remoteProbe(ctx context.Context, src, ldns netip.Addr, por
 		return 0, "", true, err
 	}
 	return time.Duration(res.RTTMicros) * time.Microsecond, res.Protocol, true, nil
+}
+
+// viaPeer finds the device that probes for a gtm server address no
+// device reports as its own: a server followed at several addresses
+// whose path source is one it was not reached at (a dead first address).
+// The device connected probes from the address it was reached at.
+func (a *iqueryAgent) viaPeer(src netip.Addr) (string, netip.Addr) {
+	for _, o := range a.e.Config().Of(gtmServer) {
+		if !slices.Contains(serverAddrs(o), src) {
+			continue
+		}
+		peer := peerOf(o)
+		a.mu.Lock()
+		r := a.reports[peer]
+		a.mu.Unlock()
+		if r == nil {
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(r.Via); err == nil && slices.Contains(r.Sources, ap.Addr()) {
+			return peer, ap.Addr()
+		}
+	}
+	return "", src
 }
 
 func statusWord(s gslb.Status) string {

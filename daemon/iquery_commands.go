@@ -136,6 +136,9 @@ func (a *iqueryAgent) showIQuery(ctx context.Context, s *Session, _, words []str
 			state = "connected"
 		}
 		line := fmt.Sprintf("  %-22s %-10s device %s", ps.Addr, state, orNone(ps.Device))
+		if ps.Connected && len(ps.Addrs) > 1 {
+			line += ", via " + ps.Via
+		}
 		if !ps.LastReport.IsZero() {
 			line += ", last report " + ps.LastReport.UTC().Format(time.RFC3339)
 		}

@@ -88,7 +88,8 @@ func TestIQueryThreeLtmd(t *testing.T) {
 		"create gtm datacenter dc1",
 		"create gtm datacenter dc2",
 		"create gtm server ltm1 datacenter dc1 product bigip addresses add { 127.0.150.1 } virtual-server-discovery enabled link-discovery enabled",
-		"create gtm server ltm2 datacenter dc2 product bigip addresses add { 127.0.150.2 } virtual-server-discovery enabled-no-delete",
+		// ltm2's first address has no ltmd: it is reached at its second.
+		"create gtm server ltm2 datacenter dc2 product bigip addresses add { 127.0.150.9 127.0.150.2 } virtual-server-discovery enabled-no-delete",
 	)
 
 	// Not trusted yet: refused and logged on the GSLB.
@@ -152,8 +153,12 @@ func TestIQueryThreeLtmd(t *testing.T) {
 	)
 	both := func() bool { a := answers(t, gs, "www.x.test"); return a["127.0.150.11"] && a["127.0.150.21"] }
 	eventually(t, 10*time.Second, "answers from both datacenters", both)
-	if out := must(t, gs, "show gtm iquery"); !strings.Contains(out, "127.0.150.1:4353") || !strings.Contains(out, "connected") {
+	if out := must(t, gs, "show gtm iquery"); !strings.Contains(out, "127.0.150.1:4353") || !strings.Contains(out, "connected") ||
+		!regexp.MustCompile(`127\.0\.150\.9:4353,127\.0\.150\.2:4353 +connected +device .*, via 127\.0\.150\.2:4353`).MatchString(out) {
 		t.Errorf("show gtm iquery:\n%s", out)
+	}
+	if out := must(t, gs, "show gtm server ltm2"); !strings.Contains(out, "iQuery       : connected to 127.0.150.2:4353") {
+		t.Errorf("show gtm server ltm2:\n%s", out)
 	}
 
 	// RTT: each datacenter's ltmd probes the LDNS from its own address, at
@@ -190,7 +195,7 @@ func TestIQueryThreeLtmd(t *testing.T) {
 		a := answers(t, gs, "www.x.test")
 		return !a["127.0.150.11"] && a["127.0.150.21"]
 	})
-	if out := must(t, gs, "show gtm server ltm1"); !strings.Contains(out, "The parent server is down") {
+	if out := must(t, gs, "show gtm server ltm1"); !strings.Contains(out, "The parent server is down") || !strings.Contains(out, "iQuery       : not connected (") {
 		t.Errorf("show gtm server ltm1 while dc1 is down:\n%s", out)
 	}
 	// Back on its state directory (identity and trust kept): it returns.

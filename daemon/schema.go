@@ -130,6 +130,8 @@ var (
 	memberMonitor       = poolMembers.Sub.MustProp("monitor")
 	ltmRule             = schema.MustKind("ltm rule")
 	ruleDefinition      = ltmRule.MustProp("definition")
+	gtmRule             = schema.MustKind("gtm rule")
+	gtmRuleDefinition   = gtmRule.MustProp("definition")
 	dataGroupInternal   = schema.MustKind("ltm data-group internal")
 	dataGroupType       = dataGroupInternal.MustProp("type")
 	dataGroupRecords    = dataGroupInternal.MustProp("records")

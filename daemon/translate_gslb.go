@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane/gslb"
@@ -391,13 +392,6 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 				w.LastResortPool = gslb.Key(typ, po.Name)
 			}
 		}
-		if typ != gslb.TypeA && typ != gslb.TypeAAAA {
-			if v := wideipRules.Get(o); v != nil && len(v.List) > 0 {
-				t.skip(o, "rules run on A and AAAA wide IPs only: %s kept and not run", strings.Join(v.List, " "))
-			}
-			t.gc.WideIPs[gslb.Key(typ, o.Name)] = w
-			continue
-		}
 		rs, ok := t.rules(o, wideipRules)
 		if !ok {
 			continue
@@ -567,12 +561,25 @@ func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rul
 	}
 	var out []*rules.Rule
 	for _, name := range v.List {
-		ro := t.cfg.Get(ltmRule, objects.FullPath("/Common", name))
+		full := objects.FullPath("/Common", name)
+		var ro *objects.Object
+		body := ""
+		if slices.Contains(p.Ref, "gtm rule") {
+			// A wide IP names gtm rules, as on BIG-IP, or ltm rules.
+			if ro = t.cfg.Get(gtmRule, full); ro != nil {
+				body = gtmRuleDefinition.Str(ro)
+			}
+		}
+		if ro == nil {
+			if ro = t.cfg.Get(ltmRule, full); ro != nil {
+				body = ruleDefinition.Str(ro)
+			}
+		}
 		if ro == nil {
 			t.skip(o, "rule %s does not exist", name)
 			return nil, false
 		}
-		r, err := t.compile(ro.Name, ruleDefinition.Str(ro))
+		r, err := t.compile(ro.Name, body)
 		if err != nil {
 			t.skip(o, "rule %s: %v", ro.Name, err)
 			return nil, false

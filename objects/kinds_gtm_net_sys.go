@@ -145,7 +145,7 @@ func gtmKinds() []*Kind {
 		ed("persistence", "disabled"),
 		num("ttl-persistence", "3600"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules: DNS_REQUEST for each query of this wide IP, in list order"),
+		help(&Prop{Name: "rules", Type: TList, Ref: []string{"gtm rule", "ltm rule"}}, "iRules (gtm rule, or ltm rule): DNS_REQUEST for each query of this wide IP, in list order"),
 		passive(str("failure-rcode", "noerror")),
 		passive(ed("failure-rcode-response", "disabled")),
 		passive(num("failure-rcode-ttl", "0")),
@@ -213,7 +213,12 @@ func gtmKinds() []*Kind {
 		passive(str("monitor-disabled-objects", "no")),
 		passive(str("cache-ldns-servers", "yes")),
 	}}
-	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general}
+	// gtm rule is BIG-IP DNS's iRule object, the one bigip_gtm.conf holds
+	// and wide IPs name; its body is read and printed as ltm rule's.
+	grule := &Kind{Words: []string{"gtm", "rule"}, Title: "iRule", Lower: "iRule", Help: "GSLB iRules (wide IP rules)", Props: []*Prop{
+		{Name: "definition", Type: TTcl, Help: "the rule's Tcl body"},
+	}}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general, grule}
 	return append(ks, typedGTMKinds(gpool, wideip)...)
 }
 

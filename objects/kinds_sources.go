@@ -44,6 +44,7 @@ var modeledSources = map[string]string{
 	"gtm pool naptr":                     tmshRef("gtm pool naptr") + "; member fields: openltm's reading of the NAPTR record (preference, flags, service)",
 	"gtm wideip naptr":                   tmshRef("gtm wideip naptr") + "; as gtm wideip a",
 	"gtm listener":                       tmshRef("gtm listener"),
+	"gtm rule":                           tmshRef("gtm rule"),
 	"gtm zone":                           "openltm extension (BIG-IP keeps zones in ZoneRunner, outside bigip.conf)",
 	"gtm global-settings load-balancing": tmshRef("gtm global-settings load-balancing") + restDefaults("gtm global-settings load-balancing"),
 	"gtm global-settings metrics":        tmshRef("gtm global-settings metrics") + restDefaults("gtm global-settings metrics"),

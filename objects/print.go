@@ -47,7 +47,7 @@ func Format(o *Object, opts PrintOpts) string {
 	}
 	p := &printer{pp: grammar.NewPrinter(opts.OneLine), opts: opts}
 	head := headWords(o, opts.Folder)
-	if o.Kind.Key() == "ltm rule" {
+	if IsRuleKind(o.Kind) {
 		p.pp.Script(o.Str("definition"), head...)
 		return p.pp.String()
 	}
@@ -346,4 +346,10 @@ func (p *printer) monitor(rule string) string {
 		return "min " + f[1] + " of { " + strings.Join(names, " ") + " }"
 	}
 	return strings.Join(names, " and ")
+}
+
+// IsRuleKind says whether objects of k are iRules (ltm rule, gtm rule),
+// whose body is Tcl kept as written rather than properties.
+func IsRuleKind(k *Kind) bool {
+	return k != nil && (k.Key() == "ltm rule" || k.Key() == "gtm rule")
 }

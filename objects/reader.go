@@ -178,7 +178,7 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 		o.Extra = item.Extra
 		return o, nil
 	}
-	if k.Key() == "ltm rule" {
+	if IsRuleKind(k) {
 		o.Props["definition"] = &Value{Str: block.Raw}
 		return o, nil
 	}
@@ -208,7 +208,7 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 	if o.Props == nil {
 		o.Props = map[string]*Value{}
 	}
-	if o.Kind.Key() == "ltm rule" {
+	if IsRuleKind(o.Kind) {
 		if len(items) == 1 {
 			if b, ok := items[0].(*grammar.Block); ok {
 				o.Props["definition"] = &Value{Str: b.Raw}

@@ -273,7 +273,7 @@ var kindRank = map[string]int{
 	"ltm monitor": 1, "ltm node": 2, "ltm profile": 3, "ltm persistence": 4, "ltm rule": 5,
 	"ltm data-group": 6, "ltm snatpool": 7, "ltm pool": 8, "ltm traffic-matching-criteria": 9,
 	"ltm virtual-address": 10, "ltm virtual": 11, "net vlan": 1, "net self": 2,
-	"gtm datacenter": 1, "gtm link": 2, "gtm server": 3, "gtm region": 4, "gtm pool": 5,
+	"gtm rule": 1, "gtm datacenter": 1, "gtm link": 2, "gtm server": 3, "gtm region": 4, "gtm pool": 5,
 	"gtm wideip": 6, "gtm topology": 7, "gtm listener": 8,
 }
 

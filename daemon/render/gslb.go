@@ -121,6 +121,9 @@ func GTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
 	p.header("Gtm::Server: " + o.rel(s.Name))
 	p.status("", s.Status)
 	p.f("  %-13s: %s\n", "Data Center", o.rel(s.Datacenter))
+	if s.IQuery != "" {
+		p.f("  %-13s: %s\n", "iQuery", s.IQuery)
+	}
 	p.f("  %-13s: %s\n", "Picks", o.num(s.Picks))
 	for _, v := range s.VirtualServers {
 		p.line("")

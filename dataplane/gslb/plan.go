@@ -77,6 +77,7 @@ type linkRT struct {
 type hostRT struct {
 	status atomic.Int32 // Status reported by SetServerStatus
 	picks  atomic.Uint64
+	iquery atomic.Pointer[string] // set by SetServerIQuery
 }
 
 type poolRT struct {

@@ -12,8 +12,9 @@ import (
 
 // iRules on listeners and wide IPs. A listener's rules run DNS_REQUEST
 // when a query arrives and DNS_RESPONSE before its answer goes; a wide
-// IP's run DNS_REQUEST before load balancing and may choose the answer
-// (pool, cname, host) or end it (DNS::return, DNS::drop). Queries go
+// IP's (of every type: A, AAAA, CNAME, MX, SRV, NAPTR) run DNS_REQUEST
+// before load balancing and may choose the answer (pool, cname, and host
+// for address wide IPs) or end it (DNS::return, DNS::drop). Queries go
 // through dns.Msg whenever any rule is configured (answerWire is skipped),
 // and through none of this when none is.
 
@@ -35,8 +36,7 @@ type ruleConn struct {
 	tcp   bool
 	qlen  int
 	// wide is set while a wide IP's rules run: the choices are theirs;
-	// wideType is that wide IP's type (A or AAAA), whose pools `pool`
-	// names.
+	// wideType is that wide IP's type, whose pools `pool` names.
 	wide     bool
 	wideType RRType
 	// What the rules did.
@@ -108,9 +108,9 @@ func (c *ruleConn) LBSelect() (string, netip.AddrPort, error) {
 }
 func (c *ruleConn) LBServer() (string, netip.AddrPort, bool) { return "", netip.AddrPort{}, false }
 func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, error) {
-	pl := c.p.pools[fullPath(pool)]
+	pl, t := c.addrPool(pool)
 	if pl == nil {
-		return "", fmt.Errorf("LB::status: no such gtm pool a %s", fullPath(pool))
+		return "", fmt.Errorf("LB::status: no such gtm pool %s %s", t, fullPath(pool))
 	}
 	for _, m := range pl.members {
 		if m.vs.cfg.Destination == member || (member.Port() == 0 && m.vs.addr == member.Addr()) {
@@ -120,15 +120,25 @@ func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, err
 			return "down", nil
 		}
 	}
-	return "", fmt.Errorf("LB::status: %s is not a member of gtm pool a %s", member, pl.name)
+	return "", fmt.Errorf("LB::status: %s is not a member of gtm pool %s %s", member, t, pl.name)
+}
+
+// addrPool is the pool a rule's active_members or LB::status names: of
+// the wide IP's type in an AAAA wide IP's rule, else an A pool.
+func (c *ruleConn) addrPool(name string) (*pool, string) {
+	t := TypeA
+	if c.wide && c.wideType == TypeAAAA {
+		t = TypeAAAA
+	}
+	return c.p.pools[Key(t, fullPath(name))], strings.ToLower(string(t))
 }
 
 // ActiveMembers lists the available members of a gtm pool (their
 // virtual servers' addresses).
 func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
-	pl := c.p.pools[fullPath(pool)]
+	pl, t := c.addrPool(pool)
 	if pl == nil {
-		return nil, fmt.Errorf("active_members: no such gtm pool a %s", fullPath(pool))
+		return nil, fmt.Errorf("active_members: no such gtm pool %s %s", t, fullPath(pool))
 	}
 	var out []netip.AddrPort
 	for _, m := range pl.members {
@@ -157,6 +167,13 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 	case rules.DNSCNAME, rules.DNSHost:
 		if !c.wide {
 			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's rules only")
+		}
+		if a.Kind == rules.DNSHost && c.wideType.named() {
+			// host answers an address record, which a CNAME, MX, SRV or
+			// NAPTR question does not take: BIG-IP's host is for A and
+			// AAAA wide IPs.
+			t := strings.ToLower(string(c.wideType))
+			return fmt.Errorf("host %s: a gtm wideip %s answers names, not addresses (use cname, or pool with a gtm pool %s)", a.Addr, t, t)
 		}
 		c.pool, c.cname, c.host = "", "", netip.Addr{}
 		if a.Kind == rules.DNSCNAME {
@@ -261,6 +278,9 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		}
 		switch d.out {
 		case outAnswer:
+			if w.typ.named() {
+				return s.decidedNames(rq.plan, m, qname, q, opt, ecs, udp, w, &d), true, true
+			}
 			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
 		case outDrop:
 			s.stats.dropped.Add(1)

@@ -422,7 +422,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
-		if rc != nil && w.rules != nil && (w.typ == TypeA || w.typ == TypeAAAA) && w.rules.Handles(rules.DNSRequest) {
+		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
 			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
 				return m, send
 			}
@@ -591,6 +591,24 @@ func (s *Server) SetLinkMetrics(link string, m LinkMetrics) {
 	}
 	s.rtMu.Unlock()
 	r.metrics.Store(&m)
+}
+
+// SetServerIQuery records how the daemon's iQuery channel reaches a gtm
+// server (which of its addresses is connected, or why none is), for
+// `show gtm server`; "" says it is not followed.
+func (s *Server) SetServerIQuery(server, state string) {
+	s.rtMu.Lock()
+	r := s.rt.host[server]
+	if r == nil {
+		r = new(hostRT)
+		s.rt.host[server] = r
+	}
+	s.rtMu.Unlock()
+	if state == "" {
+		r.iquery.Store(nil)
+		return
+	}
+	r.iquery.Store(&state)
 }
 
 // SetServerStatus records a gtm server's status (its bigip monitor):

@@ -93,10 +93,13 @@ type PoolMemberStats struct {
 
 // ServerStats is `show gtm server <name>` with its virtual servers.
 type ServerStats struct {
-	Name           string
-	Datacenter     string
-	Status         ObjectStatus
-	Picks          uint64
+	Name       string
+	Datacenter string
+	Status     ObjectStatus
+	Picks      uint64
+	// IQuery is how the daemon's iQuery channel reaches the server
+	// (SetServerIQuery), "" when it does not follow it.
+	IQuery         string
 	VirtualServers []VirtualServerStats
 }
 
@@ -216,6 +219,9 @@ func (s *Server) Servers() []ServerStats {
 	for _, h := range p.hostList {
 		ok, why := hostState(h)
 		ss := ServerStats{Name: h.name, Datacenter: h.dc.name, Status: status(ok, why, h.cfg.Disabled, false), Picks: h.rt.picks.Load()}
+		if q := h.rt.iquery.Load(); q != nil {
+			ss.IQuery = *q
+		}
 		for _, v := range h.vss {
 			ok, why := vsState(v)
 			vst := VirtualServerStats{

@@ -151,3 +151,115 @@ when DNS_REQUEST {
 		t.Errorf("Check: %v", err)
 	}
 }
+
+// DNS_REQUEST rules run on CNAME, MX, SRV and NAPTR wide IPs as on
+// address ones: `pool` steers to a pool of the wide IP's own type, `cname`
+// answers a CNAME, DNS::answer insert with DNS::return rewrites the
+// answer, DNS::drop sends nothing, and `host` (an address) is a Tcl error
+// there, so the query is dropped and the error logged. A rule that
+// chooses nothing leaves the configured load balancing to answer.
+func TestNamedWideIPRules(t *testing.T) {
+	var logs ruleLog
+	cfg := typedConfig()
+	cfg.RuleEnv = &rules.Env{Log: logs.add}
+	cfg.Pools["mx /Common/m2"] = &Pool{Name: "/Common/m2", Type: TypeMX, Members: []PoolMember{{Target: "backup-mx.ex.test", Priority: 50}}}
+	cfg.Pools["cname /Common/c2"] = &Pool{Name: "/Common/c2", Type: TypeCNAME, Members: []PoolMember{{Target: "eu.example.org", StaticTarget: true}}}
+	cfg.WideIPs["mx /Common/ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/mx_steer", `
+when DNS_REQUEST {
+  if { [IP::addr [IP::client_addr] equals 127.0.94.0/24] } {
+    pool m2
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.95.0/24] } {
+    DNS::answer insert "[DNS::question name]. 77 IN MX 1 rewritten.ex.test."
+    DNS::return
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.96.0/24] } {
+    DNS::drop
+  } elseif { [IP::addr [IP::client_addr] equals 127.0.97.0/24] } {
+    host 192.0.2.1
+  }
+}`)}
+	cfg.WideIPs["cname /Common/alias.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/cn_steer", `
+when DNS_REQUEST {
+  if { [IP::addr [IP::client_addr] equals 127.0.94.0/24] } { pool c2 }
+}`)}
+	cfg.WideIPs["srv /Common/_sip._udp.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/srv_cname", `
+when DNS_REQUEST {
+  if { [DNS::question type] eq "SRV" && [IP::addr [IP::client_addr] equals 127.0.94.0/24] } { cname _sip._udp.eu.ex.test }
+}`)}
+	cfg.WideIPs["naptr /Common/ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/naptr_drop", `
+when DNS_REQUEST {
+  if { [IP::addr [IP::client_addr] equals 127.0.96.0/24] } { DNS::drop }
+}`)}
+	s := newServer(t, cfg, Options{})
+	data := func(m *dns.Msg) string {
+		var got []string
+		for _, rr := range m.Answer {
+			f := strings.SplitN(rr.String(), "\t", 5)
+			got = append(got, f[len(f)-1])
+		}
+		return strings.Join(got, "|")
+	}
+	cases := []struct {
+		src, name string
+		qtype     uint16
+		want      string // "drop" when nothing is sent
+		aa        bool   // the answer is authoritative (the rule's own answer is as it built it)
+	}{
+		{"127.0.93.1", "ex.test.", dns.TypeMX, "10 mx1.ex.test.|20 mx2.ex.test.", true}, // no choice: the pool
+		{"127.0.94.1", "ex.test.", dns.TypeMX, "50 backup-mx.ex.test.", true},
+		{"127.0.95.1", "ex.test.", dns.TypeMX, "1 rewritten.ex.test.", false},
+		{"127.0.96.1", "ex.test.", dns.TypeMX, "drop", false},
+		{"127.0.97.1", "ex.test.", dns.TypeMX, "drop", false}, // host on an MX wide IP: Tcl error
+		{"127.0.94.1", "alias.ex.test.", dns.TypeA, "eu.example.org.", true},
+		{"127.0.94.1", "alias.ex.test.", dns.TypeCNAME, "eu.example.org.", true},
+		{"127.0.93.1", "alias.ex.test.", dns.TypeA, "www.example.org.", true},
+		{"127.0.94.1", "_sip._udp.ex.test.", dns.TypeSRV, "_sip._udp.eu.ex.test.", true},
+		{"127.0.93.1", "_sip._udp.ex.test.", dns.TypeSRV, "1 5 5060 sip.ex.test.", true},
+		{"127.0.96.1", "ex.test.", dns.TypeNAPTR, "drop", false},
+		{"127.0.93.1", "ex.test.", dns.TypeNAPTR, `3 7 "s" "SIP+D2U" "" _sip._udp.ex.test.`, true},
+	}
+	for _, c := range cases {
+		q := new(dns.Msg)
+		q.SetQuestion(c.name, c.qtype)
+		m, send := s.Answer(q, netip.MustParseAddr(c.src), true)
+		switch {
+		case c.want == "drop":
+			if send {
+				t.Errorf("%s %s from %s: %v, want nothing sent", c.name, dns.TypeToString[c.qtype], c.src, m)
+			}
+		case !send || m.Rcode != dns.RcodeSuccess || m.Authoritative != c.aa || data(m) != c.want:
+			t.Errorf("%s %s from %s: sent %v %v, want NOERROR aa %v %q", c.name, dns.TypeToString[c.qtype], c.src, send, m, c.aa, c.want)
+		}
+	}
+	if l := logs.get(); len(l) != 1 || !strings.Contains(l[0], "host 192.0.2.1: a gtm wideip mx answers names, not addresses") {
+		t.Errorf("logs %q, want the host error once", l)
+	}
+	// A pool of another type than the wide IP's is refused when checked.
+	bad := typedConfig()
+	bad.WideIPs["srv /Common/_sip._udp.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/b", "when DNS_REQUEST {\n  pool m\n}")}
+	if err := Check(bad); err == nil || !strings.Contains(err.Error(), "gtm pool srv /Common/m does not exist") {
+		t.Errorf("Check: %v", err)
+	}
+}
+
+// In an AAAA wide IP's rule, active_members and LB::status read the AAAA
+// pool of that name (here one that exists only as AAAA, its member
+// disabled).
+func TestAAAARuleReadsAAAAPools(t *testing.T) {
+	var logs ruleLog
+	cfg := typedConfig()
+	cfg.RuleEnv = &rules.Env{Log: logs.add}
+	cfg.WideIPs["aaaa /Common/www.ex.test"].Rules = []*rules.Rule{compileRule(t, "/Common/v6check", `
+when DNS_REQUEST {
+  if { [active_members down] == 0 && [LB::status pool down member fd00::2 80] eq "down" } {
+    host fd00::77
+  }
+}`)}
+	s := newServer(t, cfg, Options{})
+	m := ask(t, s, netip.MustParseAddr("127.0.92.1"), "www.ex.test.", dns.TypeAAAA)
+	if m == nil {
+		t.Fatalf("dropped (logs %q), want the rule's fd00::77", logs.get())
+	}
+	if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != "fd00::77" {
+		t.Errorf("answer %v (logs %q), want the rule's fd00::77", m, logs.get())
+	}
+}

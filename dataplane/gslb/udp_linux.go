@@ -1,124 +1,26 @@
 package gslb
 
 import (
-	"fmt"
+	"net"
 	"net/netip"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// On Linux a UDP listener's sockets are plain blocking sockets, outside
-// the Go netpoller: each reader blocks in recvmmsg as a C server's thread
-// would, so an idle socket costs no poller round trip and a busy one
-// gets up to udpBatch datagrams per call, answered with one sendmmsg.
+// On Linux a reader takes up to udpBatch datagrams per recvmmsg and
+// sends the batch's answers with one sendmmsg. Both are raw, non-blocking
+// system calls made through the socket's RawConn: the runtime is not told
+// of them (they return at once) and a reader with nothing to read parks
+// in the netpoller instead of blocking in the kernel. A reader blocked in
+// a system call would cost, at every quiet moment longer than 20 µs, a
+// P handed off by sysmon to a thread woken to spin, and would keep sysmon
+// polling every 20 µs; parked, it costs neither.
 
 // udpBatch is how many datagrams one recvmmsg reads and one sendmmsg
-// writes at most. recvmmsg returns once one datagram is there, with what
-// else is queued (MSG_WAITFORONE): a batch is never waited for.
+// writes at most: what is queued, never waiting for a full batch.
 const udpBatch = 32
-
-// udpIdle is how long a reader blocks before it looks whether its
-// listener is closing (closing also wakes it at once: shutdown).
-const udpIdle = 250 * time.Millisecond
-
-// listenUDP binds the listener's sockets with SO_REUSEPORT. The first
-// bind decides (a port held by a socket without SO_REUSEPORT refuses
-// it); the others join the first's address, whose port is fixed by then.
-func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
-	n := udpSockets()
-	l := &dnsListener{key: k, done: make(chan struct{}), sockets: n}
-	fds := make([]int, 0, n)
-	fail := func(err error) (*dnsListener, error) {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-		return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
-	}
-	addr := k.addr
-	for i := 0; i < n; i++ {
-		fd, err := udpSocket(addr)
-		if err != nil {
-			return fail(err)
-		}
-		fds = append(fds, fd)
-		if i == 0 && addr.Port() == 0 {
-			sa, err := unix.Getsockname(fd)
-			if err != nil {
-				return fail(err)
-			}
-			switch sa := sa.(type) {
-			case *unix.SockaddrInet4:
-				addr = netip.AddrPortFrom(addr.Addr(), uint16(sa.Port))
-			case *unix.SockaddrInet6:
-				addr = netip.AddrPortFrom(addr.Addr(), uint16(sa.Port))
-			}
-		}
-	}
-	var closing atomic.Bool
-	l.stop = func() {
-		closing.Store(true)
-		for _, fd := range fds {
-			unix.Shutdown(fd, unix.SHUT_RDWR) // wakes a reader blocked in recvmmsg
-		}
-	}
-	l.running.Add(n)
-	for _, fd := range fds {
-		go func() {
-			defer l.running.Done()
-			s.serveUDP(fd, &closing, k)
-		}()
-	}
-	go func() {
-		l.running.Wait()
-		for _, fd := range fds {
-			unix.Close(fd) // only once no reader can use the number again
-		}
-		close(l.done)
-	}()
-	return l, nil
-}
-
-// udpSocket opens one blocking UDP socket bound to addr with
-// SO_REUSEPORT.
-func udpSocket(addr netip.AddrPort) (int, error) {
-	family := unix.AF_INET
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}
-	if !addr.Addr().Is4() {
-		family = unix.AF_INET6
-		sa = &unix.SockaddrInet6{Port: int(addr.Port()), Addr: addr.Addr().As16()}
-	}
-	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
-	if err != nil {
-		return -1, fmt.Errorf("socket: %w", err)
-	}
-	opt := func(level, name, v int) error {
-		if err != nil {
-			return err
-		}
-		err = unix.SetsockoptInt(fd, level, name, v)
-		return err
-	}
-	opt(unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	if family == unix.AF_INET6 {
-		opt(unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
-	}
-	if err == nil {
-		tv := unix.NsecToTimeval(udpIdle.Nanoseconds())
-		err = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	}
-	if err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("setsockopt: %w", err)
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
-		return -1, fmt.Errorf("bind: %w", err)
-	}
-	return fd, nil
-}
 
 // mmsghdr is struct mmsghdr of recvmmsg(2) and sendmmsg(2).
 type mmsghdr struct {
@@ -131,7 +33,6 @@ type mmsghdr struct {
 // buffers of a batch, allocated once.
 type udpBatcher struct {
 	s     *Server
-	fd    int
 	key   listenerKey
 	ctx   batchCtx
 	in    [udpBatch]mmsghdr
@@ -143,12 +44,53 @@ type udpBatcher struct {
 	resp  [udpBatch][]byte // answer buffers, reused
 	sent  [udpBatch][]byte // what each out header points at until sent
 	nout  int
+	// The last call's results, for the RawConn functions.
+	n     int
+	errno unix.Errno
+	done  int
 }
 
-// serveUDP answers the queries arriving on one socket until its listener
-// closes, a batch of datagrams per system call each way.
-func (s *Server) serveUDP(fd int, closing *atomic.Bool, k listenerKey) {
-	b := &udpBatcher{s: s, fd: fd, key: k}
+// recv reads what is queued on fd; false (nothing queued) makes the
+// RawConn wait in the netpoller and call it again.
+func (b *udpBatcher) recv(fd uintptr) bool {
+	for i := range b.in {
+		b.in[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
+		b.in[i].hdr.Flags = 0
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.in[0])), udpBatch, unix.MSG_DONTWAIT, 0, 0)
+	b.n, b.errno = int(n), e
+	return e != unix.EAGAIN
+}
+
+// send writes the batch's answers from b.done on; false (the socket's
+// send buffer is full) makes the RawConn wait until it can write.
+func (b *udpBatcher) send(fd uintptr) bool {
+	for b.done < b.nout {
+		m, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.out[b.done])), uintptr(b.nout-b.done), unix.MSG_DONTWAIT, 0, 0)
+		switch e {
+		case 0:
+			b.done += int(m)
+		case unix.EAGAIN:
+			return false
+		case unix.EINTR:
+		default:
+			// The datagram at done could not go (the requester's address
+			// unreachable, no buffer): it is dropped, as a lost answer
+			// would be.
+			b.done++
+		}
+	}
+	return true
+}
+
+// serveUDP answers the queries arriving on one socket until it is
+// closed, a batch of datagrams per system call each way.
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	b := &udpBatcher{s: s, key: k}
 	for i := range b.bufs {
 		b.bufs[i] = make([]byte, udpBufSize)
 		b.resp[i] = make([]byte, 0, 2048)
@@ -159,16 +101,15 @@ func (s *Server) serveUDP(fd int, closing *atomic.Bool, k listenerKey) {
 		h.Iov = &b.inIov[i]
 		h.SetIovlen(1)
 	}
-	for !closing.Load() {
-		for i := range b.in {
-			b.in[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
-			b.in[i].hdr.Flags = 0
+	recv, send := b.recv, b.send // bound once: no closure per call
+	for {
+		if err := rc.Read(recv); err != nil {
+			return // closed
 		}
-		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.in[0])), udpBatch, unix.MSG_WAITFORONE, 0, 0)
-		switch e {
+		switch b.errno {
 		case 0:
-		case unix.EAGAIN, unix.EINTR:
-			continue // idle: look at closing
+		case unix.EINTR:
+			continue
 		default:
 			// An error concerns one datagram (ICMP reports, ENOMEM);
 			// pause a little so a persistent one cannot spin.
@@ -176,22 +117,12 @@ func (s *Server) serveUDP(fd int, closing *atomic.Bool, k listenerKey) {
 			continue
 		}
 		b.ctx.now = s.now()
-		b.answer(int(n))
+		b.answer(b.n)
 		s.flushSeen(&b.ctx)
-		for done := 0; done < b.nout; {
-			m, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.out[done])), uintptr(b.nout-done), 0, 0, 0)
-			switch e {
-			case 0:
-				done += int(m)
-			case unix.EINTR:
-			default:
-				// The datagram at done could not go (the requester's
-				// address unreachable, no buffer): it is dropped, as a
-				// lost answer would be.
-				done++
-			}
-			if e == unix.EPIPE || closing.Load() {
-				break
+		if b.nout > 0 {
+			b.done = 0
+			if err := rc.Write(send); err != nil {
+				return
 			}
 		}
 		for i := range b.sent[:b.nout] {

@@ -36,6 +36,7 @@ import (
 	"net"
 	"net/netip"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -231,6 +232,10 @@ type Report struct {
 	// Sources are the addresses the publisher probes LDNSes from when a
 	// GSLB asks (its self IPs and its links' uplink addresses).
 	Sources []netip.Addr `json:"sources,omitempty"`
+	// Via is the address the subscriber's stream reached the peer at,
+	// one of those it follows the peer at; set by the subscriber, not
+	// sent.
+	Via string `json:"-"`
 }
 
 // message is one line of a stream from a publisher: a report or the
@@ -510,7 +515,11 @@ type peer struct {
 
 // PeerState is what a subscriber knows of one publisher, for shows.
 type PeerState struct {
-	Addr       string
+	Addr string // the name it is followed by (FollowAddrs's key)
+	// Addrs are the addresses it is reached at, tried in order; Via is
+	// the one of the open stream, or the last tried while none is open.
+	Addrs      []string
+	Via        string
 	Device     string // from its last report
 	Connected  bool
 	LastReport time.Time
@@ -532,32 +541,60 @@ func NewSubscriber(id *Identity, trust *Trust, ev Events, retry time.Duration, l
 
 // Follow keeps a stream open to the publisher at addr until Unfollow or
 // Close; following an address twice is following it once.
-func (s *Subscriber) Follow(addr string) {
+func (s *Subscriber) Follow(addr string) { s.FollowAddrs(addr, []string{addr}) }
+
+// FollowAddrs keeps a stream open to the publisher named key, reached at
+// any of addrs, as BIG-IP's gtmd reaches a server at any of its
+// addresses: each round tries the addresses in order until one streams,
+// so a dead first address does not keep the peer away. Events name the
+// peer by key; a report's Via says which address it came over. Following
+// a key twice is following it once (with its first addresses).
+func (s *Subscriber) FollowAddrs(key string, addrs []string) {
+	if len(addrs) == 0 {
+		return
+	}
+	addrs = append([]string(nil), addrs...)
 	s.mu.Lock()
-	if s.peers[addr] != nil || s.ctx.Err() != nil {
+	if s.peers[key] != nil || s.ctx.Err() != nil {
 		s.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	s.peers[addr] = &peer{cancel: cancel, state: PeerState{Addr: addr}}
+	s.peers[key] = &peer{cancel: cancel, state: PeerState{Addr: key, Addrs: addrs}}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		first := true // the first failure is reported, then one per outage
 		for ctx.Err() == nil {
-			connected, err := s.stream(ctx, addr)
+			// One round: the addresses in order, until one streams.
+			var connected bool
+			var err error
+			var errs []string
+			for _, addr := range addrs {
+				s.note(key, func(st *PeerState) { st.Via = addr })
+				connected, err = s.stream(ctx, key, addr)
+				if connected || ctx.Err() != nil {
+					break
+				}
+				if err != nil && len(addrs) > 1 {
+					errs = append(errs, err.Error())
+				}
+			}
 			if ctx.Err() != nil {
 				return
 			}
-			s.note(addr, func(st *PeerState) {
+			if !connected && len(errs) > 1 {
+				err = errors.New(strings.Join(errs, "; "))
+			}
+			s.note(key, func(st *PeerState) {
 				st.Connected = false
 				if err != nil {
 					st.LastError = err.Error()
 				}
 			})
 			if (first || connected) && s.ev.Down != nil {
-				s.ev.Down(addr, err)
+				s.ev.Down(key, err)
 			}
 			first = false
 			select {
@@ -600,9 +637,10 @@ func (s *Subscriber) note(addr string, f func(*PeerState)) {
 	s.mu.Unlock()
 }
 
-// stream reads one connection's reports until it breaks, or until no
-// report came for Stale; connected says whether it got any.
-func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, err error) {
+// stream reads one connection's reports from the peer key at addr until
+// it breaks, or until no report came for Stale; connected says whether it
+// got any.
+func (s *Subscriber) stream(ctx context.Context, key, addr string) (connected bool, err error) {
 	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr)}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -613,11 +651,11 @@ func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, e
 	defer stop()
 	tc, _ := c.(*tls.Conn)
 	s.mu.Lock()
-	if p := s.peers[addr]; p != nil {
+	if p := s.peers[key]; p != nil {
 		p.conn = tc
 	}
 	s.mu.Unlock()
-	defer s.dropConn(addr)
+	defer s.dropConn(key)
 	dec := json.NewDecoder(bufio.NewReader(c))
 	for {
 		var m message
@@ -626,25 +664,26 @@ func (s *Subscriber) stream(ctx context.Context, addr string) (connected bool, e
 			return connected, err
 		}
 		if m.Probe != nil {
-			s.deliver(addr, *m.Probe)
+			s.deliver(key, *m.Probe)
 			continue
 		}
 		if m.Report == nil {
 			continue
 		}
 		r := *m.Report
+		r.Via = addr
 		if tc != nil && !s.trust.stillTrusted(tc, s.log, addr) {
 			return connected, errors.New("the peer's certificate is no longer trusted")
 		}
 		connected = true
-		s.note(addr, func(st *PeerState) {
-			st.Connected, st.Device, st.LastReport, st.LastError = true, r.Device, r.Time, ""
+		s.note(key, func(st *PeerState) {
+			st.Connected, st.Via, st.Device, st.LastReport, st.LastError = true, addr, r.Device, r.Time, ""
 		})
 		if ctx.Err() != nil {
 			return connected, ctx.Err()
 		}
 		if s.ev.Report != nil {
-			s.ev.Report(addr, r)
+			s.ev.Report(key, r)
 		}
 	}
 }

@@ -180,3 +180,54 @@ func TestUntrustedRefused(t *testing.T) {
 		t.Errorf("gtm's log: %s", l)
 	}
 }
+
+// A peer followed at two addresses whose first is dead is reached at the
+// second, without a down event; its reports and state say which address
+// they came over. When the live address goes too, one down event names
+// both failures; when it returns, the peer reports again.
+func TestFollowAddrsFailover(t *testing.T) {
+	gtm, dc := identity(t, "gtm"), identity(t, "dc")
+	dead, err := Listen("127.0.90.5:0", dc, trusting(t, gtm), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close() // nothing listens there now: connections are refused
+	p, err := Listen("127.0.90.6:0", dc, trusting(t, gtm), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := p.Addr().String()
+	p.Publish([]VirtualServer{{Name: "vs1", Available: true}})
+
+	sub, ch := subscriber(t, gtm, trusting(t, dc), nil)
+	sub.FollowAddrs("dc", []string{deadAddr, live})
+	e := next(t, ch, "dc", func(event) bool { return true })
+	if e.down || e.report.Device != "dc" || e.report.Via != live {
+		t.Fatalf("first event: %+v, want a report via %s", e, live)
+	}
+	ps := sub.Peers()
+	if len(ps) != 1 || !ps[0].Connected || ps[0].Via != live || ps[0].Addr != "dc" || len(ps[0].Addrs) != 2 {
+		t.Errorf("Peers: %+v", ps)
+	}
+
+	p.Close()
+	next(t, ch, "dc", func(e event) bool { return e.down })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ps = sub.Peers()
+		if len(ps) == 1 && !ps[0].Connected && strings.Contains(ps[0].LastError, deadAddr) && strings.Contains(ps[0].LastError, live) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Peers while both are down: %+v", ps)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p, err = Listen(live, dc, trusting(t, gtm), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	next(t, ch, "dc", func(e event) bool { return !e.down && e.report.Via == live })
+}
