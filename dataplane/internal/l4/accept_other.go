@@ -65,3 +65,6 @@ func (e *Engine) acceptLoop(l *Listener) {
 		go e.serve(l.VS.Load(), c)
 	}
 }
+
+// LoopLoads is nil: there are no event loops here.
+func (e *Engine) LoopLoads() []int { return nil }

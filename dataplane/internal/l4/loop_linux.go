@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,6 +43,12 @@ type loopRT struct {
 	e     *Engine
 	flows []*loopFlow
 	pipes []*[2]int // empty pipes kept for the next bulk transfer
+	// load is the client connections the loop serves (plain flows and
+	// clients of message-balanced virtuals), counted from the moment
+	// one is given to it, so that a burst of accepts spreads (pickLoop).
+	load atomic.Int32
+	// unload is load.Add(-1), made once: the end of a loop client.
+	unload func()
 }
 
 // sparePipes bounds the empty pipes a loop keeps.
@@ -96,7 +103,9 @@ func (e *Engine) ensureLoops() error {
 			return err
 		}
 		el.SetBusyPoll(e.env.BusyPoll)
-		ls = append(ls, &loopRT{Loop: el, e: e})
+		lr := &loopRT{Loop: el, e: e}
+		lr.unload = func() { lr.load.Add(-1) }
+		ls = append(ls, lr)
 	}
 	e.loops.ls = ls
 	for _, lr := range ls {
@@ -218,6 +227,23 @@ func (a *acceptor) disarm() {
 // a flood on one listener does not starve the loop's flows.
 const acceptBatch = 32
 
+// pickLoop is the loop a connection accepted on own is served by: the one
+// serving the fewest client connections, own when none serves fewer. Why:
+// the loop that wakes first for a burst of connections (wrk opening 64,
+// say) accepts them all, while the others sleep; left there, one thread
+// would carry them all with the other CPUs idle. A connection given to
+// another loop costs one hand-off, at its start only (HAProxy's listeners
+// likewise queue each accepted connection to the least loaded thread).
+func (e *Engine) pickLoop(own *loopRT) *loopRT {
+	best, bl := own, own.load.Load()
+	for _, lr := range e.loops.ls {
+		if l := lr.load.Load(); l < bl {
+			best, bl = lr, l
+		}
+	}
+	return best
+}
+
 // Ready accepts pending connections: plain flows and clients of a
 // loopable message-balanced virtual start on this loop, the others go to
 // the net package.
@@ -259,10 +285,14 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		switch {
 		case vs == nil:
 			rawsock.Reset(fd)
-		case plain:
-			a.lr.startFlow(vs, fd, peer, local)
-		case mv != nil:
-			mv.StartOnLoop(a.lr.Loop, fd, peer, local)
+		case plain || mv != nil:
+			to := a.lr.e.pickLoop(a.lr)
+			to.load.Add(1)
+			if to == a.lr {
+				to.startClient(vs, mv, fd, peer, local)
+			} else {
+				to.Post(func() { to.startClient(vs, mv, fd, peer, local) })
+			}
 		default:
 			a.lr.e.handOff(vs, fd)
 		}
@@ -341,10 +371,24 @@ type loopFlow struct {
 }
 
 // startFlow runs a newly accepted plain connection.
+// startClient starts an accepted client on lr, whose load already counts
+// it: a plain flow, or a client of the message-balanced virtual mv.
+func (lr *loopRT) startClient(vs *state.Virtual, mv *mblbvs.VS, fd int, client, local netip.AddrPort) {
+	if mv != nil {
+		if !mv.StartOnLoop(lr.Loop, fd, client, local, lr.unload) {
+			lr.load.Add(-1)
+		}
+		return
+	}
+	lr.startFlow(vs, fd, client, local)
+}
+
+// startFlow starts a plain flow; lr's load counts it until it ends.
 func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		lr.load.Add(-1)
 		return
 	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
@@ -756,6 +800,7 @@ func (lf *loopFlow) finish() {
 		lr.flows[lf.idx].idx = lf.idx
 		lr.flows[last] = nil
 		lr.flows = lr.flows[:last]
+		lr.load.Add(-1)
 	}
 }
 
@@ -777,4 +822,14 @@ func (lr *loopRT) tick(now int64) {
 			lf.abort(true)
 		}
 	}
+}
+
+// LoopLoads is the client connections each event loop serves, for tests
+// and for whoever wants to see how the loops share the work.
+func (e *Engine) LoopLoads() []int {
+	out := make([]int, len(e.loops.ls))
+	for i, lr := range e.loops.ls {
+		out[i] = int(lr.load.Load())
+	}
+	return out
 }

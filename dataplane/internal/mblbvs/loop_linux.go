@@ -33,22 +33,26 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 }
 
 // StartOnLoop gives a newly accepted (non-blocking) client of the
-// virtual to its engine, on the loop that accepted it (see Loopable).
-func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort) {
+// virtual to its engine, on loop, from loop's thread (see Loopable). It
+// reports whether the client was taken; ended then runs on loop once the
+// client's socket is closed, however the session ends.
+func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort, ended func()) bool {
 	vs := mv.vs
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
-		return
+		return false
 	}
 	rawsock.SetNoDelay(fd)
 	f, opts := mv.newFlow(snap, client, local)
+	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
 	s := f.sess
 	f.Closer = func(reset bool) { s.Close(reset) }
 	mv.env.Table.Add(&f.Flow)
 	if f.rr != nil && !f.rr.accepted() {
-		return // closed: the session's end runs finish
+		return true // closed: the session's end runs finish
 	}
 	s.Start()
+	return true
 }

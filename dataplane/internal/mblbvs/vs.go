@@ -231,6 +231,9 @@ type mblbFlow struct {
 	front *frontConn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.ConnectionState
+	// ended runs once the client is gone (the loop's count of its
+	// clients, StartOnLoop); nil on goroutines.
+	ended func()
 }
 
 // Received implements mblb.Meter for the client side.
@@ -348,6 +351,9 @@ func (f *mblbFlow) finish() {
 	f.mv.env.Table.Remove(&f.Flow)
 	f.vs.Stats.Close()
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+	if f.ended != nil {
+		f.ended()
+	}
 }
 
 // memberID numbers a member for the engine: stable across commits (the
