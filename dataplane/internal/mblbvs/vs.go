@@ -230,7 +230,7 @@ type mblbFlow struct {
 	// front is the client's TLS (tls.go); nil without client-ssl.
 	front *frontConn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
-	stls *tls.ConnectionState
+	stls *tls.Conn
 }
 
 // Received implements mblb.Meter for the client side.
@@ -296,7 +296,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, snap.Cfg.TLS) // tls.go
+	conn := clientTLS(c, snap.Cfg.TLS, irules.Program(snap.Cfg.Rules) != nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
