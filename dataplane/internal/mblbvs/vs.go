@@ -21,6 +21,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/monitor"
 )
 
 // Env is what the plane gives message-based balancing: where flows are
@@ -256,6 +257,9 @@ type legFlow struct {
 	flows.Flow
 	leg flows.Leg
 	m   *state.Member // nil for a node a rule named
+	// clock times the member's answers for its inband monitor's
+	// response-time (nil without one).
+	clock *monitor.ResponseClock
 }
 
 // Received implements mblb.Meter for a server connection.
@@ -263,11 +267,15 @@ func (lf *legFlow) Received(n int) {
 	pk := state.Packets(n)
 	lf.leg.BytesIn.Add(uint64(n))
 	lf.leg.PktsIn.Add(pk)
-	lf.Touch(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	lf.Touch(now)
 	if m := lf.m; m != nil {
 		m.Stats.In(n, pk)
 		m.Pool.Stats.In(n, pk)
 		m.Node.Stats.In(n, pk)
+		if lf.clock != nil {
+			lf.clock.Answered(now)
+		}
 	}
 }
 
@@ -276,11 +284,15 @@ func (lf *legFlow) Sent(n int) {
 	pk := state.Packets(n)
 	lf.leg.BytesOut.Add(uint64(n))
 	lf.leg.PktsOut.Add(pk)
-	lf.Touch(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	lf.Touch(now)
 	if m := lf.m; m != nil {
 		m.Stats.Out(n, pk)
 		m.Pool.Stats.Out(n, pk)
 		m.Node.Stats.Out(n, pk)
+		if lf.clock != nil {
+			lf.clock.Sent(now)
+		}
 	}
 }
 
@@ -566,6 +578,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	if m, ok := l.Member.Ref.(*state.Member); ok {
 		m.ConnectSucceeded()
 		lf.m = m
+		lf.clock = m.ResponseClock()
 		lf.leg.Owner = m
 		m.Stats.TryOpen(0)
 		m.Node.Stats.TryOpen(0)
@@ -592,6 +605,7 @@ func (mv *VS) legClosed(l *mblb.Leg) {
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
 	if m := lf.m; m != nil {
+		lf.clock.Stop()
 		m.Stats.Close()
 		m.Node.Stats.Close()
 		m.Pool.Stats.Close()
