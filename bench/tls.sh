@@ -7,9 +7,14 @@
 #   - l4:   a standard virtual (tcp and client-ssl) against HAProxy
 #     `mode tcp` with `bind ... ssl`.
 # Keep-alive requests/s, and new connections (Connection: close, so every
-# request is a full TLS handshake: new handshakes/s). Neither side resumes
-# sessions (client-ssl's session-ticket is disabled by default; HAProxy
-# runs with no-tls-tickets). Runs alternate openltm and HAProxy; each
+# request is a new TLS handshake: new handshakes/s). wrk offers the last
+# session again on each reconnect (SSL_clear keeps it), so whether a new
+# connection is a full handshake is up to the server: by default neither
+# side resumes (client-ssl's session-ticket is disabled, as BIG-IP's
+# default is; HAProxy runs with no-tls-tickets and tune.ssl.cachesize 0,
+# without which its session cache resumes every one of wrk's reconnects);
+# RESUME=1 lets both resume (session-ticket enabled on the client-ssl
+# profile, HAProxy's default session cache). Runs alternate openltm and HAProxy; each
 # figure is the median of ROUNDS, with the proxy's CPU per request (user +
 # system time of its process over the run, from /proc, divided by the
 # requests wrk made) beside it.
@@ -17,6 +22,7 @@
 #   bash bench/tls.sh                  # 5 s per run, 3 rounds
 #   DURATION=10 ROUNDS=5 CONNS=64 bash bench/tls.sh
 #   ONECONNECT=0 bash bench/tls.sh     # the HTTP virtual without one-connect
+#   RESUME=1 bash bench/tls.sh         # both resume wrk's sessions
 #   B_ENV="GOGC=400" bash bench/tls.sh # A/B: a second ltmd (openltm-b) with
 #                                      # this environment (and B_ARGS, its
 #                                      # extra flags) in the same rounds
@@ -68,7 +74,8 @@ cat >"$work/haproxy.cfg" <<HAP
 global
   nbthread 2
   maxconn 8000
-  ssl-default-bind-options no-tls-tickets
+  stats socket $work/haproxy.sock
+$([ "${RESUME:-0}" = 1 ] || printf '  ssl-default-bind-options no-tls-tickets\n  tune.ssl.cachesize 0')
 defaults
   timeout connect 5s
   timeout client 300s
@@ -110,7 +117,7 @@ start_ltmd() {
   "$work/tmsh" --socket "$work/$name/ltmd.sock" -f /dev/stdin <<TMSH || { echo "bench/tls: configuring $name failed"; cat "$work/$name/ltmd.err"; exit 1; }
 install sys crypto cert bench.crt from-local-file $work/bench.crt
 install sys crypto key bench.key from-local-file $work/bench.key
-create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } }
+create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } } $([ "${RESUME:-0}" = 1 ] && echo session-ticket enabled)
 create ltm profile one-connect bench_oc
 create ltm pool bench_pool members add { $B1 $B2 }
 create ltm virtual vs_http destination $http pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) }
@@ -181,6 +188,9 @@ for kind in http l4; do
       "$(ratio "$(median "${C[$who,$kind,close]}")" "$(median "${C[haproxy,$kind,close]}")")"
   done
 done
+if command -v socat >/dev/null; then
+  echo "haproxy: $(echo "show info" | socat - "UNIX:$work/haproxy.sock" | grep -E '^(SslFrontendSessionReuse_pct|CumSslConns):' | tr '\n' ' ')"
+fi
 if [ -n "${VERBOSE:-}" ]; then
   for k in "${!R[@]}"; do echo "runs $k: req/s ${R[$k]}| µs/req ${C[$k]}"; done | sort
 fi
