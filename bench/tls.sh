@@ -24,8 +24,10 @@
 #   ONECONNECT=0 bash bench/tls.sh     # the HTTP virtual without one-connect
 #   RESUME=1 bash bench/tls.sh         # both resume wrk's sessions
 #   B_ENV="GOGC=400" bash bench/tls.sh # A/B: a second ltmd (openltm-b) with
-#                                      # this environment (and B_ARGS, its
-#                                      # extra flags) in the same rounds
+#                                      # this environment (B_ARGS: its extra
+#                                      # flags; B_SSL: extra client-ssl
+#                                      # settings) in the same rounds
+#   BODY=65536 bash bench/tls.sh       # the response body's size (612)
 #
 # Needs haproxy, wrk, nginx and openssl (Debian packages); says so and
 # exits 0 when one is missing. Everything listens on 127.32.0.0/24.
@@ -52,7 +54,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
 cat "$work/bench.crt" "$work/bench.key" >"$work/bench.pem"
 
 mkdir -p "$work/www"
-head -c 612 /dev/zero | tr '\0' 'x' >"$work/www/index.html"
+head -c "${BODY:-612}" /dev/zero | tr '\0' 'x' >"$work/www/index.html"
 for b in $B1 $B2; do
   name=${b//[.:]/_}
   cat >"$work/nginx_$name.conf" <<NGX
@@ -117,7 +119,7 @@ start_ltmd() {
   "$work/tmsh" --socket "$work/$name/ltmd.sock" -f /dev/stdin <<TMSH || { echo "bench/tls: configuring $name failed"; cat "$work/$name/ltmd.err"; exit 1; }
 install sys crypto cert bench.crt from-local-file $work/bench.crt
 install sys crypto key bench.key from-local-file $work/bench.key
-create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } } $([ "${RESUME:-0}" = 1 ] && echo session-ticket enabled)
+create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } } $([ "${RESUME:-0}" = 1 ] && echo session-ticket enabled) ${ssl_opts:-}
 create ltm profile one-connect bench_oc
 create ltm pool bench_pool members add { $B1 $B2 }
 create ltm virtual vs_http destination $http pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) }
@@ -131,9 +133,9 @@ PID[haproxy]=$hap_pid
 HTTP[haproxy]=$NET.10:443 L4[haproxy]=$NET.12:443
 HTTP[openltm]=$NET.11:443 L4[openltm]=$NET.13:443
 peers=(openltm haproxy)
-if [ -n "${B_ENV:-}${B_ARGS:-}" ]; then
+if [ -n "${B_ENV:-}${B_ARGS:-}${B_SSL:-}" ]; then
   # shellcheck disable=SC2086
-  extra_args=${B_ARGS:-} start_ltmd b $NET.21:443 $NET.23:443 ${B_ENV:-}
+  extra_args=${B_ARGS:-} ssl_opts=${B_SSL:-} start_ltmd b $NET.21:443 $NET.23:443 ${B_ENV:-}
   PID[openltm-b]=$ltmd_pid
   HTTP[openltm-b]=$NET.21:443 L4[openltm-b]=$NET.23:443
   peers+=(openltm-b)
