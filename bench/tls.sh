@@ -54,6 +54,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
 cat "$work/bench.crt" "$work/bench.key" >"$work/bench.pem"
 
 mkdir -p "$work/www"
+chmod 755 "$work" "$work/www" # nginx's workers run as nobody when started by root
 head -c "${BODY:-612}" /dev/zero | tr '\0' 'x' >"$work/www/index.html"
 for b in $B1 $B2; do
   name=${b//[.:]/_}
@@ -155,6 +156,7 @@ run() {
   t0=$(ticks "$pid")
   out=$(wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" "$@" "https://$target/" 2>/dev/null)
   t1=$(ticks "$pid")
+  [ -n "${VERBOSE:-}" ] && echo "$who $kind $mode: $(grep -E 'Transfer/sec' <<<"$out")" >&2
   R[$who,$kind,$mode]+="$(awk '/Requests\/sec/ {printf "%d", $2}' <<<"$out") "
   C[$who,$kind,$mode]+="$(awk -v d=$((t1 - t0)) -v hz="$hz" '/requests in/ { if ($1 > 0) printf "%.1f", d * 1e6 / hz / $1; else printf "0" }' <<<"$out") "
 }
