@@ -193,7 +193,7 @@ for kind in http l4; do
   done
 done
 if command -v socat >/dev/null; then
-  echo "haproxy: $(echo "show info" | socat - "UNIX:$work/haproxy.sock" | grep -E '^(SslFrontendSessionReuse_pct|CumSslConns):' | tr '\n' ' ')"
+  echo "haproxy: $(echo "show info" | socat - "UNIX:$work/haproxy.sock" | grep -E '^(CumSslConns|SslCacheLookups|SslCacheMisses):' | tr '\n' ' ')"
 fi
 if [ -n "${VERBOSE:-}" ]; then
   for k in "${!R[@]}"; do echo "runs $k: req/s ${R[$k]}| µs/req ${C[$k]}"; done | sort
