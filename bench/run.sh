@@ -50,6 +50,7 @@ fi
 
 # Backends: two nginx instances serving a 612-byte page.
 mkdir -p "$work/www"
+chmod 755 "$work" "$work/www" # nginx's workers run as nobody when started by root
 head -c 612 /dev/zero | tr '\0' 'x' >"$work/www/index.html"
 for b in $B1 $B2; do
   name=${b//[.:]/_}

@@ -51,6 +51,7 @@ var (
 	sslCacheSize      = profileServerSSL.MustProp("cache-size")
 	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
+	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
 	defaultCertName   = "/Common/default.crt"
 	defaultKeyName    = "/Common/default.key"
 	filestoreDir      = "filestore"
@@ -176,12 +177,13 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		return nil, err
 	}
 	cs := &tlsprof.ClientSSL{Name: p.Name, Ciphers: ciphers, CipherGroup: group, Options: options,
-		ServerName:    noneEmpty(e(sslServerName)),
-		SNIDefault:    e(sslSNIDefault) == "true",
-		SNIRequire:    e(sslSNIRequire) == "true",
-		Renegotiation: e(sslRenegotiation) == "enabled",
-		SessionTicket: e(sslSessionTicket) == "enabled",
-		PeerCertMode:  e(sslPeerCertMode),
+		ServerName:          noneEmpty(e(sslServerName)),
+		SNIDefault:          e(sslSNIDefault) == "true",
+		SNIRequire:          e(sslSNIRequire) == "true",
+		Renegotiation:       e(sslRenegotiation) == "enabled",
+		SessionTicket:       e(sslSessionTicket) == "enabled",
+		PeerCertMode:        e(sslPeerCertMode),
+		DynamicRecordSizing: e(sslDynamicRecords) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))

@@ -10,10 +10,13 @@ var (
 	profileUDP     = schema.MustKind("ltm profile udp")
 	udpIdleTimeout = profileUDP.MustProp("idle-timeout")
 	udpDatagramLB  = profileUDP.MustProp("datagram-load-balancing")
+	udpBufPackets  = profileUDP.MustProp("buffer-max-packets")
+	udpBufBytes    = profileUDP.MustProp("buffer-max-bytes")
 )
 
-// udp fills in an `ip-protocol udp` virtual's protocol, idle timeout and
-// datagram-load-balancing from its udp profile (a fastL4 profile's idle
+// udp fills in an `ip-protocol udp` virtual's protocol, idle timeout,
+// datagram-load-balancing and UDP::hold's bounds (buffer-max-packets,
+// buffer-max-bytes) from its udp profile (a fastL4 profile's idle
 // timeout when it has that instead, as a virtual created without profiles
 // has; else the built-in udp profile's values),
 // and refuses the profiles a datagram path cannot carry; a tcp virtual
@@ -56,5 +59,6 @@ func (t *translator) udp(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	}
 	v.DatagramLB = udpDatagramLB.Effective(t.cfg, prof) == "enabled"
+	v.HoldPackets, v.HoldBytes = atoi(udpBufPackets.Effective(t.cfg, prof)), atoi(udpBufBytes.Effective(t.cfg, prof))
 	return true
 }

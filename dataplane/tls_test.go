@@ -324,9 +324,9 @@ when CLIENT_ACCEPTED {
     set ev accepted
     if { [IP::client_addr] eq "127.0.0.2" } { SSL::disable; SSL::disable serverside; pool plain }
 }
-when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version]" }
+when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version] sid=[string length [SSL::sessionid]]" }
 when SERVER_CONNECTED { append ev " connected"; TCP::collect }
-when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]]" }
+when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]]" }
 when SERVER_DATA {
     TCP::payload replace 0 0 "$ev|"
     TCP::release
@@ -338,7 +338,7 @@ when SERVER_DATA {
 	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
 	mustApply(t, p, cfg)
 	got := tlsAsk(t, "127.0.143.10:443", "app.example", roots, "x")
-	if want := "accepted clientssl=TLSv1.3 connected serverssl=CN=member.example,O=openltm test|M Response tls"; got[0] != want {
+	if want := "accepted clientssl=TLSv1.3 sid=64 connected serverssl=CN=member.example,O=openltm test sid=64/64|M Response tls"; got[0] != want {
 		t.Fatalf("TLS events:\n got %q\nwant %q", got[0], want)
 	}
 	// SSL::disable on both sides: plaintext through to a plaintext member.

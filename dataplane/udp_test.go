@@ -408,3 +408,116 @@ func TestUDPRulePersistence(t *testing.T) {
 		t.Fatalf("%d persistence records, want 2", n)
 	}
 }
+
+// SERVER_CONNECTED runs once per server side of a UDP flow, after
+// CLIENT_ACCEPTED, CLIENT_DATA and LB_SELECTED and before the datagram
+// goes, SERVER_CLOSED and CLIENT_CLOSED when the flow ends; UDP::hold in CLIENT_ACCEPTED holds the client's datagrams while
+// the server is chosen and connected, and UDP::release in
+// SERVER_CONNECTED lets them through CLIENT_DATA with the choice known.
+// A hold never released keeps them from the member; one released in
+// LB_SELECTED does not wait for SERVER_CONNECTED.
+func TestUDPServerConnectedAndHold(t *testing.T) {
+	t.Parallel()
+	m := startUDPMember(t, "127.41.12.2:5300", "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.12.1:53", "127.41.12.2:5300")
+	events := `
+when LB_SELECTED { append ev " selected" }
+when SERVER_DATA { UDP::payload replace 0 0 "$ev|" }`
+	r, rlog := compileRules(t, `when CLIENT_ACCEPTED { set ev accepted }
+when CLIENT_DATA { append ev " data" }
+when SERVER_CONNECTED { append ev " connected=[IP::server_addr]:[UDP::server_port]" }
+when SERVER_CLOSED { log local0. "server closed [IP::server_addr]:[UDP::server_port]" }
+when CLIENT_CLOSED { log local0. "client closed" }`+events)
+	cfg.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "", "127.41.12.1:53")
+	if got, want := c.mustAsk("a"), "accepted data selected connected=127.41.12.2:5300|S1:a"; got != want {
+		t.Fatalf("first datagram: %q, want %q", got, want)
+	}
+	if got, want := c.mustAsk("b"), "accepted data selected connected=127.41.12.2:5300 data|S1:b"; got != want {
+		t.Fatalf("second datagram (no new server side): %q, want %q", got, want)
+	}
+	// The flow ends (delete sys connection): SERVER_CLOSED, then CLIENT_CLOSED.
+	p.DeleteConnections(ConnFilter{})
+	eventually(t, "the closing events", func() bool { return len(rlog.Lines()) >= 2 })
+	if l := rlog.Lines(); len(l) != 2 || !strings.HasSuffix(l[0], "server closed 127.41.12.2:5300") || !strings.HasSuffix(l[1], "client closed") {
+		t.Fatalf("closing events: %q", l)
+	}
+
+	// hold makes the rule hold in CLIENT_ACCEPTED and release in the
+	// event named ("" never).
+	hold := func(releaseIn string) {
+		rel := map[string]string{releaseIn: "; UDP::release"}
+		r, lg := compileRules(t, `when CLIENT_ACCEPTED { set ev accepted; UDP::hold }
+when CLIENT_DATA { append ev " data([LB::server addr])" }
+when LB_SELECTED { append ev " selected"`+rel["LB_SELECTED"]+` }
+when SERVER_CONNECTED { append ev " connected"`+rel["SERVER_CONNECTED"]+` }
+when SERVER_DATA { UDP::payload replace 0 0 "$ev|" }`)
+		t.Cleanup(func() {
+			if l := lg.Lines(); len(l) > 0 {
+				t.Logf("rule log: %q", l)
+			}
+		})
+		cfg.Virtuals["/Common/vs"].Rules = r
+		mustApply(t, p, cfg)
+	}
+	for _, in := range []string{"SERVER_CONNECTED", "LB_SELECTED"} {
+		hold(in)
+		c = dialUDP(t, "", "127.41.12.1:53")
+		if got, want := c.mustAsk("h"), "accepted selected connected data(127.41.12.2)|S1:h"; got != want {
+			t.Fatalf("held, released in %s: %q, want %q", in, got, want)
+		}
+	}
+
+	hold("")
+	before := len(m.sources())
+	c = dialUDP(t, "", "127.41.12.1:53")
+	if got := c.ask("never"); got != "" {
+		t.Fatalf("held and never released, an answer came: %q", got)
+	}
+	if n := len(m.sources()) - before; n != 0 {
+		t.Fatalf("held and never released, the member saw %d datagrams", n)
+	}
+}
+
+// Held datagrams are bounded by the udp profile's buffer-max-packets:
+// while no member can take the flow, UDP::hold keeps the first two of
+// four, and they go, in order, once a member is back and SERVER_CONNECTED
+// releases them.
+func TestUDPHoldBound(t *testing.T) {
+	t.Parallel()
+	m := startUDPMember(t, "127.41.13.2:5300", "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.13.1:53", "127.41.13.2:5300")
+	cfg.Virtuals["/Common/vs"].HoldPackets = 2
+	cfg.Pools["/Common/pool"].Members[0].State = StateUserDown
+	r, _ := compileRules(t, `when CLIENT_ACCEPTED { UDP::hold }
+when SERVER_CONNECTED { UDP::release }`)
+	cfg.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "", "127.41.13.1:53")
+	for _, d := range []string{"1", "2", "3"} {
+		c.c.Write([]byte(d))
+	}
+	eventually(t, "the three datagrams counted", func() bool {
+		vs, _ := p.Virtual("/Common/vs")
+		return vs.ClientSide.PktsIn == 3
+	})
+	cfg2 := udpBasic("127.41.13.1:53", "127.41.13.2:5300")
+	cfg2.Virtuals["/Common/vs"].HoldPackets = 2
+	cfg2.Virtuals["/Common/vs"].Rules = r
+	mustApply(t, p, cfg2)
+	c.c.Write([]byte("4"))
+	c.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 100)
+	for _, want := range []string{"S1:1", "S1:2"} {
+		n, err := c.c.Read(buf)
+		if err != nil || string(buf[:n]) != want {
+			t.Fatalf("released datagram: %q %v, want %q", buf[:n], err, want)
+		}
+	}
+	if n := len(m.sources()); n != 2 {
+		t.Fatalf("the member saw %d datagrams, want the 2 held", n)
+	}
+}

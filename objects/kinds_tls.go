@@ -53,8 +53,8 @@ var tlsActed = map[string]bool{
 	"sni-default": true, "sni-require": true, "renegotiation": true, "session-ticket": true,
 	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
 	"handshake-timeout": true, "cache-size": true, "mode": true,
-	"inherit-certkeychain": true,
-	"cipher":               true, "allow": true, "exclude": true, "require": true,
+	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
+	"cipher": true, "allow": true, "exclude": true, "require": true,
 }
 
 // runTLS marks a TLS kind as one openltm acts on.

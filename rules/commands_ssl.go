@@ -22,9 +22,12 @@ type SSLInfo struct {
 	// Cipher is the suite's OpenSSL name; Bits its key length.
 	Cipher string
 	Bits   int
-	// SessionID is the TLS session id (empty when the side keeps none:
-	// TLS 1.3, or a server resuming by ticket).
-	SessionID []byte
+	// SessionID is the session ID of the side's connection, the one its
+	// ServerHello carried (empty when it carried none: a TLS 1.2 full
+	// handshake by a server without a session ID cache, which Go's is).
+	// DesiredSessionID is the one the ClientHello offered to resume.
+	SessionID        []byte
+	DesiredSessionID []byte
 	// ServerName is the SNI the client sent.
 	ServerName string
 	// PeerCerts is the peer's chain as it sent it, leaf first (the client's
@@ -48,12 +51,16 @@ func registerSSL(t *tcl.Commands) {
 	t.Register("SSL::cipher", cmdSSLCipher)
 	t.Register("SSL::cert", cmdSSLCert)
 	t.Register("SSL::sessionid", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		if len(args) != 1 {
-			return tcl.Empty, tcl.WrongArgs("SSL::sessionid")
+		desired := len(args) == 2 && args[1].String() == "desired"
+		if len(args) != 1 && !desired {
+			return tcl.Empty, tcl.WrongArgs("SSL::sessionid ?desired?")
 		}
 		info, err := sslInfo(in, "SSL::sessionid")
 		if err != nil {
 			return tcl.Empty, err
+		}
+		if desired {
+			return tcl.Str(hex.EncodeToString(info.DesiredSessionID)), nil
 		}
 		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
 	})

@@ -1,6 +1,10 @@
 package rules
 
-import "github.com/openltm/openltm/rules/tcl"
+import (
+	"strings"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
 
 // protoUDP is UDP's IP protocol number, as Conn.Protocol reports it.
 const protoUDP = 17
@@ -38,6 +42,20 @@ func registerUDP(t *tcl.Commands) {
 		}
 		return tcl.Empty, tclErr(c.Decide(Decision{Kind: DecideDiscard}))
 	})
+	t.Register("UDP::hold", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		h, err := udpHolder(in, "UDP::hold", args, ClientAccepted)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(h.UDPHold())
+	})
+	t.Register("UDP::release", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		h, err := udpHolder(in, "UDP::release", args, LBSelected, ServerConnected)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(h.UDPRelease())
+	})
 	port := func(name string, end func(Side) Endpoint) {
 		inner := portCmd(name, end)
 		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
@@ -61,6 +79,43 @@ func registerUDP(t *tcl.Commands) {
 	})
 	port("UDP::client_port", func(Side) Endpoint { return EndClient })
 	port("UDP::server_port", func(Side) Endpoint { return EndServer })
+}
+
+// UDPHolder is implemented by the Conn of a UDP flow (found by type
+// assertion, as SSLConn is): UDP::hold in CLIENT_ACCEPTED holds the
+// client's datagrams back, the first one included, while the flow's
+// server is chosen and connected (LB_SELECTED, SERVER_CONNECTED), until
+// UDP::release in one of those lets them go on through CLIENT_DATA to the
+// server, as on BIG-IP 14.1+.
+type UDPHolder interface {
+	UDPHold() error
+	UDPRelease() error
+}
+
+// udpHolder checks a hold or release command: no arguments, a UDP flow,
+// one of the events BIG-IP allows it in.
+func udpHolder(in *tcl.Interp, cmd string, args []tcl.Value, valid ...Event) (UDPHolder, error) {
+	s, c, err := udpSess(in, cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) != 1 {
+		return nil, tcl.WrongArgs(cmd)
+	}
+	ok := false
+	var names []string
+	for _, ev := range valid {
+		ok = ok || s.event == ev
+		names = append(names, ev.String())
+	}
+	if !ok {
+		return nil, tcl.Errorf("%s: not valid in %s (valid in %s)", cmd, s.event, strings.Join(names, ", "))
+	}
+	h, isHolder := c.(UDPHolder)
+	if !isHolder {
+		return nil, tcl.Errorf("%s: this flow cannot hold datagrams", cmd)
+	}
+	return h, nil
 }
 
 // udpSess is sess for the UDP:: commands: a Tcl error unless the flow is

@@ -10,6 +10,9 @@ type udpFake struct{ *fakeConn }
 
 func (udpFake) Protocol() int { return protoUDP }
 
+func (u udpFake) UDPHold() error    { u.calls = append(u.calls, "hold"); return nil }
+func (u udpFake) UDPRelease() error { u.calls = append(u.calls, "release"); return nil }
+
 func TestUDPCommands(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -30,6 +33,13 @@ func TestUDPCommands(t *testing.T) {
 			ClientAccepted, "", false, "", "", ""},
 		{"not on tcp", `when CLIENT_DATA { UDP::payload }`, ClientData, "x", true, "", "x", "the virtual server is not UDP"},
 		{"drop takes no argument", `when CLIENT_DATA { UDP::drop now }`, ClientData, "x", false, "", "x", "wrong # args"},
+		{"hold", `when CLIENT_ACCEPTED { UDP::hold }`, ClientAccepted, "", false, "hold", "", ""},
+		{"release", `when SERVER_CONNECTED { UDP::release }`, ServerConnected, "", false, "release", "", ""},
+		{"release in LB_SELECTED", `when LB_SELECTED { UDP::release }`, LBSelected, "", false, "release", "", ""},
+		{"hold only in CLIENT_ACCEPTED", `when CLIENT_DATA { UDP::hold }`, ClientData, "x", false, "", "x", "UDP::hold: not valid in CLIENT_DATA (valid in CLIENT_ACCEPTED)"},
+		{"release not in CLIENT_DATA", `when CLIENT_DATA { UDP::release }`, ClientData, "x", false, "", "x", "valid in LB_SELECTED, SERVER_CONNECTED"},
+		{"hold not on tcp", `when CLIENT_ACCEPTED { UDP::hold }`, ClientAccepted, "", true, "", "", "the virtual server is not UDP"},
+		{"hold takes no argument", `when CLIENT_ACCEPTED { UDP::hold 5 }`, ClientAccepted, "", false, "", "", "wrong # args"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &logSink{}

@@ -177,3 +177,95 @@ func (p *Passive) Stop() {
 	}
 	p.mu.Unlock()
 }
+
+// ResponseClock times one connection's answers for an inband monitor
+// with a response-time: the clock starts when bytes go to the member
+// while none are waiting for an answer, and stops when the member's bytes
+// come back. A member silent for longer than the response time counts a
+// failure then (a timer), or when its answer comes back late; one
+// unanswered stretch counts once. The connection goes on either way, as
+// on BIG-IP: the monitor only counts. It is safe for concurrent use; a nil
+// clock does nothing.
+type ResponseClock struct {
+	p     *Passive
+	limit time.Duration
+	// since is when the oldest unanswered bytes went (Unix nanoseconds);
+	// 0 when nothing waits, reported once the failure is counted.
+	since atomic.Int64
+	mu    sync.Mutex // guards timer
+	timer *time.Timer
+	ended bool
+}
+
+const reported = -1
+
+// Clock is a response clock for one connection to the member, or nil
+// when the monitor has no response-time.
+func (p *Passive) Clock() *ResponseClock {
+	if p == nil || p.lim.ResponseTime <= 0 || p.lim.Failures == 0 {
+		return nil
+	}
+	return &ResponseClock{p: p, limit: p.lim.ResponseTime}
+}
+
+// Sent notes bytes sent to the member at now (Unix nanoseconds).
+func (c *ResponseClock) Sent(now int64) {
+	if c == nil || !c.since.CompareAndSwap(0, now) {
+		return // nil, or the clock already runs
+	}
+	c.mu.Lock()
+	if !c.ended {
+		if c.timer == nil {
+			c.timer = time.AfterFunc(c.limit, c.expired)
+		} else {
+			c.timer.Reset(c.limit)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// Answered notes bytes from the member at now; an answer later than the
+// response time that the timer has not counted yet is a failure.
+func (c *ResponseClock) Answered(now int64) {
+	if c == nil {
+		return
+	}
+	s := c.since.Swap(0)
+	if s == 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.mu.Unlock()
+	if s != reported && time.Duration(now-s) > c.limit {
+		c.p.Failed()
+	}
+}
+
+// Stop ends the clock with its connection: a wait still running is not
+// counted (the connection ended before the response time said anything).
+func (c *ResponseClock) Stop() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.ended = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.mu.Unlock()
+}
+
+// expired is the timer: the member has not answered within the response
+// time since s.
+func (c *ResponseClock) expired() {
+	s := c.since.Load()
+	if s <= 0 || time.Duration(time.Now().UnixNano()-s) < c.limit {
+		return // answered meanwhile, or a newer wait (its own timer runs)
+	}
+	if c.since.CompareAndSwap(s, reported) {
+		c.p.Failed()
+	}
+}

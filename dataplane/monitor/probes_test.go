@@ -573,3 +573,83 @@ func TestSpecCheckAndEqual(t *testing.T) {
 		t.Fatal("dns recv not compared")
 	}
 }
+
+// TestResponseClock counts a member's silence longer than response-time
+// once per unanswered stretch: by the timer while it lasts, or when the
+// late answer comes; answers in time and waits cut short by the
+// connection's end count nothing.
+func TestResponseClock(t *testing.T) {
+	t.Parallel()
+	const rt = 40 * time.Millisecond
+	newP := func() (*Passive, chan State) {
+		ch := make(chan State, 8)
+		return NewPassive(&Spec{Type: Inband, Inband: &InbandLimits{Failures: 1, FailureInterval: time.Minute, ResponseTime: rt}}, func(s State) { ch <- s }), ch
+	}
+	downWithin := func(ch chan State, d time.Duration) bool {
+		select {
+		case s := <-ch:
+			return s.Status == Down
+		case <-time.After(d):
+			return false
+		}
+	}
+	now := func() int64 { return time.Now().UnixNano() }
+
+	// Answered in time, twice: nothing counted, the timer stopped.
+	p, ch := newP()
+	c := p.Clock()
+	for i := 0; i < 2; i++ {
+		c.Sent(now())
+		c.Sent(now()) // more bytes of the same request: the clock runs on
+		c.Answered(now())
+	}
+	if downWithin(ch, 4*rt) {
+		t.Fatal("answers in time counted a failure")
+	}
+	c.Stop()
+	p.Stop()
+
+	// Silence: the timer counts it while the connection waits.
+	p, ch = newP()
+	c = p.Clock()
+	c.Sent(now())
+	if !downWithin(ch, 5*time.Second) {
+		t.Fatal("a silent member was not counted by the timer")
+	}
+	c.Answered(now()) // the late answer: already counted
+	c.Stop()
+	p.Stop()
+
+	// A late answer the timer has not seen yet counts when it comes.
+	p, ch = newP()
+	c = p.Clock()
+	c.Sent(now() - int64(2*rt))
+	c.Answered(now())
+	if !downWithin(ch, time.Second) {
+		t.Fatal("a late answer was not counted")
+	}
+	c.Stop()
+	p.Stop()
+
+	// The connection ends before response-time: nothing counted.
+	p, ch = newP()
+	c = p.Clock()
+	c.Sent(now())
+	c.Stop()
+	if downWithin(ch, 4*rt) {
+		t.Fatal("a wait cut short by the connection's end counted")
+	}
+	p.Stop()
+
+	// No response-time, or failures 0: no clock.
+	if NewPassive(&Spec{Type: Inband, Inband: &InbandLimits{Failures: 3, FailureInterval: time.Second}}, nil).Clock() != nil {
+		t.Fatal("a clock without response-time")
+	}
+	if NewPassive(&Spec{Type: Inband, Inband: &InbandLimits{ResponseTime: time.Second}}, nil).Clock() != nil {
+		t.Fatal("a clock with failures 0")
+	}
+	var nilClock *ResponseClock
+	nilClock.Sent(1)
+	nilClock.Answered(2)
+	nilClock.Stop()
+}

@@ -37,6 +37,13 @@ type ClientSSL struct {
 	// renegotiates); Build warns.
 	Renegotiation bool
 	SessionTicket bool
+	// DynamicRecordSizing is allow-dynamic-record-sizing: records of about
+	// one TCP segment at a connection's start (Go's dynamic sizing, until
+	// 128 KB were sent), which a client can decrypt sooner. Disabled,
+	// BIG-IP's default, records are full-size (16 KB), as BIG-IP's
+	// maximum-record-size default: fewer records, write(2)s and
+	// encryptions for a large response.
+	DynamicRecordSizing bool
 	// PeerCertMode is ignore, request, require or auto ("" = ignore).
 	PeerCertMode string
 	CAFile       *Cert
@@ -178,11 +185,12 @@ func (p *ClientSSL) Build() (*Built, error) {
 		return nil, fmt.Errorf("%s: cert-key-chain is empty; a client-ssl profile needs a certificate and key", what)
 	}
 	cfg := &tls.Config{
-		MinVersion:             lo,
-		MaxVersion:             hi,
-		CipherSuites:           l.Suites(),
-		SessionTicketsDisabled: !p.SessionTicket,
-		Renegotiation:          tls.RenegotiateNever,
+		MinVersion:                  lo,
+		MaxVersion:                  hi,
+		CipherSuites:                l.Suites(),
+		SessionTicketsDisabled:      !p.SessionTicket,
+		Renegotiation:               tls.RenegotiateNever,
+		DynamicRecordSizingDisabled: !p.DynamicRecordSizing,
 	}
 	for _, ck := range p.CertKeyChain {
 		c, err := Pair(p.Name, ck.Cert, ck.Key, ck.Chain)
@@ -262,6 +270,8 @@ func (p *ServerSSL) Build() (*Built, error) {
 		SessionTicketsDisabled: !p.SessionTicket,
 		InsecureSkipVerify:     true, // verification, when asked, is done below
 		Renegotiation:          tls.RenegotiateNever,
+		// BIG-IP's server-ssl has no dynamic record sizing: full records.
+		DynamicRecordSizingDisabled: true,
 	}
 	if p.Renegotiation {
 		cfg.Renegotiation = tls.RenegotiateFreelyAsClient

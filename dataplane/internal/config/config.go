@@ -91,6 +91,11 @@ type Virtual struct {
 	// the client that asked), instead of every datagram of a client
 	// address and port following the first one's member.
 	DatagramLB bool
+	// HoldPackets and HoldBytes are the udp profile's buffer-max-packets
+	// and buffer-max-bytes: the client datagrams UDP::hold keeps until
+	// UDP::release (0 packets keeps one, the datagram that made the flow;
+	// 0 bytes, no byte bound); later ones are dropped.
+	HoldPackets, HoldBytes int
 	// Persist is the persistence profile marked `default yes`: clients
 	// with a record go back to its member before any load balancing; nil
 	// means none.

@@ -20,6 +20,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/lb"
+	"github.com/openltm/openltm/dataplane/monitor"
 )
 
 // serverConn is one server-side connection of a flow. A flow has at most
@@ -33,6 +34,9 @@ type serverConn struct {
 	tls      *tls.Conn     // server-ssl: TLS over conn (tls.go)
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
+	// clock times the member's answers for its inband monitor's
+	// response-time (nil without one).
+	clock *monitor.ResponseClock
 }
 
 // flow is what both L4 engines keep of one client connection and its
@@ -246,6 +250,7 @@ func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, faile
 // pool's and member's counts, the flow's leg, and the persistence record.
 func (fl *flow) opened(s *serverConn, m *state.Member, pool *state.Pool, ps *state.PoolSnap, local, dst netip.AddrPort, pd *persistDecision, persists bool) {
 	s.member, s.pool = m, pool
+	s.clock = m.ResponseClock()
 	pool.Stats.TryOpen(0)
 	pool.Stats.Requests.Add(1)
 	m.Stats.Requests.Add(1)
@@ -695,6 +700,9 @@ func (sc *serverConn) out(n int, pk uint64) {
 	if sc.fastest && sc.awaiting.CompareAndSwap(false, true) {
 		m.Node.Outstanding.Add(1)
 	}
+	if sc.clock != nil {
+		sc.clock.Sent(time.Now().UnixNano())
+	}
 }
 
 // in counts bytes received from the server.
@@ -710,6 +718,9 @@ func (sc *serverConn) in(n int, pk uint64) {
 	m.Node.Stats.In(n, pk)
 	if sc.fastest && sc.awaiting.CompareAndSwap(true, false) {
 		m.Node.Outstanding.Add(-1)
+	}
+	if sc.clock != nil {
+		sc.clock.Answered(time.Now().UnixNano())
 	}
 }
 
@@ -795,6 +806,7 @@ func (fl *flow) retire() {
 // release gives back the member's and pool's connection counts.
 func (sc *serverConn) release() {
 	if m := sc.member; m != nil {
+		sc.clock.Stop()
 		m.Release()
 		sc.pool.Stats.Close()
 		if sc.fastest && sc.awaiting.Load() {

@@ -61,7 +61,11 @@ func (pr *proxied) terminate() bool {
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
-	conn := tls.Server(pr.client, tc.Client)
+	var raw net.Conn = pr.client
+	if pr.rs != nil { // rules may read the session IDs (SSL::sessionid)
+		raw = tlsprof.NewHelloConn(pr.client, true)
+	}
+	conn := tls.Server(raw, tc.Client)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := conn.Handshake(); err != nil {
 		return false
@@ -91,7 +95,11 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	if pr.ctls != nil {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
-	conn := tls.Client(sc.conn, tc.Server.ForServerName(sni))
+	var raw net.Conn = sc.conn
+	if pr.rs != nil {
+		raw = tlsprof.NewHelloConn(sc.conn, false)
+	}
+	conn := tls.Client(raw, tc.Server.ForServerName(sni))
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := conn.Handshake(); err != nil {
 		pr.end(true)
@@ -157,7 +165,7 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if c == nil {
 		return nil, false
 	}
-	return SSLInfo(c.ConnectionState()), true
+	return SSLInfo(c), true
 }
 
 // SSLDisable implements rules.SSLConn: a side whose handshake has not
@@ -177,13 +185,17 @@ func (pr *proxied) SSLDisable(s rules.Side) error {
 }
 
 // SSLInfo is what the SSL:: commands read of one TLS connection.
-func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
+func SSLInfo(c *tls.Conn) *rules.SSLInfo {
+	cs := c.ConnectionState()
+	cur, desired := tlsprof.SessionIDs(c)
 	return &rules.SSLInfo{
-		Version:    tlsprof.VersionName(cs.Version),
-		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
-		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
-		ServerName: cs.ServerName,
-		PeerCerts:  cs.PeerCertificates,
+		Version:          tlsprof.VersionName(cs.Version),
+		Cipher:           tlsprof.SuiteName(cs.CipherSuite),
+		Bits:             tlsprof.SuiteBits(cs.CipherSuite),
+		SessionID:        cur,
+		DesiredSessionID: desired,
+		ServerName:       cs.ServerName,
+		PeerCerts:        cs.PeerCertificates,
 	}
 }
 
@@ -249,7 +261,7 @@ func closeWrite(c net.Conn) {
 		tc.CloseWrite()
 		c = tc.NetConn()
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
+	if tc, ok := c.(interface{ CloseWrite() error }); ok { // the socket, or a HelloConn over it
 		tc.CloseWrite()
 	}
 }

@@ -68,9 +68,13 @@ func (c *frontConn) CloseWrite() error {
 
 // clientTLS is the client's side of a client-ssl virtual, not yet
 // handshaken (handshake does it, after CLIENT_ACCEPTED as on BIG-IP).
-func clientTLS(c *net.TCPConn, t *config.TLS) net.Conn {
+// With rules, the hellos' session IDs are kept for SSL::sessionid.
+func clientTLS(c *net.TCPConn, t *config.TLS, rules bool) net.Conn {
 	if t == nil || t.Client == nil {
 		return c
+	}
+	if rules {
+		return &frontConn{raw: c, tls: tls.Server(tlsprof.NewHelloConn(c, true), t.Client)}
 	}
 	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
 }
@@ -122,13 +126,13 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ServerSide && r.f.stls != nil {
-		return SSLInfo(*r.f.stls), true
+		return SSLInfo(r.f.stls), true
 	}
 	fc := r.f.front
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
 	}
-	return SSLInfo(fc.tls.ConnectionState()), true
+	return SSLInfo(fc.tls), true
 }
 
 // SSLDisable implements rules.SSLConn: on the client side before the
@@ -149,13 +153,17 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 }
 
 // SSLInfo is what the SSL:: commands read of one TLS connection.
-func SSLInfo(cs tls.ConnectionState) *rules.SSLInfo {
+func SSLInfo(c *tls.Conn) *rules.SSLInfo {
+	cs := c.ConnectionState()
+	cur, desired := tlsprof.SessionIDs(c)
 	return &rules.SSLInfo{
-		Version:    tlsprof.VersionName(cs.Version),
-		Cipher:     tlsprof.SuiteName(cs.CipherSuite),
-		Bits:       tlsprof.SuiteBits(cs.CipherSuite),
-		ServerName: cs.ServerName,
-		PeerCerts:  cs.PeerCertificates,
+		Version:          tlsprof.VersionName(cs.Version),
+		Cipher:           tlsprof.SuiteName(cs.CipherSuite),
+		Bits:             tlsprof.SuiteBits(cs.CipherSuite),
+		SessionID:        cur,
+		DesiredSessionID: desired,
+		ServerName:       cs.ServerName,
+		PeerCerts:        cs.PeerCertificates,
 	}
 }
 
@@ -185,9 +193,8 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 		return
 	}
 	r := v.(*mblbFlow).rr
-	cs := tc.ConnectionState()
 	r.mu.Lock()
-	r.f.stls = &cs
+	r.f.stls = tc
 	err := r.runEvent(rules.ServerSSLHandshake)
 	r.f.stls = nil
 	verdict := r.verdict
@@ -205,7 +212,7 @@ func serverTLS(ctx context.Context, c *net.TCPConn, t *config.TLS) (net.Conn, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
-	sc := tls.Client(c, t.Server.Config)
+	sc := tls.Client(tlsprof.NewHelloConn(c, false), t.Server.Config) // SERVERSSL_HANDSHAKE's SSL::sessionid
 	if err := sc.HandshakeContext(ctx); err != nil {
 		c.SetLinger(0)
 		c.Close()

@@ -21,6 +21,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/monitor"
 )
 
 // Env is what the plane gives message-based balancing: where flows are
@@ -230,7 +231,7 @@ type mblbFlow struct {
 	// front is the client's TLS (tls.go); nil without client-ssl.
 	front *frontConn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
-	stls *tls.ConnectionState
+	stls *tls.Conn
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -259,6 +260,9 @@ type legFlow struct {
 	flows.Flow
 	leg flows.Leg
 	m   *state.Member // nil for a node a rule named
+	// clock times the member's answers for its inband monitor's
+	// response-time (nil without one).
+	clock *monitor.ResponseClock
 }
 
 // Received implements mblb.Meter for a server connection.
@@ -266,11 +270,15 @@ func (lf *legFlow) Received(n int) {
 	pk := state.Packets(n)
 	lf.leg.BytesIn.Add(uint64(n))
 	lf.leg.PktsIn.Add(pk)
-	lf.Touch(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	lf.Touch(now)
 	if m := lf.m; m != nil {
 		m.Stats.In(n, pk)
 		m.Pool.Stats.In(n, pk)
 		m.Node.Stats.In(n, pk)
+		if lf.clock != nil {
+			lf.clock.Answered(now)
+		}
 	}
 }
 
@@ -279,11 +287,15 @@ func (lf *legFlow) Sent(n int) {
 	pk := state.Packets(n)
 	lf.leg.BytesOut.Add(uint64(n))
 	lf.leg.PktsOut.Add(pk)
-	lf.Touch(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	lf.Touch(now)
 	if m := lf.m; m != nil {
 		m.Stats.Out(n, pk)
 		m.Pool.Stats.Out(n, pk)
 		m.Node.Stats.Out(n, pk)
+		if lf.clock != nil {
+			lf.clock.Sent(now)
+		}
 	}
 }
 
@@ -299,7 +311,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, snap.Cfg.TLS) // tls.go
+	conn := clientTLS(c, snap.Cfg.TLS, irules.Program(snap.Cfg.Rules) != nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
@@ -572,6 +584,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	if m, ok := l.Member.Ref.(*state.Member); ok {
 		m.ConnectSucceeded()
 		lf.m = m
+		lf.clock = m.ResponseClock()
 		lf.leg.Owner = m
 		m.Stats.TryOpen(0)
 		m.Node.Stats.TryOpen(0)
@@ -598,6 +611,7 @@ func (mv *VS) legClosed(l *mblb.Leg) {
 	lf := v.(*legFlow)
 	mv.env.Table.Remove(&lf.Flow)
 	if m := lf.m; m != nil {
+		lf.clock.Stop()
 		m.Stats.Close()
 		m.Node.Stats.Close()
 		m.Pool.Stats.Close()

@@ -77,3 +77,11 @@ func (m *Member) ConnectSucceeded() {
 		p.Succeeded()
 	}
 }
+
+// ResponseClock is a clock timing the member's answers on one new
+// connection for its inband monitor's response-time, or nil (no inband
+// monitor, or no response-time): the proxies call Sent and Answered as
+// bytes go and come, and Stop when the connection ends.
+func (m *Member) ResponseClock() *monitor.ResponseClock {
+	return m.Watch.inband.Load().Clock()
+}

@@ -97,9 +97,8 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	return f
 }
 
-// fromClient forwards one client datagram to the flow's member, choosing
-// one first when the flow has none yet, balances every datagram, or a rule
-// decided again.
+// fromClient takes one client datagram of the flow: held while a rule's
+// UDP::hold lasts, else forwarded.
 func (f *flow) fromClient(b []byte) {
 	if f.ended.Load() {
 		return
@@ -108,6 +107,25 @@ func (f *flow) fromClient(b []byte) {
 	f.BytesIn.Add(uint64(len(b)))
 	f.PktsIn.Add(1)
 	f.vs.Stats.In(len(b), 1)
+	if f.rs != nil && f.hold(b) {
+		// UDP::hold: the server is chosen and connected without the
+		// datagram (LB_SELECTED, SERVER_CONNECTED), whose rules may
+		// release what is held.
+		if f.last.Load() == nil {
+			f.pick()
+		}
+		for _, d := range f.released() {
+			f.forward(d)
+		}
+		return
+	}
+	f.forward(b)
+}
+
+// forward runs a client datagram through CLIENT_DATA and sends it to the
+// flow's member, choosing one first when the flow has none yet, balances
+// every datagram, or a rule decided again.
+func (f *flow) forward(b []byte) {
 	lg := f.last.Load()
 	if f.rs != nil {
 		var fwd, again bool
@@ -219,7 +237,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	if f.persists {
 		f.persistSave(f.pers, pool, m)
 	}
-	if !f.addLeg(lg) {
+	if !f.addLeg(lg) || !f.serverConnected(lg) {
 		return nil, false
 	}
 	return lg, false
@@ -238,7 +256,7 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 		}
 	}
 	lg := f.openLeg(a, nil, nil)
-	if lg == nil || !f.addLeg(lg) {
+	if lg == nil || !f.addLeg(lg) || !f.serverConnected(lg) {
 		return nil
 	}
 	return lg
@@ -357,7 +375,7 @@ func (f *flow) end() {
 		lg.release()
 	}
 	if f.rs != nil {
-		f.endRules()
+		f.endRules(legs)
 	}
 	if made {
 		f.l.e.env.Persist.Touch(key, scope)

@@ -21,9 +21,15 @@ import (
 // The events: CLIENT_ACCEPTED when a client's first datagram makes its
 // flow, CLIENT_DATA for every client datagram, LB_SELECTED on each choice
 // of a member (LB_FAILED when none can take the datagram), SERVER_DATA for
-// every answer, CLIENT_CLOSED when the flow ends. UDP::payload is the datagram
-// of the event; UDP::drop (and drop, discard) loses it; reject ends the
-// flow; UDP::respond sends a datagram of its own.
+// every answer, CLIENT_CLOSED when the flow ends. SERVER_CONNECTED runs
+// when a server socket is opened for the flow, before the datagram that
+// chose it is sent; SERVER_CLOSED for each when the flow ends, before
+// CLIENT_CLOSED. UDP::payload is the datagram of the event; UDP::drop
+// (and drop, discard) loses it; reject ends the flow; UDP::respond sends
+// a datagram of its own. UDP::hold in CLIENT_ACCEPTED keeps the client's
+// datagrams (held, up to the profile's bounds) while the server is chosen
+// and connected without them; UDP::release in LB_SELECTED or
+// SERVER_CONNECTED lets them go on, through CLIENT_DATA, in order.
 type ruleState struct {
 	mu      sync.Mutex
 	sess    *rules.ConnState
@@ -39,6 +45,12 @@ type ruleState struct {
 	persist       rulePersistState
 	toClient      [][]byte
 	toServer      [][]byte
+
+	// UDP::hold: the client's datagrams wait in held (holdBytes in all)
+	// until UDP::release.
+	holding   bool
+	held      [][]byte
+	holdBytes int
 }
 
 func (f *flow) handles(ev config.Event) bool {
@@ -88,6 +100,62 @@ func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, 
 		}
 	}
 	return out, !dropped, again, true
+}
+
+// serverConnected runs SERVER_CONNECTED on a new server side; false when
+// the rule dropped the datagram that chose it or ended the flow.
+func (f *flow) serverConnected(lg *leg) bool {
+	if f.rs == nil || !f.handles(config.EventServerConnected) {
+		return true
+	}
+	_, fwd, _, ok := f.run(config.EventServerConnected, lg, nil)
+	return ok && fwd
+}
+
+// UDPHold implements rules.UDPHolder (CLIENT_ACCEPTED).
+func (f *flow) UDPHold() error {
+	f.rs.holding = true
+	return nil
+}
+
+// UDPRelease implements rules.UDPHolder (LB_SELECTED, SERVER_CONNECTED):
+// the held datagrams go on once the event is over.
+func (f *flow) UDPRelease() error {
+	f.rs.holding = false
+	return nil
+}
+
+// hold keeps a copy of a client datagram while the rule holds the flow's
+// ingress; false when it was not held (the rule released it). A datagram
+// past the profile's bounds is dropped.
+func (f *flow) hold(b []byte) bool {
+	rs := f.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.holding {
+		return false
+	}
+	cfg := f.snap.Cfg
+	if len(rs.held) >= max(cfg.HoldPackets, 1) || (cfg.HoldBytes > 0 && len(rs.held) > 0 && rs.holdBytes+len(b) > cfg.HoldBytes) {
+		return true // dropped
+	}
+	rs.held = append(rs.held, append([]byte(nil), b...))
+	rs.holdBytes += len(b)
+	return true
+}
+
+// released takes the held datagrams once the rule released them (nil
+// while it holds).
+func (f *flow) released() [][]byte {
+	rs := f.rs
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.holding {
+		return nil
+	}
+	h := rs.held
+	rs.held, rs.holdBytes = nil, 0
+	return h
 }
 
 // logRuleError logs a hook's failure; the iRules engine logs its own.
@@ -166,13 +234,23 @@ func (f *flow) lbSelected(pool *state.Pool, dst netip.AddrPort, mayRetry bool) (
 	return ok && fwd, ok && fwd && changed && mayRetry
 }
 
-// endRules runs CLIENT_CLOSED and releases the flow's rule session.
-func (f *flow) endRules() {
+// endRules runs SERVER_CLOSED for each of the flow's server sides (legs),
+// then CLIENT_CLOSED, and releases the flow's rule session.
+func (f *flow) endRules(legs []*leg) {
 	rs := f.rs
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.done {
 		return
+	}
+	if f.handles(config.EventServerClosed) {
+		for _, lg := range legs {
+			rs.ev, rs.cur = config.EventServerClosed, lg
+			if err := f.snap.Cfg.Rules.Run(config.EventServerClosed, f); err != nil {
+				f.logRuleError(config.EventServerClosed, err)
+			}
+		}
+		rs.cur = nil
 	}
 	if f.handles(config.EventClientClosed) {
 		rs.ev = config.EventClientClosed

@@ -1,0 +1,119 @@
+package tlsprof
+
+import (
+	"crypto/tls"
+	"net"
+)
+
+// HelloConn is the socket under one TLS connection, watching the first
+// handshake message in each direction for its session ID: the ClientHello
+// and the ServerHello both carry one at the same place (type, length,
+// version, random, then the ID). Go's crypto/tls keeps neither, and the
+// iRules' SSL::sessionid reads them. Only the first bytes of each
+// direction are looked at (at most 76, kept in a fixed array); after that
+// Read and Write pass straight through.
+//
+// A HelloConn is used as the net.Conn given to tls.Server or tls.Client;
+// the embedded TCP connection answers everything else (deadlines,
+// CloseWrite, linger).
+type HelloConn struct {
+	*net.TCPConn
+	server  bool // the TLS server's socket (client-ssl), else the client's
+	in, out helloScan
+}
+
+// NewHelloConn watches c, the socket of a TLS server (server true: a
+// client-ssl connection) or of a TLS client (a server-ssl one).
+func NewHelloConn(c *net.TCPConn, server bool) *HelloConn {
+	return &HelloConn{TCPConn: c, server: server}
+}
+
+func (h *HelloConn) Read(b []byte) (int, error) {
+	n, err := h.TCPConn.Read(b)
+	if !h.in.done && n > 0 {
+		h.in.feed(b[:n])
+	}
+	return n, err
+}
+
+func (h *HelloConn) Write(b []byte) (int, error) {
+	n, err := h.TCPConn.Write(b)
+	if !h.out.done && n > 0 {
+		h.out.feed(b[:n])
+	}
+	return n, err
+}
+
+// SessionIDs are the session IDs of the two hellos as they crossed the
+// socket: current is the ServerHello's (the session the connection runs
+// under), requested the ClientHello's (the session the client asked to
+// resume). Either is nil when its hello carried none or has not been
+// seen. Call it once the handshake is done (it is not synchronised with
+// Read and Write).
+func (h *HelloConn) SessionIDs() (current, requested []byte) {
+	if h.server {
+		return h.out.id(), h.in.id()
+	}
+	return h.in.id(), h.out.id()
+}
+
+// SessionIDs are the session IDs of c's handshake (see
+// HelloConn.SessionIDs) when c runs over a HelloConn, else nil.
+func SessionIDs(c *tls.Conn) (current, requested []byte) {
+	if h, ok := c.NetConn().(*HelloConn); ok {
+		return h.SessionIDs()
+	}
+	return nil, nil
+}
+
+// helloScan follows the start of one direction of a TLS connection up to
+// the session ID of its first handshake message.
+type helloScan struct {
+	buf  [helloMax]byte
+	n    int
+	done bool
+	ok   bool // buf holds a whole session ID
+}
+
+const (
+	recordHeader = 5              // type, version, length
+	helloFixed   = 4 + 2 + 32 + 1 // handshake header, version, random, ID length
+	maxIDLen     = 32
+	helloMax     = recordHeader + helloFixed + maxIDLen
+
+	recordHandshake = 22
+	msgClientHello  = 1
+	msgServerHello  = 2
+)
+
+func (s *helloScan) feed(b []byte) {
+	s.n += copy(s.buf[s.n:], b)
+	if s.n < recordHeader+helloFixed {
+		return
+	}
+	s.done = true
+	recLen := int(s.buf[3])<<8 | int(s.buf[4])
+	if s.buf[0] != recordHandshake || (s.buf[5] != msgClientHello && s.buf[5] != msgServerHello) {
+		return // not a hello: no session ID to find
+	}
+	idLen := int(s.buf[recordHeader+helloFixed-1])
+	if idLen > maxIDLen || recordHeader+helloFixed+idLen > recordHeader+recLen {
+		return // malformed, or a hello split into records too small to hold its ID
+	}
+	if s.n < recordHeader+helloFixed+idLen {
+		s.done = false // the ID's bytes are still to come
+		return
+	}
+	s.ok = true
+}
+
+func (s *helloScan) id() []byte {
+	if !s.ok {
+		return nil
+	}
+	l := int(s.buf[recordHeader+helloFixed-1])
+	if l == 0 {
+		return nil
+	}
+	return s.buf[recordHeader+helloFixed : recordHeader+helloFixed+l : recordHeader+helloFixed+l]
+}
