@@ -91,7 +91,13 @@ type Loop struct {
 	winRegs   int
 	lastRegs  int
 	spinLimit int32 // loops that may poll at once (spinGate)
-	sleeps    int   // times the loop went to sleep, for tests
+	// quietAt: the loop does not busy-poll before then, after it found its
+	// CPU contended (busyPoll); contended is the yield that tells it
+	// (contendedYield, changed by tests).
+	quietAt   time.Time
+	contended time.Duration
+	sleeps    int // times the loop went to sleep, for tests
+	spins     int // times the loop started to busy-poll, for tests
 
 	mu      sync.Mutex
 	posted  []func()
@@ -112,7 +118,7 @@ func New() (*Loop, error) {
 		unix.Close(epfd)
 		return nil, err
 	}
-	l := &Loop{epfd: epfd, wakefd: wfd, done: make(chan struct{}), now: time.Now().UnixNano()}
+	l := &Loop{epfd: epfd, wakefd: wfd, done: make(chan struct{}), now: time.Now().UnixNano(), contended: contendedYield}
 	l.slots = append(l.slots, slot{}) // slot 0 is the wake-up descriptor
 	ev := unix.EpollEvent{Events: In}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &ev); err != nil {
@@ -135,9 +141,10 @@ func New() (*Loop, error) {
 // any thread waiting for that CPU. It is not free: a polling CPU does not
 // look idle, so the kernel may queue another process's woken thread
 // elsewhere instead (dataplane/README.md has the figures both ways), so
-// no more than half the process's processors poll at one time (spinGate).
-// BIG-IP's TMM polls all the time, and HAProxy's busy-polling does too;
-// this stops after d.
+// no more than half the process's processors poll at one time (spinGate),
+// and a loop that finds its CPU wanted by other threads stops polling for
+// contendedBackoff (busyPoll). BIG-IP's TMM polls all the time, and
+// HAProxy's busy-polling does too; this stops after d.
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
 
 // Now is the time the current batch of events was fetched, in Unix
@@ -308,12 +315,13 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	next := time.Now().Add(tick)
 	pollFn := func(uintptr) bool {
 		n = l.poll()
-		if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive {
+		if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt.UnixNano() {
 			if spinners.enter(l.spinLimit) {
 				until := time.Now().Add(l.spin)
 				if tick > 0 && next.Before(until) {
 					until = next
 				}
+				l.spins++
 				n = l.busyPoll(until)
 				spinners.leave()
 			}
@@ -400,17 +408,58 @@ func (l *Loop) live(t Token) *slot {
 }
 
 // busyPoll polls until events arrive or the deadline passes, yielding between polls
-// (SetBusyPoll).
+// (SetBusyPoll): the CPU to other threads at every poll (sched_yield(2)),
+// the processor to other goroutines every goschedEvery.
+//
+// It gives up, and the loop does not poll again for contendedBackoff,
+// when one yield and poll took longer than contendedYield: another
+// thread wanted this CPU and ran. Why: the CPU is not idle, so polling
+// only takes from that thread, and the kernel counts every polled
+// microsecond against the loop's thread, which then waits behind the
+// other threads when it has work (a thread woken from sleep is served
+// first). Measured on 2 vCPUs with a load average of 10-15 from other
+// work: with one connection through an L4 virtual, polling regardless
+// ran ~100-300 requests/s at 95-150 µs of CPU each (HAProxy: 1-3k at
+// 20-27 µs); backing off, 1.3-2.4k at 21-28 µs (dataplane/README.md).
+//
+// Why not runtime.Gosched at every poll: it puts the loop goroutine on
+// the global run queue and wakes an idle processor's thread to look for
+// work (a futex wake, and a futex sleep when that thread finds none), so
+// each poll cost two system calls and a wake-up on the other CPU.
+// Goroutines readied meanwhile do not need it: readying one wakes an idle
+// processor to run it.
 func (l *Loop) busyPoll(until time.Time) int {
-	for time.Now().Before(until) {
-		runtime.Gosched()
+	now := time.Now()
+	nextGosched := now.Add(goschedEvery)
+	for now.Before(until) {
+		if !now.Before(nextGosched) {
+			runtime.Gosched()
+			nextGosched = now.Add(goschedEvery)
+		}
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		if n := l.poll(); n > 0 {
 			return n
 		}
+		t := time.Now()
+		if t.Sub(now) > l.contended {
+			l.quietAt = t.Add(contendedBackoff)
+			return 0
+		}
+		now = t
 	}
 	return 0
 }
+
+// goschedEvery is how long a busy-polling loop keeps its processor
+// before it lets other goroutines queued there run; contendedYield is
+// how long one yield and poll may take before the loop concludes that
+// other threads are waiting for its CPU (a yield to nobody and a poll
+// take a microsecond or two).
+const (
+	goschedEvery     = 50 * time.Microsecond
+	contendedYield   = 20 * time.Microsecond
+	contendedBackoff = 100 * time.Millisecond
+)
 
 // A loop busy-polls only while few of its registrations are active: at
 // most spinMaxActive had events in the last activityWindow. Why: polling
