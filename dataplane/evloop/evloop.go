@@ -408,55 +408,44 @@ func (l *Loop) live(t Token) *slot {
 }
 
 // busyPoll polls until events arrive or the deadline passes, yielding between polls
-// (SetBusyPoll): the CPU to other threads at every poll (sched_yield(2)),
-// the processor to other goroutines every goschedEvery.
+// (SetBusyPoll): the processor to other goroutines and the CPU to other
+// threads (sched_yield(2)).
 //
 // It gives up, and the loop does not poll again for contendedBackoff,
-// when one yield and poll took longer than contendedYield: another
-// thread wanted this CPU and ran. Why: the CPU is not idle, so polling
-// only takes from that thread, and the kernel counts every polled
-// microsecond against the loop's thread, which then waits behind the
-// other threads when it has work (a thread woken from sleep is served
-// first). Measured on 2 vCPUs with a load average of 10-15 from other
-// work: with one connection through an L4 virtual, polling regardless
-// ran ~100-300 requests/s at 95-150 µs of CPU each (HAProxy: 1-3k at
-// 20-27 µs); backing off, 1.3-2.4k at 21-28 µs (dataplane/README.md).
+// when a yield took longer than contendedYield: another thread wanted
+// this CPU and ran. Why: the CPU is not idle, so polling only takes from
+// that thread, and the kernel counts every polled microsecond against the
+// loop's thread, which then waits behind the other threads when it has
+// work (a thread woken from sleep is served first). On an idle machine a
+// yield returns at once and nothing changes. Measured on 2 vCPUs with a
+// load average of 7-15 from other work, one connection through an L4
+// virtual: polling regardless ran 100-2800 requests/s at 36-150 µs of
+// CPU each, HAProxy 1-13k at 20-27 µs, backing off 12.6k at 18 µs in the
+// same runs (dataplane/README.md).
 //
-// Why not runtime.Gosched at every poll: it puts the loop goroutine on
-// the global run queue and wakes an idle processor's thread to look for
-// work (a futex wake, and a futex sleep when that thread finds none), so
-// each poll cost two system calls and a wake-up on the other CPU.
-// Goroutines readied meanwhile do not need it: readying one wakes an idle
-// processor to run it.
+// The yield is timed alone: runtime.Gosched may run other goroutines of
+// the process, which is no sign of a contended CPU.
 func (l *Loop) busyPoll(until time.Time) int {
-	now := time.Now()
-	nextGosched := now.Add(goschedEvery)
-	for now.Before(until) {
-		if !now.Before(nextGosched) {
-			runtime.Gosched()
-			nextGosched = now.Add(goschedEvery)
-		}
+	for time.Now().Before(until) {
+		runtime.Gosched()
+		t := time.Now()
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		if time.Since(t) > l.contended {
+			l.quietAt = time.Now().Add(contendedBackoff)
+			return 0
+		}
 		if n := l.poll(); n > 0 {
 			return n
 		}
-		t := time.Now()
-		if t.Sub(now) > l.contended {
-			l.quietAt = t.Add(contendedBackoff)
-			return 0
-		}
-		now = t
 	}
 	return 0
 }
 
-// goschedEvery is how long a busy-polling loop keeps its processor
-// before it lets other goroutines queued there run; contendedYield is
-// how long one yield and poll may take before the loop concludes that
-// other threads are waiting for its CPU (a yield to nobody and a poll
-// take a microsecond or two).
+// contendedYield is how long a yield may take before the loop concludes
+// that other threads are waiting for its CPU (a yield to nobody takes a
+// microsecond or two); contendedBackoff is how long it then does not
+// poll.
 const (
-	goschedEvery     = 50 * time.Microsecond
 	contendedYield   = 20 * time.Microsecond
 	contendedBackoff = 100 * time.Millisecond
 )
