@@ -91,10 +91,10 @@ type Loop struct {
 	winRegs   int
 	lastRegs  int
 	spinLimit int32 // loops that may poll at once (spinGate)
-	// quietAt: the loop does not busy-poll before then, after it found its
-	// CPU contended (busyPoll); contended is the yield that tells it
-	// (contendedYield, changed by tests).
-	quietAt   time.Time
+	// quietAt (Unix nanoseconds): the loop does not busy-poll before then,
+	// after it found its CPU contended (busyPoll); contended is the yield
+	// that tells it (contendedYield, changed by tests).
+	quietAt   int64
 	contended time.Duration
 	sleeps    int // times the loop went to sleep, for tests
 	spins     int // times the loop started to busy-poll, for tests
@@ -315,7 +315,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	next := time.Now().Add(tick)
 	pollFn := func(uintptr) bool {
 		n = l.poll()
-		if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt.UnixNano() {
+		if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
 			if spinners.enter(l.spinLimit) {
 				until := time.Now().Add(l.spin)
 				if tick > 0 && next.Before(until) {
@@ -431,7 +431,7 @@ func (l *Loop) busyPoll(until time.Time) int {
 		t := time.Now()
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		if time.Since(t) > l.contended {
-			l.quietAt = time.Now().Add(contendedBackoff)
+			l.quietAt = time.Now().Add(contendedBackoff).UnixNano()
 			return 0
 		}
 		if n := l.poll(); n > 0 {
