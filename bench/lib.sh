@@ -23,3 +23,21 @@ pin_cpus() {
   fi
   threads=$(${srv[@]+"${srv[@]}"} nproc)
 }
+
+# cpu_ticks PID: the user and system CPU time the process has used, in
+# clock ticks (0 if it is gone); cpu_us TICKS N: microseconds per item.
+cpu_ticks() {
+  [ -r "/proc/$1/stat" ] || { echo 0; return; }
+  # Fields after the command name (which may hold spaces): utime is the
+  # 12th, stime the 13th.
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+cpu_us() {
+  awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { if (n > 0) printf "%.1f", t / hz * 1e6 / n; else print "n/a" }'
+}
+
+# median: the median of the numbers on stdin, one a line.
+median() {
+  sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2}'
+}

@@ -8,6 +8,7 @@
 #
 #   bash bench/mblb.sh                 # 3 s per run
 #   DURATION=10 CLIENTS="1 8 64" SIZES="64 16384" bash bench/mblb.sh
+#   ROUNDS=5 bash bench/mblb.sh        # median of 5 rounds, order alternating
 #   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default 200us)
 #   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
 #   PROXY_CPUS=1 PEER_CPUS=0 bash bench/mblb.sh
@@ -15,13 +16,15 @@
 #       # members on the others (taskset lists), as an appliance runs;
 #       # HAProxy gets one thread per proxy CPU
 #
-# Everything listens on 127.31.0.0/24. HAProxy is used when installed.
+# Everything listens on 127.31.0.0/24 (NET=127.x.y to move it). HAProxy is
+# used when installed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-3}
+ROUNDS=${ROUNDS:-1}
 CLIENTS=${CLIENTS:-"1 8 64"}
 SIZES=${SIZES:-"64 16384"}
-NET=127.31.0
+NET=${NET:-127.31.0}
 . bench/lib.sh # the script runs from the project root (cd above)
 go build -o "$work" ./cmd/ltmd ./cmd/tmsh ./cmd/tcpkit || exit 1
 # peer and proxy prefix the commands with their CPU sets, if any.
@@ -38,6 +41,7 @@ export PATH=$work:$PATH OPENLTM_SOCKET=$work/ltmd.sock OPENLTM_STATE_DIR=$work/s
 "${peer[@]}" tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
 "${peer[@]}" tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
 "${proxy[@]}" ltmd --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
+ltmd_pid=$!
 for i in $(seq 50); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 tmsh -f /dev/stdin <<TMSH || exit 1
 create ltm rule mblb-basic {
@@ -72,23 +76,54 @@ listen mb
   server s2 $NET.2:9001
 HAP
   "${proxy[@]}" haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 & pids+=($!)
+  haproxy_pid=$!
   targets+=("haproxy $NET.13:9000")
 fi
 sleep 0.5
-printf "%-11s %6s %7s %12s %7s\n" target size clients msg/s ratio
+# Each cell runs every target ROUNDS times, the order reversed every other
+# round so that a drift in the machine's load favours none; it prints the
+# median rate, its ratio to going direct and to HAProxy, and the median CPU
+# the proxy spent per message (µs, from /proc: user + system of the whole
+# process).
+printf "%-11s %6s %7s %12s %8s %8s %10s\n" target size clients msg/s /direct /haproxy "cpu-us/msg"
+declare -A RATE CPU
 for size in $SIZES; do
   for n in $CLIENTS; do
-    base=""
-    for t in "${targets[@]}"; do
-      name=${t%% *}; addr=${t#* }
-      # The seed's rule takes one read for one message: only sizes that
-      # fit one read are meaningful there.
-      if [ "$name" = rule ] && [ "$size" -gt 16384 ]; then continue; fi
-      out=$("${peer[@]}" tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1)
-      rate=$(sed -n 's/.* \([0-9]*\) msg\/s$/\1/p' <<<"$out")
-      [ -z "$rate" ] && { echo "$name: $out"; continue; }
-      [ -z "$base" ] && base=$rate
-      printf "%-11s %6s %7s %12s %7.2f\n" "$name" "$size" "$n" "$rate" "$(echo "$rate / $base" | bc -l)"
+    for round in $(seq "$ROUNDS"); do
+      order=("${targets[@]}")
+      if [ $((round % 2)) = 0 ]; then
+        order=()
+        for ((k = ${#targets[@]} - 1; k >= 0; k--)); do order+=("${targets[k]}"); done
+      fi
+      for t in "${order[@]}"; do
+        name=${t%% *}; addr=${t#* }
+        # The seed's rule takes one read for one message: only sizes that
+        # fit one read are meaningful there.
+        if [ "$name" = rule ] && [ "$size" -gt 16384 ]; then continue; fi
+        pid=$ltmd_pid
+        case $name in direct) pid="" ;; haproxy) pid=$haproxy_pid ;; esac
+        t0=0; [ -n "$pid" ] && t0=$(cpu_ticks "$pid")
+        out=$("${peer[@]}" tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1)
+        t1=0; [ -n "$pid" ] && t1=$(cpu_ticks "$pid")
+        rate=$(sed -n 's/.* \([0-9]*\) msg\/s$/\1/p' <<<"$out")
+        msgs=$(sed -n 's/.* \([0-9]*\) messages in .*/\1/p' <<<"$out")
+        [ -z "$rate" ] && { echo "$name: $out" >&2; continue; }
+        RATE[$name]+="$rate "
+        [ -n "$pid" ] && CPU[$name]+="$(cpu_us $((t1 - t0)) "$msgs") "
+      done
     done
+    med() { tr ' ' '\n' <<<"${1:-}" | grep . | median; }
+    direct=$(med "${RATE[direct]:-}") hap=$(med "${RATE[haproxy]:-}")
+    for t in "${targets[@]}"; do
+      name=${t%% *}
+      [ -z "${RATE[$name]:-}" ] && continue
+      rate=$(med "${RATE[$name]}")
+      cpu="-"; [ -n "${CPU[$name]:-}" ] && cpu=$(med "${CPU[$name]}")
+      printf "%-11s %6s %7s %12s %8s %8s %10s\n" "$name" "$size" "$n" "$rate" \
+        "$(awk -v a="$rate" -v b="$direct" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" \
+        "$(awk -v a="$rate" -v b="${hap:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" "$cpu"
+    done
+    RATE=() CPU=()
   done
 done
+echo "(median of $ROUNDS round(s) of ${DURATION}s; load average $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -5,6 +5,7 @@
 #
 #   bash bench/run.sh            # 10 s per run
 #   DURATION=30 CONNS=128 bash bench/run.sh
+#   CONNS="1 2 8 64" ROUNDS=5 DURATION=5 bash bench/run.sh   # several cells
 #   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default 200us)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
@@ -29,7 +30,7 @@ SUITE=${1:-l4}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
-NET=127.30.0
+NET=${NET:-127.30.0}
 B1=$NET.2:8080
 B2=$NET.3:8080
 HAP=$NET.10:80
@@ -90,6 +91,7 @@ backend be
 EOF
 haproxy -f "$work/haproxy.cfg" -db >/dev/null 2>&1 &
 pids+=($!)
+haproxy_pid=$!
 
 go build -o "$work/" ./cmd/ltmd ./cmd/tmsh || { echo "bench: build failed"; exit 1; }
 "$work/ltmd" --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
@@ -103,7 +105,7 @@ sleep 1
 # rps TARGET [wrk args...]: requests per second of one wrk run.
 rps() {
   local target=$1; shift
-  wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" "$@" "http://$target/" 2>/dev/null |
+  wrk -t"$(( THREADS < CONNS ? THREADS : CONNS ))" -c"$CONNS" -d"${DURATION}s" "$@" "http://$target/" 2>/dev/null |
     awk '/Requests\/sec/ {printf "%d", $2}'
 }
 
@@ -111,6 +113,10 @@ rps() {
 # so going direct uses the same two nginx workers the proxies spread over.
 rps_direct() {
   local half=$(( CONNS / 2 )) a b
+  if [ "$half" = 0 ]; then # one connection: one backend
+    wrk -t1 -c1 -d"${DURATION}s" "$@" "http://$B1/" 2>/dev/null | awk '/Requests\/sec/ {printf "%d", $2}'
+    return
+  fi
   a=$(mktemp -p "$work") b=$(mktemp -p "$work")
   wrk -t1 -c"$half" -d"${DURATION}s" "$@" "http://$B1/" 2>/dev/null >"$a" &
   wrk -t1 -c"$half" -d"${DURATION}s" "$@" "http://$B2/" 2>/dev/null >"$b"
@@ -205,7 +211,6 @@ EOF
          $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
          END {printf "%d %.2f %.2f", r, p, (n > 0 ? cpu / tck * 1e6 / n : 0)}' "$work/wrk.out"
   }
-  median() { sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.2f", (a[NR/2]+a[NR/2+1])/2}'; }
   ROUNDS=${ROUNDS:-5}
   declare -A RPS P99 CPU
   cases=(plain:80 cookie:81 rule:82)
@@ -243,27 +248,53 @@ EOF
   exit 0
 fi
 
-# Runs are interleaved and each figure is the best of ROUNDS, so a burst of
-# other load on the machine does not decide a ratio.
+# Each cell (connections × keep-alive or not) runs direct, HAProxy and
+# ltmd ROUNDS times, the order reversed every other round so that a drift
+# in the machine's load favours none; it prints the median requests/s, the
+# ratios, and the median CPU each proxy spent per request (µs, from /proc:
+# user + system of the whole process), which is steadier than throughput
+# on a busy machine. CONNS may list several counts ("1 2 8 64").
 ROUNDS=${ROUNDS:-3}
-declare -A R
-best() { local k=$1 v=${2:-0}; [ -z "${R[$k]:-}" ] || [ "$v" -gt "${R[$k]}" ] && R[$k]=$v; return 0; }
-for round in $(seq "$ROUNDS"); do
-  for mode in keepalive close; do
-    args=()
-    [ "$mode" = close ] && args=(-H "Connection: close")
-    best "direct,$mode" "$(rps_direct "${args[@]}")"
-    best "haproxy,$mode" "$(rps $HAP "${args[@]}")"
-    best "openltm,$mode" "$(rps $LTM "${args[@]}")"
+declare -A R C
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+# measure WHO PID [wrk args...]: appends one run's req/s to R and the
+# process's CPU µs per request to C.
+measure() {
+  local who=$1 pid=$2 t0 t1 r; shift 2
+  t0=$(cpu_ticks "${pid:-0}")
+  case $who in
+    direct) r=$(rps_direct "$@") ;;
+    haproxy) r=$(rps $HAP "$@") ;;
+    openltm) r=$(rps $LTM "$@") ;;
+  esac
+  t1=$(cpu_ticks "${pid:-0}")
+  R[$who,$CONNS,$mode]+="${r:-0} "
+  [ -n "$pid" ] && C[$who,$CONNS,$mode]+="$(cpu_us $((t1 - t0)) $(( ${r:-0} * DURATION )) ) "
+}
+conns_list=$CONNS
+for CONNS in $conns_list; do
+  for round in $(seq "$ROUNDS"); do
+    for mode in keepalive close; do
+      args=()
+      [ "$mode" = close ] && args=(-H "Connection: close")
+      order=(direct haproxy openltm)
+      [ $((round % 2)) = 0 ] && order=(openltm haproxy direct)
+      for who in "${order[@]}"; do
+        pid=""
+        [ "$who" = haproxy ] && pid=$haproxy_pid
+        [ "$who" = openltm ] && pid=$ltmd_pid
+        measure "$who" "$pid" "${args[@]}"
+      done
+    done
   done
 done
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-printf '%-34s %12s %12s\n' "req/s, best of $ROUNDS (wrk -c$CONNS -d${DURATION}s)" keep-alive new-conn
-for who in direct haproxy openltm; do
-  printf '%-34s %12s %12s\n' "$who" "${R[$who,keepalive]:-0}" "${R[$who,close]:-0}"
+med() { tr ' ' '\n' <<<"${1:-}" | grep . | median; }
+printf '%-6s %-9s %9s %9s %9s %7s %7s %11s %11s\n' conns mode direct haproxy openltm /hap /direct "hap-cpu-us" "ltm-cpu-us"
+for CONNS in $conns_list; do
+  for mode in keepalive close; do
+    d=$(med "${R[direct,$CONNS,$mode]}") h=$(med "${R[haproxy,$CONNS,$mode]}") o=$(med "${R[openltm,$CONNS,$mode]}")
+    printf '%-6s %-9s %9s %9s %9s %7s %7s %11s %11s\n' "$CONNS" "$mode" "$d" "$h" "$o" "$(ratio "$o" "$h")" "$(ratio "$o" "$d")" \
+      "$(med "${C[haproxy,$CONNS,$mode]}")" "$(med "${C[openltm,$CONNS,$mode]}")"
+  done
 done
-echo
-printf '%-34s %12s %12s\n' "openltm / haproxy" "$(ratio "${R[openltm,keepalive]}" "${R[haproxy,keepalive]}")" "$(ratio "${R[openltm,close]}" "${R[haproxy,close]}")"
-printf '%-34s %12s %12s\n' "openltm / direct" "$(ratio "${R[openltm,keepalive]}" "${R[direct,keepalive]}")" "$(ratio "${R[openltm,close]}" "${R[direct,close]}")"
-printf '%-34s %12s %12s\n' "haproxy / direct" "$(ratio "${R[haproxy,keepalive]}" "${R[direct,keepalive]}")" "$(ratio "${R[haproxy,close]}" "${R[direct,close]}")"
+echo "(median of $ROUNDS round(s), wrk -t$THREADS -d${DURATION}s; new-conn: Connection: close; load average $(cut -d' ' -f1-3 /proc/loadavg))"

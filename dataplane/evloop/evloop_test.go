@@ -233,30 +233,48 @@ func sleepsOf(l *Loop) int {
 
 func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
 	for _, tc := range []struct {
-		spin      time.Duration
+		spin time.Duration
+		// contended is the yield that tells a contended CPU: an hour
+		// never (this test runs on busy machines too), 0 every yield.
+		contended time.Duration
 		minSleeps int // over ten exchanges 5 ms apart
 		maxSleeps int
+		maxSpins  int
 	}{
-		{0, 10, 1000},
-		{5 * time.Second, 0, 2},
+		{0, time.Hour, 10, 1000, 0},
+		{5 * time.Second, time.Hour, 0, 2, 1000},
+		// Found contended, the loop sleeps after every exchange and does
+		// not poll again for the back-off (longer than the ten exchanges;
+		// a poll that an event ends at once finds nothing contended).
+		{5 * time.Second, 0, 5, 1000, 2},
 	} {
 		l, err := New()
 		if err != nil {
 			t.Fatal(err)
 		}
 		l.SetBusyPoll(tc.spin)
+		l.contended = tc.contended
 		go l.Run(0, nil)
 		fd := echoPair(t, l)
 		before := sleepsOf(l)
+		var spins0 int
+		l.Call(func() { spins0 = l.spins })
+		start := time.Now()
 		for i := 0; i < 10; i++ {
 			exchange(t, fd)
 			time.Sleep(5 * time.Millisecond)
 		}
+		var spins int
+		l.Call(func() { spins = l.spins - spins0 })
+		if spins > tc.maxSpins && time.Since(start) < contendedBackoff {
+			t.Errorf("busy-poll %v, contended after %v: the loop polled %d times over 10 exchanges, want at most %d",
+				tc.spin, tc.contended, spins, tc.maxSpins)
+		}
 		// Each Call is one more wake-up: sleepsOf's own adds at most one.
 		slept := sleepsOf(l) - before
 		if slept < tc.minSleeps || slept > tc.maxSleeps {
-			t.Errorf("busy-poll %v: the loop slept %d times over 10 exchanges, want %d..%d",
-				tc.spin, slept, tc.minSleeps, tc.maxSleeps)
+			t.Errorf("busy-poll %v, contended after %v: the loop slept %d times over 10 exchanges, want %d..%d",
+				tc.spin, tc.contended, slept, tc.minSleeps, tc.maxSleeps)
 		}
 		// A spinning loop still stops at once.
 		stopped := make(chan struct{})
@@ -393,6 +411,7 @@ func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.SetBusyPoll(5 * time.Second)
+	l.contended = time.Hour // the activity rule alone, even on a busy machine
 	go l.Run(0, nil)
 	t.Cleanup(func() { l.Stop(true) })
 	var fds []int
