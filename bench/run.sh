@@ -196,17 +196,14 @@ EOF
   "$work/tmsh" --socket "$work/ltmd.sock" -f "$work/http.tmsh" ||
     { echo "bench: configuring the http virtuals failed"; cat "$work/ltmd.err"; exit 1; }
   sleep 1
-  # cputicks PID: the process's user+system CPU time so far, in clock ticks.
-  cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-  tck=$(getconf CLK_TCK)
   # run TARGET PID: "req/s p99-ms cpu-us-per-request" of one wrk run
   # (--latency); the CPU is the proxy process's (PID), all its threads.
   run() {
     local before after
-    before=$(cputicks "$2")
+    before=$(cpu_ticks "$2")
     wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://$1/" 2>/dev/null >"$work/wrk.out"
-    after=$(cputicks "$2")
-    awk -v cpu=$((after - before)) -v tck="$tck" '/Requests\/sec/ {r=$2}
+    after=$(cpu_ticks "$2")
+    awk -v cpu=$((after - before)) -v tck="$(getconf CLK_TCK)" '/Requests\/sec/ {r=$2}
          /requests in/ {n=$1}
          $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
          END {printf "%d %.2f %.2f", r, p, (n > 0 ? cpu / tck * 1e6 / n : 0)}' "$work/wrk.out"
