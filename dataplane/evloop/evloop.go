@@ -96,8 +96,11 @@ type Loop struct {
 	// that tells it (contendedYield, changed by tests).
 	quietAt   int64
 	contended time.Duration
-	sleeps    int // times the loop went to sleep, for tests
-	spins     int // times the loop started to busy-poll, for tests
+	// idleYields counts the slow yields in a row after which no event of
+	// the loop's was there (busyPoll).
+	idleYields int
+	sleeps     int // times the loop went to sleep, for tests
+	spins      int // times the loop started to busy-poll, for tests
 
 	mu      sync.Mutex
 	posted  []func()
@@ -412,16 +415,22 @@ func (l *Loop) live(t Token) *slot {
 // threads (sched_yield(2)).
 //
 // It gives up, and the loop does not poll again for contendedBackoff,
-// when a yield took longer than contendedYield: another thread wanted
-// this CPU and ran. Why: the CPU is not idle, so polling only takes from
-// that thread, and the kernel counts every polled microsecond against the
-// loop's thread, which then waits behind the other threads when it has
-// work (a thread woken from sleep is served first). On an idle machine a
-// yield returns at once and nothing changes. Measured on 2 vCPUs with a
-// load average of 7-15 from other work, one connection through an L4
-// virtual: polling regardless ran 100-2800 requests/s at 36-150 µs of
-// CPU each, HAProxy 1-13k at 20-27 µs, backing off 12.6k at 18 µs in the
-// same runs (dataplane/README.md).
+// after contendedYields yields in a row that each took longer than
+// contendedYield and after which none of the loop's events was there:
+// other threads wanted this CPU and ran, and they were not the peers of
+// the loop's exchanges (a slow yield that let the client or the member
+// answer is what polling is for). Why: the CPU is not idle, so polling
+// only takes from those threads, and the kernel counts every polled
+// microsecond against the loop's thread, which then waits behind them
+// when it has work (a thread woken from sleep is served first). On an
+// idle machine a yield returns at once and nothing changes. Measured on
+// 2 vCPUs, one connection through an L4 virtual (bench/run.sh, medians
+// of 3): with a load average of 7-15 from other work, polling regardless
+// ran 100-2800 requests/s at 36-150 µs of CPU each and backing off at the
+// first slow yield 12.6k at 18 µs; on a quiet machine, backing off at the
+// first slow yield cost a third (26k → 15k req/s, HAProxy 12k), and this
+// rule keeps the quiet figure (27k) and, beside two busy loops of other
+// processes, polling's (40k, against 6k for backing off at once).
 //
 // The yield is timed alone: runtime.Gosched may run other goroutines of
 // the process, which is no sign of a contended CPU.
@@ -430,12 +439,17 @@ func (l *Loop) busyPoll(until time.Time) int {
 		runtime.Gosched()
 		t := time.Now()
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-		if time.Since(t) > l.contended {
+		slow := time.Since(t) > l.contended
+		if n := l.poll(); n > 0 {
+			l.idleYields = 0
+			return n
+		}
+		if !slow {
+			l.idleYields = 0
+		} else if l.idleYields++; l.idleYields >= contendedYields {
+			l.idleYields = 0
 			l.quietAt = time.Now().Add(contendedBackoff).UnixNano()
 			return 0
-		}
-		if n := l.poll(); n > 0 {
-			return n
 		}
 	}
 	return 0
@@ -446,6 +460,7 @@ func (l *Loop) busyPoll(until time.Time) int {
 // microsecond or two); contendedBackoff is how long it then does not
 // poll.
 const (
+	contendedYields  = 3
 	contendedYield   = 20 * time.Microsecond
 	contendedBackoff = 100 * time.Millisecond
 )
