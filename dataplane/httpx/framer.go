@@ -410,18 +410,8 @@ func (f *ResponseFramer) Streaming() *Head {
 // the close never ends here: Finish ends it.
 func (f *ResponseFramer) Body(b []byte) (n int, done bool, err error) {
 	switch f.state {
-	case stStreamFixed:
-		n = len(b)
-		if int64(n) >= f.left {
-			n = int(f.left)
-		}
-		f.left -= int64(n)
-		if f.left > 0 {
-			return n, false, nil
-		}
-	case stStreamChunked:
-		n, done, err = f.cs.feed(b)
-		if err != nil || !done {
+	case stStreamFixed, stStreamChunked:
+		if n, done, err = streamBody(f.state, &f.left, &f.cs, b); !done {
 			return n, false, err
 		}
 	case stStreamClose:
@@ -431,6 +421,22 @@ func (f *ResponseFramer) Body(b []byte) (n int, done bool, err error) {
 	}
 	f.done(0)
 	return n, true, nil
+}
+
+// streamBody cuts the next part of a streamed body (Content-Length or
+// chunked) from b, for requests and responses alike: n of its bytes
+// belong to the body, done says the body ended with them.
+func streamBody(state int, left *int64, cs *chunkStream, b []byte) (n int, done bool, err error) {
+	if state == stStreamChunked {
+		n, done, err = cs.feed(b)
+		return n, done && err == nil, err
+	}
+	n = len(b)
+	if int64(n) >= *left {
+		n = int(*left)
+	}
+	*left -= int64(n)
+	return n, *left == 0, nil
 }
 
 func (f *ResponseFramer) done(n int) (int, bool, error) {

@@ -57,18 +57,8 @@ func (f *ResponseFramer) BodyLeft() int64 {
 // (the framer then frames the next request).
 func (f *RequestFramer) Body(b []byte) (n int, done bool, err error) {
 	switch f.state {
-	case stStreamFixed:
-		n = len(b)
-		if int64(n) >= f.left {
-			n = int(f.left)
-		}
-		f.left -= int64(n)
-		if f.left > 0 {
-			return n, false, nil
-		}
-	case stStreamChunked:
-		n, done, err = f.cs.feed(b)
-		if err != nil || !done {
+	case stStreamFixed, stStreamChunked:
+		if n, done, err = streamBody(f.state, &f.left, &f.cs, b); !done {
 			return n, false, err
 		}
 	default:
