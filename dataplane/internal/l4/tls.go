@@ -165,7 +165,7 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if c == nil {
 		return nil, false
 	}
-	return SSLInfo(c), true
+	return irules.SSLInfo(c), true
 }
 
 // SSLDisable implements rules.SSLConn: a side whose handshake has not
@@ -182,21 +182,6 @@ func (pr *proxied) SSLDisable(s rules.Side) error {
 	}
 	pr.rs.sslOff[s] = true
 	return nil
-}
-
-// SSLInfo is what the SSL:: commands read of one TLS connection.
-func SSLInfo(c *tls.Conn) *rules.SSLInfo {
-	cs := c.ConnectionState()
-	cur, desired := tlsprof.SessionIDs(c)
-	return &rules.SSLInfo{
-		Version:          tlsprof.VersionName(cs.Version),
-		Cipher:           tlsprof.SuiteName(cs.CipherSuite),
-		Bits:             tlsprof.SuiteBits(cs.CipherSuite),
-		SessionID:        cur,
-		DesiredSessionID: desired,
-		ServerName:       cs.ServerName,
-		PeerCerts:        cs.PeerCertificates,
-	}
 }
 
 // copyLoopTLS is copyLoop for a flow with TLS on either side: plaintext

@@ -126,13 +126,13 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ServerSide && r.f.stls != nil {
-		return SSLInfo(r.f.stls), true
+		return irules.SSLInfo(r.f.stls), true
 	}
 	fc := r.f.front
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
 	}
-	return SSLInfo(fc.tls), true
+	return irules.SSLInfo(fc.tls), true
 }
 
 // SSLDisable implements rules.SSLConn: on the client side before the
@@ -150,21 +150,6 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 	}
 	fc.clear = true
 	return nil
-}
-
-// SSLInfo is what the SSL:: commands read of one TLS connection.
-func SSLInfo(c *tls.Conn) *rules.SSLInfo {
-	cs := c.ConnectionState()
-	cur, desired := tlsprof.SessionIDs(c)
-	return &rules.SSLInfo{
-		Version:          tlsprof.VersionName(cs.Version),
-		Cipher:           tlsprof.SuiteName(cs.CipherSuite),
-		Bits:             tlsprof.SuiteBits(cs.CipherSuite),
-		SessionID:        cur,
-		DesiredSessionID: desired,
-		ServerName:       cs.ServerName,
-		PeerCerts:        cs.PeerCertificates,
-	}
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
