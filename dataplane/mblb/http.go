@@ -196,29 +196,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if forceClose {
 			m.hx.forceClose = true
 		}
-		s.cookieRequest(m, b, h) // cookie.go
-		if opts.AcceptXFF {
-			m.hx.xff = httpx.ForwardedFor(b, h, opts.XFFNames)
-		}
-		if x != nil {
-			if x.targetSet {
-				m.target, m.ruleTarget = x.target, true
-			}
-			if x.persistSet {
-				m.persist = x.persist
-			}
-			m.hx.noReuse = x.noReuse
-			if x.labelSet {
-				s.label = x.label
-			}
-			m.hx.fallback = x.fallback
-			if x.disable {
-				m.hx.tunnel = tunnelNow
-			}
-		}
-		m.hx.label = s.label
-		if m.hx.fallback == "" {
-			m.hx.fallback = opts.Fallback
+		s.decide(m, b, h, x)
+		if x != nil && x.disable {
+			m.hx.tunnel = tunnelNow
 		}
 		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
@@ -245,6 +225,35 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 	}
 	st.start = st.end
 	return nil
+}
+
+// decide sets on m what the request's head (b, h) and its HTTP_REQUEST
+// rules (x; nil without) chose: cookie persistence, the client address of
+// X-Forwarded-For, the target, the persistence key, reuse, the OneConnect
+// label and the fallback host. For whole requests and uploads alike.
+func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
+	opts := &s.e.cfg.Request.HTTP
+	s.cookieRequest(m, b, h) // cookie.go
+	if opts.AcceptXFF {
+		m.hx.xff = httpx.ForwardedFor(b, h, opts.XFFNames)
+	}
+	if x != nil {
+		if x.targetSet {
+			m.target, m.ruleTarget = x.target, true
+		}
+		if x.persistSet {
+			m.persist = x.persist
+		}
+		m.hx.noReuse = x.noReuse
+		if x.labelSet {
+			s.label = x.label
+		}
+		m.hx.fallback = x.fallback
+	}
+	m.hx.label = s.label
+	if m.hx.fallback == "" {
+		m.hx.fallback = opts.Fallback
+	}
 }
 
 // buildRequest copies a framed request out of the read buffer with the

@@ -143,27 +143,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 	m.httpClose = closing
 	m.hx.continued = continued
 	m.hx.forceClose = forceClose
-	s.cookieRequest(m, head, h) // cookie.go
-	if opts.AcceptXFF {
-		m.hx.xff = httpx.ForwardedFor(head, h, opts.XFFNames)
-	}
-	if x != nil {
-		if x.targetSet {
-			m.target, m.ruleTarget = x.target, true
-		}
-		if x.persistSet {
-			m.persist = x.persist
-		}
-		m.hx.noReuse = x.noReuse
-		if x.labelSet {
-			s.label = x.label
-		}
-		m.hx.fallback = x.fallback
-	}
-	m.hx.label = s.label
-	if m.hx.fallback == "" {
-		m.hx.fallback = opts.Fallback
-	}
+	s.decide(m, head, h, x)
 	// What follows the head is body, from now on passed on as it comes.
 	st.start += h.HeaderEnd
 	s.up = upload{on: true}
