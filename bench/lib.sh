@@ -41,3 +41,30 @@ cpu_us() {
 median() {
   sort -g | awk '{a[NR]=$1} END {if (NR==0) print 0; else if (NR%2) print a[(NR+1)/2]; else printf "%.1f", (a[NR/2]+a[NR/2+1])/2}'
 }
+
+# nginx_backends BYTES ADDR...: one nginx (one worker, keep-alive without
+# limit, no access log) per address, each serving a page of BYTES bytes
+# from $work/www, as the backends of the side-by-side benchmarks.
+nginx_backends() {
+  local bytes=$1 b name; shift
+  mkdir -p "$work/www"
+  chmod 755 "$work" "$work/www" # nginx's workers run as nobody when started by root
+  head -c "$bytes" /dev/zero | tr '\0' 'x' >"$work/www/index.html"
+  for b in "$@"; do
+    name=${b//[.:]/_}
+    cat >"$work/nginx_$name.conf" <<NGX
+worker_processes 1;
+daemon off;
+pid $work/nginx_$name.pid;
+error_log $work/nginx_$name.err;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server { listen $b reuseport; root $work/www; }
+}
+NGX
+    nginx -c "$work/nginx_$name.conf" -p "$work" &
+    pids+=($!)
+  done
+}

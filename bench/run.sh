@@ -50,26 +50,7 @@ fi
 . bench/lib.sh # the script runs from the project root (cd above)
 
 # Backends: two nginx instances serving a 612-byte page.
-mkdir -p "$work/www"
-chmod 755 "$work" "$work/www" # nginx's workers run as nobody when started by root
-head -c 612 /dev/zero | tr '\0' 'x' >"$work/www/index.html"
-for b in $B1 $B2; do
-  name=${b//[.:]/_}
-  cat >"$work/nginx_$name.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/nginx_$name.pid;
-error_log $work/nginx_$name.err;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server { listen $b reuseport; root $work/www; }
-}
-EOF
-  nginx -c "$work/nginx_$name.conf" -p "$work" &
-  pids+=($!)
-done
+nginx_backends 612 "$B1" "$B2"
 
 cat >"$work/haproxy.cfg" <<EOF
 global

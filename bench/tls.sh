@@ -53,25 +53,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
   { echo "bench/tls: openssl could not make a certificate"; exit 1; }
 cat "$work/bench.crt" "$work/bench.key" >"$work/bench.pem"
 
-mkdir -p "$work/www"
-chmod 755 "$work" "$work/www" # nginx's workers run as nobody when started by root
-head -c "${BODY:-612}" /dev/zero | tr '\0' 'x' >"$work/www/index.html"
-for b in $B1 $B2; do
-  name=${b//[.:]/_}
-  cat >"$work/nginx_$name.conf" <<NGX
-worker_processes 1;
-daemon off;
-pid $work/nginx_$name.pid;
-error_log $work/nginx_$name.err;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server { listen $b reuseport; root $work/www; }
-}
-NGX
-  nginx -c "$work/nginx_$name.conf" -p "$work" & pids+=($!)
-done
+nginx_backends "${BODY:-612}" "$B1" "$B2"
 
 cat >"$work/haproxy.cfg" <<HAP
 global
