@@ -131,17 +131,7 @@ func TestHTTPUploadStreams(t *testing.T) {
 				}
 				errc := make(chan error, 1)
 				go func() { _, err := c.c.Write(req); errc <- err }()
-				r, err := http.ReadResponse(c.br, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, _ := io.ReadAll(r.Body)
-				if string(got) != want {
-					t.Fatalf("member saw %q, want %q", got, want)
-				}
-				if err := <-errc; err != nil {
-					t.Fatal(err)
-				}
+				uploadAnswered(t, c.br, want, errc)
 				// The connection is HTTP again after the body.
 				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
 				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
@@ -188,17 +178,7 @@ func TestHTTPUploadSlowMember(t *testing.T) {
 		t.Fatalf("the client wrote all %d bytes while the member read %d: the proxy buffered the upload", held, m.read.Load())
 	}
 	close(m.gate)
-	r, err := http.ReadResponse(c.br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(r.Body)
-	if string(got) != want {
-		t.Fatalf("member saw %q, want %q", got, want)
-	}
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	uploadAnswered(t, c.br, want, errc)
 	t.Logf("while the member read 1 MiB, the client got %d of %d bytes out (kernel buffers and the proxy's bounded share)", held, len(body))
 }
 
@@ -232,17 +212,7 @@ func TestHTTPUploadKeepsItsConnection(t *testing.T) {
 		t.Fatalf("the other client's request during the upload: %q %v", bodies, err)
 	}
 	close(m.gate)
-	r, err := http.ReadResponse(a.br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(r.Body)
-	if string(got) != want {
-		t.Fatalf("member saw %q, want %q", got, want)
-	}
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	uploadAnswered(t, a.br, want, errc)
 }
 
 // TestHTTPUploadMemberFails: a member that resets the connection in the
@@ -450,5 +420,23 @@ func BenchmarkHTTPUpload(b *testing.B) {
 				r.Body.Close()
 			}
 		})
+	}
+}
+
+// uploadAnswered reads the member's answer to an upload from br: it must
+// report the body the client sent (want), and the client's write of it
+// (errc) must have succeeded.
+func uploadAnswered(t *testing.T, br *bufio.Reader, want string, errc <-chan error) {
+	t.Helper()
+	r, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	if string(got) != want {
+		t.Fatalf("member saw %q, want %q", got, want)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
