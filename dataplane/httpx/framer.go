@@ -569,6 +569,28 @@ func (c *chunkStream) feed(b []byte) (n int, done bool, err error) {
 	return n, false, nil
 }
 
+// chunkSize is the size a chunk's size line l gives (hexadecimal, up to
+// 15 digits, what follows the digits ignored), for bodies the framer has
+// already checked.
+func chunkSize(l []byte) (int, error) {
+	size, digits := 0, 0
+	for _, ch := range l {
+		v, ok := unhex(ch)
+		if !ok {
+			break
+		}
+		if digits == 15 {
+			return 0, ErrBadMessage
+		}
+		size = size<<4 | int(v)
+		digits++
+	}
+	if digits == 0 {
+		return 0, ErrBadMessage
+	}
+	return size, nil
+}
+
 // Dechunk appends the data of the chunked body b (the bytes after the
 // head, trailers included, as a framer accepted them) to dst: what a rule
 // reads as the payload of a chunked message.
@@ -578,21 +600,9 @@ func Dechunk(dst, b []byte) ([]byte, error) {
 		if !whole {
 			return dst, ErrBadMessage
 		}
-		var size int
-		digits := 0
-		for _, ch := range l {
-			v, ok := unhex(ch)
-			if !ok {
-				break
-			}
-			if digits == 15 {
-				return dst, ErrBadMessage
-			}
-			size = size<<4 | int(v)
-			digits++
-		}
-		if digits == 0 {
-			return dst, ErrBadMessage
+		size, err := chunkSize(l)
+		if err != nil {
+			return dst, err
 		}
 		if size == 0 {
 			return dst, nil // the trailers follow

@@ -83,20 +83,9 @@ func DechunkPrefix(dst, b []byte, max int) ([]byte, error) {
 		if !whole {
 			break
 		}
-		size, digits := 0, 0
-		for _, ch := range l {
-			v, ok := unhex(ch)
-			if !ok {
-				break
-			}
-			if digits == 15 {
-				return dst, ErrBadMessage
-			}
-			size = size<<4 | int(v)
-			digits++
-		}
-		if digits == 0 {
-			return dst, ErrBadMessage
+		size, err := chunkSize(l)
+		if err != nil {
+			return dst, err
 		}
 		if size == 0 {
 			break
