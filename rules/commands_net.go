@@ -427,14 +427,23 @@ func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	}
 	addr := m.Addr().Unmap().String()
+	name := addr
+	if ln, ok := c.(LBNamer); ok {
+		var target bool
+		if name, target = ln.LBServerName(); target {
+			addr = name
+		}
+	}
 	if len(args) == 1 {
 		return tcl.Str(tcl.FormatList(pool, addr, strconv.Itoa(int(m.Port())))), nil
 	}
 	switch f := args[1].String(); f {
 	case "pool":
 		return tcl.Str(pool), nil
-	case "addr", "name":
+	case "addr":
 		return tcl.Str(addr), nil
+	case "name":
+		return tcl.Str(name), nil
 	case "port":
 		return tcl.Int(int64(m.Port())), nil
 	case "route_domain":

@@ -157,6 +157,17 @@ type LBInfo interface {
 	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
 }
 
+// LBNamer is implemented by a Conn whose pool members have names of
+// their own, found by type assertion: a GSLB pool's member is a virtual
+// server (server:vs), or, in a CNAME, MX, SRV or NAPTR pool, a domain
+// name with no address. LB::server name reports the name; for a domain
+// name (target true) LB::server addr and the list form report it in
+// place of the address. Without it, LB::server name is the address, as
+// an LTM node's name is.
+type LBNamer interface {
+	LBServerName() (name string, target bool)
+}
+
 // MemberInfo is what LB::server reports about a pool member.
 type MemberInfo struct {
 	Ratio, Priority int

@@ -197,3 +197,37 @@ func TestAddressTextFollowsTheConnection(t *testing.T) {
 		t.Errorf("server addr %q then %q", a, b)
 	}
 }
+
+// namedConn is a Conn whose members have names of their own (LBNamer).
+type namedConn struct {
+	*fakeConn
+	name   string
+	target bool
+}
+
+func (c namedConn) LBServerName() (string, bool) { return c.name, c.target }
+
+// TestLBServerName: LB::server name is the member's own name when the
+// Conn has one; a target (a GSLB name pool's member) stands in for the
+// address too.
+func TestLBServerName(t *testing.T) {
+	cases := []struct {
+		conn Conn
+		expr string
+		want string
+	}{
+		{newFakeConn(), "LB::server name", "127.0.0.34"},
+		{namedConn{newFakeConn(), "/Common/ltm1:vs1", false}, "LB::server name", "/Common/ltm1:vs1"},
+		{namedConn{newFakeConn(), "/Common/ltm1:vs1", false}, "LB::server addr", "127.0.0.34"},
+		{namedConn{newFakeConn(), "/Common/ltm1:vs1", false}, "LB::server", "test_pool 127.0.0.34 9000"},
+		{namedConn{newFakeConn(), "mx1.example.com", true}, "LB::server name", "mx1.example.com"},
+		{namedConn{newFakeConn(), "mx1.example.com", true}, "LB::server addr", "mx1.example.com"},
+		{namedConn{newFakeConn(), "mx1.example.com", true}, "LB::server", "test_pool mx1.example.com 9000"},
+	}
+	for _, c := range cases {
+		got, err := evalIn(t, c.conn, nil, LBSelected, c.expr)
+		if err != nil || got != c.want {
+			t.Errorf("%T %s: %q, %v; want %q", c.conn, c.expr, got, err, c.want)
+		}
+	}
+}

@@ -240,12 +240,13 @@ func wideIPState(w *wideIP) (bool, string) {
 // resolve runs the wide IP's load-balancing hierarchy for one question:
 // persistence, then the pools in pool-lb-mode order, each with its
 // preferred, alternate and fallback methods, then the last resort pool,
-// then return to DNS.
+// then return to DNS. The wide IP's counters of how the query ended
+// (resolved, returned to DNS, dropped) are left to the caller, as an
+// LB_FAILED or LB_SELECTED rule may still change the outcome.
 func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 	rt := w.rt
 	if w.cfg.Persistence && s.persisted(rq, w, d) {
 		rt.persisted.Add(1)
-		rt.resolved.Add(1)
 		return
 	}
 	for _, pl := range s.poolOrder(rq, w) {
@@ -264,14 +265,35 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 		}
 	}
 	d.out = outReturnToDNS
-	rt.returnedToDNS.Add(1)
 }
 
+// resolveIn load balances over one pool a rule chose; when it gives
+// nothing the query returns to DNS.
+func (s *Server) resolveIn(rq *request, w *wideIP, pl *pool, d *decision) {
+	s.resolvePool(rq, pl, d)
+	if d.out == outNone {
+		d.out = outReturnToDNS
+		return
+	}
+	s.finish(rq, w, d)
+}
+
+// ended counts how a wide IP's query ended, once per query.
+func (r *wipRT) ended(out outcome) {
+	switch out {
+	case outAnswer:
+		r.resolved.Add(1)
+	case outReturnToDNS:
+		r.returnedToDNS.Add(1)
+	case outDrop:
+		r.dropped.Add(1)
+	}
+}
+
+// finish counts an answer's method level and records its persistence.
 func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 	rt := w.rt
-	switch d.out {
-	case outAnswer:
-		rt.resolved.Add(1)
+	if d.out == outAnswer {
 		switch d.level {
 		case 0:
 			rt.preferred.Add(1)
@@ -283,10 +305,6 @@ func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 		if w.cfg.Persistence && d.member != nil {
 			s.persist.put(persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}, d, rq.now.Add(w.persistTTL), rq.now)
 		}
-	case outReturnToDNS:
-		rt.returnedToDNS.Add(1)
-	case outDrop:
-		rt.dropped.Add(1)
 	}
 }
 

@@ -39,6 +39,11 @@ type ruleConn struct {
 	// wideType is that wide IP's type, whose pools `pool` names.
 	wide     bool
 	wideType RRType
+	// lb is a copy of the load-balancing decision in LB_SELECTED and
+	// LB_FAILED (LB::server), hasLB false before load balancing; a copy,
+	// so that the decision of a query without rules stays on the stack.
+	lb    decision
+	hasLB bool
 	// What the rules did.
 	drop, ret bool
 	pool      string
@@ -106,7 +111,40 @@ func (c *ruleConn) Notify(rules.Side, rules.NotifyKind) error {
 func (c *ruleConn) LBSelect() (string, netip.AddrPort, error) {
 	return "", netip.AddrPort{}, fmt.Errorf("LB::select: %w", errNotDNS)
 }
-func (c *ruleConn) LBServer() (string, netip.AddrPort, bool) { return "", netip.AddrPort{}, false }
+
+// LBServer is the member load balancing chose, in a wide IP's
+// LB_SELECTED: the pool and the virtual server's address and port (a
+// fallback-ip has port 0; a name pool's member has no address, and
+// LBServerName reports it).
+func (c *ruleConn) LBServer() (string, netip.AddrPort, bool) {
+	d := &c.lb
+	if !c.hasLB || d.out != outAnswer || d.pool == nil {
+		return "", netip.AddrPort{}, false
+	}
+	switch {
+	case d.member != nil:
+		return d.pool.full, d.member.vs.cfg.Destination, true
+	case len(d.targets) > 0:
+		return d.pool.full, netip.AddrPortFrom(netip.Addr{}, d.targets[0].cfg.Port), true
+	}
+	return d.pool.full, netip.AddrPortFrom(d.addrs()[0], 0), true
+}
+
+// LBServerName names the chosen member as gtm pools list them: the
+// virtual server as server:vs, or a name pool's domain name (target).
+func (c *ruleConn) LBServerName() (string, bool) {
+	d := &c.lb
+	if !c.hasLB || d.out != outAnswer || d.pool == nil {
+		return "", false
+	}
+	switch {
+	case d.member != nil:
+		return d.member.name, false
+	case len(d.targets) > 0:
+		return strings.TrimSuffix(d.targets[0].target, "."), true
+	}
+	return d.addrs()[0].String(), false
+}
 func (c *ruleConn) MemberStatus(pool string, member netip.AddrPort) (string, error) {
 	pl, t := c.addrPool(pool)
 	if pl == nil {
@@ -240,18 +278,70 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 	return m, true
 }
 
-// wideIPRules runs a wide IP's DNS_REQUEST before load balancing; done
-// says the rules decided the answer (m, send), else load balancing goes
-// on as configured.
-func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) (_ *dns.Msg, send, done bool) {
-	rc.resp, rc.wide, rc.wideType = m, true, w.typ
-	rc.drop, rc.ret, rc.pool, rc.cname, rc.host = false, false, "", "", netip.Addr{}
-	s.runRules(w.rules, rc, rules.DNSRequest)
-	rc.wide, rc.wideType = false, ""
-	ttl := uint32(30)
-	if len(w.pools) > 0 {
-		ttl = w.pools[0].pool.ttl
+// wideIPRules decides a wide IP's query with its rules: DNS_REQUEST
+// before load balancing, then LB_SELECTED when load balancing chose an
+// answer or LB_FAILED when it did not (return to DNS, drop-packet), as
+// BIG-IP DNS runs them. A rule's host answers at once (no load
+// balancing, no LB event); its pool is load balanced instead of the wide
+// IP's pools, and the LB event follows. done says the response is
+// decided (m, send: DNS::return, DNS::drop, cname); else d is the
+// outcome for the caller to count and answer.
+func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
+	chosen := false
+	if w.rules.Handles(rules.DNSRequest) {
+		s.wideIPEvent(rc, w, m, rules.DNSRequest, nil)
+		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
+			return m, send, true
+		}
+		switch {
+		case rc.host.IsValid():
+			s.hostAnswer(rc, w, d, 0)
+			return nil, false, false
+		case rc.pool != "":
+			s.resolveIn(rq, w, rq.plan.pools[rc.pool], d)
+			chosen = true
+		}
 	}
+	if !chosen {
+		s.resolve(rq, w, d)
+	}
+	ev := rules.LBSelected
+	if d.out != outAnswer {
+		ev = rules.LBFailed
+	}
+	if !w.rules.Handles(ev) {
+		return nil, false, false
+	}
+	s.wideIPEvent(rc, w, m, ev, d)
+	if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
+		return m, send, true
+	}
+	switch {
+	case rc.host.IsValid():
+		s.hostAnswer(rc, w, d, d.ttl)
+	case rc.pool != "":
+		*d = decision{}
+		s.resolveIn(rq, w, rq.plan.pools[rc.pool], d)
+	}
+	return nil, false, false
+}
+
+// wideIPEvent runs one event of a wide IP's rules, with d the load
+// balancing decision LB::server reads (nil before load balancing).
+func (s *Server) wideIPEvent(rc *ruleConn, w *wideIP, m *dns.Msg, ev rules.Event, d *decision) {
+	rc.resp, rc.wide, rc.wideType, rc.hasLB = m, true, w.typ, d != nil
+	if d != nil {
+		rc.lb = *d
+	}
+	rc.drop, rc.ret, rc.pool, rc.cname, rc.host = false, false, "", "", netip.Addr{}
+	s.runRules(w.rules, rc, ev)
+	rc.wide, rc.wideType, rc.hasLB, rc.lb = false, "", false, decision{}
+}
+
+// ruleEnds carries out the choices of a wide IP's rule that end the
+// query, counted as the query ended: DNS::drop (dropped), cname
+// (resolved) and DNS::return (neither: the rule answered).
+func (s *Server) ruleEnds(rc *ruleConn, w *wideIP, m *dns.Msg, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
 	switch {
 	case rc.drop:
 		s.stats.dropped.Add(1)
@@ -259,35 +349,35 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 		return nil, false, true
 	case rc.ret:
 		return s.finishMsg(m, opt, ecs, udp), true, true
-	case rc.host.IsValid():
-		var d decision
-		d.out, d.ttl = outAnswer, ttl
-		d.setAddr(rc.host)
-		w.rt.resolved.Add(1)
-		return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
 	case rc.cname != "":
+		ttl := w.ttl()
+		if d != nil && d.out == outAnswer && d.ttl > 0 {
+			ttl = d.ttl
+		}
 		m.Authoritative = true
 		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
 		w.rt.resolved.Add(1)
 		return s.finishMsg(m, opt, ecs, udp), true, true
-	case rc.pool != "":
-		var d decision
-		s.resolvePool(rq, rq.plan.pools[rc.pool], &d)
-		if d.out != outNone {
-			s.finish(rq, w, &d)
-		}
-		switch d.out {
-		case outAnswer:
-			if w.typ.named() {
-				return s.decidedNames(rq.plan, m, qname, q, opt, ecs, udp, w, &d), true, true
-			}
-			return s.decided(rq.plan, m, qname, q, opt, ecs, udp, w.typ, &d), true, true
-		case outDrop:
-			s.stats.dropped.Add(1)
-			return nil, false, true
-		}
-		w.rt.returnedToDNS.Add(1)
-		return s.returnToDNS(rq.plan, m, qname, q, opt, ecs, udp, w), true, true
 	}
 	return nil, false, false
+}
+
+// hostAnswer makes d the rule's host address, with the TTL of the
+// decision it replaces when there was one, else the wide IP's first
+// pool's.
+func (s *Server) hostAnswer(rc *ruleConn, w *wideIP, d *decision, ttl uint32) {
+	if ttl == 0 || d.out != outAnswer {
+		ttl = w.ttl()
+	}
+	*d = decision{out: outAnswer, ttl: ttl}
+	d.setAddr(rc.host)
+}
+
+// ttl is the TTL of answers a wide IP's rule makes without a pool: its
+// first pool's.
+func (w *wideIP) ttl() uint32 {
+	if len(w.pools) > 0 {
+		return w.pools[0].pool.ttl
+	}
+	return 30
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/openltm/openltm/rules"
 )
 
 // Options configure a Server.
@@ -422,12 +421,14 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
-		if rc != nil && w.rules != nil && w.rules.Handles(rules.DNSRequest) {
-			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp); done {
+		if rc != nil && w.rules != nil {
+			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp, &d); done {
 				return m, send
 			}
+		} else {
+			s.resolve(&rq, w, &d)
 		}
-		s.resolve(&rq, w, &d)
+		w.rt.ended(d.out)
 		switch d.out {
 		case outDrop:
 			s.stats.dropped.Add(1)

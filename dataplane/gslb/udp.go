@@ -246,6 +246,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)
+	w.rt.ended(d.out)
 	switch d.out {
 	case outDrop:
 		s.stats.dropped.Add(1)
