@@ -145,7 +145,7 @@ func gtmKinds() []*Kind {
 		ed("persistence", "disabled"),
 		num("ttl-persistence", "3600"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		help(&Prop{Name: "rules", Type: TList, Ref: []string{"gtm rule", "ltm rule"}}, "iRules (gtm rule, or ltm rule): DNS_REQUEST for each query of this wide IP, then LB_SELECTED or LB_FAILED, in list order"),
+		help(&Prop{Name: "rules", Type: TList, Ref: []string{"gtm rule", "ltm rule"}}, "iRules (gtm rule, or ltm rule): DNS_REQUEST for each query of this wide IP, LB_SELECTED or LB_FAILED, DNS_RESPONSE, in list order"),
 		passive(str("failure-rcode", "noerror")),
 		passive(ed("failure-rcode-response", "disabled")),
 		passive(num("failure-rcode-ttl", "0")),

@@ -35,6 +35,7 @@ func TestWideIPLBEvents(t *testing.T) {
 when DNS_REQUEST { log local0. "request" }
 when LB_SELECTED { log local0. "selected [LB::server]" }
 when LB_FAILED { log local0. "failed [LB::server]" }
+when DNS_RESPONSE { log local0. "wide IP response [llength [DNS::answer]]" }
 `
 	type counts struct{ resolved, returned, dropped uint64 }
 	cases := []struct {
@@ -52,9 +53,9 @@ when LB_FAILED { log local0. "failed [LB::server]" }
   log local0. "[LB::server pool] [LB::server addr] [LB::server port] [LB::server name]"
 }`, want: "127.0.81.11", ttl: 30, logs: []string{"/Common/app_pool 127.0.81.11 80 /Common/bj-ltm:vs_cnc"}, n: counts{resolved: 1}},
 		{name: "order of events", rule: trace, want: "127.0.81.11", ttl: 30,
-			logs: []string{"request", "selected /Common/app_pool 127.0.81.11 80"}, n: counts{resolved: 1}},
+			logs: []string{"request", "selected /Common/app_pool 127.0.81.11 80", "wide IP response 1"}, n: counts{resolved: 1}},
 		{name: "order when load balancing fails", rule: trace, down: true, want: "",
-			logs: []string{"request", "failed "}, n: counts{returned: 1}},
+			logs: []string{"request", "failed ", "wide IP response 0"}, n: counts{returned: 1}},
 		{name: "selected host", rule: `when LB_SELECTED { host 192.0.2.1 }`, want: "192.0.2.1", ttl: 30, n: counts{resolved: 1}},
 		{name: "selected cname", rule: `when LB_SELECTED { cname www.example.net }`, want: "www.example.net.", ttl: 30, n: counts{resolved: 1}},
 		{name: "selected pool", rule: `when LB_SELECTED { if { [LB::server pool] ne "/Common/dr_pool" } { pool dr_pool } }`,
@@ -81,6 +82,13 @@ when LB_SELECTED { log local0. "[LB::server pool]" }`, want: "127.0.81.12", ttl:
 		{name: "request host: no load balancing, no LB event", rule: `when DNS_REQUEST { host 192.0.2.2 }
 when LB_SELECTED { log local0. "selected" }
 when LB_FAILED { log local0. "failed" }`, want: "192.0.2.2", ttl: 30, n: counts{resolved: 1}},
+		{name: "response rewrites the answer", rule: `when DNS_RESPONSE { foreach rr [DNS::answer] { DNS::ttl $rr 3 } }`,
+			want: "127.0.81.11", ttl: 3, n: counts{resolved: 1}},
+		{name: "response after a rule's answer", rule: `when LB_FAILED { host 192.0.2.9 }
+when DNS_RESPONSE { log local0. "[DNS::answer]" }`, down: true, want: "192.0.2.9", ttl: 30,
+			logs: []string{"{www.example.com.\t30\tIN\tA\t192.0.2.9}"}, n: counts{resolved: 1}},
+		{name: "response cannot choose", rule: `when DNS_RESPONSE { cname www.example.net }`, want: "drop",
+			logs: []string{"valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED"}, n: counts{resolved: 1}},
 		{name: "a Tcl error drops", rule: `when LB_SELECTED { error boom }`, want: "drop",
 			logs: []string{"TCL error: /Common/lb_events <LB_SELECTED> - boom"}, n: counts{dropped: 1}},
 	}

@@ -13,8 +13,10 @@ import (
 // iRules on listeners and wide IPs. A listener's rules run DNS_REQUEST
 // when a query arrives and DNS_RESPONSE before its answer goes; a wide
 // IP's (of every type: A, AAAA, CNAME, MX, SRV, NAPTR) run DNS_REQUEST
-// before load balancing and may choose the answer (pool, cname, and host
-// for address wide IPs) or end it (DNS::return, DNS::drop). Queries go
+// before load balancing, LB_SELECTED or LB_FAILED after it, and may
+// choose the answer (pool, cname, and host for address wide IPs) or end
+// it (DNS::return, DNS::drop) in those, then DNS_RESPONSE on the answer
+// before the listener's. Queries go
 // through dns.Msg whenever any rule is configured (answerWire is skipped),
 // and through none of this when none is.
 
@@ -39,6 +41,9 @@ type ruleConn struct {
 	// wideType is that wide IP's type, whose pools `pool` names.
 	wide     bool
 	wideType RRType
+	// w is the wide IP whose rules ran for this query, if any: its
+	// DNS_RESPONSE runs on the answer before the listener's.
+	w *wideIP
 	// lb is a copy of the load-balancing decision in LB_SELECTED and
 	// LB_FAILED (LB::server), hasLB false before load balancing; a copy,
 	// so that the decision of a query without rules stays on the stack.
@@ -77,7 +82,7 @@ func (c *ruleConn) Decide(d rules.Decision) error {
 		return nil
 	case rules.DecidePool:
 		if !c.wide {
-			return fmt.Errorf("pool %s: a listener's rule cannot choose a gtm pool (use a wide IP rule)", d.Pool)
+			return fmt.Errorf("pool %s: a gtm pool is chosen in a wide IP's DNS_REQUEST, LB_SELECTED or LB_FAILED", d.Pool)
 		}
 		name := fullPath(d.Pool)
 		typ := c.wideType
@@ -204,7 +209,7 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 		c.drop = true
 	case rules.DNSCNAME, rules.DNSHost:
 		if !c.wide {
-			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's rules only")
+			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
 		}
 		if a.Kind == rules.DNSHost && c.wideType.named() {
 			// host answers an address record, which a CNAME, MX, SRV or
@@ -258,6 +263,14 @@ func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, 
 		}
 	}
 	m, send := s.answerCore(p, r, src, udp, rc)
+	if send && rc.w != nil && rc.w.rules.Handles(rules.DNSResponse) {
+		rc.resp, rc.ret = m, false
+		s.runRules(rc.w.rules, rc, rules.DNSResponse)
+		if rc.drop {
+			s.stats.dropped.Add(1)
+			return nil, false
+		}
+	}
 	if !send || lp == nil {
 		return m, send
 	}
@@ -281,12 +294,14 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 // wideIPRules decides a wide IP's query with its rules: DNS_REQUEST
 // before load balancing, then LB_SELECTED when load balancing chose an
 // answer or LB_FAILED when it did not (return to DNS, drop-packet), as
-// BIG-IP DNS runs them. A rule's host answers at once (no load
+// BIG-IP DNS runs them (its DNS_RESPONSE runs in answer, once the
+// response is built). A rule's host answers at once (no load
 // balancing, no LB event); its pool is load balanced instead of the wide
 // IP's pools, and the LB event follows. done says the response is
 // decided (m, send: DNS::return, DNS::drop, cname); else d is the
 // outcome for the caller to count and answer.
 func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
+	rc.w = w
 	chosen := false
 	if w.rules.Handles(rules.DNSRequest) {
 		s.wideIPEvent(rc, w, m, rules.DNSRequest, nil)
