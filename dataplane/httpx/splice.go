@@ -148,3 +148,30 @@ func (c *chunkStream) eat(b []byte) (n int, err error) {
 	}
 	return n, nil
 }
+
+// ChunkedDataLen is how many data bytes the start of a chunked body b
+// (as it has arrived, the last chunk possibly cut short) carries: what
+// DechunkPrefix would give, without copying it.
+func ChunkedDataLen(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		l, next, whole := fullLine(b, i)
+		if !whole {
+			break
+		}
+		size, err := chunkSize(l)
+		if err != nil || size == 0 {
+			break
+		}
+		end := min(next+size, len(b))
+		n += end - next
+		i = end
+		if i < len(b) && b[i] == '\r' {
+			i++
+		}
+		if i < len(b) && b[i] == '\n' {
+			i++
+		}
+	}
+	return n
+}

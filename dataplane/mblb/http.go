@@ -472,6 +472,7 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 // is the request to send in the response's place.
 func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry *msg) {
 	opts := &sc.e.cfg.Request.HTTP
+	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	var x *HTTPEvent
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
@@ -532,6 +533,26 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 			x.SetBody(body)
 		}
+	}
+	if x != nil && x.spliced && sc.strm.head && sc.strm.hf != nil {
+		// HTTP::payload replace of the collected start of a streamed
+		// response: the replacement goes with the head, the rest of
+		// the body streams after it (httpstream.go).
+		out, n, err := sc.strm.hf.Splice(sc.splice[:0], sc.strm.held[hend:], x.spliceK, x.body)
+		if err != nil {
+			sc.e.logf("mblb: replacing the start of a streamed response from %s: %v, client reset", sc.leg.Member.Name, err)
+			req.sess.Close(true)
+			return nil, nil
+		}
+		sc.splice, sc.spliceSkip = out, n
+		if head == nil {
+			head = b[h.Start:h.HeaderEnd]
+		}
+		if !h.Chunked && !h.UntilClose {
+			sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, int(h.ContentLength)-x.spliceK+len(x.body))
+			head = sc.reframe
+		}
+		body = out
 	}
 	if x != nil && x.bodySet {
 		if head == nil {

@@ -26,6 +26,9 @@ type bodyStream struct {
 	// body, which HTTP::collect reads).
 	head bool
 	held []byte
+	// hf is the connection's framer while the head is handed over (a
+	// rule's replacement of the body's start is spliced in with it).
+	hf *httpx.ResponseFramer
 	// paused: on an event loop, the client has enough of the body
 	// unwritten; the socket is not read until resumeParts.
 	paused bool
@@ -58,10 +61,11 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		defer req.sess.switchRefused()
 	}
 	b := st.buf.b[st.start : st.start+h.HeaderEnd]
-	sc.strm = bodyStream{req: req, head: true, held: st.pending()}
+	sc.strm = bodyStream{req: req, head: true, held: st.pending(), hf: hf}
+	sc.spliceSkip = 0
 	r, retry := sc.httpResponse(req, b, h)
-	sc.strm.head, sc.strm.held = false, nil
-	st.start += h.HeaderEnd
+	sc.strm.head, sc.strm.held, sc.strm.hf = false, nil, nil
+	st.start += h.HeaderEnd + sc.spliceSkip
 	if r == nil {
 		sc.strm.discard = true
 		if retry != nil {
@@ -87,6 +91,14 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 	if len(p) == 0 {
 		return nil
 	}
+	k, err := hf.Eat(p) // a chunk's line end a replacement took the place of
+	if err != nil {
+		return err
+	}
+	if st.start += k; k == len(p) {
+		return nil
+	}
+	p = p[k:]
 	n, done, err := hf.Body(p)
 	if err != nil {
 		return err

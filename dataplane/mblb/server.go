@@ -165,6 +165,11 @@ type serverConn struct {
 	hx      HTTPEvent
 	hshift  httpx.Head
 	reframe []byte
+	// splice and spliceSkip: what replaces the collected start of a
+	// streamed response (HTTPEvent.ReplaceStart), and how many of the
+	// bytes after its head it takes the place of.
+	splice     []byte
+	spliceSkip int
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.

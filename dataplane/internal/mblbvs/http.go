@@ -47,8 +47,11 @@ type httpRules struct {
 	inData         bool
 	collectPending bool
 	// collectLen is the last HTTP::collect's length (-1: none given),
-	// what a streamed upload's HTTP_REQUEST_DATA gets at most (upload.go).
+	// what a streamed upload's HTTP_REQUEST_DATA gets at most (upload.go);
+	// partialK is the length of a streamed body's payload as collected,
+	// what a replacement takes the place of.
 	collectLen int
+	partialK   int
 }
 
 // HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request
@@ -109,6 +112,29 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	if err := h.event(x, rules.HTTPRequest, &h.Request); err != nil {
 		return err
 	}
+	if x.Partial() && h.collectPending {
+		// A streamed request: the engine reads what HTTP::collect
+		// asked, then calls OnHTTPRequestData (upload.go).
+		if !x.Decided() && h.CollectsRequests() {
+			x.Await(h.collectLen)
+			return nil
+		}
+		h.collectPending = false
+	}
+	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
+		return err
+	}
+	h.sentGen = h.Request.Gen()
+	return nil
+}
+
+// OnHTTPRequestData implements mblb.HTTPDataHandler: HTTP_REQUEST_DATA
+// over the start of a streamed request, once the engine holds what
+// HTTP::collect asked.
+func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
@@ -239,13 +265,24 @@ func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTT
 			return err
 		}
 	}
-	if h.replaced {
-		if x.Partial() {
-			h.replaced = false
-			return errPartialReplace // upload.go
-		}
+	switch {
+	case h.replaced && x.Partial():
+		// The collected start of a streamed body: it goes in its
+		// place, the rest streams after it (upload.go).
+		x.ReplaceStart(h.partialK, h.payload)
+		h.replaced = false
+	case h.replaced:
 		x.SetBody(h.payload)
 		h.replaced = false
+	case x.Partial() && h.collectPending:
+		// HTTP::collect in the DATA event of a streamed request: the
+		// engine reads more of it and runs the event again. A
+		// response's start is collected once.
+		if !x.IsResponse() && !x.Decided() {
+			x.Await(h.collectLen)
+		} else {
+			h.collectPending = false
+		}
 	}
 	return nil
 }
