@@ -476,14 +476,30 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	var x *HTTPEvent
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
-		x.reset(b, h, true, sc.leg.Remote)
-		if x.partial = sc.strm.head; x.partial {
-			x.msg = sc.strm.held[h.Start:] // the body's start too (upload.go)
+		var err error
+		if dh, ok := hr.(HTTPResponseDataHandler); ok && sc.strm.resumed {
+			// The start of the body the rules collect is in
+			// (httpstream.go): HTTP_RESPONSE_DATA runs over it.
+			x.msg, x.full, x.await = sc.strm.held[h.Start:], sc.strm.held, 0
+			err = dh.OnHTTPResponseData(x)
+		} else {
+			x.reset(b, h, true, sc.leg.Remote)
+			if x.partial = sc.strm.head; x.partial {
+				// The body's start too (upload.go).
+				x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held
+			}
+			// Every request of a client with an HTTP rule goes through
+			// HTTP_REQUEST and takes one sequence number, answered or
+			// not.
+			x.request, x.requestNum = req.b, req.seq+1
+			err = hr.OnHTTPResponse(x)
+			if _, ok := hr.(HTTPResponseDataHandler); ok && err == nil && x.partial && x.await != 0 && !x.Decided() && x.retry == nil {
+				// HTTP::collect of a streamed response: the engine
+				// reads that much of its body first (collectResponse).
+				sc.strm.collecting, sc.strm.want = true, x.await
+				return nil, nil
+			}
 		}
-		// Every request of a client with an HTTP rule goes through
-		// HTTP_REQUEST and takes one sequence number, answered or not.
-		x.request, x.requestNum = req.b, req.seq+1
-		err := hr.OnHTTPResponse(x)
 		switch {
 		case err != nil || x.reject:
 			req.sess.Close(true)

@@ -553,6 +553,12 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 func (sc *serverConn) frame(st *stream) error {
 	if hf, ok := st.fr.(*httpx.ResponseFramer); ok {
 		for {
+			if sc.strm.collecting { // httpstream.go
+				if more, err := sc.collectResponse(st, hf); more || err != nil {
+					return err
+				}
+				continue
+			}
 			if sc.strm.req != nil {
 				if err := sc.streamBody(st, hf); err != nil || sc.strm.req != nil {
 					return err

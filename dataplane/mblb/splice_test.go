@@ -67,6 +67,20 @@ func (r *spliceRule) replace(x *HTTPEvent) error {
 	return nil
 }
 
+// awaitSpliceRule is spliceRule for responses through HTTP_RESPONSE first
+// (HTTPResponseDataHandler): the engine reads only what it asks before
+// the DATA event.
+type awaitSpliceRule struct{ *spliceRule }
+
+func (r awaitSpliceRule) OnHTTPResponse(x *HTTPEvent) error {
+	if x.Partial() {
+		x.Await(r.n)
+	}
+	return nil
+}
+
+func (r awaitSpliceRule) OnHTTPResponseData(x *HTTPEvent) error { return r.replace(x) }
+
 // TestHTTPSpliceUploads: a rule collects the start of an upload over the
 // message limit and replaces it; the member gets the replacement, then
 // the rest of the body unchanged, framed right (Content-Length adjusted,
@@ -146,7 +160,8 @@ func TestHTTPSpliceUploads(t *testing.T) {
 // TestHTTPSpliceResponses: the same for a large response: the rule's
 // replacement of its collected start reaches the client with the rest
 // of the body after it, with a Content-Length, chunked, or ending at the
-// close.
+// close; a rule that asks in HTTP_RESPONSE (await) is shown no more of
+// a Content-Length body than it asked.
 func TestHTTPSpliceResponses(t *testing.T) {
 	m := startBigMember(t, "127.43.2.11:0")
 	const size = 3 << 20
@@ -162,12 +177,19 @@ func TestHTTPSpliceResponses(t *testing.T) {
 		{"chunked, removed", "chunked", 32 << 10, nil},
 		{"close", "close", 10, []byte("abc")},
 	}
-	for _, oc := range []bool{false, true} {
+	for _, run := range []struct {
+		oc, await bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		oc := run.oc
 		for _, tc := range cases {
-			t.Run(fmt.Sprintf("oneconnect=%v/%s", oc, tc.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("oneconnect=%v/await=%v/%s", oc, run.await, tc.name), func(t *testing.T) {
 				rule := &spliceRule{n: tc.n, repl: tc.repl, resp: true}
+				var hr HTTPRuleHandler = rule
+				if run.await {
+					hr = awaitSpliceRule{rule}
+				}
 				vs := startVS(t, "127.43.2.1:0", httpConfig(httpPool(m), oc, HTTPOptions{}), func(net.Conn) ClientOptions {
-					return ClientOptions{HTTPRule: rule}
+					return ClientOptions{HTTPRule: hr}
 				})
 				c := dialHTTP(t, vs)
 				c.c.SetDeadline(time.Now().Add(20 * time.Second))
@@ -189,6 +211,9 @@ func TestHTTPSpliceResponses(t *testing.T) {
 				}
 				if !bytes.HasPrefix(got, tc.repl) {
 					t.Fatalf("the body does not start with the replacement")
+				}
+				if run.await && tc.mode == "cl" && tc.n < 64<<10 && rule.held.Load() >= 512<<10 {
+					t.Errorf("collecting %d bytes held %d before the DATA event", tc.n, rule.held.Load())
 				}
 				rest := got[len(tc.repl):]
 				if len(rest) != size-k {

@@ -477,6 +477,11 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	if !ok || !hc.CollectsResponses() {
 		return false
 	}
+	if _, ok := req.sess.hrule.(HTTPResponseDataHandler); ok {
+		// HTTP_RESPONSE runs first; the engine then reads what its
+		// HTTP::collect asks (collectResponse).
+		return false
+	}
 	h := hf.Streaming()
 	want := int64(sc.e.cfg.MaxMessageSize - h.HeaderEnd)
 	if want > left {

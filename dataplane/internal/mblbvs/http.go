@@ -92,9 +92,11 @@ func newHTTPRules(r *mblbRules) *httpRules {
 }
 
 var (
-	_ mblb.HTTPRuleHandler = (*httpRules)(nil)
-	_ mblb.HTTPSendHandler = (*httpRules)(nil)
-	_ rules.HTTPConn       = (*httpRules)(nil)
+	_ mblb.HTTPRuleHandler         = (*httpRules)(nil)
+	_ mblb.HTTPSendHandler         = (*httpRules)(nil)
+	_ mblb.HTTPDataHandler         = (*httpRules)(nil)
+	_ mblb.HTTPResponseDataHandler = (*httpRules)(nil)
+	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
 // OnHTTPRequest implements mblb.HTTPRuleHandler: HTTP_REQUEST over the
@@ -199,6 +201,36 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
 		return err
 	}
+	if x.Partial() && h.collectPending {
+		// A streamed response: the engine reads what HTTP::collect
+		// asked, then calls OnHTTPResponseData.
+		if !x.Decided() && h.CollectsResponses() {
+			x.Await(h.collectLen)
+			return nil
+		}
+		h.collectPending = false
+	}
+	return h.responseData(x)
+}
+
+// OnHTTPResponseData implements mblb.HTTPResponseDataHandler:
+// HTTP_RESPONSE_DATA over the start of a streamed response, once the
+// engine holds what HTTP::collect asked, then HTTP_RESPONSE_RELEASE.
+func (h *httpRules) OnHTTPResponseData(x *mblb.HTTPEvent) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
+		cur := h.RequestNum
+		h.useOlder, h.RequestNum = true, n
+		defer func() { h.useOlder, h.RequestNum = false, cur }()
+	}
+	return h.responseData(x)
+}
+
+// responseData runs HTTP_RESPONSE_DATA when the rules collected, then
+// HTTP_RESPONSE_RELEASE.
+func (h *httpRules) responseData(x *mblb.HTTPEvent) error {
 	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err != nil {
 		return err
 	}
