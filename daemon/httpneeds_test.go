@@ -3,8 +3,11 @@ package daemon
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/objects/store"
 )
 
 // TestHTTPRuleNeedsProfile: as BIG-IP (01071912), a rule whose events or
@@ -92,5 +95,54 @@ func TestHTTPRuleNeedsProfile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTTPRuleNeedsProfileStored: a configuration an earlier openltm
+// stored with such a pair still starts; the virtual is left out, and
+// later unrelated changes are not refused for it.
+func TestHTTPRuleNeedsProfileStored(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	s := e.NewSession("admin").(*Session)
+	for _, l := range []string{
+		"create ltm pool p members add { 127.43.0.21:80 }",
+		"create ltm rule hr { when HTTP_REQUEST { HTTP::header insert X-A 1 } }",
+		"create ltm virtual vs destination 127.43.0.20:80 pool p rules { hr } profiles replace-all-with { tcp http }",
+	} {
+		if _, err := run(t, s, l); err != "" {
+			t.Fatalf("%s: %s", l, err)
+		}
+	}
+	e.Close()
+	// What an earlier version could store: the same without http.
+	st, err := store.Open(filepath.Join(dir, "config.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := st.Latest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^\s*/Common/http \{ ?\}\n`)
+	if !re.MatchString(g.Config) {
+		t.Fatalf("no http profile line in the stored configuration:\n%s", g.Config)
+	}
+	g.Config = re.ReplaceAllString(g.Config, "")
+	if _, err := st.Commit(g); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	e, _ = openWithPlane(t, dir)
+	s = e.NewSession("admin").(*Session)
+	if out, _ := run(t, s, "list ltm virtual vs profiles"); strings.Contains(out, "http") || !strings.Contains(out, "tcp") {
+		t.Fatalf("restored virtual:\n%s", out)
+	}
+	if _, err := run(t, s, "create ltm pool unrelated"); err != "" {
+		t.Fatalf("an unrelated change: %s", err)
+	}
+	if _, err := run(t, s, "modify ltm virtual vs profiles replace-all-with { tcp http }"); err != "" {
+		t.Fatalf("adding the http profile: %s", err)
 	}
 }
