@@ -274,3 +274,44 @@ when HTTP_REQUEST_DATA {
 		t.Fatalf("HTTP_REQUEST_DATA log %q, want data 100 then data 5000", l)
 	}
 }
+
+// TestHTTPLargeResponseCollectMore: HTTP::collect in HTTP_RESPONSE_DATA
+// of a large download collects more and runs the event again;
+// HTTP_RESPONSE_RELEASE runs once, after the last; the replacement of
+// the collected start reaches the client before the rest of the body.
+func TestHTTPLargeResponseCollectMore(t *testing.T) {
+	startBodyMember(t, "127.43.4.11:80")
+	const size = 3 << 20
+	want := bodyPattern(size)
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.43.4.1:80", false, mblb.HTTPOptions{}, "", "127.43.4.11:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_RESPONSE { HTTP::collect 100 }
+when HTTP_RESPONSE_DATA {
+    log local0. "data [HTTP::payload length]"
+    if { [HTTP::payload length] < 5000 } {
+        HTTP::collect 5000
+    } else {
+        HTTP::payload replace 0 [HTTP::payload length] "new start"
+    }
+}
+when HTTP_RESPONSE_RELEASE { log local0. "release" }`)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.43.4.1:80")
+	for i, path := range []string{fmt.Sprint("/", size), fmt.Sprint("/chunked/", size)} {
+		c.c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c.c, httpReq("h", path))
+		r, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil || string(body) != "new start"+string(want[5000:]) {
+			t.Fatalf("%s: %d bytes (%v), want the replacement and %d", path, len(body), err, size-5000)
+		}
+		l := strings.Join(lg.Lines(), "|")
+		if strings.Count(l, ": data 100|") != i+1 || strings.Count(l, ": data 5000|") != i+1 || strings.Count(l, ": release") != i+1 {
+			t.Fatalf("%s: log %q", path, l)
+		}
+	}
+}

@@ -480,8 +480,14 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		if dh, ok := hr.(HTTPResponseDataHandler); ok && sc.strm.resumed {
 			// The start of the body the rules collect is in
 			// (httpstream.go): HTTP_RESPONSE_DATA runs over it.
-			x.msg, x.full, x.await = sc.strm.held[h.Start:], sc.strm.held, 0
+			x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held
+			x.resume()
 			err = dh.OnHTTPResponseData(x)
+			if err == nil && x.await != 0 && !x.Decided() && x.retry == nil && !x.spliced && x.rounds <= maxRounds {
+				// HTTP::collect in HTTP_RESPONSE_DATA: more of the body.
+				sc.strm.collecting, sc.strm.want = true, x.await
+				return nil, nil
+			}
 		} else {
 			x.reset(b, h, true, sc.leg.Remote)
 			if x.partial = sc.strm.head; x.partial {

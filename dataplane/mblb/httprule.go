@@ -96,7 +96,16 @@ type HTTPEvent struct {
 	await   int
 	spliced bool
 	spliceK int
+	// asked is the length the DATA turn at hand collects, rounds how
+	// many DATA turns the streamed body has had (at most maxRounds).
+	asked  int
+	rounds int
 }
+
+// maxRounds bounds the DATA events of one streamed body (HTTP::collect
+// in HTTP_REQUEST_DATA or HTTP_RESPONSE_DATA collects more and runs the
+// event again).
+const maxRounds = 4
 
 // reset prepares x for the message b whose final head h describes. A
 // response's interim 1xx heads are left out: the event sees the final
@@ -208,6 +217,21 @@ func (x *HTTPEvent) Await(n int) {
 		n = -1
 	}
 	x.await = n
+}
+
+// Asked is, in OnHTTPRequestData and OnHTTPResponseData, the length
+// the Await that led there asked (-1: as much as the engine holds).
+func (x *HTTPEvent) Asked() int { return x.asked }
+
+// CanAwait reports whether another Await of the body (from a DATA turn)
+// is honoured: a streamed body has at most four DATA turns.
+func (x *HTTPEvent) CanAwait() bool { return x.rounds < maxRounds }
+
+// resume readies x for a DATA turn over what the engine now holds of a
+// streamed body.
+func (x *HTTPEvent) resume() {
+	x.asked, x.await = x.await, 0
+	x.rounds++
 }
 
 // ReplaceStart replaces the first k bytes (de-chunked) of a streamed

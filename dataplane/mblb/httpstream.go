@@ -45,7 +45,8 @@ type bodyStream struct {
 // called Await, the engine reads the asked length (no more) and calls
 // OnHTTPResponseData, with Body holding it, to run HTTP_RESPONSE_DATA
 // (and what follows it); its actions are read back as OnHTTPResponse's
-// are.
+// are. It may call Await again (HTTP::collect in HTTP_RESPONSE_DATA) to
+// be called once more with more of the body (CanAwait).
 type HTTPResponseDataHandler interface {
 	OnHTTPResponseData(x *HTTPEvent) error
 }

@@ -131,12 +131,13 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 // more there, up to four times), then sends the request.
 func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bool, err error) {
 	x, h := &s.hx, &s.upHH
-	for round := 0; ; round++ {
+	for {
 		body := st.pending()[h.HeaderEnd:]
 		if !s.collectedEnough(body, h, x.await) {
 			return true, nil
 		}
-		x.held, x.await = body, 0
+		x.held = body
+		x.resume()
 		dh, ok := s.hrule.(HTTPDataHandler)
 		if !ok {
 			break
@@ -145,7 +146,7 @@ func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bo
 			s.Close(true)
 			return false, errClosed
 		}
-		if x.await == 0 || x.Decided() || x.spliced || round >= 3 {
+		if x.await == 0 || x.Decided() || x.spliced || !x.CanAwait() {
 			break
 		}
 	}

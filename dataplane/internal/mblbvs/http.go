@@ -108,6 +108,7 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	defer r.mu.Unlock()
 	h.StartRequest(x.Message(), x.Head())
 	h.sentGen = h.Request.Gen()
+	h.collectPending = false
 	if !h.handlesReq {
 		return nil
 	}
@@ -137,6 +138,9 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// What was asked, whatever ran in between (another message's
+	// events share this state).
+	h.collectPending, h.collectLen = true, x.Asked()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
@@ -198,6 +202,7 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 		return err
 	}
 	h.StartResponse(x.Message(), x.Head())
+	h.collectPending = false
 	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
 		return err
 	}
@@ -225,13 +230,16 @@ func (h *httpRules) OnHTTPResponseData(x *mblb.HTTPEvent) error {
 		h.useOlder, h.RequestNum = true, n
 		defer func() { h.useOlder, h.RequestNum = false, cur }()
 	}
+	h.collectPending, h.collectLen = true, x.Asked()
 	return h.responseData(x)
 }
 
 // responseData runs HTTP_RESPONSE_DATA when the rules collected, then
 // HTTP_RESPONSE_RELEASE.
 func (h *httpRules) responseData(x *mblb.HTTPEvent) error {
-	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err != nil {
+	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err == errCollectMore {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	return h.event(x, rules.HTTPResponseRelease, &h.Response)
@@ -306,18 +314,23 @@ func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTT
 	case h.replaced:
 		x.SetBody(h.payload)
 		h.replaced = false
-	case x.Partial() && h.collectPending:
-		// HTTP::collect in the DATA event of a streamed request: the
-		// engine reads more of it and runs the event again. A
-		// response's start is collected once.
-		if !x.IsResponse() && !x.Decided() {
-			x.Await(h.collectLen)
-		} else {
-			h.collectPending = false
+	case x.Partial() && h.collectPending && !x.Decided() && x.CanAwait():
+		// HTTP::collect in the DATA event of a streamed body: the
+		// engine reads more of it and runs the event again.
+		x.Await(h.collectLen)
+		if x.IsResponse() {
+			return errCollectMore // the release waits for the last round
 		}
+	case x.Partial():
+		h.collectPending = false
 	}
 	return nil
 }
+
+// errCollectMore ends a response's DATA turn that collects more: the
+// engine calls OnHTTPResponseData again, and HTTP_RESPONSE_RELEASE runs
+// after the last round.
+var errCollectMore = errors.New("collecting more")
 
 // event runs ev with x as the event's message and applies what the rule
 // did: its verdict, its HTTP actions, its edits of head. The caller holds
