@@ -16,7 +16,7 @@ import (
 // which the original chunks follow as they arrive.
 
 // ErrSpliceShort is Splice asked for more collected bytes than b holds,
-// or for all of the body (nothing would stream after the replacement).
+// or than the body has.
 var ErrSpliceShort = errors.New("httpx: the collected part of a streamed body is not all there")
 
 // Splice consumes, from b (the body bytes of a streamed request that
@@ -24,7 +24,8 @@ var ErrSpliceShort = errors.New("httpx: the collected part of a streamed body is
 // first k data bytes (de-chunked), and appends to dst what replaces
 // them: repl, framed as the body's framing needs. n is how many bytes
 // of b were consumed: the caller drops them and hands what follows to
-// Body as usual, calling Eat first (see Eat).
+// Body as usual, calling Eat first (see Eat). When they were all of a
+// Content-Length body (BodyLeft 0), Body(nil) ends it.
 func (f *RequestFramer) Splice(dst, b []byte, k int, repl []byte) (out []byte, n int, err error) {
 	if f.state != stStreamFixed && f.state != stStreamChunked {
 		return dst, 0, ErrBadMessage
@@ -63,7 +64,9 @@ func splice(dst []byte, state int, left *int64, cs *chunkStream, b []byte, k int
 		return dst, 0, ErrSpliceShort
 	}
 	if state == stStreamFixed {
-		if k > len(b) || int64(k) >= *left {
+		// k may take the whole body: BodyLeft is then 0, and a Body
+		// call (with no bytes) ends it.
+		if k > len(b) || int64(k) > *left {
 			return dst, 0, ErrSpliceShort
 		}
 		*left -= int64(k)

@@ -37,6 +37,7 @@ func TestSplice(t *testing.T) {
 		{name: "length, emptied", held: 20, k: 20, repl: ""},
 		{name: "length, nothing collected", held: 20, k: 0, repl: "pre"},
 		{name: "length, more than held", held: 20, k: 21, err: ErrSpliceShort},
+		{name: "length, all of it", held: 60, k: 60, repl: "whole"},
 		{name: "length, response", response: true, held: 30, k: 30, repl: "R"},
 		{name: "chunked, inside a chunk", chunks: []string{data[:25], data[25:]}, held: 40, k: 10, repl: "abc"},
 		{name: "chunked, at a chunk's end, line end in", chunks: []string{data[:10], data[10:]}, held: 20, k: 10, repl: "abc"},
@@ -89,6 +90,13 @@ func TestSplice(t *testing.T) {
 			// The rest streams through Eat and Body in parts of step.
 			rest := body[n:]
 			done := false
+			if rest == "" {
+				// All of it was taken: Body with no bytes ends it.
+				if _, d, err := f.Body(nil); err != nil || !d {
+					t.Fatalf("%s: Body(nil) after taking the whole body: %v %v", tc.name, d, err)
+				}
+				done = true
+			}
 			for i := 0; i < 1000 && len(rest) > 0 && !done; i++ {
 				p := []byte(rest[:min(step, len(rest))])
 				e, err := f.Eat(p)

@@ -92,8 +92,8 @@ func (sc *serverConn) collectResponse(st *stream, hf *httpx.ResponseFramer) (mor
 	if want < 0 || want > most {
 		want = most
 	}
-	if left := hf.BodyLeft(); left >= 0 && int64(want) >= left {
-		want = int(left - 1) // the body does not all pass before the rules
+	if left := hf.BodyLeft(); left >= 0 && int64(want) > left {
+		want = int(left)
 	}
 	enough := len(body) >= most || len(body) >= want
 	if h.Chunked && !enough {
@@ -113,7 +113,9 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 	h := hf.Streaming()
 	req := sc.strm.req
 	b := st.buf.b[st.start : st.start+h.HeaderEnd]
-	sc.strm = bodyStream{req: req, head: true, held: st.pending(), hf: hf, resumed: sc.strm.resumed}
+	held := st.pending()
+	held = held[:h.HeaderEnd+len(bodyOnly(held[h.HeaderEnd:], hf.BodyLeft()))]
+	sc.strm = bodyStream{req: req, head: true, held: held, hf: hf, resumed: sc.strm.resumed}
 	sc.spliceSkip = 0
 	r, retry := sc.httpResponse(req, b, h)
 	if sc.strm.collecting {
@@ -143,14 +145,16 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 // and ends the response when its last byte is in.
 func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 	p := st.pending()
-	if len(p) == 0 {
+	if len(p) == 0 && hf.BodyLeft() != 0 {
+		// (A replacement may have taken all of a Content-Length body:
+		// Body then ends it with no bytes.)
 		return nil
 	}
 	k, err := hf.Eat(p) // a chunk's line end a replacement took the place of
 	if err != nil {
 		return err
 	}
-	if st.start += k; k == len(p) {
+	if st.start += k; k > 0 && k == len(p) {
 		return nil
 	}
 	p = p[k:]

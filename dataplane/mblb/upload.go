@@ -108,7 +108,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 			s.upHH = hh
 			h, head = &s.upHH, s.upHead
 			x.reset(s.upHead, h, false, netip.AddrPort{})
-			x.held = pend[h.HeaderEnd:]
+			x.held = bodyOnly(pend[h.HeaderEnd:], rf.BodyLeft())
 		} else {
 			x.reset(pend, h, false, netip.AddrPort{})
 		}
@@ -133,10 +133,10 @@ func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bo
 	x, h := &s.hx, &s.upHH
 	for {
 		body := st.pending()[h.HeaderEnd:]
-		if !s.collectedEnough(body, h, x.await) {
+		if !s.collectedEnough(body, h, rf.BodyLeft(), x.await) {
 			return true, nil
 		}
-		x.held = body
+		x.held = bodyOnly(body, rf.BodyLeft())
 		x.resume()
 		dh, ok := s.hrule.(HTTPDataHandler)
 		if !ok {
@@ -155,13 +155,26 @@ func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bo
 	return s.sendUpload(st, rf, x, s.upHead, h, up.closing, up.forceClose, up.continued)
 }
 
+// bodyOnly is b, what has arrived after a streamed head, without what
+// follows the body when its length is known (left >= 0: a pipelined
+// request or response may follow it).
+func bodyOnly(b []byte, left int64) []byte {
+	if left >= 0 && int64(len(b)) > left {
+		return b[:left]
+	}
+	return b
+}
+
 // collectedEnough reports whether body, what has arrived of a streamed
 // request's body, holds the want bytes (de-chunked) its rules collect,
 // or as much as the engine holds (MaxMessageSize with the head).
-func (s *ClientConn) collectedEnough(body []byte, h *httpx.Head, want int) bool {
+func (s *ClientConn) collectedEnough(body []byte, h *httpx.Head, left int64, want int) bool {
 	most := s.e.cfg.MaxMessageSize - h.HeaderEnd
 	if want < 0 || want > most {
 		want = most
+	}
+	if left >= 0 && int64(want) > left {
+		want = int(left)
 	}
 	if len(body) >= most {
 		return true
@@ -322,7 +335,9 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			s.markDirty(sc)
 		}
 		p := st.pending()
-		if len(p) == 0 {
+		if len(p) == 0 && rf.BodyLeft() != 0 {
+			// (A replacement may have taken all of a Content-Length
+			// body: Body then ends it with no bytes.)
 			return true, nil
 		}
 		k, err := rf.Eat(p) // a chunk's line end a replacement took the place of
@@ -331,7 +346,7 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			s.Close(true)
 			return false, errClosed
 		}
-		if st.start += k; k == len(p) {
+		if st.start += k; k > 0 && k == len(p) {
 			return true, nil
 		}
 		p = p[k:]
