@@ -74,6 +74,13 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 	if opts.Warn != nil {
 		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
 	}
+	for _, s := range tr.refused {
+		// What BIG-IP refuses in any source; what the running (or a
+		// stored, at start) configuration holds already stays as it was.
+		if old != nil && !had[s] {
+			return nil, objects.Invalid("%s", s)
+		}
+	}
 	for _, s := range tr.skipped {
 		if had[s] || strings.Contains(s, "does not exist") {
 			continue // dangling references are reported by the engine

@@ -314,14 +314,15 @@ type ruleBinder struct {
 	env     *rules.Env // standalone only
 }
 
-// attach gives v the rule list names, or says why it cannot have it.
-func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, names []string) error {
+// attach gives v the rule list names, or says why it cannot have it; it
+// returns the compiled rules.
+func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, names []string) ([]*rules.Rule, error) {
 	list := make([]*rules.Rule, 0, len(names))
 	var key strings.Builder
 	for _, n := range names {
 		o := cfg.Lookup(s, specRule, n)
 		if o == nil {
-			return fmt.Errorf("rule %s does not exist", n)
+			return nil, fmt.Errorf("rule %s does not exist", n)
 		}
 		def := ruleDefinition.Str(o)
 		var r *rules.Rule
@@ -332,14 +333,14 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 			r, err = rules.Compile(o.Name, def)
 		}
 		if err != nil {
-			return fmt.Errorf("rule %s does not compile", o.Name)
+			return nil, fmt.Errorf("rule %s does not compile", o.Name)
 		}
 		list = append(list, r)
 		key.WriteString(o.Name + "\x00" + def + "\x01")
 	}
 	if b.e != nil {
 		b.pending[v] = ruleList{key: key.String(), list: list}
-		return nil
+		return list, nil
 	}
 	if b.env == nil {
 		b.env = &rules.Env{Log: func(f, l string) { logRule(slog.Default(), f, l) }}
@@ -347,7 +348,7 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 	p := rules.NewProgram(b.env, list...)
 	p.Init()
 	v.Rules = dataplane.NewRules(p)
-	return nil
+	return list, nil
 }
 
 // ltmTranslation is one configuration translated for the dataplane, with
@@ -358,6 +359,10 @@ type ltmTranslation struct {
 	skipped []string
 	// kept is what openltm does not act on yet; warned of, never refused.
 	kept []string
+	// refused is what BIG-IP refuses whatever the source (a rule's HTTP
+	// events on a virtual without an http profile): also in skipped, it
+	// is refused by a load too, where skipped things are kept.
+	refused []string
 	// rules are the rule lists of dc's virtual servers, whose programs
 	// start builds.
 	rules map[*dataplane.Virtual]ruleList
@@ -371,14 +376,14 @@ type ltmTranslation struct {
 // translation goes in service.
 func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	b := &ruleBinder{e: e, pending: map[*dataplane.Virtual]ruleList{}}
-	dc, skipped, kept := translate(e.schema, cfg, b)
+	dc, skipped, kept, refused := translate(e.schema, cfg, b)
 	e.dropStandby(cfg, dc) // hook_cluster.go: floating addresses of a standby
 	for v := range b.pending {
 		if dc.Virtuals[v.Name] != v {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg)}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it

@@ -20,14 +20,15 @@ import (
 // programs built afresh on each call; the engine's own translation reuses
 // its compiled rules and running programs.
 func Translate(s *objects.Schema, cfg *objects.Config) (dc *dataplane.Config, skipped []string) {
-	dc, skipped, kept := translate(s, cfg, &ruleBinder{})
+	dc, skipped, kept, _ := translate(s, cfg, &ruleBinder{})
 	return dc, append(skipped, kept...)
 }
 
 // translate returns, beside the dataplane's configuration, what was left
 // out because it cannot run (skipped: a change may not add it) and what was
-// left out because openltm does not act on it yet (kept: never refused).
-func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped, kept []string) {
+// left out because openltm does not act on it yet (kept: never refused);
+// refused repeats the skipped things BIG-IP refuses even in a loaded file.
+func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *dataplane.Config, skipped, kept, refused []string) {
 	t := &translator{s: s, cfg: cfg, rules: rb, dc: &dataplane.Config{
 		Virtuals: map[string]*dataplane.Virtual{}, Pools: map[string]*dataplane.Pool{},
 		Nodes: map[string]*dataplane.Node{}, Monitors: map[string]*dataplane.Monitor{},
@@ -69,7 +70,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
-	return t.dc, t.skipped, t.kept
+	return t.dc, t.skipped, t.kept, t.refused
 }
 
 type translator struct {
@@ -79,8 +80,10 @@ type translator struct {
 	skipped []string
 	// kept lists objects valid on a BIG-IP that openltm does not act on
 	// yet (FQDN nodes): they carry no traffic and are never refused.
-	kept  []string
-	rules *ruleBinder
+	kept []string
+	// refused lists the skipped things a load may not keep either.
+	refused []string
+	rules   *ruleBinder
 	// fqdn holds the FQDN nodes, so their members are kept, not refused.
 	fqdn map[string]bool
 }
@@ -376,8 +379,12 @@ func (t *translator) virtual(o *objects.Object) {
 		v.Pool = p.Name
 	}
 	if rv := virtualRules.Get(o); rv != nil && len(rv.List) > 0 {
-		if err := t.rules.attach(t.s, t.cfg, v, rv.List); err != nil {
+		list, err := t.rules.attach(t.s, t.cfg, v, rv.List)
+		if err != nil {
 			t.skip(o, "%v", err)
+			return
+		}
+		if !t.httpNeeds(o, list) { // translate_http.go
 			return
 		}
 	}

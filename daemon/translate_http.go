@@ -8,6 +8,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // The http profile's settings the HTTP path acts on beyond XFF insertion
@@ -106,4 +107,47 @@ func enforcementLimits(block string) (httpLimits, error) {
 		i++
 	}
 	return lim, nil
+}
+
+// httpNeeds refuses, as BIG-IP does (01071912), a rule list whose HTTP
+// events or commands need an http profile the virtual server lacks: an
+// HTTP_REQUEST on a plain TCP virtual would never run, and `persist
+// cookie` or `HTTP::uri` in CLIENT_ACCEPTED would fail on every
+// connection. BIG-IP reports the first such use; so does this. Unlike
+// other skipped virtual servers, a loaded file may not keep it (refused).
+func (t *translator) httpNeeds(o *objects.Object, list []*rules.Rule) bool {
+	if t.profile(o, profileHTTP) != nil {
+		return true
+	}
+	// BIG-IP's built-in fasthttp profile (openltm has no such kind and
+	// does not run it) satisfies the HTTP events and commands.
+	fast := false
+	if pv := virtualProfiles.Get(o); pv != nil {
+		for _, it := range pv.Items {
+			fast = fast || it.Name == "fasthttp" || it.Name == "/Common/fasthttp"
+		}
+	}
+	for _, r := range list {
+		for _, n := range r.HTTPNeeds() {
+			var msg string
+			switch {
+			case n.Name == n.Event.String():
+				if fast {
+					continue
+				}
+				msg = fmt.Sprintf("01071912:3: %s event in rule (%s) requires an associated HTTP or FASTHTTP profile on the virtual-server (%s).", n.Name, r.Name, o.Name)
+			case strings.HasPrefix(n.Name, "HTTP::"):
+				if fast {
+					continue
+				}
+				msg = fmt.Sprintf("01071912:3: %s in rule (%s) requires an associated HTTP or FASTHTTP profile on the virtual-server (%s).", n.Name, r.Name, o.Name)
+			default: // persist cookie: fasthttp does no cookie persistence
+				msg = fmt.Sprintf("01071912:3: %s in rule (%s) requires an associated HTTP profile on the virtual-server (%s).", n.Name, r.Name, o.Name)
+			}
+			t.skipped = append(t.skipped, msg)
+			t.refused = append(t.refused, msg)
+			return false
+		}
+	}
+	return true
 }

@@ -125,7 +125,7 @@ func (t *translator) persistRule(o *objects.Object, v *dataplane.Virtual, profil
 			return true
 		}
 	}
-	if err := t.rules.attach(t.s, t.cfg, v, append(names, ro.Name)); err != nil {
+	if _, err := t.rules.attach(t.s, t.cfg, v, append(names, ro.Name)); err != nil {
 		t.skip(o, "persistence profile %s: %v", profile, err)
 		return false
 	}

@@ -38,13 +38,18 @@ func startSumMember(t *testing.T, addr string) {
 
 // uploadRule collects the start of /collect uploads: HTTP_REQUEST_DATA
 // runs once with at most the 1000 bytes asked for, and tells the member
-// how many it saw.
+// how many it saw. Of /replace uploads it replaces bytes 10 to 29 of the
+// collected start with "ABC": the rest of the body follows unchanged.
 const uploadRule = `when HTTP_REQUEST {
-    if { [HTTP::path] eq "/collect" } { HTTP::collect 1000 }
+    if { [HTTP::path] starts_with "/collect" || [HTTP::path] eq "/replace" } { HTTP::collect 1000 }
 }
 when HTTP_REQUEST_DATA {
-    log local0. "collected [string length [HTTP::payload]]"
-    HTTP::header insert X-Collected [string length [HTTP::payload]]
+    if { [HTTP::path] eq "/replace" } {
+        HTTP::payload replace 10 20 "ABC"
+    } else {
+        log local0. "collected [string length [HTTP::payload]]"
+        HTTP::header insert X-Collected [string length [HTTP::payload]]
+    }
     HTTP::release
 }`
 
@@ -53,7 +58,9 @@ when HTTP_REQUEST_DATA {
 // virtual whose message limit is the default 1 MiB: per connection,
 // with OneConnect, and through client-ssl; the member reports the byte
 // count and checksum it received. A rule's HTTP::collect 1000 of such an
-// upload sees 1000 bytes, once.
+// upload sees 1000 bytes, once, and its HTTP::payload replace of part of
+// them reaches the member in their place, the rest of the body after it
+// (Content-Length adjusted, or chunked).
 func TestHTTPUploadCurl(t *testing.T) {
 	curl, err := exec.LookPath("curl")
 	if err != nil {
@@ -63,6 +70,9 @@ func TestHTTPUploadCurl(t *testing.T) {
 	body := bodyPattern(5 << 20)
 	sum := sha256.Sum256(body)
 	want := fmt.Sprintf("n=%d sha=%s", len(body), hex.EncodeToString(sum[:]))
+	replaced := append(append(append([]byte(nil), body[:10]...), "ABC"...), body[30:]...)
+	rsum := sha256.Sum256(replaced)
+	wantReplaced := fmt.Sprintf("n=%d sha=%s collected=", len(replaced), hex.EncodeToString(rsum[:]))
 	file := filepath.Join(t.TempDir(), "upload.bin")
 	if err := os.WriteFile(file, body, 0o600); err != nil {
 		t.Fatal(err)
@@ -91,7 +101,8 @@ func TestHTTPUploadCurl(t *testing.T) {
 				path    string
 				chunked bool
 				extra   string
-			}{{"/up", false, ""}, {"/up", true, ""}, {"/collect", false, " collected=1000"}} {
+			}{{"/up", false, ""}, {"/up", true, ""}, {"/collect", false, " collected=1000"},
+				{"/replace", false, "replaced"}, {"/replace", true, "replaced"}} {
 				args := []string{"-sS", "-k", "--max-time", "30", "--data-binary", "@" + file,
 					"-H", "Content-Type: application/octet-stream", scheme + "://" + tc.vs + up.path}
 				if up.chunked {
@@ -99,8 +110,11 @@ func TestHTTPUploadCurl(t *testing.T) {
 				}
 				out, err := exec.Command(curl, args...).CombinedOutput()
 				w := want + up.extra
-				if up.extra == "" {
+				switch up.extra {
+				case "":
 					w += " collected="
+				case "replaced":
+					w = wantReplaced
 				}
 				if err != nil || string(out) != w {
 					t.Fatalf("curl %s (chunked %v): %q %v, want %q", up.path, up.chunked, out, err, w)
@@ -220,5 +234,84 @@ when HTTP_REQUEST_SEND { HTTP::header replace X-Collected "[HTTP::header value X
 			}
 		}
 		p.Close()
+	}
+}
+
+// TestHTTPUploadCollectMore: HTTP::collect in HTTP_REQUEST_DATA of an
+// upload collects more of it and runs the event again; the replacement
+// of the whole collected start then reaches the member before the rest.
+func TestHTTPUploadCollectMore(t *testing.T) {
+	startSumMember(t, "127.43.3.11:80")
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.43.3.1:80", true, mblb.HTTPOptions{}, "", "127.43.3.11:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_REQUEST { HTTP::collect 100 }
+when HTTP_REQUEST_DATA {
+    log local0. "data [HTTP::payload length]"
+    if { [HTTP::payload length] < 5000 } {
+        HTTP::collect 5000
+    } else {
+        HTTP::payload replace 0 [HTTP::payload length] "new start"
+        HTTP::release
+    }
+}`)
+	mustApply(t, p, cfg)
+	body := bodyPattern(3 << 20)
+	c := dialHTTPVS(t, "127.43.3.1:80")
+	c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	go fmt.Fprintf(c.c, "POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	r, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r.Body)
+	sent := append([]byte("new start"), body[5000:]...)
+	sum := sha256.Sum256(sent)
+	if want := fmt.Sprintf("n=%d sha=%s collected=", len(sent), hex.EncodeToString(sum[:])); string(got) != want {
+		t.Fatalf("member saw %q, want %q", got, want)
+	}
+	if l := strings.Join(lg.Lines(), "|"); !strings.Contains(l, ": data 100|") || !strings.HasSuffix(l, ": data 5000") || strings.Count(l, "<HTTP_REQUEST_DATA>") != 2 {
+		t.Fatalf("HTTP_REQUEST_DATA log %q, want data 100 then data 5000", l)
+	}
+}
+
+// TestHTTPLargeResponseCollectMore: HTTP::collect in HTTP_RESPONSE_DATA
+// of a large download collects more and runs the event again;
+// HTTP_RESPONSE_RELEASE runs once, after the last; the replacement of
+// the collected start reaches the client before the rest of the body.
+func TestHTTPLargeResponseCollectMore(t *testing.T) {
+	startBodyMember(t, "127.43.4.11:80")
+	const size = 3 << 20
+	want := bodyPattern(size)
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.43.4.1:80", false, mblb.HTTPOptions{}, "", "127.43.4.11:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when HTTP_RESPONSE { HTTP::collect 100 }
+when HTTP_RESPONSE_DATA {
+    log local0. "data [HTTP::payload length]"
+    if { [HTTP::payload length] < 5000 } {
+        HTTP::collect 5000
+    } else {
+        HTTP::payload replace 0 [HTTP::payload length] "new start"
+    }
+}
+when HTTP_RESPONSE_RELEASE { log local0. "release" }`)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.43.4.1:80")
+	for i, path := range []string{fmt.Sprint("/", size), fmt.Sprint("/chunked/", size)} {
+		c.c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c.c, httpReq("h", path))
+		r, err := http.ReadResponse(c.br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil || string(body) != "new start"+string(want[5000:]) {
+			t.Fatalf("%s: %d bytes (%v), want the replacement and %d", path, len(body), err, size-5000)
+		}
+		l := strings.Join(lg.Lines(), "|")
+		if strings.Count(l, ": data 100|") != i+1 || strings.Count(l, ": data 5000|") != i+1 || strings.Count(l, ": release") != i+1 {
+			t.Fatalf("%s: log %q", path, l)
+		}
 	}
 }

@@ -31,7 +31,7 @@ func commandTable() *tcl.Commands {
 		})
 		t.Register("when", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("when is only allowed at the top level of a rule")
-		}).Compile = func(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }
+		}).Compile = whenHook
 		t.Register("priority", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("priority is only allowed at the top level of a rule")
 		})
@@ -59,7 +59,7 @@ func commandTable() *tcl.Commands {
 		registerUDP(t)
 		registerIP(t)
 		registerLB(t)
-		t.Register("persist", cmdPersist)
+		t.Register("persist", cmdPersist).Compile = persistHook
 		t.Register("class", cmdClass)
 		t.Register("table", cmdTable)
 		registerUtil(t)
@@ -70,6 +70,12 @@ func commandTable() *tcl.Commands {
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
+		for _, n := range t.Names() {
+			if strings.HasPrefix(n, "HTTP::") {
+				cmd := t.Lookup(n)
+				cmd.Compile = httpNeedHook(n, cmd.Compile)
+			}
+		}
 		table = t
 	})
 	return table
@@ -82,6 +88,48 @@ func tclErr(err error) error {
 		return err
 	}
 	return tcl.Errorf("%v", err)
+}
+
+// whenHook compiles a when block's script, noting the event for the
+// hooks of the commands inside it (httpNeedHook).
+func whenHook(c *tcl.Compiler) error {
+	r, ok := c.Context().(*Rule)
+	if !ok {
+		return c.Script(c.NumWords() - 1)
+	}
+	name, _ := c.Literal(1)
+	ev, known := ParseEvent(name)
+	prevEv, prevIn := r.inEvent, r.inWhen
+	r.inEvent, r.inWhen = ev, known
+	err := c.Script(c.NumWords() - 1)
+	r.inEvent, r.inWhen = prevEv, prevIn
+	return err
+}
+
+// httpNeedHook records a use of an HTTP:: command in a when block, which
+// BIG-IP refuses on a virtual server without an http profile
+// (Rule.HTTPNeeds), then runs the command's own hook, if any.
+func httpNeedHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		if r, ok := c.Context().(*Rule); ok && r.inWhen {
+			r.noteHTTPNeed(name, c)
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
+}
+
+// persistHook records `persist cookie` in a when block: cookie
+// persistence needs the http profile.
+func persistHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok && r.inWhen {
+		if w, lit := c.Literal(1); lit && w == "cookie" {
+			r.noteHTTPNeed("persist cookie", c)
+		}
+	}
+	return nil
 }
 
 func scriptLast(c *tcl.Compiler) error { return c.Script(c.NumWords() - 1) }

@@ -116,6 +116,63 @@ type Rule struct {
 	procs       map[string]*tcl.Proc
 	refs        []Ref
 	unsupported []Unsupported
+	// httpNeeds are the commands in when blocks that need an http
+	// profile; inEvent and inWhen say, while compiling, which when block
+	// the compiler is in.
+	httpNeeds []HTTPNeed
+	inEvent   Event
+	inWhen    bool
+}
+
+// HTTPNeed is a use, in a rule, of an event or a command that runs only
+// on a virtual server with an http profile: BIG-IP refuses to attach such
+// a rule to a virtual server without one (01071912), so the configuration
+// layer refuses it before traffic could find the rule half working.
+type HTTPNeed struct {
+	// Name is the event (HTTP_REQUEST) or the command (HTTP::uri,
+	// "persist cookie").
+	Name string
+	// Event is the when block it is in (the event itself for an event).
+	Event     Event
+	Line, Col int
+}
+
+// IsHTTP reports whether ev is an HTTP event, raised only on a virtual
+// server with an http profile.
+func (e Event) IsHTTP() bool {
+	switch e {
+	case HTTPRequest, HTTPResponse, HTTPRequestData, HTTPResponseData,
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease:
+		return true
+	}
+	return false
+}
+
+// HTTPNeeds lists what in the rule needs an http profile on the virtual
+// server: its HTTP events, then the HTTP:: commands and `persist cookie`
+// written in its other when blocks (inside HTTP events they add nothing),
+// in source order. RULE_INIT is left out: nothing there runs on a
+// connection.
+func (r *Rule) HTTPNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event.IsHTTP() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	for _, n := range r.httpNeeds {
+		if !n.Event.IsHTTP() && n.Event != RuleInit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// noteHTTPNeed records the command at hand (in the when block being
+// compiled) as needing an http profile.
+func (r *Rule) noteHTTPNeed(name string, c *tcl.Compiler) {
+	line, col := c.Pos(0)
+	r.httpNeeds = append(r.httpNeeds, HTTPNeed{Name: name, Event: r.inEvent, Line: line, Col: col})
 }
 
 // Unsupported is one use of an F5 command or event that openltm does not

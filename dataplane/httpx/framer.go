@@ -477,6 +477,9 @@ type chunkStream struct {
 	ext    bool
 	cr     bool
 	line   int // bytes of the current line so far
+	// eating: the line end after the current chunk's data is dropped,
+	// not passed on (Splice, Eat).
+	eating bool
 }
 
 const (

@@ -472,17 +472,40 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 // is the request to send in the response's place.
 func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry *msg) {
 	opts := &sc.e.cfg.Request.HTTP
+	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	var x *HTTPEvent
 	if hr := req.sess.hrule; hr != nil {
 		x = &sc.hx
-		x.reset(b, h, true, sc.leg.Remote)
-		if x.partial = sc.strm.head; x.partial {
-			x.msg = sc.strm.held[h.Start:] // the body's start too (upload.go)
+		var err error
+		if dh, ok := hr.(HTTPResponseDataHandler); ok && sc.strm.resumed {
+			// The start of the body the rules collect is in
+			// (httpstream.go): HTTP_RESPONSE_DATA runs over it.
+			x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held
+			x.resume()
+			err = dh.OnHTTPResponseData(x)
+			if err == nil && x.await != 0 && !x.Decided() && x.retry == nil && !x.spliced && x.rounds <= maxRounds {
+				// HTTP::collect in HTTP_RESPONSE_DATA: more of the body.
+				sc.strm.collecting, sc.strm.want = true, x.await
+				return nil, nil
+			}
+		} else {
+			x.reset(b, h, true, sc.leg.Remote)
+			if x.partial = sc.strm.head; x.partial {
+				// The body's start too (upload.go).
+				x.msg, x.full = sc.strm.held[h.Start:], sc.strm.held
+			}
+			// Every request of a client with an HTTP rule goes through
+			// HTTP_REQUEST and takes one sequence number, answered or
+			// not.
+			x.request, x.requestNum = req.b, req.seq+1
+			err = hr.OnHTTPResponse(x)
+			if _, ok := hr.(HTTPResponseDataHandler); ok && err == nil && x.partial && x.await != 0 && !x.Decided() && x.retry == nil {
+				// HTTP::collect of a streamed response: the engine
+				// reads that much of its body first (collectResponse).
+				sc.strm.collecting, sc.strm.want = true, x.await
+				return nil, nil
+			}
 		}
-		// Every request of a client with an HTTP rule goes through
-		// HTTP_REQUEST and takes one sequence number, answered or not.
-		x.request, x.requestNum = req.b, req.seq+1
-		err := hr.OnHTTPResponse(x)
 		switch {
 		case err != nil || x.reject:
 			req.sess.Close(true)
@@ -532,6 +555,26 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 			x.SetBody(body)
 		}
+	}
+	if x != nil && x.spliced && sc.strm.head && sc.strm.hf != nil {
+		// HTTP::payload replace of the collected start of a streamed
+		// response: the replacement goes with the head, the rest of
+		// the body streams after it (httpstream.go).
+		out, n, err := sc.strm.hf.Splice(sc.splice[:0], sc.strm.held[hend:], x.spliceK, x.body)
+		if err != nil {
+			sc.e.logf("mblb: replacing the start of a streamed response from %s: %v, client reset", sc.leg.Member.Name, err)
+			req.sess.Close(true)
+			return nil, nil
+		}
+		sc.splice, sc.spliceSkip = out, n
+		if head == nil {
+			head = b[h.Start:h.HeaderEnd]
+		}
+		if !h.Chunked && !h.UntilClose {
+			sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, int(h.ContentLength)-x.spliceK+len(x.body))
+			head = sc.reframe
+		}
+		body = out
 	}
 	if x != nil && x.bodySet {
 		if head == nil {

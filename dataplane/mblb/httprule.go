@@ -36,6 +36,16 @@ type HTTPSendHandler interface {
 	OnHTTPRequestSend(x *HTTPEvent) error
 }
 
+// HTTPDataHandler is implemented by an HTTPRuleHandler whose rules
+// collect a streamed request's body: after an OnHTTPRequest that called
+// Await, the engine reads the asked length and calls OnHTTPRequestData,
+// with Body holding it, to run HTTP_REQUEST_DATA; its actions are read
+// back as OnHTTPRequest's are. It may call Await again (HTTP::collect in
+// HTTP_REQUEST_DATA) to be called once more with more of the body.
+type HTTPDataHandler interface {
+	OnHTTPRequestData(x *HTTPEvent) error
+}
+
 // HTTPEvent is the view of one HTTP_REQUEST or HTTP_RESPONSE. It is valid
 // only during the handler call: the engine reuses it (one per client
 // reader, one per server connection), so an event costs no allocation.
@@ -76,10 +86,26 @@ type HTTPEvent struct {
 	label    string
 	labelSet bool
 	detach   int8 // 1 enable, -1 disable, 0 unchanged
-	// partial: the body is streamed, not here (a response over the
-	// maximum message size).
+	// partial: the body is streamed, not here (a message over the
+	// maximum message size). held, when set, is what has arrived of a
+	// streamed request's body (Body); await is the length of it the
+	// rules wait for (Await, 0: none), spliced and spliceK what they
+	// replaced of it (ReplaceStart).
 	partial bool
+	held    []byte
+	await   int
+	spliced bool
+	spliceK int
+	// asked is the length the DATA turn at hand collects, rounds how
+	// many DATA turns the streamed body has had (at most maxRounds).
+	asked  int
+	rounds int
 }
+
+// maxRounds bounds the DATA events of one streamed body (HTTP::collect
+// in HTTP_REQUEST_DATA or HTTP_RESPONSE_DATA collects more and runs the
+// event again).
+const maxRounds = 4
 
 // reset prepares x for the message b whose final head h describes. A
 // response's interim 1xx heads are left out: the event sees the final
@@ -171,13 +197,57 @@ func (x *HTTPEvent) Interim() []byte {
 }
 
 // Body is the message's body as it arrived (chunked when the head says
-// so).
-func (x *HTTPEvent) Body() []byte { return x.msg[x.head.HeaderEnd:] }
+// so); for a streamed one (Partial), what has arrived of it.
+func (x *HTTPEvent) Body() []byte {
+	if x.held != nil {
+		return x.held
+	}
+	return x.msg[x.head.HeaderEnd:]
+}
+
+// Await asks, in HTTP_REQUEST of a streamed request (Partial), for the
+// first n bytes of its body (de-chunked; n <= 0: as much as the engine
+// holds, MaxMessageSize with the head, which also bounds n): the engine
+// reads them, then calls the handler's OnHTTPRequestData
+// (HTTPDataHandler) to run HTTP_REQUEST_DATA over them, before the
+// request is balanced. What HTTP::collect N asks of an upload; nothing
+// more than that is held.
+func (x *HTTPEvent) Await(n int) {
+	if n <= 0 {
+		n = -1
+	}
+	x.await = n
+}
+
+// Asked is, in OnHTTPRequestData and OnHTTPResponseData, the length
+// the Await that led there asked (-1: as much as the engine holds).
+func (x *HTTPEvent) Asked() int { return x.asked }
+
+// CanAwait reports whether another Await of the body (from a DATA turn)
+// is honoured: a streamed body has at most four DATA turns.
+func (x *HTTPEvent) CanAwait() bool { return x.rounds < maxRounds }
+
+// resume readies x for a DATA turn over what the engine now holds of a
+// streamed body.
+func (x *HTTPEvent) resume() {
+	x.asked, x.await = x.await, 0
+	x.rounds++
+}
+
+// ReplaceStart replaces the first k bytes (de-chunked) of a streamed
+// body (Partial), which the rules collected, with body: HTTP::payload
+// replace in a DATA event. The rest of the body streams on unchanged
+// after it; a Content-Length grows or shrinks by the difference, a
+// chunked body gets body as a chunk of its own. The engine copies it
+// before the next event.
+func (x *HTTPEvent) ReplaceStart(k int, body []byte) {
+	x.body, x.spliced, x.spliceK = body, true, k
+}
 
 // Partial reports that the message's body is streamed after the event
-// instead of held (a response over the engine's maximum message size):
-// Body has none of it, and a rule that must read it whole
-// (HTTP::collect) cannot.
+// instead of held (a message over the engine's maximum message size):
+// Body has only its start, and a rule that collects it gets that start
+// (Await, ReplaceStart).
 func (x *HTTPEvent) Partial() bool { return x.partial }
 
 // SetBody replaces the message's body with body, sent with a

@@ -26,9 +26,29 @@ type bodyStream struct {
 	// body, which HTTP::collect reads).
 	head bool
 	held []byte
+	// hf is the connection's framer while the head is handed over (a
+	// rule's replacement of the body's start is spliced in with it).
+	hf *httpx.ResponseFramer
 	// paused: on an event loop, the client has enough of the body
 	// unwritten; the socket is not read until resumeParts.
 	paused bool
+	// collecting: HTTP_RESPONSE ran and its rules collect want bytes of
+	// the body (HTTPEvent.Await) before HTTP_RESPONSE_DATA; nothing has
+	// gone to the client. resumed: they are in, the head is handed over
+	// again for the DATA event.
+	collecting, resumed bool
+	want                int
+}
+
+// HTTPResponseDataHandler is implemented by an HTTPRuleHandler whose
+// rules collect a streamed response's body: after an OnHTTPResponse that
+// called Await, the engine reads the asked length (no more) and calls
+// OnHTTPResponseData, with Body holding it, to run HTTP_RESPONSE_DATA
+// (and what follows it); its actions are read back as OnHTTPResponse's
+// are. It may call Await again (HTTP::collect in HTTP_RESPONSE_DATA) to
+// be called once more with more of the body (CanAwait).
+type HTTPResponseDataHandler interface {
+	OnHTTPResponseData(x *HTTPEvent) error
 }
 
 // startStream sends the head of a response the framer has started to
@@ -57,11 +77,52 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		// client's reader, stopped for the answer, goes on.
 		defer req.sess.switchRefused()
 	}
+	sc.strm = bodyStream{req: req}
+	return sc.streamHead(st, hf)
+}
+
+// collectResponse waits until the start of a streamed response's body
+// that its rules collect has arrived (HTTPEvent.Await), then hands the
+// head over again for HTTP_RESPONSE_DATA and sends it. more: wait for
+// more bytes.
+func (sc *serverConn) collectResponse(st *stream, hf *httpx.ResponseFramer) (more bool, err error) {
+	h := hf.Streaming()
+	body := st.pending()[h.HeaderEnd:]
+	want, most := sc.strm.want, sc.e.cfg.MaxMessageSize-h.HeaderEnd
+	if want < 0 || want > most {
+		want = most
+	}
+	if left := hf.BodyLeft(); left >= 0 && int64(want) > left {
+		want = int(left)
+	}
+	enough := len(body) >= most || len(body) >= want
+	if h.Chunked && !enough {
+		enough = httpx.ChunkedDataLen(body) >= want
+	}
+	if !enough {
+		return true, nil
+	}
+	sc.strm.collecting, sc.strm.resumed = false, true
+	return false, sc.streamHead(st, hf)
+}
+
+// streamHead runs the rules over the head of a streamed response and
+// sends it (and a replacement of the body's start), or leaves it for
+// collectResponse.
+func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
+	h := hf.Streaming()
+	req := sc.strm.req
 	b := st.buf.b[st.start : st.start+h.HeaderEnd]
-	sc.strm = bodyStream{req: req, head: true, held: st.pending()}
+	held := st.pending()
+	held = held[:h.HeaderEnd+len(bodyOnly(held[h.HeaderEnd:], hf.BodyLeft()))]
+	sc.strm = bodyStream{req: req, head: true, held: held, hf: hf, resumed: sc.strm.resumed}
+	sc.spliceSkip = 0
 	r, retry := sc.httpResponse(req, b, h)
-	sc.strm.head, sc.strm.held = false, nil
-	st.start += h.HeaderEnd
+	if sc.strm.collecting {
+		return nil
+	}
+	sc.strm.head, sc.strm.held, sc.strm.hf, sc.strm.resumed = false, nil, nil, false
+	st.start += h.HeaderEnd + sc.spliceSkip
 	if r == nil {
 		sc.strm.discard = true
 		if retry != nil {
@@ -84,9 +145,19 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 // and ends the response when its last byte is in.
 func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 	p := st.pending()
-	if len(p) == 0 {
+	if len(p) == 0 && hf.BodyLeft() != 0 {
+		// (A replacement may have taken all of a Content-Length body:
+		// Body then ends it with no bytes.)
 		return nil
 	}
+	k, err := hf.Eat(p) // a chunk's line end a replacement took the place of
+	if err != nil {
+		return err
+	}
+	if st.start += k; k > 0 && k == len(p) {
+		return nil
+	}
+	p = p[k:]
 	n, done, err := hf.Body(p)
 	if err != nil {
 		return err

@@ -165,6 +165,11 @@ type serverConn struct {
 	hx      HTTPEvent
 	hshift  httpx.Head
 	reframe []byte
+	// splice and spliceSkip: what replaces the collected start of a
+	// streamed response (HTTPEvent.ReplaceStart), and how many of the
+	// bytes after its head it takes the place of.
+	splice     []byte
+	spliceSkip int
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.
@@ -548,6 +553,12 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 func (sc *serverConn) frame(st *stream) error {
 	if hf, ok := st.fr.(*httpx.ResponseFramer); ok {
 		for {
+			if sc.strm.collecting { // httpstream.go
+				if more, err := sc.collectResponse(st, hf); more || err != nil {
+					return err
+				}
+				continue
+			}
 			if sc.strm.req != nil {
 				if err := sc.streamBody(st, hf); err != nil || sc.strm.req != nil {
 					return err

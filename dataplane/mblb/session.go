@@ -54,7 +54,14 @@ type ClientConn struct {
 	persistRule PersistRule
 	// up is the request whose body is being streamed (upload.go);
 	// upWake and upResume tell the reader its connection has room.
-	up       upload
+	up upload
+	// upHead and upHH: a copy of a streamed request's head, and its
+	// parse, while its rules collect its body (the read buffer may move
+	// meanwhile); upSplice: what replaces the collected part.
+	upHead   []byte
+	upHH     httpx.Head
+	upHH2    httpx.Head
+	upSplice []byte
 	upWake   chan struct{}
 	upResume atomic.Bool
 	touch    func(int64)

@@ -45,6 +45,15 @@ type upload struct {
 	// paused: on an event loop, the client is not read until sc has
 	// written enough (resumeUpload).
 	paused bool
+	// prefix: what replaces the part of the body the rules collected,
+	// sent before the rest (HTTPEvent.ReplaceStart).
+	prefix *msg
+	// collecting: the head is in, HTTP_REQUEST ran and its rules wait
+	// for the start of the body (HTTPEvent.Await); nothing has been
+	// sent. closing, forceClose and continued are the request's, kept
+	// for when it goes.
+	collecting                     bool
+	closing, forceClose, continued bool
 }
 
 // HTTPCollector is implemented by an HTTPRuleHandler whose rules may
@@ -56,8 +65,11 @@ type HTTPCollector interface {
 
 // startUpload handles a request whose head is in and whose body is
 // streamed (the framer said ErrStreamBody). more: wait for more bytes
-// (the start of the body a rule may collect is not in yet).
+// (the part of the body a rule collects is not in yet).
 func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool, err error) {
+	if s.up.collecting {
+		return s.collectUpload(st, rf)
+	}
 	h := rf.Streaming()
 	st.want = 0
 	if h.ExpectContinue && !s.continued {
@@ -65,16 +77,6 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 		s.sendContinue()
 	}
 	pend := st.pending()
-	body := len(pend) - h.HeaderEnd
-	if hc, ok := s.hrule.(HTTPCollector); ok && hc.CollectsRequests() {
-		want := s.e.cfg.MaxMessageSize - h.HeaderEnd
-		if left := rf.BodyLeft(); left >= 0 && int64(want) > left {
-			want = int(left)
-		}
-		if body < want {
-			return true, nil
-		}
-	}
 	continued := s.continued
 	s.continued = false
 	if obs := s.e.cfg.ObserveRequest; obs != nil {
@@ -87,15 +89,111 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 	if opts.MaxRequests > 0 && s.nreq >= opts.MaxRequests && !closing {
 		closing, forceClose = true, true
 	}
+	head := pend[:h.HeaderEnd]
 	var x *HTTPEvent
 	if s.hrule != nil {
 		x = &s.hx
-		x.reset(pend, h, false, netip.AddrPort{})
+		hc, ok := s.hrule.(HTTPCollector)
+		collects := ok && hc.CollectsRequests()
+		if collects {
+			// The rules may wait for the body (HTTP::collect): they
+			// read a copy of the head, which stays put while the read
+			// buffer grows or moves.
+			s.upHead = append(s.upHead[:0], head...)
+			hh, err := httpx.ParseRequest(s.upHead)
+			if err != nil {
+				s.Close(true)
+				return false, errClosed
+			}
+			s.upHH = hh
+			h, head = &s.upHH, s.upHead
+			x.reset(s.upHead, h, false, netip.AddrPort{})
+			x.held = bodyOnly(pend[h.HeaderEnd:], rf.BodyLeft())
+		} else {
+			x.reset(pend, h, false, netip.AddrPort{})
+		}
 		x.partial = true
 		if err := s.hrule.OnHTTPRequest(x); err != nil {
 			s.Close(true)
 			return false, errClosed
 		}
+		if x.await != 0 && !x.Decided() && collects {
+			s.up = upload{collecting: true, closing: closing, forceClose: forceClose, continued: continued}
+			return s.collectUpload(st, rf)
+		}
+	}
+	return s.sendUpload(st, rf, x, head, h, closing, forceClose, continued)
+}
+
+// collectUpload waits until the part of a streamed request's body its
+// rules collect has arrived (HTTPEvent.Await: that much is held, no
+// more), runs HTTP_REQUEST_DATA over it (again, for a rule that collects
+// more there, up to four times), then sends the request.
+func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bool, err error) {
+	x, h := &s.hx, &s.upHH
+	for {
+		body := st.pending()[h.HeaderEnd:]
+		if !s.collectedEnough(body, h, rf.BodyLeft(), x.await) {
+			return true, nil
+		}
+		x.held = bodyOnly(body, rf.BodyLeft())
+		x.resume()
+		dh, ok := s.hrule.(HTTPDataHandler)
+		if !ok {
+			break
+		}
+		if err := dh.OnHTTPRequestData(x); err != nil {
+			s.Close(true)
+			return false, errClosed
+		}
+		if x.await == 0 || x.Decided() || x.spliced || !x.CanAwait() {
+			break
+		}
+	}
+	up := s.up
+	s.up = upload{}
+	return s.sendUpload(st, rf, x, s.upHead, h, up.closing, up.forceClose, up.continued)
+}
+
+// bodyOnly is b, what has arrived after a streamed head, without what
+// follows the body when its length is known (left >= 0: a pipelined
+// request or response may follow it).
+func bodyOnly(b []byte, left int64) []byte {
+	if left >= 0 && int64(len(b)) > left {
+		return b[:left]
+	}
+	return b
+}
+
+// collectedEnough reports whether body, what has arrived of a streamed
+// request's body, holds the want bytes (de-chunked) its rules collect,
+// or as much as the engine holds (MaxMessageSize with the head).
+func (s *ClientConn) collectedEnough(body []byte, h *httpx.Head, left int64, want int) bool {
+	most := s.e.cfg.MaxMessageSize - h.HeaderEnd
+	if want < 0 || want > most {
+		want = most
+	}
+	if left >= 0 && int64(want) > left {
+		want = int(left)
+	}
+	if len(body) >= most {
+		return true
+	}
+	if h.Chunked {
+		return httpx.ChunkedDataLen(body) >= want
+	}
+	return len(body) >= want
+}
+
+// sendUpload sends the head of a streamed request once its rules ran
+// (head and h: the head as it arrived), and leaves its body to
+// uploadBody; a collected part the rules replaced goes first.
+func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEvent, head []byte, h *httpx.Head, closing, forceClose, continued bool) (more bool, err error) {
+	hlen := h.HeaderEnd
+	skip := 0
+	var prefix *msg
+	sendHead, sendH := head, h
+	if x != nil {
 		switch {
 		case x.reject:
 			s.Close(true)
@@ -112,7 +210,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 			s.msgsIn.Add(1)
 			s.localReply(x.respond, closing)
 			s.httpDone = closing
-			st.start += h.HeaderEnd
+			st.start += hlen
 			s.up = upload{on: true, discard: true}
 			return false, nil
 		case x.bodySet || x.disable:
@@ -133,10 +231,43 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 				return false, errClosed
 			}
 		}
+		if x.spliced {
+			// HTTP::payload replace of the collected part: the
+			// replacement, framed, then the rest of the body as it
+			// comes (httpx.Splice).
+			out, n, err := rf.Splice(s.upSplice[:0], st.pending()[hlen:], x.spliceK, x.body)
+			if err != nil {
+				s.e.logf("mblb: client %s: replacing the start of a streamed request body: %v, reset", s.client, err)
+				s.Close(true)
+				return false, errClosed
+			}
+			s.upSplice, skip = out, n
+			prefix = getMsg(len(out))
+			copy(prefix.b, out)
+			prefix.hx.part = true
+			if !h.Chunked {
+				base := head
+				if x.edited != nil {
+					base = x.edited
+				}
+				s.reframe = httpx.SetContentLength(s.reframe[:0], base, int(h.ContentLength)-x.spliceK+len(x.body))
+				eh, err := httpx.ParseRequest(s.reframe)
+				if err != nil {
+					prefix.unref()
+					s.Close(true)
+					return false, errClosed
+				}
+				x.edited = s.reframe
+				s.upHH2 = eh
+				sendHead, sendH = s.reframe, &s.upHH2
+			}
+		}
 	}
-	head := pend[:h.HeaderEnd]
-	m, ok := s.buildRequest(head, h, x)
+	m, ok := s.buildRequest(sendHead, sendH, x)
 	if !ok {
+		if prefix != nil {
+			prefix.unref()
+		}
 		return false, errClosed
 	}
 	m.hx.upload = true
@@ -145,8 +276,8 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 	m.hx.forceClose = forceClose
 	s.decide(m, head, h, x)
 	// What follows the head is body, from now on passed on as it comes.
-	st.start += h.HeaderEnd
-	s.up = upload{on: true}
+	st.start += hlen + skip
+	s.up = upload{on: true, prefix: prefix}
 	if s.lp == nil && s.upWake == nil {
 		s.upWake = make(chan struct{}, 1)
 	}
@@ -189,10 +320,36 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 				return false, err
 			}
 		}
+		if up.prefix != nil && up.discard {
+			up.prefix.unref()
+			up.prefix = nil
+		}
+		if up.prefix != nil && sc != nil {
+			part := up.prefix
+			up.prefix = nil
+			if !sc.submitPart(part) {
+				s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+				s.Close(true)
+				return false, errClosed
+			}
+			s.markDirty(sc)
+		}
 		p := st.pending()
-		if len(p) == 0 {
+		if len(p) == 0 && rf.BodyLeft() != 0 {
+			// (A replacement may have taken all of a Content-Length
+			// body: Body then ends it with no bytes.)
 			return true, nil
 		}
+		k, err := rf.Eat(p) // a chunk's line end a replacement took the place of
+		if err != nil {
+			s.e.logf("mblb: client %s: %v in a streamed request body, reset", s.client, err)
+			s.Close(true)
+			return false, errClosed
+		}
+		if st.start += k; k > 0 && k == len(p) {
+			return true, nil
+		}
+		p = p[k:]
 		n, done, err := rf.Body(p)
 		if err != nil {
 			// Half a body has gone: no answer can follow in order.
@@ -334,6 +491,11 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	}
 	hc, ok := req.sess.hrule.(HTTPResponseCollector)
 	if !ok || !hc.CollectsResponses() {
+		return false
+	}
+	if _, ok := req.sess.hrule.(HTTPResponseDataHandler); ok {
+		// HTTP_RESPONSE runs first; the engine then reads what its
+		// HTTP::collect asks (collectResponse).
 		return false
 	}
 	h := hf.Streaming()

@@ -47,8 +47,11 @@ type httpRules struct {
 	inData         bool
 	collectPending bool
 	// collectLen is the last HTTP::collect's length (-1: none given),
-	// what a streamed upload's HTTP_REQUEST_DATA gets at most (upload.go).
+	// what a streamed upload's HTTP_REQUEST_DATA gets at most (upload.go);
+	// partialK is the length of a streamed body's payload as collected,
+	// what a replacement takes the place of.
 	collectLen int
+	partialK   int
 }
 
 // HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request
@@ -89,9 +92,11 @@ func newHTTPRules(r *mblbRules) *httpRules {
 }
 
 var (
-	_ mblb.HTTPRuleHandler = (*httpRules)(nil)
-	_ mblb.HTTPSendHandler = (*httpRules)(nil)
-	_ rules.HTTPConn       = (*httpRules)(nil)
+	_ mblb.HTTPRuleHandler         = (*httpRules)(nil)
+	_ mblb.HTTPSendHandler         = (*httpRules)(nil)
+	_ mblb.HTTPDataHandler         = (*httpRules)(nil)
+	_ mblb.HTTPResponseDataHandler = (*httpRules)(nil)
+	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
 // OnHTTPRequest implements mblb.HTTPRuleHandler: HTTP_REQUEST over the
@@ -103,12 +108,39 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	defer r.mu.Unlock()
 	h.StartRequest(x.Message(), x.Head())
 	h.sentGen = h.Request.Gen()
+	h.collectPending = false
 	if !h.handlesReq {
 		return nil
 	}
 	if err := h.event(x, rules.HTTPRequest, &h.Request); err != nil {
 		return err
 	}
+	if x.Partial() && h.collectPending {
+		// A streamed request: the engine reads what HTTP::collect
+		// asked, then calls OnHTTPRequestData (upload.go).
+		if !x.Decided() && h.CollectsRequests() {
+			x.Await(h.collectLen)
+			return nil
+		}
+		h.collectPending = false
+	}
+	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
+		return err
+	}
+	h.sentGen = h.Request.Gen()
+	return nil
+}
+
+// OnHTTPRequestData implements mblb.HTTPDataHandler: HTTP_REQUEST_DATA
+// over the start of a streamed request, once the engine holds what
+// HTTP::collect asked.
+func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// What was asked, whatever ran in between (another message's
+	// events share this state).
+	h.collectPending, h.collectLen = true, x.Asked()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
@@ -170,10 +202,44 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 		return err
 	}
 	h.StartResponse(x.Message(), x.Head())
+	h.collectPending = false
 	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
 		return err
 	}
-	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err != nil {
+	if x.Partial() && h.collectPending {
+		// A streamed response: the engine reads what HTTP::collect
+		// asked, then calls OnHTTPResponseData.
+		if !x.Decided() && h.CollectsResponses() {
+			x.Await(h.collectLen)
+			return nil
+		}
+		h.collectPending = false
+	}
+	return h.responseData(x)
+}
+
+// OnHTTPResponseData implements mblb.HTTPResponseDataHandler:
+// HTTP_RESPONSE_DATA over the start of a streamed response, once the
+// engine holds what HTTP::collect asked, then HTTP_RESPONSE_RELEASE.
+func (h *httpRules) OnHTTPResponseData(x *mblb.HTTPEvent) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
+		cur := h.RequestNum
+		h.useOlder, h.RequestNum = true, n
+		defer func() { h.useOlder, h.RequestNum = false, cur }()
+	}
+	h.collectPending, h.collectLen = true, x.Asked()
+	return h.responseData(x)
+}
+
+// responseData runs HTTP_RESPONSE_DATA when the rules collected, then
+// HTTP_RESPONSE_RELEASE.
+func (h *httpRules) responseData(x *mblb.HTTPEvent) error {
+	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err == errCollectMore {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	return h.event(x, rules.HTTPResponseRelease, &h.Response)
@@ -239,16 +305,32 @@ func (h *httpRules) collected(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTT
 			return err
 		}
 	}
-	if h.replaced {
-		if x.Partial() {
-			h.replaced = false
-			return errPartialReplace // upload.go
-		}
+	switch {
+	case h.replaced && x.Partial():
+		// The collected start of a streamed body: it goes in its
+		// place, the rest streams after it (upload.go).
+		x.ReplaceStart(h.partialK, h.payload)
+		h.replaced = false
+	case h.replaced:
 		x.SetBody(h.payload)
 		h.replaced = false
+	case x.Partial() && h.collectPending && !x.Decided() && x.CanAwait():
+		// HTTP::collect in the DATA event of a streamed body: the
+		// engine reads more of it and runs the event again.
+		x.Await(h.collectLen)
+		if x.IsResponse() {
+			return errCollectMore // the release waits for the last round
+		}
+	case x.Partial():
+		h.collectPending = false
 	}
 	return nil
 }
+
+// errCollectMore ends a response's DATA turn that collects more: the
+// engine calls OnHTTPResponseData again, and HTTP_RESPONSE_RELEASE runs
+// after the last round.
+var errCollectMore = errors.New("collecting more")
 
 // event runs ev with x as the event's message and applies what the rule
 // did: its verdict, its HTTP actions, its edits of head. The caller holds

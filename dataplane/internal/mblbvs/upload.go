@@ -1,8 +1,6 @@
 package mblbvs
 
 import (
-	"errors"
-
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -11,12 +9,13 @@ import (
 
 // A request whose body passes the engine's message limit (an upload) is
 // streamed to its member (mblb's upload.go). A rule that collects it
-// (HTTP::collect in HTTP_REQUEST) gets its start: the engine holds up to
-// the limit before HTTP_REQUEST when the rules handle HTTP_REQUEST_DATA,
-// and HTTP_REQUEST_DATA runs once with at most the collected length of
-// it, de-chunked, as HTTP::payload. The rest of the body streams on
-// unchanged; replacing the payload of such a request is refused, since
-// most of it has not arrived.
+// (HTTP::collect N in HTTP_REQUEST) gets its start: the engine reads N
+// bytes of it (at most the limit with the head), and HTTP_REQUEST_DATA
+// runs with them, de-chunked, as HTTP::payload; HTTP::collect there reads
+// more and runs it again. HTTP::payload replace of that start sends the
+// replacement in its place, and the rest of the body streams on
+// unchanged behind it (re-framed by the engine). A large response's
+// start is collected the same way, once.
 
 var (
 	_ mblb.HTTPCollector         = (*httpRules)(nil)
@@ -35,9 +34,6 @@ func (h *httpRules) CollectsResponses() bool {
 	return prog != nil && prog.Handles(rules.HTTPResponseData)
 }
 
-// errPartialReplace refuses HTTP::payload replace on a streamed body.
-var errPartialReplace = errors.New("HTTP::payload replace: the body is streamed (over the maximum message size); only its start was collected")
-
 // partialPayload sets the payload of a DATA event for a streamed body:
 // what the engine holds of it, de-chunked, cut to the collect length.
 func (h *httpRules) partialPayload(x *mblb.HTTPEvent) error {
@@ -51,11 +47,13 @@ func (h *httpRules) partialPayload(x *mblb.HTTPEvent) error {
 		if h.payload, err = httpx.DechunkPrefix(h.payload[:0], b, n); err != nil {
 			return err
 		}
+		h.partialK = len(h.payload)
 		return nil
 	}
 	if n > 0 && n < len(b) {
 		b = b[:n]
 	}
 	h.payload = append(h.payload[:0], b...)
+	h.partialK = len(h.payload)
 	return nil
 }
