@@ -243,10 +243,11 @@ func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
 	}{
 		{0, time.Hour, 10, 1000, 0},
 		{5 * time.Second, time.Hour, 0, 2, 1000},
-		// Found contended, the loop sleeps after every exchange and does
-		// not poll again for the back-off (longer than the ten exchanges;
-		// a poll that an event ends at once finds nothing contended).
-		{5 * time.Second, 0, 5, 1000, 2},
+		// Found contended (contended 0: quietAt set before the run, as
+		// busyPoll does; TestContendedYieldsStopThePolling), the loop
+		// sleeps after every exchange and does not poll again for the
+		// back-off.
+		{5 * time.Second, 0, 5, 1000, 0},
 	} {
 		l, err := New()
 		if err != nil {
@@ -254,6 +255,9 @@ func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
 		}
 		l.SetBusyPoll(tc.spin)
 		l.contended = tc.contended
+		if tc.contended == 0 {
+			l.quietAt = time.Now().Add(time.Hour).UnixNano()
+		}
 		go l.Run(0, nil)
 		fd := echoPair(t, l)
 		before := sleepsOf(l)
@@ -284,6 +288,30 @@ func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
 		case <-time.After(2 * time.Second):
 			t.Fatalf("busy-poll %v: Stop took over 2 s", tc.spin)
 		}
+	}
+}
+
+// A loop whose yields are all slow and after which none of its events
+// came stops polling after contendedYields of them and stays quiet for
+// the back-off. (Driven directly: with exchanges on a loaded machine a
+// yield may take longer than the gap between two events, which then
+// rightly keeps the loop polling.)
+func TestContendedYieldsStopThePolling(t *testing.T) {
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop(false)
+	l.contended = 0 // every yield is slow
+	start := time.Now()
+	if n := l.busyPoll(start.Add(time.Minute)); n != 0 {
+		t.Fatalf("busyPoll found %d events on an empty set", n)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatalf("busyPoll polled until its deadline instead of backing off")
+	}
+	if l.quietAt < start.Add(contendedBackoff).UnixNano() {
+		t.Fatalf("quiet until %v, want at least the back-off (%v) after the start", time.Unix(0, l.quietAt), contendedBackoff)
 	}
 }
 
