@@ -183,6 +183,10 @@ type ConnState struct {
 	respondedTo int
 	// addrs caches the text of each endpoint's address.
 	addrs [4]addrText
+	// shard is the copy of the rules' counters this state counts into.
+	shard uint32
+	// ended is set when the running handler rejects, drops or discards.
+	ended bool
 }
 
 // addrText is an endpoint's address and its text.
@@ -201,6 +205,7 @@ func (p *Program) NewConnState(c Conn) *ConnState {
 		s.in.Statics = p.env.Statics
 		s.in.MaxDepth = 100
 		s.disabled = make([]uint32, len(p.rules))
+		s.shard = shardSeq.Add(1)
 	}
 	s.conn = c
 	return s
@@ -239,7 +244,10 @@ func (s *ConnState) Run(ev Event) error {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	deadline := time.Now().Add(timeout)
+	// One clock read starts the event; each handler's end is read once
+	// and starts the next one's time.
+	start := time.Now()
+	deadline := start.Add(timeout)
 	s.event = ev
 	for _, ph := range hs {
 		h := ph.h
@@ -249,11 +257,24 @@ func (s *ConnState) Run(ev Event) error {
 		s.cur = h
 		s.curIdx = ph.ri
 		s.side = ev.side()
+		s.ended = false
 		s.in.SetBudget(steps, deadline)
 		_, err := s.in.Eval(h.body)
+		d := time.Since(start)
+		start = start.Add(d)
 		if err != nil && !tcl.IsReturn(err) {
+			o := ranFailed
+			if errors.Is(err, tcl.ErrBudget) {
+				o = ranAborted
+			}
+			h.stats.record(s.shard, d, o)
 			return s.fail(h, err)
 		}
+		o := ranOK
+		if s.ended {
+			o = ranAborted
+		}
+		h.stats.record(s.shard, d, o)
 	}
 	s.cur = nil
 	return nil
