@@ -157,3 +157,30 @@ func showRun(t *testing.T, s *Session, line string) string {
 	}
 	return out
 }
+
+// TestShowGtmRule counts a gtm rule's DNS_REQUEST on a wide IP: show gtm
+// rule reads the same counters as show ltm rule.
+func TestShowGtmRule(t *testing.T) {
+	e, g := openWithGSLB(t)
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create gtm datacenter dc1",
+		"create gtm server lc1 datacenter dc1 virtual-servers add { vs1 { destination 127.44.2.11:80 } }",
+		"create gtm pool a p1 members add { lc1:vs1 }",
+		"create gtm rule steer { when DNS_REQUEST { if { [IP::client_addr] starts_with \"127.44.3.\" } { host 127.44.9.9 } } }",
+		"create gtm wideip a www.example.com pools add { p1 } rules { steer }",
+	} {
+		showRun(t, s, c)
+	}
+	for _, ldns := range []string{"127.44.3.5", "127.44.4.5", "127.44.3.6"} {
+		ask(t, g, "www.example.com", ldns)
+	}
+	m := ruleEventBlock(t, showRun(t, s, "show gtm rule steer raw"), "Gtm::Rule Event: steer:DNS_REQUEST")
+	if m["Total"] != "3" || m["Failures"] != "0" || m["Aborts"] != "0" || m["Minimum"] == "0" {
+		t.Fatalf("show gtm rule: %v", m)
+	}
+	showRun(t, s, "reset-stats gtm rule steer")
+	if m := ruleEventBlock(t, showRun(t, s, "show gtm rule"), "Gtm::Rule Event: steer:DNS_REQUEST"); m["Total"] != "0" {
+		t.Fatalf("after reset-stats: %v", m)
+	}
+}
