@@ -184,3 +184,56 @@ func TestShowGtmRule(t *testing.T) {
 		t.Fatalf("after reset-stats: %v", m)
 	}
 }
+
+// TestShowLtmRuleL4UDP counts rules on a standard (L4) virtual that
+// rejects every connection and on a UDP virtual, per datagram.
+func TestShowLtmRuleL4UDP(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	udpSink, err := net.ListenPacket("udp", "127.44.5.11:5300")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udpSink.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm rule refuse {\nwhen CLIENT_ACCEPTED { reject }\n}",
+		"create ltm rule udp_count {\nwhen CLIENT_ACCEPTED { set n 0 }\nwhen CLIENT_DATA { incr n [string length [UDP::payload]] }\n}",
+		"create ltm pool up members add { 127.44.5.11:5300 }",
+		"create ltm virtual l4 destination 127.44.5.1:9000 rules { refuse }",
+		"create ltm virtual u destination 127.44.5.2:53 ip-protocol udp pool up rules { udp_count } profiles replace-all-with { udp }",
+	} {
+		showRun(t, s, c)
+	}
+	for range 2 {
+		if a := askVS(t, "127.44.5.1:9000", "hi"); a != "reset" && a != "closed" {
+			t.Fatalf("rejected connection answered %q", a)
+		}
+	}
+	c, err := net.Dial("udp", "127.44.5.2:53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for range 3 {
+		if _, err := c.Write([]byte("datagram")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll := func(rule, ev, total, aborts string) {
+		t.Helper()
+		var m map[string]string
+		for range 200 {
+			m = ruleEventBlock(t, showRun(t, s, "show ltm rule "+rule+" raw"), "Ltm::Rule Event: "+rule+":"+ev)
+			if m["Total"] == total {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if m["Total"] != total || m["Aborts"] != aborts || m["Failures"] != "0" {
+			t.Fatalf("%s:%s %v, want total %s aborts %s", rule, ev, m, total, aborts)
+		}
+	}
+	poll("refuse", "CLIENT_ACCEPTED", "2", "2")
+	poll("udp_count", "CLIENT_ACCEPTED", "1", "0")
+	poll("udp_count", "CLIENT_DATA", "3", "0")
+}
