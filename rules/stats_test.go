@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -147,6 +148,42 @@ when CLIENT_ACCEPTED { set a 1 }`)
 	got := r.Stats()
 	if len(got) != 2 || got[0].Event != RuleInit || got[0].Executions != 2 || got[1].Executions != 2 {
 		t.Fatalf("stats %+v", got)
+	}
+}
+
+// TestRuleStatsConcurrent runs one rule from several goroutines while
+// its statistics are read and nothing is lost (run it with -race).
+func TestRuleStatsConcurrent(t *testing.T) {
+	r := mustCompile(t, "r", `when CLIENT_ACCEPTED { if {[incr ::n] % 3 == 0} { reject } }`)
+	p := NewProgram(nil, r)
+	const workers, runs = 4, 200
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := p.NewConnState(newFakeConn())
+			defer s.Release()
+			for range runs {
+				if err := s.Run(ClientAccepted); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			_ = r.Stats()
+		}
+	}()
+	wg.Wait()
+	<-done
+	st := r.Stats()[0]
+	if st.Executions != workers*runs || st.Aborts != workers*(runs/3) || st.Failures != 0 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 
