@@ -174,6 +174,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
 	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
+	e.RegisterRuntime(ruleCommands(e)) // show ltm rule, show gtm rule (shows_rules.go)
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err

@@ -51,6 +51,14 @@ func (c *ruleCache) compile(name, body string) (*rules.Rule, error) {
 	return r, nil
 }
 
+// lookup returns the compiled rule of that name and text, nil when it was
+// never compiled or did not compile.
+func (c *ruleCache) lookup(name, body string) *rules.Rule {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[name+"\x00"+body]
+}
+
 // notActedOnRule is a rule valid on a BIG-IP that uses F5 commands or
 // events openltm does not implement yet: it is kept (with a warning), and
 // the virtual servers using it carry no traffic.

@@ -84,6 +84,8 @@ func showOpts(s *Session, words []string) render.Options {
 			o.Raw = true
 		case "members":
 			o.Members = true
+		case "detail":
+			o.Detail = true
 		}
 	}
 	return o

@@ -444,14 +444,20 @@ func cmdSnatpool(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 
 func cmdSimpleDecision(name string, k DecisionKind) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		_, c, err := sess(in, name)
+		s, c, err := sess(in, name)
 		if err != nil {
 			return tcl.Empty, err
 		}
 		if len(args) != 1 {
 			return tcl.Empty, tcl.WrongArgs(name)
 		}
-		return tcl.Empty, tclErr(c.Decide(Decision{Kind: k}))
+		if err := c.Decide(Decision{Kind: k}); err != nil {
+			return tcl.Empty, tclErr(err)
+		}
+		if k != DecideForward {
+			s.ended = true
+		}
+		return tcl.Empty, nil
 	}
 }
 

@@ -183,6 +183,10 @@ type ConnState struct {
 	respondedTo int
 	// addrs caches the text of each endpoint's address.
 	addrs [4]addrText
+	// shard is the copy of the rules' counters this state counts into.
+	shard uint32
+	// ended is set when the running handler rejects, drops or discards.
+	ended bool
 }
 
 // addrText is an endpoint's address and its text.
@@ -201,6 +205,7 @@ func (p *Program) NewConnState(c Conn) *ConnState {
 		s.in.Statics = p.env.Statics
 		s.in.MaxDepth = 100
 		s.disabled = make([]uint32, len(p.rules))
+		s.shard = shardSeq.Add(1)
 	}
 	s.conn = c
 	return s
@@ -222,6 +227,11 @@ func (s *ConnState) Release() {
 // Conn returns the connection the session serves.
 func (s *ConnState) Conn() Conn { return s.conn }
 
+// monoEpoch is the origin of the events' clock reads: time.Since of it
+// reads the monotonic clock alone, about half the cost of time.Now, and
+// a deadline made from it compares by the monotonic clock.
+var monoEpoch = time.Now()
+
 // Run runs every enabled handler of ev in priority order. A Tcl error stops
 // the event, is logged as "TCL error: /Common/r <EVENT> - message" and is
 // returned as a *RuntimeError: the caller resets this connection only.
@@ -239,7 +249,10 @@ func (s *ConnState) Run(ev Event) error {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	deadline := time.Now().Add(timeout)
+	// One clock read starts the event; each handler's end is read once
+	// and starts the next one's time. Both read the monotonic clock only.
+	start := time.Since(monoEpoch)
+	deadline := monoEpoch.Add(start + timeout)
 	s.event = ev
 	for _, ph := range hs {
 		h := ph.h
@@ -249,11 +262,25 @@ func (s *ConnState) Run(ev Event) error {
 		s.cur = h
 		s.curIdx = ph.ri
 		s.side = ev.side()
+		s.ended = false
 		s.in.SetBudget(steps, deadline)
 		_, err := s.in.Eval(h.body)
+		end := time.Since(monoEpoch)
+		d := end - start
+		start = end
 		if err != nil && !tcl.IsReturn(err) {
+			o := ranFailed
+			if errors.Is(err, tcl.ErrBudget) {
+				o = ranAborted
+			}
+			h.stats.record(s.shard, d, o)
 			return s.fail(h, err)
 		}
+		o := ranOK
+		if s.ended {
+			o = ranAborted
+		}
+		h.stats.record(s.shard, d, o)
 	}
 	s.cur = nil
 	return nil

@@ -96,6 +96,11 @@ type Handler struct {
 	Line     int
 	body     *tcl.Script
 	rule     *Rule
+	// stats counts the executions of the rule's handlers of Event; a
+	// rule's handlers of one event share it, and first marks the one
+	// that reports it.
+	stats *eventCounters
+	first bool
 }
 
 // Ref is a literal reference from a rule to a configuration object, so the
@@ -332,6 +337,15 @@ func Compile(name, body string) (*Rule, error) {
 		default:
 			return nil, fail(0, "unexpected %q at the top level of a rule: expected when EVENT [priority N] { ... }, proc NAME ARGS BODY, priority N or timing on|off", kw)
 		}
+	}
+	seen := map[Event]*eventCounters{}
+	for _, h := range r.handlers {
+		if c := seen[h.Event]; c != nil {
+			h.stats = c
+			continue
+		}
+		h.stats, h.first = &eventCounters{}, true
+		seen[h.Event] = h.stats
 	}
 	if len(r.unsupported) > 0 {
 		sort.SliceStable(r.unsupported, func(i, j int) bool {

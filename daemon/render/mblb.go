@@ -49,8 +49,13 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 // label/value lines with the values right-aligned; a line with no value
 // is a group title.
 func statBlock(w io.Writer, title string, rows [][2]string) error {
+	return statBlockWidth(w, title, rows, 23)
+}
+
+// statBlockWidth is statBlock with the values ending at column width or
+// further right when a row needs it.
+func statBlockWidth(w io.Writer, title string, rows [][2]string, width int) error {
 	p := &printer{w: w}
-	width := 23
 	for _, r := range rows {
 		if n := len(r[0]) + 3 + len(r[1]); r[1] != "" && r[1] != "N/A" && n > width {
 			width = n

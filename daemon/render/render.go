@@ -22,6 +22,9 @@ type Options struct {
 	Raw bool
 	// Members adds the member blocks to a pool (`show ltm pool p members`).
 	Members bool
+	// Detail adds what BIG-IP's layout leaves out (the times behind a
+	// rule's cycle counts).
+	Detail bool
 	// Folder is the session's folder: names inside it print relative, as
 	// tmsh prints them from that folder ("/Common").
 	Folder string
