@@ -35,6 +35,7 @@ type bodyStream struct {
 // stream and leaves the body to streamBody.
 func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 	h := hf.Streaming()
+	sc.e.observeResponse(h)
 	st.want = 0
 	sc.qmu.Lock()
 	req := sc.q.peek()

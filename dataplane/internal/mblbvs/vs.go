@@ -195,6 +195,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 	ec.DialFD = mv.dialFD()
 	if cfg.Request.Mode == mblb.HTTP {
 		ec.ObserveRequest = mv.observeRequest
+		ec.ObserveResponse = mv.vs.Prof.HTTP.Response
 		ec.CookieRecords = mv.cookieRecords() // persist.go
 	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {
@@ -565,6 +566,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 		return nil, err
 	}
 	sc, err := serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
+	mv.vs.Prof.ServerSSL.Note(sc, err)
 	if err == nil {
 		mv.serverHandshake(client, sc)
 	}

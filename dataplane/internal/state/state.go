@@ -283,6 +283,8 @@ type Virtual struct {
 	snatNext atomic.Uint32
 	// Spread is who the virtual's traffic comes from (spread.go).
 	Spread Spread
+	// Prof is what the virtual counts for its profiles' shows (profiles.go).
+	Prof ProfileCounters
 }
 
 // VirtualSnap is one commit's view of a virtual.
@@ -306,6 +308,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
 		return false
 	}
 	vs.Stats.Requests.Add(1)
+	vs.Prof.Conns.Opened(vs.Stats.Cur.Load())
 	vs.Spread.Conn(client.Addr())
 	return true
 }
