@@ -211,3 +211,16 @@ func testCert(t *testing.T) tls.Certificate {
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: k}
 }
+
+// BenchmarkHTTPCounting is what an HTTP virtual adds per request and
+// response: the http profile's counters.
+func BenchmarkHTTPCounting(b *testing.B) {
+	var p ProfileCounters
+	req := &httpx.Head{Method: []byte("GET"), Minor: 1, KeepAlive: true}
+	resp := &httpx.Head{Status: 200}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.HTTP.Request(req)
+		p.HTTP.Response(resp)
+	}
+}
