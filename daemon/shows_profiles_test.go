@@ -150,8 +150,11 @@ func TestProfileStatsFromTraffic(t *testing.T) {
 		}
 	}
 	rawHTTP(t, "127.45.0.3:443", "GET / HTTP/1.0\r\n\r\n")
+	if _, _, err := tlsLine("127.45.0.3:443", &tls.Config{ServerName: "app.example"}); err == nil {
+		t.Fatal("a client that does not trust default.crt got through")
+	}
 	out := waitStats(t, s, "show ltm profile client-ssl mycssl", map[string]string{"TLS Protocol Version 1.2": "1", "TLS Protocol Version 1.3": "1",
-		"Total Native Connections": "2", "Full Handshakes": "2", "Handshake Failures": "1", "TLS Protocol Version 1.0": "0"})
+		"Total Native Connections": "2", "Full Handshakes": "2", "Handshake Failures": "2", "Fatal Alerts Received": "1", "TLS Protocol Version 1.0": "0"})
 	if !strings.Contains(out, "Ltm::ClientSSL Profile: mycssl") || !strings.Contains(out, "TLS_AES_128_GCM_SHA256") {
 		t.Errorf("client-ssl block:\n%s", out)
 	}

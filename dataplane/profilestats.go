@@ -57,9 +57,10 @@ type HTTPProfileStats struct {
 // SSLProfileStats are a client-ssl or server-ssl profile's handshakes.
 type SSLProfileStats struct {
 	// Full and Resumed count completed handshakes, Failures the failed
-	// ones, Timeouts those of the failures the handshake-timeout ended.
-	Full, Resumed, Failures, Timeouts        uint64
-	TLS10, TLS11, TLS12, TLS13, OtherVersion uint64
+	// ones, Timeouts those of the failures the handshake-timeout ended and
+	// Alerts those the peer ended with a fatal alert.
+	Full, Resumed, Failures, Timeouts, Alerts uint64
+	TLS10, TLS11, TLS12, TLS13, OtherVersion  uint64
 	// Ciphers are the suites used, most used first.
 	Ciphers []CipherCount
 }
@@ -127,6 +128,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, virtuals []string) ProfileStats {
 			s.Resumed += x.Resumed.Load()
 			s.Failures += x.Failures.Load()
 			s.Timeouts += x.Timeouts.Load()
+			s.Alerts += x.Alerts.Load()
 			s.TLS10 += x.Versions[0].Load()
 			s.TLS11 += x.Versions[1].Load()
 			s.TLS12 += x.Versions[2].Load()

@@ -105,6 +105,7 @@ func sslBlock(w io.Writer, title string, s dataplane.SSLProfileStats, o Options)
 		{"Resumed Handshakes", o.num(s.Resumed)},
 		{"Handshake Failures", o.num(s.Failures)},
 		{"Handshake Timeouts", o.num(s.Timeouts)},
+		{"Fatal Alerts Received", o.num(s.Alerts)},
 		{"Cipher Usage", ""},
 	}
 	for i, c := range s.Ciphers {

@@ -120,8 +120,9 @@ func (c *HTTPCounters) Reset() {
 // SSLCounters are a client-ssl or server-ssl profile's handshake figures.
 type SSLCounters struct {
 	// Full and Resumed count completed handshakes; Failures those that
-	// failed, Timeouts the failures for the handshake-timeout.
-	Full, Resumed, Failures, Timeouts atomic.Uint64
+	// failed, Timeouts the failures for the handshake-timeout and Alerts
+	// those the peer ended with a fatal alert.
+	Full, Resumed, Failures, Timeouts, Alerts atomic.Uint64
 	// Versions counts handshakes by protocol version: TLS 1.0 to 1.3
 	// (index 0 to 3), Versions[4] anything else.
 	Versions [5]atomic.Uint64
@@ -136,8 +137,12 @@ func (c *SSLCounters) Note(conn net.Conn, err error) error {
 	tc, ok := conn.(*tls.Conn)
 	if err != nil {
 		c.Failures.Add(1)
-		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		var oe *net.OpError
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 			c.Timeouts.Add(1)
+		case errors.As(err, &oe) && oe.Op == "remote error": // crypto/tls's word for an alert received
+			c.Alerts.Add(1)
 		}
 		return err
 	}
@@ -174,6 +179,7 @@ func (c *SSLCounters) Reset() {
 	c.Resumed.Store(0)
 	c.Failures.Store(0)
 	c.Timeouts.Store(0)
+	c.Alerts.Store(0)
 	for i := range c.Versions {
 		c.Versions[i].Store(0)
 	}

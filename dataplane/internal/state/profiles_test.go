@@ -69,14 +69,15 @@ func TestHTTPCountersResponse(t *testing.T) {
 }
 
 // handshake runs a TLS handshake over a pipe with the client and server
-// versions given and returns the server's conn and error.
-func handshake(t *testing.T, cv, sv uint16) (*tls.Conn, error) {
+// versions given (a client that checks the certificate when verify) and
+// returns the server's conn and error.
+func handshake(t *testing.T, cv, sv uint16, verify bool) (*tls.Conn, error) {
 	t.Helper()
 	cert := testCert(t)
 	a, b := net.Pipe()
 	t.Cleanup(func() { a.Close(); b.Close() })
 	srv := tls.Server(a, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS10, MaxVersion: sv})
-	cli := tls.Client(b, &tls.Config{InsecureSkipVerify: true, MinVersion: cv, MaxVersion: cv})
+	cli := tls.Client(b, &tls.Config{InsecureSkipVerify: !verify, ServerName: "localhost", MinVersion: cv, MaxVersion: cv})
 	done := make(chan struct{})
 	go func() {
 		cli.Handshake()
@@ -94,24 +95,27 @@ func TestSSLCountersNote(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		cv, sv     uint16
+		verify     bool
 		version    int // index in Versions, -1 for a failure
 		cipherSeen bool
+		alerts     uint64
 	}{
-		{"TLS 1.3", tls.VersionTLS13, tls.VersionTLS13, 3, true},
-		{"TLS 1.2", tls.VersionTLS12, tls.VersionTLS13, 2, true},
-		{"TLS 1.1", tls.VersionTLS11, tls.VersionTLS13, 1, true},
-		{"TLS 1.0", tls.VersionTLS10, tls.VersionTLS13, 0, true},
-		{"TLS 1.3 client, 1.2 server", tls.VersionTLS13, tls.VersionTLS12, -1, false},
+		{"TLS 1.3", tls.VersionTLS13, tls.VersionTLS13, false, 3, true, 0},
+		{"TLS 1.2", tls.VersionTLS12, tls.VersionTLS13, false, 2, true, 0},
+		{"TLS 1.1", tls.VersionTLS11, tls.VersionTLS13, false, 1, true, 0},
+		{"TLS 1.0", tls.VersionTLS10, tls.VersionTLS13, false, 0, true, 0},
+		{"TLS 1.3 client, 1.2 server", tls.VersionTLS13, tls.VersionTLS12, false, -1, false, 0},
+		{"a client refusing the certificate", tls.VersionTLS13, tls.VersionTLS13, true, -1, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c SSLCounters
-			conn, err := handshake(t, tc.cv, tc.sv)
+			conn, err := handshake(t, tc.cv, tc.sv, tc.verify)
 			if got := c.Note(conn, err); got != err {
 				t.Fatalf("Note returned %v, want %v", got, err)
 			}
 			if tc.version < 0 {
-				if c.Failures.Load() != 1 || c.Full.Load() != 0 {
-					t.Errorf("failure: failures %d full %d", c.Failures.Load(), c.Full.Load())
+				if c.Failures.Load() != 1 || c.Full.Load() != 0 || c.Alerts.Load() != tc.alerts {
+					t.Errorf("failure (%v): failures %d full %d alerts %d", err, c.Failures.Load(), c.Full.Load(), c.Alerts.Load())
 				}
 				return
 			}
