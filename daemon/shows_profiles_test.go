@@ -193,6 +193,19 @@ func TestProfileStatsFromTraffic(t *testing.T) {
 	waitStats(t, s, "show ltm profile udp myudp", map[string]string{"Accepts": "0", "Current Open": "1", "Maximum Open": "1", "Received": "0"})
 	waitStats(t, s, "show ltm profile server-ssl myssl", map[string]string{"Total Native Connections": "2"})
 	waitStats(t, s, "show ltm profile tcp mytcp", map[string]string{"Accepts": "3"})
+	// The names and the kinds complete as for any show.
+	for _, tc := range []struct{ line, want string }{
+		{"show ltm profile client-ssl my", "mycssl"},
+		{"reset-stats ltm profile ud", "udp"},
+	} {
+		found := false
+		for _, sg := range s.Complete(tc.line) {
+			found = found || sg.Text == tc.want
+		}
+		if !found {
+			t.Errorf("Complete(%q) does not offer %q", tc.line, tc.want)
+		}
+	}
 	if out, _ := run(t, s, "show ltm virtual vh"); !strings.Contains(out, "Total Connections") || statOf(out, "  Total Connections") == "0" {
 		t.Errorf("the virtual's counters survive the profile's reset:\n%s", out)
 	}
