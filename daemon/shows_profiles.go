@@ -33,7 +33,7 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			RuntimeCommand{"show", ps.kind.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 				users := profileUsers(e.Config(), ps.kind)
 				for _, name := range profileNames(e, ps.kind, names) {
-					if err := ps.draw(w, name, p.ProfileStats(ps.pk, users[name]), showOpts(s, words)); err != nil {
+					if err := ps.draw(w, name, p.ProfileStats(ps.pk, name, users[name]), showOpts(s, words)); err != nil {
 						return err
 					}
 				}
@@ -42,7 +42,7 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			RuntimeCommand{"reset-stats", ps.kind.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 				users := profileUsers(e.Config(), ps.kind)
 				for _, name := range profileNames(e, ps.kind, names) {
-					p.ResetProfileStats(ps.pk, users[name])
+					p.ResetProfileStats(ps.pk, name, users[name])
 				}
 				return nil
 			}})
@@ -50,12 +50,11 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	return out
 }
 
-// profileUsers maps each profile of kind k to the virtuals whose figures
-// are its. A virtual's tcp (udp) profile is the one it names, else the
-// built-in /Common/tcp (/Common/udp) unless it runs on fastL4. A virtual
-// with several client-ssl profiles counts its handshakes at its
-// sni-default one [M]: the handshake does not tell which profile the
-// client's server name chose.
+// profileUsers maps each profile of kind k to the virtuals using it. A
+// virtual's tcp (udp) profile is the one it names, else the built-in
+// /Common/tcp (/Common/udp) unless it runs on fastL4. A virtual with
+// several client-ssl profiles is a user of each: it counts a handshake at
+// the profile the client's server name chose.
 func profileUsers(cfg *objects.Config, k *objects.Kind) map[string][]string {
 	out := map[string][]string{}
 	for _, v := range cfg.Of(ltmVirtual) {
@@ -79,16 +78,9 @@ func profileUsers(cfg *objects.Config, k *objects.Kind) map[string][]string {
 			def := "/Common/" + k.Words[len(k.Words)-1]
 			out[def] = append(out[def], v.Name)
 			continue
-		case k == profileClientSSL && len(of) > 1:
-			for _, p := range of {
-				if sslSNIDefault.Effective(cfg, p) == "true" {
-					of = []*objects.Object{p}
-					break
-				}
-			}
 		}
-		if len(of) > 0 {
-			out[of[0].Name] = append(out[of[0].Name], v.Name)
+		for _, p := range of {
+			out[p.Name] = append(out[p.Name], v.Name)
 		}
 	}
 	return out

@@ -265,3 +265,31 @@ func udpEcho(t *testing.T, addr string) {
 		}
 	}()
 }
+
+// TestClientSSLStatsFollowSNI: a virtual with two client-ssl profiles
+// counts each handshake at the profile the client's server name chose,
+// and a profile's reset leaves the other's counts.
+func TestClientSSLStatsFollowSNI(t *testing.T) {
+	tlsMember(t, "127.45.1.11:8443")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm profile client-ssl sni_def defaults-from clientssl sni-default true",
+		"create ltm profile client-ssl sni_b defaults-from clientssl server-name b.example",
+		"create ltm pool tp members add { 127.45.1.11:8443 }",
+		"create ltm virtual v2 destination 127.45.1.1:443 pool tp profiles replace-all-with { tcp sni_def sni_b serverssl }",
+	)
+	for _, sni := range []string{"b.example", "b.example", "other.example", ""} {
+		if got, _, err := tlsLine("127.45.1.1:443", &tls.Config{InsecureSkipVerify: true, ServerName: sni}); err != nil || got != "TLS member" {
+			t.Fatalf("SNI %q: %q %v", sni, got, err)
+		}
+	}
+	waitStats(t, s, "show ltm profile client-ssl sni_b", map[string]string{"Full Handshakes": "2"})
+	waitStats(t, s, "show ltm profile client-ssl sni_def", map[string]string{"Full Handshakes": "2"})
+	mustRun(t, s, "reset-stats ltm profile client-ssl sni_b")
+	waitStats(t, s, "show ltm profile client-ssl sni_b", map[string]string{"Full Handshakes": "0"})
+	waitStats(t, s, "show ltm profile client-ssl sni_def", map[string]string{"Full Handshakes": "2"})
+	// A commit keeps the counts (the virtual's runtime is kept).
+	mustRun(t, s, "modify ltm virtual v2 description kept")
+	waitStats(t, s, "show ltm profile client-ssl sni_def", map[string]string{"Full Handshakes": "2"})
+}

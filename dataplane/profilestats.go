@@ -84,9 +84,9 @@ func (p *Plane) virtualsNamed(names []string) []*state.Virtual {
 	return out
 }
 
-// ProfileStats sums one profile's figures over the virtuals using it
-// (the daemon knows which do: names); those not running are left out.
-func (p *Plane) ProfileStats(kind ProfileKind, virtuals []string) ProfileStats {
+// ProfileStats sums the figures of profile name over the virtuals using
+// it (the daemon knows which do); those not running are left out.
+func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) ProfileStats {
 	vs := p.virtualsNamed(virtuals)
 	st := ProfileStats{Virtuals: len(vs)}
 	var ciphers [state.NumCiphers]uint64
@@ -119,9 +119,11 @@ func (p *Plane) ProfileStats(kind ProfileKind, virtuals []string) ProfileStats {
 			h.Resp5xx += x.Resp[4].Load()
 			h.RespOther += x.Resp[5].Load()
 		case ProfileClientSSL, ProfileServerSSL:
-			x := &pc.ClientSSL
-			if kind == ProfileServerSSL {
-				x = &pc.ServerSSL
+			x := &pc.ServerSSL
+			if kind == ProfileClientSSL {
+				if x = pc.ClientSSL(name); x == nil {
+					continue
+				}
 			}
 			s := &st.SSL
 			s.Full += x.Full.Load()
@@ -148,10 +150,10 @@ func (p *Plane) ProfileStats(kind ProfileKind, virtuals []string) ProfileStats {
 	return st
 }
 
-// ResetProfileStats zeroes one profile's figures on the virtuals using it
-// (reset-stats ltm profile KIND NAME); the virtuals' own counters and
-// their other profiles' stay.
-func (p *Plane) ResetProfileStats(kind ProfileKind, virtuals []string) {
+// ResetProfileStats zeroes the figures of profile name on the virtuals
+// using it (reset-stats ltm profile KIND NAME); the virtuals' own
+// counters and their other profiles' stay.
+func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []string) {
 	for _, v := range p.virtualsNamed(virtuals) {
 		switch kind {
 		case ProfileTCP, ProfileUDP:
@@ -159,7 +161,9 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, virtuals []string) {
 		case ProfileHTTP:
 			v.Prof.HTTP.Reset()
 		case ProfileClientSSL:
-			v.Prof.ClientSSL.Reset()
+			if c := v.Prof.ClientSSL(name); c != nil {
+				c.Reset()
+			}
 		case ProfileServerSSL:
 			v.Prof.ServerSSL.Reset()
 		}

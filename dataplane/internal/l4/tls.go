@@ -67,7 +67,7 @@ func (pr *proxied) terminate() bool {
 	}
 	conn := tls.Server(raw, tc.Client)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.vs.Prof.ClientSSL.Note(conn, conn.Handshake()); err != nil {
+	if err := pr.snap.NoteClientTLS(conn, conn.Handshake()); err != nil {
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})

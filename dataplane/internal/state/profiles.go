@@ -6,9 +6,12 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // ProfileCounters are what a virtual counts for the shows of its
@@ -20,8 +23,59 @@ import (
 type ProfileCounters struct {
 	Conns     ConnCounters
 	HTTP      HTTPCounters
-	ClientSSL SSLCounters
 	ServerSSL SSLCounters
+
+	// clientSSL are the counters of each client-ssl profile the virtual
+	// has had, by name: with several (SNI), each handshake counts at the
+	// profile that served it. Kept across commits, as the virtual is.
+	mu        sync.Mutex
+	clientSSL map[string]*SSLCounters
+}
+
+// ClientSSL is the virtual's counters of client-ssl profile name, nil
+// when it never had it.
+func (p *ProfileCounters) ClientSSL(name string) *SSLCounters {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clientSSL[name]
+}
+
+// ClientSSLOf is the counters of each of t's client-ssl profiles, in the
+// order of t.ClientProfiles, made on first use: a commit's snapshot
+// keeps them (VirtualSnap.ClientSSL).
+func (p *ProfileCounters) ClientSSLOf(t *config.TLS) []*SSLCounters {
+	if t == nil || len(t.ClientProfiles) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.clientSSL == nil {
+		p.clientSSL = map[string]*SSLCounters{}
+	}
+	out := make([]*SSLCounters, len(t.ClientProfiles))
+	for i, n := range t.ClientProfiles {
+		c := p.clientSSL[n]
+		if c == nil {
+			c = &SSLCounters{}
+			p.clientSSL[n] = c
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// NoteClientTLS counts a client-ssl handshake on conn that ended with err
+// at the profile that served it (the one its server name chose, of
+// several), and returns err, as SSLCounters.Note does.
+func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error) error {
+	if len(s.ClientSSL) == 0 {
+		return err
+	}
+	i := 0
+	if t := s.Cfg.TLS; len(s.ClientSSL) > 1 && conn != nil && len(t.ClientServerNames) == len(s.ClientSSL) {
+		i = tlsprof.Pick(t.ClientServerNames, t.ClientDefault, conn.ConnectionState().ServerName)
+	}
+	return s.ClientSSL[i].Note(conn, err)
 }
 
 // ConnCounters are the tcp (or, on a UDP virtual, udp) profile's figures

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 func TestHTTPCountersRequest(t *testing.T) {
@@ -226,5 +227,35 @@ func BenchmarkHTTPCounting(b *testing.B) {
 	for b.Loop() {
 		p.HTTP.Request(req)
 		p.HTTP.Response(resp)
+	}
+}
+
+func TestClientSSLOfKeepsCountersByName(t *testing.T) {
+	var p ProfileCounters
+	for _, tc := range []struct {
+		profiles []string
+		same     map[int]string // index → the profile whose counters it must be
+	}{
+		{nil, nil},
+		{[]string{"/Common/a"}, map[int]string{0: "/Common/a"}},
+		{[]string{"/Common/b", "/Common/a"}, map[int]string{0: "/Common/b", 1: "/Common/a"}},
+	} {
+		var cfg *config.TLS
+		if tc.profiles != nil {
+			cfg = &config.TLS{ClientProfiles: tc.profiles}
+		}
+		got := p.ClientSSLOf(cfg)
+		if len(got) != len(tc.profiles) {
+			t.Fatalf("%v: %d counters", tc.profiles, len(got))
+		}
+		for i, name := range tc.same {
+			if got[i] != p.ClientSSL(name) {
+				t.Errorf("%v: counters %d are not %s's", tc.profiles, i, name)
+			}
+		}
+	}
+	p.ClientSSL("/Common/a").Full.Add(1)
+	if p.ClientSSLOf(&config.TLS{ClientProfiles: []string{"/Common/a"}})[0].Full.Load() != 1 || p.ClientSSL("/Common/none") != nil {
+		t.Error("a profile's counters are not kept, or one never had is made")
 	}
 }

@@ -295,6 +295,9 @@ type VirtualSnap struct {
 	SnatPool []netip.Addr
 	SelfIPs  []netip.Addr
 	EvMask   uint16 // the proxy events the virtual's rules handle
+	// ClientSSL counts the handshakes of each client-ssl profile
+	// (profiles.go), in the order of Cfg.TLS.ClientProfiles.
+	ClientSSL []*SSLCounters
 }
 
 // Admit decides whether a new connection from client may enter the
