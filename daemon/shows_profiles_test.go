@@ -138,8 +138,21 @@ func TestProfileStatsFromTraffic(t *testing.T) {
 			t.Fatalf("%q: %q, want %q", tc.req, got, tc.status)
 		}
 	}
-	waitStats(t, s, "show ltm profile http myhttp", map[string]string{"Total": "5", "GET": "3", "POST": "1", "HEAD": "1",
-		"Version 1.0 Requests": "1", "Version 1.1 Requests": "4", "Connection: close": "4", "2xx": "3", "4xx": "1", "5xx": "1"})
+	// Three requests on one keep-alive connection.
+	tr := &http.Transport{}
+	hc := &http.Client{Transport: tr, Timeout: 3 * time.Second}
+	for i := 0; i < 3; i++ {
+		r, err := hc.Get("http://127.45.0.2/ok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	tr.CloseIdleConnections()
+	waitStats(t, s, "show ltm profile http myhttp", map[string]string{"Total": "8", "GET": "6", "POST": "1", "HEAD": "1",
+		"Version 1.0 Requests": "1", "Version 1.1 Requests": "7", "Connection: close": "4", "2xx": "6", "4xx": "1", "5xx": "1",
+		"Max Requests per Connection": "3"})
 
 	// client-ssl: a TLS 1.2 and a TLS 1.3 client, and plaintext on the
 	// TLS port (a failed handshake); server-ssl: the two re-encrypted.
@@ -188,7 +201,7 @@ func TestProfileStatsFromTraffic(t *testing.T) {
 
 	// reset-stats of one profile zeroes it and nothing else.
 	mustRun(t, s, "reset-stats ltm profile http myhttp", "reset-stats ltm profile client-ssl", "reset-stats ltm profile udp myudp")
-	waitStats(t, s, "show ltm profile http myhttp", map[string]string{"Total": "0", "2xx": "0", "5xx": "0"})
+	waitStats(t, s, "show ltm profile http myhttp", map[string]string{"Total": "0", "2xx": "0", "5xx": "0", "Max Requests per Connection": "0"})
 	waitStats(t, s, "show ltm profile client-ssl mycssl", map[string]string{"Full Handshakes": "0", "Handshake Failures": "0", "TLS Protocol Version 1.2": "0"})
 	waitStats(t, s, "show ltm profile udp myudp", map[string]string{"Accepts": "0", "Current Open": "1", "Maximum Open": "1", "Received": "0"})
 	waitStats(t, s, "show ltm profile server-ssl myssl", map[string]string{"Total Native Connections": "2"})

@@ -52,6 +52,9 @@ type HTTPProfileStats struct {
 	// Resp1xx to Resp5xx count the members' responses by status class,
 	// RespOther any other status.
 	Resp1xx, Resp2xx, Resp3xx, Resp4xx, Resp5xx, RespOther uint64
+	// MaxPerConn is the most requests one client connection carried, over
+	// the connections that ended (the highest of the virtuals').
+	MaxPerConn uint64
 }
 
 // SSLProfileStats are a client-ssl or server-ssl profile's handshakes.
@@ -118,6 +121,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			h.Resp4xx += x.Resp[3].Load()
 			h.Resp5xx += x.Resp[4].Load()
 			h.RespOther += x.Resp[5].Load()
+			h.MaxPerConn = max(h.MaxPerConn, x.MaxPerConn.Load())
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {

@@ -30,6 +30,7 @@ func HTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 		{"Other Methods", o.num(h.Other)},
 		{"Version 1.0 Requests", o.num(h.V10)},
 		{"Version 1.1 Requests", o.num(h.V11)},
+		{"Max Requests per Connection", o.num(h.MaxPerConn)},
 		{"Connection: keep-alive", o.num(h.KeepAlive)},
 		{"Connection: close", o.num(h.Close)},
 		{"Responses", ""},

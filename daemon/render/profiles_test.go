@@ -21,27 +21,28 @@ func TestProfileStatBlocks(t *testing.T) {
 		want string
 	}{
 		{"http, scaled", HTTPProfile, dataplane.ProfileStats{HTTP: dataplane.HTTPProfileStats{Requests: 37300, Get: 37000, Post: 300,
-			V11: 37300, KeepAlive: 12, Resp2xx: 37000, Resp5xx: 300}}, Options{Folder: "/Common"}, `------------------------------
+			V11: 37300, MaxPerConn: 4, KeepAlive: 12, Resp2xx: 37000, Resp5xx: 300}}, Options{Folder: "/Common"}, `-------------------------------
 Ltm::HTTP Profile: http_custom
-------------------------------
+-------------------------------
 Virtual Server Name   N/A
 Requests
-Total                  37.3K
-GET                    37.0K
-POST                     300
-HEAD                       0
-Other Methods              0
-Version 1.0 Requests       0
-Version 1.1 Requests   37.3K
-Connection: keep-alive    12
-Connection: close          0
+Total                     37.3K
+GET                       37.0K
+POST                        300
+HEAD                          0
+Other Methods                 0
+Version 1.0 Requests          0
+Version 1.1 Requests      37.3K
+Max Requests per Connection   4
+Connection: keep-alive       12
+Connection: close             0
 Responses
-1xx                        0
-2xx                    37.0K
-3xx                        0
-4xx                        0
-5xx                      300
-Other                      0
+1xx                           0
+2xx                       37.0K
+3xx                           0
+4xx                           0
+5xx                         300
+Other                         0
 
 `},
 		{"tcp, raw", TCPProfile, dataplane.ProfileStats{Conns: dataplane.ConnProfileStats{Cur: 3, Max: 9, Tot: 37300}}, Options{Raw: true}, `-------------------------------------

@@ -364,6 +364,9 @@ func (f *mblbFlow) finish() {
 	f.mv.env.Table.Remove(&f.Flow)
 	f.vs.Stats.Close()
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
+		f.vs.Prof.HTTP.ConnEnded(f.sess.Stats().Requests) // profilestats
+	}
 	if f.ended != nil {
 		f.ended()
 	}

@@ -124,6 +124,19 @@ type HTTPCounters struct {
 	// Resp counts server responses by class: 1xx, 2xx, 3xx, 4xx, 5xx
 	// (index 0 to 4); Resp[5] the others.
 	Resp [6]atomic.Uint64
+	// MaxPerConn is the most requests one client connection carried,
+	// over the connections that ended.
+	MaxPerConn atomic.Uint64
+}
+
+// ConnEnded notes a client connection that carried n requests.
+func (c *HTTPCounters) ConnEnded(n uint64) {
+	for {
+		m := c.MaxPerConn.Load()
+		if n <= m || c.MaxPerConn.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 // Request counts one client request from its parsed head.
@@ -163,7 +176,7 @@ func (c *HTTPCounters) Response(h *httpx.Head) {
 
 // Reset zeroes the counters.
 func (c *HTTPCounters) Reset() {
-	for _, a := range []*atomic.Uint64{&c.Requests, &c.Get, &c.Post, &c.Head, &c.Other, &c.V10, &c.V11, &c.KeepAlive, &c.Close} {
+	for _, a := range []*atomic.Uint64{&c.Requests, &c.Get, &c.Post, &c.Head, &c.Other, &c.V10, &c.V11, &c.KeepAlive, &c.Close, &c.MaxPerConn} {
 		a.Store(0)
 	}
 	for i := range c.Resp {

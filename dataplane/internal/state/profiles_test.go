@@ -259,3 +259,22 @@ func TestClientSSLOfKeepsCountersByName(t *testing.T) {
 		t.Error("a profile's counters are not kept, or one never had is made")
 	}
 }
+
+func TestHTTPCountersConnEnded(t *testing.T) {
+	for _, tc := range []struct {
+		conns []uint64
+		want  uint64
+	}{
+		{nil, 0},
+		{[]uint64{1}, 1},
+		{[]uint64{3, 1, 7, 2}, 7},
+	} {
+		var c HTTPCounters
+		for _, n := range tc.conns {
+			c.ConnEnded(n)
+		}
+		if got := c.MaxPerConn.Load(); got != tc.want {
+			t.Errorf("%v: max %d, want %d", tc.conns, got, tc.want)
+		}
+	}
+}
