@@ -19,6 +19,7 @@ func registerPlaneRuntime(e *Engine, p *dataplane.Plane) {
 	e.RegisterRuntime(planeCommands(p))
 	e.RegisterRuntime(mblbCommands(e, p))
 	e.RegisterRuntime(persistCommands(p))
+	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

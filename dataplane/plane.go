@@ -326,7 +326,8 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if v == nil {
 			v = &state.Virtual{Name: name}
 		}
-		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules)}
+		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
+			ClientSSL: v.Prof.ClientSSLOf(vc.TLS)}
 		if vc.IsUDP() {
 			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
 		}

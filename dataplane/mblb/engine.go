@@ -191,6 +191,10 @@ type Config struct {
 	// it (b, with the framer's head h) before any edit: the proxy counts
 	// who its traffic comes from. It must not keep b or h.
 	ObserveRequest func(client netip.AddrPort, b []byte, h *httpx.Head)
+	// ObserveResponse, when set, sees the head of each HTTP response a
+	// member sent, before any edit: the proxy counts responses by status
+	// class. It must not keep h.
+	ObserveResponse func(h *httpx.Head)
 	// CookieRecords is the persistence table for cookie persistence's
 	// hash method (HTTPOptions.CookieMode); nil keeps no records.
 	CookieRecords *CookieRecords
@@ -488,5 +492,12 @@ func (e *Engine) janitor() {
 		if e.pool != nil {
 			e.pool.expire(now)
 		}
+	}
+}
+
+// observeResponse shows a member's response head to ObserveResponse.
+func (e *Engine) observeResponse(h *httpx.Head) {
+	if obs := e.cfg.ObserveResponse; obs != nil && h != nil {
+		obs(h)
 	}
 }

@@ -436,6 +436,7 @@ func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
 // takes it.
 func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 	h := rf.Last()
+	sc.e.observeResponse(h)
 	sc.qmu.Lock()
 	req := sc.q.peek()
 	var waiting *ClientConn

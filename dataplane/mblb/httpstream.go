@@ -55,6 +55,7 @@ type HTTPResponseDataHandler interface {
 // stream and leaves the body to streamBody.
 func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 	h := hf.Streaming()
+	sc.e.observeResponse(h)
 	st.want = 0
 	sc.qmu.Lock()
 	req := sc.q.peek()

@@ -191,6 +191,14 @@ func TestSNISelection(t *testing.T) {
 		if got := st.PeerCertificates[0].DNSNames[0]; got != want {
 			t.Errorf("SNI %q got certificate %s, want %s", sni, got, want)
 		}
+		// Pick, for the profiles' statistics, names the profile that served.
+		names := []string{a.ServerName(), wild.ServerName(), def.ServerName()}
+		if got := []string{"a.example", "*.b.example", "default.example"}[Pick(names, 2, sni)]; got != want {
+			t.Errorf("Pick(%q) chose %s, ForVirtual %s", sni, got, want)
+		}
+	}
+	if Pick([]string{"a.example", ""}, 1, "A.EXAMPLE") != 0 || !def.SNIDefault() || a.SNIDefault() {
+		t.Error("Pick ignores case, or SNIDefault is wrong")
 	}
 	if _, err := ForVirtual("/Common/vs", []*Built{a, wild}); err == nil || !strings.Contains(err.Error(), "none is sni-default") {
 		t.Fatalf("no default: %v", err)

@@ -379,3 +379,26 @@ func nameMatch(pattern, name string) bool {
 	}
 	return false
 }
+
+// ServerName is a client-ssl profile's server-name, lower-cased, "" for
+// none: with SNIDefault, what a virtual's statistics need to tell which
+// of its profiles a handshake used (Pick).
+func (b *Built) ServerName() string { return b.serverName }
+
+// SNIDefault reports whether the profile is its virtual's sni-default.
+func (b *Built) SNIDefault() bool { return b.sniDefault }
+
+// Pick is the index of the client-ssl profile ForVirtual chooses for a
+// hello's server name sni, from the profiles' server names (ServerName)
+// and the default's index: a matching server-name, else the default.
+func Pick(serverNames []string, def int, sni string) int {
+	if sni != "" {
+		sni = strings.ToLower(sni)
+		for i, n := range serverNames {
+			if n != "" && nameMatch(n, sni) {
+				return i
+			}
+		}
+	}
+	return def
+}

@@ -17,6 +17,12 @@ type TLS struct {
 	// ClientProfiles are the client-ssl profiles' full paths, for shows
 	// and logs.
 	ClientProfiles []string
+	// ClientServerNames are the client-ssl profiles' server-names (in the
+	// order of ClientProfiles, "" for none) and ClientDefault the index of
+	// the sni-default one: which profile a handshake used, for the
+	// profiles' statistics (tlsprof.Pick).
+	ClientServerNames []string
+	ClientDefault     int
 	// Server originates TLS to the members (the server-ssl profile); nil:
 	// members get plaintext.
 	Server *tlsprof.Built

@@ -67,7 +67,7 @@ func (pr *proxied) terminate() bool {
 	}
 	conn := tls.Server(raw, tc.Client)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := conn.Handshake(); err != nil {
+	if err := pr.snap.NoteClientTLS(conn, conn.Handshake()); err != nil {
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})
@@ -101,7 +101,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	conn := tls.Client(raw, tc.Server.ForServerName(sni))
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := conn.Handshake(); err != nil {
+	if err := pr.vs.Prof.ServerSSL.Note(conn, conn.Handshake()); err != nil {
 		pr.end(true)
 		return false
 	}

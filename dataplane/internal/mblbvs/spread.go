@@ -14,6 +14,7 @@ import (
 // out: they name a member, not a user), else by its X-Forwarded-For. It
 // reads the head the framer already parsed and allocates nothing.
 func (mv *VS) observeRequest(client netip.AddrPort, b []byte, h *httpx.Head) {
+	mv.vs.Prof.HTTP.Request(h)
 	persistCookie := mv.cfg.Request.HTTP.Cookie.Name
 	var xff []byte
 	var user uint64

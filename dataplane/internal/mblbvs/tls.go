@@ -89,7 +89,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		return true
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
-	if err := fc.tls.Handshake(); err != nil {
+	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake()); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
 		return false

@@ -195,6 +195,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 	ec.DialFD = mv.dialFD()
 	if cfg.Request.Mode == mblb.HTTP {
 		ec.ObserveRequest = mv.observeRequest
+		ec.ObserveResponse = mv.vs.Prof.HTTP.Response
 		ec.CookieRecords = mv.cookieRecords() // persist.go
 	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {
@@ -363,6 +364,9 @@ func (f *mblbFlow) finish() {
 	f.mv.env.Table.Remove(&f.Flow)
 	f.vs.Stats.Close()
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
+	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
+		f.vs.Prof.HTTP.ConnEnded(f.sess.Stats().Requests) // profilestats
+	}
 	if f.ended != nil {
 		f.ended()
 	}
@@ -565,6 +569,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 		return nil, err
 	}
 	sc, err := serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
+	mv.vs.Prof.ServerSSL.Note(sc, err)
 	if err == nil {
 		mv.serverHandshake(client, sc)
 	}

@@ -283,6 +283,8 @@ type Virtual struct {
 	snatNext atomic.Uint32
 	// Spread is who the virtual's traffic comes from (spread.go).
 	Spread Spread
+	// Prof is what the virtual counts for its profiles' shows (profiles.go).
+	Prof ProfileCounters
 }
 
 // VirtualSnap is one commit's view of a virtual.
@@ -293,6 +295,9 @@ type VirtualSnap struct {
 	SnatPool []netip.Addr
 	SelfIPs  []netip.Addr
 	EvMask   uint16 // the proxy events the virtual's rules handle
+	// ClientSSL counts the handshakes of each client-ssl profile
+	// (profiles.go), in the order of Cfg.TLS.ClientProfiles.
+	ClientSSL []*SSLCounters
 }
 
 // Admit decides whether a new connection from client may enter the
@@ -306,6 +311,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
 		return false
 	}
 	vs.Stats.Requests.Add(1)
+	vs.Prof.Conns.Opened(vs.Stats.Cur.Load())
 	vs.Spread.Conn(client.Addr())
 	return true
 }

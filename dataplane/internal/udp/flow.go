@@ -107,6 +107,7 @@ func (f *flow) fromClient(b []byte) {
 	f.BytesIn.Add(uint64(len(b)))
 	f.PktsIn.Add(1)
 	f.vs.Stats.In(len(b), 1)
+	f.vs.Prof.Conns.DgIn.Add(1)
 	if f.rs != nil && f.hold(b) {
 		// UDP::hold: the server is chosen and connected without the
 		// datagram (LB_SELECTED, SERVER_CONNECTED), whose rules may
@@ -138,7 +139,8 @@ func (f *flow) forward(b []byte) {
 	}
 	if lg == nil || f.dgram {
 		if lg = f.pick(); lg == nil {
-			return // no member can take it: the datagram is dropped
+			f.vs.Prof.Conns.DgDropped.Add(1) // no member can take it
+			return
 		}
 	}
 	if f.rs != nil {
@@ -348,6 +350,7 @@ func (f *flow) toClient(b []byte) {
 	f.BytesOut.Add(uint64(len(b)))
 	f.PktsOut.Add(1)
 	f.vs.Stats.Out(len(b), 1)
+	f.vs.Prof.Conns.DgOut.Add(1)
 }
 
 // release gives back the member's and pool's counts the leg held.

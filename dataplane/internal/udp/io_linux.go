@@ -372,6 +372,7 @@ func (lg *leg) answer() {
 	f.PktsOut.Add(uint64(n))
 	f.vs.Stats.BytesOut.Add(bytes)
 	f.vs.Stats.PktsOut.Add(uint64(n))
+	f.vs.Prof.Conns.DgOut.Add(uint64(n))
 }
 
 func (lg *leg) answerBatch(fd uintptr) bool {

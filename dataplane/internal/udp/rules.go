@@ -137,7 +137,8 @@ func (f *flow) hold(b []byte) bool {
 	}
 	cfg := f.snap.Cfg
 	if len(rs.held) >= max(cfg.HoldPackets, 1) || (cfg.HoldBytes > 0 && len(rs.held) > 0 && rs.holdBytes+len(b) > cfg.HoldBytes) {
-		return true // dropped
+		f.vs.Prof.Conns.DgDropped.Add(1)
+		return true
 	}
 	rs.held = append(rs.held, append([]byte(nil), b...))
 	rs.holdBytes += len(b)

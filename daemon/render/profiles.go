@@ -1,0 +1,119 @@
+package render
+
+import (
+	"io"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// The profile statistics blocks (show ltm profile http|tcp|udp|client-ssl|
+// server-ssl) show the counters openltm measures, in the layout of
+// OneConnectProfile: the figures are the profile's summed over the
+// virtuals using it, as BIG-IP's `Virtual Server Name N/A` aggregate is.
+// Group and field names follow BIG-IP's where openltm has the counter;
+// counters it cannot measure (compression, RAM cache, session cache,
+// SYN cookies ...) are left out rather than shown as zero [M].
+
+// maxCiphers bounds the cipher lines of an SSL block: the most used.
+const maxCiphers = 5
+
+// HTTPProfile prints one `Ltm::HTTP Profile` block.
+func HTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	h := st.HTTP
+	return statBlock(w, "Ltm::HTTP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Requests", ""},
+		{"Total", o.num(h.Requests)},
+		{"GET", o.num(h.Get)},
+		{"POST", o.num(h.Post)},
+		{"HEAD", o.num(h.Head)},
+		{"Other Methods", o.num(h.Other)},
+		{"Version 1.0 Requests", o.num(h.V10)},
+		{"Version 1.1 Requests", o.num(h.V11)},
+		{"Max Requests per Connection", o.num(h.MaxPerConn)},
+		{"Connection: keep-alive", o.num(h.KeepAlive)},
+		{"Connection: close", o.num(h.Close)},
+		{"Responses", ""},
+		{"1xx", o.num(h.Resp1xx)},
+		{"2xx", o.num(h.Resp2xx)},
+		{"3xx", o.num(h.Resp3xx)},
+		{"4xx", o.num(h.Resp4xx)},
+		{"5xx", o.num(h.Resp5xx)},
+		{"Other", o.num(h.RespOther)},
+	})
+}
+
+// TCPProfile prints one `Ltm::TCP Profile` block.
+func TCPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	c := st.Conns
+	return statBlock(w, "Ltm::TCP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current Open", o.num(c.Cur)},
+		{"Maximum Open", o.num(c.Max)},
+		{"Accepts", o.num(c.Tot)},
+		{"Closed", o.num(closed(c))},
+	})
+}
+
+// UDPProfile prints one `Ltm::UDP Profile` block.
+func UDPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	c := st.Conns
+	return statBlock(w, "Ltm::UDP Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Flows", ""},
+		{"Current Open", o.num(c.Cur)},
+		{"Maximum Open", o.num(c.Max)},
+		{"Accepts", o.num(c.Tot)},
+		{"Closed", o.num(closed(c))},
+		{"Datagrams", ""},
+		{"Received", o.num(c.DatagramsIn)},
+		{"Transmitted", o.num(c.DatagramsOut)},
+		{"Dropped", o.num(c.Dropped)},
+	})
+}
+
+// closed is the connections that ended since the reset; those open at
+// the reset are not in Accepts, so it never goes below zero.
+func closed(c dataplane.ConnProfileStats) uint64 {
+	if c.Tot < c.Cur {
+		return 0
+	}
+	return c.Tot - c.Cur
+}
+
+// ClientSSLProfile prints one `Ltm::ClientSSL Profile` block.
+func ClientSSLProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return sslBlock(w, "Ltm::ClientSSL Profile: "+o.rel(name), st.SSL, o)
+}
+
+// ServerSSLProfile prints one `Ltm::ServerSSL Profile` block.
+func ServerSSLProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return sslBlock(w, "Ltm::ServerSSL Profile: "+o.rel(name), st.SSL, o)
+}
+
+func sslBlock(w io.Writer, title string, s dataplane.SSLProfileStats, o Options) error {
+	rows := [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"SSL Protocol", ""},
+		{"TLS Protocol Version 1.0", o.num(s.TLS10)},
+		{"TLS Protocol Version 1.1", o.num(s.TLS11)},
+		{"TLS Protocol Version 1.2", o.num(s.TLS12)},
+		{"TLS Protocol Version 1.3", o.num(s.TLS13)},
+		{"Common", ""},
+		{"Total Native Connections", o.num(s.Full + s.Resumed)},
+		{"Full Handshakes", o.num(s.Full)},
+		{"Resumed Handshakes", o.num(s.Resumed)},
+		{"Handshake Failures", o.num(s.Failures)},
+		{"Handshake Timeouts", o.num(s.Timeouts)},
+		{"Fatal Alerts Received", o.num(s.Alerts)},
+		{"Cipher Usage", ""},
+	}
+	for i, c := range s.Ciphers {
+		if i == maxCiphers {
+			break
+		}
+		rows = append(rows, [2]string{c.Name, o.num(c.N)})
+	}
+	return statBlock(w, title, rows)
+}

@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"context"
+	"io"
+
+	"github.com/openltm/openltm/daemon/render"
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// profileShows are the profile kinds whose statistics the virtuals using
+// them count (show ltm profile KIND, reset-stats ltm profile KIND).
+var profileShows = []struct {
+	kind *objects.Kind
+	pk   dataplane.ProfileKind
+	draw func(io.Writer, string, dataplane.ProfileStats, render.Options) error
+}{
+	{profileHTTP, dataplane.ProfileHTTP, render.HTTPProfile},
+	{profileTCP, dataplane.ProfileTCP, render.TCPProfile},
+	{profileUDP, dataplane.ProfileUDP, render.UDPProfile},
+	{profileClientSSL, dataplane.ProfileClientSSL, render.ClientSSLProfile},
+	{profileServerSSL, dataplane.ProfileServerSSL, render.ServerSSLProfile},
+}
+
+// profileStatsCommands answers show and reset-stats of the http, tcp,
+// udp, client-ssl and server-ssl profiles: one block per profile, its
+// figures summed over the virtuals using it.
+func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
+	var out []RuntimeCommand
+	for _, ps := range profileShows {
+		out = append(out,
+			RuntimeCommand{"show", ps.kind.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+				users := profileUsers(e.Config(), ps.kind)
+				for _, name := range profileNames(e, ps.kind, names) {
+					if err := ps.draw(w, name, p.ProfileStats(ps.pk, name, users[name]), showOpts(s, words)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+			RuntimeCommand{"reset-stats", ps.kind.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+				users := profileUsers(e.Config(), ps.kind)
+				for _, name := range profileNames(e, ps.kind, names) {
+					p.ResetProfileStats(ps.pk, name, users[name])
+				}
+				return nil
+			}})
+	}
+	return out
+}
+
+// profileUsers maps each profile of kind k to the virtuals using it. A
+// virtual's tcp (udp) profile is the one it names, else the built-in
+// /Common/tcp (/Common/udp) unless it runs on fastL4. A virtual with
+// several client-ssl profiles is a user of each: it counts a handshake at
+// the profile the client's server name chose.
+func profileUsers(cfg *objects.Config, k *objects.Kind) map[string][]string {
+	out := map[string][]string{}
+	for _, v := range cfg.Of(ltmVirtual) {
+		udp := virtualIPProtocol.Effective(cfg, v) == "udp"
+		var of []*objects.Object
+		var fast bool
+		if pv := virtualProfiles.Get(v); pv != nil {
+			for _, it := range pv.Items {
+				if cfg.Lookup(schema, []string{profileFastL4.Key()}, it.Name) != nil {
+					fast = true
+				}
+				if p := cfg.Lookup(schema, []string{k.Key()}, it.Name); p != nil {
+					of = append(of, p)
+				}
+			}
+		}
+		switch {
+		case k == profileTCP && udp, k == profileUDP && !udp:
+			continue
+		case len(of) == 0 && !fast && (k == profileTCP || k == profileUDP):
+			def := "/Common/" + k.Words[len(k.Words)-1]
+			out[def] = append(out[def], v.Name)
+			continue
+		}
+		for _, p := range of {
+			out[p.Name] = append(out[p.Name], v.Name)
+		}
+	}
+	return out
+}

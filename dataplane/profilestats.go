@@ -1,0 +1,175 @@
+package dataplane
+
+import (
+	"sort"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
+
+// ProfileKind names the profile shows a virtual counts for (show ltm
+// profile tcp|udp|http|client-ssl|server-ssl).
+type ProfileKind string
+
+// The profile kinds ProfileStats and ResetProfileStats take.
+const (
+	ProfileTCP       ProfileKind = "tcp"
+	ProfileUDP       ProfileKind = "udp"
+	ProfileHTTP      ProfileKind = "http"
+	ProfileClientSSL ProfileKind = "client-ssl"
+	ProfileServerSSL ProfileKind = "server-ssl"
+)
+
+// ProfileStats is one profile's figures summed over the virtuals using
+// it; only the group of its kind is filled in.
+type ProfileStats struct {
+	// Virtuals is how many of the virtuals asked about are running.
+	Virtuals int
+	Conns    ConnProfileStats
+	HTTP     HTTPProfileStats
+	SSL      SSLProfileStats
+}
+
+// ConnProfileStats are a tcp or udp profile's connections (flows).
+type ConnProfileStats struct {
+	// Cur is the connections open now. Max is the sum of each virtual's
+	// most concurrent connections since the profile's last reset: exact
+	// for a profile on one virtual, an upper bound for one shared.
+	Cur, Max, Tot uint64
+	// DatagramsIn and DatagramsOut count client datagrams received and
+	// datagrams sent to clients; Dropped the client datagrams lost (no
+	// member could take them, or past UDP::hold's bounds). UDP only.
+	DatagramsIn, DatagramsOut, Dropped uint64
+}
+
+// HTTPProfileStats are an http profile's requests and responses.
+type HTTPProfileStats struct {
+	Requests, Get, Post, Head, Other uint64
+	// V10 and V11 count HTTP/1.0 and HTTP/1.1 requests.
+	V10, V11 uint64
+	// KeepAlive and Close count requests with Connection: keep-alive and
+	// Connection: close.
+	KeepAlive, Close uint64
+	// Resp1xx to Resp5xx count the members' responses by status class,
+	// RespOther any other status.
+	Resp1xx, Resp2xx, Resp3xx, Resp4xx, Resp5xx, RespOther uint64
+	// MaxPerConn is the most requests one client connection carried, over
+	// the connections that ended (the highest of the virtuals').
+	MaxPerConn uint64
+}
+
+// SSLProfileStats are a client-ssl or server-ssl profile's handshakes.
+type SSLProfileStats struct {
+	// Full and Resumed count completed handshakes, Failures the failed
+	// ones, Timeouts those of the failures the handshake-timeout ended and
+	// Alerts those the peer ended with a fatal alert.
+	Full, Resumed, Failures, Timeouts, Alerts uint64
+	TLS10, TLS11, TLS12, TLS13, OtherVersion  uint64
+	// Ciphers are the suites used, most used first.
+	Ciphers []CipherCount
+}
+
+// CipherCount is how many handshakes chose one cipher suite.
+type CipherCount struct {
+	Name string
+	N    uint64
+}
+
+// virtualsNamed is the running virtuals among names.
+func (p *Plane) virtualsNamed(names []string) []*state.Virtual {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*state.Virtual
+	for _, n := range names {
+		if v := p.virtuals[n]; v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ProfileStats sums the figures of profile name over the virtuals using
+// it (the daemon knows which do); those not running are left out.
+func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) ProfileStats {
+	vs := p.virtualsNamed(virtuals)
+	st := ProfileStats{Virtuals: len(vs)}
+	var ciphers [state.NumCiphers]uint64
+	for _, v := range vs {
+		pc := &v.Prof
+		switch kind {
+		case ProfileTCP, ProfileUDP:
+			c := &st.Conns
+			c.Cur += uint64(max(v.Stats.Cur.Load(), 0))
+			c.Max += uint64(max(pc.Conns.Max.Load(), 0))
+			c.Tot += pc.Conns.Tot.Load()
+			c.DatagramsIn += pc.Conns.DgIn.Load()
+			c.DatagramsOut += pc.Conns.DgOut.Load()
+			c.Dropped += pc.Conns.DgDropped.Load()
+		case ProfileHTTP:
+			h, x := &st.HTTP, &pc.HTTP
+			h.Requests += x.Requests.Load()
+			h.Get += x.Get.Load()
+			h.Post += x.Post.Load()
+			h.Head += x.Head.Load()
+			h.Other += x.Other.Load()
+			h.V10 += x.V10.Load()
+			h.V11 += x.V11.Load()
+			h.KeepAlive += x.KeepAlive.Load()
+			h.Close += x.Close.Load()
+			h.Resp1xx += x.Resp[0].Load()
+			h.Resp2xx += x.Resp[1].Load()
+			h.Resp3xx += x.Resp[2].Load()
+			h.Resp4xx += x.Resp[3].Load()
+			h.Resp5xx += x.Resp[4].Load()
+			h.RespOther += x.Resp[5].Load()
+			h.MaxPerConn = max(h.MaxPerConn, x.MaxPerConn.Load())
+		case ProfileClientSSL, ProfileServerSSL:
+			x := &pc.ServerSSL
+			if kind == ProfileClientSSL {
+				if x = pc.ClientSSL(name); x == nil {
+					continue
+				}
+			}
+			s := &st.SSL
+			s.Full += x.Full.Load()
+			s.Resumed += x.Resumed.Load()
+			s.Failures += x.Failures.Load()
+			s.Timeouts += x.Timeouts.Load()
+			s.Alerts += x.Alerts.Load()
+			s.TLS10 += x.Versions[0].Load()
+			s.TLS11 += x.Versions[1].Load()
+			s.TLS12 += x.Versions[2].Load()
+			s.TLS13 += x.Versions[3].Load()
+			s.OtherVersion += x.Versions[4].Load()
+			for i := range ciphers {
+				ciphers[i] += x.Ciphers[i].Load()
+			}
+		}
+	}
+	for i, n := range ciphers {
+		if n > 0 {
+			st.SSL.Ciphers = append(st.SSL.Ciphers, CipherCount{state.CipherName(i), n})
+		}
+	}
+	sort.SliceStable(st.SSL.Ciphers, func(i, j int) bool { return st.SSL.Ciphers[i].N > st.SSL.Ciphers[j].N })
+	return st
+}
+
+// ResetProfileStats zeroes the figures of profile name on the virtuals
+// using it (reset-stats ltm profile KIND NAME); the virtuals' own
+// counters and their other profiles' stay.
+func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []string) {
+	for _, v := range p.virtualsNamed(virtuals) {
+		switch kind {
+		case ProfileTCP, ProfileUDP:
+			v.Prof.Conns.Reset(v.Stats.Cur.Load())
+		case ProfileHTTP:
+			v.Prof.HTTP.Reset()
+		case ProfileClientSSL:
+			if c := v.Prof.ClientSSL(name); c != nil {
+				c.Reset()
+			}
+		case ProfileServerSSL:
+			v.Prof.ServerSSL.Reset()
+		}
+	}
+}
