@@ -53,9 +53,9 @@ func waitStats(t *testing.T, s *Session, cmd string, want map[string]string) str
 	return out
 }
 
-// httpBackend answers /ok with 200, /missing with 404 and anything else
+// statusBackend answers /ok with 200, /missing with 404 and anything else
 // with 503.
-func httpBackend(t *testing.T, addr string) {
+func statusBackend(t *testing.T, addr string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -96,7 +96,7 @@ func rawHTTP(t *testing.T, addr, req string) string {
 // reset-stats.
 func TestProfileStatsFromTraffic(t *testing.T) {
 	labelServer(t, "127.45.0.11:9000", "S1 Response")
-	httpBackend(t, "127.45.0.12:8080")
+	statusBackend(t, "127.45.0.12:8080")
 	tlsMember(t, "127.45.0.13:8443")
 	udpEcho(t, "127.45.0.14:5353")
 	e, _ := openWithPlane(t, t.TempDir())
