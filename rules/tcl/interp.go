@@ -19,7 +19,18 @@ type Command struct {
 	Name    string
 	Fn      CmdFunc
 	Compile func(c *Compiler) error
+	// native marks the core commands that have compiled plans (plan.go);
+	// a host replacing them with Register gets a Command without it.
+	native nativeKind
 }
+
+type nativeKind uint8
+
+const (
+	nativeNone nativeKind = iota
+	nativeIf
+	nativeSwitch
+)
 
 // Commands is a command table shared by many interpreters, so that creating
 // an interpreter per connection costs no map copies. It must not be changed
@@ -323,24 +334,15 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 	if err := in.tick(); err != nil {
 		return Empty, err
 	}
+	if c.plan != nil {
+		res, err := c.plan.run(in, c)
+		return res, in.place(err, c)
+	}
 	base := len(in.stack)
-	for i := range c.words {
-		w := &c.words[i]
-		v, err := in.evalWord(w)
-		if err != nil {
-			in.stack = in.stack[:base]
-			return Empty, in.place(err, c)
-		}
-		if w.expand {
-			elems, err := AsList(v)
-			if err != nil {
-				in.stack = in.stack[:base]
-				return Empty, err
-			}
-			in.stack = append(in.stack, elems...)
-			continue
-		}
-		in.stack = append(in.stack, v)
+	if c.lits != nil {
+		in.stack = append(in.stack, c.lits...)
+	} else if err := in.pushWords(c, base); err != nil {
+		return Empty, err
 	}
 	top := len(in.stack)
 	if top == base {
@@ -368,6 +370,34 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 		return res, in.place(err, c)
 	}
 	return res, nil
+}
+
+// pushWords evaluates a command's words onto the stack, expanding {*}
+// words; on error the stack is back at base.
+func (in *Interp) pushWords(c *command, base int) error {
+	for i := range c.words {
+		w := &c.words[i]
+		if w.kind == wLit && !w.expand {
+			in.stack = append(in.stack, w.lit)
+			continue
+		}
+		v, err := in.evalWord(w)
+		if err != nil {
+			in.stack = in.stack[:base]
+			return in.place(err, c)
+		}
+		if w.expand {
+			elems, err := AsList(v)
+			if err != nil {
+				in.stack = in.stack[:base]
+				return err
+			}
+			in.stack = append(in.stack, elems...)
+			continue
+		}
+		in.stack = append(in.stack, v)
+	}
+	return nil
 }
 
 // place records the innermost command that raised an error.

@@ -1,0 +1,39 @@
+package rules
+
+import "testing"
+
+// seedDataRule is the message-based seed's rule, which runs on every
+// message in each direction.
+const seedDataRule = `when CLIENT_DATA {
+  TCP::release
+  TCP::notify request
+  TCP::collect
+}
+when SERVER_DATA {
+  TCP::release
+  TCP::notify response
+  TCP::collect
+}`
+
+// quietConn is a connection whose data commands do nothing, so that a
+// benchmark measures the interpreter alone.
+type quietConn struct{ nopConn }
+
+func (q *quietConn) Collect(s Side, length, skip int) error { return nil }
+func (q *quietConn) Release(s Side, length int) error       { return nil }
+func (q *quietConn) Notify(s Side, n NotifyKind) error      { return nil }
+
+// BenchmarkSeedClientData is the interpretive cost of the message-based
+// seed's CLIENT_DATA event per message.
+func BenchmarkSeedClientData(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "seed", seedDataRule))
+	c := &quietConn{nopConn{*newFakeConn()}}
+	s := p.NewConnState(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(ClientData); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
