@@ -11,6 +11,9 @@ import (
 
 // CmdFunc implements a command. args[0] is the command name. args is only
 // valid during the call: a command that keeps arguments must copy them.
+// args must not be written to: when every word of a command is a literal,
+// it is the compiled command's own slice, shared by all interpreters
+// running the script, which saves copying the words on every run.
 type CmdFunc func(in *Interp, args []Value) (Value, error)
 
 // Command is a registered command. Compile, when set, lets the command
@@ -336,6 +339,10 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 	}
 	if c.plan != nil {
 		res, err := c.plan.run(in, c)
+		return res, in.place(err, c)
+	}
+	if c.lits != nil && c.fn != nil {
+		res, err := c.fn.Fn(in, c.lits)
 		return res, in.place(err, c)
 	}
 	base := len(in.stack)

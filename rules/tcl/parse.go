@@ -62,8 +62,10 @@ type command struct {
 	expand bool
 	// lits holds the argument values when every word is a literal (most
 	// commands in rules: pool names, TCP::release, precompiled if and
-	// switch bodies), so that running the command copies them onto the
-	// stack in one go instead of evaluating word by word.
+	// switch bodies), so that a resolved command is called with them as
+	// they are and a proc call copies them onto the stack in one go.
+	// Its capacity is its length, so a command appending to its
+	// arguments gets a copy.
 	lits []Value
 	// plan, when set, runs the command without building its arguments:
 	// if and switch forms whose shape is fixed at compile time.
