@@ -217,6 +217,10 @@ type Interp struct {
 	SleepBudget time.Duration
 	slept       time.Duration
 	seed        uint64
+	// recent holds the strings StrBytes made last, newest at
+	// recentNext-1.
+	recent     [recentStrings]string
+	recentNext int
 }
 
 // NewInterp makes an interpreter over a shared command table.
