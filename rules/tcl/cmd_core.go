@@ -16,7 +16,7 @@ func registerCore(t *Commands) {
 	t.Register("incr", cmdIncr)
 	t.Register("append", cmdAppend)
 	t.Register("lappend", cmdLappend)
-	t.Register("if", cmdIf)
+	t.Register("if", cmdIf).native = nativeIf
 	t.Register("while", cmdWhile)
 	t.Register("for", cmdFor)
 	t.Register("foreach", cmdForeach)
@@ -51,7 +51,7 @@ func registerCore(t *Commands) {
 	registerFormat(t)
 	registerBinary(t)
 	registerRegexp(t)
-	t.Register("switch", cmdSwitch)
+	t.Register("switch", cmdSwitch).native = nativeSwitch
 }
 
 func cmdSet(in *Interp, args []Value) (Value, error) {

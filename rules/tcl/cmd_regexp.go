@@ -416,8 +416,10 @@ func cmdSwitch(in *Interp, args []Value) (Value, error) {
 	mode := "exact"
 	nocase := false
 	matchVar, indexVar := "", ""
+	// As in Tcl, the last two words are never options, so a string that
+	// starts with "-" is matched, not read as an option.
 	i := 1
-	for ; i < len(args); i++ {
+	for ; i < len(args)-2; i++ {
 		s := args[i].String()
 		if !strings.HasPrefix(s, "-") {
 			break
@@ -429,7 +431,7 @@ func cmdSwitch(in *Interp, args []Value) (Value, error) {
 			nocase = true
 		case "-matchvar", "-indexvar":
 			i++
-			if i >= len(args) {
+			if i >= len(args)-2 {
 				return Empty, errorf("missing variable name argument to %s option", s)
 			}
 			if s == "-matchvar" {
@@ -441,14 +443,11 @@ func cmdSwitch(in *Interp, args []Value) (Value, error) {
 			i++
 			goto body
 		default:
-			if len(args)-i <= 2 {
-				goto body
-			}
 			return Empty, errorf("bad option %s: must be -exact, -glob, -indexvar, -matchvar, -nocase, -regexp, or --", q(s))
 		}
 	}
 body:
-	if i >= len(args) {
+	if len(args)-i < 2 {
 		return Empty, wrongArgs("switch ?-option ...? string ?pattern body ...? ?default body?")
 	}
 	str := args[i].String()

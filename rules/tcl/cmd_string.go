@@ -212,6 +212,15 @@ func cmdString(in *Interp, args []Value) (Value, error) {
 			return Empty, err
 		}
 		s := a[0].String()
+		if len(a) == 1 && sub != "totitle" {
+			// The whole string, the usual form: no character index
+			// needed, and strings.ToLower returns an already lower-case
+			// ASCII string as it is, without allocating.
+			if sub == "tolower" {
+				return Str(strings.ToLower(s)), nil
+			}
+			return Str(strings.ToUpper(s)), nil
+		}
 		c := newChars(s)
 		i, j := 0, c.n()-1
 		if len(a) > 1 {

@@ -379,14 +379,7 @@ func (ep *exprParser) parsePrimary() (*exprNode, error) {
 // it has one.
 func (in *Interp) EvalExpr(v Value) (Value, error) {
 	if v.kind == kExpr {
-		n := v.rep.(*exprNode)
-		r, err := in.evalExpr(n)
-		if err == nil && n.op == opWord && r.kind == kStr {
-			if num, ok := asNumber(r); ok {
-				return num.value(), nil
-			}
-		}
-		return r, err
+		return in.evalExprNode(v.rep.(*exprNode))
 	}
 	s := v.String()
 	c := &compiler{cmds: in.cmds, check: in.Check}
@@ -398,6 +391,18 @@ func (in *Interp) EvalExpr(v Value) (Value, error) {
 		return Empty, err
 	}
 	return in.EvalExpr(Value{s: s, hasStr: true, rep: n, kind: kExpr})
+}
+
+// evalExprNode evaluates a compiled expression as expr does: a lone word
+// that reads as a number gives the number.
+func (in *Interp) evalExprNode(n *exprNode) (Value, error) {
+	r, err := in.evalExpr(n)
+	if err == nil && n.op == opWord && r.kind == kStr {
+		if num, ok := asNumber(r); ok {
+			return num.value(), nil
+		}
+	}
+	return r, err
 }
 
 // ExprBool evaluates a condition as if and while do.

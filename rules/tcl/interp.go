@@ -11,6 +11,9 @@ import (
 
 // CmdFunc implements a command. args[0] is the command name. args is only
 // valid during the call: a command that keeps arguments must copy them.
+// args must not be written to: when every word of a command is a literal,
+// it is the compiled command's own slice, shared by all interpreters
+// running the script, which saves copying the words on every run.
 type CmdFunc func(in *Interp, args []Value) (Value, error)
 
 // Command is a registered command. Compile, when set, lets the command
@@ -19,7 +22,18 @@ type Command struct {
 	Name    string
 	Fn      CmdFunc
 	Compile func(c *Compiler) error
+	// native marks the core commands that have compiled plans (plan.go);
+	// a host replacing them with Register gets a Command without it.
+	native nativeKind
 }
+
+type nativeKind uint8
+
+const (
+	nativeNone nativeKind = iota
+	nativeIf
+	nativeSwitch
+)
 
 // Commands is a command table shared by many interpreters, so that creating
 // an interpreter per connection costs no map copies. It must not be changed
@@ -203,6 +217,10 @@ type Interp struct {
 	SleepBudget time.Duration
 	slept       time.Duration
 	seed        uint64
+	// recent holds the strings StrBytes made last, newest at
+	// recentNext-1.
+	recent     [recentStrings]string
+	recentNext int
 }
 
 // NewInterp makes an interpreter over a shared command table.
@@ -323,24 +341,19 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 	if err := in.tick(); err != nil {
 		return Empty, err
 	}
+	if c.plan != nil {
+		res, err := c.plan.run(in, c)
+		return res, in.place(err, c)
+	}
+	if c.lits != nil && c.fn != nil {
+		res, err := c.fn.Fn(in, c.lits)
+		return res, in.place(err, c)
+	}
 	base := len(in.stack)
-	for i := range c.words {
-		w := &c.words[i]
-		v, err := in.evalWord(w)
-		if err != nil {
-			in.stack = in.stack[:base]
-			return Empty, in.place(err, c)
-		}
-		if w.expand {
-			elems, err := AsList(v)
-			if err != nil {
-				in.stack = in.stack[:base]
-				return Empty, err
-			}
-			in.stack = append(in.stack, elems...)
-			continue
-		}
-		in.stack = append(in.stack, v)
+	if c.lits != nil {
+		in.stack = append(in.stack, c.lits...)
+	} else if err := in.pushWords(c, base); err != nil {
+		return Empty, err
 	}
 	top := len(in.stack)
 	if top == base {
@@ -368,6 +381,34 @@ func (in *Interp) evalCmd(c *command) (Value, error) {
 		return res, in.place(err, c)
 	}
 	return res, nil
+}
+
+// pushWords evaluates a command's words onto the stack, expanding {*}
+// words; on error the stack is back at base.
+func (in *Interp) pushWords(c *command, base int) error {
+	for i := range c.words {
+		w := &c.words[i]
+		if w.kind == wLit && !w.expand {
+			in.stack = append(in.stack, w.lit)
+			continue
+		}
+		v, err := in.evalWord(w)
+		if err != nil {
+			in.stack = in.stack[:base]
+			return in.place(err, c)
+		}
+		if w.expand {
+			elems, err := AsList(v)
+			if err != nil {
+				in.stack = in.stack[:base]
+				return err
+			}
+			in.stack = append(in.stack, elems...)
+			continue
+		}
+		in.stack = append(in.stack, v)
+	}
+	return nil
 }
 
 // place records the innermost command that raised an error.

@@ -60,6 +60,16 @@ type command struct {
 	src    *Source
 	fn     *Command
 	expand bool
+	// lits holds the argument values when every word is a literal (most
+	// commands in rules: pool names, TCP::release, precompiled if and
+	// switch bodies), so that a resolved command is called with them as
+	// they are and a proc call copies them onto the stack in one go.
+	// Its capacity is its length, so a command appending to its
+	// arguments gets a copy.
+	lits []Value
+	// plan, when set, runs the command without building its arguments:
+	// if and switch forms whose shape is fixed at compile time.
+	plan plan
 }
 
 type wordKind uint8
@@ -200,7 +210,25 @@ func (p *parser) parseCommand(inBracket bool) (*command, error) {
 	if err := p.c.finish(p, cmd); err != nil {
 		return nil, err
 	}
+	cmd.lits = literalArgs(cmd)
+	cmd.plan = planCommand(cmd)
 	return cmd, nil
+}
+
+// literalArgs returns the words' values when all of them are literals, as
+// finish left them (numbers parsed, bodies compiled), or nil.
+func literalArgs(cmd *command) []Value {
+	if cmd.expand {
+		return nil
+	}
+	lits := make([]Value, len(cmd.words))
+	for i := range cmd.words {
+		if cmd.words[i].kind != wLit {
+			return nil
+		}
+		lits[i] = cmd.words[i].lit
+	}
+	return lits
 }
 
 func (p *parser) atWordEnd(inBracket bool) bool {
@@ -601,7 +629,7 @@ func (c *compiler) precompileExpr(src *Source, w *word) error {
 // are one braced list, the usual form in rules.
 func (c *compiler) precompileSwitch(src *Source, ws []word) error {
 	i := 1
-	for i < len(ws) && ws[i].kind == wLit && strings.HasPrefix(ws[i].lit.s, "-") {
+	for i < len(ws)-2 && ws[i].kind == wLit && strings.HasPrefix(ws[i].lit.s, "-") {
 		o := ws[i].lit.s
 		i++
 		if o == "--" {

@@ -1,0 +1,83 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// seedDataRule is the message-based seed's rule, which runs on every
+// message in each direction.
+const seedDataRule = `when CLIENT_DATA {
+  TCP::release
+  TCP::notify request
+  TCP::collect
+}
+when SERVER_DATA {
+  TCP::release
+  TCP::notify response
+  TCP::collect
+}`
+
+// quietConn is a connection whose data commands do nothing, so that a
+// benchmark measures the interpreter alone.
+type quietConn struct{ nopConn }
+
+func (q *quietConn) Collect(s Side, length, skip int) error { return nil }
+func (q *quietConn) Release(s Side, length int) error       { return nil }
+func (q *quietConn) Notify(s Side, n NotifyKind) error      { return nil }
+
+// BenchmarkSeedClientData is the interpretive cost of the message-based
+// seed's CLIENT_DATA event per message.
+func BenchmarkSeedClientData(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "seed", seedDataRule))
+	c := &quietConn{nopConn{*newFakeConn()}}
+	s := p.NewConnState(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(ClientData); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEmptyEvent is what running an event costs before the
+// interpreter does anything (the budget, the clock, the handler lookup);
+// subtract it from the other benchmarks to get the interpreter's share.
+func BenchmarkEmptyEvent(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "empty", `when CLIENT_DATA { }`))
+	c := &quietConn{nopConn{*newFakeConn()}}
+	s := p.NewConnState(c)
+	defer s.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := s.Run(ClientData); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHTTPRequestEmptyRule is BenchmarkHTTPRequestRule's request
+// with an empty HTTP_REQUEST: indexing and writing the head, running the
+// event.
+func BenchmarkHTTPRequestEmptyRule(b *testing.B) {
+	p := NewProgram(nil, mustCompile(b, "empty", `when HTTP_REQUEST { }`))
+	c := &benchHTTP{nopConn: nopConn{*newFakeConn()}}
+	raw := []byte(testRequest)
+	head, err := httpx.ParseRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := p.NewConnState(c)
+	defer s.Release()
+	out := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.req.ResetParsed(raw, &head, false)
+		if err := s.Run(HTTPRequest); err != nil {
+			b.Fatal(err)
+		}
+		out = c.req.AppendTo(out[:0])
+	}
+}
