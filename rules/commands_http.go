@@ -13,10 +13,14 @@ import (
 func registerHTTP(t *tcl.Commands) {
 	t.Register("HTTP::header", cmdHTTPHeader)
 	t.Register("HTTP::cookie", cmdHTTPCookie).Compile = unsupportedHook(1, "HTTP::cookie", "encrypt", "decrypt", "sanitize")
-	t.Register("HTTP::host", httpReqGetter("HTTP::host", func(h *HTTPHead) tcl.Value {
+	t.Register("HTTP::host", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		h, err := httpRequestHead(in, args, "HTTP::host")
+		if err != nil {
+			return tcl.Empty, err
+		}
 		v, _ := h.Header("host")
-		return tcl.Str(string(v))
-	}))
+		return in.StrBytes(v), nil // a repeated Host allocates nothing
+	})
 	t.Register("HTTP::method", httpReqGetter("HTTP::method", func(h *HTTPHead) tcl.Value { return tcl.Str(string(h.Method())) }))
 	t.Register("HTTP::uri", httpURIPart("HTTP::uri", (*HTTPHead).URI, (*HTTPHead).SetURI))
 	t.Register("HTTP::path", httpURIPart("HTTP::path", (*HTTPHead).Path, (*HTTPHead).SetPath))
@@ -202,19 +206,28 @@ func httpGetter(name string, response bool, get func(*HTTPHead) tcl.Value) tcl.C
 // httpReqGetter reads the request whatever the event.
 func httpReqGetter(name string, get func(*HTTPHead) tcl.Value) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		if len(args) != 1 {
-			return tcl.Empty, tcl.WrongArgs(name)
-		}
-		_, hc, err := httpConn(in, name)
+		h, err := httpRequestHead(in, args, name)
 		if err != nil {
 			return tcl.Empty, err
 		}
-		h := hc.HTTPRequest()
-		if h == nil {
-			return tcl.Empty, tcl.Errorf("%s: there is no HTTP request yet", name)
-		}
 		return get(h), nil
 	}
+}
+
+// httpRequestHead is the request head a getter without arguments reads.
+func httpRequestHead(in *tcl.Interp, args []tcl.Value, name string) (*HTTPHead, error) {
+	if len(args) != 1 {
+		return nil, tcl.WrongArgs(name)
+	}
+	_, hc, err := httpConn(in, name)
+	if err != nil {
+		return nil, err
+	}
+	h := hc.HTTPRequest()
+	if h == nil {
+		return nil, tcl.Errorf("%s: there is no HTTP request yet", name)
+	}
+	return h, nil
 }
 
 func httpAction(name string, k HTTPActionKind) tcl.CmdFunc {
@@ -244,7 +257,7 @@ func httpURIPart(name string, get func(*HTTPHead) []byte, set func(*HTTPHead, st
 		}
 		switch {
 		case len(args) == 1:
-			return tcl.Str(string(get(h))), nil
+			return in.StrBytes(get(h)), nil // a repeated path allocates nothing
 		case len(args) == 2 && args[1].String() == "-normalized":
 			return tcl.Str(normalizeHTTPTarget(string(get(h)))), nil
 		case len(args) == 2:
