@@ -60,8 +60,12 @@ func (c *Conn) Detach(fd int) {
 	c.t.drained = false
 }
 
-// Readable tells the session that the socket reported data or its FIN.
-func (c *Conn) Readable() { c.t.drained = false }
+// Readable tells the session that the socket reported data, or its FIN
+// (fin): from then on every read goes to the socket, until it returns 0.
+func (c *Conn) Readable(fin bool) {
+	c.t.drained = false
+	c.t.fin = c.t.fin || fin
+}
 
 // Read returns plaintext, ErrWouldBlock when the socket is drained, or
 // io.EOF at the peer's close_notify or FIN.
@@ -92,6 +96,7 @@ type transport struct {
 	net.Conn
 	fd      int
 	drained bool // the last read returned less than asked: wait for an edge
+	fin     bool // the peer's FIN was reported: no edge will follow it
 	err     error
 	out     []byte // ciphertext not yet taken by the socket, from off
 	off     int
@@ -121,7 +126,7 @@ func (t *transport) Read(p []byte) (int, error) {
 		case n == 0:
 			return 0, io.EOF
 		}
-		if n < len(p) {
+		if n < len(p) && !t.fin {
 			// The socket is empty now: an edge will report what comes
 			// next, no read(2) needed to learn it.
 			t.drained = true

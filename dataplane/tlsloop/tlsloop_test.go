@@ -162,7 +162,7 @@ func (s *session) readServer(t *testing.T, want int, untilEOF bool) ([]byte, boo
 		case err == ErrWouldBlock:
 			if untilEOF || len(got) < want {
 				wait(t, s.fd, unix.POLLIN)
-				s.srv.Readable()
+				s.srv.Readable(false)
 			}
 		case errors.Is(err, io.EOF):
 			return got, true
@@ -196,7 +196,7 @@ func TestServerOnLoop(t *testing.T) {
 				if i+3 < len(held) {
 					// The piece arrives: the server reads it and needs more.
 					wait(t, s.fd, unix.POLLIN)
-					s.srv.Readable()
+					s.srv.Readable(false)
 					if n, err := s.srv.Read(make([]byte, 64)); n != 0 || err != ErrWouldBlock {
 						t.Fatalf("partial record: read %d, %v", n, err)
 					}
@@ -327,7 +327,7 @@ func TestKeyUpdate(t *testing.T) {
 	// after it goes once the key update arrived.
 	io.WriteString(stdin, "K\n")
 	wait(t, fd, unix.POLLIN)
-	srv.Readable()
+	srv.Readable(false)
 	if n, err := srv.Read(make([]byte, 64)); n != 0 || err != ErrWouldBlock {
 		t.Fatalf("read after the key update: %d, %v", n, err)
 	}
