@@ -8,16 +8,23 @@
 // then moves to the raw socket: its Read reports a temporary net.Error
 // when the socket has nothing more (crypto/tls keeps partial records and
 // handshake messages and does not make temporary read errors sticky), and
-// its Write keeps what the socket does not take for the loop to send on
-// its writability edge. The loop is the only caller once Detach ran.
+// its records are kept until Flush writes them (one write(2) for a batch
+// of records), what the socket does not take waiting for the loop's next
+// writability edge. The loop is the only caller once Detach ran; Attach
+// gives the session back to a blocking connection (a tunnel leaving the
+// loop).
 package tlsloop
 
 import (
 	"crypto/tls"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
@@ -37,6 +44,27 @@ func (wouldBlock) Temporary() bool { return true }
 type Conn struct {
 	tls *tls.Conn
 	t   transport
+}
+
+// DupConn is a net.Conn on a duplicate of fd, a connected socket: the
+// handshake's connection, whose Close leaves fd open.
+func DupConn(fd int) (*net.TCPConn, error) {
+	nfd, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(nfd), "")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		return nil, errors.New("tlsloop: not a TCP connection")
+	}
+	return tc, nil
 }
 
 // Server is a server-side TLS connection over c; the handshake runs on
@@ -73,15 +101,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return c.tls.Read(p)
 }
 
-// Write encrypts p; the records the socket does not take at once are kept
-// (Buffered) and sent by Flush. An error is the socket's.
+// Write encrypts p into records kept for Flush (Buffered). An error is
+// the socket's, from an earlier Flush.
 func (c *Conn) Write(p []byte) (int, error) { return c.tls.Write(p) }
 
 // Buffered is the ciphertext waiting for the socket to take it.
 func (c *Conn) Buffered() int { return len(c.t.out) - c.t.off }
 
-// Flush writes the buffered ciphertext the socket takes; with Buffered
-// still above 0 the loop waits for the socket's writability edge.
+// Flush writes the buffered records the socket takes; with Buffered still
+// above 0 the loop waits for the socket's writability edge.
 func (c *Conn) Flush() error { return c.t.flush() }
 
 // CloseWrite sends close_notify (buffered like any record).
@@ -142,19 +170,7 @@ func (t *transport) Write(p []byte) (int, error) {
 	if t.err != nil {
 		return 0, t.err
 	}
-	if t.off < len(t.out) {
-		t.out = append(t.out, p...)
-		return len(p), nil
-	}
-	w, err := rawsock.WriteAll(t.fd, p)
-	if err != nil {
-		t.err = &net.OpError{Op: "write", Net: "tcp", Err: err}
-		return w, t.err
-	}
-	if w < len(p) {
-		t.out = append(t.out[:0], p[w:]...)
-		t.off = 0
-	}
+	t.out = append(t.out, p...)
 	return len(p), nil
 }
 
@@ -212,3 +228,37 @@ func (t *transport) Close() error {
 	}
 	return nil
 }
+
+// Attach gives the session back to a blocking connection for the same
+// socket (nc, which the loop's descriptor is no longer used beside): the
+// records still buffered are written to nc first. The result reads and
+// writes plaintext; its CloseWrite sends close_notify, then a FIN.
+func (c *Conn) Attach(nc *net.TCPConn) (net.Conn, error) {
+	t := &c.t
+	if t.err != nil {
+		return nil, t.err
+	}
+	if t.off < len(t.out) {
+		if _, err := nc.Write(t.out[t.off:]); err != nil {
+			return nil, err
+		}
+	}
+	t.out, t.off = nil, 0
+	t.Conn, t.fd = nc, -1
+	return &Blocking{Conn: c.tls, raw: nc}, nil
+}
+
+// Blocking is a session given back to a blocking connection (Attach).
+type Blocking struct {
+	*tls.Conn
+	raw *net.TCPConn
+}
+
+// CloseWrite ends the direction in order: close_notify, then FIN.
+func (b *Blocking) CloseWrite() error {
+	b.Conn.CloseWrite()
+	return b.raw.CloseWrite()
+}
+
+// SetLinger is the socket's, so that a reset can end the connection.
+func (b *Blocking) SetLinger(sec int) error { return b.raw.SetLinger(sec) }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -339,5 +340,48 @@ func TestKeyUpdate(t *testing.T) {
 	}
 	if _, err := srv.Write([]byte("answer with the new keys\n")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAttach: a session on the loop, with records still buffered, goes
+// back to a blocking connection (a tunnel leaving the loop): the buffered
+// records come first, then plaintext both ways, then close_notify and FIN.
+func TestAttach(t *testing.T) {
+	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		t.Run(tls.VersionName(vers), func(t *testing.T) {
+			s := newSession(t, vers)
+			s.srv.Write([]byte("buffered,"))
+			if s.srv.Buffered() == 0 {
+				t.Fatal("a record went before Flush")
+			}
+			nfd, err := unix.Dup(s.fd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := os.NewFile(uintptr(nfd), "")
+			nc, err := net.FileConn(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			b, err := s.srv.Attach(nc.(*net.TCPConn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write([]byte("blocking"))
+			b.(*Blocking).CloseWrite()
+			s.client.SetDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.ReadAll(s.client)
+			if err != nil || string(got) != "buffered,blocking" {
+				t.Fatalf("client read %q, %v", got, err)
+			}
+			s.client.Write([]byte("up"))
+			b.SetDeadline(time.Now().Add(5 * time.Second))
+			buf := make([]byte, 16)
+			if n, err := b.Read(buf); err != nil || string(buf[:n]) != "up" {
+				t.Fatalf("server read %q, %v", buf[:n], err)
+			}
+		})
 	}
 }

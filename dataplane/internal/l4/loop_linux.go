@@ -257,12 +257,23 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		}
 		plain := snap != nil && snap.Plain()
 		withTLS := !plain && snap != nil && loopTLS(snap) // tlsloop_linux.go
-		var mv *mblbvs.VS
-		if snap != nil && snap.Cfg.MBLB != nil && snap.Cfg.TLS == nil {
-			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
+		var mv, mvTLS *mblbvs.VS
+		if snap != nil && snap.Cfg.MBLB != nil {
+			mv = a.lr.e.env.MBLB.For(vs)
+			switch {
+			case mv == nil:
+			case snap.Cfg.TLS == nil:
+				if !mv.Loopable() {
+					mv = nil
+				}
+			default:
+				if mv.LoopTLS(snap) {
+					mvTLS = mv
+				}
 				mv = nil
 			}
 		}
+		withTLS = withTLS || mvTLS != nil
 		flags := unix.SOCK_CLOEXEC
 		if plain || withTLS || mv != nil {
 			flags |= unix.SOCK_NONBLOCK
@@ -288,11 +299,15 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		case vs == nil:
 			rawsock.Reset(fd)
 		case withTLS:
-			// The handshake runs on a goroutine; the loop takes the flow
+			// The handshake runs on a goroutine; the loop takes the client
 			// after it.
 			to := a.lr.e.pickLoop(a.lr)
 			to.load.Add(1)
-			go to.handshakeTLS(vs, fd, peer, local)
+			if mvTLS != nil {
+				go mvTLS.HandshakeForLoop(to.Loop, fd, peer, local, to.unload)
+			} else {
+				go to.handshakeTLS(vs, fd, peer, local)
+			}
 		case plain || mv != nil:
 			to := a.lr.e.pickLoop(a.lr)
 			to.load.Add(1)
@@ -761,7 +776,7 @@ func (lf *loopFlow) sourceEOF(up bool) {
 	d.eof = true
 	if !up && lf.ctls != nil {
 		// close_notify first; the FIN once it went.
-		if lf.ctls.CloseWrite() != nil {
+		if lf.ctls.CloseWrite() != nil || lf.ctls.Flush() != nil {
 			lf.abort(true)
 			return
 		}

@@ -5,9 +5,7 @@ package l4
 import (
 	"errors"
 	"io"
-	"net"
 	"net/netip"
-	"os"
 	"syscall"
 	"time"
 
@@ -56,7 +54,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		lr.load.Add(-1)
 		return
 	}
-	c, err := fdConn(fd)
+	c, err := tlsloop.DupConn(fd)
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1, hsConn: c}
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
@@ -78,26 +76,6 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lc.Detach(fd)
 	lf.ctls = lc
 	lr.Post(func() { lf.startTLS() })
-}
-
-// fdConn is a net.Conn on a duplicate of fd, for the handshake.
-func fdConn(fd int) (*net.TCPConn, error) {
-	nfd, err := unix.Dup(fd)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(nfd), "")
-	c, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	tc, ok := c.(*net.TCPConn)
-	if !ok {
-		c.Close()
-		return nil, errors.New("not a TCP connection")
-	}
-	return tc, nil
 }
 
 // handshakeFailed ends a flow whose handshake failed or was cut short:
@@ -149,8 +127,14 @@ func (lf *loopFlow) pumpTLSUp() {
 	for i := 0; i < pumpReads; i++ {
 		buf := bufPool.Get().(*[]byte)
 		n, err := lf.ctls.Read(*buf)
-		if lf.ctls.Buffered() > 0 {
-			lf.down.tlsOut = true // an answer of the session's own (key update)
+		if lf.ctls.Buffered() > 0 && !lf.down.tlsOut {
+			// An answer of the session's own (a key update's).
+			if lf.ctls.Flush() != nil {
+				bufPool.Put(buf)
+				lf.abort(true)
+				return
+			}
+			lf.down.tlsOut = lf.ctls.Buffered() > 0
 		}
 		if n > 0 {
 			lf.count(n, true)
@@ -210,6 +194,9 @@ func (lf *loopFlow) pumpTLSDown() {
 		lf.count(n, false)
 		_, werr := lf.ctls.Write((*buf)[:n])
 		bufPool.Put(buf)
+		if werr == nil {
+			werr = lf.ctls.Flush()
+		}
 		if werr != nil {
 			lf.abort(true)
 			return
