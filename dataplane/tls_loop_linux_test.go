@@ -7,12 +7,18 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // loopsBusy reports whether the event loops serve any client: a TLS flow
@@ -201,4 +207,166 @@ func TestTLSLoopOpenSSL(t *testing.T) {
 	await("KEYUPDATE")
 	io.WriteString(stdin, "second\n")
 	await("S1 Response")
+}
+
+// dialTLSHTTP is a TLS client connection to an HTTP virtual.
+func dialTLSHTTP(t *testing.T, vs string, roots *x509.CertPool) *httpRuleClient {
+	t.Helper()
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", vs, &tls.Config{ServerName: "www.example", RootCAs: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &httpRuleClient{c: c, br: bufio.NewReader(c)}
+}
+
+// startBigMember answers /big/N with N bytes of a pattern, and anything
+// else with a line naming the path.
+func startBigMember(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/big/")); err == nil {
+			w.Header().Set("Content-Length", strconv.Itoa(n))
+			w.Write(bigBody(n))
+			return
+		}
+		fmt.Fprintf(w, "BIG %s", r.URL.Path)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
+func bigBody(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}
+
+// TestTLSLoopHTTP: an HTTP virtual with client-ssl (and no rules) serves
+// its TLS clients on the event loops, with and without OneConnect:
+// keep-alive requests, large responses the client reads late (records
+// waiting for its socket, also when the response ends with the
+// connection), pipelined requests, and Upgrade and CONNECT tunnels that
+// take the TLS session off the loop.
+func TestTLSLoopHTTP(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	startBigMember(t, "127.41.5.2:80")
+	startL7Member(t, "127.41.5.3:80", "M1")
+	upgrade := "GET /chat HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+	for i, oc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oneconnect=%v", oc), func(t *testing.T) {
+			vsBig, vsL7 := fmt.Sprintf("127.41.5.%d:443", 10+i), fmt.Sprintf("127.41.5.%d:443", 20+i)
+			p, lg := newPlane(t)
+			cfg := l7Config(t, vsBig, oc, mblb.HTTPOptions{}, "", "127.41.5.2:80")
+			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+			mustApply(t, p, cfg)
+
+			c := dialTLSHTTP(t, vsBig, roots)
+			for _, n := range []int{10, 3 << 20, 100} { // keep-alive, one TLS connection
+				r, body, err := c.do(httpReq("www.example", fmt.Sprintf("/big/%d", n)))
+				if err != nil || r.StatusCode != 200 || body != string(bigBody(n)) {
+					t.Fatalf("/big/%d: %v, %d bytes, %v (log %s)", n, r, len(body), err, lg)
+				}
+			}
+			if !loopsBusy(p) {
+				t.Fatal("the TLS client is not on an event loop")
+			}
+			// Pipelined: three requests in one write, answered in order.
+			io.WriteString(c.c, httpReq("www.example", "/1")+httpReq("www.example", "/2")+httpReq("www.example", "/3"))
+			for _, want := range []string{"BIG /1", "BIG /2", "BIG /3"} {
+				r, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(r.Body)
+				if string(b) != want {
+					t.Fatalf("pipelined: %q, want %q", b, want)
+				}
+			}
+			// A large answer that ends the connection, read late: its last
+			// records go after the session closed.
+			io.WriteString(c.c, httpReq("www.example", "/big/4194304", "Connection: close\r\n"))
+			time.Sleep(200 * time.Millisecond)
+			c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			r, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(r.Body)
+			if err != nil || !bytes.Equal(b, bigBody(4<<20)) {
+				t.Fatalf("closing answer: %d bytes, %v", len(b), err)
+			}
+			if rest, err := io.ReadAll(c.br); err != nil || len(rest) != 0 {
+				t.Fatalf("after the closing answer: %q %v (want close_notify)", rest, err)
+			}
+			eventually(t, "no client flow", func() bool { c, _ := countFlows(p); return c == 0 })
+			eventually(t, "loops idle", func() bool { return !loopsBusy(p) })
+
+			// Tunnels leave the loop with the TLS session.
+			cfg = l7Config(t, vsL7, oc, mblb.HTTPOptions{}, "", "127.41.5.3:80")
+			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+			mustApply(t, p, cfg)
+			for _, open := range []struct{ name, req, first string }{
+				{"upgrade", upgrade, "HTTP/1.1 101 Switching Protocols"},
+				{"connect", "CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\n\r\n", "HTTP/1.1 200 Connection Established"},
+			} {
+				c := dialTLSHTTP(t, vsL7, roots)
+				io.WriteString(c.c, httpReq("h", "/before")+open.req+"ping 1\n")
+				r, err := http.ReadResponse(c.br, nil)
+				if err != nil {
+					t.Fatalf("%s: %v (log %s)", open.name, err, lg)
+				}
+				io.Copy(io.Discard, r.Body)
+				if l := readLine(t, c); !strings.HasPrefix(l, open.first) {
+					t.Fatalf("%s: first line %q", open.name, l)
+				}
+				for l := readLine(t, c); l != "\r\n"; l = readLine(t, c) {
+				}
+				if l := readLine(t, c); l != "ping 1\n" {
+					t.Fatalf("%s: echo %q", open.name, l)
+				}
+				big := strings.Repeat("x", 200<<10) + "\n"
+				io.WriteString(c.c, big)
+				if l := readLine(t, c); l != big {
+					t.Fatalf("%s: %d bytes echoed, want %d", open.name, len(l), len(big))
+				}
+				c.c.(*tls.Conn).CloseWrite()
+				c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if rest, err := io.ReadAll(c.br); err != nil || len(rest) != 0 {
+					t.Fatalf("%s: after the client's close: %q %v", open.name, rest, err)
+				}
+			}
+			eventually(t, "no client flow", func() bool { c, _ := countFlows(p); return c == 0 })
+		})
+	}
+}
+
+// TestTLSLoopHTTPCurl: curl's keep-alive requests over one TLS connection
+// to an HTTP virtual whose TLS clients run on the event loops.
+func TestTLSLoopHTTPCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	cert, key, _ := testCert(t, "www.example")
+	startBigMember(t, "127.41.6.2:80")
+	p, _ := newPlane(t)
+	cfg := l7Config(t, "127.41.6.1:443", false, mblb.HTTPOptions{}, "", "127.41.6.2:80")
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	mustApply(t, p, cfg)
+	out, err := exec.Command("curl", "-sk", "--max-time", "10", "--resolve", "www.example:443:127.41.6.1",
+		"https://www.example/a", "https://www.example/big/100000", "https://www.example/b",
+		"-w", " %{num_connects}\n").CombinedOutput()
+	if err != nil {
+		t.Fatalf("curl: %v %s", err, out)
+	}
+	want := "BIG /a 1\n" + string(bigBody(100000)) + " 0\nBIG /b 0\n"
+	if string(out) != want {
+		t.Fatalf("curl said %.200q, want %.200q", out, want)
+	}
 }
