@@ -189,8 +189,8 @@ func (s *ClientConn) readable() {
 			if s.take(&ls.st, k) != nil || s.stalled.size > 0 || s.up.paused {
 				return // closed, or over the window or an upload's room: its move resumes us
 			}
-			if full || ls.tls != nil {
-				continue // a record at a time: only EAGAIN says the socket is drained
+			if full || (ls.tls != nil && ls.tls.More()) {
+				continue // TLS: a record at a time, until it has no more
 			}
 			if ls.rdhup {
 				// A short read after the FIN was reported: the FIN is

@@ -42,8 +42,9 @@ func (wouldBlock) Temporary() bool { return true }
 // Conn is a TLS session whose transport is handed from a blocking
 // connection (during the handshake) to a non-blocking socket.
 type Conn struct {
-	tls *tls.Conn
-	t   transport
+	tls  *tls.Conn
+	t    transport
+	more bool
 }
 
 // DupConn is a net.Conn on a duplicate of fd, a connected socket: the
@@ -98,8 +99,20 @@ func (c *Conn) Readable(fin bool) {
 // Read returns plaintext, ErrWouldBlock when the socket is drained, or
 // io.EOF at the peer's close_notify or FIN.
 func (c *Conn) Read(p []byte) (int, error) {
-	return c.tls.Read(p)
+	t := &c.t
+	t.recs = 0
+	n, err := c.tls.Read(p)
+	// Nothing more is to be had before the next edge when this Read took
+	// the one record the socket delivered, all of its plaintext, and the
+	// socket is drained: crypto/tls then holds no bytes, and asking again
+	// would only cost a call (and crypto/tls's allocation per read).
+	c.more = !(err == nil && n > 0 && n < len(p) && t.drained && t.recs == 1 && t.hdrN == 0 && t.left == 0)
+	return n, err
 }
+
+// More reports whether Read may return more before the socket's next
+// readiness edge (false only when it surely would not).
+func (c *Conn) More() bool { return c.more }
 
 // Write encrypts p into records kept for Flush (Buffered). An error is
 // the socket's, from an earlier Flush.
@@ -128,6 +141,38 @@ type transport struct {
 	err     error
 	out     []byte // ciphertext not yet taken by the socket, from off
 	off     int
+	// The records read from the socket, followed for More: the header
+	// being read (hdr, hdrN), the body bytes left of the current record,
+	// and the records completed during the current Read.
+	hdr  [5]byte
+	hdrN int
+	left int
+	recs int
+}
+
+// follow advances the record boundaries over b, bytes read from the
+// socket.
+func (t *transport) follow(b []byte) {
+	for len(b) > 0 {
+		if t.left == 0 {
+			k := copy(t.hdr[t.hdrN:], b)
+			t.hdrN += k
+			b = b[k:]
+			if t.hdrN == len(t.hdr) {
+				t.hdrN = 0
+				if t.left = int(t.hdr[3])<<8 | int(t.hdr[4]); t.left == 0 {
+					t.recs++
+				}
+			}
+			continue
+		}
+		k := min(t.left, len(b))
+		t.left -= k
+		b = b[k:]
+		if t.left == 0 {
+			t.recs++
+		}
+	}
 }
 
 // maxKeep bounds the output buffer kept for the next write once emptied:
@@ -136,7 +181,11 @@ const maxKeep = 32 << 10
 
 func (t *transport) Read(p []byte) (int, error) {
 	if t.fd < 0 {
-		return t.Conn.Read(p)
+		// The handshake's bytes are followed too: the record boundaries
+		// are known from the connection's first byte.
+		n, err := t.Conn.Read(p)
+		t.follow(p[:n])
+		return n, err
 	}
 	if t.drained {
 		return 0, ErrWouldBlock
@@ -159,6 +208,7 @@ func (t *transport) Read(p []byte) (int, error) {
 			// next, no read(2) needed to learn it.
 			t.drained = true
 		}
+		t.follow(p[:n])
 		return n, nil
 	}
 }

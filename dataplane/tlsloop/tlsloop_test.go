@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -381,6 +382,51 @@ func TestAttach(t *testing.T) {
 			buf := make([]byte, 16)
 			if n, err := b.Read(buf); err != nil || string(buf[:n]) != "up" {
 				t.Fatalf("server read %q, %v", buf[:n], err)
+			}
+		})
+	}
+}
+
+// TestMore: Read says when it has nothing more before the next edge (one
+// record, read whole, the socket drained), and asks for another call
+// while records it was given may wait.
+func TestMore(t *testing.T) {
+	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		t.Run(tls.VersionName(vers), func(t *testing.T) {
+			s := newSession(t, vers)
+			buf := make([]byte, 4096)
+			for _, msgs := range [][]string{{"one"}, {"a", "b", "c"}, {"after"}} {
+				s.cc.hold = true
+				s.cc.held = nil
+				for _, m := range msgs {
+					s.client.Write([]byte(m))
+				}
+				s.cc.Conn.Write(s.cc.held)
+				want := strings.Join(msgs, "")
+				var got []byte
+				for i := 0; i < 100 && len(got) < len(want); i++ {
+					n, err := s.srv.Read(buf)
+					got = append(got, buf[:n]...)
+					if err == ErrWouldBlock {
+						wait(t, s.fd, unix.POLLIN)
+						s.srv.Readable(false)
+					} else if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if string(got) != want {
+					t.Fatalf("read %q, want %q", got, want)
+				}
+				switch {
+				case len(msgs) == 1 && s.srv.More():
+					t.Fatalf("%q: More after the only record", want)
+				case s.srv.More():
+					// Several records: More may stay true; the next Read
+					// then finds nothing.
+					if n, err := s.srv.Read(buf); n != 0 || err != ErrWouldBlock {
+						t.Fatalf("%q: read %d, %v after the last record", want, n, err)
+					}
+				}
 			}
 		})
 	}

@@ -27,7 +27,10 @@ import (
 // per pending connection). A plain L4 flow — no rule handling proxy
 // events, no message-based balancing — then lives entirely on the loop
 // that accepted it (loopFlow): its two sockets are read when readable and
-// written at once, with no goroutine of its own. Any other flow is handed
+// written at once, with no goroutine of its own. A client-ssl flow of an
+// otherwise plain virtual, and a client of a client-ssl HTTP virtual
+// without rules, join a loop the same way once a goroutine has done the
+// TLS handshake (tlsloop_linux.go). Any other flow is handed
 // to the net package and served by goroutines (proxy.go, ruleflow.go, and
 // dataplane/internal/mblbvs), which is where rules and message framing
 // live.

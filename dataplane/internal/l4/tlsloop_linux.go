@@ -150,6 +150,10 @@ func (lf *loopFlow) pumpTLSUp() {
 				d.buf, d.off, d.n = buf, w, n
 				return
 			}
+			if err == nil && !lf.ctls.More() {
+				bufPool.Put(buf)
+				return // the client's next edge tells of more
+			}
 		}
 		bufPool.Put(buf)
 		switch {
