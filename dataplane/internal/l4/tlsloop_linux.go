@@ -55,15 +55,17 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		return
 	}
 	c, err := tlsloop.DupConn(fd)
+	if err != nil {
+		rawsock.Reset(fd)
+		vs.Stats.Close()
+		lr.load.Add(-1)
+		return
+	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1, hsConn: c}
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
 	lr.e.env.Table.Add(&pr.Flow)
-	if err != nil {
-		lf.handshakeFailed(true)
-		return
-	}
 	tc := snap.Cfg.TLS
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
 	lc := tlsloop.Server(c, tc.Client)
@@ -81,9 +83,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 // handshakeFailed ends a flow whose handshake failed or was cut short:
 // the client is reset (reset) or closed.
 func (lf *loopFlow) handshakeFailed(reset bool) {
-	if lf.hsConn != nil {
-		lf.hsConn.Close()
-	}
+	lf.hsConn.Close()
 	if reset {
 		rawsock.Reset(lf.cfd)
 	} else {
