@@ -27,10 +27,12 @@
 #                                      # this environment (B_ARGS: its extra
 #                                      # flags; B_SSL: extra client-ssl
 #                                      # settings) in the same rounds
+#   B_BIN=/tmp/old/ltmd bash bench/tls.sh # A/B against another build of ltmd
 #   BODY=65536 bash bench/tls.sh       # the response body's size (612)
 #
 # Needs haproxy, wrk, nginx and openssl (Debian packages); says so and
-# exits 0 when one is missing. Everything listens on 127.32.0.0/24.
+# exits 0 when one is missing. Everything listens on 127.32.0.0/24 (NET=a.b.c:
+# another /24).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +40,7 @@ DURATION=${DURATION:-5}
 ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-32}
 THREADS=${THREADS:-2}
-NET=127.32.0
+NET=${NET:-127.32.0}
 B1=$NET.2:8080
 B2=$NET.3:8080
 
@@ -96,7 +98,7 @@ start_ltmd() {
   local name=$1 http=$2 l4=$3; shift 3
   mkdir -p "$work/$name"
   # shellcheck disable=SC2086
-  env "$@" "$work/ltmd" --busy-poll "${BUSY_POLL:-200us}" ${extra_args:-} --state-dir "$work/$name/state" --socket "$work/$name/ltmd.sock" 2>"$work/$name/ltmd.err" & pids+=($!)
+  env "$@" "${ltmd_bin:-$work/ltmd}" --busy-poll "${BUSY_POLL:-200us}" ${extra_args:-} --state-dir "$work/$name/state" --socket "$work/$name/ltmd.sock" 2>"$work/$name/ltmd.err" & pids+=($!)
   ltmd_pid=$!
   for _ in $(seq 100); do [ -S "$work/$name/ltmd.sock" ] && break; sleep 0.1; done
   "$work/tmsh" --socket "$work/$name/ltmd.sock" -f /dev/stdin <<TMSH || { echo "bench/tls: configuring $name failed"; cat "$work/$name/ltmd.err"; exit 1; }
@@ -116,9 +118,9 @@ PID[haproxy]=$hap_pid
 HTTP[haproxy]=$NET.10:443 L4[haproxy]=$NET.12:443
 HTTP[openltm]=$NET.11:443 L4[openltm]=$NET.13:443
 peers=(openltm haproxy)
-if [ -n "${B_ENV:-}${B_ARGS:-}${B_SSL:-}" ]; then
+if [ -n "${B_ENV:-}${B_ARGS:-}${B_SSL:-}${B_BIN:-}" ]; then
   # shellcheck disable=SC2086
-  extra_args=${B_ARGS:-} ssl_opts=${B_SSL:-} start_ltmd b $NET.21:443 $NET.23:443 ${B_ENV:-}
+  ltmd_bin=${B_BIN:-} extra_args=${B_ARGS:-} ssl_opts=${B_SSL:-} start_ltmd b $NET.21:443 $NET.23:443 ${B_ENV:-}
   PID[openltm-b]=$ltmd_pid
   HTTP[openltm-b]=$NET.21:443 L4[openltm-b]=$NET.23:443
   peers+=(openltm-b)

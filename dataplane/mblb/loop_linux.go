@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/tlsloop"
 )
 
 // Sessions on event loops.
@@ -94,6 +95,7 @@ type sessLoop struct {
 	migrated bool
 	done     func()
 	iov      []unix.Iovec
+	tls      *tlsloop.Conn // a client-ssl client's session (tlsloop_linux.go)
 
 	flushFn, releaseFn, resumeFn func()
 }
@@ -123,6 +125,11 @@ func (s *ClientConn) Start() {
 		return
 	}
 	ls.tok = tok
+	if ls.tls != nil {
+		// The handshake may have read the client's first records: no
+		// edge will tell of them.
+		s.readable()
+	}
 }
 
 // Ready handles the client socket's events.
@@ -133,6 +140,10 @@ func (s *ClientConn) Ready(_ uint8, ev uint32) {
 		return
 	}
 	if ev&evloop.Out != 0 {
+		if ls.tls != nil && ls.tls.Buffered() > 0 && ls.tls.Flush() != nil {
+			s.Close(true)
+			return
+		}
 		s.writable()
 		if s.isClosed() {
 			return
@@ -142,6 +153,9 @@ func (s *ClientConn) Ready(_ uint8, ev uint32) {
 		ls.rdhup = true
 	}
 	if ev&(evloop.In|evloop.RdHup|evloop.Hup|evloop.Err) != 0 {
+		if ls.tls != nil {
+			ls.tls.Readable(ls.rdhup)
+		}
 		s.readable()
 	}
 }
@@ -160,7 +174,14 @@ func (s *ClientConn) readable() {
 		}
 	}
 	for i := 0; i < loopReads; i++ {
-		k, full, err := ls.st.readFD(ls.fd)
+		var k int
+		var full bool
+		var err error
+		if ls.tls != nil {
+			k, full, err = ls.st.readTLS(ls.tls)
+		} else {
+			k, full, err = ls.st.readFD(ls.fd)
+		}
 		if err == syscall.EAGAIN {
 			return
 		}
@@ -168,8 +189,8 @@ func (s *ClientConn) readable() {
 			if s.take(&ls.st, k) != nil || s.stalled.size > 0 || s.up.paused {
 				return // closed, or over the window or an upload's room: its move resumes us
 			}
-			if full {
-				continue
+			if full || (ls.tls != nil && ls.tls.More()) {
+				continue // TLS: a record at a time, until it has no more
 			}
 			if ls.rdhup {
 				// A short read after the FIN was reported: the FIN is
@@ -348,6 +369,10 @@ func (ls *sessLoop) write(s *ClientConn) {
 		}
 		return
 	}
+	if ls.tls != nil {
+		ls.writeTLS(s)
+		return
+	}
 	n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
 	s.nbN = int64(n)
 	s.nbBufs = advance(s.nbBufs, n)
@@ -385,6 +410,11 @@ func (s *ClientConn) release() {
 		}
 	case ls.reset:
 		rawsock.Reset(ls.fd)
+		if ls.tls != nil {
+			ls.tls.Release()
+		}
+	case ls.tls != nil:
+		ls.closeTLS()
 	default:
 		rawsock.ShutWrite(uintptr(ls.fd))
 		unix.Close(ls.fd)

@@ -33,6 +33,15 @@ func (s *ClientConn) migrateTunnel(sc *serverConn) {
 	ls.l.Remove(ls.fd, ls.tok)
 	ls.tok = 0
 	c, err := fdConn(ls.fd)
+	if err == nil && ls.tls != nil {
+		// The TLS session goes with the socket (records still buffered
+		// first).
+		raw := c.(*net.TCPConn)
+		if c, err = ls.tls.Attach(raw); err != nil {
+			resetConn(raw)
+			c = nil
+		}
+	}
 	ls.migrated = true
 	s.mu.Lock()
 	s.c = c

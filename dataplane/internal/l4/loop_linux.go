@@ -19,6 +19,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/tlsloop"
 )
 
 // On Linux every listener is a raw non-blocking socket registered in each
@@ -26,7 +27,10 @@ import (
 // per pending connection). A plain L4 flow — no rule handling proxy
 // events, no message-based balancing — then lives entirely on the loop
 // that accepted it (loopFlow): its two sockets are read when readable and
-// written at once, with no goroutine of its own. Any other flow is handed
+// written at once, with no goroutine of its own. A client-ssl flow of an
+// otherwise plain virtual, and a client of a client-ssl HTTP virtual
+// without rules, join a loop the same way once a goroutine has done the
+// TLS handshake (tlsloop_linux.go). Any other flow is handed
 // to the net package and served by goroutines (proxy.go, ruleflow.go, and
 // dataplane/internal/mblbvs), which is where rules and message framing
 // live.
@@ -255,14 +259,26 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			snap = vs.Snap.Load()
 		}
 		plain := snap != nil && snap.Plain()
-		var mv *mblbvs.VS
-		if snap != nil && snap.Cfg.MBLB != nil && snap.Cfg.TLS == nil {
-			if mv = a.lr.e.env.MBLB.For(vs); mv != nil && !mv.Loopable() {
+		withTLS := !plain && snap != nil && loopTLS(snap) // tlsloop_linux.go
+		var mv, mvTLS *mblbvs.VS
+		if snap != nil && snap.Cfg.MBLB != nil {
+			mv = a.lr.e.env.MBLB.For(vs)
+			switch {
+			case mv == nil:
+			case snap.Cfg.TLS == nil:
+				if !mv.Loopable() {
+					mv = nil
+				}
+			default:
+				if mv.LoopTLS(snap) {
+					mvTLS = mv
+				}
 				mv = nil
 			}
 		}
+		withTLS = withTLS || mvTLS != nil
 		flags := unix.SOCK_CLOEXEC
-		if plain || mv != nil {
+		if plain || withTLS || mv != nil {
 			flags |= unix.SOCK_NONBLOCK
 		}
 		fd, peer, errno := rawsock.Accept4(a.l.fd, flags)
@@ -279,12 +295,22 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			return
 		}
 		local := a.l.Addr
-		if (plain || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
+		if (plain || withTLS || mv != nil) && (!local.Addr().IsValid() || local.Addr().IsUnspecified()) {
 			local = rawsock.Sockname(fd)
 		}
 		switch {
 		case vs == nil:
 			rawsock.Reset(fd)
+		case withTLS:
+			// The handshake runs on a goroutine; the loop takes the client
+			// after it.
+			to := a.lr.e.pickLoop(a.lr)
+			to.load.Add(1)
+			if mvTLS != nil {
+				go mvTLS.HandshakeForLoop(to.Loop, fd, peer, local, to.unload)
+			} else {
+				go to.handshakeTLS(vs, fd, peer, local)
+			}
 		case plain || mv != nil:
 			to := a.lr.e.pickLoop(a.lr)
 			to.load.Add(1)
@@ -336,6 +362,9 @@ type loopDir struct {
 	off, n int
 	rdhup  bool // the source's FIN has arrived (after what is unread)
 	eof    bool // FIN passed on (or about to be)
+	// tlsOut: records for the client wait in the flow's TLS session
+	// (down only): the client's writability edge sends them.
+	tlsOut bool
 	// A bulk transfer moves through a pipe with rawsock.Splice(2): the kernel's
 	// zero-copy path. piped is what the pipe holds.
 	pipe  *[2]int
@@ -343,7 +372,7 @@ type loopDir struct {
 }
 
 // pending reports bytes read from the source and not yet written.
-func (d *loopDir) pending() bool { return d.buf != nil || d.piped > 0 }
+func (d *loopDir) pending() bool { return d.buf != nil || d.piped > 0 || d.tlsOut }
 
 // loopFlow is a plain L4 flow served by one loop. Everything but Closer
 // runs on that loop's thread.
@@ -368,6 +397,13 @@ type loopFlow struct {
 	local    netip.AddrPort // known source, when the port was kept
 	pd       persistDecision
 	persists bool
+
+	// A client-ssl flow (tlsloop_linux.go): its session once handshaken,
+	// and the handshake's phase and connection before.
+	ctls      *tlsloop.Conn
+	hs        atomic.Int32
+	killReset atomic.Bool
+	hsConn    *net.TCPConn
 }
 
 // startFlow runs a newly accepted plain connection.
@@ -397,7 +433,13 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 	lr.e.env.Table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
-	rawsock.SetNoDelay(fd)
+	lf.start()
+}
+
+// start connects a new flow on its loop to its first member.
+func (lf *loopFlow) start() {
+	pr := &lf.flow
+	rawsock.SetNoDelay(lf.cfd)
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
 	if lf.cpool != nil {
@@ -487,6 +529,12 @@ func (lf *loopFlow) established() {
 	var err error
 	if lf.ctok, err = lf.lr.Add(lf.cfd, rawsock.Events, lf, tagClient); err != nil {
 		lf.abort(true)
+		return
+	}
+	if lf.ctls != nil {
+		// The handshake may have read the client's first records: no edge
+		// will tell of them.
+		lf.pump(true)
 	}
 }
 
@@ -516,6 +564,9 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 	up := tag == tagClient // the client's socket is the source going up
 	if ev&(evloop.RdHup|evloop.Hup) != 0 {
 		lf.dir(up).rdhup = true
+	}
+	if up && lf.ctls != nil && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
+		lf.ctls.Readable(lf.up.rdhup)
 	}
 	if ev&evloop.Out != 0 && lf.dir(!up).pending() {
 		lf.flush(!up)
@@ -555,6 +606,14 @@ const pumpReads = 8
 func (lf *loopFlow) pump(up bool) {
 	d := lf.dir(up)
 	if d.eof || d.pending() {
+		return
+	}
+	if lf.ctls != nil {
+		if up {
+			lf.pumpTLSUp()
+		} else {
+			lf.pumpTLSDown()
+		}
 		return
 	}
 	if d.pipe != nil {
@@ -684,6 +743,10 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 // flush writes a direction's pending bytes once its destination drained.
 func (lf *loopFlow) flush(up bool) {
 	d := lf.dir(up)
+	if d.tlsOut {
+		lf.flushTLS()
+		return
+	}
 	if d.piped > 0 {
 		if lf.drainPipe(up) {
 			lf.pump(up)
@@ -714,7 +777,24 @@ func (lf *loopFlow) flush(up bool) {
 func (lf *loopFlow) sourceEOF(up bool) {
 	d := lf.dir(up)
 	d.eof = true
-	if lf.dir(!up).eof {
+	if !up && lf.ctls != nil {
+		// close_notify first; the FIN once it went.
+		if lf.ctls.CloseWrite() != nil || lf.ctls.Flush() != nil {
+			lf.abort(true)
+			return
+		}
+		if lf.ctls.Buffered() > 0 {
+			d.tlsOut = true
+			return
+		}
+	}
+	lf.passFIN(up)
+}
+
+// passFIN half-closes a direction's destination, or closes both sockets
+// when the other direction has ended too (and sent all it had).
+func (lf *loopFlow) passFIN(up bool) {
+	if lf.dir(!up).eof && !lf.down.tlsOut {
 		lf.closeBoth()
 		return
 	}
@@ -725,6 +805,9 @@ func (lf *loopFlow) sourceEOF(up bool) {
 // closeFromOutside is the flow's Closer: delete sys connection, service
 // down actions and Close reach the flow through its loop.
 func (lf *loopFlow) closeFromOutside(reset bool) {
+	if lf.hsConn != nil && lf.killHandshake(reset) {
+		return
+	}
 	lf.lr.Post(func() { lf.abort(reset) })
 }
 
@@ -791,6 +874,9 @@ func (lf *loopFlow) finish() {
 	if m := lf.reserved; m != nil {
 		m.Release()
 		lf.reserved = nil
+	}
+	if lf.ctls != nil {
+		lf.ctls.Release()
 	}
 	lf.retire()
 	lr := lf.lr

@@ -20,8 +20,10 @@ import (
 // connection after SERVER_CONNECTED, and the bytes the flow moves, counts
 // and shows its rules are the plaintext. Everything else of the flow —
 // member choice, persistence, SNAT, rules and their events, idle
-// timeouts, the connection table — is the plain flow's. crypto/tls needs
-// a net.Conn, so TLS flows neither run on the event loops nor splice.
+// timeouts, the connection table — is the plain flow's. TLS flows never
+// splice. A flow whose only TLS is client-ssl, on a virtual without rule
+// events, runs on an event loop once handshaken instead
+// (tlsloop_linux.go); the others are these goroutine flows.
 
 // clientConn is what the flow reads and writes on the client side.
 func (pr *proxied) clientConn() net.Conn {

@@ -20,8 +20,9 @@ import (
 // client connection as it is dialled. The engine then reads and writes
 // plaintext through net.Conn as it does on its goroutine path, so every
 // part of the http profile (framing, OneConnect, rules, persistence) runs
-// unchanged; TLS virtuals never go to the event loops (the acceptor hands
-// them to goroutines).
+// unchanged. A virtual whose only TLS is client-ssl and which has no rules
+// serves its clients on the event loops once handshaken instead
+// (tlsloop_linux.go).
 
 // frontConn is a client connection of a client-ssl virtual: TLS over the
 // socket, or the socket itself once a rule's SSL::disable turned TLS off

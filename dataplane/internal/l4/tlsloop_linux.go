@@ -1,0 +1,239 @@
+//go:build linux
+
+package l4
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/tlsloop"
+)
+
+// TLS flows on the event loops. A standard virtual whose only extra is a
+// client-ssl profile (no server-ssl, no rule events) runs its flows on a
+// loop like a plain flow once the client's handshake is done: the
+// handshake itself runs on a goroutine over the net package (blocking,
+// within the profile's handshake-timeout), then the session moves to the
+// loop (dataplane/tlsloop) with the client's socket, and the loop reads
+// and writes plaintext through it. Everything else (member choice,
+// persistence, SNAT, idle timeout, counters, the connection table) is the
+// plain loop flow's.
+
+// Phases of a loop TLS flow's handshake, for a close from outside.
+const (
+	hsRunning int32 = iota + 1
+	hsDone          // the flow is the loop's
+	hsKilled        // closed from outside during the handshake
+)
+
+// loopTLS reports whether a virtual's flows run on the loops with TLS.
+func loopTLS(snap *state.VirtualSnap) bool {
+	t := snap.Cfg.TLS
+	return t != nil && t.Client != nil && t.Server == nil && snap.EvMask == 0 && snap.Cfg.MBLB == nil && !handlesSSL(snap.Cfg.Rules)
+}
+
+// handshakeTLS admits a client of a loopTLS virtual accepted for lr
+// (whose load counts it), completes its handshake on this goroutine and
+// gives the flow to lr.
+func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.AddrPort) {
+	snap := vs.Snap.Load()
+	if !loopTLS(snap) { // the configuration changed meanwhile
+		lr.load.Add(-1)
+		lr.e.handOff(vs, fd)
+		return
+	}
+	if !vs.Admit(snap, client) {
+		rawsock.Reset(fd)
+		lr.load.Add(-1)
+		return
+	}
+	c, err := tlsloop.DupConn(fd)
+	if err != nil {
+		rawsock.Reset(fd)
+		vs.Stats.Close()
+		lr.load.Add(-1)
+		return
+	}
+	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1, hsConn: c}
+	lf.hs.Store(hsRunning)
+	pr := &lf.flow
+	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	lr.e.env.Table.Add(&pr.Flow)
+	tc := snap.Cfg.TLS
+	c.SetDeadline(time.Now().Add(tc.Handshake()))
+	lc := tlsloop.Server(c, tc.Client)
+	err = lc.TLS().Handshake()
+	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
+		lf.handshakeFailed(err != nil || lf.killReset.Load())
+		return
+	}
+	c.Close() // the net package's descriptor; fd stays
+	lc.Detach(fd)
+	lf.ctls = lc
+	lr.Post(func() { lf.startTLS() })
+}
+
+// handshakeFailed ends a flow whose handshake failed or was cut short:
+// the client is reset (reset) or closed.
+func (lf *loopFlow) handshakeFailed(reset bool) {
+	lf.hsConn.Close()
+	if reset {
+		rawsock.Reset(lf.cfd)
+	} else {
+		unix.Close(lf.cfd)
+	}
+	lf.closed = true
+	lf.retire()
+	lf.lr.load.Add(-1)
+}
+
+// killHandshake is the flow's Closer while its handshake runs: the
+// handshake is cut short, and its goroutine ends the flow. False means the
+// flow is already the loop's.
+func (lf *loopFlow) killHandshake(reset bool) bool {
+	if lf.hs.Load() != hsRunning {
+		return false
+	}
+	lf.killReset.Store(reset)
+	if !lf.hs.CompareAndSwap(hsRunning, hsKilled) {
+		return false
+	}
+	lf.hsConn.SetDeadline(time.Unix(1, 0))
+	return true
+}
+
+// startTLS starts a handshaken flow on its loop.
+func (lf *loopFlow) startTLS() {
+	if lf.closed { // closed from outside once handshaken, before this
+		lf.lr.load.Add(-1)
+		return
+	}
+	lr := lf.lr
+	lf.idx = len(lr.flows)
+	lr.flows = append(lr.flows, lf)
+	lf.start()
+}
+
+// pumpTLSUp reads the client's plaintext and writes it to the server.
+func (lf *loopFlow) pumpTLSUp() {
+	d := &lf.up
+	for i := 0; i < pumpReads; i++ {
+		buf := bufPool.Get().(*[]byte)
+		n, err := lf.ctls.Read(*buf)
+		if lf.ctls.Buffered() > 0 && !lf.down.tlsOut {
+			// An answer of the session's own (a key update's).
+			if lf.ctls.Flush() != nil {
+				bufPool.Put(buf)
+				lf.abort(true)
+				return
+			}
+			lf.down.tlsOut = lf.ctls.Buffered() > 0
+		}
+		if n > 0 {
+			lf.count(n, true)
+			w, werr := rawsock.WriteAll(lf.sfd, (*buf)[:n])
+			if werr != nil {
+				bufPool.Put(buf)
+				lf.abort(true)
+				return
+			}
+			if w < n {
+				// The server's next edge resumes; an error after the bytes
+				// (close_notify) is sticky and read again then.
+				d.buf, d.off, d.n = buf, w, n
+				return
+			}
+			if err == nil && !lf.ctls.More() {
+				bufPool.Put(buf)
+				return // the client's next edge tells of more
+			}
+		}
+		bufPool.Put(buf)
+		switch {
+		case err == nil:
+		case err == tlsloop.ErrWouldBlock:
+			return
+		case errors.Is(err, io.EOF):
+			lf.sourceEOF(true)
+			return
+		default:
+			lf.abort(true)
+			return
+		}
+	}
+	lf.again(true)
+}
+
+// pumpTLSDown reads the server's bytes and writes them to the client as
+// records; records the client's socket does not take wait in the session
+// (tlsOut) and the server is not read until they went.
+func (lf *loopFlow) pumpTLSDown() {
+	d := &lf.down
+	for i := 0; i < pumpReads; i++ {
+		buf := bufPool.Get().(*[]byte)
+		n, err := rawsock.Read(lf.sfd, *buf)
+		for err == syscall.EINTR {
+			n, err = rawsock.Read(lf.sfd, *buf)
+		}
+		switch {
+		case err == syscall.EAGAIN:
+			bufPool.Put(buf)
+			return
+		case err != nil:
+			bufPool.Put(buf)
+			lf.abort(true)
+			return
+		case n == 0:
+			bufPool.Put(buf)
+			lf.sourceEOF(false)
+			return
+		}
+		lf.count(n, false)
+		_, werr := lf.ctls.Write((*buf)[:n])
+		bufPool.Put(buf)
+		if werr == nil {
+			werr = lf.ctls.Flush()
+		}
+		if werr != nil {
+			lf.abort(true)
+			return
+		}
+		if lf.ctls.Buffered() > 0 {
+			d.tlsOut = true // the client's next edge resumes
+			return
+		}
+		if n < len(*buf) {
+			if d.rdhup {
+				lf.sourceEOF(false)
+			}
+			return
+		}
+	}
+	lf.again(false)
+}
+
+// flushTLS sends the records waiting for the client's socket; once they
+// went, the server's FIN follows them or the server is read again.
+func (lf *loopFlow) flushTLS() {
+	d := &lf.down
+	if err := lf.ctls.Flush(); err != nil {
+		lf.abort(true)
+		return
+	}
+	if lf.ctls.Buffered() > 0 {
+		return
+	}
+	d.tlsOut = false
+	if d.eof {
+		lf.passFIN(false)
+		return
+	}
+	lf.pump(false)
+}

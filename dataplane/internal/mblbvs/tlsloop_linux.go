@@ -1,0 +1,96 @@
+//go:build linux
+
+package mblbvs
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/tlsloop"
+)
+
+// TLS clients of an HTTP (message-balanced) virtual on the event loops.
+// When the virtual's only TLS is a client-ssl profile and it has no rules,
+// the client's handshake runs on a goroutine over the net package (within
+// the profile's handshake-timeout), and the handshaken session then moves
+// to the loop chosen for the client, where the engine's loop session reads
+// and writes the client's plaintext through it (mblb.ClientConn.SetTLS).
+// Virtuals with server-ssl or rules (CLIENTSSL_* events, SSL::* commands)
+// keep the goroutine front stage (tls.go).
+
+// LoopTLS reports whether clients of the virtual, configured as snap
+// says, run on the event loops once handshaken.
+func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
+	t := snap.Cfg.TLS
+	return t != nil && t.Client != nil && t.Server == nil && irules.Program(snap.Cfg.Rules) == nil && mv.Loopable()
+}
+
+// Phases of a handshake, for a close from outside.
+const (
+	hsRunning int32 = iota
+	hsDone
+	hsKilled
+)
+
+// HandshakeForLoop serves a newly accepted (non-blocking) client of a
+// LoopTLS virtual: on the calling goroutine, it is admitted, listed and
+// handshaken, then its session starts on loop. ended runs once the
+// client's socket is closed, however the client ends.
+func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort, ended func()) {
+	vs := mv.vs
+	snap := vs.Snap.Load()
+	if !mv.LoopTLS(snap) { // the configuration changed meanwhile
+		rawsock.Reset(fd)
+		ended()
+		return
+	}
+	if !vs.Admit(snap, client) {
+		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		ended()
+		return
+	}
+	hc, err := tlsloop.DupConn(fd)
+	if err != nil {
+		rawsock.Reset(fd)
+		vs.Stats.Close()
+		ended()
+		return
+	}
+	rawsock.SetNoDelay(fd)
+	f, opts := mv.newFlow(snap, client, local)
+	f.ended = ended
+	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
+	s := f.sess
+	var phase atomic.Int32
+	var killReset atomic.Bool
+	f.Closer = func(reset bool) {
+		if phase.Load() == hsRunning {
+			killReset.Store(reset)
+			if phase.CompareAndSwap(hsRunning, hsKilled) {
+				hc.SetDeadline(time.Unix(1, 0)) // the handshake fails now
+				return
+			}
+		}
+		s.Close(reset)
+	}
+	mv.env.Table.Add(&f.Flow)
+	t := snap.Cfg.TLS
+	hc.SetDeadline(time.Now().Add(t.Handshake()))
+	lc := tlsloop.Server(hc, t.Client)
+	err = lc.TLS().Handshake()
+	hc.Close() // fd stays
+	if err != nil || !phase.CompareAndSwap(hsRunning, hsDone) {
+		s.Close(err != nil || killReset.Load())
+		return
+	}
+	lc.Detach(fd)
+	loop.Post(func() {
+		s.SetTLS(lc)
+		s.Start()
+	})
+}
