@@ -311,89 +311,115 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		return err
 	}
 	l.spinLimit = int32(max(1, runtime.GOMAXPROCS(0)/2))
-	var n int
 	// active: the loop has handled events since it last slept, so it
 	// busy-polls (until the next tick at the latest) before sleeping again.
 	active := false
+	stopped := false
 	next := time.Now().Add(tick)
+	// pollFn serves events until there are none (it returns false: the
+	// goroutine waits in the runtime's poller, then pollFn runs again),
+	// the loop is stopped or a tick is due (true). One rc.Read lasts as
+	// long as the loop has work: each call resets the descriptor's
+	// readiness in the runtime, so that one per batch would throw away
+	// the notice of events that arrived during the batch and need a poll
+	// to find them again.
 	pollFn := func(uintptr) bool {
-		n = l.poll()
-		if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
-			if spinners.enter(l.spinLimit) {
-				until := time.Now().Add(l.spin)
-				if tick > 0 && next.Before(until) {
-					until = next
+		for {
+			n := l.poll()
+			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
+				if spinners.enter(l.spinLimit) {
+					until := time.Now().Add(l.spin)
+					if tick > 0 && next.Before(until) {
+						until = next
+					}
+					l.spins++
+					n = l.busyPoll(until)
+					spinners.leave()
 				}
-				l.spins++
-				n = l.busyPoll(until)
-				spinners.leave()
+			}
+			if n == 0 && len(l.again) == 0 {
+				active = false
+				l.sleeps++
+				return false
+			}
+			active = true
+			now := time.Now()
+			if l.handle(n, now) {
+				stopped = true
+				return true
+			}
+			if tick > 0 && !now.Before(next) {
+				return true
 			}
 		}
-		if n > 0 || len(l.again) > 0 {
-			active = true
-			return true
-		}
-		active = false
-		l.sleeps++
-		return false
 	}
 	if tick > 0 {
 		f.SetReadDeadline(next)
 	}
 	for {
-		n = 0
-		if err := rc.Read(pollFn); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		err := rc.Read(pollFn)
+		if stopped {
+			return ErrStopped
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return err
 		}
-		now := time.Now()
-		l.now = now.UnixNano()
-		for i := 0; i < n; i++ {
-			ev := &l.events[i]
-			t := tokenOf(ev)
-			idx := uint32(t)
-			if idx == 0 {
-				l.runPosted()
-				if l.isStopped() {
-					return ErrStopped
-				}
-				continue
-			}
-			if s := l.live(t); s != nil {
-				if s.seen != l.window {
-					s.seen = l.window
-					l.winRegs++
-				}
-				s.h.Ready(s.tag, ev.Events)
-			}
-		}
-		if l.now >= l.windowEnd {
-			l.lastRegs, l.winRegs = l.winRegs, 0
-			l.window++
-			l.windowEnd = l.now + int64(activityWindow)
-		}
-		if len(l.again) > 0 {
-			l.redo, l.again = l.again, l.redo[:0]
-			for _, t := range l.redo {
-				if s := l.live(t); s != nil {
-					s.h.Ready(s.tag, In)
-				}
-			}
-		}
-		for len(l.later) > 0 {
-			fs := l.later
-			l.later = l.lspare[:0]
-			for i, f := range fs {
-				f.Flush()
-				fs[i] = nil
-			}
-			l.lspare = fs[:0]
-		}
-		if tick > 0 && !now.Before(next) {
+		if now := time.Now(); tick > 0 && !now.Before(next) {
+			l.now = now.UnixNano()
 			onTick(l.now)
 			next = now.Add(tick)
 			f.SetReadDeadline(next)
 		}
 	}
+}
+
+// handle dispatches the n events of the last poll, fetched at now, then
+// the turns asked with Again and the deferred flushes. It reports true
+// when the loop was stopped.
+func (l *Loop) handle(n int, now time.Time) bool {
+	l.now = now.UnixNano()
+	for i := 0; i < n; i++ {
+		ev := &l.events[i]
+		t := tokenOf(ev)
+		idx := uint32(t)
+		if idx == 0 {
+			l.runPosted()
+			if l.isStopped() {
+				return true
+			}
+			continue
+		}
+		if s := l.live(t); s != nil {
+			if s.seen != l.window {
+				s.seen = l.window
+				l.winRegs++
+			}
+			s.h.Ready(s.tag, ev.Events)
+		}
+	}
+	if l.now >= l.windowEnd {
+		l.lastRegs, l.winRegs = l.winRegs, 0
+		l.window++
+		l.windowEnd = l.now + int64(activityWindow)
+	}
+	if len(l.again) > 0 {
+		l.redo, l.again = l.again, l.redo[:0]
+		for _, t := range l.redo {
+			if s := l.live(t); s != nil {
+				s.h.Ready(s.tag, In)
+			}
+		}
+	}
+	for len(l.later) > 0 {
+		fs := l.later
+		l.later = l.lspare[:0]
+		for i, f := range fs {
+			f.Flush()
+			fs[i] = nil
+		}
+		l.lspare = fs[:0]
+	}
+	return false
 }
 
 // live is t's slot, or nil if t was forgotten since (an event fetched in
