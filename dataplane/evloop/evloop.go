@@ -100,7 +100,13 @@ type Loop struct {
 	// the loop's was there (busyPoll).
 	idleYields int
 	sleeps     int // times the loop went to sleep, for tests
-	spins      int // times the loop started to busy-poll, for tests
+	// parked: the loop's goroutine last left pollFn to wait in the
+	// runtime's poller (counted in parkedLoops until it is back).
+	parked bool
+	// wokeAt (Unix nanoseconds): when the loop last came back from the
+	// poller, until it has nudged the scheduler or parked again (0).
+	wokeAt int64
+	spins  int // times the loop started to busy-poll, for tests
 
 	mu      sync.Mutex
 	posted  []func()
@@ -300,6 +306,12 @@ var ErrStopped = errors.New("evloop: stopped")
 func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	defer close(l.done)
 	defer unix.Close(l.wakefd)
+	defer func() {
+		if l.parked {
+			l.parked = false
+			parkedLoops.Add(-1)
+		}
+	}()
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
 		unix.Close(l.epfd)
 		return err
@@ -324,6 +336,11 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	// the notice of events that arrived during the batch and need a poll
 	// to find them again.
 	pollFn := func(uintptr) bool {
+		if l.parked {
+			l.parked = false
+			parkedLoops.Add(-1)
+			l.wokeAt = time.Now().UnixNano()
+		}
 		for {
 			n := l.poll()
 			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
@@ -340,6 +357,9 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			if n == 0 && len(l.again) == 0 {
 				active = false
 				l.sleeps++
+				l.parked = true
+				l.wokeAt = 0
+				parkedLoops.Add(1)
 				return false
 			}
 			active = true
@@ -347,6 +367,9 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			if l.handle(n, now) {
 				stopped = true
 				return true
+			}
+			if l.wokeAt != 0 && l.now-l.wokeAt > int64(nudgeAfter) {
+				l.nudge()
 			}
 			if tick > 0 && !now.Before(next) {
 				return true
@@ -462,6 +485,9 @@ func (l *Loop) live(t Token) *slot {
 // the process, which is no sign of a contended CPU.
 func (l *Loop) busyPoll(until time.Time) int {
 	for time.Now().Before(until) {
+		if l.wokeAt != 0 && time.Now().UnixNano()-l.wokeAt > int64(nudgeAfter) {
+			l.nudge()
+		}
 		runtime.Gosched()
 		t := time.Now()
 		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
@@ -525,6 +551,52 @@ func (g *spinGate) leave() { g.n.Add(-1) }
 
 // spinners is the gate of every loop of the process.
 var spinners spinGate
+
+// A loop waits for its events in the Go runtime's poller, and the runtime
+// keeps one thread blocked there at a time. When that thread wakes for
+// one loop, it runs that loop and nobody waits in the poller any more: a
+// second parked loop whose events arrive meanwhile is not run — though a
+// processor is idle — until the first loop parks again (its thread then
+// polls on the way) or the runtime's monitor polls, which it does only
+// when nobody has for 10 ms. A busy loop may not park for that long (and
+// a busy-polling one, yielding, finds itself first in the run queue, so
+// its thread never polls either): the other loop's connections stalled
+// for up to 10-20 ms, the tail of the latency distribution.
+//
+// So a loop that has run for nudgeAfter since it came back from the
+// poller while another loop is parked nudges the scheduler, once: readying
+// a goroutine wakes an idle processor's thread, which finds nothing to
+// run and blocks in the poller in the first one's place. A nudge costs a
+// thread wake-up; a loop that parks again sooner needs none (its thread
+// polls), and none is made while the last nudge has not been taken.
+const nudgeAfter = 200 * time.Microsecond
+
+var (
+	parkedLoops atomic.Int32
+	nudges      = make(chan struct{})
+	nudgesSent  atomic.Uint64 // for tests
+)
+
+func init() {
+	go func() {
+		for range nudges {
+		}
+	}()
+}
+
+// nudge wakes an idle thread to poll in the loop's place if another loop
+// is parked, and stops the loop's count to the next park.
+func (l *Loop) nudge() {
+	l.wokeAt = 0
+	if parkedLoops.Load() == 0 {
+		return
+	}
+	select {
+	case nudges <- struct{}{}:
+		nudgesSent.Add(1)
+	default:
+	}
+}
 
 // poll fetches ready events without waiting.
 func (l *Loop) poll() int {

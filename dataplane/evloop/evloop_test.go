@@ -471,3 +471,64 @@ func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
 			slept, rounds, len(fds), rounds/2)
 	}
 }
+
+// parkedAll waits until n loops have gone to the runtime's poller (not
+// merely between two polls).
+func parkedAll(t testing.TB, n int) {
+	for i := 0; i < 200; i++ {
+		if parkedLoops.Load() >= int32(n) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("loops never parked (%d parked)", parkedLoops.Load())
+}
+
+// longTurns registers on l a socket whose handler works for a while at
+// each turn and asks for 4 more turns: the loop stays busy for about a
+// millisecond per byte written to the returned descriptor.
+func longTurns(t *testing.T, l *Loop) int {
+	a, b := socketPair(t)
+	r := &recorder{}
+	var tok Token
+	turns := 0
+	var one [1]byte
+	r.step = func(uint32) {
+		unix.Read(a, one[:])
+		for end := time.Now().Add(200 * time.Microsecond); time.Now().Before(end); {
+		}
+		if turns++; turns%5 != 0 {
+			l.Again(tok)
+		}
+	}
+	l.Call(func() {
+		var err error
+		if tok, err = l.Add(a, In|Edge, r, 0); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+func TestLongRunningLoopNudgesForAParkedOne(t *testing.T) {
+	a := startLoop(t, 0, nil)
+	b := startLoop(t, 0, nil)
+	fa := echoPair(t, a)
+	fb := longTurns(t, b)
+	parkedAll(t, 2)
+	before := nudgesSent.Load()
+	unix.Write(fb, []byte{1}) // b wakes and stays busy while a is parked
+	waitFor(t, "a nudge", func() bool { return nudgesSent.Load() > before })
+	exchange(t, fa)
+
+	// A loop that answers and parks again at once needs no nudge: its
+	// thread polls on its way to sleep.
+	parkedAll(t, 2)
+	before = nudgesSent.Load()
+	for i := 0; i < 10; i++ {
+		exchange(t, fa)
+	}
+	if n := nudgesSent.Load() - before; n >= 10 {
+		t.Fatalf("%d nudges for 10 short exchanges", n)
+	}
+}
