@@ -516,13 +516,15 @@ func TestLongRunningLoopNudgesForAParkedOne(t *testing.T) {
 	fa := echoPair(t, a)
 	fb := longTurns(t, b)
 	parkedAll(t, 2)
+	time.Sleep(5 * stallAfter) // a has been parked long enough to look stalled
 	before := nudgesSent.Load()
 	unix.Write(fb, []byte{1}) // b wakes and stays busy while a is parked
 	waitFor(t, "a nudge", func() bool { return nudgesSent.Load() > before })
 	exchange(t, fa)
 
 	// A loop that answers and parks again at once needs no nudge: its
-	// thread polls on its way to sleep.
+	// thread polls on its way to sleep. (Nor would a busy one for a loop
+	// parked only briefly.)
 	parkedAll(t, 2)
 	before = nudgesSent.Load()
 	for i := 0; i < 10; i++ {
