@@ -193,11 +193,7 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
-		cur := h.RequestNum
-		h.useOlder, h.RequestNum = true, n
-		defer func() { h.useOlder, h.RequestNum = false, cur }()
-	}
+	defer h.requestOf(x)()
 	if err := h.continues(x); err != nil {
 		return err
 	}
@@ -218,6 +214,19 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	return h.responseData(x)
 }
 
+// requestOf makes the rules read the request x answers while its
+// response events run, when that is an older one than the connection's
+// latest (a pipelining client); the returned function puts the latest
+// back.
+func (h *httpRules) requestOf(x *mblb.HTTPEvent) (restore func()) {
+	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
+		cur := h.RequestNum
+		h.useOlder, h.RequestNum = true, n
+		return func() { h.useOlder, h.RequestNum = false, cur }
+	}
+	return func() {}
+}
+
 // OnHTTPResponseData implements mblb.HTTPResponseDataHandler:
 // HTTP_RESPONSE_DATA over the start of a streamed response, once the
 // engine holds what HTTP::collect asked, then HTTP_RESPONSE_RELEASE.
@@ -225,11 +234,7 @@ func (h *httpRules) OnHTTPResponseData(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
-		cur := h.RequestNum
-		h.useOlder, h.RequestNum = true, n
-		defer func() { h.useOlder, h.RequestNum = false, cur }()
-	}
+	defer h.requestOf(x)()
 	h.collectPending, h.collectLen = true, x.Asked()
 	return h.responseData(x)
 }
