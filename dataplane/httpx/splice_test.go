@@ -139,3 +139,105 @@ func TestSplice(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplice checks Splice, Eat and Body together on bodies of any chunk
+// sizes: whatever arrived before the collect (held), however much of the
+// body the rule replaced (k) and however the rest arrives (step), the
+// body that goes out reads as the replacement then the original from k.
+func FuzzSplice(f *testing.F) {
+	f.Add([]byte{25, 35}, uint16(40), uint16(10), uint8(3), uint8(1), true, false)
+	f.Add([]byte{10, 50}, uint16(14), uint16(10), uint8(0), uint8(3), true, true)
+	f.Add([]byte{60}, uint16(20), uint16(20), uint8(5), uint8(7), false, false)
+	f.Fuzz(func(t *testing.T, sizes []byte, held, k uint16, repl, step uint8, chunked, response bool) {
+		if len(sizes) == 0 || len(sizes) > 16 || step == 0 {
+			return
+		}
+		var data strings.Builder
+		var body strings.Builder
+		for i, s := range sizes {
+			if s == 0 {
+				continue // a zero size would end the body
+			}
+			c := strings.Repeat(string(rune('a'+i%26)), int(s))
+			data.WriteString(c)
+			if chunked {
+				body.WriteString(strconv.FormatInt(int64(len(c)), 16) + "\r\n" + c + "\r\n")
+			}
+		}
+		if data.Len() == 0 {
+			return
+		}
+		head := "Content-Length: " + strconv.Itoa(data.Len()) + "\r\n\r\n"
+		if chunked {
+			body.WriteString("0\r\n\r\n")
+			head = "Transfer-Encoding: chunked\r\n\r\n"
+		} else {
+			body.WriteString(data.String())
+		}
+		all := body.String()
+		h := int(held) % (len(all) + 1)
+		var fr splicer
+		var err error
+		if response {
+			rf := &ResponseFramer{Max: 16, Stream: true}
+			_, _, err = rf.Frame([]byte("HTTP/1.1 200 OK\r\n" + head + all[:h]))
+			fr = rf
+		} else {
+			rf := &RequestFramer{Max: 16, Stream: true}
+			_, _, err = rf.Frame([]byte("POST / HTTP/1.1\r\nHost: h\r\n" + head + all[:h]))
+			fr = rf
+		}
+		if !errors.Is(err, ErrStreamBody) {
+			return // small enough to be framed whole, or not a stream
+		}
+		// The data bytes that arrived: what a rule can have collected.
+		avail := h
+		if chunked {
+			avail = ChunkedDataLen([]byte(all[:h]))
+		}
+		kk := int(k) % (avail + 1)
+		r := strings.Repeat("R", int(repl))
+		out, n, err := fr.Splice(nil, []byte(all[:h]), kk, []byte(r))
+		if err != nil {
+			t.Fatalf("Splice(held %d, k %d of %d): %v", h, kk, avail, err)
+		}
+		rest := all[n:]
+		done := rest == ""
+		if done {
+			if _, d, err := fr.Body(nil); err != nil || !d {
+				t.Fatalf("Body(nil) after taking the whole body: %v %v", d, err)
+			}
+		}
+		for i := 0; i < 100000 && len(rest) > 0 && !done; i++ {
+			p := []byte(rest[:min(int(step), len(rest))])
+			e, err := fr.Eat(p)
+			if err != nil {
+				t.Fatalf("Eat: %v", err)
+			}
+			rest, p = rest[e:], p[e:]
+			if len(p) == 0 {
+				continue
+			}
+			m, d, err := fr.Body(p)
+			if err != nil {
+				t.Fatalf("Body: %v", err)
+			}
+			out = append(out, p[:m]...)
+			rest, done = rest[m:], d
+		}
+		if !done || rest != "" {
+			t.Fatalf("the body did not end (left %q)", rest)
+		}
+		got := string(out)
+		if chunked {
+			dc, err := Dechunk(nil, out)
+			if err != nil {
+				t.Fatalf("Dechunk %q: %v", out, err)
+			}
+			got = string(dc)
+		}
+		if want := r + data.String()[kk:]; got != want {
+			t.Fatalf("body %q, want %q (held %d, k %d)", got, want, h, kk)
+		}
+	})
+}
