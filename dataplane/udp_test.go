@@ -300,7 +300,7 @@ when CLIENT_DATA {
   }
 }
 when SERVER_DATA { UDP::payload replace 0 2 "X[UDP::remote_port]" }`)
-	cfg.Virtuals["/Common/vs"].Rules = r
+	setVirtualRules(cfg, "/Common/vs", r)
 	mustApply(t, p, cfg)
 	c := dialUDP(t, "", "127.41.7.1:53")
 	want := "pong " + strconv.Itoa(int(c.local().Port())) + " 53 1"
@@ -355,7 +355,7 @@ func TestUDPLBEvents(t *testing.T) {
   if {[UDP::client_port] % 2 == 0 && [LB::server pool] ne "/Common/other"} { pool other }
 }
 when LB_FAILED { UDP::respond "no member for [IP::client_addr]" }`)
-	cfg.Virtuals["/Common/vs"].Rules = r
+	setVirtualRules(cfg, "/Common/vs", r)
 	mustApply(t, p, cfg)
 	for i := 0; i < 6; i++ {
 		c := dialUDP(t, "", "127.41.9.1:53")
@@ -389,7 +389,7 @@ func TestUDPRulePersistence(t *testing.T) {
 	cfg := udpBasic("127.41.10.1:53", "127.41.10.2:5300", "127.41.10.3:5300")
 	cfg.Virtuals["/Common/vs"].DatagramLB = true
 	r, _ := compileRules(t, `when CLIENT_DATA { persist uie [getfield [UDP::payload] " " 1] 60 }`)
-	cfg.Virtuals["/Common/vs"].Rules = r
+	setVirtualRules(cfg, "/Common/vs", r)
 	mustApply(t, p, cfg)
 	c := dialUDP(t, "", "127.41.10.1:53")
 	seen := map[string]string{}
@@ -429,7 +429,7 @@ when CLIENT_DATA { append ev " data" }
 when SERVER_CONNECTED { append ev " connected=[IP::server_addr]:[UDP::server_port]" }
 when SERVER_CLOSED { log local0. "server closed [IP::server_addr]:[UDP::server_port]" }
 when CLIENT_CLOSED { log local0. "client closed" }`+events)
-	cfg.Virtuals["/Common/vs"].Rules = r
+	setVirtualRules(cfg, "/Common/vs", r)
 	mustApply(t, p, cfg)
 	c := dialUDP(t, "", "127.41.12.1:53")
 	if got, want := c.mustAsk("a"), "accepted data selected connected=127.41.12.2:5300|S1:a"; got != want {
@@ -459,7 +459,7 @@ when SERVER_DATA { UDP::payload replace 0 0 "$ev|" }`)
 				t.Logf("rule log: %q", l)
 			}
 		})
-		cfg.Virtuals["/Common/vs"].Rules = r
+		setVirtualRules(cfg, "/Common/vs", r)
 		mustApply(t, p, cfg)
 	}
 	for _, in := range []string{"SERVER_CONNECTED", "LB_SELECTED"} {
@@ -494,7 +494,7 @@ func TestUDPHoldBound(t *testing.T) {
 	cfg.Pools["/Common/pool"].Members[0].State = StateUserDown
 	r, _ := compileRules(t, `when CLIENT_ACCEPTED { UDP::hold }
 when SERVER_CONNECTED { UDP::release }`)
-	cfg.Virtuals["/Common/vs"].Rules = r
+	setVirtualRules(cfg, "/Common/vs", r)
 	mustApply(t, p, cfg)
 	c := dialUDP(t, "", "127.41.13.1:53")
 	for _, d := range []string{"1", "2", "3"} {
@@ -520,4 +520,13 @@ when SERVER_CONNECTED { UDP::release }`)
 	if n := len(m.sources()); n != 2 {
 		t.Fatalf("the member saw %d datagrams, want the 2 held", n)
 	}
+}
+
+// setVirtualRules gives a virtual of cfg new rules in a copy of its
+// configuration: the plane's flows may still read the one applied before
+// (their snapshot shares it), so it must not change under them.
+func setVirtualRules(cfg *Config, name string, r Rules) {
+	v := *cfg.Virtuals[name]
+	v.Rules = r
+	cfg.Virtuals[name] = &v
 }
