@@ -171,13 +171,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				return errClosed
 			case x.responded:
 				// Answered by the rule: no server sees the request.
-				closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
-				if x.resetAfter {
-					s.resetLast.Store(true)
-				}
-				s.msgsIn.Add(1)
-				s.localReply(x.respond, closing)
-				s.httpDone = closing
+				s.ruleReply(x, closing)
 				continue
 			}
 			closing = closing || x.closeAfter
@@ -377,6 +371,20 @@ func (s *ClientConn) sendContinue() {
 	} else if fin {
 		s.Close(false)
 	}
+}
+
+// ruleReply sends the answer a rule gave with HTTP::respond (or
+// redirect) in the place of the request x stands for, closing the
+// connection after it (httpDone) when the client, the rule or closing
+// asks.
+func (s *ClientConn) ruleReply(x *HTTPEvent, closing bool) {
+	closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
+	if x.resetAfter {
+		s.resetLast.Store(true)
+	}
+	s.msgsIn.Add(1)
+	s.localReply(x.respond, closing)
+	s.httpDone = closing
 }
 
 // localReply answers the client from the proxy itself, in order after the

@@ -203,13 +203,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 			return false, errClosed
 		case x.responded:
 			// Answered by the rule: the body is read and dropped.
-			closing = closing || !x.keepAlive || x.closeAfter || x.resetAfter
-			if x.resetAfter {
-				s.resetLast.Store(true)
-			}
-			s.msgsIn.Add(1)
-			s.localReply(x.respond, closing)
-			s.httpDone = closing
+			s.ruleReply(x, closing)
 			st.start += hlen
 			s.up = upload{on: true, discard: true}
 			return false, nil
