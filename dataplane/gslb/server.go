@@ -594,17 +594,23 @@ func (s *Server) SetLinkMetrics(link string, m LinkMetrics) {
 	r.metrics.Store(&m)
 }
 
-// SetServerIQuery records how the daemon's iQuery channel reaches a gtm
-// server (which of its addresses is connected, or why none is), for
-// `show gtm server`; "" says it is not followed.
-func (s *Server) SetServerIQuery(server, state string) {
+// hostRT is server's runtime state, made at its first report.
+func (s *Server) hostRT(server string) *hostRT {
 	s.rtMu.Lock()
+	defer s.rtMu.Unlock()
 	r := s.rt.host[server]
 	if r == nil {
 		r = new(hostRT)
 		s.rt.host[server] = r
 	}
-	s.rtMu.Unlock()
+	return r
+}
+
+// SetServerIQuery records how the daemon's iQuery channel reaches a gtm
+// server (which of its addresses is connected, or why none is), for
+// `show gtm server`; "" says it is not followed.
+func (s *Server) SetServerIQuery(server, state string) {
+	r := s.hostRT(server)
 	if state == "" {
 		r.iquery.Store(nil)
 		return
@@ -615,12 +621,6 @@ func (s *Server) SetServerIQuery(server, state string) {
 // SetServerStatus records a gtm server's status (its bigip monitor):
 // StatusDown takes all its virtual servers out.
 func (s *Server) SetServerStatus(server string, st Status) {
-	s.rtMu.Lock()
-	r := s.rt.host[server]
-	if r == nil {
-		r = new(hostRT)
-		s.rt.host[server] = r
-	}
-	s.rtMu.Unlock()
+	r := s.hostRT(server)
 	r.status.Store(int32(st))
 }
