@@ -1,10 +1,6 @@
 package rules
 
-import (
-	"testing"
-
-	"github.com/openltm/openltm/dataplane/httpx"
-)
+import "testing"
 
 // seedDataRule is the message-based seed's rule, which runs on every
 // message in each direction.
@@ -29,24 +25,17 @@ func (q *quietConn) Notify(s Side, n NotifyKind) error      { return nil }
 
 // BenchmarkSeedClientData is the interpretive cost of the message-based
 // seed's CLIENT_DATA event per message.
-func BenchmarkSeedClientData(b *testing.B) {
-	p := NewProgram(nil, mustCompile(b, "seed", seedDataRule))
-	c := &quietConn{nopConn{*newFakeConn()}}
-	s := p.NewConnState(c)
-	defer s.Release()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := s.Run(ClientData); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkSeedClientData(b *testing.B) { benchQuietEvent(b, seedDataRule) }
 
 // BenchmarkEmptyEvent is what running an event costs before the
 // interpreter does anything (the budget, the clock, the handler lookup);
 // subtract it from the other benchmarks to get the interpreter's share.
-func BenchmarkEmptyEvent(b *testing.B) {
-	p := NewProgram(nil, mustCompile(b, "empty", `when CLIENT_DATA { }`))
+func BenchmarkEmptyEvent(b *testing.B) { benchQuietEvent(b, `when CLIENT_DATA { }`) }
+
+// benchQuietEvent runs rule's CLIENT_DATA on a connection whose data
+// commands do nothing.
+func benchQuietEvent(b *testing.B, rule string) {
+	p := NewProgram(nil, mustCompile(b, "bench", rule))
 	c := &quietConn{nopConn{*newFakeConn()}}
 	s := p.NewConnState(c)
 	defer s.Release()
@@ -62,22 +51,5 @@ func BenchmarkEmptyEvent(b *testing.B) {
 // with an empty HTTP_REQUEST: indexing and writing the head, running the
 // event.
 func BenchmarkHTTPRequestEmptyRule(b *testing.B) {
-	p := NewProgram(nil, mustCompile(b, "empty", `when HTTP_REQUEST { }`))
-	c := &benchHTTP{nopConn: nopConn{*newFakeConn()}}
-	raw := []byte(testRequest)
-	head, err := httpx.ParseRequest(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := p.NewConnState(c)
-	defer s.Release()
-	out := make([]byte, 0, 1024)
-	b.ReportAllocs()
-	for b.Loop() {
-		c.req.ResetParsed(raw, &head, false)
-		if err := s.Run(HTTPRequest); err != nil {
-			b.Fatal(err)
-		}
-		out = c.req.AppendTo(out[:0])
-	}
+	benchHTTPRequest(b, `when HTTP_REQUEST { }`)
 }
