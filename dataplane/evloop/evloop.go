@@ -100,9 +100,6 @@ type Loop struct {
 	// the loop's was there (busyPoll).
 	idleYields int
 	sleeps     int // times the loop went to sleep, for tests
-	// parked: the loop's goroutine last left pollFn to wait in the
-	// runtime's poller (counted in parkedLoops until it is back).
-	parked bool
 	// wokeAt (Unix nanoseconds): when the loop last came back from the
 	// poller, until it has nudged the scheduler or parked again (0).
 	wokeAt int64
@@ -311,12 +308,6 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	defer unix.Close(l.wakefd)
 	running.add(l)
 	defer running.remove(l)
-	defer func() {
-		if l.parked {
-			l.parked = false
-			parkedLoops.Add(-1)
-		}
-	}()
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
 		unix.Close(l.epfd)
 		return err
@@ -341,9 +332,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	// the notice of events that arrived during the batch and need a poll
 	// to find them again.
 	pollFn := func(uintptr) bool {
-		if l.parked {
-			l.parked = false
-			parkedLoops.Add(-1)
+		if l.parkedSince.Load() != 0 { // back from the poller
 			l.parkedSince.Store(0)
 			l.wokeAt = time.Now().UnixNano()
 		}
@@ -363,9 +352,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			if n == 0 && len(l.again) == 0 {
 				active = false
 				l.sleeps++
-				l.parked = true
 				l.wokeAt = 0
-				parkedLoops.Add(1)
 				l.parkedSince.Store(time.Now().UnixNano())
 				return false
 			}
@@ -589,9 +576,8 @@ const (
 )
 
 var (
-	parkedLoops atomic.Int32
-	nudges      = make(chan struct{})
-	nudgesSent  atomic.Uint64 // for tests
+	nudges     = make(chan struct{})
+	nudgesSent atomic.Uint64 // for tests
 )
 
 func init() {

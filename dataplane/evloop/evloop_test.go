@@ -307,9 +307,6 @@ func TestContendedYieldsStopThePolling(t *testing.T) {
 	if n := l.busyPoll(start.Add(time.Minute)); n != 0 {
 		t.Fatalf("busyPoll found %d events on an empty set", n)
 	}
-	if time.Since(start) > 30*time.Second {
-		t.Fatalf("busyPoll polled until its deadline instead of backing off")
-	}
 	if l.quietAt < start.Add(contendedBackoff).UnixNano() {
 		t.Fatalf("quiet until %v, want at least the back-off (%v) after the start", time.Unix(0, l.quietAt), contendedBackoff)
 	}
@@ -476,12 +473,12 @@ func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
 // merely between two polls).
 func parkedAll(t testing.TB, n int) {
 	for i := 0; i < 200; i++ {
-		if parkedLoops.Load() >= int32(n) {
+		if parkedNow() >= n {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatalf("loops never parked (%d parked)", parkedLoops.Load())
+	t.Fatalf("loops never parked (%d parked)", parkedNow())
 }
 
 // longTurns registers on l a socket whose handler works for a while at
@@ -533,4 +530,15 @@ func TestLongRunningLoopNudgesForAParkedOne(t *testing.T) {
 	if n := nudgesSent.Load() - before; n >= 10 {
 		t.Fatalf("%d nudges for 10 short exchanges", n)
 	}
+}
+
+// parkedNow counts the running loops waiting in the runtime's poller.
+func parkedNow() int {
+	n := 0
+	for _, l := range *running.ls.Load() {
+		if l.parkedSince.Load() != 0 {
+			n++
+		}
+	}
+	return n
 }
