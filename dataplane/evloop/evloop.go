@@ -253,8 +253,11 @@ func (l *Loop) Post(fn func()) {
 	l.posted = append(l.posted, fn)
 	l.mu.Unlock()
 	if wake {
+		// A raw system call: the eventfd is non-blocking, and the runtime's
+		// path (entersyscall) would wake its monitor thread when that
+		// sleeps, a futex wake per post on a quiet process.
 		one := uint64(1)
-		unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(l.wakefd), uintptr(unsafe.Pointer(&one)), 8)
 	}
 }
 
@@ -278,7 +281,7 @@ func (l *Loop) Call(fn func()) bool {
 }
 
 func (l *Loop) runPosted() {
-	unix.Read(l.wakefd, l.wakeBuf[:])
+	unix.RawSyscall(unix.SYS_READ, uintptr(l.wakefd), uintptr(unsafe.Pointer(&l.wakeBuf[0])), uintptr(len(l.wakeBuf)))
 	l.mu.Lock()
 	fns := l.posted
 	l.posted = l.spare[:0]

@@ -417,7 +417,7 @@ func (s *ClientConn) release() {
 		ls.closeTLS()
 	default:
 		rawsock.ShutWrite(uintptr(ls.fd))
-		unix.Close(ls.fd)
+		rawsock.Close(ls.fd)
 	}
 	ls.st.release()
 	s.abortUpload() // upload.go
@@ -490,7 +490,7 @@ func (e *Engine) dialLoop(s *ClientConn, m Member, owner *ClientConn, cur *evl) 
 	cl.st, cl.hf = newStream(fr, e.cfg.MaxMessageSize), hf
 	sc.connecting.Store(!done)
 	if !e.register(sc) {
-		unix.Close(fd)
+		rawsock.Close(fd)
 		cl.st.release()
 		return nil, errClosed
 	}
@@ -752,7 +752,7 @@ func (cl *connLoop) closeFD(sc *serverConn, reset bool) {
 	if reset {
 		rawsock.Reset(cl.fd)
 	} else {
-		unix.Close(cl.fd)
+		rawsock.Close(cl.fd)
 	}
 	cl.st.release()
 }

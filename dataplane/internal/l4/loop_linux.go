@@ -479,7 +479,7 @@ func (lf *loopFlow) connectNext() {
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
 		tok, err := lf.lr.Add(fd, rawsock.Events, lf, tagServer)
 		if err != nil {
-			unix.Close(fd)
+			rawsock.Close(fd)
 			lf.sfd, lf.reserved = -1, nil
 			m.Release()
 			lf.failed = append(lf.failed, m)
@@ -500,7 +500,7 @@ func (lf *loopFlow) connectNext() {
 // member.
 func (lf *loopFlow) connectFailed() {
 	lf.lr.Forget(lf.stok)
-	unix.Close(lf.sfd)
+	rawsock.Close(lf.sfd)
 	lf.sfd, lf.stok, lf.connecting = -1, 0, false
 	m := lf.reserved
 	lf.reserved = nil
@@ -824,7 +824,7 @@ func (lf *loopFlow) abort(reset bool) {
 	if reset {
 		rawsock.Reset(lf.cfd)
 	} else {
-		unix.Close(lf.cfd)
+		rawsock.Close(lf.cfd)
 	}
 	lf.finish()
 }
@@ -832,8 +832,8 @@ func (lf *loopFlow) abort(reset bool) {
 // closeBoth ends a flow whose both directions finished.
 func (lf *loopFlow) closeBoth() {
 	lf.forget()
-	unix.Close(lf.sfd)
-	unix.Close(lf.cfd)
+	rawsock.Close(lf.sfd)
+	rawsock.Close(lf.cfd)
 	lf.finish()
 }
 

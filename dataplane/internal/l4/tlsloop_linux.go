@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
@@ -87,7 +85,7 @@ func (lf *loopFlow) handshakeFailed(reset bool) {
 	if reset {
 		rawsock.Reset(lf.cfd)
 	} else {
-		unix.Close(lf.cfd)
+		rawsock.Close(lf.cfd)
 	}
 	lf.closed = true
 	lf.retire()

@@ -47,7 +47,16 @@ func Reset(fd int) {
 	l := unix.Linger{Onoff: 1, Linger: 0}
 	unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), unix.SOL_SOCKET, unix.SO_LINGER,
 		uintptr(unsafe.Pointer(&l)), unsafe.Sizeof(l), 0)
-	unix.Close(fd)
+	Close(fd)
+}
+
+// Close closes a socket of an event loop. It is a raw system call: close(2)
+// of a non-blocking socket does not wait (without a linger time), and the
+// runtime's own path (entersyscall) wakes its monitor thread whenever that
+// sleeps, a futex wake and a thread switch per connection on a quiet
+// process.
+func Close(fd int) {
+	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
 // SetNoDelay turns Nagle's algorithm off: the proxy writes what it has
@@ -172,7 +181,7 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno)
 	SetNoDelay(fd)
 	if src.IsValid() {
 		if err := BindTo(fd, src, keepPort); err != nil {
-			unix.Close(fd)
+			Close(fd)
 			return -1, false, errnoOf(err)
 		}
 	}
@@ -185,7 +194,7 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno)
 		return fd, false, 0
 	}
 	if e != 0 {
-		unix.Close(fd)
+		Close(fd)
 		return -1, false, e
 	}
 	return fd, true, 0
