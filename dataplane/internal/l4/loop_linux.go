@@ -232,14 +232,17 @@ func (a *acceptor) disarm() {
 const acceptBatch = 32
 
 // pickLoop is the loop a connection accepted on own is served by: the one
-// serving the fewest client connections, own when none serves fewer. Why:
+// serving the fewest client connections, own unless that one serves at
+// least two fewer (a difference of one is not worth a hand-off, which
+// costs a post and often a wake-up of the other loop's thread; with
+// connections of one request each it would be paid for most). Why:
 // the loop that wakes first for a burst of connections (wrk opening 64,
 // say) accepts them all, while the others sleep; left there, one thread
 // would carry them all with the other CPUs idle. A connection given to
 // another loop costs one hand-off, at its start only (HAProxy's listeners
 // likewise queue each accepted connection to the least loaded thread).
 func (e *Engine) pickLoop(own *loopRT) *loopRT {
-	best, bl := own, own.load.Load()
+	best, bl := own, own.load.Load()-1
 	for _, lr := range e.loops.ls {
 		if l := lr.load.Load(); l < bl {
 			best, bl = lr, l
