@@ -781,7 +781,7 @@ func (st *stream) readFD(fd int) (k int, full bool, err error) {
 // maxIov bounds the buffers of one writev(2) (IOV_MAX).
 const maxIov = 1024
 
-// writev writes bufs with one writev(2) and returns the bytes written.
+// writev writes bufs with one system call and returns the bytes written.
 // iov is the caller's scratch space, so that a write allocates nothing.
 func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
 	v := (*iov)[:0]
@@ -801,8 +801,19 @@ func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
 	if len(v) == 0 {
 		return 0, 0
 	}
+	// sendmsg(2) rather than writev(2), and send(2) for one buffer:
+	// the socket calls skip the file layer (rawsock.Read says why).
+	var m unix.Msghdr
+	m.Iov = &v[0]
+	m.SetIovlen(len(v))
 	for {
-		r, _, e := unix.RawSyscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)))
+		var r uintptr
+		var e syscall.Errno
+		if len(v) == 1 {
+			r, _, e = unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(v[0].Base)), uintptr(v[0].Len), unix.MSG_NOSIGNAL, 0, 0)
+		} else {
+			r, _, e = unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), unix.MSG_NOSIGNAL)
+		}
 		if e == syscall.EINTR {
 			continue
 		}

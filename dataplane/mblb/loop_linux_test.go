@@ -113,22 +113,24 @@ func loopDial(_ netip.AddrPort, m Member) (int, bool, netip.AddrPort, error) {
 }
 
 func TestWritevAdvance(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK); err != nil {
+	p, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
-	bufs := [][]byte{[]byte("ab"), nil, []byte("cde"), []byte("f")}
 	var iov []unix.Iovec
-	n, errno := writev(p[1], bufs, &iov)
-	if errno != 0 || n != 6 {
-		t.Fatalf("writev = %d, %v", n, errno)
-	}
 	got := make([]byte, 16)
-	k, _ := unix.Read(p[0], got)
-	if string(got[:k]) != "abcdef" {
-		t.Fatalf("read %q", got[:k])
+	// Several buffers (sendmsg), then one (send).
+	for _, bufs := range [][][]byte{{[]byte("ab"), nil, []byte("cde"), []byte("f")}, {nil, []byte("abcdef")}} {
+		n, errno := writev(p[1], bufs, &iov)
+		if errno != 0 || n != 6 {
+			t.Fatalf("writev = %d, %v", n, errno)
+		}
+		k, _ := unix.Read(p[0], got)
+		if string(got[:k]) != "abcdef" {
+			t.Fatalf("read %q", got[:k])
+		}
 	}
 	for _, c := range []struct {
 		n    int
