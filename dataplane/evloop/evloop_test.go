@@ -542,3 +542,54 @@ func parkedNow() int {
 	}
 	return n
 }
+
+// A running loop nudges for a parked loop whose descriptor has events
+// (nobody may be polling for them), and not for one without. The parked
+// loop here is never run, so that its events stay where they are.
+func TestNudgeForReadyParkedLoop(t *testing.T) {
+	parked, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parked.Stop(false) })
+	a, b := socketPair(t)
+	if _, err := parked.Add(a, In|Edge, &recorder{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	running.add(parked)
+	t.Cleanup(func() { running.remove(parked) })
+	now := time.Now().UnixNano()
+	parked.parkedSince.Store(now - int64(10*readyAfter))
+	runner := &Loop{}
+
+	if parked.hasEvents() {
+		t.Fatal("events on a quiet descriptor")
+	}
+	before := nudgesSent.Load()
+	runner.nudgeForReady(now)
+	if n := nudgesSent.Load() - before; n != 0 {
+		t.Fatalf("%d nudges for a parked loop without events", n)
+	}
+
+	unix.Write(b, []byte{1})
+	if !parked.hasEvents() {
+		t.Fatal("no events after a write")
+	}
+	// The nudge goes to a goroutine that may not be receiving at this
+	// instant (none is sent then): try a bounded number of times.
+	for i := 0; i < 100 && nudgesSent.Load() == before; i++ {
+		runner.nudgeForReady(now)
+		time.Sleep(time.Millisecond)
+	}
+	if nudgesSent.Load() == before {
+		t.Fatal("no nudge for a parked loop with events")
+	}
+
+	// Parked only briefly: its thread may still be on its way to poll.
+	before = nudgesSent.Load()
+	parked.parkedSince.Store(now)
+	runner.nudgeForReady(now + int64(readyAfter)/2)
+	if n := nudgesSent.Load() - before; n != 0 {
+		t.Fatalf("%d nudges for a loop parked %v ago", n, readyAfter/2)
+	}
+}
