@@ -186,6 +186,19 @@ func (pr *proxied) SSLDisable(s rules.Side) error {
 	return nil
 }
 
+// SSLEnable implements rules.SSLConn: a side turned off by SSL::disable
+// speaks TLS again, while its handshake has still not started.
+func (pr *proxied) SSLEnable(s rules.Side) error {
+	if s == rules.ClientSide && pr.rs.sslOff[s] && pr.rs.ev != config.EventClientAccepted {
+		return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
+	}
+	if s == rules.ServerSide && pr.rs.sslOff[s] && pr.srv.Load() != nil {
+		return errors.New("SSL::enable serverside: the server is connected in plaintext")
+	}
+	pr.rs.sslOff[s] = false
+	return nil
+}
+
 // copyLoopTLS is copyLoop for a flow with TLS on either side: plaintext
 // through the TLS connections, one pooled buffer per read. st, for flows
 // with rules, is the read side's: when a rule turns collection on, the
