@@ -69,7 +69,7 @@ func (pr *proxied) terminate() bool {
 	}
 	conn := tls.Server(raw, tc.Client)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.snap.NoteClientTLS(conn, conn.Handshake()); err != nil {
+	if err := pr.snap.NoteClientTLS(conn, conn.Handshake(), &pr.cssl); err != nil {
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})
@@ -109,6 +109,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	sc.conn.SetDeadline(time.Time{})
 	sc.tls = conn
+	sc.ssl.Hold(&pr.vs.Prof.ServerSSL)
 	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLHandshake) {
 		return false
 	}

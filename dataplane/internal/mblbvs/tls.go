@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
@@ -95,7 +96,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		return true
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
-	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake()); err != nil {
+	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake(), &f.cssl); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
 		return false
@@ -277,20 +278,38 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 	}
 }
 
-// serverTLS wraps a new server connection to m of a server-ssl virtual
-// and handshakes within ctx and the profile's handshake-timeout; one for
+// serverTLS makes c, a new server connection to m for the client at
+// client, TLS for a server-ssl virtual: it handshakes within ctx and the
+// profile's handshake-timeout, counts the handshake and the connection at
+// the server-ssl profile, and runs SERVERSSL_HANDSHAKE. A connection for
 // a message the rules sent in plaintext (plainBit) stays as it is.
-func serverTLS(ctx context.Context, c *net.TCPConn, t *config.TLS, m mblb.Member) (net.Conn, error) {
+func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPConn, t *config.TLS, m mblb.Member) (net.Conn, error) {
 	if t == nil || t.Server == nil || m.ID&plainBit != 0 {
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
 	sc := tls.Client(tlsprof.NewHelloConn(c, false), t.Server.Config) // SERVERSSL_HANDSHAKE's SSL::sessionid
-	if err := sc.HandshakeContext(ctx); err != nil {
+	if err := mv.vs.Prof.ServerSSL.Note(sc, sc.HandshakeContext(ctx)); err != nil {
 		c.SetLinger(0)
 		c.Close()
 		return nil, err
 	}
-	return sc, nil
+	mv.serverHandshake(client, sc)
+	out := &heldConn{Conn: sc}
+	out.held.Hold(&mv.vs.Prof.ServerSSL)
+	return out, nil
+}
+
+// heldConn is a server-ssl connection of the engine, held in the
+// profile's current connections until the engine closes it (every end of
+// a server connection does).
+type heldConn struct {
+	*tls.Conn
+	held state.SSLHeld
+}
+
+func (c *heldConn) Close() error {
+	c.held.Release()
+	return c.Conn.Close()
 }

@@ -236,6 +236,9 @@ type mblbFlow struct {
 	// serverClear: SSL::disable serverside, the client's messages go to
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
+	// cssl holds the client's TLS connection in its client-ssl profile's
+	// current connections (tls.go), until finish.
+	cssl state.SSLHeld
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -370,6 +373,7 @@ func (f *mblbFlow) finish() {
 	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
 		f.vs.Prof.HTTP.ConnEnded(f.sess.Stats().Requests) // profilestats
 	}
+	f.cssl.Release()
 	if f.ended != nil {
 		f.ended()
 	}
@@ -571,12 +575,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if err != nil {
 		return nil, err
 	}
-	sc, err := serverTLS(ctx, c, snap.Cfg.TLS, m) // tls.go
-	mv.vs.Prof.ServerSSL.Note(sc, err)
-	if err == nil {
-		mv.serverHandshake(client, sc)
-	}
-	return sc, err
+	return mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
 }
 
 // legOpened puts a new server connection in the connection table and on
