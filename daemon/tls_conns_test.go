@@ -3,8 +3,10 @@ package daemon
 import (
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -53,4 +55,71 @@ func TestSSLProfileConnectionsShown(t *testing.T) {
 	for _, show := range []string{"show ltm profile client-ssl conncssl", "show ltm profile server-ssl connssl"} {
 		waitStats(t, s, show, map[string]string{"Current Connections": "0", "Maximum Connections": "0", "Total Connections": "0"})
 	}
+}
+
+// TestSSLDisableServerSideFromTmsh is the common use, configured through
+// the shell: an http virtual with clientssl and serverssl whose rule
+// sends /plain to a plaintext pool with SSL::disable serverside and the
+// rest re-encrypted to a TLS member, over one keep-alive client
+// connection with OneConnect.
+func TestSSLDisableServerSideFromTmsh(t *testing.T) {
+	tlsHTTP := func(addr, body string, withTLS bool) {
+		t.Helper()
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withTLS {
+			pki := newTestPKI(t)
+			crt, key := pki.leaf(t, "member", "member.example", false)
+			pair, err := tls.LoadX509KeyPair(crt, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{pair}})
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "%s tls=%v", body, r.TLS != nil)
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+	}
+	tlsHTTP("127.46.0.21:443", "secure", true)
+	tlsHTTP("127.46.0.22:80", "plain", false)
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm pool tls_pool members add { 127.46.0.21:443 }",
+		"create ltm pool plain_pool members add { 127.46.0.22:80 }",
+		`create ltm rule split {
+when HTTP_REQUEST {
+    if { [HTTP::uri] starts_with "/plain" } {
+        pool plain_pool
+        SSL::disable serverside
+    } else {
+        SSL::enable serverside
+    }
+}
+}`,
+		"create ltm virtual vs destination 127.46.0.20:443 pool tls_pool rules { split } profiles replace-all-with { tcp http oneconnect clientssl serverssl }",
+	)
+	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	for _, path := range []string{"/a", "/plain/b", "/c", "/plain/d"} {
+		resp, err := hc.Get("https://127.46.0.20" + path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want := "secure tls=true"
+		if strings.HasPrefix(path, "/plain") {
+			want = "plain tls=false"
+		}
+		if string(b) != want {
+			t.Fatalf("%s: %q, want %q", path, b, want)
+		}
+	}
+	waitStats(t, s, "show ltm profile server-ssl serverssl", map[string]string{"Total Connections": "1"})
 }

@@ -306,3 +306,43 @@ func TestTLSStandardServerSideEnable(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSHTTPClientSideEnable: on an http virtual, SSL::enable undoes an
+// SSL::disable of CLIENT_ACCEPTED there, and is refused once the client
+// speaks plaintext (HTTP_REQUEST): its connection cannot turn to TLS.
+func TestTLSHTTPClientSideEnable(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	startHTTPServer(t, "127.0.147.51:80", "WEB")
+	p, _ := newPlane(t)
+	cfg := mblbConfig("127.0.147.50:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.147.51:80")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    SSL::disable
+    if { [IP::client_addr] ne "127.0.0.2" } { SSL::enable }
+}
+when HTTP_REQUEST {
+    if { [catch { SSL::enable }] } { HTTP::respond 200 content "refused" } else { HTTP::respond 200 content "enabled" }
+}`)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	mustApply(t, p, cfg)
+	for _, tc := range []struct {
+		local string
+		tls   bool
+		want  string
+	}{{"127.0.0.1", true, "enabled"}, {"127.0.0.2", false, "refused"}} {
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(tc.local)}}
+		var c net.Conn
+		var err error
+		if tc.tls {
+			c, err = tls.DialWithDialer(d, "tcp", "127.0.147.50:443", &tls.Config{RootCAs: roots, ServerName: "www.example"})
+		} else {
+			c, err = d.Dial("tcp", "127.0.147.50:443")
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.local, err)
+		}
+		if got := serverSideGet(t, c, bufio.NewReader(c), "/"); got != tc.want {
+			t.Fatalf("client %s: %q, want %q", tc.local, got, tc.want)
+		}
+		c.Close()
+	}
+}

@@ -172,7 +172,7 @@ func (r *mblbRules) SSLEnable(s rules.Side) error {
 	if fc == nil {
 		return errors.New("SSL::enable: the virtual server has no client-ssl profile")
 	}
-	if fc.clear && r.ev != config.EventClientAccepted {
+	if fc.clear && (r.httpEv != rules.RuleInit || r.ev != config.EventClientAccepted) { // r.ev names the event only outside runEvent
 		return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
 	}
 	fc.clear = false
