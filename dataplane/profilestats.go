@@ -57,8 +57,14 @@ type HTTPProfileStats struct {
 	MaxPerConn uint64
 }
 
-// SSLProfileStats are a client-ssl or server-ssl profile's handshakes.
+// SSLProfileStats are a client-ssl or server-ssl profile's connections
+// and handshakes.
 type SSLProfileStats struct {
+	// Cur is the TLS connections established (handshake complete) and
+	// open now, Max the most open at once since the profile's last reset
+	// (summed over its virtuals, as ConnProfileStats.Max), Tot those
+	// established since that reset.
+	Cur, Max, Tot uint64
 	// Full and Resumed count completed handshakes, Failures the failed
 	// ones, Timeouts those of the failures the handshake-timeout ended and
 	// Alerts those the peer ended with a fatal alert.
@@ -130,6 +136,9 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 				}
 			}
 			s := &st.SSL
+			s.Cur += uint64(max(x.Cur.Load(), 0))
+			s.Max += uint64(max(x.Max.Load(), 0))
+			s.Tot += x.Tot.Load()
 			s.Full += x.Full.Load()
 			s.Resumed += x.Resumed.Load()
 			s.Failures += x.Failures.Load()

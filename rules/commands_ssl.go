@@ -45,6 +45,10 @@ type SSLConn interface {
 	// SSLDisable turns TLS off for a side whose handshake has not started
 	// (SSL::disable in CLIENT_ACCEPTED): its bytes then pass in clear.
 	SSLDisable(s Side) error
+	// SSLEnable undoes SSLDisable while the side's handshake has still
+	// not started (SSL::enable): a rule that sends some requests in clear
+	// and others over TLS turns it back on per request.
+	SSLEnable(s Side) error
 }
 
 func registerSSL(t *tcl.Commands) {
@@ -65,26 +69,8 @@ func registerSSL(t *tcl.Commands) {
 		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
 	})
 	t.Register("SSL::extensions", cmdSSLExtensions)
-	t.Register("SSL::disable", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		s, c, err := sess(in, "SSL::disable")
-		if err != nil {
-			return tcl.Empty, err
-		}
-		side := s.side
-		switch {
-		case len(args) == 2 && args[1].String() == "clientside":
-			side = ClientSide
-		case len(args) == 2 && args[1].String() == "serverside":
-			side = ServerSide
-		case len(args) != 1:
-			return tcl.Empty, tcl.WrongArgs("SSL::disable ?clientside|serverside?")
-		}
-		sc, ok := c.(SSLConn)
-		if !ok {
-			return tcl.Empty, tcl.Errorf("SSL::disable: the virtual server has no client-ssl or server-ssl profile")
-		}
-		return tcl.Empty, tclErr(sc.SSLDisable(side))
-	})
+	t.Register("SSL::disable", sslSwitch("SSL::disable", SSLConn.SSLDisable))
+	t.Register("SSL::enable", sslSwitch("SSL::enable", SSLConn.SSLEnable))
 	for name, fn := range map[string]func(*x509.Certificate) string{
 		"X509::subject":             func(c *x509.Certificate) string { return c.Subject.String() },
 		"X509::issuer":              func(c *x509.Certificate) string { return c.Issuer.String() },
@@ -266,4 +252,29 @@ func whole(c *x509.Certificate) string {
 	}
 	sb.Write(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw}))
 	return sb.String()
+}
+
+// sslSwitch is SSL::disable or SSL::enable (name): set, on the side the
+// event runs on or the one named, through the connection's method do.
+func sslSwitch(name string, do func(SSLConn, Side) error) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sess(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		side := s.side
+		switch {
+		case len(args) == 2 && args[1].String() == "clientside":
+			side = ClientSide
+		case len(args) == 2 && args[1].String() == "serverside":
+			side = ServerSide
+		case len(args) != 1:
+			return tcl.Empty, tcl.WrongArgs(name + " ?clientside|serverside?")
+		}
+		sc, ok := c.(SSLConn)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("%s: the virtual server has no client-ssl or server-ssl profile", name)
+		}
+		return tcl.Empty, tclErr(do(sc, side))
+	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestProfileStatBlocks(t *testing.T) {
-	ssl := dataplane.ProfileStats{SSL: dataplane.SSLProfileStats{Full: 1200, Resumed: 34, Failures: 5, Timeouts: 1, Alerts: 2,
+	ssl := dataplane.ProfileStats{SSL: dataplane.SSLProfileStats{Cur: 7, Max: 31, Tot: 1234, Full: 1200, Resumed: 34, Failures: 5, Timeouts: 1, Alerts: 2,
 		TLS12: 1000, TLS13: 234, Ciphers: []dataplane.CipherCount{
 			{Name: "TLS_AES_128_GCM_SHA256", N: 234}, {Name: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", N: 900}, {Name: "B", N: 50},
 			{Name: "C", N: 40}, {Name: "D", N: 30}, {Name: "E (past the five most used)", N: 20}}}}
@@ -81,6 +81,9 @@ TLS Protocol Version 1.1                  0
 TLS Protocol Version 1.2               1.0K
 TLS Protocol Version 1.3                234
 Common
+Current Connections                       7
+Maximum Connections                      31
+Total Connections                      1.2K
 Total Native Connections               1.2K
 Full Handshakes                        1.2K
 Resumed Handshakes                       34
@@ -105,6 +108,9 @@ TLS Protocol Version 1.1   0
 TLS Protocol Version 1.2   0
 TLS Protocol Version 1.3   0
 Common
+Current Connections        0
+Maximum Connections        0
+Total Connections          0
 Total Native Connections   0
 Full Handshakes            0
 Resumed Handshakes         0

@@ -135,12 +135,20 @@ func detach(t *testing.T, c net.Conn) int {
 	return fd
 }
 
-// wait polls fd for ev, for at most 5 s.
+// wait polls fd for ev, for at most 5 s. A poll the Go runtime's
+// preemption signal interrupts (EINTR) is tried again, 100 times at most.
 func wait(t *testing.T, fd int, ev int16) {
 	t.Helper()
 	p := []unix.PollFd{{Fd: int32(fd), Events: ev}}
-	if n, err := unix.Poll(p, 5000); err != nil || n == 0 {
-		t.Fatalf("poll: %d %v", n, err)
+	for i := 0; ; i++ {
+		n, err := unix.Poll(p, 5000)
+		if err == unix.EINTR && i < 100 {
+			continue
+		}
+		if err != nil || n == 0 {
+			t.Fatalf("poll: %d %v", n, err)
+		}
+		return
 	}
 }
 

@@ -395,7 +395,8 @@ type loopFlow struct {
 	failed   []*state.Member
 	cpool    *state.Pool
 	cps      *state.PoolSnap
-	reserved *state.Member // chosen and counted, not yet connected
+	want     netip.AddrPort // the member a rule named (first attempt)
+	reserved *state.Member  // chosen and counted, not yet connected
 	dst      netip.AddrPort
 	local    netip.AddrPort // known source, when the port was kept
 	pd       persistDecision
@@ -445,6 +446,9 @@ func (lf *loopFlow) start() {
 	rawsock.SetNoDelay(lf.cfd)
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
+	if rs := pr.rs; rs != nil && rs.Pool != nil { // CLIENT_ACCEPTED's choice (tlsloop_linux.go)
+		lf.cpool, lf.want = rs.Pool, rs.Addr
+	}
 	if lf.cpool != nil {
 		lf.cps = lf.cpool.Snap.Load()
 	}
@@ -465,7 +469,7 @@ func (lf *loopFlow) connectNext() {
 		tries = lf.cps.Cfg.ReselectTries
 	}
 	for ; lf.attempt <= tries; lf.attempt++ {
-		m, pool := pr.choose(lf.cpool, netip.AddrPort{}, lf.attempt, lf.failed, &lf.pd, lf.persists)
+		m, pool := pr.choose(lf.cpool, lf.want, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
 			break
 		}

@@ -32,6 +32,7 @@ type serverConn struct {
 	member   *state.Member // nil for a node or forward decision
 	pool     *state.Pool   // nil for a node or forward decision
 	tls      *tls.Conn     // server-ssl: TLS over conn (tls.go)
+	ssl      state.SSLHeld // tls's place in the server-ssl profile's connections
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
 	// clock times the member's answers for its inband monitor's
@@ -56,6 +57,7 @@ type flow struct {
 	idle  time.Duration
 	rs    *ruleState                  // nil for flows without rules
 	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
+	cssl  state.SSLHeld               // the client's TLS in its client-ssl profile's connections (tls.go)
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -798,6 +800,7 @@ func (fl *flow) retire() {
 	fl.e.env.Table.Remove(&fl.Flow)
 	fl.vs.Stats.Close()
 	fl.vs.Durs.Note(uint64(time.Since(fl.Created()) / time.Millisecond))
+	fl.cssl.Release()
 	if sc := fl.srv.Load(); sc != nil {
 		sc.release()
 	}
@@ -805,6 +808,7 @@ func (fl *flow) retire() {
 
 // release gives back the member's and pool's connection counts.
 func (sc *serverConn) release() {
+	sc.ssl.Release()
 	if m := sc.member; m != nil {
 		sc.clock.Stop()
 		m.Release()

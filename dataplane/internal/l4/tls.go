@@ -69,7 +69,7 @@ func (pr *proxied) terminate() bool {
 	}
 	conn := tls.Server(raw, tc.Client)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.snap.NoteClientTLS(conn, conn.Handshake()); err != nil {
+	if err := pr.snap.NoteClientTLS(conn, conn.Handshake(), &pr.cssl); err != nil {
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})
@@ -109,6 +109,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	sc.conn.SetDeadline(time.Time{})
 	sc.tls = conn
+	sc.ssl.Hold(&pr.vs.Prof.ServerSSL)
 	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLHandshake) {
 		return false
 	}
@@ -183,6 +184,19 @@ func (pr *proxied) SSLDisable(s rules.Side) error {
 		}
 	}
 	pr.rs.sslOff[s] = true
+	return nil
+}
+
+// SSLEnable implements rules.SSLConn: a side turned off by SSL::disable
+// speaks TLS again, while its handshake has still not started.
+func (pr *proxied) SSLEnable(s rules.Side) error {
+	if s == rules.ClientSide && pr.rs.sslOff[s] && pr.rs.ev != config.EventClientAccepted {
+		return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
+	}
+	if s == rules.ServerSide && pr.rs.sslOff[s] && pr.srv.Load() != nil {
+		return errors.New("SSL::enable serverside: the server is connected in plaintext")
+	}
+	pr.rs.sslOff[s] = false
 	return nil
 }
 

@@ -5,22 +5,26 @@ package l4
 import (
 	"errors"
 	"io"
+	"net"
 	"net/netip"
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
+	"github.com/openltm/openltm/rules"
 )
 
 // TLS flows on the event loops. A standard virtual whose only extra is a
-// client-ssl profile (no server-ssl, no rule events) runs its flows on a
-// loop like a plain flow once the client's handshake is done: the
-// handshake itself runs on a goroutine over the net package (blocking,
-// within the profile's handshake-timeout), then the session moves to the
-// loop (dataplane/tlsloop) with the client's socket, and the loop reads
-// and writes plaintext through it. Everything else (member choice,
+// client-ssl profile (no server-ssl, no rule event but CLIENT_ACCEPTED)
+// runs its flows on a loop like a plain flow once the client's handshake
+// is done: the handshake itself (and CLIENT_ACCEPTED before it) runs on a
+// goroutine over the net package (blocking, within the profile's
+// handshake-timeout), then the session moves to the loop
+// (dataplane/tlsloop) with the client's socket, and the loop reads and
+// writes plaintext through it. Everything else (member choice,
 // persistence, SNAT, idle timeout, counters, the connection table) is the
 // plain loop flow's.
 
@@ -31,10 +35,13 @@ const (
 	hsKilled        // closed from outside during the handshake
 )
 
-// loopTLS reports whether a virtual's flows run on the loops with TLS.
+// loopTLS reports whether a virtual's flows run on the loops with TLS:
+// client-ssl only, and no rule event but CLIENT_ACCEPTED, which runs on
+// the handshake's goroutine before the handshake (acceptedOnLoop).
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && snap.EvMask == 0 && snap.Cfg.MBLB == nil && !handlesSSL(snap.Cfg.Rules)
+	return t != nil && t.Client != nil && t.Server == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
+		snap.Cfg.MBLB == nil && !handlesSSL(snap.Cfg.Rules)
 }
 
 // handshakeTLS admits a client of a loopTLS virtual accepted for lr
@@ -59,15 +66,28 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		lr.load.Add(-1)
 		return
 	}
+	var rs *ruleState
+	var pers *flowPersist
+	if snap.EvMask != 0 {
+		if rs, pers = lr.acceptedOnLoop(vs, snap, fd, c, client, local); rs == nil {
+			return // not the loop's: ended, or going on as a goroutine flow
+		}
+	}
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1, hsConn: c}
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	if rs != nil {
+		pr.rs = rs // its pool, member, SNAT and LB::mode decisions (start, source, modeOverride)
+		if pers != nil {
+			pr.pers.Store(pers)
+		}
+	}
 	lr.e.env.Table.Add(&pr.Flow)
 	tc := snap.Cfg.TLS
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
 	lc := tlsloop.Server(c, tc.Client)
-	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake())
+	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &lf.cssl)
 	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
 		lf.handshakeFailed(err != nil || lf.killReset.Load())
 		return
@@ -76,6 +96,49 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lc.Detach(fd)
 	lf.ctls = lc
 	lr.Post(func() { lf.startTLS() })
+}
+
+// acceptedOnLoop runs CLIENT_ACCEPTED, the only rule event of a loopTLS
+// virtual, for the client on fd (c a duplicate of it) before its
+// handshake, as the goroutine flow does (serveRules, then terminate). It
+// is run by a goroutine flow over c, listed meanwhile. When the rule
+// ended the client, or asked for something only a goroutine flow does
+// after the event (TCP::collect, TCP::respond, a node or forward
+// decision, SSL::disable, LB::detach), that flow goes on (or ends) on
+// this goroutine, fd is closed (c keeps the socket) and nil is returned.
+// Otherwise the rule session is given back (no event follows), the
+// goroutine flow leaves the table without being counted out, and its
+// decisions and persistence state are returned for the loop flow.
+func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd int, c *net.TCPConn, client, local netip.AddrPort) (*ruleState, *flowPersist) {
+	pr := &proxied{client: c}
+	pr.init(lr.e, vs, snap, client, local, pr.end)
+	pr.rules, pr.evMask, pr.rs = snap.Cfg.Rules, snap.EvMask, &ruleState{}
+	lr.e.env.Table.Add(&pr.Flow)
+	pr.legsLeft.Store(1)
+	if !pr.runEvent(config.EventClientAccepted) {
+		rawsock.Close(fd) // c, closed or closing, ends the socket as the rule said
+		lr.load.Add(-1)
+		pr.finishLeg()
+		return nil, nil
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	goroutine := rs.side[rules.ClientSide].collecting || rs.responded || rs.Node || rs.sslOff[rules.ClientSide] || len(rs.toClient) > 0
+	rs.mu.Unlock()
+	if goroutine {
+		rawsock.Close(fd)
+		lr.load.Add(-1)
+		if !pr.terminate() { // tls.go
+			pr.end(true)
+			pr.finishLeg()
+			return nil, nil
+		}
+		pr.pump(true, nil)
+		return nil, nil
+	}
+	pr.endRules()
+	lr.e.env.Table.Remove(&pr.Flow)
+	return rs, pr.pers.Load()
 }
 
 // handshakeFailed ends a flow whose handshake failed or was cut short:

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -20,7 +23,10 @@ import (
 // client connection as it is dialled. The engine then reads and writes
 // plaintext through net.Conn as it does on its goroutine path, so every
 // part of the http profile (framing, OneConnect, rules, persistence) runs
-// unchanged. A virtual whose only TLS is client-ssl and which has no rules
+// unchanged. SSL::disable serverside sends a client's messages to their
+// members in plaintext: the member handed to the engine carries plainBit,
+// so the engine's connections, own or pooled, never mix the two kinds.
+// A virtual whose only TLS is client-ssl and which has no rules
 // serves its clients on the event loops once handshaken instead
 // (tlsloop_linux.go).
 
@@ -90,7 +96,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		return true
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
-	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake()); err != nil {
+	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake(), &f.cssl); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
 		return false
@@ -137,10 +143,12 @@ func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 }
 
 // SSLDisable implements rules.SSLConn: on the client side before the
-// handshake (CLIENT_ACCEPTED), the client then speaks plaintext.
+// handshake (CLIENT_ACCEPTED), the client then speaks plaintext; on the
+// server side, the client's next messages go to their members in
+// plaintext (serverClear) until SSL::enable serverside.
 func (r *mblbRules) SSLDisable(s rules.Side) error {
-	if s != rules.ClientSide {
-		return errors.New("SSL::disable serverside: not supported on an http virtual server yet")
+	if s == rules.ServerSide {
+		return r.serverSSL(true)
 	}
 	fc := r.f.front
 	if fc == nil {
@@ -151,6 +159,86 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 	}
 	fc.clear = true
 	return nil
+}
+
+// SSLEnable implements rules.SSLConn: it undoes SSLDisable, on the client
+// side while its handshake has not started, on the server side for the
+// client's next messages.
+func (r *mblbRules) SSLEnable(s rules.Side) error {
+	if s == rules.ServerSide {
+		return r.serverSSL(false)
+	}
+	fc := r.f.front
+	if fc == nil {
+		return errors.New("SSL::enable: the virtual server has no client-ssl profile")
+	}
+	if fc.clear && (r.httpEv != rules.RuleInit || r.ev != config.EventClientAccepted) { // r.ev names the event only outside runEvent
+		return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
+	}
+	fc.clear = false
+	return nil
+}
+
+// serverSSL is SSL::disable serverside (clear) or SSL::enable
+// serverside. The server connection of a message is chosen, and its TLS
+// handshake done, before SERVER_CONNECTED runs: from then on until the
+// response the choice is made, so a change there is refused unless it
+// changes nothing.
+func (r *mblbRules) serverSSL(clear bool) error {
+	if r.f.serverClear.Load() == clear {
+		return nil
+	}
+	if r.serverDecided() {
+		verb := "SSL::enable"
+		if clear {
+			verb = "SSL::disable"
+		}
+		return fmt.Errorf("%s serverside: the server connection is already made on an http virtual server; use it in CLIENT_ACCEPTED, HTTP_REQUEST or LB_SELECTED", verb)
+	}
+	r.f.serverClear.Store(clear)
+	return nil
+}
+
+// serverDecided reports whether the running event comes after the
+// server connection of its message was chosen: the server-side events.
+func (r *mblbRules) serverDecided() bool {
+	switch r.httpEv {
+	case rules.RuleInit: // an event of the proxy hook (run), named by r.ev
+		return r.ev == config.EventServerConnected || r.ev == config.EventServerData || r.ev == config.EventServerClosed
+	case rules.HTTPRequest, rules.HTTPRequestData, rules.ClientSSLHandshake, rules.ClientSSLClientCert:
+		return false
+	}
+	return true
+}
+
+// plainBit marks, in the member ID handed to the engine, a member chosen
+// for a message that goes in plaintext although the virtual has a
+// server-ssl profile (SSL::disable serverside). The engine keeps server
+// connections by member ID, a client's own as OneConnect's shared ones,
+// so a plaintext connection and a TLS one to the same member are never
+// taken for one another. memberID and nodeID leave the bit clear.
+const plainBit mblb.MemberID = 1 << 62
+
+// pickTLS is the engine's Pick: pick, and the member marked plainBit when
+// the client's rules turned the server side's TLS off.
+func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
+	for _, id := range c.Exclude {
+		if id&plainBit != 0 { // members that failed, whichever way they were spoken to
+			ex := make([]mblb.MemberID, len(c.Exclude))
+			for j, id := range c.Exclude {
+				ex[j] = id &^ plainBit
+			}
+			c.Exclude = ex
+			break
+		}
+	}
+	m, err := mv.pick(c)
+	if err == nil {
+		if f, ok := c.Tag.(*mblbFlow); ok && f.serverClear.Load() {
+			m.ID |= plainBit
+		}
+	}
+	return m, err
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
@@ -190,19 +278,38 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 	}
 }
 
-// serverTLS wraps a new server connection of a server-ssl virtual and
-// handshakes within ctx and the profile's handshake-timeout.
-func serverTLS(ctx context.Context, c *net.TCPConn, t *config.TLS) (net.Conn, error) {
-	if t == nil || t.Server == nil {
+// serverTLS makes c, a new server connection to m for the client at
+// client, TLS for a server-ssl virtual: it handshakes within ctx and the
+// profile's handshake-timeout, counts the handshake and the connection at
+// the server-ssl profile, and runs SERVERSSL_HANDSHAKE. A connection for
+// a message the rules sent in plaintext (plainBit) stays as it is.
+func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPConn, t *config.TLS, m mblb.Member) (net.Conn, error) {
+	if t == nil || t.Server == nil || m.ID&plainBit != 0 {
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
 	sc := tls.Client(tlsprof.NewHelloConn(c, false), t.Server.Config) // SERVERSSL_HANDSHAKE's SSL::sessionid
-	if err := sc.HandshakeContext(ctx); err != nil {
+	if err := mv.vs.Prof.ServerSSL.Note(sc, sc.HandshakeContext(ctx)); err != nil {
 		c.SetLinger(0)
 		c.Close()
 		return nil, err
 	}
-	return sc, nil
+	mv.serverHandshake(client, sc)
+	out := &heldConn{Conn: sc}
+	out.held.Hold(&mv.vs.Prof.ServerSSL)
+	return out, nil
+}
+
+// heldConn is a server-ssl connection of the engine, held in the
+// profile's current connections until the engine closes it (every end of
+// a server connection does).
+type heldConn struct {
+	*tls.Conn
+	held state.SSLHeld
+}
+
+func (c *heldConn) Close() error {
+	c.held.Release()
+	return c.Conn.Close()
 }

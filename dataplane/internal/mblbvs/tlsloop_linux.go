@@ -82,7 +82,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	t := snap.Cfg.TLS
 	hc.SetDeadline(time.Now().Add(t.Handshake()))
 	lc := tlsloop.Server(hc, t.Client)
-	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake())
+	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil || !phase.CompareAndSwap(hsRunning, hsDone) {
 		s.Close(err != nil || killReset.Load())

@@ -175,7 +175,7 @@ func (mv *VS) retire() {
 func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled bool) (*VS, error) {
 	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
 	ec := mblb.Config{
-		Pick:            mv.pick,
+		Pick:            mv.pickTLS, // tls.go
 		Dial:            mv.dial,
 		Request:         cfg.Request,
 		Response:        cfg.Response,
@@ -233,6 +233,12 @@ type mblbFlow struct {
 	front *frontConn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.Conn
+	// serverClear: SSL::disable serverside, the client's messages go to
+	// their members in plaintext (tls.go).
+	serverClear atomic.Bool
+	// cssl holds the client's TLS connection in its client-ssl profile's
+	// current connections (tls.go), until finish.
+	cssl state.SSLHeld
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -367,6 +373,7 @@ func (f *mblbFlow) finish() {
 	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
 		f.vs.Prof.HTTP.ConnEnded(f.sess.Stats().Requests) // profilestats
 	}
+	f.cssl.Release()
 	if f.ended != nil {
 		f.ended()
 	}
@@ -377,14 +384,14 @@ func (f *mblbFlow) finish() {
 func memberID(m *state.Member) mblb.MemberID {
 	h := fnv.New64a()
 	h.Write([]byte(m.Key))
-	return mblb.MemberID(h.Sum64() &^ (1 << 63))
+	return mblb.MemberID(h.Sum64()) &^ (1<<63 | plainBit)
 }
 
 func nodeID(a netip.AddrPort) mblb.MemberID {
 	h := fnv.New64a()
 	b, _ := a.MarshalBinary()
 	h.Write(b)
-	return mblb.MemberID(h.Sum64() | 1<<63)
+	return mblb.MemberID(h.Sum64())&^plainBit | 1<<63
 }
 
 // member describes m to the engine and counts the message on it: Total
@@ -568,12 +575,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if err != nil {
 		return nil, err
 	}
-	sc, err := serverTLS(ctx, c, snap.Cfg.TLS) // tls.go
-	mv.vs.Prof.ServerSSL.Note(sc, err)
-	if err == nil {
-		mv.serverHandshake(client, sc)
-	}
-	return sc, err
+	return mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
 }
 
 // legOpened puts a new server connection in the connection table and on

@@ -66,8 +66,10 @@ func (p *ProfileCounters) ClientSSLOf(t *config.TLS) []*SSLCounters {
 
 // NoteClientTLS counts a client-ssl handshake on conn that ended with err
 // at the profile that served it (the one its server name chose, of
-// several), and returns err, as SSLCounters.Note does.
-func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error) error {
+// several), and returns err, as SSLCounters.Note does. A handshake that
+// succeeded is held in that profile's current connections by h until
+// h.Release, when the client's connection ends.
+func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error {
 	if len(s.ClientSSL) == 0 {
 		return err
 	}
@@ -75,7 +77,43 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error) error {
 	if t := s.Cfg.TLS; len(s.ClientSSL) > 1 && conn != nil && len(t.ClientServerNames) == len(s.ClientSSL) {
 		i = tlsprof.Pick(t.ClientServerNames, t.ClientDefault, conn.ConnectionState().ServerName)
 	}
-	return s.ClientSSL[i].Note(conn, err)
+	c := s.ClientSSL[i]
+	if err = c.Note(conn, err); err == nil && conn != nil {
+		h.Hold(c)
+	}
+	return err
+}
+
+// SSLHeld is one TLS connection's place in its profile's current
+// connections (SSLCounters.Cur), taken when its handshake completes and
+// given back exactly once, by whichever end of the connection comes
+// first: Release may be called on every path that ends it. The zero
+// value holds nothing.
+type SSLHeld struct {
+	c atomic.Pointer[SSLCounters]
+}
+
+// Hold counts a connection established at c: its current, maximum and
+// total connections. A connection already held is not counted again.
+func (h *SSLHeld) Hold(c *SSLCounters) {
+	if !h.c.CompareAndSwap(nil, c) {
+		return
+	}
+	c.Tot.Add(1)
+	cur := c.Cur.Add(1)
+	for {
+		m := c.Max.Load()
+		if cur <= m || c.Max.CompareAndSwap(m, cur) {
+			return
+		}
+	}
+}
+
+// Release gives the connection's place back, once.
+func (h *SSLHeld) Release() {
+	if c := h.c.Swap(nil); c != nil {
+		c.Cur.Add(-1)
+	}
 }
 
 // ConnCounters are the tcp (or, on a UDP virtual, udp) profile's figures
@@ -184,8 +222,14 @@ func (c *HTTPCounters) Reset() {
 	}
 }
 
-// SSLCounters are a client-ssl or server-ssl profile's handshake figures.
+// SSLCounters are a client-ssl or server-ssl profile's connection and
+// handshake figures.
 type SSLCounters struct {
+	// Cur is the TLS connections established (handshake complete) and
+	// not yet ended, Max the most of them at once since the last reset,
+	// Tot those established since the last reset (SSLHeld counts them).
+	Cur, Max atomic.Int64
+	Tot      atomic.Uint64
 	// Full and Resumed count completed handshakes; Failures those that
 	// failed, Timeouts the failures for the handshake-timeout and Alerts
 	// those the peer ended with a fatal alert.
@@ -240,8 +284,11 @@ func (c *SSLCounters) Note(conn net.Conn, err error) error {
 	return nil
 }
 
-// Reset zeroes the counters.
+// Reset zeroes the counters; the connections open now stay counted, and
+// are the new maximum.
 func (c *SSLCounters) Reset() {
+	c.Max.Store(max(c.Cur.Load(), 0))
+	c.Tot.Store(0)
 	c.Full.Store(0)
 	c.Resumed.Store(0)
 	c.Failures.Store(0)

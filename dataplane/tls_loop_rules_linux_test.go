@@ -1,0 +1,116 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"bufio"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// TestTLSLoopClientAccepted: a standard virtual with client-ssl and a
+// rule handling CLIENT_ACCEPTED only runs its flows on the event loops,
+// the rule's pool decision followed; a rule that rejects ends the client
+// before the handshake; one that asks for what only a goroutine flow does
+// after the event (a node decision, SSL::disable, TCP::respond) is
+// served by one. SNAT and persistence decisions are followed on the loop.
+func TestTLSLoopClientAccepted(t *testing.T) {
+	cert, key, roots := testCert(t, "app.example")
+	s1 := startServer(t, "127.0.149.2:9000", "S1")
+	startServer(t, "127.0.149.3:9000", "S2")
+	startServer(t, "127.0.149.4:9000", "N")
+	p, _ := newPlane(t)
+	cfg := basic("127.0.149.1:443", "127.0.149.2:9000")
+	cfg.Pools["/Common/p2"] = &Pool{Name: "/Common/p2", LBMode: RoundRobin, Members: []Member{{Node: "/Common/127.0.149.3", Addr: ap("127.0.149.3:9000")}}}
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    switch [IP::client_addr] {
+        127.0.0.2 { pool p2 }
+        127.0.0.3 { reject }
+        127.0.0.4 { node 127.0.149.4 9000 }
+        127.0.0.5 { SSL::disable }
+        127.0.0.6 { TCP::respond "hello\n" }
+        127.0.0.7 { snat 127.0.149.9; persist source_addr 60 }
+    }
+}`)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	mustApply(t, p, cfg)
+	dial := func(local string, withTLS bool) (net.Conn, error) {
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+		if withTLS {
+			return tls.DialWithDialer(d, "tcp", "127.0.149.1:443", &tls.Config{RootCAs: roots, ServerName: "app.example"})
+		}
+		return d.Dial("tcp", "127.0.149.1:443")
+	}
+	ask := func(c net.Conn, r *bufio.Reader) string {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "x\n")
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return strings.TrimSpace(line)
+	}
+	for _, tc := range []struct {
+		local string
+		tls   bool
+		want  string
+		loops bool
+	}{
+		{"127.0.0.1", true, "S1 Response", true},
+		{"127.0.0.2", true, "S2 Response", true},
+		{"127.0.0.4", true, "N Response", false},
+		{"127.0.0.5", false, "S1 Response", false},
+		{"127.0.0.7", true, "S1 Response", true},
+	} {
+		c, err := dial(tc.local, tc.tls)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.local, err)
+		}
+		if got := ask(c, bufio.NewReader(c)); got != tc.want {
+			t.Fatalf("%s: %q, want %q", tc.local, got, tc.want)
+		}
+		if busy := loopsBusy(p); busy != tc.loops {
+			t.Fatalf("%s: on the event loops %v, want %v", tc.local, busy, tc.loops)
+		}
+		c.Close()
+		eventually(t, "the flow gone", func() bool { return p.ConnectionCount() == 0 && !loopsBusy(p) })
+	}
+	// 127.0.0.7's SNAT and persistence decisions, followed on the loop.
+	s1.mu.Lock()
+	last := s1.remotes[len(s1.remotes)-1]
+	s1.mu.Unlock()
+	if last.Addr().String() != "127.0.149.9" {
+		t.Fatalf("snat in CLIENT_ACCEPTED: the member saw %s", last)
+	}
+	if n := p.PersistRecords(persist.Filter{ClientAddr: netip.MustParseAddr("127.0.0.7")}, func(*persist.Record) bool { return true }); n != 1 {
+		t.Fatalf("persist source_addr in CLIENT_ACCEPTED: %d records for the client, want 1", n)
+	}
+	// reject: no handshake.
+	if c, err := dial("127.0.0.3", true); err == nil {
+		c.Close()
+		t.Fatal("a rejected client completed its handshake")
+	}
+	// TCP::respond: its bytes, in plaintext before the handshake, reach
+	// the client.
+	c, err := dial("127.0.0.6", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "hello\n" {
+		t.Fatalf("TCP::respond in CLIENT_ACCEPTED: %q %v", line, err)
+	}
+	c.Close()
+	eventually(t, "every flow gone", func() bool { return p.ConnectionCount() == 0 })
+	if n := p.ProfileStats(ProfileClientSSL, "/Common/cs", []string{"/Common/vs"}).SSL; n.Cur != 0 || n.Tot != 4 {
+		t.Fatalf("client-ssl connections current %d total %d, want 0 and 4", n.Cur, n.Tot)
+	}
+}
