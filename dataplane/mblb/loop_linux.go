@@ -183,6 +183,15 @@ func (s *ClientConn) readable() {
 			k, full, err = ls.st.readFD(ls.fd)
 		}
 		if err == syscall.EAGAIN {
+			if ls.st.more {
+				// The last read filled the buffer and nothing
+				// followed: a request whose body has not all come
+				// streams now (http.go).
+				ls.st.more = false
+				if !s.up.on && !s.upgrading && !ls.migrated && s.stalled.size == 0 && len(ls.st.pending()) > 0 {
+					s.take(&ls.st, 0)
+				}
+			}
 			return
 		}
 		if k > 0 {
@@ -576,6 +585,15 @@ func (sc *serverConn) readable() {
 	for i := 0; i < loopReads; i++ {
 		k, full, err := cl.st.readFD(cl.fd)
 		if err == syscall.EAGAIN {
+			if cl.st.more {
+				// The last read filled the buffer and nothing
+				// followed: a response whose body has not all come
+				// streams now (server.go).
+				cl.st.more = false
+				if sc.strm.req == nil && len(cl.st.pending()) > 0 {
+					sc.took(&cl.st, cl.hf, 0, nil)
+				}
+			}
 			return
 		}
 		if k == 0 && err == nil {
@@ -774,7 +792,8 @@ func (st *stream) readFD(fd int) (k int, full bool, err error) {
 			return 0, false, e
 		}
 		st.end += n
-		return n, n == len(space), nil
+		st.more = n == len(space)
+		return n, st.more, nil
 	}
 }
 

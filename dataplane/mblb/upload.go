@@ -180,7 +180,9 @@ func (s *ClientConn) collectedEnough(body []byte, h *httpx.Head, left int64, wan
 		return true
 	}
 	if h.Chunked {
-		return httpx.ChunkedDataLen(body) >= want
+		// A body that ends short of want is all there is to collect.
+		n, ended := httpx.ChunkedData(body)
+		return n >= want || ended
 	}
 	return len(body) >= want
 }
@@ -516,10 +518,11 @@ func (s *ClientConn) abortUpload() {
 }
 
 // uploadCut handles a client that ended its side in the middle of an
-// upload's body: the request can never be complete, so no answer is
-// awaited; the upload's connection goes down and the client is reset.
+// upload's body (or of the part its rules collect): the request can
+// never be complete, so no answer is awaited; the upload's connection
+// goes down and the client is reset.
 func (s *ClientConn) uploadCut() bool {
-	if !s.up.on {
+	if !s.up.on && !s.up.collecting {
 		return false
 	}
 	s.e.logf("mblb: client %s closed in the middle of an upload, reset", s.client)
