@@ -431,3 +431,102 @@ func TestHTTPPipelinedWithSlowBody(t *testing.T) {
 		})
 	}
 }
+
+// respCollectRule runs HTTP::collect n in HTTP_RESPONSE of a streamed
+// response and reports HTTP_RESPONSE_DATA with the bytes (de-chunked)
+// it was shown; it replaces them with repl when set.
+type respCollectRule struct {
+	n      int
+	repl   []byte
+	events chan string
+}
+
+func (r *respCollectRule) CollectsResponses() bool          { return true }
+func (r *respCollectRule) OnHTTPRequest(x *HTTPEvent) error { return nil }
+
+func (r *respCollectRule) OnHTTPResponse(x *HTTPEvent) error {
+	r.events <- fmt.Sprintf("HTTP_RESPONSE partial=%v", x.Partial())
+	if x.Partial() {
+		x.Await(r.n)
+	}
+	return nil
+}
+
+func (r *respCollectRule) OnHTTPResponseData(x *HTTPEvent) error {
+	data := x.Body()
+	if x.Head().Chunked {
+		data, _ = httpx.DechunkPrefix(nil, data, 0)
+	}
+	r.events <- fmt.Sprintf("HTTP_RESPONSE_DATA %q", data)
+	if r.repl != nil {
+		x.ReplaceStart(len(data), r.repl)
+	}
+	return nil
+}
+
+// TestHTTPSlowResponseCollect: HTTP::collect 100 in HTTP_RESPONSE of a
+// response whose body is shorter and comes after its head: the DATA
+// event runs when the body ends (chunked: its last chunk; up to the
+// close: the member's close) with all of it, and its replacement
+// reaches the client.
+func TestHTTPSlowResponseCollect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.44.5.11:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	next := make(chan struct{}, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				r, err := http.ReadRequest(bufio.NewReader(c))
+				if err != nil {
+					return
+				}
+				head, first, last := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "3\r\nabc\r\n", "0\r\n\r\n"
+				if r.URL.Path == "/close" {
+					head, first, last = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", "abc", ""
+				}
+				c.Write([]byte(head + first))
+				select {
+				case <-next:
+				case <-time.After(wait):
+					return
+				}
+				c.Write([]byte(last))
+			}(c)
+		}
+	}()
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Pool: "/Common/dl", Name: "DL"})
+	for _, path := range []string{"/chunked", "/close"} {
+		t.Run(path[1:], func(t *testing.T) {
+			rule := &respCollectRule{n: 100, repl: []byte("replaced"), events: make(chan string, 4)}
+			vs := startVS(t, "127.44.5.1:0", httpConfig(pool, false, HTTPOptions{}), func(net.Conn) ClientOptions {
+				return ClientOptions{HTTPRule: rule}
+			})
+			c := dialHTTP(t, vs)
+			c.c.SetDeadline(time.Now().Add(2 * wait))
+			io.WriteString(c.c, get(path))
+			if ev := recv(t, rule.events, "HTTP_RESPONSE"); ev != "HTTP_RESPONSE partial=true" {
+				t.Fatalf("event %s, want HTTP_RESPONSE of a streamed response", ev)
+			}
+			next <- struct{}{} // only now does the member end the body
+			if ev := recv(t, rule.events, "HTTP_RESPONSE_DATA"); ev != `HTTP_RESPONSE_DATA "abc"` {
+				t.Fatalf("event %s, want the whole body", ev)
+			}
+			r, err := http.ReadResponse(c.br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := io.ReadAll(r.Body); err != nil || string(b) != "replaced" {
+				t.Fatalf("body %q %v", b, err)
+			}
+		})
+	}
+}
