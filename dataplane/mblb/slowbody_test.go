@@ -530,3 +530,38 @@ func TestHTTPSlowResponseCollect(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPSlowUploadFillsBuffer: on event loops, a request whose head
+// and first part fill the read buffer exactly streams too: the read
+// after it finds the socket empty. (On goroutines such a read cannot
+// tell, and the start waits for the next bytes: not tested there.)
+func TestHTTPSlowUploadFillsBuffer(t *testing.T) {
+	if !onLoops {
+		t.Skip("only event loops learn that the socket is drained after a full read")
+	}
+	m := startSlowMember(t, "127.44.6.11:0")
+	vs := startVS(t, "127.44.6.1:0", httpConfig(slowPool(m), false, HTTPOptions{}))
+	c := dialHTTP(t, vs)
+	c.c.SetDeadline(time.Now().Add(2 * wait))
+	head := "POST /fill HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"
+	size := readSize - len(head) - len("7fff\r\n\r\n")
+	first := fmt.Sprintf("%x\r\n%s\r\n", size, strings.Repeat("f", size))
+	if len(head)+len(first) != readSize {
+		t.Fatalf("head and first chunk are %d bytes, want %d", len(head)+len(first), readSize)
+	}
+	io.WriteString(c.c, head+first)
+	if p := recv(t, m.parts, "the head at the member"); p != "head /fill" {
+		t.Fatalf("member got %q, want the head", p)
+	}
+	for got := 0; got < size; {
+		got += len(recv(t, m.parts, "the first chunk at the member"))
+	}
+	io.WriteString(c.c, "0\r\n\r\n")
+	r, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(r.Body); string(b) != fmt.Sprintf("n=%d", size) {
+		t.Fatalf("answer %q", b)
+	}
+}

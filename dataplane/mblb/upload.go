@@ -11,8 +11,8 @@ import (
 // come when its head is in and the client's socket is drained (http.go),
 // is streamed to its member, as BIG-IP's http profile does (it has no
 // body limit, and runs HTTP_REQUEST once the head is in): HTTP_REQUEST
-// runs and the head goes out on the connection
-// chosen for it; then the body is passed on in the parts it arrives in,
+// runs and the head goes out on the connection chosen for it; then the
+// body is passed on in the parts it arrives in,
 // straight behind it on that connection, which carries nothing else
 // until the body ends (a shared one is not given to another request
 // meanwhile). The member's answer is framed as usual, even when it comes
