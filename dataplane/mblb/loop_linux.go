@@ -797,6 +797,31 @@ func (st *stream) readFD(fd int) (k int, full bool, err error) {
 	}
 }
 
+// drainedConn reports whether c, a connection read on a goroutine, has
+// no byte waiting, by a non-blocking peek: after a read that filled the
+// buffer, an HTTP message whose body has not all come then streams
+// instead of waiting for bytes a slow sender has not sent. False when
+// it cannot tell (TLS, a wrapped connection) or bytes or the close
+// wait. It costs one system call, made only after such a read.
+func drainedConn(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	empty := false
+	var b [1]byte
+	raw.Read(func(fd uintptr) bool {
+		_, _, e := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		empty = e == unix.EAGAIN
+		return true
+	})
+	return empty
+}
+
 // maxIov bounds the buffers of one writev(2) (IOV_MAX).
 const maxIov = 1024
 

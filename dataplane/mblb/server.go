@@ -581,6 +581,9 @@ func (sc *serverConn) frame(st *stream) error {
 				return errTunnel
 			}
 			b, err := st.next()
+			if b == nil && err == nil && st.more && sc.lp == nil && hf.Waiting() != nil && drainedConn(sc.conn) {
+				st.more = false // the read filled the buffer exactly
+			}
 			if b == nil && err == nil && !st.more && sc.streamsNow(hf) {
 				// The head is in and the socket holds no more of the
 				// body: it streams now rather than wait for a body the

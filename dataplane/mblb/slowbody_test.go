@@ -531,14 +531,10 @@ func TestHTTPSlowResponseCollect(t *testing.T) {
 	}
 }
 
-// TestHTTPSlowUploadFillsBuffer: on event loops, a request whose head
-// and first part fill the read buffer exactly streams too: the read
-// after it finds the socket empty. (On goroutines such a read cannot
-// tell, and the start waits for the next bytes: not tested there.)
+// TestHTTPSlowUploadFillsBuffer: a request whose head and first part
+// fill the read buffer exactly streams too: on event loops the read
+// after it finds the socket empty; on goroutines a peek does.
 func TestHTTPSlowUploadFillsBuffer(t *testing.T) {
-	if !onLoops {
-		t.Skip("only event loops learn that the socket is drained after a full read")
-	}
 	m := startSlowMember(t, "127.44.6.11:0")
 	vs := startVS(t, "127.44.6.1:0", httpConfig(slowPool(m), false, HTTPOptions{}))
 	c := dialHTTP(t, vs)
