@@ -156,15 +156,25 @@ func (c *chunkStream) eat(b []byte) (n int, err error) {
 // (as it has arrived, the last chunk possibly cut short) carries: what
 // DechunkPrefix would give, without copying it.
 func ChunkedDataLen(b []byte) int {
-	n := 0
+	n, _ := ChunkedData(b)
+	return n
+}
+
+// ChunkedData is ChunkedDataLen, and whether the last chunk's size line
+// (the zero) is in: the body's data is then all there, and a rule that
+// collects more than it carries gets what there is.
+func ChunkedData(b []byte) (n int, ended bool) {
 	for i := 0; i < len(b); {
 		l, next, whole := fullLine(b, i)
 		if !whole {
 			break
 		}
 		size, err := chunkSize(l)
-		if err != nil || size == 0 {
+		if err != nil {
 			break
+		}
+		if size == 0 {
+			return n, true
 		}
 		end := min(next+size, len(b))
 		n += end - next
@@ -176,5 +186,5 @@ func ChunkedDataLen(b []byte) int {
 			i++
 		}
 	}
-	return n
+	return n, false
 }

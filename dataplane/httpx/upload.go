@@ -22,6 +22,25 @@ func (f *RequestFramer) tooLarge() (int, bool, error) {
 	return 0, false, ErrStreamBody
 }
 
+// StreamNow switches a request whose head is in and whose body is not
+// all there (Frame answered incomplete) to streaming, as a body over Max
+// does: the caller knows no more of it is waiting (its socket is
+// drained), and holding the start of the body until the rest comes
+// would stall a client that sends it slowly. buf is what Frame saw, the
+// head at its start: the head is parsed again there, since the buffer
+// may have moved since Frame first saw it. It reports whether it
+// switched (false without Stream, or without a head waiting).
+func (f *RequestFramer) StreamNow(buf []byte) bool {
+	if !f.Stream || (f.state != stFixed && f.state != stChunked) {
+		return false
+	}
+	if h, err := ParseRequest(buf); err == nil {
+		f.head = h
+	}
+	f.tooLarge()
+	return true
+}
+
 // Streaming is the head of the request being streamed (nil when none
 // is), as ParseRequest read it when the framer switched: its views point
 // into the buffer of that call.
@@ -42,13 +61,33 @@ func (f *RequestFramer) BodyLeft() int64 {
 }
 
 // BodyLeft is how many body bytes of a response streamed by its
-// Content-Length are still to come; -1 otherwise. Only such a response
-// starts streaming before MaxMessageSize of it is in.
+// Content-Length are still to come; -1 otherwise.
 func (f *ResponseFramer) BodyLeft() int64 {
 	if f.state == stStreamFixed {
 		return f.left
 	}
 	return -1
+}
+
+// StreamNow is RequestFramer.StreamNow for a response: one whose head
+// is in and whose body (by its Content-Length, chunked, or up to the
+// close) is not all there streams from now on.
+func (f *ResponseFramer) StreamNow() bool {
+	if !f.Stream || f.Waiting() == nil {
+		return false
+	}
+	f.tooLarge()
+	return true
+}
+
+// Waiting is the head of a response whose head has arrived and whose
+// body has not all (nil otherwise).
+func (f *ResponseFramer) Waiting() *Head {
+	switch f.state {
+	case stFixed, stChunked, stUntilClose:
+		return &f.head
+	}
+	return nil
 }
 
 // Body cuts the next part of a streamed body from b, the bytes that

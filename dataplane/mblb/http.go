@@ -136,6 +136,19 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			break
 		}
 		if b == nil {
+			if st.more && s.lp == nil && rf.Waiting() != nil && drainedConn(s.c) {
+				st.more = false // the read filled the buffer exactly
+			}
+			if !st.more && rf.StreamNow(st.pending()) {
+				// The head is in and the socket holds no more of the
+				// body: HTTP_REQUEST runs and the request streams now
+				// rather than wait for a body the client may send
+				// slowly (upload.go).
+				if more, err := s.startUpload(st, rf); more || err != nil {
+					return err
+				}
+				continue
+			}
 			if w := rf.Waiting(); w != nil && w.ExpectContinue && !s.continued {
 				s.continued = true
 				s.sendContinue()

@@ -51,6 +51,31 @@ type HTTPResponseDataHandler interface {
 	OnHTTPResponseData(x *HTTPEvent) error
 }
 
+// streamsNow switches a response whose head is in and whose body has
+// not all come to streaming (httpx.ResponseFramer.StreamNow), unless
+// its client's rules collect responses without handling
+// HTTP_RESPONSE_DATA themselves: those read the start of the body
+// before HTTP_RESPONSE, so it is held (collectWait) as before.
+func (sc *serverConn) streamsNow(hf *httpx.ResponseFramer) bool {
+	if hf.Waiting() == nil {
+		return false
+	}
+	sc.qmu.Lock()
+	req := sc.q.peek()
+	sc.qmu.Unlock()
+	if req == nil {
+		return false
+	}
+	if s := req.sess; s != nil && s.hrule != nil {
+		if hc, ok := s.hrule.(HTTPResponseCollector); ok && hc.CollectsResponses() {
+			if _, ok := s.hrule.(HTTPResponseDataHandler); !ok {
+				return false
+			}
+		}
+	}
+	return hf.StreamNow()
+}
+
 // startStream sends the head of a response the framer has started to
 // stream and leaves the body to streamBody.
 func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
@@ -98,7 +123,9 @@ func (sc *serverConn) collectResponse(st *stream, hf *httpx.ResponseFramer) (mor
 	}
 	enough := len(body) >= most || len(body) >= want
 	if h.Chunked && !enough {
-		enough = httpx.ChunkedDataLen(body) >= want
+		// A body that ends short of want is all there is to collect.
+		n, ended := httpx.ChunkedData(body)
+		enough = n >= want || ended
 	}
 	if !enough {
 		return true, nil

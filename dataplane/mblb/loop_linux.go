@@ -183,6 +183,15 @@ func (s *ClientConn) readable() {
 			k, full, err = ls.st.readFD(ls.fd)
 		}
 		if err == syscall.EAGAIN {
+			if ls.st.more {
+				// The last read filled the buffer and nothing
+				// followed: a request whose body has not all come
+				// streams now (http.go).
+				ls.st.more = false
+				if !s.up.on && !s.upgrading && !ls.migrated && s.stalled.size == 0 && len(ls.st.pending()) > 0 {
+					s.take(&ls.st, 0)
+				}
+			}
 			return
 		}
 		if k > 0 {
@@ -576,6 +585,15 @@ func (sc *serverConn) readable() {
 	for i := 0; i < loopReads; i++ {
 		k, full, err := cl.st.readFD(cl.fd)
 		if err == syscall.EAGAIN {
+			if cl.st.more {
+				// The last read filled the buffer and nothing
+				// followed: a response whose body has not all come
+				// streams now (server.go).
+				cl.st.more = false
+				if sc.strm.req == nil && len(cl.st.pending()) > 0 {
+					sc.took(&cl.st, cl.hf, 0, nil)
+				}
+			}
 			return
 		}
 		if k == 0 && err == nil {
@@ -774,8 +792,34 @@ func (st *stream) readFD(fd int) (k int, full bool, err error) {
 			return 0, false, e
 		}
 		st.end += n
-		return n, n == len(space), nil
+		st.more = n == len(space)
+		return n, st.more, nil
 	}
+}
+
+// drainedConn reports whether c, a connection read on a goroutine, has
+// no byte waiting, by a non-blocking peek: after a read that filled the
+// buffer, an HTTP message whose body has not all come then streams
+// instead of waiting for bytes a slow sender has not sent. False when
+// it cannot tell (TLS, a wrapped connection) or bytes or the close
+// wait. It costs one system call, made only after such a read.
+func drainedConn(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	empty := false
+	var b [1]byte
+	raw.Read(func(fd uintptr) bool {
+		_, _, e := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		empty = e == unix.EAGAIN
+		return true
+	})
+	return empty
 }
 
 // maxIov bounds the buffers of one writev(2) (IOV_MAX).

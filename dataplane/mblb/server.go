@@ -498,13 +498,17 @@ func (sc *serverConn) responseFramer() (Framer, *httpx.ResponseFramer) {
 // reports true when the connection has ended (failed has run).
 func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err error) bool {
 	e := sc.e
-	if k > 0 {
-		now := e.now()
-		sc.lastRd.Store(now)
-		sc.leg.lastActive.Store(now)
-		sc.leg.BytesIn.Add(uint64(k))
-		if mt := sc.leg.Meter; mt != nil {
-			mt.Received(k)
+	if k > 0 || err == nil {
+		// (k 0 without an error: the socket turned out drained after a
+		// read that filled the buffer; what is held is framed again.)
+		if k > 0 {
+			now := e.now()
+			sc.lastRd.Store(now)
+			sc.leg.lastActive.Store(now)
+			sc.leg.BytesIn.Add(uint64(k))
+			if mt := sc.leg.Meter; mt != nil {
+				mt.Received(k)
+			}
 		}
 		ferr := sc.frame(st)
 		if ferr == errTunnel {
@@ -529,8 +533,16 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 		}
 	}
 	if err != nil && sc.strm.req != nil && errors.Is(err, io.EOF) {
+		for i := 0; sc.strm.collecting && i <= maxRounds; i++ {
+			// The member closed before all its rules collect had
+			// come: they get what there is (httpstream.go).
+			sc.strm.collecting, sc.strm.resumed = false, true
+			if sc.streamHead(st, hf) != nil {
+				break
+			}
+		}
 		// A streamed body that runs until the server closes ends now.
-		if n, ok := hf.Finish(st.pending()); ok {
+		if n, ok := hf.Finish(st.pending()); ok && !sc.strm.collecting && sc.strm.req != nil {
 			sc.endStream(st.pending()[:n])
 			st.start += n
 		}
@@ -569,6 +581,15 @@ func (sc *serverConn) frame(st *stream) error {
 				return errTunnel
 			}
 			b, err := st.next()
+			if b == nil && err == nil && st.more && sc.lp == nil && hf.Waiting() != nil && drainedConn(sc.conn) {
+				st.more = false // the read filled the buffer exactly
+			}
+			if b == nil && err == nil && !st.more && sc.streamsNow(hf) {
+				// The head is in and the socket holds no more of the
+				// body: it streams now rather than wait for a body the
+				// member may send slowly (httpstream.go).
+				err = httpx.ErrStreamBody
+			}
 			if err == httpx.ErrStreamBody {
 				if sc.collectWait(st, hf) { // upload.go
 					return nil

@@ -12,6 +12,11 @@ type stream struct {
 	fr         Framer
 	max        int // MaxMessageSize
 	want       int // known size of the message in progress, 0 when unknown
+	// more: the latest read filled the free tail, so more bytes may be
+	// waiting in the socket. An HTTP message whose head is in and whose
+	// body is not waits for them; once the socket is drained its body
+	// streams instead (http.go, upload.go).
+	more bool
 }
 
 func newStream(fr Framer, max int) stream {
@@ -74,8 +79,10 @@ func (st *stream) read(c net.Conn) (int, error) {
 	if err := st.prepare(); err != nil {
 		return 0, err
 	}
-	k, err := c.Read(st.buf.b[st.end:])
+	space := st.buf.b[st.end:]
+	k, err := c.Read(space)
 	st.end += k
+	st.more = k == len(space)
 	return k, err
 }
 

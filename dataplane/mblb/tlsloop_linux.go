@@ -44,6 +44,7 @@ func (st *stream) readTLS(c *tlsloop.Conn) (k int, full bool, err error) {
 	st.end += n
 	switch {
 	case n > 0:
+		st.more = n == len(space) || c.More()
 		return n, n == len(space), nil
 	case e == tlsloop.ErrWouldBlock:
 		return 0, false, syscall.EAGAIN

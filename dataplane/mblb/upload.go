@@ -7,10 +7,12 @@ import (
 	"github.com/openltm/openltm/dataplane/httpx"
 )
 
-// Uploads. A request whose body passes MaxMessageSize is streamed to its
-// member, as BIG-IP's http profile does (it has no body limit): once the
-// head is in, HTTP_REQUEST runs and the head goes out on the connection
-// chosen for it; then the body is passed on in the parts it arrives in,
+// Uploads. A request whose body passes MaxMessageSize, or has not all
+// come when its head is in and the client's socket is drained (http.go),
+// is streamed to its member, as BIG-IP's http profile does (it has no
+// body limit, and runs HTTP_REQUEST once the head is in): HTTP_REQUEST
+// runs and the head goes out on the connection chosen for it; then the
+// body is passed on in the parts it arrives in,
 // straight behind it on that connection, which carries nothing else
 // until the body ends (a shared one is not given to another request
 // meanwhile). The member's answer is framed as usual, even when it comes
@@ -21,9 +23,9 @@ import (
 // write itself waits for the member; on an event loop the client's
 // socket is left unread until the member has taken enough
 // (uploadDrained). A rule that collects the body (HTTP::collect in
-// HTTP_REQUEST) gets its first bytes: the engine holds the start of the
-// body, up to MaxMessageSize with the head, before HTTP_REQUEST, and
-// HTTP_REQUEST_DATA sees at most that much (HTTPEvent.Partial).
+// HTTP_REQUEST, HTTPEvent.Await) gets HTTP_REQUEST_DATA once that much
+// of it is in, or the body ended short of it, within MaxMessageSize
+// with the head (HTTPEvent.Partial); nothing is sent before.
 //
 // An upload is never sent twice: once its head has gone, a failure of
 // its connection resets the client.
@@ -58,7 +60,8 @@ type upload struct {
 
 // HTTPCollector is implemented by an HTTPRuleHandler whose rules may
 // collect a request's body (they handle HTTP_REQUEST_DATA): the engine
-// then holds the start of an upload's body before HTTP_REQUEST.
+// then keeps a copy of a streamed request's head for them while it
+// reads what they collect.
 type HTTPCollector interface {
 	CollectsRequests() bool
 }
@@ -180,7 +183,9 @@ func (s *ClientConn) collectedEnough(body []byte, h *httpx.Head, left int64, wan
 		return true
 	}
 	if h.Chunked {
-		return httpx.ChunkedDataLen(body) >= want
+		// A body that ends short of want is all there is to collect.
+		n, ended := httpx.ChunkedData(body)
+		return n >= want || ended
 	}
 	return len(body) >= want
 }
@@ -470,8 +475,10 @@ type HTTPResponseCollector interface {
 
 // collectWait reports whether a response that starts streaming must
 // wait for more of its body first, because its client's rules may
-// collect it. Only a response streamed by its Content-Length starts
-// before MaxMessageSize of it is in.
+// collect it without an HTTP_RESPONSE_DATA turn of their own. Only a
+// response streamed by its Content-Length can start before
+// MaxMessageSize of it is in for those (streamsNow leaves the others
+// to the limit).
 func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	left := hf.BodyLeft()
 	if left <= 0 {
@@ -516,10 +523,11 @@ func (s *ClientConn) abortUpload() {
 }
 
 // uploadCut handles a client that ended its side in the middle of an
-// upload's body: the request can never be complete, so no answer is
-// awaited; the upload's connection goes down and the client is reset.
+// upload's body (or of the part its rules collect): the request can
+// never be complete, so no answer is awaited; the upload's connection
+// goes down and the client is reset.
 func (s *ClientConn) uploadCut() bool {
-	if !s.up.on {
+	if !s.up.on && !s.up.collecting {
 		return false
 	}
 	s.e.logf("mblb: client %s closed in the middle of an upload, reset", s.client)
