@@ -55,6 +55,10 @@ type HTTPProfileStats struct {
 	// MaxPerConn is the most requests one client connection carried, over
 	// the connections that ended (the highest of the virtuals').
 	MaxPerConn uint64
+	// Pipelined counts requests that came while an earlier one of the
+	// same client was unanswered; CookieInserts the cookies cookie
+	// persistence's insert method added.
+	Pipelined, CookieInserts uint64
 }
 
 // SSLProfileStats are a client-ssl or server-ssl profile's connections
@@ -128,6 +132,8 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			h.Resp5xx += x.Resp[4].Load()
 			h.RespOther += x.Resp[5].Load()
 			h.MaxPerConn = max(h.MaxPerConn, x.MaxPerConn.Load())
+			h.Pipelined += x.Pipelined.Load()
+			h.CookieInserts += x.CookieInserts.Load()
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {

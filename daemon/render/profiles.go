@@ -22,6 +22,8 @@ func HTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 	h := st.HTTP
 	return statBlock(w, "Ltm::HTTP Profile: "+o.rel(name), [][2]string{
 		{"Virtual Server Name", "N/A"},
+		{"Cookies", ""},
+		{"Cookie Persistence Inserts", o.num(h.CookieInserts)},
 		{"Requests", ""},
 		{"Total", o.num(h.Requests)},
 		{"GET", o.num(h.Get)},
@@ -30,6 +32,7 @@ func HTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 		{"Other Methods", o.num(h.Other)},
 		{"Version 1.0 Requests", o.num(h.V10)},
 		{"Version 1.1 Requests", o.num(h.V11)},
+		{"Pipelined Requests", o.num(h.Pipelined)},
 		{"Max Requests per Connection", o.num(h.MaxPerConn)},
 		{"Connection: keep-alive", o.num(h.KeepAlive)},
 		{"Connection: close", o.num(h.Close)},

@@ -21,10 +21,12 @@ func TestProfileStatBlocks(t *testing.T) {
 		want string
 	}{
 		{"http, scaled", HTTPProfile, dataplane.ProfileStats{HTTP: dataplane.HTTPProfileStats{Requests: 37300, Get: 37000, Post: 300,
-			V11: 37300, MaxPerConn: 4, KeepAlive: 12, Resp2xx: 37000, Resp5xx: 300}}, Options{Folder: "/Common"}, `-------------------------------
+			V11: 37300, MaxPerConn: 4, KeepAlive: 12, Resp2xx: 37000, Resp5xx: 300, Pipelined: 2100, CookieInserts: 9}}, Options{Folder: "/Common"}, `-------------------------------
 Ltm::HTTP Profile: http_custom
 -------------------------------
 Virtual Server Name   N/A
+Cookies
+Cookie Persistence Inserts    9
 Requests
 Total                     37.3K
 GET                       37.0K
@@ -33,6 +35,7 @@ HEAD                          0
 Other Methods                 0
 Version 1.0 Requests          0
 Version 1.1 Requests      37.3K
+Pipelined Requests         2.1K
 Max Requests per Connection   4
 Connection: keep-alive       12
 Connection: close             0

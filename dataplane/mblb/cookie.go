@@ -172,6 +172,9 @@ func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hd
 	case CookieInsert:
 		if spec.AlwaysSend || req.cookie != member {
 			hdr = spec.AppendSetCookie(hdr, member, time.Now())
+			if fn := sc.e.cfg.CookieInserted; fn != nil {
+				fn()
+			}
 		}
 	case CookieRewrite:
 		src := head

@@ -195,6 +195,13 @@ type Config struct {
 	// member sent, before any edit: the proxy counts responses by status
 	// class. It must not keep h.
 	ObserveResponse func(h *httpx.Head)
+	// Pipelined, when set, is told of each HTTP request that came while
+	// an earlier one of the same client was still unanswered (the http
+	// profile's Pipelined Requests).
+	Pipelined func()
+	// CookieInserted, when set, is told of each Set-Cookie that cookie
+	// persistence's insert method added to a response.
+	CookieInserted func()
 	// CookieRecords is the persistence table for cookie persistence's
 	// hash method (HTTPOptions.CookieMode); nil keeps no records.
 	CookieRecords *CookieRecords

@@ -162,6 +162,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if obs := s.e.cfg.ObserveRequest; obs != nil {
 			obs(s.client, b, h)
 		}
+		s.notePipelined()
 		s.nreq++
 		forceClose := false
 		if opts.MaxRequests > 0 && s.nreq >= opts.MaxRequests && !closing {

@@ -450,6 +450,23 @@ func (s *ClientConn) dispatch(m *msg) bool {
 	return s.number(m)
 }
 
+// notePipelined tells the engine's Pipelined of a request framed while an
+// earlier one of the client is unanswered (numbered and not yet written
+// back, or held by a loop until the window moves). The first request of
+// a connection costs nothing.
+func (s *ClientConn) notePipelined() {
+	fn := s.e.cfg.Pipelined
+	if fn == nil || s.nreq == 0 {
+		return
+	}
+	s.mu.Lock()
+	waiting := s.nextSeq != s.nextOut || (s.lp != nil && s.stalled.size > 0)
+	s.mu.Unlock()
+	if waiting {
+		fn()
+	}
+}
+
 // number gives m the client's next sequence number and sends it. The
 // caller holds mu, which number releases.
 func (s *ClientConn) number(m *msg) bool {

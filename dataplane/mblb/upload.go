@@ -85,6 +85,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 	if obs := s.e.cfg.ObserveRequest; obs != nil {
 		obs(s.client, pend[:h.HeaderEnd], h)
 	}
+	s.notePipelined()
 	opts := &s.e.cfg.Request.HTTP
 	s.nreq++
 	closing := h.WantsClose()

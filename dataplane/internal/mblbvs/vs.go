@@ -196,6 +196,8 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 	if cfg.Request.Mode == mblb.HTTP {
 		ec.ObserveRequest = mv.observeRequest
 		ec.ObserveResponse = mv.vs.Prof.HTTP.Response
+		ec.Pipelined = mv.vs.Prof.HTTP.NotePipelined
+		ec.CookieInserted = mv.vs.Prof.HTTP.NoteCookieInsert
 		ec.CookieRecords = mv.cookieRecords() // persist.go
 	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {

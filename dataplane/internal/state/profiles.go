@@ -165,7 +165,17 @@ type HTTPCounters struct {
 	// MaxPerConn is the most requests one client connection carried,
 	// over the connections that ended.
 	MaxPerConn atomic.Uint64
+	// Pipelined counts requests that came while an earlier one of the
+	// same client was unanswered; CookieInserts the Set-Cookie fields
+	// cookie persistence's insert method added.
+	Pipelined, CookieInserts atomic.Uint64
 }
+
+// NotePipelined counts one pipelined request.
+func (c *HTTPCounters) NotePipelined() { c.Pipelined.Add(1) }
+
+// NoteCookieInsert counts one persistence cookie inserted.
+func (c *HTTPCounters) NoteCookieInsert() { c.CookieInserts.Add(1) }
 
 // ConnEnded notes a client connection that carried n requests.
 func (c *HTTPCounters) ConnEnded(n uint64) {
@@ -214,7 +224,7 @@ func (c *HTTPCounters) Response(h *httpx.Head) {
 
 // Reset zeroes the counters.
 func (c *HTTPCounters) Reset() {
-	for _, a := range []*atomic.Uint64{&c.Requests, &c.Get, &c.Post, &c.Head, &c.Other, &c.V10, &c.V11, &c.KeepAlive, &c.Close, &c.MaxPerConn} {
+	for _, a := range []*atomic.Uint64{&c.Requests, &c.Get, &c.Post, &c.Head, &c.Other, &c.V10, &c.V11, &c.KeepAlive, &c.Close, &c.MaxPerConn, &c.Pipelined, &c.CookieInserts} {
 		a.Store(0)
 	}
 	for i := range c.Resp {
