@@ -203,20 +203,38 @@ func (h *HTTPHead) ResetParsed(b []byte, head *httpx.Head, response bool) {
 		h.part[1] = span{int32(sp1 + 1), int32(sp2)}
 		h.part[2] = span{int32(sp2 + 1), int32(end)}
 	}
-	httpx.Fields(d, len(d), func(name, value []byte, start, stop int) bool {
-		no := start
-		vo := start + bytes.IndexByte(d[start:stop], ':') + 1
-		for vo < stop && (d[vo] == ' ' || d[vo] == '\t') {
+	// The framer validated the fields: they are indexed without checking
+	// them again (no closure, no token test), one pass over the lines.
+	for i := le + 1; i < len(d); {
+		k := bytes.IndexByte(d[i:], '\n')
+		if k < 0 {
+			break
+		}
+		next, stop := i+k+1, i+k
+		if stop > i && d[stop-1] == '\r' {
+			stop--
+		}
+		if stop == i {
+			break // the blank line
+		}
+		c := bytes.IndexByte(d[i:stop], ':')
+		if c <= 0 {
+			break // not reached for a head the framer accepted
+		}
+		vo, ve := i+c+1, stop
+		for vo < ve && (d[vo] == ' ' || d[vo] == '\t') {
 			vo++
 		}
-		ve := vo + len(value)
+		for ve > vo && (d[ve-1] == ' ' || d[ve-1] == '\t') {
+			ve--
+		}
 		h.fields = append(h.fields, hfield{
-			line:  span{int32(start), int32(stop)},
-			name:  span{int32(no), int32(no + len(name))},
+			line:  span{int32(i), int32(stop)},
+			name:  span{int32(i), int32(i + c)},
 			value: span{int32(vo), int32(ve)},
 		})
-		return true
-	})
+		i = next
+	}
 }
 
 // Head returns the framing facts of the message as it arrived.

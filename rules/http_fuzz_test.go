@@ -22,6 +22,9 @@ func FuzzHTTPHead(f *testing.F) {
 			return
 		}
 		end := h.Head().HeaderEnd
+		if want := validatedFields(h.data); !equalFields(h.fields, want) {
+			t.Fatalf("fields indexed %v, the validating walk gives %v, for %q", h.fields, want, b[:end])
+		}
 		if got := h.AppendTo(nil); !bytes.Equal(got, b[:end]) {
 			t.Fatalf("unedited head changed:\n%q\n%q", got, b[:end])
 		}
@@ -51,4 +54,36 @@ func FuzzHTTPHead(f *testing.F) {
 			t.Fatalf("httpx refuses %q: %v", out, err)
 		}
 	})
+}
+
+// validatedFields indexes the fields of head d with httpx.Fields (the
+// framer's validating walk), as ResetParsed did before it indexed them
+// in one pass of its own: the two must agree on every accepted head.
+func validatedFields(d []byte) []hfield {
+	var out []hfield
+	httpx.Fields(d, len(d), func(name, value []byte, start, stop int) bool {
+		vo := start + bytes.IndexByte(d[start:stop], ':') + 1
+		for vo < stop && (d[vo] == ' ' || d[vo] == '\t') {
+			vo++
+		}
+		out = append(out, hfield{
+			line:  span{int32(start), int32(stop)},
+			name:  span{int32(start), int32(start + len(name))},
+			value: span{int32(vo), int32(vo + len(value))},
+		})
+		return true
+	})
+	return out
+}
+
+func equalFields(a, b []hfield) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
