@@ -34,9 +34,9 @@ import (
 // wakes for its share of the queries alone; with one fewer, the queries
 // of a burst meet in fewer, larger batches and the hand-offs are gone
 // (0.001 futex per query), which cut the CPU per query by about a third
-// at that rate without lowering queries/s at full speed (README,
-// Figures). recvmmsg and sendmmsg batches keep one reader far from a
-// CPU's worth of work.
+// at that rate; queries/s at full speed moved within the noise of the
+// machine measured (README, Figures). recvmmsg and sendmmsg batches
+// keep one reader far from a CPU's worth of work.
 const udpSpareP = true
 
 // udpBatch is how many datagrams one recvmmsg reads and one sendmmsg
