@@ -21,6 +21,10 @@
 #   TARGETS="openltm-rr gdnsd powerdns" bash bench/gslb.sh   # only these targets
 #   BASELINE_LTMD=/tmp/ltmd-before bash bench/gslb.sh  # also that ltmd build
 #                                         # (target baseline-rr), for A/B in one run
+#   CLIENTS=64 THREADS=4 OUTSTANDING=200 bash bench/gslb.sh  # many client sockets
+#                                         # (answers rarely share a requester)
+#   HOLD=1 bash bench/gslb.sh             # set the servers up, print their addresses
+#                                         # and pids, and wait (profiling by hand)
 #   PERF=openltm-rr bash bench/gslb.sh    # perf record that target's server in its
 #                                         # first full-speed run (into PERF_OUT, default /tmp/gslb-perf.data)
 #
@@ -33,6 +37,7 @@ DURATION=${DURATION:-5}
 RATE=${RATE:-10000}
 CLIENTS=${CLIENTS:-4}
 OUTSTANDING=${OUTSTANDING:-100}
+THREADS=${THREADS:-$CLIENTS}
 NET=127.32.0
 LDNS=$NET.100
 PORT=5300
@@ -197,6 +202,12 @@ for t in "${targets[@]}"; do
   [ -z "$ok" ] && { echo "$name ($addr) does not answer $qname with 4 A records (answers: ${ans:-none})" >&2; tail -5 "$work"/*.log >&2; exit 1; }
 done
 
+if [ -n "${HOLD:-}" ]; then
+  for t in "${targets[@]}"; do echo "target $t (name addr:$PORT qname pid); dnsperf -a $LDNS"; done
+  echo "holding; interrupt to stop"
+  while sleep 3600; do :; done
+fi
+
 cpu() { # pid -> utime+stime in clock ticks
   awk '{print $14 + $15}' "/proc/$1/stat"
 }
@@ -213,10 +224,10 @@ run() { # name addr qname pid phase -> "qps cpu_us_per_query p50 p90 p99 (ms)"
   fi
   if [ "$phase" = max ]; then
     out=$(${peer[@]+"${peer[@]}"} dnsperf -s "$addr" -p $PORT -a $LDNS -d "$work/q.txt" -l "$DURATION" \
-      -c "$CLIENTS" -q "$OUTSTANDING" -T "$CLIENTS" 2>&1)
+      -c "$CLIENTS" -q "$OUTSTANDING" -T "$THREADS" 2>&1)
   else
     out=$(${peer[@]+"${peer[@]}"} dnsperf -s "$addr" -p $PORT -a $LDNS -d "$work/q.txt" -l "$DURATION" \
-      -c "$CLIENTS" -q "$OUTSTANDING" -T "$CLIENTS" -Q "$RATE" -v 2>&1)
+      -c "$CLIENTS" -q "$OUTSTANDING" -T "$THREADS" -Q "$RATE" -v 2>&1)
   fi
   c1=$(cpu "$pid")
   [ -n "$perfpid" ] && wait "$perfpid"
@@ -256,7 +267,7 @@ for t in gdnsd powerdns; do
   [ "${q%.*}" -gt "$best" ] && best=${q%.*}
 done
 [ "$best" -gt 0 ] || best=1
-echo "medians of $ROUNDS rounds; ${DURATION}s per run; dnsperf -c $CLIENTS -q $OUTSTANDING; fixed rate $RATE q/s; $threads server threads"
+echo "medians of $ROUNDS rounds; ${DURATION}s per run; dnsperf -c $CLIENTS -T $THREADS -q $OUTSTANDING; fixed rate $RATE q/s; $threads server threads"
 printf "%-17s %9s %6s %12s %12s %9s %9s %9s\n" target "queries/s" ratio "us-cpu/q" "us-cpu/q@$RATE" "p50 ms" "p90 ms" "p99 ms"
 for t in "${targets[@]}"; do
   read -r name _ <<<"$t"

@@ -91,6 +91,29 @@ when DNS_RESPONSE { log local0. "[DNS::answer]" }`, down: true, want: "192.0.2.9
 			logs: []string{"valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED"}, n: counts{resolved: 1}},
 		{name: "a Tcl error drops", rule: `when LB_SELECTED { error boom }`, want: "drop",
 			logs: []string{"TCL error: /Common/lb_events <LB_SELECTED> - boom"}, n: counts{dropped: 1}},
+		{name: "failed reselect pool", rule: `when LB_FAILED { LB::reselect pool dr_pool }`, down: true, want: "127.0.83.11", ttl: 7, n: counts{resolved: 1}},
+		{name: "failed reselect runs the LB event again, with the query's variables", rule: `when DNS_REQUEST { set tries 0 }
+when LB_SELECTED { log local0. "selected [LB::server pool] after $tries" }
+when LB_FAILED {
+  log local0. "failed $tries"
+  if { [incr tries] < 3 } { LB::reselect pool ct_pool } else { LB::reselect pool dr_pool }
+}`, down: true, want: "127.0.83.11", ttl: 7,
+			logs: []string{"failed 0", "failed 1", "failed 2", "selected /Common/dr_pool after 3"}, n: counts{resolved: 1}},
+		{name: "failed plain reselect tries the same pools again, a bounded number of times", rule: `when DNS_REQUEST { pool ct_pool }
+when LB_FAILED { log local0. "failed"; LB::reselect }`, down: true, want: "",
+			logs: []string{"failed", "failed", "failed", "failed", "failed"}, n: counts{returned: 1}},
+		{name: "failed reselect member", rule: `when LB_FAILED { LB::reselect pool dr_pool member 127.0.83.11 8080 }
+when LB_SELECTED { log local0. "[LB::server name]" }`, down: true, want: "127.0.83.11", ttl: 7,
+			logs: []string{"/Common/dr-ltm:vs_dr"}, n: counts{resolved: 1}},
+		{name: "failed reselect member that is down", rule: `when LB_FAILED { log local0. "failed"; if { $tries == 0 } { incr tries; LB::reselect pool app_pool member 127.0.81.11 80 } }
+when DNS_REQUEST { set tries 0 }`, down: true, want: "", logs: []string{"failed", "failed"}, n: counts{returned: 1}},
+		{name: "failed reselect node", rule: `when LB_FAILED { LB::reselect node 192.0.2.7 }`, down: true, want: "192.0.2.7", ttl: 30, n: counts{resolved: 1}},
+		{name: "failed reselect a member the pool does not have", rule: `when LB_FAILED { LB::reselect pool dr_pool member 192.0.2.1 80 }`, down: true, want: "drop",
+			logs: []string{"not a member of gtm pool a /Common/dr_pool"}, n: counts{dropped: 1}},
+		{name: "failed reselect a pool that does not exist", rule: `when LB_FAILED { LB::reselect pool [string cat no pool] }`, down: true, want: "drop",
+			logs: []string{"no such gtm pool a"}, n: counts{dropped: 1}},
+		{name: "reselect in LB_SELECTED is a Tcl error", rule: `when LB_SELECTED { LB::reselect pool dr_pool }`, want: "drop",
+			logs: []string{"LB::reselect: valid in a wide IP's LB_FAILED"}, n: counts{dropped: 1}},
 	}
 	listener := compileRule(t, "/Common/trace_response", `when DNS_RESPONSE { log local0. "response [DNS::header rcode]" }`)
 	for i, c := range cases {
@@ -214,6 +237,83 @@ when LB_FAILED { log local0. "failed"; cname sorry.example.org }`, want: "www.ex
 				if !strings.Contains(l, c.logs[k]) {
 					t.Errorf("log %d %q, want it to end %q", k, l, c.logs[k])
 				}
+			}
+		})
+	}
+}
+
+// TestWideIPReselectTypes: LB::reselect pool in the LB_FAILED of a wide
+// IP of each type, over a real UDP listener, makes it answer from the
+// pool named; the member form is for address wide IPs only.
+func TestWideIPReselectTypes(t *testing.T) {
+	cases := []struct {
+		typ   RRType
+		qtype uint16
+		rule  string
+		want  string // the answer's data joined by |; "drop" for none
+	}{
+		{TypeA, dns.TypeA, `LB::reselect pool p`, "127.0.90.1"},
+		{TypeA, dns.TypeA, `LB::reselect pool p member 127.0.90.1 80`, "127.0.90.1"},
+		{TypeAAAA, dns.TypeAAAA, `LB::reselect pool p`, "::1"},
+		{TypeAAAA, dns.TypeAAAA, `LB::reselect pool /Common/p member ::1 80`, "::1"},
+		{TypeAAAA, dns.TypeAAAA, `LB::reselect node fd00::9`, "fd00::9"},
+		{TypeCNAME, dns.TypeA, `LB::reselect pool c`, "www.example.org."},
+		{TypeMX, dns.TypeMX, `LB::reselect pool m`, "10 mx1.ex.test.|20 mx2.ex.test."},
+		{TypeMX, dns.TypeMX, `LB::reselect pool m member 127.0.90.1 25`, "drop"},
+		{TypeSRV, dns.TypeSRV, `LB::reselect pool s`, "1 5 5060 sip.ex.test."},
+		{TypeSRV, dns.TypeSRV, `LB::reselect node 192.0.2.1`, "drop"},
+		{TypeNAPTR, dns.TypeNAPTR, `LB::reselect pool n`, `3 7 "s" "SIP+D2U" "" _sip._udp.ex.test.`},
+	}
+	for i, c := range cases {
+		t.Run(string(c.typ)+" "+c.rule, func(t *testing.T) {
+			var logs ruleLog
+			listen := freeAddr(t, "127.42.0.1")
+			cfg := typedConfig()
+			cfg.Listeners = []Listener{{Name: "/Common/dns", Addr: listen}}
+			cfg.RuleEnv = &rules.Env{Log: logs.add}
+			off := Key(c.typ, "/Common/off")
+			// A disabled pool: load balancing fails, LB_FAILED runs.
+			cfg.Pools[off] = &Pool{Name: "/Common/off", Type: c.typ, Disabled: true}
+			cfg.WideIPs[Key(c.typ, "/Common/fail.ex.test")] = &WideIP{Name: "/Common/fail.ex.test", Type: c.typ,
+				Pools: []WideIPPool{{Pool: off}}, Rules: []*rules.Rule{compileRule(t, "/Common/again", "when LB_FAILED { "+c.rule+" }")}}
+			s := newServer(t, cfg, Options{})
+			src := netip.AddrFrom4([4]byte{127, 42, 3, byte(1 + i)})
+			timeout := 2 * time.Second
+			if c.want == "drop" {
+				timeout = 300 * time.Millisecond
+			}
+			m, err := gslbtest.Query(src, listen, "udp", "fail.ex.test", c.qtype, timeout)
+			if c.want == "drop" {
+				if err == nil {
+					t.Fatalf("answered %v, want dropped", m)
+				}
+				if l := logs.get(); len(l) != 1 || !strings.Contains(l[0], "TCL error") {
+					t.Errorf("logs %q, want one Tcl error", l)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, rr := range m.Answer {
+				f := strings.SplitN(rr.String(), "\t", 5)
+				got = append(got, f[len(f)-1])
+			}
+			if g := strings.Join(got, "|"); g != c.want {
+				t.Errorf("answer %q, want %q (logs %q)", g, c.want, logs.get())
+			}
+			found := false
+			for _, w := range s.WideIPs() {
+				if w.Name == "/Common/fail.ex.test" {
+					found = true
+					if w.Resolved != 1 || w.ReturnedToDNS != 0 {
+						t.Errorf("%s %s: resolved %d, returned to DNS %d, want 1 and 0", w.Type, w.Name, w.Resolved, w.ReturnedToDNS)
+					}
+				}
+			}
+			if !found {
+				t.Error("no statistics for the wide IP fail.ex.test")
 			}
 		})
 	}

@@ -49,12 +49,63 @@ type ruleConn struct {
 	// so that the decision of a query without rules stays on the stack.
 	lb    decision
 	hasLB bool
+	// event is the wide IP event running (LB::reselect is taken in
+	// LB_FAILED only).
+	event rules.Event
 	// What the rules did.
 	drop, ret bool
 	pool      string
 	cname     string
 	host      netip.Addr
+	// reselect is LB::reselect in LB_FAILED: load balance again over
+	// reselPool (a Key; "" for the pools load balancing tried last), or
+	// answer reselMember of it when valid, and run the LB event again.
+	reselect    bool
+	reselPool   string
+	reselMember *member
+	// sessions are the rule states of this query, one per program, so
+	// that a variable a wide IP's DNS_REQUEST sets is there in its
+	// LB_FAILED and DNS_RESPONSE, as BIG-IP keeps a flow's variables.
+	sessions []progState
 }
+
+// progState is one program's rule state for a query.
+type progState struct {
+	prog *rules.Program
+	st   *rules.ConnState
+}
+
+// state is the rule state of prog for this query, made on first use.
+func (c *ruleConn) state(prog *rules.Program) *rules.ConnState {
+	for _, ps := range c.sessions {
+		if ps.prog == prog {
+			return ps.st
+		}
+	}
+	st := prog.NewConnState(c)
+	c.sessions = append(c.sessions, progState{prog, st})
+	return st
+}
+
+// release ends the query's rule states.
+func (c *ruleConn) release() {
+	for _, ps := range c.sessions {
+		ps.st.Release()
+	}
+	c.sessions = nil
+}
+
+// choose clears the rule's earlier choice: the last of pool, host,
+// cname and LB::reselect in an event is the one carried out.
+func (c *ruleConn) choose() {
+	c.pool, c.cname, c.host = "", "", netip.Addr{}
+	c.reselect, c.reselPool, c.reselMember = false, "", nil
+}
+
+// maxReselects bounds the LB::reselect a query's LB_FAILED takes: a
+// rule that reselects whatever happens cannot loop; past the bound the
+// query ends as load balancing left it.
+const maxReselects = 4
 
 var errNotDNS = errors.New("not valid on a DNS listener")
 
@@ -92,8 +143,11 @@ func (c *ruleConn) Decide(d rules.Decision) error {
 		if c.p.pools[Key(typ, name)] == nil {
 			return fmt.Errorf("pool %s: no such gtm pool %s", name, strings.ToLower(string(typ)))
 		}
-		c.pool, c.cname, c.host = Key(typ, name), "", netip.Addr{}
+		c.choose()
+		c.pool = Key(typ, name)
 		return nil
+	case rules.DecideReselect:
+		return c.reselectDecision(d)
 	}
 	return fmt.Errorf("%s: %w", d.Kind, errNotDNS)
 }
@@ -218,7 +272,7 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 			t := strings.ToLower(string(c.wideType))
 			return fmt.Errorf("host %s: a gtm wideip %s answers names, not addresses (use cname, or pool with a gtm pool %s)", a.Addr, t, t)
 		}
-		c.pool, c.cname, c.host = "", "", netip.Addr{}
+		c.choose()
 		if a.Kind == rules.DNSCNAME {
 			c.cname = a.Name
 		} else {
@@ -228,13 +282,62 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 	return nil
 }
 
-// runRules runs one event of a program; a Tcl error drops the query, as
-// BIG-IP drops the packet of a failing rule.
+// reselectDecision takes LB::reselect in a wide IP's LB_FAILED:
+// plain, the pools load balancing tried last (the wide IP's, or the pool
+// a rule chose); `pool NAME`, that gtm pool of the wide IP's type;
+// `pool NAME member ADDR PORT`, that member of it (address wide IPs);
+// `node ADDR`, that address, as host does.
+func (c *ruleConn) reselectDecision(d rules.Decision) error {
+	if !c.wide || c.event != rules.LBFailed {
+		return errors.New("LB::reselect: valid in a wide IP's LB_FAILED")
+	}
+	typ := c.wideType
+	if typ == "" {
+		typ = TypeA
+	}
+	t := strings.ToLower(string(typ))
+	if d.Pool == "" && d.Addr.IsValid() { // node
+		if typ.named() {
+			return fmt.Errorf("LB::reselect node %s: a gtm wideip %s answers names, not addresses", d.Addr.Addr(), t)
+		}
+		c.choose()
+		c.host = d.Addr.Addr()
+		return nil
+	}
+	var key string
+	var mem *member
+	if d.Pool != "" {
+		name := fullPath(d.Pool)
+		key = Key(typ, name)
+		pl := c.p.pools[key]
+		if pl == nil {
+			return fmt.Errorf("LB::reselect pool %s: no such gtm pool %s", name, t)
+		}
+		if d.Addr.IsValid() {
+			if typ.named() {
+				return fmt.Errorf("LB::reselect pool %s member %s: a gtm pool %s has names as members, not addresses", name, d.Addr, t)
+			}
+			for _, m := range pl.members {
+				if m.vs.cfg.Destination == d.Addr || (d.Addr.Port() == 0 && m.vs.addr == d.Addr.Addr()) {
+					mem = m
+					break
+				}
+			}
+			if mem == nil {
+				return fmt.Errorf("LB::reselect pool %s member %s: not a member of gtm pool %s %s", name, d.Addr, t, name)
+			}
+		}
+	}
+	c.choose()
+	c.reselect, c.reselPool, c.reselMember = true, key, mem
+	return nil
+}
+
+// runRules runs one event of a program in the query's rule state for
+// it; a Tcl error drops the query, as BIG-IP drops the packet of a
+// failing rule.
 func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
-	sess := c.NewConnState(rc)
-	err := sess.Run(ev)
-	sess.Release()
-	if err != nil {
+	if err := rc.state(c).Run(ev); err != nil {
 		rc.drop = true // logged by the rules engine
 	}
 }
@@ -246,6 +349,7 @@ func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, 
 		return s.answerCore(p, r, src, udp, nil)
 	}
 	rc := &ruleConn{s: s, p: p, q: r, src: src, local: v.key.addr, tcp: !udp, qlen: v.qlen}
+	defer rc.release()
 	lp := p.listenRules[v.key]
 	if lp != nil && lp.Handles(rules.DNSRequest) && !r.Response && r.Opcode == dns.OpcodeQuery && len(r.Question) == 1 {
 		m := new(dns.Msg)
@@ -302,7 +406,7 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 // outcome for the caller to count and answer.
 func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
 	rc.w = w
-	chosen := false
+	var last *pool // the pool a rule chose, nil for the wide IP's pools
 	if w.rules.Handles(rules.DNSRequest) {
 		s.wideIPEvent(rc, w, m, rules.DNSRequest, nil)
 		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
@@ -313,44 +417,77 @@ func (s *Server) wideIPRules(rc *ruleConn, rq *request, w *wideIP, m *dns.Msg, q
 			s.hostAnswer(rc, w, d, 0)
 			return nil, false, false
 		case rc.pool != "":
-			s.resolveIn(rq, w, rq.plan.pools[rc.pool], d)
-			chosen = true
+			last = rq.plan.pools[rc.pool]
 		}
 	}
-	if !chosen {
+	if last != nil {
+		s.resolveIn(rq, w, last, d)
+	} else {
 		s.resolve(rq, w, d)
 	}
-	ev := rules.LBSelected
-	if d.out != outAnswer {
-		ev = rules.LBFailed
-	}
-	if !w.rules.Handles(ev) {
+	for tries := 0; ; tries++ {
+		ev := rules.LBSelected
+		if d.out != outAnswer {
+			ev = rules.LBFailed
+		}
+		if !w.rules.Handles(ev) {
+			return nil, false, false
+		}
+		s.wideIPEvent(rc, w, m, ev, d)
+		if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
+			return m, send, true
+		}
+		switch {
+		case rc.host.IsValid():
+			s.hostAnswer(rc, w, d, d.ttl)
+		case rc.pool != "":
+			*d = decision{}
+			s.resolveIn(rq, w, rq.plan.pools[rc.pool], d)
+		case rc.reselect && tries < maxReselects:
+			// LB::reselect: load balance again, and the LB event runs
+			// on what that gives, as BIG-IP runs LB_SELECTED or
+			// LB_FAILED again after a reselect.
+			if rc.reselPool != "" {
+				last = rq.plan.pools[rc.reselPool]
+			}
+			*d = decision{}
+			switch {
+			case rc.reselMember != nil:
+				s.memberAnswer(rq, w, last, rc.reselMember, d)
+			case last != nil:
+				s.resolveIn(rq, w, last, d)
+			default:
+				s.resolve(rq, w, d)
+			}
+			continue
+		}
 		return nil, false, false
 	}
-	s.wideIPEvent(rc, w, m, ev, d)
-	if m, send, done := s.ruleEnds(rc, w, m, q, opt, ecs, udp, d); done {
-		return m, send, true
+}
+
+// memberAnswer answers one member of a pool an LB::reselect named, if it
+// is available; else the query returns to DNS.
+func (s *Server) memberAnswer(rq *request, w *wideIP, pl *pool, m *member, d *decision) {
+	if ok, _ := memberState(m); !ok {
+		d.out = outReturnToDNS
+		return
 	}
-	switch {
-	case rc.host.IsValid():
-		s.hostAnswer(rc, w, d, d.ttl)
-	case rc.pool != "":
-		*d = decision{}
-		s.resolveIn(rq, w, rq.plan.pools[rc.pool], d)
-	}
-	return nil, false, false
+	*d = decision{out: outAnswer, ttl: pl.ttl, pool: pl, member: m}
+	d.setAddr(m.vs.addr)
+	s.finish(rq, w, d)
 }
 
 // wideIPEvent runs one event of a wide IP's rules, with d the load
 // balancing decision LB::server reads (nil before load balancing).
 func (s *Server) wideIPEvent(rc *ruleConn, w *wideIP, m *dns.Msg, ev rules.Event, d *decision) {
-	rc.resp, rc.wide, rc.wideType, rc.hasLB = m, true, w.typ, d != nil
+	rc.resp, rc.wide, rc.wideType, rc.hasLB, rc.event = m, true, w.typ, d != nil, ev
 	if d != nil {
 		rc.lb = *d
 	}
-	rc.drop, rc.ret, rc.pool, rc.cname, rc.host = false, false, "", "", netip.Addr{}
+	rc.drop, rc.ret = false, false
+	rc.choose()
 	s.runRules(w.rules, rc, ev)
-	rc.wide, rc.wideType, rc.hasLB, rc.lb = false, "", false, decision{}
+	rc.wide, rc.wideType, rc.hasLB, rc.lb, rc.event = false, "", false, decision{}, 0
 }
 
 // ruleEnds carries out the choices of a wide IP's rule that end the

@@ -11,7 +11,7 @@ import (
 	"github.com/miekg/dns"
 )
 
-// UDP serving. A UDP listener is one socket per CPU bound with
+// UDP serving. A UDP listener is udpSockets sockets bound with
 // SO_REUSEPORT, so the kernel spreads queries over the sockets by flow,
 // and each socket has one goroutine that reads a query, answers it inline
 // and writes the answer: no goroutine per packet, no read deadline, and
@@ -24,9 +24,14 @@ import (
 // a DNS server's receive buffer cuts them (miekg/dns reads 512 bytes).
 const udpBufSize = 4096
 
-// udpSockets is how many sockets a UDP listener opens.
+// udpSockets is how many sockets (and readers) a UDP listener opens:
+// one per P, but on Linux one fewer (udpSpareP) from two Ps on.
 func udpSockets() int {
-	return max(1, min(runtime.GOMAXPROCS(0), 64))
+	n := runtime.GOMAXPROCS(0)
+	if udpSpareP && n > 1 {
+		n--
+	}
+	return max(1, min(n, 64))
 }
 
 // answerUDP answers one datagram into out; send is false when nothing

@@ -129,3 +129,96 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestUDPServeBursts: bursts of more queries than one batch holds, from
+// one socket, are all answered, each once: the reader goes on through
+// full batches and waits for readiness after a short one without losing
+// what arrived meanwhile.
+func TestUDPServeBursts(t *testing.T) {
+	listen := freeAddr(t, "127.42.0.4")
+	newServer(t, testConfig(listen), Options{})
+	c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(listen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 2048)
+	for burst := range 3 {
+		n := 1 + burst*(3*udpBatch) // 1, then 3 batches' worth, then 6
+		want := map[uint16]bool{}
+		for i := range n {
+			m := new(dns.Msg)
+			m.SetQuestion(wideName, dns.TypeA)
+			m.Id = uint16(burst<<12 | i)
+			wire, _ := m.Pack()
+			if _, err := c.Write(wire); err != nil {
+				t.Fatal(err)
+			}
+			want[m.Id] = true
+		}
+		for len(want) > 0 {
+			c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			k, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("burst %d of %d queries: %d unanswered: %v", burst, n, len(want), err)
+			}
+			m := new(dns.Msg)
+			if err := m.Unpack(buf[:k]); err != nil || !want[m.Id] || len(m.Answer) == 0 {
+				t.Fatalf("burst %d: answer %v (%v): not one awaited", burst, m, err)
+			}
+			delete(want, m.Id)
+		}
+	}
+}
+
+// TestUDPServeDrainsQueue: with more queries queued than three batches
+// hold, one serve goes on through the full batches and answers them all
+// before it waits (a short batch says the queue is empty).
+func TestUDPServeDrainsQueue(t *testing.T) {
+	s := newServer(t, testConfig(netip.AddrPort{}), Options{})
+	srv, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.42.0.5:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.SetReadBuffer(1 << 20)
+	b := s.newBatcher(srv, listenerKey{proto: "udp"})
+	cl, err := net.DialUDP("udp", nil, srv.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	cl.SetReadBuffer(1 << 20)
+	const n = 3*udpBatch + 5
+	for i := range n {
+		m := new(dns.Msg)
+		m.SetQuestion(wideName, dns.TypeA)
+		m.Id = uint16(i)
+		wire, _ := m.Pack()
+		if _, err := cl.Write(wire); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc, err := srv.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every query is queued on loopback by now; serve answers them and
+	// then waits for more until the deadline ends the read.
+	srv.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if err := rc.Read(b.serve); err == nil {
+		t.Fatal("serve returned with the socket idle")
+	}
+	buf := make([]byte, 2048)
+	for i := range n {
+		cl.SetReadDeadline(time.Now().Add(time.Second))
+		k, err := cl.Read(buf)
+		if err != nil {
+			t.Fatalf("%d of %d queries answered: %v", i, n, err)
+		}
+		m := new(dns.Msg)
+		if err := m.Unpack(buf[:k]); err != nil || len(m.Answer) == 0 {
+			t.Fatalf("answer %v (%v)", m, err)
+		}
+	}
+}

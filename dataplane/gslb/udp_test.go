@@ -161,7 +161,7 @@ func TestUDPRejects(t *testing.T) {
 	}
 }
 
-// A UDP listener has one socket per CPU on one address; closing it
+// A UDP listener has udpSockets sockets on one address; closing it
 // releases the port, and another socket without SO_REUSEPORT holding the
 // port refuses it.
 func TestUDPListenerSockets(t *testing.T) {
