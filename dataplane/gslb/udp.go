@@ -25,7 +25,7 @@ import (
 const udpBufSize = 4096
 
 // udpSockets is how many sockets (and readers) a UDP listener opens:
-// one per P, but on Linux one fewer (udpSpareP) from two Ps on.
+// one per P (udpSpareP, off, would leave one P without a reader).
 func udpSockets() int {
 	n := runtime.GOMAXPROCS(0)
 	if udpSpareP && n > 1 {
