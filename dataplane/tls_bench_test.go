@@ -3,6 +3,7 @@ package dataplane
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net"
@@ -38,29 +39,7 @@ func BenchmarkTLSKeepAlive(b *testing.B) {
 			if err := p.Apply(nil, cfg); err != nil {
 				b.Fatal(err)
 			}
-			c, err := tls.Dial("tcp", vs, &tls.Config{RootCAs: roots, ServerName: "bench.example"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			req := []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
-			buf := make([]byte, 4096)
-			round := func() {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
-					k, err := c.Read(buf[n:])
-					if err != nil {
-						b.Fatal(err)
-					}
-					n += k
-				}
-			}
-			for i := 0; i < 10; i++ {
-				round()
-			}
+			round := tlsKeepAliveClient(b, vs, roots)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -68,6 +47,38 @@ func BenchmarkTLSKeepAlive(b *testing.B) {
 			}
 		})
 	}
+}
+
+// tlsKeepAliveClient dials vs over TLS (bench.example, trusted by roots)
+// and returns one request and its answer ("ok", from benchHTTPMember) on
+// that connection, after ten of them to warm up; the connection closes
+// with the benchmark.
+func tlsKeepAliveClient(b *testing.B, vs string, roots *x509.CertPool) (round func()) {
+	b.Helper()
+	c, err := tls.Dial("tcp", vs, &tls.Config{RootCAs: roots, ServerName: "bench.example"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	req := []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
+	buf := make([]byte, 4096)
+	round = func() {
+		if _, err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += k
+		}
+	}
+	for i := 0; i < 10; i++ {
+		round()
+	}
+	return round
 }
 
 // BenchmarkTLSHandshake opens a new TLS connection per request through a

@@ -3,8 +3,6 @@
 package dataplane
 
 import (
-	"bytes"
-	"crypto/tls"
 	"io"
 	"log/slog"
 	"testing"
@@ -34,29 +32,7 @@ when CLIENT_CLOSED { }`},
 			if err := p.Apply(nil, cfg); err != nil {
 				b.Fatal(err)
 			}
-			c, err := tls.Dial("tcp", vs, &tls.Config{RootCAs: roots, ServerName: "bench.example"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			req := []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
-			buf := make([]byte, 4096)
-			round := func() {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				n := 0
-				for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
-					k, err := c.Read(buf[n:])
-					if err != nil {
-						b.Fatal(err)
-					}
-					n += k
-				}
-			}
-			for i := 0; i < 10; i++ {
-				round()
-			}
+			round := tlsKeepAliveClient(b, vs, roots)
 			if onLoop := loopsBusy(p); onLoop != (tc.name == "loop") {
 				b.Fatalf("on the event loops: %v", onLoop)
 			}
