@@ -49,39 +49,24 @@ func startSlowMember(t *testing.T, addr string) *slowMember {
 		t.Fatal(err)
 	}
 	m := &slowMember{ln: ln, parts: make(chan string, 64)}
-	go func() {
+	serveRequests(ln, nil, func(c net.Conn, r *http.Request) bool {
+		m.parts <- "head " + r.URL.Path
+		buf := make([]byte, 64<<10)
+		n := 0
 		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
+			k, err := r.Body.Read(buf)
+			if k > 0 {
+				n += k
+				m.parts <- string(buf[:k])
 			}
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					m.parts <- "head " + r.URL.Path
-					buf := make([]byte, 64<<10)
-					n := 0
-					for {
-						k, err := r.Body.Read(buf)
-						if k > 0 {
-							n += k
-							m.parts <- string(buf[:k])
-						}
-						if err != nil {
-							break
-						}
-					}
-					out := fmt.Sprintf("n=%d", n)
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(out), out)
-				}
-			}(c)
+			if err != nil {
+				break
+			}
 		}
-	}()
+		out := fmt.Sprintf("n=%d", n)
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(out), out)
+		return true
+	})
 	t.Cleanup(func() { ln.Close() })
 	return m
 }
@@ -290,51 +275,32 @@ func TestHTTPSlowResponseStreams(t *testing.T) {
 	t.Cleanup(func() { ln.Close() })
 	next := make(chan struct{}, 8)
 	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, r.Body)
-					var head string
-					var parts []string
-					switch r.URL.Path {
-					case "/chunked":
-						head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-						parts = []string{"5\r\nfirst\r\n", "6\r\nsecond\r\n", "5\r\nthird\r\n0\r\n\r\n"}
-					case "/length":
-						head = "HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n"
-						parts = []string{"first", "second", "third"}
-					case "/close":
-						head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
-						parts = []string{"first", "second", "third"}
-					}
-					c.Write([]byte(head + parts[0]))
-					for _, p := range parts[1:] {
-						select {
-						case <-next:
-						case <-time.After(wait):
-							return
-						}
-						c.Write([]byte(p))
-					}
-					if r.URL.Path == "/close" {
-						return
-					}
-				}
-			}(c)
+	serveRequests(ln, &accepted, func(c net.Conn, r *http.Request) bool {
+		io.Copy(io.Discard, r.Body)
+		var head string
+		var parts []string
+		switch r.URL.Path {
+		case "/chunked":
+			head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+			parts = []string{"5\r\nfirst\r\n", "6\r\nsecond\r\n", "5\r\nthird\r\n0\r\n\r\n"}
+		case "/length":
+			head = "HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\n"
+			parts = []string{"first", "second", "third"}
+		case "/close":
+			head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+			parts = []string{"first", "second", "third"}
 		}
-	}()
+		c.Write([]byte(head + parts[0]))
+		for _, p := range parts[1:] {
+			select {
+			case <-next:
+			case <-time.After(wait):
+				return false
+			}
+			c.Write([]byte(p))
+		}
+		return r.URL.Path != "/close"
+	})
 	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Pool: "/Common/dl", Name: "DL"})
 	for _, oc := range []bool{false, true} {
@@ -560,4 +526,32 @@ func TestHTTPSlowUploadFillsBuffer(t *testing.T) {
 	if b, _ := io.ReadAll(r.Body); string(b) != fmt.Sprintf("n=%d", size) {
 		t.Fatalf("answer %q", b)
 	}
+}
+
+// serveRequests accepts on ln until it is closed and reads each
+// connection's requests in turn, calling handle for each (it answers on
+// c); a connection ends when handle returns false or a request cannot
+// be read. accepted, when not nil, counts the connections.
+func serveRequests(ln net.Listener, accepted *atomic.Int64, handle func(c net.Conn, r *http.Request) bool) {
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if accepted != nil {
+				accepted.Add(1)
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					r, err := http.ReadRequest(br)
+					if err != nil || !handle(c, r) {
+						return
+					}
+				}
+			}(c)
+		}
+	}()
 }

@@ -1,7 +1,6 @@
 package mblb
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -268,28 +267,13 @@ func TestHTTPSpliceWholeBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					io.Copy(io.Discard, r.Body)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1010\r\n\r\n")
-					time.Sleep(50 * time.Millisecond)
-					c.Write(bytes.Repeat([]byte("r"), 1010))
-				}
-			}(c)
-		}
-	}()
+	serveRequests(ln, nil, func(c net.Conn, r *http.Request) bool {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1010\r\n\r\n")
+		time.Sleep(50 * time.Millisecond)
+		c.Write(bytes.Repeat([]byte("r"), 1010))
+		return true
+	})
 	slow := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
 	slow.members = append(slow.members, Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Pool: "/Common/slow", Name: "SLOW"})
 	for _, oc := range []bool{false, true} {
