@@ -154,17 +154,7 @@ func TestTLSHTTPServerSideDisable(t *testing.T) {
 // rule's error resets the client.
 func TestTLSHTTPServerSideTwoPools(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
-	mcert, mkey, _ := testCert(t, "member.example")
-	pair, _ := tlsprof.Pair("member", mcert, mkey, nil)
-	ln, err := tls.Listen("tcp", "127.0.147.21:443", &tls.Config{Certificates: []tls.Certificate{pair}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "secure tls=%v", r.TLS != nil)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	startTLSMember(t, "127.0.147.21:443", "secure")
 	startHTTPServer(t, "127.0.147.22:80", "PLAIN")
 	rules := map[string]string{
 		"http_request": `when HTTP_REQUEST {

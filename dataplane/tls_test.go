@@ -355,22 +355,30 @@ when SERVER_DATA {
 	}
 }
 
+// startTLSMember serves HTTP over TLS (a certificate for member.example)
+// on addr, answering "<word> tls=true" to every request, until the test
+// ends.
+func startTLSMember(t *testing.T, addr, word string) {
+	t.Helper()
+	mcert, mkey, _ := testCert(t, "member.example")
+	pair, _ := tlsprof.Pair("member", mcert, mkey, nil)
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s tls=%v", word, r.TLS != nil)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
 // TestTLSHTTPServerSSL re-encrypts an HTTP virtual's requests to a TLS
 // member; SERVERSSL_HANDSHAKE runs for the client that opened the
 // connection and reads the member's certificate.
 func TestTLSHTTPServerSSL(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
-	mcert, mkey, _ := testCert(t, "member.example")
-	pair, _ := tlsprof.Pair("member", mcert, mkey, nil)
-	ln, err := tls.Listen("tcp", "127.0.144.11:443", &tls.Config{Certificates: []tls.Certificate{pair}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "member tls=%v", r.TLS != nil)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	startTLSMember(t, "127.0.144.11:443", "member")
 	p, _ := newPlane(t)
 	cfg := mblbConfig("127.0.144.10:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.144.11:443")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
