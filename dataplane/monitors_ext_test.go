@@ -130,15 +130,17 @@ func startSlowServer(t *testing.T, addr, label string, delay time.Duration) {
 
 // TestInbandResponseTime marks a member down whose answers come later
 // than the inband monitor's response-time: on a standard virtual a member
-// answering every line after 400 ms against a response-time of 150 ms,
+// answering every line after 1 s against a response-time of 500 ms,
 // and on an http virtual a member that never answers (counted while the
 // client still waits). The fast members take every client afterwards.
+// The margins are wide so that a loaded machine's delays cannot make a
+// fast member look slow.
 func TestInbandResponseTime(t *testing.T) {
-	startSlowServer(t, "127.0.174.11:9000", "SLOW", 400*time.Millisecond)
+	startSlowServer(t, "127.0.174.11:9000", "SLOW", time.Second)
 	startServer(t, "127.0.174.12:9000", "FAST")
 	p, _ := newPlane(t)
 	inb := &Monitor{Name: "/Common/inb", Type: MonitorInband,
-		Inband: &InbandMonitor{Failures: 2, FailureInterval: 30 * time.Second, ResponseTime: 150 * time.Millisecond, RetryTime: time.Minute}}
+		Inband: &InbandMonitor{Failures: 2, FailureInterval: 30 * time.Second, ResponseTime: 500 * time.Millisecond, RetryTime: time.Minute}}
 
 	cfg := basic("127.0.174.10:9000", "127.0.174.11:9000", "127.0.174.12:9000")
 	cfg.Monitors["/Common/inb"] = inb
@@ -173,7 +175,7 @@ func TestInbandResponseTime(t *testing.T) {
 	startSlowServer(t, "127.0.174.22:80", "WEB", 0)
 	hcfg := mblbConfig("127.0.174.20:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.174.21:80", "127.0.174.22:80")
 	one := *inb
-	one.Inband = &InbandMonitor{Failures: 1, FailureInterval: 30 * time.Second, ResponseTime: 150 * time.Millisecond, RetryTime: time.Minute}
+	one.Inband = &InbandMonitor{Failures: 1, FailureInterval: 30 * time.Second, ResponseTime: 500 * time.Millisecond, RetryTime: time.Minute}
 	hcfg.Monitors["/Common/inb"] = &one
 	hcfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/inb"}}
 	mustApply(t, p, hcfg)
