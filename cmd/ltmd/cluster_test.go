@@ -322,13 +322,21 @@ func TestDeviceGroupOfThree(t *testing.T) {
 		}
 	}
 
-	// Only the active device serves the floating virtual address.
+	// Only the active device serves the floating virtual address. On a
+	// starved machine another device may win the first election (the
+	// group does not fail back by itself, as on BIG-IP): that device is
+	// then sent to standby, and ha-order makes bigipA the next.
 	eventually(t, "bigipA active, the others standby", func() error {
 		var got []string
 		for _, d := range devs {
 			got = append(got, d.c.Prompt().Failover)
 		}
 		if !slices.Equal(got, []string{"Active", "Standby", "Standby"}) {
+			for i, want := range [][]string{nil, {"Standby", "Active", "Standby"}, {"Standby", "Standby", "Active"}} {
+				if i > 0 && slices.Equal(got, want) {
+					devs[i].try("run sys failover standby")
+				}
+			}
 			return fmt.Errorf("failover states %v", got)
 		}
 		return nil
