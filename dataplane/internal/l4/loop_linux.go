@@ -629,25 +629,10 @@ func (lf *loopFlow) pump(up bool) {
 	}
 	src, dst := lf.ends(up)
 	for i := 0; i < pumpReads; i++ {
-		buf := bufPool.Get().(*[]byte)
-		n, err := rawsock.Read(src, *buf)
-		for err == syscall.EINTR {
-			n, err = rawsock.Read(src, *buf)
-		}
-		switch {
-		case err == syscall.EAGAIN:
-			bufPool.Put(buf)
-			return
-		case err != nil:
-			bufPool.Put(buf)
-			lf.abort(true) // reset from the source: reset the other side
-			return
-		case n == 0:
-			bufPool.Put(buf)
-			lf.sourceEOF(up)
+		buf, n := lf.readSource(src, up)
+		if buf == nil {
 			return
 		}
-		lf.count(n, up)
 		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
@@ -672,6 +657,33 @@ func (lf *loopFlow) pump(up bool) {
 		}
 	}
 	lf.again(up)
+}
+
+// readSource reads what src, a direction's source, has into a pooled
+// buffer and counts it. It returns a nil buffer when the read ends the
+// turn: the socket is drained, the source reset (the flow is aborted:
+// the other side is reset too) or its FIN came (passed on).
+func (lf *loopFlow) readSource(src int, up bool) (*[]byte, int) {
+	buf := bufPool.Get().(*[]byte)
+	n, err := rawsock.Read(src, *buf)
+	for err == syscall.EINTR {
+		n, err = rawsock.Read(src, *buf)
+	}
+	switch {
+	case err == syscall.EAGAIN:
+		bufPool.Put(buf)
+		return nil, 0
+	case err != nil:
+		bufPool.Put(buf)
+		lf.abort(true)
+		return nil, 0
+	case n == 0:
+		bufPool.Put(buf)
+		lf.sourceEOF(up)
+		return nil, 0
+	}
+	lf.count(n, up)
+	return buf, n
 }
 
 // again asks the loop for another turn of a busy source, after the other

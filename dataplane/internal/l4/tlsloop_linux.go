@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -238,25 +237,10 @@ func (lf *loopFlow) pumpTLSUp() {
 func (lf *loopFlow) pumpTLSDown() {
 	d := &lf.down
 	for i := 0; i < pumpReads; i++ {
-		buf := bufPool.Get().(*[]byte)
-		n, err := rawsock.Read(lf.sfd, *buf)
-		for err == syscall.EINTR {
-			n, err = rawsock.Read(lf.sfd, *buf)
-		}
-		switch {
-		case err == syscall.EAGAIN:
-			bufPool.Put(buf)
-			return
-		case err != nil:
-			bufPool.Put(buf)
-			lf.abort(true)
-			return
-		case n == 0:
-			bufPool.Put(buf)
-			lf.sourceEOF(false)
+		buf, n := lf.readSource(lf.sfd, false)
+		if buf == nil {
 			return
 		}
-		lf.count(n, false)
 		_, werr := lf.ctls.Write((*buf)[:n])
 		bufPool.Put(buf)
 		if werr == nil {
