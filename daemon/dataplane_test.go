@@ -18,6 +18,12 @@ func labelServer(t *testing.T, addr, label string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	serveLabel(ln, label)
+}
+
+// serveLabel answers every line of every connection ln accepts with
+// label, until ln is closed.
+func serveLabel(ln net.Listener, label string) {
 	go func() {
 		for {
 			c, err := ln.Accept()

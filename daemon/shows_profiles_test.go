@@ -257,24 +257,7 @@ func tlsMember(t *testing.T, addr string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					io.WriteString(c, "TLS member\n")
-				}
-			}()
-		}
-	}()
+	serveLabel(ln, "TLS member")
 }
 
 // udpEcho sends every datagram back.

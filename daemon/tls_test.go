@@ -238,24 +238,7 @@ func TestTLSBuiltinProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					io.WriteString(c, "TLS member\n")
-				}
-			}()
-		}
-	}()
+	serveLabel(ln, "TLS member")
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	mustRun(t, s, "create ltm pool p members add { 127.0.151.11:8443 }")
