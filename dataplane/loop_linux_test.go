@@ -18,33 +18,8 @@ import (
 func TestLoopBulkBothWaysWithStalls(t *testing.T) {
 	t.Parallel()
 	const size = 6<<20 + 77
-	payload := make([]byte, size)
-	for i := range payload {
-		payload[i] = byte(i * 7)
-	}
-	want := sha256.Sum256(payload)
-
-	ln, err := net.Listen("tcp", "127.20.30.2:9000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	got := make(chan [32]byte, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		go func() { c.Write(payload); c.(*net.TCPConn).CloseWrite() }()
-		time.Sleep(200 * time.Millisecond) // let the upload back up
-		h := sha256.New()
-		c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		io.Copy(h, c)
-		var sum [32]byte
-		copy(sum[:], h.Sum(nil))
-		got <- sum
-	}()
+	payload, want := bulkPayload(size)
+	got := bulkMember(t, "127.20.30.2:9000", payload)
 
 	p, _ := newPlane(t)
 	mustApply(t, p, basic("127.20.30.1:8000", "127.20.30.2:9000"))
@@ -124,4 +99,42 @@ func TestLoopDeleteConnection(t *testing.T) {
 		t.Fatal("the client still reads after its flow was deleted")
 	}
 	eventually(t, "table empty", func() bool { return p.ConnectionCount() == 0 })
+}
+
+// bulkPayload is size bytes of a pattern, and their SHA-256.
+func bulkPayload(size int) ([]byte, [32]byte) {
+	payload := make([]byte, size)
+	for i := range payload {
+		payload[i] = byte(i * 7)
+	}
+	return payload, sha256.Sum256(payload)
+}
+
+// bulkMember accepts one connection on addr, sends payload and its FIN
+// while not reading for 200 ms (so the upload backs up), then reads to
+// the end and sends the SHA-256 of what it read.
+func bulkMember(t *testing.T, addr string, payload []byte) <-chan [32]byte {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan [32]byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		go func() { c.Write(payload); c.(*net.TCPConn).CloseWrite() }()
+		time.Sleep(200 * time.Millisecond) // let the upload back up
+		h := sha256.New()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		io.Copy(h, c)
+		var sum [32]byte
+		copy(sum[:], h.Sum(nil))
+		got <- sum
+	}()
+	return got
 }

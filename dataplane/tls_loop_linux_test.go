@@ -5,7 +5,6 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -39,37 +38,13 @@ func loopsBusy(p *Plane) bool {
 // member's FIN comes back as close_notify and FIN. TLS 1.2 and 1.3.
 func TestTLSLoopBulk(t *testing.T) {
 	const size = 3<<20 + 77
-	payload := make([]byte, size)
-	for i := range payload {
-		payload[i] = byte(i * 7)
-	}
-	want := sha256.Sum256(payload)
+	payload, want := bulkPayload(size)
 	cert, key, roots := testCert(t, "app.example")
 	for i, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
 		t.Run(tls.VersionName(vers), func(t *testing.T) {
 			member := []string{"127.41.1.2:9000", "127.41.2.2:9000"}[i]
 			vsAddr := []string{"127.41.1.1:443", "127.41.2.1:443"}[i]
-			ln, err := net.Listen("tcp", member)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			got := make(chan [32]byte, 1)
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				go func() { c.Write(payload); c.(*net.TCPConn).CloseWrite() }()
-				time.Sleep(200 * time.Millisecond) // let the upload back up
-				h := sha256.New()
-				c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				io.Copy(h, c)
-				var sum [32]byte
-				copy(sum[:], h.Sum(nil))
-				got <- sum
-			}()
+			got := bulkMember(t, member, payload)
 			p, _ := newPlane(t)
 			cfg := basic(vsAddr, member)
 			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
