@@ -27,17 +27,6 @@ import (
 // grouped; resolvers that use a port per query do not, and cost what
 // they did.
 
-// udpSpareP would leave one P without a reader (from two Ps on): with a
-// reader per P, a netpoller wake-up that finds two readers' sockets ready
-// runs one and hands the other to a second thread (a futex wake-up, 0.3
-// per query at a fixed 10 000 queries/s on two CPUs); with one fewer the
-// hand-offs are gone and the CPU per query at that rate falls by about a
-// third. It is off: on an idle machine the one reader of two CPUs capped
-// the rate at full speed (356-361k queries/s against 467-493k with two,
-// gdnsd 451-480k; README, Figures), and queries/s at full speed is the
-// goal these listeners are held to.
-const udpSpareP = false
-
 // udpBatch is how many datagrams one recvmmsg reads and one sendmmsg
 // writes at most: what is queued, never waiting for a full batch.
 const udpBatch = 32

@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-// udpSpareP: elsewhere a reader reads one datagram per call, and every
-// P has one.
-const udpSpareP = false
-
 // serveUDP answers the queries arriving on one socket until it is
 // closed, one datagram per system call.
 func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
