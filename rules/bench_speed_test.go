@@ -35,13 +35,17 @@ func BenchmarkEmptyEvent(b *testing.B) { benchQuietEvent(b, `when CLIENT_DATA { 
 // benchQuietEvent runs rule's CLIENT_DATA on a connection whose data
 // commands do nothing.
 func benchQuietEvent(b *testing.B, rule string) {
+	benchEvent(b, &quietConn{nopConn{*newFakeConn()}}, rule, ClientData)
+}
+
+// benchEvent runs event ev of rule on one session of connection c.
+func benchEvent(b *testing.B, c Conn, rule string, ev Event) {
 	p := NewProgram(nil, mustCompile(b, "bench", rule))
-	c := &quietConn{nopConn{*newFakeConn()}}
 	s := p.NewConnState(c)
 	defer s.Release()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := s.Run(ClientData); err != nil {
+		if err := s.Run(ev); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -78,16 +78,7 @@ type nopConn struct{ fakeConn }
 func (n *nopConn) Decide(d Decision) error { return nil }
 
 func BenchmarkRoutingClientAccepted(b *testing.B) {
-	p := NewProgram(nil, mustCompile(b, "route", routingRule))
-	c := &nopConn{*newFakeConn()}
-	s := p.NewConnState(c)
-	defer s.Release()
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := s.Run(ClientAccepted); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchEvent(b, &nopConn{*newFakeConn()}, routingRule, ClientAccepted)
 }
 
 // BenchmarkRoutingPerConnection includes taking a session from the pool and
