@@ -1,5 +1,6 @@
 // Package rawsock holds the socket calls the proxy's data paths make
-// without the net package: the raw read(2), write(2), connect(2) and
+// without the net package: the raw recv(2) and send(2) (read(2) and
+// write(2) off Linux), connect(2) and
 // shutdown(2) of the L4 engines, the kernel-layout socket address both
 // dataplane and dataplane/mblb fill on the stack, and the net.Addr to
 // netip conversion. They live once here so that the L4 flows and the
@@ -78,36 +79,6 @@ func UnwrapOp(err error) error {
 	}
 	return err
 }
-
-// Read and Write are recv(2) and send(2) on a non-blocking socket
-// without the scheduler's syscall bookkeeping: they never block, and
-// entering the syscall state for them let the runtime's monitor hand the
-// processor to another thread whenever the call was slowed by delivering
-// to a local peer, waking threads for nothing. The socket calls rather
-// than read(2)/write(2): those go through the file layer first (position
-// lock, permission and notification hooks), 5-10 % of a small message's
-// round trip on loopback.
-func Read(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// Write is send(2) with MSG_NOSIGNAL (a peer gone is EPIPE, not a
-// signal); see Read.
-func Write(fd int, b []byte) (int, error) {
-	r, _, e := syscall.RawSyscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), msgNoSignal, 0, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
-}
-
-// msgNoSignal is MSG_NOSIGNAL (Linux; elsewhere the flag is unknown and
-// these functions are not used on sockets of the event loops).
-const msgNoSignal = 0x4000
 
 // ShutWrite half-closes a socket (a FIN), without the syscall
 // bookkeeping for the reason Read gives.
