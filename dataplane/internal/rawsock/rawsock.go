@@ -1,7 +1,7 @@
 // Package rawsock holds the socket calls the proxy's data paths make
 // without the net package: the raw recv(2) and send(2) (read(2) and
-// write(2) off Linux), connect(2) and
-// shutdown(2) of the L4 engines, the kernel-layout socket address both
+// write(2) off Linux), connect(2) and shutdown(2) of the L4 engines, the
+// kernel-layout socket address both
 // dataplane and dataplane/mblb fill on the stack, and the net.Addr to
 // netip conversion. They live once here so that the L4 flows and the
 // message-based engine cannot drift apart in how a socket is read,
