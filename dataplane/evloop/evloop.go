@@ -104,7 +104,8 @@ type Loop struct {
 	// poller, until it has nudged the scheduler or parked again (0).
 	wokeAt int64
 	// parkedSince (Unix nanoseconds): when the loop went to the poller,
-	// 0 while it runs; read by the other loops (nudgeForStalled).
+	// 0 while it runs; read by the other loops (nudgeForStalled,
+	// nudgeForReady).
 	parkedSince atomic.Int64
 	// lookAt (Unix nanoseconds): when the loop next looks whether a
 	// parked loop has events nobody polls for (nudgeForReady).
@@ -585,6 +586,9 @@ var spinners spinGate
 // A parked loop whose events have come is found sooner: a running loop
 // asks, every lookEvery, whether the descriptor of a loop parked for
 // readyAfter or more is readable, and nudges if it is (nudgeForReady).
+// The stall rule stays for a loop parked long without events: its nudge
+// leaves a thread in the poller, so that events yet to come wake that
+// loop at once rather than at the next look.
 const (
 	nudgeAfter = 200 * time.Microsecond
 	stallAfter = time.Millisecond
@@ -604,7 +608,7 @@ func init() {
 	}()
 }
 
-// loopSet is the loops running in the process, which nudgeForStalled
+// loopSet is the loops running in the process, which the nudges
 // looks over.
 type loopSet struct {
 	mu sync.Mutex
