@@ -80,16 +80,25 @@ func BenchmarkUDP(b *testing.B) {
 // reused buffer. Four A records per answer (max-answers-returned 4), as
 // the peers' benchmarks serve; persistence answers from the LDNS's record.
 func BenchmarkAnswerWire(b *testing.B) {
-	for _, mode := range []string{"round-robin", "topology", "persistence"} {
+	// "topology, 64 LDNS": queries from 64 resolvers in turn, so the
+	// reader's memo of topology scores (topoMemo) misses at every query.
+	for _, mode := range []string{"round-robin", "topology", "topology, 64 LDNS", "persistence"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := testConfig(netip.AddrPort{})
 			pl := cfg.Pools["/Common/app_pool"]
 			pl.MaxAnswers = 4
+			srcs := []netip.Addr{ldnsCNC}
 			switch mode {
-			case "topology":
+			case "topology", "topology, 64 LDNS":
 				pl.Mode = Topology
 				cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
 					Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
+				if mode != "topology" {
+					srcs = nil
+					for i := range 64 {
+						srcs = append(srcs, netip.AddrFrom4([4]byte{127, 0, 85, byte(i + 1)}))
+					}
+				}
 			case "persistence":
 				w := cfg.WideIPs["/Common/www.example.com"]
 				w.Persistence, w.PersistTTL = true, time.Hour
@@ -99,12 +108,13 @@ func BenchmarkAnswerWire(b *testing.B) {
 			q.SetQuestion(wideName, dns.TypeA)
 			in, _ := q.Pack()
 			out := make([]byte, 0, 2048)
+			var bc batchCtx // kept from batch to batch, as a reader keeps it
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				// A batch of one query: the reader's worst case.
-				bc := batchCtx{now: time.Now()}
-				resp, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc)
+				bc.now = time.Now()
+				resp, send := s.answerUDP(in, srcs[i%len(srcs)], out[:0], listenerKey{}, &bc)
 				s.flushSeen(&bc)
 				if !send || len(resp) != len(in)+4*16 {
 					b.Fatal(len(resp), send)
@@ -127,9 +137,10 @@ func BenchmarkAnswerWireParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		out := make([]byte, 0, 2048)
+		var bc batchCtx // one per reader
 		for {
 			// Batches of 16 queries, as a busy reader gets them.
-			bc := batchCtx{now: time.Now()}
+			bc.now = time.Now()
 			n := 0
 			for ; n < 16 && pb.Next(); n++ {
 				if _, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc); !send {

@@ -13,6 +13,7 @@ type request struct {
 	now    time.Time
 	cands  [16]*member // scratch for the available members of one pool
 	pools  [8]*pool    // scratch for the pool order
+	topo   *topoMemo   // the reader's memo of topology scores (nil: none)
 }
 
 type outcome uint8
@@ -646,7 +647,12 @@ func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
 	ties, best := 0, -1
 	deny := rq.plan.settings.TopologyDenyZeroScores
 	for i, m := range cands {
-		sc, _ := rq.plan.topoScore(rq.client, topoTarget{addr: m.vs.addr, dc: m.vs.host.dc.name, pool: pl.name})
+		var sc int
+		if rq.topo != nil {
+			sc = rq.topo.score(rq.plan, rq.client, m)
+		} else {
+			sc, _ = rq.plan.topoScore(rq.client, m.topoTarget())
+		}
 		if sc <= 0 && deny {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"unsafe"
 )
 
 type topoRec struct {
@@ -149,4 +150,56 @@ func (p *plan) inRegion(name string, match func(Match) bool) bool {
 		}
 	}
 	return false
+}
+
+// topoMemo keeps the topology scores of members for one client address,
+// one per UDP reader. Why: a member's score for a client is fixed for the
+// life of a plan (records, regions and members are all the plan's), a
+// query scores every available member of its pool, and the queries of a
+// reader's batch mostly come from one LDNS: scoring (each record's LDNS
+// and server sides in turn) was a third of a topology wide IP's answer
+// path, and a memo hit costs a pointer compare. Entries are indexed by
+// member and belong to the generation that was current when stored; a
+// new client or plan starts a new generation instead of clearing them.
+type topoMemo struct {
+	plan   *plan
+	client netip.Addr
+	gen    uint32
+	slots  [topoMemoSlots]topoMemoSlot
+}
+
+type topoMemoSlot struct {
+	m     *member
+	gen   uint32
+	score int
+}
+
+// topoMemoSlots is the memo's size: more than a pool's members
+// (candidates are at most len(request{}.cands)), a power of two.
+const topoMemoSlots = 32
+
+// score is m's topology score for client under p, from the memo when it
+// has it.
+func (t *topoMemo) score(p *plan, client netip.Addr, m *member) int {
+	if t.plan != p || t.client != client {
+		t.plan, t.client = p, client
+		if t.gen++; t.gen == 0 { // wrapped: old entries could look current
+			t.slots = [topoMemoSlots]topoMemoSlot{}
+			t.gen = 1
+		}
+	}
+	h := uint64(uintptr(unsafe.Pointer(m))) * 0x9E3779B97F4A7C15 >> (64 - 5)
+	e := &t.slots[h]
+	if e.m == m && e.gen == t.gen {
+		return e.score
+	}
+	sc, _ := p.topoScore(client, m.topoTarget())
+	*e = topoMemoSlot{m: m, gen: t.gen, score: sc}
+	return sc
+}
+
+// topoTarget is what the server side of a topology record matches
+// against for m.
+func (m *member) topoTarget() topoTarget {
+	return topoTarget{addr: m.vs.addr, dc: m.vs.host.dc.name, pool: m.pool.name}
 }

@@ -40,6 +40,7 @@ func udpSockets() int {
 // clock read that the readers of every CPU would take in turn).
 type batchCtx struct {
 	now      time.Time
+	topo     topoMemo // kept from batch to batch by the reader
 	seenKey  netip.Prefix
 	seenAddr netip.Addr
 	seenN    uint64
@@ -245,7 +246,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	s.stats.wideIP.Add(1)
 	w.rt.requests.Add(1)
 	w.rt.requestsA.Add(1)
-	rq := request{plan: p, ldns: src, client: src, now: c.now}
+	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo}
 	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)

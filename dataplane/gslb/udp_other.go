@@ -13,6 +13,7 @@ import (
 func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 	in := make([]byte, udpBufSize)
 	out := make([]byte, 0, 2048)
+	var bc batchCtx // one per reader: its memo outlives the datagram
 	for {
 		n, from, err := c.ReadFromUDPAddrPort(in)
 		if err != nil {
@@ -24,7 +25,7 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		bc := batchCtx{now: s.now()}
+		bc.now = s.now()
 		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0], k, &bc)
 		s.flushSeen(&bc)
 		if send {
