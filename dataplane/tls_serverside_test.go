@@ -49,8 +49,8 @@ func (l *bothListener) Accept() (net.Conn, error) {
 }
 
 // startBothServer is an HTTP member at addr answering, for every
-// request, whether its connection was TLS and the connection's source
-// address (which tells connections apart).
+// request, whether its connection was TLS, the connection's source
+// address (which tells connections apart) and its own address.
 func startBothServer(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof.Key) {
 	t.Helper()
 	pair, err := tlsprof.Pair("member", cert, key, nil)
@@ -62,7 +62,7 @@ func startBothServer(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "tls=%v from=%s", r.TLS != nil, r.RemoteAddr)
+		fmt.Fprintf(w, "tls=%v from=%s at=%v", r.TLS != nil, r.RemoteAddr, r.Context().Value(http.LocalAddrContextKey))
 	})}
 	go srv.Serve(&bothListener{Listener: ln, cfg: &tls.Config{Certificates: []tls.Certificate{pair}}})
 	t.Cleanup(func() { srv.Close() })
@@ -210,47 +210,92 @@ when LB_SELECTED {
 	}
 }
 
-// TestTLSHTTPServerSideTooLate: SSL::disable serverside in
-// SERVER_CONNECTED, after the server connection's handshake on an http
-// virtual, is the rule's error (the client is reset) and the connection
-// stays TLS; SSL::disable serverside there when it is already off is
-// harmless.
-func TestTLSHTTPServerSideTooLate(t *testing.T) {
+// TestTLSHTTPServerSideConnected: on an http virtual with server-ssl,
+// SERVER_CONNECTED runs before the server connection's handshake, as on
+// BIG-IP, and SSL::disable there leaves that connection in plaintext
+// (the usual rule for a pool whose members speak TLS on one port and
+// plaintext on another); each connection keeps its way while OneConnect
+// lends it to later requests. After the handshake (SERVERSSL_HANDSHAKE)
+// turning TLS off is the rule's error, and the client is reset.
+func TestTLSHTTPServerSideConnected(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
 	mcert, mkey, _ := testCert(t, "member.example")
 	startBothServer(t, "127.0.147.31:8443", mcert, mkey)
+	startBothServer(t, "127.0.147.32:80", mcert, mkey)
+	both := []string{"127.0.147.31:8443", "127.0.147.32:80"}
 	for _, tc := range []struct {
 		name, rule string
-		ok         bool
+		members    []string
+		oneconnect bool
+		// want80 and want8443 are the body's start for a request the
+		// member on port 80 or 8443 answered; want8443 empty: the client
+		// is reset.
+		want80, want8443 string
 	}{
-		{"late", `when SERVER_CONNECTED { SSL::disable serverside }`, false},
-		{"already", `when HTTP_REQUEST { SSL::disable serverside }
-when SERVER_CONNECTED { SSL::disable serverside }`, true},
+		{"disable", `when SERVER_CONNECTED { SSL::disable serverside }`,
+			both[:1], false, "", "tls=false "},
+		{"disable without a side", `when SERVER_CONNECTED { SSL::disable }`,
+			both[:1], false, "", "tls=false "},
+		{"disable then enable", `when SERVER_CONNECTED { SSL::disable serverside; SSL::enable serverside }`,
+			both[:1], false, "", "tls=true "},
+		{"by member port", `when SERVER_CONNECTED { if { [TCP::remote_port] == 80 } { SSL::disable } }`,
+			both, false, "tls=false ", "tls=true "},
+		{"by member port, oneconnect", `when SERVER_CONNECTED { if { [TCP::remote_port] == 80 } { SSL::disable } }`,
+			both, true, "tls=false ", "tls=true "},
+		{"before the handshake", `when SERVER_CONNECTED { set connected 1 }
+when SERVERSSL_HANDSHAKE { if { ![info exists connected] } { reject } }`,
+			both[:1], false, "", "tls=true "},
+		{"already off", `when HTTP_REQUEST { SSL::disable serverside }
+when SERVER_CONNECTED { SSL::disable serverside }`,
+			both[:1], false, "", "tls=false "},
+		{"after the handshake", `when SERVERSSL_HANDSHAKE { SSL::disable serverside }`,
+			both[:1], false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := newPlane(t)
-			cfg := mblbConfig("127.0.147.30:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.147.31:8443")
+			cfg := mblbConfig("127.0.147.30:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, tc.members...)
+			if tc.oneconnect {
+				cfg.Virtuals["/Common/vs"].MBLB.OneConnect = &OneConnect{MaxSize: 4}
+			}
 			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, tc.rule)
 			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 			cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
 			mustApply(t, p, cfg)
 			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "www.example"}}
 			defer tr.CloseIdleConnections()
-			resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://127.0.147.30/x")
-			if !tc.ok {
-				if err == nil {
-					resp.Body.Close()
-					t.Fatalf("SSL::disable serverside in SERVER_CONNECTED: status %s, want the client reset", resp.Status)
+			hc := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+			seen := map[string]bool{}
+			for i := range 6 {
+				if !tc.oneconnect {
+					// Without OneConnect the member is the client
+					// connection's: a new one for each request.
+					tr.CloseIdleConnections()
 				}
-				return
+				resp, err := hc.Get(fmt.Sprintf("https://127.0.147.30/r%d", i))
+				if tc.want8443 == "" {
+					if err == nil {
+						resp.Body.Close()
+						t.Fatalf("status %s, want the client reset", resp.Status)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("request %d: %v", i, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				body := string(b)
+				port, want := "8443", tc.want8443
+				if strings.HasSuffix(body, "at=127.0.147.32:80") {
+					port, want = "80", tc.want80
+				}
+				if !strings.HasPrefix(body, want) {
+					t.Fatalf("request %d: %q, want %q... from the member on port %s", i, body, want, port)
+				}
+				seen[port] = true
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if !strings.HasPrefix(string(b), "tls=false ") {
-				t.Fatalf("got %q, want a plaintext request", b)
+			if len(tc.members) > 1 && !(seen["80"] && seen["8443"]) {
+				t.Fatalf("members that answered: %v, want both", seen)
 			}
 		})
 	}

@@ -34,6 +34,10 @@ type mblbRules struct {
 	verdict irules.Verdict
 	server  netip.AddrPort // the server side of a SERVER_CONNECTED
 	local   netip.AddrPort
+	// beforeTLS is set while SERVER_CONNECTED runs for a server-ssl
+	// connection whose handshake has not started (connectedBeforeTLS):
+	// SSL::disable and SSL::enable serverside then set its clear.
+	beforeTLS *pendingTLS
 	// self is the rules.Conn the session is made with: r, or on an HTTP
 	// virtual the httpRules around it.
 	self rules.Conn

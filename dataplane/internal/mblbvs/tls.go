@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -185,6 +186,10 @@ func (r *mblbRules) SSLEnable(s rules.Side) error {
 // response the choice is made, so a change there is refused unless it
 // changes nothing.
 func (r *mblbRules) serverSSL(clear bool) error {
+	if p := r.beforeTLS; p != nil {
+		p.clear = clear
+		return nil
+	}
 	if r.f.serverClear.Load() == clear {
 		return nil
 	}
@@ -193,7 +198,7 @@ func (r *mblbRules) serverSSL(clear bool) error {
 		if clear {
 			verb = "SSL::disable"
 		}
-		return fmt.Errorf("%s serverside: the server connection is already made on an http virtual server; use it in CLIENT_ACCEPTED, HTTP_REQUEST or LB_SELECTED", verb)
+		return fmt.Errorf("%s serverside: the server connection's handshake is already done; use it in CLIENT_ACCEPTED, HTTP_REQUEST, LB_SELECTED or SERVER_CONNECTED", verb)
 	}
 	r.f.serverClear.Store(clear)
 	return nil
@@ -242,10 +247,12 @@ func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
-// that a server connection dialled for it runs its SERVERSSL_HANDSHAKE;
-// the returned function forgets it.
+// that a server connection dialled for it runs its SERVER_CONNECTED
+// before the handshake and its SERVERSSL_HANDSHAKE after; the returned
+// function forgets it.
 func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
-	if t == nil || t.Server == nil || f.rr == nil || !f.rr.handlesEvent(rules.ServerSSLHandshake) {
+	if t == nil || t.Server == nil || f.rr == nil ||
+		!f.rr.handlesEvent(rules.ServerSSLHandshake) && !f.rr.rules.Handles(config.EventServerConnected) {
 		return func() {}
 	}
 	mv.tlsClients.Store(f.Client, f)
@@ -287,10 +294,14 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if t == nil || t.Server == nil || m.ID&plainBit != 0 {
 		return c, nil
 	}
+	if mv.connectedBeforeTLS(client, c) {
+		return c, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
 	sc := tls.Client(tlsprof.NewHelloConn(c, false), t.Server.Config) // SERVERSSL_HANDSHAKE's SSL::sessionid
 	if err := mv.vs.Prof.ServerSSL.Note(sc, sc.HandshakeContext(ctx)); err != nil {
+		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()
 		return nil, err
@@ -299,6 +310,46 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	out := &heldConn{Conn: sc}
 	out.held.Hold(&mv.vs.Prof.ServerSSL)
 	return out, nil
+}
+
+// pendingTLS is a server-ssl connection's TLS while SERVER_CONNECTED runs
+// before its handshake: clear once the rule said SSL::disable serverside.
+type pendingTLS struct{ clear bool }
+
+// connectedBeforeTLS runs SERVER_CONNECTED for c, a new server connection
+// of a server-ssl virtual dialled for the client at client, before its
+// handshake, as BIG-IP orders them, when the client's rules handle the
+// event; it reports whether the rule turned this connection's TLS off
+// (SSL::disable serverside, or SSL::disable in the event). That choice is
+// the connection's: it keeps it while OneConnect lends it to later
+// requests for the same member, as BIG-IP's server-side flow keeps its
+// filters, and the client's next connections start with TLS again
+// (SSL::disable serverside in CLIENT_ACCEPTED, HTTP_REQUEST or LB_SELECTED
+// is the client's, for its following requests). legOpened then does not
+// run the event again (ranConnected). A rule that ends the client resets
+// it, as in SERVER_CONNECTED after the handshake; the connection goes on.
+func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear bool) {
+	v, ok := mv.tlsClients.Load(client)
+	if !ok {
+		return false
+	}
+	r := v.(*mblbFlow).rr
+	if !r.rules.Handles(config.EventServerConnected) {
+		return false
+	}
+	local := rawsock.AddrPortOf(c.LocalAddr())
+	mv.ranConnected.Store(local, struct{}{})
+	p := &pendingTLS{}
+	r.mu.Lock()
+	r.server, r.local, r.beforeTLS = rawsock.AddrPortOf(c.RemoteAddr()), local, p
+	err := r.run(config.EventServerConnected, nil)
+	r.server, r.local, r.beforeTLS = netip.AddrPort{}, netip.AddrPort{}, nil
+	verdict := r.verdict
+	r.mu.Unlock()
+	if err != nil || verdict != irules.GoOn {
+		go r.f.sess.Close(true)
+	}
+	return p.clear
 }
 
 // heldConn is a server-ssl connection of the engine, held in the

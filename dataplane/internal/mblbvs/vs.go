@@ -77,9 +77,13 @@ type VS struct {
 	suspects []suspect
 	nsuspect atomic.Int32
 
-	// tlsClients are the clients whose rules run SERVERSSL_HANDSHAKE, by
-	// address (tls.go).
+	// tlsClients are the clients of a server-ssl virtual whose rules run
+	// SERVERSSL_HANDSHAKE or SERVER_CONNECTED, by address (tls.go).
 	tlsClients sync.Map
+	// ranConnected holds the local addresses of server connections whose
+	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
+	// until legOpened sees them.
+	ranConnected sync.Map
 }
 
 type suspect struct {
@@ -606,6 +610,9 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	mv.env.Table.Add(&lf.Flow)
 	// SERVER_CONNECTED runs for the client whose message opened the
 	// connection, a shared OneConnect one included, as on BIG-IP.
+	if _, ran := mv.ranConnected.LoadAndDelete(l.Local); ran {
+		return
+	}
 	if f, ok := l.Opener.(*mblbFlow); ok && f.rr != nil {
 		f.rr.serverConnected(l)
 	}
