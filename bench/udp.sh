@@ -18,6 +18,8 @@
 #   ROUNDS=7 DURATION=10 bash bench/udp.sh
 #   CLIENTS=8 OUTSTANDING=200 bash bench/udp.sh   # dnsperf -c / -q
 #   SERVER_CPUS=1 PEER_CPUS=0 bash bench/udp.sh   # proxies pinned (taskset)
+#   HOLD=1 bash bench/udp.sh                # set everything up, print the targets
+#                                           # and pids, and wait (profiling by hand)
 #
 # Installs dnsperf, gdnsd and nginx's stream module (libnginx-mod-stream)
 # with apt-get when they are missing. Everything listens on 127.33.0.0/24.
@@ -127,6 +129,12 @@ for t in "${targets[@]}"; do
   done
   [ -z "$ok" ] && { echo "$name ($addr:$port) does not answer" >&2; tail -5 "$work"/*.log "$work"/nginx/error.log >&2; exit 1; }
 done
+
+if [ -n "${HOLD:-}" ]; then
+  for t in "${targets[@]}"; do echo "target $t (name addr port pid); dnsperf -a $NET.100"; done
+  echo "holding; interrupt to stop"
+  while sleep 3600; do :; done
+fi
 
 cpu() { # pid -> utime+stime of the process and its children (nginx's workers), in clock ticks
   local p total=0

@@ -401,3 +401,58 @@ when LB_FAILED { if { [HTTP::path] ne "/reset" } { HTTP::respond 503 content "so
 		t.Fatal("no answer from LB_FAILED: the client should have been reset")
 	}
 }
+
+// TestHTTPRulePoolStays: on an HTTP virtual, a pool a rule chose (in
+// CLIENT_ACCEPTED or in a request's HTTP_REQUEST) is the connection's
+// for its later requests until a rule chooses another, as on BIG-IP
+// (hence the `else { pool default }` of published rules); a new
+// connection starts with the virtual's pool.
+func TestHTTPRulePoolStays(t *testing.T) {
+	startHTTPServer(t, "127.0.173.11:80", "WEB")
+	startHTTPServer(t, "127.0.173.12:80", "API")
+	startHTTPServer(t, "127.0.173.13:80", "STATIC")
+	cfgFor := func(vs string, oc bool, rule string) *Config {
+		cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.173.11:80")
+		if oc {
+			cfg.Virtuals["/Common/vs"].MBLB.OneConnect = &OneConnect{MaxSize: 4}
+		}
+		cfg.Pools["/Common/api_pool"] = &Pool{Name: "/Common/api_pool", LBMode: RoundRobin,
+			Members: []Member{{Node: "/Common/127.0.173.12", Addr: ap("127.0.173.12:80")}}}
+		cfg.Pools["/Common/static_pool"] = &Pool{Name: "/Common/static_pool", LBMode: RoundRobin,
+			Members: []Member{{Node: "/Common/127.0.173.13", Addr: ap("127.0.173.13:80")}}}
+		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+		return cfg
+	}
+	for i, tc := range []struct {
+		name, rule string
+		// conns are the requests' paths, one client connection each, and
+		// the member label each must reach.
+		conns [][][2]string
+	}{
+		{"HTTP_REQUEST", `when HTTP_REQUEST { if { [HTTP::path] starts_with "/api" } { pool api_pool } }`,
+			[][][2]string{{{"/a", "WEB"}, {"/api/x", "API"}, {"/b", "API"}}, {{"/c", "WEB"}}}},
+		{"CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { pool api_pool }
+when HTTP_REQUEST { if { [HTTP::path] starts_with "/static" } { pool static_pool } }`,
+			[][][2]string{{{"/a", "API"}, {"/static/x", "STATIC"}, {"/b", "STATIC"}}, {{"/c", "API"}}}},
+		{"CLIENT_ACCEPTED alone", `when CLIENT_ACCEPTED { pool static_pool }`,
+			[][][2]string{{{"/a", "STATIC"}, {"/b", "STATIC"}}}},
+	} {
+		for j, oc := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/oneconnect=%v", tc.name, oc), func(t *testing.T) {
+				vs := fmt.Sprintf("127.0.173.%d:80", 1+2*i+j)
+				p, lg := newPlane(t)
+				mustApply(t, p, cfgFor(vs, oc, tc.rule))
+				for _, conn := range tc.conns {
+					c := dialHTTPVS(t, vs)
+					for _, step := range conn {
+						_, body, err := c.do(httpReq("www.example.com", step[0]))
+						if err != nil || !strings.HasPrefix(body, step[1]+" ") {
+							t.Fatalf("%s: %q, %v; want %s (log %s)", step[0], body, err, step[1], lg)
+						}
+					}
+					c.c.Close()
+				}
+			})
+		}
+	}
+}

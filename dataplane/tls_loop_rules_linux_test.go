@@ -5,6 +5,7 @@ package dataplane
 import (
 	"bufio"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 )
 
@@ -112,5 +114,75 @@ func TestTLSLoopClientAccepted(t *testing.T) {
 	eventually(t, "every flow gone", func() bool { return p.ConnectionCount() == 0 })
 	if n := p.ProfileStats(ProfileClientSSL, "/Common/cs", []string{"/Common/vs"}).SSL; n.Cur != 0 || n.Tot != 4 {
 		t.Fatalf("client-ssl connections current %d total %d, want 0 and 4", n.Cur, n.Tot)
+	}
+}
+
+// TestTLSLoopHTTPRules: an HTTP virtual with client-ssl and rules that
+// use no SSL:: command nor CLIENTSSL_ event serves its TLS clients on the
+// event loops, its rules as on a plaintext virtual: CLIENT_ACCEPTED before
+// the handshake (a reject there leaves the client without one), its
+// choices carried to the loop, HTTP_REQUEST for each request; an SSL::
+// command reached through eval reads the loop's session. A rule that
+// names an SSL:: command keeps the goroutine front stage.
+func TestTLSLoopHTTPRules(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	startL7Member(t, "127.42.3.2:80", "M1")
+	startL7Member(t, "127.42.3.3:80", "M2")
+	for i, tc := range []struct {
+		name, rule string
+		onLoop     bool
+		// want[path] is the answer's body (its start); path "" for a
+		// client that gets no handshake.
+		want map[string]string
+	}{
+		{"http rule", `when HTTP_REQUEST {
+    if { [HTTP::path] eq "/deny" } { HTTP::respond 403 content denied } else { HTTP::header replace X-LB [HTTP::path] }
+}`, true, map[string]string{"/a": "M1 GET /a body= lb=/a", "/deny": "denied", "/b": "M1 GET /b body= lb=/b"}},
+		{"pool in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { pool other_pool }`,
+			true, map[string]string{"/a": "M2 GET /a", "/b": "M2 GET /b"}},
+		{"reject in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { reject }`, true, map[string]string{"": ""}},
+		{"SSL:: through eval", `when HTTP_REQUEST { set c SSL::cipher; HTTP::header replace X-LB [eval [list $c version]] }`,
+			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
+		{"SSL:: named", `when HTTP_REQUEST { HTTP::header replace X-LB [SSL::cipher version] }`,
+			false, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := fmt.Sprintf("127.42.3.%d:443", 10+i)
+			p, lg := newPlane(t)
+			cfg := l7Config(t, vs, false, mblb.HTTPOptions{}, tc.rule, "127.42.3.2:80")
+			cfg.Pools["/Common/other_pool"] = &Pool{Name: "/Common/other_pool", LBMode: RoundRobin,
+				Members: []Member{{Node: "/Common/127.42.3.3", Addr: ap("127.42.3.3:80")}}}
+			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+			mustApply(t, p, cfg)
+			if _, ok := tc.want[""]; ok {
+				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", vs,
+					&tls.Config{ServerName: "www.example", RootCAs: roots})
+				if err == nil {
+					c.Close()
+					t.Fatal("handshake done for a client CLIENT_ACCEPTED rejected")
+				}
+				eventually(t, "no client flow", func() bool { c, _ := countFlows(p); return c == 0 })
+				return
+			}
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("log: %s", lg)
+				}
+			})
+			c := dialTLSHTTP(t, vs, roots)
+			for _, path := range []string{"/a", "/deny", "/b"} {
+				want, ok := tc.want[path]
+				if !ok {
+					continue
+				}
+				_, body, err := c.do(httpReq("www.example", path))
+				if err != nil || !strings.HasPrefix(body, want) {
+					t.Fatalf("%s: %q, %v; want %q... (log %s)", path, body, err, want, lg)
+				}
+			}
+			if got := loopsBusy(p); got != tc.onLoop {
+				t.Fatalf("client on an event loop: %v, want %v", got, tc.onLoop)
+			}
+		})
 	}
 }

@@ -161,7 +161,7 @@ func TestTLSHTTPServerSideTwoPools(t *testing.T) {
     if { [HTTP::uri] starts_with "/plain" } { pool plain_pool; SSL::disable serverside } else { SSL::enable serverside }
 }`,
 		"lb_selected": `when HTTP_REQUEST {
-    if { [HTTP::uri] starts_with "/plain" } { pool plain_pool }
+    if { [HTTP::uri] starts_with "/plain" } { pool plain_pool } else { pool pool }
 }
 when LB_SELECTED {
     if { [LB::server port] == 80 } { SSL::disable serverside } else { SSL::enable serverside }

@@ -192,8 +192,10 @@ func TestTLSHTTPVirtual(t *testing.T) {
 			}
 			cfg.Pools["/Common/api_pool"] = &Pool{Name: "/Common/api_pool", LBMode: RoundRobin,
 				Members: []Member{{Node: "/Common/127.0.141.12", Addr: ap("127.0.141.12:80")}}}
+			// The else branch as on BIG-IP: a pool a rule chose stays the
+			// connection's for its later requests.
 			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when HTTP_REQUEST {
-    if { [HTTP::path] starts_with "/api" } { pool api_pool }
+    if { [HTTP::path] starts_with "/api" } { pool api_pool } else { pool pool }
     HTTP::header replace X-Tag [HTTP::path]
 }`)
 			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)

@@ -75,6 +75,10 @@ func commandTable() *tcl.Commands {
 				cmd := t.Lookup(n)
 				cmd.Compile = httpNeedHook(n, cmd.Compile)
 			}
+			if strings.HasPrefix(n, "SSL::") || strings.HasPrefix(n, "X509::") {
+				cmd := t.Lookup(n)
+				cmd.Compile = sslUseHook(cmd.Compile)
+			}
 		}
 		table = t
 	})
@@ -113,6 +117,20 @@ func httpNeedHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Com
 	return func(c *tcl.Compiler) error {
 		if r, ok := c.Context().(*Rule); ok && r.inWhen {
 			r.noteHTTPNeed(name, c)
+		}
+		if next != nil {
+			return next(c)
+		}
+		return nil
+	}
+}
+
+// sslUseHook records that the rule uses an SSL:: or X509:: command
+// (Rule.UsesSSL), then runs the command's own hook, if any.
+func sslUseHook(next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		if r, ok := c.Context().(*Rule); ok {
+			r.usesSSL = true
 		}
 		if next != nil {
 			return next(c)

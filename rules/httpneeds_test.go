@@ -42,3 +42,27 @@ func TestHTTPNeeds(t *testing.T) {
 		})
 	}
 }
+
+func TestUsesSSL(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       bool
+	}{
+		{"none", `when HTTP_REQUEST { pool p }`, false},
+		{"SSL:: in an event", `when HTTP_REQUEST { log local0. [SSL::cipher name] }`, true},
+		{"X509:: nested", `when HTTP_REQUEST { if { 1 } { set s [X509::subject [SSL::cert 0]] } }`, true},
+		{"in a proc", "proc p {} { return [SSL::cipher bits] }\nwhen HTTP_REQUEST { }", true},
+		{"SSL::disable", `when CLIENT_ACCEPTED { SSL::disable }`, true},
+		{"the word in a string", `when HTTP_REQUEST { log local0. "SSL::cipher" }`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Compile("r", c.body)
+			if r == nil {
+				t.Fatal(err)
+			}
+			if got := r.UsesSSL(); got != c.want {
+				t.Errorf("UsesSSL = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

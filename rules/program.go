@@ -153,6 +153,17 @@ func (p *Program) Rules() []*Rule { return p.rules }
 // work (collecting data, creating sessions) nobody asked for.
 func (p *Program) Handles(ev Event) bool { return len(p.handlers[ev]) > 0 }
 
+// UsesSSL reports whether any of the program's rules uses an SSL:: or
+// X509:: command (Rule.UsesSSL).
+func (p *Program) UsesSSL() bool {
+	for _, r := range p.rules {
+		if r.UsesSSL() {
+			return true
+		}
+	}
+	return false
+}
+
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.
 func (p *Program) Init() error {

@@ -127,6 +127,8 @@ type Rule struct {
 	httpNeeds []HTTPNeed
 	inEvent   Event
 	inWhen    bool
+	// usesSSL: an SSL:: or X509:: command appears in the text.
+	usesSSL bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -172,6 +174,13 @@ func (r *Rule) HTTPNeeds() []HTTPNeed {
 	}
 	return out
 }
+
+// UsesSSL reports whether an SSL:: or X509:: command appears in the
+// rule's text (in any event or proc; not one built at run time for eval).
+// Why: such a rule reads or changes the TLS of its connection, which the
+// dataplane keeps where its commands can reach it (a virtual's fast path
+// may not).
+func (r *Rule) UsesSSL() bool { return r.usesSSL }
 
 // noteHTTPNeed records the command at hand (in the when block being
 // compiled) as needing an http profile.

@@ -245,10 +245,13 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 	if opts.AcceptXFF {
 		m.hx.xff = httpx.ForwardedFor(b, h, opts.XFFNames)
 	}
+	if x != nil && x.targetSet {
+		s.current, s.currentSet = x.target, true
+	}
+	if s.currentSet {
+		m.target, m.ruleTarget = s.current, true
+	}
 	if x != nil {
-		if x.targetSet {
-			m.target, m.ruleTarget = x.target, true
-		}
 		if x.persistSet {
 			m.persist = x.persist
 		}
@@ -263,6 +266,11 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 		m.hx.fallback = opts.Fallback
 	}
 }
+
+// SetTarget makes t the client's current target (a rule's pool, member
+// or node choice in CLIENT_ACCEPTED on an HTTP virtual): its requests go
+// there until a rule chooses another. Call before the session starts.
+func (s *ClientConn) SetTarget(t Target) { s.current, s.currentSet = t, true }
 
 // buildRequest copies a framed request out of the read buffer with the
 // rule's and the profile's edits. False means the client was reset.

@@ -83,6 +83,12 @@ type ClientConn struct {
 	upgrading bool
 	label     string
 	reframe   []byte
+	// current is the target a rule chose last (SetTarget, or a request's
+	// HTTP_REQUEST): the client's later requests go there too until a
+	// rule chooses another, as a BIG-IP client-side connection keeps its
+	// current pool. currentSet: a rule has chosen.
+	current    Target
+	currentSet bool
 	// local is the virtual server's address the client connected to.
 	local netip.AddrPort
 	// hsend runs LB_SELECTED's edits and HTTP_REQUEST_SEND; hxs is its

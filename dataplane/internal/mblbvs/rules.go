@@ -335,6 +335,12 @@ func (r *mblbRules) selectTarget(t mblb.Target) error {
 		r.hx.Select(t)
 		return nil
 	}
+	if r.f.mv.cfg.Request.Mode == mblb.HTTP && r.connPhase() == phaseAccepted {
+		// The client's current pool, member or node on an HTTP virtual:
+		// its requests go there until a rule chooses another.
+		r.f.sess.SetTarget(t)
+		return nil
+	}
 	if r.d == nil || r.d.Side() != mblb.ClientSide {
 		if r.ev == config.EventClientAccepted {
 			return errors.New("on a message-based virtual, choose the pool, member or node per message in CLIENT_DATA")

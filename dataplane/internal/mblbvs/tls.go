@@ -136,6 +136,9 @@ func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ServerSide && r.f.stls != nil {
 		return irules.SSLInfo(r.f.stls), true
 	}
+	if s == rules.ClientSide && r.f.loopTLS != nil {
+		return irules.SSLInfo(r.f.loopTLS), true
+	}
 	fc := r.f.front
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
@@ -152,6 +155,9 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 		return r.serverSSL(true)
 	}
 	fc := r.f.front
+	if r.f.loopTLS != nil {
+		return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+	}
 	if fc == nil {
 		return errors.New("SSL::disable: the virtual server has no client-ssl profile")
 	}

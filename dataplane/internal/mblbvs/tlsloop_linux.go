@@ -12,22 +12,31 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
+	"github.com/openltm/openltm/rules"
 )
 
 // TLS clients of an HTTP (message-balanced) virtual on the event loops.
-// When the virtual's only TLS is a client-ssl profile and it has no rules,
-// the client's handshake runs on a goroutine over the net package (within
-// the profile's handshake-timeout), and the handshaken session then moves
-// to the loop chosen for the client, where the engine's loop session reads
-// and writes the client's plaintext through it (mblb.ClientConn.SetTLS).
-// Virtuals with server-ssl or rules (CLIENTSSL_* events, SSL::* commands)
-// keep the goroutine front stage (tls.go).
+// When the virtual's only TLS is a client-ssl profile, the client's
+// CLIENT_ACCEPTED and handshake run on a goroutine over the net package
+// (the handshake within the profile's handshake-timeout), and the
+// handshaken session then moves to the loop chosen for the client, where
+// the engine's loop session reads and writes the client's plaintext
+// through it (mblb.ClientConn.SetTLS) and runs the rules' other events as
+// on a plaintext virtual. Virtuals with server-ssl, or rules that handle a
+// CLIENTSSL_ event or use an SSL:: or X509:: command (which may turn the
+// client's TLS off in CLIENT_ACCEPTED, or read the handshake while it
+// runs), keep the goroutine front stage (tls.go). SSL:: commands a rule
+// reaches only through eval read the loop's session (mblbRules.SSL).
 
 // LoopTLS reports whether clients of the virtual, configured as snap
 // says, run on the event loops once handshaken.
 func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && irules.Program(snap.Cfg.Rules) == nil && mv.Loopable()
+	if t == nil || t.Client == nil || t.Server != nil || !mv.Loopable() {
+		return false
+	}
+	p := irules.Program(snap.Cfg.Rules)
+	return p == nil || !p.UsesSSL() && !p.Handles(rules.ClientSSLHandshake) && !p.Handles(rules.ClientSSLClientCert)
 }
 
 // Phases of a handshake, for a close from outside.
@@ -79,6 +88,10 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		s.Close(reset)
 	}
 	mv.env.Table.Add(&f.Flow)
+	if f.rr != nil && !f.rr.accepted() { // before the handshake, as on BIG-IP
+		hc.Close() // fd stays: the session's end closes it and runs finish
+		return
+	}
 	t := snap.Cfg.TLS
 	hc.SetDeadline(time.Now().Add(t.Handshake()))
 	lc := tlsloop.Server(hc, t.Client)
@@ -89,6 +102,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	lc.Detach(fd)
+	f.loopTLS = lc.TLS()
 	loop.Post(func() {
 		s.SetTLS(lc)
 		s.Start()

@@ -237,6 +237,9 @@ type mblbFlow struct {
 	rr   *mblbRules // nil without iRules
 	// front is the client's TLS (tls.go); nil without client-ssl.
 	front *frontConn
+	// loopTLS is the client's TLS, handshaken, of a flow on the event
+	// loops (tlsloop_linux.go); SSL:: commands read it there.
+	loopTLS *tls.Conn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.Conn
 	// serverClear: SSL::disable serverside, the client's messages go to
