@@ -28,6 +28,9 @@
 #                                      # flags; B_SSL: extra client-ssl
 #                                      # settings) in the same rounds
 #   B_BIN=/tmp/old/ltmd bash bench/tls.sh # A/B against another build of ltmd
+#   RULE=1 bash bench/tls.sh           # the HTTP virtual with bench/run.sh's
+#                                      # 10-line HTTP_REQUEST rule (HAProxy:
+#                                      # the same ACLs and set-header)
 #   BODY=65536 bash bench/tls.sh       # the response body's size (612)
 #
 # Needs haproxy, wrk, nginx and openssl (Debian packages); says so and
@@ -70,6 +73,10 @@ defaults
 frontend fe_http
   mode http
   bind $NET.10:443 ssl crt $work/bench.pem
+$([ "${RULE:-0}" = 1 ] && printf '%s\n' "  acl api hdr_beg(host) -i api." "  acl static path_beg /static/" \
+  "  acl old path_beg /old/" "  acl admin path_beg /admin" "  http-request redirect location /new/ if old" \
+  "  http-request deny deny_status 403 if admin" "  http-request set-header X-Tag %[path]" \
+  "  use_backend be_http if api" "  use_backend be_http if static")
   default_backend be_http
 backend be_http
   mode http
@@ -107,7 +114,25 @@ install sys crypto key bench.key from-local-file $work/bench.key
 create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } } $([ "${RESUME:-0}" = 1 ] && echo session-ticket enabled) ${ssl_opts:-}
 create ltm profile one-connect bench_oc
 create ltm pool bench_pool members add { $B1 $B2 }
-create ltm virtual vs_http destination $http pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) }
+create ltm pool api_pool members add { $B1 $B2 }
+create ltm pool static_pool members add { $B1 $B2 }
+create ltm rule route10 {
+when HTTP_REQUEST {
+    switch -glob [string tolower [HTTP::host]] {
+        "api.*" { pool api_pool }
+        default {
+            switch -glob [HTTP::path] {
+                "/static/*" { pool static_pool }
+                "/old/*" { HTTP::redirect "http://[HTTP::host]/new/" }
+                "/admin*" { HTTP::respond 403 content "denied" }
+                default { pool bench_pool }
+            }
+        }
+    }
+    HTTP::header replace X-Tag [HTTP::path]
+}
+}
+create ltm virtual vs_http destination $http pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) } $([ "${RULE:-0}" = 1 ] && echo "rules { route10 }")
 create ltm virtual vs_l4 destination $l4 pool bench_pool profiles replace-all-with { tcp bench_ssl }
 TMSH
 }
