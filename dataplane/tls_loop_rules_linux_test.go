@@ -117,13 +117,13 @@ func TestTLSLoopClientAccepted(t *testing.T) {
 	}
 }
 
-// TestTLSLoopHTTPRules: an HTTP virtual with client-ssl and rules that
-// use no SSL:: command nor CLIENTSSL_ event serves its TLS clients on the
-// event loops, its rules as on a plaintext virtual: CLIENT_ACCEPTED before
-// the handshake (a reject there leaves the client without one), its
-// choices carried to the loop, HTTP_REQUEST for each request; an SSL::
-// command reached through eval reads the loop's session. A rule that
-// names an SSL:: command keeps the goroutine front stage.
+// TestTLSLoopHTTPRules: an HTTP virtual with client-ssl and rules serves
+// its TLS clients on the event loops, its rules as on a plaintext
+// virtual: CLIENT_ACCEPTED before the handshake (a reject there leaves the
+// client without one, SSL::disable there a plaintext client), the
+// CLIENTSSL_ events after it, its choices carried to the loop,
+// HTTP_REQUEST for each request; SSL:: commands read the loop's session.
+// A rule that uses SSL::sessionid keeps the goroutine front stage.
 func TestTLSLoopHTTPRules(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
 	startL7Member(t, "127.42.3.2:80", "M1")
@@ -140,11 +140,19 @@ func TestTLSLoopHTTPRules(t *testing.T) {
 }`, true, map[string]string{"/a": "M1 GET /a body= lb=/a", "/deny": "denied", "/b": "M1 GET /b body= lb=/b"}},
 		{"pool in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { pool other_pool }`,
 			true, map[string]string{"/a": "M2 GET /a", "/b": "M2 GET /b"}},
-		{"reject in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { reject }`, true, map[string]string{"": ""}},
+		{"reject in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { reject }`, true, map[string]string{"": "", "no handshake": ""}},
 		{"SSL:: through eval", `when HTTP_REQUEST { set c SSL::cipher; HTTP::header replace X-LB [eval [list $c version]] }`,
 			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
 		{"SSL:: named", `when HTTP_REQUEST { HTTP::header replace X-LB [SSL::cipher version] }`,
-			false, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
+			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
+		{"CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { set v [SSL::cipher version] }
+when HTTP_REQUEST { HTTP::header replace X-LB $v }`,
+			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3", "/b": "M1 GET /b body= lb=TLSv1.3"}},
+		{"reject in CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { reject }`, true, map[string]string{"": ""}},
+		{"SSL::disable in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { SSL::disable }`,
+			true, map[string]string{"plain": "", "/a": "M1 GET /a", "/b": "M1 GET /b"}},
+		{"SSL::sessionid", `when HTTP_REQUEST { HTTP::header replace X-LB [string length [SSL::sessionid]] }`,
+			false, map[string]string{"/a": "M1 GET /a body= lb="}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := fmt.Sprintf("127.42.3.%d:443", 10+i)
@@ -155,11 +163,21 @@ func TestTLSLoopHTTPRules(t *testing.T) {
 			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 			mustApply(t, p, cfg)
 			if _, ok := tc.want[""]; ok {
+				// The client is reset before or right after its handshake:
+				// no request is answered.
 				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", vs,
 					&tls.Config{ServerName: "www.example", RootCAs: roots})
-				if err == nil {
+				if _, nohs := tc.want["no handshake"]; nohs && err == nil {
 					c.Close()
 					t.Fatal("handshake done for a client CLIENT_ACCEPTED rejected")
+				}
+				if err == nil {
+					rc := &httpRuleClient{c: c, br: bufio.NewReader(c)}
+					_, body, err := rc.do(httpReq("www.example", "/a"))
+					c.Close()
+					if err == nil {
+						t.Fatalf("a rejected client was answered %q", body)
+					}
 				}
 				eventually(t, "no client flow", func() bool { c, _ := countFlows(p); return c == 0 })
 				return
@@ -169,7 +187,12 @@ func TestTLSLoopHTTPRules(t *testing.T) {
 					t.Logf("log: %s", lg)
 				}
 			})
-			c := dialTLSHTTP(t, vs, roots)
+			var c *httpRuleClient
+			if _, plain := tc.want["plain"]; plain {
+				c = dialHTTPVS(t, vs)
+			} else {
+				c = dialTLSHTTP(t, vs, roots)
+			}
 			for _, path := range []string{"/a", "/deny", "/b"} {
 				want, ok := tc.want[path]
 				if !ok {

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,7 +78,7 @@ func commandTable() *tcl.Commands {
 			}
 			if strings.HasPrefix(n, "SSL::") || strings.HasPrefix(n, "X509::") {
 				cmd := t.Lookup(n)
-				cmd.Compile = sslUseHook(cmd.Compile)
+				cmd.Compile = sslUseHook(n, cmd.Compile)
 			}
 		}
 		table = t
@@ -127,10 +128,10 @@ func httpNeedHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Com
 
 // sslUseHook records that the rule uses an SSL:: or X509:: command
 // (Rule.UsesSSL), then runs the command's own hook, if any.
-func sslUseHook(next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
+func sslUseHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
-		if r, ok := c.Context().(*Rule); ok {
-			r.usesSSL = true
+		if r, ok := c.Context().(*Rule); ok && !slices.Contains(r.sslCmds, name) {
+			r.sslCmds = append(r.sslCmds, name)
 		}
 		if next != nil {
 			return next(c)

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"reflect"
 	"testing"
 )
@@ -50,7 +51,7 @@ func TestUsesSSL(t *testing.T) {
 	}{
 		{"none", `when HTTP_REQUEST { pool p }`, false},
 		{"SSL:: in an event", `when HTTP_REQUEST { log local0. [SSL::cipher name] }`, true},
-		{"X509:: nested", `when HTTP_REQUEST { if { 1 } { set s [X509::subject [SSL::cert 0]] } }`, true},
+		{"X509:: nested", `when HTTP_REQUEST { if { 1 } { set s [X509::subject [SSL::cert 0]]; set t [SSL::cert 0] } }`, true},
 		{"in a proc", "proc p {} { return [SSL::cipher bits] }\nwhen HTTP_REQUEST { }", true},
 		{"SSL::disable", `when CLIENT_ACCEPTED { SSL::disable }`, true},
 		{"the word in a string", `when HTTP_REQUEST { log local0. "SSL::cipher" }`, false},
@@ -63,6 +64,20 @@ func TestUsesSSL(t *testing.T) {
 			if got := r.UsesSSL(); got != c.want {
 				t.Errorf("UsesSSL = %v, want %v", got, c.want)
 			}
+			if got := len(r.SSLCommands()) > 0; got != c.want {
+				t.Errorf("SSLCommands = %q", r.SSLCommands())
+			}
 		})
+	}
+}
+
+func TestSSLCommandsOnce(t *testing.T) {
+	r, err := Compile("r", `when HTTP_REQUEST { set s [X509::subject [SSL::cert 0]]; set t [SSL::cert 0]; SSL::cipher name }`)
+	if r == nil {
+		t.Fatal(err)
+	}
+	got := slices.Sorted(slices.Values(r.SSLCommands()))
+	if want := []string{"SSL::cert", "SSL::cipher", "X509::subject"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("SSLCommands = %q, want %q", got, want)
 	}
 }

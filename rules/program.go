@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -153,15 +154,18 @@ func (p *Program) Rules() []*Rule { return p.rules }
 // work (collecting data, creating sessions) nobody asked for.
 func (p *Program) Handles(ev Event) bool { return len(p.handlers[ev]) > 0 }
 
-// UsesSSL reports whether any of the program's rules uses an SSL:: or
-// X509:: command (Rule.UsesSSL).
-func (p *Program) UsesSSL() bool {
+// SSLCommands lists the SSL:: and X509:: commands the program's rules
+// name (Rule.SSLCommands), each once.
+func (p *Program) SSLCommands() []string {
+	var out []string
 	for _, r := range p.rules {
-		if r.UsesSSL() {
-			return true
+		for _, c := range r.SSLCommands() {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
 		}
 	}
-	return false
+	return out
 }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is

@@ -127,8 +127,9 @@ type Rule struct {
 	httpNeeds []HTTPNeed
 	inEvent   Event
 	inWhen    bool
-	// usesSSL: an SSL:: or X509:: command appears in the text.
-	usesSSL bool
+	// sslCmds are the SSL:: and X509:: commands the text names, each
+	// once.
+	sslCmds []string
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -180,7 +181,12 @@ func (r *Rule) HTTPNeeds() []HTTPNeed {
 // Why: such a rule reads or changes the TLS of its connection, which the
 // dataplane keeps where its commands can reach it (a virtual's fast path
 // may not).
-func (r *Rule) UsesSSL() bool { return r.usesSSL }
+func (r *Rule) UsesSSL() bool { return len(r.sslCmds) > 0 }
+
+// SSLCommands lists the SSL:: and X509:: commands the rule's text names
+// (UsesSSL), each once: which of them a rule uses tells the dataplane
+// whether the TLS it keeps on a fast path answers them.
+func (r *Rule) SSLCommands() []string { return r.sslCmds }
 
 // noteHTTPNeed records the command at hand (in the when block being
 // compiled) as needing an http profile.

@@ -27,8 +27,8 @@ import (
 // unchanged. SSL::disable serverside sends a client's messages to their
 // members in plaintext: the member handed to the engine carries plainBit,
 // so the engine's connections, own or pooled, never mix the two kinds.
-// A virtual whose only TLS is client-ssl and which has no rules
-// serves its clients on the event loops once handshaken instead
+// A virtual whose only TLS is client-ssl serves its clients on the event
+// loops once handshaken instead, unless its rules use SSL::sessionid
 // (tlsloop_linux.go).
 
 // frontConn is a client connection of a client-ssl virtual: TLS over the
@@ -87,6 +87,20 @@ func clientTLS(c *net.TCPConn, t *config.TLS, rules bool) net.Conn {
 	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
 }
 
+// clientSSLEvents runs CLIENTSSL_CLIENTCERT (when the client sent a
+// certificate) and CLIENTSSL_HANDSHAKE after the client's handshake;
+// false means a rule ended the client.
+func (f *mblbFlow) clientSSLEvents(tc *tls.Conn) bool {
+	r := f.rr
+	if r == nil {
+		return true
+	}
+	if len(tc.ConnectionState().PeerCertificates) > 0 && !r.sslEvent(rules.ClientSSLClientCert) {
+		return false
+	}
+	return r.sslEvent(rules.ClientSSLHandshake)
+}
+
 // handshake completes the client's TLS handshake within the profile's
 // handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the client sent
 // a certificate) and CLIENTSSL_HANDSHAKE; false means the client is gone
@@ -104,15 +118,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 	}
 	fc.raw.SetDeadline(time.Time{})
 	fc.done = true
-	if r := f.rr; r != nil {
-		if len(fc.tls.ConnectionState().PeerCertificates) > 0 && !r.sslEvent(rules.ClientSSLClientCert) {
-			return false
-		}
-		if !r.sslEvent(rules.ClientSSLHandshake) {
-			return false
-		}
-	}
-	return true
+	return f.clientSSLEvents(fc.tls)
 }
 
 // sslEvent runs one of the TLS events; false means the rule ended the
@@ -154,10 +160,14 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 	if s == rules.ServerSide {
 		return r.serverSSL(true)
 	}
-	fc := r.f.front
-	if r.f.loopTLS != nil {
-		return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+	if r.f.loopFront {
+		if r.f.loopDecided {
+			return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
+		}
+		r.f.loopClear = true
+		return nil
 	}
+	fc := r.f.front
 	if fc == nil {
 		return errors.New("SSL::disable: the virtual server has no client-ssl profile")
 	}
@@ -174,6 +184,13 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 func (r *mblbRules) SSLEnable(s rules.Side) error {
 	if s == rules.ServerSide {
 		return r.serverSSL(false)
+	}
+	if r.f.loopFront {
+		if r.f.loopDecided && r.f.loopClear {
+			return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
+		}
+		r.f.loopClear = false
+		return nil
 	}
 	fc := r.f.front
 	if fc == nil {

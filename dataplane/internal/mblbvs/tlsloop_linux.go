@@ -4,6 +4,7 @@ package mblbvs
 
 import (
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -12,21 +13,21 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
-	"github.com/openltm/openltm/rules"
 )
 
 // TLS clients of an HTTP (message-balanced) virtual on the event loops.
 // When the virtual's only TLS is a client-ssl profile, the client's
-// CLIENT_ACCEPTED and handshake run on a goroutine over the net package
-// (the handshake within the profile's handshake-timeout), and the
-// handshaken session then moves to the loop chosen for the client, where
-// the engine's loop session reads and writes the client's plaintext
-// through it (mblb.ClientConn.SetTLS) and runs the rules' other events as
-// on a plaintext virtual. Virtuals with server-ssl, or rules that handle a
-// CLIENTSSL_ event or use an SSL:: or X509:: command (which may turn the
-// client's TLS off in CLIENT_ACCEPTED, or read the handshake while it
-// runs), keep the goroutine front stage (tls.go). SSL:: commands a rule
-// reaches only through eval read the loop's session (mblbRules.SSL).
+// CLIENT_ACCEPTED, handshake, CLIENTSSL_CLIENTCERT and CLIENTSSL_HANDSHAKE
+// run on a goroutine over the net package (the handshake within the
+// profile's handshake-timeout), and the session then moves to the loop
+// chosen for the client, where the engine's loop session reads and writes
+// the client's plaintext through it (mblb.ClientConn.SetTLS) and runs the
+// rules' other events as on a plaintext virtual; SSL:: commands read the
+// session (mblbRules.SSL), and SSL::disable in CLIENT_ACCEPTED starts the
+// client on the loop in plaintext. Virtuals with server-ssl, or rules that
+// use SSL::sessionid (the hellos' session IDs are kept only by the
+// goroutine front stage's connection), keep the goroutine front stage
+// (tls.go).
 
 // LoopTLS reports whether clients of the virtual, configured as snap
 // says, run on the event loops once handshaken.
@@ -36,7 +37,7 @@ func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 		return false
 	}
 	p := irules.Program(snap.Cfg.Rules)
-	return p == nil || !p.UsesSSL() && !p.Handles(rules.ClientSSLHandshake) && !p.Handles(rules.ClientSSLClientCert)
+	return p == nil || !slices.Contains(p.SSLCommands(), "SSL::sessionid")
 }
 
 // Phases of a handshake, for a close from outside.
@@ -88,8 +89,19 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		s.Close(reset)
 	}
 	mv.env.Table.Add(&f.Flow)
+	f.loopFront = true
 	if f.rr != nil && !f.rr.accepted() { // before the handshake, as on BIG-IP
 		hc.Close() // fd stays: the session's end closes it and runs finish
+		return
+	}
+	f.loopDecided = true
+	if f.loopClear { // SSL::disable in CLIENT_ACCEPTED: plaintext
+		hc.Close()
+		if !phase.CompareAndSwap(hsRunning, hsDone) {
+			s.Close(killReset.Load())
+			return
+		}
+		loop.Post(s.Start)
 		return
 	}
 	t := snap.Cfg.TLS
@@ -97,12 +109,19 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	lc := tlsloop.Server(hc, t.Client)
 	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &f.cssl)
 	hc.Close() // fd stays
-	if err != nil || !phase.CompareAndSwap(hsRunning, hsDone) {
-		s.Close(err != nil || killReset.Load())
+	if err != nil {
+		s.Close(true)
+		return
+	}
+	f.loopTLS = lc.TLS()
+	if !f.clientSSLEvents(f.loopTLS) { // the rule ended the client
+		return
+	}
+	if !phase.CompareAndSwap(hsRunning, hsDone) {
+		s.Close(killReset.Load())
 		return
 	}
 	lc.Detach(fd)
-	f.loopTLS = lc.TLS()
 	loop.Post(func() {
 		s.SetTLS(lc)
 		s.Start()

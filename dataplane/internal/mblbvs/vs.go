@@ -237,9 +237,15 @@ type mblbFlow struct {
 	rr   *mblbRules // nil without iRules
 	// front is the client's TLS (tls.go); nil without client-ssl.
 	front *frontConn
-	// loopTLS is the client's TLS, handshaken, of a flow on the event
-	// loops (tlsloop_linux.go); SSL:: commands read it there.
-	loopTLS *tls.Conn
+	// loopFront: the client's TLS is the event loops' (tlsloop_linux.go):
+	// loopTLS is its session once handshaken, which SSL:: commands read;
+	// loopClear is SSL::disable in CLIENT_ACCEPTED, before the handshake
+	// (the client then speaks plaintext); loopDecided: CLIENT_ACCEPTED
+	// is over, the client's TLS can no longer be turned off or on.
+	loopFront   bool
+	loopClear   bool
+	loopDecided bool
+	loopTLS     *tls.Conn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.Conn
 	// serverClear: SSL::disable serverside, the client's messages go to
