@@ -2,8 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 )
 
