@@ -68,3 +68,30 @@ NGX
     pids+=($!)
   done
 }
+
+# route10_tmsh B1 B2: the tmsh of the 10-line HTTP_REQUEST rule the http
+# suites measure (host and URI routing with switch, a redirect, a 403 and
+# a header replaced), route10, with its pools api_pool and static_pool on
+# the backends B1 and B2; the virtual's own pool is bench_pool.
+route10_tmsh() {
+  cat <<EOF
+create ltm pool api_pool members add { $1 $2 }
+create ltm pool static_pool members add { $1 $2 }
+create ltm rule route10 {
+when HTTP_REQUEST {
+    switch -glob [string tolower [HTTP::host]] {
+        "api.*" { pool api_pool }
+        default {
+            switch -glob [HTTP::path] {
+                "/static/*" { pool static_pool }
+                "/old/*" { HTTP::redirect "http://[HTTP::host]/new/" }
+                "/admin*" { HTTP::respond 403 content "denied" }
+                default { pool bench_pool }
+            }
+        }
+    }
+    HTTP::header replace X-Tag [HTTP::path]
+}
+}
+EOF
+}

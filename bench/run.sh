@@ -151,24 +151,7 @@ EOF
   pids+=($!)
   haph_pid=$!
   cat >"$work/http.tmsh" <<EOF
-create ltm pool api_pool members add { $B1 $B2 }
-create ltm pool static_pool members add { $B1 $B2 }
-create ltm rule route10 {
-when HTTP_REQUEST {
-    switch -glob [string tolower [HTTP::host]] {
-        "api.*" { pool api_pool }
-        default {
-            switch -glob [HTTP::path] {
-                "/static/*" { pool static_pool }
-                "/old/*" { HTTP::redirect "http://[HTTP::host]/new/" }
-                "/admin*" { HTTP::respond 403 content "denied" }
-                default { pool bench_pool }
-            }
-        }
-    }
-    HTTP::header replace X-Tag [HTTP::path]
-}
-}
+$(route10_tmsh "$B1" "$B2")
 create ltm persistence cookie bench_cookie defaults-from cookie
 create ltm virtual http_plain destination $LTMH:80 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } }
 create ltm virtual http_cookie destination $LTMH:81 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } } persist replace-all-with { bench_cookie { default yes } }

@@ -114,24 +114,7 @@ install sys crypto key bench.key from-local-file $work/bench.key
 create ltm profile client-ssl bench_ssl cert-key-chain replace-all-with { bench { cert bench.crt key bench.key } } $([ "${RESUME:-0}" = 1 ] && echo session-ticket enabled) ${ssl_opts:-}
 create ltm profile one-connect bench_oc
 create ltm pool bench_pool members add { $B1 $B2 }
-create ltm pool api_pool members add { $B1 $B2 }
-create ltm pool static_pool members add { $B1 $B2 }
-create ltm rule route10 {
-when HTTP_REQUEST {
-    switch -glob [string tolower [HTTP::host]] {
-        "api.*" { pool api_pool }
-        default {
-            switch -glob [HTTP::path] {
-                "/static/*" { pool static_pool }
-                "/old/*" { HTTP::redirect "http://[HTTP::host]/new/" }
-                "/admin*" { HTTP::respond 403 content "denied" }
-                default { pool bench_pool }
-            }
-        }
-    }
-    HTTP::header replace X-Tag [HTTP::path]
-}
-}
+$(route10_tmsh "$B1" "$B2")
 create ltm virtual vs_http destination $http pool bench_pool source-address-translation { type automap } profiles replace-all-with { tcp http bench_ssl $([ "${ONECONNECT:-1}" = 1 ] && echo bench_oc) } $([ "${RULE:-0}" = 1 ] && echo "rules { route10 }")
 create ltm virtual vs_l4 destination $l4 pool bench_pool profiles replace-all-with { tcp bench_ssl }
 TMSH
