@@ -405,7 +405,8 @@ when LB_FAILED { if { [HTTP::path] ne "/reset" } { HTTP::respond 503 content "so
 // TestHTTPRulePoolStays: on an HTTP virtual, a pool a rule chose (in
 // CLIENT_ACCEPTED or in a request's HTTP_REQUEST) is the connection's
 // for its later requests until a rule chooses another, as on BIG-IP
-// (hence the `else { pool default }` of published rules); a new
+// (hence the `else { pool default }` of published rules, with the
+// default read by `LB::server pool` in CLIENT_ACCEPTED); a new
 // connection starts with the virtual's pool.
 func TestHTTPRulePoolStays(t *testing.T) {
 	startHTTPServer(t, "127.0.173.11:80", "WEB")
@@ -436,6 +437,9 @@ when HTTP_REQUEST { if { [HTTP::path] starts_with "/static" } { pool static_pool
 			[][][2]string{{{"/a", "API"}, {"/static/x", "STATIC"}, {"/b", "STATIC"}}, {{"/c", "API"}}}},
 		{"CLIENT_ACCEPTED alone", `when CLIENT_ACCEPTED { pool static_pool }`,
 			[][][2]string{{{"/a", "STATIC"}, {"/b", "STATIC"}}}},
+		{"the default pool idiom", `when CLIENT_ACCEPTED { set default_pool [LB::server pool] }
+when HTTP_REQUEST { if { [HTTP::path] starts_with "/api" } { pool api_pool } else { pool $default_pool } }`,
+			[][][2]string{{{"/a", "WEB"}, {"/api/x", "API"}, {"/b", "WEB"}}}},
 	} {
 		for j, oc := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/oneconnect=%v", tc.name, oc), func(t *testing.T) {

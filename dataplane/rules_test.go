@@ -451,3 +451,24 @@ when SERVER_DATA     { TCP::release; TCP::notify response; TCP::collect }`)
 	c.c.Close()
 	eventually(t, "the flow to end", func() bool { return len(flowsOf(p, "/Common/vs")) == 0 })
 }
+
+// TestRulesDefaultPoolIdiom: on a standard virtual, LB::server pool in
+// CLIENT_ACCEPTED names the pool the flow will go to (the virtual's, or
+// one a rule chose before), as BIG-IP answers there.
+func TestRulesDefaultPoolIdiom(t *testing.T) {
+	t.Parallel()
+	startServer(t, "127.0.177.2:9000", "S1")
+	startServer(t, "127.0.177.3:9000", "S2")
+	p, _ := newPlane(t)
+	cfg := basic("127.0.177.1:8000", "127.0.177.2:9000")
+	withPool(cfg, "/Common/other_pool", "127.0.177.3:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED {
+    if { [LB::server pool] ne "/Common/pool" } { reject }
+    pool other_pool
+    if { [LB::server pool] ne "/Common/other_pool" } { reject }
+}`)
+	mustApply(t, p, cfg)
+	if got := once(t, "127.0.177.1:8000"); got != "S2 Response" {
+		t.Fatalf("got %q, want S2's answer", got)
+	}
+}

@@ -428,11 +428,23 @@ func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	addr := m.Addr().Unmap().String()
 	name := addr
+	named := false
 	if ln, ok := c.(LBNamer); ok {
-		var target bool
-		if name, target = ln.LBServerName(); target {
+		if name, named = ln.LBServerName(); named {
 			addr = name
 		}
+	}
+	if !m.IsValid() && !named {
+		// No member chosen yet (CLIENT_ACCEPTED, HTTP_REQUEST): the pool
+		// the connection's traffic goes to, as BIG-IP answers there (the
+		// idiom `set default_pool [LB::server pool]`); no member fields.
+		switch {
+		case len(args) == 1 || args[1].String() == "pool":
+			return tcl.Str(pool), nil
+		case args[1].String() == "port" || args[1].String() == "route_domain":
+			return tcl.Int(0), nil
+		}
+		return tcl.Empty, nil
 	}
 	if len(args) == 1 {
 		return tcl.Str(tcl.FormatList(pool, addr, strconv.Itoa(int(m.Port())))), nil

@@ -231,3 +231,24 @@ func TestLBServerName(t *testing.T) {
 		}
 	}
 }
+
+// TestLBServerBeforeAPick: before a member is chosen, LB::server answers
+// the pool the connection's traffic would go to (as BIG-IP does in
+// CLIENT_ACCEPTED: `set default_pool [LB::server pool]`), and nothing for
+// the member's fields.
+func TestLBServerBeforeAPick(t *testing.T) {
+	c := newFakeConn()
+	c.addrs[EndServer] = netip.AddrPort{}
+	for _, tc := range []struct{ expr, want string }{
+		{"LB::server", "test_pool"},
+		{"LB::server pool", "test_pool"},
+		{"LB::server addr", ""},
+		{"LB::server name", ""},
+		{"LB::server port", "0"},
+	} {
+		got, err := evalIn(t, c, nil, ClientAccepted, tc.expr)
+		if err != nil || got != tc.want {
+			t.Errorf("%s = %q, %v; want %q", tc.expr, got, err, tc.want)
+		}
+	}
+}

@@ -272,6 +272,11 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 // there until a rule chooses another. Call before the session starts.
 func (s *ClientConn) SetTarget(t Target) { s.current, s.currentSet = t, true }
 
+// Current is the client's current target (SetTarget, or the last one a
+// request's rule chose), if a rule chose one. On the session's thread
+// (its rules run there).
+func (s *ClientConn) Current() (Target, bool) { return s.current, s.currentSet }
+
 // buildRequest copies a framed request out of the read buffer with the
 // rule's and the profile's edits. False means the client was reset.
 func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, bool) {

@@ -147,6 +147,9 @@ func (x *HTTPEvent) RequestNum() uint64 { return x.requestNum }
 // rule's pool changes. It has no effect on a response.
 func (x *HTTPEvent) Select(t Target) { x.target, x.targetSet = t, true }
 
+// Selected is the target a rule chose for the request so far, if any.
+func (x *HTTPEvent) Selected() (Target, bool) { return x.target, x.targetSet }
+
 // Persist sets the request's persistence key (`persist uie <key>`); ""
 // removes any.
 func (x *HTTPEvent) Persist(key string) { x.persist, x.persistSet = key, true }

@@ -258,6 +258,11 @@ func (pr *proxied) LBServer() (string, netip.AddrPort, bool) {
 	if pk := pr.rs.pick; pk.pool != nil {
 		return pk.pool.Name, pk.addr, true
 	}
+	// No member yet (CLIENT_ACCEPTED): the pool the flow will go to, a
+	// rule's choice or the virtual's, as BIG-IP answers there.
+	if p := pr.lbPool(); p != nil && !pr.rs.Node {
+		return p.Name, netip.AddrPort{}, true
+	}
 	return "", netip.AddrPort{}, false
 }
 

@@ -424,12 +424,39 @@ func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
 }
 
 // LBServer implements rules.Conn: on the server side, the member that
-// answers.
+// answers; before a member is chosen on an HTTP virtual, the pool the
+// request would go to (currentPool).
 func (r *mblbRules) LBServer() (string, netip.AddrPort, bool) {
 	if a := r.Addr(rules.EndServer); a.IsValid() {
 		return "", a, true
 	}
+	if r.f.mv.cfg.Request.Mode == mblb.HTTP {
+		if p := r.currentPool(); p != "" {
+			return p, netip.AddrPort{}, true
+		}
+	}
 	return "", netip.AddrPort{}, false
+}
+
+// currentPool is the pool an HTTP virtual's request goes to as things
+// stand: the one this request's rule chose, else the connection's current
+// one (a rule's earlier choice), else the virtual's; "" when the choice
+// is a node or the virtual has no pool.
+func (r *mblbRules) currentPool() string {
+	if r.hx != nil && !r.hx.IsResponse() {
+		if t, ok := r.hx.Selected(); ok {
+			return t.Pool
+		}
+	}
+	if r.f.sess != nil {
+		if t, ok := r.f.sess.Current(); ok {
+			return t.Pool
+		}
+	}
+	if p := r.snap.Pool; p != nil {
+		return p.Name
+	}
+	return ""
 }
 
 // MemberStatus implements rules.Conn.
