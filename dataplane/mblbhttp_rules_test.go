@@ -460,3 +460,40 @@ when HTTP_REQUEST { if { [HTTP::path] starts_with "/api" } { pool api_pool } els
 		}
 	}
 }
+
+// TestHTTPLBServerPool: LB::server on an HTTP virtual names the pool the
+// request goes to: the virtual's or the one a rule chose (none for a
+// node), before the pick (HTTP_REQUEST: the maintenance-page idiom
+// `active_members [LB::server pool]`) and once a member is chosen
+// (LB_SELECTED).
+func TestHTTPLBServerPool(t *testing.T) {
+	startHTTPServer(t, "127.0.178.11:80", "WEB")
+	startHTTPServer(t, "127.0.178.12:80", "API")
+	rule := `when HTTP_REQUEST {
+    switch [HTTP::path] {
+        "/api" { pool api_pool }
+        "/node" { node 127.0.178.12 80 }
+        "/count" { HTTP::respond 200 content "[LB::server pool] [active_members [LB::server pool]]" }
+        default { pool pool }
+    }
+}
+when LB_SELECTED { HTTP::header replace X-Tag "[LB::server pool] [LB::server addr] [LB::server port]" }`
+	p, lg := newPlane(t)
+	cfg := mblbConfig("127.0.178.1:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{MaxSize: 4}}, "127.0.178.11:80")
+	withPool(cfg, "/Common/api_pool", "127.0.178.12:80")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.0.178.1:80")
+	for _, tc := range []struct{ path, want string }{
+		{"/count", "/Common/pool 1"},
+		{"/web", "WEB host=www.example.com xff= tag=/Common/pool 127.0.178.11 80 /web"},
+		{"/api", "API host=www.example.com xff= tag=/Common/api_pool 127.0.178.12 80 /api"},
+		{"/count", "/Common/api_pool 1"},                                     // the connection's current pool
+		{"/node", "API host=www.example.com xff= tag=127.0.178.12 80 /node"}, // no pool: the empty first word
+	} {
+		_, body, err := c.do(httpReq("www.example.com", tc.path))
+		if err != nil || body != tc.want {
+			t.Fatalf("%s: %q, %v; want %q (log %s)", tc.path, body, err, tc.want, lg)
+		}
+	}
+}

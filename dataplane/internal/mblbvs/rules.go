@@ -424,16 +424,18 @@ func (r *mblbRules) LBSelect() (string, netip.AddrPort, error) {
 }
 
 // LBServer implements rules.Conn: on the server side, the member that
-// answers; before a member is chosen on an HTTP virtual, the pool the
-// request would go to (currentPool).
+// answers; on an HTTP virtual with the pool the request goes to
+// (currentPool), which is all there is before a member is chosen.
 func (r *mblbRules) LBServer() (string, netip.AddrPort, bool) {
-	if a := r.Addr(rules.EndServer); a.IsValid() {
-		return "", a, true
-	}
+	pool := ""
 	if r.f.mv.cfg.Request.Mode == mblb.HTTP {
-		if p := r.currentPool(); p != "" {
-			return p, netip.AddrPort{}, true
-		}
+		pool = r.currentPool()
+	}
+	if a := r.Addr(rules.EndServer); a.IsValid() {
+		return pool, a, true
+	}
+	if pool != "" {
+		return pool, netip.AddrPort{}, true
 	}
 	return "", netip.AddrPort{}, false
 }
