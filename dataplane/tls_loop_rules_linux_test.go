@@ -122,8 +122,8 @@ func TestTLSLoopClientAccepted(t *testing.T) {
 // virtual: CLIENT_ACCEPTED before the handshake (a reject there leaves the
 // client without one, SSL::disable there a plaintext client), the
 // CLIENTSSL_ events after it, its choices carried to the loop,
-// HTTP_REQUEST for each request; SSL:: commands read the loop's session.
-// A rule that uses SSL::sessionid keeps the goroutine front stage.
+// HTTP_REQUEST for each request; SSL:: commands read the loop's session,
+// SSL::sessionid the hellos its handshake recorded.
 func TestTLSLoopHTTPRules(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
 	startL7Member(t, "127.42.3.2:80", "M1")
@@ -151,8 +151,13 @@ when HTTP_REQUEST { HTTP::header replace X-LB $v }`,
 		{"reject in CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { reject }`, true, map[string]string{"": ""}},
 		{"SSL::disable in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { SSL::disable }`,
 			true, map[string]string{"plain": "", "/a": "M1 GET /a", "/b": "M1 GET /b"}},
+		// TLS 1.3 clients send a 32-byte compatibility session ID, which
+		// the server echoes: 64 hex digits.
 		{"SSL::sessionid", `when HTTP_REQUEST { HTTP::header replace X-LB [string length [SSL::sessionid]] }`,
-			false, map[string]string{"/a": "M1 GET /a body= lb="}},
+			true, map[string]string{"/a": "M1 GET /a body= lb=64"}},
+		{"SSL::sessionid in CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { set id [SSL::sessionid] }
+when HTTP_REQUEST { HTTP::header replace X-LB [expr {$id eq [SSL::sessionid] && $id ne ""}] }`,
+			true, map[string]string{"/a": "M1 GET /a body= lb=1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vs := fmt.Sprintf("127.42.3.%d:443", 10+i)

@@ -2,7 +2,6 @@ package rules
 
 import (
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,10 +75,6 @@ func commandTable() *tcl.Commands {
 				cmd := t.Lookup(n)
 				cmd.Compile = httpNeedHook(n, cmd.Compile)
 			}
-			if strings.HasPrefix(n, "SSL::") || strings.HasPrefix(n, "X509::") {
-				cmd := t.Lookup(n)
-				cmd.Compile = sslUseHook(n, cmd.Compile)
-			}
 		}
 		table = t
 	})
@@ -118,20 +113,6 @@ func httpNeedHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Com
 	return func(c *tcl.Compiler) error {
 		if r, ok := c.Context().(*Rule); ok && r.inWhen {
 			r.noteHTTPNeed(name, c)
-		}
-		if next != nil {
-			return next(c)
-		}
-		return nil
-	}
-}
-
-// sslUseHook records that the rule uses an SSL:: or X509:: command
-// (Rule.UsesSSL), then runs the command's own hook, if any.
-func sslUseHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
-	return func(c *tcl.Compiler) error {
-		if r, ok := c.Context().(*Rule); ok && !slices.Contains(r.sslCmds, name) {
-			r.sslCmds = append(r.sslCmds, name)
 		}
 		if next != nil {
 			return next(c)

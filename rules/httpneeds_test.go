@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"reflect"
-	"slices"
 	"testing"
 )
 
@@ -41,43 +40,5 @@ func TestHTTPNeeds(t *testing.T) {
 				t.Errorf("HTTPNeeds = %q, want %q", got, c.want)
 			}
 		})
-	}
-}
-
-func TestUsesSSL(t *testing.T) {
-	for _, c := range []struct {
-		name, body string
-		want       bool
-	}{
-		{"none", `when HTTP_REQUEST { pool p }`, false},
-		{"SSL:: in an event", `when HTTP_REQUEST { log local0. [SSL::cipher name] }`, true},
-		{"X509:: nested", `when HTTP_REQUEST { if { 1 } { set s [X509::subject [SSL::cert 0]]; set t [SSL::cert 0] } }`, true},
-		{"in a proc", "proc p {} { return [SSL::cipher bits] }\nwhen HTTP_REQUEST { }", true},
-		{"SSL::disable", `when CLIENT_ACCEPTED { SSL::disable }`, true},
-		{"the word in a string", `when HTTP_REQUEST { log local0. "SSL::cipher" }`, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			r, err := Compile("r", c.body)
-			if r == nil {
-				t.Fatal(err)
-			}
-			if got := r.UsesSSL(); got != c.want {
-				t.Errorf("UsesSSL = %v, want %v", got, c.want)
-			}
-			if got := len(r.SSLCommands()) > 0; got != c.want {
-				t.Errorf("SSLCommands = %q", r.SSLCommands())
-			}
-		})
-	}
-}
-
-func TestSSLCommandsOnce(t *testing.T) {
-	r, err := Compile("r", `when HTTP_REQUEST { set s [X509::subject [SSL::cert 0]]; set t [SSL::cert 0]; SSL::cipher name }`)
-	if r == nil {
-		t.Fatal(err)
-	}
-	got := slices.Sorted(slices.Values(r.SSLCommands()))
-	if want := []string{"SSL::cert", "SSL::cipher", "X509::subject"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("SSLCommands = %q, want %q", got, want)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -153,20 +152,6 @@ func (p *Program) Rules() []*Rule { return p.rules }
 // Handles reports whether any rule handles ev, so the dataplane can skip
 // work (collecting data, creating sessions) nobody asked for.
 func (p *Program) Handles(ev Event) bool { return len(p.handlers[ev]) > 0 }
-
-// SSLCommands lists the SSL:: and X509:: commands the program's rules
-// name (Rule.SSLCommands), each once.
-func (p *Program) SSLCommands() []string {
-	var out []string
-	for _, r := range p.rules {
-		for _, c := range r.SSLCommands() {
-			if !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

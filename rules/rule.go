@@ -127,9 +127,6 @@ type Rule struct {
 	httpNeeds []HTTPNeed
 	inEvent   Event
 	inWhen    bool
-	// sslCmds are the SSL:: and X509:: commands the text names, each
-	// once.
-	sslCmds []string
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -175,18 +172,6 @@ func (r *Rule) HTTPNeeds() []HTTPNeed {
 	}
 	return out
 }
-
-// UsesSSL reports whether an SSL:: or X509:: command appears in the
-// rule's text (in any event or proc; not one built at run time for eval).
-// Why: such a rule reads or changes the TLS of its connection, which the
-// dataplane keeps where its commands can reach it (a virtual's fast path
-// may not).
-func (r *Rule) UsesSSL() bool { return len(r.sslCmds) > 0 }
-
-// SSLCommands lists the SSL:: and X509:: commands the rule's text names
-// (UsesSSL), each once: which of them a rule uses tells the dataplane
-// whether the TLS it keeps on a fast path answers them.
-func (r *Rule) SSLCommands() []string { return r.sslCmds }
 
 // noteHTTPNeed records the command at hand (in the when block being
 // compiled) as needing an http profile.

@@ -150,6 +150,11 @@ type transport struct {
 	recs int
 }
 
+// Unwrap is the handshake's connection, kept after Detach for what it
+// recorded while the handshake ran (tlsprof.HelloConn's hellos, which
+// SSL::sessionid reads); it is closed by then.
+func (t *transport) Unwrap() net.Conn { return t.Conn }
+
 // follow advances the record boundaries over b, bytes read from the
 // socket.
 func (t *transport) follow(b []byte) {

@@ -60,7 +60,11 @@ func (h *HelloConn) SessionIDs() (current, requested []byte) {
 // SessionIDs are the session IDs of c's handshake (see
 // HelloConn.SessionIDs) when c runs over a HelloConn, else nil.
 func SessionIDs(c *tls.Conn) (current, requested []byte) {
-	if h, ok := c.NetConn().(*HelloConn); ok {
+	nc := c.NetConn()
+	if u, ok := nc.(interface{ Unwrap() net.Conn }); ok { // a session moved on (tlsloop)
+		nc = u.Unwrap()
+	}
+	if h, ok := nc.(*HelloConn); ok {
 		return h.SessionIDs()
 	}
 	return nil, nil

@@ -3,16 +3,16 @@
 package mblbvs
 
 import (
+	"net"
 	"net/netip"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/evloop"
-	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // TLS clients of an HTTP (message-balanced) virtual on the event loops.
@@ -23,21 +23,17 @@ import (
 // chosen for the client, where the engine's loop session reads and writes
 // the client's plaintext through it (mblb.ClientConn.SetTLS) and runs the
 // rules' other events as on a plaintext virtual; SSL:: commands read the
-// session (mblbRules.SSL), and SSL::disable in CLIENT_ACCEPTED starts the
-// client on the loop in plaintext. Virtuals with server-ssl, or rules that
-// use SSL::sessionid (the hellos' session IDs are kept only by the
-// goroutine front stage's connection), keep the goroutine front stage
-// (tls.go).
+// session (mblbRules.SSL; with rules the handshake runs over a
+// tlsprof.HelloConn, which keeps the hellos' session IDs for
+// SSL::sessionid), and SSL::disable in CLIENT_ACCEPTED starts the client
+// on the loop in plaintext. Virtuals with server-ssl keep the goroutine
+// front stage (tls.go).
 
 // LoopTLS reports whether clients of the virtual, configured as snap
 // says, run on the event loops once handshaken.
 func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	if t == nil || t.Client == nil || t.Server != nil || !mv.Loopable() {
-		return false
-	}
-	p := irules.Program(snap.Cfg.Rules)
-	return p == nil || !slices.Contains(p.SSLCommands(), "SSL::sessionid")
+	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable()
 }
 
 // Phases of a handshake, for a close from outside.
@@ -106,7 +102,11 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	}
 	t := snap.Cfg.TLS
 	hc.SetDeadline(time.Now().Add(t.Handshake()))
-	lc := tlsloop.Server(hc, t.Client)
+	var under net.Conn = hc
+	if f.rr != nil { // the hellos' session IDs, for SSL::sessionid
+		under = tlsprof.NewHelloConn(hc, true)
+	}
+	lc := tlsloop.Server(under, t.Client)
 	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {
