@@ -28,8 +28,7 @@ import (
 // members in plaintext: the member handed to the engine carries plainBit,
 // so the engine's connections, own or pooled, never mix the two kinds.
 // A virtual whose only TLS is client-ssl serves its clients on the event
-// loops once handshaken instead, unless its rules use SSL::sessionid
-// (tlsloop_linux.go).
+// loops once handshaken instead (tlsloop_linux.go).
 
 // frontConn is a client connection of a client-ssl virtual: TLS over the
 // socket, or the socket itself once a rule's SSL::disable turned TLS off
