@@ -137,7 +137,8 @@ func BenchmarkAnswerWireParallel(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		out := make([]byte, 0, 2048)
-		var bc batchCtx // one per reader
+		var bc batchCtx // one per reader, with its counter shard
+		bc.shard = int(s.readers.Add(1) - 1)
 		for {
 			// Batches of 16 queries, as a busy reader gets them.
 			bc.now = time.Now()

@@ -14,6 +14,7 @@ type request struct {
 	cands  [16]*member // scratch for the available members of one pool
 	pools  [8]*pool    // scratch for the pool order
 	topo   *topoMemo   // the reader's memo of topology scores (nil: none)
+	shard  int         // the counters' shard this query adds to (counter)
 }
 
 type outcome uint8
@@ -247,7 +248,7 @@ func wideIPState(w *wideIP) (bool, string) {
 func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 	rt := w.rt
 	if w.cfg.Persistence && s.persisted(rq, w, d) {
-		rt.persisted.Add(1)
+		rt.persisted.Inc(rq.shard)
 		return
 	}
 	for _, pl := range s.poolOrder(rq, w) {
@@ -260,7 +261,7 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 	if lr := w.lastResort; lr != nil {
 		s.resolvePool(rq, lr, d)
 		if d.out != outNone {
-			rt.lastResort.Add(1)
+			rt.lastResort.Inc(rq.shard)
 			s.finish(rq, w, d)
 			return
 		}
@@ -279,15 +280,15 @@ func (s *Server) resolveIn(rq *request, w *wideIP, pl *pool, d *decision) {
 	s.finish(rq, w, d)
 }
 
-// ended counts how a wide IP's query ended, once per query.
-func (r *wipRT) ended(out outcome) {
+// ended counts how a wide IP's query ended, once per query, in shard sh.
+func (r *wipRT) ended(out outcome, sh int) {
 	switch out {
 	case outAnswer:
-		r.resolved.Add(1)
+		r.resolved.Inc(sh)
 	case outReturnToDNS:
-		r.returnedToDNS.Add(1)
+		r.returnedToDNS.Inc(sh)
 	case outDrop:
-		r.dropped.Add(1)
+		r.dropped.Inc(sh)
 	}
 }
 
@@ -297,11 +298,11 @@ func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 	if d.out == outAnswer {
 		switch d.level {
 		case 0:
-			rt.preferred.Add(1)
+			rt.preferred.Inc(rq.shard)
 		case 1:
-			rt.alternate.Add(1)
+			rt.alternate.Inc(rq.shard)
 		case 2:
-			rt.fallback.Add(1)
+			rt.fallback.Inc(rq.shard)
 		}
 		if w.cfg.Persistence && d.member != nil {
 			s.persist.put(persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}, d, rq.now.Add(w.persistTTL), rq.now)
@@ -338,7 +339,7 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 				}
 			}
 			d.out = outAnswer
-			m.vs.rt.picks.Add(1)
+			m.vs.rt.picks.Inc(rq.shard)
 			return true
 		}
 	}
@@ -498,11 +499,11 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		case None:
 			continue
 		case ReturnToDNS:
-			pl.rt.returnToDNS.Add(1)
+			pl.rt.returnToDNS.Inc(rq.shard)
 			d.out = outReturnToDNS
 			return
 		case DropPacket:
-			pl.rt.dropped.Add(1)
+			pl.rt.dropped.Inc(rq.shard)
 			d.out = outDrop
 			return
 		case FallbackIP:
@@ -511,7 +512,7 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 			}
 			d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, nil, level, pl.ttl
 			d.setAddr(pl.cfg.FallbackIP)
-			countLevel(pl.rt, nil, level)
+			countLevel(pl.rt, nil, level, rq.shard)
 			return
 		}
 		i := s.pick(rq, pl, mode, cands)
@@ -522,32 +523,32 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, m, level, pl.ttl
 		d.setAddr(m.vs.addr)
 		addMore(d, cands, i, pl.maxAnswers)
-		countLevel(pl.rt, m.rt, level)
-		m.vs.rt.picks.Add(1)
-		m.vs.host.rt.picks.Add(1)
+		countLevel(pl.rt, m.rt, level, rq.shard)
+		m.vs.rt.picks.Inc(rq.shard)
+		m.vs.host.rt.picks.Inc(rq.shard)
 		if m.vs.link != nil {
-			m.vs.link.rt.picks.Add(1)
+			m.vs.link.rt.picks.Inc(rq.shard)
 		}
 		return
 	}
 }
 
-func countLevel(p *poolRT, m *memberRT, level int) {
+func countLevel(p *poolRT, m *memberRT, level, sh int) {
 	switch level {
 	case 0:
-		p.preferred.Add(1)
+		p.preferred.Inc(sh)
 		if m != nil {
-			m.preferred.Add(1)
+			m.preferred.Inc(sh)
 		}
 	case 1:
-		p.alternate.Add(1)
+		p.alternate.Inc(sh)
 		if m != nil {
-			m.alternate.Add(1)
+			m.alternate.Inc(sh)
 		}
 	default:
-		p.fallback.Add(1)
+		p.fallback.Inc(sh)
 		if m != nil {
-			m.fallback.Add(1)
+			m.fallback.Inc(sh)
 		}
 	}
 }

@@ -66,48 +66,48 @@ type LinkMetrics struct {
 type vsRT struct {
 	metrics atomic.Pointer[VSMetrics] // nil: never reported
 	probe   atomic.Int32              // Status from the monitor
-	picks   atomic.Uint64
+	picks   counter
 }
 
 type linkRT struct {
 	metrics atomic.Pointer[LinkMetrics]
-	picks   atomic.Uint64
+	picks   counter
 }
 
 type hostRT struct {
 	status atomic.Int32 // Status reported by SetServerStatus
-	picks  atomic.Uint64
+	picks  counter
 	iquery atomic.Pointer[string] // set by SetServerIQuery
 }
 
 type poolRT struct {
-	rr          atomic.Uint64
-	preferred   atomic.Uint64
-	alternate   atomic.Uint64
-	fallback    atomic.Uint64
-	returnToDNS atomic.Uint64
-	dropped     atomic.Uint64
+	rr          atomic.Uint64 // one rotation for all readers, as users count it
+	preferred   counter
+	alternate   counter
+	fallback    counter
+	returnToDNS counter
+	dropped     counter
 }
 
 type memberRT struct {
-	preferred atomic.Uint64
-	alternate atomic.Uint64
-	fallback  atomic.Uint64
+	preferred counter
+	alternate counter
+	fallback  counter
 }
 
 type wipRT struct {
-	rr            atomic.Uint64
-	requests      atomic.Uint64
-	requestsA     atomic.Uint64
-	requestsOther atomic.Uint64
-	resolved      atomic.Uint64
-	persisted     atomic.Uint64
-	preferred     atomic.Uint64
-	alternate     atomic.Uint64
-	fallback      atomic.Uint64
-	returnedToDNS atomic.Uint64
-	dropped       atomic.Uint64
-	lastResort    atomic.Uint64
+	rr            atomic.Uint64 // one rotation for all readers
+	requests      counter
+	requestsA     counter
+	requestsOther counter
+	resolved      counter
+	persisted     counter
+	preferred     counter
+	alternate     counter
+	fallback      counter
+	returnedToDNS counter
+	dropped       counter
+	lastResort    counter
 }
 
 // The compiled, immutable form of a Config.

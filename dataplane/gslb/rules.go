@@ -358,11 +358,11 @@ func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, 
 		s.runRules(lp, rc, rules.DNSRequest)
 		switch {
 		case rc.drop:
-			s.stats.queries.Add(1)
-			s.stats.dropped.Add(1)
+			s.stats.queries.Inc(0)
+			s.stats.dropped.Inc(0)
 			return nil, false
 		case rc.ret:
-			s.stats.queries.Add(1)
+			s.stats.queries.Inc(0)
 			return s.response(lp, rc, s.finishMsg(m, r.IsEdns0(), nil, udp))
 		}
 	}
@@ -371,7 +371,7 @@ func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, 
 		rc.resp, rc.ret = m, false
 		s.runRules(rc.w.rules, rc, rules.DNSResponse)
 		if rc.drop {
-			s.stats.dropped.Add(1)
+			s.stats.dropped.Inc(0)
 			return nil, false
 		}
 	}
@@ -389,7 +389,7 @@ func (s *Server) response(lp *rules.Program, rc *ruleConn, m *dns.Msg) (*dns.Msg
 	rc.resp, rc.ret = m, false
 	s.runRules(lp, rc, rules.DNSResponse)
 	if rc.drop {
-		s.stats.dropped.Add(1)
+		s.stats.dropped.Inc(0)
 		return nil, false
 	}
 	return m, true
@@ -496,8 +496,8 @@ func (s *Server) wideIPEvent(rc *ruleConn, w *wideIP, m *dns.Msg, ev rules.Event
 func (s *Server) ruleEnds(rc *ruleConn, w *wideIP, m *dns.Msg, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, d *decision) (_ *dns.Msg, send, done bool) {
 	switch {
 	case rc.drop:
-		s.stats.dropped.Add(1)
-		w.rt.dropped.Add(1)
+		s.stats.dropped.Inc(0)
+		w.rt.dropped.Inc(0)
 		return nil, false, true
 	case rc.ret:
 		return s.finishMsg(m, opt, ecs, udp), true, true
@@ -508,7 +508,7 @@ func (s *Server) ruleEnds(rc *ruleConn, w *wideIP, m *dns.Msg, q dns.Question, o
 		}
 		m.Authoritative = true
 		m.Answer = append(m.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: ttl}, Target: rc.cname})
-		w.rt.resolved.Add(1)
+		w.rt.resolved.Inc(0)
 		return s.finishMsg(m, opt, ecs, udp), true, true
 	}
 	return nil, false, false

@@ -50,7 +50,10 @@ type Server struct {
 	persist persistTable
 
 	probesInFlight atomic.Int64
-	remote         atomic.Pointer[RemoteProber]
+	// readers numbers the UDP readers, whose counter shards it chooses
+	// (counter).
+	readers atomic.Int32
+	remote  atomic.Pointer[RemoteProber]
 
 	bgMu     sync.RWMutex // guards bgClosed against wg.Add
 	bgClosed bool
@@ -60,13 +63,13 @@ type Server struct {
 }
 
 type serverStats struct {
-	queries   atomic.Uint64
-	wideIP    atomic.Uint64
-	static    atomic.Uint64
-	nxdomain  atomic.Uint64
-	refused   atomic.Uint64
-	dropped   atomic.Uint64
-	malformed atomic.Uint64
+	queries   counter
+	wideIP    counter
+	static    counter
+	nxdomain  counter
+	refused   counter
+	dropped   counter
+	malformed counter
 }
 
 // New returns a Server serving nothing until the first Apply.
@@ -359,9 +362,9 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 // answerCore is Answer without the listener's rules; rc, when rules are
 // configured anywhere, runs a wide IP's.
 func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn) (m *dns.Msg, send bool) {
-	s.stats.queries.Add(1)
+	s.stats.queries.Inc(0)
 	if r.Response {
-		s.stats.malformed.Add(1)
+		s.stats.malformed.Inc(0)
 		return nil, false
 	}
 	m = new(dns.Msg)
@@ -372,7 +375,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		return m, true
 	}
 	if len(r.Question) != 1 {
-		s.stats.malformed.Add(1)
+		s.stats.malformed.Inc(0)
 		m.SetRcode(r, dns.RcodeFormatError)
 		return m, true
 	}
@@ -394,15 +397,15 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 	}
 	qname := strings.ToLower(q.Name)
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
-		s.stats.refused.Add(1)
+		s.stats.refused.Inc(0)
 		m.Rcode = dns.RcodeRefused
 		return s.finishMsg(m, opt, nil, udp), true
 	}
 	if w, some := p.wideIPFor(qname, q.Qtype); some != nil {
-		s.stats.wideIP.Add(1)
-		some.rt.requests.Add(1)
+		s.stats.wideIP.Inc(0)
+		some.rt.requests.Inc(0)
 		if w == nil {
-			some.rt.requestsOther.Add(1)
+			some.rt.requestsOther.Inc(0)
 			// The name exists; no wide IP of the name has that type.
 			m.Authoritative = true
 			if z := p.zoneFor(qname); z != nil {
@@ -414,7 +417,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			}
 			return s.finishMsg(m, opt, ecs, udp), true
 		}
-		w.rt.requestsA.Add(1)
+		w.rt.requestsA.Inc(0)
 		if w.cfg.Disabled {
 			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
 		}
@@ -428,10 +431,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		} else {
 			s.resolve(&rq, w, &d)
 		}
-		w.rt.ended(d.out)
+		w.rt.ended(d.out, 0)
 		switch d.out {
 		case outDrop:
-			s.stats.dropped.Add(1)
+			s.stats.dropped.Inc(0)
 			return nil, false
 		case outReturnToDNS:
 			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
@@ -442,14 +445,14 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		return s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), true
 	}
 	if z := p.zoneFor(qname); z != nil {
-		s.stats.static.Add(1)
+		s.stats.static.Inc(0)
 		z.answer(m, qname, q.Name, q.Qtype)
 		if m.Rcode == dns.RcodeNameError {
-			s.stats.nxdomain.Add(1)
+			s.stats.nxdomain.Inc(0)
 		}
 		return s.finishMsg(m, opt, ecs, udp), true
 	}
-	s.stats.refused.Add(1)
+	s.stats.refused.Inc(0)
 	m.Rcode = dns.RcodeRefused
 	return s.finishMsg(m, opt, nil, udp), true
 }

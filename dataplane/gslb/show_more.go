@@ -3,10 +3,7 @@ package gslb
 import (
 	"sort"
 	"strings"
-	"sync/atomic"
 )
-
-type uint64Counter = atomic.Uint64
 
 // TopologyStats is one record of `show gtm topology`, in the order
 // records are evaluated (longest match first unless topology-longest-match
@@ -141,7 +138,7 @@ func (s *Server) ResetStats(kind StatsKind, name string) {
 		for _, w := range p.wideIPs {
 			if match(w.path) {
 				r := w.rt
-				for _, c := range []*uint64Counter{&r.requests, &r.requestsA, &r.requestsOther, &r.resolved, &r.persisted,
+				for _, c := range []*counter{&r.requests, &r.requestsA, &r.requestsOther, &r.resolved, &r.persisted,
 					&r.preferred, &r.alternate, &r.fallback, &r.returnedToDNS, &r.dropped, &r.lastResort} {
 					c.Store(0)
 				}
@@ -153,7 +150,7 @@ func (s *Server) ResetStats(kind StatsKind, name string) {
 				continue
 			}
 			r := pl.rt
-			for _, c := range []*uint64Counter{&r.preferred, &r.alternate, &r.fallback, &r.returnToDNS, &r.dropped} {
+			for _, c := range []*counter{&r.preferred, &r.alternate, &r.fallback, &r.returnToDNS, &r.dropped} {
 				c.Store(0)
 			}
 			for _, m := range pl.members {
@@ -199,7 +196,7 @@ func (s *Server) ResetStats(kind StatsKind, name string) {
 		}
 	case StatsListener:
 		c := &s.stats
-		for _, x := range []*uint64Counter{&c.queries, &c.wideIP, &c.static, &c.nxdomain, &c.refused, &c.dropped, &c.malformed} {
+		for _, x := range []*counter{&c.queries, &c.wideIP, &c.static, &c.nxdomain, &c.refused, &c.dropped, &c.malformed} {
 			x.Store(0)
 		}
 	}

@@ -239,11 +239,11 @@ func (s *Server) resolveNames(pl *pool, d *decision) {
 		i := -1
 		switch mode {
 		case ReturnToDNS:
-			pl.rt.returnToDNS.Add(1)
+			pl.rt.returnToDNS.Inc(0)
 			d.out = outReturnToDNS
 			return
 		case DropPacket:
-			pl.rt.dropped.Add(1)
+			pl.rt.dropped.Inc(0)
 			d.out = outDrop
 			return
 		case RoundRobin:
@@ -272,7 +272,7 @@ func (s *Server) resolveNames(pl *pool, d *decision) {
 		for k := 1; k < len(cands) && len(d.targets) < pl.maxAnswers && pl.typ != TypeCNAME; k++ {
 			d.targets = append(d.targets, cands[(i+k)%len(cands)])
 		}
-		countLevel(pl.rt, cands[i].rt, level)
+		countLevel(pl.rt, cands[i].rt, level, 0)
 		return
 	}
 	d.out = outNone

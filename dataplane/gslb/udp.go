@@ -41,6 +41,7 @@ func udpSockets() int {
 type batchCtx struct {
 	now      time.Time
 	topo     topoMemo // kept from batch to batch by the reader
+	shard    int      // the reader's counter shard
 	seenKey  netip.Prefix
 	seenAddr netip.Addr
 	seenN    uint64
@@ -97,8 +98,8 @@ func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte, lk listener
 	if action == dns.MsgIgnore {
 		return out, false
 	}
-	s.stats.queries.Add(1)
-	s.stats.malformed.Add(1)
+	s.stats.queries.Inc(0)
+	s.stats.malformed.Inc(0)
 	req = new(dns.Msg)
 	setHdr(req, dh)
 	opcode := req.Opcode
@@ -242,18 +243,18 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	if w == nil || w.cfg.Disabled {
 		return out, false, false
 	}
-	s.stats.queries.Add(1)
-	s.stats.wideIP.Add(1)
-	w.rt.requests.Add(1)
-	w.rt.requestsA.Add(1)
-	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo}
+	s.stats.queries.Inc(c.shard)
+	s.stats.wideIP.Inc(c.shard)
+	w.rt.requests.Inc(c.shard)
+	w.rt.requestsA.Inc(c.shard)
+	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo, shard: c.shard}
 	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)
-	w.rt.ended(d.out)
+	w.rt.ended(d.out, c.shard)
 	switch d.out {
 	case outDrop:
-		s.stats.dropped.Add(1)
+		s.stats.dropped.Inc(c.shard)
 		return out, true, false
 	case outAnswer:
 		size := dns.MinMsgSize

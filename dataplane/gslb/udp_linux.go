@@ -152,6 +152,7 @@ func gsoSupported(c *net.UDPConn) bool {
 // newBatcher makes the reader state of socket c of listener k.
 func (s *Server) newBatcher(c *net.UDPConn, k listenerKey) *udpBatcher {
 	b := &udpBatcher{s: s, key: k, gso: gsoSupported(c)}
+	b.ctx.shard = int(s.readers.Add(1) - 1)
 	for i := range b.bufs {
 		b.bufs[i] = make([]byte, udpBufSize)
 		b.resp[i] = make([]byte, 0, 2048)

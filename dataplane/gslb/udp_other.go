@@ -14,6 +14,7 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 	in := make([]byte, udpBufSize)
 	out := make([]byte, 0, 2048)
 	var bc batchCtx // one per reader: its memo outlives the datagram
+	bc.shard = int(s.readers.Add(1) - 1)
 	for {
 		n, from, err := c.ReadFromUDPAddrPort(in)
 		if err != nil {
