@@ -344,8 +344,9 @@ type pendingTLS struct{ clear bool }
 // event; it reports whether the rule turned this connection's TLS off
 // (SSL::disable serverside, or SSL::disable in the event). That choice is
 // the connection's: it keeps it while OneConnect lends it to later
-// requests for the same member, as BIG-IP's server-side flow keeps its
-// filters, and the client's next connections start with TLS again
+// requests for the same member (BIG-IP's server-side flow keeps its
+// filters, as we read it; unverified), and the client's next connections
+// start with TLS again
 // (SSL::disable serverside in CLIENT_ACCEPTED, HTTP_REQUEST or LB_SELECTED
 // is the client's, for its following requests). legOpened then does not
 // run the event again (ranConnected). A rule that ends the client resets
