@@ -530,3 +530,24 @@ func setVirtualRules(cfg *Config, name string, r Rules) {
 	v.Rules = r
 	cfg.Virtuals[name] = &v
 }
+
+// LB::server pool in CLIENT_ACCEPTED names the pool the flow will go to
+// (the virtual's, or one a rule chose before), as BIG-IP answers there.
+func TestUDPDefaultPoolIdiom(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.41.182.2:5300", "S1")
+	startUDPMember(t, "127.41.182.3:5300", "OTHER")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.182.1:53", "127.41.182.2:5300")
+	withPool(cfg, "/Common/other", "127.41.182.3:5300")
+	r, _ := compileRules(t, `when CLIENT_ACCEPTED {
+  if {[LB::server pool] ne "/Common/pool"} { UDP::respond "default [LB::server pool]"; return }
+  pool other
+  if {[LB::server pool] ne "/Common/other"} { UDP::respond "chosen [LB::server pool]" }
+}`)
+	setVirtualRules(cfg, "/Common/vs", r)
+	mustApply(t, p, cfg)
+	if got := label(dialUDP(t, "", "127.41.182.1:53").mustAsk("q")); got != "OTHER" {
+		t.Fatalf("got %q, want the other pool's member", got)
+	}
+}

@@ -431,6 +431,11 @@ func (f *flow) LBServer() (string, netip.AddrPort, bool) {
 	if lg := f.curLeg(); lg != nil {
 		return lg.rec.Pool, lg.rec.Server, true
 	}
+	// No member yet (CLIENT_ACCEPTED): the pool the flow will go to, a
+	// rule's choice or the virtual's, as BIG-IP answers there.
+	if p := f.lbPool(); p != nil && !f.rs.Node {
+		return p.Name, netip.AddrPort{}, true
+	}
 	return "", netip.AddrPort{}, false
 }
 
