@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -22,7 +23,7 @@ func FuzzHTTPHead(f *testing.F) {
 			return
 		}
 		end := h.Head().HeaderEnd
-		if want := validatedFields(h.data); !equalFields(h.fields, want) {
+		if want := validatedFields(h.data); !slices.Equal(h.fields, want) {
 			t.Fatalf("fields indexed %v, the validating walk gives %v, for %q", h.fields, want, b[:end])
 		}
 		if got := h.AppendTo(nil); !bytes.Equal(got, b[:end]) {
@@ -74,16 +75,4 @@ func validatedFields(d []byte) []hfield {
 		return true
 	})
 	return out
-}
-
-func equalFields(a, b []hfield) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

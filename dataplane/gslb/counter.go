@@ -43,10 +43,9 @@ func (c *counter) Load() uint64 {
 	return n
 }
 
-// Store sets the counter to v (reset-stats: 0).
-func (c *counter) Store(v uint64) {
+// Reset zeroes the counter (reset-stats).
+func (c *counter) Reset() {
 	for i := range c.sh {
 		c.sh[i].Store(0)
 	}
-	c.sh[0].Store(v)
 }

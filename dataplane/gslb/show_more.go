@@ -140,7 +140,7 @@ func (s *Server) ResetStats(kind StatsKind, name string) {
 				r := w.rt
 				for _, c := range []*counter{&r.requests, &r.requestsA, &r.requestsOther, &r.resolved, &r.persisted,
 					&r.preferred, &r.alternate, &r.fallback, &r.returnedToDNS, &r.dropped, &r.lastResort} {
-					c.Store(0)
+					c.Reset()
 				}
 			}
 		}
@@ -151,53 +151,53 @@ func (s *Server) ResetStats(kind StatsKind, name string) {
 			}
 			r := pl.rt
 			for _, c := range []*counter{&r.preferred, &r.alternate, &r.fallback, &r.returnToDNS, &r.dropped} {
-				c.Store(0)
+				c.Reset()
 			}
 			for _, m := range pl.members {
-				m.rt.preferred.Store(0)
-				m.rt.alternate.Store(0)
-				m.rt.fallback.Store(0)
+				m.rt.preferred.Reset()
+				m.rt.alternate.Reset()
+				m.rt.fallback.Reset()
 			}
 			for _, m := range pl.names {
-				m.rt.preferred.Store(0)
-				m.rt.alternate.Store(0)
-				m.rt.fallback.Store(0)
+				m.rt.preferred.Reset()
+				m.rt.alternate.Reset()
+				m.rt.fallback.Reset()
 			}
 		}
 	case StatsServer:
 		for _, h := range p.hostList {
 			if match(h.name) {
-				h.rt.picks.Store(0)
+				h.rt.picks.Reset()
 				for _, v := range h.vss {
-					v.rt.picks.Store(0)
+					v.rt.picks.Reset()
 				}
 			}
 		}
 	case StatsLink:
 		for _, l := range p.linkList {
 			if match(l.name) {
-				l.rt.picks.Store(0)
+				l.rt.picks.Reset()
 			}
 		}
 	case StatsDatacenter:
 		// A datacenter's figures are its servers' and links'.
 		for _, h := range p.hostList {
 			if match(h.dc.name) {
-				h.rt.picks.Store(0)
+				h.rt.picks.Reset()
 				for _, v := range h.vss {
-					v.rt.picks.Store(0)
+					v.rt.picks.Reset()
 				}
 			}
 		}
 		for _, l := range p.linkList {
 			if match(l.dc.name) {
-				l.rt.picks.Store(0)
+				l.rt.picks.Reset()
 			}
 		}
 	case StatsListener:
 		c := &s.stats
 		for _, x := range []*counter{&c.queries, &c.wideIP, &c.static, &c.nxdomain, &c.refused, &c.dropped, &c.malformed} {
-			x.Store(0)
+			x.Reset()
 		}
 	}
 }

@@ -3,6 +3,7 @@ package gslb
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,7 +84,7 @@ func TestUDPBatchGroupsAnswers(t *testing.T) {
 				b.ctx.now = time.Now()
 				b.answer(b.n)
 				s.flushSeen(&b.ctx)
-				if got := b.segs[:b.nout]; !equalInts(got, c.sends) {
+				if got := b.segs[:b.nout]; !slices.Equal(got, c.sends) {
 					t.Errorf("sends %v, want %v", got, c.sends)
 				}
 				if refused {
@@ -116,18 +117,6 @@ func TestUDPBatchGroupsAnswers(t *testing.T) {
 			})
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestUDPServeBursts: bursts of more queries than one batch holds, from
