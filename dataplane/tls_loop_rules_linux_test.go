@@ -149,6 +149,7 @@ func TestTLSLoopHTTPRules(t *testing.T) {
 when HTTP_REQUEST { HTTP::header replace X-LB $v }`,
 			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3", "/b": "M1 GET /b body= lb=TLSv1.3"}},
 		{"reject in CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { reject }`, true, map[string]string{"": ""}},
+		{"SSL::disable after the handshake", `when HTTP_REQUEST { SSL::disable }`, true, map[string]string{"": ""}},
 		{"SSL::disable in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { SSL::disable }`,
 			true, map[string]string{"plain": "", "/a": "M1 GET /a", "/b": "M1 GET /b"}},
 		// TLS 1.3 clients send a 32-byte compatibility session ID, which

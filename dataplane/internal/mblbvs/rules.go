@@ -157,12 +157,10 @@ func (r *mblbRules) ServerData(d *mblb.Data) error {
 	return r.run(config.EventServerData, d)
 }
 
-// serverConnected runs SERVER_CONNECTED for a new server connection of the
-// client's own; a rule error there resets the client.
+// serverConnected runs SERVER_CONNECTED, which the rules handle (legOpened
+// asks), for a new server connection of the client's own; a rule error
+// there resets the client.
 func (r *mblbRules) serverConnected(l *mblb.Leg) {
-	if !r.rules.Handles(config.EventServerConnected) {
-		return
-	}
 	r.mu.Lock()
 	r.server, r.local = l.Remote, l.Local
 	err := r.run(config.EventServerConnected, nil)

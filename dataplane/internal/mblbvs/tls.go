@@ -160,7 +160,7 @@ func (r *mblbRules) SSLDisable(s rules.Side) error {
 		return r.serverSSL(true)
 	}
 	if r.f.loopFront {
-		if r.f.loopDecided {
+		if r.connPhase() != phaseAccepted {
 			return errors.New("SSL::disable: the client's handshake is done; disable it in CLIENT_ACCEPTED")
 		}
 		r.f.loopClear = true
@@ -185,7 +185,7 @@ func (r *mblbRules) SSLEnable(s rules.Side) error {
 		return r.serverSSL(false)
 	}
 	if r.f.loopFront {
-		if r.f.loopDecided && r.f.loopClear {
+		if r.connPhase() != phaseAccepted && r.f.loopClear {
 			return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
 		}
 		r.f.loopClear = false

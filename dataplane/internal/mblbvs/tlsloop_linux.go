@@ -90,7 +90,6 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		hc.Close() // fd stays: the session's end closes it and runs finish
 		return
 	}
-	f.loopDecided = true
 	if f.loopClear { // SSL::disable in CLIENT_ACCEPTED: plaintext
 		hc.Close()
 		if !phase.CompareAndSwap(hsRunning, hsDone) {

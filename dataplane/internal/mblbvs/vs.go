@@ -240,12 +240,11 @@ type mblbFlow struct {
 	// loopFront: the client's TLS is the event loops' (tlsloop_linux.go):
 	// loopTLS is its session once handshaken, which SSL:: commands read;
 	// loopClear is SSL::disable in CLIENT_ACCEPTED, before the handshake
-	// (the client then speaks plaintext); loopDecided: CLIENT_ACCEPTED
-	// is over, the client's TLS can no longer be turned off or on.
-	loopFront   bool
-	loopClear   bool
-	loopDecided bool
-	loopTLS     *tls.Conn
+	// (the client then speaks plaintext), which only that event may turn
+	// off or on.
+	loopFront bool
+	loopClear bool
+	loopTLS   *tls.Conn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.Conn
 	// serverClear: SSL::disable serverside, the client's messages go to
@@ -619,11 +618,12 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	mv.env.Table.Add(&lf.Flow)
 	// SERVER_CONNECTED runs for the client whose message opened the
 	// connection, a shared OneConnect one included, as on BIG-IP.
-	if _, ran := mv.ranConnected.LoadAndDelete(l.Local); ran {
-		return
-	}
-	if f, ok := l.Opener.(*mblbFlow); ok && f.rr != nil {
-		f.rr.serverConnected(l)
+	// (Before the handshake on a server-ssl virtual: connectedBeforeTLS.
+	// The table is looked at only for rules that handle the event.)
+	if f, ok := l.Opener.(*mblbFlow); ok && f.rr != nil && f.rr.rules.Handles(config.EventServerConnected) {
+		if _, ran := mv.ranConnected.LoadAndDelete(l.Local); !ran {
+			f.rr.serverConnected(l)
+		}
 	}
 }
 
