@@ -191,6 +191,13 @@ func TestCallAfterStopReportsFalse(t *testing.T) {
 // writes back what it reads, and returns the other end, blocking.
 func echoPair(tb testing.TB, l *Loop) int {
 	tb.Helper()
+	return echoPairWith(tb, l, nil)
+}
+
+// echoPairWith is echoPair whose handler also calls also (if not nil)
+// after each echo, on the loop.
+func echoPairWith(tb testing.TB, l *Loop, also func()) int {
+	tb.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		tb.Fatal(err)
@@ -204,6 +211,9 @@ func echoPair(tb testing.TB, l *Loop) int {
 	e.step = func(uint32) {
 		if n, err := unix.Read(fds[0], buf); err == nil && n > 0 {
 			unix.Write(fds[0], buf[:n])
+		}
+		if also != nil {
+			also()
 		}
 	}
 	l.Call(func() {
@@ -591,5 +601,79 @@ func TestNudgeForReadyParkedLoop(t *testing.T) {
 	runner.nudgeForReady(now + int64(readyAfter)/2)
 	if n := nudgesSent.Load() - before; n != 0 {
 		t.Fatalf("%d nudges for a loop parked %v ago", n, readyAfter/2)
+	}
+}
+
+// burst writes a byte to every echo connection and reads every echo back.
+func burst(t *testing.T, fds []int) {
+	t.Helper()
+	b := []byte{'x'}
+	for _, fd := range fds {
+		if _, err := unix.Write(fd, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, fd := range fds {
+		if n, err := unix.Read(fd, b); err != nil || n != 1 {
+			t.Fatalf("echo read %d, %v", n, err)
+		}
+	}
+}
+
+func ownWaitsOf(l *Loop) int {
+	var n int
+	l.Call(func() { n = l.ownWaits })
+	return n
+}
+
+// TestBusyLoopSettles: a loop with more than settleRegs active
+// registrations waits for its next events in its own epoll_pwait, where
+// events, posts, ticks and Stop all still reach it; a loop whose batches
+// defer work parks in the runtime's poller as before.
+func TestBusyLoopSettles(t *testing.T) {
+	for _, deferring := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "deferring"}[deferring], func(t *testing.T) {
+			var ticks atomic.Int32
+			l := startLoop(t, 20*time.Millisecond, func(int64) { ticks.Add(1) })
+			l.contended = time.Hour
+			var fds []int
+			for i := 0; i < 4*settleRegs; i++ {
+				var also func()
+				if deferring {
+					// Every event of the connection leaves work for the batch's end.
+					also = func() { l.Defer(flushFunc(func() {})) }
+				}
+				fds = append(fds, echoPairWith(t, l, also))
+			}
+			// Bursts 2 ms apart: each closes an activity window in which
+			// (on a machine not too busy) every connection had events.
+			waits := 0
+			for i := 0; i < 100 && (waits == 0 || i < 20); i++ {
+				burst(t, fds)
+				time.Sleep(2 * time.Millisecond)
+				waits = ownWaitsOf(l)
+			}
+			if deferring {
+				if waits != 0 {
+					t.Fatalf("a deferring loop waited %d times in its own epoll_pwait, want 0", waits)
+				}
+				return
+			}
+			if waits == 0 {
+				t.Fatalf("a loop with %d active connections never settled", len(fds))
+			}
+			// The loop is now in its own wait (or about to be): an
+			// exchange, a post and a tick must each still reach it.
+			burst(t, fds)
+			time.Sleep(time.Millisecond)
+			exchange(t, fds[0])
+			ran := false
+			if !l.Call(func() { ran = true }) || !ran {
+				t.Fatal("a post did not run on a settled loop")
+			}
+			burst(t, fds)
+			t0 := ticks.Load()
+			waitFor(t, "a tick after settling", func() bool { return ticks.Load() > t0 })
+		})
 	}
 }
