@@ -235,11 +235,14 @@ func exchange(tb testing.TB, fd int) {
 	}
 }
 
-func sleepsOf(l *Loop) int {
+// onLoop is f's answer, asked on the loop.
+func onLoop(l *Loop, f func() int) int {
 	var n int
-	l.Call(func() { n = l.sleeps })
+	l.Call(func() { n = f() })
 	return n
 }
+
+func sleepsOf(l *Loop) int { return onLoop(l, func() int { return l.sleeps }) }
 
 func TestBusyPollKeepsPollingBetweenExchanges(t *testing.T) {
 	for _, tc := range []struct {
@@ -455,19 +458,9 @@ func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
 	}
 	before := sleepsOf(l)
 	const rounds = 10
-	b := []byte{'x'}
 	for i := 0; i < rounds; i++ {
 		// A burst: every connection has an event within microseconds.
-		for _, fd := range fds {
-			if _, err := unix.Write(fd, b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for _, fd := range fds {
-			if n, err := unix.Read(fd, b); err != nil || n != 1 {
-				t.Fatalf("echo read %d, %v", n, err)
-			}
-		}
+		burst(t, fds)
 		time.Sleep(5 * time.Millisecond)
 	}
 	// A round that starts a window with few connections counted may be
@@ -620,11 +613,7 @@ func burst(t *testing.T, fds []int) {
 	}
 }
 
-func ownWaitsOf(l *Loop) int {
-	var n int
-	l.Call(func() { n = l.ownWaits })
-	return n
-}
+func ownWaitsOf(l *Loop) int { return onLoop(l, func() int { return l.ownWaits }) }
 
 // TestBusyLoopSettles: a loop with more than settleRegs active
 // registrations waits for its next events in its own epoll_pwait, where
