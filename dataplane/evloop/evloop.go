@@ -767,7 +767,7 @@ func (l *Loop) Stop(started bool) {
 // thread is woken by the kernel itself when its events come, and its
 // voluntary context switches fell from 0.06 to 0.004 per request.
 // Measured against parking (dataplane/README.md, "Settling busy loops"):
-// L4 at 64 connections +8-10 % requests/s at 0.9x the CPU per request,
+// L4 at 64 connections +7-11 % requests/s at 0.9x the CPU per request,
 // HTTP with OneConnect +4 % (plain) and +8 % (the 10-line rule).
 //
 // Not for every loop. Few registrations: the busy-poll (SetBusyPoll)
