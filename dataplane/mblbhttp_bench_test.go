@@ -38,6 +38,22 @@ func benchHTTPMember(b *testing.B, addr string) {
 	})
 }
 
+// exchangeOK writes req on c and reads, into buf, until the end of
+// benchHTTPMember's answer.
+func exchangeOK(b *testing.B, c net.Conn, req, buf []byte) {
+	if _, err := c.Write(req); err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
+		k, err := c.Read(buf[n:])
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += k
+	}
+}
+
 // BenchmarkHTTPRequestRule sends requests one after the other on one
 // keep-alive client connection through an HTTP virtual, without a rule
 // and with the 10-line host/URI routing rule (switch and HTTP::header
@@ -99,19 +115,7 @@ func BenchmarkHTTPRequestRule(b *testing.B) {
 					[]byte("GET /static/a.css HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n"),
 				}
 				buf := make([]byte, 4096)
-				round := func(i int) {
-					if _, err := c.Write(reqs[i%len(reqs)]); err != nil {
-						b.Fatal(err)
-					}
-					n := 0
-					for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
-						k, err := c.Read(buf[n:])
-						if err != nil {
-							b.Fatal(err)
-						}
-						n += k
-					}
-				}
+				round := func(i int) { exchangeOK(b, c, reqs[i%len(reqs)], buf) }
 				for i := 0; i < 10; i++ {
 					round(i) // server connections open, buffers grown
 				}

@@ -62,19 +62,7 @@ func tlsKeepAliveClient(b *testing.B, vs string, roots *x509.CertPool) (round fu
 	b.Cleanup(func() { c.Close() })
 	req := []byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
 	buf := make([]byte, 4096)
-	round = func() {
-		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		n := 0
-		for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
-			k, err := c.Read(buf[n:])
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += k
-		}
-	}
+	round = func() { exchangeOK(b, c, req, buf) }
 	for i := 0; i < 10; i++ {
 		round()
 	}
@@ -104,15 +92,7 @@ func BenchmarkTLSHandshake(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.Write(req)
-		n := 0
-		for !bytes.HasSuffix(buf[:n], []byte("\r\n\r\nok")) {
-			k, err := c.Read(buf[n:])
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += k
-		}
+		exchangeOK(b, c, req, buf)
 		c.Close()
 	}
 }
