@@ -119,6 +119,7 @@ func New(opts Options) *Plane {
 		ConnectTimeout: opts.ConnectTimeout,
 		Dial:           func(src, dst netip.AddrPort) (*net.TCPConn, error) { return p.l4.Dial(src, dst) },
 		Pools:          p.rulePools,
+		PoolIndex:      p.poolIndex.Load,
 		PersistFind:    p.persistFind,
 		PersistLookup:  p.PersistLookup,
 		PersistSave:    p.PersistSave,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 )
@@ -145,6 +146,10 @@ type HTTPHead struct {
 	startEdit bool
 	fields    []hfield
 	edited    bool
+	// reframed: an edit may have changed the facts head holds (the start
+	// line, a field that frames the message or names its connection's
+	// fate) or put a line break in the head (FramingKept).
+	reframed bool
 	// gen counts edits, so that a dataplane applying edits at several
 	// points (HTTP_REQUEST, then LB_SELECTED) sees the ones made since.
 	gen uint32
@@ -179,7 +184,7 @@ func (h *HTTPHead) Reset(b []byte, response bool) error {
 func (h *HTTPHead) ResetParsed(b []byte, head *httpx.Head, response bool) {
 	h.data = h.data[:0]
 	h.fields = h.fields[:0]
-	h.startEdit, h.edited, h.response = false, false, response
+	h.startEdit, h.edited, h.reframed, h.response = false, false, false, response
 	h.head = *head
 	h.data = append(h.data, b[:h.head.HeaderEnd]...)
 	d := h.data
@@ -354,7 +359,7 @@ func (h *HTTPHead) Status() int {
 // SetURI replaces a request's target.
 func (h *HTTPHead) SetURI(u string) {
 	h.part[1] = h.add(u)
-	h.startEdit, h.edited = true, true
+	h.startEdit, h.edited, h.reframed = true, true, true
 	h.gen++
 }
 
@@ -366,7 +371,7 @@ func (h *HTTPHead) SetPath(p string) {
 	} else {
 		h.part[1] = h.add(p)
 	}
-	h.startEdit, h.edited = true, true
+	h.startEdit, h.edited, h.reframed = true, true, true
 	h.gen++
 }
 
@@ -378,7 +383,7 @@ func (h *HTTPHead) SetQuery(q string) {
 	} else {
 		h.part[1] = h.add(p, "?", q)
 	}
-	h.startEdit, h.edited = true, true
+	h.startEdit, h.edited, h.reframed = true, true, true
 	h.gen++
 }
 
@@ -391,7 +396,7 @@ func (h *HTTPHead) SetVersion(v string) {
 		i = 0
 	}
 	h.part[i] = h.add("HTTP/", v)
-	h.startEdit, h.edited = true, true
+	h.startEdit, h.edited, h.reframed = true, true, true
 	h.gen++
 }
 
@@ -437,6 +442,7 @@ func (h *HTTPHead) HeaderCount(name string) int {
 func (h *HTTPHead) InsertHeader(name, value string) {
 	n := h.add(name)
 	v := h.add(value)
+	h.noteEdit(h.bytes(n), value)
 	h.fields = append(h.fields, hfield{line: span{-1, -1}, name: n, value: v})
 	h.edited = true
 	h.gen++
@@ -458,6 +464,7 @@ func (h *HTTPHead) ReplaceHeader(name, value string) {
 // setField changes the value of field i, keeping its name.
 func (h *HTTPHead) setField(i int, value string) {
 	f := &h.fields[i]
+	h.noteEdit(h.bytes(f.name), value)
 	f.value = h.add(value)
 	f.line = span{-1, -1}
 	h.edited = true
@@ -472,6 +479,7 @@ func (h *HTTPHead) RemoveHeader(name string) int {
 		if !f.removed && foldEq(h.bytes(f.name), name) {
 			f.removed = true
 			n++
+			h.noteEdit(h.bytes(f.name), "")
 		}
 	}
 	if n > 0 {
@@ -483,9 +491,55 @@ func (h *HTTPHead) RemoveHeader(name string) int {
 
 // removeField removes field i.
 func (h *HTTPHead) removeField(i int) {
+	h.noteEdit(h.bytes(h.fields[i].name), "")
 	h.fields[i].removed = true
 	h.edited = true
 	h.gen++
+}
+
+// FramingKept reports whether the head as AppendTo writes it frames its
+// message as the head that arrived did, so that its facts are Head's
+// with only the block's length changed: the rules edited no start line
+// and no field among reframingFields, and no edit holds a line break or
+// NUL. Why: a dataplane that would otherwise parse every edited head
+// again (a rule that only sets a header, the common case) can skip it.
+func (h *HTTPHead) FramingKept() bool { return !h.reframed }
+
+// reframingFields are the fields whose edit may change what a parse of the
+// head finds: how the body is framed, the connection's fate, an upgrade,
+// an expectation.
+var reframingFields = []string{"Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Expect"}
+
+// noteEdit marks the head reframed when setting the field name to value
+// (or removing it, value "") may change its facts (FramingKept): a field
+// among reframingFields, a name that is not a token, a value holding a
+// control character other than a tab.
+func (h *HTTPHead) noteEdit(name []byte, value string) {
+	if h.reframed {
+		return
+	}
+	if len(name) == 0 {
+		h.reframed = true
+		return
+	}
+	for _, f := range reframingFields {
+		if foldEq(name, f) {
+			h.reframed = true
+			return
+		}
+	}
+	for _, c := range name {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
+			h.reframed = true
+			return
+		}
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			h.reframed = true
+			return
+		}
+	}
 }
 
 // framingHeaders are kept by Sanitize whatever the rule lists: without

@@ -76,3 +76,30 @@ func validatedFields(d []byte) []hfield {
 	})
 	return out
 }
+
+// FuzzHTTPFramingKept: whatever field a rule sets or removes, with any
+// name and value, a head that says it kept its framing parses to the
+// facts it arrived with.
+func FuzzHTTPFramingKept(f *testing.F) {
+	f.Add([]byte(testRequest), false, "X-Tag", "/a", uint8(0))
+	f.Add([]byte("POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"), false, "content-length", "", uint8(2))
+	f.Add([]byte(testResponse), true, "Set-Cookie", "a=b", uint8(1))
+	f.Add([]byte("GET / HTTP/1.1\r\n\r\n"), false, "X:Y", "v", uint8(0))
+	f.Fuzz(func(t *testing.T, b []byte, response bool, name, value string, op uint8) {
+		var h HTTPHead
+		if err := h.Reset(b, response); err != nil {
+			return
+		}
+		switch op % 3 {
+		case 0:
+			h.InsertHeader(name, value)
+		case 1:
+			h.ReplaceHeader(name, value)
+		default:
+			h.RemoveHeader(name)
+		}
+		if h.FramingKept() {
+			checkFactsKept(t, &h)
+		}
+	})
+}

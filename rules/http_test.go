@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -465,5 +466,83 @@ func TestHTTPPayload(t *testing.T) {
 	}
 	if string(f.payload[ServerSide]) != "<html>https://a/</html>" || !strings.HasSuffix(f.String(), "HTTP::release") {
 		t.Errorf("response payload %q, calls %s", f.payload[ServerSide], f)
+	}
+}
+
+// TestHTTPFramingKept: edits that leave the start line and the framing
+// and connection fields alone keep the head's facts (the dataplane then
+// does not parse the edited head again); the others do not, and where
+// they are kept, a parse of the edited head finds the same facts.
+func TestHTTPFramingKept(t *testing.T) {
+	const post = "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nabc"
+	cases := []struct {
+		name, req, script string
+		kept              bool
+	}{
+		{"no edit", testRequest, "HTTP::header value Host", true},
+		{"replace a header", testRequest, "HTTP::header replace X-Tag [HTTP::path]", true},
+		{"insert and remove", testRequest, "HTTP::header insert X-A 1; HTTP::header remove Authorization", true},
+		{"cookies", testRequest, "HTTP::cookie remove theme; HTTP::cookie insert name n value v", true},
+		{"sanitize keeping all framing", post, "HTTP::header sanitize Host", true},
+		{"tab in a value", testRequest, "HTTP::header insert X-A \"a\\tb\"", true},
+		{"path", testRequest, "HTTP::path /x", false},
+		{"uri", testRequest, "HTTP::uri /x", false},
+		{"version", testRequest, "HTTP::version 1.0", false},
+		{"content-length", post, "HTTP::header replace Content-Length 2", false},
+		{"remove content-length", post, "HTTP::header remove content-length", false},
+		{"transfer-encoding", post, "HTTP::header insert Transfer-Encoding chunked", false},
+		{"connection", post, "HTTP::header replace Connection close", false},
+		{"upgrade", testRequest, "HTTP::header insert Upgrade websocket", false},
+		{"expect", post, "HTTP::header insert Expect 100-continue", false},
+		{"control character", testRequest, "HTTP::header insert X-A \"a\\x01b\"", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newHTTPFake(t, c.req, "")
+			if _, err := evalIn(t, f, nil, HTTPRequest, c.script); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.req.FramingKept(); got != c.kept {
+				t.Fatalf("FramingKept %v, want %v (head %q)", got, c.kept, f.req.String())
+			}
+			if c.kept {
+				checkFactsKept(t, f.req)
+			}
+		})
+	}
+	// A reset forgets the edits of the message before.
+	f := newHTTPFake(t, post, "")
+	if _, err := evalIn(t, f, nil, HTTPRequest, "HTTP::header remove Content-Length"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.req.Reset([]byte(post), false); err != nil || !f.req.FramingKept() {
+		t.Fatalf("after Reset: FramingKept %v, err %v", f.req.FramingKept(), err)
+	}
+}
+
+// checkFactsKept fails t unless h's head, as written, parses to the facts
+// h held when it arrived, but for the block's length and field count.
+func checkFactsKept(t testing.TB, h *HTTPHead) {
+	t.Helper()
+	out := h.AppendTo(nil)
+	var got httpx.Head
+	var err error
+	if h.IsResponse() {
+		got, err = httpx.ParseResponse(out)
+	} else {
+		got, err = httpx.ParseRequest(out)
+	}
+	if err != nil {
+		t.Fatalf("head kept its framing but does not parse: %v\n%q", err, out)
+	}
+	want := *h.Head()
+	if string(got.Method) != string(want.Method) {
+		t.Fatalf("method %q, arrived %q", got.Method, want.Method)
+	}
+	got.Method, want.Method = nil, nil
+	got.HeaderEnd, want.HeaderEnd = 0, 0
+	got.Fields, want.Fields = 0, 0
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("facts %+v, arrived %+v\n%q", got, want, out)
 	}
 }

@@ -304,7 +304,17 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		s.reframe = httpx.SetContentLength(s.reframe[:0], head, len(x.body))
 		head, body = s.reframe, x.body
 	}
-	eh, err := httpx.ParseRequest(head)
+	var eh httpx.Head
+	var err error
+	if x.framingKept && !x.bodySet {
+		// Only fields that frame nothing changed (SetHead): the facts
+		// are the framer's, for a block of the new length.
+		eh = *h
+		eh.HeaderEnd = len(head)
+		eh.Method = head[:len(h.Method)]
+	} else {
+		eh, err = httpx.ParseRequest(head)
+	}
 	if !x.bodySet && (err != nil || !sameFraming(&eh, h)) {
 		// The rule changed Content-Length or Transfer-Encoding but not
 		// the body: the body goes as it is, framed by its real length.
@@ -581,7 +591,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 	}
 	body := b[h.HeaderEnd:]
-	if x != nil && x.edited != nil && !x.bodySet && !h.UntilClose && !sc.strm.head {
+	if x != nil && x.edited != nil && !x.framingKept && !x.bodySet && !h.UntilClose && !sc.strm.head {
 		eh, err1 := httpx.ParseResponse(x.edited)
 		oh, err2 := httpx.ParseResponse(b[h.Start:h.HeaderEnd])
 		if err1 == nil && err2 == nil && !sameFraming(&eh, &oh) {

@@ -63,14 +63,17 @@ type HTTPEvent struct {
 	persist    string
 	persistSet bool
 	edited     []byte
-	buf        []byte
-	respond    []byte
-	responded  bool
-	keepAlive  bool
-	closeAfter bool
-	resetAfter bool
-	reject     bool
-	drop       bool
+	// framingKept: the edited head frames the message as the head that
+	// arrived did (SetHead), so it is not parsed again.
+	framingKept bool
+	buf         []byte
+	respond     []byte
+	responded   bool
+	keepAlive   bool
+	closeAfter  bool
+	resetAfter  bool
+	reject      bool
+	drop        bool
 
 	// full is the whole message, interim 1xx responses included.
 	full []byte
@@ -161,9 +164,14 @@ func (x *HTTPEvent) HeadBuffer() []byte { return x.buf[:0] }
 
 // SetHead replaces the message's head with head, a complete header block
 // ending in its blank line; the body goes on unchanged. The engine copies
-// it before the next event.
-func (x *HTTPEvent) SetHead(head []byte) {
+// it before the next event. framingKept promises that head has the facts
+// of the head that arrived (rules.HTTPHead.FramingKept: same start line,
+// no framing or connection field edited, no stray line break), so that
+// the engine takes them instead of parsing head again; false is always
+// safe.
+func (x *HTTPEvent) SetHead(head []byte, framingKept bool) {
 	x.edited = head
+	x.framingKept = framingKept
 	x.buf = head[:0]
 }
 

@@ -23,7 +23,7 @@ func (f *fakeHTTPRule) OnHTTPRequest(x *HTTPEvent) error {
 	msg := string(x.Message()[:x.Head().HeaderEnd])
 	switch {
 	case strings.HasPrefix(msg, "GET /rewrite "):
-		x.SetHead(append(x.HeadBuffer(), strings.Replace(msg, "/rewrite", "/rewritten", 1)...))
+		x.SetHead(append(x.HeadBuffer(), strings.Replace(msg, "/rewrite", "/rewritten", 1)...), false)
 	case strings.HasPrefix(msg, "GET /w2 "):
 		x.Select(Target{Pool: f.w2.Pool, Member: f.w2.Addr})
 	case strings.HasPrefix(msg, "GET /local "):
@@ -43,7 +43,7 @@ func (f *fakeHTTPRule) OnHTTPResponse(x *HTTPEvent) error {
 		return nil
 	}
 	head := string(x.Message()[:x.Head().HeaderEnd])
-	x.SetHead(append(x.HeadBuffer(), strings.Replace(head, "\r\n\r\n", "\r\nX-Rule: seen\r\n\r\n", 1)...))
+	x.SetHead(append(x.HeadBuffer(), strings.Replace(head, "\r\n\r\n", "\r\nX-Rule: seen\r\n\r\n", 1)...), true)
 	return nil
 }
 

@@ -224,7 +224,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 			s.perConn = x.detach < 0
 			s.mu.Unlock()
 		}
-		if x.edited != nil {
+		if x.edited != nil && !x.framingKept {
 			if eh, err := httpx.ParseRequest(x.edited); err != nil || !sameFraming(&eh, h) {
 				s.e.logf("mblb: client %s: a rule changed the framing of a request streamed over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
 				s.Close(true)

@@ -177,7 +177,7 @@ func (h *httpRules) OnHTTPRequestSend(x *mblb.HTTPEvent) error {
 		}
 	}
 	if int(x.RequestNum()) == h.RequestNum && h.Request.Gen() != h.sentGen {
-		x.SetHead(h.Request.AppendTo(x.HeadBuffer()))
+		x.SetHead(h.Request.AppendTo(x.HeadBuffer()), h.Request.FramingKept())
 		h.sentGen = h.Request.Gen()
 	}
 	return nil
@@ -401,7 +401,7 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 		}
 	}
 	if head.Modified() {
-		x.SetHead(head.AppendTo(x.HeadBuffer()))
+		x.SetHead(head.AppendTo(x.HeadBuffer()), head.FramingKept())
 	}
 	return nil
 }

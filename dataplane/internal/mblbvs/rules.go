@@ -53,6 +53,13 @@ type mblbRules struct {
 	pdTarget *mblb.Target
 	// httpEv is the HTTP event running (runEvent).
 	httpEv rules.Event
+	// named is the last pool a rule named and the index it was found in
+	// (namedPool): a rule names the same pool request after request.
+	named struct {
+		idx  *state.Pools
+		name string
+		pool *state.Pool
+	}
 	// ckRule is the last `persist cookie` setting handed to the engine
 	// (cookie.go), reused while the rule asks for the same.
 	ckRule *mblb.CookieRule
@@ -276,7 +283,7 @@ func (r *mblbRules) Protocol() int { return 6 }
 func (r *mblbRules) Decide(d rules.Decision) error {
 	switch d.Kind {
 	case rules.DecidePool, rules.DecideMember:
-		pool := r.f.mv.env.Pools().Named(r.f.Virtual, d.Pool)
+		pool := r.namedPool(d.Pool)
 		if pool == nil {
 			return fmt.Errorf("no such pool: %s", d.Pool)
 		}
@@ -319,6 +326,18 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 		return fmt.Errorf("%s is not supported on a message-based virtual", d.Kind)
 	}
 	return nil
+}
+
+// namedPool is the pool a rule names (Pools.Named), looked up once per
+// name and commit: a commit stores a new index, which ends the memo.
+func (r *mblbRules) namedPool(name string) *state.Pool {
+	idx := r.f.mv.env.PoolIndex()
+	if m := &r.named; m.idx == idx && m.name == name {
+		return m.pool
+	}
+	p := idx.Named(r.f.Virtual, name)
+	r.named.idx, r.named.name, r.named.pool = idx, name, p
+	return p
 }
 
 func (r *mblbRules) selectTarget(t mblb.Target) error {

@@ -33,8 +33,11 @@ type Env struct {
 	ConnectTimeout time.Duration
 	// Dial connects from src (see state.SNATSource) to dst on a goroutine.
 	Dial func(src, dst netip.AddrPort) (*net.TCPConn, error)
-	// Pools is the running commit's pool index.
-	Pools func() state.Pools
+	// Pools is the running commit's pool index; PoolIndex is the same
+	// as a pointer, which each commit replaces, so that a lookup in it
+	// can be kept until the next commit.
+	Pools     func() state.Pools
+	PoolIndex func() *state.Pools
 	// PersistFind, PersistLookup, PersistSave and PersistDelete are the
 	// plane's persistence table under the virtuals' profiles (see
 	// dataplane.Plane.PersistLookup).
@@ -460,7 +463,8 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 			return mblb.Member{ID: id, Addr: a, Name: a.String()}, nil
 		}
 		// The node the rule named failed this message: balance it instead.
-	} else if t.Pool != "" {
+	} else if t.Pool != "" && (pool == nil || t.Pool != pool.Name) {
+		// (A rule naming the virtual's own pool needs no lookup.)
 		if named := mv.env.Pools().Named(mv.vs.Name, t.Pool); named != nil {
 			pool = named
 		}
