@@ -520,7 +520,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	opts := &sc.e.cfg.Request.HTTP
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	var x *HTTPEvent
-	if hr := req.sess.hrule; hr != nil {
+	if hr := req.sess.hrule; req.sess.hresp {
 		x = &sc.hx
 		var err error
 		if dh, ok := hr.(HTTPResponseDataHandler); ok && sc.strm.resumed {

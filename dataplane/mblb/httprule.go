@@ -23,6 +23,26 @@ type HTTPRuleHandler interface {
 	OnHTTPResponse(x *HTTPEvent) error
 }
 
+// HTTPResponseFilter is implemented by an HTTPRuleHandler that can tell
+// that its rules have no response event: the engine then hands responses
+// on as it does without a rule, without preparing an event for each
+// (OnHTTPResponse is not called). A handler without it gets every
+// response.
+type HTTPResponseFilter interface {
+	HandlesResponses() bool
+}
+
+// handlesResponses reports whether the engine calls h's OnHTTPResponse.
+func handlesResponses(h HTTPRuleHandler) bool {
+	if h == nil {
+		return false
+	}
+	if f, ok := h.(HTTPResponseFilter); ok {
+		return f.HandlesResponses()
+	}
+	return true
+}
+
 // HTTPSendHandler is implemented by an HTTPRuleHandler whose rules act
 // once the request's member is known: LB_SELECTED's header edits,
 // HTTP_REQUEST_SEND and HTTP_REQUEST_RELEASE. The engine calls

@@ -113,3 +113,47 @@ func TestHTTPRuleSeam(t *testing.T) {
 		}
 	}
 }
+
+// noResponseRule is fakeHTTPRule whose rules have no response event
+// (HTTPResponseFilter): the engine must not call OnHTTPResponse, and
+// responses go to the client untouched.
+type noResponseRule struct {
+	fakeHTTPRule
+	calls int
+}
+
+func (r *noResponseRule) HandlesResponses() bool { return false }
+
+func (r *noResponseRule) OnHTTPResponse(x *HTTPEvent) error {
+	r.calls++
+	return r.fakeHTTPRule.OnHTTPResponse(x)
+}
+
+func TestHTTPRuleWithoutResponseEvents(t *testing.T) {
+	for i, oc := range []bool{false, true} {
+		t.Run(fmt.Sprintf("oneconnect=%v", oc), func(t *testing.T) {
+			n := 40 + 3*i
+			w1 := startHTTPMember(t, fmt.Sprintf("127.0.122.%d:0", n+1), "W1")
+			w2 := startHTTPMember(t, fmt.Sprintf("127.0.122.%d:0", n+2), "W2")
+			rule := &noResponseRule{fakeHTTPRule: fakeHTTPRule{w2: w2.member(2)}}
+			vs := startVS(t, fmt.Sprintf("127.0.122.%d:0", n+3), httpConfig(httpPool(w1, w2), oc, HTTPOptions{}),
+				func(net.Conn) ClientOptions { return ClientOptions{HTTPRule: rule} })
+			c := dialHTTP(t, vs)
+			for k, path := range []string{"/w2", "/rewrite", "/w2"} {
+				rs, bodies, err := c.do("GET", get(path))
+				if err != nil {
+					t.Fatalf("step %d %s: %v", k, path, err)
+				}
+				if got := rs[0].Header.Get("X-Rule"); got != "" {
+					t.Fatalf("step %d %s: X-Rule %q: the response went through the rule", k, path, got)
+				}
+				if path == "/rewrite" && !strings.Contains(bodies[0], "GET /rewritten") {
+					t.Fatalf("step %d: %q: the request rule did not run", k, bodies[0])
+				}
+			}
+			if rule.calls != 0 {
+				t.Fatalf("OnHTTPResponse called %d times", rule.calls)
+			}
+		})
+	}
+}

@@ -158,7 +158,7 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 		}
 		return nil
 	}
-	if req.sess.hrule != nil && (sc.hx.responded || sc.hx.bodySet) {
+	if req.sess.hresp && (sc.hx.responded || sc.hx.bodySet) {
 		// The rule's answer is the whole response.
 		sc.strm.discard = true
 	} else {

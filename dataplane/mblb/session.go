@@ -48,7 +48,10 @@ type ClientConn struct {
 	tag    any
 	rule   RuleHandler
 	hrule  HTTPRuleHandler
-	hx     HTTPEvent // the reader's HTTP_REQUEST view, reused
+	// hresp: hrule has response events to run (HTTPResponseFilter); a
+	// response is otherwise handed on as without a rule.
+	hresp bool
+	hx    HTTPEvent // the reader's HTTP_REQUEST view, reused
 	// persistRule is what the rules' persist commands set for the
 	// requests framed from now on (cookie.go); zero: the profiles'.
 	persistRule PersistRule
@@ -189,6 +192,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		tag:     opt.Tag,
 		rule:    opt.Rule,
 		hrule:   opt.HTTPRule,
+		hresp:   handlesResponses(opt.HTTPRule),
 		touch:   opt.Touch,
 		meter:   opt.Meter,
 		async:   e.pool != nil,

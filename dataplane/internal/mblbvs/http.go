@@ -148,6 +148,10 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 	return nil
 }
 
+// HandlesResponses implements mblb.HTTPResponseFilter: OnHTTPResponse
+// does nothing for rules without a response event.
+func (h *httpRules) HandlesResponses() bool { return h.handlesResp }
+
 // HandlesRequestSend implements mblb.HTTPSendHandler.
 func (h *httpRules) HandlesRequestSend() bool { return h.handlesSend }
 
