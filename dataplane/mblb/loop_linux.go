@@ -644,8 +644,9 @@ func (sc *serverConn) postedFlush() {
 	sc.qmu.Unlock()
 }
 
-// deferFlush leaves the write of what was queued on a pooled connection
-// to the end of its loop's batch (Session.flushDirty). Loop thread only.
+// deferFlush leaves the write of what was queued on a server connection
+// to the end of its loop's batch (ClientConn.flushDirty). Loop thread
+// only.
 func (cl *connLoop) deferFlush(sc *serverConn) {
 	if !cl.deferred {
 		cl.deferred = true

@@ -412,13 +412,17 @@ func (s *ClientConn) emit(b []byte, t Target, persist string) error {
 
 // flushDirty writes the requests this read queued.
 //
-// On an event loop, a pooled connection living on the same loop is written
-// at the end of the loop's batch instead: other clients' requests handled
-// in the same batch join the same write.
+// On an event loop, a server connection living on the same loop is
+// written at the end of the loop's batch instead: on a pooled connection
+// other clients' requests handled in the same batch join the same write,
+// and on a client's own connections the batch's writes wake the members
+// together, which then find several requests at once instead of one per
+// wake-up (length framing at 64 clients: the members' CPU per message
+// 11.5 -> 9.5 us; figures in README.md, "On event loops").
 func (s *ClientConn) flushDirty() {
 	cur := s.lp.loop()
 	for i, sc := range s.dirty {
-		if sc.owner == nil && cur != nil && sc.lp.loop() == cur {
+		if cur != nil && sc.lp.loop() == cur {
 			sc.lp.deferFlush(sc)
 		} else {
 			sc.flush(cur)
