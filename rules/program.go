@@ -252,7 +252,7 @@ func (s *ConnState) Run(ev Event) error {
 	// One clock read starts the event; each handler's end is read once
 	// and starts the next one's time. Both read the monotonic clock only.
 	start := time.Since(monoEpoch)
-	deadline := monoEpoch.Add(start + timeout)
+	limit := start + timeout // the event's deadline, after monoEpoch
 	s.event = ev
 	for _, ph := range hs {
 		h := ph.h
@@ -263,7 +263,7 @@ func (s *ConnState) Run(ev Event) error {
 		s.curIdx = ph.ri
 		s.side = ev.side()
 		s.ended = false
-		s.in.SetBudget(steps, deadline)
+		s.in.SetBudgetAfter(steps, monoEpoch, limit)
 		_, err := s.in.Eval(h.body)
 		end := time.Since(monoEpoch)
 		d := end - start

@@ -777,7 +777,7 @@ func cmdAfter(in *Interp, args []Value) (Value, error) {
 	}
 	d := time.Duration(ms) * time.Millisecond
 	if d > 0 {
-		if in.slept+d > in.SleepBudget || (!in.deadline.IsZero() && time.Now().Add(d).After(in.deadline)) {
+		if in.slept+d > in.SleepBudget || in.pastDeadline(d) {
 			return Empty, ErrBudget
 		}
 		in.slept += d

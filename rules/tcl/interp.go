@@ -200,8 +200,12 @@ type Interp struct {
 	procs    map[string]*Proc
 	steps    int
 	maxSteps int
-	deadline time.Time
-	depth    int
+	// The deadline is dlBase+dlOff when dlSet: kept as a base and an
+	// offset so that arming it per event costs no time.Time arithmetic.
+	dlBase time.Time
+	dlOff  time.Duration
+	dlSet  bool
+	depth  int
 	// Statics, when set, holds static:: variables.
 	Statics Statics
 	// Stdout receives puts output; nil discards it.
@@ -235,10 +239,23 @@ func (in *Interp) Commands() *Commands { return in.cmds }
 // SetBudget arms the step counter and deadline for the next evaluation;
 // zero values mean unlimited.
 func (in *Interp) SetBudget(steps int, deadline time.Time) {
+	in.SetBudgetAfter(steps, deadline, 0)
+	in.dlSet = !deadline.IsZero()
+}
+
+// SetBudgetAfter is SetBudget with the deadline base+after, base being
+// a time with a monotonic reading. Why: a host arming the budget for
+// every event from a fixed base spares the time.Time sum.
+func (in *Interp) SetBudgetAfter(steps int, base time.Time, after time.Duration) {
 	in.steps = 0
 	in.maxSteps = steps
-	in.deadline = deadline
+	in.dlBase, in.dlOff, in.dlSet = base, after, true
 	in.slept = 0
+}
+
+// pastDeadline reports whether the deadline, if any, is d or less away.
+func (in *Interp) pastDeadline(d time.Duration) bool {
+	return in.dlSet && time.Since(in.dlBase)+d > in.dlOff
 }
 
 // Steps reports how many commands ran since the budget was set.
@@ -331,7 +348,7 @@ func (in *Interp) tick() error {
 	if in.maxSteps > 0 && in.steps > in.maxSteps {
 		return ErrBudget
 	}
-	if in.steps&255 == 0 && !in.deadline.IsZero() && time.Now().After(in.deadline) {
+	if in.steps&255 == 0 && in.pastDeadline(0) {
 		return ErrBudget
 	}
 	return nil

@@ -541,13 +541,37 @@ var proxyEvents = [...]struct {
 // Lookup is the one translation of a proxy event: its bit in an event
 // mask and the iRules event it is; ok is false for an event the proxy
 // does not raise.
+//
+// It runs for every event of every flow (the per-message events of a
+// message-balanced virtual among them), so it is a switch rather than a
+// walk of proxyEvents comparing names (TestEventLookupAndMask keeps the
+// two alike).
 func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
-	for i := range proxyEvents {
-		if proxyEvents[i].ev == ev {
-			return 1 << i, proxyEvents[i].rev, true
-		}
+	i := -1
+	switch ev {
+	case EventClientAccepted:
+		i = 0
+	case EventClientData:
+		i = 1
+	case EventLBSelected:
+		i = 2
+	case EventLBFailed:
+		i = 3
+	case EventServerConnected:
+		i = 4
+	case EventServerData:
+		i = 5
+	case EventServerClosed:
+		i = 6
+	case EventClientClosed:
+		i = 7
+	case EventPersistDown:
+		i = 8
 	}
-	return 0, rev, false
+	if i < 0 {
+		return 0, rev, false
+	}
+	return 1 << i, proxyEvents[i].rev, true
 }
 
 // Rules is the hook the rules engine fills: the compiled rule list of one

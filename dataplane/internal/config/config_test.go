@@ -66,14 +66,15 @@ func TestPorts(t *testing.T) {
 }
 
 func TestEventLookupAndMask(t *testing.T) {
-	seen := map[uint16]bool{}
-	for _, ev := range []Event{EventClientAccepted, EventClientData, EventLBSelected, EventLBFailed,
-		EventServerConnected, EventServerData, EventServerClosed, EventClientClosed} {
-		bit, rev, ok := ev.Lookup()
-		if !ok || bit == 0 || seen[bit] || fmt.Sprint(rev) != string(ev) {
-			t.Errorf("%s: bit %b, %q, %v", ev, bit, rev, ok)
+	// Every event of proxyEvents, as a fresh string too (not the
+	// constant), finds its own position's bit and iRules event.
+	for i, pe := range proxyEvents {
+		for _, ev := range []Event{pe.ev, Event(strings.Clone(string(pe.ev)))} {
+			bit, rev, ok := ev.Lookup()
+			if !ok || bit != 1<<i || rev != pe.rev || fmt.Sprint(rev) != string(ev) {
+				t.Errorf("%s: bit %b, %q, %v; want bit %b", ev, bit, rev, ok, 1<<i)
+			}
 		}
-		seen[bit] = true
 	}
 	if bit, _, ok := Event("HTTP_REQUEST").Lookup(); ok || bit != 0 {
 		t.Errorf("an event the proxy does not raise: %b %v", bit, ok)

@@ -63,11 +63,18 @@ type mblbRules struct {
 	// ckRule is the last `persist cookie` setting handed to the engine
 	// (cookie.go), reused while the rule asks for the same.
 	ckRule *mblb.CookieRule
+	// onClientData and onServerData: the rules handle CLIENT_DATA and
+	// SERVER_DATA, asked once for the client rather than per message.
+	onClientData, onServerData bool
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
 	r := &mblbRules{f: f, snap: snap, rules: snap.Cfg.Rules}
 	r.self = r
+	if r.rules != nil {
+		r.onClientData = r.rules.Handles(config.EventClientData)
+		r.onServerData = r.rules.Handles(config.EventServerData)
+	}
 	return r
 }
 
@@ -85,6 +92,11 @@ func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {
 		return nil
 	}
+	return r.runHandled(ev, d)
+}
+
+// runHandled is run for an event the caller knows the rules handle.
+func (r *mblbRules) runHandled(ev config.Event, d *mblb.Data) error {
 	r.ev, r.d, r.verdict = ev, d, irules.GoOn
 	err := r.rules.Run(ev, r)
 	if err == nil && r.verdict != irules.GoOn && d != nil {
@@ -145,23 +157,26 @@ func (r *mblbRules) goOn(err error, v irules.Verdict) bool {
 
 // ClientData implements mblb.RuleHandler (CLIENT_DATA).
 func (r *mblbRules) ClientData(d *mblb.Data) error {
+	if !r.onClientData {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.run(config.EventClientData, d)
+	return r.runHandled(config.EventClientData, d)
 }
 
 // ServerData implements mblb.RuleHandler (SERVER_DATA). Without a handler
 // every read of the member is one response, as on a virtual whose rule only
 // frames requests.
 func (r *mblbRules) ServerData(d *mblb.Data) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.rules.Handles(config.EventServerData) {
+	if !r.onServerData {
 		d.Release(-1)
 		d.Notify()
 		return nil
 	}
-	return r.run(config.EventServerData, d)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.runHandled(config.EventServerData, d)
 }
 
 // serverConnected runs SERVER_CONNECTED, which the rules handle (legOpened
