@@ -4,29 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
-
-// reusePort sets SO_REUSEPORT before the bind, so each CPU's reader has a
-// socket of its own on the listener's address.
-func reusePort(_, _ string, c syscall.RawConn) error {
-	var serr error
-	err := c.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
-	})
-	if err != nil {
-		return err
-	}
-	return serr
-}
 
 // listenUDP binds the listener's sockets. The first bind decides (a port
 // held by another socket without SO_REUSEPORT refuses it); the others
 // join the first's address, whose port is fixed by then.
 func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
-	lc := net.ListenConfig{Control: reusePort}
+	lc := net.ListenConfig{Control: rawsock.ReusePort}
 	n := udpSockets()
 	l := &dnsListener{key: k, done: make(chan struct{})}
 	addr := k.addr.String()

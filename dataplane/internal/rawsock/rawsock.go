@@ -14,6 +14,8 @@ import (
 	"net/netip"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Sockaddr holds a socket address in the kernel's layout, on the caller's
@@ -134,4 +136,20 @@ func StartConnect(fd uintptr, dst netip.AddrPort) error {
 		return nil
 	}
 	return e
+}
+
+// ReusePort is a net.ListenConfig Control that sets SO_REUSEPORT before
+// the bind, so that several sockets of one process share an address and
+// the kernel spreads datagrams over them by flow (the GSLB listeners and
+// the UDP virtuals each give every CPU's reader a socket of its own). A
+// port held by a socket without it still refuses the bind.
+func ReusePort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	err := c.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
 }
