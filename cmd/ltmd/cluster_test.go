@@ -114,6 +114,44 @@ func freePort(t testing.TB) string {
 	return p
 }
 
+// stablePort is a TCP port free on 127.0.0.1-3 and below the kernel's
+// ephemeral range, for the addresses a device binds again after it was
+// killed (its management and metrics addresses): a port from the ephemeral range may
+// meanwhile be the local end of some outgoing connection (an etcd client,
+// a test's), and the restarted device could not bind it (this failed
+// once: "bind: address already in use" on the restart).
+func stablePort(t testing.TB, not ...string) string {
+	t.Helper()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		fmt.Sscan(string(b), &low)
+	}
+	if low <= 11000 {
+		return freePort(t)
+	}
+	start := 10000 + int(time.Now().UnixNano()%int64(low-10000-100))
+	for i := range 100 {
+		p := fmt.Sprint(start + i)
+		free := !slices.Contains(not, p)
+		for _, ip := range []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"} {
+			if !free {
+				break
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+			if err != nil {
+				free = false
+				break
+			}
+			ln.Close()
+		}
+		if free {
+			return p
+		}
+	}
+	t.Fatal("no TCP port free on 127.0.0.1-3 below the ephemeral range")
+	return ""
+}
+
 // freeUDPPort is a UDP port free on 127.0.0.1-3, for the network failover
 // heartbeats (BIG-IP's 1026 may be taken by another test on the machine).
 func freeUDPPort(t testing.TB) string {
@@ -216,8 +254,8 @@ func TestDeviceGroupOfThree(t *testing.T) {
 	if err := os.WriteFile(creds, []byte("admin:admin\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mport := freePort(t)
-	metricsAddr := net.JoinHostPort("127.0.0.1", freePort(t))
+	mport := stablePort(t)
+	metricsAddr := net.JoinHostPort("127.0.0.1", stablePort(t, mport))
 	var devs []*device
 	for i, name := range []string{"bigipA", "bigipB", "bigipC"} {
 		d := &device{name: name, ip: fmt.Sprintf("127.0.0.%d", i+1), sock: filepath.Join(root, name+".sock")}
