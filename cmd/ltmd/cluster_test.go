@@ -116,17 +116,31 @@ func freePort(t testing.TB) string {
 
 // stablePort is a TCP port free on 127.0.0.1-3 and below the kernel's
 // ephemeral range, for the addresses a device binds again after it was
-// killed (its management and metrics addresses): a port from the ephemeral range may
-// meanwhile be the local end of some outgoing connection (an etcd client,
-// a test's), and the restarted device could not bind it (this failed
-// once: "bind: address already in use" on the restart).
+// killed (its management and metrics addresses): a port from the
+// ephemeral range may meanwhile be the local end of some outgoing
+// connection (an etcd client, a test's), and the restarted device could
+// not bind it (this failed once: "bind: address already in use" on the
+// restart). stableUDPPort is the same for the heartbeats' UDP port.
 func stablePort(t testing.TB, not ...string) string {
+	t.Helper()
+	return belowEphemeral(t, "tcp", not)
+}
+
+func stableUDPPort(t testing.TB, not ...string) string {
+	t.Helper()
+	return belowEphemeral(t, "udp", not)
+}
+
+func belowEphemeral(t testing.TB, network string, not []string) string {
 	t.Helper()
 	low := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		fmt.Sscan(string(b), &low)
 	}
 	if low <= 11000 {
+		if network == "udp" {
+			return freeUDPPort(t)
+		}
 		return freePort(t)
 	}
 	start := 10000 + int(time.Now().UnixNano()%int64(low-10000-100))
@@ -137,18 +151,24 @@ func stablePort(t testing.TB, not ...string) string {
 			if !free {
 				break
 			}
-			ln, err := net.Listen("tcp", net.JoinHostPort(ip, p))
+			var c io.Closer
+			var err error
+			if network == "udp" {
+				c, err = net.ListenPacket("udp", net.JoinHostPort(ip, p))
+			} else {
+				c, err = net.Listen("tcp", net.JoinHostPort(ip, p))
+			}
 			if err != nil {
 				free = false
 				break
 			}
-			ln.Close()
+			c.Close()
 		}
 		if free {
 			return p
 		}
 	}
-	t.Fatal("no TCP port free on 127.0.0.1-3 below the ephemeral range")
+	t.Fatalf("no %s port free on 127.0.0.1-3 below the ephemeral range", network)
 	return ""
 }
 
@@ -300,7 +320,7 @@ func TestDeviceGroupOfThree(t *testing.T) {
 
 	// The HA script, on every device and then on the CA holder; the
 	// heartbeats go to a free port rather than BIG-IP's 1026.
-	hbPort := freeUDPPort(t)
+	hbPort := stableUDPPort(t)
 	for _, d := range devs {
 		d.exec(t, "mv cm device bigip1 to "+d.name)
 		d.exec(t, fmt.Sprintf("modify cm device %s configsync-ip %s unicast-address { { ip %s port %s } } mirror-ip %s", d.name, d.ip, d.ip, hbPort, d.ip))
