@@ -9,6 +9,7 @@
 package rawsock
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
@@ -138,12 +139,35 @@ func StartConnect(fd uintptr, dst netip.AddrPort) error {
 	return e
 }
 
-// ReusePort is a net.ListenConfig Control that sets SO_REUSEPORT before
-// the bind, so that several sockets of one process share an address and
-// the kernel spreads datagrams over them by flow (the GSLB listeners and
-// the UDP virtuals each give every CPU's reader a socket of its own). A
-// port held by a socket without it still refuses the bind.
-func ReusePort(_, _ string, c syscall.RawConn) error {
+// ListenUDPGroup binds n UDP sockets (at least one) to addr with
+// SO_REUSEPORT, so that every CPU's reader has a socket of its own and
+// the kernel spreads datagrams over them by flow (a client address and
+// port always reach the same socket). The first bind decides: a port
+// another socket holds without SO_REUSEPORT refuses it, and the others
+// join the first's address, whose port is fixed by then. On an error
+// nothing stays bound. The GSLB listeners and the UDP virtuals bind
+// their addresses with it.
+func ListenUDPGroup(addr string, n int) ([]*net.UDPConn, error) {
+	lc := net.ListenConfig{Control: reusePort}
+	var cs []*net.UDPConn
+	for range max(n, 1) {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			for _, c := range cs {
+				c.Close()
+			}
+			return nil, err
+		}
+		c := pc.(*net.UDPConn)
+		addr = c.LocalAddr().String()
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// reusePort is a net.ListenConfig Control that sets SO_REUSEPORT before
+// the bind.
+func reusePort(_, _ string, c syscall.RawConn) error {
 	var serr error
 	err := c.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)

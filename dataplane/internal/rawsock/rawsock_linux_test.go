@@ -3,6 +3,7 @@
 package rawsock
 
 import (
+	"net"
 	"net/netip"
 	"syscall"
 	"testing"
@@ -102,5 +103,69 @@ func TestDialKeepsPort(t *testing.T) {
 	defer unix.Close(fd)
 	if local != want || Sockname(fd) != want {
 		t.Errorf("source %s (said %s), want %s", Sockname(fd), local, want)
+	}
+}
+
+// TestListenUDPGroup: n sockets share one address (a port the first bind
+// chose), each takes datagrams; a port held without SO_REUSEPORT refuses
+// the group and leaves nothing bound.
+func TestListenUDPGroup(t *testing.T) {
+	cs, err := ListenUDPGroup("127.0.245.1:0", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 {
+		t.Fatalf("%d sockets, want 3", len(cs))
+	}
+	addr := cs[0].LocalAddr().String()
+	for _, c := range cs[1:] {
+		if c.LocalAddr().String() != addr {
+			t.Fatalf("sockets on %s and %s", addr, c.LocalAddr())
+		}
+	}
+	// Senders from many ports: the kernel spreads them; every datagram
+	// reaches one of the group.
+	got := make(chan string, 32)
+	for _, c := range cs {
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				n, _, err := c.ReadFromUDP(buf)
+				if err != nil {
+					return
+				}
+				got <- string(buf[:n])
+			}
+		}()
+	}
+	for i := range 16 {
+		s, err := net.Dial("udp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Write([]byte{byte('a' + i)})
+		s.Close()
+	}
+	for range 16 {
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a datagram reached none of the group")
+		}
+	}
+	for _, c := range cs {
+		c.Close()
+	}
+	// The port is free again; a plain socket on it refuses a group.
+	hold, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		t.Fatalf("the group's port was not freed: %v", err)
+	}
+	defer hold.Close()
+	if cs, err := ListenUDPGroup(addr, 2); err == nil {
+		for _, c := range cs {
+			c.Close()
+		}
+		t.Fatal("a port held without SO_REUSEPORT was bound")
 	}
 }

@@ -12,7 +12,6 @@
 package udp
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -138,37 +137,25 @@ const socketBuffer = 4 << 20
 
 // Listen binds ap without serving it yet: a commit binds every new address
 // before it changes anything, so that a failed bind changes nothing.
-//
-// The first socket's bind decides (a port another socket holds without
-// SO_REUSEPORT refuses it); the siblings join its address.
+// It binds a socket per CPU (rawsock.ListenUDPGroup: the first bind
+// decides); the first is the listener, the others its siblings.
 func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
-	n := min(max(runtime.GOMAXPROCS(0), 1), maxSockets)
-	lc := net.ListenConfig{Control: rawsock.ReusePort}
-	addr := net.UDPAddrFromAddrPort(ap).String()
-	var ls []*Listener
-	for i := 0; i < n; i++ {
-		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
-		if err == nil {
-			c := pc.(*net.UDPConn)
-			var rc syscall.RawConn
-			if rc, err = c.SyscallConn(); err == nil {
-				c.SetReadBuffer(socketBuffer)
-				c.SetWriteBuffer(socketBuffer)
-				ls = append(ls, &Listener{e: e, conn: c, rc: rc, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})})
-				addr = c.LocalAddr().String()
-				continue
-			}
-			c.Close()
-		}
-		for _, l := range ls {
-			l.CloseUnstarted()
-		}
+	conns, err := rawsock.ListenUDPGroup(net.UDPAddrFromAddrPort(ap).String(), min(runtime.GOMAXPROCS(0), maxSockets))
+	if err != nil {
 		return nil, err
 	}
-	l := ls[0]
-	for _, s := range ls[1:] {
-		s.primary = l
-		l.sibs = append(l.sibs, s)
+	var l *Listener
+	for _, c := range conns {
+		c.SetReadBuffer(socketBuffer)
+		c.SetWriteBuffer(socketBuffer)
+		rc, _ := c.SyscallConn() // a *net.UDPConn's never fails
+		s := &Listener{e: e, conn: c, rc: rc, addr: ap, flows: map[netip.AddrPort]*flow{}, done: make(chan struct{})}
+		if l == nil {
+			l = s
+		} else {
+			s.primary = l
+			l.sibs = append(l.sibs, s)
+		}
 	}
 	return l, nil
 }
