@@ -185,7 +185,7 @@ func (r *mblbRules) ServerData(d *mblb.Data) error {
 func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	r.mu.Lock()
 	r.server, r.local = l.Remote, l.Local
-	err := r.run(config.EventServerConnected, nil)
+	err := r.runHandled(config.EventServerConnected, nil)
 	r.server, r.local = netip.AddrPort{}, netip.AddrPort{}
 	v := r.verdict
 	r.mu.Unlock()
@@ -346,7 +346,7 @@ func (r *mblbRules) Decide(d rules.Decision) error {
 // namedPool is the pool a rule names (Pools.Named), looked up once per
 // name and commit: a commit stores a new index, which ends the memo.
 func (r *mblbRules) namedPool(name string) *state.Pool {
-	idx := r.f.mv.env.PoolIndex()
+	idx := r.f.mv.env.Pools()
 	if m := &r.named; m.idx == idx && m.name == name {
 		return m.pool
 	}

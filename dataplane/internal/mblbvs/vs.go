@@ -33,11 +33,10 @@ type Env struct {
 	ConnectTimeout time.Duration
 	// Dial connects from src (see state.SNATSource) to dst on a goroutine.
 	Dial func(src, dst netip.AddrPort) (*net.TCPConn, error)
-	// Pools is the running commit's pool index; PoolIndex is the same
-	// as a pointer, which each commit replaces, so that a lookup in it
-	// can be kept until the next commit.
-	Pools     func() state.Pools
-	PoolIndex func() *state.Pools
+	// Pools is the running commit's pool index, as the pointer each
+	// commit replaces, so that a lookup in it can be kept until the next
+	// commit (mblbRules.namedPool).
+	Pools func() *state.Pools
 	// PersistFind, PersistLookup, PersistSave and PersistDelete are the
 	// plane's persistence table under the virtuals' profiles (see
 	// dataplane.Plane.PersistLookup).
