@@ -20,7 +20,7 @@
 #   VERBOSE=1 bash bench/gslb.sh          # every run's figures after each round
 #   TARGETS="openltm-rr gdnsd powerdns" bash bench/gslb.sh   # only these targets
 #   BASELINE_LTMD=/tmp/ltmd-before bash bench/gslb.sh  # also that ltmd build
-#                                         # (targets baseline-rr, baseline-topology), for A/B in one run
+#                                         # (targets baseline-rr, baseline-topology, baseline-persist), for A/B in one run
 #   CLIENTS=64 THREADS=4 OUTSTANDING=200 bash bench/gslb.sh  # many client sockets
 #                                         # (answers rarely share a requester)
 #   HOLD=1 bash bench/gslb.sh             # set the servers up, print their addresses
@@ -181,13 +181,14 @@ targets=("openltm-rr $NET.10 rr.example.com $ltmd_pid"
   "gdnsd $NET.11 www.example.com $gdnsd_pid"
   "powerdns $NET.12 www.example.com $pdns_pid")
 [ -n "${BASELINE_LTMD:-}" ] && targets+=("baseline-rr $NET.13 rr.example.com $base_pid"
-  "baseline-topology $NET.13 topo.example.com $base_pid")
+  "baseline-topology $NET.13 topo.example.com $base_pid"
+  "baseline-persist $NET.13 persist.example.com $base_pid")
 if [ -n "${TARGETS:-}" ]; then
   keep=()
   for t in "${targets[@]}"; do
     for w in $TARGETS; do [ "${t%% *}" = "$w" ] && keep+=("$t"); done
   done
-  [ ${#keep[@]} -gt 0 ] || { echo "TARGETS names none of: openltm-rr openltm-topology openltm-persist gdnsd powerdns baseline-rr baseline-topology" >&2; exit 1; }
+  [ ${#keep[@]} -gt 0 ] || { echo "TARGETS names none of: openltm-rr openltm-topology openltm-persist gdnsd powerdns baseline-rr baseline-topology baseline-persist" >&2; exit 1; }
   targets=("${keep[@]}")
 fi
 

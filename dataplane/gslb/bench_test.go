@@ -125,34 +125,48 @@ func BenchmarkAnswerWire(b *testing.B) {
 }
 
 // BenchmarkAnswerWireParallel is BenchmarkAnswerWire from every CPU at
-// once, as the per-CPU UDP readers run it: what shared counters and locks
-// cost.
+// once, as the per-CPU UDP readers run it: what shared counters, locks
+// and per-method state (the round-robin turn, the persistence table) cost.
 func BenchmarkAnswerWireParallel(b *testing.B) {
-	cfg := testConfig(netip.AddrPort{})
-	cfg.Pools["/Common/app_pool"].MaxAnswers = 4
-	s := newServer(b, cfg, Options{})
-	q := new(dns.Msg)
-	q.SetQuestion(wideName, dns.TypeA)
-	in, _ := q.Pack()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		out := make([]byte, 0, 2048)
-		var bc batchCtx // one per reader, with its counter shard
-		bc.shard = int(s.readers.Add(1) - 1)
-		for {
-			// Batches of 16 queries, as a busy reader gets them.
-			bc.now = time.Now()
-			n := 0
-			for ; n < 16 && pb.Next(); n++ {
-				if _, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc); !send {
-					b.Error("not sent")
-					return
+	for _, mode := range []string{"round-robin", "topology", "persistence"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := testConfig(netip.AddrPort{})
+			pl := cfg.Pools["/Common/app_pool"]
+			pl.MaxAnswers = 4
+			switch mode {
+			case "topology":
+				pl.Mode = Topology
+				cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
+					Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
+			case "persistence":
+				w := cfg.WideIPs["/Common/www.example.com"]
+				w.Persistence, w.PersistTTL = true, time.Hour
+			}
+			s := newServer(b, cfg, Options{})
+			q := new(dns.Msg)
+			q.SetQuestion(wideName, dns.TypeA)
+			in, _ := q.Pack()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				out := make([]byte, 0, 2048)
+				var bc batchCtx // one per reader, with its counter shard
+				bc.shard = int(s.readers.Add(1) - 1)
+				for {
+					// Batches of 16 queries, as a busy reader gets them.
+					bc.now = time.Now()
+					n := 0
+					for ; n < 16 && pb.Next(); n++ {
+						if _, send := s.answerUDP(in, ldnsCNC, out[:0], listenerKey{}, &bc); !send {
+							b.Error("not sent")
+							return
+						}
+					}
+					s.flushSeen(&bc)
+					if n < 16 {
+						return
+					}
 				}
-			}
-			s.flushSeen(&bc)
-			if n < 16 {
-				return
-			}
-		}
-	})
+			})
+		})
+	}
 }

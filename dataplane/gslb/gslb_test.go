@@ -960,3 +960,105 @@ func TestDig(t *testing.T) {
 		}
 	}
 }
+
+// LDNS persistence through a UDP reader, which keeps the record it used
+// last (persistMemo): the story of TestLDNSPersistence, plus what must
+// make the reader look in the table again: a record deleted, replaced
+// after its member went down, or expired, and a new plan.
+func TestLDNSPersistenceReaderMemo(t *testing.T) {
+	clk := newClock()
+	s := newServer(t, testConfigPersist(), Options{Now: clk.Now})
+	q := new(dns.Msg)
+	q.SetQuestion(wideName, dns.TypeA)
+	in, _ := q.Pack()
+	var bc batchCtx // one reader's, kept from query to query
+	ask := func(ldns netip.Addr) netip.Addr {
+		t.Helper()
+		bc.now = clk.Now()
+		resp, send := s.answerUDP(in, ldns, nil, listenerKey{}, &bc)
+		s.flushSeen(&bc)
+		m := new(dns.Msg)
+		if !send || m.Unpack(resp) != nil || len(m.Answer) != 1 {
+			t.Fatalf("answer %v %v", send, m)
+		}
+		a, _ := netip.AddrFromSlice(m.Answer[0].(*dns.A).A.To4())
+		return a
+	}
+	record := func() PersistRecord {
+		t.Helper()
+		recs := s.PersistRecords()
+		if len(recs) != 1 {
+			t.Fatalf("records %+v, want one", recs)
+		}
+		return recs[0]
+	}
+	a := ask(ldnsCNC)
+	for range 5 {
+		if b := ask(ldnsCNC); b != a {
+			t.Fatalf("persisted LDNS moved from %v to %v", a, b)
+		}
+	}
+	if bc.persist.rec == nil {
+		t.Fatal("the reader keeps no record")
+	}
+	if st := s.WideIPs()[0]; st.Persisted != 5 {
+		t.Errorf("persisted %d, want 5", st.Persisted)
+	}
+	// Refreshed by the reader's hits: 50 s later and 50 s again it is
+	// still there, and the table shows the pushed expiry.
+	clk.Add(50 * time.Second)
+	ask(ldnsCNC)
+	if left := record().Expires.Sub(clk.Now()); left < 59*time.Second {
+		t.Errorf("expiry %v ahead after a hit, want 60 s", left)
+	}
+	clk.Add(50 * time.Second)
+	if b := ask(ldnsCNC); b != a {
+		t.Errorf("refreshed record lost: %v, want %v", b, a)
+	}
+	// Deleted: the next query balances again and makes a new record,
+	// which the reader then uses.
+	if n := s.DeletePersistRecords("", netip.Addr{}); n != 1 {
+		t.Fatalf("deleted %d", n)
+	}
+	clk.Add(time.Second)
+	b := ask(ldnsCNC)
+	if r := record(); r.Addr != b || !r.Created.Equal(clk.Now()) {
+		t.Errorf("after delete: record %+v, want a new one for %v made now", r, b)
+	}
+	if c := ask(ldnsCNC); c != b {
+		t.Errorf("after delete and a new record: %v, want %v", c, b)
+	}
+	// The member down: the record is replaced, the reader follows it.
+	link := map[netip.Addr]string{bjCNC: "/Common/bj-cnc", bjCT: "/Common/bj-ct", gzCNC: "/Common/gz-cnc", gzCT: "/Common/gz-ct"}[b]
+	s.SetLinkMetrics(link, LinkMetrics{Status: StatusDown})
+	c := ask(ldnsCNC)
+	if c == b {
+		t.Fatalf("LDNS kept on %v behind a down link", b)
+	}
+	s.SetLinkMetrics(link, LinkMetrics{Status: StatusUp})
+	if d := ask(ldnsCNC); d != c {
+		t.Errorf("moved back to %v, want to stay on %v", d, c)
+	}
+	if r := record(); r.Addr != c {
+		t.Errorf("record %+v, want %v", r, c)
+	}
+	// A new plan: the record stays and the reader finds it again.
+	if err := s.Apply(testConfigPersist()); err != nil {
+		t.Fatal(err)
+	}
+	if d := ask(ldnsCNC); d != c {
+		t.Errorf("after Apply: %v, want %v", d, c)
+	}
+	if bc.persist.plan != s.plan.Load() {
+		t.Error("the reader's record is of the old plan")
+	}
+	// Expired: gone from the table, and the reader does not answer from it.
+	clk.Add(61 * time.Second)
+	if n := len(s.PersistRecords()); n != 0 {
+		t.Errorf("%d records after expiry", n)
+	}
+	d := ask(ldnsCNC)
+	if r := record(); r.Addr != d || !r.Created.Equal(clk.Now()) {
+		t.Errorf("after expiry: record %+v, want a new one for %v made now", r, d)
+	}
+}

@@ -11,10 +11,11 @@ type request struct {
 	ldns   netip.Addr // the query's source address
 	client netip.Addr // the EDNS client subnet address when used, else ldns
 	now    time.Time
-	cands  [16]*member // scratch for the available members of one pool
-	pools  [8]*pool    // scratch for the pool order
-	topo   *topoMemo   // the reader's memo of topology scores (nil: none)
-	shard  int         // the counters' shard this query adds to (counter)
+	cands  [16]*member  // scratch for the available members of one pool
+	pools  [8]*pool     // scratch for the pool order
+	topo   *topoMemo    // the reader's memo of topology scores (nil: none)
+	pmemo  *persistMemo // the reader's memo of persistence (nil: none)
+	shard  int          // the counters' shard this query adds to (counter)
 }
 
 type outcome uint8
@@ -313,37 +314,59 @@ func (s *Server) finish(rq *request, w *wideIP, d *decision) {
 // persisted answers from the LDNS's persistence record when its member is
 // still available.
 func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
-	key := persistKey{w.path, maskAddr(rq.client, w.cidr4, w.cidr6)}
-	pool, mem, ok := s.persist.get(key, rq.now, rq.now.Add(w.persistTTL))
-	if !ok {
+	key := maskAddr(rq.client, w.cidr4, w.cidr6)
+	now := rq.now.UnixNano()
+	expires := now + int64(w.persistTTL)
+	pl, m := s.persistedMember(rq, w, key, now, expires)
+	if m == nil || pl.cfg.Disabled {
 		return false
 	}
-	pl := rq.plan.pools[pool]
-	if pl == nil || pl.cfg.Disabled {
+	if ok, _ := memberState(m); !ok {
 		return false
 	}
-	for _, m := range pl.members {
-		if m.name == mem {
-			if ok, _ := memberState(m); !ok {
-				return false
+	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
+	d.setAddr(m.vs.addr)
+	if pl.maxAnswers > 1 {
+		cands := rq.available(pl)
+		for i, c := range cands {
+			if c == m {
+				addMore(d, cands, i, pl.maxAnswers)
+				break
 			}
-			d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
-			d.setAddr(m.vs.addr)
-			if pl.maxAnswers > 1 {
-				cands := rq.available(pl)
-				for i, c := range cands {
-					if c == m {
-						addMore(d, cands, i, pl.maxAnswers)
-						break
-					}
-				}
-			}
-			d.out = outAnswer
-			m.vs.rt.picks.Inc(rq.shard)
-			return true
 		}
 	}
-	return false
+	d.out = outAnswer
+	m.vs.rt.picks.Inc(rq.shard)
+	return true
+}
+
+// persistedMember finds the pool and member of the LDNS's live record
+// (nil when there is none, or the plan has no such member), from the
+// reader's memo when it holds that record, else from the table.
+func (s *Server) persistedMember(rq *request, w *wideIP, key netip.Prefix, now, expires int64) (*pool, *member) {
+	pm := rq.pmemo
+	if pm != nil && pm.rec != nil && pm.plan == rq.plan && pm.w == w && pm.key == key && pm.rec.live(now) {
+		pm.rec.touch(now, expires)
+		return pm.pl, pm.m
+	}
+	r := s.persist.get(persistKey{w.path, key}, now, expires)
+	if r == nil {
+		return nil, nil
+	}
+	pl := rq.plan.pools[r.pool]
+	var m *member
+	if pl != nil {
+		for _, c := range pl.members {
+			if c.name == r.member {
+				m = c
+				break
+			}
+		}
+	}
+	if pm != nil {
+		*pm = persistMemo{plan: rq.plan, w: w, key: key, rec: r, pl: pl, m: m}
+	}
+	return pl, m
 }
 
 // poolOrder lists the wide IP's pools in the order pool-lb-mode tries

@@ -40,8 +40,9 @@ func udpSockets() int {
 // clock read that the readers of every CPU would take in turn).
 type batchCtx struct {
 	now      time.Time
-	topo     topoMemo // kept from batch to batch by the reader
-	shard    int      // the reader's counter shard
+	topo     topoMemo    // kept from batch to batch by the reader
+	persist  persistMemo // likewise
+	shard    int         // the reader's counter shard
 	seenKey  netip.Prefix
 	seenAddr netip.Addr
 	seenN    uint64
@@ -247,7 +248,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	s.stats.wideIP.Inc(c.shard)
 	w.rt.requests.Inc(c.shard)
 	w.rt.requestsA.Inc(c.shard)
-	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo, shard: c.shard}
+	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo, pmemo: &c.persist, shard: c.shard}
 	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)

@@ -3,6 +3,7 @@ package gslb
 import (
 	"net/netip"
 	"testing"
+	"time"
 )
 
 func TestWildMatch(t *testing.T) {
@@ -95,6 +96,31 @@ func TestMaskAddr(t *testing.T) {
 	for _, c := range cases {
 		if got := maskAddr(netip.MustParseAddr(c.a), c.b4, c.b6).String(); got != c.want {
 			t.Errorf("maskAddr(%s) = %s, want %s", c.a, got, c.want)
+		}
+	}
+}
+
+// A hit pushes a persistence record's expiry out when that moves it by a
+// second, or by an eighth of the timeout when that is shorter.
+func TestPersistRecTouch(t *testing.T) {
+	const s = int64(time.Second)
+	cases := []struct {
+		name                 string
+		stored, now, expires int64
+		want                 int64
+	}{
+		{"an hour's timeout, a second later", 3600 * s, 1 * s, 3601 * s, 3601 * s},
+		{"an hour's timeout, under a second later", 3600 * s, s / 2, 3600*s + s/2, 3600 * s},
+		{"a 2 s timeout, a quarter second later", 2 * s, s / 4, 2*s + s/4, 2*s + s/4},
+		{"a 2 s timeout, a tenth later", 2 * s, s / 10, 2*s + s/10, 2 * s},
+		{"an earlier expiry never", 10 * s, 0, 5 * s, 10 * s},
+	}
+	for _, c := range cases {
+		var r persistRec
+		r.expires.Store(c.stored)
+		r.touch(c.now, c.expires)
+		if got := r.expires.Load(); got != c.want {
+			t.Errorf("%s: expires %v, want %v", c.name, time.Duration(got), time.Duration(c.want))
 		}
 	}
 }
