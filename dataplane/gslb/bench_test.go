@@ -3,6 +3,7 @@ package gslb
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -84,29 +85,14 @@ func BenchmarkAnswerWire(b *testing.B) {
 	// reader's memo of topology scores (topoMemo) misses at every query.
 	for _, mode := range []string{"round-robin", "topology", "topology, 64 LDNS", "persistence"} {
 		b.Run(mode, func(b *testing.B) {
-			cfg := testConfig(netip.AddrPort{})
-			pl := cfg.Pools["/Common/app_pool"]
-			pl.MaxAnswers = 4
+			s, in := wireBenchServer(b, mode)
 			srcs := []netip.Addr{ldnsCNC}
-			switch mode {
-			case "topology", "topology, 64 LDNS":
-				pl.Mode = Topology
-				cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
-					Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
-				if mode != "topology" {
-					srcs = nil
-					for i := range 64 {
-						srcs = append(srcs, netip.AddrFrom4([4]byte{127, 0, 85, byte(i + 1)}))
-					}
+			if mode == "topology, 64 LDNS" {
+				srcs = nil
+				for i := range 64 {
+					srcs = append(srcs, netip.AddrFrom4([4]byte{127, 0, 85, byte(i + 1)}))
 				}
-			case "persistence":
-				w := cfg.WideIPs["/Common/www.example.com"]
-				w.Persistence, w.PersistTTL = true, time.Hour
 			}
-			s := newServer(b, cfg, Options{})
-			q := new(dns.Msg)
-			q.SetQuestion(wideName, dns.TypeA)
-			in, _ := q.Pack()
 			out := make([]byte, 0, 2048)
 			var bc batchCtx // kept from batch to batch, as a reader keeps it
 			b.ReportAllocs()
@@ -124,28 +110,36 @@ func BenchmarkAnswerWire(b *testing.B) {
 	}
 }
 
+// wireBenchServer is the server of the AnswerWire benchmarks, its wide IP
+// answering four addresses by the method mode names ("round-robin",
+// "topology...", "persistence"), and the packed A query for it.
+func wireBenchServer(b *testing.B, mode string) (*Server, []byte) {
+	cfg := testConfig(netip.AddrPort{})
+	pl := cfg.Pools["/Common/app_pool"]
+	pl.MaxAnswers = 4
+	switch {
+	case strings.HasPrefix(mode, "topology"):
+		pl.Mode = Topology
+		cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
+			Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
+	case mode == "persistence":
+		w := cfg.WideIPs["/Common/www.example.com"]
+		w.Persistence, w.PersistTTL = true, time.Hour
+	}
+	s := newServer(b, cfg, Options{})
+	q := new(dns.Msg)
+	q.SetQuestion(wideName, dns.TypeA)
+	in, _ := q.Pack()
+	return s, in
+}
+
 // BenchmarkAnswerWireParallel is BenchmarkAnswerWire from every CPU at
 // once, as the per-CPU UDP readers run it: what shared counters, locks
 // and per-method state (the round-robin turn, the persistence table) cost.
 func BenchmarkAnswerWireParallel(b *testing.B) {
 	for _, mode := range []string{"round-robin", "topology", "persistence"} {
 		b.Run(mode, func(b *testing.B) {
-			cfg := testConfig(netip.AddrPort{})
-			pl := cfg.Pools["/Common/app_pool"]
-			pl.MaxAnswers = 4
-			switch mode {
-			case "topology":
-				pl.Mode = Topology
-				cfg.Topology = []TopologyRecord{{LDNS: Match{Kind: MatchSubnet, Prefix: netip.MustParsePrefix("127.0.85.0/24")},
-					Server: Match{Kind: MatchDatacenter, Name: "/Common/dc-gz"}, Score: 10}}
-			case "persistence":
-				w := cfg.WideIPs["/Common/www.example.com"]
-				w.Persistence, w.PersistTTL = true, time.Hour
-			}
-			s := newServer(b, cfg, Options{})
-			q := new(dns.Msg)
-			q.SetQuestion(wideName, dns.TypeA)
-			in, _ := q.Pack()
+			s, in := wireBenchServer(b, mode)
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				out := make([]byte, 0, 2048)
