@@ -37,3 +37,6 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 		}
 	}
 }
+
+// steerByCPU is Linux's; elsewhere the kernel's own choice stands.
+func steerByCPU([]*net.UDPConn) error { return nil }
