@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/rules/tcl"
 )
 
@@ -505,11 +506,8 @@ func checkHeader(name, value string) error {
 	if name == "" {
 		return tcl.Errorf("HTTP::header: empty header name")
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
-			return tcl.Errorf("HTTP::header: bad header name %q: must be an HTTP token", name)
-		}
+	if !httpx.IsToken(name) {
+		return tcl.Errorf("HTTP::header: bad header name %q: must be an HTTP token", name)
 	}
 	if strings.ContainsAny(value, "\r\n\x00") {
 		return tcl.Errorf("HTTP::header: the value of %s holds a line break", name)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 )
@@ -518,18 +517,12 @@ func (h *HTTPHead) noteEdit(name []byte, value string) {
 	if h.reframed {
 		return
 	}
-	if len(name) == 0 {
+	if !httpx.IsToken(name) {
 		h.reframed = true
 		return
 	}
 	for _, f := range reframingFields {
 		if foldEq(name, f) {
-			h.reframed = true
-			return
-		}
-	}
-	for _, c := range name {
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>@,;:\\\"/[]?={}", c) >= 0 {
 			h.reframed = true
 			return
 		}

@@ -142,12 +142,16 @@ func isToken(c byte) bool {
 	return false
 }
 
-func tokenOK(b []byte) bool {
+// IsToken reports whether b is a non-empty RFC 9110 token, as a field
+// name must be. Why exported: the rules engine checks the names a rule
+// inserts, and notes which edits keep a head's framing, with the test the
+// parser applies.
+func IsToken[T string | []byte](b T) bool {
 	if len(b) == 0 {
 		return false
 	}
-	for _, c := range b {
-		if !isToken(c) {
+	for i := 0; i < len(b); i++ {
+		if !isToken(b[i]) {
 			return false
 		}
 	}
@@ -166,7 +170,7 @@ func version(b []byte) (int, bool) {
 // garbage is refused before a whole header block's worth arrives.
 func parseRequestLine(l []byte, h *Head) bool {
 	sp := bytes.IndexByte(l, ' ')
-	if sp <= 0 || !tokenOK(l[:sp]) {
+	if sp <= 0 || !IsToken(l[:sp]) {
 		return false
 	}
 	rest := l[sp+1:]
@@ -252,7 +256,7 @@ func Fields(b []byte, end int, fn func(name, value []byte, start, stop int) bool
 			return false // obsolete line folding: refused
 		}
 		c := bytes.IndexByte(l, ':')
-		if c <= 0 || !tokenOK(l[:c]) {
+		if c <= 0 || !IsToken(l[:c]) {
 			return false
 		}
 		for _, ch := range l[c+1:] {
