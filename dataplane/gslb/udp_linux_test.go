@@ -3,15 +3,11 @@ package gslb
 import (
 	"net"
 	"net/netip"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-	"golang.org/x/sys/unix"
-
-	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
 // A batch's answers to one requester, of one length and in a row, go as
@@ -212,76 +208,6 @@ func TestUDPServeDrainsQueue(t *testing.T) {
 		m := new(dns.Msg)
 		if err := m.Unpack(buf[:k]); err != nil || len(m.Answer) == 0 {
 			t.Fatalf("answer %v (%v)", m, err)
-		}
-	}
-}
-
-// With the listener's sockets steered by CPU, a datagram sent from a
-// thread held on one CPU (on loopback the sender's CPU receives it)
-// reaches the socket whose index is that CPU's number modulo the group's
-// size, whatever the sender's port.
-func TestSteerByCPU(t *testing.T) {
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		t.Skip("no CPU affinity here:", err)
-	}
-	var cpus []int // one CPU of each parity, if there are
-	for c := 0; c < 1024 && len(cpus) < 2; c++ {
-		if allowed.IsSet(c) && (len(cpus) == 0 || cpus[0]%2 != c%2) {
-			cpus = append(cpus, c)
-		}
-	}
-	if len(cpus) < 2 {
-		t.Skip("needs two CPUs, one odd and one even; this process may use", allowed.Count())
-	}
-	conns, err := rawsock.ListenUDPGroup(freeAddr(t, "127.0.80.50").String(), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	if err := steerByCPU(conns); err != nil {
-		t.Fatal(err)
-	}
-	to := conns[0].LocalAddr().(*net.UDPAddr)
-	for round := range 3 {
-		for _, cpu := range cpus {
-			sent := make(chan error, 1)
-			go func() {
-				// The thread ends with the goroutine (locked), its
-				// affinity with it.
-				runtime.LockOSThread()
-				var one unix.CPUSet
-				one.Set(cpu)
-				if err := unix.SchedSetaffinity(0, &one); err != nil {
-					sent <- err
-					return
-				}
-				c, err := net.DialUDP("udp", nil, to)
-				if err != nil {
-					sent <- err
-					return
-				}
-				defer c.Close()
-				_, err = c.Write([]byte{byte(cpu)})
-				sent <- err
-			}()
-			if err := <-sent; err != nil {
-				t.Fatal(err)
-			}
-			want := conns[cpu%2]
-			want.SetReadDeadline(time.Now().Add(5 * time.Second))
-			buf := make([]byte, 8)
-			n, err := want.Read(buf)
-			if err != nil || n != 1 || int(buf[0]) != cpu {
-				other := conns[1-cpu%2]
-				other.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-				_, oerr := other.Read(buf)
-				t.Fatalf("round %d, CPU %d: socket %d read %d bytes (%v); the other socket: %v", round, cpu, cpu%2, n, err, oerr)
-			}
 		}
 	}
 }

@@ -8,13 +8,13 @@ import (
 
 // listenUDP binds the listener's sockets, one per reader
 // (rawsock.ListenUDPGroup), datagrams steered to them by the receiving
-// CPU (steerByCPU).
+// CPU (rawsock.SteerByCPU).
 func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	conns, err := rawsock.ListenUDPGroup(k.addr.String(), udpSockets())
 	if err != nil {
 		return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
 	}
-	if err := steerByCPU(conns); err != nil {
+	if err := rawsock.SteerByCPU(conns); err != nil {
 		// The kernel's hash of the sender's address and port spreads
 		// the datagrams instead: every query is still answered.
 		s.log.Warn("gtm listener: datagrams not steered by CPU", "addr", k.addr.String(), "err", err)

@@ -37,6 +37,3 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
 		}
 	}
 }
-
-// steerByCPU is Linux's; elsewhere the kernel's own choice stands.
-func steerByCPU([]*net.UDPConn) error { return nil }

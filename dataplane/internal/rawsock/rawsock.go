@@ -146,7 +146,8 @@ func StartConnect(fd uintptr, dst netip.AddrPort) error {
 // another socket holds without SO_REUSEPORT refuses it, and the others
 // join the first's address, whose port is fixed by then. On an error
 // nothing stays bound. The GSLB listeners and the UDP virtuals bind
-// their addresses with it.
+// their addresses with it; the GSLB's then steer datagrams by CPU
+// instead (SteerByCPU).
 func ListenUDPGroup(addr string, n int) ([]*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: reusePort}
 	var cs []*net.UDPConn

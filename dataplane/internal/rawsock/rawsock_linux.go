@@ -3,6 +3,7 @@
 package rawsock
 
 import (
+	"net"
 	"net/netip"
 	"os"
 	"syscall"
@@ -231,4 +232,52 @@ func errnoOf(err error) syscall.Errno {
 		return e
 	}
 	return syscall.EINVAL
+}
+
+// Classic BPF ancillary data (linux/filter.h): a load from skfAdOff +
+// skfAdCPU reads the number of the CPU running the program. skfAdOff is
+// SKF_AD_OFF, -0x1000, as the uint32 the instruction holds.
+const (
+	skfAdOff = 0xfffff000
+	skfAdCPU = 36
+)
+
+// SteerByCPU makes the kernel give each datagram for the reuse-port group
+// of conns to the socket whose index is the receiving CPU's number modulo
+// the group's size (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5), instead of
+// hashing the sender's address and port (ListenUDPGroup's default), for
+// datagrams that carry no state between them (the GSLB's DNS queries;
+// not a UDP virtual's flows, which must keep to one socket). Why: with a
+// hash, a few busy
+// senders can land on one socket while another reader idles (four dnsperf
+// sockets on two readers: 4:0 one time in eight, 3:1 one in two), and a
+// datagram received on one CPU wakes a reader that may sleep on the
+// other. Steered by CPU, the datagrams received on a CPU (the NIC queue's
+// CPU, on loopback the sender's) go to one reader, and one sender's
+// queries still meet in that reader's batches, where UDP GSO groups the
+// answers. A random choice instead (SKF_AD_RANDOM) split those batches
+// and cost more than it spread (dataplane/gslb/README.md, Figures). The
+// catch: a host that receives every packet on one CPU (one NIC queue, no
+// RPS) sends every datagram to one socket.
+func SteerByCPU(conns []*net.UDPConn) error {
+	if len(conns) < 2 {
+		return nil
+	}
+	rc, err := conns[0].SyscallConn()
+	if err != nil {
+		return err
+	}
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: uint32(skfAdOff + skfAdCPU)},
+		{Code: unix.BPF_ALU | unix.BPF_MOD | unix.BPF_K, K: uint32(len(conns))},
+		{Code: unix.BPF_RET | unix.BPF_A},
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptSockFprog(int(fd), unix.SOL_SOCKET, unix.SO_ATTACH_REUSEPORT_CBPF, &fp)
+	}); err != nil {
+		return err
+	}
+	return serr
 }

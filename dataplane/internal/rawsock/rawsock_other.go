@@ -3,6 +3,7 @@
 package rawsock
 
 import (
+	"net"
 	"syscall"
 	"unsafe"
 )
@@ -25,3 +26,7 @@ func Write(fd int, b []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// SteerByCPU is Linux's (rawsock_linux.go); elsewhere the kernel's own
+// choice of socket stands.
+func SteerByCPU([]*net.UDPConn) error { return nil }
