@@ -34,6 +34,9 @@ type shardCount struct {
 // Inc adds one in shard sh.
 func (c *counter) Inc(sh int) { c.sh[sh&(counterShards-1)].Add(1) }
 
+// Add adds n in shard sh.
+func (c *counter) Add(sh, n int) { c.sh[sh&(counterShards-1)].Add(uint64(n)) }
+
 // Load is the sum over the shards.
 func (c *counter) Load() uint64 {
 	var n uint64

@@ -12,8 +12,8 @@ import (
 )
 
 // UDP serving. A UDP listener is udpSockets sockets bound with
-// SO_REUSEPORT, so the kernel spreads queries over the sockets by flow,
-// and each socket has one goroutine that reads a query, answers it inline
+// SO_REUSEPORT, the kernel giving queries to the first or, under load,
+// to each by the receiving CPU (udpSteer), and each socket has one goroutine that reads a query, answers it inline
 // and writes the answer: no goroutine per packet, no read deadline, and
 // the buffers are the goroutine's own. The common query (one question, A,
 // class IN, a wide IP, no EDNS option) is decoded from and encoded into
@@ -25,9 +25,8 @@ import (
 const udpBufSize = 4096
 
 // udpSockets is how many sockets (and readers) a UDP listener opens: one
-// per P. (One fewer from two Ps on saves a third of the CPU per query at
-// a low fixed rate but caps the rate at full speed on two CPUs: README,
-// "One reader or two".)
+// per P, for full speed; while the load is light only the first gets
+// queries (udpSteer).
 func udpSockets() int {
 	return max(1, min(runtime.GOMAXPROCS(0), 64))
 }

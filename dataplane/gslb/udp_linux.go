@@ -43,6 +43,7 @@ type mmsghdr struct {
 type udpBatcher struct {
 	s     *Server
 	key   listenerKey
+	steer *udpSteer // nil: no switching (one socket, no program)
 	ctx   batchCtx
 	in    [udpBatch]mmsghdr
 	out   [udpBatch]mmsghdr
@@ -173,12 +174,13 @@ func (s *Server) newBatcher(c *net.UDPConn, k listenerKey) *udpBatcher {
 // that read less than udpBatch (the queue was empty then) can wait for
 // readiness at once instead of calling recvmmsg again to see it fail:
 // a datagram that arrived since made the socket ready after the reset.
-func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, steer *udpSteer) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return
 	}
 	b := s.newBatcher(c, k)
+	b.steer = steer
 	serve, send := b.serve, b.send // bound once: no closure per call
 	for {
 		if err := rc.Read(serve); err != nil {
@@ -219,6 +221,9 @@ func (b *udpBatcher) serve(fd uintptr) bool {
 			return true
 		}
 		b.ctx.now = b.s.now()
+		if b.steer != nil {
+			b.steer.note(b.ctx.shard, b.n, b.n == udpBatch, b.ctx.now)
+		}
 		b.answer(b.n)
 		b.s.flushSeen(&b.ctx)
 		b.done = 0

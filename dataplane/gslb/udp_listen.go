@@ -7,16 +7,19 @@ import (
 )
 
 // listenUDP binds the listener's sockets, one per reader
-// (rawsock.ListenUDPGroup), datagrams steered to them by the receiving
-// CPU (rawsock.SteerByCPU).
+// (rawsock.ListenUDPGroup), datagrams steered to the first while it
+// keeps up and to all of them by the receiving CPU under load
+// (udpSteer).
 func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	conns, err := rawsock.ListenUDPGroup(k.addr.String(), udpSockets())
 	if err != nil {
 		return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
 	}
-	if err := rawsock.SteerByCPU(conns); err != nil {
+	steer, err := newUDPSteer(conns, s.now(), s.log)
+	if err != nil {
 		// The kernel's hash of the sender's address and port spreads
-		// the datagrams instead: every query is still answered.
+		// the datagrams over every socket instead: every query is
+		// still answered.
 		s.log.Warn("gtm listener: datagrams not steered by CPU", "addr", k.addr.String(), "err", err)
 	}
 	l := &dnsListener{key: k, done: make(chan struct{}), sockets: len(conns)}
@@ -29,7 +32,7 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	for _, c := range conns {
 		go func() {
 			defer l.running.Done()
-			s.serveUDP(c, k)
+			s.serveUDP(c, k, steer)
 		}()
 	}
 	go func() {

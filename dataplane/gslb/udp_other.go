@@ -9,8 +9,9 @@ import (
 )
 
 // serveUDP answers the queries arriving on one socket until it is
-// closed, one datagram per system call.
-func (s *Server) serveUDP(c *net.UDPConn, k listenerKey) {
+// closed, one datagram per system call. There is no steering program
+// here (rawsock.SteerByCPU): steer is nil.
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, _ *udpSteer) {
 	in := make([]byte, udpBufSize)
 	out := make([]byte, 0, 2048)
 	var bc batchCtx // one per reader: its memo outlives the datagram

@@ -244,22 +244,24 @@ const (
 
 // SteerByCPU makes the kernel give each datagram for the reuse-port group
 // of conns to the socket whose index is the receiving CPU's number modulo
-// the group's size (SO_ATTACH_REUSEPORT_CBPF, Linux 4.5), instead of
-// hashing the sender's address and port (ListenUDPGroup's default), for
-// datagrams that carry no state between them (the GSLB's DNS queries;
-// not a UDP virtual's flows, which must keep to one socket). Why: with a
-// hash, a few busy
-// senders can land on one socket while another reader idles (four dnsperf
-// sockets on two readers: 4:0 one time in eight, 3:1 one in two), and a
-// datagram received on one CPU wakes a reader that may sleep on the
-// other. Steered by CPU, the datagrams received on a CPU (the NIC queue's
-// CPU, on loopback the sender's) go to one reader, and one sender's
-// queries still meet in that reader's batches, where UDP GSO groups the
-// answers. A random choice instead (SKF_AD_RANDOM) split those batches
-// and cost more than it spread (dataplane/gslb/README.md, Figures). The
-// catch: a host that receives every packet on one CPU (one NIC queue, no
-// RPS) sends every datagram to one socket.
-func SteerByCPU(conns []*net.UDPConn) error {
+// n, the first n sockets of the group (n of 1 or less: every datagram to
+// the first), instead of hashing the sender's address and port
+// (ListenUDPGroup's default), for datagrams that carry no state between
+// them (the GSLB's DNS queries; not a UDP virtual's flows, which must
+// keep to one socket). Called again, it replaces the group's program, so
+// a server can keep its other sockets quiet while one reader keeps up.
+// Why by CPU: with a hash, a few busy senders can land on one socket
+// while another reader idles (four dnsperf sockets on two readers: 4:0
+// one time in eight, 3:1 one in two), and a datagram received on one CPU
+// wakes a reader that may sleep on the other. Steered by CPU, the
+// datagrams received on a CPU (the NIC queue's CPU, on loopback the
+// sender's) go to one reader, and one sender's queries still meet in
+// that reader's batches, where UDP GSO groups the answers. A random
+// choice instead (SKF_AD_RANDOM) split those batches and cost more than
+// it spread (dataplane/gslb/README.md, Figures). The catch: a host that
+// receives every packet on one CPU (one NIC queue, no RPS) sends every
+// datagram to one socket.
+func SteerByCPU(conns []*net.UDPConn, n int) error {
 	if len(conns) < 2 {
 		return nil
 	}
@@ -267,10 +269,14 @@ func SteerByCPU(conns []*net.UDPConn) error {
 	if err != nil {
 		return err
 	}
-	prog := []unix.SockFilter{
-		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: uint32(skfAdOff + skfAdCPU)},
-		{Code: unix.BPF_ALU | unix.BPF_MOD | unix.BPF_K, K: uint32(len(conns))},
-		{Code: unix.BPF_RET | unix.BPF_A},
+	n = min(max(n, 1), len(conns))
+	prog := []unix.SockFilter{{Code: unix.BPF_RET | unix.BPF_K, K: 0}}
+	if n > 1 {
+		prog = []unix.SockFilter{
+			{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: uint32(skfAdOff + skfAdCPU)},
+			{Code: unix.BPF_ALU | unix.BPF_MOD | unix.BPF_K, K: uint32(n)},
+			{Code: unix.BPF_RET | unix.BPF_A},
+		}
 	}
 	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	var serr error

@@ -173,8 +173,10 @@ func TestListenUDPGroup(t *testing.T) {
 
 // With a group's sockets steered by CPU (SteerByCPU), a datagram sent from a
 // thread held on one CPU (on loopback the sender's CPU receives it)
-// reaches the socket whose index is that CPU's number modulo the group's
-// size, whatever the sender's port.
+// reaches the socket whose index is that CPU's number modulo the sockets
+// steered to, whatever the sender's port; steered to one socket, every
+// datagram reaches the first. The program is replaced each time, in
+// both directions.
 func TestSteerByCPU(t *testing.T) {
 	var allowed unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
@@ -198,11 +200,11 @@ func TestSteerByCPU(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if err := SteerByCPU(conns); err != nil {
-		t.Fatal(err)
-	}
 	to := conns[0].LocalAddr().(*net.UDPAddr)
-	for round := range 3 {
+	for round, n := range []int{2, 1, 2, 1} {
+		if err := SteerByCPU(conns, n); err != nil {
+			t.Fatal(err)
+		}
 		for _, cpu := range cpus {
 			sent := make(chan error, 1)
 			go func() {
@@ -227,15 +229,16 @@ func TestSteerByCPU(t *testing.T) {
 			if err := <-sent; err != nil {
 				t.Fatal(err)
 			}
-			want := conns[cpu%2]
+			w := cpu % n
+			want := conns[w]
 			want.SetReadDeadline(time.Now().Add(5 * time.Second))
 			buf := make([]byte, 8)
-			n, err := want.Read(buf)
-			if err != nil || n != 1 || int(buf[0]) != cpu {
-				other := conns[1-cpu%2]
+			got, err := want.Read(buf)
+			if err != nil || got != 1 || int(buf[0]) != cpu {
+				other := conns[1-w]
 				other.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 				_, oerr := other.Read(buf)
-				t.Fatalf("round %d, CPU %d: socket %d read %d bytes (%v); the other socket: %v", round, cpu, cpu%2, n, err, oerr)
+				t.Fatalf("round %d (%d sockets), CPU %d: socket %d read %d bytes (%v); the other socket: %v", round, n, cpu, w, got, err, oerr)
 			}
 		}
 	}

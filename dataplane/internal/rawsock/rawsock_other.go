@@ -29,4 +29,4 @@ func Write(fd int, b []byte) (int, error) {
 
 // SteerByCPU is Linux's (rawsock_linux.go); elsewhere the kernel's own
 // choice of socket stands.
-func SteerByCPU([]*net.UDPConn) error { return nil }
+func SteerByCPU([]*net.UDPConn, int) error { return nil }
