@@ -47,6 +47,9 @@ type udpSteer struct {
 // queries, long enough that a switch (one setsockopt) stays rare.
 const steerWindow = 50 * time.Millisecond
 
+// steerIdle is the longest window judged; a longer one had gaps.
+const steerIdle = 4 * steerWindow
+
 // steerMinBatches is the fewest batches in a window that judge it full:
 // a lone burst is not a load.
 const steerMinBatches = 16
@@ -82,6 +85,12 @@ func (st *udpSteer) note(shard, n int, full bool, now time.Time) {
 	}
 	// This reader closes the window; the others go on adding.
 	q, b, f := st.since(0, &st.read), st.since(1, &st.batches), st.since(2, &st.full)
+	if t-w > int64(steerIdle) {
+		// The listener was idle for most of it: no judge of the load
+		// that starts now. Spread readers cost nothing while idle, and
+		// a load that resumes at full speed keeps them.
+		return
+	}
 	rate := q * uint64(time.Second) / uint64(t-w)
 	switch {
 	case !st.spread.Load() && b >= steerMinBatches && 2*f >= b:

@@ -14,6 +14,7 @@ import (
 // while its reader keeps up (its batches mostly short) and to every
 // socket once half the batches of a window are full; they go back to the
 // first when a window's rate falls under half the rate that spread them.
+// A window that spans an idle gap decides nothing.
 func TestUDPSteerSwitches(t *testing.T) {
 	type batch struct {
 		shard, n int
@@ -50,6 +51,8 @@ func TestUDPSteerSwitches(t *testing.T) {
 		{"two readers' batches judge together", append(run(0, 13, 4, 1, ms, 4*ms), run(1, 13, 4, 0, 2*ms, 4*ms)...), []int{4}},
 		{"under half the spreading rate gathers them", append(slices.Clone(spreading), run(1, 30, 12, 0, 53*ms, 2*ms)...), []int{4, 1}}, // 6 000/s
 		{"over half of it stays spread", append(slices.Clone(spreading), run(1, 30, 18, 0, 53*ms, 2*ms)...), []int{4}},                  // 9 000/s
+		{"an idle gap is no judge: a full load resumes spread", append(slices.Clone(spreading), run(0, 80, 0, 1, time.Second, ms)...), []int{4}},
+		{"a light load after an idle gap gathers them", append(slices.Clone(spreading), run(0, 80, 1, 0, time.Second, ms)...), []int{4, 1}},
 		{"a full window after gathering spreads again", append(append(slices.Clone(spreading), run(1, 30, 12, 0, 53*ms, 2*ms)...), run(0, 50, 0, 1, 115*ms, ms)...), []int{4, 1, 4}},
 	}
 	t0 := time.Unix(1700000000, 0)
