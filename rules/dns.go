@@ -31,6 +31,18 @@ type DNSConn interface {
 	DNSDo(a DNSAction) error
 }
 
+// DNSExpress is what DNS::query reads: on BIG-IP the DNS Express
+// database of transferred zones, in openltm the server's own zones (the
+// GSLB's static zones, which answer authoritatively as DNS Express
+// does). Optional: a DNSConn without it answers every DNS::query with
+// an empty list.
+type DNSExpress interface {
+	// DNSExpressQuery answers name (a fully qualified name) and qtype,
+	// class IN, as a query to the zones would be answered; ok is false
+	// when no zone holds the name.
+	DNSExpressQuery(name string, qtype uint16) (m *dns.Msg, ok bool)
+}
+
 // DNSActionKind says what a DNSAction asks of the DNS server.
 type DNSActionKind uint8
 
@@ -79,6 +91,7 @@ func registerDNS(t *tcl.Commands) {
 	})
 	t.Register("DNS::edns0", cmdDNSEDNS0)
 	t.Register("DNS::ptype", cmdDNSPtype)
+	t.Register("DNS::query", cmdDNSQuery)
 	t.Register("cname", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, dc, err := dnsConn(in, "cname")
 		if err != nil {
@@ -595,4 +608,56 @@ func cmdDNSPtype(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 	}
 	return tcl.Str("NODATA"), nil
+}
+
+// DNS::query dnsx|dns-express NAME TYPE ?dnssec?: the answer the zones
+// give for NAME and TYPE (class IN), as F5's documented use reads it: a
+// list of the answer, authority and additional sections, each a list of
+// records (`foreach rrs $rrsl { foreach rr $rrs { ... } }`); an empty
+// list when no zone holds the name. The response being built is left as
+// it is. There is no DNSSEC here: the dnssec flag is taken and no
+// signature comes back.
+func cmdDNSQuery(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, dc, err := dnsConn(in, "DNS::query")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	const usage = "DNS::query dnsx|dns-express name type ?dnssec?"
+	if len(args) < 4 || len(args) > 5 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	switch src := args[1].String(); src {
+	case "dnsx", "dns-express":
+	default:
+		return tcl.Empty, tcl.Errorf("DNS::query: bad source %q: must be dnsx or dns-express", src)
+	}
+	if len(args) == 5 && !strings.EqualFold(args[4].String(), "dnssec") {
+		return tcl.Empty, tcl.Errorf("DNS::query: bad option %q: must be dnssec", args[4].String())
+	}
+	name := args[2].String()
+	if _, ok := dns.IsDomainName(name); !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return tcl.Empty, tcl.Errorf("DNS::query: %q is not a domain name", name)
+	}
+	qtype, ok := dns.StringToType[strings.ToUpper(args[3].String())]
+	if !ok {
+		return tcl.Empty, tcl.Errorf("DNS::query: unknown record type %q", args[3].String())
+	}
+	dx, ok := dc.(DNSExpress)
+	if !ok {
+		return tcl.Empty, nil
+	}
+	m, ok := dx.DNSExpressQuery(dns.Fqdn(name), qtype)
+	if !ok || m == nil {
+		return tcl.Empty, nil
+	}
+	section := func(rrs []dns.RR) tcl.Value {
+		out := make([]tcl.Value, 0, len(rrs))
+		for _, rr := range rrs {
+			if rr.Header().Rrtype != dns.TypeOPT {
+				out = append(out, rrValue(rr))
+			}
+		}
+		return tcl.List(out...)
+	}
+	return tcl.List(section(m.Answer), section(m.Ns), section(m.Extra)), nil
 }

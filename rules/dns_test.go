@@ -52,6 +52,8 @@ func TestDNSCommands(t *testing.T) {
     DNS::return
   }
 }`, answers: []string{"www.example.com.\t60\tIN\tA\t192.0.2.7"}, actions: "return"},
+		{name: "DNS::query on a side without zones", ev: DNSRequest, body: `when DNS_REQUEST { log local0. "n=[llength [DNS::query dnsx www.example.com A]]" }`,
+			logs: "n=0"},
 		{name: "refuse", ev: DNSRequest, body: `when DNS_REQUEST { DNS::header rcode REFUSED; DNS::return }`, rcode: dns.RcodeRefused, actions: "return"},
 		{name: "drop", ev: DNSRequest, body: `when DNS_REQUEST { if {[DNS::header rd]} { DNS::drop } }`, actions: "drop"},
 		{name: "rewrite answers", ev: DNSResponse, body: `when DNS_RESPONSE {
@@ -139,6 +141,11 @@ func TestDNSErrors(t *testing.T) {
 		{`when DNS_REQUEST { DNS::question type NOPE }`, "unknown type"},
 		{`when DNS_REQUEST { host not-an-address }`, "is not an IP address"},
 		{`when DNS_REQUEST { DNS::edns0 subnet color }`, "must be address, source or scope"},
+		{`when DNS_REQUEST { DNS::query cache www.example.com A }`, "must be dnsx or dns-express"},
+		{`when DNS_REQUEST { DNS::query dnsx www.example.com NOPE }`, "unknown record type"},
+		{`when DNS_REQUEST { DNS::query dnsx www.example.com }`, "DNS::query dnsx|dns-express name type ?dnssec?"},
+		{`when DNS_REQUEST { DNS::query dnsx www.example.com A nsec }`, "must be dnssec"},
+		{`when DNS_REQUEST { DNS::query dnsx "two words" A }`, "is not a domain name"},
 	}
 	for _, c := range cases {
 		r := mustCompile(t, "/Common/r", c.body)

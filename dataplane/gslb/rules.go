@@ -246,6 +246,21 @@ func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return out, nil
 }
 
+// DNSExpressQuery answers DNS::query from the plan's static zones, as
+// a query for the name would be answered (delegations as referrals,
+// negative answers with the SOA); wide IPs are not looked at, as DNS
+// Express holds zones only.
+func (c *ruleConn) DNSExpressQuery(name string, qtype uint16) (*dns.Msg, bool) {
+	qname := strings.ToLower(name)
+	z := c.p.zoneFor(qname)
+	if z == nil {
+		return nil, false
+	}
+	m := new(dns.Msg)
+	z.answer(m, qname, name, qtype)
+	return m, true
+}
+
 func (c *ruleConn) DNSQuery() *dns.Msg    { return c.q }
 func (c *ruleConn) DNSResponse() *dns.Msg { return c.resp }
 func (c *ruleConn) DNSLen() int {

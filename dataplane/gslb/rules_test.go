@@ -2,6 +2,7 @@ package gslb
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -214,6 +215,48 @@ func TestRulesTurnOffWirePath(t *testing.T) {
 	newServer(t, cfg, Options{})
 	queryNet(t, ldnsCNC, listen, "udp", wideName, dns.TypeA)
 	if got := logs.get(); len(got) != 1 || !strings.HasSuffix(got[0], "q www.example.com 33") {
+		t.Errorf("logs: %q", got)
+	}
+}
+
+// DNS::query reads the static zones as DNS Express: F5's documented
+// walk over the sections it returns (answer, authority, additional),
+// a CNAME followed in the zone, glue in the additional section, the SOA
+// of a name the zone lacks, and an empty list for a name outside every
+// zone; the response the rule builds is its own.
+func TestListenerRuleDNSQuery(t *testing.T) {
+	var logs ruleLog
+	r := compileRule(t, "/Common/dnsx", `
+when DNS_REQUEST {
+  if { [DNS::question name] eq "copy.example.com" } {
+    foreach rrs [DNS::query dnsx alias.example.com A] {
+      foreach rr $rrs { DNS::answer insert $rr }
+    }
+    foreach rrs [DNS::query dns-express nothing.example.com A dnssec] {
+      foreach rr $rrs {
+        if { [DNS::type $rr] eq "SOA" } { DNS::additional insert $rr }
+      }
+    }
+    log local0. "outside [llength [DNS::query dnsx www.example.org A]] glue [lindex [DNS::query dnsx example.com MX] 2]"
+    DNS::return
+  }
+}`)
+	listen := freeAddr(t, "127.0.80.42")
+	newServer(t, ruleConfig(listen, nil, []*rules.Rule{r}, &logs), Options{})
+	for _, network := range []string{"udp", "tcp"} {
+		m := queryNet(t, ldnsCNC, listen, network, "copy.example.com.", dns.TypeA)
+		var got []string
+		for _, rr := range append(m.Answer, m.Extra...) {
+			if rr.Header().Rrtype != dns.TypeOPT {
+				got = append(got, dns.TypeToString[rr.Header().Rrtype]+" "+rr.Header().Name)
+			}
+		}
+		want := []string{"CNAME alias.example.com.", "A static.example.com.", "SOA example.com."}
+		if m.Rcode != dns.RcodeSuccess || !slices.Equal(got, want) {
+			t.Errorf("%s: records %q, want %q:\n%v", network, got, want, m)
+		}
+	}
+	if got := logs.get(); len(got) != 2 || !strings.Contains(got[0], "outside 0 glue {mail.example.com.") || !strings.Contains(got[0], "127.0.80.25") {
 		t.Errorf("logs: %q", got)
 	}
 }
