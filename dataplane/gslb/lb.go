@@ -509,7 +509,7 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		return
 	}
 	if pl.typ.named() {
-		s.resolveNames(pl, d)
+		s.resolveNames(rq, pl, d)
 		return
 	}
 	cands := rq.available(pl)
@@ -699,6 +699,13 @@ func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
 // member while that member is up, and only the LDNSes of a member that
 // goes down move.
 func pickStatic(rq *request, cands []*member) int {
+	return staticHRW(rq, len(cands), func(i int) string { return cands[i].name })
+}
+
+// staticHRW is the highest-random-weight choice among n members named
+// by name, for the masked LDNS of rq: address pools' members by their
+// server:vs names, name pools' by their targets.
+func staticHRW(rq *request, n int, name func(int) string) int {
 	st := rq.plan.settings
 	a := maskAddr(rq.client, st.StaticPersistCIDR4, st.StaticPersistCIDR6).Addr()
 	b := a.As16()
@@ -708,10 +715,10 @@ func pickStatic(rq *request, cands []*member) int {
 		h0 *= 1099511628211
 	}
 	best, bi := uint64(0), 0
-	for i, m := range cands {
-		h := h0
-		for j := 0; j < len(m.name); j++ {
-			h ^= uint64(m.name[j])
+	for i := range n {
+		h, nm := h0, name(i)
+		for j := 0; j < len(nm); j++ {
+			h ^= uint64(nm[j])
 			h *= 1099511628211
 		}
 		h ^= h >> 33

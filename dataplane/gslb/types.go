@@ -221,11 +221,13 @@ func (p *plan) compileNames() {
 	}
 }
 
-// resolveNames runs a name pool's methods. Round robin, ratio and
-// global availability choose among names; return-to-dns, drop-packet and
-// none act as in address pools; the other methods need what names do not
-// have (metrics, an address for topology) and pass to the next level.
-func (s *Server) resolveNames(pl *pool, d *decision) {
+// resolveNames runs a name pool's methods. Round robin, ratio, global
+// availability and static-persistence (by the masked LDNS and the
+// target, as address pools hash the member's name) choose among names;
+// return-to-dns, drop-packet and none act as in address pools; the
+// other methods need what names do not have (metrics, an address for
+// topology) and pass to the next level.
+func (s *Server) resolveNames(rq *request, pl *pool, d *decision) {
 	var cands []*nameMember
 	for _, m := range pl.names {
 		if ok, _ := nameState(m); ok {
@@ -250,6 +252,8 @@ func (s *Server) resolveNames(pl *pool, d *decision) {
 			i = int((pl.rt.rr.Add(1) - 1) % uint64(len(cands)))
 		case GlobalAvailability:
 			i = 0
+		case StaticPersistence:
+			i = staticHRW(rq, len(cands), func(k int) string { return cands[k].target })
 		case Ratio:
 			total := 0
 			for _, m := range cands {

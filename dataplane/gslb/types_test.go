@@ -1,6 +1,7 @@
 package gslb
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -261,5 +262,53 @@ when DNS_REQUEST {
 	}
 	if a := gslbtest.Addrs(m); len(a) != 1 || a[0].String() != "fd00::77" {
 		t.Errorf("answer %v (logs %q), want the rule's fd00::77", m, logs.get())
+	}
+}
+
+// Static-persistence in a CNAME pool: each LDNS (masked by the
+// setting's CIDR) keeps its target while that target is available,
+// LDNSes spread over the targets, and only the LDNSes of a target that
+// goes down move.
+func TestNamePoolStaticPersistence(t *testing.T) {
+	cfg := typedConfig()
+	var ms []PoolMember
+	for i := range 4 {
+		ms = append(ms, PoolMember{Target: fmt.Sprintf("site%d.example.org", i), StaticTarget: true})
+	}
+	cfg.Pools["cname /Common/sp"] = &Pool{Name: "/Common/sp", Type: TypeCNAME, Members: ms, Mode: StaticPersistence, Alternate: ReturnToDNS, Fallback: ReturnToDNS}
+	cfg.WideIPs["cname /Common/sp.ex.test"] = &WideIP{Name: "/Common/sp.ex.test", Type: TypeCNAME, Pools: []WideIPPool{{Pool: "cname /Common/sp"}}}
+	s := newServer(t, cfg, Options{})
+	target := func(src netip.Addr) string {
+		m := ask(t, s, src, "sp.ex.test.", dns.TypeCNAME)
+		if m == nil || len(m.Answer) != 1 {
+			t.Fatalf("%v: answer %v", src, m)
+		}
+		return m.Answer[0].(*dns.CNAME).Target
+	}
+	first := map[netip.Addr]string{}
+	spread := map[string]bool{}
+	for i := 1; i <= 40; i++ {
+		src := netip.AddrFrom4([4]byte{127, 0, 95, byte(i)})
+		first[src] = target(src)
+		spread[first[src]] = true
+		for range 3 {
+			if got := target(src); got != first[src] {
+				t.Fatalf("%v moved from %s to %s", src, first[src], got)
+			}
+		}
+	}
+	if len(spread) < 3 {
+		t.Errorf("40 LDNSes landed on only %v", spread)
+	}
+	// site0 disabled: its LDNSes move, the others stay.
+	cfg.Pools["cname /Common/sp"].Members[0].Disabled = true
+	if err := s.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	for src, was := range first {
+		got := target(src)
+		if got == "site0.example.org." || (was != "site0.example.org." && got != was) {
+			t.Errorf("%v: %s, was %s", src, got, was)
+		}
 	}
 }
