@@ -3,6 +3,7 @@ package gslb
 import (
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,8 +33,10 @@ type udpSteer struct {
 	set      func(n int) error // steers to the first n sockets
 	n        int               // the listener's sockets
 	log      *slog.Logger
+	base     time.Time        // the listener's start; windows are read from it
+	mu       sync.Mutex       // one switch at a time, in order
 	spread   atomic.Bool      // every socket takes queries; else the first
-	start    atomic.Int64     // the window's start, UnixNano
+	start    atomic.Int64     // the window's start, ns since base
 	read     counter          // queries read, per reader
 	batches  counter          // batches read, per reader
 	full     counter          // full batches, per reader
@@ -64,8 +67,7 @@ func newUDPSteer(conns []*net.UDPConn, now time.Time, log *slog.Logger) (*udpSte
 	if err := rawsock.SteerByCPU(conns, 1); err != nil {
 		return nil, err
 	}
-	st := &udpSteer{set: func(n int) error { return rawsock.SteerByCPU(conns, n) }, n: len(conns), log: log}
-	st.start.Store(now.UnixNano())
+	st := &udpSteer{set: func(n int) error { return rawsock.SteerByCPU(conns, n) }, n: len(conns), log: log, base: now}
 	return st, nil
 }
 
@@ -79,7 +81,9 @@ func (st *udpSteer) note(shard, n int, full bool, now time.Time) {
 	if full {
 		st.full.Add(shard, 1)
 	}
-	t, w := now.UnixNano(), st.start.Load()
+	// The monotonic clock's reading: a wall clock set back would
+	// otherwise hold a window open.
+	t, w := int64(now.Sub(st.base)), st.start.Load()
 	if t-w < int64(steerWindow) || !st.start.CompareAndSwap(w, t) {
 		return
 	}
@@ -110,6 +114,8 @@ func (st *udpSteer) since(i int, c *counter) uint64 {
 
 // to steers to every socket (spread) or to the first.
 func (st *udpSteer) to(spread bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if !st.spread.CompareAndSwap(!spread, spread) {
 		return
 	}

@@ -59,8 +59,7 @@ func TestUDPSteerSwitches(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got []int
-			st := &udpSteer{set: func(n int) error { got = append(got, n); return nil }, n: 4, log: slog.New(slog.DiscardHandler)}
-			st.start.Store(t0.UnixNano())
+			st := &udpSteer{set: func(n int) error { got = append(got, n); return nil }, n: 4, log: slog.New(slog.DiscardHandler), base: t0}
 			slices.SortStableFunc(c.batches, func(a, b batch) int { return int(a.at - b.at) })
 			for _, b := range c.batches {
 				st.note(b.shard, b.n, b.full, t0.Add(b.at))
@@ -77,9 +76,8 @@ func TestUDPSteerSwitches(t *testing.T) {
 func TestUDPSteerFailureLoggedOnce(t *testing.T) {
 	var log bytes.Buffer
 	tries := 0
-	st := &udpSteer{set: func(int) error { tries++; return errors.New("refused") }, n: 2, log: slog.New(slog.NewTextHandler(&log, nil))}
 	t0 := time.Unix(1700000000, 0)
-	st.start.Store(t0.UnixNano())
+	st := &udpSteer{set: func(int) error { tries++; return errors.New("refused") }, n: 2, log: slog.New(slog.NewTextHandler(&log, nil)), base: t0}
 	at := time.Duration(0)
 	batches := func(count int, full bool) {
 		for range count {
