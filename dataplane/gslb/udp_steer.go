@@ -18,8 +18,9 @@ import (
 // apart cost the runtime a thread hand-off for most queries (one thread
 // polls, finds both ready, wakes another for the second, which sleeps
 // again right after): at steady rates from 10 000 to 150 000 queries/s
-// the listener spent 16-51 % less CPU per query on one reader than on two, at about the same
-// latency (README, "One socket until the load needs more"). A reader
+// the listener spent 16-51 % less CPU per query on one reader than on
+// two, at about the same latency (README, "One socket until the load
+// needs more"). A reader
 // idle on its socket costs nothing; datagrams already queued on a socket
 // still wake its reader after a switch, so none is left unread.
 //
