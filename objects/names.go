@@ -87,6 +87,9 @@ func ParseDest(s string) (Dest, error) {
 	if strings.HasPrefix(s, "/") {
 		i := strings.LastIndexByte(s, '/')
 		d.Folder, s = s[:i], s[i+1:]
+		if d.Folder == "" || strings.Contains(d.Folder+"/", "//") {
+			return d, fmt.Errorf("%q: a folder name is empty; write /Folder/address:port, e.g. /Common/10.1.1.1:80", orig)
+		}
 	}
 	var host, port string
 	if strings.Count(s, ":") > 1 || strings.HasPrefix(s, "any6") {
@@ -134,6 +137,10 @@ func (d *Dest) setHost(host string) error {
 		return fmt.Errorf("%q is not an IP address", host)
 	}
 	d.Addr = a
+	if a.IsUnspecified() {
+		// ::0 and the like are the wildcard as any6 is, and print so.
+		d.Any, d.Six = true, a.Is6()
+	}
 	return nil
 }
 
@@ -187,6 +194,9 @@ func SplitMember(name string) (node string, port int, err error) {
 	i := strings.LastIndex(name, sep)
 	if i < 0 || i < len(name)-len(base) {
 		return "", 0, fmt.Errorf("%q: a pool member is written node:port, e.g. 10.1.1.1:80 or web1:http", name)
+	}
+	if i == len(name)-len(base) {
+		return "", 0, fmt.Errorf("%q: the node name is empty; a pool member is written node:port, e.g. 10.1.1.1:80 or web1:http", name)
 	}
 	p, err := ParsePort(name[i+1:])
 	if err != nil {

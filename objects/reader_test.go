@@ -152,6 +152,9 @@ func TestDest(t *testing.T) {
 		{"10.1.1.1%2:80", "/Common/10.1.1.1%2:80", "10.1.1.1%2:http", ""},
 		{"any6.any", "/Common/any6.0", "any6.any", ""},
 		{"0.0.0.0:any", "/Common/any:0", "any:any", ""},
+		{"::0.80", "/Common/any6.80", "any6.http", ""},
+		{"//::0.0", "", "", "a folder name is empty"},
+		{"/Common//10.1.1.1:80", "", "", "a folder name is empty"},
 		{"10.1.1.1", "", "", "written address:port"},
 		{"10.1.1.1:http2x", "", "", "is not a port"},
 		{"dead:beef::1", "", "", "an IPv6 destination is written address.port"},
@@ -210,5 +213,32 @@ func TestLookupUnknownKinds(t *testing.T) {
 	d.Put(ssl) // replacing keeps one entry
 	if n := len(d.unknown["/Common/my_ssl"]); n != 1 {
 		t.Fatalf("%d index entries after replacing, want 1", n)
+	}
+}
+
+// A member name splits into its node and port; a name without a node
+// part is refused (it would create a node named "" that no load takes).
+func TestSplitMember(t *testing.T) {
+	for _, tc := range []struct {
+		in, node string
+		port     int
+		err      string
+	}{
+		{"10.1.1.1:80", "10.1.1.1", 80, ""},
+		{"/Common/web1:http", "/Common/web1", 80, ""},
+		{"dead:beef::1.443", "dead:beef::1", 443, ""},
+		{":0", "", 0, "the node name is empty"},
+		{"/Common/:80", "", 0, "the node name is empty"},
+		{"web1", "", 0, "written node:port"},
+	} {
+		node, port, err := SplitMember(tc.in)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.in, err, tc.err)
+			}
+		case err != nil || node != tc.node || port != tc.port:
+			t.Errorf("%s: %q %d %v, want %q %d", tc.in, node, port, err, tc.node, tc.port)
+		}
 	}
 }

@@ -130,6 +130,13 @@ func (c *Config) completeNodes(s *Schema, tolerant bool) error {
 			n := c.Get(nodeKind, node)
 			fqdn := it.Props["fqdn"]
 			if n == nil {
+				// The node the member creates takes a node's name rules.
+				if err := CheckName(nodeKind, node); err != nil {
+					if tolerant {
+						continue
+					}
+					return err
+				}
 				addr := ""
 				props := map[string]*Value{}
 				if a := it.Props["address"]; a != nil && a.Str != "" && a.Str != "any6" {
