@@ -235,14 +235,7 @@ func dnsSection(cmd string, sec func(*dns.Msg) *[]dns.RR) tcl.CmdFunc {
 		}
 		rrs := sec(m)
 		if len(args) == 1 {
-			out := make([]tcl.Value, 0, len(*rrs))
-			for _, rr := range *rrs {
-				if rr.Header().Rrtype == dns.TypeOPT {
-					continue
-				}
-				out = append(out, rrValue(rr))
-			}
-			return tcl.List(out...), nil
+			return rrList(*rrs), nil
 		}
 		switch op := args[1].String(); {
 		case op == "clear" && len(args) == 2:
@@ -650,14 +643,17 @@ func cmdDNSQuery(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if !ok || m == nil {
 		return tcl.Empty, nil
 	}
-	section := func(rrs []dns.RR) tcl.Value {
-		out := make([]tcl.Value, 0, len(rrs))
-		for _, rr := range rrs {
-			if rr.Header().Rrtype != dns.TypeOPT {
-				out = append(out, rrValue(rr))
-			}
+	return tcl.List(rrList(m.Answer), rrList(m.Ns), rrList(m.Extra)), nil
+}
+
+// rrList is a section's records as a Tcl list, EDNS's OPT left out (it is
+// not a record a rule lists).
+func rrList(rrs []dns.RR) tcl.Value {
+	out := make([]tcl.Value, 0, len(rrs))
+	for _, rr := range rrs {
+		if rr.Header().Rrtype != dns.TypeOPT {
+			out = append(out, rrValue(rr))
 		}
-		return tcl.List(out...)
 	}
-	return tcl.List(section(m.Answer), section(m.Ns), section(m.Extra)), nil
+	return tcl.List(out...)
 }

@@ -13,9 +13,10 @@ import (
 
 // UDP serving. A UDP listener is udpSockets sockets bound with
 // SO_REUSEPORT, the kernel giving queries to the first or, under load,
-// to each by the receiving CPU (udpSteer), and each socket has one goroutine that reads a query, answers it inline
-// and writes the answer: no goroutine per packet, no read deadline, and
-// the buffers are the goroutine's own. The common query (one question, A,
+// to each by the receiving CPU (udpSteer), and each socket has one
+// goroutine that reads a query, answers it inline and writes the answer:
+// no goroutine per packet, no read deadline, and the buffers are the
+// goroutine's own. The common query (one question, A,
 // class IN, a wide IP, no EDNS option) is decoded from and encoded into
 // wire format directly (answerWire); everything else goes through
 // miekg/dns's message types and Answer, as the TCP listener does.

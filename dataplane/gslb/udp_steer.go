@@ -34,16 +34,15 @@ type udpSteer struct {
 	set      func(n int) error // steers to the first n sockets
 	n        int               // the listener's sockets
 	log      *slog.Logger
-	base     time.Time        // the listener's start; windows are read from it
-	mu       sync.Mutex       // one switch at a time, in order
-	spread   atomic.Bool      // every socket takes queries; else the first
-	start    atomic.Int64     // the window's start, ns since base
-	read     counter          // queries read, per reader
-	batches  counter          // batches read, per reader
-	full     counter          // full batches, per reader
-	seen     [3]atomic.Uint64 // read, batches, full when the window started
-	spreadAt atomic.Uint64    // queries/s of the window that spread them
-	failed   atomic.Bool      // a switch failed: logged once
+	base     time.Time     // the listener's start; windows are read from it
+	mu       sync.Mutex    // one switch at a time, in order
+	spread   atomic.Bool   // every socket takes queries; else the first
+	start    atomic.Int64  // the window's start, ns since base
+	read     windowCount   // queries read
+	batches  windowCount   // batches read
+	full     windowCount   // full batches
+	spreadAt atomic.Uint64 // queries/s of the window that spread them
+	failed   atomic.Bool   // a switch failed: logged once
 }
 
 // steerWindow is how often the load is judged: short enough that a
@@ -78,9 +77,9 @@ func newUDPSteer(conns []*net.UDPConn, now time.Time, log *slog.Logger) (*udpSte
 // reads a shared word that changes once per window.
 func (st *udpSteer) note(shard, n int, full bool, now time.Time) {
 	st.read.Add(shard, n)
-	st.batches.Add(shard, 1)
+	st.batches.Inc(shard)
 	if full {
-		st.full.Add(shard, 1)
+		st.full.Inc(shard)
 	}
 	// The monotonic clock's reading: a wall clock set back would
 	// otherwise hold a window open.
@@ -89,7 +88,7 @@ func (st *udpSteer) note(shard, n int, full bool, now time.Time) {
 		return
 	}
 	// This reader closes the window; the others go on adding.
-	q, b, f := st.since(0, &st.read), st.since(1, &st.batches), st.since(2, &st.full)
+	q, b, f := st.read.since(), st.batches.since(), st.full.since()
 	if t-w > int64(steerIdle) {
 		// The listener was idle for most of it: no judge of the load
 		// that starts now. Spread readers cost nothing while idle, and
@@ -106,11 +105,17 @@ func (st *udpSteer) note(shard, n int, full bool, now time.Time) {
 	}
 }
 
-// since is how much c grew since the window before; seen[i] keeps its
-// total.
-func (st *udpSteer) since(i int, c *counter) uint64 {
+// windowCount is a count the readers add to on their own shards, read
+// once per window as how much it grew since the window before.
+type windowCount struct {
+	counter
+	seen atomic.Uint64 // the total when the window started
+}
+
+// since is how much the count grew since the last call.
+func (c *windowCount) since() uint64 {
 	total := c.Load()
-	return total - st.seen[i].Swap(total)
+	return total - c.seen.Swap(total)
 }
 
 // to steers to every socket (spread) or to the first.
