@@ -9,6 +9,7 @@
 #   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default 200us)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
+#   HOLD=1 bash bench/run.sh     # set the L4 targets up, print them and their pids
 #
 # The http suite compares openltm's HTTP virtual with OneConnect against
 # HAProxy 2.6 in `mode http` with `http-reuse safe`, on the same nginx
@@ -82,6 +83,12 @@ for _ in $(seq 100); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 "$work/tmsh" --socket "$work/ltmd.sock" -c "create ltm pool bench_pool members add { $B1 $B2 }; create ltm virtual bench_vs destination $LTM pool bench_pool profiles replace-all-with { tcp { } }" ||
   { echo "bench: configuring ltmd failed"; cat "$work/ltmd.err"; exit 1; }
 sleep 1
+
+if [ -n "${HOLD:-}" ] && [ "$SUITE" != http ]; then
+  echo "haproxy $HAP pid $haproxy_pid; ltmd $LTM pid $ltmd_pid; backends $B1 $B2 (nginx)"
+  echo "holding; interrupt to stop"
+  while sleep 3600; do :; done
+fi
 
 # rps TARGET [wrk args...]: requests per second of one wrk run.
 rps() {
