@@ -10,11 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/daemon"
+	"github.com/openltm/openltm/dataplane/evloop"
 )
 
 func main() {
@@ -29,8 +32,9 @@ func main() {
 	credFile := fs.String("admin-credentials", "", "file holding user:password, what a peer adding this device to the trust domain must present")
 	failoverTime := fs.Duration("failover-time", 0, "how long after the active device is lost a standby takes over its traffic groups (default 2s; etcd's minimum lease)")
 	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
+	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto (all of them while the event loops need them, one while they serve a moderate load; a number when GOMAXPROCS is set)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION]
+		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION] [--procs N|auto]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -73,6 +77,18 @@ flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	switch n, err := strconv.Atoi(*procs); {
+	case *procs == "auto":
+		if os.Getenv("GOMAXPROCS") == "" {
+			evloop.GovernProcs()
+			defer evloop.StopGoverning()
+		}
+	case err == nil && n > 0:
+		runtime.GOMAXPROCS(n)
+	default:
+		fmt.Fprintf(os.Stderr, "ltmd: --procs: %q is neither a positive number nor auto\n", *procs)
+		os.Exit(2)
+	}
 	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: *busyPoll, MetricsAddress: *metricsAddr}
 	if *endpoints != "" {
 		co := &daemon.ClusterOptions{Dir: *clusterDir, ManagementAddress: *mgmt, LeaseTTL: *failoverTime}

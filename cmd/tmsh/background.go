@@ -16,6 +16,7 @@ import (
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/daemon"
+	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/shell"
 )
 
@@ -47,6 +48,10 @@ func runLtmd(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP)
+	if os.Getenv("GOMAXPROCS") == "" { // as ltmd --procs auto
+		evloop.GovernProcs()
+		defer evloop.StopGoverning()
+	}
 	err := daemon.Serve(ctx, daemon.Options{StateDir: *stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, *socket)
 	switch {
 	case errors.Is(err, control.ErrInUse):

@@ -119,6 +119,20 @@ type Loop struct {
 	// Batches that deferred work (Defer) in the current activity window
 	// and in the last whole one.
 	winDefers, lastDefers int
+	// What the processor governor reads and resets each of its windows:
+	// the most registrations with events in one activity window, and
+	// whether the loop settled.
+	peakRegs atomic.Int32
+	settled  atomic.Bool
+	// Hosting (procs.go): joinHost asks the loop to let host serve it;
+	// resume ends that; guests are the loops this one serves; onTick and
+	// tick are Run's (a host ticks its guests with its own ticks).
+	joinHost  *Loop
+	joinEpoch uint64
+	resume    chan struct{}
+	guests    []*guest
+	onTick    func(now int64)
+	tick      time.Duration
 
 	mu      sync.Mutex
 	posted  []func()
@@ -255,11 +269,14 @@ func (l *Loop) Remove(fd int, t Token) {
 
 // Post runs fn on the loop's thread, soon. Safe from any goroutine; after
 // Stop, fn is dropped.
-func (l *Loop) Post(fn func()) {
+func (l *Loop) Post(fn func()) { l.post(fn) }
+
+// post is Post, reporting whether fn was queued (false: the loop stopped).
+func (l *Loop) post(fn func()) bool {
 	l.mu.Lock()
 	if l.stopped {
 		l.mu.Unlock()
-		return
+		return false
 	}
 	wake := len(l.posted) == 0
 	l.posted = append(l.posted, fn)
@@ -271,6 +288,7 @@ func (l *Loop) Post(fn func()) {
 		one := uint64(1)
 		unix.RawSyscall(unix.SYS_WRITE, uintptr(l.wakefd), uintptr(unsafe.Pointer(&one)), 8)
 	}
+	return true
 }
 
 // Call runs fn on the loop's thread and waits for it. It must not be
@@ -330,11 +348,13 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	}
 	f := os.NewFile(uintptr(l.epfd), "epoll")
 	defer f.Close()
+	defer l.releaseGuests()
+	l.onTick, l.tick = onTick, tick
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	l.spinLimit = int32(max(1, runtime.GOMAXPROCS(0)/2))
+	l.spinLimit = int32(max(1, Procs()/2))
 	// active: the loop has handled events since it last slept, so it
 	// busy-polls (until the next tick at the latest) before sleeping again.
 	active := false
@@ -366,6 +386,9 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 				}
 			}
 			if n == 0 && len(l.again) == 0 && active && l.settles() {
+				if !l.settled.Load() {
+					l.settled.Store(true)
+				}
 				if n = l.settle(); n == 0 {
 					l.waitOwn = true
 					return true // the wait below, off the runtime's poller
@@ -382,6 +405,9 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			now := time.Now()
 			if l.handle(n, now) {
 				stopped = true
+				return true
+			}
+			if l.joinHost != nil {
 				return true
 			}
 			if l.wokeAt != 0 && l.now-l.wokeAt > int64(nudgeAfter) {
@@ -404,6 +430,18 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		if stopped {
 			return ErrStopped
 		}
+		if h := l.joinHost; h != nil {
+			l.joinHost = nil
+			l.resume = make(chan struct{})
+			e := l.joinEpoch
+			if h.post(func() { h.adopt(l, e) }) {
+				<-l.resume
+			}
+			if l.isStopped() {
+				return ErrStopped
+			}
+			active = false
+		}
 		if l.waitOwn {
 			l.waitOwn = false
 			if n := l.wait(tick, next); n > 0 {
@@ -420,6 +458,10 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		if now := time.Now(); tick > 0 && !now.Before(next) {
 			l.now = now.UnixNano()
 			onTick(l.now)
+			for _, g := range l.guests {
+				g.l.now = l.now
+				g.l.onTick(l.now)
+			}
 			next = now.Add(tick)
 			f.SetReadDeadline(next)
 		}
@@ -452,6 +494,9 @@ func (l *Loop) handle(n int, now time.Time) bool {
 	}
 	if l.now >= l.windowEnd {
 		l.lastRegs, l.winRegs = l.winRegs, 0
+		if int32(l.lastRegs) > l.peakRegs.Load() {
+			l.peakRegs.Store(int32(l.lastRegs))
+		}
 		l.lastDefers, l.winDefers = l.winDefers, 0
 		l.window++
 		l.windowEnd = l.now + int64(activityWindow)

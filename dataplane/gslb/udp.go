@@ -3,12 +3,13 @@ package gslb
 import (
 	"encoding/binary"
 	"net/netip"
-	"runtime"
 	"strings"
 	"time"
 	"unsafe"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/evloop"
 )
 
 // UDP serving. A UDP listener is udpSockets sockets bound with
@@ -29,7 +30,7 @@ const udpBufSize = 4096
 // per P, for full speed; while the load is light only the first gets
 // queries (udpSteer).
 func udpSockets() int {
-	return max(1, min(runtime.GOMAXPROCS(0), 64))
+	return max(1, min(evloop.Procs(), 64))
 }
 
 // answerUDP answers one datagram into out; send is false when nothing

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -96,7 +95,7 @@ func (e *Engine) ensureLoops() error {
 	if e.loops.ls != nil {
 		return nil
 	}
-	n := runtime.GOMAXPROCS(0)
+	n := evloop.Procs()
 	ls := make([]*loopRT, 0, n)
 	for i := 0; i < n; i++ {
 		el, err := evloop.New()

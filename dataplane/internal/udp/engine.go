@@ -15,12 +15,12 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -140,7 +140,7 @@ const socketBuffer = 4 << 20
 // It binds a socket per CPU (rawsock.ListenUDPGroup: the first bind
 // decides); the first is the listener, the others its siblings.
 func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
-	conns, err := rawsock.ListenUDPGroup(net.UDPAddrFromAddrPort(ap).String(), min(runtime.GOMAXPROCS(0), maxSockets))
+	conns, err := rawsock.ListenUDPGroup(net.UDPAddrFromAddrPort(ap).String(), min(evloop.Procs(), maxSockets))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package evloop
+
+import "runtime"
+
+// Procs is the number of processors to size per-processor work by:
+// GOMAXPROCS, as there are no event loops (and no governor) off Linux.
+func Procs() int { return runtime.GOMAXPROCS(0) }
+
+// GovernProcs does nothing off Linux, where there are no event loops.
+func GovernProcs() {}
+
+// StopGoverning does nothing off Linux.
+func StopGoverning() {}

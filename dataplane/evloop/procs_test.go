@@ -1,0 +1,214 @@
+//go:build linux
+
+package evloop
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestGovernorNext(t *testing.T) {
+	moderate := procSignals{peak: 12, cpu: 0.6}
+	type step struct {
+		s    procSignals
+		at   time.Duration
+		want int
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"down after governLow moderate windows", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1}, {moderate, 600, 1},
+		}},
+		{"a window that does not qualify starts the count again", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2},
+			{procSignals{peak: 12, cpu: 0.85}, 500, 2},
+			{moderate, 600, 2}, {moderate, 700, 2}, {moderate, 800, 2}, {moderate, 900, 2}, {moderate, 1000, 1},
+		}},
+		{"busy-polling loops keep every processor", []step{
+			{procSignals{peak: 3, cpu: 0.3}, 100, 2}, {procSignals{peak: 4}, 200, 2}, {procSignals{peak: 2}, 300, 2},
+			{procSignals{peak: 1}, 400, 2}, {procSignals{peak: 3}, 500, 2}, {procSignals{peak: 3}, 600, 2},
+		}},
+		{"settling loops keep every processor", []step{
+			{procSignals{peak: 60, settled: true}, 100, 2}, {procSignals{peak: 60, settled: true}, 200, 2},
+			{procSignals{peak: 60, settled: true}, 300, 2}, {procSignals{peak: 60, settled: true}, 400, 2},
+			{procSignals{peak: 60, settled: true}, 500, 2}, {procSignals{peak: 60, settled: true}, 600, 2},
+		}},
+		{"idle windows change nothing", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
+			{procSignals{}, 600, 1}, {procSignals{}, 700, 1},
+		}},
+		{"up at once when loops settle, poll or the CPU is full", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
+			{procSignals{peak: 40, settled: true}, 600, 2},
+			{moderate, 700, 2}, {moderate, 800, 2}, {moderate, 900, 2}, {moderate, 1000, 2}, {moderate, 1100, 1},
+			{procSignals{peak: 2}, 1200, 2},
+			{moderate, 1300, 2}, {moderate, 1400, 2}, {moderate, 1500, 2}, {moderate, 1600, 2}, {moderate, 1700, 1},
+			{procSignals{peak: 12, cpu: 0.95}, 1800, 2},
+		}},
+		{"slow turns hold every processor, longer each time", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
+			{procSignals{peak: 12, cpu: 0.6, slow: 0.2}, 600, 2}, // hold 1 s: until 1600
+			{moderate, 1200, 2}, {moderate, 1300, 2}, {moderate, 1400, 2}, {moderate, 1500, 2}, {moderate, 1590, 2},
+			{moderate, 1600, 2}, {moderate, 1700, 2}, {moderate, 1800, 2}, {moderate, 1900, 2}, {moderate, 2000, 1},
+			{procSignals{peak: 12, cpu: 0.6, slow: 0.2}, 2100, 2}, // hold 2 s: until 4100
+			{moderate, 3700, 2}, {moderate, 3800, 2}, {moderate, 3900, 2}, {moderate, 4000, 2}, {moderate, 4090, 2},
+			{moderate, 4100, 2}, {moderate, 4200, 2}, {moderate, 4300, 2}, {moderate, 4400, 2}, {moderate, 4500, 1},
+		}},
+		{"a few slow turns on one processor are no reason", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
+			{procSignals{peak: 12, cpu: 0.6, slow: 0.04}, 600, 1},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := governor{full: 2, cur: 2}
+			for i, st := range c.steps {
+				got := g.next(st.s, st.at*time.Millisecond)
+				if got != st.want {
+					t.Fatalf("step %d (%+v at %v ms): %d processors, want %d", i, st.s, int(st.at), got, st.want)
+				}
+				g.cur = got
+			}
+		})
+	}
+}
+
+// echoes sends one byte to an echo (echoPair) and reports whether it came
+// back within 5 s.
+func echoes(t *testing.T, fd int) bool {
+	t.Helper()
+	if _, err := unix.Write(fd, []byte{'x'}); err != nil {
+		t.Fatal(err)
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, 5000); err != nil || n != 1 {
+		return false
+	}
+	b := make([]byte, 1)
+	n, err := unix.Read(fd, b)
+	return err == nil && n == 1
+}
+
+func guestsOf(l *Loop) int { return onLoop(l, func() int { return len(l.guests) }) }
+
+// hostTwo starts two loops alone in the process, with the same ticks (a
+// host ticks its guests), the second's counted, and restores the
+// processors afterwards.
+func hostTwo(t *testing.T) (host, other *Loop, ticks *atomic.Int32) {
+	t.Helper()
+	if p := running.ls.Load(); p != nil && len(*p) > 0 {
+		t.Fatalf("%d loops still running from other tests", len(*p))
+	}
+	full := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { setProcs(full, full) })
+	ticks = new(atomic.Int32)
+	host = startLoop(t, 5*time.Millisecond, nil)
+	waitFor(t, "the first loop to run", func() bool { p := running.ls.Load(); return p != nil && len(*p) == 1 })
+	other = startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
+	waitFor(t, "both loops to run", func() bool { return len(*running.ls.Load()) == 2 })
+	return host, other, ticks
+}
+
+func TestOneProcessorHostsTheOtherLoops(t *testing.T) {
+	host, guest, ticks := hostTwo(t)
+	a, b := echoPair(t, host), echoPair(t, guest)
+	full := runtime.GOMAXPROCS(0)
+	setProcs(1, full)
+	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	if runtime.GOMAXPROCS(0) != 1 {
+		t.Fatalf("GOMAXPROCS %d on one processor", runtime.GOMAXPROCS(0))
+	}
+	for i := 0; i < 20; i++ {
+		if !echoes(t, a) || !echoes(t, b) {
+			t.Fatalf("exchange %d through the host or its guest went unanswered", i)
+		}
+	}
+	var ran atomic.Bool
+	if !guest.Call(func() { ran.Store(true) }) || !ran.Load() {
+		t.Fatal("a function posted to the guest did not run")
+	}
+	n := ticks.Load()
+	waitFor(t, "the guest's ticks", func() bool { return ticks.Load() >= n+3 })
+
+	setProcs(full, full)
+	waitFor(t, "the guest to be released", func() bool { return guestsOf(host) == 0 })
+	if runtime.GOMAXPROCS(0) != full {
+		t.Fatalf("GOMAXPROCS %d after going back to %d", runtime.GOMAXPROCS(0), full)
+	}
+	for i := 0; i < 20; i++ {
+		if !echoes(t, a) || !echoes(t, b) {
+			t.Fatalf("exchange %d after the release went unanswered", i)
+		}
+	}
+	if c := guest.Call(func() {}); !c {
+		t.Fatal("the released guest does not run posted functions")
+	}
+}
+
+func TestStoppingAHostedLoop(t *testing.T) {
+	host, guest, _ := hostTwo(t)
+	a := echoPair(t, host)
+	setProcs(1, runtime.GOMAXPROCS(0))
+	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	stopped := make(chan struct{})
+	go func() { guest.Stop(true); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stopping a hosted loop did not return")
+	}
+	if guestsOf(host) != 0 {
+		t.Fatal("the host still serves a stopped guest")
+	}
+	if !echoes(t, a) {
+		t.Fatal("the host stopped serving its own descriptors")
+	}
+}
+
+func TestStoppingAHostReleasesItsGuests(t *testing.T) {
+	host, guest, _ := hostTwo(t)
+	b := echoPair(t, guest)
+	setProcs(1, runtime.GOMAXPROCS(0))
+	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	stopped := make(chan struct{})
+	go func() { host.Stop(true); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stopping a host did not return")
+	}
+	for i := 0; i < 5; i++ {
+		if !echoes(t, b) {
+			t.Fatal("the guest of a stopped host does not serve its descriptors")
+		}
+	}
+}
+
+func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
+	host, guest, _ := hostTwo(t)
+	b := echoPair(t, guest)
+	full := runtime.GOMAXPROCS(0)
+	// The guest is busy when asked to join, so that the switch back comes
+	// before its request reaches the host.
+	release := make(chan struct{})
+	guest.Post(func() { <-release })
+	setProcs(1, full)
+	setProcs(full, full)
+	close(release)
+	waitFor(t, "both requests to be handled", func() bool {
+		return onLoop(guest, func() int { return 1 }) == 1 && guestsOf(host) == 0
+	})
+	time.Sleep(20 * time.Millisecond)
+	if guestsOf(host) != 0 {
+		t.Fatal("a join asked before the switch back was taken")
+	}
+	if !echoes(t, b) {
+		t.Fatal("the loop that was asked to join does not serve its descriptors")
+	}
+}
