@@ -435,7 +435,12 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			l.resume = make(chan struct{})
 			e := l.joinEpoch
 			if h.post(func() { h.adopt(l, e) }) {
-				<-l.resume
+				// A host that stops before it takes the request releases
+				// nobody: its end is the release.
+				select {
+				case <-l.resume:
+				case <-h.done:
+				}
 			}
 			if l.isStopped() {
 				return ErrStopped

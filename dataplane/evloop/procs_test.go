@@ -212,3 +212,27 @@ func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
 		t.Fatal("the loop that was asked to join does not serve its descriptors")
 	}
 }
+
+func TestALoopWithOtherTicksIsNotHosted(t *testing.T) {
+	if p := running.ls.Load(); p != nil && len(*p) > 0 {
+		t.Fatalf("%d loops still running from other tests", len(*p))
+	}
+	full := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { setProcs(full, full) })
+	host := startLoop(t, 0, nil)
+	waitFor(t, "the first loop to run", func() bool { p := running.ls.Load(); return p != nil && len(*p) == 1 })
+	var ticks atomic.Int32
+	other := startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
+	waitFor(t, "both loops to run", func() bool { return len(*running.ls.Load()) == 2 })
+	b := echoPair(t, other)
+	setProcs(1, full)
+	waitFor(t, "the request to be handled", func() bool { return onLoop(other, func() int { return 1 }) == 1 })
+	if guestsOf(host) != 0 {
+		t.Fatal("a loop without ticks hosts one with ticks")
+	}
+	n := ticks.Load()
+	waitFor(t, "the loop's own ticks", func() bool { return ticks.Load() >= n+3 })
+	if !echoes(t, b) {
+		t.Fatal("the loop that was not hosted does not serve its descriptors")
+	}
+}
