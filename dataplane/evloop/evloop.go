@@ -372,6 +372,9 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			l.parkedSince.Store(0)
 			l.wokeAt = time.Now().UnixNano()
 		}
+		if l.joinHost != nil { // asked while it was hosted or waited in its own epoll_pwait
+			return true
+		}
 		for {
 			n := l.poll()
 			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {

@@ -236,3 +236,20 @@ func TestALoopWithOtherTicksIsNotHosted(t *testing.T) {
 		t.Fatal("the loop that was not hosted does not serve its descriptors")
 	}
 }
+
+func TestSwitchingBackAndForthEndsHosted(t *testing.T) {
+	host, guest, _ := hostTwo(t)
+	b := echoPair(t, guest)
+	full := runtime.GOMAXPROCS(0)
+	for i := 0; i < 5; i++ {
+		setProcs(1, full)
+		setProcs(full, full)
+	}
+	setProcs(1, full)
+	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	if !echoes(t, b) {
+		t.Fatal("the guest's descriptors went unanswered")
+	}
+	setProcs(full, full)
+	waitFor(t, "the guest to be released", func() bool { return guestsOf(host) == 0 })
+}
