@@ -97,10 +97,11 @@ func echoes(t *testing.T, fd int) bool {
 
 func guestsOf(l *Loop) int { return onLoop(l, func() int { return len(l.guests) }) }
 
-// hostTwo starts two loops alone in the process, with the same ticks (a
-// host ticks its guests), the second's counted, and restores the
+// hostTwo starts two loops alone in the process, the second ticking every
+// 5 ms (counted), the first every hostTick (0: never; a host ticks its
+// guests, so only a loop with the same ticks is hosted), and restores the
 // processors afterwards.
-func hostTwo(t *testing.T) (host, other *Loop, ticks *atomic.Int32) {
+func hostTwo(t *testing.T, hostTick time.Duration) (host, other *Loop, ticks *atomic.Int32) {
 	t.Helper()
 	if p := running.ls.Load(); p != nil && len(*p) > 0 {
 		t.Fatalf("%d loops still running from other tests", len(*p))
@@ -108,7 +109,7 @@ func hostTwo(t *testing.T) (host, other *Loop, ticks *atomic.Int32) {
 	full := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { setProcs(full, full) })
 	ticks = new(atomic.Int32)
-	host = startLoop(t, 5*time.Millisecond, nil)
+	host = startLoop(t, hostTick, nil)
 	waitFor(t, "the first loop to run", func() bool { p := running.ls.Load(); return p != nil && len(*p) == 1 })
 	other = startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
 	waitFor(t, "both loops to run", func() bool { return len(*running.ls.Load()) == 2 })
@@ -116,11 +117,10 @@ func hostTwo(t *testing.T) (host, other *Loop, ticks *atomic.Int32) {
 }
 
 func TestOneProcessorHostsTheOtherLoops(t *testing.T) {
-	host, guest, ticks := hostTwo(t)
+	host, guest, ticks := hostTwo(t, 5*time.Millisecond)
 	a, b := echoPair(t, host), echoPair(t, guest)
 	full := runtime.GOMAXPROCS(0)
-	setProcs(1, full)
-	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	joined(t, host)
 	if runtime.GOMAXPROCS(0) != 1 {
 		t.Fatalf("GOMAXPROCS %d on one processor", runtime.GOMAXPROCS(0))
 	}
@@ -151,18 +151,30 @@ func TestOneProcessorHostsTheOtherLoops(t *testing.T) {
 	}
 }
 
-func TestStoppingAHostedLoop(t *testing.T) {
-	host, guest, _ := hostTwo(t)
-	a := echoPair(t, host)
+// joined switches to one processor and waits for host to serve its guest.
+func joined(t *testing.T, host *Loop) {
+	t.Helper()
 	setProcs(1, runtime.GOMAXPROCS(0))
 	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+}
+
+// stopWithin stops l and fails the test if that takes 5 s.
+func stopWithin(t *testing.T, l *Loop, what string) {
+	t.Helper()
 	stopped := make(chan struct{})
-	go func() { guest.Stop(true); close(stopped) }()
+	go func() { l.Stop(true); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
-		t.Fatal("stopping a hosted loop did not return")
+		t.Fatalf("stopping %s did not return", what)
 	}
+}
+
+func TestStoppingAHostedLoop(t *testing.T) {
+	host, guest, _ := hostTwo(t, 5*time.Millisecond)
+	a := echoPair(t, host)
+	joined(t, host)
+	stopWithin(t, guest, "a hosted loop")
 	if guestsOf(host) != 0 {
 		t.Fatal("the host still serves a stopped guest")
 	}
@@ -172,17 +184,10 @@ func TestStoppingAHostedLoop(t *testing.T) {
 }
 
 func TestStoppingAHostReleasesItsGuests(t *testing.T) {
-	host, guest, _ := hostTwo(t)
+	host, guest, _ := hostTwo(t, 5*time.Millisecond)
 	b := echoPair(t, guest)
-	setProcs(1, runtime.GOMAXPROCS(0))
-	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
-	stopped := make(chan struct{})
-	go func() { host.Stop(true); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		t.Fatal("stopping a host did not return")
-	}
+	joined(t, host)
+	stopWithin(t, host, "a host")
 	for i := 0; i < 5; i++ {
 		if !echoes(t, b) {
 			t.Fatal("the guest of a stopped host does not serve its descriptors")
@@ -191,7 +196,7 @@ func TestStoppingAHostReleasesItsGuests(t *testing.T) {
 }
 
 func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
-	host, guest, _ := hostTwo(t)
+	host, guest, _ := hostTwo(t, 5*time.Millisecond)
 	b := echoPair(t, guest)
 	full := runtime.GOMAXPROCS(0)
 	// The guest is busy when asked to join, so that the switch back comes
@@ -201,12 +206,18 @@ func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
 	setProcs(1, full)
 	setProcs(full, full)
 	close(release)
-	waitFor(t, "both requests to be handled", func() bool {
-		return onLoop(guest, func() int { return 1 }) == 1 && guestsOf(host) == 0
-	})
-	time.Sleep(20 * time.Millisecond)
+	refused(t, host, guest, b)
+}
+
+// refused checks that the request to join host that other has handled
+// was refused: host serves no guest and other serves b's echo itself.
+func refused(t *testing.T, host, other *Loop, b int) {
+	t.Helper()
+	// other's answer comes after its request was taken or refused (it
+	// waits for that), and host's after both.
+	onLoop(other, func() int { return 0 })
 	if guestsOf(host) != 0 {
-		t.Fatal("a join asked before the switch back was taken")
+		t.Fatal("the request to join was taken")
 	}
 	if !echoes(t, b) {
 		t.Fatal("the loop that was asked to join does not serve its descriptors")
@@ -214,39 +225,24 @@ func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
 }
 
 func TestALoopWithOtherTicksIsNotHosted(t *testing.T) {
-	if p := running.ls.Load(); p != nil && len(*p) > 0 {
-		t.Fatalf("%d loops still running from other tests", len(*p))
-	}
+	host, other, ticks := hostTwo(t, 0)
 	full := runtime.GOMAXPROCS(0)
-	t.Cleanup(func() { setProcs(full, full) })
-	host := startLoop(t, 0, nil)
-	waitFor(t, "the first loop to run", func() bool { p := running.ls.Load(); return p != nil && len(*p) == 1 })
-	var ticks atomic.Int32
-	other := startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
-	waitFor(t, "both loops to run", func() bool { return len(*running.ls.Load()) == 2 })
 	b := echoPair(t, other)
 	setProcs(1, full)
-	waitFor(t, "the request to be handled", func() bool { return onLoop(other, func() int { return 1 }) == 1 })
-	if guestsOf(host) != 0 {
-		t.Fatal("a loop without ticks hosts one with ticks")
-	}
+	refused(t, host, other, b)
 	n := ticks.Load()
 	waitFor(t, "the loop's own ticks", func() bool { return ticks.Load() >= n+3 })
-	if !echoes(t, b) {
-		t.Fatal("the loop that was not hosted does not serve its descriptors")
-	}
 }
 
 func TestSwitchingBackAndForthEndsHosted(t *testing.T) {
-	host, guest, _ := hostTwo(t)
+	host, guest, _ := hostTwo(t, 5*time.Millisecond)
 	b := echoPair(t, guest)
 	full := runtime.GOMAXPROCS(0)
 	for i := 0; i < 5; i++ {
 		setProcs(1, full)
 		setProcs(full, full)
 	}
-	setProcs(1, full)
-	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
+	joined(t, host)
 	if !echoes(t, b) {
 		t.Fatal("the guest's descriptors went unanswered")
 	}
