@@ -32,7 +32,7 @@ func main() {
 	credFile := fs.String("admin-credentials", "", "file holding user:password, what a peer adding this device to the trust domain must present")
 	failoverTime := fs.Duration("failover-time", 0, "how long after the active device is lost a standby takes over its traffic groups (default 2s; etcd's minimum lease)")
 	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
-	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto (all of them while the event loops need them, one while they serve a moderate load; a number when GOMAXPROCS is set)")
+	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION] [--procs N|auto]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
