@@ -110,11 +110,10 @@ func (g *governor) next(s procSignals, elapsed time.Duration) int {
 }
 
 var gov struct {
-	mu       sync.Mutex
-	full     atomic.Int32 // the processors governed (0: no governor)
-	stop     chan struct{}
-	done     chan struct{}
-	switches atomic.Uint64 // for tests
+	mu   sync.Mutex
+	full atomic.Int32 // the processors governed (0: no governor)
+	stop chan struct{}
+	done chan struct{}
 	// epoch counts the switches, so that a loop's request to be hosted
 	// made before a switch back to all processors is refused; hosting is
 	// true while the process runs on one processor.
@@ -136,10 +135,6 @@ func Procs() int {
 // process has now (nothing to govern below two). A daemon's main calls it
 // once, before anything is sized by Procs; StopGoverning ends it.
 func GovernProcs() {
-	governProcs(governEvery, sampleProcs())
-}
-
-func governProcs(every time.Duration, sample func() procSignals) {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
 	full := runtime.GOMAXPROCS(0)
@@ -151,9 +146,10 @@ func governProcs(every time.Duration, sample func() procSignals) {
 	stop, done := gov.stop, gov.done
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
+		t := time.NewTicker(governEvery)
 		defer t.Stop()
 		g := governor{full: full, cur: full}
+		sample := sampleProcs()
 		start := time.Now()
 		for {
 			select {
@@ -165,15 +161,16 @@ func governProcs(every time.Duration, sample func() procSignals) {
 			if n := g.next(sample(), time.Since(start)); n != g.cur {
 				setProcs(n, full)
 				g.cur = n
-				gov.switches.Add(1)
 			}
 		}
 	}()
 }
 
 // setProcs switches to n processors: on one, the first running loop
-// hosts the others (each is asked to join it, and waits, parked, until
-// released); on more, every host releases its guests.
+// hosts the others running then (each is asked to join it, and waits,
+// parked, until released; a loop started later serves itself until the
+// next switch, which the daemon's loops, started once, never meet); on
+// more, every host releases its guests.
 func setProcs(n, full int) {
 	e := gov.epoch.Add(1)
 	ls := running.ls.Load()
