@@ -249,3 +249,24 @@ func TestSwitchingBackAndForthEndsHosted(t *testing.T) {
 	setProcs(full, full)
 	waitFor(t, "the guest to be released", func() bool { return guestsOf(host) == 0 })
 }
+
+func TestGovernorStartsAndStops(t *testing.T) {
+	full := runtime.GOMAXPROCS(0)
+	if full < 2 {
+		t.Skip("nothing to govern on one processor")
+	}
+	GovernProcs()
+	GovernProcs() // a second start changes nothing
+	if Procs() != full {
+		t.Fatalf("Procs %d while governing %d processors", Procs(), full)
+	}
+	time.Sleep(3 * governEvery) // a few idle windows: no switch
+	if runtime.GOMAXPROCS(0) != full {
+		t.Fatalf("GOMAXPROCS %d with no loop running", runtime.GOMAXPROCS(0))
+	}
+	StopGoverning()
+	StopGoverning()
+	if gov.full.Load() != 0 || runtime.GOMAXPROCS(0) != full {
+		t.Fatalf("after stopping: governed %d, GOMAXPROCS %d", gov.full.Load(), runtime.GOMAXPROCS(0))
+	}
+}
