@@ -337,6 +337,9 @@ var ErrStopped = errors.New("evloop: stopped")
 // charge of the threads. A busy loop settles instead (settleRegs): it
 // waits in its own epoll_pwait(2) through the runtime's system call path,
 // which lets the runtime hand its processor to other goroutines meanwhile.
+// While the process runs on one processor (procs.go), a loop asked to
+// join the first one parks until released, and the first serves its
+// events, posts and ticks: one goroutine then serves every connection.
 func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 	defer close(l.done)
 	defer unix.Close(l.wakefd)
