@@ -79,10 +79,8 @@ flags:
 	defer stop()
 	switch n, err := strconv.Atoi(*procs); {
 	case *procs == "auto":
-		if os.Getenv("GOMAXPROCS") == "" {
-			evloop.GovernProcs()
-			defer evloop.StopGoverning()
-		}
+		evloop.GovernProcs()
+		defer evloop.StopGoverning()
 	case err == nil && n > 0:
 		runtime.GOMAXPROCS(n)
 	default:

@@ -48,10 +48,8 @@ func runLtmd(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP)
-	if os.Getenv("GOMAXPROCS") == "" { // as ltmd --procs auto
-		evloop.GovernProcs()
-		defer evloop.StopGoverning()
-	}
+	evloop.GovernProcs() // as ltmd --procs auto
+	defer evloop.StopGoverning()
 	err := daemon.Serve(ctx, daemon.Options{StateDir: *stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, *socket)
 	switch {
 	case errors.Is(err, control.ErrInUse):

@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -114,11 +115,10 @@ var gov struct {
 	full atomic.Int32 // the processors governed (0: no governor)
 	stop chan struct{}
 	done chan struct{}
-	// epoch counts the switches, so that a loop's request to be hosted
-	// made before a switch back to all processors is refused; hosting is
-	// true while the process runs on one processor.
-	epoch   atomic.Uint64
-	hosting atomic.Bool
+	// epoch counts the switches: a request to be hosted carries the epoch
+	// of the switch to one processor that made it, and one made before a
+	// later switch is refused.
+	epoch atomic.Uint64
 }
 
 // Procs is the number of processors to size per-processor work by (event
@@ -132,13 +132,14 @@ func Procs() int {
 }
 
 // GovernProcs starts the processor governor over the GOMAXPROCS the
-// process has now (nothing to govern below two). A daemon's main calls it
-// once, before anything is sized by Procs; StopGoverning ends it.
+// process has now: nothing to govern below two, nor when the GOMAXPROCS
+// environment variable fixed the count. A daemon's main calls it once,
+// before anything is sized by Procs; StopGoverning ends it.
 func GovernProcs() {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
 	full := runtime.GOMAXPROCS(0)
-	if gov.stop != nil || full < 2 {
+	if gov.stop != nil || full < 2 || os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
 	gov.full.Store(int32(full))
@@ -176,7 +177,6 @@ func setProcs(n, full int) {
 	ls := running.ls.Load()
 	if n == 1 {
 		runtime.GOMAXPROCS(1)
-		gov.hosting.Store(true)
 		if ls == nil || len(*ls) < 2 {
 			return
 		}
@@ -186,7 +186,6 @@ func setProcs(n, full int) {
 		}
 		return
 	}
-	gov.hosting.Store(false)
 	if ls != nil {
 		for _, l := range *ls {
 			l.Post(l.releaseGuests)
@@ -232,7 +231,7 @@ func (g *guest) Ready(_ uint8, _ uint32) {
 // stopped host or to one whose ticks are not g's (the host ticks its
 // guests) is refused: g goes on by itself.
 func (h *Loop) adopt(g *Loop, epoch uint64) {
-	if !gov.hosting.Load() || gov.epoch.Load() != epoch || h.isStopped() || h.tick != g.tick {
+	if gov.epoch.Load() != epoch || h.isStopped() || h.tick != g.tick {
 		close(g.resume)
 		return
 	}
