@@ -60,6 +60,13 @@ func TestGovernorNext(t *testing.T) {
 			{moderate, 3700, 2}, {moderate, 3800, 2}, {moderate, 3900, 2}, {moderate, 4000, 2}, {moderate, 4090, 2},
 			{moderate, 4100, 2}, {moderate, 4200, 2}, {moderate, 4300, 2}, {moderate, 4400, 2}, {moderate, 4500, 1},
 		}},
+		{"after a long calm the hold starts again from a second", []step{
+			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
+			{procSignals{peak: 12, cpu: 0.6, slow: 0.2}, 600, 2}, // hold 1 s: until 1600
+			{moderate, 1600, 2}, {moderate, 1700, 2}, {moderate, 1800, 2}, {moderate, 1900, 2}, {moderate, 2000, 1},
+			{procSignals{peak: 12, cpu: 0.6, slow: 0.2}, 30000, 2}, // 28 s calm: 1 s again, until 31000, not 2 s
+			{moderate, 30900, 2}, {moderate, 31000, 2}, {moderate, 31100, 2}, {moderate, 31200, 2}, {moderate, 31300, 2}, {moderate, 31400, 1},
+		}},
 		{"a few slow turns on one processor are no reason", []step{
 			{moderate, 100, 2}, {moderate, 200, 2}, {moderate, 300, 2}, {moderate, 400, 2}, {moderate, 500, 1},
 			{procSignals{peak: 12, cpu: 0.6, slow: 0.04}, 600, 1},
