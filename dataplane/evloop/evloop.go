@@ -116,9 +116,11 @@ type Loop struct {
 	// epoll_pwait (settle); ownWaits counts those waits, for tests.
 	waitOwn  bool
 	ownWaits int
-	// Batches that deferred work (Defer) in the current activity window
-	// and in the last whole one.
+	// Batches that deferred a shared write (DeferShared) in the current
+	// activity window and in the last whole one.
 	winDefers, lastDefers int
+	// shared: the batch deferred a shared write (DeferShared).
+	shared bool
 	// What the processor governor reads and resets each of its windows:
 	// the most registrations with events in one activity window, and
 	// whether the loop settled.
@@ -236,12 +238,23 @@ func (l *Loop) Modify(fd int, t Token, events uint32) error {
 func (l *Loop) Again(t Token) { l.again = append(l.again, t) }
 
 // Defer runs f.Flush once the current batch of events has been handled,
-// before the loop waits again. Why: several handlers of one batch may
-// queue bytes for one shared socket (a OneConnect server connection
-// carrying many clients' requests); written at the end, they leave in one
-// write(2) and reach the peer in one segment. Loop thread only; the caller
-// keeps f from being deferred twice in one batch if that matters.
+// before the loop waits again. Why: the writes of a batch then leave
+// together, so a peer woken by the first finds the others' bytes too
+// (the members of message-balanced virtuals, dataplane/mblb). Loop
+// thread only; the caller keeps f from being deferred twice in one batch
+// if that matters.
 func (l *Loop) Defer(f Flusher) { l.later = append(l.later, f) }
+
+// DeferShared is Defer for bytes that several handlers of a batch queue
+// for one shared socket (a OneConnect server connection carrying many
+// clients' requests): written at the end, they leave in one write(2) and
+// reach the peer in one segment. A batch that defers such a write keeps
+// the loop from settling (settles), because the larger batches a late
+// wake-up from the runtime's poller gathers are what make it pay.
+func (l *Loop) DeferShared(f Flusher) {
+	l.shared = true
+	l.later = append(l.later, f)
+}
 
 // Forget releases t's slot without touching the descriptor: the caller
 // closes it (which leaves the epoll set by itself) or removes it with
@@ -520,7 +533,8 @@ func (l *Loop) handle(n int, now time.Time) bool {
 			}
 		}
 	}
-	if len(l.later) > 0 {
+	if l.shared {
+		l.shared = false
 		l.winDefers++
 	}
 	for len(l.later) > 0 {
@@ -812,7 +826,8 @@ func (l *Loop) Stop(started bool) {
 // between polls (sched_yield(2)), and if nothing came it waits in its
 // own epoll_pwait(2), as a system call on its own thread. A loop is busy
 // when more than settleRegs of its registrations had events in the last
-// activity window, and none of its recent batches deferred work.
+// activity window, and none of its recent batches deferred a write to
+// a shared socket (DeferShared).
 //
 // Why: a loop parked in the runtime's poller comes back on whichever
 // thread polled, so under load ltmd's work was spread over three or four
@@ -828,10 +843,14 @@ func (l *Loop) Stop(started bool) {
 //
 // Not for every loop. Few registrations: the busy-poll (SetBusyPoll)
 // already serves those, and at 8 connections settling gained nothing.
-// Deferred work: a loop writing several clients' messages to a shared
+// Shared writes: a loop writing several clients' messages to a shared
 // OneConnect connection at the batch's end gains from the larger batches
 // that a late wake-up from the runtime's poller gathers (MBLB with
 // OneConnect at 64 clients: 0.81x HAProxy settling, 0.96x parking).
+// Writes of one client's own (Defer) gain nothing from waiting: a loop
+// of message clients without OneConnect settles (64 clients, length
+// framing: +9 % messages/s, the seed's rule +4 %; dataplane/README.md,
+// "What is left at 64 message clients").
 const (
 	settleRegs = 16
 	settleFor  = 30 * time.Microsecond

@@ -617,20 +617,25 @@ func ownWaitsOf(l *Loop) int { return onLoop(l, func() int { return l.ownWaits }
 
 // TestBusyLoopSettles: a loop with more than settleRegs active
 // registrations waits for its next events in its own epoll_pwait, where
-// events, posts, ticks and Stop all still reach it; a loop whose batches
-// defer work parks in the runtime's poller as before.
+// events, posts, ticks and Stop all still reach it, also when its
+// batches defer writes of their own (Defer); a loop whose batches defer
+// writes to a shared socket (DeferShared) parks in the runtime's poller
+// as before.
 func TestBusyLoopSettles(t *testing.T) {
-	for _, deferring := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "deferring"}[deferring], func(t *testing.T) {
+	for _, deferring := range []string{"plain", "own", "shared"} {
+		t.Run(deferring, func(t *testing.T) {
 			var ticks atomic.Int32
 			l := startLoop(t, 20*time.Millisecond, func(int64) { ticks.Add(1) })
 			l.contended = time.Hour
 			var fds []int
 			for i := 0; i < 4*settleRegs; i++ {
 				var also func()
-				if deferring {
-					// Every event of the connection leaves work for the batch's end.
+				switch deferring {
+				case "own":
+					// Every event of the connection leaves a write for the batch's end.
 					also = func() { l.Defer(flushFunc(func() {})) }
+				case "shared":
+					also = func() { l.DeferShared(flushFunc(func() {})) }
 				}
 				fds = append(fds, echoPairWith(t, l, also))
 			}
@@ -642,9 +647,9 @@ func TestBusyLoopSettles(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 				waits = ownWaitsOf(l)
 			}
-			if deferring {
+			if deferring == "shared" {
 				if waits != 0 {
-					t.Fatalf("a deferring loop waited %d times in its own epoll_pwait, want 0", waits)
+					t.Fatalf("a loop deferring shared writes waited %d times in its own epoll_pwait, want 0", waits)
 				}
 				return
 			}

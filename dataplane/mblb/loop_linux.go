@@ -650,7 +650,11 @@ func (sc *serverConn) postedFlush() {
 func (cl *connLoop) deferFlush(sc *serverConn) {
 	if !cl.deferred {
 		cl.deferred = true
-		cl.l.Defer(sc)
+		if sc.owner == nil {
+			cl.l.DeferShared(sc)
+		} else {
+			cl.l.Defer(sc)
+		}
 	}
 }
 
