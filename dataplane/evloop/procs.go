@@ -67,6 +67,8 @@ type procSignals struct {
 	settled bool    // a loop settled
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
+	polls   bool    // a loop may busy-poll (SetBusyPoll)
+	events  uint64  // events the loops handled
 }
 
 // governor decides the processor count from the signals of each window;
@@ -131,18 +133,30 @@ func Procs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// GovernProcs starts the processor governor over the GOMAXPROCS the
-// process has now: nothing to govern below two, nor when the GOMAXPROCS
-// environment variable fixed the count. A daemon's main calls it once,
-// before anything is sized by Procs; StopGoverning ends it.
-func GovernProcs() {
+// Governed says what the governor decides: the processor count
+// (nothing to govern below two processors, nor when the GOMAXPROCS
+// environment variable fixed the count) and whether loops busy-poll
+// (polljudge.go; loops poll only if SetBusyPoll gave them a time).
+type Governed struct {
+	Procs, Polling bool
+}
+
+// Govern starts the governor. A daemon's main calls it once, before
+// anything is sized by Procs; StopGoverning ends it.
+func Govern(what Governed) {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
-	full := runtime.GOMAXPROCS(0)
-	if gov.stop != nil || full < 2 || os.Getenv("GOMAXPROCS") != "" {
+	if gov.stop != nil {
 		return
 	}
-	gov.full.Store(int32(full))
+	full := runtime.GOMAXPROCS(0)
+	procs := what.Procs && full >= 2 && os.Getenv("GOMAXPROCS") == ""
+	if !procs && !what.Polling {
+		return
+	}
+	if procs {
+		gov.full.Store(int32(full))
+	}
 	gov.stop, gov.done = make(chan struct{}), make(chan struct{})
 	stop, done := gov.stop, gov.done
 	go func() {
@@ -150,18 +164,28 @@ func GovernProcs() {
 		t := time.NewTicker(governEvery)
 		defer t.Stop()
 		g := governor{full: full, cur: full}
+		var j pollJudge
 		sample := sampleProcs()
 		start := time.Now()
 		for {
 			select {
 			case <-stop:
-				setProcs(full, full)
+				if procs {
+					setProcs(full, full)
+				}
+				pollOff.Store(false)
 				return
 			case <-t.C:
 			}
-			if n := g.next(sample(), time.Since(start)); n != g.cur {
-				setProcs(n, full)
-				g.cur = n
+			s := sample()
+			if procs {
+				if n := g.next(s, time.Since(start)); n != g.cur {
+					setProcs(n, full)
+					g.cur = n
+				}
+			}
+			if what.Polling && s.polls {
+				pollOff.Store(j.next(pollSignals{low: s.peak > 0 && s.peak <= spinMaxActive, events: s.events}))
 			}
 		}
 	}()
@@ -195,7 +219,8 @@ func setProcs(n, full int) {
 }
 
 // StopGoverning ends the governor, if one runs, and gives the process
-// back the processors it started with (and every loop its goroutine).
+// back the processors it started with (and every loop its goroutine)
+// and its loops their polling.
 func StopGoverning() {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
@@ -277,6 +302,8 @@ func sampleProcs() func() procSignals {
 			for _, l := range *p {
 				s.peak = max(s.peak, int(l.peakRegs.Swap(0)))
 				s.settled = l.settled.Swap(false) || s.settled
+				s.events += l.handled.Swap(0)
+				s.polls = s.polls || l.spin > 0
 			}
 		}
 		var ru syscall.Rusage

@@ -262,8 +262,8 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if full < 2 {
 		t.Skip("nothing to govern on one processor")
 	}
-	GovernProcs()
-	GovernProcs() // a second start changes nothing
+	Govern(Governed{Procs: true, Polling: true})
+	Govern(Governed{Procs: true}) // a second start changes nothing
 	if Procs() != full {
 		t.Fatalf("Procs %d while governing %d processors", Procs(), full)
 	}

@@ -1,0 +1,89 @@
+package evloop
+
+import "testing"
+
+// judgeRun drives a pollJudge for n windows of low load on a machine
+// where a window handles on events with polling and off without, and
+// returns the standing choice at the end and the windows run without
+// polling.
+func judgeRun(j *pollJudge, n int, on, off uint64) (standingOff bool, offWindows int) {
+	polling := !j.off
+	for i := 0; i < n; i++ {
+		ev := off
+		if polling {
+			ev = on
+		} else {
+			offWindows++
+		}
+		polling = !j.next(pollSignals{low: true, events: ev})
+	}
+	return j.off, offWindows
+}
+
+func TestPollJudge(t *testing.T) {
+	probe := 2 * (pollSettle + pollCount)
+	cases := []struct {
+		name    string
+		on, off uint64
+		windows int
+		wantOff bool
+		// offWindows: how many of the windows ran without polling.
+		offWindows int
+	}{
+		{"no probe before pollFirst windows", 150, 100, pollFirst, false, 0},
+		{"polling that pays stays on, probed with the other mode first", 150, 100, pollFirst + probe, false, pollSettle + pollCount},
+		{"the next probe waits twice as long", 150, 100, pollFirst + probe + 2*pollFirst + probe, false, 2 * (pollSettle + pollCount)},
+		{"polling that does not pay goes off", 100, 100, pollFirst + probe, true, pollSettle + pollCount},
+		{"a gain within the margin is no gain", 104, 100, pollFirst + probe, true, pollSettle + pollCount},
+		{"off, a probe tries polling again and keeps it off",
+			100, 100, pollFirst + probe + pollFirst + probe, true,
+			(pollSettle + pollCount) + pollFirst + (pollSettle + pollCount)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var j pollJudge
+			off, offWindows := judgeRun(&j, c.windows, c.on, c.off)
+			if off != c.wantOff || offWindows != c.offWindows {
+				t.Fatalf("off %v after %d windows, %d of them without polling; want %v, %d", off, c.windows, offWindows, c.wantOff, c.offWindows)
+			}
+		})
+	}
+
+	t.Run("a machine that changes is followed", func(t *testing.T) {
+		var j pollJudge
+		if off, _ := judgeRun(&j, pollFirst+probe, 100, 100); !off {
+			t.Fatal("polling stayed on where it did not pay")
+		}
+		if off, _ := judgeRun(&j, 4*(pollFirst+probe), 200, 100); off {
+			t.Fatal("polling stayed off where it came to pay")
+		}
+	})
+
+	t.Run("a window without such load abandons the probe", func(t *testing.T) {
+		var j pollJudge
+		judgeRun(&j, pollFirst, 100, 100)
+		if !j.next(pollSignals{low: true, events: 100}) {
+			t.Fatal("the probe's second window polls: want off, the other mode first")
+		}
+		if j.next(pollSignals{low: false, events: 900}) {
+			t.Fatal("a busy window during the probe: want the standing choice (on)")
+		}
+		// The busy window's events count nowhere: with polling paying
+		// from here, the probe run again keeps it on.
+		if off, _ := judgeRun(&j, probe+1, 150, 100); off {
+			t.Fatal("polling went off after an abandoned probe")
+		}
+	})
+
+	t.Run("windows without such load do not bring the probe nearer", func(t *testing.T) {
+		var j pollJudge
+		for i := 0; i < 3*pollFirst; i++ {
+			if j.next(pollSignals{low: false, events: 100}) {
+				t.Fatal("polling went off without a probe")
+			}
+		}
+		if off, offWindows := judgeRun(&j, pollFirst, 100, 100); off || offWindows != 0 {
+			t.Fatalf("a probe before pollFirst windows of low load: off %v, %d windows without polling", off, offWindows)
+		}
+	})
+}
