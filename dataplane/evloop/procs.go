@@ -37,7 +37,7 @@ import (
 // The signals, read every governEvery:
 //   - whether a loop settled, and the busiest loop's registrations with
 //     events in one activity window (at most spinMaxActive: it
-//     busy-polls);
+//     busy-polls, unless polling is off, polljudge.go, when it parks);
 //   - the process's CPU time (getrusage): above oneCPU of a CPU it does
 //     not go down, above fullCPU it goes up;
 //   - the runtime's scheduling latencies: on one processor, goroutines
@@ -68,6 +68,7 @@ type procSignals struct {
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
 	polls   bool    // a loop may busy-poll (SetBusyPoll)
+	pollOff bool    // polling was off (polljudge.go)
 	events  uint64  // events the loops handled
 }
 
@@ -84,7 +85,7 @@ type governor struct {
 // next returns the processors to run with after the window that ended
 // at elapsed (time since the governor started).
 func (g *governor) next(s procSignals, elapsed time.Duration) int {
-	moderate := s.peak > spinMaxActive && !s.settled
+	moderate := (s.peak > spinMaxActive || s.pollOff) && !s.settled
 	if g.cur == 1 {
 		switch {
 		case s.slow > slowShare:
@@ -306,6 +307,7 @@ func sampleProcs() func() procSignals {
 				s.polls = s.polls || l.spin > 0
 			}
 		}
+		s.pollOff = pollOff.Load() // as it was through the window
 		var ru syscall.Rusage
 		now := time.Now()
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
