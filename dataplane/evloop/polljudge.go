@@ -1,3 +1,5 @@
+//go:build linux
+
 package evloop
 
 import "sync/atomic"
@@ -24,16 +26,18 @@ var pollOff atomic.Bool
 // request, and not polling 1.0x (dataplane/README.md, "When polling does
 // not pay"). No fixed rule told the two apart.
 //
-// Probes come after pollFirst windows of such load, then after an
-// interval that doubles each time a probe confirms the current choice
-// (up to pollMax windows) and starts again when one reverses it. A
-// probe is abandoned when the load stops being such in one of its
-// windows.
+// Probes come after pollFirst windows of such load. While polling is on
+// the interval doubles each time a probe confirms it (up to pollMax
+// windows), as each probe's windows without polling cost what polling
+// gains; while it is off they come every pollFirst windows, which costs
+// a little CPU and finds soon a load that has changed to one where
+// polling pays (one connection becoming two, say). A probe is abandoned
+// when the load stops being such in one of its windows.
 const (
-	pollSettle = 1  // windows after a switch that are not counted
-	pollCount  = 3  // windows counted in each mode
-	pollFirst  = 20 // windows before the first probe (2 s)
-	pollMax    = 100
+	pollSettle = 1   // windows after a switch that are not counted
+	pollCount  = 3   // windows counted in each mode
+	pollFirst  = 20  // windows before the first probe (2 s)
+	pollMax    = 100 // the longest interval between probes (10 s)
 	pollMargin = 0.05
 )
 
@@ -97,7 +101,7 @@ func (j *pollJudge) next(s pollSignals) bool {
 	}
 	j.step = 0
 	off := float64(j.sum[1]) <= float64(j.sum[0])*(1+pollMargin)
-	if off == j.off {
+	if off == j.off && !off {
 		j.every = min(2*j.every, pollMax)
 	} else {
 		j.off, j.every = off, pollFirst

@@ -1,3 +1,5 @@
+//go:build linux
+
 package evloop
 
 import "testing"
@@ -38,6 +40,9 @@ func TestPollJudge(t *testing.T) {
 		{"off, a probe tries polling again and keeps it off",
 			100, 100, pollFirst + probe + pollFirst + probe, true,
 			(pollSettle + pollCount) + pollFirst + (pollSettle + pollCount)},
+		{"off, probes keep coming every pollFirst windows",
+			100, 100, pollFirst + 2*(probe+pollFirst) + probe, true,
+			3*(pollSettle+pollCount) + 2*pollFirst},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
