@@ -13,7 +13,10 @@ var pollOff atomic.Bool
 // registrations), the process now and then turns polling off for a few
 // governEvery windows and compares the events its loops handled with
 // the windows next to them with polling on; polling stays on only if it
-// made the loops handle more events, by more than pollMargin. A loop's
+// made the loops handle more events, by more than pollMargin, and is
+// turned on again only for more than pollMarginOn (the events of 300 ms
+// vary by several per cent from one to the next, and probes come more
+// often while polling is off, below). A loop's
 // peers that wait for its answers (keep-alive clients, members) send
 // sooner when it answers sooner, so on such exchanges the events handled
 // per second are their rate; where polling does not raise that rate, it
@@ -34,11 +37,12 @@ var pollOff atomic.Bool
 // polling pays (one connection becoming two, say). A probe is abandoned
 // when the load stops being such in one of its windows.
 const (
-	pollSettle = 1   // windows after a switch that are not counted
-	pollCount  = 3   // windows counted in each mode
-	pollFirst  = 20  // windows before the first probe (2 s)
-	pollMax    = 100 // the longest interval between probes (10 s)
-	pollMargin = 0.05
+	pollSettle   = 1    // windows after a switch that are not counted
+	pollCount    = 3    // windows counted in each mode
+	pollFirst    = 20   // windows before the first probe (2 s)
+	pollMax      = 100  // the longest interval between probes (10 s)
+	pollMargin   = 0.05 // what polling must gain to stay on
+	pollMarginOn = 0.15 // and to be turned on again
 )
 
 // pollSignals is what one governEvery window measured for the judge.
@@ -100,7 +104,11 @@ func (j *pollJudge) next(s pollSignals) bool {
 		return j.probeOff(j.step)
 	}
 	j.step = 0
-	off := float64(j.sum[1]) <= float64(j.sum[0])*(1+pollMargin)
+	margin := pollMargin
+	if j.off {
+		margin = pollMarginOn
+	}
+	off := float64(j.sum[1]) <= float64(j.sum[0])*(1+margin)
 	if off == j.off && !off {
 		j.every = min(2*j.every, pollMax)
 	} else {

@@ -64,6 +64,20 @@ func TestPollJudge(t *testing.T) {
 		}
 	})
 
+	t.Run("turning polling on again takes more than pollMarginOn", func(t *testing.T) {
+		var j pollJudge
+		judgeRun(&j, pollFirst+probe, 100, 100)
+		if off, _ := judgeRun(&j, 3*(pollFirst+probe), 110, 100); !off {
+			t.Fatal("polling turned on again for a 10 % gain")
+		}
+		if off, _ := judgeRun(&j, pollFirst+probe, 120, 100); off {
+			t.Fatal("polling stayed off for a 20 % gain")
+		}
+		if off, _ := judgeRun(&j, 3*(pollFirst+probe), 110, 100); off {
+			t.Fatal("polling went off again for a 10 % gain")
+		}
+	})
+
 	t.Run("a window without such load abandons the probe", func(t *testing.T) {
 		var j pollJudge
 		judgeRun(&j, pollFirst, 100, 100)
