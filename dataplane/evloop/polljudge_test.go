@@ -2,7 +2,10 @@
 
 package evloop
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // judgeRun drives a pollJudge for n windows of low load on a machine
 // where a window handles on events with polling and off without, and
@@ -105,4 +108,39 @@ func TestPollJudge(t *testing.T) {
 			t.Fatalf("a probe before pollFirst windows of low load: off %v, %d windows without polling", off, offWindows)
 		}
 	})
+}
+
+// TestJudgedOffLoopsParkAndCount: with polling judged off a loop given a
+// busy-poll time parks after each exchange instead of polling, and the
+// governor's sampler reads the events it handled and that it may poll.
+func TestJudgedOffLoopsParkAndCount(t *testing.T) {
+	pollOff.Store(true)
+	t.Cleanup(func() { pollOff.Store(false) })
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetBusyPoll(5 * time.Second)
+	l.contended = time.Hour
+	go l.Run(0, nil)
+	t.Cleanup(func() { l.Stop(true) })
+	fd := echoPair(t, l)
+	sample := sampleProcs()
+	sample() // from here
+	before := sleepsOf(l)
+	for i := 0; i < 10; i++ {
+		exchange(t, fd)
+		time.Sleep(2 * time.Millisecond) // each exchange in an activity window of its own
+	}
+	exchange(t, fd) // rolls the last window over
+	if spins := onLoop(l, func() int { return l.spins }); spins != 0 {
+		t.Fatalf("the loop polled %d times with polling off", spins)
+	}
+	if sleeps := sleepsOf(l) - before; sleeps < 10 {
+		t.Fatalf("the loop parked %d times over 10 exchanges, want each", sleeps)
+	}
+	s := sample()
+	if !s.polls || !s.pollOff || s.events < 5 || s.peak < 1 {
+		t.Fatalf("sampled %+v: want polls, pollOff, the exchanges' events and a peak", s)
+	}
 }

@@ -134,14 +134,6 @@ func Procs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// Governed says what the governor decides: the processor count
-// (nothing to govern below two processors, nor when the GOMAXPROCS
-// environment variable fixed the count) and whether loops busy-poll
-// (polljudge.go; loops poll only if SetBusyPoll gave them a time).
-type Governed struct {
-	Procs, Polling bool
-}
-
 // Govern starts the governor. A daemon's main calls it once, before
 // anything is sized by Procs; StopGoverning ends it.
 func Govern(what Governed) {

@@ -277,8 +277,12 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("GOMAXPROCS %d with no loop running", runtime.GOMAXPROCS(0))
 	}
+	pollOff.Store(true) // as a judge that found polling not paying
 	StopGoverning()
 	StopGoverning()
+	if pollOff.Load() {
+		t.Fatal("polling still off after the governor stopped")
+	}
 	if gov.full.Load() != 0 || runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("after stopping: governed %d, GOMAXPROCS %d", gov.full.Load(), runtime.GOMAXPROCS(0))
 	}
