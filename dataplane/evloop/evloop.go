@@ -122,13 +122,10 @@ type Loop struct {
 	// shared: the batch deferred a shared write (DeferShared).
 	shared bool
 	// What the processor governor reads and resets each of its windows:
-	// the most registrations with events in one activity window, whether
-	// the loop settled, and the events it handled (winEvents counts them
-	// until the activity window ends, handled from then).
-	peakRegs  atomic.Int32
-	settled   atomic.Bool
-	handled   atomic.Uint64
-	winEvents int
+	// the most registrations with events in one activity window, and
+	// whether the loop settled.
+	peakRegs atomic.Int32
+	settled  atomic.Bool
 	// Hosting (procs.go): joinHost asks the loop to let host serve it;
 	// resume ends that; guests are the loops this one serves; onTick and
 	// tick are Run's (a host ticks its guests with its own ticks).
@@ -184,9 +181,7 @@ func New() (*Loop, error) {
 // no more than half the process's processors poll at one time (spinGate),
 // and a loop that finds its CPU wanted by other threads stops polling for
 // contendedBackoff (busyPoll). BIG-IP's TMM polls all the time, and
-// HAProxy's busy-polling does too; this stops after d. Where the
-// governor judges polling (Govern), loops poll only while a trial finds
-// that it raises the rate they handle events at (polljudge.go).
+// HAProxy's busy-polling does too; this stops after d.
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
 
 // Now is the time the current batch of events was fetched, in Unix
@@ -398,7 +393,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 		for {
 			n := l.poll()
-			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt && !pollOff.Load() {
+			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
 				if spinners.enter(l.spinLimit) {
 					until := time.Now().Add(l.spin)
 					if tick > 0 && next.Before(until) {
@@ -502,7 +497,6 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 // when the loop was stopped.
 func (l *Loop) handle(n int, now time.Time) bool {
 	l.now = now.UnixNano()
-	l.winEvents += n
 	for i := 0; i < n; i++ {
 		ev := &l.events[i]
 		t := tokenOf(ev)
@@ -528,8 +522,6 @@ func (l *Loop) handle(n int, now time.Time) bool {
 			l.peakRegs.Store(int32(l.lastRegs))
 		}
 		l.lastDefers, l.winDefers = l.winDefers, 0
-		l.handled.Add(uint64(l.winEvents))
-		l.winEvents = 0
 		l.window++
 		l.windowEnd = l.now + int64(activityWindow)
 	}

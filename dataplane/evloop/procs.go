@@ -37,7 +37,7 @@ import (
 // The signals, read every governEvery:
 //   - whether a loop settled, and the busiest loop's registrations with
 //     events in one activity window (at most spinMaxActive: it
-//     busy-polls, unless polling is off, polljudge.go, when it parks);
+//     busy-polls);
 //   - the process's CPU time (getrusage): above oneCPU of a CPU it does
 //     not go down, above fullCPU it goes up;
 //   - the runtime's scheduling latencies: on one processor, goroutines
@@ -67,9 +67,6 @@ type procSignals struct {
 	settled bool    // a loop settled
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
-	polls   bool    // a loop may busy-poll (SetBusyPoll)
-	pollOff bool    // polling was off (polljudge.go)
-	events  uint64  // events the loops handled
 }
 
 // governor decides the processor count from the signals of each window;
@@ -85,7 +82,7 @@ type governor struct {
 // next returns the processors to run with after the window that ended
 // at elapsed (time since the governor started).
 func (g *governor) next(s procSignals, elapsed time.Duration) int {
-	moderate := (s.peak > spinMaxActive || s.pollOff) && !s.settled
+	moderate := s.peak > spinMaxActive && !s.settled
 	if g.cur == 1 {
 		switch {
 		case s.slow > slowShare:
@@ -134,22 +131,18 @@ func Procs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// Govern starts the governor. A daemon's main calls it once, before
-// anything is sized by Procs; StopGoverning ends it.
-func Govern(what Governed) {
+// GovernProcs starts the processor governor over the GOMAXPROCS the
+// process has now: nothing to govern below two, nor when the GOMAXPROCS
+// environment variable fixed the count. A daemon's main calls it once,
+// before anything is sized by Procs; StopGoverning ends it.
+func GovernProcs() {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
-	if gov.stop != nil {
-		return
-	}
 	full := runtime.GOMAXPROCS(0)
-	procs := what.Procs && full >= 2 && os.Getenv("GOMAXPROCS") == ""
-	if !procs && !what.Polling {
+	if gov.stop != nil || full < 2 || os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
-	if procs {
-		gov.full.Store(int32(full))
-	}
+	gov.full.Store(int32(full))
 	gov.stop, gov.done = make(chan struct{}), make(chan struct{})
 	stop, done := gov.stop, gov.done
 	go func() {
@@ -157,28 +150,18 @@ func Govern(what Governed) {
 		t := time.NewTicker(governEvery)
 		defer t.Stop()
 		g := governor{full: full, cur: full}
-		var j pollJudge
 		sample := sampleProcs()
 		start := time.Now()
 		for {
 			select {
 			case <-stop:
-				if procs {
-					setProcs(full, full)
-				}
-				pollOff.Store(false)
+				setProcs(full, full)
 				return
 			case <-t.C:
 			}
-			s := sample()
-			if procs {
-				if n := g.next(s, time.Since(start)); n != g.cur {
-					setProcs(n, full)
-					g.cur = n
-				}
-			}
-			if what.Polling && s.polls {
-				pollOff.Store(j.next(pollSignals{low: s.peak > 0 && s.peak <= spinMaxActive, events: s.events}))
+			if n := g.next(sample(), time.Since(start)); n != g.cur {
+				setProcs(n, full)
+				g.cur = n
 			}
 		}
 	}()
@@ -212,8 +195,7 @@ func setProcs(n, full int) {
 }
 
 // StopGoverning ends the governor, if one runs, and gives the process
-// back the processors it started with (and every loop its goroutine)
-// and its loops their polling.
+// back the processors it started with (and every loop its goroutine).
 func StopGoverning() {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
@@ -295,11 +277,8 @@ func sampleProcs() func() procSignals {
 			for _, l := range *p {
 				s.peak = max(s.peak, int(l.peakRegs.Swap(0)))
 				s.settled = l.settled.Swap(false) || s.settled
-				s.events += l.handled.Swap(0)
-				s.polls = s.polls || l.spin > 0
 			}
 		}
-		s.pollOff = pollOff.Load() // as it was through the window
 		var ru syscall.Rusage
 		now := time.Now()
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {

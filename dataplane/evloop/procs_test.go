@@ -34,12 +34,6 @@ func TestGovernorNext(t *testing.T) {
 			{procSignals{peak: 3, cpu: 0.3}, 100, 2}, {procSignals{peak: 4}, 200, 2}, {procSignals{peak: 2}, 300, 2},
 			{procSignals{peak: 1}, 400, 2}, {procSignals{peak: 3}, 500, 2}, {procSignals{peak: 3}, 600, 2},
 		}},
-		{"loops that would poll, with polling off, park like moderate ones", []step{
-			{procSignals{peak: 2, pollOff: true}, 100, 2}, {procSignals{peak: 2, pollOff: true}, 200, 2},
-			{procSignals{peak: 2, pollOff: true}, 300, 2}, {procSignals{peak: 2, pollOff: true}, 400, 2},
-			{procSignals{peak: 2, pollOff: true}, 500, 1},
-			{procSignals{peak: 2}, 600, 2}, // a probe polls again: every processor
-		}},
 		{"settling loops keep every processor", []step{
 			{procSignals{peak: 60, settled: true}, 100, 2}, {procSignals{peak: 60, settled: true}, 200, 2},
 			{procSignals{peak: 60, settled: true}, 300, 2}, {procSignals{peak: 60, settled: true}, 400, 2},
@@ -268,8 +262,8 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if full < 2 {
 		t.Skip("nothing to govern on one processor")
 	}
-	Govern(Governed{Procs: true, Polling: true})
-	Govern(Governed{Procs: true}) // a second start changes nothing
+	GovernProcs()
+	GovernProcs() // a second start changes nothing
 	if Procs() != full {
 		t.Fatalf("Procs %d while governing %d processors", Procs(), full)
 	}
@@ -277,12 +271,8 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("GOMAXPROCS %d with no loop running", runtime.GOMAXPROCS(0))
 	}
-	pollOff.Store(true) // as a judge that found polling not paying
 	StopGoverning()
 	StopGoverning()
-	if pollOff.Load() {
-		t.Fatal("polling still off after the governor stopped")
-	}
 	if gov.full.Load() != 0 || runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("after stopping: governed %d, GOMAXPROCS %d", gov.full.Load(), runtime.GOMAXPROCS(0))
 	}
