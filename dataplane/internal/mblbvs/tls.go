@@ -303,7 +303,11 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 	verdict := r.verdict
 	r.mu.Unlock()
 	if err != nil || verdict != irules.GoOn {
-		go r.f.sess.Close(err != nil || verdict == irules.Reject)
+		// At once, not on a goroutine of its own: the dial that runs
+		// this (serverTLS) then finds the client closed and sends it
+		// nothing, where a later close let the member's answer reach
+		// the client first. The dial holds no lock Close takes.
+		r.f.sess.Close(err != nil || verdict == irules.Reject)
 	}
 }
 
@@ -370,7 +374,7 @@ func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear b
 	verdict := r.verdict
 	r.mu.Unlock()
 	if err != nil || verdict != irules.GoOn {
-		go r.f.sess.Close(true)
+		r.f.sess.Close(true) // at once, as in serverHandshake
 	}
 	return p.clear
 }
