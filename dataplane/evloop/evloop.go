@@ -116,11 +116,9 @@ type Loop struct {
 	// epoll_pwait (settle); ownWaits counts those waits, for tests.
 	waitOwn  bool
 	ownWaits int
-	// Batches that deferred a shared write (DeferShared) in the current
-	// activity window and in the last whole one.
+	// Shared writes deferred (DeferShared) in the current activity window
+	// and in the last whole one; settles reads only whether there were any.
 	winDefers, lastDefers int
-	// shared: the batch deferred a shared write (DeferShared).
-	shared bool
 	// What the processor governor reads and resets each of its windows:
 	// the most registrations with events in one activity window, and
 	// whether the loop settled.
@@ -252,7 +250,7 @@ func (l *Loop) Defer(f Flusher) { l.later = append(l.later, f) }
 // the loop from settling (settles), because the larger batches a late
 // wake-up from the runtime's poller gathers are what make it pay.
 func (l *Loop) DeferShared(f Flusher) {
-	l.shared = true
+	l.winDefers++
 	l.later = append(l.later, f)
 }
 
@@ -532,10 +530,6 @@ func (l *Loop) handle(n int, now time.Time) bool {
 				s.h.Ready(s.tag, In)
 			}
 		}
-	}
-	if l.shared {
-		l.shared = false
-		l.winDefers++
 	}
 	for len(l.later) > 0 {
 		fs := l.later
