@@ -190,7 +190,7 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	v := r.verdict
 	r.mu.Unlock()
 	if err != nil || v != irules.GoOn {
-		go r.f.sess.Close(true)
+		r.f.sess.Close(true) // at once, as in serverHandshake (tls.go)
 	}
 }
 
