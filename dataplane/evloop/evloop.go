@@ -844,7 +844,7 @@ func (l *Loop) Stop(started bool) {
 // Writes of one client's own (Defer) gain nothing from waiting: a loop
 // of message clients without OneConnect settles (64 clients, length
 // framing: +9 % messages/s, the seed's rule +4 %; dataplane/README.md,
-// "What is left at 64 message clients").
+// "Settling with writes of a client's own").
 const (
 	settleRegs = 16
 	settleFor  = 30 * time.Microsecond
