@@ -535,6 +535,29 @@ func TestLongRunningLoopNudgesForAParkedOne(t *testing.T) {
 	}
 }
 
+// A loop back from the runtime's poller does not ask the parked loops
+// whether their events have come until it has run for lookEvery: the
+// thread that polled for it readied every loop whose events were there,
+// and a loop that parks again sooner polls on its way. So short turns
+// between parks make no poll(2) of other loops' descriptors.
+func TestShortTurnsDoNotLook(t *testing.T) {
+	a := startLoop(t, 0, nil)
+	startLoop(t, 0, nil) // a parked loop it could look at
+	fa := echoPair(t, a)
+	parkedAll(t, 2)
+	looks := func() int { return onLoop(a, func() int { return a.looks }) }
+	before := looks()
+	const turns = 20
+	for i := 0; i < turns; i++ {
+		time.Sleep(4 * lookEvery) // a look would be due by the clock alone
+		exchange(t, fa)
+	}
+	// A turn may outlast lookEvery on a busy machine; not most of them.
+	if n := looks() - before; n >= turns/2 {
+		t.Fatalf("%d looks in %d short turns", n, turns)
+	}
+}
+
 // parkedNow counts the running loops waiting in the runtime's poller.
 func parkedNow() int {
 	n := 0
