@@ -9,7 +9,7 @@
 #   bash bench/mblb.sh                 # 3 s per run
 #   DURATION=10 CLIENTS="1 8 64" SIZES="64 16384" bash bench/mblb.sh
 #   ROUNDS=5 bash bench/mblb.sh        # median of 5 rounds, order alternating
-#   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default 200us)
+#   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default auto)
 #   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
 #   PROXY_CPUS=1 PEER_CPUS=0 bash bench/mblb.sh
 #       # the proxy (ltmd or HAProxy) on its own CPUs, the clients and
@@ -40,7 +40,7 @@ fi
 export PATH=$work:$PATH OPENLTM_SOCKET=$work/ltmd.sock OPENLTM_STATE_DIR=$work/state
 "${peer[@]}" tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
 "${peer[@]}" tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
-"${proxy[@]}" ltmd --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
+"${proxy[@]}" ltmd --busy-poll "${BUSY_POLL:-auto}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
 ltmd_pid=$!
 for i in $(seq 50); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
 tmsh -f /dev/stdin <<TMSH || exit 1

@@ -6,7 +6,7 @@
 #   bash bench/run.sh            # 10 s per run
 #   DURATION=30 CONNS=128 bash bench/run.sh
 #   CONNS="1 2 8 64" ROUNDS=5 DURATION=5 bash bench/run.sh   # several cells
-#   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default 200us)
+#   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default auto)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
 #   HOLD=1 bash bench/run.sh     # set the L4 targets up, print them and their pids
@@ -76,7 +76,7 @@ pids+=($!)
 haproxy_pid=$!
 
 go build -o "$work/" ./cmd/ltmd ./cmd/tmsh || { echo "bench: build failed"; exit 1; }
-"$work/ltmd" --busy-poll "${BUSY_POLL:-200us}" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
+"$work/ltmd" --busy-poll "${BUSY_POLL:-auto}" --state-dir "$work/state" --socket "$work/ltmd.sock" 2>"$work/ltmd.err" &
 pids+=($!)
 ltmd_pid=$!
 for _ in $(seq 100); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done

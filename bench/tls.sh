@@ -105,7 +105,7 @@ start_ltmd() {
   local name=$1 http=$2 l4=$3; shift 3
   mkdir -p "$work/$name"
   # shellcheck disable=SC2086
-  env "$@" "${ltmd_bin:-$work/ltmd}" --busy-poll "${BUSY_POLL:-200us}" ${extra_args:-} --state-dir "$work/$name/state" --socket "$work/$name/ltmd.sock" 2>"$work/$name/ltmd.err" & pids+=($!)
+  env "$@" "${ltmd_bin:-$work/ltmd}" --busy-poll "${BUSY_POLL:-auto}" ${extra_args:-} --state-dir "$work/$name/state" --socket "$work/$name/ltmd.sock" 2>"$work/$name/ltmd.err" & pids+=($!)
   ltmd_pid=$!
   for _ in $(seq 100); do [ -S "$work/$name/ltmd.sock" ] && break; sleep 0.1; done
   "$work/tmsh" --socket "$work/$name/ltmd.sock" -f /dev/stdin <<TMSH || { echo "bench/tls: configuring $name failed"; cat "$work/$name/ltmd.err"; exit 1; }

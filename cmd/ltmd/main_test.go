@@ -104,7 +104,7 @@ func TestServesAndStopsCleanly(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}} {
+	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}, {"--busy-poll", "fast"}, {"--busy-poll", "-1ms"}} {
 		cmd, _ := start(t, args...)
 		if code := wait(t, cmd); code != 2 {
 			t.Errorf("ltmd %v: status %d, want 2", args, code)

@@ -48,7 +48,7 @@ func runLtmd(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	signal.Ignore(syscall.SIGHUP)
-	evloop.GovernProcs() // as ltmd --procs auto
+	evloop.Govern(evloop.Governed{Procs: true, Polling: true}) // as ltmd --procs auto --busy-poll auto
 	defer evloop.StopGoverning()
 	err := daemon.Serve(ctx, daemon.Options{StateDir: *stateDir, Logger: logger, BusyPoll: daemon.DefaultBusyPoll}, *socket)
 	switch {

@@ -67,6 +67,9 @@ type slot struct {
 	tag uint8
 	// seen is the activity window in which the slot last had events.
 	seen uint32
+	// guest: the slot holds a hosted loop's epoll descriptor, whose
+	// events that loop counts itself (procs.go).
+	guest bool
 }
 
 // batch is how many events one wait returns at most.
@@ -121,10 +124,13 @@ type Loop struct {
 	// and in the last whole one; settles reads only whether there were any.
 	winDefers, lastDefers int
 	// What the processor governor reads and resets each of its windows:
-	// the most registrations with events in one activity window, and
-	// whether the loop settled.
-	peakRegs atomic.Int32
-	settled  atomic.Bool
+	// the most registrations with events in one activity window, whether
+	// the loop settled, and the events it handled (winEvents counts them
+	// until the activity window ends, handled from then).
+	peakRegs  atomic.Int32
+	settled   atomic.Bool
+	handled   atomic.Uint64
+	winEvents int
 	// Hosting (procs.go): joinHost asks the loop to let host serve it;
 	// resume ends that; guests are the loops this one serves; onTick and
 	// tick are Run's (a host ticks its guests with its own ticks).
@@ -180,7 +186,9 @@ func New() (*Loop, error) {
 // no more than half the process's processors poll at one time (spinGate),
 // and a loop that finds its CPU wanted by other threads stops polling for
 // contendedBackoff (busyPoll). BIG-IP's TMM polls all the time, and
-// HAProxy's busy-polling does too; this stops after d.
+// HAProxy's busy-polling does too; this stops after d. Where the
+// governor judges polling (Govern), loops poll only while a trial finds
+// that it raises the rate they handle events at (polljudge.go).
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
 
 // Now is the time the current batch of events was fetched, in Unix
@@ -211,7 +219,7 @@ func (l *Loop) Add(fd int, events uint32, h Handler, tag uint8) (Token, error) {
 	}
 	s := &l.slots[idx]
 	s.gen++
-	s.h, s.tag = h, tag
+	s.h, s.tag, s.guest = h, tag, false
 	t := Token(idx) | Token(s.gen)<<32
 	ev := unix.EpollEvent{Events: events}
 	setToken(&ev, t)
@@ -396,7 +404,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 		for {
 			n := l.poll()
-			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt {
+			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt && !pollOff.Load() {
 				if spinners.enter(l.spinLimit) {
 					until := time.Now().Add(l.spin)
 					if tick > 0 && next.Before(until) {
@@ -500,6 +508,7 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 // when the loop was stopped.
 func (l *Loop) handle(n int, now time.Time) bool {
 	l.now = now.UnixNano()
+	l.winEvents += n
 	for i := 0; i < n; i++ {
 		ev := &l.events[i]
 		t := tokenOf(ev)
@@ -512,7 +521,9 @@ func (l *Loop) handle(n int, now time.Time) bool {
 			continue
 		}
 		if s := l.live(t); s != nil {
-			if s.seen != l.window {
+			if s.guest {
+				l.winEvents-- // the guest counts its own
+			} else if s.seen != l.window {
 				s.seen = l.window
 				l.winRegs++
 			}
@@ -525,6 +536,8 @@ func (l *Loop) handle(n int, now time.Time) bool {
 			l.peakRegs.Store(int32(l.lastRegs))
 		}
 		l.lastDefers, l.winDefers = l.winDefers, 0
+		l.handled.Add(uint64(l.winEvents))
+		l.winEvents = 0
 		l.window++
 		l.windowEnd = l.now + int64(activityWindow)
 	}

@@ -37,7 +37,7 @@ import (
 // The signals, read every governEvery:
 //   - whether a loop settled, and the busiest loop's registrations with
 //     events in one activity window (at most spinMaxActive: it
-//     busy-polls);
+//     busy-polls, unless polling is off, polljudge.go, when it parks);
 //   - the process's CPU time (getrusage): above oneCPU of a CPU it does
 //     not go down, above fullCPU it goes up;
 //   - the runtime's scheduling latencies: on one processor, goroutines
@@ -64,9 +64,13 @@ const (
 // procSignals is what one governEvery window measured.
 type procSignals struct {
 	peak    int     // the busiest loop's active registrations in one activity window
+	loops   int     // loops that had events
 	settled bool    // a loop settled
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
+	polls   bool    // a loop may busy-poll (SetBusyPoll)
+	pollOff bool    // polling was off (polljudge.go)
+	events  uint64  // events the loops handled
 }
 
 // governor decides the processor count from the signals of each window;
@@ -82,7 +86,7 @@ type governor struct {
 // next returns the processors to run with after the window that ended
 // at elapsed (time since the governor started).
 func (g *governor) next(s procSignals, elapsed time.Duration) int {
-	moderate := s.peak > spinMaxActive && !s.settled
+	moderate := (s.peak > spinMaxActive || s.pollOff) && !s.settled
 	if g.cur == 1 {
 		switch {
 		case s.slow > slowShare:
@@ -131,18 +135,22 @@ func Procs() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// GovernProcs starts the processor governor over the GOMAXPROCS the
-// process has now: nothing to govern below two, nor when the GOMAXPROCS
-// environment variable fixed the count. A daemon's main calls it once,
-// before anything is sized by Procs; StopGoverning ends it.
-func GovernProcs() {
+// Govern starts the governor. A daemon's main calls it once, before
+// anything is sized by Procs; StopGoverning ends it.
+func Govern(what Governed) {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
-	full := runtime.GOMAXPROCS(0)
-	if gov.stop != nil || full < 2 || os.Getenv("GOMAXPROCS") != "" {
+	if gov.stop != nil {
 		return
 	}
-	gov.full.Store(int32(full))
+	full := runtime.GOMAXPROCS(0)
+	procs := what.Procs && full >= 2 && os.Getenv("GOMAXPROCS") == ""
+	if !procs && !what.Polling {
+		return
+	}
+	if procs {
+		gov.full.Store(int32(full))
+	}
 	gov.stop, gov.done = make(chan struct{}), make(chan struct{})
 	stop, done := gov.stop, gov.done
 	go func() {
@@ -150,18 +158,28 @@ func GovernProcs() {
 		t := time.NewTicker(governEvery)
 		defer t.Stop()
 		g := governor{full: full, cur: full}
+		var j pollJudge
 		sample := sampleProcs()
 		start := time.Now()
 		for {
 			select {
 			case <-stop:
-				setProcs(full, full)
+				if procs {
+					setProcs(full, full)
+				}
+				pollOff.Store(false)
 				return
 			case <-t.C:
 			}
-			if n := g.next(sample(), time.Since(start)); n != g.cur {
-				setProcs(n, full)
-				g.cur = n
+			s := sample()
+			if procs {
+				if n := g.next(s, time.Since(start)); n != g.cur {
+					setProcs(n, full)
+					g.cur = n
+				}
+			}
+			if what.Polling && s.polls {
+				pollOff.Store(j.next(pollSignals{peak: s.peak, loops: s.loops, events: s.events}))
 			}
 		}
 	}()
@@ -195,7 +213,8 @@ func setProcs(n, full int) {
 }
 
 // StopGoverning ends the governor, if one runs, and gives the process
-// back the processors it started with (and every loop its goroutine).
+// back the processors it started with (and every loop its goroutine)
+// and its loops their polling.
 func StopGoverning() {
 	gov.mu.Lock()
 	defer gov.mu.Unlock()
@@ -242,6 +261,7 @@ func (h *Loop) adopt(g *Loop, epoch uint64) {
 		return
 	}
 	gs.tok = tok
+	h.slots[uint32(tok)].guest = true
 	h.guests = append(h.guests, gs)
 }
 
@@ -275,10 +295,17 @@ func sampleProcs() func() procSignals {
 		var s procSignals
 		if p := running.ls.Load(); p != nil {
 			for _, l := range *p {
-				s.peak = max(s.peak, int(l.peakRegs.Swap(0)))
+				p := int(l.peakRegs.Swap(0))
+				s.peak = max(s.peak, p)
+				if p > 0 {
+					s.loops++
+				}
 				s.settled = l.settled.Swap(false) || s.settled
+				s.events += l.handled.Swap(0)
+				s.polls = s.polls || l.spin > 0
 			}
 		}
+		s.pollOff = pollOff.Load() // as it was through the window
 		var ru syscall.Rusage
 		now := time.Now()
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {

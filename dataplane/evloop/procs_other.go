@@ -8,8 +8,8 @@ import "runtime"
 // GOMAXPROCS, as there are no event loops (and no governor) off Linux.
 func Procs() int { return runtime.GOMAXPROCS(0) }
 
-// GovernProcs does nothing off Linux, where there are no event loops.
-func GovernProcs() {}
+// Govern does nothing off Linux, where there are no event loops.
+func Govern(Governed) {}
 
 // StopGoverning does nothing off Linux.
 func StopGoverning() {}

@@ -34,6 +34,12 @@ func TestGovernorNext(t *testing.T) {
 			{procSignals{peak: 3, cpu: 0.3}, 100, 2}, {procSignals{peak: 4}, 200, 2}, {procSignals{peak: 2}, 300, 2},
 			{procSignals{peak: 1}, 400, 2}, {procSignals{peak: 3}, 500, 2}, {procSignals{peak: 3}, 600, 2},
 		}},
+		{"loops that would poll, with polling off, park like moderate ones", []step{
+			{procSignals{peak: 2, pollOff: true}, 100, 2}, {procSignals{peak: 2, pollOff: true}, 200, 2},
+			{procSignals{peak: 2, pollOff: true}, 300, 2}, {procSignals{peak: 2, pollOff: true}, 400, 2},
+			{procSignals{peak: 2, pollOff: true}, 500, 1},
+			{procSignals{peak: 2}, 600, 2}, // a probe polls again: every processor
+		}},
 		{"settling loops keep every processor", []step{
 			{procSignals{peak: 60, settled: true}, 100, 2}, {procSignals{peak: 60, settled: true}, 200, 2},
 			{procSignals{peak: 60, settled: true}, 300, 2}, {procSignals{peak: 60, settled: true}, 400, 2},
@@ -158,6 +164,31 @@ func TestOneProcessorHostsTheOtherLoops(t *testing.T) {
 	}
 }
 
+// A guest's events are counted once, by the guest: the host's
+// registration of the guest's epoll descriptor is neither an active
+// registration nor an event of the host's. Otherwise a judge of polling
+// (polljudge.go) would see two busy loops where one exchange runs, and
+// more events on one processor than on two.
+func TestAGuestsEventsAreCountedOnce(t *testing.T) {
+	host, guest, _ := hostTwo(t, 5*time.Millisecond)
+	b := echoPair(t, guest)
+	joined(t, host)
+	sample := sampleProcs()
+	sample() // from here
+	const exchanges = 20
+	for i := 0; i < exchanges; i++ {
+		if !echoes(t, b) {
+			t.Fatalf("exchange %d through the guest went unanswered", i)
+		}
+		time.Sleep(2 * activityWindow) // each in a window of its own
+	}
+	echoes(t, b) // rolls the last window over
+	s := sample()
+	if s.loops != 1 || s.events < exchanges || s.events > exchanges+5 {
+		t.Fatalf("sampled %d loops with events and %d events for %d exchanges through one guest; want 1 and about %d", s.loops, s.events, exchanges+1, exchanges+1)
+	}
+}
+
 // joined switches to one processor and waits for host to serve its guest.
 func joined(t *testing.T, host *Loop) {
 	t.Helper()
@@ -262,8 +293,8 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if full < 2 {
 		t.Skip("nothing to govern on one processor")
 	}
-	GovernProcs()
-	GovernProcs() // a second start changes nothing
+	Govern(Governed{Procs: true, Polling: true})
+	Govern(Governed{Procs: true}) // a second start changes nothing
 	if Procs() != full {
 		t.Fatalf("Procs %d while governing %d processors", Procs(), full)
 	}
@@ -271,8 +302,12 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	if runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("GOMAXPROCS %d with no loop running", runtime.GOMAXPROCS(0))
 	}
+	pollOff.Store(true) // as a judge that found polling not paying
 	StopGoverning()
 	StopGoverning()
+	if pollOff.Load() {
+		t.Fatal("polling still off after the governor stopped")
+	}
 	if gov.full.Load() != 0 || runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("after stopping: governed %d, GOMAXPROCS %d", gov.full.Load(), runtime.GOMAXPROCS(0))
 	}
