@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/metrics"
@@ -54,7 +55,7 @@ func status(s dataplane.Status) metrics.Status {
 
 // snapshot is the state show reports, for one scrape.
 func (e *Engine) snapshot(p *dataplane.Plane) metrics.Snapshot {
-	s := metrics.Snapshot{Device: e.selfName()}
+	s := metrics.Snapshot{Device: e.selfName(), BusyPollOff: evloop.PollingOff()}
 	if p != nil {
 		s.Connections = uint64(p.ConnectionCount())
 		for _, v := range p.Virtuals() {

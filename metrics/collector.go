@@ -82,6 +82,7 @@ type collector struct {
 
 var (
 	connections = desc("connections", "Current client connections of all virtual servers.")
+	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off.")
 	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
 	virtualSt   = newStatus("virtual", "virtual server", "virtual")
 	virtualTr   = newTraffic("virtual", "client", "virtual")
@@ -119,7 +120,7 @@ var (
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connections, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
+	for _, d := range []*prometheus.Desc{connections, busyPollOff, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
 		gpoolRes, gserverPick, gvsInfo, gvsPick, dnsQueries, dnsOutcome, syncSt, syncGen, failover, peerAge, peerEtcd} {
 		ch <- d
 	}
@@ -140,6 +141,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), lv...)
 	}
 	gauge(connections, float64(s.Connections))
+	gauge(busyPollOff, b2f(s.BusyPollOff))
 	for _, v := range s.Virtuals {
 		gauge(virtualInfo, 1, v.Name, v.Destination)
 		virtualSt.collect(ch, v.Status, v.Name)

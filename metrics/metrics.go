@@ -161,6 +161,9 @@ type Snapshot struct {
 	Sync          *Sync    // nil when the device is in no group
 	TrafficGroups []TrafficGroup
 	Peers         []Peer // heard by network failover
+	// BusyPollOff: the judge of busy-polling (ltmd --busy-poll auto)
+	// has the event loops' polling off now.
+	BusyPollOff bool
 }
 
 // Availabilities and SyncStatuses are the states exported as state sets:

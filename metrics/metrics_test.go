@@ -16,6 +16,7 @@ func snapshot() Snapshot {
 	return Snapshot{
 		Device:      "bigip1",
 		Connections: 3,
+		BusyPollOff: true,
 		Virtuals: []Virtual{{Name: "/Common/vs_http", Destination: "10.1.10.100:80",
 			Status:  Status{Availability: "available", State: "enabled"},
 			Traffic: Traffic{BitsIn: 8000, BitsOut: 16000, PktsIn: 10, PktsOut: 12, CurConns: 3, MaxConns: 5, TotConns: 42, TotRequests: 40}}},
@@ -111,6 +112,7 @@ func TestScrape(t *testing.T) {
 		want   float64
 	}{
 		{"openltm_connections", nil, 3},
+		{"openltm_busy_poll_off", nil, 1},
 		{"openltm_virtual_info", map[string]string{"virtual": "/Common/vs_http", "destination": "10.1.10.100:80"}, 1},
 		{"openltm_virtual_status", map[string]string{"virtual": "/Common/vs_http", "availability": "available"}, 1},
 		{"openltm_virtual_status", map[string]string{"virtual": "/Common/vs_http", "availability": "offline"}, 0},

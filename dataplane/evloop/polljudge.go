@@ -8,6 +8,11 @@ import "sync/atomic"
 // would busy-poll park instead.
 var pollOff atomic.Bool
 
+// PollingOff reports whether the judge has busy-polling off now, so that
+// an operator can see what `--busy-poll auto` chose (the metrics export
+// it), as HAProxy's `show info` shows its Busy_polling.
+func PollingOff() bool { return pollOff.Load() }
+
 // Whether busy-polling pays is decided by trying: while one loop alone
 // serves an exchange it would busy-poll for (at most spinMaxActive
 // active registrations, no other loop with events: pollSignals.judged),

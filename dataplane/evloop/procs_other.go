@@ -13,3 +13,6 @@ func Govern(Governed) {}
 
 // StopGoverning does nothing off Linux.
 func StopGoverning() {}
+
+// PollingOff is false off Linux: there is no judge of polling.
+func PollingOff() bool { return false }
