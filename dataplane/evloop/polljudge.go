@@ -35,15 +35,15 @@ func PollingOff() bool { return pollOff.Load() }
 // request, and not polling 1.0x (dataplane/README.md, "When polling does
 // not pay"). No fixed rule told the two apart.
 //
-// Probes come after pollFirst windows of such load. While polling is on
-// the interval doubles each time a probe confirms it (up to pollMax
-// windows), as each probe's windows without polling cost what polling
-// gains; while it is off they come every pollFirst windows, which costs
-// a little CPU and finds soon a load that has changed to one where
-// polling pays (one connection becoming two, say). A probe is abandoned
-// when the load stops being such in one of its windows. Where several
-// loops have events, they poll (the default: no trial tells there), and
-// the standing choice comes back when one loop is alone again.
+// Probes come after pollFirst windows of such load, and the interval
+// doubles each time a probe confirms the standing choice (up to pollMax
+// windows), as each probe's windows in the other mode cost what the
+// choice gains: polling's CPU where it does not pay (a probe every 2 s
+// kept one keep-alive connection polling a sixth of the time), its rate
+// where it does. A probe is abandoned when the load stops being such in
+// one of its windows. Where several loops have events, they poll (the
+// default: no trial tells there), and the standing choice comes back
+// when one loop is alone again.
 const (
 	pollSettle   = 1    // windows after a switch that are not counted
 	pollCount    = 3    // windows counted in each mode
@@ -136,7 +136,7 @@ func (j *pollJudge) next(s pollSignals) bool {
 		margin = pollMarginOn
 	}
 	off := float64(j.sum[1]) <= float64(j.sum[0])*(1+margin)
-	if off == j.off && !off {
+	if off == j.off {
 		j.every = min(2*j.every, pollMax)
 	} else {
 		j.off, j.every = off, pollFirst

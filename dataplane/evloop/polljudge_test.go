@@ -46,9 +46,9 @@ func TestPollJudge(t *testing.T) {
 		{"off, a probe tries polling again and keeps it off",
 			100, 100, pollFirst + probe + pollFirst + probe, true,
 			(pollSettle + pollCount) + pollFirst + (pollSettle + pollCount)},
-		{"off, probes keep coming every pollFirst windows",
-			100, 100, pollFirst + 2*(probe+pollFirst) + probe, true,
-			3*(pollSettle+pollCount) + 2*pollFirst},
+		{"off, the probes that confirm it come at a doubling interval",
+			100, 100, pollFirst + probe + pollFirst + probe + 2*pollFirst + probe, true,
+			3*(pollSettle+pollCount) + 3*pollFirst},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,7 +76,9 @@ func TestPollJudge(t *testing.T) {
 		if off, _ := judgeRun(&j, 3*(pollFirst+probe), 110, 100); !off {
 			t.Fatal("polling turned on again for a 10 % gain")
 		}
-		if off, _ := judgeRun(&j, pollFirst+probe, 120, 100); off {
+		// The probes that kept it off came at a doubling interval: the
+		// next is at most pollMax windows away.
+		if off, _ := judgeRun(&j, pollMax+probe, 120, 100); off {
 			t.Fatal("polling stayed off for a 20 % gain")
 		}
 		if off, _ := judgeRun(&j, 3*(pollFirst+probe), 110, 100); off {
