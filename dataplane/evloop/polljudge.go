@@ -40,11 +40,8 @@ func PollingOff() bool { return pollOff.Load() }
 // windows), as each probe's windows in the other mode cost what the
 // choice gains: polling's CPU where it does not pay (a probe every 2 s
 // kept one keep-alive connection polling a sixth of the time), its rate
-// where it does. The choice changes only when two probes in a row find
-// against it, the second right after the first: on one 64-byte message
-// client, where polling pays, single probes turned it off now and then.
-// A probe is abandoned when the load stops being such in one of its
-// windows. Where several loops have events, they poll (the
+// where it does. A probe is abandoned when the load stops being such in
+// one of its windows. Where several loops have events, they poll (the
 // default: no trial tells there), and the standing choice comes back
 // when one loop is alone again.
 const (
@@ -89,9 +86,6 @@ type pollJudge struct {
 	// sum holds the events counted with polling off [0] and on [1].
 	step int
 	sum  [2]uint64
-	// doubt: the last probe found against the standing choice; the
-	// next, at once, must find the same for the choice to change.
-	doubt bool
 }
 
 // probeOff reports whether polling is off in the probe's window number
@@ -142,16 +136,9 @@ func (j *pollJudge) next(s pollSignals) bool {
 		margin = pollMarginOn
 	}
 	off := float64(j.sum[1]) <= float64(j.sum[0])*(1+margin)
-	switch {
-	case off == j.off:
-		j.doubt = false
+	if off == j.off {
 		j.every = min(2*j.every, pollMax)
-	case !j.doubt:
-		j.doubt = true
-		j.wait = 1 // the next probe at once
-		return j.off
-	default:
-		j.doubt = false
+	} else {
 		j.off, j.every = off, pollFirst
 	}
 	j.wait = j.every
