@@ -125,8 +125,9 @@ type Loop struct {
 	winDefers, lastDefers int
 	// What the processor governor reads and resets each of its windows:
 	// the most registrations with events in one activity window, whether
-	// the loop settled, and the events it handled (winEvents counts them
-	// until the activity window ends, handled from then).
+	// the loop settled, and the events of its registrations it handled
+	// (winEvents counts them until the activity window ends, handled from
+	// then; posts and a guest's descriptor are not counted).
 	peakRegs  atomic.Int32
 	settled   atomic.Bool
 	handled   atomic.Uint64
@@ -509,7 +510,6 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 // when the loop was stopped.
 func (l *Loop) handle(n int, now time.Time) bool {
 	l.now = now.UnixNano()
-	l.winEvents += n
 	for i := 0; i < n; i++ {
 		ev := &l.events[i]
 		t := tokenOf(ev)
@@ -522,11 +522,12 @@ func (l *Loop) handle(n int, now time.Time) bool {
 			continue
 		}
 		if s := l.live(t); s != nil {
-			if s.guest {
-				l.winEvents-- // the guest counts its own
-			} else if s.seen != l.window {
-				s.seen = l.window
-				l.winRegs++
+			if !s.guest { // a guest counts its own
+				l.winEvents++
+				if s.seen != l.window {
+					s.seen = l.window
+					l.winRegs++
+				}
 			}
 			s.h.Ready(s.tag, ev.Events)
 		}
