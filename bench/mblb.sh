@@ -9,7 +9,7 @@
 #   bash bench/mblb.sh                 # 3 s per run
 #   DURATION=10 CLIENTS="1 8 64" SIZES="64 16384" bash bench/mblb.sh
 #   ROUNDS=5 bash bench/mblb.sh        # median of 5 rounds, order alternating
-#   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default auto)
+#   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default auto; or hold)
 #   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
 #   PROXY_CPUS=1 PEER_CPUS=0 bash bench/mblb.sh
 #       # the proxy (ltmd or HAProxy) on its own CPUs, the clients and

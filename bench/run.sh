@@ -6,7 +6,7 @@
 #   bash bench/run.sh            # 10 s per run
 #   DURATION=30 CONNS=128 bash bench/run.sh
 #   CONNS="1 2 8 64" ROUNDS=5 DURATION=5 bash bench/run.sh   # several cells
-#   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default auto)
+#   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default auto; or hold)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
 #   HOLD=1 bash bench/run.sh     # set the L4 targets up, print them and their pids

@@ -26,7 +26,7 @@ func main() {
 	stateDir := fs.String("state-dir", "", "state directory (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
 	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	busyPoll := fs.String("busy-poll", "auto", "how long an event loop polls after its last events before it sleeps: a duration (0: sleep at once), or auto: "+daemon.DefaultBusyPoll.String()+", except that a loop alone on one exchange polls only while a trial finds it raises the rate")
+	busyPoll := fs.String("busy-poll", "auto", "how long an event loop polls after its last events before it sleeps: a duration (0: sleep at once), or auto: "+daemon.DefaultBusyPoll.String()+", except that a loop alone on one exchange polls only while a trial finds it raises the rate; or hold: a loop serving a few exchanges waits for their events on a thread of its own instead of polling")
 	endpoints := fs.String("cluster-endpoints", "", "comma-separated etcd client URLs of the device group's etcd cluster (none: the device is standalone)")
 	clusterDir := fs.String("cluster-dir", "", "trust files: device.crt, device.key, ca.crt and, on devices that add others, ca.key (default STATE-DIR/cluster)")
 	mgmt := fs.String("management-address", "", "host:port serving the trust exchange to peers (ca-devices add { ADDRESS })")
@@ -35,7 +35,7 @@ func main() {
 	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto] [--procs N|auto]
+		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -92,10 +92,12 @@ flags:
 	switch d, err := time.ParseDuration(*busyPoll); {
 	case *busyPoll == "auto":
 		governed.Polling = true
+	case *busyPoll == "hold":
+		evloop.SetHolding(true)
 	case err == nil && d >= 0:
 		poll = d
 	default:
-		fmt.Fprintf(os.Stderr, "ltmd: --busy-poll: %q is neither a duration of 0 or more (200us) nor auto\n", *busyPoll)
+		fmt.Fprintf(os.Stderr, "ltmd: --busy-poll: %q is neither a duration of 0 or more (200us) nor auto or hold\n", *busyPoll)
 		os.Exit(2)
 	}
 	evloop.Govern(governed)

@@ -61,14 +61,24 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 	return -1
 }
 
+// TestServesAndStopsCleanly: with the default options and with loops
+// that hold their threads (--busy-poll hold).
 func TestServesAndStopsCleanly(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--busy-poll", "hold"}} {
+		t.Run(strings.Join(append([]string{"default"}, extra...), " "), func(t *testing.T) {
+			servesAndStops(t, extra...)
+		})
+	}
+}
+
+func servesAndStops(t *testing.T, extra ...string) {
 	dir, err := os.MkdirTemp("", "ltmd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
 	sock := filepath.Join(dir, "s.sock")
-	cmd, stderr := start(t, "--state-dir", filepath.Join(dir, "state"), "--socket", sock, "--log-level", "debug")
+	cmd, stderr := start(t, append([]string{"--state-dir", filepath.Join(dir, "state"), "--socket", sock, "--log-level", "debug"}, extra...)...)
 
 	var c *control.Client
 	for range int(patience / (20 * time.Millisecond)) {

@@ -120,6 +120,12 @@ type Loop struct {
 	// epoll_pwait (settle); ownWaits counts those waits, for tests.
 	waitOwn  bool
 	ownWaits int
+	// holdNext: the loop leaves the runtime's poller to hold its thread
+	// (hold.go); holds counts the times it did, for tests; holdTS is the
+	// timeout of its raw waits.
+	holdNext bool
+	holds    int
+	holdTS   unix.Timespec
 	// Shared writes deferred (DeferShared) in the current activity window
 	// and in the last whole one; settles reads only whether there were any.
 	winDefers, lastDefers int
@@ -371,20 +377,39 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		unix.Close(l.epfd)
 		return err
 	}
-	f := os.NewFile(uintptr(l.epfd), "epoll")
-	defer f.Close()
+	defer unix.Close(l.epfd)
+	// The runtime's poller watches a duplicate of the epoll descriptor,
+	// so that closing it takes the loop out of the poller while the loop
+	// holds its thread (hold.go) and a new one puts it back.
+	var f *os.File
+	var rc syscall.RawConn
+	register := func(next time.Time) error {
+		fd, err := unix.FcntlInt(uintptr(l.epfd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		f = os.NewFile(uintptr(fd), "epoll")
+		if rc, err = f.SyscallConn(); err != nil {
+			f.Close()
+			return err
+		}
+		if tick > 0 {
+			f.SetReadDeadline(next)
+		}
+		return nil
+	}
+	defer func() { f.Close() }()
 	defer l.releaseGuests()
 	l.onTick, l.tick = onTick, tick
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	l.spinLimit = int32(max(1, Procs()/2))
 	// active: the loop has handled events since it last slept, so it
 	// busy-polls (until the next tick at the latest) before sleeping again.
 	active := false
 	stopped := false
 	next := time.Now().Add(tick)
+	if err := register(next); err != nil {
+		return err
+	}
 	// pollFn serves events until there are none (it returns false: the
 	// goroutine waits in the runtime's poller, then pollFn runs again),
 	// the loop is stopped or a tick is due (true). One rc.Read lasts as
@@ -406,6 +431,10 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 		for {
 			n := l.poll()
+			if n == 0 && len(l.again) == 0 && active && l.lastRegs <= spinMaxActive && l.mayHold() {
+				l.holdNext = true
+				return true
+			}
 			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt && !pollOff.Load() {
 				if spinners.enter(l.spinLimit) {
 					until := time.Now().Add(l.spin)
@@ -454,13 +483,22 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			}
 		}
 	}
-	if tick > 0 {
-		f.SetReadDeadline(next)
-	}
 	for {
 		err := rc.Read(pollFn)
 		if stopped {
 			return ErrStopped
+		}
+		if l.holdNext {
+			l.holdNext = false
+			f.Close() // out of the runtime's poller while the loop holds
+			f = nil
+			if stopped, active = l.hold(tick, &next); stopped {
+				return ErrStopped
+			}
+			if err := register(next); err != nil {
+				return err
+			}
+			continue
 		}
 		if h := l.joinHost; h != nil {
 			l.joinHost = nil

@@ -1,0 +1,138 @@
+//go:build linux
+
+package evloop
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// holdingFor turns holding on for the test, on at least procs processors
+// (a holder needs one besides those the rest of the process keeps).
+func holdingFor(t *testing.T, procs int) {
+	t.Helper()
+	was := runtime.GOMAXPROCS(max(procs, runtime.GOMAXPROCS(0)))
+	SetHolding(true)
+	t.Cleanup(func() {
+		SetHolding(false)
+		runtime.GOMAXPROCS(was)
+	})
+}
+
+func holdsOf(l *Loop) int { return onLoop(l, func() int { return l.holds }) }
+
+// TestHoldingLoopServesWithoutParking: a loop on one exchange holds its
+// thread between the exchange's messages instead of parking in the
+// runtime's poller, still runs its ticks and posts, parks after holdIdle
+// without events (leaving the holders' count) and serves again from
+// there: its descriptor is back in the runtime's poller.
+func TestHoldingLoopServesWithoutParking(t *testing.T) {
+	holdingFor(t, 2)
+	var ticks atomic.Int32
+	l := startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
+	fd := echoPair(t, l)
+	exchange(t, fd)
+	before := sleepsOf(l)
+	t0 := ticks.Load()
+	const rounds = 20
+	start := time.Now()
+	for i := 0; i < rounds; i++ {
+		exchange(t, fd)
+		time.Sleep(time.Millisecond)
+	}
+	// Each sleepsOf and holdsOf is one more wake-up of its own; a loop
+	// parking between exchanges sleeps once per round. On a busy machine
+	// a round may outlast holdIdle, and the loop then parks once.
+	slept := sleepsOf(l) - before
+	maxSlept := 3 + int(time.Since(start)/holdIdle)
+	if slept > maxSlept {
+		t.Errorf("a holding loop parked %d times over %d exchanges, want at most %d", slept, rounds, maxSlept)
+	}
+	if holdsOf(l) == 0 {
+		t.Error("the loop never held its thread")
+	}
+	waitFor(t, "a tick while holding", func() bool { return ticks.Load() > t0 })
+	waitFor(t, "the loop to park after holdIdle", func() bool { return holders.n.Load() == 0 })
+	exchange(t, fd)
+	ran := false
+	if !l.Call(func() { ran = true }) || !ran {
+		t.Fatal("a post did not run after the loop parked")
+	}
+}
+
+// TestHoldingLoopStops: Stop reaches a loop while it holds.
+func TestHoldingLoopStops(t *testing.T) {
+	holdingFor(t, 2)
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go l.Run(0, nil)
+	fd := echoPair(t, l)
+	exchange(t, fd)
+	waitFor(t, "the loop to hold", func() bool { return holders.n.Load() > 0 || holdsOf(l) > 0 })
+	stopped := make(chan struct{})
+	go func() { l.Stop(true); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stop took over 2 s on a holding loop")
+	}
+	if n := holders.n.Load(); n != 0 {
+		t.Fatalf("%d holders after the only loop stopped", n)
+	}
+}
+
+// TestHoldersLeaveAProcessor: loops hold on all the processors but one,
+// and not at all on one; the others park as before and serve all the same.
+func TestHoldersLeaveAProcessor(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		holdingFor(t, 1)
+		was := runtime.GOMAXPROCS(procs)
+		ls := make([]*Loop, 3)
+		fds := make([]int, len(ls))
+		for i := range ls {
+			ls[i] = startLoop(t, 0, nil)
+			fds[i] = echoPair(t, ls[i])
+		}
+		most := int32(0)
+		for r := 0; r < 50; r++ {
+			for _, fd := range fds {
+				exchange(t, fd)
+				most = max(most, holders.n.Load())
+			}
+		}
+		for _, l := range ls {
+			l.Stop(true)
+		}
+		runtime.GOMAXPROCS(was)
+		if most > int32(procs-1) {
+			t.Errorf("on %d processors %d loops held at once, want at most %d", procs, most, procs-1)
+		}
+	}
+}
+
+// TestBusyLoopsDoNotHold: with more registrations active than
+// spinMaxActive a loop leaves its hold and parks or settles as before.
+func TestBusyLoopsDoNotHold(t *testing.T) {
+	holdingFor(t, 2)
+	l := startLoop(t, 0, nil)
+	l.contended = time.Hour
+	var fds []int
+	for i := 0; i < 4*spinMaxActive; i++ {
+		fds = append(fds, echoPair(t, l))
+	}
+	before := sleepsOf(l)
+	const rounds = 10
+	for i := 0; i < rounds; i++ {
+		burst(t, fds)
+		time.Sleep(5 * time.Millisecond)
+	}
+	// As in TestBusyPollOnlyWhileFewAreActive: most rounds must sleep.
+	if slept := sleepsOf(l) - before; slept < rounds/2 {
+		t.Errorf("the loop slept %d times over %d rounds on %d connections, want at least %d",
+			slept, rounds, len(fds), rounds/2)
+	}
+}
