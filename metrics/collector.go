@@ -82,7 +82,7 @@ type collector struct {
 
 var (
 	connections = desc("connections", "Current client connections of all virtual servers.")
-	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off.")
+	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off: a loop alone on one exchange holds its thread instead.")
 	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
 	virtualSt   = newStatus("virtual", "virtual server", "virtual")
 	virtualTr   = newTraffic("virtual", "client", "virtual")

@@ -162,7 +162,8 @@ type Snapshot struct {
 	TrafficGroups []TrafficGroup
 	Peers         []Peer // heard by network failover
 	// BusyPollOff: the judge of busy-polling (ltmd --busy-poll auto)
-	// has the event loops' polling off now.
+	// has the event loops' polling off now (they hold their threads
+	// instead).
 	BusyPollOff bool
 }
 

@@ -46,16 +46,17 @@ import (
 // the runtime's preemption signal ends the wait with EINTR.
 const holdIdle = 10 * time.Millisecond
 
-// holding: loops hold (SetHolding).
-var holding atomic.Bool
+// holding: loops hold (SetHolding); holdOff: they hold while the judge
+// of busy-polling has polling off (Govern with Polling: ltmd's default).
+var holding, holdOff atomic.Bool
+
+// holdsNow reports whether a loop that would busy-poll holds instead.
+func holdsNow() bool { return holding.Load() || holdOff.Load() && pollOff.Load() }
 
 // SetHolding makes the process's loops hold their threads while they
 // serve a few exchanges (see holdIdle), in place of busy-polling. The
 // daemon sets it once, before its loops run (ltmd --busy-poll hold).
 func SetHolding(on bool) { holding.Store(on) }
-
-// Holding reports whether loops hold (SetHolding).
-func Holding() bool { return holding.Load() }
 
 // holdsStarted counts the holds of every loop (HoldsStarted).
 var holdsStarted atomic.Uint64
@@ -71,7 +72,7 @@ var holders spinGate
 // at most spinMaxActive registrations, may hold now; if so it counts as a
 // holder until unhold.
 func (l *Loop) mayHold() bool {
-	if !holding.Load() || len(l.guests) > 0 || l.joinHost != nil {
+	if !holdsNow() || len(l.guests) > 0 || l.joinHost != nil {
 		return false
 	}
 	return holders.enter(int32(runtime.GOMAXPROCS(0) - 1))
@@ -79,8 +80,9 @@ func (l *Loop) mayHold() bool {
 
 // hold serves the loop's events from its own raw waits, and its ticks,
 // until it has had no events for holdIdle (active false), has more than
-// spinMaxActive registrations active or is asked to join a host (active
-// true), or is stopped (stopped true). The caller has taken the loop's
+// spinMaxActive registrations active, is asked to join a host or finds
+// that loops no longer hold (the judge turned polling on) (active true),
+// or is stopped (stopped true). The caller has taken the loop's
 // descriptor out of the runtime's poller.
 func (l *Loop) hold(tick time.Duration, next *time.Time) (stopped, active bool) {
 	defer holders.leave()
@@ -112,7 +114,7 @@ func (l *Loop) hold(tick time.Duration, next *time.Time) (stopped, active bool) 
 			if n > 0 {
 				idleSince = now
 			}
-			if l.joinHost != nil || l.lastRegs > spinMaxActive {
+			if l.joinHost != nil || l.lastRegs > spinMaxActive || !holdsNow() {
 				return false, true
 			}
 		} else if now.Sub(idleSince) >= holdIdle {

@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -134,12 +135,19 @@ func TestPollJudge(t *testing.T) {
 	})
 }
 
-// TestJudgedOffLoopsParkAndCount: with polling judged off a loop given a
-// busy-poll time parks after each exchange instead of polling, and the
-// governor's sampler reads the events it handled and that it may poll.
-func TestJudgedOffLoopsParkAndCount(t *testing.T) {
+// TestJudgedOffLoopsHoldAndCount: with polling judged off a loop given a
+// busy-poll time holds its thread between exchanges instead of polling
+// (hold.go), and the governor's sampler reads the events it handled and
+// that it may poll.
+func TestJudgedOffLoopsHoldAndCount(t *testing.T) {
+	was := runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))) // a holder needs a processor to spare
 	pollOff.Store(true)
-	t.Cleanup(func() { pollOff.Store(false) })
+	holdOff.Store(true) // as Govern with Polling
+	t.Cleanup(func() {
+		pollOff.Store(false)
+		holdOff.Store(false)
+		runtime.GOMAXPROCS(was)
+	})
 	l, err := New()
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +159,6 @@ func TestJudgedOffLoopsParkAndCount(t *testing.T) {
 	fd := echoPair(t, l)
 	sample := sampleProcs()
 	sample() // from here
-	before := sleepsOf(l)
 	for i := 0; i < 10; i++ {
 		exchange(t, fd)
 		time.Sleep(2 * time.Millisecond) // each exchange in an activity window of its own
@@ -160,11 +167,21 @@ func TestJudgedOffLoopsParkAndCount(t *testing.T) {
 	if spins := onLoop(l, func() int { return l.spins }); spins != 0 {
 		t.Fatalf("the loop polled %d times with polling off", spins)
 	}
-	if sleeps := sleepsOf(l) - before; sleeps < 10 {
-		t.Fatalf("the loop parked %d times over 10 exchanges, want each", sleeps)
+	if holdsOf(l) == 0 {
+		t.Fatal("the loop never held its thread with polling off")
 	}
 	s := sample()
-	if !s.polls || !s.pollOff || s.events < 5 || s.peak < 1 || s.loops != 1 {
-		t.Fatalf("sampled %+v: want polls, pollOff, the exchanges' events, a peak and one loop", s)
+	if !s.polls || s.events < 5 || s.peak < 1 || s.loops != 1 {
+		t.Fatalf("sampled %+v: want polls, the exchanges' events, a peak and one loop", s)
+	}
+	// Polling judged on again: the loop leaves its hold at its next
+	// events and polls.
+	pollOff.Store(false)
+	for i := 0; i < 5; i++ {
+		exchange(t, fd)
+		time.Sleep(time.Millisecond)
+	}
+	if spins := onLoop(l, func() int { return l.spins }); spins == 0 {
+		t.Fatal("the loop never polled after polling was judged on again")
 	}
 }

@@ -37,7 +37,8 @@ import (
 // The signals, read every governEvery:
 //   - whether a loop settled, and the busiest loop's registrations with
 //     events in one activity window (at most spinMaxActive: it
-//     busy-polls, unless polling is off, polljudge.go, when it parks);
+//     busy-polls, or holds its thread where the judge has polling off,
+//     polljudge.go and hold.go);
 //   - the process's CPU time (getrusage): above oneCPU of a CPU it does
 //     not go down, above fullCPU it goes up;
 //   - the runtime's scheduling latencies: on one processor, goroutines
@@ -69,7 +70,6 @@ type procSignals struct {
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
 	polls   bool    // a loop may busy-poll (SetBusyPoll)
-	pollOff bool    // polling was off (polljudge.go)
 	events  uint64  // events the loops handled
 }
 
@@ -86,7 +86,7 @@ type governor struct {
 // next returns the processors to run with after the window that ended
 // at elapsed (time since the governor started).
 func (g *governor) next(s procSignals, elapsed time.Duration) int {
-	moderate := (s.peak > spinMaxActive || s.pollOff) && !s.settled
+	moderate := s.peak > spinMaxActive && !s.settled
 	if g.cur == 1 {
 		switch {
 		case s.slow > slowShare:
@@ -151,6 +151,7 @@ func Govern(what Governed) {
 	if procs {
 		gov.full.Store(int32(full))
 	}
+	holdOff.Store(what.Polling)
 	gov.stop, gov.done = make(chan struct{}), make(chan struct{})
 	stop, done := gov.stop, gov.done
 	go func() {
@@ -168,6 +169,7 @@ func Govern(what Governed) {
 					setProcs(full, full)
 				}
 				pollOff.Store(false)
+				holdOff.Store(false)
 				return
 			case <-t.C:
 			}
@@ -305,7 +307,6 @@ func sampleProcs() func() procSignals {
 				s.polls = s.polls || l.spin > 0
 			}
 		}
-		s.pollOff = pollOff.Load() // as it was through the window
 		var ru syscall.Rusage
 		now := time.Now()
 		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {

@@ -34,12 +34,6 @@ func TestGovernorNext(t *testing.T) {
 			{procSignals{peak: 3, cpu: 0.3}, 100, 2}, {procSignals{peak: 4}, 200, 2}, {procSignals{peak: 2}, 300, 2},
 			{procSignals{peak: 1}, 400, 2}, {procSignals{peak: 3}, 500, 2}, {procSignals{peak: 3}, 600, 2},
 		}},
-		{"loops that would poll, with polling off, park like moderate ones", []step{
-			{procSignals{peak: 2, pollOff: true}, 100, 2}, {procSignals{peak: 2, pollOff: true}, 200, 2},
-			{procSignals{peak: 2, pollOff: true}, 300, 2}, {procSignals{peak: 2, pollOff: true}, 400, 2},
-			{procSignals{peak: 2, pollOff: true}, 500, 1},
-			{procSignals{peak: 2}, 600, 2}, // a probe polls again: every processor
-		}},
 		{"settling loops keep every processor", []step{
 			{procSignals{peak: 60, settled: true}, 100, 2}, {procSignals{peak: 60, settled: true}, 200, 2},
 			{procSignals{peak: 60, settled: true}, 300, 2}, {procSignals{peak: 60, settled: true}, 400, 2},
