@@ -442,33 +442,41 @@ func (f flushFunc) Flush() { f() }
 
 // TestBusyPollOnlyWhileFewAreActive: with more registrations active than
 // spinMaxActive the loop sleeps between bursts however long its polling
-// time, as it would without polling.
+// time, as it would without polling; and a loop that would hold its
+// thread instead (hold.go) leaves the hold and sleeps likewise.
 func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
-	l, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.SetBusyPoll(5 * time.Second)
-	l.contended = time.Hour // the activity rule alone, even on a busy machine
-	go l.Run(0, nil)
-	t.Cleanup(func() { l.Stop(true) })
-	var fds []int
-	for i := 0; i < 4*spinMaxActive; i++ {
-		fds = append(fds, echoPair(t, l))
-	}
-	before := sleepsOf(l)
-	const rounds = 10
-	for i := 0; i < rounds; i++ {
-		// A burst: every connection has an event within microseconds.
-		burst(t, fds)
-		time.Sleep(5 * time.Millisecond)
-	}
-	// A round that starts a window with few connections counted may be
-	// polled through (the first one always is); most must sleep. Polling
-	// regardless of activity, the loop sleeps 0 times here.
-	if slept := sleepsOf(l) - before; slept < rounds/2 {
-		t.Errorf("the loop slept %d times over %d rounds on %d connections, want at least %d",
-			slept, rounds, len(fds), rounds/2)
+	for _, holds := range []bool{false, true} {
+		t.Run(map[bool]string{false: "polling", true: "holding"}[holds], func(t *testing.T) {
+			if holds {
+				holdingFor(t, 2)
+			}
+			l, err := New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.SetBusyPoll(5 * time.Second)
+			l.contended = time.Hour // the activity rule alone, even on a busy machine
+			go l.Run(0, nil)
+			t.Cleanup(func() { l.Stop(true) })
+			var fds []int
+			for i := 0; i < 4*spinMaxActive; i++ {
+				fds = append(fds, echoPair(t, l))
+			}
+			before := sleepsOf(l)
+			const rounds = 10
+			for i := 0; i < rounds; i++ {
+				// A burst: every connection has an event within microseconds.
+				burst(t, fds)
+				time.Sleep(5 * time.Millisecond)
+			}
+			// A round that starts a window with few connections counted may be
+			// polled through (the first one always is); most must sleep. Polling
+			// regardless of activity, the loop sleeps 0 times here.
+			if slept := sleepsOf(l) - before; slept < rounds/2 {
+				t.Errorf("the loop slept %d times over %d rounds on %d connections, want at least %d",
+					slept, rounds, len(fds), rounds/2)
+			}
+		})
 	}
 }
 

@@ -113,26 +113,3 @@ func TestHoldersLeaveAProcessor(t *testing.T) {
 		}
 	}
 }
-
-// TestBusyLoopsDoNotHold: with more registrations active than
-// spinMaxActive a loop leaves its hold and parks or settles as before.
-func TestBusyLoopsDoNotHold(t *testing.T) {
-	holdingFor(t, 2)
-	l := startLoop(t, 0, nil)
-	l.contended = time.Hour
-	var fds []int
-	for i := 0; i < 4*spinMaxActive; i++ {
-		fds = append(fds, echoPair(t, l))
-	}
-	before := sleepsOf(l)
-	const rounds = 10
-	for i := 0; i < rounds; i++ {
-		burst(t, fds)
-		time.Sleep(5 * time.Millisecond)
-	}
-	// As in TestBusyPollOnlyWhileFewAreActive: most rounds must sleep.
-	if slept := sleepsOf(l) - before; slept < rounds/2 {
-		t.Errorf("the loop slept %d times over %d rounds on %d connections, want at least %d",
-			slept, rounds, len(fds), rounds/2)
-	}
-}
