@@ -83,6 +83,7 @@ type collector struct {
 var (
 	connections = desc("connections", "Current client connections of all virtual servers.")
 	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off: a loop alone on one exchange holds its thread instead.")
+	loopHolds   = desc("event_loop_holds_total", "Times an event loop began to hold its thread while serving a few exchanges (ltmd --busy-poll hold, or auto with polling judged off).")
 	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
 	virtualSt   = newStatus("virtual", "virtual server", "virtual")
 	virtualTr   = newTraffic("virtual", "client", "virtual")
@@ -120,7 +121,7 @@ var (
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{connections, busyPollOff, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
+	for _, d := range []*prometheus.Desc{connections, busyPollOff, loopHolds, virtualInfo, poolAvail, poolTotal, persistRecs, wideipReq, wideipRes, wideipPers, wideipLast,
 		gpoolRes, gserverPick, gvsInfo, gvsPick, dnsQueries, dnsOutcome, syncSt, syncGen, failover, peerAge, peerEtcd} {
 		ch <- d
 	}
@@ -142,6 +143,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(connections, float64(s.Connections))
 	gauge(busyPollOff, b2f(s.BusyPollOff))
+	counter(loopHolds, s.LoopHolds)
 	for _, v := range s.Virtuals {
 		gauge(virtualInfo, 1, v.Name, v.Destination)
 		virtualSt.collect(ch, v.Status, v.Name)

@@ -165,6 +165,8 @@ type Snapshot struct {
 	// has the event loops' polling off now (they hold their threads
 	// instead).
 	BusyPollOff bool
+	// LoopHolds: how many times event loops began to hold their threads.
+	LoopHolds uint64
 }
 
 // Availabilities and SyncStatuses are the states exported as state sets:

@@ -431,11 +431,14 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 		for {
 			n := l.poll()
-			if n == 0 && len(l.again) == 0 && active && l.lastRegs <= spinMaxActive && l.mayHold() {
+			// few: out of events after serving a few exchanges, where
+			// the loop holds its thread or busy-polls.
+			few := n == 0 && len(l.again) == 0 && active && l.lastRegs <= spinMaxActive
+			if few && l.mayHold() {
 				l.holdNext = true
 				return true
 			}
-			if n == 0 && len(l.again) == 0 && l.spin > 0 && active && l.lastRegs <= spinMaxActive && l.now >= l.quietAt && !pollOff.Load() {
+			if few && l.spin > 0 && l.now >= l.quietAt && !pollOff.Load() {
 				if spinners.enter(l.spinLimit) {
 					until := time.Now().Add(l.spin)
 					if tick > 0 && next.Before(until) {

@@ -62,7 +62,8 @@ func SetHolding(on bool) { holding.Store(on) }
 var holdsStarted atomic.Uint64
 
 // HoldsStarted is how many times loops began to hold their threads since
-// the process started: what shows that holding is in use.
+// the process started: what shows an operator that holding is in use
+// (the metric openltm_event_loop_holds_total).
 func HoldsStarted() uint64 { return holdsStarted.Load() }
 
 // holders counts the loops holding now.

@@ -16,3 +16,9 @@ func StopGoverning() {}
 
 // PollingOff is false off Linux: there is no judge of polling.
 func PollingOff() bool { return false }
+
+// SetHolding does nothing off Linux: there are no event loops to hold.
+func SetHolding(bool) {}
+
+// HoldsStarted is 0 off Linux: no loop holds.
+func HoldsStarted() uint64 { return 0 }
