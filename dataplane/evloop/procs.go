@@ -70,6 +70,7 @@ type procSignals struct {
 	cpu     float64 // CPU seconds the process used per second
 	slow    float64 // share of goroutine schedulings that waited slowAfter or more
 	polls   bool    // a loop may busy-poll (SetBusyPoll)
+	held    bool    // a loop held its thread (hold.go)
 	events  uint64  // events the loops handled
 }
 
@@ -84,8 +85,23 @@ type governor struct {
 }
 
 // next returns the processors to run with after the window that ended
-// at elapsed (time since the governor started).
+// at elapsed (time since the governor started): one, all (full), or one
+// more than all while loops hold their threads and more than one loop
+// has events, so that each may hold one (holders leave one processor
+// to the rest of the daemon; hold.go).
 func (g *governor) next(s procSignals, elapsed time.Duration) int {
+	switch n := g.count(s, elapsed); {
+	case n > 1 && s.held && s.loops > 1:
+		return g.full + 1
+	case n > 1:
+		return g.full
+	default:
+		return n
+	}
+}
+
+// count is next's choice between one processor and all of them.
+func (g *governor) count(s procSignals, elapsed time.Duration) int {
 	moderate := s.peak > spinMaxActive && !s.settled
 	if g.cur == 1 {
 		switch {
@@ -166,7 +182,7 @@ func Govern(what Governed) {
 			select {
 			case <-stop:
 				if procs {
-					setProcs(full, full)
+					setProcs(full)
 				}
 				pollOff.Store(false)
 				holdOff.Store(false)
@@ -176,7 +192,7 @@ func Govern(what Governed) {
 			s := sample()
 			if procs {
 				if n := g.next(s, time.Since(start)); n != g.cur {
-					setProcs(n, full)
+					setProcs(n)
 					g.cur = n
 				}
 			}
@@ -192,7 +208,7 @@ func Govern(what Governed) {
 // parked, until released; a loop started later serves itself until the
 // next switch, which the daemon's loops, started once, never meet); on
 // more, every host releases its guests.
-func setProcs(n, full int) {
+func setProcs(n int) {
 	e := gov.epoch.Add(1)
 	ls := running.ls.Load()
 	if n == 1 {
@@ -211,7 +227,7 @@ func setProcs(n, full int) {
 			l.Post(l.releaseGuests)
 		}
 	}
-	runtime.GOMAXPROCS(full)
+	runtime.GOMAXPROCS(n)
 }
 
 // StopGoverning ends the governor, if one runs, and gives the process
@@ -293,8 +309,12 @@ func sampleProcs() func() procSignals {
 	var lastCPU time.Duration
 	var lastAt time.Time
 	var lastCounts []uint64
+	var lastHolds uint64
 	return func() procSignals {
 		var s procSignals
+		holds := holdsStarted.Load()
+		s.held = holders.n.Load() > 0 || holds != lastHolds
+		lastHolds = holds
 		if p := running.ls.Load(); p != nil {
 			for _, l := range *p {
 				p := int(l.peakRegs.Swap(0))

@@ -34,6 +34,12 @@ func TestGovernorNext(t *testing.T) {
 			{procSignals{peak: 3, cpu: 0.3}, 100, 2}, {procSignals{peak: 4}, 200, 2}, {procSignals{peak: 2}, 300, 2},
 			{procSignals{peak: 1}, 400, 2}, {procSignals{peak: 3}, 500, 2}, {procSignals{peak: 3}, 600, 2},
 		}},
+		{"two loops holding get a processor more while they do", []step{
+			{procSignals{peak: 2, loops: 2, held: true}, 100, 3}, {procSignals{peak: 2, loops: 2, held: true}, 200, 3},
+			{procSignals{peak: 2, loops: 1, held: true}, 300, 2}, // one holder needs none
+			{procSignals{peak: 2, loops: 2, held: true}, 400, 3},
+			{procSignals{peak: 2, loops: 2}, 500, 2},
+		}},
 		{"settling loops keep every processor", []step{
 			{procSignals{peak: 60, settled: true}, 100, 2}, {procSignals{peak: 60, settled: true}, 200, 2},
 			{procSignals{peak: 60, settled: true}, 300, 2}, {procSignals{peak: 60, settled: true}, 400, 2},
@@ -114,7 +120,7 @@ func hostTwo(t *testing.T, hostTick time.Duration) (host, other *Loop, ticks *at
 		t.Fatalf("%d loops still running from other tests", len(*p))
 	}
 	full := runtime.GOMAXPROCS(0)
-	t.Cleanup(func() { setProcs(full, full) })
+	t.Cleanup(func() { setProcs(full) })
 	ticks = new(atomic.Int32)
 	host = startLoop(t, hostTick, nil)
 	waitFor(t, "the first loop to run", func() bool { p := running.ls.Load(); return p != nil && len(*p) == 1 })
@@ -143,7 +149,7 @@ func TestOneProcessorHostsTheOtherLoops(t *testing.T) {
 	n := ticks.Load()
 	waitFor(t, "the guest's ticks", func() bool { return ticks.Load() >= n+3 })
 
-	setProcs(full, full)
+	setProcs(full)
 	waitFor(t, "the guest to be released", func() bool { return guestsOf(host) == 0 })
 	if runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("GOMAXPROCS %d after going back to %d", runtime.GOMAXPROCS(0), full)
@@ -186,7 +192,7 @@ func TestAGuestsEventsAreCountedOnce(t *testing.T) {
 // joined switches to one processor and waits for host to serve its guest.
 func joined(t *testing.T, host *Loop) {
 	t.Helper()
-	setProcs(1, runtime.GOMAXPROCS(0))
+	setProcs(1)
 	waitFor(t, "the second loop to join the first", func() bool { return guestsOf(host) == 1 })
 }
 
@@ -235,8 +241,8 @@ func TestAJoinFromBeforeASwitchIsRefused(t *testing.T) {
 	// before its request reaches the host.
 	release := make(chan struct{})
 	guest.Post(func() { <-release })
-	setProcs(1, full)
-	setProcs(full, full)
+	setProcs(1)
+	setProcs(full)
 	close(release)
 	refused(t, host, guest, b)
 }
@@ -258,9 +264,8 @@ func refused(t *testing.T, host, other *Loop, b int) {
 
 func TestALoopWithOtherTicksIsNotHosted(t *testing.T) {
 	host, other, ticks := hostTwo(t, 0)
-	full := runtime.GOMAXPROCS(0)
 	b := echoPair(t, other)
-	setProcs(1, full)
+	setProcs(1)
 	refused(t, host, other, b)
 	n := ticks.Load()
 	waitFor(t, "the loop's own ticks", func() bool { return ticks.Load() >= n+3 })
@@ -271,14 +276,14 @@ func TestSwitchingBackAndForthEndsHosted(t *testing.T) {
 	b := echoPair(t, guest)
 	full := runtime.GOMAXPROCS(0)
 	for i := 0; i < 5; i++ {
-		setProcs(1, full)
-		setProcs(full, full)
+		setProcs(1)
+		setProcs(full)
 	}
 	joined(t, host)
 	if !echoes(t, b) {
 		t.Fatal("the guest's descriptors went unanswered")
 	}
-	setProcs(full, full)
+	setProcs(full)
 	waitFor(t, "the guest to be released", func() bool { return guestsOf(host) == 0 })
 }
 
