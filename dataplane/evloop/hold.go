@@ -75,7 +75,7 @@ var holders spinGate
 
 // mayHold reports whether the loop, out of events after active work on
 // at most spinMaxActive registrations, may hold now; if so it counts as a
-// holder until unhold.
+// holder until hold returns.
 func (l *Loop) mayHold() bool {
 	if !holdsNow() || len(l.guests) > 0 || l.joinHost != nil {
 		return false
