@@ -398,7 +398,11 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 		return nil
 	}
-	defer func() { f.Close() }()
+	defer func() {
+		if f != nil { // nil when a hold ended the loop
+			f.Close()
+		}
+	}()
 	defer l.releaseGuests()
 	l.onTick, l.tick = onTick, tick
 	l.spinLimit = int32(max(1, Procs()/2))
@@ -534,16 +538,22 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			return err
 		}
 		if now := time.Now(); tick > 0 && !now.Before(next) {
-			l.now = now.UnixNano()
-			onTick(l.now)
-			for _, g := range l.guests {
-				g.l.now = l.now
-				g.l.onTick(l.now)
-			}
-			next = now.Add(tick)
+			next = l.ticked(now, tick)
 			f.SetReadDeadline(next)
 		}
 	}
+}
+
+// ticked runs the loop's tick, and its guests', at now and returns when
+// the next is due.
+func (l *Loop) ticked(now time.Time, tick time.Duration) time.Time {
+	l.now = now.UnixNano()
+	l.onTick(l.now)
+	for _, g := range l.guests {
+		g.l.now = l.now
+		g.l.onTick(l.now)
+	}
+	return now.Add(tick)
 }
 
 // handle dispatches the n events of the last poll, fetched at now, then

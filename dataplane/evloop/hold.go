@@ -126,9 +126,7 @@ func (l *Loop) hold(tick time.Duration, next *time.Time) (stopped, active bool) 
 			return false, false
 		}
 		if tick > 0 && !now.Before(*next) {
-			l.now = now.UnixNano()
-			l.onTick(l.now)
-			*next = now.Add(tick)
+			*next = l.ticked(now, tick)
 		}
 	}
 }
