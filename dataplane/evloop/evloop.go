@@ -121,10 +121,8 @@ type Loop struct {
 	waitOwn  bool
 	ownWaits int
 	// holdNext: the loop leaves the runtime's poller to hold its thread
-	// (hold.go); holds counts the times it did, for tests; holdTS is the
-	// timeout of its raw waits.
+	// (hold.go); holdTS is the timeout of its raw waits.
 	holdNext bool
-	holds    int
 	holdTS   unix.Timespec
 	// Shared writes deferred (DeferShared) in the current activity window
 	// and in the last whole one; settles reads only whether there were any.

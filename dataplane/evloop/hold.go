@@ -97,7 +97,6 @@ func (l *Loop) hold(tick time.Duration, next *time.Time) (stopped, active bool) 
 	// held at 10.4-14.0k requests/s, wired 17.6-20.9k (HAProxy 11.8-17.6k).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	l.holds++
 	holdsStarted.Add(1)
 	idleSince := time.Now()
 	for {

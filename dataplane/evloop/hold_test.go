@@ -21,7 +21,9 @@ func holdingFor(t *testing.T, procs int) {
 	})
 }
 
-func holdsOf(l *Loop) int { return onLoop(l, func() int { return l.holds }) }
+// holdsSince is how many holds began since the count from (HoldsStarted);
+// the package's tests run one at a time, so they are the test's loops'.
+func holdsSince(from uint64) uint64 { return HoldsStarted() - from }
 
 // TestHoldingLoopServesWithoutParking: a loop on one exchange holds its
 // thread between the exchange's messages instead of parking in the
@@ -32,6 +34,7 @@ func TestHoldingLoopServesWithoutParking(t *testing.T) {
 	holdingFor(t, 2)
 	var ticks atomic.Int32
 	l := startLoop(t, 5*time.Millisecond, func(int64) { ticks.Add(1) })
+	held := HoldsStarted()
 	fd := echoPair(t, l)
 	exchange(t, fd)
 	before := sleepsOf(l)
@@ -42,7 +45,7 @@ func TestHoldingLoopServesWithoutParking(t *testing.T) {
 		exchange(t, fd)
 		time.Sleep(time.Millisecond)
 	}
-	// Each sleepsOf and holdsOf is one more wake-up of its own; a loop
+	// Each sleepsOf is one more wake-up of its own; a loop
 	// parking between exchanges sleeps once per round. On a busy machine
 	// a round may outlast holdIdle, and the loop then parks once.
 	slept := sleepsOf(l) - before
@@ -50,7 +53,7 @@ func TestHoldingLoopServesWithoutParking(t *testing.T) {
 	if slept > maxSlept {
 		t.Errorf("a holding loop parked %d times over %d exchanges, want at most %d", slept, rounds, maxSlept)
 	}
-	if holdsOf(l) == 0 {
+	if holdsSince(held) == 0 {
 		t.Error("the loop never held its thread")
 	}
 	waitFor(t, "a tick while holding", func() bool { return ticks.Load() > t0 })
@@ -69,10 +72,11 @@ func TestHoldingLoopStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	held := HoldsStarted()
 	go l.Run(0, nil)
 	fd := echoPair(t, l)
 	exchange(t, fd)
-	waitFor(t, "the loop to hold", func() bool { return holders.n.Load() > 0 || holdsOf(l) > 0 })
+	waitFor(t, "the loop to hold", func() bool { return holders.n.Load() > 0 || holdsSince(held) > 0 })
 	stopped := make(chan struct{})
 	go func() { l.Stop(true); close(stopped) }()
 	select {
@@ -85,12 +89,14 @@ func TestHoldingLoopStops(t *testing.T) {
 	}
 }
 
-// TestHoldersLeaveAProcessor: loops hold on all the processors but one,
-// and not at all on one; the others park as before and serve all the same.
+// TestHoldersLeaveAProcessor: loops hold on all the processors but one
+// (and some do), and not at all on one; the others park as before and
+// serve all the same.
 func TestHoldersLeaveAProcessor(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		holdingFor(t, 1)
 		was := runtime.GOMAXPROCS(procs)
+		held := HoldsStarted()
 		ls := make([]*Loop, 3)
 		fds := make([]int, len(ls))
 		for i := range ls {
@@ -110,6 +116,9 @@ func TestHoldersLeaveAProcessor(t *testing.T) {
 		runtime.GOMAXPROCS(was)
 		if most > int32(procs-1) {
 			t.Errorf("on %d processors %d loops held at once, want at most %d", procs, most, procs-1)
+		}
+		if n := holdsSince(held); (n > 0) != (procs > 1) {
+			t.Errorf("on %d processors loops began %d holds, want some on more than one and none on one", procs, n)
 		}
 	}
 }

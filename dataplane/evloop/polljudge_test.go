@@ -156,6 +156,7 @@ func TestJudgedOffLoopsHoldAndCount(t *testing.T) {
 	l.contended = time.Hour
 	go l.Run(0, nil)
 	t.Cleanup(func() { l.Stop(true) })
+	held := HoldsStarted()
 	fd := echoPair(t, l)
 	sample := sampleProcs()
 	sample() // from here
@@ -167,7 +168,7 @@ func TestJudgedOffLoopsHoldAndCount(t *testing.T) {
 	if spins := onLoop(l, func() int { return l.spins }); spins != 0 {
 		t.Fatalf("the loop polled %d times with polling off", spins)
 	}
-	if holdsOf(l) == 0 {
+	if holdsSince(held) == 0 {
 		t.Fatal("the loop never held its thread with polling off")
 	}
 	s := sample()
