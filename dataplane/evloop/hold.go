@@ -51,11 +51,33 @@ import (
 const holdIdle = 10 * time.Millisecond
 
 // holding: loops hold (SetHolding); holdOff: they hold while the judge
-// of busy-polling has polling off (Govern with Polling: ltmd's default).
-var holding, holdOff atomic.Bool
+// of busy-polling has polling off, or while several loops serve one
+// exchange each (holdOne) (Govern with Polling: ltmd's default).
+var holding, holdOff, holdOne atomic.Bool
+
+// holdOneRegs is the most registrations with events a loop of several
+// busy ones may have for them to hold rather than busy-poll (holdOne):
+// one exchange, its client and its server.
+//
+// Why: two loops busy-polling an exchange each on two processors leave
+// none to the exchanges' own peers, and each loop's thread comes back on
+// whichever CPU the scheduler gives it. Two keep-alive connections ran
+// at 0.75-0.78x HAProxy polling and 0.92x holding (median of 5, one
+// sitting). With two exchanges per loop (four connections) holding lost
+// (0.88x against polling's 0.95x), so it stops at one.
+const holdOneRegs = 2
+
+// oneEach reports whether the window's busy loops, more than one, served
+// one exchange each (holdOneRegs), where they hold under Govern with
+// Polling.
+func (s procSignals) oneEach() bool {
+	return s.loops > 1 && s.peak > 0 && s.peak <= holdOneRegs
+}
 
 // holdsNow reports whether a loop that would busy-poll holds instead.
-func holdsNow() bool { return holding.Load() || holdOff.Load() && pollOff.Load() }
+func holdsNow() bool {
+	return holding.Load() || holdOff.Load() && (pollOff.Load() || holdOne.Load())
+}
 
 // SetHolding makes the process's loops hold their threads while they
 // serve a few exchanges (see holdIdle), in place of busy-polling. The

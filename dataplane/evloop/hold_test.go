@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // holdingFor turns holding on for the test, on at least procs processors
@@ -120,5 +122,103 @@ func TestHoldersLeaveAProcessor(t *testing.T) {
 		if n := holdsSince(held); (n > 0) != (procs > 1) {
 			t.Errorf("on %d processors loops began %d holds, want some on more than one and none on one", procs, n)
 		}
+	}
+}
+
+func TestOneExchangeEach(t *testing.T) {
+	for _, tc := range []struct {
+		s    procSignals
+		want bool
+	}{
+		{procSignals{loops: 2, peak: 2}, true},  // two keep-alive connections, a loop each
+		{procSignals{loops: 2, peak: 1}, true},  // one side quiet this window
+		{procSignals{loops: 1, peak: 2}, false}, // one loop: the judge decides
+		{procSignals{loops: 2, peak: 3}, false}, // a loop with more than one exchange
+		{procSignals{loops: 2, peak: 4}, false},
+		{procSignals{loops: 0, peak: 0}, false},
+	} {
+		if got := tc.s.oneEach(); got != tc.want {
+			t.Errorf("%+v: oneEach %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestLoopsOnOneExchangeEachHold: under the governor with polling judged
+// (ltmd's default), two loops serving one exchange each hold their
+// threads instead of busy-polling, and poll again when a loop takes a
+// second exchange.
+func TestLoopsOnOneExchangeEachHold(t *testing.T) {
+	was := runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))) // two holders and a processor to spare
+	t.Cleanup(func() { runtime.GOMAXPROCS(was) })
+	var ls [2]*Loop
+	var fds [2]int
+	for i := range ls {
+		l, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.SetBusyPoll(5 * time.Second)
+		l.contended = time.Hour
+		go l.Run(0, nil)
+		t.Cleanup(func() { l.Stop(true) })
+		ls[i], fds[i] = l, echoPair(t, l)
+	}
+	Govern(Governed{Polling: true})
+	t.Cleanup(StopGoverning)
+	held := HoldsStarted()
+	// Both loops busy until the governor has seen a window of them and
+	// they held: at most 10 s.
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() { // the second loop's exchange, alongside
+		defer close(errs)
+		b := []byte{'y'}
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := unix.Write(fds[1], b); err != nil {
+				errs <- err
+				return
+			}
+			if _, err := unix.Read(fds[1], b); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for holdsSince(held) == 0 && time.Now().Before(deadline) {
+		exchange(t, fds[0])
+	}
+	if holdsSince(held) == 0 {
+		close(done)
+		t.Fatal("two loops on one exchange each never held their threads")
+	}
+	if !holdOne.Load() {
+		t.Error("the governor did not mark the loops as one exchange each")
+	}
+	// More exchanges on the first loop (a test's exchange is one
+	// registration, a proxied one two): no longer one each, so the loops
+	// poll again once the governor has seen a window of it.
+	fd2, fd3 := echoPair(t, ls[0]), echoPair(t, ls[0])
+	spins := onLoop(ls[0], func() int { return ls[0].spins })
+	deadline = time.Now().Add(10 * time.Second)
+	for (holdOne.Load() || onLoop(ls[0], func() int { return ls[0].spins }) == spins) && time.Now().Before(deadline) {
+		exchange(t, fds[0])
+		exchange(t, fd2)
+		exchange(t, fd3)
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	if holdOne.Load() {
+		t.Fatal("two exchanges on a loop still counted as one each")
+	}
+	if onLoop(ls[0], func() int { return ls[0].spins }) == spins {
+		t.Fatal("the loop with two exchanges never polled")
 	}
 }

@@ -43,8 +43,9 @@ func PollingOff() bool { return pollOff.Load() }
 // kept one keep-alive connection polling a sixth of the time), its rate
 // where it does. A probe is abandoned when the load stops being such in
 // one of its windows. Where several loops have events, they poll (the
-// default: no trial tells there), and the standing choice comes back
-// when one loop is alone again.
+// default: no trial tells there), or hold where each serves one exchange
+// (holdOneRegs, hold.go), and the standing choice comes back when one
+// loop is alone again.
 const (
 	pollSettle   = 1    // windows after a switch that are not counted
 	pollCount    = 3    // windows counted in each mode

@@ -186,6 +186,7 @@ func Govern(what Governed) {
 				}
 				pollOff.Store(false)
 				holdOff.Store(false)
+				holdOne.Store(false)
 				return
 			case <-t.C:
 			}
@@ -198,6 +199,7 @@ func Govern(what Governed) {
 			}
 			if what.Polling && s.polls {
 				pollOff.Store(j.next(pollSignals{peak: s.peak, loops: s.loops, events: s.events}))
+				holdOne.Store(s.oneEach())
 			}
 		}
 	}()
