@@ -26,7 +26,7 @@ func main() {
 	stateDir := fs.String("state-dir", "", "state directory (default $OPENLTM_STATE_DIR, else ~/.local/state/openltm)")
 	socket := fs.String("socket", "", "control socket (default $OPENLTM_SOCKET, else a per-user path)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	busyPoll := fs.String("busy-poll", "auto", "how long an event loop polls after its last events before it sleeps: a duration (0: sleep at once), or auto: "+daemon.DefaultBusyPoll.String()+", except that a loop alone on one exchange polls only while a trial finds it raises the rate, and holds its thread otherwise, and loops on one exchange each, several at once, hold; or hold: a loop serving a few exchanges waits for their events on a thread it holds instead of polling")
+	busyPoll := fs.String("busy-poll", "auto", "how long an event loop polls after its last events before it sleeps: a duration (0: sleep at once), or auto: "+daemon.DefaultBusyPoll.String()+", except that loops serving a few exchanges each poll only while a trial finds it raises the rate, and hold their threads otherwise, and loops on one exchange each, several at once, hold; or hold: a loop serving a few exchanges waits for their events on a thread it holds instead of polling")
 	endpoints := fs.String("cluster-endpoints", "", "comma-separated etcd client URLs of the device group's etcd cluster (none: the device is standalone)")
 	clusterDir := fs.String("cluster-dir", "", "trust files: device.crt, device.key, ca.crt and, on devices that add others, ca.key (default STATE-DIR/cluster)")
 	mgmt := fs.String("management-address", "", "host:port serving the trust exchange to peers (ca-devices add { ADDRESS })")

@@ -192,9 +192,10 @@ func New() (*Loop, error) {
 // and a loop that finds its CPU wanted by other threads stops polling for
 // contendedBackoff (busyPoll). BIG-IP's TMM polls all the time, and
 // HAProxy's busy-polling does too; this stops after d. Where the
-// governor judges polling (Govern), a loop alone on one exchange polls
-// only while a trial finds that polling raises the rate it handles
-// events at (polljudge.go).
+// governor judges polling (Govern), loops on a few exchanges each poll
+// only while a trial finds that polling raises the rate they handle
+// events at (polljudge.go), and several loops on one exchange each hold
+// their threads (hold.go).
 func (l *Loop) SetBusyPoll(d time.Duration) { l.spin = d }
 
 // Now is the time the current batch of events was fetched, in Unix

@@ -135,6 +135,26 @@ func TestPollJudge(t *testing.T) {
 	})
 }
 
+func TestJudgedLoads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    pollSignals
+		want bool
+	}{
+		{"one loop on one exchange", pollSignals{peak: 2, loops: 1}, true},
+		{"one loop on two exchanges", pollSignals{peak: spinMaxActive, loops: 1}, true},
+		{"two loops on an exchange each: they hold, no trial", pollSignals{peak: holdOneRegs, loops: 2}, false},
+		{"two loops with a listener and an exchange each", pollSignals{peak: 3, loops: 2}, true},
+		{"two loops on two exchanges each", pollSignals{peak: spinMaxActive, loops: 2}, true},
+		{"a loop too busy to poll", pollSignals{peak: spinMaxActive + 1, loops: 1}, false},
+		{"no events", pollSignals{}, false},
+	} {
+		if got := tc.s.judged(); got != tc.want {
+			t.Errorf("%s (%+v): judged %v, want %v", tc.name, tc.s, got, tc.want)
+		}
+	}
+}
+
 // TestJudgedOffLoopsHoldAndCount: with polling judged off a loop given a
 // busy-poll time holds its thread between exchanges instead of polling
 // (hold.go), and the governor's sampler reads the events it handled and
