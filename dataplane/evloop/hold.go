@@ -62,9 +62,11 @@ var holding, holdOff, holdOne atomic.Bool
 // Why: two loops busy-polling an exchange each on two processors leave
 // none to the exchanges' own peers, and each loop's thread comes back on
 // whichever CPU the scheduler gives it. Two keep-alive connections ran
-// at 0.75-0.78x HAProxy polling and 0.92x holding (median of 5, one
-// sitting). With two exchanges per loop (four connections) holding lost
-// (0.88x against polling's 0.95x), so it stops at one.
+// at 0.66-0.78x HAProxy polling and 0.87-1.12x holding (medians of 5
+// alternating rounds, three sittings; dataplane/README.md, "Loops on one
+// exchange each hold"). Holding wherever loops served a few exchanges
+// each lost at two exchanges per loop (four connections: 0.88x against
+// polling's 0.95x), so it stops at one; there the judge decides.
 const holdOneRegs = 2
 
 // oneEach reports whether the window's busy loops, more than one, served

@@ -16,8 +16,8 @@ func PollingOff() bool { return pollOff.Load() }
 // Whether busy-polling pays is decided by trying: while loops serve
 // exchanges they would busy-poll for (at most spinMaxActive active
 // registrations each; not several loops on one exchange each, which
-// hold: pollSignals.judged), the process now and then turns polling off (the loop then holds its
-// thread instead, hold.go) for a few
+// hold: pollSignals.judged), the process now and then turns polling off
+// (the loops then hold their threads instead, hold.go) for a few
 // governEvery windows and compares the events its loops handled with
 // the windows next to them with polling on; polling stays on only if it
 // made the loops handle more events, by more than pollMargin, and is
