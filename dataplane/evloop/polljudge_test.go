@@ -168,14 +168,7 @@ func TestJudgedOffLoopsHoldAndCount(t *testing.T) {
 		holdOff.Store(false)
 		runtime.GOMAXPROCS(was)
 	})
-	l, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.SetBusyPoll(5 * time.Second)
-	l.contended = time.Hour
-	go l.Run(0, nil)
-	t.Cleanup(func() { l.Stop(true) })
+	l := startPolling(t)
 	held := HoldsStarted()
 	fd := echoPair(t, l)
 	sample := sampleProcs()
