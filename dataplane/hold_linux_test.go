@@ -3,10 +3,8 @@
 package dataplane
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"net"
 	"runtime"
 	"testing"
 	"time"
@@ -47,20 +45,15 @@ func TestHoldingLoopsServe(t *testing.T) {
 		p, _ := newPlane(t)
 		m := &MBLB{Request: mblb.Framing{Mode: mblb.Length, Length: mblb.LengthField{Size: 4}}}
 		mustApply(t, p, mblbConfig("127.0.191.2:9000", m, "127.0.191.21:9000", "127.0.191.21:9001"))
-		c, err := net.Dial("tcp", "127.0.191.2:9000")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(20 * time.Second))
-		r := bufio.NewReader(c)
+		c := dialVS(t, "127.0.191.2:9000")
+		c.c.SetDeadline(time.Now().Add(20 * time.Second))
 		by := map[string]int{}
 		for i := 0; i < rounds; i++ {
 			msg := fmt.Sprintf("%06d", i)
-			if _, err := c.Write(frameMsg([]byte(msg))); err != nil {
+			if _, err := c.c.Write(frameMsg([]byte(msg))); err != nil {
 				t.Fatal(err)
 			}
-			b, err := readMsg(r)
+			b, err := readMsg(c.r)
 			if err != nil {
 				t.Fatalf("answer %d: %v", i, err)
 			}

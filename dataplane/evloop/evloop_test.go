@@ -40,6 +40,21 @@ func startLoop(t *testing.T, tick time.Duration, onTick func(int64)) *Loop {
 	return l
 }
 
+// startPolling runs a loop that busy-polls (never found contended, as
+// this test may run on a busy machine) until the test ends.
+func startPolling(t *testing.T) *Loop {
+	t.Helper()
+	l, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetBusyPoll(5 * time.Second)
+	l.contended = time.Hour
+	go l.Run(0, nil)
+	t.Cleanup(func() { l.Stop(true) })
+	return l
+}
+
 func socketPair(t *testing.T) (int, int) {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -450,14 +465,7 @@ func TestBusyPollOnlyWhileFewAreActive(t *testing.T) {
 			if holds {
 				holdingFor(t, 2)
 			}
-			l, err := New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.SetBusyPoll(5 * time.Second)
-			l.contended = time.Hour // the activity rule alone, even on a busy machine
-			go l.Run(0, nil)
-			t.Cleanup(func() { l.Stop(true) })
+			l := startPolling(t) // the activity rule alone, even on a busy machine
 			var fds []int
 			for i := 0; i < 4*spinMaxActive; i++ {
 				fds = append(fds, echoPair(t, l))

@@ -23,21 +23,6 @@ func holdingFor(t *testing.T, procs int) {
 	})
 }
 
-// startPolling runs a loop that busy-polls (never found contended, as
-// this test may run on a busy machine) until the test ends.
-func startPolling(t *testing.T) *Loop {
-	t.Helper()
-	l, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.SetBusyPoll(5 * time.Second)
-	l.contended = time.Hour
-	go l.Run(0, nil)
-	t.Cleanup(func() { l.Stop(true) })
-	return l
-}
-
 // holdsSince is how many holds began since the count from (HoldsStarted);
 // the package's tests run one at a time, so they are the test's loops'.
 func holdsSince(from uint64) uint64 { return HoldsStarted() - from }
