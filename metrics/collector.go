@@ -83,7 +83,7 @@ type collector struct {
 var (
 	connections = desc("connections", "Current client connections of all virtual servers.")
 	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off: loops serving a few exchanges each hold their threads instead.")
-	loopHolds   = desc("event_loop_holds_total", "Times an event loop began to hold its thread while serving a few exchanges (ltmd --busy-poll hold, or auto with polling judged off).")
+	loopHolds   = desc("event_loop_holds_total", "Times an event loop began to hold its thread while serving a few exchanges (ltmd --busy-poll hold; under auto, with polling judged off or while several loops serve one exchange each).")
 	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
 	virtualSt   = newStatus("virtual", "virtual server", "virtual")
 	virtualTr   = newTraffic("virtual", "client", "virtual")
