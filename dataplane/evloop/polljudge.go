@@ -14,9 +14,9 @@ var pollOff atomic.Bool
 func PollingOff() bool { return pollOff.Load() }
 
 // Whether busy-polling pays is decided by trying: while loops serve
-// exchanges they would busy-poll for (at most spinMaxActive active
-// registrations each; not several loops on one exchange each, which
-// hold: pollSignals.judged), the process now and then turns polling off
+// exchanges they would busy-poll for (a peak of at most judgedMaxRegs
+// active registrations each; not several loops on one exchange each,
+// which hold: pollSignals.judged), the process now and then turns polling off
 // (the loops then hold their threads instead, hold.go) for a few
 // governEvery windows and compares the events its loops handled with
 // the windows next to them with polling on; polling stays on only if it
@@ -62,8 +62,8 @@ type pollSignals struct {
 }
 
 // judged reports whether the window's load is one the judge decides for:
-// loops busy-polling (1 to spinMaxActive active registrations each),
-// except several loops on one exchange each (holdOneRegs), which hold
+// loops that busy-poll in most of their activity windows (a peak of 1
+// to judgedMaxRegs active registrations each), except several loops on one exchange each (holdOneRegs), which hold
 // without a trial. Why not those: with two loops each on an exchange of
 // its own the rate is bimodal for both proxies (which of the two CPUs
 // each thread lands on decides it), and windows of a few hundred
@@ -77,9 +77,25 @@ type pollSignals struct {
 // 0.98x HAProxy and 1.2-1.3x its CPU per request, judged it ran at
 // 0.97-1.02x at HAProxy's CPU; four keep-alive connections 1.13-1.19x
 // polling, 1.10-1.19x judged (two sittings of 5 rounds).
+//
+// The peak may reach twice spinMaxActive (judgedMaxRegs): a loop's
+// busiest activity window of the 100 ms has a few more registrations
+// than its usual one, and its loops poll, or hold, in most of their
+// windows still. A new connection per request put the peak at 3 to 5
+// on one connection and 5 to 7 on two (the listener, the exchange, the
+// one before it closing); judged only up to spinMaxActive, every window
+// above it abandoned the probe in progress and turned polling on, so
+// the loops polled nearly all the time at one connection, where the
+// probes that finished found holding a fifth ahead. Judged, one new
+// connection per request ran at 1.07x HAProxy and 110-128 µs per
+// request, against 0.96x and 156-182 µs (dataplane/README.md, "Judging
+// the peaks next to the load").
 func (s pollSignals) judged() bool {
-	return s.peak > 0 && s.peak <= spinMaxActive && (s.loops == 1 || s.peak > holdOneRegs)
+	return s.peak > 0 && s.peak <= judgedMaxRegs && (s.loops == 1 || s.peak > holdOneRegs)
 }
+
+// judgedMaxRegs is the highest peak the judge decides for (judged).
+const judgedMaxRegs = 2 * spinMaxActive
 
 // pollJudge decides from the signals of each window whether loops may
 // busy-poll; like governor it reads no clock or loop itself, so that

@@ -93,7 +93,7 @@ func TestPollJudge(t *testing.T) {
 		if !j.next(one(100)) {
 			t.Fatal("the probe's second window polls: want off, the other mode first")
 		}
-		if j.next(pollSignals{peak: spinMaxActive + 1, loops: 1, events: 900}) {
+		if j.next(pollSignals{peak: judgedMaxRegs + 1, loops: 1, events: 900}) {
 			t.Fatal("a busy window during the probe: want the standing choice (on)")
 		}
 		// The busy window's events count nowhere: with polling paying
@@ -125,7 +125,7 @@ func TestPollJudge(t *testing.T) {
 	t.Run("windows without such load do not bring the probe nearer", func(t *testing.T) {
 		var j pollJudge
 		for i := 0; i < 3*pollFirst; i++ {
-			if j.next(pollSignals{peak: spinMaxActive + 1, loops: 1, events: 100}) {
+			if j.next(pollSignals{peak: judgedMaxRegs + 1, loops: 1, events: 100}) {
 				t.Fatal("polling went off without a probe")
 			}
 		}
@@ -146,7 +146,10 @@ func TestJudgedLoads(t *testing.T) {
 		{"two loops on an exchange each: they hold, no trial", pollSignals{peak: holdOneRegs, loops: 2}, false},
 		{"two loops with a listener and an exchange each", pollSignals{peak: 3, loops: 2}, true},
 		{"two loops on two exchanges each", pollSignals{peak: spinMaxActive, loops: 2}, true},
-		{"a loop too busy to poll", pollSignals{peak: spinMaxActive + 1, loops: 1}, false},
+		{"a peak next to the polling loops'", pollSignals{peak: spinMaxActive + 1, loops: 1}, true},
+		{"two loops, peaks next to the polling loops' (a new connection per request)", pollSignals{peak: judgedMaxRegs, loops: 2}, true},
+		{"a loop too busy to poll", pollSignals{peak: judgedMaxRegs + 1, loops: 1}, false},
+		{"two loops too busy to poll", pollSignals{peak: judgedMaxRegs + 1, loops: 2}, false},
 		{"no events", pollSignals{}, false},
 	} {
 		if got := tc.s.judged(); got != tc.want {
