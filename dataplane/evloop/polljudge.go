@@ -16,18 +16,19 @@ func PollingOff() bool { return pollOff.Load() }
 // Whether busy-polling pays is decided by trying: while loops serve
 // exchanges they would busy-poll for (a peak of at most judgedMaxRegs
 // active registrations each; not several loops on one exchange each,
-// which hold: pollSignals.judged), the process now and then turns polling off
-// (the loops then hold their threads instead, hold.go) for a few
-// governEvery windows and compares the events its loops handled with
-// the windows next to them with polling on; polling stays on only if it
-// made the loops handle more events, by more than pollMargin, and is
-// turned on again only for more than pollMarginOn (the events of 300 ms
-// vary by several per cent from one to the next, and probes come more
-// often while polling is off, below). A loop's
-// peers that wait for its answers (keep-alive clients, members) send
-// sooner when it answers sooner, so on such exchanges the events handled
-// per second are their rate; where polling does not raise that rate, it
-// only spends a CPU (and takes it from those peers on a small machine).
+// which hold: pollSignals.judged), the process now and then turns
+// polling off (the loops then hold their threads instead, hold.go)
+// for a few governEvery windows and compares the events its loops
+// handled with the windows next to them with polling on; polling
+// stays on only if it made the loops handle more events, by more than
+// pollMargin, and is turned on again only for more than pollMarginOn
+// (the events of 300 ms vary by several per cent from one to the
+// next, and probes come more often while polling is off, below). A
+// loop's peers that wait for its answers (keep-alive clients,
+// members) send sooner when it answers sooner, so on such exchanges
+// the events handled per second are their rate; where polling does
+// not raise that rate, it only spends a CPU (and takes it from those
+// peers on a small machine).
 //
 // Why: the gain is the machine's. On one 2-vCPU machine one keep-alive
 // connection through the L4 virtual ran 1.85x HAProxy's rate polling; on
@@ -63,8 +64,8 @@ type pollSignals struct {
 
 // judged reports whether the window's load is one the judge decides for:
 // loops that busy-poll in most of their activity windows (a peak of 1
-// to judgedMaxRegs active registrations each), except several loops on one exchange each (holdOneRegs), which hold
-// without a trial. Why not those: with two loops each on an exchange of
+// to judgedMaxRegs active registrations each), except several loops on
+// one exchange each (holdOneRegs), which hold without a trial. Why not those: with two loops each on an exchange of
 // its own the rate is bimodal for both proxies (which of the two CPUs
 // each thread lands on decides it), and windows of a few hundred
 // milliseconds either way missed the fast mode that polling, left on,
