@@ -1,0 +1,44 @@
+package tcl
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestIntegerSizeLimits: shifts and powers refuse results past
+// maxIntBits at once, where tclsh would compute them for seconds, and
+// keep tclsh's answers below it and for bases of -1, 0 and 1.
+func TestIntegerSizeLimits(t *testing.T) {
+	big6000 := "1" + strings.Repeat("8", 6000)
+	for _, c := range []struct {
+		expr, want, err string
+	}{
+		{big6000 + "**10000", "", "exponent too large"},
+		{"(2**1000)**1049", "", "exponent too large"},
+		{"bool((2**1000)**1048)", "1", ""},
+		{"(2**65536) % 7", "2", ""},
+		{"2**65537", "", "exponent too large"},
+		{"1**(2**70)", "1", ""},
+		{"(-1)**(2**70+1)", "-1", ""},
+		{"(-1)**(2**70)", "1", ""},
+		{"0**(2**70)", "0", ""},
+		{"0**0", "1", ""},
+		{"(1<<(1<<20)) > 0", "1", ""},
+		{"1<<((1<<20)+1)", "", "integer value too large to represent"},
+	} {
+		in := NewInterp(NewCommands())
+		v, err := in.EvalExpr(Str(c.expr))
+		short := c.expr
+		if len(short) > 40 {
+			short = short[:20] + "…" + short[len(short)-10:]
+		}
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: err %v, want %q", short, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", short, err)
+		case c.err == "" && v.String() != c.want:
+			t.Errorf("%s = %s, want %s", short, v.String(), c.want)
+		}
+	}
+}
