@@ -737,6 +737,9 @@ func intBinary(op opKind, x, y number) (Value, error) {
 	case opSub:
 		r.Sub(A, B)
 	case opMul:
+		if A.BitLen()+B.BitLen() > maxIntBits+1 {
+			return Empty, errorf("integer value too large to represent")
+		}
 		r.Mul(A, B)
 	case opDiv, opMod:
 		if B.Sign() == 0 {
@@ -814,12 +817,18 @@ func intPow(x, y number) (Value, error) {
 	return BigInt(new(big.Int).Exp(A, B, nil)), nil
 }
 
-// maxIntBits bounds the integers that a shift or a power makes, about
-// 315,000 decimal digits: tclsh computes any that fits in memory, and
-// one expr of an iRule could then hold its event loop for seconds (a
-// 6,000-digit number to the power 10,000 took 12 s) where the
-// interpreter's step budget cannot stop it, as it is one step.
-const maxIntBits = 1 << 20
+// maxIntBits bounds the integers that a shift, a power or a product
+// makes, about 315,000 decimal digits, and maxNumberLen the strings
+// read as numbers (longer ones are not numbers here): tclsh takes any
+// that fits in memory, and one expr of an iRule could then hold its
+// event loop for seconds or minutes (a 6,000-digit number to the power
+// 10,000 took 12 s, squaring a number 28 times did not end, reading a
+// number of 16 million digits took minutes) where the interpreter's
+// step budget cannot stop it, as each is one step.
+const (
+	maxIntBits   = 1 << 20
+	maxNumberLen = maxIntBits / 3
+)
 
 func compareOp(op opKind, a, b Value) (Value, error) {
 	x, okx := asNumber(a)

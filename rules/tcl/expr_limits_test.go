@@ -1,13 +1,15 @@
 package tcl
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestIntegerSizeLimits: shifts and powers refuse results past
-// maxIntBits at once, where tclsh would compute them for seconds, and
-// keep tclsh's answers below it and for bases of -1, 0 and 1.
+// TestIntegerSizeLimits: shifts, powers and products refuse results
+// past maxIntBits at once, and strings longer than maxNumberLen are not
+// numbers, where tclsh would compute for seconds or minutes; below the
+// limits, and for powers of -1, 0 and 1, the answers are tclsh's.
 func TestIntegerSizeLimits(t *testing.T) {
 	big6000 := "1" + strings.Repeat("8", 6000)
 	for _, c := range []struct {
@@ -25,6 +27,10 @@ func TestIntegerSizeLimits(t *testing.T) {
 		{"0**0", "1", ""},
 		{"(1<<(1<<20)) > 0", "1", ""},
 		{"1<<((1<<20)+1)", "", "integer value too large to represent"},
+		{"(1<<600000)*(1<<600000)", "", "integer value too large to represent"},
+		{"bool((1<<500000)*(1<<500000))", "1", ""},
+		{"[string repeat 9 " + strconv.Itoa(maxNumberLen) + "] % 10", "9", ""},
+		{"[string repeat 9 " + strconv.Itoa(maxNumberLen+1) + "] + 1", "", "non-numeric"},
 	} {
 		in := NewInterp(NewCommands())
 		v, err := in.EvalExpr(Str(c.expr))

@@ -220,7 +220,7 @@ func trimSpace(s string) string {
 // parseNumber implements Tcl's number syntax.
 func parseNumber(s string) (number, bool) {
 	s = trimSpace(s)
-	if s == "" {
+	if s == "" || len(s) > maxNumberLen {
 		return number{}, false
 	}
 	if n, ok := parseInteger(s); ok {
