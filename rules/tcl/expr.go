@@ -822,9 +822,9 @@ func intPow(x, y number) (Value, error) {
 // read as numbers (longer ones are not numbers here): tclsh takes any
 // that fits in memory, and one expr of an iRule could then hold its
 // event loop for seconds or minutes (a 6,000-digit number to the power
-// 10,000 took 12 s, squaring a number 28 times did not end, reading a
-// number of 16 million digits took minutes) where the interpreter's
-// step budget cannot stop it, as each is one step.
+// 10,000 took 12 s; squaring a number 28 times, or reading a number of
+// 16 million digits, had not ended after three minutes) where the
+// interpreter's step budget cannot stop it, as each is one step.
 const (
 	maxIntBits   = 1 << 20
 	maxNumberLen = maxIntBits / 3
