@@ -65,11 +65,11 @@ type pollSignals struct {
 // judged reports whether the window's load is one the judge decides for:
 // loops that busy-poll in most of their activity windows (a peak of 1
 // to judgedMaxRegs active registrations each), except several loops on
-// one exchange each (holdOneRegs), which hold without a trial. Why not those: with two loops each on an exchange of
-// its own the rate is bimodal for both proxies (which of the two CPUs
-// each thread lands on decides it), and windows of a few hundred
-// milliseconds either way missed the fast mode that polling, left on,
-// reaches: judged, two keep-alive connections ran at a median of 13.0k
+// one exchange each (holdOneRegs), which hold without a trial. Why not
+// those: with two loops each on an exchange of its own the rate is
+// bimodal for both proxies (which of the two CPUs each thread lands on
+// decides it), and windows of a few hundred milliseconds either way
+// missed the fast mode that polling, left on, reaches: judged, two keep-alive connections ran at a median of 13.0k
 // requests/s against 19.1k polling always (HAProxy 17.1k)
 // (dataplane/README.md, "When polling does not pay"); holding both
 // reaches it more often than polling. Where each loop has a listener's
