@@ -786,28 +786,20 @@ func intBinary(op opKind, x, y number) (Value, error) {
 
 func intPow(x, y number) (Value, error) {
 	A, B := x.toBig(), y.toBig()
-	if B.Sign() < 0 {
-		switch {
-		case A.Sign() == 0:
-			return Empty, errorf("exponentiation of zero by negative power")
-		case A.IsInt64() && A.Int64() == 1:
-			return Int(1), nil
-		case A.IsInt64() && A.Int64() == -1:
-			if B.Bit(0) == 0 {
-				return Int(1), nil
-			}
-			return Int(-1), nil
-		}
-		return Int(0), nil
-	}
+	// Bases of -1, 0 and 1 take any exponent, as in tclsh.
 	if A.CmpAbs(big.NewInt(1)) <= 0 {
-		if A.Sign() < 0 && B.Bit(0) == 1 {
-			return Int(-1), nil
-		}
-		if A.Sign() == 0 && B.Sign() > 0 {
+		switch {
+		case A.Sign() == 0 && B.Sign() < 0:
+			return Empty, errorf("exponentiation of zero by negative power")
+		case A.Sign() == 0 && B.Sign() > 0:
 			return Int(0), nil
+		case A.Sign() < 0 && B.Bit(0) == 1:
+			return Int(-1), nil
 		}
 		return Int(1), nil
+	}
+	if B.Sign() < 0 {
+		return Int(0), nil
 	}
 	// At least (bits of A - 1) × B bits: refused past maxIntBits before
 	// any is computed.
