@@ -33,9 +33,11 @@ func main() {
 	credFile := fs.String("admin-credentials", "", "file holding user:password, what a peer adding this device to the trust domain must present")
 	failoverTime := fs.Duration("failover-time", 0, "how long after the active device is lost a standby takes over its traffic groups (default 2s; etcd's minimum lease)")
 	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
+	sendBatch := fs.String("send-batch", "auto", "how an event loop sends the writes it gathers over a batch of events: auto: to all their sockets with one system call (io_uring) where the kernel allows it, else one each; off: one system call each")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]
+            [--send-batch auto|off]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -98,6 +100,14 @@ flags:
 		poll = d
 	default:
 		fmt.Fprintf(os.Stderr, "ltmd: --busy-poll: %q is neither a duration of 0 or more (200us) nor auto or hold\n", *busyPoll)
+		os.Exit(2)
+	}
+	switch *sendBatch {
+	case "auto":
+	case "off":
+		evloop.SetSendBatching(false)
+	default:
+		fmt.Fprintf(os.Stderr, "ltmd: --send-batch: %q is neither auto nor off\n", *sendBatch)
 		os.Exit(2)
 	}
 	evloop.Govern(governed)

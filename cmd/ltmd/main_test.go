@@ -61,10 +61,11 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 	return -1
 }
 
-// TestServesAndStopsCleanly: with the default options and with loops
-// that hold their threads (--busy-poll hold).
+// TestServesAndStopsCleanly: with the default options, with loops that
+// hold their threads (--busy-poll hold) and with loops that write one
+// socket at a time (--send-batch off).
 func TestServesAndStopsCleanly(t *testing.T) {
-	for _, extra := range [][]string{nil, {"--busy-poll", "hold"}} {
+	for _, extra := range [][]string{nil, {"--busy-poll", "hold"}, {"--send-batch", "off"}} {
 		t.Run(strings.Join(append([]string{"default"}, extra...), " "), func(t *testing.T) {
 			servesAndStops(t, extra...)
 		})
@@ -114,7 +115,7 @@ func servesAndStops(t *testing.T, extra ...string) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}, {"--busy-poll", "fast"}, {"--busy-poll", "-1ms"}} {
+	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}, {"--busy-poll", "fast"}, {"--busy-poll", "-1ms"}, {"--send-batch", "maybe"}} {
 		cmd, _ := start(t, args...)
 		if code := wait(t, cmd); code != 2 {
 			t.Errorf("ltmd %v: status %d, want 2", args, code)

@@ -26,6 +26,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/internal/sendbatch"
 )
 
 // Event bits, as epoll(7) names them.
@@ -56,6 +58,24 @@ type Flusher interface {
 	Flush()
 }
 
+// A Sender is a Flusher whose write may leave in one system call with the
+// other Senders' writes of the batch (dataplane/internal/sendbatch).
+//
+// Why: each write of a batch's end can wake a peer that takes the loop's
+// CPU before the next write; together, all leave before any peer runs,
+// and the loop pays one system call for them.
+type Sender interface {
+	Flusher
+	// Stage returns the socket and the bytes to write now, which stay as
+	// they are until Sent; ok false if there is nothing to write this way
+	// (the loop then calls Flush).
+	Stage() (fd int, iov []unix.Iovec, ok bool)
+	// Sent takes the outcome of the staged write (the bytes the socket
+	// took, or the error; EAGAIN when it took none) and goes on as Flush
+	// would with the rest.
+	Sent(n int, err syscall.Errno)
+}
+
 // Token names one registration. It carries a generation so that an event
 // already fetched for a descriptor that has since been removed (and whose
 // slot was reused) is recognised as stale and dropped.
@@ -75,6 +95,23 @@ type slot struct {
 // batch is how many events one wait returns at most.
 const batch = 256
 
+// sendBatch is how many Senders' writes leave in one system call at most.
+const sendBatch = 64
+
+// sendBatchOff: SetSendBatching(false).
+var sendBatchOff atomic.Bool
+
+// SetSendBatching decides whether the process's loops send the writes of
+// a batch's end (Sender) together, in one system call where the kernel
+// gives rings (the default), or one system call each. The daemon sets it
+// once, before its loops run (ltmd --send-batch).
+func SetSendBatching(on bool) { sendBatchOff.Store(!on) }
+
+// SetSendBatch is SetSendBatching for this loop alone: false makes it
+// write one socket at a time whatever the process's setting. Call before
+// Run.
+func (l *Loop) SetSendBatch(on bool) { l.noSendBatch = !on }
+
 // Loop is one event loop. Create with New, start with Run.
 type Loop struct {
 	epfd   int
@@ -87,7 +124,13 @@ type Loop struct {
 	redo   []Token
 	later  []Flusher
 	lspare []Flusher
-	spin   time.Duration
+	// sends carries the Senders' writes of a batch's end (nil where the
+	// kernel gives no rings); staged are the Senders whose writes it
+	// holds.
+	sends       *sendbatch.Batch
+	staged      []Sender
+	noSendBatch bool // SetSendBatch(false)
+	spin        time.Duration
 	// Activity windows: how many registrations had events in the current
 	// window (winRegs) and in the last whole one (lastRegs).
 	window    uint32
@@ -403,6 +446,12 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 		}
 	}()
 	defer l.releaseGuests()
+	if !l.noSendBatch && !sendBatchOff.Load() && sendbatch.Supported() {
+		if b, err := sendbatch.New(sendBatch); err == nil {
+			l.sends = b
+			defer b.Close()
+		}
+	}
 	l.onTick, l.tick = onTick, tick
 	l.spinLimit = int32(max(1, Procs()/2))
 	// active: the loop has handled events since it last slept, so it
@@ -605,12 +654,37 @@ func (l *Loop) handle(n int, now time.Time) bool {
 		fs := l.later
 		l.later = l.lspare[:0]
 		for i, f := range fs {
-			f.Flush()
 			fs[i] = nil
+			if s, ok := f.(Sender); ok && l.sends != nil {
+				if l.sends.Len() == l.sends.Cap() {
+					l.submitSends()
+				}
+				if fd, iov, ok := s.Stage(); ok {
+					l.sends.Add(fd, iov)
+					l.staged = append(l.staged, s)
+					continue
+				}
+			}
+			f.Flush()
 		}
+		l.submitSends()
 		l.lspare = fs[:0]
 	}
 	return false
+}
+
+// submitSends writes what the staged Senders hold and tells each its
+// outcome.
+func (l *Loop) submitSends() {
+	if len(l.staged) == 0 {
+		return
+	}
+	res := l.sends.Submit()
+	for i, s := range l.staged {
+		l.staged[i] = nil
+		s.Sent(res[i].N, res[i].Err)
+	}
+	l.staged = l.staged[:0]
 }
 
 // live is t's slot, or nil if t was forgotten since (an event fetched in

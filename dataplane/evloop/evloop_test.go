@@ -4,6 +4,7 @@ package evloop
 
 import (
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -707,6 +708,96 @@ func TestBusyLoopSettles(t *testing.T) {
 			burst(t, fds)
 			t0 := ticks.Load()
 			waitFor(t, "a tick after settling", func() bool { return ticks.Load() > t0 })
+		})
+	}
+}
+
+// sender is a Sender writing one message to its socket: staged where the
+// loop batches, through Flush otherwise or when it declines (decline).
+type sender struct {
+	fd      int
+	msg     []byte
+	iov     [1]unix.Iovec
+	decline bool
+	staged  atomic.Int32
+	sent    atomic.Int32 // the bytes Sent reported
+	flushed atomic.Int32
+}
+
+func (s *sender) Stage() (int, []unix.Iovec, bool) {
+	if s.decline {
+		return 0, nil, false
+	}
+	s.staged.Add(1)
+	s.iov[0].Base = &s.msg[0]
+	s.iov[0].SetLen(len(s.msg))
+	return s.fd, s.iov[:], true
+}
+
+func (s *sender) Sent(n int, err syscall.Errno) {
+	if err != 0 {
+		n = -int(err)
+	}
+	s.sent.Store(int32(n))
+}
+
+func (s *sender) Flush() {
+	s.flushed.Add(1)
+	unix.Write(s.fd, s.msg)
+}
+
+// TestSendersLeaveTogether: the Senders deferred in one batch have their
+// writes staged and sent, more than one ring's worth included, and learn
+// what each socket took; a Sender that declines is flushed; a loop that
+// does not batch flushes them all.
+func TestSendersLeaveTogether(t *testing.T) {
+	for _, batching := range []bool{true, false} {
+		t.Run(map[bool]string{true: "batching", false: "one at a time"}[batching], func(t *testing.T) {
+			l, err := New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.SetSendBatch(batching)
+			go l.Run(0, nil)
+			t.Cleanup(func() { l.Stop(true) })
+			var rings bool
+			l.Call(func() { rings = l.sends != nil })
+			if batching && !rings {
+				t.Skip("the kernel gives this process no io_uring: the loop writes one socket at a time")
+			}
+			if !batching && rings {
+				t.Fatal("SetSendBatch(false) left the loop a ring")
+			}
+			const n = sendBatch + 6
+			var ss []*sender
+			var peers []int
+			for i := 0; i < n; i++ {
+				a, b := socketPair(t)
+				ss = append(ss, &sender{fd: a, msg: []byte(string(rune('A'+i%26)) + "-message"), decline: i == 3})
+				peers = append(peers, b)
+			}
+			l.Call(func() {
+				for _, s := range ss {
+					l.Defer(s)
+				}
+			})
+			l.Call(func() {}) // a later batch: the first one's end has run
+			buf := make([]byte, 64)
+			for i, s := range ss {
+				if k, _ := unix.Read(peers[i], buf); string(buf[:max(k, 0)]) != string(s.msg) {
+					t.Errorf("sender %d: its peer read %q, want %q", i, buf[:max(k, 0)], s.msg)
+				}
+				switch {
+				case !batching || s.decline:
+					if s.flushed.Load() != 1 || s.staged.Load() != 0 {
+						t.Errorf("sender %d: flushed %d times, staged %d, want flushed once", i, s.flushed.Load(), s.staged.Load())
+					}
+				default:
+					if s.staged.Load() != 1 || s.flushed.Load() != 0 || s.sent.Load() != int32(len(s.msg)) {
+						t.Errorf("sender %d: staged %d, flushed %d, sent %d, want staged once and %d bytes sent", i, s.staged.Load(), s.flushed.Load(), s.sent.Load(), len(s.msg))
+					}
+				}
+			}
 		})
 	}
 }

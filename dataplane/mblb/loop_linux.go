@@ -688,60 +688,109 @@ func (sc *serverConn) postedEnd() {
 // none is left or the socket is full (the writing token is then kept until
 // its writability edge). The caller holds qmu and the writing token.
 func (cl *connLoop) flushLocked(sc *serverConn) {
-	for !sc.dead {
-		if len(cl.bl) == 0 {
-			if len(sc.out) == 0 {
-				break
-			}
-			cl.held = sc.out
-			sc.out = sc.spare[:0]
-			cl.bl = cl.barr[:0]
-			for _, m := range cl.held {
-				cl.bl = append(cl.bl, m.b)
-			}
-			cl.barr = cl.bl[:0]
-		}
+	for !sc.dead && cl.take(sc) {
 		n, errno := writev(cl.fd, cl.bl, &cl.iov)
-		if n > 0 {
-			sc.leg.BytesOut.Add(uint64(n))
-			if mt := sc.leg.Meter; mt != nil {
-				mt.Sent(n)
-			}
-			sc.leg.lastActive.Store(sc.e.now())
-			cl.bl = advance(cl.bl, n)
-		}
-		if errno == syscall.EAGAIN {
+		if !cl.wrote(sc, n, errno) {
 			return // the writability edge goes on
 		}
-		if errno != 0 {
-			if sc.failErr == nil {
-				sc.failErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
-			}
-			sc.dead = true
-			sc.down.Store(true)
-			if !cl.endPosted {
-				cl.endPosted = true
-				cl.l.Post(cl.endFn)
-			}
-			break
-		}
-		if len(cl.bl) > 0 {
-			continue
-		}
-		parts := sc.uploadWritten(cl.held) // upload.go
-		sc.ms.requests.Add(uint64(len(cl.held) - parts))
-		sc.leg.MsgsOut.Add(uint64(len(cl.held) - parts))
-		for i, m := range cl.held {
-			m.unref()
-			cl.held[i] = nil
-		}
-		sc.spare = cl.held[:0]
-		cl.held = nil
 	}
 	if sc.dead {
 		cl.dropWrites(sc)
 	}
 	sc.writing = false
+}
+
+// take makes what is queued the batch being written, unless one is, and
+// reports whether there is anything to write. The caller holds qmu and the
+// writing token.
+func (cl *connLoop) take(sc *serverConn) bool {
+	if len(cl.bl) > 0 {
+		return true
+	}
+	if len(sc.out) == 0 {
+		return false
+	}
+	cl.held = sc.out
+	sc.out = sc.spare[:0]
+	cl.bl = cl.barr[:0]
+	for _, m := range cl.held {
+		cl.bl = append(cl.bl, m.b)
+	}
+	cl.barr = cl.bl[:0]
+	return true
+}
+
+// wrote takes the outcome of a write of the batch being written, and
+// reports whether to go on writing (false: the socket is full, and the
+// writing token is kept until its writability edge). The caller holds
+// qmu and the writing token.
+func (cl *connLoop) wrote(sc *serverConn, n int, errno syscall.Errno) bool {
+	if n > 0 {
+		sc.leg.BytesOut.Add(uint64(n))
+		if mt := sc.leg.Meter; mt != nil {
+			mt.Sent(n)
+		}
+		sc.leg.lastActive.Store(sc.e.now())
+		cl.bl = advance(cl.bl, n)
+	}
+	if errno == syscall.EAGAIN {
+		return false
+	}
+	if errno != 0 {
+		if sc.failErr == nil {
+			sc.failErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+		}
+		sc.dead = true
+		sc.down.Store(true)
+		if !cl.endPosted {
+			cl.endPosted = true
+			cl.l.Post(cl.endFn)
+		}
+		return true
+	}
+	if len(cl.bl) > 0 {
+		return true
+	}
+	parts := sc.uploadWritten(cl.held) // upload.go
+	sc.ms.requests.Add(uint64(len(cl.held) - parts))
+	sc.leg.MsgsOut.Add(uint64(len(cl.held) - parts))
+	for i, m := range cl.held {
+		m.unref()
+		cl.held[i] = nil
+	}
+	sc.spare = cl.held[:0]
+	cl.held = nil
+	return true
+}
+
+// Stage takes the writing token and the queued requests for the end of
+// the loop's batch, when the connection is the loop's to write now
+// (evloop.Sender).
+func (sc *serverConn) Stage() (int, []unix.Iovec, bool) {
+	cl := sc.lp
+	sc.qmu.Lock()
+	defer sc.qmu.Unlock()
+	if sc.writing || sc.dead || len(sc.out) == 0 || sc.connecting.Load() {
+		return 0, nil, false
+	}
+	cl.deferred = false
+	sc.writing = true
+	cl.take(sc)
+	cl.iov = iovecs(cl.bl, cl.iov)
+	return cl.fd, cl.iov, true
+}
+
+// Sent takes the outcome of the staged write and writes on as a flush
+// does (evloop.Sender).
+func (sc *serverConn) Sent(n int, errno syscall.Errno) {
+	cl := sc.lp
+	clear(cl.iov) // hold no buffer past the call
+	cl.iov = cl.iov[:0]
+	sc.qmu.Lock()
+	if cl.wrote(sc, n, errno) {
+		cl.flushLocked(sc)
+	}
+	sc.qmu.Unlock()
 }
 
 // dropWrites lets go of requests that will never be written (the reader
@@ -833,19 +882,7 @@ const maxIov = 1024
 // writev writes bufs with one system call and returns the bytes written.
 // iov is the caller's scratch space, so that a write allocates nothing.
 func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
-	v := (*iov)[:0]
-	for _, b := range bufs {
-		if len(b) == 0 {
-			continue
-		}
-		if len(v) == maxIov {
-			break
-		}
-		var e unix.Iovec
-		e.Base = &b[0]
-		e.SetLen(len(b))
-		v = append(v, e)
-	}
+	v := iovecs(bufs, *iov)
 	*iov = v[:0]
 	if len(v) == 0 {
 		return 0, 0
@@ -872,6 +909,25 @@ func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
 		}
 		return int(r), 0
 	}
+}
+
+// iovecs points v's vectors, reused, at the non-empty buffers of bufs
+// (IOV_MAX of them at most).
+func iovecs(bufs [][]byte, v []unix.Iovec) []unix.Iovec {
+	v = v[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		if len(v) == maxIov {
+			break
+		}
+		var e unix.Iovec
+		e.Base = &b[0]
+		e.SetLen(len(b))
+		v = append(v, e)
+	}
+	return v
 }
 
 // advance drops the first n bytes of bufs.

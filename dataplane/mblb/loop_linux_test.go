@@ -42,8 +42,12 @@ func TestMain(m *testing.M) {
 			}
 			if i == 1 {
 				// One loop busy-polls, as ltmd's do; the other sleeps at
-				// once: sessions cross between the two kinds.
+				// once: sessions cross between the two kinds. The one
+				// that polls writes one socket at a time, the other sends
+				// its batch's writes together (evloop.Sender): both paths
+				// serve every test.
 				l.SetBusyPoll(200 * time.Microsecond)
+				l.SetSendBatch(false)
 			}
 			testLoops = append(testLoops, l)
 			go l.Run(0, nil)
