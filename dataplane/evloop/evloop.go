@@ -68,7 +68,8 @@ type Sender interface {
 	Flusher
 	// Stage returns the socket and the bytes to write now, which stay as
 	// they are until Sent; ok false if there is nothing to write this way
-	// (the loop then calls Flush).
+	// (the loop then calls Flush). Empty buffers are Sent at once, as a
+	// write of no bytes.
 	Stage() (fd int, iov []unix.Iovec, ok bool)
 	// Sent takes the outcome of the staged write (the bytes the socket
 	// took, or the error; EAGAIN when it took none) and goes on as Flush
@@ -660,8 +661,11 @@ func (l *Loop) handle(n int, now time.Time) bool {
 					l.submitSends()
 				}
 				if fd, iov, ok := s.Stage(); ok {
-					l.sends.Add(fd, iov)
-					l.staged = append(l.staged, s)
+					if _, ok := l.sends.Add(fd, iov); ok {
+						l.staged = append(l.staged, s)
+					} else {
+						s.Sent(0, 0) // no bytes to send (empty buffers)
+					}
 					continue
 				}
 			}
@@ -672,6 +676,12 @@ func (l *Loop) handle(n int, now time.Time) bool {
 	}
 	return false
 }
+
+// SendsTogether reports whether the loop sends its Senders' writes of a
+// batch's end together (it has a ring: SetSendBatching): where it does
+// not, a handler gains nothing by leaving a write for the batch's end.
+// Loop thread only.
+func (l *Loop) SendsTogether() bool { return l.sends != nil }
 
 // submitSends writes what the staged Senders hold and tells each its
 // outcome.

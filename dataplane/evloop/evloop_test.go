@@ -715,13 +715,15 @@ func TestBusyLoopSettles(t *testing.T) {
 // sender is a Sender writing one message to its socket: staged where the
 // loop batches, through Flush otherwise or when it declines (decline).
 type sender struct {
-	fd      int
-	msg     []byte
-	iov     [1]unix.Iovec
-	decline bool
-	staged  atomic.Int32
-	sent    atomic.Int32 // the bytes Sent reported
-	flushed atomic.Int32
+	fd        int
+	msg       []byte
+	iov       [1]unix.Iovec
+	decline   bool
+	empty     bool // stages no bytes
+	staged    atomic.Int32
+	sent      atomic.Int32 // the bytes Sent reported
+	sentCalls atomic.Int32
+	flushed   atomic.Int32
 }
 
 func (s *sender) Stage() (int, []unix.Iovec, bool) {
@@ -729,12 +731,16 @@ func (s *sender) Stage() (int, []unix.Iovec, bool) {
 		return 0, nil, false
 	}
 	s.staged.Add(1)
+	if s.empty {
+		return s.fd, nil, true
+	}
 	s.iov[0].Base = &s.msg[0]
 	s.iov[0].SetLen(len(s.msg))
 	return s.fd, s.iov[:], true
 }
 
 func (s *sender) Sent(n int, err syscall.Errno) {
+	s.sentCalls.Add(1)
 	if err != 0 {
 		n = -int(err)
 	}
@@ -748,8 +754,9 @@ func (s *sender) Flush() {
 
 // TestSendersLeaveTogether: the Senders deferred in one batch have their
 // writes staged and sent, more than one ring's worth included, and learn
-// what each socket took; a Sender that declines is flushed; a loop that
-// does not batch flushes them all.
+// what each socket took; a Sender that declines is flushed, one that
+// stages no bytes is told at once that none went; a loop that does not
+// batch flushes them all.
 func TestSendersLeaveTogether(t *testing.T) {
 	for _, batching := range []bool{true, false} {
 		t.Run(map[bool]string{true: "batching", false: "one at a time"}[batching], func(t *testing.T) {
@@ -773,7 +780,7 @@ func TestSendersLeaveTogether(t *testing.T) {
 			var peers []int
 			for i := 0; i < n; i++ {
 				a, b := socketPair(t)
-				ss = append(ss, &sender{fd: a, msg: []byte(string(rune('A'+i%26)) + "-message"), decline: i == 3})
+				ss = append(ss, &sender{fd: a, msg: []byte(string(rune('A'+i%26)) + "-message"), decline: i == 3, empty: i == 5})
 				peers = append(peers, b)
 			}
 			l.Call(func() {
@@ -784,6 +791,12 @@ func TestSendersLeaveTogether(t *testing.T) {
 			l.Call(func() {}) // a later batch: the first one's end has run
 			buf := make([]byte, 64)
 			for i, s := range ss {
+				if s.empty && batching {
+					if s.staged.Load() != 1 || s.sentCalls.Load() != 1 || s.sent.Load() != 0 || s.flushed.Load() != 0 {
+						t.Errorf("empty sender: staged %d, sent %d, flushed %d, want staged once and 0 bytes sent", s.staged.Load(), s.sent.Load(), s.flushed.Load())
+					}
+					continue
+				}
 				if k, _ := unix.Read(peers[i], buf); string(buf[:max(k, 0)]) != string(s.msg) {
 					t.Errorf("sender %d: its peer read %q, want %q", i, buf[:max(k, 0)], s.msg)
 				}

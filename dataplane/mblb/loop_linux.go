@@ -69,7 +69,7 @@ func (e *Engine) Loopable() bool {
 func (e *Engine) NewLoopClientConn(l *evloop.Loop, fd int, client netip.AddrPort, opt ClientOptions, done func()) *ClientConn {
 	s := e.newSession(nil, client, opt)
 	s.async = false
-	ls := &sessLoop{l: l, fd: fd, done: done}
+	ls := &sessLoop{l: l, fd: fd, done: done, s: s}
 	ls.flushFn, ls.releaseFn, ls.resumeFn = s.postedFlush, s.release, s.resumeUpload
 	s.lp = ls
 	if s.isClosed() {
@@ -96,6 +96,12 @@ type sessLoop struct {
 	done     func()
 	iov      []unix.Iovec
 	tls      *tlsloop.Conn // a client-ssl client's session (tlsloop_linux.go)
+	// s is the session; deferred: its responses are left for the end of
+	// the loop's batch (deferWrite); last: the staged write's last
+	// response closes the connection (Stage). Loop thread only.
+	s        *ClientConn
+	deferred bool
+	last     bool
 
 	flushFn, releaseFn, resumeFn func()
 }
@@ -305,16 +311,93 @@ func (ls *sessLoop) postResumeUpload(*ClientConn) { ls.l.Post(ls.resumeFn) }
 func (ls *sessLoop) postFlush() { ls.l.Post(ls.flushFn) }
 
 // postedFlush writes the responses ready in order, on the session's loop.
-func (s *ClientConn) postedFlush() {
+func (s *ClientConn) postedFlush() { s.flushReady(true) }
+
+// flushReady writes the responses ready in order, on the session's loop;
+// posted: another loop asked for it (flushPosted).
+func (s *ClientConn) flushReady(posted bool) {
 	w := uint64(len(s.slots))
 	s.mu.Lock()
-	s.flushPosted = false
+	if posted {
+		s.flushPosted = false
+	}
 	if s.closed || s.writing || s.slots[s.nextOut%w] == nil {
 		s.mu.Unlock()
 		return
 	}
 	s.writing = true
 	err := s.flushLocked(true)
+	fin := s.loopFlushed()
+	s.mu.Unlock()
+	if err != nil {
+		s.Close(s.resetOnEnd(err))
+	} else if fin {
+		s.Close(false)
+	}
+}
+
+// deferWrite leaves the write of the responses ready for the end of the
+// loop's batch, where it leaves with the batch's other writes in one
+// system call (evloop.Sender), and reports false where the loop writes
+// each socket at once. Why: a response written at once wakes its client,
+// which can take the loop's CPU before the loop's other writes.
+// The caller holds mu. Loop thread only.
+func (ls *sessLoop) deferWrite() bool {
+	if ls.tls != nil || ls.migrated || !ls.l.SendsTogether() {
+		return false
+	}
+	if !ls.deferred {
+		ls.deferred = true
+		ls.l.Defer(ls)
+	}
+	return true
+}
+
+// Flush writes the responses ready at the end of the loop's batch, where
+// Stage did not take them (evloop.Sender).
+func (ls *sessLoop) Flush() {
+	ls.deferred = false
+	ls.s.flushReady(false)
+}
+
+// Stage takes the writing token and the responses ready in order for the
+// end of the loop's batch (evloop.Sender).
+func (ls *sessLoop) Stage() (int, []unix.Iovec, bool) {
+	s := ls.s
+	if ls.released || ls.migrated || ls.tls != nil {
+		return 0, nil, false
+	}
+	s.mu.Lock()
+	if s.closed || s.writing || s.slots[s.nextOut%uint64(len(s.slots))] == nil {
+		s.mu.Unlock()
+		return 0, nil, false
+	}
+	s.writing = true
+	last, ok := s.gather()
+	s.mu.Unlock()
+	if !ok {
+		return 0, nil, false
+	}
+	ls.deferred = false
+	ls.last = last
+	ls.iov = iovecs(s.wb, ls.iov)
+	return ls.fd, ls.iov, true
+}
+
+// Sent takes the outcome of the staged write and writes on as a flush
+// does (evloop.Sender).
+func (ls *sessLoop) Sent(n int, errno syscall.Errno) {
+	clear(ls.iov) // hold no buffer past the call
+	ls.iov = ls.iov[:0]
+	s := ls.s
+	var err error
+	if errno != 0 && errno != syscall.EAGAIN {
+		err = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+	}
+	done, err := s.wrote(int64(n), advance(s.wb, n), err, ls.last)
+	if !done {
+		err = s.flushLocked(true)
+	}
 	fin := s.loopFlushed()
 	s.mu.Unlock()
 	if err != nil {

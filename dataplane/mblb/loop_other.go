@@ -19,6 +19,7 @@ func (ls *sessLoop) loop() *evl                   { return nil }
 func (ls *sessLoop) postFlush()                   {}
 func (ls *sessLoop) postResumeUpload(*ClientConn) {}
 func (ls *sessLoop) write(*ClientConn)            {}
+func (ls *sessLoop) deferWrite() bool             { return false }
 func (ls *sessLoop) close(*ClientConn, bool)      {}
 func (ls *sessLoop) post(func())                  {}
 func (s *ClientConn) migrateTunnel(*serverConn)   {}

@@ -713,6 +713,9 @@ func (s *ClientConn) deliver(seq uint64, r *msg, cur *evl) {
 		case s.lp != nil:
 			// Only the session's own loop writes to its socket.
 			if cur != nil && cur == s.lp.loop() {
+				if s.lp.deferWrite() {
+					break // the loop's batch end writes it
+				}
 				s.writing = true
 				err = s.flushLocked(true)
 				finished = s.loopFlushed()
@@ -744,43 +747,10 @@ func (s *ClientConn) deliver(seq uint64, r *msg, cur *evl) {
 // writing inline) no write blocks: what the socket does not take at once
 // goes to the writer goroutine, which keeps the token until it is out.
 func (s *ClientConn) flushLocked(nb bool) error {
-	w := uint64(len(s.slots))
 	for {
-		s.held = s.held[:0]
-		s.wb = s.warr[:0]
-		last := false
-		for {
-			i := s.nextOut % w
-			r := s.slots[i]
-			if r == nil {
-				break
-			}
-			s.slots[i] = nil
-			s.held = append(s.held, r)
-			s.wb = append(s.wb, r.b)
-			if r.more {
-				// The rest of this response has not arrived: nothing
-				// after it may be written yet.
-				break
-			}
-			s.nextOut++
-			if r.closeAfter {
-				last = true
-				break
-			}
-		}
-		if len(s.held) == 0 || s.closed {
-			s.writing = false
-			for _, r := range s.held {
-				r.unref()
-			}
-			s.cond.Broadcast() // a tunnel waits for the last answer's write
+		last, ok := s.gather()
+		if !ok {
 			return nil
-		}
-		s.warr = s.wb[:0]
-		s.cond.Broadcast() // the window moved; the reader and drain may go on
-		if len(s.paused) > 0 {
-			s.resumeParts() // httpstream.go
 		}
 		s.mu.Unlock()
 		var n int64
@@ -795,43 +765,98 @@ func (s *ClientConn) flushLocked(nb bool) error {
 		} else {
 			n, err = s.wb.WriteTo(s.c)
 		}
-		s.bytesOut.Add(uint64(n))
-		if s.meter != nil && n > 0 {
-			s.meter.Sent(int(n))
-		}
-		if len(rest) > 0 && err == nil {
-			s.mu.Lock()
-			if s.closed {
-				s.writing = false
-				s.mu.Unlock()
-				for _, r := range s.held {
-					r.unref()
-				}
-				s.mu.Lock()
-				return nil
-			}
-			s.backlog = append(s.backlog[:0], rest...)
-			s.bheld = append(s.bheld[:0], s.held...)
-			s.bclose = last
-			s.handoff = true
-			s.wcond.Signal()
-			return nil
-		}
-		s.msgsOut.Add(uint64(len(s.held)))
-		for _, r := range s.held {
-			r.unref()
-		}
-		s.active()
-		s.mu.Lock()
-		if err == nil && last {
-			err = errCloseAfter
-		}
-		if err != nil {
-			s.writing = false
-			s.cond.Broadcast()
+		if done, err := s.wrote(n, rest, err, last); done {
 			return err
 		}
 	}
+}
+
+// gather takes the responses ready in order for one write (held, wb) and
+// reports whether the last of them closes the connection; ok false, with
+// the writing token given back, when none is ready or the session is
+// closed. The caller holds mu and the writing token.
+func (s *ClientConn) gather() (last, ok bool) {
+	w := uint64(len(s.slots))
+	s.held = s.held[:0]
+	s.wb = s.warr[:0]
+	for {
+		i := s.nextOut % w
+		r := s.slots[i]
+		if r == nil {
+			break
+		}
+		s.slots[i] = nil
+		s.held = append(s.held, r)
+		s.wb = append(s.wb, r.b)
+		if r.more {
+			// The rest of this response has not arrived: nothing
+			// after it may be written yet.
+			break
+		}
+		s.nextOut++
+		if r.closeAfter {
+			last = true
+			break
+		}
+	}
+	if len(s.held) == 0 || s.closed {
+		s.writing = false
+		for _, r := range s.held {
+			r.unref()
+		}
+		s.cond.Broadcast() // a tunnel waits for the last answer's write
+		return false, false
+	}
+	s.warr = s.wb[:0]
+	s.cond.Broadcast() // the window moved; the reader and drain may go on
+	if len(s.paused) > 0 {
+		s.resumeParts() // httpstream.go
+	}
+	return last, true
+}
+
+// wrote takes the outcome of a write of what gather took (n bytes
+// written, rest not taken by a socket that would block, err) and reports
+// whether flushing is done (with its error) or goes on. The caller holds
+// the writing token, not mu; mu is held on return.
+func (s *ClientConn) wrote(n int64, rest net.Buffers, err error, last bool) (bool, error) {
+	s.bytesOut.Add(uint64(n))
+	if s.meter != nil && n > 0 {
+		s.meter.Sent(int(n))
+	}
+	if len(rest) > 0 && err == nil {
+		s.mu.Lock()
+		if s.closed {
+			s.writing = false
+			s.mu.Unlock()
+			for _, r := range s.held {
+				r.unref()
+			}
+			s.mu.Lock()
+			return true, nil
+		}
+		s.backlog = append(s.backlog[:0], rest...)
+		s.bheld = append(s.bheld[:0], s.held...)
+		s.bclose = last
+		s.handoff = true
+		s.wcond.Signal()
+		return true, nil
+	}
+	s.msgsOut.Add(uint64(len(s.held)))
+	for _, r := range s.held {
+		r.unref()
+	}
+	s.active()
+	s.mu.Lock()
+	if err == nil && last {
+		err = errCloseAfter
+	}
+	if err != nil {
+		s.writing = false
+		s.cond.Broadcast()
+		return true, err
+	}
+	return false, nil
 }
 
 // tryWrite writes what the client's socket takes without blocking and
