@@ -5,10 +5,13 @@ package dataplane
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/evloop"
 )
 
 // TestLoopBulkBothWaysWithStalls pushes several MiB each way through a loop
@@ -44,6 +47,64 @@ func TestLoopBulkBothWaysWithStalls(t *testing.T) {
 		v, _ := p.Virtual("/Common/vs")
 		return v.ClientSide.BitsOut == size*8 && v.ClientSide.BitsIn == size*8
 	})
+}
+
+// TestLoopSmallWritesKeepOrderAndFIN: many small writes each way, sent
+// without waiting, arrive whole and in order, and each side's FIN follows
+// its last bytes, whether the loops leave a short read's bytes for the
+// end of their batch (sending them together) or write them at once.
+func TestLoopSmallWritesKeepOrderAndFIN(t *testing.T) {
+	for i, batching := range []bool{true, false} {
+		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
+			evloop.SetSendBatching(batching)
+			defer evloop.SetSendBatching(true)
+			member := fmt.Sprintf("127.20.32.%d:9000", 2+i)
+			ln, err := net.Listen("tcp", member)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						io.Copy(c, c) // echo until the client's FIN
+						c.(*net.TCPConn).CloseWrite()
+						c.Close()
+					}()
+				}
+			}()
+			p, _ := newPlane(t)
+			vs := fmt.Sprintf("127.20.32.%d:8000", 10+i)
+			mustApply(t, p, basic(vs, member))
+			var want bytes.Buffer
+			for k := 0; k < 300; k++ {
+				fmt.Fprintf(&want, "message %d;", k)
+			}
+			for round := 0; round < 3; round++ {
+				c := dialVS(t, vs)
+				go func() {
+					b := want.Bytes()
+					for len(b) > 0 { // about a dozen bytes per write
+						k := min(len(b), 12)
+						c.c.Write(b[:k])
+						b = b[k:]
+					}
+					c.c.CloseWrite()
+				}()
+				c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				got, err := io.ReadAll(c.c)
+				if err != nil || !bytes.Equal(got, want.Bytes()) {
+					t.Fatalf("round %d: read %d bytes (want %d), equal %v, %v", round, len(got), want.Len(), bytes.Equal(got, want.Bytes()), err)
+				}
+				c.c.Close()
+			}
+			eventually(t, "table empty", func() bool { return p.ConnectionCount() == 0 })
+		})
+	}
 }
 
 // TestLoopServerSpeaksFirst: a member that greets before the client sends

@@ -371,6 +371,24 @@ type loopDir struct {
 	// zero-copy path. piped is what the pipe holds.
 	pipe  *[2]int
 	piped int
+	// send writes buf at the end of the loop's batch, with the batch's
+	// other writes (deferWrite); deferred: it is in the loop's list.
+	send     dirSender
+	deferred bool
+	iov      [1]unix.Iovec
+	// finNext: the held bytes came from a short read after the source's
+	// FIN was reported, so the FIN is next (pump). edged: the source had
+	// an edge while they waited, so it is read again once they are out;
+	// otherwise the short read drained it, and its next edge tells.
+	finNext bool
+	edged   bool
+}
+
+// dirSender is a direction's evloop.Sender: what a short read brought
+// leaves at the end of the loop's batch.
+type dirSender struct {
+	lf *loopFlow
+	up bool
 }
 
 // pending reports bytes read from the source and not yet written.
@@ -612,6 +630,7 @@ const pumpReads = 8
 func (lf *loopFlow) pump(up bool) {
 	d := lf.dir(up)
 	if d.eof || d.pending() {
+		d.edged = d.deferred
 		return
 	}
 	if lf.ctls != nil {
@@ -631,6 +650,9 @@ func (lf *loopFlow) pump(up bool) {
 		buf, n := lf.readSource(src, up)
 		if buf == nil {
 			return
+		}
+		if n < len(*buf) && lf.deferWrite(d, buf, n) {
+			return // the batch's end writes it, and passes the FIN on
 		}
 		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
@@ -656,6 +678,75 @@ func (lf *loopFlow) pump(up bool) {
 		}
 	}
 	lf.again(up)
+}
+
+// deferWrite leaves the n bytes of a short read for the end of the loop's
+// batch, where they leave with the batch's other writes in one system
+// call (evloop.Sender), and reports false where the loop writes each
+// socket at once. Why: bytes written at once wake their reader, which can
+// take the loop's CPU before the loop's other writes. Until they are
+// written the direction is pending, so nothing is read after them.
+func (lf *loopFlow) deferWrite(d *loopDir, buf *[]byte, n int) bool {
+	if !lf.lr.SendsTogether() {
+		return false
+	}
+	d.buf, d.off, d.n = buf, 0, n
+	d.finNext, d.edged = d.rdhup, false
+	if !d.deferred {
+		d.deferred = true
+		d.send.lf, d.send.up = lf, d == &lf.up
+		lf.lr.Defer(&d.send)
+	}
+	return true
+}
+
+// Stage hands the loop the bytes the direction holds (evloop.Sender).
+func (ds *dirSender) Stage() (int, []unix.Iovec, bool) {
+	lf := ds.lf
+	d := lf.dir(ds.up)
+	d.deferred = false
+	if lf.closed || d.buf == nil {
+		return 0, nil, false
+	}
+	_, dst := lf.ends(ds.up)
+	d.iov[0].Base = &(*d.buf)[d.off]
+	d.iov[0].SetLen(d.n - d.off)
+	return dst, d.iov[:], true
+}
+
+// Sent takes what the destination took; the rest waits for its
+// writability edge (evloop.Sender).
+func (ds *dirSender) Sent(n int, errno syscall.Errno) {
+	lf := ds.lf
+	d := lf.dir(ds.up)
+	d.iov[0] = unix.Iovec{}
+	if errno != 0 && errno != syscall.EAGAIN {
+		lf.abort(true)
+		return
+	}
+	d.off += n
+	if d.off < d.n {
+		d.finNext = false // the writability edge reads on
+		return
+	}
+	bufPool.Put(d.buf)
+	d.buf = nil
+	switch {
+	case d.finNext:
+		lf.sourceEOF(ds.up)
+	case d.edged:
+		lf.pump(ds.up)
+	}
+}
+
+// Flush writes what the direction holds where Stage did not hand it over
+// (evloop.Sender).
+func (ds *dirSender) Flush() {
+	d := ds.lf.dir(ds.up)
+	d.deferred = false
+	if !ds.lf.closed && d.buf != nil {
+		ds.lf.flush(ds.up)
+	}
 }
 
 // readSource reads what src, a direction's source, has into a pooled
@@ -784,9 +875,15 @@ func (lf *loopFlow) flush(up bool) {
 	if d.off < d.n {
 		return
 	}
+	lf.written(up)
+}
+
+// written lets go of a direction's buffer, all of it written, and reads
+// on: the source's edges were spent while the bytes waited.
+func (lf *loopFlow) written(up bool) {
+	d := lf.dir(up)
 	bufPool.Put(d.buf)
 	d.buf = nil
-	// The source's edges were spent while the bytes waited: read on.
 	lf.pump(up)
 }
 
