@@ -131,6 +131,7 @@ type Loop struct {
 	sends       *sendbatch.Batch
 	staged      []Sender
 	noSendBatch bool // SetSendBatch(false)
+	sentAtEnd   bool // the last batch's end sent staged writes
 	spin        time.Duration
 	// Activity windows: how many registrations had events in the current
 	// window (winRegs) and in the last whole one (lastRegs).
@@ -483,6 +484,20 @@ func (l *Loop) Run(tick time.Duration, onTick func(now int64)) error {
 			return true
 		}
 		for {
+			if l.sentAtEnd {
+				// The batch's end woke the peers its writes were for;
+				// where the loop settles (many busy registrations), let
+				// them run before looking for their answers, which an
+				// immediate poll would not find yet. Measured at 64
+				// keep-alive connections through an L4 virtual: 4.0
+				// system calls per request against 5.2 (epoll_pwait
+				// 0.96 against 1.75), and at 64 message clients 17-19
+				// µs of CPU per message against 18-22, at the same rate.
+				l.sentAtEnd = false
+				if l.settles() {
+					unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+				}
+			}
 			n := l.poll()
 			// few: out of events after serving a few exchanges, where
 			// the loop holds its thread or busy-polls.
@@ -689,6 +704,7 @@ func (l *Loop) submitSends() {
 	if len(l.staged) == 0 {
 		return
 	}
+	l.sentAtEnd = true
 	res := l.sends.Submit()
 	for i, s := range l.staged {
 		l.staged[i] = nil
