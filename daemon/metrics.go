@@ -55,7 +55,7 @@ func status(s dataplane.Status) metrics.Status {
 
 // snapshot is the state show reports, for one scrape.
 func (e *Engine) snapshot(p *dataplane.Plane) metrics.Snapshot {
-	s := metrics.Snapshot{Device: e.selfName(), BusyPollOff: evloop.PollingOff(), LoopHolds: evloop.HoldsStarted()}
+	s := metrics.Snapshot{Device: e.selfName(), BusyPollOff: evloop.PollingOff(), LoopHolds: evloop.HoldsStarted(), BatchedSends: evloop.BatchedSends()}
 	if p != nil {
 		s.Connections = uint64(p.ConnectionCount())
 		for _, v := range p.Virtuals() {

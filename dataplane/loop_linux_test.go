@@ -50,9 +50,10 @@ func TestLoopBulkBothWaysWithStalls(t *testing.T) {
 }
 
 // TestLoopSmallWritesKeepOrderAndFIN: many small writes each way, sent
-// without waiting, arrive whole and in order, and each side's FIN follows
-// its last bytes, whether the loops leave a short read's bytes for the
-// end of their batch (sending them together) or write them at once.
+// without waiting by sixteen clients at once, arrive whole and in order,
+// and each side's FIN follows its last bytes, whether the loops leave a
+// short read's bytes for the end of their batch (sending them together:
+// with sixteen flows the loops are busy enough to) or write them at once.
 func TestLoopSmallWritesKeepOrderAndFIN(t *testing.T) {
 	for i, batching := range []bool{true, false} {
 		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) {
@@ -84,23 +85,37 @@ func TestLoopSmallWritesKeepOrderAndFIN(t *testing.T) {
 			for k := 0; k < 300; k++ {
 				fmt.Fprintf(&want, "message %d;", k)
 			}
-			for round := 0; round < 3; round++ {
+			batched := evloop.BatchedSends()
+			const clients = 16
+			errs := make(chan error, clients)
+			for k := 0; k < clients; k++ {
 				c := dialVS(t, vs)
 				go func() {
 					b := want.Bytes()
 					for len(b) > 0 { // about a dozen bytes per write
-						k := min(len(b), 12)
-						c.c.Write(b[:k])
-						b = b[k:]
+						n := min(len(b), 12)
+						c.c.Write(b[:n])
+						b = b[n:]
 					}
 					c.c.CloseWrite()
 				}()
-				c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				got, err := io.ReadAll(c.c)
-				if err != nil || !bytes.Equal(got, want.Bytes()) {
-					t.Fatalf("round %d: read %d bytes (want %d), equal %v, %v", round, len(got), want.Len(), bytes.Equal(got, want.Bytes()), err)
+				go func() {
+					c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+					got, err := io.ReadAll(c.c)
+					if err == nil && !bytes.Equal(got, want.Bytes()) {
+						err = fmt.Errorf("read %d bytes (want %d), not the bytes sent", len(got), want.Len())
+					}
+					c.c.Close()
+					errs <- err
+				}()
+			}
+			for k := 0; k < clients; k++ {
+				if err := <-errs; err != nil {
+					t.Fatalf("a client: %v", err)
 				}
-				c.c.Close()
+			}
+			if batching && evloop.BatchedSends() == batched {
+				t.Error("sixteen busy flows sent no writes together")
 			}
 			eventually(t, "table empty", func() bool { return p.ConnectionCount() == 0 })
 		})

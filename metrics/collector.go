@@ -84,6 +84,7 @@ var (
 	connections = desc("connections", "Current client connections of all virtual servers.")
 	busyPollOff = desc("busy_poll_off", "1 while the judge of busy-polling (ltmd --busy-poll auto) has the event loops' polling off: loops serving a few exchanges each hold their threads instead.")
 	loopHolds   = desc("event_loop_holds_total", "Times an event loop began to hold its thread while serving a few exchanges (ltmd --busy-poll hold; under auto, with polling judged off or while several loops serve one exchange each).")
+	loopBatched = desc("event_loop_batched_sends_total", "Writes event loops sent together with the other writes of their batch in one system call (an io_uring; ltmd --send-batch auto).")
 	virtualInfo = desc("virtual_info", "A virtual server and its destination (always 1).", "virtual", "destination")
 	virtualSt   = newStatus("virtual", "virtual server", "virtual")
 	virtualTr   = newTraffic("virtual", "client", "virtual")
@@ -144,6 +145,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(connections, float64(s.Connections))
 	gauge(busyPollOff, b2f(s.BusyPollOff))
 	counter(loopHolds, s.LoopHolds)
+	counter(loopBatched, s.BatchedSends)
 	for _, v := range s.Virtuals {
 		gauge(virtualInfo, 1, v.Name, v.Destination)
 		virtualSt.collect(ch, v.Status, v.Name)

@@ -167,6 +167,9 @@ type Snapshot struct {
 	BusyPollOff bool
 	// LoopHolds: how many times event loops began to hold their threads.
 	LoopHolds uint64
+	// BatchedSends: how many writes event loops sent together with
+	// others of their batch, in one system call.
+	BatchedSends uint64
 }
 
 // Availabilities and SyncStatuses are the states exported as state sets:

@@ -14,10 +14,11 @@ import (
 
 func snapshot() Snapshot {
 	return Snapshot{
-		Device:      "bigip1",
-		Connections: 3,
-		BusyPollOff: true,
-		LoopHolds:   7,
+		Device:       "bigip1",
+		Connections:  3,
+		BusyPollOff:  true,
+		LoopHolds:    7,
+		BatchedSends: 11,
 		Virtuals: []Virtual{{Name: "/Common/vs_http", Destination: "10.1.10.100:80",
 			Status:  Status{Availability: "available", State: "enabled"},
 			Traffic: Traffic{BitsIn: 8000, BitsOut: 16000, PktsIn: 10, PktsOut: 12, CurConns: 3, MaxConns: 5, TotConns: 42, TotRequests: 40}}},
@@ -115,6 +116,7 @@ func TestScrape(t *testing.T) {
 		{"openltm_connections", nil, 3},
 		{"openltm_busy_poll_off", nil, 1},
 		{"openltm_event_loop_holds_total", nil, 7},
+		{"openltm_event_loop_batched_sends_total", nil, 11},
 		{"openltm_virtual_info", map[string]string{"virtual": "/Common/vs_http", "destination": "10.1.10.100:80"}, 1},
 		{"openltm_virtual_status", map[string]string{"virtual": "/Common/vs_http", "availability": "available"}, 1},
 		{"openltm_virtual_status", map[string]string{"virtual": "/Common/vs_http", "availability": "offline"}, 0},

@@ -4,6 +4,7 @@ package mblb
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sendbatch"
 )
 
 // The engine's tests run twice: with sessions on goroutines, then with
@@ -303,5 +305,74 @@ func TestPooledConnectionOpensOnTheCallersLoop(t *testing.T) {
 		if st.New != c.want {
 			t.Errorf("max-size %d: %d connections opened for clients on two loops, want %d", c.maxSize, st.New, c.want)
 		}
+	}
+}
+
+// TestBusyLoopSendsAnswersTogether: sixteen length-framed clients on one
+// loop, each with twenty requests in flight over two members, get every
+// answer in order and then the end of the stream after their half-close,
+// while the loop, busy enough, sends its batches' writes (requests and
+// answers) together (evloop.Sender).
+func TestBusyLoopSendsAnswersTogether(t *testing.T) {
+	if onLoops {
+		t.Skip("runs its own loop; once is enough")
+	}
+	s1 := startServer(t, "127.0.63.21:0", "S1", wireLength)
+	s2 := startServer(t, "127.0.63.22:0", "S2", wireLength)
+	pool := newTestPool(s1, s2)
+	e, err := New(Config{Pick: pool.Pick, Dial: dialMember, DialFD: loopDial, Request: lengthFraming})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	l := newLoop(t)
+	vln, err := net.Listen("tcp", "127.0.63.20:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vln.Close()
+	const clients, depth, rounds = 16, 20, 5
+	cs := make([]*client, clients)
+	for i := range cs {
+		cs[i] = loopClient(t, e, vln, l, fmt.Sprintf("c%d", i))
+	}
+	before := evloop.BatchedSends()
+	errs := make(chan error, clients)
+	for _, c := range cs {
+		go func() {
+			errs <- func() error {
+				for r := 0; r < rounds; r++ {
+					for i := 0; i < depth; i++ {
+						if err := c.send([]byte(reqName(c.name, r*depth+i))); err != nil {
+							return err
+						}
+					}
+					if r == rounds-1 {
+						c.c.(*net.TCPConn).CloseWrite()
+					}
+					for i := 0; i < depth; i++ {
+						b, err := c.recv()
+						if err != nil {
+							return fmt.Errorf("%s: answer %d: %v", c.name, r*depth+i, err)
+						}
+						if _, got := splitAnswer(string(b)); got != reqName(c.name, r*depth+i) {
+							return fmt.Errorf("%s: answer %q, want one to %s", c.name, b, reqName(c.name, r*depth+i))
+						}
+					}
+				}
+				if b, err := c.recv(); err != io.EOF {
+					return fmt.Errorf("%s: after the last answer %q, %v, want the end of the stream", c.name, b, err)
+				}
+				return nil
+			}()
+		}()
+	}
+	for range cs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sendbatch.Supported() && evloop.BatchedSends() == before {
+		t.Error("a loop busy with sixteen clients sent no writes together")
 	}
 }
