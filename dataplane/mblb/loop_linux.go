@@ -326,7 +326,13 @@ func (s *ClientConn) flushReady(posted bool) {
 		return
 	}
 	s.writing = true
-	err := s.flushLocked(true)
+	s.flushedOnLoop(s.flushLocked(true))
+}
+
+// flushedOnLoop ends a flush on the session's loop with its error: it
+// releases mu, which the caller holds, and closes the session if the
+// flush failed or a client that half-closed has all its answers.
+func (s *ClientConn) flushedOnLoop(err error) {
 	fin := s.loopFlushed()
 	s.mu.Unlock()
 	if err != nil {
@@ -398,13 +404,7 @@ func (ls *sessLoop) Sent(n int, errno syscall.Errno) {
 	if !done {
 		err = s.flushLocked(true)
 	}
-	fin := s.loopFlushed()
-	s.mu.Unlock()
-	if err != nil {
-		s.Close(s.resetOnEnd(err))
-	} else if fin {
-		s.Close(false)
-	}
+	s.flushedOnLoop(err)
 }
 
 // writable finishes a write the client's socket did not take at once, then

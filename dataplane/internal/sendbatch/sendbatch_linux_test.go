@@ -18,6 +18,17 @@ func needRings(t *testing.T) {
 	}
 }
 
+// newBatch is a ring for size sends, closed when the test ends.
+func newBatch(t *testing.T, size int) *Batch {
+	t.Helper()
+	b, err := New(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
 // pair is a connected stream socket pair, both ends non-blocking.
 func pair(t *testing.T) (int, int) {
 	t.Helper()
@@ -100,11 +111,7 @@ func TestSubmit(t *testing.T) {
 		}},
 		{"a full socket alone", []send{{bufs: [][]byte{[]byte("z")}, full: true}}},
 	}
-	b, err := New(8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newBatch(t, 8)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var readers []int
@@ -157,11 +164,7 @@ func TestSubmit(t *testing.T) {
 // after: the ring's indexes wrap as the loop goes on.
 func TestCapAndReuse(t *testing.T) {
 	needRings(t)
-	b, err := New(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newBatch(t, 4)
 	w, r := pair(t)
 	msg := []byte("m")
 	for round := 0; round < 5; round++ {
@@ -193,11 +196,7 @@ func TestCapAndReuse(t *testing.T) {
 // A descriptor that is no socket fails its own send only.
 func TestBadDescriptor(t *testing.T) {
 	needRings(t)
-	b, err := New(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := newBatch(t, 4)
 	w, r := pair(t)
 	msg := []byte("ok")
 	b.Add(1<<20, iov(msg))
