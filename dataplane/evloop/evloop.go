@@ -678,8 +678,9 @@ func (l *Loop) handle(n int, now time.Time) bool {
 				if fd, iov, ok := s.Stage(); ok {
 					if _, ok := l.sends.Add(fd, iov); ok {
 						l.staged = append(l.staged, s)
-					} else {
-						s.Sent(0, 0) // no bytes to send (empty buffers)
+					} else { // empty buffers, or a broken ring
+						r := sendbatch.SendNow(fd, iov)
+						s.Sent(r.N, r.Err)
 					}
 					continue
 				}

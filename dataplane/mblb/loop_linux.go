@@ -9,13 +9,13 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sendbatch"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 )
 
@@ -966,32 +966,10 @@ const maxIov = 1024
 // iov is the caller's scratch space, so that a write allocates nothing.
 func writev(fd int, bufs [][]byte, iov *[]unix.Iovec) (int, syscall.Errno) {
 	v := iovecs(bufs, *iov)
+	r := sendbatch.SendNow(fd, v)
+	clear(v) // hold no buffer past the call
 	*iov = v[:0]
-	if len(v) == 0 {
-		return 0, 0
-	}
-	// sendmsg(2) rather than writev(2), and send(2) for one buffer:
-	// the socket calls skip the file layer (rawsock.Read says why).
-	var m unix.Msghdr
-	m.Iov = &v[0]
-	m.SetIovlen(len(v))
-	for {
-		var r uintptr
-		var e syscall.Errno
-		if len(v) == 1 {
-			r, _, e = unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(v[0].Base)), uintptr(v[0].Len), unix.MSG_NOSIGNAL, 0, 0)
-		} else {
-			r, _, e = unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), unix.MSG_NOSIGNAL)
-		}
-		if e == syscall.EINTR {
-			continue
-		}
-		clear(v) // hold no buffer past the call
-		if e != 0 {
-			return 0, e
-		}
-		return int(r), 0
-	}
+	return r.N, r.Err
 }
 
 // iovecs points v's vectors, reused, at the non-empty buffers of bufs

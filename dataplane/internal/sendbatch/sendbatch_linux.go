@@ -87,11 +87,17 @@ type Batch struct {
 	cqMask                 uint32
 	cqes                   []cqe
 
-	// The staged sends: their message headers (which the kernel reads
-	// while the batch is submitted) and results.
+	// The staged sends: their sockets and buffers, the message headers
+	// the kernel reads while the batch is submitted, and the results.
+	fds  []int
+	iovs [][]unix.Iovec
 	msgs []unix.Msghdr
 	res  []Result
 	n    int
+	// broken: io_uring_enter(2) failed for another reason than a
+	// signal or a full completion queue; the batch takes no more sends
+	// (Add), and its owner writes them itself (SendNow).
+	broken bool
 }
 
 // Result is the outcome of one staged send: the bytes the socket took,
@@ -135,6 +141,8 @@ func New(size int) (*Batch, error) {
 		b.Close()
 		return nil, err
 	}
+	b.fds = make([]int, p.sqEntries)
+	b.iovs = make([][]unix.Iovec, p.sqEntries)
 	b.msgs = make([]unix.Msghdr, p.sqEntries)
 	b.res = make([]Result, p.sqEntries)
 	return b, nil
@@ -199,12 +207,14 @@ func (b *Batch) Len() int { return b.n }
 
 // Add stages a send of the buffers iov points to on fd, and returns its
 // index in the results of the next Submit; false when the batch is full
-// (Cap). The buffers must stay as they are until Submit returns.
+// (Cap), iov is empty or the ring is broken (the caller then writes with
+// SendNow). The buffers must stay as they are until Submit returns.
 func (b *Batch) Add(fd int, iov []unix.Iovec) (int, bool) {
-	if b.n == len(b.sqes) || len(iov) == 0 {
+	if b.n == len(b.sqes) || len(iov) == 0 || b.broken {
 		return 0, false
 	}
 	i := b.n
+	b.fds[i], b.iovs[i] = fd, iov
 	idx := (atomic.LoadUint32(b.sqTail) + uint32(i)) & b.sqMask
 	s := &b.sqes[idx]
 	*s = sqe{fd: int32(fd), msgFlags: unix.MSG_NOSIGNAL | unix.MSG_DONTWAIT, userData: uint64(i)}
@@ -236,7 +246,9 @@ func (b *Batch) Submit() []Result {
 		return nil
 	}
 	if n == 1 {
-		b.res[0] = b.sendOne()
+		// Nothing to batch: the ring would only add its own work.
+		b.res[0] = SendNow(b.fds[0], b.iovs[0])
+		b.iovs[0] = nil
 		b.n = 0
 		return b.res[:1]
 	}
@@ -250,16 +262,19 @@ func (b *Batch) Submit() []Result {
 			uintptr(n-got), enterGetEvents, 0, 0)
 		got += b.reap()
 		if e != 0 && e != syscall.EINTR && e != syscall.EAGAIN && e != syscall.EBUSY {
-			// The ring is broken: fail what did not complete.
+			// The ring is broken (not seen; the kernel documents none
+			// of these for valid arguments): what did not complete is
+			// failed, as a failed write, and the batch is not used
+			// again.
+			b.broken = true
 			for i := got; i < n; i++ {
 				b.res[i] = Result{Err: e}
 			}
 			break
 		}
 	}
-	for i := range b.msgs[:n] {
-		b.msgs[i] = unix.Msghdr{}
-	}
+	clear(b.msgs[:n])
+	clear(b.iovs[:n])
 	b.n = 0
 	return b.res[:n]
 }
@@ -284,18 +299,25 @@ func (b *Batch) reap() int {
 	return k
 }
 
-// sendOne makes the one staged send a plain send(2) or sendmsg(2): with
-// nothing to batch, the ring would only add its own work.
-func (b *Batch) sendOne() Result {
-	s := &b.sqes[atomic.LoadUint32(b.sqTail)&b.sqMask]
+// SendNow writes the buffers iov points to on fd with one send(2) or
+// sendmsg(2), as a staged send would be written: what a loop does with a
+// write its batch cannot take, and the one write of a loop that does not
+// batch. The socket calls rather than write(2) and writev(2): they skip
+// the file layer (rawsock.Read says why).
+func SendNow(fd int, iov []unix.Iovec) Result {
+	if len(iov) == 0 {
+		return Result{}
+	}
+	var m unix.Msghdr
+	m.Iov = &iov[0]
+	m.SetIovlen(len(iov))
 	for {
 		var r uintptr
 		var e syscall.Errno
-		if s.opcode == opSend {
-			r, _, e = unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(s.addr), uintptr(s.len), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, 0, 0)
+		if len(iov) == 1 {
+			r, _, e = unix.RawSyscall6(unix.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(iov[0].Base)), uintptr(iov[0].Len), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT, 0, 0)
 		} else {
-			r, _, e = unix.RawSyscall(unix.SYS_SENDMSG, uintptr(s.fd), uintptr(s.addr), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
-			b.msgs[0] = unix.Msghdr{}
+			r, _, e = unix.RawSyscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), unix.MSG_NOSIGNAL|unix.MSG_DONTWAIT)
 		}
 		if e == syscall.EINTR {
 			continue

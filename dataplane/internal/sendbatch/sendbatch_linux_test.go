@@ -230,3 +230,34 @@ func TestLayout(t *testing.T) {
 		t.Errorf("params is %d bytes, want 120", s)
 	}
 }
+
+// A ring whose io_uring_enter(2) fails for good fails its batch's sends
+// as failed writes and takes no more (Add), and SendNow writes in its
+// place.
+func TestBrokenRing(t *testing.T) {
+	needRings(t)
+	b := newBatch(t, 4)
+	w1, r1 := pair(t)
+	w2, _ := pair(t)
+	b.Add(w1, iov([]byte("a")))
+	b.Add(w2, iov([]byte("b")))
+	unix.Close(b.fd) // the ring's descriptor goes: every enter fails
+	b.fd = -1
+	for i, res := range b.Submit() {
+		if res.Err != syscall.EBADF {
+			t.Errorf("send %d on a broken ring: %+v, want EBADF", i, res)
+		}
+	}
+	if _, ok := b.Add(w1, iov([]byte("c"))); ok {
+		t.Fatal("a broken ring took a send")
+	}
+	if res := SendNow(w1, iov([]byte("d"), []byte("ef"))); res != (Result{N: 3}) {
+		t.Fatalf("SendNow: %+v", res)
+	}
+	if got := readAll(t, r1); string(got) != "def" {
+		t.Fatalf("read %q, want %q", got, "def")
+	}
+	if res := SendNow(w1, nil); res != (Result{}) {
+		t.Fatalf("SendNow of nothing: %+v", res)
+	}
+}
