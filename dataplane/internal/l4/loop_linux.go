@@ -875,15 +875,9 @@ func (lf *loopFlow) flush(up bool) {
 	if d.off < d.n {
 		return
 	}
-	lf.written(up)
-}
-
-// written lets go of a direction's buffer, all of it written, and reads
-// on: the source's edges were spent while the bytes waited.
-func (lf *loopFlow) written(up bool) {
-	d := lf.dir(up)
 	bufPool.Put(d.buf)
 	d.buf = nil
+	// The source's edges were spent while the bytes waited: read on.
 	lf.pump(up)
 }
 
