@@ -22,3 +22,9 @@ func SetHolding(bool) {}
 
 // HoldsStarted is 0 off Linux: no loop holds.
 func HoldsStarted() uint64 { return 0 }
+
+// BatchedSends is 0 off Linux: there are no event loops to batch sends.
+func BatchedSends() uint64 { return 0 }
+
+// SetSendBatching does nothing off Linux: there are no event loops.
+func SetSendBatching(bool) {}
