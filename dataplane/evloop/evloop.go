@@ -673,21 +673,9 @@ func (l *Loop) handle(n int, now time.Time) bool {
 		l.later = l.lspare[:0]
 		for i, f := range fs {
 			fs[i] = nil
-			if s, ok := f.(Sender); ok && l.sends != nil {
-				if l.sends.Len() == l.sends.Cap() {
-					l.submitSends()
-				}
-				if fd, iov, ok := s.Stage(); ok {
-					if _, ok := l.sends.Add(fd, iov); ok {
-						l.staged = append(l.staged, s)
-					} else { // empty buffers, or a broken ring
-						r := sendbatch.SendNow(fd, iov)
-						s.Sent(r.N, r.Err)
-					}
-					continue
-				}
+			if !l.stage(f) {
+				f.Flush()
 			}
-			f.Flush()
 		}
 		l.submitSends()
 		l.lspare = fs[:0]
@@ -714,6 +702,30 @@ var batchedSends atomic.Uint64
 // carry several writes (the metric
 // openltm_event_loop_batched_sends_total).
 func BatchedSends() uint64 { return batchedSends.Load() }
+
+// stage hands f's write to the batch's sends if f is a Sender with bytes
+// to write and the loop has a ring, and reports whether it did (if not,
+// the caller flushes f).
+func (l *Loop) stage(f Flusher) bool {
+	s, ok := f.(Sender)
+	if !ok || l.sends == nil {
+		return false
+	}
+	if l.sends.Len() == l.sends.Cap() {
+		l.submitSends()
+	}
+	fd, iov, ok := s.Stage()
+	if !ok {
+		return false
+	}
+	if l.sends.Add(fd, iov) {
+		l.staged = append(l.staged, s)
+	} else { // empty buffers, or a broken ring
+		r := sendbatch.SendNow(fd, iov)
+		s.Sent(r.N, r.Err)
+	}
+	return true
+}
 
 // submitSends writes what the staged Senders hold and tells each its
 // outcome.

@@ -370,6 +370,7 @@ func (ls *sessLoop) Flush() {
 // end of the loop's batch (evloop.Sender).
 func (ls *sessLoop) Stage() (int, []unix.Iovec, bool) {
 	s := ls.s
+	ls.deferred = false
 	if ls.released || ls.migrated || ls.tls != nil {
 		return 0, nil, false
 	}
@@ -384,7 +385,6 @@ func (ls *sessLoop) Stage() (int, []unix.Iovec, bool) {
 	if !ok {
 		return 0, nil, false
 	}
-	ls.deferred = false
 	ls.last = last
 	ls.iov = iovecs(s.wb, ls.iov)
 	return ls.fd, ls.iov, true
@@ -851,12 +851,12 @@ func (cl *connLoop) wrote(sc *serverConn, n int, errno syscall.Errno) bool {
 // (evloop.Sender).
 func (sc *serverConn) Stage() (int, []unix.Iovec, bool) {
 	cl := sc.lp
+	cl.deferred = false
 	sc.qmu.Lock()
 	defer sc.qmu.Unlock()
 	if sc.writing || sc.dead || len(sc.out) == 0 || sc.connecting.Load() {
 		return 0, nil, false
 	}
-	cl.deferred = false
 	sc.writing = true
 	cl.take(sc)
 	cl.iov = iovecs(cl.bl, cl.iov)

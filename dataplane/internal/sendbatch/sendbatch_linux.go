@@ -205,13 +205,14 @@ func (b *Batch) Cap() int { return len(b.sqes) }
 // Len is how many sends are staged.
 func (b *Batch) Len() int { return b.n }
 
-// Add stages a send of the buffers iov points to on fd, and returns its
-// index in the results of the next Submit; false when the batch is full
-// (Cap), iov is empty or the ring is broken (the caller then writes with
-// SendNow). The buffers must stay as they are until Submit returns.
-func (b *Batch) Add(fd int, iov []unix.Iovec) (int, bool) {
+// Add stages a send of the buffers iov points to on fd, whose result
+// comes in the order of the Adds from the next Submit; false when the
+// batch is full (Cap), iov is empty or the ring is broken (the caller
+// then writes with SendNow). The buffers must stay as they are until
+// Submit returns.
+func (b *Batch) Add(fd int, iov []unix.Iovec) bool {
 	if b.n == len(b.sqes) || len(iov) == 0 || b.broken {
-		return 0, false
+		return false
 	}
 	i := b.n
 	b.fds[i], b.iovs[i] = fd, iov
@@ -232,7 +233,7 @@ func (b *Batch) Add(fd int, iov []unix.Iovec) (int, bool) {
 	}
 	b.sqArray[idx] = idx
 	b.n++
-	return i, true
+	return true
 }
 
 // Submit sends every staged send with one io_uring_enter(2), in the order
