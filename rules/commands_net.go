@@ -8,6 +8,25 @@ import (
 	"github.com/openltm/openltm/rules/tcl"
 )
 
+// localEnd is this side's own end of its connection: the virtual address
+// on the client side, the address the server connection leaves from on
+// the server side (TCP::local_port, IP::local_addr).
+func localEnd(s Side) Endpoint {
+	if s == ServerSide {
+		return EndServerLocal
+	}
+	return EndVirtual
+}
+
+// remoteEnd is the far end of this side's connection: the client on the
+// client side, the member on the server side.
+func remoteEnd(s Side) Endpoint {
+	if s == ServerSide {
+		return EndServer
+	}
+	return EndClient
+}
+
 func registerTCP(t *tcl.Commands) {
 	t.Register("TCP::collect", cmdTCPCollect)
 	t.Register("TCP::release", cmdTCPRelease)
@@ -15,18 +34,8 @@ func registerTCP(t *tcl.Commands) {
 	t.Register("TCP::respond", cmdTCPRespond)
 	t.Register("TCP::close", cmdTCPClose)
 	t.Register("TCP::notify", cmdTCPNotify)
-	t.Register("TCP::local_port", portCmd("TCP::local_port", func(s Side) Endpoint {
-		if s == ServerSide {
-			return EndServerLocal
-		}
-		return EndVirtual
-	}))
-	t.Register("TCP::remote_port", portCmd("TCP::remote_port", func(s Side) Endpoint {
-		if s == ServerSide {
-			return EndServer
-		}
-		return EndClient
-	}))
+	t.Register("TCP::local_port", portCmd("TCP::local_port", localEnd))
+	t.Register("TCP::remote_port", portCmd("TCP::remote_port", remoteEnd))
 	t.Register("TCP::client_port", portCmd("TCP::client_port", func(Side) Endpoint { return EndClient }))
 	t.Register("TCP::server_port", portCmd("TCP::server_port", func(Side) Endpoint { return EndServer }))
 }
@@ -34,18 +43,8 @@ func registerTCP(t *tcl.Commands) {
 func registerIP(t *tcl.Commands) {
 	t.Register("IP::client_addr", addrCmd("IP::client_addr", func(Side) Endpoint { return EndClient }))
 	t.Register("IP::server_addr", addrCmd("IP::server_addr", func(Side) Endpoint { return EndServer }))
-	t.Register("IP::local_addr", addrCmd("IP::local_addr", func(s Side) Endpoint {
-		if s == ServerSide {
-			return EndServerLocal
-		}
-		return EndVirtual
-	}))
-	t.Register("IP::remote_addr", addrCmd("IP::remote_addr", func(s Side) Endpoint {
-		if s == ServerSide {
-			return EndServer
-		}
-		return EndClient
-	}))
+	t.Register("IP::local_addr", addrCmd("IP::local_addr", localEnd))
+	t.Register("IP::remote_addr", addrCmd("IP::remote_addr", remoteEnd))
 	t.Register("IP::protocol", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, c, err := sess(in, "IP::protocol")
 		if err != nil {

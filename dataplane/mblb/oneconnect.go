@@ -250,24 +250,7 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 			return best, nil
 		}
 		if room {
-			g.dialing++
-			p.mu.Unlock()
-			sc, err := p.e.dial(s, m, nil, cur)
-			p.mu.Lock()
-			g.dialing--
-			p.cond.Broadcast()
-			if err != nil {
-				p.dropEmpty(key, g)
-				p.mu.Unlock()
-				return nil, err
-			}
-			sc.key = key
-			g.conns = append(g.conns, sc)
-			p.created.Add(1)
-			p.take(sc)
-			p.mu.Unlock()
-			sc.start()
-			return sc, nil
+			return p.open(s, m, key, g, cur)
 		}
 		if cur != nil {
 			// An event loop never waits: the request queues behind the
@@ -279,26 +262,35 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 				p.mu.Unlock()
 				return best, nil
 			}
-			g.dialing++
-			p.mu.Unlock()
-			sc, err := p.e.dial(s, m, nil, cur)
-			p.mu.Lock()
-			g.dialing--
-			if err != nil {
-				p.dropEmpty(key, g)
-				p.mu.Unlock()
-				return nil, err
-			}
-			sc.key = key
-			g.conns = append(g.conns, sc)
-			p.created.Add(1)
-			p.take(sc)
-			p.mu.Unlock()
-			sc.start()
-			return sc, nil
+			return p.open(s, m, key, g, cur)
 		}
 		p.cond.Wait() // every slot is being dialled, or busy and exclusive
 	}
+}
+
+// open dials a new connection to m for s in g, reserved for one message.
+// It is called with p.mu held and returns with it released; while the
+// dial runs the slot counts as dialling, and the waiters are told when it
+// ends either way (some wait because every slot was being dialled).
+func (p *connPool) open(s *ClientConn, m Member, key poolKey, g *poolGroup, cur *evl) (*serverConn, error) {
+	g.dialing++
+	p.mu.Unlock()
+	sc, err := p.e.dial(s, m, nil, cur)
+	p.mu.Lock()
+	g.dialing--
+	p.cond.Broadcast()
+	if err != nil {
+		p.dropEmpty(key, g)
+		p.mu.Unlock()
+		return nil, err
+	}
+	sc.key = key
+	g.conns = append(g.conns, sc)
+	p.created.Add(1)
+	p.take(sc)
+	p.mu.Unlock()
+	sc.start()
+	return sc, nil
 }
 
 // released returns one reservation; a connection left with none is idle

@@ -586,17 +586,21 @@ func wordRange(src *Source, w *word) (int, int, bool) {
 	return 0, 0, false
 }
 
+// wordSource is where a literal word's text stands: its range in the
+// rule's source when the word is written there as it is (so that errors
+// point into the rule), else its own text (an escaped or quoted word).
+func wordSource(src *Source, w *word) (*Source, int, int) {
+	if start, end, ok := wordRange(src, w); ok {
+		return src, start, end
+	}
+	return &Source{Name: src.Name, Text: w.lit.s}, 0, len(w.lit.s)
+}
+
 func (c *compiler) precompileScript(src *Source, w *word) error {
 	if w.lit.kind == kScript {
 		return nil
 	}
-	var sc *Script
-	var err error
-	if start, end, ok := wordRange(src, w); ok {
-		sc, err = c.compileRange(src, start, end)
-	} else {
-		sc, err = c.compileRange(&Source{Name: src.Name, Text: w.lit.s}, 0, len(w.lit.s))
-	}
+	sc, err := c.compileRange(wordSource(src, w))
 	if err != nil {
 		if c.strict() {
 			return err
@@ -608,13 +612,7 @@ func (c *compiler) precompileScript(src *Source, w *word) error {
 }
 
 func (c *compiler) precompileExpr(src *Source, w *word) error {
-	var e *exprNode
-	var err error
-	if start, end, ok := wordRange(src, w); ok {
-		e, err = c.compileExpr(src, start, end)
-	} else {
-		e, err = c.compileExpr(&Source{Name: src.Name, Text: w.lit.s}, 0, len(w.lit.s))
-	}
+	e, err := c.compileExpr(wordSource(src, w))
 	if err != nil {
 		if c.strict() {
 			return err
