@@ -222,70 +222,53 @@ func nodeStats(n *state.Node) NodeStats {
 }
 
 // Virtuals returns every virtual server's statistics, by name.
-func (p *Plane) Virtuals() []VirtualStats {
-	p.mu.Lock()
-	vs := make([]*state.Virtual, 0, len(p.virtuals))
-	for _, name := range sortedKeys(p.virtuals) {
-		vs = append(vs, p.virtuals[name])
-	}
-	p.mu.Unlock()
-	out := make([]VirtualStats, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, virtualStats(v))
-	}
-	return out
-}
+func (p *Plane) Virtuals() []VirtualStats { return listStats(p, p.virtuals, virtualStats) }
 
 // Virtual returns one virtual server's statistics.
 func (p *Plane) Virtual(name string) (VirtualStats, bool) {
-	p.mu.Lock()
-	v := p.virtuals[name]
-	p.mu.Unlock()
-	if v == nil {
-		return VirtualStats{}, false
-	}
-	return virtualStats(v), true
+	return oneStats(p, p.virtuals, name, virtualStats)
 }
 
 // Pools returns every pool's statistics with members, by name.
-func (p *Plane) Pools() []PoolStats {
+func (p *Plane) Pools() []PoolStats { return listStats(p, p.pools, poolStats) }
+
+// Pool returns one pool's statistics with members.
+func (p *Plane) Pool(name string) (PoolStats, bool) { return oneStats(p, p.pools, name, poolStats) }
+
+// listStats takes the objects of one of the plane's maps by name under
+// its lock and reads their counters after it: reading them needs no lock,
+// and a show must not hold up a commit.
+func listStats[T, S any](p *Plane, m map[string]*T, stats func(*T) S) []S {
 	p.mu.Lock()
-	ps := make([]*state.Pool, 0, len(p.pools))
-	for _, name := range sortedKeys(p.pools) {
-		ps = append(ps, p.pools[name])
+	xs := make([]*T, 0, len(m))
+	for _, name := range sortedKeys(m) {
+		xs = append(xs, m[name])
 	}
 	p.mu.Unlock()
-	out := make([]PoolStats, 0, len(ps))
-	for _, x := range ps {
-		out = append(out, poolStats(x))
+	out := make([]S, 0, len(xs))
+	for _, x := range xs {
+		out = append(out, stats(x))
 	}
 	return out
 }
 
-// Pool returns one pool's statistics with members.
-func (p *Plane) Pool(name string) (PoolStats, bool) {
+// oneStats is listStats for one object; false when there is none by
+// that name.
+func oneStats[T, S any](p *Plane, m map[string]*T, name string, stats func(*T) S) (S, bool) {
 	p.mu.Lock()
-	x := p.pools[name]
+	x := m[name]
 	p.mu.Unlock()
 	if x == nil {
-		return PoolStats{}, false
+		var zero S
+		return zero, false
 	}
-	return poolStats(x), true
+	return stats(x), true
 }
 
 // Nodes returns every node's statistics, by name (including nodes the
 // configuration left implicit under members).
 func (p *Plane) Nodes() []NodeStats {
-	p.mu.Lock()
-	ns := make([]*state.Node, 0, len(p.nodes))
-	for _, name := range sortedKeys(p.nodes) {
-		ns = append(ns, p.nodes[name])
-	}
-	p.mu.Unlock()
-	out := make([]NodeStats, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, nodeStats(n))
-	}
+	out := listStats(p, p.nodes, nodeStats)
 	fq := p.FQDNNodes()
 	for _, name := range sortedKeys(fq) {
 		out = append(out, fqdnNodeStats(name, fq[name]))
@@ -296,16 +279,13 @@ func (p *Plane) Nodes() []NodeStats {
 
 // Node returns one node's statistics.
 func (p *Plane) Node(name string) (NodeStats, bool) {
-	p.mu.Lock()
-	n := p.nodes[name]
-	p.mu.Unlock()
-	if n == nil {
-		if f, ok := p.FQDNNodes()[name]; ok {
-			return fqdnNodeStats(name, f), true
-		}
-		return NodeStats{}, false
+	if ns, ok := oneStats(p, p.nodes, name, nodeStats); ok {
+		return ns, true
 	}
-	return nodeStats(n), true
+	if f, ok := p.FQDNNodes()[name]; ok {
+		return fqdnNodeStats(name, f), true
+	}
+	return NodeStats{}, false
 }
 
 // fqdnNodeStats is `show ltm node` for an FQDN node: its address any6,
