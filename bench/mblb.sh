@@ -39,7 +39,9 @@ if [ -n "${PROXY_CPUS:-}" ] || [ -n "${PEER_CPUS:-}" ]; then
 fi
 export PATH=$work:$PATH OPENLTM_SOCKET=$work/ltmd.sock OPENLTM_STATE_DIR=$work/state
 "${peer[@]}" tcpkit server -listen $NET.2:9000 -label S1 -frame length -quiet >/dev/null & pids+=($!)
+member_pids=($!)
 "${peer[@]}" tcpkit server -listen $NET.2:9001 -label S2 -frame length -quiet >/dev/null & pids+=($!)
+member_pids+=($!)
 "${proxy[@]}" ltmd --busy-poll "${BUSY_POLL:-auto}" --state-dir "$work/state" --socket "$work/ltmd.sock" >"$work/ltmd.log" 2>&1 & pids+=($!)
 ltmd_pid=$!
 for i in $(seq 50); do [ -S "$work/ltmd.sock" ] && break; sleep 0.1; done
@@ -83,10 +85,16 @@ sleep 0.5
 # Each cell runs every target ROUNDS times, the order reversed every other
 # round so that a drift in the machine's load favours none; it prints the
 # median rate, its ratio to going direct and to HAProxy, and the median CPU
-# the proxy spent per message (µs, from /proc: user + system of the whole
-# process).
-printf "%-11s %6s %7s %12s %8s %8s %10s\n" target size clients msg/s /direct /haproxy "cpu-us/msg"
-declare -A RATE CPU
+# spent per message (µs, user + system of whole processes) by the proxy,
+# by the two members together and by the load generator. On a small
+# machine that all of them share, the peers' CPU counts as much as the
+# proxy's: balancing each message (ltmd without OneConnect) gives every
+# client a connection to each member, which costs the members more than
+# one connection per client does (HAProxy).
+members_ticks() { echo $(($(cpu_ticks "${member_pids[0]}") + $(cpu_ticks "${member_pids[1]}"))); }
+TIMEFORMAT='%3U %3S'
+printf "%-11s %6s %7s %12s %8s %8s %10s %10s %10s\n" target size clients msg/s /direct /haproxy "cpu-us/msg" "members-us" "load-us"
+declare -A RATE CPU MCPU LCPU
 for size in $SIZES; do
   for n in $CLIENTS; do
     for round in $(seq "$ROUNDS"); do
@@ -103,13 +111,17 @@ for size in $SIZES; do
         pid=$ltmd_pid
         case $name in direct) pid="" ;; haproxy) pid=$haproxy_pid ;; esac
         t0=0; [ -n "$pid" ] && t0=$(cpu_ticks "$pid")
-        out=$("${peer[@]}" tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1)
+        m0=$(members_ticks)
+        out=$( { time "${peer[@]}" tcpkit load -connect "$addr" -clients "$n" -size "$size" -duration "${DURATION}s" 2>&1; } 2>"$work/load.time")
         t1=0; [ -n "$pid" ] && t1=$(cpu_ticks "$pid")
+        m1=$(members_ticks)
         rate=$(sed -n 's/.* \([0-9]*\) msg\/s$/\1/p' <<<"$out")
         msgs=$(sed -n 's/.* \([0-9]*\) messages in .*/\1/p' <<<"$out")
         [ -z "$rate" ] && { echo "$name: $out" >&2; continue; }
         RATE[$name]+="$rate "
         [ -n "$pid" ] && CPU[$name]+="$(cpu_us $((t1 - t0)) "$msgs") "
+        MCPU[$name]+="$(cpu_us $((m1 - m0)) "$msgs") "
+        LCPU[$name]+="$(awk -v n="$msgs" '{ if (n > 0) printf "%.1f", ($1 + $2) * 1e6 / n; else print "n/a" }' "$work/load.time") "
       done
     done
     med() { tr ' ' '\n' <<<"${1:-}" | grep . | median; }
@@ -119,11 +131,12 @@ for size in $SIZES; do
       [ -z "${RATE[$name]:-}" ] && continue
       rate=$(med "${RATE[$name]}")
       cpu="-"; [ -n "${CPU[$name]:-}" ] && cpu=$(med "${CPU[$name]}")
-      printf "%-11s %6s %7s %12s %8s %8s %10s\n" "$name" "$size" "$n" "$rate" \
+      printf "%-11s %6s %7s %12s %8s %8s %10s %10s %10s\n" "$name" "$size" "$n" "$rate" \
         "$(awk -v a="$rate" -v b="$direct" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" \
-        "$(awk -v a="$rate" -v b="${hap:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" "$cpu"
+        "$(awk -v a="$rate" -v b="${hap:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')" "$cpu" \
+        "$(med "${MCPU[$name]}")" "$(med "${LCPU[$name]}")"
     done
-    RATE=() CPU=()
+    RATE=() CPU=() MCPU=() LCPU=()
   done
 done
 echo "(median of $ROUNDS round(s) of ${DURATION}s; load average $(cut -d' ' -f1-3 /proc/loadavg))"
