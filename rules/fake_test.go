@@ -15,8 +15,9 @@ type fakeConn struct {
 	calls   []string
 	decided []Decision
 	members map[string][]netip.AddrPort
-	// failPool makes Decide refuse a pool name, like an unknown pool.
-	failPool string
+	// failPool makes Decide refuse a pool name, like an unknown pool;
+	// panicPool makes it panic, like a bug in the dataplane's side.
+	failPool, panicPool string
 }
 
 func newFakeConn() *fakeConn {
@@ -42,6 +43,9 @@ func (f *fakeConn) Protocol() int                  { return 6 }
 func (f *fakeConn) Decide(d Decision) error {
 	if f.failPool != "" && d.Pool == f.failPool {
 		return fmt.Errorf("no such pool: %s", d.Pool)
+	}
+	if f.panicPool != "" && d.Pool == f.panicPool {
+		panic("fake dataplane bug in " + d.Pool)
 	}
 	f.decided = append(f.decided, d)
 	switch {

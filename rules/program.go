@@ -304,6 +304,11 @@ func (s *ConnState) fail(h *Handler, err error) error {
 		line += "     at " + where
 	}
 	s.prog.env.log("local0.err", line)
+	if te != nil && te.Stack != "" {
+		// A bug of the interpreter's, not the rule's: its stack is
+		// for the report.
+		s.prog.env.log("local0.err", fmt.Sprintf("TCL internal error: %s <%s> - %s", h.rule.Name, h.Event, te.Stack))
+	}
 	s.cur = nil
 	return &RuntimeError{Rule: h.rule.Name, Event: h.Event, Msg: msg, Where: where, Line: line}
 }

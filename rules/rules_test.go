@@ -289,6 +289,34 @@ func TestRuntimeErrorResetsOneConnection(t *testing.T) {
 	}
 }
 
+// TestPanicResetsOneConnection: a panic below a command (here in the
+// connection's own code) is a runtime error of that connection, logged
+// with its stack; the program serves the next connection.
+func TestPanicResetsOneConnection(t *testing.T) {
+	r := mustCompile(t, "/Common/r", "when CLIENT_ACCEPTED {\n  pool a\n  pool crash\n}\nwhen CLIENT_DATA { pool later }")
+	logs := &logSink{}
+	p := NewProgram(&Env{Log: logs.log}, r)
+	c1 := newFakeConn()
+	c1.panicPool = "crash"
+	s1 := p.NewConnState(c1)
+	err := s1.Run(ClientAccepted)
+	var re *RuntimeError
+	if !errors.As(err, &re) || !strings.HasPrefix(re.Line, "TCL error: /Common/r <CLIENT_ACCEPTED> - internal error: fake dataplane bug in crash") {
+		t.Fatalf("got %v, want a *RuntimeError for the panic", err)
+	}
+	if len(logs.lines) != 2 || !strings.HasPrefix(logs.lines[1], "local0.err TCL internal error: /Common/r <CLIENT_ACCEPTED> - goroutine ") ||
+		!strings.Contains(logs.lines[1], "(*fakeConn).Decide") {
+		t.Errorf("log %q", logs.lines)
+	}
+	s1.Release()
+	c2 := newFakeConn()
+	s2 := p.NewConnState(c2)
+	defer s2.Release()
+	if err := s2.Run(ClientData); err != nil || c2.String() != "pool later" {
+		t.Errorf("second connection: %v %q", err, c2)
+	}
+}
+
 func TestDecideErrorIsTclError(t *testing.T) {
 	r := mustCompile(t, "r", "when CLIENT_ACCEPTED { if {[catch {pool missing} m]} { pool fallback } }")
 	p := NewProgram(nil, r)

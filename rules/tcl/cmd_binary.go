@@ -66,6 +66,14 @@ func cmdBinary(in *Interp, args []Value) (Value, error) {
 	return Empty, errorf("unknown or ambiguous subcommand %s: must be decode, encode, format, or scan", q(args[1].String()))
 }
 
+// maxBinCount is the largest count a binary field takes; a larger one
+// is read as it. Why: Tcl reads counts as C ints, and no value reaches
+// this size (see maxValueLen), so a scan stops at such a count and a
+// format refuses it, as they would at the real one, while positions and
+// sizes computed from counts cannot overflow (a count near 2^63 made
+// `binary scan` slice out of range and took the daemon down).
+const maxBinCount = math.MaxInt32
+
 type binSpec struct {
 	typ      byte
 	count    int // -1 none, -2 star
@@ -97,7 +105,11 @@ func parseBinSpecs(f string) ([]binSpec, error) {
 			for j < len(f) && isDigit(f[j]) {
 				j++
 			}
-			sp.count, _ = strconv.Atoi(f[i:j])
+			n, err := strconv.Atoi(f[i:j])
+			if err != nil || n > maxBinCount {
+				n = maxBinCount
+			}
+			sp.count = n
 			i = j
 		}
 		out = append(out, sp)
@@ -140,10 +152,16 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 		next++
 		return vals[next-1], nil
 	}
-	ensure := func(n int) {
-		for len(buf) < n {
-			buf = append(buf, 0)
+	// ensure grows the result to n bytes; it refuses a result longer
+	// than a value may be.
+	ensure := func(n int) error {
+		if n > maxValueLen {
+			return tooLarge()
 		}
+		if n > len(buf) {
+			buf = append(buf, make([]byte, n-len(buf))...)
+		}
+		return nil
 	}
 	for _, sp := range specs {
 		switch sp.typ {
@@ -159,7 +177,9 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 			} else if n == -1 {
 				n = 1
 			}
-			ensure(pos + n)
+			if err := ensure(pos + n); err != nil {
+				return Empty, err
+			}
 			for k := 0; k < n; k++ {
 				switch {
 				case k < len(data):
@@ -188,7 +208,9 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 				per = 2
 			}
 			nbytes := (n + per - 1) / per
-			ensure(pos + nbytes)
+			if err := ensure(pos + nbytes); err != nil {
+				return Empty, err
+			}
 			for k := 0; k < n && k < len(s); k++ {
 				var d int
 				if per == 8 {
@@ -222,7 +244,9 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 			if n == -2 {
 				return Empty, errorf("cannot use \"*\" in format string with \"x\"")
 			}
-			ensure(pos + n)
+			if err := ensure(pos + n); err != nil {
+				return Empty, err
+			}
 			pos += n
 		case 'X':
 			n := sp.count
@@ -241,7 +265,9 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 				pos = len(buf)
 			} else {
 				pos = sp.count
-				ensure(pos)
+				if err := ensure(pos); err != nil {
+					return Empty, err
+				}
 			}
 		default:
 			v, err := arg()
@@ -271,19 +297,27 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 					}
 					switch sp.typ {
 					case 'f', 'r':
-						ensure(pos + 4)
+						if err := ensure(pos + 4); err != nil {
+							return Empty, err
+						}
 						binary.LittleEndian.PutUint32(buf[pos:], math.Float32bits(float32(x)))
 						pos += 4
 					case 'R':
-						ensure(pos + 4)
+						if err := ensure(pos + 4); err != nil {
+							return Empty, err
+						}
 						binary.BigEndian.PutUint32(buf[pos:], math.Float32bits(float32(x)))
 						pos += 4
 					case 'd', 'q':
-						ensure(pos + 8)
+						if err := ensure(pos + 8); err != nil {
+							return Empty, err
+						}
 						binary.LittleEndian.PutUint64(buf[pos:], math.Float64bits(x))
 						pos += 8
 					default:
-						ensure(pos + 8)
+						if err := ensure(pos + 8); err != nil {
+							return Empty, err
+						}
 						binary.BigEndian.PutUint64(buf[pos:], math.Float64bits(x))
 						pos += 8
 					}
@@ -303,7 +337,9 @@ func binaryFormat(f string, vals []Value) (Value, error) {
 						x = truncate64(n.toBig())
 					}
 					size, be := intSize(sp.typ)
-					ensure(pos + size)
+					if err := ensure(pos + size); err != nil {
+						return Empty, err
+					}
 					for k := 0; k < size; k++ {
 						shift := uint(8 * k)
 						if be {

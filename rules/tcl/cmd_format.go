@@ -14,6 +14,22 @@ func registerFormat(t *Commands) {
 	t.Register("scan", cmdScan)
 }
 
+// maxFormatWidth is the widest field, and the longest precision, that
+// format takes. Why: Go's fmt, which pads the fields, takes no more (past
+// it, it writes "%!(BADWIDTH)" into the result); tclsh takes any that
+// fits in memory, which an iRule does not need.
+const maxFormatWidth = 1_000_000
+
+// fieldNum appends a width or precision written in a format string to
+// spec, refusing one above maxFormatWidth.
+func fieldNum(spec *strings.Builder, digits string) error {
+	if n, err := strconv.Atoi(digits); digits != "" && (err != nil || n > maxFormatWidth) {
+		return tooLarge()
+	}
+	spec.WriteString(digits)
+	return nil
+}
+
 func cmdFormat(in *Interp, args []Value) (Value, error) {
 	if len(args) < 2 {
 		return Empty, wrongArgs("format formatString ?arg ...?")
@@ -55,7 +71,10 @@ func cmdFormat(in *Interp, args []Value) (Value, error) {
 			j++
 		}
 		if j < len(f) && f[j] == '$' && j > i {
-			n, _ := strconv.Atoi(f[i:j])
+			n, err := strconv.Atoi(f[i:j])
+			if err != nil || n < 1 {
+				return Empty, errorf("\"%%n$\" argument index out of range")
+			}
 			pos = n - 1
 			i = j + 1
 		}
@@ -78,12 +97,18 @@ func cmdFormat(in *Interp, args []Value) (Value, error) {
 				spec.WriteByte('-')
 				w = -w
 			}
+			if w < 0 || w > maxFormatWidth {
+				return Empty, tooLarge()
+			}
 			spec.WriteString(strconv.Itoa(w))
 			i++
 		} else {
+			j := i
 			for i < len(f) && isDigit(f[i]) {
-				spec.WriteByte(f[i])
 				i++
+			}
+			if err := fieldNum(&spec, f[j:i]); err != nil {
+				return Empty, err
 			}
 		}
 		hasPrec := false
@@ -100,12 +125,18 @@ func cmdFormat(in *Interp, args []Value) (Value, error) {
 				if err != nil {
 					return Empty, err
 				}
-				spec.WriteString(strconv.Itoa(p))
+				if p > maxFormatWidth {
+					return Empty, tooLarge()
+				}
+				spec.WriteString(strconv.Itoa(max(p, 0))) // Tcl: a negative precision is 0
 				i++
 			} else {
+				j := i
 				for i < len(f) && isDigit(f[i]) {
-					spec.WriteByte(f[i])
 					i++
+				}
+				if err := fieldNum(&spec, f[j:i]); err != nil {
+					return Empty, err
 				}
 			}
 		}
@@ -221,6 +252,12 @@ func cmdFormat(in *Interp, args []Value) (Value, error) {
 	return Str(b.String()), nil
 }
 
+// maxScanSlots is the highest XPG position (%n$) a scan without
+// variable names takes: its result has as many elements. Why: tclsh
+// grows its result to any position and crashes on one near 2^31; with
+// variable names the position must name one of them, as in Tcl.
+const maxScanSlots = 1 << 16
+
 func cmdScan(in *Interp, args []Value) (Value, error) {
 	if len(args) < 3 {
 		return Empty, wrongArgs("scan string format ?varName ...?")
@@ -287,7 +324,14 @@ func cmdScan(in *Interp, args []Value) (Value, error) {
 				j++
 			}
 			if j < len(f) && f[j] == '$' && j > i {
-				n, _ := strconv.Atoi(f[i:j])
+				n, err := strconv.Atoi(f[i:j])
+				most := maxScanSlots
+				if len(vars) > 0 {
+					most = len(vars)
+				}
+				if err != nil || n < 1 || n > most {
+					return Empty, errorf("\"%%n$\" argument index out of range")
+				}
 				slot = n - 1
 				i = j + 1
 			}

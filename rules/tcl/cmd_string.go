@@ -120,7 +120,7 @@ func cmdString(in *Interp, args []Value) (Value, error) {
 				}
 				start = max(s, 0)
 			}
-			for i := start; i+needle.n() <= hay.n(); i++ {
+			for i := start; i <= hay.n()-needle.n(); i++ {
 				if hay.sub(i, i+needle.n()) == needle.s {
 					return Int(int64(i)), nil
 				}
@@ -281,8 +281,8 @@ func cmdString(in *Interp, args []Value) (Value, error) {
 			return Empty, nil
 		}
 		s := a[0].String()
-		if len(s)*n > 1<<24 {
-			return Empty, errorf("result exceeds max size for a Tcl value")
+		if len(s) > 0 && n > maxValueLen/len(s) {
+			return Empty, tooLarge()
 		}
 		return Str(strings.Repeat(s, n)), nil
 	case "replace":

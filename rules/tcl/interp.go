@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -101,7 +102,10 @@ type Error struct {
 	Src       *Source
 	Off       int
 	Cmd       string
-	placed    bool
+	// Stack is the Go stack of a panic that Eval turned into this error
+	// (empty otherwise), for the host's log.
+	Stack  string
+	placed bool
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -290,8 +294,19 @@ func CompileContext(cmds *Commands, check func(string, *Source, int) error, ctx 
 	return c.compileRange(&Source{Name: name, Text: text}, 0, len(text))
 }
 
-// Eval runs a compiled script.
-func (in *Interp) Eval(s *Script) (Value, error) {
+// Eval runs a compiled script. A panic in a command's Go code (a bug of
+// the interpreter's, never the script's doing) ends the script with an
+// Error that says so and carries the stack, and leaves the interpreter
+// at the global level. Why: the host runs one interpreter per connection
+// in a daemon that carries every other connection too; a bug found by
+// one rule must cost that connection, not all of them.
+func (in *Interp) Eval(s *Script) (v Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			in.frame, in.stack, in.depth = in.global, in.stack[:0], 0
+			v, err = Empty, &Error{Msg: fmt.Sprintf("internal error: %v", r), Stack: string(debug.Stack())}
+		}
+	}()
 	return in.evalScript(s)
 }
 

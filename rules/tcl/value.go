@@ -80,6 +80,17 @@ func List(elems ...Value) Value {
 // Empty is the empty string, Tcl's usual "no result".
 var Empty = Value{hasStr: true}
 
+// maxValueLen bounds the values that one command makes from a count or a
+// width (string repeat, binary format), and tooLarge is the error past
+// it, in Tcl's words (a new one each time: the interpreter places an
+// error where it was raised). Why: tclsh takes any that fits in memory (and some
+// crash it), and an iRule making one with a single command would hold a
+// gigabyte per connection where the interpreter's step budget cannot
+// stop it, as the command is one step.
+const maxValueLen = 1 << 24
+
+func tooLarge() *Error { return errorf("result exceeds max size for a Tcl value") }
+
 // String returns the string form, computing it from the internal form when
 // the value was built from a number or a list.
 func (v Value) String() string {
