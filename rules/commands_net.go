@@ -270,6 +270,9 @@ func payloadCmd(c Conn, side Side, name string, args []tcl.Value) (tcl.Value, er
 		if err1 != nil || err2 != nil || off < 0 || n < 0 || int(off) > len(data) {
 			return tcl.Empty, tcl.Errorf("%s replace: bad offset or length (payload is %d bytes)", name, len(data))
 		}
+		// A length past the payload's end replaces up to it (offset plus
+		// length must not overflow in the connection's arithmetic).
+		n = min(n, int64(len(data))-off)
 		return tcl.Empty, tclErr(c.ReplacePayload(side, int(off), int(n), tcl.BytesOf(a[3])))
 	}
 	off, size := int64(0), int64(0)
@@ -289,7 +292,10 @@ func payloadCmd(c Conn, side Side, name string, args []tcl.Value) (tcl.Value, er
 	if int(off) >= len(data) {
 		return tcl.Empty, nil
 	}
-	end := min(int(off+size), len(data))
+	end := len(data)
+	if size < int64(len(data))-off { // (off+size may overflow)
+		end = int(off + size)
+	}
 	return tcl.Bytes(data[off:end]), nil
 }
 
