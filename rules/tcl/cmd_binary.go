@@ -67,10 +67,10 @@ func cmdBinary(in *Interp, args []Value) (Value, error) {
 }
 
 // maxBinCount is the largest count a binary field takes; a larger one
-// is read as it. Why: Tcl reads counts as C ints, and no value reaches
+// counts as this. Why: Tcl reads counts as C ints, and no value reaches
 // this size (see maxValueLen), so a scan stops at such a count and a
-// format refuses it, as they would at the real one, while positions and
-// sizes computed from counts cannot overflow (a count near 2^63 made
+// format refuses it, as they would at the count written, while positions
+// and sizes computed from counts cannot overflow (a count near 2^63 made
 // `binary scan` slice out of range and took the daemon down).
 const maxBinCount = math.MaxInt32
 

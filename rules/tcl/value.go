@@ -82,11 +82,11 @@ var Empty = Value{hasStr: true}
 
 // maxValueLen bounds the values that one command makes from a count or a
 // width (string repeat, binary format), and tooLarge is the error past
-// it, in Tcl's words (a new one each time: the interpreter places an
-// error where it was raised). Why: tclsh takes any that fits in memory (and some
-// crash it), and an iRule making one with a single command would hold a
-// gigabyte per connection where the interpreter's step budget cannot
-// stop it, as the command is one step.
+// it, in Tcl's words (a new one each time: the interpreter records on an
+// error where it was raised). Why: tclsh makes any that fits in memory,
+// and crashes on some larger ones; an iRule making one with a single
+// command would hold a gigabyte per connection, and the interpreter's
+// step budget cannot stop it, as the command is one step.
 const maxValueLen = 1 << 24
 
 func tooLarge() *Error { return errorf("result exceeds max size for a Tcl value") }
