@@ -43,13 +43,25 @@ func TestIntegerSizeLimits(t *testing.T) {
 		if len(short) > 40 {
 			short = short[:20] + "…" + short[len(short)-10:]
 		}
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: err %v, want %q", short, err, c.err)
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", short, err)
-		case c.err == "" && v.String() != c.want:
-			t.Errorf("%s = %s, want %s", short, v.String(), c.want)
+		checkResult(t, short, v, err, c.want, c.err)
+	}
+}
+
+// checkResult reports a result other than want, or an error that does
+// not contain wantErr (when set), of the script or expression named by
+// short.
+func checkResult(t *testing.T, short string, v Value, err error, want, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("%s: err %v, want %q", short, err, wantErr)
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: %v", short, err)
+	case wantErr == "" && v.String() != want:
+		got := v.String()
+		if len(got) > 40 {
+			got = got[:40] + "…"
 		}
+		t.Errorf("%s = %s, want %s", short, got, want)
 	}
 }

@@ -54,18 +54,7 @@ func TestValueSizeLimits(t *testing.T) {
 		if len(short) > 60 {
 			short = short[:60] + "…"
 		}
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: err %v, want %q", short, err, c.err)
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", short, err)
-		case c.err == "" && v.String() != c.want:
-			got := v.String()
-			if len(got) > 40 {
-				got = got[:40] + "…"
-			}
-			t.Errorf("%s = %s, want %s", short, got, c.want)
-		}
+		checkResult(t, short, v, err, c.want, c.err)
 	}
 }
 
