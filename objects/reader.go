@@ -265,7 +265,11 @@ func propNames(k *Kind, includePassive bool) []string {
 			continue
 		}
 		if p.Type == TFlag {
-			out = append(out, p.Enum...)
+			for _, w := range p.Enum {
+				if w != "" { // a bare flag's absence is no word
+					out = append(out, w)
+				}
+			}
 			continue
 		}
 		out = append(out, p.Name)

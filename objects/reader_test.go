@@ -48,6 +48,9 @@ func TestReadCreate(t *testing.T) {
 		{"ltm pool", "load-balancing-mode fastest", "", `"fastest" is not a valid value for "load-balancing-mode"`},
 		{"ltm pool", "slow-ramp-time soon", "", `"soon" is not a valid value for "slow-ramp-time"`},
 		{"ltm pool", "colour blue", "", `Syntax Error: "colour" unknown property (at 1:19;`},
+		// The valid names start with real words: a bare flag's absence
+		// (ip-forward, internal, ...) is not one.
+		{"ltm virtual", "colour blue", "", `unknown property (at 1:22; expected one of: address-status, app-service,`},
 		{"ltm pool", "members add { 10.1.1.1 }", "", "a pool member is written node:port"},
 		{"ltm pool", "members add { 10.1.1.1:99999 }", "", "is not a port"},
 		{"ltm virtual", "destination 10.1.1.5:https disabled pool /Common/p1 profiles add { tcp { context clientside } }",
