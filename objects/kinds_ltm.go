@@ -300,7 +300,7 @@ func ltmKinds() []*Kind {
 	}}
 	snatpool := &Kind{Words: []string{"ltm", "snatpool"}, Title: "SNAT Pool", Lower: "snatpool", Help: "Collections of SNAT translation addresses", Props: []*Prop{
 		str("description", "none"),
-		{Name: "members", Type: TList, Help: "translation addresses"},
+		{Name: "members", Type: TList, Format: "ip", Help: "translation addresses"},
 		passive(str("app-service", "none")),
 	}}
 	dg := &Kind{Words: []string{"ltm", "data-group", "internal"}, Title: "value list", Lower: "value list", Help: "Internal data group", Props: []*Prop{

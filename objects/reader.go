@@ -628,6 +628,11 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 				return nil, synErr(n, nil, "a { } block inside the %q list", p.Name)
 			}
 			s := w.Text
+			if p.Format == "ip" {
+				if _, ok := NodeAddr(s); !ok {
+					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
+				}
+			}
 			if len(p.Ref) > 0 || strings.HasPrefix(s, "/") || p.Name == "members" {
 				s = FullPath(r.folder(), s)
 			}

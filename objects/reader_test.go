@@ -51,6 +51,10 @@ func TestReadCreate(t *testing.T) {
 		// The valid names start with real words: a bare flag's absence
 		// (ip-forward, internal, ...) is not one.
 		{"ltm virtual", "colour blue", "", `unknown property (at 1:22; expected one of: address-status, app-service,`},
+		{"ltm snatpool", "members add { 10.1.1.1 /Common/10.1.1.2 10.1.1.3%2 dead::1 }",
+			"ltm snatpool x { members { 10.1.1.1 10.1.1.2 10.1.1.3%2 dead::1 } }", ""},
+		{"ltm snatpool", "members add { 10.1.1.1 300.1.1.1 }", "", `"300.1.1.1" is not an IP address (at 1:46;`},
+		{"ltm snatpool", "members add { foo }", "", `"foo" is not an IP address`},
 		{"ltm pool", "members add { 10.1.1.1 }", "", "a pool member is written node:port"},
 		{"ltm pool", "members add { 10.1.1.1:99999 }", "", "is not a port"},
 		{"ltm virtual", "destination 10.1.1.5:https disabled pool /Common/p1 profiles add { tcp { context clientside } }",

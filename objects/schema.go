@@ -106,7 +106,9 @@ type Prop struct {
 	Help  string
 	// Format checks a TString's words further: "ip" (an address, optionally
 	// with %route-domain, or any, any6, none), "network" (default,
-	// default-inet6 or address/prefix).
+	// default-inet6 or address/prefix); on a TList, "ip" asks each
+	// element to be an address (optionally in a folder, with
+	// %route-domain).
 	Format string
 	// Source says where the row comes from (F5's tmsh reference page, a
 	// device's REST output, bigip.conf files saved by BIG-IP, or "openltm
