@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -106,9 +107,21 @@ func atoi(s string) int {
 	return n
 }
 
-func seconds(s string) time.Duration {
-	return time.Duration(atoi(s)) * time.Second
+// seconds reads a count of seconds; a count past maxSeconds is
+// maxSeconds. Why: BIG-IP keeps these as 32-bit counts, and a larger one
+// (9223372036854775807, say) multiplied into nanoseconds wrapped to a
+// negative duration: a monitor with such an interval was refused as not
+// positive, a timeout ended at once.
+func seconds(s string) time.Duration { return secondsOf(int64(atoi(s))) }
+
+// secondsOf is seconds for a number already read.
+func secondsOf(n int64) time.Duration {
+	return time.Duration(min(n, maxSeconds)) * time.Second
 }
+
+// maxSeconds is about 136 years, the most a 32-bit count of seconds holds;
+// added to today's time in nanoseconds it stays far from overflowing.
+const maxSeconds = math.MaxUint32
 
 // rule turns a stored monitor rule into the dataplane's, keeping only the
 // monitors it can run.

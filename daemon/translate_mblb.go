@@ -163,7 +163,7 @@ func oneConnectSettings(get func(*objects.Prop) string) (*dataplane.OneConnect, 
 		if err != nil || n < 0 {
 			return nil, fmt.Errorf("idle-timeout-override %q: want disabled, indefinite or seconds", it)
 		}
-		oc.IdleTimeoutOverride = time.Duration(n) * time.Second
+		oc.IdleTimeoutOverride = secondsOf(int64(n))
 	}
 	switch sm := strings.TrimSpace(get(ocSourceMask)); sm {
 	case "", "any", "any6", "0.0.0.0":
@@ -237,14 +237,14 @@ func cookieExpiration(s string) (time.Duration, error) {
 	if len(parts) > 4 {
 		return 0, fmt.Errorf("expiration %q: want seconds or days:hours:minutes:seconds", s)
 	}
-	units := []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour}
-	var d time.Duration
+	units := []int64{1, 60, 3600, 24 * 3600} // seconds
+	var secs int64
 	for i := range parts {
 		n, err := strconv.Atoi(parts[len(parts)-1-i])
 		if err != nil || n < 0 {
 			return 0, fmt.Errorf("expiration %q: want seconds or days:hours:minutes:seconds", s)
 		}
-		d += time.Duration(n) * units[i]
+		secs += min(int64(n), maxSeconds) * units[i] // cannot overflow
 	}
-	return d, nil
+	return secondsOf(secs), nil
 }
