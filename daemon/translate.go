@@ -108,10 +108,9 @@ func atoi(s string) int {
 }
 
 // seconds reads a count of seconds; a count past maxSeconds is
-// maxSeconds. Why: BIG-IP keeps these as 32-bit counts, and a larger one
-// (9223372036854775807, say) multiplied into nanoseconds wrapped to a
-// negative duration: a monitor with such an interval was refused as not
-// positive, a timeout ended at once.
+// maxSeconds. Why: a larger one (9223372036854775807, say) multiplied
+// into nanoseconds wrapped to a negative duration, and a monitor with
+// such an interval was refused as "not positive".
 func seconds(s string) time.Duration { return secondsOf(int64(atoi(s))) }
 
 // secondsOf is seconds for a number already read.
@@ -119,8 +118,9 @@ func secondsOf(n int64) time.Duration {
 	return time.Duration(min(n, maxSeconds)) * time.Second
 }
 
-// maxSeconds is about 136 years, the most a 32-bit count of seconds holds;
-// added to today's time in nanoseconds it stays far from overflowing.
+// maxSeconds is the most a 32-bit count of seconds holds, about 136
+// years: longer than any timeout needs, and added to today's time in
+// nanoseconds far from overflowing.
 const maxSeconds = math.MaxUint32
 
 // rule turns a stored monitor rule into the dataplane's, keeping only the
