@@ -222,27 +222,28 @@ func nodeStats(n *state.Node) NodeStats {
 }
 
 // Virtuals returns every virtual server's statistics, by name.
-func (p *Plane) Virtuals() []VirtualStats { return listStats(p, p.virtuals, virtualStats) }
+func (p *Plane) Virtuals() []VirtualStats { return listStats(p, &p.virtuals, virtualStats) }
 
 // Virtual returns one virtual server's statistics.
 func (p *Plane) Virtual(name string) (VirtualStats, bool) {
-	return oneStats(p, p.virtuals, name, virtualStats)
+	return oneStats(p, &p.virtuals, name, virtualStats)
 }
 
 // Pools returns every pool's statistics with members, by name.
-func (p *Plane) Pools() []PoolStats { return listStats(p, p.pools, poolStats) }
+func (p *Plane) Pools() []PoolStats { return listStats(p, &p.pools, poolStats) }
 
 // Pool returns one pool's statistics with members.
-func (p *Plane) Pool(name string) (PoolStats, bool) { return oneStats(p, p.pools, name, poolStats) }
+func (p *Plane) Pool(name string) (PoolStats, bool) { return oneStats(p, &p.pools, name, poolStats) }
 
-// listStats takes the objects of one of the plane's maps by name under
-// its lock and reads their counters after it: reading them needs no lock,
+// listStats takes the objects of one of the plane's maps (m points to
+// the field: a commit replaces the map under the lock) by name under its
+// lock, and reads their counters after it: reading them needs no lock,
 // and a show must not hold up a commit.
-func listStats[T, S any](p *Plane, m map[string]*T, stats func(*T) S) []S {
+func listStats[T, S any](p *Plane, m *map[string]*T, stats func(*T) S) []S {
 	p.mu.Lock()
-	xs := make([]*T, 0, len(m))
-	for _, name := range sortedKeys(m) {
-		xs = append(xs, m[name])
+	xs := make([]*T, 0, len(*m))
+	for _, name := range sortedKeys(*m) {
+		xs = append(xs, (*m)[name])
 	}
 	p.mu.Unlock()
 	out := make([]S, 0, len(xs))
@@ -254,9 +255,9 @@ func listStats[T, S any](p *Plane, m map[string]*T, stats func(*T) S) []S {
 
 // oneStats is listStats for one object; false when there is none by
 // that name.
-func oneStats[T, S any](p *Plane, m map[string]*T, name string, stats func(*T) S) (S, bool) {
+func oneStats[T, S any](p *Plane, m *map[string]*T, name string, stats func(*T) S) (S, bool) {
 	p.mu.Lock()
-	x := m[name]
+	x := (*m)[name]
 	p.mu.Unlock()
 	if x == nil {
 		var zero S
@@ -268,7 +269,7 @@ func oneStats[T, S any](p *Plane, m map[string]*T, name string, stats func(*T) S
 // Nodes returns every node's statistics, by name (including nodes the
 // configuration left implicit under members).
 func (p *Plane) Nodes() []NodeStats {
-	out := listStats(p, p.nodes, nodeStats)
+	out := listStats(p, &p.nodes, nodeStats)
 	fq := p.FQDNNodes()
 	for _, name := range sortedKeys(fq) {
 		out = append(out, fqdnNodeStats(name, fq[name]))
@@ -279,7 +280,7 @@ func (p *Plane) Nodes() []NodeStats {
 
 // Node returns one node's statistics.
 func (p *Plane) Node(name string) (NodeStats, bool) {
-	if ns, ok := oneStats(p, p.nodes, name, nodeStats); ok {
+	if ns, ok := oneStats(p, &p.nodes, name, nodeStats); ok {
 		return ns, true
 	}
 	if f, ok := p.FQDNNodes()[name]; ok {
