@@ -133,10 +133,12 @@ func TestGoStandbyAndAutoFailback(t *testing.T) {
 	if ev != tg1+" active, "+tg1+" standby, "+tg1+" active" {
 		t.Fatalf("bigip1 events: %s", ev)
 	}
-	st := d3.m.FailoverStatus()
-	if len(st) != 1 || st[0].Owner != "bigip1" || st[0].Next != "bigip2" || st[0].Active {
-		t.Fatalf("status on bigip3: %+v", st)
-	}
+	// bigip3 learns the new owner through etcd, a moment after bigip1
+	// takes over.
+	eventually(t, 10*time.Second, "bigip3 to see bigip1 own it", func() bool {
+		st := d3.m.FailoverStatus()
+		return len(st) == 1 && st[0].Owner == "bigip1" && st[0].Next == "bigip2" && !st[0].Active
+	})
 }
 
 // Without auto-failback the device that took over keeps the traffic group
