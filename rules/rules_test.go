@@ -280,12 +280,18 @@ func TestRuntimeErrorResetsOneConnection(t *testing.T) {
 		t.Errorf("calls %q", c1)
 	}
 	s1.Release()
-	// another connection on the same program is unaffected
-	c2 := newFakeConn()
-	s2 := p.NewConnState(c2)
-	defer s2.Release()
-	if err := s2.Run(ClientData); err != nil || c2.String() != "pool later" {
-		t.Errorf("second connection: %v %q", err, c2)
+	nextConnectionUnaffected(t, p)
+}
+
+// nextConnectionUnaffected checks that a program whose rule failed on one
+// connection runs CLIENT_DATA ("pool later") on the next one as usual.
+func nextConnectionUnaffected(t *testing.T, p *Program) {
+	t.Helper()
+	c := newFakeConn()
+	s := p.NewConnState(c)
+	defer s.Release()
+	if err := s.Run(ClientData); err != nil || c.String() != "pool later" {
+		t.Errorf("second connection: %v %q", err, c)
 	}
 }
 
@@ -309,12 +315,7 @@ func TestPanicResetsOneConnection(t *testing.T) {
 		t.Errorf("log %q", logs.lines)
 	}
 	s1.Release()
-	c2 := newFakeConn()
-	s2 := p.NewConnState(c2)
-	defer s2.Release()
-	if err := s2.Run(ClientData); err != nil || c2.String() != "pool later" {
-		t.Errorf("second connection: %v %q", err, c2)
-	}
+	nextConnectionUnaffected(t, p)
 }
 
 func TestDecideErrorIsTclError(t *testing.T) {

@@ -82,7 +82,7 @@ func TestPanicInCommand(t *testing.T) {
 	_, err = in.Eval(run)
 	var te *Error
 	if !errors.As(err, &te) || !strings.Contains(te.Msg, "internal error: runtime error: index out of range") || !strings.Contains(te.Stack, "TestPanicInCommand") {
-		t.Fatalf("err = %v (stack %d bytes), want an internal error with the stack", err, len(te.Stack))
+		t.Fatalf("err = %v (%+v), want an internal error with the stack", err, te)
 	}
 	after, err := in.Compile("after", "list $g [info exists local] [info level]")
 	if err != nil {
