@@ -132,6 +132,9 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 			}
 			key := strings.Join(kw, " ")
 			if fn := s.e.runtimeFunc(verb, key); fn != nil {
+				if err := fieldFmtAvailable(verb, key, abs[len(kw):]); err != nil {
+					return err
+				}
 				return fn(ctx, s, nil, abs[len(kw):], w)
 			}
 			if !isKindPrefix(s.e.schema, abs) {
@@ -173,7 +176,23 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 		}
 		names = append(names, n)
 	}
+	if err := fieldFmtAvailable(verb, t.kind.Key(), opts); err != nil {
+		return err
+	}
 	return fn(ctx, s, names, opts, w)
+}
+
+// fieldFmtKinds are the shows with a field-fmt layout: the ones scripts
+// parse for status and counters.
+var fieldFmtKinds = map[string]bool{"ltm virtual": true, "ltm pool": true, "ltm node": true}
+
+// fieldFmtAvailable refuses field-fmt where openltm has no such layout
+// yet: a script parsing key-value lines must not be handed a table.
+func fieldFmtAvailable(verb, key string, opts []string) error {
+	if verb == "show" && !fieldFmtKinds[key] && slices.Contains(opts, "field-fmt") {
+		return objects.Invalid("field-fmt is not available for show %s yet (it is for show ltm virtual, ltm pool and ltm node)", key)
+	}
+	return nil
 }
 
 var showOptions = map[string]bool{

@@ -38,9 +38,9 @@ func planeCommands(p *dataplane.Plane) []RuntimeCommand {
 		}
 	}
 	return []RuntimeCommand{
-		{"show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.Virtual)},
+		{"show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.FieldFmt(render.Virtual, render.VirtualFields))},
 		{"show", "ltm pool", showPool(p)}, // shows_distribution.go
-		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.Node)},
+		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.FieldFmt(render.Node, render.NodeFields))},
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
 		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},
 		{"reset-stats", "ltm node", reset(dataplane.StatsNode)},
@@ -87,6 +87,8 @@ func showOpts(s *Session, words []string) render.Options {
 			o.Members = true
 		case "detail":
 			o.Detail = true
+		case "field-fmt":
+			o.FieldFmt = true
 		}
 	}
 	return o

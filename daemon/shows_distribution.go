@@ -16,7 +16,7 @@ import (
 // the traffic of its virtual servers comes from, and the findings that
 // explain an uneven load with the change that fixes each.
 func showPool(p *dataplane.Plane) RuntimeFunc {
-	plain := showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.Pool)
+	plain := showEach(p.Pools, func(v dataplane.PoolStats) string { return v.Name }, render.FieldFmt(render.Pool, render.PoolFields))
 	return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 		if !slices.Contains(words, "distribution") {
 			return plain(ctx, s, names, words, w)

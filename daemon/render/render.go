@@ -25,6 +25,9 @@ type Options struct {
 	// Detail adds what BIG-IP's layout leaves out (the times behind a
 	// rule's cycle counts).
 	Detail bool
+	// FieldFmt prints `key value` lines for scripts instead of the table
+	// (`field-fmt`); only the layouts with a ...Fields form have it.
+	FieldFmt bool
 	// Folder is the session's folder: names inside it print relative, as
 	// tmsh prints them from that folder ("/Common").
 	Folder string

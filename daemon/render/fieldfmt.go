@@ -1,0 +1,205 @@
+package render
+
+import (
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// field-fmt is the layout scripts parse (`show ltm pool p field-fmt |
+// grep status.availability-state`): the object's kind and name, then one
+// `key value` line per statistic, keys sorted as tmsh sorts them, nested
+// objects (a pool's members) as blocks among them. Counters scale as in
+// the table layout unless `raw` is given, as tmsh's do.
+
+// fields is one field-fmt block being built.
+type fields struct {
+	lines  map[string]string
+	blocks map[string][]namedFields // key -> nested blocks, in order
+}
+
+type namedFields struct {
+	name string
+	f    *fields
+}
+
+func newFields() *fields {
+	return &fields{lines: map[string]string{}, blocks: map[string][]namedFields{}}
+}
+
+func (f *fields) set(k, v string) { f.lines[k] = v }
+
+// traffic adds one side's counters under prefix (clientside, serverside,
+// ephemeral); evicted adds the two counters only virtual servers have.
+func (f *fields) traffic(prefix string, t dataplane.Traffic, evicted bool, o Options) {
+	for _, kv := range []struct {
+		k string
+		v uint64
+	}{
+		{"bits-in", t.BitsIn}, {"bits-out", t.BitsOut}, {"cur-conns", t.CurConns}, {"max-conns", t.MaxConns},
+		{"pkts-in", t.PktsIn}, {"pkts-out", t.PktsOut}, {"tot-conns", t.TotConns},
+	} {
+		f.set(prefix+"."+kv.k, o.num(kv.v))
+	}
+	if evicted {
+		f.set(prefix+".evicted-conns", o.num(0))
+		f.set(prefix+".slow-killed", o.num(0))
+	}
+}
+
+// status adds the three status fields every object has.
+func (f *fields) status(s dataplane.Status) {
+	f.set("status.availability-state", string(s.Availability))
+	f.set("status.enabled-state", s.State)
+	f.set("status.status-reason", s.Reason)
+}
+
+// connq adds the connection-queue fields: openltm never queues a
+// connection (queue-on-connection-limit is kept, not acted on), so the
+// queues are empty, as a BIG-IP's are with queueing off.
+func (f *fields) connq(prefix string, o Options) {
+	for _, k := range []string{"age-edm", "age-ema", "age-head", "age-max", "depth", "serviced"} {
+		f.set(prefix+"."+k, o.num(0))
+	}
+}
+
+// block adds a nested named block under key (members { name { ... } }).
+func (f *fields) block(key, name string, b *fields) {
+	f.blocks[key] = append(f.blocks[key], namedFields{name, b})
+}
+
+func (f *fields) write(p *printer, indent string) {
+	keys := make([]string, 0, len(f.lines)+len(f.blocks))
+	for k := range f.lines {
+		keys = append(keys, k)
+	}
+	for k := range f.blocks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if bs, ok := f.blocks[k]; ok {
+			p.f("%s%s {\n", indent, k)
+			for _, b := range bs {
+				p.f("%s    %s {\n", indent, b.name)
+				b.f.write(p, indent+"        ")
+				p.f("%s    }\n", indent)
+			}
+			p.f("%s}\n", indent)
+			continue
+		}
+		p.f("%s%s %s\n", indent, k, f.lines[k])
+	}
+}
+
+// writeObject prints `KIND NAME { fields }`.
+func writeObject(w io.Writer, kind, name string, f *fields) error {
+	p := &printer{w: w}
+	p.f("%s %s {\n", kind, name)
+	f.write(p, "    ")
+	p.line("}")
+	return p.err
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// VirtualFields prints a virtual server in field-fmt.
+func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
+	f := newFields()
+	name := o.rel(v.Name)
+	f.set("name", name)
+	f.set("destination", v.Destination)
+	f.set("cmp-enable-mode", "all-cpus")
+	f.set("cmp-enabled", "enabled")
+	f.traffic("clientside", v.ClientSide, true, o)
+	f.traffic("ephemeral", dataplane.Traffic{}, true, o)
+	f.set("cs-min-conn-dur", o.num(v.MinConnDuration))
+	f.set("cs-max-conn-dur", o.num(v.MaxConnDuration))
+	f.set("cs-mean-conn-dur", o.num(v.MeanConnDuration))
+	f.set("tot-requests", o.num(v.TotRequests))
+	f.status(v.Status)
+	return writeObject(w, "ltm virtual", name, f)
+}
+
+// PoolFields prints a pool in field-fmt and, with o.Members, its members
+// in a members block.
+func PoolFields(w io.Writer, ps dataplane.PoolStats, o Options) error {
+	f := newFields()
+	name := o.rel(ps.Name)
+	f.set("name", name)
+	f.set("active-member-cnt", strconv.Itoa(ps.CurActiveMembers))
+	f.set("available-member-cnt", strconv.Itoa(ps.AvailableMembers))
+	f.set("member-cnt", strconv.Itoa(ps.TotalMembers))
+	f.set("min-active-members", strconv.Itoa(ps.MinActiveMembers))
+	f.set("monitor-rule", orNone(ps.Monitor))
+	f.set("cur-sessions", o.num(ps.CurSessions))
+	f.set("tot-requests", o.num(ps.TotRequests))
+	f.connq("connq", o)
+	f.connq("connq-all", o)
+	f.traffic("serverside", ps.ServerSide, false, o)
+	f.status(ps.Status)
+	if o.Members {
+		for i := range ps.Members {
+			m := &ps.Members[i]
+			mf := newFields()
+			mf.set("addr", m.Addr.Addr().String())
+			mf.set("port", strconv.Itoa(int(m.Addr.Port())))
+			mf.set("node-name", o.rel(m.Node))
+			mf.set("pool-name", name)
+			mf.set("monitor-rule", orNone(m.Monitor))
+			mf.set("monitor-status", m.MonitorStatus)
+			mf.set("session-status", m.SessionStatus)
+			mf.set("cur-sessions", o.num(m.CurSessions))
+			mf.set("tot-requests", o.num(m.TotRequests))
+			mf.connq("connq", o)
+			mf.traffic("serverside", m.ServerSide, false, o)
+			mf.status(m.Status)
+			f.block("members", o.rel(m.Name), mf)
+		}
+	}
+	return writeObject(w, "ltm pool", name, f)
+}
+
+// NodeFields prints a node in field-fmt.
+func NodeFields(w io.Writer, n dataplane.NodeStats, o Options) error {
+	f := newFields()
+	name := o.rel(n.Name)
+	f.set("name", name)
+	addr := n.Addr.String()
+	if n.FQDN != nil {
+		addr = "any6"
+		f.set("fqdn.name", n.FQDN.Name)
+		as := make([]string, len(n.FQDN.Addrs))
+		for i, a := range n.FQDN.Addrs {
+			as[i] = a.String()
+		}
+		f.set("fqdn.addresses", orNone(strings.Join(as, " ")))
+	}
+	f.set("addr", addr)
+	f.set("monitor-rule", orNone(n.Monitor))
+	f.set("monitor-status", n.MonitorStatus)
+	f.set("session-status", n.SessionStatus)
+	f.set("cur-sessions", o.num(n.CurSessions))
+	f.set("tot-requests", o.num(n.TotRequests))
+	f.traffic("serverside", n.ServerSide, false, o)
+	f.status(n.Status)
+	return writeObject(w, "ltm node", name, f)
+}
+
+// FieldFmt picks the field-fmt layout when the options ask for it.
+func FieldFmt[T any](table, fields func(io.Writer, T, Options) error) func(io.Writer, T, Options) error {
+	return func(w io.Writer, x T, o Options) error {
+		if o.FieldFmt {
+			return fields(w, x, o)
+		}
+		return table(w, x, o)
+	}
+}
