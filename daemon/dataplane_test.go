@@ -124,20 +124,25 @@ func TestShows(t *testing.T) {
 	}
 }
 
-func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
+// What BIG-IP runs and openltm does not (a virtual on every port, a
+// persistence kind openltm lacks) is kept with a warning from tmsh and
+// from a file alike; show names such a virtual and says why it carries no
+// traffic, in both layouts.
+func TestWhatCannotRunIsKept(t *testing.T) {
 	dir := t.TempDir()
 	e, _ := openWithPlane(t, dir)
 	s := e.NewSession("admin").(*Session)
-	_, errText := run(t, s, "create ltm virtual fwd destination 0.0.0.0:any ip-forward")
-	if !strings.Contains(errText, "listens on every port") {
-		t.Fatalf("wildcard virtual: %q", errText)
+	out, errText := run(t, s, "create ltm virtual fwd destination 0.0.0.0:any ip-forward")
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd: destination /Common/any:0 listens on every port") ||
+		!strings.Contains(out, "; kept, and it carries no traffic") {
+		t.Fatalf("wildcard virtual: %q %q", out, errText)
 	}
 	conf := dir + "/fwd.conf"
-	if err := os.WriteFile(conf, []byte("ltm virtual /Common/fwd {\n    destination /Common/0.0.0.0:any\n    ip-forward\n    mask any\n}\n"), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte("ltm virtual /Common/fwd2 {\n    destination /Common/0.0.0.0:any\n    ip-forward\n    mask any\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, errText := run(t, s, "load sys config merge file "+conf)
-	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd: destination /Common/any:0 listens on every port") {
+	out, errText = run(t, s, "load sys config merge file "+conf)
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/fwd2: destination /Common/any:0 listens on every port") {
 		t.Fatalf("load: %q %q", out, errText)
 	}
 	// Kept: later, unrelated changes are not blocked by it.
@@ -146,6 +151,25 @@ func TestWhatCannotRunIsRefusedOrKept(t *testing.T) {
 	}
 	if out, _ = run(t, s, "list ltm virtual fwd"); !strings.Contains(out, "    ip-forward\n") {
 		t.Fatalf("list: %s", out)
+	}
+	out, errText = run(t, s, "create ltm virtual v_ssl destination 127.0.33.1:443 persist replace-all-with { ssl { default yes } }")
+	if errText != "" || !strings.Contains(out, "persistence profile /Common/ssl is of a kind openltm does not run (ltm persistence ssl); kept") {
+		t.Fatalf("ssl persistence: %q %q", out, errText)
+	}
+	if _, errText = run(t, s, "modify ltm virtual v_ssl disabled"); errText != "" {
+		t.Fatal(errText)
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"show ltm virtual fwd", "  Reason           : openltm does not run it: destination /Common/any:0 listens on every port"},
+		{"show ltm virtual fwd field-fmt", "    status.status-reason openltm does not run it: destination /Common/any:0 listens on every port"},
+		{"show ltm virtual v_ssl", "  State            : disabled\n  Reason           : openltm does not run it: persistence profile /Common/ssl is of a kind"},
+		{"show ltm virtual v_ssl", "  Destination      : 127.0.33.1:443\n"},
+		{"show ltm virtual", "Ltm::Virtual Server: fwd2\n"},
+	} {
+		out, errText := run(t, s, tc.cmd)
+		if errText != "" || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: want %q in\n%s%s", tc.cmd, tc.want, out, errText)
+		}
 	}
 }
 
@@ -156,14 +180,5 @@ func TestRuntimeTablesInsideAModule(t *testing.T) {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
 		}
-	}
-}
-
-func TestProfilesOfKindsNotRunAreSkippedNotFatal(t *testing.T) {
-	e, _ := openWithPlane(t, t.TempDir())
-	s := e.NewSession("admin").(*Session)
-	_, errText := run(t, s, "create ltm virtual v_ssl destination 127.0.33.1:443 persist replace-all-with { ssl { default yes } }")
-	if !strings.Contains(errText, "persistence profile /Common/ssl is of a kind openltm does not run (ltm persistence ssl)") {
-		t.Fatalf("error %q", errText)
 	}
 }

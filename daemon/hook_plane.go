@@ -31,7 +31,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	if err := e.AddHook(h); err != nil {
 		return err
 	}
-	registerPlaneRuntime(e, p)
+	registerPlaneRuntime(e, h)
 	return nil
 }
 
@@ -43,11 +43,13 @@ func (h *planeHook) running() (*objects.Config, *ltmTranslation) {
 }
 
 // Prepare implements Hook: it translates cfg, the one translation of the
-// commit. What the dataplane cannot run at all (a wildcard port, a
-// reference that dangles) is left out of the translation; a change that
-// adds such an object is refused, unless it comes from a loaded file,
-// where it is kept with a warning. What is left must pass the dataplane's
-// own check (a destination used twice, an unbindable address).
+// commit. What the dataplane cannot run is left out of the translation:
+// what BIG-IP runs and openltm does not (a virtual on every port, a
+// persistence kind openltm lacks) is kept with a warning whatever the
+// source; what cannot run anywhere (a reference that dangles, a bad
+// value) is refused, unless it comes from a loaded file, where it is kept
+// with a warning. What is left must pass the dataplane's own check (a
+// destination used twice, an unbindable address).
 func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	tr := h.e.translate(cfg)
 	had, hadKept := map[string]bool{}, map[string]bool{}

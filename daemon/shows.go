@@ -6,7 +6,9 @@ import (
 	"io"
 	"net/netip"
 	"path"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
@@ -15,8 +17,9 @@ import (
 
 // registerPlaneRuntime installs the dataplane's runtime commands: its own, and
 // those of MBLB and persistence.
-func registerPlaneRuntime(e *Engine, p *dataplane.Plane) {
-	e.RegisterRuntime(planeCommands(p))
+func registerPlaneRuntime(e *Engine, h *planeHook) {
+	p := h.p
+	e.RegisterRuntime(planeCommands(h))
 	e.RegisterRuntime(mblbCommands(e, p))
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
@@ -24,7 +27,8 @@ func registerPlaneRuntime(e *Engine, p *dataplane.Plane) {
 
 // planeCommands answers show and reset-stats of virtual servers, pools and
 // nodes, and show and delete sys connection, from the dataplane.
-func planeCommands(p *dataplane.Plane) []RuntimeCommand {
+func planeCommands(h *planeHook) []RuntimeCommand {
+	p := h.p
 	reset := func(kind dataplane.StatsKind) RuntimeFunc {
 		return func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			if len(names) == 0 {
@@ -38,7 +42,7 @@ func planeCommands(p *dataplane.Plane) []RuntimeCommand {
 		}
 	}
 	return []RuntimeCommand{
-		{"show", "ltm virtual", showEach(p.Virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.FieldFmt(render.Virtual, render.VirtualFields))},
+		{"show", "ltm virtual", showEach(h.virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.FieldFmt(render.Virtual, render.VirtualFields))},
 		{"show", "ltm pool", showPool(p)}, // shows_distribution.go
 		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.FieldFmt(render.Node, render.NodeFields))},
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
@@ -188,4 +192,71 @@ func connFilter(words []string) (dataplane.ConnFilter, bool, error) {
 		}
 	}
 	return f, all, nil
+}
+
+// virtuals is every configured virtual server's statistics: the plane's,
+// and for each one it does not run (kept with a warning: a wildcard
+// destination, a persistence kind openltm lacks; or left out on a standby
+// device) a block with no traffic whose reason says why, so a show does
+// not silently leave it out.
+func (h *planeHook) virtuals() []dataplane.VirtualStats {
+	stats := h.p.Virtuals()
+	cfg, tr := h.running()
+	if cfg == nil {
+		return stats
+	}
+	run := make(map[string]bool, len(stats))
+	for _, v := range stats {
+		run[v.Name] = true
+	}
+	var why map[string]string
+	added := false
+	for _, o := range cfg.Of(ltmVirtual) {
+		if run[o.Name] {
+			continue
+		}
+		if why == nil {
+			why = notes(tr, ltmVirtual.Key())
+		}
+		reason := why[o.Name]
+		if reason == "" {
+			reason = "not run on this device (its traffic group is standby here)"
+		}
+		st := dataplane.VirtualStats{Name: o.Name, Destination: virtualDestination.Str(o),
+			Status: dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: "openltm does not run it: " + reason}}
+		if d, err := objects.ParseDest(st.Destination); err == nil {
+			st.Destination = dataplane.JoinPort(d.AddrPort().Addr().String(), d.AddrPort().Port())
+		}
+		if virtualEnabled.Effective(cfg, o) == "disabled" {
+			st.Status.State = "disabled"
+		}
+		stats = append(stats, st)
+		added = true
+	}
+	if added {
+		slices.SortFunc(stats, func(a, b dataplane.VirtualStats) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return stats
+}
+
+// notes are the translation's first note (kept or skipped) on each object
+// of one kind, by name: why the plane does not run it.
+func notes(tr *ltmTranslation, kind string) map[string]string {
+	out := map[string]string{}
+	if tr == nil {
+		return out
+	}
+	for _, list := range [][]string{tr.kept, tr.skipped} {
+		for _, n := range list {
+			rest, ok := strings.CutPrefix(n, kind+" ")
+			if !ok {
+				continue
+			}
+			name, reason, ok := strings.Cut(rest, ": ")
+			if _, seen := out[name]; ok && !seen {
+				out[name] = reason
+			}
+		}
+	}
+	return out
 }

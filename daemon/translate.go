@@ -358,11 +358,11 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 	}
 	if v.Destination.Port() == 0 && len(v.PortRanges) == 0 {
-		t.skip(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", virtualDestination.Str(o))
+		t.keep(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", virtualDestination.Str(o))
 		return
 	}
 	if !v.Destination.Addr().IsValid() || v.Destination.Addr().IsUnspecified() {
-		t.skip(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
+		t.keep(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
 		return
 	}
 	if src := e(virtualSource); src != "" {

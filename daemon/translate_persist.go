@@ -42,11 +42,11 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		return nil, false
 	}
 	if prof.Kind == nil {
-		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Words[:len(prof.Words)-1], " "))
+		t.keep(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Words[:len(prof.Words)-1], " "))
 		return nil, false
 	}
 	if prof.Kind.Passive {
-		t.skip(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Kind.Words, " "))
+		t.keep(o, "persistence profile %s is of a kind openltm does not run (%s)", name, strings.Join(prof.Kind.Words, " "))
 		return nil, false
 	}
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, prof) }
@@ -102,7 +102,7 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		// it and applies the fallback.
 		p.Method = dataplane.PersistCookie
 	default:
-		t.skip(o, "persistence profile %s: %s persistence is not supported", prof.Name, strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "))
+		t.keep(o, "persistence profile %s: %s persistence is not supported", prof.Name, strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "))
 		return nil, false
 	}
 	return p, true
