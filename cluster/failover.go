@@ -377,7 +377,11 @@ func (m *Member) setActive(tg string, st *tgState, active bool) {
 	}
 	st.active = active
 	m.mu.Lock()
+	was := anyActive(m.activeSet)
 	m.activeSet[tg] = active
+	if anyActive(m.activeSet) != was {
+		m.stateSince = time.Now()
+	}
 	m.mu.Unlock()
 	if !active {
 		st.failbackSince = time.Time{}
@@ -542,6 +546,23 @@ func (m *Member) FailoverState() string {
 		}
 	}
 	return "Standby"
+}
+
+// DeviceState is the device's failover state as show sys failover prints
+// it: active while it is active for any traffic group, and since when.
+func (m *Member) DeviceState() (active bool, since time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return anyActive(m.activeSet), m.stateSince
+}
+
+func anyActive(set map[string]bool) bool {
+	for _, on := range set {
+		if on {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Member) isActive(tg string) bool {

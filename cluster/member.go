@@ -87,6 +87,9 @@ type Member struct {
 	lastOK    time.Time // when the last renewal etcd answered was sent
 	tgs       []TrafficGroup
 	activeSet map[string]bool
+	// stateSince is when the device last went active (for any traffic
+	// group) or standby (for all), for show sys failover.
+	stateSince time.Time
 
 	fo   map[string]*tgState         // the election's own state, its goroutine's only
 	net  netState                    // network failover state, the same goroutine's
@@ -129,7 +132,7 @@ func Join(ctx context.Context, c *Conn, group string, opts Options) (*Member, er
 	}
 	m := &Member{c: c, group: group, log: c.Log(group), opts: opts, me: me,
 		mr: newMirror(c, memberPrefix(group)), kick: make(chan struct{}, 1), pubKick: make(chan struct{}, 1),
-		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, keys: map[string]*ecdsa.PublicKey{}, activeSet: map[string]bool{}}
+		applied: opts.Applied, tgs: opts.TrafficGroups, fo: map[string]*tgState{}, keys: map[string]*ecdsa.PublicKey{}, activeSet: map[string]bool{}, stateSince: time.Now()}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	rev, err := m.mr.load(ctx)
 	if err != nil {

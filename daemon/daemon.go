@@ -79,6 +79,9 @@ type Engine struct {
 	// traffic groups it is active for (nil: every address is served).
 	cluster atomic.Pointer[clusterHook]
 	float   atomic.Pointer[floatState]
+	// started is when the engine opened: a standalone device has been
+	// active since (show sys failover).
+	started time.Time
 }
 
 // state is one committed generation as the engine holds it.
@@ -146,7 +149,7 @@ func Open(opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{opts: opts, schema: objects.Default, store: st, log: opts.Logger}
+	e := &Engine{opts: opts, schema: objects.Default, store: st, log: opts.Logger, started: time.Now()}
 	cfg := e.schema.Builtins()
 	var gen uint64
 	g, ok, err := st.Latest()
@@ -175,6 +178,7 @@ func Open(opts Options) (*Engine, error) {
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
 	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
 	e.RegisterRuntime(ruleCommands(e)) // show ltm rule, show gtm rule (shows_rules.go)
+	e.RegisterRuntime(sysCommands(e))  // show sys version, show sys failover (shows_sys.go)
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err

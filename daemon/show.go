@@ -81,6 +81,8 @@ func (e *Engine) runtimeFunc(verb, key string) RuntimeFunc {
 var runtimeTargets = [][]string{
 	{"sys", "connection"},
 	{"sys", "config-history"},
+	{"sys", "version"},
+	{"sys", "failover"},
 	{"ltm", "persistence", "persist-records"},
 	{"gtm", "wideip"},
 	{"gtm", "pool"},
