@@ -325,6 +325,9 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 	if err := e.importFiles(old.cfg, cfg, user); err != nil {
 		return 0, err
 	}
+	if err := objects.CompleteVirtualAddresses(e.schema, old.cfg, cfg); err != nil {
+		return 0, err
+	}
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}

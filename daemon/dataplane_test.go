@@ -182,3 +182,29 @@ func TestRuntimeTablesInsideAModule(t *testing.T) {
 		}
 	}
 }
+
+// A virtual address's status rolls up from its virtual servers: none
+// (made by hand), unknown (a virtual without a pool), disabled.
+func TestShowVirtualAddress(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm virtual-address 127.0.34.9",
+		"create ltm virtual nopool destination 127.0.34.1:80",
+		"create ltm virtual-address 127.0.34.2 enabled no",
+	} {
+		if _, errText := run(t, s, c); errText != "" {
+			t.Fatalf("%s: %s", c, errText)
+		}
+	}
+	out, errText := run(t, s, "show ltm virtual-address")
+	for _, want := range []string{
+		"Ltm::Virtual Address: 127.0.34.1\n---------------------------------------------------------------------\nStatus\n  Availability : unknown\n  State        : enabled\n  Reason       : The children virtual server(s) either don't have service checking enabled",
+		"Ltm::Virtual Address: 127.0.34.2\n---------------------------------------------------------------------\nStatus\n  Availability : unknown\n  State        : disabled\n  Reason       : The virtual address has no virtual servers",
+		"Ltm::Virtual Address: 127.0.34.9\n",
+	} {
+		if errText != "" || !strings.Contains(out, want) {
+			t.Fatalf("want %q in\n%s%s", want, out, errText)
+		}
+	}
+}

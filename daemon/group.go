@@ -54,6 +54,7 @@ var (
 	ltmVirtualAddr   = schema.MustKind("ltm virtual-address")
 	vaddrAddress     = ltmVirtualAddr.MustProp("address")
 	vaddrTG          = ltmVirtualAddr.MustProp("traffic-group")
+	vaddrEnabled     = ltmVirtualAddr.MustProp("enabled")
 )
 
 // localOnlyTG is the traffic group of what never floats.

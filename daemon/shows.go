@@ -45,6 +45,7 @@ func planeCommands(h *planeHook) []RuntimeCommand {
 		{"show", "ltm virtual", showEach(h.virtuals, func(v dataplane.VirtualStats) string { return v.Name }, render.FieldFmt(render.Virtual, render.VirtualFields))},
 		{"show", "ltm pool", showPool(p)}, // shows_distribution.go
 		{"show", "ltm node", showEach(p.Nodes, func(v dataplane.NodeStats) string { return v.Name }, render.FieldFmt(render.Node, render.NodeFields))},
+		{"show", "ltm virtual-address", showEach(h.virtualAddresses, func(v render.VirtualAddressStats) string { return v.Name }, render.VirtualAddress)},
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
 		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},
 		{"reset-stats", "ltm node", reset(dataplane.StatsNode)},
@@ -257,6 +258,67 @@ func notes(tr *ltmTranslation, kind string) map[string]string {
 				out[name] = reason
 			}
 		}
+	}
+	return out
+}
+
+// Reasons of a virtual address's status, in the words of the pool's.
+const (
+	reasonVAAvailable = "The virtual address is available"
+	reasonVADown      = "The children virtual server(s) are down"
+	reasonVAUnknown   = "The children virtual server(s) either don't have service checking enabled, or service check results are not available yet"
+	reasonVANone      = "The virtual address has no virtual servers"
+)
+
+// virtualAddresses is each ltm virtual-address with its virtual servers'
+// status rolled up (available when one is, offline when all are, else
+// unknown) and their client-side traffic added up. Maximum connections is
+// the sum of the virtuals' maxima, which may not have been reached at
+// once: openltm keeps no count per address.
+func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
+	cfg, _ := h.running()
+	if cfg == nil {
+		return nil
+	}
+	byAddr := map[string][]dataplane.VirtualStats{}
+	for _, v := range h.virtuals() {
+		if o := cfg.Get(ltmVirtual, v.Name); o != nil {
+			if key, _, ok := objects.VirtualServerAddress(o); ok {
+				byAddr[key] = append(byAddr[key], v)
+			}
+		}
+	}
+	var out []render.VirtualAddressStats
+	for _, a := range cfg.Of(ltmVirtualAddr) {
+		st := render.VirtualAddressStats{Name: a.Name, Status: dataplane.Status{State: "enabled"}}
+		if vaddrEnabled.Effective(cfg, a) == "no" {
+			st.Status.State = "disabled"
+		}
+		vs := byAddr[objects.AddressKey(a)]
+		avail, offline := false, len(vs) > 0
+		for _, v := range vs {
+			t := &st.ClientSide
+			t.BitsIn += v.ClientSide.BitsIn
+			t.BitsOut += v.ClientSide.BitsOut
+			t.PktsIn += v.ClientSide.PktsIn
+			t.PktsOut += v.ClientSide.PktsOut
+			t.CurConns += v.ClientSide.CurConns
+			t.MaxConns += v.ClientSide.MaxConns
+			t.TotConns += v.ClientSide.TotConns
+			avail = avail || v.Status.Availability == dataplane.Available
+			offline = offline && v.Status.Availability == dataplane.Offline
+		}
+		switch {
+		case len(vs) == 0:
+			st.Status.Availability, st.Status.Reason = dataplane.Unknown, reasonVANone
+		case avail:
+			st.Status.Availability, st.Status.Reason = dataplane.Available, reasonVAAvailable
+		case offline:
+			st.Status.Availability, st.Status.Reason = dataplane.Offline, reasonVADown
+		default:
+			st.Status.Availability, st.Status.Reason = dataplane.Unknown, reasonVAUnknown
+		}
+		out = append(out, st)
 	}
 	return out
 }

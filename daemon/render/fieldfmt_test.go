@@ -153,3 +153,40 @@ func TestVirtualAndNodeFields(t *testing.T) {
 		}
 	}
 }
+
+func TestVirtualAddressLayouts(t *testing.T) {
+	a := VirtualAddressStats{Name: "/Common/10.0.0.1",
+		Status:     dataplane.Status{Availability: dataplane.Available, State: "enabled", Reason: "The virtual address is available"},
+		ClientSide: dataplane.Traffic{BitsIn: 37300, PktsIn: 4, CurConns: 1, MaxConns: 2, TotConns: 3}}
+	want := `---------------------------------------------------------------------
+Ltm::Virtual Address: 10.0.0.1
+---------------------------------------------------------------------
+Status
+  Availability : available
+  State        : enabled
+  Reason       : The virtual address is available
+
+Traffic                ClientSide
+  Bits In                   37.3K
+  Bits Out                      0
+  Packets In                    4
+  Packets Out                   0
+  Current Connections           1
+  Maximum Connections           2
+  Total Connections             3
+`
+	var b bytes.Buffer
+	if err := VirtualAddress(&b, a, Options{Folder: "/Common"}); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), want)
+	b.Reset()
+	if err := VirtualAddress(&b, a, Options{Folder: "/Common", FieldFmt: true, Raw: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"ltm virtual-address 10.0.0.1 {\n", "\n    clientside.bits-in 37300\n", "\n    name 10.0.0.1\n", "\n    status.availability-state available\n"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("field-fmt lacks %q:\n%s", line, b.String())
+		}
+	}
+}

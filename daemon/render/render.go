@@ -368,3 +368,46 @@ func (c *ConnectionWriter) Close() error {
 
 // Count is how many records were written.
 func (c *ConnectionWriter) Count() int { return c.n }
+
+// VirtualAddressStats is `show ltm virtual-address` for one address: its
+// status rolled up from its virtual servers and their client-side traffic
+// added up.
+type VirtualAddressStats struct {
+	Name       string
+	Status     dataplane.Status
+	ClientSide dataplane.Traffic
+}
+
+// VirtualAddress prints one `Ltm::Virtual Address` block.
+func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
+	if o.FieldFmt {
+		f := newFields()
+		name := o.rel(a.Name)
+		f.set("name", name)
+		f.traffic("clientside", a.ClientSide, false, o)
+		f.status(a.Status)
+		return writeObject(w, "ltm virtual-address", name, f)
+	}
+	p := &printer{w: w}
+	dash := strings.Repeat("-", dashesPool)
+	p.line(dash)
+	p.line("Ltm::Virtual Address: " + o.rel(a.Name))
+	p.line(dash)
+	p.line("Status")
+	p.f("  %-13s: %s\n", "Availability", a.Status.Availability)
+	p.f("  %-13s: %s\n", "State", a.Status.State)
+	p.f("  %-13s: %s\n", "Reason", a.Status.Reason)
+	p.line("")
+	p.f("%-23s%10s\n", "Traffic", "ClientSide")
+	t := a.ClientSide
+	for _, kv := range []struct {
+		k string
+		v uint64
+	}{
+		{"Bits In", t.BitsIn}, {"Bits Out", t.BitsOut}, {"Packets In", t.PktsIn}, {"Packets Out", t.PktsOut},
+		{"Current Connections", t.CurConns}, {"Maximum Connections", t.MaxConns}, {"Total Connections", t.TotConns},
+	} {
+		p.f("%-23s%10s\n", "  "+kv.k, o.num(kv.v))
+	}
+	return p.err
+}

@@ -1,0 +1,129 @@
+package objects
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// CompleteVirtualAddresses keeps the ltm virtual-address objects in step
+// with the virtual servers, as BIG-IP does: the first virtual server on an
+// address creates the address's object (named for the address, in the
+// virtual's folder), and a change that takes away the last virtual server
+// of an address deletes its object unless its auto-delete is false. An
+// address object created by hand with no virtual server stays. Why: tmsh
+// users list, show and modify the virtual addresses BIG-IP made for them
+// (a traffic group, arp, a connection limit), and expect a saved
+// configuration to hold them. Wildcard destinations make none. Deleting
+// an address object that virtual servers still use is refused, as
+// BIG-IP refuses it.
+func CompleteVirtualAddresses(s *Schema, old, cfg *Config) error {
+	vk, ak := s.Kind("ltm virtual"), s.Kind("ltm virtual-address")
+	if vk == nil || ak == nil {
+		return nil
+	}
+	now := virtualAddressesUsed(vk, cfg)
+	have := map[string]*Object{} // partition + address -> object
+	for _, a := range cfg.Of(ak) {
+		if a.Str("address") == "" {
+			// Created by name alone: the name is the address, and BIG-IP
+			// lists it as the address too.
+			short := a.Name[strings.LastIndexByte(a.Name, '/')+1:]
+			if _, err := netip.ParseAddr(strings.SplitN(short, "%", 2)[0]); err == nil {
+				a = a.Clone()
+				a.Props["address"] = &Value{Str: short}
+				cfg.Put(a)
+			}
+		}
+		have[AddressKey(a)] = a
+	}
+	if old != nil {
+		for _, a := range old.Of(ak) {
+			key := AddressKey(a)
+			if name, used := now[key]; used && have[key] == nil {
+				return InUse(ak, a.Name, usedBy(vk, cfg, name))
+			}
+		}
+	}
+	for key, name := range now {
+		if have[key] != nil || cfg.Get(ak, name) != nil {
+			continue
+		}
+		if CheckName(ak, name) != nil {
+			continue
+		}
+		addr := name[strings.LastIndexByte(name, '/')+1:]
+		cfg.Put(&Object{Kind: ak, Name: name, Props: map[string]*Value{"address": {Str: addr}}})
+	}
+	if old == nil {
+		return nil
+	}
+	before := virtualAddressesUsed(vk, old)
+	for key, a := range have {
+		if _, used := now[key]; used {
+			continue
+		}
+		if _, was := before[key]; !was || a.Str("auto-delete") == "false" {
+			continue
+		}
+		cfg.Delete(a)
+	}
+	return nil
+}
+
+// usedBy is the first virtual server (by name) whose address object is
+// name.
+func usedBy(vk *Kind, cfg *Config, name string) *Object {
+	for _, v := range cfg.Of(vk) {
+		if _, n, ok := VirtualServerAddress(v); ok && n == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// virtualAddressesUsed maps each virtual server address key to the name
+// its virtual-address object takes.
+func virtualAddressesUsed(vk *Kind, cfg *Config) map[string]string {
+	used := map[string]string{}
+	for _, v := range cfg.Of(vk) {
+		if key, name, ok := VirtualServerAddress(v); ok {
+			used[key] = name
+		}
+	}
+	return used
+}
+
+// VirtualServerAddress is a virtual server's address key (as AddressKey
+// gives an address object's: equal keys are one address) and the name
+// its address object takes when BIG-IP creates it; ok is false for a
+// wildcard or unreadable destination.
+func VirtualServerAddress(v *Object) (key, name string, ok bool) {
+	d, err := ParseDest(v.Str("destination"))
+	if err != nil || d.Any {
+		return "", "", false
+	}
+	folder := d.Folder
+	if folder == "" {
+		folder = "/" + Partition(v.Name)
+	}
+	name = folder + "/" + d.host()
+	return Partition(name) + " " + d.host(), name, true
+}
+
+// AddressKey is a virtual-address object's partition and address, as
+// VirtualServerAddress keys a virtual server's.
+func AddressKey(a *Object) string {
+	addr := a.Str("address")
+	if addr == "" {
+		addr = a.Name[strings.LastIndexByte(a.Name, '/')+1:]
+	}
+	if ip, err := netip.ParseAddr(strings.SplitN(addr, "%", 2)[0]); err == nil {
+		// The same address written another way (::0:1 for ::1).
+		rd := ""
+		if i := strings.IndexByte(addr, '%'); i >= 0 {
+			rd = addr[i:]
+		}
+		addr = ip.String() + rd
+	}
+	return Partition(a.Name) + " " + addr
+}
