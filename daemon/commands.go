@@ -149,9 +149,11 @@ func (s *Session) listUnknown(args []grammar.Node) (string, bool) {
 }
 
 // visible reports whether an object is listed from the current folder:
-// BIG-IP lists the folder's own objects (built-ins included in /Common).
+// BIG-IP lists the folder's own objects (built-ins included in /Common),
+// and objects whose names are not paths (auth partition, sys db) from
+// anywhere.
 func (s *Session) visible(o *objects.Object) bool {
-	if s.folder == "/" || o.Kind == nil || o.Kind.Singleton || o.Kind == gtmTopology {
+	if s.folder == "/" || o.Kind == nil || o.Kind.Singleton || o.Kind.PlainNames || o.Kind == gtmTopology {
 		return true
 	}
 	return strings.HasPrefix(o.Name, s.folder+"/")

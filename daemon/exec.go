@@ -228,7 +228,16 @@ func (s *Session) folderExists(f string) bool {
 	if f == "/Common" {
 		return true
 	}
-	for _, o := range s.e.Config().Objects() {
+	cfg := s.e.Config()
+	// A partition is a folder from its creation, as on a BIG-IP, and so
+	// is a sys folder; either may still be empty.
+	if k := s.e.schema.Kind("auth partition"); k != nil && strings.Count(f, "/") == 1 && cfg.Get(k, f[1:]) != nil {
+		return true
+	}
+	if k := s.e.schema.Kind("sys folder"); k != nil && cfg.Get(k, f) != nil {
+		return true
+	}
+	for _, o := range cfg.Objects() {
 		if strings.HasPrefix(o.Name, f+"/") {
 			return true
 		}

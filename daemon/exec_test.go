@@ -257,3 +257,38 @@ func TestMembersListAlikeAfterEnable(t *testing.T) {
 		t.Fatalf("list shows a session setting on one member only:\n%s", out)
 	}
 }
+
+// cd goes to folders that exist: /Common, a partition from its creation
+// (still empty), a sys folder, and any folder holding objects.
+func TestCd(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, tc := range []struct {
+		cmd, err, folder string
+	}{
+		{"cd /Nope", "01020036:3: The requested folder (/Nope) was not found.", "/Common"},
+		{"cd /Dev", "01020036:3: The requested folder (/Dev) was not found.", "/Common"},
+		{"create auth partition Dev", "", "/Common"},
+		{"cd /Dev", "", "/Dev"},
+		{"cd ..", "", "/"},
+		{"cd Common", "", "/Common"},
+		{"create sys folder /Dev/app", "", "/Common"},
+		{"cd /Dev/app", "", "/Dev/app"},
+		{"cd /Dev/nope", "01020036:3: The requested folder (/Dev/nope) was not found.", "/Dev/app"},
+	} {
+		_, errText := run(t, s, tc.cmd)
+		if !strings.Contains(errText, tc.err) || (tc.err == "" && errText != "") {
+			t.Fatalf("%s: error %q, want %q", tc.cmd, errText, tc.err)
+		}
+		if s.folder != tc.folder {
+			t.Fatalf("%s: in %s, want %s", tc.cmd, s.folder, tc.folder)
+		}
+	}
+	// Partitions are not in a folder: listed from any.
+	if out, errText := run(t, s, "list auth partition"); errText != "" || !strings.Contains(out, "auth partition Dev { }\n") {
+		t.Fatalf("list auth partition from %s: %q %q", s.folder, out, errText)
+	}
+	if out, errText := run(t, s, "create auth partition Ops"); errText != "" || strings.Contains(out, "Warning") {
+		t.Fatalf("a partition is acted on, no warning: %q %q", out, errText)
+	}
+}

@@ -1138,6 +1138,15 @@ source str all
 		// BIG-IP has a db key for every name, and the interfaces of its
 		// hardware (1.1, 2.3, mgmt) before any script modifies them.
 		k.Implicit = k.Key() == "sys db" || k.Key() == "net interface"
+		// A partition or a folder is acted on: objects may be made in it
+		// and cd goes there. Their own properties are only kept.
+		if k.Key() == "auth partition" || k.Key() == "sys folder" {
+			k.Passive = false
+			k.Help = "F5 " + k.Key() + ": a folder for objects (its properties are kept and saved; openltm does not act on them)"
+			for _, p := range k.Props {
+				p.Passive = true
+			}
+		}
 	}
 	return ks
 }
