@@ -297,10 +297,22 @@ func CheckName(k *Kind, name string) error {
 // plainName is the name of a PlainNames object typed as a path: the part
 // after its folder (sys db keys, user names).
 func plainName(name string) string {
-	if strings.HasPrefix(name, "/") {
-		if i := strings.IndexByte(name[1:], '/'); i >= 0 {
-			return name[i+2:]
+	if !strings.HasPrefix(name, "/") {
+		return name
+	}
+	// The folder the name was made full in may be a subfolder
+	// (/Dev/app/admin): what is left of the last slash is folders, but
+	// for an address with its prefix length (sys management-ip
+	// 10.1.1.245/24).
+	parts := strings.Split(name[1:], "/")
+	n := len(parts)
+	if n >= 3 {
+		if _, err := netip.ParsePrefix(parts[n-2] + "/" + parts[n-1]); err == nil {
+			return parts[n-2] + "/" + parts[n-1]
 		}
+	}
+	if n >= 2 {
+		return parts[n-1]
 	}
 	return name
 }
