@@ -3,6 +3,7 @@ package render
 import (
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -11,9 +12,24 @@ import (
 // rule; kind is "Ltm" or "Gtm"). BIG-IP counts the CPU cycles of each
 // execution; openltm times it, and shows time × mhz (the CPU's nominal
 // frequency) as cycles. With detail, the times themselves follow in
-// microseconds, to compare with openltm's other figures.
+// microseconds, to compare with openltm's other figures. With field-fmt,
+// the same counters as `ltm rule-event RULE:EVENT { key value ... }`.
 func RuleEvent(w io.Writer, kind, rule string, st rules.EventStats, mhz float64, o Options) error {
 	cycles := func(ns int64) uint64 { return uint64(float64(ns) * mhz / 1000) }
+	if o.FieldFmt {
+		f := newFields()
+		name := o.rel(rule) + ":" + st.Event.String()
+		f.set("name", o.rel(rule))
+		f.set("event-type", st.Event.String())
+		f.set("priority", strconv.Itoa(st.Priority))
+		f.set("total-executions", o.num(st.Executions))
+		f.set("failures", o.num(st.Failures))
+		f.set("aborts", o.num(st.Aborts))
+		f.set("avg-cycles", o.num(cycles(int64(st.Average()))))
+		f.set("max-cycles", o.num(cycles(int64(st.Max))))
+		f.set("min-cycles", o.num(cycles(int64(st.Min))))
+		return writeObject(w, strings.ToLower(kind)+" rule-event", name, f)
+	}
 	rows := [][2]string{
 		{"Priority", strconv.Itoa(st.Priority)},
 		{"Executions", ""},

@@ -82,6 +82,18 @@ CPU Cycles on Executing
   Minimum                   0
 
 `},
+		{"field-fmt, gtm", "Gtm", st, 2600, Options{Folder: "/Common", FieldFmt: true, Raw: true}, `gtm rule-event my_rule:HTTP_REQUEST {
+    aborts 1
+    avg-cycles 25194
+    event-type HTTP_REQUEST
+    failures 3
+    max-cycles 69498
+    min-cycles 14196
+    name my_rule
+    priority 500
+    total-executions 1200
+}
+`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
