@@ -120,6 +120,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		if verb == "show" && k.Key() == "ltm pool" {
 			opts["distribution"] = "why the pool's load is spread as it is, with fixes"
 		}
+		if verb == "show" && fieldFmtKinds[k.Key()] {
+			opts["field-fmt"] = "key value lines, for scripts"
+		}
 		return sugs("Options", opts)
 	}
 	if verb == "delete" {

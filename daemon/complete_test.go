@@ -22,7 +22,8 @@ func TestCompletion(t *testing.T) {
 		{"modify ltm pool web members modify { 127.0.0.1:80 { session ", "monitor-enabled user-disabled user-enabled"},
 		{"create ltm virtual v source-address-translation { ", "pool type"},
 		{"create ltm virtual v pool ", "none web"},
-		{"show sys ", "config-history connection"},
+		{"show sys ", "config-history connection failover version"},
+		{"show ltm pool web ", "members raw field-fmt distribution"},
 	} {
 		var got []string
 		for _, sg := range s.Complete(tc.line) {
