@@ -125,37 +125,19 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		cfg.Put(o)
 		return nil
 	case "modify":
-		if name != "" && (strings.ContainsAny(name, "*?[") || path.Base(name) == "all") {
-			matches := s.glob(cfg, k, name)
-			if len(matches) == 0 {
-				return objects.NotFound(k, name)
+		// modify ltm node n1 n2 session user-disabled: each named object
+		// takes the same properties, or none is changed.
+		more := s.moreNames(cfg, k, rest)
+		names := []string{name}
+		for _, n := range more {
+			names = append(names, objects.FullPath(s.folder, n))
+		}
+		rest = rest[len(more):]
+		for _, n := range names {
+			if err := s.modifyOne(st, k, n, nameNode, rest, cfg); err != nil {
+				return err
 			}
-			for _, old := range matches {
-				o := old.Clone()
-				if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
-					return err
-				}
-				reimportFile(k, o, rest)
-				cfg.Put(o)
-			}
-			return nil
 		}
-		old := cfg.Get(k, name)
-		if old == nil {
-			return objects.NotFound(k, name)
-		}
-		o := old.Clone()
-		if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
-			return err
-		}
-		if len(rest) == 0 {
-			return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
-		}
-		reimportFile(k, o, rest)
-		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
-			return err
-		}
-		cfg.Put(o)
 		return nil
 	case "delete":
 		if k.Singleton {
@@ -288,4 +270,63 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// moreNames returns the words after a modify's first name that name more
+// objects of k (existing ones, or globs): those before the first word
+// that is one of k's properties or is not an object's name.
+func (s *Session) moreNames(cfg *objects.Config, k *objects.Kind, rest []grammar.Node) []string {
+	if k.Singleton || k.PlainNames || k == gtmTopology {
+		return nil
+	}
+	var out []string
+	for _, n := range rest {
+		w, ok := n.(*grammar.Word)
+		if !ok || k.Prop(w.Text) != nil {
+			break
+		}
+		full := objects.FullPath(s.folder, w.Text)
+		if cfg.Get(k, full) == nil && !(strings.ContainsAny(w.Text, "*?[") && len(s.glob(cfg, k, full)) > 0) {
+			break
+		}
+		out = append(out, w.Text)
+	}
+	return out
+}
+
+// modifyOne applies a modify's properties to the object name (a glob or
+// all: to each it covers).
+func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string, nameNode grammar.Node, rest []grammar.Node, cfg *objects.Config) error {
+	if name != "" && (strings.ContainsAny(name, "*?[") || path.Base(name) == "all") {
+		matches := s.glob(cfg, k, name)
+		if len(matches) == 0 {
+			return objects.NotFound(k, name)
+		}
+		for _, old := range matches {
+			o := old.Clone()
+			if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
+				return err
+			}
+			reimportFile(k, o, rest)
+			cfg.Put(o)
+		}
+		return nil
+	}
+	old := cfg.Get(k, name)
+	if old == nil {
+		return objects.NotFound(k, name)
+	}
+	o := old.Clone()
+	if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
+		return err
+	}
+	if len(rest) == 0 {
+		return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
+	}
+	reimportFile(k, o, rest)
+	if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+		return err
+	}
+	cfg.Put(o)
+	return nil
 }

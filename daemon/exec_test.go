@@ -292,3 +292,32 @@ func TestCd(t *testing.T) {
 		t.Fatalf("a partition is acted on, no warning: %q %q", out, errText)
 	}
 }
+
+// modify takes several names, as tmsh does (modify ltm node n1 n2 session
+// user-disabled): each object gets the properties, or, on an error,
+// none.
+func TestModifySeveralObjects(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{"create ltm pool a", "create ltm pool b", "create ltm pool c"} {
+		if _, errText := run(t, s, c); errText != "" {
+			t.Fatal(errText)
+		}
+	}
+	for _, tc := range []struct {
+		cmd, err, want string
+	}{
+		{"modify ltm pool a b description two", "", "ltm pool a { description two }\nltm pool b { description two }\nltm pool c { }\n"},
+		{"modify ltm pool a c* description glob", "", "ltm pool a { description glob }\nltm pool b { description two }\nltm pool c { description glob }\n"},
+		{"modify ltm pool a b nosuch description x", `"nosuch" unknown property`, "ltm pool a { description glob }\nltm pool b { description two }\nltm pool c { description glob }\n"},
+		{"modify ltm pool a b description x nosuch", `"nosuch" unknown property`, "ltm pool a { description glob }\nltm pool b { description two }\nltm pool c { description glob }\n"},
+	} {
+		_, errText := run(t, s, tc.cmd)
+		if !strings.Contains(errText, tc.err) || (tc.err == "" && errText != "") {
+			t.Fatalf("%s: error %q, want %q", tc.cmd, errText, tc.err)
+		}
+		if out, _ := run(t, s, "list ltm pool one-line"); out != tc.want {
+			t.Fatalf("%s: pools\n%s\nwant\n%s", tc.cmd, out, tc.want)
+		}
+	}
+}
