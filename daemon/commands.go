@@ -219,8 +219,13 @@ func (s *Session) save(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 			i++
 		case "partitions", "all", "current-partition", "base", "user-only", "gtm-only":
 			// BIG-IP splits files by partition and module; openltm saves one file.
+		case "no-passphrase":
+			// Secrets are written as they are stored: openltm never
+			// encrypts a saved file, which is what this asks for.
+		case "passphrase":
+			return synErr(args[i], []string{"no-passphrase"}, "openltm does not encrypt the secrets of a saved file; save with no-passphrase and protect the file")
 		default:
-			return synErr(args[i], []string{"file"}, "%q unknown property", ws[i])
+			return synErr(args[i], []string{"file", "no-passphrase"}, "%q unknown property", ws[i])
 		}
 	}
 	text := s.e.Config().Text()

@@ -153,8 +153,11 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if _, err := run(t, s2, "load sys config file "+dir+"/one.conf"); err != "" {
 		t.Fatal(err)
 	}
-	if _, err := run(t, s2, "save sys config file "+dir+"/two.conf"); err != "" {
+	if _, err := run(t, s2, "save sys config file "+dir+"/two.conf no-passphrase"); err != "" {
 		t.Fatal(err)
+	}
+	if _, err := run(t, s2, "save sys config file "+dir+"/three.conf passphrase secret"); !strings.Contains(err, "does not encrypt") {
+		t.Fatalf("passphrase: %q", err)
 	}
 	one, two := readFile(t, dir+"/one.conf"), readFile(t, dir+"/two.conf")
 	if one != two {
