@@ -19,13 +19,21 @@ type Batch struct {
 	Session control.Session
 	Stdout  io.Writer
 	Stderr  io.Writer
+	// Stdin is where `load sys config ... from-terminal` in -c text or
+	// command words reads its configuration (in a script, the rest of
+	// the script is the configuration).
+	Stdin io.Reader
 
 	r *runner
+	// rest, while a script stream runs, takes everything the stream has
+	// not yet run; drained is set once it has.
+	rest    func() (string, error)
+	drained bool
 }
 
 func (b *Batch) runner() *runner {
 	if b.r == nil {
-		b.r = &runner{sess: b.Session, out: b.Stdout, errw: b.Stderr}
+		b.r = &runner{sess: b.Session, out: b.Stdout, errw: b.Stderr, terminal: readAllTerminal(b.Stdin, b.Stderr)}
 	}
 	return b.r
 }
@@ -37,7 +45,7 @@ func (b *Batch) Failed() bool { return b.runner().failed }
 // went away, or ctx ended.
 func (b *Batch) Done(ctx context.Context) bool {
 	r := b.runner()
-	return r.quit || r.lost != nil || ctx.Err() != nil
+	return r.quit || r.lost != nil || b.drained || ctx.Err() != nil
 }
 
 // RunText runs every statement of text, as given to -c or as trailing
@@ -72,6 +80,17 @@ func (b *Batch) RunReader(ctx context.Context, in io.Reader, name string) error 
 	br := bufio.NewReaderSize(in, 64<<10)
 	buf := make([]byte, 64<<10)
 	var partial strings.Builder // text after the last newline read
+	// `load sys config merge from-terminal` in a script (a pasted .scf
+	// file): the rest of the script is the configuration, as what
+	// follows it is on a terminal.
+	b.rest = func() (string, error) {
+		text := f.pendingText() + partial.String()
+		f.reset()
+		partial.Reset()
+		more, err := io.ReadAll(br)
+		return text + string(more), err
+	}
+	defer func() { b.rest = nil }()
 	for !b.Done(ctx) {
 		n, err := br.Read(buf)
 		if n > 0 {
@@ -119,7 +138,35 @@ func (b *Batch) runAll(ctx context.Context, sts []statement, errs []error, where
 				continue
 			}
 		}
+		if words, ok := fromTerminal(sts[0].text); ok && b.rest != nil {
+			b.loadRest(ctx, sts[0], words, sts[1:], where)
+			return
+		}
 		r.run(ctx, sts[0], where(sts[0]))
 		sts = sts[1:]
 	}
+}
+
+// loadRest runs `load sys config ... from-terminal` in a script stream on
+// what follows it: the statements already split after it, and the rest
+// of the stream. The stream is then done.
+func (b *Batch) loadRest(ctx context.Context, st statement, words []string, after []statement, where func(statement) string) {
+	r := b.runner()
+	var text strings.Builder
+	for _, s := range after {
+		text.WriteString(s.text)
+		text.WriteByte('\n')
+	}
+	more, err := b.rest()
+	b.drained = true
+	if err != nil {
+		r.failed = true
+		r.report(where(st), err)
+		return
+	}
+	text.WriteString(more)
+	stdin := r.terminal
+	r.terminal = func(context.Context) (string, error) { return text.String(), nil }
+	r.run(ctx, st, where(st))
+	r.terminal = stdin
 }

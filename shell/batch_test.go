@@ -217,3 +217,45 @@ func TestJoinArgs(t *testing.T) {
 		}
 	}
 }
+
+// load sys config merge from-terminal in a batch: in a script stream the
+// rest of the script is the configuration (a pasted .scf file); with -c,
+// standard input is.
+func TestBatchLoadFromTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, script, stdin, stdout string
+		executed                          []string
+	}{
+		{name: "script: the rest of the stream, in pieces read before and after",
+			script: "echo first\nload sys config merge from-terminal\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
+			stdout: "first\nloading (terminal):\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
+			executed: []string{"echo first", "load sys config merge file "}},
+		{name: "-c: standard input, and the statements after it run",
+			text: "load sys config merge from-terminal verify; echo after", stdin: "ltm pool c { }\n",
+			stdout: "loading (terminal):\nltm pool c { }\nafter\n",
+			executed: []string{"load sys config merge verify file ", "echo after"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &controltest.Backend{}
+			var out, errb bytes.Buffer
+			bt := &Batch{Session: b.NewSession("u"), Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(tc.stdin)}
+			if tc.text != "" {
+				bt.RunText(context.Background(), tc.text)
+			} else if err := bt.RunReader(context.Background(), strings.NewReader(tc.script), "s.tmsh"); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.stdout || errb.String() != "" || bt.Failed() {
+				t.Fatalf("stdout\n%q\nwant\n%q\nstderr %q", out.String(), tc.stdout, errb.String())
+			}
+			ex := b.Executed()
+			if len(ex) != len(tc.executed) {
+				t.Fatalf("executed %q", ex)
+			}
+			for i := range ex {
+				if !strings.HasPrefix(ex[i], tc.executed[i]) {
+					t.Fatalf("executed %q, want %q", ex, tc.executed)
+				}
+			}
+		})
+	}
+}

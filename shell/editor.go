@@ -30,6 +30,7 @@ type editor struct {
 	mu      sync.Mutex
 	prefix  string
 	primary string
+	literal bool // the line is data: no help, no completion
 }
 
 // newEditor sets up go-prompt on the terminal at fd. complete answers Tab
@@ -42,7 +43,10 @@ func newEditor(fd int, complete func(before string) []control.Suggestion, histor
 	ed = &editor{tty: t, out: os.Stdout}
 	completer := func(d prompt.Document) []prompt.Suggest {
 		before := d.TextBeforeCursor()
-		if strings.TrimSpace(before) == "" {
+		ed.mu.Lock()
+		literal := ed.literal
+		ed.mu.Unlock()
+		if strings.TrimSpace(before) == "" || literal {
 			return nil
 		}
 		var out []prompt.Suggest
@@ -90,7 +94,10 @@ func (ed *editor) livePrefix() (string, bool) {
 // escaped or inside a quoted string, where it is just a character.
 func (ed *editor) question(b *prompt.Buffer) {
 	before := b.Document().TextBeforeCursor()
-	if strings.HasSuffix(before, `\`) || insideQuote(before) {
+	ed.mu.Lock()
+	literal := ed.literal
+	ed.mu.Unlock()
+	if literal || strings.HasSuffix(before, `\`) || insideQuote(before) {
 		b.InsertText("?", false, true)
 		return
 	}
@@ -121,7 +128,7 @@ func (ed *editor) Resized() { ed.tty.endForResize() }
 // ReadLine implements LineReader.
 func (ed *editor) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
 	ed.mu.Lock()
-	ed.prefix, ed.primary = p.Text, p.Primary
+	ed.prefix, ed.primary, ed.literal = p.Text, p.Primary, p.Literal
 	ed.mu.Unlock()
 	ed.tty.begin()
 	stop := context.AfterFunc(ctx, func() { ed.tty.endNow(false, "") })

@@ -148,7 +148,7 @@ func Run(opts Options) int {
 	// and lets the deferred cleanup stop an embedded daemon properly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	b := &Batch{Session: conn.client, Stdout: stdout, Stderr: stderr}
+	b := &Batch{Session: conn.client, Stdout: stdout, Stderr: stderr, Stdin: stdin}
 	switch {
 	case opts.Command != "":
 		b.RunText(ctx, opts.Command)

@@ -45,6 +45,9 @@ func (r *plainReader) ReadLine(ctx context.Context, p LinePrompt) (Line, error) 
 	case l := <-r.lines:
 		if l.err != nil {
 			fmt.Fprintln(r.out)
+			// A terminal can be read again after Ctrl-D (the end of a
+			// configuration read from it): the next read starts anew.
+			r.lines = nil
 			return Line{}, l.err
 		}
 		return Line{Text: l.text}, nil

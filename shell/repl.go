@@ -27,6 +27,9 @@ type LineReader interface {
 type LinePrompt struct {
 	Text    string
 	Primary string
+	// Literal reads data, not commands (load sys config from-terminal):
+	// `?` is a character, not help, and Tab completes nothing.
+	Literal bool
 }
 
 // Line is one answer of the editor.
@@ -116,7 +119,7 @@ func (r *REPL) live(ctx context.Context, run *runner) bool {
 // ends, or the daemon goes away; only the last is an error.
 func (r *REPL) Run(ctx context.Context) error {
 	r.feeder = newFeeder()
-	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr}
+	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr, terminal: r.readTerminal}
 	for {
 		primary := PromptString(r.Session.Prompt())
 		if e, ok := r.Session.(interface{ Err() error }); ok && e.Err() != nil && r.Reconnect == nil {

@@ -276,3 +276,51 @@ func TestREPLAsksBeforeReset(t *testing.T) {
 		t.Errorf("stdout %q, prompts %q", out.String(), r.prompts)
 	}
 }
+
+// eofAfter is a LineReader answering lines, Ctrl-D (io.EOF) at the
+// indexes in eof, and io.EOF once the lines run out.
+type eofAfter struct {
+	scripted
+	eof map[int]bool
+}
+
+func (s *eofAfter) ReadLine(ctx context.Context, p LinePrompt) (Line, error) {
+	if s.eof[s.n] {
+		delete(s.eof, s.n)
+		s.prompts = append(s.prompts, p.Text)
+		return Line{}, io.EOF
+	}
+	return s.scripted.ReadLine(ctx, p)
+}
+
+// load sys config merge from-terminal at the prompt reads the lines that
+// follow as they are (a `?` is a character there) until Ctrl-D, and
+// loads them; Ctrl-C abandons them; the prompt goes on either way.
+func TestREPLLoadFromTerminal(t *testing.T) {
+	b := &controltest.Backend{}
+	sess := b.NewSession("u")
+	r := &eofAfter{scripted: scripted{lines: []Line{
+		{Text: "load sys config merge from-terminal"},
+		{Text: `ltm rule r { when HTTP_REQUEST { if { [HTTP::uri] matches_regex "^/a?b" } { drop } } }`},
+		{Text: "ltm pool p { }"},
+		{Text: "load sys config merge from-terminal"},
+		{Text: "ltm pool never { }"},
+		{Text: "", Interrupted: true},
+		{Text: "echo after"},
+	}}, eof: map[int]bool{3: true}}
+	var out, errb bytes.Buffer
+	repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb}
+	if err := repl.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := terminalPrompt + "\nloading (terminal):\n" +
+		`ltm rule r { when HTTP_REQUEST { if { [HTTP::uri] matches_regex "^/a?b" } { drop } } }` + "\nltm pool p { }\n" +
+		terminalPrompt + "\nafter\n"
+	if out.String() != want || errb.String() != "interrupted\n" {
+		t.Fatalf("stdout\n%q\nwant\n%q\nstderr %q", out.String(), want, errb.String())
+	}
+	ex := b.Executed()
+	if len(ex) != 2 || !strings.HasPrefix(ex[0], "load sys config merge file ") || ex[1] != "echo after" {
+		t.Fatalf("executed %q", ex)
+	}
+}

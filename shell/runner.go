@@ -22,6 +22,9 @@ type runner struct {
 	quit   bool
 	// lost is set when the daemon went away; nothing more can run.
 	lost error
+	// terminal reads the configuration of `load sys config ...
+	// from-terminal`: the prompt's lines, or standard input.
+	terminal func(context.Context) (string, error)
 }
 
 // lastPrompter is the cheap way to learn the prompt state after a command:
@@ -38,6 +41,11 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 	var err error
 	if what, ok := editTarget(st.text); ok {
 		err = r.edit(ctx, what)
+	} else if words, ok := fromTerminal(st.text); ok && r.terminal != nil {
+		var text string
+		if text, err = r.terminal(ctx); err == nil {
+			err = r.loadText(ctx, words, text, w)
+		}
 	} else {
 		err = r.sess.Exec(ctx, st.text, w)
 	}

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +177,16 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		}
 	case "panic":
 		panic("scripted panic")
+	case "load":
+		// load sys config ... file NAME: the text ltmd would read.
+		if i := slices.Index(words, "file"); i >= 0 && i+1 < len(words) {
+			text, err := os.ReadFile(words[i+1])
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "loading %s:\n%s", words[i+1], text)
+			return err
+		}
 	case "cd":
 		s.folder = arg
 		return nil
