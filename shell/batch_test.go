@@ -227,12 +227,12 @@ func TestBatchLoadFromTerminal(t *testing.T) {
 		executed                          []string
 	}{
 		{name: "script: the rest of the stream, in pieces read before and after",
-			script: "echo first\nload sys config merge from-terminal\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
-			stdout: "first\nloading (terminal):\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
+			script:   "echo first\nload sys config merge from-terminal\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
+			stdout:   "first\nloading (terminal):\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
 			executed: []string{"echo first", "load sys config merge file "}},
 		{name: "-c: standard input, and the statements after it run",
 			text: "load sys config merge from-terminal verify; echo after", stdin: "ltm pool c { }\n",
-			stdout: "loading (terminal):\nltm pool c { }\nafter\n",
+			stdout:   "loading (terminal):\nltm pool c { }\nafter\n",
 			executed: []string{"load sys config merge verify file ", "echo after"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
