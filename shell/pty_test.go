@@ -224,3 +224,24 @@ func TestZeroWindowSizeIsReplaced(t *testing.T) {
 		t.Fatalf("window size %dx%d", ws.Col, ws.Row)
 	}
 }
+
+// load sys config merge from-terminal on a real terminal: a pasted
+// configuration (its `?` a character, not help) ends with Ctrl-D, and
+// the prompt comes back.
+func TestInteractiveLoadFromTerminal(t *testing.T) {
+	b := &controltest.Backend{}
+	s := startPty(t, serveFake(t, b))
+	s.waitFor("(tmos)# ")
+	s.keys("load sys config merge from-terminal", "\r")
+	s.waitFor(terminalPrompt)
+	s.keys("ltm pool p {\n    description \"a?b\"\n}\n")
+	s.keys("\x04")
+	s.waitFor("loading (terminal):\r\nltm pool p {\r\n    description \"a?b\"\r\n}")
+	s.keys("quit", "\r")
+	if code := s.exitCode(); code != 0 {
+		t.Fatalf("exit status %d; screen:\n%s", code, s.screen())
+	}
+	if got := b.Executed(); len(got) != 2 || !strings.HasPrefix(got[0], "load sys config merge file ") || got[1] != "quit" {
+		t.Fatalf("executed %q", got)
+	}
+}
