@@ -66,6 +66,18 @@ func (f *fields) connq(prefix string, o Options) {
 	}
 }
 
+// server adds what a pool member and a node both have: the monitor and
+// session fields, the counters and the status.
+func (f *fields) server(monitor, monitorStatus, sessionStatus string, sessions, requests uint64, t dataplane.Traffic, s dataplane.Status, o Options) {
+	f.set("monitor-rule", orNone(monitor))
+	f.set("monitor-status", monitorStatus)
+	f.set("session-status", sessionStatus)
+	f.set("cur-sessions", o.num(sessions))
+	f.set("tot-requests", o.num(requests))
+	f.traffic("serverside", t, false, o)
+	f.status(s)
+}
+
 // block adds a nested named block under key (members { name { ... } }).
 func (f *fields) block(key, name string, b *fields) {
 	f.blocks[key] = append(f.blocks[key], namedFields{name, b})
@@ -154,14 +166,8 @@ func PoolFields(w io.Writer, ps dataplane.PoolStats, o Options) error {
 			mf.set("port", strconv.Itoa(int(m.Addr.Port())))
 			mf.set("node-name", o.rel(m.Node))
 			mf.set("pool-name", name)
-			mf.set("monitor-rule", orNone(m.Monitor))
-			mf.set("monitor-status", m.MonitorStatus)
-			mf.set("session-status", m.SessionStatus)
-			mf.set("cur-sessions", o.num(m.CurSessions))
-			mf.set("tot-requests", o.num(m.TotRequests))
+			mf.server(m.Monitor, m.MonitorStatus, m.SessionStatus, m.CurSessions, m.TotRequests, m.ServerSide, m.Status, o)
 			mf.connq("connq", o)
-			mf.traffic("serverside", m.ServerSide, false, o)
-			mf.status(m.Status)
 			f.block("members", o.rel(m.Name), mf)
 		}
 	}
@@ -184,13 +190,7 @@ func NodeFields(w io.Writer, n dataplane.NodeStats, o Options) error {
 		f.set("fqdn.addresses", orNone(strings.Join(as, " ")))
 	}
 	f.set("addr", addr)
-	f.set("monitor-rule", orNone(n.Monitor))
-	f.set("monitor-status", n.MonitorStatus)
-	f.set("session-status", n.SessionStatus)
-	f.set("cur-sessions", o.num(n.CurSessions))
-	f.set("tot-requests", o.num(n.TotRequests))
-	f.traffic("serverside", n.ServerSide, false, o)
-	f.status(n.Status)
+	f.server(n.Monitor, n.MonitorStatus, n.SessionStatus, n.CurSessions, n.TotRequests, n.ServerSide, n.Status, o)
 	return writeObject(w, "ltm node", name, f)
 }
 

@@ -152,17 +152,7 @@ func Pool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 		p.f("  %22s : %s\n", kv.k, o.num(kv.v))
 	}
 	p.line("")
-	p.f("%-23s%10s\n", "Traffic", "ServerSide")
-	t := ps.ServerSide
-	for _, kv := range []struct {
-		k string
-		v uint64
-	}{
-		{"Bits In", t.BitsIn}, {"Bits Out", t.BitsOut}, {"Packets In", t.PktsIn}, {"Packets Out", t.PktsOut},
-		{"Current Connections", t.CurConns}, {"Maximum Connections", t.MaxConns}, {"Total Connections", t.TotConns},
-	} {
-		p.f("%-23s%10s\n", "  "+kv.k, o.num(kv.v))
-	}
+	oneSide(p, "ServerSide", ps.ServerSide, o)
 	if o.Members {
 		for i := range ps.Members {
 			p.line("")
@@ -398,8 +388,14 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 	p.f("  %-13s: %s\n", "State", a.Status.State)
 	p.f("  %-13s: %s\n", "Reason", a.Status.Reason)
 	p.line("")
-	p.f("%-23s%10s\n", "Traffic", "ClientSide")
-	t := a.ClientSide
+	oneSide(p, "ClientSide", a.ClientSide, o)
+	return p.err
+}
+
+// oneSide prints a Traffic table of one column (a pool's server side, a
+// virtual address's client side).
+func oneSide(p *printer, side string, t dataplane.Traffic, o Options) {
+	p.f("%-23s%10s\n", "Traffic", side)
 	for _, kv := range []struct {
 		k string
 		v uint64
@@ -409,5 +405,4 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 	} {
 		p.f("%-23s%10s\n", "  "+kv.k, o.num(kv.v))
 	}
-	return p.err
 }
