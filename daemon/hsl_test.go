@@ -59,6 +59,11 @@ func TestHSLSendsToPoolMembers(t *testing.T) {
 	if got := string(buf[:n]); got != "<134>client 127.0.0.1 to 127.0.97.1" {
 		t.Errorf("HSL message %q", got)
 	}
+	// The datagram may arrive before the sender counts it sent.
+	eventually(t, 10*time.Second, "the message counted as sent", func() bool {
+		st := e.HSLStats()
+		return len(st) == 1 && st[0].Sent == 1
+	})
 	if st := e.HSLStats(); len(st) != 1 || st[0].Pool != "syslog_pool" || st[0].Sent != 1 {
 		t.Errorf("stats %+v", st)
 	}
