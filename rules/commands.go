@@ -61,6 +61,7 @@ func commandTable() *tcl.Commands {
 		registerLB(t)
 		t.Register("persist", cmdPersist).Compile = persistHook
 		t.Register("class", cmdClass)
+		t.Register("matchclass", cmdMatchclass)
 		t.Register("table", cmdTable)
 		registerUtil(t)
 		registerHTTP(t)

@@ -287,6 +287,47 @@ func cmdClass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Empty, tcl.Errorf("bad class subcommand %q: must be match, search, lookup, element, type, exists, size, names, get, startsearch, nextelement, anymore or donesearch", sub)
 }
 
+// cmdMatchclass is v9's matchclass, deprecated by `class` in v10 and
+// still common in rules from the field: `matchclass VALUE OPERATOR CLASS`
+// is class match, `matchclass CLASS OPERATOR VALUE` is class search, and
+// either answers the index (from 1) of the first matching record, 0 for
+// none. The data group is the argument that names one (the third when
+// both do); a `::` before its name, which v9 rules wrote, is dropped
+// (`$::name`, v9's other spelling, is a Tcl variable and fails as it does
+// on v11).
+func cmdMatchclass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 4 {
+		return tcl.Empty, tcl.WrongArgs("matchclass value|class operator class|value")
+	}
+	a, op, b := args[1].String(), args[2].String(), args[3].String()
+	exists := func(name string) bool {
+		s := sessionOf(in)
+		if s == nil || s.prog.env.DataGroup == nil {
+			return false
+		}
+		_, ok := s.prog.env.DataGroup(name)
+		return ok
+	}
+	var v tcl.Value
+	var err error
+	switch bn, an := strings.TrimPrefix(b, "::"), strings.TrimPrefix(a, "::"); {
+	case exists(bn):
+		v, err = classMatch(in, "match", []string{"-index"}, a, op, bn)
+	case exists(an):
+		v, err = classMatch(in, "search", []string{"-index"}, b, op, an)
+	default:
+		return tcl.Empty, tcl.Errorf("matchclass: neither %q nor %q is a data group", a, b)
+	}
+	if err != nil {
+		return tcl.Empty, err
+	}
+	i, err := v.Int64()
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Int(i + 1), nil
+}
+
 func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName string) (tcl.Value, error) {
 	switch op {
 	case "equals", "starts_with", "ends_with", "contains":

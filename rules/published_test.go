@@ -366,9 +366,15 @@ when LB_SELECTED {
   log local0. "v$ver to [LB::server pool] [LB::server addr]:[LB::server port] at [clock format [clock seconds] -format {%Y}]"
 }`, events: []Event{HTTPRequest, LBSelected}, want: []string{"pool test_pool", "v2 to test_pool 127.0.0.34:9000 at 2"}},
 
-	{name: "deprecated matchclass (not implemented)", rule: `when HTTP_REQUEST {
-  if { [matchclass [IP::client_addr] equals allowed_ips] } { pool web_pool }
-}`, unsupported: "matchclass"},
+	{name: "deprecated matchclass, both forms", req: "GET /static/site.css HTTP/1.1\r\nHost: www.example.com\r\n\r\n", rule: `when HTTP_REQUEST {
+  if { [matchclass [IP::client_addr] equals allowed_ips] } {
+    set at [matchclass [HTTP::path] starts_with path_pools]
+    set in [matchclass path_pools contains "/sta"]
+    set none [matchclass ::blocked_ips equals [IP::client_addr]]
+    log local0. "allowed at=$at in=$in none=$none [class element -name [expr {$at - 1}] path_pools]"
+    pool web_pool
+  }
+}`, events: []Event{HTTPRequest}, want: []string{"pool web_pool", "allowed at=2 in=2 none=0 /static/"}},
 
 	{name: "subnet persistence and proc", rule: `proc subnet24 { ip } {
   return [IP::addr $ip mask 255.255.255.0]

@@ -146,6 +146,8 @@ func TestUtilityErrors(t *testing.T) {
 		{"LB::mode", newFakeConn(), "cannot report"},
 		{"set p -periodic; after 10 $p { drop }", nil, "after -periodic: not supported"},
 		{"class donesearch hosts nosuch", nil, "no data group"},
+		{"matchclass a equals b", nil, `matchclass: neither "a" nor "b" is a data group`},
+		{"matchclass a equals", nil, "wrong # args"},
 		{"URI::path /a/b 0", nil, "bad start"},
 	}
 	for _, c := range cases {
