@@ -325,9 +325,7 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 	if err := e.importFiles(old.cfg, cfg, user); err != nil {
 		return 0, err
 	}
-	if err := objects.CompleteVirtualAddresses(e.schema, old.cfg, cfg); err != nil {
-		return 0, err
-	}
+	objects.CompleteVirtualAddresses(e.schema, old.cfg, cfg)
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}

@@ -13,13 +13,13 @@ import (
 // address object created by hand with no virtual server stays. Why: tmsh
 // users list, show and modify the virtual addresses BIG-IP made for them
 // (a traffic group, arp, a connection limit), and expect a saved
-// configuration to hold them. Wildcard destinations make none. Deleting
-// an address object that virtual servers still use is refused, as
-// BIG-IP refuses it.
-func CompleteVirtualAddresses(s *Schema, old, cfg *Config) error {
+// configuration to hold them. Wildcard destinations make none. (Deleting
+// an address object that virtual servers still use is refused by
+// CheckDelete; a configuration loaded without one gets it back here.)
+func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 	vk, ak := s.Kind("ltm virtual"), s.Kind("ltm virtual-address")
 	if vk == nil || ak == nil {
-		return nil
+		return
 	}
 	now := virtualAddressesUsed(vk, cfg)
 	have := map[string]*Object{} // partition + address -> object
@@ -36,14 +36,6 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) error {
 		}
 		have[AddressKey(a)] = a
 	}
-	if old != nil {
-		for _, a := range old.Of(ak) {
-			key := AddressKey(a)
-			if name, used := now[key]; used && have[key] == nil {
-				return InUse(ak, a.Name, usedBy(vk, cfg, name))
-			}
-		}
-	}
 	for key, name := range now {
 		if have[key] != nil || cfg.Get(ak, name) != nil {
 			continue
@@ -55,7 +47,7 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) error {
 		cfg.Put(&Object{Kind: ak, Name: name, Props: map[string]*Value{"address": {Str: addr}}})
 	}
 	if old == nil {
-		return nil
+		return
 	}
 	before := virtualAddressesUsed(vk, old)
 	for key, a := range have {
@@ -67,14 +59,17 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) error {
 		}
 		cfg.Delete(a)
 	}
-	return nil
 }
 
-// usedBy is the first virtual server (by name) whose address object is
-// name.
-func usedBy(vk *Kind, cfg *Config, name string) *Object {
+// virtualOn is the first virtual server (by name) on the address whose
+// AddressKey is key, or nil.
+func virtualOn(s *Schema, cfg *Config, key string) *Object {
+	vk := s.Kind("ltm virtual")
+	if vk == nil {
+		return nil
+	}
 	for _, v := range cfg.Of(vk) {
-		if _, n, ok := VirtualServerAddress(v); ok && n == name {
+		if k, _, ok := VirtualServerAddress(v); ok && k == key {
 			return v
 		}
 	}

@@ -299,6 +299,12 @@ func (c *Config) CheckDelete(s *Schema, o *Object) error {
 		return Invalid("%s (%s) is a built-in object and cannot be deleted.", o.Kind.Title, o.Name)
 	}
 	by := c.Referrers(s, o)
+	if o.Kind != nil && o.Kind.Key() == "ltm virtual-address" {
+		// Virtual servers use their address by destination, not by name.
+		if v := virtualOn(s, c, AddressKey(o)); v != nil {
+			by = append(by, v)
+		}
+	}
 	if len(by) == 0 {
 		return nil
 	}
