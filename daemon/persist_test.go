@@ -203,27 +203,36 @@ func TestTranslateCookieMethods(t *testing.T) {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
+	// secure (enabled unless c_insert says otherwise) marks the cookie
+	// only on a virtual that clients reach over TLS.
 	for i, tc := range []struct {
 		profile string
+		tls     bool
 		spec    httpx.CookieSpec
 		mode    mblb.CookieMode
 	}{
-		{"c_insert", httpx.CookieSpec{Name: "BIGipServerweb", Expiration: time.Hour, HTTPOnly: true, AlwaysSend: true}, mblb.CookieMode{}},
-		{"c_rewrite", httpx.CookieSpec{Name: "SRV", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieRewrite}},
-		{"c_passive", httpx.CookieSpec{Name: "BIGipServerweb", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookiePassive}},
-		{"c_hash", httpx.CookieSpec{Name: "JSESSIONID", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieHash, HashOffset: 4, HashLength: 8}},
+		{"c_insert", false, httpx.CookieSpec{Name: "BIGipServerweb", Expiration: time.Hour, HTTPOnly: true, AlwaysSend: true}, mblb.CookieMode{}},
+		{"c_insert", true, httpx.CookieSpec{Name: "BIGipServerweb", Expiration: time.Hour, HTTPOnly: true, AlwaysSend: true}, mblb.CookieMode{}},
+		{"c_rewrite", false, httpx.CookieSpec{Name: "SRV", HTTPOnly: true}, mblb.CookieMode{Method: mblb.CookieRewrite}},
+		{"c_rewrite", true, httpx.CookieSpec{Name: "SRV", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieRewrite}},
+		{"c_passive", false, httpx.CookieSpec{Name: "BIGipServerweb", HTTPOnly: true}, mblb.CookieMode{Method: mblb.CookiePassive}},
+		{"c_hash", true, httpx.CookieSpec{Name: "JSESSIONID", HTTPOnly: true, Secure: true}, mblb.CookieMode{Method: mblb.CookieHash, HashOffset: 4, HashLength: 8}},
 	} {
-		t.Run(tc.profile, func(t *testing.T) {
-			vs := fmt.Sprintf("v_%s", tc.profile)
-			c := fmt.Sprintf("create ltm virtual %s destination 127.0.106.%d:80 pool web profiles replace-all-with { tcp { } http { } } persist replace-all-with { %s { default yes } }", vs, 20+i, tc.profile)
+		t.Run(fmt.Sprintf("%s tls %v", tc.profile, tc.tls), func(t *testing.T) {
+			vs := fmt.Sprintf("v_%s_%d", tc.profile, i)
+			profiles := "tcp { } http { }"
+			if tc.tls {
+				profiles += " clientssl { context clientside }"
+			}
+			c := fmt.Sprintf("create ltm virtual %s destination 127.0.106.%d:80 pool web profiles replace-all-with { %s } persist replace-all-with { %s { default yes } }", vs, 20+i, profiles, tc.profile)
 			if _, err := run(t, s, c); err != "" {
 				t.Fatalf("%s: %s", c, err)
 			}
-			dc, skipped := Translate(e.schema, e.Config())
-			if len(skipped) != 0 {
-				t.Fatalf("skipped %v", skipped)
+			tr := e.translate(e.Config()) // with the engine's default certificate
+			if len(tr.skipped) != 0 {
+				t.Fatalf("skipped %v", tr.skipped)
 			}
-			x := dc.Virtuals["/Common/"+vs]
+			x := tr.dc.Virtuals["/Common/"+vs]
 			if x == nil || x.MBLB == nil {
 				t.Fatalf("virtual %s: %+v", vs, x)
 			}

@@ -191,7 +191,11 @@ func (t *translator) cookieSettings(o *objects.Object, v *dataplane.Virtual, cp 
 		Name:       name,
 		Expiration: exp,
 		HTTPOnly:   c(cookieHTTPOnly) != "disabled",
-		Secure:     c(cookieSecure) != "disabled",
+		// secure (enabled by default) marks the cookie only where the
+		// client reaches the virtual over TLS, as BIG-IP does: a browser
+		// neither keeps nor sends back a Secure cookie over plain HTTP,
+		// so persistence would silently break there.
+		Secure:     c(cookieSecure) != "disabled" && t.profile(o, profileClientSSL) != nil,
 		AlwaysSend: c(cookieAlwaysSend) == "enabled",
 	}
 	return spec, mode, true

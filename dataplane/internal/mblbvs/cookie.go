@@ -39,8 +39,9 @@ func (r *mblbRules) persistCookie(p rules.Persist) error {
 	c := mblb.CookieRule{Spec: opts.Cookie, Mode: opts.CookieMode, Timeout: -1}
 	if !defaultCookie {
 		// A cookie profile that is only the fallback: BIG-IP's
-		// defaults (insert, session cookie, httponly, secure).
-		c.Spec = httpx.CookieSpec{HTTPOnly: true, Secure: true}
+		// defaults (insert, session cookie, httponly, secure where the
+		// client side is TLS).
+		c.Spec = httpx.CookieSpec{HTTPOnly: true, Secure: cfg.TLS != nil && cfg.TLS.Client != nil}
 		c.Mode = mblb.CookieMode{}
 	}
 	switch a.Method {
