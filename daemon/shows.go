@@ -220,8 +220,13 @@ func (h *planeHook) virtuals() []dataplane.VirtualStats {
 			why = notes(tr, ltmVirtual.Key())
 		}
 		reason := why[o.Name]
-		if reason == "" {
-			reason = "not run on this device (its traffic group is standby here)"
+		switch {
+		case reason != "":
+		case h.e.float.Load() != nil:
+			// Left out by dropStandby, without a note.
+			reason = "its traffic group is not active on this device"
+		default:
+			reason = "not in the running dataplane"
 		}
 		st := dataplane.VirtualStats{Name: o.Name, Destination: virtualDestination.Str(o),
 			Status: dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: "openltm does not run it: " + reason}}

@@ -306,7 +306,7 @@ func plainName(name string) string {
 	// 10.1.1.245/24).
 	parts := strings.Split(name[1:], "/")
 	n := len(parts)
-	if n >= 3 {
+	if n >= 2 {
 		if _, err := netip.ParsePrefix(parts[n-2] + "/" + parts[n-1]); err == nil {
 			return parts[n-2] + "/" + parts[n-1]
 		}

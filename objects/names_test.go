@@ -10,6 +10,7 @@ func TestPlainName(t *testing.T) {
 		{"/Common/10.1.1.245/24", "10.1.1.245/24"},
 		{"/Dev/app/2001:db8::1/64", "2001:db8::1/64"},
 		{"/Common/1234", "1234"},
+		{"/10.1.1.245/24", "10.1.1.245/24"},
 		{"/Common/ui.advisory.enabled", "ui.advisory.enabled"},
 	} {
 		if got := plainName(tc.in); got != tc.want {

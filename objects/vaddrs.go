@@ -30,6 +30,9 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 			short := a.Name[strings.LastIndexByte(a.Name, '/')+1:]
 			if _, err := netip.ParseAddr(strings.SplitN(short, "%", 2)[0]); err == nil {
 				a = a.Clone()
+				if a.Props == nil {
+					a.Props = map[string]*Value{}
+				}
 				a.Props["address"] = &Value{Str: short}
 				cfg.Put(a)
 			}
