@@ -187,13 +187,13 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 // fieldFmtKinds are the shows with a field-fmt layout: the ones scripts
 // parse for status and counters.
 var fieldFmtKinds = map[string]bool{"ltm virtual": true, "ltm pool": true, "ltm node": true, "ltm virtual-address": true,
-	"ltm rule": true, "gtm rule": true}
+	"ltm rule": true, "gtm rule": true, "gtm wideip": true, "gtm pool": true}
 
 // fieldFmtAvailable refuses field-fmt where openltm has no such layout
 // yet: a script parsing key-value lines must not be handed a table.
 func fieldFmtAvailable(verb, key string, opts []string) error {
 	if verb == "show" && !fieldFmtKinds[key] && slices.Contains(opts, "field-fmt") {
-		return objects.Invalid("field-fmt is not available for show %s yet (it is for show ltm virtual, ltm virtual-address, ltm pool, ltm node, ltm rule and gtm rule)", key)
+		return objects.Invalid("field-fmt is not available for show %s yet (it is for show ltm virtual, ltm virtual-address, ltm pool, ltm node, ltm rule, gtm wideip, gtm pool and gtm rule)", key)
 	}
 	return nil
 }

@@ -35,6 +35,8 @@ func gslbShowArgs(s *Session, pool bool, words []string) (typ gslb.RRType, names
 			opts.Raw = true
 		case w == "members":
 			opts.Members = true
+		case w == "field-fmt":
+			opts.FieldFmt = true
 		case isShowOption(w):
 		default:
 			n := objects.FullPath(s.Folder(), w)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/gslb"
 )
 
 // field-fmt is the layout scripts parse (`show ltm pool p field-fmt |
@@ -52,6 +53,13 @@ func (f *fields) traffic(prefix string, t dataplane.Traffic, evicted bool, o Opt
 
 // status adds the three status fields every object has.
 func (f *fields) status(s dataplane.Status) {
+	f.set("status.availability-state", string(s.Availability))
+	f.set("status.enabled-state", s.State)
+	f.set("status.status-reason", s.Reason)
+}
+
+// gtmStatus adds a GSLB object's three status fields.
+func (f *fields) gtmStatus(s gslb.ObjectStatus) {
 	f.set("status.availability-state", string(s.Availability))
 	f.set("status.enabled-state", s.State)
 	f.set("status.status-reason", s.Reason)

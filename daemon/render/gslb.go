@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,24 @@ func (p *printer) section(indent, title string, rows []kv) {
 // GTMWideIP prints one `Gtm::WideIp::A` block: its status and how
 // its requests were answered.
 func GTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
+	if o.FieldFmt {
+		f := newFields()
+		name := o.rel(s.Name)
+		f.set("wip-name", name)
+		f.set("wip-type", typeWord(s.Type))
+		for _, kv := range []struct {
+			k string
+			v uint64
+		}{
+			{"requests", s.Requests}, {"resolutions", s.Resolved}, {"persisted", s.Persisted},
+			{"preferred", s.Preferred}, {"alternate", s.Alternate}, {"fallback", s.Fallback},
+			{"return-to-dns", s.ReturnedToDNS}, {"dropped", s.Dropped},
+		} {
+			f.set(kv.k, o.num(kv.v))
+		}
+		f.gtmStatus(s.Status)
+		return writeObject(w, "gtm wideip "+strings.ToLower(typeWord(s.Type)), name, f)
+	}
 	p := &printer{w: w}
 	p.header("Gtm::WideIp::" + typeWord(s.Type) + ": " + o.rel(s.Name))
 	p.status("", s.Status)
@@ -80,6 +99,40 @@ func typeWord(t gslb.RRType) string {
 // GTMPool prints one `Gtm::Pool::A` block and, with o.Members, a
 // nested `| Gtm::Pool Member:` block per member.
 func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
+	if o.FieldFmt {
+		f := newFields()
+		name := o.rel(s.Name)
+		f.set("name", name)
+		f.set("pool-type", typeWord(s.Type))
+		for _, kv := range []struct {
+			k string
+			v uint64
+		}{
+			{"preferred", s.Preferred}, {"alternate", s.AltCount}, {"fallback", s.FallCount},
+			{"return-to-dns", s.ReturnToDNS}, {"dropped", s.Dropped},
+		} {
+			f.set(kv.k, o.num(kv.v))
+		}
+		f.gtmStatus(s.Status)
+		if o.Members {
+			for _, m := range s.Members {
+				mf := newFields()
+				mf.set("pool-name", name)
+				mf.set("pool-type", typeWord(s.Type))
+				mf.set("order", strconv.Itoa(m.Order))
+				mf.set("ratio", strconv.Itoa(m.Ratio))
+				mf.set("preferred", o.num(m.Preferred))
+				mf.set("alternate", o.num(m.Alternate))
+				mf.set("fallback", o.num(m.Fallback))
+				if m.Destination != "" {
+					mf.set("destination", m.Destination)
+				}
+				mf.gtmStatus(m.Status)
+				f.block("members", o.rel(m.Member), mf)
+			}
+		}
+		return writeObject(w, "gtm pool "+strings.ToLower(typeWord(s.Type)), name, f)
+	}
 	p := &printer{w: w}
 	p.header("Gtm::Pool::" + typeWord(s.Type) + ": " + o.rel(s.Name))
 	p.status("", s.Status)

@@ -170,3 +170,41 @@ func TestRTTText(t *testing.T) {
 		}
 	}
 }
+
+// The wide IP's and the pool's field-fmt: the status lines scripts grep
+// for, and the counters, keys sorted.
+func TestRenderGTMFieldFmt(t *testing.T) {
+	var b bytes.Buffer
+	o := Options{Folder: "/Common", FieldFmt: true, Members: true}
+	if err := GTMWideIP(&b, gslb.WideIPStats{Name: "/Common/www.example.com", Status: okStatus, Requests: 12, Resolved: 11, Preferred: 9, Alternate: 2}, o); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), `gtm wideip a www.example.com {
+    alternate 2
+    dropped 0
+    fallback 0
+    persisted 0
+    preferred 9
+    requests 12
+    resolutions 11
+    return-to-dns 0
+    status.availability-state available
+    status.enabled-state enabled
+    status.status-reason Available
+    wip-name www.example.com
+    wip-type A
+}
+`)
+	b.Reset()
+	down := gslb.ObjectStatus{Availability: gslb.Offline, State: "enabled", Reason: "Monitor /Common/http from 127.0.0.1 : down"}
+	if err := GTMPool(&b, gslb.PoolStats{Name: "/Common/p_a", Type: "aaaa", Status: okStatus, Preferred: 5,
+		Members: []gslb.PoolMemberStats{{Member: "/Common/s1:vs1", Order: 1, Ratio: 2, Status: down, Destination: "10.1.1.1:80"}}}, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"gtm pool aaaa p_a {\n", "\n    pool-type AAAA\n", "\n    preferred 5\n", "\n    members {\n        s1:vs1 {\n",
+		"\n            destination 10.1.1.1:80\n", "\n            order 1\n", "\n            ratio 2\n", "\n            status.availability-state offline\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("pool field-fmt lacks %q:\n%s", want, b.String())
+		}
+	}
+}
