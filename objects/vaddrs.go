@@ -47,7 +47,15 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 			continue
 		}
 		addr := name[strings.LastIndexByte(name, '/')+1:]
-		cfg.Put(&Object{Kind: ak, Name: name, Props: map[string]*Value{"address": {Str: addr}}})
+		mask := "255.255.255.255"
+		if strings.Contains(addr, ":") {
+			mask = "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"
+		}
+		// What BIG-IP writes for an address it made (bigip.conf).
+		cfg.Put(&Object{Kind: ak, Name: name, Props: map[string]*Value{
+			"address": {Str: addr}, "arp": {Str: "enabled"}, "icmp-echo": {Str: "enabled"},
+			"mask": {Str: mask}, "traffic-group": {Str: "/Common/traffic-group-1"},
+		}})
 	}
 	if old == nil {
 		return

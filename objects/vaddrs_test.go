@@ -90,3 +90,25 @@ func TestDeleteVirtualAddressInUse(t *testing.T) {
 		t.Fatalf("delete once unused: %v", err)
 	}
 }
+
+// An address BIG-IP makes is written with arp, icmp-echo, a host mask
+// and traffic-group-1, as bigip.conf files show them.
+func TestMadeVirtualAddressProperties(t *testing.T) {
+	cfg := Default.Builtins()
+	objs, err := Default.ReadConfig("t.conf", []byte("ltm virtual /Common/v6 { destination /Common/2001:db8::7.443 }\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		cfg.Put(o)
+	}
+	CompleteVirtualAddresses(Default, nil, cfg)
+	a := cfg.Get(Default.Kind("ltm virtual-address"), "/Common/2001:db8::7")
+	if a == nil {
+		t.Fatal("no address made")
+	}
+	want := "ltm virtual-address /Common/2001:db8::7 {\n    address 2001:db8::7\n    arp enabled\n    icmp-echo enabled\n    mask ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff\n    traffic-group /Common/traffic-group-1\n}\n"
+	if got := Format(a, PrintOpts{}); got != want {
+		t.Fatalf("made\n%s\nwant\n%s", got, want)
+	}
+}
