@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
+	"time"
 
 	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
@@ -18,11 +20,18 @@ import (
 func persistCommands(p *dataplane.Plane) []RuntimeCommand {
 	return []RuntimeCommand{
 		{"show", "ltm persistence persist-records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
+			all := false
+			if i := slices.Index(words, "all-properties"); i >= 0 {
+				all, words = true, slices.Delete(slices.Clone(words), i, i+1)
+			}
 			f, err := persistFilter(s.Folder(), words)
 			if err != nil {
 				return err
 			}
 			pw := render.NewPersistWriter(w)
+			if all {
+				pw = render.NewPersistWriterAll(w, time.Now(), s.Folder())
+			}
 			var werr error
 			p.PersistRecords(f, func(r *persist.Record) bool {
 				if ctx.Err() != nil {

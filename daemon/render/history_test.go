@@ -93,3 +93,31 @@ func TestPersistWriter(t *testing.T) {
 		"source-address  fd00::1  fd00::10.any  fd00::11.8080  (tmm: 0)\n"+
 		"Total records returned: 2\n")
 }
+
+func TestPersistWriterAllProperties(t *testing.T) {
+	var b bytes.Buffer
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	pw := NewPersistWriterAll(&b, now, "/Common")
+	r := persist.Record{Key: persist.Key{Mode: persist.SourceAddress, Addr: netip.MustParseAddr("10.1.1.1")},
+		Virtual: "/Common/vs", VirtualAddr: netip.MustParseAddrPort("10.0.0.10:80"), Pool: "/Common/web",
+		Member: netip.MustParseAddrPort("10.0.0.11:80"), Client: netip.MustParseAddr("10.1.1.1"), Used: now.Add(-42 * time.Second)}
+	if err := pw.Write(&r); err != nil {
+		t.Fatal(err)
+	}
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	diff(t, b.String(), `Sys::Persistent Connections
+source-address - 10.0.0.10:80 - 10.0.0.11:80
+  TMM           0
+  Mode          source-address
+  Key           10.1.1.1
+  Age (sec.)    42
+  Virtual Name  vs
+  Virtual Addr  10.0.0.10:80
+  Node Addr     10.0.0.11:80
+  Pool Name     web
+  Client Addr   10.1.1.1
+Total records returned: 1
+`)
+}

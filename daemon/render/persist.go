@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -18,6 +20,11 @@ type PersistWriter struct {
 	w   *bufio.Writer
 	n   int
 	err error
+	// all prints a block of every field per record (all-properties),
+	// ages counted at now, names relative to folder.
+	all    bool
+	now    time.Time
+	folder string
 }
 
 // NewPersistWriter starts a listing on w.
@@ -25,6 +32,15 @@ func NewPersistWriter(w io.Writer) *PersistWriter {
 	bw := bufio.NewWriterSize(w, 32<<10)
 	bw.WriteString("Sys::Persistent Connections\n")
 	return &PersistWriter{w: bw}
+}
+
+// NewPersistWriterAll starts an all-properties listing on w: a block per
+// record with its mode, key, age, virtual server, pool and client, as
+// BIG-IP prints them.
+func NewPersistWriterAll(w io.Writer, now time.Time, folder string) *PersistWriter {
+	pw := NewPersistWriter(w)
+	pw.all, pw.now, pw.folder = true, now, folder
+	return pw
 }
 
 // Write prints one record as BIG-IP prints it (reference §3.5): mode, key,
@@ -35,7 +51,34 @@ func (pw *PersistWriter) Write(r *persist.Record) error {
 		return pw.err
 	}
 	pw.n++
-	_, pw.err = fmt.Fprintf(pw.w, "%s  %s  %s  %s  (tmm: 0)\n", r.Mode, r.Key.String(), persistEnd(r.VirtualAddr), persistEnd(r.Member))
+	if !pw.all {
+		_, pw.err = fmt.Fprintf(pw.w, "%s  %s  %s  %s  (tmm: 0)\n", r.Mode, r.Key.String(), persistEnd(r.VirtualAddr), persistEnd(r.Member))
+		return pw.err
+	}
+	age := "-"
+	if !r.Used.IsZero() {
+		age = strconv.FormatInt(int64(max(pw.now.Sub(r.Used), 0)/time.Second), 10)
+	}
+	rel := func(n string) string {
+		if pw.folder != "" && strings.HasPrefix(n, pw.folder+"/") {
+			return n[len(pw.folder)+1:]
+		}
+		return n
+	}
+	client := "-"
+	if r.Client.IsValid() {
+		client = r.Client.String()
+	}
+	_, pw.err = fmt.Fprintf(pw.w, "%s - %s - %s\n", r.Mode, persistEnd(r.VirtualAddr), persistEnd(r.Member))
+	for _, kv := range [][2]string{
+		{"TMM", "0"}, {"Mode", r.Mode.String()}, {"Key", r.Key.String()}, {"Age (sec.)", age},
+		{"Virtual Name", rel(r.Virtual)}, {"Virtual Addr", persistEnd(r.VirtualAddr)}, {"Node Addr", persistEnd(r.Member)},
+		{"Pool Name", rel(r.Pool)}, {"Client Addr", client},
+	} {
+		if pw.err == nil {
+			_, pw.err = fmt.Fprintf(pw.w, "  %-14s%s\n", kv[0], kv[1])
+		}
+	}
 	return pw.err
 }
 
