@@ -83,6 +83,7 @@ var runtimeTargets = [][]string{
 	{"sys", "config-history"},
 	{"sys", "version"},
 	{"sys", "failover"},
+	{"sys", "clock"},
 	{"ltm", "persistence", "persist-records"},
 	{"gtm", "wideip"},
 	{"gtm", "pool"},

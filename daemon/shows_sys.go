@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// sysCommands answers show sys version and show sys failover, the two
-// questions scripts ask a device first (which software, which state).
+// sysCommands answers show sys version, show sys failover and show sys
+// clock, the questions scripts ask a device first (which software, which
+// state, what time).
 func sysCommands(e *Engine) []RuntimeCommand {
 	return []RuntimeCommand{
 		{"show", "sys version", func(_ context.Context, _ *Session, _, words []string, w io.Writer) error {
@@ -19,6 +20,12 @@ func sysCommands(e *Engine) []RuntimeCommand {
 			}
 			bi, _ := debug.ReadBuildInfo()
 			return writeVersion(w, bi)
+		}},
+		{"show", "sys clock", func(_ context.Context, _ *Session, _, words []string, w io.Writer) error {
+			if len(words) > 0 {
+				return synErr(nil, nil, "show sys clock takes no options (%q)", words[0])
+			}
+			return writeClock(w, time.Now())
 		}},
 		{"show", "sys failover", func(_ context.Context, _ *Session, _, words []string, w io.Writer) error {
 			if len(words) > 0 {
@@ -84,4 +91,13 @@ func uptime(d time.Duration) string {
 	}
 	s := int64(d / time.Second)
 	return fmt.Sprintf("%dd %02d:%02d:%02d", s/86400, s%86400/3600, s%3600/60, s%60)
+}
+
+// writeClock prints show sys clock: the device's time as date(1) prints
+// it, under a bar as long as the line.
+func writeClock(w io.Writer, now time.Time) error {
+	line := now.Format("Mon Jan _2 15:04:05 MST 2006")
+	bar := strings.Repeat("-", len(line))
+	_, err := fmt.Fprintf(w, "%s\nSys::Clock\n%s\n%s\n", bar, bar, line)
+	return err
 }

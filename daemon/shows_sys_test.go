@@ -37,6 +37,17 @@ func TestWriteVersion(t *testing.T) {
 	}
 }
 
+func TestWriteClock(t *testing.T) {
+	var b bytes.Buffer
+	if err := writeClock(&b, time.Date(2026, 1, 7, 9, 5, 3, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	want := "----------------------------\nSys::Clock\n----------------------------\nWed Jan  7 09:05:03 UTC 2026\n"
+	if b.String() != want {
+		t.Fatalf("got %q, want %q", b.String(), want)
+	}
+}
+
 func TestUptime(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration
@@ -63,7 +74,7 @@ func TestShowSysVersionAndFailover(t *testing.T) {
 	if out, errText = run(t, s, "show sys version"); errText != "" || !strings.Contains(out, "  Product     openltm\n") {
 		t.Fatalf("show sys version: %q %q", out, errText)
 	}
-	for _, c := range []string{"sys", "show version", "show failover", "exit"} {
+	for _, c := range []string{"sys", "show version", "show failover", "show clock", "exit"} {
 		if _, errText := run(t, s, c); errText != "" {
 			t.Fatalf("%s: %s", c, errText)
 		}
