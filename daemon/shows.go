@@ -295,7 +295,11 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 	}
 	var out []render.VirtualAddressStats
 	for _, a := range cfg.Of(ltmVirtualAddr) {
-		st := render.VirtualAddressStats{Name: a.Name, Status: dataplane.Status{State: "enabled"}}
+		addr := vaddrAddress.Str(a)
+		if addr == "" {
+			addr = shortName(a.Name)
+		}
+		st := render.VirtualAddressStats{Name: a.Name, Addr: addr, Status: dataplane.Status{State: "enabled"}}
 		if vaddrEnabled.Effective(cfg, a) == "no" {
 			st.Status.State = "disabled"
 		}

@@ -155,7 +155,7 @@ func TestVirtualAndNodeFields(t *testing.T) {
 }
 
 func TestVirtualAddressLayouts(t *testing.T) {
-	a := VirtualAddressStats{Name: "/Common/10.0.0.1",
+	a := VirtualAddressStats{Name: "/Common/10.0.0.1", Addr: "10.0.0.1",
 		Status:     dataplane.Status{Availability: dataplane.Available, State: "enabled", Reason: "The virtual address is available"},
 		ClientSide: dataplane.Traffic{BitsIn: 37300, PktsIn: 4, CurConns: 1, MaxConns: 2, TotConns: 3}}
 	want := `---------------------------------------------------------------------
@@ -184,7 +184,7 @@ Traffic                ClientSide
 	if err := VirtualAddress(&b, a, Options{Folder: "/Common", FieldFmt: true, Raw: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range []string{"ltm virtual-address 10.0.0.1 {\n", "\n    clientside.bits-in 37300\n", "\n    name 10.0.0.1\n", "\n    status.availability-state available\n"} {
+	for _, line := range []string{"ltm virtual-address 10.0.0.1 {\n", "\n    clientside.bits-in 37300\n", "\n    name 10.0.0.1\n", "\n    addr 10.0.0.1\n", "\n    status.availability-state available\n"} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("field-fmt lacks %q:\n%s", line, b.String())
 		}

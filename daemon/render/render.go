@@ -363,7 +363,9 @@ func (c *ConnectionWriter) Count() int { return c.n }
 // status rolled up from its virtual servers and their client-side traffic
 // added up.
 type VirtualAddressStats struct {
-	Name       string
+	Name string
+	// Addr is the address as its object writes it (10.1.10.100%2).
+	Addr       string
 	Status     dataplane.Status
 	ClientSide dataplane.Traffic
 }
@@ -374,6 +376,7 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 		f := newFields()
 		name := o.rel(a.Name)
 		f.set("name", name)
+		f.set("addr", a.Addr)
 		f.traffic("clientside", a.ClientSide, false, o)
 		f.status(a.Status)
 		return writeObject(w, "ltm virtual-address", name, f)
