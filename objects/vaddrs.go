@@ -21,9 +21,23 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 	if vk == nil || ak == nil {
 		return
 	}
-	now := virtualAddressesUsed(vk, cfg)
+	// One pass over the objects, in no order (what is made or deleted
+	// does not depend on it): a commit of a big configuration pays this
+	// every time.
+	var vas []*Object
+	now := map[string]string{}
+	for _, o := range cfg.objs {
+		switch o.Kind {
+		case vk:
+			if key, name, ok := VirtualServerAddress(o); ok {
+				now[key] = name
+			}
+		case ak:
+			vas = append(vas, o)
+		}
+	}
 	have := map[string]*Object{} // partition + address -> object
-	for _, a := range cfg.Of(ak) {
+	for _, a := range vas {
 		if a.Str("address") == "" {
 			// Created by name alone: the name is the address, and BIG-IP
 			// lists it as the address too.
@@ -60,10 +74,13 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 	if old == nil {
 		return
 	}
-	before := virtualAddressesUsed(vk, old)
+	var before map[string]string // read only when an address lost its use
 	for key, a := range have {
 		if _, used := now[key]; used {
 			continue
+		}
+		if before == nil {
+			before = virtualAddressesUsed(vk, old)
 		}
 		if _, was := before[key]; !was || a.Str("auto-delete") == "false" {
 			continue
@@ -91,7 +108,10 @@ func virtualOn(s *Schema, cfg *Config, key string) *Object {
 // its virtual-address object takes.
 func virtualAddressesUsed(vk *Kind, cfg *Config) map[string]string {
 	used := map[string]string{}
-	for _, v := range cfg.Of(vk) {
+	for _, v := range cfg.objs {
+		if v.Kind != vk {
+			continue
+		}
 		if key, name, ok := VirtualServerAddress(v); ok {
 			used[key] = name
 		}
