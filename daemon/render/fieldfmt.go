@@ -58,6 +58,19 @@ func (f *fields) status(s dataplane.Status) {
 	f.set("status.status-reason", s.Reason)
 }
 
+// counter is one named count of a field-fmt block.
+type counter struct {
+	k string
+	v uint64
+}
+
+// counts adds counters, scaled as the options say.
+func (f *fields) counts(o Options, cs ...counter) {
+	for _, c := range cs {
+		f.set(c.k, o.num(c.v))
+	}
+}
+
 // gtmStatus adds a GSLB object's three status fields.
 func (f *fields) gtmStatus(s gslb.ObjectStatus) {
 	f.set("status.availability-state", string(s.Availability))

@@ -55,16 +55,9 @@ func GTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
 		name := o.rel(s.Name)
 		f.set("wip-name", name)
 		f.set("wip-type", typeWord(s.Type))
-		for _, kv := range []struct {
-			k string
-			v uint64
-		}{
-			{"requests", s.Requests}, {"resolutions", s.Resolved}, {"persisted", s.Persisted},
-			{"preferred", s.Preferred}, {"alternate", s.Alternate}, {"fallback", s.Fallback},
-			{"return-to-dns", s.ReturnedToDNS}, {"dropped", s.Dropped},
-		} {
-			f.set(kv.k, o.num(kv.v))
-		}
+		f.counts(o, counter{"requests", s.Requests}, counter{"resolutions", s.Resolved}, counter{"persisted", s.Persisted},
+			counter{"preferred", s.Preferred}, counter{"alternate", s.Alternate}, counter{"fallback", s.Fallback},
+			counter{"return-to-dns", s.ReturnedToDNS}, counter{"dropped", s.Dropped})
 		f.gtmStatus(s.Status)
 		return writeObject(w, "gtm wideip "+strings.ToLower(typeWord(s.Type)), name, f)
 	}
@@ -104,15 +97,8 @@ func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 		name := o.rel(s.Name)
 		f.set("name", name)
 		f.set("pool-type", typeWord(s.Type))
-		for _, kv := range []struct {
-			k string
-			v uint64
-		}{
-			{"preferred", s.Preferred}, {"alternate", s.AltCount}, {"fallback", s.FallCount},
-			{"return-to-dns", s.ReturnToDNS}, {"dropped", s.Dropped},
-		} {
-			f.set(kv.k, o.num(kv.v))
-		}
+		f.counts(o, counter{"preferred", s.Preferred}, counter{"alternate", s.AltCount}, counter{"fallback", s.FallCount},
+			counter{"return-to-dns", s.ReturnToDNS}, counter{"dropped", s.Dropped})
 		f.gtmStatus(s.Status)
 		if o.Members {
 			for _, m := range s.Members {

@@ -127,14 +127,7 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 // `| Ltm::Pool Member:` block per member.
 func Pool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	p := &printer{w: w}
-	dash := strings.Repeat("-", dashesPool)
-	p.line(dash)
-	p.line("Ltm::Pool: " + o.rel(ps.Name))
-	p.line(dash)
-	p.line("Status")
-	p.f("  %-13s: %s\n", "Availability", ps.Status.Availability)
-	p.f("  %-13s: %s\n", "State", ps.Status.State)
-	p.f("  %-13s: %s\n", "Reason", ps.Status.Reason)
+	p.statusHead("Ltm::Pool: "+o.rel(ps.Name), ps.Status)
 	if ps.Monitor != "" {
 		p.f("  %-13s: %s\n", "Monitor", relRule(ps.Monitor, o))
 	}
@@ -160,6 +153,19 @@ func Pool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 		}
 	}
 	return p.err
+}
+
+// statusHead prints a block's title between bars and its Status lines
+// (a pool's, a virtual address's).
+func (p *printer) statusHead(title string, st dataplane.Status) {
+	dash := strings.Repeat("-", dashesPool)
+	p.line(dash)
+	p.line(title)
+	p.line(dash)
+	p.line("Status")
+	p.f("  %-13s: %s\n", "Availability", st.Availability)
+	p.f("  %-13s: %s\n", "State", st.State)
+	p.f("  %-13s: %s\n", "Reason", st.Reason)
 }
 
 // relRule makes each monitor name in a rule relative.
@@ -382,14 +388,7 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 		return writeObject(w, "ltm virtual-address", name, f)
 	}
 	p := &printer{w: w}
-	dash := strings.Repeat("-", dashesPool)
-	p.line(dash)
-	p.line("Ltm::Virtual Address: " + o.rel(a.Name))
-	p.line(dash)
-	p.line("Status")
-	p.f("  %-13s: %s\n", "Availability", a.Status.Availability)
-	p.f("  %-13s: %s\n", "State", a.Status.State)
-	p.f("  %-13s: %s\n", "Reason", a.Status.Reason)
+	p.statusHead("Ltm::Virtual Address: "+o.rel(a.Name), a.Status)
 	p.line("")
 	oneSide(p, "ClientSide", a.ClientSide, o)
 	return p.err
