@@ -125,7 +125,8 @@ func TestShows(t *testing.T) {
 }
 
 // What BIG-IP runs and openltm does not (a virtual on every port, a
-// persistence kind openltm lacks) is kept with a warning from tmsh and
+// persistence kind or an iRule command openltm lacks) is kept with a
+// warning from tmsh and
 // from a file alike; show names such a virtual and says why it carries no
 // traffic, in both layouts.
 func TestWhatCannotRunIsKept(t *testing.T) {
@@ -159,12 +160,22 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 	if _, errText = run(t, s, "modify ltm virtual v_ssl disabled"); errText != "" {
 		t.Fatal(errText)
 	}
+	// An iRule with an F5 command openltm lacks (STREAM::) is kept, and so
+	// is the virtual using it.
+	if _, errText = run(t, s, "create ltm rule stream_rule { when HTTP_RESPONSE { STREAM::enable } }"); errText != "" {
+		t.Fatal(errText)
+	}
+	out, errText = run(t, s, "create ltm virtual v_stream destination 127.0.33.2:80 profiles add { http } rules { stream_rule }")
+	if errText != "" || !strings.Contains(out, "Warning: ltm virtual /Common/v_stream: rule /Common/stream_rule uses F5 commands or events openltm does not implement yet; kept, and it carries no traffic") {
+		t.Fatalf("virtual with a kept rule: %q %q", out, errText)
+	}
 	for _, tc := range []struct{ cmd, want string }{
 		{"show ltm virtual fwd", "  Reason           : openltm does not run it: destination /Common/any:0 listens on every port"},
 		{"show ltm virtual fwd field-fmt", "    status.status-reason openltm does not run it: destination /Common/any:0 listens on every port"},
 		{"show ltm virtual v_ssl", "  State            : disabled\n  Reason           : openltm does not run it: persistence profile /Common/ssl is of a kind"},
 		{"show ltm virtual v_ssl", "  Destination      : 127.0.33.1:443\n"},
 		{"show ltm virtual", "Ltm::Virtual Server: fwd2\n"},
+		{"show ltm virtual v_stream", "  Reason           : openltm does not run it: rule /Common/stream_rule uses F5 commands or events openltm does not implement yet\n"},
 	} {
 		out, errText := run(t, s, tc.cmd)
 		if errText != "" || !strings.Contains(out, tc.want) {

@@ -325,3 +325,27 @@ func TestGSLBMetrics(t *testing.T) {
 		t.Fatalf("a GSLB with nothing configured exported %+v", none)
 	}
 }
+
+// A wide IP whose DNS rule uses an F5 command openltm lacks is kept with
+// a warning, as an LTM virtual is, answers nothing, and show says why.
+func TestWideIPWithKeptRule(t *testing.T) {
+	e, g := openWithGSLB(t)
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{"create gtm rule tsig_rule { when DNS_REQUEST { DNS::tsig } }", "create gtm pool a gp1"} {
+		if _, errText := run(t, s, c); errText != "" {
+			t.Fatalf("%s: %s", c, errText)
+		}
+	}
+	out, errText := run(t, s, "create gtm wideip a www.kept.test pools add { gp1 } rules { tsig_rule }")
+	if errText != "" || !strings.Contains(out, "Warning: gtm wideip a /Common/www.kept.test: rule /Common/tsig_rule uses F5 commands or events openltm does not implement yet; kept") {
+		t.Fatalf("create: %q %q", out, errText)
+	}
+	if a := ask(t, g, "www.kept.test", "127.0.0.9"); !strings.HasSuffix(a, "(no answer)") && a != "dropped" {
+		t.Fatalf("a kept wide IP answered %q", a)
+	}
+	out, errText = run(t, s, "show gtm wideip a www.kept.test")
+	if errText != "" || !strings.Contains(out, "  Availability : unknown\n") ||
+		!strings.Contains(out, "  Reason       : openltm does not serve it: rule /Common/tsig_rule uses F5 commands or events openltm does not implement yet\n") {
+		t.Fatalf("show: %q %q", out, errText)
+	}
+}

@@ -50,7 +50,7 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 	if err := e.AddHook(h); err != nil {
 		return nil, err
 	}
-	registerGSLBRuntime(e, s)
+	registerGSLBRuntime(e, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.run(ctx)
@@ -65,11 +65,13 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 // GSLB cannot act on, a mode out of place, two wide IPs with one name, a
 // zone that does not parse) is refused whole. An object left out because a
 // reference dangles is refused when a change adds it, and kept with a
-// warning when it comes from a loaded file, as for LTM objects. At start
+// warning when it comes from a loaded file, as for LTM objects; one left
+// out for a rule using F5 commands openltm lacks is kept with a warning
+// whatever the source. At start
 // (old is nil) a stored configuration the server cannot run is logged and
 // the hook stays, so the next commit can fix it.
 func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
-	gc, skipped, err := translateGSLB(h.e.schema, cfg, h.e.rules.compile)
+	gc, skipped, kept, err := translateGSLB(h.e.schema, cfg, h.e.rules.compile)
 	var plan *gslb.Plan
 	if err == nil {
 		// DNS rules share the LTM rules' log, data groups, table and
@@ -92,7 +94,9 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		prev, known := h.skipped, h.cfg == old
 		h.mu.Unlock()
 		if !known {
-			_, prev, _ = translateGSLB(h.e.schema, old, h.e.rules.compile)
+			var prevKept []string
+			_, prev, prevKept, _ = translateGSLB(h.e.schema, old, h.e.rules.compile)
+			prev = append(prev, prevKept...)
 		}
 		for _, s := range prev {
 			had[s] = true
@@ -109,7 +113,12 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 			opts.Warn(s + "; kept, and left out of GSLB decisions")
 		}
 	}
-	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: skipped, plan: plan}, nil
+	for _, s := range kept {
+		if !had[s] && opts.Warn != nil {
+			opts.Warn(s + "; kept, and left out of GSLB decisions")
+		}
+	}
+	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: append(skipped, kept...), plan: plan}, nil
 }
 
 // gslbChange is a compiled gtm configuration for the server.

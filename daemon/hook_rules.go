@@ -64,6 +64,23 @@ func (c *ruleCache) lookup(name, body string) *rules.Rule {
 // the virtual servers using it carry no traffic.
 type notActedOnRule struct{ *objects.ConfigError }
 
+// keptRuleError is a rule list that cannot run because a rule uses F5
+// commands openltm lacks: valid on a BIG-IP, so what carries it is kept
+// with a warning (and no traffic), not refused.
+type keptRuleError struct{ error }
+
+// attachError notes why a virtual could not have its rules: kept for a
+// rule openltm does not act on yet, skipped (refused from tmsh) for one
+// that is wrong.
+func (t *translator) attachError(o *objects.Object, err error) {
+	var kr *keptRuleError
+	if errors.As(err, &kr) {
+		t.keep(o, "%v", err)
+		return
+	}
+	t.skip(o, "%v", err)
+}
+
 // prune drops compiled rules the configuration no longer has.
 func (c *ruleCache) prune(cfg *objects.Config) {
 	keep := map[string]bool{}
@@ -341,6 +358,11 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 			r, err = rules.Compile(o.Name, def)
 		}
 		if err != nil {
+			var na *notActedOnRule
+			var ue *rules.UnsupportedError
+			if errors.As(err, &na) || errors.As(err, &ue) {
+				return nil, &keptRuleError{fmt.Errorf("rule %s uses F5 commands or events openltm does not implement yet", o.Name)}
+			}
 			return nil, fmt.Errorf("rule %s does not compile", o.Name)
 		}
 		list = append(list, r)

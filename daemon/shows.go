@@ -248,11 +248,16 @@ func (h *planeHook) virtuals() []dataplane.VirtualStats {
 // notes are the translation's first note (kept or skipped) on each object
 // of one kind, by name: why the plane does not run it.
 func notes(tr *ltmTranslation, kind string) map[string]string {
-	out := map[string]string{}
 	if tr == nil {
-		return out
+		return map[string]string{}
 	}
-	for _, list := range [][]string{tr.kept, tr.skipped} {
+	return notesIn(kind, tr.kept, tr.skipped)
+}
+
+// notesIn is notes over lists of a translation's notes ("KIND NAME: why").
+func notesIn(kind string, lists ...[]string) map[string]string {
+	out := map[string]string{}
+	for _, list := range lists {
 		for _, n := range list {
 			rest, ok := strings.CutPrefix(n, kind+" ")
 			if !ok {

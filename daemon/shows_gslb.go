@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,18 +78,19 @@ func gtmTypedExists(s *Session, pool bool, typ gslb.RRType, name string) bool {
 func typeMatch(want, t gslb.RRType) bool { return want == "" || want == t }
 
 // registerGSLBRuntime installs the GSLB's runtime commands.
-func registerGSLBRuntime(e *Engine, g *gslb.Server) { e.RegisterRuntime(gslbCommands(g)) }
+func registerGSLBRuntime(e *Engine, h *gslbHook) { e.RegisterRuntime(gslbCommands(h)) }
 
 // gslbCommands answers `show gtm ...` from the GSLB server's snapshots, and
 // `delete gtm persist` from its persistence table.
-func gslbCommands(g *gslb.Server) []RuntimeCommand {
+func gslbCommands(h *gslbHook) []RuntimeCommand {
+	g := h.s
 	return []RuntimeCommand{
 		{"show", "gtm wideip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			typ, names, o, err := gslbShowArgs(s, false, words)
 			if err != nil {
 				return err
 			}
-			for _, x := range g.WideIPs() {
+			for _, x := range h.wideIPs() {
 				if typeMatch(typ, x.Type) && nameMatch(names, x.Name) {
 					if err := render.GTMWideIP(w, x, o); err != nil {
 						return err
@@ -232,4 +234,54 @@ func resetKeys(g *gslb.Server, pool bool, t gslb.RRType) []string {
 		}
 	}
 	return out
+}
+
+// wideIPs is every configured wide IP's statistics: the server's, and
+// for each one it does not serve (kept from a loaded file with a
+// reference to nothing, say) a block with no requests whose reason says
+// why, so a show does not silently leave it out.
+func (h *gslbHook) wideIPs() []gslb.WideIPStats {
+	stats := h.s.WideIPs()
+	h.mu.Lock()
+	cfg, skipped := h.cfg, h.skipped
+	h.mu.Unlock()
+	if cfg == nil {
+		return stats
+	}
+	served := make(map[string]bool, len(stats))
+	for _, x := range stats {
+		served[string(x.Type)+" "+x.Name] = true
+	}
+	added := false
+	for _, k := range gtmTyped {
+		var why map[string]string
+		for _, o := range cfg.Of(k.wideip) {
+			if served[string(k.t)+" "+o.Name] {
+				continue
+			}
+			if why == nil {
+				why = notesIn(k.wideip.Key(), skipped)
+			}
+			reason := why[o.Name]
+			if reason == "" {
+				reason = "not in the running GSLB"
+			}
+			st := gslb.WideIPStats{Name: o.Name, Type: k.t,
+				Status: gslb.ObjectStatus{Availability: gslb.Unknown, State: "enabled", Reason: "openltm does not serve it: " + reason}}
+			if disabled(o) {
+				st.Status.State = "disabled"
+			}
+			stats = append(stats, st)
+			added = true
+		}
+	}
+	if added {
+		slices.SortStableFunc(stats, func(a, b gslb.WideIPStats) int {
+			if c := strings.Compare(a.Name, b.Name); c != 0 {
+				return c
+			}
+			return strings.Compare(string(a.Type), string(b.Type))
+		})
+	}
+	return stats
 }

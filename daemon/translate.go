@@ -394,7 +394,7 @@ func (t *translator) virtual(o *objects.Object) {
 	if rv := virtualRules.Get(o); rv != nil && len(rv.List) > 0 {
 		list, err := t.rules.attach(t.s, t.cfg, v, rv.List)
 		if err != nil {
-			t.skip(o, "%v", err)
+			t.attachError(o, err)
 			return
 		}
 		if !t.httpNeeds(o, list) { // translate_http.go

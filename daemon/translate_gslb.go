@@ -21,13 +21,16 @@ import (
 // destination without an address, a fallback-ip that is not an address)
 // is an error, and the whole configuration is refused.
 func TranslateGSLB(s *objects.Schema, cfg *objects.Config) (gc *gslb.Config, skipped []string, err error) {
-	return translateGSLB(s, cfg, rules.Compile)
+	gc, skipped, kept, err := translateGSLB(s, cfg, rules.Compile)
+	return gc, append(skipped, kept...), err
 }
 
 // translateGSLB is TranslateGSLB with the compiler of the rules wide IPs
 // and listeners name: the engine passes its cache, so a rule the rules
 // hook compiled for this commit is not compiled again.
-func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, body string) (*rules.Rule, error)) (gc *gslb.Config, skipped []string, err error) {
+// kept lists what is left out for an F5 feature openltm does not act on
+// yet (a rule using a command it lacks): warned of, never refused.
+func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, body string) (*rules.Rule, error)) (gc *gslb.Config, skipped, kept []string, err error) {
 	t := &gslbTranslator{s: s, cfg: cfg, compile: compile, gc: &gslb.Config{
 		Datacenters: map[string]*gslb.Datacenter{}, Links: map[string]*gslb.Link{},
 		Servers: map[string]*gslb.Host{}, Pools: map[string]*gslb.Pool{},
@@ -37,10 +40,10 @@ func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, bo
 	for _, step := range steps {
 		step()
 		if t.err != nil {
-			return nil, t.skipped, t.err
+			return nil, t.skipped, t.kept, t.err
 		}
 	}
-	return t.gc, t.skipped, nil
+	return t.gc, t.skipped, t.kept, nil
 }
 
 type gslbTranslator struct {
@@ -49,6 +52,7 @@ type gslbTranslator struct {
 	cfg     *objects.Config
 	gc      *gslb.Config
 	skipped []string
+	kept    []string
 	err     error
 }
 
@@ -580,7 +584,14 @@ func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rul
 			return nil, false
 		}
 		r, err := t.compile(ro.Name, body)
-		if err != nil {
+		var na *notActedOnRule
+		var ue *rules.UnsupportedError
+		switch {
+		case errors.As(err, &na) || errors.As(err, &ue):
+			// Valid on a BIG-IP: the object is kept, and answers nothing.
+			t.kept = append(t.kept, about(o, "rule %s uses F5 commands or events openltm does not implement yet", ro.Name))
+			return nil, false
+		case err != nil:
 			t.skip(o, "rule %s: %v", ro.Name, err)
 			return nil, false
 		}

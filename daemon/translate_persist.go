@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"net/netip"
 	"strings"
 
@@ -126,7 +127,7 @@ func (t *translator) persistRule(o *objects.Object, v *dataplane.Virtual, profil
 		}
 	}
 	if _, err := t.rules.attach(t.s, t.cfg, v, append(names, ro.Name)); err != nil {
-		t.skip(o, "persistence profile %s: %v", profile, err)
+		t.attachError(o, fmt.Errorf("persistence profile %s: %w", profile, err))
 		return false
 	}
 	return true
