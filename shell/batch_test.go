@@ -225,11 +225,15 @@ func TestBatchLoadFromTerminal(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, script, stdin, stdout string
 		executed                          []string
+		failed                            bool
 	}{
 		{name: "script: the rest of the stream, in pieces read before and after",
 			script:   "echo first\nload sys config merge from-terminal\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
 			stdout:   "first\nloading (terminal):\nltm pool a { }\nltm pool b {\n    description \"x;y\"\n}\n",
 			executed: []string{"echo first", "load sys config merge file "}},
+		{name: "from-terminal with a file is refused, reading nothing",
+			text: "load sys config merge from-terminal file x.conf; echo after", stdin: "ltm pool c { }\n",
+			stdout: "after\n", executed: []string{"echo after"}, failed: true},
 		{name: "-c: standard input, and the statements after it run",
 			text: "load sys config merge from-terminal verify; echo after", stdin: "ltm pool c { }\n",
 			stdout:   "loading (terminal):\nltm pool c { }\nafter\n",
@@ -244,7 +248,7 @@ func TestBatchLoadFromTerminal(t *testing.T) {
 			} else if err := bt.RunReader(context.Background(), strings.NewReader(tc.script), "s.tmsh"); err != nil {
 				t.Fatal(err)
 			}
-			if out.String() != tc.stdout || errb.String() != "" || bt.Failed() {
+			if out.String() != tc.stdout || (errb.String() != "") != tc.failed || bt.Failed() != tc.failed {
 				t.Fatalf("stdout\n%q\nwant\n%q\nstderr %q", out.String(), tc.stdout, errb.String())
 			}
 			ex := b.Executed()

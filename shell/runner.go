@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/openltm/openltm/control"
@@ -43,8 +44,13 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 		err = r.edit(ctx, what)
 	} else if words, ok := fromTerminal(st.text); ok && r.terminal != nil {
 		var text string
-		if text, err = r.terminal(ctx); err == nil {
-			err = r.loadText(ctx, words, text, w)
+		switch {
+		case slices.Contains(words, "file"):
+			err = errors.New(`Syntax Error: from-terminal and file cannot be given together: load sys config merge from-terminal, or load sys config merge file NAME`)
+		default:
+			if text, err = r.terminal(ctx); err == nil {
+				err = r.loadText(ctx, words, text, w)
+			}
 		}
 	} else {
 		err = r.sess.Exec(ctx, st.text, w)
