@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// sysCommands answers show sys version, show sys failover and show sys
+// sysCommands answers show sys version, show sys failover (one line, as
+// BIG-IP answers it: "Failover active for 0d 00:22:20") and show sys
 // clock, the questions scripts ask a device first (which software, which
 // state, what time).
 func sysCommands(e *Engine) []RuntimeCommand {
@@ -44,7 +45,7 @@ func sysCommands(e *Engine) []RuntimeCommand {
 			if active {
 				state = "active"
 			}
-			_, err := fmt.Fprintf(w, "\nFailover %s for %s\n", state, uptime(time.Since(since)))
+			_, err := fmt.Fprintf(w, "Failover %s for %s\n", state, uptime(time.Since(since)))
 			return err
 		}},
 	}

@@ -68,7 +68,7 @@ func TestShowSysVersionAndFailover(t *testing.T) {
 	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
 	out, errText := run(t, s, "show sys failover")
-	if errText != "" || !regexp.MustCompile(`^\nFailover active for 0d 00:\d\d:\d\d\n$`).MatchString(out) {
+	if errText != "" || !regexp.MustCompile(`^Failover active for 0d 00:\d\d:\d\d\n$`).MatchString(out) {
 		t.Fatalf("show sys failover: %q %q", out, errText)
 	}
 	if out, errText = run(t, s, "show sys version"); errText != "" || !strings.Contains(out, "  Product     openltm\n") {
