@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/dataplane/gslb"
 )
 
 // field-fmt is the layout scripts parse (`show ltm pool p field-fmt |
@@ -36,14 +35,8 @@ func (f *fields) set(k, v string) { f.lines[k] = v }
 // traffic adds one side's counters under prefix (clientside, serverside,
 // ephemeral); evicted adds the two counters only virtual servers have.
 func (f *fields) traffic(prefix string, t dataplane.Traffic, evicted bool, o Options) {
-	for _, kv := range []struct {
-		k string
-		v uint64
-	}{
-		{"bits-in", t.BitsIn}, {"bits-out", t.BitsOut}, {"cur-conns", t.CurConns}, {"max-conns", t.MaxConns},
-		{"pkts-in", t.PktsIn}, {"pkts-out", t.PktsOut}, {"tot-conns", t.TotConns},
-	} {
-		f.set(prefix+"."+kv.k, o.num(kv.v))
+	for _, c := range trafficCounts(t) {
+		f.set(prefix+"."+c.key, o.num(c.v))
 	}
 	if evicted {
 		f.set(prefix+".evicted-conns", o.num(0))
@@ -51,11 +44,12 @@ func (f *fields) traffic(prefix string, t dataplane.Traffic, evicted bool, o Opt
 	}
 }
 
-// status adds the three status fields every object has.
-func (f *fields) status(s dataplane.Status) {
-	f.set("status.availability-state", string(s.Availability))
-	f.set("status.enabled-state", s.State)
-	f.set("status.status-reason", s.Reason)
+// status adds the three status fields every object has (an LTM or a
+// GSLB one: their availabilities are distinct string types).
+func (f *fields) status(availability, state, reason string) {
+	f.set("status.availability-state", availability)
+	f.set("status.enabled-state", state)
+	f.set("status.status-reason", reason)
 }
 
 // counter is one named count of a field-fmt block.
@@ -69,13 +63,6 @@ func (f *fields) counts(o Options, cs ...counter) {
 	for _, c := range cs {
 		f.set(c.k, o.num(c.v))
 	}
-}
-
-// gtmStatus adds a GSLB object's three status fields.
-func (f *fields) gtmStatus(s gslb.ObjectStatus) {
-	f.set("status.availability-state", string(s.Availability))
-	f.set("status.enabled-state", s.State)
-	f.set("status.status-reason", s.Reason)
 }
 
 // connq adds the connection-queue fields: openltm never queues a
@@ -96,7 +83,7 @@ func (f *fields) server(monitor, monitorStatus, sessionStatus string, sessions, 
 	f.set("cur-sessions", o.num(sessions))
 	f.set("tot-requests", o.num(requests))
 	f.traffic("serverside", t, false, o)
-	f.status(s)
+	f.status(string(s.Availability), s.State, s.Reason)
 }
 
 // block adds a nested named block under key (members { name { ... } }).
@@ -158,7 +145,7 @@ func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	f.set("cs-max-conn-dur", o.num(v.MaxConnDuration))
 	f.set("cs-mean-conn-dur", o.num(v.MeanConnDuration))
 	f.set("tot-requests", o.num(v.TotRequests))
-	f.status(v.Status)
+	f.status(string(v.Status.Availability), v.Status.State, v.Status.Reason)
 	return writeObject(w, "ltm virtual", name, f)
 }
 
@@ -178,7 +165,7 @@ func PoolFields(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	f.connq("connq", o)
 	f.connq("connq-all", o)
 	f.traffic("serverside", ps.ServerSide, false, o)
-	f.status(ps.Status)
+	f.status(string(ps.Status.Availability), ps.Status.State, ps.Status.Reason)
 	if o.Members {
 		for i := range ps.Members {
 			m := &ps.Members[i]

@@ -58,7 +58,7 @@ func GTMWideIP(w io.Writer, s gslb.WideIPStats, o Options) error {
 		f.counts(o, counter{"requests", s.Requests}, counter{"resolutions", s.Resolved}, counter{"persisted", s.Persisted},
 			counter{"preferred", s.Preferred}, counter{"alternate", s.Alternate}, counter{"fallback", s.Fallback},
 			counter{"return-to-dns", s.ReturnedToDNS}, counter{"dropped", s.Dropped})
-		f.gtmStatus(s.Status)
+		f.status(string(s.Status.Availability), s.Status.State, s.Status.Reason)
 		return writeObject(w, "gtm wideip "+strings.ToLower(typeWord(s.Type)), name, f)
 	}
 	p := &printer{w: w}
@@ -99,7 +99,7 @@ func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 		f.set("pool-type", typeWord(s.Type))
 		f.counts(o, counter{"preferred", s.Preferred}, counter{"alternate", s.AltCount}, counter{"fallback", s.FallCount},
 			counter{"return-to-dns", s.ReturnToDNS}, counter{"dropped", s.Dropped})
-		f.gtmStatus(s.Status)
+		f.status(string(s.Status.Availability), s.Status.State, s.Status.Reason)
 		if o.Members {
 			for _, m := range s.Members {
 				mf := newFields()
@@ -113,7 +113,7 @@ func GTMPool(w io.Writer, s gslb.PoolStats, o Options) error {
 				if m.Destination != "" {
 					mf.set("destination", m.Destination)
 				}
-				mf.gtmStatus(m.Status)
+				mf.status(string(m.Status.Availability), m.Status.State, m.Status.Reason)
 				f.block("members", o.rel(m.Member), mf)
 			}
 		}

@@ -21,10 +21,10 @@ type PersistWriter struct {
 	n   int
 	err error
 	// all prints a block of every field per record (all-properties),
-	// ages counted at now, names relative to folder.
-	all    bool
-	now    time.Time
-	folder string
+	// ages counted at now, names relative to o's folder.
+	all bool
+	now time.Time
+	o   Options
 }
 
 // NewPersistWriter starts a listing on w.
@@ -39,7 +39,7 @@ func NewPersistWriter(w io.Writer) *PersistWriter {
 // BIG-IP prints them.
 func NewPersistWriterAll(w io.Writer, now time.Time, folder string) *PersistWriter {
 	pw := NewPersistWriter(w)
-	pw.all, pw.now, pw.folder = true, now, folder
+	pw.all, pw.now, pw.o = true, now, Options{Folder: folder}
 	return pw
 }
 
@@ -59,12 +59,6 @@ func (pw *PersistWriter) Write(r *persist.Record) error {
 	if !r.Used.IsZero() {
 		age = strconv.FormatInt(int64(max(pw.now.Sub(r.Used), 0)/time.Second), 10)
 	}
-	rel := func(n string) string {
-		if pw.folder != "" && strings.HasPrefix(n, pw.folder+"/") {
-			return n[len(pw.folder)+1:]
-		}
-		return n
-	}
 	client := "-"
 	if r.Client.IsValid() {
 		client = r.Client.String()
@@ -72,8 +66,8 @@ func (pw *PersistWriter) Write(r *persist.Record) error {
 	_, pw.err = fmt.Fprintf(pw.w, "%s - %s - %s\n", r.Mode, persistEnd(r.VirtualAddr), persistEnd(r.Member))
 	for _, kv := range [][2]string{
 		{"TMM", "0"}, {"Mode", r.Mode.String()}, {"Key", r.Key.String()}, {"Age (sec.)", age},
-		{"Virtual Name", rel(r.Virtual)}, {"Virtual Addr", persistEnd(r.VirtualAddr)}, {"Node Addr", persistEnd(r.Member)},
-		{"Pool Name", rel(r.Pool)}, {"Client Addr", client},
+		{"Virtual Name", pw.o.rel(r.Virtual)}, {"Virtual Addr", persistEnd(r.VirtualAddr)}, {"Node Addr", persistEnd(r.Member)},
+		{"Pool Name", pw.o.rel(r.Pool)}, {"Client Addr", client},
 	} {
 		if pw.err == nil {
 			_, pw.err = fmt.Fprintf(pw.w, "  %-14s%s\n", kv[0], kv[1])

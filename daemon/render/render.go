@@ -201,15 +201,26 @@ func memberBlock(p *printer, m *dataplane.MemberStats, o Options) {
 	trafficRows(p, "  |   %-20s%10s%9s\n", m.ServerSide, m.TotRequests, m.CurSessions, o)
 }
 
+// trafficCount is one counter of a side's traffic: its label in the
+// tables and its key in field-fmt.
+type trafficCount struct {
+	label, key string
+	v          uint64
+}
+
+// trafficCounts are t's counters in the order BIG-IP's tables print them.
+func trafficCounts(t dataplane.Traffic) [7]trafficCount {
+	return [7]trafficCount{
+		{"Bits In", "bits-in", t.BitsIn}, {"Bits Out", "bits-out", t.BitsOut},
+		{"Packets In", "pkts-in", t.PktsIn}, {"Packets Out", "pkts-out", t.PktsOut},
+		{"Current Connections", "cur-conns", t.CurConns}, {"Maximum Connections", "max-conns", t.MaxConns},
+		{"Total Connections", "tot-conns", t.TotConns},
+	}
+}
+
 func trafficRows(p *printer, format string, t dataplane.Traffic, req, sess uint64, o Options) {
-	for _, kv := range []struct {
-		k string
-		v uint64
-	}{
-		{"Bits In", t.BitsIn}, {"Bits Out", t.BitsOut}, {"Packets In", t.PktsIn}, {"Packets Out", t.PktsOut},
-		{"Current Connections", t.CurConns}, {"Maximum Connections", t.MaxConns}, {"Total Connections", t.TotConns},
-	} {
-		p.f(format, kv.k, o.num(kv.v), "-")
+	for _, c := range trafficCounts(t) {
+		p.f(format, c.label, o.num(c.v), "-")
 	}
 	p.f(format, "Total Requests", "-", o.num(req))
 	p.f(format, "Current Sessions", "-", o.num(sess))
@@ -384,7 +395,7 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 		f.set("name", name)
 		f.set("addr", a.Addr)
 		f.traffic("clientside", a.ClientSide, false, o)
-		f.status(a.Status)
+		f.status(string(a.Status.Availability), a.Status.State, a.Status.Reason)
 		return writeObject(w, "ltm virtual-address", name, f)
 	}
 	p := &printer{w: w}
@@ -398,13 +409,7 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 // virtual address's client side).
 func oneSide(p *printer, side string, t dataplane.Traffic, o Options) {
 	p.f("%-23s%10s\n", "Traffic", side)
-	for _, kv := range []struct {
-		k string
-		v uint64
-	}{
-		{"Bits In", t.BitsIn}, {"Bits Out", t.BitsOut}, {"Packets In", t.PktsIn}, {"Packets Out", t.PktsOut},
-		{"Current Connections", t.CurConns}, {"Maximum Connections", t.MaxConns}, {"Total Connections", t.TotConns},
-	} {
-		p.f("%-23s%10s\n", "  "+kv.k, o.num(kv.v))
+	for _, c := range trafficCounts(t) {
+		p.f("%-23s%10s\n", "  "+c.label, o.num(c.v))
 	}
 }

@@ -22,12 +22,9 @@ func RuleEvent(w io.Writer, kind, rule string, st rules.EventStats, mhz float64,
 		f.set("name", o.rel(rule))
 		f.set("event-type", st.Event.String())
 		f.set("priority", strconv.Itoa(st.Priority))
-		f.set("total-executions", o.num(st.Executions))
-		f.set("failures", o.num(st.Failures))
-		f.set("aborts", o.num(st.Aborts))
-		f.set("avg-cycles", o.num(cycles(int64(st.Average()))))
-		f.set("max-cycles", o.num(cycles(int64(st.Max))))
-		f.set("min-cycles", o.num(cycles(int64(st.Min))))
+		f.counts(o, counter{"total-executions", st.Executions}, counter{"failures", st.Failures}, counter{"aborts", st.Aborts},
+			counter{"avg-cycles", cycles(int64(st.Average()))}, counter{"max-cycles", cycles(int64(st.Max))},
+			counter{"min-cycles", cycles(int64(st.Min))})
 		return writeObject(w, strings.ToLower(kind)+" rule-event", name, f)
 	}
 	rows := [][2]string{
