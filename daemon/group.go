@@ -52,7 +52,6 @@ var (
 	cmTGFloating     = cmTrafficGroup.MustProp("is-floating")
 	netSelfTG        = netSelf.MustProp("traffic-group")
 	ltmVirtualAddr   = schema.MustKind("ltm virtual-address")
-	vaddrAddress     = ltmVirtualAddr.MustProp("address")
 	vaddrTG          = ltmVirtualAddr.MustProp("traffic-group")
 	vaddrEnabled     = ltmVirtualAddr.MustProp("enabled")
 )

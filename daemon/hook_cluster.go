@@ -806,11 +806,7 @@ func (e *Engine) dropStandby(cfg *objects.Config, dc *dataplane.Config) {
 func addressTrafficGroups(cfg *objects.Config) func(netip.Addr) string {
 	addrTG := map[netip.Addr]string{}
 	for _, o := range cfg.Of(ltmVirtualAddr) {
-		s := vaddrAddress.Str(o)
-		if s == "" {
-			s = shortName(o.Name)
-		}
-		if a, err := netip.ParseAddr(s); err == nil {
+		if a, err := netip.ParseAddr(objects.AddressOf(o)); err == nil {
 			addrTG[a] = shortName(vaddrTG.Effective(cfg, o))
 		}
 	}

@@ -300,25 +300,14 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 	}
 	var out []render.VirtualAddressStats
 	for _, a := range cfg.Of(ltmVirtualAddr) {
-		addr := vaddrAddress.Str(a)
-		if addr == "" {
-			addr = shortName(a.Name)
-		}
-		st := render.VirtualAddressStats{Name: a.Name, Addr: addr, Status: dataplane.Status{State: "enabled"}}
+		st := render.VirtualAddressStats{Name: a.Name, Addr: objects.AddressOf(a), Status: dataplane.Status{State: "enabled"}}
 		if vaddrEnabled.Effective(cfg, a) == "no" {
 			st.Status.State = "disabled"
 		}
 		vs := byAddr[objects.AddressKey(a)]
 		avail, offline := false, len(vs) > 0
 		for _, v := range vs {
-			t := &st.ClientSide
-			t.BitsIn += v.ClientSide.BitsIn
-			t.BitsOut += v.ClientSide.BitsOut
-			t.PktsIn += v.ClientSide.PktsIn
-			t.PktsOut += v.ClientSide.PktsOut
-			t.CurConns += v.ClientSide.CurConns
-			t.MaxConns += v.ClientSide.MaxConns
-			t.TotConns += v.ClientSide.TotConns
+			st.ClientSide.Add(v.ClientSide)
 			avail = avail || v.Status.Availability == dataplane.Available
 			offline = offline && v.Status.Availability == dataplane.Offline
 		}

@@ -34,6 +34,19 @@ type Traffic struct {
 	CurConns, MaxConns, TotConns     uint64
 }
 
+// Add adds u's counters to t: the traffic of several objects as one (a
+// virtual address's, its virtual servers'). Maximum connections add up
+// too, a bound the sum may not have reached at once.
+func (t *Traffic) Add(u Traffic) {
+	t.BitsIn += u.BitsIn
+	t.BitsOut += u.BitsOut
+	t.PktsIn += u.PktsIn
+	t.PktsOut += u.PktsOut
+	t.CurConns += u.CurConns
+	t.MaxConns += u.MaxConns
+	t.TotConns += u.TotConns
+}
+
 // VirtualStats is `show ltm virtual` for one virtual server.
 type VirtualStats struct {
 	Name string

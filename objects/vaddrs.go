@@ -41,7 +41,7 @@ func CompleteVirtualAddresses(s *Schema, old, cfg *Config) {
 		if a.Str("address") == "" {
 			// Created by name alone: the name is the address, and BIG-IP
 			// lists it as the address too.
-			short := a.Name[strings.LastIndexByte(a.Name, '/')+1:]
+			short := AddressOf(a)
 			if _, err := netip.ParseAddr(strings.SplitN(short, "%", 2)[0]); err == nil {
 				a = a.Clone()
 				if a.Props == nil {
@@ -136,13 +136,19 @@ func VirtualServerAddress(v *Object) (key, name string, ok bool) {
 	return Partition(name) + " " + d.host(), name, true
 }
 
+// AddressOf is the address a virtual-address object stands for: its
+// address property, else its name, which BIG-IP makes the address.
+func AddressOf(a *Object) string {
+	if addr := a.Str("address"); addr != "" {
+		return addr
+	}
+	return a.Name[strings.LastIndexByte(a.Name, '/')+1:]
+}
+
 // AddressKey is a virtual-address object's partition and address, as
 // VirtualServerAddress keys a virtual server's.
 func AddressKey(a *Object) string {
-	addr := a.Str("address")
-	if addr == "" {
-		addr = a.Name[strings.LastIndexByte(a.Name, '/')+1:]
-	}
+	addr := AddressOf(a)
 	if ip, err := netip.ParseAddr(strings.SplitN(addr, "%", 2)[0]); err == nil {
 		// The same address written another way (::0:1 for ::1).
 		rd := ""
