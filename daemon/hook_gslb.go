@@ -103,22 +103,19 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		}
 	}
 	for _, s := range skipped {
-		if had[s] {
-			continue
-		}
-		if !opts.Lenient {
+		if !had[s] && !opts.Lenient {
 			return nil, objects.Invalid("%s", s)
 		}
-		if opts.Warn != nil {
-			opts.Warn(s + "; kept, and left out of GSLB decisions")
-		}
 	}
-	for _, s := range kept {
+	// What is left, new, is kept: what a loaded file brings, and what
+	// only lacks an F5 feature in openltm whatever the source.
+	left := append(skipped[:len(skipped):len(skipped)], kept...)
+	for _, s := range left {
 		if !had[s] && opts.Warn != nil {
 			opts.Warn(s + "; kept, and left out of GSLB decisions")
 		}
 	}
-	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: append(skipped, kept...), plan: plan}, nil
+	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan}, nil
 }
 
 // gslbChange is a compiled gtm configuration for the server.

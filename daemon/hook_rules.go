@@ -69,6 +69,18 @@ type notActedOnRule struct{ *objects.ConfigError }
 // with a warning (and no traffic), not refused.
 type keptRuleError struct{ error }
 
+// ruleNotActedOn reports whether a rule's compile error is only that it
+// uses F5 commands or events openltm lacks (from the engine's cache or
+// the compiler itself), and returns the note on what carries the rule.
+func ruleNotActedOn(name string, err error) (string, bool) {
+	var na *notActedOnRule
+	var ue *rules.UnsupportedError
+	if errors.As(err, &na) || errors.As(err, &ue) {
+		return fmt.Sprintf("rule %s uses F5 commands or events openltm does not implement yet", name), true
+	}
+	return "", false
+}
+
 // attachError notes why a virtual could not have its rules: kept for a
 // rule openltm does not act on yet, skipped (refused from tmsh) for one
 // that is wrong.
@@ -358,10 +370,8 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 			r, err = rules.Compile(o.Name, def)
 		}
 		if err != nil {
-			var na *notActedOnRule
-			var ue *rules.UnsupportedError
-			if errors.As(err, &na) || errors.As(err, &ue) {
-				return nil, &keptRuleError{fmt.Errorf("rule %s uses F5 commands or events openltm does not implement yet", o.Name)}
+			if note, ok := ruleNotActedOn(o.Name, err); ok {
+				return nil, &keptRuleError{errors.New(note)}
 			}
 			return nil, fmt.Errorf("rule %s does not compile", o.Name)
 		}

@@ -584,14 +584,12 @@ func (t *gslbTranslator) rules(o *objects.Object, p *objects.Prop) ([]*rules.Rul
 			return nil, false
 		}
 		r, err := t.compile(ro.Name, body)
-		var na *notActedOnRule
-		var ue *rules.UnsupportedError
-		switch {
-		case errors.As(err, &na) || errors.As(err, &ue):
+		if note, ok := ruleNotActedOn(ro.Name, err); ok {
 			// Valid on a BIG-IP: the object is kept, and answers nothing.
-			t.kept = append(t.kept, about(o, "rule %s uses F5 commands or events openltm does not implement yet", ro.Name))
+			t.kept = append(t.kept, about(o, "%s", note))
 			return nil, false
-		case err != nil:
+		}
+		if err != nil {
 			t.skip(o, "rule %s: %v", ro.Name, err)
 			return nil, false
 		}
