@@ -160,7 +160,8 @@ type Record struct {
 	Timeout time.Duration
 	// Expires is when it goes if not used again (zero: never).
 	Expires time.Time
-	// Used is when it was last made or used: its age in a show.
+	// Used is when it was last made or used: its age in a show (set by
+	// Walk, not by Lookup).
 	Used time.Time
 }
 
@@ -181,9 +182,6 @@ func (e *entry) expired(now int64) bool { return e.expires != 0 && now >= e.expi
 func (e *entry) record(k Key) Record {
 	r := Record{Key: k, Virtual: e.virtual, VirtualAddr: e.vaddr, Pool: e.pool, Member: e.member,
 		Client: e.client, Timeout: e.timeout}
-	if e.used != 0 {
-		r.Used = time.Unix(0, e.used)
-	}
 	if e.expires != 0 {
 		r.Expires = time.Unix(0, e.expires)
 	}
@@ -471,6 +469,9 @@ func (t *Table) Walk(f Filter, fn func(*Record) bool) int {
 				}
 				r := e.record(k)
 				if f.Match(&r) {
+					// Only a walk (a show) reports the age: a lookup,
+					// once per connection, need not make it.
+					r.Used = time.Unix(0, e.used)
 					batch = append(batch, r)
 				}
 			}
