@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -194,7 +195,7 @@ var fieldFmtKinds = map[string]bool{"ltm virtual": true, "ltm pool": true, "ltm 
 // yet: a script parsing key-value lines must not be handed a table.
 func fieldFmtAvailable(verb, key string, opts []string) error {
 	if verb == "show" && !fieldFmtKinds[key] && slices.Contains(opts, "field-fmt") {
-		return objects.Invalid("field-fmt is not available for show %s yet (it is for show ltm virtual, ltm virtual-address, ltm pool, ltm node, ltm rule, gtm wideip, gtm pool and gtm rule)", key)
+		return objects.Invalid("field-fmt is not available for show %s yet (it is for show %s)", key, strings.Join(slices.Sorted(maps.Keys(fieldFmtKinds)), ", "))
 	}
 	return nil
 }
