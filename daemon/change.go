@@ -115,8 +115,17 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			return objects.Exists(k, name)
 		}
 		o := &objects.Object{Kind: k, Name: name, Props: map[string]*objects.Value{}}
+		legacy := false
+		if k == ltmPolicy {
+			if rest, legacy, err = policyCreateWords(nameNode, name, rest); err != nil { // policy_commands.go
+				return err
+			}
+		}
 		if err := s.readProps(objects.ModeCreate, st, o, rest); err != nil {
 			return err
+		}
+		if k == ltmPolicy {
+			policyCreated(o, legacy)
 		}
 		if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
 			return err
@@ -125,6 +134,11 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		cfg.Put(o)
 		return nil
 	case "modify":
+		if k == ltmPolicy {
+			if done, err := s.policyModify(cfg, nameNode, name, rest); done || err != nil { // policy_commands.go
+				return err
+			}
+		}
 		// modify ltm node n1 n2 session user-disabled: each named object
 		// takes the same properties, or none is changed.
 		more := s.moreNames(cfg, k, rest)
@@ -139,6 +153,8 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 			}
 		}
 		return nil
+	case "publish":
+		return publishPolicy(cfg, k, nameNode, name, rest) // policy_commands.go
 	case "delete":
 		if k.Singleton {
 			return synErr(st, nil, "%s cannot be deleted", k.Key())

@@ -54,7 +54,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	}
 	verb := ws[0]
 	switch verb {
-	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run":
+	case "create", "modify", "delete", "list", "show", "reset-stats", "edit", "run", "publish":
 	case "cd":
 		return s.folders()
 	case "save", "load":
@@ -108,7 +108,7 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 		}
 		return s.names(k)
 	}
-	if verb == "edit" {
+	if verb == "edit" || verb == "publish" {
 		return s.names(k)
 	}
 	if verb == "list" {

@@ -68,6 +68,7 @@ var verbs = map[string]string{
 	"load":        "Load a configuration file",
 	"submit":      "Submit a cli transaction",
 	"reset-stats": "Reset statistics",
+	"publish":     "Publish a draft policy (publish ltm policy Drafts/NAME)",
 	"run":         "Run an operation (run cm config-sync, run sys failover, run gtm trust-exchange)",
 	"install":     "Install a certificate or key (install sys crypto cert|key NAME from-local-file PATH)",
 	"mv":          "Rename an object (cm device)",
@@ -96,7 +97,7 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	args := st.Items[1:]
 
 	// Queue changes while a transaction is open.
-	if s.tx != nil && (verb == "create" || verb == "modify" || verb == "delete") && !isCliTx(words) {
+	if s.tx != nil && (verb == "create" || verb == "modify" || verb == "delete" || verb == "publish") && !isCliTx(words) {
 		return s.tx.queue(s, st, verb, args)
 	}
 
@@ -125,6 +126,8 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		if verb == "delete" && s.isRuntimeTarget(verb, words[1:]) {
 			return s.runtimeShow(ctx, st, verb, args, w)
 		}
+		return s.commitOne(ctx, st, verb, args, w)
+	case "publish":
 		return s.commitOne(ctx, st, verb, args, w)
 	case "submit":
 		if isCliTx(words) {

@@ -351,11 +351,15 @@ type ruleBinder struct {
 	env     *rules.Env // standalone only
 }
 
-// attach gives v the rule list names, or says why it cannot have it; it
-// returns the compiled rules.
-func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, names []string) ([]*rules.Rule, error) {
-	list := make([]*rules.Rule, 0, len(names))
+// attach gives v its policies' rules (pre, run first) and the rule list
+// names, or says why it cannot have them; it returns the compiled rules.
+func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, pre []*compiledPolicy, names []string) ([]*rules.Rule, error) {
+	list := make([]*rules.Rule, 0, len(pre)+len(names))
 	var key strings.Builder
+	for _, p := range pre {
+		list = append(list, p.rule)
+		key.WriteString(p.rule.Name + "\x00" + p.c.Tcl + "\x01")
+	}
 	for _, n := range names {
 		o := cfg.Lookup(s, specRule, n)
 		if o == nil {

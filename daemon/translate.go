@@ -68,6 +68,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
+	t.policies() // translate_policy.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
@@ -87,6 +88,8 @@ type translator struct {
 	rules   *ruleBinder
 	// fqdn holds the FQDN nodes, so their members are kept, not refused.
 	fqdn map[string]bool
+	// policy holds every ltm policy compiled, by name.
+	policy map[string]*compiledPolicy
 }
 
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
@@ -391,8 +394,16 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		v.Pool = p.Name
 	}
-	if rv := virtualRules.Get(o); rv != nil && len(rv.List) > 0 {
-		list, err := t.rules.attach(t.s, t.cfg, v, rv.List)
+	pre, ok := t.virtualPolicyRules(o) // translate_policy.go
+	if !ok {
+		return
+	}
+	if rv := virtualRules.Get(o); len(pre) > 0 || rv != nil && len(rv.List) > 0 {
+		var names []string
+		if rv != nil {
+			names = rv.List
+		}
+		list, err := t.rules.attach(t.s, t.cfg, v, pre, names)
 		if err != nil {
 			t.attachError(o, err)
 			return

@@ -126,7 +126,8 @@ func (t *translator) persistRule(o *objects.Object, v *dataplane.Virtual, profil
 			return true
 		}
 	}
-	if _, err := t.rules.attach(t.s, t.cfg, v, append(names, ro.Name)); err != nil {
+	pre, _ := t.virtualPolicyRules(o) // its refusals were noted when the virtual's rules were attached
+	if _, err := t.rules.attach(t.s, t.cfg, v, pre, append(names, ro.Name)); err != nil {
 		t.attachError(o, fmt.Errorf("persistence profile %s: %w", profile, err))
 		return false
 	}

@@ -50,6 +50,10 @@ cm traffic-group /Common/traffic-group-local-only { is-floating false }
 auth partition Common { }
 sys folder / { }
 sys folder /Common { }
+sys folder /Common/Drafts { }
+ltm policy-strategy /Common/first-match { }
+ltm policy-strategy /Common/all-match { }
+ltm policy-strategy /Common/best-match { }
 `
 
 // singletonText is the initial state of singleton kinds; unlike built-ins

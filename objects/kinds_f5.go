@@ -1070,6 +1070,9 @@ shell enum none bash|tmsh|none
 session-limit int -1
 prompt-for-password bare
 `),
+		pk("ltm policy-strategy", "Policy Strategy", "", tmshRef("ltm policy-strategy")+vocab, `
+operands raw
+`),
 		runTLS(pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
 cipher str -
 dh-groups str DEFAULT

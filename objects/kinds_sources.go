@@ -21,6 +21,7 @@ var modeledSources = map[string]string{
 	"ltm persistence cookie":             tmshRef("ltm persistence cookie") + restDefaults("/Common/cookie"),
 	"ltm persistence universal":          tmshRef("ltm persistence universal") + restDefaults("/Common/universal"),
 	"ltm rule":                           tmshRef("ltm rule"),
+	"ltm policy":                         tmshRef("ltm policy") + "; condition and action words: the fields of iControl REST's policy rule conditions and actions, written as bigip.conf files saved by BIG-IP show them",
 	"ltm snatpool":                       tmshRef("ltm snatpool"),
 	"ltm data-group internal":            tmshRef("ltm data-group internal"),
 	"ltm traffic-matching-criteria":      tmshRef("ltm traffic-matching-criteria"),

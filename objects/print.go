@@ -113,7 +113,9 @@ func (p *printer) props(k *Kind, props map[string]*Value, extra []Extra, o *Obje
 		}
 		es = append(es, entry{x.Name, func() { p.pp.Verbatim(x.Text) }})
 	}
-	sort.SliceStable(es, func(i, j int) bool { return es[i].name < es[j].name })
+	if !k.Ordered {
+		sort.SliceStable(es, func(i, j int) bool { return es[i].name < es[j].name })
+	}
 	for _, e := range es {
 		e.fn()
 	}
@@ -245,6 +247,17 @@ func (p *printer) value(pr *Prop, v *Value) {
 	case TList:
 		if len(v.List) == 0 {
 			pp.Empty(pr.Name)
+			return
+		}
+		if pr.Inline {
+			ws := make([]string, len(v.List))
+			for i, x := range v.List {
+				if strings.HasPrefix(x, "/") {
+					x = p.name(x)
+				}
+				ws[i] = grammar.Quote(x)
+			}
+			pp.Verbatim(pr.Name + " { " + strings.Join(ws, " ") + " }")
 			return
 		}
 		pp.Open(pr.Name)

@@ -103,7 +103,10 @@ type Prop struct {
 	// VALUE` lines (an external monitor's user-defined variables): each
 	// pair read joins the { NAME VALUE ... } block it is kept as.
 	Pairs bool
-	Help  string
+	// Inline marks a TList BIG-IP writes on one line, `values { a b }`
+	// (a policy's controls, requires and condition values).
+	Inline bool
+	Help   string
 	// Format checks a TString's words further: "ip" (an address, optionally
 	// with %route-domain, or any, any6, none), "network" (default,
 	// default-inet6 or address/prefix); on a TList, "ip" asks each
@@ -138,9 +141,13 @@ type Kind struct {
 	// Source says where the kind's property table comes from; rows without
 	// their own source take it.
 	Source string
-	byName map[string]*Prop
-	key    string // Words joined, computed once: lookups use it constantly
-	rank   int    // place in save order (kindRank), computed once
+	// Ordered keeps Props in the order written instead of sorting them by
+	// name: a policy's condition and action words print in F5's order
+	// (operand, event, selector, ..., values), which is not alphabetical.
+	Ordered bool
+	byName  map[string]*Prop
+	key     string // Words joined, computed once: lookups use it constantly
+	rank    int    // place in save order (kindRank), computed once
 }
 
 // Key is the kind's words joined by spaces, e.g. "ltm monitor http".
@@ -162,7 +169,9 @@ func (k *Kind) Prop(name string) *Prop {
 func (k *Kind) index() {
 	k.key = strings.Join(k.Words, " ")
 	k.rank = kindRankOf(k)
-	sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
+	if !k.Ordered {
+		sort.SliceStable(k.Props, func(i, j int) bool { return k.Props[i].Name < k.Props[j].Name })
+	}
 	k.byName = map[string]*Prop{}
 	for _, p := range k.Props {
 		if p.Source == "" && strings.HasPrefix(p.Help, "openltm extension") {
@@ -289,6 +298,7 @@ var Default = newSchema(allKinds()...)
 func allKinds() []*Kind {
 	var ks []*Kind
 	ks = append(ks, ltmKinds()...)
+	ks = append(ks, policyKind())
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
 	ks = append(ks, fileLogKinds()...)

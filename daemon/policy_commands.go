@@ -1,0 +1,119 @@
+package daemon
+
+import (
+	"strings"
+
+	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/objects"
+)
+
+// A local traffic policy's life on BIG-IP (12.1 and later): it is created
+// as a draft in a Drafts folder (`create ltm policy Drafts/p ...`), edited
+// there, and published (`publish ltm policy Drafts/p`), which makes
+// /Common/p, replacing the published policy of that name; only a
+// published policy can be attached to a virtual server, and only a draft
+// can be changed (`modify ltm policy p create-draft` makes a draft of a
+// published one). `create ltm policy p legacy ...` creates a published
+// policy at once, as scripts written for older versions do.
+
+// policyCreateWords takes the `legacy` word out of a create's words and
+// refuses a policy created outside a Drafts folder without it.
+func policyCreateWords(at grammar.Node, name string, rest []grammar.Node) ([]grammar.Node, bool, error) {
+	legacy := false
+	out := make([]grammar.Node, 0, len(rest))
+	for _, n := range rest {
+		if w, ok := n.(*grammar.Word); ok && w.Text == "legacy" {
+			legacy = true
+			continue
+		}
+		out = append(out, n)
+	}
+	if !legacy && !inDrafts(name) {
+		return nil, false, synErr(at, []string{"Drafts/" + name[strings.LastIndexByte(name, '/')+1:], "legacy"},
+			"policy %s must be created as a draft (create ltm policy Drafts/%s ..., then publish ltm policy Drafts/%s) or published at once with the legacy keyword",
+			name, name[strings.LastIndexByte(name, '/')+1:], name[strings.LastIndexByte(name, '/')+1:])
+	}
+	return out, legacy, nil
+}
+
+// policyCreated sets a new policy's status: draft in a Drafts folder,
+// legacy when created published.
+func policyCreated(o *objects.Object, legacy bool) {
+	switch {
+	case inDrafts(o.Name):
+		o.Props[policyStatus.Name] = &objects.Value{Str: "draft"}
+	case legacy:
+		o.Props[policyStatus.Name] = &objects.Value{Str: "legacy"}
+	}
+}
+
+// publishedName is the policy a draft publishes to: the draft's name
+// without its Drafts folder.
+func publishedName(draft string) string {
+	i := strings.LastIndexByte(draft, '/')
+	return strings.TrimSuffix(draft[:i], "/Drafts") + draft[i:]
+}
+
+// draftName is the draft of a published policy.
+func draftName(published string) string {
+	i := strings.LastIndexByte(published, '/')
+	return published[:i] + "/Drafts" + published[i:]
+}
+
+// policyModify handles modify of a policy: create-draft makes a draft of
+// a published policy; any other change is refused on a published one. It
+// reports whether it handled the statement.
+func (s *Session) policyModify(cfg *objects.Config, at grammar.Node, name string, rest []grammar.Node) (bool, error) {
+	old := cfg.Get(ltmPolicy, name)
+	if old == nil {
+		return true, objects.NotFound(ltmPolicy, name)
+	}
+	if len(rest) == 1 {
+		if w, ok := rest[0].(*grammar.Word); ok && w.Text == "create-draft" {
+			if policyIsDraft(old) {
+				return true, synErr(w, nil, "policy %s is a draft already", name)
+			}
+			d := old.Clone()
+			d.Name = draftName(name)
+			if cfg.Get(ltmPolicy, d.Name) != nil {
+				return true, objects.Exists(ltmPolicy, d.Name)
+			}
+			d.Props[policyStatus.Name] = &objects.Value{Str: "draft"}
+			cfg.Put(d)
+			return true, nil
+		}
+	}
+	if !policyIsDraft(old) {
+		return true, synErr(at, []string{"create-draft"}, "policy %s is published and cannot be modified: modify ltm policy %s create-draft, change the draft %s, then publish ltm policy %s",
+			name, name, draftName(name), draftName(name))
+	}
+	return false, nil
+}
+
+// publishPolicy publishes a draft: the draft goes, and the published
+// policy of its name is made or replaced (the virtual servers using it
+// take the new rules with the commit).
+func publishPolicy(cfg *objects.Config, k *objects.Kind, at grammar.Node, name string, rest []grammar.Node) error {
+	if k != ltmPolicy {
+		return synErr(at, []string{"ltm policy"}, "only an ltm policy is published, not %s", k.Key())
+	}
+	if len(rest) > 0 {
+		return synErr(rest[0], nil, "publish ltm policy takes the draft's name only")
+	}
+	d := cfg.Get(ltmPolicy, name)
+	if d == nil {
+		return objects.NotFound(ltmPolicy, name)
+	}
+	if !inDrafts(name) {
+		return synErr(at, []string{draftName(name)}, "policy %s is not a draft: publish its draft, %s", name, draftName(name))
+	}
+	p := d.Clone()
+	p.Name = publishedName(name)
+	delete(p.Props, policyStatus.Name) // published, the default, which BIG-IP does not list
+	cfg.Delete(d)
+	if old := cfg.Get(ltmPolicy, p.Name); old != nil {
+		cfg.Delete(old)
+	}
+	cfg.Put(p)
+	return nil
+}

@@ -1,0 +1,185 @@
+package policy
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/rules"
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// cond and act build specs the way the daemon reads them.
+func cond(num string, kv ...string) Spec { return spec(num, kv) }
+func act(num string, kv ...string) Spec  { return spec(num, kv) }
+
+func spec(num string, kv []string) Spec {
+	s := Spec{Num: num, Words: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i] == "values" {
+			s.Values = strings.Fields(kv[i+1])
+			continue
+		}
+		s.Words[kv[i]] = kv[i+1]
+	}
+	return s
+}
+
+func httpPolicy(strategy string, rs ...Rule) Policy {
+	return Policy{Name: "/Common/p", Strategy: strategy, Requires: []string{"http"}, Rules: rs}
+}
+
+func TestCompile(t *testing.T) {
+	api := Rule{Name: "api", Ordinal: 2,
+		Conditions: []Spec{cond("0", "operand", "http-uri", "selector", "path", "operator", "starts-with", "values", "/api")},
+		Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/api")}}
+	host := Rule{Name: "host", Ordinal: 1,
+		Conditions: []Spec{
+			cond("0", "operand", "http-host", "selector", "host", "values", "a.example b.example"),
+			cond("1", "operand", "http-header", "name", "X-Env", "case", "case-sensitive", "values", "Staging"),
+		},
+		Actions: []Spec{
+			act("0", "operand", "http-header", "verb", "insert", "name", "X-Via", "value", "tcl:[IP::client_addr]"),
+			act("1", "operand", "http-header", "event", "response", "verb", "insert", "name", "X-Policy", "value", "host"),
+		}}
+	redirect := Rule{Name: "default", Ordinal: 3,
+		Actions: []Spec{act("0", "operand", "http-reply", "verb", "redirect", "location", "tcl:https://[HTTP::host][HTTP::uri]")}}
+	for _, tc := range []struct {
+		name string
+		p    Policy
+		want []string // in this order in the Tcl
+	}{
+		{"first match in ordinal order", httpPolicy("first-match", api, host, redirect), []string{
+			"when HTTP_REQUEST priority 0 {",
+			"if { ([string equal -nocase a.example " + hostOnly + "] || [string equal -nocase b.example " + hostOnly + "]) && [string equal Staging [HTTP::header value X-Env]] } {",
+			"HTTP::header insert X-Via [subst \\[IP::client_addr\\]]",
+			"lappend __ltm_policy_Common_p 0",
+			"} elseif { [string match -nocase /api* [HTTP::path]] } {",
+			"pool /Common/api",
+			"} elseif { 1 } {",
+			"HTTP::redirect [subst https://\\[HTTP::host\\]\\[HTTP::uri\\]]",
+			"when HTTP_RESPONSE priority 0 {",
+			"if { [lsearch -exact $__ltm_policy_Common_p 0] >= 0 } {",
+			"HTTP::header insert X-Policy host",
+		}},
+		{"all match runs every rule that holds", httpPolicy("all-match", api, redirect), []string{
+			"    if { [string match -nocase /api* [HTTP::path]] } {\n        pool /Common/api\n    }\n",
+			"    if { 1 } {\n",
+		}},
+		{"best match prefers the rule with more conditions", httpPolicy("best-match", api, host), []string{
+			"X-Env", "} elseif { [string match -nocase /api* [HTTP::path]] } {",
+		}},
+		{"a tcp policy runs when the client connects", Policy{Name: "/Common/t", Rules: []Rule{{Name: "inside",
+			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "operator", "matches", "values", "10.0.0.0/8 192.168.1.1")},
+			Actions:    []Spec{act("0", "operand", "forward", "verb", "reset")}}}}, []string{
+			"when CLIENT_ACCEPTED priority 0 {",
+			"if { ([IP::addr [IP::client_addr] equals 10.0.0.0/8] || [IP::addr [IP::client_addr] equals 192.168.1.1]) } {",
+			"reject",
+		}},
+		{"not, ends-with, a cookie, a node with its port", httpPolicy("", Rule{Name: "r",
+			Conditions: []Spec{
+				cond("0", "operand", "http-uri", "selector", "extension", "not", "not", "values", "php"),
+				cond("1", "operand", "http-cookie", "name", "tier", "operator", "ends-with", "values", "gold"),
+			},
+			Actions: []Spec{act("0", "operand", "forward", "verb", "select", "node", "10.1.1.1:8080")}}), []string{
+			"!([string equal -nocase php [string range",
+			"[string match -nocase *gold [HTTP::cookie value tier]]",
+			"node 10.1.1.1 8080",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compile(tc.p)
+			if err != nil || len(c.NotRun) > 0 {
+				t.Fatalf("Compile: %v %v", err, c.NotRun)
+			}
+			rest := c.Tcl
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("missing (or out of order) %q in\n%s", w, c.Tcl)
+				}
+				rest = rest[i+len(w):]
+			}
+			if _, err := rules.Compile(tc.p.Name, c.Tcl); err != nil {
+				t.Fatalf("the rules engine refuses the policy's rule: %v\n%s", err, c.Tcl)
+			}
+		})
+	}
+}
+
+func TestCompileRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Rule
+		want string
+	}{
+		{"forward without a target", Rule{Name: "r", Actions: []Spec{act("0", "operand", "forward", "verb", "select")}},
+			"Policy '/Common/p', rule 'r'; missing or invalid target."},
+		{"a condition without operand", Rule{Name: "r", Conditions: []Spec{cond("0", "values", "x")}},
+			"condition 0 has no operand"},
+		{"a header without its name", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "http-header", "values", "x")}},
+			"http-header needs a name"},
+		{"equals without values", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "http-uri", "selector", "path")}},
+			"equals needs values"},
+		{"a redirect without location", Rule{Name: "r", Actions: []Spec{act("0", "operand", "http-reply", "verb", "redirect")}},
+			"http-reply redirect needs location"},
+		{"a bad address", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "values", "10.0.0.300")}},
+			"is not an address or a network"},
+		{"a number compared with a word", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "operator", "less", "values", "http")}},
+			"compares numbers"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Compile(httpPolicy("first-match", tc.r))
+			var pe *Error
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompileNotRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Rule
+		want string
+	}{
+		{"ASM", Rule{Name: "waf", Actions: []Spec{act("0", "operand", "asm", "verb", "enable", "policy", "/Common/owasp")}}, "action 0: asm enable"},
+		{"geolocation", Rule{Name: "geo", Conditions: []Spec{cond("0", "operand", "geoip", "selector", "country-code", "values", "FR")}}, "reads geoip country-code"},
+		{"a response condition", Rule{Name: "s", Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "selector", "code", "values", "404")}}, "at response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compile(httpPolicy("", tc.r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.NotRun) == 0 || !strings.Contains(strings.Join(c.NotRun, "; "), tc.want) || c.Tcl != "" {
+				t.Fatalf("NotRun %q Tcl %q, want a note with %q and no rule", c.NotRun, c.Tcl, tc.want)
+			}
+		})
+	}
+}
+
+func TestQuote(t *testing.T) {
+	in := tcl.NewInterp(tcl.NewCommands())
+	for _, s := range []string{"", "plain", "two words", `a"b`, "[cmd]", "$var", "{brace", "}", `back\slash`, "semi;colon", "#hash", "tab\tnl\n", "é"} {
+		v, err := in.EvalString("set v " + quote(s))
+		if err != nil || v.String() != s {
+			t.Errorf("%q quoted as %s reads back %q, %v", s, quote(s), v.String(), err)
+		}
+	}
+	// A tcl: value is substituted when it runs.
+	v, err := in.EvalString("set host www.example; set uri /a; set v " + literal("tcl:https://${host}$uri"))
+	if err != nil || v.String() != "https://www.example/a" {
+		t.Errorf("tcl: value reads %q, %v", v.String(), err)
+	}
+	// A literal glob pattern matches itself only.
+	v, err = in.EvalString("string match " + globPattern("a*[b]?", "", "*") + " {a*[b]?tail}")
+	if err != nil || v.String() != "1" {
+		t.Errorf("glob of a*[b]? on itself: %q, %v", v.String(), err)
+	}
+	v, _ = in.EvalString("string match " + globPattern("a*", "", "*") + " abc")
+	if v.String() != "0" {
+		t.Errorf("glob of a* matched abc")
+	}
+}
