@@ -121,12 +121,13 @@ func (t *translator) policies() {
 // its iRules; false when the virtual cannot run (noted).
 func (t *translator) virtualPolicyRules(o *objects.Object) ([]*compiledPolicy, bool) {
 	v := virtualPolicies.Get(o)
-	if v == nil || len(v.List) == 0 {
+	if v == nil || len(v.Items) == 0 {
 		return nil, true
 	}
 	var out []*compiledPolicy
 	http := t.profile(o, profileHTTP) != nil
-	for _, n := range v.List {
+	for _, it := range v.Items {
+		n := it.Name
 		po := t.cfg.Lookup(t.s, specPolicy, n)
 		if po == nil {
 			t.skip(o, "policy %s does not exist", n)

@@ -144,6 +144,17 @@ func pk(key, title, parent, source, rows string) *Kind {
 	return k
 }
 
+// actedOn marks a pk kind whose objects openltm reads by name (a policy's
+// strategy) though it keeps their properties without acting on them.
+func actedOn(k *Kind) *Kind {
+	k.Passive = false
+	k.Help = "F5 " + joinWords(k.Words)
+	for _, p := range k.Props {
+		p.Passive = true
+	}
+	return k
+}
+
 // single is pk for a kind with one object and no name (sys ntp).
 func single(key, source, rows string) *Kind {
 	ws := strings.Fields(key)
@@ -1070,9 +1081,9 @@ shell enum none bash|tmsh|none
 session-limit int -1
 prompt-for-password bare
 `),
-		pk("ltm policy-strategy", "Policy Strategy", "", tmshRef("ltm policy-strategy")+vocab, `
+		actedOn(pk("ltm policy-strategy", "Policy Strategy", "", tmshRef("ltm policy-strategy")+vocab, `
 operands raw
-`),
+`)),
 		runTLS(pk("ltm cipher rule", "Cipher Rule", "", tmshRef("ltm cipher rule")+vocab, `
 cipher str -
 dh-groups str DEFAULT

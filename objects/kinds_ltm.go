@@ -74,7 +74,7 @@ func ltmKinds() []*Kind {
 		passive(str("service-down-immediate-action", "none")),
 		passive(ed("serverssl-use-sni", "disabled")),
 		passive(str("app-service", "none")),
-		help(&Prop{Name: "policies", Type: TList, Ref: []string{"ltm policy"}}, "local traffic policies, evaluated before the iRules"),
+		help(&Prop{Name: "policies", Type: TColl, Items: ItemRef, Ref: []string{"ltm policy"}, Sub: &Kind{Title: "Policy"}}, "local traffic policies, evaluated before the iRules"),
 		passive(raw("security-log-profiles")),
 		passive(raw("metadata")),
 		passive(raw("clone-pools")),
