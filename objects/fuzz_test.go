@@ -15,6 +15,7 @@ func FuzzLoadSaveLoad(f *testing.F) {
 	f.Add([]byte("ltm pool /Common/p { members { /Common/10.1.1.1:80 { address 10.1.1.1 } } monitor /Common/http }"))
 	f.Add([]byte("ltm virtual /Common/v { destination /Common/dead:beef::1.443 profiles { /Common/tcp { } } disabled }"))
 	f.Add([]byte("gtm topology ldns: region /Common/r server: region /Common/r { order 2 score 500 }"))
+	f.Add([]byte("ltm pool /Common/a { }\nltm policy /Common/p { controls { forwarding } requires { http } rules { r { actions { 0 { forward select pool /Common/a } 1 { http-header replace name X-A value \"tcl:[IP::client_addr]\" } } conditions { 0 { http-uri path not starts-with values { /api \"/b c\" } } 1 { http-header name X-B case-sensitive values { x } } } ordinal 1 } } strategy /Common/first-match }\nltm virtual /Common/v { destination /Common/10.0.0.1:80 policies { /Common/p { } } profiles { /Common/http { } /Common/tcp { } } }"))
 	f.Fuzz(func(t *testing.T, src []byte) {
 		objs, err := Default.ReadConfig("f.conf", src, nil)
 		if err != nil {
