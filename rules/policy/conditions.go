@@ -7,52 +7,96 @@ import (
 	"strings"
 )
 
-// conditions is the Tcl test that all of a rule's conditions hold; "1"
-// for a rule without conditions (the default rule).
-func (c *compiler) conditions(specs []Spec) (string, error) {
-	var parts []string
+// conditions is the Tcl tests that all of a rule's conditions hold: those
+// read with the request ("1" when there are none: the default rule), and
+// those read with the response ("" when there are none).
+func (c *compiler) conditions(specs []Spec) (string, string, error) {
+	var req, resp []string
 	for _, s := range sortedSpecs(specs) {
-		t, err := c.condition(s)
-		if err != nil {
-			return "", err
-		}
-		if t != "" {
-			parts = append(parts, t)
+		t, atResponse, err := c.condition(s)
+		switch {
+		case err != nil:
+			return "", "", err
+		case t == "":
+		case atResponse:
+			resp = append(resp, t)
+		default:
+			req = append(req, t)
 		}
 	}
-	if len(parts) == 0 {
-		return "1", nil
+	r := "1"
+	if len(req) > 0 {
+		r = strings.Join(req, " && ")
 	}
-	return strings.Join(parts, " && "), nil
+	return r, strings.Join(resp, " && "), nil
 }
 
-// condition is one condition's Tcl test, "" when it is not run (noted).
-func (c *compiler) condition(s Spec) (string, error) {
+// condition is one condition's Tcl test, "" when it is not run (noted),
+// and whether it is read with the response.
+func (c *compiler) condition(s Spec) (string, bool, error) {
 	op := s.Words["operand"]
 	if op == "" {
-		return "", c.errorf("condition %s has no operand (http-uri, http-host, http-header, tcp, ...)", s.Num)
+		return "", false, c.errorf("condition %s has no operand (http-uri, http-host, http-header, tcp, ...)", s.Num)
 	}
+	atResponse := false
 	switch ev := event(s); {
 	case ev == "request", ev == "client-accepted" && !c.http:
+	case ev == "response" && c.http:
+		atResponse = true
+	case ev == "response":
+		return "", false, c.errorf("condition %s: response conditions need the policy to require http", s.Num)
 	default:
-		c.lacks("condition %s reads %s at %s (openltm reads conditions at request)", s.Num, op, ev)
-		return "", nil
+		c.lacks("condition %s reads %s at %s", s.Num, op, ev)
+		return "", false, nil
 	}
-	getter, err := c.getter(s)
+	var getter string
+	var err error
+	if atResponse {
+		getter = c.responseGetter(s)
+	} else {
+		getter, err = c.getter(s)
+	}
 	if err != nil || getter == "" {
-		return "", err
+		return "", false, err
 	}
 	if op == "tcp" && s.Words["selector"] == "address" {
-		return c.addressTest(s, getter)
+		t, err := c.addressTest(s, getter)
+		return t, false, err
 	}
 	test, err := c.compare(s, getter)
 	if err != nil || test == "" {
-		return "", err
+		return "", false, err
 	}
 	if s.Words["not"] != "" {
 		test = "!(" + test + ")"
 	}
-	return test, nil
+	return test, atResponse, nil
+}
+
+// responseGetter is the Tcl that reads a condition at the response, ""
+// when openltm does not read it there (noted).
+func (c *compiler) responseGetter(s Spec) string {
+	op, sel := s.Words["operand"], s.Words["selector"]
+	switch op {
+	case "http-status":
+		if sel == "" || sel == "code" {
+			return "[HTTP::status]"
+		}
+	case "http-header":
+		if s.Words["name"] != "" {
+			return "[HTTP::header value " + quote(s.Words["name"]) + "]"
+		}
+	case "http-version":
+		if sel == "" || sel == "all" {
+			return "[HTTP::version]"
+		}
+	}
+	what := op
+	if sel != "" {
+		what += " " + sel
+	}
+	c.lacks("condition %s reads %s at response", s.Num, what)
+	return ""
 }
 
 // getter is the Tcl that reads a condition's operand and selector, "" when

@@ -14,9 +14,8 @@
 //
 // Compile refuses what BIG-IP refuses (an action without its target, a
 // condition without its operand) and lists, as NotRun, what BIG-IP runs
-// and openltm does not yet (ASM, compression, geolocation, response
-// conditions): the caller keeps such a policy and does not run the
-// virtual servers that use it.
+// and openltm does not yet (ASM, compression, geolocation): the caller
+// keeps such a policy and does not run the virtual servers that use it.
 package policy
 
 import (
@@ -115,20 +114,26 @@ func Compile(p Policy) (Compiled, error) {
 	default:
 		c.lacks("strategy %s (only first-match, all-match and best-match)", strategy)
 	}
+	// A rule whose conditions read the response (http-status, a
+	// response header) is decided when the response comes: its request
+	// conditions are read with the request and remembered, and its
+	// actions run with the response. Each event has its own first match.
 	type compiled struct {
-		cond      string
-		req, resp []string
+		cond, respCond string
+		req, resp      []string
+		atResponse     bool
 	}
 	var out []compiled
-	hasResp := false
+	respActions, respRules := false, false
 	for _, r := range rules {
 		c.rule = r.Name
 		var cr compiled
-		cond, err := c.conditions(r.Conditions)
+		cond, respCond, err := c.conditions(r.Conditions)
 		if err != nil {
 			return Compiled{}, err
 		}
-		cr.cond = cond
+		cr.cond, cr.respCond, cr.atResponse = cond, respCond, respCond != ""
+		respRules = respRules || cr.atResponse
 		for _, a := range sortedSpecs(r.Actions) {
 			line, response, err := c.action(a)
 			if err != nil {
@@ -137,10 +142,13 @@ func Compile(p Policy) (Compiled, error) {
 			if line == "" {
 				continue
 			}
-			if response {
+			switch {
+			case response:
 				cr.resp = append(cr.resp, line)
-				hasResp = true
-			} else {
+				respActions = respActions || !cr.atResponse
+			case cr.atResponse:
+				return Compiled{}, c.errorf("action %s runs at request, but the rule's conditions are read at response", a.Num)
+			default:
 				cr.req = append(cr.req, line)
 			}
 		}
@@ -158,45 +166,69 @@ func Compile(p Policy) (Compiled, error) {
 		reqEvent = "HTTP_REQUEST"
 	}
 	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\nwhen %s priority 0 {\n", p.Name, orFirst(strategy), reqEvent)
-	if hasResp {
+	if respActions || respRules {
 		fmt.Fprintf(&b, "    set %s {}\n", v)
 	}
-	for i, cr := range out {
-		body := cr.req
-		if len(cr.resp) > 0 {
-			body = append(append([]string(nil), body...), fmt.Sprintf("lappend %s %d", v, i))
+	// chain writes rules as one if/elseif chain (first-match, best-match)
+	// or as separate ifs (all-match).
+	chain := func(indent string, rules []int, test func(int) string, body func(int) []string) {
+		for n, i := range rules {
+			switch {
+			case strategy == "all-match" || n == 0:
+				fmt.Fprintf(&b, "%sif { %s } {\n", indent, test(i))
+			default:
+				fmt.Fprintf(&b, "%s} elseif { %s } {\n", indent, test(i))
+			}
+			for _, l := range body(i) {
+				fmt.Fprintf(&b, "%s    %s\n", indent, l)
+			}
+			if strategy == "all-match" {
+				fmt.Fprintf(&b, "%s}\n", indent)
+			}
 		}
-		switch {
-		case strategy == "all-match":
-			fmt.Fprintf(&b, "    if { %s } {\n", cr.cond)
-		case i == 0:
-			fmt.Fprintf(&b, "    if { %s } {\n", cr.cond)
-		default:
-			fmt.Fprintf(&b, "    } elseif { %s } {\n", cr.cond)
-		}
-		for _, l := range body {
-			fmt.Fprintf(&b, "        %s\n", l)
-		}
-		if strategy == "all-match" {
-			b.WriteString("    }\n")
+		if strategy != "all-match" && len(rules) > 0 {
+			fmt.Fprintf(&b, "%s}\n", indent)
 		}
 	}
-	if strategy != "all-match" && len(out) > 0 {
-		b.WriteString("    }\n")
+	var atRequest, atResponse []int
+	for i, cr := range out {
+		if cr.atResponse {
+			atResponse = append(atResponse, i)
+		} else {
+			atRequest = append(atRequest, i)
+		}
+	}
+	mark := func(i int) string { return fmt.Sprintf("lappend %s %d", v, i) }
+	chain("    ", atRequest, func(i int) string { return out[i].cond }, func(i int) []string {
+		if len(out[i].resp) > 0 {
+			return append(append([]string(nil), out[i].req...), mark(i))
+		}
+		return out[i].req
+	})
+	for _, i := range atResponse {
+		// The request half of a response rule, remembered.
+		if out[i].cond == "1" {
+			fmt.Fprintf(&b, "    %s\n", mark(i))
+		} else {
+			fmt.Fprintf(&b, "    if { %s } { %s }\n", out[i].cond, mark(i))
+		}
 	}
 	b.WriteString("}\n")
-	if hasResp {
+	if respActions || respRules {
 		b.WriteString("when HTTP_RESPONSE priority 0 {\n")
-		for i, cr := range out {
-			if len(cr.resp) == 0 {
+		for _, i := range atRequest {
+			if len(out[i].resp) == 0 {
 				continue
 			}
 			fmt.Fprintf(&b, "    if { [lsearch -exact $%s %d] >= 0 } {\n", v, i)
-			for _, l := range cr.resp {
+			for _, l := range out[i].resp {
 				fmt.Fprintf(&b, "        %s\n", l)
 			}
 			b.WriteString("    }\n")
 		}
+		chain("    ", atResponse, func(i int) string {
+			return fmt.Sprintf("[lsearch -exact $%s %d] >= 0 && %s", v, i, out[i].respCond)
+		}, func(i int) []string { return out[i].resp })
 		b.WriteString("}\n")
 	}
 	res.Tcl = b.String()

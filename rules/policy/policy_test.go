@@ -69,6 +69,18 @@ func TestCompile(t *testing.T) {
 		{"best match prefers the rule with more conditions", httpPolicy("best-match", api, host), []string{
 			"X-Env", "} elseif { [string match -nocase /api* [HTTP::path]] } {",
 		}},
+		{"a rule read at the response", httpPolicy("", api, Rule{Name: "missing", Ordinal: 5,
+			Conditions: []Spec{
+				cond("0", "operand", "http-uri", "selector", "path", "operator", "starts-with", "values", "/shop"),
+				cond("1", "operand", "http-status", "event", "response", "values", "404 410"),
+			},
+			Actions: []Spec{act("0", "operand", "http-header", "event", "response", "verb", "insert", "name", "X-Gone", "value", "yes")}}), []string{
+			"when HTTP_REQUEST priority 0 {\n    set __ltm_policy_Common_p {}\n",
+			"pool /Common/api",
+			"    if { [string match -nocase /shop* [HTTP::path]] } { lappend __ltm_policy_Common_p 1 }\n}\n",
+			"when HTTP_RESPONSE priority 0 {\n",
+			"if { [lsearch -exact $__ltm_policy_Common_p 1] >= 0 && ([string equal -nocase 404 [HTTP::status]] || [string equal -nocase 410 [HTTP::status]]) } {\n        HTTP::header insert X-Gone yes\n",
+		}},
 		{"a tcp policy runs when the client connects", Policy{Name: "/Common/t", Rules: []Rule{{Name: "inside",
 			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "operator", "matches", "values", "10.0.0.0/8 192.168.1.1")},
 			Actions:    []Spec{act("0", "operand", "forward", "verb", "reset")}}}}, []string{
@@ -125,6 +137,10 @@ func TestCompileRefuses(t *testing.T) {
 			"http-reply redirect needs location"},
 		{"a bad address", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "values", "10.0.0.300")}},
 			"is not an address or a network"},
+		{"a request action on a rule read at the response", Rule{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "values", "404")},
+			Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")}},
+			"action 0 runs at request, but the rule's conditions are read at response"},
 		{"a number compared with a word", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "operator", "less", "values", "http")}},
 			"compares numbers"},
 	} {
@@ -146,7 +162,7 @@ func TestCompileNotRun(t *testing.T) {
 	}{
 		{"ASM", Rule{Name: "waf", Actions: []Spec{act("0", "operand", "asm", "verb", "enable", "policy", "/Common/owasp")}}, "action 0: asm enable"},
 		{"geolocation", Rule{Name: "geo", Conditions: []Spec{cond("0", "operand", "geoip", "selector", "country-code", "values", "FR")}}, "reads geoip country-code"},
-		{"a response condition", Rule{Name: "s", Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "selector", "code", "values", "404")}}, "at response"},
+		{"a response condition openltm does not read", Rule{Name: "s", Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "selector", "text", "values", "Not")}}, "reads http-status text at response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Compile(httpPolicy("", tc.r))
