@@ -174,9 +174,20 @@ func nodeCommand(n string) string {
 // other is taken as written.
 func literal(v string) string {
 	if expr, ok := strings.CutPrefix(v, "tcl:"); ok {
-		return "[subst " + quote(expr) + "]"
+		return substituted(expr, "", "")
 	}
 	return quote(v)
+}
+
+// substituted is a Tcl word whose value is expr substituted as `subst`
+// does, between pre and post. Without a double quote in expr it is a
+// double-quoted word, which the rule's compiler parses once; `subst`,
+// which would parse expr at every run, is kept for an expr holding one.
+func substituted(expr, pre, post string) string {
+	if strings.ContainsRune(expr, '"') {
+		return "\"" + pre + "[subst " + quote(expr) + "]" + post + "\""
+	}
+	return "\"" + pre + expr + post + "\""
 }
 
 // quote is s as one Tcl word whose value is s exactly.

@@ -204,7 +204,7 @@ func (c *compiler) getter(s Spec) (string, error) {
 }
 
 // hostOnly is the Host header without its port.
-const hostOnly = "[string tolower [getfield [HTTP::host] : 1]]"
+const hostOnly = "[getfield [HTTP::host] : 1]"
 
 // compare is the Tcl test of a condition's operator on getter's value.
 func (c *compiler) compare(s Spec, getter string) (string, error) {
@@ -330,7 +330,7 @@ func nocaseFlag(nocase bool) string {
 // when the condition runs, and matched as a pattern.
 func globPattern(val, pre, post string) string {
 	if expr, ok := strings.CutPrefix(val, "tcl:"); ok {
-		return "\"" + pre + "[subst " + quote(expr) + "]" + post + "\""
+		return substituted(expr, pre, post)
 	}
 	var b strings.Builder
 	for _, r := range val {

@@ -52,12 +52,12 @@ func TestCompile(t *testing.T) {
 		{"first match in ordinal order", httpPolicy("first-match", api, host, redirect), []string{
 			"when HTTP_REQUEST priority 0 {",
 			"if { ([string equal -nocase a.example " + hostOnly + "] || [string equal -nocase b.example " + hostOnly + "]) && [string equal Staging [HTTP::header value X-Env]] } {",
-			"HTTP::header insert X-Via [subst \\[IP::client_addr\\]]",
+			"HTTP::header insert X-Via \"[IP::client_addr]\"",
 			"lappend __ltm_policy_Common_p 0",
 			"} elseif { [string match -nocase /api* [HTTP::path]] } {",
 			"pool /Common/api",
 			"} elseif { 1 } {",
-			"HTTP::redirect [subst https://\\[HTTP::host\\]\\[HTTP::uri\\]]",
+			"HTTP::redirect \"https://[HTTP::host][HTTP::uri]\"",
 			"when HTTP_RESPONSE priority 0 {",
 			"if { [lsearch -exact $__ltm_policy_Common_p 0] >= 0 } {",
 			"HTTP::header insert X-Policy host",
@@ -188,6 +188,11 @@ func TestQuote(t *testing.T) {
 	v, err := in.EvalString("set host www.example; set uri /a; set v " + literal("tcl:https://${host}$uri"))
 	if err != nil || v.String() != "https://www.example/a" {
 		t.Errorf("tcl: value reads %q, %v", v.String(), err)
+	}
+	// One with a double quote is substituted by subst, with the same value.
+	v, err = in.EvalString("set uri /a/b; set v " + literal(`tcl:[string map {"/a" ""} $uri]`))
+	if err != nil || v.String() != "/b" {
+		t.Errorf("tcl: value with a quote reads %q, %v", v.String(), err)
 	}
 	// A literal glob pattern matches itself only.
 	v, err = in.EvalString("string match " + globPattern("a*[b]?", "", "*") + " {a*[b]?tail}")
