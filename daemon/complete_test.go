@@ -24,6 +24,11 @@ func TestCompletion(t *testing.T) {
 		{"create ltm virtual v pool ", "none web"},
 		{"show sys ", "config-history connection failover version"},
 		{"show ltm pool web ", "members raw field-fmt distribution"},
+		{"create ltm policy Drafts/p rules add { r { conditions add { 0 { ", "http-uri http-host tcp request path starts-with values"},
+		{"create ltm policy Drafts/p rules add { r { actions add { 0 { ", "forward http-reply select reset redirect pool"},
+		{"create ltm policy Drafts/p strategy ", "first-match all-match best-match"},
+		{"create ltm virtual v policies ", "add replace-all-with"},
+		{"publish ltm ", "policy"},
 	} {
 		var got []string
 		for _, sg := range s.Complete(tc.line) {

@@ -117,7 +117,7 @@ func policyKind() *Kind {
 	return &Kind{Words: []string{"ltm", "policy"}, Title: "Policy", Help: "Local traffic policy", Props: []*Prop{
 		help(&Prop{Name: "controls", Type: TList, Inline: true}, "what the policy's actions control (forwarding, ...)"),
 		help(&Prop{Name: "requires", Type: TList, Inline: true}, "the profiles the policy needs on a virtual (http, tcp, ...)"),
-		help(ref("strategy", "ltm policy-strategy"), "which matching rule acts: first-match, all-match or best-match"),
+		help(&Prop{Name: "strategy", Type: TRef, Default: "/Common/first-match", Ref: []string{"ltm policy-strategy"}}, "which matching rule acts: first-match, all-match or best-match"),
 		help(enum("status", "published", "published", "draft", "legacy"), "draft policies are in a Drafts folder and cannot be attached"),
 		ro(str("last-modified", "")),
 		str("description", "none"),
