@@ -21,8 +21,9 @@ import (
 func policyCreateWords(at grammar.Node, name string, rest []grammar.Node) ([]grammar.Node, bool, error) {
 	legacy := false
 	out := make([]grammar.Node, 0, len(rest))
-	for _, n := range rest {
-		if w, ok := n.(*grammar.Word); ok && w.Text == "legacy" {
+	for i, n := range rest {
+		// The keyword, not a property's value (description legacy).
+		if w, ok := n.(*grammar.Word); ok && w.Text == "legacy" && !valueFollows(rest, i) {
 			legacy = true
 			continue
 		}
@@ -34,6 +35,20 @@ func policyCreateWords(at grammar.Node, name string, rest []grammar.Node) ([]gra
 			name, name[strings.LastIndexByte(name, '/')+1:], name[strings.LastIndexByte(name, '/')+1:])
 	}
 	return out, legacy, nil
+}
+
+// valueFollows reports whether rest[i] is the value of the property named
+// just before it.
+func valueFollows(rest []grammar.Node, i int) bool {
+	if i == 0 {
+		return false
+	}
+	w, ok := rest[i-1].(*grammar.Word)
+	if !ok {
+		return false
+	}
+	p := ltmPolicy.Prop(w.Text)
+	return p != nil && p.Type != objects.TFlag
 }
 
 // policyCreated sets a new policy's status: draft in a Drafts folder,

@@ -31,6 +31,8 @@ func TestPolicyLifecycle(t *testing.T) {
 		{"a draft", []string{pools}, draft, "", map[string]string{"list ltm policy Drafts/route status": "status draft"}},
 		{"outside Drafts", []string{pools}, strings.Replace(draft, "Drafts/route", "route", 1), "must be created as a draft", nil},
 		{"legacy", []string{pools}, legacy, "", map[string]string{"list ltm policy route status": "status legacy"}},
+		{"a description that reads legacy", []string{pools}, "create ltm policy Drafts/d description legacy", "",
+			map[string]string{"list ltm policy Drafts/d": "description legacy"}},
 		{"publish", []string{pools, draft}, "publish ltm policy Drafts/route", "", map[string]string{
 			"list ltm policy": "ltm policy route {", "list ltm policy one-line": "!Drafts"}},
 		{"publish over the published", []string{pools, legacy, vsHTTP, "modify ltm policy route create-draft",
