@@ -124,7 +124,7 @@ func publishPolicy(cfg *objects.Config, k *objects.Kind, at grammar.Node, name s
 	}
 	p := d.Clone()
 	p.Name = publishedName(name)
-	delete(p.Props, policyStatus.Name) // published, the default, which BIG-IP does not list
+	p.Props[policyStatus.Name] = &objects.Value{Str: "published"} // BIG-IP lists it
 	cfg.Delete(d)
 	if old := cfg.Get(ltmPolicy, p.Name); old != nil {
 		cfg.Delete(old)

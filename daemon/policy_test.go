@@ -34,7 +34,7 @@ func TestPolicyLifecycle(t *testing.T) {
 		{"a description that reads legacy", []string{pools}, "create ltm policy Drafts/d description legacy", "",
 			map[string]string{"list ltm policy Drafts/d": "description legacy"}},
 		{"publish", []string{pools, draft}, "publish ltm policy Drafts/route", "", map[string]string{
-			"list ltm policy": "ltm policy route {", "list ltm policy one-line": "!Drafts"}},
+			"list ltm policy": "ltm policy route {", "list ltm policy one-line": "!Drafts", "list ltm policy route status": "status published"}},
 		{"publish over the published", []string{pools, legacy, vsHTTP, "modify ltm policy route create-draft",
 			"modify ltm policy Drafts/route rules modify { r1 { actions replace-all-with { 0 { forward reset } } } }"},
 			"publish ltm policy Drafts/route", "", map[string]string{"list ltm policy route rules": "reset", "list ltm policy one-line": "!Drafts"}},
