@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,15 +73,7 @@ func TestHTTPRuleNeedsProfile(t *testing.T) {
 					t.Fatalf("%s: %s", l, err)
 				}
 			}
-			cmd := c.cmd
-			if text, ok := strings.CutPrefix(cmd, "load:"); ok {
-				conf := filepath.Join(dir, "v.conf")
-				if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				cmd = "load sys config merge file " + conf
-			}
-			_, err := run(t, s, cmd)
+			err := runOrLoad(t, s, dir, c.cmd)
 			if c.err == "" && err != "" || c.err != "" && !strings.Contains(err, c.err) {
 				t.Fatalf("%s: error %q, want %q", c.cmd, err, c.err)
 			}

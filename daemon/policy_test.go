@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,15 +67,7 @@ func TestPolicyLifecycle(t *testing.T) {
 				}
 			}
 			before, _ := run(t, s, "list ltm")
-			cmd := c.cmd
-			if text, ok := strings.CutPrefix(cmd, "load:"); ok {
-				conf := filepath.Join(dir, "p.conf")
-				if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				cmd = "load sys config merge file " + conf
-			}
-			_, err := run(t, s, cmd)
+			err := runOrLoad(t, s, dir, c.cmd)
 			if c.err == "" && err != "" || c.err != "" && !strings.Contains(err, c.err) {
 				t.Fatalf("%s: error %q, want %q", c.cmd, err, c.err)
 			}

@@ -4,11 +4,29 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
 )
+
+// runOrLoad runs cmd on s; "load:TEXT" writes TEXT to a file in dir and
+// merges it (load sys config merge file), as an admin's file would come.
+// It returns the command's error text, "" when it succeeded.
+func runOrLoad(t *testing.T, s *Session, dir, cmd string) string {
+	t.Helper()
+	if text, ok := strings.CutPrefix(cmd, "load:"); ok {
+		conf := filepath.Join(dir, "merge.conf")
+		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd = "load sys config merge file " + conf
+	}
+	_, err := run(t, s, cmd)
+	return err
+}
 
 // openWithPlane opens an engine in dir with a running dataplane attached;
 // both are closed when the test ends.

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/openltm/openltm/rules/tcl"
 )
 
 // action is one action's Tcl command and whether it runs on the response;
@@ -190,26 +192,6 @@ func substituted(expr, pre, post string) string {
 	return "\"" + pre + expr + post + "\""
 }
 
-// quote is s as one Tcl word whose value is s exactly.
-func quote(s string) string {
-	if s == "" {
-		return "{}"
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case ' ', ';', '"', '$', '[', ']', '{', '}', '\\', '#':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// quote is s as one Tcl word whose value is s exactly: a list of one
+// element, which Tcl's list format makes a word of.
+func quote(s string) string { return tcl.FormatList(s) }
