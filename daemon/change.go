@@ -135,7 +135,7 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		return nil
 	case "modify":
 		if k == ltmPolicy {
-			if done, err := s.policyModify(cfg, nameNode, name, rest); done || err != nil { // policy_commands.go
+			if done, err := policyCreateDraft(cfg, name, rest); done { // policy_commands.go
 				return err
 			}
 		}
@@ -319,6 +319,9 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 			return objects.NotFound(k, name)
 		}
 		for _, old := range matches {
+			if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
+				return err
+			}
 			o := old.Clone()
 			if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 				return err
@@ -331,6 +334,9 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 	old := cfg.Get(k, name)
 	if old == nil {
 		return objects.NotFound(k, name)
+	}
+	if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
+		return err
 	}
 	o := old.Clone()
 	if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {

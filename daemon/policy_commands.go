@@ -75,34 +75,42 @@ func draftName(published string) string {
 	return published[:i] + "/Drafts" + published[i:]
 }
 
-// policyModify handles modify of a policy: create-draft makes a draft of
-// a published policy; any other change is refused on a published one. It
-// reports whether it handled the statement.
-func (s *Session) policyModify(cfg *objects.Config, at grammar.Node, name string, rest []grammar.Node) (bool, error) {
+// policyCreateDraft handles `modify ltm policy NAME create-draft`, which
+// makes a draft of a published policy. It reports whether the statement
+// was that.
+func policyCreateDraft(cfg *objects.Config, name string, rest []grammar.Node) (bool, error) {
+	if len(rest) != 1 {
+		return false, nil
+	}
+	w, ok := rest[0].(*grammar.Word)
+	if !ok || w.Text != "create-draft" {
+		return false, nil
+	}
 	old := cfg.Get(ltmPolicy, name)
 	if old == nil {
 		return true, objects.NotFound(ltmPolicy, name)
 	}
-	if len(rest) == 1 {
-		if w, ok := rest[0].(*grammar.Word); ok && w.Text == "create-draft" {
-			if policyIsDraft(old) {
-				return true, synErr(w, nil, "policy %s is a draft already", name)
-			}
-			d := old.Clone()
-			d.Name = draftName(name)
-			if cfg.Get(ltmPolicy, d.Name) != nil {
-				return true, objects.Exists(ltmPolicy, d.Name)
-			}
-			d.Props[policyStatus.Name] = &objects.Value{Str: "draft"}
-			cfg.Put(d)
-			return true, nil
-		}
+	if policyIsDraft(old) {
+		return true, synErr(w, nil, "policy %s is a draft already", name)
 	}
-	if !policyIsDraft(old) {
-		return true, synErr(at, []string{"create-draft"}, "policy %s is published and cannot be modified: modify ltm policy %s create-draft, change the draft %s, then publish ltm policy %s",
-			name, name, draftName(name), draftName(name))
+	d := old.Clone()
+	d.Name = draftName(name)
+	if cfg.Get(ltmPolicy, d.Name) != nil {
+		return true, objects.Exists(ltmPolicy, d.Name)
 	}
-	return false, nil
+	d.Props[policyStatus.Name] = &objects.Value{Str: "draft"}
+	cfg.Put(d)
+	return true, nil
+}
+
+// policyModifiable refuses a change of a published policy: only drafts
+// are changed.
+func policyModifiable(at grammar.Node, o *objects.Object) error {
+	if o.Kind != ltmPolicy || policyIsDraft(o) {
+		return nil
+	}
+	return synErr(at, []string{"create-draft"}, "policy %s is published and cannot be modified: modify ltm policy %s create-draft, change the draft %s, then publish ltm policy %s",
+		o.Name, o.Name, draftName(o.Name), draftName(o.Name))
 }
 
 // publishPolicy publishes a draft: the draft goes, and the published

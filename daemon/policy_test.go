@@ -38,6 +38,7 @@ func TestPolicyLifecycle(t *testing.T) {
 			"publish ltm policy Drafts/route", "", map[string]string{"list ltm policy route rules": "reset", "list ltm policy one-line": "!Drafts"}},
 		{"publish a published one", []string{pools, legacy}, "publish ltm policy route", "is not a draft", nil},
 		{"modify a published one", []string{pools, legacy}, "modify ltm policy route strategy all-match", "is published and cannot be modified", nil},
+		{"modify a published one among drafts", []string{pools, legacy, draft}, "modify ltm policy Drafts/route route description x", "is published and cannot be modified", nil},
 		{"a second draft", []string{pools, legacy, "modify ltm policy route create-draft"}, "modify ltm policy route create-draft", "already exists", nil},
 		{"attach a draft", []string{pools, draft}, strings.Replace(vsHTTP, "{ route }", "{ Drafts/route }", 1), "is a draft", nil},
 		{"attach to a virtual without http", []string{pools, legacy}, strings.Replace(vsHTTP, "tcp http", "tcp", 1), "requires an http profile", nil},
