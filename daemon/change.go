@@ -326,6 +326,9 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 			if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 				return err
 			}
+			if k == ltmPolicy {
+				policyNeeds(o)
+			}
 			reimportFile(k, o, rest)
 			cfg.Put(o)
 		}
@@ -341,6 +344,9 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 	o := old.Clone()
 	if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
 		return err
+	}
+	if k == ltmPolicy {
+		policyNeeds(o)
 	}
 	if len(rest) == 0 {
 		return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/openltm/openltm/grammar"
@@ -51,8 +52,9 @@ func valueFollows(rest []grammar.Node, i int) bool {
 	return p != nil && p.Type != objects.TFlag
 }
 
-// policyCreated sets a new policy's status: draft in a Drafts folder,
-// legacy when created published.
+// policyCreated sets a new policy's status (draft in a Drafts folder,
+// legacy when created published) and its strategy, first-match unless
+// given, which BIG-IP always lists.
 func policyCreated(o *objects.Object, legacy bool) {
 	switch {
 	case inDrafts(o.Name):
@@ -60,6 +62,70 @@ func policyCreated(o *objects.Object, legacy bool) {
 	case legacy:
 		o.Props[policyStatus.Name] = &objects.Value{Str: "legacy"}
 	}
+	if o.Props[policyStrategy.Name] == nil {
+		o.Props[policyStrategy.Name] = &objects.Value{Str: policyStrategy.Default}
+	}
+	policyNeeds(o)
+}
+
+// What a policy's operands require of a virtual server and what its
+// actions control, as BIG-IP 12.1 and later compute its requires and
+// controls from the rules (chosen where F5 does not document the table:
+// the profile or feature each operand names).
+var (
+	policyRequiresOf = map[string]string{"tcp": "tcp", "client-ssl": "client-ssl", "ssl-extension": "ssl-persistence", "ssl-cert": "client-ssl"}
+	policyControlsOf = map[string]string{"forward": "forwarding", "persist": "persistence", "cache": "caching", "compress": "compression",
+		"decompress": "compression", "asm": "asm", "server-ssl": "server-ssl", "classification": "classification", "request-adapt": "request-adaptation",
+		"response-adapt": "response-adaptation", "l7dos": "l7dos", "avr": "avr"}
+)
+
+// policyNeeds adds to a policy's requires and controls what its rules
+// need, keeping what was written.
+func policyNeeds(o *objects.Object) {
+	req, ctl := map[string]bool{}, map[string]bool{}
+	for _, r := range policyOf(o).Rules {
+		for _, c := range r.Conditions {
+			op := c.Words["operand"]
+			if strings.HasPrefix(op, "http") {
+				req["http"] = true
+			} else if n := policyRequiresOf[op]; n != "" {
+				req[n] = true
+			}
+		}
+		for _, a := range r.Actions {
+			op := a.Words["operand"]
+			if strings.HasPrefix(op, "http") {
+				req["http"] = true
+			}
+			if n := policyControlsOf[op]; n != "" {
+				ctl[n] = true
+			}
+		}
+	}
+	add := func(p *objects.Prop, words map[string]bool) {
+		v := p.Get(o)
+		have := map[string]bool{}
+		var list []string
+		if v != nil {
+			list = append(list, v.List...)
+			for _, w := range v.List {
+				have[w] = true
+			}
+		}
+		var more []string
+		for w := range words {
+			if !have[w] {
+				more = append(more, w)
+			}
+		}
+		if len(more) == 0 {
+			return
+		}
+		sort.Strings(more)
+		o.Props[p.Name] = &objects.Value{List: append(list, more...)}
+	}
+	add(policyRequires, req)
+	add(policyControls, ctl)
 }
 
 // publishedName is the policy a draft publishes to: the draft's name

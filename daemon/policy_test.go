@@ -27,6 +27,13 @@ func TestPolicyLifecycle(t *testing.T) {
 		check map[string]string
 	}{
 		{"a draft", []string{pools}, draft, "", map[string]string{"list ltm policy Drafts/route status": "status draft"}},
+		{"requires, controls and strategy as BIG-IP fills them in", []string{pools},
+			"create ltm policy Drafts/filled rules add { r { conditions add { 0 { tcp address values { 10.0.0.0/8 } } 1 { http-method values { GET } } } actions add { 0 { forward select pool api } } } }", "",
+			map[string]string{"list ltm policy Drafts/filled requires": "requires { http tcp }", "list ltm policy Drafts/filled controls": "controls { forwarding }",
+				"list ltm policy Drafts/filled strategy": "strategy first-match"}},
+		{"what was written is kept", []string{pools, "create ltm policy Drafts/kept controls add { caching } rules add { r { actions add { 0 { forward reset } } } }"},
+			"modify ltm policy Drafts/kept rules add { s { conditions add { 0 { http-uri path values { /x } } } actions add { 0 { forward select pool api } } } }", "",
+			map[string]string{"list ltm policy Drafts/kept controls": "controls { caching forwarding }", "list ltm policy Drafts/kept requires": "requires { http }"}},
 		{"outside Drafts", []string{pools}, strings.Replace(draft, "Drafts/route", "route", 1), "must be created as a draft", nil},
 		{"legacy", []string{pools}, legacy, "", map[string]string{"list ltm policy route status": "status legacy"}},
 		{"a description that reads legacy", []string{pools}, "create ltm policy Drafts/d description legacy", "",

@@ -17,6 +17,7 @@ var (
 	policyStrategy       = ltmPolicy.MustProp("strategy")
 	policyStatus         = ltmPolicy.MustProp("status")
 	policyRequires       = ltmPolicy.MustProp("requires")
+	policyControls       = ltmPolicy.MustProp("controls")
 	policyRules          = ltmPolicy.MustProp("rules")
 	policyRuleOrdinal    = policyRules.Sub.MustProp("ordinal")
 	policyRuleConditions = policyRules.Sub.MustProp("conditions")
