@@ -117,8 +117,14 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 		o := &objects.Object{Kind: k, Name: name, Props: map[string]*objects.Value{}}
 		legacy := false
 		if k == ltmPolicy {
-			if rest, legacy, err = policyCreateWords(nameNode, name, rest); err != nil { // policy_commands.go
+			var from *grammar.Word
+			if rest, legacy, from, err = policyCreateWords(nameNode, name, rest); err != nil { // policy_commands.go
 				return err
+			}
+			if from != nil {
+				if err := policyCopy(cfg, s.folder, o, from); err != nil {
+					return err
+				}
 			}
 		}
 		if err := s.readProps(objects.ModeCreate, st, o, rest); err != nil {

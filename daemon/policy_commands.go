@@ -17,25 +17,57 @@ import (
 // published one). `create ltm policy p legacy ...` creates a published
 // policy at once, as scripts written for older versions do.
 
-// policyCreateWords takes the `legacy` word out of a create's words and
-// refuses a policy created outside a Drafts folder without it.
-func policyCreateWords(at grammar.Node, name string, rest []grammar.Node) ([]grammar.Node, bool, error) {
-	legacy := false
-	out := make([]grammar.Node, 0, len(rest))
-	for i, n := range rest {
-		// The keyword, not a property's value (description legacy).
-		if w, ok := n.(*grammar.Word); ok && w.Text == "legacy" && !valueFollows(rest, i) {
+// policyCreateWords takes the `legacy` keyword and `copy-from POLICY` out
+// of a create's words, and refuses a policy created outside a Drafts
+// folder without legacy. copyFrom is the policy named, as written.
+func policyCreateWords(at grammar.Node, name string, rest []grammar.Node) (out []grammar.Node, legacy bool, copyFrom *grammar.Word, err error) {
+	out = make([]grammar.Node, 0, len(rest))
+	for i := 0; i < len(rest); i++ {
+		n := rest[i]
+		w, ok := n.(*grammar.Word)
+		switch {
+		case !ok || valueFollows(rest, i): // a property's value (description legacy)
+		case w.Text == "legacy":
 			legacy = true
+			continue
+		case w.Text == "copy-from":
+			if i+1 == len(rest) {
+				return nil, false, nil, synErr(w, []string{"a policy name"}, "copy-from needs the policy to copy")
+			}
+			src, ok := rest[i+1].(*grammar.Word)
+			if !ok {
+				return nil, false, nil, synErr(rest[i+1], []string{"a policy name"}, "copy-from needs the policy to copy")
+			}
+			copyFrom = src
+			i++
 			continue
 		}
 		out = append(out, n)
 	}
 	if !legacy && !inDrafts(name) {
-		return nil, false, synErr(at, []string{"Drafts/" + name[strings.LastIndexByte(name, '/')+1:], "legacy"},
+		base := name[strings.LastIndexByte(name, '/')+1:]
+		return nil, false, nil, synErr(at, []string{"Drafts/" + base, "legacy"},
 			"policy %s must be created as a draft (create ltm policy Drafts/%s ..., then publish ltm policy Drafts/%s) or published at once with the legacy keyword",
-			name, name[strings.LastIndexByte(name, '/')+1:], name[strings.LastIndexByte(name, '/')+1:])
+			name, base, base)
 	}
-	return out, legacy, nil
+	return out, legacy, copyFrom, nil
+}
+
+// policyCopy starts a new policy from the one copy-from names: its rules,
+// strategy, requires, controls and description; the new policy's own
+// words then change them.
+func policyCopy(cfg *objects.Config, folder string, o *objects.Object, from *grammar.Word) error {
+	src := cfg.Get(ltmPolicy, objects.FullPath(folder, from.Text))
+	if src == nil {
+		return objects.NotFound(ltmPolicy, objects.FullPath(folder, from.Text))
+	}
+	c := src.Clone()
+	for k, v := range c.Props {
+		if k != policyStatus.Name {
+			o.Props[k] = v
+		}
+	}
+	return nil
 }
 
 // valueFollows reports whether rest[i] is the value of the property named
