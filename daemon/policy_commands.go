@@ -105,7 +105,7 @@ func policyCreated(o *objects.Object, legacy bool) {
 // controls from the rules (chosen where F5 does not document the table:
 // the profile or feature each operand names).
 var (
-	policyRequiresOf = map[string]string{"tcp": "tcp", "client-ssl": "client-ssl", "ssl-extension": "ssl-persistence", "ssl-cert": "client-ssl"}
+	policyRequiresOf = map[string]string{"tcp": "tcp", "client-ssl": "client-ssl", "ssl-extension": "client-ssl", "ssl-cert": "client-ssl"}
 	policyControlsOf = map[string]string{"forward": "forwarding", "persist": "persistence", "cache": "caching", "compress": "compression",
 		"decompress": "compression", "asm": "asm", "server-ssl": "server-ssl", "classification": "classification", "request-adapt": "request-adaptation",
 		"response-adapt": "response-adaptation", "l7dos": "l7dos", "avr": "avr"}

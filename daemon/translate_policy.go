@@ -148,6 +148,12 @@ func (t *translator) virtualPolicyRules(o *objects.Object) ([]*compiledPolicy, b
 		case len(cp.c.NotRun) > 0:
 			t.keep(o, "policy %s uses what openltm does not run yet: %s", po.Name, strings.Join(cp.c.NotRun, "; "))
 			return nil, false
+		case cp.c.TLS && t.profile(o, profileClientSSL) == nil:
+			// BIG-IP reads the ClientHello without a client-ssl profile too
+			// (with ssl persistence, passing TLS through); openltm reads it
+			// where it terminates TLS.
+			t.keep(o, "policy %s reads the client's TLS handshake, which openltm does on virtual servers with a client-ssl profile only", po.Name)
+			return nil, false
 		case cp.c.HTTP && !http:
 			msg := about(o, "policy %s requires an http profile on the virtual server", po.Name)
 			t.skipped = append(t.skipped, msg)

@@ -165,3 +165,30 @@ func BenchmarkHTTPRequestPolicy(b *testing.B) {
 		b.Fatalf("head %q", out)
 	}
 }
+
+// TestPolicyMoments: a condition read when the client connects is
+// remembered for the rule decided at each request of the connection.
+func TestPolicyMoments(t *testing.T) {
+	for _, c := range []struct {
+		network, want string
+	}{{"127.0.0.0/24", "pool hit"}, {"10.0.0.0/8", "pool miss"}} {
+		p := policy.Policy{Name: "/Common/p", Requires: []string{"http"}, Rules: []policy.Rule{
+			{Name: "r", Ordinal: 1, Conditions: []policy.Spec{
+				spec("0", "operand", "tcp", "event", "client-accepted", "selector", "address", "values", c.network),
+				spec("1", "operand", "http-method", "values", "GET"),
+			}, Actions: []policy.Spec{spec("0", "operand", "forward", "verb", "select", "pool", "hit")}},
+			{Name: "default", Ordinal: 2, Actions: []policy.Spec{spec("0", "operand", "forward", "verb", "select", "pool", "miss")}},
+		}}
+		f := newHTTPFake(t, testRequest, "")
+		s := NewProgram(nil, policyRule(t, p)).NewConnState(f)
+		for _, ev := range []Event{ClientAccepted, HTTPRequest} {
+			if err := s.Run(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Release()
+		if got := f.String(); got != c.want {
+			t.Errorf("client network %s: decided %q, want %q", c.network, got, c.want)
+		}
+	}
+}

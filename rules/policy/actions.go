@@ -8,32 +8,28 @@ import (
 	"github.com/openltm/openltm/rules/tcl"
 )
 
-// action is one action's Tcl command and whether it runs on the response;
-// "" when it is not run (noted).
-func (c *compiler) action(s Spec) (string, bool, error) {
+// action is one action's Tcl command and the moment it runs; "" when it
+// is not run (noted). An action that names no moment runs when its rule
+// is decided: at the request, or later (floor) if the rule's conditions
+// are read later.
+func (c *compiler) action(s Spec, floor phase) (string, phase, error) {
 	op, verb := s.Words["operand"], s.Words["verb"]
 	if op == "" {
-		return "", false, c.errorf("action %s has no operand (forward, http-reply, http-header, ...)", s.Num)
+		return "", 0, c.errorf("action %s has no operand (forward, http-reply, http-header, ...)", s.Num)
 	}
-	response := false
-	switch ev := event(s); ev {
-	case "request":
-	case "client-accepted":
-		if c.http {
-			c.lacks("action %s runs at %s", s.Num, ev)
-			return "", false, nil
-		}
-	case "response":
-		if !c.http {
-			return "", false, c.errorf("action %s: response actions need the policy to require http", s.Num)
-		}
-		response = true
-	default:
-		c.lacks("action %s runs at %s", s.Num, ev)
-		return "", false, nil
+	ph, ok, err := c.phaseOf(s, "action")
+	if err != nil || !ok {
+		return "", 0, err
 	}
+	if s.Words["event"] == "" && ph < floor {
+		ph = floor
+	}
+	response := ph == atResponse
 	if strings.HasPrefix(op, "http") && !c.http {
-		return "", false, c.errorf("action %s: %s needs the policy to require http", s.Num, op)
+		return "", 0, c.errorf("action %s: %s needs the policy to require http", s.Num, op)
+	}
+	if strings.HasPrefix(op, "http") && ph < atRequest {
+		return "", 0, c.errorf("action %s: %s runs at request or response, not at %s", s.Num, op, phaseWords[ph])
 	}
 	w := func(k string) string { return s.Words[k] }
 	need := func(keys ...string) error {
@@ -53,110 +49,110 @@ func (c *compiler) action(s Spec) (string, bool, error) {
 	switch op + " " + verb {
 	case "forward select":
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
 		switch {
 		case w("pool") != "":
-			return "pool " + quote(w("pool")), false, nil
+			return "pool " + quote(w("pool")), ph, nil
 		case w("node") != "":
-			return nodeCommand(w("node")), false, nil
+			return nodeCommand(w("node")), ph, nil
 		case w("virtual") != "":
-			return "virtual " + quote(w("virtual")), false, nil
+			return "virtual " + quote(w("virtual")), ph, nil
 		case w("snatpool") != "":
-			return "snatpool " + quote(w("snatpool")), false, nil
+			return "snatpool " + quote(w("snatpool")), ph, nil
 		case w("snat") != "":
-			return "snat " + quote(w("snat")), false, nil
+			return "snat " + quote(w("snat")), ph, nil
 		case w("member") != "":
 			c.lacks("action %s: forward select member", s.Num)
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "", false, c.errorf("missing or invalid target.")
+		return "", 0, c.errorf("missing or invalid target.")
 	case "forward reset", "shutdown connection":
-		return "reject", response, nil
+		return "reject", ph, nil
 	case "drop ":
-		return "drop", response, nil
+		return "drop", ph, nil
 	case "http-reply redirect":
 		if err := need("location"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "HTTP::redirect " + literal(w("location")), false, nil
+		return "HTTP::redirect " + literal(w("location")), ph, nil
 	case "http-header insert", "http-header replace":
 		if err := need("name", "value"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
-		return "HTTP::header " + verb + " " + quote(w("name")) + " " + literal(w("value")), response, nil
+		return "HTTP::header " + verb + " " + quote(w("name")) + " " + literal(w("value")), ph, nil
 	case "http-header remove":
 		if err := need("name"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
-		return "HTTP::header remove " + quote(w("name")), response, nil
+		return "HTTP::header remove " + quote(w("name")), ph, nil
 	case "http-uri replace":
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
 		switch {
 		case w("value") != "":
-			return "HTTP::uri " + literal(w("value")), false, nil
+			return "HTTP::uri " + literal(w("value")), ph, nil
 		case w("path") != "":
-			return "HTTP::path " + literal(w("path")), false, nil
+			return "HTTP::path " + literal(w("path")), ph, nil
 		case w("query-string") != "":
-			return "HTTP::query " + literal(w("query-string")), false, nil
+			return "HTTP::query " + literal(w("query-string")), ph, nil
 		}
-		return "", false, c.errorf("action %s: http-uri replace needs value, path or query-string", s.Num)
+		return "", 0, c.errorf("action %s: http-uri replace needs value, path or query-string", s.Num)
 	case "http-host replace":
 		if err := need("value"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "HTTP::header replace Host " + literal(w("value")), false, nil
+		return "HTTP::header replace Host " + literal(w("value")), ph, nil
 	case "http-cookie insert":
 		if err := need("name", "value"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "HTTP::cookie insert name " + quote(w("name")) + " value " + literal(w("value")), false, nil
+		return "HTTP::cookie insert name " + quote(w("name")) + " value " + literal(w("value")), ph, nil
 	case "http-cookie remove":
 		if err := need("name"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "HTTP::cookie remove " + quote(w("name")), false, nil
+		return "HTTP::cookie remove " + quote(w("name")), ph, nil
 	case "log write":
 		if err := need("message"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
-		return "log local0. " + literal(w("message")), response, nil
+		return "log local0. " + literal(w("message")), ph, nil
 	case "tcl set-variable":
 		if err := need("name", "expression"); err != nil {
-			return "", false, err
+			return "", 0, err
 		}
-		return "set " + quote(w("name")) + " " + literal(w("expression")), response, nil
+		return "set " + quote(w("name")) + " " + literal(w("expression")), ph, nil
 	case "http disable":
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
-		return "HTTP::disable", false, nil
+		return "HTTP::disable", ph, nil
 	case "persist source-address":
 		if !requestOnly() {
-			return "", false, nil
+			return "", 0, nil
 		}
 		if t := w("timeout"); t != "" {
-			return "persist source_addr " + quote(t), false, nil
+			return "persist source_addr " + quote(t), ph, nil
 		}
-		return "persist source_addr", false, nil
+		return "persist source_addr", ph, nil
 	}
 	what := strings.TrimSpace(op + " " + verb)
 	c.lacks("action %s: %s", s.Num, what)
-	return "", false, nil
+	return "", 0, nil
 }
 
 // nodeCommand selects a node: an address, or address:port (an IPv6

@@ -7,70 +7,57 @@ import (
 	"strings"
 )
 
-// conditions is the Tcl tests that all of a rule's conditions hold: those
-// read with the request ("1" when there are none: the default rule), and
-// those read with the response ("" when there are none).
-func (c *compiler) conditions(specs []Spec) (string, string, error) {
-	var req, resp []string
-	for _, s := range sortedSpecs(specs) {
-		t, atResponse, err := c.condition(s)
-		switch {
-		case err != nil:
-			return "", "", err
-		case t == "":
-		case atResponse:
-			resp = append(resp, t)
-		default:
-			req = append(req, t)
-		}
-	}
-	r := "1"
-	if len(req) > 0 {
-		r = strings.Join(req, " && ")
-	}
-	return r, strings.Join(resp, " && "), nil
-}
-
 // condition is one condition's Tcl test, "" when it is not run (noted),
-// and whether it is read with the response.
-func (c *compiler) condition(s Spec) (string, bool, error) {
+// and the moment it is read.
+func (c *compiler) condition(s Spec) (string, phase, error) {
 	op := s.Words["operand"]
 	if op == "" {
-		return "", false, c.errorf("condition %s has no operand (http-uri, http-host, http-header, tcp, ...)", s.Num)
+		return "", 0, c.errorf("condition %s has no operand (http-uri, http-host, http-header, tcp, ...)", s.Num)
 	}
-	atResponse := false
-	switch ev := event(s); {
-	case ev == "request", ev == "client-accepted" && !c.http:
-	case ev == "response" && c.http:
-		atResponse = true
-	case ev == "response":
-		return "", false, c.errorf("condition %s: response conditions need the policy to require http", s.Num)
-	default:
-		c.lacks("condition %s reads %s at %s", s.Num, op, ev)
-		return "", false, nil
+	ph, ok, err := c.phaseOf(s, "condition")
+	if err != nil || !ok {
+		return "", 0, err
 	}
 	var getter string
-	var err error
-	if atResponse {
+	switch {
+	case ph == atResponse:
 		getter = c.responseGetter(s)
-	} else {
+	case op == "ssl-extension":
+		getter, err = c.sslGetter(s, ph)
+	case strings.HasPrefix(op, "http") && ph < atRequest:
+		return "", 0, c.errorf("condition %s: %s is read at request or response, not at %s", s.Num, op, phaseWords[ph])
+	default:
 		getter, err = c.getter(s)
 	}
 	if err != nil || getter == "" {
-		return "", false, err
+		return "", 0, err
 	}
 	if op == "tcp" && s.Words["selector"] == "address" {
 		t, err := c.addressTest(s, getter)
-		return t, false, err
+		return t, ph, err
 	}
 	test, err := c.compare(s, getter)
 	if err != nil || test == "" {
-		return "", false, err
+		return "", 0, err
 	}
 	if s.Words["not"] != "" {
 		test = "!(" + test + ")"
 	}
-	return test, atResponse, nil
+	return test, ph, nil
+}
+
+// sslGetter reads the TLS ClientHello's server name (SNI), from the
+// handshake on: the server_name extension SSL::extensions returns, past
+// its nine bytes of type, lengths and name type.
+func (c *compiler) sslGetter(s Spec, ph phase) (string, error) {
+	if sel := s.Words["selector"]; sel != "server-name" {
+		c.lacks("condition %s reads ssl-extension %s", s.Num, sel)
+		return "", nil
+	}
+	if ph < atTLS {
+		return "", c.errorf("condition %s: ssl-extension is read from ssl-client-hello on, not at %s", s.Num, phaseWords[ph])
+	}
+	return "[string range [SSL::extensions -type 0] 9 end]", nil
 }
 
 // responseGetter is the Tcl that reads a condition at the response, ""

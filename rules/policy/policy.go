@@ -62,6 +62,9 @@ type Compiled struct {
 	// HTTP reports whether the policy runs on HTTP requests (it needs an
 	// http profile on its virtual servers).
 	HTTP bool
+	// TLS reports whether it reads or acts at the client's TLS handshake
+	// (it needs a client-ssl profile).
+	TLS bool
 }
 
 // Error is a policy BIG-IP refuses, in its words: the policy, the rule
@@ -114,125 +117,194 @@ func Compile(p Policy) (Compiled, error) {
 	default:
 		c.lacks("strategy %s (only first-match, all-match and best-match)", strategy)
 	}
-	// A rule whose conditions read the response (http-status, a
-	// response header) is decided when the response comes: its request
-	// conditions are read with the request and remembered, and its
-	// actions run with the response. Each event has its own first match.
+	// Each rule is decided at the latest moment one of its conditions is
+	// read (or, without conditions, the first one of its actions runs):
+	// its conditions of earlier moments are read then and remembered, and
+	// its actions of later moments run then if it matched. Each moment
+	// has its own first match.
 	type compiled struct {
-		cond, respCond string
-		req, resp      []string
-		atResponse     bool
+		cond    [numPhases][]string
+		act     [numPhases][]string
+		decided phase
 	}
-	var out []compiled
-	respActions, respRules := false, false
+	out := make([]compiled, 0, len(rules))
+	var used [numPhases]bool
 	for _, r := range rules {
 		c.rule = r.Name
 		var cr compiled
-		cond, respCond, err := c.conditions(r.Conditions)
-		if err != nil {
-			return Compiled{}, err
+		maxCond := phase(-1)
+		for _, s := range sortedSpecs(r.Conditions) {
+			t, ph, err := c.condition(s)
+			if err != nil {
+				return Compiled{}, err
+			}
+			if t != "" {
+				cr.cond[ph] = append(cr.cond[ph], t)
+				maxCond = max(maxCond, ph)
+			}
 		}
-		cr.cond, cr.respCond, cr.atResponse = cond, respCond, respCond != ""
-		respRules = respRules || cr.atResponse
+		minAct := phase(numPhases)
 		for _, a := range sortedSpecs(r.Actions) {
-			line, response, err := c.action(a)
+			line, ph, err := c.action(a, maxCond)
 			if err != nil {
 				return Compiled{}, err
 			}
 			if line == "" {
 				continue
 			}
-			switch {
-			case response:
-				cr.resp = append(cr.resp, line)
-				respActions = respActions || !cr.atResponse
-			case cr.atResponse:
-				return Compiled{}, c.errorf("action %s runs at request, but the rule's conditions are read at response", a.Num)
-			default:
-				cr.req = append(cr.req, line)
+			if ph < maxCond {
+				return Compiled{}, c.errorf("action %s runs at %s, but the rule's conditions are read at %s", a.Num, phaseWords[ph], phaseWords[maxCond])
 			}
+			cr.act[ph] = append(cr.act[ph], line)
+			minAct = min(minAct, ph)
+		}
+		switch {
+		case maxCond >= 0:
+			cr.decided = maxCond
+		case minAct < numPhases:
+			cr.decided = minAct
+		case c.http:
+			cr.decided = atRequest
+		default:
+			cr.decided = atAccept
+		}
+		used[cr.decided] = true
+		for ph := range numPhases {
+			used[ph] = used[ph] || len(cr.cond[ph]) > 0 || len(cr.act[ph]) > 0
 		}
 		out = append(out, cr)
 	}
 	c.rule = ""
-	res := Compiled{NotRun: c.notRun, HTTP: c.http}
+	res := Compiled{NotRun: c.notRun, HTTP: c.http, TLS: used[atTLS]}
 	if len(c.notRun) > 0 {
 		return res, nil
 	}
 	v := varName(p.Name)
+	mark := func(ph phase) string { return v + "_" + phaseVars[ph] }
 	var b strings.Builder
-	reqEvent := "CLIENT_ACCEPTED"
-	if c.http {
-		reqEvent = "HTTP_REQUEST"
-	}
-	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\nwhen %s priority 0 {\n", p.Name, orFirst(strategy), reqEvent)
-	if respActions || respRules {
-		fmt.Fprintf(&b, "    set %s {}\n", v)
-	}
-	// chain writes rules as one if/elseif chain (first-match, best-match)
-	// or as separate ifs (all-match).
-	chain := func(indent string, rules []int, test func(int) string, body func(int) []string) {
-		for n, i := range rules {
-			switch {
-			case strategy == "all-match" || n == 0:
-				fmt.Fprintf(&b, "%sif { %s } {\n", indent, test(i))
-			default:
-				fmt.Fprintf(&b, "%s} elseif { %s } {\n", indent, test(i))
-			}
-			for _, l := range body(i) {
-				fmt.Fprintf(&b, "%s    %s\n", indent, l)
-			}
-			if strategy == "all-match" {
-				fmt.Fprintf(&b, "%s}\n", indent)
-			}
+	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\n", p.Name, orFirst(strategy))
+	for ph := range numPhases {
+		if !used[ph] {
+			continue
 		}
-		if strategy != "all-match" && len(rules) > 0 {
-			fmt.Fprintf(&b, "%s}\n", indent)
+		// What is remembered at this moment: the rules decided now that
+		// act later, and the conditions of rules decided later.
+		marks := false
+		for _, cr := range out {
+			marks = marks || cr.decided == ph && hasLater(cr.act, ph) || cr.decided > ph && len(cr.cond[ph]) > 0
 		}
-	}
-	var atRequest, atResponse []int
-	for i, cr := range out {
-		if cr.atResponse {
-			atResponse = append(atResponse, i)
-		} else {
-			atRequest = append(atRequest, i)
+		fmt.Fprintf(&b, "when %s priority 0 {\n", phaseEvents[ph])
+		if marks {
+			fmt.Fprintf(&b, "    set %s {}\n", mark(ph))
 		}
-	}
-	mark := func(i int) string { return fmt.Sprintf("lappend %s %d", v, i) }
-	chain("    ", atRequest, func(i int) string { return out[i].cond }, func(i int) []string {
-		if len(out[i].resp) > 0 {
-			return append(append([]string(nil), out[i].req...), mark(i))
-		}
-		return out[i].req
-	})
-	for _, i := range atResponse {
-		// The request half of a response rule, remembered.
-		if out[i].cond == "1" {
-			fmt.Fprintf(&b, "    %s\n", mark(i))
-		} else {
-			fmt.Fprintf(&b, "    if { %s } { %s }\n", out[i].cond, mark(i))
-		}
-	}
-	b.WriteString("}\n")
-	if respActions || respRules {
-		b.WriteString("when HTTP_RESPONSE priority 0 {\n")
-		for _, i := range atRequest {
-			if len(out[i].resp) == 0 {
+		first := true
+		for i, cr := range out {
+			if cr.decided != ph {
 				continue
 			}
-			fmt.Fprintf(&b, "    if { [lsearch -exact $%s %d] >= 0 } {\n", v, i)
-			for _, l := range out[i].resp {
+			var test []string
+			for q := range ph {
+				if len(cr.cond[q]) > 0 {
+					test = append(test, fmt.Sprintf("[lsearch -exact $%s c%d] >= 0", mark(q), i))
+				}
+			}
+			test = append(test, cr.cond[ph]...)
+			if len(test) == 0 {
+				test = []string{"1"}
+			}
+			switch {
+			case strategy == "all-match" || first:
+				fmt.Fprintf(&b, "    if { %s } {\n", strings.Join(test, " && "))
+			default:
+				fmt.Fprintf(&b, "    } elseif { %s } {\n", strings.Join(test, " && "))
+			}
+			first = false
+			for _, l := range cr.act[ph] {
 				fmt.Fprintf(&b, "        %s\n", l)
 			}
+			if hasLater(cr.act, ph) {
+				fmt.Fprintf(&b, "        lappend %s m%d\n", mark(ph), i)
+			}
+			if strategy == "all-match" {
+				b.WriteString("    }\n")
+			}
+		}
+		if strategy != "all-match" && !first {
 			b.WriteString("    }\n")
 		}
-		chain("    ", atResponse, func(i int) string {
-			return fmt.Sprintf("[lsearch -exact $%s %d] >= 0 && %s", v, i, out[i].respCond)
-		}, func(i int) []string { return out[i].resp })
+		for i, cr := range out {
+			if cr.decided > ph && len(cr.cond[ph]) > 0 {
+				fmt.Fprintf(&b, "    if { %s } { lappend %s c%d }\n", strings.Join(cr.cond[ph], " && "), mark(ph), i)
+			}
+		}
+		for i, cr := range out {
+			if cr.decided < ph && len(cr.act[ph]) > 0 {
+				fmt.Fprintf(&b, "    if { [lsearch -exact $%s m%d] >= 0 } {\n", mark(cr.decided), i)
+				for _, l := range cr.act[ph] {
+					fmt.Fprintf(&b, "        %s\n", l)
+				}
+				b.WriteString("    }\n")
+			}
+		}
 		b.WriteString("}\n")
 	}
 	res.Tcl = b.String()
 	return res, nil
+}
+
+// hasLater reports whether a rule has actions after moment ph.
+func hasLater(act [numPhases][]string, ph phase) bool {
+	for q := ph + 1; q < numPhases; q++ {
+		if len(act[q]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// phase is a moment a condition is read or an action runs, in the order
+// a connection meets them.
+type phase int
+
+const (
+	atAccept   phase = iota // the client connects (BIG-IP's client-accepted)
+	atTLS                   // the client's TLS handshake (ssl-client-hello)
+	atRequest               // each request
+	atResponse              // each response
+	numPhases
+)
+
+var (
+	phaseEvents = [numPhases]string{"CLIENT_ACCEPTED", "CLIENTSSL_HANDSHAKE", "HTTP_REQUEST", "HTTP_RESPONSE"}
+	phaseWords  = [numPhases]string{"client-accepted", "ssl-client-hello", "request", "response"}
+	// phaseVars name the variables of what a moment remembers ($ takes
+	// no hyphen).
+	phaseVars = [numPhases]string{"accept", "tls", "request", "response"}
+)
+
+// phaseOf is the moment of a condition or action; false when openltm
+// does not run at that moment (noted by the caller) or BIG-IP refuses it
+// (err).
+func (c *compiler) phaseOf(s Spec, what string) (phase, bool, error) {
+	switch ev := event(s); ev {
+	case "request":
+		if c.http {
+			return atRequest, true, nil
+		}
+		return atAccept, true, nil
+	case "client-accepted":
+		return atAccept, true, nil
+	case "ssl-client-hello":
+		return atTLS, true, nil
+	case "response":
+		if !c.http {
+			return 0, false, c.errorf("%s %s: response %ss need the policy to require http", what, s.Num, what)
+		}
+		return atResponse, true, nil
+	default:
+		c.lacks("%s %s %s at %s", what, s.Num, map[string]string{"condition": "reads " + s.Words["operand"], "action": "runs"}[what], ev)
+		return 0, false, nil
+	}
 }
 
 func orFirst(s string) string {

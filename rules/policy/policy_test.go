@@ -53,13 +53,13 @@ func TestCompile(t *testing.T) {
 			"when HTTP_REQUEST priority 0 {",
 			"if { ([string equal -nocase a.example " + hostOnly + "] || [string equal -nocase b.example " + hostOnly + "]) && [string equal Staging [HTTP::header value X-Env]] } {",
 			"HTTP::header insert X-Via \"[IP::client_addr]\"",
-			"lappend __ltm_policy_Common_p 0",
+			"lappend __ltm_policy_Common_p_request m0",
 			"} elseif { [string match -nocase /api* [HTTP::path]] } {",
 			"pool /Common/api",
 			"} elseif { 1 } {",
 			"HTTP::redirect \"https://[HTTP::host][HTTP::uri]\"",
 			"when HTTP_RESPONSE priority 0 {",
-			"if { [lsearch -exact $__ltm_policy_Common_p 0] >= 0 } {",
+			"if { [lsearch -exact $__ltm_policy_Common_p_request m0] >= 0 } {",
 			"HTTP::header insert X-Policy host",
 		}},
 		{"all match runs every rule that holds", httpPolicy("all-match", api, redirect), []string{
@@ -75,11 +75,29 @@ func TestCompile(t *testing.T) {
 				cond("1", "operand", "http-status", "event", "response", "values", "404 410"),
 			},
 			Actions: []Spec{act("0", "operand", "http-header", "event", "response", "verb", "insert", "name", "X-Gone", "value", "yes")}}), []string{
-			"when HTTP_REQUEST priority 0 {\n    set __ltm_policy_Common_p {}\n",
+			"when HTTP_REQUEST priority 0 {\n    set __ltm_policy_Common_p_request {}\n",
 			"pool /Common/api",
-			"    if { [string match -nocase /shop* [HTTP::path]] } { lappend __ltm_policy_Common_p 1 }\n}\n",
+			"    if { [string match -nocase /shop* [HTTP::path]] } { lappend __ltm_policy_Common_p_request c1 }\n}\n",
 			"when HTTP_RESPONSE priority 0 {\n",
-			"if { [lsearch -exact $__ltm_policy_Common_p 1] >= 0 && ([string equal -nocase 404 [HTTP::status]] || [string equal -nocase 410 [HTTP::status]]) } {\n        HTTP::header insert X-Gone yes\n",
+			"if { [lsearch -exact $__ltm_policy_Common_p_request c1] >= 0 && ([string equal -nocase 404 [HTTP::status]] || [string equal -nocase 410 [HTTP::status]]) } {\n        HTTP::header insert X-Gone yes\n",
+		}},
+		{"SNI read at the client's handshake", Policy{Name: "/Common/sni", Rules: []Rule{{Name: "api",
+			Conditions: []Spec{cond("0", "operand", "ssl-extension", "event", "ssl-client-hello", "selector", "server-name", "values", "api.example")},
+			Actions:    []Spec{act("0", "operand", "forward", "event", "ssl-client-hello", "verb", "select", "pool", "/Common/api")}}}}, []string{
+			"when CLIENTSSL_HANDSHAKE priority 0 {\n    if { [string equal -nocase api.example [string range [SSL::extensions -type 0] 9 end]] } {\n        pool /Common/api\n",
+		}},
+		{"a rule read at three moments", httpPolicy("", Rule{Name: "r",
+			Conditions: []Spec{
+				cond("0", "operand", "tcp", "event", "client-accepted", "selector", "address", "values", "10.0.0.0/8"),
+				cond("1", "operand", "http-method", "values", "POST"),
+			},
+			Actions: []Spec{
+				act("0", "operand", "forward", "verb", "select", "pool", "/Common/a"),
+				act("1", "operand", "http-header", "event", "response", "verb", "remove", "name", "Server"),
+			}}), []string{
+			"when CLIENT_ACCEPTED priority 0 {\n    set __ltm_policy_Common_p_accept {}\n    if { [IP::addr [IP::client_addr] equals 10.0.0.0/8] } { lappend __ltm_policy_Common_p_accept c0 }\n}\n",
+			"when HTTP_REQUEST priority 0 {\n    set __ltm_policy_Common_p_request {}\n    if { [lsearch -exact $__ltm_policy_Common_p_accept c0] >= 0 && [string equal -nocase POST [HTTP::method]] } {\n        pool /Common/a\n        lappend __ltm_policy_Common_p_request m0\n",
+			"when HTTP_RESPONSE priority 0 {\n    if { [lsearch -exact $__ltm_policy_Common_p_request m0] >= 0 } {\n        HTTP::header remove Server\n",
 		}},
 		{"a tcp policy runs when the client connects", Policy{Name: "/Common/t", Rules: []Rule{{Name: "inside",
 			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "operator", "matches", "values", "10.0.0.0/8 192.168.1.1")},
@@ -119,6 +137,27 @@ func TestCompile(t *testing.T) {
 	}
 }
 
+// TestCompileNeeds: what a policy needs of its virtual servers.
+func TestCompileNeeds(t *testing.T) {
+	sni := Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "ssl-extension", "event", "ssl-client-hello", "selector", "server-name", "values", "a")},
+		Actions: []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")}}
+	for _, tc := range []struct {
+		name      string
+		p         Policy
+		http, tls bool
+	}{
+		{"http", httpPolicy("", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "http-uri", "values", "/")}}), true, false},
+		{"tcp", Policy{Name: "/Common/t", Rules: []Rule{{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "values", "80")}}}}, false, false},
+		{"SNI", Policy{Name: "/Common/s", Rules: []Rule{sni}}, false, true},
+		{"SNI and http", httpPolicy("", sni), true, true},
+	} {
+		c, err := Compile(tc.p)
+		if err != nil || c.HTTP != tc.http || c.TLS != tc.tls {
+			t.Errorf("%s: HTTP %v TLS %v (%v), want %v %v", tc.name, c.HTTP, c.TLS, err, tc.http, tc.tls)
+		}
+	}
+}
+
 func TestCompileRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -139,8 +178,16 @@ func TestCompileRefuses(t *testing.T) {
 			"is not an address or a network"},
 		{"a request action on a rule read at the response", Rule{Name: "r",
 			Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "values", "404")},
-			Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")}},
+			Actions:    []Spec{act("0", "operand", "forward", "event", "request", "verb", "select", "pool", "/Common/a")}},
 			"action 0 runs at request, but the rule's conditions are read at response"},
+		{"an HTTP action when the client connects", Rule{Name: "r", Actions: []Spec{act("0", "operand", "http-header", "event", "client-accepted", "verb", "remove", "name", "X")}},
+			"action 0: http-header runs at request or response, not at client-accepted"},
+		{"SNI before the handshake", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "ssl-extension", "event", "client-accepted", "selector", "server-name", "values", "a")}},
+			"ssl-extension is read from ssl-client-hello on, not at client-accepted"},
+		{"an action before its rule's conditions", Rule{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "http-uri", "values", "/")},
+			Actions:    []Spec{act("0", "operand", "forward", "event", "client-accepted", "verb", "reset")}},
+			"action 0 runs at client-accepted, but the rule's conditions are read at request"},
 		{"a number compared with a word", Rule{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "operator", "less", "values", "http")}},
 			"compares numbers"},
 	} {

@@ -367,7 +367,7 @@ func (r *mblbRules) selectTarget(t mblb.Target) error {
 		r.hx.Select(t)
 		return nil
 	}
-	if r.f.mv.cfg.Request.Mode == mblb.HTTP && r.connPhase() == phaseAccepted {
+	if r.f.mv.cfg.Request.Mode == mblb.HTTP && (r.connPhase() == phaseAccepted || r.inClientHandshake()) {
 		// The client's current pool, member or node on an HTTP virtual:
 		// its requests go there until a rule chooses another.
 		r.f.sess.SetTarget(t)

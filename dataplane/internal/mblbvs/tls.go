@@ -226,6 +226,15 @@ func (r *mblbRules) serverSSL(clear bool) error {
 	return nil
 }
 
+// inClientHandshake reports whether the running event is one of the
+// client handshake's (CLIENTSSL_HANDSHAKE, CLIENTSSL_CLIENTCERT): they
+// run after CLIENT_ACCEPTED and before the session reads its first
+// request, so a pool chosen there is the client's for its requests, as
+// on BIG-IP (SNI routing).
+func (r *mblbRules) inClientHandshake() bool {
+	return r.hx == nil && r.d == nil && (r.httpEv == rules.ClientSSLHandshake || r.httpEv == rules.ClientSSLClientCert)
+}
+
 // serverDecided reports whether the running event comes after the
 // server connection of its message was chosen: the server-side events.
 func (r *mblbRules) serverDecided() bool {
