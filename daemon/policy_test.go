@@ -53,6 +53,8 @@ func TestPolicyLifecycle(t *testing.T) {
 		{"attach a draft", []string{pools, draft}, strings.Replace(vsHTTP, "{ route }", "{ Drafts/route }", 1), "is a draft", nil},
 		{"attach to a virtual without http", []string{pools, legacy}, strings.Replace(vsHTTP, "tcp http", "tcp", 1), "requires an http profile", nil},
 		{"a tcp policy on a tcp virtual", []string{pools, tcpPol}, vsTCP + " policies add { inside }", "", nil},
+		{"a message-based virtual", []string{pools, tcpPol}, vsTCP + " profiles replace-all-with { tcp mblb } policies add { inside }", "", map[string]string{
+			"show ltm virtual vs": "openltm does not run it: policy /Common/inside is on a message-based virtual server"}},
 		{"delete a policy in use", []string{pools, legacy, vsHTTP}, "delete ltm policy route", "cannot be deleted because it is in use by a Virtual Server (/Common/vs)", nil},
 		{"delete a pool a policy forwards to", []string{pools, legacy}, "delete ltm pool api", "cannot be deleted because it is in use by a Policy (/Common/route)", nil},
 		{"missing target", []string{pools}, "create ltm policy Drafts/bad rules add { r { actions add { 0 { forward select } } } }",

@@ -148,6 +148,11 @@ func (t *translator) virtualPolicyRules(o *objects.Object) ([]*compiledPolicy, b
 		case len(cp.c.NotRun) > 0:
 			t.keep(o, "policy %s uses what openltm does not run yet: %s", po.Name, strings.Join(cp.c.NotRun, "; "))
 			return nil, false
+		case !http && t.profile(o, profileMBLB) != nil:
+			// A message-based virtual chooses a pool per message (CLIENT_DATA),
+			// where a policy's moments are the connection's.
+			t.keep(o, "policy %s is on a message-based virtual server, where openltm does not run policies yet", po.Name)
+			return nil, false
 		case cp.c.TLS && t.profile(o, profileClientSSL) == nil:
 			// BIG-IP reads the ClientHello without a client-ssl profile too
 			// (with ssl persistence, passing TLS through); openltm reads it
