@@ -121,9 +121,10 @@ func TestTLSLoopClientAccepted(t *testing.T) {
 // its TLS clients on the event loops, its rules as on a plaintext
 // virtual: CLIENT_ACCEPTED before the handshake (a reject there leaves the
 // client without one, SSL::disable there a plaintext client), the
-// CLIENTSSL_ events after it, its choices carried to the loop,
-// HTTP_REQUEST for each request; SSL:: commands read the loop's session,
-// SSL::sessionid the hellos its handshake recorded.
+// CLIENTSSL_ events after it (a pool chosen there is the client's), its
+// choices carried to the loop, HTTP_REQUEST for each request; SSL::
+// commands read the loop's session, SSL::sessionid the hellos its
+// handshake recorded.
 func TestTLSLoopHTTPRules(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
 	startL7Member(t, "127.42.3.2:80", "M1")
@@ -141,6 +142,10 @@ func TestTLSLoopHTTPRules(t *testing.T) {
 		{"pool in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { pool other_pool }`,
 			true, map[string]string{"/a": "M2 GET /a", "/b": "M2 GET /b"}},
 		{"reject in CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { reject }`, true, map[string]string{"": "", "no handshake": ""}},
+		// A pool chosen at the handshake (SNI routing) is the client's for
+		// its requests, as one chosen in CLIENT_ACCEPTED.
+		{"pool in CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { if { [string range [SSL::extensions -type 0] 9 end] eq "www.example" } { pool other_pool } }`,
+			true, map[string]string{"/a": "M2 GET /a", "/b": "M2 GET /b"}},
 		{"SSL:: through eval", `when HTTP_REQUEST { set c SSL::cipher; HTTP::header replace X-LB [eval [list $c version]] }`,
 			true, map[string]string{"/a": "M1 GET /a body= lb=TLSv1.3"}},
 		{"SSL:: named", `when HTTP_REQUEST { HTTP::header replace X-LB [SSL::cipher version] }`,
