@@ -32,7 +32,8 @@ var policyConditionSelectors = []string{
 	"server-name", "username", "password", "browser-type", "browser-version",
 	"device-make", "device-model", "country-code", "country-name",
 	"continent", "region-code", "region-name", "org", "isp", "common-name",
-	"subject", "issuer", "last-15secs", "last-1min", "last-5mins",
+	"subject", "issuer", "last-15secs", "last-1min", "last-5mins", "domain",
+	"expiry", "user-agent-token", "value",
 }
 
 var policyOperators = []string{
@@ -42,17 +43,19 @@ var policyOperators = []string{
 
 var policyActionOperands = []string{
 	"forward", "http-reply", "http-header", "http-uri", "http-host",
-	"http-cookie", "http-set-cookie", "http-referer", "log", "tcl", "drop",
-	"shutdown", "persist", "http", "asm", "compress", "decompress", "cache",
-	"server-ssl", "l7dos", "request-adapt", "response-adapt", "tcp-nagle",
-	"ltm-policy", "websocket", "avr", "classification",
+	"http-cookie", "http-set-cookie", "http-referer", "http-basic-auth", "log",
+	"tcl", "drop", "shutdown", "persist", "http", "asm", "compress",
+	"decompress", "cache", "server-ssl", "client-ssl", "l7dos",
+	"request-adapt", "response-adapt", "tcp-nagle", "ltm-policy", "websocket",
+	"avr", "classification", "classify", "pem", "wam", "bot-defense",
 }
 
 var policyActionVerbs = []string{
 	"select", "reset", "redirect", "insert", "remove", "replace", "write",
 	"set-variable", "enable", "disable", "connection", "source-address",
 	"destination-address", "cookie-insert", "cookie-passive",
-	"cookie-rewrite", "cookie-hash", "universal", "hash", "carp",
+	"cookie-rewrite", "cookie-hash", "universal", "hash", "carp", "uie",
+	"ssl-session-id", "defer", "pin",
 }
 
 func flags(name string, words []string) *Prop {
@@ -80,7 +83,7 @@ func policyConditionKind() *Kind {
 
 // policyActionKind is one numbered action of a policy rule.
 func policyActionKind() *Kind {
-	return &Kind{Title: "Action", Ordered: true, Props: []*Prop{
+	k := &Kind{Title: "Action", Ordered: true, Props: []*Prop{
 		help(flags("operand", policyActionOperands), "what the action does"),
 		help(flags("event", PolicyEvents), "when it runs (request unless said)"),
 		help(flags("verb", policyActionVerbs), "how"),
@@ -102,6 +105,15 @@ func policyActionKind() *Kind {
 		passive(str("facility", "")),
 		passive(str("priority", "")),
 	}}
+	// The other named values of F5's actions, kept for what openltm does
+	// not run (persistence, compression, ASM, PEM, ...).
+	for _, n := range []string{"application", "category", "clone-pool", "code", "content", "domain", "expiry",
+		"expiry-secs", "extension", "from-profile", "host", "ifile", "internal-virtual", "ip-address", "key",
+		"length", "netmask", "nexthop", "offset", "port", "profile", "protocol", "rateclass", "scheme",
+		"script", "status", "text", "vlan", "vlan-id"} {
+		k.Props = append(k.Props, passive(str(n, "")))
+	}
+	return k
 }
 
 // policyKind is `ltm policy`: a local traffic policy, drafted in a
