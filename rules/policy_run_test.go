@@ -60,6 +60,9 @@ func TestPolicyConditions(t *testing.T) {
 		{"query-parameter, case-sensitive", spec("0", "operand", "http-uri", "selector", "query-parameter", "name", "lang", "case", "case-sensitive", "values", "EN"), false},
 		{"host without its port", spec("0", "operand", "http-host", "selector", "host", "values", "www.example.com"), true},
 		{"host with its port", spec("0", "operand", "http-host", "values", "www.example.com:8080"), true},
+		{"the Host's port", spec("0", "operand", "http-host", "selector", "port", "values", "8080"), true},
+		{"the URI's port", spec("0", "operand", "http-uri", "selector", "port", "operator", "greater", "values", "8000"), true},
+		{"scheme over plain HTTP", spec("0", "operand", "http-uri", "selector", "scheme", "values", "http"), true},
 		{"cookie", spec("0", "operand", "http-cookie", "name", "theme", "values", "dark"), true},
 		{"cookie missing", spec("0", "operand", "http-cookie", "name", "nope", "operator", "missing"), true},
 		{"header starts-with", spec("0", "operand", "http-header", "name", "user-agent", "operator", "starts-with", "values", "curl/"), true},
@@ -190,5 +193,23 @@ func TestPolicyMoments(t *testing.T) {
 		if got := f.String(); got != c.want {
 			t.Errorf("client network %s: decided %q, want %q", c.network, got, c.want)
 		}
+	}
+}
+
+// TestPolicyPortWithoutHost: a Host that names no port stands for the
+// virtual's.
+func TestPolicyPortWithoutHost(t *testing.T) {
+	p := policy.Policy{Name: "/Common/p", Requires: []string{"http"}, Rules: []policy.Rule{
+		{Name: "r", Conditions: []policy.Spec{spec("0", "operand", "http-host", "selector", "port", "values", "10100")},
+			Actions: []policy.Spec{spec("0", "operand", "forward", "verb", "select", "pool", "hit")}},
+	}}
+	f := newHTTPFake(t, "GET / HTTP/1.1\r\nHost: a.example\r\n\r\n", "")
+	s := NewProgram(nil, policyRule(t, p)).NewConnState(f)
+	defer s.Release()
+	if err := s.Run(HTTPRequest); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.String(); got != "pool hit" {
+		t.Fatalf("decided %q, want the virtual's port 10100 to match", got)
 	}
 }

@@ -113,6 +113,10 @@ func (c *compiler) getter(s Spec) (string, error) {
 			return hostOnly, nil
 		case "extension":
 			return "[string range [set __seg [lindex [split [HTTP::path] /] end]] [expr {[string last . $__seg] < 0 ? [string length $__seg] : [string last . $__seg] + 1}] end]", nil
+		case "port":
+			return hostPort, nil
+		case "scheme":
+			return scheme, nil
 		case "query-parameter":
 			if err := needName(); err != nil {
 				return "", err
@@ -131,6 +135,8 @@ func (c *compiler) getter(s Spec) (string, error) {
 			return "[HTTP::host]", nil
 		case "host":
 			return hostOnly, nil
+		case "port":
+			return hostPort, nil
 		}
 	case "http-header":
 		if err := needName(); err != nil {
@@ -190,8 +196,14 @@ func (c *compiler) getter(s Spec) (string, error) {
 	return "", nil
 }
 
-// hostOnly is the Host header without its port.
-const hostOnly = "[getfield [HTTP::host] : 1]"
+// hostOnly is the Host header without its port; hostPort is its port,
+// the virtual's when it names none; scheme is https where the client
+// came over TLS (SSL:: answers), else http.
+const (
+	hostOnly = "[getfield [HTTP::host] : 1]"
+	hostPort = "[expr {[regexp {:([0-9]+)$} [HTTP::host] -> __port] ? $__port : [TCP::local_port]}]"
+	scheme   = "[expr {[catch {SSL::cipher version}] ? \"http\" : \"https\"}]"
+)
 
 // compare is the Tcl test of a condition's operator on getter's value.
 func (c *compiler) compare(s Spec, getter string) (string, error) {
