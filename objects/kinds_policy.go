@@ -8,16 +8,16 @@ package objects
 // policy compiler (rules/policy) decides which combinations openltm runs,
 // which it keeps without running, and which BIG-IP refuses.
 
-// PolicyConditionOperands are the things a condition reads.
-var PolicyConditionOperands = []string{
+// policyConditionOperands are the things a condition reads.
+var policyConditionOperands = []string{
 	"http-uri", "http-host", "http-header", "http-cookie", "http-method",
 	"http-version", "http-referer", "http-user-agent", "http-status",
 	"http-set-cookie", "http-basic-auth", "tcp", "client-ssl", "ssl-extension",
 	"ssl-cert", "geoip", "cpu-usage", "l7dos",
 }
 
-// PolicyEvents are the moments a condition is read or an action runs.
-var PolicyEvents = []string{
+// policyEvents are the moments a condition is read or an action runs.
+var policyEvents = []string{
 	"request", "response", "proxy-request", "proxy-response", "proxy-connect",
 	"client-accepted", "server-connected", "ssl-client-hello",
 	"ssl-server-hello", "ssl-client-serverhello-send", "ssl-server-handshake",
@@ -65,8 +65,8 @@ func flags(name string, words []string) *Prop {
 // policyConditionKind is one numbered condition of a policy rule.
 func policyConditionKind() *Kind {
 	return &Kind{Title: "Condition", Ordered: true, Props: []*Prop{
-		help(flags("operand", PolicyConditionOperands), "what the condition reads"),
-		help(flags("event", PolicyEvents), "when it is read (request unless said)"),
+		help(flags("operand", policyConditionOperands), "what the condition reads"),
+		help(flags("event", policyEvents), "when it is read (request unless said)"),
 		help(flags("selector", policyConditionSelectors), "which part of the operand"),
 		help(str("name", ""), "the header, cookie or query parameter read"),
 		help(num("index", ""), "the path segment read, from 1"),
@@ -85,7 +85,7 @@ func policyConditionKind() *Kind {
 func policyActionKind() *Kind {
 	k := &Kind{Title: "Action", Ordered: true, Props: []*Prop{
 		help(flags("operand", policyActionOperands), "what the action does"),
-		help(flags("event", PolicyEvents), "when it runs (request unless said)"),
+		help(flags("event", policyEvents), "when it runs (request unless said)"),
 		help(flags("verb", policyActionVerbs), "how"),
 		help(&Prop{Name: "pool", Type: TRef, Ref: []string{"ltm pool"}}, "forward select: the pool"),
 		help(str("node", ""), "forward select: the node's address"),
