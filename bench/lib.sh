@@ -69,6 +69,14 @@ NGX
   done
 }
 
+# route10_policy_tmsh: route10's routing as an ltm policy, route10p (a
+# policy has no 403 reply: /admin is reset), on route10_tmsh's pools.
+route10_policy_tmsh() {
+  cat <<'EOF'
+create ltm policy route10p legacy strategy all-match rules add { api { ordinal 1 conditions add { 0 { http-host host starts-with values { api. } } } actions add { 0 { forward select pool api_pool } } } static { ordinal 2 conditions add { 0 { http-host host not starts-with values { api. } } 1 { http-uri path starts-with values { /static/ } } } actions add { 0 { forward select pool static_pool } } } old { ordinal 3 conditions add { 0 { http-host host not starts-with values { api. } } 1 { http-uri path starts-with values { /old/ } } } actions add { 0 { http-reply redirect location "tcl:http://[HTTP::host]/new/" } } } admin { ordinal 4 conditions add { 0 { http-host host not starts-with values { api. } } 1 { http-uri path starts-with values { /admin } } } actions add { 0 { forward reset } } } tag { ordinal 5 actions add { 0 { http-header replace name X-Tag value "tcl:[HTTP::path]" } } } }
+EOF
+}
+
 # route10_tmsh B1 B2: the tmsh of the 10-line HTTP_REQUEST rule the http
 # suites measure (host and URI routing with switch, a redirect, a 403 and
 # a header replaced), route10, with its pools api_pool and static_pool on

@@ -13,10 +13,11 @@
 #
 # The http suite compares openltm's HTTP virtual with OneConnect against
 # HAProxy 2.6 in `mode http` with `http-reuse safe`, on the same nginx
-# backends, in three cases: plain, with cookie persistence (openltm's
-# cookie profile, HAProxy's `cookie ... insert`), and with a 10-line
+# backends, in four cases: plain, with cookie persistence (openltm's
+# cookie profile, HAProxy's `cookie ... insert`), with a 10-line
 # HTTP_REQUEST rule switching on host and URI and replacing a header
-# (HAProxy: the same with ACLs and http-request set-header). The two
+# (HAProxy: the same with ACLs and http-request set-header), and with the
+# same routing as an ltm policy (against the same HAProxy ACLs). The two
 # alternate, ROUNDS times (default 5); it prints the median requests/s
 # and p99 latency of each, their ratio, and the CPU time each proxy
 # spent per request (user+system, all threads, from /proc).
@@ -134,6 +135,7 @@ frontend cookie
   default_backend be_cookie
 frontend rule
   bind $HAPH:82
+  bind $HAPH:83
   acl api hdr_beg(host) -i api.
   acl static path_beg /static/
   acl old path_beg /old/
@@ -163,6 +165,8 @@ create ltm persistence cookie bench_cookie defaults-from cookie
 create ltm virtual http_plain destination $LTMH:80 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } }
 create ltm virtual http_cookie destination $LTMH:81 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } } persist replace-all-with { bench_cookie { default yes } }
 create ltm virtual http_rule destination $LTMH:82 pool bench_pool rules { route10 } profiles replace-all-with { tcp { } http { } oneconnect { } }
+$(route10_policy_tmsh)
+create ltm virtual http_policy destination $LTMH:83 pool bench_pool policies replace-all-with { route10p } profiles replace-all-with { tcp { } http { } oneconnect { } }
 EOF
   "$work/tmsh" --socket "$work/ltmd.sock" -f "$work/http.tmsh" ||
     { echo "bench: configuring the http virtuals failed"; cat "$work/ltmd.err"; exit 1; }
@@ -181,7 +185,7 @@ EOF
   }
   ROUNDS=${ROUNDS:-5}
   declare -A RPS P99 CPU
-  cases=(plain:80 cookie:81 rule:82)
+  cases=(plain:80 cookie:81 rule:82 policy:83)
   for round in $(seq "$ROUNDS"); do
     for c in "${cases[@]}"; do
       name=${c%%:*} port=${c##*:}
