@@ -18,6 +18,9 @@ func (c *compiler) condition(s Spec) (string, phase, error) {
 	if err != nil || !ok {
 		return "", 0, err
 	}
+	if op == "ssl-extension" && s.Words["event"] == "" && ph < atTLS {
+		ph = atTLS // the SNI is read from the handshake on
+	}
 	var getter string
 	switch {
 	case ph == atResponse:

@@ -150,6 +150,9 @@ func TestCompileNeeds(t *testing.T) {
 		{"tcp", Policy{Name: "/Common/t", Rules: []Rule{{Name: "r", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "values", "80")}}}}, false, false},
 		{"SNI", Policy{Name: "/Common/s", Rules: []Rule{sni}}, false, true},
 		{"SNI and http", httpPolicy("", sni), true, true},
+		{"SNI at no moment named", Policy{Name: "/Common/s", Rules: []Rule{{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "ssl-extension", "selector", "server-name", "values", "a")},
+			Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")}}}}, false, true},
 	} {
 		c, err := Compile(tc.p)
 		if err != nil || c.HTTP != tc.http || c.TLS != tc.tls {
