@@ -21,6 +21,11 @@ type planeHook struct {
 	// it again.
 	cfg *objects.Config
 	tr  *ltmTranslation
+
+	// vaZero is, for each virtual address reset-stats reset, its virtual
+	// servers' client-side traffic then: its show counts from there.
+	vaMu   sync.Mutex
+	vaZero map[string]map[string]dataplane.Traffic
 }
 
 // AttachDataplane makes p follow every commit, starting with the running

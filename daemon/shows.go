@@ -49,6 +49,9 @@ func planeCommands(h *planeHook) []RuntimeCommand {
 		{"reset-stats", "ltm virtual", reset(dataplane.StatsVirtual)},
 		{"reset-stats", "ltm pool", reset(dataplane.StatsPool)},
 		{"reset-stats", "ltm node", reset(dataplane.StatsNode)},
+		{"reset-stats", "ltm virtual-address", func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			return h.resetVirtualAddresses(names)
+		}},
 		{"show", "sys connection", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			f, all, err := connFilter(words)
 			if err != nil {
@@ -280,6 +283,57 @@ const (
 	reasonVANone      = "The virtual address has no virtual servers"
 )
 
+// addressVirtuals is the running virtual servers' statistics by the key
+// of their address (objects.AddressKey).
+func (h *planeHook) addressVirtuals(cfg *objects.Config) map[string][]dataplane.VirtualStats {
+	byAddr := map[string][]dataplane.VirtualStats{}
+	for _, v := range h.virtuals() {
+		if o := cfg.Get(ltmVirtual, v.Name); o != nil {
+			if key, _, ok := objects.VirtualServerAddress(o); ok {
+				byAddr[key] = append(byAddr[key], v)
+			}
+		}
+	}
+	return byAddr
+}
+
+// resetVirtualAddresses is reset-stats ltm virtual-address: openltm keeps
+// no counters of an address's own (its traffic is its virtual servers'),
+// so it notes where each of them stands and shows counts from there; the
+// virtual servers' own counters are not reset, as on BIG-IP.
+func (h *planeHook) resetVirtualAddresses(names []string) error {
+	cfg, _ := h.running()
+	if cfg == nil {
+		return nil
+	}
+	byAddr := h.addressVirtuals(cfg)
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	h.vaMu.Lock()
+	defer h.vaMu.Unlock()
+	if h.vaZero == nil {
+		h.vaZero = map[string]map[string]dataplane.Traffic{}
+	}
+	found := false
+	for _, a := range cfg.Of(ltmVirtualAddr) {
+		if len(names) > 0 && !want[a.Name] {
+			continue
+		}
+		found = true
+		z := map[string]dataplane.Traffic{}
+		for _, v := range byAddr[objects.AddressKey(a)] {
+			z[v.Name] = v.ClientSide
+		}
+		h.vaZero[a.Name] = z
+	}
+	if !found && len(names) > 0 {
+		return objects.NotFound(ltmVirtualAddr, names[0])
+	}
+	return nil
+}
+
 // virtualAddresses is each ltm virtual-address with its virtual servers'
 // status rolled up (available when one is, offline when all are, else
 // unknown) and their client-side traffic added up. Maximum connections is
@@ -290,14 +344,9 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 	if cfg == nil {
 		return nil
 	}
-	byAddr := map[string][]dataplane.VirtualStats{}
-	for _, v := range h.virtuals() {
-		if o := cfg.Get(ltmVirtual, v.Name); o != nil {
-			if key, _, ok := objects.VirtualServerAddress(o); ok {
-				byAddr[key] = append(byAddr[key], v)
-			}
-		}
-	}
+	byAddr := h.addressVirtuals(cfg)
+	h.vaMu.Lock()
+	defer h.vaMu.Unlock()
 	var out []render.VirtualAddressStats
 	for _, a := range cfg.Of(ltmVirtualAddr) {
 		st := render.VirtualAddressStats{Name: a.Name, Addr: objects.AddressOf(a), Status: dataplane.Status{State: "enabled"}}
@@ -307,7 +356,11 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 		vs := byAddr[objects.AddressKey(a)]
 		avail, offline := false, len(vs) > 0
 		for _, v := range vs {
-			st.ClientSide.Add(v.ClientSide)
+			t := v.ClientSide
+			if z, ok := h.vaZero[a.Name][v.Name]; ok {
+				t = t.Since(z)
+			}
+			st.ClientSide.Add(t)
 			avail = avail || v.Status.Availability == dataplane.Available
 			offline = offline && v.Status.Availability == dataplane.Offline
 		}

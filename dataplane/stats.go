@@ -47,6 +47,27 @@ func (t *Traffic) Add(u Traffic) {
 	t.TotConns += u.TotConns
 }
 
+// Since is t counted from z, an earlier reading of the same counters
+// (reset-stats of an object whose traffic is other objects'): the totals
+// less z's, the current connections as they are, the maximum t's if it
+// rose after z, else the current count (the highest since is not kept).
+// A total below z's means the counters were reset since: t is then all
+// counted after z.
+func (t Traffic) Since(z Traffic) Traffic {
+	if t.BitsIn < z.BitsIn || t.BitsOut < z.BitsOut || t.PktsIn < z.PktsIn || t.PktsOut < z.PktsOut || t.TotConns < z.TotConns {
+		return t
+	}
+	out := Traffic{
+		BitsIn: t.BitsIn - z.BitsIn, BitsOut: t.BitsOut - z.BitsOut,
+		PktsIn: t.PktsIn - z.PktsIn, PktsOut: t.PktsOut - z.PktsOut,
+		CurConns: t.CurConns, MaxConns: t.CurConns, TotConns: t.TotConns - z.TotConns,
+	}
+	if t.MaxConns > z.MaxConns {
+		out.MaxConns = t.MaxConns
+	}
+	return out
+}
+
 // VirtualStats is `show ltm virtual` for one virtual server.
 type VirtualStats struct {
 	Name string
