@@ -316,20 +316,27 @@ func (h *planeHook) resetVirtualAddresses(names []string) error {
 	if h.vaZero == nil {
 		h.vaZero = map[string]map[string]dataplane.Traffic{}
 	}
-	found := false
+	have := map[string]bool{}
 	for _, a := range cfg.Of(ltmVirtualAddr) {
+		have[a.Name] = true
 		if len(names) > 0 && !want[a.Name] {
 			continue
 		}
-		found = true
 		z := map[string]dataplane.Traffic{}
 		for _, v := range byAddr[objects.AddressKey(a)] {
 			z[v.Name] = v.ClientSide
 		}
 		h.vaZero[a.Name] = z
 	}
-	if !found && len(names) > 0 {
-		return objects.NotFound(ltmVirtualAddr, names[0])
+	for n := range h.vaZero {
+		if !have[n] {
+			delete(h.vaZero, n) // an address deleted since
+		}
+	}
+	for _, n := range names {
+		if !have[n] {
+			return objects.NotFound(ltmVirtualAddr, n)
+		}
 	}
 	return nil
 }
