@@ -319,6 +319,13 @@ func (h *planeHook) resetVirtualAddresses(names []string) error {
 	have := map[string]bool{}
 	for _, a := range cfg.Of(ltmVirtualAddr) {
 		have[a.Name] = true
+	}
+	for _, n := range names {
+		if !have[n] {
+			return objects.NotFound(ltmVirtualAddr, n) // nothing reset
+		}
+	}
+	for _, a := range cfg.Of(ltmVirtualAddr) {
 		if len(names) > 0 && !want[a.Name] {
 			continue
 		}
@@ -331,11 +338,6 @@ func (h *planeHook) resetVirtualAddresses(names []string) error {
 	for n := range h.vaZero {
 		if !have[n] {
 			delete(h.vaZero, n) // an address deleted since
-		}
-	}
-	for _, n := range names {
-		if !have[n] {
-			return objects.NotFound(ltmVirtualAddr, n)
 		}
 	}
 	return nil
