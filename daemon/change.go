@@ -319,48 +319,37 @@ func (s *Session) moreNames(cfg *objects.Config, k *objects.Kind, rest []grammar
 // modifyOne applies a modify's properties to the object name (a glob or
 // all: to each it covers).
 func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string, nameNode grammar.Node, rest []grammar.Node, cfg *objects.Config) error {
-	if name != "" && (strings.ContainsAny(name, "*?[") || path.Base(name) == "all") {
-		matches := s.glob(cfg, k, name)
-		if len(matches) == 0 {
-			return objects.NotFound(k, name)
-		}
-		for _, old := range matches {
-			if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
-				return err
-			}
-			o := old.Clone()
-			if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
-				return err
-			}
-			if k == ltmPolicy {
-				policyNeeds(o)
-			}
-			reimportFile(k, o, rest)
-			cfg.Put(o)
-		}
-		return nil
+	glob := name != "" && (strings.ContainsAny(name, "*?[") || path.Base(name) == "all")
+	var olds []*objects.Object
+	if glob {
+		olds = s.glob(cfg, k, name)
+	} else if old := cfg.Get(k, name); old != nil {
+		olds = []*objects.Object{old}
 	}
-	old := cfg.Get(k, name)
-	if old == nil {
+	if len(olds) == 0 {
 		return objects.NotFound(k, name)
 	}
-	if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
-		return err
-	}
-	o := old.Clone()
-	if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
-		return err
-	}
-	if k == ltmPolicy {
-		policyNeeds(o)
-	}
-	if len(rest) == 0 {
+	if !glob && len(rest) == 0 {
 		return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
 	}
-	reimportFile(k, o, rest)
-	if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
-		return err
+	for _, old := range olds {
+		if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
+			return err
+		}
+		o := old.Clone()
+		if err := s.readProps(objects.ModeModify, st, o, rest); err != nil {
+			return err
+		}
+		if k == ltmPolicy {
+			policyNeeds(o)
+		}
+		reimportFile(k, o, rest)
+		if !glob {
+			if err := s.importSSLFile(o, rest); err != nil { // sslfiles.go
+				return err
+			}
+		}
+		cfg.Put(o)
 	}
-	cfg.Put(o)
 	return nil
 }
