@@ -107,12 +107,7 @@ func TestPoolFields(t *testing.T) {
 }
 
 func TestVirtualAndNodeFields(t *testing.T) {
-	v := dataplane.VirtualStats{
-		Name: "/Common/vip1", Destination: "10.99.99.102:80",
-		Status:     dataplane.Status{Availability: dataplane.Available, State: "enabled", Reason: "The virtual server is available"},
-		ClientSide: dataplane.Traffic{BitsIn: 1200, CurConns: 1, MaxConns: 3, TotConns: 9}, TotRequests: 9,
-		MinConnDuration: 1, MaxConnDuration: 40, MeanConnDuration: 12,
-	}
+	v := vip1Stats()
 	n := dataplane.NodeStats{
 		Name: "/Part/web1", Addr: netip.MustParseAddr("192.0.2.7"),
 		Status:  dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: "Node address does not have service checking enabled"},

@@ -117,13 +117,18 @@ Traffic                ServerSide
 	}
 }
 
-func TestRenderVirtual(t *testing.T) {
-	v := dataplane.VirtualStats{
+// vip1Stats is the virtual server the show and field-fmt tests print.
+func vip1Stats() dataplane.VirtualStats {
+	return dataplane.VirtualStats{
 		Name: "/Common/vip1", Destination: "10.99.99.102:80",
 		Status:     dataplane.Status{Availability: dataplane.Available, State: "enabled", Reason: "The virtual server is available"},
 		ClientSide: dataplane.Traffic{BitsIn: 1200, CurConns: 1, MaxConns: 3, TotConns: 9}, TotRequests: 9,
 		MinConnDuration: 1, MaxConnDuration: 40, MeanConnDuration: 12,
 	}
+}
+
+func TestRenderVirtual(t *testing.T) {
+	v := vip1Stats()
 	want := `------------------------------------------------------------------
 Ltm::Virtual Server: vip1
 ------------------------------------------------------------------
