@@ -1,11 +1,11 @@
 package daemon
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules/policy"
 )
 
 // A local traffic policy's life on BIG-IP (12.1 and later): it is created
@@ -100,61 +100,28 @@ func policyCreated(o *objects.Object, legacy bool) {
 	policyNeeds(o)
 }
 
-// What a policy's operands require of a virtual server and what its
-// actions control, as BIG-IP 12.1 and later compute its requires and
-// controls from the rules (chosen where F5 does not document the table:
-// the profile or feature each operand names).
-var (
-	policyRequiresOf = map[string]string{"tcp": "tcp", "client-ssl": "client-ssl", "ssl-extension": "client-ssl", "ssl-cert": "client-ssl"}
-	policyControlsOf = map[string]string{"forward": "forwarding", "persist": "persistence", "cache": "caching", "compress": "compression",
-		"decompress": "compression", "asm": "asm", "server-ssl": "server-ssl", "classification": "classification", "request-adapt": "request-adaptation",
-		"response-adapt": "response-adaptation", "l7dos": "l7dos", "avr": "avr"}
-)
-
 // policyNeeds adds to a policy's requires and controls what its rules
-// need, keeping what was written.
+// need (policy.Needs), keeping what was written.
 func policyNeeds(o *objects.Object) {
-	req, ctl := map[string]bool{}, map[string]bool{}
-	for _, r := range policyOf(o).Rules {
-		for _, c := range r.Conditions {
-			op := c.Words["operand"]
-			if strings.HasPrefix(op, "http") {
-				req["http"] = true
-			} else if n := policyRequiresOf[op]; n != "" {
-				req[n] = true
-			}
-		}
-		for _, a := range r.Actions {
-			op := a.Words["operand"]
-			if strings.HasPrefix(op, "http") {
-				req["http"] = true
-			}
-			if n := policyControlsOf[op]; n != "" {
-				ctl[n] = true
-			}
-		}
-	}
-	add := func(p *objects.Prop, words map[string]bool) {
-		v := p.Get(o)
-		have := map[string]bool{}
+	req, ctl := policy.Needs(policyOf(o))
+	add := func(p *objects.Prop, words []string) {
 		var list []string
-		if v != nil {
+		have := map[string]bool{}
+		if v := p.Get(o); v != nil {
 			list = append(list, v.List...)
 			for _, w := range v.List {
 				have[w] = true
 			}
 		}
-		var more []string
-		for w := range words {
+		n := len(list)
+		for _, w := range words {
 			if !have[w] {
-				more = append(more, w)
+				list = append(list, w)
 			}
 		}
-		if len(more) == 0 {
-			return
+		if len(list) > n {
+			o.Props[p.Name] = &objects.Value{List: list}
 		}
-		sort.Strings(more)
-		o.Props[p.Name] = &objects.Value{List: append(list, more...)}
 	}
 	add(policyRequires, req)
 	add(policyControls, ctl)

@@ -20,6 +20,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,22 +330,66 @@ func varName(policy string) string {
 	return b.String()
 }
 
-// needsHTTP reports whether the policy reads or edits HTTP: it then runs
-// on each request, else once per connection.
-func needsHTTP(p *Policy) bool {
-	for _, r := range p.Requires {
-		if r == "http" {
-			return true
-		}
+// What a policy's operands require of a virtual server and what its
+// actions control, as BIG-IP 12.1 and later compute a policy's requires
+// and controls from its rules (chosen where F5 does not document the
+// table: the profile or feature each operand names; every http-*
+// operand requires http).
+var (
+	requiresOf = map[string]string{"tcp": "tcp", "client-ssl": "client-ssl", "ssl-extension": "client-ssl", "ssl-cert": "client-ssl"}
+	controlsOf = map[string]string{"forward": "forwarding", "persist": "persistence", "cache": "caching", "compress": "compression",
+		"decompress": "compression", "asm": "asm", "server-ssl": "server-ssl", "classification": "classification", "request-adapt": "request-adaptation",
+		"response-adapt": "response-adaptation", "l7dos": "l7dos", "avr": "avr"}
+)
+
+// requiresOfOperand is what one condition's or action's operand requires.
+func requiresOfOperand(op string) string {
+	if strings.HasPrefix(op, "http") {
+		return "http"
 	}
+	return requiresOf[op]
+}
+
+// Needs is what p's rules require of a virtual server and what they
+// control, sorted: what BIG-IP lists as a policy's requires and controls.
+// Conditions' operands require; actions' require http when they edit it,
+// and control.
+func Needs(p Policy) (requires, controls []string) {
+	req, ctl := map[string]bool{}, map[string]bool{}
 	for _, r := range p.Rules {
-		for _, s := range append(append([]Spec(nil), r.Conditions...), r.Actions...) {
-			if op := s.Words["operand"]; strings.HasPrefix(op, "http") {
-				return true
+		for _, c := range r.Conditions {
+			if n := requiresOfOperand(c.Words["operand"]); n != "" {
+				req[n] = true
+			}
+		}
+		for _, a := range r.Actions {
+			op := a.Words["operand"]
+			if requiresOfOperand(op) == "http" {
+				req["http"] = true
+			}
+			if n := controlsOf[op]; n != "" {
+				ctl[n] = true
 			}
 		}
 	}
-	return false
+	return sortedKeys(req), sortedKeys(ctl)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// needsHTTP reports whether the policy reads or edits HTTP, by its
+// requires or its rules: it then runs on each request, else once per
+// connection.
+func needsHTTP(p *Policy) bool {
+	req, _ := Needs(*p)
+	return slices.Contains(p.Requires, "http") || slices.Contains(req, "http")
 }
 
 // sortedSpecs orders a rule's conditions or actions by their numbers.

@@ -254,3 +254,17 @@ func TestQuote(t *testing.T) {
 		t.Errorf("glob of a* matched abc")
 	}
 }
+
+// TestNeeds: the requires and controls BIG-IP lists for a policy's rules.
+func TestNeeds(t *testing.T) {
+	p := Policy{Name: "/Common/p", Rules: []Rule{
+		{Name: "a", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "values", "80"), cond("1", "operand", "http-method", "values", "GET")},
+			Actions: []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")}},
+		{Name: "b", Conditions: []Spec{cond("0", "operand", "ssl-extension", "selector", "server-name", "values", "x")},
+			Actions: []Spec{act("0", "operand", "persist", "verb", "source-address"), act("1", "operand", "http-header", "verb", "remove", "name", "X")}},
+	}}
+	req, ctl := Needs(p)
+	if strings.Join(req, " ") != "client-ssl http tcp" || strings.Join(ctl, " ") != "forwarding persistence" {
+		t.Fatalf("requires %v controls %v", req, ctl)
+	}
+}
