@@ -11,6 +11,10 @@
 #   ROUNDS=5 bash bench/mblb.sh        # median of 5 rounds, order alternating
 #   BUSY_POLL=0 bash bench/mblb.sh     # ltmd --busy-poll (default auto; or hold)
 #   HAPROXY_BUSY=1 bash bench/mblb.sh  # HAProxy with busy-polling too
+#   ONE_MEMBER=1 bash bench/mblb.sh  # and length framing to one member
+#       # only (row "one"): the work HAProxy's connection balancing does
+#       # at one client, to tell the proxy's cost from what balancing
+#       # each message over two members costs the members and the client
 #   PROXY_CPUS=1 PEER_CPUS=0 bash bench/mblb.sh
 #       # the proxy (ltmd or HAProxy) on its own CPUs, the clients and
 #       # members on the others (taskset lists), as an appliance runs;
@@ -57,9 +61,12 @@ create ltm profile one-connect oc8 max-size 8
 create ltm pool p slow-ramp-time 0 members add { $NET.2:9000 $NET.2:9001 }
 create ltm virtual v_rule destination $NET.10:9000 source-address-translation { type automap } pool p profiles replace-all-with { mblb { } tcp { } } rules { mblb-basic }
 create ltm virtual v_len destination $NET.11:9000 source-address-translation { type automap } pool p profiles replace-all-with { mblb_length { } tcp { } }
+create ltm pool p_one slow-ramp-time 0 members add { $NET.2:9000 }
+create ltm virtual v_one destination $NET.14:9000 source-address-translation { type automap } pool p_one profiles replace-all-with { mblb_length { } tcp { } }
 create ltm virtual v_oc destination $NET.12:9000 source-address-translation { type automap } pool p profiles replace-all-with { mblb_length { } tcp { } oc8 { } }
 TMSH
 targets=("direct $NET.2:9000" "rule $NET.10:9000" "length $NET.11:9000" "oneconnect $NET.12:9000")
+[ "${ONE_MEMBER:-0}" = 1 ] && targets+=("one $NET.14:9000")
 if command -v haproxy >/dev/null; then
   cat >"$work/haproxy.cfg" <<HAP
 global
