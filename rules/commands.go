@@ -64,6 +64,7 @@ func commandTable() *tcl.Commands {
 		t.Register("matchclass", cmdMatchclass)
 		t.Register("table", cmdTable)
 		registerUtil(t)
+		registerCrypto(t)
 		registerHTTP(t)
 		registerDNS(t)
 		registerIO(t)

@@ -187,6 +187,8 @@ type ConnState struct {
 	shard uint32
 	// ended is set when the running handler rejects, drops or discards.
 	ended bool
+	// crypto holds the CRYPTO:: -ctx contexts not yet finished, by name.
+	crypto map[string]*cryptoCtx
 }
 
 // addrText is an endpoint's address and its text.
@@ -216,6 +218,7 @@ func (s *ConnState) Release() {
 	s.in.ResetVars()
 	clear(s.disabled)
 	clear(s.searches)
+	clear(s.crypto)
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}
