@@ -527,3 +527,48 @@ func TestMBLBOneConnectExclusiveConcurrentClients(t *testing.T) {
 		t.Fatalf("%v\n%s", err, lg)
 	}
 }
+
+// IP::idle_timeout gives one client's session a timeout of its own on a
+// message-balanced virtual: longer than the profile's (the client
+// outlives a silence the profile would have ended) or, on a virtual
+// without one, a timeout at all.
+func TestMBLBRuleIdleTimeout(t *testing.T) {
+	p, _ := newPlane(t)
+	startServer(t, "127.0.90.101:9000", "S1")
+	cfg := mblbConfig("127.0.90.10:9000", &MBLB{}, "127.0.90.101:9000")
+	cfg.Virtuals["/Common/vs"].IdleTimeout = 300 * time.Millisecond
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when CLIENT_ACCEPTED {
+		log local0. "before [IP::idle_timeout]"
+		IP::idle_timeout 30
+		log local0. "after [IP::idle_timeout]"
+	}`)
+	cfg2 := mblbConfig("127.0.90.11:9000", &MBLB{}, "127.0.90.101:9000")
+	cfg.Virtuals["/Common/vs2"] = cfg2.Virtuals["/Common/vs"]
+	cfg.Virtuals["/Common/vs2"].Name = "/Common/vs2"
+	cfg.Virtuals["/Common/vs2"].IdleTimeout = 0
+	cfg.Virtuals["/Common/vs2"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { IP::idle_timeout 1 }`)
+	mustApply(t, p, cfg)
+
+	c := dialVS(t, "127.0.90.10:9000")
+	c.mustAsk("a")
+	time.Sleep(time.Second) // more than three times the profile's timeout
+	c.mustAsk("b")
+	if got := strings.Join(lg.Lines(), "\n"); !strings.Contains(got, "before 1") || !strings.Contains(got, "after 30") {
+		t.Errorf("log:\n%s", got)
+	}
+
+	c2 := dialVS(t, "127.0.90.11:9000")
+	for range 8 { // talking every 200 ms: never idle for the rule's second
+		c2.mustAsk("x")
+		time.Sleep(200 * time.Millisecond)
+	}
+	eventually(t, "the rule's timeout to end the client", func() bool {
+		n := 0
+		p.table.Walk(flows.Filter{Virtual: "/Common/vs2"}, func(*flows.Record) bool { n++; return true })
+		return n == 0
+	})
+	if _, err := c2.ask("y"); err == nil {
+		t.Fatal("the idle client was not reset")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -63,6 +64,57 @@ func registerIP(t *tcl.Commands) {
 		return tcl.Int(6), nil
 	})
 	t.Register("IP::addr", cmdIPAddr)
+	t.Register("IP::idle_timeout", cmdIPIdleTimeout)
+}
+
+// IdleTimer is the part of a connection IP::idle_timeout needs: its idle
+// timeout, which a rule may change for this connection alone (a long
+// timeout for one client's long-lived sessions behind a virtual whose
+// profile ends idle connections sooner, the usual reason on BIG-IP).
+// It is optional, checked with a type assertion.
+type IdleTimer interface {
+	// FlowIdleTimeout is the connection's idle timeout now (0: none).
+	FlowIdleTimeout() time.Duration
+	// SetFlowIdleTimeout sets it from now on (0: none).
+	SetFlowIdleTimeout(d time.Duration)
+}
+
+// maxIdleTimeout is the largest IP::idle_timeout, in seconds (the tcp
+// profile's idle-timeout takes up to 2^32-1; 2^31-1 keeps the duration
+// far from overflowing).
+const maxIdleTimeout = 1<<31 - 1
+
+// cmdIPIdleTimeout is IP::idle_timeout [SECONDS|indefinite]: the
+// connection's idle timeout in seconds (0 when it has none), or sets it.
+// Chosen where F5's page is silent [M]: "indefinite" takes the timeout
+// away, as in the tcp profile, and 0 is refused rather than read as the
+// profile's "immediate" or as none.
+func cmdIPIdleTimeout(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "IP::idle_timeout ?seconds|indefinite?"
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	_, c, err := sess(in, "IP::idle_timeout")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	it, ok := c.(IdleTimer)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("IP::idle_timeout: this virtual server's connections have no idle timeout")
+	}
+	if len(args) == 1 {
+		return tcl.Int(int64((it.FlowIdleTimeout() + time.Second - 1) / time.Second)), nil
+	}
+	if args[1].String() == "indefinite" {
+		it.SetFlowIdleTimeout(0)
+		return tcl.Empty, nil
+	}
+	n, err := args[1].Int64()
+	if err != nil || n < 1 || n > maxIdleTimeout {
+		return tcl.Empty, tcl.Errorf("IP::idle_timeout: %q is not a number of seconds from 1 to %d, or indefinite", args[1].String(), maxIdleTimeout)
+	}
+	it.SetFlowIdleTimeout(time.Duration(n) * time.Second)
+	return tcl.Empty, nil
 }
 
 // sideArg lets port and address commands take an explicit clientside or

@@ -40,11 +40,14 @@ type Flow struct {
 	// Local is the address the client reached (cs-server).
 	Local netip.AddrPort
 	// Virtual is the virtual server's full path.
-	Virtual     string
-	Protocol    string
-	IdleTimeout time.Duration
-	created     int64
-	lastActive  atomic.Int64
+	Virtual    string
+	Protocol   string
+	created    int64
+	lastActive atomic.Int64
+	// idleTimeout is the flow's idle timeout in nanoseconds (0: none),
+	// atomic because a rule may change it (IP::idle_timeout) while a
+	// show reads it.
+	idleTimeout atomic.Int64
 	// Closer ends the flow: reset true resets both sides (delete sys
 	// connection, idle timeout); false closes the server side and lets the
 	// client go quietly (service-down-action drop). Set before Add.
@@ -74,6 +77,13 @@ func (f *Flow) Drop() {
 
 // Created is when the flow entered the table.
 func (f *Flow) Created() time.Time { return time.Unix(0, f.created) }
+
+// SetIdleTimeout sets the flow's idle timeout (0: none): the L4 and UDP
+// engines enforce this value, the connection table shows it.
+func (f *Flow) SetIdleTimeout(d time.Duration) { f.idleTimeout.Store(int64(d)) }
+
+// IdleTimeout is the flow's idle timeout (0: none).
+func (f *Flow) IdleTimeout() time.Duration { return time.Duration(f.idleTimeout.Load()) }
 
 // Touch records activity now; the idle timer measures from the last Touch.
 func (f *Flow) Touch(now int64) { f.lastActive.Store(now) }

@@ -72,7 +72,7 @@ func (f *Flow) records(now int64, out []Record) []Record {
 		Virtual:     f.Virtual,
 		Age:         time.Duration(now - f.created),
 		Idle:        time.Duration(now - f.lastActive.Load()),
-		IdleTimeout: f.IdleTimeout,
+		IdleTimeout: f.IdleTimeout(),
 		CSBytesIn:   f.BytesIn.Load(),
 		CSBytesOut:  f.BytesOut.Load(),
 		CSPktsIn:    f.PktsIn.Load(),

@@ -236,9 +236,36 @@ type Engine struct {
 	// and response timeouts need no finer grain than its tick, and the
 	// message path then never reads the clock.
 	clock atomic.Int64
+	// tick is the janitor's period in nanoseconds: from the engine's
+	// timeouts at the start, shorter once a client's own idle timeout
+	// (IP::idle_timeout) needs it, since that timeout, like the clock
+	// the clients' activity is stamped with, is only as fine as the tick.
+	tick   atomic.Int64
+	retick chan struct{} // wakes the janitor to take a shorter tick
 }
 
 func (e *Engine) now() int64 { return e.clock.Load() }
+
+// minTick is the janitor's shortest period.
+const minTick = 5 * time.Millisecond
+
+// wantTick makes the janitor tick at least every d.
+func (e *Engine) wantTick(d time.Duration) {
+	d = max(d, minTick)
+	for {
+		cur := e.tick.Load()
+		if cur != 0 && int64(d) >= cur {
+			return
+		}
+		if e.tick.CompareAndSwap(cur, int64(d)) {
+			select {
+			case e.retick <- struct{}{}:
+			default:
+			}
+			return
+		}
+	}
+}
 
 type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
@@ -323,6 +350,7 @@ func New(cfg Config) (*Engine, error) {
 		servers:  make(map[*serverConn]struct{}),
 		members:  make(map[MemberID]*memberStats),
 		stop:     make(chan struct{}),
+		retick:   make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
 	e.clock.Store(time.Now().UnixNano())
@@ -460,9 +488,8 @@ func (e *Engine) janitor() {
 	if oc := e.cfg.OneConnect; oc != nil && oc.IdleTimeoutOverride > 0 && oc.IdleTimeoutOverride/4 < tick {
 		tick = oc.IdleTimeoutOverride / 4
 	}
-	if tick < 5*time.Millisecond {
-		tick = 5 * time.Millisecond
-	}
+	e.wantTick(tick)
+	tick = time.Duration(e.tick.Load())
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	var sessions []*ClientConn
@@ -472,24 +499,26 @@ func (e *Engine) janitor() {
 		case <-e.stop:
 			return
 		case <-t.C:
+		case <-e.retick:
+		}
+		if d := time.Duration(e.tick.Load()); d != tick {
+			tick = d
+			t.Reset(tick)
 		}
 		now := time.Now().UnixNano()
 		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
-		if e.cfg.IdleTimeout > 0 {
-			for s := range e.sessions {
-				sessions = append(sessions, s)
-			}
+		for s := range e.sessions {
+			sessions = append(sessions, s)
 		}
 		for sc := range e.servers {
 			servers = append(servers, sc)
 		}
 		e.mu.Unlock()
-		idle := int64(e.cfg.IdleTimeout)
 		for _, s := range sessions {
-			if now-s.lastActive.Load() > idle {
-				e.logf("mblb: client %s idle for %v, reset", s.client, e.cfg.IdleTimeout)
+			if idle := s.IdleTimeout(); idle > 0 && now-s.lastActive.Load() > int64(idle) {
+				e.logf("mblb: client %s idle for %v, reset", s.client, idle)
 				s.Close(true)
 			}
 		}

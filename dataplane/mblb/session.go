@@ -157,7 +157,10 @@ type ClientConn struct {
 	dialMu sync.Mutex // one dial at a time, so one connection per member
 
 	lastActive atomic.Int64
-	closedFlag atomic.Bool
+	// idleOverride is a rule's idle timeout for this client
+	// (IP::idle_timeout): 0 the engine's, negative none, else nanoseconds.
+	idleOverride atomic.Int64
+	closedFlag   atomic.Bool
 	// resetLast: the response that closes the client (a rule's
 	// HTTP::respond -reset) is followed by a reset, not a FIN.
 	resetLast         atomic.Bool
@@ -239,6 +242,30 @@ func (s *ClientConn) Client() netip.AddrPort { return s.client }
 
 // LastActive is when bytes last moved on the client side (Unix nanoseconds).
 func (s *ClientConn) LastActive() int64 { return s.lastActive.Load() }
+
+// IdleTimeout is the client's idle timeout (0: none): the engine's, or
+// what a rule set with SetIdleTimeout.
+func (s *ClientConn) IdleTimeout() time.Duration {
+	switch o := s.idleOverride.Load(); {
+	case o < 0:
+		return 0
+	case o > 0:
+		return time.Duration(o)
+	}
+	return s.e.cfg.IdleTimeout
+}
+
+// SetIdleTimeout gives this client an idle timeout of its own (0: none),
+// for IP::idle_timeout. The janitor checks it every quarter of the
+// shortest timeout it serves.
+func (s *ClientConn) SetIdleTimeout(d time.Duration) {
+	if d <= 0 {
+		s.idleOverride.Store(-1)
+		return
+	}
+	s.idleOverride.Store(int64(d))
+	s.e.wantTick(d / 4)
+}
 
 // Stats returns the session's counters.
 func (s *ClientConn) Stats() SessionStats {

@@ -1013,7 +1013,7 @@ func (lr *loopRT) tick(now int64) {
 			if connectExpired(connectTimeout, lf.connStart, now) {
 				lf.connectFailed()
 			}
-		case idleExpired(lf.idle, lf.LastActive(), now):
+		case idleExpired(lf.IdleTimeout(), lf.LastActive(), now):
 			lf.abort(true)
 		}
 	}

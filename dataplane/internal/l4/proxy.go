@@ -52,9 +52,8 @@ type flow struct {
 	vs    *state.Virtual
 	snap  *state.VirtualSnap
 	srv   atomic.Pointer[serverConn]
-	first serverConn  // the first server connection, kept inline
-	pool  *state.Pool // the virtual's default pool
-	idle  time.Duration
+	first serverConn                  // the first server connection, kept inline
+	pool  *state.Pool                 // the virtual's default pool
 	rs    *ruleState                  // nil for flows without rules
 	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
 	cssl  state.SSLHeld               // the client's TLS in its client-ssl profile's connections (tls.go)
@@ -137,11 +136,11 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 
 // init fills in a new flow's table entry for the virtual.
 func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, client, local netip.AddrPort, closer func(bool)) {
-	fl.e, fl.vs, fl.snap, fl.idle, fl.pool = e, vs, snap, snap.Idle, snap.Pool
+	fl.e, fl.vs, fl.snap, fl.pool = e, vs, snap, snap.Pool
 	fl.Client, fl.Local = client, local
 	fl.Virtual = vs.Name
 	fl.Flow.Protocol = "tcp"
-	fl.IdleTimeout = snap.Idle
+	fl.SetIdleTimeout(snap.Idle)
 	fl.Closer = closer
 }
 
@@ -488,8 +487,8 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		pr.lost(sc)
 		return false
 	}
-	if pr.idle > 0 {
-		src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
+	if idle := pr.IdleTimeout(); idle > 0 {
+		src.SetReadDeadline(idleDeadline(idle, time.Now().UnixNano()))
 	}
 	// The read function is a local closure over locals, not a sockReader,
 	// so that a plain flow's copy loops allocate nothing.
@@ -606,7 +605,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				}
 				if err != nil {
 					if errors.Is(err, os.ErrDeadlineExceeded) && (m > 0 || pr.stillActive(src)) {
-						src.SetReadDeadline(idleDeadline(pr.idle, pr.LastActive()))
+						pr.armIdle(src, pr.LastActive())
 						continue
 					}
 					pr.lost(sc)
@@ -638,12 +637,26 @@ func (pr *proxied) lost(sc *serverConn) {
 // within its idle timeout (on either side) the deadline moves on; otherwise
 // the flow is idle and is reset.
 func (pr *proxied) stillActive(src *net.TCPConn) bool {
-	last := pr.LastActive()
-	if pr.idle <= 0 || idleExpired(pr.idle, last, time.Now().UnixNano()) {
+	last, idle := pr.LastActive(), pr.IdleTimeout()
+	if idle <= 0 {
+		src.SetReadDeadline(time.Time{}) // a rule took the timeout away
+		return true
+	}
+	if idleExpired(idle, last, time.Now().UnixNano()) {
 		return false
 	}
-	src.SetReadDeadline(idleDeadline(pr.idle, last))
+	src.SetReadDeadline(idleDeadline(idle, last))
 	return true
+}
+
+// armIdle sets c's read deadline to when the flow, last active at last,
+// becomes idle, or clears it when the flow has no idle timeout.
+func (fl *flow) armIdle(c net.Conn, last int64) {
+	if idle := fl.IdleTimeout(); idle > 0 {
+		c.SetReadDeadline(idleDeadline(idle, last))
+	} else {
+		c.SetReadDeadline(time.Time{})
+	}
 }
 
 // count adds n bytes moved in one direction to the flow, its virtual, and

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -283,4 +284,24 @@ func (pr *proxied) MemberStatus(pool string, member netip.AddrPort) (string, err
 // ActiveMembers implements rules.Conn.
 func (pr *proxied) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return pr.e.env.Pools().ActiveMembers(pr.Virtual, pool)
+}
+
+var _ rules.IdleTimer = (*proxied)(nil)
+
+// FlowIdleTimeout implements rules.IdleTimer.
+func (pr *proxied) FlowIdleTimeout() time.Duration { return pr.IdleTimeout() }
+
+// SetFlowIdleTimeout implements rules.IdleTimer (IP::idle_timeout). The
+// read deadlines of both sides move at once, so that a shorter timeout
+// does not wait for the deadline the longer one set.
+func (pr *proxied) SetFlowIdleTimeout(d time.Duration) {
+	pr.SetIdleTimeout(d)
+	last := pr.LastActive()
+	if last == 0 {
+		last = time.Now().UnixNano()
+	}
+	pr.armIdle(pr.client, last)
+	if sc := pr.srv.Load(); sc != nil && sc.conn != nil {
+		pr.armIdle(sc.conn, last)
+	}
 }

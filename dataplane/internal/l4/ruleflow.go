@@ -346,8 +346,8 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 				pr.lost(sc)
 				return false
 			}
-			if pr.idle > 0 {
-				src.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
+			if idle := pr.IdleTimeout(); idle > 0 {
+				src.SetReadDeadline(idleDeadline(idle, time.Now().UnixNano()))
 			}
 			started = true
 		}

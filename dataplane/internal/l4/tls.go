@@ -212,8 +212,8 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 	// The deadline is set once and moved on only when it expires while
 	// the flow was active (stillActive), as copyLoop does: resetting a
 	// timer on every read would cost more than the read.
-	if pr.idle > 0 {
-		raw.SetReadDeadline(idleDeadline(pr.idle, time.Now().UnixNano()))
+	if idle := pr.IdleTimeout(); idle > 0 {
+		raw.SetReadDeadline(idleDeadline(idle, time.Now().UnixNano()))
 	}
 	for {
 		bp := bufPool.Get().(*[]byte)

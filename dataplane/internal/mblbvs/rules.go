@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -504,4 +505,16 @@ func (r *mblbRules) MemberStatus(pool string, member netip.AddrPort) (string, er
 // ActiveMembers implements rules.Conn.
 func (r *mblbRules) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return r.f.mv.env.Pools().ActiveMembers(r.f.Virtual, pool)
+}
+
+var _ rules.IdleTimer = (*mblbRules)(nil)
+
+// FlowIdleTimeout implements rules.IdleTimer.
+func (r *mblbRules) FlowIdleTimeout() time.Duration { return r.f.sess.IdleTimeout() }
+
+// SetFlowIdleTimeout implements rules.IdleTimer (IP::idle_timeout): the
+// client's session and its row in the connection table.
+func (r *mblbRules) SetFlowIdleTimeout(d time.Duration) {
+	r.f.sess.SetIdleTimeout(d)
+	r.f.SetIdleTimeout(d)
 }

@@ -360,7 +360,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f.Local = local
 	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
-	f.IdleTimeout = snap.Idle
+	f.SetIdleTimeout(snap.Idle)
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f, Local: local}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination)
 	opts.Source = src.Addr()
@@ -603,7 +603,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 	lf.Local = snap.Cfg.Destination
 	lf.Virtual = mv.vs.Name
 	lf.Protocol = "tcp"
-	lf.IdleTimeout = mv.idle
+	lf.SetIdleTimeout(mv.idle)
 	lf.leg = flows.Leg{Client: l.Local, Server: l.Remote, Pool: l.Member.Pool, Member: l.Member.Name}
 	if m, ok := l.Member.Ref.(*state.Member); ok {
 		m.ConnectSucceeded()

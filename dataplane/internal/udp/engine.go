@@ -257,7 +257,7 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 				idle = idle[:0]
 				l.mu.RLock()
 				for _, f := range l.flows {
-					if f.idle > 0 && n-f.LastActive() >= int64(f.idle) {
+					if to := f.IdleTimeout(); to > 0 && n-f.LastActive() >= int64(to) {
 						idle = append(idle, f)
 					}
 				}

@@ -23,8 +23,7 @@ type flow struct {
 	vs    *state.Virtual
 	snap  *state.VirtualSnap
 	pool  *state.Pool // the virtual's default pool
-	idle  time.Duration
-	dgram bool // datagram-load-balancing
+	dgram bool        // datagram-load-balancing
 	ended atomic.Bool
 
 	mu   sync.Mutex // legs, against end
@@ -74,11 +73,11 @@ type leg struct {
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, idle: snap.Idle, dgram: cfg.DatagramLB}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
-	f.IdleTimeout = snap.Idle
+	f.SetIdleTimeout(snap.Idle)
 	f.Closer = func(bool) { f.end() }
 	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof != nil && prof.Method == config.PersistSourceAddr {

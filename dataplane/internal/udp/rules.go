@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -457,3 +458,12 @@ func (f *flow) MemberStatus(pool string, member netip.AddrPort) (string, error) 
 func (f *flow) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return f.l.e.env.Pools().ActiveMembers(f.Virtual, pool)
 }
+
+var _ rules.IdleTimer = (*flow)(nil)
+
+// FlowIdleTimeout implements rules.IdleTimer.
+func (f *flow) FlowIdleTimeout() time.Duration { return f.IdleTimeout() }
+
+// SetFlowIdleTimeout implements rules.IdleTimer (IP::idle_timeout): the
+// sweeper reads the flow's timeout on its next pass.
+func (f *flow) SetFlowIdleTimeout(d time.Duration) { f.SetIdleTimeout(d) }
