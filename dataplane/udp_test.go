@@ -232,6 +232,33 @@ func TestUDPIdleTimeout(t *testing.T) {
 	}
 }
 
+// A rule's IP::idle_timeout outlasts the profile's for its flow; the
+// connection table shows the flow's own timeout.
+func TestUDPRuleIdleTimeout(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.41.4.12:5300", "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.41.4.11:53", "127.41.4.12:5300")
+	cfg.Virtuals["/Common/vs"].IdleTimeout = 200 * time.Millisecond
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { IP::idle_timeout 30 }`)
+	mustApply(t, p, cfg)
+	c := dialUDP(t, "", "127.41.4.11:53")
+	c.mustAsk("q")
+	time.Sleep(time.Second) // five times the profile's timeout
+	var idleTimeout time.Duration
+	if n := p.Connections(ConnFilter{}, func(r *Connection) bool { idleTimeout = r.IdleTimeout; return true }); n != 1 {
+		t.Fatalf("%d flows after a second's silence, want 1", n)
+	}
+	if idleTimeout != 30*time.Second {
+		t.Fatalf("idle timeout %v", idleTimeout)
+	}
+	c.mustAsk("q")
+	vs, _ := p.Virtual("/Common/vs")
+	if vs.ClientSide.TotConns != 1 {
+		t.Fatalf("total connections %d, want 1 (the same flow)", vs.ClientSide.TotConns)
+	}
+}
+
 func TestUDPSNATAndPersistence(t *testing.T) {
 	t.Parallel()
 	m1 := startUDPMember(t, "127.41.5.2:5300", "S1")
