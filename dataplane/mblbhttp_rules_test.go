@@ -518,3 +518,51 @@ when LB_SELECTED { HTTP::header replace X-Tag "[LB::server pool] [LB::server add
 		}
 	}
 }
+
+// IP::stats reads the side the event concerns: the client connection's
+// bytes in HTTP_REQUEST (every request's bytes so far), the member
+// connection's in HTTP_RESPONSE.
+func TestHTTPRuleIPStats(t *testing.T) {
+	startHTTPServer(t, "127.0.130.11:80", "WEB")
+	rule := `
+when HTTP_REQUEST {
+    if { [HTTP::path] eq "/local" } {
+        HTTP::respond 200 content "[IP::stats bytes in] [IP::stats pkts] [llength [IP::stats]] [expr {[IP::stats age] >= 0}]"
+    }
+}
+when HTTP_RESPONSE {
+    HTTP::header insert X-Server-Bytes-In [IP::stats bytes in]
+    HTTP::header insert X-Server-Bytes-Out [IP::stats bytes out]
+}
+`
+	p, _ := newPlane(t)
+	cfg := httpRulesConfig(t, "127.0.130.9:80", false, "")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	defer func() {
+		if t.Failed() {
+			t.Log(lg.Lines())
+		}
+	}()
+	h := dialHTTPVS(t, "127.0.130.9:80")
+	req := "GET /local HTTP/1.1\r\nHost: x\r\n\r\n"
+	for i := 1; i <= 2; i++ {
+		_, body, err := h.do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(body)
+		if len(f) != 5 || f[0] != fmt.Sprint(i*len(req)) || f[3] != "5" || f[4] != "1" {
+			t.Errorf("request %d: %q, want %d bytes in, a list of 5 and a non-negative age", i, body, i*len(req))
+		}
+	}
+	resp, _, err := h.do("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := resp.Header.Get("X-Server-Bytes-In"), resp.Header.Get("X-Server-Bytes-Out")
+	if in == "" || in == "0" || out == "" || out == "0" {
+		t.Errorf("server side bytes in %q, out %q: want the member connection's counts", in, out)
+	}
+}

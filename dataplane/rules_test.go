@@ -472,3 +472,32 @@ func TestRulesDefaultPoolIdiom(t *testing.T) {
 		t.Fatalf("got %q, want S2's answer", got)
 	}
 }
+
+// IP::stats on a standard virtual: the client connection's bytes so far
+// in CLIENT_DATA, and the server connection's in SERVER_DATA.
+func TestRulesIPStats(t *testing.T) {
+	t.Parallel()
+	rawServer(t, "127.0.71.12:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
+	p, _ := newPlane(t)
+	cfg := basic("127.0.71.11:8000", "127.0.71.12:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when CLIENT_ACCEPTED { TCP::collect }
+when CLIENT_DATA { TCP::respond "client [IP::stats bytes in]\n"; TCP::release; TCP::collect }
+when SERVER_CONNECTED { TCP::collect }
+when SERVER_DATA { TCP::payload replace 0 0 "server [IP::stats bytes in] [IP::stats bytes out] "; TCP::release; TCP::collect }`)
+	mustApply(t, p, cfg)
+	c, err := net.Dial("tcp", "127.0.71.11:8000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	io.WriteString(c, "hello")
+	for _, want := range []string{"client 5\n", "server 9 5 got hello"} {
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+			t.Fatalf("read %q (%v), want %q", got, err, want)
+		}
+	}
+}

@@ -65,6 +65,80 @@ func registerIP(t *tcl.Commands) {
 	})
 	t.Register("IP::addr", cmdIPAddr)
 	t.Register("IP::idle_timeout", cmdIPIdleTimeout)
+	t.Register("IP::stats", cmdIPStats)
+}
+
+// FlowStats are one side's counters of a connection, as the connection
+// table counts them (packets are the reads and writes the proxy made).
+type FlowStats struct {
+	PktsIn, PktsOut, BytesIn, BytesOut uint64
+	Age                                time.Duration
+}
+
+// StatsConn is the part of a connection IP::stats needs; optional,
+// checked with a type assertion.
+type StatsConn interface {
+	// SideStats returns the counters of the client's connection or of
+	// the server connection the event concerns; ok is false when the
+	// side has none (no server connected yet).
+	SideStats(s Side) (st FlowStats, ok bool)
+}
+
+// cmdIPStats is IP::stats [pkts|bytes [in|out] | in | out | age]: the
+// current side's packets, bytes and age (milliseconds), as F5's page
+// lists them. Chosen [M]: `in` and `out` alone give {packets bytes}.
+func cmdIPStats(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "IP::stats ?pkts|bytes ?in|out?|in|out|age?"
+	if len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	s, c, err := sess(in, "IP::stats")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	sc, ok := c.(StatsConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("IP::stats: this virtual server's connections keep no statistics")
+	}
+	st, ok := sc.SideStats(s.side)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("IP::stats: the %s has no connection yet", s.side)
+	}
+	n := func(v uint64) tcl.Value { return tcl.Int(int64(v)) }
+	pair := func(in, out uint64, dir []tcl.Value) (tcl.Value, error) {
+		if len(dir) == 0 {
+			return tcl.List(n(in), n(out)), nil
+		}
+		switch dir[0].String() {
+		case "in":
+			return n(in), nil
+		case "out":
+			return n(out), nil
+		}
+		return tcl.Empty, tcl.Errorf("IP::stats: %q is neither in nor out", dir[0].String())
+	}
+	if len(args) == 1 {
+		return tcl.List(n(st.PktsIn), n(st.PktsOut), n(st.BytesIn), n(st.BytesOut), tcl.Int(st.Age.Milliseconds())), nil
+	}
+	what, rest := args[1].String(), args[2:]
+	switch what {
+	case "pkts":
+		return pair(st.PktsIn, st.PktsOut, rest)
+	case "bytes":
+		return pair(st.BytesIn, st.BytesOut, rest)
+	}
+	if len(rest) > 0 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	switch what {
+	case "in":
+		return tcl.List(n(st.PktsIn), n(st.BytesIn)), nil
+	case "out":
+		return tcl.List(n(st.PktsOut), n(st.BytesOut)), nil
+	case "age":
+		return tcl.Int(st.Age.Milliseconds()), nil
+	}
+	return tcl.Empty, tcl.Errorf("IP::stats: unknown option %q; valid: pkts bytes in out age", what)
 }
 
 // IdleTimer is the part of a connection IP::idle_timeout needs: its idle

@@ -8,6 +8,9 @@
 package irules
 
 import (
+	"time"
+
+	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/rules"
 )
@@ -65,3 +68,13 @@ const (
 	// Close closes the client after what is pending for it (`TCP::close`).
 	Close
 )
+
+// Stats reads one side's traffic counters for IP::stats; every data
+// path's flows and legs count into flows.Traffic.
+func Stats(t *flows.Traffic, age time.Duration) rules.FlowStats {
+	return rules.FlowStats{
+		PktsIn: t.PktsIn.Load(), PktsOut: t.PktsOut.Load(),
+		BytesIn: t.BytesIn.Load(), BytesOut: t.BytesOut.Load(),
+		Age: age,
+	}
+}

@@ -305,3 +305,18 @@ func (pr *proxied) SetFlowIdleTimeout(d time.Duration) {
 		pr.armIdle(sc.conn, last)
 	}
 }
+
+var _ rules.StatsConn = (*proxied)(nil)
+
+// SideStats implements rules.StatsConn: the client's connection, or the
+// server connection the flow has now (its age is the flow's).
+func (pr *proxied) SideStats(s rules.Side) (rules.FlowStats, bool) {
+	age := time.Since(pr.Created())
+	if s == rules.ClientSide {
+		return irules.Stats(&pr.Traffic, age), true
+	}
+	if sc := pr.srv.Load(); sc != nil {
+		return irules.Stats(&sc.leg.Traffic, age), true
+	}
+	return rules.FlowStats{}, false
+}

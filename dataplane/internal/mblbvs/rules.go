@@ -518,3 +518,30 @@ func (r *mblbRules) SetFlowIdleTimeout(d time.Duration) {
 	r.f.sess.SetIdleTimeout(d)
 	r.f.SetIdleTimeout(d)
 }
+
+var _ rules.StatsConn = (*mblbRules)(nil)
+
+// SideStats implements rules.StatsConn: the client's connection, or a
+// connection to the member the event concerns: the one this client
+// opened, else (OneConnect) one another client opened.
+func (r *mblbRules) SideStats(s rules.Side) (rules.FlowStats, bool) {
+	if s == rules.ClientSide {
+		return irules.Stats(&r.f.Traffic, time.Since(r.f.Created())), true
+	}
+	srv := r.Addr(rules.EndServer)
+	if !srv.IsValid() {
+		return rules.FlowStats{}, false
+	}
+	var found *legFlow
+	r.f.mv.legs.Range(func(k, v any) bool {
+		if l := k.(*mblb.Leg); l.Remote == srv {
+			found = v.(*legFlow)
+			return l.Opener != r.f
+		}
+		return true
+	})
+	if found == nil {
+		return rules.FlowStats{}, false
+	}
+	return irules.Stats(&found.leg.Traffic, time.Since(found.Created())), true
+}

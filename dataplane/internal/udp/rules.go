@@ -467,3 +467,18 @@ func (f *flow) FlowIdleTimeout() time.Duration { return f.IdleTimeout() }
 // SetFlowIdleTimeout implements rules.IdleTimer (IP::idle_timeout): the
 // sweeper reads the flow's timeout on its next pass.
 func (f *flow) SetFlowIdleTimeout(d time.Duration) { f.SetIdleTimeout(d) }
+
+var _ rules.StatsConn = (*flow)(nil)
+
+// SideStats implements rules.StatsConn: the client's flow, or the member
+// leg its datagrams follow now (its age is the flow's).
+func (f *flow) SideStats(s rules.Side) (rules.FlowStats, bool) {
+	age := time.Since(f.Created())
+	if s == rules.ClientSide {
+		return irules.Stats(&f.Traffic, age), true
+	}
+	if lg := f.curLeg(); lg != nil {
+		return irules.Stats(&lg.rec.Traffic, age), true
+	}
+	return rules.FlowStats{}, false
+}

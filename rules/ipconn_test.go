@@ -54,3 +54,51 @@ func TestIPIdleTimeout(t *testing.T) {
 		t.Errorf("without IdleTimer: %v", err)
 	}
 }
+
+// statsConn adds side counters to the fake connection.
+type statsConn struct {
+	*fakeConn
+	sides map[Side]FlowStats
+}
+
+func (c *statsConn) SideStats(s Side) (FlowStats, bool) {
+	st, ok := c.sides[s]
+	return st, ok
+}
+
+func TestIPStats(t *testing.T) {
+	conn := &statsConn{fakeConn: newFakeConn(), sides: map[Side]FlowStats{
+		ClientSide: {PktsIn: 3, PktsOut: 4, BytesIn: 300, BytesOut: 4000, Age: 1500 * time.Millisecond},
+	}}
+	cases := []struct{ expr, want, err string }{
+		{expr: "IP::stats", want: "3 4 300 4000 1500"},
+		{expr: "IP::stats pkts", want: "3 4"},
+		{expr: "IP::stats pkts in", want: "3"},
+		{expr: "IP::stats pkts out", want: "4"},
+		{expr: "IP::stats bytes", want: "300 4000"},
+		{expr: "IP::stats bytes in", want: "300"},
+		{expr: "IP::stats bytes out", want: "4000"},
+		{expr: "IP::stats in", want: "3 300"},
+		{expr: "IP::stats out", want: "4 4000"},
+		{expr: "IP::stats age", want: "1500"},
+		{expr: "serverside { IP::stats }", err: "the serverside has no connection yet"},
+		{expr: "IP::stats bytes sideways", err: `"sideways" is neither in nor out`},
+		{expr: "IP::stats age in", err: "wrong # args"},
+		{expr: "IP::stats flows", err: `unknown option "flows"; valid: pkts bytes in out age`},
+		{expr: "IP::stats pkts in x", err: "wrong # args"},
+	}
+	for _, c := range cases {
+		got, err := evalIn(t, conn, nil, ClientAccepted, c.expr)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.expr, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.expr, err)
+		case c.err == "" && got != c.want:
+			t.Errorf("%s = %q, want %q", c.expr, got, c.want)
+		}
+	}
+	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "IP::stats"); err == nil || !strings.Contains(err.Error(), "keep no statistics") {
+		t.Errorf("without StatsConn: %v", err)
+	}
+}
