@@ -566,3 +566,120 @@ when HTTP_RESPONSE {
 		t.Errorf("server side bytes in %q, out %q: want the member connection's counts", in, out)
 	}
 }
+
+// LB::down from HTTP_RESPONSE takes a member that answered 500 out of the
+// rotation; without a monitor it stays out until a rule's LB::up. With
+// a monitor, the probe LB::down asks for finds the member up and brings
+// it back at once, as on BIG-IP.
+func TestHTTPRuleLBDownUp(t *testing.T) {
+	for _, addr := range []string{"127.0.130.21:80", "127.0.130.22:80"} {
+		label := addr[len("127.0.130.") : len("127.0.130.")+2]
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/fail" && label == "21" {
+				w.WriteHeader(500)
+			}
+			io.WriteString(w, label)
+		})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+	}
+	rule := `
+when HTTP_REQUEST {
+    if { [HTTP::path] eq "/up" } {
+        LB::up pool /Common/pool member 127.0.130.21 80
+        HTTP::respond 200 content "[LB::status pool /Common/pool member 127.0.130.21 80] [active_members /Common/pool]"
+    }
+}
+when HTTP_RESPONSE {
+    if { [HTTP::status] == 500 } {
+        LB::down
+        HTTP::header insert X-Status [LB::status pool /Common/pool member 127.0.130.21 80]
+    }
+}
+`
+	p, plog := newPlane(t)
+	cfg := mblbConfig("127.0.130.20:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.130.21:80", "127.0.130.22:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	defer func() {
+		if t.Failed() {
+			t.Log(lg.Lines())
+		}
+	}()
+	// A new connection for each request: without OneConnect an HTTP
+	// client's requests stay on the member its first one went to.
+	get := func(path string) (*http.Response, string) {
+		t.Helper()
+		h := dialHTTPVS(t, "127.0.130.20:80")
+		defer h.c.Close()
+		r, body, err := h.do("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, body
+	}
+	// Round robin until the first member answers 500 and is marked down.
+	marked := false
+	for range 4 {
+		if r, _ := get("/fail"); r.StatusCode == 500 {
+			if s := r.Header.Get("X-Status"); s != "down" {
+				t.Fatalf("LB::status after LB::down: %q", s)
+			}
+			marked = true
+			break
+		}
+	}
+	if !marked {
+		t.Fatal("no request reached the failing member")
+	}
+	for i := range 4 {
+		if _, body := get("/a"); body != "22" {
+			t.Fatalf("request %d after LB::down went to %q", i, body)
+		}
+	}
+	if _, body := get("/up"); body != "up 2" {
+		t.Fatalf("LB::status after LB::up: %q", body)
+	}
+	seen := map[string]bool{}
+	for range 4 {
+		_, body := get("/a")
+		seen[body] = true
+	}
+	if !seen["21"] || !seen["22"] {
+		t.Fatalf("after LB::up: %v", seen)
+	}
+
+	// With a monitor, LB::down lasts until the probe it asks for.
+	tcpMonitor(cfg)
+	cfg.Monitors["/Common/tcp"].Interval = time.Hour
+	cfg.Monitors["/Common/tcp"].Timeout = 3 * time.Hour
+	mustApply(t, p, cfg)
+	eventually(t, "the monitor's first verdict", func() bool {
+		_, body := get("/up")
+		return body == "up 2"
+	})
+	before := strings.Count(plog.String(), "iRule LB::down: down")
+	for range 4 {
+		if r, _ := get("/fail"); r.StatusCode == 500 {
+			break
+		}
+	}
+	// The probe may have brought it back before the rule read its status:
+	// the log tells that it went down.
+	if strings.Count(plog.String(), "iRule LB::down: down") == before {
+		t.Fatalf("with a monitor: the failing member was not marked down:\n%s", plog.String())
+	}
+	eventually(t, "the probe LB::down asked for to bring the member back", func() bool {
+		seen := map[string]bool{}
+		for range 2 {
+			_, body := get("/a")
+			seen[body] = true
+		}
+		return seen["21"]
+	})
+}

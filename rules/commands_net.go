@@ -507,6 +507,8 @@ func registerLB(t *tcl.Commands) {
 	})
 	t.Register("LB::server", cmdLBServer)
 	t.Register("LB::status", cmdLBStatus)
+	t.Register("LB::down", cmdLBMark(false))
+	t.Register("LB::up", cmdLBMark(true))
 	t.Register("LB::mode", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, c, err := sess(in, "LB::mode")
 		if err != nil {
@@ -611,6 +613,65 @@ func cmdLBServer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Empty, tcl.Errorf("bad LB::server field %q: must be pool, name, addr, port, priority, ratio, weight or route_domain", args[1].String())
 }
 
+// lbTarget reads the member or node LB::status, LB::down and LB::up
+// name: nothing (the flow's current selection), `pool P member A
+// ?PORT?`, or `node A` (pool ""); ok is false for any other shape.
+func lbTarget(a []tcl.Value) (pool string, m netip.AddrPort, ok bool, err error) {
+	switch {
+	case len(a) == 0:
+		return "", m, true, nil
+	case len(a) >= 4 && len(a) <= 5 && a[0].String() == "pool" && a[2].String() == "member":
+		m, err = parseHostPort(a[3:])
+		return a[1].String(), m, true, err
+	case len(a) == 2 && a[0].String() == "node":
+		m, err = parseHostPort(a[1:])
+		return "", m, true, err
+	}
+	return "", m, false, nil
+}
+
+// MemberMarker is the part of a connection LB::down and LB::up need;
+// optional, checked with a type assertion.
+type MemberMarker interface {
+	// MarkMember marks a pool member down (up false) until its monitors
+	// find it up, or lifts the mark. An empty pool and an invalid
+	// member mean the flow's current selection; an empty pool alone,
+	// the node at member's address.
+	MarkMember(pool string, member netip.AddrPort, up bool) error
+}
+
+// cmdLBMark is LB::down and LB::up ?pool P member A ?PORT? | node A?:
+// a rule marks a member (by default the one the flow is on) down when
+// it sees it fail, such as a 5xx answer; its monitors probe at once and
+// bring it back if they find it up (BIG-IP's clouddocs "LB::down").
+func cmdLBMark(up bool) tcl.CmdFunc {
+	name := "LB::down"
+	if up {
+		name = "LB::up"
+	}
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		_, c, err := sess(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		pool, m, ok, err := lbTarget(args[1:])
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if !ok {
+			return tcl.Empty, tcl.WrongArgs(name + " ?pool name member addr ?port? | node addr?")
+		}
+		mm, ok := c.(MemberMarker)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("%s: this virtual server's connections have no pool members to mark", name)
+		}
+		if err := mm.MarkMember(pool, m, up); err != nil {
+			return tcl.Empty, tcl.Errorf("%s: %v", name, err)
+		}
+		return tcl.Empty, nil
+	}
+}
+
 // lbStates are the states LB::status reports and can be asked about.
 var lbStates = map[string]bool{"up": true, "down": true, "session_enabled": true, "session_disabled": true}
 
@@ -627,20 +688,11 @@ func cmdLBStatus(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		want = a[n-1].String()
 		a = a[:n-1]
 	}
-	pool := ""
-	var m netip.AddrPort
-	switch {
-	case len(a) == 0:
-	case len(a) >= 4 && len(a) <= 5 && a[0].String() == "pool" && a[2].String() == "member":
-		pool = a[1].String()
-		if m, err = parseHostPort(a[3:]); err != nil {
-			return tcl.Empty, err
-		}
-	case len(a) == 2 && a[0].String() == "node":
-		if m, err = parseHostPort(a[1:]); err != nil {
-			return tcl.Empty, err
-		}
-	default:
+	pool, m, ok, err := lbTarget(a)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if !ok {
 		return tcl.Empty, tcl.WrongArgs("LB::status ?pool name member addr ?port? | node addr? ?up|down|session_enabled|session_disabled?")
 	}
 	st, err := c.MemberStatus(pool, m)

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,47 @@ func TestIPStats(t *testing.T) {
 	}
 	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "IP::stats"); err == nil || !strings.Contains(err.Error(), "keep no statistics") {
 		t.Errorf("without StatsConn: %v", err)
+	}
+}
+
+// markConn records LB::down and LB::up.
+type markConn struct {
+	*fakeConn
+	marks []string
+}
+
+func (c *markConn) MarkMember(pool string, member netip.AddrPort, up bool) error {
+	if pool == "missing" {
+		return fmt.Errorf("no such pool: %s", pool)
+	}
+	c.marks = append(c.marks, fmt.Sprintf("%s %v %v", pool, member, up))
+	return nil
+}
+
+func TestLBDownUp(t *testing.T) {
+	cases := []struct{ expr, want, err string }{
+		{expr: "LB::down", want: " invalid AddrPort false"},
+		{expr: "LB::up", want: " invalid AddrPort true"},
+		{expr: "LB::down pool web member 10.0.0.1 80", want: "web 10.0.0.1:80 false"},
+		{expr: "LB::down pool web member 10.0.0.1:80", want: "web 10.0.0.1:80 false"},
+		{expr: "LB::up node 10.0.0.2", want: " 10.0.0.2:0 true"},
+		{expr: "LB::down pool missing member 10.0.0.1 80", err: "LB::down: no such pool: missing"},
+		{expr: "LB::down pool web", err: "wrong # args"},
+		{expr: "LB::up member 10.0.0.1 80", err: "wrong # args"},
+	}
+	for _, c := range cases {
+		conn := &markConn{fakeConn: newFakeConn()}
+		_, err := evalIn(t, conn, nil, HTTPResponse, c.expr)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.expr, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.expr, err)
+		case c.err == "" && (len(conn.marks) != 1 || conn.marks[0] != c.want):
+			t.Errorf("%s: marked %q, want %q", c.expr, conn.marks, c.want)
+		}
+	}
+	if _, err := evalIn(t, newFakeConn(), nil, HTTPResponse, "LB::down"); err == nil || !strings.Contains(err.Error(), "no pool members to mark") {
+		t.Errorf("without MemberMarker: %v", err)
 	}
 }

@@ -48,7 +48,9 @@ type Instance struct {
 
 	mu     sync.Mutex
 	state  State
+	probed []func(up bool) // ProbeNow's callers, told after the next probe
 	resume chan struct{}
+	kick   chan struct{} // ProbeNow: probe without waiting for the interval
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -63,6 +65,7 @@ func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
 		onChange: onChange,
 		state:    State{Status: Checking, Since: time.Now()},
 		resume:   make(chan struct{}, 1),
+		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -89,6 +92,33 @@ func (in *Instance) Resume() {
 	select {
 	case in.resume <- struct{}{}:
 	default:
+	}
+}
+
+// ProbeNow probes at once instead of at the next interval (a rule's
+// LB::down or LB::up asks for it, as on BIG-IP) and, when told is not
+// nil, calls it with the verdict of the next probe to finish. Calls
+// close together share one probe.
+func (in *Instance) ProbeNow(told func(up bool)) {
+	if told != nil {
+		in.mu.Lock()
+		in.probed = append(in.probed, told)
+		in.mu.Unlock()
+	}
+	select {
+	case in.kick <- struct{}{}:
+	default:
+	}
+}
+
+// tellProbed calls the ProbeNow callers waiting for a probe's verdict.
+func (in *Instance) tellProbed(up bool) {
+	in.mu.Lock()
+	told := in.probed
+	in.probed = nil
+	in.mu.Unlock()
+	for _, f := range told {
+		f(up)
 	}
 }
 
@@ -169,6 +199,7 @@ func (in *Instance) run() {
 				locked = in.markDown() || locked
 			}
 		}
+		in.tellProbed(err == nil && out.Up)
 		// Wait for the next probe; if the target is failing, wake at the
 		// deadline too, so it is marked down on time, not at the next probe.
 		next := interval
@@ -194,6 +225,9 @@ func (in *Instance) run() {
 					in.set(func(s *State) { s.Locked = false })
 				}
 				continue
+			case <-in.kick:
+				t.Stop()
+				wakeProbe = time.Now()
 			case <-t.C:
 			}
 			if !time.Now().Before(wakeProbe) {

@@ -218,3 +218,32 @@ func TestInstanceNeverUpGoesDown(t *testing.T) {
 	defer in.Stop()
 	rec.wait(t, Down)
 }
+
+// ProbeNow probes without waiting for the interval (an hour here) and
+// tells its caller the verdict of that probe.
+func TestInstanceProbeNow(t *testing.T) {
+	t.Parallel()
+	g := &toggler{addr: "127.10.1.5:47005"}
+	g.up(t)
+	defer g.down()
+	rec := newRecorder()
+	spec := &Spec{Type: TCP, Interval: time.Hour, Timeout: 3 * time.Hour}
+	in := Start(spec, netip.MustParseAddrPort(g.addr), rec.on)
+	defer in.Stop()
+	rec.wait(t, Up)
+	for _, want := range []bool{true, false} {
+		if !want {
+			g.down()
+		}
+		told := make(chan bool, 1)
+		in.ProbeNow(func(up bool) { told <- up })
+		select {
+		case up := <-told:
+			if up != want {
+				t.Fatalf("probe now: up %v, want %v", up, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no probe within 5 s of ProbeNow (the interval is an hour)")
+		}
+	}
+}

@@ -320,3 +320,14 @@ func (pr *proxied) SideStats(s rules.Side) (rules.FlowStats, bool) {
 	}
 	return rules.FlowStats{}, false
 }
+
+var _ rules.MemberMarker = (*proxied)(nil)
+
+// MarkMember implements rules.MemberMarker.
+func (pr *proxied) MarkMember(pool string, member netip.AddrPort, up bool) error {
+	var cur *state.Member
+	if sc := pr.srv.Load(); sc != nil {
+		cur = sc.member
+	}
+	return pr.e.env.Pools().Mark(pr.Virtual, pool, member, cur, up)
+}

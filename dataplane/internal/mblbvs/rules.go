@@ -521,16 +521,26 @@ func (r *mblbRules) SetFlowIdleTimeout(d time.Duration) {
 
 var _ rules.StatsConn = (*mblbRules)(nil)
 
-// SideStats implements rules.StatsConn: the client's connection, or a
-// connection to the member the event concerns: the one this client
-// opened, else (OneConnect) one another client opened.
+// SideStats implements rules.StatsConn: the client's connection, or the
+// connection to the member the event concerns (serverLeg).
 func (r *mblbRules) SideStats(s rules.Side) (rules.FlowStats, bool) {
 	if s == rules.ClientSide {
 		return irules.Stats(&r.f.Traffic, time.Since(r.f.Created())), true
 	}
+	lf := r.serverLeg()
+	if lf == nil {
+		return rules.FlowStats{}, false
+	}
+	return irules.Stats(&lf.leg.Traffic, time.Since(lf.Created())), true
+}
+
+// serverLeg is the connection to the member the event concerns: the one
+// this client opened, else (OneConnect) one another client opened; nil
+// when there is none.
+func (r *mblbRules) serverLeg() *legFlow {
 	srv := r.Addr(rules.EndServer)
 	if !srv.IsValid() {
-		return rules.FlowStats{}, false
+		return nil
 	}
 	var found *legFlow
 	r.f.mv.legs.Range(func(k, v any) bool {
@@ -540,8 +550,17 @@ func (r *mblbRules) SideStats(s rules.Side) (rules.FlowStats, bool) {
 		}
 		return true
 	})
-	if found == nil {
-		return rules.FlowStats{}, false
+	return found
+}
+
+var _ rules.MemberMarker = (*mblbRules)(nil)
+
+// MarkMember implements rules.MemberMarker: the current member is the one
+// the event's message went to.
+func (r *mblbRules) MarkMember(pool string, member netip.AddrPort, up bool) error {
+	var cur *state.Member
+	if lf := r.serverLeg(); lf != nil {
+		cur = lf.m
 	}
-	return irules.Stats(&found.leg.Traffic, time.Since(found.Created())), true
+	return r.f.mv.env.Pools().Mark(r.f.Virtual, pool, member, cur, up)
 }

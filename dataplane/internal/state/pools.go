@@ -55,6 +55,50 @@ func (ps Pools) NodeStatus(a netip.Addr) (string, error) {
 	return "", fmt.Errorf("no such node: %s", a)
 }
 
+// Mark is LB::down (up false) and LB::up as every data path carries
+// them out (Watch.Mark): no pool and no member is the flow's current
+// member (nil: none chosen yet), no pool the node at member's address.
+func (ps Pools) Mark(virtual, pool string, member netip.AddrPort, current *Member, up bool) error {
+	switch {
+	case pool == "" && !member.IsValid():
+		if current == nil {
+			return errors.New("no pool member selected")
+		}
+		current.Watch.Mark(up)
+		return nil
+	case pool == "":
+		return ps.MarkNode(member.Addr(), up)
+	}
+	return ps.MarkMember(virtual, pool, member, up)
+}
+
+// MarkMember is LB::down (up false) and LB::up for a member of a pool a
+// rule of virtual names.
+func (ps Pools) MarkMember(virtual, pool string, member netip.AddrPort, up bool) error {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return fmt.Errorf("no such pool: %s", pool)
+	}
+	m := MemberAt(q, member)
+	if m == nil {
+		return fmt.Errorf("no such member %s in pool %s", member, q.Name)
+	}
+	m.Watch.Mark(up)
+	return nil
+}
+
+// MarkNode is LB::down node and LB::up node: the node, found through the
+// members on it.
+func (ps Pools) MarkNode(a netip.Addr, up bool) error {
+	for _, pool := range ps {
+		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
+			m.Node.Watch.Mark(up)
+			return nil
+		}
+	}
+	return fmt.Errorf("no such node: %s", a)
+}
+
 // ActiveMembers is active_members: the members load balancing may choose
 // in a pool a rule of virtual names.
 func (ps Pools) ActiveMembers(virtual, pool string) ([]netip.AddrPort, error) {

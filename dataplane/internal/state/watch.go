@@ -52,6 +52,12 @@ type Watch struct {
 	// first, which the proxy tells of each connection.
 	passive map[string]*monitor.Passive
 	inband  atomic.Pointer[monitor.Passive]
+	// ruleDown is a rule's LB::down: the object is down until a probe
+	// of one of its monitors, asked for at the mark, finds it up, or a
+	// rule's LB::up; markSeq tells a later mark's probes from an
+	// earlier one's.
+	ruleDown bool
+	markSeq  uint64
 }
 
 // NewWatch makes the watch of one object; describe names it in log lines.
@@ -148,6 +154,47 @@ func (w *Watch) report(name string, ref **monitor.Instance, s monitor.State) {
 // logs it and tells Changed. The caller holds w.mu; set releases it.
 func (w *Watch) set(name string, s monitor.State) {
 	w.states[name] = s
+	w.settle()
+}
+
+// Mark is a rule's LB::down (up false) or LB::up. Down holds the object
+// down at once; either way its monitors probe at once, as BIG-IP's do,
+// and a probe that finds it up after a down lifts the mark (an object
+// without monitors stays down until LB::up). Passive (inband) monitors
+// do not probe: their objects too wait for LB::up.
+func (w *Watch) Mark(up bool) {
+	w.mu.Lock()
+	w.ruleDown = !up
+	w.markSeq++
+	seq := w.markSeq
+	insts := make([]*monitor.Instance, 0, len(w.insts))
+	for _, in := range w.insts {
+		insts = append(insts, in)
+	}
+	w.settle()
+	var told func(bool)
+	if !up {
+		told = func(ok bool) {
+			if !ok {
+				return
+			}
+			w.mu.Lock()
+			if w.markSeq != seq || !w.ruleDown {
+				w.mu.Unlock()
+				return
+			}
+			w.ruleDown = false
+			w.settle()
+		}
+	}
+	for _, in := range insts {
+		in.ProbeNow(told)
+	}
+}
+
+// settle recomputes the combined status and, when it changed, logs it
+// and tells Changed. The caller holds w.mu; settle releases it.
+func (w *Watch) settle() {
 	since := w.since
 	old, now := w.recompute()
 	var line string
@@ -186,6 +233,8 @@ func (w *Watch) recompute() (old, now MonStatus) {
 		need = w.rule.MinUp
 	}
 	switch {
+	case w.ruleDown:
+		now = MonDown
 	case len(names) == 0:
 		now = MonUnchecked
 	case up >= need:
@@ -216,6 +265,9 @@ func (w *Watch) logLine(now, old MonStatus, since time.Time) string {
 			p += "; last error: " + n + ": " + s.LastError + " @" + s.Since.Format("2006/01/02 15:04:05") + ". "
 		}
 		parts = append(parts, p)
+	}
+	if w.ruleDown {
+		parts = append(parts, "iRule LB::down: down")
 	}
 	was := old.String()
 	return fmt.Sprintf("%s monitor status %s. [ %s ]  [ was %s for %s ]",

@@ -482,3 +482,15 @@ func (f *flow) SideStats(s rules.Side) (rules.FlowStats, bool) {
 	}
 	return rules.FlowStats{}, false
 }
+
+var _ rules.MemberMarker = (*flow)(nil)
+
+// MarkMember implements rules.MemberMarker: the current member is the one
+// the flow's datagrams follow.
+func (f *flow) MarkMember(pool string, member netip.AddrPort, up bool) error {
+	var cur *state.Member
+	if lg := f.curLeg(); lg != nil {
+		cur = lg.member
+	}
+	return f.l.e.env.Pools().Mark(f.Virtual, pool, member, cur, up)
+}
