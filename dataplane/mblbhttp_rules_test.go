@@ -642,6 +642,12 @@ when HTTP_RESPONSE {
 			t.Fatalf("request %d after LB::down went to %q", i, body)
 		}
 	}
+	ps, _ := p.Pool("/Common/pool")
+	for _, m := range ps.Members {
+		if m.Addr == ap("127.0.130.21:80") && (m.Status.Availability != Offline || !strings.Contains(m.Status.Reason, "LB::down")) {
+			t.Errorf("show of the marked member: %+v", m.Status)
+		}
+	}
 	if _, body := get("/up"); body != "up 2" {
 		t.Fatalf("LB::status after LB::up: %q", body)
 	}

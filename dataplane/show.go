@@ -21,6 +21,7 @@ const (
 	reasonPoolEmpty       = "The pool has no members"
 	reasonMemberAvailable = "Pool member is available"
 	reasonMemberDown      = "Pool member has been marked down by a monitor"
+	reasonMemberRuleDown  = "Pool member has been marked down by an iRule (LB::down)"
 	reasonMemberUnchecked = "Pool member does not have service checking enabled"
 	reasonMemberChecking  = "Pool member status is being checked"
 	reasonMemberLimit     = "Pool member has reached its connection limit"
@@ -28,6 +29,7 @@ const (
 	reasonForcedDown      = "Forced down"
 	reasonNodeAvailable   = "Node address is available"
 	reasonNodeDown        = "Node address has been marked down by a monitor"
+	reasonNodeRuleDown    = "Node address has been marked down by an iRule (LB::down)"
 	reasonNodeUnchecked   = "Node address does not have service checking enabled"
 	reasonNodeChecking    = "Node address status is being checked"
 	reasonNodeLimit       = "Node address has reached its connection limit"
@@ -76,6 +78,8 @@ func memberStats(m *state.Member, poolRule MonitorRule) MemberStats {
 	case nmon == state.MonDown:
 		ms.MonitorStatus = "address-down"
 		st.Availability, st.Reason = Offline, reasonParentDown
+	case mon == state.MonDown && m.Watch.MarkedDown():
+		st.Availability, st.Reason = Offline, reasonMemberRuleDown
 	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonMemberDown
 	case m.AtLimit():
@@ -203,6 +207,8 @@ func nodeStats(n *state.Node) NodeStats {
 	case c.State == StateUserDown:
 		ns.MonitorStatus = "user-down"
 		st.Availability, st.Reason = Offline, reasonForcedDown
+	case mon == state.MonDown && n.Watch.MarkedDown():
+		st.Availability, st.Reason = Offline, reasonNodeRuleDown
 	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonNodeDown
 	case c.ConnectionLimit > 0 && n.Stats.Cur.Load() >= int64(c.ConnectionLimit):

@@ -58,7 +58,11 @@ type Watch struct {
 	// earlier one's.
 	ruleDown bool
 	markSeq  uint64
+	marked   atomic.Bool // ruleDown, for the shows
 }
+
+// MarkedDown reports whether a rule's LB::down holds the object down.
+func (w *Watch) MarkedDown() bool { return w.marked.Load() }
 
 // NewWatch makes the watch of one object; describe names it in log lines.
 func NewWatch(describe string) *Watch {
@@ -245,6 +249,7 @@ func (w *Watch) recompute() (old, now MonStatus) {
 		now = MonChecking
 	}
 	w.Disabled.Store(disabled && now == MonUp)
+	w.marked.Store(w.ruleDown)
 	w.locked = locked && now == MonDown
 	w.status.Store(int32(now))
 	if now != old {
