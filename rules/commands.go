@@ -72,6 +72,7 @@ func commandTable() *tcl.Commands {
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
+		t.Register("domain", cmdDomain)
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)
@@ -461,6 +462,33 @@ func cmdSimpleDecision(name string, k DecisionKind) tcl.CmdFunc {
 		}
 		return tcl.Empty, nil
 	}
+}
+
+// domain string count: the last count labels of a dotted name (domain
+// www.sub.example.com 2 is example.com), the whole name when it has no
+// more; a trailing root dot is not a label. Chosen [M]: a count below 1
+// gives the empty string.
+func cmdDomain(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 3 {
+		return tcl.Empty, tcl.WrongArgs("domain string count")
+	}
+	n, err := args[2].Int64()
+	if err != nil {
+		return tcl.Empty, err
+	}
+	name := strings.TrimSuffix(args[1].String(), ".")
+	if n < 1 {
+		return tcl.Empty, nil
+	}
+	i := len(name)
+	for ; n > 0; n-- {
+		j := strings.LastIndexByte(name[:i], '.')
+		if j < 0 {
+			return tcl.Str(name), nil
+		}
+		i = j
+	}
+	return tcl.Str(name[i+1:]), nil
 }
 
 // getfield string separator n: the n-th field (from 1) split on separator.

@@ -49,6 +49,12 @@ func TestUtilityCommands(t *testing.T) {
 	env := &Env{DataGroup: func(n string) (*DataGroup, bool) { return dg, strings.HasSuffix(n, "hosts") }}
 	cases := []struct{ expr, want string }{
 		{"b64encode hello", "aGVsbG8="},
+		{"domain www.sub.example.com 2", "example.com"},
+		{"domain www.sub.example.com 3", "sub.example.com"},
+		{"domain www.example.com. 2", "example.com"},
+		{"domain www.example.com 9", "www.example.com"},
+		{"domain localhost 1", "localhost"},
+		{"domain www.example.com 0", ""},
 		{"b64decode aGVsbG8=", "hello"},
 		{"b64decode aGVsbG8", "hello"},
 		{"b64decode [b64encode \\xff\\x00]", "\u00ff\x00"},
