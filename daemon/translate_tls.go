@@ -108,6 +108,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		built = append(built, b)
+		tc.ClientBuilt = append(tc.ClientBuilt, b)
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
 		tc.ClientServerNames = append(tc.ClientServerNames, b.ServerName())
 		if b.SNIDefault() {

@@ -259,17 +259,19 @@ when CLIENTSSL_HANDSHAKE {
 }
 when HTTP_REQUEST {
     if { [info exists tlsinfo] } {
-        HTTP::respond 200 content "$tlsinfo|[SSL::cert count]|$subj|$sni"
+        HTTP::respond 200 content "$tlsinfo|[SSL::cert count]|$subj|$sni|[SSL::verify_result]"
     } else {
         HTTP::respond 200 content "clear"
     }
 }`)
+	// peer-cert-mode request with alice's certificate as the ca-file: every
+	// client is let in, and SSL::verify_result says whom to trust.
 	b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}},
-		PeerCertMode: "request", AuthenticateDepth: -1, Options: []string{"no-tlsv1.3"}}).Build()
+		PeerCertMode: "request", CAFile: ccert, AuthenticateDepth: -1, Options: []string{"no-tlsv1.3"}}).Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config}
+	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config, ClientBuilt: []*tlsprof.Built{b}}
 	mustApply(t, p, cfg)
 
 	pair, _ := tlsprof.Pair("client", ccert, ckey, nil)
@@ -299,12 +301,22 @@ when HTTP_REQUEST {
 	got := get(&tls.Config{RootCAs: roots, ServerName: "www.example", Certificates: []tls.Certificate{pair},
 		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}, "127.0.0.1")
 	want := "TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384 256|1|CN=alice,O=openltm test serial=12:67 until="
-	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " GMT|www.example") {
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " GMT|www.example|0") {
 		t.Fatalf("rule's view of TLS:\n got %q\nwant %q...", got, want)
 	}
 	// Without a client certificate: count 0, CLIENTSSL_CLIENTCERT not run.
-	if got := get(&tls.Config{RootCAs: roots, ServerName: "www.example"}, "127.0.0.1"); !strings.Contains(got, "|0|none|www.example") {
+	if got := get(&tls.Config{RootCAs: roots, ServerName: "www.example"}, "127.0.0.1"); !strings.HasSuffix(got, "|0|none|www.example|0") {
 		t.Fatalf("without a client certificate: %q", got)
+	}
+	// A certificate the ca-file does not vouch for (self-signed): let in,
+	// with OpenSSL's 18 (X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT).
+	mcert, mkey, _ := testCert(t, "mallory")
+	mpair, _ := tlsprof.Pair("mallory", mcert, mkey, nil)
+	// (GetClientCertificate: Go's client otherwise sends only a certificate
+	// one of the server's acceptable CAs issued.)
+	sendMallory := func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &mpair, nil }
+	if got := get(&tls.Config{RootCAs: roots, ServerName: "www.example", GetClientCertificate: sendMallory}, "127.0.0.1"); !strings.Contains(got, "CN=mallory") || !strings.HasSuffix(got, "|18") {
+		t.Fatalf("an untrusted client certificate: %q", got)
 	}
 	// SSL::disable in CLIENT_ACCEPTED: plaintext HTTP.
 	if got := get(nil, "127.0.0.2"); got != "clear" {
@@ -328,7 +340,7 @@ when CLIENT_ACCEPTED {
 }
 when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version] sid=[string length [SSL::sessionid]]" }
 when SERVER_CONNECTED { append ev " connected"; TCP::collect }
-when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]]" }
+when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]] verify=[SSL::verify_result]" }
 when SERVER_DATA {
     TCP::payload replace 0 0 "$ev|"
     TCP::release
@@ -340,7 +352,9 @@ when SERVER_DATA {
 	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
 	mustApply(t, p, cfg)
 	got := tlsAsk(t, "127.0.143.10:443", "app.example", roots, "x")
-	if want := "accepted clientssl=TLSv1.3 sid=64 connected serverssl=CN=member.example,O=openltm test sid=64/64|M Response tls"; got[0] != want {
+	// verify=18: the server-ssl profile has no ca-file, and the member's
+	// certificate is self-signed (OpenSSL's X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT).
+	if want := "accepted clientssl=TLSv1.3 sid=64 connected serverssl=CN=member.example,O=openltm test sid=64/64 verify=18|M Response tls"; got[0] != want {
 		t.Fatalf("TLS events:\n got %q\nwant %q", got[0], want)
 	}
 	// SSL::disable on both sides: plaintext through to a plaintext member.

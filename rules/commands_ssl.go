@@ -33,6 +33,10 @@ type SSLInfo struct {
 	// PeerCerts is the peer's chain as it sent it, leaf first (the client's
 	// certificate on the client side, the member's on the server side).
 	PeerCerts []*x509.Certificate
+	// VerifyResult checks PeerCerts as the side's profile would, giving
+	// OpenSSL's verification result (0: verified, or no certificate); nil
+	// means 0. It runs only when a rule asks (SSL::verify_result).
+	VerifyResult func() int
 }
 
 // SSLConn is implemented by a Conn whose sides may speak TLS (a virtual
@@ -69,6 +73,20 @@ func registerSSL(t *tcl.Commands) {
 		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
 	})
 	t.Register("SSL::extensions", cmdSSLExtensions)
+	// SSL::verify_result: OpenSSL's verification result for the side's
+	// peer certificate (0 when it verified, or when there was none), as
+	// BIG-IP reports SSL_get_verify_result(); with peer-cert-mode request
+	// every client is let in and rules decide by it.
+	t.Register("SSL::verify_result", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs("SSL::verify_result")
+		}
+		info, err := sslInfo(in, "SSL::verify_result")
+		if err != nil || info.VerifyResult == nil {
+			return tcl.Int(0), err
+		}
+		return tcl.Int(int64(info.VerifyResult())), nil
+	})
 	t.Register("SSL::disable", sslSwitch("SSL::disable", SSLConn.SSLDisable))
 	t.Register("SSL::enable", sslSwitch("SSL::enable", SSLConn.SSLEnable))
 	for name, fn := range map[string]func(*x509.Certificate) string{

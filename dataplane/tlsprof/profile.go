@@ -85,6 +85,8 @@ type Built struct {
 	serverName string
 	sniDefault bool
 	sniRequire bool
+	// verify is how VerifyResult checks a peer's chain.
+	verify *verifier
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -213,10 +215,10 @@ func (p *ClientSSL) Build() (*Built, error) {
 		cfg.ClientAuth = tls.NoClientCert
 		warns = append(warns, what+": peer-cert-mode auto is treated as ignore")
 	case "request":
+		// Any certificate, or none, is let in: BIG-IP's request "always
+		// authenticates the client", and rules read the verdict
+		// (SSL::verify_result, Built.VerifyResult).
 		cfg.ClientAuth = tls.RequestClientCert
-		if p.CAFile != nil {
-			cfg.ClientAuth = tls.VerifyClientCertIfGiven
-		}
 	case "require":
 		if p.CAFile == nil {
 			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify client certificates against", what)
@@ -225,11 +227,15 @@ func (p *ClientSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, request, require, auto)", what, p.PeerCertMode)
 	}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth}
 	if p.CAFile != nil {
-		cfg.ClientCAs = p.CAFile.Pool()
-		cfg.VerifyPeerCertificate = depthCheck(depth)
+		v.roots = p.CAFile.Pool()
+		cfg.ClientCAs = v.roots
+		if cfg.ClientAuth == tls.RequireAndVerifyClientCert {
+			cfg.VerifyPeerCertificate = depthCheck(depth)
+		}
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns,
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -314,7 +320,11 @@ func (p *ServerSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName}, nil
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth}
+	if p.CAFile != nil {
+		v.roots = p.CAFile.Pool()
+	}
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v}, nil
 }
 
 // ForVirtual is the configuration of a virtual with one or more client-ssl
