@@ -8,6 +8,20 @@ import (
 	"time"
 )
 
+// checkResult checks a command's result against want, or its error
+// against wantErr (a part of the message) when that is set.
+func checkResult(t *testing.T, expr, got string, err error, want, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Errorf("%s: error %v, want one containing %q", expr, err, wantErr)
+	case wantErr == "" && err != nil:
+		t.Errorf("%s: %v", expr, err)
+	case wantErr == "" && got != want:
+		t.Errorf("%s = %q, want %q", expr, got, want)
+	}
+}
+
 // idleConn adds an idle timeout to the fake connection.
 type idleConn struct {
 	*fakeConn
@@ -39,14 +53,7 @@ func TestIPIdleTimeout(t *testing.T) {
 	for _, c := range cases {
 		conn := &idleConn{fakeConn: newFakeConn(), idle: c.start}
 		got, err := evalIn(t, conn, nil, ClientAccepted, c.expr)
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want one containing %q", c.expr, err, c.err)
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.expr, err)
-		case c.err == "" && got != c.want:
-			t.Errorf("%s = %q, want %q", c.expr, got, c.want)
-		}
+		checkResult(t, c.expr, got, err, c.want, c.err)
 		if conn.idle != c.wantIdle {
 			t.Errorf("%s: idle timeout %v, want %v", c.expr, conn.idle, c.wantIdle)
 		}
@@ -91,14 +98,7 @@ func TestIPStats(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, err := evalIn(t, conn, nil, ClientAccepted, c.expr)
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want one containing %q", c.expr, err, c.err)
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.expr, err)
-		case c.err == "" && got != c.want:
-			t.Errorf("%s = %q, want %q", c.expr, got, c.want)
-		}
+		checkResult(t, c.expr, got, err, c.want, c.err)
 	}
 	if _, err := evalIn(t, newFakeConn(), nil, ClientAccepted, "IP::stats"); err == nil || !strings.Contains(err.Error(), "keep no statistics") {
 		t.Errorf("without StatsConn: %v", err)
@@ -133,14 +133,8 @@ func TestLBDownUp(t *testing.T) {
 	for _, c := range cases {
 		conn := &markConn{fakeConn: newFakeConn()}
 		_, err := evalIn(t, conn, nil, HTTPResponse, c.expr)
-		switch {
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
-			t.Errorf("%s: error %v, want one containing %q", c.expr, err, c.err)
-		case c.err == "" && err != nil:
-			t.Errorf("%s: %v", c.expr, err)
-		case c.err == "" && (len(conn.marks) != 1 || conn.marks[0] != c.want):
-			t.Errorf("%s: marked %q, want %q", c.expr, conn.marks, c.want)
-		}
+		got := strings.Join(conn.marks, ";")
+		checkResult(t, c.expr, got, err, c.want, c.err)
 	}
 	if _, err := evalIn(t, newFakeConn(), nil, HTTPResponse, "LB::down"); err == nil || !strings.Contains(err.Error(), "no pool members to mark") {
 		t.Errorf("without MemberMarker: %v", err)
