@@ -540,11 +540,7 @@ when HTTP_RESPONSE {
 	var lg *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
 	mustApply(t, p, cfg)
-	defer func() {
-		if t.Failed() {
-			t.Log(lg.Lines())
-		}
-	}()
+	lg.showOnFailure(t)
 	h := dialHTTPVS(t, "127.0.130.9:80")
 	req := "GET /local HTTP/1.1\r\nHost: x\r\n\r\n"
 	for i := 1; i <= 2; i++ {
@@ -606,11 +602,7 @@ when HTTP_RESPONSE {
 	var lg *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, rule)
 	mustApply(t, p, cfg)
-	defer func() {
-		if t.Failed() {
-			t.Log(lg.Lines())
-		}
-	}()
+	lg.showOnFailure(t)
 	// A new connection for each request: without OneConnect an HTTP
 	// client's requests stay on the member its first one went to.
 	get := func(path string) (*http.Response, string) {

@@ -27,6 +27,15 @@ func (l *ruleLog) log(facility, line string) {
 	l.mu.Unlock()
 }
 
+// showOnFailure logs the rules' lines at the end of a test that failed.
+func (l *ruleLog) showOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(l.Lines())
+		}
+	})
+}
+
 // Lines is a copy of the lines so far.
 func (l *ruleLog) Lines() []string {
 	l.mu.Lock()
