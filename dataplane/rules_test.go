@@ -510,3 +510,38 @@ when SERVER_DATA { TCP::payload replace 0 0 "server [IP::stats bytes in] [IP::st
 		}
 	}
 }
+
+// FLOW_INIT runs before CLIENT_ACCEPTED on a standard virtual, in the
+// same connection's variables, and can reject the flow.
+func TestRulesFlowInit(t *testing.T) {
+	t.Parallel()
+	rawServer(t, "127.0.71.22:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
+	p, _ := newPlane(t)
+	cfg := basic("127.0.71.21:8000", "127.0.71.22:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when FLOW_INIT {
+    if { [IP::client_addr] eq "127.0.0.2" } { reject }
+    set greeting "init"
+}
+when CLIENT_ACCEPTED { TCP::respond "$greeting accepted\n" }`)
+	mustApply(t, p, cfg)
+	c, err := net.Dial("tcp", "127.0.71.21:8000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "init accepted\n" {
+		t.Fatalf("read %q (%v)", line, err)
+	}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+	c2, err := d.Dial("tcp", "127.0.71.21:8000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	c2.SetDeadline(time.Now().Add(3 * time.Second))
+	if b, err := io.ReadAll(c2); err == nil || len(b) > 0 {
+		t.Fatalf("a rejected client read %q (%v), want a reset", b, err)
+	}
+}

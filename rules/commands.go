@@ -73,6 +73,19 @@ func commandTable() *tcl.Commands {
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)
 		t.Register("domain", cmdDomain)
+		// TMM::*: openltm is one traffic process whose tables, statics and
+		// persistence are shared by all its event loops, which is what
+		// one TMM is to a rule: unit 0 of 1, in group 0 of 1 (rules ask
+		// to do a thing once, in RULE_INIT on unit 0, or make keys unique
+		// per unit).
+		for name, v := range map[string]int64{"TMM::cmp_unit": 0, "TMM::cmp_count": 1, "TMM::cmp_group": 0, "TMM::cmp_groups": 1, "TMM::cmp_primary_group": 0} {
+			t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+				if len(args) != 1 {
+					return tcl.Empty, tcl.WrongArgs(name)
+				}
+				return tcl.Int(v), nil
+			})
+		}
 		for _, n := range t.Names() {
 			if strings.HasPrefix(n, "HTTP::") {
 				cmd := t.Lookup(n)

@@ -151,7 +151,10 @@ func (p *Program) Rules() []*Rule { return p.rules }
 
 // Handles reports whether any rule handles ev, so the dataplane can skip
 // work (collecting data, creating sessions) nobody asked for.
-func (p *Program) Handles(ev Event) bool { return len(p.handlers[ev]) > 0 }
+// FLOW_INIT handlers count for CLIENT_ACCEPTED, whose run carries them out.
+func (p *Program) Handles(ev Event) bool {
+	return len(p.handlers[ev]) > 0 || ev == ClientAccepted && len(p.handlers[FlowInit]) > 0
+}
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.
@@ -189,6 +192,9 @@ type ConnState struct {
 	ended bool
 	// crypto holds the CRYPTO:: -ctx contexts not yet finished, by name.
 	crypto map[string]*cryptoCtx
+	// flowStarted is set once the flow's first event ran (FLOW_INIT's
+	// handlers before it).
+	flowStarted bool
 }
 
 // addrText is an endpoint's address and its text.
@@ -219,6 +225,7 @@ func (s *ConnState) Release() {
 	clear(s.disabled)
 	clear(s.searches)
 	clear(s.crypto)
+	s.flowStarted = false
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}
@@ -238,7 +245,21 @@ var monoEpoch = time.Now()
 // Run runs every enabled handler of ev in priority order. A Tcl error stops
 // the event, is logged as "TCL error: /Common/r <EVENT> - message" and is
 // returned as a *RuntimeError: the caller resets this connection only.
+//
+// The flow's first event runs FLOW_INIT's handlers before its own, as
+// BIG-IP raises FLOW_INIT once when a flow starts, before
+// CLIENT_ACCEPTED (or a DNS listener's DNS_REQUEST): rules set up their
+// per-connection variables there. A flow FLOW_INIT rejects or drops
+// runs no further handlers of that event.
 func (s *ConnState) Run(ev Event) error {
+	if !s.flowStarted && ev != RuleInit && ev != FlowInit {
+		s.flowStarted = true
+		if len(s.prog.handlers[FlowInit]) > 0 {
+			if err := s.Run(FlowInit); err != nil || s.ended {
+				return err
+			}
+		}
+	}
 	hs := s.prog.handlers[ev]
 	if len(hs) == 0 {
 		return nil

@@ -41,6 +41,8 @@ const (
 	DNSRequest
 	DNSResponse
 	ClientSSLClientCert
+	// FlowInit runs once per flow before its first other event (ConnState.Run).
+	FlowInit
 	numEvents
 )
 
@@ -50,7 +52,7 @@ var eventNames = [numEvents]string{
 	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
 	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
-	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT",
+	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT", "FLOW_INIT",
 }
 
 func (e Event) String() string {

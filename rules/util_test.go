@@ -50,6 +50,9 @@ func TestUtilityCommands(t *testing.T) {
 	cases := []struct{ expr, want string }{
 		{"b64encode hello", "aGVsbG8="},
 		{"domain www.sub.example.com 2", "example.com"},
+		{"TMM::cmp_unit", "0"},
+		{"TMM::cmp_count", "1"},
+		{"expr {[TMM::cmp_unit] == 0 && [TMM::cmp_groups] == 1 && [TMM::cmp_group] == [TMM::cmp_primary_group]}", "1"},
 		{"domain www.sub.example.com 3", "sub.example.com"},
 		{"domain www.example.com. 2", "example.com"},
 		{"domain www.example.com 9", "www.example.com"},
