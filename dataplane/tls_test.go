@@ -61,7 +61,7 @@ func clientSSL(t testing.TB, cert *tlsprof.Cert, key *tlsprof.Key) *TLS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &TLS{Client: cfg, ClientProfiles: []string{"/Common/cs"}}
+	return &TLS{Client: cfg, ClientProfiles: []string{"/Common/cs"}, ClientBuilt: []*tlsprof.Built{b}}
 }
 
 func serverSSL(t *testing.T) *tlsprof.Built {
@@ -259,7 +259,7 @@ when CLIENTSSL_HANDSHAKE {
 }
 when HTTP_REQUEST {
     if { [info exists tlsinfo] } {
-        HTTP::respond 200 content "$tlsinfo|[SSL::cert count]|$subj|$sni|[SSL::verify_result]"
+        HTTP::respond 200 content "[PROFILE::clientssl name] $tlsinfo|[SSL::cert count]|$subj|$sni|[SSL::verify_result]"
     } else {
         HTTP::respond 200 content "clear"
     }
@@ -271,7 +271,7 @@ when HTTP_REQUEST {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config, ClientBuilt: []*tlsprof.Built{b}}
+	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: b.Config, ClientBuilt: []*tlsprof.Built{b}, ClientProfiles: []string{"/Common/cs"}}
 	mustApply(t, p, cfg)
 
 	pair, _ := tlsprof.Pair("client", ccert, ckey, nil)
@@ -300,7 +300,7 @@ when HTTP_REQUEST {
 	}
 	got := get(&tls.Config{RootCAs: roots, ServerName: "www.example", Certificates: []tls.Certificate{pair},
 		CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}}, "127.0.0.1")
-	want := "TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384 256|1|CN=alice,O=openltm test serial=12:67 until="
+	want := "/Common/cs TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384 256|1|CN=alice,O=openltm test serial=12:67 until="
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, " GMT|www.example|0") {
 		t.Fatalf("rule's view of TLS:\n got %q\nwant %q...", got, want)
 	}
@@ -338,9 +338,9 @@ when CLIENT_ACCEPTED {
     set ev accepted
     if { [IP::client_addr] eq "127.0.0.2" } { SSL::disable; SSL::disable serverside; pool plain }
 }
-when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version] sid=[string length [SSL::sessionid]]" }
+when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version] sid=[string length [SSL::sessionid]] [PROFILE::clientssl name]" }
 when SERVER_CONNECTED { append ev " connected"; TCP::collect }
-when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]] verify=[SSL::verify_result]" }
+when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]] verify=[SSL::verify_result] [PROFILE::serverssl name]" }
 when SERVER_DATA {
     TCP::payload replace 0 0 "$ev|"
     TCP::release
@@ -349,12 +349,12 @@ when SERVER_DATA {
 	cfg.Pools["/Common/plain"] = &Pool{Name: "/Common/plain", LBMode: RoundRobin, Members: []Member{{Node: "/Common/127.0.143.12", Addr: ap("127.0.143.12:9000")}}}
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
-	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
+	cfg.Virtuals["/Common/vs"].TLS.Server, cfg.Virtuals["/Common/vs"].TLS.ServerProfile = serverSSL(t), "/Common/ss"
 	mustApply(t, p, cfg)
 	got := tlsAsk(t, "127.0.143.10:443", "app.example", roots, "x")
 	// verify=18: the server-ssl profile has no ca-file, and the member's
 	// certificate is self-signed (OpenSSL's X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT).
-	if want := "accepted clientssl=TLSv1.3 sid=64 connected serverssl=CN=member.example,O=openltm test sid=64/64 verify=18|M Response tls"; got[0] != want {
+	if want := "accepted clientssl=TLSv1.3 sid=64 /Common/cs connected serverssl=CN=member.example,O=openltm test sid=64/64 verify=18 /Common/ss|M Response tls"; got[0] != want {
 		t.Fatalf("TLS events:\n got %q\nwant %q", got[0], want)
 	}
 	// SSL::disable on both sides: plaintext through to a plaintext member.

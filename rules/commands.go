@@ -2,6 +2,7 @@ package rules
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -190,6 +191,25 @@ func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Comp
 				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: prefix + " " + v, Line: line, Col: col})
 			}
 		}
+		return nil
+	}
+}
+
+// onlyHook marks a rule whose command has, as its literal word number
+// word, an F5 value other than those openltm acts on (allowed): the
+// rule is kept, not run, and says which.
+func onlyHook(word int, cmd string, allowed ...string) func(c *tcl.Compiler) error {
+	return func(c *tcl.Compiler) error {
+		r, ok := c.Context().(*Rule)
+		if !ok || word >= c.NumWords() {
+			return nil
+		}
+		v, lit := c.Literal(word)
+		if !lit || slices.Contains(allowed, v) {
+			return nil
+		}
+		line, col := c.Pos(word)
+		r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: cmd + " " + v, Line: line, Col: col})
 		return nil
 	}
 }

@@ -33,6 +33,9 @@ type SSLInfo struct {
 	// PeerCerts is the peer's chain as it sent it, leaf first (the client's
 	// certificate on the client side, the member's on the server side).
 	PeerCerts []*x509.Certificate
+	// Profile is the full name of the side's client-ssl or server-ssl
+	// profile (PROFILE::clientssl name).
+	Profile string
 	// VerifyResult checks PeerCerts as the side's profile would, giving
 	// OpenSSL's verification result (0: verified, or no certificate); nil
 	// means 0. It runs only when a rule asks (SSL::verify_result).
@@ -73,6 +76,8 @@ func registerSSL(t *tcl.Commands) {
 		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
 	})
 	t.Register("SSL::extensions", cmdSSLExtensions)
+	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide)).Compile = onlyHook(1, "PROFILE::clientssl", "name")
+	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide)).Compile = onlyHook(1, "PROFILE::serverssl", "name")
 	// SSL::verify_result: OpenSSL's verification result for the side's
 	// peer certificate (0 when it verified, or when there was none), as
 	// BIG-IP reports SSL_get_verify_result(); with peer-cert-mode request
@@ -101,6 +106,32 @@ func registerSSL(t *tcl.Commands) {
 		"X509::whole":               whole,
 	} {
 		t.Register(name, x509Getter(name, fn))
+	}
+}
+
+// cmdProfileSSL is PROFILE::clientssl name and PROFILE::serverssl name:
+// the full name of the profile that side's handshake used (with several
+// client-ssl profiles, the one SNI chose). Rules log it and label
+// metrics with it. The profiles' other attributes are not read yet
+// (onlyHook keeps such rules, not run).
+func cmdProfileSSL(cmd string, side Side) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 2 || args[1].String() != "name" {
+			return tcl.Empty, tcl.WrongArgs(cmd + " name")
+		}
+		_, c, err := sess(in, cmd)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		sc, ok := c.(SSLConn)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("%s: the virtual server has no such profile", cmd)
+		}
+		info, ok := sc.SSL(side)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("%s: no TLS on the %s of this connection yet", cmd, side)
+		}
+		return tcl.Str(info.Profile), nil
 	}
 }
 

@@ -2,7 +2,6 @@ package config
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -41,28 +40,18 @@ type TLS struct {
 	Warnings []string
 }
 
-// ClientVerify is SSL::verify_result on the client side: the client's
-// chain checked by the client-ssl profile its handshake used (the
-// ClientHello's server name picks it, as for the profiles' statistics);
-// 0 (OpenSSL's OK) without profiles.
-func (t *TLS) ClientVerify(serverName string, chain []*x509.Certificate) int {
-	if t == nil || len(t.ClientBuilt) == 0 {
-		return 0
+// ClientProfile is the client-ssl profile a handshake used: the one its
+// ClientHello's server name picks, as for the profiles' statistics
+// (tlsprof.Pick); "" and nil without profiles.
+func (t *TLS) ClientProfile(serverName string) (name string, b *tlsprof.Built) {
+	if t == nil || len(t.ClientBuilt) == 0 || len(t.ClientProfiles) != len(t.ClientBuilt) {
+		return "", nil
 	}
 	i := 0
 	if len(t.ClientBuilt) > 1 && len(t.ClientServerNames) == len(t.ClientBuilt) {
 		i = tlsprof.Pick(t.ClientServerNames, t.ClientDefault, serverName)
 	}
-	return t.ClientBuilt[i].VerifyResult(chain)
-}
-
-// ServerVerify is SSL::verify_result on the server side: the member's
-// chain checked by the server-ssl profile.
-func (t *TLS) ServerVerify(_ string, chain []*x509.Certificate) int {
-	if t == nil || t.Server == nil {
-		return 0
-	}
-	return t.Server.VerifyResult(chain)
+	return t.ClientProfiles[i], t.ClientBuilt[i]
 }
 
 // DefaultHandshakeTimeout is a TLS profile's handshake-timeout default.

@@ -2,21 +2,20 @@ package irules
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
 
 // SSLInfo is what the SSL:: commands read of one TLS connection, the same
-// for L4 and HTTP virtuals, client and server side; verify checks the
-// peer's chain as the side's profile would (config.TLS.ClientVerify,
-// ServerVerify).
-func SSLInfo(c *tls.Conn, verify func(serverName string, chain []*x509.Certificate) int) *rules.SSLInfo {
+// for L4 and HTTP virtuals, client and server side: t is the virtual's
+// TLS, whose profile for the side names the connection's profile and
+// checks its peer's chain when a rule asks (SSL::verify_result).
+func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 	cs := c.ConnectionState()
 	cur, desired := tlsprof.SessionIDs(c)
-	return &rules.SSLInfo{
-		VerifyResult:     func() int { return verify(cs.ServerName, cs.PeerCertificates) },
+	info := &rules.SSLInfo{
 		Version:          tlsprof.VersionName(cs.Version),
 		Cipher:           tlsprof.SuiteName(cs.CipherSuite),
 		Bits:             tlsprof.SuiteBits(cs.CipherSuite),
@@ -25,4 +24,15 @@ func SSLInfo(c *tls.Conn, verify func(serverName string, chain []*x509.Certifica
 		ServerName:       cs.ServerName,
 		PeerCerts:        cs.PeerCertificates,
 	}
+	var b *tlsprof.Built
+	switch {
+	case side == rules.ClientSide:
+		info.Profile, b = t.ClientProfile(cs.ServerName)
+	case t != nil:
+		info.Profile, b = t.ServerProfile, t.Server
+	}
+	if b != nil {
+		info.VerifyResult = func() int { return b.VerifyResult(cs.PeerCertificates) }
+	}
+	return info
 }

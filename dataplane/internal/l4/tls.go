@@ -160,16 +160,15 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 // SSL implements rules.SSLConn: a side's TLS once its handshake is done.
 func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	var c *tls.Conn
-	verify := pr.snap.Cfg.TLS.ClientVerify
 	if s == rules.ClientSide {
 		c = pr.ctls
 	} else if sc := pr.srv.Load(); sc != nil {
-		c, verify = sc.tls, pr.snap.Cfg.TLS.ServerVerify
+		c = sc.tls
 	}
 	if c == nil {
 		return nil, false
 	}
-	return irules.SSLInfo(c, verify), true
+	return irules.SSLInfo(c, pr.snap.Cfg.TLS, s), true
 }
 
 // SSLDisable implements rules.SSLConn: a side whose handshake has not

@@ -139,16 +139,16 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ServerSide && r.f.stls != nil {
-		return irules.SSLInfo(r.f.stls, r.snap.Cfg.TLS.ServerVerify), true
+		return irules.SSLInfo(r.f.stls, r.snap.Cfg.TLS, rules.ServerSide), true
 	}
 	if s == rules.ClientSide && r.f.loopTLS != nil {
-		return irules.SSLInfo(r.f.loopTLS, r.snap.Cfg.TLS.ClientVerify), true
+		return irules.SSLInfo(r.f.loopTLS, r.snap.Cfg.TLS, rules.ClientSide), true
 	}
 	fc := r.f.front
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
 	}
-	return irules.SSLInfo(fc.tls, r.snap.Cfg.TLS.ClientVerify), true
+	return irules.SSLInfo(fc.tls, r.snap.Cfg.TLS, rules.ClientSide), true
 }
 
 // SSLDisable implements rules.SSLConn: on the client side before the
