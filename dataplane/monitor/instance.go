@@ -100,14 +100,20 @@ func (in *Instance) Resume() {
 // nil, calls it with the verdict of the next probe to finish. Calls
 // close together share one probe.
 func (in *Instance) ProbeNow(told func(up bool)) {
+	in.WhenProbed(told)
+	select {
+	case in.kick <- struct{}{}:
+	default:
+	}
+}
+
+// WhenProbed calls told (when not nil) with the verdict of the next
+// probe to finish, at the instance's own pace.
+func (in *Instance) WhenProbed(told func(up bool)) {
 	if told != nil {
 		in.mu.Lock()
 		in.probed = append(in.probed, told)
 		in.mu.Unlock()
-	}
-	select {
-	case in.kick <- struct{}{}:
-	default:
 	}
 }
 

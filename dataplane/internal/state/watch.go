@@ -58,7 +58,11 @@ type Watch struct {
 	// earlier one's.
 	ruleDown bool
 	markSeq  uint64
-	marked   atomic.Bool // ruleDown, for the shows
+	// markProbing: a down mark waits for a probe to find the object up,
+	// so a rule marking it down again (each failed request may) adds
+	// nothing and asks for no more probes.
+	markProbing bool
+	marked      atomic.Bool // ruleDown, for the shows
 }
 
 // MarkedDown reports whether a rule's LB::down holds the object down.
@@ -87,6 +91,7 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 	w.mu.Lock()
 	w.rule = rule
 	want := map[string]bool{}
+	restarted := false
 	for _, name := range rule.Names {
 		want[name] = true
 		spec, tgt := specs[name], target(name)
@@ -105,13 +110,20 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 		ref := new(*monitor.Instance)
 		*ref = monitor.Start(spec, tgt, func(s monitor.State) { w.report(name, ref, s) })
 		w.insts[name] = *ref
+		restarted = true
 	}
 	for name, in := range w.insts {
 		if !want[name] {
 			stale = append(stale, in)
 			delete(w.insts, name)
 			delete(w.states, name)
+			restarted = true
 		}
+	}
+	if restarted {
+		// The probes a rule's LB::down waits for were the old monitors':
+		// the new ones decide from now on.
+		w.ruleDown, w.markProbing = false, false
 	}
 	w.dropPassive(want)
 	old, now := w.recompute()
@@ -168,6 +180,10 @@ func (w *Watch) set(name string, s monitor.State) {
 // do not probe: their objects too wait for LB::up.
 func (w *Watch) Mark(up bool) {
 	w.mu.Lock()
+	if !up && w.ruleDown && w.markProbing {
+		w.mu.Unlock()
+		return
+	}
 	w.ruleDown = !up
 	w.markSeq++
 	seq := w.markSeq
@@ -175,23 +191,30 @@ func (w *Watch) Mark(up bool) {
 	for _, in := range w.insts {
 		insts = append(insts, in)
 	}
+	w.markProbing = !up && len(insts) > 0
 	w.settle()
-	var told func(bool)
-	if !up {
+	for _, in := range insts {
+		if up {
+			in.ProbeNow(nil)
+			continue
+		}
+		// Each probe that finds the object down leaves the mark and waits
+		// for the next one at the monitor's own interval.
+		var told func(bool)
 		told = func(ok bool) {
-			if !ok {
-				return
-			}
 			w.mu.Lock()
 			if w.markSeq != seq || !w.ruleDown {
 				w.mu.Unlock()
 				return
 			}
-			w.ruleDown = false
+			if !ok {
+				w.mu.Unlock()
+				in.WhenProbed(told)
+				return
+			}
+			w.ruleDown, w.markProbing = false, false
 			w.settle()
 		}
-	}
-	for _, in := range insts {
 		in.ProbeNow(told)
 	}
 }
