@@ -22,6 +22,17 @@ func waitStatus(t *testing.T, w *Watch, want MonStatus, marked bool) {
 	t.Fatalf("status %v marked %v, want %v marked %v", w.Current(), w.MarkedDown(), want, marked)
 }
 
+// acceptAndClose answers a TCP monitor's probes until ln closes.
+func acceptAndClose(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Close()
+	}
+}
+
 // A rule's mark (LB::down) holds the object down through probes that
 // find it down, and goes with the first that finds it up; LB::up lifts
 // it at once; a change of monitors drops it.
@@ -31,15 +42,7 @@ func TestWatchMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := netip.MustParseAddrPort(ln.Addr().String())
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln)
 	w := NewWatch("Pool /Common/p member /Common/m")
 	spec := &monitor.Spec{Type: monitor.TCP, Interval: 50 * time.Millisecond, Timeout: time.Hour}
 	target := func(string) netip.AddrPort { return addr }
@@ -68,15 +71,7 @@ func TestWatchMark(t *testing.T) {
 		t.Skipf("the port was taken meanwhile: %v", err)
 	}
 	defer ln2.Close()
-	go func() {
-		for {
-			c, err := ln2.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	go acceptAndClose(ln2)
 	waitStatus(t, w, MonUp, false)
 
 	// LB::up lifts a mark at once.
