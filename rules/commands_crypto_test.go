@@ -100,6 +100,7 @@ func TestCryptoErrors(t *testing.T) {
 		{"CRYPTO::keygen -alg random -len 12", `-len "12" is not a positive multiple of 8`},
 		{"CRYPTO::keygen -alg pbkdf2-md5 -len 128 -passphrase p", "needs -passphrase, -salt or -salthex, and -rounds"},
 		{"CRYPTO::keygen -alg other -len 128", `unknown algorithm "other"`},
+		{"CRYPTO::keygen -alg pbkdf2-md5 -len 128 -passphrase p -salt s -rounds 1000000", `-rounds "1000000" is not a count from 1 to 100000`},
 	}
 	for _, c := range cases {
 		_, err := evalIn(t, newFakeConn(), nil, HTTPRequest, c.expr)
