@@ -144,3 +144,35 @@ func TestCryptoNotRun(t *testing.T) {
 		t.Errorf("aes-128-cbc: unsupported %+v", u)
 	}
 }
+
+// FuzzCrypto runs the CRYPTO:: commands, IP::idle_timeout and LB::down
+// over any words: a rule's bad arguments are its error, never a panic.
+func FuzzCrypto(f *testing.F) {
+	for _, s := range []string{
+		"CRYPTO::hash -alg sha256 abc",
+		"CRYPTO::sign -ctx c -alg hmac-sha1 -key k x",
+		"CRYPTO::encrypt -alg aes-128-cbc -keyhex 000102030405060708090a0b0c0d0e0f -ivhex 0f0e0d0c0b0a09080706050403020100 x",
+		"CRYPTO::decrypt -alg aes-256-cbc -key k -iv i -final",
+		"CRYPTO::keygen -alg pbkdf2-md5 -len 64 -passphrase p -salthex 00 -rounds 2",
+		"CRYPTO::verify -alg hmac-md5 -key k -signature s d",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, words string) {
+		if strings.ContainsAny(words, "[]{}$\\\";\n") || len(words) > 400 {
+			return // one command of plain words
+		}
+		for _, cmd := range []string{words, "CRYPTO::hash " + words, "CRYPTO::encrypt " + words, "CRYPTO::decrypt -ctx c " + words, "CRYPTO::keygen " + words} {
+			r, err := Compile("fz", "when HTTP_REQUEST { catch { "+cmd+" } }")
+			if r == nil {
+				if err == nil {
+					t.Fatalf("%q: no rule and no error", cmd)
+				}
+				continue
+			}
+			s := NewProgram(&Env{}, r).NewConnState(newFakeConn())
+			s.Run(HTTPRequest)
+			s.Release()
+		}
+	})
+}
