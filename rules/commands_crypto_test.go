@@ -145,8 +145,9 @@ func TestCryptoNotRun(t *testing.T) {
 	}
 }
 
-// FuzzCrypto runs the CRYPTO:: commands, IP::idle_timeout and LB::down
-// over any words: a rule's bad arguments are its error, never a panic.
+// FuzzCrypto runs the CRYPTO:: commands over any words (and whatever
+// command the words name themselves): a rule's bad arguments are its
+// error, never a panic.
 func FuzzCrypto(f *testing.F) {
 	for _, s := range []string{
 		"CRYPTO::hash -alg sha256 abc",
