@@ -176,40 +176,28 @@ func compileRule(t *tcl.Commands, check func(string, *tcl.Source, int) error, r 
 // command selects a form openltm does not implement yet (one of values);
 // the form is named "prefix value".
 func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Compiler) error {
-	return func(c *tcl.Compiler) error {
-		r, ok := c.Context().(*Rule)
-		if !ok {
-			return nil
-		}
-		v, lit := c.Literal(word)
-		if !lit {
-			return nil
-		}
-		for _, u := range values {
-			if v == u {
-				line, col := c.Pos(word)
-				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: prefix + " " + v, Line: line, Col: col})
-			}
-		}
-		return nil
-	}
+	return markHook(word, prefix, func(v string) bool { return slices.Contains(values, v) })
 }
 
 // onlyHook marks a rule whose command has, as its literal word number
 // word, an F5 value other than those openltm acts on (allowed): the
 // rule is kept, not run, and says which.
-func onlyHook(word int, cmd string, allowed ...string) func(c *tcl.Compiler) error {
+func onlyHook(word int, prefix string, allowed ...string) func(c *tcl.Compiler) error {
+	return markHook(word, prefix, func(v string) bool { return !slices.Contains(allowed, v) })
+}
+
+// markHook marks a rule as not acted on when a command's literal word
+// number word is a value notRun accepts, naming the form "prefix value".
+func markHook(word int, prefix string, notRun func(v string) bool) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
 		r, ok := c.Context().(*Rule)
-		if !ok || word >= c.NumWords() {
+		if !ok {
 			return nil
 		}
-		v, lit := c.Literal(word)
-		if !lit || slices.Contains(allowed, v) {
-			return nil
+		if v, lit := c.Literal(word); lit && notRun(v) {
+			line, col := c.Pos(word)
+			r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: prefix + " " + v, Line: line, Col: col})
 		}
-		line, col := c.Pos(word)
-		r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: cmd + " " + v, Line: line, Col: col})
 		return nil
 	}
 }

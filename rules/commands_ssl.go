@@ -119,35 +119,35 @@ func cmdProfileSSL(cmd string, side Side) tcl.CmdFunc {
 		if len(args) != 2 || args[1].String() != "name" {
 			return tcl.Empty, tcl.WrongArgs(cmd + " name")
 		}
-		_, c, err := sess(in, cmd)
+		info, err := sslInfoOf(in, cmd, &side)
 		if err != nil {
 			return tcl.Empty, err
-		}
-		sc, ok := c.(SSLConn)
-		if !ok {
-			return tcl.Empty, tcl.Errorf("%s: the virtual server has no such profile", cmd)
-		}
-		info, ok := sc.SSL(side)
-		if !ok {
-			return tcl.Empty, tcl.Errorf("%s: no TLS on the %s of this connection yet", cmd, side)
 		}
 		return tcl.Str(info.Profile), nil
 	}
 }
 
 // sslInfo is the TLS state of the running event's side.
-func sslInfo(in *tcl.Interp, cmd string) (*SSLInfo, error) {
+func sslInfo(in *tcl.Interp, cmd string) (*SSLInfo, error) { return sslInfoOf(in, cmd, nil) }
+
+// sslInfoOf is the TLS state of a side: side, or the running event's
+// when nil.
+func sslInfoOf(in *tcl.Interp, cmd string, side *Side) (*SSLInfo, error) {
 	s, c, err := sess(in, cmd)
 	if err != nil {
 		return nil, err
+	}
+	sd := s.side
+	if side != nil {
+		sd = *side
 	}
 	sc, ok := c.(SSLConn)
 	if !ok {
 		return nil, tcl.Errorf("%s: the virtual server has no client-ssl or server-ssl profile", cmd)
 	}
-	info, ok := sc.SSL(s.side)
+	info, ok := sc.SSL(sd)
 	if !ok {
-		return nil, tcl.Errorf("%s: no TLS on the %s of this connection", cmd, s.side)
+		return nil, tcl.Errorf("%s: no TLS on the %s of this connection", cmd, sd)
 	}
 	return info, nil
 }
