@@ -296,10 +296,7 @@ func (pr *proxied) FlowIdleTimeout() time.Duration { return pr.IdleTimeout() }
 // does not wait for the deadline the longer one set.
 func (pr *proxied) SetFlowIdleTimeout(d time.Duration) {
 	pr.SetIdleTimeout(d)
-	last := pr.LastActive()
-	if last == 0 {
-		last = time.Now().UnixNano()
-	}
+	last := pr.LastActive() // set since the flow entered the table, before its rules ran
 	pr.armIdle(pr.client, last)
 	if sc := pr.srv.Load(); sc != nil && sc.conn != nil {
 		pr.armIdle(sc.conn, last)

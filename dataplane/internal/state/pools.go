@@ -34,69 +34,71 @@ func (ps Pools) Named(virtual, name string) *Pool {
 // MemberStatus is LB::status for a member of a pool a rule of virtual
 // names.
 func (ps Pools) MemberStatus(virtual, pool string, member netip.AddrPort) (string, error) {
-	q := ps.Named(virtual, pool)
-	if q == nil {
-		return "", fmt.Errorf("no such pool: %s", pool)
-	}
-	m := MemberAt(q, member)
-	if m == nil {
-		return "", fmt.Errorf("no such member %s in pool %s", member, q.Name)
+	m, err := ps.member(virtual, pool, member)
+	if err != nil {
+		return "", err
 	}
 	return m.Availability().StatusWord(), nil
 }
 
 // NodeStatus is LB::status for a node, found through the members on it.
 func (ps Pools) NodeStatus(a netip.Addr) (string, error) {
+	n, err := ps.node(a)
+	if err != nil {
+		return "", err
+	}
+	return n.Availability().StatusWord(), nil
+}
+
+// member is a member of a pool a rule of virtual names.
+func (ps Pools) member(virtual, pool string, member netip.AddrPort) (*Member, error) {
+	q := ps.Named(virtual, pool)
+	if q == nil {
+		return nil, fmt.Errorf("no such pool: %s", pool)
+	}
+	m := MemberAt(q, member)
+	if m == nil {
+		return nil, fmt.Errorf("no such member %s in pool %s", member, q.Name)
+	}
+	return m, nil
+}
+
+// node is the node at a, found through the members on it.
+func (ps Pools) node(a netip.Addr) (*Node, error) {
 	for _, pool := range ps {
 		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
-			return m.Node.Availability().StatusWord(), nil
+			return m.Node, nil
 		}
 	}
-	return "", fmt.Errorf("no such node: %s", a)
+	return nil, fmt.Errorf("no such node: %s", a)
 }
 
 // Mark is LB::down (up false) and LB::up as every data path carries
 // them out (Watch.Mark): no pool and no member is the flow's current
 // member (nil: none chosen yet), no pool the node at member's address.
 func (ps Pools) Mark(virtual, pool string, member netip.AddrPort, current *Member, up bool) error {
+	var w *Watch
 	switch {
 	case pool == "" && !member.IsValid():
 		if current == nil {
 			return errors.New("no pool member selected")
 		}
-		current.Watch.Mark(up)
-		return nil
+		w = current.Watch
 	case pool == "":
-		return ps.MarkNode(member.Addr(), up)
-	}
-	return ps.MarkMember(virtual, pool, member, up)
-}
-
-// MarkMember is LB::down (up false) and LB::up for a member of a pool a
-// rule of virtual names.
-func (ps Pools) MarkMember(virtual, pool string, member netip.AddrPort, up bool) error {
-	q := ps.Named(virtual, pool)
-	if q == nil {
-		return fmt.Errorf("no such pool: %s", pool)
-	}
-	m := MemberAt(q, member)
-	if m == nil {
-		return fmt.Errorf("no such member %s in pool %s", member, q.Name)
-	}
-	m.Watch.Mark(up)
-	return nil
-}
-
-// MarkNode is LB::down node and LB::up node: the node, found through the
-// members on it.
-func (ps Pools) MarkNode(a netip.Addr, up bool) error {
-	for _, pool := range ps {
-		if m := MemberAt(pool, netip.AddrPortFrom(a, 0)); m != nil {
-			m.Node.Watch.Mark(up)
-			return nil
+		n, err := ps.node(member.Addr())
+		if err != nil {
+			return err
 		}
+		w = n.Watch
+	default:
+		m, err := ps.member(virtual, pool, member)
+		if err != nil {
+			return err
+		}
+		w = m.Watch
 	}
-	return fmt.Errorf("no such node: %s", a)
+	w.Mark(up)
+	return nil
 }
 
 // ActiveMembers is active_members: the members load balancing may choose
