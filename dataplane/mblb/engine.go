@@ -242,6 +242,9 @@ type Engine struct {
 	// the clients' activity is stamped with, is only as fine as the tick.
 	tick   atomic.Int64
 	retick chan struct{} // wakes the janitor to take a shorter tick
+	// ownIdle: some client has an idle timeout of its own, so the
+	// janitor looks at the clients even where the engine has none.
+	ownIdle atomic.Bool
 }
 
 func (e *Engine) now() int64 { return e.clock.Load() }
@@ -509,8 +512,10 @@ func (e *Engine) janitor() {
 		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
-		for s := range e.sessions {
-			sessions = append(sessions, s)
+		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() {
+			for s := range e.sessions {
+				sessions = append(sessions, s)
+			}
 		}
 		for sc := range e.servers {
 			servers = append(servers, sc)

@@ -259,6 +259,7 @@ func (s *ClientConn) IdleTimeout() time.Duration {
 // for IP::idle_timeout. The janitor checks it every quarter of the
 // shortest timeout it serves.
 func (s *ClientConn) SetIdleTimeout(d time.Duration) {
+	s.e.ownIdle.Store(true)
 	if d <= 0 {
 		s.idleOverride.Store(-1)
 		return
