@@ -110,10 +110,6 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		built = append(built, b)
 		tc.ClientBuilt = append(tc.ClientBuilt, b)
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
-		tc.ClientServerNames = append(tc.ClientServerNames, b.ServerName())
-		if b.SNIDefault() {
-			tc.ClientDefault = len(tc.ClientProfiles) - 1
-		}
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
 	}

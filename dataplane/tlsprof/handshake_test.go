@@ -203,13 +203,12 @@ func TestSNISelection(t *testing.T) {
 			t.Errorf("SNI %q got certificate %s, want %s", sni, got, want)
 		}
 		// Pick, for the profiles' statistics, names the profile that served.
-		names := []string{a.ServerName(), wild.ServerName(), def.ServerName()}
-		if got := []string{"a.example", "*.b.example", "default.example"}[Pick(names, 2, sni)]; got != want {
+		if got := []string{"a.example", "*.b.example", "default.example"}[Pick([]*Built{a, wild, def}, sni)]; got != want {
 			t.Errorf("Pick(%q) chose %s, ForVirtual %s", sni, got, want)
 		}
 	}
-	if Pick([]string{"a.example", ""}, 1, "A.EXAMPLE") != 0 || !def.SNIDefault() || a.SNIDefault() {
-		t.Error("Pick ignores case, or SNIDefault is wrong")
+	if Pick([]*Built{a, def}, "A.EXAMPLE") != 0 || Pick([]*Built{a, def}, "") != 1 || Pick([]*Built{a, wild}, "") != 0 {
+		t.Error("Pick ignores case, or misses the sni-default (the first without one)")
 	}
 	if _, err := ForVirtual("/Common/vs", []*Built{a, wild}); err == nil || !strings.Contains(err.Error(), "none is sni-default") {
 		t.Fatalf("no default: %v", err)

@@ -390,25 +390,23 @@ func nameMatch(pattern, name string) bool {
 	return false
 }
 
-// ServerName is a client-ssl profile's server-name, lower-cased, "" for
-// none: with SNIDefault, what a virtual's statistics need to tell which
-// of its profiles a handshake used (Pick).
-func (b *Built) ServerName() string { return b.serverName }
-
-// SNIDefault reports whether the profile is its virtual's sni-default.
-func (b *Built) SNIDefault() bool { return b.sniDefault }
-
 // Pick is the index of the client-ssl profile ForVirtual chooses for a
-// hello's server name sni, from the profiles' server names (ServerName)
-// and the default's index: a matching server-name, else the default.
-func Pick(serverNames []string, def int, sni string) int {
+// hello's server name sni, for the profiles' statistics and a rule's
+// view of them: the profile whose server-name matches, else the
+// sni-default one (the first profile when none is).
+func Pick(bs []*Built, sni string) int {
 	if sni != "" {
 		sni = strings.ToLower(sni)
-		for i, n := range serverNames {
-			if n != "" && nameMatch(n, sni) {
+		for i, b := range bs {
+			if b.serverName != "" && nameMatch(b.serverName, sni) {
 				return i
 			}
 		}
 	}
-	return def
+	for i, b := range bs {
+		if b.sniDefault {
+			return i
+		}
+	}
+	return 0
 }

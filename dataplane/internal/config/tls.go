@@ -17,15 +17,10 @@ type TLS struct {
 	// ClientProfiles are the client-ssl profiles' full paths, for shows
 	// and logs.
 	ClientProfiles []string
-	// ClientServerNames are the client-ssl profiles' server-names (in the
-	// order of ClientProfiles, "" for none) and ClientDefault the index of
-	// the sni-default one: which profile a handshake used, for the
-	// profiles' statistics (tlsprof.Pick).
-	ClientServerNames []string
-	ClientDefault     int
 	// ClientBuilt are the client-ssl profiles as built (in the order of
-	// ClientProfiles), which check a client's certificate when a rule
-	// asks (ClientVerify).
+	// ClientProfiles): their server-names and sni-default say which one
+	// a handshake used (ClientIndex), and they check a client's
+	// certificate when a rule asks.
 	ClientBuilt []*tlsprof.Built
 	// Server originates TLS to the members (the server-ssl profile); nil:
 	// members get plaintext.
@@ -40,16 +35,23 @@ type TLS struct {
 	Warnings []string
 }
 
-// ClientProfile is the client-ssl profile a handshake used: the one its
-// ClientHello's server name picks, as for the profiles' statistics
-// (tlsprof.Pick); "" and nil without profiles.
-func (t *TLS) ClientProfile(serverName string) (name string, b *tlsprof.Built) {
+// ClientIndex is the index in ClientProfiles of the client-ssl profile
+// a handshake used: the one whose server-name its ClientHello's server
+// name matches, else the sni-default one (tlsprof.Pick); -1
+// without built profiles.
+func (t *TLS) ClientIndex(serverName string) int {
 	if t == nil || len(t.ClientBuilt) == 0 || len(t.ClientProfiles) != len(t.ClientBuilt) {
-		return "", nil
+		return -1
 	}
-	i := 0
-	if len(t.ClientBuilt) > 1 && len(t.ClientServerNames) == len(t.ClientBuilt) {
-		i = tlsprof.Pick(t.ClientServerNames, t.ClientDefault, serverName)
+	return tlsprof.Pick(t.ClientBuilt, serverName)
+}
+
+// ClientProfile is the name and built form of the client-ssl profile a
+// handshake used (ClientIndex); "" and nil without profiles.
+func (t *TLS) ClientProfile(serverName string) (name string, b *tlsprof.Built) {
+	i := t.ClientIndex(serverName)
+	if i < 0 {
+		return "", nil
 	}
 	return t.ClientProfiles[i], t.ClientBuilt[i]
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
-	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // ProfileCounters are what a virtual counts for the shows of its
@@ -74,8 +73,10 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error
 		return err
 	}
 	i := 0
-	if t := s.Cfg.TLS; len(s.ClientSSL) > 1 && conn != nil && len(t.ClientServerNames) == len(s.ClientSSL) {
-		i = tlsprof.Pick(t.ClientServerNames, t.ClientDefault, conn.ConnectionState().ServerName)
+	if len(s.ClientSSL) > 1 && conn != nil {
+		if j := s.Cfg.TLS.ClientIndex(conn.ConnectionState().ServerName); j >= 0 && j < len(s.ClientSSL) {
+			i = j
+		}
 	}
 	c := s.ClientSSL[i]
 	if err = c.Note(conn, err); err == nil && conn != nil {
