@@ -186,6 +186,7 @@ var (
 	mblbLengthHeader  = profileMBLB.MustProp("length-includes-header")
 	mblbDelimiter     = profileMBLB.MustProp("delimiter")
 	profileOneConnect = schema.MustKind("ltm profile one-connect")
+	profileStream     = schema.MustKind("ltm profile stream")
 	ocMaxSize         = profileOneConnect.MustProp("max-size")
 	ocMaxAge          = profileOneConnect.MustProp("max-age")
 	ocMaxReuse        = profileOneConnect.MustProp("max-reuse")

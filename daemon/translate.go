@@ -408,7 +408,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) { // translate_http.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) { // translate_http.go, translate_stream.go
 			return
 		}
 	}

@@ -25,6 +25,9 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 	prof := t.profile(o, profileMBLB)
 	var m *dataplane.MBLB
 	if prof != nil {
+		if !t.streamElsewhere(o) { // translate_stream.go
+			return false
+		}
 		var err error
 		m, err = mblbSettings(func(p *objects.Prop) string { return p.Effective(t.cfg, prof) })
 		if err != nil {
@@ -38,7 +41,7 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}
 	} else {
-		return true
+		return t.streamElsewhere(o)
 	}
 	m.Profile = prof.Name
 	if oc := t.profile(o, profileOneConnect); oc != nil {
@@ -190,6 +193,12 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "profile %s: %v", prof.Name, err)
 		return opts, false
 	}
+	so, err := t.streamOptions(o) // translate_stream.go
+	if err != nil {
+		t.skip(o, "%v", err)
+		return opts, false
+	}
+	opts.Stream = so
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

@@ -22,6 +22,7 @@ ltm profile fastl4 /Common/fastL4 { idle-timeout 300 }
 ltm profile http /Common/http { insert-xforwarded-for disabled oneconnect-transformations enabled }
 ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limit-type none max-age 86400 max-reuse 1000 max-size 10000 share-pools disabled source-mask any }
 ltm profile mblb /Common/mblb { }
+ltm profile stream /Common/stream { }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }

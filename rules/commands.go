@@ -70,6 +70,7 @@ func commandTable() *tcl.Commands {
 		registerDNS(t)
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go
+		registerStream(t)
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

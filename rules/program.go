@@ -195,6 +195,8 @@ type ConnState struct {
 	// flowStarted is set once the flow's first event ran (FLOW_INIT's
 	// handlers before it).
 	flowStarted bool
+	// stream is the stream filter's state (nil: no stream profile).
+	stream *StreamState
 }
 
 // addrText is an endpoint's address and its text.
@@ -226,6 +228,7 @@ func (s *ConnState) Release() {
 	clear(s.searches)
 	clear(s.crypto)
 	s.flowStarted = false
+	s.stream = nil
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}

@@ -85,6 +85,9 @@ var publishedRules = []struct {
 	// unsupported: the rule uses F5 commands openltm lacks and must be
 	// kept with a warning (an *UnsupportedError naming this command).
 	unsupported string
+	// stream: the virtual has a stream profile (without an expression);
+	// the record ends with the filter's state.
+	stream bool
 }{
 	{name: "http to https redirect", rule: `
 # Redirect every request to HTTPS, keeping host and URI
@@ -491,7 +494,9 @@ when HTTP_REQUEST {
   if { [string length $hex] == 32 && $tok eq [b64encode [md5 [HTTP::uri]]] } { log local0. "token ok [string range $hex 0 7]" }
 }`, events: []Event{HTTPRequest}, want: []string{"token ok "}},
 
-	{name: "stream rewrite (not implemented yet)", rule: `when HTTP_REQUEST {
+	// (The filter's work on the body is the dataplane's; here, the
+	// state the rule leaves it in.)
+	{name: "stream rewrite of text responses", rule: `when HTTP_REQUEST {
   STREAM::disable
   HTTP::header remove Accept-Encoding
 }
@@ -500,7 +505,8 @@ when HTTP_RESPONSE {
     STREAM::expression {@http://@https://@}
     STREAM::enable
   }
-}`, unsupported: "STREAM::disable"},
+}`, resp: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n", events: []Event{HTTPRequest, HTTPResponse},
+		stream: true, want: []string{"stream on=true expr=@http://@https://@"}},
 
 	{name: "log publisher (not implemented yet)", rule: `when CLIENT_ACCEPTED {
   set hsl [HSL::open -publisher /Common/remote_pub]
@@ -543,6 +549,9 @@ func TestPublishedRules(t *testing.T) {
 			f.members["web_pool"] = nil // every member down
 			s := p.NewConnState(f)
 			defer s.Release()
+			if c.stream {
+				s.SetStream("")
+			}
 			for _, ev := range c.events {
 				if ev == RuleInit {
 					continue
@@ -552,6 +561,9 @@ func TestPublishedRules(t *testing.T) {
 				}
 			}
 			record := f.String() + "\n" + strings.Join(logs.lines, "\n") + "\n" + strings.Join(hsl.sent, "\n")
+			if st := s.Stream(); st != nil {
+				record += fmt.Sprintf("\nstream on=%v expr=%s", st.On, st.Expr)
+			}
 			at := 0
 			for _, w := range c.want {
 				i := strings.Index(record[at:], w)

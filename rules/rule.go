@@ -43,6 +43,9 @@ const (
 	ClientSSLClientCert
 	// FlowInit runs once per flow before its first other event (ConnState.Run).
 	FlowInit
+	// StreamMatched runs for each match of the stream filter
+	// (ConnState.RunStreamMatched).
+	StreamMatched
 	numEvents
 )
 
@@ -52,7 +55,7 @@ var eventNames = [numEvents]string{
 	"HTTP_REQUEST", "HTTP_RESPONSE", "HTTP_REQUEST_DATA", "HTTP_RESPONSE_DATA",
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
 	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
-	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT", "FLOW_INIT",
+	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT", "FLOW_INIT", "STREAM_MATCHED",
 }
 
 func (e Event) String() string {
@@ -82,7 +85,7 @@ func (e Event) Side() Side { return e.side() }
 func (e Event) side() Side {
 	switch e {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
-		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease:
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched:
 		return ServerSide
 	}
 	return ClientSide
@@ -127,8 +130,11 @@ type Rule struct {
 	// profile; inEvent and inWhen say, while compiling, which when block
 	// the compiler is in.
 	httpNeeds []HTTPNeed
-	inEvent   Event
-	inWhen    bool
+	// streamNeeds are the STREAM:: commands in when blocks, which need
+	// a stream profile.
+	streamNeeds []HTTPNeed
+	inEvent     Event
+	inWhen      bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -169,6 +175,25 @@ func (r *Rule) HTTPNeeds() []HTTPNeed {
 	}
 	for _, n := range r.httpNeeds {
 		if !n.Event.IsHTTP() && n.Event != RuleInit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// StreamNeeds lists what in the rule needs a stream profile on the
+// virtual server, as BIG-IP refuses the rule without one (01070394): its
+// STREAM_MATCHED handlers, then its STREAM:: commands in when blocks, in
+// source order.
+func (r *Rule) StreamNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == StreamMatched {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	for _, n := range r.streamNeeds {
+		if n.Event != RuleInit {
 			out = append(out, n)
 		}
 	}

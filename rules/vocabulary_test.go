@@ -15,7 +15,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 		want       []string // Unsupported()
 		pos        string   // in the warning
 	}{
-		{"command", "when CLIENT_ACCEPTED {\n  STREAM::expression {@a@b@}\n}", []string{"STREAM::expression"}, ":2:3: command \"STREAM::expression\""},
+		{"command", "when CLIENT_ACCEPTED {\n  IP::reputation [IP::client_addr]\n}", []string{"IP::reputation"}, ":2:3: command \"IP::reputation\""},
 		{"event", "when CLIENTSSL_CLIENTHELLO { log local0. hi }", []string{"CLIENTSSL_CLIENTHELLO"}, ":1:6: event \"CLIENTSSL_CLIENTHELLO\""},
 		{"both, once each", "when SIP_REQUEST { SIP::method }\nwhen CLIENT_ACCEPTED { SIP::method; SIP::method }", []string{"SIP_REQUEST", "SIP::method"}, ":2:37: command \"SIP::method\""},
 		{"sideband close", "when CLIENT_ACCEPTED { close $c }", []string{"close"}, "command \"close\""},

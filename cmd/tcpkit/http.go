@@ -10,7 +10,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -25,11 +27,20 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	verbose := fs.Bool("v", false, "log every request")
 	setCookie := fs.String("set-cookie", "", "a Set-Cookie value sent with every answer (name=value; attributes), as the application's own cookie")
 	sum := fs.Bool("sum", false, "also answer with the request body's length and SHA-256 (bytes=<n> sha256=<hex>), so a client can see an upload arrived whole")
+	bodyFile := fs.String("body", "", "answer every request with this file's content (text/html) instead of the label line, as a web application's page")
+	chunked := fs.Bool("chunked", false, "with -body, send the page chunked (in parts of 1000 bytes, no Content-Length)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return errors.New("http needs -listen")
+	}
+	var page []byte
+	if *bodyFile != "" {
+		var err error
+		if page, err = os.ReadFile(*bodyFile); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -50,6 +61,10 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *setCookie != "" {
 			w.Header().Add("Set-Cookie", *setCookie)
 		}
+		if page != nil {
+			writePage(w, page, *chunked)
+			return
+		}
 		fmt.Fprintln(w, answer)
 	})}
 	log.printf("%s listening on %s (http)\n", *label, ln.Addr())
@@ -61,6 +76,26 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return nil
+}
+
+// writePage answers with page, with its Content-Length or chunked in
+// parts of 1000 bytes (each flushed, so each is a chunk of its own).
+func writePage(w http.ResponseWriter, page []byte, chunked bool) {
+	w.Header().Set("Content-Type", "text/html")
+	if !chunked {
+		w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+		w.Write(page)
+		return
+	}
+	f, _ := w.(http.Flusher)
+	for len(page) > 0 {
+		n := min(len(page), 1000)
+		w.Write(page[:n])
+		if f != nil {
+			f.Flush()
+		}
+		page = page[n:]
+	}
 }
 
 // gatewayMain is the seed 003/004 SSL gateway: many users' requests

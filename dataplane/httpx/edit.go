@@ -131,6 +131,36 @@ func SetContentLength(dst, head []byte, n int) []byte {
 	return append(dst, head[bl:]...)
 }
 
+// SetChunked appends to dst the header block head framed for a body
+// whose length is not known when the head leaves (a body a stream filter
+// rewrites as it passes): its Content-Length and Transfer-Encoding fields
+// are dropped, and Transfer-Encoding: chunked added when chunked (an
+// HTTP/1.1 peer); otherwise the body ends with the connection, so the
+// Connection fields give way to Connection: close.
+func SetChunked(dst, head []byte, chunked bool) []byte {
+	end := len(head)
+	bl := blankLine(head, end)
+	_, first := line(head, 0)
+	dst = append(dst, head[:first]...)
+	for i := first; i < bl; {
+		l, next := line(head, i)
+		c := bytes.IndexByte(l, ':')
+		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding") ||
+			!chunked && equalFold(l[:c], "connection")) {
+			i = next
+			continue
+		}
+		dst = append(dst, head[i:next]...)
+		i = next
+	}
+	if chunked {
+		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
+	} else {
+		dst = append(dst, "Connection: close\r\n"...)
+	}
+	return append(dst, head[bl:]...)
+}
+
 // HeaderValue is the value of the first field called name in the head of
 // b that h describes, nil when there is none.
 func HeaderValue(b []byte, h *Head, name string) []byte {

@@ -624,3 +624,34 @@ func Dechunk(dst, b []byte) ([]byte, error) {
 	}
 	return dst, ErrBadMessage
 }
+
+// Unchunker gives the data of a chunked body that arrives in parts, the
+// parts a framer has already cut and checked (ResponseFramer.Body): what
+// a filter of the body's content reads. Trailers are dropped.
+type Unchunker struct {
+	cs   chunkStream
+	done bool
+}
+
+// Append appends the data in p, the next bytes of the chunked body, to
+// dst. Bytes after the body's end are ignored.
+func (u *Unchunker) Append(dst, p []byte) ([]byte, error) {
+	for len(p) > 0 && !u.done {
+		if u.cs.state == csData {
+			k := min(int64(len(p)), u.cs.left)
+			dst = append(dst, p[:k]...)
+			if u.cs.left -= k; u.cs.left == 0 {
+				u.cs.state = csDataEnd
+			}
+			p = p[k:]
+			continue
+		}
+		_, done, err := u.cs.feed(p[:1])
+		if err != nil {
+			return dst, err
+		}
+		u.done = done
+		p = p[1:]
+	}
+	return dst, nil
+}

@@ -64,6 +64,9 @@ type HTTPOptions struct {
 	// ServerAgent is the Server header of the answers the proxy makes
 	// itself (server-agent-name); empty sends none.
 	ServerAgent string
+	// Stream is the virtual's stream profile (nil: none), which filters
+	// response bodies (httpfilter.go).
+	Stream *StreamOptions
 }
 
 func (o *HTTPOptions) maxHeaderCount() int {
@@ -628,6 +631,24 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 		sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, len(x.body))
 		head, body = sc.reframe, x.body
+	}
+	if f := sc.responseFilter(req, h); f != nil && (x == nil || !x.spliced) { // httpfilter.go
+		if head == nil {
+			head = b[h.Start:h.HeaderEnd]
+		}
+		if sc.strm.head && (x == nil || !x.bodySet) {
+			// The body streams: filtered part by part (streamBody).
+			head = sc.startFilter(f, req, head, h)
+		} else {
+			plain := body
+			if (x == nil || !x.bodySet) && h.Chunked {
+				sc.plain, _ = httpx.Dechunk(sc.plain[:0], body)
+				plain = sc.plain
+			}
+			body = sc.filterWhole(f, plain)
+			sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
+			head = sc.filterHead
+		}
 	}
 	switch {
 	case head != nil:

@@ -1,6 +1,9 @@
 package mblb
 
-import "github.com/openltm/openltm/dataplane/httpx"
+import (
+	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/streamfilter"
+)
 
 // A response whose body passes MaxMessageSize is streamed, as BIG-IP's
 // http profile does: its head goes out once HTTP_RESPONSE ran, then the
@@ -38,6 +41,13 @@ type bodyStream struct {
 	// again for the DATA event.
 	collecting, resumed bool
 	want                int
+	// filter is the stream filter the body passes through (nil: none;
+	// httpfilter.go); chunkedIn: the member chunked it (unchunk reads
+	// its data); chunkOut: it goes to the client chunked, else it ends
+	// with the connection (closeAfter, an HTTP/1.0 client).
+	filter              *streamfilter.Filter
+	chunkedIn, chunkOut bool
+	unchunk             httpx.Unchunker
 }
 
 // HTTPResponseDataHandler is implemented by an HTTPRuleHandler whose
@@ -162,7 +172,7 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 		// The rule's answer is the whole response.
 		sc.strm.discard = true
 	} else {
-		sc.strm.closeAfter, r.closeAfter = r.closeAfter, false
+		sc.strm.closeAfter, r.closeAfter = r.closeAfter || sc.strm.filter != nil && !sc.strm.chunkOut, false
 		r.more = true
 	}
 	req.sess.deliverPart(req.seq, r, sc)
@@ -197,8 +207,18 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 	}
 	if n > 0 && !sc.strm.discard {
 		req := sc.strm.req
-		r := getMsg(n)
-		copy(r.b, p[:n])
+		var r *msg
+		if sc.strm.filter != nil {
+			sc.filterOut = sc.filterPart(&sc.strm, sc.filterOut[:0], p[:n], false)
+			if len(sc.filterOut) == 0 {
+				return nil // all held back, for a match that may go on
+			}
+			r = getMsg(len(sc.filterOut))
+			copy(r.b, sc.filterOut)
+		} else {
+			r = getMsg(n)
+			copy(r.b, p[:n])
+		}
 		r.more = true
 		req.sess.deliverPart(req.seq, r, sc)
 	}
@@ -224,6 +244,10 @@ func (sc *serverConn) endStream(last []byte) {
 			e.pool.retire(sc)
 		}
 		e.pool.released(sc)
+	}
+	if bs.filter != nil && !bs.discard {
+		sc.filterOut = sc.filterPart(&bs, sc.filterOut[:0], last, true)
+		last = sc.filterOut
 	}
 	if !bs.discard {
 		r := getMsg(len(last))

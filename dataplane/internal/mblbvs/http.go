@@ -82,8 +82,10 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		handlesSend: prog.Handles(rules.LBSelected) || prog.Handles(rules.HTTPRequestSend) || prog.Handles(rules.HTTPRequestRelease)}
 	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
 	// LB_FAILED and PERSIST_DOWN may answer it).
+	// With a stream profile, any event may switch the filter that
+	// responses go through (stream.go).
 	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !prog.Handles(rules.LBFailed) &&
-		!prog.Handles(rules.PersistDown) {
+		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil {
 		return nil
 	}
 	r.self = h
@@ -96,6 +98,7 @@ var (
 	_ mblb.HTTPSendHandler         = (*httpRules)(nil)
 	_ mblb.HTTPDataHandler         = (*httpRules)(nil)
 	_ mblb.HTTPResponseDataHandler = (*httpRules)(nil)
+	_ mblb.HTTPStreamHandler       = (*httpRules)(nil)
 	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 

@@ -84,6 +84,13 @@ func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {
 func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 	if r.sess == nil {
 		r.sess = prog.NewConnState(r.self)
+		if so := r.f.mv.cfg.Request.HTTP.Stream; so != nil && r.http != nil {
+			expr := ""
+			if so.Expr != nil {
+				expr = so.Expr.String()
+			}
+			r.sess.SetStream(expr) // stream.go
+		}
 	}
 	return r.sess
 }

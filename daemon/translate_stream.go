@@ -1,0 +1,60 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/streamfilter"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
+)
+
+var (
+	streamSource = profileStream.MustProp("source")
+	streamTarget = profileStream.MustProp("target")
+)
+
+// streamOptions reads the virtual's stream profile for the HTTP path:
+// nil without one. A source or target the filter cannot use is an error
+// naming the profile.
+func (t *translator) streamOptions(o *objects.Object) (*mblb.StreamOptions, error) {
+	sp := t.profile(o, profileStream)
+	if sp == nil {
+		return nil, nil
+	}
+	e, err := streamfilter.Profile(streamSource.Effective(t.cfg, sp), streamTarget.Effective(t.cfg, sp))
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %v", sp.Name, err)
+	}
+	return &mblb.StreamOptions{Profile: sp.Name, Expr: e}, nil
+}
+
+// streamElsewhere keeps, not run, a virtual whose stream profile is on a
+// path other than HTTP: BIG-IP rewrites a plain TCP stream too, which
+// openltm does not yet; passing the data unchanged would be silently
+// different. True when the virtual has no such profile.
+func (t *translator) streamElsewhere(o *objects.Object) bool {
+	if sp := t.profile(o, profileStream); sp != nil {
+		t.keep(o, "profile %s: openltm's stream filter rewrites HTTP response bodies only (it needs an http profile on the virtual)", sp.Name)
+		return false
+	}
+	return true
+}
+
+// streamNeeds refuses, as BIG-IP does (01070394), a rule list whose
+// STREAM:: commands or STREAM_MATCHED need a stream profile the virtual
+// server lacks. BIG-IP reports the first such use; so does this.
+func (t *translator) streamNeeds(o *objects.Object, list []*rules.Rule) bool {
+	if t.profile(o, profileStream) != nil {
+		return true
+	}
+	for _, r := range list {
+		for _, n := range r.StreamNeeds() {
+			msg := fmt.Sprintf("01070394:3: %s in rule (%s) requires an associated STREAM profile on the virtual server (%s).", n.Name, r.Name, o.Name)
+			t.skipped = append(t.skipped, msg)
+			t.refused = append(t.refused, msg)
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,62 @@
+package mblbvs
+
+import (
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/streamfilter"
+	"github.com/openltm/openltm/rules"
+)
+
+// ResponseFilter implements mblb.HTTPStreamHandler: the stream filter as
+// the client's rules left it (the profile's expression until a rule's
+// STREAM::expression, on until STREAM::disable), with STREAM_MATCHED run
+// for each match when the rules handle it.
+func (h *httpRules) ResponseFilter() *streamfilter.Filter {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	so := r.f.mv.cfg.Request.HTTP.Stream
+	prog := irules.Program(r.rules)
+	if prog == nil {
+		if so.Expr == nil {
+			return nil
+		}
+		return streamfilter.New(so.Expr, 0, nil)
+	}
+	st := r.RuleSession(prog).Stream()
+	if st == nil || !st.On || st.Expr == "" {
+		return nil
+	}
+	e, err := streamfilter.Parse(st.Expr)
+	if err != nil {
+		return nil // STREAM::expression checked it
+	}
+	var onMatch func(match, repl []byte) []byte
+	if prog.Handles(rules.StreamMatched) {
+		onMatch = h.streamMatched
+	}
+	return streamfilter.New(e, st.MaxMatch, onMatch)
+}
+
+// streamMatched runs STREAM_MATCHED over one match of a response body's
+// filter. A rule that fails, rejects or drops ends the client; the
+// stream is then discarded with it.
+func (h *httpRules) streamMatched(match, repl []byte) []byte {
+	r := h.mblbRules
+	r.mu.Lock()
+	if r.sess == nil {
+		r.mu.Unlock()
+		return repl
+	}
+	r.verdict = irules.GoOn
+	r.httpEv = rules.StreamMatched
+	out, err := r.sess.RunStreamMatched(match, repl)
+	r.httpEv = rules.RuleInit
+	v := r.verdict
+	r.mu.Unlock()
+	if err != nil || v != irules.GoOn {
+		// (Not at once: the server connection's reader is in the
+		// middle of the response.)
+		go r.f.sess.Close(err != nil || v == irules.Reject)
+	}
+	return out
+}

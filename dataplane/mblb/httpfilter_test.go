@@ -1,0 +1,148 @@
+package mblb
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/streamfilter"
+)
+
+// pageText is the page of n links the filter test's member serves.
+func pageText(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "<li><a href=\"http://example.com/%d\">item %d</a></li>\n", i, i)
+	}
+	return b.String()
+}
+
+// startPageMember serves GET /page/<cl|chunked|close>/<n>: pageText(n)
+// with a Content-Length, chunked (in parts of 1000 bytes, each flushed),
+// or ending at the close.
+func startPageMember(t *testing.T, addr string) *httpMember {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &httpMember{label: "PAGE", ln: ln}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.reqs.Add(1)
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/page/"), "/")
+		if len(parts) != 2 {
+			http.Error(w, "bad path", 400)
+			return
+		}
+		n, _ := strconv.Atoi(parts[1])
+		page := pageText(n)
+		w.Header().Set("Content-Type", "text/html")
+		switch parts[0] {
+		case "cl":
+			w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+			io.WriteString(w, page)
+		case "chunked":
+			for len(page) > 0 {
+				k := min(len(page), 1000)
+				io.WriteString(w, page[:k])
+				w.(http.Flusher).Flush()
+				page = page[k:]
+			}
+		case "close":
+			c, brw, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n" + page)
+			brw.Flush()
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return m
+}
+
+// TestHTTPStreamFilter: a stream profile's expression rewrites response
+// bodies of every framing and size, small ones sent with their new
+// Content-Length and streamed ones re-chunked for HTTP/1.1 (the client
+// connection then carries its next request) or ended by the close for
+// HTTP/1.0 (which closes after its answer anyway); a HEAD's answer keeps
+// its head.
+func TestHTTPStreamFilter(t *testing.T) {
+	m := startPageMember(t, "127.0.139.11:0")
+	expr, err := streamfilter.Parse("@http://@https://@")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := HTTPOptions{Stream: &StreamOptions{Profile: "/Common/links", Expr: expr}}
+	for _, oc := range []bool{false, true} {
+		vsAddr := "127.0.139.1:0"
+		if oc {
+			vsAddr = "127.0.139.2:0"
+		}
+		vs := startVS(t, vsAddr, httpConfig(httpPool(m), oc, opts))
+		for _, n := range []int{3, 40000} { // 180 bytes; 2 MB, past MaxMessageSize
+			for _, mode := range []string{"cl", "chunked", "close"} {
+				for _, minor := range []int{1, 0} {
+					name := fmt.Sprintf("oneconnect=%v %s %d HTTP/1.%d", oc, mode, n, minor)
+					want := strings.ReplaceAll(pageText(n), "http://", "https://")
+					c := dialHTTP(t, vs)
+					c.c.SetDeadline(time.Now().Add(60 * time.Second))
+					req := fmt.Sprintf("GET /page/%s/%d HTTP/1.%d\r\nHost: www\r\n\r\n", mode, n, minor)
+					if _, err := io.WriteString(c.c, req+get("/page/cl/1")); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					r, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					body, err := io.ReadAll(r.Body)
+					r.Body.Close()
+					if err != nil || string(body) != want {
+						t.Fatalf("%s: body of %d bytes (%v), want %d; starts %.80q", name, len(body), err, len(want), body)
+					}
+					streamed := n > 3 || mode == "chunked"
+					switch {
+					case !streamed && mode != "close" && r.ContentLength != int64(len(want)):
+						t.Errorf("%s: Content-Length %d, want %d", name, r.ContentLength, len(want))
+					case streamed && minor == 1 && mode != "close" && len(r.TransferEncoding) == 0 && r.ContentLength != int64(len(want)):
+						t.Errorf("%s: neither chunked nor the new length: %v %d", name, r.TransferEncoding, r.ContentLength)
+					}
+					if minor == 0 || mode == "close" {
+						if _, err := c.br.ReadByte(); err != io.EOF {
+							t.Fatalf("%s: client connection not closed after a body the close ends: %v", name, err)
+						}
+						continue
+					}
+					// The pipelined request behind it is answered.
+					r, err = http.ReadResponse(c.br, &http.Request{Method: "GET"})
+					if err != nil {
+						t.Fatalf("%s: the next request: %v", name, err)
+					}
+					body, _ = io.ReadAll(r.Body)
+					r.Body.Close()
+					if want := strings.ReplaceAll(pageText(1), "http://", "https://"); string(body) != want {
+						t.Fatalf("%s: the next answer %q, want %q", name, body, want)
+					}
+				}
+			}
+		}
+		// HEAD: nothing to filter, the member's head as it is.
+		c := dialHTTP(t, vs)
+		c.c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c.c, "HEAD /page/cl/3 HTTP/1.1\r\nHost: www\r\n\r\n")
+		r, err := http.ReadResponse(c.br, &http.Request{Method: "HEAD"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ContentLength != int64(len(pageText(3))) {
+			t.Errorf("oneconnect=%v HEAD: Content-Length %d, want the member's %d", oc, r.ContentLength, len(pageText(3)))
+		}
+	}
+}
