@@ -35,7 +35,7 @@ func (t *translator) streamOptions(o *objects.Object) (*mblb.StreamOptions, erro
 // different. True when the virtual has no such profile.
 func (t *translator) streamElsewhere(o *objects.Object) bool {
 	if sp := t.profile(o, profileStream); sp != nil {
-		t.keep(o, "profile %s: openltm's stream filter rewrites HTTP response bodies only (it needs an http profile on the virtual)", sp.Name)
+		t.keep(o, "profile %s: openltm's stream filter rewrites HTTP bodies only (it needs an http profile on the virtual)", sp.Name)
 		return false
 	}
 	return true

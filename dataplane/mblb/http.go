@@ -198,6 +198,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
+		if f := s.requestFilter(h); f != nil && (x == nil || !x.disable) { // httpfilter.go
+			x = s.filterRequest(f, b, h, x)
+		}
 		m, ok := s.buildRequest(b, h, x)
 		if !ok {
 			return errClosed

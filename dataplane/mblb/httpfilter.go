@@ -2,6 +2,7 @@ package mblb
 
 import (
 	"bytes"
+	"net/netip"
 	"strconv"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -15,7 +16,9 @@ import (
 // sent with its new Content-Length; a streamed body is filtered part by
 // part and, its length being unknown until its end, re-chunked for an
 // HTTP/1.1 client or ended by closing the connection for an HTTP/1.0
-// one, as BIG-IP's rechunking does. Request bodies pass unchanged.
+// one, as BIG-IP's rechunking does. Request bodies likewise: a whole one
+// goes with its new Content-Length, a streamed upload chunked (an
+// HTTP/1.0 upload, which cannot be chunked, passes unchanged).
 
 // StreamOptions are the stream profile's settings as the engine applies
 // them.
@@ -36,6 +39,9 @@ type HTTPStreamHandler interface {
 	// ResponseFilter is the filter for the body of the response whose
 	// HTTP_RESPONSE events ran last (nil: the body passes unchanged).
 	ResponseFilter() *streamfilter.Filter
+	// RequestFilter is ResponseFilter for the request whose
+	// HTTP_REQUEST events ran last.
+	RequestFilter() *streamfilter.Filter
 }
 
 // responseFilter is the filter for the body of the response h to req,
@@ -63,38 +69,39 @@ func (sc *serverConn) filterWhole(f *streamfilter.Filter, body []byte) []byte {
 	return out
 }
 
-// startFilter sets up the filtering of a streamed body: head, framed by
-// its Content-Length or as chunked, loses that framing for chunked (an
-// HTTP/1.1 client) or for the close that will end it. The result is the
-// head to send.
-func (sc *serverConn) startFilter(f *streamfilter.Filter, req *msg, head []byte, h *httpx.Head) []byte {
-	bs := &sc.strm
-	bs.filter, bs.chunkedIn, bs.unchunk = f, h.Chunked, httpx.Unchunker{}
-	bs.chunkOut = requestMinor(req.b) >= 1 && !h.UntilClose
-	sc.filterHead = httpx.SetChunked(sc.filterHead[:0], head, bs.chunkOut)
-	return sc.filterHead
+// bodyFilter is a stream filter over one body that passes in parts: it
+// reads the body's data (de-chunked when the sender chunked it) and
+// frames what the filter gives for the receiver, chunked or as it comes
+// (a body the close ends).
+type bodyFilter struct {
+	f                   *streamfilter.Filter
+	chunkedIn, chunkOut bool
+	unchunk             httpx.Unchunker
+	// plain and out are scratch: a chunked part's data, the filter's
+	// output.
+	plain, out []byte
 }
 
-// filterPart filters part, the next bytes of the body bs streams as the
-// member framed them, and appends to dst what goes to the client; end:
-// they are the body's last.
-func (sc *serverConn) filterPart(bs *bodyStream, dst, part []byte, end bool) []byte {
-	data := part
-	if bs.chunkedIn {
-		var err error
-		sc.plain, err = bs.unchunk.Append(sc.plain[:0], part)
-		if err != nil {
-			// The framer checked the chunks: this cannot happen.
-			sc.e.logf("mblb: stream filter: chunked body from %s: %v", sc.leg.Member.Name, err)
-		}
-		data = sc.plain
+func newBodyFilter(f *streamfilter.Filter, chunkedIn, chunkOut bool) *bodyFilter {
+	return &bodyFilter{f: f, chunkedIn: chunkedIn, chunkOut: chunkOut}
+}
+
+// part filters p, the next bytes of the body as its sender framed them
+// (checked by a framer), and appends to dst what goes on; end: they are
+// the body's last.
+func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
+	data := p
+	if bf.chunkedIn {
+		// (The framer checked the chunks: no error can come.)
+		bf.plain, _ = bf.unchunk.Append(bf.plain[:0], p)
+		data = bf.plain
 	}
-	out := bs.filter.Write(sc.filtered[:0], data)
+	out := bf.f.Write(bf.out[:0], data)
 	if end {
-		out = bs.filter.Close(out)
+		out = bf.f.Close(out)
 	}
-	sc.filtered = out
-	if !bs.chunkOut {
+	bf.out = out
+	if !bf.chunkOut {
 		return append(dst, out...)
 	}
 	if len(out) > 0 {
@@ -107,6 +114,55 @@ func (sc *serverConn) filterPart(bs *bodyStream, dst, part []byte, end bool) []b
 		dst = append(dst, "0\r\n\r\n"...)
 	}
 	return dst
+}
+
+// startFilter sets up the filtering of a streamed response body: head,
+// framed by its Content-Length or as chunked, loses that framing for
+// chunked (an HTTP/1.1 client) or for the close that will end it. The
+// result is the head to send.
+func (sc *serverConn) startFilter(f *streamfilter.Filter, req *msg, head []byte, h *httpx.Head) []byte {
+	chunkOut := requestMinor(req.b) >= 1 && !h.UntilClose
+	sc.strm.filter = newBodyFilter(f, h.Chunked, chunkOut)
+	sc.filterHead = httpx.SetChunked(sc.filterHead[:0], head, chunkOut)
+	return sc.filterHead
+}
+
+// requestFilter is the filter for the body of the request h, nil when
+// the virtual has no stream profile, the rules or the profile leave the
+// body as it is, or the request has no body (or opens a tunnel).
+func (s *ClientConn) requestFilter(h *httpx.Head) *streamfilter.Filter {
+	so := s.e.cfg.Request.HTTP.Stream
+	if so == nil || h.IsConnect() || h.Upgrade || !h.Chunked && h.ContentLength <= 0 {
+		return nil
+	}
+	if sh, ok := s.hrule.(HTTPStreamHandler); ok {
+		return sh.RequestFilter()
+	}
+	if so.Expr == nil {
+		return nil
+	}
+	return streamfilter.New(so.Expr, 0, nil)
+}
+
+// filterRequest filters the whole body of the request h framed in b,
+// after its rules: it becomes x's body (a new x when the client has no
+// rules), which the request then goes with (re-framed).
+func (s *ClientConn) filterRequest(f *streamfilter.Filter, b []byte, h *httpx.Head, x *HTTPEvent) *HTTPEvent {
+	if x == nil {
+		x = &s.hx
+		x.reset(b, h, false, netip.AddrPort{})
+	}
+	body := b[h.HeaderEnd:]
+	switch {
+	case x.bodySet:
+		body = x.body
+	case h.Chunked:
+		s.reqPlain, _ = httpx.Dechunk(s.reqPlain[:0], body)
+		body = s.reqPlain
+	}
+	s.reqFiltered = f.Close(f.Write(s.reqFiltered[:0], body))
+	x.SetBody(s.reqFiltered)
+	return x
 }
 
 // requestMinor is the HTTP/1.x minor version of the request at the start

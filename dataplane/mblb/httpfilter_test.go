@@ -1,6 +1,8 @@
 package mblb
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 )
 
@@ -143,6 +146,56 @@ func TestHTTPStreamFilter(t *testing.T) {
 		}
 		if r.ContentLength != int64(len(pageText(3))) {
 			t.Errorf("oneconnect=%v HEAD: Content-Length %d, want the member's %d", oc, r.ContentLength, len(pageText(3)))
+		}
+	}
+}
+
+// TestHTTPStreamFilterRequests: request bodies go through the filter
+// too (one switch for both directions): a small one with its new
+// Content-Length, a chunked one, and uploads past MaxMessageSize
+// re-chunked to the member; the member sees the rewritten bytes.
+func TestHTTPStreamFilterRequests(t *testing.T) {
+	m := startUploadMember(t, "127.0.139.21:0", false)
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	expr, err := streamfilter.Parse("@http://@https://@")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := HTTPOptions{Stream: &StreamOptions{Profile: "/Common/links", Expr: expr}}
+	sumOf := func(b []byte) string {
+		sum := sha256.Sum256(b)
+		return fmt.Sprintf("n=%d sha=%s", len(b), hex.EncodeToString(sum[:]))
+	}
+	for _, oc := range []bool{false, true} {
+		vsAddr := "127.0.139.3:0"
+		if oc {
+			vsAddr = "127.0.139.4:0"
+		}
+		vs := startVS(t, vsAddr, httpConfig(pool, oc, opts))
+		for _, n := range []int{3, 60000} { // 180 bytes; 3 MB, an upload
+			body := []byte(pageText(n))
+			want := sumOf([]byte(strings.ReplaceAll(string(body), "http://", "https://")))
+			for _, enc := range []string{"length", "chunked"} {
+				name := fmt.Sprintf("oneconnect=%v %d %s", oc, n, enc)
+				c := dialHTTP(t, vs)
+				c.c.SetDeadline(time.Now().Add(30 * time.Second))
+				var req []byte
+				if enc == "length" {
+					req = fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+					req = append(req, body...)
+				} else {
+					req = append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, 7000)...)
+				}
+				errc := make(chan error, 1)
+				go func() { _, err := c.c.Write(req); errc <- err }()
+				t.Run(name, func(t *testing.T) { uploadAnswered(t, c.br, want, errc) })
+				// The connection carries the next request.
+				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
+				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
+					t.Fatalf("%s: next request: %q %v", name, bodies, err)
+				}
+			}
 		}
 	}
 }

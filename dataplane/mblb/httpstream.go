@@ -1,9 +1,6 @@
 package mblb
 
-import (
-	"github.com/openltm/openltm/dataplane/httpx"
-	"github.com/openltm/openltm/dataplane/streamfilter"
-)
+import "github.com/openltm/openltm/dataplane/httpx"
 
 // A response whose body passes MaxMessageSize is streamed, as BIG-IP's
 // http profile does: its head goes out once HTTP_RESPONSE ran, then the
@@ -42,12 +39,9 @@ type bodyStream struct {
 	collecting, resumed bool
 	want                int
 	// filter is the stream filter the body passes through (nil: none;
-	// httpfilter.go); chunkedIn: the member chunked it (unchunk reads
-	// its data); chunkOut: it goes to the client chunked, else it ends
-	// with the connection (closeAfter, an HTTP/1.0 client).
-	filter              *streamfilter.Filter
-	chunkedIn, chunkOut bool
-	unchunk             httpx.Unchunker
+	// httpfilter.go). Without chunkOut the body ends with the client's
+	// connection (closeAfter, an HTTP/1.0 client).
+	filter *bodyFilter
 }
 
 // HTTPResponseDataHandler is implemented by an HTTPRuleHandler whose
@@ -172,7 +166,7 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 		// The rule's answer is the whole response.
 		sc.strm.discard = true
 	} else {
-		sc.strm.closeAfter, r.closeAfter = r.closeAfter || sc.strm.filter != nil && !sc.strm.chunkOut, false
+		sc.strm.closeAfter, r.closeAfter = r.closeAfter || sc.strm.filter != nil && !sc.strm.filter.chunkOut, false
 		r.more = true
 	}
 	req.sess.deliverPart(req.seq, r, sc)
@@ -209,7 +203,7 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 		req := sc.strm.req
 		var r *msg
 		if sc.strm.filter != nil {
-			sc.filterOut = sc.filterPart(&sc.strm, sc.filterOut[:0], p[:n], false)
+			sc.filterOut = sc.strm.filter.part(sc.filterOut[:0], p[:n], false)
 			if len(sc.filterOut) == 0 {
 				return nil // all held back, for a match that may go on
 			}
@@ -246,7 +240,7 @@ func (sc *serverConn) endStream(last []byte) {
 		e.pool.released(sc)
 	}
 	if bs.filter != nil && !bs.discard {
-		sc.filterOut = sc.filterPart(&bs, sc.filterOut[:0], last, true)
+		sc.filterOut = bs.filter.part(sc.filterOut[:0], last, true)
 		last = sc.filterOut
 	}
 	if !bs.discard {

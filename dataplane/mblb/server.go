@@ -171,9 +171,9 @@ type serverConn struct {
 	splice     []byte
 	spliceSkip int
 	// filterHead, filtered, plain and filterOut are the stream filter's
-	// scratch: a response's head framed for its filtered body, the
-	// filter's output, a chunked body's data, and a part as it goes to
-	// the client (httpfilter.go).
+	// scratch: a response's head framed for its filtered body, a whole
+	// body filtered and a chunked one's data, and a streamed part as it
+	// goes to the client (httpfilter.go).
 	filterHead, filtered, plain, filterOut []byte
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes

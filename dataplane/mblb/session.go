@@ -65,11 +65,15 @@ type ClientConn struct {
 	upHH     httpx.Head
 	upHH2    httpx.Head
 	upSplice []byte
-	upWake   chan struct{}
-	upResume atomic.Bool
-	touch    func(int64)
-	meter    Meter
-	async    bool // a writer goroutine writes to the client (OneConnect)
+	// reqPlain and reqFiltered are the stream filter's scratch for a
+	// whole request body (httpfilter.go); upFiltered for a part of an
+	// upload.
+	reqPlain, reqFiltered, upFiltered []byte
+	upWake                            chan struct{}
+	upResume                          atomic.Bool
+	touch                             func(int64)
+	meter                             Meter
+	async                             bool // a writer goroutine writes to the client (OneConnect)
 	// perConn: HTTP without OneConnect balances the connection, not each
 	// request: requests follow sticky, the member of the first one.
 	perConn   bool

@@ -50,6 +50,9 @@ type upload struct {
 	// prefix: what replaces the part of the body the rules collected,
 	// sent before the rest (HTTPEvent.ReplaceStart).
 	prefix *msg
+	// filter is the stream filter the body passes through (nil: none;
+	// httpfilter.go); it goes to the member chunked.
+	filter *bodyFilter
 	// collecting: the head is in, HTTP_REQUEST ran and its rules wait
 	// for the start of the body (HTTPEvent.Await); nothing has been
 	// sent. closing, forceClose and continued are the request's, kept
@@ -263,6 +266,27 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 			}
 		}
 	}
+	var bf *bodyFilter
+	if f := s.requestFilter(h); f != nil && prefix == nil && requestMinor(head) >= 1 {
+		// The filtered body's length is known only at its end: it goes
+		// chunked (httpfilter.go).
+		base := sendHead
+		if x != nil && x.edited != nil {
+			base = x.edited
+		}
+		s.reframe = httpx.SetChunked(s.reframe[:0], base, true)
+		eh, err := httpx.ParseRequest(s.reframe)
+		if err != nil {
+			s.Close(true)
+			return false, errClosed
+		}
+		if x != nil {
+			x.edited, x.framingKept = s.reframe, false
+		}
+		s.upHH2 = eh
+		sendHead, sendH = s.reframe, &s.upHH2
+		bf = newBodyFilter(f, h.Chunked, true)
+	}
 	m, ok := s.buildRequest(sendHead, sendH, x)
 	if !ok {
 		if prefix != nil {
@@ -277,7 +301,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 	s.decide(m, head, h, x)
 	// What follows the head is body, from now on passed on as it comes.
 	st.start += hlen + skip
-	s.up = upload{on: true, prefix: prefix}
+	s.up = upload{on: true, prefix: prefix, filter: bf}
 	if s.lp == nil && s.upWake == nil {
 		s.upWake = make(chan struct{}, 1)
 	}
@@ -357,9 +381,14 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			s.Close(true)
 			return false, errClosed
 		}
-		if n > 0 && !up.discard {
-			part := getMsg(n)
-			copy(part.b, p[:n])
+		data := p[:n]
+		if up.filter != nil && !up.discard {
+			s.upFiltered = up.filter.part(s.upFiltered[:0], data, done)
+			data = s.upFiltered
+		}
+		if len(data) > 0 && !up.discard {
+			part := getMsg(len(data))
+			copy(part.b, data)
 			part.hx.part = true
 			if !sc.submitPart(part) {
 				s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)

@@ -10,7 +10,15 @@ import (
 // the client's rules left it (the profile's expression until a rule's
 // STREAM::expression, on until STREAM::disable), with STREAM_MATCHED run
 // for each match when the rules handle it.
-func (h *httpRules) ResponseFilter() *streamfilter.Filter {
+func (h *httpRules) ResponseFilter() *streamfilter.Filter { return h.filter() }
+
+// RequestFilter implements mblb.HTTPStreamHandler: the filter the rules
+// left after HTTP_REQUEST, for the request's body. One switch serves
+// both directions, as rules/commands_stream.go says.
+func (h *httpRules) RequestFilter() *streamfilter.Filter { return h.filter() }
+
+// filter is the filter of the next body, as the rules left it.
+func (h *httpRules) filter() *streamfilter.Filter {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
