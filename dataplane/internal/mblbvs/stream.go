@@ -40,24 +40,33 @@ func (h *httpRules) filter() *streamfilter.Filter {
 	}
 	var onMatch func(match, repl []byte) []byte
 	if prog.Handles(rules.StreamMatched) {
-		onMatch = h.streamMatched
+		// The replacement is copied out of the rules' state while the
+		// lock is held: the other direction's filter may run the event
+		// next, on another thread.
+		var buf []byte
+		onMatch = func(match, repl []byte) []byte {
+			buf = h.streamMatched(buf[:0], match, repl)
+			return buf
+		}
 	}
 	return streamfilter.New(e, st.MaxMatch, onMatch)
 }
 
-// streamMatched runs STREAM_MATCHED over one match of a response body's
-// filter. A rule that fails, rejects or drops ends the client; the
-// stream is then discarded with it.
-func (h *httpRules) streamMatched(match, repl []byte) []byte {
+// streamMatched runs STREAM_MATCHED over one match of a body's filter
+// and appends what takes the match's place to dst. A rule that fails,
+// rejects or drops ends the client; the stream is then discarded with
+// it.
+func (h *httpRules) streamMatched(dst, match, repl []byte) []byte {
 	r := h.mblbRules
 	r.mu.Lock()
 	if r.sess == nil {
 		r.mu.Unlock()
-		return repl
+		return append(dst, repl...)
 	}
 	r.verdict = irules.GoOn
 	r.httpEv = rules.StreamMatched
 	out, err := r.sess.RunStreamMatched(match, repl)
+	dst = append(dst, out...)
 	r.httpEv = rules.RuleInit
 	v := r.verdict
 	r.mu.Unlock()
@@ -66,5 +75,5 @@ func (h *httpRules) streamMatched(match, repl []byte) []byte {
 		// middle of the response.)
 		go r.f.sess.Close(err != nil || v == irules.Reject)
 	}
-	return out
+	return dst
 }
