@@ -41,7 +41,7 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}
 	} else {
-		return t.streamElsewhere(o)
+		return t.tcpStream(o, v) // translate_stream.go
 	}
 	m.Profile = prof.Name
 	if oc := t.profile(o, profileOneConnect); oc != nil {

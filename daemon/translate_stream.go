@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 	"github.com/openltm/openltm/objects"
@@ -29,15 +30,39 @@ func (t *translator) streamOptions(o *objects.Object) (*mblb.StreamOptions, erro
 	return &mblb.StreamOptions{Profile: sp.Name, Expr: e}, nil
 }
 
-// streamElsewhere keeps, not run, a virtual whose stream profile is on a
-// path other than HTTP: BIG-IP rewrites a plain TCP stream too, which
-// openltm does not yet; passing the data unchanged would be silently
-// different. True when the virtual has no such profile.
+// streamElsewhere keeps, not run, a message-based virtual with a stream
+// profile: what BIG-IP would rewrite there (the messages' bytes before
+// or after framing) is not settled, and passing the data unchanged would
+// be silently different. True when the virtual has no such profile.
 func (t *translator) streamElsewhere(o *objects.Object) bool {
 	if sp := t.profile(o, profileStream); sp != nil {
-		t.keep(o, "profile %s: openltm's stream filter rewrites HTTP bodies only (it needs an http profile on the virtual)", sp.Name)
+		t.keep(o, "profile %s: openltm's stream filter does not run on message-based virtuals (an mblb profile)", sp.Name)
 		return false
 	}
+	return true
+}
+
+// tcpStream gives a plain TCP virtual its stream profile, which rewrites
+// both directions' bytes. With TLS on the virtual (and no http profile)
+// it is kept, not run: openltm filters plaintext TCP only.
+func (t *translator) tcpStream(o *objects.Object, v *dataplane.Virtual) bool {
+	so, err := t.streamOptions(o)
+	if err != nil {
+		t.skip(o, "%v", err)
+		return false
+	}
+	if so == nil {
+		return true
+	}
+	if v.IsUDP() {
+		t.keep(o, "profile %s: openltm's stream filter does not run on UDP virtuals", so.Profile)
+		return false
+	}
+	if t.profile(o, profileClientSSL, profileServerSSL) != nil {
+		t.keep(o, "profile %s: openltm's stream filter rewrites plaintext TCP or HTTP bodies; with TLS it needs an http profile on the virtual", so.Profile)
+		return false
+	}
+	v.Stream = so
 	return true
 }
 

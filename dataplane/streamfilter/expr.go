@@ -42,6 +42,11 @@ type Expr struct {
 	// literal text, which a substring search finds far faster than the
 	// alternation's scan one position at a time.
 	perSet bool
+	// prefixed: every set's matches start with literal text (its
+	// prefix), so a filter holds back only the bytes that could begin
+	// one (holdFrom) rather than the whole window: a line protocol's
+	// line end is not kept waiting for data that never comes.
+	prefixed bool
 }
 
 // set is one <d>search<d>replacement<d>.
@@ -52,6 +57,9 @@ type set struct {
 	// lit is the search when it is a plain literal, found with
 	// bytes.Index instead of the regexp engine.
 	lit []byte
+	// prefix is the literal text every match of the set starts with
+	// (empty: none).
+	prefix []byte
 	// group is the index of the capture group wrapping this set in
 	// Expr.all.
 	group int
@@ -120,11 +128,20 @@ func Profile(source, target string) (*Expr, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream profile source %s: %v", strconv.Quote(source), err)
 	}
+	// The text is the same filter in the expression syntax, so that a
+	// rule's state (which holds expressions as text) can carry it.
+	d := strings.IndexFunc(delimiters, func(r rune) bool { return !strings.ContainsRune(search+repl, r) })
+	if d < 0 {
+		return nil, fmt.Errorf("stream profile source %s and target %s use every delimiter (%s): no expression can hold them", strconv.Quote(source), strconv.Quote(target), delimiterList)
+	}
+	dl := delimiters[d : d+1]
+	lit := literal(re)
 	return &Expr{
-		text:   "source " + strconv.Quote(source) + " target " + strconv.Quote(target),
-		sets:   []set{{search: search, repl: []byte(repl), re: re, lit: literal(re), group: 1}},
-		maxLen: len(source),
-		perSet: true,
+		text:     dl + search + dl + repl + dl,
+		sets:     []set{{search: search, repl: []byte(repl), re: re, lit: lit, prefix: lit, group: 1}},
+		maxLen:   len(source),
+		perSet:   true,
+		prefixed: true,
 	}, nil
 }
 
@@ -206,11 +223,13 @@ func parse(s string) (*Expr, error) {
 	for _, t := range trees {
 		e.maxLen = maxOf(e.maxLen, maxLen(t))
 	}
-	e.perSet = true
-	for _, st := range e.sets {
-		if prefix, _ := st.re.LiteralPrefix(); prefix == "" {
-			e.perSet = len(e.sets) == 1
+	e.perSet, e.prefixed = true, true
+	for i := range e.sets {
+		prefix, _ := e.sets[i].re.LiteralPrefix()
+		if prefix == "" {
+			e.perSet, e.prefixed = len(e.sets) == 1, false
 		}
+		e.sets[i].prefix = []byte(prefix)
 	}
 	if len(e.sets) == 1 {
 		e.sets[0].group = 1
@@ -509,4 +528,34 @@ func foldLen(r rune) int {
 		f = unicode.SimpleFold(f)
 	}
 	return n
+}
+
+// holdFrom returns the first position in b[from:view] where a match could
+// begin: the bytes there start with a set's prefix, or are the start of
+// one that more data may complete. view when there is none. Only for a
+// prefixed expression.
+func (e *Expr) holdFrom(b []byte, from, view int) int {
+	for i := from; i < view; {
+		next := view
+		for k := range e.sets {
+			p := e.sets[k].prefix
+			j := bytes.IndexByte(b[i:view], p[0])
+			if j < 0 {
+				continue
+			}
+			j += i
+			if tail := b[j:view]; bytes.HasPrefix(tail, p) || len(tail) < len(p) && bytes.HasPrefix(p, tail) {
+				if j == i {
+					return i
+				}
+			}
+			next = min(next, j)
+		}
+		if next == i {
+			i++
+		} else {
+			i = next
+		}
+	}
+	return view
 }

@@ -215,8 +215,15 @@ func TestProfileString(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := e.String(), `source "a.b" target "none"`; got != want {
+	// The same filter in the expression syntax, which Parse reads back.
+	if got, want := e.String(), `@a\.b@@`; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if _, err := Parse(e.String()); err != nil {
+		t.Errorf("Parse(%q): %v", e.String(), err)
+	}
+	if e, err := Profile("a@b/c", "x&y"); err != nil || e.String() != `_a@b/c_x&y_` {
+		t.Errorf("Profile with delimiters in source and target: %v %v", e, err)
 	}
 	var none *Expr
 	if none.String() != "" {

@@ -115,6 +115,9 @@ func (f *Filter) run(dst, b []byte, closing bool) ([]byte, int) {
 	if !closing {
 		view = completeLen(b)
 		final = max(view-f.window, n-(f.maxMatch-1))
+		if f.e.prefixed && final < view {
+			final = f.e.holdFrom(b, max(final, 0), view)
+		}
 	}
 	for i := range f.hits {
 		f.hits[i].start = hitUnknown

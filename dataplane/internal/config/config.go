@@ -114,6 +114,10 @@ type Virtual struct {
 	// TLS, from the client-ssl and server-ssl profiles, terminates and
 	// originates TLS (tls.go); nil: plaintext on both sides.
 	TLS *TLS
+	// Stream is the stream profile of a plain TCP virtual, which
+	// rewrites both directions' bytes (an HTTP virtual's is in its
+	// MBLB's HTTP options: it rewrites bodies only); nil: none.
+	Stream *mblb.StreamOptions
 }
 
 // Protocol is a virtual's ip-protocol as the dataplane serves it.

@@ -71,6 +71,9 @@ type proxied struct {
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
+	// streams are the stream filters of the two directions (client to
+	// server first); nil without a stream profile (stream.go).
+	streams *[2]streamDir
 }
 
 // reset closes c with a TCP reset.
@@ -107,6 +110,9 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 	}
 	pr := &proxied{client: c}
 	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
+	if cfg.Stream != nil {
+		pr.streams = new([2]streamDir)
+	}
 	if snap.EvMask != 0 || (cfg.TLS != nil && handlesSSL(cfg.Rules)) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
@@ -482,6 +488,9 @@ func (pr *proxied) copy(src, dst *net.TCPConn, up bool, sc *serverConn) {
 // flows with rules, is src's side: when a rule turns collection on, the
 // bytes just read go to the rule instead and copyLoop returns true.
 func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *sideState) bool {
+	if pr.streams != nil {
+		return pr.copyFiltered(src, dst, up, sc, st) // stream.go
+	}
 	rc, err := src.SyscallConn()
 	if err != nil {
 		pr.lost(sc)

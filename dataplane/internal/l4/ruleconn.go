@@ -90,6 +90,9 @@ func (pr *proxied) handles(ev config.Event) bool { return pr.evMask&eventBit(ev)
 func (pr *proxied) RuleSession(prog *rules.Program) *rules.ConnState {
 	if pr.rs.sess == nil {
 		pr.rs.sess = prog.NewConnState(pr)
+		if so := pr.snap.Cfg.Stream; so != nil {
+			pr.rs.sess.SetStream(so.Expr.String()) // stream.go
+		}
 	}
 	return pr.rs.sess
 }

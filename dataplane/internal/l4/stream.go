@@ -1,0 +1,185 @@
+package l4
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/streamfilter"
+	"github.com/openltm/openltm/rules"
+)
+
+// A stream profile on a plain TCP virtual rewrites the bytes of both
+// directions as they pass (BIG-IP's stream filter without an http
+// profile: the whole TCP payload, an SMTP banner or a line protocol's
+// host names). Such flows are served on goroutines (state.Plain is false
+// for them) by copyFiltered instead of copyLoop: every read goes through
+// the direction's filter, never splice, and a filter's held bytes go out
+// before the half-close that ends its direction. Bytes a rule collects
+// (TCP::collect) reach the rule unfiltered, and what it releases or
+// sends is not filtered either.
+
+// streamDir is one direction's filter.
+type streamDir struct {
+	f *streamfilter.Filter
+	// expr is the expression f was made with: a rule's new
+	// STREAM::expression starts a new filter.
+	expr string
+	// out is the filter's output, reused; match the copy of a
+	// STREAM_MATCHED replacement.
+	out, match []byte
+}
+
+// filterFor returns the filter the next bytes of sd's direction pass
+// through (nil: none) after appending to dst what a filter that ends
+// now still held: the rules turned the filter off, or gave another
+// expression.
+func (pr *proxied) filterFor(sd *streamDir, dst []byte) (*streamfilter.Filter, []byte) {
+	so := pr.snap.Cfg.Stream
+	expr, on, maxMatch := "", so.Expr != nil, 0
+	if so.Expr != nil {
+		expr = so.Expr.String()
+	}
+	matched := false
+	if rs := pr.rs; rs != nil {
+		rs.mu.Lock()
+		if rs.sess != nil {
+			if st := rs.sess.Stream(); st != nil {
+				expr, on, maxMatch = st.Expr, st.On, st.MaxMatch
+			}
+		}
+		if prog := irules.Program(pr.rules); prog != nil {
+			matched = prog.Handles(rules.StreamMatched)
+		}
+		rs.mu.Unlock()
+	}
+	if !on || expr == "" {
+		if sd.f != nil {
+			dst, sd.f = sd.f.Close(dst), nil
+		}
+		return nil, dst
+	}
+	if sd.f != nil && sd.expr == expr {
+		return sd.f, dst
+	}
+	if sd.f != nil {
+		dst, sd.f = sd.f.Close(dst), nil
+	}
+	e, err := streamfilter.Parse(expr)
+	if err != nil {
+		return nil, dst // STREAM::expression checked it
+	}
+	var onMatch func(match, repl []byte) []byte
+	if matched {
+		onMatch = func(match, repl []byte) []byte {
+			sd.match = pr.streamMatched(sd.match[:0], match, repl)
+			return sd.match
+		}
+	}
+	sd.f, sd.expr = streamfilter.New(e, maxMatch, onMatch), expr
+	return sd.f, dst
+}
+
+// streamMatched runs STREAM_MATCHED over one match and appends what
+// takes its place to dst (copied under the rules' lock: the other
+// direction may run the event next). A rule that fails, rejects or
+// drops ends the flow.
+func (pr *proxied) streamMatched(dst, match, repl []byte) []byte {
+	rs := pr.rs
+	rs.mu.Lock()
+	if rs.sess == nil || rs.done {
+		rs.mu.Unlock()
+		return append(dst, repl...)
+	}
+	out, err := rs.sess.RunStreamMatched(match, repl)
+	dst = append(dst, out...)
+	v := rs.verdict
+	rs.verdict = irules.GoOn
+	rs.mu.Unlock()
+	switch {
+	case err != nil || v == irules.Reject:
+		// (Not at once: the copy loop is in the middle of a write.)
+		go pr.end(true)
+	case v != irules.GoOn:
+		go pr.closeGraceful()
+	}
+	return dst
+}
+
+// copyFiltered is copyLoop for a flow with a stream profile: bytes from
+// src go through the direction's filter to dst until either side ends.
+// As copyLoop, it returns true when a rule turned collection on (st) and
+// the bytes just read went to the rule.
+func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, st *sideState) bool {
+	sd := &pr.streams[0]
+	if !up {
+		sd = &pr.streams[1]
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	pr.armIdle(src, pr.LastActive())
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if st != nil && st.on.Load() {
+				// What the filter held goes first.
+				var held []byte
+				if sd.f != nil {
+					held, sd.f = sd.f.Close(nil), nil
+				}
+				if len(held) > 0 {
+					if _, werr := dst.Write(held); werr != nil {
+						pr.lost(sc)
+						return false
+					}
+				}
+				pr.countRead(n, up, sc)
+				rs := pr.rs
+				rs.mu.Lock()
+				rs.collectBytes(st, up, buf[:n])
+				rs.mu.Unlock()
+				return true
+			}
+			pr.count(n, up, sc)
+			f, out := pr.filterFor(sd, sd.out[:0])
+			if f != nil {
+				out = f.Write(out, buf[:n])
+			} else {
+				out = append(out, buf[:n]...)
+			}
+			sd.out = out
+			if len(out) > 0 {
+				if _, werr := dst.Write(out); werr != nil {
+					pr.lost(sc)
+					return false
+				}
+			}
+			pr.armIdle(src, pr.LastActive())
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src):
+		case errors.Is(err, io.EOF):
+			if sd.f != nil {
+				held := sd.f.Close(sd.out[:0])
+				sd.f = nil
+				if len(held) > 0 {
+					if _, werr := dst.Write(held); werr != nil {
+						pr.lost(sc)
+						return false
+					}
+				}
+			}
+			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+				dst.CloseWrite()
+			}
+			return false
+		default:
+			pr.lost(sc)
+			return false
+		}
+	}
+}
