@@ -273,3 +273,26 @@ func memberStat(t *testing.T, p *Plane, pool, member string) MemberStats {
 	t.Fatalf("no member %s in %s", member, pool)
 	return MemberStats{}
 }
+
+// serveConns listens on addr until the test ends and runs handle on a
+// goroutine for each connection, closing it when handle returns.
+func serveConns(t *testing.T, addr string, handle func(c net.Conn)) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				handle(c)
+			}()
+		}
+	}()
+}

@@ -84,32 +84,18 @@ func withPool(cfg *Config, name string, members ...string) {
 // rawServer answers every read with reply(data) and remembers what it got.
 func rawServer(t *testing.T, addr string, reply func([]byte) []byte) {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	serveConns(t, addr, func(c net.Conn) {
+		buf := make([]byte, 4096)
 		for {
-			c, err := ln.Accept()
+			n, err := c.Read(buf)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 4096)
-				for {
-					n, err := c.Read(buf)
-					if err != nil {
-						return
-					}
-					if _, err := c.Write(reply(buf[:n])); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := c.Write(reply(buf[:n])); err != nil {
+				return
+			}
 		}
-	}()
+	})
 }
 
 // readAll reads until EOF or an error, within 3 s.

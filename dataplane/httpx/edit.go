@@ -111,24 +111,34 @@ func AppendResponseHead(dst, interim, head, extra, body []byte) []byte {
 // Transfer-Encoding fields are dropped and Content-Length: n added. It is
 // how a message whose body a rule replaced is sent (re-framing).
 func SetContentLength(dst, head []byte, n int) []byte {
-	end := len(head)
-	bl := blankLine(head, end)
+	dst, bl := withoutFraming(dst, head, false)
+	dst = append(dst, "Content-Length: "...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	dst = append(dst, "\r\n"...)
+	return append(dst, head[bl:]...)
+}
+
+// withoutFraming appends to dst the header block head up to its blank
+// line without its Content-Length and Transfer-Encoding fields (and its
+// Connection fields too when conn), and returns where the blank line
+// starts in head: the re-framing functions add their own fields, then
+// the rest of head.
+func withoutFraming(dst, head []byte, conn bool) ([]byte, int) {
+	bl := blankLine(head, len(head))
 	_, first := line(head, 0)
 	dst = append(dst, head[:first]...)
 	for i := first; i < bl; {
 		l, next := line(head, i)
 		c := bytes.IndexByte(l, ':')
-		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding")) {
+		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding") ||
+			conn && equalFold(l[:c], "connection")) {
 			i = next
 			continue
 		}
 		dst = append(dst, head[i:next]...)
 		i = next
 	}
-	dst = append(dst, "Content-Length: "...)
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	dst = append(dst, "\r\n"...)
-	return append(dst, head[bl:]...)
+	return dst, bl
 }
 
 // SetChunked appends to dst the header block head framed for a body
@@ -138,21 +148,7 @@ func SetContentLength(dst, head []byte, n int) []byte {
 // HTTP/1.1 peer); otherwise the body ends with the connection, so the
 // Connection fields give way to Connection: close.
 func SetChunked(dst, head []byte, chunked bool) []byte {
-	end := len(head)
-	bl := blankLine(head, end)
-	_, first := line(head, 0)
-	dst = append(dst, head[:first]...)
-	for i := first; i < bl; {
-		l, next := line(head, i)
-		c := bytes.IndexByte(l, ':')
-		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding") ||
-			!chunked && equalFold(l[:c], "connection")) {
-			i = next
-			continue
-		}
-		dst = append(dst, head[i:next]...)
-		i = next
-	}
+	dst, bl := withoutFraming(dst, head, !chunked)
 	if chunked {
 		dst = append(dst, "Transfer-Encoding: chunked\r\n"...)
 	} else {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 	"github.com/openltm/openltm/rules"
 )
@@ -130,11 +131,8 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 				if sd.f != nil {
 					held, sd.f = sd.f.Close(nil), nil
 				}
-				if len(held) > 0 {
-					if _, werr := dst.Write(held); werr != nil {
-						pr.lost(sc)
-						return false
-					}
+				if !pr.writeOut(dst, held, up, sc) {
+					return false
 				}
 				pr.countRead(n, up, sc)
 				rs := pr.rs
@@ -143,7 +141,7 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 				rs.mu.Unlock()
 				return true
 			}
-			pr.count(n, up, sc)
+			pr.countRead(n, up, sc)
 			f, out := pr.filterFor(sd, sd.out[:0])
 			if f != nil {
 				out = f.Write(out, buf[:n])
@@ -151,11 +149,8 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 				out = append(out, buf[:n]...)
 			}
 			sd.out = out
-			if len(out) > 0 {
-				if _, werr := dst.Write(out); werr != nil {
-					pr.lost(sc)
-					return false
-				}
+			if !pr.writeOut(dst, out, up, sc) {
+				return false
 			}
 			pr.armIdle(src, pr.LastActive())
 		}
@@ -166,11 +161,8 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 			if sd.f != nil {
 				held := sd.f.Close(sd.out[:0])
 				sd.f = nil
-				if len(held) > 0 {
-					if _, werr := dst.Write(held); werr != nil {
-						pr.lost(sc)
-						return false
-					}
+				if !pr.writeOut(dst, held, up, sc) {
+					return false
 				}
 			}
 			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
@@ -182,4 +174,24 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 			return false
 		}
 	}
+}
+
+// writeOut writes what a filter gave to dst and counts it on the side it
+// leaves by (the bytes read were counted as they came: the two differ by
+// what the filter changed). False: the flow is lost.
+func (pr *proxied) writeOut(dst *net.TCPConn, b []byte, up bool, sc *serverConn) bool {
+	if len(b) == 0 {
+		return true
+	}
+	n, err := dst.Write(b)
+	if up {
+		sc.out(n, state.Packets(n))
+	} else {
+		pr.clientOut(n, state.Packets(n))
+	}
+	if err != nil {
+		pr.lost(sc)
+		return false
+	}
+	return true
 }
