@@ -325,8 +325,9 @@ when HTTP_REQUEST {
 }
 
 // TestTLSRulesStandard runs rules on a standard virtual with client-ssl
-// and server-ssl: the TLS events in order, each side's SSL:: view, data
-// events over the plaintext, and SSL::disable.
+// and server-ssl: the TLS events in order (the client's hello before its
+// handshake, the proxy's own hello after SERVER_CONNECTED), each side's
+// SSL:: view, data events over the plaintext, and SSL::disable.
 func TestTLSRulesStandard(t *testing.T) {
 	cert, key, roots := testCert(t, "app.example")
 	mcert, mkey, _ := testCert(t, "member.example")
@@ -338,8 +339,10 @@ when CLIENT_ACCEPTED {
     set ev accepted
     if { [IP::client_addr] eq "127.0.0.2" } { SSL::disable; SSL::disable serverside; pool plain }
 }
+when CLIENTSSL_CLIENTHELLO { append ev " hello=[SSL::extensions count]/[SSL::cipher version]" }
 when CLIENTSSL_HANDSHAKE { append ev " clientssl=[SSL::cipher version] sid=[string length [SSL::sessionid]] [PROFILE::clientssl name]" }
 when SERVER_CONNECTED { append ev " connected"; TCP::collect }
+when SERVERSSL_CLIENTHELLO_SEND { append ev " hellosend" }
 when SERVERSSL_HANDSHAKE { append ev " serverssl=[X509::subject [SSL::cert 0]] sid=[string length [SSL::sessionid]]/[string length [SSL::sessionid desired]] verify=[SSL::verify_result] [PROFILE::serverssl name]" }
 when SERVER_DATA {
     TCP::payload replace 0 0 "$ev|"
@@ -354,7 +357,7 @@ when SERVER_DATA {
 	got := tlsAsk(t, "127.0.143.10:443", "app.example", roots, "x")
 	// verify=18: the server-ssl profile has no ca-file, and the member's
 	// certificate is self-signed (OpenSSL's X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT).
-	if want := "accepted clientssl=TLSv1.3 sid=64 /Common/cs connected serverssl=CN=member.example,O=openltm test sid=64/64 verify=18 /Common/ss|M Response tls"; got[0] != want {
+	if want := "accepted hello=1/TLSv1.3 clientssl=TLSv1.3 sid=64 /Common/cs connected hellosend serverssl=CN=member.example,O=openltm test sid=64/64 verify=18 /Common/ss|M Response tls"; got[0] != want {
 		t.Fatalf("TLS events:\n got %q\nwant %q", got[0], want)
 	}
 	// SSL::disable on both sides: plaintext through to a plaintext member.
@@ -390,16 +393,19 @@ func startTLSMember(t *testing.T, addr, word string) {
 }
 
 // TestTLSHTTPServerSSL re-encrypts an HTTP virtual's requests to a TLS
-// member; SERVERSSL_HANDSHAKE runs for the client that opened the
-// connection and reads the member's certificate.
+// member; SERVERSSL_CLIENTHELLO_SEND and SERVERSSL_HANDSHAKE run for the
+// client that opened the connection (the second reads the member's
+// certificate), after the client's own CLIENTSSL_CLIENTHELLO.
 func TestTLSHTTPServerSSL(t *testing.T) {
 	cert, key, roots := testCert(t, "www.example")
 	startTLSMember(t, "127.0.144.11:443", "member")
 	p, _ := newPlane(t)
 	cfg := mblbConfig("127.0.144.10:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.0.144.11:443")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when CLIENTSSL_CLIENTHELLO { set sni [SSL::extensions count] }
+when SERVERSSL_CLIENTHELLO_SEND { set sent yes }
 when SERVERSSL_HANDSHAKE { set member [X509::subject [SSL::cert 0]] }
-when HTTP_RESPONSE { HTTP::header insert X-Member-Cert $member }`)
+when HTTP_RESPONSE { HTTP::header insert X-Member-Cert $member; HTTP::header insert X-Hello "$sni $sent" }`)
 	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 	cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
 	mustApply(t, p, cfg)
@@ -411,7 +417,7 @@ when HTTP_RESPONSE { HTTP::header insert X-Member-Cert $member }`)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if string(body) != "member tls=true" || resp.Header.Get("X-Member-Cert") != "CN=member.example,O=openltm test" {
+	if string(body) != "member tls=true" || resp.Header.Get("X-Member-Cert") != "CN=member.example,O=openltm test" || resp.Header.Get("X-Hello") != "1 yes" {
 		t.Fatalf("server-ssl on an HTTP virtual: %q %v", body, resp.Header)
 	}
 }

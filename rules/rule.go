@@ -46,6 +46,11 @@ const (
 	// StreamMatched runs for each match of the stream filter
 	// (ConnState.RunStreamMatched).
 	StreamMatched
+	// ClientSSLClientHello runs when a client's TLS hello is in, before
+	// the server answers it; ServerSSLClientHelloSend just before the
+	// proxy's own hello leaves for a member.
+	ClientSSLClientHello
+	ServerSSLClientHelloSend
 	numEvents
 )
 
@@ -56,6 +61,7 @@ var eventNames = [numEvents]string{
 	"PERSIST_DOWN", "USER_REQUEST", "USER_RESPONSE", "CLIENTSSL_HANDSHAKE", "SERVERSSL_HANDSHAKE",
 	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
 	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT", "FLOW_INIT", "STREAM_MATCHED",
+	"CLIENTSSL_CLIENTHELLO", "SERVERSSL_CLIENTHELLO_SEND",
 }
 
 func (e Event) String() string {
@@ -85,7 +91,8 @@ func (e Event) Side() Side { return e.side() }
 func (e Event) side() Side {
 	switch e {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
-		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched:
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
+		ServerSSLClientHelloSend:
 		return ServerSide
 	}
 	return ClientSide

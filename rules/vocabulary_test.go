@@ -16,7 +16,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 		pos        string   // in the warning
 	}{
 		{"command", "when CLIENT_ACCEPTED {\n  IP::reputation [IP::client_addr]\n}", []string{"IP::reputation"}, ":2:3: command \"IP::reputation\""},
-		{"event", "when CLIENTSSL_CLIENTHELLO { log local0. hi }", []string{"CLIENTSSL_CLIENTHELLO"}, ":1:6: event \"CLIENTSSL_CLIENTHELLO\""},
+		{"event", "when ASM_REQUEST_DONE { log local0. hi }", []string{"ASM_REQUEST_DONE"}, ":1:6: event \"ASM_REQUEST_DONE\""},
 		{"both, once each", "when SIP_REQUEST { SIP::method }\nwhen CLIENT_ACCEPTED { SIP::method; SIP::method }", []string{"SIP_REQUEST", "SIP::method"}, ":2:37: command \"SIP::method\""},
 		{"sideband close", "when CLIENT_ACCEPTED { close $c }", []string{"close"}, "command \"close\""},
 		{"form of an implemented command", "when HTTP_RESPONSE {\n  HTTP::cookie encrypt sid $static::key\n}", []string{"HTTP::cookie encrypt"}, ":2:16: command \"HTTP::cookie encrypt\""},

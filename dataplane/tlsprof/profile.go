@@ -410,3 +410,26 @@ func Pick(bs []*Built, sni string) int {
 	}
 	return 0
 }
+
+// ErrHelloRefused is the handshake's error when a rule ended the client
+// in CLIENTSSL_CLIENTHELLO.
+var ErrHelloRefused = errors.New("tls: the client's hello was refused by an iRule")
+
+// WithHello wraps a virtual's client-side config so that hello runs when
+// a client's hello is in, before the server's answer (CLIENTSSL_CLIENTHELLO):
+// false refuses the client. The wrapper is per connection and holds no
+// settings of its own; the handshake goes on with base (or the profile
+// base's SNI choice picks).
+func WithHello(base *tls.Config, hello func(h *tls.ClientHelloInfo) bool) *tls.Config {
+	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		if !hello(h) {
+			return nil, ErrHelloRefused
+		}
+		if base.GetConfigForClient != nil {
+			if c, err := base.GetConfigForClient(h); c != nil || err != nil {
+				return c, err
+			}
+		}
+		return base, nil
+	}}
+}

@@ -2,6 +2,7 @@ package irules
 
 import (
 	"crypto/tls"
+	"slices"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -34,5 +35,20 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 	if b != nil {
 		info.VerifyResult = func() int { return b.VerifyResult(cs.PeerCertificates) }
 	}
+	return info
+}
+
+// HelloInfo is what SSL:: commands see of a client's TLS while
+// CLIENTSSL_CLIENTHELLO runs: the hello's server name (SSL::extensions
+// -type 0), the profile it picks, the highest version it offers; no
+// cipher or session is chosen yet.
+func HelloInfo(h *tls.ClientHelloInfo, t *config.TLS) *rules.SSLInfo {
+	info := &rules.SSLInfo{ServerName: h.ServerName}
+	// (GREASE values, 0x?a?a, are not versions.)
+	vs := slices.DeleteFunc(slices.Clone(h.SupportedVersions), func(v uint16) bool { return v&0x0f0f == 0x0a0a })
+	if len(vs) > 0 {
+		info.Version = tlsprof.VersionName(slices.Max(vs))
+	}
+	info.Profile, _ = t.ClientProfile(h.ServerName)
 	return info
 }

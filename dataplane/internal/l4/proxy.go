@@ -66,6 +66,8 @@ type proxied struct {
 	flow
 	client *net.TCPConn
 	ctls   *tls.Conn // client-ssl: TLS over client (tls.go)
+	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
+	hello  *tls.ClientHelloInfo
 	rules  config.Rules
 	evMask uint16 // events the rules handle
 

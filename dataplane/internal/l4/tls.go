@@ -51,7 +51,8 @@ func (pr *proxied) tlsOn(sc *serverConn) bool {
 // virtual with client-ssl or server-ssl raises.
 func handlesSSL(r config.Rules) bool {
 	p := irules.Program(r)
-	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake))
+	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake) ||
+		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend))
 }
 
 // terminate completes the client's TLS handshake (client-ssl) within the
@@ -67,7 +68,15 @@ func (pr *proxied) terminate() bool {
 	if pr.rs != nil { // rules may read the session IDs (SSL::sessionid)
 		raw = tlsprof.NewHelloConn(pr.client, true)
 	}
-	conn := tls.Server(raw, tc.Client)
+	cfg := tc.Client
+	if prog := irules.Program(pr.rules); pr.rs != nil && prog != nil && prog.Handles(rules.ClientSSLClientHello) {
+		cfg = tlsprof.WithHello(cfg, func(h *tls.ClientHelloInfo) bool {
+			pr.hello = h
+			defer func() { pr.hello = nil }()
+			return pr.runSSLEvent(rules.ClientSSLClientHello)
+		})
+	}
+	conn := tls.Server(raw, cfg)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.snap.NoteClientTLS(conn, conn.Handshake(), &pr.cssl); err != nil {
 		return false
@@ -100,6 +109,9 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	var raw net.Conn = sc.conn
 	if pr.rs != nil {
 		raw = tlsprof.NewHelloConn(sc.conn, false)
+	}
+	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
+		return false
 	}
 	conn := tls.Client(raw, tc.Server.ForServerName(sni))
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
@@ -166,6 +178,9 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 		c = sc.tls
 	}
 	if c == nil {
+		if h := pr.hello; h != nil && s == rules.ClientSide {
+			return irules.HelloInfo(h, pr.snap.Cfg.TLS), true
+		}
 		return nil, false
 	}
 	return irules.SSLInfo(c, pr.snap.Cfg.TLS, s), true

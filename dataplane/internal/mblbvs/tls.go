@@ -76,14 +76,26 @@ func (c *frontConn) CloseWrite() error {
 // clientTLS is the client's side of a client-ssl virtual, not yet
 // handshaken (handshake does it, after CLIENT_ACCEPTED as on BIG-IP).
 // With rules, the hellos' session IDs are kept for SSL::sessionid.
-func clientTLS(c *net.TCPConn, t *config.TLS, rules bool) net.Conn {
+func clientTLS(c *net.TCPConn, t *config.TLS, r *mblbRules) net.Conn {
 	if t == nil || t.Client == nil {
 		return c
 	}
-	if rules {
-		return &frontConn{raw: c, tls: tls.Server(tlsprof.NewHelloConn(c, true), t.Client)}
+	if r != nil {
+		cfg := t.Client
+		if r.handlesEvent(rules.ClientSSLClientHello) {
+			cfg = tlsprof.WithHello(cfg, r.clientHello)
+		}
+		return &frontConn{raw: c, tls: tls.Server(tlsprof.NewHelloConn(c, true), cfg)}
 	}
 	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
+}
+
+// clientHello runs CLIENTSSL_CLIENTHELLO over the client's hello, which
+// SSL:: commands read meanwhile; false means the rule ended the client.
+func (r *mblbRules) clientHello(h *tls.ClientHelloInfo) bool {
+	r.f.hello = h
+	defer func() { r.f.hello = nil }()
+	return r.sslEvent(rules.ClientSSLClientHello)
 }
 
 // clientSSLEvents runs CLIENTSSL_CLIENTCERT (when the client sent a
@@ -145,6 +157,9 @@ func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 		return irules.SSLInfo(r.f.loopTLS, r.snap.Cfg.TLS, rules.ClientSide), true
 	}
 	fc := r.f.front
+	if s == rules.ClientSide && r.f.hello != nil {
+		return irules.HelloInfo(r.f.hello, r.snap.Cfg.TLS), true
+	}
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
 	}
@@ -283,7 +298,8 @@ func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
 // function forgets it.
 func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
 	if t == nil || t.Server == nil || f.rr == nil ||
-		!f.rr.handlesEvent(rules.ServerSSLHandshake) && !f.rr.rules.Handles(config.EventServerConnected) {
+		!f.rr.handlesEvent(rules.ServerSSLHandshake) && !f.rr.handlesEvent(rules.ServerSSLClientHelloSend) &&
+			!f.rr.rules.Handles(config.EventServerConnected) {
 		return func() {}
 	}
 	mv.tlsClients.Store(f.Client, f)
@@ -320,6 +336,34 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 	}
 }
 
+// errHelloSendRefused is a server connection's failure when the rule
+// ended its client in SERVERSSL_CLIENTHELLO_SEND.
+var errHelloSendRefused = errors.New("the rule ended the client before the server-side hello")
+
+// serverHelloSend runs SERVERSSL_CLIENTHELLO_SEND for the client a new
+// server connection was dialled for, just before the connection's hello
+// leaves; false means the rule ended the client (closed at once, as
+// serverHandshake does).
+func (mv *VS) serverHelloSend(client netip.AddrPort) bool {
+	v, ok := mv.tlsClients.Load(client)
+	if !ok {
+		return true
+	}
+	r := v.(*mblbFlow).rr
+	if !r.handlesEvent(rules.ServerSSLClientHelloSend) {
+		return true
+	}
+	r.mu.Lock()
+	err := r.runEvent(rules.ServerSSLClientHelloSend)
+	verdict := r.verdict
+	r.mu.Unlock()
+	if err != nil || verdict != irules.GoOn {
+		r.f.sess.Close(err != nil || verdict == irules.Reject)
+		return false
+	}
+	return true
+}
+
 // serverTLS makes c, a new server connection to m for the client at
 // client, TLS for a server-ssl virtual: it handshakes within ctx and the
 // profile's handshake-timeout, counts the handshake and the connection at
@@ -331,6 +375,11 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	}
 	if mv.connectedBeforeTLS(client, c) {
 		return c, nil
+	}
+	if !mv.serverHelloSend(client) {
+		c.SetLinger(0)
+		c.Close()
+		return nil, errHelloSendRefused
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()

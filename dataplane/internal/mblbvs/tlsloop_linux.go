@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/rules"
 )
 
 // TLS clients of an HTTP (message-balanced) virtual on the event loops.
@@ -33,7 +35,10 @@ import (
 // says, run on the event loops once handshaken.
 func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable()
+	// (CLIENTSSL_CLIENTHELLO runs inside the handshake, which Serve's
+	// front stage does.)
+	p := irules.Program(snap.Cfg.Rules)
+	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable() && (p == nil || !p.Handles(rules.ClientSSLClientHello))
 }
 
 // Phases of a handshake, for a close from outside.

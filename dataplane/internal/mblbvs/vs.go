@@ -249,6 +249,8 @@ type mblbFlow struct {
 	loopTLS   *tls.Conn
 	// stls is a new server connection's TLS during its SERVERSSL_HANDSHAKE.
 	stls *tls.Conn
+	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
+	hello *tls.ClientHelloInfo
 	// serverClear: SSL::disable serverside, the client's messages go to
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
@@ -334,7 +336,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, snap.Cfg.TLS, irules.Program(snap.Cfg.Rules) != nil) // tls.go
+	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
