@@ -40,6 +40,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 			t.monitor(o, dataplane.MonitorType(m.typ))
 		}
 	}
+	for _, o := range cfg.Of(profileStream) {
+		t.streamProfile(o) // translate_stream.go
+	}
 	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}

@@ -15,6 +15,16 @@ var (
 	streamTarget = profileStream.MustProp("target")
 )
 
+// streamProfile checks a stream profile whether or not a virtual uses
+// it: a source or target the filter cannot use is refused when the
+// profile is made or changed (skipped), not first when a virtual takes
+// it, with the same message.
+func (t *translator) streamProfile(o *objects.Object) {
+	if _, err := streamfilter.Profile(streamSource.Effective(t.cfg, o), streamTarget.Effective(t.cfg, o)); err != nil {
+		t.skip(o, "%v", err)
+	}
+}
+
 // streamOptions reads the virtual's stream profile for the HTTP path:
 // nil without one. A source or target the filter cannot use is an error
 // naming the profile.
