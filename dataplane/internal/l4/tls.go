@@ -110,8 +110,13 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	if pr.rs != nil {
 		raw = tlsprof.NewHelloConn(sc.conn, false)
 	}
-	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
-		return false
+	if pr.rs != nil {
+		if !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
+			return false
+		}
+		if pr.rs.sslOff[rules.ServerSide] {
+			return true // SSL::disable serverside there: no hello leaves
+		}
 	}
 	conn := tls.Client(raw, tc.Server.ForServerName(sni))
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
