@@ -452,3 +452,23 @@ func TestTLSIdleTimeout(t *testing.T) {
 	}
 	eventually(t, "the table empty", func() bool { return p.ConnectionCount() == 0 })
 }
+
+// TestTLSHelloSendDisable: SSL::disable serverside in
+// SERVERSSL_CLIENTHELLO_SEND leaves that server connection in plaintext
+// (no hello leaves) on a standard virtual with server-ssl.
+func TestTLSHelloSendDisable(t *testing.T) {
+	cert, key, roots := testCert(t, "app.example")
+	startServer(t, "127.0.143.32:9000", "P")
+	p, _ := newPlane(t)
+	cfg := basic("127.0.143.30:443", "127.0.143.32:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when SERVERSSL_CLIENTHELLO_SEND { SSL::disable serverside }
+when SERVER_CONNECTED { TCP::collect }
+when SERVER_DATA { TCP::payload replace 0 0 "sent|"; TCP::release }`)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	cfg.Virtuals["/Common/vs"].TLS.Server, cfg.Virtuals["/Common/vs"].TLS.ServerProfile = serverSSL(t), "/Common/ss"
+	mustApply(t, p, cfg)
+	if got := tlsAsk(t, "127.0.143.30:443", "app.example", roots, "x"); got[0] != "sent|P Response" {
+		t.Fatalf("a plaintext member behind SSL::disable serverside: %q", got)
+	}
+}
