@@ -10,32 +10,10 @@ import (
 	"time"
 )
 
-// benchServe accepts connections on addr until the benchmark ends and
-// serves each with handle on a goroutine of its own, closing it after.
-func benchServe(b *testing.B, addr string, handle func(net.Conn)) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				handle(c)
-			}()
-		}
-	}()
-}
-
 // echoBackend answers each read with the same bytes, for round-trip
 // benchmarks.
 func echoBackend(b *testing.B, addr string) {
-	benchServe(b, addr, func(c net.Conn) { io.Copy(c, c) })
+	serveConns(b, addr, func(c net.Conn) { io.Copy(c, c) })
 }
 
 func benchPlane(b *testing.B, vs, member string) *Plane {

@@ -274,9 +274,10 @@ func memberStat(t *testing.T, p *Plane, pool, member string) MemberStats {
 	return MemberStats{}
 }
 
-// serveConns listens on addr until the test ends and runs handle on a
-// goroutine for each connection, closing it when handle returns.
-func serveConns(t *testing.T, addr string, handle func(c net.Conn)) {
+// serveConns listens on addr until the test or benchmark ends and runs
+// handle on a goroutine for each connection, closing it when handle
+// returns.
+func serveConns(t testing.TB, addr string, handle func(c net.Conn)) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 // counts the proxy's allocations (and the client's, none).
 func benchHTTPMember(b *testing.B, addr string) {
 	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-	benchServe(b, addr, func(c net.Conn) {
+	serveConns(b, addr, func(c net.Conn) {
 		buf := make([]byte, 16<<10)
 		n := 0
 		for {

@@ -276,36 +276,22 @@ func TestHTTPConnectCurl(t *testing.T) {
 	}
 	startHTTPServer(t, "127.0.131.32:80", "ORIGIN")
 	// The member: a forward proxy that answers CONNECT and joins the two.
-	ln, err := net.Listen("tcp", "127.0.131.31:3128")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				r, err := http.ReadRequest(br)
-				if err != nil || r.Method != "CONNECT" {
-					return
-				}
-				o, err := net.Dial("tcp", r.Host)
-				if err != nil {
-					io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-					return
-				}
-				defer o.Close()
-				io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
-				go func() { io.Copy(o, br); o.(*net.TCPConn).CloseWrite() }()
-				io.Copy(c, o)
-			}()
+	serveConns(t, "127.0.131.31:3128", func(c net.Conn) {
+		br := bufio.NewReader(c)
+		r, err := http.ReadRequest(br)
+		if err != nil || r.Method != "CONNECT" {
+			return
 		}
-	}()
+		o, err := net.Dial("tcp", r.Host)
+		if err != nil {
+			io.WriteString(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+			return
+		}
+		defer o.Close()
+		io.WriteString(c, "HTTP/1.1 200 Connection Established\r\n\r\n")
+		go func() { io.Copy(o, br); o.(*net.TCPConn).CloseWrite() }()
+		io.Copy(c, o)
+	})
 	p, lg := newPlane(t)
 	mustApply(t, p, l7Config(t, "127.0.131.5:3128", false, mblb.HTTPOptions{}, "", "127.0.131.31:3128"))
 	out, err := exec.Command("curl", "-sS", "--max-time", "10", "-p", "-x", "http://127.0.131.5:3128", "http://127.0.131.32/through").CombinedOutput()

@@ -105,7 +105,7 @@ func BenchmarkTLSHandshake(b *testing.B) {
 func BenchmarkTLSLargeResponse(b *testing.B) {
 	body := bytes.Repeat([]byte("x"), 64<<10)
 	resp := append([]byte("HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n"), body...)
-	benchServe(b, "127.0.134.11:80", func(c net.Conn) {
+	serveConns(b, "127.0.134.11:80", func(c net.Conn) {
 		buf := make([]byte, 4096)
 		if _, err := c.Read(buf); err == nil {
 			c.Write(resp)
