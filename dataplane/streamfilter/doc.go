@@ -1,9 +1,10 @@
 // Package streamfilter rewrites a byte stream with search/replace pairs as
 // it passes through, the way BIG-IP's stream profile (`ltm profile stream`,
 // properties source and target) and the iRule commands STREAM::expression
-// and STREAM::enable rewrite HTTP response bodies. The HTTP engine feeds a
-// body part by part, in whatever splits the network delivers, and needs
-// output as it goes; a body is never held whole. What a filter keeps
+// and STREAM::enable rewrite HTTP bodies and plain TCP streams. The HTTP
+// engine feeds a body part by part, and the TCP proxy each read, in
+// whatever splits the network delivers, and both need output as it goes;
+// a body or stream is never held whole. What a filter keeps
 // between parts is bounded by the max match size (BIG-IP's default is
 // 4096 bytes).
 //
@@ -65,8 +66,12 @@
 // emitted. When every search has a bounded length, shorter than M, the
 // window shrinks to that length (plus the bytes of a UTF-8 sequence still
 // incomplete at the end of a part), so a search like http:// holds six
-// bytes rather than 4095. The result is the same either way; the smaller
-// window only lowers latency and memory.
+// bytes rather than 4095. When every search starts with literal text,
+// only the bytes from the first place that text (or the start of it, at
+// the end of a part) appears are held: bytes that cannot begin a match
+// go out at once, so a line protocol's line end is not kept waiting for
+// data that never comes. The result is the same either way; holding less
+// only lowers latency and memory.
 //
 // The output therefore equals a one-shot replacement over the whole stream,
 // for any split of the stream into parts, whenever at every position of the
@@ -75,5 +80,5 @@
 // of the window). A match longer than that is not waited for: where the
 // window cannot see a whole match its bytes pass through unchanged. BIG-IP
 // resets the connection in that case; passing the data through keeps the
-// response intact, and the statistics show no match.
+// response intact.
 package streamfilter
