@@ -25,8 +25,8 @@ func (t *translator) streamProfile(o *objects.Object) {
 	}
 }
 
-// streamOptions reads the virtual's stream profile for the HTTP path:
-// nil without one. A source or target the filter cannot use is an error
+// streamOptions reads the virtual's stream profile, for the HTTP path
+// or a plain TCP virtual: nil without one. A source or target the filter cannot use is an error
 // naming the profile.
 func (t *translator) streamOptions(o *objects.Object) (*mblb.StreamOptions, error) {
 	sp := t.profile(o, profileStream)

@@ -11,9 +11,10 @@ import (
 // stream profile's expression until STREAM::expression replaces it, for
 // the rest of the connection ("sticky", as F5's page says), and whether
 // the filter is on. The host sets it up (ConnState.SetStream) on a
-// virtual server with a stream profile and reads it after HTTP_RESPONSE
-// to filter that response's body; without a stream profile it is nil and
-// the STREAM:: commands are errors, as BIG-IP refuses such a rule.
+// virtual server with a stream profile and reads it after HTTP_REQUEST
+// and HTTP_RESPONSE to filter that message's body, or as a TCP flow's
+// bytes pass; without a stream profile it is nil and the STREAM::
+// commands are errors, as BIG-IP refuses such a rule.
 type StreamState struct {
 	// Expr is the expression in force ("" when neither the profile nor
 	// a rule gave one: the filter changes nothing).

@@ -65,7 +65,7 @@ type HTTPOptions struct {
 	// itself (server-agent-name); empty sends none.
 	ServerAgent string
 	// Stream is the virtual's stream profile (nil: none), which filters
-	// response bodies (httpfilter.go).
+	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
 }
 

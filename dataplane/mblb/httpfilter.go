@@ -9,8 +9,8 @@ import (
 	"github.com/openltm/openltm/dataplane/streamfilter"
 )
 
-// A stream profile on an HTTP virtual rewrites response bodies as they
-// pass (BIG-IP's stream filter; the expression and its matching are
+// A stream profile on an HTTP virtual rewrites response and request
+// bodies as they pass (BIG-IP's stream filter; the expression and its matching are
 // dataplane/streamfilter's). Only the body is filtered, never the head.
 // A body that is all in when HTTP_RESPONSE has run is filtered whole and
 // sent with its new Content-Length; a streamed body is filtered part by
