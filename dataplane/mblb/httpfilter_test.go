@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 )
 
@@ -155,9 +154,7 @@ func TestHTTPStreamFilter(t *testing.T) {
 // Content-Length, a chunked one, and uploads past MaxMessageSize
 // re-chunked to the member; the member sees the rewritten bytes.
 func TestHTTPStreamFilterRequests(t *testing.T) {
-	m := startUploadMember(t, "127.0.139.21:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(startUploadMember(t, "127.0.139.21:0", false))
 	expr, err := streamfilter.Parse("@http://@https://@")
 	if err != nil {
 		t.Fatal(err)
@@ -180,21 +177,14 @@ func TestHTTPStreamFilterRequests(t *testing.T) {
 				name := fmt.Sprintf("oneconnect=%v %d %s", oc, n, enc)
 				c := dialHTTP(t, vs)
 				c.c.SetDeadline(time.Now().Add(30 * time.Second))
-				var req []byte
-				if enc == "length" {
-					req = fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
-					req = append(req, body...)
-				} else {
-					req = append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, 7000)...)
+				req := postUp(body, 0)
+				if enc == "chunked" {
+					req = postUp(body, 7000)
 				}
 				errc := make(chan error, 1)
 				go func() { _, err := c.c.Write(req); errc <- err }()
 				t.Run(name, func(t *testing.T) { uploadAnswered(t, c.br, want, errc) })
-				// The connection carries the next request.
-				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
-				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
-					t.Fatalf("%s: next request: %q %v", name, bodies, err)
-				}
+				smallPostAnswered(t, c, name+": next request")
 			}
 		}
 	}

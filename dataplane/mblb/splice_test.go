@@ -88,8 +88,7 @@ func (r awaitSpliceRule) OnHTTPResponseData(x *HTTPEvent) error { return r.repla
 // the rule asked is held before its DATA event.
 func TestHTTPSpliceUploads(t *testing.T) {
 	m := startUploadMember(t, "127.43.1.11:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	big, _ := uploadBody(3 << 20)
 	long := bytes.Repeat([]byte("L"), 300000)
 	cases := []struct {
@@ -122,12 +121,9 @@ func TestHTTPSpliceUploads(t *testing.T) {
 				})
 				c := dialHTTP(t, vs)
 				c.c.SetDeadline(time.Now().Add(20 * time.Second))
-				var req []byte
-				if tc.enc == "length" {
-					req = fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
-					req = append(req, body...)
-				} else {
-					req = append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, 77777)...)
+				req := postUp(body, 0)
+				if tc.enc == "chunked" {
+					req = postUp(body, 77777)
 				}
 				errc := make(chan error, 1)
 				go func() { _, err := c.c.Write(req); errc <- err }()
@@ -156,10 +152,7 @@ func TestHTTPSpliceUploads(t *testing.T) {
 				if tc.enc == "length" && tc.n > 0 && tc.n < 64<<10 && rule.held.Load() >= 512<<10 {
 					t.Errorf("collecting %d bytes held %d before the DATA event", tc.n, rule.held.Load())
 				}
-				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
-				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
-					t.Fatalf("next request: %q %v", bodies, err)
-				}
+				smallPostAnswered(t, c, "next request")
 			})
 		}
 	}
@@ -256,8 +249,7 @@ func TestHTTPSpliceResponses(t *testing.T) {
 // the next message.
 func TestHTTPSpliceWholeBody(t *testing.T) {
 	m := startUploadMember(t, "127.43.5.11:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	// A member that sends its head, then a 1,010-byte body a moment
 	// later: the response streams (it is over the 1,000-byte limit) and
 	// the body arrives whole while its rules wait for it; each response

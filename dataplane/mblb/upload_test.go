@@ -107,14 +107,40 @@ func chunked(b []byte, size int) []byte {
 	return append(out, "0\r\nX-Trailer: t\r\n\r\n"...)
 }
 
+// uploadPool is a pool of the one upload member m.
+func uploadPool(m *uploadMember) *testPool {
+	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	return pool
+}
+
+// postUp is a POST /up carrying body with a Content-Length
+// (chunkSize 0), or chunked in chunks of chunkSize.
+func postUp(body []byte, chunkSize int) []byte {
+	if chunkSize == 0 {
+		req := fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
+		return append(req, body...)
+	}
+	return append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, chunkSize)...)
+}
+
+// smallPostAnswered sends a 3-byte POST on c and checks an upload
+// member's answer to it: the connection is HTTP again after an upload.
+func smallPostAnswered(t *testing.T, c *httpClient, what string) {
+	t.Helper()
+	_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
+	if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
+		t.Fatalf("%s: %q %v", what, bodies, err)
+	}
+}
+
 // TestHTTPUploadStreams: 5 MiB request bodies, with a Content-Length and
 // chunked, pass a virtual whose message limit is 1 MiB, with and
 // without OneConnect; the member receives every byte in order, and the
 // client connection goes on with its next request.
 func TestHTTPUploadStreams(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.11:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	body, want := uploadBody(5 << 20)
 	for _, oc := range []bool{false, true} {
 		vs := startVS(t, "127.0.125.1:0", httpConfig(pool, oc, HTTPOptions{}))
@@ -122,21 +148,14 @@ func TestHTTPUploadStreams(t *testing.T) {
 			t.Run(fmt.Sprintf("oneconnect=%v/%s", oc, enc), func(t *testing.T) {
 				c := dialHTTP(t, vs)
 				c.c.SetDeadline(time.Now().Add(20 * time.Second))
-				var req []byte
-				if enc == "length" {
-					req = fmt.Appendf(nil, "POST /up HTTP/1.1\r\nHost: www\r\nContent-Length: %d\r\n\r\n", len(body))
-					req = append(req, body...)
-				} else {
-					req = append([]byte("POST /up HTTP/1.1\r\nHost: www\r\nTransfer-Encoding: chunked\r\n\r\n"), chunked(body, 100000)...)
+				req := postUp(body, 0)
+				if enc == "chunked" {
+					req = postUp(body, 100000)
 				}
 				errc := make(chan error, 1)
 				go func() { _, err := c.c.Write(req); errc <- err }()
 				uploadAnswered(t, c.br, want, errc)
-				// The connection is HTTP again after the body.
-				_, bodies, err := c.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
-				if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
-					t.Fatalf("next request: %q %v", bodies, err)
-				}
+				smallPostAnswered(t, c, "next request")
 			})
 		}
 		if st := vs.e.Stats(); st.Oversize != 0 {
@@ -151,8 +170,7 @@ func TestHTTPUploadStreams(t *testing.T) {
 // arrives whole once it reads again.
 func TestHTTPUploadSlowMember(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.21:0", true)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	vs := startVS(t, "127.0.125.2:0", httpConfig(pool, false, HTTPOptions{}))
 	body, want := uploadBody(32 << 20)
 	c := dialHTTP(t, vs)
@@ -188,8 +206,7 @@ func TestHTTPUploadSlowMember(t *testing.T) {
 // a connection of its own and its answer, and the upload arrives whole.
 func TestHTTPUploadKeepsItsConnection(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.31:0", true)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	cfg := httpConfig(pool, true, HTTPOptions{})
 	cfg.OneConnect.MaxSize = 1
 	vs := startVS(t, "127.0.125.3:0", cfg)
@@ -207,10 +224,7 @@ func TestHTTPUploadKeepsItsConnection(t *testing.T) {
 	}
 	b := dialHTTP(t, vs)
 	b.c.SetDeadline(time.Now().Add(10 * time.Second))
-	_, bodies, err := b.do("POST", "POST /small HTTP/1.1\r\nHost: www\r\nContent-Length: 3\r\n\r\nabc")
-	if err != nil || len(bodies) != 1 || !strings.HasPrefix(bodies[0], "n=3 ") {
-		t.Fatalf("the other client's request during the upload: %q %v", bodies, err)
-	}
+	smallPostAnswered(t, b, "the other client's request during the upload")
 	close(m.gate)
 	uploadAnswered(t, a.br, want, errc)
 }
@@ -282,8 +296,7 @@ func TestHTTPUploadMemberFails(t *testing.T) {
 // arrives whole.
 func TestHTTPUploadClientLeaves(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.51:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	cfg := httpConfig(pool, true, HTTPOptions{})
 	cfg.OneConnect.MaxSize = 1
 	vs := startVS(t, "127.0.125.5:0", cfg)
@@ -324,8 +337,8 @@ func TestHTTPUploadClientLeaves(t *testing.T) {
 // fallback answer does), while its body is still arriving.
 func TestHTTPUploadNoMember(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.61:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{1: true}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
+	pool.disabled[1] = true
 	vs := startVS(t, "127.0.125.6:0", httpConfig(pool, false, HTTPOptions{Fallback: "http://sorry.example/"}))
 	body, _ := uploadBody(3 << 20)
 	c := dialHTTP(t, vs)
@@ -361,8 +374,7 @@ func (tooBigRule) OnHTTPResponse(*HTTPEvent) error { return nil }
 // the connection is served.
 func TestHTTPUploadAnsweredByRule(t *testing.T) {
 	m := startUploadMember(t, "127.0.125.71:0", false)
-	pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
-	pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(m.ln.Addr()), Pool: "/Common/up", Name: "UP"})
+	pool := uploadPool(m)
 	vs := startVS(t, "127.0.125.7:0", httpConfig(pool, false, HTTPOptions{}), func(net.Conn) ClientOptions {
 		return ClientOptions{HTTPRule: tooBigRule{}}
 	})
