@@ -36,6 +36,20 @@ type StreamState struct {
 	replaced bool
 }
 
+// Filter is a new filter for the next body or stream as the state has
+// it: nil when the filter is off or has no expression. onMatch (nil:
+// none) is the host's STREAM_MATCHED (RunStreamMatched under its lock).
+func (st *StreamState) Filter(onMatch func(match, repl []byte) []byte) *streamfilter.Filter {
+	if !st.On || st.Expr == "" {
+		return nil
+	}
+	e, err := streamfilter.Parse(st.Expr)
+	if err != nil {
+		return nil // STREAM::expression and the profile's check refused it
+	}
+	return streamfilter.New(e, st.MaxMatch, onMatch)
+}
+
 // SetStream gives the connection a stream filter (the virtual server has
 // a stream profile) whose expression is the profile's (may be empty).
 func (s *ConnState) SetStream(profileExpr string) {

@@ -141,3 +141,26 @@ func TestStreamExpressionRefusedAtCompile(t *testing.T) {
 		}
 	}
 }
+
+func TestStreamStateFilter(t *testing.T) {
+	cases := []struct {
+		st   StreamState
+		want string // the filter's output for "a cat", "" for no filter
+	}{
+		{StreamState{Expr: "@cat@dog@", On: true}, "a dog"},
+		{StreamState{Expr: "@cat@dog@", On: false}, ""},
+		{StreamState{Expr: "", On: true}, ""},
+		{StreamState{Expr: "@cat@dog@", On: true, MaxMatch: 2}, "a dog"},
+	}
+	for _, c := range cases {
+		f := c.st.Filter(nil)
+		if (f == nil) != (c.want == "") {
+			t.Fatalf("%+v: filter %v, want one: %v", c.st, f, c.want != "")
+		}
+		if f != nil {
+			if got := string(f.Close(f.Write(nil, []byte("a cat")))); got != c.want {
+				t.Errorf("%+v: %q, want %q", c.st, got, c.want)
+			}
+		}
+	}
+}

@@ -36,29 +36,37 @@ type StreamOptions struct {
 // STREAM::disable and STREAM::expression, whether and how a response's
 // body is filtered, and may run STREAM_MATCHED for each match.
 type HTTPStreamHandler interface {
-	// ResponseFilter is the filter for the body of the response whose
-	// HTTP_RESPONSE events ran last (nil: the body passes unchanged).
-	ResponseFilter() *streamfilter.Filter
-	// RequestFilter is ResponseFilter for the request whose
-	// HTTP_REQUEST events ran last.
-	RequestFilter() *streamfilter.Filter
+	// BodyFilter is the filter for the body of the message whose
+	// HTTP_REQUEST or HTTP_RESPONSE events ran last (nil: the body
+	// passes unchanged).
+	BodyFilter() *streamfilter.Filter
+}
+
+// streamFilter is the filter for the next body of s's client: the rules'
+// when the client has an HTTPStreamHandler, else the profile's; nil
+// without a stream profile.
+func (s *ClientConn) streamFilter() *streamfilter.Filter {
+	so := s.e.cfg.Request.HTTP.Stream
+	if so == nil {
+		return nil
+	}
+	if sh, ok := s.hrule.(HTTPStreamHandler); ok {
+		return sh.BodyFilter()
+	}
+	if so.Expr == nil {
+		return nil
+	}
+	return streamfilter.New(so.Expr, 0, nil)
 }
 
 // responseFilter is the filter for the body of the response h to req,
 // nil when the virtual has no stream profile, the rules or the profile
 // leave the body as it is, or the response has no body to filter.
 func (sc *serverConn) responseFilter(req *msg, h *httpx.Head) *streamfilter.Filter {
-	so := sc.e.cfg.Request.HTTP.Stream
-	if so == nil || req.httpHead || h.Status < 200 || h.Status == 204 || h.Status == 304 || req.hx.connect || req.hx.tunnel != 0 {
+	if sc.e.cfg.Request.HTTP.Stream == nil || req.httpHead || h.Status < 200 || h.Status == 204 || h.Status == 304 || req.hx.connect || req.hx.tunnel != 0 {
 		return nil
 	}
-	if sh, ok := req.sess.hrule.(HTTPStreamHandler); ok {
-		return sh.ResponseFilter()
-	}
-	if so.Expr == nil {
-		return nil
-	}
-	return streamfilter.New(so.Expr, 0, nil)
+	return req.sess.streamFilter()
 }
 
 // filterWhole filters a complete body (de-chunked) into sc.filtered.
@@ -131,17 +139,10 @@ func (sc *serverConn) startFilter(f *streamfilter.Filter, req *msg, head []byte,
 // the virtual has no stream profile, the rules or the profile leave the
 // body as it is, or the request has no body (or opens a tunnel).
 func (s *ClientConn) requestFilter(h *httpx.Head) *streamfilter.Filter {
-	so := s.e.cfg.Request.HTTP.Stream
-	if so == nil || h.IsConnect() || h.Upgrade || !h.Chunked && h.ContentLength <= 0 {
+	if s.e.cfg.Request.HTTP.Stream == nil || h.IsConnect() || h.Upgrade || !h.Chunked && h.ContentLength <= 0 {
 		return nil
 	}
-	if sh, ok := s.hrule.(HTTPStreamHandler); ok {
-		return sh.RequestFilter()
-	}
-	if so.Expr == nil {
-		return nil
-	}
-	return streamfilter.New(so.Expr, 0, nil)
+	return s.streamFilter()
 }
 
 // filterRequest filters the whole body of the request h framed in b,

@@ -39,38 +39,23 @@ type streamDir struct {
 // expression.
 func (pr *proxied) filterFor(sd *streamDir, dst []byte) (*streamfilter.Filter, []byte) {
 	so := pr.snap.Cfg.Stream
-	expr, on, maxMatch := "", so.Expr != nil, 0
-	if so.Expr != nil {
-		expr = so.Expr.String()
-	}
+	st := &rules.StreamState{Expr: so.Expr.String(), On: so.Expr != nil} // the profile's
 	matched := false
 	if rs := pr.rs; rs != nil {
 		rs.mu.Lock()
-		if rs.sess != nil {
-			if st := rs.sess.Stream(); st != nil {
-				expr, on, maxMatch = st.Expr, st.On, st.MaxMatch
-			}
+		if rs.sess != nil && rs.sess.Stream() != nil {
+			cur := *rs.sess.Stream()
+			st = &cur
 		}
-		if prog := irules.Program(pr.rules); prog != nil {
-			matched = prog.Handles(rules.StreamMatched)
-		}
+		prog := irules.Program(pr.rules)
+		matched = prog != nil && prog.Handles(rules.StreamMatched)
 		rs.mu.Unlock()
 	}
-	if !on || expr == "" {
-		if sd.f != nil {
-			dst, sd.f = sd.f.Close(dst), nil
-		}
-		return nil, dst
-	}
-	if sd.f != nil && sd.expr == expr {
+	if sd.f != nil && st.On && sd.expr == st.Expr {
 		return sd.f, dst
 	}
 	if sd.f != nil {
 		dst, sd.f = sd.f.Close(dst), nil
-	}
-	e, err := streamfilter.Parse(expr)
-	if err != nil {
-		return nil, dst // STREAM::expression checked it
 	}
 	var onMatch func(match, repl []byte) []byte
 	if matched {
@@ -79,7 +64,7 @@ func (pr *proxied) filterFor(sd *streamDir, dst []byte) (*streamfilter.Filter, [
 			return sd.match
 		}
 	}
-	sd.f, sd.expr = streamfilter.New(e, maxMatch, onMatch), expr
+	sd.f, sd.expr = st.Filter(onMatch), st.Expr
 	return sd.f, dst
 }
 

@@ -6,37 +6,19 @@ import (
 	"github.com/openltm/openltm/rules"
 )
 
-// ResponseFilter implements mblb.HTTPStreamHandler: the stream filter as
-// the client's rules left it (the profile's expression until a rule's
-// STREAM::expression, on until STREAM::disable), with STREAM_MATCHED run
+// BodyFilter implements mblb.HTTPStreamHandler: the stream filter as the
+// client's rules left it (the profile's expression until a rule's
+// STREAM::expression, on until STREAM::disable; one switch for both
+// directions, as rules/commands_stream.go says), with STREAM_MATCHED run
 // for each match when the rules handle it.
-func (h *httpRules) ResponseFilter() *streamfilter.Filter { return h.filter() }
-
-// RequestFilter implements mblb.HTTPStreamHandler: the filter the rules
-// left after HTTP_REQUEST, for the request's body. One switch serves
-// both directions, as rules/commands_stream.go says.
-func (h *httpRules) RequestFilter() *streamfilter.Filter { return h.filter() }
-
-// filter is the filter of the next body, as the rules left it.
-func (h *httpRules) filter() *streamfilter.Filter {
+func (h *httpRules) BodyFilter() *streamfilter.Filter {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	so := r.f.mv.cfg.Request.HTTP.Stream
-	prog := irules.Program(r.rules)
-	if prog == nil {
-		if so.Expr == nil {
-			return nil
-		}
-		return streamfilter.New(so.Expr, 0, nil)
-	}
+	prog := irules.Program(r.rules) // (an httpRules has a program)
 	st := r.RuleSession(prog).Stream()
-	if st == nil || !st.On || st.Expr == "" {
+	if st == nil {
 		return nil
-	}
-	e, err := streamfilter.Parse(st.Expr)
-	if err != nil {
-		return nil // STREAM::expression checked it
 	}
 	var onMatch func(match, repl []byte) []byte
 	if prog.Handles(rules.StreamMatched) {
@@ -49,7 +31,7 @@ func (h *httpRules) filter() *streamfilter.Filter {
 			return buf
 		}
 	}
-	return streamfilter.New(e, st.MaxMatch, onMatch)
+	return st.Filter(onMatch)
 }
 
 // streamMatched runs STREAM_MATCHED over one match of a body's filter
