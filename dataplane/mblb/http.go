@@ -643,12 +643,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			// The body streams: filtered part by part (streamBody).
 			head = sc.startFilter(f, req, head, h)
 		} else {
-			plain := body
-			if (x == nil || !x.bodySet) && h.Chunked {
-				sc.plain, _ = httpx.Dechunk(sc.plain[:0], body)
-				plain = sc.plain
-			}
-			body = sc.filterWhole(f, plain)
+			body = filterWhole(f, &sc.filtered, &sc.plain, body, (x == nil || !x.bodySet) && h.Chunked)
 			sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
 			head = sc.filterHead
 		}

@@ -69,12 +69,17 @@ func (sc *serverConn) responseFilter(req *msg, h *httpx.Head) *streamfilter.Filt
 	return req.sess.streamFilter()
 }
 
-// filterWhole filters a complete body (de-chunked) into sc.filtered.
-func (sc *serverConn) filterWhole(f *streamfilter.Filter, body []byte) []byte {
-	out := f.Write(sc.filtered[:0], body)
-	out = f.Close(out)
-	sc.filtered = out
-	return out
+// filterWhole filters a whole body, chunked as its sender framed it or
+// not, into *out (reused), with *plain as the scratch for a chunked
+// body's data; for responses and requests alike.
+func filterWhole(f *streamfilter.Filter, out, plain *[]byte, body []byte, chunked bool) []byte {
+	if chunked {
+		// (The framer checked the chunks: no error can come.)
+		*plain, _ = httpx.Dechunk((*plain)[:0], body)
+		body = *plain
+	}
+	*out = f.Close(f.Write((*out)[:0], body))
+	return *out
 }
 
 // bodyFilter is a stream filter over one body that passes in parts: it
@@ -153,16 +158,11 @@ func (s *ClientConn) filterRequest(f *streamfilter.Filter, b []byte, h *httpx.He
 		x = &s.hx
 		x.reset(b, h, false, netip.AddrPort{})
 	}
-	body := b[h.HeaderEnd:]
-	switch {
-	case x.bodySet:
-		body = x.body
-	case h.Chunked:
-		s.reqPlain, _ = httpx.Dechunk(s.reqPlain[:0], body)
-		body = s.reqPlain
+	if x.bodySet {
+		x.SetBody(filterWhole(f, &s.reqFiltered, &s.reqPlain, x.body, false))
+	} else {
+		x.SetBody(filterWhole(f, &s.reqFiltered, &s.reqPlain, b[h.HeaderEnd:], h.Chunked))
 	}
-	s.reqFiltered = f.Close(f.Write(s.reqFiltered[:0], body))
-	x.SetBody(s.reqFiltered)
 	return x
 }
 
