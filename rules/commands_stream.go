@@ -61,22 +61,24 @@ func (s *ConnState) SetStream(profileExpr string) {
 func (s *ConnState) Stream() *StreamState { return s.stream }
 
 // RunStreamMatched runs STREAM_MATCHED over one match of the filter, with
-// repl the replacement the expression gives, and returns what goes into
-// the stream in its place: STREAM::replace's text when a rule called it,
-// else repl. An error of the rule leaves the match replaced as the
-// expression says (the host resets the connection).
-func (s *ConnState) RunStreamMatched(match, repl []byte) ([]byte, error) {
+// repl the replacement the expression gives, and appends to dst what goes
+// into the stream in its place: STREAM::replace's text when a rule called
+// it, else repl. It copies, so the caller's filter keeps the bytes after
+// the host's lock is released (the two directions' filters may run the
+// event in turn on different threads). An error of the rule leaves the
+// match replaced as the expression says (the host resets the connection).
+func (s *ConnState) RunStreamMatched(dst, match, repl []byte) ([]byte, error) {
 	st := s.stream
 	if st == nil || len(s.prog.handlers[StreamMatched]) == 0 {
-		return repl, nil
+		return append(dst, repl...), nil
 	}
 	st.inMatch, st.match, st.replaced = true, match, false
 	err := s.Run(StreamMatched)
 	st.inMatch, st.match = false, nil
 	if err != nil || !st.replaced {
-		return repl, err
+		return append(dst, repl...), err
 	}
-	return st.replace, nil
+	return append(dst, st.replace...), nil
 }
 
 func registerStream(t *tcl.Commands) {

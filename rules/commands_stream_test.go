@@ -84,7 +84,7 @@ func TestStreamMatched(t *testing.T) {
 		{"caf\xe9", "R", "<caf\xe9>"}, // one character per byte, and back
 	}
 	for _, c := range cases {
-		got, err := s.RunStreamMatched([]byte(c.match), []byte(c.repl))
+		got, err := s.RunStreamMatched(nil, []byte(c.match), []byte(c.repl))
 		if err != nil {
 			t.Fatalf("%q: %v", c.match, err)
 		}
@@ -92,12 +92,16 @@ func TestStreamMatched(t *testing.T) {
 			t.Errorf("match %q: replaced with %q, want %q", c.match, got, c.want)
 		}
 	}
+	// What goes in the match's place is appended to the caller's bytes.
+	if got, err := s.RunStreamMatched([]byte("pre:"), []byte("abc"), []byte("R")); err != nil || string(got) != "pre:<abc>" {
+		t.Errorf("appended to dst: %q, %v", got, err)
+	}
 	// Without handlers the expression's replacement stands, with no run.
 	p2 := NewProgram(&Env{}, mustCompile(t, "none", "when HTTP_RESPONSE { }"))
 	s2 := p2.NewConnState(newFakeConn())
 	defer s2.Release()
 	s2.SetStream("@x@y@")
-	if got, err := s2.RunStreamMatched([]byte("x"), []byte("y")); err != nil || string(got) != "y" {
+	if got, err := s2.RunStreamMatched(nil, []byte("x"), []byte("y")); err != nil || string(got) != "y" {
 		t.Errorf("without STREAM_MATCHED: %q, %v", got, err)
 	}
 }

@@ -79,8 +79,7 @@ func (pr *proxied) streamMatched(dst, match, repl []byte) []byte {
 		rs.mu.Unlock()
 		return append(dst, repl...)
 	}
-	out, err := rs.sess.RunStreamMatched(match, repl)
-	dst = append(dst, out...)
+	dst, err := rs.sess.RunStreamMatched(dst, match, repl)
 	v := rs.verdict
 	rs.verdict = irules.GoOn
 	rs.mu.Unlock()

@@ -47,8 +47,7 @@ func (h *httpRules) streamMatched(dst, match, repl []byte) []byte {
 	}
 	r.verdict = irules.GoOn
 	r.httpEv = rules.StreamMatched
-	out, err := r.sess.RunStreamMatched(match, repl)
-	dst = append(dst, out...)
+	dst, err := r.sess.RunStreamMatched(dst, match, repl)
 	r.httpEv = rules.RuleInit
 	v := r.verdict
 	r.mu.Unlock()
