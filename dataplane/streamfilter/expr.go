@@ -244,11 +244,12 @@ func parse(s string) (*Expr, error) {
 // compileSearch checks and compiles one search; at is its offset in the
 // expression, for error messages.
 func compileSearch(search string, at int) (set, *syntax.Regexp, error) {
-	re, err := regexp.Compile(search)
-	if err != nil {
-		return set{}, nil, fmt.Errorf("stream expression: the search %s at offset %d is not a valid regular expression (RE2 syntax): %v", strconv.Quote(search), at, err)
-	}
+	// (regexp.Compile parses with the same flags: one error covers both.)
 	tree, err := syntax.Parse(search, syntax.Perl)
+	var re *regexp.Regexp
+	if err == nil {
+		re, err = regexp.Compile(search)
+	}
 	if err != nil {
 		return set{}, nil, fmt.Errorf("stream expression: the search %s at offset %d is not a valid regular expression (RE2 syntax): %v", strconv.Quote(search), at, err)
 	}
