@@ -6,6 +6,7 @@ require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/c-bata/go-prompt v0.2.6
 	github.com/creack/pty v1.1.24
+	github.com/klauspost/compress v1.18.0
 	github.com/miekg/dns v1.1.73
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/prometheus/client_golang v1.23.2

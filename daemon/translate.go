@@ -43,6 +43,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileStream) {
 		t.streamProfile(o) // translate_stream.go
 	}
+	for _, o := range cfg.Of(profileCompress) {
+		t.compressProfile(o) // translate_compress.go
+	}
 	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}
@@ -411,7 +414,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) { // translate_http.go, translate_stream.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go
 			return
 		}
 	}
@@ -423,7 +426,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
+	if !t.compressNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

@@ -199,6 +199,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		return opts, false
 	}
 	opts.Stream = so
+	if opts.Compress, err = t.compressOptions(o); err != nil { // translate_compress.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

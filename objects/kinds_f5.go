@@ -100,7 +100,10 @@ func table(key, text string) []*Prop {
 				p.Default = arg
 			}
 		case "list":
-			p = &Prop{Name: name, Type: TList}
+			p = &Prop{Name: name, Type: TList, Inline: true}
+			if def != "" && def != "-" {
+				p.Default = def // comma-separated (defaultList)
+			}
 		case "reflist":
 			p = &Prop{Name: name, Type: TList, Ref: specs(def)}
 		case "coll":
@@ -608,15 +611,15 @@ unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `),
 
-		profileKind("http-compression", "httpcompression", `
+		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled
 browser-workarounds ed disabled
 buffer-size int 4096
 cpu-saver ed enabled
 cpu-saver-high int 90
 cpu-saver-low int 75
-content-type-exclude raw
-content-type-include raw
+content-type-exclude list
+content-type-include list text/,application/(xml|x-javascript)
 gzip-level int 1
 gzip-memory-level int 8
 gzip-window-size int 16
@@ -624,10 +627,12 @@ keep-accept-encoding ed disabled
 method-prefer enum gzip deflate|gzip
 min-size int 1024
 selective ed disabled
-uri-exclude raw
-uri-include raw
+uri-exclude list
+uri-include list
 vary-header ed enabled
-`),
+`), "F5 ltm profile http-compression: gzip or deflate of HTTP responses for clients that accept it",
+			"allow-http-10", "content-type-exclude", "content-type-include", "gzip-level", "keep-accept-encoding",
+			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header"),
 		profileKind("web-acceleration", "webacceleration", `
 applications raw
 cache-aging-rate int 9

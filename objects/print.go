@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,10 +176,19 @@ func (c *Config) EffectiveStr(o *Object, name string) string {
 	return ""
 }
 
+// defaultList is a list property's default: none, or the comma-separated
+// words of its Default (a built-in profile's content types).
+func defaultList(pr *Prop) []string {
+	if pr.Default == "" {
+		return []string{}
+	}
+	return strings.Split(pr.Default, ",")
+}
+
 func defaultValue(pr *Prop) *Value {
 	switch pr.Type {
 	case TList:
-		return &Value{List: []string{}}
+		return &Value{List: defaultList(pr)}
 	case TColl:
 		return &Value{Items: []*Item{}}
 	case TStruct:
@@ -203,7 +213,7 @@ func defaultValue(pr *Prop) *Value {
 func isDefault(pr *Prop, v *Value) bool {
 	switch pr.Type {
 	case TList:
-		return len(v.List) == 0
+		return slices.Equal(v.List, defaultList(pr))
 	case TColl:
 		return len(v.Items) == 0
 	case TStruct:
@@ -245,6 +255,10 @@ func (p *printer) value(pr *Prop, v *Value) {
 	case TTcl:
 		pp.Script(v.Str, pr.Name)
 	case TList:
+		if len(v.List) == 0 && pr.Inline {
+			pp.Line(pr.Name, "none") // as BIG-IP writes an empty one-line list
+			return
+		}
 		if len(v.List) == 0 {
 			pp.Empty(pr.Name)
 			return

@@ -66,11 +66,13 @@ func commandTable() *tcl.Commands {
 		t.Register("table", cmdTable)
 		registerUtil(t)
 		registerCrypto(t)
+		registerAES(t)
 		registerHTTP(t)
 		registerDNS(t)
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
+		registerCompress(t) // commands_compress.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

@@ -92,19 +92,22 @@ func registerStream(t *tcl.Commands) {
 	for _, n := range t.Names() {
 		if strings.HasPrefix(n, "STREAM::") {
 			cmd := t.Lookup(n)
-			cmd.Compile = streamNeedHook(n, cmd.Compile)
+			cmd.Compile = needHook(n, func(r *Rule) *[]HTTPNeed { return &r.streamNeeds }, cmd.Compile)
 		}
 	}
 }
 
-// streamNeedHook records a STREAM:: command in a when block: BIG-IP
-// refuses the rule on a virtual server without a stream profile
-// (Rule.StreamNeeds), then the command's own hook runs.
-func streamNeedHook(name string, next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
+// needHook records a command that needs a profile (STREAM:: a stream
+// profile, COMPRESS:: an http-compression one) in a when block, in the
+// list of the rule being compiled that list gives: BIG-IP refuses the
+// rule on a virtual server without the profile (Rule.StreamNeeds,
+// Rule.CompressNeeds). Then the command's own hook runs.
+func needHook(name string, list func(r *Rule) *[]HTTPNeed, next func(c *tcl.Compiler) error) func(c *tcl.Compiler) error {
 	return func(c *tcl.Compiler) error {
 		if r, ok := c.Context().(*Rule); ok && r.inWhen {
 			line, col := c.Pos(0)
-			r.streamNeeds = append(r.streamNeeds, HTTPNeed{Name: name, Event: r.inEvent, Line: line, Col: col})
+			l := list(r)
+			*l = append(*l, HTTPNeed{Name: name, Event: r.inEvent, Line: line, Col: col})
 		}
 		if next != nil {
 			return next(c)

@@ -197,6 +197,9 @@ type ConnState struct {
 	flowStarted bool
 	// stream is the stream filter's state (nil: no stream profile).
 	stream *StreamState
+	// compress is the COMPRESS:: commands' state (nil: no
+	// http-compression profile).
+	compress *CompressState
 }
 
 // addrText is an endpoint's address and its text.
@@ -229,6 +232,7 @@ func (s *ConnState) Release() {
 	clear(s.crypto)
 	s.flowStarted = false
 	s.stream = nil
+	s.compress = nil
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}

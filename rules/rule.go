@@ -140,8 +140,11 @@ type Rule struct {
 	// streamNeeds are the STREAM:: commands in when blocks, which need
 	// a stream profile.
 	streamNeeds []HTTPNeed
-	inEvent     Event
-	inWhen      bool
+	// compressNeeds are the COMPRESS:: commands in when blocks, which
+	// need an http-compression profile.
+	compressNeeds []HTTPNeed
+	inEvent       Event
+	inWhen        bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -200,6 +203,19 @@ func (r *Rule) StreamNeeds() []HTTPNeed {
 		}
 	}
 	for _, n := range r.streamNeeds {
+		if n.Event != RuleInit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CompressNeeds lists the COMPRESS:: commands in the rule's when blocks,
+// in source order: BIG-IP refuses the rule on a virtual server without an
+// http-compression profile (01070394).
+func (r *Rule) CompressNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, n := range r.compressNeeds {
 		if n.Event != RuleInit {
 			out = append(out, n)
 		}

@@ -29,6 +29,8 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sum := fs.Bool("sum", false, "also answer with the request body's length and SHA-256 (bytes=<n> sha256=<hex>), so a client can see an upload arrived whole")
 	bodyFile := fs.String("body", "", "answer every request with this file's content (text/html) instead of the label line, as a web application's page")
 	chunked := fs.Bool("chunked", false, "with -body, send the page chunked (in parts of 1000 bytes, no Content-Length)")
+	ctype := fs.String("type", "text/html", "with -body, the page's Content-Type")
+	echoHeader := fs.String("echo-header", "", "also answer with the value of this request header (NAME=value), so a client can see what the proxy passed on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,6 +57,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *sum {
 			answer += fmt.Sprintf(" bytes=%d sha256=%x", n, h.Sum(nil))
 		}
+		if *echoHeader != "" {
+			answer += fmt.Sprintf(" %s=%s", *echoHeader, r.Header.Get(*echoHeader))
+		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
 		}
@@ -62,7 +67,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			w.Header().Add("Set-Cookie", *setCookie)
 		}
 		if page != nil {
-			writePage(w, page, *chunked)
+			writePage(w, page, *ctype, *chunked)
 			return
 		}
 		fmt.Fprintln(w, answer)
@@ -78,10 +83,11 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// writePage answers with page, with its Content-Length or chunked in
-// parts of 1000 bytes (each flushed, so each is a chunk of its own).
-func writePage(w http.ResponseWriter, page []byte, chunked bool) {
-	w.Header().Set("Content-Type", "text/html")
+// writePage answers with page, of Content-Type ctype, with its
+// Content-Length or chunked in parts of 1000 bytes (each flushed, so each
+// is a chunk of its own).
+func writePage(w http.ResponseWriter, page []byte, ctype string, chunked bool) {
+	w.Header().Set("Content-Type", ctype)
 	if !chunked {
 		w.Header().Set("Content-Length", strconv.Itoa(len(page)))
 		w.Write(page)

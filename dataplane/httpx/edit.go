@@ -31,6 +31,10 @@ type RequestEdits struct {
 	// X-Cnection, as BIG-IP does, and an HTTP/1.0 request without
 	// keep-alive gets Connection: Keep-Alive.
 	Transform bool
+	// DropAcceptEncoding removes the Accept-Encoding fields, so that the
+	// member answers uncompressed and the proxy compresses (an
+	// http-compression profile without keep-accept-encoding).
+	DropAcceptEncoding bool
 }
 
 // AppendRequest appends the request b, whose head is h, to dst with the
@@ -56,6 +60,9 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 			return true
 		})
 	}
+	if ed.DropAcceptEncoding {
+		dst = dropFields(dst, base, "accept-encoding")
+	}
 	if ed.XFF.IsValid() {
 		dst = append(dst, "X-Forwarded-For: "...)
 		dst = ed.XFF.Unmap().AppendTo(dst)
@@ -66,6 +73,24 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	}
 	dst = append(dst, head[bl:]...)
 	return append(dst, body...)
+}
+
+// dropFields removes the fields called name from the header lines that
+// dst holds from base on (a request line first, no blank line), moving
+// the rest down.
+func dropFields(dst []byte, base int, name string) []byte {
+	_, i := line(dst, base)
+	w := i
+	for i < len(dst) {
+		l, next := line(dst, i)
+		if c := bytes.IndexByte(l, ':'); c > 0 && equalFold(l[:c], name) {
+			i = next
+			continue
+		}
+		w += copy(dst[w:], dst[i:next])
+		i = next
+	}
+	return dst[:w]
 }
 
 func containsToken(v []byte, tok string) bool {

@@ -98,6 +98,9 @@ type httpMsg struct {
 	// (upload.go); part: a piece of such a body, written but not
 	// answered.
 	upload, part bool
+	// z is what the compression of the answer depends on (an
+	// http-compression profile; httpcompress.go).
+	z compressReq
 }
 
 func classOf(n int) int {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 )
 
@@ -67,6 +68,10 @@ type HTTPOptions struct {
 	// Stream is the virtual's stream profile (nil: none), which filters
 	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
+	// Compress is the virtual's http-compression profile (nil: none),
+	// which compresses responses for the clients that accept it
+	// (httpcompress.go).
+	Compress *httpcompress.Policy
 }
 
 func (o *HTTPOptions) maxHeaderCount() int {
@@ -291,11 +296,20 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	if opts.InsertXFF {
 		ed.XFF = s.client.Addr()
 	}
+	var z compressReq
+	if opts.Compress != nil {
+		head := b[:h.HeaderEnd]
+		if x != nil && x.edited != nil {
+			head = x.edited
+		}
+		z, ed.DropAcceptEncoding = s.compressRequest(head, h) // httpcompress.go
+	}
 	var m *msg
 	if x == nil || (x.edited == nil && !x.bodySet) {
 		m = getMsg(len(b) + httpx.MaxRequestGrowth)
 		m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
 		m.hx.hlen = len(m.b) - (len(b) - h.HeaderEnd)
+		m.hx.z = z
 		m.httpHead = h.IsHead()
 		s.markTunnel(m, h)
 		return m, true
@@ -343,6 +357,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	m = getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
 	m.b = httpx.AppendRequestHead(m.b[:0], head, body, &eh, ed)
 	m.hx.hlen = len(m.b) - len(body)
+	m.hx.z = z
 	m.hx.reframed = x.bodySet
 	m.httpHead = eh.IsHead()
 	s.markTunnel(m, &eh)
@@ -635,17 +650,38 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, len(x.body))
 		head, body = sc.reframe, x.body
 	}
-	if f := sc.responseFilter(req, h); f != nil && (x == nil || !x.spliced) { // httpfilter.go
-		if head == nil {
-			head = b[h.Start:h.HeaderEnd]
+	if x == nil || !x.spliced {
+		f := sc.responseFilter(req, h) // httpfilter.go
+		var z *httpcompress.Encoder
+		if opts.Compress != nil {
+			zhead, length := head, h.ContentLength
+			if zhead == nil {
+				zhead = b[h.Start:h.HeaderEnd]
+			}
+			switch {
+			case x != nil && x.bodySet:
+				length = int64(len(x.body))
+			case h.Chunked || h.UntilClose:
+				length = -1
+			}
+			z = sc.responseEncoder(req, zhead, h, length) // httpcompress.go
 		}
-		if sc.strm.head && (x == nil || !x.bodySet) {
-			// The body streams: filtered part by part (streamBody).
-			head = sc.startFilter(f, req, head, h)
-		} else {
-			body = filterWhole(f, &sc.filtered, &sc.plain, body, (x == nil || !x.bodySet) && h.Chunked)
-			sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
-			head = sc.filterHead
+		if f != nil || z != nil {
+			if head == nil {
+				head = b[h.Start:h.HeaderEnd]
+			}
+			if sc.strm.head && (x == nil || !x.bodySet) {
+				// The body streams: transformed part by part (streamBody).
+				head = sc.startFilter(f, z, req, head, h)
+			} else {
+				body = sc.transformWhole(f, z, body, (x == nil || !x.bodySet) && h.Chunked)
+				if z != nil {
+					sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, sc.encoding(z), len(body), false)
+				} else {
+					sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
+				}
+				head = sc.filterHead
+			}
 		}
 	}
 	switch {

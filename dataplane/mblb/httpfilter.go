@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strconv"
 
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 )
@@ -82,26 +83,46 @@ func filterWhole(f *streamfilter.Filter, out, plain *[]byte, body []byte, chunke
 	return *out
 }
 
-// bodyFilter is a stream filter over one body that passes in parts: it
-// reads the body's data (de-chunked when the sender chunked it) and
-// frames what the filter gives for the receiver, chunked or as it comes
-// (a body the close ends).
+// transformWhole gives a whole response body, chunked as its sender
+// framed it or not, filtered by f and compressed by z (either may be
+// nil), in sc's scratch.
+func (sc *serverConn) transformWhole(f *streamfilter.Filter, z *httpcompress.Encoder, body []byte, chunked bool) []byte {
+	if f != nil {
+		body = filterWhole(f, &sc.filtered, &sc.plain, body, chunked)
+	} else if chunked {
+		sc.plain, _ = httpx.Dechunk(sc.plain[:0], body)
+		body = sc.plain
+	}
+	if z != nil {
+		sc.zipped = z.Whole(sc.zipped[:0], body)
+		body = sc.zipped
+	}
+	return body
+}
+
+// bodyFilter transforms one body that passes in parts: it reads the
+// body's data (de-chunked when the sender chunked it), passes it through
+// the stream filter and the compressor (either may be absent), and
+// frames the result for the receiver, chunked or as it comes (a body the
+// close ends).
 type bodyFilter struct {
 	f                   *streamfilter.Filter
+	z                   *httpcompress.Encoder
 	chunkedIn, chunkOut bool
 	unchunk             httpx.Unchunker
-	// plain and out are scratch: a chunked part's data, the filter's
-	// output.
-	plain, out []byte
+	// plain, out and zout are scratch: a chunked part's data, the
+	// filter's output, the compressor's.
+	plain, out, zout []byte
 }
 
-func newBodyFilter(f *streamfilter.Filter, chunkedIn, chunkOut bool) *bodyFilter {
-	return &bodyFilter{f: f, chunkedIn: chunkedIn, chunkOut: chunkOut}
+func newBodyFilter(f *streamfilter.Filter, z *httpcompress.Encoder, chunkedIn, chunkOut bool) *bodyFilter {
+	return &bodyFilter{f: f, z: z, chunkedIn: chunkedIn, chunkOut: chunkOut}
 }
 
-// part filters p, the next bytes of the body as its sender framed them
-// (checked by a framer), and appends to dst what goes on; end: they are
-// the body's last.
+// part transforms p, the next bytes of the body as its sender framed
+// them (checked by a framer), and appends to dst what goes on; end: they
+// are the body's last. Each part's compressed output is flushed, so that
+// what the member sent is not held back.
 func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 	data := p
 	if bf.chunkedIn {
@@ -109,11 +130,22 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 		bf.plain, _ = bf.unchunk.Append(bf.plain[:0], p)
 		data = bf.plain
 	}
-	out := bf.f.Write(bf.out[:0], data)
-	if end {
-		out = bf.f.Close(out)
+	out := data
+	if bf.f != nil {
+		out = bf.f.Write(bf.out[:0], data)
+		if end {
+			out = bf.f.Close(out)
+		}
+		bf.out = out
 	}
-	bf.out = out
+	if bf.z != nil {
+		zout := bf.z.Write(bf.zout[:0], out, !end)
+		if end {
+			zout = bf.z.Close(zout)
+			bf.z = nil
+		}
+		bf.zout, out = zout, zout
+	}
 	if !bf.chunkOut {
 		return append(dst, out...)
 	}
@@ -129,14 +161,20 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 	return dst
 }
 
-// startFilter sets up the filtering of a streamed response body: head,
+// startFilter sets up the transformation of a streamed response body by
+// the stream filter f and the compressor z (either may be nil): head,
 // framed by its Content-Length or as chunked, loses that framing for
-// chunked (an HTTP/1.1 client) or for the close that will end it. The
-// result is the head to send.
-func (sc *serverConn) startFilter(f *streamfilter.Filter, req *msg, head []byte, h *httpx.Head) []byte {
+// chunked (an HTTP/1.1 client) or for the close that will end it, and
+// says how the body is encoded when z compresses it. The result is the
+// head to send.
+func (sc *serverConn) startFilter(f *streamfilter.Filter, z *httpcompress.Encoder, req *msg, head []byte, h *httpx.Head) []byte {
 	chunkOut := requestMinor(req.b) >= 1 && !h.UntilClose
-	sc.strm.filter = newBodyFilter(f, h.Chunked, chunkOut)
-	sc.filterHead = httpx.SetChunked(sc.filterHead[:0], head, chunkOut)
+	sc.strm.filter = newBodyFilter(f, z, h.Chunked, chunkOut)
+	if z != nil {
+		sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, sc.encoding(z), -1, chunkOut)
+	} else {
+		sc.filterHead = httpx.SetChunked(sc.filterHead[:0], head, chunkOut)
+	}
 	return sc.filterHead
 }
 

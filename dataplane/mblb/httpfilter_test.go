@@ -26,7 +26,9 @@ func pageText(n int) string {
 
 // startPageMember serves GET /page/<cl|chunked|close>/<n>: pageText(n)
 // with a Content-Length, chunked (in parts of 1000 bytes, each flushed),
-// or ending at the close.
+// or ending at the close; /ae answers with the Accept-Encoding it got,
+// /encoded and /notransform with a page marked so that no proxy may
+// compress it.
 func startPageMember(t *testing.T, addr string) *httpMember {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
@@ -36,6 +38,20 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 	m := &httpMember{label: "PAGE", ln: ln}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.reqs.Add(1)
+		switch r.URL.Path {
+		case "/ae": // what the proxy passed on of Accept-Encoding
+			fmt.Fprintf(w, "ae=%v", r.Header.Values("Accept-Encoding"))
+			return
+		case "/encoded", "/notransform": // answers a proxy must not encode
+			w.Header().Set("Content-Type", "text/html")
+			if r.URL.Path == "/encoded" {
+				w.Header().Set("Content-Encoding", "br")
+			} else {
+				w.Header().Set("Cache-Control", "no-transform")
+			}
+			io.WriteString(w, pageText(30))
+			return
+		}
 		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/page/"), "/")
 		if len(parts) != 2 {
 			http.Error(w, "bad path", 400)

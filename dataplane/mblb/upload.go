@@ -285,7 +285,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 		}
 		s.upHH2 = eh
 		sendHead, sendH = s.reframe, &s.upHH2
-		bf = newBodyFilter(f, h.Chunked, true)
+		bf = newBodyFilter(f, nil, h.Chunked, true)
 	}
 	m, ok := s.buildRequest(sendHead, sendH, x)
 	if !ok {

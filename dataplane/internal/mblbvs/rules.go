@@ -91,6 +91,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 			}
 			r.sess.SetStream(expr) // stream.go
 		}
+		if r.f.mv.cfg.Request.HTTP.Compress != nil && r.http != nil {
+			r.sess.SetCompress()
+		}
 	}
 	return r.sess
 }

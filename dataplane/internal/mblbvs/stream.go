@@ -1,7 +1,9 @@
 package mblbvs
 
 import (
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/streamfilter"
 	"github.com/openltm/openltm/rules"
 )
@@ -57,4 +59,23 @@ func (h *httpRules) streamMatched(dst, match, repl []byte) []byte {
 		go r.f.sess.Close(err != nil || v == irules.Reject)
 	}
 	return dst
+}
+
+// CompressChoice implements mblb.HTTPCompressHandler: what the rules'
+// COMPRESS:: commands asked of the message whose events ran last, taken
+// so that it does not carry over to the next one.
+func (h *httpRules) CompressChoice() mblb.CompressChoice {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil {
+		return mblb.CompressChoice{}
+	}
+	st := r.sess.Compress()
+	if st == nil {
+		return mblb.CompressChoice{}
+	}
+	c := st.Take()
+	prefer, _ := httpcompress.ParseCoding(c.Prefer)
+	return mblb.CompressChoice{Set: c.Set, Prefer: prefer, Level: c.Level}
 }
