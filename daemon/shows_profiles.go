@@ -17,14 +17,15 @@ var profileShows = []struct {
 	draw func(io.Writer, string, dataplane.ProfileStats, render.Options) error
 }{
 	{profileHTTP, dataplane.ProfileHTTP, render.HTTPProfile},
+	{profileCompress, dataplane.ProfileCompress, render.CompressProfile},
 	{profileTCP, dataplane.ProfileTCP, render.TCPProfile},
 	{profileUDP, dataplane.ProfileUDP, render.UDPProfile},
 	{profileClientSSL, dataplane.ProfileClientSSL, render.ClientSSLProfile},
 	{profileServerSSL, dataplane.ProfileServerSSL, render.ServerSSLProfile},
 }
 
-// profileStatsCommands answers show and reset-stats of the http, tcp,
-// udp, client-ssl and server-ssl profiles: one block per profile, its
+// profileStatsCommands answers show and reset-stats of the http,
+// http-compression, tcp, udp, client-ssl and server-ssl profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

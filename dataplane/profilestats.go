@@ -17,6 +17,7 @@ const (
 	ProfileHTTP      ProfileKind = "http"
 	ProfileClientSSL ProfileKind = "client-ssl"
 	ProfileServerSSL ProfileKind = "server-ssl"
+	ProfileCompress  ProfileKind = "http-compression"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -26,7 +27,16 @@ type ProfileStats struct {
 	Virtuals int
 	Conns    ConnProfileStats
 	HTTP     HTTPProfileStats
+	Compress CompressProfileStats
 	SSL      SSLProfileStats
+}
+
+// CompressProfileStats are an http-compression profile's responses.
+type CompressProfileStats struct {
+	// Gzip and Deflate count the responses compressed in each coding,
+	// Pre and Post their body bytes before and after; Bypassed the
+	// responses to clients that accept a coding sent uncompressed.
+	Gzip, Deflate, Pre, Post, Bypassed uint64
 }
 
 // ConnProfileStats are a tcp or udp profile's connections (flows).
@@ -134,6 +144,13 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			h.MaxPerConn = max(h.MaxPerConn, x.MaxPerConn.Load())
 			h.Pipelined += x.Pipelined.Load()
 			h.CookieInserts += x.CookieInserts.Load()
+		case ProfileCompress:
+			z, x := &st.Compress, &pc.Compress
+			z.Gzip += x.Gzip.Load()
+			z.Deflate += x.Deflate.Load()
+			z.Pre += x.Pre.Load()
+			z.Post += x.Post.Load()
+			z.Bypassed += x.Bypassed.Load()
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {
@@ -179,6 +196,8 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.Conns.Reset(v.Stats.Cur.Load())
 		case ProfileHTTP:
 			v.Prof.HTTP.Reset()
+		case ProfileCompress:
+			v.Prof.Compress.Reset()
 		case ProfileClientSSL:
 			if c := v.Prof.ClientSSL(name); c != nil {
 				c.Reset()

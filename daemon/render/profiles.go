@@ -46,6 +46,24 @@ func HTTPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 	})
 }
 
+// CompressProfile prints one `Ltm::HTTP Compression Profile` block: the
+// responses compressed by coding, those sent as they were to clients
+// that accept a coding, and the body bytes before and after [M: BIG-IP
+// also breaks the bytes down by content type, which openltm does not].
+func CompressProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	z := st.Compress
+	return statBlock(w, "Ltm::HTTP Compression Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Responses", ""},
+		{"Compressed gzip", o.num(z.Gzip)},
+		{"Compressed deflate", o.num(z.Deflate)},
+		{"Bypassed", o.num(z.Bypassed)},
+		{"Bytes", ""},
+		{"Pre-Compression", o.num(z.Pre)},
+		{"Post-Compression", o.num(z.Post)},
+	})
+}
+
 // TCPProfile prints one `Ltm::TCP Profile` block.
 func TCPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
 	c := st.Conns

@@ -48,6 +48,19 @@ Responses
 Other                         0
 
 `},
+		{"http-compression, raw", CompressProfile, dataplane.ProfileStats{Compress: dataplane.CompressProfileStats{Gzip: 12, Deflate: 3, Bypassed: 4, Pre: 245760, Post: 12288}}, Options{Raw: true}, `--------------------------------------------------
+Ltm::HTTP Compression Profile: /Common/http_custom
+--------------------------------------------------
+Virtual Server Name   N/A
+Responses
+Compressed gzip       12
+Compressed deflate     3
+Bypassed               4
+Bytes
+Pre-Compression   245760
+Post-Compression   12288
+
+`},
 		{"tcp, raw", TCPProfile, dataplane.ProfileStats{Conns: dataplane.ConnProfileStats{Cur: 3, Max: 9, Tot: 37300}}, Options{Raw: true}, `-------------------------------------
 Ltm::TCP Profile: /Common/http_custom
 -------------------------------------

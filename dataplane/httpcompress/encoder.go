@@ -17,6 +17,12 @@ type Encoder struct {
 	gz     *gzip.Writer
 	zl     *zlib.Writer
 	sink   sink
+	// in and out count the body's bytes before and after compression,
+	// for Done.
+	in, out int64
+	// Done, when set, is told at Close of the body's coding and its bytes
+	// before and after compression (the profile's statistics).
+	Done func(c Coding, in, out int64)
 }
 
 // sink is where the compressor writes: the caller's buffer for the
@@ -42,6 +48,7 @@ func NewEncoder(c Coding, level int) *Encoder {
 	}
 	pool := &pools[int(c)*10+level]
 	if e, ok := pool.Get().(*Encoder); ok {
+		e.in, e.out, e.Done = 0, 0, nil
 		if e.gz != nil {
 			e.gz.Reset(&e.sink)
 		} else {
@@ -75,6 +82,7 @@ func (e *Encoder) Write(dst, p []byte, flush bool) []byte {
 		return dst
 	}
 	e.sink.b = dst
+	e.in += int64(len(p))
 	if e.gz != nil {
 		e.gz.Write(p)
 		if flush {
@@ -86,13 +94,14 @@ func (e *Encoder) Write(dst, p []byte, flush bool) []byte {
 			e.zl.Flush()
 		}
 	}
+	e.out += int64(len(e.sink.b) - len(dst))
 	dst, e.sink.b = e.sink.b, nil
 	return dst
 }
 
 // Close ends the body, appends the rest of the output (the trailer
-// included) to dst, and returns the encoder to its pool: e is not to be
-// used again.
+// included) to dst, tells Done, and returns the encoder to its pool: e is
+// not to be used again.
 func (e *Encoder) Close(dst []byte) []byte {
 	e.sink.b = dst
 	if e.gz != nil {
@@ -100,7 +109,11 @@ func (e *Encoder) Close(dst []byte) []byte {
 	} else {
 		e.zl.Close()
 	}
+	e.out += int64(len(e.sink.b) - len(dst))
 	dst, e.sink.b = e.sink.b, nil
+	if e.Done != nil {
+		e.Done(e.coding, e.in, e.out)
+	}
 	pools[int(e.coding)*10+e.level].Put(e)
 	return dst
 }

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 )
 
@@ -202,6 +203,11 @@ type Config struct {
 	// CookieInserted, when set, is told of each Set-Cookie that cookie
 	// persistence's insert method added to a response.
 	CookieInserted func()
+	// Compressed, when set, is told of each response an http-compression
+	// profile compressed (its coding and body bytes before and after,
+	// when its body ends) or, with httpcompress.None, left uncompressed
+	// for a client that accepts a coding.
+	Compressed func(c httpcompress.Coding, pre, post int64)
 	// CookieRecords is the persistence table for cookie persistence's
 	// hash method (HTTPOptions.CookieMode); nil keeps no records.
 	CookieRecords *CookieRecords

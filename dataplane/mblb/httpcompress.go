@@ -127,7 +127,14 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 			}
 		}
 	}
-	if !z.accept.Any() || z.set < 0 || req.hx.connect || req.hx.tunnel != 0 || h.Status < 200 {
+	if !z.accept.Any() || req.hx.connect || req.hx.tunnel != 0 || h.Status < 200 {
+		return nil
+	}
+	done := sc.e.cfg.Compressed
+	if z.set < 0 {
+		if done != nil {
+			done(httpcompress.None, 0, 0)
+		}
 		return nil
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
@@ -140,6 +147,9 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 		ContentRange:    httpx.HeaderValue(head, &hh, "content-range"),
 	}
 	if !httpcompress.Compressible(&f) || z.set == 0 && !p.ResponseAllowed(&f) {
+		if done != nil {
+			done(httpcompress.None, 0, 0)
+		}
 		return nil
 	}
 	prefer := z.prefer
@@ -150,7 +160,9 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 	if level == 0 {
 		level = p.Level
 	}
-	return httpcompress.NewEncoder(z.accept.Choose(prefer), level)
+	enc := httpcompress.NewEncoder(z.accept.Choose(prefer), level)
+	enc.Done = done
+	return enc
 }
 
 // encoding is how the head of a response whose body z compresses says

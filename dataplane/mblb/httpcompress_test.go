@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,13 +191,28 @@ func TestHTTPCompressChoices(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vs := startVS(t, "127.0.141.2:0", httpConfig(httpPool(m), false, HTTPOptions{Compress: pol}))
+		cfg := httpConfig(httpPool(m), false, HTTPOptions{Compress: pol})
+		var gz, bypassed, pre, post atomic.Int64
+		cfg.Compressed = func(coding httpcompress.Coding, in, out int64) {
+			if coding == httpcompress.None {
+				bypassed.Add(1)
+				return
+			}
+			gz.Add(1)
+			pre.Add(in)
+			post.Add(out)
+		}
+		vs := startVS(t, "127.0.141.2:0", cfg)
 		hc := dialHTTP(t, vs)
 		hc.c.SetDeadline(time.Now().Add(10 * time.Second))
 		io.WriteString(hc.c, get(c.path, "Accept-Encoding: gzip\r\n"))
 		r, body := readDecoded(t, hc.br, "GET")
 		if got := r.Header.Get("Content-Encoding") == "gzip"; got != c.want {
 			t.Errorf("%s: compressed %v, want %v (Content-Encoding %q)", c.name, got, c.want, r.Header.Get("Content-Encoding"))
+		}
+		if c.want && (gz.Load() != 1 || bypassed.Load() != 0 || pre.Load() != int64(len(body)) || post.Load() <= 0 || post.Load() >= pre.Load() && len(body) > 100) ||
+			!c.want && (gz.Load() != 0 || bypassed.Load() != 1) {
+			t.Errorf("%s: counted %d compressed (%d to %d bytes), %d bypassed", c.name, gz.Load(), pre.Load(), post.Load(), bypassed.Load())
 		}
 		if c.ae != "" && body != c.ae {
 			t.Errorf("%s: the member saw %q, want %q", c.name, body, c.ae)

@@ -204,6 +204,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		ec.ObserveResponse = mv.vs.Prof.HTTP.Response
 		ec.Pipelined = mv.vs.Prof.HTTP.NotePipelined
 		ec.CookieInserted = mv.vs.Prof.HTTP.NoteCookieInsert
+		ec.Compressed = mv.vs.Prof.Compress.Done
 		ec.CookieRecords = mv.cookieRecords() // persist.go
 	}
 	if cfg.Request.Mode == mblb.Rule && !ruled {

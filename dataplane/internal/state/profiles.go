@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"net"
 	"os"
 	"sync"
@@ -22,6 +23,7 @@ import (
 type ProfileCounters struct {
 	Conns     ConnCounters
 	HTTP      HTTPCounters
+	Compress  CompressCounters
 	ServerSSL SSLCounters
 
 	// clientSSL are the counters of each client-ssl profile the virtual
@@ -150,6 +152,43 @@ func (c *ConnCounters) Reset(cur int64) {
 	c.DgIn.Store(0)
 	c.DgOut.Store(0)
 	c.DgDropped.Store(0)
+}
+
+// CompressCounters are the http-compression profile's figures.
+type CompressCounters struct {
+	// Gzip and Deflate count the responses compressed in each coding,
+	// Pre and Post their body bytes before and after compression.
+	Gzip, Deflate, Pre, Post atomic.Uint64
+	// Bypassed counts the responses to clients that accept a coding
+	// that went uncompressed: the profile's lists or min-size, a rule,
+	// or the response itself (encoded already, no-transform, a status
+	// that is not compressed) kept them as they were.
+	Bypassed atomic.Uint64
+}
+
+// Done counts one response: compressed in coding c from pre to post
+// bytes, or bypassed (c is httpcompress.None).
+func (c *CompressCounters) Done(coding httpcompress.Coding, pre, post int64) {
+	switch coding {
+	case httpcompress.Gzip:
+		c.Gzip.Add(1)
+	case httpcompress.Deflate:
+		c.Deflate.Add(1)
+	default:
+		c.Bypassed.Add(1)
+		return
+	}
+	c.Pre.Add(uint64(pre))
+	c.Post.Add(uint64(post))
+}
+
+// Reset zeroes the counters.
+func (c *CompressCounters) Reset() {
+	c.Gzip.Store(0)
+	c.Deflate.Store(0)
+	c.Pre.Store(0)
+	c.Post.Store(0)
+	c.Bypassed.Store(0)
 }
 
 // HTTPCounters are the http profile's request and response figures.
