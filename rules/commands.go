@@ -73,6 +73,7 @@ func commandTable() *tcl.Commands {
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
 		registerCompress(t) // commands_compress.go
+		registerSock(t)     // commands_sock.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

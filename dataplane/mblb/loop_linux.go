@@ -310,6 +310,15 @@ func (ls *sessLoop) postResumeUpload(*ClientConn) { ls.l.Post(ls.resumeFn) }
 // another loop. The caller holds mu.
 func (ls *sessLoop) postFlush() { ls.l.Post(ls.flushFn) }
 
+// socket is the client's descriptor on its loop (ok false on
+// goroutines).
+func (ls *sessLoop) socket() (int, bool) {
+	if ls == nil {
+		return 0, false
+	}
+	return ls.fd, true
+}
+
 // postedFlush writes the responses ready in order, on the session's loop.
 func (s *ClientConn) postedFlush() { s.flushReady(true) }
 

@@ -17,6 +17,7 @@ type sessLoop struct{}
 
 func (ls *sessLoop) loop() *evl                   { return nil }
 func (ls *sessLoop) postFlush()                   {}
+func (ls *sessLoop) socket() (int, bool)          { return 0, false }
 func (ls *sessLoop) postResumeUpload(*ClientConn) {}
 func (ls *sessLoop) write(*ClientConn)            {}
 func (ls *sessLoop) deferWrite() bool             { return false }

@@ -1067,3 +1067,14 @@ func (s *ClientConn) Close(reset bool) {
 	delete(s.e.sessions, s)
 	s.e.mu.Unlock()
 }
+
+// Socket runs fn with the client's socket descriptor, for a rule's
+// socket commands (TCP::rtt, IP::tos ...): the loop's own socket, or the
+// one under the client's net.Conn. fn runs on the caller's thread, which
+// on a loop is the loop's (rules run there), so the descriptor is live.
+func (s *ClientConn) Socket(fn func(fd int) error) error {
+	if fd, ok := s.lp.socket(); ok {
+		return fn(fd)
+	}
+	return rawsock.Control(s.c, fn)
+}

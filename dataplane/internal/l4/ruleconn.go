@@ -10,6 +10,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -102,6 +103,19 @@ func (pr *proxied) RuleSession(prog *rules.Program) *rules.ConnState {
 var _ config.RuleConn = (*proxied)(nil)
 
 // Addr implements rules.Conn.
+// Socket implements rules.SocketConn: the client's connection, or the
+// server connection once there is one.
+func (pr *proxied) Socket(s rules.Side, fn func(fd int) error) error {
+	if s == rules.ClientSide {
+		return rawsock.Control(pr.client, fn)
+	}
+	sc := pr.srv.Load()
+	if sc == nil || sc.conn == nil {
+		return errors.New("the server side is not connected")
+	}
+	return rawsock.Control(sc.conn, fn)
+}
+
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
 	switch e {
 	case rules.EndClient:

@@ -98,6 +98,17 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 	return r.sess
 }
 
+// Socket implements rules.SocketConn for the client side. The server
+// side of a message-based or HTTP virtual is many connections (a
+// message's member changes from one to the next), so a socket command
+// there is the rule's error.
+func (r *mblbRules) Socket(s rules.Side, fn func(fd int) error) error {
+	if s != rules.ClientSide {
+		return errors.New("the server side of a message-based or HTTP virtual has no one connection")
+	}
+	return r.f.sess.Socket(fn)
+}
+
 // run runs one event under the lock.
 func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	if !r.rules.Handles(ev) {

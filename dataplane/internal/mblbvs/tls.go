@@ -41,6 +41,10 @@ type frontConn struct {
 	done  bool // handshake complete
 }
 
+// NetConn is the client's own connection, under its TLS (the socket a
+// rule's socket commands set options on).
+func (c *frontConn) NetConn() net.Conn { return c.raw }
+
 func (c *frontConn) Read(b []byte) (int, error) {
 	if c.clear {
 		return c.raw.Read(b)

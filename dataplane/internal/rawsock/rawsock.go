@@ -178,3 +178,27 @@ func reusePort(_, _ string, c syscall.RawConn) error {
 	}
 	return serr
 }
+
+// Control runs fn with the descriptor of the socket under c, unwrapping
+// TLS and other wrappers that expose theirs with NetConn: iRules read and
+// set a flow's socket options through it.
+func Control(c net.Conn, fn func(fd int) error) error {
+	for {
+		switch x := c.(type) {
+		case syscall.Conn:
+			rc, err := x.SyscallConn()
+			if err != nil {
+				return err
+			}
+			var ferr error
+			if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+				return err
+			}
+			return ferr
+		case interface{ NetConn() net.Conn }:
+			c = x.NetConn()
+		default:
+			return errors.New("the connection is not a socket")
+		}
+	}
+}
