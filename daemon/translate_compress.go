@@ -63,7 +63,7 @@ func (t *translator) compressPolicy(p *objects.Object) (*httpcompress.Policy, er
 // out of range, is refused when the profile is made or changed.
 func (t *translator) compressProfile(o *objects.Object) {
 	if _, err := t.compressPolicy(o); err != nil {
-		t.skip(o, "profile %s: %v", o.Name, err)
+		t.skip(o, "%v", err) // (the message names the profile)
 	}
 }
 

@@ -107,6 +107,9 @@ func New(c Config) (*Policy, error) {
 		for _, pat := range l.pats {
 			// BIG-IP matches these case-insensitively (media types and
 			// schemes are; paths mostly are in practice).
+			if _, err := regexp.Compile(pat); err != nil { // (the error names pat, not the flag added below)
+				return nil, fmt.Errorf("%s %q is not a regular expression: %v", l.prop, pat, unwrapSyntax(err))
+			}
 			re, err := regexp.Compile("(?i)" + pat)
 			if err != nil {
 				return nil, fmt.Errorf("%s %q is not a regular expression: %v", l.prop, pat, unwrapSyntax(err))
