@@ -17,7 +17,9 @@
 # cookie profile, HAProxy's `cookie ... insert`), with a 10-line
 # HTTP_REQUEST rule switching on host and URI and replacing a header
 # (HAProxy: the same with ACLs and http-request set-header), and with the
-# same routing as an ltm policy (against the same HAProxy ACLs). The two
+# same routing as an ltm policy (against the same HAProxy ACLs), and
+# compressing a 16 KiB page with gzip (the httpcompression profile;
+# HAProxy's `compression algo gzip`). The two
 # alternate, ROUNDS times (default 5); it prints the median requests/s
 # and p99 latency of each, their ratio, and the CPU time each proxy
 # spent per request (user+system, all threads, from /proc).
@@ -133,6 +135,11 @@ frontend plain
 frontend cookie
   bind $HAPH:81
   default_backend be_cookie
+frontend compress
+  bind $HAPH:84
+  compression algo gzip
+  compression type text/plain text/html
+  default_backend be
 frontend rule
   bind $HAPH:82
   bind $HAPH:83
@@ -167,17 +174,29 @@ create ltm virtual http_cookie destination $LTMH:81 pool bench_pool profiles rep
 create ltm virtual http_rule destination $LTMH:82 pool bench_pool rules { route10 } profiles replace-all-with { tcp { } http { } oneconnect { } }
 $(route10_policy_tmsh)
 create ltm virtual http_policy destination $LTMH:83 pool bench_pool policies replace-all-with { route10p } profiles replace-all-with { tcp { } http { } oneconnect { } }
+create ltm virtual http_compress destination $LTMH:84 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } httpcompression { } }
 EOF
+  # The compress case fetches a 16 KiB text page (nginx sends it as
+  # text/plain) with Accept-Encoding: gzip; both proxies compress at
+  # level 1 (HAProxy's default tune.comp.maxlevel, the httpcompression
+  # profile's gzip-level).
+  i=0
+  while [ "$(stat -c %s "$work/www/page.html" 2>/dev/null || echo 0)" -lt 16384 ]; do
+    echo "<tr><td>member $i</td><td>10.1.$((i / 250)).$((i % 250)):8080</td><td>connections $(( (i * 37) % 1000 ))</td></tr>" >>"$work/www/page.html"
+    i=$((i + 1))
+  done
   "$work/tmsh" --socket "$work/ltmd.sock" -f "$work/http.tmsh" ||
     { echo "bench: configuring the http virtuals failed"; cat "$work/ltmd.err"; exit 1; }
   sleep 1
   # run TARGET PID: "req/s p99-ms cpu-us-per-request" of one wrk run
   # (--latency); the CPU is the proxy process's (PID), all its threads.
+  # run TARGET PID [PATH [wrk args...]]
   run() {
-    local before after
-    before=$(cpu_ticks "$2")
-    wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://$1/" 2>/dev/null >"$work/wrk.out"
-    after=$(cpu_ticks "$2")
+    local before after target=$1 pid=$2 path=${3:-/}
+    shift 2; [ $# -gt 0 ] && shift
+    before=$(cpu_ticks "$pid")
+    wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$@" "http://$target$path" 2>/dev/null >"$work/wrk.out"
+    after=$(cpu_ticks "$pid")
     awk -v cpu=$((after - before)) -v tck="$(getconf CLK_TCK)" '/Requests\/sec/ {r=$2}
          /requests in/ {n=$1}
          $1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
@@ -185,7 +204,7 @@ EOF
   }
   ROUNDS=${ROUNDS:-5}
   declare -A RPS P99 CPU
-  cases=(plain:80 cookie:81 rule:82 policy:83)
+  cases=(plain:80 cookie:81 rule:82 policy:83 compress:84)
   for round in $(seq "$ROUNDS"); do
     for c in "${cases[@]}"; do
       name=${c%%:*} port=${c##*:}
@@ -196,7 +215,9 @@ EOF
       for who in "${order[@]}"; do
         target=$HAPH:$port pid=$haph_pid
         [ "$who" = openltm ] && target=$LTMH:$port pid=$ltmd_pid
-        read -r r p c <<<"$(run "$target" "$pid")"
+        extra=()
+        [ "$name" = compress ] && extra=(/page.html -H "Accept-Encoding: gzip")
+        read -r r p c <<<"$(run "$target" "$pid" "${extra[@]}")"
         RPS[$who,$name]+="$r "
         P99[$who,$name]+="$p "
         CPU[$who,$name]+="$c "
