@@ -20,6 +20,9 @@ var (
 	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
 	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
 	httpEnforcement     = profileHTTP.MustProp("enforcement")
+	httpHeaderInsert    = profileHTTP.MustProp("header-insert")
+	httpHeaderErase     = profileHTTP.MustProp("header-erase")
+	httpHSTS            = profileHTTP.MustProp("hsts")
 )
 
 // httpProfileDetails fills what the engine applies of the http profile
@@ -58,7 +61,80 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 		return err
 	}
 	opts.MaxHeaderSize, opts.MaxHeaderCount, opts.MaxRequests = lim.headerSize, lim.headerCount, lim.requests
+	if opts.HeaderInsert, err = headerInsert(get(httpHeaderInsert)); err != nil {
+		return err
+	}
+	if he := get(httpHeaderErase); he != "none" && he != "" {
+		if !httpx.IsToken(he) {
+			return fmt.Errorf("header-erase %q: not a header name", he)
+		}
+		opts.HeaderErase = strings.ToLower(he)
+	}
+	if opts.HSTS, err = hstsLine(get(httpHSTS)); err != nil {
+		return err
+	}
 	return nil
+}
+
+// headerInsert reads header-insert: one header, or several separated by
+// CRLF (written \r\n in the configuration), each "Name: value"; the
+// lines as they are added to a request. BIG-IP also evaluates iRule
+// commands in brackets there; such a value is refused by
+// headerInsertNotRun's caller before this runs.
+func headerInsert(v string) ([]byte, error) {
+	if v == "none" || v == "" {
+		return nil, nil
+	}
+	var out []byte
+	for _, line := range strings.Split(strings.ReplaceAll(v, `\r\n`, "\r\n"), "\r\n") {
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || !httpx.IsToken(name) || strings.ContainsAny(value, "\r\n") {
+			return nil, fmt.Errorf("header-insert %q: %q is not a header (Name: value)", v, line)
+		}
+		out = append(out, name+": "+strings.TrimSpace(value)+"\r\n"...)
+	}
+	return out, nil
+}
+
+// hstsLine reads the hsts block ("{ mode enabled maximum-age 16070400
+// include-subdomains enabled preload disabled }", F5's defaults but
+// mode) into the Strict-Transport-Security line responses get; nil when
+// its mode is not enabled.
+func hstsLine(block string) ([]byte, error) {
+	f := map[string]string{"mode": "disabled", "maximum-age": "16070400", "include-subdomains": "enabled", "preload": "disabled"}
+	words := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(block))
+	for i := 0; i+1 < len(words); i += 2 {
+		if _, ok := f[words[i]]; !ok {
+			return nil, fmt.Errorf("hsts: %q is not mode, maximum-age, include-subdomains or preload", words[i])
+		}
+		f[words[i]] = words[i+1]
+	}
+	if len(words)%2 != 0 {
+		return nil, fmt.Errorf("hsts: %q has no value", words[len(words)-1])
+	}
+	for _, k := range []string{"mode", "include-subdomains", "preload"} {
+		if f[k] != "enabled" && f[k] != "disabled" {
+			return nil, fmt.Errorf("hsts %s %q: must be enabled or disabled", k, f[k])
+		}
+	}
+	age, err := strconv.ParseUint(f["maximum-age"], 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("hsts maximum-age %q: expected a number of seconds", f["maximum-age"])
+	}
+	if f["mode"] != "enabled" {
+		return nil, nil
+	}
+	line := "Strict-Transport-Security: max-age=" + strconv.FormatUint(age, 10)
+	if f["include-subdomains"] == "enabled" {
+		line += "; includeSubDomains"
+	}
+	if f["preload"] == "enabled" {
+		line += "; preload"
+	}
+	return []byte(line + "\r\n"), nil
 }
 
 // httpLimits are the enforcement block's limits, with F5's defaults.

@@ -189,6 +189,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		InsertXFF:       httpInsertXFF.Effective(t.cfg, prof) == "enabled",
 		Transformations: httpOCTransforms.Effective(t.cfg, prof) != "disabled",
 	}
+	if hi := httpHeaderInsert.Effective(t.cfg, prof); strings.Contains(hi, "[") {
+		t.keep(o, "profile %s: header-insert %q has iRule commands, which openltm does not evaluate in a profile (an HTTP_REQUEST rule with HTTP::header insert does it)", prof.Name, hi)
+		return opts, false
+	}
 	if err := t.httpProfileDetails(o, prof, &opts); err != nil {
 		t.skip(o, "profile %s: %v", prof.Name, err)
 		return opts, false

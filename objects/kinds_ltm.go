@@ -214,7 +214,9 @@ func ltmKinds() []*Kind {
 		help(enum("redirect-rewrite", "none", "none", "all", "matching", "nodes"), "rewrite members' redirects: all, matching (the request's host) or nodes (a member's address, to the virtual's)"),
 		help(str("fallback-host", "none"), "where a request no member can serve is redirected"),
 		help(&Prop{Name: "enforcement", Type: TRaw}, "max-header-size (32768), max-header-count (64) and max-requests (0: no limit) are enforced; the other enforcement settings are kept"),
-		passive(raw("hsts")),
+		help(str("header-insert", "none"), "a header (Name: value; several separated by \\r\\n) inserted into every request sent to a member"),
+		help(str("header-erase", "none"), "a header removed from every request sent to a member"),
+		help(&Prop{Name: "hsts", Type: TRaw}, "mode enabled adds Strict-Transport-Security (maximum-age, include-subdomains, preload) to every response that has none"),
 		passive(str("app-service", "none")),
 	}}
 	profOC := &Kind{Words: []string{"ltm", "profile", "one-connect"}, Title: "Profile", Lower: "profile", Help: "OneConnect profile: server-side connection reuse", Parent: "/Common/oneconnect", Props: []*Prop{

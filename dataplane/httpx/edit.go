@@ -35,10 +35,20 @@ type RequestEdits struct {
 	// member answers uncompressed and the proxy compresses (an
 	// http-compression profile without keep-accept-encoding).
 	DropAcceptEncoding bool
+	// Insert is header lines, each ending in CRLF, added to the request
+	// (the http profile's header-insert).
+	Insert []byte
+	// Erase names (in lower case) a header field removed from the
+	// request (header-erase); "" removes none.
+	Erase string
 }
 
+// Growth bounds how many bytes AppendRequest adds with ed, so the caller
+// can size the destination once.
+func (ed *RequestEdits) Growth() int { return MaxRequestGrowth + len(ed.Insert) }
+
 // AppendRequest appends the request b, whose head is h, to dst with the
-// edits applied. It allocates nothing when dst has MaxRequestGrowth spare
+// edits applied. It allocates nothing when dst has ed.Growth() spare
 // bytes beyond len(b).
 func AppendRequest(dst, b []byte, h *Head, ed RequestEdits) []byte {
 	return AppendRequestHead(dst, b[:h.HeaderEnd], b[h.HeaderEnd:], h, ed)
@@ -63,11 +73,15 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	if ed.DropAcceptEncoding {
 		dst = dropFields(dst, base, "accept-encoding")
 	}
+	if ed.Erase != "" {
+		dst = dropFields(dst, base, ed.Erase)
+	}
 	if ed.XFF.IsValid() {
 		dst = append(dst, "X-Forwarded-For: "...)
 		dst = ed.XFF.Unmap().AppendTo(dst)
 		dst = append(dst, "\r\n"...)
 	}
+	dst = append(dst, ed.Insert...)
 	if ed.Transform && h.Minor == 0 && !h.KeepAlive {
 		dst = append(dst, "Connection: Keep-Alive\r\n"...)
 	}

@@ -54,3 +54,21 @@ func TestDropAcceptEncoding(t *testing.T) {
 		t.Errorf("unedited: %q", got)
 	}
 }
+
+func TestInsertErase(t *testing.T) {
+	req := "GET / HTTP/1.1\r\nHost: a\r\nX-Secret: s\r\nx-secret: t\r\nX-Keep: k\r\n\r\n"
+	h, err := ParseRequest([]byte(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := RequestEdits{Insert: []byte("X-Foo: bar\r\nX-Two: 2\r\n"), Erase: "x-secret", XFF: netip.MustParseAddr("10.0.0.9")}
+	dst := make([]byte, 0, len(req)+ed.Growth())
+	got := AppendRequest(dst, []byte(req), &h, ed)
+	want := "GET / HTTP/1.1\r\nHost: a\r\nX-Keep: k\r\nX-Forwarded-For: 10.0.0.9\r\nX-Foo: bar\r\nX-Two: 2\r\n\r\n"
+	if string(got) != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if &got[0] != &dst[:1][0] {
+		t.Error("AppendRequest grew a destination sized by Growth")
+	}
+}

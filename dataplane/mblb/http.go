@@ -65,6 +65,14 @@ type HTTPOptions struct {
 	// ServerAgent is the Server header of the answers the proxy makes
 	// itself (server-agent-name); empty sends none.
 	ServerAgent string
+	// HeaderInsert is header lines (each ending in CRLF) added to every
+	// request a member gets (header-insert); HeaderErase names, in lower
+	// case, a header removed from them (header-erase).
+	HeaderInsert []byte
+	HeaderErase  string
+	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
+	// to every response that has none (the hsts block); nil: none.
+	HSTS []byte
 	// Stream is the virtual's stream profile (nil: none), which filters
 	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
@@ -288,14 +296,23 @@ func (s *ClientConn) SetTarget(t Target) { s.current, s.currentSet = t, true }
 // (its rules run there).
 func (s *ClientConn) Current() (Target, bool) { return s.current, s.currentSet }
 
+// requestEdits are the http profile's edits of every request the client
+// sends: X-Forwarded-For, OneConnect's transformations, header-insert and
+// header-erase.
+func (s *ClientConn) requestEdits() httpx.RequestEdits {
+	opts := &s.e.cfg.Request.HTTP
+	ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil, Insert: opts.HeaderInsert, Erase: opts.HeaderErase}
+	if opts.InsertXFF {
+		ed.XFF = s.client.Addr()
+	}
+	return ed
+}
+
 // buildRequest copies a framed request out of the read buffer with the
 // rule's and the profile's edits. False means the client was reset.
 func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, bool) {
 	opts := &s.e.cfg.Request.HTTP
-	ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
-	if opts.InsertXFF {
-		ed.XFF = s.client.Addr()
-	}
+	ed := s.requestEdits()
 	var z compressReq
 	if opts.Compress != nil {
 		head := b[:h.HeaderEnd]
@@ -306,7 +323,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	}
 	var m *msg
 	if x == nil || (x.edited == nil && !x.bodySet) {
-		m = getMsg(len(b) + httpx.MaxRequestGrowth)
+		m = getMsg(len(b) + ed.Growth())
 		m.b = httpx.AppendRequest(m.b[:0], b, h, ed)
 		m.hx.hlen = len(m.b) - (len(b) - h.HeaderEnd)
 		m.hx.z = z
@@ -354,7 +371,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		s.Close(true)
 		return nil, false
 	}
-	m = getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
+	m = getMsg(len(head) + len(body) + ed.Growth())
 	m.b = httpx.AppendRequestHead(m.b[:0], head, body, &eh, ed)
 	m.hx.hlen = len(m.b) - len(body)
 	m.hx.z = z
@@ -595,6 +612,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	sc.hdr = sc.hdr[:0]
 	if req.hx.forceClose {
 		sc.hdr = append(sc.hdr, "Connection: close\r\n"...)
+	}
+	if opts.HSTS != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
+		sc.hdr = append(sc.hdr, opts.HSTS...)
 	}
 	if req.hx.continued && h.Start > 0 {
 		// The proxy invited the body itself: the member's interim

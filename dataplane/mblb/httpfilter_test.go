@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ func pageText(n int) string {
 // startPageMember serves GET /page/<cl|chunked|close>/<n>: pageText(n)
 // with a Content-Length, chunked (in parts of 1000 bytes, each flushed),
 // or ending at the close; /ae answers with the Accept-Encoding it got,
+// /headers with the X- headers it got (and its own
+// Strict-Transport-Security with ?sts=1),
 // /encoded and /notransform with a page marked so that no proxy may
 // compress it.
 func startPageMember(t *testing.T, addr string) *httpMember {
@@ -41,6 +44,19 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 		switch r.URL.Path {
 		case "/ae": // what the proxy passed on of Accept-Encoding
 			fmt.Fprintf(w, "ae=%v", r.Header.Values("Accept-Encoding"))
+			return
+		case "/headers": // the request's X- headers, as the member got them
+			var xs []string
+			for k, vs := range r.Header {
+				if strings.HasPrefix(k, "X-") {
+					xs = append(xs, k+"="+strings.Join(vs, ","))
+				}
+			}
+			sort.Strings(xs)
+			if r.URL.Query().Get("sts") != "" {
+				w.Header().Set("Strict-Transport-Security", "max-age=1")
+			}
+			io.WriteString(w, strings.Join(xs, " "))
 			return
 		case "/encoded", "/notransform": // answers a proxy must not encode
 			w.Header().Set("Content-Type", "text/html")

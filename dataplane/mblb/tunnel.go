@@ -312,12 +312,8 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 		s.Close(true)
 		return nil, false
 	}
-	opts := &s.e.cfg.Request.HTTP
-	ed := httpx.RequestEdits{Transform: opts.Transformations && s.e.pool != nil}
-	if opts.InsertXFF {
-		ed.XFF = s.client.Addr()
-	}
-	n := getMsg(len(head) + len(body) + httpx.MaxRequestGrowth)
+	ed := s.requestEdits()
+	n := getMsg(len(head) + len(body) + ed.Growth())
 	n.b = httpx.AppendRequestHead(n.b[:0], head, body, &eh, ed)
 	n.sess, n.seq, n.tries = m.sess, m.seq, m.tries
 	n.exclude = append(n.exclude[:0], m.exclude...)
