@@ -1,7 +1,12 @@
 package daemon
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"sync"
+
 	"fmt"
+	"github.com/openltm/openltm/dataplane/cookiecrypt"
 	"strconv"
 	"strings"
 
@@ -23,7 +28,21 @@ var (
 	httpHeaderInsert    = profileHTTP.MustProp("header-insert")
 	httpHeaderErase     = profileHTTP.MustProp("header-erase")
 	httpHSTS            = profileHTTP.MustProp("hsts")
+	httpEncryptCookies  = profileHTTP.MustProp("encrypt-cookies")
+	httpCookieSecret    = profileHTTP.MustProp("encrypt-cookie-secret")
 )
+
+// processCookieSecret is encrypt-cookies' pass phrase for a profile
+// without encrypt-cookie-secret: random, one per ltmd process [M], so
+// that such cookies do not survive a restart nor move to another device
+// (a profile meant for a cluster gives a secret).
+var processCookieSecret = sync.OnceValue(func() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+})
 
 // httpProfileDetails fills what the engine applies of the http profile
 // prof on the virtual o: accept-xff and its alternative names,
@@ -72,6 +91,22 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	}
 	if opts.HSTS, err = hstsLine(get(httpHSTS)); err != nil {
 		return err
+	}
+	if v := t.cfg.Effective(prof, httpEncryptCookies.Name); v != nil && len(v.List) > 0 {
+		secret := get(httpCookieSecret)
+		if secret == "none" || secret == "" {
+			secret = processCookieSecret()
+		}
+		c, err := cookiecrypt.New(secret, 256)
+		if err != nil {
+			return err
+		}
+		for _, n := range v.List {
+			if !httpx.IsToken(n) {
+				return fmt.Errorf("encrypt-cookies %q: not a cookie name", n)
+			}
+		}
+		opts.CookieCrypt = &mblb.CookieEncryption{Names: v.List, Cipher: c}
 	}
 	return nil
 }

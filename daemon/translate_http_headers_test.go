@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +53,76 @@ func TestHSTSLine(t *testing.T) {
 		}
 		if err != nil || string(got) != c.want {
 			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestHTTPProfileEditsTranslated: header-insert, header-erase, hsts and
+// encrypt-cookies reach the virtual's HTTP options; a header-insert with
+// iRule commands keeps its virtual out, with the reason; a bad value is
+// refused with the property named.
+func TestHTTPProfileEditsTranslated(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.47.1.11:80 }",
+		`create ltm profile http h_edits header-insert "X-A: 1\r\nX-B: 2" header-erase X-Secret hsts { mode enabled maximum-age 600 } encrypt-cookies { sid cart } encrypt-cookie-secret "k3y"`,
+		`create ltm profile http h_tcl header-insert "X-Client: [IP::client_addr]"`,
+		`create ltm profile http h_nosecret encrypt-cookies { sid }`,
+		"create ltm virtual v_edits destination 127.47.1.1:80 pool p profiles replace-all-with { tcp { } h_edits { } }",
+		"create ltm virtual v_tcl destination 127.47.1.2:80 pool p profiles replace-all-with { tcp { } h_tcl { } }",
+		"create ltm virtual v_nosecret destination 127.47.1.3:80 pool p profiles replace-all-with { tcp { } h_nosecret { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, skipped := Translate(e.schema, e.Config())
+	if len(skipped) != 1 || !strings.Contains(skipped[0], `ltm virtual /Common/v_tcl: profile /Common/h_tcl: header-insert "X-Client: [IP::client_addr]" has iRule commands`) {
+		t.Errorf("skipped %q", skipped)
+	}
+	if dc.Virtuals["/Common/v_tcl"] != nil {
+		t.Error("v_tcl runs")
+	}
+	o := dc.Virtuals["/Common/v_edits"].MBLB.Request.HTTP
+	if string(o.HeaderInsert) != "X-A: 1\r\nX-B: 2\r\n" || o.HeaderErase != "x-secret" ||
+		string(o.HSTS) != "Strict-Transport-Security: max-age=600; includeSubDomains\r\n" {
+		t.Errorf("insert %q erase %q hsts %q", o.HeaderInsert, o.HeaderErase, o.HSTS)
+	}
+	cc := o.CookieCrypt
+	if cc == nil || !slices.Equal(cc.Names, []string{"sid", "cart"}) {
+		t.Fatalf("CookieCrypt %+v", cc)
+	}
+	enc := cc.Cipher.Encrypt("sid", "v")
+	again, _ := Translate(e.schema, e.Config())
+	if v, ok := again.Virtuals["/Common/v_edits"].MBLB.Request.HTTP.CookieCrypt.Cipher.Decrypt("sid", enc); !ok || v != "v" {
+		t.Error("a cookie encrypted before a commit does not decrypt after it")
+	}
+	ns := dc.Virtuals["/Common/v_nosecret"].MBLB.Request.HTTP.CookieCrypt
+	if ns == nil {
+		t.Fatal("encrypt-cookies without a secret: none")
+	}
+	if _, ok := ns.Cipher.Decrypt("sid", enc); ok {
+		t.Error("the process secret decrypts a cookie of the profile's own secret")
+	}
+	for i, c := range []struct{ cmd, err string }{
+		{`create ltm profile http h_bad1 header-insert "no colon"`, `header-insert "no colon"`},
+		{`create ltm profile http h_bad2 hsts { mode maybe }`, `hsts mode "maybe"`},
+		{`create ltm profile http h_bad3 header-erase "X Y"`, `header-erase "X Y": not a header name`},
+	} {
+		prof := strings.Fields(c.cmd)[4]
+		v := fmt.Sprintf("v_bad%d", i+1)
+		for _, cmd := range []string{c.cmd, "create ltm virtual " + v + " destination 127.47.1.9:8" + fmt.Sprint(i) + " pool p profiles replace-all-with { tcp { } " + prof + " { } }"} {
+			if _, err := run(t, s, cmd); err != "" {
+				t.Fatalf("%s: %s", cmd, err)
+			}
+		}
+		_, skipped := Translate(e.schema, e.Config())
+		if !slices.ContainsFunc(skipped, func(m string) bool {
+			return strings.Contains(m, "ltm virtual /Common/"+v+": profile /Common/"+prof+": "+c.err)
+		}) {
+			t.Errorf("%s: skipped %q, want %q", c.cmd, skipped, c.err)
 		}
 	}
 }

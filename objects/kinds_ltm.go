@@ -216,6 +216,8 @@ func ltmKinds() []*Kind {
 		help(&Prop{Name: "enforcement", Type: TRaw}, "max-header-size (32768), max-header-count (64) and max-requests (0: no limit) are enforced; the other enforcement settings are kept"),
 		help(str("header-insert", "none"), "a header (Name: value; several separated by \\r\\n) inserted into every request sent to a member"),
 		help(str("header-erase", "none"), "a header removed from every request sent to a member"),
+		help(&Prop{Name: "encrypt-cookies", Type: TList, Inline: true}, "cookies encrypted in the members' Set-Cookie and decrypted in the clients' Cookie"),
+		help(str("encrypt-cookie-secret", "none"), "the pass phrase of encrypt-cookies (none: a random one per ltmd process)"),
 		help(&Prop{Name: "hsts", Type: TRaw}, "mode enabled adds Strict-Transport-Security (maximum-age, include-subdomains, preload) to every response that has none"),
 		passive(str("app-service", "none")),
 	}}

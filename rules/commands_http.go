@@ -13,7 +13,7 @@ import (
 
 func registerHTTP(t *tcl.Commands) {
 	t.Register("HTTP::header", cmdHTTPHeader)
-	t.Register("HTTP::cookie", cmdHTTPCookie).Compile = unsupportedHook(1, "HTTP::cookie", "encrypt", "decrypt", "sanitize")
+	t.Register("HTTP::cookie", cmdHTTPCookie).Compile = unsupportedHook(1, "HTTP::cookie", "sanitize")
 	t.Register("HTTP::host", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		h, err := httpRequestHead(in, args, "HTTP::host")
 		if err != nil {
@@ -551,7 +551,9 @@ func cmdHTTPCookie(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, nil
 	case "insert":
 		return tcl.Empty, cookieInsert(h, a)
-	case "encrypt", "decrypt", "sanitize":
+	case "encrypt", "decrypt":
+		return cookieCrypt(h, sub, a) // http_cookie_crypt.go
+	case "sanitize":
 		return tcl.Empty, tcl.Errorf("HTTP::cookie %s: not implemented yet", sub)
 	case "attribute":
 		return cookieAttribute(h, a)

@@ -70,6 +70,8 @@ type HTTPOptions struct {
 	// case, a header removed from them (header-erase).
 	HeaderInsert []byte
 	HeaderErase  string
+	// CookieCrypt is encrypt-cookies (nil: none; cookiecrypt.go).
+	CookieCrypt *CookieEncryption
 	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
 	// to every response that has none (the hsts block); nil: none.
 	HSTS []byte
@@ -313,6 +315,9 @@ func (s *ClientConn) requestEdits() httpx.RequestEdits {
 func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, bool) {
 	opts := &s.e.cfg.Request.HTTP
 	ed := s.requestEdits()
+	if opts.CookieCrypt != nil {
+		x = s.openCookies(b, h, x) // cookiecrypt.go
+	}
 	var z compressReq
 	if opts.Compress != nil {
 		head := b[:h.HeaderEnd]
@@ -669,6 +674,15 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 		sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, len(x.body))
 		head, body = sc.reframe, x.body
+	}
+	if opts.CookieCrypt != nil {
+		base := head
+		if base == nil {
+			base = b[h.Start:h.HeaderEnd]
+		}
+		if sealed, ok := sc.sealCookies(base); ok { // cookiecrypt.go
+			head = sealed
+		}
 	}
 	if x == nil || !x.spliced {
 		f := sc.responseFilter(req, h) // httpfilter.go

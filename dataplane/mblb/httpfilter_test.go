@@ -45,6 +45,11 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 		case "/ae": // what the proxy passed on of Accept-Encoding
 			fmt.Fprintf(w, "ae=%v", r.Header.Values("Accept-Encoding"))
 			return
+		case "/setcookie": // sets sid and answers with the Cookie fields it got
+			w.Header().Add("Set-Cookie", "sid=xyz; Path=/; HttpOnly")
+			w.Header().Add("Set-Cookie", "other=1")
+			fmt.Fprintf(w, "cookie=%q", r.Header.Values("Cookie"))
+			return
 		case "/headers": // the request's X- headers, as the member got them
 			var xs []string
 			for k, vs := range r.Header {

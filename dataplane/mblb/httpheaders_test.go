@@ -2,8 +2,11 @@ package mblb
 
 import (
 	"io"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/cookiecrypt"
 )
 
 // TestHTTPProfileHeaders: the http profile's header-insert and
@@ -35,6 +38,46 @@ func TestHTTPProfileHeaders(t *testing.T) {
 		}
 		if got := r.Header.Values("Strict-Transport-Security"); len(got) != 1 || got[0] != "max-age=1" {
 			t.Errorf("oneconnect=%v: the member's own Strict-Transport-Security became %q", oc, got)
+		}
+	}
+}
+
+// TestHTTPEncryptCookies: encrypt-cookies encrypts the named cookie in
+// the member's Set-Cookie (its attributes and the other cookies as they
+// were) and gives the member back its value; a value the client changed
+// is removed, and a Cookie field left empty goes.
+func TestHTTPEncryptCookies(t *testing.T) {
+	m := startPageMember(t, "127.0.142.21:0")
+	c, err := cookiecrypt.New("s3cret", 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := HTTPOptions{CookieCrypt: &CookieEncryption{Names: []string{"sid"}, Cipher: c}}
+	for _, oc := range []bool{false, true} {
+		vs := startVS(t, "127.0.142.2:0", httpConfig(httpPool(m), oc, opts))
+		hc := dialHTTP(t, vs)
+		hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(hc.c, get("/setcookie"))
+		r, body := readDecoded(t, hc.br, "GET")
+		sc := r.Header.Values("Set-Cookie")
+		if len(sc) != 2 || !strings.HasPrefix(sc[0], "sid=!") || !strings.HasSuffix(sc[0], "; Path=/; HttpOnly") || sc[1] != "other=1" || body != `cookie=[]` {
+			t.Fatalf("oneconnect=%v: Set-Cookie %q, body %q", oc, sc, body)
+		}
+		enc := strings.TrimSuffix(strings.TrimPrefix(sc[0], "sid="), "; Path=/; HttpOnly")
+		tampered := enc[:len(enc)-2] + "AA"
+		if tampered == enc {
+			tampered = enc[:len(enc)-2] + "BB"
+		}
+		for _, cc := range []struct{ cookie, want string }{
+			{"sid=" + enc + "; other=1", `cookie=["sid=xyz; other=1"]`},
+			{"other=1; sid=" + tampered, `cookie=["other=1"]`},
+			{"sid=plain", `cookie=[]`},
+			{"other=2", `cookie=["other=2"]`},
+		} {
+			io.WriteString(hc.c, get("/setcookie", "Cookie: "+cc.cookie+"\r\n"))
+			if _, body := readDecoded(t, hc.br, "GET"); body != cc.want {
+				t.Errorf("oneconnect=%v: Cookie %q reached the member as %s, want %s", oc, cc.cookie, body, cc.want)
+			}
 		}
 	}
 }

@@ -175,8 +175,9 @@ type serverConn struct {
 	// body filtered and a chunked one's data, and a streamed part as it
 	// goes to the client (httpfilter.go).
 	filterHead, filtered, plain, filterOut []byte
-	// zipped is the compressor's output for a whole body.
-	zipped []byte
+	// zipped is the compressor's output for a whole body; cookieHead a
+	// response head with its cookies encrypted (cookiecrypt.go).
+	zipped, cookieHead []byte
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.

@@ -69,6 +69,9 @@ type ClientConn struct {
 	// whole request body (httpfilter.go); upFiltered for a part of an
 	// upload.
 	reqPlain, reqFiltered, upFiltered []byte
+	// cookieHead is a request head with its cookies decrypted
+	// (cookiecrypt.go).
+	cookieHead []byte
 	upWake                            chan struct{}
 	upResume                          atomic.Bool
 	touch                             func(int64)
