@@ -72,11 +72,11 @@ type ClientConn struct {
 	// cookieHead is a request head with its cookies decrypted
 	// (cookiecrypt.go).
 	cookieHead []byte
-	upWake                            chan struct{}
-	upResume                          atomic.Bool
-	touch                             func(int64)
-	meter                             Meter
-	async                             bool // a writer goroutine writes to the client (OneConnect)
+	upWake     chan struct{}
+	upResume   atomic.Bool
+	touch      func(int64)
+	meter      Meter
+	async      bool // a writer goroutine writes to the client (OneConnect)
 	// perConn: HTTP without OneConnect balances the connection, not each
 	// request: requests follow sticky, the member of the first one.
 	perConn   bool
