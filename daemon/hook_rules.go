@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,6 +191,31 @@ type ruleRuntime struct {
 	// dest receives rules' log lines besides ltmd's log (nil: only there).
 	dest  *syslog.Dest
 	progs map[string]*rules.Program
+	// statsDefs are the statistics profiles in service (their fields),
+	// which an undone commit puts back.
+	statsDefs map[string][]string
+}
+
+// statsProfiles are the statistics profiles of cfg: each one's named
+// fields (field1 to field32 that are not none), in order.
+func statsProfiles(cfg *objects.Config) map[string][]string {
+	out := map[string][]string{}
+	for _, o := range cfg.Of(profileStatistics) {
+		var fields []string
+		for i := 1; i <= 32; i++ {
+			if v := cfg.EffectiveStr(o, "field"+strconv.Itoa(i)); v != "" && v != "none" {
+				fields = append(fields, v)
+			}
+		}
+		out[o.Name] = fields
+	}
+	return out
+}
+
+// statsEnv is the store of the statistics profiles' values, for the
+// shows.
+func (rt *ruleRuntime) statsEnv(log *slog.Logger) *rules.StatsProfiles {
+	return rt.sharedEnv(log).Stats
 }
 
 // sharedEnv is environment under the runtime's lock, for other runtimes
@@ -224,6 +250,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 			}
 		},
 		Table: rules.NewTable(), Statics: rules.NewStatics(),
+		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
 			if dg, ok := m[name]; ok {
@@ -413,6 +440,8 @@ type ltmTranslation struct {
 	dgs   dataGroupSet
 	// ifiles are the ltm ifiles `ifile` commands read.
 	ifiles ifileSet
+	// stats are the statistics profiles' fields (STATS::), by profile.
+	stats map[string][]string
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -427,7 +456,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg)}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg), stats: statsProfiles(cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -455,6 +484,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevIfiles := rt.ifiles.Load()
 	ifs := tr.ifiles
 	rt.ifiles.Store(&ifs)
+	prevStats := rt.statsDefs
+	rt.env.Stats.Define(tr.stats)
+	rt.statsDefs = tr.stats
 	used := make(map[string]bool, len(tr.rules))
 	for v, rl := range tr.rules {
 		v.Rules = dataplane.NewRules(rt.program(log, rl.key, rl.list))
@@ -464,6 +496,8 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	return func() {
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
+		rt.env.Stats.Define(prevStats)
+		rt.statsDefs = prevStats
 		rt.mu.Lock()
 		rt.progs = prevProgs
 		rt.mu.Unlock()

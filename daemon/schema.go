@@ -187,6 +187,7 @@ var (
 	mblbDelimiter     = profileMBLB.MustProp("delimiter")
 	profileOneConnect = schema.MustKind("ltm profile one-connect")
 	profileStream     = schema.MustKind("ltm profile stream")
+	profileStatistics = schema.MustKind("ltm profile statistics")
 	ocMaxSize         = profileOneConnect.MustProp("max-size")
 	ocMaxAge          = profileOneConnect.MustProp("max-age")
 	ocMaxReuse        = profileOneConnect.MustProp("max-reuse")

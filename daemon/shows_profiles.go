@@ -48,6 +48,24 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 				return nil
 			}})
 	}
+	out = append(out,
+		RuntimeCommand{"show", profileStatistics.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			st := e.rules.rt.statsEnv(e.log)
+			for _, name := range profileNames(e, profileStatistics, names) {
+				fields, _ := st.Fields(name)
+				if err := render.StatisticsProfile(w, name, fields, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		RuntimeCommand{"reset-stats", profileStatistics.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			st := e.rules.rt.statsEnv(e.log)
+			for _, name := range profileNames(e, profileStatistics, names) {
+				st.Reset(name)
+			}
+			return nil
+		}})
 	return out
 }
 

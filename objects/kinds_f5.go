@@ -669,6 +669,42 @@ payload-protocol-profile str none
 no-delay ed enabled
 window-bits int 10
 `),
+		actOn(profileKind("statistics", "stats", `
+field1 str none
+field2 str none
+field3 str none
+field4 str none
+field5 str none
+field6 str none
+field7 str none
+field8 str none
+field9 str none
+field10 str none
+field11 str none
+field12 str none
+field13 str none
+field14 str none
+field15 str none
+field16 str none
+field17 str none
+field18 str none
+field19 str none
+field20 str none
+field21 str none
+field22 str none
+field23 str none
+field24 str none
+field25 str none
+field26 str none
+field27 str none
+field28 str none
+field29 str none
+field30 str none
+field31 str none
+field32 str none
+`), "F5 ltm profile statistics: up to 32 named counters rules change with STATS:: (show ltm profile statistics)",
+			"field1", "field2", "field3", "field4", "field5", "field6", "field7", "field8", "field9", "field10", "field11", "field12", "field13", "field14", "field15", "field16",
+			"field17", "field18", "field19", "field20", "field21", "field22", "field23", "field24", "field25", "field26", "field27", "field28", "field29", "field30", "field31", "field32"),
 		actOn(profileKind("stream", "stream", `
 chunk-size int 4096
 chunking enum rechunk rechunk|preserve|unchunk|selective

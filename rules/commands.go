@@ -74,6 +74,8 @@ func commandTable() *tcl.Commands {
 		registerStream(t)
 		registerCompress(t) // commands_compress.go
 		registerSock(t)     // commands_sock.go
+		registerStatsProfile(t) // statsprofile.go
+		registerIStats(t)       // istats.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

@@ -79,6 +79,12 @@ type Env struct {
 	IFiles func() []string
 	// HSL sends HSL::send's messages; nil makes HSL::open a Tcl error.
 	HSL HSL
+	// Stats holds the statistics profiles' fields (STATS::); nil makes
+	// those commands Tcl errors.
+	Stats *StatsProfiles
+	// IStats is the store of ISTATS:: keys; nil makes those commands
+	// Tcl errors.
+	IStats *IStats
 }
 
 // Default budgets for one event.

@@ -2,8 +2,10 @@ package render
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/rules"
 )
 
 // The profile statistics blocks (show ltm profile http|tcp|udp|client-ssl|
@@ -62,6 +64,20 @@ func CompressProfile(w io.Writer, name string, st dataplane.ProfileStats, o Opti
 		{"Pre-Compression", o.num(z.Pre)},
 		{"Post-Compression", o.num(z.Post)},
 	})
+}
+
+// StatisticsProfile prints one `Ltm::Statistics Profile` block: each
+// named field and the value rules gave it (STATS::).
+func StatisticsProfile(w io.Writer, name string, fields []rules.StatField, o Options) error {
+	rows := [][2]string{{"Fields", ""}}
+	for _, f := range fields {
+		v := o.num(uint64(max(f.Value, 0)))
+		if f.Value < 0 {
+			v = strconv.FormatInt(f.Value, 10)
+		}
+		rows = append(rows, [2]string{f.Name, v})
+	}
+	return statBlock(w, "Ltm::Statistics Profile: "+o.rel(name), rows)
 }
 
 // TCPProfile prints one `Ltm::TCP Profile` block.
