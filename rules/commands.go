@@ -72,8 +72,8 @@ func commandTable() *tcl.Commands {
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
-		registerCompress(t) // commands_compress.go
-		registerSock(t)     // commands_sock.go
+		registerCompress(t)     // commands_compress.go
+		registerSock(t)         // commands_sock.go
 		registerStatsProfile(t) // statsprofile.go
 		registerIStats(t)       // istats.go
 		t.Register("getfield", cmdGetfield)
