@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"sync"
 
 	"fmt"
@@ -30,6 +31,10 @@ var (
 	httpHSTS            = profileHTTP.MustProp("hsts")
 	httpEncryptCookies  = profileHTTP.MustProp("encrypt-cookies")
 	httpCookieSecret    = profileHTTP.MustProp("encrypt-cookie-secret")
+	httpViaRequest      = profileHTTP.MustProp("via-request")
+	httpViaResponse     = profileHTTP.MustProp("via-response")
+	httpViaHost         = profileHTTP.MustProp("via-host-name")
+	httpRespPermitted   = profileHTTP.MustProp("response-headers-permitted")
 )
 
 // processCookieSecret is encrypt-cookies' pass phrase for a profile
@@ -91,6 +96,36 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	}
 	if opts.HSTS, err = hstsLine(get(httpHSTS)); err != nil {
 		return err
+	}
+	host := get(httpViaHost)
+	if host == "none" || host == "" {
+		host, _ = os.Hostname()
+	}
+	if strings.ContainsAny(host, "\r\n") {
+		return fmt.Errorf("via-host-name %q: not a host name", host)
+	}
+	via := "Via: 1.1 " + host + "\r\n"
+	switch get(httpViaRequest) {
+	case "append":
+		opts.HeaderInsert = append(opts.HeaderInsert, via...)
+	case "remove":
+		opts.DropRequestVia = true
+	}
+	var rf mblb.ResponseFields
+	switch get(httpViaResponse) {
+	case "append":
+		opts.ResponseVia = []byte(via)
+	case "remove":
+		rf.DropVia = true
+	}
+	if v := t.cfg.Effective(prof, httpRespPermitted.Name); v != nil && len(v.List) > 0 {
+		rf.Permitted = map[string]bool{}
+		for _, n := range v.List {
+			rf.Permitted[strings.ToLower(n)] = true
+		}
+	}
+	if rf.DropVia || rf.Permitted != nil {
+		opts.ResponseFields = &rf
 	}
 	if v := t.cfg.Effective(prof, httpEncryptCookies.Name); v != nil && len(v.List) > 0 {
 		secret := get(httpCookieSecret)

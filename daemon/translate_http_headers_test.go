@@ -73,6 +73,8 @@ func TestHTTPProfileEditsTranslated(t *testing.T) {
 		"create ltm virtual v_edits destination 127.47.1.1:80 pool p profiles replace-all-with { tcp { } h_edits { } }",
 		"create ltm virtual v_tcl destination 127.47.1.2:80 pool p profiles replace-all-with { tcp { } h_tcl { } }",
 		"create ltm virtual v_nosecret destination 127.47.1.3:80 pool p profiles replace-all-with { tcp { } h_nosecret { } }",
+		`create ltm profile http h_via header-insert "X-A: 1" via-request append via-response remove via-host-name edge1 response-headers-permitted { Content-Type Set-Cookie }`,
+		"create ltm virtual v_via destination 127.47.1.4:80 pool p profiles replace-all-with { tcp { } h_via { } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -98,6 +100,11 @@ func TestHTTPProfileEditsTranslated(t *testing.T) {
 	again, _ := Translate(e.schema, e.Config())
 	if v, ok := again.Virtuals["/Common/v_edits"].MBLB.Request.HTTP.CookieCrypt.Cipher.Decrypt("sid", enc); !ok || v != "v" {
 		t.Error("a cookie encrypted before a commit does not decrypt after it")
+	}
+	via := dc.Virtuals["/Common/v_via"].MBLB.Request.HTTP
+	if string(via.HeaderInsert) != "X-A: 1\r\nVia: 1.1 edge1\r\n" || via.DropRequestVia || via.ResponseVia != nil ||
+		via.ResponseFields == nil || !via.ResponseFields.DropVia || len(via.ResponseFields.Permitted) != 2 || !via.ResponseFields.Permitted["set-cookie"] {
+		t.Errorf("via: insert %q drop %v response %q fields %+v", via.HeaderInsert, via.DropRequestVia, via.ResponseVia, via.ResponseFields)
 	}
 	ns := dc.Virtuals["/Common/v_nosecret"].MBLB.Request.HTTP.CookieCrypt
 	if ns == nil {

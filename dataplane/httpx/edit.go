@@ -41,6 +41,8 @@ type RequestEdits struct {
 	// Erase names (in lower case) a header field removed from the
 	// request (header-erase); "" removes none.
 	Erase string
+	// DropVia removes the Via fields (via-request remove).
+	DropVia bool
 }
 
 // Growth bounds how many bytes AppendRequest adds with ed, so the caller
@@ -75,6 +77,9 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	}
 	if ed.Erase != "" {
 		dst = dropFields(dst, base, ed.Erase)
+	}
+	if ed.DropVia {
+		dst = dropFields(dst, base, "via")
 	}
 	if ed.XFF.IsValid() {
 		dst = append(dst, "X-Forwarded-For: "...)

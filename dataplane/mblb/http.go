@@ -70,6 +70,16 @@ type HTTPOptions struct {
 	// case, a header removed from them (header-erase).
 	HeaderInsert []byte
 	HeaderErase  string
+	// DropRequestVia removes the requests' Via fields (via-request
+	// remove; via-request append is a line of HeaderInsert).
+	// ResponseVia is added to every response (via-response append: Via:
+	// 1.1 via-host-name, ending in CRLF).
+	DropRequestVia bool
+	ResponseVia    []byte
+	// ResponseFields removes fields from the members' responses
+	// (response-headers-permitted, via-response remove); nil: none
+	// (httpfields.go).
+	ResponseFields *ResponseFields
 	// CookieCrypt is encrypt-cookies (nil: none; cookiecrypt.go).
 	CookieCrypt *CookieEncryption
 	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
@@ -307,6 +317,7 @@ func (s *ClientConn) requestEdits() httpx.RequestEdits {
 	if opts.InsertXFF {
 		ed.XFF = s.client.Addr()
 	}
+	ed.DropVia = opts.DropRequestVia
 	return ed
 }
 
@@ -621,6 +632,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if opts.HSTS != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
 		sc.hdr = append(sc.hdr, opts.HSTS...)
 	}
+	sc.hdr = append(sc.hdr, opts.ResponseVia...)
 	if req.hx.continued && h.Start > 0 {
 		// The proxy invited the body itself: the member's interim
 		// answers are not passed on a second time.
@@ -674,6 +686,15 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 		sc.reframe = httpx.SetContentLength(sc.reframe[:0], head, len(x.body))
 		head, body = sc.reframe, x.body
+	}
+	if opts.ResponseFields != nil {
+		base := head
+		if base == nil {
+			base = b[h.Start:h.HeaderEnd]
+		}
+		if kept, ok := sc.filterResponseFields(base); ok { // httpfields.go
+			head = kept
+		}
 	}
 	if opts.CookieCrypt != nil {
 		base := head

@@ -50,10 +50,10 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 			w.Header().Add("Set-Cookie", "other=1")
 			fmt.Fprintf(w, "cookie=%q", r.Header.Values("Cookie"))
 			return
-		case "/headers": // the request's X- headers, as the member got them
+		case "/headers": // the request's X- and Via headers, as the member got them
 			var xs []string
 			for k, vs := range r.Header {
-				if strings.HasPrefix(k, "X-") {
+				if strings.HasPrefix(k, "X-") || k == "Via" {
 					xs = append(xs, k+"="+strings.Join(vs, ","))
 				}
 			}

@@ -81,3 +81,30 @@ func TestHTTPEncryptCookies(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPViaAndPermitted: via-request remove takes the client's Via out
+// of the request; via-response append adds the proxy's; and
+// response-headers-permitted leaves a response only the fields it lists,
+// and those that frame it.
+func TestHTTPViaAndPermitted(t *testing.T) {
+	m := startPageMember(t, "127.0.142.31:0")
+	opts := HTTPOptions{
+		DropRequestVia: true,
+		ResponseVia:    []byte("Via: 1.1 edge1\r\n"),
+		ResponseFields: &ResponseFields{Permitted: map[string]bool{"content-type": true, "strict-transport-security": true}},
+	}
+	vs := startVS(t, "127.0.142.3:0", httpConfig(httpPool(m), false, opts))
+	hc := dialHTTP(t, vs)
+	hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(hc.c, get("/headers?sts=1", "Via: 1.0 client-proxy\r\nX-Keep: k\r\n"))
+	r, body := readDecoded(t, hc.br, "GET")
+	if body != "X-Keep=k" {
+		t.Errorf("the member got %q", body)
+	}
+	if r.Header.Get("Date") != "" || r.Header.Get("Strict-Transport-Security") != "max-age=1" || r.Header.Get("Content-Type") == "" || r.ContentLength != int64(len(body)) {
+		t.Errorf("response fields %v (length %d)", r.Header, r.ContentLength)
+	}
+	if got := r.Header.Values("Via"); len(got) != 1 || got[0] != "1.1 edge1" {
+		t.Errorf("Via %q", got)
+	}
+}

@@ -178,6 +178,9 @@ type serverConn struct {
 	// zipped is the compressor's output for a whole body; cookieHead a
 	// response head with its cookies encrypted (cookiecrypt.go).
 	zipped, cookieHead []byte
+	// fieldHead is a response head without the fields the profile
+	// removes (httpfields.go).
+	fieldHead []byte
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.

@@ -114,3 +114,27 @@ func EditSetCookies(dst, head []byte, ed CookieEditor) []byte {
 	}
 	return append(dst, head[bl:]...)
 }
+
+// A FieldKeeper says which header fields of a message stay (the http
+// profile's response-headers-permitted and via-response remove).
+type FieldKeeper interface {
+	Keep(name []byte) bool
+}
+
+// FilterFields appends to dst the header block head (complete, blank line
+// included) without the fields k does not keep.
+func FilterFields(dst, head []byte, k FieldKeeper) []byte {
+	bl := blankLine(head, len(head))
+	_, first := line(head, 0)
+	dst = append(dst, head[:first]...)
+	for i := first; i < bl; {
+		l, next := line(head, i)
+		if c := bytes.IndexByte(l, ':'); c > 0 && !k.Keep(trimOWS(l[:c])) {
+			i = next
+			continue
+		}
+		dst = append(dst, head[i:next]...)
+		i = next
+	}
+	return append(dst, head[bl:]...)
+}
