@@ -64,6 +64,9 @@ type Engine struct {
 	hooks []Hook
 
 	rules ruleCache
+	// caches are the web-acceleration profiles' caches, kept across
+	// commits (translate_cache.go).
+	caches webCaches
 	// files caches the content of stored sys files by checksum.
 	files fileCache
 	// hsl sends rules' high-speed log messages (with a dataplane).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/openltm/openltm/daemon/render"
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/httpcache"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -55,6 +56,26 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 				fields, _ := st.Fields(name)
 				if err := render.StatisticsProfile(w, name, fields, showOpts(s, words)); err != nil {
 					return err
+				}
+			}
+			return nil
+		}},
+		RuntimeCommand{"show", profileWebAccel.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileWebAccel, names) {
+				var st httpcache.Stats
+				if c := e.caches.lookup(name); c != nil {
+					st = c.Stats()
+				}
+				if err := render.WebAccelerationProfile(w, name, st, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		RuntimeCommand{"reset-stats", profileWebAccel.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileWebAccel, names) {
+				if c := e.caches.lookup(name); c != nil {
+					c.ResetStats()
 				}
 			}
 			return nil

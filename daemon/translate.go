@@ -46,6 +46,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileCompress) {
 		t.compressProfile(o) // translate_compress.go
 	}
+	for _, o := range cfg.Of(profileWebAccel) {
+		t.webAccelProfile(o) // translate_cache.go
+	}
 	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}

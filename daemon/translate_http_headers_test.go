@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/httpcache"
 )
 
 func TestHeaderInsert(t *testing.T) {
@@ -131,5 +133,54 @@ func TestHTTPProfileEditsTranslated(t *testing.T) {
 		}) {
 			t.Errorf("%s: skipped %q, want %q", c.cmd, skipped, c.err)
 		}
+	}
+}
+
+// TestWebAccelerationTranslated: a web-acceleration profile gives its
+// virtuals one shared cache, kept (with what it holds) by a commit that
+// leaves the profile as it was and made anew when it changes; a bad
+// pattern refuses the profile.
+func TestWebAccelerationTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.47.2.11:80 }",
+		"create ltm profile web-acceleration wa defaults-from webacceleration cache-size 2 cache-max-age 60 cache-uri-exclude { ^/private/ }",
+		"create ltm virtual v1 destination 127.47.2.1:80 pool p profiles replace-all-with { tcp { } http { } wa { } }",
+		"create ltm virtual v2 destination 127.47.2.2:80 pool p profiles replace-all-with { tcp { } http { } wa { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	cache := func(v string) *httpcache.Cache {
+		t.Helper()
+		c := e.translate(e.Config()).dc.Virtuals["/Common/"+v].MBLB.Request.HTTP.Cache
+		if c == nil {
+			t.Fatalf("%s: no cache", v)
+		}
+		return c
+	}
+	c1 := cache("v1")
+	if c2 := cache("v2"); c1 != c2 || e.caches.lookup("/Common/wa") != c1 {
+		t.Fatal("the virtuals of one profile do not share its cache")
+	}
+	if c1.Cacheable([]byte("GET /private/x HTTP/1.1\r\nHost: a\r\n\r\n")) || !c1.Cacheable([]byte("GET /x HTTP/1.1\r\nHost: a\r\n\r\n")) {
+		t.Error("cache-uri-exclude not applied")
+	}
+	if _, err := run(t, s, "create ltm pool other members add { 127.47.2.12:80 }"); err != "" {
+		t.Fatal(err)
+	}
+	if cache("v1") != c1 {
+		t.Error("a commit that leaves the profile as it was made a new cache")
+	}
+	if _, err := run(t, s, "modify ltm profile web-acceleration wa cache-max-age 120"); err != "" {
+		t.Fatal(err)
+	}
+	if cache("v1") == c1 {
+		t.Error("a changed profile kept its old cache")
+	}
+	if _, err := run(t, s, "create ltm profile web-acceleration bad cache-uri-pinned { *.png }"); !strings.Contains(err, `cache-uri-pinned "*.png" is not a regular expression`) {
+		t.Errorf("a glob pattern: %q", err)
 	}
 }

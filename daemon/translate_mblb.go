@@ -207,6 +207,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.Cache, err = t.cacheOptions(o); err != nil { // translate_cache.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

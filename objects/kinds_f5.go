@@ -633,7 +633,7 @@ vary-header ed enabled
 `), "F5 ltm profile http-compression: gzip or deflate of HTTP responses for clients that accept it",
 			"allow-http-10", "content-type-exclude", "content-type-include", "gzip-level", "keep-accept-encoding",
 			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header"),
-		profileKind("web-acceleration", "webacceleration", `
+		actOn(profileKind("web-acceleration", "webacceleration", `
 applications raw
 cache-aging-rate int 9
 cache-client-cache-control-mode enum all all|max-age|none
@@ -643,11 +643,13 @@ cache-max-entries int 10000
 cache-object-max-size int 50000
 cache-object-min-size int 500
 cache-size int 100
-cache-uri-exclude raw
-cache-uri-include raw
-cache-uri-include-override raw
-cache-uri-pinned raw
-`),
+cache-uri-exclude list
+cache-uri-include list
+cache-uri-include-override list
+cache-uri-pinned list
+`), "F5 ltm profile web-acceleration: the RAM cache, answering repeated GETs from memory",
+			"cache-client-cache-control-mode", "cache-insert-age-header", "cache-max-age", "cache-max-entries", "cache-object-max-size", "cache-object-min-size",
+			"cache-size", "cache-uri-exclude", "cache-uri-include", "cache-uri-pinned"),
 		profileKind("http2", "http2", `
 activation-modes list
 concurrent-streams-per-connection int 10

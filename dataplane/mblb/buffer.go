@@ -101,6 +101,9 @@ type httpMsg struct {
 	// z is what the compression of the answer depends on (an
 	// http-compression profile; httpcompress.go).
 	z compressReq
+	// cacheable: the answer may be stored in the virtual's cache
+	// (httpcache.go).
+	cacheable bool
 }
 
 func classOf(n int) int {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/httpcache"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 )
@@ -80,6 +81,9 @@ type HTTPOptions struct {
 	// (response-headers-permitted, via-response remove); nil: none
 	// (httpfields.go).
 	ResponseFields *ResponseFields
+	// Cache is the virtual's web-acceleration cache (nil: none;
+	// httpcache.go), shared by the virtuals of one profile.
+	Cache *httpcache.Cache
 	// CookieCrypt is encrypt-cookies (nil: none; cookiecrypt.go).
 	CookieCrypt *CookieEncryption
 	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
@@ -223,6 +227,17 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
+		cacheable := false
+		if opts.Cache != nil && (x == nil || !x.disable) {
+			head := b[:h.HeaderEnd]
+			if x != nil && x.edited != nil {
+				head = x.edited
+			}
+			var hit bool
+			if hit, cacheable = s.cacheHit(head, h, closing); hit { // httpcache.go
+				continue
+			}
+		}
 		if f := s.requestFilter(h); f != nil && (x == nil || !x.disable) { // httpfilter.go
 			x = s.filterRequest(f, b, h, x)
 		}
@@ -231,6 +246,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			return errClosed
 		}
 		m.httpClose = closing
+		m.hx.cacheable = cacheable
 		m.hx.continued = continued
 		if forceClose {
 			m.hx.forceClose = true
@@ -573,6 +589,13 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry *msg) {
 	opts := &sc.e.cfg.Request.HTTP
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
+	if req.hx.cacheable && opts.Cache != nil {
+		if sc.strm.head {
+			sc.strm.cache = &cacheStream{head: append([]byte(nil), b[h.Start:h.HeaderEnd]...), chunked: h.Chunked} // httpcache.go
+		} else {
+			sc.cacheStore(req, b[h.Start:h.HeaderEnd], b[h.HeaderEnd:], h.Chunked) // httpcache.go
+		}
+	}
 	var x *HTTPEvent
 	if hr := req.sess.hrule; req.sess.hresp {
 		x = &sc.hx

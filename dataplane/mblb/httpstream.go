@@ -42,6 +42,9 @@ type bodyStream struct {
 	// httpfilter.go). Without chunkOut the body ends with the client's
 	// connection (closeAfter, an HTTP/1.0 client).
 	filter *bodyFilter
+	// cache collects the body, as the member framed it, for the
+	// virtual's cache (httpcache.go); nil when it is not cached.
+	cache *cacheStream
 }
 
 // HTTPResponseDataHandler is implemented by an HTTPRuleHandler whose
@@ -201,6 +204,9 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 	}
 	if n > 0 && !sc.strm.discard {
 		req := sc.strm.req
+		if cs := sc.strm.cache; cs != nil {
+			sc.strm.cache = cs.add(p[:n], sc.e.cfg.MaxMessageSize)
+		}
 		var r *msg
 		if sc.strm.filter != nil {
 			sc.filterOut = sc.strm.filter.part(sc.filterOut[:0], p[:n], false)
@@ -238,6 +244,9 @@ func (sc *serverConn) endStream(last []byte) {
 			e.pool.retire(sc)
 		}
 		e.pool.released(sc)
+	}
+	if cs := bs.cache; cs != nil && !bs.discard {
+		sc.cacheStream(req, cs, last) // httpcache.go
 	}
 	if bs.filter != nil && !bs.discard {
 		sc.filterOut = bs.filter.part(sc.filterOut[:0], last, true)

@@ -179,8 +179,9 @@ type serverConn struct {
 	// response head with its cookies encrypted (cookiecrypt.go).
 	zipped, cookieHead []byte
 	// fieldHead is a response head without the fields the profile
-	// removes (httpfields.go).
-	fieldHead []byte
+	// removes (httpfields.go); cachePlain a chunked body de-chunked for
+	// the cache (httpcache.go).
+	fieldHead, cachePlain []byte
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.

@@ -1,0 +1,77 @@
+package mblb
+
+import (
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// A web-acceleration profile on an HTTP virtual answers repeated GETs
+// from memory (dataplane/httpcache decides what is cached, for how long,
+// and keeps it). A request the cache may answer, after its HTTP_REQUEST
+// rules, is answered from a fresh entry in its turn among the client's
+// answers (localReply), and no member sees it; otherwise it goes on,
+// marked, and the member's answer, whole, is stored as the member sent it
+// before the HTTP_RESPONSE rules run. A hit runs no HTTP_RESPONSE and no
+// compression [M]: it is sent as stored.
+
+// cacheHit answers the request whose head is head (h) from the cache;
+// false when the cache does not answer it. cacheable tells the request's
+// answer may be stored.
+func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing bool) (hit, cacheable bool) {
+	c := s.e.cfg.Request.HTTP.Cache
+	if h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
+		return false, false
+	}
+	hh := httpx.Head{HeaderEnd: len(head)}
+	out, ok := c.Lookup(s.cacheOut[:0], httpx.HeaderValue(head, &hh, "host"), requestURI(head), h.IsHead(), time.Now())
+	s.cacheOut = out[:0]
+	if !ok {
+		return false, true
+	}
+	s.msgsIn.Add(1)
+	s.localReply(out, closing)
+	s.httpDone = closing
+	return true, false
+}
+
+// cacheStore offers the answer to the request req, its head and its
+// whole body as the member framed it (chunked or not), to the cache.
+func (sc *serverConn) cacheStore(req *msg, head, body []byte, chunked bool) {
+	if chunked {
+		var err error
+		if sc.cachePlain, err = httpx.Dechunk(sc.cachePlain[:0], body); err != nil {
+			return
+		}
+		body = sc.cachePlain
+	}
+	rh := req.b[:req.hx.hlen]
+	hh := httpx.Head{HeaderEnd: len(rh)}
+	sc.e.cfg.Request.HTTP.Cache.Store(httpx.HeaderValue(rh, &hh, "host"), requestURI(rh), head, body, time.Now())
+}
+
+// cacheStream is a streamed answer being collected for the cache: its
+// head, copied when it passed, and its body so far as the member framed
+// it.
+type cacheStream struct {
+	head, body []byte
+	chunked    bool
+}
+
+// add appends part of the body; past most bytes (the engine's largest
+// message) the answer is not cached and add returns nil.
+func (cs *cacheStream) add(part []byte, most int) *cacheStream {
+	if len(cs.body)+len(part) > most {
+		return nil
+	}
+	cs.body = append(cs.body, part...)
+	return cs
+}
+
+// cacheStream offers a streamed answer, whose last part is last, to the
+// cache once it has all passed.
+func (sc *serverConn) cacheStream(req *msg, cs *cacheStream, last []byte) {
+	if cs = cs.add(last, sc.e.cfg.MaxMessageSize); cs != nil {
+		sc.cacheStore(req, cs.head, cs.body, cs.chunked)
+	}
+}

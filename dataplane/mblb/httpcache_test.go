@@ -1,0 +1,74 @@
+package mblb
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpcache"
+)
+
+// TestHTTPCache: a web-acceleration cache answers a repeated GET (and a
+// HEAD) from memory, in order among pipelined answers, with its Age and
+// a Content-Length (a chunked page too), and no member sees it; a client
+// asking for a fresh copy, and an answer that sets a cookie, go to the
+// member.
+func TestHTTPCache(t *testing.T) {
+	m := startPageMember(t, "127.0.143.11:0")
+	for _, oc := range []bool{false, true} {
+		c, err := httpcache.New(httpcache.Config{Profile: "/Common/wa", Size: 1 << 20, MaxEntries: 100, MaxAge: time.Hour, MinObject: 100, MaxObject: 1 << 20, InsertAge: true, HonorClient: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := startVS(t, "127.0.143.1:0", httpConfig(httpPool(m), oc, HTTPOptions{Cache: c}))
+		hc := dialHTTP(t, vs)
+		hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+		ask := func(req, method, wantBody string, member bool) *http.Response {
+			t.Helper()
+			before := m.reqs.Load()
+			io.WriteString(hc.c, req)
+			r, body := readDecoded(t, hc.br, method)
+			if r.StatusCode != 200 || body != wantBody {
+				t.Fatalf("oneconnect=%v %q: %d %.60q", oc, req, r.StatusCode, body)
+			}
+			if got := m.reqs.Load() != before; got != member {
+				t.Fatalf("oneconnect=%v %q: the member saw it: %v, want %v", oc, req, got, member)
+			}
+			return r
+		}
+		page := pageText(30)
+		ask(get("/page/cl/30"), "GET", page, true)
+		r := ask(get("/page/cl/30"), "GET", page, false)
+		if r.Header.Get("Age") == "" || r.ContentLength != int64(len(page)) {
+			t.Errorf("oneconnect=%v: a hit's Age %q, length %d", oc, r.Header.Get("Age"), r.ContentLength)
+		}
+		ask("HEAD /page/cl/30 HTTP/1.1\r\nHost: www\r\n\r\n", "HEAD", "", false)
+		ask(get("/page/cl/30", "Cache-Control: no-cache\r\n"), "GET", page, true)
+		ask(get("/page/chunked/30"), "GET", page, true)
+		r = ask(get("/page/chunked/30"), "GET", page, false)
+		if len(r.TransferEncoding) != 0 || r.ContentLength != int64(len(page)) {
+			t.Errorf("oneconnect=%v: a chunked page's hit: %v %d", oc, r.TransferEncoding, r.ContentLength)
+		}
+		ask(get("/setcookie"), "GET", `cookie=[]`, true)
+		ask(get("/setcookie"), "GET", `cookie=[]`, true)
+		// Pipelined: a miss, a hit, a miss, answered in order.
+		before := m.reqs.Load()
+		io.WriteString(hc.c, get("/page/cl/3")+get("/page/cl/30")+get("/page/cl/4"))
+		for _, want := range []string{pageText(3), page, pageText(4)} {
+			if _, body := readDecoded(t, hc.br, "GET"); body != want {
+				t.Fatalf("oneconnect=%v: pipelined answer %.60q, want %.60q", oc, body, want)
+			}
+		}
+		if n := m.reqs.Load() - before; n != 2 {
+			t.Errorf("oneconnect=%v: the member saw %d of the pipelined requests, want 2", oc, n)
+		}
+		if st := c.Stats(); st.Hits < 4 || st.Entries < 2 {
+			t.Errorf("oneconnect=%v: stats %+v", oc, st)
+		}
+		if !strings.Contains(page, "item 29") {
+			t.Fatal("pageText changed")
+		}
+	}
+}
