@@ -160,9 +160,9 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 	if _, errText = run(t, s, "modify ltm virtual v_ssl disabled"); errText != "" {
 		t.Fatal(errText)
 	}
-	// An iRule with an F5 command openltm lacks (ISTATS::) is kept, and so
+	// An iRule with an F5 command openltm lacks (IP::reputation) is kept, and so
 	// is the virtual using it.
-	if _, errText = run(t, s, "create ltm rule stream_rule { when HTTP_RESPONSE { ISTATS::incr hits 1 } }"); errText != "" {
+	if _, errText = run(t, s, "create ltm rule stream_rule { when HTTP_RESPONSE { log local0. [IP::reputation [IP::client_addr]] } }"); errText != "" {
 		t.Fatal(errText)
 	}
 	out, errText = run(t, s, "create ltm virtual v_stream destination 127.0.33.2:80 profiles add { http } rules { stream_rule }")

@@ -417,7 +417,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go
 			return
 		}
 	}

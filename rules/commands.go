@@ -73,6 +73,7 @@ func commandTable() *tcl.Commands {
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
 		registerCompress(t)     // commands_compress.go
+		registerCache(t)        // commands_cache.go
 		registerSock(t)         // commands_sock.go
 		registerStatsProfile(t) // statsprofile.go
 		registerIStats(t)       // istats.go

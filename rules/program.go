@@ -206,6 +206,9 @@ type ConnState struct {
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
+	// cache is the CACHE:: commands' state (nil: no web-acceleration
+	// profile).
+	cache *CacheState
 }
 
 // addrText is an endpoint's address and its text.
@@ -239,6 +242,7 @@ func (s *ConnState) Release() {
 	s.flowStarted = false
 	s.stream = nil
 	s.compress = nil
+	s.cache = nil
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}

@@ -141,10 +141,11 @@ type Rule struct {
 	// a stream profile.
 	streamNeeds []HTTPNeed
 	// compressNeeds are the COMPRESS:: commands in when blocks, which
-	// need an http-compression profile.
-	compressNeeds []HTTPNeed
-	inEvent       Event
-	inWhen        bool
+	// need an http-compression profile; cacheNeeds the CACHE:: ones, a
+	// web-acceleration profile.
+	compressNeeds, cacheNeeds []HTTPNeed
+	inEvent                   Event
+	inWhen                    bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -216,6 +217,19 @@ func (r *Rule) StreamNeeds() []HTTPNeed {
 func (r *Rule) CompressNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, n := range r.compressNeeds {
+		if n.Event != RuleInit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CacheNeeds lists the CACHE:: commands in the rule's when blocks, in
+// source order: BIG-IP refuses the rule on a virtual server without a
+// web-acceleration profile (01070394).
+func (r *Rule) CacheNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, n := range r.cacheNeeds {
 		if n.Event != RuleInit {
 			out = append(out, n)
 		}

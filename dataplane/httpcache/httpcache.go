@@ -451,3 +451,19 @@ func (c *Cache) Purge() {
 	c.pins.prev, c.pins.next = &c.pins, &c.pins
 	c.entries, c.pinned, c.bytes, c.pinnedBytes = 0, 0, 0, 0
 }
+
+// Expire drops the answer stored for host and uri, if any (CACHE::expire:
+// the next request for it goes to a member, whose answer is stored
+// anew).
+func (c *Cache) Expire(host, uri []byte) {
+	var kb [256]byte
+	hk := host
+	if hasUpper(host) {
+		hk = appendLower(kb[:0], host)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.hosts[string(hk)][string(uri)]; e != nil {
+		c.remove(e)
+	}
+}

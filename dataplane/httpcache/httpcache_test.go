@@ -690,3 +690,22 @@ func BenchmarkLookupHit(b *testing.B) {
 		}
 	}
 }
+
+func TestExpire(t *testing.T) {
+	c := mustNew(t, testConfig())
+	head := []byte("HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\n\r\n")
+	if !c.Store([]byte("WWW.example.com"), []byte("/a"), head, body100, t0) {
+		t.Fatal("not stored")
+	}
+	c.Expire([]byte("www.EXAMPLE.com"), []byte("/b")) // another URI: kept
+	if _, ok := c.Lookup(nil, []byte("www.example.com"), []byte("/a"), false, t0); !ok {
+		t.Fatal("expiring another URI dropped this one")
+	}
+	c.Expire([]byte("www.EXAMPLE.com"), []byte("/a"))
+	if _, ok := c.Lookup(nil, []byte("www.example.com"), []byte("/a"), false, t0); ok {
+		t.Fatal("an expired answer is still served")
+	}
+	if st := c.Stats(); st.Entries != 0 || st.Bytes != 0 {
+		t.Errorf("stats after expire: %+v", st)
+	}
+}

@@ -228,13 +228,13 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			}
 		}
 		cacheable := false
-		if opts.Cache != nil && (x == nil || !x.disable) {
+		if opts.Cache != nil {
 			head := b[:h.HeaderEnd]
 			if x != nil && x.edited != nil {
 				head = x.edited
 			}
 			var hit bool
-			if hit, cacheable = s.cacheHit(head, h, closing); hit { // httpcache.go
+			if hit, cacheable = s.cacheHit(head, h, closing, x != nil && x.disable); hit { // httpcache.go
 				continue
 			}
 		}

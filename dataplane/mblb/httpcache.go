@@ -15,16 +15,43 @@ import (
 // before the HTTP_RESPONSE rules run. A hit runs no HTTP_RESPONSE and no
 // compression [M]: it is sent as stored.
 
+// CacheChoice is what a rule's CACHE:: commands asked of one request.
+type CacheChoice struct {
+	// Disable: CACHE::disable, neither answered from the cache nor
+	// stored.
+	Disable bool
+	// Expire: CACHE::expire, the answer stored for the request's URI is
+	// dropped first.
+	Expire bool
+}
+
+// HTTPCacheHandler is implemented by an HTTPRuleHandler on a virtual
+// with a web-acceleration profile.
+type HTTPCacheHandler interface {
+	// CacheChoice is what the rules asked of the request whose
+	// HTTP_REQUEST ran last; reading it clears it.
+	CacheChoice() CacheChoice
+}
+
 // cacheHit answers the request whose head is head (h) from the cache;
 // false when the cache does not answer it. cacheable tells the request's
-// answer may be stored.
-func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing bool) (hit, cacheable bool) {
+// answer may be stored. off: the request leaves HTTP (HTTP::disable);
+// its rules' choice is still taken.
+func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hit, cacheable bool) {
 	c := s.e.cfg.Request.HTTP.Cache
-	if h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
+	var ch CacheChoice
+	if hc, ok := s.hrule.(HTTPCacheHandler); ok {
+		ch = hc.CacheChoice()
+	}
+	if off || ch.Disable || h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
 		return false, false
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
-	out, ok := c.Lookup(s.cacheOut[:0], httpx.HeaderValue(head, &hh, "host"), requestURI(head), h.IsHead(), time.Now())
+	host, uri := httpx.HeaderValue(head, &hh, "host"), requestURI(head)
+	if ch.Expire {
+		c.Expire(host, uri)
+	}
+	out, ok := c.Lookup(s.cacheOut[:0], host, uri, h.IsHead(), time.Now())
 	s.cacheOut = out[:0]
 	if !ok {
 		return false, true

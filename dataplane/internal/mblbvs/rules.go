@@ -94,6 +94,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 		if r.f.mv.cfg.Request.HTTP.Compress != nil && r.http != nil {
 			r.sess.SetCompress()
 		}
+		if r.f.mv.cfg.Request.HTTP.Cache != nil && r.http != nil {
+			r.sess.SetCache()
+		}
 	}
 	return r.sess
 }

@@ -79,3 +79,17 @@ func (h *httpRules) CompressChoice() mblb.CompressChoice {
 	prefer, _ := httpcompress.ParseCoding(c.Prefer)
 	return mblb.CompressChoice{Set: c.Set, Prefer: prefer, Level: c.Level}
 }
+
+// CacheChoice implements mblb.HTTPCacheHandler: what the rules' CACHE::
+// commands asked of the request whose HTTP_REQUEST ran last, taken so
+// that it does not carry over to the next one.
+func (h *httpRules) CacheChoice() mblb.CacheChoice {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sess == nil || r.sess.Cache() == nil {
+		return mblb.CacheChoice{}
+	}
+	c := r.sess.Cache().Take()
+	return mblb.CacheChoice{Disable: c.Set < 0, Expire: c.Expire}
+}
