@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strconv"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // build reads a member's answer and returns the entry that keeps it, nil
@@ -38,46 +40,46 @@ func (c *Cache) build(respHead, body []byte, pinned bool, now time.Time) *entry 
 			return nil
 		}
 		switch {
-		case equalFold(name, "cache-control"):
+		case httpx.EqualFold(name, "cache-control"):
 			haveCC = true
 			cc.add(directives(value))
-		case equalFold(name, "pragma"):
+		case httpx.EqualFold(name, "pragma"):
 			pragmaNoCache = pragmaNoCache || hasToken(value, "no-cache")
-		case equalFold(name, "set-cookie"), equalFold(name, "set-cookie2"):
+		case httpx.EqualFold(name, "set-cookie"), httpx.EqualFold(name, "set-cookie2"):
 			return nil
-		case equalFold(name, "vary"):
+		case httpx.EqualFold(name, "vary"):
 			for _, t := range tokens(value) {
-				if !equalFold(t, "accept-encoding") {
+				if !httpx.EqualFold(t, "accept-encoding") {
 					return nil // "*" too
 				}
 				varyAE = true
 			}
-		case equalFold(name, "content-encoding"):
+		case httpx.EqualFold(name, "content-encoding"):
 			for _, t := range tokens(value) {
-				encoded = encoded || !equalFold(t, "identity")
+				encoded = encoded || !httpx.EqualFold(t, "identity")
 			}
-		case equalFold(name, "transfer-encoding"):
+		case httpx.EqualFold(name, "transfer-encoding"):
 			chunked = true
-		case equalFold(name, "content-length"):
+		case httpx.EqualFold(name, "content-length"):
 			n, err := strconv.Atoi(string(value))
 			if err != nil || n < 0 || (contentLength >= 0 && n != contentLength) {
 				return nil
 			}
 			contentLength = n
-		case equalFold(name, "expires"):
+		case httpx.EqualFold(name, "expires"):
 			if !haveExpires {
 				expires, haveExpires = value, true
 			}
-		case equalFold(name, "date"):
+		case httpx.EqualFold(name, "date"):
 			if !haveDate {
 				date, haveDate = value, true
 			}
-		case equalFold(name, "age"):
+		case httpx.EqualFold(name, "age"):
 			// The first; an invalid one is ignored [M].
 			if n, err := strconv.ParseInt(string(value), 10, 64); err == nil && n >= 0 && !haveAge {
 				age, haveAge = min(n, maxDelta), true
 			}
-		case equalFold(name, "connection"):
+		case httpx.EqualFold(name, "connection"):
 			connection = append(connection, tokens(value)...)
 		}
 	}
@@ -128,7 +130,7 @@ func (c *Cache) build(respHead, body []byte, pinned bool, now time.Time) *entry 
 			break
 		}
 		name, _, _ := field(line)
-		if hopByHop(name) || (c.cfg.InsertAge && equalFold(name, "age")) || named(connection, name) {
+		if hopByHop(name) || (c.cfg.InsertAge && httpx.EqualFold(name, "age")) || named(connection, name) {
 			continue
 		}
 		data = append(append(data, line...), "\r\n"...)
@@ -167,7 +169,7 @@ func cacheableStatus(line []byte) bool {
 // writes itself.
 func hopByHop(name []byte) bool {
 	for _, h := range [...]string{"connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "trailer", "upgrade", "content-length"} {
-		if equalFold(name, h) {
+		if httpx.EqualFold(name, h) {
 			return true
 		}
 	}
@@ -227,17 +229,17 @@ func directives(v []byte) ccDirectives {
 			name, arg = bytes.TrimSpace(item[:i]), bytes.TrimSpace(item[i+1:])
 		}
 		switch {
-		case equalFold(name, "no-cache"):
+		case httpx.EqualFold(name, "no-cache"):
 			d.noCache = true
-		case equalFold(name, "no-store"):
+		case httpx.EqualFold(name, "no-store"):
 			d.noStore = true
-		case equalFold(name, "private"):
+		case httpx.EqualFold(name, "private"):
 			d.private = true
-		case equalFold(name, "max-age"):
+		case httpx.EqualFold(name, "max-age"):
 			if d.maxAge < 0 {
 				d.maxAge = deltaSeconds(arg, &d.invalid)
 			}
-		case equalFold(name, "s-maxage"):
+		case httpx.EqualFold(name, "s-maxage"):
 			if d.sMaxAge < 0 {
 				d.sMaxAge = deltaSeconds(arg, &d.invalid)
 			}
@@ -313,7 +315,7 @@ func hasToken(v []byte, tok string) bool {
 		if i := bytes.IndexByte(t, '='); i >= 0 {
 			t = bytes.TrimSpace(t[:i])
 		}
-		if equalFold(t, tok) {
+		if httpx.EqualFold(t, tok) {
 			return true
 		}
 	}
@@ -362,24 +364,6 @@ func parseHTTPDate(b []byte) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-// equalFold reports whether b is s, ASCII letters compared without case;
-// s is in lower case.
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func hasUpper(b []byte) bool {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // Config is the profile as the daemon reads it. The daemon fills in
@@ -220,14 +222,14 @@ func (c *Cache) Cacheable(head []byte) bool {
 			return false
 		}
 		switch {
-		case equalFold(name, "authorization"):
+		case httpx.EqualFold(name, "authorization"):
 			return false
 		case !c.cfg.HonorClient:
-		case equalFold(name, "cache-control"):
+		case httpx.EqualFold(name, "cache-control"):
 			if d := directives(value); d.noCache || d.noStore {
 				return false
 			}
-		case equalFold(name, "pragma"):
+		case httpx.EqualFold(name, "pragma"):
 			if hasToken(value, "no-cache") {
 				return false
 			}

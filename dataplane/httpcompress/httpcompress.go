@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // Coding is a content coding the proxy can apply.
@@ -179,9 +181,9 @@ func Accepts(accept []byte) Accept {
 		}
 		name, q := codingItem(item)
 		switch {
-		case equalFold(name, "gzip"), equalFold(name, "x-gzip"):
+		case httpx.EqualFold(name, "gzip"), httpx.EqualFold(name, "x-gzip"):
 			qg = max(qg, q)
-		case equalFold(name, "deflate"):
+		case httpx.EqualFold(name, "deflate"):
 			qd = max(qd, q)
 		case len(name) == 1 && name[0] == '*':
 			qs = q
@@ -292,7 +294,7 @@ func Compressible(f *ResponseFacts) bool {
 	if f.ContentLength == 0 || len(f.ContentRange) > 0 {
 		return false
 	}
-	if ce := bytes.TrimSpace(f.ContentEncoding); len(ce) > 0 && !equalFold(ce, "identity") {
+	if ce := bytes.TrimSpace(f.ContentEncoding); len(ce) > 0 && !httpx.EqualFold(ce, "identity") {
 		return false
 	}
 	return !containsTokenFold(f.CacheControl, "no-transform")
@@ -308,22 +310,6 @@ func (p *Policy) ResponseAllowed(f *ResponseFacts) bool {
 	return p.TypeAllowed(f.ContentType)
 }
 
-func equalFold(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range len(b) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // containsTokenFold reports whether the comma-separated list v has tok
 // (case-insensitively, directives with arguments by name).
 func containsTokenFold(v []byte, tok string) bool {
@@ -337,7 +323,7 @@ func containsTokenFold(v []byte, tok string) bool {
 		if i := bytes.IndexByte(t, '='); i >= 0 {
 			t = t[:i]
 		}
-		if equalFold(bytes.TrimSpace(t), tok) {
+		if httpx.EqualFold(bytes.TrimSpace(t), tok) {
 			return true
 		}
 	}

@@ -66,7 +66,7 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	dst = append(dst, head[:bl]...)
 	if ed.Transform && h.Close {
 		Fields(head, h.HeaderEnd, func(name, value []byte, start, _ int) bool {
-			if equalFold(name, "connection") && containsToken(value, "close") {
+			if EqualFold(name, "connection") && containsToken(value, "close") {
 				copy(dst[base+start:], "X-Cnection")
 			}
 			return true
@@ -102,7 +102,7 @@ func dropFields(dst []byte, base int, name string) []byte {
 	w := i
 	for i < len(dst) {
 		l, next := line(dst, i)
-		if c := bytes.IndexByte(l, ':'); c > 0 && equalFold(l[:c], name) {
+		if c := bytes.IndexByte(l, ':'); c > 0 && EqualFold(l[:c], name) {
 			i = next
 			continue
 		}
@@ -120,7 +120,7 @@ func containsToken(v []byte, tok string) bool {
 		} else {
 			v = nil
 		}
-		if equalFold(trimOWS(t), tok) {
+		if EqualFold(trimOWS(t), tok) {
 			return true
 		}
 	}
@@ -168,16 +168,30 @@ func SetContentLength(dst, head []byte, n int) []byte {
 // starts in head: the re-framing functions add their own fields, then
 // the rest of head.
 func withoutFraming(dst, head []byte, conn bool) ([]byte, int) {
+	return rewriteFields(dst, head, func(dst, _, name, _ []byte) ([]byte, bool) {
+		return dst, EqualFold(name, "content-length") || EqualFold(name, "transfer-encoding") ||
+			conn && EqualFold(name, "connection")
+	})
+}
+
+// rewriteFields appends to dst the header block head (complete, blank
+// line included) up to its blank line, each field line through edit:
+// edit appends what takes the line's place (nothing drops it) and
+// reports true, or reports false to have the line copied as it is. It
+// returns where the blank line starts in head, for the caller to add its
+// own fields before it: the one walk of the head edits (re-framing,
+// encodings, cookies, filtered fields).
+func rewriteFields(dst, head []byte, edit func(dst, line, name, value []byte) ([]byte, bool)) ([]byte, int) {
 	bl := blankLine(head, len(head))
 	_, first := line(head, 0)
 	dst = append(dst, head[:first]...)
 	for i := first; i < bl; {
 		l, next := line(head, i)
-		c := bytes.IndexByte(l, ':')
-		if c > 0 && (equalFold(l[:c], "content-length") || equalFold(l[:c], "transfer-encoding") ||
-			conn && equalFold(l[:c], "connection")) {
-			i = next
-			continue
+		if c := bytes.IndexByte(l, ':'); c > 0 {
+			if out, done := edit(dst, l, trimOWS(l[:c]), trimOWS(l[c+1:])); done {
+				dst, i = out, next
+				continue
+			}
 		}
 		dst = append(dst, head[i:next]...)
 		i = next
@@ -206,7 +220,7 @@ func SetChunked(dst, head []byte, chunked bool) []byte {
 func HeaderValue(b []byte, h *Head, name string) []byte {
 	var v []byte
 	Fields(b, h.HeaderEnd, func(n, val []byte, _, _ int) bool {
-		if equalFold(n, name) {
+		if EqualFold(n, name) {
 			v = val
 			return false
 		}
@@ -314,7 +328,7 @@ func RewriteRedirect(head []byte, c RedirectContext) ([]byte, bool) {
 	var start, stop int
 	var loc []byte
 	Fields(head, len(head), func(n, v []byte, a, b int) bool {
-		if equalFold(n, "location") {
+		if EqualFold(n, "location") {
 			loc, start, stop = v, a, b
 			return false
 		}
@@ -399,7 +413,7 @@ func splitHostPort(a string) (host, port string) {
 // request's Cookie headers.
 func Cookie(b []byte, h *Head, name string) (val []byte, ok bool) {
 	Fields(b, h.HeaderEnd, func(n, v []byte, _, _ int) bool {
-		if !equalFold(n, "cookie") {
+		if !EqualFold(n, "cookie") {
 			return true
 		}
 		for len(v) > 0 {

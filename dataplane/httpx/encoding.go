@@ -1,9 +1,6 @@
 package httpx
 
-import (
-	"bytes"
-	"strconv"
-)
+import "strconv"
 
 // Encoding describes a body the proxy re-encodes on its way to a client
 // (an http-compression profile): the head then names the new coding and
@@ -24,30 +21,20 @@ type Encoding struct {
 // the resource does not, as RFC 9110 8.8.1 allows), and Content-Encoding
 // is added.
 func SetEncoded(dst, head []byte, enc Encoding, length int, chunked bool) []byte {
-	bl := blankLine(head, len(head))
-	_, first := line(head, 0)
-	dst = append(dst, head[:first]...)
 	varied := false
-	for i := first; i < bl; {
-		l, next := line(head, i)
-		c := bytes.IndexByte(l, ':')
-		if c <= 0 {
-			dst = append(dst, head[i:next]...)
-			i = next
-			continue
-		}
-		name, value := l[:c], trimOWS(l[c+1:])
+	dst, bl := rewriteFields(dst, head, func(dst, l, name, value []byte) ([]byte, bool) {
 		switch {
-		case equalFold(name, "content-length"), equalFold(name, "transfer-encoding"), equalFold(name, "content-md5"),
-			length < 0 && !chunked && equalFold(name, "connection"):
-		case equalFold(name, "etag") && len(value) > 0 && value[0] == '"':
+		case EqualFold(name, "content-length"), EqualFold(name, "transfer-encoding"), EqualFold(name, "content-md5"),
+			length < 0 && !chunked && EqualFold(name, "connection"):
+			return dst, true
+		case EqualFold(name, "etag") && len(value) > 0 && value[0] == '"':
 			dst = append(dst, name...)
 			dst = append(dst, ": W/"...)
 			dst = append(dst, value...)
-			dst = append(dst, "\r\n"...)
-		case enc.Vary && equalFold(name, "vary"):
+			return append(dst, "\r\n"...), true
+		case enc.Vary && EqualFold(name, "vary"):
 			varied = true
-			dst = append(dst, head[i:i+len(l)]...)
+			dst = append(dst, l...)
 			if !containsToken(value, "accept-encoding") && !containsToken(value, "*") {
 				if len(value) > 0 {
 					dst = append(dst, ", Accept-Encoding"...)
@@ -55,12 +42,10 @@ func SetEncoded(dst, head []byte, enc Encoding, length int, chunked bool) []byte
 					dst = append(dst, "Accept-Encoding"...)
 				}
 			}
-			dst = append(dst, "\r\n"...)
-		default:
-			dst = append(dst, head[i:next]...)
+			return append(dst, "\r\n"...), true
 		}
-		i = next
-	}
+		return dst, false
+	})
 	if enc.Vary && !varied {
 		dst = append(dst, "Vary: Accept-Encoding\r\n"...)
 	}

@@ -48,31 +48,20 @@ func editCookieLine(dst, v []byte, ed CookieEditor) ([]byte, bool) {
 
 // EditRequestCookies appends to dst the request head (complete, blank
 // line included) with the Cookie fields' wanted cookies edited by ed; a
-// field left with no cookie goes. The head is copied as it is when no
-// cookie is wanted.
+// field left with no cookie goes.
 func EditRequestCookies(dst, head []byte, ed CookieEditor) []byte {
-	bl := blankLine(head, len(head))
-	_, first := line(head, 0)
-	dst = append(dst, head[:first]...)
-	for i := first; i < bl; {
-		l, next := line(head, i)
-		c := bytes.IndexByte(l, ':')
-		if c > 0 && equalFold(l[:c], "cookie") {
-			mark := len(dst)
-			dst = append(dst, l[:c+1]...)
-			dst = append(dst, ' ')
-			var any bool
-			if dst, any = editCookieLine(dst, trimOWS(l[c+1:]), ed); any {
-				dst = append(dst, "\r\n"...)
-			} else {
-				dst = dst[:mark]
-			}
-			i = next
-			continue
+	dst, bl := rewriteFields(dst, head, func(dst, _, name, value []byte) ([]byte, bool) {
+		if !EqualFold(name, "cookie") {
+			return dst, false
 		}
-		dst = append(dst, head[i:next]...)
-		i = next
-	}
+		mark := len(dst)
+		dst = append(append(dst, name...), ": "...)
+		dst, any := editCookieLine(dst, value, ed)
+		if !any {
+			return dst[:mark], true
+		}
+		return append(dst, "\r\n"...), true
+	})
 	return append(dst, head[bl:]...)
 }
 
@@ -80,38 +69,25 @@ func EditRequestCookies(dst, head []byte, ed CookieEditor) []byte {
 // included) with the value of each Set-Cookie whose cookie ed wants
 // replaced by what ed gives (its attributes stay).
 func EditSetCookies(dst, head []byte, ed CookieEditor) []byte {
-	bl := blankLine(head, len(head))
-	_, first := line(head, 0)
-	dst = append(dst, head[:first]...)
-	for i := first; i < bl; {
-		l, next := line(head, i)
-		c := bytes.IndexByte(l, ':')
-		if c > 0 && equalFold(l[:c], "set-cookie") {
-			v := trimOWS(l[c+1:])
-			nv := v
-			rest := []byte(nil)
-			if k := bytes.IndexByte(v, ';'); k >= 0 {
-				nv, rest = v[:k], v[k:]
-			}
-			if eq := bytes.IndexByte(nv, '='); eq > 0 {
-				name := trimOWS(nv[:eq])
-				if ed.Wants(name) {
-					out, _ := ed.Edit(name, trimOWS(nv[eq+1:]))
-					dst = append(dst, l[:c+1]...)
-					dst = append(dst, ' ')
-					dst = append(dst, name...)
-					dst = append(dst, '=')
-					dst = append(dst, out...)
-					dst = append(dst, rest...)
-					dst = append(dst, "\r\n"...)
-					i = next
-					continue
-				}
-			}
+	dst, bl := rewriteFields(dst, head, func(dst, _, name, value []byte) ([]byte, bool) {
+		if !EqualFold(name, "set-cookie") {
+			return dst, false
 		}
-		dst = append(dst, head[i:next]...)
-		i = next
-	}
+		nv, rest := value, []byte(nil)
+		if k := bytes.IndexByte(value, ';'); k >= 0 {
+			nv, rest = value[:k], value[k:]
+		}
+		eq := bytes.IndexByte(nv, '=')
+		if eq <= 0 || !ed.Wants(trimOWS(nv[:eq])) {
+			return dst, false
+		}
+		cname := trimOWS(nv[:eq])
+		out, _ := ed.Edit(cname, trimOWS(nv[eq+1:]))
+		dst = append(append(dst, name...), ": "...)
+		dst = append(append(append(dst, cname...), '='), out...)
+		dst = append(dst, rest...)
+		return append(dst, "\r\n"...), true
+	})
 	return append(dst, head[bl:]...)
 }
 
@@ -124,17 +100,8 @@ type FieldKeeper interface {
 // FilterFields appends to dst the header block head (complete, blank line
 // included) without the fields k does not keep.
 func FilterFields(dst, head []byte, k FieldKeeper) []byte {
-	bl := blankLine(head, len(head))
-	_, first := line(head, 0)
-	dst = append(dst, head[:first]...)
-	for i := first; i < bl; {
-		l, next := line(head, i)
-		if c := bytes.IndexByte(l, ':'); c > 0 && !k.Keep(trimOWS(l[:c])) {
-			i = next
-			continue
-		}
-		dst = append(dst, head[i:next]...)
-		i = next
-	}
+	dst, bl := rewriteFields(dst, head, func(dst, _, name, _ []byte) ([]byte, bool) {
+		return dst, !k.Keep(name)
+	})
 	return append(dst, head[bl:]...)
 }

@@ -215,8 +215,10 @@ func parseStatusLine(l []byte, h *Head) bool {
 	return true
 }
 
-// equalFold compares ASCII case-insensitively.
-func equalFold(a []byte, s string) bool {
+// EqualFold reports whether a is s, ASCII letters compared without
+// case; s is in lower case. The one such comparison of the HTTP
+// packages (header names, tokens), which allocates nothing.
+func EqualFold(a []byte, s string) bool {
 	if len(a) != len(s) {
 		return false
 	}
@@ -280,11 +282,11 @@ func parseHeaders(b []byte, h *Head) error {
 	ok := Fields(b, h.HeaderEnd, func(name, value []byte, _, _ int) bool {
 		h.Fields++
 		switch {
-		case equalFold(name, "upgrade"):
+		case EqualFold(name, "upgrade"):
 			upgradeField = len(value) > 0
-		case equalFold(name, "expect"):
-			h.ExpectContinue = equalFold(value, "100-continue")
-		case equalFold(name, "content-length"):
+		case EqualFold(name, "expect"):
+			h.ExpectContinue = EqualFold(value, "100-continue")
+		case EqualFold(name, "content-length"):
 			var n int64
 			if len(value) == 0 || len(value) > 15 {
 				bad = true
@@ -302,14 +304,14 @@ func parseHeaders(b []byte, h *Head) error {
 				return false
 			}
 			h.ContentLength = n
-		case equalFold(name, "transfer-encoding"):
+		case EqualFold(name, "transfer-encoding"):
 			last := value
 			if k := bytes.LastIndexByte(value, ','); k >= 0 {
 				last = trimOWS(value[k+1:])
 			}
-			h.Chunked = equalFold(last, "chunked")
+			h.Chunked = EqualFold(last, "chunked")
 			h.OtherCoding = !h.Chunked
-		case equalFold(name, "connection"):
+		case EqualFold(name, "connection"):
 			for len(value) > 0 {
 				tok := value
 				if k := bytes.IndexByte(value, ','); k >= 0 {
@@ -319,11 +321,11 @@ func parseHeaders(b []byte, h *Head) error {
 				}
 				tok = trimOWS(tok)
 				switch {
-				case equalFold(tok, "close"):
+				case EqualFold(tok, "close"):
 					h.Close = true
-				case equalFold(tok, "keep-alive"):
+				case EqualFold(tok, "keep-alive"):
 					h.KeepAlive = true
-				case equalFold(tok, "upgrade"):
+				case EqualFold(tok, "upgrade"):
 					upgradeTok = true
 				}
 			}
