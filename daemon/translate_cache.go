@@ -154,16 +154,5 @@ func (t *translator) cacheOptions(o *objects.Object) (*httpcache.Cache, error) {
 // CACHE:: commands need a web-acceleration profile the virtual server
 // lacks; the first such use is reported.
 func (t *translator) cacheNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, profileWebAccel) != nil {
-		return true
-	}
-	for _, r := range list {
-		for _, n := range r.CacheNeeds() {
-			msg := fmt.Sprintf("01070394:3: %s in rule (%s) requires an associated WEBACCELERATION profile on the virtual server (%s).", n.Name, r.Name, o.Name)
-			t.skipped = append(t.skipped, msg)
-			t.refused = append(t.refused, msg)
-			return false
-		}
-	}
-	return true
+	return t.profileNeeds(o, list, profileWebAccel, "WEBACCELERATION", (*rules.Rule).CacheNeeds) // translate_stream.go
 }

@@ -98,16 +98,5 @@ func (t *translator) compressNeedsHTTP(o *objects.Object) bool {
 // COMPRESS:: commands need an http-compression profile the virtual
 // server lacks; the first such use is reported.
 func (t *translator) compressNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, profileCompress) != nil {
-		return true
-	}
-	for _, r := range list {
-		for _, n := range r.CompressNeeds() {
-			msg := fmt.Sprintf("01070394:3: %s in rule (%s) requires an associated HTTPCOMPRESSION profile on the virtual server (%s).", n.Name, r.Name, o.Name)
-			t.skipped = append(t.skipped, msg)
-			t.refused = append(t.refused, msg)
-			return false
-		}
-	}
-	return true
+	return t.profileNeeds(o, list, profileCompress, "HTTPCOMPRESSION", (*rules.Rule).CompressNeeds) // translate_stream.go
 }

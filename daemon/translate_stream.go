@@ -80,12 +80,20 @@ func (t *translator) tcpStream(o *objects.Object, v *dataplane.Virtual) bool {
 // STREAM:: commands or STREAM_MATCHED need a stream profile the virtual
 // server lacks. BIG-IP reports the first such use; so does this.
 func (t *translator) streamNeeds(o *objects.Object, list []*rules.Rule) bool {
-	if t.profile(o, profileStream) != nil {
+	return t.profileNeeds(o, list, profileStream, "STREAM", (*rules.Rule).StreamNeeds)
+}
+
+// profileNeeds refuses, as BIG-IP does (01070394), a rule list whose
+// commands need a profile of kind the virtual server lacks (label is
+// BIG-IP's name of the profile in the message); it reports the first
+// such use, as BIG-IP does.
+func (t *translator) profileNeeds(o *objects.Object, list []*rules.Rule, kind *objects.Kind, label string, needs func(*rules.Rule) []rules.HTTPNeed) bool {
+	if t.profile(o, kind) != nil {
 		return true
 	}
 	for _, r := range list {
-		for _, n := range r.StreamNeeds() {
-			msg := fmt.Sprintf("01070394:3: %s in rule (%s) requires an associated STREAM profile on the virtual server (%s).", n.Name, r.Name, o.Name)
+		for _, n := range needs(r) {
+			msg := fmt.Sprintf("01070394:3: %s in rule (%s) requires an associated %s profile on the virtual server (%s).", n.Name, r.Name, label, o.Name)
 			t.skipped = append(t.skipped, msg)
 			t.refused = append(t.refused, msg)
 			return false

@@ -203,33 +203,24 @@ func (r *Rule) StreamNeeds() []HTTPNeed {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}
-	for _, n := range r.streamNeeds {
-		if n.Event != RuleInit {
-			out = append(out, n)
-		}
-	}
-	return out
+	return append(out, inEvents(r.streamNeeds)...)
 }
 
 // CompressNeeds lists the COMPRESS:: commands in the rule's when blocks,
 // in source order: BIG-IP refuses the rule on a virtual server without an
 // http-compression profile (01070394).
-func (r *Rule) CompressNeeds() []HTTPNeed {
-	var out []HTTPNeed
-	for _, n := range r.compressNeeds {
-		if n.Event != RuleInit {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func (r *Rule) CompressNeeds() []HTTPNeed { return inEvents(r.compressNeeds) }
 
 // CacheNeeds lists the CACHE:: commands in the rule's when blocks, in
 // source order: BIG-IP refuses the rule on a virtual server without a
 // web-acceleration profile (01070394).
-func (r *Rule) CacheNeeds() []HTTPNeed {
+func (r *Rule) CacheNeeds() []HTTPNeed { return inEvents(r.cacheNeeds) }
+
+// inEvents is the uses of needs in events a connection raises: RULE_INIT
+// runs with no connection, so a command there needs no profile.
+func inEvents(needs []HTTPNeed) []HTTPNeed {
 	var out []HTTPNeed
-	for _, n := range r.cacheNeeds {
+	for _, n := range needs {
 		if n.Event != RuleInit {
 			out = append(out, n)
 		}
