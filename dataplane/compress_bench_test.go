@@ -24,27 +24,7 @@ func BenchmarkHTTPCompress(b *testing.B) {
 		page.WriteString("<tr><td>member " + strconv.Itoa(i) + "</td><td>127.0.0.1:8080</td><td>available</td></tr>\n")
 	}
 	resp := []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " + strconv.Itoa(page.Len()) + "\r\n\r\n" + page.String())
-	serveConns(b, "127.0.132.11:80", func(c net.Conn) {
-		buf := make([]byte, 16<<10)
-		n := 0
-		for {
-			k, err := c.Read(buf[n:])
-			if err != nil {
-				return
-			}
-			n += k
-			for {
-				i := bytes.Index(buf[:n], []byte("\r\n\r\n"))
-				if i < 0 {
-					break
-				}
-				if _, err := c.Write(resp); err != nil {
-					return
-				}
-				n = copy(buf, buf[i+4:n])
-			}
-		}
-	})
+	benchHTTPMemberWith(b, "127.0.132.11:80", resp)
 	for k, compress := range []bool{false, true} {
 		name := "plain"
 		if compress {

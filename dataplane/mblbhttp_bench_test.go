@@ -14,7 +14,11 @@ import (
 // a fixed response, allocating nothing per request, so that -benchmem
 // counts the proxy's allocations (and the client's, none).
 func benchHTTPMember(b *testing.B, addr string) {
-	resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	benchHTTPMemberWith(b, addr, []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+}
+
+// benchHTTPMemberWith is benchHTTPMember answering with resp.
+func benchHTTPMemberWith(b *testing.B, addr string, resp []byte) {
 	serveConns(b, addr, func(c net.Conn) {
 		buf := make([]byte, 16<<10)
 		n := 0

@@ -141,6 +141,23 @@ func TestLists(t *testing.T) {
 // what a client would use.
 func decode(t *testing.T, c Coding, b []byte) []byte {
 	t.Helper()
+	out, err := decodeAll(t, c, b)
+	if err != nil {
+		t.Fatalf("%v: %v", c, err)
+	}
+	return out
+}
+
+// decodePrefix decodes as much as an unfinished stream gives (the
+// reader then reports io.ErrUnexpectedEOF).
+func decodePrefix(t *testing.T, c Coding, b []byte) []byte {
+	t.Helper()
+	out, _ := decodeAll(t, c, b)
+	return out
+}
+
+func decodeAll(t *testing.T, c Coding, b []byte) ([]byte, error) {
+	t.Helper()
 	var r io.Reader
 	var err error
 	if c == Gzip {
@@ -151,11 +168,7 @@ func decode(t *testing.T, c Coding, b []byte) []byte {
 	if err != nil {
 		t.Fatalf("%v: %v", c, err)
 	}
-	out, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("%v: %v", c, err)
-	}
-	return out
+	return io.ReadAll(r)
 }
 
 func TestEncoder(t *testing.T) {
@@ -199,23 +212,6 @@ func TestEncoder(t *testing.T) {
 	if got := decode(t, Gzip, e.Whole(nil, nil)); len(got) != 0 {
 		t.Fatalf("empty body gave %q", got)
 	}
-}
-
-// decodePrefix decodes as much as an unfinished stream gives.
-func decodePrefix(t *testing.T, c Coding, b []byte) []byte {
-	t.Helper()
-	var r io.Reader
-	var err error
-	if c == Gzip {
-		r, err = gzip.NewReader(bytes.NewReader(b))
-	} else {
-		r, err = zlib.NewReader(bytes.NewReader(b))
-	}
-	if err != nil {
-		t.Fatalf("%v: %v", c, err)
-	}
-	out, _ := io.ReadAll(r) // (io.ErrUnexpectedEOF: the stream is not ended)
-	return out
 }
 
 func BenchmarkEncoder(b *testing.B) {
