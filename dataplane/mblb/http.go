@@ -711,22 +711,10 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		head, body = sc.reframe, x.body
 	}
 	if opts.ResponseFields != nil {
-		base := head
-		if base == nil {
-			base = b[h.Start:h.HeaderEnd]
-		}
-		if kept, ok := sc.filterResponseFields(base); ok { // httpfields.go
-			head = kept
-		}
+		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.filterResponseFields) // httpfields.go
 	}
 	if opts.CookieCrypt != nil {
-		base := head
-		if base == nil {
-			base = b[h.Start:h.HeaderEnd]
-		}
-		if sealed, ok := sc.sealCookies(base); ok { // cookiecrypt.go
-			head = sealed
-		}
+		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.sealCookies) // cookiecrypt.go
 	}
 	if x == nil || !x.spliced {
 		f := sc.responseFilter(req, h) // httpfilter.go
@@ -775,6 +763,21 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	}
 	r.closeAfter = req.httpClose || h.UntilClose || (x != nil && x.closeAfter)
 	return r, nil
+}
+
+// editedHead is a response's head after edit, when edit changed it (ok):
+// head is the head as the rules left it (nil: as the member sent it,
+// member), and it is kept, nil included, when edit changes nothing, so
+// that an unedited response is still copied as it came.
+func editedHead(head, member []byte, edit func([]byte) ([]byte, bool)) []byte {
+	base := head
+	if base == nil {
+		base = member
+	}
+	if out, ok := edit(base); ok {
+		return out
+	}
+	return head
 }
 
 // shifted is h for the message without its interim responses.
