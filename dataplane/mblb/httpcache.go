@@ -1,6 +1,7 @@
 package mblb
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -13,7 +14,8 @@ import (
 // answers (localReply), and no member sees it; otherwise it goes on,
 // marked, and the member's answer, whole, is stored as the member sent it
 // before the HTTP_RESPONSE rules run. A hit runs no HTTP_RESPONSE and no
-// compression [M]: it is sent as stored.
+// compression [M]; it gets the http profile's edits of every answer
+// (hitEdits). A virtual with a stream profile does not cache.
 
 // CacheChoice is what a rule's CACHE:: commands asked of one request.
 type CacheChoice struct {
@@ -43,7 +45,10 @@ func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hi
 	if hc, ok := s.hrule.(HTTPCacheHandler); ok {
 		ch = hc.CacheChoice()
 	}
-	if off || ch.Disable || h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
+	if off || ch.Disable || s.e.cfg.Request.HTTP.Stream != nil || h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
+		// (A stream profile's filter runs on the way to each client, and
+		// what the cache holds is the member's answer: such a virtual
+		// does not cache [M].)
 		return false, false
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
@@ -57,9 +62,38 @@ func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hi
 		return false, true
 	}
 	s.msgsIn.Add(1)
-	s.localReply(out, closing)
+	s.localReply(s.hitEdits(out), closing)
 	s.httpDone = closing
 	return true, false
+}
+
+// hitEdits gives a stored answer the edits the http profile makes to
+// every member's answer (response-headers-permitted, via-response, hsts),
+// which the cache stores without: a hit then leaves as a miss does.
+// out is the answer, head and body.
+func (s *ClientConn) hitEdits(out []byte) []byte {
+	opts := &s.e.cfg.Request.HTTP
+	if opts.ResponseFields == nil && opts.HSTS == nil && opts.ResponseVia == nil {
+		return out
+	}
+	he := bytes.Index(out, []byte("\r\n\r\n"))
+	if he < 0 {
+		return out
+	}
+	head, body := out[:he+4], out[he+4:]
+	if opts.ResponseFields != nil {
+		s.hitHead = httpx.FilterFields(s.hitHead[:0], head, opts.ResponseFields)
+		head = s.hitHead
+	}
+	extra := s.hitExtra[:0]
+	hh := httpx.Head{HeaderEnd: len(head)}
+	if opts.HSTS != nil && httpx.HeaderValue(head, &hh, "strict-transport-security") == nil {
+		extra = append(extra, opts.HSTS...)
+	}
+	extra = append(extra, opts.ResponseVia...)
+	s.hitExtra = extra
+	s.hitOut = httpx.AppendResponseHead(s.hitOut[:0], nil, head, extra, body)
+	return s.hitOut
 }
 
 // cacheStore offers the answer to the request req, its head and its

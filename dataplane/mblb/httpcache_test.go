@@ -72,3 +72,50 @@ func TestHTTPCache(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPCacheHitEdits: a hit leaves with the http profile's edits of
+// every answer, as a miss does (hsts, via-response, the fields
+// response-headers-permitted keeps); a virtual with a stream profile does
+// not cache.
+func TestHTTPCacheHitEdits(t *testing.T) {
+	m := startPageMember(t, "127.0.143.21:0")
+	newCache := func() *httpcache.Cache {
+		c, err := httpcache.New(httpcache.Config{Profile: "/Common/wa", Size: 1 << 20, MaxEntries: 100, MaxAge: time.Hour, MinObject: 100, MaxObject: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	opts := HTTPOptions{
+		Cache:          newCache(),
+		HSTS:           []byte("Strict-Transport-Security: max-age=300\r\n"),
+		ResponseVia:    []byte("Via: 1.1 edge1\r\n"),
+		ResponseFields: &ResponseFields{Permitted: map[string]bool{"content-type": true}},
+	}
+	vs := startVS(t, "127.0.143.2:0", httpConfig(httpPool(m), false, opts))
+	hc := dialHTTP(t, vs)
+	hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	for i, member := range []bool{true, false} {
+		before := m.reqs.Load()
+		io.WriteString(hc.c, get("/page/cl/30"))
+		r, body := readDecoded(t, hc.br, "GET")
+		if body != pageText(30) || (m.reqs.Load() != before) != member {
+			t.Fatalf("answer %d: member %v, body %.40q", i, m.reqs.Load() != before, body)
+		}
+		if r.Header.Get("Strict-Transport-Security") != "max-age=300" || r.Header.Get("Via") != "1.1 edge1" || r.Header.Get("Date") != "" || r.Header.Get("Content-Type") == "" {
+			t.Errorf("answer %d (hit %v): fields %v", i, !member, r.Header)
+		}
+	}
+	stream := HTTPOptions{Cache: newCache(), Stream: &StreamOptions{Profile: "/Common/stream"}}
+	vs = startVS(t, "127.0.143.3:0", httpConfig(httpPool(m), false, stream))
+	hc = dialHTTP(t, vs)
+	hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	before := m.reqs.Load()
+	for range 2 {
+		io.WriteString(hc.c, get("/page/cl/30"))
+		readDecoded(t, hc.br, "GET")
+	}
+	if n := m.reqs.Load() - before; n != 2 {
+		t.Errorf("with a stream profile the member saw %d of 2 requests", n)
+	}
+}

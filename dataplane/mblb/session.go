@@ -69,8 +69,9 @@ type ClientConn struct {
 	// whole request body (httpfilter.go); upFiltered for a part of an
 	// upload.
 	reqPlain, reqFiltered, upFiltered []byte
-	// cacheOut is a cache hit's answer being copied out (httpcache.go).
-	cacheOut []byte
+	// cacheOut is a cache hit's answer being copied out, and hitHead,
+	// hitExtra and hitOut its edits (httpcache.go).
+	cacheOut, hitHead, hitExtra, hitOut []byte
 	// cookieHead is a request head with its cookies decrypted
 	// (cookiecrypt.go).
 	cookieHead []byte
