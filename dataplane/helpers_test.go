@@ -283,6 +283,11 @@ func serveConns(t testing.TB, addr string, handle func(c net.Conn)) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveOn(t, ln, handle)
+}
+
+// serveOn is serveConns on a listener of the caller's (a TLS one, say).
+func serveOn(t testing.TB, ln net.Listener, handle func(c net.Conn)) {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {

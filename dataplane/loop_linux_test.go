@@ -60,24 +60,10 @@ func TestLoopSmallWritesKeepOrderAndFIN(t *testing.T) {
 			evloop.SetSendBatching(batching)
 			defer evloop.SetSendBatching(true)
 			member := fmt.Sprintf("127.20.32.%d:9000", 2+i)
-			ln, err := net.Listen("tcp", member)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					go func() {
-						io.Copy(c, c) // echo until the client's FIN
-						c.(*net.TCPConn).CloseWrite()
-						c.Close()
-					}()
-				}
-			}()
+			serveConns(t, member, func(c net.Conn) {
+				io.Copy(c, c) // echo until the client's FIN
+				c.(*net.TCPConn).CloseWrite()
+			})
 			p, _ := newPlane(t)
 			vs := fmt.Sprintf("127.20.32.%d:8000", 10+i)
 			mustApply(t, p, basic(vs, member))
@@ -126,21 +112,10 @@ func TestLoopSmallWritesKeepOrderAndFIN(t *testing.T) {
 // anything (SMTP-like) reaches the client without waiting for it.
 func TestLoopServerSpeaksFirst(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.20.31.2:9000")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("220 ready\r\n"))
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	serveConns(t, "127.20.31.2:9000", func(c net.Conn) {
+		c.Write([]byte("220 ready\r\n"))
+		io.Copy(io.Discard, c)
+	})
 	p, _ := newPlane(t)
 	mustApply(t, p, basic("127.20.31.1:8000", "127.20.31.2:9000"))
 	for i := 0; i < 20; i++ {

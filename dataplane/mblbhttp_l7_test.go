@@ -32,22 +32,11 @@ type l7Member struct {
 
 func startL7Member(t *testing.T, addr, label string) *l7Member {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	m := &l7Member{label: label}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			m.conns.Add(1)
-			go m.serve(c)
-		}
-	}()
+	serveConns(t, addr, func(c net.Conn) {
+		m.conns.Add(1)
+		m.serve(c)
+	})
 	return m
 }
 

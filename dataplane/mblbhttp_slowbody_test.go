@@ -18,45 +18,31 @@ import (
 // the body as it reads it, before reading on.
 func startPartsMember(t *testing.T, addr string) <-chan string {
 	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	parts := make(chan string, 64)
-	go func() {
+	serveConns(t, addr, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			r, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func(c net.Conn) {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					parts <- r.URL.Path
-					buf := make([]byte, 4096)
-					n := 0
-					for {
-						k, err := r.Body.Read(buf)
-						if k > 0 {
-							n += k
-							parts <- string(buf[:k])
-						}
-						if err != nil {
-							break
-						}
-					}
-					out := fmt.Sprintf("n=%d", n)
-					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(out), out)
+			parts <- r.URL.Path
+			buf := make([]byte, 4096)
+			n := 0
+			for {
+				k, err := r.Body.Read(buf)
+				if k > 0 {
+					n += k
+					parts <- string(buf[:k])
 				}
-			}(c)
+				if err != nil {
+					break
+				}
+			}
+			out := fmt.Sprintf("n=%d", n)
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(out), out)
 		}
-	}()
+	})
 	return parts
 }
 

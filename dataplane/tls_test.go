@@ -84,25 +84,15 @@ func startTLSServer(t *testing.T, addr, label string, cert *tlsprof.Cert, key *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
+	serveOn(t, ln, func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := r.ReadString('\n'); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					fmt.Fprintf(c, "%s Response tls\n", label)
-				}
-			}()
+			fmt.Fprintf(c, "%s Response tls\n", label)
 		}
-	}()
+	})
 }
 
 func tlsAsk(t *testing.T, vs, sni string, roots *x509.CertPool, msgs ...string) []string {
