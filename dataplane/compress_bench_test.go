@@ -2,9 +2,6 @@ package dataplane
 
 import (
 	"bytes"
-	"io"
-	"log/slog"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,16 +38,7 @@ func BenchmarkHTTPCompress(b *testing.B) {
 				opts.Compress = pol
 			}
 			cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}, "127.0.132.11:80")
-			p := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			b.Cleanup(p.Close)
-			if err := p.Apply(nil, cfg); err != nil {
-				b.Fatal(err)
-			}
-			c, err := net.Dial("tcp", vs)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
+			c := applyAndDial(b, cfg, vs)
 			req := []byte("GET /members HTTP/1.1\r\nHost: www.example.com\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
 			buf := make([]byte, 64<<10)
 			got := 0

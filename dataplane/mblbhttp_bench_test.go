@@ -42,6 +42,22 @@ func benchHTTPMemberWith(b *testing.B, addr string, resp []byte) {
 	})
 }
 
+// applyAndDial runs cfg on a new plane, closed when the benchmark ends,
+// and is a client connection to vs (closed then too).
+func applyAndDial(b *testing.B, cfg *Config, vs string) net.Conn {
+	p := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	b.Cleanup(p.Close)
+	if err := p.Apply(nil, cfg); err != nil {
+		b.Fatal(err)
+	}
+	c, err := net.Dial("tcp", vs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
 // exchangeOK writes req on c and reads, into buf, until the end of
 // benchHTTPMember's answer.
 func exchangeOK(b *testing.B, c net.Conn, req, buf []byte) {
@@ -103,16 +119,7 @@ func BenchmarkHTTPRequestRule(b *testing.B) {
 				if withRule {
 					cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(b, rule)
 				}
-				p := New(Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-				b.Cleanup(p.Close)
-				if err := p.Apply(nil, cfg); err != nil {
-					b.Fatal(err)
-				}
-				c, err := net.Dial("tcp", vs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer c.Close()
+				c := applyAndDial(b, cfg, vs)
 				reqs := [][]byte{
 					[]byte("GET /index.html HTTP/1.1\r\nHost: www.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n"),
 					[]byte("GET /v1/users HTTP/1.1\r\nHost: api.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n"),
