@@ -212,14 +212,7 @@ func TestHTTPStreamFilterRequests(t *testing.T) {
 			want := sumOf([]byte(strings.ReplaceAll(string(body), "http://", "https://")))
 			for _, enc := range []string{"length", "chunked"} {
 				name := fmt.Sprintf("oneconnect=%v %d %s", oc, n, enc)
-				c := dialHTTP(t, vs)
-				c.c.SetDeadline(time.Now().Add(30 * time.Second))
-				req := postUp(body, 0)
-				if enc == "chunked" {
-					req = postUp(body, 7000)
-				}
-				errc := make(chan error, 1)
-				go func() { _, err := c.c.Write(req); errc <- err }()
+				c, errc := sendUpload(t, vs, body, enc, 7000)
 				t.Run(name, func(t *testing.T) { uploadAnswered(t, c.br, want, errc) })
 				smallPostAnswered(t, c, name+": next request")
 			}

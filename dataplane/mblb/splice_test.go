@@ -119,14 +119,7 @@ func TestHTTPSpliceUploads(t *testing.T) {
 				vs := startVS(t, "127.43.1.1:0", httpConfig(pool, oc, HTTPOptions{}), func(net.Conn) ClientOptions {
 					return ClientOptions{HTTPRule: rule}
 				})
-				c := dialHTTP(t, vs)
-				c.c.SetDeadline(time.Now().Add(20 * time.Second))
-				req := postUp(body, 0)
-				if tc.enc == "chunked" {
-					req = postUp(body, 77777)
-				}
-				errc := make(chan error, 1)
-				go func() { _, err := c.c.Write(req); errc <- err }()
+				c, errc := sendUpload(t, vs, body, tc.enc, 77777)
 				r, err := http.ReadResponse(c.br, nil)
 				if err != nil {
 					t.Fatal(err)

@@ -146,14 +146,7 @@ func TestHTTPUploadStreams(t *testing.T) {
 		vs := startVS(t, "127.0.125.1:0", httpConfig(pool, oc, HTTPOptions{}))
 		for _, enc := range []string{"length", "chunked"} {
 			t.Run(fmt.Sprintf("oneconnect=%v/%s", oc, enc), func(t *testing.T) {
-				c := dialHTTP(t, vs)
-				c.c.SetDeadline(time.Now().Add(20 * time.Second))
-				req := postUp(body, 0)
-				if enc == "chunked" {
-					req = postUp(body, 100000)
-				}
-				errc := make(chan error, 1)
-				go func() { _, err := c.c.Write(req); errc <- err }()
+				c, errc := sendUpload(t, vs, body, enc, 100000)
 				uploadAnswered(t, c.br, want, errc)
 				smallPostAnswered(t, c, "next request")
 			})
@@ -433,6 +426,23 @@ func BenchmarkHTTPUpload(b *testing.B) {
 			}
 		})
 	}
+}
+
+// sendUpload dials vs and posts body on a goroutine, with its
+// Content-Length (enc "length") or in chunks of chunk bytes, so that the
+// reader can take the answer while the upload goes; errc gets the
+// write's result.
+func sendUpload(t *testing.T, vs *testVS, body []byte, enc string, chunk int) (*httpClient, <-chan error) {
+	t.Helper()
+	c := dialHTTP(t, vs)
+	c.c.SetDeadline(time.Now().Add(30 * time.Second))
+	req := postUp(body, 0)
+	if enc == "chunked" {
+		req = postUp(body, chunk)
+	}
+	errc := make(chan error, 1)
+	go func() { _, err := c.c.Write(req); errc <- err }()
+	return c, errc
 }
 
 // uploadAnswered reads the member's answer to an upload from br: it must
