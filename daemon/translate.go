@@ -49,6 +49,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileWebAccel) {
 		t.webAccelProfile(o) // translate_cache.go
 	}
+	if rb != nil && rb.e != nil {
+		rb.e.caches.prune(cfg.Of(profileWebAccel))
+	}
 	for _, o := range cfg.Of(ltmNode) {
 		t.node(o)
 	}

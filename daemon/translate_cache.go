@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,6 +63,19 @@ func (w *webCaches) get(cfg httpcache.Config) (*httpcache.Cache, error) {
 		w.m[cfg.Profile] = webCache{cfg: key, c: c}
 	}
 	return c, nil
+}
+
+// prune forgets the caches of profiles that are gone, so that what they
+// held is freed (a running virtual keeps its own reference until a commit
+// takes it away).
+func (w *webCaches) prune(profiles []*objects.Object) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name := range w.m {
+		if !slices.ContainsFunc(profiles, func(o *objects.Object) bool { return o.Name == name }) {
+			delete(w.m, name)
+		}
+	}
 }
 
 // lookup is the cache of a profile, nil when no commit made one.

@@ -168,4 +168,12 @@ func TestWebAccelerationTranslated(t *testing.T) {
 	if _, err := run(t, s, "create ltm profile web-acceleration bad cache-uri-pinned { *.png }"); !strings.Contains(err, `cache-uri-pinned "*.png" is not a regular expression`) {
 		t.Errorf("a glob pattern: %q", err)
 	}
+	for _, c := range []string{"delete ltm virtual v1", "delete ltm virtual v2", "delete ltm profile web-acceleration wa"} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	if e.caches.lookup("/Common/wa") != nil {
+		t.Error("a deleted profile's cache is still kept")
+	}
 }
