@@ -453,7 +453,7 @@ func (t *gslbTranslator) regions() {
 		var ws []string
 		if v := regionMembers.Get(o); v != nil {
 			for _, it := range v.Items {
-				ws = append(ws, strings.Fields(it.Name)...)
+				ws = append(ws, objects.MatchWords(it.Name)...)
 			}
 		}
 		ms, err := t.matches(ws, "region-members")
@@ -499,7 +499,7 @@ func (t *gslbTranslator) topology() {
 		r.Members = kept
 	}
 	for _, o := range t.cfg.Of(gtmTopology) {
-		ws := strings.Fields(o.Name)
+		ws := objects.MatchWords(o.Name)
 		var ldns, server []string
 		cur := &ldns
 		for _, w := range ws {

@@ -66,8 +66,9 @@ gtm wideip a /Common/www.example.com {
     persist-cidr-ipv4 24
     last-resort-pool p1
 }
-gtm region /Common/r1 { region-members { subnet 127.0.118.0/24 { } not pool /Common/p1 { } } }
+gtm region /Common/r1 { region-members { subnet 127.0.118.0/24 { } not pool /Common/p1 { } state "US/New York" { } } }
 gtm topology ldns: region /Common/r1 server: subnet 127.0.119.0/24 { order 2 score 50 }
+gtm topology ldns: not state "US/New Hampshire" server: subnet 127.0.119.0/24 { order 3 score 10 }
 gtm listener /Common/l1 { address 127.0.119.53 port 5353 }
 gtm zone /Common/example.com { definition {
 @ IN SOA ns1 hostmaster 1 3600 600 86400 300
@@ -118,8 +119,13 @@ func TestTranslateGSLB(t *testing.T) {
 		{"region", gc.Regions["/Common/r1"].Members, []gslb.Match{
 			{Kind: gslb.MatchSubnet, Prefix: netip.MustParsePrefix("127.0.118.0/24")},
 			{Not: true, Kind: gslb.MatchPool, Name: "/Common/p1"},
+			{Kind: gslb.MatchState, Name: "US/New York"},
 		}},
-		{"topology", gc.Topology, []gslb.TopologyRecord{{
+		{"topology (a state with a space)", gc.Topology, []gslb.TopologyRecord{{
+			LDNS:   gslb.Match{Not: true, Kind: gslb.MatchState, Name: "US/New Hampshire"},
+			Server: gslb.Match{Kind: gslb.MatchSubnet, Prefix: netip.MustParsePrefix("127.0.119.0/24")},
+			Order:  3, Score: 10,
+		}, {
 			LDNS:   gslb.Match{Kind: gslb.MatchRegion, Name: "/Common/r1"},
 			Server: gslb.Match{Kind: gslb.MatchSubnet, Prefix: netip.MustParsePrefix("127.0.119.0/24")},
 			Order:  2, Score: 50,

@@ -65,7 +65,7 @@ func headWords(o *Object, folder string) []string {
 	switch {
 	case o.Kind.Singleton:
 	case o.Kind.Key() == "gtm topology":
-		ws = append(ws, strings.Fields(o.Name)...)
+		ws = append(ws, MatchWords(o.Name)...)
 	default:
 		ws = append(ws, RelPath(folder, o.Name))
 	}
@@ -307,7 +307,7 @@ func (p *printer) value(pr *Prop, v *Value) {
 			}
 			words := []string{head}
 			if pr.Items == ItemRegionMember {
-				words = strings.Fields(it.Name) // not subnet 10.0.0.0/8: three words
+				words = MatchWords(it.Name) // not subnet 10.0.0.0/8: three words
 			}
 			if len(props) == 0 && len(it.Extra) == 0 {
 				pp.Empty(words...)

@@ -52,7 +52,7 @@ func regionMember(folder string, nodes []grammar.Node) (string, int, error) {
 	if err != nil {
 		return "", 0, synErr(vw, nil, "%v", err)
 	}
-	name := kw.Text + " " + v
+	name := kw.Text + " " + grammar.Quote(v)
 	if not {
 		name = "not " + name
 	}
@@ -78,6 +78,28 @@ func RegionMemberValue(folder, kind, v string) (string, error) {
 		return FullPath(folder, v), nil
 	}
 	return v, nil
+}
+
+// MatchWords splits a region member's or a topology record's canonical
+// name into its words, a quoted value (`state "US/New York"`) as one:
+// the readers quote a value with spaces so that the name reads back as
+// the record BIG-IP saved, and everything that takes the name apart
+// again (the printer, the GSLB translation) must not split the value.
+func MatchWords(name string) []string {
+	if !strings.Contains(name, `"`) {
+		return strings.Fields(name)
+	}
+	st, err := grammar.ParseStatement(name, grammar.Options{})
+	if err != nil {
+		return strings.Fields(name)
+	}
+	ws := make([]string, 0, len(st.Items))
+	for _, n := range st.Items {
+		if w, ok := n.(*grammar.Word); ok {
+			ws = append(ws, w.Text)
+		}
+	}
+	return ws
 }
 
 // TopologyName reads a gtm topology record's name from the start of words,
@@ -108,7 +130,7 @@ func TopologyName(folder string, words []string) (name string, used, bad int, er
 		if verr != nil {
 			return "", 0, i + 1, verr
 		}
-		out = append(out, words[i], v)
+		out = append(out, words[i], grammar.Quote(v))
 		i += 2
 	}
 	return strings.Join(out, " "), i, 0, nil

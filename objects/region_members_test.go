@@ -25,6 +25,10 @@ func TestRegionMembersAndTopologyNames(t *testing.T) {
 			`gtm topology ldns: subnet 10.1.0.0/16 server: not datacenter /Common/dc1 { score 100 }`, ""},
 		{"topology properties after the name", `gtm topology ldns: region /Common/r server: pool p order 2 score 50`,
 			`gtm topology ldns: region /Common/r server: pool /Common/p { order 2 score 50 }`, ""},
+		{"a value with a space stays one word", `gtm region /Common/r { region-members { state "US/New York" not state "US/New Hampshire" } }`,
+			`gtm region /Common/r { region-members { state "US/New York" { } not state "US/New Hampshire" { } } }`, ""},
+		{"topology with a quoted state", `gtm topology ldns: not isp AOL server: state "US/New Hampshire" { order 3 }`,
+			`gtm topology ldns: not isp AOL server: state "US/New Hampshire" { order 3 }`, ""},
 		{"topology without a server side", `gtm topology ldns: subnet 10.0.0.0/8 server: { score 1 }`, "", "server: needs one of subnet"},
 		{"topology with an unknown kind", `gtm topology ldns: planet mars server: subnet 10.0.0.0/8 { }`, "", "geoip-isp (at t.conf:1:20"},
 	}
@@ -40,9 +44,18 @@ func TestRegionMembersAndTopologyNames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := strings.Join(strings.Fields(Format(objs[0], PrintOpts{})), " ")
+			text := Format(objs[0], PrintOpts{})
+			got := strings.Join(strings.Fields(text), " ")
 			if got != c.want {
 				t.Fatalf("listed\n%s\nwant\n%s", got, c.want)
+			}
+			// What is listed reads back as the same object.
+			again, err := Default.ReadConfig("t.conf", []byte(text), nil)
+			if err != nil {
+				t.Fatalf("listed text does not read back: %v\n%s", err, text)
+			}
+			if back := Format(again[0], PrintOpts{}); back != text {
+				t.Fatalf("read back as\n%s\nnot\n%s", back, text)
 			}
 		})
 	}
