@@ -67,6 +67,8 @@ type Engine struct {
 	// caches are the web-acceleration profiles' caches, kept across
 	// commits (translate_cache.go).
 	caches webCaches
+	// h2stats are the http2 profiles' counters (translate_http2.go).
+	h2stats http2Stats
 	// files caches the content of stored sys files by checksum.
 	files fileCache
 	// hsl sends rules' high-speed log messages (with a dataplane).

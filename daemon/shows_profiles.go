@@ -80,6 +80,31 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			}
 			return nil
 		}},
+		RuntimeCommand{"show", profileHTTP2.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileHTTP2, names) {
+				var rs render.HTTP2Stats
+				if st := e.h2stats.lookup(name); st != nil {
+					u := func(n int64) uint64 { return uint64(max(n, 0)) }
+					rs = render.HTTP2Stats{
+						Connections: u(st.Connections.Load()), TotalConnections: u(st.TotalConnections.Load()),
+						Streams: u(st.Streams.Load()), MaxStreams: u(st.MaxStreams.Load()),
+						TotalStreams: u(st.TotalStreams.Load()), Failed: u(st.Failed.Load()),
+					}
+				}
+				if err := render.HTTP2Profile(w, name, rs, showOpts(s, words)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		RuntimeCommand{"reset-stats", profileHTTP2.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileHTTP2, names) {
+				if st := e.h2stats.lookup(name); st != nil {
+					st.Reset()
+				}
+			}
+			return nil
+		}},
 		RuntimeCommand{"reset-stats", profileStatistics.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			st := e.rules.rt.statsEnv(e.log)
 			for _, name := range profileNames(e, profileStatistics, names) {

@@ -49,6 +49,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileWebAccel) {
 		t.webAccelProfile(o) // translate_cache.go
 	}
+	for _, o := range cfg.Of(profileHTTP2) {
+		t.http2Profile(o) // translate_http2.go
+	}
 	if rb != nil && rb.e != nil {
 		rb.e.caches.prune(cfg.Of(profileWebAccel))
 	}
@@ -432,7 +435,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.compressNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) {
+	if !t.compressNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

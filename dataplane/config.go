@@ -34,6 +34,7 @@ type (
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
 	TLS               = config.TLS
+	HTTP2             = config.HTTP2
 	FQDN              = config.FQDN
 	ExternalMonitor   = config.ExternalMonitor
 	InbandMonitor     = config.InbandMonitor

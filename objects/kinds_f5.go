@@ -650,8 +650,8 @@ cache-uri-pinned list
 `), "F5 ltm profile web-acceleration: the RAM cache, answering repeated GETs from memory",
 			"cache-client-cache-control-mode", "cache-insert-age-header", "cache-max-age", "cache-max-entries", "cache-object-max-size", "cache-object-min-size",
 			"cache-size", "cache-uri-exclude", "cache-uri-include", "cache-uri-pinned"),
-		profileKind("http2", "http2", `
-activation-modes list
+		actOn(profileKind("http2", "http2", `
+activation-modes list alpn
 concurrent-streams-per-connection int 10
 connection-idle-timeout int 300
 enforce-tls-requirements ed enabled
@@ -662,7 +662,9 @@ insert-header ed disabled
 insert-header-name str X-HTTP2
 receive-window int 32
 write-size int 16384
-`),
+`), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge), HTTP/1.1 to members",
+			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
+			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
 		profileKind("websocket", "websocket", `
 compress-mode enum preserved preserved|typed
 compression ed enabled

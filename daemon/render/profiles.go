@@ -98,6 +98,29 @@ func WebAccelerationProfile(w io.Writer, name string, st httpcache.Stats, o Opti
 	})
 }
 
+// HTTP2Profile prints one `Ltm::HTTP2 Profile` block: the profile's
+// client connections and streams, summed over its virtual servers [M:
+// BIG-IP's block has more rows, of frames and flow control; these are
+// what the gateway counts].
+func HTTP2Profile(w io.Writer, name string, st HTTP2Stats, o Options) error {
+	return statBlock(w, "Ltm::HTTP2 Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Connections", ""},
+		{"Current", o.num(st.Connections)},
+		{"Total", o.num(st.TotalConnections)},
+		{"Streams", ""},
+		{"Current", o.num(st.Streams)},
+		{"Maximum Concurrent", o.num(st.MaxStreams)},
+		{"Total", o.num(st.TotalStreams)},
+		{"Failed (502)", o.num(st.Failed)},
+	})
+}
+
+// HTTP2Stats are the figures HTTP2Profile prints.
+type HTTP2Stats struct {
+	Connections, TotalConnections, Streams, MaxStreams, TotalStreams, Failed uint64
+}
+
 // TCPProfile prints one `Ltm::TCP Profile` block.
 func TCPProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
 	c := st.Conns

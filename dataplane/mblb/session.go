@@ -247,6 +247,21 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 	return s
 }
 
+// Rebind moves a session that has not run yet onto c, the same client's
+// connection by another way: an HTTP virtual with the http2 profile
+// starts each client's session on a local socket pair, runs
+// CLIENT_ACCEPTED and the TLS handshake with it, and moves it onto the
+// client's own connection when the client turns out to speak HTTP/1,
+// keeping what the rules set on it (persistence, target, idle timeout).
+func (s *ClientConn) Rebind(c net.Conn) {
+	s.c = c
+	s.rawc, s.nbFn = nil, nil
+	if sc, ok := c.(syscall.Conn); ok && s.async {
+		s.rawc, _ = sc.SyscallConn()
+		s.nbFn = s.nbWrite
+	}
+}
+
 // Client is the client's address.
 func (s *ClientConn) Client() netip.AddrPort { return s.client }
 

@@ -433,3 +433,34 @@ func WithHello(base *tls.Config, hello func(h *tls.ClientHelloInfo) bool) *tls.C
 		return base, nil
 	}}
 }
+
+// WithALPN returns base offering protos in ALPN (in order of preference),
+// and every configuration base's GetConfigForClient chooses (SNI among
+// several client-ssl profiles) offering them too: a virtual's http2
+// profile offers h2 whichever profile the client's server name picks.
+// base itself is not changed; the profiles' configurations are shared by
+// the virtuals that use them.
+func WithALPN(base *tls.Config, protos ...string) *tls.Config {
+	c := base.Clone()
+	c.NextProtos = protos
+	if pick := base.GetConfigForClient; pick != nil {
+		var mu sync.Mutex
+		withALPN := map[*tls.Config]*tls.Config{}
+		c.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+			chosen, err := pick(h)
+			if chosen == nil || err != nil {
+				return chosen, err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			w, ok := withALPN[chosen]
+			if !ok {
+				w = chosen.Clone()
+				w.NextProtos = protos
+				withALPN[chosen] = w
+			}
+			return w, nil
+		}
+	}
+	return c
+}

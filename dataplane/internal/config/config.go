@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
@@ -118,6 +119,21 @@ type Virtual struct {
 	// rewrites both directions' bytes (an HTTP virtual's is in its
 	// MBLB's HTTP options: it rewrites bodies only); nil: none.
 	Stream *mblb.StreamOptions
+	// HTTP2 is the http2 profile of an HTTP virtual: clients that
+	// negotiate h2 (ALPN, over client-ssl), or with Always that send the
+	// HTTP/2 preface in cleartext, are served by dataplane/h2gw, which
+	// passes each stream to the virtual's HTTP engine; nil: HTTP/1 only.
+	HTTP2 *HTTP2
+}
+
+// HTTP2 is a virtual's http2 profile.
+type HTTP2 struct {
+	h2gw.Config
+	// ALPN: activation-modes alpn, h2 offered in the TLS handshake.
+	ALPN bool
+	// Always: activation-modes always, a cleartext client that starts
+	// with the HTTP/2 preface speaks HTTP/2 (others HTTP/1.1 [M]).
+	Always bool
 }
 
 // Protocol is a virtual's ip-protocol as the dataplane serves it.

@@ -268,7 +268,7 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 			switch {
 			case mv == nil:
 			case snap.Cfg.TLS == nil:
-				if !mv.Loopable() {
+				if !mv.Loopable() || snap.Cfg.HTTP2 != nil { // HTTP/2 clients: goroutines
 					mv = nil
 				}
 			default:

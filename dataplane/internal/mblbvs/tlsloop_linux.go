@@ -38,7 +38,8 @@ func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	// (CLIENTSSL_CLIENTHELLO runs inside the handshake, which Serve's
 	// front stage does.)
 	p := irules.Program(snap.Cfg.Rules)
-	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable() && (p == nil || !p.Handles(rules.ClientSSLClientHello))
+	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable() && snap.Cfg.HTTP2 == nil &&
+		(p == nil || !p.Handles(rules.ClientSSLClientHello))
 }
 
 // Phases of a handshake, for a close from outside.

@@ -261,6 +261,9 @@ type mblbFlow struct {
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
+	// h2Requests, for an HTTP/2 client, are its engine sessions'
+	// requests together (http2.go); f.sess is the last of them.
+	h2Requests uint64
 }
 
 // Received implements mblb.Meter for the client side.
@@ -336,6 +339,10 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 		vs.Stats.Close()
 		return
 	}
+	if snap.Cfg.HTTP2 != nil {
+		mv.serveHTTP2Capable(snap, c) // http2.go
+		return
+	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
 	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
 	f.front, _ = conn.(*frontConn)
@@ -390,7 +397,11 @@ func (f *mblbFlow) finish() {
 	f.vs.Stats.Close()
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
 	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
-		f.vs.Prof.HTTP.ConnEnded(f.sess.Stats().Requests) // profilestats
+		n := f.sess.Stats().Requests
+		if f.h2Requests > 0 {
+			n = f.h2Requests
+		}
+		f.vs.Prof.HTTP.ConnEnded(n) // profilestats
 	}
 	f.cssl.Release()
 	if f.ended != nil {

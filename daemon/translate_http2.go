@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/h2gw"
+	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/objects"
+)
+
+var (
+	profileHTTP2       = schema.MustKind("ltm profile http2")
+	h2Modes            = profileHTTP2.MustProp("activation-modes")
+	h2Streams          = profileHTTP2.MustProp("concurrent-streams-per-connection")
+	h2Idle             = profileHTTP2.MustProp("connection-idle-timeout")
+	h2EnforceTLS       = profileHTTP2.MustProp("enforce-tls-requirements")
+	h2HeaderTable      = profileHTTP2.MustProp("header-table-size")
+	h2InsertHeader     = profileHTTP2.MustProp("insert-header")
+	h2InsertHeaderName = profileHTTP2.MustProp("insert-header-name")
+	h2ReceiveWindow    = profileHTTP2.MustProp("receive-window")
+)
+
+// http2Stats keeps each http2 profile's counters across commits, for
+// `show ltm profile http2`: the virtuals using a profile count into one.
+type http2Stats struct {
+	mu sync.Mutex
+	m  map[string]*h2gw.Stats
+}
+
+// get returns profile's counters, made on first use.
+func (h *http2Stats) get(profile string) *h2gw.Stats {
+	if h == nil {
+		return new(h2gw.Stats)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*h2gw.Stats{}
+	}
+	st := h.m[profile]
+	if st == nil {
+		st = new(h2gw.Stats)
+		h.m[profile] = st
+	}
+	return st
+}
+
+// lookup is a profile's counters, nil before any virtual used it.
+func (h *http2Stats) lookup(profile string) *h2gw.Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[profile]
+}
+
+// http2Config reads an http2 profile's effective properties. BIG-IP's
+// ranges are not published everywhere; those checked here are the ones
+// HTTP/2 itself sets [M]: at least one stream, a window HTTP/2 can
+// advertise (below 2 GiB), a header table within 64 KiB.
+func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
+	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
+	num := func(pr *objects.Prop, lo, hi int64) (int64, error) {
+		n, err := strconv.ParseInt(e(pr), 10, 64)
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("%s %q must be a number from %d to %d", pr.Name, e(pr), lo, hi)
+		}
+		return n, nil
+	}
+	streams, err := num(h2Streams, 1, 1<<16)
+	if err != nil {
+		return nil, err
+	}
+	idle, err := num(h2Idle, 0, 1<<31-1)
+	if err != nil {
+		return nil, err
+	}
+	table, err := num(h2HeaderTable, 0, 1<<16)
+	if err != nil {
+		return nil, err
+	}
+	window, err := num(h2ReceiveWindow, 1, (1<<31-1)/1024)
+	if err != nil {
+		return nil, err
+	}
+	h := &dataplane.HTTP2{Config: h2gw.Config{
+		Profile:                 p.Name,
+		MaxConcurrentStreams:    uint32(streams),
+		IdleTimeout:             time.Duration(idle) * time.Second,
+		HeaderTableSize:         uint32(table),
+		ReceiveWindow:           int32(window * 1024),
+		PermitProhibitedCiphers: e(h2EnforceTLS) == "disabled",
+	}}
+	if e(h2InsertHeader) == "enabled" {
+		h.InsertHeader = e(h2InsertHeaderName)
+		if h.InsertHeader == "" || h.InsertHeader == "none" {
+			return nil, fmt.Errorf("insert-header is enabled without an insert-header-name")
+		}
+	}
+	if v := t.cfg.Effective(p, h2Modes.Name); v != nil {
+		for _, m := range v.List {
+			switch m {
+			case "alpn":
+				h.ALPN = true
+			case "always":
+				h.Always = true
+			default:
+				return nil, fmt.Errorf("activation-modes %q is not alpn or always", m)
+			}
+		}
+	}
+	return h, nil
+}
+
+// http2Profile checks an http2 profile whether or not a virtual uses it:
+// a value out of range is refused when the profile is made or changed.
+func (t *translator) http2Profile(o *objects.Object) {
+	if _, err := t.http2Config(o); err != nil {
+		t.skip(o, "profile %s: %v", o.Name, err)
+	}
+}
+
+// http2 fills the virtual's HTTP/2 settings from its http2 profile. The
+// profile needs the http profile (its streams are HTTP requests), and
+// with activation-modes alpn only a client-ssl profile can offer h2
+// [M: BIG-IP refuses both; the messages are ours]. It returns false when
+// the virtual was left out.
+func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
+	p := t.profile(o, profileHTTP2)
+	if p == nil {
+		return true
+	}
+	refuse := func(format string, args ...any) bool {
+		msg := fmt.Sprintf(format, args...)
+		t.skipped = append(t.skipped, msg)
+		t.refused = append(t.refused, msg)
+		return false
+	}
+	if t.profile(o, profileHTTP) == nil || v.MBLB == nil {
+		return refuse("profile %s (http2) requires an http profile on the virtual server (%s)", p.Name, o.Name)
+	}
+	h, err := t.http2Config(p)
+	if err != nil {
+		t.skip(o, "profile %s: %v", p.Name, err)
+		return false
+	}
+	tlsClient := v.TLS != nil && v.TLS.Client != nil
+	if h.ALPN && !h.Always && !tlsClient {
+		return refuse("profile %s (http2) with activation-modes alpn requires a client-ssl profile on the virtual server (%s); activation-modes always serves HTTP/2 in cleartext", p.Name, o.Name)
+	}
+	if h.ALPN && tlsClient {
+		v.TLS.Client = tlsprof.WithALPN(v.TLS.Client, "h2", "http/1.1")
+	}
+	var st *http2Stats
+	if t.rules != nil && t.rules.e != nil {
+		st = &t.rules.e.h2stats
+	}
+	h.Stats = st.get(p.Name)
+	v.HTTP2 = h
+	return true
+}

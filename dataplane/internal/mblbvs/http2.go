@@ -1,0 +1,242 @@
+package mblbvs
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/h2gw"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// HTTP/2 clients (the http2 profile). A client of an HTTP virtual with
+// the profile is served on goroutines (the acceptor does not give it to
+// an event loop): after CLIENT_ACCEPTED and the TLS handshake, a client
+// that negotiated h2, or with activation-modes always a cleartext client
+// whose first bytes are the HTTP/2 preface, is served by dataplane/h2gw.
+// Its streams reach the virtual's engine as HTTP/1.1 requests pipelined
+// on one local socket pair, whose engine session stands for the client:
+// the client's address, the virtual's address, its flow record and its
+// rules' connection state, so HTTP_REQUEST runs per stream as on BIG-IP.
+// Other clients go on as HTTP/1.
+
+// http2Client reports whether the client on conn speaks HTTP/2, and the
+// connection to serve it on (cleartext: one that gives back the bytes
+// read to tell).
+func http2Client(h *config.HTTP2, conn net.Conn, fc *frontConn, raw *net.TCPConn, idle time.Duration) (bool, net.Conn) {
+	if h == nil {
+		return false, conn
+	}
+	if fc != nil && !fc.clear {
+		return h.ALPN && fc.tls.ConnectionState().NegotiatedProtocol == "h2", fc.tls
+	}
+	if !h.Always || fc != nil {
+		return false, conn
+	}
+	// Cleartext: read until the bytes part from the preface or hold it
+	// whole. An HTTP/1 request parts at its first byte.
+	if idle > 0 {
+		raw.SetReadDeadline(time.Now().Add(idle))
+		defer raw.SetReadDeadline(time.Time{})
+	}
+	var got []byte
+	buf := make([]byte, len(h2gw.Preface))
+	for len(got) < len(h2gw.Preface) {
+		n, err := raw.Read(buf[:len(h2gw.Preface)-len(got)])
+		got = append(got, buf[:n]...)
+		if !bytes.HasPrefix([]byte(h2gw.Preface), got) || err != nil {
+			break
+		}
+	}
+	pc := &prefixConn{TCPConn: raw, head: got}
+	return len(got) == len(h2gw.Preface) && string(got) == h2gw.Preface, pc
+}
+
+// prefixConn gives back the bytes read to tell HTTP/2 from HTTP/1 before
+// the rest of the connection; it is the socket for everything else
+// (closing, linger, the rules' socket options).
+type prefixConn struct {
+	*net.TCPConn
+	head []byte
+}
+
+func (c *prefixConn) Read(b []byte) (int, error) {
+	if len(c.head) > 0 {
+		n := copy(b, c.head)
+		c.head = c.head[n:]
+		return n, nil
+	}
+	return c.TCPConn.Read(b)
+}
+
+// serveHTTP2Capable runs one accepted client of a virtual with the
+// http2 profile to its end, on goroutines, as Set.Serve runs others. Its
+// engine session starts on a socket pair, for CLIENT_ACCEPTED and the
+// handshake; an HTTP/1 client's session then moves onto the client's
+// connection (mblb.ClientConn.Rebind), an HTTP/2 client's stays for the
+// gateway's first engine connection.
+func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
+	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
+	f.front, _ = conn.(*frontConn)
+	gw, eng, err := socketPair()
+	if err != nil {
+		c.SetLinger(0)
+		c.Close()
+		mv.vs.Stats.Close()
+		return
+	}
+	first := mv.eng.NewClientConn(&engineConn{UnixConn: eng, client: c}, opts)
+	f.sess = first
+	f.Closer = func(reset bool) {
+		if reset {
+			c.SetLinger(0)
+		}
+		c.Close() // the session, or the gateway, ends with the client
+		first.Close(reset)
+	}
+	mv.env.Table.Add(&f.Flow)
+	defer f.finish()
+	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
+	if (f.rr != nil && !f.rr.accepted()) || (f.front != nil && !f.handshake(conn, snap.Cfg.TLS)) {
+		// The rule reset the client (through engineConn) or dropped it,
+		// or the handshake failed (and reset it).
+		first.Close(false)
+		gw.Close()
+		c.Close()
+		return
+	}
+	h2, conn := http2Client(snap.Cfg.HTTP2, conn, f.front, c, snap.Idle)
+	if !h2 {
+		gw.Close()
+		eng.Close()
+		first.Rebind(conn)
+		f.Closer = func(reset bool) { first.Close(reset) }
+		first.Run()
+		return
+	}
+	if f.front != nil && !snap.Cfg.HTTP2.PermitProhibitedCiphers && !h2gw.TLSAdequate(f.front.tls.ConnectionState()) {
+		// enforce-tls-requirements: HTTP/2 over what RFC 7540 forbids
+		// is refused (BIG-IP sends INADEQUATE_SECURITY [M: openltm
+		// resets the connection]).
+		first.Close(false)
+		gw.Close()
+		c.SetLinger(0)
+		c.Close()
+		return
+	}
+	mv.serveHTTP2(f, opts, conn, c, snap.Cfg.HTTP2, gw, eng, first)
+}
+
+// serveHTTP2 serves an HTTP/2 client on conn until it ends; its first
+// engine connection is gw, whose other end eng first's session reads.
+func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c *net.TCPConn, h *config.HTTP2, gw, eng *net.UnixConn, first *mblb.ClientConn) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	sessions := []*mblb.ClientConn{first}
+	var last chan struct{} // closed when the running session has ended
+	run := func(sess *mblb.ClientConn, eng *net.UnixConn) {
+		wg.Add(1)
+		done := make(chan struct{})
+		last = done
+		go func() {
+			defer wg.Done()
+			defer close(done)
+			sess.Run()
+			eng.Close()
+		}()
+	}
+	dial := func() (net.Conn, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if gw != nil { // the session CLIENT_ACCEPTED ran with
+			g := gw
+			gw = nil
+			run(first, eng)
+			return g, nil
+		}
+		// The gateway dials again once its engine connection ended; the
+		// session on it ends with it, and the rules, which act on
+		// f.sess, move to the next only then.
+		<-last
+		g, e, err := socketPair()
+		if err != nil {
+			return nil, err
+		}
+		sess := mv.eng.NewClientConn(&engineConn{UnixConn: e, client: c}, opts)
+		sessions = append(sessions, sess)
+		f.sess = sess // the rules' commands act on the current one
+		run(sess, e)
+		return g, nil
+	}
+	h2gw.Serve(conn, &h.Config, dial)
+	c.Close()
+	mu.Lock()
+	if gw != nil { // no stream came
+		gw.Close()
+		first.Close(false)
+	}
+	mu.Unlock()
+	wg.Wait()
+	n := uint64(0)
+	for _, s := range sessions {
+		n += s.Stats().Requests
+	}
+	f.h2Requests = n
+}
+
+// engineConn is the engine's side of an HTTP/2 client's socket pair: it
+// names the client's and the virtual's addresses, so the engine sees the
+// client as an HTTP/1 client of the virtual, and a reset of the session
+// (a rule's reject) resets the client.
+type engineConn struct {
+	*net.UnixConn
+	client *net.TCPConn
+}
+
+func (c *engineConn) LocalAddr() net.Addr  { return c.client.LocalAddr() }
+func (c *engineConn) RemoteAddr() net.Addr { return c.client.RemoteAddr() }
+
+// SetLinger(0) comes before the Close of a reset (mblb's resetConn).
+func (c *engineConn) SetLinger(sec int) error {
+	if sec == 0 {
+		c.client.SetLinger(0)
+		c.client.Close()
+	}
+	return nil
+}
+
+// socketPair is a connected pair of local stream sockets: the gateway's
+// end and the engine's.
+func socketPair() (*net.UnixConn, *net.UnixConn, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn := func(fd int) (*net.UnixConn, error) {
+		f := os.NewFile(uintptr(fd), "h2")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*net.UnixConn), nil
+	}
+	a, err := conn(fds[0])
+	if err != nil {
+		syscall.Close(fds[1])
+		return nil, nil, err
+	}
+	b, err := conn(fds[1])
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	return a, b, nil
+}
