@@ -22,6 +22,8 @@ var (
 	h2InsertHeader     = profileHTTP2.MustProp("insert-header")
 	h2InsertHeaderName = profileHTTP2.MustProp("insert-header-name")
 	h2ReceiveWindow    = profileHTTP2.MustProp("receive-window")
+	h2FrameSize        = profileHTTP2.MustProp("frame-size")
+	h2WriteSize        = profileHTTP2.MustProp("write-size")
 )
 
 // http2Stats keeps each http2 profile's counters across commits, for
@@ -56,10 +58,10 @@ func (h *http2Stats) lookup(profile string) *h2gw.Stats {
 	return h.m[profile]
 }
 
-// http2Config reads an http2 profile's effective properties. BIG-IP's
-// ranges are not published everywhere; those checked here are the ones
-// HTTP/2 itself sets [M]: at least one stream, a window HTTP/2 can
-// advertise (below 2 GiB), a header table within 64 KiB.
+// http2Config reads an http2 profile's effective properties, within
+// BIG-IP's ranges: header-table-size 0-65535 and frame-size 1024-16384
+// (F5's documentation); concurrent-streams-per-connection 1-256,
+// receive-window 16-128 KB and write-size 2048-32768 [M].
 func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
 	num := func(pr *objects.Prop, lo, hi int64) (int64, error) {
@@ -69,7 +71,7 @@ func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 		}
 		return n, nil
 	}
-	streams, err := num(h2Streams, 1, 1<<16)
+	streams, err := num(h2Streams, 1, 256)
 	if err != nil {
 		return nil, err
 	}
@@ -77,12 +79,20 @@ func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 	if err != nil {
 		return nil, err
 	}
-	table, err := num(h2HeaderTable, 0, 1<<16)
+	table, err := num(h2HeaderTable, 0, 65535)
 	if err != nil {
 		return nil, err
 	}
-	window, err := num(h2ReceiveWindow, 1, (1<<31-1)/1024)
+	window, err := num(h2ReceiveWindow, 16, 128)
 	if err != nil {
+		return nil, err
+	}
+	// Kept, not acted on (net/http's server sizes its frames), but a
+	// value BIG-IP refuses is refused.
+	if _, err := num(h2FrameSize, 1024, 16384); err != nil {
+		return nil, err
+	}
+	if _, err := num(h2WriteSize, 2048, 32768); err != nil {
 		return nil, err
 	}
 	h := &dataplane.HTTP2{Config: h2gw.Config{
@@ -110,6 +120,9 @@ func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 				return nil, fmt.Errorf("activation-modes %q is not alpn or always", m)
 			}
 		}
+	}
+	if h.ALPN && h.Always {
+		return nil, fmt.Errorf("activation-modes alpn and always are mutually exclusive")
 	}
 	return h, nil
 }
@@ -147,11 +160,14 @@ func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 		return false
 	}
 	tlsClient := v.TLS != nil && v.TLS.Client != nil
-	if h.ALPN && !h.Always && !tlsClient {
+	if h.ALPN && !tlsClient {
 		return refuse("profile %s (http2) with activation-modes alpn requires a client-ssl profile on the virtual server (%s); activation-modes always serves HTTP/2 in cleartext", p.Name, o.Name)
 	}
-	if h.ALPN && tlsClient {
+	if tlsClient && (h.ALPN || h.Always) {
+		// Over TLS, always too offers h2 in the handshake [M]: clients
+		// ask for it there.
 		v.TLS.Client = tlsprof.WithALPN(v.TLS.Client, "h2", "http/1.1")
+		h.ALPN = true
 	}
 	var st *http2Stats
 	if t.rules != nil && t.rules.e != nil {

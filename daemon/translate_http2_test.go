@@ -19,7 +19,7 @@ func TestHTTP2ProfileTranslated(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.47.1.11:80 }",
-		"create ltm profile http2 h2_edge activation-modes replace-all-with { always alpn } concurrent-streams-per-connection 64 connection-idle-timeout 30 header-table-size 8192 receive-window 64 insert-header enabled insert-header-name X-Via-H2 enforce-tls-requirements disabled",
+		"create ltm profile http2 h2_edge activation-modes replace-all-with { always } concurrent-streams-per-connection 64 connection-idle-timeout 30 header-table-size 8192 receive-window 64 insert-header enabled insert-header-name X-Via-H2 enforce-tls-requirements disabled",
 		"create ltm virtual v_edge destination 127.47.1.1:80 pool p profiles replace-all-with { tcp { } http { } h2_edge { } }",
 		"create ltm virtual v_plain destination 127.47.1.2:80 pool p profiles replace-all-with { tcp { } http { } }",
 	} {
@@ -42,16 +42,19 @@ func TestHTTP2ProfileTranslated(t *testing.T) {
 		HeaderTableSize: 8192, ReceiveWindow: 64 << 10, InsertHeader: "X-Via-H2", PermitProhibitedCiphers: true}
 	got := h.Config
 	got.Stats = nil
-	if got != want || !h.ALPN || !h.Always {
-		t.Errorf("v_edge: %+v ALPN %v Always %v\nwant %+v, both modes", got, h.ALPN, h.Always, want)
+	if got != want || h.ALPN || !h.Always {
+		t.Errorf("v_edge: %+v ALPN %v Always %v\nwant %+v, always (cleartext)", got, h.ALPN, h.Always, want)
 	}
 	if h.Stats == nil {
 		t.Error("v_edge: no counters for the profile")
 	}
 
 	for _, c := range []struct{ cmd, err string }{
-		{"modify ltm profile http2 h2_edge receive-window 0", `receive-window "0" must be a number from 1 to`},
-		{"modify ltm profile http2 h2_edge header-table-size 70000", `header-table-size "70000" must be a number from 0 to 65536`},
+		{"modify ltm profile http2 h2_edge receive-window 8", `receive-window "8" must be a number from 16 to 128`},
+		{"modify ltm profile http2 h2_edge concurrent-streams-per-connection 0", `concurrent-streams-per-connection "0" must be a number from 1 to 256`},
+		{"modify ltm profile http2 h2_edge header-table-size 70000", `header-table-size "70000" must be a number from 0 to 65535`},
+		{"modify ltm profile http2 h2_edge frame-size 512", `frame-size "512" must be a number from 1024 to 16384`},
+		{"modify ltm profile http2 h2_edge activation-modes replace-all-with { alpn always }", "activation-modes alpn and always are mutually exclusive"},
 		{"modify ltm profile http2 h2_edge insert-header-name none", "insert-header is enabled without an insert-header-name"},
 		{"modify ltm profile http2 h2_edge activation-modes replace-all-with { npn }", `activation-modes "npn" is not alpn or always`},
 		{"modify ltm virtual v_plain profiles replace-all-with { tcp { } h2_edge { } }", "requires an http profile on the virtual server (/Common/v_plain)"},
