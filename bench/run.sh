@@ -9,6 +9,7 @@
 #   BUSY_POLL=0 bash bench/run.sh      # ltmd --busy-poll (default auto; or hold)
 #   HAPROXY_BUSY=1 bash bench/run.sh   # HAProxy with busy-polling too
 #   bash bench/run.sh http       # L7: HTTP virtuals vs HAProxy mode http
+#   CASES="h2 plain" bash bench/run.sh http   # only those cases
 #   HOLD=1 bash bench/run.sh     # set the L4 targets up, print them and their pids
 #
 # The http suite compares openltm's HTTP virtual with OneConnect against
@@ -19,7 +20,10 @@
 # (HAProxy: the same with ACLs and http-request set-header), and with the
 # same routing as an ltm policy (against the same HAProxy ACLs), and
 # compressing a 16 KiB page with gzip (the httpcompression profile;
-# HAProxy's `compression algo gzip`). The two
+# HAProxy's `compression algo gzip`), and HTTP/2 clients in cleartext
+# (h2load -m 10, the http2 profile's default concurrent streams; an http2
+# profile with activation-modes always against HAProxy's `bind ... proto
+# h2`; members HTTP/1.1 either way). The two
 # alternate, ROUNDS times (default 5); it prints the median requests/s
 # and p99 latency of each, their ratio, and the CPU time each proxy
 # spent per request (user+system, all threads, from /proc).
@@ -44,6 +48,7 @@ need=()
 command -v haproxy >/dev/null || need+=(haproxy)
 command -v wrk >/dev/null || need+=(wrk)
 command -v nginx >/dev/null || need+=(nginx-light)
+[ "$SUITE" = http ] && { command -v h2load >/dev/null || need+=(nghttp2-client); }
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
@@ -135,6 +140,9 @@ frontend plain
 frontend cookie
   bind $HAPH:81
   default_backend be_cookie
+frontend h2
+  bind $HAPH:85 proto h2
+  default_backend be
 frontend compress
   bind $HAPH:84
   compression algo gzip
@@ -175,6 +183,8 @@ create ltm virtual http_rule destination $LTMH:82 pool bench_pool rules { route1
 $(route10_policy_tmsh)
 create ltm virtual http_policy destination $LTMH:83 pool bench_pool policies replace-all-with { route10p } profiles replace-all-with { tcp { } http { } oneconnect { } }
 create ltm virtual http_compress destination $LTMH:84 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } httpcompression { } }
+create ltm profile http2 bench_h2c activation-modes replace-all-with { always }
+create ltm virtual http_h2 destination $LTMH:85 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } bench_h2c { } }
 EOF
   # The compress case fetches a 16 KiB text page (nginx sends it as
   # text/plain) with Accept-Encoding: gzip; both proxies compress at
@@ -194,6 +204,17 @@ EOF
   run() {
     local before after target=$1 pid=$2 path=${3:-/}
     shift 2; [ $# -gt 0 ] && shift
+    if [ "$path" = h2 ]; then
+      # HTTP/2: h2load reports no percentiles; the latency is its mean.
+      before=$(cpu_ticks "$pid")
+      h2load -c"$CONNS" -m10 -t"$THREADS" -D"$DURATION" "http://$target/" 2>/dev/null >"$work/h2load.out"
+      after=$(cpu_ticks "$pid")
+      awk -v cpu=$((after - before)) -v tck="$(getconf CLK_TCK)" '/^finished in/ {r=$4}
+           /^requests:/ {n=$8}
+           /^time for request:/ {v=$6; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; p=v}
+           END {printf "%d %.2f %.2f", r, p, (n > 0 ? cpu / tck * 1e6 / n : 0)}' "$work/h2load.out"
+      return
+    fi
     before=$(cpu_ticks "$pid")
     wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$@" "http://$target$path" 2>/dev/null >"$work/wrk.out"
     after=$(cpu_ticks "$pid")
@@ -204,7 +225,11 @@ EOF
   }
   ROUNDS=${ROUNDS:-5}
   declare -A RPS P99 CPU
-  cases=(plain:80 cookie:81 rule:82 policy:83 compress:84)
+  cases=()
+  for c in plain:80 cookie:81 rule:82 policy:83 compress:84 h2:85; do
+    # CASES="h2 plain" runs only those.
+    [ -z "${CASES:-}" ] || [[ " $CASES " == *" ${c%%:*} "* ]] && cases+=("$c")
+  done
   for round in $(seq "$ROUNDS"); do
     for c in "${cases[@]}"; do
       name=${c%%:*} port=${c##*:}
@@ -217,6 +242,7 @@ EOF
         [ "$who" = openltm ] && target=$LTMH:$port pid=$ltmd_pid
         extra=()
         [ "$name" = compress ] && extra=(/page.html -H "Accept-Encoding: gzip")
+        [ "$name" = h2 ] && extra=(h2)
         read -r r p c <<<"$(run "$target" "$pid" "${extra[@]}")"
         RPS[$who,$name]+="$r "
         P99[$who,$name]+="$p "
@@ -237,7 +263,7 @@ EOF
       "$(awk -v a="$orr" -v b="$hr" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')" "$hp" "$op" "$hc" "$oc"
     echo "           runs: haproxy ${RPS[haproxy,$name]}| openltm ${RPS[openltm,$name]}"
   done
-  echo "(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency; p99 in ms; CPU: the proxy's user+system time per request, in µs)"
+  echo "(wrk -t$THREADS -c$CONNS -d${DURATION}s --latency; p99 in ms; h2: h2load -c$CONNS -m10, mean latency; CPU: the proxy's user+system time per request, in µs)"
   exit 0
 fi
 

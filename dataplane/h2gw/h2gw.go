@@ -22,6 +22,7 @@ package h2gw
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -209,14 +210,20 @@ type gateway struct {
 // upstream is one connection into the engine: requests are written in
 // the order of queue, and its reader takes the responses in that order.
 type upstream struct {
-	c     net.Conn
-	br    *bufio.Reader
-	bw    *bufio.Writer
-	wmu   sync.Mutex // held while a request (head and body) is written
-	queue chan *exchange
-	dead  chan struct{}
-	once  sync.Once
-	err   error
+	c   net.Conn
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	wmu sync.Mutex // held while a request (head and body) is written
+	// closing: a response that closes the connection was read; no
+	// request is written on it any more (set under wmu).
+	closing atomic.Bool
+	// writers counts the streams holding or waiting for wmu to write a
+	// request without a body; the last flushes.
+	writers atomic.Int32
+	queue   chan *exchange
+	dead    chan struct{}
+	once    sync.Once
+	err     error
 }
 
 // exchange is one stream's request on an upstream.
@@ -228,6 +235,9 @@ type exchange struct {
 	// read is set by the stream once the response body was read to its
 	// end; otherwise the reader drains or gives up the connection.
 	read atomic.Bool
+	// whole: the reader read the body before handing the response over
+	// (or there is none), and does not wait for the stream.
+	whole bool
 }
 
 // maxQueue bounds the requests written and not yet answered on one
@@ -245,7 +255,7 @@ func (g *gateway) upstream() (*upstream, error) {
 	if g.closed {
 		return nil, errClosed
 	}
-	if u := g.cur; u != nil && !u.isDead() {
+	if u := g.cur; u != nil && !u.isDead() && !u.closing.Load() {
 		return u, nil
 	}
 	c, err := g.dial()
@@ -294,7 +304,7 @@ func (u *upstream) fail(err error) {
 // enqueue takes ex as the next request written on u; the caller holds
 // wmu. False: u is dead.
 func (u *upstream) enqueue(ex *exchange) bool {
-	if u.isDead() {
+	if u.isDead() || u.closing.Load() {
 		return false
 	}
 	u.queue <- ex // never blocks: streams are fewer than maxQueue
@@ -320,13 +330,38 @@ func (u *upstream) readLoop() {
 			u.fail(err)
 			return
 		}
-		ex.respc <- resp
-		<-ex.done
-		if !ex.read.Load() {
-			n, err := io.CopyN(io.Discard, resp.Body, drainLimit+1)
-			if err == nil || n > drainLimit || !errors.Is(err, io.EOF) {
-				u.fail(errors.New("h2gw: an abandoned response body was not drained"))
+		if resp.Close {
+			// Before the stream has its answer and its client can ask
+			// again: the next request goes on a new connection.
+			u.wmu.Lock()
+			u.closing.Store(true)
+			u.wmu.Unlock()
+		}
+		switch {
+		case resp.Body == http.NoBody:
+			ex.whole = true
+			ex.respc <- resp // (HEAD, 204, 304): nothing to wait for
+		case whole(resp, u.br):
+			// A body already here in full is read now: the stream
+			// copies it while the next response is read.
+			body := make([]byte, resp.ContentLength)
+			if _, err := io.ReadFull(resp.Body, body); err != nil {
+				ex.errc <- err
+				u.fail(err)
 				return
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			ex.whole = true
+			ex.respc <- resp
+		default:
+			ex.respc <- resp
+			<-ex.done
+			if !ex.read.Load() {
+				n, err := io.CopyN(io.Discard, resp.Body, drainLimit+1)
+				if err == nil || n > drainLimit || !errors.Is(err, io.EOF) {
+					u.fail(errors.New("h2gw: an abandoned response body was not drained"))
+					return
+				}
 			}
 		}
 		if resp.Close {
@@ -337,6 +372,16 @@ func (u *upstream) readLoop() {
 }
 
 var errEngineClosed = errors.New("h2gw: the engine closed the connection")
+
+// wholeLimit bounds a body the reader takes whole (whole).
+const wholeLimit = 64 << 10
+
+// whole reports whether resp's body is declared, small, and already in
+// br: reading it costs no wait, and the stream need not hold the reader.
+func whole(resp *http.Response, br *bufio.Reader) bool {
+	n := resp.ContentLength
+	return n >= 0 && n <= wholeLimit && int64(br.Buffered()) >= n
+}
 
 // readResponse reads the next final response, skipping interim ones
 // (100 Continue, 103 Early Hints).
@@ -388,7 +433,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	copyHead(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
-	if err := copyBody(w, resp.Body, u.br); err == nil {
+	br := u.br // what the body comes from, unless the reader took it whole
+	if ex.whole {
+		br = nil
+	}
+	if err := copyBody(w, resp, br); err == nil {
 		ex.read.Store(true)
 	}
 }
@@ -419,8 +468,10 @@ func (g *gateway) send(ex *exchange, r *http.Request) (*upstream, error) {
 		if err != nil {
 			return nil, err
 		}
+		u.writers.Add(1)
 		u.wmu.Lock()
 		if !u.enqueue(ex) {
+			u.writers.Add(-1)
 			u.wmu.Unlock()
 			if try == 0 {
 				continue
@@ -429,13 +480,19 @@ func (g *gateway) send(ex *exchange, r *http.Request) (*upstream, error) {
 		}
 		chunked := writeHead(u.bw, r, g.cfg.InsertHeader)
 		if !hasBody(r) {
-			err := u.bw.Flush()
+			// Requests that came together go in one write: the last
+			// writer flushes what the ones before it left.
+			var err error
+			if u.writers.Add(-1) == 0 {
+				err = u.bw.Flush()
+			}
 			u.wmu.Unlock()
 			if err != nil {
 				u.fail(err)
 			}
 			return u, nil
 		}
+		u.writers.Add(-1)
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
@@ -568,19 +625,31 @@ func copyHead(dst, src http.Header) {
 	}
 }
 
+// bodyBufs are copyBody's buffers.
+var bodyBufs = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
+
 // copyBody sends a response body to the client as it comes: what has
-// arrived is flushed whenever the engine connection has nothing more
-// buffered, so a streamed response is not held back.
-func copyBody(w http.ResponseWriter, body io.ReadCloser, br *bufio.Reader) error {
+// arrived is flushed when the engine connection has nothing more
+// buffered and more of the body is to come, so a streamed response is
+// not held back, while a body read whole goes out with the end of the
+// stream (one write for the whole response, not one per frame). br is
+// nil when the reader took the body whole.
+func copyBody(w http.ResponseWriter, resp *http.Response, br *bufio.Reader) error {
 	f, _ := w.(http.Flusher)
-	buf := make([]byte, 16<<10)
+	bp := bodyBufs.Get().(*[]byte)
+	defer bodyBufs.Put(bp)
+	buf := *bp
+	left := resp.ContentLength // -1: not declared
 	for {
-		n, err := body.Read(buf)
+		n, err := resp.Body.Read(buf)
 		if n > 0 {
 			if _, werr := w.Write(buf[:n]); werr != nil {
 				return werr
 			}
-			if f != nil && br.Buffered() == 0 {
+			if left >= 0 {
+				left -= int64(n)
+			}
+			if left != 0 && err == nil && f != nil && br != nil && br.Buffered() == 0 {
 				f.Flush()
 			}
 		}
