@@ -55,8 +55,43 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			return false
 		}
 		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
+	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP:
+		m.Login = t.monitorLogin(o, typ)
 	}
 	return true
+}
+
+// The smtp, pop3, imap and ftp monitors' own settings.
+var (
+	monitorSMTP  = schema.MustKind("ltm monitor smtp")
+	monitorPOP3  = schema.MustKind("ltm monitor pop3")
+	monitorIMAP  = schema.MustKind("ltm monitor imap")
+	monitorFTP   = schema.MustKind("ltm monitor ftp")
+	smtpDomain   = monitorSMTP.MustProp("domain")
+	imapFolder   = monitorIMAP.MustProp("folder")
+	ftpFilename  = monitorFTP.MustProp("filename")
+	ftpMode      = monitorFTP.MustProp("mode")
+	mailUsername = common("username", monitorPOP3, monitorIMAP, monitorFTP)
+	mailPassword = common("password", monitorPOP3, monitorIMAP, monitorFTP)
+)
+
+// monitorLogin reads what an smtp, pop3, imap or ftp monitor says to
+// the member.
+func (t *translator) monitorLogin(o *objects.Object, typ dataplane.MonitorType) *dataplane.MonitorLogin {
+	e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
+	l := &dataplane.MonitorLogin{}
+	switch typ {
+	case dataplane.MonitorSMTP:
+		l.Domain = e(smtpDomain)
+		return l
+	case dataplane.MonitorIMAP:
+		l.Folder = e(imapFolder)
+	case dataplane.MonitorFTP:
+		l.Filename = e(ftpFilename)
+		l.Port = e(ftpMode) == "port"
+	}
+	l.Username, l.Password = e(mailUsername), e(mailPassword)
+	return l
 }
 
 // userDefined reads `user-defined { NAME value ... }`: the variables an

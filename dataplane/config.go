@@ -38,6 +38,7 @@ type (
 	FQDN              = config.FQDN
 	ExternalMonitor   = config.ExternalMonitor
 	InbandMonitor     = config.InbandMonitor
+	MonitorLogin      = config.MonitorLogin
 	Protocol          = config.Protocol
 )
 
@@ -77,6 +78,10 @@ const (
 	MonitorDNS                     = config.MonitorDNS
 	MonitorExternal                = config.MonitorExternal
 	MonitorInband                  = config.MonitorInband
+	MonitorSMTP                    = config.MonitorSMTP
+	MonitorPOP3                    = config.MonitorPOP3
+	MonitorIMAP                    = config.MonitorIMAP
+	MonitorFTP                     = config.MonitorFTP
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

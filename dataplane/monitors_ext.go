@@ -16,4 +16,8 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 		s.Inband = &monitor.InbandLimits{Failures: in.Failures, FailureInterval: in.FailureInterval,
 			ResponseTime: in.ResponseTime, RetryTime: in.RetryTime}
 	}
+	if l := m.Login; l != nil {
+		s.Login = &monitor.Login{Username: l.Username, Password: l.Password, Domain: l.Domain,
+			Folder: l.Folder, Filename: l.Filename, Port: l.Port}
+	}
 }

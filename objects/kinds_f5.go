@@ -264,9 +264,11 @@ func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 
 // runMonitor marks an F5 monitor kind as one openltm runs: the kind is
 // acted on, and its settings the probes do not use stay kept-only (a
-// warning when set).
-func runMonitor(k *Kind) *Kind {
-	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool { return monitorActed[n] })
+// warning when set). own are the kind's settings its probe uses beyond
+// monitorActed, whose names mean the same in every kind (username is a
+// pop3 monitor's login, while an http monitor's is not acted on).
+func runMonitor(k *Kind, own ...string) *Kind {
+	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool { return monitorActed[n] || slices.Contains(own, n) })
 }
 
 // actOn marks a kept F5 kind as one openltm acts on, with the settings it
@@ -451,17 +453,17 @@ transparent ed disabled
 `),
 		monitorKind("http2", "http2", monSendRecvRows),
 		monitorKind("none", "none", ""),
-		monitorKind("ftp", "ftp", `
+		runMonitor(monitorKind("ftp", "ftp", `
 filename str none
 mode enum passive passive|port
 username str none
 password str none
 debug yn no
-`),
-		monitorKind("smtp", "smtp", `
+`), "filename", "mode", "username", "password"),
+		runMonitor(monitorKind("smtp", "smtp", `
 domain str none
 debug yn no
-`),
+`), "domain"),
 		monitorKind("ldap", "ldap", `
 base str none
 filter str none
@@ -478,17 +480,17 @@ debug yn no
 		monitorKind("postgresql", "postgresql", monDatabaseRows),
 		monitorKind("radius", "radius", monRadiusRows),
 		monitorKind("radius-accounting", "radius_accounting", monRadiusRows),
-		monitorKind("imap", "imap", `
+		runMonitor(monitorKind("imap", "imap", `
 folder str INBOX
 username str none
 password str none
 debug yn no
-`),
-		monitorKind("pop3", "pop3", `
+`), "folder", "username", "password"),
+		runMonitor(monitorKind("pop3", "pop3", `
 username str none
 password str none
 debug yn no
-`),
+`), "username", "password"),
 		monitorKind("nntp", "nntp", `
 newsgroup str none
 username str none

@@ -51,6 +51,7 @@ func TestTranscripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           condition,
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("PATH", binDir+string(os.PathListSeparator)+e.Getenv("PATH"))
 			e.Setenv("OPENLTM_STATE_DIR", filepath.Join(e.WorkDir, "state"))
@@ -249,4 +250,16 @@ func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sleep: at most 30 seconds")
 	}
 	time.Sleep(time.Duration(secs * float64(time.Second)))
+}
+
+// condition answers the scripts' own conditions: [pymod:NAME] holds when
+// Debian's python3 (/usr/bin/python3, the one .ci/run installs modules
+// for) imports NAME, so a transcript that runs a Python server skips,
+// saying which, where the module is missing.
+func condition(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "pymod:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	return exec.Command("/usr/bin/python3", "-c", "import "+name).Run() == nil, nil
 }

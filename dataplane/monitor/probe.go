@@ -1,10 +1,10 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
-// gateway-icmp, external), the passive inband monitor, and the timing rules
-// that turn probe results into a status (interval, timeout, time-until-up,
-// up-interval, manual-resume; reference §8). It knows nothing of pools: the
-// dataplane starts one Instance per monitored member or node and combines
-// their statuses by the monitor rule.
+// gateway-icmp, external, smtp, pop3, imap, ftp), the passive inband
+// monitor, and the timing rules that turn probe results into a status
+// (interval, timeout, time-until-up, up-interval, manual-resume; reference
+// §8). It knows nothing of pools: the dataplane starts one Instance per
+// monitored member or node and combines their statuses by the monitor rule.
 //
 // How the dataplane uses it:
 //
@@ -47,6 +47,18 @@
 //     RUN_I, NODE_IP, NODE_PORT in the environment. Anything on stdout is
 //     up; nothing, or still running at the deadline, is down, and the
 //     program's whole process group is killed.
+//   - smtp, pop3, imap and ftp: a conversation in which every reply must be
+//     the expected one, ending with QUIT (imap: LOGOUT) whose answer is not
+//     awaited. smtp: a 220 greeting, then HELO with Login.Domain (the local
+//     host name when none) answered 250. pop3: a +OK greeting, then USER
+//     and PASS answered +OK when a username is set. imap: a "* OK" or
+//     "* PREAUTH" greeting, then LOGIN answered OK when a username is set,
+//     then SELECT of Login.Folder answered OK once authenticated. ftp: a 220
+//     greeting, a login (as anonymous when no username is set), then, when
+//     Login.Filename is set, TYPE I and RETR of the file over a passive
+//     (PASV, or EPSV over IPv6) or, with Login.Port, an active (PORT or
+//     EPRT) data connection, read to its end or to 1 MiB; the passive
+//     connection goes to the member's address, not the one in the reply.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -83,6 +95,12 @@ const (
 	UDP         Type = "udp"
 	DNS         Type = "dns"
 	External    Type = "external"
+	// The mail and file-transfer monitors log in and talk the protocol, so
+	// a server that accepts connections but cannot serve users is down.
+	SMTP Type = "smtp"
+	POP3 Type = "pop3"
+	IMAP Type = "imap"
+	FTP  Type = "ftp"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -110,6 +128,9 @@ type Spec struct {
 	External *ExternalRun
 	// Inband holds the inband monitor's limits.
 	Inband *InbandLimits
+	// Login is the smtp, pop3, imap and ftp monitors' account and
+	// protocol settings; nil means all defaults.
+	Login *Login
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -125,7 +146,8 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.TimeUntilUp == o.TimeUntilUp && s.UpInterval == o.UpInterval &&
 		s.ManualResume == o.ManualResume && s.Send == o.Send && s.Reverse == o.Reverse &&
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
-		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband)
+		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
+		s.Login.equal(o.Login)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -134,6 +156,8 @@ func (s *Spec) Check() error {
 	switch s.Type {
 	case TCP, TCPHalfOpen, HTTP, GatewayICMP, ICMP, UDP:
 	case HTTPS:
+	case SMTP, POP3, IMAP, FTP:
+		return s.Login.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -204,6 +228,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return Outcome{Up: true}, nil
 	case TCP, HTTP, HTTPS:
 		return probeStream(ctx, spec, target)
+	case SMTP, POP3, IMAP, FTP:
+		return probeLogin(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

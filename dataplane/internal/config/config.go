@@ -381,9 +381,11 @@ type Monitor struct {
 	Destination netip.AddrPort
 	// DNS is the dns monitor's query, as the user set it.
 	DNS *DNSCheck
-	// External and Inband are those monitors' settings (monitors_ext.go).
+	// External, Inband and Login are those monitors' settings
+	// (monitors_ext.go); Login is the smtp, pop3, imap and ftp monitors'.
 	External *ExternalMonitor
 	Inband   *InbandMonitor
+	Login    *MonitorLogin
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -6,7 +6,22 @@ import "time"
 const (
 	MonitorExternal MonitorType = "external"
 	MonitorInband   MonitorType = "inband"
+	MonitorSMTP     MonitorType = "smtp"
+	MonitorPOP3     MonitorType = "pop3"
+	MonitorIMAP     MonitorType = "imap"
+	MonitorFTP      MonitorType = "ftp"
 )
+
+// MonitorLogin is what the smtp, pop3, imap and ftp monitors say to the
+// member: the account to log in with ("" for BIG-IP's none), smtp's HELO
+// domain, the imap folder to select, the ftp file to fetch and whether
+// the ftp data connection is active (mode port) or passive.
+type MonitorLogin struct {
+	Username, Password string
+	Domain, Folder     string
+	Filename           string
+	Port               bool
+}
 
 // ExternalMonitor is an external monitor's program (`run`, a sys file
 // external-monitor), its `args` and its `user-defined` variables.

@@ -1,0 +1,50 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// TestLoginMonitorsTranslated: the smtp, pop3, imap and ftp monitors run,
+// with what they say to the member read from their own settings (BIG-IP's
+// none as empty, imap's folder INBOX by default, ftp's mode).
+func TestLoginMonitorsTranslated(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm monitor smtp m_smtp domain mail.example",
+		"create ltm monitor pop3 m_pop3 username u password p",
+		"create ltm monitor imap m_imap username u password p",
+		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
+		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, skipped := Translate(e.schema, e.Config())
+	if len(skipped) != 0 {
+		t.Fatalf("skipped %v", skipped)
+	}
+	for _, c := range []struct {
+		name string
+		typ  dataplane.MonitorType
+		want dataplane.MonitorLogin
+	}{
+		{"/Common/smtp", dataplane.MonitorSMTP, dataplane.MonitorLogin{}},
+		{"/Common/m_smtp", dataplane.MonitorSMTP, dataplane.MonitorLogin{Domain: "mail.example"}},
+		{"/Common/pop3", dataplane.MonitorPOP3, dataplane.MonitorLogin{}},
+		{"/Common/m_pop3", dataplane.MonitorPOP3, dataplane.MonitorLogin{Username: "u", Password: "p"}},
+		{"/Common/m_imap", dataplane.MonitorIMAP, dataplane.MonitorLogin{Username: "u", Password: "p", Folder: "INBOX"}},
+		{"/Common/m_imap2", dataplane.MonitorIMAP, dataplane.MonitorLogin{Username: "u", Password: "p", Folder: "Archive"}},
+		{"/Common/ftp", dataplane.MonitorFTP, dataplane.MonitorLogin{}},
+		{"/Common/m_ftp", dataplane.MonitorFTP, dataplane.MonitorLogin{Username: "u", Password: "p", Filename: "/pub/ok.txt", Port: true}},
+	} {
+		m := dc.Monitors[c.name]
+		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {
+			t.Errorf("%s: %+v, want type %s login %+v", c.name, m, c.typ, c.want)
+		}
+	}
+}
