@@ -63,6 +63,7 @@ func commandTable() *tcl.Commands {
 		t.Register("persist", cmdPersist).Compile = persistHook
 		t.Register("class", cmdClass)
 		t.Register("matchclass", cmdMatchclass)
+		t.Register("findclass", cmdFindclass)
 		t.Register("table", cmdTable)
 		registerUtil(t)
 		registerCrypto(t)

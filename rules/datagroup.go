@@ -328,6 +328,40 @@ func cmdMatchclass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Int(i + 1), nil
 }
 
+// cmdFindclass is the deprecated `findclass VALUE CLASS ?SEPARATOR?`,
+// which iRules written before BIG-IP 10 use for redirect and routing
+// tables: the first member of the data group that starts with VALUE, or
+// with SEPARATOR the part of it after the first SEPARATOR; "" when none.
+// A member is its key, followed by a space and its value when it has one:
+// the form `class` entries took when data groups gained values, so an
+// old table of "/from http://to" lines and a key/value data group answer
+// alike [M].
+func cmdFindclass(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 3 && len(args) != 4 {
+		return tcl.Empty, tcl.WrongArgs("findclass value class ?separator?")
+	}
+	value := args[1].String()
+	dg, err := lookupDG(in, strings.TrimPrefix(args[2].String(), "::"))
+	if err != nil {
+		return tcl.Empty, err
+	}
+	for _, r := range dg.Records {
+		member := r.Key
+		if r.Value != "" {
+			member += " " + r.Value
+		}
+		if !strings.HasPrefix(member, value) {
+			continue
+		}
+		if len(args) == 4 {
+			_, after, _ := strings.Cut(member, args[3].String())
+			return tcl.Str(after), nil
+		}
+		return tcl.Str(member), nil
+	}
+	return tcl.Empty, nil
+}
+
 func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName string) (tcl.Value, error) {
 	switch op {
 	case "equals", "starts_with", "ends_with", "contains":

@@ -379,6 +379,14 @@ when LB_SELECTED {
   }
 }`, events: []Event{HTTPRequest}, want: []string{"pool web_pool", "allowed at=2 in=2 none=0 /static/"}},
 
+	{name: "deprecated findclass redirect table", req: "GET /app/ HTTP/1.1\r\nHost: www.example.com\r\n\r\n", rule: `when HTTP_REQUEST {
+  set to [findclass [HTTP::path] ::path_pools " "]
+  set whole [findclass "/stat" path_pools]
+  set none [findclass "/nowhere" path_pools " "]
+  log local0. "to=$to whole=$whole none=$none"
+  if { $to ne "" } { pool $to }
+}`, events: []Event{HTTPRequest}, want: []string{"pool app_pool", "to=app_pool whole=/static/ static_pool none="}},
+
 	{name: "subnet persistence and proc", rule: `proc subnet24 { ip } {
   return [IP::addr $ip mask 255.255.255.0]
 }
