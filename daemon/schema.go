@@ -204,6 +204,7 @@ var (
 	persistCookie     = schema.MustKind("ltm persistence cookie")
 	persistHash       = schema.MustKind("ltm persistence hash")
 	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
+	persistSSL        = schema.MustKind("ltm persistence ssl")
 	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 
 	persistTimeout       = common("timeout", persistRun...)

@@ -87,6 +87,7 @@ const (
 	PersistCookie                  = config.PersistCookie
 	PersistHash                    = config.PersistHash
 	PersistDestAddr                = config.PersistDestAddr
+	PersistSSL                     = config.PersistSSL
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

@@ -743,7 +743,7 @@ hash-start-pattern str none
 hash-end-pattern str none
 hash-buffer-limit int 0
 `), "rule", "hash-algorithm"),
-		persistKind("ssl", "ssl", ""),
+		runPersist(persistKind("ssl", "ssl", "")),
 		persistKind("host", "host", ""),
 		persistKind("msrdp", "msrdp", `
 has-session-dir yn no

@@ -29,9 +29,10 @@ const (
 	Universal
 	Cookie
 	Hash
+	SSLSessionID
 )
 
-var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash"}
+var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id"}
 
 // String is the mode as BIG-IP prints it in persist-records.
 func (m Mode) String() string {
@@ -55,6 +56,8 @@ func ParseMode(s string) (Mode, bool) {
 		return Cookie, true
 	case "hash", "carp":
 		return Hash, true
+	case "ssl-session-id", "ssl":
+		return SSLSessionID, true
 	}
 	return 0, false
 }

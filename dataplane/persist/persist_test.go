@@ -59,14 +59,16 @@ func TestParseMode(t *testing.T) {
 		{"uie", Universal, true},
 		{"universal", Universal, true},
 		{"dest_addr", DestAddress, true},
-		{"ssl", 0, false},
+		{"ssl-session-id", SSLSessionID, true},
+		{"ssl", SSLSessionID, true},
+		{"msrdp", 0, false},
 	} {
 		m, ok := ParseMode(tc.in)
 		if m != tc.want || ok != tc.ok {
 			t.Errorf("ParseMode(%q) = %v %v", tc.in, m, ok)
 		}
 	}
-	if SourceAddress.String() != "source-address" || Universal.String() != "universal" {
+	if SourceAddress.String() != "source-address" || Universal.String() != "universal" || SSLSessionID.String() != "ssl-session-id" {
 		t.Error("mode names")
 	}
 }

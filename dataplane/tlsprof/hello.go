@@ -70,6 +70,24 @@ func SessionIDs(c *tls.Conn) (current, requested []byte) {
 	return nil, nil
 }
 
+// HelloSessionID reads the session ID of the TLS hello at the start of b,
+// the first bytes of one direction of a connection passed through: done
+// is false while more bytes are needed to tell, id is nil when the hello
+// carries none or b does not start with a hello. SSL persistence keys on
+// it (the ClientHello's ID asks to resume a session, the ServerHello's
+// names the session the server runs).
+func HelloSessionID(b []byte) (id []byte, done bool) {
+	var s helloScan
+	s.feed(b)
+	if !s.done {
+		return nil, false
+	}
+	if v := s.id(); v != nil {
+		return append([]byte(nil), v...), true
+	}
+	return nil, true
+}
+
 // helloScan follows the start of one direction of a TLS connection up to
 // the session ID of its first handshake message.
 type helloScan struct {

@@ -463,6 +463,10 @@ const (
 	PersistCookie     PersistMethod = "cookie"
 	PersistHash       PersistMethod = "hash"
 	PersistDestAddr   PersistMethod = "dest-addr"
+	// PersistSSL keys on the TLS session ID of a connection passed
+	// through (no client-ssl): the ServerHello's ID is recorded, and a
+	// client resuming that session returns to its member.
+	PersistSSL PersistMethod = "ssl"
 )
 
 // Persistence is a persistence profile as a virtual applies it, with its
@@ -505,6 +509,8 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.Hash
 	case PersistDestAddr:
 		return persist.DestAddress
+	case PersistSSL:
+		return persist.SSLSessionID
 	}
 	return 0
 }

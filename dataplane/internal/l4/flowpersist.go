@@ -45,7 +45,8 @@ type persistDecision struct {
 
 // profileKey is the key profile prof gives the flow on its own: the
 // client's address (source-addr) or the address it connected to
-// (dest-addr), under the profile's mask. Universal and hash profiles need
+// (dest-addr), under the profile's mask, or the session ID the client's
+// TLS hello asks to resume (ssl). Universal and hash profiles need
 // a rule's key, cookie persistence needs HTTP: none.
 func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	switch prof.Method {
@@ -53,6 +54,10 @@ func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 		return persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), true
 	case config.PersistDestAddr:
 		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
+	case config.PersistSSL:
+		if len(fl.sslID) > 0 { // the client asks to resume a session (sslpersist.go)
+			return sslKey(fl.sslID), true
+		}
 	}
 	return persist.Key{}, false
 }

@@ -57,6 +57,9 @@ type flow struct {
 	rs    *ruleState                  // nil for flows without rules
 	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
 	cssl  state.SSLHeld               // the client's TLS in its client-ssl profile's connections (tls.go)
+	// sslID is the session ID of the client's hello, for SSL persistence
+	// (sslpersist.go); nil without one.
+	sslID []byte
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -128,12 +131,24 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		pr.finish(true)
 		return
 	}
+	var head []byte
+	if sslPersists(cfg) { // sslpersist.go
+		var err error
+		if head, pr.sslID, err = readHello(pr.client); err != nil {
+			pr.finish(false)
+			return
+		}
+	}
 	sc, err := pr.connect()
 	if err != nil {
 		pr.finish(true)
 		return
 	}
 	if cfg.TLS != nil && !pr.originate(sc) {
+		pr.finish(true)
+		return
+	}
+	if sslPersists(cfg) && !pr.sslConnected(sc, head) {
 		pr.finish(true)
 		return
 	}

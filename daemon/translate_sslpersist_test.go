@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openltm/openltm/dataplane"
+)
+
+// TestSSLPersistenceTranslated: ssl persistence runs as the default
+// persistence of a standard TCP virtual server, with its profile's
+// timeout; where openltm cannot read the hellos yet (http, iRules,
+// fallback) the virtual server is kept, saying why.
+func TestSSLPersistenceTranslated(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.47.2.11:443 }",
+		"create ltm persistence ssl s_long defaults-from ssl timeout 900",
+		"create ltm rule r { when CLIENT_ACCEPTED { log local0. hi } }",
+		"create ltm virtual v_ok destination 127.47.2.1:443 pool p persist replace-all-with { s_long { default yes } }",
+		"create ltm virtual v_http destination 127.47.2.2:443 pool p profiles replace-all-with { tcp http } persist replace-all-with { ssl { default yes } }",
+		"create ltm virtual v_rule destination 127.47.2.3:443 pool p rules { r } persist replace-all-with { ssl { default yes } }",
+		"create ltm virtual v_fb destination 127.47.2.4:443 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence ssl",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	dc, skipped := Translate(e.schema, e.Config())
+	v := dc.Virtuals["/Common/v_ok"]
+	if v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistSSL || v.Persist.Timeout.Seconds() != 900 {
+		t.Fatalf("v_ok: %+v", v)
+	}
+	for _, want := range []string{
+		"ltm virtual /Common/v_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",
+		"ltm virtual /Common/v_rule: persistence profile /Common/ssl: ssl persistence on a virtual server with iRules is not run yet",
+		"ltm virtual /Common/v_fb: persistence profile /Common/ssl: ssl persistence runs as a virtual server's default persistence only",
+	} {
+		if !strings.Contains(strings.Join(skipped, "\n"), want) {
+			t.Errorf("skipped %q\nwant one with %q", skipped, want)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package dataplane
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/persist"
+)
+
+// sServer runs openssl s_server on addr until the test ends: TLS 1.2
+// sessions resumed by session ID from its own cache (no tickets), so a
+// session resumes only on the member that made it.
+func sServer(t *testing.T, addr, cert, key string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "openssl", "s_server", "-accept", addr, "-cert", cert, "-key", key, "-tls1_2", "-no_ticket", "-quiet")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+	})
+	for i := 0; i < 100; i++ { // up to 5 s for it to listen
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("openssl s_server on %s did not listen", addr)
+}
+
+// reconnects runs openssl s_client -reconnect against addr (one
+// connection, then five resuming its session) and counts the handshakes
+// it reports resumed.
+func reconnects(t *testing.T, addr string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "openssl", "s_client", "-connect", addr, "-tls1_2", "-no_ticket", "-reconnect").CombinedOutput()
+	if err != nil && !strings.Contains(string(out), "CONNECTED") {
+		t.Fatalf("openssl s_client: %v\n%s", err, out)
+	}
+	return strings.Count(string(out), "Reused, TLSv1.2")
+}
+
+// TestSSLPersistenceOpenSSL: TLS passed through to two openssl servers
+// with their own session caches. With SSL persistence each reconnection
+// offering the first connection's session ID goes to the member that
+// made it, so all five resume; the table holds the session's record.
+// Without it, round robin sends them to the other member in turn, where
+// the session is unknown.
+func TestSSLPersistenceOpenSSL(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed")
+	}
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		"-keyout", key, "-out", cert, "-subj", "/CN=www.example", "-days", "1").CombinedOutput(); err != nil {
+		t.Fatalf("openssl req: %v\n%s", err, out)
+	}
+	sServer(t, "127.0.242.11:4433", cert, key)
+	sServer(t, "127.0.242.12:4433", cert, key)
+	p, _ := newPlane(t)
+
+	cfg := basic("127.0.242.1:443", "127.0.242.11:4433", "127.0.242.12:4433")
+	mustApply(t, p, cfg)
+	if n := reconnects(t, "127.0.242.1:443"); n == 5 {
+		t.Fatalf("without persistence all 5 reconnections resumed: the test cannot tell")
+	}
+
+	cfg = basic("127.0.242.1:443", "127.0.242.11:4433", "127.0.242.12:4433")
+	cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/ssl", Method: PersistSSL, Timeout: 300 * time.Second}
+	mustApply(t, p, cfg)
+	if n := reconnects(t, "127.0.242.1:443"); n != 5 {
+		t.Fatalf("with SSL persistence %d of 5 reconnections resumed, want 5", n)
+	}
+	var recs []persist.Record
+	p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
+		recs = append(recs, *r)
+		return true
+	})
+	if len(recs) == 0 || recs[0].Key.Mode != persist.SSLSessionID || len(recs[0].Key.Str) != 64 {
+		t.Fatalf("records %+v, want one ssl-session-id record keyed by a 32-byte ID", recs)
+	}
+}
