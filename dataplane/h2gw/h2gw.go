@@ -137,7 +137,7 @@ func Serve(c net.Conn, cfg *Config, dial Dialer) {
 	// c is wrapped so that the server does not take a TLS connection for
 	// one it must handshake: the handshake is done, and what is left is
 	// HTTP/2 with prior knowledge.
-	go srv.Serve(&oneConn{c: plainConn{c}, done: done})
+	go srv.Serve(&oneConn{c: plainConn{newCoalesced(c)}, done: done})
 	<-done
 	c.Close()
 	g.mu.Lock()
