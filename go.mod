@@ -6,6 +6,8 @@ require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/c-bata/go-prompt v0.2.6
 	github.com/creack/pty v1.1.24
+	github.com/go-asn1-ber/asn1-ber v1.5.8
+	github.com/go-ldap/ldap/v3 v3.4.15
 	github.com/klauspost/compress v1.18.0
 	github.com/miekg/dns v1.1.73
 	github.com/olekukonko/tablewriter v1.1.5
@@ -26,6 +28,7 @@ require (
 )
 
 require (
+	github.com/Azure/go-ntlmssp v0.1.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -57,6 +57,10 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
 	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP:
 		m.Login = t.monitorLogin(o, typ)
+	case dataplane.MonitorLDAP:
+		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
+		m.LDAP = &dataplane.LDAPMonitor{Base: e(ldapBase), Filter: e(ldapFilter), Username: e(mailUsername), Password: e(mailPassword),
+			Security: e(ldapSecurity), MandatoryAttributes: e(ldapMandatory) == "yes", ChaseReferrals: e(ldapChase) != "no"}
 	}
 	return true
 }
@@ -71,8 +75,15 @@ var (
 	imapFolder   = monitorIMAP.MustProp("folder")
 	ftpFilename  = monitorFTP.MustProp("filename")
 	ftpMode      = monitorFTP.MustProp("mode")
-	mailUsername = common("username", monitorPOP3, monitorIMAP, monitorFTP)
-	mailPassword = common("password", monitorPOP3, monitorIMAP, monitorFTP)
+	mailUsername = common("username", monitorPOP3, monitorIMAP, monitorFTP, monitorLDAP)
+	mailPassword = common("password", monitorPOP3, monitorIMAP, monitorFTP, monitorLDAP)
+
+	monitorLDAP   = schema.MustKind("ltm monitor ldap")
+	ldapBase      = monitorLDAP.MustProp("base")
+	ldapFilter    = monitorLDAP.MustProp("filter")
+	ldapSecurity  = monitorLDAP.MustProp("security")
+	ldapMandatory = monitorLDAP.MustProp("mandatory-attributes")
+	ldapChase     = monitorLDAP.MustProp("chase-referrals")
 )
 
 // monitorLogin reads what an smtp, pop3, imap or ftp monitor says to

@@ -6,7 +6,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 )
 
-// TestLoginMonitorsTranslated: the smtp, pop3, imap and ftp monitors run,
+// TestLoginMonitorsTranslated: the smtp, pop3, imap, ftp and ldap monitors run,
 // with what they say to the member read from their own settings (BIG-IP's
 // none as empty, imap's folder INBOX by default, ftp's mode).
 func TestLoginMonitorsTranslated(t *testing.T) {
@@ -19,6 +19,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		"create ltm monitor imap m_imap username u password p",
 		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
 		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
+		`create ltm monitor ldap m_ldap base "dc=example,dc=com" filter "(uid=probe)" username "cn=mon,dc=example,dc=com" password p security tls mandatory-attributes yes chase-referrals no`,
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -45,6 +46,19 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		m := dc.Monitors[c.name]
 		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {
 			t.Errorf("%s: %+v, want type %s login %+v", c.name, m, c.typ, c.want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		want dataplane.LDAPMonitor
+	}{
+		{"/Common/ldap", dataplane.LDAPMonitor{ChaseReferrals: true}},
+		{"/Common/m_ldap", dataplane.LDAPMonitor{Base: "dc=example,dc=com", Filter: "(uid=probe)", Username: "cn=mon,dc=example,dc=com",
+			Password: "p", Security: "tls", MandatoryAttributes: true}},
+	} {
+		m := dc.Monitors[c.name]
+		if m == nil || m.Type != dataplane.MonitorLDAP || m.LDAP == nil || *m.LDAP != c.want {
+			t.Errorf("%s: %+v, want ldap %+v", c.name, m, c.want)
 		}
 	}
 }

@@ -39,6 +39,7 @@ type (
 	ExternalMonitor   = config.ExternalMonitor
 	InbandMonitor     = config.InbandMonitor
 	MonitorLogin      = config.MonitorLogin
+	LDAPMonitor       = config.LDAPMonitor
 	Protocol          = config.Protocol
 )
 
@@ -82,6 +83,7 @@ const (
 	MonitorPOP3                    = config.MonitorPOP3
 	MonitorIMAP                    = config.MonitorIMAP
 	MonitorFTP                     = config.MonitorFTP
+	MonitorLDAP                    = config.MonitorLDAP
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

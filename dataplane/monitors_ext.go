@@ -16,6 +16,10 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 		s.Inband = &monitor.InbandLimits{Failures: in.Failures, FailureInterval: in.FailureInterval,
 			ResponseTime: in.ResponseTime, RetryTime: in.RetryTime}
 	}
+	if l := m.LDAP; l != nil {
+		s.LDAP = &monitor.LDAPCheck{Base: l.Base, Filter: l.Filter, Username: l.Username, Password: l.Password,
+			Security: l.Security, MandatoryAttributes: l.MandatoryAttributes, ChaseReferrals: l.ChaseReferrals}
+	}
 	if l := m.Login; l != nil {
 		s.Login = &monitor.Login{Username: l.Username, Password: l.Password, Domain: l.Domain,
 			Folder: l.Folder, Filename: l.Filename, Port: l.Port}

@@ -464,7 +464,7 @@ debug yn no
 domain str none
 debug yn no
 `), "domain"),
-		monitorKind("ldap", "ldap", `
+		runMonitor(monitorKind("ldap", "ldap", `
 base str none
 filter str none
 security enum none none|ssl|tls
@@ -473,7 +473,7 @@ chase-referrals yn yes
 username str none
 password str none
 debug yn no
-`),
+`), "base", "filter", "security", "mandatory-attributes", "chase-referrals", "username", "password"),
 		monitorKind("mysql", "mysql", monDatabaseRows),
 		monitorKind("mssql", "mssql", monDatabaseRows),
 		monitorKind("oracle", "oracle", monDatabaseRows),

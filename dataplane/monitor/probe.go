@@ -1,6 +1,6 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
-// gateway-icmp, external, smtp, pop3, imap, ftp), the passive inband
+// gateway-icmp, external, smtp, pop3, imap, ftp, ldap), the passive inband
 // monitor, and the timing rules that turn probe results into a status
 // (interval, timeout, time-until-up, up-interval, manual-resume; reference
 // §8). It knows nothing of pools: the dataplane starts one Instance per
@@ -59,6 +59,14 @@
 //     (PASV, or EPSV over IPv6) or, with Login.Port, an active (PORT or
 //     EPRT) data connection, read to its end or to 1 MiB; the passive
 //     connection goes to the member's address, not the one in the reply.
+//   - ldap: connect (LDAPS from the first byte with security ssl, StartTLS
+//     with tls; the member's certificate is not verified), bind as
+//     LDAP.Username (anonymously when none), then search LDAP.Base for one
+//     entry matching LDAP.Filter ((objectClass=*) when none): one level
+//     below the base, the whole subtree with mandatory-attributes, the root
+//     DSE when there is no base. An entry is up (with mandatory-attributes
+//     it must carry an attribute); a referral is up only with
+//     chase-referrals, which is not followed; no entry is down.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -101,6 +109,9 @@ const (
 	POP3 Type = "pop3"
 	IMAP Type = "imap"
 	FTP  Type = "ftp"
+	// LDAP binds and searches, so a directory that accepts connections
+	// but refuses binds or has lost its entries is down.
+	LDAP Type = "ldap"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -131,6 +142,9 @@ type Spec struct {
 	// Login is the smtp, pop3, imap and ftp monitors' account and
 	// protocol settings; nil means all defaults.
 	Login *Login
+	// LDAP is the ldap monitor's settings; nil means all defaults, which
+	// include chase-referrals yes (a zero LDAPCheck does not chase).
+	LDAP *LDAPCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -147,7 +161,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.ManualResume == o.ManualResume && s.Send == o.Send && s.Reverse == o.Reverse &&
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
-		s.Login.equal(o.Login)
+		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -158,6 +172,8 @@ func (s *Spec) Check() error {
 	case HTTPS:
 	case SMTP, POP3, IMAP, FTP:
 		return s.Login.check()
+	case LDAP:
+		return s.LDAP.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -230,6 +246,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeStream(ctx, spec, target)
 	case SMTP, POP3, IMAP, FTP:
 		return probeLogin(ctx, spec, target)
+	case LDAP:
+		return probeLDAP(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

@@ -386,6 +386,7 @@ type Monitor struct {
 	External *ExternalMonitor
 	Inband   *InbandMonitor
 	Login    *MonitorLogin
+	LDAP     *LDAPMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -10,7 +10,16 @@ const (
 	MonitorPOP3     MonitorType = "pop3"
 	MonitorIMAP     MonitorType = "imap"
 	MonitorFTP      MonitorType = "ftp"
+	MonitorLDAP     MonitorType = "ldap"
 )
+
+// LDAPMonitor is an ldap monitor's search: base and filter ("" for
+// none), the bind DN and password ("" binds anonymously), security
+// (none, ssl or tls), mandatory-attributes and chase-referrals.
+type LDAPMonitor struct {
+	Base, Filter, Username, Password, Security string
+	MandatoryAttributes, ChaseReferrals        bool
+}
 
 // MonitorLogin is what the smtp, pop3, imap and ftp monitors say to the
 // member: the account to log in with ("" for BIG-IP's none), smtp's HELO
