@@ -2,6 +2,7 @@ package mblbvs
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -73,6 +74,22 @@ func (c *prefixConn) Read(b []byte) (int, error) {
 		return n, nil
 	}
 	return c.TCPConn.Read(b)
+}
+
+// WriteTo gives back head first too: the embedded connection's own
+// (io.Copy's splice path, a tunnel's) would skip it.
+func (c *prefixConn) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	if len(c.head) > 0 {
+		k, err := w.Write(c.head)
+		n += int64(k)
+		c.head = c.head[k:]
+		if err != nil {
+			return n, err
+		}
+	}
+	k, err := c.TCPConn.WriteTo(w)
+	return n + k, err
 }
 
 // serveHTTP2Capable runs one accepted client of a virtual with the
