@@ -240,8 +240,9 @@ type exchange struct {
 	whole bool
 }
 
-// maxQueue bounds the requests written and not yet answered on one
-// engine connection; the engine's own bound (MaxInFlight) is 64.
+// maxQueue is the least room for requests written and not yet answered
+// on one engine connection (the engine's own bound, MaxInFlight, is 64);
+// a connection allowing more concurrent streams gets room for them all.
 const maxQueue = 64
 
 // drainLimit is how much of a response body no stream wants (its client
@@ -263,7 +264,7 @@ func (g *gateway) upstream() (*upstream, error) {
 		return nil, err
 	}
 	u := &upstream{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10),
-		queue: make(chan *exchange, maxQueue), dead: make(chan struct{})}
+		queue: make(chan *exchange, max(maxQueue, int(g.cfg.MaxConcurrentStreams)+1)), dead: make(chan struct{})}
 	g.cur = u
 	g.wg.Add(1)
 	go func() {
@@ -307,7 +308,7 @@ func (u *upstream) enqueue(ex *exchange) bool {
 	if u.isDead() || u.closing.Load() {
 		return false
 	}
-	u.queue <- ex // never blocks: streams are fewer than maxQueue
+	u.queue <- ex // never blocks: the queue has room for every stream
 	return true
 }
 
