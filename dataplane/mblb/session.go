@@ -249,7 +249,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 
 // Rebind moves a session that has not run yet onto c, the same client's
 // connection by another way: an HTTP virtual with the http2 profile
-// starts each client's session on a local socket pair, runs
+// starts each client's session on an in-memory pipe, runs
 // CLIENT_ACCEPTED and the TLS handshake with it, and moves it onto the
 // client's own connection when the client turns out to speak HTTP/1,
 // keeping what the rules set on it (persistence, target, idle timeout).

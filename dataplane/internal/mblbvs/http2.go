@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/h2gw"
@@ -22,7 +20,7 @@ import (
 // that negotiated h2, or with activation-modes always a cleartext client
 // whose first bytes are the HTTP/2 preface, is served by dataplane/h2gw.
 // Its streams reach the virtual's engine as HTTP/1.1 requests pipelined
-// on one local socket pair, whose engine session stands for the client:
+// on one in-memory pipe (h2gw.Pipe), whose engine session stands for the client:
 // the client's address, the virtual's address, its flow record and its
 // rules' connection state, so HTTP_REQUEST runs per stream as on BIG-IP.
 // Other clients go on as HTTP/1.
@@ -94,7 +92,7 @@ func (c *prefixConn) WriteTo(w io.Writer) (int64, error) {
 
 // serveHTTP2Capable runs one accepted client of a virtual with the
 // http2 profile to its end, on goroutines, as Set.Serve runs others. Its
-// engine session starts on a socket pair, for CLIENT_ACCEPTED and the
+// engine session starts on a pipe, for CLIENT_ACCEPTED and the
 // handshake; an HTTP/1 client's session then moves onto the client's
 // connection (mblb.ClientConn.Rebind), an HTTP/2 client's stays for the
 // gateway's first engine connection.
@@ -102,14 +100,8 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
 	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
 	f.front, _ = conn.(*frontConn)
-	gw, eng, err := socketPair()
-	if err != nil {
-		c.SetLinger(0)
-		c.Close()
-		mv.vs.Stats.Close()
-		return
-	}
-	first := mv.eng.NewClientConn(&engineConn{UnixConn: eng, client: c}, opts)
+	gw, eng := h2gw.Pipe()
+	first := mv.eng.NewClientConn(&engineConn{Conn: eng, client: c}, opts)
 	f.sess = first
 	f.Closer = func(reset bool) {
 		if reset {
@@ -153,12 +145,12 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
 
 // serveHTTP2 serves an HTTP/2 client on conn until it ends; its first
 // engine connection is gw, whose other end eng first's session reads.
-func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c *net.TCPConn, h *config.HTTP2, gw, eng *net.UnixConn, first *mblb.ClientConn) {
+func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c *net.TCPConn, h *config.HTTP2, gw, eng net.Conn, first *mblb.ClientConn) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sessions := []*mblb.ClientConn{first}
 	var last chan struct{} // closed when the running session has ended
-	run := func(sess *mblb.ClientConn, eng *net.UnixConn) {
+	run := func(sess *mblb.ClientConn, eng net.Conn) {
 		wg.Add(1)
 		done := make(chan struct{})
 		last = done
@@ -182,11 +174,8 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		// session on it ends with it, and the rules, which act on
 		// f.sess, move to the next only then.
 		<-last
-		g, e, err := socketPair()
-		if err != nil {
-			return nil, err
-		}
-		sess := mv.eng.NewClientConn(&engineConn{UnixConn: e, client: c}, opts)
+		g, e := h2gw.Pipe()
+		sess := mv.eng.NewClientConn(&engineConn{Conn: e, client: c}, opts)
 		sessions = append(sessions, sess)
 		f.sess = sess // the rules' commands act on the current one
 		run(sess, e)
@@ -208,12 +197,12 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 	f.h2Requests = n
 }
 
-// engineConn is the engine's side of an HTTP/2 client's socket pair: it
+// engineConn is the engine's side of an HTTP/2 client's pipe: it
 // names the client's and the virtual's addresses, so the engine sees the
 // client as an HTTP/1 client of the virtual, and a reset of the session
 // (a rule's reject) resets the client.
 type engineConn struct {
-	*net.UnixConn
+	net.Conn
 	client *net.TCPConn
 }
 
@@ -227,33 +216,4 @@ func (c *engineConn) SetLinger(sec int) error {
 		c.client.Close()
 	}
 	return nil
-}
-
-// socketPair is a connected pair of local stream sockets: the gateway's
-// end and the engine's.
-func socketPair() (*net.UnixConn, *net.UnixConn, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	conn := func(fd int) (*net.UnixConn, error) {
-		f := os.NewFile(uintptr(fd), "h2")
-		defer f.Close()
-		c, err := net.FileConn(f)
-		if err != nil {
-			return nil, err
-		}
-		return c.(*net.UnixConn), nil
-	}
-	a, err := conn(fds[0])
-	if err != nil {
-		syscall.Close(fds[1])
-		return nil, nil, err
-	}
-	b, err := conn(fds[1])
-	if err != nil {
-		a.Close()
-		return nil, nil, err
-	}
-	return a, b, nil
 }
