@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
@@ -57,6 +58,13 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
 	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP:
 		m.Login = t.monitorLogin(o, typ)
+	case dataplane.MonitorSIP:
+		sip, err := t.sipMonitor(o)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		m.SIP = sip
 	case dataplane.MonitorLDAP:
 		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
 		m.LDAP = &dataplane.LDAPMonitor{Base: e(ldapBase), Filter: e(ldapFilter), Username: e(mailUsername), Password: e(mailPassword),
@@ -84,7 +92,40 @@ var (
 	ldapSecurity  = monitorLDAP.MustProp("security")
 	ldapMandatory = monitorLDAP.MustProp("mandatory-attributes")
 	ldapChase     = monitorLDAP.MustProp("chase-referrals")
+
+	monitorSIP   = schema.MustKind("ltm monitor sip")
+	sipMode      = monitorSIP.MustProp("mode")
+	sipRequest   = monitorSIP.MustProp("request")
+	sipHeaders   = monitorSIP.MustProp("headers")
+	sipFilter    = monitorSIP.MustProp("filter")
+	sipFilterNeg = monitorSIP.MustProp("filter-neg")
 )
+
+// sipMonitor reads a sip monitor's request and filters; a filter is a
+// list of status codes (100-699) separated by spaces or commas [M].
+func (t *translator) sipMonitor(o *objects.Object) (*dataplane.SIPMonitor, error) {
+	e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
+	codes := func(p *objects.Prop) ([]int, error) {
+		var out []int
+		for _, f := range strings.FieldsFunc(e(p), func(r rune) bool { return r == ' ' || r == ',' }) {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 100 || n > 699 {
+				return nil, fmt.Errorf("%s: %q is not a SIP status code (100-699)", p.Name, f)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	s := &dataplane.SIPMonitor{Mode: e(sipMode), Request: e(sipRequest), Headers: e(sipHeaders)}
+	var err error
+	if s.Filter, err = codes(sipFilter); err != nil {
+		return nil, err
+	}
+	if s.FilterNeg, err = codes(sipFilterNeg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
 
 // monitorLogin reads what an smtp, pop3, imap or ftp monitor says to
 // the member.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/openltm/openltm/dataplane"
@@ -19,6 +20,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		"create ltm monitor imap m_imap username u password p",
 		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
 		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
+		`create ltm monitor sip m_sip mode tcp request "OPTIONS sip:health@example SIP/2.0" headers "X-Probe: 1" filter "200 404" filter-neg 503`,
 		`create ltm monitor ldap m_ldap base "dc=example,dc=com" filter "(uid=probe)" username "cn=mon,dc=example,dc=com" password p security tls mandatory-attributes yes chase-referrals no`,
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -46,6 +48,14 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		m := dc.Monitors[c.name]
 		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {
 			t.Errorf("%s: %+v, want type %s login %+v", c.name, m, c.typ, c.want)
+		}
+	}
+	for name, want := range map[string]dataplane.SIPMonitor{
+		"/Common/sip":   {Mode: "udp"},
+		"/Common/m_sip": {Mode: "tcp", Request: "OPTIONS sip:health@example SIP/2.0", Headers: "X-Probe: 1", Filter: []int{200, 404}, FilterNeg: []int{503}},
+	} {
+		if m := dc.Monitors[name]; m == nil || m.Type != dataplane.MonitorSIP || !reflect.DeepEqual(m.SIP, &want) {
+			t.Errorf("%s: %+v, want sip %+v", name, m, want)
 		}
 	}
 	for _, c := range []struct {

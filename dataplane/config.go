@@ -40,6 +40,7 @@ type (
 	InbandMonitor     = config.InbandMonitor
 	MonitorLogin      = config.MonitorLogin
 	LDAPMonitor       = config.LDAPMonitor
+	SIPMonitor        = config.SIPMonitor
 	Protocol          = config.Protocol
 )
 
@@ -84,6 +85,7 @@ const (
 	MonitorIMAP                    = config.MonitorIMAP
 	MonitorFTP                     = config.MonitorFTP
 	MonitorLDAP                    = config.MonitorLDAP
+	MonitorSIP                     = config.MonitorSIP
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"maps"
+	"slices"
 
 	"github.com/openltm/openltm/dataplane/monitor"
 )
@@ -19,6 +20,10 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	if l := m.LDAP; l != nil {
 		s.LDAP = &monitor.LDAPCheck{Base: l.Base, Filter: l.Filter, Username: l.Username, Password: l.Password,
 			Security: l.Security, MandatoryAttributes: l.MandatoryAttributes, ChaseReferrals: l.ChaseReferrals}
+	}
+	if x := m.SIP; x != nil {
+		s.SIP = &monitor.SIPCheck{Mode: x.Mode, Request: x.Request, Headers: x.Headers,
+			Filter: slices.Clone(x.Filter), FilterNeg: slices.Clone(x.FilterNeg)}
 	}
 	if l := m.Login; l != nil {
 		s.Login = &monitor.Login{Username: l.Username, Password: l.Password, Domain: l.Domain,

@@ -509,7 +509,7 @@ debug yn no
 filename str none
 debug yn no
 `),
-		monitorKind("sip", "sip", `
+		runMonitor(monitorKind("sip", "sip", `
 mode enum udp tcp|udp|tls|sips
 cert str none
 key str none
@@ -520,7 +520,7 @@ filter-neg str none
 headers str none
 request str none
 debug yn no
-`),
+`), "mode", "request", "headers", "filter", "filter-neg"),
 
 		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
 cert-key-chain raw

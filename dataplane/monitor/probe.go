@@ -1,6 +1,6 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
-// gateway-icmp, external, smtp, pop3, imap, ftp, ldap), the passive inband
+// gateway-icmp, external, smtp, pop3, imap, ftp, ldap, sip), the passive inband
 // monitor, and the timing rules that turn probe results into a status
 // (interval, timeout, time-until-up, up-interval, manual-resume; reference
 // §8). It knows nothing of pools: the dataplane starts one Instance per
@@ -67,6 +67,12 @@
 //     DSE when there is no base. An entry is up (with mandatory-attributes
 //     it must carry an attribute); a referral is up only with
 //     chase-referrals, which is not followed; no entry is down.
+//   - sip: one request (OPTIONS to the member, or SIP.Request, with
+//     SIP.Headers) over udp, tcp or tls; provisional answers are read past,
+//     and the first final answer's status decides: down when SIP.FilterNeg
+//     lists it, or when SIP.Filter is set and does not; any other is up.
+//     Over udp the request is sent once: silence until the deadline, or a
+//     port unreachable, is down.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -112,6 +118,9 @@ const (
 	// LDAP binds and searches, so a directory that accepts connections
 	// but refuses binds or has lost its entries is down.
 	LDAP Type = "ldap"
+	// SIP sends a request (OPTIONS) and judges the answer's status, so a
+	// SIP server that answers with an error is down.
+	SIP Type = "sip"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -145,6 +154,8 @@ type Spec struct {
 	// LDAP is the ldap monitor's settings; nil means all defaults, which
 	// include chase-referrals yes (a zero LDAPCheck does not chase).
 	LDAP *LDAPCheck
+	// SIP is the sip monitor's settings; nil means all defaults.
+	SIP *SIPCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -161,7 +172,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.ManualResume == o.ManualResume && s.Send == o.Send && s.Reverse == o.Reverse &&
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
-		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP)
+		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -174,6 +185,10 @@ func (s *Spec) Check() error {
 		return s.Login.check()
 	case LDAP:
 		return s.LDAP.check()
+	case SIP:
+		if err := s.SIP.check(); err != nil {
+			return err
+		}
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -248,6 +263,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeLogin(ctx, spec, target)
 	case LDAP:
 		return probeLDAP(ctx, spec, target)
+	case SIP:
+		return probeSIP(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

@@ -387,6 +387,7 @@ type Monitor struct {
 	Inband   *InbandMonitor
 	Login    *MonitorLogin
 	LDAP     *LDAPMonitor
+	SIP      *SIPMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

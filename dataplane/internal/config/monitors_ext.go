@@ -11,7 +11,16 @@ const (
 	MonitorIMAP     MonitorType = "imap"
 	MonitorFTP      MonitorType = "ftp"
 	MonitorLDAP     MonitorType = "ldap"
+	MonitorSIP      MonitorType = "sip"
 )
+
+// SIPMonitor is a sip monitor's request: its transport (mode), request
+// line and extra headers ("" for none), and the status codes that mean
+// up (Filter; none: any final answer) or down (FilterNeg).
+type SIPMonitor struct {
+	Mode, Request, Headers string
+	Filter, FilterNeg      []int
+}
 
 // LDAPMonitor is an ldap monitor's search: base and filter ("" for
 // none), the bind DN and password ("" binds anonymously), security
