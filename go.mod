@@ -25,6 +25,7 @@ require (
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
 	google.golang.org/grpc v1.83.2
+	layeh.com/radius v0.0.0-20231213012653-1006025d24f8
 )
 
 require (

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,18 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
 	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP:
 		m.Login = t.monitorLogin(o, typ)
+	case dataplane.MonitorRADIUS, dataplane.MonitorRADIUSAcct:
+		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
+		r := &dataplane.RADIUSMonitor{Secret: e(radiusSecret), Username: e(radiusUsername), Password: e(radiusPassword)}
+		if a := e(radiusNAS); a != "" {
+			ip, err := netip.ParseAddr(a)
+			if err != nil {
+				t.skip(o, "nas-ip-address %q is not an IP address", a)
+				return false
+			}
+			r.NASIP = ip
+		}
+		m.RADIUS = r
 	case dataplane.MonitorSIP:
 		sip, err := t.sipMonitor(o)
 		if err != nil {
@@ -99,6 +112,13 @@ var (
 	sipHeaders   = monitorSIP.MustProp("headers")
 	sipFilter    = monitorSIP.MustProp("filter")
 	sipFilterNeg = monitorSIP.MustProp("filter-neg")
+
+	monitorRADIUS     = schema.MustKind("ltm monitor radius")
+	monitorRADIUSAcct = schema.MustKind("ltm monitor radius-accounting")
+	radiusSecret      = common("secret", monitorRADIUS, monitorRADIUSAcct)
+	radiusUsername    = common("username", monitorRADIUS, monitorRADIUSAcct)
+	radiusPassword    = common("password", monitorRADIUS, monitorRADIUSAcct)
+	radiusNAS         = common("nas-ip-address", monitorRADIUS, monitorRADIUSAcct)
 )
 
 // sipMonitor reads a sip monitor's request and filters; a filter is a

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net/netip"
 	"reflect"
 	"testing"
 
@@ -20,6 +21,8 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		"create ltm monitor imap m_imap username u password p",
 		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
 		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
+		"create ltm monitor radius m_radius secret s3 username mon password good nas-ip-address 192.0.2.7",
+		"create ltm monitor radius-accounting m_acct secret s3",
 		`create ltm monitor sip m_sip mode tcp request "OPTIONS sip:health@example SIP/2.0" headers "X-Probe: 1" filter "200 404" filter-neg 503`,
 		`create ltm monitor ldap m_ldap base "dc=example,dc=com" filter "(uid=probe)" username "cn=mon,dc=example,dc=com" password p security tls mandatory-attributes yes chase-referrals no`,
 	} {
@@ -48,6 +51,14 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		m := dc.Monitors[c.name]
 		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {
 			t.Errorf("%s: %+v, want type %s login %+v", c.name, m, c.typ, c.want)
+		}
+	}
+	for name, want := range map[string]dataplane.RADIUSMonitor{
+		"/Common/m_radius": {Secret: "s3", Username: "mon", Password: "good", NASIP: netip.MustParseAddr("192.0.2.7")},
+		"/Common/m_acct":   {Secret: "s3"},
+	} {
+		if m := dc.Monitors[name]; m == nil || m.RADIUS == nil || *m.RADIUS != want {
+			t.Errorf("%s: %+v, want radius %+v", name, m, want)
 		}
 	}
 	for name, want := range map[string]dataplane.SIPMonitor{

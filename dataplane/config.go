@@ -41,6 +41,7 @@ type (
 	MonitorLogin      = config.MonitorLogin
 	LDAPMonitor       = config.LDAPMonitor
 	SIPMonitor        = config.SIPMonitor
+	RADIUSMonitor     = config.RADIUSMonitor
 	Protocol          = config.Protocol
 )
 
@@ -86,6 +87,8 @@ const (
 	MonitorFTP                     = config.MonitorFTP
 	MonitorLDAP                    = config.MonitorLDAP
 	MonitorSIP                     = config.MonitorSIP
+	MonitorRADIUS                  = config.MonitorRADIUS
+	MonitorRADIUSAcct              = config.MonitorRADIUSAcct
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

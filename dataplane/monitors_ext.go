@@ -21,6 +21,9 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 		s.LDAP = &monitor.LDAPCheck{Base: l.Base, Filter: l.Filter, Username: l.Username, Password: l.Password,
 			Security: l.Security, MandatoryAttributes: l.MandatoryAttributes, ChaseReferrals: l.ChaseReferrals}
 	}
+	if x := m.RADIUS; x != nil {
+		s.RADIUS = &monitor.RADIUSCheck{Secret: x.Secret, Username: x.Username, Password: x.Password, NASIP: x.NASIP}
+	}
 	if x := m.SIP; x != nil {
 		s.SIP = &monitor.SIPCheck{Mode: x.Mode, Request: x.Request, Headers: x.Headers,
 			Filter: slices.Clone(x.Filter), FilterNeg: slices.Clone(x.FilterNeg)}

@@ -478,8 +478,8 @@ debug yn no
 		monitorKind("mssql", "mssql", monDatabaseRows),
 		monitorKind("oracle", "oracle", monDatabaseRows),
 		monitorKind("postgresql", "postgresql", monDatabaseRows),
-		monitorKind("radius", "radius", monRadiusRows),
-		monitorKind("radius-accounting", "radius_accounting", monRadiusRows),
+		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
+		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `
 folder str INBOX
 username str none

@@ -1,10 +1,11 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
-// gateway-icmp, external, smtp, pop3, imap, ftp, ldap, sip), the passive inband
-// monitor, and the timing rules that turn probe results into a status
-// (interval, timeout, time-until-up, up-interval, manual-resume; reference
-// §8). It knows nothing of pools: the dataplane starts one Instance per
-// monitored member or node and combines their statuses by the monitor rule.
+// gateway-icmp, external, smtp, pop3, imap, ftp, ldap, sip, radius,
+// radius-accounting), the passive inband monitor, and the timing rules
+// that turn probe results into a status (interval, timeout,
+// time-until-up, up-interval, manual-resume; reference §8). It knows
+// nothing of pools: the dataplane starts one Instance per monitored
+// member or node and combines their statuses by the monitor rule.
 //
 // How the dataplane uses it:
 //
@@ -73,6 +74,10 @@
 //     lists it, or when SIP.Filter is set and does not; any other is up.
 //     Over udp the request is sent once: silence until the deadline, or a
 //     port unreachable, is down.
+//   - radius and radius-accounting: an Access-Request for RADIUS.Username
+//     (up on Access-Accept) or an Accounting-Request starting a session
+//     (up on Accounting-Response), signed with RADIUS.Secret and resent
+//     every second until the deadline.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -121,6 +126,11 @@ const (
 	// SIP sends a request (OPTIONS) and judges the answer's status, so a
 	// SIP server that answers with an error is down.
 	SIP Type = "sip"
+	// RADIUS authenticates an account and RADIUSAccounting starts an
+	// accounting session, so a server that answers but cannot serve is
+	// down.
+	RADIUS           Type = "radius"
+	RADIUSAccounting Type = "radius-accounting"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -156,6 +166,8 @@ type Spec struct {
 	LDAP *LDAPCheck
 	// SIP is the sip monitor's settings; nil means all defaults.
 	SIP *SIPCheck
+	// RADIUS is the radius and radius-accounting monitors' settings.
+	RADIUS *RADIUSCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -172,7 +184,8 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.ManualResume == o.ManualResume && s.Send == o.Send && s.Reverse == o.Reverse &&
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
-		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP)
+		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
+		s.RADIUS.equal(o.RADIUS)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -189,6 +202,7 @@ func (s *Spec) Check() error {
 		if err := s.SIP.check(); err != nil {
 			return err
 		}
+	case RADIUS, RADIUSAccounting:
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -265,6 +279,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeLDAP(ctx, spec, target)
 	case SIP:
 		return probeSIP(ctx, spec, target)
+	case RADIUS, RADIUSAccounting:
+		return probeRADIUS(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

@@ -388,6 +388,7 @@ type Monitor struct {
 	Login    *MonitorLogin
 	LDAP     *LDAPMonitor
 	SIP      *SIPMonitor
+	RADIUS   *RADIUSMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -1,6 +1,9 @@
 package config
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // The monitor types of this file.
 const (
@@ -12,7 +15,17 @@ const (
 	MonitorFTP      MonitorType = "ftp"
 	MonitorLDAP     MonitorType = "ldap"
 	MonitorSIP      MonitorType = "sip"
+	MonitorRADIUS   MonitorType = "radius"
+	// MonitorRADIUSAcct is radius-accounting.
+	MonitorRADIUSAcct MonitorType = "radius-accounting"
 )
+
+// RADIUSMonitor is the radius and radius-accounting monitors' shared
+// secret, account ("" for none) and NAS-IP-Address (invalid: none).
+type RADIUSMonitor struct {
+	Secret, Username, Password string
+	NASIP                      netip.Addr
+}
 
 // SIPMonitor is a sip monitor's request: its transport (mode), request
 // line and extra headers ("" for none), and the status codes that mean
