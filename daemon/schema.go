@@ -206,6 +206,7 @@ var (
 	persistHash       = schema.MustKind("ltm persistence hash")
 	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
 	persistSSL        = schema.MustKind("ltm persistence ssl")
+	persistMSRDP      = schema.MustKind("ltm persistence msrdp")
 	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 
 	persistTimeout       = common("timeout", persistRun...)

@@ -102,11 +102,15 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		// Cookie persistence needs the HTTP profile; the L4 proxy accepts
 		// it and applies the fallback.
 		p.Method = dataplane.PersistCookie
-	case persistSSL:
-		// The L4 proxy reads the TLS hellos of connections it passes
-		// through (dataplane/internal/l4/sslpersist.go).
-		p.Method = dataplane.PersistSSL
+	case persistSSL, persistMSRDP:
+		// The L4 proxy reads the TLS hellos, or the RDP connection
+		// request, of connections it passes through
+		// (dataplane/internal/l4/sslpersist.go).
 		kind := "ssl persistence"
+		p.Method = dataplane.PersistSSL
+		if prof.Kind == persistMSRDP {
+			p.Method, kind = dataplane.PersistMSRDP, "msrdp persistence"
+		}
 		switch {
 		case name != defaultPersistName(o):
 			t.keep(o, "persistence profile %s: %s runs as a virtual server's default persistence only in openltm", prof.Name, kind)
@@ -115,7 +119,7 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			t.keep(o, "persistence profile %s: %s on a virtual server with iRules is not run yet", prof.Name, kind)
 			return nil, false
 		case v.MBLB != nil || v.IsUDP() || t.profile(o, profileClientSSL, profileServerSSL) != nil:
-			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes TLS through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name, kind)
+			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name, kind)
 			return nil, false
 		}
 	default:

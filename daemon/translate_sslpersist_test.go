@@ -22,6 +22,8 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 		"create ltm virtual v_ok destination 127.47.2.1:443 pool p persist replace-all-with { s_long { default yes } }",
 		"create ltm virtual v_http destination 127.47.2.2:443 pool p profiles replace-all-with { tcp http } persist replace-all-with { ssl { default yes } }",
 		"create ltm virtual v_rule destination 127.47.2.3:443 pool p rules { r } persist replace-all-with { ssl { default yes } }",
+		"create ltm virtual v_rdp destination 127.47.2.5:3389 pool p persist replace-all-with { msrdp { default yes } }",
+		"create ltm virtual v_rdp_rule destination 127.47.2.6:3389 pool p rules { r } persist replace-all-with { msrdp { default yes } }",
 		"create ltm virtual v_fb destination 127.47.2.4:443 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence ssl",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -33,8 +35,12 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 	if v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistSSL || v.Persist.Timeout.Seconds() != 900 {
 		t.Fatalf("v_ok: %+v", v)
 	}
+	if v := dc.Virtuals["/Common/v_rdp"]; v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistMSRDP {
+		t.Fatalf("v_rdp: %+v", v)
+	}
 	for _, want := range []string{
 		"ltm virtual /Common/v_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",
+		"ltm virtual /Common/v_rdp_rule: persistence profile /Common/msrdp: msrdp persistence on a virtual server with iRules is not run yet",
 		"ltm virtual /Common/v_rule: persistence profile /Common/ssl: ssl persistence on a virtual server with iRules is not run yet",
 		"ltm virtual /Common/v_fb: persistence profile /Common/ssl: ssl persistence runs as a virtual server's default persistence only",
 	} {

@@ -95,6 +95,7 @@ const (
 	PersistHash                    = config.PersistHash
 	PersistDestAddr                = config.PersistDestAddr
 	PersistSSL                     = config.PersistSSL
+	PersistMSRDP                   = config.PersistMSRDP
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bufio"
 	"context"
 	"net"
 	"os/exec"
@@ -89,5 +90,77 @@ func TestSSLPersistenceOpenSSL(t *testing.T) {
 	})
 	if len(recs) == 0 || recs[0].Key.Mode != persist.SSLSessionID || len(recs[0].Key.Str) != 64 {
 		t.Fatalf("records %+v, want one ssl-session-id record keyed by a 32-byte ID", recs)
+	}
+}
+
+// rdpRequest is an RDP client's first packet: a TPKT header and an
+// X.224 Connection Request carrying cookie ("" for none).
+func rdpRequest(cookie string) []byte {
+	body := []byte{0xe0, 0, 0, 0, 0, 0} // CR TPDU, destination and source references, class 0
+	if cookie != "" {
+		body = append(body, "Cookie: "+cookie+"\r\n"...)
+	}
+	x224 := append([]byte{byte(len(body))}, body...)
+	n := 4 + len(x224)
+	return append([]byte{3, 0, byte(n >> 8), byte(n)}, x224...)
+}
+
+// TestMSRDPPersistence: RDP clients carrying a user's mstshash cookie go
+// to the member their first connection went to, each user persisted on
+// its own; the table holds an msrdp record per user; a client without a
+// cookie is balanced.
+func TestMSRDPPersistence(t *testing.T) {
+	startServer(t, "127.0.244.11:3389", "A")
+	startServer(t, "127.0.244.12:3389", "B")
+	cfg := basic("127.0.244.1:3389", "127.0.244.11:3389", "127.0.244.12:3389")
+	cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/msrdp", Method: PersistMSRDP, Timeout: 300 * time.Second}
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	connect := func(cookie string) string {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", "127.0.244.1:3389", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		req := rdpRequest(cookie)
+		if cookie == "" {
+			req = append(req, '\n') // the member answers a line
+		}
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", cookie, err)
+		}
+		return strings.Fields(line)[0]
+	}
+	alice, bob := connect("mstshash=alice"), connect("mstshash=bob")
+	for i := 0; i < 6; i++ {
+		if got := connect("mstshash=alice"); got != alice {
+			t.Fatalf("alice's connection %d went to %s, her first to %s", i+2, got, alice)
+		}
+		if got := connect("mstshash=bob"); got != bob {
+			t.Fatalf("bob's connection %d went to %s, his first to %s", i+2, got, bob)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		seen[connect("")] = true
+	}
+	if !seen["A"] || !seen["B"] {
+		t.Errorf("clients without a cookie went to %v, want both members", seen)
+	}
+	keys := map[string]bool{}
+	p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
+		if r.Key.Mode == persist.MSRDP {
+			keys[r.Key.Str] = true
+		}
+		return true
+	})
+	if len(keys) != 2 || !keys["alice"] || !keys["bob"] {
+		t.Errorf("msrdp records %v, want alice and bob", keys)
 	}
 }

@@ -745,9 +745,9 @@ hash-buffer-limit int 0
 `), "rule", "hash-algorithm"),
 		runPersist(persistKind("ssl", "ssl", "")),
 		persistKind("host", "host", ""),
-		persistKind("msrdp", "msrdp", `
+		runPersist(persistKind("msrdp", "msrdp", `
 has-session-dir yn no
-`),
+`)),
 		persistKind("sip", "sip_info", `
 sip-info str Call-ID
 `),

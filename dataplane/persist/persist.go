@@ -30,9 +30,10 @@ const (
 	Cookie
 	Hash
 	SSLSessionID
+	MSRDP
 )
 
-var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id"}
+var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id", "msrdp"}
 
 // String is the mode as BIG-IP prints it in persist-records.
 func (m Mode) String() string {
@@ -58,6 +59,8 @@ func ParseMode(s string) (Mode, bool) {
 		return Hash, true
 	case "ssl-session-id", "ssl":
 		return SSLSessionID, true
+	case "msrdp":
+		return MSRDP, true
 	}
 	return 0, false
 }

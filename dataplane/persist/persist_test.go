@@ -61,7 +61,8 @@ func TestParseMode(t *testing.T) {
 		{"dest_addr", DestAddress, true},
 		{"ssl-session-id", SSLSessionID, true},
 		{"ssl", SSLSessionID, true},
-		{"msrdp", 0, false},
+		{"msrdp", MSRDP, true},
+		{"sip", 0, false},
 	} {
 		m, ok := ParseMode(tc.in)
 		if m != tc.want || ok != tc.ok {

@@ -470,7 +470,17 @@ const (
 	// through (no client-ssl): the ServerHello's ID is recorded, and a
 	// client resuming that session returns to its member.
 	PersistSSL PersistMethod = "ssl"
+	// PersistMSRDP keys on the routing cookie of an RDP client's first
+	// packet (mstshash, the user; msts, a session broker's token), so a
+	// user's reconnections go to the server holding the session.
+	PersistMSRDP PersistMethod = "msrdp"
 )
+
+// Peeks reports whether the persistence's key is in the client's first
+// bytes, which the flow must read before it balances.
+func (p *Persistence) Peeks() bool {
+	return p != nil && (p.Method == PersistSSL || p.Method == PersistMSRDP)
+}
 
 // Persistence is a persistence profile as a virtual applies it, with its
 // defaults-from chain resolved.
@@ -514,6 +524,8 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.DestAddress
 	case PersistSSL:
 		return persist.SSLSessionID
+	case PersistMSRDP:
+		return persist.MSRDP
 	}
 	return 0
 }

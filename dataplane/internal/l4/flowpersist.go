@@ -45,8 +45,8 @@ type persistDecision struct {
 
 // profileKey is the key profile prof gives the flow on its own: the
 // client's address (source-addr) or the address it connected to
-// (dest-addr), under the profile's mask, or the session ID the client's
-// TLS hello asks to resume (ssl). Universal and hash profiles need
+// (dest-addr), under the profile's mask, the session ID the client's
+// TLS hello asks to resume (ssl), or its RDP cookie (msrdp). Universal and hash profiles need
 // a rule's key, cookie persistence needs HTTP: none.
 func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	switch prof.Method {
@@ -55,8 +55,12 @@ func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	case config.PersistDestAddr:
 		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
 	case config.PersistSSL:
-		if len(fl.sslID) > 0 { // the client asks to resume a session (sslpersist.go)
-			return sslKey(fl.sslID), true
+		if len(fl.firstKey) > 0 { // the client asks to resume a session (sslpersist.go)
+			return sslKey(fl.firstKey), true
+		}
+	case config.PersistMSRDP:
+		if len(fl.firstKey) > 0 { // the RDP client's cookie
+			return persist.StringKey(persist.MSRDP, string(fl.firstKey)), true
 		}
 	}
 	return persist.Key{}, false

@@ -57,9 +57,10 @@ type flow struct {
 	rs    *ruleState                  // nil for flows without rules
 	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
 	cssl  state.SSLHeld               // the client's TLS in its client-ssl profile's connections (tls.go)
-	// sslID is the session ID of the client's hello, for SSL persistence
-	// (sslpersist.go); nil without one.
-	sslID []byte
+	// firstKey is the persistence key in the client's first bytes: the
+	// session ID of its TLS hello (ssl), its RDP cookie (msrdp); nil
+	// without one (sslpersist.go).
+	firstKey []byte
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -132,9 +133,9 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		return
 	}
 	var head []byte
-	if sslPersists(cfg) { // sslpersist.go
+	if cfg.Persist.Peeks() { // sslpersist.go
 		var err error
-		if head, pr.sslID, err = readHello(pr.client); err != nil {
+		if head, pr.firstKey, err = firstKey(cfg, pr.client); err != nil {
 			pr.finish(false)
 			return
 		}
@@ -149,6 +150,10 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		return
 	}
 	if sslPersists(cfg) && !pr.sslConnected(sc, head) {
+		pr.finish(true)
+		return
+	}
+	if !sslPersists(cfg) && len(head) > 0 && !pr.passHead(sc, head) {
 		pr.finish(true)
 		return
 	}

@@ -1,6 +1,7 @@
 package l4
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"net"
@@ -37,6 +38,16 @@ func sslPersists(cfg *config.Virtual) bool {
 	return cfg.Persist != nil && cfg.Persist.Method == config.PersistSSL
 }
 
+// firstKey reads the persistence key of the method the virtual's default
+// profile uses from c's first bytes (an SSL hello's session ID, an RDP
+// client's routing cookie), and returns what it read, to be passed on.
+func firstKey(cfg *config.Virtual, c *net.TCPConn) (head, key []byte, err error) {
+	if cfg.Persist.Method == config.PersistMSRDP {
+		return readFirst(c, rdpCookie)
+	}
+	return readFirst(c, tlsprof.HelloSessionID)
+}
+
 // sslKey is the table's key for a session ID.
 func sslKey(id []byte) persist.Key {
 	return persist.StringKey(persist.SSLSessionID, hex.EncodeToString(id))
@@ -47,6 +58,12 @@ func sslKey(id []byte) persist.Key {
 // read, to be passed on. err is set only when c ended or failed with
 // nothing read.
 func readHello(c *net.TCPConn) (head, id []byte, err error) {
+	return readFirst(c, tlsprof.HelloSessionID)
+}
+
+// readFirst reads c until find, given everything read so far, says the
+// key is known (nil: none there), or helloWait passes (no key).
+func readFirst(c *net.TCPConn, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
 	c.SetReadDeadline(time.Now().Add(helloWait))
 	defer c.SetReadDeadline(time.Time{})
 	buf := make([]byte, helloLimit)
@@ -54,7 +71,7 @@ func readHello(c *net.TCPConn) (head, id []byte, err error) {
 	for n < len(buf) {
 		k, rerr := c.Read(buf[n:])
 		n += k
-		if got, done := tlsprof.HelloSessionID(buf[:n]); done {
+		if got, done := find(buf[:n]); done {
 			return buf[:n], got, nil
 		}
 		if rerr != nil {
@@ -71,11 +88,8 @@ func readHello(c *net.TCPConn) (head, id []byte, err error) {
 // member's first bytes to the client, recording the ServerHello's session
 // ID for the member; false when either side failed (the caller resets).
 func (pr *proxied) sslConnected(sc *serverConn, head []byte) bool {
-	if len(head) > 0 {
-		if _, err := sc.conn.Write(head); err != nil {
-			return false
-		}
-		pr.count(len(head), true, sc)
+	if len(head) > 0 && !pr.passHead(sc, head) {
+		return false
 	}
 	back, id, err := readHello(sc.conn)
 	if err != nil {
@@ -92,5 +106,54 @@ func (pr *proxied) sslConnected(sc *serverConn, head []byte) bool {
 		d := persistDecision{key: sslKey(id), prof: prof, timeout: prof.Timeout}
 		pr.persistSave(&d, sc.pool, sc.member)
 	}
+	return true
+}
+
+// rdpCookie reads the routing cookie of the RDP Connection Request at the
+// start of b (a TPKT header, an X.224 Connection Request, then
+// `Cookie: mstshash=USER` or a session broker's `Cookie: msts=TOKEN`,
+// ended by CRLF): USER or `msts=TOKEN` [M: BIG-IP's has-session-dir,
+// which sends a TOKEN to the server it names, is not acted on], nil when
+// the request carries none or b starts with no such request.
+func rdpCookie(b []byte) (key []byte, done bool) {
+	const tpkt, x224 = 4, 7 // header lengths: TPKT, X.224 Connection Request
+	if len(b) < tpkt+2 {
+		return nil, false
+	}
+	if b[0] != 3 || b[tpkt+1]&0xf0 != 0xe0 { // TPKT version 3, CR TPDU
+		return nil, true
+	}
+	n := int(b[2])<<8 | int(b[3])
+	if n < tpkt+x224 {
+		return nil, true
+	}
+	if len(b) < n {
+		return nil, false
+	}
+	rest := b[tpkt+x224 : n]
+	line, _, ok := bytes.Cut(rest, []byte("\r\n"))
+	if !ok {
+		return nil, true
+	}
+	v, ok := bytes.CutPrefix(line, []byte("Cookie: "))
+	if !ok {
+		return nil, true
+	}
+	if user, ok := bytes.CutPrefix(v, []byte("mstshash=")); ok {
+		v = user
+	}
+	if len(v) == 0 {
+		return nil, true
+	}
+	return append([]byte(nil), v...), true
+}
+
+// passHead passes the client's first bytes, read for a persistence key,
+// to the member; false when that failed (the caller resets).
+func (pr *proxied) passHead(sc *serverConn, head []byte) bool {
+	if _, err := sc.conn.Write(head); err != nil {
+		return false
+	}
+	pr.count(len(head), true, sc)
 	return true
 }
