@@ -83,11 +83,11 @@ var (
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
 		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
 		{monitorExternal, "external"}, {monitorInband, "inband"}, // translate_monitors.go
-		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
+		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorNNTP, "nntp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"},
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
-		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct}
+		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct}
 	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)

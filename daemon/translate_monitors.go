@@ -57,7 +57,7 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			return false
 		}
 		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
-	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP:
+	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP, dataplane.MonitorNNTP:
 		m.Login = t.monitorLogin(o, typ)
 	case dataplane.MonitorRADIUS, dataplane.MonitorRADIUSAcct:
 		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
@@ -88,16 +88,18 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 
 // The smtp, pop3, imap and ftp monitors' own settings.
 var (
-	monitorSMTP  = schema.MustKind("ltm monitor smtp")
-	monitorPOP3  = schema.MustKind("ltm monitor pop3")
-	monitorIMAP  = schema.MustKind("ltm monitor imap")
-	monitorFTP   = schema.MustKind("ltm monitor ftp")
-	smtpDomain   = monitorSMTP.MustProp("domain")
-	imapFolder   = monitorIMAP.MustProp("folder")
-	ftpFilename  = monitorFTP.MustProp("filename")
-	ftpMode      = monitorFTP.MustProp("mode")
-	mailUsername = common("username", monitorPOP3, monitorIMAP, monitorFTP, monitorLDAP)
-	mailPassword = common("password", monitorPOP3, monitorIMAP, monitorFTP, monitorLDAP)
+	monitorSMTP   = schema.MustKind("ltm monitor smtp")
+	monitorPOP3   = schema.MustKind("ltm monitor pop3")
+	monitorIMAP   = schema.MustKind("ltm monitor imap")
+	monitorFTP    = schema.MustKind("ltm monitor ftp")
+	smtpDomain    = monitorSMTP.MustProp("domain")
+	imapFolder    = monitorIMAP.MustProp("folder")
+	ftpFilename   = monitorFTP.MustProp("filename")
+	ftpMode       = monitorFTP.MustProp("mode")
+	monitorNNTP   = schema.MustKind("ltm monitor nntp")
+	nntpNewsgroup = monitorNNTP.MustProp("newsgroup")
+	mailUsername  = common("username", monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP)
+	mailPassword  = common("password", monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP)
 
 	monitorLDAP   = schema.MustKind("ltm monitor ldap")
 	ldapBase      = monitorLDAP.MustProp("base")
@@ -161,6 +163,8 @@ func (t *translator) monitorLogin(o *objects.Object, typ dataplane.MonitorType) 
 	case dataplane.MonitorFTP:
 		l.Filename = e(ftpFilename)
 		l.Port = e(ftpMode) == "port"
+	case dataplane.MonitorNNTP:
+		l.Newsgroup = e(nntpNewsgroup)
 	}
 	l.Username, l.Password = e(mailUsername), e(mailPassword)
 	return l

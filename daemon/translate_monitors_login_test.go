@@ -21,6 +21,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		"create ltm monitor imap m_imap username u password p",
 		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
 		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
+		"create ltm monitor nntp m_nntp username u password p newsgroup comp.lang.go",
 		"create ltm monitor radius m_radius secret s3 username mon password good nas-ip-address 192.0.2.7",
 		"create ltm monitor radius-accounting m_acct secret s3",
 		`create ltm monitor sip m_sip mode tcp request "OPTIONS sip:health@example SIP/2.0" headers "X-Probe: 1" filter "200 404" filter-neg 503`,
@@ -47,6 +48,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		{"/Common/m_imap2", dataplane.MonitorIMAP, dataplane.MonitorLogin{Username: "u", Password: "p", Folder: "Archive"}},
 		{"/Common/ftp", dataplane.MonitorFTP, dataplane.MonitorLogin{}},
 		{"/Common/m_ftp", dataplane.MonitorFTP, dataplane.MonitorLogin{Username: "u", Password: "p", Filename: "/pub/ok.txt", Port: true}},
+		{"/Common/m_nntp", dataplane.MonitorNNTP, dataplane.MonitorLogin{Username: "u", Password: "p", Newsgroup: "comp.lang.go"}},
 	} {
 		m := dc.Monitors[c.name]
 		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {

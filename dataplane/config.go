@@ -85,6 +85,7 @@ const (
 	MonitorPOP3                    = config.MonitorPOP3
 	MonitorIMAP                    = config.MonitorIMAP
 	MonitorFTP                     = config.MonitorFTP
+	MonitorNNTP                    = config.MonitorNNTP
 	MonitorLDAP                    = config.MonitorLDAP
 	MonitorSIP                     = config.MonitorSIP
 	MonitorRADIUS                  = config.MonitorRADIUS

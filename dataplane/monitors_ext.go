@@ -30,6 +30,6 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	}
 	if l := m.Login; l != nil {
 		s.Login = &monitor.Login{Username: l.Username, Password: l.Password, Domain: l.Domain,
-			Folder: l.Folder, Filename: l.Filename, Port: l.Port}
+			Folder: l.Folder, Filename: l.Filename, Port: l.Port, Newsgroup: l.Newsgroup}
 	}
 }

@@ -491,12 +491,12 @@ username str none
 password str none
 debug yn no
 `), "username", "password"),
-		monitorKind("nntp", "nntp", `
+		runMonitor(monitorKind("nntp", "nntp", `
 newsgroup str none
 username str none
 password str none
 debug yn no
-`),
+`), "newsgroup", "username", "password"),
 		monitorKind("smb", "smb", `
 server str none
 service str none

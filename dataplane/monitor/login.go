@@ -25,6 +25,7 @@ type Login struct {
 	Domain             string // smtp: the HELO argument; "" (none) sends the local host name
 	Folder             string // imap: the folder to SELECT after login; "" means none
 	Filename           string // ftp: the file to retrieve after login; "" means none
+	Newsgroup          string // nntp: the group to select after login; "" means none
 	Port               bool   // ftp: mode port (active); false is mode passive (BIG-IP's default)
 }
 
@@ -42,7 +43,7 @@ func (l *Login) check() error {
 		return nil
 	}
 	for _, f := range [...]struct{ name, v string }{{"username", l.Username}, {"password", l.Password},
-		{"domain", l.Domain}, {"folder", l.Folder}, {"filename", l.Filename}} {
+		{"domain", l.Domain}, {"folder", l.Folder}, {"filename", l.Filename}, {"newsgroup", l.Newsgroup}} {
 		if strings.ContainsAny(f.v, "\r\n\x00") {
 			return fmt.Errorf("%s must not contain a line break or NUL", f.name)
 		}
@@ -85,6 +86,8 @@ func probeLogin(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome
 		err = s.imap(l)
 	case FTP:
 		err = s.ftp(l)
+	case NNTP:
+		err = s.nntp(l)
 	default:
 		err = fmt.Errorf("unsupported monitor type %q", spec.Type)
 	}
@@ -503,4 +506,31 @@ func epsvPort(line string) int {
 		return 0
 	}
 	return p
+}
+
+// nntp: a 200 or 201 greeting, AUTHINFO USER and PASS when a username is
+// set (281 accepts at once, 381 asks for the password), then GROUP of the
+// newsgroup when one is set (211).
+func (s *session) nntp(l *Login) error {
+	if _, _, err := s.expect(greeting, 200, 201); err != nil {
+		return err
+	}
+	if l.Username != "" {
+		code, _, err := s.cmd("AUTHINFO USER", "AUTHINFO USER "+l.Username, 281, 381)
+		if err != nil {
+			return err
+		}
+		if code == 381 {
+			if _, _, err := s.cmd("AUTHINFO PASS", "AUTHINFO PASS "+l.Password, 281); err != nil {
+				return err
+			}
+		}
+	}
+	if l.Newsgroup != "" {
+		if _, _, err := s.cmd("GROUP", "GROUP "+l.Newsgroup, 211); err != nil {
+			return err
+		}
+	}
+	s.send("QUIT")
+	return nil
 }

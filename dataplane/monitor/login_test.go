@@ -465,3 +465,39 @@ func TestLoginSpecCheckAndEqual(t *testing.T) {
 		t.Error("nil logins compared unequal")
 	}
 }
+
+func TestProbeNNTP(t *testing.T) {
+	t.Parallel()
+	runLoginCases(t, []loginCase{
+		{name: "good, login and group", typ: NNTP, login: &Login{Username: "mon", Password: "p", Newsgroup: "comp.lang.go"}, up: true, serve: func(f *fake) {
+			f.say("200 news ready, posting allowed")
+			f.expect("AUTHINFO USER mon")
+			f.say("381 password required")
+			f.expect("AUTHINFO PASS p")
+			f.say("281 authentication accepted")
+			f.expect("GROUP comp.lang.go")
+			f.say("211 1234 3000234 3002322 comp.lang.go")
+			f.expect("QUIT")
+		}},
+		{name: "greeting only, no posting", typ: NNTP, up: true, serve: func(f *fake) {
+			f.say("201 news ready, no posting")
+			f.expect("QUIT")
+		}},
+		{name: "wrong greeting", typ: NNTP, errSub: `Unexpected greeting: "502 service unavailable"`, serve: func(f *fake) {
+			f.say("502 service unavailable")
+		}},
+		{name: "no such group", typ: NNTP, login: &Login{Newsgroup: "alt.gone"}, errSub: `Unexpected response to GROUP: "411 no such group"`, serve: func(f *fake) {
+			f.say("200 ready")
+			f.expect("GROUP alt.gone")
+			f.say("411 no such group")
+		}},
+		{name: "login rejected", typ: NNTP, login: &Login{Username: "mon", Password: "bad"}, errSub: `Unexpected response to AUTHINFO PASS: "481 authentication failed"`, serve: func(f *fake) {
+			f.say("200 ready")
+			f.expect("AUTHINFO USER mon")
+			f.say("381 password required")
+			f.expect("AUTHINFO PASS bad")
+			f.say("481 authentication failed")
+		}},
+		{name: "never answers", typ: NNTP, errIs: ErrNoResponse, serve: (*fake).silent},
+	})
+}

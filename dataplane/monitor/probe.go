@@ -1,6 +1,6 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
-// gateway-icmp, external, smtp, pop3, imap, ftp, ldap, sip, radius,
+// gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
 // radius-accounting), the passive inband monitor, and the timing rules
 // that turn probe results into a status (interval, timeout,
 // time-until-up, up-interval, manual-resume; reference §8). It knows
@@ -48,7 +48,7 @@
 //     RUN_I, NODE_IP, NODE_PORT in the environment. Anything on stdout is
 //     up; nothing, or still running at the deadline, is down, and the
 //     program's whole process group is killed.
-//   - smtp, pop3, imap and ftp: a conversation in which every reply must be
+//   - smtp, pop3, imap, ftp and nntp: a conversation in which every reply must be
 //     the expected one, ending with QUIT (imap: LOGOUT) whose answer is not
 //     awaited. smtp: a 220 greeting, then HELO with Login.Domain (the local
 //     host name when none) answered 250. pop3: a +OK greeting, then USER
@@ -60,6 +60,8 @@
 //     (PASV, or EPSV over IPv6) or, with Login.Port, an active (PORT or
 //     EPRT) data connection, read to its end or to 1 MiB; the passive
 //     connection goes to the member's address, not the one in the reply.
+//     nntp: a 200 or 201 greeting, AUTHINFO USER (and PASS when asked)
+//     when a username is set, then GROUP of Login.Newsgroup answered 211.
 //   - ldap: connect (LDAPS from the first byte with security ssl, StartTLS
 //     with tls; the member's certificate is not verified), bind as
 //     LDAP.Username (anonymously when none), then search LDAP.Base for one
@@ -120,6 +122,7 @@ const (
 	POP3 Type = "pop3"
 	IMAP Type = "imap"
 	FTP  Type = "ftp"
+	NNTP Type = "nntp"
 	// LDAP binds and searches, so a directory that accepts connections
 	// but refuses binds or has lost its entries is down.
 	LDAP Type = "ldap"
@@ -194,7 +197,7 @@ func (s *Spec) Check() error {
 	switch s.Type {
 	case TCP, TCPHalfOpen, HTTP, GatewayICMP, ICMP, UDP:
 	case HTTPS:
-	case SMTP, POP3, IMAP, FTP:
+	case SMTP, POP3, IMAP, FTP, NNTP:
 		return s.Login.check()
 	case LDAP:
 		return s.LDAP.check()
@@ -273,7 +276,7 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return Outcome{Up: true}, nil
 	case TCP, HTTP, HTTPS:
 		return probeStream(ctx, spec, target)
-	case SMTP, POP3, IMAP, FTP:
+	case SMTP, POP3, IMAP, FTP, NNTP:
 		return probeLogin(ctx, spec, target)
 	case LDAP:
 		return probeLDAP(ctx, spec, target)

@@ -13,6 +13,7 @@ const (
 	MonitorPOP3     MonitorType = "pop3"
 	MonitorIMAP     MonitorType = "imap"
 	MonitorFTP      MonitorType = "ftp"
+	MonitorNNTP     MonitorType = "nntp"
 	MonitorLDAP     MonitorType = "ldap"
 	MonitorSIP      MonitorType = "sip"
 	MonitorRADIUS   MonitorType = "radius"
@@ -43,15 +44,17 @@ type LDAPMonitor struct {
 	MandatoryAttributes, ChaseReferrals        bool
 }
 
-// MonitorLogin is what the smtp, pop3, imap and ftp monitors say to the
-// member: the account to log in with ("" for BIG-IP's none), smtp's HELO
-// domain, the imap folder to select, the ftp file to fetch and whether
-// the ftp data connection is active (mode port) or passive.
+// MonitorLogin is what the smtp, pop3, imap, ftp and nntp monitors say
+// to the member: the account to log in with ("" for BIG-IP's none),
+// smtp's HELO domain, the imap folder to select, the ftp file to fetch
+// and whether the ftp data connection is active (mode port) or passive,
+// the nntp newsgroup to select.
 type MonitorLogin struct {
 	Username, Password string
 	Domain, Folder     string
 	Filename           string
 	Port               bool
+	Newsgroup          string
 }
 
 // ExternalMonitor is an external monitor's program (`run`, a sys file
