@@ -84,10 +84,10 @@ var (
 		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
 		{monitorExternal, "external"}, {monitorInband, "inband"}, // translate_monitors.go
 		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorNNTP, "nntp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
-		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"},
+		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
-		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct}
+		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL}
 	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)

@@ -71,6 +71,24 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			r.NASIP = ip
 		}
 		m.RADIUS = r
+	case dataplane.MonitorPostgreSQL:
+		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
+		db := &dataplane.DBMonitor{Username: e(dbUsername), Password: e(dbPassword), Database: e(dbDatabase),
+			Send: e(dbSend), Recv: e(dbRecv)}
+		for _, f := range []struct {
+			p  *objects.Prop
+			to *int
+		}{{dbRecvRow, &db.RecvRow}, {dbRecvColumn, &db.RecvColumn}} {
+			if v := e(f.p); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 1 {
+					t.skip(o, "%s %q is not a number from 1", f.p.Name, v)
+					return false
+				}
+				*f.to = n
+			}
+		}
+		m.DB = db
 	case dataplane.MonitorSIP:
 		sip, err := t.sipMonitor(o)
 		if err != nil {
@@ -114,6 +132,15 @@ var (
 	sipHeaders   = monitorSIP.MustProp("headers")
 	sipFilter    = monitorSIP.MustProp("filter")
 	sipFilterNeg = monitorSIP.MustProp("filter-neg")
+
+	monitorPostgreSQL = schema.MustKind("ltm monitor postgresql")
+	dbUsername        = monitorPostgreSQL.MustProp("username")
+	dbPassword        = monitorPostgreSQL.MustProp("password")
+	dbDatabase        = monitorPostgreSQL.MustProp("database")
+	dbSend            = monitorPostgreSQL.MustProp("send")
+	dbRecv            = monitorPostgreSQL.MustProp("recv")
+	dbRecvRow         = monitorPostgreSQL.MustProp("recv-row")
+	dbRecvColumn      = monitorPostgreSQL.MustProp("recv-column")
 
 	monitorRADIUS     = schema.MustKind("ltm monitor radius")
 	monitorRADIUSAcct = schema.MustKind("ltm monitor radius-accounting")

@@ -22,6 +22,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		"create ltm monitor imap m_imap2 defaults-from m_imap folder Archive",
 		"create ltm monitor ftp m_ftp username u password p filename /pub/ok.txt mode port",
 		"create ltm monitor nntp m_nntp username u password p newsgroup comp.lang.go",
+		`create ltm monitor postgresql m_pg username mon password pw database app send "SELECT status FROM health" recv ready recv-row 1 recv-column 1`,
 		"create ltm monitor radius m_radius secret s3 username mon password good nas-ip-address 192.0.2.7",
 		"create ltm monitor radius-accounting m_acct secret s3",
 		`create ltm monitor sip m_sip mode tcp request "OPTIONS sip:health@example SIP/2.0" headers "X-Probe: 1" filter "200 404" filter-neg 503`,
@@ -54,6 +55,10 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 		if m == nil || m.Type != c.typ || m.Login == nil || *m.Login != c.want {
 			t.Errorf("%s: %+v, want type %s login %+v", c.name, m, c.typ, c.want)
 		}
+	}
+	if m := dc.Monitors["/Common/m_pg"]; m == nil || m.Type != dataplane.MonitorPostgreSQL || m.DB == nil ||
+		*m.DB != (dataplane.DBMonitor{Username: "mon", Password: "pw", Database: "app", Send: "SELECT status FROM health", Recv: "ready", RecvRow: 1, RecvColumn: 1}) {
+		t.Errorf("m_pg: %+v", m)
 	}
 	for name, want := range map[string]dataplane.RADIUSMonitor{
 		"/Common/m_radius": {Secret: "s3", Username: "mon", Password: "good", NASIP: netip.MustParseAddr("192.0.2.7")},

@@ -42,6 +42,7 @@ type (
 	LDAPMonitor       = config.LDAPMonitor
 	SIPMonitor        = config.SIPMonitor
 	RADIUSMonitor     = config.RADIUSMonitor
+	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol
 )
 
@@ -90,6 +91,7 @@ const (
 	MonitorSIP                     = config.MonitorSIP
 	MonitorRADIUS                  = config.MonitorRADIUS
 	MonitorRADIUSAcct              = config.MonitorRADIUSAcct
+	MonitorPostgreSQL              = config.MonitorPostgreSQL
 	PersistSourceAddr              = config.PersistSourceAddr
 	PersistUniversal               = config.PersistUniversal
 	PersistCookie                  = config.PersistCookie

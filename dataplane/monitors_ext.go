@@ -21,6 +21,10 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 		s.LDAP = &monitor.LDAPCheck{Base: l.Base, Filter: l.Filter, Username: l.Username, Password: l.Password,
 			Security: l.Security, MandatoryAttributes: l.MandatoryAttributes, ChaseReferrals: l.ChaseReferrals}
 	}
+	if x := m.DB; x != nil {
+		s.DB = &monitor.DBCheck{Username: x.Username, Password: x.Password, Database: x.Database,
+			Send: x.Send, Recv: x.Recv, RecvRow: x.RecvRow, RecvColumn: x.RecvColumn}
+	}
 	if x := m.RADIUS; x != nil {
 		s.RADIUS = &monitor.RADIUSCheck{Secret: x.Secret, Username: x.Username, Password: x.Password, NASIP: x.NASIP}
 	}

@@ -477,7 +477,7 @@ debug yn no
 		monitorKind("mysql", "mysql", monDatabaseRows),
 		monitorKind("mssql", "mssql", monDatabaseRows),
 		monitorKind("oracle", "oracle", monDatabaseRows),
-		monitorKind("postgresql", "postgresql", monDatabaseRows),
+		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `

@@ -1,8 +1,8 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
-// radius-accounting), the passive inband monitor, and the timing rules
-// that turn probe results into a status (interval, timeout,
+// radius-accounting, postgresql), the passive inband monitor, and the
+// timing rules that turn probe results into a status (interval, timeout,
 // time-until-up, up-interval, manual-resume; reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
 // member or node and combines their statuses by the monitor rule.
@@ -80,6 +80,9 @@
 //     (up on Access-Accept) or an Accounting-Request starting a session
 //     (up on Accounting-Response), signed with RADIUS.Secret and resent
 //     every second until the deadline.
+//   - postgresql: a login (pgx's pgconn, no TLS) as DB.Username to
+//     DB.Database, then DB.Send when set, whose answer must hold DB.Recv
+//     (at DB.RecvRow and DB.RecvColumn when set).
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -134,6 +137,9 @@ const (
 	// down.
 	RADIUS           Type = "radius"
 	RADIUSAccounting Type = "radius-accounting"
+	// PostgreSQL logs in (and runs the monitor's query), so a database
+	// that accepts connections but refuses its users is down.
+	PostgreSQL Type = "postgresql"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -171,6 +177,8 @@ type Spec struct {
 	SIP *SIPCheck
 	// RADIUS is the radius and radius-accounting monitors' settings.
 	RADIUS *RADIUSCheck
+	// DB is the database monitors' settings (postgresql).
+	DB *DBCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -188,7 +196,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
-		s.RADIUS.equal(o.RADIUS)
+		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -206,6 +214,10 @@ func (s *Spec) Check() error {
 			return err
 		}
 	case RADIUS, RADIUSAccounting:
+	case PostgreSQL:
+		if err := s.DB.check(); err != nil {
+			return err
+		}
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -284,6 +296,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeSIP(ctx, spec, target)
 	case RADIUS, RADIUSAccounting:
 		return probeRADIUS(ctx, spec, target)
+	case PostgreSQL:
+		return probePostgreSQL(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

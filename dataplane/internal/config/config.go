@@ -389,6 +389,7 @@ type Monitor struct {
 	LDAP     *LDAPMonitor
 	SIP      *SIPMonitor
 	RADIUS   *RADIUSMonitor
+	DB       *DBMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

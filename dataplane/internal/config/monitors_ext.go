@@ -17,9 +17,19 @@ const (
 	MonitorLDAP     MonitorType = "ldap"
 	MonitorSIP      MonitorType = "sip"
 	MonitorRADIUS   MonitorType = "radius"
+	// MonitorPostgreSQL is postgresql.
+	MonitorPostgreSQL MonitorType = "postgresql"
 	// MonitorRADIUSAcct is radius-accounting.
 	MonitorRADIUSAcct MonitorType = "radius-accounting"
 )
+
+// DBMonitor is a database monitor's login (username, password, database;
+// "" for none) and query: send, whose answer must hold recv, at recv-row
+// and recv-column when set (1-based; 0: anywhere).
+type DBMonitor struct {
+	Username, Password, Database, Send, Recv string
+	RecvRow, RecvColumn                      int
+}
 
 // RADIUSMonitor is the radius and radius-accounting monitors' shared
 // secret, account ("" for none) and NAS-IP-Address (invalid: none).
