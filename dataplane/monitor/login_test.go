@@ -197,15 +197,7 @@ func runLoginCases(t *testing.T, cases []loginCase) {
 			for _, e := range f.finish(t) {
 				t.Error(e)
 			}
-			if out.Up != tc.up || tc.up != (err == nil) {
-				t.Fatalf("Probe = %+v, %v; want up=%v", out, err, tc.up)
-			}
-			if tc.errIs != nil && !errors.Is(err, tc.errIs) {
-				t.Fatalf("err %v, want %v", err, tc.errIs)
-			}
-			if tc.errSub != "" && !strings.Contains(err.Error(), tc.errSub) {
-				t.Fatalf("err %v, want it to say %q", err, tc.errSub)
-			}
+			wantVerdict(t, out, err, tc.up, tc.errSub, tc.errIs)
 		})
 	}
 }

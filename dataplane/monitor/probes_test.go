@@ -33,6 +33,22 @@ func probe(t *testing.T, spec *Spec, target netip.AddrPort, d time.Duration) (Ou
 }
 
 // selfSigned makes a certificate for name, made in the test.
+// wantVerdict checks one probe's outcome: up with no error, or down with
+// an error that is errIs (when set) and says errSub (when set).
+func wantVerdict(t *testing.T, out Outcome, err error, up bool, errSub string, errIs error) {
+	t.Helper()
+	switch {
+	case up && (err != nil || !out.Up):
+		t.Fatalf("Probe = %+v, %v; want up", out, err)
+	case !up && (err == nil || out.Up):
+		t.Fatalf("Probe = %+v, %v; want down", out, err)
+	case errIs != nil && !errors.Is(err, errIs):
+		t.Fatalf("error %v, want %v", err, errIs)
+	case errSub != "" && !strings.Contains(err.Error(), errSub):
+		t.Fatalf("error %v, want one saying %q", err, errSub)
+	}
+}
+
 func selfSigned(t *testing.T, name string, client bool) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

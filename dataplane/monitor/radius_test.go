@@ -1,10 +1,8 @@
 package monitor
 
 import (
-	"errors"
 	"net"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -74,16 +72,7 @@ func TestProbeRADIUS(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			target, seen := radiusServer(t, c.secret, c.silent)
 			o, err := probe(t, &Spec{Type: c.typ, RADIUS: c.check}, target, 600*time.Millisecond)
-			switch {
-			case c.up && (err != nil || !o.Up):
-				t.Fatalf("down: %v", err)
-			case !c.up && o.Up:
-				t.Fatal("up, want down")
-			case c.errSub != "" && (err == nil || !strings.Contains(err.Error(), c.errSub)):
-				t.Fatalf("error %v, want one with %q", err, c.errSub)
-			case c.errIs != nil && !errors.Is(err, c.errIs):
-				t.Fatalf("error %v, want %v", err, c.errIs)
-			}
+			wantVerdict(t, o, err, c.up, c.errSub, c.errIs)
 			if c.secret != c.check.Secret {
 				return // the server cannot read a request signed with another secret
 			}

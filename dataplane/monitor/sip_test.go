@@ -3,7 +3,6 @@ package monitor
 import (
 	"bufio"
 	"crypto/tls"
-	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -144,16 +143,7 @@ func TestProbeSIP(t *testing.T) {
 				target = serveSIPUDP(t, s)
 			}
 			o, err := probe(t, &Spec{Type: SIP, SIP: c.check}, target, 500*time.Millisecond)
-			switch {
-			case c.up && (err != nil || !o.Up):
-				t.Fatalf("down: %v", err)
-			case !c.up && o.Up:
-				t.Fatal("up, want down")
-			case c.errSub != "" && (err == nil || !strings.Contains(err.Error(), c.errSub)):
-				t.Fatalf("error %v, want one with %q", err, c.errSub)
-			case c.errIs != nil && !errors.Is(err, c.errIs):
-				t.Fatalf("error %v, want %v", err, c.errIs)
-			}
+			wantVerdict(t, o, err, c.up, c.errSub, c.errIs)
 			select {
 			case seen := <-s.seen:
 				want := c.request
