@@ -25,16 +25,19 @@ var (
 	specExternalFile   = schema.MustSpec("sys file external-monitor")
 )
 
-// monitorExt fills the settings of the external and inband monitors; false
-// means the monitor was left out (t.skip or t.keep says why).
+// monitorExt fills the settings of the monitors with their own kinds of
+// settings (external, inband, the login monitors, radius, postgresql,
+// sip, ldap); false means the monitor was left out (t.skip or t.keep says
+// why).
 func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m *dataplane.Monitor) bool {
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
+	ne := func(p *objects.Prop) string { return noneEmpty(e(p)) } // BIG-IP's none as ""
 	switch typ {
 	case dataplane.MonitorInband:
 		m.Inband = &dataplane.InbandMonitor{Failures: atoi(e(inbandFailures)), FailureInterval: seconds(e(inbandFailInterval)),
 			ResponseTime: seconds(e(inbandResponseTime)), RetryTime: seconds(e(inbandRetryTime))}
 	case dataplane.MonitorExternal:
-		run := noneEmpty(e(externalRun))
+		run := ne(externalRun)
 		if run == "" {
 			if !o.BuiltIn {
 				t.keep(o, "an external monitor without run has nothing to execute; not run")
@@ -56,13 +59,12 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			t.skip(o, "%v", err)
 			return false
 		}
-		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: noneEmpty(e(externalArgs)), Env: env}
+		m.External = &dataplane.ExternalMonitor{Path: path, RunName: f.Name, Args: ne(externalArgs), Env: env}
 	case dataplane.MonitorSMTP, dataplane.MonitorPOP3, dataplane.MonitorIMAP, dataplane.MonitorFTP, dataplane.MonitorNNTP:
 		m.Login = t.monitorLogin(o, typ)
 	case dataplane.MonitorRADIUS, dataplane.MonitorRADIUSAcct:
-		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
-		r := &dataplane.RADIUSMonitor{Secret: e(radiusSecret), Username: e(radiusUsername), Password: e(radiusPassword)}
-		if a := e(radiusNAS); a != "" {
+		r := &dataplane.RADIUSMonitor{Secret: ne(radiusSecret), Username: ne(radiusUsername), Password: ne(radiusPassword)}
+		if a := ne(radiusNAS); a != "" {
 			ip, err := netip.ParseAddr(a)
 			if err != nil {
 				t.skip(o, "nas-ip-address %q is not an IP address", a)
@@ -72,14 +74,13 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		}
 		m.RADIUS = r
 	case dataplane.MonitorPostgreSQL:
-		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
-		db := &dataplane.DBMonitor{Username: e(dbUsername), Password: e(dbPassword), Database: e(dbDatabase),
-			Send: e(dbSend), Recv: e(dbRecv)}
+		db := &dataplane.DBMonitor{Username: ne(dbUsername), Password: ne(dbPassword), Database: ne(dbDatabase),
+			Send: ne(dbSend), Recv: ne(dbRecv)}
 		for _, f := range []struct {
 			p  *objects.Prop
 			to *int
 		}{{dbRecvRow, &db.RecvRow}, {dbRecvColumn, &db.RecvColumn}} {
-			if v := e(f.p); v != "" {
+			if v := ne(f.p); v != "" {
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 1 {
 					t.skip(o, "%s %q is not a number from 1", f.p.Name, v)
@@ -97,9 +98,8 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		}
 		m.SIP = sip
 	case dataplane.MonitorLDAP:
-		e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
-		m.LDAP = &dataplane.LDAPMonitor{Base: e(ldapBase), Filter: e(ldapFilter), Username: e(mailUsername), Password: e(mailPassword),
-			Security: e(ldapSecurity), MandatoryAttributes: e(ldapMandatory) == "yes", ChaseReferrals: e(ldapChase) != "no"}
+		m.LDAP = &dataplane.LDAPMonitor{Base: ne(ldapBase), Filter: ne(ldapFilter), Username: ne(mailUsername), Password: ne(mailPassword),
+			Security: ne(ldapSecurity), MandatoryAttributes: ne(ldapMandatory) == "yes", ChaseReferrals: ne(ldapChase) != "no"}
 	}
 	return true
 }
