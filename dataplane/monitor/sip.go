@@ -53,13 +53,13 @@ func (c *SIPCheck) check() error {
 }
 
 // sipRequest is the request the probe sends from local to target, with
-// the transport named in its Via, and the request's method.
-func sipRequest(c *SIPCheck, transport string, local net.Addr, target netip.AddrPort) (msg []byte, method string) {
+// the transport named in its Via.
+func sipRequest(c *SIPCheck, transport string, local net.Addr, target netip.AddrPort) []byte {
 	line := "OPTIONS sip:" + target.String() + " SIP/2.0"
 	if c.Request != "" {
 		line = c.Request
 	}
-	method = strings.Fields(line)[0]
+	method := strings.Fields(line)[0]
 	id := make([]byte, 8)
 	rand.Read(id)
 	tag := hex.EncodeToString(id)
@@ -76,7 +76,7 @@ func sipRequest(c *SIPCheck, transport string, local net.Addr, target netip.Addr
 		b.WriteString(h + "\r\n")
 	}
 	b.WriteString("Content-Length: 0\r\n\r\n")
-	return []byte(b.String()), method
+	return []byte(b.String())
 }
 
 // sipStatus reads the status code of a SIP response's status line.
@@ -149,7 +149,7 @@ func probeSIP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 		}
 		conn, transport = sc, "TLS"
 	}
-	msg, _ := sipRequest(c, transport, conn.LocalAddr(), target)
+	msg := sipRequest(c, transport, conn.LocalAddr(), target)
 	if _, err := conn.Write(msg); err != nil {
 		if ctx.Err() != nil {
 			return Outcome{}, ErrNoResponse

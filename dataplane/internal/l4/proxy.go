@@ -149,13 +149,17 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		pr.finish(true)
 		return
 	}
-	if sslPersists(cfg) && !pr.sslConnected(sc, head) {
-		pr.finish(true)
-		return
-	}
-	if !sslPersists(cfg) && len(head) > 0 && !pr.passHead(sc, head) {
-		pr.finish(true)
-		return
+	switch { // the first bytes read for a persistence key (sslpersist.go)
+	case sslPersists(cfg):
+		if !pr.sslConnected(sc, head) {
+			pr.finish(true)
+			return
+		}
+	case len(head) > 0:
+		if !pr.passHead(sc, head) {
+			pr.finish(true)
+			return
+		}
 	}
 	pr.legsLeft.Store(2)
 	go pr.copy(sc.conn, pr.client, false, sc)
