@@ -223,7 +223,6 @@ type upstream struct {
 	queue   chan *exchange
 	dead    chan struct{}
 	once    sync.Once
-	err     error
 }
 
 // exchange is one stream's request on an upstream.
@@ -286,7 +285,6 @@ func (u *upstream) isDead() bool {
 // fail ends the engine connection: the exchanges waiting on it get err.
 func (u *upstream) fail(err error) {
 	u.once.Do(func() {
-		u.err = err
 		close(u.dead)
 		u.c.Close() // unblocks a writer holding wmu
 		u.wmu.Lock()
