@@ -423,7 +423,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go
 			return
 		}
 	}
@@ -435,7 +435,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.compressNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) {
+	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) {
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

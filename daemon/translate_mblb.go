@@ -211,6 +211,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.WebSocket, err = t.webSocketOptions(o); err != nil { // translate_websocket.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

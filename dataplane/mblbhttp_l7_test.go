@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // l7Member is a member that speaks HTTP/1.1 by hand, so that it can also
@@ -229,10 +230,20 @@ asyncio.run(main())
 		name string
 		vs   string
 		oc   bool
-	}{{"per-connection", "127.0.131.3:80", false}, {"oneconnect", "127.0.131.4:80", true}} {
+		ws   *wsframe.Options
+		rule string
+	}{
+		{"per-connection", "127.0.131.3:80", false, nil, ""},
+		{"oneconnect", "127.0.131.4:80", true, nil, ""},
+		// The websocket profile frames the tunnel: permessage-deflate
+		// frames (RSV1) and fragments pass, a rule reads every frame.
+		{"websocket profile", "127.0.236.3:80", false, &wsframe.Options{}, `when WS_CLIENT_FRAME { WS::collect frame }
+when WS_CLIENT_DATA { if { [WS::frame type] == 8 } { log local0. close } }`},
+		{"websocket profile remasking", "127.0.236.4:80", true, &wsframe.Options{Masking: wsframe.Remask}, ""},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, lg := newPlane(t)
-			mustApply(t, p, l7Config(t, tc.vs, tc.oc, mblb.HTTPOptions{InsertXFF: true}, "", "127.0.131.21:8765"))
+			mustApply(t, p, l7Config(t, tc.vs, tc.oc, mblb.HTTPOptions{InsertXFF: true, WebSocket: tc.ws}, tc.rule, "127.0.131.21:8765"))
 			client := exec.Command(py, "-c", `
 import asyncio, websockets, sys
 async def main():

@@ -667,14 +667,15 @@ write-size int 16384
 `), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge), HTTP/1.1 to members",
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
 			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
-		profileKind("websocket", "websocket", `
+		actOn(profileKind("websocket", "websocket", `
 compress-mode enum preserved preserved|typed
 compression ed enabled
 masking enum unmask preserve|unmask|selective|remask
 payload-protocol-profile str none
 no-delay ed enabled
 window-bits int 10
-`),
+`), "F5 ltm profile websocket: upgraded WebSocket connections framed, masking and WS_ events and WS:: commands for the rules",
+			"masking", "compression"),
 		actOn(profileKind("statistics", "stats", `
 field1 str none
 field2 str none

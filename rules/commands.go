@@ -75,6 +75,7 @@ func commandTable() *tcl.Commands {
 		registerStream(t)
 		registerCompress(t)     // commands_compress.go
 		registerCache(t)        // commands_cache.go
+		registerWS(t)           // commands_ws.go
 		registerSock(t)         // commands_sock.go
 		registerStatsProfile(t) // statsprofile.go
 		registerIStats(t)       // istats.go
@@ -318,9 +319,9 @@ func cmdEvent(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	case "name":
 		return tcl.Str(s.event.String()), nil
 	case "disable", "enable":
-		bit := uint32(1) << s.event
+		bit := uint64(1) << s.event
 		if len(a) == 2 && a[1].String() == "all" {
-			bit = ^uint32(0)
+			bit = ^uint64(0)
 		}
 		if a[0].String() == "disable" {
 			s.disabled[s.curIdx] |= bit

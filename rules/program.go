@@ -179,7 +179,7 @@ type ConnState struct {
 	prog     *Program
 	conn     Conn
 	in       *tcl.Interp
-	disabled []uint32 // per rule: bit per event
+	disabled []uint64 // per rule: bit per event
 	event    Event
 	cur      *Handler
 	curIdx   int
@@ -209,6 +209,8 @@ type ConnState struct {
 	// cache is the CACHE:: commands' state (nil: no web-acceleration
 	// profile).
 	cache *CacheState
+	// ws is the WS:: commands' state (nil: no websocket profile).
+	ws *WSState
 }
 
 // addrText is an endpoint's address and its text.
@@ -226,7 +228,7 @@ func (p *Program) NewConnState(c Conn) *ConnState {
 		s.in.Data = s
 		s.in.Statics = p.env.Statics
 		s.in.MaxDepth = 100
-		s.disabled = make([]uint32, len(p.rules))
+		s.disabled = make([]uint64, len(p.rules))
 		s.shard = shardSeq.Add(1)
 	}
 	s.conn = c
@@ -243,6 +245,7 @@ func (s *ConnState) Release() {
 	s.stream = nil
 	s.compress = nil
 	s.cache = nil
+	s.ws = nil
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}

@@ -51,6 +51,15 @@ const (
 	// proxy's own hello leaves for a member.
 	ClientSSLClientHello
 	ServerSSLClientHelloSend
+	// The websocket profile's events (commands_ws.go).
+	WSRequest
+	WSResponse
+	WSClientFrame
+	WSClientData
+	WSClientFrameDone
+	WSServerFrame
+	WSServerData
+	WSServerFrameDone
 	numEvents
 )
 
@@ -62,6 +71,8 @@ var eventNames = [numEvents]string{
 	"HTTP_REQUEST_SEND", "HTTP_RESPONSE_CONTINUE", "HTTP_REQUEST_RELEASE", "HTTP_RESPONSE_RELEASE",
 	"DNS_REQUEST", "DNS_RESPONSE", "CLIENTSSL_CLIENTCERT", "FLOW_INIT", "STREAM_MATCHED",
 	"CLIENTSSL_CLIENTHELLO", "SERVERSSL_CLIENTHELLO_SEND",
+	"WS_REQUEST", "WS_RESPONSE", "WS_CLIENT_FRAME", "WS_CLIENT_DATA", "WS_CLIENT_FRAME_DONE",
+	"WS_SERVER_FRAME", "WS_SERVER_DATA", "WS_SERVER_FRAME_DONE",
 }
 
 func (e Event) String() string {
@@ -92,7 +103,7 @@ func (e Event) side() Side {
 	switch e {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
-		ServerSSLClientHelloSend:
+		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone:
 		return ServerSide
 	}
 	return ClientSide
@@ -144,8 +155,11 @@ type Rule struct {
 	// need an http-compression profile; cacheNeeds the CACHE:: ones, a
 	// web-acceleration profile.
 	compressNeeds, cacheNeeds []HTTPNeed
-	inEvent                   Event
-	inWhen                    bool
+	// wsNeeds are the WS:: commands in when blocks, which need a
+	// websocket profile.
+	wsNeeds []HTTPNeed
+	inEvent Event
+	inWhen  bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -215,6 +229,29 @@ func (r *Rule) CompressNeeds() []HTTPNeed { return inEvents(r.compressNeeds) }
 // source order: BIG-IP refuses the rule on a virtual server without a
 // web-acceleration profile (01070394).
 func (r *Rule) CacheNeeds() []HTTPNeed { return inEvents(r.cacheNeeds) }
+
+// WebSocketNeeds lists what in the rule needs a websocket profile on the
+// virtual server: its WS_ events, then the WS:: commands in its other
+// when blocks, in source order [M: BIG-IP's refusal of such a rule
+// without the profile is taken to be 01070394, as for the other
+// profile-bound commands].
+func (r *Rule) WebSocketNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event.IsWebSocket() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	for _, n := range inEvents(r.wsNeeds) {
+		if !n.Event.IsWebSocket() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// IsWebSocket reports a websocket profile's event.
+func (e Event) IsWebSocket() bool { return e >= WSRequest && e <= WSServerFrameDone }
 
 // inEvents is the uses of needs in events a connection raises: RULE_INIT
 // runs with no connection, so a command there needs no profile.

@@ -43,6 +43,9 @@ type RequestEdits struct {
 	Erase string
 	// DropVia removes the Via fields (via-request remove).
 	DropVia bool
+	// DropWSExtensions removes Sec-WebSocket-Extensions (a websocket
+	// profile with compression disabled).
+	DropWSExtensions bool
 }
 
 // Growth bounds how many bytes AppendRequest adds with ed, so the caller
@@ -81,6 +84,9 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	if ed.DropVia {
 		dst = dropFields(dst, base, "via")
 	}
+	if ed.DropWSExtensions {
+		dst = dropFields(dst, base, "sec-websocket-extensions")
+	}
 	if ed.XFF.IsValid() {
 		dst = append(dst, "X-Forwarded-For: "...)
 		dst = ed.XFF.Unmap().AppendTo(dst)
@@ -111,6 +117,10 @@ func dropFields(dst []byte, base int, name string) []byte {
 	}
 	return dst[:w]
 }
+
+// ContainsToken reports whether the comma-separated field value v lists
+// tok (in any case), as Connection and Upgrade values do.
+func ContainsToken(v []byte, tok string) bool { return containsToken(v, tok) }
 
 func containsToken(v []byte, tok string) bool {
 	for len(v) > 0 {

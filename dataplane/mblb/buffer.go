@@ -63,6 +63,8 @@ type httpMsg struct {
 	tunnel uint8
 	// connect: the request is CONNECT.
 	connect bool
+	// ws: a WebSocket upgrade on a virtual with the websocket profile.
+	ws bool
 	// continued: the proxy answered its Expect: 100-continue, so the
 	// member's own interim 100 is not passed on again.
 	continued bool

@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpcache"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // The http profile on the engine. Each HTTP/1.1 request is a message; its
@@ -96,6 +97,10 @@ type HTTPOptions struct {
 	// which compresses responses for the clients that accept it
 	// (httpcompress.go).
 	Compress *httpcompress.Policy
+	// WebSocket is the virtual's websocket profile (nil: none): upgraded
+	// connections are framed and their frames reach the rules
+	// (websocket.go).
+	WebSocket *wsframe.Options
 }
 
 func (o *HTTPOptions) maxHeaderCount() int {
@@ -299,6 +304,7 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 		m.target, m.ruleTarget = s.current, true
 	}
 	if x != nil {
+		s.noteWebSocket(x) // websocket.go
 		if x.persistSet {
 			m.persist = x.persist
 		}
@@ -353,6 +359,12 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		}
 		z, ed.DropAcceptEncoding = s.compressRequest(head, h) // httpcompress.go
 	}
+	if ws := opts.WebSocket; ws != nil && h.Upgrade && (ws.NoCompression || s.wsFrameRules()) {
+		// compression disabled, or rules that read and edit frames:
+		// neither end may negotiate permessage-deflate, so payloads
+		// cross as sent (websocket.go).
+		ed.DropWSExtensions = IsWebSocketUpgrade(b, h)
+	}
 	var m *msg
 	if x == nil || (x.edited == nil && !x.bodySet) {
 		m = getMsg(len(b) + ed.Growth())
@@ -360,7 +372,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		m.hx.hlen = len(m.b) - (len(b) - h.HeaderEnd)
 		m.hx.z = z
 		m.httpHead = h.IsHead()
-		s.markTunnel(m, h)
+		s.markTunnel(m, b, h)
 		return m, true
 	}
 	// The rule edited the head or the body: the framing facts are read
@@ -409,7 +421,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	m.hx.z = z
 	m.hx.reframed = x.bodySet
 	m.httpHead = eh.IsHead()
-	s.markTunnel(m, &eh)
+	s.markTunnel(m, head, &eh)
 	return m, true
 }
 
@@ -422,12 +434,13 @@ func sameFraming(edited, orig *httpx.Head) bool {
 	return max(edited.ContentLength, 0) == max(orig.ContentLength, 0)
 }
 
-// markTunnel notes a request that may turn the connection into a tunnel:
-// a protocol upgrade (WebSocket) or CONNECT.
-func (s *ClientConn) markTunnel(m *msg, h *httpx.Head) {
+// markTunnel notes a request (head b, h) that may turn the connection
+// into a tunnel: a protocol upgrade (WebSocket) or CONNECT.
+func (s *ClientConn) markTunnel(m *msg, b []byte, h *httpx.Head) {
 	if h.Upgrade || h.IsConnect() {
 		m.hx.tunnel = tunnelOnSwitch
 		m.hx.connect = h.IsConnect()
+		m.hx.ws = s.e.cfg.Request.HTTP.WebSocket != nil && IsWebSocketUpgrade(b, h)
 	}
 }
 
@@ -566,6 +579,7 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 			sc.e.pool.remove(sc)
 		}
 		sc.tun = waiting
+		sc.tunWS = req.hx.ws
 	} else if rf.Closing() {
 		sc.qmu.Lock()
 		sc.closing = true
@@ -622,6 +636,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			// not.
 			x.request, x.requestNum = req.b, req.seq+1
 			err = hr.OnHTTPResponse(x)
+			req.sess.noteWebSocket(x) // WS_RESPONSE (websocket.go)
 			if _, ok := hr.(HTTPResponseDataHandler); ok && err == nil && x.partial && x.await != 0 && !x.Decided() && x.retry == nil {
 				// HTTP::collect of a streamed response: the engine
 				// reads that much of its body first (collectResponse).

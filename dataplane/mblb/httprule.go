@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // HTTPRuleHandler is the seam to the rules engine on an engine with HTTP
@@ -123,6 +124,9 @@ type HTTPEvent struct {
 	// many DATA turns the streamed body has had (at most maxRounds).
 	asked  int
 	rounds int
+	// WS_REQUEST's and WS_RESPONSE's decisions (SetWebSocket).
+	wsSet, wsOff, wsMaskSet bool
+	wsMask                  wsframe.Masking
 }
 
 // maxRounds bounds the DATA events of one streamed body (HTTP::collect

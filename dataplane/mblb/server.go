@@ -190,6 +190,9 @@ type serverConn struct {
 	// tunSkip: it is the disabled request's, whose answer is the tunnel.
 	tunFrom uint64
 	tunSkip bool
+	// tunWS: the tunnel is a WebSocket upgrade of a virtual with the
+	// websocket profile, framed (websocket.go). Reader only.
+	tunWS bool
 
 	// lp is set for a connection served by an event loop (loop_linux.go);
 	// connecting is true until its non-blocking connect completes, and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // HTTP tunnels. A WebSocket handshake (Upgrade) answered 101, a CONNECT
@@ -119,6 +120,28 @@ func (s *ClientConn) tunnelClient(st *stream, sc *serverConn) error {
 // into buf.
 func (s *ClientConn) tunnelFrom(first, buf []byte, sc *serverConn) error {
 	sc.ownWrites()
+	s.mu.Lock()
+	ws := s.wsTun
+	s.mu.Unlock()
+	if ws != nil {
+		// A framed WebSocket tunnel (websocket.go).
+		err := ws.relay(wsframe.FromClient, clientIn{s}, first)
+		switch eof, disc := wsEnd(err); {
+		case disc:
+			s.Close(false)
+			return nil
+		case eof:
+			closeWrite(sc.conn)
+			s.tunnelEnd(false)
+			return nil
+		}
+		closed := s.isClosed()
+		s.tunnelEnd(true)
+		if closed {
+			return nil
+		}
+		return err
+	}
 	if len(first) > 0 {
 		if err := sc.tunnelWrite(first); err != nil {
 			s.tunnelEnd(true)
@@ -187,6 +210,8 @@ func (sc *serverConn) tunnelServer(st *stream) {
 	s.writing = true // for good: only the tunnel writes to the client now
 	s.tunToken = true
 	s.tunSC = sc
+	s.wsTun = s.webSocketTunnel(sc) // websocket.go
+	ws := s.wsTun
 	s.cond.Broadcast()
 	if s.lp != nil {
 		// The client's socket leaves its loop first (on that loop).
@@ -205,6 +230,22 @@ func (sc *serverConn) tunnelServer(st *stream) {
 		}
 	}
 	s.mu.Unlock()
+	if ws != nil {
+		p := st.pending()
+		st.start = st.end
+		err := ws.relay(wsframe.FromServer, serverIn{sc}, p)
+		switch eof, disc := wsEnd(err); {
+		case disc:
+			s.Close(false)
+		case eof:
+			closeWrite(s.c)
+			s.tunnelEnd(false)
+		default:
+			s.tunnelEnd(!s.isClosed())
+		}
+		sc.endTunnel()
+		return
+	}
 	reset := false
 	if p := st.pending(); len(p) > 0 {
 		st.start = st.end

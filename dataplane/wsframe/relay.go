@@ -539,6 +539,11 @@ func (r *Relay) edited(h Header, f *Frame) error {
 		if err := r.Hooks.Data(f); err != nil {
 			return err
 		}
+		if f.drop {
+			// Dropped once its payload was read (WS::frame drop in
+			// WS_*_DATA).
+			return r.skip(h.Length - want)
+		}
 	}
 	body := f.payload
 	if f.replSet {

@@ -192,6 +192,17 @@ func TestRelay(t *testing.T) {
 			}
 		},
 	}, {
+		name: "drop a frame once its payload is read",
+		hooks: &hooks{frame: func(f *Frame) error { f.Collect(2); return nil },
+			data: func(f *Frame) error {
+				if string(f.Payload()) == "dr" {
+					f.Drop()
+				}
+				return nil
+			}},
+		in:   []wire{{true, OpText, true, k1, "drop it"}, {true, OpText, true, k1, "keep it"}},
+		want: []wire{{true, OpText, true, k1, "keep it"}},
+	}, {
 		name: "drop a message: its fragments go, a ping between them stays",
 		hooks: &hooks{frame: func(f *Frame) error {
 			if f.Header().Opcode == OpText {

@@ -30,6 +30,9 @@ type httpRules struct {
 	rules.HTTPState
 	handlesReq, handlesResp bool
 	handlesSend             bool
+	// handlesFrames: the rules have websocket frame events
+	// (websocket.go).
+	handlesFrames bool
 	// older is the request a response answers when the client has
 	// pipelined others after it (parsed again: the rare path), used
 	// while useOlder.
@@ -77,14 +80,15 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		return nil
 	}
 	h := &httpRules{mblbRules: r,
-		handlesReq:  prog.Handles(rules.HTTPRequest) || prog.Handles(rules.HTTPRequestData),
-		handlesResp: prog.Handles(rules.HTTPResponse) || prog.Handles(rules.HTTPResponseData) || prog.Handles(rules.HTTPResponseContinue) || prog.Handles(rules.HTTPResponseRelease),
+		handlesReq:  prog.Handles(rules.HTTPRequest) || prog.Handles(rules.HTTPRequestData) || prog.Handles(rules.WSRequest),
+		handlesResp: prog.Handles(rules.HTTPResponse) || prog.Handles(rules.HTTPResponseData) || prog.Handles(rules.HTTPResponseContinue) || prog.Handles(rules.HTTPResponseRelease) || prog.Handles(rules.WSResponse),
 		handlesSend: prog.Handles(rules.LBSelected) || prog.Handles(rules.HTTPRequestSend) || prog.Handles(rules.HTTPRequestRelease)}
+	_, h.handlesFrames = handlesWS(prog) // websocket.go
 	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
 	// LB_FAILED and PERSIST_DOWN may answer it).
 	// With a stream profile, any event may switch the filter that
 	// responses go through (stream.go).
-	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !prog.Handles(rules.LBFailed) &&
+	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && !prog.Handles(rules.LBFailed) &&
 		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil {
 		return nil
 	}
@@ -99,6 +103,7 @@ var (
 	_ mblb.HTTPDataHandler         = (*httpRules)(nil)
 	_ mblb.HTTPResponseDataHandler = (*httpRules)(nil)
 	_ mblb.HTTPStreamHandler       = (*httpRules)(nil)
+	_ mblb.WebSocketHandler        = (*httpRules)(nil)
 	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
@@ -117,6 +122,11 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	}
 	if err := h.event(x, rules.HTTPRequest, &h.Request); err != nil {
 		return err
+	}
+	if h.isWebSocketRequest(x.Message(), x.Head()) {
+		if err := h.wsHandshake(x, rules.WSRequest, &h.Request); err != nil { // websocket.go
+			return err
+		}
 	}
 	if x.Partial() && h.collectPending {
 		// A streamed request: the engine reads what HTTP::collect
@@ -208,6 +218,13 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	h.collectPending = false
 	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
 		return err
+	}
+	if x.Head().Status == 101 && h.f.mv.cfg.Request.HTTP.WebSocket != nil {
+		if req := h.HTTPRequest(); req != nil && wantsWebSocket(req) {
+			if err := h.wsHandshake(x, rules.WSResponse, &h.Response); err != nil { // websocket.go
+				return err
+			}
+		}
 	}
 	if x.Partial() && h.collectPending {
 		// A streamed response: the engine reads what HTTP::collect

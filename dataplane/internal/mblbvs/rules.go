@@ -97,6 +97,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 		if r.f.mv.cfg.Request.HTTP.Cache != nil && r.http != nil {
 			r.sess.SetCache()
 		}
+		if r.f.mv.cfg.Request.HTTP.WebSocket != nil && r.http != nil {
+			r.sess.SetWebSocket() // websocket.go
+		}
 	}
 	return r.sess
 }

@@ -1,0 +1,48 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/openltm/openltm/dataplane/wsframe"
+	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
+)
+
+var (
+	profileWebSocket = schema.MustKind("ltm profile websocket")
+	wsMasking        = profileWebSocket.MustProp("masking")
+	wsCompression    = profileWebSocket.MustProp("compression")
+)
+
+// webSocketOptions is the virtual's websocket profile as the HTTP engine
+// applies it: nil without one.
+func (t *translator) webSocketOptions(o *objects.Object) (*wsframe.Options, error) {
+	p := t.profile(o, profileWebSocket)
+	if p == nil {
+		return nil, nil
+	}
+	m, ok := wsframe.ParseMasking(wsMasking.Effective(t.cfg, p))
+	if !ok {
+		return nil, fmt.Errorf("profile %s: masking %q is not one of preserve, unmask, selective, remask", p.Name, wsMasking.Effective(t.cfg, p))
+	}
+	return &wsframe.Options{Profile: p.Name, Masking: m, NoCompression: wsCompression.Effective(t.cfg, p) == "disabled"}, nil
+}
+
+// webSocketNeedsHTTP refuses a websocket profile on a virtual server
+// without an http profile: the upgrade it frames is an HTTP exchange,
+// and BIG-IP refuses the combination too [M: its message is ours].
+func (t *translator) webSocketNeedsHTTP(o *objects.Object) bool {
+	if wp := t.profile(o, profileWebSocket); wp != nil && t.profile(o, profileHTTP) == nil {
+		msg := fmt.Sprintf("profile %s (websocket) requires an http profile on the virtual server (%s)", wp.Name, o.Name)
+		t.skipped = append(t.skipped, msg)
+		t.refused = append(t.refused, msg)
+		return false
+	}
+	return true
+}
+
+// wsNeeds refuses a rule list whose WS_ events or WS:: commands need a
+// websocket profile the virtual server lacks (01070394 [M]).
+func (t *translator) wsNeeds(o *objects.Object, list []*rules.Rule) bool {
+	return t.profileNeeds(o, list, profileWebSocket, "WEBSOCKET", (*rules.Rule).WebSocketNeeds) // translate_stream.go
+}
