@@ -1,8 +1,11 @@
 package daemon
 
 import (
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +69,67 @@ func TestExternalAndInbandMonitorsFromTmsh(t *testing.T) {
 			t.Fatalf("client %d: %q", i, got)
 		}
 	}
+	waitShow("show ltm pool q members", "Monitor Status : down")
+}
+
+// TestScriptedAndTCPEchoMonitorsFromTmsh: a scripted monitor made the
+// tmsh way holds its conversation with the member (up while the member
+// answers what the script expects, down when it answers otherwise), and
+// a tcp-echo monitor is up while the node's echo service echoes.
+func TestScriptedAndTCPEchoMonitorsFromTmsh(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "hello.script")
+	os.WriteFile(script, []byte("# the label servers answer every line\nsend \"hello\\n\"\nexpect \"S1 Response\"\n"), 0o600)
+	labelServer(t, "127.0.172.21:9000", "S1 Response")
+	labelServer(t, "127.0.172.22:9000", "S2 Response")
+	ln, err := net.Listen("tcp", "127.0.172.23:7007")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for i := 0; i < 1000; i++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				io.CopyN(c, c, 1<<10)
+			}()
+		}
+	}()
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm monitor scripted hello filename "+script+" interval 1 timeout 3",
+		"create ltm pool p members add { 127.0.172.21:9000 127.0.172.22:9000 } monitor hello",
+		"create ltm monitor tcp-echo echo destination *:7007 interval 1 timeout 3",
+		"create ltm pool q members add { 127.0.172.23:80 } monitor echo",
+	)
+	waitShow := func(cmd string, want ...string) {
+		t.Helper()
+		var out string
+		for i := 0; i < 400; i++ {
+			out, _ = run(t, s, cmd)
+			if ok := func() bool {
+				for _, w := range want {
+					if !regexp.MustCompile(w).MatchString(out) {
+						return false
+					}
+				}
+				return true
+			}(); ok {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("%s: no %q in\n%s", cmd, want, out)
+	}
+	waitShow("show ltm pool p members",
+		`(?s)127\.0\.172\.21:9000.*?Monitor Status : up`, `(?s)127\.0\.172\.22:9000.*?Monitor Status : down`)
+	waitShow("show ltm pool q members", "Monitor Status : up")
+	ln.Close()
 	waitShow("show ltm pool q members", "Monitor Status : down")
 }

@@ -27,8 +27,8 @@ var (
 
 // monitorExt fills the settings of the monitors with their own kinds of
 // settings (external, inband, the login monitors, radius, postgresql,
-// sip, ldap); false means the monitor was left out (t.skip or t.keep says
-// why).
+// mysql, mssql, sip, ldap, scripted; tcp-echo has none); false means the
+// monitor was left out (t.skip or t.keep says why).
 func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m *dataplane.Monitor) bool {
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	ne := func(p *objects.Prop) string { return noneEmpty(e(p)) } // BIG-IP's none as ""
@@ -73,7 +73,7 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			r.NASIP = ip
 		}
 		m.RADIUS = r
-	case dataplane.MonitorPostgreSQL:
+	case dataplane.MonitorPostgreSQL, dataplane.MonitorMySQL, dataplane.MonitorMSSQL:
 		db := &dataplane.DBMonitor{Username: ne(dbUsername), Password: ne(dbPassword), Database: ne(dbDatabase),
 			Send: ne(dbSend), Recv: ne(dbRecv)}
 		for _, f := range []struct {
@@ -90,6 +90,20 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 			}
 		}
 		m.DB = db
+	case dataplane.MonitorScripted:
+		file := ne(scriptedFilename)
+		if file == "" {
+			if !o.BuiltIn {
+				t.keep(o, "a scripted monitor without filename has no script to run; not run")
+			}
+			return false
+		}
+		script, err := readMonitorScript(file)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		m.Script = script
 	case dataplane.MonitorSIP:
 		sip, err := t.sipMonitor(o)
 		if err != nil {
@@ -134,13 +148,19 @@ var (
 	sipFilterNeg = monitorSIP.MustProp("filter-neg")
 
 	monitorPostgreSQL = schema.MustKind("ltm monitor postgresql")
-	dbUsername        = monitorPostgreSQL.MustProp("username")
-	dbPassword        = monitorPostgreSQL.MustProp("password")
-	dbDatabase        = monitorPostgreSQL.MustProp("database")
-	dbSend            = monitorPostgreSQL.MustProp("send")
-	dbRecv            = monitorPostgreSQL.MustProp("recv")
-	dbRecvRow         = monitorPostgreSQL.MustProp("recv-row")
-	dbRecvColumn      = monitorPostgreSQL.MustProp("recv-column")
+	monitorMySQL      = schema.MustKind("ltm monitor mysql")
+	monitorMSSQL      = schema.MustKind("ltm monitor mssql")
+	dbUsername        = common("username", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbPassword        = common("password", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbDatabase        = common("database", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbSend            = common("send", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbRecv            = common("recv", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbRecvRow         = common("recv-row", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbRecvColumn      = common("recv-column", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+
+	monitorTCPEcho   = schema.MustKind("ltm monitor tcp-echo")
+	monitorScripted  = schema.MustKind("ltm monitor scripted")
+	scriptedFilename = monitorScripted.MustProp("filename")
 
 	monitorRADIUS     = schema.MustKind("ltm monitor radius")
 	monitorRADIUSAcct = schema.MustKind("ltm monitor radius-accounting")

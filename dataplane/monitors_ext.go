@@ -4,11 +4,30 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/monitor"
 )
 
-// compileExtMonitor gives an external or inband monitor's spec its
-// settings.
+// The monitor types whose settings this file compiles, beside those of
+// config.go.
+const (
+	MonitorMySQL    = config.MonitorMySQL
+	MonitorMSSQL    = config.MonitorMSSQL
+	MonitorTCPEcho  = config.MonitorTCPEcho
+	MonitorScripted = config.MonitorScripted
+)
+
+// ScriptMonitor is a scripted monitor's script as the daemon read it.
+type ScriptMonitor = config.ScriptMonitor
+
+// CheckMonitorScript reports what stops a scripted monitor's script from
+// running (file:line:column and why), so the daemon refuses a bad
+// script when it is configured, as the dataplane would at commit.
+func CheckMonitorScript(file, text string) error { return monitor.CheckScript(file, text) }
+
+// compileExtMonitor gives the monitors with settings of their own
+// (external, inband, the login, database, radius, sip, tcp-echo and
+// scripted monitors) their spec's settings.
 func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	if x := m.External; x != nil {
 		s.External = &monitor.ExternalRun{Path: x.Path, RunName: x.RunName, Args: x.Args, Env: maps.Clone(x.Env)}
@@ -31,6 +50,15 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	if x := m.SIP; x != nil {
 		s.SIP = &monitor.SIPCheck{Mode: x.Mode, Request: x.Request, Headers: x.Headers,
 			Filter: slices.Clone(x.Filter), FilterNeg: slices.Clone(x.FilterNeg)}
+	}
+	if x := m.Script; x != nil {
+		s.Script = &monitor.ScriptCheck{File: x.File, Text: x.Text}
+	}
+	if m.Type == MonitorTCPEcho {
+		// tcp-echo asks the echo service (port 7) unless the destination
+		// names a port; probeTarget has already put that port in the
+		// target, so the probe is told to keep it.
+		s.EchoPort = m.Destination.Port()
 	}
 	if l := m.Login; l != nil {
 		s.Login = &monitor.Login{Username: l.Username, Password: l.Password, Domain: l.Domain,

@@ -448,9 +448,9 @@ run ref sys+file+external-monitor none
 args str none
 user-defined raw
 `)), "user-defined"),
-		monitorKind("tcp-echo", "tcp_echo", `
+		runMonitor(monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
-`),
+`)),
 		monitorKind("http2", "http2", monSendRecvRows),
 		monitorKind("none", "none", ""),
 		runMonitor(monitorKind("ftp", "ftp", `
@@ -474,8 +474,8 @@ username str none
 password str none
 debug yn no
 `), "base", "filter", "security", "mandatory-attributes", "chase-referrals", "username", "password"),
-		monitorKind("mysql", "mysql", monDatabaseRows),
-		monitorKind("mssql", "mssql", monDatabaseRows),
+		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
+		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
 		monitorKind("oracle", "oracle", monDatabaseRows),
 		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
@@ -505,10 +505,10 @@ username str none
 password str none
 debug yn no
 `),
-		monitorKind("scripted", "scripted", `
+		runMonitor(monitorKind("scripted", "scripted", `
 filename str none
 debug yn no
-`),
+`), "filename"),
 		runMonitor(monitorKind("sip", "sip", `
 mode enum udp tcp|udp|tls|sips
 cert str none

@@ -101,7 +101,7 @@ ltm virtual /Common/dns_tcp {
     profiles { /Common/tcp { } }
 }
 `, nil},
-		{"every monitor kind", monitors.String(), []string{"ltm monitor tcp-echo", "ltm monitor mysql"}},
+		{"every monitor kind", monitors.String(), []string{"ltm monitor oracle", "ltm monitor smb"}},
 		{"F5 built-ins openltm does not ship", `ltm virtual /Common/redirect {
     destination /Common/10.1.1.1:80
     profiles { /Common/http { } /Common/tcp { } /Common/clientssl-secure { } }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -77,35 +76,18 @@ func probePostgreSQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Ou
 		}
 		return Outcome{}, fmt.Errorf("Query failed; %v", unwrapPG(err))
 	}
-	if d.Recv == "" || dbHolds(results, d) {
+	sets := make([]dbTable, len(results))
+	for i, r := range results {
+		sets[i] = r.Rows
+	}
+	if d.Recv == "" || d.holds(sets) {
 		return Outcome{Up: true}, nil
 	}
 	return Outcome{}, ErrNoMatch
 }
 
-// dbHolds reports whether the results hold Recv where d says.
-func dbHolds(results []*pgconn.Result, d *DBCheck) bool {
-	for _, r := range results {
-		for i, row := range r.Rows {
-			if d.RecvRow > 0 && i != d.RecvRow-1 {
-				continue
-			}
-			for j, cell := range row {
-				if d.RecvColumn > 0 && j != d.RecvColumn-1 {
-					continue
-				}
-				if string(cell) == d.Recv {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() || pgconn.Timeout(err)
+	return netTimeout(err) || pgconn.Timeout(err)
 }
 
 // unwrapPG is a pgx error's own words: the server's message (and SQLSTATE)

@@ -1,7 +1,7 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
-// radius-accounting, postgresql), the passive inband monitor, and the
+// radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted), the passive inband monitor, and the
 // timing rules that turn probe results into a status (interval, timeout,
 // time-until-up, up-interval, manual-resume; reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
@@ -83,6 +83,14 @@
 //   - postgresql: a login (pgx's pgconn, no TLS) as DB.Username to
 //     DB.Database, then DB.Send when set, whose answer must hold DB.Recv
 //     (at DB.RecvRow and DB.RecvColumn when set).
+//   - mysql and mssql: the same through go-sql-driver/mysql and
+//     microsoft/go-mssqldb (no TLS); a refused login or a failing query
+//     is down with the server's message and error number.
+//   - tcp-echo: a message sent to the node's TCP echo service (port 7
+//     unless the destination names one) must come back unchanged.
+//   - scripted: the script's send and expect lines, in order, over one
+//     TCP connection; every expect must see its string before the
+//     deadline.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -137,9 +145,18 @@ const (
 	// down.
 	RADIUS           Type = "radius"
 	RADIUSAccounting Type = "radius-accounting"
-	// PostgreSQL logs in (and runs the monitor's query), so a database
-	// that accepts connections but refuses its users is down.
+	// PostgreSQL, MySQL and MSSQL log in (and run the monitor's query),
+	// so a database that accepts connections but refuses its users is
+	// down.
 	PostgreSQL Type = "postgresql"
+	MySQL      Type = "mysql"
+	MSSQL      Type = "mssql"
+	// TCPEcho asks the node's TCP echo service to echo a message, so a
+	// node whose network stack answers but cannot serve is down.
+	TCPEcho Type = "tcp-echo"
+	// Scripted runs a send/expect script over TCP, so a service with no
+	// monitor of its own can be checked by its conversation.
+	Scripted Type = "scripted"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -177,8 +194,13 @@ type Spec struct {
 	SIP *SIPCheck
 	// RADIUS is the radius and radius-accounting monitors' settings.
 	RADIUS *RADIUSCheck
-	// DB is the database monitors' settings (postgresql).
+	// DB is the database monitors' settings (postgresql, mysql, mssql).
 	DB *DBCheck
+	// EchoPort is where the tcp-echo monitor asks for its echo when its
+	// destination names a port; 0 is the echo service's, 7.
+	EchoPort uint16
+	// Script is the scripted monitor's script.
+	Script *ScriptCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -196,7 +218,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
-		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB)
+		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -214,10 +236,13 @@ func (s *Spec) Check() error {
 			return err
 		}
 	case RADIUS, RADIUSAccounting:
-	case PostgreSQL:
+	case PostgreSQL, MySQL, MSSQL:
 		if err := s.DB.check(); err != nil {
 			return err
 		}
+	case TCPEcho:
+	case Scripted:
+		return s.Script.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -298,6 +323,14 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeRADIUS(ctx, spec, target)
 	case PostgreSQL:
 		return probePostgreSQL(ctx, spec, target)
+	case MySQL:
+		return probeMySQL(ctx, spec, target)
+	case MSSQL:
+		return probeMSSQL(ctx, spec, target)
+	case TCPEcho:
+		return probeTCPEcho(ctx, spec, target)
+	case Scripted:
+		return probeScripted(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

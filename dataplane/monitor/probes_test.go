@@ -563,7 +563,11 @@ func TestSpecCheckAndEqual(t *testing.T) {
 		{Spec{Type: HTTPS, TLS: &TLS{Ciphers: "BOGUS"}}, "cipherlist"},
 		{Spec{Type: HTTPS, TLS: &TLS{Ciphers: "DHE"}}, "no suite"},
 		{Spec{Type: Inband, Inband: &InbandLimits{Failures: 2}}, "failure-interval"},
-		{Spec{Type: "mysql"}, "unsupported"},
+		{Spec{Type: "oracle"}, "unsupported"},
+		{Spec{Type: Scripted}, "needs filename"},
+		{Spec{Type: Scripted, Script: &ScriptCheck{File: "/x.script", Text: "sned \"x\""}}, `script /x.script:1:1: unknown command "sned"`},
+		{Spec{Type: MySQL, DB: &DBCheck{RecvRow: -1}}, "recv-row"},
+		{Spec{Type: TCPEcho}, ""},
 		{Spec{Type: HTTPS}, ""},
 		{Spec{Type: UDP}, ""},
 	} {

@@ -390,6 +390,7 @@ type Monitor struct {
 	SIP      *SIPMonitor
 	RADIUS   *RADIUSMonitor
 	DB       *DBMonitor
+	Script   *ScriptMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

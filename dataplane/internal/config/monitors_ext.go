@@ -21,9 +21,22 @@ const (
 	MonitorPostgreSQL MonitorType = "postgresql"
 	// MonitorRADIUSAcct is radius-accounting.
 	MonitorRADIUSAcct MonitorType = "radius-accounting"
+	MonitorMySQL      MonitorType = "mysql"
+	MonitorMSSQL      MonitorType = "mssql"
+	// MonitorTCPEcho is tcp-echo.
+	MonitorTCPEcho  MonitorType = "tcp-echo"
+	MonitorScripted MonitorType = "scripted"
 )
 
-// DBMonitor is a database monitor's login (username, password, database;
+// ScriptMonitor is a scripted monitor's script: the file it was read from
+// (filename), named in errors, and its text as read when the
+// configuration was made, so the dataplane checks and runs what was
+// committed.
+type ScriptMonitor struct {
+	File, Text string
+}
+
+// DBMonitor is a database monitor's (postgresql, mysql, mssql) login (username, password, database;
 // "" for none) and query: send, whose answer must hold recv, at recv-row
 // and recv-column when set (1-based; 0: anywhere).
 type DBMonitor struct {
