@@ -292,10 +292,21 @@ type Relay struct {
 	buf        []byte
 	start, end int
 	eof        error
-	wbuf       []byte
-	f          Frame
-	dropping   bool // a dropped message's fragments are still coming
+	// wbuf is output not yet written: whole frames, and the start of
+	// the one in hand, while held says the relay holds Dst (no other
+	// writer may come between its frames' bytes). It is written before
+	// the relay waits for input, when it grows past wbufMax, and before
+	// a rule runs.
+	wbuf     []byte
+	held     bool
+	f        Frame
+	dropping bool // a dropped message's fragments are still coming
 }
+
+// wbufMax bounds the output a relay gathers before writing it: frames
+// that arrived together leave in one write, a large payload goes as it
+// is read.
+const wbufMax = 16 << 10
 
 // Run relays until Src ends: io.EOF at a frame boundary, or the error that
 // ended it (a read error, ErrProtocol, ErrDisconnected, a hook's error).
@@ -308,6 +319,7 @@ func (r *Relay) Run(first []byte) error {
 		r.buf = make([]byte, len(first)+16<<10)
 	}
 	r.start, r.end = 0, copy(r.buf, first)
+	defer r.release()
 	for {
 		h, err := r.header()
 		if err != nil {
@@ -319,8 +331,40 @@ func (r *Relay) Run(first []byte) error {
 	}
 }
 
-// fill reads more of Src into the buffer; io.EOF once it ended.
+// hold takes Dst for the relay's frames.
+func (r *Relay) hold() {
+	if !r.held {
+		r.Dst.mu.Lock()
+		r.held = true
+	}
+}
+
+// flush writes the gathered output.
+func (r *Relay) flush() error {
+	if len(r.wbuf) == 0 {
+		return nil
+	}
+	err := r.write(r.wbuf)
+	r.wbuf = r.wbuf[:0]
+	return err
+}
+
+// release writes the gathered output and lets Dst go, between frames.
+func (r *Relay) release() error {
+	err := r.flush()
+	if r.held {
+		r.held = false
+		r.Dst.mu.Unlock()
+	}
+	return err
+}
+
+// fill reads more of Src into the buffer; io.EOF once it ended. What was
+// gathered for Dst leaves first: the relay may wait here.
 func (r *Relay) fill() error {
+	if err := r.flush(); err != nil {
+		return err
+	}
 	if r.eof != nil {
 		return r.eof
 	}
@@ -369,7 +413,16 @@ func (r *Relay) frame(h Header) error {
 			r.dropping = !h.Fin
 			return r.skip(h.Length)
 		}
-		return r.stream(h, h.Length, 0)
+		if err := r.stream(h, h.Length, 0); err != nil {
+			return err
+		}
+		if r.start == r.end {
+			return r.release() // nothing more at hand: send what came
+		}
+		return nil
+	}
+	if err := r.release(); err != nil {
+		return err
 	}
 	f := &r.f
 	f.reset(r.Side, h, r.Mode == Preserve)
@@ -394,6 +447,9 @@ func (r *Relay) frame(h Header) error {
 		err = r.edited(h, f)
 	default:
 		err = r.stream(h, h.Length, 0)
+	}
+	if err == nil {
+		err = r.release()
 	}
 	if err != nil {
 		return err
@@ -421,30 +477,20 @@ func (r *Relay) outKey(h Header) [4]byte {
 
 // stream passes on a frame whose header is h and whose remaining payload
 // bytes, from offset pos, are still to be read, re-masking them when the
-// key changes.
+// key changes. The output gathers in wbuf (the caller releases it).
 func (r *Relay) stream(h Header, remaining uint64, pos uint64) error {
 	out := h
 	out.Key = r.outKey(h)
 	x := KeyXOR(h.Key, out.Key)
-	r.Dst.mu.Lock()
-	defer r.Dst.mu.Unlock()
-	r.wbuf = out.Append(r.wbuf[:0])
-	for {
-		if remaining > 0 && r.start == r.end {
-			if len(r.wbuf) > 0 {
-				if err := r.write(r.wbuf); err != nil {
-					return err
-				}
-				r.wbuf = r.wbuf[:0]
-			}
+	r.hold()
+	r.wbuf = out.Append(r.wbuf)
+	for remaining > 0 {
+		if r.start == r.end {
 			if err := r.fill(); err != nil {
 				return eofInFrame(err)
 			}
 		}
-		k := uint64(r.end - r.start)
-		if k > remaining {
-			k = remaining
-		}
+		k := min(remaining, uint64(r.end-r.start))
 		chunk := r.buf[r.start : r.start+int(k)]
 		if h.Masked {
 			Mask(x, pos, chunk)
@@ -452,25 +498,24 @@ func (r *Relay) stream(h Header, remaining uint64, pos uint64) error {
 		r.start += int(k)
 		pos += k
 		remaining -= k
-		if len(r.wbuf) > 0 && len(r.wbuf)+len(chunk) <= 4096 {
-			r.wbuf = append(r.wbuf, chunk...)
-			chunk = nil
-		}
-		if len(r.wbuf) > 0 && (len(chunk) > 0 || remaining == 0) {
-			if err := r.write(r.wbuf); err != nil {
-				return err
-			}
-			r.wbuf = r.wbuf[:0]
-		}
-		if len(chunk) > 0 {
-			if err := r.write(chunk); err != nil {
-				return err
-			}
-		}
-		if remaining == 0 {
-			return nil
+		if err := r.put(chunk); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// put adds payload bytes to the output: gathered while they fit,
+// written at once (after what was gathered) when they do not.
+func (r *Relay) put(chunk []byte) error {
+	if len(r.wbuf)+len(chunk) <= wbufMax {
+		r.wbuf = append(r.wbuf, chunk...)
+		return nil
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	return r.write(chunk)
 }
 
 func (r *Relay) write(b []byte) error {
@@ -566,9 +611,9 @@ func (r *Relay) edited(h Header, f *Frame) error {
 	// The frame's tail streams after the collected head: unmasked with
 	// the original key at its place in the original, masked with the
 	// new key at its place in the new payload.
-	r.Dst.mu.Lock()
-	defer r.Dst.mu.Unlock()
-	if err := r.write(append(out.Append(r.wbuf[:0]), body...)); err != nil {
+	r.hold()
+	r.wbuf = out.Append(r.wbuf)
+	if err := r.put(body); err != nil {
 		return err
 	}
 	pos, npos := want, uint64(len(body))
@@ -584,26 +629,27 @@ func (r *Relay) edited(h Header, f *Frame) error {
 			Mask(h.Key, pos, chunk)
 			Mask(out.Key, npos, chunk)
 		}
-		if err := r.write(chunk); err != nil {
+		r.start += int(k)
+		if err := r.put(chunk); err != nil {
 			return err
 		}
-		r.start += int(k)
 		pos, npos, rest = pos+k, npos+k, rest-k
 	}
 	return nil
 }
 
-// writeWhole writes a frame whose payload is at hand (already masked
-// unless mask).
+// writeWhole adds a frame whose payload is at hand (already masked
+// unless mask) to the output.
 func (r *Relay) writeWhole(h Header, payload []byte, mask bool) error {
-	r.Dst.mu.Lock()
-	defer r.Dst.mu.Unlock()
-	b := h.Append(r.wbuf[:0])
-	n := len(b)
-	b = append(b, payload...)
+	r.hold()
+	r.wbuf = h.Append(r.wbuf)
+	n := len(r.wbuf)
+	r.wbuf = append(r.wbuf, payload...)
 	if mask && h.Masked {
-		Mask(h.Key, 0, b[n:])
+		Mask(h.Key, 0, r.wbuf[n:])
 	}
-	r.wbuf = b[:0]
-	return r.write(b)
+	if len(r.wbuf) >= wbufMax {
+		return r.flush()
+	}
+	return nil
 }

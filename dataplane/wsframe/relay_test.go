@@ -318,3 +318,43 @@ func TestRelayEnds(t *testing.T) {
 		t.Errorf("collecting a large frame: %v", err)
 	}
 }
+
+// countingWriter counts the writes a relay makes.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// TestRelayGathersWrites: frames that arrive in one read leave in one
+// write; a large payload goes as it is read, not gathered whole.
+func TestRelayGathersWrites(t *testing.T) {
+	small := encode(wire{true, OpText, true, k1, "a"}, wire{true, OpText, true, k1, "bb"}, wire{true, OpPing, true, k1, "p"})
+	big := encode(wire{true, OpBinary, true, k1, string(bytes.Repeat([]byte("z"), 100<<10))})
+	for _, c := range []struct {
+		name      string
+		in        []byte
+		hooks     Hooks
+		maxWrites int
+	}{
+		{"three small frames", small, nil, 1},
+		{"three small frames with rules", small, &hooks{}, 3},
+		{"one large frame", big, nil, 100},
+	} {
+		w := &countingWriter{}
+		r := &Relay{Side: FromClient, Hooks: c.hooks, Src: &chunked{b: c.in, n: 1 << 20}, Dst: &Out{W: w, ToServer: true}, Peer: &Out{W: io.Discard}}
+		if err := r.Run(nil); !errors.Is(err, io.EOF) {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !bytes.Equal(w.Bytes(), c.in) {
+			t.Fatalf("%s: output differs from input", c.name)
+		}
+		if w.writes > c.maxWrites || w.writes == 0 {
+			t.Errorf("%s: %d writes, want 1 to %d", c.name, w.writes, c.maxWrites)
+		}
+	}
+}
