@@ -251,6 +251,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		},
 		Table: rules.NewTable(), Statics: rules.NewStatics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
+		Resolver: rules.DNSResolver{},
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
 			if dg, ok := m[name]; ok {

@@ -73,12 +73,13 @@ func commandTable() *tcl.Commands {
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
-		registerCompress(t)     // commands_compress.go
-		registerCache(t)        // commands_cache.go
-		registerWS(t)           // commands_ws.go
-		registerSock(t)         // commands_sock.go
-		registerStatsProfile(t) // statsprofile.go
-		registerIStats(t)       // istats.go
+		registerCompress(t)                           // commands_compress.go
+		registerCache(t)                              // commands_cache.go
+		registerWS(t)                                 // commands_ws.go
+		t.Register("RESOLV::lookup", cmdResolvLookup) // commands_resolv.go
+		registerSock(t)                               // commands_sock.go
+		registerStatsProfile(t)                       // statsprofile.go
+		registerIStats(t)                             // istats.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

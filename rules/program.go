@@ -85,6 +85,15 @@ type Env struct {
 	// IStats is the store of ISTATS:: keys; nil makes those commands
 	// Tcl errors.
 	IStats *IStats
+	// Resolver answers RESOLV::lookup; nil makes it a Tcl error.
+	Resolver Resolver
+}
+
+func (e *Env) resolver() Resolver {
+	if e == nil {
+		return nil
+	}
+	return e.Resolver
 }
 
 // Default budgets for one event.

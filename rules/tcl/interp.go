@@ -262,6 +262,16 @@ func (in *Interp) pastDeadline(d time.Duration) bool {
 	return in.dlSet && time.Since(in.dlBase)+d > in.dlOff
 }
 
+// Remaining is the time left before the deadline; ok is false when the
+// evaluation has none. Why: a command that waits on the network (a DNS
+// lookup) waits no longer than the event may run.
+func (in *Interp) Remaining() (d time.Duration, ok bool) {
+	if !in.dlSet {
+		return 0, false
+	}
+	return in.dlOff - time.Since(in.dlBase), true
+}
+
 // Steps reports how many commands ran since the budget was set.
 func (in *Interp) Steps() int { return in.steps }
 
