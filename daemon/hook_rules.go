@@ -186,6 +186,9 @@ type ruleRuntime struct {
 	dgs atomic.Pointer[map[string]*rules.DataGroup]
 	// ifiles are the running configuration's ltm ifiles.
 	ifiles atomic.Pointer[ifileSet]
+	// vsAddrs are the running configuration's virtual servers'
+	// addresses, by full path: a sideband `connect` may name one.
+	vsAddrs atomic.Pointer[map[string]netip.AddrPort]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// dest receives rules' log lines besides ltmd's log (nil: only there).
@@ -234,6 +237,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	empty := map[string]*rules.DataGroup{}
 	rt.dgs.Store(&empty)
 	rt.ifiles.Store(&ifileSet{})
+	noVS := map[string]netip.AddrPort{}
+	rt.vsAddrs.Store(&noVS)
 	rt.env = &rules.Env{
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
@@ -252,6 +257,10 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		Table: rules.NewTable(), Statics: rules.NewStatics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
 		Resolver: rules.DNSResolver{},
+		VirtualAddr: func(name string) (netip.AddrPort, bool) {
+			ap, ok := (*rt.vsAddrs.Load())[name]
+			return ap, ok
+		},
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
 			if dg, ok := m[name]; ok {
@@ -485,6 +494,14 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevIfiles := rt.ifiles.Load()
 	ifs := tr.ifiles
 	rt.ifiles.Store(&ifs)
+	prevVS := rt.vsAddrs.Load()
+	vs := map[string]netip.AddrPort{}
+	if tr.dc != nil {
+		for name, v := range tr.dc.Virtuals {
+			vs[name] = v.Destination
+		}
+	}
+	rt.vsAddrs.Store(&vs)
 	prevStats := rt.statsDefs
 	rt.env.Stats.Define(tr.stats)
 	rt.statsDefs = tr.stats
@@ -497,6 +514,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	return func() {
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
+		rt.vsAddrs.Store(prevVS)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
 		rt.mu.Lock()

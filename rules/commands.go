@@ -77,6 +77,7 @@ func commandTable() *tcl.Commands {
 		registerCache(t)                              // commands_cache.go
 		registerWS(t)                                 // commands_ws.go
 		t.Register("RESOLV::lookup", cmdResolvLookup) // commands_resolv.go
+		registerSideband(t)                           // commands_sideband.go
 		registerSock(t)                               // commands_sock.go
 		registerStatsProfile(t)                       // statsprofile.go
 		registerIStats(t)                             // istats.go

@@ -87,6 +87,16 @@ type Env struct {
 	IStats *IStats
 	// Resolver answers RESOLV::lookup; nil makes it a Tcl error.
 	Resolver Resolver
+	// VirtualAddr finds a virtual server's address by its full path, for
+	// a sideband `connect` naming one; nil: only addresses are taken.
+	VirtualAddr func(name string) (netip.AddrPort, bool)
+}
+
+func (e *Env) virtualAddr() func(string) (netip.AddrPort, bool) {
+	if e == nil {
+		return nil
+	}
+	return e.VirtualAddr
 }
 
 func (e *Env) resolver() Resolver {
@@ -220,6 +230,10 @@ type ConnState struct {
 	cache *CacheState
 	// ws is the WS:: commands' state (nil: no websocket profile).
 	ws *WSState
+	// sidebands are the rule's open sideband connections, by id
+	// (commands_sideband.go); sidebandSeq numbers them.
+	sidebands   map[string]*sideband
+	sidebandSeq int
 }
 
 // addrText is an endpoint's address and its text.
@@ -255,6 +269,8 @@ func (s *ConnState) Release() {
 	s.compress = nil
 	s.cache = nil
 	s.ws = nil
+	s.closeSidebands()
+	s.sidebandSeq = 0
 	s.searchSeq = 0
 	s.respondedTo = 0
 	s.addrs = [4]addrText{}

@@ -502,12 +502,13 @@ func parseWhen(c tcl.TopCommand, prio int, fail func(int, string, ...any) error)
 	return h, nil
 }
 
-// disabledTcl are the Tcl commands BIG-IP removes from iRules.
+// disabledTcl are the Tcl commands BIG-IP removes from iRules. Tcl's
+// channel close is not among them: `close` is the sideband command.
 var disabledTcl = map[string]bool{}
 
 func init() {
 	for _, n := range strings.Fields(`auto_execok auto_import auto_load auto_mkindex auto_mkindex_old
-		auto_qualify auto_reset bgerror cd close dict eof encoding exec exit fblocked fconfigure fcopy
+		auto_qualify auto_reset bgerror cd dict eof encoding exec exit fblocked fconfigure fcopy
 		file fileevent filename flush gets glob http interp load lrepeat lreverse memory namespace open
 		package pid pkg::create pkg_mkIndex pwd rename seek socket source tcl_findLibrary tell time
 		unknown update uplevel upvar vwait`) {
