@@ -3,10 +3,12 @@ package daemon
 import (
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -131,5 +133,87 @@ func TestScriptedAndTCPEchoMonitorsFromTmsh(t *testing.T) {
 		`(?s)127\.0\.172\.21:9000.*?Monitor Status : up`, `(?s)127\.0\.172\.22:9000.*?Monitor Status : down`)
 	waitShow("show ltm pool q members", "Monitor Status : up")
 	ln.Close()
+	waitShow("show ltm pool q members", "Monitor Status : down")
+}
+
+// TestSOAPAndMQTTMonitorsFromTmsh: a soap monitor made the tmsh way is
+// up while the service returns what it asks for and down once it
+// returns otherwise; an mqtt monitor is up on the broker that accepts
+// its login and down on the one that refuses it.
+func TestSOAPAndMQTTMonitorsFromTmsh(t *testing.T) {
+	broker := func(addr string, code byte) {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for i := 0; i < 1000; i++ {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					c.SetDeadline(time.Now().Add(5 * time.Second))
+					h := make([]byte, 2)
+					if _, err := io.ReadFull(c, h); err != nil || h[0] != 0x10 || h[1] >= 128 {
+						return
+					}
+					io.ReadFull(c, make([]byte, h[1]))
+					c.Write([]byte{0x20, 2, 0, code})
+					io.ReadFull(c, h) // DISCONNECT
+				}()
+			}
+		}()
+	}
+	broker("127.0.172.31:1883", 0)
+	broker("127.0.172.32:1883", 5)
+	var status atomic.Value
+	status.Store("ready")
+	ln, err := net.Listen("tcp", "127.0.172.33:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+		if r.URL.Path != "/health" || !strings.Contains(string(body), `<Status xmlns="urn:app">`) {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body><StatusResponse xmlns="urn:app">`+
+			`<StatusResult>`+status.Load().(string)+`</StatusResult></StatusResponse></s:Body></s:Envelope>`)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create ltm monitor mqtt mq username mon password pw interval 1 timeout 3",
+		"create ltm pool p members add { 127.0.172.31:1883 127.0.172.32:1883 } monitor mq",
+		"create ltm monitor soap health url-path /health namespace urn:app method Status return-type string return-value ready interval 1 timeout 3",
+		"create ltm pool q members add { 127.0.172.33:8080 } monitor health",
+	)
+	waitShow := func(cmd string, want ...string) {
+		t.Helper()
+		var out string
+		for i := 0; i < 400; i++ {
+			out, _ = run(t, s, cmd)
+			ok := true
+			for _, w := range want {
+				ok = ok && regexp.MustCompile(w).MatchString(out)
+			}
+			if ok {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+		t.Fatalf("%s: no %q in\n%s", cmd, want, out)
+	}
+	waitShow("show ltm pool p members",
+		`(?s)127\.0\.172\.31:1883.*?Monitor Status : up`, `(?s)127\.0\.172\.32:1883.*?Monitor Status : down`)
+	waitShow("show ltm pool q members", "Monitor Status : up")
+	status.Store("draining")
 	waitShow("show ltm pool q members", "Monitor Status : down")
 }

@@ -86,10 +86,11 @@ var (
 		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorNNTP, "nntp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
 		{monitorMySQL, "mysql"}, {monitorMSSQL, "mssql"}, {monitorTCPEcho, "tcp-echo"}, {monitorScripted, "scripted"},
+		{monitorSOAP, "soap"}, {monitorRPC, "rpc"}, {monitorDiam, "diameter"}, {monitorMQTT, "mqtt"}, // translate_monitors_app.go
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,
-		monitorMySQL, monitorMSSQL, monitorTCPEcho, monitorScripted}
+		monitorMySQL, monitorMSSQL, monitorTCPEcho, monitorScripted, monitorSOAP, monitorRPC, monitorDiam, monitorMQTT}
 	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)

@@ -15,10 +15,25 @@ const (
 	MonitorMSSQL    = config.MonitorMSSQL
 	MonitorTCPEcho  = config.MonitorTCPEcho
 	MonitorScripted = config.MonitorScripted
+	MonitorSOAP     = config.MonitorSOAP
+	MonitorRPC      = config.MonitorRPC
+	MonitorDiameter = config.MonitorDiameter
+	MonitorMQTT     = config.MonitorMQTT
 )
 
-// ScriptMonitor is a scripted monitor's script as the daemon read it.
-type ScriptMonitor = config.ScriptMonitor
+// The settings of the monitors of this file, as the daemon reads them.
+type (
+	// ScriptMonitor is a scripted monitor's script as the daemon read it.
+	ScriptMonitor = config.ScriptMonitor
+	// SOAPMonitor is a soap monitor's call.
+	SOAPMonitor = config.SOAPMonitor
+	// RPCMonitor is an rpc monitor's program.
+	RPCMonitor = config.RPCMonitor
+	// DiameterMonitor is a diameter monitor's capabilities.
+	DiameterMonitor = config.DiameterMonitor
+	// MQTTMonitor is an mqtt monitor's client.
+	MQTTMonitor = config.MQTTMonitor
+)
 
 // CheckMonitorScript reports what stops a scripted monitor's script from
 // running (file:line:column and why), so the daemon refuses a bad
@@ -26,8 +41,8 @@ type ScriptMonitor = config.ScriptMonitor
 func CheckMonitorScript(file, text string) error { return monitor.CheckScript(file, text) }
 
 // compileExtMonitor gives the monitors with settings of their own
-// (external, inband, the login, database, radius, sip, tcp-echo and
-// scripted monitors) their spec's settings.
+// (external, inband, the login, database, radius, sip, tcp-echo,
+// scripted, soap, rpc, diameter and mqtt monitors) their spec's settings.
 func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	if x := m.External; x != nil {
 		s.External = &monitor.ExternalRun{Path: x.Path, RunName: x.RunName, Args: x.Args, Env: maps.Clone(x.Env)}
@@ -53,6 +68,25 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	}
 	if x := m.Script; x != nil {
 		s.Script = &monitor.ScriptCheck{File: x.File, Text: x.Text}
+	}
+	if x := m.SOAP; x != nil {
+		s.SOAP = &monitor.SOAPCheck{HTTPS: x.Protocol == "https", URLPath: x.URLPath, Namespace: x.Namespace, Method: x.Method,
+			SOAPAction: x.SOAPAction, ParamName: x.ParamName, ParamType: x.ParamType, ParamValue: x.ParamValue,
+			ReturnType: x.ReturnType, ReturnValue: x.ReturnValue, ExpectFault: x.ExpectFault, Username: x.Username, Password: x.Password}
+	}
+	if x := m.RPC; x != nil {
+		// The portmapper is asked at port 111 unless the destination names
+		// a port, which probeTarget has put in the target (as tcp-echo's).
+		s.RPC = &monitor.RPCCheck{Program: x.Program, Version: x.Version, AnyVersion: x.AnyVersion, UDP: x.UDP,
+			PortmapPort: m.Destination.Port()}
+	}
+	if x := m.Diameter; x != nil {
+		s.Diameter = &monitor.DiameterCheck{OriginHost: x.OriginHost, OriginRealm: x.OriginRealm, HostIP: x.HostIP,
+			VendorID: x.VendorID, ProductName: x.ProductName, AuthAppIDs: slices.Clone(x.AuthAppIDs), AcctAppIDs: slices.Clone(x.AcctAppIDs),
+			VSVendorID: x.VSVendorID, VSAuthAppIDs: slices.Clone(x.VSAuthAppIDs), VSAcctAppIDs: slices.Clone(x.VSAcctAppIDs)}
+	}
+	if x := m.MQTT; x != nil {
+		s.MQTT = &monitor.MQTTCheck{Version: x.Version, ClientID: x.ClientID, Username: x.Username, Password: x.Password}
 	}
 	if m.Type == MonitorTCPEcho {
 		// tcp-echo asks the echo service (port 7) unless the destination

@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -222,6 +223,23 @@ func monitorKind(typ, builtin, rows string) *Kind {
 	k := pk(key, "Monitor", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), monCommonRows+rows)
 	k.Lower = "monitor"
 	k.row("defaults-from").Ref = []string{key}
+	return k
+}
+
+// monitorRows adjusts a monitor kind's rows, name then value: a value
+// is the row's default where the kind's differs from the common rows'
+// (rpc and diameter: interval 10, timeout 31) or holds spaces, which the
+// row tables split on; "" marks an integer row as a 32-bit number (a
+// program or application id), bounded as BIG-IP bounds it.
+func monitorRows(k *Kind, nameValue ...string) *Kind {
+	for i := 0; i+1 < len(nameValue); i += 2 {
+		p := k.row(nameValue[i])
+		if v := nameValue[i+1]; v != "" {
+			p.Default = v
+		} else {
+			p.Max = math.MaxUint32
+		}
+	}
 	return k
 }
 
@@ -521,6 +539,59 @@ headers str none
 request str none
 debug yn no
 `), "mode", "request", "headers", "filter", "filter-neg"),
+		// The soap, rpc, diameter and mqtt rows follow F5's tmsh and REST
+		// references. Choices [M]: soap-action's default (F5: the empty
+		// string) is written none; parameter-type and return-type take
+		// tmsh's types plus the REST reference's string; diameter's mode
+		// defaults to tcp; mqtt-version is a word (F5 lists default 3 and
+		// no values; the probe speaks 3 and 5).
+		runMonitor(monitorKind("soap", "soap", `
+protocol enum http http|https
+url-path str none
+namespace str none
+method str none
+soap-action str none
+parameter-name str none
+parameter-type enum bool bool|int|long|string
+parameter-value str none
+return-type enum bool bool|char|double|int|long|short|string
+return-value str none
+expect-fault yn no
+username str none
+password str none
+debug yn no
+`), "protocol", "url-path", "namespace", "method", "soap-action", "parameter-name", "parameter-type", "parameter-value",
+			"return-type", "return-value", "expect-fault", "username", "password"),
+		runMonitor(monitorRows(monitorKind("rpc", "rpc", `
+program-number int none
+version-number int none
+mode enum tcp tcp|udp
+debug yn no
+`), "interval", "10", "timeout", "31", "program-number", "", "version-number", ""), "program-number", "version-number", "mode"),
+		runMonitor(monitorRows(monitorKind("diameter", "diameter", `
+origin-host str none
+origin-realm str none
+host-ip-address ip none
+vendor-id int 3375
+product-name str none
+auth-application-id int none
+acct-application-id int none
+vendor-specific-vendor-id int none
+vendor-specific-auth-application-id int none
+vendor-specific-acct-application-id int none
+mode enum tcp tcp|mr-tcp|mr-sctp
+`), "interval", "10", "timeout", "31", "vendor-id", "", "auth-application-id", "", "acct-application-id", "",
+			"vendor-specific-vendor-id", "", "vendor-specific-auth-application-id", "", "vendor-specific-acct-application-id", "",
+			"product-name", "F5 BIGIP Diameter Health Monitoring"),
+			"origin-host", "origin-realm", "host-ip-address", "vendor-id", "product-name", "auth-application-id", "acct-application-id",
+			"vendor-specific-vendor-id", "vendor-specific-auth-application-id", "vendor-specific-acct-application-id", "mode"),
+		runMonitor(monitorKind("mqtt", "mqtt", `
+clientid str none
+mqtt-version str 3
+username str none
+password str none
+debug yn no
+`), "clientid", "mqtt-version", "username", "password"),
 
 		runTLS(profileKind("client-ssl", "clientssl", sslCommonRows+`
 cert-key-chain raw

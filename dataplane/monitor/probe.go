@@ -1,7 +1,8 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
 // active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
-// radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted), the passive inband monitor, and the
+// radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap,
+// rpc, diameter, mqtt), the passive inband monitor, and the
 // timing rules that turn probe results into a status (interval, timeout,
 // time-until-up, up-interval, manual-resume; reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
@@ -91,6 +92,19 @@
 //   - scripted: the script's send and expect lines, in order, over one
 //     TCP connection; every expect must see its string before the
 //     deadline.
+//   - soap: an HTTP(S) POST of a SOAP envelope calling SOAP.Method with
+//     its one parameter; a SOAP answer is up, one returning
+//     SOAP.ReturnValue when that is set; a fault is down, or, with
+//     SOAP.ExpectFault, the only answer that is up.
+//   - rpc: the member's portmapper (port 111 unless the destination
+//     names one) is asked for the port of RPC.Program and RPC.Version
+//     over tcp or udp, and that port's NULL procedure must answer the
+//     call accepted.
+//   - diameter: a Capabilities-Exchange-Request with the Diameter
+//     settings over TCP must be answered by a Capabilities-Exchange-Answer
+//     with Result-Code 2001 (DIAMETER_SUCCESS).
+//   - mqtt: an MQTT CONNECT (3.1.1, or 5) with MQTT's client id and
+//     login must be answered by a CONNACK accepting it.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -157,6 +171,19 @@ const (
 	// Scripted runs a send/expect script over TCP, so a service with no
 	// monitor of its own can be checked by its conversation.
 	Scripted Type = "scripted"
+	// SOAP calls a web service's method, so a service whose pages load
+	// but whose calls fail is down.
+	SOAP Type = "soap"
+	// RPC finds an ONC RPC program through the portmapper and calls it,
+	// so a host whose portmapper answers but whose program is gone or
+	// hung is down.
+	RPC Type = "rpc"
+	// Diameter exchanges capabilities with a Diameter peer, so a peer
+	// that accepts connections but refuses to serve is down.
+	Diameter Type = "diameter"
+	// MQTT connects to a broker, so a broker that accepts connections but
+	// refuses clients is down.
+	MQTT Type = "mqtt"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -201,6 +228,16 @@ type Spec struct {
 	EchoPort uint16
 	// Script is the scripted monitor's script.
 	Script *ScriptCheck
+	// SOAP is the soap monitor's call.
+	SOAP *SOAPCheck
+	// RPC is the rpc monitor's program; nil is the built-in's, which
+	// names none.
+	RPC *RPCCheck
+	// Diameter is the diameter monitor's capabilities; nil means all
+	// defaults.
+	Diameter *DiameterCheck
+	// MQTT is the mqtt monitor's client; nil means all defaults.
+	MQTT *MQTTCheck
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -218,7 +255,8 @@ func (s *Spec) Equal(o *Spec) bool {
 		re(s.Recv, o.Recv) && re(s.RecvDisable, o.RecvDisable) && s.Name == o.Name &&
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
-		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script)
+		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
+		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT)
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -243,6 +281,14 @@ func (s *Spec) Check() error {
 	case TCPEcho:
 	case Scripted:
 		return s.Script.check()
+	case SOAP:
+		return s.SOAP.check()
+	case RPC:
+		return s.RPC.check()
+	case Diameter:
+		return s.Diameter.check()
+	case MQTT:
+		return s.MQTT.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -331,6 +377,14 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeTCPEcho(ctx, spec, target)
 	case Scripted:
 		return probeScripted(ctx, spec, target)
+	case SOAP:
+		return probeSOAP(ctx, spec, target)
+	case RPC:
+		return probeRPC(ctx, spec, target)
+	case Diameter:
+		return probeDiameter(ctx, spec, target)
+	case MQTT:
+		return probeMQTT(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

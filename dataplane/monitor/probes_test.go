@@ -568,6 +568,14 @@ func TestSpecCheckAndEqual(t *testing.T) {
 		{Spec{Type: Scripted, Script: &ScriptCheck{File: "/x.script", Text: "sned \"x\""}}, `script /x.script:1:1: unknown command "sned"`},
 		{Spec{Type: MySQL, DB: &DBCheck{RecvRow: -1}}, "recv-row"},
 		{Spec{Type: TCPEcho}, ""},
+		{Spec{Type: SOAP}, "needs method"},
+		{Spec{Type: SOAP, SOAP: &SOAPCheck{Method: "Get", ReturnType: "int", ReturnValue: "yes"}}, `return-value: "yes" is not an int`},
+		{Spec{Type: RPC}, "needs program-number"},
+		{Spec{Type: RPC, RPC: &RPCCheck{Program: 100003}}, ""},
+		{Spec{Type: Diameter}, ""},
+		{Spec{Type: Diameter, Diameter: &DiameterCheck{VSVendorID: 10415}}, "vendor-specific-vendor-id needs"},
+		{Spec{Type: MQTT}, ""},
+		{Spec{Type: MQTT, MQTT: &MQTTCheck{Version: "4.0"}}, "mqtt-version"},
 		{Spec{Type: HTTPS}, ""},
 		{Spec{Type: UDP}, ""},
 	} {
@@ -591,6 +599,16 @@ func TestSpecCheckAndEqual(t *testing.T) {
 	d := &Spec{Type: DNS, DNS: &DNSQuery{Name: "a", Recv: netip.MustParseAddr("10.0.0.1")}}
 	if c.Equal(d) {
 		t.Fatal("dns recv not compared")
+	}
+	for _, pair := range [][2]*Spec{
+		{{Type: SOAP, SOAP: &SOAPCheck{Method: "A"}}, {Type: SOAP, SOAP: &SOAPCheck{Method: "B"}}},
+		{{Type: RPC, RPC: &RPCCheck{Program: 1}}, {Type: RPC, RPC: &RPCCheck{Program: 1, UDP: true}}},
+		{{Type: Diameter, Diameter: &DiameterCheck{AuthAppIDs: []uint32{4}}}, {Type: Diameter, Diameter: &DiameterCheck{AuthAppIDs: []uint32{5}}}},
+		{{Type: MQTT, MQTT: &MQTTCheck{ClientID: "a"}}, {Type: MQTT}},
+	} {
+		if pair[0].Equal(pair[1]) || !pair[0].Equal(pair[0]) {
+			t.Errorf("%s settings not compared", pair[0].Type)
+		}
 	}
 }
 

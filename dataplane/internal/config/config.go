@@ -391,6 +391,10 @@ type Monitor struct {
 	RADIUS   *RADIUSMonitor
 	DB       *DBMonitor
 	Script   *ScriptMonitor
+	SOAP     *SOAPMonitor
+	RPC      *RPCMonitor
+	Diameter *DiameterMonitor
+	MQTT     *MQTTMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -26,7 +26,51 @@ const (
 	// MonitorTCPEcho is tcp-echo.
 	MonitorTCPEcho  MonitorType = "tcp-echo"
 	MonitorScripted MonitorType = "scripted"
+	MonitorSOAP     MonitorType = "soap"
+	MonitorRPC      MonitorType = "rpc"
+	MonitorDiameter MonitorType = "diameter"
+	MonitorMQTT     MonitorType = "mqtt"
 )
+
+// SOAPMonitor is a soap monitor's call: protocol (http or https),
+// url-path, namespace, method and soap-action, the one parameter
+// (parameter-name, -type, -value; "" for none), the return value it must
+// give (return-type, return-value; "" for any), expect-fault, and the
+// HTTP login (username, password).
+type SOAPMonitor struct {
+	Protocol, URLPath, Namespace, Method, SOAPAction string
+	ParamName, ParamType, ParamValue                 string
+	ReturnType, ReturnValue                          string
+	ExpectFault                                      bool
+	Username, Password                               string
+}
+
+// RPCMonitor is an rpc monitor's program-number and version-number
+// (AnyVersion: none) and its mode (UDP: udp; tcp otherwise).
+type RPCMonitor struct {
+	Program, Version uint32
+	AnyVersion, UDP  bool
+}
+
+// DiameterMonitor is what a diameter monitor's Capabilities-Exchange-
+// Request says: origin-host and origin-realm ("" for none), host-ip-address
+// (invalid: none), vendor-id and product-name, and the application ids
+// (none: empty; vendor-specific-vendor-id 0: none).
+type DiameterMonitor struct {
+	OriginHost, OriginRealm    string
+	HostIP                     netip.Addr
+	VendorID                   uint32
+	ProductName                string
+	AuthAppIDs, AcctAppIDs     []uint32
+	VSVendorID                 uint32
+	VSAuthAppIDs, VSAcctAppIDs []uint32
+}
+
+// MQTTMonitor is an mqtt monitor's mqtt-version, clientid and login
+// ("" for none).
+type MQTTMonitor struct {
+	Version, ClientID, Username, Password string
+}
 
 // ScriptMonitor is a scripted monitor's script: the file it was read from
 // (filename), named in errors, and its text as read when the
