@@ -215,6 +215,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.RequestLog, err = t.requestLogOptions(o); err != nil { // translate_reqlog.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

@@ -738,6 +738,30 @@ write-size int 16384
 `), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge), HTTP/1.1 to members",
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
 			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
+		actOn(profileKind("request-log", "request-log", `
+log-request-logging-errors ed disabled
+log-response-by-default ed enabled
+log-response-logging-error ed disabled
+proxy-close-on-error ed disabled
+proxy-respond-on-logging-error ed disabled
+proxy-response str none
+request-log-error-pool ref ltm+pool none
+request-log-error-protocol str mds-udp
+request-log-error-template str none
+request-log-pool ref ltm+pool none
+request-log-protocol str mds-udp
+request-log-template str none
+request-logging ed disabled
+response-log-error-pool ref ltm+pool none
+response-log-error-protocol str mds-udp
+response-log-error-template str none
+response-log-pool ref ltm+pool none
+response-log-protocol str mds-udp
+response-log-template str none
+response-logging ed disabled
+`), "F5 ltm profile request-log: a line per HTTP request and response, from a template, to a logging pool over high-speed logging",
+			"request-logging", "request-log-pool", "request-log-protocol", "request-log-template",
+			"response-logging", "response-log-pool", "response-log-protocol", "response-log-template"),
 		actOn(profileKind("websocket", "websocket", `
 compress-mode enum preserved preserved|typed
 compression ed enabled

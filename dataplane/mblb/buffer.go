@@ -65,6 +65,9 @@ type httpMsg struct {
 	connect bool
 	// ws: a WebSocket upgrade on a virtual with the websocket profile.
 	ws bool
+	// logAt is when a request-log profile saw the request leave, in
+	// Unix nanoseconds (0: none), for $RESPONSE_MSECS.
+	logAt int64
 	// continued: the proxy answered its Expect: 100-continue, so the
 	// member's own interim 100 is not passed on again.
 	continued bool

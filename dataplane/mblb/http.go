@@ -97,6 +97,9 @@ type HTTPOptions struct {
 	// which compresses responses for the clients that accept it
 	// (httpcompress.go).
 	Compress *httpcompress.Policy
+	// RequestLog is the virtual's request-log profile (nil: none;
+	// reqlog.go).
+	RequestLog *RequestLog
 	// WebSocket is the virtual's websocket profile (nil: none): upgraded
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
@@ -603,6 +606,9 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry *msg) {
 	opts := &sc.e.cfg.Request.HTTP
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
+	if opts.RequestLog != nil && !sc.strm.resumed {
+		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
+	}
 	if req.hx.cacheable && opts.Cache != nil {
 		if sc.strm.head {
 			sc.strm.cache = &cacheStream{head: append([]byte(nil), b[h.Start:h.HeaderEnd]...), chunked: h.Chunked} // httpcache.go

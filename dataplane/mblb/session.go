@@ -659,6 +659,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		if m.hx.upload {
 			s.uploadConn(sc) // upload.go
 		}
+		if rl := e.cfg.Request.HTTP.RequestLog; rl != nil && m.hx.hlen > 0 && m.hx.logAt == 0 && m.tries == 0 {
+			s.logRequest(rl, m, sc) // reqlog.go
+		}
 		if sc.submit(m, flush, cur) {
 			if !flush {
 				s.markDirty(sc)

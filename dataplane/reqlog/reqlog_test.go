@@ -10,10 +10,10 @@ import (
 func TestTemplate(t *testing.T) {
 	now := time.Date(2026, 12, 4, 9, 5, 7, 123456789, time.FixedZone("CET", 3600))
 	r := &Record{
-		Client:  netip.MustParseAddrPort("192.0.2.10:51000"),
-		Virtual: netip.MustParseAddrPort("198.51.100.1:80"),
-		Server:  netip.MustParseAddrPort("10.0.0.11:8080"),
-		SNAT:    netip.MustParseAddrPort("10.0.0.1:40000"),
+		Client:      netip.MustParseAddrPort("192.0.2.10:51000"),
+		Virtual:     netip.MustParseAddrPort("198.51.100.1:80"),
+		Server:      netip.MustParseAddrPort("10.0.0.11:8080"),
+		SNAT:        netip.MustParseAddrPort("10.0.0.1:40000"),
 		VirtualName: "/Common/web_vs", PoolName: "/Common/web_pool", Hostname: "lb1.example",
 		Request:      []byte("GET /a/b?x=1&y=2 HTTP/1.1\r\nHost: www.example\r\nUser-Agent: curl/8\r\nReferer: http://r.example/\r\n\r\n"),
 		Response:     []byte("HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nServer: m1\r\n\r\n"),
