@@ -83,6 +83,9 @@ func (s *Session) complete(ws []string) []control.Suggestion {
 	if verb == "run" {
 		return s.completeRun(path)
 	}
+	if out, ok := hostCompletions(strings.Join(path, " ")); ok && verb == "show" {
+		return out // the host's shows (shows_host.go) take options, not names
+	}
 	k, used := sc.Match(path)
 	if k == nil {
 		out := s.children(path, false)

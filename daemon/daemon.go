@@ -87,6 +87,9 @@ type Engine struct {
 	// started is when the engine opened: a standalone device has been
 	// active since (show sys failover).
 	started time.Time
+	// host reads the host for show sys cpu, memory, performance and the
+	// like, and samples it for their averages (shows_host.go).
+	host *hostStats
 }
 
 // state is one committed generation as the engine holds it.
@@ -184,6 +187,7 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
 	e.RegisterRuntime(ruleCommands(e)) // show ltm rule, show gtm rule (shows_rules.go)
 	e.RegisterRuntime(sysCommands(e))  // show sys version, show sys failover (shows_sys.go)
+	e.RegisterRuntime(hostCommands(e)) // show sys cpu, memory, performance, show net interface (shows_host.go)
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err
@@ -195,6 +199,7 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.host.start()
 	return e, nil
 }
 
@@ -219,6 +224,7 @@ func (e *Engine) AddHook(h Hook) error {
 
 // Close closes the store.
 func (e *Engine) Close() error {
+	e.host.stop()
 	if e.hsl != nil {
 		e.hsl.Close()
 	}

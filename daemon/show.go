@@ -85,6 +85,16 @@ var runtimeTargets = [][]string{
 	{"sys", "version"},
 	{"sys", "failover"},
 	{"sys", "clock"},
+	// The host's shows (shows_host.go); sys performance reads its form
+	// (system, connections, throughput, all-stats) itself.
+	{"sys", "memory"},
+	{"sys", "cpu"},
+	{"sys", "performance"},
+	{"sys", "tmm-info"},
+	{"sys", "hardware"},
+	{"sys", "license"},
+	{"net", "interface"},
+	{"net", "route"},
 	{"ltm", "persistence", "persist-records"},
 	{"gtm", "wideip"},
 	{"gtm", "pool"},
