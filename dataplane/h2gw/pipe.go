@@ -72,6 +72,23 @@ func (h *half) write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// tryWrite is write without waiting: false when pipeLimit bytes are
+// unread. The gateway's reader writes requests so, and never waits for
+// the engine.
+func (h *half) tryWrite(b []byte) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.eof || h.broken {
+		return false, net.ErrClosed
+	}
+	if len(h.buf)-h.off >= pipeLimit {
+		return false, nil
+	}
+	h.buf = append(h.buf, b...)
+	h.cond.Broadcast()
+	return true, nil
+}
+
 func (h *half) close(broken bool) {
 	h.mu.Lock()
 	if broken {
@@ -90,6 +107,8 @@ type pipeConn struct {
 
 func (c *pipeConn) Read(b []byte) (int, error)  { return c.r.read(b) }
 func (c *pipeConn) Write(b []byte) (int, error) { return c.w.write(b) }
+
+func (c *pipeConn) tryWrite(b []byte) (bool, error) { return c.w.tryWrite(b) }
 
 // CloseWrite ends what this end sends: the other end reads EOF once it
 // has read the rest.

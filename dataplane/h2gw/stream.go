@@ -1,0 +1,119 @@
+package h2gw
+
+import (
+	"slices"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// stream is one client stream: its request on the way to the engine,
+// and its response on the way back. Under conn.mu.
+type stream struct {
+	id   uint32
+	head bool // a HEAD request: its response has no body
+
+	// The request.
+	reqEnded bool      // END_STREAM came (or the stream was reset)
+	req      []byte    // what waits its turn: the head, the body so far
+	reqBody  int32     // body bytes in req, to give back once handed
+	handed   bool      // the head went to an engine, on up
+	up       *upstream // the engine connection the request went on
+	chunked  bool      // the body goes chunked (its length not declared)
+	left     int64     // the declared length left; -1 none
+	discard  bool      // the body goes nowhere: the stream was answered
+	recv     int32     // what the client may still send on it
+	unacked  int32     // body taken and not yet given back
+
+	// The response.
+	send       int64  // what the client lets the gateway send on it
+	pending    []byte // response body held for lack of window
+	pendingEnd bool   // and the end of the stream after it
+	started    bool   // HEADERS sent
+	respEnded  bool   // END_STREAM sent
+	reset      bool   // RST_STREAM sent or received: the response is dropped
+	closed     bool
+}
+
+// openStream starts stream id. Under mu.
+func (g *conn) openStream(id uint32) *stream {
+	s := &stream{id: id, left: -1, recv: g.streamWindow, send: int64(g.initialWindow)}
+	if !g.acked {
+		s.recv = max(s.recv, defaultWindow)
+	}
+	g.streams[id] = s
+	g.active++
+	if g.active == 1 && g.idle != nil {
+		g.idle.Stop()
+	}
+	if st := g.cfg.Stats; st != nil {
+		st.Streams.Add(1)
+		st.TotalStreams.Add(1)
+		raise(&st.MaxStreams, int64(g.active))
+	}
+	return s
+}
+
+// maybeClose closes s once both its directions ended. Under mu.
+func (g *conn) maybeClose(s *stream) {
+	if s.reset || s.reqEnded && s.respEnded {
+		g.closeStream(s)
+	}
+}
+
+// closeStream forgets s: it no longer counts against the limit. A
+// request it handed may still have its response read (and dropped).
+// Under mu.
+func (g *conn) closeStream(s *stream) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(g.streams, s.id)
+	g.active--
+	if st := g.cfg.Stats; st != nil {
+		st.Streams.Add(-1)
+	}
+	if g.active == 0 && g.idle != nil && !g.closed {
+		g.idleSince = time.Now()
+		g.idle.Reset(g.cfg.IdleTimeout)
+	}
+}
+
+// resetStream ends s at once, telling the client with code unless it
+// reset the stream itself (send false). A request partly handed to an
+// engine cannot be completed: that engine connection ends, and the
+// requests behind it on it are answered 502. Under mu.
+func (g *conn) resetStream(s *stream, code http2.ErrCode, send bool) {
+	if s.closed || s.reset {
+		return
+	}
+	if send && !g.closed {
+		g.fr.WriteRSTStream(s.id, code)
+	}
+	s.reset = true
+	g.dropPending(s)
+	if !s.reqEnded {
+		s.reqEnded = true
+		switch {
+		case !s.handed:
+			g.unqueue(s)
+			g.giveBack(nil, s.reqBody) // the connection's window only
+			s.req = nil
+		case !s.discard:
+			g.unqueue(s)
+			g.failUpstream(s.up)
+		}
+	}
+	g.closeStream(s)
+}
+
+// unqueue takes s out of order. Under mu.
+func (g *conn) unqueue(s *stream) {
+	for i, o := range g.order {
+		if o == s {
+			g.order = slices.Delete(g.order, i, i+1)
+			return
+		}
+	}
+}
