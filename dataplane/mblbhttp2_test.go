@@ -53,7 +53,8 @@ func TestHTTP2Virtual(t *testing.T) {
 	h2Member(t, "127.0.239.12:80", "M2")
 	rule := `when HTTP_REQUEST {
 		if { [HTTP::path] eq "/mine" } { HTTP::respond 200 content "answered by the rule for [IP::client_addr]" }
-		HTTP::header insert X-Rule [HTTP::path]
+		HTTP::header insert X-Rule "[HTTP::path]"
+		if { [HTTP::path] ne [HTTP::uri] || [HTTP::version] ne "2.0" } { HTTP::header replace X-Rule "[HTTP::path] v[HTTP::version]" }
 	}`
 	cfg := l7Config(t, vs, true, mblb.HTTPOptions{InsertXFF: true}, rule, "127.0.239.11:80", "127.0.239.12:80")
 	st := new(h2gw.Stats)
@@ -130,7 +131,7 @@ func TestHTTP2Virtual(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.ProtoMajor != 1 || !strings.HasSuffix(string(b), " GET /old xff=127.0.0.1 rule=/old body=0") {
+	if resp.ProtoMajor != 1 || !strings.HasSuffix(string(b), " GET /old xff=127.0.0.1 rule=/old v1.1 body=0") {
 		t.Errorf("HTTP/1.1 client: %s %q", resp.Proto, b)
 	}
 	if n := st.TotalStreams.Load(); n != 37 {

@@ -316,13 +316,27 @@ func normalizeHTTPTarget(u string) string {
 	return p
 }
 
+// HTTPClientVersion is implemented by an HTTPConn whose client speaks
+// another HTTP version than the head the rules read says: an HTTP/2
+// client, whose streams reach the rules as HTTP/1.1 requests through
+// the http2 profile's gateway. HTTP::version answers it for requests
+// ("" for none).
+type HTTPClientVersion interface {
+	HTTPClientVersion() string
+}
+
 func cmdHTTPVersion(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	_, _, h, err := httpHead(in, "HTTP::version", false)
+	_, hc, h, err := httpHead(in, "HTTP::version", false)
 	if err != nil {
 		return tcl.Empty, err
 	}
 	switch len(args) {
 	case 1:
+		if cv, ok := hc.(HTTPClientVersion); ok && !h.IsResponse() {
+			if v := cv.HTTPClientVersion(); v != "" {
+				return tcl.Str(v), nil
+			}
+		}
 		return tcl.Str(string(h.Version())), nil
 	case 2:
 		v := args[1].String()

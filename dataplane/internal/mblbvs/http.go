@@ -66,6 +66,17 @@ func (h *httpRules) HTTPRequest() *rules.HTTPHead {
 	return h.HTTPState.HTTPRequest()
 }
 
+// HTTPClientVersion implements rules.HTTPClientVersion: an HTTP/2
+// client's requests are version 2.0 to the rules [M: BIG-IP's gateway
+// answers 2.0 for them], though they reach the engine and the members
+// as HTTP/1.1.
+func (h *httpRules) HTTPClientVersion() string {
+	if h.h2 {
+		return "2.0"
+	}
+	return ""
+}
+
 // HTTPServerAgent implements rules.HTTPServerAgent (server-agent-name).
 func (h *httpRules) HTTPServerAgent() string {
 	return h.f.mv.cfg.Request.HTTP.ServerAgent

@@ -140,6 +140,9 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
 		c.Close()
 		return
 	}
+	if f.rr != nil {
+		f.rr.h2 = true // HTTP::version says 2.0 (http.go)
+	}
 	mv.serveHTTP2(f, opts, conn, c, snap.Cfg.HTTP2, gw, eng, first)
 }
 

@@ -24,8 +24,11 @@ import (
 // TCP::notify cut messages, and pool / pool member / node direct the
 // messages notified after them.
 type mblbRules struct {
-	mu    sync.Mutex
-	f     *mblbFlow
+	mu sync.Mutex
+	f  *mblbFlow
+	// h2: the client speaks HTTP/2 through the http2 profile's gateway
+	// (http2.go); set before its first request.
+	h2    bool
 	snap  *state.VirtualSnap
 	rules config.Rules
 	sess  *rules.ConnState
