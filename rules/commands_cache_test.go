@@ -17,6 +17,10 @@ func TestCacheCommands(t *testing.T) {
 		{name: "enable undoes disable", body: "when HTTP_REQUEST { CACHE::disable; CACHE::enable }", want: CacheState{Set: 1}},
 		{name: "expire", body: "when HTTP_REQUEST { CACHE::expire }", want: CacheState{Expire: true}},
 		{name: "arguments", body: "when HTTP_REQUEST { CACHE::disable now }", err: "wrong # args"},
+		{name: "uri", body: `when HTTP_REQUEST { CACHE::uri [string tolower "/A/B"] }`, want: CacheState{URI: "/a/b"}},
+		{name: "uri read back", body: `when HTTP_REQUEST { CACHE::uri /x; CACHE::userkey "lang=[CACHE::uri]" }`, want: CacheState{URI: "/x", UserKey: "lang=/x"}},
+		{name: "userkey", body: "when HTTP_REQUEST { CACHE::userkey de }", want: CacheState{UserKey: "de"}},
+		{name: "userkey arguments", body: "when HTTP_REQUEST { CACHE::userkey }", err: "wrong # args"},
 		{name: "without the profile", body: "when HTTP_REQUEST { CACHE::expire }", noProfile: true, err: "no web-acceleration profile"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

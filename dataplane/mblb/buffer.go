@@ -65,6 +65,9 @@ type httpMsg struct {
 	connect bool
 	// ws: a WebSocket upgrade on a virtual with the websocket profile.
 	ws bool
+	// cacheKey is the URI the answer is cached by when a rule changed
+	// it (CACHE::uri, CACHE::userkey; httpcache.go); "": the request's.
+	cacheKey string
 	// logAt is when a request-log profile saw the request leave, in
 	// Unix nanoseconds (0: none), for $RESPONSE_MSECS.
 	logAt int64

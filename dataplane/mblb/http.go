@@ -235,14 +235,14 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
-		cacheable := false
+		cacheable, cacheKey := false, ""
 		if opts.Cache != nil {
 			head := b[:h.HeaderEnd]
 			if x != nil && x.edited != nil {
 				head = x.edited
 			}
 			var hit bool
-			if hit, cacheable = s.cacheHit(head, h, closing, x != nil && x.disable); hit { // httpcache.go
+			if hit, cacheable, cacheKey = s.cacheHit(head, h, closing, x != nil && x.disable); hit { // httpcache.go
 				continue
 			}
 		}
@@ -254,7 +254,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			return errClosed
 		}
 		m.httpClose = closing
-		m.hx.cacheable = cacheable
+		m.hx.cacheable, m.hx.cacheKey = cacheable, cacheKey
 		m.hx.continued = continued
 		if forceClose {
 			m.hx.forceClose = true

@@ -25,6 +25,26 @@ type CacheChoice struct {
 	// Expire: CACHE::expire, the answer stored for the request's URI is
 	// dropped first.
 	Expire bool
+	// URI and UserKey: CACHE::uri's replacement of the URI the request
+	// is cached by, and CACHE::userkey's further part of its key.
+	URI, UserKey string
+}
+
+// cacheKey is the URI part of a request's cache key: its own URI, or
+// CACHE::uri's, then CACHE::userkey's key after a NUL (which no URI
+// holds).
+func (ch *CacheChoice) cacheKey(uri []byte) []byte {
+	if ch.URI == "" && ch.UserKey == "" {
+		return uri
+	}
+	k := uri
+	if ch.URI != "" {
+		k = []byte(ch.URI)
+	}
+	if ch.UserKey != "" {
+		k = append(append(append([]byte(nil), k...), 0), ch.UserKey...)
+	}
+	return k
 }
 
 // HTTPCacheHandler is implemented by an HTTPRuleHandler on a virtual
@@ -39,7 +59,7 @@ type HTTPCacheHandler interface {
 // false when the cache does not answer it. cacheable tells the request's
 // answer may be stored. off: the request leaves HTTP (HTTP::disable);
 // its rules' choice is still taken.
-func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hit, cacheable bool) {
+func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hit, cacheable bool, key string) {
 	c := s.e.cfg.Request.HTTP.Cache
 	var ch CacheChoice
 	if hc, ok := s.hrule.(HTTPCacheHandler); ok {
@@ -49,22 +69,26 @@ func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hi
 		// (A stream profile's filter runs on the way to each client, and
 		// what the cache holds is the member's answer: such a virtual
 		// does not cache [M].)
-		return false, false
+		return false, false, ""
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
 	host, uri := httpx.HeaderValue(head, &hh, "host"), requestURI(head)
+	if ch.URI != "" || ch.UserKey != "" {
+		uri = ch.cacheKey(uri)
+		key = string(uri) // the answer is stored by it too
+	}
 	if ch.Expire {
 		c.Expire(host, uri)
 	}
 	out, ok := c.Lookup(s.cacheOut[:0], host, uri, h.IsHead(), time.Now())
 	s.cacheOut = out[:0]
 	if !ok {
-		return false, true
+		return false, true, key
 	}
 	s.msgsIn.Add(1)
 	s.localReply(s.hitEdits(out), closing)
 	s.httpDone = closing
-	return true, false
+	return true, false, ""
 }
 
 // hitEdits gives a stored answer the edits the http profile makes to
@@ -108,7 +132,11 @@ func (sc *serverConn) cacheStore(req *msg, head, body []byte, chunked bool) {
 	}
 	rh := req.b[:req.hx.hlen]
 	hh := httpx.Head{HeaderEnd: len(rh)}
-	sc.e.cfg.Request.HTTP.Cache.Store(httpx.HeaderValue(rh, &hh, "host"), requestURI(rh), head, body, time.Now())
+	uri := requestURI(rh)
+	if req.hx.cacheKey != "" {
+		uri = []byte(req.hx.cacheKey) // CACHE::uri, CACHE::userkey
+	}
+	sc.e.cfg.Request.HTTP.Cache.Store(httpx.HeaderValue(rh, &hh, "host"), uri, head, body, time.Now())
 }
 
 // cacheStream is a streamed answer being collected for the cache: its

@@ -91,5 +91,5 @@ func (h *httpRules) CacheChoice() mblb.CacheChoice {
 		return mblb.CacheChoice{}
 	}
 	c := r.sess.Cache().Take()
-	return mblb.CacheChoice{Disable: c.Set < 0, Expire: c.Expire}
+	return mblb.CacheChoice{Disable: c.Set < 0, Expire: c.Expire, URI: c.URI, UserKey: c.UserKey}
 }
