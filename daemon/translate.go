@@ -435,7 +435,7 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 	}
-	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) {
+	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) { // translate_ftp.go
 		return
 	}
 	t.dc.Virtuals[o.Name] = v

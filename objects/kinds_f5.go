@@ -813,7 +813,7 @@ chunking enum rechunk rechunk|preserve|unchunk|selective
 source str none
 target str none
 `), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target"),
-		profileKind("ftp", "ftp", `
+		actOn(profileKind("ftp", "ftp", `
 allow-ftps ed disabled
 inherit-parent-profile ed disabled
 log-profile str none
@@ -821,7 +821,8 @@ log-publisher str none
 port int 20
 security ed disabled
 translate-extended ed enabled
-`),
+`), "F5 ltm profile ftp: the FTP gateway, passive and active data connections through the virtual (port, translate-extended, allow-ftps)",
+			"port", "translate-extended", "allow-ftps"),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),

@@ -124,6 +124,9 @@ type Virtual struct {
 	// HTTP/2 preface in cleartext, are served by dataplane/h2gw, which
 	// passes each stream to the virtual's HTTP engine; nil: HTTP/1 only.
 	HTTP2 *HTTP2
+	// FTP is the ftp profile of a plain TCP virtual, whose flows the
+	// FTP gateway serves (ftp.go); nil: none.
+	FTP *FTP
 }
 
 // HTTP2 is a virtual's http2 profile.

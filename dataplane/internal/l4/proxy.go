@@ -161,6 +161,10 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 			return
 		}
 	}
+	if cfg.FTP != nil {
+		pr.serveFTP(sc) // ftp.go
+		return
+	}
 	pr.legsLeft.Store(2)
 	go pr.copy(sc.conn, pr.client, false, sc)
 	pr.copy(pr.client, sc.conn, true, sc)

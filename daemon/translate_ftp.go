@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/objects"
+)
+
+// The ftp profile as the FTP gateway applies it: port (the data port),
+// translate-extended and allow-ftps; the others are kept only.
+var (
+	profileFTP        = schema.MustKind("ltm profile ftp")
+	ftpDataPort       = profileFTP.MustProp("port")
+	ftpTranslateExt   = profileFTP.MustProp("translate-extended")
+	ftpAllowFTPS      = profileFTP.MustProp("allow-ftps")
+	ftpRuleFlowEvents = []dataplane.Event{dataplane.EventClientAccepted, dataplane.EventClientData, dataplane.EventLBSelected,
+		dataplane.EventLBFailed, dataplane.EventServerConnected, dataplane.EventServerData, dataplane.EventServerClosed,
+		dataplane.EventClientClosed}
+)
+
+// ftpOptions reads an ftp profile's effective properties. The port may
+// be a number or a service name (ftp-data, BIG-IP's default, is 20).
+func (t *translator) ftpOptions(p *objects.Object) (*ftpalg.Options, error) {
+	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, p) }
+	port, err := objects.ParsePort(e(ftpDataPort))
+	if err != nil {
+		return nil, fmt.Errorf("port: %v", err)
+	}
+	return &ftpalg.Options{
+		Profile:           p.Name,
+		DataPort:          uint16(port),
+		TranslateExtended: e(ftpTranslateExt) != "disabled",
+		AllowFTPS:         e(ftpAllowFTPS) == "enabled",
+	}, nil
+}
+
+// ftp gives a TCP virtual its ftp profile. BIG-IP refuses the profile
+// without a tcp profile (the gateway reads a TCP stream) and beside an
+// http profile (the two parse the same bytes) [M: the messages are
+// openltm's]. Combinations openltm's gateway does not run (TLS, stream,
+// mblb, rules that handle flow events, whose flows take another path)
+// are kept, not run. It returns false when the virtual was left out.
+func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
+	p := t.profile(o, profileFTP)
+	if p == nil {
+		return true
+	}
+	refuse := func(format string, args ...any) bool {
+		msg := fmt.Sprintf(format, args...)
+		t.skipped = append(t.skipped, msg)
+		t.refused = append(t.refused, msg)
+		return false
+	}
+	if hp := t.profile(o, profileHTTP); hp != nil {
+		return refuse("profile %s (ftp) cannot be used with http profile %s on the virtual server (%s)", p.Name, hp.Name, o.Name)
+	}
+	if t.profile(o, profileTCP) == nil || v.IsUDP() {
+		return refuse("profile %s (ftp) requires a tcp profile on the virtual server (%s)", p.Name, o.Name)
+	}
+	opt, err := t.ftpOptions(p)
+	if err != nil {
+		t.skip(o, "profile %s: %v", p.Name, err)
+		return false
+	}
+	switch {
+	case v.MBLB != nil:
+		t.keep(o, "profile %s: openltm's FTP gateway does not run on message-based virtuals (an mblb profile)", p.Name)
+		return false
+	case v.TLS != nil:
+		t.keep(o, "profile %s: openltm's FTP gateway reads plaintext control connections (no client-ssl or server-ssl profile)", p.Name)
+		return false
+	case v.Stream != nil:
+		t.keep(o, "profile %s: openltm's FTP gateway does not run with a stream profile", p.Name)
+		return false
+	}
+	if v.Rules != nil {
+		for _, ev := range ftpRuleFlowEvents {
+			if v.Rules.Handles(ev) {
+				t.keep(o, "profile %s: openltm's FTP gateway does not run on virtuals whose rules handle %s", p.Name, ev)
+				return false
+			}
+		}
+	}
+	v.FTP = opt
+	return true
+}
