@@ -162,7 +162,8 @@ func httpConn(in *tcl.Interp, cmd string) (*ConnState, HTTPConn, error) {
 // whose head HTTP:: commands then read and edit.
 func (s *ConnState) responseEvent() bool {
 	switch s.event {
-	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease:
+	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease,
+		CacheResponse, CacheUpdate: // the cached answer, the member's answer to store
 		return true
 	}
 	return false

@@ -60,6 +60,13 @@ const (
 	WSServerFrame
 	WSServerData
 	WSServerFrameDone
+	// The web-acceleration profile's events (commands_cache.go):
+	// CacheRequest before a request is answered from the cache,
+	// CacheResponse before that answer leaves, CacheUpdate before a
+	// member's answer is stored.
+	CacheRequest
+	CacheResponse
+	CacheUpdate
 	numEvents
 )
 
@@ -73,6 +80,7 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_CLIENTHELLO", "SERVERSSL_CLIENTHELLO_SEND",
 	"WS_REQUEST", "WS_RESPONSE", "WS_CLIENT_FRAME", "WS_CLIENT_DATA", "WS_CLIENT_FRAME_DONE",
 	"WS_SERVER_FRAME", "WS_SERVER_DATA", "WS_SERVER_FRAME_DONE",
+	"CACHE_REQUEST", "CACHE_RESPONSE", "CACHE_UPDATE",
 }
 
 func (e Event) String() string {
@@ -103,7 +111,11 @@ func (e Event) side() Side {
 	switch e {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
-		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone:
+		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
+		CacheUpdate:
+		// (CACHE_UPDATE runs over a member's answer, on the server
+		// connection that brought it [M]; CACHE_REQUEST and
+		// CACHE_RESPONSE answer the client without a member.)
 		return ServerSide
 	}
 	return ClientSide
@@ -225,10 +237,27 @@ func (r *Rule) StreamNeeds() []HTTPNeed {
 // http-compression profile (01070394).
 func (r *Rule) CompressNeeds() []HTTPNeed { return inEvents(r.compressNeeds) }
 
-// CacheNeeds lists the CACHE:: commands in the rule's when blocks, in
-// source order: BIG-IP refuses the rule on a virtual server without a
-// web-acceleration profile (01070394).
-func (r *Rule) CacheNeeds() []HTTPNeed { return inEvents(r.cacheNeeds) }
+// CacheNeeds lists what in the rule needs a web-acceleration profile on
+// the virtual server, as BIG-IP refuses the rule without one (01070394):
+// its CACHE_ events, then the CACHE:: commands in its other when blocks,
+// in source order.
+func (r *Rule) CacheNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event.IsCache() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	for _, n := range inEvents(r.cacheNeeds) {
+		if !n.Event.IsCache() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// IsCache reports a web-acceleration profile's event.
+func (e Event) IsCache() bool { return e >= CacheRequest && e <= CacheUpdate }
 
 // WebSocketNeeds lists what in the rule needs a websocket profile on the
 // virtual server: its WS_ events, then the WS:: commands in its other

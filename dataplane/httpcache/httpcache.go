@@ -99,6 +99,12 @@ type entry struct {
 	expires time.Time // stale from this instant on
 	age     int64     // the member's Age, in seconds
 	pinned  bool
+	// priority is CACHE::priority's (0: none): eviction passes over
+	// entries of a higher one (room).
+	priority int8
+	// hits counts the lookups the entry answered (CACHE::hits); under
+	// the cache's lock.
+	hits uint64
 
 	prev, next *entry
 }
@@ -250,6 +256,25 @@ func (c *Cache) Cacheable(head []byte) bool {
 // member sent (RFC 9111 4.2.3), measured with the now Store and Lookup
 // are given.
 func (c *Cache) Lookup(dst, host, uri []byte, head bool, now time.Time) ([]byte, bool) {
+	dst, _, ok := c.LookupHit(dst, host, uri, head, now)
+	return dst, ok
+}
+
+// Hit is what a lookup tells of the entry that answered, for the rules'
+// CACHE_REQUEST and CACHE_RESPONSE (CACHE::age, CACHE::hits).
+type Hit struct {
+	// Age is the answer's age in whole seconds, as its Age field gives
+	// it (whether or not InsertAge adds that field).
+	Age int64
+	// Hits counts the lookups the entry answered, this one included.
+	Hits uint64
+	// HeadLen is the length of the answer's head, blank line included,
+	// at the start of what the lookup appended.
+	HeadLen int
+}
+
+// LookupHit is Lookup that also tells of the entry that answered.
+func (c *Cache) LookupHit(dst, host, uri []byte, head bool, now time.Time) ([]byte, Hit, bool) {
 	var kb [256]byte
 	hk := host
 	if hasUpper(host) {
@@ -261,32 +286,35 @@ func (c *Cache) Lookup(dst, host, uri []byte, head bool, now time.Time) ([]byte,
 	case e == nil:
 		c.misses++
 		c.mu.Unlock()
-		return dst, false
+		return dst, Hit{}, false
 	case !now.Before(e.expires):
 		c.remove(e)
 		c.misses++
 		c.mu.Unlock()
-		return dst, false
+		return dst, Hit{}, false
 	}
 	c.hits++
+	e.hits++
+	hit := Hit{Hits: e.hits, Age: int64(max(now.Sub(e.stored), 0)/time.Second) + e.age}
 	if !e.pinned {
 		unlink(e)
 		pushFront(&c.lru, e)
 	}
 	c.mu.Unlock()
 
+	start := len(dst)
 	dst = append(dst, e.data[:e.headLen]...)
 	if c.cfg.InsertAge {
-		age := now.Sub(e.stored)
 		dst = append(dst, "Age: "...)
-		dst = strconv.AppendInt(dst, int64(max(age, 0)/time.Second)+e.age, 10)
+		dst = strconv.AppendInt(dst, hit.Age, 10)
 		dst = append(dst, "\r\n"...)
 	}
 	dst = append(dst, "\r\n"...)
+	hit.HeadLen = len(dst) - start
 	if !head {
 		dst = append(dst, e.data[e.headLen:]...)
 	}
-	return dst, true
+	return dst, hit, true
 }
 
 // Store keeps the answer to a cacheable request when the answer is
@@ -329,6 +357,14 @@ func (c *Cache) Lookup(dst, host, uri []byte, head bool, now time.Time) ([]byte,
 // cache-size and cache-max-entries; an answer that does not fit beside
 // the pinned ones is not stored.
 func (c *Cache) Store(host, uri, respHead, body []byte, now time.Time) bool {
+	return c.StorePriority(host, uri, respHead, body, 0, now)
+}
+
+// StorePriority is Store for an answer a rule gave a priority
+// (CACHE::priority, 1 to 10; 0 for none): when the cache makes room, an
+// entry of a higher priority is evicted after those of a lower one among
+// the least recently used (room).
+func (c *Cache) StorePriority(host, uri, respHead, body []byte, priority int8, now time.Time) bool {
 	listed, pinned := c.class(uri)
 	hostKey, uriKey := strings.ToLower(string(host)), string(uri)
 	var e *entry
@@ -343,7 +379,7 @@ func (c *Cache) Store(host, uri, respHead, body []byte, now time.Time) bool {
 	if e == nil || !c.room(e.size(), now) {
 		return false
 	}
-	e.host, e.uri = hostKey, uriKey
+	e.host, e.uri, e.priority = hostKey, uriKey, priority
 	m := c.hosts[hostKey]
 	if m == nil {
 		m = map[string]*entry{}
@@ -384,10 +420,29 @@ func (c *Cache) room(size int64, now time.Time) bool {
 		}
 	}
 	for c.entries >= c.cfg.MaxEntries || c.bytes+size > c.cfg.Size {
-		c.remove(c.lru.prev)
+		c.remove(c.victim())
 		c.evictions++
 	}
 	return true
+}
+
+// victimWindow is how many of the least recently used entries eviction
+// weighs by priority: a bounded look, so that making room stays cheap
+// however full the cache is [M: BIG-IP's scoring of entries is not
+// documented beyond "more likely to be served from the cache"].
+const victimWindow = 16
+
+// victim is the entry to evict: the least recently used of the lowest
+// priority among the victimWindow least recently used. The caller holds
+// the lock and knows an unpinned entry exists.
+func (c *Cache) victim() *entry {
+	v := c.lru.prev
+	for e, n := v.prev, 1; e != &c.lru && n < victimWindow && v.priority > 0; e, n = e.prev, n+1 {
+		if e.priority < v.priority {
+			v = e
+		}
+	}
+	return v
 }
 
 // remove drops an indexed entry. The caller holds the lock.

@@ -68,6 +68,11 @@ type httpMsg struct {
 	// cacheKey is the URI the answer is cached by when a rule changed
 	// it (CACHE::uri, CACHE::userkey; httpcache.go); "": the request's.
 	cacheKey string
+	// cachePrio is CACHE::priority's for the answer (0: none);
+	// cacheUpdate: the client's rules have CACHE_UPDATE, which runs
+	// before the answer is stored (httpcache_events.go).
+	cachePrio   int8
+	cacheUpdate bool
 	// logAt is when a request-log profile saw the request leave, in
 	// Unix nanoseconds (0: none), for $RESPONSE_MSECS.
 	logAt int64

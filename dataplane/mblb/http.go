@@ -235,16 +235,20 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
-		cacheable, cacheKey := false, ""
+		var cm cacheMiss
 		if opts.Cache != nil {
 			head := b[:h.HeaderEnd]
 			if x != nil && x.edited != nil {
 				head = x.edited
 			}
-			var hit bool
-			if hit, cacheable, cacheKey = s.cacheHit(head, h, closing, x != nil && x.disable); hit { // httpcache.go
+			hit, miss, err := s.cacheHit(head, h, x, closing) // httpcache.go
+			if err != nil {
+				return err
+			}
+			if hit {
 				continue
 			}
+			cm = miss
 		}
 		if f := s.requestFilter(h); f != nil && (x == nil || !x.disable) { // httpfilter.go
 			x = s.filterRequest(f, b, h, x)
@@ -254,7 +258,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			return errClosed
 		}
 		m.httpClose = closing
-		m.hx.cacheable, m.hx.cacheKey = cacheable, cacheKey
+		m.hx.cacheable, m.hx.cacheKey, m.hx.cachePrio, m.hx.cacheUpdate = cm.cacheable, cm.key, cm.priority, cm.update
 		m.hx.continued = continued
 		if forceClose {
 			m.hx.forceClose = true
@@ -610,9 +614,14 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
 	}
 	if req.hx.cacheable && opts.Cache != nil {
-		if sc.strm.head {
+		store, ended := sc.cacheUpdate(req, b, h) // CACHE_UPDATE (httpcache_events.go)
+		switch {
+		case ended:
+			return nil, nil
+		case !store:
+		case sc.strm.head:
 			sc.strm.cache = &cacheStream{head: append([]byte(nil), b[h.Start:h.HeaderEnd]...), chunked: h.Chunked} // httpcache.go
-		} else {
+		default:
 			sc.cacheStore(req, b[h.Start:h.HeaderEnd], b[h.HeaderEnd:], h.Chunked) // httpcache.go
 		}
 	}
@@ -643,6 +652,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			x.request, x.requestNum = req.b, req.seq+1
 			err = hr.OnHTTPResponse(x)
 			req.sess.noteWebSocket(x) // WS_RESPONSE (websocket.go)
+			if x.dropCached {
+				sc.dropCached(req) // httpcache.go
+			}
 			if _, ok := hr.(HTTPResponseDataHandler); ok && err == nil && x.partial && x.await != 0 && !x.Decided() && x.retry == nil {
 				// HTTP::collect of a streamed response: the engine
 				// reads that much of its body first (collectResponse).

@@ -15,7 +15,9 @@ import (
 // marked, and the member's answer, whole, is stored as the member sent it
 // before the HTTP_RESPONSE rules run. A hit runs no HTTP_RESPONSE and no
 // compression [M]; it gets the http profile's edits of every answer
-// (hitEdits). A virtual with a stream profile does not cache.
+// (hitEdits). A virtual with a stream profile does not cache. The rules'
+// CACHE_REQUEST, CACHE_RESPONSE and CACHE_UPDATE run around the hit and
+// the store when the rules have them (httpcache_events.go).
 
 // CacheChoice is what a rule's CACHE:: commands asked of one request.
 type CacheChoice struct {
@@ -28,6 +30,13 @@ type CacheChoice struct {
 	// URI and UserKey: CACHE::uri's replacement of the URI the request
 	// is cached by, and CACHE::userkey's further part of its key.
 	URI, UserKey string
+	// Priority is CACHE::priority's for the answer to be stored (0:
+	// none).
+	Priority int8
+	// Events are the CACHE_ events the client's rules have: the engine
+	// runs them through HTTPCacheEvents only then, so that rules without
+	// them cost nothing more.
+	Events CacheEvents
 }
 
 // cacheKey is the URI part of a request's cache key: its own URI, or
@@ -55,40 +64,59 @@ type HTTPCacheHandler interface {
 	CacheChoice() CacheChoice
 }
 
+// cacheMiss is what a request the cache did not answer takes along for
+// its answer: whether it may be stored, and by what key, priority and
+// rules.
+type cacheMiss struct {
+	cacheable bool
+	// key is the URI part of the cache key when a rule changed it
+	// ("": the request's).
+	key      string
+	priority int8
+	// update: CACHE_UPDATE runs before the answer is stored.
+	update bool
+}
+
 // cacheHit answers the request whose head is head (h) from the cache;
-// false when the cache does not answer it. cacheable tells the request's
-// answer may be stored. off: the request leaves HTTP (HTTP::disable);
-// its rules' choice is still taken.
-func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, closing, off bool) (hit, cacheable bool, key string) {
+// false when the cache does not answer it, with what its answer takes
+// along. x is the request's HTTP_REQUEST event (nil without an HTTP
+// rule); a request that leaves HTTP (HTTP::disable) is not cached, but
+// its rules' choice is still taken. err is errClosed when a CACHE_ rule
+// ended the client.
+func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, x *HTTPEvent, closing bool) (hit bool, miss cacheMiss, err error) {
 	c := s.e.cfg.Request.HTTP.Cache
 	var ch CacheChoice
 	if hc, ok := s.hrule.(HTTPCacheHandler); ok {
 		ch = hc.CacheChoice()
 	}
-	if off || ch.Disable || s.e.cfg.Request.HTTP.Stream != nil || h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
+	if (x != nil && x.disable) || ch.Disable || s.e.cfg.Request.HTTP.Stream != nil || h.IsConnect() || h.Upgrade || h.Chunked || h.ContentLength > 0 || !c.Cacheable(head) {
 		// (A stream profile's filter runs on the way to each client, and
 		// what the cache holds is the member's answer: such a virtual
 		// does not cache [M].)
-		return false, false, ""
+		return false, cacheMiss{}, nil
 	}
 	hh := httpx.Head{HeaderEnd: len(head)}
 	host, uri := httpx.HeaderValue(head, &hh, "host"), requestURI(head)
 	if ch.URI != "" || ch.UserKey != "" {
 		uri = ch.cacheKey(uri)
-		key = string(uri) // the answer is stored by it too
+		miss.key = string(uri) // the answer is stored by it too
 	}
+	miss.cacheable, miss.priority, miss.update = true, ch.Priority, ch.Events&CacheUpdateEvent != 0
 	if ch.Expire {
 		c.Expire(host, uri)
+	}
+	if ch.Events&(CacheRequestEvent|CacheResponseEvent) != 0 && x != nil {
+		return s.cacheHitEvents(host, uri, h, x, ch.Events, closing, miss) // httpcache_events.go
 	}
 	out, ok := c.Lookup(s.cacheOut[:0], host, uri, h.IsHead(), time.Now())
 	s.cacheOut = out[:0]
 	if !ok {
-		return false, true, key
+		return false, miss, nil
 	}
 	s.msgsIn.Add(1)
 	s.localReply(s.hitEdits(out), closing)
 	s.httpDone = closing
-	return true, false, ""
+	return true, cacheMiss{}, nil
 }
 
 // hitEdits gives a stored answer the edits the http profile makes to
@@ -136,7 +164,7 @@ func (sc *serverConn) cacheStore(req *msg, head, body []byte, chunked bool) {
 	if req.hx.cacheKey != "" {
 		uri = []byte(req.hx.cacheKey) // CACHE::uri, CACHE::userkey
 	}
-	sc.e.cfg.Request.HTTP.Cache.Store(httpx.HeaderValue(rh, &hh, "host"), uri, head, body, time.Now())
+	sc.e.cfg.Request.HTTP.Cache.StorePriority(httpx.HeaderValue(rh, &hh, "host"), uri, head, body, req.hx.cachePrio, time.Now())
 }
 
 // cacheStream is a streamed answer being collected for the cache: its
@@ -163,4 +191,22 @@ func (sc *serverConn) cacheStream(req *msg, cs *cacheStream, last []byte) {
 	if cs = cs.add(last, sc.e.cfg.MaxMessageSize); cs != nil {
 		sc.cacheStore(req, cs.head, cs.body, cs.chunked)
 	}
+}
+
+// dropCached keeps the response to req out of the cache after all
+// (CACHE::disable in HTTP_RESPONSE): a streamed one is not collected, a
+// whole one, stored as it arrived, is dropped again.
+func (sc *serverConn) dropCached(req *msg) {
+	c := sc.e.cfg.Request.HTTP.Cache
+	if c == nil || !req.hx.cacheable {
+		return
+	}
+	sc.strm.cache = nil
+	rh := req.b[:req.hx.hlen]
+	hh := httpx.Head{HeaderEnd: len(rh)}
+	uri := requestURI(rh)
+	if req.hx.cacheKey != "" {
+		uri = []byte(req.hx.cacheKey)
+	}
+	c.Expire(httpx.HeaderValue(rh, &hh, "host"), uri)
 }

@@ -124,6 +124,8 @@ type HTTPEvent struct {
 	// many DATA turns the streamed body has had (at most maxRounds).
 	asked  int
 	rounds int
+	// dropCached: DropCached.
+	dropCached bool
 	// WS_REQUEST's and WS_RESPONSE's decisions (SetWebSocket).
 	wsSet, wsOff, wsMaskSet bool
 	wsMask                  wsframe.Masking
@@ -214,6 +216,11 @@ func (x *HTTPEvent) ResetAfter() { x.resetAfter = true }
 // CloseAfter closes the client connection once the current response is
 // written (HTTP::close, TCP::close).
 func (x *HTTPEvent) CloseAfter() { x.closeAfter = true }
+
+// DropCached keeps a response out of the web-acceleration cache, or
+// drops it if it was stored as it arrived (CACHE::disable in
+// HTTP_RESPONSE).
+func (x *HTTPEvent) DropCached() { x.dropCached = true }
 
 // Reject resets the client connection (`reject`).
 func (x *HTTPEvent) Reject() { x.reject = true }

@@ -73,6 +73,9 @@ type ClientConn struct {
 	// cacheOut is a cache hit's answer being copied out, and hitHead,
 	// hitExtra and hitOut its edits (httpcache.go).
 	cacheOut, hitHead, hitExtra, hitOut []byte
+	// cev is the scratch of the rules' CACHE_REQUEST and CACHE_RESPONSE
+	// (httpcache_events.go); made at the first.
+	cev *cacheEventScratch
 	// cookieHead is a request head with its cookies decrypted
 	// (cookiecrypt.go).
 	cookieHead []byte

@@ -33,6 +33,10 @@ type httpRules struct {
 	// handlesFrames: the rules have websocket frame events
 	// (websocket.go).
 	handlesFrames bool
+	// cacheEvents: the rules' CACHE_ events (cache.go), and the cached
+	// answer they read while one runs.
+	cacheEvents mblb.CacheEvents
+	cacheEntry  rules.CacheEntry
 	// older is the request a response answers when the client has
 	// pipelined others after it (parsed again: the rare path), used
 	// while useOlder.
@@ -95,11 +99,14 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		handlesResp: prog.Handles(rules.HTTPResponse) || prog.Handles(rules.HTTPResponseData) || prog.Handles(rules.HTTPResponseContinue) || prog.Handles(rules.HTTPResponseRelease) || prog.Handles(rules.WSResponse),
 		handlesSend: prog.Handles(rules.LBSelected) || prog.Handles(rules.HTTPRequestSend) || prog.Handles(rules.HTTPRequestRelease)}
 	_, h.handlesFrames = handlesWS(prog) // websocket.go
+	if r.f.mv.cfg.Request.HTTP.Cache != nil {
+		h.cacheEvents = cacheEventsOf(prog) // cache.go
+	}
 	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
 	// LB_FAILED and PERSIST_DOWN may answer it).
 	// With a stream profile, any event may switch the filter that
 	// responses go through (stream.go).
-	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && !prog.Handles(rules.LBFailed) &&
+	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) &&
 		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil {
 		return nil
 	}
@@ -115,6 +122,7 @@ var (
 	_ mblb.HTTPResponseDataHandler = (*httpRules)(nil)
 	_ mblb.HTTPStreamHandler       = (*httpRules)(nil)
 	_ mblb.WebSocketHandler        = (*httpRules)(nil)
+	_ mblb.HTTPCacheEvents         = (*httpRules)(nil)
 	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
@@ -229,6 +237,10 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 	h.collectPending = false
 	if err := h.event(x, rules.HTTPResponse, &h.Response); err != nil {
 		return err
+	}
+	if cs := r.cacheState(); cs != nil && cs.DropStored {
+		cs.DropStored = false
+		x.DropCached() // CACHE::disable in HTTP_RESPONSE
 	}
 	if x.Head().Status == 101 && h.f.mv.cfg.Request.HTTP.WebSocket != nil {
 		if req := h.HTTPRequest(); req != nil && wantsWebSocket(req) {
@@ -449,10 +461,11 @@ func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	ev := h.httpEv
 	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData)
 	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData)
+	inCache := h.hx != nil && ev == rules.CacheResponse // the cached answer (cache.go)
 	switch a.Kind {
 	case rules.HTTPRespond, rules.HTTPClose:
-		if !inReq && !inResp && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
-			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE and their DATA events (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
+		if !inReq && !inResp && !inCache && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
+			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE, their DATA events and CACHE_RESPONSE (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
 		}
 	case rules.HTTPCollect, rules.HTTPRelease:
 		if !inReq && !inResp {

@@ -88,8 +88,23 @@ func (h *httpRules) CacheChoice() mblb.CacheChoice {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sess == nil || r.sess.Cache() == nil {
-		return mblb.CacheChoice{}
+		// (No event has run yet: the rules may still have CACHE_ ones.)
+		return mblb.CacheChoice{Events: h.cacheEvents}
 	}
 	c := r.sess.Cache().Take()
-	return mblb.CacheChoice{Disable: c.Set < 0, Expire: c.Expire, URI: c.URI, UserKey: c.UserKey}
+	key := c.UserKey
+	if c.UserAgentSet || c.AcceptEncodingSet {
+		// The fields join CACHE::userkey's key, each after a NUL and a
+		// letter of its own, so that no two choices share a key.
+		k := []byte(key)
+		if c.UserAgentSet {
+			k = append(append(append(k, 0), 'U'), c.UserAgent...)
+		}
+		if c.AcceptEncodingSet {
+			k = append(append(append(k, 0), 'E'), c.AcceptEncoding...)
+		}
+		key = string(k)
+	}
+	return mblb.CacheChoice{Disable: c.Set < 0, Expire: c.Expire, URI: c.URI, UserKey: key,
+		Priority: c.Priority, Events: h.cacheEvents}
 }
