@@ -139,30 +139,11 @@ func benchServe(b *testing.B, conns, depth int) {
 		b.Fatal(err)
 	}
 	cfg := &Config{MaxConcurrentStreams: 100}
-	var wg sync.WaitGroup
-	defer func() {
-		ln.Close()
-		wg.Wait()
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				Serve(c, cfg, func() (net.Conn, error) {
-					gw, eng := Pipe()
-					go benchEngine(eng)
-					return gw, nil
-				})
-			}()
-		}
-	}()
+	defer serveAll(ln, cfg, func() (net.Conn, error) {
+		gw, eng := Pipe()
+		go benchEngine(eng)
+		return gw, nil
+	})()
 	samples := []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/sched/goroutines-created:goroutines"}}
 	metrics.Read(samples)
 	sched0, created0 := histCount(samples[0]), samples[1].Value.Uint64()

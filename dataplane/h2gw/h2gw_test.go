@@ -27,11 +27,22 @@ func gatewayFor(t *testing.T, cfg *Config, h http.Handler) (*http.Client, string
 		t.Fatal(err)
 	}
 	dials := new(atomic.Int64)
+	t.Cleanup(serveAll(ln, cfg, func() (net.Conn, error) {
+		dials.Add(1)
+		return net.Dial("tcp", backend.Listener.Addr().String())
+	}))
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true) // prior knowledge
+	tr := &http.Transport{Protocols: &protos}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}, "http://" + ln.Addr().String(), dials
+}
+
+// serveAll serves every connection ln accepts through Serve, dialing
+// engine connections with dial, until ln is closed; the returned
+// function closes ln and waits for the connections to end.
+func serveAll(ln net.Listener, cfg *Config, dial Dialer) (stop func()) {
 	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		ln.Close()
-		wg.Wait()
-	})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -43,18 +54,14 @@ func gatewayFor(t *testing.T, cfg *Config, h http.Handler) (*http.Client, string
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				Serve(c, cfg, func() (net.Conn, error) {
-					dials.Add(1)
-					return net.Dial("tcp", backend.Listener.Addr().String())
-				})
+				Serve(c, cfg, dial)
 			}()
 		}
 	}()
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true) // prior knowledge
-	tr := &http.Transport{Protocols: &protos}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}, "http://" + ln.Addr().String(), dials
+	return func() {
+		ln.Close()
+		wg.Wait()
+	}
 }
 
 func TestGatewayForwards(t *testing.T) {
