@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strings"
+
 	"github.com/openltm/openltm/rules/tcl"
 )
 
@@ -17,6 +19,32 @@ func registerCacheEntry(t *tcl.Commands) {
 	t.Register("CACHE::fresh", cmdCacheEntry("CACHE::fresh", cacheEntryEvents, func(*CacheEntry) tcl.Value { return tcl.Bool(true) }))
 	t.Register("CACHE::headers", cmdCacheEntry("CACHE::headers", cacheAnswerEvents, func(e *CacheEntry) tcl.Value { return tcl.Str(string(e.Head)) }))
 	t.Register("CACHE::payload", cmdCachePayload)
+	t.Register("CACHE::header", cmdCacheHeader)
+}
+
+// cmdCacheHeader is `CACHE::header NAME`: the value of the cached
+// answer's first field called NAME (any case), "" when it has none
+// [M: F5 documents the command, not what a missing field gives].
+func cmdCacheHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("CACHE::header name")
+	}
+	e, err := cacheEntryOf(in, "CACHE::header", cacheAnswerEvents)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	name := args[1].String()
+	head := string(e.Head)
+	if i := strings.Index(head, "\n"); i >= 0 {
+		head = head[i+1:] // past the status line
+	}
+	for _, line := range strings.Split(head, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if c := strings.IndexByte(line, ':'); c > 0 && strings.EqualFold(strings.TrimSpace(line[:c]), name) {
+			return tcl.Str(strings.TrimSpace(line[c+1:])), nil
+		}
+	}
+	return tcl.Empty, nil
 }
 
 // cacheEntryOf is the cached answer at hand, or the command's error.

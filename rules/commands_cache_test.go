@@ -76,6 +76,8 @@ func TestCacheEvents(t *testing.T) {
 		{name: "age in CACHE_REQUEST", ev: CacheRequest, body: "when CACHE_REQUEST { set ::r [CACHE::age] }", want: "7"},
 		{name: "fresh", ev: CacheRequest, body: "when CACHE_REQUEST { set ::r [CACHE::fresh] }", want: "1"},
 		{name: "headers", ev: CacheResponse, body: "when CACHE_RESPONSE { set ::r [string length [CACHE::headers]] }", want: "36"},
+		{name: "header", ev: CacheResponse, body: "when CACHE_RESPONSE { set ::r [CACHE::header content-length]|[CACHE::header X-None] }", want: "2|"},
+		{name: "header arguments", ev: CacheResponse, body: "when CACHE_RESPONSE { CACHE::header }", err: "wrong # args"},
 		{name: "payload", ev: CacheResponse, body: "when CACHE_RESPONSE { set ::r [CACHE::payload]:[CACHE::payload length] }", want: "hi:2"},
 		{name: "payload arguments", ev: CacheResponse, body: "when CACHE_RESPONSE { CACHE::payload 0 1 }", err: "wrong # args"},
 		{name: "headers in CACHE_REQUEST", ev: CacheRequest, body: "when CACHE_REQUEST { CACHE::headers }", err: "valid in CACHE_RESPONSE"},
