@@ -210,6 +210,7 @@ var (
 	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
 	persistSSL        = schema.MustKind("ltm persistence ssl")
 	persistMSRDP      = schema.MustKind("ltm persistence msrdp")
+	persistSessionDir = persistMSRDP.MustProp("has-session-dir")
 	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 
 	persistTimeout       = common("timeout", persistRun...)

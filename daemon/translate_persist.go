@@ -110,6 +110,7 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		p.Method = dataplane.PersistSSL
 		if prof.Kind == persistMSRDP {
 			p.Method, kind = dataplane.PersistMSRDP, "msrdp persistence"
+			p.SessionDir = persistSessionDir.Effective(t.cfg, prof) == "yes"
 		}
 		switch {
 		case name != defaultPersistName(o):

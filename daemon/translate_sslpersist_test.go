@@ -23,6 +23,8 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 		"create ltm virtual v_http destination 127.47.2.2:443 pool p profiles replace-all-with { tcp http } persist replace-all-with { ssl { default yes } }",
 		"create ltm virtual v_rule destination 127.47.2.3:443 pool p rules { r } persist replace-all-with { ssl { default yes } }",
 		"create ltm virtual v_rdp destination 127.47.2.5:3389 pool p persist replace-all-with { msrdp { default yes } }",
+		"create ltm persistence msrdp rdp_dir defaults-from msrdp has-session-dir yes",
+		"create ltm virtual v_rdp_dir destination 127.47.2.7:3389 pool p persist replace-all-with { rdp_dir { default yes } }",
 		"create ltm virtual v_rdp_rule destination 127.47.2.6:3389 pool p rules { r } persist replace-all-with { msrdp { default yes } }",
 		"create ltm virtual v_fb destination 127.47.2.4:443 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence ssl",
 	} {
@@ -35,8 +37,14 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 	if v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistSSL || v.Persist.Timeout.Seconds() != 900 {
 		t.Fatalf("v_ok: %+v", v)
 	}
-	if v := dc.Virtuals["/Common/v_rdp"]; v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistMSRDP {
+	if v := dc.Virtuals["/Common/v_rdp"]; v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistMSRDP || v.Persist.SessionDir {
 		t.Fatalf("v_rdp: %+v", v)
+	}
+	if v := dc.Virtuals["/Common/v_rdp_dir"]; v == nil || v.Persist == nil || !v.Persist.SessionDir {
+		t.Fatalf("v_rdp_dir: %+v", v)
+	}
+	if strings.Contains(strings.Join(skipped, "\n"), "has-session-dir") {
+		t.Errorf("has-session-dir is acted on, not kept: %q", skipped)
 	}
 	for _, want := range []string{
 		"ltm virtual /Common/v_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",

@@ -3,7 +3,9 @@ package dataplane
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -162,5 +164,60 @@ func TestMSRDPPersistence(t *testing.T) {
 	})
 	if len(keys) != 2 || !keys["alice"] || !keys["bob"] {
 		t.Errorf("msrdp records %v, want alice and bob", keys)
+	}
+}
+
+// msts is a session directory's routing token for ap, as Microsoft's
+// brokers write it: the IPv4 address as a little-endian number, the port
+// byte-swapped.
+func msts(ap netip.AddrPort) string {
+	a := ap.Addr().As4()
+	ip := uint32(a[0]) | uint32(a[1])<<8 | uint32(a[2])<<16 | uint32(a[3])<<24
+	p := ap.Port()<<8 | ap.Port()>>8
+	return fmt.Sprintf("msts=%d.%d.0000", ip, p)
+}
+
+// TestMSRDPSessionDirectory: with has-session-dir, a client carrying a
+// session directory's routing token goes to the member it names, every
+// time, whatever the balancing; a token naming no member of the pool is
+// an ordinary cookie: balanced once, then persisted.
+func TestMSRDPSessionDirectory(t *testing.T) {
+	startServer(t, "127.0.244.21:3389", "A")
+	startServer(t, "127.0.244.22:3389", "B")
+	cfg := basic("127.0.244.2:3389", "127.0.244.21:3389", "127.0.244.22:3389")
+	cfg.Virtuals["/Common/vs"].Persist = &Persistence{Profile: "/Common/msrdp", Method: PersistMSRDP, Timeout: 300 * time.Second, SessionDir: true}
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	connect := func(cookie string) string {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", "127.0.244.2:3389", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(rdpRequest(cookie)); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatalf("%s: %v", cookie, err)
+		}
+		return strings.Fields(line)[0]
+	}
+	for i := 0; i < 4; i++ {
+		if got := connect(msts(netip.MustParseAddrPort("127.0.244.22:3389"))); got != "B" {
+			t.Fatalf("token for B, connection %d: went to %s", i+1, got)
+		}
+		if got := connect(msts(netip.MustParseAddrPort("127.0.244.21:3389"))); got != "A" {
+			t.Fatalf("token for A, connection %d: went to %s", i+1, got)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 4; i++ {
+		seen[connect(msts(netip.MustParseAddrPort("127.0.244.99:3389")))] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("a token naming no member went to %v, want one member, persisted", seen)
 	}
 }

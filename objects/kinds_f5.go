@@ -844,7 +844,7 @@ hash-buffer-limit int 0
 		persistKind("host", "host", ""),
 		runPersist(persistKind("msrdp", "msrdp", `
 has-session-dir yn no
-`)),
+`), "has-session-dir"),
 		persistKind("sip", "sip_info", `
 sip-info str Call-ID
 `),

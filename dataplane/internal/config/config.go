@@ -516,6 +516,10 @@ type Persistence struct {
 	// pool's available ones, so that a member going away moves only its
 	// own keys.
 	CARP bool
+	// SessionDir (msrdp has-session-dir yes): a client's routing token
+	// from a Terminal Services session directory (msts=ADDR.PORT.0000)
+	// names the member it goes to.
+	SessionDir bool
 }
 
 // Mode is the table's mode for the profile's records.

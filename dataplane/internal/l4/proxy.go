@@ -61,6 +61,9 @@ type flow struct {
 	// session ID of its TLS hello (ssl), its RDP cookie (msrdp); nil
 	// without one (sslpersist.go).
 	firstKey []byte
+	// sessionDir is the member an RDP client's session-directory routing
+	// token names (msrdp has-session-dir yes; sslpersist.go).
+	sessionDir netip.AddrPort
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -205,6 +208,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 	// Persistence beats load balancing: a record's member is used while it
 	// may take persisted clients (disabled is fine, forced offline or down
 	// is not); otherwise the pool balances and the record is replaced.
+	pr.sessionDir, _ = sessionDirTarget(pr.snap.Cfg, pr.firstKey) // sslpersist.go
 	pd, persists := pr.persistKey()
 	if persists && rs != nil && pr.handles(config.EventPersistDown) {
 		// flowpersist.go: PERSIST_DOWN, and what the rule decided in it.
@@ -273,6 +277,13 @@ func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, faile
 		switch {
 		case want.IsValid():
 			t = state.Target{Addr: want, Accept: state.AvailDown}
+		case fl.sessionDir.IsValid():
+			// The session directory's member, when it is in the pool and
+			// may take persisted clients; else as without it.
+			t = state.Target{Addr: fl.sessionDir, Accept: state.AvailDisabled}
+			if persists {
+				persisted = func() (*state.Pool, *state.Member) { return fl.persistLookup(pd, pool) }
+			}
 		case persists:
 			persisted = func() (*state.Pool, *state.Member) { return fl.persistLookup(pd, pool) }
 		}

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -156,4 +158,37 @@ func (pr *proxied) passHead(sc *serverConn, head []byte) bool {
 	}
 	pr.count(len(head), true, sc)
 	return true
+}
+
+// sessionDirTarget is the member a Terminal Services session directory
+// sent the client to, from its routing token (`Cookie: msts=IP.PORT.0000`,
+// the address as a little-endian number and the port byte-swapped, as
+// Microsoft's brokers write it), when the virtual's msrdp persistence has
+// has-session-dir yes. The member must be in the pool; a token naming
+// another address is balanced as usual [M].
+func sessionDirTarget(cfg *config.Virtual, key []byte) (netip.AddrPort, bool) {
+	if cfg.Persist == nil || cfg.Persist.Method != config.PersistMSRDP || !cfg.Persist.SessionDir {
+		return netip.AddrPort{}, false
+	}
+	return routingToken(key)
+}
+
+// routingToken decodes "msts=3640205228.15629.0000".
+func routingToken(key []byte) (netip.AddrPort, bool) {
+	v, ok := bytes.CutPrefix(key, []byte("msts="))
+	if !ok {
+		return netip.AddrPort{}, false
+	}
+	parts := bytes.Split(v, []byte("."))
+	if len(parts) < 2 {
+		return netip.AddrPort{}, false
+	}
+	ip, err1 := strconv.ParseUint(string(parts[0]), 10, 32)
+	port, err2 := strconv.ParseUint(string(parts[1]), 10, 16)
+	if err1 != nil || err2 != nil {
+		return netip.AddrPort{}, false
+	}
+	addr := netip.AddrFrom4([4]byte{byte(ip), byte(ip >> 8), byte(ip >> 16), byte(ip >> 24)})
+	p := uint16(port)<<8 | uint16(port)>>8
+	return netip.AddrPortFrom(addr, p), p != 0
 }

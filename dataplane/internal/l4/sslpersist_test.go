@@ -42,3 +42,26 @@ func TestFirstBytesKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestRoutingToken(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want string
+	}{
+		{"msts=3640205228.15629.0000", "172.31.249.216:3389"},
+		{"msts=16777343.20480.0000", "127.0.0.1:80"},
+		{"msts=1.0.0000", ""},
+		{"msts=x.15629.0000", ""},
+		{"msts=3640205228", ""},
+		{"mstshash=alice", ""},
+	} {
+		ap, ok := routingToken([]byte(c.key))
+		got := ""
+		if ok {
+			got = ap.String()
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.key, got, c.want)
+		}
+	}
+}
