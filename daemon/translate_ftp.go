@@ -39,9 +39,11 @@ func (t *translator) ftpOptions(p *objects.Object) (*ftpalg.Options, error) {
 // ftp gives a TCP virtual its ftp profile. BIG-IP refuses the profile
 // without a tcp profile (the gateway reads a TCP stream) and beside an
 // http profile (the two parse the same bytes) [M: the messages are
-// openltm's]. Combinations openltm's gateway does not run (TLS, stream,
-// mblb, rules that handle flow events, whose flows take another path)
-// are kept, not run. It returns false when the virtual was left out.
+// openltm's]. Where openltm's gateway does not run (TLS, stream, mblb,
+// rules that handle flow events, whose flows take another path) the
+// virtual is served as it was before the profile was acted on, passing
+// the control connection through without rewriting it, with a warning.
+// It returns false when the virtual was left out.
 func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 	p := t.profile(o, profileFTP)
 	if p == nil {
@@ -64,22 +66,22 @@ func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 		t.skip(o, "profile %s: %v", p.Name, err)
 		return false
 	}
+	without := func(why string) bool {
+		t.keep(o, "profile %s: openltm's FTP gateway %s; the virtual passes FTP through without it", p.Name, why)
+		return true
+	}
 	switch {
 	case v.MBLB != nil:
-		t.keep(o, "profile %s: openltm's FTP gateway does not run on message-based virtuals (an mblb profile)", p.Name)
-		return false
+		return without("does not run on message-based virtuals (an mblb profile)")
 	case v.TLS != nil:
-		t.keep(o, "profile %s: openltm's FTP gateway reads plaintext control connections (no client-ssl or server-ssl profile)", p.Name)
-		return false
+		return without("reads plaintext control connections only (no client-ssl or server-ssl profile)")
 	case v.Stream != nil:
-		t.keep(o, "profile %s: openltm's FTP gateway does not run with a stream profile", p.Name)
-		return false
+		return without("does not run with a stream profile")
 	}
 	if v.Rules != nil {
 		for _, ev := range ftpRuleFlowEvents {
 			if v.Rules.Handles(ev) {
-				t.keep(o, "profile %s: openltm's FTP gateway does not run on virtuals whose rules handle %s", p.Name, ev)
-				return false
+				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
 			}
 		}
 	}
