@@ -78,11 +78,15 @@ func TestResolvLookupArguments(t *testing.T) {
 // through resolv.conf and directly, with a truncated answer retried
 // over TCP.
 func TestDNSResolver(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	// A fixed address of this test's own, so that the TCP port is free
+	// wherever the UDP one is (an ephemeral UDP port's TCP twin may be
+	// some other test's connection).
+	const server = "127.0.225.53:5353"
+	pc, err := net.ListenPacket("udp", server)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
+	ln, err := net.Listen("tcp", server)
 	if err != nil {
 		t.Fatal(err)
 	}
