@@ -141,19 +141,7 @@ func TestProbePostgreSQL(t *testing.T) {
 			}
 			o, err := probe(t, &Spec{Type: PostgreSQL, DB: c.db}, target, d)
 			wantVerdict(t, o, err, c.up, c.errSub, c.errIs)
-			for _, want := range []string{c.startup, c.query} {
-				if want == "" {
-					continue
-				}
-				select {
-				case got := <-c.srv.seen:
-					if got != want {
-						t.Errorf("the server saw %q, want %q", got, want)
-					}
-				case <-time.After(5 * time.Second):
-					t.Fatalf("the server did not see %q", want)
-				}
-			}
+			wantSeen(t, c.srv.seen, c.startup, c.query)
 		})
 	}
 	if err := (&Spec{Type: PostgreSQL, DB: &DBCheck{RecvRow: -1}}).Check(); err == nil {

@@ -229,28 +229,11 @@ func TestProbeMySQL(t *testing.T) {
 			}
 			o, err := probe(t, &Spec{Type: MySQL, DB: c.db}, target, d)
 			wantVerdict(t, o, err, c.up, c.errSub, c.errIs)
-			for _, want := range []string{c.login, c.query} {
-				if want == "" {
-					continue
-				}
-				select {
-				case got := <-c.srv.seen:
-					if got != want {
-						t.Errorf("the server saw %q, want %q", got, want)
-					}
-				case <-time.After(5 * time.Second):
-					t.Fatalf("the server did not see %q", want)
-				}
-			}
+			wantSeen(t, c.srv.seen, c.login, c.query)
 		})
 	}
 	t.Run("refused", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		target := netip.MustParseAddrPort(ln.Addr().String())
-		ln.Close()
+		target := closedPort(t, "127.0.0.1:0")
 		o, err := probe(t, &Spec{Type: MySQL}, target, 5*time.Second)
 		wantVerdict(t, o, err, false, "Unable to connect; connect: connection refused", nil)
 	})

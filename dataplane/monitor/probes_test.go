@@ -32,7 +32,25 @@ func probe(t *testing.T, spec *Spec, target netip.AddrPort, d time.Duration) (Ou
 	return Probe(ctx, spec, target)
 }
 
-// selfSigned makes a certificate for name, made in the test.
+// wantSeen checks that a fake server saw each of wants, in order (""
+// skipped), as its seen channel reports them.
+func wantSeen(t *testing.T, seen <-chan string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if want == "" {
+			continue
+		}
+		select {
+		case got := <-seen:
+			if got != want {
+				t.Errorf("the server saw %q, want %q", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the server did not see %q", want)
+		}
+	}
+}
+
 // wantVerdict checks one probe's outcome: up with no error, or down with
 // an error that is errIs (when set) and says errSub (when set).
 func wantVerdict(t *testing.T, out Outcome, err error, up bool, errSub string, errIs error) {
@@ -49,6 +67,7 @@ func wantVerdict(t *testing.T, out Outcome, err error, up bool, errSub string, e
 	}
 }
 
+// selfSigned makes a certificate for name, made in the test.
 func selfSigned(t *testing.T, name string, client bool) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

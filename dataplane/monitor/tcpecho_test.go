@@ -78,12 +78,7 @@ func TestProbeTCPEcho(t *testing.T) {
 		})
 	}
 	t.Run("refused", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		target := netip.MustParseAddrPort(ln.Addr().String())
-		ln.Close()
+		target := closedPort(t, "127.0.0.1:0")
 		o, err := probe(t, &Spec{Type: TCPEcho, EchoPort: target.Port()}, target, 5*time.Second)
 		wantVerdict(t, o, err, false, "Unable to connect; connect: connection refused", nil)
 	})
