@@ -3,6 +3,7 @@ package rules
 import (
 	"strings"
 
+	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/rules/tcl"
 )
 
@@ -33,18 +34,8 @@ func cmdCacheHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	name := args[1].String()
-	head := string(e.Head)
-	if i := strings.Index(head, "\n"); i >= 0 {
-		head = head[i+1:] // past the status line
-	}
-	for _, line := range strings.Split(head, "\n") {
-		line = strings.TrimRight(line, "\r")
-		if c := strings.IndexByte(line, ':'); c > 0 && strings.EqualFold(strings.TrimSpace(line[:c]), name) {
-			return tcl.Str(strings.TrimSpace(line[c+1:])), nil
-		}
-	}
-	return tcl.Empty, nil
+	h := httpx.Head{HeaderEnd: len(e.Head)}
+	return tcl.Str(string(httpx.HeaderValue(e.Head, &h, strings.ToLower(args[1].String())))), nil
 }
 
 // cacheEntryOf is the cached answer at hand, or the command's error.

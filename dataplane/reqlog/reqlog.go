@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
 )
 
 // Record is what one request or response line may say.
@@ -37,7 +39,7 @@ type Record struct {
 type piece struct {
 	lit  string
 	v    variable
-	name string // a header's name (v == varHeader)
+	name string // a header's name, in lower case (v == varHeader)
 }
 
 // Template is a parsed request-log template.
@@ -173,7 +175,7 @@ func Parse(s string) *Template {
 		if strings.ToUpper(name) == name && strings.ContainsRune(name, '_') {
 			t.Unknown = append(t.Unknown, name)
 		}
-		t.pieces = append(t.pieces, piece{v: varHeader, name: name})
+		t.pieces = append(t.pieces, piece{v: varHeader, name: strings.ToLower(name)})
 	}
 	flush()
 	return t
@@ -215,11 +217,10 @@ func (r *Record) appendVar(dst []byte, p *piece) []byte {
 	now := r.Now
 	switch p.v {
 	case varHeader:
-		if v, ok := header(r.Response, p.name); ok {
+		if v := header(r.Response, p.name); v != nil {
 			return append(dst, v...)
 		}
-		v, _ := header(r.Request, p.name)
-		return append(dst, v...)
+		return append(dst, header(r.Request, p.name)...)
 	case varClientIP:
 		return appendAddr(dst, r.Client)
 	case varClientPort:
@@ -376,30 +377,9 @@ func requestLine(head []byte) (method, uri, version []byte) {
 	return method, rest, nil
 }
 
-// header is the first field called name in a message head (its value
-// without surrounding spaces).
-func header(head []byte, name string) ([]byte, bool) {
-	if head == nil {
-		return nil, false
-	}
-	rest := head
-	if i := bytes.Index(rest, []byte("\r\n")); i >= 0 {
-		rest = rest[i+2:]
-	}
-	for len(rest) > 0 {
-		line := rest
-		if i := bytes.Index(rest, []byte("\r\n")); i >= 0 {
-			line, rest = rest[:i], rest[i+2:]
-		} else {
-			rest = nil
-		}
-		if len(line) == 0 {
-			break
-		}
-		c := bytes.IndexByte(line, ':')
-		if c > 0 && strings.EqualFold(string(bytes.TrimSpace(line[:c])), name) {
-			return bytes.TrimSpace(line[c+1:]), true
-		}
-	}
-	return nil, false
+// header is the value of the first field called name (in lower case)
+// in a message head, nil when it has none.
+func header(head []byte, name string) []byte {
+	h := httpx.Head{HeaderEnd: len(head)}
+	return httpx.HeaderValue(head, &h, name)
 }
