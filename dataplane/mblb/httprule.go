@@ -4,7 +4,6 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/httpx"
-	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // HTTPRuleHandler is the seam to the rules engine on an engine with HTTP
@@ -126,9 +125,10 @@ type HTTPEvent struct {
 	rounds int
 	// dropCached: DropCached.
 	dropCached bool
-	// WS_REQUEST's and WS_RESPONSE's decisions (SetWebSocket).
-	wsSet, wsOff, wsMaskSet bool
-	wsMask                  wsframe.Masking
+	// ws is WS_REQUEST's or WS_RESPONSE's decision, when wsSet
+	// (SetWebSocket).
+	ws    wsChoice
+	wsSet bool
 }
 
 // maxRounds bounds the DATA events of one streamed body (HTTP::collect

@@ -12,7 +12,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
-	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
 // ClientOptions describe one client connection to the engine.
@@ -124,10 +123,8 @@ type ClientConn struct {
 	// WebSocket (under mu; websocket.go): what WS_REQUEST and
 	// WS_RESPONSE decided (WS::enabled false, WS::masking), and the
 	// framing of the tunnel once the upgrade is answered.
-	wsOff     bool
-	wsMask    wsframe.Masking
-	wsMaskSet bool
-	wsTun     *wsTunnel
+	ws    wsChoice
+	wsTun *wsTunnel
 
 	// paused are the server connections (on event loops) that stopped
 	// reading a streamed response until this client takes its parts.

@@ -36,12 +36,19 @@ func IsWebSocketUpgrade(b []byte, h *httpx.Head) bool {
 	return v != nil && httpx.ContainsToken(v, "websocket")
 }
 
+// wsChoice is what the rules decided of an upgrade: WS::enabled false
+// (off), WS::masking's masking (when maskSet).
+type wsChoice struct {
+	off     bool
+	mask    wsframe.Masking
+	maskSet bool
+}
+
 // SetWebSocket records what WS_REQUEST or WS_RESPONSE decided: WS::enabled
 // false leaves the upgraded connection a plain tunnel; masking, when set,
 // replaces the profile's (WS::masking).
 func (x *HTTPEvent) SetWebSocket(enabled bool, masking wsframe.Masking, maskingSet bool) {
-	x.wsSet, x.wsOff = true, !enabled
-	x.wsMask, x.wsMaskSet = masking, maskingSet
+	x.wsSet, x.ws = true, wsChoice{off: !enabled, mask: masking, maskSet: maskingSet}
 }
 
 // noteWebSocket keeps on the client what a WS_REQUEST or WS_RESPONSE
@@ -51,9 +58,9 @@ func (s *ClientConn) noteWebSocket(x *HTTPEvent) {
 		return
 	}
 	s.mu.Lock()
-	s.wsOff = x.wsOff
-	if x.wsMaskSet {
-		s.wsMask, s.wsMaskSet = x.wsMask, true
+	s.ws.off = x.ws.off
+	if x.ws.maskSet {
+		s.ws.mask, s.ws.maskSet = x.ws.mask, true
 	}
 	s.mu.Unlock()
 }
@@ -123,14 +130,14 @@ func (s *ClientConn) wsFrameRules() bool {
 // a WebSocket upgrade, or a rule ran WS::enabled false. Under s.mu.
 func (s *ClientConn) webSocketTunnel(sc *serverConn) *wsTunnel {
 	o := s.e.cfg.Request.HTTP.WebSocket
-	if o == nil || !sc.tunWS || s.wsOff {
+	if o == nil || !sc.tunWS || s.ws.off {
 		return nil
 	}
 	t := &wsTunnel{mode: o.Masking,
 		toClient: &wsframe.Out{W: clientOut{s}},
 		toServer: &wsframe.Out{W: serverOut{sc}, ToServer: true}}
-	if s.wsMaskSet {
-		t.mode = s.wsMask
+	if s.ws.maskSet {
+		t.mode = s.ws.mask
 	}
 	if wh, ok := s.hrule.(WebSocketHandler); ok {
 		t.hooks = wh.WebSocketHooks()
@@ -150,13 +157,8 @@ func (t *wsTunnel) relay(side wsframe.Side, src io.Reader, first []byte) error {
 	return r.Run(first)
 }
 
-// errWSDisconnected ends both directions of a tunnel whose rule ran
-// WS::disconnect: the close frames are sent, the connection closes in
-// order.
-var errWSDisconnected = wsframe.ErrDisconnected
-
 // wsEnd reads a relay's end: in order (EOF at a frame boundary, or the
 // rules' disconnect), or a failure.
 func wsEnd(err error) (eof, disconnected bool) {
-	return errors.Is(err, io.EOF), errors.Is(err, errWSDisconnected)
+	return errors.Is(err, io.EOF), errors.Is(err, wsframe.ErrDisconnected)
 }
