@@ -33,6 +33,7 @@ type planeHook struct {
 func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	h := &planeHook{e: e, p: p}
 	e.attachHSL(p)
+	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
 	if err := e.AddHook(h); err != nil {
 		return err
 	}

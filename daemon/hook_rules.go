@@ -191,6 +191,8 @@ type ruleRuntime struct {
 	vsAddrs atomic.Pointer[map[string]netip.AddrPort]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
+	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
+	flows flowSwitch
 	// dest receives rules' log lines besides ltmd's log (nil: only there).
 	dest  *syslog.Dest
 	progs map[string]*rules.Program
@@ -256,7 +258,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		},
 		Table: rules.NewTable(), Statics: rules.NewStatics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
-		Resolver: rules.DNSResolver{},
+		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows,
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok

@@ -79,6 +79,8 @@ func commandTable() *tcl.Commands {
 		t.Register("RESOLV::lookup", cmdResolvLookup) // commands_resolv.go
 		registerSideband(t)                           // commands_sideband.go
 		registerSock(t)                               // commands_sock.go
+		registerTCPOpt(t)                             // commands_tcpopt.go
+		registerX509Ext(t)                            // commands_x509ext.go
 		registerStatsProfile(t)                       // statsprofile.go
 		registerIStats(t)                             // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -252,19 +252,15 @@ func cmdSSLExtensions(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 }
 
 // x509Getter is an X509:: command over a certificate in PEM (SSL::cert's
-// result).
+// result) or DER (certArg).
 func x509Getter(name string, fn func(*x509.Certificate) string) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		if len(args) != 2 {
 			return tcl.Empty, tcl.WrongArgs(name + " certificate")
 		}
-		b, _ := pem.Decode([]byte(args[1].String()))
-		if b == nil || b.Type != "CERTIFICATE" {
-			return tcl.Empty, tcl.Errorf("%s: the argument is not a certificate (use [SSL::cert 0])", name)
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
+		c, err := certArg(name, args[1])
 		if err != nil {
-			return tcl.Empty, tcl.Errorf("%s: %v", name, err)
+			return tcl.Empty, err
 		}
 		return tcl.Str(fn(c)), nil
 	}

@@ -90,6 +90,9 @@ type Env struct {
 	// VirtualAddr finds a virtual server's address by its full path, for
 	// a sideband `connect` naming one; nil: only addresses are taken.
 	VirtualAddr func(name string) (netip.AddrPort, bool)
+	// FlowTable answers FLOWTABLE::count and FLOWTABLE::limit; nil makes
+	// them Tcl errors.
+	FlowTable FlowTable
 }
 
 func (e *Env) virtualAddr() func(string) (netip.AddrPort, bool) {
