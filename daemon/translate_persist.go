@@ -116,9 +116,6 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		case name != defaultPersistName(o):
 			t.keep(o, "persistence profile %s: %s runs as a virtual server's default persistence only in openltm", prof.Name, kind)
 			return nil, false
-		case v.Rules != nil:
-			t.keep(o, "persistence profile %s: %s on a virtual server with iRules is not run yet", prof.Name, kind)
-			return nil, false
 		case v.MBLB != nil || v.IsUDP() || t.profile(o, profileClientSSL, profileServerSSL) != nil:
 			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name, kind)
 			return nil, false

@@ -91,7 +91,10 @@ func specs(k *objects.Kind, v *objects.Value) []policy.Spec {
 type compiledPolicy struct {
 	c    policy.Compiled
 	rule *rules.Rule
-	err  error
+	// hello is the rule for virtual servers that pass TLS through
+	// (c.HelloTcl), when the policy reads the client's hello.
+	hello *rules.Rule
+	err   error
 }
 
 // policies compiles every policy of the configuration: one BIG-IP
@@ -110,6 +113,9 @@ func (t *translator) policies() {
 			t.keep(o, "openltm does not run %s yet, nor the virtual servers using the policy", strings.Join(c.NotRun, "; "))
 		default:
 			cp.rule, cp.err = rules.Compile("policy "+o.Name, c.Tcl)
+			if cp.err == nil && c.TLS {
+				cp.hello, cp.err = rules.Compile("policy "+o.Name, c.HelloTcl)
+			}
 			if cp.err != nil { // a compiler fault: say so, never run half a policy
 				t.skip(o, "openltm could not compile it: %v", cp.err)
 			}
@@ -153,17 +159,22 @@ func (t *translator) virtualPolicyRules(o *objects.Object) ([]*compiledPolicy, b
 			// where a policy's moments are the connection's.
 			t.keep(o, "policy %s is on a message-based virtual server, where openltm does not run policies yet", po.Name)
 			return nil, false
-		case cp.c.TLS && t.profile(o, profileClientSSL) == nil:
-			// BIG-IP reads the ClientHello without a client-ssl profile too
-			// (with ssl persistence, passing TLS through); openltm reads it
-			// where it terminates TLS.
-			t.keep(o, "policy %s reads the client's TLS handshake, which openltm does on virtual servers with a client-ssl profile only", po.Name)
+		case cp.c.TLS && t.profile(o, profileClientSSL) == nil && !t.passesTLS(o): // translate_sni.go
+			msg := about(o, "policy %s reads the client's TLS hello (ssl-client-hello), which needs a client-ssl profile on the virtual server, or an ssl persistence profile to read it from TLS passed through", po.Name)
+			t.skipped = append(t.skipped, msg)
+			t.refused = append(t.refused, msg)
 			return nil, false
 		case cp.c.HTTP && !http:
 			msg := about(o, "policy %s requires an http profile on the virtual server", po.Name)
 			t.skipped = append(t.skipped, msg)
 			t.refused = append(t.refused, msg)
 			return nil, false
+		}
+		if cp.c.TLS && t.profile(o, profileClientSSL) == nil {
+			// TLS passed through: the policy runs at the hello.
+			pass := &compiledPolicy{c: cp.c, rule: cp.hello}
+			pass.c.Tcl = cp.c.HelloTcl
+			cp = pass
 		}
 		out = append(out, cp)
 	}

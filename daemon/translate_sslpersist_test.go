@@ -9,8 +9,8 @@ import (
 
 // TestSSLPersistenceTranslated: ssl persistence runs as the default
 // persistence of a standard TCP virtual server, with its profile's
-// timeout; where openltm cannot read the hellos yet (http, iRules,
-// fallback) the virtual server is kept, saying why.
+// timeout, with iRules too; where openltm cannot read the hellos yet
+// (http, fallback) the virtual server is kept, saying why.
 func TestSSLPersistenceTranslated(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
@@ -43,13 +43,16 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 	if v := dc.Virtuals["/Common/v_rdp_dir"]; v == nil || v.Persist == nil || !v.Persist.SessionDir {
 		t.Fatalf("v_rdp_dir: %+v", v)
 	}
+	for _, n := range []string{"/Common/v_rule", "/Common/v_rdp_rule"} { // the rules read the same first bytes
+		if v := dc.Virtuals[n]; v == nil || v.Persist == nil || v.Rules == nil {
+			t.Errorf("%s: %+v", n, v)
+		}
+	}
 	if strings.Contains(strings.Join(skipped, "\n"), "has-session-dir") {
 		t.Errorf("has-session-dir is acted on, not kept: %q", skipped)
 	}
 	for _, want := range []string{
 		"ltm virtual /Common/v_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",
-		"ltm virtual /Common/v_rdp_rule: persistence profile /Common/msrdp: msrdp persistence on a virtual server with iRules is not run yet",
-		"ltm virtual /Common/v_rule: persistence profile /Common/ssl: ssl persistence on a virtual server with iRules is not run yet",
 		"ltm virtual /Common/v_fb: persistence profile /Common/ssl: ssl persistence runs as a virtual server's default persistence only",
 	} {
 		if !strings.Contains(strings.Join(skipped, "\n"), want) {

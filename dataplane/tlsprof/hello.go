@@ -2,7 +2,9 @@ package tlsprof
 
 import (
 	"crypto/tls"
+	"errors"
 	"net"
+	"time"
 )
 
 // HelloConn is the socket under one TLS connection, watching the first
@@ -110,14 +112,18 @@ const (
 
 func (s *helloScan) feed(b []byte) {
 	s.n += copy(s.buf[s.n:], b)
+	// Bytes that are no hello are known from their first byte or their
+	// sixth (the record's type, the message's): a short answer in
+	// plaintext is not waited on for the rest of a hello's header.
+	if s.buf[0] != recordHandshake || (s.n > recordHeader && s.buf[5] != msgClientHello && s.buf[5] != msgServerHello) {
+		s.done = s.n > 0
+		return // not a hello: no session ID to find
+	}
 	if s.n < recordHeader+helloFixed {
 		return
 	}
 	s.done = true
 	recLen := int(s.buf[3])<<8 | int(s.buf[4])
-	if s.buf[0] != recordHandshake || (s.buf[5] != msgClientHello && s.buf[5] != msgServerHello) {
-		return // not a hello: no session ID to find
-	}
 	idLen := int(s.buf[recordHeader+helloFixed-1])
 	if idLen > maxIDLen || recordHeader+helloFixed+idLen > recordHeader+recLen {
 		return // malformed, or a hello split into records too small to hold its ID
@@ -139,3 +145,57 @@ func (s *helloScan) id() []byte {
 	}
 	return s.buf[recordHeader+helloFixed : recordHeader+helloFixed+l : recordHeader+helloFixed+l]
 }
+
+// ParseClientHello reads the ClientHello at the start of b, the first
+// bytes a client sent on a connection openltm passes through without
+// terminating TLS (ssl persistence: CLIENTSSL_CLIENTHELLO and the
+// policies' ssl-client-hello conditions). It runs crypto/tls's own
+// server handshake over b up to the hello, the parser that reads the
+// hellos of the connections openltm terminates, so that rules see the
+// same ClientHelloInfo either way. done is false while b holds part of
+// the hello (it may span records and segments); h is nil when b does
+// not start with a ClientHello crypto/tls accepts.
+func ParseClientHello(b []byte) (h *tls.ClientHelloInfo, done bool) {
+	// The first record's own length says it is not in yet: no need to
+	// parse (a client sending its hello a byte at a time would have it
+	// parsed once per byte otherwise).
+	if len(b) < recordHeader || b[0] == recordHandshake && len(b) < recordHeader+(int(b[3])<<8|int(b[4])) {
+		return nil, false
+	}
+	cfg := &tls.Config{GetConfigForClient: func(chi *tls.ClientHelloInfo) (*tls.Config, error) {
+		h = chi
+		return nil, errHelloRead
+	}}
+	err := tls.Server(&helloBytes{b: b}, cfg).Handshake()
+	if h != nil {
+		h.Conn = nil // the bytes, not a connection
+		return h, true
+	}
+	return nil, !errors.Is(err, errHelloShort)
+}
+
+var (
+	errHelloRead  = errors.New("tlsprof: client hello read")
+	errHelloShort = errors.New("tlsprof: client hello incomplete")
+)
+
+// helloBytes is a net.Conn reading b once, then answering errHelloShort;
+// what the handshake writes (an alert) is dropped.
+type helloBytes struct{ b []byte }
+
+func (c *helloBytes) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, errHelloShort
+	}
+	n := copy(p, c.b)
+	c.b = c.b[n:]
+	return n, nil
+}
+
+func (c *helloBytes) Write(p []byte) (int, error)        { return len(p), nil }
+func (c *helloBytes) Close() error                       { return nil }
+func (c *helloBytes) LocalAddr() net.Addr                { return &net.TCPAddr{} }
+func (c *helloBytes) RemoteAddr() net.Addr               { return &net.TCPAddr{} }
+func (c *helloBytes) SetDeadline(t time.Time) error      { return nil }
+func (c *helloBytes) SetReadDeadline(t time.Time) error  { return nil }
+func (c *helloBytes) SetWriteDeadline(t time.Time) error { return nil }

@@ -7,10 +7,11 @@
 // reset). Every condition and action openltm runs has an exact iRule
 // equivalent, so a policy becomes one rule of `when HTTP_REQUEST priority
 // 0` (and HTTP_RESPONSE for response actions, CLIENT_ACCEPTED for a
-// policy without HTTP) that runs before the virtual's own iRules, as
-// BIG-IP evaluates policies before iRules. Pool selection, persistence,
-// redirects and header edits then behave exactly as they do from a rule,
-// with one implementation of each.
+// policy without HTTP, CLIENTSSL_HANDSHAKE for the client's TLS hello,
+// or CLIENTSSL_CLIENTHELLO where TLS passes through) that runs before
+// the virtual's own iRules, as BIG-IP evaluates policies before iRules.
+// Pool selection, persistence, redirects and header edits then behave
+// exactly as they do from a rule, with one implementation of each.
 //
 // Compile refuses what BIG-IP refuses (an action without its target, a
 // condition without its operand) and lists, as NotRun, what BIG-IP runs
@@ -64,8 +65,15 @@ type Compiled struct {
 	// http profile on its virtual servers).
 	HTTP bool
 	// TLS reports whether it reads or acts at the client's TLS handshake
-	// (it needs a client-ssl profile).
+	// (it needs a client-ssl profile, or an ssl persistence profile on a
+	// virtual server that passes TLS through).
 	TLS bool
+	// HelloTcl is Tcl for the virtual servers that pass TLS through (an
+	// ssl persistence profile, no client-ssl), set when TLS is: there is
+	// no handshake to wait for, only the ClientHello the dataplane reads,
+	// so the ssl-client-hello moment is CLIENTSSL_CLIENTHELLO rather
+	// than CLIENTSSL_HANDSHAKE.
+	HelloTcl string
 }
 
 // Error is a policy BIG-IP refuses, in its words: the policy, the rule
@@ -123,11 +131,6 @@ func Compile(p Policy) (Compiled, error) {
 	// its conditions of earlier moments are read then and remembered, and
 	// its actions of later moments run then if it matched. Each moment
 	// has its own first match.
-	type compiled struct {
-		cond    [numPhases][]string
-		act     [numPhases][]string
-		decided phase
-	}
 	out := make([]compiled, 0, len(rules))
 	var used [numPhases]bool
 	for _, r := range rules {
@@ -180,10 +183,30 @@ func Compile(p Policy) (Compiled, error) {
 	if len(c.notRun) > 0 {
 		return res, nil
 	}
-	v := varName(p.Name)
+	res.Tcl = write(p.Name, strategy, out, used, phaseEvents)
+	if res.TLS {
+		events := phaseEvents
+		events[atTLS] = "CLIENTSSL_CLIENTHELLO"
+		res.HelloTcl = write(p.Name, strategy, out, used, events)
+	}
+	return res, nil
+}
+
+// compiled is one policy rule as Tcl: its conditions and actions by the
+// moment they are read or run, and the moment it is decided.
+type compiled struct {
+	cond    [numPhases][]string
+	act     [numPhases][]string
+	decided phase
+}
+
+// write is the Tcl of a policy's compiled rules, one `when` block per
+// moment used, each moment run at its event in events.
+func write(name, strategy string, out []compiled, used [numPhases]bool, events [numPhases]string) string {
+	v := varName(name)
 	mark := func(ph phase) string { return v + "_" + phaseVars[ph] }
 	var b strings.Builder
-	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\n", p.Name, orFirst(strategy))
+	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\n", name, orFirst(strategy))
 	for ph := range numPhases {
 		if !used[ph] {
 			continue
@@ -194,7 +217,7 @@ func Compile(p Policy) (Compiled, error) {
 		for _, cr := range out {
 			marks = marks || cr.decided == ph && hasLater(cr.act, ph) || cr.decided > ph && len(cr.cond[ph]) > 0
 		}
-		fmt.Fprintf(&b, "when %s priority 0 {\n", phaseEvents[ph])
+		fmt.Fprintf(&b, "when %s priority 0 {\n", events[ph])
 		if marks {
 			fmt.Fprintf(&b, "    set %s {}\n", mark(ph))
 		}
@@ -249,8 +272,7 @@ func Compile(p Policy) (Compiled, error) {
 		}
 		b.WriteString("}\n")
 	}
-	res.Tcl = b.String()
-	return res, nil
+	return b.String()
 }
 
 // hasLater reports whether a rule has actions after moment ph.

@@ -268,3 +268,74 @@ func TestNeeds(t *testing.T) {
 		t.Fatalf("requires %v controls %v", req, ctl)
 	}
 }
+
+// TestCompileHello: a policy reading or acting at ssl-client-hello has a
+// second form for virtual servers that pass TLS through, the same rule
+// with that moment at CLIENTSSL_CLIENTHELLO (the hello is all they read
+// of the handshake); its other moments are unchanged. A policy without
+// that moment has none.
+func TestCompileHello(t *testing.T) {
+	sni := func(op, v string) Spec {
+		return cond("0", "operand", "ssl-extension", "event", "ssl-client-hello", "selector", "server-name", "operator", op, "values", v)
+	}
+	fwd := act("0", "operand", "forward", "event", "ssl-client-hello", "verb", "select", "pool", "/Common/api")
+	for _, tc := range []struct {
+		name      string
+		p         Policy
+		want      []string // in this order in HelloTcl ("" when none)
+		handshake bool     // Tcl runs the moment at CLIENTSSL_HANDSHAKE
+	}{
+		{"SNI starts with", Policy{Name: "/Common/s", Rules: []Rule{{Name: "api", Conditions: []Spec{sni("starts-with", "api.")}, Actions: []Spec{fwd}}}}, []string{
+			"when CLIENTSSL_CLIENTHELLO priority 0 {\n    if { [string match -nocase api.* [string range [SSL::extensions -type 0] 9 end]] } {\n        pool /Common/api\n",
+		}, true},
+		{"not ends-with, reset", Policy{Name: "/Common/s", Rules: []Rule{{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "ssl-extension", "event", "ssl-client-hello", "selector", "server-name", "operator", "ends-with", "not", "not", "values", ".example .test")},
+			Actions:    []Spec{act("0", "operand", "forward", "event", "ssl-client-hello", "verb", "reset")}}}}, []string{
+			"when CLIENTSSL_CLIENTHELLO priority 0 {",
+			"if { !(([string match -nocase *.example [string range [SSL::extensions -type 0] 9 end]] || [string match -nocase *.test ",
+			"reject",
+		}, true},
+		{"a client-accepted condition remembered for the hello", Policy{Name: "/Common/s", Rules: []Rule{{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "tcp", "event", "client-accepted", "selector", "port", "values", "443"), sni("contains", "shop")},
+			Actions:    []Spec{act("0", "operand", "log", "event", "ssl-client-hello", "verb", "write", "message", "shop"), fwd}}}}, []string{
+			"when CLIENT_ACCEPTED priority 0 {\n    set __ltm_policy_Common_s_accept {}\n",
+			"when CLIENTSSL_CLIENTHELLO priority 0 {\n    if { [lsearch -exact $__ltm_policy_Common_s_accept c0] >= 0 && [string match -nocase *shop* ",
+			"log local0. shop",
+			"pool /Common/api",
+		}, true},
+		{"no hello moment", Policy{Name: "/Common/t", Rules: []Rule{{Name: "r",
+			Conditions: []Spec{cond("0", "operand", "tcp", "selector", "port", "values", "443")},
+			Actions:    []Spec{act("0", "operand", "forward", "verb", "select", "pool", "/Common/api")}}}}, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Compile(tc.p)
+			if err != nil || len(c.NotRun) > 0 {
+				t.Fatalf("Compile: %v %v", err, c.NotRun)
+			}
+			if (c.HelloTcl != "") != (tc.want != nil) || c.TLS != (tc.want != nil) {
+				t.Fatalf("TLS %v, HelloTcl:\n%s", c.TLS, c.HelloTcl)
+			}
+			if strings.Contains(c.Tcl, "CLIENTSSL_HANDSHAKE") != tc.handshake || strings.Contains(c.HelloTcl, "CLIENTSSL_HANDSHAKE") {
+				t.Fatalf("Tcl:\n%s\nHelloTcl:\n%s", c.Tcl, c.HelloTcl)
+			}
+			rest := c.HelloTcl
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("missing (or out of order) %q in\n%s", w, c.HelloTcl)
+				}
+				rest = rest[i+len(w):]
+			}
+			if c.HelloTcl == "" {
+				return
+			}
+			r, err := rules.Compile(tc.p.Name, c.HelloTcl)
+			if err != nil {
+				t.Fatalf("the rules engine refuses the policy's hello rule: %v\n%s", err, c.HelloTcl)
+			}
+			if !r.Handles(rules.ClientSSLClientHello) || r.Handles(rules.ClientSSLHandshake) {
+				t.Fatalf("the hello rule does not run at CLIENTSSL_CLIENTHELLO alone")
+			}
+		})
+	}
+}

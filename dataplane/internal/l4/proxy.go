@@ -38,6 +38,9 @@ type serverConn struct {
 	// clock times the member's answers for its inband monitor's
 	// response-time (nil without one).
 	clock *monitor.ResponseClock
+	// helloBack: the member's first bytes are read for its ServerHello's
+	// session ID before they are copied (ssl persistence, sslpersist.go).
+	helloBack bool
 }
 
 // flow is what both L4 engines keep of one client connection and its
@@ -74,7 +77,10 @@ type proxied struct {
 	client *net.TCPConn
 	ctls   *tls.Conn // client-ssl: TLS over client (tls.go)
 	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
-	hello  *tls.ClientHelloInfo
+	hello *tls.ClientHelloInfo
+	// head is the client's first bytes a flow with rules read before
+	// choosing a member, until they are passed on (sslpersist.go).
+	head   []byte
 	rules  config.Rules
 	evMask uint16 // events the rules handle
 
@@ -122,7 +128,7 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
-	if snap.EvMask != 0 || (cfg.TLS != nil && handlesSSL(cfg.Rules)) {
+	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
@@ -152,18 +158,13 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		pr.finish(true)
 		return
 	}
-	switch { // the first bytes read for a persistence key (sslpersist.go)
-	case sslPersists(cfg):
-		if !pr.sslConnected(sc, head) {
-			pr.finish(true)
-			return
-		}
-	case len(head) > 0:
-		if !pr.passHead(sc, head) {
-			pr.finish(true)
-			return
-		}
+	// The first bytes read for a persistence key, and the member's answer
+	// read for its session (sslpersist.go).
+	if len(head) > 0 && !pr.passHead(sc, head) {
+		pr.finish(true)
+		return
 	}
+	sc.helloBack = sslPersists(cfg)
 	if cfg.FTP != nil {
 		pr.serveFTP(sc) // ftp.go
 		return
@@ -516,6 +517,10 @@ func (r *sockReader) done() {
 // leg as finished.
 func (pr *proxied) copy(src, dst *net.TCPConn, up bool, sc *serverConn) {
 	defer pr.finishLeg()
+	if !up && sc.helloBack && !pr.serverHello(sc) { // sslpersist.go
+		pr.lost(sc)
+		return
+	}
 	if pr.tlsOn(sc) {
 		pr.copyLoopTLS(up, sc, nil)
 		return

@@ -37,6 +37,10 @@ func (pr *proxied) serveRules() {
 		pr.finishLeg()
 		return
 	}
+	if !pr.peekFirst() { // sslpersist.go
+		pr.finishLeg()
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -237,6 +241,10 @@ func (pr *proxied) connected(sc *serverConn) bool {
 	if !pr.originate(sc) { // tls.go
 		return false
 	}
+	if !pr.passFirst(sc) { // sslpersist.go
+		pr.end(true)
+		return false
+	}
 	pr.legsLeft.Add(1)
 	go pr.pump(false, sc)
 	return true
@@ -253,6 +261,10 @@ func (pr *proxied) pump(up bool, sc *serverConn) {
 		side, ev = rules.ServerSide, config.EventServerData
 		if pr.handles(ev) {
 			warmStack()
+		}
+		if sc.helloBack && !pr.serverHello(sc) { // sslpersist.go
+			pr.lost(sc)
+			return
 		}
 	}
 	st := &pr.rs.side[side]

@@ -2,8 +2,10 @@ package l4
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -11,8 +13,10 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/tlsprof"
+	"github.com/openltm/openltm/rules"
 )
 
 // SSL persistence (`ltm persistence ssl`) on a virtual that passes TLS
@@ -63,6 +67,23 @@ func readHello(c *net.TCPConn) (head, id []byte, err error) {
 	return readFirst(c, tlsprof.HelloSessionID)
 }
 
+// readClientHello reads c until the ClientHello its bytes start with is
+// whole (h nil: they start with none, or it is longer than helloLimit),
+// or helloWait passes; head is everything read, to be passed on, and id
+// the hello's session ID. err is set only when c ended or failed with
+// nothing read.
+func readClientHello(c *net.TCPConn) (head, id []byte, h *tls.ClientHelloInfo, err error) {
+	head, _, err = readFirst(c, func(b []byte) ([]byte, bool) {
+		var done bool
+		h, done = tlsprof.ParseClientHello(b)
+		return nil, done
+	})
+	if h != nil {
+		id, _ = tlsprof.HelloSessionID(head)
+	}
+	return head, id, h, err
+}
+
 // readFirst reads c until find, given everything read so far, says the
 // key is known (nil: none there), or helloWait passes (no key).
 func readFirst(c *net.TCPConn, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
@@ -86,18 +107,22 @@ func readFirst(c *net.TCPConn, find func([]byte) (key []byte, done bool)) (head,
 	return buf[:n], nil, nil
 }
 
-// sslConnected passes the client's first bytes to the member, and the
-// member's first bytes to the client, recording the ServerHello's session
-// ID for the member; false when either side failed (the caller resets).
-func (pr *proxied) sslConnected(sc *serverConn, head []byte) bool {
-	if len(head) > 0 && !pr.passHead(sc, head) {
-		return false
-	}
+// serverHello reads the member's first bytes, passes them to the client
+// and records the session ID of the ServerHello they start with for the
+// member (ssl persistence); false when either side failed. The
+// member-to-client direction runs it before it copies, while the
+// client's bytes flow on: a member answers only once it has the whole
+// hello, which may be longer than what was read before balancing.
+func (pr *proxied) serverHello(sc *serverConn) bool {
 	back, id, err := readHello(sc.conn)
 	if err != nil {
-		return false
+		return errors.Is(err, io.EOF) // the copy passes the member's FIN on
 	}
 	if len(back) > 0 {
+		if pr.rs != nil { // rules write to the client too (flushTo)
+			pr.rs.wmu[0].Lock()
+			defer pr.rs.wmu[0].Unlock()
+		}
 		if _, err := pr.client.Write(back); err != nil {
 			return false
 		}
@@ -191,4 +216,77 @@ func routingToken(key []byte) (netip.AddrPort, bool) {
 	addr := netip.AddrFrom4([4]byte{byte(ip), byte(ip >> 8), byte(ip >> 16), byte(ip >> 24)})
 	p := uint16(port)<<8 | uint16(port)>>8
 	return netip.AddrPortFrom(addr, p), p != 0
+}
+
+// peekFirst is serve's read of the client's first bytes for a flow with
+// rules, after CLIENT_ACCEPTED: the persistence key, and, when the
+// virtual persists on SSL and its rules handle CLIENTSSL_CLIENTHELLO, the
+// whole ClientHello, over which that event runs before any member is
+// chosen (TLS passed through and routed by its SNI, as BIG-IP does with
+// an ssl persistence profile and no client-ssl). Without a hello (other
+// bytes, a longer one, none in time) the event does not run. The bytes
+// wait in pr.head for the member (passFirst), or go to the rule when it
+// collects the client's data. False: the flow is over.
+func (pr *proxied) peekFirst() bool {
+	cfg := pr.snap.Cfg
+	if !cfg.Persist.Peeks() || (cfg.TLS != nil && cfg.TLS.Client != nil) {
+		return true
+	}
+	var (
+		head []byte
+		h    *tls.ClientHelloInfo
+		err  error
+	)
+	if p := irules.Program(pr.rules); sslPersists(cfg) && p != nil && p.Handles(rules.ClientSSLClientHello) {
+		head, pr.firstKey, h, err = readClientHello(pr.client)
+	} else {
+		head, pr.firstKey, err = firstKey(cfg, pr.client)
+	}
+	if err != nil {
+		pr.end(false)
+		return false
+	}
+	if h != nil {
+		pr.hello = h
+		ok := pr.runSSLEvent(rules.ClientSSLClientHello)
+		pr.hello = nil
+		if !ok {
+			return false
+		}
+	}
+	if len(head) == 0 {
+		return true
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	st := &rs.side[rules.ClientSide]
+	collected := st.collecting
+	if collected {
+		rs.collectBytes(st, true, head)
+	}
+	rs.mu.Unlock()
+	if collected {
+		pr.countRead(len(head), true, nil)
+	} else {
+		pr.head = head
+	}
+	return true
+}
+
+// passFirst passes the client's first bytes that peekFirst kept to the
+// flow's new server side, and with ssl persistence has the member's
+// answer read for its session (serverHello) unless a rule collects that
+// answer. False: the flow is over (the caller resets).
+func (pr *proxied) passFirst(sc *serverConn) bool {
+	cfg := pr.snap.Cfg
+	if !cfg.Persist.Peeks() || (cfg.TLS != nil && cfg.TLS.Client != nil) {
+		return true
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	sc.helloBack = sslPersists(cfg) && !rs.side[rules.ServerSide].collecting
+	rs.mu.Unlock()
+	head := pr.head
+	pr.head = nil
+	return len(head) == 0 || pr.passHead(sc, head)
 }

@@ -35,6 +35,8 @@ func TestFirstBytesKeys(t *testing.T) {
 		{"tls hello with an id", tlsprof.HelloSessionID, hello, "\xde\xad\xbe\xef", true},
 		{"tls hello cut short", tlsprof.HelloSessionID, hello[:20], "", false},
 		{"not tls", tlsprof.HelloSessionID, []byte("SSH-2.0-OpenSSH_9.2\r\n" + string(make([]byte, 40))), "", true},
+		{"a short answer in plaintext", tlsprof.HelloSessionID, []byte("220 ok\r\n"), "", true},
+		{"a handshake record that is no hello", tlsprof.HelloSessionID, append([]byte{22, 3, 3, 0, 80, 11}, make([]byte, 10)...), "", true},
 	} {
 		key, done := c.find(c.in)
 		if string(key) != c.key || done != c.done {

@@ -184,7 +184,9 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	}
 	if c == nil {
 		if h := pr.hello; h != nil && s == rules.ClientSide {
-			return irules.HelloInfo(h, pr.snap.Cfg.TLS), true
+			info := irules.HelloInfo(h, pr.snap.Cfg.TLS)
+			info.DesiredSessionID = pr.firstKey // a hello passed through: the ID ssl persistence read
+			return info, true
 		}
 		return nil, false
 	}
