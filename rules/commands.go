@@ -81,6 +81,7 @@ func commandTable() *tcl.Commands {
 		registerSock(t)                               // commands_sock.go
 		registerTCPOpt(t)                             // commands_tcpopt.go
 		registerX509Ext(t)                            // commands_x509ext.go
+		registerCompat(t)                             // commands_compat.go
 		registerStatsProfile(t)                       // statsprofile.go
 		registerIStats(t)                             // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -21,11 +21,13 @@ type Statics struct {
 	m  atomic.Pointer[map[string]tcl.Value]
 }
 
-// NewStatics returns an empty static variable store.
+// NewStatics returns a static variable store holding only
+// static::tcl_platform.
 func NewStatics() *Statics {
 	s := &Statics{}
 	m := map[string]tcl.Value{}
 	s.m.Store(&m)
+	seedPlatform(s) // platform.go
 	return s
 }
 

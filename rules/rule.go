@@ -434,6 +434,9 @@ func Compile(name, body string) (*Rule, error) {
 				return nil, fail(0, "wrong # args: should be \"timing on|off\"")
 			}
 		case "proc":
+			if len(c.Words) == 3 {
+				return nil, fail(0, "wrong # args: should be \"proc name args body\": proc %s has a body but no argument list (a proc without arguments is proc %s {} {...})", c.Words[1].String(), c.Words[1].String())
+			}
 			if len(c.Words) != 4 {
 				return nil, fail(0, "wrong # args: should be \"proc name args body\"")
 			}
@@ -548,6 +551,15 @@ func init() {
 func unknownCommandMsg(cmd string) string {
 	if disabledTcl[strings.TrimPrefix(cmd, "::")] {
 		return fmt.Sprintf("command %q is disabled in iRules", cmd)
+	}
+	switch cmd {
+	case "else", "elseif":
+		// `}` newline `else {`: the newline ended the if command, so
+		// the else became a command of its own. Tcl (and BIG-IP) say
+		// only "invalid command name"; say why.
+		return fmt.Sprintf("unknown command %q: %s belongs to the if before it and must follow that if's close-brace on the same line (a newline ends the if command)", cmd, cmd)
+	case "}":
+		return "unknown command \"}\": an extra close-brace; the braces before it are already balanced, so it closes nothing"
 	}
 	known := commandTable().Names()
 	var near []string

@@ -212,7 +212,18 @@ func cmdIf(in *Interp, args []Value) (Value, error) {
 	}
 }
 
-// loopBody runs a loop body and says whether to stop.
+// loopResult is what a loop returns when its body stopped it with err:
+// a return's value travels with the signal (the body's result), so a
+// procedure returning from inside a loop returns that value.
+func loopResult(v Value, err error) Value {
+	if c, ok := err.(*ctrl); ok && c.code == 2 {
+		return ctrlValue(v, err)
+	}
+	return Empty
+}
+
+// loopErr says whether a loop body's outcome stops the loop, and with
+// what error.
 func loopErr(err error) (stop bool, out error) {
 	if err == nil {
 		return false, nil
@@ -240,9 +251,9 @@ func cmdWhile(in *Interp, args []Value) (Value, error) {
 		if err := in.tick(); err != nil {
 			return Empty, err
 		}
-		_, err = in.EvalValue(args[2])
+		v, err := in.EvalValue(args[2])
 		if stop, err := loopErr(err); stop {
-			return Empty, err
+			return loopResult(v, err), err
 		}
 	}
 }
@@ -262,13 +273,13 @@ func cmdFor(in *Interp, args []Value) (Value, error) {
 		if err := in.tick(); err != nil {
 			return Empty, err
 		}
-		_, err = in.EvalValue(args[4])
+		v, err := in.EvalValue(args[4])
 		if stop, err := loopErr(err); stop {
-			return Empty, err
+			return loopResult(v, err), err
 		}
-		if _, err := in.EvalValue(args[3]); err != nil {
+		if v, err := in.EvalValue(args[3]); err != nil {
 			if stop, err := loopErr(err); stop {
-				return Empty, err
+				return loopResult(v, err), err
 			}
 		}
 	}
@@ -313,9 +324,9 @@ func cmdForeach(in *Interp, args []Value) (Value, error) {
 				}
 			}
 		}
-		_, err := in.EvalValue(body)
+		v, err := in.EvalValue(body)
 		if stop, err := loopErr(err); stop {
-			return Empty, err
+			return loopResult(v, err), err
 		}
 	}
 	return Empty, nil
@@ -398,6 +409,7 @@ func cmdCatch(in *Interp, args []Value) (Value, error) {
 			in.SetVar("::errorCode", Str(errCode))
 		case *ctrl:
 			code = e.code
+			msg = ctrlValue(res, err)
 		}
 	}
 	if len(args) >= 3 {
@@ -505,7 +517,7 @@ func cmdSubst(in *Interp, args []Value) (Value, error) {
 						continue
 					}
 					if c.code == 2 {
-						b.WriteString(v.String())
+						b.WriteString(ctrlValue(v, err).String())
 						continue
 					}
 				}

@@ -137,6 +137,20 @@ func q(s string) string { return "\"" + s + "\"" }
 type ctrl struct {
 	code    int // 2 return, 3 break, 4 continue
 	retCode int // for return: the -code given
+	// carried is set on a return raised inside a command substitution
+	// ([return v] as a word): the command that held the word never ran,
+	// so the value travels here rather than as a command's result.
+	carried bool
+	val     Value
+}
+
+// ctrlValue is the result that goes with a completion: the value a
+// substituted return carries, else v.
+func ctrlValue(v Value, err error) Value {
+	if c, ok := err.(*ctrl); ok && c.carried {
+		return c.val
+	}
+	return v
 }
 
 func (c *ctrl) Error() string {
@@ -328,7 +342,7 @@ func (in *Interp) EvalString(text string) (Value, error) {
 	}
 	v, err := in.evalScript(s)
 	if IsReturn(err) {
-		return v, nil
+		return ctrlValue(v, err), nil
 	}
 	return v, err
 }
@@ -475,10 +489,10 @@ func (in *Interp) evalWord(w *word) (Value, error) {
 		return in.readVarWord(w)
 	case wCmd:
 		v, err := in.evalScript(w.script)
-		if err != nil {
-			if c, ok := err.(*ctrl); ok && c.code == 2 {
-				return v, nil
-			}
+		if c, ok := err.(*ctrl); ok && c.code == 2 && !c.carried {
+			// A return inside [ ] returns from the enclosing procedure
+			// (or ends the script) with its value, as in Tcl.
+			return Empty, &ctrl{code: 2, retCode: c.retCode, carried: true, val: v}
 		}
 		return v, err
 	}
@@ -776,6 +790,7 @@ func (in *Interp) CallProc(p *Proc, args []Value) (Value, error) {
 	res, err := in.evalScript(p.body)
 	in.frame = saved
 	if err != nil {
+		res = ctrlValue(res, err)
 		if c, ok := err.(*ctrl); ok {
 			switch c.code {
 			case 2:
