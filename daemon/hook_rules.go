@@ -256,7 +256,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 				rt.dest.LogTo(to, facility, line)
 			}
 		},
-		Table: rules.NewTable(), Statics: rules.NewStatics(),
+		Table: rules.NewTable(), Statics: statics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
 		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows,
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
@@ -528,4 +528,13 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 			}
 		}
 	}
+}
+
+// statics is the rules' static:: namespace with static::tcl_platform's
+// tmmVersion set to the version openltm's configuration files carry, so
+// that rules testing it take the branch for that BIG-IP version.
+func statics() *rules.Statics {
+	s := rules.NewStatics()
+	s.SetPlatform(rules.Platform{TMMVersion: objects.Version})
+	return s
 }

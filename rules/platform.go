@@ -65,8 +65,8 @@ func seedPlatform(s *Statics) {
 
 // SetPlatform sets static::tcl_platform(machine) and
 // static::tcl_platform(tmmVersion) (empty fields are left as they are).
-// The daemon calls it with the configured host name and version before
-// RULE_INIT runs; a rule may still overwrite them, as on BIG-IP.
+// The daemon calls it with the version before RULE_INIT runs (machine
+// stays the host's name); a rule may still overwrite them, as on BIG-IP.
 func (s *Statics) SetPlatform(p Platform) {
 	if p.Machine != "" {
 		s.Set("static::tcl_platform(machine)", tcl.Str(p.Machine))
