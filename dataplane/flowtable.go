@@ -9,9 +9,7 @@ func (p *Plane) Flows() int { return p.ConnectionCount() }
 // FLOWTABLE::limit virtual read; ok is false when no virtual server has
 // that full name.
 func (p *Plane) VirtualFlows(name string) (count, limit int, ok bool) {
-	p.mu.Lock()
-	v := p.virtuals[name]
-	p.mu.Unlock()
+	v := p.virtualNamed(name)
 	if v == nil {
 		return 0, 0, false
 	}

@@ -134,6 +134,7 @@ func New(opts Options) *Plane {
 		Running:        p.running.Load,
 		Persist:        &p.persist,
 		MBLB:           p.mblbs,
+		Virtual:        p.virtualNamed,
 	})
 	return p
 }

@@ -94,6 +94,13 @@ type CipherCount struct {
 	N    uint64
 }
 
+// virtualNamed is the running virtual server of that full name, or nil.
+func (p *Plane) virtualNamed(name string) *state.Virtual {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.virtuals[name]
+}
+
 // virtualsNamed is the running virtuals among names.
 func (p *Plane) virtualsNamed(names []string) []*state.Virtual {
 	p.mu.Lock()

@@ -40,6 +40,10 @@ type Env struct {
 	Persist *persist.Table
 	// MBLB serves the clients of message-balanced virtuals.
 	MBLB *mblbvs.Set
+	// Virtual finds a running virtual server by its full name, for a rule
+	// handing its connection to another (`virtual NAME`); nil or a nil
+	// answer: no such virtual server.
+	Virtual func(name string) *state.Virtual
 }
 
 // Engine runs the L4 flows of one plane.

@@ -78,6 +78,9 @@ type proxied struct {
 	ctls   *tls.Conn // client-ssl: TLS over client (tls.go)
 	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
 	hello *tls.ClientHelloInfo
+	// hops counts the virtual servers that handed this connection on
+	// before this one (`virtual NAME`, ruleflow.go).
+	hops int
 	// head is the client's first bytes a flow with rules read before
 	// choosing a member, until they are passed on (sslpersist.go).
 	head   []byte
@@ -106,7 +109,11 @@ var (
 )
 
 // serve runs one accepted client connection to its end.
-func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
+func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) { e.serveHop(vs, c, 0) }
+
+// serveHop runs a client connection that hops virtual servers handed on
+// before vs (`virtual NAME`) to its end.
+func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
 	if vs == nil {
 		reset(c)
 		return
@@ -123,7 +130,7 @@ func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) {
 		e.env.MBLB.Serve(vs, snap, c)
 		return
 	}
-	pr := &proxied{client: c}
+	pr := &proxied{client: c, hops: hops}
 	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)

@@ -67,6 +67,9 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
+	// toVirtual is the virtual server CLIENT_ACCEPTED handed the
+	// connection to (`virtual NAME`), served once the event ends.
+	toVirtual *state.Virtual
 }
 
 // modeOverride is the flow's LB::mode, or nil.
@@ -164,6 +167,8 @@ func (pr *proxied) Decide(d rules.Decision) error {
 			rs.Pool, rs.Addr, rs.Node = nil, d.Addr, true
 		}
 		rs.Changed = true
+	case rules.DecideVirtual:
+		return pr.targetVirtual(d.Pool) // ruleflow.go
 	case rules.DecideDetach:
 		if !rs.side[rules.ClientSide].collecting {
 			return errors.New("LB::detach needs the client side collected (TCP::collect) so that the next data can go to another server")

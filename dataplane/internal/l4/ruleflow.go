@@ -2,6 +2,7 @@ package l4
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
@@ -30,6 +31,10 @@ func (pr *proxied) serveRules() {
 	pr.legsLeft.Store(1)
 	if pr.handles(config.EventClientAccepted) && !pr.runEvent(config.EventClientAccepted) {
 		pr.finishLeg()
+		return
+	}
+	if to := pr.rs.toVirtual; to != nil {
+		pr.handTo(to)
 		return
 	}
 	if !pr.terminate() { // tls.go
@@ -479,3 +484,47 @@ func warmStack() byte {
 
 //go:noinline
 func stackSink(b []byte) byte { return b[len(b)-1] }
+
+// maxVirtualHops bounds how many times one connection is handed from
+// virtual server to virtual server, so that two rules naming each other
+// end in a reset instead of a loop.
+const maxVirtualHops = 4
+
+// targetVirtual is `virtual NAME`: the connection goes to that virtual
+// server as a connection of its own (its profiles, rules and pool; VIP
+// targeting VIP), which works only before anything is read from the
+// client or decided for it, so only in CLIENT_ACCEPTED and not on a
+// virtual that terminates TLS (its handshake would have to be undone).
+func (pr *proxied) targetVirtual(name string) error {
+	rs := pr.rs
+	if rs.ev != config.EventClientAccepted {
+		return fmt.Errorf("virtual %s: a connection is handed to another virtual server in CLIENT_ACCEPTED only", name)
+	}
+	if pr.snap.Cfg.TLS != nil {
+		return fmt.Errorf("virtual %s: a virtual server with a client-ssl profile cannot hand its connection on", name)
+	}
+	var vs *state.Virtual
+	if pr.e.env.Virtual != nil {
+		vs = pr.e.env.Virtual(name)
+	}
+	if vs == nil {
+		return fmt.Errorf("virtual %s: no such virtual server", name)
+	}
+	rs.toVirtual = vs
+	return nil
+}
+
+// handTo serves the client connection on the virtual server the rule
+// named, in this goroutine; this flow stays in the table (the client's
+// connection to the first virtual) until that one has served it.
+func (pr *proxied) handTo(vs *state.Virtual) {
+	if pr.hops+1 >= maxVirtualHops {
+		pr.e.env.Log.Warn(fmt.Sprintf("virtual %s: the connection from %s has been handed on %d times; reset", vs.Name, pr.Client, pr.hops+1))
+		pr.end(true)
+		pr.finishLeg()
+		return
+	}
+	pr.ended.Store(true) // the other virtual server closes the client
+	pr.e.serveHop(vs, pr.client, pr.hops+1)
+	pr.finishLeg()
+}
