@@ -543,7 +543,7 @@ func init() {
 		auto_qualify auto_reset bgerror cd dict eof encoding exec exit fblocked fconfigure fcopy
 		file fileevent filename flush gets glob http interp load lrepeat lreverse memory namespace open
 		package pid pkg::create pkg_mkIndex pwd rename seek socket source tcl_findLibrary tell time
-		unknown update uplevel upvar vwait`) {
+		unknown update vwait`) {
 		disabledTcl[n] = true
 	}
 }

@@ -23,7 +23,7 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{"disabled", "when CLIENT_ACCEPTED {\n  set x 1\n  exec ls\n}", "/Common/disabled:3:3: command \"exec\" is disabled in iRules"},
 		{"disabled nested", "when CLIENT_ACCEPTED {\n  if {1} {\n    file delete x\n  }\n}", ":3:5: command \"file\" is disabled"},
-		{"uplevel in switch", "when CLIENT_DATA {\n switch -glob [TCP::payload] {\n  a* { uplevel 1 {} }\n }\n}", ":3:8: command \"uplevel\" is disabled"},
+		{"vwait in switch", "when CLIENT_DATA {\n switch -glob [TCP::payload] {\n  a* { vwait x }\n }\n}", ":3:8: command \"vwait\" is disabled"},
 		{"unknown", "when CLIENT_ACCEPTED { frobnicate }", ":1:24: unknown command \"frobnicate\""},
 		{"unknown ns", "when CLIENT_ACCEPTED { TCP::frob }", "TCP commands available: TCP::bandwidth, TCP::client_port"},
 		{"unknown in proc", "proc p {} { nosuch }\nwhen CLIENT_ACCEPTED { call p }", ":1:13: unknown command \"nosuch\""},

@@ -41,6 +41,7 @@ func registerCore(t *Commands) {
 	t.Register("proc", cmdProc)
 	t.Register("global", cmdGlobal)
 	t.Register("upvar", cmdUpvar)
+	t.Register("uplevel", cmdUplevel)
 	t.Register("puts", cmdPuts)
 	t.Register("info", cmdInfo)
 	t.Register("array", cmdArray)
@@ -560,27 +561,11 @@ func cmdUpvar(in *Interp, args []Value) (Value, error) {
 	rest := args[1:]
 	target := in.frame.parent
 	if len(rest)%2 == 1 {
-		lv := rest[0].String()
-		rest = rest[1:]
-		if strings.HasPrefix(lv, "#") {
-			n, err := strconv.Atoi(lv[1:])
-			if err != nil {
-				return Empty, errorf("bad level %s", q(lv))
-			}
-			target = in.frame
-			for target != nil && target.level > n {
-				target = target.parent
-			}
-		} else {
-			n, err := strconv.Atoi(lv)
-			if err != nil {
-				return Empty, errorf("bad level %s", q(lv))
-			}
-			target = in.frame
-			for ; n > 0 && target != nil; n-- {
-				target = target.parent
-			}
+		var err error
+		if target, err = in.levelFrame(rest[0].String()); err != nil {
+			return Empty, err
 		}
+		rest = rest[1:]
 	}
 	if len(rest) == 0 {
 		return Empty, wrongArgs("upvar ?level? otherVar localVar ?otherVar localVar ...?")
@@ -971,3 +956,77 @@ func concatValues(vs []Value) string {
 }
 
 var _ = errors.New
+
+// levelFrame is the frame a level word names, as upvar and uplevel read
+// it: #N counts from the global frame, N climbs N frames from the
+// current one.
+func (in *Interp) levelFrame(lv string) (*frame, error) {
+	if strings.HasPrefix(lv, "#") {
+		n, err := strconv.Atoi(lv[1:])
+		if err != nil || n < 0 {
+			return nil, errorf("bad level %s", q(lv))
+		}
+		target := in.frame
+		for target != nil && target.level > n {
+			target = target.parent
+		}
+		if target == nil || target.level != n {
+			return nil, errorf("bad level %s", q(lv))
+		}
+		return target, nil
+	}
+	n, err := strconv.Atoi(lv)
+	if err != nil || n < 0 {
+		return nil, errorf("bad level %s", q(lv))
+	}
+	target := in.frame
+	for ; n > 0 && target != nil; n-- {
+		target = target.parent
+	}
+	if target == nil {
+		return nil, errorf("bad level %s", q(lv))
+	}
+	return target, nil
+}
+
+// isLevel says whether a word is a level (#N or a number), which makes
+// it uplevel's optional first argument.
+func isLevel(s string) bool {
+	s = strings.TrimPrefix(s, "#")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdUplevel is uplevel ?level? arg ?arg ...?: the script runs in the
+// variable frame of a caller (1 by default), which procedures that work
+// on their caller's variables use (BIG-IP keeps uplevel in iRules).
+func cmdUplevel(in *Interp, args []Value) (Value, error) {
+	if len(args) < 2 {
+		return Empty, wrongArgs("uplevel ?level? command ?arg ...?")
+	}
+	rest := args[1:]
+	lv := "1"
+	if len(rest) > 1 && isLevel(rest[0].String()) {
+		lv, rest = rest[0].String(), rest[1:]
+	}
+	target, err := in.levelFrame(lv)
+	if err != nil {
+		return Empty, err
+	}
+	script := rest[0]
+	if len(rest) > 1 {
+		script = Str(concatValues(rest))
+	}
+	saved := in.frame
+	in.frame = target
+	v, err := in.EvalValue(script)
+	in.frame = saved
+	return v, err
+}
