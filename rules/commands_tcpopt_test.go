@@ -18,27 +18,7 @@ import (
 // with a few bytes exchanged so that the kernel has a round trip.
 func pair248(t *testing.T) (*net.TCPConn, *net.TCPConn) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.248.1:0")
-	if err != nil {
-		t.Skipf("no 127.0.248.1 on this host: %v", err)
-	}
-	defer ln.Close()
-	a, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close(); b.Close() })
-	for range 3 {
-		a.Write([]byte("x"))
-		b.Read(make([]byte, 1))
-		b.Write([]byte("y"))
-		a.Read(make([]byte, 1))
-	}
-	return a.(*net.TCPConn), b.(*net.TCPConn)
+	return tcpPairOn(t, "127.0.248.1:0")
 }
 
 func sockStr(t *testing.T, c *net.TCPConn, level, opt int) string {
