@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -287,15 +286,7 @@ func TestSNIPassthroughPolicy(t *testing.T) {
 // session cache, resumes all five reconnections, and the record is the
 // chosen pool's.
 func TestSNIPassthroughSSLPersistence(t *testing.T) {
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl is not installed")
-	}
-	dir := t.TempDir()
-	cert, key := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
-	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-		"-keyout", key, "-out", cert, "-subj", "/CN=api.example", "-days", "1").CombinedOutput(); err != nil {
-		t.Fatalf("openssl req: %v\n%s", err, out)
-	}
+	cert, key := opensslCert(t, "api.example")
 	sServer(t, "127.0.247.21:4433", cert, key)
 	sServer(t, "127.0.247.22:4433", cert, key)
 	startServer(t, "127.0.247.23:4433", "D")

@@ -60,15 +60,7 @@ func reconnects(t *testing.T, addr string) int {
 // Without it, round robin sends them to the other member in turn, where
 // the session is unknown.
 func TestSSLPersistenceOpenSSL(t *testing.T) {
-	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl is not installed")
-	}
-	dir := t.TempDir()
-	cert, key := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
-	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-		"-keyout", key, "-out", cert, "-subj", "/CN=www.example", "-days", "1").CombinedOutput(); err != nil {
-		t.Fatalf("openssl req: %v\n%s", err, out)
-	}
+	cert, key := opensslCert(t, "www.example")
 	sServer(t, "127.0.242.11:4433", cert, key)
 	sServer(t, "127.0.242.12:4433", cert, key)
 	p, _ := newPlane(t)
@@ -220,4 +212,21 @@ func TestMSRDPSessionDirectory(t *testing.T) {
 	if len(seen) != 1 {
 		t.Errorf("a token naming no member went to %v, want one member, persisted", seen)
 	}
+}
+
+// opensslCert makes a self-signed P-256 certificate for cn with openssl,
+// for the tests whose members are openssl s_server; without openssl the
+// test is skipped.
+func opensslCert(t *testing.T, cn string) (cert, key string) {
+	t.Helper()
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed")
+	}
+	dir := t.TempDir()
+	cert, key = filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	if out, err := exec.Command("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+		"-keyout", key, "-out", cert, "-subj", "/CN="+cn, "-days", "1").CombinedOutput(); err != nil {
+		t.Fatalf("openssl req: %v\n%s", err, out)
+	}
+	return cert, key
 }
