@@ -55,6 +55,23 @@ sys folder /Common/Drafts { }
 ltm policy-strategy /Common/first-match { }
 ltm policy-strategy /Common/all-match { }
 ltm policy-strategy /Common/best-match { }
+ltm rule /Common/_sys_https_redirect {
+    when HTTP_REQUEST {
+       HTTP::redirect https://[getfield [HTTP::host] ":" 1][HTTP::uri]
+    }
+}
+ltm profile tcp /Common/tcp-lan-optimized { defaults-from /Common/tcp }
+ltm profile tcp /Common/tcp-wan-optimized { defaults-from /Common/tcp }
+ltm profile tcp /Common/tcp-mobile-optimized { defaults-from /Common/tcp }
+ltm profile tcp /Common/tcp-legacy { defaults-from /Common/tcp }
+ltm profile http-compression /Common/wan-optimized-compression { defaults-from /Common/httpcompression }
+ltm profile web-acceleration /Common/optimized-caching { defaults-from /Common/webacceleration }
+ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientssl }
+ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl }
+ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl }
+ltm monitor http /Common/http_head_f5 { defaults-from /Common/http send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
+ltm monitor https /Common/https_head_f5 { defaults-from /Common/https send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
+ltm monitor https /Common/https_443 { defaults-from /Common/https destination *:443 }
 `
 
 // singletonText is the initial state of singleton kinds; unlike built-ins

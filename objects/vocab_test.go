@@ -78,7 +78,7 @@ func TestF5Builtins(t *testing.T) {
 
 func TestDangleCategory(t *testing.T) {
 	c := Default.Builtins()
-	l := readAndCheck("ltm virtual /Common/v { destination /Common/10.1.1.1:80 profiles { /Common/clientssl-secure { } /Common/mine { } } }\n")
+	l := readAndCheck("ltm virtual /Common/v { destination /Common/10.1.1.1:80 profiles { /Common/wom-default-clientssl { } /Common/mine { } } }\n")
 	for _, o := range l.Objects {
 		c.Put(o)
 	}
@@ -86,7 +86,7 @@ func TestDangleCategory(t *testing.T) {
 	for _, d := range c.Dangling(Default) {
 		got[d.Ref.Name] = d.Category()
 	}
-	if got["/Common/clientssl-secure"] != NotActedOn || got["/Common/mine"] != Refused || len(got) != 2 {
+	if got["/Common/wom-default-clientssl"] != NotActedOn || got["/Common/mine"] != Refused || len(got) != 2 {
 		t.Fatalf("dangling categories %v", got)
 	}
 }
