@@ -23,6 +23,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(mblbCommands(e, p))
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
+	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

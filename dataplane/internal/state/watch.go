@@ -311,3 +311,27 @@ func hms(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dhr:%d%s:%dsec", s/3600, s/60%60, mins, s%60)
 }
+
+// Probes calls fn for each active monitor the watch runs, with its probe
+// address and its last state (checking before its first answer), for
+// `show ltm monitor`.
+func (w *Watch) Probes(fn func(monitor string, target netip.AddrPort, s monitor.State)) {
+	w.mu.Lock()
+	type probe struct {
+		name   string
+		target netip.AddrPort
+		s      monitor.State
+	}
+	ps := make([]probe, 0, len(w.insts))
+	for name, in := range w.insts {
+		s, ok := w.states[name]
+		if !ok {
+			s = monitor.State{Status: monitor.Checking}
+		}
+		ps = append(ps, probe{name, in.Target(), s})
+	}
+	w.mu.Unlock()
+	for _, p := range ps {
+		fn(p.name, p.target, p.s)
+	}
+}
