@@ -36,6 +36,21 @@ type SSLInfo struct {
 	// Profile is the full name of the side's client-ssl or server-ssl
 	// profile (PROFILE::clientssl name).
 	Profile string
+	// ClientRandom is the random of the side's ClientHello (SSL::clientrandom),
+	// nil when it was not seen.
+	ClientRandom []byte
+	// ALPN is the application protocol the handshake agreed on (SSL::alpn),
+	// "" when none.
+	ALPN string
+	// SNIRequired is the side's profile's sni-require (SSL::sni required).
+	SNIRequired bool
+	// Secret is the connection's key material by its NSS key-log label
+	// (CLIENT_RANDOM for the TLS 1.2 master secret, the TLS 1.3 traffic
+	// secrets by theirs); nil, or a nil answer, when it was not kept:
+	// crypto/tls gives it out only to a key-log writer set before the
+	// handshake, which the dataplane sets when the program's rules read
+	// it (Program.KeepsSecrets).
+	Secret func(label string) []byte
 	// VerifyResult checks PeerCerts as the side's profile would, giving
 	// OpenSSL's verification result (0: verified, or no certificate); nil
 	// means 0. It runs only when a rule asks (SSL::verify_result).
@@ -76,6 +91,11 @@ func registerSSL(t *tcl.Commands) {
 		return tcl.Str(hex.EncodeToString(info.SessionID)), nil
 	})
 	t.Register("SSL::extensions", cmdSSLExtensions)
+	t.Register("SSL::clientrandom", cmdSSLClientRandom)
+	t.Register("SSL::sessionsecret", cmdSSLSessionSecret)
+	t.Register("SSL::tls13_secret", cmdSSLTLS13Secret)
+	t.Register("SSL::sni", cmdSSLSNI)
+	t.Register("SSL::alpn", cmdSSLALPN).Compile = alpnHook
 	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide)).Compile = onlyHook(1, "PROFILE::clientssl", "name")
 	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide)).Compile = onlyHook(1, "PROFILE::serverssl", "name")
 	// SSL::verify_result: OpenSSL's verification result for the side's
@@ -150,6 +170,144 @@ func sslInfoOf(in *tcl.Interp, cmd string, side *Side) (*SSLInfo, error) {
 		return nil, tcl.Errorf("%s: no TLS on the %s of this connection", cmd, sd)
 	}
 	return info, nil
+}
+
+// SSL::clientrandom: the client random of the side's handshake in hex, the
+// second field of the NSS key-log lines a rule writes for decrypting a
+// capture.
+func cmdSSLClientRandom(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("SSL::clientrandom")
+	}
+	info, err := sslInfo(in, "SSL::clientrandom")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Str(hex.EncodeToString(info.ClientRandom)), nil
+}
+
+// SSL::sessionsecret: the TLS 1.2 (and earlier) master secret in hex, the
+// third field of the key-log line CLIENT_RANDOM; empty on a TLS 1.3
+// connection, whose secrets SSL::tls13_secret gives, and before the
+// handshake is done.
+func cmdSSLSessionSecret(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("SSL::sessionsecret")
+	}
+	info, err := sslInfo(in, "SSL::sessionsecret")
+	if err != nil || info.Secret == nil {
+		return tcl.Empty, err
+	}
+	return tcl.Str(hex.EncodeToString(info.Secret("CLIENT_RANDOM"))), nil
+}
+
+// tls13Labels maps SSL::tls13_secret's names to the key-log labels of the
+// secrets: BIG-IP's "client|server hs|app" pairs, the same joined by an
+// underscore, and the labels themselves.
+var tls13Labels = map[string]string{
+	"client hs":  "CLIENT_HANDSHAKE_TRAFFIC_SECRET",
+	"server hs":  "SERVER_HANDSHAKE_TRAFFIC_SECRET",
+	"client app": "CLIENT_TRAFFIC_SECRET_0",
+	"server app": "SERVER_TRAFFIC_SECRET_0",
+}
+
+// tls13Unkept are secrets BIG-IP names that crypto/tls never gives out:
+// they read as empty, as a secret the handshake did not make does.
+var tls13Unkept = map[string]bool{"early": true, "exporter": true, "CLIENT_EARLY_TRAFFIC_SECRET": true, "EXPORTER_SECRET": true}
+
+// SSL::tls13_secret client|server hs|app: a TLS 1.3 connection's handshake
+// or first application traffic secret in hex, for the key-log lines
+// CLIENT_HANDSHAKE_TRAFFIC_SECRET, SERVER_HANDSHAKE_TRAFFIC_SECRET,
+// CLIENT_TRAFFIC_SECRET_0 and SERVER_TRAFFIC_SECRET_0; empty on a TLS
+// 1.2 connection.
+func cmdSSLTLS13Secret(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	var name string
+	switch len(args) {
+	case 2:
+		name = args[1].String()
+	case 3:
+		name = args[1].String() + " " + args[2].String()
+	default:
+		return tcl.Empty, tcl.WrongArgs("SSL::tls13_secret client|server hs|app")
+	}
+	label := tls13Label(name)
+	if label == "" && !tls13Unkept[name] {
+		return tcl.Empty, tcl.Errorf("SSL::tls13_secret: bad secret %q: must be client hs, server hs, client app or server app", name)
+	}
+	info, err := sslInfo(in, "SSL::tls13_secret")
+	if err != nil || info.Secret == nil || label == "" {
+		return tcl.Empty, err
+	}
+	return tcl.Str(hex.EncodeToString(info.Secret(label))), nil
+}
+
+// tls13Label is the key-log label of a secret SSL::tls13_secret names
+// ("client hs", "client_hs" or the label itself), "" for no such secret.
+func tls13Label(name string) string {
+	if l, ok := tls13Labels[name]; ok {
+		return l
+	}
+	if l, ok := tls13Labels[strings.Replace(name, "_", " ", 1)]; ok {
+		return l
+	}
+	for _, l := range tls13Labels {
+		if l == name {
+			return l
+		}
+	}
+	return ""
+}
+
+// SSL::sni name|required: the server name of the side's handshake (on the
+// client side the one the client asked for, on the server side the one
+// sent to the member; empty without SNI), or whether the side's profile
+// requires SNI (sni-require).
+func cmdSSLSNI(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::sni name|required")
+	}
+	info, err := sslInfo(in, "SSL::sni")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	switch args[1].String() {
+	case "name":
+		return tcl.Str(info.ServerName), nil
+	case "required":
+		return tcl.Bool(info.SNIRequired), nil
+	}
+	return tcl.Empty, tcl.Errorf("SSL::sni: bad option %q: must be name or required", args[1].String())
+}
+
+// SSL::alpn: the application protocol the side's handshake agreed on
+// (h2, http/1.1), empty when the client offered none the virtual takes.
+func cmdSSLALPN(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("SSL::alpn")
+	}
+	info, err := sslInfo(in, "SSL::alpn")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Str(info.ALPN), nil
+}
+
+// alpnHook keeps, not runs, a rule that sets the protocols offered
+// (SSL::alpn PROTOCOLS): crypto/tls fixes them in the configuration
+// before the hello is read.
+func alpnHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok && c.NumWords() > 1 {
+		line, col := c.Pos(0)
+		r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "SSL::alpn PROTOCOLS", Line: line, Col: col})
+	}
+	return nil
+}
+
+// readsSecrets reports whether a rule's text names a command that reads
+// key material, whether in a when block, a proc or a string it evaluates:
+// the dataplane keeps a connection's secrets only for such rules.
+func readsSecrets(body string) bool {
+	return strings.Contains(body, "SSL::sessionsecret") || strings.Contains(body, "SSL::tls13_secret")
 }
 
 // SSL::cipher name|version|bits

@@ -144,6 +144,7 @@ type Program struct {
 	rules    []*Rule
 	handlers [numEvents][]progHandler
 	pool     sync.Pool
+	secrets  bool
 }
 
 type progHandler struct {
@@ -164,6 +165,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	}
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
+		p.secrets = p.secrets || r.keepsSecrets
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}
@@ -185,6 +187,12 @@ func (p *Program) Rules() []*Rule { return p.rules }
 func (p *Program) Handles(ev Event) bool {
 	return len(p.handlers[ev]) > 0 || ev == ClientAccepted && len(p.handlers[FlowInit]) > 0
 }
+
+// KeepsSecrets reports whether a rule reads TLS key material
+// (SSL::sessionsecret, SSL::tls13_secret): crypto/tls gives it only to a
+// key-log writer set before the handshake, which the dataplane then sets
+// on these connections alone, so that the others pay nothing for it.
+func (p *Program) KeepsSecrets() bool { return p.secrets }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

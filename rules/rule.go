@@ -170,8 +170,10 @@ type Rule struct {
 	// wsNeeds are the WS:: commands in when blocks, which need a
 	// websocket profile.
 	wsNeeds []HTTPNeed
-	inEvent Event
-	inWhen  bool
+	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
+	keepsSecrets bool
+	inEvent      Event
+	inWhen       bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only
@@ -387,7 +389,7 @@ func (e *CompileError) Error() string {
 // is returned together with an *UnsupportedError listing them, and the
 // caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
-	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}}
+	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body)}
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)
 		if IsF5Command(cmd) {

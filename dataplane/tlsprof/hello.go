@@ -22,6 +22,29 @@ type HelloConn struct {
 	*net.TCPConn
 	server  bool // the TLS server's socket (client-ssl), else the client's
 	in, out helloScan
+	// keys is the connection's key log, kept only for connections whose
+	// rules read the secrets (KeepKeys).
+	keys *KeyLog
+}
+
+// KeepKeys starts the connection's key log, to be given to its
+// tls.Config as KeyLogWriter (WithKeyLog); Keys finds it from the
+// connection afterwards.
+func (h *HelloConn) KeepKeys() *KeyLog {
+	if h.keys == nil {
+		h.keys = &KeyLog{}
+	}
+	return h.keys
+}
+
+// ClientRandom is the random of the ClientHello as it crossed the socket,
+// nil when it has not yet or the first bytes were no hello. Call it from
+// the handshake's goroutine, or once the handshake is done.
+func (h *HelloConn) ClientRandom() []byte {
+	if h.server {
+		return h.in.random(msgClientHello)
+	}
+	return h.out.random(msgClientHello)
 }
 
 // NewHelloConn watches c, the socket of a TLS server (server true: a
@@ -62,11 +85,7 @@ func (h *HelloConn) SessionIDs() (current, requested []byte) {
 // SessionIDs are the session IDs of c's handshake (see
 // HelloConn.SessionIDs) when c runs over a HelloConn, else nil.
 func SessionIDs(c *tls.Conn) (current, requested []byte) {
-	nc := c.NetConn()
-	if u, ok := nc.(interface{ Unwrap() net.Conn }); ok { // a session moved on (tlsloop)
-		nc = u.Unwrap()
-	}
-	if h, ok := nc.(*HelloConn); ok {
+	if h := helloConnOf(c.NetConn()); h != nil {
 		return h.SessionIDs()
 	}
 	return nil, nil
@@ -94,7 +113,7 @@ func HelloSessionID(b []byte) (id []byte, done bool) {
 // the session ID of its first handshake message.
 type helloScan struct {
 	buf  [helloMax]byte
-	n    int
+	n    uint8 // at most helloMax: a byte keeps each HelloConn small
 	done bool
 	ok   bool // buf holds a whole session ID
 }
@@ -111,7 +130,7 @@ const (
 )
 
 func (s *helloScan) feed(b []byte) {
-	s.n += copy(s.buf[s.n:], b)
+	s.n += uint8(copy(s.buf[s.n:], b))
 	// Bytes that are no hello are known from their first byte or their
 	// sixth (the record's type, the message's): a short answer in
 	// plaintext is not waited on for the rest of a hello's header.
@@ -128,11 +147,22 @@ func (s *helloScan) feed(b []byte) {
 	if idLen > maxIDLen || recordHeader+helloFixed+idLen > recordHeader+recLen {
 		return // malformed, or a hello split into records too small to hold its ID
 	}
-	if s.n < recordHeader+helloFixed+idLen {
+	if int(s.n) < recordHeader+helloFixed+idLen {
 		s.done = false // the ID's bytes are still to come
 		return
 	}
 	s.ok = true
+}
+
+// random is the hello's random when the message is of type msg (a
+// ClientHello or a ServerHello), nil otherwise: it sits after the
+// handshake header and the version.
+func (s *helloScan) random(msg byte) []byte {
+	const at = recordHeader + 4 + 2
+	if s.n < at+32 || s.buf[0] != recordHandshake || s.buf[recordHeader] != msg {
+		return nil
+	}
+	return s.buf[at : at+32 : at+32]
 }
 
 func (s *helloScan) id() []byte {

@@ -92,6 +92,10 @@ type Built struct {
 	byNameN atomic.Int32
 }
 
+// SNIRequired is the profile's sni-require, which a rule reads
+// (SSL::sni required) to tell whether clients without SNI are turned away.
+func (b *Built) SNIRequired() bool { return b != nil && b.sniRequire }
+
 // maxByName bounds the per-name configurations a server-ssl profile keeps.
 const maxByName = 1024
 

@@ -24,6 +24,14 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 		DesiredSessionID: desired,
 		ServerName:       cs.ServerName,
 		PeerCerts:        cs.PeerCertificates,
+		ClientRandom:     tlsprof.ClientRandom(c),
+		ALPN:             cs.NegotiatedProtocol,
+	}
+	if k := tlsprof.Keys(c); k != nil {
+		info.Secret = func(label string) []byte { return secret(k, label) }
+		if info.ClientRandom == nil {
+			info.ClientRandom = k.ClientRandom()
+		}
 	}
 	var b *tlsprof.Built
 	switch {
@@ -33,6 +41,7 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 		info.Profile, b = t.ServerProfile, t.Server
 	}
 	if b != nil {
+		info.SNIRequired = b.SNIRequired()
 		info.VerifyResult = func() int { return b.VerifyResult(cs.PeerCertificates) }
 	}
 	return info
@@ -43,12 +52,25 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 // -type 0), the profile it picks, the highest version it offers; no
 // cipher or session is chosen yet.
 func HelloInfo(h *tls.ClientHelloInfo, t *config.TLS) *rules.SSLInfo {
-	info := &rules.SSLInfo{ServerName: h.ServerName}
+	info := &rules.SSLInfo{ServerName: h.ServerName, ClientRandom: tlsprof.HelloRandom(h)}
 	// (GREASE values, 0x?a?a, are not versions.)
 	vs := slices.DeleteFunc(slices.Clone(h.SupportedVersions), func(v uint16) bool { return v&0x0f0f == 0x0a0a })
 	if len(vs) > 0 {
 		info.Version = tlsprof.VersionName(slices.Max(vs))
 	}
-	info.Profile, _ = t.ClientProfile(h.ServerName)
+	var b *tlsprof.Built
+	info.Profile, b = t.ClientProfile(h.ServerName)
+	info.SNIRequired = b.SNIRequired()
 	return info
+}
+
+// secret is the secret k keeps under a key-log label, nil for a label
+// it does not keep.
+func secret(k *tlsprof.KeyLog, label string) []byte {
+	for s := tlsprof.MasterSecret; s <= tlsprof.ServerTrafficSecret; s++ {
+		if s.Label() == label {
+			return k.Secret(s)
+		}
+	}
+	return nil
 }

@@ -65,11 +65,16 @@ func (pr *proxied) terminate() bool {
 		return true
 	}
 	var raw net.Conn = pr.client
-	if pr.rs != nil { // rules may read the session IDs (SSL::sessionid)
-		raw = tlsprof.NewHelloConn(pr.client, true)
-	}
 	cfg := tc.Client
-	if prog := irules.Program(pr.rules); pr.rs != nil && prog != nil && prog.Handles(rules.ClientSSLClientHello) {
+	prog := irules.Program(pr.rules)
+	if pr.rs != nil { // rules may read the session IDs (SSL::sessionid)
+		hc := tlsprof.NewHelloConn(pr.client, true)
+		raw = hc
+		if prog != nil && prog.KeepsSecrets() {
+			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
+		}
+	}
+	if pr.rs != nil && prog != nil && prog.Handles(rules.ClientSSLClientHello) {
 		cfg = tlsprof.WithHello(cfg, func(h *tls.ClientHelloInfo) bool {
 			pr.hello = h
 			defer func() { pr.hello = nil }()
@@ -107,8 +112,13 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
 	var raw net.Conn = sc.conn
+	cfg := tc.Server.ForServerName(sni)
 	if pr.rs != nil {
-		raw = tlsprof.NewHelloConn(sc.conn, false)
+		hc := tlsprof.NewHelloConn(sc.conn, false)
+		raw = hc
+		if prog := irules.Program(pr.rules); prog != nil && prog.KeepsSecrets() {
+			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
+		}
 	}
 	if pr.rs != nil {
 		if !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
@@ -118,7 +128,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 			return true // SSL::disable serverside there: no hello leaves
 		}
 	}
-	conn := tls.Client(raw, tc.Server.ForServerName(sni))
+	conn := tls.Client(raw, cfg)
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.vs.Prof.ServerSSL.Note(conn, conn.Handshake()); err != nil {
 		pr.end(true)

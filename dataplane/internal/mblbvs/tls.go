@@ -85,11 +85,12 @@ func clientTLS(c *net.TCPConn, t *config.TLS, r *mblbRules) net.Conn {
 		return c
 	}
 	if r != nil {
-		cfg := t.Client
+		hc := tlsprof.NewHelloConn(c, true)
+		cfg := r.keyLog(t.Client, hc)
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		return &frontConn{raw: c, tls: tls.Server(tlsprof.NewHelloConn(c, true), cfg)}
+		return &frontConn{raw: c, tls: tls.Server(hc, cfg)}
 	}
 	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
 }
@@ -310,6 +311,15 @@ func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
 	return func() { mv.tlsClients.CompareAndDelete(f.Client, f) }
 }
 
+// keyLog is cfg for a connection over hc, with its key material kept
+// when r's rules read it (SSL::sessionsecret, SSL::tls13_secret).
+func (r *mblbRules) keyLog(cfg *tls.Config, hc *tlsprof.HelloConn) *tls.Config {
+	if p := irules.Program(r.rules); p != nil && p.KeepsSecrets() {
+		return tlsprof.WithKeyLog(cfg, hc.KeepKeys())
+	}
+	return cfg
+}
+
 func (r *mblbRules) handlesEvent(ev rules.Event) bool {
 	p := irules.Program(r.rules)
 	return p != nil && p.Handles(ev)
@@ -347,15 +357,17 @@ var errHelloSendRefused = errors.New("the rule ended the client before the serve
 // serverHelloSend runs SERVERSSL_CLIENTHELLO_SEND for the client a new
 // server connection was dialled for, just before the connection's hello
 // leaves; false means the rule ended the client (closed at once, as
-// serverHandshake does).
-func (mv *VS) serverHelloSend(client netip.AddrPort) bool {
+// serverHandshake does). f is the client's flow when it is tracked
+// (trackTLS), for the handshake to follow.
+func (mv *VS) serverHelloSend(client netip.AddrPort) (f *mblbFlow, goOn bool) {
 	v, ok := mv.tlsClients.Load(client)
 	if !ok {
-		return true
+		return nil, true
 	}
-	r := v.(*mblbFlow).rr
+	f = v.(*mblbFlow)
+	r := f.rr
 	if !r.handlesEvent(rules.ServerSSLClientHelloSend) {
-		return true
+		return f, true
 	}
 	r.mu.Lock()
 	err := r.runEvent(rules.ServerSSLClientHelloSend)
@@ -363,9 +375,9 @@ func (mv *VS) serverHelloSend(client netip.AddrPort) bool {
 	r.mu.Unlock()
 	if err != nil || verdict != irules.GoOn {
 		r.f.sess.Close(err != nil || verdict == irules.Reject)
-		return false
+		return f, false
 	}
-	return true
+	return f, true
 }
 
 // serverTLS makes c, a new server connection to m for the client at
@@ -380,14 +392,20 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if mv.connectedBeforeTLS(client, c) {
 		return c, nil
 	}
-	if !mv.serverHelloSend(client) {
+	f, goOn := mv.serverHelloSend(client)
+	if !goOn {
 		c.SetLinger(0)
 		c.Close()
 		return nil, errHelloSendRefused
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
-	sc := tls.Client(tlsprof.NewHelloConn(c, false), t.Server.Config) // SERVERSSL_HANDSHAKE's SSL::sessionid
+	hc := tlsprof.NewHelloConn(c, false) // SERVERSSL_HANDSHAKE's SSL::sessionid
+	cfg := t.Server.Config
+	if f != nil {
+		cfg = f.rr.keyLog(cfg, hc)
+	}
+	sc := tls.Client(hc, cfg)
 	if err := mv.vs.Prof.ServerSSL.Note(sc, sc.HandshakeContext(ctx)); err != nil {
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)

@@ -108,10 +108,12 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	t := snap.Cfg.TLS
 	hc.SetDeadline(time.Now().Add(t.Handshake()))
 	var under net.Conn = hc
+	cfg := t.Client
 	if f.rr != nil { // the hellos' session IDs, for SSL::sessionid
-		under = tlsprof.NewHelloConn(hc, true)
+		h := tlsprof.NewHelloConn(hc, true)
+		under, cfg = h, f.rr.keyLog(cfg, h)
 	}
-	lc := tlsloop.Server(under, t.Client)
+	lc := tlsloop.Server(under, cfg)
 	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {
