@@ -2,16 +2,27 @@ package daemon
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/logpub"
 )
 
 // hslSwitch is the rules' HSL sender, set once a dataplane is attached:
 // rules (the GSLB's DNS rules among them) may run before that, and read
 // it without a lock.
-type hslSwitch struct{ hub atomic.Pointer[hsl.Hub] }
+// pubs are the running configuration's log publishers (HSL::open
+// -publisher), swapped at each commit.
+type hslSwitch struct {
+	hub  atomic.Pointer[hsl.Hub]
+	pubs atomic.Pointer[logpub.Set]
+}
+
+// pubHandle starts the handles of publishers; the hub's start "hsl:".
+const pubHandle = "pub:"
 
 var errNoHSL = errors.New("HSL::open: high-speed logging needs the dataplane, which is not running")
 
@@ -24,13 +35,41 @@ func (s *hslSwitch) Open(proto, pool string) (string, error) {
 	return h.Open(proto, pool)
 }
 
-// Send implements rules.HSL.
+// OpenPublisher implements rules.HSLPublishers: the publisher must be
+// in the running configuration.
+func (s *hslSwitch) OpenPublisher(name string) (string, error) {
+	p, ok := s.pubs.Load().Lookup(name)
+	if !ok {
+		return "", fmt.Errorf("HSL::open: no such log publisher: %s (a sys log-config publisher)", name)
+	}
+	return pubHandle + p.Name, nil
+}
+
+// Send implements rules.HSL. A publisher's handle sends to the
+// publisher of that name in the running configuration (nothing, when a
+// commit removed it).
 func (s *hslSwitch) Send(handle string, data []byte) (bool, error) {
+	if strings.HasPrefix(handle, pubHandle) {
+		return s.sendPublisher(handle[len(pubHandle):], data), nil
+	}
 	h := s.hub.Load()
 	if h == nil {
 		return false, errNoHSL
 	}
 	return h.Send(handle, data)
+}
+
+func (s *hslSwitch) sendPublisher(name string, data []byte) bool {
+	set := s.pubs.Load()
+	p, ok := set.Lookup(name)
+	if !ok {
+		return false
+	}
+	var hub logpub.Sender
+	if h := s.hub.Load(); h != nil {
+		hub = h
+	}
+	return set.Send(hub, p, data)
 }
 
 // attachHSL gives rules' HSL::open and HSL::send a sender that balances

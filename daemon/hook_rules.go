@@ -454,6 +454,8 @@ type ltmTranslation struct {
 	ifiles ifileSet
 	// stats are the statistics profiles' fields (STATS::), by profile.
 	stats map[string][]string
+	// logs are the log publishers HSL::open -publisher opens.
+	logs logTranslation
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -468,7 +470,9 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 			delete(b.pending, v) // left out after its rules were attached
 		}
 	}
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg), stats: statsProfiles(cfg)}
+	logs := logPublishers(cfg) // translate_logpub.go
+	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -504,6 +508,11 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		}
 	}
 	rt.vsAddrs.Store(&vs)
+	prevPubs := rt.hsl.pubs.Load()
+	if tr.logs.pubs != nil {
+		tr.logs.pubs.Local = rt.env.Log
+		rt.hsl.pubs.Store(tr.logs.pubs)
+	}
 	prevStats := rt.statsDefs
 	rt.env.Stats.Define(tr.stats)
 	rt.statsDefs = tr.stats
@@ -517,6 +526,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
 		rt.vsAddrs.Store(prevVS)
+		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
 		rt.mu.Lock()

@@ -52,6 +52,7 @@ auth partition Common { }
 sys folder / { }
 sys folder /Common { }
 sys folder /Common/Drafts { }
+sys log-config destination local-syslog /Common/local-syslog { }
 ltm policy-strategy /Common/first-match { }
 ltm policy-strategy /Common/all-match { }
 ltm policy-strategy /Common/best-match { }

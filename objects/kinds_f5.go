@@ -1239,18 +1239,21 @@ exclude raw
 require raw
 ordering enum default default|speed|strength|fips|hardware
 `), "F5 ltm cipher group: the suites of its allow rules, narrowed by require, less exclude"),
-		pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
+		actOn(pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
 remote-high-speed-log ref sys+log-config+destination+ none
 format enum rfc5424 rfc5424|rfc3164|legacy-bigip
-default-facility str local0
-default-severity str info
-`),
-		pk("sys log-config destination remote-high-speed-log", "Log Destination", "", tmshRef("sys log-config destination remote-high-speed-log")+vocab, `
+default-facility enum local0 kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|ntp|audit|alert|clock|local0|local1|local2|local3|local4|local5|local6|local7
+default-severity enum info emerg|alert|crit|err|warning|notice|info|debug
+`), "F5 sys log-config destination remote-syslog: a syslog header (format, default-facility, default-severity) before each message, sent through a remote-high-speed-log",
+			"remote-high-speed-log", "format", "default-facility", "default-severity"),
+		actOn(pk("sys log-config destination remote-high-speed-log", "Log Destination", "", tmshRef("sys log-config destination remote-high-speed-log")+vocab, `
 pool-name ref ltm+pool none
 distribution enum adaptive adaptive|balanced|replicated
 protocol enum tcp tcp|udp
-`),
-		pk("sys log-config destination local-syslog", "Log Destination", "", tmshRef("sys log-config destination local-syslog")+vocab, ""),
+`), "F5 sys log-config destination remote-high-speed-log: messages to a pool over high-speed logging (adaptive: one member until it fails; balanced: by the pool's method; replicated: every member)",
+			"pool-name", "distribution", "protocol"),
+		actOn(pk("sys log-config destination local-syslog", "Log Destination", "", tmshRef("sys log-config destination local-syslog")+vocab, ""),
+			"F5 sys log-config destination local-syslog: the system's own log (openltm: ltmd's log and STATE-DIR/log/ltm)"),
 		pk("sys log-config destination local-database", "Log Destination", "", tmshRef("sys log-config destination local-database")+vocab, ""),
 		pk("sys log-config destination splunk", "Log Destination", "", tmshRef("sys log-config destination splunk")+vocab, `
 forward-to ref sys+log-config+destination+ none
@@ -1271,9 +1274,9 @@ ip-address ip -
 port int 0
 protocol enum tcp tcp|udp
 `),
-		pk("sys log-config publisher", "Log Publisher", "", tmshRef("sys log-config publisher")+vocab, `
+		actOn(pk("sys log-config publisher", "Log Publisher", "", tmshRef("sys log-config publisher")+vocab, `
 destinations refcoll sys+log-config+destination+
-`),
+`), "F5 sys log-config publisher: each message HSL::open -publisher sends goes to every destination", "destinations"),
 		pk("sys log-config filter", "Log Filter", "", tmshRef("sys log-config filter")+vocab, `
 level str -
 message-id str -

@@ -198,7 +198,7 @@ ltm monitor dns /Common/dns_check {
     defaults-from /Common/dns
     qname www.lab.io
 }
-`, []string{"net route /Common/default is kept", "sys ntp", "sys log-config publisher /Common/pub"}},
+`, []string{"net route /Common/default is kept", "sys ntp"}},
 	} {
 		l := readAndCheck(tc.text)
 		if err := l.Err(false); err != nil {

@@ -50,6 +50,15 @@ type HSL interface {
 	Send(handle string, data []byte) (bool, error)
 }
 
+// HSLPublishers is an HSL that also opens log publishers (HSL::open
+// -publisher); its handles go to the same Send.
+type HSLPublishers interface {
+	HSL
+	// OpenPublisher returns the handle of a sys log-config publisher, by
+	// the name the rule wrote (bare names are in /Common).
+	OpenPublisher(name string) (string, error)
+}
+
 // registerIO adds the commands that read files and send logs away from
 // the connection: ifile, HSL::open, HSL::send.
 func registerIO(t *tcl.Commands) {
@@ -127,11 +136,9 @@ func cmdIfile(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 }
 
 // hslOpenHook refuses a literal protocol other than UDP or TCP (BIG-IP
-// checks it, case and all, when the rule is saved; the pool name it
-// checks only when the rule runs) and marks the -publisher form, which
-// needs log publishers openltm does not run, as not acted on.
+// checks it, case and all, when the rule is saved; the pool or publisher
+// name it checks only when the rule runs).
 func hslOpenHook(c *tcl.Compiler) error {
-	r, ok := c.Context().(*Rule)
 	for i := 1; i < c.NumWords(); i++ {
 		w, lit := c.Literal(i)
 		if !lit {
@@ -142,19 +149,14 @@ func hslOpenHook(c *tcl.Compiler) error {
 			if p, lit := c.Literal(i + 1); lit && i+1 < c.NumWords() && p != "UDP" && p != "TCP" {
 				return c.Errorf(i+1, "HSL::open: bad protocol %q: must be UDP or TCP (in capitals)", p)
 			}
-		case "-publisher", "-pub":
-			if ok {
-				line, col := c.Pos(i)
-				r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "HSL::open -publisher", Line: line, Col: col})
-			}
 		}
 	}
 	return nil
 }
 
 func cmdHSLOpen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	const usage = "HSL::open -proto UDP|TCP -pool POOL"
-	proto, pool := "UDP", ""
+	const usage = "HSL::open -proto UDP|TCP -pool POOL | -publisher PUBLISHER"
+	proto, pool, pub := "UDP", "", ""
 	for i := 1; i < len(args); i += 2 {
 		if i+1 >= len(args) {
 			return tcl.Empty, tcl.WrongArgs(usage)
@@ -169,17 +171,28 @@ func cmdHSLOpen(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		case "-pool":
 			pool = v
 		case "-publisher", "-pub":
-			return tcl.Empty, tcl.Errorf("HSL::open -publisher: log publishers are not implemented; use -proto UDP|TCP -pool POOL")
+			pub = v
 		default:
-			return tcl.Empty, tcl.Errorf("HSL::open: bad option %q: must be -proto or -pool", args[i].String())
+			return tcl.Empty, tcl.Errorf("HSL::open: bad option %q: must be -proto, -pool or -publisher", args[i].String())
 		}
 	}
-	if pool == "" {
+	if (pool == "") == (pub == "") {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
 	s := sessionOf(in)
 	if s == nil || s.prog.env.HSL == nil {
 		return tcl.Empty, tcl.Errorf("HSL::open: high-speed logging is not available here")
+	}
+	if pub != "" {
+		hp, ok := s.prog.env.HSL.(HSLPublishers)
+		if !ok {
+			return tcl.Empty, tcl.Errorf("HSL::open -publisher: log publishers are not available here")
+		}
+		h, err := hp.OpenPublisher(pub)
+		if err != nil {
+			return tcl.Empty, tclErr(err)
+		}
+		return tcl.Str(h), nil
 	}
 	h, err := s.prog.env.HSL.Open(proto, pool)
 	if err != nil {

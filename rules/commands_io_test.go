@@ -19,6 +19,9 @@ func TestIOCommandErrors(t *testing.T) {
 		{`HSL::open -proto UDP -pool nosuch_pool`, `no such pool: nosuch_pool`},
 		{`HSL::open -pool syslog_pool -timeout 3`, `bad option "-timeout"`},
 		{`HSL::send notahandle text`, `invalid HSL handle`},
+		{`HSL::open -publisher nosuch_pub`, `no such log publisher: nosuch_pub`},
+		{`HSL::open -publisher remote_pub -pool syslog_pool`, `wrong # args`},
+		{`HSL::open -pub`, `wrong # args`},
 		{`log not-an-address local0. text`, `bad log destination "not-an-address"`},
 		{`log local0 text`, `bad log facility "local0"`},
 	}
@@ -50,6 +53,27 @@ func TestHSLWithoutSender(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestHSLPublisherNeedsPublishers: an HSL that opens no publishers makes
+// HSL::open -publisher a Tcl error, and the rule still compiles.
+func TestHSLPublisherNeedsPublishers(t *testing.T) {
+	r := mustCompile(t, "/Common/r", "when CLIENT_ACCEPTED { HSL::open -publisher /Common/p }")
+	if len(r.Unsupported()) != 0 {
+		t.Fatalf("unsupported %+v: HSL::open -publisher is acted on", r.Unsupported())
+	}
+	p := NewProgram(&Env{HSL: poolOnlyHSL{}}, r)
+	s := p.NewConnState(newFakeConn())
+	defer s.Release()
+	if err := s.Run(ClientAccepted); err == nil || !strings.Contains(err.Error(), "log publishers are not available") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// poolOnlyHSL opens pools only.
+type poolOnlyHSL struct{}
+
+func (poolOnlyHSL) Open(proto, pool string) (string, error)       { return "h", nil }
+func (poolOnlyHSL) Send(handle string, data []byte) (bool, error) { return true, nil }
 
 // TestHSLOpenChecks: a literal protocol is checked when the rule is
 // saved, as BIG-IP checks it (in capitals); the pool name is not.

@@ -22,6 +22,15 @@ func (h *hslFake) Open(proto, pool string) (string, error) {
 	return "hsl:" + proto + ":" + pool, nil
 }
 
+// OpenPublisher knows one publisher, /Common/remote_pub.
+func (h *hslFake) OpenPublisher(name string) (string, error) {
+	if name != "remote_pub" && name != "/Common/remote_pub" {
+		return "", fmt.Errorf("no such log publisher: %s", name)
+	}
+	h.opened = append(h.opened, "publisher "+name)
+	return "hsl:pub:/Common/remote_pub", nil
+}
+
 func (h *hslFake) Send(handle string, data []byte) (bool, error) {
 	if !strings.HasPrefix(handle, "hsl:") {
 		return false, fmt.Errorf("invalid HSL handle %q", handle)
@@ -516,10 +525,10 @@ when HTTP_RESPONSE {
 }`, resp: "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 0\r\n\r\n", events: []Event{HTTPRequest, HTTPResponse},
 		stream: true, want: []string{"stream on=true expr=@http://@https://@"}},
 
-	{name: "log publisher (not implemented yet)", rule: `when CLIENT_ACCEPTED {
+	{name: "log publisher", rule: `when CLIENT_ACCEPTED {
   set hsl [HSL::open -publisher /Common/remote_pub]
   HSL::send $hsl "client [IP::client_addr]"
-}`, unsupported: "HSL::open -publisher"},
+}`, events: []Event{ClientAccepted}, want: []string{"hsl:pub:/Common/remote_pub client "}},
 }
 
 // TestPublishedRules compiles and runs iRules in the style published for

@@ -38,7 +38,11 @@ func Syslog(w io.Writer, st SyslogStats, o Options) error {
 		return err
 	}
 	for _, h := range st.HSL {
-		if err := statBlock(w, "Sys::High Speed Logging: "+o.rel(h.Pool)+" ("+h.Proto+")", [][2]string{
+		title := "Sys::High Speed Logging: " + o.rel(h.Pool) + " (" + h.Proto + ")"
+		if h.Distribution != hsl.Balanced {
+			title = "Sys::High Speed Logging: " + o.rel(h.Pool) + " (" + h.Proto + ", " + h.Distribution.String() + ")"
+		}
+		if err := statBlock(w, title, [][2]string{
 			{"Messages", ""},
 			{"Sent", u(h.Sent)},
 			{"Queued", u(h.Queued)},

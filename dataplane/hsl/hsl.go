@@ -1,10 +1,11 @@
 // Package hsl is the sending side of iRules high-speed logging
-// (HSL::open -proto UDP|TCP -pool P, HSL::send): one sender per pool and
-// protocol, which balances messages over the pool's available members as
-// BIG-IP does, keeps TCP connections open and reconnects them, and never
-// blocks the connection that runs the rule: HSL::send puts the message on
-// a bounded queue, and a message that does not fit is dropped and
-// counted.
+// (HSL::open -proto UDP|TCP -pool P, HSL::send, and the log publishers'
+// remote-high-speed-log destinations): one sender per pool, protocol and
+// distribution, which balances messages over the pool's available members
+// as BIG-IP does (or stays on one, or copies each to all), keeps TCP
+// connections open and reconnects them, and never blocks the connection
+// that runs the rule: HSL::send puts the message on a bounded queue, and a
+// message that does not fit is dropped and counted.
 package hsl
 
 import (
@@ -42,6 +43,43 @@ type Options struct {
 	DialTimeout time.Duration
 }
 
+// Distribution is how a sender spreads messages over a pool's members,
+// as a log destination's distribution setting asks (HSL::open -pool
+// always balances).
+type Distribution uint8
+
+const (
+	// Balanced sends each message to the member the pool's method picks.
+	Balanced Distribution = iota
+	// Adaptive stays on one member until it fails.
+	Adaptive
+	// Replicated sends every message to every available member.
+	Replicated
+)
+
+// ParseDistribution reads a destination's distribution as tmsh writes it.
+func ParseDistribution(s string) (Distribution, error) {
+	switch s {
+	case "balanced":
+		return Balanced, nil
+	case "adaptive", "":
+		return Adaptive, nil
+	case "replicated":
+		return Replicated, nil
+	}
+	return 0, fmt.Errorf("distribution %q: must be adaptive, balanced or replicated", s)
+}
+
+func (d Distribution) String() string {
+	switch d {
+	case Adaptive:
+		return "adaptive"
+	case Replicated:
+		return "replicated"
+	}
+	return "balanced"
+}
+
 // DefaultQueue is how many messages a sender queues per pool and protocol.
 const DefaultQueue = 4096
 
@@ -75,10 +113,19 @@ func New(o Options) *Hub {
 // for proto (UDP or TCP), starting the sender on first use. The pool must
 // exist.
 func (h *Hub) Open(proto, pool string) (string, error) {
+	return h.OpenDistributed(proto, pool, Balanced)
+}
+
+// OpenDistributed is Open for a log destination, whose distribution may
+// be other than balanced: each distribution has its own sender.
+func (h *Hub) OpenDistributed(proto, pool string, d Distribution) (string, error) {
 	if proto != "UDP" && proto != "TCP" {
 		return "", fmt.Errorf("HSL::open: bad protocol %q: must be UDP or TCP", proto)
 	}
 	handle := "hsl:" + proto + ":" + pool
+	if d != Balanced {
+		handle += "|" + d.String()
+	}
 	if _, ok := h.senders.Load(handle); ok {
 		return handle, nil
 	}
@@ -91,7 +138,7 @@ func (h *Hub) Open(proto, pool string) (string, error) {
 		return "", errors.New("HSL::open: the system is stopping")
 	}
 	if _, ok := h.senders.Load(handle); !ok {
-		s := &sender{hub: h, proto: proto, pool: pool, q: make(chan []byte, h.opts.Queue), done: make(chan struct{})}
+		s := &sender{hub: h, proto: proto, pool: pool, dist: d, q: make(chan []byte, h.opts.Queue), done: make(chan struct{})}
 		h.senders.Store(handle, s)
 		h.wg.Add(1)
 		go s.run()
@@ -119,6 +166,8 @@ func (h *Hub) Send(handle string, data []byte) (bool, error) {
 // Stats is one sender's counters.
 type Stats struct {
 	Proto, Pool string
+	// Distribution is balanced for HSL::open -pool's senders.
+	Distribution Distribution
 	// Sent messages were written to a member; Queued wait now.
 	Sent, Queued uint64
 	// DroppedFull did not fit the queue; DroppedNoMember found no
@@ -134,7 +183,7 @@ func (h *Hub) Stats() []Stats {
 	var out []Stats
 	h.senders.Range(func(_, v any) bool {
 		s := v.(*sender)
-		out = append(out, Stats{Proto: s.proto, Pool: s.pool, Sent: s.sent.Load(), Queued: uint64(len(s.q)),
+		out = append(out, Stats{Proto: s.proto, Pool: s.pool, Distribution: s.dist, Sent: s.sent.Load(), Queued: uint64(len(s.q)),
 			DroppedFull: s.droppedFull.Load(), DroppedNoMember: s.droppedNoMember.Load(),
 			Connects: s.connects.Load(), Failures: s.failures.Load()})
 		return true
@@ -143,7 +192,10 @@ func (h *Hub) Stats() []Stats {
 		if out[i].Pool != out[j].Pool {
 			return out[i].Pool < out[j].Pool
 		}
-		return out[i].Proto < out[j].Proto
+		if out[i].Proto != out[j].Proto {
+			return out[i].Proto < out[j].Proto
+		}
+		return out[i].Distribution < out[j].Distribution
 	})
 	return out
 }
@@ -168,6 +220,7 @@ func (h *Hub) Close() {
 type sender struct {
 	hub         *Hub
 	proto, pool string
+	dist        Distribution
 	q           chan []byte
 	done        chan struct{}
 
@@ -183,6 +236,8 @@ type sender struct {
 	down map[netip.AddrPort]time.Time
 	// reported is the drop count last logged.
 	reported uint64
+	// stay is the member an adaptive sender uses while it takes messages.
+	stay netip.AddrPort
 }
 
 func (s *sender) run() {
@@ -231,11 +286,26 @@ func (s *sender) send(msg []byte) {
 		s.members, s.read = ms, now
 		s.forget()
 	}
+	switch s.dist {
+	case Replicated:
+		s.replicate(now, msg)
+		return
+	case Adaptive:
+		if s.stay.IsValid() && s.offered(s.stay) {
+			if until, down := s.down[s.stay]; !down || !now.Before(until) {
+				if s.write(s.stay, msg) {
+					s.sent.Add(1)
+					return
+				}
+			}
+		}
+		s.stay = netip.AddrPort{}
+	}
 	if pick := s.hub.opts.Pick; pick != nil {
 		if m, ok := pick(s.pool); ok {
 			if until, down := s.down[m]; !down || !now.Before(until) {
 				if s.write(m, msg) {
-					s.sent.Add(1)
+					s.took(m)
 					return
 				}
 			}
@@ -249,9 +319,46 @@ func (s *sender) send(msg []byte) {
 		}
 		if s.write(m, msg) {
 			s.next = (s.next + i + 1) % n
-			s.sent.Add(1)
+			s.took(m)
 			return
 		}
+	}
+	s.droppedNoMember.Add(1)
+}
+
+// took counts a message member m took; an adaptive sender stays on it.
+func (s *sender) took(m netip.AddrPort) {
+	s.sent.Add(1)
+	if s.dist == Adaptive {
+		s.stay = m
+	}
+}
+
+// offered reports whether the pool still offers member m.
+func (s *sender) offered(m netip.AddrPort) bool {
+	for _, x := range s.members {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// replicate writes msg to every available member; it is sent when one
+// took it.
+func (s *sender) replicate(now time.Time, msg []byte) {
+	ok := false
+	for _, m := range s.members {
+		if until, down := s.down[m]; down && now.Before(until) {
+			continue
+		}
+		if s.write(m, msg) {
+			ok = true
+		}
+	}
+	if ok {
+		s.sent.Add(1)
+		return
 	}
 	s.droppedNoMember.Add(1)
 }

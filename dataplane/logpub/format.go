@@ -1,0 +1,168 @@
+package logpub
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Format is a remote-syslog destination's format setting: the header a
+// message gets before it goes to the destination's high-speed log.
+type Format uint8
+
+const (
+	// RFC5424 is `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID SD MSG`.
+	RFC5424 Format = iota
+	// RFC3164 is BSD syslog: `<PRI>Mmm dd hh:mm:ss HOSTNAME TAG: MSG`.
+	RFC3164
+	// LegacyBIGIP is the line BIG-IP's own log files hold, behind a PRI:
+	// `<PRI>Mmm dd hh:mm:ss HOSTNAME SEVERITY TAG: MSG`.
+	LegacyBIGIP
+)
+
+// ParseFormat reads a format as tmsh writes it.
+func ParseFormat(s string) (Format, error) {
+	switch s {
+	case "rfc5424", "":
+		return RFC5424, nil
+	case "rfc3164":
+		return RFC3164, nil
+	case "legacy-bigip":
+		return LegacyBIGIP, nil
+	}
+	return 0, fmt.Errorf("format %q: must be rfc5424, rfc3164 or legacy-bigip", s)
+}
+
+// Facilities are syslog's facility names and codes (RFC 5424 table 1),
+// as default-facility takes them.
+var Facilities = map[string]int{
+	"kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "syslog": 5, "lpr": 6, "news": 7,
+	"uucp": 8, "cron": 9, "authpriv": 10, "ftp": 11, "ntp": 12, "audit": 13, "alert": 14, "clock": 15,
+	"local0": 16, "local1": 17, "local2": 18, "local3": 19, "local4": 20, "local5": 21, "local6": 22, "local7": 23,
+}
+
+// Severities are syslog's severity names (RFC 5424 table 2), as
+// default-severity takes them.
+var Severities = map[string]int{
+	"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7,
+}
+
+var severityWords = [...]string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
+
+// Syslog is the header a remote-syslog destination puts before each
+// message.
+type Syslog struct {
+	Format Format
+	// Facility and Severity make the PRI of a message that has none of
+	// its own (a message that starts with <PRI> keeps it).
+	Facility, Severity int
+	// Hostname names this system ("-" when empty).
+	Hostname string
+	// App is RFC 5424's APP-NAME and RFC 3164's TAG.
+	App string
+	// MsgID is RFC 5424's MSGID ("-" when empty).
+	MsgID string
+	// Framed ends each message with a newline, as syslog over TCP
+	// (RFC 6587's non-transparent framing) needs.
+	Framed bool
+}
+
+// SplitPRI separates a leading <PRI> (0 to 191) and the one space after
+// it from msg; pri is -1 when msg has none. iRules often write one
+// (HSL::send $h "<190> ..."), and the syslog header must not repeat it.
+func SplitPRI(msg []byte) (pri int, rest []byte) {
+	if len(msg) < 3 || msg[0] != '<' {
+		return -1, msg
+	}
+	n := 0
+	i := 1
+	for ; i < len(msg) && i <= 4 && msg[i] >= '0' && msg[i] <= '9'; i++ {
+		n = n*10 + int(msg[i]-'0')
+	}
+	if i == 1 || i > 4 || i >= len(msg) || msg[i] != '>' || n > 191 {
+		return -1, msg
+	}
+	rest = msg[i+1:]
+	if len(rest) > 0 && rest[0] == ' ' {
+		rest = rest[1:]
+	}
+	return n, rest
+}
+
+// trimEOL drops one trailing newline (and a CR before it).
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// Append appends msg with the header to dst.
+func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
+	pri, body := SplitPRI(msg)
+	if pri < 0 {
+		pri = h.Facility*8 + h.Severity
+	}
+	body = trimEOL(body)
+	host := h.Hostname
+	if host == "" {
+		host = "-"
+	}
+	app := h.App
+	dst = append(dst, '<')
+	dst = strconv.AppendInt(dst, int64(pri), 10)
+	dst = append(dst, '>')
+	switch h.Format {
+	case RFC3164, LegacyBIGIP:
+		dst = now.AppendFormat(dst, time.Stamp)
+		dst = append(dst, ' ')
+		dst = append(dst, host...)
+		dst = append(dst, ' ')
+		if h.Format == LegacyBIGIP {
+			dst = append(dst, severityWords[pri&7]...)
+			dst = append(dst, ' ')
+		}
+		if app != "" {
+			dst = append(dst, app...)
+			dst = append(dst, ": "...)
+		}
+	default:
+		if app == "" {
+			app = "-"
+		}
+		msgID := h.MsgID
+		if msgID == "" {
+			msgID = "-"
+		}
+		dst = append(dst, "1 "...)
+		dst = now.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999Z07:00")
+		dst = append(dst, ' ')
+		dst = append(dst, host...)
+		dst = append(dst, ' ')
+		dst = append(dst, app...)
+		dst = append(dst, " - "...)
+		dst = append(dst, msgID...)
+		dst = append(dst, " - "...)
+	}
+	dst = append(dst, body...)
+	if h.Framed {
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+var facilityWords = [...]string{"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+	"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
+	"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}
+
+// Name is facility.severity for a PRI (134 is local0.info), as the local
+// log takes it.
+func Name(pri int) string {
+	if pri < 0 || pri > 191 {
+		pri = 134
+	}
+	return facilityWords[pri>>3] + "." + severityWords[pri&7]
+}
