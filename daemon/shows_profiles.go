@@ -91,6 +91,13 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 						TotalStreams: u(st.TotalStreams.Load()), Failed: u(st.Failed.Load()),
 					}
 				}
+				if st := e.h2stats.lookupServer(name); st != nil {
+					u := func(n int64) uint64 { return uint64(max(n, 0)) }
+					rs.Server = &render.HTTP2ServerStats{
+						Connections: u(st.Connections.Load()), TotalConnections: u(st.TotalConnections.Load()),
+						Streams: u(st.Streams.Load()), TotalStreams: u(st.TotalStreams.Load()), Failed: u(st.Failed.Load()),
+					}
+				}
 				if err := render.HTTP2Profile(w, name, rs, showOpts(s, words)); err != nil {
 					return err
 				}
@@ -100,6 +107,9 @@ func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 		RuntimeCommand{"reset-stats", profileHTTP2.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
 			for _, name := range profileNames(e, profileHTTP2, names) {
 				if st := e.h2stats.lookup(name); st != nil {
+					st.Reset()
+				}
+				if st := e.h2stats.lookupServer(name); st != nil {
 					st.Reset()
 				}
 			}

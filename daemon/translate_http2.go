@@ -8,12 +8,14 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/h2gw"
+	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/objects"
 )
 
 var (
 	profileHTTP2       = schema.MustKind("ltm profile http2")
+	profileHTTPRouter  = schema.MustKind("ltm profile httprouter")
 	h2Modes            = profileHTTP2.MustProp("activation-modes")
 	h2Streams          = profileHTTP2.MustProp("concurrent-streams-per-connection")
 	h2Idle             = profileHTTP2.MustProp("connection-idle-timeout")
@@ -29,8 +31,9 @@ var (
 // http2Stats keeps each http2 profile's counters across commits, for
 // `show ltm profile http2`: the virtuals using a profile count into one.
 type http2Stats struct {
-	mu sync.Mutex
-	m  map[string]*h2gw.Stats
+	mu  sync.Mutex
+	m   map[string]*h2gw.Stats
+	srv map[string]*h2member.Stats // the server side's, by profile
 }
 
 // get returns profile's counters, made on first use.
@@ -49,6 +52,32 @@ func (h *http2Stats) get(profile string) *h2gw.Stats {
 		h.m[profile] = st
 	}
 	return st
+}
+
+// server returns profile's server-side counters, made on first use.
+func (h *http2Stats) server(profile string) *h2member.Stats {
+	if h == nil {
+		return new(h2member.Stats)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.srv == nil {
+		h.srv = map[string]*h2member.Stats{}
+	}
+	st := h.srv[profile]
+	if st == nil {
+		st = new(h2member.Stats)
+		h.srv[profile] = st
+	}
+	return st
+}
+
+// lookupServer is a profile's server-side counters, nil before any
+// virtual used it on that side.
+func (h *http2Stats) lookupServer(profile string) *h2member.Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.srv[profile]
 }
 
 // lookup is a profile's counters, nil before any virtual used it.
@@ -135,23 +164,94 @@ func (t *translator) http2Profile(o *objects.Object) {
 	}
 }
 
-// http2 fills the virtual's HTTP/2 settings from its http2 profile. The
-// profile needs the http profile (its streams are HTTP requests), and
-// with activation-modes alpn only a client-ssl profile can offer h2
-// [M: BIG-IP refuses both; the messages are ours]. It returns false when
-// the virtual was left out.
-func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
-	p := t.profile(o, profileHTTP2)
-	if p == nil {
-		return true
+// http2Sides finds the virtual's http2 profiles by side, as BIG-IP
+// 14.1+ applies a profile's context: clientside serves clients,
+// serverside speaks HTTP/2 to members, all does both. Before 14.1 an
+// http2 profile was the client side's only, and `http2 { }` (context
+// all) on a virtual without an httprouter profile keeps meaning that
+// here [M: so that such configurations keep loading]. It also reports
+// whether the virtual has the httprouter profile, and refuses two
+// profiles for one side.
+func (t *translator) http2Sides(o *objects.Object) (client, server *objects.Object, serverCtx string, router bool, err error) {
+	v := virtualProfiles.Get(o)
+	if v == nil {
+		return nil, nil, "", false, nil
 	}
+	find := func(k *objects.Kind, name string) *objects.Object {
+		if p := t.cfg.Get(k, name); p != nil {
+			return p
+		}
+		return t.cfg.Lookup(t.s, []string{k.Key()}, name)
+	}
+	type side struct {
+		p   *objects.Object
+		ctx string
+	}
+	var sides []side
+	for _, it := range v.Items {
+		if find(profileHTTPRouter, it.Name) != nil {
+			router = true
+			continue
+		}
+		p := find(profileHTTP2, it.Name)
+		if p == nil {
+			continue
+		}
+		ctx := "all"
+		if c := it.Props["context"]; c != nil && c.Str != "" {
+			ctx = c.Str
+		}
+		sides = append(sides, side{p, ctx})
+	}
+	for _, sd := range sides {
+		if sd.ctx == "clientside" || sd.ctx == "all" {
+			if client != nil {
+				return nil, nil, "", false, fmt.Errorf("virtual server %s has two http2 profiles on the client side (%s, %s); give one context clientside and the other serverside", o.Name, client.Name, sd.p.Name)
+			}
+			client = sd.p
+		}
+		if sd.ctx == "serverside" || sd.ctx == "all" && router {
+			if server != nil {
+				return nil, nil, "", false, fmt.Errorf("virtual server %s has two http2 profiles on the server side (%s, %s); give one context clientside and the other serverside", o.Name, server.Name, sd.p.Name)
+			}
+			server, serverCtx = sd.p, sd.ctx
+		}
+	}
+	return client, server, serverCtx, router, nil
+}
+
+// http2 fills the virtual's HTTP/2 settings from its http2 profiles, on
+// the client side (h2gw) and on the server side (h2member). It returns
+// false when the virtual was left out.
+//
+// What is refused, as BIG-IP refuses it [M: the messages are ours]: an
+// http2 profile without an http profile; on the client side,
+// activation-modes alpn without a client-ssl profile; on the server
+// side, no httprouter profile, OneConnect, and hash or ssl persistence
+// (F5's HTTP/2 full-proxy constraints); an httprouter profile without
+// an http profile.
+func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 	refuse := func(format string, args ...any) bool {
 		msg := fmt.Sprintf(format, args...)
 		t.skipped = append(t.skipped, msg)
 		t.refused = append(t.refused, msg)
 		return false
 	}
-	if t.profile(o, profileHTTP) == nil || v.MBLB == nil {
+	p, server, serverCtx, router, err := t.http2Sides(o)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	hasHTTP := t.profile(o, profileHTTP) != nil && v.MBLB != nil
+	if router && !hasHTTP {
+		return refuse("profile httprouter requires an http profile on the virtual server (%s)", o.Name)
+	}
+	if server != nil && !t.http2Server(o, v, server, serverCtx, router, hasHTTP, refuse) {
+		return false
+	}
+	if p == nil {
+		return true
+	}
+	if !hasHTTP {
 		return refuse("profile %s (http2) requires an http profile on the virtual server (%s)", p.Name, o.Name)
 	}
 	h, err := t.http2Config(p)
@@ -175,5 +275,43 @@ func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	h.Stats = st.get(p.Name)
 	v.HTTP2 = h
+	return true
+}
+
+// http2Server applies the http2 profile p of the virtual's server side:
+// requests go to members as HTTP/2 streams, in cleartext with prior
+// knowledge, or over the server-ssl profile with ALPN h2 (whatever
+// activation-modes says: it is the client side's [M]).
+func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *objects.Object, ctx string, router, hasHTTP bool, refuse func(string, ...any) bool) bool {
+	if !hasHTTP {
+		return refuse("profile %s (http2, context %s) requires an http profile on the virtual server (%s)", p.Name, ctx, o.Name)
+	}
+	if !router {
+		return refuse("profile %s (http2, context %s) requires an httprouter profile on the virtual server (%s): add httprouter { } to its profiles", p.Name, ctx, o.Name)
+	}
+	if v.MBLB.OneConnect != nil {
+		return refuse("profile %s (http2, context %s) cannot be used with a one-connect profile on the virtual server (%s): HTTP/2 to members shares member connections itself", p.Name, ctx, o.Name)
+	}
+	for _, ps := range []*dataplane.Persistence{v.Persist, v.FallbackPersist} {
+		if ps != nil && (ps.Method == dataplane.PersistHash || ps.Method == dataplane.PersistSSL) {
+			return refuse("profile %s (http2, context %s) cannot be used with %s persistence (%s) on the virtual server (%s); source-addr, cookie, universal and dest-addr persistence can", p.Name, ctx, ps.Method, ps.Profile, o.Name)
+		}
+	}
+	h, err := t.http2Config(p)
+	if err != nil {
+		t.skip(o, "profile %s: %v", p.Name, err)
+		return false
+	}
+	var st *http2Stats
+	if t.rules != nil && t.rules.e != nil {
+		st = &t.rules.e.h2stats
+	}
+	v.MBLB.MemberHTTP2 = &h2member.Config{
+		Profile:              p.Name,
+		MaxConcurrentStreams: h.MaxConcurrentStreams,
+		IdleTimeout:          h.IdleTimeout,
+		HeaderTableSize:      h.HeaderTableSize,
+		Stats:                st.server(p.Name),
+	}
 	return true
 }

@@ -735,9 +735,18 @@ insert-header ed disabled
 insert-header-name str X-HTTP2
 receive-window int 32
 write-size int 16384
-`), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge), HTTP/1.1 to members",
+`), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge); on the server side (context serverside, or all with an httprouter profile) HTTP/2 to members",
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
 			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
+		actOn(profileKind("httprouter", "httprouter", `
+ignore-client-port ed disabled
+max-pending-bytes int 32768
+max-pending-messages int 64
+mirror ed disabled
+mirrored-message-sweeper-interval int 1000
+traffic-group str none
+use-local-connection ed enabled
+`), "F5 ltm profile httprouter: the HTTP message router an http2 profile on the server side needs (HTTP/2 to members)"),
 		actOn(profileKind("request-log", "request-log", `
 log-request-logging-errors ed disabled
 log-response-by-default ed enabled

@@ -31,6 +31,8 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	chunked := fs.Bool("chunked", false, "with -body, send the page chunked (in parts of 1000 bytes, no Content-Length)")
 	ctype := fs.String("type", "text/html", "with -body, the page's Content-Type")
 	echoHeader := fs.String("echo-header", "", "also answer with the value of this request header (NAME=value), so a client can see what the proxy passed on")
+	h2c := fs.Bool("h2c", false, "also speak HTTP/2 in cleartext with prior knowledge, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTP/2 member")
+	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -60,11 +62,19 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *echoHeader != "" {
 			answer += fmt.Sprintf(" %s=%s", *echoHeader, r.Header.Get(*echoHeader))
 		}
+		if *h2c {
+			answer += " proto=" + r.Proto
+		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
 		}
 		if *setCookie != "" {
 			w.Header().Add("Set-Cookie", *setCookie)
+		}
+		name, value, hasTrailer := strings.Cut(*trailer, "=")
+		if hasTrailer {
+			w.Header().Set("Trailer", name)
+			defer w.Header().Set(name, value)
 		}
 		if page != nil {
 			writePage(w, page, *ctype, *chunked)
@@ -72,6 +82,12 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintln(w, answer)
 	})}
+	if *h2c {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		srv.Protocols = &p
+	}
 	log.printf("%s listening on %s (http)\n", *label, ln.Addr())
 	go func() {
 		<-ctx.Done()

@@ -102,8 +102,11 @@ func WebAccelerationProfile(w io.Writer, name string, st httpcache.Stats, o Opti
 // client connections and streams, summed over its virtual servers [M:
 // BIG-IP's block has more rows, of frames and flow control; these are
 // what the gateway counts].
+//
+// A profile used on the server side (HTTP/2 to members) adds the
+// member connections and streams.
 func HTTP2Profile(w io.Writer, name string, st HTTP2Stats, o Options) error {
-	return statBlock(w, "Ltm::HTTP2 Profile: "+o.rel(name), [][2]string{
+	rows := [][2]string{
 		{"Virtual Server Name", "N/A"},
 		{"Connections", ""},
 		{"Current", o.num(st.Connections)},
@@ -113,12 +116,31 @@ func HTTP2Profile(w io.Writer, name string, st HTTP2Stats, o Options) error {
 		{"Maximum Concurrent", o.num(st.MaxStreams)},
 		{"Total", o.num(st.TotalStreams)},
 		{"Failed (502)", o.num(st.Failed)},
-	})
+	}
+	if sv := st.Server; sv != nil {
+		rows = append(rows,
+			[2]string{"Server-side Connections", ""},
+			[2]string{"Current", o.num(sv.Connections)},
+			[2]string{"Total", o.num(sv.TotalConnections)},
+			[2]string{"Server-side Streams", ""},
+			[2]string{"Current", o.num(sv.Streams)},
+			[2]string{"Total", o.num(sv.TotalStreams)},
+			[2]string{"Failed (502)", o.num(sv.Failed)},
+		)
+	}
+	return statBlock(w, "Ltm::HTTP2 Profile: "+o.rel(name), rows)
 }
 
 // HTTP2Stats are the figures HTTP2Profile prints.
 type HTTP2Stats struct {
 	Connections, TotalConnections, Streams, MaxStreams, TotalStreams, Failed uint64
+	// Server, when the profile is used on the server side.
+	Server *HTTP2ServerStats
+}
+
+// HTTP2ServerStats are a profile's figures on the server side.
+type HTTP2ServerStats struct {
+	Connections, TotalConnections, Streams, TotalStreams, Failed uint64
 }
 
 // TCPProfile prints one `Ltm::TCP Profile` block.

@@ -199,7 +199,9 @@ func (h *h2conn) response(id uint32) (string, string) {
 		switch f := h.read().(type) {
 		case *http2.MetaHeadersFrame:
 			if f.StreamID == id {
-				status = f.PseudoValue("status")
+				if status == "" { // not the trailers
+					status = f.PseudoValue("status")
+				}
 				if f.StreamEnded() {
 					return status, string(body)
 				}

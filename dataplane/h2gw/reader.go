@@ -281,5 +281,5 @@ func (g *conn) onData(f *http2.DataFrame) {
 		}
 		s.left -= int64(len(data))
 	}
-	g.requestBody(s, data, f.StreamEnded())
+	g.requestBody(s, data, f.StreamEnded(), nil)
 }

@@ -16,17 +16,18 @@ func (g *conn) onHeaders(f *headerBlock) {
 		return
 	}
 	if s := g.streams[id]; s != nil {
-		// Trailers: they end the body; their fields are not forwarded.
+		// Trailers: they end the body, and follow a chunked one as its
+		// trailer section (a body of declared length has none).
 		switch {
 		case s.reqEnded:
 			g.resetStream(s, http2.ErrCodeStreamClosed, true)
 		case s.discard && f.end:
 			s.reqEnded = true
 			g.maybeClose(s)
-		case !f.end || s.left > 0:
+		case !f.end || s.left > 0 || hasPseudo(f.fields):
 			g.resetStream(s, http2.ErrCodeProtocol, true)
 		default:
-			g.requestBody(s, nil, true)
+			g.requestBody(s, nil, true, f.fields)
 		}
 		return
 	}
@@ -75,9 +76,10 @@ func (g *conn) onHeaders(f *headerBlock) {
 	g.advance()
 }
 
-// requestBody passes on a piece of s's body (the last with end): to its
-// engine if its head went, else into what waits its turn. Under mu.
-func (g *conn) requestBody(s *stream, data []byte, end bool) {
+// requestBody passes on a piece of s's body (the last with end, and the
+// trailers that ended it): to its engine if its head went, else into
+// what waits its turn. Under mu.
+func (g *conn) requestBody(s *stream, data []byte, end bool, trailers []hpack.HeaderField) {
 	b := data
 	if s.chunked {
 		b = g.head[:0]
@@ -88,7 +90,9 @@ func (g *conn) requestBody(s *stream, data []byte, end bool) {
 			b = append(b, "\r\n"...)
 		}
 		if end {
-			b = append(b, "0\r\n\r\n"...)
+			b = append(b, "0\r\n"...)
+			b = appendTrailers(b, trailers)
+			b = append(b, "\r\n"...)
 		}
 		g.head = b
 	}
@@ -204,7 +208,9 @@ func (rq *request) parse(fields []hpack.HeaderField) bool {
 // appendHead appends the request's HTTP/1.1 head: the request line,
 // Host (from :authority), the fields in the order they came (names in
 // their canonical case, cookies joined into one field, Host,
-// Content-Length, Expect and TE left out), the insert-header field, and
+// Content-Length and Expect left out; TE, which HTTP/2 allows only as
+// "trailers", tells the member trailers are welcome, as gRPC needs),
+// the insert-header field, and
 // the body's framing: the declared length, Content-Length: 0 for an
 // empty POST, PUT or PATCH, chunked for a body of undeclared length.
 func (rq *request) appendHead(b []byte, fields []hpack.HeaderField, insert string, ended bool) (_ []byte, chunked bool) {
@@ -219,7 +225,7 @@ func (rq *request) appendHead(b []byte, fields []hpack.HeaderField, insert strin
 		switch {
 		case f.Name[0] == ':':
 			continue
-		case f.Name == "host", f.Name == "content-length", f.Name == "expect", f.Name == "te":
+		case f.Name == "host", f.Name == "content-length", f.Name == "expect":
 			continue
 		case f.Name == "cookie":
 			if !cookies {
@@ -249,6 +255,34 @@ func (rq *request) appendHead(b []byte, fields []hpack.HeaderField, insert strin
 		chunked = true
 	}
 	return append(b, "\r\n"...), chunked
+}
+
+// appendTrailers appends a request's trailers as a chunked body's
+// trailer section, less the fields a trailer cannot carry (RFC 9110
+// section 6.5.1: framing, routing, the connection's own).
+func appendTrailers(b []byte, fields []hpack.HeaderField) []byte {
+	for _, f := range fields {
+		switch f.Name {
+		case "content-length", "host", "te", "trailer", "transfer-encoding", "connection", "keep-alive", "proxy-connection", "upgrade":
+			continue
+		}
+		b = appendCanonical(b, f.Name)
+		b = append(b, ": "...)
+		b = append(b, f.Value...)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
+
+// hasPseudo reports whether a trailer block has pseudo fields, which
+// make it malformed (RFC 9113 section 8.1).
+func hasPseudo(fields []hpack.HeaderField) bool {
+	for _, f := range fields {
+		if f.IsPseudo() {
+			return true
+		}
+	}
+	return false
 }
 
 // appendCookies joins the cookie fields into one (RFC 9113 8.2.3).

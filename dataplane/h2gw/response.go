@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2/hpack"
 )
 
@@ -118,6 +119,42 @@ func (u *upstream) deliver(s *stream, p []byte, end bool) error {
 	return nil
 }
 
+// deliverEnd ends s's response, with trailers when there are any: they
+// go after the body held for lack of window.
+func (u *upstream) deliverEnd(s *stream, trailers []hpack.HeaderField) error {
+	if len(trailers) > 0 {
+		u.g.mu.Lock()
+		if !s.reset && !s.respEnded {
+			s.trailers = &trailers
+		}
+		u.g.mu.Unlock()
+	}
+	return u.deliver(s, nil, true)
+}
+
+// trailerField is a chunked trailer line as an HTTP/2 field (name in
+// lower case), or false for what HTTP/2 cannot carry or a trailer may
+// not say (RFC 9110 section 6.5.1).
+func trailerField(line []byte) (hpack.HeaderField, bool) {
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 {
+		return hpack.HeaderField{}, false
+	}
+	name := bytes.ToLower(line[:colon])
+	if hopByHop(name) || !wireName(string(name)) {
+		return hpack.HeaderField{}, false
+	}
+	switch string(name) {
+	case "content-length", "host", "content-encoding", "content-type", "content-range":
+		return hpack.HeaderField{}, false
+	}
+	v := bytes.TrimSpace(line[colon+1:])
+	if !httpguts.ValidHeaderFieldValue(string(v)) {
+		return hpack.HeaderField{}, false
+	}
+	return hpack.HeaderField{Name: string(name), Value: string(v)}, true
+}
+
 // copyN copies n bytes of body (-1: to the end of the connection).
 func (u *upstream) copyN(s *stream, n int64, end bool) error {
 	for n != 0 {
@@ -148,7 +185,8 @@ func (u *upstream) copyN(s *stream, n int64, end bool) error {
 	return nil
 }
 
-// copyChunked copies a chunked body; its trailers are dropped.
+// copyChunked copies a chunked body; its trailers end the stream as a
+// HEADERS frame (gRPC's status comes there).
 func (u *upstream) copyChunked(s *stream) error {
 	for {
 		line, err := u.readLine()
@@ -163,13 +201,17 @@ func (u *upstream) copyChunked(s *stream) error {
 			return errBadResponse
 		}
 		if size == 0 {
+			var trailers []hpack.HeaderField
 			for {
 				line, err := u.readLine()
 				if err != nil {
 					return err
 				}
 				if len(line) == 0 {
-					return u.deliver(s, nil, true)
+					return u.deliverEnd(s, trailers)
+				}
+				if f, ok := trailerField(line); ok {
+					trailers = append(trailers, f)
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // stream is one client stream: its request on the way to the engine,
@@ -26,12 +27,13 @@ type stream struct {
 	unacked  int32     // body taken and not yet given back
 
 	// The response.
-	send       int64  // what the client lets the gateway send on it
-	pending    []byte // response body held for lack of window
-	pendingEnd bool   // and the end of the stream after it
-	started    bool   // HEADERS sent
-	respEnded  bool   // END_STREAM sent
-	reset      bool   // RST_STREAM sent or received: the response is dropped
+	send       int64                // what the client lets the gateway send on it
+	pending    []byte               // response body held for lack of window
+	trailers   *[]hpack.HeaderField // sent as HEADERS at the end, if any (a pointer: streams stay in their size class)
+	pendingEnd bool                 // and the end of the stream after it
+	started    bool                 // HEADERS sent
+	respEnded  bool                 // END_STREAM sent
+	reset      bool                 // RST_STREAM sent or received: the response is dropped
 	closed     bool
 }
 

@@ -62,7 +62,7 @@ func (g *conn) writeData(s *stream, p []byte, end bool) (int, bool) {
 		if k <= 0 {
 			return sent, false
 		}
-		last := end && sent+int(k) == len(p)
+		last := end && sent+int(k) == len(p) && s.trailers == nil
 		g.fr.WriteData(s.id, last, p[sent:sent+int(k)])
 		s.send -= k
 		g.sendWindow -= k
@@ -73,11 +73,26 @@ func (g *conn) writeData(s *stream, p []byte, end bool) (int, bool) {
 		}
 	}
 	if end {
+		if s.trailers != nil {
+			g.writeTrailers(s)
+			return sent, true
+		}
 		g.fr.WriteData(s.id, true, nil) // an empty frame takes no window
 		g.ended(s)
 		return sent, true
 	}
 	return sent, false
+}
+
+// writeTrailers ends s with its trailers, encoded now: HPACK's state is
+// the order blocks are written in.
+func (g *conn) writeTrailers(s *stream) {
+	g.hbuf.Reset()
+	for _, f := range *s.trailers {
+		g.enc.WriteField(f)
+	}
+	s.trailers = nil
+	g.writeHeaderBlock(s, true)
 }
 
 // drainPending sends what waits for window: only's, or (nil) every

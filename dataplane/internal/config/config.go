@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/h2gw"
+	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
@@ -177,6 +178,10 @@ type MBLB struct {
 	// OneConnect, from the one-connect profile, shares server connections
 	// among all clients; nil gives each client its own.
 	OneConnect *OneConnect
+	// MemberHTTP2, from an http2 profile on the server side (with the
+	// httprouter profile), sends the requests to members as HTTP/2
+	// streams (dataplane/h2member); nil: HTTP/1.1 to members.
+	MemberHTTP2 *h2member.Config
 }
 
 // OneConnect is the one-connect profile as message-based load balancing

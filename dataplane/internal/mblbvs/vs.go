@@ -68,6 +68,7 @@ type VS struct {
 	idle  time.Duration
 	ruled bool // the rules frame messages (TCP::notify)
 	eng   *mblb.Engine
+	h2    *memberHTTP2 // HTTP/2 to members, nil: HTTP/1.1 (h2member.go)
 
 	legs sync.Map // *mblb.Leg -> *legFlow
 
@@ -156,6 +157,7 @@ func (s *Set) Close() {
 	}
 	for _, mv := range *cur {
 		mv.eng.Close()
+		mv.h2.close()
 	}
 }
 
@@ -175,6 +177,7 @@ func (mv *VS) retire() {
 		time.Sleep(200 * time.Millisecond)
 	}
 	mv.eng.Close()
+	mv.h2.close()
 }
 
 // newVS starts the engine of one virtual.
@@ -199,6 +202,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		},
 	}
 	ec.DialFD = mv.dialFD()
+	if mv.h2 = newMemberHTTP2(cfg); mv.h2 != nil {
+		ec.DialFD = nil // the bridges are goroutines (h2member.go)
+	}
 	if cfg.Request.Mode == mblb.HTTP {
 		ec.ObserveRequest = mv.observeRequest
 		ec.ObserveResponse = mv.vs.Prof.HTTP.Response
@@ -602,6 +608,9 @@ func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.
 // second take another).
 func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (net.Conn, error) {
 	snap := mv.vs.Snap.Load()
+	if mv.h2 != nil {
+		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
+	}
 	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
 	if err != nil {
 		return nil, err
