@@ -18,7 +18,7 @@ func TestHTTP2ServerSideTranslated(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create ltm pool p members add { 127.47.2.11:80 }",
 		"create ltm profile http2 h2_members concurrent-streams-per-connection 32 connection-idle-timeout 60",
 		"create ltm profile http2 h2_clients activation-modes replace-all-with { always }",
@@ -26,11 +26,7 @@ func TestHTTP2ServerSideTranslated(t *testing.T) {
 		"create ltm virtual v_all destination 127.47.2.2:80 pool p profiles replace-all-with { tcp { } http { } httprouter { } h2_clients { } }",
 		"create ltm virtual v_server destination 127.47.2.3:80 pool p profiles replace-all-with { tcp { } http { } httprouter { } h2_members { context serverside } }",
 		"create ltm virtual v_client destination 127.47.2.4:80 pool p profiles replace-all-with { tcp { } http { } h2_clients { } }",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	dc, skipped := Translate(e.schema, e.Config())
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)
