@@ -238,6 +238,7 @@ func (t *translator) nodeSettings(o *objects.Object) *dataplane.Node {
 		Session:         adminSession(nodeSession.Effective(t.cfg, o)),
 		State:           adminState(nodeState.Effective(t.cfg, o)),
 		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
+		RateLimit:       rateLimit(nodeRateLimit.Effective(t.cfg, o)),
 		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
 	}
 	switch m := nodeMonitor.Effective(t.cfg, o); m {
@@ -295,6 +296,7 @@ func (t *translator) pool(o *objects.Object) {
 				Ratio:           atoi(memberRatio.StrIn(it)),
 				PriorityGroup:   atoi(memberPriority.StrIn(it)),
 				ConnectionLimit: atoi(memberConnLimit.StrIn(it)),
+				RateLimit:       rateLimit(memberRateLimit.StrIn(it)),
 				Session:         adminSession(memberSession.StrIn(it)),
 				State:           adminState(memberState.StrIn(it)),
 			}
@@ -341,6 +343,7 @@ func (t *translator) virtual(o *objects.Object) {
 		TranslatePort:    e(virtualTranslatePort) != "disabled",
 		SNAT:             dataplane.SNAT{Type: dataplane.SNATNone},
 	}
+	t.virtualRate(o, v) // translate_ratelimit.go
 	if d := virtualDestination.Str(o); d != "" {
 		dst, err := objects.ParseDest(d)
 		if err != nil {

@@ -44,6 +44,7 @@ type (
 	RADIUSMonitor     = config.RADIUSMonitor
 	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol
+	RateLimitMode     = config.RateLimitMode
 )
 
 const (
@@ -115,3 +116,7 @@ const (
 // "/Common/10.1.1.1:80", and '.' before the port after an IPv6 address
 // ("dead:beef::1.80").
 func JoinPort(name string, port uint16) string { return config.JoinPort(name, port) }
+
+// ParseRateLimitMode maps a virtual's rate-limit-mode word; ok is false
+// for a word BIG-IP does not have.
+func ParseRateLimitMode(s string) (RateLimitMode, bool) { return config.ParseRateLimitMode(s) }

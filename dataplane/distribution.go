@@ -157,7 +157,7 @@ func (p *Plane) Distribution(pool string) (Distribution, bool) {
 		d.Members = append(d.Members, MemberShare{
 			Name: m.Name, Addr: c.Addr, State: availWord(m.Availability()),
 			CurConns: uint64(max(m.Stats.Cur.Load(), 0)), TotConns: m.Stats.Tot.Load(), Requests: m.Stats.Requests.Load(),
-			Records: recs[c.Addr], ConnectionLimit: c.ConnectionLimit, AtLimit: m.AtLimit(),
+			Records: recs[c.Addr], ConnectionLimit: c.ConnectionLimit, AtLimit: m.AtConnectionLimit(),
 			Ramp: m.RampShare(ps.Cfg.SlowRampTime),
 		})
 	}

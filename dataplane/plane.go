@@ -67,6 +67,9 @@ type Plane struct {
 	// persist is the persistence table (persistence.go; the L4 flows'
 	// use is in internal/l4/flowpersist.go); its zero value is ready.
 	persist persist.Table
+	// rates holds the rate-limit budgets that virtuals in modes source,
+	// destination and source-destination share (state/ratelimit.go).
+	rates state.RateTable
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -338,6 +341,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.SNAT.Type == SNATPool {
 			snap.SnatPool = cfg.SnatPools[vc.SNAT.Pool]
 		}
+		snap.Rate = v.RateFor(vc, &p.rates)
 		v.Snap.Store(snap)
 		b.virtuals[name] = v
 	}

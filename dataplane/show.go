@@ -33,6 +33,11 @@ const (
 	reasonNodeUnchecked   = "Node address does not have service checking enabled"
 	reasonNodeChecking    = "Node address status is being checked"
 	reasonNodeLimit       = "Node address has reached its connection limit"
+	// The rate-limit reasons [M]: BIG-IP's connection-limit wording with
+	// "rate limit".
+	reasonVSRate     = "The virtual server has reached its connection rate limit"
+	reasonMemberRate = "Pool member has reached its connection rate limit"
+	reasonNodeRate   = "Node address has reached its connection rate limit"
 )
 
 // memberStats builds one member's block; poolRule is the pool's monitor
@@ -82,8 +87,10 @@ func memberStats(m *state.Member, poolRule MonitorRule) MemberStats {
 		st.Availability, st.Reason = Offline, reasonMemberRuleDown
 	case mon == state.MonDown:
 		st.Availability, st.Reason = Offline, reasonMemberDown
-	case m.AtLimit():
+	case m.AtConnectionLimit():
 		st.Availability, st.Reason = Unavailable, reasonMemberLimit
+	case m.AtLimit(): // its own or its node's rate limit, this second
+		st.Availability, st.Reason = Unavailable, reasonMemberRate
 	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonMemberAvailable
 	case mon == state.MonChecking:
@@ -152,7 +159,8 @@ func poolStats(p *state.Pool) PoolStats {
 func virtualStats(v *state.Virtual) VirtualStats {
 	s := v.Snap.Load()
 	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
-		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load()}
+		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
+		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load()}
 	if n := v.Durs.N.Load(); n > 0 {
 		vs.MeanConnDuration = v.Durs.Sum.Load() / n
 	}
@@ -169,6 +177,8 @@ func virtualStats(v *state.Virtual) VirtualStats {
 	switch {
 	case s.Cfg.ConnectionLimit > 0 && v.Stats.Cur.Load() >= int64(s.Cfg.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonVSLimit
+	case v.RateLimited(s):
+		st.Availability, st.Reason = Unavailable, reasonVSRate
 	case s.Pool == nil:
 		st.Availability, st.Reason = Unknown, reasonVSNoPool
 	default:
@@ -213,6 +223,8 @@ func nodeStats(n *state.Node) NodeStats {
 		st.Availability, st.Reason = Offline, reasonNodeDown
 	case c.ConnectionLimit > 0 && n.Stats.Cur.Load() >= int64(c.ConnectionLimit):
 		st.Availability, st.Reason = Unavailable, reasonNodeLimit
+	case n.RateLimited():
+		st.Availability, st.Reason = Unavailable, reasonNodeRate
 	case mon == state.MonUp:
 		st.Availability, st.Reason = Available, reasonNodeAvailable
 	case mon == state.MonChecking:
@@ -337,6 +349,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 				v.Stats.Reset()
 				v.Durs.Reset()
 				v.Spread.Reset()
+				v.RateDropped.Store(0)
 				found = true
 			}
 		}

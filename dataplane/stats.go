@@ -78,6 +78,11 @@ type VirtualStats struct {
 	TotRequests uint64
 	// Connection durations in milliseconds over the closed connections.
 	MinConnDuration, MaxConnDuration, MeanConnDuration uint64
+	// RateLimit is the virtual's rate-limit (0: none), and RateLimited
+	// the new connections it refused: shown only where one is set, so
+	// that the block keeps BIG-IP's layout otherwise.
+	RateLimit   int
+	RateLimited uint64
 }
 
 // PoolStats is `show ltm pool` for one pool, with its members.

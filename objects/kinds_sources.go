@@ -59,9 +59,6 @@ var modeledSources = map[string]string{
 // without acting on, beyond those in the kinds' own tables.
 var moreModeledRows = map[string]string{
 	"ltm virtual": `
-rate-limit-mode enum object object|object-source|object-destination|object-source-destination|destination|source|source-destination
-rate-limit-dst-mask int 0
-rate-limit-src-mask int 0
 auth raw
 service-policy str none
 traffic-classes raw

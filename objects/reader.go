@@ -482,7 +482,11 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 			if s == "indefinite" || s == "immediate" || s == "none" {
 				return s, nil
 			}
-			return "", synErr(w, []string{"an integer"}, "%q is not a valid value for %q", s, p.Name)
+			want := []string{"an integer"}
+			if p.Default != "" && !intRE.MatchString(p.Default) {
+				want = append(want, p.Default) // rate-limit disabled
+			}
+			return "", synErr(w, want, "%q is not a valid value for %q", s, p.Name)
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || n < p.Min || (p.Max > 0 && n > p.Max) {

@@ -145,6 +145,9 @@ func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	f.set("cs-max-conn-dur", o.num(v.MaxConnDuration))
 	f.set("cs-mean-conn-dur", o.num(v.MeanConnDuration))
 	f.set("tot-requests", o.num(v.TotRequests))
+	if v.RateLimit > 0 || v.RateLimited > 0 {
+		f.set("rate-limited-conns", o.num(v.RateLimited)) // openltm's own, as in Virtual
+	}
 	f.status(string(v.Status.Availability), v.Status.State, v.Status.Reason)
 	return writeObject(w, "ltm virtual", name, f)
 }

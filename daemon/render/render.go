@@ -120,6 +120,10 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	row("Max Conn Duration/msec", "-", "-", o.num(v.MaxConnDuration))
 	row("Mean Conn Duration/msec", "-", "-", o.num(v.MeanConnDuration))
 	row("Total Requests", "-", "-", o.num(v.TotRequests))
+	if v.RateLimit > 0 || v.RateLimited > 0 {
+		// openltm's own row: the new connections rate-limit reset.
+		row("Rate-Limited Connections", "-", "-", o.num(v.RateLimited))
+	}
 	return p.err
 }
 

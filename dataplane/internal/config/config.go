@@ -67,6 +67,10 @@ type Virtual struct {
 	Enabled bool
 	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
 	ConnectionLimit int
+	// RateLimit caps new client connections per second (rate-limit; 0:
+	// none), counted as RateLimitMode and the masks say (ratelimit.go).
+	RateLimit     int
+	RateLimitMode RateLimitMode
 	// Source restricts which clients are accepted; the zero Prefix means
 	// 0.0.0.0/0 (any).
 	Source netip.Prefix
@@ -302,6 +306,9 @@ type Member struct {
 	State           AdminState   // "" means user-up
 	// Monitor overrides the pool's rule when it names monitors.
 	Monitor MonitorRule
+	// RateLimit caps the new connections per second sent to the member
+	// (rate-limit; 0: none).
+	RateLimit int
 }
 
 // Name is the member's display name, /Common/10.1.1.1:80, as BIG-IP logs
@@ -325,6 +332,9 @@ type Node struct {
 	// FQDN, for a node written with an fqdn block, is the name it follows;
 	// Addr is then unset.
 	FQDN *FQDN
+	// RateLimit caps the new connections per second sent to the node's
+	// members together (rate-limit; 0: none).
+	RateLimit int
 }
 
 // MonitorRule is `monitor a and b` (MinUp 0: all must be up) or

@@ -443,7 +443,7 @@ func (lr *loopRT) startClient(vs *state.Virtual, mv *mblbvs.VS, fd int, client, 
 // startFlow starts a plain flow; lr's load counts it until it ends.
 func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client) {
+	if !vs.Admit(snap, client, local) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		lr.load.Add(-1)
 		return

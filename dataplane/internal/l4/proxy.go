@@ -120,9 +120,9 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
 	}
 	snap := vs.Snap.Load()
 	cfg := snap.Cfg
-	client := rawsock.AddrPortOf(c.RemoteAddr())
-	if !vs.Admit(snap, client) {
-		reset(c) // disabled virtual, foreign source or the limit: reset
+	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
+	if !vs.Admit(snap, client, local) {
+		reset(c) // disabled virtual, foreign source or a limit: reset
 		return
 	}
 	if cfg.MBLB != nil {
@@ -131,7 +131,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
 		return
 	}
 	pr := &proxied{client: c, hops: hops}
-	pr.init(e, vs, snap, client, rawsock.AddrPortOf(c.LocalAddr()), pr.end)
+	pr.init(e, vs, snap, client, local, pr.end)
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}

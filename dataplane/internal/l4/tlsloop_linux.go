@@ -53,7 +53,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		lr.e.handOff(vs, fd)
 		return
 	}
-	if !vs.Admit(snap, client) {
+	if !vs.Admit(snap, client, local) {
 		rawsock.Reset(fd)
 		lr.load.Add(-1)
 		return

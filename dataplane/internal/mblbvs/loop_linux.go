@@ -39,7 +39,7 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPort, ended func()) bool {
 	vs := mv.vs
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client) {
+	if !vs.Admit(snap, client, local) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return false
 	}

@@ -61,7 +61,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		ended()
 		return
 	}
-	if !vs.Admit(snap, client) {
+	if !vs.Admit(snap, client, local) {
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		ended()
 		return

@@ -27,8 +27,13 @@ type Chooser struct {
 	Override bool
 }
 
-// take counts a new connection on m as how says.
+// take counts a new connection on m as how says; every path counts it
+// within the member's and node's rate limits, which
+// override-connection-limit does not lift.
 func (how *Chooser) take(m *Member, persisted bool) bool {
+	if !m.takeRate() {
+		return false
+	}
 	switch {
 	case !how.Reserve:
 		return true
@@ -36,7 +41,11 @@ func (how *Chooser) take(m *Member, persisted bool) bool {
 		m.ReserveOverride()
 		return true
 	}
-	return m.Reserve()
+	if !m.Reserve() {
+		m.giveRate()
+		return false
+	}
+	return true
 }
 
 // ChosenBy says which rule of Choose chose a member.

@@ -50,6 +50,7 @@ type Node struct {
 	Stats       Counters
 	Outstanding atomic.Int64 // requests awaiting an answer (fastest-node)
 	Watch       *Watch
+	Rate        Rate // this second's new connections (rate-limit)
 }
 
 // Forced reports whether the node is forced offline (state user-down).
@@ -70,6 +71,7 @@ type Member struct {
 	Watch     *Watch
 	RampStart atomic.Int64  // when it last became available (slow ramp)
 	smoothed  atomic.Uint64 // float64 bits: connections averaged over picks
+	Rate      Rate          // this second's new connections (rate-limit)
 }
 
 // Avail is how far a member (or node) may take traffic, from its and its
@@ -136,14 +138,30 @@ func (a Avail) StatusWord() string {
 }
 
 // AtLimit reports whether the member's or its node's connection limit is
-// reached.
+// reached, or their rate limit spent for the current second: either way
+// the member takes no new connection for now.
 func (m *Member) AtLimit() bool {
 	c := m.Cfg.Load()
 	if c.ConnectionLimit > 0 && m.Stats.Cur.Load() >= int64(c.ConnectionLimit) {
 		return true
 	}
 	nc := m.Node.Cfg.Load()
-	return nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit)
+	if nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit) {
+		return true
+	}
+	if c.RateLimit|nc.RateLimit == 0 {
+		return false
+	}
+	mr, nr := m.RateLimited()
+	return mr || nr
+}
+
+// AtConnectionLimit reports whether the member's or its node's connection
+// limit (not its rate limit) is reached.
+func (m *Member) AtConnectionLimit() bool {
+	c, nc := m.Cfg.Load(), m.Node.Cfg.Load()
+	return c.ConnectionLimit > 0 && m.Stats.Cur.Load() >= int64(c.ConnectionLimit) ||
+		nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit)
 }
 
 // Reserve counts a new connection on the member and its node, respecting
@@ -285,6 +303,10 @@ type Virtual struct {
 	Spread Spread
 	// Prof is what the virtual counts for its profiles' shows (profiles.go).
 	Prof ProfileCounters
+	// Rate is the virtual's budget of new connections in mode object;
+	// RateDropped counts the connections its rate-limit refused.
+	Rate        Rate
+	RateDropped atomic.Uint64
 }
 
 // VirtualSnap is one commit's view of a virtual.
@@ -298,13 +320,20 @@ type VirtualSnap struct {
 	// ClientSSL counts the handshakes of each client-ssl profile
 	// (profiles.go), in the order of Cfg.TLS.ClientProfiles.
 	ClientSSL []*SSLCounters
+	// Rate is the virtual's rate-limit (RateFor); nil for none.
+	Rate *VirtualRate
 }
 
-// Admit decides whether a new connection from client may enter the
-// virtual (enabled, source filter, connection limit) and counts it.
-func (vs *Virtual) Admit(snap *VirtualSnap, client netip.AddrPort) bool {
+// Admit decides whether a new connection from client to local may enter
+// the virtual (enabled, source filter, rate limit, connection limit) and
+// counts it.
+func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	cfg := snap.Cfg
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
+		return false
+	}
+	if snap.Rate != nil && !snap.Rate.take(&vs.Rate, client.Addr(), local.Addr(), RateNow()) {
+		vs.RateDropped.Add(1)
 		return false
 	}
 	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {

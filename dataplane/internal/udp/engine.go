@@ -298,7 +298,7 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 // it in CLIENT_ACCEPTED.
 func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
 	snap := vs.Snap.Load()
-	if !vs.Admit(snap, client) {
+	if !vs.Admit(snap, client, l.addr) {
 		return nil
 	}
 	f := newFlow(l, vs, snap, client)
