@@ -6,6 +6,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/hsl"
 	"github.com/openltm/openltm/dataplane/logpub"
+	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -125,11 +126,11 @@ func (lt *logTranslation) remoteSyslog(cfg *objects.Config, o *objects.Object, r
 	if err != nil {
 		return nil, err
 	}
-	fac, ok := logpub.Facilities[logDestSyslogFac.Effective(cfg, o)]
+	fac, ok := syslog.Facility(logDestSyslogFac.Effective(cfg, o))
 	if !ok {
 		return nil, fmt.Errorf("default-facility %q: must be a syslog facility (local0 to local7, user, daemon, ...)", logDestSyslogFac.Effective(cfg, o))
 	}
-	sev, ok := logpub.Severities[logDestSyslogSev.Effective(cfg, o)]
+	sev, ok := syslog.Severity(logDestSyslogSev.Effective(cfg, o))
 	if !ok {
 		return nil, fmt.Errorf("default-severity %q: must be emerg, alert, crit, err, warning, notice, info or debug", logDestSyslogSev.Effective(cfg, o))
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/syslog"
 )
 
 // Format is a remote-syslog destination's format setting: the header a
@@ -32,22 +34,6 @@ func ParseFormat(s string) (Format, error) {
 	}
 	return 0, fmt.Errorf("format %q: must be rfc5424, rfc3164 or legacy-bigip", s)
 }
-
-// Facilities are syslog's facility names and codes (RFC 5424 table 1),
-// as default-facility takes them.
-var Facilities = map[string]int{
-	"kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "syslog": 5, "lpr": 6, "news": 7,
-	"uucp": 8, "cron": 9, "authpriv": 10, "ftp": 11, "ntp": 12, "audit": 13, "alert": 14, "clock": 15,
-	"local0": 16, "local1": 17, "local2": 18, "local3": 19, "local4": 20, "local5": 21, "local6": 22, "local7": 23,
-}
-
-// Severities are syslog's severity names (RFC 5424 table 2), as
-// default-severity takes them.
-var Severities = map[string]int{
-	"emerg": 0, "alert": 1, "crit": 2, "err": 3, "warning": 4, "notice": 5, "info": 6, "debug": 7,
-}
-
-var severityWords = [...]string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
 
 // Syslog is the header a remote-syslog destination puts before each
 // message.
@@ -122,7 +108,7 @@ func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
 		dst = append(dst, host...)
 		dst = append(dst, ' ')
 		if h.Format == LegacyBIGIP {
-			dst = append(dst, severityWords[pri&7]...)
+			dst = append(dst, syslog.SeverityWords[pri&7]...)
 			dst = append(dst, ' ')
 		}
 		if app != "" {
@@ -152,17 +138,4 @@ func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
 		dst = append(dst, '\n')
 	}
 	return dst
-}
-
-var facilityWords = [...]string{"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
-	"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
-	"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}
-
-// Name is facility.severity for a PRI (134 is local0.info), as the local
-// log takes it.
-func Name(pri int) string {
-	if pri < 0 || pri > 191 {
-		pri = 134
-	}
-	return facilityWords[pri>>3] + "." + severityWords[pri&7]
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/syslog"
 )
 
 // Sender is the high-speed logging hub remote destinations send through.
@@ -96,7 +97,7 @@ func (s *Set) Send(hub Sender, p *Publisher, msg []byte) bool {
 		case d.Local:
 			if s.Local != nil {
 				pri, body := SplitPRI(msg)
-				s.Local(Name(pri), string(trimEOL(body)))
+				s.Local(syslog.Name(pri), string(trimEOL(body)))
 				ok = true
 			}
 		case d.Remote != nil:

@@ -158,33 +158,64 @@ func (d *Dest) Close() {
 	d.wg.Wait()
 }
 
-var facilities = map[string]int{
-	"kern": 0, "user": 1, "mail": 2, "daemon": 3, "auth": 4, "syslog": 5, "lpr": 6, "news": 7,
-	"uucp": 8, "cron": 9, "authpriv": 10, "ftp": 11,
-	"local0": 16, "local1": 17, "local2": 18, "local3": 19, "local4": 20, "local5": 21, "local6": 22, "local7": 23,
+// FacilityWords are syslog's facility names by code (RFC 5424 table 1),
+// as rules' `log local0.` and log destinations' default-facility write
+// them.
+var FacilityWords = [...]string{"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news",
+	"uucp", "cron", "authpriv", "ftp", "ntp", "audit", "alert", "clock",
+	"local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"}
+
+// SeverityWords are the words BIG-IP's log files print for each severity
+// (RFC 5424 table 2).
+var SeverityWords = [...]string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
+
+// severityAliases are the other spellings syslog(3) users write.
+var severityAliases = map[string]int{"panic": 0, "error": 3, "warn": 4}
+
+// Facility is the code of a facility name (any case).
+func Facility(name string) (int, bool) {
+	for i, w := range FacilityWords {
+		if strings.EqualFold(w, name) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
-var severities = map[string]int{
-	"emerg": 0, "panic": 0, "alert": 1, "crit": 2, "err": 3, "error": 3, "warning": 4, "warn": 4,
-	"notice": 5, "info": 6, "debug": 7,
+// Severity is the code of a severity name (any case, with syslog(3)'s
+// aliases).
+func Severity(name string) (int, bool) {
+	for i, w := range SeverityWords {
+		if strings.EqualFold(w, name) {
+			return i, true
+		}
+	}
+	s, ok := severityAliases[strings.ToLower(name)]
+	return s, ok
 }
 
-// severityWords are the words BIG-IP's log files print for each severity.
-var severityWords = [...]string{"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"}
+// Name is facility.severity for a PRI (134 is local0.info; out of range
+// reads as 134), as the local log takes it.
+func Name(pri int) string {
+	if pri < 0 || pri > 191 {
+		pri = 134
+	}
+	return FacilityWords[pri>>3] + "." + SeverityWords[pri&7]
+}
 
 // Priority is the syslog PRI of facility.severity (local0.info is 134)
 // and the severity's word; unknown parts read as local0 and info.
 func Priority(facility string) (int, string) {
 	fac, sev, _ := strings.Cut(facility, ".")
-	f, ok := facilities[strings.ToLower(fac)]
+	f, ok := Facility(fac)
 	if !ok {
 		f = 16
 	}
-	s, ok := severities[strings.ToLower(sev)]
+	s, ok := Severity(sev)
 	if !ok {
 		s = 6
 	}
-	return f*8 + s, severityWords[s]
+	return f*8 + s, SeverityWords[s]
 }
 
 // run is the one writer: the file, the remote servers, the folding of

@@ -134,3 +134,30 @@ func TestRotation(t *testing.T) {
 		t.Errorf("current %d bytes:\n%s\nrotated %d bytes:\n%s", len(cur), cur, len(old), old)
 	}
 }
+
+func TestNames(t *testing.T) {
+	for pri, want := range map[int]string{134: "local0.info", 190: "local7.info", 34: "auth.crit", 0: "kern.emerg", 96: "ntp.emerg", -1: "local0.info", 500: "local0.info"} {
+		if got := Name(pri); got != want {
+			t.Errorf("Name(%d) = %q; want %q", pri, got, want)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"local7", 23}, {"Clock", 15}, {"kern", 0}} {
+		if got, ok := Facility(tc.in); !ok || got != tc.want {
+			t.Errorf("Facility(%q) = %d, %v", tc.in, got, ok)
+		}
+	}
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"debug", 7}, {"WARN", 4}, {"panic", 0}, {"err", 3}} {
+		if got, ok := Severity(tc.in); !ok || got != tc.want {
+			t.Errorf("Severity(%q) = %d, %v", tc.in, got, ok)
+		}
+	}
+	if _, ok := Facility("nope"); ok {
+		t.Error("Facility(nope) found")
+	}
+}
