@@ -1,13 +1,27 @@
 package rules
 
 import (
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
+// readTCPInfo is getsockopt(TCP_INFO) with the length the kernel wrote,
+// which tells the fields an older kernel leaves out (tcpDetail).
+func readTCPInfo(fd int) (ti unix.TCPInfo, n uint32, err error) {
+	n = uint32(unsafe.Sizeof(ti))
+	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_INFO,
+		uintptr(unsafe.Pointer(&ti)), uintptr(unsafe.Pointer(&n)), 0)
+	if e != 0 {
+		return ti, 0, e
+	}
+	return ti, n, nil
+}
+
 func tcpInfo(fd int) (TCPInfo, error) {
-	ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	ti, _, err := readTCPInfo(fd)
 	if err != nil {
 		return TCPInfo{}, err
 	}

@@ -14,12 +14,9 @@ import (
 // an older kernel does not fill (tcpi_snd_wnd came with Linux 5.19) is
 // known to be missing rather than read as 0.
 func tcpDetail(fd int) (tcpExtra, error) {
-	var ti unix.TCPInfo
-	n := uint32(unsafe.Sizeof(ti))
-	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), unix.IPPROTO_TCP, unix.TCP_INFO,
-		uintptr(unsafe.Pointer(&ti)), uintptr(unsafe.Pointer(&n)), 0)
-	if e != 0 {
-		return tcpExtra{}, e
+	ti, n, err := readTCPInfo(fd)
+	if err != nil {
+		return tcpExtra{}, err
 	}
 	// tcpi_snd_wscale and tcpi_rcv_wscale are 4-bit fields sharing the
 	// byte after tcpi_options, which x/sys/unix leaves as padding.
