@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/grammar"
 )
 
 // LineReader is the line editor behind the interactive prompt. The real
@@ -176,13 +177,21 @@ func (r *REPL) Complete(before string) []control.Suggestion {
 	if r.feeder != nil && r.feeder.pending() {
 		text = r.feeder.pendingText() + before
 	}
-	return r.Session.Complete(currentStatement(text))
+	current := currentStatement(text)
+	if _, filters, ok := grammar.SplitPipe(current); ok {
+		return pipeSuggestions(filters)
+	}
+	return r.Session.Complete(current)
 }
 
 // help prints `?` help for the statement being typed.
 func (r *REPL) help(before string) {
 	current := currentStatement(r.feeder.pendingText() + before)
-	if WriteHelp(r.Stdout, r.Session.Complete(current), partialWord(current)) == 0 {
+	suggestions := func() []control.Suggestion { return r.Session.Complete(current) }
+	if _, filters, ok := grammar.SplitPipe(current); ok {
+		suggestions = func() []control.Suggestion { return pipeSuggestions(filters) }
+	}
+	if WriteHelp(r.Stdout, suggestions(), partialWord(current)) == 0 {
 		fmt.Fprintln(r.Stdout, "No help is available here.")
 	}
 }

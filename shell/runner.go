@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/openltm/openltm/control"
+	"github.com/openltm/openltm/grammar"
 )
 
 // runner sends statements to the session and reports their results: output
@@ -38,11 +40,24 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 	if r.lost != nil || r.quit {
 		return
 	}
+	text := st.text
 	w := &tailWriter{w: r.out}
+	var pipe pipeline
+	var piped *bytes.Buffer
+	if cmd, filters, ok := grammar.SplitPipe(text); ok {
+		var err error
+		if pipe, err = parsePipeline(filters); err != nil {
+			r.failed = true
+			r.report(where, err)
+			return
+		}
+		text, piped = cmd, new(bytes.Buffer)
+		w = &tailWriter{w: piped}
+	}
 	var err error
-	if what, ok := editTarget(st.text); ok {
+	if what, ok := editTarget(text); ok {
 		err = r.edit(ctx, what)
-	} else if words, ok := fromTerminal(st.text); ok && r.terminal != nil {
+	} else if words, ok := fromTerminal(text); ok && r.terminal != nil {
 		var text string
 		switch {
 		case slices.Contains(words, "file"):
@@ -53,7 +68,11 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 			}
 		}
 	} else {
-		err = r.sess.Exec(ctx, st.text, w)
+		err = r.sess.Exec(ctx, text, w)
+	}
+	if pipe != nil {
+		w = &tailWriter{w: r.out}
+		writeFiltered(w, pipe, piped)
 	}
 	// Keep the prompt on its own line when output did not end one.
 	if w.n > 0 && w.last != '\n' {
