@@ -122,7 +122,7 @@ func (lt *logTranslation) remoteSyslog(cfg *objects.Config, o *objects.Object, r
 		}
 		return nil, fmt.Errorf("remote-high-speed-log %s is not a sys log-config destination remote-high-speed-log", via)
 	}
-	format, err := logpub.ParseFormat(logDestSyslogFmt.Effective(cfg, o))
+	format, err := syslog.ParseFormat(logDestSyslogFmt.Effective(cfg, o))
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +134,6 @@ func (lt *logTranslation) remoteSyslog(cfg *objects.Config, o *objects.Object, r
 	if !ok {
 		return nil, fmt.Errorf("default-severity %q: must be emerg, alert, crit, err, warning, notice, info or debug", logDestSyslogSev.Effective(cfg, o))
 	}
-	h := &logpub.Syslog{Format: format, Facility: fac, Severity: sev, Hostname: lt.hostname, App: "tmm", Framed: r.Proto == "TCP"}
+	h := &syslog.Header{Format: format, Facility: fac, Severity: sev, Hostname: lt.hostname, App: "tmm", Framed: r.Proto == "TCP"}
 	return &logpub.Destination{Name: o.Name, Remote: &logpub.Remote{Proto: r.Proto, Pool: r.Pool, Dist: r.Dist}, Syslog: h}, nil
 }

@@ -40,7 +40,7 @@ type Remote struct {
 type Destination struct {
 	Name   string
 	Remote *Remote
-	Syslog *Syslog
+	Syslog *syslog.Header
 	Local  bool
 }
 
@@ -96,8 +96,8 @@ func (s *Set) Send(hub Sender, p *Publisher, msg []byte) bool {
 		switch {
 		case d.Local:
 			if s.Local != nil {
-				pri, body := SplitPRI(msg)
-				s.Local(syslog.Name(pri), string(trimEOL(body)))
+				pri, body := syslog.SplitPRI(msg)
+				s.Local(syslog.Name(pri), string(syslog.TrimEOL(body)))
 				ok = true
 			}
 		case d.Remote != nil:

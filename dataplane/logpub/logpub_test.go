@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/hsl"
+	"github.com/openltm/openltm/dataplane/syslog"
 )
 
 // fakeHub records what destinations open and send.
@@ -41,7 +42,7 @@ func TestPublisherSendsToEveryDestination(t *testing.T) {
 	pub := &Publisher{Name: "/Common/all", Dests: []*Destination{
 		{Name: "/Common/raw", Remote: &Remote{Proto: "UDP", Pool: "/Common/p1", Dist: hsl.Balanced}},
 		{Name: "/Common/rs", Remote: &Remote{Proto: "TCP", Pool: "/Common/p2", Dist: hsl.Replicated},
-			Syslog: &Syslog{Format: RFC3164, Facility: 16, Severity: 6, Hostname: "lb1", App: "tmm", Framed: true}},
+			Syslog: &syslog.Header{Format: syslog.RFC3164, Facility: 16, Severity: 6, Hostname: "lb1", App: "tmm", Framed: true}},
 		{Name: "/Common/local-syslog", Local: true},
 		{Name: "/Common/splunk"},
 		{Name: "/Common/gone", Remote: &Remote{Proto: "UDP", Pool: "/Common/gone"}},

@@ -308,8 +308,8 @@ func (d *Dest) run(f *logFile) {
 	}
 }
 
-// send writes e to a syslog server as RFC 5424: <PRI>1 TIMESTAMP HOST
-// APP PROCID MSGID SD MSG.
+// send writes e to a syslog server as RFC 5424 (<PRI>1 TIMESTAMP HOST
+// APP PROCID MSGID SD MSG), through the header writer log publishers use.
 func (d *Dest) send(conns map[netip.AddrPort]*net.UDPConn, to netip.AddrPort, e entry, host string) {
 	c := conns[to]
 	if c == nil {
@@ -320,11 +320,9 @@ func (d *Dest) send(conns map[netip.AddrPort]*net.UDPConn, to netip.AddrPort, e 
 		}
 		conns[to] = c
 	}
-	if host == "" {
-		host = "-"
-	}
-	msg := fmt.Sprintf("<%d>1 %s %s tmm %s - - %s", e.pri, e.at.UTC().Format("2006-01-02T15:04:05.000000Z07:00"), host, d.pid, e.line)
-	if _, err := c.Write([]byte(msg)); err != nil {
+	h := Header{Format: RFC5424, Facility: e.pri >> 3, Severity: e.pri & 7, Hostname: host, App: "tmm", ProcID: d.pid}
+	msg := h.Append(make([]byte, 0, len(e.line)+80), e.at, []byte(e.line))
+	if _, err := c.Write(msg); err != nil {
 		// A server that is not listening answers with ICMP: try a fresh
 		// socket next time.
 		c.Close()

@@ -99,7 +99,7 @@ func TestFileAndRemote(t *testing.T) {
 		return out
 	}
 	got := read(srv, 4)
-	re := regexp.MustCompile(`^<134>1 2026-12-01T12:00:00\.000000Z bigip1 tmm \d+ - - Rule /Common/r <HTTP_REQUEST>: hello$`)
+	re := regexp.MustCompile(`^<134>1 2026-12-01T12:00:00Z bigip1 tmm \d+ - - Rule /Common/r <HTTP_REQUEST>: hello$`)
 	if !re.MatchString(got[0]) || !strings.HasSuffix(got[2], "last message repeated 2 times") || !strings.HasPrefix(got[3], "<131>1 ") {
 		t.Errorf("remote got %q", got)
 	}

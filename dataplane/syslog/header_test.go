@@ -1,4 +1,4 @@
-package logpub
+package syslog
 
 import (
 	"testing"
@@ -13,27 +13,27 @@ func TestSyslogHeaders(t *testing.T) {
 	const su = "'su root' failed for lonvick on /dev/pts/8"
 	cases := []struct {
 		name string
-		h    Syslog
+		h    Header
 		msg  string
 		want string
 	}{
-		{"rfc5424 example 1", Syslog{Format: RFC5424, Facility: 4, Severity: 2, Hostname: "mymachine.example.com", App: "su", MsgID: "ID47"}, su,
+		{"rfc5424 example 1", Header{Format: RFC5424, Facility: 4, Severity: 2, Hostname: "mymachine.example.com", App: "su", MsgID: "ID47"}, su,
 			"<34>1 2003-10-11T22:14:15.003Z mymachine.example.com su - ID47 - " + su},
-		{"rfc3164 example 1", Syslog{Format: RFC3164, Facility: 4, Severity: 2, Hostname: "mymachine", App: "su"}, su,
+		{"rfc3164 example 1", Header{Format: RFC3164, Facility: 4, Severity: 2, Hostname: "mymachine", App: "su"}, su,
 			"<34>Oct 11 22:14:15 mymachine su: " + su},
-		{"rfc5424 nil values", Syslog{Format: RFC5424, Facility: 16, Severity: 6}, "x",
+		{"rfc5424 nil values", Header{Format: RFC5424, Facility: 16, Severity: 6}, "x",
 			"<134>1 2003-10-11T22:14:15.003Z - - - - - x"},
-		{"legacy-bigip", Syslog{Format: LegacyBIGIP, Facility: 16, Severity: 6, Hostname: "bigip1", App: "tmm"}, "hello",
+		{"legacy-bigip", Header{Format: LegacyBIGIP, Facility: 16, Severity: 6, Hostname: "bigip1", App: "tmm"}, "hello",
 			"<134>Oct 11 22:14:15 bigip1 info tmm: hello"},
-		{"own PRI wins", Syslog{Format: RFC3164, Facility: 16, Severity: 6, Hostname: "lb", App: "tmm"}, "<190> GET /",
+		{"own PRI wins", Header{Format: RFC3164, Facility: 16, Severity: 6, Hostname: "lb", App: "tmm"}, "<190> GET /",
 			"<190>Oct 11 22:14:15 lb tmm: GET /"},
-		{"own PRI, legacy severity word", Syslog{Format: LegacyBIGIP, Hostname: "lb", App: "tmm"}, "<187>down",
+		{"own PRI, legacy severity word", Header{Format: LegacyBIGIP, Hostname: "lb", App: "tmm"}, "<187>down",
 			"<187>Oct 11 22:14:15 lb err tmm: down"},
-		{"newline dropped", Syslog{Format: RFC5424, Facility: 16, Severity: 6, Hostname: "lb", App: "tmm"}, "line\r\n",
+		{"newline dropped", Header{Format: RFC5424, Facility: 16, Severity: 6, Hostname: "lb", App: "tmm"}, "line\r\n",
 			"<134>1 2003-10-11T22:14:15.003Z lb tmm - - - line"},
-		{"framed for TCP", Syslog{Format: RFC3164, Facility: 23, Severity: 7, Hostname: "lb", App: "tmm", Framed: true}, "line\n",
+		{"framed for TCP", Header{Format: RFC3164, Facility: 23, Severity: 7, Hostname: "lb", App: "tmm", Framed: true}, "line\n",
 			"<191>Oct 11 22:14:15 lb tmm: line\n"},
-		{"single-digit day padded", Syslog{Format: RFC3164, Facility: 1, Severity: 5, Hostname: "lb"}, "m",
+		{"single-digit day padded", Header{Format: RFC3164, Facility: 1, Severity: 5, Hostname: "lb"}, "m",
 			"<13>Oct 11 22:14:15 lb m"},
 	}
 	for _, c := range cases {
@@ -43,7 +43,7 @@ func TestSyslogHeaders(t *testing.T) {
 			}
 		})
 	}
-	if got := string((&Syslog{Format: RFC3164, Hostname: "h"}).Append(nil, time.Date(2024, 3, 5, 1, 2, 3, 0, time.UTC), []byte("m"))); got != "<0>Mar  5 01:02:03 h m" {
+	if got := string((&Header{Format: RFC3164, Hostname: "h"}).Append(nil, time.Date(2024, 3, 5, 1, 2, 3, 0, time.UTC), []byte("m"))); got != "<0>Mar  5 01:02:03 h m" {
 		t.Errorf("a day under 10 is space-padded (RFC 3164 4.1.2): %q", got)
 	}
 }

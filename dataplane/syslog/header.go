@@ -1,15 +1,14 @@
-package logpub
+package syslog
 
 import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/openltm/openltm/dataplane/syslog"
 )
 
-// Format is a remote-syslog destination's format setting: the header a
-// message gets before it goes to the destination's high-speed log.
+// Format is the header a message gets on its way to a remote syslog
+// server: a log publisher's remote-syslog destination chooses it, and
+// `sys syslog` remote servers always get RFC 5424.
 type Format uint8
 
 const (
@@ -35,9 +34,10 @@ func ParseFormat(s string) (Format, error) {
 	return 0, fmt.Errorf("format %q: must be rfc5424, rfc3164 or legacy-bigip", s)
 }
 
-// Syslog is the header a remote-syslog destination puts before each
-// message.
-type Syslog struct {
+// Header is what a remote-syslog destination or a `sys syslog` remote
+// server puts before each message; one writer, so both send the same
+// header for the same settings.
+type Header struct {
 	Format Format
 	// Facility and Severity make the PRI of a message that has none of
 	// its own (a message that starts with <PRI> keeps it).
@@ -46,6 +46,8 @@ type Syslog struct {
 	Hostname string
 	// App is RFC 5424's APP-NAME and RFC 3164's TAG.
 	App string
+	// ProcID is RFC 5424's PROCID ("-" when empty).
+	ProcID string
 	// MsgID is RFC 5424's MSGID ("-" when empty).
 	MsgID string
 	// Framed ends each message with a newline, as syslog over TCP
@@ -75,8 +77,8 @@ func SplitPRI(msg []byte) (pri int, rest []byte) {
 	return n, rest
 }
 
-// trimEOL drops one trailing newline (and a CR before it).
-func trimEOL(b []byte) []byte {
+// TrimEOL drops one trailing newline (and a CR before it).
+func TrimEOL(b []byte) []byte {
 	if n := len(b); n > 0 && b[n-1] == '\n' {
 		b = b[:n-1]
 		if n := len(b); n > 0 && b[n-1] == '\r' {
@@ -87,12 +89,12 @@ func trimEOL(b []byte) []byte {
 }
 
 // Append appends msg with the header to dst.
-func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
+func (h *Header) Append(dst []byte, now time.Time, msg []byte) []byte {
 	pri, body := SplitPRI(msg)
 	if pri < 0 {
 		pri = h.Facility*8 + h.Severity
 	}
-	body = trimEOL(body)
+	body = TrimEOL(body)
 	host := h.Hostname
 	if host == "" {
 		host = "-"
@@ -108,7 +110,7 @@ func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
 		dst = append(dst, host...)
 		dst = append(dst, ' ')
 		if h.Format == LegacyBIGIP {
-			dst = append(dst, syslog.SeverityWords[pri&7]...)
+			dst = append(dst, SeverityWords[pri&7]...)
 			dst = append(dst, ' ')
 		}
 		if app != "" {
@@ -128,8 +130,14 @@ func (h *Syslog) Append(dst []byte, now time.Time, msg []byte) []byte {
 		dst = append(dst, ' ')
 		dst = append(dst, host...)
 		dst = append(dst, ' ')
+		procID := h.ProcID
+		if procID == "" {
+			procID = "-"
+		}
 		dst = append(dst, app...)
-		dst = append(dst, " - "...)
+		dst = append(dst, ' ')
+		dst = append(dst, procID...)
+		dst = append(dst, ' ')
 		dst = append(dst, msgID...)
 		dst = append(dst, " - "...)
 	}
