@@ -289,6 +289,8 @@ var (
 	gpoolMaxAnswers      = gtmPoolA.MustProp("max-answers-returned")
 	gpoolFallbackIP      = gtmPoolA.MustProp("fallback-ip")
 	gpoolMembers         = gtmPoolA.MustProp("members")
+	gpoolMonitor         = gtmPoolA.MustProp("monitor")
+	gmemberMonitor       = gpoolMembers.Sub.MustProp("monitor")
 	gmemberOrder         = gpoolMembers.Sub.MustProp("member-order")
 	gmemberRatio         = gpoolMembers.Sub.MustProp("ratio")
 	gmemberEnabled       = gpoolMembers.Sub.MustProp("enabled")

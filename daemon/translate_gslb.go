@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
@@ -177,20 +178,54 @@ func serverAddrs(o *objects.Object) []netip.Addr {
 }
 
 // monitor maps a gtm monitor rule onto the probe the GSLB runs itself:
-// any TCP service check becomes a TCP connect at the monitor's interval;
-// anything else (bigip, none) leaves the status to reported metrics.
+// an ltm monitor kind the LTM runs (http with its send and recv, https,
+// tcp, udp, dns, ...) is compiled exactly as for LTM pool members and
+// probes the virtual server's destination; anything else (bigip, none)
+// leaves the status to reported metrics. Of a rule naming several, the
+// first the GSLB can run decides [M: BIG-IP requires them all].
 func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
 		o := t.cfg.Lookup(t.s, specAnyMonitor, n)
 		if o == nil || o.Kind == nil {
 			continue // missing, or a kind kept without being run (gtm monitor bigip)
 		}
-		switch o.Kind {
-		case monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorHTTPS, monitorICMP:
-			return gslb.Monitor{Type: gslb.MonitorTCP, Interval: seconds(t.e(o, monitorInterval)), Timeout: seconds(t.e(o, monitorTimeout))}
+		typ := ""
+		for _, r := range monitorRun {
+			if r.kind == o.Kind {
+				typ = r.typ
+			}
 		}
+		if typ == "" || typ == "inband" {
+			continue
+		}
+		lt := &translator{s: t.s, cfg: t.cfg, dc: &dataplane.Config{Monitors: map[string]*dataplane.Monitor{}}}
+		lt.monitor(o, dataplane.MonitorType(typ))
+		m := lt.dc.Monitors[o.Name]
+		if m == nil {
+			continue // kept without being run (a dns monitor without qname)
+		}
+		spec, err := dataplane.CompileMonitor(o.Name, m)
+		if err != nil {
+			t.kept = append(t.kept, about(o, "%v; not run by the GSLB", err))
+			continue
+		}
+		return gslb.Monitor{Spec: spec}
 	}
 	return gslb.Monitor{}
+}
+
+// memberMonitor is the monitor a gtm pool probes one member with: the
+// member's own, else the pool's; `default` and `none` add no probe to the
+// virtual server's own monitor [M: both must find it up].
+func (t *gslbTranslator) memberMonitor(pool, own string) gslb.Monitor {
+	rule := own
+	if rule == "" || rule == "default" {
+		rule = pool
+	}
+	if rule == "" || rule == "default" || rule == "none" {
+		return gslb.Monitor{}
+	}
+	return t.monitor(rule)
 }
 
 func (t *gslbTranslator) servers() {
@@ -311,6 +346,7 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 			return
 		}
 		if v := gpoolMembers.Get(o); v != nil && (typ == gslb.TypeA || typ == gslb.TypeAAAA) {
+			poolMon := t.e(o, gpoolMonitor)
 			for _, it := range v.Items {
 				srv, vsName, ok := splitGTMMember(it.Name)
 				if !ok {
@@ -338,6 +374,7 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 					Ratio:               atoi(gmemberRatio.StrIn(it)),
 					Disabled:            gmemberEnabled.StrIn(it) == "disabled",
 					LimitMaxConnections: limit(gmemberMaxConns.StrIn(it), gmemberMaxConnsStat.StrIn(it)),
+					Monitor:             t.memberMonitor(poolMon, gmemberMonitor.StrIn(it)),
 				})
 			}
 		}

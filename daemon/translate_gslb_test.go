@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -52,9 +53,10 @@ gtm pool a /Common/p1 {
     fallback-ip 127.0.119.99
     max-answers-returned 2
     ttl 60
+    monitor /Common/http
     members {
         /Common/lc1:vs1 { member-order 1 ratio 3 }
-        /Common/lc1:vs2 { member-order 0 disabled }
+        /Common/lc1:vs2 { member-order 0 disabled monitor none }
     }
 }
 gtm wideip a /Common/www.example.com {
@@ -79,6 +81,22 @@ gtm global-settings load-balancing { topology-longest-match no topology-allow-ze
 gtm global-settings general { static-persist-cidr-ipv4 24 }
 `
 
+// monitorOf is what a test compares of a compiled GSLB monitor.
+func monitorOf(m gslb.Monitor) []any {
+	if m.Spec == nil {
+		return nil
+	}
+	return []any{m.Spec.Name, m.Spec.Type, m.Spec.Interval, m.Spec.Timeout, m.Spec.Send}
+}
+
+func withoutMonitors(ms []gslb.PoolMember) []gslb.PoolMember {
+	out := append([]gslb.PoolMember(nil), ms...)
+	for i := range out {
+		out[i].Monitor = gslb.Monitor{}
+	}
+	return out
+}
+
 func TestTranslateGSLB(t *testing.T) {
 	gc, skipped, err := TranslateGSLB(objects.Default, gtmConfig(t, gtmBase))
 	if err != nil {
@@ -100,14 +118,16 @@ func TestTranslateGSLB(t *testing.T) {
 		{"server limit", gc.Servers["/Common/lc1"].LimitMaxConnections, int64(100)},
 		{"vs1 destination", gc.Servers["/Common/lc1"].VirtualServers[0].Destination, netip.MustParseAddrPort("127.0.119.11:80")},
 		{"vs1 link", gc.Servers["/Common/lc1"].VirtualServers[0].Link, "/Common/isp1"},
-		{"vs1 monitor from server", gc.Servers["/Common/lc1"].VirtualServers[0].Monitor, gslb.Monitor{Type: gslb.MonitorTCP, Interval: 5 * time.Second, Timeout: 16 * time.Second}},
+		{"vs1 monitor from server", monitorOf(gc.Servers["/Common/lc1"].VirtualServers[0].Monitor), []any{"/Common/tcp", monitor.Type("tcp"), 5 * time.Second, 16 * time.Second, ""}},
+		{"pool monitor on vs1", monitorOf(gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[0].Monitor), []any{"/Common/http", monitor.Type("http"), 5 * time.Second, 16 * time.Second, "GET /\r\n"}},
+		{"member's own none", gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[1].Monitor, gslb.Monitor{}},
 		{"vs2 monitor none", gc.Servers["/Common/lc1"].VirtualServers[1].Monitor, gslb.Monitor{}},
 		{"vs2 disabled", gc.Servers["/Common/lc1"].VirtualServers[1].Disabled, true},
 		{"vs2 limit", gc.Servers["/Common/lc1"].VirtualServers[1].LimitMaxConnections, int64(5)},
 		{"pool modes", []gslb.Mode{gc.Pools["/Common/p1"].Mode, gc.Pools["/Common/p1"].Alternate, gc.Pools["/Common/p1"].Fallback}, []gslb.Mode{gslb.LowestRoundTripTime, gslb.Topology, gslb.FallbackIP}},
 		{"pool fallback-ip", gc.Pools["/Common/p1"].FallbackIP, netip.MustParseAddr("127.0.119.99")},
 		{"pool ttl, answers", []int{int(gc.Pools["/Common/p1"].TTL), gc.Pools["/Common/p1"].MaxAnswers}, []int{60, 2}},
-		{"pool members", gc.Pools["/Common/p1"].Members, []gslb.PoolMember{
+		{"pool members (monitors above)", withoutMonitors(gc.Pools["/Common/p1"].Members), []gslb.PoolMember{
 			{Server: "/Common/lc1", VirtualServer: "vs1", Order: 1, Ratio: 3},
 			{Server: "/Common/lc1", VirtualServer: "vs2", Order: 0, Ratio: 1, Disabled: true},
 		}},

@@ -99,7 +99,7 @@ func gtmKinds() []*Kind {
 		num("member-order", "0"),
 		num("ratio", "1"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}),
+		help(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}, "the member's own monitor, probed at its virtual server; default: the pool's"),
 		num("limit-max-connections", "0"),
 		ed("limit-max-connections-status", "disabled"),
 		passive(&Prop{Name: "depends-on", Type: TList}),
@@ -112,7 +112,7 @@ func gtmKinds() []*Kind {
 		enum("fallback-mode", "return-to-dns", gtmLBModes...),
 		str("fallback-ip", "any"),
 		&Prop{Name: "members", Type: TColl, Items: ItemGTMMember, Sub: poolMember},
-		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}),
+		help(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"gtm monitor ", "ltm monitor "}}, "probed at each member's virtual server, besides the virtual server's own monitor; default: none more"),
 		num("ttl", "30"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		num("max-answers-returned", "1"),
@@ -256,6 +256,9 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 				p = help(&Prop{Name: "members", Type: TColl, Items: ItemPlain, Sub: members[t]}, "domain names the pool answers with")
 			case p.Name == "fallback-ip" && t != "aaaa":
 				continue
+			case p.Name == "monitor" && t != "aaaa":
+				q := *p // members that are names have no virtual server to probe
+				p = passive(&q)
 			}
 			pk.Props = append(pk.Props, p)
 		}

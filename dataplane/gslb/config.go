@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -142,8 +143,13 @@ const (
 	MonitorTCP  MonitorType = "tcp"
 )
 
-// Monitor says how a virtual server's availability is probed.
+// Monitor says how a virtual server's (or a pool member's) availability
+// is probed.
 type Monitor struct {
+	// Spec, when set, is the probe itself, compiled as the LTM compiles
+	// its monitors (http send/recv, https, udp, dns, ...): the GSLB runs
+	// it at the destination; Type, Interval and Timeout are then unused.
+	Spec *monitor.Spec
 	Type MonitorType
 	// Interval between probes; 0 means 30 s (BIG-IP's gtm tcp default).
 	Interval time.Duration
@@ -225,8 +231,12 @@ type PoolMember struct {
 	Flags      string
 	Service    string
 	Order      int
-	Ratio      int // 0 means 1
-	Disabled   bool
+	// Monitor is the gtm pool's monitor, or the member's own: probed at
+	// the member's virtual server, it must find it up too for the pool
+	// to answer with it (the virtual server's own monitor still counts).
+	Monitor  Monitor
+	Ratio    int // 0 means 1
+	Disabled bool
 	// LimitMaxConnections: 0 means no limit.
 	LimitMaxConnections int64
 }

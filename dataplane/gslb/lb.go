@@ -88,6 +88,7 @@ const (
 	reasonVSBpsLimit    = "The virtual server has exceeded its bandwidth limit"
 	reasonMemberOff     = "The pool member is disabled"
 	reasonMemberLimit   = "The pool member has exceeded its connection limit"
+	reasonMemberMonitor = "Pool member has been marked down by a monitor"
 	reasonPoolDisabled  = "The pool is disabled"
 	reasonPoolNoMembers = "No enabled pool members available"
 	reasonPoolEmpty     = "The pool has no members"
@@ -181,6 +182,9 @@ func memberState(m *member) (bool, string) {
 	}
 	if ok, why := vsState(m.vs); !ok {
 		return false, why
+	}
+	if Status(m.rt.probe.Load()) == StatusDown {
+		return false, reasonMemberMonitor
 	}
 	if lim := m.cfg.LimitMaxConnections; lim > 0 {
 		if x := m.vs.rt.metrics.Load(); x != nil && x.Connections >= lim {

@@ -3,28 +3,53 @@ package gslb
 import (
 	"context"
 	"net"
+	"net/netip"
+	"reflect"
+	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/monitor"
 )
 
-// vsMonitor probes one virtual server with TCP connects on an interval.
-// It marks the virtual server up on a successful connect and down once no
-// connect has succeeded for the timeout, as a BIG-IP monitor does.
-type vsMonitor struct {
+// probeRun is one monitor running against one destination: a virtual
+// server's own monitor, or a gtm pool's (or pool member's) monitor for
+// one of the pool's members. It writes its verdict into status, which the
+// load balancer reads: a plain TCP connect probe of its own, or one of
+// the LTM's probes (dataplane/monitor) when the monitor has a Spec, so an
+// http monitor's send and recv strings are judged as they are for pool
+// members.
+type probeRun struct {
 	key    monitorKey
-	rt     *vsRT
+	status *atomic.Int32
 	cancel context.CancelFunc
 	done   chan struct{}
+	inst   *monitor.Instance
 }
 
 type monitorKey struct {
-	dest     string
+	dest     netip.AddrPort
 	typ      MonitorType
 	interval time.Duration
 	timeout  time.Duration
+	spec     *monitor.Spec
 }
 
-func monitorKeyOf(v *VirtualServer) monitorKey {
-	k := monitorKey{dest: v.Destination.String(), typ: v.Monitor.Type, interval: v.Monitor.Interval, timeout: v.Monitor.Timeout}
+// same reports whether two keys probe the same way: a fresh translation
+// of an unchanged monitor compiles an equal Spec, and its probes go on.
+func (k monitorKey) same(o monitorKey) bool {
+	if k.dest != o.dest || k.typ != o.typ || k.interval != o.interval || k.timeout != o.timeout {
+		return false
+	}
+	return k.spec == o.spec || (k.spec != nil && o.spec != nil && reflect.DeepEqual(*k.spec, *o.spec))
+}
+
+func (m Monitor) active() bool { return m.Spec != nil || m.Type == MonitorTCP }
+
+func monitorKeyOf(m Monitor, dest netip.AddrPort) monitorKey {
+	k := monitorKey{dest: dest, typ: m.Type, interval: m.Interval, timeout: m.Timeout, spec: m.Spec}
+	if k.spec != nil {
+		return k
+	}
 	if k.interval <= 0 {
 		k.interval = 30 * time.Second
 	}
@@ -34,60 +59,97 @@ func monitorKeyOf(v *VirtualServer) monitorKey {
 	return k
 }
 
-// applyMonitors starts the monitors the plan needs, keeps the unchanged
+// wantedProbe is a probe the plan needs: what to run and where its
+// verdict goes.
+type wantedProbe struct {
+	key    monitorKey
+	status *atomic.Int32
+	what   string // for the log: "virtual server" or "pool member"
+	name   string
+}
+
+// applyMonitors starts the probes the plan needs, keeps the unchanged
 // ones and stops the rest. The caller holds s.mu.
 func (s *Server) applyMonitors(p *plan) {
-	want := map[string]bool{}
+	want := map[string]wantedProbe{}
 	for name, v := range p.vss {
-		if v.cfg.Monitor.Type != MonitorTCP {
-			continue
+		if v.cfg.Monitor.active() {
+			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, "virtual server", name}
 		}
-		want[name] = true
-		k := monitorKeyOf(v.cfg)
-		if m := s.monitors[name]; m != nil {
-			if m.key == k && m.rt == v.rt {
+	}
+	for _, pl := range p.poolList {
+		for _, m := range pl.members {
+			if m.cfg.Monitor.active() {
+				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, "pool member", pl.full + " " + m.name}
+			}
+		}
+	}
+	for id, w := range want {
+		if m := s.monitors[id]; m != nil {
+			if m.key.same(w.key) && m.status == w.status {
 				continue
 			}
 			m.stop()
-			m.rt.probe.Store(int32(StatusUnknown))
+			m.status.Store(int32(StatusUnknown))
 		}
-		s.monitors[name] = s.startMonitor(k, v.rt, name)
+		s.monitors[id] = s.startMonitor(w)
 	}
-	for name, m := range s.monitors {
-		if !want[name] {
+	for id, m := range s.monitors {
+		if _, ok := want[id]; !ok {
 			m.stop()
-			m.rt.probe.Store(int32(StatusUnknown))
-			delete(s.monitors, name)
+			m.status.Store(int32(StatusUnknown))
+			delete(s.monitors, id)
 		}
 	}
 }
 
-func (s *Server) startMonitor(k monitorKey, rt *vsRT, name string) *vsMonitor {
+func (s *Server) startMonitor(w wantedProbe) *probeRun {
 	ctx, cancel := context.WithCancel(s.ctx)
-	m := &vsMonitor{key: k, rt: rt, cancel: cancel, done: make(chan struct{})}
-	if !s.goBackground(func() { defer close(m.done); s.runMonitor(ctx, m, name) }) {
+	m := &probeRun{key: w.key, status: w.status, cancel: cancel, done: make(chan struct{})}
+	if w.key.spec != nil {
+		close(m.done)
+		m.inst = monitor.Start(w.key.spec, w.key.dest, func(st monitor.State) {
+			next := StatusUnknown
+			switch st.Status {
+			case monitor.Up:
+				next = StatusUp
+			case monitor.Down:
+				next = StatusDown
+			}
+			if prev := Status(m.status.Swap(int32(next))); prev != next {
+				s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "monitor", w.key.spec.Name, "from", prev.String(), "to", next.String(), "err", st.LastError)
+			}
+		})
+		return m
+	}
+	if !s.goBackground(func() { defer close(m.done); s.runMonitor(ctx, m, w) }) {
 		close(m.done)
 	}
 	return m
 }
 
-func (m *vsMonitor) stop() {
+func (m *probeRun) stop() {
 	m.cancel()
+	if m.inst != nil {
+		m.inst.Stop()
+	}
 	<-m.done
 }
 
-func (s *Server) runMonitor(ctx context.Context, m *vsMonitor, name string) {
+// runMonitor is the TCP connect probe: up on a successful connect, down
+// once none has succeeded for the timeout, as a BIG-IP monitor does.
+func (s *Server) runMonitor(ctx context.Context, m *probeRun, w wantedProbe) {
 	lastOK := time.Now()
 	t := time.NewTicker(m.key.interval)
 	defer t.Stop()
 	attempt := min(m.key.interval, m.key.timeout)
 	for {
 		d := net.Dialer{Timeout: attempt}
-		c, err := d.DialContext(ctx, "tcp", m.key.dest)
+		c, err := d.DialContext(ctx, "tcp", m.key.dest.String())
 		if ctx.Err() != nil {
 			return
 		}
-		prev := Status(m.rt.probe.Load())
+		prev := Status(m.status.Load())
 		next := prev
 		if err == nil {
 			c.Close()
@@ -97,8 +159,8 @@ func (s *Server) runMonitor(ctx context.Context, m *vsMonitor, name string) {
 			next = StatusDown
 		}
 		if next != prev {
-			m.rt.probe.Store(int32(next))
-			s.log.Info("gslb: virtual server status changed", "vs", name, "from", prev.String(), "to", next.String())
+			m.status.Store(int32(next))
+			s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "from", prev.String(), "to", next.String())
 		}
 		select {
 		case <-ctx.Done():

@@ -90,6 +90,7 @@ type poolRT struct {
 }
 
 type memberRT struct {
+	probe     atomic.Int32 // Status from the pool's or member's monitor
 	preferred counter
 	alternate counter
 	fallback  counter

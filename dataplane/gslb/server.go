@@ -39,7 +39,7 @@ type Server struct {
 	mu        sync.Mutex // serializes Apply and Close
 	closed    bool
 	listeners map[listenerKey]*dnsListener
-	monitors  map[string]*vsMonitor
+	monitors  map[string]*probeRun
 
 	plan atomic.Pointer[plan]
 
@@ -88,7 +88,7 @@ func New(opts Options) *Server {
 		ctx:       ctx,
 		cancel:    cancel,
 		listeners: map[listenerKey]*dnsListener{},
-		monitors:  map[string]*vsMonitor{},
+		monitors:  map[string]*probeRun{},
 		rt: runtimes{
 			vs: map[string]*vsRT{}, link: map[string]*linkRT{}, host: map[string]*hostRT{},
 			pool: map[string]*poolRT{}, member: map[string]*memberRT{}, wideIP: map[string]*wipRT{},
