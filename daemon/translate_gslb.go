@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/miekg/dns"
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
@@ -401,15 +402,25 @@ func (t *gslbTranslator) wideIPs() {
 	}
 }
 
+// failureRcodes are failure-rcode's values as DNS RCODEs.
+var failureRcodes = map[string]int{
+	"noerror": dns.RcodeSuccess, "formerr": dns.RcodeFormatError, "servfail": dns.RcodeServerFailure,
+	"nxdomain": dns.RcodeNameError, "notimpl": dns.RcodeNotImplemented, "refused": dns.RcodeRefused,
+}
+
 func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec []string) {
 	for _, o := range t.cfg.Of(kind) {
 		w := &gslb.WideIP{
 			Name: o.Name, Type: typ, Disabled: disabled(o),
-			PoolLBMode:   gslb.Mode(t.e(o, wideipPoolLBMode)),
-			Persistence:  t.e(o, wideipPersistence) == "enabled",
-			PersistTTL:   seconds(t.e(o, wideipPersistTTL)),
-			PersistCIDR4: atoi(t.e(o, wideipPersistCIDR4)),
-			PersistCIDR6: atoi(t.e(o, wideipPersistCIDR6)),
+			PoolLBMode:      gslb.Mode(t.e(o, wideipPoolLBMode)),
+			Persistence:     t.e(o, wideipPersistence) == "enabled",
+			PersistTTL:      seconds(t.e(o, wideipPersistTTL)),
+			PersistCIDR4:    atoi(t.e(o, wideipPersistCIDR4)),
+			PersistCIDR6:    atoi(t.e(o, wideipPersistCIDR6)),
+			FailureResponse: t.e(o, wideipFailResponse) == "enabled",
+			FailureRcode:    failureRcodes[t.e(o, wideipFailRcode)],
+			FailureTTL:      uint32(atoi(t.e(o, wideipFailTTL))),
+			FullResponse:    t.e(o, wideipMinimal) == "disabled",
 		}
 		if v := wideipAliases.Get(o); v != nil {
 			for _, a := range v.List {

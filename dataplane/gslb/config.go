@@ -263,6 +263,17 @@ type WideIP struct {
 	PersistCIDR6 int
 	// LastResortPool is tried when every pool fails; "" means none.
 	LastResortPool string
+	// FailureResponse answers a query the wide IP cannot resolve (no
+	// member available, the wide IP disabled) with FailureRcode and the
+	// zone's SOA at FailureTTL instead of returning to DNS
+	// (failure-rcode-response, failure-rcode, failure-rcode-ttl).
+	FailureResponse bool
+	FailureRcode    int
+	FailureTTL      uint32
+	// FullResponse adds the zone's NS records to the authority section of
+	// an answer and their addresses to the additional one
+	// (minimal-response disabled).
+	FullResponse bool
 	// Rules are the wide IP's iRules, in order: DNS_REQUEST for each A
 	// query of its names, before load balancing; `pool`, `cname`, `host`,
 	// `DNS::return` and `DNS::drop` there decide the answer.

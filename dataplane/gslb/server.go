@@ -419,7 +419,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		}
 		w.rt.requestsA.Inc(0)
 		if w.cfg.Disabled {
-			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
+			return s.unresolved(p, m, qname, q, opt, ecs, udp, w), true
 		}
 		rq := request{plan: p, ldns: src, client: client, now: s.now()}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
@@ -437,12 +437,12 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			s.stats.dropped.Inc(0)
 			return nil, false
 		case outReturnToDNS:
-			return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w), true
+			return s.unresolved(p, m, qname, q, opt, ecs, udp, w), true
 		}
 		if w.typ.named() {
-			return s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), true
+			return s.withNS(p, s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), qname, w, opt, udp), true
 		}
-		return s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), true
+		return s.withNS(p, s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), qname, w, opt, udp), true
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Inc(0)
@@ -473,6 +473,50 @@ func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt 
 	return s.finishMsg(m, opt, ecs, udp)
 }
 
+// unresolved answers a query the wide IP could not resolve: with its
+// failure RCODE and the zone's SOA (at failure-rcode-ttl) when
+// failure-rcode-response is enabled, else from the static zones.
+func (s *Server) unresolved(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, w *wideIP) *dns.Msg {
+	if !w.cfg.FailureResponse {
+		return s.returnToDNS(p, m, qname, q, opt, ecs, udp, w)
+	}
+	m.Authoritative = true
+	m.Rcode = w.cfg.FailureRcode
+	if z := p.zoneFor(qname); z != nil {
+		soa := *z.soa
+		soa.Hdr.Ttl = w.cfg.FailureTTL
+		m.Ns = append(m.Ns, &soa)
+	}
+	return s.finishMsg(m, opt, ecs, udp)
+}
+
+// withNS adds the zone's NS records and their addresses to an answer of a
+// wide IP with minimal-response disabled. The OPT record stays last.
+func (s *Server) withNS(p *plan, m *dns.Msg, qname string, w *wideIP, opt *dns.OPT, udp bool) *dns.Msg {
+	if !w.cfg.FullResponse || len(m.Answer) == 0 || m.Truncated {
+		return m
+	}
+	z := p.zoneFor(qname)
+	if z == nil {
+		return m
+	}
+	ns := z.names[z.origin][dns.TypeNS]
+	if len(ns) == 0 {
+		return m
+	}
+	var ours []dns.RR // the answer's OPT record
+	if n := len(m.Extra); n > 0 && m.Extra[n-1].Header().Rrtype == dns.TypeOPT {
+		ours, m.Extra = []dns.RR{m.Extra[n-1]}, m.Extra[:n-1]
+	}
+	m.Ns = append(m.Ns, ns...)
+	z.glue(m, ns)
+	m.Extra = append(m.Extra, ours...)
+	if udp {
+		m.Truncate(udpSize(opt))
+	}
+	return m
+}
+
 // returnToDNS answers a wide IP from the static zones, as BIG-IP hands
 // the query to BIND: the zone's records for the name, else NXDOMAIN (or
 // REFUSED when no zone holds the name).
@@ -489,8 +533,19 @@ func (s *Server) returnToDNS(p *plan, m *dns.Msg, qname string, q dns.Question, 
 	return s.finishMsg(m, opt, ecs, udp)
 }
 
-func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) *dns.Msg {
+// udpSize is how large a UDP answer may be for a query with opt (nil:
+// without EDNS).
+func udpSize(opt *dns.OPT) int {
 	size := dns.MinMsgSize
+	if opt != nil {
+		if sz := int(opt.UDPSize()); sz > size {
+			size = min(sz, 1232)
+		}
+	}
+	return size
+}
+
+func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool) *dns.Msg {
 	if opt != nil {
 		o := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
 		o.SetUDPSize(1232)
@@ -503,12 +558,9 @@ func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp 
 			o.Option = append(o.Option, &e)
 		}
 		m.Extra = append(m.Extra, o)
-		if sz := int(opt.UDPSize()); sz > size {
-			size = min(sz, 1232)
-		}
 	}
 	if udp {
-		m.Truncate(size)
+		m.Truncate(udpSize(opt))
 	}
 	return m
 }

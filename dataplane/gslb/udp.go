@@ -242,8 +242,8 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	}
 	qname := unsafe.String(&q.name[0], q.nameLen) // not kept past this call
 	w := p.lookupName(qname)
-	if w == nil || w.cfg.Disabled {
-		return out, false, false
+	if w == nil || w.cfg.Disabled || w.cfg.FullResponse {
+		return out, false, false // FullResponse: NS records added as Answer does
 	}
 	s.stats.queries.Inc(c.shard)
 	s.stats.wideIP.Inc(c.shard)
@@ -288,7 +288,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	opt := r.IsEdns0()
 	name := strings.ToLower(dq.Name)
 	if d.out == outReturnToDNS {
-		m = s.returnToDNS(p, m, name, dq, opt, nil, true, w)
+		m = s.unresolved(p, m, name, dq, opt, nil, true, w)
 	} else {
 		m = s.decided(p, m, name, dq, opt, nil, true, TypeA, &d)
 	}
