@@ -325,6 +325,12 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
 			TTL:        uint32(atoi(t.e(o, gpoolTTL))),
 			MaxAnswers: atoi(t.e(o, gpoolMaxAnswers)),
+			QoS: &gslb.QoSWeights{
+				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
+				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),
+				VSCapacity: atoi(t.e(o, gpoolQoSCapacity)), VSScore: atoi(t.e(o, gpoolQoSScore)),
+				LinkCapacity: atoi(t.e(o, gpoolQoSLink)),
+			},
 		}
 		if !alternateModes[p.Alternate] {
 			t.fail("The pool (%s) cannot use %s as its alternate-mode: only static methods are allowed.", o.Name, p.Alternate)

@@ -163,9 +163,10 @@ type Mode string
 
 // The methods (reference §10.2). Preferred and fallback accept all of
 // them; alternate only the static ones; pool-lb-mode only round-robin,
-// ratio, topology and global-availability. completion-rate, cpu,
-// fewest-hops and quality-of-service are accepted and behave as a dynamic
-// method whose metrics are missing: they fall through to the next level.
+// ratio, topology and global-availability. completion-rate, cpu and
+// fewest-hops are accepted and behave as a dynamic method whose metrics
+// are missing: they fall through to the next level (quality-of-service
+// too, when none of its metrics is known).
 const (
 	RoundRobin            Mode = "round-robin"
 	Ratio                 Mode = "ratio"
@@ -204,9 +205,29 @@ type Pool struct {
 	TTL uint32
 	// MaxAnswers is max-answers-returned; 0 means 1.
 	MaxAnswers int
+	// QoS weighs the metrics of quality-of-service (the pool's qos-*
+	// settings); nil means BIG-IP's defaults (DefaultQoS).
+	QoS *QoSWeights
 	// Members in configuration order; member-order sorts them.
 	Members []PoolMember
 }
+
+// QoSWeights are a pool's qos-* coefficients: quality-of-service scores
+// each member by the weighted sum of its metrics, each normalised against
+// the best candidate's. Hit ratio and hops are not measured here, so
+// qos-hit-ratio and qos-hops have nothing to weigh.
+type QoSWeights struct {
+	RTT          int // qos-rtt: the LDNS's round trip over the member's path
+	Topology     int // qos-topology: the topology score
+	PacketRate   int // qos-packet-rate: packets per second (fewer is better)
+	Kbps         int // qos-kilobytes-second: throughput (less is better)
+	VSCapacity   int // qos-vs-capacity: nodes up behind the virtual server
+	VSScore      int // qos-vs-score: gtm-score
+	LinkCapacity int // qos-lcs: the share of the link's limit still free
+}
+
+// DefaultQoS are BIG-IP's defaults of the qos-* settings.
+var DefaultQoS = QoSWeights{RTT: 50, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
 
 // PoolMember is one member of a gtm pool: `<server>:<virtual server>` in
 // A and AAAA pools, a domain name (Target) in the other types.

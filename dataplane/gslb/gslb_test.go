@@ -320,21 +320,28 @@ func TestDynamicMethods(t *testing.T) {
 		mode    Mode
 		metrics bool
 		want    netip.Addr
+		qos     *QoSWeights
 	}{
-		{LeastConnections, true, bjCT},
-		{KilobytesPerSecond, true, gzCNC},
-		{PacketRate, true, gzCNC},
-		{VirtualServerCapacity, true, bjCT},
-		{VirtualServerScore, false, gzCT},
-		{LeastConnections, false, bjCNC}, // alternate global-availability
-		{CompletionRate, true, bjCNC},    // not measured: alternate
-		{QualityOfService, true, bjCNC},
+		{LeastConnections, true, bjCT, nil},
+		{KilobytesPerSecond, true, gzCNC, nil},
+		{PacketRate, true, gzCNC, nil},
+		{VirtualServerCapacity, true, bjCT, nil},
+		{VirtualServerScore, false, gzCT, nil},
+		{LeastConnections, false, bjCNC, nil}, // alternate global-availability
+		{CompletionRate, true, bjCNC, nil},    // not measured: alternate
+		// quality-of-service, BIG-IP's weights: packet rate 1 and
+		// throughput 3 decide (no RTT or link measured): gz vs_cnc has
+		// the lowest of both.
+		{QualityOfService, true, gzCNC, nil},
+		{QualityOfService, false, bjCNC, nil}, // nothing it weighs is known: alternate
+		{QualityOfService, true, bjCT, &QoSWeights{VSCapacity: 10, Kbps: 1}},
+		{QualityOfService, false, gzCT, &QoSWeights{VSScore: 1}},
 	}
 	for _, c := range cases {
 		t.Run(string(c.mode), func(t *testing.T) {
 			cfg := testConfig(netip.AddrPort{})
 			p := cfg.Pools["/Common/app_pool"]
-			p.Mode, p.Alternate = c.mode, GlobalAvailability
+			p.Mode, p.Alternate, p.QoS = c.mode, GlobalAvailability, c.qos
 			cfg.Servers["/Common/gz-ltm"].VirtualServers[1].Score = 90
 			cfg.Servers["/Common/bj-ltm"].VirtualServers[1].Score = 10
 			s := newServer(t, cfg, Options{})

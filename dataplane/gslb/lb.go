@@ -621,6 +621,8 @@ func (s *Server) pick(rq *request, pl *pool, mode Mode, cands []*member) int {
 			}
 			return int64(m.Capacity)
 		})
+	case QualityOfService:
+		return s.pickQoS(rq, pl, cands)
 	case VirtualServerScore:
 		best, ties := int64(-1<<62), 0
 		var idx [16]int
@@ -637,6 +639,148 @@ func (s *Server) pick(rq *request, pl *pool, mode Mode, cands []*member) int {
 		return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
 	}
 	return -1
+}
+
+// pickQoS is quality-of-service: each candidate scores the sum of its
+// metrics, each normalised against the best candidate's (lowest for round
+// trip, packet rate and throughput, highest for the others) and weighed by
+// the pool's qos-* coefficient; the highest score wins, ties take turns. A
+// metric no candidate has is left out; with none known at all the method
+// has no answer and the next level decides, as for the other dynamic
+// methods.
+func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
+	w := &pl.qos
+	n := len(cands)
+	var rttBuf [64]time.Duration
+	var rtts []time.Duration
+	if w.RTT > 0 {
+		rtts = s.pathRTTs(rq, cands, rttBuf[:0])
+	}
+	// Per metric: each candidate's value (<0: unknown), and whether lower
+	// is better.
+	type metric struct {
+		weight int
+		lower  bool
+		val    func(i int) float64
+	}
+	vsm := func(i int) *VSMetrics { return cands[i].vs.rt.metrics.Load() }
+	metrics := [...]metric{
+		{w.RTT, true, func(i int) float64 {
+			if rtts == nil || rtts[i] <= 0 {
+				return -1
+			}
+			return float64(rtts[i])
+		}},
+		{w.PacketRate, true, func(i int) float64 {
+			if m := vsm(i); m != nil {
+				return float64(m.PacketRate)
+			}
+			return -1
+		}},
+		{w.Kbps, true, func(i int) float64 {
+			if m := vsm(i); m != nil {
+				return float64(m.Bps)
+			}
+			return -1
+		}},
+		{w.VSCapacity, false, func(i int) float64 {
+			if m := vsm(i); m != nil && m.Capacity > 0 {
+				return float64(m.Capacity)
+			}
+			return -1
+		}},
+		{w.VSScore, false, func(i int) float64 { return float64(cands[i].vs.cfg.Score) }},
+		{w.Topology, false, func(i int) float64 {
+			if rq.topo != nil {
+				return float64(rq.topo.score(rq.plan, rq.client, cands[i]))
+			}
+			sc, _ := rq.plan.topoScore(rq.client, cands[i].topoTarget())
+			return float64(sc)
+		}},
+		{w.LinkCapacity, false, func(i int) float64 { return linkFree(cands[i].vs.link) }},
+	}
+	var scoreBuf [64]float64
+	scores := scoreBuf[:0]
+	for range n {
+		scores = append(scores, 0)
+	}
+	known := false
+	var vals [64]float64
+	for _, m := range metrics {
+		if m.weight <= 0 {
+			continue
+		}
+		v := vals[:0]
+		best, any := 0.0, false
+		for i := range n {
+			x := m.val(i)
+			v = append(v, x)
+			if x < 0 {
+				continue
+			}
+			if !any || (m.lower && x < best) || (!m.lower && x > best) {
+				best, any = x, true
+			}
+		}
+		if !any || (!m.lower && best <= 0) {
+			continue // nobody has it (or every score is 0): nothing to weigh
+		}
+		known = true
+		for i, x := range v {
+			switch {
+			case x < 0:
+			case m.lower && x <= 0:
+				scores[i] += float64(m.weight) // nothing at all is the best there is
+			case m.lower:
+				scores[i] += float64(m.weight) * best / x
+			default:
+				scores[i] += float64(m.weight) * x / best
+			}
+		}
+	}
+	if !known {
+		return -1
+	}
+	var idx [16]int
+	ties := 0
+	top := -1.0
+	for i, sc := range scores {
+		if sc > top {
+			top, ties = sc, 0
+		}
+		if sc == top && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// linkFree is the share of a link's tightest bandwidth limit still free,
+// from the link's reported throughput; -1 when the link has no limit or
+// no report (nothing to weigh).
+func linkFree(l *link) float64 {
+	if l == nil {
+		return -1
+	}
+	m := l.rt.metrics.Load()
+	if m == nil {
+		return -1
+	}
+	free := -1.0
+	use := func(limit, used int64) {
+		if limit <= 0 {
+			return
+		}
+		f := max(float64(limit-used)/float64(limit), 0)
+		if free < 0 || f < free {
+			free = f
+		}
+	}
+	use(l.cfg.LimitInboundBps, m.InBps)
+	use(l.cfg.LimitOutboundBps, m.OutBps)
+	use(l.cfg.LimitTotalBps, m.InBps+m.OutBps)
+	return free
 }
 
 // pickMetric picks the member with the lowest (or highest) metric among

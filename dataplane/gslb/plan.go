@@ -206,6 +206,7 @@ type pool struct {
 	fb         Mode
 	ttl        uint32
 	maxAnswers int
+	qos        QoSWeights
 }
 
 type member struct {
@@ -490,6 +491,10 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		if pl.maxAnswers <= 0 {
 			pl.maxAnswers = 1
+		}
+		pl.qos = DefaultQoS
+		if pc.QoS != nil {
+			pl.qos = *pc.QoS
 		}
 		if pl.typ.index() < 0 {
 			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pl.full, pc.Type)

@@ -87,46 +87,68 @@ func (t *rttTable) seenN(key netip.Prefix, addr netip.Addr, now time.Time, n uin
 // candidate gets no answer here (the alternate method answers it) and
 // starts a probe from every path, whose results answer its next query.
 func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
-	st := &rq.plan.settings
-	key := ldnsKey(rq.ldns, st)
+	var rtts [64]time.Duration
+	got := s.pathRTTs(rq, cands, rtts[:0])
 	var idx [16]int
 	ties := 0
 	var best time.Duration
+	for i, r := range got {
+		if r <= 0 {
+			continue
+		}
+		if ties == 0 || r < best {
+			best, ties = r, 0
+		}
+		if r == best && ties < len(idx) {
+			idx[ties] = i
+			ties++
+		}
+	}
+	if ties == 0 {
+		return -1
+	}
+	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// pathRTTs appends to out the measured round trip from the LDNS of rq
+// over each candidate's probe path (0: not measured, or the probe
+// failed), and starts a probe of the LDNS when its measurements are
+// missing or older than the path TTL.
+func (s *Server) pathRTTs(rq *request, cands []*member, out []time.Duration) []time.Duration {
+	st := &rq.plan.settings
+	key := ldnsKey(rq.ldns, st)
 	probe := false
+	measured := false
 	t := &s.rtt
 	t.mu.Lock()
 	e := t.m[key]
 	if e == nil {
 		if len(t.m) >= maxLDNS {
 			t.mu.Unlock()
-			return -1
+			for range cands {
+				out = append(out, 0)
+			}
+			return out
 		}
 		e = &ldnsEntry{key: key, addr: rq.ldns, first: rq.now, last: rq.now, paths: map[string]*pathRTT{}}
 		t.m[key] = e
 	}
-	for i, m := range cands {
-		p := m.vs.path()
-		if p == nil {
-			continue
+	for _, m := range cands {
+		var rtt time.Duration
+		if p := m.vs.path(); p != nil {
+			if r := e.paths[p.name]; r != nil && r.err == "" {
+				rtt = max(r.rtt, time.Nanosecond)
+				measured = true
+			}
 		}
-		r := e.paths[p.name]
-		if r == nil || r.err != "" {
-			continue
-		}
-		if ties == 0 || r.rtt < best {
-			best, ties = r.rtt, 0
-		}
-		if r.rtt == best && ties < len(idx) {
-			idx[ties] = i
-			ties++
-		}
+		out = append(out, rtt)
 	}
 	if !e.probing {
 		age := rq.now.Sub(e.probedAt)
 		switch {
 		case e.probedAt.IsZero():
 			probe = true
-		case ties == 0 && age >= st.PathTTL/10:
+		case !measured && age >= st.PathTTL/10:
 			probe = true // nothing measured: retry sooner
 		case age >= st.PathTTL:
 			probe = true
@@ -140,10 +162,7 @@ func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
 	if probe {
 		s.startProbe(rq.plan, key, target)
 	}
-	if ties == 0 {
-		return -1
-	}
-	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+	return out
 }
 
 // startProbe measures the RTT from every probe path to one LDNS, in the
