@@ -290,6 +290,7 @@ var (
 	gpoolFallbackIP      = gtmPoolA.MustProp("fallback-ip")
 	gpoolMembers         = gtmPoolA.MustProp("members")
 	gpoolMonitor         = gtmPoolA.MustProp("monitor")
+	gpoolVerify          = gtmPoolA.MustProp("verify-member-availability")
 	gpoolQoSRTT          = gtmPoolA.MustProp("qos-rtt")
 	gpoolQoSTopology     = gtmPoolA.MustProp("qos-topology")
 	gpoolQoSPacketRate   = gtmPoolA.MustProp("qos-packet-rate")

@@ -325,6 +325,7 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
 			TTL:        uint32(atoi(t.e(o, gpoolTTL))),
 			MaxAnswers: atoi(t.e(o, gpoolMaxAnswers)),
+			NoVerify:   t.e(o, gpoolVerify) == "disabled",
 			QoS: &gslb.QoSWeights{
 				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
 				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),

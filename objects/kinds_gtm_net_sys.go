@@ -117,7 +117,7 @@ func gtmKinds() []*Kind {
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		num("max-answers-returned", "1"),
 		passive(ed("manual-resume", "disabled")),
-		passive(str("verify-member-availability", "enabled")),
+		help(ed("verify-member-availability", "enabled"), "disabled: answer with members whatever their monitors and reported status say"),
 		passive(raw("dynamic-ratio")),
 		passive(raw("qos-hit-ratio")),
 		passive(raw("qos-hops")),

@@ -205,6 +205,10 @@ type Pool struct {
 	TTL uint32
 	// MaxAnswers is max-answers-returned; 0 means 1.
 	MaxAnswers int
+	// NoVerify answers with members whatever their virtual servers' and
+	// their own monitors' up or down status (verify-member-availability
+	// disabled); disabled objects and limits still count.
+	NoVerify bool
 	// QoS weighs the metrics of quality-of-service (the pool's qos-*
 	// settings); nil means BIG-IP's defaults (DefaultQoS).
 	QoS *QoSWeights

@@ -99,3 +99,25 @@ func TestWideIPFullResponse(t *testing.T) {
 		t.Errorf("EDNS: additional %v", m.Extra)
 	}
 }
+
+// verify-member-availability disabled answers with members whatever their
+// status says; a disabled member stays out.
+func TestNoVerifyMemberAvailability(t *testing.T) {
+	cfg := testConfig(netip.AddrPort{})
+	p := cfg.Pools["/Common/app_pool"]
+	p.Mode = RoundRobin
+	p.Members[3].Disabled = true // gz vs_ct
+	s := newServer(t, cfg, Options{})
+	s.SetVirtualServerMetrics("/Common/bj-ltm", "vs_ct", VSMetrics{Status: StatusDown})
+	if got := count(t, s, ldnsCNC, 6); got[bjCT] != 0 || got[gzCT] != 0 {
+		t.Fatalf("verified: %v", got)
+	}
+	p.NoVerify = true
+	if err := s.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	s.SetVirtualServerMetrics("/Common/bj-ltm", "vs_ct", VSMetrics{Status: StatusDown})
+	if got := count(t, s, ldnsCNC, 6); got[bjCT] != 2 || got[gzCT] != 0 {
+		t.Errorf("not verified: %v", got)
+	}
+}

@@ -146,7 +146,13 @@ func hostState(h *host) (bool, string) {
 // vsState reports whether a virtual server gets new users: its
 // datacenter, server and link are up and enabled, it is, and none of them
 // is over a limit.
-func vsState(v *vs) (bool, string) {
+func vsState(v *vs) (bool, string) { return vsStateOf(v, true) }
+
+// vsStateOf is vsState; without verify (a pool's
+// verify-member-availability disabled) the virtual server's up or down
+// status, reported or probed, is not looked at: only what is disabled or
+// over a limit keeps it out.
+func vsStateOf(v *vs, verify bool) (bool, string) {
 	if ok, why := hostState(v.host); !ok {
 		return false, why
 	}
@@ -159,10 +165,10 @@ func vsState(v *vs) (bool, string) {
 		}
 	}
 	m := v.rt.metrics.Load()
-	if m != nil && m.Status == StatusDown {
+	if verify && m != nil && m.Status == StatusDown {
 		return false, reasonVSDown
 	}
-	if Status(v.rt.probe.Load()) == StatusDown && (m == nil || m.Status != StatusUp) {
+	if verify && Status(v.rt.probe.Load()) == StatusDown && (m == nil || m.Status != StatusUp) {
 		return false, reasonVSMonitorDown
 	}
 	if m != nil {
@@ -180,10 +186,11 @@ func memberState(m *member) (bool, string) {
 	if m.cfg.Disabled {
 		return false, reasonMemberOff
 	}
-	if ok, why := vsState(m.vs); !ok {
+	verify := !m.pool.cfg.NoVerify
+	if ok, why := vsStateOf(m.vs, verify); !ok {
 		return false, why
 	}
-	if Status(m.rt.probe.Load()) == StatusDown {
+	if verify && Status(m.rt.probe.Load()) == StatusDown {
 		return false, reasonMemberMonitor
 	}
 	if lim := m.cfg.LimitMaxConnections; lim > 0 {
