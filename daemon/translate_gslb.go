@@ -320,12 +320,15 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 	for _, o := range t.cfg.Of(kind) {
 		p := &gslb.Pool{
 			Name: o.Name, Type: typ, Disabled: disabled(o),
-			Mode:       gslb.Mode(t.e(o, gpoolLBMode)),
-			Alternate:  gslb.Mode(t.e(o, gpoolAlternate)),
-			Fallback:   gslb.Mode(t.e(o, gpoolFallback)),
-			TTL:        uint32(atoi(t.e(o, gpoolTTL))),
-			MaxAnswers: atoi(t.e(o, gpoolMaxAnswers)),
-			NoVerify:   t.e(o, gpoolVerify) == "disabled",
+			Mode:                gslb.Mode(t.e(o, gpoolLBMode)),
+			Alternate:           gslb.Mode(t.e(o, gpoolAlternate)),
+			Fallback:            gslb.Mode(t.e(o, gpoolFallback)),
+			TTL:                 uint32(atoi(t.e(o, gpoolTTL))),
+			MaxAnswers:          atoi(t.e(o, gpoolMaxAnswers)),
+			NoVerify:            t.e(o, gpoolVerify) == "disabled",
+			LimitMaxConnections: limit(t.e(o, gpoolMaxConns), t.e(o, gpoolMaxConnsStatus)),
+			LimitMaxBps:         limit(t.e(o, gpoolMaxBps), t.e(o, gpoolMaxBpsStatus)),
+			LimitMaxPps:         limit(t.e(o, gpoolMaxPps), t.e(o, gpoolMaxPpsStatus)),
 			QoS: &gslb.QoSWeights{
 				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
 				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),

@@ -55,6 +55,9 @@ gtm pool a /Common/p1 {
     ttl 60
     qos-rtt 10
     qos-vs-score 4
+    limit-max-connections 500
+    limit-max-connections-status enabled
+    limit-max-pps 70
     monitor /Common/http
     members {
         /Common/lc1:vs1 { member-order 1 ratio 3 }
@@ -123,6 +126,7 @@ func TestTranslateGSLB(t *testing.T) {
 		{"vs1 monitor from server", monitorOf(gc.Servers["/Common/lc1"].VirtualServers[0].Monitor), []any{"/Common/tcp", monitor.Type("tcp"), 5 * time.Second, 16 * time.Second, ""}},
 		{"pool monitor on vs1", monitorOf(gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[0].Monitor), []any{"/Common/http", monitor.Type("http"), 5 * time.Second, 16 * time.Second, "GET /\r\n"}},
 		{"qos weights (the rest BIG-IP's defaults)", *gc.Pools["/Common/p1"].QoS, gslb.QoSWeights{RTT: 10, VSScore: 4, PacketRate: 1, Kbps: 3, LinkCapacity: 30}},
+		{"pool limits (pps without its status)", []int64{gc.Pools["/Common/p1"].LimitMaxConnections, gc.Pools["/Common/p1"].LimitMaxPps}, []int64{500, 0}},
 		{"member's own none", gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[1].Monitor, gslb.Monitor{}},
 		{"vs2 monitor none", gc.Servers["/Common/lc1"].VirtualServers[1].Monitor, gslb.Monitor{}},
 		{"vs2 disabled", gc.Servers["/Common/lc1"].VirtualServers[1].Disabled, true},

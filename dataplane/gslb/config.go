@@ -205,6 +205,12 @@ type Pool struct {
 	TTL uint32
 	// MaxAnswers is max-answers-returned; 0 means 1.
 	MaxAnswers int
+	// Limits: the pool is out of the answers while its members' reported
+	// connections, throughput (bits/s) or packet rate together reach one;
+	// 0 means no limit (the -status is disabled).
+	LimitMaxConnections int64
+	LimitMaxBps         int64
+	LimitMaxPps         int64
 	// NoVerify answers with members whatever their virtual servers' and
 	// their own monitors' up or down status (verify-member-availability
 	// disabled); disabled objects and limits still count.

@@ -121,3 +121,29 @@ func TestNoVerifyMemberAvailability(t *testing.T) {
 		t.Errorf("not verified: %v", got)
 	}
 }
+
+// A pool's limits take it out of the answers while its members' reported
+// traffic together reaches one: the wide IP answers from its next pool.
+func TestPoolLimits(t *testing.T) {
+	cfg := testConfig(netip.AddrPort{})
+	bjOnly := &Pool{Name: "/Common/bj_pool", Members: []PoolMember{{Server: "/Common/bj-ltm", VirtualServer: "vs_cnc"}}, LimitMaxConnections: 100}
+	gzOnly := &Pool{Name: "/Common/gz_pool", Members: []PoolMember{{Server: "/Common/gz-ltm", VirtualServer: "vs_cnc"}}}
+	cfg.Pools[bjOnly.Name], cfg.Pools[gzOnly.Name] = bjOnly, gzOnly
+	w := cfg.WideIPs["/Common/www.example.com"]
+	w.PoolLBMode = GlobalAvailability
+	w.Pools = []WideIPPool{{Pool: bjOnly.Name}, {Pool: gzOnly.Name, Order: 1}}
+	s := newServer(t, cfg, Options{})
+	s.SetVirtualServerMetrics("/Common/bj-ltm", "vs_cnc", VSMetrics{Connections: 99})
+	if a := askA(t, s, ldnsCNC, wideName); a != bjCNC {
+		t.Fatalf("under its limit: %v", a)
+	}
+	s.SetVirtualServerMetrics("/Common/bj-ltm", "vs_cnc", VSMetrics{Connections: 100})
+	if a := askA(t, s, ldnsCNC, wideName); a != gzCNC {
+		t.Fatalf("at its limit: %v", a)
+	}
+	for _, p := range s.Pools() {
+		if p.Name == "/Common/bj_pool" && p.Status.Reason != reasonPoolLimit {
+			t.Errorf("show: %+v", p.Status)
+		}
+	}
+}

@@ -90,6 +90,7 @@ const (
 	reasonMemberLimit   = "The pool member has exceeded its connection limit"
 	reasonMemberMonitor = "Pool member has been marked down by a monitor"
 	reasonPoolDisabled  = "The pool is disabled"
+	reasonPoolLimit     = "The pool has exceeded one of its limits"
 	reasonPoolNoMembers = "No enabled pool members available"
 	reasonPoolEmpty     = "The pool has no members"
 	reasonWideIPOff     = "The wide IP is disabled"
@@ -230,6 +231,18 @@ func poolState(pl *pool) (bool, string) {
 	}
 	if len(pl.members) == 0 {
 		return false, reasonPoolEmpty
+	}
+	if c := pl.cfg; c.LimitMaxConnections > 0 || c.LimitMaxBps > 0 || c.LimitMaxPps > 0 {
+		var conns, bps, pps int64
+		for _, m := range pl.members {
+			if x := m.vs.rt.metrics.Load(); x != nil {
+				conns, bps, pps = conns+x.Connections, bps+x.Bps, pps+x.PacketRate
+			}
+		}
+		if (c.LimitMaxConnections > 0 && conns >= c.LimitMaxConnections) || (c.LimitMaxBps > 0 && bps >= c.LimitMaxBps) ||
+			(c.LimitMaxPps > 0 && pps >= c.LimitMaxPps) {
+			return false, reasonPoolLimit
+		}
 	}
 	for _, m := range pl.members {
 		if ok, _ := memberState(m); ok {
