@@ -154,7 +154,7 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 	out, errText = run(t, s, "create ltm virtual v_ssl destination 127.0.33.1:443 persist replace-all-with { sip_info { default yes } }")
-	if errText != "" || !strings.Contains(out, "persistence profile /Common/sip_info is of a kind openltm does not run (ltm persistence sip); kept") {
+	if errText != "" || !strings.Contains(out, "persistence profile /Common/sip_info: sip persistence needs a sip profile on the virtual server; kept, and it carries no traffic") {
 		t.Fatalf("sip persistence: %q %q", out, errText)
 	}
 	if _, errText = run(t, s, "modify ltm virtual v_ssl disabled"); errText != "" {
@@ -172,7 +172,7 @@ func TestWhatCannotRunIsKept(t *testing.T) {
 	for _, tc := range []struct{ cmd, want string }{
 		{"show ltm virtual fwd", "  Reason           : openltm does not run it: destination /Common/any:0 listens on every port"},
 		{"show ltm virtual fwd field-fmt", "    status.status-reason openltm does not run it: destination /Common/any:0 listens on every port"},
-		{"show ltm virtual v_ssl", "  State            : disabled\n  Reason           : openltm does not run it: persistence profile /Common/sip_info is of a kind"},
+		{"show ltm virtual v_ssl", "  State            : disabled\n  Reason           : openltm does not run it: persistence profile /Common/sip_info: sip persistence needs a sip profile on the virtual server"},
 		{"show ltm virtual v_ssl", "  Destination      : 127.0.33.1:443\n"},
 		{"show ltm virtual", "Ltm::Virtual Server: fwd2\n"},
 		{"show ltm virtual v_stream", "  Reason           : openltm does not run it: rule /Common/stream_rule uses F5 commands or events openltm does not implement yet\n"},

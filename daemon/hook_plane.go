@@ -80,7 +80,10 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		}
 	}
 	if opts.Warn != nil {
-		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
+		warnTLS(old, h, tr, opts.Warn)   // translate_tls.go
+		warnClone(old, h, tr, opts.Warn) // translate_clone.go
+		// translate_tcpopts.go
+		warnTCP(h.e.schema, old, cfg, opts.Warn)
 	}
 	for _, s := range tr.refused {
 		// What BIG-IP refuses in any source; what the running (or a

@@ -355,6 +355,7 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 		return nil
 	}
 	byAddr := h.addressVirtuals(cfg)
+	counts := h.p.VirtualAddressCounts() // shows_vaddr.go
 	h.vaMu.Lock()
 	defer h.vaMu.Unlock()
 	var out []render.VirtualAddressStats
@@ -384,6 +385,7 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 		default:
 			st.Status.Availability, st.Status.Reason = dataplane.Unknown, reasonVAUnknown
 		}
+		addressCounts(&st, counts[a.Name]) // shows_vaddr.go
 		out = append(out, st)
 	}
 	return out

@@ -105,6 +105,9 @@ type translator struct {
 	fqdn map[string]bool
 	// policy holds every ltm policy compiled, by name.
 	policy map[string]*compiledPolicy
+	// vaddrs are the virtual-address objects by address key, read when
+	// one is not under its address's name (translate_vaddr.go).
+	vaddrs map[string]*objects.Object
 }
 
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
@@ -277,6 +280,8 @@ func (t *translator) pool(o *objects.Object) {
 		ServiceDownAction: dataplane.ServiceDownAction(e(poolServiceDown)),
 		ReselectTries:     atoi(e(poolReselectTries)),
 	}
+	t.poolQueue(o, p) // translate_connqueue.go
+	t.poolToS(o, p)   // translate_tcpopts.go
 	if v := poolMembers.Get(o); v != nil {
 		for _, it := range v.Items {
 			node, port, err := objects.SplitMember(it.Name)
@@ -412,6 +417,9 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		v.Pool = p.Name
 	}
+	if !t.clonePools(o, v) { // translate_clone.go
+		return
+	}
 	pre, ok := t.virtualPolicyRules(o) // translate_policy.go
 	if !ok {
 		return
@@ -426,7 +434,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.helloNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_sni.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_sni.go, translate_sip.go
 			return
 		}
 	}
@@ -437,9 +445,11 @@ func (t *translator) virtual(o *objects.Object) {
 		default:
 			v.IdleTimeout = seconds(it)
 		}
+		t.tcpOptions(o, v, prof) // translate_tcpopts.go
 	}
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) { // translate_ftp.go
 		return
 	}
+	t.virtualAddress(o, v) // translate_vaddr.go
 	t.dc.Virtuals[o.Name] = v
 }

@@ -73,6 +73,9 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 		return fmt.Errorf("redirect-rewrite %q: must be all, matching, nodes or none", get(httpRedirectRewrite))
 	}
 	opts.RedirectRewrite = rr
+	if err := httpChunking(get, opts); err != nil { // translate_http_chunking.go
+		return err
+	}
 	opts.Scheme = "http"
 	if t.profile(o, profileClientSSL) != nil {
 		opts.Scheme = "https"

@@ -120,6 +120,10 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name, kind)
 			return nil, false
 		}
+	case persistSIPK:
+		if !t.sipPersist(o, v, prof, p) { // translate_sip.go
+			return nil, false
+		}
 	default:
 		t.keep(o, "persistence profile %s: %s persistence is not supported", prof.Name, strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "))
 		return nil, false
@@ -217,6 +221,9 @@ func (t *translator) cookieSettings(o *objects.Object, v *dataplane.Virtual, cp 
 		// so persistence would silently break there.
 		Secure:     c(cookieSecure) != "disabled" && t.profile(o, profileClientSSL) != nil,
 		AlwaysSend: c(cookieAlwaysSend) == "enabled",
+	}
+	if !t.cookieEncryption(o, v, cp, &spec, &mode) { // translate_persistcrypt.go
+		return httpx.CookieSpec{}, mode, false
 	}
 	return spec, mode, true
 }

@@ -11,6 +11,7 @@ import "github.com/openltm/openltm/dataplane/internal/config"
 type (
 	Config            = config.Config
 	Virtual           = config.Virtual
+	VirtualAddress    = config.VirtualAddress
 	MBLB              = config.MBLB
 	OneConnect        = config.OneConnect
 	PortRange         = config.PortRange
@@ -41,6 +42,7 @@ type (
 	MonitorLogin      = config.MonitorLogin
 	LDAPMonitor       = config.LDAPMonitor
 	SIPMonitor        = config.SIPMonitor
+	SIPDatagram       = config.SIPDatagram
 	RADIUSMonitor     = config.RADIUSMonitor
 	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol
@@ -100,6 +102,7 @@ const (
 	PersistDestAddr                = config.PersistDestAddr
 	PersistSSL                     = config.PersistSSL
 	PersistMSRDP                   = config.PersistMSRDP
+	PersistSIP                     = config.PersistSIP
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

@@ -90,6 +90,9 @@ type Plane struct {
 	udp   *udp.Engine // UDP virtuals' listeners and flows (udp.go)
 
 	udpListeners udpSet
+	// vaddrs are the runtimes of the virtual addresses that act, by
+	// name (vaddr.go).
+	vaddrs map[string]*state.VAddr
 }
 
 // New starts an empty dataplane.
@@ -325,6 +328,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		pr.Snap.Store(snap)
 	}
 	b.virtuals = map[string]*state.Virtual{}
+	vaddrs := map[string]*state.VAddr{}
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
@@ -342,9 +346,12 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			snap.SnatPool = cfg.SnatPools[vc.SNAT.Pool]
 		}
 		snap.Rate = v.RateFor(vc, &p.rates)
+		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
+		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
 		v.Snap.Store(snap)
 		b.virtuals[name] = v
 	}
+	p.vaddrs = vaddrs
 }
 
 // reconcileMonitors starts the monitor instances cfg asks for, keeps the
@@ -427,7 +434,9 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 			removedVirtuals[name] = v
 		}
 	}
+	oldPools := p.pools
 	p.virtuals, p.pools, p.members, p.nodes, p.cfg = b.virtuals, b.pools, b.members, b.nodes, cfg
+	syncConnQueues(oldPools, b.pools) // connqueue.go
 	index := state.Pools(b.pools)
 	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
@@ -561,6 +570,7 @@ func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
 		if old == state.MonDown {
 			m.RampStart.Store(time.Now().UnixNano())
 		}
+		state.KickAll() // room for queued connections (connqueue.go)
 	case state.MonDown:
 		p.serviceDown(func(o *state.Member) bool { return o == m })
 	}
@@ -569,6 +579,7 @@ func (p *Plane) memberChanged(m *state.Member, old, now state.MonStatus) {
 func (p *Plane) nodeChanged(n *state.Node, old, now state.MonStatus) {
 	switch now {
 	case state.MonUp:
+		state.KickAll() // room for queued connections (connqueue.go)
 		if old == state.MonDown {
 			p.mu.Lock()
 			for _, m := range p.members {

@@ -115,7 +115,8 @@ func memberStats(m *state.Member, poolRule MonitorRule) MemberStats {
 func poolStats(p *state.Pool) PoolStats {
 	s := p.Snap.Load()
 	ps := PoolStats{Name: p.Name, ServerSide: trafficOf(&p.Stats), TotRequests: p.Stats.Requests.Load(),
-		MinActiveMembers: s.Cfg.MinActiveMembers, TotalMembers: len(s.Members)}
+		MinActiveMembers: s.Cfg.MinActiveMembers, TotalMembers: len(s.Members),
+		ConnQueue: p.Queue.Stats(), Queueing: s.Cfg.QueueOnConnLimit}
 	if !s.Cfg.Monitor.IsZero() {
 		ps.Monitor = s.Cfg.Monitor.String()
 	}
@@ -161,6 +162,9 @@ func virtualStats(v *state.Virtual) VirtualStats {
 	vs := VirtualStats{Name: v.Name, ClientSide: trafficOf(&v.Stats), TotRequests: v.Stats.Requests.Load(),
 		MinConnDuration: v.Durs.Min.Load(), MaxConnDuration: v.Durs.Max.Load(),
 		RateLimit: s.Cfg.RateLimit, RateLimited: v.RateDropped.Load()}
+	if len(s.Cfg.Clone) > 0 || v.Clone.Conns.Load() > 0 || v.Clone.Dropped.Load() > 0 {
+		vs.Clone = &CloneStats{Conns: v.Clone.Conns.Load(), Bytes: v.Clone.Bytes.Load(), Dropped: v.Clone.Dropped.Load()}
+	}
 	if n := v.Durs.N.Load(); n > 0 {
 		vs.MeanConnDuration = v.Durs.Sum.Load() / n
 	}
@@ -191,6 +195,7 @@ func virtualStats(v *state.Virtual) VirtualStats {
 			st.Availability, st.Reason = Unknown, reasonChildrenUnknown
 		}
 	}
+	addressStatus(s, &st) // vaddr.go
 	vs.Status = st
 	return vs
 }
@@ -350,6 +355,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 				v.Durs.Reset()
 				v.Spread.Reset()
 				v.RateDropped.Store(0)
+				v.Clone.Reset()
 				found = true
 			}
 		}
@@ -357,6 +363,7 @@ func (p *Plane) ResetStats(kind StatsKind, name string) bool {
 		for n, x := range p.pools {
 			if name == "" || n == name {
 				x.Stats.Reset()
+				x.Queue.ResetStats()
 				for _, m := range x.Snap.Load().Members {
 					m.Stats.Reset()
 				}

@@ -83,6 +83,9 @@ type VirtualStats struct {
 	// that the block keeps BIG-IP's layout otherwise.
 	RateLimit   int
 	RateLimited uint64
+	// Clone is what the virtual's clone pools got; nil (and not shown)
+	// for a virtual that never had one.
+	Clone *CloneStats
 }
 
 // PoolStats is `show ltm pool` for one pool, with its members.
@@ -98,6 +101,10 @@ type PoolStats struct {
 	CurSessions      uint64
 	ServerSide       Traffic
 	Members          []MemberStats
+	// ConnQueue is the pool's connection queue (connq); Queueing says
+	// whether queue-on-connection-limit is enabled.
+	ConnQueue ConnQueueStats
+	Queueing  bool
 }
 
 // MemberStats is one `| Ltm::Pool Member:` block.

@@ -835,6 +835,7 @@ translate-extended ed enabled
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
+		sipProfileKind(), // kinds_sip.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none
@@ -854,9 +855,9 @@ hash-buffer-limit int 0
 		runPersist(persistKind("msrdp", "msrdp", `
 has-session-dir yn no
 `), "has-session-dir"),
-		persistKind("sip", "sip_info", `
+		runPersist(persistKind("sip", "sip_info", `
 sip-info str Call-ID
-`),
+`), "sip-info"),
 
 		pk("ltm snat", "SNAT", "", tmshRef("ltm snat")+vocab, `
 automap bare

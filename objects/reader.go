@@ -521,6 +521,10 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 		}
 	}
 	switch p.Name {
+	case "ip-tos-to-client", "ip-tos-to-server":
+		if !validToS(s) { // kinds_tcpopts.go
+			return "", synErr(w, []string{"pass-through", "mimic", "an integer 0-255"}, "%q is not a valid value for %q: use pass-through, mimic or an IP ToS value 0-255", s, p.Name)
+		}
 	case "destination":
 		if k != nil && (k.Key() == "ltm virtual" || strings.HasPrefix(k.Key(), "gtm")) {
 			d, err := ParseDest(s)

@@ -244,6 +244,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkRequired(o); err != nil {
 			return err
 		}
+		if err := checkCookieEncryption(c, o); err != nil { // persist_cookie.go
+			return err
+		}
 	}
 	return nil
 }

@@ -76,6 +76,7 @@ func commandTable() *tcl.Commands {
 		registerCompress(t)                           // commands_compress.go
 		registerCache(t)                              // commands_cache.go
 		registerWS(t)                                 // commands_ws.go
+		registerSIP(t)                                // commands_sip.go
 		t.Register("RESOLV::lookup", cmdResolvLookup) // commands_resolv.go
 		registerSideband(t)                           // commands_sideband.go
 		registerSock(t)                               // commands_sock.go

@@ -243,6 +243,8 @@ type ConnState struct {
 	cache *CacheState
 	// ws is the WS:: commands' state (nil: no websocket profile).
 	ws *WSState
+	// sip is the SIP:: commands' state (nil: no sip profile).
+	sip *SIPState
 	// sidebands are the rule's open sideband connections, by id
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband
@@ -282,6 +284,7 @@ func (s *ConnState) Release() {
 	s.compress = nil
 	s.cache = nil
 	s.ws = nil
+	s.sip = nil
 	s.closeSidebands()
 	s.sidebandSeq = 0
 	s.searchSeq = 0

@@ -67,6 +67,13 @@ const (
 	CacheRequest
 	CacheResponse
 	CacheUpdate
+	// LBQueued runs when a connection joins its pool's connection queue
+	// (queue-on-connection-limit).
+	LBQueued
+	// SIPRequest and SIPResponse run for each SIP message of a virtual
+	// with the sip profile (commands_sip.go).
+	SIPRequest
+	SIPResponse
 	numEvents
 )
 
@@ -81,6 +88,8 @@ var eventNames = [numEvents]string{
 	"WS_REQUEST", "WS_RESPONSE", "WS_CLIENT_FRAME", "WS_CLIENT_DATA", "WS_CLIENT_FRAME_DONE",
 	"WS_SERVER_FRAME", "WS_SERVER_DATA", "WS_SERVER_FRAME_DONE",
 	"CACHE_REQUEST", "CACHE_RESPONSE", "CACHE_UPDATE",
+	"LB_QUEUED",
+	"SIP_REQUEST", "SIP_RESPONSE",
 }
 
 func (e Event) String() string {
@@ -112,7 +121,7 @@ func (e Event) side() Side {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
-		CacheUpdate:
+		CacheUpdate, SIPResponse:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -71,6 +71,8 @@ func TestTranscripts(t *testing.T) {
 			"etcd":        cmdEtcd,
 			"trustdomain": cmdTrustDomain,
 			"freeport":    cmdFreePort,
+			// reset-on-timeout as a client sees it (tcpopts_test.go).
+			"idleclose": cmdIdleClose,
 		},
 	})
 }

@@ -71,6 +71,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
 		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},
+	{"sip-server", "-listen ADDR:PORT [-label S1] [-udp] [-quiet]",
+		"a SIP member over TCP or UDP: INVITE gets 100 and 200 with SDP, ACK nothing, other requests 200; answers name the member (X-Member)"},
+	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-compact] [-tag T] [-udp] [-summary]",
+		"a SIP client on one connection: dialogs (INVITE, ACK, BYE) and OPTIONS, printing which member answered each"},
 }
 
 func usage(w io.Writer) {
@@ -114,6 +118,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = httpMain(ctx, args[1:], stdout, stderr)
 	case "gateway":
 		err = gatewayMain(ctx, args[1:], stdout, stderr)
+	case "sip-server":
+		err = sipServerMain(ctx, args[1:], stdout, stderr) // sip.go
+	case "sip-client":
+		err = sipClientMain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

@@ -65,9 +65,8 @@ func (f *fields) counts(o Options, cs ...counter) {
 	}
 }
 
-// connq adds the connection-queue fields: openltm never queues a
-// connection (queue-on-connection-limit is kept, not acted on), so the
-// queues are empty, as a BIG-IP's are with queueing off.
+// connq adds empty connection-queue fields: a pool member has no queue
+// of its own (connections queue in their pool's, connqueue.go).
 func (f *fields) connq(prefix string, o Options) {
 	for _, k := range []string{"age-edm", "age-ema", "age-head", "age-max", "depth", "serviced"} {
 		f.set(prefix+"."+k, o.num(0))
@@ -148,6 +147,11 @@ func VirtualFields(w io.Writer, v dataplane.VirtualStats, o Options) error {
 	if v.RateLimit > 0 || v.RateLimited > 0 {
 		f.set("rate-limited-conns", o.num(v.RateLimited)) // openltm's own, as in Virtual
 	}
+	if c := v.Clone; c != nil { // openltm's own, as in Virtual
+		f.set("clone-conns", o.num(c.Conns))
+		f.set("clone-bits-out", o.num(c.Bytes*8))
+		f.set("clone-conns-dropped", o.num(c.Dropped))
+	}
 	f.status(string(v.Status.Availability), v.Status.State, v.Status.Reason)
 	return writeObject(w, "ltm virtual", name, f)
 }
@@ -165,8 +169,8 @@ func PoolFields(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	f.set("monitor-rule", orNone(ps.Monitor))
 	f.set("cur-sessions", o.num(ps.CurSessions))
 	f.set("tot-requests", o.num(ps.TotRequests))
-	f.connq("connq", o)
-	f.connq("connq-all", o)
+	f.connqFields("connq", ps.ConnQueue, o)
+	f.connqFields("connq-all", ps.ConnQueue, o)
 	f.traffic("serverside", ps.ServerSide, false, o)
 	f.status(string(ps.Status.Availability), ps.Status.State, ps.Status.Reason)
 	if o.Members {

@@ -124,6 +124,12 @@ func Virtual(w io.Writer, v dataplane.VirtualStats, o Options) error {
 		// openltm's own row: the new connections rate-limit reset.
 		row("Rate-Limited Connections", "-", "-", o.num(v.RateLimited))
 	}
+	if c := v.Clone; c != nil {
+		// openltm's own rows: the copies sent to the clone pools.
+		row("Clone Connections", "-", "-", o.num(c.Conns))
+		row("Clone Bits Out", "-", "-", o.num(c.Bytes*8))
+		row("Clone Connections Dropped", "-", "-", o.num(c.Dropped))
+	}
 	return p.err
 }
 
@@ -150,6 +156,7 @@ func Pool(w io.Writer, ps dataplane.PoolStats, o Options) error {
 	}
 	p.line("")
 	oneSide(p, "ServerSide", ps.ServerSide, o)
+	connQueue(p, ps, o) // connqueue.go
 	if o.Members {
 		for i := range ps.Members {
 			p.line("")
@@ -389,6 +396,11 @@ type VirtualAddressStats struct {
 	Addr       string
 	Status     dataplane.Status
 	ClientSide dataplane.Traffic
+	// ConnectionLimit is the address's connection-limit (0: none), and
+	// LimitReset the new connections it reset: shown only where one is
+	// set, so that the block keeps BIG-IP's layout otherwise.
+	ConnectionLimit int
+	LimitReset      uint64
 }
 
 // VirtualAddress prints one `Ltm::Virtual Address` block.
@@ -400,12 +412,19 @@ func VirtualAddress(w io.Writer, a VirtualAddressStats, o Options) error {
 		f.set("addr", a.Addr)
 		f.traffic("clientside", a.ClientSide, false, o)
 		f.status(string(a.Status.Availability), a.Status.State, a.Status.Reason)
+		if a.ConnectionLimit > 0 || a.LimitReset > 0 {
+			f.set("limit-reset-conns", o.num(a.LimitReset)) // openltm's own, as in VirtualAddress
+		}
 		return writeObject(w, "ltm virtual-address", name, f)
 	}
 	p := &printer{w: w}
 	p.statusHead("Ltm::Virtual Address: "+o.rel(a.Name), a.Status)
 	p.line("")
 	oneSide(p, "ClientSide", a.ClientSide, o)
+	if a.ConnectionLimit > 0 || a.LimitReset > 0 {
+		// openltm's own row: the new connections connection-limit reset.
+		p.f("%-25s%8s\n", "  Limit-Reset Connections", o.num(a.LimitReset))
+	}
 	return p.err
 }
 

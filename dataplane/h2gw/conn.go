@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -76,13 +77,17 @@ type conn struct {
 	recvWindow  int32
 	connUnacked int32
 
-	// order holds the streams whose request is not all handed to an
-	// engine, in the order they came: the first's head is handed (its
-	// body goes on as it comes), the others wait their turn.
-	order   []*stream
-	cur     *upstream   // the engine connection new requests go on
-	ups     []*upstream // every engine connection not yet done
+	// waiting holds the streams whose request waits for a free lane
+	// (lanes.go), in the order they came.
+	waiting []*stream
+	ups     []*upstream // every engine connection (lane) not yet done
 	dialing bool
+	// busyResp counts the responders not waiting for their engine: the
+	// last one to wait flushes what they all wrote (upstream.fill).
+	// unread counts the lanes (Pipes) whose engine wrote bytes their
+	// responder has not read yet: a responder is about to run.
+	busyResp int
+	unread   atomic.Int32
 	// batching: the reader has more frames at hand; the requests it
 	// hands wait for the end of them (handBytes).
 	batching bool
@@ -107,8 +112,8 @@ func newConn(c net.Conn, cfg *Config, dial Dialer) *conn {
 		g.streamWindow = cfg.ReceiveWindow
 	}
 	// The connection's window holds every stream's: a stream waiting
-	// its turn keeps what it was sent until it is handed to the engine,
-	// and must not take the window of the one before it.
+	// for a lane keeps what it was sent until it is handed to the
+	// engine, and must not take the window of the others.
 	g.connWindow = int32(min(int64(max(g.streamWindow, defaultWindow))*int64(g.maxStreams), maxWindow))
 	g.connWindow = max(g.connWindow, defaultWindow)
 	g.recvWindow = g.connWindow
@@ -177,14 +182,6 @@ func (g *conn) flush() {
 		g.closed = true
 		g.c.Close() // the reader returns
 	}
-}
-
-// flushIdle flushes unless others will: for a goroutine about to wait
-// for its input.
-func (g *conn) flushIdle() {
-	g.mu.Lock()
-	g.flush()
-	g.mu.Unlock()
 }
 
 // shutdown ends what the connection started once the reader returned:

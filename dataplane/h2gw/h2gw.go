@@ -1,39 +1,32 @@
 // Package h2gw is BIG-IP's http2 profile on the client side: an HTTP/2
 // connection (ALPN h2 over client-ssl, or cleartext with prior
 // knowledge) is served by the package's own HTTP/2 server codec, and
-// each of its streams goes on as an HTTP/1.1 request over one connection
-// into the HTTP engine (dataplane/mblb), pipelined in the order the
-// streams came. So every request of an HTTP/2 client runs the same path
-// as an HTTP/1.1 client's (the http profile's edits, iRules, persistence,
-// per-request balancing with OneConnect, compression, the cache), and the
-// engine's one session per client connection keeps the connection's
-// iRule state, as BIG-IP's HTTP/2 gateway keeps it per client
-// connection, while members speak HTTP/1.1.
-//
-// Why pipelining rather than a connection per stream: the engine sends a
-// client's pipelined requests to members as soon as they are framed
-// (several at once with OneConnect) and answers them in order, so the
-// streams are balanced on their own; one session keeps one connection
-// record, one CLIENT_ACCEPTED and one set of rule variables per client.
-// The cost is that a response waits for the ones before it (a slow member
-// delays the streams behind it, as on a pipelined HTTP/1.1 connection),
-// and a request's body is sent whole before the next stream's request.
+// each of its streams goes on as an HTTP/1.1 request into the HTTP
+// engine (dataplane/mblb), over one of the client's engine connections,
+// its lanes (lanes.go), each carrying one stream at a time. So every
+// request of an HTTP/2 client runs the same path as an HTTP/1.1
+// client's (the http profile's edits, iRules, persistence, per-request
+// balancing with OneConnect, compression, the cache), the client's
+// sessions share one flow record and one rules state, as BIG-IP's
+// HTTP/2 gateway keeps them per client connection, while members speak
+// HTTP/1.1 (or HTTP/2 through dataplane/h2member), and no stream waits
+// for another's response: a long gRPC stream or a slow member holds its
+// own lane only.
 //
 // Why a codec of its own rather than net/http's HTTP/2 server: that
 // server runs a goroutine per stream, a serve loop and a frame writer,
-// and writes each response in system calls of its own; with the
-// responses of a pipelined connection coming one after another, most of
-// the gateway's time went to goroutine hand-offs and system calls. Here
-// a connection has three goroutines whatever its streams (and one while
-// an engine connection is dialed): the reader
-// (reader.go) decodes the client's frames and writes each stream's
-// request, already HTTP/1.1, to the engine; the engine connection's
-// responder (response.go) parses the pipelined responses and encodes
-// them as frames into one buffer, which goes to the client when the
-// engine has nothing more at hand (many streams' frames in one write);
-// the engine connection's writer (upstream.go) sends requests only when
-// the engine is slow to take them, so that the reader never waits for
-// the engine while the client waits for a WINDOW_UPDATE to be read.
+// and writes each response in system calls of its own; most of the
+// gateway's time went to goroutine hand-offs and system calls. Here a
+// connection has one reader and two goroutines per lane whatever its
+// streams (and one while a lane is dialed): the reader (reader.go)
+// decodes the client's frames and writes each stream's request, already
+// HTTP/1.1, to its lane; the lane's responder (response.go) parses the
+// response and encodes it as frames into the connection's one output
+// buffer, which goes to the client when no responder has more at hand
+// (many streams' frames in one write); the lane's writer (upstream.go)
+// sends requests only when the engine is slow to take them, so that the
+// reader never waits for the engine while the client waits for a
+// WINDOW_UPDATE to be read.
 package h2gw
 
 import (
@@ -49,7 +42,8 @@ type Config struct {
 	// Profile is the profile's full path, for its statistics.
 	Profile string
 	// MaxConcurrentStreams is concurrent-streams-per-connection; 0 is
-	// 100.
+	// 100. It bounds a connection's lanes too (lanes.go): no more
+	// engine connections than streams it may have at once.
 	MaxConcurrentStreams uint32
 	// IdleTimeout is connection-idle-timeout: a connection without an
 	// open stream for this long is closed (GOAWAY); 0 never.
@@ -107,9 +101,11 @@ func raise(m *atomic.Int64, n int64) {
 const Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 // Dialer opens a connection into the HTTP engine for the client being
-// served; the gateway writes HTTP/1.1 requests on it and reads the
-// responses. A second one is opened only after the first ended (the
-// engine closed it, after a response that closes the connection).
+// served (a lane); the gateway writes HTTP/1.1 requests on it, one
+// stream's at a time, and reads the responses. Another is opened when a
+// stream finds every lane busy, up to concurrent-streams-per-connection
+// lanes, or after one ended (the engine closed it); several may be open
+// at once, but Dialer is called from one goroutine at a time.
 type Dialer func() (net.Conn, error)
 
 // Serve speaks HTTP/2 with c until the client or the idle timeout ends

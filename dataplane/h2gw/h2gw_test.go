@@ -136,8 +136,8 @@ func TestGatewayForwards(t *testing.T) {
 	}
 }
 
-// Many streams at once on one connection, pipelined on one engine
-// connection: each gets its own answer.
+// Many streams at once on one connection, on lanes: each gets its own
+// answer, and no more lanes are opened than streams were in flight.
 func TestGatewayConcurrentStreams(t *testing.T) {
 	cfg := &Config{MaxConcurrentStreams: 100, Stats: new(Stats)}
 	client, base, dials := gatewayFor(t, cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,8 +168,8 @@ func TestGatewayConcurrentStreams(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if d := dials.Load(); d != 1 {
-		t.Errorf("%d engine connections for one client connection, want 1", d)
+	if d, m := dials.Load(), cfg.Stats.MaxStreams.Load(); d < 1 || d > m {
+		t.Errorf("%d engine connections for one client connection, want 1 to %d (the most streams at once)", d, m)
 	}
 	if m := cfg.Stats.MaxStreams.Load(); m < 1 || m > 40 {
 		t.Errorf("most concurrent streams %d, want 1-40", m)
@@ -256,7 +256,7 @@ func TestGatewayAbandonedStream(t *testing.T) {
 	if len(body) != 64<<10 {
 		t.Fatalf("next answered %d bytes", len(body))
 	}
-	if d := dials.Load(); d != 1 {
-		t.Errorf("%d engine connections, want 1 (the abandoned body drained)", d)
+	if d := dials.Load(); d > 2 {
+		t.Errorf("%d engine connections, want 1 or 2 (the next stream may not wait for the abandoned body's drain)", d)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,41 @@ type half struct {
 	off    int  // buf[off:] is unread
 	eof    bool // the writer closed its side: EOF once drained
 	broken bool // the reader closed its side: writes fail
+	// unread, when set (count), is told whether this half holds
+	// unread bytes: 1 while it does (counted), so that the gateway's
+	// responders know an answer is on its way (upstream.fill); drained,
+	// when set, runs (outside mu) once a read took the last of them.
+	unread  *atomic.Int32
+	counted bool
+	drained func()
+}
+
+// count keeps n told of this half's unread bytes, and runs drained (if
+// not nil) each time a read takes the last of them.
+func (h *half) count(n *atomic.Int32, drained func()) {
+	h.mu.Lock()
+	h.unread, h.drained = n, drained
+	h.recount()
+	h.mu.Unlock()
+}
+
+// recount tells unread whether bytes wait, and reports whether it was
+// told they no longer do. Under h.mu.
+func (h *half) recount() bool {
+	if h.unread == nil {
+		return false
+	}
+	waiting := h.off < len(h.buf) && !h.broken
+	if waiting == h.counted {
+		return false
+	}
+	h.counted = waiting
+	if waiting {
+		h.unread.Add(1)
+		return false
+	}
+	h.unread.Add(-1)
+	return true
 }
 
 func newHalf() *half {
@@ -39,22 +75,30 @@ func newHalf() *half {
 
 func (h *half) read(b []byte) (int, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	for h.off == len(h.buf) && !h.eof && !h.broken {
 		h.cond.Wait()
 	}
 	if h.broken {
+		h.mu.Unlock()
 		return 0, net.ErrClosed
 	}
 	if h.off == len(h.buf) {
+		h.mu.Unlock()
 		return 0, io.EOF
 	}
 	n := copy(b, h.buf[h.off:])
 	h.off += n
+	drained := false
 	if h.off == len(h.buf) {
 		h.buf, h.off = h.buf[:0], 0
+		drained = h.recount()
 	}
 	h.cond.Broadcast() // room for a waiting writer
+	fn := h.drained
+	h.mu.Unlock()
+	if drained && fn != nil {
+		fn()
+	}
 	return n, nil
 }
 
@@ -68,6 +112,7 @@ func (h *half) write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	h.buf = append(h.buf, b...)
+	h.recount()
 	h.cond.Broadcast()
 	return len(b), nil
 }
@@ -85,6 +130,7 @@ func (h *half) tryWrite(b []byte) (bool, error) {
 		return false, nil
 	}
 	h.buf = append(h.buf, b...)
+	h.recount()
 	h.cond.Broadcast()
 	return true, nil
 }
@@ -96,6 +142,7 @@ func (h *half) close(broken bool) {
 	} else {
 		h.eof = true
 	}
+	h.recount()
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }

@@ -63,22 +63,21 @@ func (g *conn) onHeaders(f *headerBlock) {
 	}
 	s.left = rq.length
 	g.head, s.chunked = rq.appendHead(g.head[:0], f.fields, g.cfg.InsertHeader, s.reqEnded)
-	if len(g.order) == 0 && g.cur.usable() {
-		// Nothing waits: the head goes now, from the reader's buffer.
-		g.handRequest(g.cur, s, g.head)
-		if !s.reqEnded {
-			g.order = append(g.order, s)
+	if len(g.waiting) == 0 {
+		if u := g.freeLane(); u != nil {
+			// Nothing waits: the head goes now, from the reader's buffer.
+			g.handRequest(u, s, g.head)
+			return
 		}
-		return
 	}
 	s.req = append(s.req, g.head...)
-	g.order = append(g.order, s)
+	g.waiting = append(g.waiting, s)
 	g.advance()
 }
 
 // requestBody passes on a piece of s's body (the last with end, and the
-// trailers that ended it): to its engine if its head went, else into
-// what waits its turn. Under mu.
+// trailers that ended it): to its lane if its head went, else into
+// what waits for a lane. Under mu.
 func (g *conn) requestBody(s *stream, data []byte, end bool, trailers []hpack.HeaderField) {
 	b := data
 	if s.chunked {
@@ -106,44 +105,22 @@ func (g *conn) requestBody(s *stream, data []byte, end bool, trailers []hpack.He
 		return
 	}
 	s.reqEnded = true
-	if s.handed {
-		g.unqueue(s)
-		g.advance()
+	if s.handed && s.up.body == s {
+		s.up.body = nil
+		g.advance() // the lane may be free
 	}
 	g.maybeClose(s)
 }
 
-// advance hands the requests waiting their turn to the current engine
-// connection, in order, and starts a dial when there is none. Under mu.
-func (g *conn) advance() {
-	for len(g.order) > 0 && !g.closed {
-		s := g.order[0]
-		if s.handed {
-			if !s.reqEnded {
-				return // its body is still coming
-			}
-			g.order = append(g.order[:0], g.order[1:]...)
-			continue
-		}
-		if !g.cur.usable() {
-			g.startDial()
-			return
-		}
-		req := s.req
-		s.req = nil
-		g.handRequest(g.cur, s, req)
-		if s.reqEnded {
-			g.order = append(g.order[:0], g.order[1:]...)
-		}
-	}
-}
-
-// handRequest hands s's request (head and the body so far, req) to u,
-// whose responder then takes its response in turn. Under mu.
+// handRequest hands s's request (head and the body so far, req) to the
+// free lane u, whose responder then takes its response. Under mu.
 func (g *conn) handRequest(u *upstream, s *stream, req []byte) {
 	s.handed = true
 	s.up = u
 	u.exq = append(u.exq, s)
+	if !s.reqEnded {
+		u.body = s
+	}
 	g.inflight++
 	body := s.reqBody
 	s.reqBody = 0

@@ -24,6 +24,13 @@ var (
 func (u *upstream) readLoop() {
 	g := u.g
 	defer g.wg.Done()
+	defer func() {
+		g.mu.Lock()
+		if g.busyResp--; g.busyResp == 0 {
+			g.flush()
+		}
+		g.mu.Unlock()
+	}()
 	for {
 		err := u.readHead()
 		g.mu.Lock()
@@ -43,11 +50,8 @@ func (u *upstream) readLoop() {
 		bodyless := s.head || h.status == 204 || h.status == 304 || h.length == 0
 		if h.close || !bodyless && !h.chunked && h.length < 0 {
 			// Before the stream has its answer and its client can ask
-			// again: the next request goes on a new connection.
+			// again: no request goes on this lane any more.
 			u.closing = true
-			if g.cur == u {
-				g.cur = nil
-			}
 		}
 		if !s.reset && !s.respEnded && !g.closed {
 			g.hbuf.Reset()
@@ -72,16 +76,51 @@ func (u *upstream) readLoop() {
 			return
 		}
 		u.resp = nil
+		if len(g.waiting) > 0 && u.free() {
+			g.advance()
+		}
 		g.mu.Unlock()
 	}
 }
 
-// fill makes sure the next read from the engine has bytes or waits for
-// them only after the client has what is ready.
+// fill makes sure the next read from the engine has bytes, or waits for
+// them only after the client has what is ready: the last responder of
+// the connection to wait, when no lane has an answer unread, flushes
+// what the others wrote meanwhile, so that the answers of many lanes
+// leave in one write.
 func (u *upstream) fill() {
-	if u.br.Buffered() == 0 {
-		u.g.flushIdle()
+	if u.br.Buffered() > 0 {
+		return
 	}
+	g := u.g
+	g.mu.Lock()
+	// A lane (a Pipe) whose engine has a request it has not read, or
+	// whose responder has an answer it has not read, is about to
+	// answer: its responder flushes for all, or the engine's read of
+	// the last request does (engineRead).
+	if g.busyResp--; g.busyResp == 0 && g.unread.Load() == 0 {
+		g.flush()
+	}
+	g.mu.Unlock()
+	u.br.Peek(1) // an error comes again with the read that follows
+	g.mu.Lock()
+	g.busyResp++
+	g.mu.Unlock()
+}
+
+// engineRead runs on an engine session's goroutine when it took the
+// last request its lane's Pipe held: when no lane has an answer on its
+// way then, nothing would flush what the responders left (a lane's
+// engine may take minutes to answer), so it does.
+func (g *conn) engineRead() {
+	if g.unread.Load() != 0 {
+		return
+	}
+	g.mu.Lock()
+	if g.busyResp == 0 && g.unread.Load() == 0 {
+		g.flush()
+	}
+	g.mu.Unlock()
 }
 
 // readLine reads a line of a head or of chunked framing, without its

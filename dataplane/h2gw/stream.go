@@ -1,7 +1,6 @@
 package h2gw
 
 import (
-	"slices"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -19,7 +18,7 @@ type stream struct {
 	req      []byte    // what waits its turn: the head, the body so far
 	reqBody  int32     // body bytes in req, to give back once handed
 	handed   bool      // the head went to an engine, on up
-	up       *upstream // the engine connection the request went on
+	up       *upstream // the engine connection (lane) the request went on
 	chunked  bool      // the body goes chunked (its length not declared)
 	left     int64     // the declared length left; -1 none
 	discard  bool      // the body goes nowhere: the stream was answered
@@ -84,8 +83,8 @@ func (g *conn) closeStream(s *stream) {
 
 // resetStream ends s at once, telling the client with code unless it
 // reset the stream itself (send false). A request partly handed to an
-// engine cannot be completed: that engine connection ends, and the
-// requests behind it on it are answered 502. Under mu.
+// engine cannot be completed: its lane ends (it carries nothing else).
+// Under mu.
 func (g *conn) resetStream(s *stream, code http2.ErrCode, send bool) {
 	if s.closed || s.reset {
 		return
@@ -99,23 +98,12 @@ func (g *conn) resetStream(s *stream, code http2.ErrCode, send bool) {
 		s.reqEnded = true
 		switch {
 		case !s.handed:
-			g.unqueue(s)
+			g.unwait(s)
 			g.giveBack(nil, s.reqBody) // the connection's window only
 			s.req = nil
 		case !s.discard:
-			g.unqueue(s)
 			g.failUpstream(s.up)
 		}
 	}
 	g.closeStream(s)
-}
-
-// unqueue takes s out of order. Under mu.
-func (g *conn) unqueue(s *stream) {
-	for i, o := range g.order {
-		if o == s {
-			g.order = slices.Delete(g.order, i, i+1)
-			return
-		}
-	}
 }

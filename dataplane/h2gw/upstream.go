@@ -7,9 +7,10 @@ import (
 	"sync"
 )
 
-// upstream is one connection into the engine. Requests are written on
-// it in the order of exq, and its responder takes the responses in that
-// order. Why a writer goroutine as well: the reader must not wait for
+// upstream is one connection into the engine: a lane (lanes.go), which
+// carries one stream's request at a time, and its responder takes the
+// response (exq holds more only while a reset stream's response is
+// drained). Why a writer goroutine as well: the reader must not wait for
 // the engine (the engine may be waiting for the responder, and the
 // responder for a WINDOW_UPDATE only the reader reads), so what the
 // engine does not take at once (a Pipe with room takes it at once,
@@ -27,6 +28,7 @@ type upstream struct {
 	wake    sync.Cond
 	exq     []*stream // requests written (or queued), not yet answered
 	resp    *stream   // the stream whose response is being read
+	body    *stream   // the stream whose request body is still coming
 	closing bool      // a response that closes the connection was read
 	dead    bool
 
@@ -42,11 +44,6 @@ type upstream struct {
 type credit struct {
 	s *stream
 	n int32
-}
-
-// usable reports whether new requests may go on u.
-func (u *upstream) usable() bool {
-	return u != nil && !u.dead && !u.closing
 }
 
 // startDial opens the next engine connection on a goroutine of its
@@ -74,15 +71,15 @@ func (g *conn) startDial() {
 		if err != nil {
 			// The first request waiting gets 502; the next ones dial
 			// again.
-			if len(g.order) > 0 && !g.order[0].handed {
-				s := g.order[0]
-				g.order = append(g.order[:0], g.order[1:]...)
+			if len(g.waiting) > 0 {
+				s := g.waiting[0]
+				g.waiting = append(g.waiting[:0], g.waiting[1:]...)
 				g.giveBack(nil, s.reqBody)
 				s.req, s.reqBody = nil, 0
 				g.failed(s)
 			}
 		} else {
-			g.cur = g.newUpstream(c)
+			g.newUpstream(c)
 		}
 		g.advance()
 		g.pushAll() // the reader may be waiting for the client
@@ -95,9 +92,13 @@ func (g *conn) startDial() {
 func (g *conn) newUpstream(c net.Conn) *upstream {
 	u := &upstream{g: g, c: c, br: bufio.NewReaderSize(c, 32<<10), rbuf: make([]byte, 16<<10),
 		names: map[string]string{}, values: map[string]string{}}
-	u.pipe, _ = c.(*pipeConn)
+	if u.pipe, _ = c.(*pipeConn); u.pipe != nil {
+		u.pipe.r.count(&g.unread, nil)          // answers the responder has not read
+		u.pipe.w.count(&g.unread, g.engineRead) // requests the engine has not read
+	}
 	u.wake.L = &g.mu
 	g.ups = append(g.ups, u)
+	g.busyResp++ // until its first wait
 	g.wg.Add(2)
 	go u.writeLoop()
 	go u.readLoop()
@@ -194,8 +195,8 @@ func (u *upstream) writeLoop() {
 }
 
 // failUpstream ends u: the streams whose requests went on it and are
-// not answered get 502, and the requests waiting their turn go on the
-// next engine connection. Under mu.
+// not answered get 502, and the requests waiting for a lane go on the
+// others. Under mu.
 func (g *conn) failUpstream(u *upstream) {
 	if u.dead {
 		return
@@ -204,16 +205,10 @@ func (g *conn) failUpstream(u *upstream) {
 	u.c.Close()
 	u.wake.Broadcast()
 	g.room.Broadcast()
-	if g.cur == u {
-		g.cur = nil
-	}
 	if i := slices.Index(g.ups, u); i >= 0 {
 		g.ups = slices.Delete(g.ups, i, i+1)
 	}
-	if len(g.order) > 0 && g.order[0].handed && g.order[0].up == u {
-		// Its body can go nowhere now.
-		g.order = append(g.order[:0], g.order[1:]...)
-	}
+	u.body = nil // its body can go nowhere now
 	lost := u.exq
 	if u.resp != nil {
 		lost = append([]*stream{u.resp}, lost...)

@@ -9,8 +9,8 @@ import (
 
 // Frames to the client. Every function here runs under conn.mu and
 // appends to the output buffer; the goroutine about to wait for its own
-// input flushes it (conn.flushIdle), so that the frames of many streams
-// leave in one write.
+// input flushes it (the reader, or the last responder: upstream.fill),
+// so that the frames of many streams leave in one write.
 
 // writeHeaderBlock sends the block enc left in hbuf as s's HEADERS,
 // split into CONTINUATION frames beyond the client's frame size.

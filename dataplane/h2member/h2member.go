@@ -13,9 +13,15 @@
 // the response queue in request order all work on HTTP/1.1 messages, and
 // keep working unchanged; the bridge adds only the mapping of a request
 // to a stream. The cost is a parse and a serialisation per request on
-// this path, and the engine's order: the responses of one client's
-// pipelined requests reach it in the order it asked, as with HTTP/1.1
-// members, though the member may answer their streams in any order.
+// this path, and the engine's order: the responses of one HTTP/1.1
+// client's pipelined requests reach it in the order it asked, as with
+// HTTP/1.1 members, though the member may answer their streams in any
+// order. An HTTP/2 client's streams do not wait for each other: each
+// comes on an engine connection (a lane of dataplane/h2gw) that carries
+// one at a time, and so on a bridge of its own. A request's body and
+// its response go both ways at once (x/net's RoundTrip returns with the
+// response's head while the body is still sent), so a gRPC
+// bidirectional call works through the bridge.
 //
 // The HTTP/2 codec is golang.org/x/net/http2's client (Transport and
 // ClientConn): flow control, stream limits, trailers, RST_STREAM and

@@ -627,10 +627,23 @@ func Dechunk(dst, b []byte) ([]byte, error) {
 
 // Unchunker gives the data of a chunked body that arrives in parts, the
 // parts a framer has already cut and checked (ResponseFramer.Body): what
-// a filter of the body's content reads. Trailers are dropped.
+// a filter of the body's content reads. Trailers are kept aside
+// (Trailers) for a body that is chunked again.
 type Unchunker struct {
-	cs   chunkStream
-	done bool
+	cs       chunkStream
+	done     bool
+	trailers []byte
+}
+
+// Trailers is the trailer section of the body once it has ended (its
+// field lines and the blank line ending it), nil when it had none: what
+// a re-chunked body ends with (AppendLastChunk). It holds at most
+// DefaultMaxHeader bytes; a longer section is dropped.
+func (u *Unchunker) Trailers() []byte {
+	if !u.done || len(u.trailers) > DefaultMaxHeader {
+		return nil
+	}
+	return u.trailers
 }
 
 // Append appends the data in p, the next bytes of the chunked body, to
@@ -645,6 +658,11 @@ func (u *Unchunker) Append(dst, p []byte) ([]byte, error) {
 			}
 			p = p[k:]
 			continue
+		}
+		if u.cs.state == csTrailer && len(u.trailers) <= DefaultMaxHeader &&
+			(len(u.trailers) > 0 || p[0] != '\r' && p[0] != '\n') {
+			// (A section with no field keeps nothing.)
+			u.trailers = append(u.trailers, p[0])
 		}
 		_, done, err := u.cs.feed(p[:1])
 		if err != nil {

@@ -37,6 +37,8 @@ type CookieMode struct {
 	// hash method keys on: skip HashOffset bytes, take HashLength (0: the
 	// rest).
 	HashOffset, HashLength int
+	// Crypt is cookie-encryption (persistcrypt.go); nil: plain cookies.
+	Crypt *PersistCookieCrypt
 }
 
 // CookieRecords is the persistence table as the hash method uses it:
@@ -91,6 +93,11 @@ type PersistRule struct {
 // Run (CLIENT_ACCEPTED).
 func (s *ClientConn) SetPersist(p PersistRule) { s.persistRule = p }
 
+// PersistSetting is what SetPersist set last: an HTTP/2 client's next
+// engine session starts from what CLIENT_ACCEPTED set on its first. It
+// is read where SetPersist may be called.
+func (s *ClientConn) PersistSetting() PersistRule { return s.persistRule }
+
 // rewritePlaceholder is the cookie name BIG-IP's rewrite method looks for.
 const rewritePlaceholder = "BIGipCookie"
 
@@ -139,7 +146,7 @@ func (s *ClientConn) cookieRequest(m *msg, b []byte, h *httpx.Head) {
 		}
 		return
 	}
-	if a, ok := httpx.DecodeMember(v); ok {
+	if a, ok := mode.member(name, v); ok { // persistcrypt.go
 		m.cookie = a
 		m.target = Target{Member: a}
 	}
@@ -171,7 +178,7 @@ func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hd
 	switch mode.Method {
 	case CookieInsert:
 		if spec.AlwaysSend || req.cookie != member {
-			hdr = spec.AppendSetCookie(hdr, member, time.Now())
+			hdr = mode.appendSetCookie(hdr, spec, member, time.Now()) // persistcrypt.go
 			if fn := sc.e.cfg.CookieInserted; fn != nil {
 				fn()
 			}
@@ -181,7 +188,7 @@ func (sc *serverConn) cookieResponse(req *msg, b []byte, h *httpx.Head, head, hd
 		if src == nil {
 			src = b[h.Start:h.HeaderEnd]
 		}
-		if out := rewriteSetCookie(src, spec, member); out != nil {
+		if out := rewriteSetCookie(src, spec, mode, member); out != nil {
 			head = out
 		}
 	case CookieHash:
@@ -223,9 +230,9 @@ func setCookie(n, v []byte) (name, val []byte, ok bool) {
 
 // rewriteSetCookie returns head with the first Set-Cookie whose cookie is
 // the rewrite placeholder (named BIGipCookie or the profile's name, its
-// value all zeros) rewritten as <name>=<member>, the application's
-// attributes kept; nil when head has none.
-func rewriteSetCookie(head []byte, spec *httpx.CookieSpec, member netip.AddrPort) []byte {
+// value all zeros) rewritten as <name>=<member> (encrypted as mode
+// says), the application's attributes kept; nil when head has none.
+func rewriteSetCookie(head []byte, spec *httpx.CookieSpec, mode *CookieMode, member netip.AddrPort) []byte {
 	var out []byte
 	httpx.Fields(head, len(head), func(n, v []byte, start, stop int) bool {
 		name, val, ok := setCookie(n, v)
@@ -242,7 +249,7 @@ func rewriteSetCookie(head []byte, spec *httpx.CookieSpec, member netip.AddrPort
 		out = append(out, "Set-Cookie: "...)
 		out = append(out, spec.Name...)
 		out = append(out, '=')
-		out = httpx.AppendMember(out, member)
+		out = mode.appendValue(out, spec.Name, member)
 		out = append(out, attrs...)
 		out = append(out, head[stop:]...)
 		return false

@@ -25,7 +25,7 @@ func TestRewriteSetCookie(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rewriteSetCookie([]byte(tc.head), spec, m)
+			got := rewriteSetCookie([]byte(tc.head), spec, &CookieMode{}, m)
 			if string(got) != tc.want {
 				t.Errorf("got %q\nwant %q", got, tc.want)
 			}

@@ -83,6 +83,10 @@ type Choice struct {
 	// NoPersist: a rule's `persist none` is in force: Pick neither looks
 	// up nor makes persistence records for the message.
 	NoPersist bool
+	// SIPKey is a SIP message's sip_info persistence key (the value of
+	// the profile's sip-info field, Call-ID by default), so that every
+	// message of a dialog goes to one member.
+	SIPKey string
 }
 
 // ErrNoMember is what a Pick should return when no member can take the
@@ -183,6 +187,10 @@ type Config struct {
 	// connections (seed §2.3); 0 leaves idle handling to the proxy, which
 	// calls Session.Close.
 	IdleTimeout time.Duration
+	// IdleReset, when set, says at each idle timeout whether the client
+	// is reset (reset-on-timeout enabled) or closed with a FIN; nil
+	// resets.
+	IdleReset func() bool
 	// ConnectTimeout bounds one Dial. Default 5 s.
 	ConnectTimeout time.Duration
 	// OneConnect, when set, shares server connections among clients.
@@ -196,6 +204,11 @@ type Config struct {
 	// member sent, before any edit: the proxy counts responses by status
 	// class. It must not keep h.
 	ObserveResponse func(h *httpx.Head)
+	// Clone, when set, is given each whole request for the virtual's
+	// clone pools (dataplane/clone): received as the client sent it, sent
+	// as the member gets it (after rules and HTTP edits). It must copy
+	// what it keeps. A streamed request body (an upload) is not given.
+	Clone func(client netip.AddrPort, received, sent []byte)
 	// Pipelined, when set, is told of each HTTP request that came while
 	// an earlier one of the same client was still unanswered (the http
 	// profile's Pipelined Requests).
@@ -529,8 +542,9 @@ func (e *Engine) janitor() {
 		e.mu.Unlock()
 		for _, s := range sessions {
 			if idle := s.IdleTimeout(); idle > 0 && now-s.lastActive.Load() > int64(idle) {
-				e.logf("mblb: client %s idle for %v, reset", s.client, idle)
-				s.Close(true)
+				reset := e.cfg.IdleReset == nil || e.cfg.IdleReset()
+				e.logf("mblb: client %s idle for %v, closed (reset %v)", s.client, idle, reset)
+				s.Close(reset)
 			}
 		}
 		for _, sc := range servers {

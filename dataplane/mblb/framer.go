@@ -54,6 +54,9 @@ const (
 	// each request is a message, and each response ends where HTTP says,
 	// knowing which request it answers (HEAD).
 	HTTP
+	// SIP frames SIP messages (the sip profile, sip.go); a session
+	// routes them itself (sipsession.go) instead of pairing answers.
+	SIP
 )
 
 // String names the mode as logs and errors show it.
@@ -69,6 +72,8 @@ func (m Mode) String() string {
 		return "rule"
 	case HTTP:
 		return "http"
+	case SIP:
+		return "sip"
 	}
 	return fmt.Sprintf("mode(%d)", int(m))
 }
@@ -99,6 +104,8 @@ type Framing struct {
 	Delimiter []byte
 	// HTTP is the http profile's settings, for Mode HTTP.
 	HTTP HTTPOptions
+	// SIP is the sip profile's settings, for Mode SIP.
+	SIP SIPOptions
 }
 
 // Validate reports a setting that could never frame a stream, so a bad
@@ -106,6 +113,11 @@ type Framing struct {
 func (f Framing) Validate() error {
 	switch f.Mode {
 	case PerRead, Rule:
+		return nil
+	case SIP:
+		if f.SIP.MaxHeaderSize < 0 {
+			return fmt.Errorf("mblb: SIP max header size %d is negative", f.SIP.MaxHeaderSize)
+		}
 		return nil
 	case HTTP:
 		if f.HTTP.MaxHeaderSize < 0 {
@@ -149,6 +161,8 @@ func (f Framing) New(maxSize int) (Framer, error) {
 		return &DelimiterFramer{Delim: bytes.Clone(f.Delimiter), Max: maxSize}, nil
 	case Rule:
 		return nil, nil
+	case SIP:
+		return &SIPFramer{Max: maxSize, MaxHeader: f.SIP.MaxHeaderSize}, nil
 	case HTTP:
 		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount(), Stream: true}, nil
 	}

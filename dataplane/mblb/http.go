@@ -104,6 +104,10 @@ type HTTPOptions struct {
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
 	WebSocket *wsframe.Options
+	// RequestChunking and ResponseChunking are request-chunking and
+	// response-chunking: how bodies are framed on their way out
+	// (httpchunking.go); the zero value keeps the sender's framing.
+	RequestChunking, ResponseChunking httpx.Chunking
 }
 
 func (o *HTTPOptions) maxHeaderCount() int {
@@ -257,6 +261,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if !ok {
 			return errClosed
 		}
+		if c := s.e.cfg.Clone; c != nil {
+			c(s.client, b, m.b)
+		}
 		m.httpClose = closing
 		m.hx.cacheable, m.hx.cacheKey, m.hx.cachePrio, m.hx.cacheUpdate = cm.cacheable, cm.key, cm.priority, cm.update
 		m.hx.continued = continued
@@ -358,6 +365,11 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	if opts.CookieCrypt != nil {
 		x = s.openCookies(b, h, x) // cookiecrypt.go
 	}
+	if opts.RequestChunking != httpx.Sustain && (x == nil || !x.bodySet) && len(b) > h.HeaderEnd {
+		// (A streamed request's head comes alone: uploads are
+		// re-framed part by part, upload.go.)
+		x = s.rechunkRequest(b, h, x) // httpchunking.go
+	}
 	var z compressReq
 	if opts.Compress != nil {
 		head := b[:h.HeaderEnd]
@@ -389,8 +401,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		head = x.edited
 	}
 	if x.bodySet {
-		s.reframe = httpx.SetContentLength(s.reframe[:0], head, len(x.body))
-		head, body = s.reframe, x.body
+		head, body = s.requestBody(head, x.body, b, h) // httpchunking.go
 	}
 	var eh httpx.Head
 	var err error
@@ -426,7 +437,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 	m.b = httpx.AppendRequestHead(m.b[:0], head, body, &eh, ed)
 	m.hx.hlen = len(m.b) - len(body)
 	m.hx.z = z
-	m.hx.reframed = x.bodySet
+	m.hx.reframed = x.bodySet && !eh.Chunked // (chunked: request-chunking framed it)
 	m.httpHead = eh.IsHead()
 	s.markTunnel(m, head, &eh)
 	return m, true
@@ -749,6 +760,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if opts.CookieCrypt != nil {
 		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.sealCookies) // cookiecrypt.go
 	}
+	modified := x != nil && x.bodySet
 	if x == nil || !x.spliced {
 		f := sc.responseFilter(req, h) // httpfilter.go
 		var z *httpcompress.Encoder
@@ -780,8 +792,18 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 					sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
 				}
 				head = sc.filterHead
+				modified = true
 			}
+		} else if opts.ResponseChunking != httpx.Sustain && sc.strm.head && (x == nil || !x.bodySet) && sc.restream(req, h) {
+			// Re-framed part by part though not changed (httpchunking.go).
+			if head == nil {
+				head = b[h.Start:h.HeaderEnd]
+			}
+			head = sc.startFilter(nil, nil, req, head, h)
 		}
+	}
+	if !sc.strm.head && (opts.ResponseChunking != httpx.Sustain || modified && h.Chunked) {
+		head, body = sc.chunkWhole(req, b, h, head, body, modified) // httpchunking.go
 	}
 	switch {
 	case head != nil:

@@ -156,7 +156,7 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 		dst = append(dst, "\r\n"...)
 	}
 	if end {
-		dst = append(dst, "0\r\n\r\n"...)
+		dst = httpx.AppendLastChunk(dst, bf.unchunk.Trailers())
 	}
 	return dst
 }
@@ -168,14 +168,14 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 // says how the body is encoded when z compresses it. The result is the
 // head to send.
 func (sc *serverConn) startFilter(f *streamfilter.Filter, z *httpcompress.Encoder, req *msg, head []byte, h *httpx.Head) []byte {
-	chunkOut := requestMinor(req.b) >= 1 && !h.UntilClose
+	chunkOut := sc.streamChunkOut(req, h) // httpchunking.go
 	sc.strm.filter = newBodyFilter(f, z, h.Chunked, chunkOut)
 	if z != nil {
 		sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, sc.encoding(z), -1, chunkOut)
 	} else {
 		sc.filterHead = httpx.SetChunked(sc.filterHead[:0], head, chunkOut)
 	}
-	return sc.filterHead
+	return sc.dropTrailerField(sc.filterHead, h, chunkOut) // httpchunking.go
 }
 
 // requestFilter is the filter for the body of the request h, nil when

@@ -182,6 +182,9 @@ type serverConn struct {
 	// removes (httpfields.go); cachePlain a chunked body de-chunked for
 	// the cache (httpcache.go).
 	fieldHead, cachePlain []byte
+	// chunkHead and chunkBody are a whole response's head and body
+	// framed anew by response-chunking (httpchunking.go).
+	chunkHead, chunkBody []byte
 	// tun is the client this connection became the tunnel of (a 101, a
 	// CONNECT's 2xx, HTTP::disable); the reader then passes bytes
 	// through instead of framing them. Reader only.

@@ -29,6 +29,9 @@ type ClientOptions struct {
 	// HTTPRule runs HTTP_REQUEST and HTTP_RESPONSE on an engine with HTTP
 	// framing; nil when the client's rules handle neither.
 	HTTPRule HTTPRuleHandler
+	// SIPRule runs SIP_REQUEST and SIP_RESPONSE on an engine with SIP
+	// framing (sipsession.go); nil when the client's rules handle neither.
+	SIPRule SIPRuleHandler
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.
 	Touch func(now int64)
@@ -48,6 +51,8 @@ type ClientConn struct {
 	tag    any
 	rule   RuleHandler
 	hrule  HTTPRuleHandler
+	// sipRule runs the SIP events of a SIP virtual (sipsession.go).
+	sipRule SIPRuleHandler
 	// hresp: hrule has response events to run (HTTPResponseFilter); a
 	// response is otherwise handed on as without a rule.
 	hresp bool
@@ -69,6 +74,9 @@ type ClientConn struct {
 	// whole request body (httpfilter.go); upFiltered for a part of an
 	// upload.
 	reqPlain, reqFiltered, upFiltered []byte
+	// reqChunked is a whole request body framed anew by request-chunking
+	// (httpchunking.go).
+	reqChunked []byte
 	// cacheOut is a cache hit's answer being copied out, and hitHead,
 	// hitExtra and hitOut its edits (httpcache.go).
 	cacheOut, hitHead, hitExtra, hitOut []byte
@@ -221,6 +229,7 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		slots:   make([]*msg, e.cfg.MaxInFlight),
 	}
 	s.local = opt.Local
+	s.sipRule = opt.SIPRule
 	if c != nil && !s.local.IsValid() {
 		s.local = rawsock.AddrPortOf(c.LocalAddr())
 	}
@@ -330,6 +339,9 @@ func (s *ClientConn) Run() error {
 	if s.isClosed() {
 		resetConn(s.c)
 		return errClosed
+	}
+	if s.e.cfg.Request.Mode == SIP {
+		return s.runSIP() // sipsession.go
 	}
 	if s.async {
 		go s.writer()
@@ -464,6 +476,9 @@ func (s *ClientConn) emit(b []byte, t Target, persist string) error {
 	m := getMsg(len(b))
 	copy(m.b, b)
 	m.target, m.persist = t, persist
+	if c := s.e.cfg.Clone; c != nil {
+		c(s.client, b, b)
+	}
 	s.msgsIn.Add(1)
 	if !s.dispatch(m) {
 		return errClosed

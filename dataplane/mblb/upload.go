@@ -267,7 +267,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 		}
 	}
 	var bf *bodyFilter
-	if f := s.requestFilter(h); f != nil && prefix == nil && requestMinor(head) >= 1 {
+	if f := s.requestFilter(h); (f != nil || s.rechunkUpload(h)) && prefix == nil && requestMinor(head) >= 1 {
 		// The filtered body's length is known only at its end: it goes
 		// chunked (httpfilter.go).
 		base := sendHead

@@ -31,9 +31,11 @@ const (
 	Hash
 	SSLSessionID
 	MSRDP
+	// SIP records a SIP dialog's Call-ID (sip_info persistence).
+	SIP
 )
 
-var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id", "msrdp"}
+var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id", "msrdp", "sip"}
 
 // String is the mode as BIG-IP prints it in persist-records.
 func (m Mode) String() string {
@@ -61,6 +63,8 @@ func ParseMode(s string) (Mode, bool) {
 		return SSLSessionID, true
 	case "msrdp":
 		return MSRDP, true
+	case "sip", "sip_info", "sip-info":
+		return SIP, true
 	}
 	return 0, false
 }

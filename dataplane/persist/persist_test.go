@@ -62,7 +62,9 @@ func TestParseMode(t *testing.T) {
 		{"ssl-session-id", SSLSessionID, true},
 		{"ssl", SSLSessionID, true},
 		{"msrdp", MSRDP, true},
-		{"sip", 0, false},
+		{"sip", SIP, true},
+		{"sip_info", SIP, true},
+		{"carpx", 0, false},
 	} {
 		m, ok := ParseMode(tc.in)
 		if m != tc.want || ok != tc.ok {

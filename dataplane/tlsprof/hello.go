@@ -25,6 +25,8 @@ type HelloConn struct {
 	// keys is the connection's key log, kept only for connections whose
 	// rules read the secrets (KeepKeys).
 	keys *KeyLog
+	// head is read before the socket (Unread).
+	head []byte
 }
 
 // KeepKeys starts the connection's key log, to be given to its
@@ -53,8 +55,22 @@ func NewHelloConn(c *net.TCPConn, server bool) *HelloConn {
 	return &HelloConn{TCPConn: c, server: server}
 }
 
+// Unread has Read return b before the socket's bytes: the client's first
+// bytes, which a virtual server read (its TLS hello) before handing the
+// connection to this one (`virtual NAME` in CLIENTSSL_CLIENTHELLO).
+func (h *HelloConn) Unread(b []byte) { h.head = b }
+
 func (h *HelloConn) Read(b []byte) (int, error) {
-	n, err := h.TCPConn.Read(b)
+	var (
+		n   int
+		err error
+	)
+	if len(h.head) > 0 {
+		n = copy(b, h.head)
+		h.head = h.head[n:]
+	} else {
+		n, err = h.TCPConn.Read(b)
+	}
 	if !h.in.done && n > 0 {
 		h.in.feed(b[:n])
 	}

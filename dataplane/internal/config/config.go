@@ -18,6 +18,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/h2member"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/rules"
@@ -67,6 +68,9 @@ type Virtual struct {
 	Enabled bool
 	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
 	ConnectionLimit int
+	// Address is the virtual's ltm virtual-address where it acts (enabled
+	// no, a connection-limit: vaddr.go); nil costs nothing per connection.
+	Address *VirtualAddress
 	// RateLimit caps new client connections per second (rate-limit; 0:
 	// none), counted as RateLimitMode and the masks say (ratelimit.go).
 	RateLimit     int
@@ -97,6 +101,10 @@ type Virtual struct {
 	// the client that asked), instead of every datagram of a client
 	// address and port following the first one's member.
 	DatagramLB bool
+	// SIP is the sip profile on a UDP virtual: each datagram is one SIP
+	// message, balanced by itself (dataplane/internal/udp/sip.go); nil
+	// without the profile.
+	SIP *SIPDatagram
 	// HoldPackets and HoldBytes are the udp profile's buffer-max-packets
 	// and buffer-max-bytes: the client datagrams UDP::hold keeps until
 	// UDP::release (0 packets keeps one, the datagram that made the flow;
@@ -132,6 +140,17 @@ type Virtual struct {
 	// FTP is the ftp profile of a plain TCP virtual, whose flows the
 	// FTP gateway serves (ftp.go); nil: none.
 	FTP *FTP
+	// Clone is clone-pools: pools that get a copy of the client's
+	// traffic (clone.go); nil: none.
+	Clone []ClonePool
+	// ClientTCP and ServerTCP are the tcp profile's socket settings for
+	// the client's socket (with the default pool's ip-tos-to-client) and
+	// the member connections' (profile context clientside, serverside or
+	// all); nil keeps every default, at no cost per connection.
+	ClientTCP, ServerTCP *sockopt.Side
+	// IdleFIN is reset-on-timeout disabled: an idle flow is closed with a
+	// FIN on both sides instead of reset.
+	IdleFIN bool
 }
 
 // HTTP2 is a virtual's http2 profile.
@@ -268,10 +287,20 @@ type Pool struct {
 	SlowRampTime      time.Duration
 	ServiceDownAction ServiceDownAction // "" means none
 	ReselectTries     int
+	// QueueOnConnLimit holds a new connection in a FIFO queue while every
+	// usable member is at its connection limit, instead of resetting it
+	// (queue-on-connection-limit); QueueDepthLimit (0: unlimited) bounds
+	// how many wait and QueueTimeLimit (0: unlimited) how long each does.
+	QueueOnConnLimit bool
+	QueueDepthLimit  int
+	QueueTimeLimit   time.Duration
 	// FQDNMembers are members on FQDN nodes: templates (Addr holds only the
 	// port) that the plane turns into one ephemeral member per address
 	// the node's name resolves to (fqdn.go).
 	FQDNMembers []Member
+	// ToSServer is ip-tos-to-server: the IP ToS of the pool's member
+	// connections (the zero value is pass-through, untouched).
+	ToSServer sockopt.TOS
 }
 
 // AdminSession is the member/node `session` setting a user types.
@@ -498,6 +527,9 @@ const (
 	// packet (mstshash, the user; msts, a session broker's token), so a
 	// user's reconnections go to the server holding the session.
 	PersistMSRDP PersistMethod = "msrdp"
+	// PersistSIP (sip_info) keys on a SIP header field, Call-ID by
+	// default, so that every message of a dialog reaches one member.
+	PersistSIP PersistMethod = "sip"
 )
 
 // Peeks reports whether the persistence's key is in the client's first
@@ -554,6 +586,8 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.SSLSessionID
 	case PersistMSRDP:
 		return persist.MSRDP
+	case PersistSIP:
+		return persist.SIP
 	}
 	return 0
 }
@@ -589,6 +623,9 @@ const (
 	// EventPersistDown runs when persistence would send the flow to a
 	// member that is down or forced offline, before it is balanced anew.
 	EventPersistDown Event = "PERSIST_DOWN"
+	// EventLBQueued runs when a new connection joins its pool's
+	// connection queue (queue-on-connection-limit).
+	EventLBQueued Event = "LB_QUEUED"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -607,6 +644,7 @@ var proxyEvents = [...]struct {
 	{EventServerClosed, rules.ServerClosed},
 	{EventClientClosed, rules.ClientClosed},
 	{EventPersistDown, rules.PersistDown},
+	{EventLBQueued, rules.LBQueued},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event
@@ -638,6 +676,8 @@ func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
 		i = 7
 	case EventPersistDown:
 		i = 8
+	case EventLBQueued:
+		i = 9
 	}
 	if i < 0 {
 		return 0, rev, false
@@ -708,4 +748,11 @@ type PersistKey struct {
 	// `persist uie key timeout`); 0 uses the virtual's profile of the mode
 	// (180 s without one).
 	Timeout time.Duration
+}
+
+// SIPDatagram is the sip profile on a UDP virtual.
+type SIPDatagram struct {
+	// PersistHeader names the field whose value keys sip_info
+	// persistence (Call-ID by default); "" without that persistence.
+	PersistHeader string
 }

@@ -103,6 +103,9 @@ func (x *ftpFlow) pump(up bool) {
 		partial = append(partial, chunk...)
 		if len(chunk) > 0 {
 			pr.count(len(chunk), up, x.sc)
+			if up && pr.clone != nil {
+				pr.clone.Client(chunk) // clone.go; serverside: write
+			}
 		}
 		switch {
 		case err == nil:
@@ -254,6 +257,9 @@ func (x *ftpFlow) write(dst *net.TCPConn, s string) bool {
 		x.pr.lost(x.sc)
 		return false
 	}
+	if x.pr.clone != nil && dst == x.sc.conn {
+		x.pr.clone.Server([]byte(s)) // clone.go: the command as the member got it
+	}
 	return true
 }
 
@@ -267,6 +273,9 @@ func (x *ftpFlow) relay(br *bufio.Reader, src, dst *net.TCPConn, up bool) {
 		n, err := br.Read(buf)
 		if n > 0 {
 			pr.count(n, up, x.sc)
+			if up && pr.clone != nil {
+				pr.clone.Client(buf[:n]) // clone.go; serverside: write
+			}
 			if !x.write(dst, string(buf[:n])) {
 				return
 			}

@@ -418,6 +418,7 @@ type loopFlow struct {
 	local    netip.AddrPort // known source, when the port was kept
 	pd       persistDecision
 	persists bool
+	lq       *loopQueued // its place in the pool's connection queue (connqueue_loop_linux.go)
 
 	// A client-ssl flow (tlsloop_linux.go): its session once handshaken,
 	// and the handshake's phase and connection before.
@@ -461,6 +462,9 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 func (lf *loopFlow) start() {
 	pr := &lf.flow
 	rawsock.SetNoDelay(lf.cfd)
+	if s := pr.snap.Cfg.ClientTCP; s != nil {
+		s.Apply(lf.cfd) // tcpopts.go
+	}
 	lf.pd, lf.persists = pr.persistKey()
 	lf.cpool = pr.pool
 	if rs := pr.rs; rs != nil && rs.Pool != nil { // CLIENT_ACCEPTED's choice (tlsloop_linux.go)
@@ -485,11 +489,26 @@ func (lf *loopFlow) connectNext() {
 	if lf.cps != nil {
 		tries = lf.cps.Cfg.ReselectTries
 	}
+	if lf.lq == nil && lf.attempt == 0 && queuesFirst(lf.cpool, lf.want.IsValid()) {
+		if lf.queueTurn(lf.cpool, true) == queueWait {
+			return
+		}
+		lf.fail() // beyond the queue's depth limit
+		return
+	}
 	for ; lf.attempt <= tries; lf.attempt++ {
 		m, pool := pr.choose(lf.cpool, lf.want, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
+			switch lf.queueTurn(pool, false) {
+			case queueWait:
+				return
+			case queueRetry:
+				lf.attempt--
+				continue
+			}
 			break
 		}
+		lf.queueServed()
 		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst)
@@ -501,6 +520,7 @@ func (lf *loopFlow) connectNext() {
 			continue
 		}
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
+		serverOpts(pr.snap.Cfg, lf.cps, fd) // tcpopts.go
 		tok, err := lf.lr.Add(fd, rawsock.Events, lf, tagServer)
 		if err != nil {
 			rawsock.Close(fd)
@@ -565,6 +585,10 @@ func (lf *loopFlow) established() {
 // Ready handles the events of the flow's sockets.
 func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 	if lf.closed {
+		return
+	}
+	if lf.lq != nil && !lf.connecting {
+		lf.queuedEvent(ev) // waiting in a connection queue
 		return
 	}
 	if lf.connecting {
@@ -651,6 +675,9 @@ func (lf *loopFlow) pump(up bool) {
 		if buf == nil {
 			return
 		}
+		if up && lf.clone != nil {
+			lf.clone.Both((*buf)[:n]) // clone.go
+		}
 		if n < len(*buf) && lf.deferWrite(d, buf, n) {
 			return // the batch's end writes it, and passes the FIN on
 		}
@@ -671,7 +698,11 @@ func (lf *loopFlow) pump(up bool) {
 			}
 			return
 		}
-		// A full buffer: a bulk transfer, the rest goes by splice.
+		// A full buffer: a bulk transfer, the rest goes by splice (not
+		// when a clone copies every byte).
+		if lf.clone != nil {
+			continue
+		}
 		if d.pipe = lf.lr.getPipe(); d.pipe != nil {
 			lf.pumpSplice(up)
 			return
@@ -984,6 +1015,7 @@ func (lf *loopFlow) finish() {
 		m.Release()
 		lf.reserved = nil
 	}
+	lf.queueGone()
 	if lf.ctls != nil {
 		lf.ctls.Release()
 	}
@@ -1014,7 +1046,7 @@ func (lr *loopRT) tick(now int64) {
 				lf.connectFailed()
 			}
 		case idleExpired(lf.IdleTimeout(), lf.LastActive(), now):
-			lf.abort(true)
+			lf.idleEnd() // tcpopts_linux.go
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/lb"
@@ -67,6 +68,9 @@ type flow struct {
 	// sessionDir is the member an RDP client's session-directory routing
 	// token names (msrdp has-session-dir yes; sslpersist.go).
 	sessionDir netip.AddrPort
+	// clone is the copies of the client's bytes for the virtual's clone
+	// pools (clone.go); nil without.
+	clone *clone.Flow
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -109,11 +113,12 @@ var (
 )
 
 // serve runs one accepted client connection to its end.
-func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) { e.serveHop(vs, c, 0) }
+func (e *Engine) serve(vs *state.Virtual, c *net.TCPConn) { e.serveHop(vs, c, 0, nil) }
 
 // serveHop runs a client connection that hops virtual servers handed on
-// before vs (`virtual NAME`) to its end.
-func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
+// before vs (`virtual NAME`) to its end; head is what the last of them
+// read of it (its TLS hello, handoff.go), nil when nothing.
+func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []byte) {
 	if vs == nil {
 		reset(c)
 		return
@@ -125,12 +130,15 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
 		reset(c) // disabled virtual, foreign source or a limit: reset
 		return
 	}
+	if s := cfg.ClientTCP; s != nil {
+		s.ApplyConn(c) // tcpopts.go
+	}
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
-		e.env.MBLB.Serve(vs, snap, c)
+		e.env.MBLB.ServeHanded(vs, snap, c, head)
 		return
 	}
-	pr := &proxied{client: c, hops: hops}
+	pr := &proxied{client: c, hops: hops, head: head}
 	pr.init(e, vs, snap, client, local, pr.end)
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
@@ -148,10 +156,11 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int) {
 		pr.finish(true)
 		return
 	}
-	var head []byte
+	head = pr.head // the bytes handed over, unless terminate took them (handoff.go)
+	pr.head = nil
 	if cfg.Persist.Peeks() { // sslpersist.go
 		var err error
-		if head, pr.firstKey, err = firstKey(cfg, pr.client); err != nil {
+		if head, pr.firstKey, err = firstKey(cfg, pr.client, head); err != nil {
 			pr.finish(false)
 			return
 		}
@@ -189,6 +198,9 @@ func (fl *flow) init(e *Engine, vs *state.Virtual, snap *state.VirtualSnap, clie
 	fl.Flow.Protocol = "tcp"
 	fl.SetIdleTimeout(snap.Idle)
 	fl.Closer = closer
+	if snap.Clone != nil {
+		fl.clone = snap.Clone.Start() // clone.go
+	}
 }
 
 // connect chooses a member and opens the server side, trying other members
@@ -230,12 +242,29 @@ func (pr *proxied) connect() (*serverConn, error) {
 		pd, persists = pr.persistKey()
 	}
 	var failed []*state.Member
+	var queued *queuedFlow // the flow's place in the pool's connection queue (connqueue.go)
+	defer queueLeave(&queued)
+	if queuesFirst(pool, want.IsValid()) {
+		if retry, err := pr.queueTurn(&queued, pool, nil, true); !retry {
+			if err == nil {
+				err = errNoMember
+			}
+			return nil, err
+		}
+	}
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *state.Member
 		m, pool = pr.choose(pool, want, attempt, failed, &pd, persists)
 		if m == nil {
+			if retry, err := pr.queueTurn(&queued, pool, failed, false); retry {
+				attempt--
+				continue
+			} else if err != nil {
+				return nil, err
+			}
 			return nil, errNoMember
 		}
+		queueServed(&queued)
 		ps = pool.Snap.Load()
 		dst := pr.target(m)
 		if rs != nil && pr.handles(config.EventLBSelected) {
@@ -260,6 +289,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		}
 		sc, err := pr.e.Dial(pr.source(dst), dst)
 		if err == nil {
+			serverConnOpts(pr.snap.Cfg, ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
 			s := pr.newServerConn()
 			s.conn = sc
@@ -347,6 +377,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	if err != nil {
 		return nil, errConnect
 	}
+	serverConnOpts(pr.snap.Cfg, nil, c) // tcpopts.go
 	s := pr.newServerConn()
 	s.conn = c
 	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
@@ -630,6 +661,9 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc) // reset (or error) from src: reset the other side
 			return false
 		}
+		if up && pr.clone != nil {
+			pr.cloneRead((*buf)[:n], st) // clone.go
+		}
 		if st != nil && st.on.Load() {
 			pr.countRead(n, up, sc)
 			rs := pr.rs
@@ -655,7 +689,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full {
+		if full && pr.clone == nil { // a clone copies every byte: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}
@@ -705,6 +739,7 @@ func (pr *proxied) stillActive(src *net.TCPConn) bool {
 		return true
 	}
 	if idleExpired(idle, last, time.Now().UnixNano()) {
+		pr.idleEnd() // tcpopts.go
 		return false
 	}
 	src.SetReadDeadline(idleDeadline(idle, last))
@@ -871,9 +906,12 @@ func (pr *proxied) finish(resetClient bool) {
 // retire gives back what a closed flow held: its persistence record's
 // refresh, its table entry, and the virtual's, pool's and member's counts.
 func (fl *flow) retire() {
+	if fl.clone != nil {
+		fl.clone.Close()
+	}
 	fl.persistDone()
 	fl.e.env.Table.Remove(&fl.Flow)
-	fl.vs.Stats.Close()
+	fl.vs.Leave(fl.snap.Addr)
 	fl.vs.Durs.Note(uint64(time.Since(fl.Created()) / time.Millisecond))
 	fl.cssl.Release()
 	if sc := fl.srv.Load(); sc != nil {

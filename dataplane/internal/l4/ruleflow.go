@@ -46,6 +46,10 @@ func (pr *proxied) serveRules() {
 		pr.finishLeg()
 		return
 	}
+	if to := pr.rs.toVirtual; to != nil { // in CLIENTSSL_CLIENTHELLO
+		pr.handTo(to)
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -156,6 +160,7 @@ func (pr *proxied) flushTo(server bool) bool {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
 		n, err = sc.netConn().Write(out)
+		pr.cloneSent(out[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
 		n, err = pr.clientConn().Write(out)
@@ -492,13 +497,15 @@ const maxVirtualHops = 4
 
 // targetVirtual is `virtual NAME`: the connection goes to that virtual
 // server as a connection of its own (its profiles, rules and pool; VIP
-// targeting VIP), which works only before anything is read from the
-// client or decided for it, so only in CLIENT_ACCEPTED and not on a
-// virtual that terminates TLS (its handshake would have to be undone).
+// targeting VIP), which works only before anything is decided for the
+// client, so only in CLIENT_ACCEPTED, or in CLIENTSSL_CLIENTHELLO on a
+// virtual that passes TLS through (the hello it read goes along,
+// handoff.go), and not on a virtual that terminates TLS (its handshake
+// would have to be undone).
 func (pr *proxied) targetVirtual(name string) error {
 	rs := pr.rs
-	if rs.ev != config.EventClientAccepted {
-		return fmt.Errorf("virtual %s: a connection is handed to another virtual server in CLIENT_ACCEPTED only", name)
+	if rs.ev != config.EventClientAccepted && rs.ev != eventClientHello {
+		return fmt.Errorf("virtual %s: a connection is handed to another virtual server in CLIENT_ACCEPTED only, or in CLIENTSSL_CLIENTHELLO on a virtual server that passes TLS through", name)
 	}
 	if pr.snap.Cfg.TLS != nil {
 		return fmt.Errorf("virtual %s: a virtual server with a client-ssl profile cannot hand its connection on", name)
@@ -525,6 +532,8 @@ func (pr *proxied) handTo(vs *state.Virtual) {
 		return
 	}
 	pr.ended.Store(true) // the other virtual server closes the client
-	pr.e.serveHop(vs, pr.client, pr.hops+1)
+	head := pr.head
+	pr.head = nil
+	pr.e.serveHop(vs, pr.client, pr.hops+1, head)
 	pr.finishLeg()
 }

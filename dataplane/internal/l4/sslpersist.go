@@ -46,12 +46,13 @@ func sslPersists(cfg *config.Virtual) bool {
 
 // firstKey reads the persistence key of the method the virtual's default
 // profile uses from c's first bytes (an SSL hello's session ID, an RDP
-// client's routing cookie), and returns what it read, to be passed on.
-func firstKey(cfg *config.Virtual, c *net.TCPConn) (head, key []byte, err error) {
+// client's routing cookie), and returns what it read, to be passed on;
+// have is what another virtual server read of them (handoff.go).
+func firstKey(cfg *config.Virtual, c *net.TCPConn, have []byte) (head, key []byte, err error) {
 	if cfg.Persist.Method == config.PersistMSRDP {
-		return readFirst(c, rdpCookie)
+		return readFirst(c, have, rdpCookie)
 	}
-	return readFirst(c, tlsprof.HelloSessionID)
+	return readFirst(c, have, tlsprof.HelloSessionID)
 }
 
 // sslKey is the table's key for a session ID.
@@ -64,16 +65,17 @@ func sslKey(id []byte) persist.Key {
 // read, to be passed on. err is set only when c ended or failed with
 // nothing read.
 func readHello(c *net.TCPConn) (head, id []byte, err error) {
-	return readFirst(c, tlsprof.HelloSessionID)
+	return readFirst(c, nil, tlsprof.HelloSessionID)
 }
 
 // readClientHello reads c until the ClientHello its bytes start with is
 // whole (h nil: they start with none, or it is longer than helloLimit),
 // or helloWait passes; head is everything read, to be passed on, and id
-// the hello's session ID. err is set only when c ended or failed with
+// the hello's session ID. have is what another virtual server read of
+// c's bytes (handoff.go). err is set only when c ended or failed with
 // nothing read.
-func readClientHello(c *net.TCPConn) (head, id []byte, h *tls.ClientHelloInfo, err error) {
-	head, _, err = readFirst(c, func(b []byte) ([]byte, bool) {
+func readClientHello(c *net.TCPConn, have []byte) (head, id []byte, h *tls.ClientHelloInfo, err error) {
+	head, _, err = readFirst(c, have, func(b []byte) ([]byte, bool) {
 		var done bool
 		h, done = tlsprof.ParseClientHello(b)
 		return nil, done
@@ -85,12 +87,19 @@ func readClientHello(c *net.TCPConn) (head, id []byte, h *tls.ClientHelloInfo, e
 }
 
 // readFirst reads c until find, given everything read so far, says the
-// key is known (nil: none there), or helloWait passes (no key).
-func readFirst(c *net.TCPConn, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
+// key is known (nil: none there), or helloWait passes (no key). have
+// holds bytes of c already read (handed over, handoff.go), looked at
+// first.
+func readFirst(c *net.TCPConn, have []byte, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
+	if len(have) > 0 {
+		if got, done := find(have); done || len(have) >= helloLimit {
+			return have, got, nil
+		}
+	}
 	c.SetReadDeadline(time.Now().Add(helloWait))
 	defer c.SetReadDeadline(time.Time{})
 	buf := make([]byte, helloLimit)
-	n := 0
+	n := copy(buf, have)
 	for n < len(buf) {
 		k, rerr := c.Read(buf[n:])
 		n += k
@@ -178,6 +187,9 @@ func rdpCookie(b []byte) (key []byte, done bool) {
 // passHead passes the client's first bytes, read for a persistence key,
 // to the member; false when that failed (the caller resets).
 func (pr *proxied) passHead(sc *serverConn, head []byte) bool {
+	if pr.clone != nil {
+		pr.clone.Both(head) // clone.go
+	}
 	if _, err := sc.conn.Write(head); err != nil {
 		return false
 	}
@@ -229,18 +241,22 @@ func routingToken(key []byte) (netip.AddrPort, bool) {
 // collects the client's data. False: the flow is over.
 func (pr *proxied) peekFirst() bool {
 	cfg := pr.snap.Cfg
-	if !cfg.Persist.Peeks() || (cfg.TLS != nil && cfg.TLS.Client != nil) {
+	head := pr.head // handed over by another virtual server (handoff.go)
+	pr.head = nil
+	peeks := cfg.Persist.Peeks() && (cfg.TLS == nil || cfg.TLS.Client == nil)
+	if !peeks && len(head) == 0 {
 		return true
 	}
 	var (
-		head []byte
-		h    *tls.ClientHelloInfo
-		err  error
+		h   *tls.ClientHelloInfo
+		err error
 	)
-	if p := irules.Program(pr.rules); sslPersists(cfg) && p != nil && p.Handles(rules.ClientSSLClientHello) {
-		head, pr.firstKey, h, err = readClientHello(pr.client)
-	} else {
-		head, pr.firstKey, err = firstKey(cfg, pr.client)
+	switch p := irules.Program(pr.rules); {
+	case !peeks: // the handed bytes go on as the client's
+	case sslPersists(cfg) && p != nil && p.Handles(rules.ClientSSLClientHello):
+		head, pr.firstKey, h, err = readClientHello(pr.client, head)
+	default:
+		head, pr.firstKey, err = firstKey(cfg, pr.client, head)
 	}
 	if err != nil {
 		pr.end(false)
@@ -252,6 +268,11 @@ func (pr *proxied) peekFirst() bool {
 		pr.hello = nil
 		if !ok {
 			return false
+		}
+		if pr.rs.toVirtual != nil { // `virtual NAME`: handed on with the hello
+			pr.countRead(len(head), true, nil)
+			pr.head = head
+			return true
 		}
 	}
 	if len(head) == 0 {
@@ -279,7 +300,7 @@ func (pr *proxied) peekFirst() bool {
 // answer. False: the flow is over (the caller resets).
 func (pr *proxied) passFirst(sc *serverConn) bool {
 	cfg := pr.snap.Cfg
-	if !cfg.Persist.Peeks() || (cfg.TLS != nil && cfg.TLS.Client != nil) {
+	if len(pr.head) == 0 && (!cfg.Persist.Peeks() || (cfg.TLS != nil && cfg.TLS.Client != nil)) {
 		return true
 	}
 	rs := pr.rs

@@ -109,6 +109,9 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if up && pr.clone != nil {
+				pr.clone.Client(buf[:n]) // clone.go; serverside: writeOut
+			}
 			if st != nil && st.on.Load() {
 				// What the filter held goes first.
 				var held []byte
@@ -169,6 +172,7 @@ func (pr *proxied) writeOut(dst *net.TCPConn, b []byte, up bool, sc *serverConn)
 	}
 	n, err := dst.Write(b)
 	if up {
+		pr.cloneSent(b[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
 		pr.clientOut(n, state.Packets(n))

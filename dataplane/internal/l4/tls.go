@@ -64,16 +64,17 @@ func (pr *proxied) terminate() bool {
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
-	var raw net.Conn = pr.client
+	var hc *tlsprof.HelloConn
 	cfg := tc.Client
 	prog := irules.Program(pr.rules)
 	if pr.rs != nil { // rules may read the session IDs (SSL::sessionid)
-		hc := tlsprof.NewHelloConn(pr.client, true)
-		raw = hc
+		hc = tlsprof.NewHelloConn(pr.client, true)
 		if prog != nil && prog.KeepsSecrets() {
 			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
 		}
 	}
+	raw := clientTLSConn(pr.client, hc, pr.head) // handoff.go
+	pr.head = nil
 	if pr.rs != nil && prog != nil && prog.Handles(rules.ClientSSLClientHello) {
 		cfg = tlsprof.WithHello(cfg, func(h *tls.ClientHelloInfo) bool {
 			pr.hello = h
@@ -251,6 +252,9 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		bp := bufPool.Get().(*[]byte)
 		n, err := src.Read(*bp)
 		if n > 0 {
+			if up && pr.clone != nil {
+				pr.cloneRead((*bp)[:n], st) // clone.go
+			}
 			if st != nil && st.on.Load() {
 				pr.countRead(n, up, sc)
 				rs := pr.rs

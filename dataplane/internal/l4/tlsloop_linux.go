@@ -61,7 +61,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	c, err := tlsloop.DupConn(fd)
 	if err != nil {
 		rawsock.Reset(fd)
-		vs.Stats.Close()
+		vs.Leave(snap.Addr)
 		lr.load.Add(-1)
 		return
 	}
@@ -198,6 +198,9 @@ func (lf *loopFlow) pumpTLSUp() {
 		}
 		if n > 0 {
 			lf.count(n, true)
+			if lf.clone != nil {
+				lf.clone.Both((*buf)[:n]) // clone.go
+			}
 			w, werr := rawsock.WriteAll(lf.sfd, (*buf)[:n])
 			if werr != nil {
 				bufPool.Put(buf)

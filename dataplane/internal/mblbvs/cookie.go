@@ -57,6 +57,10 @@ func (r *mblbRules) persistCookie(p rules.Persist) error {
 			c.Timeout = max(p.Timeout, time.Second)
 		}
 	}
+	if defaultCookie {
+		// The profile's cookie-encryption goes on (mblb/persistcrypt.go).
+		c.Mode.Crypt = opts.CookieMode.Crypt
+	}
 	if a.Expiration >= 0 {
 		c.Spec.Expiration = a.Expiration
 	}

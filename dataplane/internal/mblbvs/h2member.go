@@ -74,6 +74,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 			if err != nil {
 				return nil, err
 			}
+			mv.serverOpts(snap, m, c) // tcpopts.go
 			if tc == nil {
 				return c, nil
 			}

@@ -133,6 +133,7 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.f.lanes.enter(r.f, x) // http2.go
 	h.StartRequest(x.Message(), x.Head())
 	h.sentGen = h.Request.Gen()
 	h.collectPending = false
@@ -170,6 +171,7 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 	r := h.mblbRules
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.f.lanes.enter(r.f, x) // http2.go
 	// What was asked, whatever ran in between (another message's
 	// events share this state).
 	h.collectPending, h.collectLen = true, x.Asked()
@@ -266,7 +268,9 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 // latest (a pipelining client); the returned function puts the latest
 // back.
 func (h *httpRules) requestOf(x *mblb.HTTPEvent) (restore func()) {
-	if n := int(x.RequestNum()); n != h.RequestNum && h.older.Reset(x.Request(), false) == nil {
+	// An HTTP/2 client's lanes number their requests each on its own
+	// (http2.go): the request is the one x carries.
+	if n := int(x.RequestNum()); (n != h.RequestNum || h.f.lanes != nil) && h.older.Reset(x.Request(), false) == nil {
 		cur := h.RequestNum
 		h.useOlder, h.RequestNum = true, n
 		return func() { h.useOlder, h.RequestNum = false, cur }

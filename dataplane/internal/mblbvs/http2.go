@@ -19,11 +19,13 @@ import (
 // an event loop): after CLIENT_ACCEPTED and the TLS handshake, a client
 // that negotiated h2, or with activation-modes always a cleartext client
 // whose first bytes are the HTTP/2 preface, is served by dataplane/h2gw.
-// Its streams reach the virtual's engine as HTTP/1.1 requests pipelined
-// on one in-memory pipe (h2gw.Pipe), whose engine session stands for the client:
-// the client's address, the virtual's address, its flow record and its
-// rules' connection state, so HTTP_REQUEST runs per stream as on BIG-IP.
-// Other clients go on as HTTP/1.
+// Its streams reach the virtual's engine as HTTP/1.1 requests on
+// in-memory pipes (h2gw.Pipe), the gateway's lanes, one stream at a time
+// on each; their engine sessions stand for the client: the client's
+// address, the virtual's address, its flow record and its rules'
+// connection state, so HTTP_REQUEST runs per stream as on BIG-IP, and
+// no stream waits for another's response. Other clients go on as
+// HTTP/1.
 
 // http2Client reports whether the client on conn speaks HTTP/2, and the
 // connection to serve it on (cleartext: one that gives back the bytes
@@ -95,10 +97,11 @@ func (c *prefixConn) WriteTo(w io.Writer) (int64, error) {
 // engine session starts on a pipe, for CLIENT_ACCEPTED and the
 // handshake; an HTTP/1 client's session then moves onto the client's
 // connection (mblb.ClientConn.Rebind), an HTTP/2 client's stays for the
-// gateway's first engine connection.
-func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
+// gateway's first engine connection. head is what a virtual server that
+// handed the client on read of it (Set.ServeHanded).
+func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
+	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr) // tls.go
 	f.front, _ = conn.(*frontConn)
 	gw, eng := h2gw.Pipe()
 	first := mv.eng.NewClientConn(&engineConn{Conn: eng, client: c}, opts)
@@ -148,20 +151,32 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn) {
 
 // serveHTTP2 serves an HTTP/2 client on conn until it ends; its first
 // engine connection is gw, whose other end eng first's session reads.
+// The gateway asks for more (its lanes, one stream at a time on each,
+// so that no stream waits for another's response): each is a session
+// of its own on the same flow record and rules state, starting from
+// what CLIENT_ACCEPTED set on first (its pool, member or node, its
+// persist setting). Without OneConnect each lane keeps the member its
+// first request went to, as each concurrent stream of a BIG-IP HTTP/2
+// client has a server-side connection of its own [M].
 func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c *net.TCPConn, h *config.HTTP2, gw, eng net.Conn, first *mblb.ClientConn) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	sessions := []*mblb.ClientConn{first}
-	var last chan struct{} // closed when the running session has ended
-	run := func(sess *mblb.ClientConn, eng net.Conn) {
+	target, targetSet := first.Current()
+	persist := first.PersistSetting()
+	hr, _ := opts.HTTPRule.(*httpRules)
+	if hr != nil {
+		f.setLanes(&h2Lanes{first: first})
+	}
+	run := func(sess *mblb.ClientConn, eng net.Conn, lr *laneRule) {
 		wg.Add(1)
-		done := make(chan struct{})
-		last = done
 		go func() {
 			defer wg.Done()
-			defer close(done)
 			sess.Run()
 			eng.Close()
+			if lr != nil && lr.seen != nil {
+				f.lanes.m.Delete(lr.seen) // the lane is done
+			}
 		}()
 	}
 	dial := func() (net.Conn, error) {
@@ -170,18 +185,26 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		if gw != nil { // the session CLIENT_ACCEPTED ran with
 			g := gw
 			gw = nil
-			run(first, eng)
+			run(first, eng, nil)
 			return g, nil
 		}
-		// The gateway dials again once its engine connection ended; the
-		// session on it ends with it, and the rules, which act on
-		// f.sess, move to the next only then.
-		<-last
 		g, e := h2gw.Pipe()
-		sess := mv.eng.NewClientConn(&engineConn{Conn: e, client: c}, opts)
+		o := opts
+		var lr *laneRule
+		if hr != nil {
+			lr = &laneRule{httpRules: hr}
+			o.HTTPRule = lr
+		}
+		sess := mv.eng.NewClientConn(&engineConn{Conn: e, client: c}, o)
+		if lr != nil {
+			lr.sess = sess
+		}
+		if targetSet {
+			sess.SetTarget(target)
+		}
+		sess.SetPersist(persist)
 		sessions = append(sessions, sess)
-		f.sess = sess // the rules' commands act on the current one
-		run(sess, e)
+		run(sess, e, lr)
 		return g, nil
 	}
 	h2gw.Serve(conn, &h.Config, dial)
@@ -198,6 +221,72 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		n += s.Stats().Requests
 	}
 	f.h2Requests = n
+}
+
+// h2Lanes tells an HTTP/2 client's engine sessions apart in its rules:
+// a request event's commands that act on the client's session (persist
+// none, persist cookie) act on the lane the request came on, and
+// HTTP_RESPONSE reads the request each response answers (http.go).
+type h2Lanes struct {
+	first *mblb.ClientConn
+	m     sync.Map // *mblb.HTTPEvent (a session's request view) -> *mblb.ClientConn
+}
+
+// setLanes installs l before the first lane runs, under the rules' lock
+// (their events read f.lanes).
+func (f *mblbFlow) setLanes(l *h2Lanes) {
+	if f.rr != nil {
+		f.rr.mu.Lock()
+		defer f.rr.mu.Unlock()
+	}
+	f.lanes = l
+}
+
+// enter makes f.sess the session whose request event x is, when the
+// client speaks HTTP/2 (l not nil). Under the rules' lock.
+func (l *h2Lanes) enter(f *mblbFlow, x *mblb.HTTPEvent) {
+	if l == nil {
+		return
+	}
+	if s, ok := l.m.Load(x); ok {
+		f.sess = s.(*mblb.ClientConn)
+		return
+	}
+	f.sess = l.first // the first lane's rules are the flow's own
+}
+
+// laneRule is the rules of an HTTP/2 client's lane after the first: it
+// tells h2Lanes which session the lane's request view belongs to before
+// the request events run (on the lane's reader only). Every other
+// method, and so every optional handler the engine asks for, is the
+// client's httpRules'.
+type laneRule struct {
+	*httpRules
+	sess *mblb.ClientConn
+	seen *mblb.HTTPEvent // the request view last told
+}
+
+func (l *laneRule) tell(x *mblb.HTTPEvent) {
+	if l.seen == x {
+		return
+	}
+	if l.seen != nil {
+		l.f.lanes.m.Delete(l.seen)
+	}
+	l.seen = x
+	l.f.lanes.m.Store(x, l.sess)
+}
+
+// OnHTTPRequest implements mblb.HTTPRuleHandler.
+func (l *laneRule) OnHTTPRequest(x *mblb.HTTPEvent) error {
+	l.tell(x)
+	return l.httpRules.OnHTTPRequest(x)
+}
+
+// OnHTTPRequestData implements mblb.HTTPDataHandler.
+func (l *laneRule) OnHTTPRequestData(x *mblb.HTTPEvent) error {
+	l.tell(x)
+	return l.httpRules.OnHTTPRequestData(x)
 }
 
 // engineConn is the engine's side of an HTTP/2 client's pipe: it

@@ -28,6 +28,7 @@ func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrP
 		if errno != 0 {
 			return -1, false, netip.AddrPort{}, errno
 		}
+		serverFDOpts(snap, m, fd) // tcpopts.go
 		return fd, done, local, nil
 	}
 }
@@ -44,6 +45,9 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 		return false
 	}
 	rawsock.SetNoDelay(fd)
+	if s := snap.Cfg.ClientTCP; s != nil {
+		s.Apply(fd) // tcpopts.go
+	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)

@@ -88,6 +88,8 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
 		case p.Method == config.PersistDestAddr:
 			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
+		case p.Method == config.PersistSIP && c.SIPKey != "":
+			k.Mode, k.Key = persist.SIP, c.SIPKey
 		default:
 			continue
 		}
@@ -129,6 +131,10 @@ func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Ch
 // on, as on BIG-IP, and work in CLIENT_ACCEPTED too.
 func (r *mblbRules) Persist(p rules.Persist) error {
 	set := func(key string) {
+		if r.sipPersist != nil {
+			r.sipPersist.key, r.sipPersist.set = key, true
+			return
+		}
 		if r.hx != nil {
 			r.hx.Persist(key)
 		} else {
@@ -144,7 +150,7 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 	case httpVS && p.Method == rules.PersistNone && r.connPhase() == phaseAccepted:
 		r.f.sess.SetPersist(mblb.PersistRule{None: true})
 		return nil
-	case r.hx == nil && r.d == nil:
+	case r.hx == nil && r.d == nil && r.sipPersist == nil:
 		return fmt.Errorf("persist on a message-based virtual server works per message, in CLIENT_DATA (HTTP_REQUEST with an http profile)")
 	}
 	if httpVS && r.connPhase() == phaseRequest {

@@ -55,6 +55,9 @@ type mblbRules struct {
 	// pdTarget takes the pool, member or node decision of a PERSIST_DOWN
 	// (persist.go) or LB_FAILED running; nil in other events.
 	pdTarget *mblb.Target
+	// sipPersist takes the persist decision of a client's SIP_REQUEST
+	// running (sip.go); nil in other events.
+	sipPersist *sipPersistDecision
 	// httpEv is the HTTP event running (runEvent).
 	httpEv rules.Event
 	// named is the last pool a rule named and the index it was found in

@@ -79,18 +79,29 @@ func (c *frontConn) CloseWrite() error {
 
 // clientTLS is the client's side of a client-ssl virtual, not yet
 // handshaken (handshake does it, after CLIENT_ACCEPTED as on BIG-IP).
-// With rules, the hellos' session IDs are kept for SSL::sessionid.
-func clientTLS(c *net.TCPConn, t *config.TLS, r *mblbRules) net.Conn {
+// With rules, the hellos' session IDs are kept for SSL::sessionid. head
+// is read before the socket: what a virtual server that handed the client
+// on read of it (Set.ServeHanded), nil when nothing.
+func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Conn {
 	if t == nil || t.Client == nil {
+		if len(head) > 0 {
+			return &prefixConn{TCPConn: c, head: head}
+		}
 		return c
 	}
 	if r != nil {
 		hc := tlsprof.NewHelloConn(c, true)
+		if len(head) > 0 {
+			hc.Unread(head)
+		}
 		cfg := r.keyLog(t.Client, hc)
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
 		return &frontConn{raw: c, tls: tls.Server(hc, cfg)}
+	}
+	if len(head) > 0 {
+		return &frontConn{raw: c, tls: tls.Server(&prefixConn{TCPConn: c, head: head}, t.Client)}
 	}
 	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
 }

@@ -69,11 +69,14 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	hc, err := tlsloop.DupConn(fd)
 	if err != nil {
 		rawsock.Reset(fd)
-		vs.Stats.Close()
+		vs.Leave(snap.Addr)
 		ended()
 		return
 	}
 	rawsock.SetNoDelay(fd)
+	if s := snap.Cfg.ClientTCP; s != nil {
+		s.Apply(fd) // tcpopts.go
+	}
 	f, opts := mv.newFlow(snap, client, local)
 	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)

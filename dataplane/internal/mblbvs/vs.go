@@ -202,6 +202,8 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		},
 	}
 	ec.DialFD = mv.dialFD()
+	ec.Clone = mv.cloneRequest  // clone.go
+	ec.IdleReset = mv.idleReset // tcpopts.go
 	if mv.h2 = newMemberHTTP2(cfg); mv.h2 != nil {
 		ec.DialFD = nil // the bridges are goroutines (h2member.go)
 	}
@@ -261,6 +263,9 @@ type mblbFlow struct {
 	// serverClear: SSL::disable serverside, the client's messages go to
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
+	// addr is its virtual address's runtime when admitted (nil: none
+	// that acts), whose count finish gives back.
+	addr *state.VAddr
 	// cssl holds the client's TLS connection in its client-ssl profile's
 	// current connections (tls.go), until finish.
 	cssl state.SSLHeld
@@ -268,8 +273,10 @@ type mblbFlow struct {
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
 	// h2Requests, for an HTTP/2 client, are its engine sessions'
-	// requests together (http2.go); f.sess is the last of them.
+	// requests together (http2.go); f.sess is the one whose request
+	// event ran last, and lanes tells its sessions apart.
 	h2Requests uint64
+	lanes      *h2Lanes
 }
 
 // Received implements mblb.Meter for the client side.
@@ -338,19 +345,27 @@ func (lf *legFlow) Sent(n int) {
 // virtual to its end, on goroutines. The virtual's connection count is
 // already taken.
 func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+	s.ServeHanded(vs, snap, c, nil)
+}
+
+// ServeHanded is Serve for a connection another virtual server handed on
+// after reading head of it (the TLS hello of `virtual NAME` in
+// CLIENTSSL_CLIENTHELLO): the client's TLS, or the engine, reads head
+// before the socket.
+func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	mv := s.For(vs)
 	if mv == nil {
 		c.SetLinger(0)
 		c.Close()
-		vs.Stats.Close()
+		vs.Leave(snap.Addr)
 		return
 	}
 	if snap.Cfg.HTTP2 != nil {
-		mv.serveHTTP2Capable(snap, c) // http2.go
+		mv.serveHTTP2Capable(snap, c, head) // http2.go
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, snap.Cfg.TLS, f.rr) // tls.go
+	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
@@ -371,7 +386,7 @@ func (s *Set) Serve(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) 
 // newFlow is the connection-table record of a new client of the virtual,
 // and what its engine session needs to know of it.
 func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*mblbFlow, mblb.ClientOptions) {
-	f := &mblbFlow{mv: mv, vs: mv.vs}
+	f := &mblbFlow{mv: mv, vs: mv.vs, addr: snap.Addr}
 	f.Client = client
 	f.Local = local
 	f.Virtual = mv.vs.Name
@@ -390,6 +405,11 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 				opts.HTTPRule = h
 			}
 		}
+		if mv.cfg.Request.Mode == mblb.SIP {
+			if h := newSIPRules(f.rr); h != nil {
+				opts.SIPRule = h // sip.go
+			}
+		}
 	}
 	return f, opts
 }
@@ -400,7 +420,7 @@ func (f *mblbFlow) finish() {
 		f.rr.end()
 	}
 	f.mv.env.Table.Remove(&f.Flow)
-	f.vs.Stats.Close()
+	f.vs.Leave(f.addr)
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
 	if f.sess != nil && f.mv.cfg.Request.Mode == mblb.HTTP {
 		n := f.sess.Stats().Requests
@@ -615,6 +635,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if err != nil {
 		return nil, err
 	}
+	mv.serverOpts(snap, m, c)                            // tcpopts.go
 	return mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
 }
 
@@ -663,8 +684,7 @@ func (mv *VS) legClosed(l *mblb.Leg) {
 	mv.env.Table.Remove(&lf.Flow)
 	if m := lf.m; m != nil {
 		lf.clock.Stop()
-		m.Stats.Close()
-		m.Node.Stats.Close()
+		m.Release() // and wakes a connection queue waiting for the room
 		m.Pool.Stats.Close()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
 )
@@ -183,6 +184,9 @@ func (m *Member) Reserve() bool {
 func (m *Member) Release() {
 	m.Stats.Close()
 	m.Node.Stats.Close()
+	if queuedTotal.Load() != 0 && m.Pool != nil { // connqueue.go
+		m.slotFreed()
+	}
 }
 
 // ReserveOverride counts a new connection on m ignoring connection limits
@@ -223,6 +227,9 @@ type Pool struct {
 	Snap  atomic.Pointer[PoolSnap]
 	bal   lb.Balancer
 	Stats Counters
+	// Queue holds new connections while every member is at its
+	// connection limit (connqueue.go).
+	Queue ConnQueue
 }
 
 // PoolSnap is one commit's view of a pool.
@@ -307,6 +314,9 @@ type Virtual struct {
 	// RateDropped counts the connections its rate-limit refused.
 	Rate        Rate
 	RateDropped atomic.Uint64
+	// Clone counts the copies sent to the virtual's clone pools
+	// (clone.go).
+	Clone clone.Counters
 }
 
 // VirtualSnap is one commit's view of a virtual.
@@ -322,14 +332,23 @@ type VirtualSnap struct {
 	ClientSSL []*SSLCounters
 	// Rate is the virtual's rate-limit (RateFor); nil for none.
 	Rate *VirtualRate
+	// Clone is the virtual's clone pools (CloneSet); nil for none.
+	Clone *clone.Set
+	// Addr is the runtime of Cfg.Address (vaddr.go); nil when the
+	// virtual's address does not act.
+	Addr *VAddr
 }
 
 // Admit decides whether a new connection from client to local may enter
-// the virtual (enabled, source filter, rate limit, connection limit) and
-// counts it.
+// the virtual (enabled, source filter, rate limit, connection limit, its
+// virtual address's enabled and connection limit) and counts it; Leave
+// counts its end.
 func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	cfg := snap.Cfg
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
+		return false
+	}
+	if snap.Addr != nil && !cfg.Address.Enabled { // a disabled virtual address (vaddr.go)
 		return false
 	}
 	if snap.Rate != nil && !snap.Rate.take(&vs.Rate, client.Addr(), local.Addr(), RateNow()) {
@@ -337,6 +356,9 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 		return false
 	}
 	if !vs.Stats.TryOpen(cfg.ConnectionLimit) {
+		return false
+	}
+	if snap.Addr != nil && !vs.enterAddress(snap) {
 		return false
 	}
 	vs.Stats.Requests.Add(1)

@@ -305,7 +305,7 @@ func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
-		vs.Stats.Close()
+		vs.Leave(snap.Addr)
 		return nil
 	}
 	l.flows[client] = f

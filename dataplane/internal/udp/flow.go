@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/dataplane/sipmsg"
 )
 
 // flow is one client address and port on one listener: its table entry,
@@ -44,6 +45,8 @@ type flow struct {
 	madePers  bool        // under mu, with madeKey and madeScope
 	madeKey   persist.Key
 	madeScope persist.Scope
+	// sipField is the sip_info field, found at the first datagram (sip.go).
+	sipField sipmsg.Field
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
 	flowIO
@@ -73,7 +76,7 @@ type leg struct {
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB || cfg.SIP != nil}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
@@ -137,9 +140,17 @@ func (f *flow) forward(b []byte) {
 		}
 	}
 	if lg == nil || f.dgram {
+		sc := f.snap.Cfg.SIP
+		if sc != nil && !f.sipChoose(b, sc) { // sip.go
+			f.vs.Prof.Conns.DgDropped.Add(1)
+			return
+		}
 		if lg = f.pick(); lg == nil {
 			f.vs.Prof.Conns.DgDropped.Add(1) // no member can take it
 			return
+		}
+		if sc != nil {
+			f.sipPicked(lg)
 		}
 	}
 	if f.rs != nil {
@@ -383,6 +394,6 @@ func (f *flow) end() {
 		f.l.e.env.Persist.Touch(key, scope)
 	}
 	f.l.e.env.Table.Remove(&f.Flow)
-	f.vs.Stats.Close()
+	f.vs.Leave(f.snap.Addr)
 	f.vs.Durs.Note(uint64(time.Since(f.Created()) / time.Millisecond))
 }

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// The SIP tools: a member that answers like a user agent server, and a
+// client that places calls and pings, so a SIP virtual can be shown
+// balancing each message and keeping a dialog on one member.
+
+// readSIPMessage reads one SIP message from r, keep-alive CRLFs skipped.
+func readSIPMessage(r *bufio.Reader) ([]byte, error) {
+	f := &mblb.SIPFramer{Max: 1 << 20}
+	var buf []byte
+	for {
+		if len(buf) > 0 {
+			n, ok, err := f.Frame(buf)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				if mblb.IsSIPKeepAlive(buf[:n]) {
+					buf = buf[n:]
+					continue
+				}
+				return buf[:n], nil
+			}
+		}
+		b, err := r.ReadByte()
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, b)
+	}
+}
+
+func sipField(m *mblb.SIPMessage, name string) string {
+	v, _ := m.Header(mblb.NewSIPField(name))
+	return string(v)
+}
+
+// sipServerMain is `tcpkit sip-server`: INVITE gets 100 Trying and 200
+// OK with an SDP body, ACK nothing, any other request 200 OK; every
+// answer names the member (X-Member) and echoes the request's X-Tag.
+func sipServerMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sip-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "", "address:port to listen on")
+	label := fs.String("label", "S1", "the member's name in its answers (X-Member)")
+	quiet := fs.Bool("quiet", false, "do not log each request")
+	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *listen == "" {
+		return errors.New("sip-server: -listen is required")
+	}
+	var mu sync.Mutex // one log line at a time
+	logMsg := func(m *mblb.SIPMessage, from net.Addr) {
+		if *quiet {
+			return
+		}
+		mu.Lock()
+		if m.Request {
+			fmt.Fprintf(stdout, "%s got %s Call-ID %s from %s\n", *label, m.Method, sipField(m, "call-id"), from)
+		} else {
+			fmt.Fprintf(stdout, "%s got response %d Call-ID %s\n", *label, m.Code, sipField(m, "call-id"))
+		}
+		mu.Unlock()
+	}
+	if *udp {
+		pc, err := net.ListenPacket("udp", *listen)
+		if err != nil {
+			return err
+		}
+		go func() { <-ctx.Done(); pc.Close() }()
+		buf := make([]byte, 65535)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			m, err := mblb.ParseSIP(buf[:n])
+			if err != nil {
+				continue
+			}
+			logMsg(&m, from)
+			for _, out := range sipAnswers(&m, *label) {
+				pc.WriteTo(out, from)
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); ln.Close() }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		go func() {
+			defer c.Close()
+			r := bufio.NewReader(c)
+			for {
+				b, err := readSIPMessage(r)
+				if err != nil {
+					return
+				}
+				m, err := mblb.ParseSIP(b)
+				if err != nil {
+					return
+				}
+				logMsg(&m, c.RemoteAddr())
+				for _, out := range sipAnswers(&m, *label) {
+					if _, err := c.Write(out); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+}
+
+// sipAnswers are a member's answers to m: none to an ACK or a
+// response, 100 and 200 (with SDP) to an INVITE, 200 to the others.
+func sipAnswers(m *mblb.SIPMessage, label string) [][]byte {
+	if !m.Request || string(m.Method) == "ACK" {
+		return nil
+	}
+	if string(m.Method) == "INVITE" {
+		return [][]byte{sipResponse(m, 100, "Trying", label, ""), sipResponse(m, 200, "OK", label, "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\n")}
+	}
+	return [][]byte{sipResponse(m, 200, "OK", label, "")}
+}
+
+// sipResponse answers m with its Via, From, To (given a tag), Call-ID
+// and CSeq, the member's name, the request's X-Tag if any, and a body.
+func sipResponse(m *mblb.SIPMessage, code int, reason, label, body string) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SIP/2.0 %d %s\r\nVia: %s\r\nFrom: %s\r\nTo: %s", code, reason, sipField(m, "via"), sipField(m, "from"), sipField(m, "to"))
+	if !strings.Contains(sipField(m, "to"), "tag=") {
+		fmt.Fprintf(&b, ";tag=%s", label)
+	}
+	fmt.Fprintf(&b, "\r\nCall-ID: %s\r\nCSeq: %s\r\nX-Member: %s\r\n", sipField(m, "call-id"), sipField(m, "cseq"), label)
+	if t := sipField(m, "x-tag"); t != "" {
+		fmt.Fprintf(&b, "X-Tag: %s\r\n", t)
+	}
+	if body != "" {
+		b.WriteString("Content-Type: application/sdp\r\n")
+	}
+	fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	return []byte(b.String())
+}
+
+// sipClientMain is `tcpkit sip-client`: on one connection it places
+// -calls dialogs (INVITE with SDP, its answers, ACK, BYE) and sends
+// -options OPTIONS pings, printing which member answered each.
+func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sip-client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	connect := fs.String("connect", "", "the virtual server's address:port")
+	label := fs.String("label", "C1", "the client's name, the start of its Call-IDs")
+	calls := fs.Int("calls", 1, "dialogs to place: INVITE, ACK, BYE each")
+	options := fs.Int("options", 0, "OPTIONS requests to send, each of its own Call-ID")
+	compact := fs.Bool("compact", false, "use the compact header forms (v, f, t, i, l)")
+	tag := fs.String("tag", "", "an X-Tag header for every request (members echo it)")
+	summary := fs.Bool("summary", false, "print one line per dialog and a count per member instead of every answer")
+	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
+	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *connect == "" {
+		return errors.New("sip-client: -connect is required")
+	}
+	if *calls < 0 || *calls > 10000 || *options < 0 || *options > 10000 {
+		return errors.New("sip-client: -calls and -options must be 0 to 10000")
+	}
+	network := "tcp"
+	if *udp {
+		network = "udp"
+	}
+	c, err := net.DialTimeout(network, *connect, *timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	go func() { <-ctx.Done(); c.Close() }()
+	r := bufio.NewReader(c)
+	local := c.LocalAddr().String()
+	names := map[bool][4]string{false: {"Via", "From", "To", "Call-ID"}, true: {"v", "f", "t", "i"}}[*compact]
+	cl := "Content-Length"
+	if *compact {
+		cl = "l"
+	}
+	n := 0
+	request := func(method, callID string, cseq int, body string) string {
+		n++
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s sip:service@%s SIP/2.0\r\n%s: SIP/2.0/"+strings.ToUpper(network)+" %s;branch=z9hG4bK-%s-%d\r\nMax-Forwards: 70\r\n%s: <sip:%s@%s>;tag=%s\r\n%s: <sip:service@%s>\r\n%s: %s\r\nCSeq: %d %s\r\n",
+			method, *connect, names[0], local, *label, n, names[1], *label, local, *label, names[2], *connect, names[3], callID, cseq, method)
+		if *tag != "" {
+			fmt.Fprintf(&b, "X-Tag: %s\r\n", *tag)
+		}
+		if body != "" {
+			b.WriteString("Content-Type: application/sdp\r\n")
+		}
+		fmt.Fprintf(&b, "%s: %d\r\n\r\n%s", cl, len(body), body)
+		return b.String()
+	}
+	dgram := make([]byte, 65535)
+	recv := func() (*mblb.SIPMessage, error) {
+		c.SetReadDeadline(time.Now().Add(*timeout))
+		if *udp {
+			n, err := c.Read(dgram)
+			if err != nil {
+				return nil, err
+			}
+			m, err := mblb.ParseSIP(append([]byte(nil), dgram[:n]...))
+			return &m, err
+		}
+		b, err := readSIPMessage(r)
+		if err != nil {
+			return nil, err
+		}
+		m, err := mblb.ParseSIP(append([]byte(nil), b...))
+		return &m, err
+	}
+	send := func(s string) error {
+		c.SetWriteDeadline(time.Now().Add(*timeout))
+		_, err := io.WriteString(c, s)
+		return err
+	}
+	perMember := map[string]int{}
+	show := func(method, callID string, m *mblb.SIPMessage) {
+		who := sipField(m, "x-member")
+		perMember[who]++
+		if !*summary {
+			extra := ""
+			if t := sipField(m, "x-tag"); t != "" {
+				extra = " X-Tag " + t
+			}
+			fmt.Fprintf(stdout, "%s %s %s -> %d %s%s\n", *label, method, callID, m.Code, who, extra)
+		}
+	}
+	for i := 1; i <= *calls; i++ {
+		callID := fmt.Sprintf("%s-call-%d", *label, i)
+		if err := send(request("INVITE", callID, 1, "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\n")); err != nil {
+			return err
+		}
+		members := map[string]bool{}
+		for {
+			m, err := recv()
+			if err != nil {
+				return fmt.Errorf("%s INVITE %s: %v", *label, callID, err)
+			}
+			show("INVITE", callID, m)
+			members[sipField(m, "x-member")] = true
+			if m.Code >= 200 {
+				break
+			}
+		}
+		if err := send(request("ACK", callID, 1, "")); err != nil {
+			return err
+		}
+		if err := send(request("BYE", callID, 2, "")); err != nil {
+			return err
+		}
+		m, err := recv()
+		if err != nil {
+			return fmt.Errorf("%s BYE %s: %v", *label, callID, err)
+		}
+		show("BYE", callID, m)
+		members[sipField(m, "x-member")] = true
+		if *summary {
+			var ms []string
+			for k := range members {
+				ms = append(ms, k)
+			}
+			sort.Strings(ms)
+			fmt.Fprintf(stdout, "%s dialog %s on %s\n", *label, callID, strings.Join(ms, " and "))
+		}
+	}
+	for i := 1; i <= *options; i++ {
+		callID := fmt.Sprintf("%s-options-%d", *label, i)
+		if err := send(request("OPTIONS", callID, 1, "")); err != nil {
+			return err
+		}
+		m, err := recv()
+		if err != nil {
+			return fmt.Errorf("%s OPTIONS %s: %v", *label, callID, err)
+		}
+		show("OPTIONS", callID, m)
+	}
+	if *summary {
+		var ks []string
+		for k := range perMember {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		var parts []string
+		for _, k := range ks {
+			parts = append(parts, fmt.Sprintf("%s %d", k, perMember[k]))
+		}
+		fmt.Fprintf(stdout, "%s: answers by member: %s\n", *label, strings.Join(parts, ", "))
+	}
+	return nil
+}

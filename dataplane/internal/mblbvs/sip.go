@@ -1,0 +1,113 @@
+package mblbvs
+
+import (
+	"errors"
+
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
+)
+
+// The sip profile's events. SIP_REQUEST runs for every SIP request,
+// whichever side sent it, SIP_RESPONSE for every response, under the
+// client's rule lock like its other events; what the rule did (a header
+// edited, SIP::discard, SIP::respond, a pool, member or node, or a
+// persist uie, hash, source_addr or none for a request of the client)
+// goes back to the engine with the message. A
+// reject or drop ends the client as in any event.
+
+// sipPersistDecision is a SIP_REQUEST's persist command: set, with the
+// encoded key ("" for persist none).
+type sipPersistDecision struct {
+	key string
+	set bool
+}
+
+// sipRules implements mblb.SIPRuleHandler for one client.
+type sipRules struct {
+	r         *mblbRules
+	req, resp bool
+}
+
+// newSIPRules is the client's SIP handler, nil when its rules handle
+// neither SIP event.
+func newSIPRules(r *mblbRules) *sipRules {
+	prog := irules.Program(r.rules)
+	if prog == nil {
+		return nil
+	}
+	h := &sipRules{r: r, req: prog.Handles(rules.SIPRequest), resp: prog.Handles(rules.SIPResponse)}
+	if !h.req && !h.resp {
+		return nil
+	}
+	return h
+}
+
+// errSIPRule ends a client whose SIP rule rejected or dropped it.
+var errSIPRule = errors.New("a SIP rule ended the connection")
+
+// OnSIPRequest implements mblb.SIPRuleHandler (SIP_REQUEST).
+func (h *sipRules) OnSIPRequest(x *mblb.SIPEvent) error {
+	if !h.req {
+		return nil
+	}
+	return h.run(x, rules.SIPRequest)
+}
+
+// OnSIPResponse implements mblb.SIPRuleHandler (SIP_RESPONSE).
+func (h *sipRules) OnSIPResponse(x *mblb.SIPEvent) error {
+	if !h.resp {
+		return nil
+	}
+	return h.run(x, rules.SIPResponse)
+}
+
+func (h *sipRules) run(x *mblb.SIPEvent, ev rules.Event) error {
+	r := h.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prog := irules.Program(r.rules)
+	if prog == nil {
+		return nil
+	}
+	sess := r.RuleSession(prog)
+	st := sess.SIP()
+	if st == nil {
+		sess.SetSIP()
+		st = sess.SIP()
+	}
+	st.Reset(x.Message())
+	// A pool, member or node decision directs this message only; it
+	// lands where PERSIST_DOWN's and LB_FAILED's do (selectTarget).
+	var target mblb.Target
+	var pd sipPersistDecision
+	if ev == rules.SIPRequest && x.FromClient() {
+		r.pdTarget, r.sipPersist = &target, &pd
+	}
+	err := r.runEvent(ev)
+	r.pdTarget, r.sipPersist = nil, nil
+	edited, msg, discard, reply := st.Edited, st.Msg, st.Discard, st.Reply
+	st.Reset(nil) // the engine's buffer is not the rule's to keep
+	if err != nil {
+		return err
+	}
+	if r.verdict != irules.GoOn {
+		return errSIPRule
+	}
+	if edited {
+		x.Replace(msg)
+	}
+	if !target.IsZero() {
+		x.Select(target)
+	}
+	if pd.set {
+		x.Persist(pd.key)
+	}
+	if reply != nil {
+		x.Respond(reply)
+	}
+	if discard {
+		x.Discard()
+	}
+	return nil
+}

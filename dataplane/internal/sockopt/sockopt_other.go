@@ -1,0 +1,20 @@
+//go:build !linux
+
+package sockopt
+
+import "syscall"
+
+// Apply does nothing off Linux: the settings are Linux socket options.
+func (s *Side) Apply(fd int) {}
+
+// ApplyConn does nothing off Linux.
+func (s *Side) ApplyConn(c syscall.Conn) {}
+
+// Apply does nothing off Linux.
+func (t TOS) Apply(fd int) {}
+
+// ApplyConn does nothing off Linux.
+func (t TOS) ApplyConn(c syscall.Conn) {}
+
+// Available is nil off Linux: no algorithm is left out.
+func Available() map[string]bool { return nil }

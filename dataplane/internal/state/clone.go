@@ -1,0 +1,64 @@
+package state
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/clone"
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
+
+// CloneSet resolves a virtual's clone pools for one commit: each pool's
+// members are chosen by its own load balancing, within monitors and
+// connection limits, and a clone connection counts on the member, its
+// node and the pool like any other (show ltm pool). nil when the virtual
+// has none, which is all its data paths then look at.
+func (vs *Virtual) CloneSet(cfg *config.Virtual, pools map[string]*Pool, connectTimeout time.Duration) *clone.Set {
+	if len(cfg.Clone) == 0 {
+		return nil
+	}
+	s := &clone.Set{Counters: &vs.Clone, ConnectTimeout: connectTimeout}
+	for _, cp := range cfg.Clone {
+		p := pools[cp.Pool]
+		if p == nil {
+			continue // translation checked it; a pool gone meanwhile clones nothing
+		}
+		s.Targets = append(s.Targets, cloneTarget(p, cp.Server, cfg.Destination.Port()))
+	}
+	return s
+}
+
+// cloneTarget chooses clone members of p; a member on port 0 (any) gets
+// the virtual's port.
+func cloneTarget(p *Pool, server bool, port uint16) clone.Target {
+	return clone.Target{Server: server, Pick: func() (clone.Dest, bool) {
+		m, _, _ := Choose(p, Target{}, nil, nil, Chooser{Reserve: true})
+		if m == nil {
+			return clone.Dest{}, false
+		}
+		a := m.Cfg.Load().Addr
+		if a.Port() == 0 {
+			a = netip.AddrPortFrom(a.Addr(), port)
+		}
+		p.Stats.TryOpen(0)
+		p.Stats.Requests.Add(1)
+		m.Stats.Requests.Add(1)
+		m.Node.Stats.Requests.Add(1)
+		return clone.Dest{Addr: a,
+			Sent: func(n int) {
+				pk := Packets(n)
+				m.Stats.Out(n, pk)
+				p.Stats.Out(n, pk)
+				m.Node.Stats.Out(n, pk)
+			},
+			Done: func(connected bool) {
+				if connected {
+					m.ConnectSucceeded()
+				} else {
+					m.ConnectFailed()
+				}
+				m.Release()
+				p.Stats.Close()
+			}}, true
+	}}
+}

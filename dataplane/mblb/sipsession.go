@@ -1,0 +1,505 @@
+package mblb
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+)
+
+// SIP sessions. SIP is not one answer per request: an INVITE gets
+// provisional answers before its final one, an ACK gets none, and a
+// member may send requests of its own (a BYE) down the connection. So a
+// SIP client is not served by the ordered response queue: every client
+// has its own connection to each member it sends to, and whatever a
+// member sends on that connection goes to that client as it comes
+// ("responses return on the connection their request took" [M]), while
+// each request the client sends is balanced by itself:
+//
+//   - a CANCEL, or the ACK of a failed INVITE, goes where its INVITE went
+//     (the same top Via branch, RFC 3261 §9.1 and §17.1.1.3);
+//   - a response the client sends goes back to the connection whose
+//     member sent the request (by its top Via branch); one that matches
+//     none is balanced as a request is, so sip_info persistence still
+//     finds the dialog's member;
+//   - every other request asks Pick, with the sip_info key (Call-ID by
+//     default) when the virtual persists on it;
+//   - a keep-alive (CRLFCRLF) is answered with CRLF by the proxy and goes
+//     to no member (RFC 5626 §4.4.1) [M].
+//
+// Sessions run on goroutines, never on event loops.
+//
+// With a SIPRuleHandler every request (either way) runs SIP_REQUEST and
+// every response SIP_RESPONSE before it is routed: the rule may edit the
+// message, discard it, or answer a request itself (SIP::respond; the
+// request still goes on unless the rule also discards it [M]).
+
+// SIPRuleHandler runs a SIP virtual's iRules over each message. Calls
+// come from the client's reader and its server connections' readers; the
+// handler orders them itself.
+type SIPRuleHandler interface {
+	// OnSIPRequest runs SIP_REQUEST.
+	OnSIPRequest(x *SIPEvent) error
+	// OnSIPResponse runs SIP_RESPONSE.
+	OnSIPResponse(x *SIPEvent) error
+}
+
+// SIPEvent is one SIP message as its rule sees and changes it.
+type SIPEvent struct {
+	msg, out, reply []byte
+	edited, discard bool
+	fromClient      bool
+	target          Target
+	persist         string
+	persistSet      bool
+}
+
+// Message is the message the event is about.
+func (x *SIPEvent) Message() []byte { return x.msg }
+
+// FromClient tells a message of the client from one of a member.
+func (x *SIPEvent) FromClient() bool { return x.fromClient }
+
+// Replace sends b instead of the message (header edits): b must be one
+// whole SIP message.
+func (x *SIPEvent) Replace(b []byte) { x.out, x.edited = b, true }
+
+// Select sends a request of the client to t instead of the member
+// balancing would choose (`pool`, `pool … member`, `node` in
+// SIP_REQUEST).
+func (x *SIPEvent) Select(t Target) { x.target = t }
+
+// Persist keys the request's persistence on key (the proxy's encoding,
+// as Choice.Persist carries it) instead of the sip_info field; "" turns
+// persistence off for it (`persist none`).
+func (x *SIPEvent) Persist(key string) { x.persist, x.persistSet = key, true }
+
+// Discard drops the message (SIP::discard).
+func (x *SIPEvent) Discard() { x.discard = true }
+
+// Respond answers a request with b, sent back where the request came
+// from (SIP::respond).
+func (x *SIPEvent) Respond(b []byte) { x.reply = b }
+
+// sipTxnLimit bounds the transactions a SIP session remembers; past it
+// about half of them, chosen at random, are forgotten (a CANCEL for one
+// of them is then balanced). An INVITE answered 2xx is remembered until
+// then: its ACK has a branch of its own.
+const sipTxnLimit = 4096
+
+// sipSession is one SIP client connection's routing state.
+type sipSession struct {
+	s   *ClientConn
+	wmu sync.Mutex // one write at a time to the client
+	smu sync.Mutex // one write at a time to the members
+
+	mu sync.Mutex // guards the maps and sticky
+	// invites maps the branch of the client's INVITEs to their member,
+	// for their CANCEL and ACK.
+	invites map[string]MemberID
+	// served maps the branch of requests members sent to the connection
+	// that carried them, for the client's responses.
+	served    map[string]*serverConn
+	sticky    MemberID
+	hasSticky bool
+
+	persist SIPField
+	exclude []MemberID
+}
+
+// runSIP is Run for a SIP virtual.
+func (s *ClientConn) runSIP() error {
+	e := s.e
+	opt := e.cfg.Request.SIP
+	ss := &sipSession{s: s, invites: map[string]MemberID{}, served: map[string]*serverConn{}}
+	if opt.PersistHeader != "" {
+		ss.persist = NewSIPField(opt.PersistHeader)
+	}
+	fr, err := e.cfg.Request.New(e.cfg.MaxMessageSize)
+	if err != nil {
+		s.Close(true)
+		return err
+	}
+	st := newStream(fr, e.cfg.MaxMessageSize)
+	defer st.release()
+	for {
+		k, err := st.read(s.c)
+		if k > 0 {
+			s.active()
+			s.bytesIn.Add(uint64(k))
+			if s.meter != nil {
+				s.meter.Received(k)
+			}
+			for {
+				b, ferr := st.next()
+				if ferr != nil {
+					if errors.Is(ferr, ErrTooLarge) {
+						s.tooLarge()
+						return ferr
+					}
+					e.logf("mblb: client %s: %v, reset", s.client, ferr)
+					s.Close(true)
+					return ferr
+				}
+				if b == nil {
+					break
+				}
+				if !ss.fromClient(b) {
+					return errClosed
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, ErrTooLarge) {
+				s.tooLarge()
+				return err
+			}
+			if errors.Is(err, io.EOF) {
+				s.Close(false)
+				return nil
+			}
+			if s.isClosed() {
+				return nil
+			}
+			s.Close(true)
+			return err
+		}
+	}
+}
+
+// writeClient sends b to the client; false when the client is gone.
+func (ss *sipSession) writeClient(b []byte) bool {
+	s := ss.s
+	ss.wmu.Lock()
+	n, err := s.c.Write(b)
+	ss.wmu.Unlock()
+	s.bytesOut.Add(uint64(n))
+	if s.meter != nil && n > 0 {
+		s.meter.Sent(n)
+	}
+	s.active() // what members send keeps the client's flow alive too
+	if err != nil {
+		if !s.isClosed() {
+			s.Close(true)
+		}
+		return false
+	}
+	return true
+}
+
+var sipPong = []byte("\r\n")
+
+// fromClient routes one framed message of the client; false when the
+// session ended.
+func (ss *sipSession) fromClient(b []byte) bool {
+	s, e := ss.s, ss.s.e
+	if IsSIPKeepAlive(b) {
+		if bytes.Contains(b, []byte("\r\n\r\n")) {
+			return ss.writeClient(sipPong)
+		}
+		return true
+	}
+	m, err := ParseSIP(b)
+	if err != nil {
+		e.logf("mblb: client %s: %v, reset", s.client, err)
+		s.Close(true)
+		return false
+	}
+	s.msgsIn.Add(1)
+	e.stats.messages.Add(1)
+	var target Target
+	var rp *SIPEvent // the rule's persist decision, when it made one
+	if s.sipRule != nil {
+		x := SIPEvent{msg: b, fromClient: true}
+		var err error
+		if m.Request {
+			err = s.sipRule.OnSIPRequest(&x)
+		} else {
+			err = s.sipRule.OnSIPResponse(&x)
+		}
+		if err != nil || s.isClosed() {
+			if !s.isClosed() {
+				s.Close(true)
+			}
+			return false
+		}
+		if x.reply != nil && !ss.writeClient(x.reply) {
+			return false
+		}
+		if x.discard {
+			return true
+		}
+		if x.edited {
+			if m, err = ParseSIP(x.out); err != nil {
+				e.logf("mblb: client %s: a rule's edit of %s is not a SIP message, reset", s.client, m.String())
+				s.Close(true)
+				return false
+			}
+			b = x.out
+		}
+		target = x.target
+		if x.persistSet {
+			rp = &x
+		}
+	}
+	branch := m.Branch()
+	if !m.Request {
+		ss.mu.Lock()
+		sc := ss.served[string(branch)]
+		if sc != nil && m.Code >= 200 {
+			delete(ss.served, string(branch))
+		}
+		ss.mu.Unlock()
+		if sc != nil && !sc.down.Load() {
+			if ss.toServer(sc, b) {
+				return true
+			}
+		}
+	}
+	if m.Request && (bytes.Equal(m.Method, []byte("CANCEL")) || bytes.Equal(m.Method, []byte("ACK"))) && len(branch) > 0 {
+		ss.mu.Lock()
+		id, ok := ss.invites[string(branch)]
+		if ok && bytes.Equal(m.Method, []byte("ACK")) {
+			delete(ss.invites, string(branch))
+		}
+		ss.mu.Unlock()
+		if ok {
+			if sc := s.ownConn(id); sc != nil && ss.toServer(sc, b) {
+				return true
+			}
+		}
+	}
+	return ss.balance(&m, b, branch, target, rp)
+}
+
+// ownConn is the client's live connection to member id, or nil.
+func (s *ClientConn) ownConn(id MemberID) *serverConn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sc := range s.conns {
+		if sc.leg.Member.ID == id && !sc.down.Load() {
+			return sc
+		}
+	}
+	return nil
+}
+
+// balance sends a message to the member Pick chooses (toward a rule's
+// target when it named one), choosing again when a connection cannot be
+// opened or written.
+func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Target, rp *SIPEvent) bool {
+	s, e := ss.s, ss.s.e
+	c := Choice{Client: s.client, Tag: s.tag, Target: target}
+	switch {
+	case rp != nil && rp.persist == "":
+		c.NoPersist = true
+	case rp != nil:
+		c.Persist = rp.persist
+	case !ss.persist.IsZero():
+		if v, ok := m.Header(ss.persist); ok && len(v) > 0 {
+			c.SIPKey = string(v)
+		}
+	}
+	ss.exclude = ss.exclude[:0]
+	for attempt := 0; attempt < maxPickAttempts; attempt++ {
+		if s.isClosed() {
+			return false
+		}
+		c.Exclude = ss.exclude
+		var sc *serverConn
+		ss.mu.Lock()
+		sticky, has := ss.sticky, ss.hasSticky
+		ss.mu.Unlock()
+		if has && e.cfg.Request.SIP.PerConnection && target.IsZero() {
+			sc = s.ownConn(sticky)
+		}
+		if sc == nil {
+			mem, err := e.cfg.Pick(c)
+			if err == nil && excluded(ss.exclude, mem.ID) {
+				err = ErrNoMember
+			}
+			if err != nil {
+				e.logf("mblb: client %s: %v for SIP %s, reset", s.client, err, m.String())
+				s.Close(true)
+				return false
+			}
+			if sc = s.ownConn(mem.ID); sc == nil {
+				if sc, err = ss.dial(mem); err != nil {
+					if errors.Is(err, errClosed) {
+						return false
+					}
+					ss.exclude = append(ss.exclude, mem.ID)
+					continue
+				}
+			}
+			ss.mu.Lock()
+			ss.sticky, ss.hasSticky = mem.ID, true
+			ss.mu.Unlock()
+		}
+		if m.Request && len(branch) > 0 && bytes.Equal(m.Method, []byte("INVITE")) {
+			ss.mu.Lock()
+			if len(ss.invites) >= sipTxnLimit {
+				forgetHalf(ss.invites)
+			}
+			ss.invites[string(branch)] = sc.leg.Member.ID
+			ss.mu.Unlock()
+		}
+		if ss.toServer(sc, b) {
+			return true
+		}
+		ss.exclude = append(ss.exclude, sc.leg.Member.ID)
+	}
+	e.logf("mblb: client %s: no server connection after %d attempts, reset", s.client, maxPickAttempts)
+	s.Close(true)
+	return false
+}
+
+// forgetHalf drops about half the entries of a map (Go's iteration order
+// is random enough for a bound that is rarely reached).
+func forgetHalf[V any](m map[string]V) {
+	n := len(m) / 2
+	for k := range m {
+		if n == 0 {
+			return
+		}
+		delete(m, k)
+		n--
+	}
+}
+
+// dial opens the client's own connection to mem and starts its reader.
+func (ss *sipSession) dial(mem Member) (*serverConn, error) {
+	s := ss.s
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	if sc := s.ownConn(mem.ID); sc != nil {
+		return sc, nil
+	}
+	sc, err := s.e.dial(s, mem, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sc.shutdown()
+		go sc.sipRead(ss)
+		return nil, errClosed
+	}
+	s.conns = append(s.conns, sc)
+	s.mu.Unlock()
+	go sc.sipRead(ss)
+	return sc, nil
+}
+
+// toServer writes one message to a member; false when the write failed
+// (the connection is then failed and its reader reports it).
+func (ss *sipSession) toServer(sc *serverConn, b []byte) bool {
+	ss.smu.Lock()
+	n, err := sc.conn.Write(b)
+	ss.smu.Unlock()
+	sc.leg.BytesOut.Add(uint64(n))
+	if mt := sc.leg.Meter; mt != nil && n > 0 {
+		mt.Sent(n)
+	}
+	if err != nil {
+		sc.fail(err)
+		return false
+	}
+	sc.ms.requests.Add(1)
+	sc.leg.MsgsOut.Add(1)
+	sc.leg.lastActive.Store(sc.e.now())
+	return true
+}
+
+// sipRead passes what a member sends to the client that owns the
+// connection, until it ends.
+func (sc *serverConn) sipRead(ss *sipSession) {
+	e := sc.e
+	fr, _ := e.cfg.Request.New(e.cfg.MaxMessageSize)
+	st := newStream(fr, e.cfg.MaxMessageSize)
+	defer st.release()
+	for {
+		k, err := st.read(sc.conn)
+		if k > 0 {
+			now := e.now()
+			sc.lastRd.Store(now)
+			sc.leg.lastActive.Store(now)
+			sc.leg.BytesIn.Add(uint64(k))
+			if mt := sc.leg.Meter; mt != nil {
+				mt.Received(k)
+			}
+			for {
+				b, ferr := st.next()
+				if ferr != nil {
+					e.logf("mblb: SIP from %s %s: %v", sc.leg.Member.Name, sc.leg.Remote, ferr)
+					sc.fail(ferr)
+					err = ferr
+					break
+				}
+				if b == nil {
+					break
+				}
+				ss.fromServer(sc, b)
+			}
+		}
+		if err != nil {
+			sc.failed(err)
+			return
+		}
+	}
+}
+
+// fromServer hands one message of a member to the client.
+func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
+	e := sc.e
+	if IsSIPKeepAlive(b) {
+		return
+	}
+	m, err := ParseSIP(b)
+	if err != nil {
+		return
+	}
+	sc.leg.MsgsIn.Add(1)
+	if s := ss.s; s.sipRule != nil {
+		x := SIPEvent{msg: b}
+		if m.Request {
+			err = s.sipRule.OnSIPRequest(&x)
+		} else {
+			err = s.sipRule.OnSIPResponse(&x)
+		}
+		if err != nil {
+			s.Close(true)
+			return
+		}
+		if x.reply != nil {
+			ss.toServer(sc, x.reply)
+		}
+		if x.discard {
+			return
+		}
+		if x.edited {
+			if m, err = ParseSIP(x.out); err != nil {
+				e.logf("mblb: a rule's edit of a message from %s is not a SIP message, dropped", sc.leg.Member.Name)
+				return
+			}
+			b = x.out
+		}
+	}
+	if m.Request {
+		if br := m.Branch(); len(br) > 0 {
+			ss.mu.Lock()
+			if len(ss.served) >= sipTxnLimit {
+				forgetHalf(ss.served)
+			}
+			ss.served[string(br)] = sc
+			ss.mu.Unlock()
+		}
+	} else {
+		sc.ms.responses.Add(1)
+		e.stats.responses.Add(1)
+	}
+	if ss.writeClient(b) {
+		ss.s.msgsOut.Add(1)
+	}
+}

@@ -1,0 +1,348 @@
+package rules
+
+import (
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/sipmsg"
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// SIPState is what the SIP:: commands read and change on a connection of
+// a virtual server with a sip profile. The host sets Msg before
+// SIP_REQUEST or SIP_RESPONSE and reads the outcome after: Msg again
+// when Edited (a header inserted, removed or replaced), Discard
+// (SIP::discard: the message goes nowhere) and Reply (SIP::respond: the
+// proxy's answer to the request, sent back where it came from; the
+// request itself still goes on unless the rule also runs SIP::discard
+// [M]). Without the profile it is
+// nil and the commands are errors, as BIG-IP refuses such a rule.
+type SIPState struct {
+	// Msg is the message the event is about, edits applied.
+	Msg []byte
+	// Edited: Msg is not the message the host gave.
+	Edited bool
+	// Discard: SIP::discard ran.
+	Discard bool
+	// Reply is SIP::respond's response, nil when it did not run.
+	Reply []byte
+}
+
+// Reset readies the state for the next message.
+func (st *SIPState) Reset(msg []byte) {
+	*st = SIPState{Msg: msg}
+}
+
+// SetSIP gives the connection a SIP state: the virtual server has a sip
+// profile.
+func (s *ConnState) SetSIP() { s.sip = &SIPState{} }
+
+// SIP is the connection's SIP state; nil without a sip profile. The host
+// reads it under the lock its events run under.
+func (s *ConnState) SIP() *SIPState { return s.sip }
+
+func registerSIP(t *tcl.Commands) {
+	t.Register("SIP::method", cmdSIPStart("SIP::method"))
+	t.Register("SIP::uri", cmdSIPStart("SIP::uri"))
+	t.Register("SIP::call_id", cmdSIPField("SIP::call_id", sipmsg.CallID))
+	t.Register("SIP::from", cmdSIPField("SIP::from", sipmsg.From))
+	t.Register("SIP::to", cmdSIPField("SIP::to", sipmsg.To))
+	t.Register("SIP::via", cmdSIPVia)
+	t.Register("SIP::header", cmdSIPHeader)
+	t.Register("SIP::response", cmdSIPResponse)
+	t.Register("SIP::respond", cmdSIPRespond)
+	t.Register("SIP::discard", cmdSIPDiscard)
+	t.Register("SIP::payload", cmdSIPPayload)
+}
+
+// sipEvents are the events a SIP message is at hand in.
+var sipEvents = []Event{SIPRequest, SIPResponse}
+
+// sipOf returns the message at hand, parsed, or the command's error.
+func sipOf(in *tcl.Interp, cmd string, valid ...Event) (*SIPState, sipmsg.Message, error) {
+	s, _, err := sess(in, cmd)
+	if err != nil {
+		return nil, sipmsg.Message{}, err
+	}
+	if s.sip == nil {
+		return nil, sipmsg.Message{}, tcl.Errorf("%s: the virtual server has no sip profile", cmd)
+	}
+	if len(valid) == 0 {
+		valid = sipEvents
+	}
+	ok := false
+	var names []string
+	for _, ev := range valid {
+		ok = ok || s.event == ev
+		names = append(names, ev.String())
+	}
+	if !ok {
+		return nil, sipmsg.Message{}, tcl.Errorf("%s: not valid in %s (valid in %s)", cmd, s.event, strings.Join(names, ", "))
+	}
+	m, err := sipmsg.Parse(s.sip.Msg)
+	if err != nil {
+		return nil, m, tcl.Errorf("%s: %v", cmd, err)
+	}
+	return s.sip, m, nil
+}
+
+// cmdSIPStart is SIP::method and SIP::uri: the request line's parts
+// (empty in SIP_RESPONSE).
+func cmdSIPStart(name string) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs(name)
+		}
+		_, m, err := sipOf(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if name == "SIP::method" {
+			return tcl.Str(string(m.Method)), nil
+		}
+		return tcl.Str(string(m.URI)), nil
+	}
+}
+
+// cmdSIPField is SIP::call_id, SIP::from and SIP::to: the field's value
+// (long or compact form), empty when absent.
+func cmdSIPField(name string, f sipmsg.Field) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs(name)
+		}
+		_, m, err := sipOf(in, name)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		v, _ := m.Header(f)
+		return tcl.Str(string(v)), nil
+	}
+}
+
+// cmdSIPVia is `SIP::via ?INDEX?`: the Via field at INDEX (0, the top
+// one, by default) [M: BIG-IP documents the index; counting fields, not
+// the comma-separated values within one, is openltm's reading].
+func cmdSIPVia(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("SIP::via ?index?")
+	}
+	n := int64(0)
+	if len(args) == 2 {
+		var err error
+		if n, err = args[1].Int64(); err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SIP::via: expected an index (0 or more) but got %q", args[1].String())
+		}
+	}
+	_, m, err := sipOf(in, "SIP::via")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	v, _ := m.HeaderAt(sipmsg.Via, int(n))
+	return tcl.Str(string(v)), nil
+}
+
+// cmdSIPHeader is `SIP::header NAME ?INDEX?` (a field's value),
+// `SIP::header insert NAME VALUE`, `SIP::header remove NAME` and
+// `SIP::header replace NAME VALUE` (the first field of that name, or a
+// new one) [M: the edit forms follow HTTP::header's].
+func cmdSIPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "SIP::header name ?index? | insert name value | remove name | replace name value"
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	switch op := args[1].String(); {
+	case (op == "insert" || op == "replace") && len(args) == 4, op == "remove" && len(args) == 3:
+		st, _, err := sipOf(in, "SIP::header")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		name := args[2].String()
+		if name == "" || strings.ContainsAny(name, ": \t\r\n") {
+			return tcl.Empty, tcl.Errorf("SIP::header %s: %q is not a header field name", op, name)
+		}
+		value := ""
+		if len(args) == 4 {
+			value = args[3].String()
+			if strings.ContainsAny(value, "\r\n") {
+				return tcl.Empty, tcl.Errorf("SIP::header %s: the value of %s may not hold a line break", op, name)
+			}
+		}
+		switch op {
+		case "insert":
+			st.Msg = sipmsg.Insert(st.Msg, name, value)
+		case "replace":
+			st.Msg = sipmsg.Replace(st.Msg, name, value)
+		default:
+			st.Msg = sipmsg.Remove(st.Msg, sipmsg.NewField(name))
+		}
+		st.Edited = true
+		return tcl.Empty, nil
+	case len(args) <= 3 && op != "insert" && op != "replace" && op != "remove":
+		n := int64(0)
+		if len(args) == 3 {
+			var err error
+			if n, err = args[2].Int64(); err != nil || n < 0 {
+				return tcl.Empty, tcl.Errorf("SIP::header: expected an index (0 or more) but got %q", args[2].String())
+			}
+		}
+		_, m, err := sipOf(in, "SIP::header")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		v, _ := m.HeaderAt(sipmsg.NewField(op), int(n))
+		return tcl.Str(string(v)), nil
+	}
+	return tcl.Empty, tcl.WrongArgs(usage)
+}
+
+// cmdSIPResponse is `SIP::response code` and `SIP::response status`
+// (the reason phrase), in SIP_RESPONSE.
+func cmdSIPResponse(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 || (args[1].String() != "code" && args[1].String() != "status") {
+		return tcl.Empty, tcl.WrongArgs("SIP::response code|status")
+	}
+	_, m, err := sipOf(in, "SIP::response", SIPResponse)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if args[1].String() == "code" {
+		return tcl.Int(int64(m.Code)), nil
+	}
+	return tcl.Str(string(m.Reason)), nil
+}
+
+// cmdSIPRespond is `SIP::respond CODE ?REASON? ?NAME VALUE ...?`, in
+// SIP_REQUEST: the proxy answers the request itself (its Via, From, To,
+// Call-ID and CSeq copied, Content-Length 0); with SIP::discard the
+// request goes to no member.
+func cmdSIPRespond(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs("SIP::respond code ?reason? ?name value ...?")
+	}
+	code, err := args[1].Int64()
+	if err != nil || code < 100 || code > 699 {
+		return tcl.Empty, tcl.Errorf("SIP::respond: expected a status code from 100 to 699 but got %q", args[1].String())
+	}
+	st, m, err := sipOf(in, "SIP::respond", SIPRequest)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	reason := sipReason(int(code))
+	rest := args[2:]
+	if len(rest)%2 == 1 {
+		reason, rest = rest[0].String(), rest[1:]
+	}
+	var b strings.Builder
+	b.WriteString("SIP/2.0 ")
+	b.WriteString(args[1].String())
+	b.WriteByte(' ')
+	b.WriteString(reason)
+	b.WriteString("\r\n")
+	for _, f := range []sipmsg.Field{sipmsg.Via, sipmsg.From, sipmsg.To, sipmsg.CallID, sipmsg.CSeq} {
+		for i := 0; ; i++ {
+			v, ok := m.HeaderAt(f, i)
+			if !ok {
+				break
+			}
+			b.WriteString(sipFieldName(f))
+			b.WriteString(": ")
+			b.Write(v)
+			b.WriteString("\r\n")
+		}
+	}
+	for i := 0; i+1 < len(rest); i += 2 {
+		name, value := rest[i].String(), rest[i+1].String()
+		if name == "" || strings.ContainsAny(name, ": \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return tcl.Empty, tcl.Errorf("SIP::respond: %q %q is not a header field", name, value)
+		}
+		b.WriteString(name)
+		b.WriteString(": ")
+		b.WriteString(value)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("Content-Length: 0\r\n\r\n")
+	st.Reply = []byte(b.String())
+	return tcl.Empty, nil
+}
+
+// sipFieldName is how SIP::respond writes a field it copies.
+func sipFieldName(f sipmsg.Field) string {
+	switch f {
+	case sipmsg.Via:
+		return "Via"
+	case sipmsg.From:
+		return "From"
+	case sipmsg.To:
+		return "To"
+	case sipmsg.CallID:
+		return "Call-ID"
+	}
+	return "CSeq"
+}
+
+// sipReason is the RFC 3261 reason phrase of the common codes.
+func sipReason(code int) string {
+	switch code {
+	case 100:
+		return "Trying"
+	case 180:
+		return "Ringing"
+	case 200:
+		return "OK"
+	case 302:
+		return "Moved Temporarily"
+	case 403:
+		return "Forbidden"
+	case 404:
+		return "Not Found"
+	case 480:
+		return "Temporarily Unavailable"
+	case 486:
+		return "Busy Here"
+	case 488:
+		return "Not Acceptable Here"
+	case 500:
+		return "Server Internal Error"
+	case 503:
+		return "Service Unavailable"
+	case 603:
+		return "Decline"
+	}
+	return "Unknown"
+}
+
+// cmdSIPDiscard is SIP::discard: the message goes nowhere.
+func cmdSIPDiscard(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("SIP::discard")
+	}
+	st, _, err := sipOf(in, "SIP::discard")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	st.Discard = true
+	return tcl.Empty, nil
+}
+
+// cmdSIPPayload is `SIP::payload ?LENGTH?`: the message's body, or its
+// first LENGTH bytes.
+func cmdSIPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("SIP::payload ?length?")
+	}
+	_, m, err := sipOf(in, "SIP::payload")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	body := m.Body()
+	if len(args) == 2 {
+		n, err := args[1].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SIP::payload: expected a length (0 or more) but got %q", args[1].String())
+		}
+		if int(n) < len(body) {
+			body = body[:n]
+		}
+	}
+	return tcl.Str(string(body)), nil
+}
