@@ -110,6 +110,16 @@ type translator struct {
 	vaddrs map[string]*objects.Object
 }
 
+// refuse records a combination BIG-IP refuses: the virtual is left out,
+// and a load or commit that brings it is refused with the message. It
+// returns false, for the translators' "was the virtual kept" results.
+func (t *translator) refuse(format string, args ...any) bool {
+	msg := fmt.Sprintf(format, args...)
+	t.skipped = append(t.skipped, msg)
+	t.refused = append(t.refused, msg)
+	return false
+}
+
 func (t *translator) keep(o *objects.Object, format string, args ...any) {
 	t.kept = append(t.kept, about(o, format, args...))
 }

@@ -49,17 +49,11 @@ func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 	if p == nil {
 		return true
 	}
-	refuse := func(format string, args ...any) bool {
-		msg := fmt.Sprintf(format, args...)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
 	if hp := t.profile(o, profileHTTP); hp != nil {
-		return refuse("profile %s (ftp) cannot be used with http profile %s on the virtual server (%s)", p.Name, hp.Name, o.Name)
+		return t.refuse("profile %s (ftp) cannot be used with http profile %s on the virtual server (%s)", p.Name, hp.Name, o.Name)
 	}
 	if t.profile(o, profileTCP) == nil || v.IsUDP() {
-		return refuse("profile %s (ftp) requires a tcp profile on the virtual server (%s)", p.Name, o.Name)
+		return t.refuse("profile %s (ftp) requires a tcp profile on the virtual server (%s)", p.Name, o.Name)
 	}
 	opt, err := t.ftpOptions(p)
 	if err != nil {

@@ -231,28 +231,22 @@ func (t *translator) http2Sides(o *objects.Object) (client, server *objects.Obje
 // (F5's HTTP/2 full-proxy constraints); an httprouter profile without
 // an http profile.
 func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
-	refuse := func(format string, args ...any) bool {
-		msg := fmt.Sprintf(format, args...)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
 	p, server, serverCtx, router, err := t.http2Sides(o)
 	if err != nil {
-		return refuse("%v", err)
+		return t.refuse("%v", err)
 	}
 	hasHTTP := t.profile(o, profileHTTP) != nil && v.MBLB != nil
 	if router && !hasHTTP {
-		return refuse("profile httprouter requires an http profile on the virtual server (%s)", o.Name)
+		return t.refuse("profile httprouter requires an http profile on the virtual server (%s)", o.Name)
 	}
-	if server != nil && !t.http2Server(o, v, server, serverCtx, router, hasHTTP, refuse) {
+	if server != nil && !t.http2Server(o, v, server, serverCtx, router, hasHTTP) {
 		return false
 	}
 	if p == nil {
 		return true
 	}
 	if !hasHTTP {
-		return refuse("profile %s (http2) requires an http profile on the virtual server (%s)", p.Name, o.Name)
+		return t.refuse("profile %s (http2) requires an http profile on the virtual server (%s)", p.Name, o.Name)
 	}
 	h, err := t.http2Config(p)
 	if err != nil {
@@ -261,7 +255,7 @@ func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	tlsClient := v.TLS != nil && v.TLS.Client != nil
 	if h.ALPN && !tlsClient {
-		return refuse("profile %s (http2) with activation-modes alpn requires a client-ssl profile on the virtual server (%s); activation-modes always serves HTTP/2 in cleartext", p.Name, o.Name)
+		return t.refuse("profile %s (http2) with activation-modes alpn requires a client-ssl profile on the virtual server (%s); activation-modes always serves HTTP/2 in cleartext", p.Name, o.Name)
 	}
 	if tlsClient && (h.ALPN || h.Always) {
 		// Over TLS, always too offers h2 in the handshake [M]: clients
@@ -282,19 +276,19 @@ func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 // requests go to members as HTTP/2 streams, in cleartext with prior
 // knowledge, or over the server-ssl profile with ALPN h2 (whatever
 // activation-modes says: it is the client side's [M]).
-func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *objects.Object, ctx string, router, hasHTTP bool, refuse func(string, ...any) bool) bool {
+func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *objects.Object, ctx string, router, hasHTTP bool) bool {
 	if !hasHTTP {
-		return refuse("profile %s (http2, context %s) requires an http profile on the virtual server (%s)", p.Name, ctx, o.Name)
+		return t.refuse("profile %s (http2, context %s) requires an http profile on the virtual server (%s)", p.Name, ctx, o.Name)
 	}
 	if !router {
-		return refuse("profile %s (http2, context %s) requires an httprouter profile on the virtual server (%s): add httprouter { } to its profiles", p.Name, ctx, o.Name)
+		return t.refuse("profile %s (http2, context %s) requires an httprouter profile on the virtual server (%s): add httprouter { } to its profiles", p.Name, ctx, o.Name)
 	}
 	if v.MBLB.OneConnect != nil {
-		return refuse("profile %s (http2, context %s) cannot be used with a one-connect profile on the virtual server (%s): HTTP/2 to members shares member connections itself", p.Name, ctx, o.Name)
+		return t.refuse("profile %s (http2, context %s) cannot be used with a one-connect profile on the virtual server (%s): HTTP/2 to members shares member connections itself", p.Name, ctx, o.Name)
 	}
 	for _, ps := range []*dataplane.Persistence{v.Persist, v.FallbackPersist} {
 		if ps != nil && (ps.Method == dataplane.PersistHash || ps.Method == dataplane.PersistSSL) {
-			return refuse("profile %s (http2, context %s) cannot be used with %s persistence (%s) on the virtual server (%s); source-addr, cookie, universal and dest-addr persistence can", p.Name, ctx, ps.Method, ps.Profile, o.Name)
+			return t.refuse("profile %s (http2, context %s) cannot be used with %s persistence (%s) on the virtual server (%s); source-addr, cookie, universal and dest-addr persistence can", p.Name, ctx, ps.Method, ps.Profile, o.Name)
 		}
 	}
 	h, err := t.http2Config(p)

@@ -30,14 +30,8 @@ var (
 // yet: such a virtual is kept with a warning and carries no traffic. It
 // returns false when the virtual was left out.
 func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Object) bool {
-	refuse := func(format string, args ...any) bool {
-		msg := fmt.Sprintf(format, args...)
-		t.skipped = append(t.skipped, msg)
-		t.refused = append(t.refused, msg)
-		return false
-	}
 	if hp := t.profile(o, profileHTTP); hp != nil {
-		return refuse("profile %s (sip) cannot be used with http profile %s on the virtual server (%s)", sp.Name, hp.Name, o.Name)
+		return t.refuse("profile %s (sip) cannot be used with http profile %s on the virtual server (%s)", sp.Name, hp.Name, o.Name)
 	}
 	if v.IsUDP() {
 		// Each datagram is a message, balanced by itself
@@ -46,7 +40,7 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 		return true
 	}
 	if t.profile(o, profileTCP) == nil {
-		return refuse("profile %s (sip) requires a tcp or udp profile on the virtual server (%s)", sp.Name, o.Name)
+		return t.refuse("profile %s (sip) requires a tcp or udp profile on the virtual server (%s)", sp.Name, o.Name)
 	}
 	if !t.streamElsewhere(o) { // translate_stream.go
 		return false

@@ -1,8 +1,6 @@
 package dataplane
 
 import (
-	"io"
-	"net"
 	"testing"
 )
 
@@ -44,22 +42,7 @@ when CLIENT_DATA {
 			if err := p.Apply(nil, cfg); err != nil {
 				b.Fatal(err)
 			}
-			msg := make([]byte, 64)
-			buf := make([]byte, 64)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				c, err := net.Dial("tcp", vs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				c.Write(msg)
-				if _, err := io.ReadFull(c, buf); err != nil {
-					b.Fatal(err)
-				}
-				c.(*net.TCPConn).SetLinger(0)
-				c.Close()
-			}
+			connectionRoundTrips(b, vs)
 		})
 	}
 }

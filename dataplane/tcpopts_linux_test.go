@@ -215,26 +215,6 @@ func BenchmarkTCPOptsConnection(b *testing.B) {
 	}
 }
 
-// connectionRoundTrips is BenchmarkConnectionPerRequest's loop on vs.
-func connectionRoundTrips(b *testing.B, vs string) {
-	msg := make([]byte, 64)
-	buf := make([]byte, 64)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		c, err := net.Dial("tcp", vs)
-		if err != nil {
-			b.Fatal(err)
-		}
-		c.Write(msg)
-		if _, err := io.ReadFull(c, buf); err != nil {
-			b.Fatal(err)
-		}
-		c.(*net.TCPConn).SetLinger(0)
-		c.Close()
-	}
-}
-
 // TestTCPProfileSocketOptionsTLS: a client-ssl virtual's sockets take
 // the tcp settings too (the client's once its handshake is done).
 func TestTCPProfileSocketOptionsTLS(t *testing.T) {

@@ -512,6 +512,18 @@ func (sc *serverConn) responseFramer() (Framer, *httpx.ResponseFramer) {
 	return fr, nil
 }
 
+// received counts k bytes read from the member: the connection's and its
+// leg's last activity, the leg's bytes in and its meter.
+func (sc *serverConn) received(k int) {
+	now := sc.e.now()
+	sc.lastRd.Store(now)
+	sc.leg.lastActive.Store(now)
+	sc.leg.BytesIn.Add(uint64(k))
+	if mt := sc.leg.Meter; mt != nil {
+		mt.Received(k)
+	}
+}
+
 // took frames k bytes just read into st; err is the read's error. It
 // reports true when the connection has ended (failed has run).
 func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err error) bool {
@@ -520,13 +532,7 @@ func (sc *serverConn) took(st *stream, hf *httpx.ResponseFramer, k int, err erro
 		// (k 0 without an error: the socket turned out drained after a
 		// read that filled the buffer; what is held is framed again.)
 		if k > 0 {
-			now := e.now()
-			sc.lastRd.Store(now)
-			sc.leg.lastActive.Store(now)
-			sc.leg.BytesIn.Add(uint64(k))
-			if mt := sc.leg.Meter; mt != nil {
-				mt.Received(k)
-			}
+			sc.received(k)
 		}
 		ferr := sc.frame(st)
 		if ferr == errTunnel {

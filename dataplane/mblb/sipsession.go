@@ -422,13 +422,7 @@ func (sc *serverConn) sipRead(ss *sipSession) {
 	for {
 		k, err := st.read(sc.conn)
 		if k > 0 {
-			now := e.now()
-			sc.lastRd.Store(now)
-			sc.leg.lastActive.Store(now)
-			sc.leg.BytesIn.Add(uint64(k))
-			if mt := sc.leg.Meter; mt != nil {
-				mt.Received(k)
-			}
+			sc.received(k)
 			for {
 				b, ferr := st.next()
 				if ferr != nil {
