@@ -743,6 +743,12 @@ func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, err
 // dialOwn opens a server connection of the client's own to m and starts
 // it, unless the client closed meanwhile (errClosed).
 func (s *ClientConn) dialOwn(m Member, cur *evl) (*serverConn, error) {
+	return s.dialOwnWith(m, cur, (*serverConn).start)
+}
+
+// dialOwnWith is dialOwn with the connection's reader started by start
+// (SIP sessions read their members' messages their own way).
+func (s *ClientConn) dialOwnWith(m Member, cur *evl, start func(*serverConn)) (*serverConn, error) {
 	sc, err := s.e.dial(s, m, s, cur)
 	if err != nil {
 		return nil, err
@@ -751,12 +757,12 @@ func (s *ClientConn) dialOwn(m Member, cur *evl) (*serverConn, error) {
 	if s.closed {
 		s.mu.Unlock()
 		sc.shutdown()
-		sc.start()
+		start(sc)
 		return nil, errClosed
 	}
 	s.conns = append(s.conns, sc)
 	s.mu.Unlock()
-	sc.start()
+	start(sc)
 	return sc, nil
 }
 

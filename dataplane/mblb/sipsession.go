@@ -375,21 +375,7 @@ func (ss *sipSession) dial(mem Member) (*serverConn, error) {
 	if sc := s.ownConn(mem.ID); sc != nil {
 		return sc, nil
 	}
-	sc, err := s.e.dial(s, mem, s, nil)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		sc.shutdown()
-		go sc.sipRead(ss)
-		return nil, errClosed
-	}
-	s.conns = append(s.conns, sc)
-	s.mu.Unlock()
-	go sc.sipRead(ss)
-	return sc, nil
+	return s.dialOwnWith(mem, nil, func(sc *serverConn) { go sc.sipRead(ss) })
 }
 
 // toServer writes one message to a member; false when the write failed
