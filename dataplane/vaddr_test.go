@@ -127,9 +127,16 @@ func TestVirtualAddressConnectionLimit(t *testing.T) {
 
 	// Without the limit the address no longer counts; closing a
 	// connection admitted under it still gives its count back.
+	// (A new configuration: the plane's snapshots hold the applied one.)
 	a2 := &VirtualAddress{Name: "/Common/" + addr, Enabled: true}
-	cfg.Virtuals["/Common/vs"].Address, cfg.Virtuals["/Common/vs2"].Address, hv.Address = a2, a2, a2
-	mustApply(t, p, cfg)
+	next := *cfg
+	next.Virtuals = map[string]*Virtual{}
+	for name, v := range cfg.Virtuals {
+		c := *v
+		c.Address = a2
+		next.Virtuals[name] = &c
+	}
+	mustApply(t, p, &next)
 	if _, ok := p.VirtualAddressCounts()["/Common/"+addr]; ok {
 		t.Fatal("an address without limit or disable still has a count")
 	}
