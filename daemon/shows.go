@@ -298,10 +298,11 @@ func (h *planeHook) addressVirtuals(cfg *objects.Config) map[string][]dataplane.
 	return byAddr
 }
 
-// resetVirtualAddresses is reset-stats ltm virtual-address: openltm keeps
-// no counters of an address's own (its traffic is its virtual servers'),
-// so it notes where each of them stands and shows counts from there; the
-// virtual servers' own counters are not reset, as on BIG-IP.
+// resetVirtualAddresses is reset-stats ltm virtual-address: an address's
+// traffic is its virtual servers', so it notes where each of them stands
+// and shows counts from there (the virtual servers' own counters are not
+// reset, as on BIG-IP); the connections its connection-limit refused are
+// zeroed.
 func (h *planeHook) resetVirtualAddresses(names []string) error {
 	cfg, _ := h.running()
 	if cfg == nil {
@@ -341,6 +342,7 @@ func (h *planeHook) resetVirtualAddresses(names []string) error {
 			delete(h.vaZero, n) // an address deleted since
 		}
 	}
+	h.p.ResetVirtualAddressCounts(names)
 	return nil
 }
 

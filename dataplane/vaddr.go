@@ -1,6 +1,8 @@
 package dataplane
 
 import (
+	"slices"
+
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
@@ -83,5 +85,18 @@ func addressStatus(s *state.VirtualSnap, st *Status) {
 	if s.AddressDisabled() && st.State == "enabled" {
 		st.State = "disabled-by-parent"
 		st.Reason += ", " + reasonVAddrDisabled
+	}
+}
+
+// ResetVirtualAddressCounts zeroes the connections the named virtual
+// addresses' connection-limit refused (all of them when names is empty),
+// for reset-stats ltm virtual-address; their current connections stay.
+func (p *Plane) ResetVirtualAddressCounts(names []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range p.vaddrs {
+		if len(names) == 0 || slices.Contains(names, r.Name) {
+			r.LimitReset.Store(0)
+		}
 	}
 }
