@@ -227,7 +227,7 @@ func TestSNIVirtualTargetRule(t *testing.T) {
 
 // TestSNIVirtualTargetRefused: `virtual NAME` stays a rule error in
 // CLIENTSSL_CLIENTHELLO on a virtual that terminates TLS (its handshake
-// is under way; TestRulesVirtualTarget refuses it in CLIENT_DATA): only
+// is under way; TestRulesVirtualTargetData refuses it in CLIENT_DATA): only
 // that connection is reset, and the error is logged.
 func TestSNIVirtualTargetRefused(t *testing.T) {
 	sniVirtualMembers(t)

@@ -8,8 +8,10 @@ import (
 // TestRulesVirtualTarget: `virtual NAME` in CLIENT_ACCEPTED hands the
 // connection to another virtual server (VIP targeting VIP), which serves
 // it with its own rules and pool; two rules naming each other end in a
-// reset after a bounded number of hand-offs, and the command outside
-// CLIENT_ACCEPTED is a rule error that resets only that connection.
+// reset after a bounded number of hand-offs, and the command in
+// CLIENT_DATA once a member was connected is a rule error that resets
+// only that connection (before one, it hands the client on:
+// TestRulesVirtualTargetData).
 func TestRulesVirtualTarget(t *testing.T) {
 	t.Parallel()
 	startServer(t, "127.0.249.2:9000", "S1")
@@ -46,7 +48,11 @@ when CLIENT_DATA {
 	d.Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { virtual vs_c }`)
 	late := addVS("/Common/vs_late", "127.0.249.1:8004", "/Common/pool")
 	late.Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { TCP::collect }
-when CLIENT_DATA { virtual vs_b }`)
+when CLIENT_DATA {
+    if { [TCP::payload] starts_with "switch" } { virtual vs_b }
+    TCP::release
+    TCP::collect
+}`)
 	nowhere := addVS("/Common/vs_nowhere", "127.0.249.1:8005", "/Common/pool")
 	nowhere.Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { virtual no_such_vs }`)
 	mustApply(t, p, cfg)
@@ -77,10 +83,19 @@ when CLIENT_DATA { virtual vs_b }`)
 
 	for _, tc := range []struct{ dest, why string }{
 		{"127.0.249.1:8002", "two virtuals handing to each other"},
-		{"127.0.249.1:8004", "virtual in CLIENT_DATA"},
+		{"127.0.249.1:8004", "virtual in CLIENT_DATA after a member was connected"},
 		{"127.0.249.1:8005", "a virtual server that does not exist"},
 	} {
 		k := dialVS(t, tc.dest)
+		if tc.dest == "127.0.249.1:8004" {
+			if got := k.mustAsk("first"); got != "S1 Response" {
+				t.Fatalf("vs_late before switching: %q", got)
+			}
+			if _, err := k.ask("switch"); err == nil {
+				t.Errorf("%s: the connection was answered", tc.why)
+			}
+			continue
+		}
 		if _, err := k.ask("x"); err == nil {
 			t.Errorf("%s: the connection was answered", tc.why)
 		}

@@ -60,7 +60,7 @@ func registerUtil(t *tcl.Commands) {
 		}
 		return tcl.Bool(normalizeURI(args[1].String()) == normalizeURI(args[2].String())), nil
 	})
-	t.Register("after", cmdAfter(t.Lookup("after").Fn)).Compile = unsupportedHook(2, "after", "-periodic")
+	t.Register("after", cmdAfter(t.Lookup("after").Fn)) // commands_after.go
 	t.Register("virtual", cmdVirtual)
 	t.Register("members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return poolList(in, args, "members", func(c Conn, pool string) ([]netip.AddrPort, error) {
@@ -88,32 +88,6 @@ func cmdB64decode(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, tcl.Errorf("b64decode: %q is not base64", args[1].String())
 	}
 	return tcl.Bytes(out), nil
-}
-
-// cmdAfter is Tcl's after, which runs its script synchronously after the
-// delay (the interpreter has no event loop), with F5's forms: a periodic
-// script cannot run without an event loop and is refused when a rule
-// builds it at run time (a literal -periodic marks the rule as not acted
-// on when it is loaded); there is never a pending script, so cancel and
-// info have nothing to act on.
-func cmdAfter(core tcl.CmdFunc) tcl.CmdFunc {
-	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		if len(args) >= 2 {
-			switch args[1].String() {
-			case "cancel":
-				if len(args) < 3 {
-					return tcl.Empty, tcl.WrongArgs("after cancel id|-current|-all ...")
-				}
-				return tcl.Empty, nil
-			case "info":
-				return tcl.Empty, nil
-			}
-		}
-		if len(args) >= 3 && args[2].String() == "-periodic" {
-			return tcl.Empty, tcl.Errorf("after -periodic: not supported: rules here have no event loop to repeat a script")
-		}
-		return core(in, args)
-	}
 }
 
 func uriCmd(usage string, fn func(u string, rest []tcl.Value) (tcl.Value, error)) tcl.CmdFunc {

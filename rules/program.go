@@ -249,6 +249,9 @@ type ConnState struct {
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband
 	sidebandSeq int
+	// afters are the scripts `after` scheduled (commands_after.go); nil
+	// until the first one.
+	afters *afterState
 }
 
 // addrText is an endpoint's address and its text.
@@ -286,6 +289,7 @@ func (s *ConnState) Release() {
 	s.ws = nil
 	s.sip = nil
 	s.closeSidebands()
+	s.cancelAfters()
 	s.sidebandSeq = 0
 	s.searchSeq = 0
 	s.respondedTo = 0

@@ -11,11 +11,13 @@ import (
 // A connection handed on after its first bytes were read: `virtual NAME`
 // in CLIENTSSL_CLIENTHELLO on a virtual server that passes TLS through
 // (sslpersist.go) hands the client to the named virtual server together
-// with the ClientHello it read (proxied.head). That virtual reads those
-// bytes before the socket's: its client-ssl handshake (terminate), its
-// own hello read (peekFirst, firstKey), its rules' CLIENT_DATA, or its
-// member (passFirst) get the connection as the client sent it. The
-// socket cannot take bytes back, so the bytes travel beside it.
+// with the ClientHello it read (proxied.head), as `virtual NAME` in
+// CLIENT_DATA does with the bytes collected (handoff_data.go). That
+// virtual reads those bytes before the socket's: its client-ssl
+// handshake (terminate), its own hello read (peekFirst, firstKey), its
+// rules' CLIENT_DATA, or its member (passFirst) get the connection as the
+// client sent it. The socket cannot take bytes back, so the bytes travel
+// beside it.
 
 // headConn is the client's socket with the bytes a virtual server read
 // before handing it on, returned first. Only tls.Server reads through it

@@ -67,8 +67,9 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
-	// toVirtual is the virtual server CLIENT_ACCEPTED handed the
-	// connection to (`virtual NAME`), served once the event ends.
+	// toVirtual is the virtual server a rule handed the connection to
+	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
+	// CLIENT_DATA), served once the event ends.
 	toVirtual *state.Virtual
 }
 

@@ -75,6 +75,12 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	v, detach := rs.verdict, rs.detach
 	rs.verdict, rs.detach = irules.GoOn, false
 	rs.mu.Unlock()
+	return pr.applyRule(ev, err, v, detach)
+}
+
+// applyRule carries out what an event (or a script `after` scheduled,
+// ruleafter.go) asked, once the rule lock is released.
+func (pr *proxied) applyRule(ev config.Event, err error, v irules.Verdict, detach bool) bool {
 	if err != nil {
 		pr.logRuleError(ev, err)
 		pr.end(true)
@@ -349,7 +355,14 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 		}
 		if fire && refires < maxRefires {
 			refires++
-			if !pr.runEvent(ev) || !pr.afterData(up) {
+			if !pr.runEvent(ev) {
+				return false
+			}
+			if up && pr.rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)
+				pr.handOnData()
+				return false
+			}
+			if !pr.afterData(up) {
 				return false
 			}
 			continue
@@ -404,7 +417,14 @@ func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.
 	rs.mu.Lock()
 	fire := st.collecting && len(st.held) > 0
 	rs.mu.Unlock()
-	if fire && (!pr.runEvent(ev) || !pr.afterData(up)) {
+	if fire && !pr.runEvent(ev) {
+		return
+	}
+	if fire && up && rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)
+		pr.handOnData()
+		return
+	}
+	if fire && !pr.afterData(up) {
 		return
 	}
 	if !up {
@@ -498,17 +518,21 @@ const maxVirtualHops = 4
 // targetVirtual is `virtual NAME`: the connection goes to that virtual
 // server as a connection of its own (its profiles, rules and pool; VIP
 // targeting VIP), which works only before anything is decided for the
-// client, so only in CLIENT_ACCEPTED, or in CLIENTSSL_CLIENTHELLO on a
+// client, so only in CLIENT_ACCEPTED, in CLIENTSSL_CLIENTHELLO on a
 // virtual that passes TLS through (the hello it read goes along,
-// handoff.go), and not on a virtual that terminates TLS (its handshake
-// would have to be undone).
+// handoff.go), or in CLIENT_DATA before a member was connected (the
+// collected bytes go along, handoff_data.go), and not on a virtual that
+// terminates TLS (its handshake would have to be undone).
 func (pr *proxied) targetVirtual(name string) error {
 	rs := pr.rs
-	if rs.ev != config.EventClientAccepted && rs.ev != eventClientHello {
-		return fmt.Errorf("virtual %s: a connection is handed to another virtual server in CLIENT_ACCEPTED only, or in CLIENTSSL_CLIENTHELLO on a virtual server that passes TLS through", name)
+	if rs.ev != config.EventClientAccepted && rs.ev != eventClientHello && rs.ev != config.EventClientData {
+		return fmt.Errorf("virtual %s: a connection is handed to another virtual server in CLIENT_ACCEPTED, in CLIENT_DATA before a member is connected, or in CLIENTSSL_CLIENTHELLO on a virtual server that passes TLS through", name)
 	}
 	if pr.snap.Cfg.TLS != nil {
 		return fmt.Errorf("virtual %s: a virtual server with a client-ssl profile cannot hand its connection on", name)
+	}
+	if err := pr.dataTargetable(name); err != nil { // handoff_data.go
+		return err
 	}
 	var vs *state.Virtual
 	if pr.e.env.Virtual != nil {
@@ -525,15 +549,19 @@ func (pr *proxied) targetVirtual(name string) error {
 // named, in this goroutine; this flow stays in the table (the client's
 // connection to the first virtual) until that one has served it.
 func (pr *proxied) handTo(vs *state.Virtual) {
+	pr.handOn(vs)
+	pr.finishLeg()
+}
+
+// handOn is handTo without the end of the caller's leg.
+func (pr *proxied) handOn(vs *state.Virtual) {
 	if pr.hops+1 >= maxVirtualHops {
 		pr.e.env.Log.Warn(fmt.Sprintf("virtual %s: the connection from %s has been handed on %d times; reset", vs.Name, pr.Client, pr.hops+1))
 		pr.end(true)
-		pr.finishLeg()
 		return
 	}
 	pr.ended.Store(true) // the other virtual server closes the client
 	head := pr.head
 	pr.head = nil
 	pr.e.serveHop(vs, pr.client, pr.hops+1, head)
-	pr.finishLeg()
 }

@@ -122,7 +122,8 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 	}
 	rs := pr.rs
 	rs.mu.Lock()
-	goroutine := rs.side[rules.ClientSide].collecting || rs.responded || rs.Node || rs.sslOff[rules.ClientSide] || len(rs.toClient) > 0
+	goroutine := rs.side[rules.ClientSide].collecting || rs.responded || rs.Node || rs.sslOff[rules.ClientSide] || len(rs.toClient) > 0 ||
+		rs.sess != nil && rs.sess.PendingAfters() > 0 // scripts `after` scheduled run on the goroutine flow (ruleafter.go)
 	rs.mu.Unlock()
 	if goroutine {
 		rawsock.Close(fd)
