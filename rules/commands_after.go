@@ -198,15 +198,7 @@ func (s *ConnState) fireAfter(a *afterState, e *afterEntry) error {
 	if !e.periodic {
 		a.pending = append(a.pending[:i], a.pending[i+1:]...)
 	}
-	env := s.prog.env
-	steps := env.Steps
-	if steps <= 0 {
-		steps = DefaultSteps
-	}
-	timeout := env.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	steps, timeout := s.prog.env.budget()
 	s.event, s.cur, s.curIdx, s.side, s.ended = e.ev, e.h, e.ri, e.ev.side(), false
 	a.current = e
 	s.in.SetBudgetAfter(steps, monoEpoch, time.Since(monoEpoch)+timeout)

@@ -97,6 +97,19 @@ type Env struct {
 	FlowTable FlowTable
 }
 
+// budget is the steps and the time one event (or one script `after`
+// scheduled) may take: the Env's, else the defaults.
+func (env *Env) budget() (steps int, timeout time.Duration) {
+	steps, timeout = env.Steps, env.Timeout
+	if steps <= 0 {
+		steps = DefaultSteps
+	}
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return steps, timeout
+}
+
 func (e *Env) virtualAddr() func(string) (netip.AddrPort, bool) {
 	if e == nil {
 		return nil
@@ -330,14 +343,7 @@ func (s *ConnState) Run(ev Event) error {
 		return nil
 	}
 	env := s.prog.env
-	steps := env.Steps
-	if steps <= 0 {
-		steps = DefaultSteps
-	}
-	timeout := env.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	steps, timeout := env.budget()
 	// One clock read starts the event; each handler's end is read once
 	// and starts the next one's time. Both read the monotonic clock only.
 	start := time.Since(monoEpoch)

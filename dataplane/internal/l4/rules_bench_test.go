@@ -45,12 +45,13 @@ func BenchmarkFlowRuleWork(b *testing.B) {
 			pools := state.Pools{"/Common/WSH_1_pool": {Name: "/Common/WSH_1_pool"}, "/Common/WSH_2_pool": {Name: "/Common/WSH_2_pool"}}
 			e := New(Env{Pools: func() state.Pools { return pools }})
 			mask := config.EventMask(r)
+			snap := &state.VirtualSnap{Cfg: &config.Virtual{}}
 			done := make(chan *proxied)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				go func() {
-					pr := &proxied{flow: flow{e: e}}
+					pr := &proxied{flow: flow{e: e, snap: snap}}
 					pr.Virtual = "/Common/vs"
 					pr.Local = netip.MustParseAddrPort("127.0.76.9:10017")
 					if mask != 0 {
