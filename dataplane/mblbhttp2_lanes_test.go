@@ -300,3 +300,39 @@ func TestHTTP2Bidirectional(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTP2RejectResetsClient: a rule's reject on any stream resets the
+// HTTP/2 client's connection, as BIG-IP resets the client; a lane the
+// gateway ends itself does not (engineConn.ended).
+func TestHTTP2RejectResetsClient(t *testing.T) {
+	const vs = "127.75.9.1:80"
+	h2Member(t, "127.75.9.11:80", "M1")
+	rule := `when HTTP_REQUEST { if { [HTTP::path] eq "/reject" } { reject } }`
+	cfg := l7Config(t, vs, true, mblb.HTTPOptions{}, rule, "127.75.9.11:80")
+	cfg.Virtuals["/Common/vs"].HTTP2 = &HTTP2{Always: true, Config: h2gw.Config{MaxConcurrentStreams: 8}}
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	client := h2Client(t)
+	get := func(path string) error {
+		resp, err := client.Get("http://" + vs + path)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return err
+	}
+	for i := range 3 { // several lanes busy before the reject
+		if err := get(fmt.Sprintf("/ok%d", i)); err != nil {
+			t.Fatalf("before: %v", err)
+		}
+	}
+	if err := get("/reject"); err == nil {
+		t.Fatal("a rejected stream was answered")
+	}
+	// A new connection is served.
+	client.Transport.(*http.Transport).CloseIdleConnections()
+	if err := get("/after"); err != nil {
+		t.Fatalf("after the reject: %v", err)
+	}
+}

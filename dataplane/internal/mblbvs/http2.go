@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/h2gw"
@@ -292,10 +293,23 @@ func (l *laneRule) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 // engineConn is the engine's side of an HTTP/2 client's pipe: it
 // names the client's and the virtual's addresses, so the engine sees the
 // client as an HTTP/1 client of the virtual, and a reset of the session
-// (a rule's reject) resets the client.
+// (a rule's reject) resets the client. Once the gateway has ended this
+// engine connection (a lane it closed: the engine read EOF), a reset of
+// the session is the session's own (an upload it will never see end) and
+// leaves the client and its other streams alone.
 type engineConn struct {
 	net.Conn
 	client *net.TCPConn
+	ended  atomic.Bool
+}
+
+// Read notes the gateway's end of this engine connection.
+func (c *engineConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err == io.EOF {
+		c.ended.Store(true)
+	}
+	return n, err
 }
 
 func (c *engineConn) LocalAddr() net.Addr  { return c.client.LocalAddr() }
@@ -303,7 +317,7 @@ func (c *engineConn) RemoteAddr() net.Addr { return c.client.RemoteAddr() }
 
 // SetLinger(0) comes before the Close of a reset (mblb's resetConn).
 func (c *engineConn) SetLinger(sec int) error {
-	if sec == 0 {
+	if sec == 0 && !c.ended.Load() {
 		c.client.SetLinger(0)
 		c.client.Close()
 	}
