@@ -2,6 +2,8 @@ package h2gw
 
 import (
 	"strconv"
+	"strings"
+	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
@@ -56,6 +58,7 @@ func (g *conn) onHeaders(f *headerBlock) {
 	s := g.openStream(id)
 	s.reqEnded = f.end
 	s.head = rq.method == "HEAD"
+	s.long = rq.long
 	if rq.method == "CONNECT" {
 		// No tunnels: the engine's requests are HTTP/1.1 requests.
 		g.respondLocal(s, 501, "CONNECT is not supported\n")
@@ -64,7 +67,7 @@ func (g *conn) onHeaders(f *headerBlock) {
 	s.left = rq.length
 	g.head, s.chunked = rq.appendHead(g.head[:0], f.fields, g.cfg.InsertHeader, s.reqEnded)
 	if len(g.waiting) == 0 {
-		if u := g.freeLane(); u != nil {
+		if u := g.freeLane(s); u != nil {
 			// Nothing waits: the head goes now, from the reader's buffer.
 			g.handRequest(u, s, g.head)
 			return
@@ -117,6 +120,7 @@ func (g *conn) requestBody(s *stream, data []byte, end bool, trailers []hpack.He
 func (g *conn) handRequest(u *upstream, s *stream, req []byte) {
 	s.handed = true
 	s.up = u
+	s.handedAt = time.Now()
 	u.exq = append(u.exq, s)
 	if !s.reqEnded {
 		u.body = s
@@ -131,6 +135,10 @@ func (g *conn) handRequest(u *upstream, s *stream, req []byte) {
 type request struct {
 	method, path, authority string
 	length                  int64 // declared; -1 none
+	// long: a call that may stay open for minutes (gRPC, whose streams
+	// say `te: trailers` or content-type application/grpc): it gets a
+	// lane of its own, and nothing is pipelined behind it (lanes.go).
+	long bool
 }
 
 // parse checks the fields (RFC 9113 section 8.3; the framer checked the
@@ -156,6 +164,11 @@ func (rq *request) parse(fields []hpack.HeaderField) bool {
 		case "te":
 			if f.Value != "trailers" {
 				return false
+			}
+			rq.long = true
+		case "content-type":
+			if strings.HasPrefix(f.Value, "application/grpc") {
+				rq.long = true
 			}
 		case "host":
 			if sawHost {

@@ -76,7 +76,7 @@ func (u *upstream) readLoop() {
 			return
 		}
 		u.resp = nil
-		if len(g.waiting) > 0 && u.free() {
+		if len(g.waiting) > 0 && u.takes(g.waiting[0]) {
 			g.advance()
 		}
 		g.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 type stream struct {
 	id   uint32
 	head bool // a HEAD request: its response has no body
+	long bool // a call that may stay open (gRPC): a lane of its own
 
 	// The request.
 	reqEnded bool      // END_STREAM came (or the stream was reset)
@@ -19,6 +20,7 @@ type stream struct {
 	reqBody  int32     // body bytes in req, to give back once handed
 	handed   bool      // the head went to an engine, on up
 	up       *upstream // the engine connection (lane) the request went on
+	handedAt time.Time // when the head went (lanes.go: pipelineWindow)
 	chunked  bool      // the body goes chunked (its length not declared)
 	left     int64     // the declared length left; -1 none
 	discard  bool      // the body goes nowhere: the stream was answered
