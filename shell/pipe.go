@@ -422,11 +422,13 @@ func headTailFilter(args []string) (filter, error) {
 	}, nil
 }
 
-// wcFilter counts as wc does on its standard input: one bare number for
-// one count, columns of seven otherwise.
-func wcFilter(args []string) (filter, error) {
-	var want []byte
-	fl := &flags{name: "wc", args: slices.Clone(args[1:])}
+// switches reads a filter's options when they are all single letters
+// without values (wc, sort, uniq): the set given, or an error naming an
+// option not in valid (shown as the help lists them) or a file operand.
+func switches(args []string, valid, shown string) (map[byte]bool, error) {
+	name := args[0]
+	set := map[byte]bool{}
+	fl := &flags{name: name, args: slices.Clone(args[1:])}
 	for {
 		opt, _, ok, err := fl.next("")
 		if err != nil {
@@ -435,18 +437,26 @@ func wcFilter(args []string) (filter, error) {
 		if !ok {
 			break
 		}
-		switch opt {
-		case 'l', 'w', 'c', 'm':
-			want = append(want, opt)
-		default:
-			return nil, badOption("wc", opt, "-l -w -c")
+		if strings.IndexByte(valid, opt) < 0 {
+			return nil, badOption(name, opt, shown)
 		}
+		set[opt] = true
 	}
 	if rest := fl.rest(); len(rest) > 0 {
-		return nil, fmt.Errorf("wc: reads the command's output, not files: %q", rest[0])
+		return nil, fmt.Errorf("%s: reads the command's output, not files: %q", name, rest[0])
+	}
+	return set, nil
+}
+
+// wcFilter counts as wc does on its standard input: one bare number for
+// one count, columns of seven otherwise.
+func wcFilter(args []string) (filter, error) {
+	want, err := switches(args, "lwcm", "-l -w -c")
+	if err != nil {
+		return nil, err
 	}
 	if len(want) == 0 {
-		want = []byte("lwc")
+		want = map[byte]bool{'l': true, 'w': true, 'c': true}
 	}
 	return func(lines []string) []string {
 		var l, w, c, m int
@@ -458,7 +468,7 @@ func wcFilter(args []string) (filter, error) {
 		}
 		var cols []string
 		for _, k := range []byte("lwmc") {
-			if !slices.Contains(want, k) {
+			if !want[k] {
 				continue
 			}
 			v := map[byte]int{'l': l, 'w': w, 'c': c, 'm': m}[k]
@@ -477,32 +487,11 @@ func wcFilter(args []string) (filter, error) {
 // sortFilter sorts lines as sort does in the C locale (byte order), or by
 // their leading number with -n.
 func sortFilter(args []string) (filter, error) {
-	var reverse, numeric, unique, fold bool
-	fl := &flags{name: "sort", args: slices.Clone(args[1:])}
-	for {
-		opt, _, ok, err := fl.next("")
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		switch opt {
-		case 'r':
-			reverse = true
-		case 'n':
-			numeric = true
-		case 'u':
-			unique = true
-		case 'f':
-			fold = true
-		default:
-			return nil, badOption("sort", opt, "-r -n -u -f")
-		}
+	set, err := switches(args, "rnuf", "-r -n -u -f")
+	if err != nil {
+		return nil, err
 	}
-	if rest := fl.rest(); len(rest) > 0 {
-		return nil, fmt.Errorf("sort: reads the command's output, not files: %q", rest[0])
-	}
+	reverse, numeric, unique, fold := set['r'], set['n'], set['u'], set['f']
 	key := func(s string) string {
 		if fold {
 			return strings.ToUpper(s)
@@ -546,32 +535,11 @@ func leadingNumber(s string) float64 {
 // uniqFilter drops adjacent repeats; -c prefixes counts as uniq prints
 // them, -d keeps only repeated lines, -u only lines never repeated.
 func uniqFilter(args []string) (filter, error) {
-	var counts, dups, uniques, fold bool
-	fl := &flags{name: "uniq", args: slices.Clone(args[1:])}
-	for {
-		opt, _, ok, err := fl.next("")
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		switch opt {
-		case 'c':
-			counts = true
-		case 'd':
-			dups = true
-		case 'u':
-			uniques = true
-		case 'i':
-			fold = true
-		default:
-			return nil, badOption("uniq", opt, "-c -d -u -i")
-		}
+	set, err := switches(args, "cdui", "-c -d -u -i")
+	if err != nil {
+		return nil, err
 	}
-	if rest := fl.rest(); len(rest) > 0 {
-		return nil, fmt.Errorf("uniq: reads the command's output, not files: %q", rest[0])
-	}
+	counts, dups, uniques, fold := set['c'], set['d'], set['u'], set['i']
 	same := func(a, b string) bool {
 		if fold {
 			return strings.EqualFold(a, b)
