@@ -57,6 +57,8 @@ type record struct {
 	// Encoding is "gzip" when the chunks hold the text compressed.
 	Encoding string `json:"encoding,omitempty"`
 	SHA256   string `json:"sha256"`
+	// MasterKey is the key the text's secrets are sealed with.
+	MasterKey []byte `json:"master-key,omitempty"`
 }
 
 // CompressAbove is the text size from which a generation is stored
@@ -140,7 +142,7 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	sum := sha256.Sum256(text)
 	blob := fmt.Sprintf("%s/%s/", l.blobBase(id), nonce())
 	rec := record{ID: id, Time: g.Time, User: g.User, Summary: g.Summary, Device: l.c.Device(),
-		Blob: blob, Size: len(text), SHA256: hex.EncodeToString(sum[:])}
+		Blob: blob, Size: len(text), SHA256: hex.EncodeToString(sum[:]), MasterKey: g.MasterKey}
 	stored := text
 	if len(text) > CompressAbove {
 		z, err := compress(text)
@@ -330,7 +332,7 @@ func (l *Log) assemble(r record, chunks [][]byte) (Generation, error) {
 		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: "its text does not match the digest recorded at commit"}
 	}
 	return Generation{Generation: store.Generation{ID: r.ID, Time: r.Time, User: r.User, Summary: r.Summary,
-		Config: buf.String()}, Device: r.Device}, nil
+		Config: buf.String(), MasterKey: r.MasterKey}, Device: r.Device}, nil
 }
 
 // Latest returns the newest generation; ok is false for an empty group.

@@ -365,7 +365,7 @@ func (s *Session) configSync(ctx context.Context, st *grammar.Statement, ws []st
 	defer e.mu.Unlock()
 	cur := e.cur.Load()
 	start := time.Now()
-	id, err := m.SyncToGroup(ctx, store.Generation{Time: start, User: s.user, Summary: st.Source, Config: groupText(cur.cfg)})
+	id, err := m.SyncToGroup(ctx, store.Generation{Time: start, User: s.user, Summary: st.Source, Config: groupText(cur.cfg), MasterKey: s.e.masterKeyBytes()})
 	if err != nil {
 		return err
 	}

@@ -220,10 +220,11 @@ func (s *Session) save(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 		case "partitions", "all", "current-partition", "base", "user-only", "gtm-only":
 			// BIG-IP splits files by partition and module; openltm saves one file.
 		case "no-passphrase":
-			// Secrets are written as they are stored: openltm never
-			// encrypts a saved file, which is what this asks for.
+			// Secrets are written as they are stored, sealed with the
+			// master key; the file itself is not encrypted, which is
+			// what this asks for.
 		case "passphrase":
-			return synErr(args[i], []string{"no-passphrase"}, "openltm does not encrypt the secrets of a saved file; save with no-passphrase and protect the file")
+			return synErr(args[i], []string{"no-passphrase"}, "openltm does not encrypt a saved file with a pass phrase (its secrets are sealed with the master key); save with no-passphrase and protect the file")
 		default:
 			return synErr(args[i], []string{"file", "no-passphrase"}, "%q unknown property", ws[i])
 		}
@@ -406,6 +407,9 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 		running := s.e.Config()
 		cfg := build(running)
 		if err := s.e.check(cfg); err != nil {
+			return err
+		}
+		if err := s.e.seal(cfg); err != nil { // secure_vault.go
 			return err
 		}
 		if err := s.e.dangling(running, cfg, opts); err != nil {

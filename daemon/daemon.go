@@ -90,6 +90,9 @@ type Engine struct {
 	// host reads the host for show sys cpu, memory, performance and the
 	// like, and samples it for their averages (shows_host.go).
 	host *hostStats
+	// vault is the master key the configuration's secrets are sealed
+	// with (secure_vault.go).
+	vault secretVault
 }
 
 // state is one committed generation as the engine holds it.
@@ -183,6 +186,10 @@ func Open(opts Options) (*Engine, error) {
 		gen = g.ID
 		e.log.Info("configuration restored", "generation", g.ID, "objects", cfg.Len())
 	}
+	if err := e.openVault(cfg); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("master key: %w", err)
+	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
 	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
 	e.RegisterRuntime(ruleCommands(e)) // show ltm rule, show gtm rule (shows_rules.go)
@@ -210,7 +217,7 @@ func Open(opts Options) (*Engine, error) {
 func (e *Engine) AddHook(h Hook) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c, err := h.Prepare(nil, e.cur.Load().cfg, CommitOptions{Lenient: true})
+	c, err := h.Prepare(nil, e.reveal(e.cur.Load().cfg)[0], CommitOptions{Lenient: true})
 	if err != nil {
 		return err
 	}
@@ -340,6 +347,9 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}
+	if err := e.seal(cfg); err != nil {
+		return 0, err
+	}
 	dangling, err := e.newDangling(old, cfg, opts)
 	if err != nil {
 		return 0, err
@@ -351,7 +361,8 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 		// passed every hook when it was committed.
 		return old.gen, nil
 	}
-	changes, err := prepare(e.hooks, old.cfg, cfg, opts)
+	clear := e.reveal(old.cfg, cfg)
+	changes, err := prepare(e.hooks, clear[0], clear[1], opts)
 	if err != nil {
 		return 0, err
 	}
@@ -427,7 +438,8 @@ func (e *Engine) checkHooks(old, cfg *objects.Config, opts CommitOptions) error 
 	e.mu.Lock()
 	hooks := append([]Hook(nil), e.hooks...)
 	e.mu.Unlock()
-	changes, err := prepare(hooks, old, cfg, opts)
+	clear := e.reveal(old, cfg)
+	changes, err := prepare(hooks, clear[0], clear[1], opts)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
 		return err
 	}
+	if ok, err := s.masterKeyCommand(ctx, st, verb, args, w); ok { // secure_vault.go
+		return err
+	}
 	switch verb {
 	case "quit":
 		s.quit = true

@@ -183,7 +183,10 @@ func nextChunk(text string) string {
 // the device's own objects are kept, the runtimes take it hitlessly and it
 // is stored as a local generation. It is not published again. e.mu is
 // held.
-func (e *Engine) applyGroupLocked(ctx context.Context, name, user, summary, text string) error {
+func (e *Engine) applyGroupLocked(ctx context.Context, name, user, summary, text string, masterKey []byte) error {
+	if err := e.adoptMasterKeyLocked(ctx, name, masterKey); err != nil {
+		return err
+	}
 	old := e.cur.Load()
 	start := time.Now()
 	cfg, err := e.withLocal(name, text, old.cfg)

@@ -605,7 +605,7 @@ func (h *clusterHook) apply(ctx context.Context, group string, g cluster.Generat
 	}
 	start := time.Now()
 	err := e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
-		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config)
+		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config, g.MasterKey)
 	if err != nil {
 		h.log.Error("config sync failed", "group", group, "generation", g.ID, "from", g.Device, "err", err)
 		return err
@@ -643,7 +643,7 @@ func (h *clusterHook) publish(ctx context.Context, user, summary string, old *ob
 		return nil
 	}
 	start := time.Now()
-	id, err := m.Commit(ctx, applied.Generation, store.Generation{Time: start, User: user, Summary: summary, Config: text})
+	id, err := m.Commit(ctx, applied.Generation, store.Generation{Time: start, User: user, Summary: summary, Config: text, MasterKey: h.e.masterKeyBytes()})
 	if err != nil {
 		var ce *cluster.ConflictError
 		if errors.As(err, &ce) {
@@ -692,7 +692,7 @@ func (h *clusterHook) catchUp(ctx context.Context) (bool, error) {
 	}
 	h.log.Info("another device committed first: applying its change before this one", "group", group, "generation", g.ID, "from", g.Device)
 	err = h.e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
-		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config)
+		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config, g.MasterKey)
 	if err != nil {
 		return false, err
 	}
@@ -771,7 +771,8 @@ func (e *Engine) refloatNow() error {
 		if !ok {
 			continue
 		}
-		c, err := ph.Prepare(cur.cfg, cur.cfg, CommitOptions{Lenient: true})
+		clear := e.reveal(cur.cfg)[0]
+		c, err := ph.Prepare(clear, clear, CommitOptions{Lenient: true})
 		if err != nil {
 			return err
 		}

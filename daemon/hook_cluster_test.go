@@ -53,7 +53,7 @@ func TestGroupTextLeavesDeviceLocal(t *testing.T) {
 	// device's own objects stay, the rule is unchanged.
 	other := strings.Replace(text, "ltm pool /Common/web", "ltm pool /Common/web2", 1)
 	e.mu.Lock()
-	err := e.applyGroupLocked(t.Context(), "test text", "admin", "sync", other)
+	err := e.applyGroupLocked(t.Context(), "test text", "admin", "sync", other, nil)
 	e.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
 	case sysSSLCert:
 		_, err = tlsprof.ParseCert(o.Name, data)
 	default:
-		_, err = tlsprof.ParseKey(o.Name, data, noneEmpty(sslKeyPassphrase.Str(o)))
+		_, err = tlsprof.ParseKey(o.Name, data, noneEmpty(s.e.openSecret(sslKeyPassphrase.Str(o))))
 	}
 	if err != nil {
 		return synErr(at, []string{"a PEM file"}, "%s: %v", path, err)

@@ -28,7 +28,7 @@ func TestAppMonitorsTranslated(t *testing.T) {
 			"auth-application-id 4 vendor-specific-vendor-id 10415 vendor-specific-auth-application-id 16777251",
 		"create ltm monitor mqtt m_mqtt clientid ltm-1 username mon password pw mqtt-version 5",
 	)
-	dc, skipped := Translate(e.schema, e.Config())
+	dc, skipped := Translate(e.schema, e.reveal(e.Config())[0])
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)
 	}
@@ -101,7 +101,7 @@ func TestAppMonitorsTranslated(t *testing.T) {
 	// A user's monitor that names nothing to call, or a transport not
 	// run, is kept and said not to run.
 	mustRun(t, s, "create ltm monitor soap m_none", "create ltm monitor rpc m_noprog", "create ltm monitor diameter m_sctp mode mr-sctp")
-	_, skipped = Translate(e.schema, e.Config())
+	_, skipped = Translate(e.schema, e.reveal(e.Config())[0])
 	want := []string{"without method", "without program-number", "mode mr-sctp"}
 	if len(skipped) != len(want) {
 		t.Fatalf("kept: %v, want %d", skipped, len(want))

@@ -29,7 +29,7 @@ func TestDBEchoScriptedMonitorsTranslated(t *testing.T) {
 		"create ltm monitor tcp-echo m_echo2 destination *:7007",
 		"create ltm monitor scripted m_script filename "+good,
 	)
-	dc, skipped := Translate(e.schema, e.Config())
+	dc, skipped := Translate(e.schema, e.reveal(e.Config())[0])
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)
 	}
@@ -80,7 +80,7 @@ func TestDBEchoScriptedMonitorsTranslated(t *testing.T) {
 	}
 	// A user's scripted monitor without filename is kept, said not to run.
 	mustRun(t, s, "create ltm monitor scripted m_none")
-	if _, skipped := Translate(e.schema, e.Config()); len(skipped) != 1 || !strings.Contains(skipped[0], "without filename") {
+	if _, skipped := Translate(e.schema, e.reveal(e.Config())[0]); len(skipped) != 1 || !strings.Contains(skipped[0], "without filename") {
 		t.Errorf("a scripted monitor without filename: %v", skipped)
 	}
 }

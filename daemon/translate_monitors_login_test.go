@@ -32,7 +32,7 @@ func TestLoginMonitorsTranslated(t *testing.T) {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
-	dc, skipped := Translate(e.schema, e.Config())
+	dc, skipped := Translate(e.schema, e.reveal(e.Config())[0])
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)
 	}

@@ -32,10 +32,10 @@ func TestPersistCookieEncryptionTranslated(t *testing.T) {
 		}
 	}
 	out, _ := run(t, s, "list ltm persistence cookie ck_pref")
-	if !strings.Contains(out, "cookie-encryption-passphrase s3cret") {
-		t.Fatalf("a refused modify changed the profile:\n%s", out)
+	if !strings.Contains(out, "cookie-encryption-passphrase $M$") || strings.Contains(out, "s3cret") {
+		t.Fatalf("a refused modify changed the profile, or its pass phrase is listed in clear:\n%s", out)
 	}
-	dc, skipped := Translate(e.schema, e.Config())
+	dc, skipped := Translate(e.schema, e.reveal(e.Config())[0])
 	opts := func(n string) mblb.HTTPOptions {
 		v := dc.Virtuals[n]
 		if v == nil || v.MBLB == nil {

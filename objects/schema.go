@@ -99,6 +99,10 @@ type Prop struct {
 	// ReadOnly properties are written by the system (creation-time, vs-index)
 	// and refused in create/modify.
 	ReadOnly bool
+	// Secret marks a value BIG-IP keeps encrypted with the device's master
+	// key (passwords, pass phrases): the configuration holds it sealed
+	// ($M$...) and only the runtimes see it in clear (objects/vault).
+	Secret bool
 	// Pairs marks a TRaw property BIG-IP writes as repeated `name NAME
 	// VALUE` lines (an external monitor's user-defined variables): each
 	// pair read joins the { NAME VALUE ... } block it is kept as.
@@ -138,6 +142,8 @@ type Kind struct {
 	// Passive marks a kind F5 has and openltm keeps, lists and saves back
 	// but does not act on (sys ntp, ltm profile client-ssl, ...).
 	Passive bool
+	// secrets is set when a property (or an item's) is Secret.
+	secrets bool
 	// Source says where the kind's property table comes from; rows without
 	// their own source take it.
 	Source string
@@ -183,6 +189,7 @@ func (k *Kind) index() {
 		if k.Passive {
 			p.Passive = true
 		}
+		markSecret(k, p)
 		k.byName[p.Name] = p
 		if p.Type == TFlag {
 			for _, w := range p.Enum {
@@ -199,6 +206,7 @@ func (k *Kind) index() {
 			p.Sub.Passive = p.Sub.Passive || k.Passive
 			p.Sub.index()
 		}
+		k.secrets = k.secrets || p.Secret || p.Sub != nil && p.Sub.secrets
 	}
 }
 

@@ -33,7 +33,7 @@ type Batch struct {
 
 func (b *Batch) runner() *runner {
 	if b.r == nil {
-		b.r = &runner{sess: b.Session, out: b.Stdout, errw: b.Stderr, terminal: readAllTerminal(b.Stdin, b.Stderr)}
+		b.r = &runner{sess: b.Session, out: b.Stdout, errw: b.Stderr, terminal: readAllTerminal(b.Stdin, b.Stderr), secret: lineSecrets(b.Stdin, b.Stderr)}
 	}
 	return b.r
 }

@@ -120,7 +120,7 @@ func (r *REPL) live(ctx context.Context, run *runner) bool {
 // ends, or the daemon goes away; only the last is an error.
 func (r *REPL) Run(ctx context.Context) error {
 	r.feeder = newFeeder()
-	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr, terminal: r.readTerminal}
+	run := &runner{sess: r.Session, out: r.Stdout, errw: r.Stderr, terminal: r.readTerminal, secret: r.readSecret}
 	for {
 		primary := PromptString(r.Session.Prompt())
 		if e, ok := r.Session.(interface{ Err() error }); ok && e.Err() != nil && r.Reconnect == nil {

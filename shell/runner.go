@@ -28,6 +28,9 @@ type runner struct {
 	// terminal reads the configuration of `load sys config ...
 	// from-terminal`: the prompt's lines, or standard input.
 	terminal func(context.Context) (string, error)
+	// secret reads a password after prompt (prompt-for-password), without
+	// echo at a terminal.
+	secret func(ctx context.Context, prompt string) (string, error)
 }
 
 // lastPrompter is the cheap way to learn the prompt state after a command:
@@ -57,6 +60,8 @@ func (r *runner) run(ctx context.Context, st statement, where string) {
 	var err error
 	if what, ok := editTarget(text); ok {
 		err = r.edit(ctx, what)
+	} else if masterKeyPrompt(text) {
+		err = r.masterKey(ctx, w) // password.go
 	} else if words, ok := fromTerminal(text); ok && r.terminal != nil {
 		var text string
 		switch {

@@ -31,6 +31,10 @@ type Generation struct {
 	User    string    `json:"user"`
 	Summary string    `json:"summary"` // the commands that made it, one per line
 	Config  string    `json:"config"`  // the whole configuration as bigip.conf text
+	// MasterKey is the master key the text's secrets are sealed with, set
+	// only on a device group's generations: the devices of a group share
+	// the key, as BIG-IP's do, and a device takes it with the text.
+	MasterKey []byte `json:"master-key,omitempty"`
 }
 
 // Info is a Generation without its configuration text, for listing history
