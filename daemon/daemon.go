@@ -191,10 +191,11 @@ func Open(opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("master key: %w", err)
 	}
 	e.cur.Store(&state{gen: gen, cfg: cfg, text: cfg.Text(), dangling: danglingKeys(e.schema, cfg)})
-	e.RegisterRuntime(selfCommands(e)) // show net self (cluster_self.go)
-	e.RegisterRuntime(ruleCommands(e)) // show ltm rule, show gtm rule (shows_rules.go)
-	e.RegisterRuntime(sysCommands(e))  // show sys version, show sys failover (shows_sys.go)
-	e.RegisterRuntime(hostCommands(e)) // show sys cpu, memory, performance, show net interface (shows_host.go)
+	e.RegisterRuntime(selfCommands(e))     // show net self (cluster_self.go)
+	e.RegisterRuntime(ruleCommands(e))     // show ltm rule, show gtm rule (shows_rules.go)
+	e.RegisterRuntime(sysCommands(e))      // show sys version, show sys failover (shows_sys.go)
+	e.RegisterRuntime(sysStateCommands(e)) // show sys mcp-state, ready, log (shows_sys_state.go)
+	e.RegisterRuntime(hostCommands(e))     // show sys cpu, memory, performance, show net interface (shows_host.go)
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err

@@ -85,6 +85,9 @@ var runtimeTargets = [][]string{
 	{"sys", "version"},
 	{"sys", "failover"},
 	{"sys", "clock"},
+	{"sys", "mcp-state"},
+	{"sys", "ready"},
+	{"sys", "log"},
 	// The host's shows (shows_host.go); sys performance reads its form
 	// (system, connections, throughput, all-stats) itself.
 	{"sys", "memory"},
@@ -199,7 +202,7 @@ func (s *Session) runtimeShow(ctx context.Context, st *grammar.Statement, verb s
 // fieldFmtKinds are the shows with a field-fmt layout: the ones scripts
 // parse for status and counters.
 var fieldFmtKinds = map[string]bool{"ltm virtual": true, "ltm pool": true, "ltm node": true, "ltm virtual-address": true,
-	"ltm rule": true, "gtm rule": true, "gtm wideip": true, "gtm pool": true}
+	"ltm rule": true, "gtm rule": true, "gtm wideip": true, "gtm pool": true, "sys mcp-state": true, "sys ready": true}
 
 // fieldFmtAvailable refuses field-fmt where openltm has no such layout
 // yet: a script parsing key-value lines must not be handed a table.
