@@ -73,7 +73,7 @@ func (s *Session) cmCommand(ctx context.Context, st *grammar.Statement, verb str
 	case verb == "show" && (is("cm", "failover-status") || is("cm", "traffic-group")):
 		return true, s.showFailover(h, w)
 	case verb == "mv" || verb == "run" && (is("cm") || is("sys")):
-		return true, synErr(st, []string{"run cm config-sync to-group NAME", "run sys failover standby", "mv cm device NAME to NEW"},
+		return true, synErr(st, []string{"run cm config-sync to-group NAME", "run sys failover standby", "run sys crypto check-cert", "mv cm device NAME to NEW"},
 			"%q unknown command", strings.Join(append([]string{verb}, ws...), " "))
 	}
 	return false, nil

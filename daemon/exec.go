@@ -101,10 +101,13 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 		return s.tx.queue(s, st, verb, args)
 	}
 
-	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
+	if ok, err := s.masterKeyCommand(ctx, st, verb, args, w); ok { // secure_vault.go
 		return err
 	}
-	if ok, err := s.masterKeyCommand(ctx, st, verb, args, w); ok { // secure_vault.go
+	if ok, err := s.cryptoCertCommand(st, verb, args, w); ok { // crypto_cert.go
+		return err
+	}
+	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
 		return err
 	}
 	switch verb {
