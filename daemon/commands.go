@@ -206,7 +206,7 @@ func (s *Session) save(st *grammar.Statement, args []grammar.Node, w io.Writer) 
 		return err
 	}
 	if len(ws) < 2 || ws[0] != "sys" || ws[1] != "config" {
-		return synErr(st, []string{"save sys config [file NAME]"}, "only the configuration can be saved")
+		return synErr(st, []string{"save sys config [file NAME]", "save sys ucs NAME"}, "only the configuration or a UCS archive can be saved")
 	}
 	file := filepath.Join(s.e.StateDir(), ConfigFile)
 	for i := 2; i < len(ws); i++ {

@@ -107,6 +107,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	if ok, err := s.cryptoCertCommand(st, verb, args, w); ok { // crypto_cert.go
 		return err
 	}
+	if ok, err := s.ucsCommand(st, verb, args, w); ok { // ucs.go
+		return err
+	}
 	if ok, err := s.cmCommand(ctx, st, verb, args, w); ok { // cm_commands.go
 		return err
 	}
@@ -148,8 +151,14 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	case "show":
 		return s.show(ctx, st, args, w)
 	case "save":
+		if ws := headWords(args); len(ws) >= 2 && ws[0] == "sys" && ws[1] == "ucs" {
+			return s.saveUCS(st, ws[2:], w) // ucs.go
+		}
 		return s.save(st, args, w)
 	case "load":
+		if ws := headWords(args); len(ws) >= 2 && ws[0] == "sys" && ws[1] == "ucs" {
+			return s.loadUCS(ctx, st, ws[2:], w) // ucs.go
+		}
 		return s.load(ctx, st, args, w)
 	case "reset-stats":
 		return s.resetStats(st, args, w)
