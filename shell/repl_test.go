@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/control/controltest"
+	"golang.org/x/term"
 )
 
 // scripted is a LineReader that answers from a list and records the
@@ -332,5 +334,43 @@ func TestREPLLoadFromTerminal(t *testing.T) {
 	ex := b.Executed()
 	if len(ex) != 2 || !strings.HasPrefix(ex[0], "load sys config merge file ") || ex[1] != "echo after" {
 		t.Fatalf("executed %q", ex)
+	}
+}
+
+func TestREPLMasterKeyPrompt(t *testing.T) {
+	if term.IsTerminal(int(os.Stdin.Fd())) {
+		t.Skip("standard input is a terminal: the prompt would read it")
+	}
+	b := &controltest.Backend{}
+	sess := b.NewSession("u")
+	r := &scripted{lines: []Line{
+		{Text: "modify sys crypto master-key prompt-for-password"},
+		{Text: "pass word"},
+		{Text: "pass word"},
+		{Text: "modify sys crypto master-key prompt-for-password"},
+		{Text: "one"},
+		{Text: "two"},
+	}}
+	var out, errb bytes.Buffer
+	repl := &REPL{Session: sess, Reader: r, Stdout: &out, Stderr: &errb}
+	var history []string
+	repl.History = func(l string) { history = append(history, l) }
+	if err := repl.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ex := b.Executed()
+	if len(ex) != 1 || ex[0] != `modify sys crypto master-key password "pass word"` {
+		t.Fatalf("executed %q", ex)
+	}
+	if !strings.Contains(errb.String(), "the passwords do not match") {
+		t.Fatalf("stderr %q", errb.String())
+	}
+	if n := strings.Count(strings.Join(r.prompts, "\n"), passwordPrompt); n != 4 {
+		t.Fatalf("prompts %q", r.prompts)
+	}
+	for _, h := range history {
+		if strings.Contains(h, "pass word") || h == "one" {
+			t.Fatalf("a password went into the history: %q", history)
+		}
 	}
 }
