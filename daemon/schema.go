@@ -222,6 +222,11 @@ var (
 	persistRule          = persistUniversal.MustProp("rule")
 	persistDestMask      = persistDestAddr.MustProp("mask")
 	persistHashRule      = persistHash.MustProp("rule")
+	persistHashOffset    = persistHash.MustProp("hash-offset")
+	persistHashLength    = persistHash.MustProp("hash-length")
+	persistHashStart     = persistHash.MustProp("hash-start-pattern")
+	persistHashEnd       = persistHash.MustProp("hash-end-pattern")
+	persistHashLimit     = persistHash.MustProp("hash-buffer-limit")
 	persistHashAlg       = map[*objects.Kind]*objects.Prop{persistSourceAddr: persistSourceAddr.MustProp("hash-algorithm"),
 		persistDestAddr: persistDestAddr.MustProp("hash-algorithm"), persistHash: persistHash.MustProp("hash-algorithm")}
 	cookieHashOffset = persistCookie.MustProp("hash-offset")

@@ -3,11 +3,13 @@ package daemon
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -98,6 +100,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 				return nil, false
 			}
 		}
+		if prof.Kind == persistHash && !t.hashPayload(o, v, prof, name, p) {
+			return nil, false
+		}
 	case persistCookie:
 		// Cookie persistence needs the HTTP profile; the L4 proxy accepts
 		// it and applies the fallback.
@@ -129,6 +134,53 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		return nil, false
 	}
 	return p, true
+}
+
+// hashPayload reads a hash profile's payload settings (hash-offset,
+// hash-length, hash-start-pattern, hash-end-pattern, hash-buffer-limit):
+// any of them set, the key is looked for in the client's first bytes, as
+// ssl and msrdp persistence find theirs. Left at their defaults, the
+// profile takes its key from a rule only.
+func (t *translator) hashPayload(o *objects.Object, v *dataplane.Virtual, prof *objects.Object, name string, p *dataplane.Persistence) bool {
+	e := func(q *objects.Prop) string { return q.Effective(t.cfg, prof) }
+	num := func(q *objects.Prop) (int, bool) {
+		s := e(q)
+		if s == "" {
+			return 0, true
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.skip(o, "persistence profile %s: %s %q is not a number", prof.Name, q.Name, s)
+			return 0, false
+		}
+		return n, true
+	}
+	off, ok1 := num(persistHashOffset)
+	length, ok2 := num(persistHashLength)
+	limit, ok3 := num(persistHashLimit)
+	if !ok1 || !ok2 || !ok3 {
+		return false
+	}
+	start, end := e(persistHashStart), e(persistHashEnd)
+	pattern := func(s string) bool { return s != "" && s != "none" }
+	if off == 0 && length == 0 && !pattern(start) && !pattern(end) {
+		return true // the rule's key only
+	}
+	pl, err := persist.NewPayload(off, length, start, end, limit)
+	if err != nil {
+		t.skip(o, "persistence profile %s: %v", prof.Name, err)
+		return false
+	}
+	switch {
+	case name != defaultPersistName(o):
+		t.keep(o, "persistence profile %s: a hash profile's payload key runs as a virtual server's default persistence only in openltm", prof.Name)
+		return false
+	case v.MBLB != nil || v.IsUDP() || t.profile(o, profileClientSSL, profileServerSSL) != nil:
+		t.keep(o, "persistence profile %s: openltm finds a hash profile's payload key only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name)
+		return false
+	}
+	p.Payload = pl
+	return true
 }
 
 // persistRule adds a universal profile's rule to the virtual's rule list

@@ -849,7 +849,7 @@ hash-length int 0
 hash-start-pattern str none
 hash-end-pattern str none
 hash-buffer-limit int 0
-`), "rule", "hash-algorithm"),
+`), "rule", "hash-algorithm", "hash-offset", "hash-length", "hash-start-pattern", "hash-end-pattern", "hash-buffer-limit"),
 		runPersist(persistKind("ssl", "ssl", "")),
 		persistKind("host", "host", ""),
 		runPersist(persistKind("msrdp", "msrdp", `

@@ -535,7 +535,7 @@ const (
 // Peeks reports whether the persistence's key is in the client's first
 // bytes, which the flow must read before it balances.
 func (p *Persistence) Peeks() bool {
-	return p != nil && (p.Method == PersistSSL || p.Method == PersistMSRDP)
+	return p != nil && (p.Method == PersistSSL || p.Method == PersistMSRDP || (p.Method == PersistHash && p.Payload != nil))
 }
 
 // Persistence is a persistence profile as a virtual applies it, with its
@@ -567,6 +567,10 @@ type Persistence struct {
 	// from a Terminal Services session directory (msts=ADDR.PORT.0000)
 	// names the member it goes to.
 	SessionDir bool
+	// Payload (a hash profile's hash-offset, hash-length, patterns and
+	// hash-buffer-limit) finds the key in the client's first bytes; nil
+	// when the profile takes its key from a rule only.
+	Payload *persist.Payload
 }
 
 // Mode is the table's mode for the profile's records.
