@@ -358,6 +358,7 @@ var persistActed = map[string]bool{
 	"defaults-from": true, "timeout": true, "match-across-pools": true,
 	"match-across-services": true, "match-across-virtuals": true,
 	"override-connection-limit": true, "description": true, "app-service": true, "metadata": true,
+	"mirror": true,
 }
 
 // runPersist marks an F5 persistence kind as one openltm runs: the kind
