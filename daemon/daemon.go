@@ -90,6 +90,8 @@ type Engine struct {
 	// host reads the host for show sys cpu, memory, performance and the
 	// like, and samples it for their averages (shows_host.go).
 	host *hostStats
+	// minUp fires pools' min-up-members-action (minup.go).
+	minUp *minUpWatch
 }
 
 // state is one committed generation as the engine holds it.
@@ -225,6 +227,9 @@ func (e *Engine) AddHook(h Hook) error {
 // Close closes the store.
 func (e *Engine) Close() error {
 	e.host.stop()
+	if e.minUp != nil {
+		e.minUp.stop()
+	}
 	if e.hsl != nil {
 		e.hsl.Close()
 	}
