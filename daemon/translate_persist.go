@@ -87,6 +87,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			}
 			p.Mask = a
 		}
+		if prof.Kind == persistSourceAddr && !t.mapProxies(o, prof, p) {
+			return nil, false
+		}
 	case persistUniversal, persistHash:
 		// Both take their key from a rule (persist uie, persist hash),
 		// the profile's own or the virtual's.
@@ -180,6 +183,54 @@ func (t *translator) hashPayload(o *objects.Object, v *dataplane.Virtual, prof *
 		return false
 	}
 	p.Payload = pl
+	return true
+}
+
+// mapProxies reads source-addr's map-proxies, map-proxy-class and
+// map-proxy-address: with map-proxies enabled and a class, clients in the
+// class's networks persist as one. Without a class nothing is mapped
+// [M: BIG-IP's own class of a megaproxy's networks is not shipped].
+func (t *translator) mapProxies(o, prof *objects.Object, p *dataplane.Persistence) bool {
+	e := func(q *objects.Prop) string { return q.Effective(t.cfg, prof) }
+	class := e(persistMapClass)
+	if e(persistMapProxies) == "disabled" || class == "" || class == "none" {
+		return true
+	}
+	dg := t.cfg.Lookup(t.s, specDataGroup, class)
+	if dg == nil {
+		t.skip(o, "persistence profile %s: map-proxy-class %s does not exist", prof.Name, class)
+		return false
+	}
+	if dataGroupType.Effective(t.cfg, dg) != "ip" {
+		t.skip(o, "persistence profile %s: map-proxy-class %s is not an address data group (type ip)", prof.Name, dg.Name)
+		return false
+	}
+	pm := &dataplane.ProxyMap{}
+	if v := dataGroupRecords.Get(dg); v != nil {
+		for _, it := range v.Items {
+			n, err := netip.ParsePrefix(it.Name)
+			if err != nil {
+				a, aerr := netip.ParseAddr(it.Name)
+				if aerr != nil {
+					t.skip(o, "persistence profile %s: map-proxy-class %s: %q is not an address or network", prof.Name, dg.Name, it.Name)
+					return false
+				}
+				n = netip.PrefixFrom(a, a.BitLen())
+			}
+			pm.Nets = append(pm.Nets, n.Masked())
+		}
+	}
+	if a := e(persistMapAddr); a != "" && a != "none" {
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			t.skip(o, "persistence profile %s: map-proxy-address %q is not an IP address", prof.Name, a)
+			return false
+		}
+		pm.Addr = ip.Unmap()
+	}
+	if len(pm.Nets) > 0 {
+		p.Proxies = pm
+	}
 	return true
 }
 

@@ -288,7 +288,9 @@ func ltmKinds() []*Kind {
 		ref("defaults-from", "ltm persistence source-addr"),
 		str("mask", "none"),
 		enum("hash-algorithm", "default", "default", "carp"),
-		passive(ed("map-proxies", "enabled")),
+		help(ed("map-proxies", "enabled"), "clients in map-proxy-class persist as one"),
+		help(str("map-proxy-address", "none"), "the key clients in map-proxy-class persist on (none: their network's address)"),
+		help(ref("map-proxy-class", "ltm data-group internal"), "an address data group of proxy networks"),
 	)}
 	persCookie := &Kind{Words: []string{"ltm", "persistence", "cookie"}, Title: "Persistence", Lower: "persistence", Help: "Cookie persistence", Parent: "/Common/cookie", Props: append(persistCommon(""),
 		ref("defaults-from", "ltm persistence cookie"),

@@ -52,7 +52,7 @@ type persistDecision struct {
 func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	switch prof.Method {
 	case config.PersistSourceAddr:
-		return persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), true
+		return prof.SourceKey(fl.Client.Addr()), true
 	case config.PersistDestAddr:
 		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
 	case config.PersistSSL:
