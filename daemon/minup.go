@@ -103,13 +103,18 @@ func (w *minUpWatch) run(ctx context.Context) {
 	defer close(w.done)
 	t := time.NewTicker(minUpEvery)
 	defer t.Stop()
+	var cfg *objects.Config
+	var rules map[string]minUpRule
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		w.check(ctx, minUpRules(w.e.Config()))
+		if c := w.e.Config(); c != cfg { // read once per generation
+			cfg, rules = c, minUpRules(c)
+		}
+		w.check(ctx, rules)
 	}
 }
 
