@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/persist"
@@ -30,14 +31,21 @@ const mirrorEvery = 250 * time.Millisecond
 // mirrorMaxOps bounds one transaction (etcd's --max-txn-ops is 128).
 const mirrorMaxOps = 128
 
-var persistMirrorProp = common("mirror", persistRun...)
+// persistMirrorProp is `mirror` of every persistence kind that keeps
+// records: the address, universal, cookie (hash method) and hash kinds,
+// and ssl, msrdp and sip, whose records are keyed by a session ID, an
+// RDP cookie or a Call-ID and load back as the others do.
+var persistMirrorProp = common("mirror", append(persistRun[:len(persistRun):len(persistRun)], persistSSL, persistMSRDP, persistSIPK)...)
 
 // mirrorRec is one record as mirrored.
 type mirrorRec struct {
-	Virtual string        `json:"virtual"`
-	Pool    string        `json:"pool"`
-	Mode    string        `json:"mode"`
-	Key     string        `json:"key"`
+	Virtual string `json:"virtual"`
+	Pool    string `json:"pool"`
+	Mode    string `json:"mode"`
+	Key     string `json:"key"`
+	// RawKey carries a key that is not UTF-8 (a hash profile's payload
+	// key may be any bytes), which JSON would not keep as it is.
+	RawKey  []byte        `json:"raw_key,omitempty"`
 	Member  string        `json:"member"`
 	Client  string        `json:"client,omitempty"`
 	Timeout time.Duration `json:"timeout"`
@@ -45,7 +53,7 @@ type mirrorRec struct {
 }
 
 func (r mirrorRec) id() string {
-	return hex.EncodeToString([]byte(r.Virtual + "\x00" + r.Mode + "\x00" + r.Key))
+	return hex.EncodeToString([]byte(r.Virtual + "\x00" + r.Mode + "\x00" + r.Key + string(r.RawKey)))
 }
 
 // mirror is the device's side of persistence mirroring.
@@ -143,11 +151,7 @@ func (mr *mirror) publish(ctx context.Context) {
 	now := map[string]mirrorRec{}
 	p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
 		if mine(r.Virtual) {
-			m := mirrorRec{Virtual: r.Virtual, Pool: r.Pool, Mode: r.Mode.String(), Key: r.Key.String(),
-				Member: r.Member.String(), Timeout: r.Timeout, Expires: r.Expires}
-			if r.Client.IsValid() {
-				m.Client = r.Client.String()
-			}
+			m := mirrorOf(r)
 			now[m.id()] = m
 		}
 		return true
@@ -188,6 +192,20 @@ func (mr *mirror) publish(ctx context.Context) {
 	for _, k := range gone {
 		delete(mr.sent, k)
 	}
+}
+
+// mirrorOf is a record as it is mirrored; load reads it back whatever
+// its mode.
+func mirrorOf(r *persist.Record) mirrorRec {
+	m := mirrorRec{Virtual: r.Virtual, Pool: r.Pool, Mode: r.Mode.String(), Key: r.Key.String(),
+		Member: r.Member.String(), Timeout: r.Timeout, Expires: r.Expires}
+	if r.Client.IsValid() {
+		m.Client = r.Client.String()
+	}
+	if !utf8.ValidString(m.Key) {
+		m.RawKey, m.Key = []byte(m.Key), ""
+	}
+	return m
 }
 
 // heldRec is a mirrored record read from etcd, with its key.
@@ -255,6 +273,9 @@ func (mr *mirror) load(recs []heldRec) int {
 		member, err := netip.ParseAddrPort(r.Member)
 		if !ok || err != nil {
 			continue
+		}
+		if r.RawKey != nil {
+			r.Key = string(r.RawKey)
 		}
 		client, _ := netip.ParseAddr(r.Client)
 		timeout := r.Timeout

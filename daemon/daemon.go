@@ -93,6 +93,8 @@ type Engine struct {
 	// vault is the master key the configuration's secrets are sealed
 	// with (secure_vault.go).
 	vault secretVault
+	// minUp fires pools' min-up-members-action (minup.go).
+	minUp *minUpWatch
 }
 
 // state is one committed generation as the engine holds it.
@@ -233,6 +235,9 @@ func (e *Engine) AddHook(h Hook) error {
 // Close closes the store.
 func (e *Engine) Close() error {
 	e.host.stop()
+	if e.minUp != nil {
+		e.minUp.stop()
+	}
 	if e.hsl != nil {
 		e.hsl.Close()
 	}

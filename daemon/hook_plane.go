@@ -38,6 +38,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 		return err
 	}
 	registerPlaneRuntime(e, h)
+	e.watchMinUp(p) // minup.go
 	return nil
 }
 
@@ -84,6 +85,7 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		warnClone(old, h, tr, opts.Warn) // translate_clone.go
 		// translate_tcpopts.go
 		warnTCP(h.e.schema, old, cfg, opts.Warn)
+		warnMinUp(old, cfg, opts.Warn) // minup.go
 	}
 	for _, s := range tr.refused {
 		// What BIG-IP refuses in any source; what the running (or a

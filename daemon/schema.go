@@ -42,6 +42,7 @@ var (
 	specAnyMonitor  = append(schema.MustSpec("ltm monitor "), "gtm monitor ")
 	specPersistence = schema.MustSpec("ltm persistence ")
 	specRule        = schema.MustSpec("ltm rule")
+	specDataGroup   = schema.MustSpec("ltm data-group internal")
 	specPool        = schema.MustSpec("ltm pool")
 	specSnatPool    = schema.MustSpec("ltm snatpool")
 	specTMC         = schema.MustSpec("ltm traffic-matching-criteria")
@@ -221,7 +222,15 @@ var (
 	persistMask          = persistSourceAddr.MustProp("mask")
 	persistRule          = persistUniversal.MustProp("rule")
 	persistDestMask      = persistDestAddr.MustProp("mask")
+	persistMapProxies    = persistSourceAddr.MustProp("map-proxies")
+	persistMapClass      = persistSourceAddr.MustProp("map-proxy-class")
+	persistMapAddr       = persistSourceAddr.MustProp("map-proxy-address")
 	persistHashRule      = persistHash.MustProp("rule")
+	persistHashOffset    = persistHash.MustProp("hash-offset")
+	persistHashLength    = persistHash.MustProp("hash-length")
+	persistHashStart     = persistHash.MustProp("hash-start-pattern")
+	persistHashEnd       = persistHash.MustProp("hash-end-pattern")
+	persistHashLimit     = persistHash.MustProp("hash-buffer-limit")
 	persistHashAlg       = map[*objects.Kind]*objects.Prop{persistSourceAddr: persistSourceAddr.MustProp("hash-algorithm"),
 		persistDestAddr: persistDestAddr.MustProp("hash-algorithm"), persistHash: persistHash.MustProp("hash-algorithm")}
 	cookieHashOffset = persistCookie.MustProp("hash-offset")

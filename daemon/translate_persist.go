@@ -3,11 +3,13 @@ package daemon
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -85,6 +87,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			}
 			p.Mask = a
 		}
+		if prof.Kind == persistSourceAddr && !t.mapProxies(o, prof, p) {
+			return nil, false
+		}
 	case persistUniversal, persistHash:
 		// Both take their key from a rule (persist uie, persist hash),
 		// the profile's own or the virtual's.
@@ -97,6 +102,9 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 			if !t.persistRule(o, v, prof.Name, r) {
 				return nil, false
 			}
+		}
+		if prof.Kind == persistHash && !t.hashPayload(o, v, prof, name, p) {
+			return nil, false
 		}
 	case persistCookie:
 		// Cookie persistence needs the HTTP profile; the L4 proxy accepts
@@ -129,6 +137,101 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		return nil, false
 	}
 	return p, true
+}
+
+// hashPayload reads a hash profile's payload settings (hash-offset,
+// hash-length, hash-start-pattern, hash-end-pattern, hash-buffer-limit):
+// any of them set, the key is looked for in the client's first bytes, as
+// ssl and msrdp persistence find theirs. Left at their defaults, the
+// profile takes its key from a rule only.
+func (t *translator) hashPayload(o *objects.Object, v *dataplane.Virtual, prof *objects.Object, name string, p *dataplane.Persistence) bool {
+	e := func(q *objects.Prop) string { return q.Effective(t.cfg, prof) }
+	num := func(q *objects.Prop) (int, bool) {
+		s := e(q)
+		if s == "" {
+			return 0, true
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.skip(o, "persistence profile %s: %s %q is not a number", prof.Name, q.Name, s)
+			return 0, false
+		}
+		return n, true
+	}
+	off, ok1 := num(persistHashOffset)
+	length, ok2 := num(persistHashLength)
+	limit, ok3 := num(persistHashLimit)
+	if !ok1 || !ok2 || !ok3 {
+		return false
+	}
+	start, end := e(persistHashStart), e(persistHashEnd)
+	pattern := func(s string) bool { return s != "" && s != "none" }
+	if off == 0 && length == 0 && !pattern(start) && !pattern(end) {
+		return true // the rule's key only
+	}
+	pl, err := persist.NewPayload(off, length, start, end, limit)
+	if err != nil {
+		t.skip(o, "persistence profile %s: %v", prof.Name, err)
+		return false
+	}
+	switch {
+	case name != defaultPersistName(o):
+		t.keep(o, "persistence profile %s: a hash profile's payload key runs as a virtual server's default persistence only in openltm", prof.Name)
+		return false
+	case v.MBLB != nil || v.IsUDP() || t.profile(o, profileClientSSL, profileServerSSL) != nil:
+		t.keep(o, "persistence profile %s: openltm finds a hash profile's payload key only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name)
+		return false
+	}
+	p.Payload = pl
+	return true
+}
+
+// mapProxies reads source-addr's map-proxies, map-proxy-class and
+// map-proxy-address: with map-proxies enabled and a class, clients in the
+// class's networks persist as one. Without a class nothing is mapped
+// [M: BIG-IP's own class of a megaproxy's networks is not shipped].
+func (t *translator) mapProxies(o, prof *objects.Object, p *dataplane.Persistence) bool {
+	e := func(q *objects.Prop) string { return q.Effective(t.cfg, prof) }
+	class := e(persistMapClass)
+	if e(persistMapProxies) == "disabled" || class == "" || class == "none" {
+		return true
+	}
+	dg := t.cfg.Lookup(t.s, specDataGroup, class)
+	if dg == nil {
+		t.skip(o, "persistence profile %s: map-proxy-class %s does not exist", prof.Name, class)
+		return false
+	}
+	if dataGroupType.Effective(t.cfg, dg) != "ip" {
+		t.skip(o, "persistence profile %s: map-proxy-class %s is not an address data group (type ip)", prof.Name, dg.Name)
+		return false
+	}
+	pm := &dataplane.ProxyMap{}
+	if v := dataGroupRecords.Get(dg); v != nil {
+		for _, it := range v.Items {
+			n, err := netip.ParsePrefix(it.Name)
+			if err != nil {
+				a, aerr := netip.ParseAddr(it.Name)
+				if aerr != nil {
+					t.skip(o, "persistence profile %s: map-proxy-class %s: %q is not an address or network", prof.Name, dg.Name, it.Name)
+					return false
+				}
+				n = netip.PrefixFrom(a, a.BitLen())
+			}
+			pm.Nets = append(pm.Nets, n.Masked())
+		}
+	}
+	if a := e(persistMapAddr); a != "" && a != "none" {
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			t.skip(o, "persistence profile %s: map-proxy-address %q is not an IP address", prof.Name, a)
+			return false
+		}
+		pm.Addr = ip.Unmap()
+	}
+	if len(pm.Nets) > 0 {
+		p.Proxies = pm
+	}
+	return true
 }
 
 // persistRule adds a universal profile's rule to the virtual's rule list

@@ -31,6 +31,7 @@ type (
 	PersistKey        = config.PersistKey
 	PersistMethod     = config.PersistMethod
 	Persistence       = config.Persistence
+	ProxyMap          = config.ProxyMap
 	Event             = config.Event
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn

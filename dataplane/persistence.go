@@ -49,6 +49,9 @@ func (p *Plane) persistArgs(k PersistKey) (persist.Key, persist.Scope, time.Dura
 			mask = prof.Mask
 		}
 		key = persist.AddrKey(k.Mode, a, mask)
+		if prof != nil && k.Mode == persist.SourceAddress {
+			key = prof.SourceKey(a)
+		}
 	}
 	to := DefaultPersistTimeout
 	if prof != nil {

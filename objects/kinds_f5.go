@@ -358,6 +358,7 @@ var persistActed = map[string]bool{
 	"defaults-from": true, "timeout": true, "match-across-pools": true,
 	"match-across-services": true, "match-across-virtuals": true,
 	"override-connection-limit": true, "description": true, "app-service": true, "metadata": true,
+	"mirror": true,
 }
 
 // runPersist marks an F5 persistence kind as one openltm runs: the kind
@@ -849,7 +850,7 @@ hash-length int 0
 hash-start-pattern str none
 hash-end-pattern str none
 hash-buffer-limit int 0
-`), "rule", "hash-algorithm"),
+`), "rule", "hash-algorithm", "hash-offset", "hash-length", "hash-start-pattern", "hash-end-pattern", "hash-buffer-limit"),
 		runPersist(persistKind("ssl", "ssl", "")),
 		persistKind("host", "host", ""),
 		runPersist(persistKind("msrdp", "msrdp", `

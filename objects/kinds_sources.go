@@ -241,10 +241,6 @@ encrypt-cookie-secret str none
 explicit-proxy raw
 sflow raw
 `,
-	"ltm persistence source-addr": `
-map-proxy-address str none
-map-proxy-class str none
-`,
 	"ltm persistence cookie": `
 cookie-encryption-passphrase str none
 `,

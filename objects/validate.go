@@ -247,6 +247,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkCookieEncryption(c, o); err != nil { // persist_cookie.go
 			return err
 		}
+		if err := checkHashPayload(c, o); err != nil { // persist_hash.go
+			return err
+		}
 	}
 	return nil
 }

@@ -535,7 +535,7 @@ const (
 // Peeks reports whether the persistence's key is in the client's first
 // bytes, which the flow must read before it balances.
 func (p *Persistence) Peeks() bool {
-	return p != nil && (p.Method == PersistSSL || p.Method == PersistMSRDP)
+	return p != nil && (p.Method == PersistSSL || p.Method == PersistMSRDP || (p.Method == PersistHash && p.Payload != nil))
 }
 
 // Persistence is a persistence profile as a virtual applies it, with its
@@ -567,6 +567,39 @@ type Persistence struct {
 	// from a Terminal Services session directory (msts=ADDR.PORT.0000)
 	// names the member it goes to.
 	SessionDir bool
+	// Payload (a hash profile's hash-offset, hash-length, patterns and
+	// hash-buffer-limit) finds the key in the client's first bytes; nil
+	// when the profile takes its key from a rule only.
+	Payload *persist.Payload
+	// Proxies (source-addr map-proxy-class, with map-proxies enabled)
+	// maps the clients of proxy networks to one key; nil maps none.
+	Proxies *ProxyMap
+}
+
+// ProxyMap is a source-addr profile's proxy networks, whose clients
+// persist as one: on Addr (map-proxy-address) when valid, else on their
+// network's address, so that a megaproxy spreading one user over many
+// addresses keeps that user on one member.
+type ProxyMap struct {
+	Nets []netip.Prefix // masked
+	Addr netip.Addr
+}
+
+// SourceKey is the source-address key of a client at a: under the
+// profile's mask, or its proxy network's key when a is in one.
+func (p *Persistence) SourceKey(a netip.Addr) persist.Key {
+	if pm := p.Proxies; pm != nil {
+		u := a.Unmap()
+		for _, n := range pm.Nets {
+			if n.Contains(u) {
+				if pm.Addr.IsValid() {
+					return persist.AddrKey(persist.SourceAddress, pm.Addr, netip.Addr{})
+				}
+				return persist.AddrKey(persist.SourceAddress, n.Addr(), netip.Addr{})
+			}
+		}
+	}
+	return persist.AddrKey(persist.SourceAddress, a, p.Mask)
 }
 
 // Mode is the table's mode for the profile's records.

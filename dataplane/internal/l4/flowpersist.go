@@ -46,12 +46,13 @@ type persistDecision struct {
 // profileKey is the key profile prof gives the flow on its own: the
 // client's address (source-addr) or the address it connected to
 // (dest-addr), under the profile's mask, the session ID the client's
-// TLS hello asks to resume (ssl), or its RDP cookie (msrdp). Universal and hash profiles need
+// TLS hello asks to resume (ssl), its RDP cookie (msrdp), or the key a
+// hash profile finds in its first bytes. Universal and other hash profiles need
 // a rule's key, cookie persistence needs HTTP: none.
 func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	switch prof.Method {
 	case config.PersistSourceAddr:
-		return persist.AddrKey(persist.SourceAddress, fl.Client.Addr(), prof.Mask), true
+		return prof.SourceKey(fl.Client.Addr()), true
 	case config.PersistDestAddr:
 		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
 	case config.PersistSSL:
@@ -61,6 +62,10 @@ func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	case config.PersistMSRDP:
 		if len(fl.firstKey) > 0 { // the RDP client's cookie
 			return persist.StringKey(persist.MSRDP, string(fl.firstKey)), true
+		}
+	case config.PersistHash:
+		if len(fl.firstKey) > 0 { // the hash profile's payload key
+			return persist.StringKey(persist.Hash, string(fl.firstKey)), true
 		}
 	}
 	return persist.Key{}, false

@@ -46,11 +46,15 @@ func sslPersists(cfg *config.Virtual) bool {
 
 // firstKey reads the persistence key of the method the virtual's default
 // profile uses from c's first bytes (an SSL hello's session ID, an RDP
-// client's routing cookie), and returns what it read, to be passed on;
+// client's routing cookie, a hash profile's payload key), and returns what it read, to be passed on;
 // have is what another virtual server read of them (handoff.go).
 func firstKey(cfg *config.Virtual, c *net.TCPConn, have []byte) (head, key []byte, err error) {
-	if cfg.Persist.Method == config.PersistMSRDP {
+	switch cfg.Persist.Method {
+	case config.PersistMSRDP:
 		return readFirst(c, have, rdpCookie)
+	case config.PersistHash: // the hash profile's payload key (Persistence.Peeks)
+		pl := cfg.Persist.Payload
+		return readFirstN(c, have, pl.Limit, func(b []byte) ([]byte, bool) { return pl.Key(b, true) })
 	}
 	return readFirst(c, have, tlsprof.HelloSessionID)
 }
@@ -91,14 +95,20 @@ func readClientHello(c *net.TCPConn, have []byte) (head, id []byte, h *tls.Clien
 // holds bytes of c already read (handed over, handoff.go), looked at
 // first.
 func readFirst(c *net.TCPConn, have []byte, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
+	return readFirstN(c, have, helloLimit, find)
+}
+
+// readFirstN is readFirst reading at most limit bytes (more when have
+// holds more).
+func readFirstN(c *net.TCPConn, have []byte, limit int, find func([]byte) (key []byte, done bool)) (head, key []byte, err error) {
 	if len(have) > 0 {
-		if got, done := find(have); done || len(have) >= helloLimit {
+		if got, done := find(have); done || len(have) >= limit {
 			return have, got, nil
 		}
 	}
 	c.SetReadDeadline(time.Now().Add(helloWait))
 	defer c.SetReadDeadline(time.Time{})
-	buf := make([]byte, helloLimit)
+	buf := make([]byte, limit)
 	n := copy(buf, have)
 	for n < len(buf) {
 		k, rerr := c.Read(buf[n:])

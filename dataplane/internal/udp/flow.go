@@ -85,7 +85,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof != nil && prof.Method == config.PersistSourceAddr {
 			f.persists = true
-			f.pers = persistDecision{key: persist.AddrKey(persist.SourceAddress, client.Addr(), prof.Mask), prof: prof, timeout: prof.Timeout}
+			f.pers = persistDecision{key: prof.SourceKey(client.Addr()), prof: prof, timeout: prof.Timeout}
 			break
 		}
 	}
