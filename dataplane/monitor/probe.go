@@ -31,7 +31,9 @@
 //     F5 cipher string (dataplane/tlsprof); the server name sent is TLS's
 //     ServerName, else the Host header of the send string; the member's
 //     certificate is not verified (BIG-IP does not either); a client
-//     certificate is offered when set.
+//     certificate is offered when set; TLS.Profile (ssl-profile) replaces
+//     all of these. http and https send Username and Password as Basic
+//     authorization (options.go).
 //   - udp: one datagram; a reply is judged like tcp's. An ICMP port
 //     unreachable marks down. With a recv string, silence until the deadline
 //     is down; without one, silence for UDPSettle counts as up, as BIG-IP's
@@ -105,6 +107,9 @@
 //     with Result-Code 2001 (DIAMETER_SUCCESS).
 //   - mqtt: an MQTT CONNECT (3.1.1, or 5) with MQTT's client id and
 //     login must be answered by a CONNACK accepting it.
+//
+// Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
+// Spec.Adaptive an answer that comes too slowly fails the probe.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
