@@ -38,6 +38,16 @@ func TestMonitorOptsTranslated(t *testing.T) {
 			t.Errorf("%s: %s", c, out)
 		}
 	}
+	// What a probe cannot act on stays kept-only: an external program's
+	// sockets, a tcp monitor's account.
+	for _, c := range []string{
+		"create ltm monitor inband m_inband ip-dscp 10",
+		"create ltm monitor tcp m_tcp_user username monitor",
+	} {
+		if out, err := run(t, s, c); err != "" || !strings.Contains(out, "does not act on") {
+			t.Errorf("%s: %q %q, want the kept-only warning", c, out, err)
+		}
+	}
 	dc, skipped := Translate(e.schema, e.Config())
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)

@@ -147,6 +147,15 @@ func TestDialDSCP(t *testing.T) {
 		}
 		u.Close()
 	}
+	// The icmp probes' raw socket (root or CAP_NET_RAW).
+	if pc, err := listenConfig(withDSCP(context.Background(), 46)).ListenPacket(context.Background(), "ip4:icmp", "127.2.1.2"); err == nil {
+		if got := tosOf(t, pc.(*net.IPConn)); got != 46<<2 {
+			t.Errorf("icmp: IP_TOS %#x, want %#x", got, 46<<2)
+		}
+		pc.Close()
+	} else {
+		t.Logf("icmp not checked: no raw socket here (%v)", err)
+	}
 	// An IPv6 socket that sends nothing: its traffic class.
 	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM, 0)
 	if err != nil {
