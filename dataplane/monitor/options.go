@@ -132,13 +132,13 @@ type history struct {
 	sum time.Duration
 }
 
-// judge records a probe answered in rt at now and says why it fails
-// adaptive monitoring, nil when it passes. The mean is of the probes
-// before it within the timespan (every answered probe counts, slow ones
-// too, so the mean follows a member whose normal pace changes [M]); with
-// none, only the limit applies. Response times are judged in whole
-// milliseconds, as BIG-IP's settings are: a divergence under 1 ms never
-// fails a probe [M].
+// judge says why a probe answered in rt at now fails adaptive
+// monitoring, nil when it passes, and records it when it passes. The mean
+// is of the passed probes before it within the timespan, so a member that
+// slows down stays failed until its quick answers leave the timespan [M];
+// with none left, only the limit applies, and its new pace becomes the
+// mean. Response times are judged in whole milliseconds, as BIG-IP's
+// settings are: a divergence under 1 ms never fails a probe [M].
 func (h *history) judge(a *Adaptive, now time.Time, rt time.Duration) error {
 	cut := now.Add(-a.Timespan)
 	drop := 0
@@ -164,7 +164,9 @@ func (h *history) judge(a *Adaptive, now time.Time, rt time.Duration) error {
 				rt.Milliseconds(), mean.Milliseconds(), a.Divergence, unit)
 		}
 	}
-	h.s = append(h.s, sample{at: now, rt: rt})
-	h.sum += rt
+	if err == nil {
+		h.s = append(h.s, sample{at: now, rt: rt})
+		h.sum += rt
+	}
 	return err
 }

@@ -334,8 +334,10 @@ func TestAdaptiveJudge(t *testing.T) {
 		{"over the limit", Adaptive{Relative: true, Divergence: 25, Limit: ms(200), Timespan: time.Minute}, nil, ms(1000), "exceeds the adaptive limit of 200 ms"},
 		{"relative within", Adaptive{Relative: true, Divergence: 25, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(100), ms(100)}, ms(124), ""},
 		{"relative beyond", Adaptive{Relative: true, Divergence: 25, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(100), ms(100)}, ms(130), "diverges from the mean of 100 ms by more than 25 %"},
-		{"absolute within", Adaptive{Divergence: 50, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(100), ms(300)}, ms(249), ""},
-		{"absolute beyond", Adaptive{Divergence: 50, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(100), ms(300)}, ms(251), "diverges from the mean of 200 ms by more than 50 ms"},
+		{"absolute within", Adaptive{Divergence: 50, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(180), ms(220)}, ms(249), ""},
+		{"absolute beyond", Adaptive{Divergence: 50, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(180), ms(220)}, ms(251), "diverges from the mean of 200 ms by more than 50 ms"},
+		{"failed probes left out of the mean", Adaptive{Relative: true, Divergence: 25, Limit: ms(5000), Timespan: time.Minute}, []time.Duration{ms(100), ms(1000), ms(1000)}, ms(130), "diverges from the mean of 100 ms"},
+		{"a new pace once the old one left the timespan", Adaptive{Relative: true, Divergence: 25, Limit: ms(5000), Timespan: 2500 * time.Millisecond}, []time.Duration{ms(100), ms(1000), ms(1000)}, ms(1000), ""},
 		{"under a millisecond never diverges", Adaptive{Relative: true, Divergence: 25, Limit: ms(200), Timespan: time.Minute}, []time.Duration{ms(0) + 100*time.Microsecond}, 900 * time.Microsecond, ""},
 		{"samples older than the timespan left out", Adaptive{Divergence: 50, Limit: ms(5000), Timespan: 3 * time.Second}, []time.Duration{ms(900), ms(900), ms(900), ms(100), ms(100)}, ms(140), ""},
 		{"limit 0 sets none", Adaptive{Divergence: 50, Timespan: time.Minute}, nil, time.Hour, ""},
@@ -350,8 +352,8 @@ func TestAdaptiveJudge(t *testing.T) {
 			if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 				t.Fatalf("judge = %v, want %q", err, tc.err)
 			}
-			if len(h.s) > n+1 || len(h.s) == 0 {
-				t.Fatalf("%d samples kept of %d", len(h.s), n+1)
+			if passed := tc.err == ""; len(h.s) > n+1 || passed && h.s[len(h.s)-1].rt != tc.rt || !passed && len(h.s) > 0 && h.s[len(h.s)-1].at.Equal(t0) {
+				t.Fatalf("samples %v after a probe that passed=%v", h.s, passed)
 			}
 		})
 	}
@@ -395,37 +397,49 @@ func slowMember(t *testing.T, delay *atomic.Int64) netip.AddrPort {
 	return netip.MustParseAddrPort(ln.Addr().String())
 }
 
-// TestInstanceAdaptiveLimit: a member answering at once is up; delayed
-// by a second, far past adaptive-limit 200 ms though well within the
-// timeout, it goes down with the adaptive error; answering at once
-// again, it comes back.
-func TestInstanceAdaptiveLimit(t *testing.T) {
+// TestInstanceAdaptive: a member answering at once is up; delayed by a
+// second, far past adaptive-limit 200 ms, or far from the mean of its
+// quick answers, though well within the timeout, it goes down with the
+// adaptive error; answering at once again, it comes back.
+func TestInstanceAdaptive(t *testing.T) {
 	t.Parallel()
-	var delay atomic.Int64
-	target := slowMember(t, &delay)
-	states := make(chan State, 64)
-	spec := &Spec{Type: HTTP, Send: "GET / HTTP/1.0\r\n\r\n", Recv: regexp.MustCompile("healthy"),
-		Interval: 200 * time.Millisecond, Timeout: 2500 * time.Millisecond,
-		Adaptive: &Adaptive{Relative: true, Divergence: 25, Limit: 200 * time.Millisecond, Timespan: time.Minute}}
-	in := Start(spec, target, func(s State) { states <- s })
-	defer in.Stop()
-	wait := func(want Status, errSub string) {
-		t.Helper()
-		deadline := time.After(15 * time.Second)
-		for {
-			select {
-			case s := <-states:
-				if s.Status == want && (errSub == "" || strings.Contains(s.LastError, errSub)) {
-					return
+	for _, tc := range []struct {
+		name string
+		a    Adaptive
+		err  string
+	}{
+		{"limit", Adaptive{Relative: true, Divergence: 25, Limit: 200 * time.Millisecond, Timespan: time.Minute}, "exceeds the adaptive limit of 200 ms"},
+		{"absolute divergence", Adaptive{Divergence: 300, Limit: 4 * time.Second, Timespan: time.Minute}, "by more than 300 ms"},
+		{"relative divergence", Adaptive{Relative: true, Divergence: 50, Limit: 4 * time.Second, Timespan: time.Minute}, "by more than 50 %"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var delay atomic.Int64
+			target := slowMember(t, &delay)
+			states := make(chan State, 64)
+			spec := &Spec{Type: HTTP, Send: "GET / HTTP/1.0\r\n\r\n", Recv: regexp.MustCompile("healthy"),
+				Interval: 200 * time.Millisecond, Timeout: 2500 * time.Millisecond, Adaptive: &tc.a}
+			in := Start(spec, target, func(s State) { states <- s })
+			defer in.Stop()
+			wait := func(want Status, errSub string) {
+				t.Helper()
+				deadline := time.After(15 * time.Second)
+				for {
+					select {
+					case s := <-states:
+						if s.Status == want && (errSub == "" || strings.Contains(s.LastError, errSub)) {
+							return
+						}
+					case <-deadline:
+						t.Fatalf("not %v (%q) in time; now %+v", want, errSub, in.State())
+					}
 				}
-			case <-deadline:
-				t.Fatalf("not %v (%q) in time; now %+v", want, errSub, in.State())
 			}
-		}
+			wait(Up, "")
+			delay.Store(int64(time.Second))
+			wait(Down, tc.err)
+			delay.Store(0)
+			wait(Up, "")
+		})
 	}
-	wait(Up, "")
-	delay.Store(int64(time.Second))
-	wait(Down, "exceeds the adaptive limit of 200 ms")
-	delay.Store(0)
-	wait(Up, "")
 }
