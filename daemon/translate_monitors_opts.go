@@ -35,6 +35,9 @@ var (
 func (t *translator) monitorOpts(o *objects.Object, typ dataplane.MonitorType, m *dataplane.Monitor) bool {
 	e := func(p *objects.Prop) string { return noneEmpty(p.Effective(t.cfg, o)) }
 	num := func(p *objects.Prop) (int, bool) {
+		if e(p) == "" {
+			return 0, true // none
+		}
 		n, err := strconv.Atoi(e(p))
 		if err != nil || n < 0 {
 			t.skip(o, "%s %q is not a number from 0", p.Name, e(p))

@@ -103,6 +103,7 @@ func TestMonitorOptsRefused(t *testing.T) {
 		{"create ltm monitor http bad ip-dscp 64", `"64" is out of range for "ip-dscp"`},
 		{"create ltm monitor udp bad ip-dscp 99", `"99" is out of range for "ip-dscp"`},
 		{"create ltm monitor tcp bad adaptive-divergence-type median", "median"},
+		{"create ltm monitor tcp bad adaptive enabled adaptive-limit indefinite", `adaptive-limit "indefinite" is not a number`},
 		{"create ltm monitor https bad cert mon.crt", "cert and key go together"},
 		{"create ltm monitor https bad cert nosuch.crt key nosuch.key", "(/Common/nosuch.crt) was not found"},
 		{"create ltm monitor https bad ssl-profile nosuch", "nosuch"},

@@ -295,7 +295,7 @@ func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set). own are the kind's settings its probe uses beyond
 // monitorActed, whose names mean the same in every kind (username is a
-// pop3 monitor's login, while an http monitor's is not acted on).
+// pop3 monitor's login, while a tcp monitor's is not acted on).
 func runMonitor(k *Kind, own ...string) *Kind {
 	not := monitorNotActed[k.Key()]
 	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool {
