@@ -198,7 +198,7 @@ func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
 		m.DNS = &dataplane.DNSCheck{QName: noneEmpty(e(dnsQName)), QType: e(dnsQType), AcceptRcode: e(dnsAcceptRcode),
 			AnswerContains: e(dnsAnswerContains), Recv: noneEmpty(e(dnsRecv))}
 	}
-	if !t.monitorExt(o, typ, m) { // translate_monitors.go
+	if !t.monitorExt(o, typ, m) || !t.monitorOpts(o, typ, m) { // translate_monitors.go, translate_monitors_opts.go
 		return
 	}
 	if d := e(monitorDestination); d != "" && d != "*:*" && d != "*" {

@@ -545,7 +545,8 @@ func compileMonitors(cfg *Config) (map[string]*monitor.Spec, error) {
 			}
 			s.DNS = q
 		}
-		compileExtMonitor(m, s) // monitors_ext.go
+		compileExtMonitor(m, s)  // monitors_ext.go
+		compileMonitorOpts(m, s) // monitor_compile.go
 		if err := s.Check(); err != nil {
 			return nil, fmt.Errorf("monitor %s: %v", name, err)
 		}

@@ -223,6 +223,7 @@ func monitorKind(typ, builtin, rows string) *Kind {
 	k := pk(key, "Monitor", "/Common/"+builtin, tmshRef(key)+restDefaults("/Common/"+builtin), monCommonRows+rows)
 	k.Lower = "monitor"
 	k.row("defaults-from").Ref = []string{key}
+	k.row("ip-dscp").Max = 63
 	return k
 }
 
@@ -252,6 +253,16 @@ var monitorActed = map[string]bool{
 	"qname": true, "qtype": true, "accept-rcode": true, "answer-contains": true,
 	"failures": true, "failure-interval": true, "retry-time": true,
 	"run": true, "args": true, "user-defined": true,
+	"ip-dscp": true, "adaptive": true, "adaptive-divergence-type": true, "adaptive-divergence-value": true,
+	"adaptive-limit": true, "adaptive-sampling-timespan": true,
+}
+
+// monitorNotActed are monitorActed settings a kind's probe cannot use:
+// an external monitor's program opens its own sockets, and inband sends
+// no probes.
+var monitorNotActed = map[string][]string{
+	"ltm monitor external": {"ip-dscp"},
+	"ltm monitor inband":   {"ip-dscp", "adaptive", "adaptive-divergence-type", "adaptive-divergence-value", "adaptive-limit", "adaptive-sampling-timespan"},
 }
 
 // clusterActed are the cm properties ltmd's device groups act on
@@ -284,9 +295,12 @@ func acting(k *Kind, help string, acted func(name string) bool) *Kind {
 // acted on, and its settings the probes do not use stay kept-only (a
 // warning when set). own are the kind's settings its probe uses beyond
 // monitorActed, whose names mean the same in every kind (username is a
-// pop3 monitor's login, while an http monitor's is not acted on).
+// pop3 monitor's login, while a tcp monitor's is not acted on).
 func runMonitor(k *Kind, own ...string) *Kind {
-	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool { return monitorActed[n] || slices.Contains(own, n) })
+	not := monitorNotActed[k.Key()]
+	return acting(k, "F5 "+k.Key()+" health monitor", func(n string) bool {
+		return monitorActed[n] && !slices.Contains(not, n) || slices.Contains(own, n)
+	})
 }
 
 // actOn marks a kept F5 kind as one openltm acts on, with the settings it
@@ -440,7 +454,7 @@ key ref sys+file+ssl-key none
 cipherlist str DEFAULT:+SHA:+3DES:+kEDH
 compatibility ed enabled
 ssl-profile ref ltm+profile+server-ssl none
-`)),
+`), "username", "password", "cert", "key", "cipherlist", "compatibility", "ssl-profile"),
 		runMonitor(monitorKind("udp", "udp", monSendRecvRows+`
 debug yn no
 `)),

@@ -153,12 +153,13 @@ func ltmKinds() []*Kind {
 			num("time-until-up", "0"),
 			num("up-interval", "0"),
 			ed("manual-resume", "disabled"),
-			passive(num("ip-dscp", "0")),
-			passive(ed("adaptive", "disabled")),
-			passive(num("adaptive-limit", "200")),
+			help(bounded(num("ip-dscp", "0"), 0, 63), "DSCP (0-63) of the probes' packets: IP_TOS, or the IPv6 traffic class, dscp<<2"),
+			help(ed("adaptive", "disabled"), "enabled fails a probe whose response time exceeds adaptive-limit or diverges from the mean"),
+			help(num("adaptive-limit", "200"), "milliseconds no probe's response time may exceed (adaptive enabled)"),
 			passive(num("sampling-timeframe", "300")),
-			passive(str("adaptive-divergence-type", "relative")),
-			passive(num("adaptive-divergence-value", "25")),
+			help(num("adaptive-sampling-timespan", "300"), "seconds of probes whose mean response time adaptive monitoring compares with"),
+			help(enum("adaptive-divergence-type", "relative", "relative", "absolute"), "adaptive-divergence-value in percent of the mean (relative) or milliseconds (absolute)"),
+			help(num("adaptive-divergence-value", "25"), "how far above the mean response time a probe may be (adaptive enabled)"),
 			passive(str("app-service", "none")),
 		}
 	}
@@ -172,6 +173,11 @@ func ltmKinds() []*Kind {
 	monHalf := &Kind{Words: []string{"ltm", "monitor", "tcp-half-open"}, Title: "Monitor", Help: "TCP half-open monitor", Parent: "/Common/tcp_half_open", Props: append(monitorCommon(), ed("transparent", "disabled"))}
 	monHTTP := &Kind{Words: []string{"ltm", "monitor", "http"}, Title: "Monitor", Help: "HTTP monitor", Parent: "/Common/http", Props: withSendRecv(monitorCommon())}
 	monICMP := &Kind{Words: []string{"ltm", "monitor", "gateway-icmp"}, Title: "Monitor", Help: "Gateway ICMP monitor", Parent: "/Common/gateway_icmp", Props: append(monitorCommon(), ed("transparent", "disabled"))}
+	for _, p := range monHTTP.Props {
+		if p.Name == "username" || p.Name == "password" {
+			p.Passive = false // sent as Basic authorization
+		}
+	}
 	for _, k := range []*Kind{monTCP, monHalf, monHTTP, monICMP} {
 		k.Lower = "monitor"
 		for _, p := range k.Props {

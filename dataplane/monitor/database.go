@@ -58,6 +58,7 @@ func probePostgreSQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Ou
 		cfg.User = "postgres"
 	}
 	cfg.TLSConfig, cfg.Fallbacks = nil, nil
+	cfg.DialFunc = dialer(ctx).DialContext
 	conn, err := pgconn.ConnectConfig(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil || isTimeout(err) {

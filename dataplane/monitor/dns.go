@@ -73,7 +73,7 @@ func probeDNS(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 	m := new(dns.Msg)
 	m.SetQuestion(dns.Fqdn(q.Name), qtype)
 	m.RecursionDesired = true
-	c := &dns.Client{Net: "udp"}
+	c := &dns.Client{Net: "udp", Dialer: dialer(ctx)}
 	resp, _, err := c.ExchangeContext(ctx, m, target.String())
 	if err == nil && resp.Truncated {
 		c.Net = "tcp"

@@ -35,7 +35,7 @@ func probeICMP(ctx context.Context, addr netip.Addr) (Outcome, error) {
 	if addr.Is6() {
 		network, reqType, replyType = "ip6:ipv6-icmp", 128, 129
 	}
-	pc, err := net.ListenPacket(network, "")
+	pc, err := listenConfig(ctx).ListenPacket(ctx, network, "")
 	if err != nil {
 		return Outcome{}, ErrICMPPrivilege
 	}

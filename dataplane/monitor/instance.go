@@ -163,6 +163,7 @@ func (in *Instance) run() {
 	var streak time.Time      // start of the current run of successes
 	lastFailed := false
 	locked := false
+	var hist history // adaptive response times
 	for {
 		probeStart := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -175,6 +176,12 @@ func (in *Instance) run() {
 		}()
 		out, err := Probe(ctx, sp, in.target)
 		cancel()
+		if a := sp.Adaptive; a != nil && err == nil && out.Up {
+			// An answer that comes too late fails as no answer does.
+			if aerr := hist.judge(a, time.Now(), time.Since(probeStart)); aerr != nil {
+				out, err = Outcome{}, aerr
+			}
+		}
 		select {
 		case <-in.stop:
 			return

@@ -435,8 +435,7 @@ func (s *session) dialData() (net.Conn, error) {
 	if port == 0 {
 		return nil, unexpected(verb, line)
 	}
-	var d net.Dialer
-	c, err := d.DialContext(s.ctx, "tcp", (&net.TCPAddr{IP: ra.IP, Port: port, Zone: ra.Zone}).String())
+	c, err := dialer(s.ctx).DialContext(s.ctx, "tcp", (&net.TCPAddr{IP: ra.IP, Port: port, Zone: ra.Zone}).String())
 	if err != nil {
 		return nil, s.ioErr("Unable to open data connection", err)
 	}
@@ -447,10 +446,11 @@ func (s *session) dialData() (net.Conn, error) {
 // server where it is.
 func (s *session) listenData() (*net.TCPListener, error) {
 	la := s.c.LocalAddr().(*net.TCPAddr)
-	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: la.IP, Zone: la.Zone})
+	l, err := listenConfig(s.ctx).Listen(s.ctx, "tcp", (&net.TCPAddr{IP: la.IP, Zone: la.Zone}).String())
 	if err != nil {
 		return nil, fmt.Errorf("Unable to listen for the data connection; %v", unwrapSyscall(err))
 	}
+	ln := l.(*net.TCPListener)
 	port := ln.Addr().(*net.TCPAddr).Port
 	verb, line := "EPRT", fmt.Sprintf("EPRT |2|%s|%d|", la.IP, port)
 	if ip := la.IP.To4(); ip != nil {

@@ -49,8 +49,7 @@ func probeMSSQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome
 type deadlineDialer struct{}
 
 func (deadlineDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+	c, err := dialer(ctx).DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ func probeMySQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome
 	cfg.User, cfg.Passwd, cfg.DBName = d.Username, d.Password, d.Database
 	cfg.TLSConfig, cfg.TLS = "false", nil
 	cfg.Logger = &mysql.NopLogger{}
+	cfg.DialFunc = dialer(ctx).DialContext
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return Outcome{}, err

@@ -31,7 +31,9 @@
 //     F5 cipher string (dataplane/tlsprof); the server name sent is TLS's
 //     ServerName, else the Host header of the send string; the member's
 //     certificate is not verified (BIG-IP does not either); a client
-//     certificate is offered when set.
+//     certificate is offered when set; TLS.Profile (ssl-profile) replaces
+//     all of these. http and https send Username and Password as Basic
+//     authorization (options.go).
 //   - udp: one datagram; a reply is judged like tcp's. An ICMP port
 //     unreachable marks down. With a recv string, silence until the deadline
 //     is down; without one, silence for UDPSettle counts as up, as BIG-IP's
@@ -105,6 +107,9 @@
 //     with Result-Code 2001 (DIAMETER_SUCCESS).
 //   - mqtt: an MQTT CONNECT (3.1.1, or 5) with MQTT's client id and
 //     login must be answered by a CONNACK accepting it.
+//
+// Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
+// Spec.Adaptive an answer that comes too slowly fails the probe.
 //
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
@@ -238,6 +243,14 @@ type Spec struct {
 	Diameter *DiameterCheck
 	// MQTT is the mqtt monitor's client; nil means all defaults.
 	MQTT *MQTTCheck
+	// Username and Password are an http or https monitor's account,
+	// sent as HTTP Basic authorization (options.go).
+	Username, Password string
+	// DSCP marks every socket the probe opens (ip-dscp, 0-63); 0 leaves
+	// them unmarked.
+	DSCP uint8
+	// Adaptive fails probes that answer too slowly; nil: off.
+	Adaptive *Adaptive
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -256,12 +269,19 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
 		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
-		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT)
+		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
+		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive)
 }
 
 // Check reports settings a probe could not run with, so a commit is
 // refused rather than the monitor failing on every probe.
 func (s *Spec) Check() error {
+	if s.DSCP > MaxDSCP {
+		return fmt.Errorf("ip-dscp %d is out of range (0-%d)", s.DSCP, MaxDSCP)
+	}
+	if err := s.Adaptive.check(); err != nil {
+		return err
+	}
 	switch s.Type {
 	case TCP, TCPHalfOpen, HTTP, GatewayICMP, ICMP, UDP:
 	case HTTPS:
@@ -338,6 +358,7 @@ const maxReply = 64 << 10
 
 // Probe runs one check of spec against target within ctx's deadline.
 func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, error) {
+	ctx = withDSCP(ctx, spec.DSCP)
 	switch spec.Type {
 	case GatewayICMP, ICMP:
 		return probeICMP(ctx, target.Addr())
@@ -390,8 +411,7 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 }
 
 func dial(ctx context.Context, target netip.AddrPort) (*net.TCPConn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", target.String())
+	c, err := dialer(ctx).DialContext(ctx, "tcp", target.String())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ErrNoResponse
@@ -435,8 +455,12 @@ func probeStream(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcom
 		}
 		c = sc
 	}
-	if spec.Send != "" {
-		if _, err := io.WriteString(c, spec.Send); err != nil {
+	send := spec.Send
+	if spec.Username != "" && (spec.Type == HTTP || spec.Type == HTTPS) {
+		send = basicAuthSend(send, spec.Username, spec.Password)
+	}
+	if send != "" {
+		if _, err := io.WriteString(c, send); err != nil {
 			return Outcome{}, fmt.Errorf("Unable to send; %v", unwrapSyscall(err))
 		}
 	}

@@ -107,6 +107,12 @@ func (s *tlsServer) lastSNI() string {
 
 func startTLS(t *testing.T, cfg *tls.Config, reply string) *tlsServer {
 	t.Helper()
+	return startTLSAt(t, "127.10.3.1:0", cfg, reply)
+}
+
+// startTLSAt is startTLS listening on addr.
+func startTLSAt(t *testing.T, addr string, cfg *tls.Config, reply string) *tlsServer {
+	t.Helper()
 	s := &tlsServer{}
 	cfg = cfg.Clone()
 	cfg.GetConfigForClient = func(h *tls.ClientHelloInfo) (*tls.Config, error) {
@@ -115,7 +121,7 @@ func startTLS(t *testing.T, cfg *tls.Config, reply string) *tlsServer {
 		s.mu.Unlock()
 		return nil, nil
 	}
-	ln, err := tls.Listen("tcp", "127.10.3.1:0", cfg)
+	ln, err := tls.Listen("tcp", addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func probeRADIUS(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcom
 		rfc2866.AcctStatusType_Set(p, rfc2866.AcctStatusType_Value_Start)
 		rfc2866.AcctSessionID_SetString(p, hex.EncodeToString(id))
 	}
-	client := &radius.Client{Retry: time.Second, MaxPacketErrors: 10}
+	client := &radius.Client{Retry: time.Second, MaxPacketErrors: 10, Dialer: *dialer(ctx)}
 	resp, err := client.Exchange(ctx, p, target.String())
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"time"
 )
@@ -148,8 +147,7 @@ func readRecord(r io.Reader) ([]byte, error) {
 // rpcUDP sends the call every rpcResend until a reply to it comes or the
 // deadline passes; an ICMP port unreachable is an answer (nothing there).
 func rpcUDP(ctx context.Context, to netip.AddrPort, msg []byte, xid uint32) ([]byte, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "udp", to.String())
+	conn, err := dialer(ctx).DialContext(ctx, "udp", to.String())
 	if err != nil {
 		return nil, fmt.Errorf("Unable to connect; %v", unwrapSyscall(err))
 	}

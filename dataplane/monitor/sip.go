@@ -119,8 +119,7 @@ func probeSIP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 	var raw net.Conn
 	transport := "UDP"
 	if c.Mode == "" || c.Mode == "udp" {
-		var d net.Dialer
-		uc, err := d.DialContext(ctx, "udp", target.String())
+		uc, err := dialer(ctx).DialContext(ctx, "udp", target.String())
 		if err != nil {
 			return Outcome{}, fmt.Errorf("Unable to connect; %v", unwrapSyscall(err))
 		}

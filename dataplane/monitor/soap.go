@@ -119,7 +119,7 @@ func probeSOAP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome,
 	client := &http.Client{
 		Transport: &http.Transport{
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return (&net.Dialer{}).DialContext(ctx, "tcp", target.String())
+				return dialer(ctx).DialContext(ctx, "tcp", target.String())
 			},
 			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 			DisableKeepAlives: true,

@@ -20,13 +20,24 @@ type TLS struct {
 	// Certificate is offered when the member asks for one (the monitor's
 	// cert and key); nil offers none.
 	Certificate *tls.Certificate
+	// Strict is compatibility disabled: TLS 1.2 and above only, where
+	// enabled (BIG-IP's default) lets the probe talk to members that
+	// still speak older versions [M].
+	Strict bool
+	// Profile is the server-ssl profile's configuration (ssl-profile):
+	// when set, the probe uses its certificate, ciphers and options, and
+	// Ciphers, Certificate and Strict are not used [M].
+	Profile *tls.Config
+	// ProfileID names Profile's settings: equal IDs, equal profiles.
+	ProfileID string
 }
 
 func (t *TLS) equal(o *TLS) bool {
 	if t == nil || o == nil {
 		return t == o
 	}
-	if t.Ciphers != o.Ciphers || t.ServerName != o.ServerName || (t.Certificate == nil) != (o.Certificate == nil) {
+	if t.Ciphers != o.Ciphers || t.ServerName != o.ServerName || (t.Certificate == nil) != (o.Certificate == nil) ||
+		t.Strict != o.Strict || t.ProfileID != o.ProfileID || (t.Profile == nil) != (o.Profile == nil) {
 		return false
 	}
 	if t.Certificate == nil {
@@ -50,6 +61,16 @@ func (t *TLS) config(send string) (*tls.Config, error) {
 	var cert *tls.Certificate
 	if t != nil {
 		ciphers, name, cert = t.Ciphers, t.ServerName, t.Certificate
+		if t.Profile != nil {
+			cfg := t.Profile.Clone()
+			if cfg.ServerName == "" {
+				if name == "" {
+					name = hostHeader(send)
+				}
+				cfg.ServerName = name
+			}
+			return cfg, nil
+		}
 	}
 	if ciphers == "" {
 		ciphers = "DEFAULT"
@@ -61,6 +82,12 @@ func (t *TLS) config(send string) (*tls.Config, error) {
 	vs := l.Versions()
 	if len(vs) == 0 {
 		return nil, fmt.Errorf("cipherlist %q selects no suite Go's TLS can do (selected: %s)", ciphers, strings.Join(l.Names(), ", "))
+	}
+	if t != nil && t.Strict {
+		if vs[len(vs)-1] < tls.VersionTLS12 {
+			return nil, fmt.Errorf("cipherlist %q selects no TLS 1.2 or later suite, which compatibility disabled requires", ciphers)
+		}
+		vs[0] = max(vs[0], tls.VersionTLS12)
 	}
 	if name == "" {
 		name = hostHeader(send)

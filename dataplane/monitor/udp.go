@@ -18,8 +18,7 @@ var UDPSettle = time.Second
 var ErrPortUnreachable = errors.New("ICMP port unreachable")
 
 func probeUDP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "udp", target.String())
+	c, err := dialer(ctx).DialContext(ctx, "udp", target.String())
 	if err != nil {
 		return Outcome{}, fmt.Errorf("Unable to connect; %v", unwrapSyscall(err))
 	}

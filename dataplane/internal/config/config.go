@@ -442,6 +442,12 @@ type Monitor struct {
 	RPC      *RPCMonitor
 	Diameter *DiameterMonitor
 	MQTT     *MQTTMonitor
+	// Username and Password, DSCP, TLS and Adaptive are the settings of
+	// monitor_opts.go.
+	Username, Password string
+	DSCP               int
+	TLS                *MonitorTLS
+	Adaptive           *AdaptiveMonitor
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or
