@@ -48,7 +48,7 @@ func TestMonitorOptsTranslated(t *testing.T) {
 			t.Errorf("%s: %q %q, want the kept-only warning", c, out, err)
 		}
 	}
-	dc, skipped := Translate(e.schema, e.Config())
+	dc, skipped := Translate(e.schema, e.reveal(e.Config())[0])
 	if len(skipped) != 0 {
 		t.Fatalf("skipped %v", skipped)
 	}
@@ -74,12 +74,12 @@ func TestMonitorOptsTranslated(t *testing.T) {
 	}
 	// The same configuration translated again keeps the profile's ID, so
 	// a commit leaves the monitor's instances running.
-	dc2, _ := Translate(e.schema, e.Config())
+	dc2, _ := Translate(e.schema, e.reveal(e.Config())[0])
 	if a, b := dc.Monitors["/Common/m_prof"].TLS.ProfileID, dc2.Monitors["/Common/m_prof"].TLS.ProfileID; a != b {
 		t.Errorf("profile ID changed without a change: %q, %q", a, b)
 	}
 	out, _ := run(t, s, "list ltm monitor http m_auth")
-	for _, w := range []string{"username monitor", "password s3cret", "ip-dscp 46"} {
+	for _, w := range []string{"username monitor", "password $M$", "ip-dscp 46"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("list lacks %q:\n%s", w, out)
 		}
