@@ -25,6 +25,7 @@ var (
 	httpServerAgent     = profileHTTP.MustProp("server-agent-name")
 	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
 	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
+	httpFallbackStatus  = profileHTTP.MustProp("fallback-status-codes")
 	httpEnforcement     = profileHTTP.MustProp("enforcement")
 	httpHeaderInsert    = profileHTTP.MustProp("header-insert")
 	httpHeaderErase     = profileHTTP.MustProp("header-erase")
@@ -82,6 +83,16 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	}
 	if fb := get(httpFallbackHost); fb != "none" && fb != "" {
 		opts.Fallback = fb
+	}
+	if v := t.cfg.Effective(prof, httpFallbackStatus.Name); v != nil && len(v.List) > 0 {
+		rs, err := objects.ParseStatusCodes(v.List)
+		if err != nil {
+			return err
+		}
+		opts.FallbackStatus = new(mblb.StatusSet)
+		for _, r := range rs {
+			opts.FallbackStatus.Add(r.Lo, r.Hi)
+		}
 	}
 	lim, err := enforcementLimits(get(httpEnforcement))
 	if err != nil {

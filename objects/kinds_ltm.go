@@ -218,6 +218,7 @@ func ltmKinds() []*Kind {
 		help(enum("response-chunking", "selective", "preserve", "selective", "sustain", "rechunk", "unchunk"), "response bodies as they go to clients: preserve, selective and sustain keep the member's framing (a changed body that came chunked stays chunked), rechunk sends them chunked (HTTP/1.1 clients), unchunk with a Content-Length or ended by the close"),
 		help(enum("redirect-rewrite", "none", "none", "all", "matching", "nodes"), "rewrite members' redirects: all, matching (the request's host) or nodes (a member's address, to the virtual's)"),
 		help(str("fallback-host", "none"), "where a request no member can serve is redirected"),
+		help(&Prop{Name: "fallback-status-codes", Type: TList, Inline: true}, "members' response codes (500, 502-504) answered with a redirect to fallback-host instead"),
 		help(&Prop{Name: "enforcement", Type: TRaw}, "max-header-size (32768), max-header-count (64) and max-requests (0: no limit) are enforced; the other enforcement settings are kept"),
 		help(str("header-insert", "none"), "a header (Name: value; several separated by \\r\\n) inserted into every request sent to a member"),
 		help(str("header-erase", "none"), "a header removed from every request sent to a member"),

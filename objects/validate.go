@@ -262,6 +262,12 @@ func checkRequired(o *Object) error {
 				return Invalid("The virtual server (%s) uses source-address-translation type snat without a snatpool.", o.Name)
 			}
 		}
+	case "ltm profile http":
+		if v := o.Props["fallback-status-codes"]; v != nil {
+			if _, err := ParseStatusCodes(v.List); err != nil {
+				return Invalid("The HTTP profile (%s): %v.", o.Name, err)
+			}
+		}
 	case "ltm node":
 		if o.Str("address") == "" && o.Props["fqdn"] == nil {
 			return Invalid("The node (%s) has no address.", o.Name)
