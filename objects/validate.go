@@ -254,6 +254,9 @@ func (c *Config) Validate(s *Schema) error {
 func checkRequired(o *Object) error {
 	switch o.Kind.Key() {
 	case "ltm virtual":
+		if err := checkVirtualType(o); err != nil { // virtual_types.go
+			return err
+		}
 		// No destination line is BIG-IP's default, 0.0.0.0:any (bigip.conf
 		// leaves defaults out): valid, though it listens nowhere here.
 		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {

@@ -351,6 +351,10 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	if snap.Addr != nil && !cfg.Address.Enabled { // a disabled virtual address (vaddr.go)
 		return false
 	}
+	if cfg.Reject { // a reject virtual: counted, then reset or dropped
+		vs.Stats.Tot.Add(1)
+		return false
+	}
 	if snap.Rate != nil && !snap.Rate.take(&vs.Rate, client.Addr(), local.Addr(), RateNow()) {
 		vs.RateDropped.Add(1)
 		return false
