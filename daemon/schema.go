@@ -154,6 +154,7 @@ var (
 	virtualDestination      = ltmVirtual.MustProp("destination")
 	virtualEnabled          = ltmVirtual.MustProp("enabled")
 	virtualReject           = ltmVirtual.MustProp("reject")
+	virtualDownImmediate    = ltmVirtual.MustProp("service-down-immediate-action")
 	virtualConnectionLimit  = ltmVirtual.MustProp("connection-limit")
 	virtualTranslateAddress = ltmVirtual.MustProp("translate-address")
 	virtualTranslatePort    = ltmVirtual.MustProp("translate-port")

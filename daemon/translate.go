@@ -355,6 +355,7 @@ func (t *translator) virtual(o *objects.Object) {
 		Name:             o.Name,
 		Enabled:          e(virtualEnabled) != "disabled",
 		Reject:           virtualReject.Str(o) == "reject",
+		DownImmediate:    dataplane.ServiceDownAction(e(virtualDownImmediate)),
 		ConnectionLimit:  atoi(e(virtualConnectionLimit)),
 		TranslateAddress: e(virtualTranslateAddress) != "disabled",
 		TranslatePort:    e(virtualTranslatePort) != "disabled",

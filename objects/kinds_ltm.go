@@ -74,7 +74,7 @@ func ltmKinds() []*Kind {
 		passive(str("cmp-enabled", "yes")),
 		passive(str("address-status", "yes")),
 		passive(num("gtm-score", "0")),
-		passive(str("service-down-immediate-action", "none")),
+		help(enum("service-down-immediate-action", "none", "none", "drop", "reset"), "reset or drop: a new connection while every member of the pool is down is refused at once, before a byte is read"),
 		passive(ed("serverssl-use-sni", "disabled")),
 		passive(str("app-service", "none")),
 		help(&Prop{Name: "policies", Type: TColl, Items: ItemRef, Ref: []string{"ltm policy"}, Sub: &Kind{Title: "Policy"}}, "local traffic policies, evaluated before the iRules"),

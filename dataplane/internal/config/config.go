@@ -70,6 +70,11 @@ type Virtual struct {
 	// connection it admits is reset at once, every datagram dropped, and
 	// counted in its total connections.
 	Reject bool
+	// DownImmediate is service-down-immediate-action: with reset or drop
+	// ("" or none: accepted as usual), a new connection while every
+	// member of the default pool is down or forced offline is refused
+	// at once, before any byte is read (state.Admit).
+	DownImmediate ServiceDownAction
 	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
 	ConnectionLimit int
 	// Address is the virtual's ltm virtual-address where it acts (enabled
