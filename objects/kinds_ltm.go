@@ -222,6 +222,8 @@ func ltmKinds() []*Kind {
 		help(&Prop{Name: "enforcement", Type: TRaw}, "max-header-size (32768), max-header-count (64) and max-requests (0: no limit) are enforced; the other enforcement settings are kept"),
 		help(str("header-insert", "none"), "a header (Name: value; several separated by \\r\\n) inserted into every request sent to a member"),
 		help(str("header-erase", "none"), "a header removed from every request sent to a member"),
+		help(str("lws-separator", "none"), `folds header-insert lines longer than lws-width at their spaces: a line end and spaces or tabs ("\r\n\t"), or none`),
+		help(num("lws-width", "80"), "the columns a header-insert line may take before lws-separator folds it"),
 		help(enum("via-request", "preserve", "preserve", "append", "remove"), "Via in requests to members: preserve, append (the proxy's own, with via-host-name) or remove"),
 		help(enum("via-response", "preserve", "preserve", "append", "remove"), "Via in responses to clients: preserve, append or remove"),
 		help(str("via-host-name", "none"), "the name in the Via fields the proxy appends (none: the system's host name)"),

@@ -271,6 +271,14 @@ func checkRequired(o *Object) error {
 				return Invalid("The HTTP profile (%s): %v.", o.Name, err)
 			}
 		}
+		if v := o.Props["lws-separator"]; v != nil {
+			if _, err := ParseLWSSeparator(v.Str); err != nil {
+				return Invalid("The HTTP profile (%s): %v.", o.Name, err)
+			}
+		}
+		if v := o.Props["lws-width"]; v != nil && (len(v.Str) > 6 || v.Str == "0" || strings.HasPrefix(v.Str, "-")) {
+			return Invalid("The HTTP profile (%s): lws-width %s: columns from 1 to 999999.", o.Name, v.Str)
+		}
 	case "ltm node":
 		if o.Str("address") == "" && o.Props["fqdn"] == nil {
 			return Invalid("The node (%s) has no address.", o.Name)
