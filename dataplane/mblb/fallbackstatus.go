@@ -26,8 +26,7 @@ func (s *StatusSet) Has(code int) bool {
 // dropped (bodyStream.discard), so that the server connection stays
 // reusable when the member keeps it open.
 func (sc *serverConn) fallbackOnStatus(req *msg, status int) *msg {
-	fs := sc.e.cfg.Request.HTTP.FallbackStatus
-	if fs == nil || !fs.Has(status) || req.hx.fallback == "" || sc.tun != nil {
+	if !sc.fallsBack(req, status) {
 		return nil
 	}
 	b := sc.e.fallbackResponse(req.hx.fallback)
@@ -38,4 +37,13 @@ func (sc *serverConn) fallbackOnStatus(req *msg, status int) *msg {
 		sc.strm.discard = true
 	}
 	return r
+}
+
+// fallsBack reports whether a response with status to req is replaced by
+// the fallback redirect (fallbackOnStatus); such a response is not
+// cached either, so that the cache never answers it in the redirect's
+// place.
+func (sc *serverConn) fallsBack(req *msg, status int) bool {
+	fs := sc.e.cfg.Request.HTTP.FallbackStatus
+	return fs != nil && fs.Has(status) && req.hx.fallback != "" && sc.tun == nil
 }

@@ -628,7 +628,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if opts.RequestLog != nil && !sc.strm.resumed {
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
 	}
-	if req.hx.cacheable && opts.Cache != nil {
+	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {
 		store, ended := sc.cacheUpdate(req, b, h) // CACHE_UPDATE (httpcache_events.go)
 		switch {
 		case ended:
