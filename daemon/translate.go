@@ -289,6 +289,7 @@ func (t *translator) pool(o *objects.Object) {
 		SlowRampTime:      seconds(e(poolSlowRamp)),
 		ServiceDownAction: dataplane.ServiceDownAction(e(poolServiceDown)),
 		ReselectTries:     atoi(e(poolReselectTries)),
+		NoSNAT:            e(poolAllowSNAT) == "no",
 	}
 	t.poolQueue(o, p) // translate_connqueue.go
 	t.poolToS(o, p)   // translate_tcpopts.go
@@ -353,6 +354,8 @@ func (t *translator) virtual(o *objects.Object) {
 	v := &dataplane.Virtual{
 		Name:             o.Name,
 		Enabled:          e(virtualEnabled) != "disabled",
+		Reject:           virtualReject.Str(o) == "reject",
+		DownImmediate:    dataplane.ServiceDownAction(e(virtualDownImmediate)),
 		ConnectionLimit:  atoi(e(virtualConnectionLimit)),
 		TranslateAddress: e(virtualTranslateAddress) != "disabled",
 		TranslatePort:    e(virtualTranslatePort) != "disabled",

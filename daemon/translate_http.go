@@ -25,9 +25,12 @@ var (
 	httpServerAgent     = profileHTTP.MustProp("server-agent-name")
 	httpRedirectRewrite = profileHTTP.MustProp("redirect-rewrite")
 	httpFallbackHost    = profileHTTP.MustProp("fallback-host")
+	httpFallbackStatus  = profileHTTP.MustProp("fallback-status-codes")
 	httpEnforcement     = profileHTTP.MustProp("enforcement")
 	httpHeaderInsert    = profileHTTP.MustProp("header-insert")
 	httpHeaderErase     = profileHTTP.MustProp("header-erase")
+	httpLWSSeparator    = profileHTTP.MustProp("lws-separator")
+	httpLWSWidth        = profileHTTP.MustProp("lws-width")
 	httpHSTS            = profileHTTP.MustProp("hsts")
 	httpEncryptCookies  = profileHTTP.MustProp("encrypt-cookies")
 	httpCookieSecret    = profileHTTP.MustProp("encrypt-cookie-secret")
@@ -83,6 +86,16 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	if fb := get(httpFallbackHost); fb != "none" && fb != "" {
 		opts.Fallback = fb
 	}
+	if v := t.cfg.Effective(prof, httpFallbackStatus.Name); v != nil && len(v.List) > 0 {
+		rs, err := objects.ParseStatusCodes(v.List)
+		if err != nil {
+			return err
+		}
+		opts.FallbackStatus = new(mblb.StatusSet)
+		for _, r := range rs {
+			opts.FallbackStatus.Add(r.Lo, r.Hi)
+		}
+	}
 	lim, err := enforcementLimits(get(httpEnforcement))
 	if err != nil {
 		return err
@@ -90,6 +103,15 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 	opts.MaxHeaderSize, opts.MaxHeaderCount, opts.MaxRequests = lim.headerSize, lim.headerCount, lim.requests
 	if opts.HeaderInsert, err = headerInsert(get(httpHeaderInsert)); err != nil {
 		return err
+	}
+	if opts.HeaderInsert != nil {
+		sep, err := objects.ParseLWSSeparator(get(httpLWSSeparator))
+		if err != nil {
+			return err
+		}
+		if sep != "" {
+			opts.HeaderInsert = foldLines(opts.HeaderInsert, sep, atoi(get(httpLWSWidth)))
+		}
 	}
 	if he := get(httpHeaderErase); he != "none" && he != "" {
 		if !httpx.IsToken(he) {
@@ -299,4 +321,17 @@ func (t *translator) httpNeeds(o *objects.Object, list []*rules.Rule) bool {
 		}
 	}
 	return true
+}
+
+// foldLines folds each line of lines (header lines ending in CRLF) as
+// lws-separator and lws-width say (objects.FoldHeader).
+func foldLines(lines []byte, sep string, width int) []byte {
+	var out []byte
+	for _, l := range strings.SplitAfter(string(lines), "\r\n") {
+		if l == "" {
+			continue
+		}
+		out = append(out, objects.FoldHeader(strings.TrimSuffix(l, "\r\n"), sep, width)+"\r\n"...)
+	}
+	return out
 }

@@ -183,6 +183,9 @@ func virtualStats(v *state.Virtual) VirtualStats {
 		st.Availability, st.Reason = Unavailable, reasonVSLimit
 	case v.RateLimited(s):
 		st.Availability, st.Reason = Unavailable, reasonVSRate
+	case s.Cfg.Reject:
+		// A reject virtual needs no pool: it is there to refuse [M].
+		st.Availability, st.Reason = Available, reasonVSAvailable
 	case s.Pool == nil:
 		st.Availability, st.Reason = Unknown, reasonVSNoPool
 	default:

@@ -73,8 +73,6 @@ syn-cookie-status ro -
 ip-intelligence-policy str none
 bwc-policy str none
 throughput-capacity str infinite
-snat raw
-snatpool str none
 `,
 	"ltm virtual-address": `
 persist tf false

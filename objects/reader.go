@@ -280,10 +280,26 @@ func propNames(k *Kind, includePassive bool) []string {
 
 // props reads a property list into item.
 func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) error {
+	isVirtual := k.Key() == "ltm virtual"
+	vtype := ""
+	var snatWord *grammar.Word // the SNAT form this statement used (virtual_types.go)
 	for i := 0; i < len(items); {
 		kw, ok := items[i].(*grammar.Word)
 		if !ok {
 			return synErr(items[i], propNames(k, false), "a { } block where a property name was expected")
+		}
+		if isVirtual && (kw.Text == "snat" || kw.Text == "snatpool" || kw.Text == "source-address-translation") {
+			if snatWord != nil {
+				return synErr(kw, nil, "%q and %q both set source address translation: give one", snatWord.Text, kw.Text)
+			}
+			snatWord = kw
+			if kw.Text != "source-address-translation" {
+				if err := r.legacySNAT(item, kw, items[i+1:]); err != nil {
+					return err
+				}
+				i += 2
+				continue
+			}
 		}
 		p := k.Prop(kw.Text)
 		if p == nil && r.Lenient && mode == ModeLoad {
@@ -305,6 +321,9 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		used, err := r.value(k, p, item, kw, items[i+1:], mode)
 		if err != nil {
 			return err
+		}
+		if isVirtual && !virtualTypeSet(item, kw.Text, &vtype) { // virtual_types.go
+			return synErr(kw, []string{vtype}, "%q and %q: a virtual server has one type", vtype, kw.Text)
 		}
 		if p.Passive && !k.Passive && !p.ReadOnly {
 			if v := item.Props[p.Name]; v != nil && !isDefault(p, v) {

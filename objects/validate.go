@@ -257,6 +257,9 @@ func (c *Config) Validate(s *Schema) error {
 func checkRequired(o *Object) error {
 	switch o.Kind.Key() {
 	case "ltm virtual":
+		if err := checkVirtualType(o); err != nil { // virtual_types.go
+			return err
+		}
 		// No destination line is BIG-IP's default, 0.0.0.0:any (bigip.conf
 		// leaves defaults out): valid, though it listens nowhere here.
 		if sat := o.Props["source-address-translation"]; sat != nil && sat.Sub != nil {
@@ -264,6 +267,20 @@ func checkRequired(o *Object) error {
 			if t != nil && t.Str == "snat" && (p == nil || p.Str == "none") {
 				return Invalid("The virtual server (%s) uses source-address-translation type snat without a snatpool.", o.Name)
 			}
+		}
+	case "ltm profile http":
+		if v := o.Props["fallback-status-codes"]; v != nil {
+			if _, err := ParseStatusCodes(v.List); err != nil {
+				return Invalid("The HTTP profile (%s): %v.", o.Name, err)
+			}
+		}
+		if v := o.Props["lws-separator"]; v != nil {
+			if _, err := ParseLWSSeparator(v.Str); err != nil {
+				return Invalid("The HTTP profile (%s): %v.", o.Name, err)
+			}
+		}
+		if v := o.Props["lws-width"]; v != nil && (len(v.Str) > 6 || v.Str == "0" || strings.HasPrefix(v.Str, "-")) {
+			return Invalid("The HTTP profile (%s): lws-width %s: columns from 1 to 999999.", o.Name, v.Str)
 		}
 	case "ltm node":
 		if o.Str("address") == "" && o.Props["fqdn"] == nil {

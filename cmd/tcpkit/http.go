@@ -32,6 +32,8 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ctype := fs.String("type", "text/html", "with -body, the page's Content-Type")
 	echoHeader := fs.String("echo-header", "", "also answer with the value of this request header (NAME=value), so a client can see what the proxy passed on")
 	h2c := fs.Bool("h2c", false, "also speak HTTP/2 in cleartext with prior knowledge, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTP/2 member")
+	peer := fs.Bool("peer", false, "also answer with the address the request came from (from=<addr>), so a client can see the proxy's source address translation")
+	statuses := fs.Bool("statuses", false, "answer a request for /status/NNN with status NNN (and the label line), as an application failing with that status")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,6 +67,10 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *h2c {
 			answer += " proto=" + r.Proto
 		}
+		if *peer {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			answer += " from=" + host
+		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
 		}
@@ -75,6 +81,11 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if hasTrailer {
 			w.Header().Set("Trailer", name)
 			defer w.Header().Set(name, value)
+		}
+		if code, ok := strings.CutPrefix(r.URL.Path, "/status/"); ok && *statuses {
+			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n <= 599 {
+				w.WriteHeader(n)
+			}
 		}
 		if page != nil {
 			writePage(w, page, *ctype, *chunked)

@@ -64,6 +64,10 @@ type HTTPOptions struct {
 	// Fallback is where a request no member can serve is redirected
 	// (fallback-host); empty resets the client, as without it.
 	Fallback string
+	// FallbackStatus is fallback-status-codes: a member's response with
+	// one of them is replaced by the redirect to the fallback host (its
+	// body read and dropped); nil: none.
+	FallbackStatus *StatusSet
 	// ServerAgent is the Server header of the answers the proxy makes
 	// itself (server-agent-name); empty sends none.
 	ServerAgent string
@@ -624,7 +628,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if opts.RequestLog != nil && !sc.strm.resumed {
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
 	}
-	if req.hx.cacheable && opts.Cache != nil {
+	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {
 		store, ended := sc.cacheUpdate(req, b, h) // CACHE_UPDATE (httpcache_events.go)
 		switch {
 		case ended:
@@ -691,6 +695,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 			return r, nil
 		}
+	}
+	if fr := sc.fallbackOnStatus(req, h.Status); fr != nil { // fallbackstatus.go
+		return fr, nil
 	}
 	sc.hdr = sc.hdr[:0]
 	if req.hx.forceClose {

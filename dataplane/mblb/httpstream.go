@@ -165,8 +165,9 @@ func (sc *serverConn) streamHead(st *stream, hf *httpx.ResponseFramer) error {
 		}
 		return nil
 	}
-	if req.sess.hresp && (sc.hx.responded || sc.hx.bodySet) {
-		// The rule's answer is the whole response.
+	if sc.strm.discard || req.sess.hresp && (sc.hx.responded || sc.hx.bodySet) {
+		// The rule's answer, or the fallback redirect
+		// (fallbackstatus.go), is the whole response.
 		sc.strm.discard = true
 	} else {
 		sc.strm.closeAfter, r.closeAfter = r.closeAfter || sc.strm.filter != nil && !sc.strm.filter.chunkOut, false

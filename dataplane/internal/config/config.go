@@ -66,6 +66,15 @@ type Virtual struct {
 	// Enabled is false for a `disabled` virtual: new connections are reset,
 	// existing ones go on.
 	Enabled bool
+	// Reject is a reject type virtual (the `reject` flag): every
+	// connection it admits is reset at once, every datagram dropped, and
+	// counted in its total connections.
+	Reject bool
+	// DownImmediate is service-down-immediate-action: with reset or drop
+	// ("" or none: accepted as usual), a new connection while every
+	// member of the default pool is down or forced offline is refused
+	// at once, before any byte is read (state.Admit).
+	DownImmediate ServiceDownAction
 	// ConnectionLimit caps concurrent client connections; 0 is unlimited.
 	ConnectionLimit int
 	// Address is the virtual's ltm virtual-address where it acts (enabled
@@ -287,6 +296,10 @@ type Pool struct {
 	SlowRampTime      time.Duration
 	ServiceDownAction ServiceDownAction // "" means none
 	ReselectTries     int
+	// NoSNAT is allow-snat no: connections to the pool's members keep
+	// the client's source address whatever the virtual's
+	// source-address-translation says (a rule's snat still applies).
+	NoSNAT bool
 	// QueueOnConnLimit holds a new connection in a FIFO queue while every
 	// usable member is at its connection limit, instead of resetting it
 	// (queue-on-connection-limit); QueueDepthLimit (0: unlimited) bounds

@@ -511,7 +511,7 @@ func (lf *loopFlow) connectNext() {
 		lf.queueServed()
 		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
-		src := pr.source(dst)
+		src := pr.source(dst, pool)
 		fd, done, local, errno := rawsock.Dial(src, dst)
 		if errno != 0 {
 			m.ConnectFailed()

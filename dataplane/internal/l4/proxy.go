@@ -287,7 +287,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 				return pr.connect()
 			}
 		}
-		sc, err := pr.e.Dial(pr.source(dst), dst)
+		sc, err := pr.e.Dial(pr.source(dst, pool), dst)
 		if err == nil {
 			serverConnOpts(pr.snap.Cfg, ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
@@ -373,7 +373,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
-	c, err := pr.e.Dial(pr.source(a), a)
+	c, err := pr.e.Dial(pr.source(a, nil), a)
 	if err != nil {
 		return nil, errConnect
 	}
@@ -411,14 +411,15 @@ func (fl *flow) target(m *state.Member) netip.AddrPort {
 	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }
 
-// source is the server side's source for a connection to dst (see
-// snatSource), with a rule's snat or snatpool decision if any.
-func (fl *flow) source(dst netip.AddrPort) netip.AddrPort {
+// source is the server side's source for a connection to dst, a member
+// of pool (nil: a node a rule named), with a rule's snat or snatpool
+// decision if any (state.SNATSource).
+func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 	var rule *state.SNATChoice
 	if fl.rs != nil && fl.rs.SNAT.Set {
 		rule = &fl.rs.SNAT
 	}
-	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule)
+	return state.SNATSource(fl.vs, fl.snap, fl.Client, fl.Local, dst, rule, pool)
 }
 
 // Dial connects to dst from src (see source), keeping src's port (if not

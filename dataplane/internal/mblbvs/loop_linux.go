@@ -24,7 +24,7 @@ func (mv *VS) Loopable() bool { return mv.eng.Loopable() }
 func (mv *VS) dialFD() func(netip.AddrPort, mblb.Member) (int, bool, netip.AddrPort, error) {
 	return func(client netip.AddrPort, m mblb.Member) (int, bool, netip.AddrPort, error) {
 		snap := mv.vs.Snap.Load()
-		fd, done, local, errno := rawsock.Dial(mv.source(snap, client, m.Addr), m.Addr)
+		fd, done, local, errno := rawsock.Dial(mv.source(snap, client, m.Addr, poolOf(m)), m.Addr)
 		if errno != 0 {
 			return -1, false, netip.AddrPort{}, errno
 		}

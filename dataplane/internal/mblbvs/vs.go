@@ -393,7 +393,7 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f.Protocol = "tcp"
 	f.SetIdleTimeout(snap.Idle)
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f, Local: local}
-	src := mv.source(snap, f.Client, snap.Cfg.Destination)
+	src := mv.source(snap, f.Client, snap.Cfg.Destination, snap.Pool)
 	opts.Source = src.Addr()
 	if irules.Program(snap.Cfg.Rules) != nil {
 		f.rr = newMBLBRules(f, snap)
@@ -617,9 +617,18 @@ func (mv *VS) memberFailed(m mblb.Member, err error) {
 }
 
 // source is the server side's source for a client of this virtual, as
-// source-address-translation says.
-func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort) netip.AddrPort {
-	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil)
+// source-address-translation says, toward a member of pool to, whose
+// allow-snat no keeps the client's address.
+func (mv *VS) source(snap *state.VirtualSnap, client, dst netip.AddrPort, to *state.Pool) netip.AddrPort {
+	return state.SNATSource(mv.vs, snap, client, snap.Cfg.Destination, dst, nil, to)
+}
+
+// poolOf is the pool of an engine member (nil when it has none).
+func poolOf(m mblb.Member) *state.Pool {
+	if sm, ok := m.Ref.(*state.Member); ok {
+		return sm.Pool
+	}
+	return nil
 }
 
 // dial is the engine's Dial: SNAT as the virtual says, keeping the
@@ -631,7 +640,7 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
 	}
-	c, err := mv.env.Dial(mv.source(snap, client, m.Addr), m.Addr)
+	c, err := mv.env.Dial(mv.source(snap, client, m.Addr, poolOf(m)), m.Addr)
 	if err != nil {
 		return nil, err
 	}

@@ -351,6 +351,13 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	if snap.Addr != nil && !cfg.Address.Enabled { // a disabled virtual address (vaddr.go)
 		return false
 	}
+	if cfg.Reject { // a reject virtual: counted, then reset or dropped
+		vs.Stats.Tot.Add(1)
+		return false
+	}
+	if cfg.DownImmediate != "" && cfg.DownImmediate != config.DownNone && snap.Pool.Offline() {
+		return false // service-down-immediate-action
+	}
 	if snap.Rate != nil && !snap.Rate.take(&vs.Rate, client.Addr(), local.Addr(), RateNow()) {
 		vs.RateDropped.Add(1)
 		return false
@@ -371,4 +378,25 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 func (s *VirtualSnap) Plain() bool {
 	return s.EvMask == 0 && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil &&
 		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
+}
+
+// Offline reports whether no member of the pool can take a new
+// connection: every one is down or forced offline, its virtuals'
+// `Offline`. A nil or empty pool is not offline (its virtuals' status is
+// unknown). It stops at the first member that is up, disabled or still
+// checking.
+func (p *Pool) Offline() bool {
+	if p == nil {
+		return false
+	}
+	s := p.Snap.Load()
+	if s == nil || len(s.Members) == 0 {
+		return false
+	}
+	for _, m := range s.Members {
+		if m.Availability() < AvailDown {
+			return false
+		}
+	}
+	return true
 }

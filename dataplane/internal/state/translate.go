@@ -27,12 +27,15 @@ func Translate(cfg *config.Virtual, member, local netip.AddrPort) netip.AddrPort
 // source-address-translation, or a rule's snat/snatpool decision (rule
 // non-nil); its port is the client's, to be kept when free (0: any port).
 // An invalid result means "let the kernel choose". local is the address
-// the client reached.
-func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice) netip.AddrPort {
+// the client reached; to is the pool of the member at dst (nil: none, a
+// node a rule named), whose allow-snat no keeps the client's address.
+func SNATSource(vs *Virtual, snap *VirtualSnap, client, local, dst netip.AddrPort, rule *SNATChoice, to *Pool) netip.AddrPort {
 	family := func(a netip.Addr) bool { return a.Is4() == dst.Addr().Is4() }
 	typ, pool := snap.Cfg.SNAT.Type, snap.SnatPool
 	if rule != nil {
 		typ, pool = rule.Type, rule.Addrs
+	} else if typ != config.SNATNone && typ != "" && to.noSNAT() {
+		typ = config.SNATNone
 	}
 	var addr netip.Addr
 	switch typ {
@@ -77,4 +80,13 @@ type SNATChoice struct {
 	Set   bool
 	Type  config.SNATType
 	Addrs []netip.Addr // snat address or snatpool addresses
+}
+
+// noSNAT reports the pool's allow-snat no; false for no pool.
+func (p *Pool) noSNAT() bool {
+	if p == nil {
+		return false
+	}
+	s := p.Snap.Load()
+	return s != nil && s.Cfg.NoSNAT
 }

@@ -274,9 +274,10 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 	return lg
 }
 
-// source is the server side's source address: the virtual's
-// source-address-translation, or a rule's snat decision.
-func (f *flow) source(dst netip.AddrPort) netip.AddrPort {
+// source is the server side's source address toward dst, a member of
+// pool: the virtual's source-address-translation (unless the pool's
+// allow-snat is no), or a rule's snat decision.
+func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 	var rule *state.SNATChoice
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
@@ -286,14 +287,14 @@ func (f *flow) source(dst netip.AddrPort) netip.AddrPort {
 		}
 		rs.mu.Unlock()
 	}
-	return state.SNATSource(f.vs, f.snap, f.Client, f.Local, dst, rule)
+	return state.SNATSource(f.vs, f.snap, f.Client, f.Local, dst, rule, pool)
 }
 
 // openLeg opens a server socket to dst from the flow's SNAT source,
 // keeping the client's port when the kernel allows. nil when no socket
 // can be made.
 func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *leg {
-	c, err := dial(f.source(dst), dst)
+	c, err := dial(f.source(dst, pool), dst)
 	if err != nil {
 		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
 		return nil
