@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // httpMain runs a labelled HTTP server: every request is answered with
@@ -33,6 +34,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	echoHeader := fs.String("echo-header", "", "also answer with the value of this request header (NAME=value), so a client can see what the proxy passed on")
 	h2c := fs.Bool("h2c", false, "also speak HTTP/2 in cleartext with prior knowledge, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTP/2 member")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
+	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -67,6 +69,12 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
+		}
+		if *delay > 0 {
+			select {
+			case <-time.After(*delay):
+			case <-r.Context().Done():
+			}
 		}
 		if *setCookie != "" {
 			w.Header().Add("Set-Cookie", *setCookie)
