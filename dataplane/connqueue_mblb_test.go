@@ -339,3 +339,61 @@ func TestOneConnectLimitType(t *testing.T) {
 		})
 	}
 }
+
+// TestLBQueueCommand: LB::queue reads the pool's queue: in LB_QUEUED on
+// an L4 virtual, and in HTTP_REQUEST on an HTTP one, where a rule
+// answers 503 itself once a request waits.
+func TestLBQueueCommand(t *testing.T) {
+	t.Run("l4", func(t *testing.T) {
+		vs, member := "127.6.12.1:8000", "127.6.12.2:9000"
+		startServer(t, member, "S1")
+		p, _ := newPlane(t)
+		cfg := basic(vs, member)
+		pool := cfg.Pools["/Common/pool"]
+		pool.Members[0].ConnectionLimit = 1
+		pool.QueueOnConnLimit, pool.QueueDepthLimit, pool.QueueTimeLimit = true, 3, 5*time.Second
+		var lg *ruleLog
+		cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t,
+			`when LB_QUEUED { log local0. "on [LB::queue on] depth [LB::queue depth] of [LB::queue limit depth] time [LB::queue limit time]" }`)
+		mustApply(t, p, cfg)
+		first := dialVS(t, vs)
+		first.mustAsk("one")
+		second := dialVS(t, vs)
+		second.send("two")
+		queueDepth(t, p, 1)
+		eventually(t, "LB_QUEUED log", func() bool {
+			return strings.Contains(lg.String(), "on 1 depth 1 of 3 time 5000")
+		})
+		first.c.Close()
+		if got, err := second.answer(); got != "S1 Response" {
+			t.Fatalf("second client: %q, %v", got, err)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		vs, member := "127.6.13.1:80", "127.6.13.2:80"
+		g := startGatedMember(t, member)
+		p, _ := newPlane(t)
+		cfg := l7Config(t, vs, true, mblb.HTTPOptions{},
+			`when HTTP_REQUEST { if {[LB::queue depth] > 0} { HTTP::respond 503 content "busy [LB::queue depth]" } }`, member)
+		pool := cfg.Pools["/Common/pool"]
+		pool.Members[0].ConnectionLimit = 1
+		pool.QueueOnConnLimit = true
+		mustApply(t, p, cfg)
+		first := dialHTTPVS(t, vs)
+		first.c.Write([]byte(httpReq("x", "/a")))
+		g.next(t, "/a")
+		second := dialHTTPVS(t, vs)
+		second.c.Write([]byte(httpReq("x", "/b")))
+		queueDepth(t, p, 1)
+		third := dialHTTPVS(t, vs)
+		r, body, err := third.do(httpReq("x", "/c"))
+		if err != nil || r.StatusCode != 503 || body != "busy 1" {
+			t.Fatalf("third client: %v %q %v, want 503 busy 1", r, body, err)
+		}
+		g.release <- struct{}{}
+		first.answer(t, "S1 /a")
+		g.next(t, "/b")
+		g.release <- struct{}{}
+		second.answer(t, "S1 /b")
+	})
+}
