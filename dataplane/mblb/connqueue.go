@@ -167,6 +167,9 @@ var errNoRoom = errors.New("mblb: member at its connection limit")
 // is not opened beside it, even on another event loop. The caller holds
 // p.mu.
 func (oc *OneConnect) mayOpen(p *connPool, m Member, idleHere bool) (room, limited bool) {
+	if oc.Limited != nil && !oc.Limited(m) {
+		return true, false
+	}
 	idle, dialing := p.idleOfLocked(m.ID)
 	if oc.MayOpen(m, 0, dialing) {
 		return true, false

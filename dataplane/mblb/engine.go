@@ -158,6 +158,10 @@ type OneConnect struct {
 	// strict and idle every one). A message that finds no room and no
 	// idle connection chooses again. nil: no limit.
 	MayOpen func(m Member, idle, dialing int) bool
+	// Limited, when set, says whether m (or its node) has a connection
+	// limit at all: without one MayOpen is not asked, and the pool's
+	// connections are not counted.
+	Limited func(m Member) bool
 	// CloseIdle (limit-type idle): when MayOpen refuses, an idle
 	// connection to the member (of another source group) is closed to
 	// make room for the new one.

@@ -145,14 +145,9 @@ func (mv *VS) joinQueue(pool *state.Pool, cfg *config.Pool) *msgTicket {
 func (mv *VS) pickQueued(c mblb.Choice) (mblb.Member, error) {
 	tk, _ := c.Ticket.(*msgTicket)
 	refused := false // the queue is at its depth limit
-	if tk == nil {
+	if tk == nil && state.AnyQueued() {
 		pool := mv.queuePool(c)
-		cfg, ok := queues(pool)
-		if !ok {
-			m, err := mv.choose(c)
-			return mv.picked(c, m, err)
-		}
-		if pool.Queue.Waiting() {
+		if cfg, ok := queues(pool); ok && pool.Queue.Waiting() {
 			// Requests wait already: no overtaking them.
 			if tk = mv.joinQueue(pool, cfg); tk != nil {
 				if pool.HasRoomWith(mv.room) {
@@ -224,6 +219,10 @@ func (mv *VS) oneConnectLimits(oc *mblb.OneConnect, limitType string) {
 			return !rt.AtConnectionLimitBeyond(int64(idle - dialing))
 		}
 		return !rt.AtConnectionLimitBeyond(int64(-dialing))
+	}
+	oc.Limited = func(m mblb.Member) bool {
+		rt, ok := m.Ref.(*state.Member)
+		return ok && (rt.Cfg.Load().ConnectionLimit > 0 || rt.Node.Cfg.Load().ConnectionLimit > 0)
 	}
 	oc.Idle = func(m mblb.Member) {
 		if rt, ok := m.Ref.(*state.Member); ok {

@@ -512,6 +512,11 @@ func heldQueues() []*ConnQueue {
 	return out
 }
 
+// AnyQueued reports whether some queue holds connections or requests:
+// until one does, a new request has nobody to queue behind, and its
+// path reads this one counter.
+func AnyQueued() bool { return queuedTotal.Load() != 0 }
+
 // KickAll wakes the head of every queue holding connections (a member or
 // node came up: it has room for them).
 func KickAll() {
