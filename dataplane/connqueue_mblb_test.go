@@ -397,3 +397,87 @@ func TestLBQueueCommand(t *testing.T) {
 		second.answer(t, "S1 /b")
 	})
 }
+
+// startGatedLines is a line member for message virtuals: it reports each
+// line as it arrives and answers "S1 <line>" when released.
+func startGatedLines(t *testing.T, addr string) *gatedMember {
+	t.Helper()
+	g := &gatedMember{arrived: make(chan string, 16), release: make(chan struct{}, 16)}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			g.mu.Lock()
+			g.opened++
+			g.mu.Unlock()
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						return
+					}
+					line = strings.TrimSpace(line)
+					g.arrived <- "/" + line
+					select {
+					case <-g.release:
+					case <-time.After(10 * time.Second):
+					}
+					c.Write([]byte("S1 " + line + "\n"))
+				}
+			}()
+		}
+	}()
+	return g
+}
+
+// TestConnQueueMessages: the queue on a message virtual whose rule
+// frames the messages, with OneConnect (its sessions run on goroutines):
+// three clients' messages reach the one-connection member in their
+// order, over one connection.
+func TestConnQueueMessages(t *testing.T) {
+	vs, member := "127.6.15.1:9000", "127.6.15.2:9000"
+	g := startGatedLines(t, member)
+	p, _ := newPlane(t)
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.Rule}, OneConnect: &OneConnect{MaxSize: 4}}, member)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, seedRule)
+	pool := cfg.Pools["/Common/pool"]
+	pool.Members[0].ConnectionLimit = 1
+	pool.QueueOnConnLimit = true
+	mustApply(t, p, cfg)
+	var clients []*client
+	for i, msg := range []string{"a", "b", "c"} {
+		c := dialVS(t, vs)
+		c.send(msg)
+		clients = append(clients, c)
+		if i == 0 {
+			g.next(t, "/a")
+		} else {
+			queueDepth(t, p, uint64(i))
+		}
+	}
+	for i, msg := range []string{"a", "b", "c"} {
+		if i > 0 {
+			g.next(t, "/"+msg)
+		}
+		g.quiet(t)
+		g.release <- struct{}{}
+		if got, err := clients[i].answer(); got != "S1 "+msg {
+			t.Fatalf("client %s: %q, %v", msg, got, err)
+		}
+	}
+	if s := queueStats(p); s.Depth != 0 || s.Serviced != 2 {
+		t.Fatalf("stats %+v, want 2 serviced", s)
+	}
+	if _, _, opened, _ := g.counts(); opened != 1 {
+		t.Fatalf("the member saw %d connections, want the one shared", opened)
+	}
+}
