@@ -373,8 +373,11 @@ func TestLBQueueCommand(t *testing.T) {
 		vs, member := "127.6.13.1:80", "127.6.13.2:80"
 		g := startGatedMember(t, member)
 		p, _ := newPlane(t)
-		cfg := l7Config(t, vs, true, mblb.HTTPOptions{},
-			`when HTTP_REQUEST { if {[LB::queue depth] > 0} { HTTP::respond 503 content "busy [LB::queue depth]" } }`, member)
+		cfg := l7Config(t, vs, true, mblb.HTTPOptions{}, "", member)
+		var lg *ruleLog
+		cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t,
+			`when HTTP_REQUEST { if {[LB::queue depth] > 0} { HTTP::respond 503 content "busy [LB::queue depth]" } }
+when LB_QUEUED { log local0. "queued [IP::client_addr] depth [LB::queue depth]" }`)
 		pool := cfg.Pools["/Common/pool"]
 		pool.Members[0].ConnectionLimit = 1
 		pool.QueueOnConnLimit = true
@@ -395,6 +398,33 @@ func TestLBQueueCommand(t *testing.T) {
 		g.next(t, "/b")
 		g.release <- struct{}{}
 		second.answer(t, "S1 /b")
+		if n := strings.Count(lg.String(), "queued 127.0.0.1 depth 1"); n != 1 {
+			t.Fatalf("LB_QUEUED logged %d times, want once:\n%s", n, lg)
+		}
+	})
+	t.Run("http LB_QUEUED reject", func(t *testing.T) {
+		vs, member := "127.6.16.1:80", "127.6.16.2:80"
+		g := startGatedMember(t, member)
+		p, _ := newPlane(t)
+		cfg := l7Config(t, vs, true, mblb.HTTPOptions{}, `when LB_QUEUED { reject }`, member)
+		pool := cfg.Pools["/Common/pool"]
+		pool.Members[0].ConnectionLimit = 1
+		pool.QueueOnConnLimit = true
+		mustApply(t, p, cfg)
+		first := dialHTTPVS(t, vs)
+		first.c.Write([]byte(httpReq("x", "/a")))
+		g.next(t, "/a")
+		second := dialHTTPVS(t, vs)
+		second.c.Write([]byte(httpReq("x", "/b")))
+		if !second.closedWithin(5 * time.Second) {
+			t.Fatal("LB_QUEUED's reject did not end the client")
+		}
+		if s := queueStats(p); s.Depth != 0 || s.Abandoned != 1 {
+			t.Fatalf("stats %+v, want the request gone (abandoned)", s)
+		}
+		g.release <- struct{}{}
+		first.answer(t, "S1 /a")
+		g.quiet(t)
 	})
 }
 

@@ -138,6 +138,18 @@ func (mv *VS) joinQueue(pool *state.Pool, cfg *config.Pool) *msgTicket {
 	return t
 }
 
+// queued runs the client's LB_QUEUED for a request that joined the
+// queue; false when the rule ended the client, whose request then
+// leaves the queue.
+func queued(c mblb.Choice, tk *msgTicket) bool {
+	f, ok := c.Tag.(*mblbFlow)
+	if !ok || f.rr == nil || f.rr.lbQueued() {
+		return true
+	}
+	tk.pool.Queue.Leave(tk.w)
+	return false
+}
+
 // pickQueued is pick with the pool's connection queue: a request behind
 // waiting ones joins the queue before choosing; one no member has room
 // for joins it (or, woken, goes back to its head); a woken one that is
@@ -150,6 +162,9 @@ func (mv *VS) pickQueued(c mblb.Choice) (mblb.Member, error) {
 		if cfg, ok := queues(pool); ok && pool.Queue.Waiting() {
 			// Requests wait already: no overtaking them.
 			if tk = mv.joinQueue(pool, cfg); tk != nil {
+				if !queued(c, tk) {
+					return mblb.Member{}, mblb.ErrNoMember
+				}
 				if pool.HasRoomWith(mv.room) {
 					pool.Queue.Kick() // room the queue has not noticed yet
 				}
@@ -186,6 +201,9 @@ func (mv *VS) pickQueued(c mblb.Choice) (mblb.Member, error) {
 		if tk == nil {
 			if tk = mv.joinQueue(pool, cfg); tk == nil {
 				return mv.picked(c, m, err) // the queue is at its depth limit
+			}
+			if !queued(c, tk) {
+				return mblb.Member{}, mblb.ErrNoMember
 			}
 			return mblb.Member{}, &mblb.Queued{Ticket: tk}
 		}
