@@ -202,6 +202,7 @@ var (
 	ocMaxAge          = profileOneConnect.MustProp("max-age")
 	ocMaxReuse        = profileOneConnect.MustProp("max-reuse")
 	ocIdleOverride    = profileOneConnect.MustProp("idle-timeout-override")
+	ocLimitType       = profileOneConnect.MustProp("limit-type")
 	ocSourceMask      = profileOneConnect.MustProp("source-mask")
 )
 

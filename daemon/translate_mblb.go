@@ -159,6 +159,8 @@ func oneConnectSettings(get func(*objects.Prop) string) (*dataplane.OneConnect, 
 		MaxSize:  atoi(get(ocMaxSize)),
 		MaxAge:   seconds(get(ocMaxAge)),
 		MaxReuse: atoi(get(ocMaxReuse)),
+		// (the schema's enum has refused any other limit-type)
+		LimitType: get(ocLimitType),
 	}
 	switch it := get(ocIdleOverride); it {
 	case "", "disabled", "0":

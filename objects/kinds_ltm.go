@@ -243,7 +243,7 @@ func ltmKinds() []*Kind {
 		ref("defaults-from", "ltm profile one-connect"),
 		str("description", "none"),
 		help(str("idle-timeout-override", "disabled"), "seconds an idle pooled server connection is kept: disabled (the tcp profile's idle timeout), a number, or indefinite"),
-		passive(enum("limit-type", "none", "none", "idle", "strict")),
+		help(enum("limit-type", "none", "none", "idle", "strict"), "how pooled connections count toward a member's connection-limit: none (only busy ones), idle (all; an idle one is closed to make room), strict (all)"),
 		help(num("max-age", "86400"), "seconds after which a server connection leaves the pool"),
 		help(num("max-reuse", "1000"), "messages one server connection carries before it is retired"),
 		help(num("max-size", "10000"), "server connections per member (openltm caps all of them, not only the idle ones)"),

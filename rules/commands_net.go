@@ -507,6 +507,7 @@ func registerLB(t *tcl.Commands) {
 	})
 	t.Register("LB::server", cmdLBServer)
 	t.Register("LB::status", cmdLBStatus)
+	t.Register("LB::queue", cmdLBQueue)
 	t.Register("LB::down", cmdLBMark(false))
 	t.Register("LB::up", cmdLBMark(true))
 	t.Register("LB::mode", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
@@ -703,4 +704,61 @@ func cmdLBStatus(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Bool(st == want), nil
 	}
 	return tcl.Str(st), nil
+}
+
+// lbQueueForms is LB::queue's usage.
+const lbQueueForms = "LB::queue on ?pool? | limit depth|time ?pool? | depth ?one|all? ?pool?"
+
+// cmdLBQueue: LB::queue on ?pool? (queueing is on), limit depth|time
+// ?pool? (its limits, time in ms), depth ?one|all? ?pool? (the
+// connections waiting now; one queue per pool, so one and all agree).
+func cmdLBQueue(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	_, c, err := sess(in, "LB::queue")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	a := args[1:]
+	if len(a) == 0 {
+		return tcl.Empty, tcl.WrongArgs(lbQueueForms)
+	}
+	form, a := a[0].String(), a[1:]
+	what := ""
+	switch form {
+	case "on":
+	case "limit":
+		if len(a) == 0 || a[0].String() != "depth" && a[0].String() != "time" {
+			return tcl.Empty, tcl.WrongArgs(lbQueueForms)
+		}
+		what, a = a[0].String(), a[1:]
+	case "depth":
+		if len(a) > 0 && (a[0].String() == "one" || a[0].String() == "all") {
+			a = a[1:]
+		}
+	default:
+		return tcl.Empty, tcl.Errorf("bad LB::queue option %q: must be on, limit or depth", form)
+	}
+	if len(a) > 1 {
+		return tcl.Empty, tcl.WrongArgs(lbQueueForms)
+	}
+	pool := ""
+	if len(a) == 1 {
+		pool = a[0].String()
+	}
+	lq, ok := c.(LBQueuer)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("LB::queue: this connection has no connection queue")
+	}
+	q, err := lq.LBQueue(pool)
+	if err != nil {
+		return tcl.Empty, tcl.Errorf("LB::queue: %v", err)
+	}
+	switch {
+	case form == "on":
+		return tcl.Bool(q.On), nil
+	case what == "depth":
+		return tcl.Int(int64(q.DepthLimit)), nil
+	case what == "time":
+		return tcl.Int(int64(q.TimeLimit)), nil
+	}
+	return tcl.Int(int64(q.Depth)), nil
 }

@@ -157,6 +157,25 @@ type LBInfo interface {
 	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
 }
 
+// LBQueuer is implemented by a Conn whose pools may queue connections
+// at their connection limit, found by type assertion: LB::queue reads
+// it, in LB_QUEUED for instance, to log how deep the queue is.
+type LBQueuer interface {
+	// LBQueue describes a pool's connection queue; an empty pool means
+	// the current one.
+	LBQueue(pool string) (QueueInfo, error)
+}
+
+// QueueInfo is what LB::queue reports of a pool's connection queue.
+type QueueInfo struct {
+	// On is queue-on-connection-limit; DepthLimit and TimeLimit (ms)
+	// its limits (0: none).
+	On                    bool
+	DepthLimit, TimeLimit int
+	// Depth is how many connections (or requests) wait now.
+	Depth int
+}
+
 // LBNamer is implemented by a Conn whose pool members have names of
 // their own, found by type assertion: a GSLB pool's member is a virtual
 // server (server:vs), or, in a CNAME, MX, SRV or NAPTR pool, a domain

@@ -106,6 +106,17 @@ func (f *fakeConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return m, nil
 }
 
+// LBQueue: test_pool queues (depth limit 5, 300 ms) and holds 2.
+func (f *fakeConn) LBQueue(pool string) (QueueInfo, error) {
+	switch pool {
+	case "", "test_pool":
+		return QueueInfo{On: true, DepthLimit: 5, TimeLimit: 300, Depth: 2}, nil
+	case "other":
+		return QueueInfo{}, nil
+	}
+	return QueueInfo{}, fmt.Errorf("no such pool %q", pool)
+}
+
 func (f *fakeConn) String() string { return strings.Join(f.calls, "; ") }
 
 // logSink collects log lines.

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // httpMain runs a labelled HTTP server: every request is answered with
@@ -35,6 +36,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peer := fs.Bool("peer", false, "also answer with the address the request came from (from=<addr>), so a client can see the proxy's source address translation")
 	statuses := fs.Bool("statuses", false, "answer a request for /status/NNN with status NNN (and the label line), as an application failing with that status")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
+	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -73,6 +75,12 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *verbose {
 			log.printf("%s from %s\n", answer, r.RemoteAddr)
+		}
+		if *delay > 0 {
+			select {
+			case <-time.After(*delay):
+			case <-r.Context().Done():
+			}
 		}
 		if *setCookie != "" {
 			w.Header().Add("Set-Cookie", *setCookie)

@@ -67,7 +67,7 @@ var subcommands = []struct{ name, usage, what string }{
 		"the Tuxedo client's two connections: WSL, then the WSH it names"},
 	{"ldns", strings.TrimPrefix(ldnsUsage, "tcpkit ldns "),
 		"a local DNS server for GSLB tests: delayed answers to RTT probes per source; -ask queries the GSLB from its own address"},
-	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE]",
+	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
 		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},

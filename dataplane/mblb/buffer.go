@@ -51,6 +51,9 @@ type msg struct {
 	// move a connection balanced once (no OneConnect) elsewhere.
 	ruleTarget bool
 	cookie     netip.AddrPort
+	// ticket is the request's place in a connection queue while it is
+	// parked (connqueue.go).
+	ticket QueueTicket
 	// hx is the rest of an HTTP request's state; zero elsewhere.
 	hx httpMsg
 }
@@ -158,6 +161,7 @@ func (m *msg) unref() {
 	m.started = false
 	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget, m.more = false, false, false, false, false
 	m.cookie = netip.AddrPort{}
+	m.ticket = nil
 	m.hx = httpMsg{}
 	if m.class >= 0 {
 		m.b = m.b[:cap(m.b)]

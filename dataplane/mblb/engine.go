@@ -87,6 +87,11 @@ type Choice struct {
 	// the profile's sip-info field, Call-ID by default), so that every
 	// message of a dialog goes to one member.
 	SIPKey string
+	// Queueable: the message may wait in a connection queue (Pick may
+	// return *Queued); Ticket is its place from an earlier Pick, which
+	// this one settles.
+	Queueable bool
+	Ticket    QueueTicket
 }
 
 // ErrNoMember is what a Pick should return when no member can take the
@@ -146,6 +151,24 @@ type OneConnect struct {
 	// uses the engine's IdleTimeout, negative keeps idle ones forever
 	// (`indefinite`).
 	IdleTimeoutOverride time.Duration
+	// MayOpen, when set, says whether a new connection to m stays within
+	// its connection limit, given the idle connections to m the pool
+	// holds and those it is dialling, which the member's count does not
+	// hold yet (one-connect limit-type: none counts only busy ones,
+	// strict and idle every one). A message that finds no room and no
+	// idle connection chooses again. nil: no limit.
+	MayOpen func(m Member, idle, dialing int) bool
+	// Limited, when set, says whether m (or its node) has a connection
+	// limit at all: without one MayOpen is not asked, and the pool's
+	// connections are not counted.
+	Limited func(m Member) bool
+	// CloseIdle (limit-type idle): when MayOpen refuses, an idle
+	// connection to the member (of another source group) is closed to
+	// make room for the new one.
+	CloseIdle bool
+	// Idle, when set, hears that a connection to m went back to the pool
+	// idle: a message waiting for room may now reuse it.
+	Idle func(m Member)
 }
 
 // Config is one virtual server's message balancing.

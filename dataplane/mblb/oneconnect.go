@@ -240,6 +240,13 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 			}
 		}
 		room := live+g.dialing < p.cfg.MaxSize
+		// The member's connection limit (one-connect limit-type, decided
+		// by the proxy): no new connection beyond it; limit-type idle
+		// closes an idle one elsewhere to make room.
+		limited := false
+		if room && p.cfg.MayOpen != nil {
+			room, limited = p.cfg.mayOpen(p, m, best != nil && bestLoad == 0)
+		}
 		// An idle connection is reused, unless it lives on another loop
 		// while the pool may grow: one opened here serves this loop's
 		// clients without a hand-off per message from then on.
@@ -251,6 +258,25 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 		}
 		if room {
 			return p.open(s, m, key, g, cur)
+		}
+		if limited {
+			if p.cfg.CloseIdle && best == nil {
+				if old := p.closeIdleOf(m.ID); old != nil {
+					p.mu.Unlock()
+					old.shutdown()
+					p.mu.Lock()
+					return p.open(s, m, key, g, cur)
+				}
+			}
+			if best == nil {
+				p.mu.Unlock()
+				return nil, errNoRoom
+			}
+			if cur != nil || !p.exclusive {
+				p.take(best)
+				p.mu.Unlock()
+				return best, nil
+			}
 		}
 		if cur != nil {
 			// An event loop never waits: the request queues behind the
@@ -322,6 +348,9 @@ func (p *connPool) released(sc *serverConn) {
 		p.cond.Broadcast()
 	}
 	p.mu.Unlock()
+	if fn := p.cfg.Idle; fn != nil {
+		fn(sc.leg.Member)
+	}
 }
 
 // retire closes sc once it is idle instead of pooling it again.

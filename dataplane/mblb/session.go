@@ -134,6 +134,10 @@ type ClientConn struct {
 	ws    wsChoice
 	wsTun *wsTunnel
 
+	// parked are requests waiting in a connection queue (under mu;
+	// connqueue.go).
+	parked []*msg
+
 	// paused are the server connections (on event loops) that stopped
 	// reading a streamed response until this client takes its parts.
 	paused []*serverConn
@@ -586,6 +590,10 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 	e := s.e
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
+			if t := m.ticket; t != nil {
+				m.ticket = nil
+				t.Cancel()
+			}
 			m.unref()
 			return false
 		}
@@ -605,7 +613,16 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			client = netip.AddrPortFrom(m.hx.xff, 0)
 		}
 		cookie := !stay && !m.ruleTarget && m.cookie.IsValid() && t.Member == m.cookie && !t.Node
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist})
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist,
+			Queueable: m.queueable(), Ticket: m.ticket})
+		m.ticket = nil
+		if err != nil {
+			if t := queuedTicket(err); t != nil {
+				m.ticket = t
+				s.park(m)
+				return true
+			}
+		}
 		if err == nil && excluded(m.exclude, mem.ID) {
 			err = ErrNoMember
 		}
@@ -651,6 +668,9 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			if errors.Is(err, errClosed) {
 				m.unref()
 				return false
+			}
+			if errors.Is(err, errNoRoom) {
+				continue // choose again: the member has no room now
 			}
 			m.exclude = append(m.exclude, mem.ID)
 			continue
@@ -1089,6 +1109,8 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	conns := s.conns
 	s.conns = nil
+	parked := s.parked
+	s.parked = nil
 	s.resumeParts()
 	if s.tunSC != nil && s.tunSC.owner == nil {
 		conns = append(conns, s.tunSC)
@@ -1112,6 +1134,9 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	for _, sc := range conns {
 		sc.shutdown()
+	}
+	if len(parked) > 0 {
+		cancelParked(parked)
 	}
 	if s.e.pool != nil {
 		s.e.pool.wake()

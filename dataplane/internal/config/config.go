@@ -232,6 +232,10 @@ type OneConnect struct {
 	// IdleTimeoutOverride closes idle pooled connections: 0 is disabled
 	// (the tcp profile's idle timeout), negative is indefinite.
 	IdleTimeoutOverride time.Duration
+	// LimitType is limit-type: how the pooled connections count toward a
+	// member's connection limit ("" and none: only busy ones; idle: every
+	// one, an idle one closed to make room; strict: every one).
+	LimitType string
 }
 
 // PortRange is an inclusive range of ports.

@@ -39,3 +39,9 @@ func (pr *proxied) MemberInfo(pool string, member netip.AddrPort) (rules.MemberI
 	ratio, prio, w, err := pr.e.env.Pools().MemberInfo(pr.Virtual, pool, pr.lbPool(), member)
 	return rules.MemberInfo{Ratio: ratio, Priority: prio, Weight: w}, err
 }
+
+// LBQueue implements rules.LBQueuer.
+func (pr *proxied) LBQueue(pool string) (rules.QueueInfo, error) {
+	on, depthLimit, timeLimit, depth, err := pr.e.env.Pools().Queue(pr.Virtual, pool, pr.lbPool())
+	return rules.QueueInfo{On: on, DepthLimit: depthLimit, TimeLimit: timeLimit, Depth: depth}, err
+}

@@ -35,3 +35,9 @@ func (r *mblbRules) MemberInfo(pool string, member netip.AddrPort) (rules.Member
 	ratio, prio, w, err := r.f.mv.env.Pools().MemberInfo(r.f.Virtual, pool, r.lbPool(), member)
 	return rules.MemberInfo{Ratio: ratio, Priority: prio, Weight: w}, err
 }
+
+// LBQueue implements rules.LBQueuer.
+func (r *mblbRules) LBQueue(pool string) (rules.QueueInfo, error) {
+	on, depthLimit, timeLimit, depth, err := r.f.mv.env.Pools().Queue(r.f.Virtual, pool, r.lbPool())
+	return rules.QueueInfo{On: on, DepthLimit: depthLimit, TimeLimit: timeLimit, Depth: depth}, err
+}

@@ -253,6 +253,29 @@ func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
 	return true
 }
 
+// lbQueued runs LB_QUEUED when a request joins its pool's connection
+// queue (connqueue.go); false when the rule ended the client (reject,
+// drop, a Tcl error), which then leaves the queue.
+func (r *mblbRules) lbQueued() bool {
+	if !r.rules.Handles(config.EventLBQueued) {
+		return true
+	}
+	r.mu.Lock()
+	err := r.run(config.EventLBQueued, nil)
+	v := r.verdict
+	r.verdict = irules.GoOn
+	r.mu.Unlock()
+	if err != nil || v == irules.Reject {
+		r.f.sess.Close(true)
+		return false
+	}
+	if v != irules.GoOn {
+		r.f.sess.Close(false)
+		return false
+	}
+	return true
+}
+
 // noMember runs LB_FAILED when no member can take a message. On an HTTP
 // virtual the rule may answer the request itself (HTTP::respond,
 // HTTP::redirect): the answer comes back as *mblb.Answered; otherwise the

@@ -87,6 +87,11 @@ type VS struct {
 	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
 	// until legOpened sees them.
 	ranConnected sync.Map
+
+	// room decides whether a member's connection limit lets it take a
+	// request, with OneConnect (connqueue.go); nil: its connections
+	// against its limit.
+	room func(*state.Member) bool
 }
 
 type suspect struct {
@@ -228,6 +233,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 			// time, as BIG-IP's HTTP OneConnect does. Declarative framing
 			// knows its boundaries and pipelines.
 			Exclusive: ec.Request.Mode == mblb.Rule}
+		mv.oneConnectLimits(ec.OneConnect, oc.LimitType) // connqueue.go
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {
@@ -462,7 +468,16 @@ func (mv *VS) member(snap *state.VirtualSnap, m *state.Member) mblb.Member {
 // pick is the engine's Pick: one member for one message, then the
 // client's LB_SELECTED for it.
 func (mv *VS) pick(c mblb.Choice) (mblb.Member, error) {
+	if c.Queueable {
+		return mv.pickQueued(c) // connqueue.go
+	}
 	m, err := mv.choose(c)
+	return mv.picked(c, m, err)
+}
+
+// picked is pick after the member choice: LB_FAILED when there is none,
+// LB_SELECTED when there is.
+func (mv *VS) picked(c mblb.Choice, m mblb.Member, err error) (mblb.Member, error) {
 	if err != nil {
 		if persistDownEnded(err) { // persist.go
 			return m, err
@@ -553,7 +568,7 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
 	}
 	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(snap, pool, c) },
-		exclude, state.Chooser{Avoid: mv.suspected()})
+		exclude, state.Chooser{Avoid: mv.suspected(), Room: mv.room})
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
@@ -666,6 +681,7 @@ func (mv *VS) legOpened(l *mblb.Leg) {
 		m.Stats.TryOpen(0)
 		m.Node.Stats.TryOpen(0)
 		m.Pool.Stats.TryOpen(0)
+		m.SlotFreed() // a request woken from a queue is counted: wake the next (connqueue.go)
 	}
 	lf.AddLeg(&lf.leg)
 	lf.Closer = func(bool) { l.Abort() }

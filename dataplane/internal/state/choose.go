@@ -25,6 +25,9 @@ type Chooser struct {
 	// Override lets a persisted member pass its limits
 	// (Override-connection-limit).
 	Override bool
+	// Room, when set, decides whether a member's connection limit lets
+	// the balancing choose it (PickWith).
+	Room func(*Member) bool
 }
 
 // take counts a new connection on m as how says; every path counts it
@@ -79,7 +82,7 @@ func Choose(pool *Pool, t Target, persisted func() (*Pool, *Member), exclude []*
 		}
 	}
 	for guard := 0; guard < 4; guard++ {
-		m := pool.pickAvoiding(exclude, how.Avoid, how.Mode)
+		m := pool.pickAvoiding(exclude, how.Avoid, how.Mode, how.Room)
 		if m == nil {
 			return nil, pool, ByBalancing
 		}
@@ -93,15 +96,15 @@ func Choose(pool *Pool, t Target, persisted func() (*Pool, *Member), exclude []*
 
 // pickAvoiding is the pool's load balancing without exclude, and without
 // avoid too while some other member can take the flow.
-func (p *Pool) pickAvoiding(exclude, avoid []*Member, mode *ModeSpec) *Member {
+func (p *Pool) pickAvoiding(exclude, avoid []*Member, mode *ModeSpec, room func(*Member) bool) *Member {
 	if len(avoid) > 0 {
 		with := make([]*Member, 0, len(exclude)+len(avoid))
 		with = append(append(with, exclude...), avoid...)
-		if m := p.Pick(with, mode); m != nil {
+		if m := p.PickWith(with, mode, room); m != nil {
 			return m
 		}
 	}
-	return p.Pick(exclude, mode)
+	return p.PickWith(exclude, mode, room)
 }
 
 // MemberAt finds a pool's member by address; port 0 matches any port.

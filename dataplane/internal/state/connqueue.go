@@ -331,6 +331,22 @@ func (q *ConnQueue) Served(w *QueueWaiter) {
 	}
 }
 
+// Took counts a woken request that found a member, as Served does, but
+// wakes no one after it: on a message-balanced virtual the member's
+// count moves only once the request's connection is open (or an idle
+// one taken), so the next request is woken then (Member.SlotFreed), not
+// before, when it would see the same room.
+func (q *ConnQueue) Took(w *QueueWaiter) {
+	q.mu.Lock()
+	if w.held {
+		q.out--
+		q.serviced++
+		q.noteAge(q.now() - w.since)
+		q.unhold(w)
+	}
+	q.mu.Unlock()
+}
+
 // Done lets go of a woken connection that will not wait again (queueing
 // was turned off, or no member is usable any more): it is reset, counted
 // as dropped.
@@ -496,6 +512,11 @@ func heldQueues() []*ConnQueue {
 	return out
 }
 
+// AnyQueued reports whether some queue holds connections or requests:
+// until one does, a new request has nobody to queue behind, and its
+// path reads this one counter.
+func AnyQueued() bool { return queuedTotal.Load() != 0 }
+
 // KickAll wakes the head of every queue holding connections (a member or
 // node came up: it has room for them).
 func KickAll() {
@@ -513,6 +534,13 @@ func KickAll() {
 // connection limit. A pool whose members are all down, or only rate
 // limited, resets as before.
 func (p *Pool) QueueAt(exclude []*Member) bool {
+	return p.QueueAtWith(exclude, nil)
+}
+
+// QueueAtWith is QueueAt with full deciding whether a member is at its
+// connection limit (message-balanced virtuals, as PickWith's room); nil:
+// AtConnectionLimit.
+func (p *Pool) QueueAtWith(exclude []*Member, full func(*Member) bool) bool {
 	s := p.Snap.Load()
 	if s == nil || !s.Cfg.QueueOnConnLimit {
 		return false
@@ -522,7 +550,7 @@ func (p *Pool) QueueAt(exclude []*Member) bool {
 		if containsMember(exclude, m) || !m.Usable() {
 			continue
 		}
-		if !m.AtConnectionLimit() {
+		if full == nil && !m.AtConnectionLimit() || full != nil && !full(m) {
 			return false
 		}
 		usable = true
@@ -534,14 +562,32 @@ func (p *Pool) QueueAt(exclude []*Member) bool {
 // connection now (a newcomer behind waiting connections wakes the head
 // when there is).
 func (p *Pool) HasRoom() bool {
+	return p.HasRoomWith(nil)
+}
+
+// HasRoomWith is HasRoom with room deciding a member's connection limit
+// (as PickWith's); nil: AtLimit.
+func (p *Pool) HasRoomWith(room func(*Member) bool) bool {
 	s := p.Snap.Load()
 	if s == nil {
 		return false
 	}
 	for _, m := range s.Members {
-		if m.Usable() && !m.AtLimit() {
+		if !m.Usable() {
+			continue
+		}
+		if room == nil && !m.AtLimit() || room != nil && room(m) && !m.AtRateLimit() {
 			return true
 		}
 	}
 	return false
+}
+
+// SlotFreed tells the connection queues that m may take another
+// message: a OneConnect connection to it went back idle. With no
+// connection queued anywhere it costs one atomic load.
+func (m *Member) SlotFreed() {
+	if queuedTotal.Load() != 0 && m.Pool != nil {
+		m.slotFreed()
+	}
 }

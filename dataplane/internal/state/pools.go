@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 )
@@ -190,4 +191,14 @@ func (ps Pools) MemberInfo(virtual, pool string, current *Pool, member netip.Add
 	c := m.Cfg.Load()
 	ratio = max(c.Ratio, 1)
 	return ratio, c.PriorityGroup, ratio, nil
+}
+
+// Queue is LB::queue: a pool's connection queue settings and depth.
+func (ps Pools) Queue(virtual, pool string, current *Pool) (on bool, depthLimit, timeLimitMs, depth int, err error) {
+	q, err := ps.poolFor(virtual, pool, current)
+	if err != nil {
+		return false, 0, 0, 0, err
+	}
+	cfg := q.Snap.Load().Cfg
+	return cfg.QueueOnConnLimit, cfg.QueueDepthLimit, int(cfg.QueueTimeLimit / time.Millisecond), int(q.Queue.Stats().Depth), nil
 }

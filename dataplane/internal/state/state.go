@@ -165,6 +165,25 @@ func (m *Member) AtConnectionLimit() bool {
 		nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load() >= int64(nc.ConnectionLimit)
 }
 
+// AtConnectionLimitBeyond is AtConnectionLimit with n of the member's
+// connections not counted (one-connect limit-type none: idle pooled
+// connections do not count toward the limit).
+func (m *Member) AtConnectionLimitBeyond(n int64) bool {
+	c, nc := m.Cfg.Load(), m.Node.Cfg.Load()
+	return c.ConnectionLimit > 0 && m.Stats.Cur.Load()-n >= int64(c.ConnectionLimit) ||
+		nc.ConnectionLimit > 0 && m.Node.Stats.Cur.Load()-n >= int64(nc.ConnectionLimit)
+}
+
+// AtRateLimit reports whether the member's or its node's rate limit is
+// spent for the current second.
+func (m *Member) AtRateLimit() bool {
+	if m.Cfg.Load().RateLimit|m.Node.Cfg.Load().RateLimit == 0 {
+		return false
+	}
+	mr, nr := m.RateLimited()
+	return mr || nr
+}
+
 // Reserve counts a new connection on the member and its node, respecting
 // both limits; it fails when a limit was reached meanwhile.
 func (m *Member) Reserve() bool {
@@ -251,6 +270,14 @@ type ModeSpec struct {
 // usable or at their limit; mode replaces the pool's mode for this one
 // decision (an iRule's LB::mode), nil keeps it. nil when none is usable.
 func (p *Pool) Pick(exclude []*Member, mode *ModeSpec) *Member {
+	return p.PickWith(exclude, mode, nil)
+}
+
+// PickWith is Pick with room deciding whether a member's connection
+// limit lets it take the flow (message-balanced virtuals, where an idle
+// OneConnect connection may carry a request beyond it); nil: AtLimit.
+// Rate limits apply either way.
+func (p *Pool) PickWith(exclude []*Member, mode *ModeSpec, room func(*Member) bool) *Member {
 	s := p.Snap.Load()
 	if s == nil {
 		return nil
@@ -269,7 +296,14 @@ outer:
 				continue outer
 			}
 		}
-		if !m.Usable() || m.AtLimit() {
+		if !m.Usable() {
+			continue
+		}
+		if room == nil {
+			if m.AtLimit() {
+				continue
+			}
+		} else if !room(m) || m.AtRateLimit() {
 			continue
 		}
 		c := m.Cfg.Load()
