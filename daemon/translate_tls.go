@@ -20,6 +20,8 @@ import (
 var (
 	sysSSLCert        = schema.MustKind("sys file ssl-cert")
 	sysSSLKey         = schema.MustKind("sys file ssl-key")
+	sysSSLCRL         = schema.MustKind("sys file ssl-crl")
+	specSSLCRL        = schema.MustSpec("sys file ssl-crl")
 	sslSourcePath     = common("source-path", sysSSLCert, sysSSLKey)
 	sslCachePath      = common("cache-path", sysSSLCert, sysSSLKey)
 	sslRevision       = common("revision", sysSSLCert, sysSSLKey)
@@ -50,6 +52,12 @@ var (
 	sslProfileSpec    = []string{profileClientSSL.Key(), profileServerSSL.Key()}
 	sslCacheSize      = profileServerSSL.MustProp("cache-size")
 	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
+	sslCRLFile        = common("crl-file", sslProfiles...)
+	sslCRL            = common("crl", sslProfiles...)
+	sslClientCertCA   = profileClientSSL.MustProp("client-cert-ca")
+	sslExpireControl  = profileServerSSL.MustProp("expire-cert-response-control")
+	sslUntrusted      = profileServerSSL.MustProp("untrusted-cert-response-control")
+	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
 	defaultCertName   = "/Common/default.crt"
@@ -212,7 +220,33 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 			return nil, err
 		}
 	}
+	if ca := noneEmpty(e(sslClientCertCA)); ca != "" {
+		if cs.ClientCertCA, err = t.loadCert(p, ca); err != nil {
+			return nil, err
+		}
+	}
+	if cs.CRL, err = t.profileCRL(p); err != nil {
+		return nil, err
+	}
 	return cs, nil
+}
+
+// profileCRL is the revocation list a profile names: crl-file, else crl
+// (BIG-IP's newer name for the same reference [M]); nil when none.
+func (t *translator) profileCRL(p *objects.Object) (*tlsprof.CRL, error) {
+	name := firstNonEmpty(noneEmpty(sslCRLFile.Effective(t.cfg, p)), noneEmpty(sslCRL.Effective(t.cfg, p)))
+	if name == "" {
+		return nil, nil
+	}
+	o := t.cfg.Lookup(t.s, specSSLCRL, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: sys file ssl-crl %s was not found", p.Name, name)
+	}
+	path, err := t.sslFilePath(o)
+	if err != nil {
+		return nil, err
+	}
+	return tlsCache.crl(o.Name, path)
 }
 
 // serverSSL reads a server-ssl profile.
@@ -229,6 +263,9 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		CacheSize:        atoi(e(sslCacheSize)),
 		PeerCertMode:     e(sslPeerCertMode),
 		AuthenticateName: noneEmpty(e(sslAuthName)),
+		ExpireControl:    e(sslExpireControl),
+		UntrustedControl: e(sslUntrusted),
+		RevokedControl:   e(sslRevokedControl),
 	}
 	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
 	if c := noneEmpty(e(sslCert)); c != "" {
@@ -248,6 +285,9 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		if ss.CAFile, err = t.loadCert(p, ca); err != nil {
 			return nil, err
 		}
+	}
+	if ss.CRL, err = t.profileCRL(p); err != nil {
+		return nil, err
 	}
 	return ss, nil
 }
@@ -413,6 +453,7 @@ type tlsFileCache struct {
 	mu    sync.Mutex
 	certs map[string]*tlsprof.Cert
 	keys  map[string]*tlsprof.Key
+	crls  map[string]*tlsprof.CRL
 }
 
 var tlsCache = &tlsFileCache{}
@@ -473,6 +514,30 @@ func (c *tlsFileCache) key(name, path, pass string) (*tlsprof.Key, error) {
 		c.keys = map[string]*tlsprof.Key{}
 	}
 	c.keys[k] = x
+	c.mu.Unlock()
+	return x, nil
+}
+
+func (c *tlsFileCache) crl(name, path string) (*tlsprof.CRL, error) {
+	k, err := stamp(name, path)
+	if err != nil {
+		return nil, fmt.Errorf("sys file ssl-crl %s: cannot read %s: %v", name, path, unwrapPathErr(err))
+	}
+	c.mu.Lock()
+	if x := c.crls[k]; x != nil {
+		c.mu.Unlock()
+		return x, nil
+	}
+	c.mu.Unlock()
+	x, err := tlsprof.LoadCRL(name, path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.crls == nil || len(c.crls) > maxCachedFiles {
+		c.crls = map[string]*tlsprof.CRL{}
+	}
+	c.crls[k] = x
 	c.mu.Unlock()
 	return x, nil
 }

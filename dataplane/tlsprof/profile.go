@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // CertKeyChain is one entry of a client-ssl profile's cert-key-chain.
@@ -47,6 +48,14 @@ type ClientSSL struct {
 	// PeerCertMode is ignore, request, require or auto ("" = ignore).
 	PeerCertMode string
 	CAFile       *Cert
+	// ClientCertCA is client-cert-ca: the CA names the CertificateRequest
+	// advertises, so that a client holding several certificates picks
+	// one these issued. It does not verify (CAFile does); nil advertises
+	// none, and clients send what they have.
+	ClientCertCA *Cert
+	// CRL (crl-file) turns away a client whose certificate its issuer
+	// revoked, with peer-cert-mode require or request [M: request too].
+	CRL *CRL
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
@@ -73,6 +82,14 @@ type ServerSSL struct {
 	CAFile            *Cert
 	AuthenticateDepth int // as ClientSSL's
 	AuthenticateName  string
+	// ExpireControl, UntrustedControl and RevokedControl are what a
+	// member's expired, untrusted or revoked certificate does to its
+	// connection with peer-cert-mode require: drop (BIG-IP's default;
+	// "" too) ends the handshake, ignore lets it go on. mask (forward
+	// proxy's forged certificate) is taken as drop, with a warning.
+	ExpireControl, UntrustedControl, RevokedControl string
+	// CRL (crl-file) lists the member certificates revoked.
+	CRL *CRL
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -231,33 +248,44 @@ func (p *ClientSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, request, require, auto)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: indexCRL(p.CRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
-		cfg.ClientCAs = v.roots
-		if cfg.ClientAuth == tls.RequireAndVerifyClientCert {
-			cfg.VerifyPeerCertificate = depthCheck(depth)
+	}
+	if p.ClientCertCA != nil {
+		cfg.ClientCAs = p.ClientCertCA.Pool()
+	}
+	// Go's server advertises the pool it verifies with; the two are
+	// separate on BIG-IP, so the chain is verified here, against ca-file.
+	k := &peerCheck{what: what, roots: v.roots, depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: v.crl}
+	switch {
+	case cfg.ClientAuth == tls.RequireAndVerifyClientCert:
+		cfg.ClientAuth = tls.RequireAnyClientCert
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			chain, err := parseChain(raw)
+			if err != nil {
+				return err
+			}
+			return k.check(chain, time.Now())
+		}
+	case cfg.ClientAuth == tls.RequestClientCert && k.crl != nil:
+		// request lets any certificate in, but not a revoked one [M].
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return nil
+			}
+			chain, err := parseChain(raw)
+			if err != nil {
+				return err
+			}
+			if r := v.revoked(chain, time.Now()); r != nil {
+				return fmt.Errorf("%s: the client's certificate %q (serial %X) is revoked (crl-file)", what, r.Subject.CommonName, r.SerialNumber)
+			}
+			return nil
 		}
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
-}
-
-// depthCheck refuses a peer whose verified chains all hold more than
-// authenticate-depth intermediate certificates (OpenSSL's verify depth, which
-// BIG-IP passes on).
-func depthCheck(depth int) func([][]byte, [][]*x509.Certificate) error {
-	return func(_ [][]byte, chains [][]*x509.Certificate) error {
-		if len(chains) == 0 {
-			return nil
-		}
-		for _, ch := range chains {
-			if len(ch)-2 <= depth { // leaf and root do not count
-				return nil
-			}
-		}
-		return fmt.Errorf("peer certificate chain is deeper than authenticate-depth %d", depth)
-	}
 }
 
 // Build makes the client-side configuration of a server-ssl profile.
@@ -300,31 +328,41 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if depth < 0 {
 		depth = 9
 	}
+	controls := [3]bool{} // ignore expired, untrusted, revoked
+	for i, c := range []struct{ prop, v string }{
+		{"expire-cert-response-control", p.ExpireControl},
+		{"untrusted-cert-response-control", p.UntrustedControl},
+		{"revoked-cert-status-response-control", p.RevokedControl},
+	} {
+		switch c.v {
+		case "", ControlDrop:
+		case ControlIgnore:
+			controls[i] = true
+		case ControlMask:
+			warns = append(warns, fmt.Sprintf("%s: %s mask needs SSL forward proxy, which openltm does not do; taken as drop", what, c.prop))
+		default:
+			return nil, fmt.Errorf("%s: %s %q is not valid (drop, ignore, mask)", what, c.prop, c.v)
+		}
+	}
 	switch p.PeerCertMode {
 	case "", "ignore":
 	case "require":
 		if p.CAFile == nil {
 			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify the server's certificate against", what)
 		}
-		roots, name := p.CAFile.Pool(), p.AuthenticateName
+		k := &peerCheck{what: what, roots: p.CAFile.Pool(), depth: depth, usage: x509.ExtKeyUsageServerAuth,
+			name: p.AuthenticateName, crl: indexCRL(p.CRL),
+			ignoreExpired: controls[0], ignoreUntrusted: controls[1], ignoreRevoked: controls[2]}
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("server sent no certificate")
 			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			chains, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: name})
-			if err != nil {
-				return err
-			}
-			return depthCheck(depth)(nil, chains)
+			return k.check(cs.PeerCertificates, time.Now())
 		}
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth, crl: indexCRL(p.CRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}

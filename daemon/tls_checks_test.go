@@ -1,0 +1,247 @@
+package daemon
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// issue makes a certificate for cn valid from..to, signed by p's CA, and
+// writes name.crt and name.key; it returns their paths and the serial.
+func (p *testPKI) issue(t *testing.T, name, cn string, client bool, from, to time.Time) (string, string, *big.Int) {
+	t.Helper()
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p.serial++
+	serial := big.NewInt(p.serial)
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: from, NotAfter: to,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	if client {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	} else {
+		tmpl.DNSNames = []string{cn}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &k.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kd, _ := x509.MarshalPKCS8PrivateKey(k)
+	return p.write(t, name+".crt", "CERTIFICATE", der), p.write(t, name+".key", "PRIVATE KEY", kd), serial
+}
+
+// namedPKI is a testPKI whose CA is named cn, so that it is told apart
+// from another test CA by name as well as by key.
+func namedPKI(t *testing.T, cn string) *testPKI {
+	t.Helper()
+	p := newTestPKI(t)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
+		NotBefore: p.ca.NotBefore, NotAfter: p.ca.NotAfter, IsCA: true, BasicConstraintsValid: true, KeyUsage: p.ca.KeyUsage}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &p.caKey.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ca, _ = x509.ParseCertificate(der)
+	p.roots = x509.NewCertPool()
+	p.roots.AddCert(p.ca)
+	p.write(t, "ca.crt", "CERTIFICATE", der)
+	return p
+}
+
+// crl writes name.crl, p's CA revoking serials.
+func (p *testPKI) crl(t *testing.T, name string, serials ...*big.Int) string {
+	t.Helper()
+	var entries []x509.RevocationListEntry
+	for _, s := range serials {
+		entries = append(entries, x509.RevocationListEntry{SerialNumber: s, RevocationTime: time.Now().Add(-time.Minute)})
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(1),
+		ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(24 * time.Hour), RevokedCertificateEntries: entries}, p.ca, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.write(t, name+".crl", "X509 CRL", der)
+}
+
+// tlsLabelMember answers every line with label over TLS at addr, with the
+// certificate and key at crt and key.
+func tlsLabelMember(t *testing.T, addr, crt, key, label string) {
+	t.Helper()
+	pair, err := tls.LoadX509KeyPair(crt, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	serveLabel(ln, label)
+}
+
+// TestServerSSLCertChecks: a server-ssl profile with peer-cert-mode
+// require meets members with a good, an expired, an untrusted and a
+// revoked certificate; each check drops the connection or lets it go on
+// as its response control says, and the drops count as handshake
+// failures of the profile.
+func TestServerSSLCertChecks(t *testing.T) {
+	pki := newTestPKI(t)
+	stranger := namedPKI(t, "stranger CA")
+	now := time.Now()
+	gcrt, gkey, _ := pki.issue(t, "good", "good.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	ecrt, ekey, _ := pki.issue(t, "expired", "expired.example", false, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	ucrt, ukey, _ := stranger.issue(t, "untrusted", "untrusted.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	rcrt, rkey, rserial := pki.issue(t, "revoked", "revoked.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	crl := pki.crl(t, "ca", rserial)
+	members := []struct{ name, addr, crt, key string }{
+		{"good", "127.5.1.11:8443", gcrt, gkey},
+		{"expired", "127.5.1.12:8443", ecrt, ekey},
+		{"untrusted", "127.5.1.13:8443", ucrt, ukey},
+		{"revoked", "127.5.1.14:8443", rcrt, rkey},
+	}
+	for _, m := range members {
+		tlsLabelMember(t, m.addr, m.crt, m.key, m.name+" member")
+	}
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"install sys crypto crl ca.crl from-local-file "+crl,
+		"create ltm profile server-ssl strict peer-cert-mode require ca-file ca.crt crl-file ca.crl",
+		"create ltm profile server-ssl lax defaults-from strict expire-cert-response-control ignore untrusted-cert-response-control ignore revoked-cert-status-response-control ignore",
+		"create ltm profile server-ssl no_expiry defaults-from strict expire-cert-response-control ignore",
+		"create ltm profile server-ssl named defaults-from strict authenticate-name other.example",
+		"create ltm profile server-ssl unchecked crl-file ca.crl",
+	)
+	profiles := []string{"strict", "lax", "no_expiry", "named", "unchecked"}
+	for i, m := range members {
+		mustRun(t, s, "create ltm pool "+m.name+" members add { "+m.addr+" }")
+		for j, p := range profiles {
+			mustRun(t, s, "create ltm virtual "+p+"_"+m.name+" destination 127.5.1."+itoa(100+10*j+i)+":80 pool "+m.name+" profiles replace-all-with { tcp "+p+" }")
+		}
+	}
+	ok := func(m string) string { return m + " member" }
+	want := map[string][]string{ // profile → per member (good, expired, untrusted, revoked)
+		"strict":    {ok("good"), "closed", "closed", "closed"},
+		"lax":       {ok("good"), ok("expired"), ok("untrusted"), ok("revoked")},
+		"no_expiry": {ok("good"), ok("expired"), "closed", "closed"},
+		"named":     {"closed", "closed", "closed", "closed"},
+		"unchecked": {ok("good"), ok("expired"), ok("untrusted"), ok("revoked")}, // peer-cert-mode ignore: nothing checked
+	}
+	for j, p := range profiles {
+		for i, m := range members {
+			addr := "127.5.1." + itoa(100+10*j+i) + ":80"
+			if got := askVS(t, addr, "hello"); got != want[p][i] && !(want[p][i] == "closed" && got == "reset") {
+				t.Errorf("server-ssl %s, %s member: %q, want %q", p, m.name, got, want[p][i])
+			}
+		}
+	}
+	out, _ := run(t, s, "show ltm profile server-ssl strict")
+	if !regexp.MustCompile(`Handshake Failures\s+3\b`).MatchString(out) || !regexp.MustCompile(`Full Handshakes\s+1\b`).MatchString(out) {
+		t.Errorf("show ltm profile server-ssl strict:\n%s", out)
+	}
+	for _, tc := range []struct{ cmd, err string }{
+		{"modify ltm profile server-ssl strict expire-cert-response-control sometimes", "sometimes"},
+		{"modify ltm profile server-ssl strict crl-file nosuch.crl", "nosuch.crl"},
+		{"install sys crypto crl notcrl.crl from-local-file " + gcrt, "not an X509 CRL"},
+		{"delete sys file ssl-crl ca.crl", "ca.crl"},
+	} {
+		if _, err := run(t, s, tc.cmd); err == "" || !strings.Contains(err, tc.err) {
+			t.Errorf("%s: error %q, want one naming %q", tc.cmd, err, tc.err)
+		}
+	}
+	// Refused changes left the profile working as before.
+	if got := askVS(t, "127.5.1.100:80", "hello"); got != ok("good") {
+		t.Errorf("after the refused changes: %q", got)
+	}
+	// mask is forward proxy's; taken as drop, and said so.
+	if out, err := run(t, s, "modify ltm profile server-ssl strict untrusted-cert-response-control mask"); err != "" || !strings.Contains(out, "taken as drop") {
+		t.Errorf("mask: %q %q", out, err)
+	}
+}
+
+func itoa(i int) string { return big.NewInt(int64(i)).String() }
+
+// TestClientSSLCertChecks: a client-ssl profile's crl-file turns away a
+// revoked client certificate (peer-cert-mode require and request), and
+// client-cert-ca is the list of CA names the CertificateRequest
+// advertises, apart from ca-file, which verifies.
+func TestClientSSLCertChecks(t *testing.T) {
+	pki := newTestPKI(t)
+	other := namedPKI(t, "other CA")
+	now := time.Now()
+	scrt, skey, _ := pki.issue(t, "site", "site.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	acrt, akey, _ := pki.issue(t, "alice", "alice", true, now.Add(-time.Hour), now.Add(24*time.Hour))
+	mcrt, mkey, mserial := pki.issue(t, "mallory", "mallory", true, now.Add(-time.Hour), now.Add(24*time.Hour))
+	crl := pki.crl(t, "ca", mserial)
+	labelServer(t, "127.5.2.11:9000", "S1 Response")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert site.crt from-local-file "+scrt,
+		"install sys crypto key site.key from-local-file "+skey,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"install sys crypto cert other-ca.crt from-local-file "+filepath.Join(other.dir, "ca.crt"),
+		"install sys crypto crl ca.crl from-local-file "+crl,
+		"create ltm profile client-ssl req cert-key-chain replace-all-with { site { cert site.crt key site.key } } peer-cert-mode require ca-file ca.crt crl-file ca.crl",
+		"create ltm profile client-ssl ask defaults-from req peer-cert-mode request",
+		"create ltm profile client-ssl adv defaults-from req crl-file none client-cert-ca other-ca.crt",
+		"create ltm profile client-ssl adv_own defaults-from req crl-file none client-cert-ca ca.crt",
+		"create ltm pool p members add { 127.5.2.11:9000 }",
+		"create ltm virtual v_req destination 127.5.2.10:443 pool p profiles replace-all-with { tcp req }",
+		"create ltm virtual v_ask destination 127.5.2.20:443 pool p profiles replace-all-with { tcp ask }",
+		"create ltm virtual v_adv destination 127.5.2.30:443 pool p profiles replace-all-with { tcp adv }",
+		"create ltm virtual v_adv_own destination 127.5.2.40:443 pool p profiles replace-all-with { tcp adv_own }",
+	)
+	pair := func(crt, key string) []tls.Certificate {
+		c, err := tls.LoadX509KeyPair(crt, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []tls.Certificate{c}
+	}
+	alice, mallory := pair(acrt, akey), pair(mcrt, mkey)
+	for _, tc := range []struct {
+		name, addr string
+		certs      []tls.Certificate
+		ok         bool
+	}{
+		{"require, good certificate", "127.5.2.10:443", alice, true},
+		{"require, revoked certificate", "127.5.2.10:443", mallory, false},
+		{"require, no certificate", "127.5.2.10:443", nil, false},
+		{"request, good certificate", "127.5.2.20:443", alice, true},
+		{"request, revoked certificate", "127.5.2.20:443", mallory, false},
+		{"request, no certificate", "127.5.2.20:443", nil, true},
+		// The advertised CA did not issue alice's certificate: a Go client
+		// sends none, and require turns it away.
+		{"client-cert-ca another CA", "127.5.2.30:443", alice, false},
+		{"client-cert-ca the issuer", "127.5.2.40:443", alice, true},
+	} {
+		got, _, err := tlsLine(tc.addr, &tls.Config{RootCAs: pki.roots, ServerName: "site.example", Certificates: tc.certs})
+		if tc.ok != (err == nil && got == "S1 Response") {
+			t.Errorf("%s: %q %v, want through %v", tc.name, got, err, tc.ok)
+		}
+	}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl not installed (Debian package openssl): the CA names advertised are not shown")
+	}
+	for _, tc := range []struct{ addr, want, not string }{
+		{"127.5.2.30:443", "Acceptable client certificate CA names", "No client certificate CA names sent"},
+		{"127.5.2.10:443", "No client certificate CA names sent", "Acceptable client certificate CA names"},
+	} {
+		cmd := exec.Command("openssl", "s_client", "-connect", tc.addr, "-servername", "site.example", "-tls1_2")
+		cmd.Stdin = strings.NewReader("")
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), tc.want) || strings.Contains(string(out), tc.not) {
+			t.Errorf("openssl s_client %s:\n%s", tc.addr, out)
+		}
+	}
+}
