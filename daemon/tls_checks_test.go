@@ -1,13 +1,18 @@
 package daemon
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"fmt"
+	"io"
 	"math/big"
+	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,19 +21,21 @@ import (
 	"time"
 )
 
-// issue makes a certificate for cn valid from..to, signed by p's CA, and
-// writes name.crt and name.key; it returns their paths and the serial.
+// issue makes a certificate for cn (a server's names, comma-separated)
+// valid from..to, signed by p's CA, and writes name.crt and name.key; it
+// returns their paths and the serial.
 func (p *testPKI) issue(t *testing.T, name, cn string, client bool, from, to time.Time) (string, string, *big.Int) {
 	t.Helper()
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p.serial++
 	serial := big.NewInt(p.serial)
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: from, NotAfter: to,
+	names := strings.Split(cn, ",")
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: names[0]}, NotBefore: from, NotAfter: to,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	if client {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	} else {
-		tmpl.DNSNames = []string{cn}
+		tmpl.DNSNames = names
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &k.PublicKey, p.caKey)
 	if err != nil {
@@ -243,5 +250,77 @@ func TestClientSSLCertChecks(t *testing.T) {
 		if !strings.Contains(string(out), tc.want) || strings.Contains(string(out), tc.not) {
 			t.Errorf("openssl s_client %s:\n%s", tc.addr, out)
 		}
+	}
+}
+
+// TestServerSSLUseSNI: with serverssl-use-sni enabled, the member's
+// handshake carries the server name the client sent, on a standard and
+// on an HTTP virtual; disabled, none; a server-ssl profile's server-name
+// wins over it.
+func TestServerSSLUseSNI(t *testing.T) {
+	pki := newTestPKI(t)
+	now := time.Now()
+	scrt, skey, _ := pki.issue(t, "site", "a.example,b.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	mcrt, mkey, _ := pki.issue(t, "member", "member.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	pair, err := tls.LoadX509KeyPair(mcrt, mkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.5.3.11:8443", &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "sni=%s", r.TLS.ServerName)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert site.crt from-local-file "+scrt,
+		"install sys crypto key site.key from-local-file "+skey,
+		"create ltm profile client-ssl site cert-key-chain replace-all-with { site { cert site.crt key site.key } }",
+		"create ltm profile server-ssl fixed server-name fixed.example",
+		"create ltm pool p members add { 127.5.3.11:8443 }",
+		"create ltm virtual l4_sni destination 127.5.3.10:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp site serverssl }",
+		"create ltm virtual l4_plain destination 127.5.3.20:443 pool p profiles replace-all-with { tcp site serverssl }",
+		"create ltm virtual http_sni destination 127.5.3.30:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp http site serverssl }",
+		"create ltm virtual http_plain destination 127.5.3.40:443 pool p profiles replace-all-with { tcp http site serverssl }",
+		"create ltm virtual http_fixed destination 127.5.3.50:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp http site fixed }",
+	)
+	get := func(addr, name string) string {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.roots, ServerName: name},
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, addr)
+			}}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get("https://" + name + "/")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for _, tc := range []struct{ name, addr, sni, want string }{
+		{"standard, use-sni", "127.5.3.10:443", "a.example", "sni=a.example"},
+		{"standard, use-sni, another name", "127.5.3.10:443", "b.example", "sni=b.example"},
+		{"standard, disabled", "127.5.3.20:443", "a.example", "sni="},
+		{"http, use-sni", "127.5.3.30:443", "b.example", "sni=b.example"},
+		{"http, disabled", "127.5.3.40:443", "b.example", "sni="},
+		{"http, the profile's server-name", "127.5.3.50:443", "a.example", "sni=fixed.example"},
+	} {
+		if got := get(tc.addr, tc.sni); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed (Debian package curl)")
+	}
+	out, err := exec.Command("curl", "-sS", "--max-time", "5", "--cacert", filepath.Join(pki.dir, "ca.crt"),
+		"--resolve", "b.example:443:127.5.3.30", "https://b.example/").CombinedOutput()
+	if err != nil || string(out) != "sni=b.example" {
+		t.Errorf("curl https://b.example/ through http_sni: %v %q", err, out)
 	}
 }

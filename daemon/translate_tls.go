@@ -60,6 +60,7 @@ var (
 	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
+	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	defaultCertName   = "/Common/default.crt"
 	defaultKeyName    = "/Common/default.key"
 	filestoreDir      = "filestore"
@@ -141,6 +142,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		tc.Server, tc.ServerProfile = b, server.Name
+		tc.ServerUseSNI = virtualUseSNI.Str(o) == "enabled"
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}

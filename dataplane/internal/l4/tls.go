@@ -101,15 +101,16 @@ func (pr *proxied) terminate() bool {
 }
 
 // originate makes sc's connection TLS (server-ssl) within the profile's
-// handshake-timeout, passing the client's SNI on when the profile names
-// none, then runs SERVERSSL_HANDSHAKE. False means the flow is over.
+// handshake-timeout, passing the client's SNI on when the virtual says
+// serverssl-use-sni and the profile names none, then runs
+// SERVERSSL_HANDSHAKE. False means the flow is over.
 func (pr *proxied) originate(sc *serverConn) bool {
 	tc := pr.snap.Cfg.TLS
 	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
 		return true
 	}
 	sni := ""
-	if pr.ctls != nil {
+	if pr.ctls != nil && tc.ServerUseSNI {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
 	var raw net.Conn = sc.conn

@@ -145,6 +145,12 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 	}
 	fc.raw.SetDeadline(time.Time{})
 	fc.done = true
+	if t.ServerUseSNI && t.Server != nil {
+		if sni := fc.tls.ConnectionState().ServerName; sni != "" {
+			f.mv.clientSNI.Store(f.Client, sni)
+			f.sni = sni
+		}
+	}
 	return f.clientSSLEvents(fc.tls)
 }
 
@@ -413,6 +419,11 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	defer cancel()
 	hc := tlsprof.NewHelloConn(c, false) // SERVERSSL_HANDSHAKE's SSL::sessionid
 	cfg := t.Server.Config
+	if t.ServerUseSNI {
+		if sni, ok := mv.clientSNI.Load(client); ok {
+			cfg = t.Server.ForServerName(sni.(string))
+		}
+	}
 	if f != nil {
 		cfg = f.rr.keyLog(cfg, hc)
 	}
