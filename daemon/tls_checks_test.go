@@ -324,3 +324,73 @@ func TestServerSSLUseSNI(t *testing.T) {
 		t.Errorf("curl https://b.example/ through http_sni: %v %q", err, out)
 	}
 }
+
+// TestClientSSLAllowNonSSL: with allow-non-ssl enabled, a client-ssl
+// virtual serves a client that starts with a TLS handshake in TLS and
+// one that starts with anything else in plaintext, on an HTTP and on a
+// standard virtual; disabled, the plaintext client is refused.
+func TestClientSSLAllowNonSSL(t *testing.T) {
+	pki := newTestPKI(t)
+	now := time.Now()
+	scrt, skey, _ := pki.issue(t, "site", "site.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	ln, err := net.Listen("tcp", "127.5.4.11:80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "member path=%s", r.URL.Path)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert site.crt from-local-file "+scrt,
+		"install sys crypto key site.key from-local-file "+skey,
+		"create ltm profile client-ssl both cert-key-chain replace-all-with { site { cert site.crt key site.key } } allow-non-ssl enabled",
+		"create ltm profile client-ssl tls_only defaults-from both allow-non-ssl disabled",
+		"create ltm pool p members add { 127.5.4.11:80 }",
+		"create ltm virtual http_both destination 127.5.4.10:443 pool p profiles replace-all-with { tcp http both }",
+		"create ltm virtual l4_both destination 127.5.4.20:443 pool p profiles replace-all-with { tcp both }",
+		"create ltm virtual http_tls destination 127.5.4.30:443 pool p profiles replace-all-with { tcp http tls_only }",
+	)
+	get := func(scheme, addr string) string {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.roots},
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, network, addr)
+			}}
+		defer tr.CloseIdleConnections()
+		resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get(scheme + "://site.example/" + scheme)
+		if err != nil {
+			return "error"
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	for _, tc := range []struct{ name, scheme, addr, want string }{
+		{"http virtual, https", "https", "127.5.4.10:443", "member path=/https"},
+		{"http virtual, http", "http", "127.5.4.10:443", "member path=/http"},
+		{"standard virtual, https", "https", "127.5.4.20:443", "member path=/https"},
+		{"standard virtual, http", "http", "127.5.4.20:443", "member path=/http"},
+		{"allow-non-ssl disabled, https", "https", "127.5.4.30:443", "member path=/https"},
+		{"allow-non-ssl disabled, http", "http", "127.5.4.30:443", "error"},
+	} {
+		if got := get(tc.scheme, tc.addr); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed (Debian package curl)")
+	}
+	for _, scheme := range []string{"http", "https"} {
+		out, err := exec.Command("curl", "-sS", "--max-time", "5", "--cacert", filepath.Join(pki.dir, "ca.crt"),
+			"--resolve", "site.example:443:127.5.4.10", scheme+"://site.example:443/curl").CombinedOutput()
+		if err != nil || string(out) != "member path=/curl" {
+			t.Errorf("curl %s:// through http_both: %v %q", scheme, err, out)
+		}
+	}
+	if out, err := exec.Command("curl", "-sS", "--max-time", "5", "--resolve", "site.example:443:127.5.4.30", "http://site.example:443/curl").CombinedOutput(); err == nil {
+		t.Errorf("curl http:// through http_tls (allow-non-ssl disabled) was answered: %q", out)
+	}
+}

@@ -55,6 +55,7 @@ var (
 	sslCRLFile        = common("crl-file", sslProfiles...)
 	sslCRL            = common("crl", sslProfiles...)
 	sslClientCertCA   = profileClientSSL.MustProp("client-cert-ca")
+	sslAllowNonSSL    = profileClientSSL.MustProp("allow-non-ssl")
 	sslExpireControl  = profileServerSSL.MustProp("expire-cert-response-control")
 	sslUntrusted      = profileServerSSL.MustProp("untrusted-cert-response-control")
 	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
@@ -121,6 +122,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
+		tc.AllowNonSSL = tc.AllowNonSSL || sslAllowNonSSL.Effective(t.cfg, p) == "enabled"
 	}
 	if len(built) > 0 {
 		cfg, err := tlsprof.ForVirtual(o.Name, built)

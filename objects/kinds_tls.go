@@ -55,7 +55,7 @@ var tlsActed = map[string]bool{
 	"handshake-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true,
-	"crl": true, "crl-file": true, "client-cert-ca": true,
+	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 }
 

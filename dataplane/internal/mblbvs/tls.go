@@ -37,8 +37,11 @@ import (
 type frontConn struct {
 	raw   *net.TCPConn
 	tls   *tls.Conn
-	clear bool // SSL::disable: plaintext
+	clear bool // SSL::disable, or allow-non-ssl's plaintext client
 	done  bool // handshake complete
+	// peek: allow-non-ssl, and the client's first byte is still to tell
+	// whether it speaks TLS (handshake).
+	peek bool
 }
 
 // NetConn is the client's own connection, under its TLS (the socket a
@@ -83,12 +86,13 @@ func (c *frontConn) CloseWrite() error {
 // is read before the socket: what a virtual server that handed the client
 // on read of it (Set.ServeHanded), nil when nothing.
 func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Conn {
-	if t == nil || t.Client == nil {
+	if t == nil || t.Client == nil || t.AllowNonSSL && len(head) > 0 && head[0] != tlsHandshakeRecord {
 		if len(head) > 0 {
 			return &prefixConn{TCPConn: c, head: head}
 		}
 		return c
 	}
+	peek := t.AllowNonSSL && len(head) == 0
 	if r != nil {
 		hc := tlsprof.NewHelloConn(c, true)
 		if len(head) > 0 {
@@ -98,13 +102,16 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Con
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		return &frontConn{raw: c, tls: tls.Server(hc, cfg)}
+		return &frontConn{raw: c, tls: tls.Server(hc, cfg), peek: peek}
 	}
 	if len(head) > 0 {
 		return &frontConn{raw: c, tls: tls.Server(&prefixConn{TCPConn: c, head: head}, t.Client)}
 	}
-	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
+	return &frontConn{raw: c, tls: tls.Server(c, t.Client), peek: peek}
 }
+
+// tlsHandshakeRecord is the first byte of a TLS client's first record.
+const tlsHandshakeRecord = 0x16
 
 // clientHello runs CLIENTSSL_CLIENTHELLO over the client's hello, which
 // SSL:: commands read meanwhile; false means the rule ended the client.
@@ -129,7 +136,8 @@ func (f *mblbFlow) clientSSLEvents(tc *tls.Conn) bool {
 }
 
 // handshake completes the client's TLS handshake within the profile's
-// handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the client sent
+// handshake-timeout (a client of allow-non-ssl whose first byte is not a
+// handshake record goes on in plaintext instead), then runs CLIENTSSL_CLIENTCERT (when the client sent
 // a certificate) and CLIENTSSL_HANDSHAKE; false means the client is gone
 // (and was reset).
 func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
@@ -138,6 +146,19 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		return true
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
+	if fc.peek { // allow-non-ssl
+		b, err := rawsock.PeekByte(fc.raw)
+		if err != nil {
+			fc.raw.SetLinger(0)
+			fc.raw.Close()
+			return false
+		}
+		if b != tlsHandshakeRecord {
+			fc.raw.SetDeadline(time.Time{})
+			fc.clear = true
+			return true
+		}
+	}
 	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake(), &f.cssl); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
