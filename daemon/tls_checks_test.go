@@ -394,3 +394,57 @@ func TestClientSSLAllowNonSSL(t *testing.T) {
 		t.Errorf("curl http:// through http_tls (allow-non-ssl disabled) was answered: %q", out)
 	}
 }
+
+// TestClientSSLRetainCertificate: a resumed connection shows the
+// client's certificate to the X509:: commands only when the profile
+// keeps it with the session (retain-certificate true, the default).
+func TestClientSSLRetainCertificate(t *testing.T) {
+	pki := newTestPKI(t)
+	now := time.Now()
+	scrt, skey, _ := pki.issue(t, "site", "site.example", false, now.Add(-time.Hour), now.Add(24*time.Hour))
+	labelServer(t, "127.5.6.11:9000", "S1 Response")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"install sys crypto cert site.crt from-local-file "+scrt,
+		"install sys crypto key site.key from-local-file "+skey,
+		"install sys crypto cert ca.crt from-local-file "+filepath.Join(pki.dir, "ca.crt"),
+		"create ltm profile client-ssl keep cert-key-chain replace-all-with { site { cert site.crt key site.key } } peer-cert-mode request ca-file ca.crt session-ticket enabled",
+		"create ltm profile client-ssl forget defaults-from keep retain-certificate false",
+		`create ltm rule certrule {
+when CLIENT_ACCEPTED { TCP::collect }
+when CLIENTSSL_HANDSHAKE {
+    if { [SSL::cert count] > 0 } { set who [X509::subject [SSL::cert 0]] } else { set who none }
+}
+when CLIENT_DATA {
+    TCP::respond "cert $who\n"
+    TCP::payload replace 0 [TCP::payload length] ""
+    TCP::release
+}
+}`,
+		"create ltm pool p members add { 127.5.6.11:9000 }",
+		"create ltm virtual v_keep destination 127.5.6.10:443 pool p rules { certrule } profiles replace-all-with { tcp keep }",
+		"create ltm virtual v_forget destination 127.5.6.20:443 pool p rules { certrule } profiles replace-all-with { tcp forget }",
+	)
+	alice := clientPair(t, pki)
+	for _, tc := range []struct {
+		addr        string
+		full, again string
+	}{
+		{"127.5.6.10:443", "cert CN=alice,O=Example", "cert CN=alice,O=Example"},
+		{"127.5.6.20:443", "cert CN=alice,O=Example", "cert none"},
+	} {
+		for _, ver := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+			cfg := &tls.Config{RootCAs: pki.roots, ServerName: "site.example", Certificates: []tls.Certificate{alice},
+				MinVersion: ver, MaxVersion: ver, ClientSessionCache: tls.NewLRUClientSessionCache(4)}
+			got, cs, err := tlsLine(tc.addr, cfg)
+			if err != nil || got != tc.full || cs.DidResume {
+				t.Fatalf("%s %s, full handshake: %q %v resumed %v", tc.addr, tls.VersionName(ver), got, err, cs.DidResume)
+			}
+			got, cs, err = tlsLine(tc.addr, cfg)
+			if err != nil || got != tc.again || !cs.DidResume {
+				t.Errorf("%s %s, resumed: %q %v resumed %v, want %q", tc.addr, tls.VersionName(ver), got, err, cs.DidResume, tc.again)
+			}
+		}
+	}
+}

@@ -56,6 +56,9 @@ var (
 	sslCRL            = common("crl", sslProfiles...)
 	sslClientCertCA   = profileClientSSL.MustProp("client-cert-ca")
 	sslAllowNonSSL    = profileClientSSL.MustProp("allow-non-ssl")
+	sslRetainCert     = common("retain-certificate", sslProfiles...)
+	sslCacheTimeout   = common("cache-timeout", sslProfiles...)
+	sslTicketTimeout  = profileClientSSL.MustProp("session-ticket-timeout")
 	sslExpireControl  = profileServerSSL.MustProp("expire-cert-response-control")
 	sslUntrusted      = profileServerSSL.MustProp("untrusted-cert-response-control")
 	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
@@ -197,6 +200,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		SessionTicket:       e(sslSessionTicket) == "enabled",
 		PeerCertMode:        e(sslPeerCertMode),
 		DynamicRecordSizing: e(sslDynamicRecords) == "enabled",
+		ForgetCertificate:   e(sslRetainCert) == "false",
+		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -267,6 +272,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		CacheSize:        atoi(e(sslCacheSize)),
 		PeerCertMode:     e(sslPeerCertMode),
 		AuthenticateName: noneEmpty(e(sslAuthName)),
+		CacheTimeout:     secondsOf(int64(max(atoi(e(sslCacheTimeout)), 0))),
 		ExpireControl:    e(sslExpireControl),
 		UntrustedControl: e(sslUntrusted),
 		RevokedControl:   e(sslRevokedControl),
@@ -375,6 +381,17 @@ func parseCertKeyChain(profile, raw string) ([]ckEntry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// firstPositive is the first of ns above 0, else 0: session-ticket-timeout
+// 0 means the session cache's cache-timeout [M].
+func firstPositive(ns ...int) int {
+	for _, n := range ns {
+		if n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 func firstNonEmpty(ss ...string) string {

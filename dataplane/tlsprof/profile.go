@@ -59,6 +59,15 @@ type ClientSSL struct {
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
+	// ForgetCertificate is retain-certificate false: a resumed session
+	// does not bring back the client's certificate, so rules (SSL::cert,
+	// X509::) see none after a resumption, as BIG-IP's session cache
+	// without the certificate.
+	ForgetCertificate bool
+	// TicketLifetime bounds how long after it was issued a session
+	// ticket resumes (session-ticket-timeout, else cache-timeout); an
+	// older one gets a full handshake. 0: Go's own bound (7 days).
+	TicketLifetime time.Duration
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -76,6 +85,9 @@ type ServerSSL struct {
 	Renegotiation bool
 	SessionTicket bool
 	CacheSize     int // session cache entries; 0 = no resumption
+	// CacheTimeout (cache-timeout) is how long a member's session is
+	// kept for resumption; 0: until the cache drops it.
+	CacheTimeout time.Duration
 	// PeerCertMode is ignore or require ("" = ignore): require verifies the
 	// member's chain against CAFile and, when set, AuthenticateName.
 	PeerCertMode      string
@@ -104,10 +116,16 @@ type Built struct {
 	sniRequire bool
 	// verify is how VerifyResult checks a peer's chain.
 	verify *verifier
+	// forgetCert: retain-certificate false (ClientSSL.ForgetCertificate).
+	forgetCert bool
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
 }
+
+// RetainsCertificate reports whether a resumed connection of the profile
+// still shows its client's certificate (retain-certificate).
+func (b *Built) RetainsCertificate() bool { return b == nil || !b.forgetCert }
 
 // SNIRequired is the profile's sni-require, which a rule reads
 // (SSL::sni required) to tell whether clients without SNI are turned away.
@@ -284,7 +302,10 @@ func (p *ClientSSL) Build() (*Built, error) {
 			return nil
 		}
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v,
+	if p.SessionTicket && p.TicketLifetime > 0 {
+		ticketLifetime(cfg, p.TicketLifetime)
+	}
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -316,6 +337,9 @@ func (p *ServerSSL) Build() (*Built, error) {
 	}
 	if p.CacheSize > 0 && p.SessionTicket {
 		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(p.CacheSize)
+		if p.CacheTimeout > 0 {
+			cfg.ClientSessionCache = &expiringCache{cache: cfg.ClientSessionCache, ttl: p.CacheTimeout, size: p.CacheSize, cfg: cfg, at: map[string]time.Time{}}
+		}
 	}
 	if p.Cert != nil || p.Key != nil {
 		c, err := Pair(p.Name, p.Cert, p.Key, p.Chain)
