@@ -54,6 +54,7 @@ var (
 	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
 	sslCRLFile        = common("crl-file", sslProfiles...)
 	sslCRL            = common("crl", sslProfiles...)
+	sslAllowExpired   = common("allow-expired-crl", sslProfiles...)
 	sslClientCertCA   = profileClientSSL.MustProp("client-cert-ca")
 	sslAllowNonSSL    = profileClientSSL.MustProp("allow-non-ssl")
 	sslRetainCert     = common("retain-certificate", sslProfiles...)
@@ -201,6 +202,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		PeerCertMode:        e(sslPeerCertMode),
 		DynamicRecordSizing: e(sslDynamicRecords) == "enabled",
 		ForgetCertificate:   e(sslRetainCert) == "false",
+		AllowExpiredCRL:     e(sslAllowExpired) == "enabled",
 		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
@@ -273,6 +275,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		PeerCertMode:     e(sslPeerCertMode),
 		AuthenticateName: noneEmpty(e(sslAuthName)),
 		CacheTimeout:     secondsOf(int64(max(atoi(e(sslCacheTimeout)), 0))),
+		AllowExpiredCRL:  e(sslAllowExpired) == "enabled",
 		ExpireControl:    e(sslExpireControl),
 		UntrustedControl: e(sslUntrusted),
 		RevokedControl:   e(sslRevokedControl),

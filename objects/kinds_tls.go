@@ -56,7 +56,7 @@ var tlsActed = map[string]bool{
 	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true,
 	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
-	"retain-certificate": true, "cache-timeout": true, "session-ticket-timeout": true,
+	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 }
 

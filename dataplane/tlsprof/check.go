@@ -28,7 +28,7 @@ type peerCheck struct {
 	depth           int
 	usage           x509.ExtKeyUsage
 	name            string // authenticate-name; "" = any
-	crl             revocations
+	crl             *revocations
 	ignoreExpired   bool
 	ignoreUntrusted bool
 	ignoreRevoked   bool
@@ -92,7 +92,10 @@ func (k *peerCheck) check(chain []*x509.Certificate, now time.Time) error {
 		if len(chains) > 0 {
 			c = chains[0]
 		}
-		if r := k.crl.revoked(c); r != nil && !k.ignoreRevoked {
+		if r, expired := k.crl.revoked(c, now); r != nil && !k.ignoreRevoked {
+			if expired {
+				return fmt.Errorf("%s: the CRL for the peer's certificate %q is past its next update (allow-expired-crl disabled)", k.what, r.Subject.CommonName)
+			}
 			return fmt.Errorf("%s: the peer's certificate %q (serial %X) is revoked (crl-file)", k.what, r.Subject.CommonName, r.SerialNumber)
 		}
 	}

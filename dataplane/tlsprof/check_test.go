@@ -49,7 +49,7 @@ func TestPeerCheck(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AddCert(root)
-	crl := indexCRL(&CRL{Name: "/Common/ca.crl", Lists: []*x509.RevocationList{list, forged}})
+	crl := indexCRL(&CRL{Name: "/Common/ca.crl", Lists: []*x509.RevocationList{list, forged}}, false)
 	chain := func(c *x509.Certificate) []*x509.Certificate { return []*x509.Certificate{c} }
 	for _, tc := range []struct {
 		name                       string
@@ -89,6 +89,36 @@ func TestPeerCheck(t *testing.T) {
 	}
 	if got := v.result(chain(good), now); got != verifyOK {
 		t.Errorf("verify result of a good certificate: %d", got)
+	}
+
+	// A list past its next update: the certificates it covers fail as
+	// revoked (12, X509_V_ERR_CRL_HAS_EXPIRED) unless allow-expired-crl.
+	oldDER, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{Number: big.NewInt(3), ThisUpdate: now.Add(-2 * time.Hour), NextUpdate: now.Add(-time.Hour)}, root, rootKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := x509.ParseRevocationList(oldDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCRL := &CRL{Name: "/Common/old.crl", Lists: []*x509.RevocationList{old}}
+	for _, tc := range []struct {
+		allow, ignore bool
+		err           string
+	}{
+		{false, false, "past its next update (allow-expired-crl disabled)"},
+		{true, false, ""},
+		{false, true, ""},
+	} {
+		k := &peerCheck{what: "ss", roots: roots, depth: 9, usage: server, crl: indexCRL(oldCRL, tc.allow), ignoreRevoked: tc.ignore}
+		err := k.check(chain(good), now)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("expired CRL, allow %v, ignore %v: %v, want %q", tc.allow, tc.ignore, err, tc.err)
+		}
+	}
+	v = &verifier{roots: roots, depth: 9, usage: server, crl: indexCRL(oldCRL, false)}
+	if got := v.result(chain(good), now); got != verifyCRLExpired {
+		t.Errorf("verify result under an expired CRL: %d", got)
 	}
 }
 

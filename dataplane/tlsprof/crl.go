@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"time"
 )
 
 // CRL is a `sys file ssl-crl`: one or more certificate revocation lists
@@ -63,49 +64,57 @@ func ParseCRL(name string, data []byte) (*CRL, error) {
 
 // revocations is a profile's CRLs indexed for the handshake: by issuer
 // name, the lists and their revoked serial numbers.
-type revocations map[string][]*revList
+type revocations struct {
+	byIssuer map[string][]*revList
+	// allowExpired is allow-expired-crl: a list past its next update
+	// still counts; otherwise a certificate it covers fails as revoked.
+	allowExpired bool
+}
 
 type revList struct {
 	list    *x509.RevocationList
 	serials map[string]bool
 }
 
-func indexCRL(c *CRL) revocations {
+func indexCRL(c *CRL, allowExpired bool) *revocations {
 	if c == nil {
 		return nil
 	}
-	r := revocations{}
+	r := &revocations{byIssuer: map[string][]*revList{}, allowExpired: allowExpired}
 	for _, l := range c.Lists {
 		rl := &revList{list: l, serials: make(map[string]bool, len(l.RevokedCertificateEntries))}
 		for _, e := range l.RevokedCertificateEntries {
 			rl.serials[string(e.SerialNumber.Bytes())] = true
 		}
-		r[string(l.RawIssuer)] = append(r[string(l.RawIssuer)], rl)
+		r.byIssuer[string(l.RawIssuer)] = append(r.byIssuer[string(l.RawIssuer)], rl)
 	}
 	return r
 }
 
 // revoked reports the first certificate of chain (leaf first, its issuer
-// after it when known) that a list of r revokes, nil when none. A list
-// counts when its issuer is the certificate's and, when the issuer's
-// certificate is in the chain, it carries the issuer's signature; with no
-// issuer certificate to hand (an untrusted chain let through), the
+// after it when known) that a list of r revokes, nil when none; expired
+// says it failed because its issuer's list is past its next update
+// (without allow-expired-crl) rather than listing it. A list counts
+// when its issuer is the certificate's and, when the issuer's
+// certificate is in the chain, it carries the issuer's signature; with
+// no issuer certificate to hand (an untrusted chain let through), the
 // administrator's list is taken on its issuer name [M].
-func (r revocations) revoked(chain []*x509.Certificate) *x509.Certificate {
-	if len(r) == 0 {
-		return nil
+func (r *revocations) revoked(chain []*x509.Certificate, now time.Time) (c *x509.Certificate, expired bool) {
+	if r == nil {
+		return nil, false
 	}
 	for i, c := range chain {
-		lists := r[string(c.RawIssuer)]
-		for _, l := range lists {
-			if !l.serials[string(c.SerialNumber.Bytes())] {
-				continue
-			}
+		for _, l := range r.byIssuer[string(c.RawIssuer)] {
 			if i+1 < len(chain) && l.list.CheckSignatureFrom(chain[i+1]) != nil {
 				continue
 			}
-			return c
+			if !r.allowExpired && !l.list.NextUpdate.IsZero() && now.After(l.list.NextUpdate) {
+				return c, true
+			}
+			if l.serials[string(c.SerialNumber.Bytes())] {
+				return c, false
+			}
 		}
 	}
-	return nil
+	return nil, false
 }

@@ -56,6 +56,10 @@ type ClientSSL struct {
 	// CRL (crl-file) turns away a client whose certificate its issuer
 	// revoked, with peer-cert-mode require or request [M: request too].
 	CRL *CRL
+	// AllowExpiredCRL (allow-expired-crl) keeps a CRL past its next
+	// update in use; otherwise the certificates it covers are refused
+	// until it is renewed, as OpenSSL's CRL_HAS_EXPIRED.
+	AllowExpiredCRL bool
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
@@ -100,8 +104,10 @@ type ServerSSL struct {
 	// "" too) ends the handshake, ignore lets it go on. mask (forward
 	// proxy's forged certificate) is taken as drop, with a warning.
 	ExpireControl, UntrustedControl, RevokedControl string
-	// CRL (crl-file) lists the member certificates revoked.
-	CRL *CRL
+	// CRL (crl-file) lists the member certificates revoked;
+	// AllowExpiredCRL as ClientSSL's.
+	CRL             *CRL
+	AllowExpiredCRL bool
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -266,7 +272,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, request, require, auto)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: indexCRL(p.CRL)}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: indexCRL(p.CRL, p.AllowExpiredCRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}
@@ -296,7 +302,10 @@ func (p *ClientSSL) Build() (*Built, error) {
 			if err != nil {
 				return err
 			}
-			if r := v.revoked(chain, time.Now()); r != nil {
+			if r, expired := v.revoked(chain, time.Now()); r != nil {
+				if expired {
+					return fmt.Errorf("%s: the CRL for the client's certificate %q is past its next update (allow-expired-crl disabled)", what, r.Subject.CommonName)
+				}
 				return fmt.Errorf("%s: the client's certificate %q (serial %X) is revoked (crl-file)", what, r.Subject.CommonName, r.SerialNumber)
 			}
 			return nil
@@ -375,7 +384,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify the server's certificate against", what)
 		}
 		k := &peerCheck{what: what, roots: p.CAFile.Pool(), depth: depth, usage: x509.ExtKeyUsageServerAuth,
-			name: p.AuthenticateName, crl: indexCRL(p.CRL),
+			name: p.AuthenticateName, crl: indexCRL(p.CRL, p.AllowExpiredCRL),
 			ignoreExpired: controls[0], ignoreUntrusted: controls[1], ignoreRevoked: controls[2]}
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
@@ -386,7 +395,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth, crl: indexCRL(p.CRL)}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth, crl: indexCRL(p.CRL, p.AllowExpiredCRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}
