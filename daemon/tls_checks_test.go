@@ -288,6 +288,7 @@ func TestServerSSLUseSNI(t *testing.T) {
 		"create ltm virtual http_sni destination 127.5.3.30:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp http site serverssl }",
 		"create ltm virtual http_plain destination 127.5.3.40:443 pool p profiles replace-all-with { tcp http site serverssl }",
 		"create ltm virtual http_fixed destination 127.5.3.50:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp http site fixed }",
+		"create ltm virtual http_oc destination 127.5.3.60:443 pool p serverssl-use-sni enabled profiles replace-all-with { tcp http oneconnect site serverssl }",
 	)
 	get := func(addr, name string) string {
 		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.roots, ServerName: name},
@@ -310,6 +311,12 @@ func TestServerSSLUseSNI(t *testing.T) {
 		{"http, use-sni", "127.5.3.30:443", "b.example", "sni=b.example"},
 		{"http, disabled", "127.5.3.40:443", "b.example", "sni="},
 		{"http, the profile's server-name", "127.5.3.50:443", "a.example", "sni=fixed.example"},
+		// OneConnect lends a member connection only to a client that sent
+		// the name its handshake carried.
+		{"oneconnect, a", "127.5.3.60:443", "a.example", "sni=a.example"},
+		{"oneconnect, b after a", "127.5.3.60:443", "b.example", "sni=b.example"},
+		{"oneconnect, a again", "127.5.3.60:443", "a.example", "sni=a.example"},
+		{"oneconnect, b again", "127.5.3.60:443", "b.example", "sni=b.example"},
 	} {
 		if got := get(tc.addr, tc.sni); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/netip"
 	"time"
@@ -170,6 +171,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		if sni := fc.tls.ConnectionState().ServerName; sni != "" {
 			f.mv.clientSNI.Store(f.Client, sni)
 			f.sni = sni
+			f.sniTag.Store(sniTagOf(sni))
 		}
 	}
 	return f.clientSSLEvents(fc.tls)
@@ -316,23 +318,41 @@ const plainBit mblb.MemberID = 1 << 62
 // pickTLS is the engine's Pick: pick, and the member marked plainBit when
 // the client's rules turned the server side's TLS off.
 func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
+	f, _ := c.Tag.(*mblbFlow)
+	var tag mblb.MemberID
+	if f != nil {
+		tag = mblb.MemberID(f.sniTag.Load())
+	}
 	for _, id := range c.Exclude {
-		if id&plainBit != 0 { // members that failed, whichever way they were spoken to
+		if id&plainBit != 0 || tag != 0 { // members that failed, whichever way they were spoken to
 			ex := make([]mblb.MemberID, len(c.Exclude))
 			for j, id := range c.Exclude {
-				ex[j] = id &^ plainBit
+				ex[j] = id&^plainBit ^ tag
 			}
 			c.Exclude = ex
 			break
 		}
 	}
 	m, err := mv.pick(c)
-	if err == nil {
-		if f, ok := c.Tag.(*mblbFlow); ok && f.serverClear.Load() {
+	if err == nil && f != nil {
+		m.ID ^= tag
+		if f.serverClear.Load() {
 			m.ID |= plainBit
 		}
 	}
 	return m, err
+}
+
+// sniTagOf is the mark a member's ID carries for the clients that sent
+// the server name sni, on a virtual with serverssl-use-sni: the engine
+// keeps server connections by member ID, so a connection whose
+// handshake sent one name is never lent (OneConnect) to a client that
+// sent another [M]. It leaves the ID's two top bits (node, plainBit) as
+// they are; never 0.
+func sniTagOf(sni string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(sni))
+	return max(h.Sum64()&(1<<62-1), 1)
 }
 
 // trackTLS makes f findable by its client's address while it runs, so

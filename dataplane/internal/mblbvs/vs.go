@@ -274,8 +274,10 @@ type mblbFlow struct {
 	// current connections (tls.go), until finish.
 	cssl state.SSLHeld
 	// sni is the server name the client sent, kept in mv.clientSNI for
-	// serverssl-use-sni until finish; "" when not kept.
-	sni string
+	// serverssl-use-sni until finish; "" when not kept. sniTag marks the
+	// members picked for it (sniTagOf), 0 without.
+	sni    string
+	sniTag atomic.Uint64
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
