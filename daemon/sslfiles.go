@@ -33,7 +33,7 @@ import (
 // ssl-key object into the file store and points cache-path at the copy.
 // at is where the statement gave the path, for errors.
 func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
-	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysExternalMonitor {
+	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysSSLCRL && o.Kind != sysExternalMonitor {
 		return nil
 	}
 	src := noneEmpty(sslSourcePath.Str(o))
@@ -62,6 +62,8 @@ func (s *Session) importSSLFile(o *objects.Object, rest []grammar.Node) error {
 		}
 	case sysSSLCert:
 		_, err = tlsprof.ParseCert(o.Name, data)
+	case sysSSLCRL:
+		_, err = tlsprof.ParseCRL(o.Name, data)
 	default:
 		_, err = tlsprof.ParseKey(o.Name, data, noneEmpty(s.e.openSecret(sslKeyPassphrase.Str(o))))
 	}
@@ -120,13 +122,13 @@ func storeSSLFile(dir, name string, data []byte, exe bool) (string, string, erro
 	return file, fmt.Sprintf("SHA1:%d:%s", len(data), h), nil
 }
 
-// install runs `install sys crypto cert|key NAME from-local-file PATH`:
-// tmsh's way to add a certificate or key, the same as creating the
-// ssl-cert or ssl-key object with that source-path (or replacing its file
-// when it exists).
+// install runs `install sys crypto cert|key|crl NAME from-local-file
+// PATH`: tmsh's way to add a certificate, key or revocation list, the
+// same as creating the ssl-cert, ssl-key or ssl-crl object with that
+// source-path (or replacing its file when it exists).
 func (s *Session) install(st *grammar.Statement, args []grammar.Node) (string, error) {
 	ws := grammar.Texts(args)
-	usage := []string{"install sys crypto cert NAME from-local-file PATH", "install sys crypto key NAME from-local-file PATH"}
+	usage := []string{"install sys crypto cert NAME from-local-file PATH", "install sys crypto key NAME from-local-file PATH", "install sys crypto crl NAME from-local-file PATH"}
 	// The words after sys crypto, whatever module the shell is in.
 	rel := ws
 	if len(rel) > 0 && rel[0] != "sys" && rel[0] != "/sys" {
@@ -138,15 +140,12 @@ func (s *Session) install(st *grammar.Statement, args []grammar.Node) (string, e
 	if len(rel) >= 2 && rel[0] == "sys" && rel[1] == "crypto" {
 		rel = rel[2:]
 	} else {
-		return "", synErr(st, usage, "install: only sys crypto cert and key can be installed")
+		return "", synErr(st, usage, "install: only sys crypto cert, key and crl can be installed")
 	}
-	if len(rel) != 4 || (rel[0] != "cert" && rel[0] != "key") || rel[2] != "from-local-file" {
-		return "", synErr(st, usage, "install sys crypto: expected cert|key NAME from-local-file PATH")
+	if len(rel) != 4 || (rel[0] != "cert" && rel[0] != "key" && rel[0] != "crl") || rel[2] != "from-local-file" {
+		return "", synErr(st, usage, "install sys crypto: expected cert|key|crl NAME from-local-file PATH")
 	}
-	kind := "ssl-cert"
-	if rel[0] == "key" {
-		kind = "ssl-key"
-	}
+	kind := "ssl-" + rel[0]
 	name := objects.FullPath(s.folder, rel[1])
 	verb := "create"
 	if s.e.Config().Get(schema.Kind("sys file "+kind), name) != nil {
@@ -222,7 +221,7 @@ func makeDefaultPair(dir, crt, key string) error {
 // tmsh does. A file that cannot be read is left for the translation to
 // report.
 func (s *Session) storeLoadedFile(o *objects.Object) {
-	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysExternalMonitor {
+	if o.Kind != sysSSLCert && o.Kind != sysSSLKey && o.Kind != sysSSLCRL && o.Kind != sysExternalMonitor {
 		return
 	}
 	if c := noneEmpty(sslCachePath.Str(o)); c != "" {

@@ -38,7 +38,7 @@ func newTestPKI(t *testing.T) *testPKI {
 	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "openltm test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestTLSFromTmsh(t *testing.T) {
 		{"create sys file ssl-cert nosrc.crt", "needs a source-path"},
 		{"create ltm profile server-ssl ss2", ""},
 		{"create ltm virtual vs3 destination 127.0.150.30:443 pool p profiles replace-all-with { tcp serverssl ss2 }", "a virtual server takes one server-ssl profile"},
-		{"install sys crypto csr x from-local-file /etc/hosts", "expected cert|key NAME from-local-file PATH"},
+		{"install sys crypto csr x from-local-file /etc/hosts", "expected cert|key|crl NAME from-local-file PATH"},
 		{"create ltm profile client-ssl nocert_ssl cert-key-chain replace-all-with { x { cert nosuch.crt key app.key } }", ""},
 		{"create ltm virtual vs7 destination 127.0.150.70:443 pool p profiles replace-all-with { tcp nocert_ssl }", "sys file ssl-cert nosuch.crt was not found"},
 	} {

@@ -20,6 +20,8 @@ import (
 var (
 	sysSSLCert        = schema.MustKind("sys file ssl-cert")
 	sysSSLKey         = schema.MustKind("sys file ssl-key")
+	sysSSLCRL         = schema.MustKind("sys file ssl-crl")
+	specSSLCRL        = schema.MustSpec("sys file ssl-crl")
 	sslSourcePath     = common("source-path", sysSSLCert, sysSSLKey)
 	sslCachePath      = common("cache-path", sysSSLCert, sysSSLKey)
 	sslRevision       = common("revision", sysSSLCert, sysSSLKey)
@@ -50,8 +52,20 @@ var (
 	sslProfileSpec    = []string{profileClientSSL.Key(), profileServerSSL.Key()}
 	sslCacheSize      = profileServerSSL.MustProp("cache-size")
 	sslAuthName       = profileServerSSL.MustProp("authenticate-name")
+	sslCRLFile        = common("crl-file", sslProfiles...)
+	sslCRL            = common("crl", sslProfiles...)
+	sslAllowExpired   = common("allow-expired-crl", sslProfiles...)
+	sslClientCertCA   = profileClientSSL.MustProp("client-cert-ca")
+	sslAllowNonSSL    = profileClientSSL.MustProp("allow-non-ssl")
+	sslRetainCert     = common("retain-certificate", sslProfiles...)
+	sslCacheTimeout   = common("cache-timeout", sslProfiles...)
+	sslTicketTimeout  = profileClientSSL.MustProp("session-ticket-timeout")
+	sslExpireControl  = profileServerSSL.MustProp("expire-cert-response-control")
+	sslUntrusted      = profileServerSSL.MustProp("untrusted-cert-response-control")
+	sslRevokedControl = profileServerSSL.MustProp("revoked-cert-status-response-control")
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
+	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	defaultCertName   = "/Common/default.crt"
 	defaultKeyName    = "/Common/default.key"
 	filestoreDir      = "filestore"
@@ -112,6 +126,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
+		tc.AllowNonSSL = tc.AllowNonSSL || sslAllowNonSSL.Effective(t.cfg, p) == "enabled"
 	}
 	if len(built) > 0 {
 		cfg, err := tlsprof.ForVirtual(o.Name, built)
@@ -133,6 +148,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		tc.Server, tc.ServerProfile = b, server.Name
+		tc.ServerUseSNI = virtualUseSNI.Str(o) == "enabled"
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
@@ -185,6 +201,9 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		SessionTicket:       e(sslSessionTicket) == "enabled",
 		PeerCertMode:        e(sslPeerCertMode),
 		DynamicRecordSizing: e(sslDynamicRecords) == "enabled",
+		ForgetCertificate:   e(sslRetainCert) == "false",
+		AllowExpiredCRL:     e(sslAllowExpired) == "enabled",
+		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -212,7 +231,33 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 			return nil, err
 		}
 	}
+	if ca := noneEmpty(e(sslClientCertCA)); ca != "" {
+		if cs.ClientCertCA, err = t.loadCert(p, ca); err != nil {
+			return nil, err
+		}
+	}
+	if cs.CRL, err = t.profileCRL(p); err != nil {
+		return nil, err
+	}
 	return cs, nil
+}
+
+// profileCRL is the revocation list a profile names: crl-file, else crl
+// (BIG-IP's newer name for the same reference [M]); nil when none.
+func (t *translator) profileCRL(p *objects.Object) (*tlsprof.CRL, error) {
+	name := firstNonEmpty(noneEmpty(sslCRLFile.Effective(t.cfg, p)), noneEmpty(sslCRL.Effective(t.cfg, p)))
+	if name == "" {
+		return nil, nil
+	}
+	o := t.cfg.Lookup(t.s, specSSLCRL, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("profile %s: sys file ssl-crl %s was not found", p.Name, name)
+	}
+	path, err := t.sslFilePath(o)
+	if err != nil {
+		return nil, err
+	}
+	return tlsCache.crl(o.Name, path)
 }
 
 // serverSSL reads a server-ssl profile.
@@ -229,6 +274,11 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		CacheSize:        atoi(e(sslCacheSize)),
 		PeerCertMode:     e(sslPeerCertMode),
 		AuthenticateName: noneEmpty(e(sslAuthName)),
+		CacheTimeout:     secondsOf(int64(max(atoi(e(sslCacheTimeout)), 0))),
+		AllowExpiredCRL:  e(sslAllowExpired) == "enabled",
+		ExpireControl:    e(sslExpireControl),
+		UntrustedControl: e(sslUntrusted),
+		RevokedControl:   e(sslRevokedControl),
 	}
 	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
 	if c := noneEmpty(e(sslCert)); c != "" {
@@ -248,6 +298,9 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		if ss.CAFile, err = t.loadCert(p, ca); err != nil {
 			return nil, err
 		}
+	}
+	if ss.CRL, err = t.profileCRL(p); err != nil {
+		return nil, err
 	}
 	return ss, nil
 }
@@ -333,6 +386,17 @@ func parseCertKeyChain(profile, raw string) ([]ckEntry, error) {
 	return out, nil
 }
 
+// firstPositive is the first of ns above 0, else 0: session-ticket-timeout
+// 0 means the session cache's cache-timeout [M].
+func firstPositive(ns ...int) int {
+	for _, n := range ns {
+		if n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {
@@ -413,6 +477,7 @@ type tlsFileCache struct {
 	mu    sync.Mutex
 	certs map[string]*tlsprof.Cert
 	keys  map[string]*tlsprof.Key
+	crls  map[string]*tlsprof.CRL
 }
 
 var tlsCache = &tlsFileCache{}
@@ -473,6 +538,30 @@ func (c *tlsFileCache) key(name, path, pass string) (*tlsprof.Key, error) {
 		c.keys = map[string]*tlsprof.Key{}
 	}
 	c.keys[k] = x
+	c.mu.Unlock()
+	return x, nil
+}
+
+func (c *tlsFileCache) crl(name, path string) (*tlsprof.CRL, error) {
+	k, err := stamp(name, path)
+	if err != nil {
+		return nil, fmt.Errorf("sys file ssl-crl %s: cannot read %s: %v", name, path, unwrapPathErr(err))
+	}
+	c.mu.Lock()
+	if x := c.crls[k]; x != nil {
+		c.mu.Unlock()
+		return x, nil
+	}
+	c.mu.Unlock()
+	x, err := tlsprof.LoadCRL(name, path)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.crls == nil || len(c.crls) > maxCachedFiles {
+		c.crls = map[string]*tlsprof.CRL{}
+	}
+	c.crls[k] = x
 	c.mu.Unlock()
 	return x, nil
 }

@@ -145,6 +145,7 @@ when CLIENTSSL_CLIENTHELLO { log local0. "sni=[SSL::sni name] random=[SSL::clien
 			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 			cfg.Virtuals["/Common/vs"].TLS.Client = tlsprof.WithALPN(cfg.Virtuals["/Common/vs"].TLS.Client, "h2", "http/1.1")
 			cfg.Virtuals["/Common/vs"].TLS.Server = serverSSL(t)
+			cfg.Virtuals["/Common/vs"].TLS.ServerUseSNI = true
 			mustApply(t, p, cfg)
 
 			c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", vs, &tls.Config{ServerName: "app.example", RootCAs: roots,

@@ -641,10 +641,10 @@ c3d-ocsp str none
 ocsp-stapling ed disabled
 notify-cert-status-to-virtual-server ed disabled
 hello-extension-includes list
-crl str none
+crl ref sys+file+ssl-crl none
 `), "F5 ltm profile client-ssl: TLS from clients, terminated on the virtual"),
 		runTLS(profileKind("server-ssl", "serverssl", sslCommonRows+`
-crl str none
+crl ref sys+file+ssl-crl none
 ocsp str none
 authenticate-name str none
 expire-cert-response-control enum drop drop|ignore|mask

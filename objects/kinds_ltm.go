@@ -75,7 +75,7 @@ func ltmKinds() []*Kind {
 		passive(str("address-status", "yes")),
 		passive(num("gtm-score", "0")),
 		help(enum("service-down-immediate-action", "none", "none", "drop", "reset"), "reset or drop: a new connection while every member of the pool is down is refused at once, before a byte is read"),
-		passive(ed("serverssl-use-sni", "disabled")),
+		help(ed("serverssl-use-sni", "disabled"), "the server-ssl handshake sends the server name the client sent (when the server-ssl profile names no server-name)"),
 		passive(str("app-service", "none")),
 		help(&Prop{Name: "policies", Type: TColl, Items: ItemRef, Ref: []string{"ltm policy"}, Sub: &Kind{Title: "Policy"}}, "local traffic policies, evaluated before the iRules"),
 		passive(raw("security-log-profiles")),

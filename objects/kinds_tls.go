@@ -1,9 +1,9 @@
 package objects
 
-// The TLS kinds openltm runs: `sys file ssl-cert` and `ssl-key` (the
-// certificates and keys a BIG-IP keeps in its file store) and the
-// `ltm profile client-ssl` and `server-ssl` profiles that use them. Their
-// rows are F5's; the settings the dataplane applies are listed in
+// The TLS kinds openltm runs: `sys file ssl-cert`, `ssl-key` and
+// `ssl-crl` (the certificates, keys and revocation lists a BIG-IP keeps
+// in its file store) and the `ltm profile client-ssl` and `server-ssl`
+// profiles that use them. Their rows are F5's; the settings the dataplane applies are listed in
 // tlsActed, the others stay kept-only (a warning when set).
 
 // sslFileRows are the rows the two file kinds share. source-path is where
@@ -55,6 +55,9 @@ var tlsActed = map[string]bool{
 	"handshake-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true,
+	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
+	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
+	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 }
 
 // runTLS marks a TLS kind as one openltm acts on.
@@ -80,12 +83,15 @@ passphrase str none
 security-type enum normal normal|password|fips
 `)
 	key.Lower = "key"
+	crl := pk("sys file ssl-crl", "CRL", "", tmshRef("sys file ssl-crl"), sslFileRows)
+	crl.Lower = "CRL"
 	ext := pk("sys file external-monitor", "External Monitor", "", tmshRef("sys file external-monitor"), sslFileRows)
 	ext.Lower = "external monitor"
 	return []*Kind{
 		runTLS(ext, "A program an external monitor runs (install sys file external-monitor: create ... source-path file:PATH stores a copy)"),
 		runTLS(cert, "A certificate or bundle (PEM) for TLS profiles; `install sys crypto cert NAME from-local-file PATH` stores a copy"),
 		runTLS(key, "A private key (PEM) for TLS profiles; `install sys crypto key NAME from-local-file PATH` stores a copy"),
+		runTLS(crl, "A certificate revocation list (PEM or DER) for TLS profiles' crl-file; `install sys crypto crl NAME from-local-file PATH` stores a copy"),
 	}
 }
 

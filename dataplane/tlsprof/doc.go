@@ -18,6 +18,13 @@
 //	conn := tls.Client(memberConn, sb.Config)
 //	conn = tls.Client(memberConn, sb.ForServerName(clientSNI)) // serverssl-use-sni
 //
+// Peers' certificates are checked at the handshake as the profiles say:
+// server-ssl's expire-, untrusted-cert-response-control and
+// revoked-cert-status-response-control (peerCheck), CRLs from `sys file
+// ssl-crl` (LoadCRL), client-ssl's ca-file apart from client-cert-ca.
+// Session lifetimes (session-ticket-timeout, cache-timeout) are kept with
+// the tickets and the client session cache (sessions.go).
+//
 // Cipher strings are read as BIG-IP reads them: OpenSSL syntax over the
 // suites BIG-IP knows, where each suite is selected per protocol version,
 // so "!SSLv3" or "!TLSv1" take a protocol away. BIG-IP's keyword ECDHE

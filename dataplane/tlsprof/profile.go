@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // CertKeyChain is one entry of a client-ssl profile's cert-key-chain.
@@ -47,9 +48,30 @@ type ClientSSL struct {
 	// PeerCertMode is ignore, request, require or auto ("" = ignore).
 	PeerCertMode string
 	CAFile       *Cert
+	// ClientCertCA is client-cert-ca: the CA names the CertificateRequest
+	// advertises, so that a client holding several certificates picks
+	// one these issued. It does not verify (CAFile does); nil advertises
+	// none, and clients send what they have.
+	ClientCertCA *Cert
+	// CRL (crl-file) turns away a client whose certificate its issuer
+	// revoked, with peer-cert-mode require or request [M: request too].
+	CRL *CRL
+	// AllowExpiredCRL (allow-expired-crl) keeps a CRL past its next
+	// update in use; otherwise the certificates it covers are refused
+	// until it is renewed, as OpenSSL's CRL_HAS_EXPIRED.
+	AllowExpiredCRL bool
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
+	// ForgetCertificate is retain-certificate false: a resumed session
+	// does not bring back the client's certificate, so rules (SSL::cert,
+	// X509::) see none after a resumption, as BIG-IP's session cache
+	// without the certificate.
+	ForgetCertificate bool
+	// TicketLifetime bounds how long after it was issued a session
+	// ticket resumes (session-ticket-timeout, else cache-timeout); an
+	// older one gets a full handshake. 0: Go's own bound (7 days).
+	TicketLifetime time.Duration
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -67,12 +89,25 @@ type ServerSSL struct {
 	Renegotiation bool
 	SessionTicket bool
 	CacheSize     int // session cache entries; 0 = no resumption
+	// CacheTimeout (cache-timeout) is how long a member's session is
+	// kept for resumption; 0: until the cache drops it.
+	CacheTimeout time.Duration
 	// PeerCertMode is ignore or require ("" = ignore): require verifies the
 	// member's chain against CAFile and, when set, AuthenticateName.
 	PeerCertMode      string
 	CAFile            *Cert
 	AuthenticateDepth int // as ClientSSL's
 	AuthenticateName  string
+	// ExpireControl, UntrustedControl and RevokedControl are what a
+	// member's expired, untrusted or revoked certificate does to its
+	// connection with peer-cert-mode require: drop (BIG-IP's default;
+	// "" too) ends the handshake, ignore lets it go on. mask (forward
+	// proxy's forged certificate) is taken as drop, with a warning.
+	ExpireControl, UntrustedControl, RevokedControl string
+	// CRL (crl-file) lists the member certificates revoked;
+	// AllowExpiredCRL as ClientSSL's.
+	CRL             *CRL
+	AllowExpiredCRL bool
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -87,10 +122,16 @@ type Built struct {
 	sniRequire bool
 	// verify is how VerifyResult checks a peer's chain.
 	verify *verifier
+	// forgetCert: retain-certificate false (ClientSSL.ForgetCertificate).
+	forgetCert bool
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
 }
+
+// RetainsCertificate reports whether a resumed connection of the profile
+// still shows its client's certificate (retain-certificate).
+func (b *Built) RetainsCertificate() bool { return b == nil || !b.forgetCert }
 
 // SNIRequired is the profile's sni-require, which a rule reads
 // (SSL::sni required) to tell whether clients without SNI are turned away.
@@ -231,33 +272,50 @@ func (p *ClientSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, request, require, auto)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: indexCRL(p.CRL, p.AllowExpiredCRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
-		cfg.ClientCAs = v.roots
-		if cfg.ClientAuth == tls.RequireAndVerifyClientCert {
-			cfg.VerifyPeerCertificate = depthCheck(depth)
-		}
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v,
-		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
-}
-
-// depthCheck refuses a peer whose verified chains all hold more than
-// authenticate-depth intermediate certificates (OpenSSL's verify depth, which
-// BIG-IP passes on).
-func depthCheck(depth int) func([][]byte, [][]*x509.Certificate) error {
-	return func(_ [][]byte, chains [][]*x509.Certificate) error {
-		if len(chains) == 0 {
-			return nil
+	if p.ClientCertCA != nil {
+		cfg.ClientCAs = p.ClientCertCA.Pool()
+	}
+	// Go's server advertises the pool it verifies with; the two are
+	// separate on BIG-IP, so the chain is verified here, against ca-file.
+	k := &peerCheck{what: what, roots: v.roots, depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: v.crl}
+	switch {
+	case cfg.ClientAuth == tls.RequireAndVerifyClientCert:
+		cfg.ClientAuth = tls.RequireAnyClientCert
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			chain, err := parseChain(raw)
+			if err != nil {
+				return err
+			}
+			return k.check(chain, time.Now())
 		}
-		for _, ch := range chains {
-			if len(ch)-2 <= depth { // leaf and root do not count
+	case cfg.ClientAuth == tls.RequestClientCert && k.crl != nil:
+		// request lets any certificate in, but not a revoked one [M].
+		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
 				return nil
 			}
+			chain, err := parseChain(raw)
+			if err != nil {
+				return err
+			}
+			if r, expired := v.revoked(chain, time.Now()); r != nil {
+				if expired {
+					return fmt.Errorf("%s: the CRL for the client's certificate %q is past its next update (allow-expired-crl disabled)", what, r.Subject.CommonName)
+				}
+				return fmt.Errorf("%s: the client's certificate %q (serial %X) is revoked (crl-file)", what, r.Subject.CommonName, r.SerialNumber)
+			}
+			return nil
 		}
-		return fmt.Errorf("peer certificate chain is deeper than authenticate-depth %d", depth)
 	}
+	if p.SessionTicket && p.TicketLifetime > 0 {
+		ticketLifetime(cfg, p.TicketLifetime)
+	}
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate,
+		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
 // Build makes the client-side configuration of a server-ssl profile.
@@ -288,6 +346,9 @@ func (p *ServerSSL) Build() (*Built, error) {
 	}
 	if p.CacheSize > 0 && p.SessionTicket {
 		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(p.CacheSize)
+		if p.CacheTimeout > 0 {
+			cfg.ClientSessionCache = &expiringCache{cache: cfg.ClientSessionCache, ttl: p.CacheTimeout, size: p.CacheSize, cfg: cfg, at: map[string]time.Time{}}
+		}
 	}
 	if p.Cert != nil || p.Key != nil {
 		c, err := Pair(p.Name, p.Cert, p.Key, p.Chain)
@@ -300,31 +361,41 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if depth < 0 {
 		depth = 9
 	}
+	controls := [3]bool{} // ignore expired, untrusted, revoked
+	for i, c := range []struct{ prop, v string }{
+		{"expire-cert-response-control", p.ExpireControl},
+		{"untrusted-cert-response-control", p.UntrustedControl},
+		{"revoked-cert-status-response-control", p.RevokedControl},
+	} {
+		switch c.v {
+		case "", ControlDrop:
+		case ControlIgnore:
+			controls[i] = true
+		case ControlMask:
+			warns = append(warns, fmt.Sprintf("%s: %s mask needs SSL forward proxy, which openltm does not do; taken as drop", what, c.prop))
+		default:
+			return nil, fmt.Errorf("%s: %s %q is not valid (drop, ignore, mask)", what, c.prop, c.v)
+		}
+	}
 	switch p.PeerCertMode {
 	case "", "ignore":
 	case "require":
 		if p.CAFile == nil {
 			return nil, fmt.Errorf("%s: peer-cert-mode require needs a ca-file to verify the server's certificate against", what)
 		}
-		roots, name := p.CAFile.Pool(), p.AuthenticateName
+		k := &peerCheck{what: what, roots: p.CAFile.Pool(), depth: depth, usage: x509.ExtKeyUsageServerAuth,
+			name: p.AuthenticateName, crl: indexCRL(p.CRL, p.AllowExpiredCRL),
+			ignoreExpired: controls[0], ignoreUntrusted: controls[1], ignoreRevoked: controls[2]}
 		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return errors.New("server sent no certificate")
 			}
-			inter := x509.NewCertPool()
-			for _, c := range cs.PeerCertificates[1:] {
-				inter.AddCert(c)
-			}
-			chains, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: name})
-			if err != nil {
-				return err
-			}
-			return depthCheck(depth)(nil, chains)
+			return k.check(cs.PeerCertificates, time.Now())
 		}
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
 	}
-	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth}
+	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth, crl: indexCRL(p.CRL, p.AllowExpiredCRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}

@@ -19,6 +19,8 @@ const (
 	verifySelfSignedInChain = 19 // X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN
 	verifyNoLocalIssuer     = 20 // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
 	verifyChainTooLong      = 22 // X509_V_ERR_CERT_CHAIN_TOO_LONG
+	verifyRevoked           = 23 // X509_V_ERR_CERT_REVOKED
+	verifyCRLExpired        = 12 // X509_V_ERR_CRL_HAS_EXPIRED
 	verifyInvalidCA         = 24 // X509_V_ERR_INVALID_CA
 	verifyPathLength        = 25 // X509_V_ERR_PATH_LENGTH_EXCEEDED
 	verifyInvalidPurpose    = 26 // X509_V_ERR_INVALID_PURPOSE
@@ -31,6 +33,7 @@ type verifier struct {
 	roots *x509.CertPool
 	depth int
 	usage x509.ExtKeyUsage
+	crl   *revocations // crl-file; nil: none
 }
 
 // VerifyResult is SSL::verify_result for a chain a peer sent (leaf
@@ -67,6 +70,12 @@ func (v *verifier) result(chain []*x509.Certificate, now time.Time) int {
 	if err == nil {
 		for _, ch := range chains {
 			if len(ch)-2 <= v.depth { // leaf and root do not count
+				if r, expired := v.crl.revoked(ch, now); r != nil {
+					if expired {
+						return verifyCRLExpired
+					}
+					return verifyRevoked
+				}
 				return verifyOK
 			}
 		}
@@ -108,6 +117,27 @@ func (v *verifier) result(chain []*x509.Certificate, now time.Time) int {
 		return verifySignatureFailure
 	}
 	return verifyUnspecified
+}
+
+// revoked is the certificate of chain (as a peer sent it) that v's CRLs
+// revoke (or whose list has expired: revocations.revoked), nil when
+// none: checked along the chain verified against ca-file when it
+// verifies, else along the chain as sent.
+func (v *verifier) revoked(chain []*x509.Certificate, now time.Time) (*x509.Certificate, bool) {
+	if v.crl == nil || len(chain) == 0 {
+		return nil, false
+	}
+	if v.roots != nil {
+		inter := x509.NewCertPool()
+		for _, c := range chain[1:] {
+			inter.AddCert(c)
+		}
+		if chains, err := chain[0].Verify(x509.VerifyOptions{Roots: v.roots, Intermediates: inter, CurrentTime: now,
+			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil {
+			return v.crl.revoked(chains[0], now)
+		}
+	}
+	return v.crl.revoked(chain, now)
 }
 
 // selfSigned reports whether c signed itself.

@@ -27,6 +27,15 @@ type TLS struct {
 	Server *tlsprof.Built
 	// ServerProfile is the server-ssl profile's full path.
 	ServerProfile string
+	// AllowNonSSL is client-ssl's allow-non-ssl: a client whose first
+	// byte is not a TLS handshake record is served in plaintext, for a
+	// virtual that takes http:// and https:// on one port.
+	AllowNonSSL bool
+	// ServerUseSNI is the virtual's serverssl-use-sni: a member's
+	// handshake sends the server name the client sent, for members that
+	// serve several names on one address; off, only the server-ssl
+	// profile's own server-name is sent (it wins when set).
+	ServerUseSNI bool
 	// HandshakeTimeout bounds a handshake on either side (the profiles'
 	// handshake-timeout); 0 means BIG-IP's 10 s.
 	HandshakeTimeout time.Duration

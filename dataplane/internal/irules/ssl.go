@@ -43,6 +43,9 @@ func SSLInfo(c *tls.Conn, t *config.TLS, side rules.Side) *rules.SSLInfo {
 	if b != nil {
 		info.SNIRequired = b.SNIRequired()
 		info.VerifyResult = func() int { return b.VerifyResult(cs.PeerCertificates) }
+		if cs.DidResume && !b.RetainsCertificate() {
+			info.PeerCerts = nil // retain-certificate false: not kept with the session
+		}
 	}
 	return info
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -64,6 +65,15 @@ func (pr *proxied) terminate() bool {
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
+	if tc.AllowNonSSL {
+		isTLS, ok := pr.firstIsTLS(tc)
+		if !ok {
+			return false
+		}
+		if !isTLS {
+			return true // allow-non-ssl: the client goes on in plaintext
+		}
+	}
 	var hc *tlsprof.HelloConn
 	cfg := tc.Client
 	prog := irules.Program(pr.rules)
@@ -100,16 +110,33 @@ func (pr *proxied) terminate() bool {
 	return true
 }
 
+// firstIsTLS reports whether the client's first byte, awaited within the
+// handshake-timeout, opens a TLS handshake record (allow-non-ssl); ok is
+// false when the client sent nothing in time or went away.
+func (pr *proxied) firstIsTLS(tc *config.TLS) (isTLS, ok bool) {
+	if len(pr.head) > 0 {
+		return pr.head[0] == tlsHandshakeRecord, true
+	}
+	pr.client.SetReadDeadline(time.Now().Add(tc.Handshake()))
+	b, err := rawsock.PeekByte(pr.client)
+	pr.client.SetReadDeadline(time.Time{})
+	return b == tlsHandshakeRecord, err == nil
+}
+
+// tlsHandshakeRecord is the first byte of a TLS client's first record.
+const tlsHandshakeRecord = 0x16
+
 // originate makes sc's connection TLS (server-ssl) within the profile's
-// handshake-timeout, passing the client's SNI on when the profile names
-// none, then runs SERVERSSL_HANDSHAKE. False means the flow is over.
+// handshake-timeout, passing the client's SNI on when the virtual says
+// serverssl-use-sni and the profile names none, then runs
+// SERVERSSL_HANDSHAKE. False means the flow is over.
 func (pr *proxied) originate(sc *serverConn) bool {
 	tc := pr.snap.Cfg.TLS
 	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
 		return true
 	}
 	sni := ""
-	if pr.ctls != nil {
+	if pr.ctls != nil && tc.ServerUseSNI {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
 	var raw net.Conn = sc.conn

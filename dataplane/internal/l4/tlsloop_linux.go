@@ -35,11 +35,11 @@ const (
 )
 
 // loopTLS reports whether a virtual's flows run on the loops with TLS:
-// client-ssl only, and no rule event but CLIENT_ACCEPTED, which runs on
+// client-ssl only (without allow-non-ssl), and no rule event but CLIENT_ACCEPTED, which runs on
 // the handshake's goroutine before the handshake (acceptedOnLoop).
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
+	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
 		snap.Cfg.MBLB == nil && !handlesSSL(snap.Cfg.Rules)
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"net/netip"
 	"time"
@@ -37,8 +38,11 @@ import (
 type frontConn struct {
 	raw   *net.TCPConn
 	tls   *tls.Conn
-	clear bool // SSL::disable: plaintext
+	clear bool // SSL::disable, or allow-non-ssl's plaintext client
 	done  bool // handshake complete
+	// peek: allow-non-ssl, and the client's first byte is still to tell
+	// whether it speaks TLS (handshake).
+	peek bool
 }
 
 // NetConn is the client's own connection, under its TLS (the socket a
@@ -83,12 +87,13 @@ func (c *frontConn) CloseWrite() error {
 // is read before the socket: what a virtual server that handed the client
 // on read of it (Set.ServeHanded), nil when nothing.
 func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Conn {
-	if t == nil || t.Client == nil {
+	if t == nil || t.Client == nil || t.AllowNonSSL && len(head) > 0 && head[0] != tlsHandshakeRecord {
 		if len(head) > 0 {
 			return &prefixConn{TCPConn: c, head: head}
 		}
 		return c
 	}
+	peek := t.AllowNonSSL && len(head) == 0
 	if r != nil {
 		hc := tlsprof.NewHelloConn(c, true)
 		if len(head) > 0 {
@@ -98,13 +103,16 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Con
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		return &frontConn{raw: c, tls: tls.Server(hc, cfg)}
+		return &frontConn{raw: c, tls: tls.Server(hc, cfg), peek: peek}
 	}
 	if len(head) > 0 {
 		return &frontConn{raw: c, tls: tls.Server(&prefixConn{TCPConn: c, head: head}, t.Client)}
 	}
-	return &frontConn{raw: c, tls: tls.Server(c, t.Client)}
+	return &frontConn{raw: c, tls: tls.Server(c, t.Client), peek: peek}
 }
+
+// tlsHandshakeRecord is the first byte of a TLS client's first record.
+const tlsHandshakeRecord = 0x16
 
 // clientHello runs CLIENTSSL_CLIENTHELLO over the client's hello, which
 // SSL:: commands read meanwhile; false means the rule ended the client.
@@ -129,7 +137,8 @@ func (f *mblbFlow) clientSSLEvents(tc *tls.Conn) bool {
 }
 
 // handshake completes the client's TLS handshake within the profile's
-// handshake-timeout, then runs CLIENTSSL_CLIENTCERT (when the client sent
+// handshake-timeout (a client of allow-non-ssl whose first byte is not a
+// handshake record goes on in plaintext instead), then runs CLIENTSSL_CLIENTCERT (when the client sent
 // a certificate) and CLIENTSSL_HANDSHAKE; false means the client is gone
 // (and was reset).
 func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
@@ -138,6 +147,19 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		return true
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
+	if fc.peek { // allow-non-ssl
+		b, err := rawsock.PeekByte(fc.raw)
+		if err != nil {
+			fc.raw.SetLinger(0)
+			fc.raw.Close()
+			return false
+		}
+		if b != tlsHandshakeRecord {
+			fc.raw.SetDeadline(time.Time{})
+			fc.clear = true
+			return true
+		}
+	}
 	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake(), &f.cssl); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
@@ -145,6 +167,13 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 	}
 	fc.raw.SetDeadline(time.Time{})
 	fc.done = true
+	if t.ServerUseSNI && t.Server != nil {
+		if sni := fc.tls.ConnectionState().ServerName; sni != "" {
+			f.mv.clientSNI.Store(f.Client, sni)
+			f.sni = sni
+			f.sniTag.Store(sniTagOf(sni))
+		}
+	}
 	return f.clientSSLEvents(fc.tls)
 }
 
@@ -289,23 +318,41 @@ const plainBit mblb.MemberID = 1 << 62
 // pickTLS is the engine's Pick: pick, and the member marked plainBit when
 // the client's rules turned the server side's TLS off.
 func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
+	f, _ := c.Tag.(*mblbFlow)
+	var tag mblb.MemberID
+	if f != nil {
+		tag = mblb.MemberID(f.sniTag.Load())
+	}
 	for _, id := range c.Exclude {
-		if id&plainBit != 0 { // members that failed, whichever way they were spoken to
+		if id&plainBit != 0 || tag != 0 { // members that failed, whichever way they were spoken to
 			ex := make([]mblb.MemberID, len(c.Exclude))
 			for j, id := range c.Exclude {
-				ex[j] = id &^ plainBit
+				ex[j] = id&^plainBit ^ tag
 			}
 			c.Exclude = ex
 			break
 		}
 	}
 	m, err := mv.pick(c)
-	if err == nil {
-		if f, ok := c.Tag.(*mblbFlow); ok && f.serverClear.Load() {
+	if err == nil && f != nil {
+		m.ID ^= tag
+		if f.serverClear.Load() {
 			m.ID |= plainBit
 		}
 	}
 	return m, err
+}
+
+// sniTagOf is the mark a member's ID carries for the clients that sent
+// the server name sni, on a virtual with serverssl-use-sni: the engine
+// keeps server connections by member ID, so a connection whose
+// handshake sent one name is never lent (OneConnect) to a client that
+// sent another [M]. It leaves the ID's two top bits (node, plainBit) as
+// they are; never 0.
+func sniTagOf(sni string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(sni))
+	return max(h.Sum64()&(1<<62-1), 1)
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
@@ -413,6 +460,11 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	defer cancel()
 	hc := tlsprof.NewHelloConn(c, false) // SERVERSSL_HANDSHAKE's SSL::sessionid
 	cfg := t.Server.Config
+	if t.ServerUseSNI {
+		if sni, ok := mv.clientSNI.Load(client); ok {
+			cfg = t.Server.ForServerName(sni.(string))
+		}
+	}
 	if f != nil {
 		cfg = f.rr.keyLog(cfg, hc)
 	}

@@ -38,7 +38,7 @@ func (mv *VS) LoopTLS(snap *state.VirtualSnap) bool {
 	// (CLIENTSSL_CLIENTHELLO runs inside the handshake, which Serve's
 	// front stage does.)
 	p := irules.Program(snap.Cfg.Rules)
-	return t != nil && t.Client != nil && t.Server == nil && mv.Loopable() && snap.Cfg.HTTP2 == nil &&
+	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && mv.Loopable() && snap.Cfg.HTTP2 == nil &&
 		(p == nil || !p.Handles(rules.ClientSSLClientHello))
 }
 

@@ -83,6 +83,10 @@ type VS struct {
 	// tlsClients are the clients of a server-ssl virtual whose rules run
 	// SERVERSSL_HANDSHAKE or SERVER_CONNECTED, by address (tls.go).
 	tlsClients sync.Map
+	// clientSNI holds the server name each client of a virtual with
+	// serverssl-use-sni sent, by its address, while it is connected, for
+	// the member connections dialled for it (tls.go).
+	clientSNI sync.Map
 	// ranConnected holds the local addresses of server connections whose
 	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
 	// until legOpened sees them.
@@ -275,6 +279,11 @@ type mblbFlow struct {
 	// cssl holds the client's TLS connection in its client-ssl profile's
 	// current connections (tls.go), until finish.
 	cssl state.SSLHeld
+	// sni is the server name the client sent, kept in mv.clientSNI for
+	// serverssl-use-sni until finish; "" when not kept. sniTag marks the
+	// members picked for it (sniTagOf), 0 without.
+	sni    string
+	sniTag atomic.Uint64
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -436,6 +445,9 @@ func (f *mblbFlow) finish() {
 		f.vs.Prof.HTTP.ConnEnded(n) // profilestats
 	}
 	f.cssl.Release()
+	if f.sni != "" {
+		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
+	}
 	if f.ended != nil {
 		f.ended()
 	}
