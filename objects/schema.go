@@ -303,6 +303,7 @@ func allKinds() []*Kind {
 	ks = append(ks, netSysKinds()...)
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
+	actSocketRows(ks) // kinds_tcpopts.go
 	ks = append(ks, f5Kinds()...)
 	ks = append(ks, sslFileKinds()...)
 	return ks
