@@ -160,3 +160,28 @@ func (t *translator) ipWarnings(p *objects.Object, add func(string)) {
 		add(fmt.Sprintf("ltm profile %s %s: ip-df-mode preserve is kept and acted on as pmtu", what, p.Name))
 	}
 }
+
+// udpSides are a udp profile's socket settings: TTL, DF, send buffer and
+// checksums on both sides, ip-tos-to-client on the client's (the
+// virtual's listening sockets, which send the answers).
+func (t *translator) udpSides(p *objects.Object) (client, server *dataplane.TCPSide) {
+	var both dataplane.TCPSide
+	t.ipSide(p, &both)
+	if t.explicit(p, "send-buffer-size") {
+		both.SendBuffer = atoi(t.eff(p, "send-buffer-size"))
+	}
+	both.NoChecksum = t.eff(p, "no-checksum") == "enabled"
+	c := both
+	if t.explicit(p, "ip-tos-to-client") {
+		if tos, ok := parseToS(t.eff(p, "ip-tos-to-client")); ok && tos.Set {
+			c.TOS, c.SetTOS = tos.Value, true
+		}
+	}
+	if c != (dataplane.TCPSide{}) {
+		client = &c
+	}
+	if both != (dataplane.TCPSide{}) {
+		server = &both
+	}
+	return client, server
+}

@@ -110,3 +110,53 @@ func TestTCPIPModeWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPSocketSettingsTranslated: the udp profile's TTL, DF, send
+// buffer and checksum settings reach both sides, ip-tos-to-client the
+// client's; defaults cost nothing; bad values are refused.
+func TestUDPSocketSettingsTranslated(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.3.9.31:53 }",
+		"create ltm profile udp u ip-tos-to-client 32 ip-ttl-mode set ip-ttl-v4 17 ip-df-mode clear send-buffer-size 100000 no-checksum enabled",
+	} {
+		if out, err := run(t, s, c); err != "" || strings.Contains(out, "not act") {
+			t.Fatalf("%s: %s %s", c, out, err)
+		}
+	}
+	both := dataplane.TCPSide{TTL: 17, TTL6: 64, DF: dataplane.DFClear, SendBuffer: 100000, NoChecksum: true}
+	client := both
+	client.TOS, client.SetTOS = 32, true
+	for _, c := range []struct {
+		name, profiles string
+		client, server *dataplane.TCPSide
+	}{
+		{"defaults", "udp", nil, nil},
+		{"set", "u", &client, &both},
+	} {
+		run(t, s, "delete ltm virtual v")
+		if out, err := run(t, s, "create ltm virtual v destination 127.3.9.4:53 ip-protocol udp pool p profiles replace-all-with { "+c.profiles+" }"); err != "" {
+			t.Fatalf("%s: %s %s", c.name, out, err)
+		}
+		dc, _ := Translate(e.schema, e.Config())
+		v := dc.Virtuals["/Common/v"]
+		if v == nil || !sameSide(v.ClientTCP, c.client) || !sameSide(v.ServerTCP, c.server) {
+			t.Errorf("%s: %+v", c.name, v)
+		}
+	}
+	for _, bad := range []string{
+		"modify ltm profile udp u ip-ttl-v4 256",
+		"modify ltm profile udp u ip-tos-to-client 300",
+		"modify ltm profile udp u no-checksum maybe",
+		"modify ltm profile udp u send-buffer-size 2000000000",
+	} {
+		before := e.Config()
+		if _, err := run(t, s, bad); err == "" {
+			t.Errorf("%s accepted", bad)
+		}
+		if e.Config() != before {
+			t.Errorf("%s changed the configuration", bad)
+		}
+	}
+}

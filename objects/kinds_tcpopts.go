@@ -28,7 +28,7 @@ type socketRow struct {
 	help     string
 }
 
-// socketRows are the tcp and fastl4 profile settings the dataplane sets
+// socketRows are the tcp, fastl4 and udp profile settings the dataplane sets
 // on its sockets (dataplane/internal/sockopt); the ranges are what the
 // kernel takes, where BIG-IP's own are not documented.
 var socketRows = map[string][]socketRow{
@@ -56,6 +56,15 @@ var socketRows = map[string][]socketRow{
 		{"ip-df-mode", 0, 0, "set: DF on every packet (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
 		{"receive-window-size", 0, 1 << 30, "bytes of SO_RCVBUF on both sides; 0: Linux autotunes"},
 		{"tcp-handshake-timeout", 0, 0, "seconds a member connect may take before the next member is tried; 0 or the default: the plane's connect timeout"},
+	},
+	"ltm profile udp": {
+		{"ip-tos-to-client", 0, 0, "pass-through, mimic (acted on as pass-through) or 0-255: the IP ToS of the datagrams to clients"},
+		{"ip-ttl-mode", 0, 0, "set: ip-ttl-v4 and ip-ttl-v6 on every datagram; proxy, preserve and decrement keep the system's TTL"},
+		{"ip-ttl-v4", 0, 255, "the IPv4 TTL with ip-ttl-mode set (0: the system's)"},
+		{"ip-ttl-v6", 0, 255, "the IPv6 hop limit with ip-ttl-mode set (0: the system's)"},
+		{"ip-df-mode", 0, 0, "set: DF on every datagram (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
+		{"send-buffer-size", 0, 1 << 30, "bytes of SO_SNDBUF on the virtual's and the member sockets; left at the default, openltm's (4 MiB on the virtual's, Linux's on members)"},
+		{"no-checksum", 0, 0, "enabled: IPv4 datagrams leave without a UDP checksum (SO_NO_CHECK)"},
 	},
 }
 

@@ -303,9 +303,9 @@ func allKinds() []*Kind {
 	ks = append(ks, netSysKinds()...)
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
-	actSocketRows(ks) // kinds_tcpopts.go
 	ks = append(ks, f5Kinds()...)
 	ks = append(ks, sslFileKinds()...)
+	actSocketRows(ks) // kinds_tcpopts.go
 	return ks
 }
 

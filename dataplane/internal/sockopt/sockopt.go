@@ -71,6 +71,9 @@ type Side struct {
 	// ConnectTimeout, when not 0, bounds a member connect instead of the
 	// plane's connect timeout (fastl4's tcp-handshake-timeout).
 	ConnectTimeout time.Duration
+	// NoChecksum is the udp profile's no-checksum: SO_NO_CHECK, UDP over
+	// IPv4 sent without a checksum (IPv6 requires one).
+	NoChecksum bool
 }
 
 // ip-df-mode's values acted on (Side.DF).

@@ -66,6 +66,9 @@ func (s *Side) applyMore(fd int) {
 	if s.TTL6 > 0 {
 		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, int(s.TTL6))
 	}
+	if s.NoChecksum {
+		setInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+	}
 	switch s.DF {
 	case DFSet:
 		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO)
@@ -74,6 +77,42 @@ func (s *Side) applyMore(fd int) {
 		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
 		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DONT)
 	}
+}
+
+// ApplyDatagram sets a UDP virtual's listening socket as its client
+// side says, taking back what s leaves unset (ToS 0, the system's TTL,
+// path MTU discovery, checksums), since the socket outlives commits; a
+// nil s takes everything back. The send buffer is the caller's (it has
+// its own size for the socket).
+func ApplyDatagram(fd int, s *Side) {
+	var v Side
+	if s != nil {
+		v = *s
+	}
+	setTOS(fd, v.TOS)
+	ttl, ttl6 := -1, -1
+	if v.TTL > 0 {
+		ttl = int(v.TTL)
+	}
+	if v.TTL6 > 0 {
+		ttl6 = int(v.TTL6)
+	}
+	setInt(fd, unix.IPPROTO_IP, unix.IP_TTL, ttl)
+	setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, ttl6)
+	df, df6 := unix.IP_PMTUDISC_WANT, unix.IPV6_PMTUDISC_WANT
+	switch v.DF {
+	case DFSet:
+		df, df6 = unix.IP_PMTUDISC_DO, unix.IPV6_PMTUDISC_DO
+	case DFClear:
+		df, df6 = unix.IP_PMTUDISC_DONT, unix.IPV6_PMTUDISC_DONT
+	}
+	setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, df)
+	setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, df6)
+	nc := 0
+	if v.NoChecksum {
+		nc = 1
+	}
+	setInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK, nc)
 }
 
 // ApplyListener sets a listening socket's deferred accept, fast open
@@ -157,20 +196,23 @@ type Reading struct {
 	PMTUDisc    int // IP_MTU_DISCOVER, or IPV6_MTU_DISCOVER
 	DeferAccept int // TCP_DEFER_ACCEPT in seconds (rounded up to a SYN-ACK retransmission)
 	FastOpen    int // TCP_FASTOPEN's queue
+	NoChecksum  bool
 }
 
 // Read reads a socket's settings back.
 func Read(fd int) (Reading, error) {
 	var r Reading
-	nd, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
-	if err != nil {
+	if _, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 		return r, err
 	}
+	nd, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
 	r.NoDelay = nd != 0
 	r.SendBuffer, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
 	r.RecvBuffer, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
 	cc, _ := unix.GetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
 	r.Congestion = strings.TrimRight(cc, "\x00")
+	nc, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK)
+	r.NoChecksum = nc != 0
 	ka, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
 	r.KeepAlive = ka != 0
 	r.KeepIdle, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE)

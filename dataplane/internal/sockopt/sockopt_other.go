@@ -21,3 +21,6 @@ func Available() map[string]bool { return nil }
 
 // ApplyListener does nothing off Linux.
 func (l Listener) ApplyListener(fd int) {}
+
+// ApplyDatagram does nothing off Linux.
+func ApplyDatagram(fd int, s *Side) {}
