@@ -125,3 +125,33 @@ func TestUDPSocketSettings(t *testing.T) {
 		t.Errorf("answer's TTL %d after the settings were dropped", ttl)
 	}
 }
+
+// TestUDPAllowNoPayload: a datagram without a payload is dropped unless
+// the udp profile's allow-no-payload is enabled, then forwarded (the
+// member answers it).
+func TestUDPAllowNoPayload(t *testing.T) {
+	for i, allow := range []bool{false, true} {
+		vsAddr, member := "127.3.4."+strconv.Itoa(2*i+1)+":5300", "127.3.4."+strconv.Itoa(2*i+2)+":5300"
+		t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
+			m := startUDPMember(t, member, "M1")
+			p, _ := newPlane(t)
+			cfg := udpBasic(vsAddr, member)
+			cfg.Virtuals["/Common/vs"].AllowNoPayload = allow
+			mustApply(t, p, cfg)
+			c := dialUDP(t, "", vsAddr)
+			if allow {
+				if got := c.mustAsk(""); got != "M1:" {
+					t.Fatalf("answer to an empty datagram %q, want M1:", got)
+				}
+				return
+			}
+			c.c.Write(nil)
+			if got := c.mustAsk("x"); got != "M1:x" {
+				t.Fatalf("answer %q, want M1:x (the empty datagram dropped)", got)
+			}
+			if n := len(m.sources()); n != 1 {
+				t.Errorf("the member saw %d datagrams, want 1 (the empty one dropped)", n)
+			}
+		})
+	}
+}

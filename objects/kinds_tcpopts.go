@@ -65,6 +65,7 @@ var socketRows = map[string][]socketRow{
 		{"ip-df-mode", 0, 0, "set: DF on every datagram (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
 		{"send-buffer-size", 0, 1 << 30, "bytes of SO_SNDBUF on the virtual's and the member sockets; left at the default, openltm's (4 MiB on the virtual's, Linux's on members)"},
 		{"no-checksum", 0, 0, "enabled: IPv4 datagrams leave without a UDP checksum (SO_NO_CHECK)"},
+		{"allow-no-payload", 0, 0, "enabled: datagrams without a payload are forwarded; disabled drops them, both ways"},
 	},
 }
 

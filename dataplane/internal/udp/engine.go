@@ -281,6 +281,9 @@ const maxDatagram = 65535
 // datagram handles one client datagram: its flow (made for a new client),
 // the rules, the member, the send.
 func (l *Listener) datagram(client netip.AddrPort, b []byte) {
+	if len(b) == 0 && !l.allowEmpty() { // udpopts.go
+		return
+	}
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
 	l.mu.RLock()
 	f := l.flows[client]

@@ -29,3 +29,10 @@ func (l *Listener) SetOpts(s *sockopt.Side) {
 		x.rc.Control(func(fd uintptr) { sockopt.ApplyDatagram(int(fd), s) })
 	}
 }
+
+// allowEmpty reports whether the listener's virtual forwards datagrams
+// without a payload (allow-no-payload); read only for such a datagram.
+func (l *Listener) allowEmpty() bool {
+	vs := l.virtual()
+	return vs != nil && vs.Snap.Load().Cfg.AllowNoPayload
+}
