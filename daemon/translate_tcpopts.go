@@ -40,6 +40,14 @@ func (t *translator) tcpOptions(o *objects.Object, v *dataplane.Virtual, idle *o
 	avail := congestionAvailable()
 	v.ClientTCP = t.tcpSide(client, avail)
 	v.ServerTCP = t.tcpSide(server, avail)
+	if client != nil {
+		v.ClientTCP = t.listenSide(client, v.ClientTCP) // translate_sockopts.go
+	}
+	if client == nil && server == nil {
+		if f := t.profile(o, profileFastL4); f != nil {
+			v.ClientTCP, v.ServerTCP = t.fastL4Sides(f) // translate_sockopts.go
+		}
+	}
 	if v.Pool == "" {
 		return
 	}
@@ -117,6 +125,7 @@ func (t *translator) tcpSide(p *objects.Object, avail map[string]bool) *dataplan
 			s.Congestion = linux
 		}
 	}
+	t.moreSide(p, &s) // translate_sockopts.go
 	if s == (dataplane.TCPSide{}) {
 		return nil
 	}
@@ -160,6 +169,13 @@ func tcpWarnings(s *objects.Schema, cfg *objects.Config, avail map[string]bool) 
 	t := &translator{s: s, cfg: cfg}
 	for _, o := range cfg.Of(ltmVirtual) {
 		c, sv := t.tcpProfiles(o)
+		t.ipWarnings(c, add) // translate_sockopts.go
+		if sv != c {
+			t.ipWarnings(sv, add)
+		}
+		if c == nil && sv == nil {
+			t.ipWarnings(t.profile(o, profileFastL4), add)
+		}
 		for _, p := range []*objects.Object{c, sv} {
 			if p == nil || !t.explicit(p, "congestion-control") {
 				continue

@@ -60,5 +60,7 @@ func (t *translator) udp(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.DatagramLB = udpDatagramLB.Effective(t.cfg, prof) == "enabled"
 	v.HoldPackets, v.HoldBytes = atoi(udpBufPackets.Effective(t.cfg, prof)), atoi(udpBufBytes.Effective(t.cfg, prof))
+	v.ClientTCP, v.ServerTCP = t.udpSides(prof) // translate_sockopts.go
+	v.AllowNoPayload = t.eff(prof, "allow-no-payload") == "enabled"
 	return true
 }

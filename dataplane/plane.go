@@ -124,12 +124,15 @@ func New(opts Options) *Plane {
 		Log:            p.log,
 		ConnectTimeout: opts.ConnectTimeout,
 		Dial:           func(src, dst netip.AddrPort) (*net.TCPConn, error) { return p.l4.Dial(src, dst) },
-		Pools:          p.poolIndex.Load,
-		PersistFind:    p.persistFind,
-		PersistLookup:  p.PersistLookup,
-		PersistSave:    p.PersistSave,
-		PersistDelete:  p.PersistDelete,
-		PersistDown:    p.persistDown,
+		DialSide: func(src, dst netip.AddrPort, side *TCPSide) (*net.TCPConn, error) {
+			return p.l4.DialSide(src, dst, side)
+		},
+		Pools:         p.poolIndex.Load,
+		PersistFind:   p.persistFind,
+		PersistLookup: p.PersistLookup,
+		PersistSave:   p.PersistSave,
+		PersistDelete: p.PersistDelete,
+		PersistDown:   p.persistDown,
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,
@@ -425,6 +428,7 @@ func swapListeners[L any](running, fresh map[netip.AddrPort]L, want map[netip.Ad
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
+	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)
 	p.l4.Start(started)
 	p.swapUDP(b)

@@ -1,6 +1,10 @@
 package dataplane
 
-import "github.com/openltm/openltm/dataplane/internal/sockopt"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
+)
 
 // TCPSide and TOS are a tcp profile's socket settings for one side and a
 // pool's IP ToS (dataplane/internal/sockopt), re-exported so the daemon
@@ -8,6 +12,12 @@ import "github.com/openltm/openltm/dataplane/internal/sockopt"
 type (
 	TCPSide = sockopt.Side
 	TOS     = sockopt.TOS
+)
+
+// DF values of TCPSide.DF (ip-df-mode set and clear).
+const (
+	DFSet   = sockopt.DFSet
+	DFClear = sockopt.DFClear
 )
 
 // CongestionLinux maps BIG-IP's congestion-control names to Linux's
@@ -18,3 +28,14 @@ var CongestionLinux = sockopt.Congestion
 // (nil: unknown), read when a commit is translated, since loading modules
 // is the system's business, not openltm's.
 func CongestionAvailable() map[string]bool { return sockopt.Available() }
+
+// listenerOpts gives each running listener its virtual's deferred
+// accept, fast open queue and MSS (the client side of its tcp profile)
+// before the new ones start accepting. The caller holds p.mu.
+func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
+	for ap, l := range p.listeners {
+		if v := cfg.Virtuals[want[ap]]; v != nil {
+			l.ListenOpts(v.ClientTCP)
+		}
+	}
+}

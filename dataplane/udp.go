@@ -64,6 +64,11 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 // ones and stops those cfg dropped. The caller holds p.mu.
 func (p *Plane) swapUDP(b *generation) {
 	started, retired := swapListeners(p.udpListeners, b.freshUDP, b.wantUDP, b.virtuals, func(l *udp.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
+	for ap, l := range p.udpListeners {
+		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
+			l.SetOpts(v.Snap.Load().Cfg.ClientTCP) // the udp profile's (internal/udp/udpopts.go)
+		}
+	}
 	p.udp.Stop(retired)
 	p.udp.Start(started)
 }

@@ -19,3 +19,73 @@ func validToS(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 0 && n <= 255 && strconv.Itoa(n) == s
 }
+
+// socketRow is a kept F5 row of a profile that openltm puts on its
+// sockets: its range (max 0: no upper bound) and help.
+type socketRow struct {
+	name     string
+	min, max int64
+	help     string
+}
+
+// socketRows are the tcp, fastl4 and udp profile settings the dataplane sets
+// on its sockets (dataplane/internal/sockopt); the ranges are what the
+// kernel takes, where BIG-IP's own are not documented.
+var socketRows = map[string][]socketRow{
+	"ltm profile tcp": {
+		{"keep-alive-interval", 0, 32767, "seconds an idle connection waits before a keep-alive probe, and between probes (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL); 0 turns them off; left at the default, Linux's (off)"},
+		{"deferred-accept", 0, 0, "enabled: the listener hands a connection over only once the client has sent data (TCP_DEFER_ACCEPT, 10 s)"},
+		{"fast-open", 0, 0, "enabled: the listener takes TCP Fast Open (TCP_FASTOPEN, a queue of 1024) when net.ipv4.tcp_fastopen allows servers; left at the default, off"},
+		{"max-segment-size", 0, 65535, "the MSS advertised and used (TCP_MAXSEG, at least 88); 0 or the default: the route's"},
+		{"syn-max-retrans", 0, 127, "SYN retransmissions of a member connect (TCP_SYNCNT, at least 1); left at the default, net.ipv4.tcp_syn_retries"},
+		{"fin-wait-2-timeout", 0, 0, "seconds in FIN-WAIT-2 (TCP_LINGER2, Linux caps it at 120); 0 or the default: net.ipv4.tcp_fin_timeout"},
+		{"ip-ttl-mode", 0, 0, "set: ip-ttl-v4 and ip-ttl-v6 on every packet; proxy, preserve and decrement keep the system's TTL"},
+		{"ip-ttl-v4", 0, 255, "the IPv4 TTL with ip-ttl-mode set (0: the system's)"},
+		{"ip-ttl-v6", 0, 255, "the IPv6 hop limit with ip-ttl-mode set (0: the system's)"},
+		{"ip-df-mode", 0, 0, "set: DF on every packet (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
+		{"ip-tos-to-client", 0, 0, "pass-through, mimic (acted on as pass-through) or 0-255: the IP ToS of the client's packets (the default pool's, when set, wins)"},
+	},
+	"ltm profile fastl4": {
+		{"keep-alive-interval", 0, 32767, "disabled or seconds between keep-alive probes on both sides (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL)"},
+		{"mss-override", 0, 65535, "the MSS advertised and used on both sides (TCP_MAXSEG, at least 88); 0: the route's"},
+		{"ip-tos-to-client", 0, 0, "pass-through, mimic (acted on as pass-through) or 0-255: the IP ToS of the client's packets"},
+		{"ip-tos-to-server", 0, 0, "pass-through, mimic (acted on as pass-through) or 0-255: the IP ToS of the member connections' packets"},
+		{"ip-ttl-mode", 0, 0, "set: ip-ttl-v4 and ip-ttl-v6 on every packet; proxy, preserve and decrement keep the system's TTL"},
+		{"ip-ttl-v4", 0, 255, "the IPv4 TTL with ip-ttl-mode set (0: the system's)"},
+		{"ip-ttl-v6", 0, 255, "the IPv6 hop limit with ip-ttl-mode set (0: the system's)"},
+		{"ip-df-mode", 0, 0, "set: DF on every packet (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
+		{"receive-window-size", 0, 1 << 30, "bytes of SO_RCVBUF on both sides; 0: Linux autotunes"},
+		{"tcp-handshake-timeout", 0, 0, "seconds a member connect may take before the next member is tried; 0 or the default: the plane's connect timeout"},
+	},
+	"ltm profile udp": {
+		{"ip-tos-to-client", 0, 0, "pass-through, mimic (acted on as pass-through) or 0-255: the IP ToS of the datagrams to clients"},
+		{"ip-ttl-mode", 0, 0, "set: ip-ttl-v4 and ip-ttl-v6 on every datagram; proxy, preserve and decrement keep the system's TTL"},
+		{"ip-ttl-v4", 0, 255, "the IPv4 TTL with ip-ttl-mode set (0: the system's)"},
+		{"ip-ttl-v6", 0, 255, "the IPv6 hop limit with ip-ttl-mode set (0: the system's)"},
+		{"ip-df-mode", 0, 0, "set: DF on every datagram (IP_PMTUDISC_DO); clear: never (IP_PMTUDISC_DONT); pmtu and preserve: Linux's path MTU discovery"},
+		{"send-buffer-size", 0, 1 << 30, "bytes of SO_SNDBUF on the virtual's and the member sockets; left at the default, openltm's (4 MiB on the virtual's, Linux's on members)"},
+		{"no-checksum", 0, 0, "enabled: IPv4 datagrams leave without a UDP checksum (SO_NO_CHECK)"},
+		{"allow-no-payload", 0, 0, "enabled: datagrams without a payload are forwarded; disabled drops them, both ways"},
+	},
+}
+
+// actSocketRows makes socketRows acted on (no warning when set), with
+// their ranges and help. fastl4's keep-alive-interval becomes an integer
+// that also takes its default, disabled.
+func actSocketRows(ks []*Kind) {
+	for _, k := range ks {
+		if len(k.Words) == 0 {
+			continue
+		}
+		for _, r := range socketRows[joinWords(k.Words)] {
+			p := k.row(r.name)
+			if p == nil {
+				panic("objects: no row " + r.name + " in " + joinWords(k.Words))
+			}
+			p.Passive, p.Help = false, r.help
+			if p.Type == TInt || r.name == "keep-alive-interval" {
+				p.Type, p.Min, p.Max = TInt, r.min, r.max
+			}
+		}
+	}
+}

@@ -313,6 +313,7 @@ func allKinds() []*Kind {
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
 	ks = append(ks, sslFileKinds()...)
+	actSocketRows(ks) // kinds_tcpopts.go
 	return ks
 }
 

@@ -119,6 +119,10 @@ type Virtual struct {
 	// UDP::release (0 packets keeps one, the datagram that made the flow;
 	// 0 bytes, no byte bound); later ones are dropped.
 	HoldPackets, HoldBytes int
+	// AllowNoPayload is the udp profile's allow-no-payload: datagrams
+	// without a payload are forwarded; false drops them, both ways, as
+	// BIG-IP does by default.
+	AllowNoPayload bool
 	// Persist is the persistence profile marked `default yes`: clients
 	// with a record go back to its member before any load balancing; nil
 	// means none.

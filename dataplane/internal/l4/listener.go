@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
@@ -13,4 +14,6 @@ type Listener struct {
 	Addr netip.AddrPort
 	VS   atomic.Pointer[state.Virtual]
 	listenSys
+	// lopts is what ListenOpts last set on the socket.
+	lopts sockopt.Listener
 }

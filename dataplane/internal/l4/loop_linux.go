@@ -512,7 +512,7 @@ func (lf *loopFlow) connectNext() {
 		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst, pool)
-		fd, done, local, errno := rawsock.Dial(src, dst)
+		fd, done, local, errno := rawsock.DialSide(src, dst, pr.snap.Cfg.ServerTCP) // tcpopts.go
 		if errno != 0 {
 			m.ConnectFailed()
 			m.Release()
@@ -520,7 +520,7 @@ func (lf *loopFlow) connectNext() {
 			continue
 		}
 		lf.sfd, lf.reserved, lf.dst, lf.local = fd, m, dst, local
-		serverOpts(pr.snap.Cfg, lf.cps, fd) // tcpopts.go
+		serverOpts(lf.cps, fd) // tcpopts.go
 		tok, err := lf.lr.Add(fd, rawsock.Events, lf, tagServer)
 		if err != nil {
 			rawsock.Close(fd)
@@ -1042,7 +1042,7 @@ func (lr *loopRT) tick(now int64) {
 		lf := lr.flows[i]
 		switch {
 		case lf.connecting:
-			if connectExpired(connectTimeout, lf.connStart, now) {
+			if connectExpired(lf.flow.snap.Cfg.ServerTCP.Timeout(connectTimeout), lf.connStart, now) { // tcpopts.go
 				lf.connectFailed()
 			}
 		case idleExpired(lf.IdleTimeout(), lf.LastActive(), now):

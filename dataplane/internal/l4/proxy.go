@@ -20,6 +20,7 @@ import (
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/monitor"
 )
@@ -287,9 +288,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 				return pr.connect()
 			}
 		}
-		sc, err := pr.e.Dial(pr.source(dst, pool), dst)
+		sc, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.snap.Cfg.ServerTCP)
 		if err == nil {
-			serverConnOpts(pr.snap.Cfg, ps, sc) // tcpopts.go
+			serverConnOpts(ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
 			s := pr.newServerConn()
 			s.conn = sc
@@ -373,11 +374,10 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
-	c, err := pr.e.Dial(pr.source(a, nil), a)
+	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.snap.Cfg.ServerTCP)
 	if err != nil {
 		return nil, errConnect
 	}
-	serverConnOpts(pr.snap.Cfg, nil, c) // tcpopts.go
 	s := pr.newServerConn()
 	s.conn = c
 	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
@@ -427,12 +427,20 @@ func (fl *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 // connect is given up after the plane's connect timeout (see
 // connectExpired).
 func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
-	d := net.Dialer{Timeout: e.env.ConnectTimeout, KeepAlive: -1}
+	return e.DialSide(src, dst, nil)
+}
+
+// DialSide is Dial with a tcp profile's server side set on the socket
+// before its SYN leaves (see rawsock.DialSide), and its connect timeout
+// (fastl4's tcp-handshake-timeout) instead of the plane's when it has
+// one.
+func (e *Engine) DialSide(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
+	d := net.Dialer{Timeout: side.Timeout(e.env.ConnectTimeout), KeepAlive: -1}
 	keep := src.Port() != 0
-	d.Control = dialControl(src, dst, keep)
+	d.Control = dialControl(src, dst, keep, side)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())
 	if err != nil && keep && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EADDRINUSE)) {
-		d.Control = dialControl(src, dst, false)
+		d.Control = dialControl(src, dst, false, side)
 		c, err = d.DialContext(context.Background(), "tcp", dst.String())
 	}
 	if err != nil {
@@ -450,10 +458,11 @@ func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 // scheduler's syscall state (see rawsock.Read): it never blocks, but running
 // the handshake makes it long enough for the runtime to hand the
 // processor to another thread.
-func dialControl(src, dst netip.AddrPort, keepPort bool) func(string, string, syscall.RawConn) error {
+func dialControl(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) func(string, string, syscall.RawConn) error {
 	return func(_, _ string, rc syscall.RawConn) error {
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
+			side.Apply(int(fd))
 			if src.IsValid() {
 				if cerr = rawsock.BindTo(int(fd), src, keepPort); cerr != nil {
 					return

@@ -12,35 +12,35 @@ import (
 // flow starts, the server side on each member connection. Unconfigured,
 // each costs a nil or zero test.
 
-// serverOpts sets a new member connection's socket as the virtual's
-// server-side tcp profile and the member's pool's ip-tos-to-server say.
-func serverOpts(cfg *config.Virtual, ps *state.PoolSnap, fd int) {
-	if s := cfg.ServerTCP; s != nil {
-		s.Apply(fd)
-	}
+// serverOpts marks a new member connection's socket with its pool's
+// ip-tos-to-server; the virtual's server-side tcp profile was set before
+// the connect (rawsock.DialSide, DialSide).
+func serverOpts(ps *state.PoolSnap, fd int) {
 	if ps != nil && ps.Cfg.ToSServer.Set {
 		ps.Cfg.ToSServer.Apply(fd)
 	}
 }
 
 // serverConnOpts is serverOpts on a connection of the net package.
-func serverConnOpts(cfg *config.Virtual, ps *state.PoolSnap, c *net.TCPConn) {
-	if s := cfg.ServerTCP; s != nil {
-		s.ApplyConn(c)
-	}
+func serverConnOpts(ps *state.PoolSnap, c *net.TCPConn) {
 	if ps != nil && ps.Cfg.ToSServer.Set {
 		ps.Cfg.ToSServer.ApplyConn(c)
 	}
 }
 
-// ServerConnOpts is serverConnOpts for the message-based engine's member
-// connections (dataplane/internal/mblbvs), whose member m may be nil.
+// ServerConnOpts sets a member connection of the message-based engine
+// (dataplane/internal/mblbvs), whose member m may be nil, that was dialed
+// without the server side: the side after the connect, then the pool's
+// ToS.
 func ServerConnOpts(cfg *config.Virtual, m *state.Member, c *net.TCPConn) {
 	var ps *state.PoolSnap
 	if m != nil && m.Pool != nil {
 		ps = m.Pool.Snap.Load()
 	}
-	serverConnOpts(cfg, ps, c)
+	if s := cfg.ServerTCP; s != nil {
+		s.ApplyConn(c)
+	}
+	serverConnOpts(ps, c)
 }
 
 // idleEnd ends a goroutine flow whose idle timeout fired with a FIN on

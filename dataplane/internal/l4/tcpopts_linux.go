@@ -2,6 +2,8 @@
 
 package l4
 
+import "github.com/openltm/openltm/dataplane/internal/sockopt"
+
 // idleEnd ends a loop flow whose idle timeout fired: both sides reset
 // (reset-on-timeout enabled, BIG-IP's default), or both closed with a
 // FIN (disabled).
@@ -11,4 +13,18 @@ func (lf *loopFlow) idleEnd() {
 		return
 	}
 	lf.closeBoth()
+}
+
+// ListenOpts sets the listener's deferred accept, fast open queue and
+// MSS as its virtual's client side says (tcp profile deferred-accept,
+// fast-open, max-segment-size), before it accepts and at each commit;
+// the socket is touched only when they changed. The caller holds the
+// plane's lock.
+func (l *Listener) ListenOpts(s *sockopt.Side) {
+	lo := s.ListenerOf()
+	if lo == l.lopts {
+		return
+	}
+	l.lopts = lo
+	lo.ApplyListener(l.fd)
 }

@@ -70,11 +70,11 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 	key := fmt.Sprintf("%s>%s/%p", src.Addr(), m.Addr, tc)
 	return mv.h2.pool.Open(ctx, h2member.Target{Key: key, Remote: net.TCPAddrFromAddrPort(m.Addr), TLS: tc != nil,
 		Dial: func(ctx context.Context) (net.Conn, error) {
-			c, err := mv.env.Dial(src, m.Addr)
+			c, err := mv.dialSide(snap, src, m.Addr) // tcpopts.go
 			if err != nil {
 				return nil, err
 			}
-			mv.serverOpts(snap, m, c) // tcpopts.go
+			mv.serverOpts(m, c) // tcpopts.go
 			if tc == nil {
 				return c, nil
 			}

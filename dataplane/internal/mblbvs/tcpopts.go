@@ -2,6 +2,7 @@ package mblbvs
 
 import (
 	"net"
+	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -22,24 +23,35 @@ func memberPool(m mblb.Member) (ps *state.PoolSnap) {
 	return ps
 }
 
-// serverFDOpts sets a new member socket of the event loops.
-func serverFDOpts(snap *state.VirtualSnap, m mblb.Member, fd int) {
-	if s := snap.Cfg.ServerTCP; s != nil {
-		s.Apply(fd)
-	}
+// serverFDOpts marks a new member socket of the event loops with its
+// pool's ToS (the server side was set before the connect:
+// rawsock.DialSide).
+func serverFDOpts(m mblb.Member, fd int) {
 	if ps := memberPool(m); ps != nil && ps.Cfg.ToSServer.Set {
 		ps.Cfg.ToSServer.Apply(fd)
 	}
 }
 
-// serverOpts sets a new member connection of the goroutine engine.
-func (mv *VS) serverOpts(snap *state.VirtualSnap, m mblb.Member, c *net.TCPConn) {
-	if s := snap.Cfg.ServerTCP; s != nil {
-		s.ApplyConn(c)
-	}
+// serverOpts marks a new member connection of the goroutine engine with
+// its pool's ToS.
+func (mv *VS) serverOpts(m mblb.Member, c *net.TCPConn) {
 	if ps := memberPool(m); ps != nil && ps.Cfg.ToSServer.Set {
 		ps.Cfg.ToSServer.ApplyConn(c)
 	}
+}
+
+// dialSide connects a member connection of the goroutine engine with the
+// virtual's server side set before its SYN (Env.DialSide), or right
+// after the connect when the plane gives no DialSide.
+func (mv *VS) dialSide(snap *state.VirtualSnap, src, dst netip.AddrPort) (*net.TCPConn, error) {
+	if mv.env.DialSide != nil {
+		return mv.env.DialSide(src, dst, snap.Cfg.ServerTCP)
+	}
+	c, err := mv.env.Dial(src, dst)
+	if err == nil {
+		snap.Cfg.ServerTCP.ApplyConn(c)
+	}
+	return c, err
 }
 
 // idleReset is the engine's IdleReset: reset-on-timeout as the virtual's

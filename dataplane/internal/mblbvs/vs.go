@@ -20,6 +20,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
 )
@@ -33,6 +34,9 @@ type Env struct {
 	ConnectTimeout time.Duration
 	// Dial connects from src (see state.SNATSource) to dst on a goroutine.
 	Dial func(src, dst netip.AddrPort) (*net.TCPConn, error)
+	// DialSide, when set, is Dial with the virtual's server-side tcp
+	// settings put on the socket before its SYN (tcpopts.go).
+	DialSide func(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error)
 	// Pools is the running commit's pool index, as the pointer each
 	// commit replaces, so that a lookup in it can be kept until the next
 	// commit (mblbRules.namedPool).
@@ -667,11 +671,11 @@ func (mv *VS) dial(ctx context.Context, client netip.AddrPort, m mblb.Member) (n
 	if mv.h2 != nil {
 		return mv.dialHTTP2(ctx, snap, client, m) // h2member.go
 	}
-	c, err := mv.env.Dial(mv.source(snap, client, m.Addr, poolOf(m)), m.Addr)
+	c, err := mv.dialSide(snap, mv.source(snap, client, m.Addr, poolOf(m)), m.Addr) // tcpopts.go
 	if err != nil {
 		return nil, err
 	}
-	mv.serverOpts(snap, m, c)                            // tcpopts.go
+	mv.serverOpts(m, c)                                  // tcpopts.go
 	return mv.serverTLS(ctx, client, c, snap.Cfg.TLS, m) // tls.go
 }
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/evloop"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // Events is what a proxied socket is registered for in its event loop,
@@ -160,12 +161,20 @@ func toSockaddr(ap netip.AddrPort) unix.Sockaddr {
 // done is true when the connect completed at once (a server on this
 // host); local is the source when it is known without asking the kernel.
 func Dial(src, dst netip.AddrPort) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
+	return DialSide(src, dst, nil)
+}
+
+// DialSide is Dial with a tcp profile's side set on the socket before its
+// SYN leaves: the MSS it advertises, its SYN retries and its receive
+// buffer (the window scale) are fixed by then. A nil side costs a
+// comparison.
+func DialSide(src, dst netip.AddrPort, side *sockopt.Side) (fd int, done bool, local netip.AddrPort, errno syscall.Errno) {
 	keep := src.IsValid() && src.Port() != 0
 	if !keep && src.IsValid() && kernelSource(dst.Addr()) == src.Addr() {
 		src = netip.AddrPort{} // binding would change nothing
 	}
 	for {
-		fd, done, errno = dialOnce(src, dst, keep)
+		fd, done, errno = dialOnce(src, dst, keep, side)
 		if errno != 0 && keep && (errno == syscall.EADDRNOTAVAIL || errno == syscall.EADDRINUSE) {
 			keep = false
 			continue
@@ -196,7 +205,7 @@ func kernelSource(dst netip.Addr) netip.Addr {
 	return netip.Addr{}
 }
 
-func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno) {
+func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, bool, syscall.Errno) {
 	family := unix.AF_INET
 	if !dst.Addr().Unmap().Is4() {
 		family = unix.AF_INET6
@@ -206,6 +215,9 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool) (int, bool, syscall.Errno)
 		return -1, false, errnoOf(err)
 	}
 	SetNoDelay(fd)
+	if side != nil {
+		side.Apply(fd)
+	}
 	if src.IsValid() {
 		if err := BindTo(fd, src, keepPort); err != nil {
 			Close(fd)

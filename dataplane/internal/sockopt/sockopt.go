@@ -1,6 +1,7 @@
-// Package sockopt carries a tcp profile's socket settings (nagle,
-// delayed-acks, send-buffer-size, receive-window-size,
-// congestion-control) and a pool's IP ToS from the configuration to the
+// Package sockopt carries a tcp or fastl4 profile's socket settings
+// (nagle, delayed-acks, buffers, congestion-control, keep-alives, MSS,
+// SYN retries, FIN-WAIT-2, TTL, DF, deferred accept, fast open) and a
+// pool's IP ToS from the configuration to the
 // proxy's sockets. A side whose profile keeps every default is nil, and a
 // nil side costs one comparison per connection: the sockets keep the
 // kernel's behaviour (TCP_NODELAY on, autotuned buffers, the system's
@@ -8,7 +9,10 @@
 // acted on.
 package sockopt
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // Side is what one side's sockets (the client's, or every member
 // connection's) are set to when the flow starts. The zero value changes
@@ -37,6 +41,68 @@ type Side struct {
 	// ip-tos-to-client or ip-tos-to-server as a number).
 	TOS    uint8
 	SetTOS bool
+
+	// KeepAlive is keep-alive-interval in seconds: SO_KEEPALIVE with
+	// TCP_KEEPIDLE and TCP_KEEPINTVL both at it, so a dead peer is found
+	// after the first idle interval and a few more; KeepAliveOff (an
+	// interval of 0, or fastl4's disabled) clears SO_KEEPALIVE.
+	KeepAlive    int
+	KeepAliveOff bool
+	// MaxSeg is max-segment-size (fastl4: mss-override): TCP_MAXSEG, set
+	// before the member connect so the SYN advertises it, and on the
+	// listener so the SYN-ACK does; 0 leaves the route's MSS.
+	MaxSeg int
+	// SynRetries is syn-max-retrans: TCP_SYNCNT of member connects, set
+	// before the SYN leaves; 0 keeps net.ipv4.tcp_syn_retries.
+	SynRetries int
+	// Linger2 is fin-wait-2-timeout in seconds (TCP_LINGER2; Linux caps
+	// it at 120); 0 keeps net.ipv4.tcp_fin_timeout.
+	Linger2 int
+	// TTL and TTL6, when not 0, are ip-ttl-v4 and ip-ttl-v6 of ip-ttl-mode
+	// set (IP_TTL, IPV6_UNICAST_HOPS).
+	TTL, TTL6 uint8
+	// DF is ip-df-mode: DFSet or DFClear; 0 (pmtu, preserve) leaves
+	// Linux's path MTU discovery.
+	DF uint8
+	// DeferAccept (seconds, TCP_DEFER_ACCEPT) and FastOpen (the queue of
+	// TCP_FASTOPEN) are deferred-accept and fast-open: listener settings,
+	// set by ApplyListener on the virtual's listening sockets.
+	DeferAccept, FastOpen int
+	// ConnectTimeout, when not 0, bounds a member connect instead of the
+	// plane's connect timeout (fastl4's tcp-handshake-timeout).
+	ConnectTimeout time.Duration
+	// NoChecksum is the udp profile's no-checksum: SO_NO_CHECK, UDP over
+	// IPv4 sent without a checksum (IPv6 requires one).
+	NoChecksum bool
+}
+
+// ip-df-mode's values acted on (Side.DF).
+const (
+	DFSet   = 1 // IP_PMTUDISC_DO: the DF bit on every packet, never fragmented here
+	DFClear = 2 // IP_PMTUDISC_DONT: no DF bit, fragmented on the way if need be
+)
+
+// Listener is the part of a side that belongs on the listening socket:
+// zero leaves the kernel's behaviour (and takes back what an earlier
+// configuration set).
+type Listener struct {
+	DeferAccept, FastOpen, MaxSeg int
+}
+
+// ListenerOf is s's listener part; nil gives the zero Listener.
+func (s *Side) ListenerOf() Listener {
+	if s == nil {
+		return Listener{}
+	}
+	return Listener{DeferAccept: s.DeferAccept, FastOpen: s.FastOpen, MaxSeg: s.MaxSeg}
+}
+
+// Timeout is the member connect timeout of s: def unless s sets one.
+func (s *Side) Timeout(def time.Duration) time.Duration {
+	if s != nil && s.ConnectTimeout > 0 {
+		return s.ConnectTimeout
+	}
+	return def
 }
 
 // TOS is a pool's ip-tos-to-client or ip-tos-to-server: Set with a value

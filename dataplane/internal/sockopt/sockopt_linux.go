@@ -37,6 +37,91 @@ func (s *Side) Apply(fd int) {
 	if s.SetTOS {
 		setTOS(fd, s.TOS)
 	}
+	s.applyMore(fd)
+}
+
+// applyMore sets what the tcp profile's timers, keep-alives and IP
+// header settings ask (Apply's second half, kept apart for its length).
+func (s *Side) applyMore(fd int) {
+	switch {
+	case s.KeepAlive > 0:
+		setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, s.KeepAlive)
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, s.KeepAlive)
+	case s.KeepAliveOff:
+		setInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 0)
+	}
+	if s.MaxSeg > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, s.MaxSeg)
+	}
+	if s.SynRetries > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_SYNCNT, s.SynRetries)
+	}
+	if s.Linger2 > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_LINGER2, s.Linger2)
+	}
+	if s.TTL > 0 {
+		setInt(fd, unix.IPPROTO_IP, unix.IP_TTL, int(s.TTL))
+	}
+	if s.TTL6 > 0 {
+		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, int(s.TTL6))
+	}
+	if s.NoChecksum {
+		setInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
+	}
+	switch s.DF {
+	case DFSet:
+		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO)
+		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DO)
+	case DFClear:
+		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
+		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DONT)
+	}
+}
+
+// ApplyDatagram sets a UDP virtual's listening socket as its client
+// side says, taking back what s leaves unset (ToS 0, the system's TTL,
+// path MTU discovery, checksums), since the socket outlives commits; a
+// nil s takes everything back. The send buffer is the caller's (it has
+// its own size for the socket).
+func ApplyDatagram(fd int, s *Side) {
+	var v Side
+	if s != nil {
+		v = *s
+	}
+	setTOS(fd, v.TOS)
+	ttl, ttl6 := -1, -1
+	if v.TTL > 0 {
+		ttl = int(v.TTL)
+	}
+	if v.TTL6 > 0 {
+		ttl6 = int(v.TTL6)
+	}
+	setInt(fd, unix.IPPROTO_IP, unix.IP_TTL, ttl)
+	setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS, ttl6)
+	df, df6 := unix.IP_PMTUDISC_WANT, unix.IPV6_PMTUDISC_WANT
+	switch v.DF {
+	case DFSet:
+		df, df6 = unix.IP_PMTUDISC_DO, unix.IPV6_PMTUDISC_DO
+	case DFClear:
+		df, df6 = unix.IP_PMTUDISC_DONT, unix.IPV6_PMTUDISC_DONT
+	}
+	setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, df)
+	setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, df6)
+	nc := 0
+	if v.NoChecksum {
+		nc = 1
+	}
+	setInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK, nc)
+}
+
+// ApplyListener sets a listening socket's deferred accept, fast open
+// queue and advertised MSS; zero values take back an earlier setting, so
+// a commit that drops them leaves the listener as the kernel made it.
+func (l Listener) ApplyListener(fd int) {
+	setInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, l.DeferAccept)
+	setInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN, l.FastOpen)
+	setInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, l.MaxSeg)
 }
 
 // ApplyConn is Apply on a connection of the net package.
@@ -99,26 +184,54 @@ type Reading struct {
 	SendBuffer, RecvBuffer int
 	Congestion             string
 	TOS                    int
+	// KeepAlive is SO_KEEPALIVE; KeepIdle and KeepIntvl its timers.
+	KeepAlive           bool
+	KeepIdle, KeepIntvl int
+	// MaxSeg is TCP_MAXSEG: the MSS in use once connected (less the
+	// options every segment carries), user_mss before.
+	MaxSeg      int
+	SynRetries  int // TCP_SYNCNT
+	Linger2     int // TCP_LINGER2 in seconds
+	TTL         int // IP_TTL, or IPV6_UNICAST_HOPS on an IPv6 socket
+	PMTUDisc    int // IP_MTU_DISCOVER, or IPV6_MTU_DISCOVER
+	DeferAccept int // TCP_DEFER_ACCEPT in seconds (rounded up to a SYN-ACK retransmission)
+	FastOpen    int // TCP_FASTOPEN's queue
+	NoChecksum  bool
 }
 
 // Read reads a socket's settings back.
 func Read(fd int) (Reading, error) {
 	var r Reading
-	nd, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
-	if err != nil {
+	if _, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 		return r, err
 	}
+	nd, _ := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY)
 	r.NoDelay = nd != 0
 	r.SendBuffer, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
 	r.RecvBuffer, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
 	cc, _ := unix.GetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
 	r.Congestion = strings.TrimRight(cc, "\x00")
+	nc, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK)
+	r.NoChecksum = nc != 0
+	ka, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE)
+	r.KeepAlive = ka != 0
+	r.KeepIdle, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE)
+	r.KeepIntvl, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL)
+	r.MaxSeg, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG)
+	r.SynRetries, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_SYNCNT)
+	r.Linger2, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_LINGER2)
+	r.DeferAccept, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT)
+	r.FastOpen, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN)
 	if sa, err := unix.Getsockname(fd); err == nil {
 		if _, v6 := sa.(*unix.SockaddrInet6); v6 {
 			r.TOS, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)
+			r.TTL, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_UNICAST_HOPS)
+			r.PMTUDisc, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER)
 			return r, nil
 		}
 	}
 	r.TOS, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_TOS)
+	r.TTL, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_TTL)
+	r.PMTUDisc, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER)
 	return r, nil
 }

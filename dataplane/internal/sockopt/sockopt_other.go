@@ -18,3 +18,9 @@ func (t TOS) ApplyConn(c syscall.Conn) {}
 
 // Available is nil off Linux: no algorithm is left out.
 func Available() map[string]bool { return nil }
+
+// ApplyListener does nothing off Linux.
+func (l Listener) ApplyListener(fd int) {}
+
+// ApplyDatagram does nothing off Linux.
+func ApplyDatagram(fd int, s *Side) {}

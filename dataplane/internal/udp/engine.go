@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -104,6 +105,9 @@ type Listener struct {
 	// sibs are a primary's other sockets.
 	primary *Listener
 	sibs    []*Listener
+	// opts is what SetOpts last set (udpopts.go), once optsSet.
+	opts    sockopt.Side
+	optsSet bool
 
 	mu     sync.RWMutex
 	flows  map[netip.AddrPort]*flow
@@ -277,6 +281,9 @@ const maxDatagram = 65535
 // datagram handles one client datagram: its flow (made for a new client),
 // the rules, the member, the send.
 func (l *Listener) datagram(client netip.AddrPort, b []byte) {
+	if len(b) == 0 && !l.allowEmpty() { // udpopts.go
+		return
+	}
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
 	l.mu.RLock()
 	f := l.flows[client]

@@ -299,6 +299,9 @@ func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *l
 		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
 		return nil
 	}
+	if s := f.snap.Cfg.ServerTCP; s != nil {
+		s.ApplyConn(c) // the udp profile's send buffer, TTL, DF and checksums (udpopts.go)
+	}
 	rc, err := c.SyscallConn()
 	if err != nil {
 		c.Close()

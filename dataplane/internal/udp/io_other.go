@@ -120,6 +120,9 @@ func (lg *leg) fromServer(b []byte) {
 		m.Node.Stats.In(len(b), 1)
 		lg.pool.Stats.In(len(b), 1)
 	}
+	if len(b) == 0 && !f.snap.Cfg.AllowNoPayload {
+		return // allow-no-payload disabled (udpopts.go)
+	}
 	if f.rs != nil {
 		var fwd bool
 		if b, fwd = f.serverData(lg, b); !fwd {
