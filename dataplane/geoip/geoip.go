@@ -190,10 +190,10 @@ type record struct {
 		Latitude  float64 `maxminddb:"latitude"`
 		Longitude float64 `maxminddb:"longitude"`
 	} `maxminddb:"location"`
-	ASN  uint32 `maxminddb:"autonomous_system_number"`
-	ASO  string `maxminddb:"autonomous_system_organization"`
-	ISP  string `maxminddb:"isp"`
-	Org  string `maxminddb:"organization"`
+	ASN uint32 `maxminddb:"autonomous_system_number"`
+	ASO string `maxminddb:"autonomous_system_organization"`
+	ISP string `maxminddb:"isp"`
+	Org string `maxminddb:"organization"`
 }
 
 // lookup adds what d knows of a to l, leaving fields l already has.
