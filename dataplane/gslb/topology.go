@@ -272,6 +272,7 @@ func (p *plan) inRegion(name string, match func(Match) bool) bool {
 // new client or plan starts a new generation instead of clearing them.
 type topoMemo struct {
 	plan   *plan
+	geo    *geoip.Set // the databases the scores were made with (geoTopo plans)
 	client netip.Addr
 	gen    uint32
 	slots  [topoMemoSlots]topoMemoSlot
@@ -290,8 +291,12 @@ const topoMemoSlots = 32
 // score is m's topology score for client under p, from the memo when it
 // has it.
 func (t *topoMemo) score(p *plan, client netip.Addr, m *member) int {
-	if t.plan != p || t.client != client {
-		t.plan, t.client = p, client
+	var geo *geoip.Set
+	if p.geoTopo {
+		geo = p.cfg.Geo.Set() // a reload of the databases changes scores
+	}
+	if t.plan != p || t.client != client || t.geo != geo {
+		t.plan, t.client, t.geo = p, client, geo
 		if t.gen++; t.gen == 0 { // wrapped: old entries could look current
 			t.slots = [topoMemoSlots]topoMemoSlot{}
 			t.gen = 1
