@@ -155,3 +155,34 @@ func TestGeoMatchRefused(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGeoTopology is a topology answer whose records match on
+// country and state (each scoring looks the LDNS and the members up), next
+// to the same pool with subnet records, which never look up.
+func BenchmarkGeoTopology(b *testing.B) {
+	st := geoStore(b)
+	for _, name := range []string{"geo", "subnet"} {
+		b.Run(name, func(b *testing.B) {
+			cfg := geoConfig()
+			cfg.Geo = st
+			if name == "subnet" {
+				pfx := netip.MustParsePrefix
+				cfg.Topology = []TopologyRecord{
+					{LDNS: Match{Kind: MatchSubnet, Prefix: pfx("127.8.1.0/24")}, Server: Match{Kind: MatchSubnet, Prefix: pfx("127.8.11.0/24")}, Score: 100},
+					{LDNS: Match{Kind: MatchSubnet, Prefix: pfx("127.8.2.0/24")}, Server: Match{Kind: MatchSubnet, Prefix: pfx("127.8.12.0/24")}, Score: 100},
+				}
+			}
+			s := newServer(b, cfg, Options{})
+			q := new(dns.Msg)
+			q.SetQuestion("www.geo.test.", dns.TypeA)
+			src := netip.MustParseAddr("127.8.1.9")
+			b.ReportAllocs()
+			for b.Loop() {
+				m, _ := s.Answer(q, src, true)
+				if len(m.Answer) != 1 {
+					b.Fatal(m)
+				}
+			}
+		})
+	}
+}
