@@ -147,3 +147,45 @@ func BenchmarkLookup(b *testing.B) {
 		b.Fatal(l)
 	}
 }
+
+// Lookups run while the databases are replaced: each sees one whole set,
+// the old or the new, never a mix or a freed one.
+func TestStoreReloadWhileLooking(t *testing.T) {
+	de, err := geoip.LoadFiles([]string{write(t, "de.mmdb", "127.8.1.0/24 continent=EU country=DE")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := geoip.LoadFiles([]string{write(t, "us.mmdb", "127.8.1.0/24 continent=NA country=US")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st geoip.Store
+	st.Replace(de)
+	a := netip.MustParseAddr("127.8.1.1")
+	done := make(chan string, 2)
+	for range 2 {
+		go func() {
+			var l geoip.Location
+			for range 2000 {
+				st.Lookup(a, &l)
+				if !(l.Country == "DE" && l.Continent == "EU" || l.Country == "US" && l.Continent == "NA") {
+					done <- l.Country + "/" + l.Continent
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for i := range 200 {
+		if i%2 == 0 {
+			st.Replace(us)
+		} else {
+			st.Replace(de)
+		}
+	}
+	for range 2 {
+		if bad := <-done; bad != "" {
+			t.Errorf("a lookup saw %s", bad)
+		}
+	}
+}
