@@ -200,12 +200,19 @@ func matchGeo(m Match, g *geoAddr) bool {
 
 // topoScore is the score of the first record (in sorted order) whose LDNS
 // side matches client and whose server side matches t; ok is false when
-// no record matches.
-func (p *plan) topoScore(client netip.Addr, t topoTarget) (score int, ok bool) {
-	var lg, sg *geoAddr
+// no record matches. lg, when not nil, is client's geolocation, kept by
+// the caller across the members it scores.
+func (p *plan) topoScore(client netip.Addr, t topoTarget, lg *geoAddr) (score int, ok bool) {
+	var sg *geoAddr
+	var own geoAddr
 	if p.geoTopo {
-		lg = &geoAddr{store: p.cfg.Geo, addr: client}
+		if lg == nil || lg.addr != client || lg.store != p.cfg.Geo {
+			own = geoAddr{store: p.cfg.Geo, addr: client}
+			lg = &own
+		}
 		sg = &geoAddr{store: p.cfg.Geo, addr: t.addr}
+	} else {
+		lg = nil
 	}
 	for _, r := range p.topo {
 		if p.matchLDNS(r.rec.LDNS, client, lg, 0) && p.matchServer(r.rec.Server, t, sg, 0) {
@@ -290,7 +297,7 @@ const topoMemoSlots = 32
 
 // score is m's topology score for client under p, from the memo when it
 // has it.
-func (t *topoMemo) score(p *plan, client netip.Addr, m *member) int {
+func (t *topoMemo) score(p *plan, client netip.Addr, m *member, lg *geoAddr) int {
 	var geo *geoip.Set
 	if p.geoTopo {
 		geo = p.cfg.Geo.Set() // a reload of the databases changes scores
@@ -307,7 +314,7 @@ func (t *topoMemo) score(p *plan, client netip.Addr, m *member) int {
 	if e.m == m && e.gen == t.gen {
 		return e.score
 	}
-	sc, _ := p.topoScore(client, m.topoTarget())
+	sc, _ := p.topoScore(client, m.topoTarget(), lg)
 	*e = topoMemoSlot{m: m, gen: t.gen, score: sc}
 	return sc
 }
