@@ -72,8 +72,10 @@ func (s *Session) cmCommand(ctx context.Context, st *grammar.Statement, verb str
 		return true, s.showSyncStatus(h, w)
 	case verb == "show" && (is("cm", "failover-status") || is("cm", "traffic-group")):
 		return true, s.showFailover(h, w)
+	case verb == "run" && is("sys", "geoip"):
+		return false, nil // geoip.go
 	case verb == "mv" || verb == "run" && (is("cm") || is("sys")):
-		return true, synErr(st, []string{"run cm config-sync to-group NAME", "run sys failover standby", "run sys crypto check-cert", "mv cm device NAME to NEW"},
+		return true, synErr(st, []string{"run cm config-sync to-group NAME", "run sys failover standby", "run sys crypto check-cert", "run sys geoip lookup ADDRESS", "mv cm device NAME to NEW"},
 			"%q unknown command", strings.Join(append([]string{verb}, ws...), " "))
 	}
 	return false, nil

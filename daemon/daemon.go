@@ -46,6 +46,9 @@ type Options struct {
 	Cluster *ClusterOptions
 	// MetricsAddress, when set, serves Prometheus metrics there.
 	MetricsAddress string
+	// GeoIPFiles are MaxMind DB files loaded at start for GTM topology
+	// and whereis, besides every *.mmdb in StateDir/geoip (geoip.go).
+	GeoIPFiles []string
 }
 
 // DefaultBusyPoll is what ltmd and the shell's embedded daemon run with.
@@ -198,6 +201,11 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(sysCommands(e))      // show sys version, show sys failover (shows_sys.go)
 	e.RegisterRuntime(sysStateCommands(e)) // show sys mcp-state, ready, log (shows_sys_state.go)
 	e.RegisterRuntime(hostCommands(e))     // show sys cpu, memory, performance, show net interface (shows_host.go)
+	e.RegisterRuntime(geoipCommands(e))    // show sys geoip, run sys geoip (geoip.go)
+	if err := e.loadGeoIP(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := e.openLogs(); err != nil {
 		st.Close()
 		return nil, err

@@ -77,6 +77,7 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		// DNS rules share the LTM rules' log, data groups, table and
 		// static:: variables, as on a BIG-IP.
 		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
+		gc.Geo = h.e.GeoIP()
 		if plan, err = gslb.Compile(gc); err != nil {
 			err = objects.Invalid("%s", oneLine(err))
 		}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
@@ -183,6 +184,9 @@ func (c rulesChange) Abort() {}
 type ruleRuntime struct {
 	mu  sync.Mutex
 	env *rules.Env
+	// geo is the geolocation databases in use (whereis, GTM topology;
+	// geoip.go).
+	geo geoip.Store
 	dgs atomic.Pointer[map[string]*rules.DataGroup]
 	// ifiles are the running configuration's ltm ifiles.
 	ifiles atomic.Pointer[ifileSet]
@@ -258,7 +262,7 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		},
 		Table: rules.NewTable(), Statics: statics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
-		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows,
+		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows, Geo: geoLocator{&rt.geo},
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok

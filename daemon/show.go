@@ -88,6 +88,7 @@ var runtimeTargets = [][]string{
 	{"sys", "mcp-state"},
 	{"sys", "ready"},
 	{"sys", "log"},
+	{"sys", "geoip"},
 	// The host's shows (shows_host.go); sys performance reads its form
 	// (system, connections, throughput, all-stats) itself.
 	{"sys", "memory"},

@@ -78,6 +78,7 @@ func commandTable() *tcl.Commands {
 		registerWS(t)                                 // commands_ws.go
 		registerSIP(t)                                // commands_sip.go
 		t.Register("RESOLV::lookup", cmdResolvLookup) // commands_resolv.go
+		t.Register("whereis", cmdWhereis)             // commands_whereis.go
 		registerSideband(t)                           // commands_sideband.go
 		registerSock(t)                               // commands_sock.go
 		registerTCPOpt(t)                             // commands_tcpopt.go

@@ -95,6 +95,8 @@ type Env struct {
 	// FlowTable answers FLOWTABLE::count and FLOWTABLE::limit; nil makes
 	// them Tcl errors.
 	FlowTable FlowTable
+	// Geo answers whereis; nil answers every address with empty strings.
+	Geo Geolocator
 }
 
 // budget is the steps and the time one event (or one script `after`

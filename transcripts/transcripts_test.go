@@ -73,6 +73,8 @@ func TestTranscripts(t *testing.T) {
 			"freeport":    cmdFreePort,
 			// reset-on-timeout as a client sees it (tcpopts_test.go).
 			"idleclose": cmdIdleClose,
+			// A geolocation database (geoip_cmds_test.go).
+			"mmdb": cmdMMDB,
 		},
 	})
 }

@@ -34,10 +34,12 @@ func main() {
 	failoverTime := fs.Duration("failover-time", 0, "how long after the active device is lost a standby takes over its traffic groups (default 2s; etcd's minimum lease)")
 	metricsAddr := fs.String("metrics-address", "", "host:port serving Prometheus metrics at /metrics (none: not served)")
 	sendBatch := fs.String("send-batch", "auto", "how an event loop sends the writes it gathers over a batch of events: auto: to all their sockets with one system call (io_uring) where the kernel allows it, else one each; off: one system call each")
+	var geoipDBs stringList
+	fs.Var(&geoipDBs, "geoip-db", "a MaxMind DB (.mmdb) geolocation database for GTM topology and whereis (GeoLite2/GeoIP2 City or Country, DB-IP lite, ASN or ISP); repeat for several; every *.mmdb in STATE-DIR/geoip is loaded too")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]
-            [--send-batch auto|off]
+            [--send-batch auto|off] [--geoip-db FILE ...]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -112,7 +114,7 @@ flags:
 	}
 	evloop.Govern(governed)
 	defer evloop.StopGoverning()
-	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: poll, MetricsAddress: *metricsAddr}
+	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: poll, MetricsAddress: *metricsAddr, GeoIPFiles: geoipDBs}
 	if *endpoints != "" {
 		co := &daemon.ClusterOptions{Dir: *clusterDir, ManagementAddress: *mgmt, LeaseTTL: *failoverTime}
 		for _, ep := range strings.Split(*endpoints, ",") {
@@ -141,4 +143,14 @@ flags:
 		logger.Error("cannot serve", "socket", paths.Socket, "state", paths.StateDir, "err", err)
 		os.Exit(1)
 	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
 }

@@ -122,3 +122,18 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A --geoip-db file that cannot be loaded stops the start, naming it.
+func TestBadGeoIPDatabase(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.mmdb")
+	if err := os.WriteFile(junk, []byte("not a database"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []string{junk, filepath.Join(dir, "missing.mmdb")} {
+		cmd, stderr := start(t, "--state-dir", filepath.Join(dir, "state"), "--socket", filepath.Join(dir, "ltmd.sock"), "--geoip-db", db)
+		if code := wait(t, cmd); code != 1 || !strings.Contains(stderr.String(), filepath.Base(db)) {
+			t.Errorf("--geoip-db %s: status %d, stderr %q", db, code, stderr.String())
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/rules"
 )
@@ -51,6 +52,10 @@ type Config struct {
 	// data groups, table, static:: variables); nil gives them an Env of
 	// their own.
 	RuleEnv *rules.Env
+	// Geo is the geolocation database the continent, country, state and
+	// isp matches read; it is a store, so reloading the databases needs
+	// no new plan. nil (or an empty store): they never match.
+	Geo *geoip.Store
 }
 
 // Listener is a `gtm listener`: one address and port DNS is served on.
@@ -328,9 +333,9 @@ type Region struct {
 // MatchKind is what a topology or region entry matches on.
 type MatchKind string
 
-// The match kinds. Continent, country, state and isp need a geolocation
-// database openltm does not ship: they never match (a negated one always
-// does), and README.md says so.
+// The match kinds. Continent, country, state and isp look the address up
+// in Config.Geo; without a database loaded they never match (a negated
+// one always does), and README.md says so.
 const (
 	MatchSubnet     MatchKind = "subnet"
 	MatchRegion     MatchKind = "region"

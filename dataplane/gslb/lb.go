@@ -16,6 +16,21 @@ type request struct {
 	topo   *topoMemo    // the reader's memo of topology scores (nil: none)
 	pmemo  *persistMemo // the reader's memo of persistence (nil: none)
 	shard  int          // the counters' shard this query adds to (counter)
+	// geo is the client's geolocation, looked up once for the query by
+	// the first topology record that asks (geoLDNS).
+	geo geoAddr
+}
+
+// geoLDNS is the client's geolocation for topology scoring, nil when the
+// plan has no geographic record.
+func (rq *request) geoLDNS() *geoAddr {
+	if !rq.plan.geoTopo {
+		return nil
+	}
+	if rq.geo.store == nil {
+		rq.geo = geoAddr{store: rq.plan.cfg.Geo, addr: rq.client}
+	}
+	return &rq.geo
 }
 
 type outcome uint8
@@ -436,7 +451,7 @@ func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
 	if w.mode == Topology && rq.plan.settings.TopologyDenyZeroScores {
 		kept := out[:0]
 		for _, pl := range out {
-			if sc, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}); sc > 0 {
+			if sc, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}, rq.geoLDNS()); sc > 0 {
 				kept = append(kept, pl)
 			}
 		}
@@ -454,7 +469,7 @@ func (s *Server) topologyPools(rq *request, w *wideIP, out []*pool) {
 		sc = make([]int, 0, len(out))
 	}
 	for _, pl := range out {
-		v, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name})
+		v, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}, rq.geoLDNS())
 		sc = append(sc, v)
 	}
 	// Stable insertion sort by score: pools are few.
@@ -712,9 +727,9 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 		{w.VSScore, false, func(i int) float64 { return float64(cands[i].vs.cfg.Score) }},
 		{w.Topology, false, func(i int) float64 {
 			if rq.topo != nil {
-				return float64(rq.topo.score(rq.plan, rq.client, cands[i]))
+				return float64(rq.topo.score(rq.plan, rq.client, cands[i], rq.geoLDNS()))
 			}
-			sc, _ := rq.plan.topoScore(rq.client, cands[i].topoTarget())
+			sc, _ := rq.plan.topoScore(rq.client, cands[i].topoTarget(), rq.geoLDNS())
 			return float64(sc)
 		}},
 		{w.LinkCapacity, false, func(i int) float64 { return linkFree(cands[i].vs.link) }},
@@ -841,9 +856,9 @@ func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
 	for i, m := range cands {
 		var sc int
 		if rq.topo != nil {
-			sc = rq.topo.score(rq.plan, rq.client, m)
+			sc = rq.topo.score(rq.plan, rq.client, m, rq.geoLDNS())
 		} else {
-			sc, _ = rq.plan.topoScore(rq.client, m.topoTarget())
+			sc, _ = rq.plan.topoScore(rq.client, m.topoTarget(), rq.geoLDNS())
 		}
 		if sc <= 0 && deny {
 			continue

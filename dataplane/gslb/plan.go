@@ -132,7 +132,10 @@ type plan struct {
 	paths    []*probePath
 	topo     []*topoRec
 	regions  map[string]*Region
-	zones    []*zone // longest origin first
+	// geoTopo says whether a topology record matches on geolocation, so
+	// that only then does scoring look addresses up.
+	geoTopo bool
+	zones   []*zone // longest origin first
 	// listeners are the sockets the plan serves on.
 	listeners map[listenerKey]Listener
 	// listenRules are the rule programs of listeners with rules; anyRules

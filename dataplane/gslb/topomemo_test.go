@@ -41,8 +41,8 @@ func TestTopoMemoScoresAsTopology(t *testing.T) {
 				for pi, p := range plans {
 					for _, c := range clients {
 						for _, m := range p.pools["/Common/app_pool"].members {
-							want, _ := p.topoScore(c, m.topoTarget())
-							if got := memo.score(p, c, m); got != want {
+							want, _ := p.topoScore(c, m.topoTarget(), nil)
+							if got := memo.score(p, c, m, nil); got != want {
 								t.Fatalf("plan %d, client %v, member %s: memo %d, records %d", pi, c, m.name, got, want)
 							}
 							scored += min(want, 1)

@@ -74,10 +74,10 @@ func TestMatches(t *testing.T) {
 		{Match{Not: true, Kind: MatchISP, Name: "x"}, a("10.2.3.4"), true, true},
 	}
 	for _, c := range cases {
-		if got := p.matchLDNS(c.m, c.ldns, 0); got != c.ldnsWant {
+		if got := p.matchLDNS(c.m, c.ldns, nil, 0); got != c.ldnsWant {
 			t.Errorf("LDNS side %+v: %v", c.m, got)
 		}
-		if got := p.matchServer(c.m, target, 0); got != c.serveWant {
+		if got := p.matchServer(c.m, target, nil, 0); got != c.serveWant {
 			t.Errorf("server side %+v: %v", c.m, got)
 		}
 	}

@@ -190,6 +190,15 @@ func (c *compiler) getter(s Spec) (string, error) {
 		case "":
 			return "", c.errorf("condition %s: tcp needs a selector (address, port)", s.Num)
 		}
+	case "geoip":
+		// The client's address through the geolocation databases, as
+		// the whereis iRule command answers it.
+		if f, ok := geoipFields[sel]; ok {
+			return "[whereis [IP::client_addr] " + f + "]", nil
+		}
+		if sel == "" {
+			return "", c.errorf("condition %s: geoip needs a selector (country-code, country-name, continent, region-code, region-name, isp, org)", s.Num)
+		}
 	}
 	what := op
 	if sel != "" {
@@ -197,6 +206,12 @@ func (c *compiler) getter(s Spec) (string, error) {
 	}
 	c.lacks("condition %s reads %s", s.Num, what)
 	return "", nil
+}
+
+// geoipFields are the whereis fields of the geoip selectors.
+var geoipFields = map[string]string{
+	"country-code": "country", "country-name": "country_name", "continent": "continent",
+	"region-code": "state_code", "region-name": "state", "isp": "isp", "org": "org",
 }
 
 // hostOnly is the Host header without its port; hostPort is its port,

@@ -15,7 +15,7 @@
 //
 // Compile refuses what BIG-IP refuses (an action without its target, a
 // condition without its operand) and lists, as NotRun, what BIG-IP runs
-// and openltm does not yet (ASM, compression, geolocation): the caller
+// and openltm does not yet (ASM, compression): the caller
 // keeps such a policy and does not run the virtual servers that use it.
 package policy
 

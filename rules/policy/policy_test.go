@@ -106,6 +106,19 @@ func TestCompile(t *testing.T) {
 			"if { ([IP::addr [IP::client_addr] equals 10.0.0.0/8] || [IP::addr [IP::client_addr] equals 192.168.1.1]) } {",
 			"reject",
 		}},
+		{"geolocation of the client", Policy{Name: "/Common/g", Rules: []Rule{{Name: "eu",
+			Conditions: []Spec{
+				cond("0", "operand", "geoip", "event", "client-accepted", "selector", "continent", "values", "EU"),
+				cond("1", "operand", "geoip", "event", "client-accepted", "selector", "country-code", "not", "not", "values", "FR DE"),
+				cond("2", "operand", "geoip", "event", "client-accepted", "selector", "isp", "operator", "contains", "values", "Cable"),
+			},
+			Actions: []Spec{act("0", "operand", "forward", "event", "client-accepted", "verb", "select", "pool", "/Common/eu")}}}}, []string{
+			"when CLIENT_ACCEPTED priority 0 {",
+			"[string equal -nocase EU [whereis [IP::client_addr] continent]]",
+			"!(([string equal -nocase FR [whereis [IP::client_addr] country]] || [string equal -nocase DE [whereis [IP::client_addr] country]]))",
+			"[string match -nocase *Cable* [whereis [IP::client_addr] isp]]",
+			"pool /Common/eu",
+		}},
 		{"not, ends-with, a cookie, a node with its port", httpPolicy("", Rule{Name: "r",
 			Conditions: []Spec{
 				cond("0", "operand", "http-uri", "selector", "extension", "not", "not", "values", "php"),
@@ -211,7 +224,7 @@ func TestCompileNotRun(t *testing.T) {
 		want string
 	}{
 		{"ASM", Rule{Name: "waf", Actions: []Spec{act("0", "operand", "asm", "verb", "enable", "policy", "/Common/owasp")}}, "action 0: asm enable"},
-		{"geolocation", Rule{Name: "geo", Conditions: []Spec{cond("0", "operand", "geoip", "selector", "country-code", "values", "FR")}}, "reads geoip country-code"},
+		{"CPU usage", Rule{Name: "cpu", Conditions: []Spec{cond("0", "operand", "cpu-usage", "selector", "last-1min", "operator", "greater", "values", "90")}}, "reads cpu-usage last-1min"},
 		{"a response condition openltm does not read", Rule{Name: "s", Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "selector", "text", "values", "Not")}}, "reads http-status text at response"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
