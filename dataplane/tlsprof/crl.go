@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -19,9 +18,9 @@ type CRL struct {
 
 // LoadCRL reads a CRL file for the ssl-crl object name.
 func LoadCRL(name, path string) (*CRL, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile("ssl-crl", name, path)
 	if err != nil {
-		return nil, fmt.Errorf("sys file ssl-crl %s: cannot read %s: %v", name, path, unwrapPath(err))
+		return nil, err
 	}
 	c, err := ParseCRL(name, data)
 	if err != nil {

@@ -30,9 +30,9 @@ type Key struct {
 
 // LoadCert reads a PEM certificate file for the ssl-cert object name.
 func LoadCert(name, path string) (*Cert, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile("ssl-cert", name, path)
 	if err != nil {
-		return nil, fmt.Errorf("sys file ssl-cert %s: cannot read %s: %v", name, path, unwrapPath(err))
+		return nil, err
 	}
 	c, err := ParseCert(name, data)
 	if err != nil {
@@ -71,9 +71,9 @@ func ParseCert(name string, data []byte) (*Cert, error) {
 // LoadKey reads a PEM private key file; passphrase decrypts a legacy
 // encrypted PEM key ("Proc-Type: 4,ENCRYPTED").
 func LoadKey(name, path, passphrase string) (*Key, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile("ssl-key", name, path)
 	if err != nil {
-		return nil, fmt.Errorf("sys file ssl-key %s: cannot read %s: %v", name, path, unwrapPath(err))
+		return nil, err
 	}
 	k, err := ParseKey(name, data, passphrase)
 	if err != nil {
@@ -187,4 +187,14 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// readFile reads the file of a sys file object (ssl-cert, ssl-key,
+// ssl-crl), saying which object it is for when it cannot.
+func readFile(kind, name, path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("sys file %s %s: cannot read %s: %v", kind, name, path, unwrapPath(err))
+	}
+	return data, nil
 }

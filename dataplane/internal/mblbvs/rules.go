@@ -242,15 +242,7 @@ func (r *mblbRules) lbSelected(member netip.AddrPort) bool {
 	r.server = netip.AddrPort{}
 	v := r.verdict
 	r.mu.Unlock()
-	if err != nil || v == irules.Reject {
-		r.f.sess.Close(true)
-		return false
-	}
-	if v != irules.GoOn {
-		r.f.sess.Close(false)
-		return false
-	}
-	return true
+	return r.goOn(err, v)
 }
 
 // lbQueued runs LB_QUEUED when a request joins its pool's connection
@@ -265,15 +257,7 @@ func (r *mblbRules) lbQueued() bool {
 	v := r.verdict
 	r.verdict = irules.GoOn
 	r.mu.Unlock()
-	if err != nil || v == irules.Reject {
-		r.f.sess.Close(true)
-		return false
-	}
-	if v != irules.GoOn {
-		r.f.sess.Close(false)
-		return false
-	}
-	return true
+	return r.goOn(err, v)
 }
 
 // noMember runs LB_FAILED when no member can take a message. On an HTTP
