@@ -208,3 +208,25 @@ ltm virtual /Common/dns_tcp {
 		t.Fatalf("no udp row: %s", out)
 	}
 }
+
+// TestUDPHoldBounds: the udp profile's buffer-max-packets and
+// buffer-max-bytes bound UDP::hold and are set without a warning.
+func TestUDPHoldBounds(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, "create ltm pool p members add { 127.9.0.11:53 }")
+	out, err := run(t, s, "create ltm profile udp u_hold defaults-from udp buffer-max-packets 3 buffer-max-bytes 1000")
+	if err != "" || strings.Contains(out, "not act") {
+		t.Fatalf("create: %q %q", out, err)
+	}
+	mustRun(t, s, "create ltm virtual v destination 127.9.0.1:53 ip-protocol udp pool p profiles replace-all-with { u_hold }")
+	dc, _ := Translate(e.schema, e.Config())
+	v := dc.Virtuals["/Common/v"]
+	if v == nil || v.HoldPackets != 3 || v.HoldBytes != 1000 {
+		t.Fatalf("virtual %+v", v)
+	}
+	if _, err := run(t, s, "modify ltm profile udp u_hold buffer-max-packets -1"); err == "" {
+		t.Fatal("a negative buffer-max-packets was taken")
+	}
+}

@@ -29,8 +29,9 @@ type socketRow struct {
 }
 
 // socketRows are the tcp, fastl4 and udp profile settings the dataplane sets
-// on its sockets (dataplane/internal/sockopt); the ranges are what the
-// kernel takes, where BIG-IP's own are not documented.
+// on its sockets (dataplane/internal/sockopt), and the udp profile's bounds
+// of UDP::hold; the ranges are what the kernel takes, where BIG-IP's own
+// are not documented.
 var socketRows = map[string][]socketRow{
 	"ltm profile tcp": {
 		{"keep-alive-interval", 0, 32767, "seconds an idle connection waits before a keep-alive probe, and between probes (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL); 0 turns them off; left at the default, Linux's (off)"},
@@ -66,6 +67,8 @@ var socketRows = map[string][]socketRow{
 		{"send-buffer-size", 0, 1 << 30, "bytes of SO_SNDBUF on the virtual's and the member sockets; left at the default, openltm's (4 MiB on the virtual's, Linux's on members)"},
 		{"no-checksum", 0, 0, "enabled: IPv4 datagrams leave without a UDP checksum (SO_NO_CHECK)"},
 		{"allow-no-payload", 0, 0, "enabled: datagrams without a payload are forwarded; disabled drops them, both ways"},
+		{"buffer-max-packets", 0, 0, "client datagrams UDP::hold keeps until UDP::release (0 keeps one); the next is dropped"},
+		{"buffer-max-bytes", 0, 0, "bytes of client datagrams UDP::hold keeps (0: no byte bound); the datagram past it is dropped"},
 	},
 }
 
