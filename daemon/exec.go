@@ -107,6 +107,9 @@ func (s *Session) Exec(ctx context.Context, line string, w io.Writer) error {
 	if ok, err := s.cryptoCertCommand(st, verb, args, w); ok { // crypto_cert.go
 		return err
 	}
+	if ok, err := s.cryptoKeyCommand(ctx, st, verb, args, w); ok { // crypto_key.go
+		return err
+	}
 	if ok, err := s.ucsCommand(st, verb, args, w); ok { // ucs.go
 		return err
 	}
