@@ -409,9 +409,6 @@ func (s *Session) load(ctx context.Context, st *grammar.Statement, args []gramma
 		if err := s.e.check(cfg); err != nil {
 			return err
 		}
-		if err := s.e.seal(cfg); err != nil { // secure_vault.go
-			return err
-		}
 		if err := s.e.dangling(running, cfg, opts); err != nil {
 			return err
 		}

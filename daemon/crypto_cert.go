@@ -52,16 +52,12 @@ type certInfo struct {
 func (s *Session) certs(names []string) ([]certInfo, error) {
 	cfg := s.e.Config()
 	t := &translator{s: s.e.schema, cfg: cfg, rules: &ruleBinder{e: s.e}}
-	var out []certInfo
-	want := map[string]bool{}
-	for _, n := range names {
-		want[objects.FullPath(s.folder, n)] = true
+	objs, err := s.named(cfg.Of(sysSSLCert), names, "certificate")
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range cfg.Of(sysSSLCert) {
-		if len(want) > 0 && !want[o.Name] {
-			continue
-		}
-		delete(want, o.Name)
+	var out []certInfo
+	for _, o := range objs {
 		ci := certInfo{name: o.Name}
 		path, err := t.sslFilePath(o)
 		if err == nil {
@@ -70,8 +66,31 @@ func (s *Session) certs(names []string) ([]certInfo, error) {
 		ci.err = err
 		out = append(out, ci)
 	}
-	for n := range want {
-		return nil, &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested certificate (%s) was not found.", n)}
+	return out, nil
+}
+
+// named narrows objs to the ones names name (all of them when names is
+// empty), refusing a name none is, as BIG-IP does ("The requested what
+// (NAME) was not found.").
+func (s *Session) named(objs []*objects.Object, names []string, what string) ([]*objects.Object, error) {
+	if len(names) == 0 {
+		return objs, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[objects.FullPath(s.folder, n)] = true
+	}
+	var out []*objects.Object
+	for _, o := range objs {
+		if want[o.Name] {
+			out = append(out, o)
+			delete(want, o.Name)
+		}
+	}
+	for _, n := range names {
+		if n := objects.FullPath(s.folder, n); want[n] {
+			return nil, &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested %s (%s) was not found.", what, n)}
+		}
 	}
 	return out, nil
 }

@@ -304,15 +304,11 @@ func (s *Session) genKey(ctx context.Context, st *grammar.Statement, o *genKeyOp
 func (s *Session) listCryptoKeys(names []string, w io.Writer) error {
 	cfg := s.e.Config()
 	t := &translator{s: s.e.schema, cfg: s.e.reveal(cfg)[0], rules: &ruleBinder{e: s.e}}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[objects.FullPath(s.folder, n)] = true
+	objs, err := s.named(t.cfg.Of(sysSSLKey), names, "key")
+	if err != nil {
+		return err
 	}
-	for _, o := range t.cfg.Of(sysSSLKey) {
-		if len(want) > 0 && !want[o.Name] {
-			continue
-		}
-		delete(want, o.Name)
+	for _, o := range objs {
 		fmt.Fprintf(w, "sys crypto key %s {\n", objects.RelPath(s.folder, o.Name))
 		path, err := t.sslFilePath(o)
 		if err == nil {
@@ -325,9 +321,6 @@ func (s *Session) listCryptoKeys(names []string, w io.Writer) error {
 			fmt.Fprintf(w, "    # not readable: %v\n", err)
 		}
 		fmt.Fprintln(w, "    security-type normal\n}")
-	}
-	for n := range want {
-		return &objects.ConfigError{Code: "01020036", Msg: fmt.Sprintf("The requested key (%s) was not found.", n)}
 	}
 	return nil
 }

@@ -361,9 +361,6 @@ func (e *Engine) commitLocked(ctx context.Context, old *state, user, summary str
 	if err := e.check(cfg); err != nil {
 		return 0, err
 	}
-	if err := e.seal(cfg); err != nil {
-		return 0, err
-	}
 	dangling, err := e.newDangling(old, cfg, opts)
 	if err != nil {
 		return 0, err
@@ -438,12 +435,17 @@ type CommitOptions struct {
 	fromGroup bool
 }
 
-// check completes and validates a configuration about to be committed.
+// check completes and validates a configuration about to be committed,
+// and seals its secrets typed in clear (secure_vault.go): what a commit
+// stores and what a verify judges are the same.
 func (e *Engine) check(cfg *objects.Config) error {
 	if err := cfg.Complete(e.schema); err != nil {
 		return err
 	}
-	return cfg.Validate(e.schema)
+	if err := cfg.Validate(e.schema); err != nil {
+		return err
+	}
+	return e.seal(cfg)
 }
 
 // checkHooks asks every runtime whether cfg can run, without applying it:

@@ -86,16 +86,10 @@ func opensAll(k *vault.Key, cfg *objects.Config) bool {
 // secret). cfg is the configuration being committed; its objects are
 // replaced, never changed.
 func (e *Engine) seal(cfg *objects.Config) error {
-	e.vault.mu.Lock()
-	k := e.vault.key
-	e.vault.mu.Unlock()
+	k := e.masterKey()
 	if k == nil {
 		return nil
 	}
-	return sealWith(k, cfg)
-}
-
-func sealWith(k *vault.Key, cfg *objects.Config) error {
 	for _, o := range cfg.SecretHolders() {
 		n, err := objects.MapSecrets(o, func(p *objects.Prop, v string) (string, error) {
 			if !vault.Sealed(v) {
@@ -178,9 +172,7 @@ func (e *Engine) reveal(cfgs ...*objects.Config) []*objects.Config {
 // openSecret reveals one value (a key's pass phrase while the key file is
 // imported, before the commit seals it).
 func (e *Engine) openSecret(v string) string {
-	e.vault.mu.Lock()
-	k := e.vault.key
-	e.vault.mu.Unlock()
+	k := e.masterKey()
 	if k == nil {
 		return v
 	}
@@ -217,10 +209,7 @@ func (e *Engine) adoptMasterKeyLocked(ctx context.Context, from string, raw []by
 	if err != nil {
 		return fmt.Errorf("the master key of %s: %w", from, err)
 	}
-	e.vault.mu.Lock()
-	same := e.vault.key != nil && e.vault.key.Equal(nk)
-	e.vault.mu.Unlock()
-	if same {
+	if k := e.masterKey(); k != nil && k.Equal(nk) {
 		return nil
 	}
 	if _, err := e.setMasterKeyLocked(ctx, nk, "", "master key taken from "+from, CommitOptions{Lenient: true, fromGroup: true}); err != nil {
@@ -235,9 +224,7 @@ func (e *Engine) adoptMasterKeyLocked(ctx context.Context, from string, raw []by
 // over it once the generation is stored, so that a crash in between leaves
 // a key that opens what was stored (openVault settles it). e.mu is held.
 func (e *Engine) setMasterKeyLocked(ctx context.Context, nk *vault.Key, user, summary string, opts CommitOptions) (uint64, error) {
-	e.vault.mu.Lock()
-	old := e.vault.key
-	e.vault.mu.Unlock()
+	old := e.masterKey()
 	if old == nil {
 		return 0, errNoVault
 	}
@@ -285,14 +272,29 @@ func (e *Engine) setMasterKeyLocked(ctx context.Context, nk *vault.Key, user, su
 	return gen, nil
 }
 
-// masterKeyBytes is the key a device group's generation carries.
-func (e *Engine) masterKeyBytes() []byte {
+// masterKey is the key in force (nil only for an engine that has not
+// opened its vault).
+func (e *Engine) masterKey() *vault.Key {
 	e.vault.mu.Lock()
 	defer e.vault.mu.Unlock()
-	if e.vault.key == nil {
-		return nil
+	return e.vault.key
+}
+
+// masterKeyBytes is the key a device group's generation carries.
+func (e *Engine) masterKeyBytes() []byte {
+	if k := e.masterKey(); k != nil {
+		return k.Bytes()
 	}
-	return e.vault.key.Bytes()
+	return nil
+}
+
+// masterKeyHash identifies the key in force ("" without one): what a UCS
+// archive records, to tell a device whether it can read the archive.
+func (e *Engine) masterKeyHash() string {
+	if k := e.masterKey(); k != nil {
+		return k.Checksum()
+	}
+	return ""
 }
 
 // masterKeyCommand answers the sys crypto master-key commands: `show`

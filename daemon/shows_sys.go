@@ -51,16 +51,24 @@ func sysCommands(e *Engine) []RuntimeCommand {
 	}
 }
 
+// moduleVersion is openltm's version as the binary records it ("devel"
+// for a build outside a released module).
+func moduleVersion(bi *debug.BuildInfo) string {
+	if bi != nil {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return strings.TrimPrefix(v, "v")
+		}
+	}
+	return "devel"
+}
+
 // writeVersion prints show sys version in BIG-IP's layout, from what the
 // Go toolchain recorded in the binary: the module version, the commit it
 // was built from (marked when the tree had changes) and that commit's
 // time.
 func writeVersion(w io.Writer, bi *debug.BuildInfo) error {
-	version, build, date := "devel", "unknown", "unknown"
+	version, build, date := moduleVersion(bi), "unknown", "unknown"
 	if bi != nil {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = strings.TrimPrefix(v, "v")
-		}
 		modified := false
 		for _, s := range bi.Settings {
 			switch s.Key {

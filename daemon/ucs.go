@@ -70,16 +70,9 @@ func (s *Session) saveUCS(st *grammar.Statement, ws []string, w io.Writer) error
 		return err
 	}
 	cur := s.e.cur.Load()
-	version := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		version = strings.TrimPrefix(bi.Main.Version, "v")
-	}
-	s.e.vault.mu.Lock()
-	hash := ""
-	if s.e.vault.key != nil {
-		hash = s.e.vault.key.Checksum()
-	}
-	s.e.vault.mu.Unlock()
+	bi, _ := debug.ReadBuildInfo()
+	version := moduleVersion(bi) // shows_sys.go
+	hash := s.e.masterKeyHash()
 	m := ucsManifest{Format: 1, Version: version, Hostname: s.e.Hostname(), Created: time.Now().UTC(),
 		StateDir: s.e.StateDir(), MasterKey: hash, Objects: cur.cfg.Len()}
 	fmt.Fprintf(w, "Saving active configuration...\n")
@@ -257,12 +250,7 @@ func (s *Session) loadUCS(ctx context.Context, st *grammar.Statement, ws []strin
 	if err != nil {
 		return err
 	}
-	s.e.vault.mu.Lock()
-	hash := ""
-	if s.e.vault.key != nil {
-		hash = s.e.vault.key.Checksum()
-	}
-	s.e.vault.mu.Unlock()
+	hash := s.e.masterKeyHash()
 	if c.manifest.MasterKey != "" && c.manifest.MasterKey != hash && strings.Contains(c.text, "$M$") {
 		return objects.Invalid("%s was saved on %s, whose master key (hash %s) is not this device's (hash %s): its secrets cannot be decrypted here. Give this device that key first (modify sys crypto master-key prompt-for-password, with the password it was made from); nothing was changed",
 			file, c.manifest.Hostname, c.manifest.MasterKey, hash)
