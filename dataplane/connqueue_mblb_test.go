@@ -200,14 +200,11 @@ func TestConnQueueHTTPLimits(t *testing.T) {
 	t.Run("depth", func(t *testing.T) {
 		vs := "127.6.3.1:80"
 		p, g := queuedHTTP(t, vs, "127.6.3.2:80", true, 1, 0)
-		first := dialHTTPVS(t, vs)
-		first.c.Write([]byte(httpReq("x", "/a")))
+		first := sendHTTPVS(t, vs, "/a")
 		g.next(t, "/a")
-		second := dialHTTPVS(t, vs)
-		second.c.Write([]byte(httpReq("x", "/b")))
+		second := sendHTTPVS(t, vs, "/b")
 		queueDepth(t, p, 1)
-		third := dialHTTPVS(t, vs)
-		third.c.Write([]byte(httpReq("x", "/c")))
+		third := sendHTTPVS(t, vs, "/c")
 		if !third.closed() {
 			t.Fatal("a request beyond the depth limit was not refused")
 		}
@@ -223,11 +220,9 @@ func TestConnQueueHTTPLimits(t *testing.T) {
 	t.Run("time", func(t *testing.T) {
 		vs := "127.6.4.1:80"
 		p, g := queuedHTTP(t, vs, "127.6.4.2:80", true, 0, 100*time.Millisecond)
-		first := dialHTTPVS(t, vs)
-		first.c.Write([]byte(httpReq("x", "/a")))
+		first := sendHTTPVS(t, vs, "/a")
 		g.next(t, "/a")
-		second := dialHTTPVS(t, vs)
-		second.c.Write([]byte(httpReq("x", "/b")))
+		second := sendHTTPVS(t, vs, "/b")
 		if !second.closedWithin(5 * time.Second) {
 			t.Fatal("a request past the time limit was not refused")
 		}
@@ -241,14 +236,11 @@ func TestConnQueueHTTPLimits(t *testing.T) {
 	t.Run("abandoned", func(t *testing.T) {
 		vs := "127.6.5.1:80"
 		p, g := queuedHTTP(t, vs, "127.6.5.2:80", true, 0, 0)
-		first := dialHTTPVS(t, vs)
-		first.c.Write([]byte(httpReq("x", "/a")))
+		first := sendHTTPVS(t, vs, "/a")
 		g.next(t, "/a")
-		second := dialHTTPVS(t, vs)
-		second.c.Write([]byte(httpReq("x", "/b")))
+		second := sendHTTPVS(t, vs, "/b")
 		queueDepth(t, p, 1)
-		third := dialHTTPVS(t, vs)
-		third.c.Write([]byte(httpReq("x", "/c")))
+		third := sendHTTPVS(t, vs, "/c")
 		queueDepth(t, p, 2)
 		second.c.(*net.TCPConn).SetLinger(0)
 		second.c.Close()
@@ -382,11 +374,9 @@ when LB_QUEUED { log local0. "queued [IP::client_addr] depth [LB::queue depth]" 
 		pool.Members[0].ConnectionLimit = 1
 		pool.QueueOnConnLimit = true
 		mustApply(t, p, cfg)
-		first := dialHTTPVS(t, vs)
-		first.c.Write([]byte(httpReq("x", "/a")))
+		first := sendHTTPVS(t, vs, "/a")
 		g.next(t, "/a")
-		second := dialHTTPVS(t, vs)
-		second.c.Write([]byte(httpReq("x", "/b")))
+		second := sendHTTPVS(t, vs, "/b")
 		queueDepth(t, p, 1)
 		third := dialHTTPVS(t, vs)
 		r, body, err := third.do(httpReq("x", "/c"))
@@ -411,11 +401,9 @@ when LB_QUEUED { log local0. "queued [IP::client_addr] depth [LB::queue depth]" 
 		pool.Members[0].ConnectionLimit = 1
 		pool.QueueOnConnLimit = true
 		mustApply(t, p, cfg)
-		first := dialHTTPVS(t, vs)
-		first.c.Write([]byte(httpReq("x", "/a")))
+		first := sendHTTPVS(t, vs, "/a")
 		g.next(t, "/a")
-		second := dialHTTPVS(t, vs)
-		second.c.Write([]byte(httpReq("x", "/b")))
+		second := sendHTTPVS(t, vs, "/b")
 		if !second.closedWithin(5 * time.Second) {
 			t.Fatal("LB_QUEUED's reject did not end the client")
 		}
@@ -510,4 +498,12 @@ func TestConnQueueMessages(t *testing.T) {
 	if _, _, opened, _ := g.counts(); opened != 1 {
 		t.Fatalf("the member saw %d connections, want the one shared", opened)
 	}
+}
+
+// sendHTTPVS opens a client of vs and sends it one request for path.
+func sendHTTPVS(t *testing.T, vs, path string) *httpRuleClient {
+	t.Helper()
+	c := dialHTTPVS(t, vs)
+	c.c.Write([]byte(httpReq("x", path)))
+	return c
 }
