@@ -100,6 +100,13 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 			defer c.Close()
 			brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n" + page)
 			brw.Flush()
+			// End the body with a FIN, then read what the proxy had sent
+			// on (a pipelined request) before closing: closing with it
+			// unread would reset the connection, and a reset may take the
+			// body's tail with it in the proxy's kernel.
+			c.(*net.TCPConn).CloseWrite()
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			io.Copy(io.Discard, c)
 		}
 	})}
 	go srv.Serve(ln)
