@@ -777,6 +777,12 @@ func (sc *serverConn) failed(rerr error) {
 			e.logf("mblb: client %s lost a partly received response from %s, reset", s.client, sc.leg.Member.Name)
 			m.unref()
 			s.Close(true)
+		case closing:
+			// The end was announced (a response before it said close) or
+			// ours: the member never took the request, through no fault
+			// of its own, so it goes again to any member, with no retry
+			// counted (one member alone would otherwise leave none).
+			s.send(m, true, sc.lp.loop())
 		case e.cfg.DisableRetry || m.tries >= e.cfg.MaxRetries:
 			e.logf("mblb: client %s request unanswered by %s and not retried, reset", s.client, sc.leg.Member.Name)
 			m.unref()
