@@ -81,8 +81,7 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		}
 	}
 	if opts.Warn != nil {
-		warnTLS(old, h, tr, opts.Warn)   // translate_tls.go
-		warnClone(old, h, tr, opts.Warn) // translate_clone.go
+		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
 		// translate_tcpopts.go
 		warnTCP(h.e.schema, old, cfg, opts.Warn)
 		warnMinUp(old, cfg, opts.Warn) // minup.go

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -39,36 +38,4 @@ func (t *translator) clonePools(o *objects.Object, v *dataplane.Virtual) bool {
 		v.Clone = append(v.Clone, dataplane.ClonePool{Pool: p.Name, Server: clonePoolContext.StrIn(it) == "serverside"})
 	}
 	return true
-}
-
-// cloneWarnings lists the virtuals of dc whose clone pools get no copy:
-// a UDP virtual's datagrams are not mirrored (BIG-IP accepts the pools
-// there, so they are kept, not refused).
-func cloneWarnings(dc *dataplane.Config) []string {
-	var out []string
-	for name, v := range dc.Virtuals {
-		if len(v.Clone) > 0 && v.IsUDP() {
-			out = append(out, fmt.Sprintf("ltm virtual %s: clone-pools on a UDP virtual server: openltm mirrors TCP byte streams only; kept, and no copy is sent", name))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// warnClone warns of what cloneWarnings finds, once: not again for what
-// the running configuration had already.
-func warnClone(old *objects.Config, h *planeHook, tr *ltmTranslation, warn func(string)) {
-	had := map[string]bool{}
-	if old != nil {
-		if runCfg, runTr := h.running(); runCfg == old && runTr != nil {
-			for _, w := range cloneWarnings(runTr.dc) {
-				had[w] = true
-			}
-		}
-	}
-	for _, w := range cloneWarnings(tr.dc) {
-		if !had[w] {
-			warn(w)
-		}
-	}
 }

@@ -312,6 +312,7 @@ func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		f.clone.Close()
 		vs.Leave(snap.Addr)
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -49,6 +50,9 @@ type flow struct {
 	sipField sipmsg.Field
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
+	// clone is the flow's clone sockets (dataplane/clone); nil without
+	// clone pools. Set before the flow is published, closed by end.
+	clone *clone.Datagrams
 	flowIO
 }
 
@@ -95,6 +99,9 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if f.persists || f.rs != nil {
 		f.persisted = f.persistLookup
 	}
+	if snap.Clone != nil {
+		f.clone = snap.Clone.StartDatagrams()
+	}
 	f.initIO()
 	return f
 }
@@ -110,6 +117,9 @@ func (f *flow) fromClient(b []byte) {
 	f.PktsIn.Add(1)
 	f.vs.Stats.In(len(b), 1)
 	f.vs.Prof.Conns.DgIn.Add(1)
+	if f.clone != nil {
+		f.clone.Client(b) // as the client sent it, held or not
+	}
 	if f.rs != nil && f.hold(b) {
 		// UDP::hold: the server is chosen and connected without the
 		// datagram (LB_SELECTED, SERVER_CONNECTED), whose rules may
@@ -152,6 +162,9 @@ func (f *flow) forward(b []byte) {
 		if sc != nil {
 			f.sipPicked(lg)
 		}
+	}
+	if f.clone != nil {
+		f.clone.Server(b) // as the member gets it
 	}
 	if f.rs != nil {
 		lg.send(b) // in order with what the rules sent
@@ -391,6 +404,7 @@ func (f *flow) end() {
 		lg.conn.Close()
 		lg.release()
 	}
+	f.clone.Close()
 	if f.rs != nil {
 		f.endRules(legs)
 	}

@@ -96,6 +96,7 @@ func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, 
 		}
 		if to != nil {
 			for _, d := range toServer {
+				f.clone.Server(d)
 				to.send(d)
 			}
 		}
