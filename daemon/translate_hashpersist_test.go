@@ -7,7 +7,8 @@ import (
 
 // TestHashPayloadTranslated: a hash profile with payload settings gives
 // the virtual server its payload key (inherited through defaults-from);
-// one left at the defaults stays rule-only; where openltm cannot read the
+// one left at the defaults stays rule-only; a UDP virtual takes it too;
+// where openltm cannot read the
 // first bytes (http, fallback) the virtual server is kept, saying why;
 // a pattern that is no regular expression is refused.
 func TestHashPayloadTranslated(t *testing.T) {
@@ -24,6 +25,7 @@ func TestHashPayloadTranslated(t *testing.T) {
 		"create ltm virtual v_plain destination 127.7.3.3:80 pool p persist replace-all-with { hash { default yes } }",
 		"create ltm virtual v_http destination 127.7.3.4:80 pool p profiles replace-all-with { tcp http } persist replace-all-with { h_len { default yes } }",
 		"create ltm virtual v_fb destination 127.7.3.5:80 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence h_len",
+		"create ltm virtual v_udp destination 127.7.3.6:1812 ip-protocol udp profiles replace-all-with { udp } pool p persist replace-all-with { h_len { default yes } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
@@ -40,11 +42,14 @@ func TestHashPayloadTranslated(t *testing.T) {
 	if v := dc.Virtuals["/Common/v_len"]; v == nil || v.Persist == nil || v.Persist.Payload == nil || v.Persist.Payload.Offset != 4 || v.Persist.Payload.Length != 8 {
 		t.Errorf("v_len: %+v", v)
 	}
+	if v := dc.Virtuals["/Common/v_udp"]; v == nil || v.Persist == nil || v.Persist.Payload == nil || v.Persist.Payload.Length != 8 {
+		t.Errorf("v_udp (UDP virtuals find the key in each balanced datagram): %+v", v)
+	}
 	if v := dc.Virtuals["/Common/v_plain"]; v == nil || v.Persist == nil || v.Persist.Payload != nil {
 		t.Errorf("v_plain (the built-in hash profile: a rule's key only): %+v", v)
 	}
 	for _, want := range []string{
-		"ltm virtual /Common/v_http: persistence profile /Common/h_len: openltm finds a hash profile's payload key only on a standard TCP virtual server",
+		"ltm virtual /Common/v_http: persistence profile /Common/h_len: openltm finds a hash profile's payload key only on a UDP virtual server or a standard TCP one",
 		"ltm virtual /Common/v_fb: persistence profile /Common/h_len: a hash profile's payload key runs as a virtual server's default persistence only",
 	} {
 		if !strings.Contains(strings.Join(skipped, "\n"), want) {

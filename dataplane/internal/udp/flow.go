@@ -48,6 +48,12 @@ type flow struct {
 	madeScope persist.Scope
 	// sipField is the sip_info field, found at the first datagram (sip.go).
 	sipField sipmsg.Field
+	// hash is the virtual's hash profile with a payload key, nil for none;
+	// basePersists and basePers are the flow's decision without it
+	// (hashpersist.go).
+	hash         *config.Persistence
+	basePersists bool
+	basePers     persistDecision
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
 	// clone is the flow's clone sockets (dataplane/clone); nil without
@@ -96,7 +102,10 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if snap.EvMask != 0 {
 		f.rs = &ruleState{}
 	}
-	if f.persists || f.rs != nil {
+	if f.hash = hashProfile(cfg); f.hash != nil {
+		f.basePersists, f.basePers = f.persists, f.pers
+	}
+	if f.persists || f.rs != nil || f.hash != nil {
 		f.persisted = f.persistLookup
 	}
 	if snap.Clone != nil {
@@ -140,6 +149,7 @@ func (f *flow) fromClient(b []byte) {
 // every datagram, or a rule decided again.
 func (f *flow) forward(b []byte) {
 	lg := f.last.Load()
+	sent := b // as the client sent it
 	if f.rs != nil {
 		var fwd, again bool
 		if b, fwd, again = f.clientData(b); !fwd {
@@ -155,12 +165,18 @@ func (f *flow) forward(b []byte) {
 			f.vs.Prof.Conns.DgDropped.Add(1)
 			return
 		}
+		if f.hash != nil {
+			f.hashChoose(sent) // hashpersist.go
+		}
 		if lg = f.pick(); lg == nil {
 			f.vs.Prof.Conns.DgDropped.Add(1) // no member can take it
 			return
 		}
 		if sc != nil {
 			f.sipPicked(lg)
+		}
+		if f.hash != nil {
+			f.hashPicked(lg)
 		}
 	}
 	if f.clone != nil {

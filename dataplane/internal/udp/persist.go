@@ -51,7 +51,12 @@ func (f *flow) rulePersist() {
 }
 
 // persistSave makes or refreshes d's record for member m of pool.
+// hash-algorithm carp keeps no record: the key's hash with the members
+// decides.
 func (f *flow) persistSave(d persistDecision, pool *state.Pool, m *state.Member) {
+	if d.prof != nil && d.prof.CARP {
+		return
+	}
 	s := state.PersistScope(f.snap.Cfg, pool.Name, d.prof)
 	f.l.e.env.Persist.Add(d.key, s, m.Cfg.Load().Addr, f.Client.Addr(), d.timeout)
 	f.mu.Lock()
@@ -63,6 +68,12 @@ func (f *flow) persistSave(d persistDecision, pool *state.Pool, m *state.Member)
 // client's record points at in the pool being chosen in.
 func (f *flow) persistLookup() (*state.Pool, *state.Member) {
 	pool := f.choosing
+	if prof := f.pers.prof; prof != nil && prof.CARP {
+		if m := state.CARPTarget(f.pers.key, pool); m != nil {
+			return pool, m
+		}
+		return nil, nil
+	}
 	s := state.PersistScope(f.snap.Cfg, pool.Name, f.pers.prof)
 	rec, ok := f.l.e.env.Persist.Lookup(f.pers.key, s)
 	if !ok {
