@@ -10,6 +10,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // Translate turns the stored configuration into the dataplane's resolved
@@ -349,6 +350,30 @@ func (t *translator) profile(o *objects.Object, kinds ...*objects.Kind) *objects
 	return nil
 }
 
+// profileRefs is o's profiles by type and full path, for PROFILE::exists;
+// a name no profile kind holds is left out (the reference check reports
+// it).
+func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
+	v := virtualProfiles.Get(o)
+	if v == nil {
+		return nil
+	}
+	var out []rules.ProfileRef
+	for _, it := range v.Items {
+		for _, k := range t.s.Kinds() {
+			typ, ok := strings.CutPrefix(k.Key(), "ltm profile ")
+			if !ok {
+				continue
+			}
+			if p := t.cfg.Lookup(t.s, []string{k.Key()}, it.Name); p != nil {
+				out = append(out, rules.ProfileRef{Type: rules.ProfileType(typ), Name: p.Name})
+				break
+			}
+		}
+	}
+	return out
+}
+
 func (t *translator) virtual(o *objects.Object) {
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	v := &dataplane.Virtual{
@@ -360,6 +385,7 @@ func (t *translator) virtual(o *objects.Object) {
 		TranslateAddress: e(virtualTranslateAddress) != "disabled",
 		TranslatePort:    e(virtualTranslatePort) != "disabled",
 		SNAT:             dataplane.SNAT{Type: dataplane.SNATNone},
+		Profiles:         t.profileRefs(o),
 	}
 	t.virtualRate(o, v) // translate_ratelimit.go
 	if d := virtualDestination.Str(o); d != "" {

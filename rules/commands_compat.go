@@ -2,14 +2,15 @@ package rules
 
 import (
 	"net/netip"
+	"path"
+	"strings"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
 
 // registerCompat adds F5 core commands that answer from what a
 // connection already reports: the BIG-IP 4.x names of the pool member
-// counts, and PROFILE::exists for the profiles whose presence the
-// connection's interfaces show.
+// counts, and PROFILE::exists.
 func registerCompat(t *tcl.Commands) {
 	// active_nodes and nodes are BIG-IP 4.x's names for active_members
 	// and members, kept by F5 for old rules: same forms
@@ -28,21 +29,21 @@ func registerCompat(t *tcl.Commands) {
 			return li.Members(pool)
 		})
 	})
-	t.Register("PROFILE::exists", cmdProfileExists).Compile = profileExistsHook
+	t.Register("PROFILE::exists", cmdProfileExists)
 }
 
-// profileExistsKnown are the profile types PROFILE::exists answers for:
-// those whose presence a connection shows by the interface it
-// implements. Only clients of an HTTP virtual implement HTTPConn and
-// only DNS listeners DNSConn; the others (client-ssl before its
-// handshake, tcp beside fastL4, ...) a connection does not report.
+// profileExistsKnown are the profile types PROFILE::exists answers for on
+// a Conn that does not list its virtual's profiles: those whose presence
+// it shows by the interface it implements (only clients of an HTTP
+// virtual implement HTTPConn, only DNS listeners DNSConn).
 var profileExistsKnown = map[string]func(Conn) bool{
 	"http": func(c Conn) bool { _, ok := c.(HTTPConn); return ok },
 	"dns":  func(c Conn) bool { _, ok := c.(DNSConn); return ok },
 }
 
-// cmdProfileExists is PROFILE::exists TYPE: 1 when the virtual server
-// has a profile of that type, else 0.
+// cmdProfileExists is PROFILE::exists TYPE ?NAME?: 1 when the virtual
+// server has a profile of that type (named NAME, a full path or a name in
+// any partition [M]), else 0.
 func cmdProfileExists(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) < 2 || len(args) > 3 {
 		return tcl.Empty, tcl.WrongArgs("PROFILE::exists type ?name?")
@@ -51,38 +52,25 @@ func cmdProfileExists(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if err != nil {
 		return tcl.Empty, err
 	}
-	typ := args[1].String()
+	typ := ProfileType(args[1].String())
+	if pl, ok := c.(ProfileLister); ok {
+		name := ""
+		if len(args) == 3 {
+			name = args[2].String()
+		}
+		for _, p := range pl.VirtualProfiles() {
+			if p.Type == typ && (name == "" || p.Name == name || (!strings.Contains(name, "/") && path.Base(p.Name) == name)) {
+				return tcl.Int(1), nil
+			}
+		}
+		return tcl.Int(0), nil
+	}
 	has, ok := profileExistsKnown[typ]
 	if !ok || len(args) == 3 {
-		return tcl.Empty, tcl.Errorf("PROFILE::exists %s: openltm cannot tell whether this virtual server has such a profile (it answers PROFILE::exists http and PROFILE::exists dns, without a profile name)", typ)
+		return tcl.Empty, tcl.Errorf("PROFILE::exists %s: openltm cannot tell whether this virtual server has such a profile (it answers PROFILE::exists http and PROFILE::exists dns here, without a profile name)", typ)
 	}
 	if has(c) {
 		return tcl.Int(1), nil
 	}
 	return tcl.Int(0), nil
-}
-
-// profileExistsHook keeps a rule that asks PROFILE::exists about a
-// literal type openltm cannot answer for, or about a profile by name,
-// from running: it is listed as unsupported ("PROFILE::exists
-// clientssl") rather than failing at run time.
-func profileExistsHook(c *tcl.Compiler) error {
-	r, ok := c.Context().(*Rule)
-	if !ok {
-		return nil
-	}
-	typ, lit := c.Literal(1)
-	if !lit {
-		return nil
-	}
-	_, known := profileExistsKnown[typ]
-	if known && c.NumWords() == 3 {
-		known = false
-		typ += " NAME"
-	}
-	if !known {
-		line, col := c.Pos(1)
-		r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "PROFILE::exists " + typ, Line: line, Col: col})
-	}
-	return nil
 }

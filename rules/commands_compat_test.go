@@ -1,8 +1,6 @@
 package rules
 
 import (
-	"errors"
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,34 +53,50 @@ func TestCompatCommands(t *testing.T) {
 	}
 }
 
-// TestProfileExistsUnsupported: a literal profile type openltm cannot
-// answer for, or a profile asked about by name, keeps the rule from
-// running and says which, like other F5 forms openltm lacks.
-func TestProfileExistsUnsupported(t *testing.T) {
-	cases := []struct {
-		body string
-		want []string // Unsupported(), nil for a rule that runs
-	}{
-		{"when HTTP_REQUEST { if {[PROFILE::exists http]} { log local0. h } }", nil},
-		{"when DNS_REQUEST { if {[PROFILE::exists dns]} { log local0. d } }", nil},
-		{"when CLIENT_ACCEPTED { set t http; if {[PROFILE::exists $t]} { log local0. h } }", nil},
-		{"when CLIENT_ACCEPTED { if {[PROFILE::exists clientssl] == 1} { log local0. s } }", []string{"PROFILE::exists clientssl"}},
-		{"when CLIENT_ACCEPTED {\n  log local0. [PROFILE::exists tcp]\n  log local0. [PROFILE::exists http /Common/http]\n}", []string{"PROFILE::exists tcp", "PROFILE::exists http NAME"}},
+// profConn is a connection that lists its virtual server's profiles.
+type profConn struct {
+	*fakeConn
+	refs []ProfileRef
+}
+
+func (c profConn) VirtualProfiles() []ProfileRef { return c.refs }
+
+// TestProfileExistsListed: on a connection that lists its virtual's
+// profiles PROFILE::exists answers for every type, tmsh's spelling or
+// iRules' (client-ssl, clientssl, fastL4), and by name (full path or
+// bare); every form compiles, none is listed as unsupported.
+func TestProfileExistsListed(t *testing.T) {
+	c := profConn{newFakeConn(), []ProfileRef{
+		{Type: "clientssl", Name: "/Common/cs_app"},
+		{Type: "tcp", Name: "/Common/tcp"},
+		{Type: "oneconnect", Name: "/Part/oc"},
+		{Type: "fastl4", Name: "/Common/fl4"},
+	}}
+	for _, tc := range []struct{ expr, want string }{
+		{"PROFILE::exists clientssl", "1"},
+		{"PROFILE::exists client-ssl", "1"},
+		{"PROFILE::exists serverssl", "0"},
+		{"PROFILE::exists clientssl /Common/cs_app", "1"},
+		{"PROFILE::exists clientssl cs_app", "1"},
+		{"PROFILE::exists clientssl /Common/other", "0"},
+		{"PROFILE::exists oneconnect oc", "1"},
+		{"PROFILE::exists one-connect /Common/oc", "0"},
+		{"PROFILE::exists fastL4", "1"},
+		{"PROFILE::exists http", "0"},
+		{"PROFILE::exists tcp", "1"},
+	} {
+		got, err := evalIn(t, c, nil, ClientAccepted, tc.expr)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %s", tc.expr, got, err, tc.want)
+		}
 	}
-	for _, c := range cases {
-		r, err := Compile("pe", c.body)
-		if r == nil {
-			t.Fatalf("%q: %v", c.body, err)
-		}
-		var ue *UnsupportedError
-		if c.want == nil {
-			if err != nil {
-				t.Errorf("%q: %v", c.body, err)
-			}
-			continue
-		}
-		if !errors.As(err, &ue) || !slices.Equal(r.Unsupported(), c.want) {
-			t.Errorf("%q: unsupported %v (%v), want %v", c.body, r.Unsupported(), err, c.want)
+	for _, body := range []string{
+		"when CLIENT_ACCEPTED { if {[PROFILE::exists clientssl] == 1} { log local0. s } }",
+		"when CLIENT_ACCEPTED {\n  log local0. [PROFILE::exists tcp]\n  log local0. [PROFILE::exists http /Common/http]\n}",
+	} {
+		r, err := Compile("pe", body)
+		if err != nil || len(r.Unsupported()) != 0 {
+			t.Errorf("%q: %v, unsupported %v", body, err, r.Unsupported())
 		}
 	}
 }

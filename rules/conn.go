@@ -6,6 +6,7 @@ package rules
 
 import (
 	"net/netip"
+	"strings"
 )
 
 // Side is the half of a proxied connection a command acts on: the event's
@@ -155,6 +156,25 @@ type LBInfo interface {
 	Members(pool string) ([]netip.AddrPort, error)
 	// MemberInfo describes one member of a pool.
 	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
+}
+
+// ProfileRef is one profile of a virtual server as PROFILE::exists asks
+// about it: its type as iRules spell it (ProfileType) and its full path.
+type ProfileRef struct{ Type, Name string }
+
+// ProfileLister is implemented by a Conn that knows its virtual server's
+// profiles, found by type assertion; PROFILE::exists answers from it for
+// every type (without it, only http and dns, from the Conn's own
+// interfaces).
+type ProfileLister interface {
+	VirtualProfiles() []ProfileRef
+}
+
+// ProfileType is a profile type as PROFILE:: commands name it: tmsh's
+// kind without its hyphens, any case (client-ssl and clientssl,
+// fastL4 and fastl4, one-connect and oneconnect are one type).
+func ProfileType(s string) string {
+	return strings.ToLower(strings.ReplaceAll(s, "-", ""))
 }
 
 // LBQueuer is implemented by a Conn whose pools may queue connections

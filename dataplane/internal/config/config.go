@@ -57,6 +57,10 @@ type Config struct {
 // Virtual is an `ltm virtual`: where clients connect and where they are sent.
 type Virtual struct {
 	Name string
+	// Profiles is the virtual's profiles by type and full path, for the
+	// rules' PROFILE::exists (what the data paths run comes from the
+	// fields below).
+	Profiles []rules.ProfileRef
 	// Destination is the listening address; port 0 (`any`) is only valid
 	// together with PortRanges.
 	Destination netip.AddrPort

@@ -45,3 +45,6 @@ func (pr *proxied) LBQueue(pool string) (rules.QueueInfo, error) {
 	on, depthLimit, timeLimit, depth, err := pr.e.env.Pools().Queue(pr.Virtual, pool, pr.lbPool())
 	return rules.QueueInfo{On: on, DepthLimit: depthLimit, TimeLimit: timeLimit, Depth: depth}, err
 }
+
+// VirtualProfiles implements rules.ProfileLister.
+func (pr *proxied) VirtualProfiles() []rules.ProfileRef { return pr.snap.Cfg.Profiles }

@@ -41,3 +41,6 @@ func (r *mblbRules) LBQueue(pool string) (rules.QueueInfo, error) {
 	on, depthLimit, timeLimit, depth, err := r.f.mv.env.Pools().Queue(r.f.Virtual, pool, r.lbPool())
 	return rules.QueueInfo{On: on, DepthLimit: depthLimit, TimeLimit: timeLimit, Depth: depth}, err
 }
+
+// VirtualProfiles implements rules.ProfileLister.
+func (r *mblbRules) VirtualProfiles() []rules.ProfileRef { return r.snap.Cfg.Profiles }

@@ -37,3 +37,6 @@ func (f *flow) MemberInfo(pool string, member netip.AddrPort) (rules.MemberInfo,
 	ratio, prio, w, err := f.l.e.env.Pools().MemberInfo(f.Virtual, pool, f.lbPool(), member)
 	return rules.MemberInfo{Ratio: ratio, Priority: prio, Weight: w}, err
 }
+
+// VirtualProfiles implements rules.ProfileLister.
+func (f *flow) VirtualProfiles() []rules.ProfileRef { return f.snap.Cfg.Profiles }
