@@ -26,6 +26,34 @@ type Scheduler interface {
 	After(d time.Duration, fn func() error) (cancel func())
 }
 
+// Blocker is implemented by a Conn whose events run on a goroutine of
+// their own, found by type assertion: `after ms` there suspends the event
+// for as long as BIG-IP would (up to MaxSuspend each), the wait moving the
+// event's deadline. On other Conns (an event loop's, a UDP listener's
+// reader, a DNS query) the wait holds up other clients, and stays within
+// the interpreter's sleep budget (1 s per event) and the event's deadline.
+type Blocker interface {
+	MayBlock() bool
+}
+
+// MaxSuspend bounds one `after ms` on a Blocker [M: BIG-IP sets none]; a
+// longer wait is a Tcl error, as a runaway one would be.
+const MaxSuspend = 5 * time.Minute
+
+// afterHook marks a rule that suspends an event (`after ms`, no script)
+// so that Program.Waits can tell the dataplane.
+func afterHook(c *tcl.Compiler) error {
+	r, ok := c.Context().(*Rule)
+	if !ok || c.NumWords() != 2 {
+		return nil
+	}
+	if w, lit := c.Literal(1); lit && (w == "cancel" || w == "info" || w == "idle") {
+		return nil
+	}
+	r.waits = true
+	return nil
+}
+
 // MaxPendingAfters bounds the scripts one connection may have waiting,
 // so that a rule scheduling in a loop (or a periodic script scheduling
 // more) cannot grow the proxy's timers without limit.
@@ -122,7 +150,12 @@ func cmdAfter(core tcl.CmdFunc) tcl.CmdFunc {
 			return core(in, args)
 		}
 		if len(args) == 2 {
-			return core(in, args) // after ms: wait
+			if s != nil && s.conn != nil {
+				if b, ok := s.conn.(Blocker); ok && b.MayBlock() {
+					return suspend(in, args[1])
+				}
+			}
+			return core(in, args) // after ms: wait within the budget
 		}
 		periodic := args[2].String() == "-periodic"
 		body := args[2:]
@@ -156,6 +189,20 @@ func cmdAfter(core tcl.CmdFunc) tcl.CmdFunc {
 		}
 		return s.schedule(sched, d, periodic, script)
 	}
+}
+
+// suspend is `after ms` on a Blocker: the event waits, nothing else does.
+func suspend(in *tcl.Interp, arg tcl.Value) (tcl.Value, error) {
+	ms, err := strconv.ParseInt(arg.String(), 0, 64)
+	if err != nil {
+		return tcl.Empty, tcl.Errorf("bad argument %q: must be cancel, idle, info, or an integer", arg.String())
+	}
+	d := time.Duration(max(ms, 0)) * time.Millisecond
+	if d > MaxSuspend {
+		return tcl.Empty, tcl.Errorf("after %d: waits longer than %v", ms, MaxSuspend)
+	}
+	in.Suspend(d)
+	return tcl.Empty, nil
 }
 
 // concatArgs joins words as Tcl's concat does for after's script.

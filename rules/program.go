@@ -160,6 +160,7 @@ type Program struct {
 	handlers [numEvents][]progHandler
 	pool     sync.Pool
 	secrets  bool
+	waits    bool
 }
 
 type progHandler struct {
@@ -181,6 +182,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
+		p.waits = p.waits || r.waits
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}
@@ -208,6 +210,12 @@ func (p *Program) Handles(ev Event) bool {
 // key-log writer set before the handshake, which the dataplane then sets
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
+
+// Waits reports whether a rule suspends its event with `after ms` (no
+// script), as tarpits do: the dataplane runs such a virtual's connections
+// on goroutines of their own, where waiting holds up no other client,
+// instead of on its event loops (Blocker).
+func (p *Program) Waits() bool { return p != nil && p.waits }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is
 // loaded or modified.

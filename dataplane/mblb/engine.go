@@ -249,6 +249,10 @@ type Config struct {
 	CookieRecords *CookieRecords
 
 	Events Events
+	// Waits: the virtual's rules suspend events (`after ms`), so its
+	// clients are served on goroutines of their own, never on the event
+	// loops, where a wait would hold up every client of the loop.
+	Waits bool
 }
 
 const (

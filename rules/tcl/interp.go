@@ -271,6 +271,18 @@ func (in *Interp) SetBudgetAfter(steps int, base time.Time, after time.Duration)
 	in.slept = 0
 }
 
+// Suspend waits d in the middle of an evaluation for a host whose
+// evaluation has a goroutine of its own (the iRule `after ms` suspending
+// its event): the time waited moves the deadline, which bounds work, not
+// waiting, and does not count against SleepBudget.
+func (in *Interp) Suspend(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	time.Sleep(d)
+	in.dlOff += d
+}
+
 // pastDeadline reports whether the deadline, if any, is d or less away.
 func (in *Interp) pastDeadline(d time.Duration) bool {
 	return in.dlSet && time.Since(in.dlBase)+d > in.dlOff

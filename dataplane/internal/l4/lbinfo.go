@@ -48,3 +48,8 @@ func (pr *proxied) LBQueue(pool string) (rules.QueueInfo, error) {
 
 // VirtualProfiles implements rules.ProfileLister.
 func (pr *proxied) VirtualProfiles() []rules.ProfileRef { return pr.snap.Cfg.Profiles }
+
+// MayBlock implements rules.Blocker: flows with rules run on goroutines of
+// their own (CLIENT_ACCEPTED of a TLS-loop virtual too, before it joins a
+// loop), where `after ms` suspends that client alone.
+func (pr *proxied) MayBlock() bool { return true }

@@ -19,6 +19,11 @@ func (r *mblbRules) After(d time.Duration, fn func() error) (cancel func()) {
 	return func() { t.Stop() }
 }
 
+// MayBlock implements rules.Blocker: a virtual whose rules suspend events
+// serves its clients on goroutines (mblb.Config.Waits), where `after ms`
+// holds up that client alone.
+func (r *mblbRules) MayBlock() bool { return r.f.mv.waits }
+
 // runLater runs a scheduled script unless the client's rules are over
 // (end gave the session back).
 func (r *mblbRules) runLater(fn func() error) {

@@ -71,6 +71,7 @@ type VS struct {
 	cfg   config.MBLB
 	idle  time.Duration
 	ruled bool // the rules frame messages (TCP::notify)
+	waits bool // the rules suspend events (after ms): no event loops
 	eng   *mblb.Engine
 	h2    *memberHTTP2 // HTTP/2 to members, nil: HTTP/1.1 (h2member.go)
 
@@ -111,8 +112,8 @@ type suspect struct {
 const suspectFor = time.Second
 
 // same reports whether a running engine can go on serving v.
-func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ruled bool) bool {
-	return mv.idle == idle && mv.ruled == ruled && reflect.DeepEqual(mv.cfg, *cfg)
+func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ruled, waits bool) bool {
+	return mv.idle == idle && mv.ruled == ruled && mv.waits == waits && reflect.DeepEqual(mv.cfg, *cfg)
 }
 
 // ruledBy reports whether r frames messages itself: rule framing needs a
@@ -142,12 +143,13 @@ func (s *Set) Apply(virtuals map[string]*state.Virtual) {
 			continue
 		}
 		ruled := ruledBy(cfg, snap.Cfg.Rules)
-		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ruled) {
+		waits := irules.Program(snap.Cfg.Rules).Waits()
+		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ruled, waits) {
 			next[v] = mv
 			delete(old, v)
 			continue
 		}
-		mv, err := s.newVS(v, cfg, snap.Idle, ruled)
+		mv, err := s.newVS(v, cfg, snap.Idle, ruled, waits)
 		if err != nil {
 			s.env.Log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
 			continue
@@ -194,8 +196,8 @@ func (mv *VS) retire() {
 }
 
 // newVS starts the engine of one virtual.
-func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled bool) (*VS, error) {
-	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled}
+func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled, waits bool) (*VS, error) {
+	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled, waits: waits}
 	ec := mblb.Config{
 		Pick:            mv.pickTLS, // tls.go
 		Dial:            mv.dial,
@@ -207,6 +209,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		ResponseTimeout: cfg.ResponseTimeout,
 		IdleTimeout:     idle,
 		ConnectTimeout:  s.env.ConnectTimeout,
+		Waits:           waits,
 		Events: mblb.Events{
 			LegOpened:    mv.legOpened,
 			LegClosed:    mv.legClosed,
