@@ -175,16 +175,15 @@ func cmdResolvLookup(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if r == nil {
 		return tcl.Empty, tcl.Errorf("RESOLV::lookup: no resolver on this system")
 	}
-	wait := maxLookupWait
-	if left, ok := in.Remaining(); ok && left < wait {
-		wait = left
-	}
+	wait := waitFor(in, maxLookupWait)
 	if wait <= 0 {
 		return tcl.Empty, tcl.Errorf("RESOLV::lookup: the event's time is up")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
+	start := time.Now()
 	recs, err := r.Lookup(ctx, server, qtype, name)
+	waited(in, start)
 	if err != nil {
 		s.prog.env.log("local0.warning", s.logLine(fmt.Sprintf("RESOLV::lookup %s %s: %v", dns.TypeToString[qtype], a[0].String(), err), false))
 		return tcl.Empty, nil

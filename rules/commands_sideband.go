@@ -77,13 +77,43 @@ func (s *ConnState) closeSidebands() {
 	}
 }
 
-// waitFor is how long a command may wait: its -timeout, no longer than
-// the event's deadline.
+// waitFor is how long a command may wait: its -timeout; no longer than
+// the event's deadline unless the connection's events wait alone
+// (Blocker), where waited then moves the deadline by the time taken.
 func waitFor(in *tcl.Interp, timeout time.Duration) time.Duration {
-	if left, ok := in.Remaining(); ok && left < timeout {
+	if left, ok := in.Remaining(); ok && left < timeout && !mayBlock(in) {
 		timeout = left
 	}
 	return max(timeout, 0)
+}
+
+// waited moves the event's deadline by the time since start, on a
+// connection whose events wait alone (Blocker).
+func waited(in *tcl.Interp, start time.Time) {
+	if mayBlock(in) {
+		in.Extend(time.Since(start))
+	}
+}
+
+// mayBlock reports whether the event runs on a connection whose events
+// have a goroutine of their own (Blocker).
+func mayBlock(in *tcl.Interp) bool {
+	s := sessionOf(in)
+	if s == nil || s.conn == nil {
+		return false
+	}
+	b, ok := s.conn.(Blocker)
+	return ok && b.MayBlock()
+}
+
+// waitHook marks a rule whose command waits on the network (sideband
+// connect and recv, RESOLV::lookup) as one that waits, as `after ms`
+// does (Program.Waits): its connections are kept off the event loops.
+func waitHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok {
+		r.waits = true
+	}
+	return nil
 }
 
 // options reads a command's leading -name value options (and bare flags)
@@ -135,9 +165,9 @@ func setStatus(in *tcl.Interp, opts map[string]string, status string) error {
 }
 
 func registerSideband(t *tcl.Commands) {
-	t.Register("connect", cmdConnect)
+	t.Register("connect", cmdConnect).Compile = waitHook
 	t.Register("send", cmdSend)
-	t.Register("recv", cmdRecv)
+	t.Register("recv", cmdRecv).Compile = waitHook
 	t.Register("close", cmdClose)
 }
 
@@ -222,7 +252,9 @@ func cmdConnect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(s.sidebands) >= maxSidebands {
 		return tcl.Empty, tcl.Errorf("connect: %d sideband connections are open already", maxSidebands)
 	}
+	start := time.Now()
 	c, err := d.Dial(strings.ToLower(proto), dest.String())
+	waited(in, start)
 	if err != nil {
 		status := "failed"
 		if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
@@ -292,8 +324,10 @@ func cmdSend(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	data := []byte(rest[1].String())
 	// An immediate timeout still lets the kernel take what fits [M].
-	sb.c.SetWriteDeadline(time.Now().Add(max(waitFor(in, timeout), time.Millisecond)))
+	start := time.Now()
+	sb.c.SetWriteDeadline(start.Add(max(waitFor(in, timeout), time.Millisecond)))
 	n, err := sb.c.Write(data)
+	waited(in, start)
 	status := "sent"
 	switch {
 	case err == nil:
@@ -368,7 +402,9 @@ func cmdRecv(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	_, eol := opts["-eol"]
 	_, peek := opts["-peek"]
+	start := time.Now()
 	status := sb.fill(waitFor(in, timeout), n, eol)
+	waited(in, start)
 	take := len(sb.buf)
 	if eol {
 		if i := bytes.IndexByte(sb.buf, '\n'); i >= 0 {

@@ -211,10 +211,11 @@ func (p *Program) Handles(ev Event) bool {
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
 
-// Waits reports whether a rule suspends its event with `after ms` (no
-// script), as tarpits do: the dataplane runs such a virtual's connections
-// on goroutines of their own, where waiting holds up no other client,
-// instead of on its event loops (Blocker).
+// Waits reports whether a rule suspends its event: `after ms` (no
+// script), as tarpits do, or a command that waits on the network
+// (sideband connect and recv, RESOLV::lookup). The dataplane runs such a
+// virtual's connections on goroutines of their own, where waiting holds
+// up no other client, instead of on its event loops (Blocker).
 func (p *Program) Waits() bool { return p != nil && p.waits }
 
 // Init runs every RULE_INIT handler once, as BIG-IP does when a rule is

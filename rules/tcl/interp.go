@@ -280,7 +280,16 @@ func (in *Interp) Suspend(d time.Duration) {
 		return
 	}
 	time.Sleep(d)
-	in.dlOff += d
+	in.Extend(d)
+}
+
+// Extend moves the deadline d later: a host's command waited d on the
+// network (a sideband recv, a DNS lookup) on an evaluation that waits
+// alone, which the deadline, a bound on work, should not count.
+func (in *Interp) Extend(d time.Duration) {
+	if d > 0 {
+		in.dlOff += d
+	}
 }
 
 // pastDeadline reports whether the deadline, if any, is d or less away.
