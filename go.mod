@@ -3,6 +3,7 @@ module github.com/openltm/openltm
 go 1.26.0
 
 require (
+	github.com/GehirnInc/crypt v0.0.0-20230320061759-8cc1b52080c5
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/c-bata/go-prompt v0.2.6
 	github.com/creack/pty v1.1.24

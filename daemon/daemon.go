@@ -436,13 +436,17 @@ type CommitOptions struct {
 }
 
 // check completes and validates a configuration about to be committed,
-// and seals its secrets typed in clear (secure_vault.go): what a commit
-// stores and what a verify judges are the same.
+// hashes auth users' passwords and seals its secrets typed in clear
+// (secure_vault.go): what a commit stores and what a verify judges are
+// the same.
 func (e *Engine) check(cfg *objects.Config) error {
 	if err := cfg.Complete(e.schema); err != nil {
 		return err
 	}
 	if err := cfg.Validate(e.schema); err != nil {
+		return err
+	}
+	if err := hashUserPasswords(e.schema, cfg); err != nil { // auth_users.go
 		return err
 	}
 	return e.seal(cfg)
