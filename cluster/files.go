@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -114,17 +115,25 @@ func (l *Log) CommitFiles(ctx context.Context, base uint64, g store.Generation, 
 	return l.commit(ctx, base, g, files)
 }
 
-// filesOf are the files generation base names (none for 0 or a
-// generation no longer kept, whose successors name the current ones).
-func (l *Log) filesOf(ctx context.Context, base uint64) []File {
+// filesOf are the files generation base names (none for 0, or for a
+// base the group no longer has: that commit loses its conflict check). A
+// base that cannot be read fails the commit rather than drop the group's
+// files.
+func (l *Log) filesOf(ctx context.Context, base uint64) ([]File, error) {
 	if base == 0 {
-		return nil
+		return nil, nil
 	}
-	r, err := l.record(ctx, base)
-	if err != nil {
-		return nil
+	rctx, cancel := l.c.reqCtx(ctx)
+	resp, err := l.c.cli.Get(rctx, l.genKey(base))
+	cancel()
+	if err := l.c.note(l.commitOp(), err); err != nil {
+		return nil, err
 	}
-	return r.Files
+	var r record
+	if len(resp.Kvs) == 0 || json.Unmarshal(resp.Kvs[0].Value, &r) != nil {
+		return nil, nil
+	}
+	return r.Files, nil
 }
 
 // dropReplaced removes the stored files old names that files does not:

@@ -143,7 +143,10 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 
 // commit is Commit; files nil carries base's files forward.
 func (l *Log) commit(ctx context.Context, base uint64, g store.Generation, files []File) (uint64, error) {
-	old := l.filesOf(ctx, base)
+	old, err := l.filesOf(ctx, base)
+	if err != nil {
+		return 0, err
+	}
 	if files == nil {
 		files = old
 	}
