@@ -8,11 +8,11 @@ import (
 
 // TestSSLFilesInUse: the certificates and keys a client-ssl profile's
 // cert-key-chain names (cert, key and chain), a server-ssl profile's cert,
-// key and ca-file and an https monitor's cert and key are references: a
-// delete while they are used is refused with BIG-IP's in-use error and
-// changes nothing (the TLS virtual goes on serving with them), a profile
-// or a loaded file naming one that does not exist is refused, and once
-// nothing uses them they can be deleted.
+// key, ca-file and crl-file and an https monitor's cert and key are
+// references: a delete while they are used is refused with BIG-IP's in-use
+// error and changes nothing (the TLS virtual goes on serving with them), a
+// profile or a loaded file naming one that does not exist is refused, and
+// once nothing uses them they can be deleted.
 func TestSSLFilesInUse(t *testing.T) {
 	dir := t.TempDir()
 	pki := newTestPKI(t)
@@ -27,9 +27,11 @@ func TestSSLFilesInUse(t *testing.T) {
 		"install sys crypto cert mon.crt from-local-file "+crt,
 		"install sys crypto key mon.key from-local-file "+key,
 		"install sys crypto cert ss.crt from-local-file "+crt,
+		"install sys crypto cert ssca.crt from-local-file "+pki.dir+"/ca.crt",
+		"install sys crypto crl ss.crl from-local-file "+pki.crl(t, "ca"),
 		"install sys crypto key ss.key from-local-file "+key,
 		"create ltm profile client-ssl cs cert-key-chain replace-all-with { app { cert app.crt key app.key chain ca.crt } }",
-		"create ltm profile server-ssl ss cert ss.crt key ss.key",
+		"create ltm profile server-ssl ss cert ss.crt key ss.key ca-file ssca.crt crl-file ss.crl",
 		"create ltm monitor https hm cert mon.crt key mon.key",
 		"create ltm pool p members add { 127.18.1.11:9000 }",
 		"create ltm virtual vs destination 127.18.1.10:443 pool p profiles replace-all-with { tcp cs { context clientside } }",
@@ -45,6 +47,8 @@ func TestSSLFilesInUse(t *testing.T) {
 		{"delete sys file ssl-cert ca.crt", "01070265:3: The Certificate (/Common/ca.crt) cannot be deleted because it is in use by a Profile (/Common/cs)."},
 		{"delete sys file ssl-cert ss.crt", "(/Common/ss.crt) cannot be deleted because it is in use by a Profile (/Common/ss)."},
 		{"delete sys file ssl-key ss.key", "(/Common/ss.key) cannot be deleted because it is in use by a Profile (/Common/ss)."},
+		{"delete sys file ssl-cert ssca.crt", "(/Common/ssca.crt) cannot be deleted because it is in use by a Profile (/Common/ss)."},
+		{"delete sys file ssl-crl ss.crl", "(/Common/ss.crl) cannot be deleted because it is in use by a Profile (/Common/ss)."},
 		{"delete sys file ssl-cert mon.crt", "(/Common/mon.crt) cannot be deleted because it is in use by a"},
 		{"delete sys file ssl-key mon.key", "(/Common/mon.key) cannot be deleted because it is in use by a"},
 		{"modify ltm profile client-ssl cs cert-key-chain replace-all-with { app { cert app.crt key nosuch.key } }", "01020036:3: The requested key (/Common/nosuch.key) was not found."},
@@ -77,6 +81,7 @@ func TestSSLFilesInUse(t *testing.T) {
 		"delete ltm profile server-ssl ss",
 		"delete ltm monitor https hm",
 		"delete sys file ssl-key app.key ss.key mon.key",
-		"delete sys file ssl-cert app.crt ca.crt ss.crt mon.crt",
+		"delete sys file ssl-cert app.crt ca.crt ss.crt ssca.crt mon.crt",
+		"delete sys file ssl-crl ss.crl",
 	)
 }
