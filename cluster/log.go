@@ -31,6 +31,8 @@ const ChunkSize = 1 << 20
 type Generation struct {
 	store.Generation
 	Device string
+	// Files are the group's files at this generation (files.go).
+	Files []File
 }
 
 // Info is a Generation without its configuration text.
@@ -59,6 +61,8 @@ type record struct {
 	SHA256   string `json:"sha256"`
 	// MasterKey is the key the text's secrets are sealed with.
 	MasterKey []byte `json:"master-key,omitempty"`
+	// Files are the group's files at this generation (files.go).
+	Files []File `json:"files,omitempty"`
 }
 
 // CompressAbove is the text size from which a generation is stored
@@ -134,6 +138,18 @@ func split(text []byte, size int) [][]byte {
 // history. Generations older than the last store.Keep are pruned in the
 // same transaction.
 func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint64, error) {
+	return l.commit(ctx, base, g, nil)
+}
+
+// commit is Commit; files nil carries base's files forward.
+func (l *Log) commit(ctx context.Context, base uint64, g store.Generation, files []File) (uint64, error) {
+	old, err := l.filesOf(ctx, base)
+	if err != nil {
+		return 0, err
+	}
+	if files == nil {
+		files = old
+	}
 	id := base + 1
 	if g.Time.IsZero() {
 		g.Time = time.Now()
@@ -142,7 +158,7 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	sum := sha256.Sum256(text)
 	blob := fmt.Sprintf("%s/%s/", l.blobBase(id), nonce())
 	rec := record{ID: id, Time: g.Time, User: g.User, Summary: g.Summary, Device: l.c.Device(),
-		Blob: blob, Size: len(text), SHA256: hex.EncodeToString(sum[:]), MasterKey: g.MasterKey}
+		Blob: blob, Size: len(text), SHA256: hex.EncodeToString(sum[:]), MasterKey: g.MasterKey, Files: files}
 	stored := text
 	if len(text) > CompressAbove {
 		z, err := compress(text)
@@ -203,6 +219,7 @@ func (l *Log) Commit(ctx context.Context, base uint64, g store.Generation) (uint
 	}
 	_ = l.c.note(l.commitOp(), nil)
 	if resp.Succeeded {
+		l.dropReplaced(ctx, old, files)
 		return id, nil
 	}
 	if staged {
@@ -332,7 +349,7 @@ func (l *Log) assemble(r record, chunks [][]byte) (Generation, error) {
 		return Generation{}, &DamagedError{Group: l.group, ID: id, Reason: "its text does not match the digest recorded at commit"}
 	}
 	return Generation{Generation: store.Generation{ID: r.ID, Time: r.Time, User: r.User, Summary: r.Summary,
-		Config: buf.String(), MasterKey: r.MasterKey}, Device: r.Device}, nil
+		Config: buf.String(), MasterKey: r.MasterKey}, Device: r.Device, Files: r.Files}, nil
 }
 
 // Latest returns the newest generation; ok is false for an empty group.

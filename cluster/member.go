@@ -301,6 +301,17 @@ func (m *Member) apply(ctx context.Context, g Generation) error {
 // Commit commits a change this device made against group generation base
 // (see Log.Commit); on success the device counts as having applied it.
 func (m *Member) Commit(ctx context.Context, base uint64, g store.Generation) (uint64, error) {
+	return m.commit(ctx, base, func() (uint64, error) { return m.log.Commit(ctx, base, g) })
+}
+
+// CommitFiles is Commit of a generation that sets the group's files
+// (Log.CommitFiles): the way a device hands its peers new geolocation
+// databases.
+func (m *Member) CommitFiles(ctx context.Context, base uint64, g store.Generation, files []File) (uint64, error) {
+	return m.commit(ctx, base, func() (uint64, error) { return m.log.CommitFiles(ctx, base, g, files) })
+}
+
+func (m *Member) commit(ctx context.Context, base uint64, do func() (uint64, error)) (uint64, error) {
 	// The lease renewals (every eighth of the TTL) say when etcd is out
 	// of reach: refuse at once rather than after a request timeout.
 	if ok, err := m.c.Connected(); !ok {
@@ -309,7 +320,7 @@ func (m *Member) Commit(ctx context.Context, base uint64, g store.Generation) (u
 	m.mu.Lock()
 	m.ownCommit = base + 1
 	m.mu.Unlock()
-	id, err := m.log.Commit(ctx, base, g)
+	id, err := do()
 	m.mu.Lock()
 	if err != nil {
 		m.ownCommit = 0

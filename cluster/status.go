@@ -97,3 +97,43 @@ func (m *Member) SyncStatus() SyncStatus {
 	}
 	return st
 }
+
+// DeviceStatus is one device of the group as this device sees it, for
+// show cm device: whether it holds its presence key, the generation it
+// applied, its network failover addresses and the traffic groups it is
+// active for.
+type DeviceStatus struct {
+	Name    string
+	Online  bool
+	Applied uint64
+	Unicast []string
+	Active  []string
+}
+
+// Devices reports the group's devices in the group's order.
+func (m *Member) Devices() []DeviceStatus {
+	m.mu.Lock()
+	applied := m.applied
+	m.mu.Unlock()
+	alive := m.mr.under("alive/")
+	states := m.mr.under("state/")
+	owners := map[string][]string{}
+	for _, tg := range m.FailoverStatus() {
+		if tg.Owner != "" {
+			owners[tg.Owner] = append(owners[tg.Owner], tg.Name)
+		}
+	}
+	var out []DeviceStatus
+	for _, d := range m.Group().Devices {
+		var ds memberState
+		if kv, ok := states[d]; ok {
+			_ = json.Unmarshal(kv.Value, &ds)
+		}
+		if d == m.me {
+			ds.Applied = applied
+		}
+		_, online := alive[d]
+		out = append(out, DeviceStatus{Name: d, Online: online, Applied: ds.Applied, Unicast: ds.Unicast, Active: owners[d]})
+	}
+	return out
+}

@@ -72,6 +72,8 @@ func (s *Session) cmCommand(ctx context.Context, st *grammar.Statement, verb str
 		return true, s.showSyncStatus(h, w)
 	case verb == "show" && (is("cm", "failover-status") || is("cm", "traffic-group")):
 		return true, s.showFailover(h, w)
+	case (verb == "list" || verb == "modify") && is("sys", "provision"):
+		return s.provisionCommand(ctx, st, verb, args, abs, w) // provision.go
 	case verb == "run" && is("sys", "geoip"):
 		return false, nil // geoip.go
 	case verb == "mv" || verb == "run" && (is("cm") || is("sys")):

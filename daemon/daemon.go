@@ -202,6 +202,9 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(sysStateCommands(e)) // show sys mcp-state, ready, log (shows_sys_state.go)
 	e.RegisterRuntime(hostCommands(e))     // show sys cpu, memory, performance, show net interface (shows_host.go)
 	e.RegisterRuntime(geoipCommands(e))    // show sys geoip, run sys geoip (geoip.go)
+
+	// show sys provision (provision.go), show cm device (cm_device.go)
+	e.RegisterRuntime([]RuntimeCommand{showProvision(e), showCMDevice(e)})
 	if err := e.loadGeoIP(); err != nil {
 		st.Close()
 		return nil, err

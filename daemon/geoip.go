@@ -69,7 +69,7 @@ func geoipCommands(e *Engine) []RuntimeCommand {
 			}
 			return writeGeoIPDatabases(w, e.GeoIP().Set().Databases())
 		}},
-		{"run", "sys geoip", func(_ context.Context, _ *Session, _, words []string, w io.Writer) error {
+		{"run", "sys geoip", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			usage := []string{"run sys geoip lookup ADDRESS", "run sys geoip reload"}
 			switch {
 			case len(words) == 2 && words[0] == "lookup":
@@ -87,7 +87,17 @@ func geoipCommands(e *Engine) []RuntimeCommand {
 				if err := e.loadGeoIP(); err != nil {
 					return objects.Invalid("%v; the databases in use are kept", err)
 				}
-				return writeGeoIPDatabases(w, e.GeoIP().Set().Databases())
+				if err := writeGeoIPDatabases(w, e.GeoIP().Set().Databases()); err != nil {
+					return err
+				}
+				if h := e.cluster.Load(); h != nil { // cluster_geoip.go
+					note, err := h.publishGeoIP(ctx, s.user)
+					if note != "" {
+						fmt.Fprintln(w, note)
+					}
+					return err
+				}
+				return nil
 			case len(words) == 0:
 				return synErr(nil, usage, "run sys geoip needs lookup ADDRESS or reload")
 			}

@@ -75,6 +75,9 @@ type clusterHook struct {
 	hbAddrs []netip.AddrPort
 
 	lastErr string // the last connect or join error logged
+	// geoSums are the SHA-256 sums of geolocation database files this
+	// device hashed or wrote (cluster_geoip.go).
+	geoSums map[string]string
 
 	refloat atomic.Bool // floating addresses need binding again
 	// mirror replicates persistence records (cluster_mirror.go); takeover
@@ -479,7 +482,7 @@ func (h *clusterHook) join(conn *cluster.Conn, name string) {
 		Applied:       from,
 		LeaseTTL:      h.opts.LeaseTTL,
 		TrafficGroups: tgs,
-		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, group, g) },
+		Apply:         func(ctx context.Context, g cluster.Generation) error { return h.apply(ctx, conn.Log(group), group, g) },
 		OnFailover:    h.onFailover,
 		Heartbeat:     hb,
 		Identity:      h.heartbeatIdentity(name),
@@ -596,19 +599,34 @@ func (h *clusterHook) appliedGen() uint64 {
 }
 
 // apply runs a generation the group committed (the member's Apply).
-func (h *clusterHook) apply(ctx context.Context, group string, g cluster.Generation) error {
+func (h *clusterHook) apply(ctx context.Context, l *cluster.Log, group string, g cluster.Generation) error {
 	e := h.e
+	if g.ID <= h.appliedGen() {
+		return nil
+	}
+	// The group's files are read before the commit lock is taken (they
+	// may be large); nothing changes when they cannot be.
+	geo, err := h.fetchGeoIP(ctx, l, g.Files)
+	if err != nil {
+		h.log.Error("config sync failed", "group", group, "generation", g.ID, "from", g.Device, "err", err)
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if g.ID <= h.appliedGen() {
 		return nil // taken already, by a catch-up or the device's own commit
 	}
 	start := time.Now()
-	err := e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
+	err = e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
 		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config, g.MasterKey)
 	if err != nil {
 		h.log.Error("config sync failed", "group", group, "generation", g.ID, "from", g.Device, "err", err)
 		return err
+	}
+	if err := h.installGeoIP(geo); err != nil {
+		h.log.Error("geolocation databases from the device group not loaded; the databases in use are kept", "group", group, "generation", g.ID, "from", g.Device, "err", err)
+	} else if geo != nil {
+		h.log.Info("geolocation databases from the device group loaded", "group", group, "generation", g.ID, "from", g.Device, "files", fmt.Sprint(geo.names))
 	}
 	h.setApplied(group, g.ID)
 	h.log.Info("config sync applied", "group", group, "generation", g.ID, "from", g.Device, "took", time.Since(start))
@@ -691,10 +709,17 @@ func (h *clusterHook) catchUp(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	h.log.Info("another device committed first: applying its change before this one", "group", group, "generation", g.ID, "from", g.Device)
+	geo, err := h.fetchGeoIP(ctx, m.Log(), g.Files)
+	if err != nil {
+		return false, err
+	}
 	err = h.e.applyGroupLocked(ctx, fmt.Sprintf("device group %s generation %d", group, g.ID), g.User,
 		fmt.Sprintf("config-sync from %s (device group %s generation %d): %s", g.Device, group, g.ID, g.Summary), g.Config, g.MasterKey)
 	if err != nil {
 		return false, err
+	}
+	if err := h.installGeoIP(geo); err != nil {
+		h.log.Error("geolocation databases from the device group not loaded; the databases in use are kept", "group", group, "generation", g.ID, "err", err)
 	}
 	h.setApplied(group, g.ID)
 	return true, nil

@@ -155,8 +155,7 @@ func TestTLSFromTmsh(t *testing.T) {
 		{"create ltm profile server-ssl ss2", ""},
 		{"create ltm virtual vs3 destination 127.0.150.30:443 pool p profiles replace-all-with { tcp serverssl ss2 }", "a virtual server takes one server-ssl profile"},
 		{"install sys crypto csr x from-local-file /etc/hosts", "expected cert|key|crl NAME from-local-file PATH"},
-		{"create ltm profile client-ssl nocert_ssl cert-key-chain replace-all-with { x { cert nosuch.crt key app.key } }", ""},
-		{"create ltm virtual vs7 destination 127.0.150.70:443 pool p profiles replace-all-with { tcp nocert_ssl }", "sys file ssl-cert nosuch.crt was not found"},
+		{"create ltm profile client-ssl nocert_ssl cert-key-chain replace-all-with { x { cert nosuch.crt key app.key } }", "01020036:3: The requested certificate (/Common/nosuch.crt) was not found."},
 	} {
 		if _, err := run(t, s, tc.cmd); (tc.err == "") != (err == "") || !strings.Contains(err, tc.err) {
 			t.Errorf("%s: error %q, want %q", tc.cmd, err, tc.err)

@@ -21,7 +21,20 @@ func Refs(o *Object) []Ref {
 	}
 	var out []Ref
 	walkRefs(o.Kind, o.Props, &out)
+	for i := range out {
+		if out[i].Prop == certKeyChainProp {
+			out[i].Name = FullPath(refFolder(o.Name), out[i].Name)
+		}
+	}
 	return out
+}
+
+// refFolder is the folder an object's relative references resolve in.
+func refFolder(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i > 0 {
+		return name[:i]
+	}
+	return "/Common"
 }
 
 func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
@@ -60,6 +73,10 @@ func walkRefs(k *Kind, props map[string]*Value, out *[]Ref) {
 		case TStruct:
 			if v.Sub != nil {
 				walkRefs(p.Sub, v.Sub.Props, out)
+			}
+		case TRaw:
+			if p.Name == certKeyChainProp {
+				*out = append(*out, certKeyChainRefs(v.Str)...)
 			}
 		}
 	}

@@ -28,12 +28,17 @@ func setupEtcd(e *testscript.Env) {
 	})
 }
 
-// etcd start|stop|restart: a real single-member etcd (embedded) on
-// loopback, with its data in $WORK/etcd. start sets $ETCD to its client
-// URL; stop and restart keep the data and the address, as an outage does.
+// etcd start [HOST]|stop|restart: a real single-member etcd (embedded) on
+// loopback (HOST, 127.0.0.1 by default), with its data in $WORK/etcd.
+// start sets $ETCD to its client URL; stop and restart keep the data and
+// the address, as an outage does.
 func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
+	host := ""
+	if len(args) == 2 && args[0] == "start" {
+		host, args = args[1], args[:1]
+	}
 	if len(args) != 1 || neg {
-		ts.Fatalf("usage: etcd start|stop|restart")
+		ts.Fatalf("usage: etcd start [HOST]|stop|restart")
 	}
 	h := ts.Value(etcdKey{}).(*etcdHolder)
 	switch args[0] {
@@ -41,7 +46,7 @@ func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
 		if h.srv != nil {
 			ts.Fatalf("etcd start: already started")
 		}
-		srv, err := etcdtest.Launch(etcdtest.Options{Dir: filepath.Join(ts.Getenv("WORK"), "etcd")})
+		srv, err := etcdtest.Launch(etcdtest.Options{Dir: filepath.Join(ts.Getenv("WORK"), "etcd"), Host: host})
 		ts.Check(err)
 		h.srv = srv
 		ts.Setenv("ETCD", strings.Join(srv.Endpoints(), ","))
@@ -56,7 +61,7 @@ func cmdEtcd(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		ts.Check(h.srv.Restart())
 	default:
-		ts.Fatalf("usage: etcd start|stop|restart")
+		ts.Fatalf("usage: etcd start [HOST]|stop|restart")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,17 @@ type Options struct {
 	// MaxRequestBytes overrides etcd's request size limit (1.5 MiB) when
 	// non-zero.
 	MaxRequestBytes uint
+	// Host is the loopback address the member and its relays listen on
+	// (127.0.0.1 when empty), so that tests keeping to an address range
+	// of their own can.
+	Host string
+}
+
+func (o Options) host() string {
+	if o.Host == "" {
+		return "127.0.0.1"
+	}
+	return o.Host
 }
 
 // Server is one running (or stopped) etcd member.
@@ -122,7 +134,7 @@ func (s *Server) Close() {
 
 func (s *Server) freeURLs() (client, peer url.URL, err error) {
 	port := func() (int, error) {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host(), "0"))
 		if err != nil {
 			return 0, err
 		}
@@ -137,8 +149,8 @@ func (s *Server) freeURLs() (client, peer url.URL, err error) {
 	if err != nil {
 		return client, peer, err
 	}
-	client = url.URL{Scheme: s.scheme, Host: fmt.Sprintf("127.0.0.1:%d", cp)}
-	peer = url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", pp)}
+	client = url.URL{Scheme: s.scheme, Host: net.JoinHostPort(s.opts.host(), strconv.Itoa(cp))}
+	peer = url.URL{Scheme: "http", Host: net.JoinHostPort(s.opts.host(), strconv.Itoa(pp))}
 	return client, peer, nil
 }
 

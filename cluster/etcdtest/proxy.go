@@ -38,7 +38,7 @@ func (s *Server) NewProxy(tb testing.TB) *Proxy {
 // Proxy starts a relay to the member; the caller (or Server.Close) closes
 // it.
 func (s *Server) Proxy() (*Proxy, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", net.JoinHostPort(s.opts.host(), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
