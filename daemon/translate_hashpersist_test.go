@@ -7,9 +7,9 @@ import (
 
 // TestHashPayloadTranslated: a hash profile with payload settings gives
 // the virtual server its payload key (inherited through defaults-from);
-// one left at the defaults stays rule-only; a UDP virtual takes it too;
-// where openltm cannot read the
-// first bytes (http, fallback) the virtual server is kept, saying why;
+// one left at the defaults stays rule-only; UDP and HTTP virtuals take it
+// too; where openltm cannot read the
+// first bytes (client-ssl without http, fallback) the virtual server is kept, saying why;
 // a pattern that is no regular expression is refused.
 func TestHashPayloadTranslated(t *testing.T) {
 	e := openTest(t, t.TempDir())
@@ -25,6 +25,7 @@ func TestHashPayloadTranslated(t *testing.T) {
 		"create ltm virtual v_plain destination 127.7.3.3:80 pool p persist replace-all-with { hash { default yes } }",
 		"create ltm virtual v_http destination 127.7.3.4:80 pool p profiles replace-all-with { tcp http } persist replace-all-with { h_len { default yes } }",
 		"create ltm virtual v_fb destination 127.7.3.5:80 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence h_len",
+		"create ltm virtual v_tls destination 127.7.3.7:443 pool p profiles replace-all-with { tcp clientssl } persist replace-all-with { h_len { default yes } }",
 		"create ltm virtual v_udp destination 127.7.3.6:1812 ip-protocol udp profiles replace-all-with { udp } pool p persist replace-all-with { h_len { default yes } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -42,6 +43,9 @@ func TestHashPayloadTranslated(t *testing.T) {
 	if v := dc.Virtuals["/Common/v_len"]; v == nil || v.Persist == nil || v.Persist.Payload == nil || v.Persist.Payload.Offset != 4 || v.Persist.Payload.Length != 8 {
 		t.Errorf("v_len: %+v", v)
 	}
+	if v := dc.Virtuals["/Common/v_http"]; v == nil || v.Persist == nil || v.Persist.Payload == nil {
+		t.Errorf("v_http (HTTP virtuals find the key in each request): %+v", v)
+	}
 	if v := dc.Virtuals["/Common/v_udp"]; v == nil || v.Persist == nil || v.Persist.Payload == nil || v.Persist.Payload.Length != 8 {
 		t.Errorf("v_udp (UDP virtuals find the key in each balanced datagram): %+v", v)
 	}
@@ -49,7 +53,7 @@ func TestHashPayloadTranslated(t *testing.T) {
 		t.Errorf("v_plain (the built-in hash profile: a rule's key only): %+v", v)
 	}
 	for _, want := range []string{
-		"ltm virtual /Common/v_http: persistence profile /Common/h_len: openltm finds a hash profile's payload key only on a UDP virtual server or a standard TCP one",
+		"ltm virtual /Common/v_tls: persistence profile /Common/h_len: openltm finds a hash profile's payload key in a standard TCP virtual server's first bytes only when it passes the connection through",
 		"ltm virtual /Common/v_fb: persistence profile /Common/h_len: a hash profile's payload key runs as a virtual server's default persistence only",
 	} {
 		if !strings.Contains(strings.Join(skipped, "\n"), want) {

@@ -178,8 +178,8 @@ func (t *translator) hashPayload(o *objects.Object, v *dataplane.Virtual, prof *
 	case name != defaultPersistName(o):
 		t.keep(o, "persistence profile %s: a hash profile's payload key runs as a virtual server's default persistence only in openltm", prof.Name)
 		return false
-	case v.MBLB != nil || t.profile(o, profileClientSSL, profileServerSSL) != nil:
-		t.keep(o, "persistence profile %s: openltm finds a hash profile's payload key only on a UDP virtual server or a standard TCP one that passes the connection through (no http, mblb, client-ssl or server-ssl profile) yet", prof.Name)
+	case v.MBLB == nil && t.profile(o, profileClientSSL, profileServerSSL) != nil:
+		t.keep(o, "persistence profile %s: openltm finds a hash profile's payload key in a standard TCP virtual server's first bytes only when it passes the connection through (no client-ssl or server-ssl profile; with an http or mblb profile, in each request or message) yet", prof.Name)
 		return false
 	}
 	p.Payload = pl

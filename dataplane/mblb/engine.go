@@ -83,6 +83,10 @@ type Choice struct {
 	// NoPersist: a rule's `persist none` is in force: Pick neither looks
 	// up nor makes persistence records for the message.
 	NoPersist bool
+	// Msg is the message's bytes (an HTTP request's head and what of its
+	// body came with it), for a hash persistence profile's payload key;
+	// Pick must not keep it.
+	Msg []byte
 	// SIPKey is a SIP message's sip_info persistence key (the value of
 	// the profile's sip-info field, Call-ID by default), so that every
 	// message of a dialog goes to one member.

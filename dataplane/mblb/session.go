@@ -613,7 +613,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			client = netip.AddrPortFrom(m.hx.xff, 0)
 		}
 		cookie := !stay && !m.ruleTarget && m.cookie.IsValid() && t.Member == m.cookie && !t.Node
-		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist,
+		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist, Msg: m.b,
 			Queueable: m.queueable(), Ticket: m.ticket})
 		m.ticket = nil
 		if err != nil {

@@ -90,6 +90,13 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
 		case p.Method == config.PersistSIP && c.SIPKey != "":
 			k.Mode, k.Key = persist.SIP, c.SIPKey
+		case p.Method == config.PersistHash && p.Payload != nil && p == snap.Cfg.Persist:
+			// The hash profile's payload key, in each message [M].
+			key, _ := p.Payload.Key(c.Msg, false)
+			if key == nil {
+				continue
+			}
+			k.Mode, k.Key = persist.Hash, string(key)
 		default:
 			continue
 		}
