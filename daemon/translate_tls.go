@@ -70,6 +70,7 @@ var (
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
 	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	sslOCSPStapling   = profileClientSSL.MustProp("ocsp-stapling")
+	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -145,6 +146,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		tc.Client = cfg
+		tc.ClientGate = built[tlsprof.Pick(built, "")].Gate // the sni-default profile's [M]
 	}
 	if server != nil {
 		ss, err := t.serverSSL(server)
@@ -157,7 +159,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			t.skip(o, "%v", err)
 			return false
 		}
-		tc.Server, tc.ServerProfile = b, server.Name
+		tc.Server, tc.ServerProfile, tc.ServerGate = b, server.Name, b.Gate
 		tc.ServerUseSNI = virtualUseSNI.Str(o) == "enabled"
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
@@ -215,6 +217,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		AllowExpiredCRL:     e(sslAllowExpired) == "enabled",
 		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 		OCSPStapling:        e(sslOCSPStapling) == "enabled",
+		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -296,6 +299,8 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		UntrustedControl: e(sslUntrusted),
 		RevokedControl:   e(sslRevokedControl),
 		UnknownControl:   e(sslUnknownControl),
+		// indefinite (atoi 0) or a count.
+		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 	}
 	if v := noneEmpty(e(sslOCSP)); v != "" {
 		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {

@@ -59,7 +59,7 @@ var tlsActed = map[string]bool{
 	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 	"cert-validators": true, "cert-validation-options": true, "issuer-cert": true, "ocsp-stapling": true,
-	"ocsp": true, "unknown-cert-status-response-control": true,
+	"ocsp": true, "unknown-cert-status-response-control": true, "max-active-handshakes": true,
 }
 
 // ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`

@@ -78,6 +78,9 @@ type ClientSSL struct {
 	// ticket resumes (session-ticket-timeout, else cache-timeout); an
 	// older one gets a full handshake. 0: Go's own bound (7 days).
 	TicketLifetime time.Duration
+	// MaxActiveHandshakes (max-active-handshakes) bounds the profile's
+	// handshakes in progress; 0: indefinite.
+	MaxActiveHandshakes int
 	// OCSPStapling (ocsp-stapling) staples the status of the
 	// certificates that have an OCSP validator to the handshakes of the
 	// clients that ask for it.
@@ -124,6 +127,8 @@ type ServerSSL struct {
 	// ignore, BIG-IP's default).
 	OCSP           *OCSP
 	UnknownControl string
+	// MaxActiveHandshakes as ClientSSL's, for the handshakes with members.
+	MaxActiveHandshakes int
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -143,6 +148,9 @@ type Built struct {
 	// stapling: the certificates of a client-ssl profile with
 	// ocsp-stapling, in cert-key-chain order; nil otherwise.
 	stapling []*stapled
+	// Gate is the profile's max-active-handshakes (nil: indefinite),
+	// which the dataplane enters around each handshake.
+	Gate *HandshakeGate
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -345,6 +353,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 		ticketLifetime(cfg, p.TicketLifetime)
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
+		Gate:       NewHandshakeGate(p.MaxActiveHandshakes),
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -452,7 +461,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v}, nil
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v, Gate: NewHandshakeGate(p.MaxActiveHandshakes)}, nil
 }
 
 // ForVirtual is the configuration of a virtual with one or more client-ssl
