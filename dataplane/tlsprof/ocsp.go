@@ -85,6 +85,14 @@ func (o *OCSP) hash() crypto.Hash {
 	return o.SignHash
 }
 
+// timeout bounds one exchange.
+func (o *OCSP) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return 8 * time.Second
+	}
+	return o.Timeout
+}
+
 // url is where the status of leaf is asked.
 func (o *OCSP) url(leaf *x509.Certificate) (string, error) {
 	if o.ResponderURL != "" {
@@ -121,11 +129,7 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: %v", o.Name, err))
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = 8 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
 	if err != nil {
@@ -239,6 +243,8 @@ type ocspEntry struct {
 	leaf, issuer *x509.Certificate
 	cur          atomic.Pointer[ocspAnswer]
 	busy         atomic.Bool
+	used         atomic.Bool   // a handshake read the answer since the last exchange
+	mu           sync.Mutex    // one exchange at a time for member checks
 	done         chan struct{} // closed when the first exchange ended
 	once         sync.Once
 	now          func() time.Time
@@ -266,6 +272,7 @@ func ocspFor(o *OCSP, leaf, issuer *x509.Certificate) *ocspEntry {
 	}
 	e := &ocspEntry{o: o, leaf: leaf, issuer: issuer, done: make(chan struct{}), now: time.Now}
 	e.cur.Store(&ocspAnswer{}) // due now
+	e.used.Store(true)
 	ocspCache.m[k] = e
 	return e
 }
@@ -287,12 +294,28 @@ func (e *ocspEntry) kick(now time.Time) {
 		e.cur.Store(&a)
 		e.busy.Store(false)
 		e.once.Do(func() { close(e.done) })
+		e.schedule(&a)
 	}()
+}
+
+// schedule asks again when a is due to be refreshed, ahead of its
+// expiry, if a handshake used the entry meanwhile: an answer in use is
+// renewed before it runs out, and one no profile uses any more (its
+// profile gone at a commit) is asked once more at most.
+func (e *ocspEntry) schedule(a *ocspAnswer) {
+	time.AfterFunc(max(a.refresh.Sub(e.now()), time.Second), func() {
+		if e.used.Swap(false) {
+			e.kick(e.now())
+		}
+	})
 }
 
 // answer is the answer to staple or check at now (nil der: none), and
 // starts a fresh exchange when one is due.
 func (e *ocspEntry) answer(now time.Time) *ocspAnswer {
+	if !e.used.Load() {
+		e.used.Store(true)
+	}
 	a := e.cur.Load()
 	if !now.Before(a.refresh) {
 		e.kick(now)
@@ -363,7 +386,7 @@ func staplingCertificate(certs []*stapled) func(*tls.ClientHelloInfo) (*tls.Cert
 }
 
 // OCSPStatus is the status the cached answer gives for a profile's
-// certificate under its validator, for show commands and tests: good,
+// certificate under its validator, for diagnostics and tests: good,
 // revoked, unknown, or "" with the last exchange's error when there is
 // no answer to use.
 func (b *Built) OCSPStatus(i int) (string, error) {
@@ -402,19 +425,30 @@ func (b *Built) WaitOCSP(d time.Duration) bool {
 // cache-error-timeout.
 func memberStatus(o *OCSP, leaf, issuer *x509.Certificate, now time.Time) (string, error) {
 	e := ocspFor(o, leaf, issuer)
-	a := e.cur.Load()
-	if a.der != nil && now.Before(a.expires) {
+	if !e.used.Load() {
+		e.used.Store(true)
+	}
+	if a := e.cur.Load(); a.der != nil && now.Before(a.expires) {
 		if !now.Before(a.refresh) {
-			e.kick(now)
+			e.kick(now) // renewed in the background, this one still good
 		}
 		return a.status, nil
 	}
-	if now.Before(a.refresh) && a.err != nil {
-		return "", a.err
+	// No answer in hand: the handshake waits for one exchange, which
+	// the handshakes meeting it meanwhile share.
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a := e.cur.Load()
+	switch {
+	case a.der != nil && now.Before(a.expires):
+		return a.status, nil
+	case a.err != nil && now.Before(a.refresh):
+		return "", a.err // cache-error-timeout
 	}
 	na := o.fetch(context.Background(), leaf, issuer, e.now)
 	e.cur.Store(&na)
 	e.once.Do(func() { close(e.done) })
+	e.schedule(&na)
 	if na.err != nil {
 		return "", na.err
 	}

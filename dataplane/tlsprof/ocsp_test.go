@@ -1,6 +1,7 @@
 package tlsprof
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -294,7 +295,8 @@ func TestOCSPAnswerLifetime(t *testing.T) {
 		{"cache-timeout shorter", 2 * time.Minute, 2 * time.Minute, time.Second},
 		{"cache-timeout longer", time.Hour, 10 * time.Minute, time.Minute},
 	} {
-		o := &OCSP{Name: "/Common/v", ResponderURL: r.URL(), CacheTimeout: tc.cache, Timeout: 3 * time.Second}
+		now := time.Now()
+		o := &OCSP{Name: "/Common/v", ResponderURL: r.URL(), CacheTimeout: tc.cache, Timeout: 3 * time.Second, ClockSkew: 5 * time.Second}
 		a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return now })
 		if a.err != nil {
 			t.Fatalf("%s: %v", tc.name, a.err)
@@ -311,5 +313,47 @@ func TestOCSPAnswerLifetime(t *testing.T) {
 	a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return now })
 	if a.err == nil || a.refresh.Sub(now) != 5*time.Minute || a.der != nil {
 		t.Fatalf("failed exchange: err %v, asked again after %v", a.err, a.refresh.Sub(now))
+	}
+}
+
+// TestOCSPRefreshAhead: an answer in use is asked again ahead of its
+// expiry without waiting for a handshake to find it out of date, and
+// the next handshakes staple the new one.
+func TestOCSPRefreshAhead(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.4.1:0")
+	good.OCSP = &OCSP{Name: "/Common/refresh", ResponderURL: r.URL(), CacheTimeout: 2 * time.Second, Timeout: 3 * time.Second}
+	good.Issuer = &Cert{Name: "/Common/ca.crt", Certs: []*x509.Certificate{p.ca}}
+	b, err := (&ClientSSL{Name: "/Common/cs", CertKeyChain: []CertKeyChain{good}, OCSPStapling: true}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.WaitOCSP(10 * time.Second) {
+		t.Fatal("no answer within 10s")
+	}
+	addr := serveAt(t, "127.13.4.1:0", b.Config)
+	first, err := dial(addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil || len(first.OCSPResponse) == 0 {
+		t.Fatalf("first handshake: %v, %d bytes stapled", err, len(first.OCSPResponse))
+	}
+	for i := 0; r.Requests() < 2; i++ {
+		if i == 100 {
+			t.Fatalf("the responder was asked %d times in 10s; the answer (cache-timeout 2s) was not renewed", r.Requests())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := 0; ; i++ {
+		cs, err := dial(addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs.OCSPResponse) > 0 && !bytes.Equal(cs.OCSPResponse, first.OCSPResponse) {
+			break
+		}
+		if i == 50 {
+			t.Fatal("the renewed answer was not stapled")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
