@@ -368,6 +368,9 @@ func (t *translator) certOCSP(p *objects.Object, name string) (*tlsprof.OCSP, *t
 	}
 	var issuer *tlsprof.Cert
 	if in := noneEmpty(certIssuer.Str(o)); in != "" {
+		if t.cfg.Lookup(t.s, specSSLCert, objects.FullPath(folderOf(o.Name), in)) == nil {
+			return nil, nil, fmt.Errorf("sys file ssl-cert %s: issuer-cert %s was not found", o.Name, in)
+		}
 		var err error
 		if issuer, err = t.loadCert(o, in); err != nil {
 			return nil, nil, err
