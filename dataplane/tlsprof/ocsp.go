@@ -118,8 +118,11 @@ const maxOCSPResponse = 1 << 20
 // of trusted-responders), its certificate ID and its dates.
 func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now func() time.Time) ocspAnswer {
 	fail := func(err error) ocspAnswer {
-		t := now()
-		return ocspAnswer{err: err, expires: t.Add(o.CacheErrorTimeout), refresh: t.Add(o.CacheErrorTimeout)}
+		// Asked again after cache-error-timeout, at least a second on,
+		// so that cache-error-timeout 0 does not have every handshake
+		// ask a responder that is down [M].
+		t := now().Add(max(o.CacheErrorTimeout, time.Second))
+		return ocspAnswer{err: err, expires: t, refresh: t}
 	}
 	u, err := o.url(leaf)
 	if err != nil {
