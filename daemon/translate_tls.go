@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"crypto"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +69,14 @@ var (
 	sslCertKeyChain   = profileClientSSL.MustProp("cert-key-chain")
 	sslDynamicRecords = profileClientSSL.MustProp("allow-dynamic-record-sizing")
 	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
+	sslOCSPStapling   = profileClientSSL.MustProp("ocsp-stapling")
+	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
+	sslOCSP           = profileServerSSL.MustProp("ocsp")
+	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
+	certValidators    = sysSSLCert.MustProp("cert-validators")
+	certValidation    = sysSSLCert.MustProp("cert-validation-options")
+	certIssuer        = sysSSLCert.MustProp("issuer-cert")
+	ocspValidator     = schema.MustKind("sys crypto cert-validator ocsp")
 	defaultCertName   = "/Common/default.crt"
 	defaultKeyName    = "/Common/default.key"
 	filestoreDir      = "filestore"
@@ -135,6 +146,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		tc.Client = cfg
+		tc.ClientGate = built[tlsprof.Pick(built, "")].Gate // the sni-default profile's [M]
 	}
 	if server != nil {
 		ss, err := t.serverSSL(server)
@@ -147,7 +159,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			t.skip(o, "%v", err)
 			return false
 		}
-		tc.Server, tc.ServerProfile = b, server.Name
+		tc.Server, tc.ServerProfile, tc.ServerGate = b, server.Name, b.Gate
 		tc.ServerUseSNI = virtualUseSNI.Str(o) == "enabled"
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
@@ -204,6 +216,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		ForgetCertificate:   e(sslRetainCert) == "false",
 		AllowExpiredCRL:     e(sslAllowExpired) == "enabled",
 		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
+		OCSPStapling:        e(sslOCSPStapling) == "enabled",
+		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -221,6 +235,11 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		}
 		if ck.chain != "" {
 			if entry.Chain, err = t.loadCert(p, ck.chain); err != nil {
+				return nil, err
+			}
+		}
+		if cs.OCSPStapling {
+			if entry.OCSP, entry.Issuer, err = t.certOCSP(p, ck.cert); err != nil {
 				return nil, err
 			}
 		}
@@ -279,6 +298,14 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		ExpireControl:    e(sslExpireControl),
 		UntrustedControl: e(sslUntrusted),
 		RevokedControl:   e(sslRevokedControl),
+		UnknownControl:   e(sslUnknownControl),
+		// indefinite (atoi 0) or a count.
+		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
+	}
+	if v := noneEmpty(e(sslOCSP)); v != "" {
+		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {
+			return nil, err
+		}
 	}
 	ss.AuthenticateDepth = atoi(e(sslAuthDepth))
 	if c := noneEmpty(e(sslCert)); c != "" {
@@ -303,6 +330,94 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		return nil, err
 	}
 	return ss, nil
+}
+
+// certOCSP is the OCSP validator of the ssl-cert a client-ssl profile's
+// cert-key-chain names, with its issuer-cert: the first ocsp validator
+// of its cert-validators, when its cert-validation-options hold ocsp;
+// nil when it has none.
+func (t *translator) certOCSP(p *objects.Object, name string) (*tlsprof.OCSP, *tlsprof.Cert, error) {
+	o := t.cfg.Lookup(t.s, specSSLCert, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, nil, fmt.Errorf("profile %s: sys file ssl-cert %s was not found", p.Name, name)
+	}
+	opts, vals := o.Props[certValidation.Name], o.Props[certValidators.Name]
+	if opts == nil || !slices.Contains(opts.List, "ocsp") || vals == nil {
+		return nil, nil, nil
+	}
+	var v *tlsprof.OCSP
+	for _, n := range vals.List {
+		if n == "none" {
+			continue
+		}
+		vo := t.cfg.Lookup(t.s, []string{ocspValidator.Key()}, objects.FullPath(folderOf(o.Name), n))
+		if vo == nil {
+			if t.cfg.Lookup(t.s, []string{"sys crypto cert-validator crl"}, objects.FullPath(folderOf(o.Name), n)) != nil {
+				continue // a CRL validator: not for stapling
+			}
+			return nil, nil, fmt.Errorf("sys file ssl-cert %s: cert-validator %s was not found (sys crypto cert-validator ocsp)", o.Name, n)
+		}
+		var err error
+		if v, err = t.ocspValidator(o, vo.Name); err != nil {
+			return nil, nil, err
+		}
+		break
+	}
+	if v == nil {
+		return nil, nil, nil
+	}
+	var issuer *tlsprof.Cert
+	if in := noneEmpty(certIssuer.Str(o)); in != "" {
+		if t.cfg.Lookup(t.s, specSSLCert, objects.FullPath(folderOf(o.Name), in)) == nil {
+			return nil, nil, fmt.Errorf("sys file ssl-cert %s: issuer-cert %s was not found", o.Name, in)
+		}
+		var err error
+		if issuer, err = t.loadCert(o, in); err != nil {
+			return nil, nil, err
+		}
+	}
+	return v, issuer, nil
+}
+
+// ocspValidator reads the `sys crypto cert-validator ocsp` name that p
+// (a profile or a certificate) refers to.
+func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCSP, error) {
+	o := t.cfg.Lookup(t.s, []string{ocspValidator.Key()}, objects.FullPath(folderOf(p.Name), name))
+	if o == nil {
+		return nil, fmt.Errorf("%s %s: sys crypto cert-validator ocsp %s was not found", p.Kind.Key(), p.Name, name)
+	}
+	str := func(prop string) string { return ocspValidator.MustProp(prop).Str(o) }
+	secs := func(prop string, indefinite time.Duration) time.Duration {
+		v := str(prop)
+		if v == "indefinite" || v == "" {
+			return indefinite
+		}
+		return secondsOf(int64(max(atoi(v), 0)))
+	}
+	v := &tlsprof.OCSP{Name: o.Name, ResponderURL: noneEmpty(str("responder-url")),
+		// timeout indefinite: bounded at 30 s, so that a responder that
+		// never answers does not hold handshakes for ever [M].
+		Timeout:           secs("timeout", 30*time.Second),
+		CacheTimeout:      secs("cache-timeout", 0),
+		CacheErrorTimeout: secs("cache-error-timeout", 0),
+		ClockSkew:         secs("clock-skew", 0),
+		SignHash:          crypto.SHA256,
+	}
+	if v.ResponderURL != "" {
+		if u, err := url.Parse(v.ResponderURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: responder-url %q is not an http:// or https:// URL", o.Name, v.ResponderURL)
+		}
+	}
+	if str("sign-hash") == "sha1" {
+		v.SignHash = crypto.SHA1
+	}
+	if tr := noneEmpty(str("trusted-responders")); tr != "" {
+		var err error
+		if v.TrustedResponders, err = t.loadCert(o, tr); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // ckEntry is one entry of a cert-key-chain block.

@@ -418,7 +418,7 @@ generic-alert ed enabled
 handshake-timeout str 10
 key ref sys+file+ssl-key none
 log-publisher ref sys+log-config+publisher none
-max-active-handshakes str indefinite
+max-active-handshakes int indefinite
 mod-ssl-methods ed disabled
 mode ed enabled
 options list

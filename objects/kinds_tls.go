@@ -58,7 +58,14 @@ var tlsActed = map[string]bool{
 	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
 	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
+	"cert-validators": true, "cert-validation-options": true, "issuer-cert": true, "ocsp-stapling": true,
+	"ocsp": true, "unknown-cert-status-response-control": true, "max-active-handshakes": true,
 }
+
+// ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`
+// that stapling and server-ssl's ocsp use.
+var ocspValidatorActed = []string{"responder-url", "timeout", "cache-timeout", "cache-error-timeout",
+	"clock-skew", "sign-hash", "trusted-responders"}
 
 // runTLS marks a TLS kind as one openltm acts on.
 func runTLS(k *Kind, help string) *Kind {
@@ -85,12 +92,32 @@ security-type enum normal normal|password|fips
 	key.Lower = "key"
 	crl := pk("sys file ssl-crl", "CRL", "", tmshRef("sys file ssl-crl"), sslFileRows)
 	crl.Lower = "CRL"
+	ocsp := pk("sys crypto cert-validator ocsp", "OCSP Cert-Validator", "", tmshRef("sys crypto cert-validator ocsp"), `
+cache-error-timeout int 3600
+cache-timeout int indefinite
+clock-skew int 300
+concurrent-connections-limit int 50
+dns-resolver str none
+proxy-server-pool str none
+responder-url str none
+route-domain str none
+sign-hash enum sha256 sha1|sha256
+signer-cert ref sys+file+ssl-cert none
+signer-key ref sys+file+ssl-key none
+signer-key-passphrase str none
+status-age int 0
+strict-resp-cert-check ed disabled
+timeout int 8
+trusted-responders ref sys+file+ssl-cert none
+`)
+	ocsp.Lower = "cert-validator"
 	ext := pk("sys file external-monitor", "External Monitor", "", tmshRef("sys file external-monitor"), sslFileRows)
 	ext.Lower = "external monitor"
 	return []*Kind{
 		runTLS(ext, "A program an external monitor runs (install sys file external-monitor: create ... source-path file:PATH stores a copy)"),
 		runTLS(cert, "A certificate or bundle (PEM) for TLS profiles; `install sys crypto cert NAME from-local-file PATH` stores a copy"),
 		runTLS(key, "A private key (PEM) for TLS profiles; `install sys crypto key NAME from-local-file PATH` stores a copy"),
+		actOn(ocsp, "An OCSP responder and how its answers are kept: a certificate's cert-validators name it, for client-ssl's ocsp-stapling and server-ssl's ocsp", ocspValidatorActed...),
 		runTLS(crl, "A certificate revocation list (PEM or DER) for TLS profiles' crl-file; `install sys crypto crl NAME from-local-file PATH` stores a copy"),
 	}
 }

@@ -75,6 +75,8 @@ func TestTranscripts(t *testing.T) {
 			"idleclose": cmdIdleClose,
 			// A geolocation database (geoip_cmds_test.go).
 			"mmdb": cmdMMDB,
+			// An OCSP responder (ocsp_cmds_test.go).
+			"ocspd": cmdOCSPd,
 		},
 	})
 }

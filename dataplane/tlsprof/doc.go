@@ -23,7 +23,11 @@
 // revoked-cert-status-response-control (peerCheck), CRLs from `sys file
 // ssl-crl` (LoadCRL), client-ssl's ca-file apart from client-cert-ca.
 // Session lifetimes (session-ticket-timeout, cache-timeout) are kept with
-// the tickets and the client session cache (sessions.go).
+// the tickets and the client session cache (sessions.go). OCSP (ocsp.go):
+// a `sys crypto cert-validator ocsp` asked over HTTP, its answers stapled
+// by client-ssl's ocsp-stapling and checked by server-ssl's ocsp, cached
+// and renewed ahead of expiry; max-active-handshakes is a HandshakeGate
+// the dataplane enters around each handshake.
 //
 // Cipher strings are read as BIG-IP reads them: OpenSSL syntax over the
 // suites BIG-IP knows, where each suite is selected per protocol version,

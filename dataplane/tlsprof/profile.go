@@ -18,6 +18,12 @@ type CertKeyChain struct {
 	Cert  *Cert
 	Key   *Key
 	Chain *Cert // nil: none
+	// OCSP is the certificate's ocsp cert-validator (its cert-validators
+	// with cert-validation-options ocsp); with the profile's
+	// OCSPStapling its status is stapled. Issuer is its issuer-cert
+	// (nil: the chain's certificate that signed it).
+	OCSP   *OCSP
+	Issuer *Cert
 }
 
 // ClientSSL is an `ltm profile client-ssl`, references resolved and
@@ -72,6 +78,13 @@ type ClientSSL struct {
 	// ticket resumes (session-ticket-timeout, else cache-timeout); an
 	// older one gets a full handshake. 0: Go's own bound (7 days).
 	TicketLifetime time.Duration
+	// MaxActiveHandshakes (max-active-handshakes) bounds the profile's
+	// handshakes in progress; 0: indefinite.
+	MaxActiveHandshakes int
+	// OCSPStapling (ocsp-stapling) staples the status of the
+	// certificates that have an OCSP validator to the handshakes of the
+	// clients that ask for it.
+	OCSPStapling bool
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -108,6 +121,14 @@ type ServerSSL struct {
 	// AllowExpiredCRL as ClientSSL's.
 	CRL             *CRL
 	AllowExpiredCRL bool
+	// OCSP (ocsp) asks the member certificate's status of a responder:
+	// revoked does as RevokedControl says; no answer or unknown as
+	// UnknownControl (unknown-cert-status-response-control; "" is
+	// ignore, BIG-IP's default).
+	OCSP           *OCSP
+	UnknownControl string
+	// MaxActiveHandshakes as ClientSSL's, for the handshakes with members.
+	MaxActiveHandshakes int
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -124,6 +145,12 @@ type Built struct {
 	verify *verifier
 	// forgetCert: retain-certificate false (ClientSSL.ForgetCertificate).
 	forgetCert bool
+	// stapling: the certificates of a client-ssl profile with
+	// ocsp-stapling, in cert-key-chain order; nil otherwise.
+	stapling []*stapled
+	// Gate is the profile's max-active-handshakes (nil: indefinite),
+	// which the dataplane enters around each handshake.
+	Gate *HandshakeGate
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -246,6 +273,17 @@ func (p *ClientSSL) Build() (*Built, error) {
 		}
 		cfg.Certificates = append(cfg.Certificates, c)
 	}
+	var stapling []*stapled
+	if p.OCSPStapling {
+		if stapling, err = staplingOf(what, p.CertKeyChain, cfg.Certificates); err != nil {
+			return nil, err
+		}
+		// crypto/tls calls GetCertificate only when Certificates is
+		// empty or the client sent a name; the choice among the
+		// profile's certificates is made in it, as crypto/tls makes it.
+		cfg.Certificates = nil
+		cfg.GetCertificate = staplingCertificate(stapling)
+	}
 	if p.Renegotiation {
 		warns = append(warns, what+": renegotiation enabled is not supported (Go's TLS server never renegotiates); clients asking are refused")
 	}
@@ -314,7 +352,8 @@ func (p *ClientSSL) Build() (*Built, error) {
 	if p.SessionTicket && p.TicketLifetime > 0 {
 		ticketLifetime(cfg, p.TicketLifetime)
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate,
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
+		Gate:       NewHandshakeGate(p.MaxActiveHandshakes),
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -361,11 +400,16 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if depth < 0 {
 		depth = 9
 	}
-	controls := [3]bool{} // ignore expired, untrusted, revoked
+	unknown := p.UnknownControl
+	if unknown == "" {
+		unknown = ControlIgnore
+	}
+	controls := [4]bool{} // ignore expired, untrusted, revoked, unknown
 	for i, c := range []struct{ prop, v string }{
 		{"expire-cert-response-control", p.ExpireControl},
 		{"untrusted-cert-response-control", p.UntrustedControl},
 		{"revoked-cert-status-response-control", p.RevokedControl},
+		{"unknown-cert-status-response-control", unknown},
 	} {
 		switch c.v {
 		case "", ControlDrop:
@@ -395,11 +439,29 @@ func (p *ServerSSL) Build() (*Built, error) {
 	default:
 		return nil, fmt.Errorf("%s: peer-cert-mode %q is not valid (ignore, require)", what, p.PeerCertMode)
 	}
+	if p.OCSP != nil {
+		oc := &memberOCSP{what: what, o: p.OCSP, ignoreRevoked: controls[2], ignoreUnknown: controls[3]}
+		if p.CAFile != nil {
+			oc.cas = p.CAFile.Certs
+		}
+		if p.Chain != nil {
+			oc.cas = append(oc.cas, p.Chain.Certs...)
+		}
+		peer := cfg.VerifyConnection
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if peer != nil {
+				if err := peer(cs); err != nil {
+					return err
+				}
+			}
+			return oc.check(cs.PeerCertificates, time.Now())
+		}
+	}
 	v := &verifier{depth: depth, usage: x509.ExtKeyUsageServerAuth, crl: indexCRL(p.CRL, p.AllowExpiredCRL)}
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v}, nil
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v, Gate: NewHandshakeGate(p.MaxActiveHandshakes)}, nil
 }
 
 // ForVirtual is the configuration of a virtual with one or more client-ssl

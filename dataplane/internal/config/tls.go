@@ -2,6 +2,7 @@ package config
 
 import (
 	"crypto/tls"
+	"errors"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -39,6 +40,10 @@ type TLS struct {
 	// HandshakeTimeout bounds a handshake on either side (the profiles'
 	// handshake-timeout); 0 means BIG-IP's 10 s.
 	HandshakeTimeout time.Duration
+	// ClientGate and ServerGate are the client-ssl (the sni-default one
+	// among several) and server-ssl profiles' max-active-handshakes;
+	// nil: indefinite.
+	ClientGate, ServerGate *tlsprof.HandshakeGate
 	// Warnings are the profiles' settings applied otherwise than BIG-IP
 	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
 	Warnings []string
@@ -74,4 +79,32 @@ func (t *TLS) Handshake() time.Duration {
 		return DefaultHandshakeTimeout
 	}
 	return t.HandshakeTimeout
+}
+
+// ErrHandshakesFull is a handshake's error when its profile has
+// max-active-handshakes in progress already: the connection is reset.
+var ErrHandshakesFull = errors.New("tls: the profile's max-active-handshakes are in progress; connection reset")
+
+// ClientHandshake runs hs, the client's handshake, within the client-ssl
+// profile's max-active-handshakes: past it, hs is not run and the
+// connection is reset as a failed handshake.
+func (t *TLS) ClientHandshake(hs func() error) error {
+	return gated(t.ClientGate, hs)
+}
+
+// ServerHandshake is ClientHandshake for a member's handshake and the
+// server-ssl profile's bound.
+func (t *TLS) ServerHandshake(hs func() error) error {
+	return gated(t.ServerGate, hs)
+}
+
+func gated(g *tlsprof.HandshakeGate, hs func() error) error {
+	if g == nil {
+		return hs()
+	}
+	if !g.Enter() {
+		return ErrHandshakesFull
+	}
+	defer g.Leave()
+	return hs()
 }

@@ -94,7 +94,7 @@ func (pr *proxied) terminate() bool {
 	}
 	conn := tls.Server(raw, cfg)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.snap.NoteClientTLS(conn, conn.Handshake(), &pr.cssl); err != nil {
+	if err := pr.snap.NoteClientTLS(conn, tc.ClientHandshake(conn.Handshake), &pr.cssl); err != nil {
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})
@@ -158,7 +158,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	conn := tls.Client(raw, cfg)
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.vs.Prof.ServerSSL.Note(conn, conn.Handshake()); err != nil {
+	if err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerHandshake(conn.Handshake)); err != nil {
 		pr.end(true)
 		return false
 	}

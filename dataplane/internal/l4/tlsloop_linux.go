@@ -86,7 +86,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	tc := snap.Cfg.TLS
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
 	lc := tlsloop.Server(c, tc.Client)
-	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &lf.cssl)
+	err = snap.NoteClientTLS(lc.TLS(), tc.ClientHandshake(lc.TLS().Handshake), &lf.cssl)
 	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
 		lf.handshakeFailed(err != nil || lf.killReset.Load())
 		return

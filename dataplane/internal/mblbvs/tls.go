@@ -160,7 +160,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 			return true
 		}
 	}
-	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, fc.tls.Handshake(), &f.cssl); err != nil {
+	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, t.ClientHandshake(fc.tls.Handshake), &f.cssl); err != nil {
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
 		return false
@@ -469,7 +469,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		cfg = f.rr.keyLog(cfg, hc)
 	}
 	sc := tls.Client(hc, cfg)
-	if err := mv.vs.Prof.ServerSSL.Note(sc, sc.HandshakeContext(ctx)); err != nil {
+	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) })); err != nil {
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()

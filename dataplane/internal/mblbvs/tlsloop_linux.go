@@ -117,7 +117,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		under, cfg = h, f.rr.keyLog(cfg, h)
 	}
 	lc := tlsloop.Server(under, cfg)
-	err = snap.NoteClientTLS(lc.TLS(), lc.TLS().Handshake(), &f.cssl)
+	err = snap.NoteClientTLS(lc.TLS(), t.ClientHandshake(lc.TLS().Handshake), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {
 		s.Close(true)

@@ -1,0 +1,359 @@
+package tlsprof
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
+	"golang.org/x/crypto/ocsp"
+)
+
+// ocspPKI is a CA, its OCSP signer and an OpenSSL responder index, for
+// tests against `openssl ocsp`.
+type ocspPKI struct {
+	dir            string
+	ca             *x509.Certificate
+	caKey          crypto.Signer
+	caFile, caPath string
+	index          []string
+	serial         int64
+}
+
+func newOCSPPKI(t *testing.T) *ocspPKI {
+	t.Helper()
+	if err := ocsptest.Available(); err != nil {
+		t.Skipf("OCSP tests need openssl ocsp as the responder: %v", err)
+	}
+	p := &ocspPKI{dir: t.TempDir(), serial: 100}
+	p.ca, p.caKey, p.caPath = p.issue(t, "ca", "OCSP test CA", nil, true)
+	p.caFile = p.caPath
+	return p
+}
+
+// issue writes a certificate and its key (name.crt, name.key). aia, when
+// set, is the responder the certificate names.
+func (p *ocspPKI) issue(t *testing.T, file, cn string, ext []x509.ExtKeyUsage, ca bool, aia ...string) (*x509.Certificate, crypto.Signer, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.serial++
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(p.serial), Subject: pkix.Name{CommonName: cn}, DNSNames: []string{cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(48 * time.Hour), BasicConstraintsValid: true, IsCA: ca,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: ext, OCSPServer: aia}
+	parent, pkey := p.ca, p.caKey
+	if ca {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+		tmpl.DNSNames = nil
+		parent, pkey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), pkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := x509.ParseCertificate(der)
+	kder, _ := x509.MarshalPKCS8PrivateKey(key)
+	path := filepath.Join(p.dir, file+".crt")
+	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(filepath.Join(p.dir, file+".key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600)
+	return c, key, path
+}
+
+// server issues a server certificate listed in the index as status
+// ("V", "R", or "" for not listed: unknown).
+func (p *ocspPKI) server(t *testing.T, file, status string, aia ...string) CertKeyChain {
+	t.Helper()
+	c, _, path := p.issue(t, file, file+".example.test", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, false, aia...)
+	exp := c.NotAfter.UTC().Format("060102150405Z")
+	switch status {
+	case "V":
+		p.index = append(p.index, fmt.Sprintf("V\t%s\t\t%X\tunknown\t/CN=%s", exp, c.SerialNumber, c.Subject.CommonName))
+	case "R":
+		p.index = append(p.index, fmt.Sprintf("R\t%s\t%s\t%X\tunknown\t/CN=%s", exp, time.Now().UTC().Format("060102150405Z"), c.SerialNumber, c.Subject.CommonName))
+	}
+	cert, err := LoadCert("/Common/"+file+".crt", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := LoadKey("/Common/"+file+".key", filepath.Join(p.dir, file+".key"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CertKeyChain{Name: file, Cert: cert, Key: key}
+}
+
+// responder starts openssl's responder at addr over the index so far,
+// signing with a delegated OCSP signer.
+func (p *ocspPKI) responder(t *testing.T, addr string) *ocsptest.Responder {
+	t.Helper()
+	_, _, signer := p.issue(t, "ocsp-signer", "OCSP signer", []x509.ExtKeyUsage{x509.ExtKeyUsageOCSPSigning}, false)
+	idx := filepath.Join(p.dir, "index.txt")
+	if err := os.WriteFile(idx, []byte(strings.Join(p.index, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &ocsptest.Responder{Index: idx, CA: p.caPath, Signer: signer, SignerKey: filepath.Join(p.dir, "ocsp-signer.key"), Minutes: 10}
+	if err := r.Start(addr); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
+}
+
+// closedAddr is a loopback address where nothing listens.
+func closedAddr(t *testing.T, host string) string {
+	ln, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ln.Addr().String()
+	ln.Close()
+	return a
+}
+
+// TestOCSPStapling: a client-ssl profile with ocsp-stapling staples what
+// openssl's responder says of its certificate (good, revoked, unknown),
+// asked at the validator's responder-url or the certificate's own
+// responder; a responder that is down leaves the handshake without a
+// staple. A Go client reads the staple.
+func TestOCSPStapling(t *testing.T) {
+	p := newOCSPPKI(t)
+	down := "http://" + closedAddr(t, "127.13.1.2")
+	good := p.server(t, "good", "V")
+	revoked := p.server(t, "revoked", "R")
+	unknown := p.server(t, "unknown", "")
+	// The responder's address is known only once it listens: the AIA
+	// certificate is issued for a fixed address.
+	aiaAddr := closedAddr(t, "127.13.1.1")
+	aia := p.server(t, "aia", "V", "http://"+aiaAddr)
+	r := p.responder(t, aiaAddr)
+	ca := &Cert{Name: "/Common/ca.crt", Certs: []*x509.Certificate{p.ca}}
+	for _, tc := range []struct {
+		name   string
+		ck     CertKeyChain
+		url    string // "" = the certificate's
+		status int    // ocsp.Good, ... ; -1 = no staple
+	}{
+		{"good", good, r.URL(), ocsp.Good},
+		{"revoked", revoked, r.URL(), ocsp.Revoked},
+		{"unknown to the responder", unknown, r.URL(), ocsp.Unknown},
+		{"responder from the certificate", aia, "", ocsp.Good},
+		{"responder down", good, down, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ck := tc.ck
+			ck.OCSP = &OCSP{Name: "/Common/v-" + strings.ReplaceAll(tc.name, " ", "-"), ResponderURL: tc.url, Timeout: 3 * time.Second, CacheErrorTimeout: time.Hour}
+			ck.Issuer = ca
+			b, err := (&ClientSSL{Name: "/Common/cs", CertKeyChain: []CertKeyChain{ck}, OCSPStapling: true}).Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !b.WaitOCSP(10 * time.Second) {
+				t.Fatal("no answer from the responder within 10s")
+			}
+			addr := serveAt(t, "127.13.1.1:0", b.Config)
+			cs, err := dial(addr, &tls.Config{InsecureSkipVerify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.status < 0 {
+				if len(cs.OCSPResponse) != 0 {
+					t.Fatalf("stapled %d bytes with the responder down", len(cs.OCSPResponse))
+				}
+				if _, err := b.OCSPStatus(0); err == nil || !strings.Contains(err.Error(), "refused") {
+					t.Fatalf("status error = %v, want the connection's refusal", err)
+				}
+				return
+			}
+			resp, err := ocsp.ParseResponseForCert(cs.OCSPResponse, ck.Cert.Certs[0], p.ca)
+			if err != nil {
+				t.Fatalf("staple: %v (%d bytes)", err, len(cs.OCSPResponse))
+			}
+			if resp.Status != tc.status {
+				t.Fatalf("stapled status %d, want %d", resp.Status, tc.status)
+			}
+		})
+	}
+}
+
+// TestOCSPStaplingRefused: ocsp-stapling without a validator on any
+// certificate, or without the issuer, is refused with the reason.
+func TestOCSPStaplingRefused(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	other := newOCSPPKI(t)
+	for _, tc := range []struct {
+		name string
+		ck   CertKeyChain
+		err  string
+	}{
+		{"no validator", good, "no certificate of its cert-key-chain has an OCSP cert-validator"},
+		{"no issuer", func() CertKeyChain { c := good; c.OCSP = &OCSP{Name: "/Common/v"}; return c }(), "needs its issuer"},
+		{"another issuer", func() CertKeyChain {
+			c := good
+			c.OCSP = &OCSP{Name: "/Common/v"}
+			c.Issuer = &Cert{Name: "/Common/other.crt", Certs: []*x509.Certificate{other.ca}}
+			return c
+		}(), "did not sign it"},
+	} {
+		_, err := (&ClientSSL{Name: "/Common/cs", CertKeyChain: []CertKeyChain{tc.ck}, OCSPStapling: true}).Build()
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+// TestServerSSLOCSP: a server-ssl profile with an OCSP validator asks
+// openssl's responder about each member's certificate: revoked drops
+// the handshake unless revoked-cert-status-response-control ignore; an
+// unknown status or no answer drops it only with
+// unknown-cert-status-response-control drop. Answers are cached.
+func TestServerSSLOCSP(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	revoked := p.server(t, "revoked", "R")
+	unknown := p.server(t, "unknown", "")
+	r := p.responder(t, "127.13.2.1:0")
+	down := "http://" + closedAddr(t, "127.13.2.2")
+	ca := &Cert{Name: "/Common/ca.crt", Certs: []*x509.Certificate{p.ca}}
+	member := func(ck CertKeyChain) string {
+		c, err := Pair("m", ck.Cert, ck.Key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return serveAt(t, "127.13.2.1:0", &tls.Config{Certificates: []tls.Certificate{c}})
+	}
+	goodAt, revokedAt, unknownAt := member(good), member(revoked), member(unknown)
+	for _, tc := range []struct {
+		name             string
+		at, url          string
+		revoked, unknown string // controls
+		mode             string
+		err              string // "" = connected
+	}{
+		{name: "good", at: goodAt, url: r.URL()},
+		{name: "good, peer-cert-mode require", at: goodAt, url: r.URL(), mode: "require"},
+		{name: "revoked", at: revokedAt, url: r.URL(), err: "is revoked (OCSP"},
+		{name: "revoked, peer-cert-mode require", at: revokedAt, url: r.URL(), mode: "require", err: "is revoked (OCSP"},
+		{name: "revoked, ignored", at: revokedAt, url: r.URL(), revoked: ControlIgnore},
+		{name: "unknown", at: unknownAt, url: r.URL()},
+		{name: "unknown, dropped", at: unknownAt, url: r.URL(), unknown: ControlDrop, err: "OCSP status unknown"},
+		{name: "responder down", at: revokedAt, url: down},
+		{name: "responder down, dropped", at: goodAt, url: down, unknown: ControlDrop, err: "no OCSP status"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &OCSP{Name: "/Common/v-" + strings.ReplaceAll(tc.name, " ", "-"), ResponderURL: tc.url, Timeout: 3 * time.Second, CacheErrorTimeout: time.Hour}
+			b, err := (&ServerSSL{Name: "/Common/ss", OCSP: o, CAFile: ca, PeerCertMode: tc.mode, RevokedControl: tc.revoked, UnknownControl: tc.unknown}).Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 { // the second handshake reads the cache
+				before := r.Requests()
+				_, err = dial(tc.at, b.Config)
+				if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+					t.Fatalf("handshake %d: err = %v, want %q", i+1, err, tc.err)
+				}
+				if i == 1 && r.Requests() != before {
+					t.Fatalf("the second handshake asked the responder again")
+				}
+			}
+		})
+	}
+}
+
+// TestOCSPAnswerLifetime: an answer is used until its next-update or the
+// validator's cache-timeout, whichever is first, and asked again half-way;
+// a failure is remembered for cache-error-timeout.
+func TestOCSPAnswerLifetime(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.3.1:0") // next-update in 10 minutes
+	leaf := good.Cert.Certs[0]
+	now := time.Now()
+	for _, tc := range []struct {
+		name      string
+		cache     time.Duration
+		wantLife  time.Duration
+		tolerance time.Duration
+	}{
+		{"next-update", 0, 10 * time.Minute, time.Minute},
+		{"cache-timeout shorter", 2 * time.Minute, 2 * time.Minute, time.Second},
+		{"cache-timeout longer", time.Hour, 10 * time.Minute, time.Minute},
+	} {
+		now := time.Now()
+		o := &OCSP{Name: "/Common/v", ResponderURL: r.URL(), CacheTimeout: tc.cache, Timeout: 3 * time.Second, ClockSkew: 5 * time.Second}
+		a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return now })
+		if a.err != nil {
+			t.Fatalf("%s: %v", tc.name, a.err)
+		}
+		life := a.expires.Sub(now)
+		if life > tc.wantLife || life < tc.wantLife-tc.tolerance {
+			t.Errorf("%s: used for %v, want %v", tc.name, life, tc.wantLife)
+		}
+		if got := a.refresh.Sub(now); got != life/2 {
+			t.Errorf("%s: asked again after %v, want %v", tc.name, got, life/2)
+		}
+	}
+	o := &OCSP{Name: "/Common/v", ResponderURL: "http://" + closedAddr(t, "127.13.3.2"), CacheErrorTimeout: 5 * time.Minute}
+	a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return now })
+	if a.err == nil || a.refresh.Sub(now) != 5*time.Minute || a.der != nil {
+		t.Fatalf("failed exchange: err %v, asked again after %v", a.err, a.refresh.Sub(now))
+	}
+}
+
+// TestOCSPRefreshAhead: an answer in use is asked again ahead of its
+// expiry without waiting for a handshake to find it out of date, and
+// the next handshakes staple the new one.
+func TestOCSPRefreshAhead(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.4.1:0")
+	good.OCSP = &OCSP{Name: "/Common/refresh", ResponderURL: r.URL(), CacheTimeout: 2 * time.Second, Timeout: 3 * time.Second}
+	good.Issuer = &Cert{Name: "/Common/ca.crt", Certs: []*x509.Certificate{p.ca}}
+	b, err := (&ClientSSL{Name: "/Common/cs", CertKeyChain: []CertKeyChain{good}, OCSPStapling: true}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.WaitOCSP(10 * time.Second) {
+		t.Fatal("no answer within 10s")
+	}
+	addr := serveAt(t, "127.13.4.1:0", b.Config)
+	first, err := dial(addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil || len(first.OCSPResponse) == 0 {
+		t.Fatalf("first handshake: %v, %d bytes stapled", err, len(first.OCSPResponse))
+	}
+	for i := 0; r.Requests() < 2; i++ {
+		if i == 100 {
+			t.Fatalf("the responder was asked %d times in 10s; the answer (cache-timeout 2s) was not renewed", r.Requests())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := 0; ; i++ {
+		cs, err := dial(addr, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs.OCSPResponse) > 0 && !bytes.Equal(cs.OCSPResponse, first.OCSPResponse) {
+			break
+		}
+		if i == 50 {
+			t.Fatal("the renewed answer was not stapled")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
