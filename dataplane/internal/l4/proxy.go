@@ -463,6 +463,7 @@ func dialControl(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) fun
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
 			side.Apply(int(fd))
+			side.ApplyPeer(int(fd), dst.Addr())
 			if src.IsValid() {
 				if cerr = rawsock.BindTo(int(fd), src, keepPort); cerr != nil {
 					return
