@@ -30,13 +30,22 @@ func (t *translator) closeSide(p *objects.Object, s *dataplane.TCPSide) {
 	if t.eff(p, "md5-signature") == "enabled" {
 		s.MD5Key = t.eff(p, "md5-signature-passphrase")
 	}
+	if t.explicit(p, "proxy-buffer-high") {
+		s.NotSentLowat = atoi(t.eff(p, "proxy-buffer-high"))
+	}
 }
 
 // md5Check refuses md5-signature enabled without a pass phrase Linux
-// takes (1 to 80 bytes).
+// takes (1 to 80 bytes), and a proxy-buffer-low above proxy-buffer-high.
 func (t *translator) md5Check(o *objects.Object, ps ...*objects.Object) bool {
 	for _, p := range ps {
-		if p == nil || t.eff(p, "md5-signature") != "enabled" {
+		if p == nil {
+			continue
+		}
+		if lo, hi := atoi(t.eff(p, "proxy-buffer-low")), atoi(t.eff(p, "proxy-buffer-high")); lo > hi {
+			return t.refuse("The virtual server (%s) uses ltm profile tcp %s: proxy-buffer-low (%d) may not be above proxy-buffer-high (%d).", o.Name, p.Name, lo, hi)
+		}
+		if t.eff(p, "md5-signature") != "enabled" {
 			continue
 		}
 		if k := t.eff(p, "md5-signature-passphrase"); k == "" || k == "none" || len(k) > md5MaxKey {
@@ -105,4 +114,3 @@ func shorter(a, b time.Duration) time.Duration {
 	}
 	return a
 }
-

@@ -24,6 +24,7 @@ func TestTCPCloseTranslated(t *testing.T) {
 		"create ltm profile tcp timers close-wait-timeout 4 fin-wait-timeout 6 zero-window-timeout 1500 time-wait-timeout 0 max-retrans 3 minimum-rto 200",
 		"create ltm profile tcp shorter close-wait-timeout 2 fin-wait-timeout 9",
 		"create ltm profile tcp md5 md5-signature enabled md5-signature-passphrase Sesame42",
+		"create ltm profile tcp buf proxy-buffer-high 40000",
 	} {
 		if out, err := run(t, s, c); err != "" || strings.Contains(out, "not act") {
 			t.Fatalf("%s: %s %s", c, out, err)
@@ -46,6 +47,7 @@ func TestTCPCloseTranslated(t *testing.T) {
 		{"tcp timers", "timers", &dataplane.TCPClose{AfterFIN: 4 * time.Second, FinWait: 6 * time.Second, ZeroWindow: 1500 * time.Millisecond}, timers, timers},
 		{"shorter of two sides", "timers { context clientside } shorter { context serverside }", &dataplane.TCPClose{AfterFIN: 2 * time.Second, FinWait: 6 * time.Second, ZeroWindow: 1500 * time.Millisecond}, timers, nil},
 		{"md5", "md5", nil, &dataplane.TCPSide{MD5Key: "Sesame42"}, &dataplane.TCPSide{MD5Key: "Sesame42"}},
+		{"proxy buffer", "tcp { context clientside } buf { context serverside }", nil, nil, &dataplane.TCPSide{NotSentLowat: 40000}},
 	} {
 		run(t, s, "delete ltm virtual v")
 		if out, err := run(t, s, "create ltm virtual v destination 127.14.9.1:80 pool p profiles replace-all-with { "+c.profiles+" }"); err != "" {
@@ -63,14 +65,21 @@ func TestTCPCloseTranslated(t *testing.T) {
 			t.Errorf("%s: client %+v server %+v; want %+v %+v", c.name, v.ClientTCP, v.ServerTCP, c.client, c.server)
 		}
 	}
-	for _, bad := range []struct{ cmd, why string }{
-		{"modify ltm profile tcp timers close-wait-timeout -1", "is not a valid value"},
-		{"modify ltm profile tcp timers zero-window-timeout soon", "is not a valid value"},
-		{"modify ltm profile fastl4 loose loose-close sometimes", "is not a valid value"},
-		{"modify ltm profile fastl4 loose client-timeout -5", "is not a valid value"},
-		{"modify ltm profile tcp md5 md5-signature-passphrase none", "md5-signature enabled needs an md5-signature-passphrase"},
-		{"modify ltm profile tcp md5 md5-signature-passphrase " + strings.Repeat("k", 81), "md5-signature enabled needs an md5-signature-passphrase"},
+	for _, bad := range []struct{ setup, cmd, why string }{
+		{"", "modify ltm profile tcp timers close-wait-timeout -1", "is not a valid value"},
+		{"", "modify ltm profile tcp timers zero-window-timeout soon", "is not a valid value"},
+		{"", "modify ltm profile fastl4 loose loose-close sometimes", "is not a valid value"},
+		{"", "modify ltm profile fastl4 loose client-timeout -5", "is not a valid value"},
+		{"", "modify ltm profile tcp buf proxy-buffer-high 0", "out of range"},
+		{"modify ltm virtual v profiles replace-all-with { buf }", "modify ltm profile tcp buf proxy-buffer-low 50000", "proxy-buffer-low (50000) may not be above proxy-buffer-high (40000)"},
+		{"modify ltm virtual v profiles replace-all-with { md5 }", "modify ltm profile tcp md5 md5-signature-passphrase none", "md5-signature enabled needs an md5-signature-passphrase"},
+		{"", "modify ltm profile tcp md5 md5-signature-passphrase " + strings.Repeat("k", 81), "md5-signature enabled needs an md5-signature-passphrase"},
 	} {
+		if bad.setup != "" {
+			if out, err := run(t, s, bad.setup); err != "" {
+				t.Fatalf("%s: %s %s", bad.setup, out, err)
+			}
+		}
 		before := e.Config()
 		if _, err := run(t, s, bad.cmd); !strings.Contains(err, bad.why) {
 			t.Errorf("%s: error %q, want %q", bad.cmd, err, bad.why)

@@ -403,3 +403,68 @@ func TestTCPCloseSocketOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPProxyBufferHigh: with a member that reads nothing and a client
+// that sends more than the member's window, the bytes the plane keeps
+// queued for the member (its socket's unsent bytes, as the kernel counts
+// them) stay within proxy-buffer-high and the one write past it; without
+// it they fill the whole send buffer.
+func TestTCPProxyBufferHigh(t *testing.T) {
+	const high = 32 << 10
+	cases := []struct {
+		name    string
+		server  *TCPSide
+		bounded bool
+	}{
+		{"proxy-buffer-high", &TCPSide{SendBuffer: 1 << 20, NotSentLowat: high}, true},
+		{"send buffer only", &TCPSide{SendBuffer: 1 << 20}, false},
+	}
+	for i, tc := range cases {
+		vsAddr := "127.14.10." + strconv.Itoa(i+1) + ":8000"
+		member := "127.14.11." + strconv.Itoa(i+1) + ":9000"
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			done := make(chan struct{})
+			t.Cleanup(func() { close(done) })
+			from := make(chan netip.AddrPort, 1)
+			closeMember(t, member, func(c *net.TCPConn) string {
+				from <- netip.MustParseAddrPort(c.RemoteAddr().String())
+				<-done
+				return "held"
+			})
+			p, _ := newPlane(t)
+			cfg := basic(vsAddr, member)
+			cfg.Virtuals["/Common/vs"].ServerTCP = tc.server
+			mustApply(t, p, cfg)
+			c := dialVS(t, vsAddr)
+			go c.c.Write(make([]byte, 4<<20))
+			var local netip.AddrPort
+			select {
+			case local = <-from:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the member got no connection")
+			}
+			fd := proxySocket(t, local, ap(member))
+			// Wait until the queue stops moving (the member's window and
+			// the plane's queue are full), then read it.
+			last, same := uint32(0), 0
+			for i := 0; i < 200 && same < 5; i++ {
+				time.Sleep(20 * time.Millisecond)
+				ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ti.Notsent_bytes == last && last > 0 {
+					same++
+				} else {
+					last, same = ti.Notsent_bytes, 0
+				}
+			}
+			t.Logf("unsent for the member: %d bytes", last)
+			const oneWrite = 64 << 10 // a splice's most, the write that crosses the bound
+			if bounded := last <= high+oneWrite; bounded != tc.bounded {
+				t.Errorf("%d bytes queued unsent for the member; bounded by %d: %v, want %v", last, high+oneWrite, bounded, tc.bounded)
+			}
+		})
+	}
+}

@@ -53,6 +53,7 @@ var socketRows = map[string][]socketRow{
 		{"minimum-rto", 0, 0, "milliseconds of the first retransmission timeout in the time max-retrans gives (TCP_USER_TIMEOUT); Linux has no per-socket minimum RTO"},
 		{"md5-signature", 0, 0, "enabled: RFC 2385 signatures (TCP_MD5SIG) with md5-signature-passphrase on the side's sockets: the listener for clientside, member connections for serverside"},
 		{"md5-signature-passphrase", 0, 0, "the MD5 signature key, 1 to 80 characters (kept encrypted with the master key)"},
+		{"proxy-buffer-high", 1, 1 << 30, "bytes the side's sockets may queue unsent before reading from the other side stops (TCP_NOTSENT_LOWAT); reading resumes below half of it; left at the default, the send buffer's bound"},
 	},
 	"ltm profile fastl4": {
 		{"keep-alive-interval", 0, 32767, "disabled or seconds between keep-alive probes on both sides (SO_KEEPALIVE, TCP_KEEPIDLE, TCP_KEEPINTVL)"},

@@ -23,6 +23,12 @@ func TestApplyCloseReadsBack(t *testing.T) {
 		{"untouched", &Side{}, false, 0},
 		{"nil", nil, false, 0},
 	}
+	// TestApplyCloseReadsBack's proxy buffer: TCP_NOTSENT_LOWAT.
+	fd := socket(t)
+	(&Side{NotSentLowat: 32768}).Apply(fd)
+	if r, err := Read(fd); err != nil || r.NotSentLowat != 32768 {
+		t.Errorf("proxy-buffer-high: TCP_NOTSENT_LOWAT %d (%v), want 32768", r.NotSentLowat, err)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fd := socket(t)

@@ -92,6 +92,12 @@ type Side struct {
 	// connects for the member's address (ApplyPeer) and on the listener
 	// for any client.
 	MD5Key string
+	// NotSentLowat is proxy-buffer-high: the most bytes the socket keeps
+	// queued and not yet sent (TCP_NOTSENT_LOWAT). Past it, writes to the
+	// socket fail with EAGAIN, so the proxy stops reading from the other
+	// side; Linux wakes the writer again when the queue is below half of
+	// it. 0 leaves the queue to the send buffer.
+	NotSentLowat int
 }
 
 // Close is how a flow's end is handled (the fastl4 profile's loose-close,

@@ -75,6 +75,9 @@ func (s *Side) applyMore(fd int) {
 		l := unix.Linger{Onoff: 1}
 		unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &l)
 	}
+	if s.NotSentLowat > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, s.NotSentLowat)
+	}
 	if s.UserTimeout > 0 {
 		setInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(s.UserTimeout/time.Millisecond))
 	}
@@ -261,6 +264,8 @@ type Reading struct {
 	// TCP_USER_TIMEOUT in milliseconds.
 	NoLinger    bool
 	UserTimeout int
+	// NotSentLowat is TCP_NOTSENT_LOWAT (a large number when unset).
+	NotSentLowat int
 }
 
 // Read reads a socket's settings back.
@@ -290,6 +295,7 @@ func Read(fd int) (Reading, error) {
 		r.NoLinger = l.Onoff != 0 && l.Linger == 0
 	}
 	r.UserTimeout, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT)
+	r.NotSentLowat, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
 	if sa, err := unix.Getsockname(fd); err == nil {
 		if _, v6 := sa.(*unix.SockaddrInet6); v6 {
 			r.TOS, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)
