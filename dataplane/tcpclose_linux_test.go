@@ -139,65 +139,77 @@ func TestTCPCloseHandling(t *testing.T) {
 		// closeClient: the client closes once it has seen its end, before
 		// the member's is read.
 		closeClient bool
+		// goroutine: also on a goroutine flow (a stream profile's), which
+		// acts on the FIN settings and the FIN timer.
+		goroutine bool
 	}{
-		{name: "defaults half-close", serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF"},
-		{name: "loose-close client FIN", close: &TCPClose{Loose: true}, serve: replyAfterEOF, client: sendFIN, want: "|FIN", member: "EOF"},
-		{name: "loose-close member FIN", close: &TCPClose{Loose: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|FIN"},
+		{name: "defaults half-close", serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF", goroutine: true},
+		{name: "loose-close client FIN", close: &TCPClose{Loose: true}, serve: replyAfterEOF, client: sendFIN, want: "|FIN", member: "EOF", goroutine: true},
+		{name: "loose-close member FIN", close: &TCPClose{Loose: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|FIN", goroutine: true},
 		{name: "defaults member FIN", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|open"},
-		{name: "reset-on-client-fin", close: &TCPClose{ResetOnClientFIN: true}, serve: replyAfterEOF, client: sendFIN, want: "|RST"},
+		{name: "reset-on-client-fin", close: &TCPClose{ResetOnClientFIN: true}, serve: replyAfterEOF, client: sendFIN, want: "|RST", goroutine: true},
 		{name: "reset-on-client-fin member FIN", close: &TCPClose{ResetOnClientFIN: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|open"},
-		{name: "close timeout", close: &TCPClose{AfterFIN: time.Second}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|RST"},
-		{name: "close timeout client FIN", close: &TCPClose{AfterFIN: time.Second}, serve: holdAfterEOF, client: sendFIN, want: "|RST", member: "|RST"},
-		{name: "time-wait 0", server: &TCPSide{NoLinger: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|RST"},
-		{name: "time-wait default", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|FIN"},
+		{name: "close timeout", close: &TCPClose{AfterFIN: time.Second}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|RST", goroutine: true},
+		{name: "close timeout client FIN", close: &TCPClose{AfterFIN: time.Second}, serve: holdAfterEOF, client: sendFIN, want: "|RST", member: "|RST", goroutine: true},
+		{name: "time-wait 0", server: &TCPSide{NoLinger: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|RST", goroutine: true},
+		{name: "time-wait default", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|FIN", goroutine: true},
 		{name: "fin-wait", close: &TCPClose{FinWait: time.Second}, server: bigSend, client: bulkFIN, want: "|RST"},
 		{name: "fin-wait not stuck", close: &TCPClose{FinWait: time.Second}, serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF"},
 		{name: "zero-window", close: &TCPClose{ZeroWindow: time.Second}, server: bigSend, client: bulk, want: "|RST"},
 		{name: "no zero-window bound", server: bigSend, client: bulk, want: "|open"},
 	}
+	paths := tcpOptsPaths(t)
 	for i, tc := range cases {
-		vsAddr := "127.14.1." + strconv.Itoa(i+1) + ":8000"
-		member := "127.14.2." + strconv.Itoa(i+1) + ":9000"
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			serve := tc.serve
-			if serve == nil {
-				// Hold the connection without reading until the test
-				// ends: the member's window closes.
-				done := make(chan struct{})
-				t.Cleanup(func() { close(done) })
-				serve = func(c *net.TCPConn) string { <-done; return "held" }
+		for _, pname := range []string{"loop", "goroutine"} {
+			if pname == "goroutine" && !tc.goroutine {
+				continue
 			}
-			seen := closeMember(t, member, serve)
-			p, _ := newPlane(t)
-			cfg := basic(vsAddr, member)
-			v := cfg.Virtuals["/Common/vs"]
-			v.TCPClose, v.ServerTCP = tc.close, tc.server
-			mustApply(t, p, cfg)
-			c := dialVS(t, vsAddr)
-			tc.client(c.c)
-			bound := 8 * time.Second
-			if tc.want[len(tc.want)-4:] == "open" {
-				bound = 3 * time.Second // what must not end: a few of the timers' periods
-			}
-			if got := outcome(c.c, bound); got != tc.want {
-				t.Errorf("client saw %q, want %q", got, tc.want)
-			}
-			if tc.member == "" {
-				return
-			}
-			if tc.closeClient {
-				c.c.Close()
-			}
-			select {
-			case got := <-seen:
-				if got != tc.member {
-					t.Errorf("member saw %q, want %q", got, tc.member)
+			nets := map[string][2]string{"loop": {"1", "2"}, "goroutine": {"12", "13"}}[pname]
+			vsAddr := "127.14." + nets[0] + "." + strconv.Itoa(i+1) + ":8000"
+			member := "127.14." + nets[1] + "." + strconv.Itoa(i+1) + ":9000"
+			path := paths[pname]
+			t.Run(pname+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				serve := tc.serve
+				if serve == nil {
+					// Hold the connection without reading until the test
+					// ends: the member's window closes.
+					done := make(chan struct{})
+					t.Cleanup(func() { close(done) })
+					serve = func(c *net.TCPConn) string { <-done; return "held" }
 				}
-			case <-time.After(10 * time.Second):
-				t.Errorf("the member's connection did not end")
-			}
-		})
+				seen := closeMember(t, member, serve)
+				p, _ := newPlane(t)
+				cfg := basic(vsAddr, member)
+				v := cfg.Virtuals["/Common/vs"]
+				v.TCPClose, v.ServerTCP = tc.close, tc.server
+				path(v)
+				mustApply(t, p, cfg)
+				c := dialVS(t, vsAddr)
+				tc.client(c.c)
+				bound := 8 * time.Second
+				if tc.want[len(tc.want)-4:] == "open" {
+					bound = 3 * time.Second // what must not end: a few of the timers' periods
+				}
+				if got := outcome(c.c, bound); got != tc.want {
+					t.Errorf("client saw %q, want %q", got, tc.want)
+				}
+				if tc.member == "" {
+					return
+				}
+				if tc.closeClient {
+					c.c.Close()
+				}
+				select {
+				case got := <-seen:
+					if got != tc.member {
+						t.Errorf("member saw %q, want %q", got, tc.member)
+					}
+				case <-time.After(10 * time.Second):
+					t.Errorf("the member's connection did not end")
+				}
+			})
+		}
 	}
 }
 

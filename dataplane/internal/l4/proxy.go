@@ -659,6 +659,9 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			bufPool.Put(buf)
 			buf = nil
 			if rerr == nil {
+				if c := pr.snap.Cfg.TCPClose; c != nil && pr.closeOnFIN(c, up) { // tcpclose.go
+					return false
+				}
 				// EOF: pass the half-close on. When the other direction of
 				// a plain flow has ended already, finish closes dst next
 				// and close(2) sends the same FIN (nothing is left unread
