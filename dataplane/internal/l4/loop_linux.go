@@ -427,7 +427,7 @@ type loopFlow struct {
 	killReset atomic.Bool
 	hsConn    *net.TCPConn
 
-	cs closeState // the close handling's timers (tcpclose_linux.go)
+	cs *closeState // the close handling's timers (tcpclose_linux.go)
 }
 
 // startFlow runs a newly accepted plain connection.

@@ -14,7 +14,9 @@ import (
 // without them has a nil TCPClose: one comparison per FIN and per flow on
 // the tick, nothing on reads and writes.
 
-// closeState is a loop flow's record of its end, for its timers.
+// closeState is a loop flow's record of its end, for its timers; made
+// at the flow's first FIN or tick that needs it, so a flow of a virtual
+// without close handling carries only its nil pointer.
 type closeState struct {
 	// finAt is when the first FIN arrived (loop time, 0: none yet), finUp
 	// its direction: the FIN was passed on to that direction's
@@ -39,6 +41,9 @@ func (lf *loopFlow) closeOnFIN(c *sockopt.Close, up bool) bool {
 		lf.closeBoth()
 		return true
 	}
+	if lf.cs == nil {
+		lf.cs = &closeState{}
+	}
 	if lf.cs.finAt == 0 {
 		lf.cs.finAt, lf.cs.finUp = lf.lr.Now(), up
 	}
@@ -54,6 +59,12 @@ func (lf *loopFlow) closeTimers(c *sockopt.Close, now int64) bool {
 			return true
 		}
 		return false
+	}
+	if lf.cs == nil {
+		if c.ZeroWindow == 0 {
+			return false
+		}
+		lf.cs = &closeState{}
 	}
 	if at := lf.cs.finAt; at != 0 {
 		if c.AfterFIN > 0 && now-at >= int64(c.AfterFIN) {
