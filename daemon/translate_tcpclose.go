@@ -35,9 +35,9 @@ func (t *translator) closeSide(p *objects.Object, s *dataplane.TCPSide) {
 	}
 }
 
-// md5Check refuses md5-signature enabled without a pass phrase Linux
+// closeCheck refuses md5-signature enabled without a pass phrase Linux
 // takes (1 to 80 bytes), and a proxy-buffer-low above proxy-buffer-high.
-func (t *translator) md5Check(o *objects.Object, ps ...*objects.Object) bool {
+func (t *translator) closeCheck(o *objects.Object, ps ...*objects.Object) bool {
 	for _, p := range ps {
 		if p == nil {
 			continue

@@ -37,7 +37,7 @@ var congestionAvailable = dataplane.CongestionAvailable
 func (t *translator) tcpOptions(o *objects.Object, v *dataplane.Virtual, idle *objects.Object) {
 	v.IdleFIN = tcpResetOnTimeout.Effective(t.cfg, idle) == "disabled"
 	client, server := t.tcpProfiles(o)
-	t.md5Check(o, client, server) // translate_tcpclose.go
+	t.closeCheck(o, client, server) // translate_tcpclose.go
 	avail := congestionAvailable()
 	v.ClientTCP = t.tcpSide(client, avail)
 	v.ServerTCP = t.tcpSide(server, avail)
