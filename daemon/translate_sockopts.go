@@ -79,6 +79,7 @@ func (t *translator) moreSide(p *objects.Object, s *dataplane.TCPSide) {
 	if t.explicit(p, "fin-wait-2-timeout") {
 		s.Linger2 = atoi(t.eff(p, "fin-wait-2-timeout"))
 	}
+	t.closeSide(p, s) // translate_tcpclose.go
 	t.ipSide(p, s)
 }
 

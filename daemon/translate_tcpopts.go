@@ -37,15 +37,18 @@ var congestionAvailable = dataplane.CongestionAvailable
 func (t *translator) tcpOptions(o *objects.Object, v *dataplane.Virtual, idle *objects.Object) {
 	v.IdleFIN = tcpResetOnTimeout.Effective(t.cfg, idle) == "disabled"
 	client, server := t.tcpProfiles(o)
+	t.closeCheck(o, client, server) // translate_tcpclose.go
 	avail := congestionAvailable()
 	v.ClientTCP = t.tcpSide(client, avail)
 	v.ServerTCP = t.tcpSide(server, avail)
 	if client != nil {
 		v.ClientTCP = t.listenSide(client, v.ClientTCP) // translate_sockopts.go
 	}
+	v.TCPClose = t.tcpClose(client, server) // translate_tcpclose.go
 	if client == nil && server == nil {
 		if f := t.profile(o, profileFastL4); f != nil {
 			v.ClientTCP, v.ServerTCP = t.fastL4Sides(f) // translate_sockopts.go
+			t.fastL4Close(f, v)                         // translate_tcpclose.go
 		}
 	}
 	if v.Pool == "" {

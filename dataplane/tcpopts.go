@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
@@ -10,9 +11,16 @@ import (
 // pool's IP ToS (dataplane/internal/sockopt), re-exported so the daemon
 // can build them.
 type (
-	TCPSide = sockopt.Side
-	TOS     = sockopt.TOS
+	TCPSide  = sockopt.Side
+	TOS      = sockopt.TOS
+	TCPClose = sockopt.Close
 )
+
+// UserTimeout is the TCP_USER_TIMEOUT standing for a tcp profile's
+// max-retrans and minimum-rto, Linux having neither per socket.
+func UserTimeout(maxRetrans int, minRTO time.Duration) time.Duration {
+	return sockopt.UserTimeout(maxRetrans, minRTO)
+}
 
 // DF values of TCPSide.DF (ip-df-mode set and clear).
 const (

@@ -73,6 +73,8 @@ func TestTranscripts(t *testing.T) {
 			"freeport":    cmdFreePort,
 			// reset-on-timeout as a client sees it (tcpopts_test.go).
 			"idleclose": cmdIdleClose,
+			// The close handling as clients and members see it (tcpclose_test.go).
+			"holdmember": cmdHoldMember, "memberends": cmdMemberEnds, "halfclose": cmdHalfClose,
 			// A geolocation database (geoip_cmds_test.go).
 			"mmdb": cmdMMDB,
 			// An OCSP responder (ocsp_cmds_test.go).

@@ -168,6 +168,10 @@ type Virtual struct {
 	// IdleFIN is reset-on-timeout disabled: an idle flow is closed with a
 	// FIN on both sides instead of reset.
 	IdleFIN bool
+	// TCPClose is how the flows' ends are handled (loose-close,
+	// reset-on-client-fin, the close and zero-window timers); nil keeps
+	// the sockets' own ends, at one comparison per FIN.
+	TCPClose *sockopt.Close
 }
 
 // HTTP2 is a virtual's http2 profile.

@@ -426,6 +426,8 @@ type loopFlow struct {
 	hs        atomic.Int32
 	killReset atomic.Bool
 	hsConn    *net.TCPConn
+
+	cs *closeState // the close handling's timers (tcpclose_linux.go)
 }
 
 // startFlow runs a newly accepted plain connection.
@@ -917,6 +919,9 @@ func (lf *loopFlow) flush(up bool) {
 func (lf *loopFlow) sourceEOF(up bool) {
 	d := lf.dir(up)
 	d.eof = true
+	if lf.snap != nil && lf.snap.Cfg.TCPClose != nil && lf.closeOnFIN(lf.snap.Cfg.TCPClose, up) { // tcpclose_linux.go
+		return
+	}
 	if !up && lf.ctls != nil {
 		// close_notify first; the FIN once it went.
 		if lf.ctls.CloseWrite() != nil || lf.ctls.Flush() != nil {
@@ -1040,6 +1045,9 @@ func (lr *loopRT) tick(now int64) {
 			continue
 		}
 		lf := lr.flows[i]
+		if sn := lf.flow.snap; sn != nil && sn.Cfg.TCPClose != nil && lf.closeTimers(sn.Cfg.TCPClose, now) { // tcpclose_linux.go
+			continue
+		}
 		switch {
 		case lf.connecting:
 			if connectExpired(lf.flow.snap.Cfg.ServerTCP.Timeout(connectTimeout), lf.connStart, now) { // tcpopts.go

@@ -463,6 +463,7 @@ func dialControl(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) fun
 		var cerr error
 		err := rc.Control(func(fd uintptr) {
 			side.Apply(int(fd))
+			side.ApplyPeer(int(fd), dst.Addr())
 			if src.IsValid() {
 				if cerr = rawsock.BindTo(int(fd), src, keepPort); cerr != nil {
 					return
@@ -658,6 +659,9 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			bufPool.Put(buf)
 			buf = nil
 			if rerr == nil {
+				if c := pr.snap.Cfg.TCPClose; c != nil && pr.closeOnFIN(c, up) { // tcpclose.go
+					return false
+				}
 				// EOF: pass the half-close on. When the other direction of
 				// a plain flow has ended already, finish closes dst next
 				// and close(2) sends the same FIN (nothing is left unread

@@ -152,6 +152,9 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 					return false
 				}
 			}
+			if c := pr.snap.Cfg.TCPClose; c != nil && pr.closeOnFIN(c, up) { // tcpclose.go
+				return false
+			}
 			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
 				dst.CloseWrite()
 			}

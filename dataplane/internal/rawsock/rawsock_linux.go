@@ -217,6 +217,7 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, 
 	SetNoDelay(fd)
 	if side != nil {
 		side.Apply(fd)
+		side.ApplyPeer(fd, dst.Addr())
 	}
 	if src.IsValid() {
 		if err := BindTo(fd, src, keepPort); err != nil {

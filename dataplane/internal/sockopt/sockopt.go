@@ -1,6 +1,7 @@
 // Package sockopt carries a tcp or fastl4 profile's socket settings
 // (nagle, delayed-acks, buffers, congestion-control, keep-alives, MSS,
-// SYN retries, FIN-WAIT-2, TTL, DF, deferred accept, fast open) and a
+// SYN retries, FIN-WAIT-2, TTL, DF, deferred accept, fast open, linger,
+// user timeout, MD5 signatures), its close handling (Close) and a
 // pool's IP ToS from the configuration to the
 // proxy's sockets. A side whose profile keeps every default is nil, and a
 // nil side costs one comparison per connection: the sockets keep the
@@ -74,6 +75,60 @@ type Side struct {
 	// NoChecksum is the udp profile's no-checksum: SO_NO_CHECK, UDP over
 	// IPv4 sent without a checksum (IPv6 requires one).
 	NoChecksum bool
+
+	// NoLinger is time-wait-timeout 0 (fastl4: tcp-time-wait-timeout 0):
+	// SO_LINGER with a time of 0, so that the socket's close sends a RST
+	// and leaves no TIME-WAIT behind (HAProxy's nolinger). Linux's
+	// TIME-WAIT lasts 60 s and cannot be shortened per socket, so other
+	// values keep it.
+	NoLinger bool
+	// UserTimeout is how long sent data may stay unacknowledged before
+	// the kernel gives the connection up (TCP_USER_TIMEOUT): the time
+	// max-retrans retransmissions take from minimum-rto, Linux having no
+	// per-socket retransmission count or minimum RTO.
+	UserTimeout time.Duration
+	// MD5Key is md5-signature-passphrase with md5-signature enabled:
+	// every segment carries an RFC 2385 signature (TCP_MD5SIG), on member
+	// connects for the member's address (ApplyPeer) and on the listener
+	// for any client.
+	MD5Key string
+	// NotSentLowat is proxy-buffer-high: the most bytes the socket keeps
+	// queued and not yet sent (TCP_NOTSENT_LOWAT). Past it, writes to the
+	// socket fail with EAGAIN, so the proxy stops reading from the other
+	// side; Linux wakes the writer again when the queue is below half of
+	// it. 0 leaves the queue to the send buffer.
+	NotSentLowat int
+}
+
+// Close is how a flow's end is handled (the fastl4 profile's loose-close,
+// reset-on-client-fin, tcp-close-timeout and client-timeout, the tcp
+// profile's close-wait-timeout, fin-wait-timeout and zero-window-timeout).
+// A virtual whose profiles keep these at their defaults has none (nil):
+// its flows end as the sockets do, which is one comparison per FIN and per
+// flow on the loops' tick.
+type Close struct {
+	// Loose is loose-close: the first FIN from either side closes both
+	// sides (the other with a FIN too), without waiting for its FIN.
+	Loose bool
+	// ResetOnClientFIN is reset-on-client-fin: the client's FIN resets
+	// both sides instead of half-closing the flow.
+	ResetOnClientFIN bool
+	// AfterFIN bounds how long a flow is kept once one side has sent its
+	// FIN (fastl4 tcp-close-timeout, tcp close-wait-timeout): then both
+	// sides are reset. 0: no bound.
+	AfterFIN time.Duration
+	// FinWait bounds how long a FIN passed on may wait unacknowledged
+	// (the socket in FIN-WAIT-1: tcp fin-wait-timeout) before both sides
+	// are reset. 0: no bound.
+	FinWait time.Duration
+	// ZeroWindow bounds how long bytes may wait for a receiver that takes
+	// none of them (it advertises a zero window: zero-window-timeout)
+	// before both sides are reset. 0: no bound.
+	ZeroWindow time.Duration
+	// ClientTimeout bounds how long a client waits before its server
+	// connection exists (connect attempts and the connection queue:
+	// fastl4 client-timeout); then the client is reset. 0: no bound.
+	ClientTimeout time.Duration
 }
 
 // ip-df-mode's values acted on (Side.DF).
@@ -87,6 +142,7 @@ const (
 // configuration set).
 type Listener struct {
 	DeferAccept, FastOpen, MaxSeg int
+	MD5Key                        string
 }
 
 // ListenerOf is s's listener part; nil gives the zero Listener.
@@ -94,7 +150,7 @@ func (s *Side) ListenerOf() Listener {
 	if s == nil {
 		return Listener{}
 	}
-	return Listener{DeferAccept: s.DeferAccept, FastOpen: s.FastOpen, MaxSeg: s.MaxSeg}
+	return Listener{DeferAccept: s.DeferAccept, FastOpen: s.FastOpen, MaxSeg: s.MaxSeg, MD5Key: s.MD5Key}
 }
 
 // Timeout is the member connect timeout of s: def unless s sets one.
@@ -135,4 +191,24 @@ func ParseAvailable(s string) map[string]bool {
 		out[f] = true
 	}
 	return out
+}
+
+// UserTimeout is the TCP_USER_TIMEOUT that stands for max-retrans
+// retransmissions starting at minimum-rto: the original transmission's
+// timeout and each retransmission's, doubling every time up to Linux's
+// largest RTO (120 s), added up.
+func UserTimeout(maxRetrans int, minRTO time.Duration) time.Duration {
+	const maxRTO = 120 * time.Second
+	if maxRetrans < 0 || minRTO <= 0 {
+		return 0
+	}
+	var total time.Duration
+	rto := minRTO
+	for i := 0; i <= maxRetrans && i < 64; i++ {
+		total += rto
+		if rto = 2 * rto; rto > maxRTO {
+			rto = maxRTO
+		}
+	}
+	return total
 }

@@ -3,9 +3,11 @@
 package sockopt
 
 import (
+	"net/netip"
 	"os"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -69,6 +71,16 @@ func (s *Side) applyMore(fd int) {
 	if s.NoChecksum {
 		setInt(fd, unix.SOL_SOCKET, unix.SO_NO_CHECK, 1)
 	}
+	if s.NoLinger {
+		l := unix.Linger{Onoff: 1}
+		unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &l)
+	}
+	if s.NotSentLowat > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, s.NotSentLowat)
+	}
+	if s.UserTimeout > 0 {
+		setInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(s.UserTimeout/time.Millisecond))
+	}
 	switch s.DF {
 	case DFSet:
 		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DO)
@@ -122,6 +134,57 @@ func (l Listener) ApplyListener(fd int) {
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, l.DeferAccept)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN, l.FastOpen)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, l.MaxSeg)
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return
+	}
+	if _, v6 := sa.(*unix.SockaddrInet6); v6 {
+		// A dual-stack listener meets IPv4 clients as IPv4-mapped
+		// addresses: a key for those too.
+		setMD5(fd, netip.IPv6Unspecified(), 0, l.MD5Key)
+		setMD5(fd, netip.AddrFrom16([16]byte{10: 0xff, 11: 0xff}), 96, l.MD5Key)
+		return
+	}
+	setMD5(fd, netip.IPv4Unspecified(), 0, l.MD5Key)
+}
+
+// ApplyPeer sets what a socket needs to know its peer for, before the
+// connect: the MD5 signature key for peer. A nil s does nothing.
+func (s *Side) ApplyPeer(fd int, peer netip.Addr) {
+	if s == nil || s.MD5Key == "" {
+		return
+	}
+	peer = peer.Unmap()
+	if sa, err := unix.Getsockname(fd); err == nil {
+		if _, v6 := sa.(*unix.SockaddrInet6); v6 && peer.Is4() {
+			peer = netip.AddrFrom16(peer.As16())
+		}
+	}
+	setMD5(fd, peer, peer.BitLen(), s.MD5Key)
+}
+
+// setMD5 sets (key not empty) or deletes the RFC 2385 key of the peers
+// in prefix/bits on fd (TCP_MD5SIG_EXT). Deleting a key that is not there
+// fails quietly, which is what a commit that never had one wants.
+func setMD5(fd int, prefix netip.Addr, bits int, key string) {
+	var m unix.TCPMD5Sig
+	if prefix.Is4() {
+		m.Addr.Family = unix.AF_INET
+		a := prefix.As4()
+		for i, b := range a {
+			m.Addr.Data[2+i] = b
+		}
+	} else {
+		m.Addr.Family = unix.AF_INET6
+		a := prefix.As16()
+		for i, b := range a {
+			m.Addr.Data[6+i] = b
+		}
+	}
+	m.Flags = unix.TCP_MD5SIG_FLAG_PREFIX
+	m.Prefixlen = uint8(bits)
+	m.Keylen = uint16(copy(m.Key[:], key))
+	unix.SetsockoptTCPMD5Sig(fd, unix.IPPROTO_TCP, unix.TCP_MD5SIG_EXT, &m)
 }
 
 // ApplyConn is Apply on a connection of the net package.
@@ -197,6 +260,12 @@ type Reading struct {
 	DeferAccept int // TCP_DEFER_ACCEPT in seconds (rounded up to a SYN-ACK retransmission)
 	FastOpen    int // TCP_FASTOPEN's queue
 	NoChecksum  bool
+	// NoLinger is SO_LINGER on with a time of 0; UserTimeout is
+	// TCP_USER_TIMEOUT in milliseconds.
+	NoLinger    bool
+	UserTimeout int
+	// NotSentLowat is TCP_NOTSENT_LOWAT (a large number when unset).
+	NotSentLowat int
 }
 
 // Read reads a socket's settings back.
@@ -222,6 +291,11 @@ func Read(fd int) (Reading, error) {
 	r.Linger2, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_LINGER2)
 	r.DeferAccept, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT)
 	r.FastOpen, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN)
+	if l, err := unix.GetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER); err == nil {
+		r.NoLinger = l.Onoff != 0 && l.Linger == 0
+	}
+	r.UserTimeout, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT)
+	r.NotSentLowat, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
 	if sa, err := unix.Getsockname(fd); err == nil {
 		if _, v6 := sa.(*unix.SockaddrInet6); v6 {
 			r.TOS, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)

@@ -2,7 +2,10 @@
 
 package sockopt
 
-import "syscall"
+import (
+	"net/netip"
+	"syscall"
+)
 
 // Apply does nothing off Linux: the settings are Linux socket options.
 func (s *Side) Apply(fd int) {}
@@ -24,3 +27,6 @@ func (l Listener) ApplyListener(fd int) {}
 
 // ApplyDatagram does nothing off Linux.
 func ApplyDatagram(fd int, s *Side) {}
+
+// ApplyPeer does nothing off Linux.
+func (s *Side) ApplyPeer(fd int, peer netip.Addr) {}
