@@ -720,7 +720,8 @@ uri-include list
 vary-header ed enabled
 `), "F5 ltm profile http-compression: gzip or deflate of HTTP responses for clients that accept it",
 			"allow-http-10", "content-type-exclude", "content-type-include", "gzip-level", "keep-accept-encoding",
-			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header"),
+			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header",
+			"browser-workarounds", "selective", "cpu-saver", "cpu-saver-high", "cpu-saver-low"),
 		actOn(profileKind("web-acceleration", "webacceleration", `
 applications raw
 cache-aging-rate int 9

@@ -63,6 +63,10 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 			}
 			io.WriteString(w, strings.Join(xs, " "))
 			return
+		case "/style.css": // a type the old browsers mishandle compressed
+			w.Header().Set("Content-Type", "text/css")
+			io.WriteString(w, pageText(30))
+			return
 		case "/encoded", "/notransform": // answers a proxy must not encode
 			w.Header().Set("Content-Type", "text/html")
 			if r.URL.Path == "/encoded" {
