@@ -795,7 +795,7 @@ payload-protocol-profile str none
 no-delay ed enabled
 window-bits int 10
 `), "F5 ltm profile websocket: upgraded WebSocket connections framed, masking and WS_ events and WS:: commands for the rules",
-			"masking", "compression"),
+			"masking", "compression", "window-bits", "no-delay"),
 		actOn(profileKind("statistics", "stats", `
 field1 str none
 field2 str none
