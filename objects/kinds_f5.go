@@ -753,7 +753,8 @@ receive-window int 32
 write-size int 16384
 `), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge); on the server side (context serverside, or all with an httprouter profile) HTTP/2 to members",
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
-			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
+			"header-table-size", "insert-header", "insert-header-name", "receive-window",
+			"frame-size", "write-size", "include-content-length"),
 		actOn(profileKind("httprouter", "httprouter", `
 ignore-client-port ed disabled
 max-pending-bytes int 32768
