@@ -838,7 +838,7 @@ chunk-size int 4096
 chunking enum rechunk rechunk|preserve|unchunk|selective
 source str none
 target str none
-`), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target"),
+`), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target", "chunk-size"),
 		actOn(profileKind("ftp", "ftp", `
 allow-ftps ed disabled
 inherit-parent-profile ed disabled
