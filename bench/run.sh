@@ -22,7 +22,8 @@
 # compressing a 16 KiB page with gzip (the httpcompression profile;
 # HAProxy's `compression algo gzip`), and HTTP/2 clients in cleartext
 # (h2load -m 10, the http2 profile's default concurrent streams; an http2
-# profile with activation-modes always against HAProxy's `bind ... proto
+# profile with activation-modes always, frames of up to 16384 bytes as
+# HAProxy's tune.h2.max-frame-size, against HAProxy's `bind ... proto
 # h2`; members HTTP/1.1 either way). The two
 # alternate, ROUNDS times (default 5); it prints the median requests/s
 # and p99 latency of each, their ratio, and the CPU time each proxy
@@ -182,14 +183,17 @@ create ltm virtual http_cookie destination $LTMH:81 pool bench_pool profiles rep
 create ltm virtual http_rule destination $LTMH:82 pool bench_pool rules { route10 } profiles replace-all-with { tcp { } http { } oneconnect { } }
 $(route10_policy_tmsh)
 create ltm virtual http_policy destination $LTMH:83 pool bench_pool policies replace-all-with { route10p } profiles replace-all-with { tcp { } http { } oneconnect { } }
-create ltm virtual http_compress destination $LTMH:84 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } httpcompression { } }
-create ltm profile http2 bench_h2c activation-modes replace-all-with { always }
+create ltm profile http-compression bench_compress defaults-from httpcompression cpu-saver disabled
+create ltm virtual http_compress destination $LTMH:84 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } bench_compress { } }
+create ltm profile http2 bench_h2c activation-modes replace-all-with { always } frame-size 16384 write-size 32768
 create ltm virtual http_h2 destination $LTMH:85 pool bench_pool profiles replace-all-with { tcp { } http { } oneconnect { } bench_h2c { } }
 EOF
   # The compress case fetches a 16 KiB text page (nginx sends it as
   # text/plain) with Accept-Encoding: gzip; both proxies compress at
   # level 1 (HAProxy's default tune.comp.maxlevel, the httpcompression
-  # profile's gzip-level).
+  # profile's gzip-level); neither stops compressing under load (the
+  # profile's cpu-saver disabled, HAProxy's maxcompcpuusage at its
+  # default 100).
   i=0
   while [ "$(stat -c %s "$work/www/page.html" 2>/dev/null || echo 0)" -lt 16384 ]; do
     echo "<tr><td>member $i</td><td>10.1.$((i / 250)).$((i % 250)):8080</td><td>connections $(( (i * 37) % 1000 ))</td></tr>" >>"$work/www/page.html"

@@ -18,7 +18,7 @@ func TestCompressProfileTranslated(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.47.0.11:80 }",
-		`create ltm profile http-compression z_edge defaults-from httpcompression content-type-include { text/html application/json } content-type-exclude { text/csv } uri-include { ^/app/ } uri-exclude { "\.jpg$" ^/app/raw/ } min-size 200 gzip-level 6 method-prefer deflate keep-accept-encoding enabled vary-header disabled allow-http-10 enabled`,
+		`create ltm profile http-compression z_edge defaults-from httpcompression content-type-include { text/html application/json } content-type-exclude { text/csv } uri-include { ^/app/ } uri-exclude { "\.jpg$" ^/app/raw/ } min-size 200 gzip-level 6 method-prefer deflate keep-accept-encoding enabled vary-header disabled allow-http-10 enabled browser-workarounds enabled selective enabled cpu-saver-high 80 cpu-saver-low 40`,
 		"create ltm profile http-compression z_child defaults-from z_edge gzip-level 9 uri-include none",
 		"create ltm virtual v_builtin destination 127.47.0.1:80 pool p profiles replace-all-with { tcp { } http { } httpcompression { } }",
 		"create ltm virtual v_edge destination 127.47.0.2:80 pool p profiles replace-all-with { tcp { } http { } z_edge { } }",
@@ -57,6 +57,9 @@ func TestCompressProfileTranslated(t *testing.T) {
 		Level:              1,
 		Prefer:             httpcompress.Gzip,
 		Vary:               true,
+		CPUSaver:           true,
+		CPUSaverHigh:       90,
+		CPUSaverLow:        75,
 	}
 	if !sameCompressConfig(b.Config, want) {
 		t.Errorf("v_builtin: %+v\nwant %+v", b.Config, want)
@@ -94,6 +97,11 @@ func TestCompressProfileTranslated(t *testing.T) {
 		KeepAcceptEncoding: true,
 		Vary:               false,
 		AllowHTTP10:        true,
+		BrowserWorkarounds: true,
+		Selective:          true,
+		CPUSaver:           true,
+		CPUSaverHigh:       80,
+		CPUSaverLow:        40,
 	}
 	if !sameCompressConfig(edge.Config, want) {
 		t.Errorf("v_edge: %+v\nwant %+v", edge.Config, want)
@@ -163,7 +171,9 @@ func sameCompressConfig(a, b httpcompress.Config) bool {
 		}
 	}
 	return a.Profile == b.Profile && a.MinSize == b.MinSize && a.Level == b.Level && a.Prefer == b.Prefer &&
-		a.KeepAcceptEncoding == b.KeepAcceptEncoding && a.Vary == b.Vary && a.AllowHTTP10 == b.AllowHTTP10
+		a.KeepAcceptEncoding == b.KeepAcceptEncoding && a.Vary == b.Vary && a.AllowHTTP10 == b.AllowHTTP10 &&
+		a.BrowserWorkarounds == b.BrowserWorkarounds && a.Selective == b.Selective &&
+		a.CPUSaver == b.CPUSaver && a.CPUSaverHigh == b.CPUSaverHigh && a.CPUSaverLow == b.CPUSaverLow
 }
 
 // TestCompressRuleNeedsProfile: as BIG-IP (01070394), a rule using
@@ -302,6 +312,9 @@ func TestCompressProfileRefused(t *testing.T) {
 		{`content-type-exclude { "image/**" }`, []string{`content-type-exclude "image/**" is not a regular expression`}},
 		{"gzip-level 0", []string{"gzip-level 0 is out of range: 1 to 9"}},
 		{"gzip-level 10", []string{"gzip-level 10 is out of range: 1 to 9"}},
+		{"cpu-saver-low 95", []string{"cpu-saver-low 95 is above cpu-saver-high 90"}},
+		{"cpu-saver-high 50 cpu-saver-low 60", []string{"cpu-saver-low 60 is above cpu-saver-high 50"}},
+		{"cpu-saver-high 101", []string{"cpu-saver-high 101 and cpu-saver-low 75 must be percents, 0 to 100"}},
 	} {
 		_, err := run(t, s, "create ltm profile http-compression z_bad defaults-from httpcompression "+c.props)
 		for _, w := range append([]string{"ltm profile http-compression /Common/z_bad"}, c.want...) {

@@ -50,6 +50,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileWebAccel) {
 		t.webAccelProfile(o) // translate_cache.go
 	}
+	for _, o := range cfg.Of(profileWebSocket) {
+		t.webSocketProfile(o) // translate_websocket.go
+	}
 	for _, o := range cfg.Of(profileHTTP2) {
 		t.http2Profile(o) // translate_http2.go
 	}

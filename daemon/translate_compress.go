@@ -21,6 +21,11 @@ var (
 	compressKeepAccept = profileCompress.MustProp("keep-accept-encoding")
 	compressVary       = profileCompress.MustProp("vary-header")
 	compressHTTP10     = profileCompress.MustProp("allow-http-10")
+	compressBrowsers   = profileCompress.MustProp("browser-workarounds")
+	compressSelective  = profileCompress.MustProp("selective")
+	compressCPUSaver   = profileCompress.MustProp("cpu-saver")
+	compressCPUHigh    = profileCompress.MustProp("cpu-saver-high")
+	compressCPULow     = profileCompress.MustProp("cpu-saver-low")
 )
 
 // compressPolicy reads an http-compression profile's effective
@@ -42,6 +47,14 @@ func (t *translator) compressPolicy(p *objects.Object) (*httpcompress.Policy, er
 	if err != nil {
 		return nil, fmt.Errorf("gzip-level %q is not a number", e(compressLevel))
 	}
+	high, err := strconv.Atoi(e(compressCPUHigh))
+	if err != nil {
+		return nil, fmt.Errorf("cpu-saver-high %q is not a number", e(compressCPUHigh))
+	}
+	low, err := strconv.Atoi(e(compressCPULow))
+	if err != nil {
+		return nil, fmt.Errorf("cpu-saver-low %q is not a number", e(compressCPULow))
+	}
 	prefer, _ := httpcompress.ParseCoding(e(compressPrefer))
 	return httpcompress.New(httpcompress.Config{
 		Profile:            p.Name,
@@ -55,6 +68,11 @@ func (t *translator) compressPolicy(p *objects.Object) (*httpcompress.Policy, er
 		KeepAcceptEncoding: e(compressKeepAccept) == "enabled",
 		Vary:               e(compressVary) != "disabled",
 		AllowHTTP10:        e(compressHTTP10) == "enabled",
+		BrowserWorkarounds: e(compressBrowsers) == "enabled",
+		Selective:          e(compressSelective) == "enabled",
+		CPUSaver:           e(compressCPUSaver) != "disabled",
+		CPUSaverHigh:       high,
+		CPUSaverLow:        low,
 	})
 }
 

@@ -26,6 +26,7 @@ var (
 	h2ReceiveWindow    = profileHTTP2.MustProp("receive-window")
 	h2FrameSize        = profileHTTP2.MustProp("frame-size")
 	h2WriteSize        = profileHTTP2.MustProp("write-size")
+	h2ContentLength    = profileHTTP2.MustProp("include-content-length")
 )
 
 // http2Stats keeps each http2 profile's counters across commits, for
@@ -116,12 +117,12 @@ func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Kept, not acted on (net/http's server sizes its frames), but a
-	// value BIG-IP refuses is refused.
-	if _, err := num(h2FrameSize, 1024, 16384); err != nil {
+	frame, err := num(h2FrameSize, 1024, 16384)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := num(h2WriteSize, 2048, 32768); err != nil {
+	write, err := num(h2WriteSize, 2048, 32768)
+	if err != nil {
 		return nil, err
 	}
 	h := &dataplane.HTTP2{Config: h2gw.Config{
@@ -131,6 +132,9 @@ func (t *translator) http2Config(p *objects.Object) (*dataplane.HTTP2, error) {
 		HeaderTableSize:         uint32(table),
 		ReceiveWindow:           int32(window * 1024),
 		PermitProhibitedCiphers: e(h2EnforceTLS) == "disabled",
+		FrameSize:               int(frame),
+		WriteSize:               int(write),
+		DropContentLength:       e(h2ContentLength) != "enabled",
 	}}
 	if e(h2InsertHeader) == "enabled" {
 		h.InsertHeader = e(h2InsertHeaderName)

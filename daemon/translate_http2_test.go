@@ -19,7 +19,7 @@ func TestHTTP2ProfileTranslated(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
 		"create ltm pool p members add { 127.47.1.11:80 }",
-		"create ltm profile http2 h2_edge activation-modes replace-all-with { always } concurrent-streams-per-connection 64 connection-idle-timeout 30 header-table-size 8192 receive-window 64 insert-header enabled insert-header-name X-Via-H2 enforce-tls-requirements disabled",
+		"create ltm profile http2 h2_edge activation-modes replace-all-with { always } concurrent-streams-per-connection 64 connection-idle-timeout 30 header-table-size 8192 receive-window 64 insert-header enabled insert-header-name X-Via-H2 enforce-tls-requirements disabled frame-size 4096 write-size 8192 include-content-length enabled",
 		"create ltm virtual v_edge destination 127.47.1.1:80 pool p profiles replace-all-with { tcp { } http { } h2_edge { } }",
 		"create ltm virtual v_plain destination 127.47.1.2:80 pool p profiles replace-all-with { tcp { } http { } }",
 	} {
@@ -39,7 +39,8 @@ func TestHTTP2ProfileTranslated(t *testing.T) {
 		t.Fatal("v_edge: no HTTP2")
 	}
 	want := h2gw.Config{Profile: "/Common/h2_edge", MaxConcurrentStreams: 64, IdleTimeout: 30 * time.Second,
-		HeaderTableSize: 8192, ReceiveWindow: 64 << 10, InsertHeader: "X-Via-H2", PermitProhibitedCiphers: true}
+		HeaderTableSize: 8192, ReceiveWindow: 64 << 10, InsertHeader: "X-Via-H2", PermitProhibitedCiphers: true,
+		FrameSize: 4096, WriteSize: 8192}
 	got := h.Config
 	got.Stats = nil
 	if got != want || h.ALPN || !h.Always {
@@ -54,6 +55,7 @@ func TestHTTP2ProfileTranslated(t *testing.T) {
 		{"modify ltm profile http2 h2_edge concurrent-streams-per-connection 0", `concurrent-streams-per-connection "0" must be a number from 1 to 256`},
 		{"modify ltm profile http2 h2_edge header-table-size 70000", `header-table-size "70000" must be a number from 0 to 65535`},
 		{"modify ltm profile http2 h2_edge frame-size 512", `frame-size "512" must be a number from 1024 to 16384`},
+		{"modify ltm profile http2 h2_edge write-size 40000", `write-size "40000" must be a number from 2048 to 32768`},
 		{"modify ltm profile http2 h2_edge activation-modes replace-all-with { alpn always }", "activation-modes alpn and always are mutually exclusive"},
 		{"modify ltm profile http2 h2_edge insert-header-name none", "insert-header is enabled without an insert-header-name"},
 		{"modify ltm profile http2 h2_edge activation-modes replace-all-with { npn }", `activation-modes "npn" is not alpn or always`},

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -13,7 +14,22 @@ import (
 var (
 	streamSource = profileStream.MustProp("source")
 	streamTarget = profileStream.MustProp("target")
+	streamChunk  = profileStream.MustProp("chunk-size")
 )
+
+// maxChunkSize bounds chunk-size [M: BIG-IP does not document a range].
+const maxChunkSize = 16 << 20
+
+// streamChunkSize is a stream profile's effective chunk-size, 0 (each
+// part the filter gives as one chunk) to maxChunkSize.
+func (t *translator) streamChunkSize(o *objects.Object) (int, error) {
+	v := streamChunk.Effective(t.cfg, o)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > maxChunkSize {
+		return 0, fmt.Errorf("chunk-size %q must be a number from 0 to %d", v, maxChunkSize)
+	}
+	return n, nil
+}
 
 // streamProfile checks a stream profile whether or not a virtual uses
 // it: a source or target the filter cannot use is refused when the
@@ -21,6 +37,9 @@ var (
 // it, with the same message.
 func (t *translator) streamProfile(o *objects.Object) {
 	if _, err := streamfilter.Profile(streamSource.Effective(t.cfg, o), streamTarget.Effective(t.cfg, o)); err != nil {
+		t.skip(o, "%v", err)
+	}
+	if _, err := t.streamChunkSize(o); err != nil {
 		t.skip(o, "%v", err)
 	}
 }
@@ -37,7 +56,11 @@ func (t *translator) streamOptions(o *objects.Object) (*mblb.StreamOptions, erro
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %v", sp.Name, err)
 	}
-	return &mblb.StreamOptions{Profile: sp.Name, Expr: e}, nil
+	size, err := t.streamChunkSize(sp)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %v", sp.Name, err)
+	}
+	return &mblb.StreamOptions{Profile: sp.Name, Expr: e, ChunkSize: size}, nil
 }
 
 // streamElsewhere keeps, not run, a message-based virtual with a stream

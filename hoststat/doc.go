@@ -4,7 +4,9 @@
 // interface, route). openltm runs on an ordinary Linux host, so the true
 // figures are the kernel's: each reader is a pure Parse function over the
 // bytes of a /proc file, tested with fixed texts, and a thin Read
-// function that hands it the real file.
+// function that hands it the real file. CPUMeter is ltmd's own load, for
+// the data path's decisions that depend on it (the http-compression
+// profile's CPU saver); its readings can be handed in by a test.
 package hoststat
 
 import (

@@ -720,7 +720,8 @@ uri-include list
 vary-header ed enabled
 `), "F5 ltm profile http-compression: gzip or deflate of HTTP responses for clients that accept it",
 			"allow-http-10", "content-type-exclude", "content-type-include", "gzip-level", "keep-accept-encoding",
-			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header"),
+			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header",
+			"browser-workarounds", "selective", "cpu-saver", "cpu-saver-high", "cpu-saver-low"),
 		actOn(profileKind("web-acceleration", "webacceleration", `
 applications raw
 cache-aging-rate int 9
@@ -752,7 +753,8 @@ receive-window int 32
 write-size int 16384
 `), "F5 ltm profile http2: HTTP/2 from clients (ALPN h2 over client-ssl, or cleartext with prior knowledge); on the server side (context serverside, or all with an httprouter profile) HTTP/2 to members",
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
-			"header-table-size", "insert-header", "insert-header-name", "receive-window"),
+			"header-table-size", "insert-header", "insert-header-name", "receive-window",
+			"frame-size", "write-size", "include-content-length"),
 		actOn(profileKind("httprouter", "httprouter", `
 ignore-client-port ed disabled
 max-pending-bytes int 32768
@@ -794,7 +796,7 @@ payload-protocol-profile str none
 no-delay ed enabled
 window-bits int 10
 `), "F5 ltm profile websocket: upgraded WebSocket connections framed, masking and WS_ events and WS:: commands for the rules",
-			"masking", "compression"),
+			"masking", "compression", "window-bits", "no-delay"),
 		actOn(profileKind("statistics", "stats", `
 field1 str none
 field2 str none
@@ -836,7 +838,7 @@ chunk-size int 4096
 chunking enum rechunk rechunk|preserve|unchunk|selective
 source str none
 target str none
-`), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target"),
+`), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target", "chunk-size"),
 		actOn(profileKind("ftp", "ftp", `
 allow-ftps ed disabled
 inherit-parent-profile ed disabled

@@ -85,7 +85,14 @@ type h2conn struct {
 // nil), and returns the client's end, not yet past the preface.
 func startGateway(t *testing.T, cfg *Config, h engineFunc) *h2conn {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return startGatewayAt(t, "127.0.0.1:0", cfg, h, nil)
+}
+
+// startGatewayAt is startGateway listening on addr, the gateway's side
+// of the connection wrapped by wrap when not nil.
+func startGatewayAt(t *testing.T, addr string, cfg *Config, h engineFunc, wrap func(net.Conn) net.Conn) *h2conn {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +104,9 @@ func startGateway(t *testing.T, cfg *Config, h engineFunc) *h2conn {
 		ln.Close()
 		if err != nil {
 			return
+		}
+		if wrap != nil {
+			c = wrap(c)
 		}
 		Serve(c, cfg, func() (net.Conn, error) {
 			if h == nil {

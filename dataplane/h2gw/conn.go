@@ -123,7 +123,11 @@ func newConn(c net.Conn, cfg *Config, dial Dialer) *conn {
 	}
 	g.room.L = &g.mu
 	g.br = bufio.NewReaderSize(c, clientBufSize)
-	g.bw = bufio.NewWriterSize(timedWriter{c}, clientBufSize)
+	wsize := clientBufSize
+	if cfg.WriteSize > 0 {
+		wsize = cfg.WriteSize
+	}
+	g.bw = bufio.NewWriterSize(timedWriter{c}, wsize)
 	g.fr = http2.NewFramer(g.bw, g.br)
 	g.fr.SetReuseFrames()
 	g.fr.SetMaxReadFrameSize(defaultMaxFrame) // as HTTP/2's default SETTINGS_MAX_FRAME_SIZE: not advertised

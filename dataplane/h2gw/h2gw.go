@@ -63,6 +63,22 @@ type Config struct {
 	// (enforce-tls-requirements disabled): the caller then serves HTTP/2
 	// whatever TLSAdequate says.
 	PermitProhibitedCiphers bool
+	// FrameSize is frame-size: the largest DATA frame the gateway sends,
+	// below the client's SETTINGS_MAX_FRAME_SIZE when smaller (smaller
+	// frames let a slow link interleave streams more finely); 0 is the
+	// client's maximum. It is not advertised: HTTP/2 forbids a
+	// SETTINGS_MAX_FRAME_SIZE below 16384, and this bounds what the
+	// gateway sends, not what it accepts.
+	FrameSize int
+	// WriteSize is write-size: the frames gathered for the client leave
+	// in writes of about this many bytes (a frame larger than what is
+	// left goes whole); 0 is 32 KiB.
+	WriteSize int
+	// DropContentLength (include-content-length disabled) removes the
+	// member's Content-Length from the responses the gateway sends:
+	// HTTP/2 ends a body with END_STREAM, and a length that a rule or a
+	// filter made stale would make a client refuse the response.
+	DropContentLength bool
 	// Stats, when set, counts the profile's connections and streams.
 	Stats *Stats
 }

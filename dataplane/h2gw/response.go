@@ -374,6 +374,9 @@ func (u *upstream) encodeHead(enc *hpack.Encoder) {
 		if hopByHop(name) || h.namedByConnection(name) {
 			continue
 		}
+		if u.g.cfg.DropContentLength && string(name) == "content-length" {
+			continue // include-content-length disabled
+		}
 		n := u.name(name)
 		enc.WriteField(hpack.HeaderField{Name: n, Value: u.value(n, h.text(h.fields[i+1]))})
 	}

@@ -57,8 +57,12 @@ func (g *conn) sendData(s *stream, p []byte, end bool) {
 // client accepts, and reports how much and whether the stream ended.
 func (g *conn) writeData(s *stream, p []byte, end bool) (int, bool) {
 	sent := 0
+	frame := g.maxFrame
+	if fs := g.cfg.FrameSize; fs > 0 && fs < frame {
+		frame = fs // frame-size
+	}
 	for sent < len(p) {
-		k := min(int64(min(len(p)-sent, g.maxFrame)), s.send, g.sendWindow)
+		k := min(int64(min(len(p)-sent, frame)), s.send, g.sendWindow)
 		if k <= 0 {
 			return sent, false
 		}

@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/hoststat"
 )
 
 // Coding is a content coding the proxy can apply.
@@ -73,6 +76,17 @@ type Config struct {
 	Vary bool
 	// AllowHTTP10 compresses answers to HTTP/1.0 requests too.
 	AllowHTTP10 bool
+	// BrowserWorkarounds and Selective are the profile's known-browser
+	// rules (BrowserAllows).
+	BrowserWorkarounds, Selective bool
+	// CPUSaver stops compression while ltmd's load is at or above
+	// CPUSaverHigh percent, until it falls below CPUSaverLow: compressing
+	// is what a loaded proxy can stop doing without failing anyone.
+	CPUSaver                  bool
+	CPUSaverHigh, CPUSaverLow int
+	// CPU measures ltmd's load for CPUSaver; nil is the process's own
+	// meter, read at most once a second.
+	CPU *hoststat.CPUMeter
 }
 
 // Policy is a compiled profile: shared, read-only, by every connection
@@ -80,6 +94,33 @@ type Config struct {
 type Policy struct {
 	Config
 	ctInc, ctExc, uriInc, uriExc []*regexp.Regexp
+	// saving is true while the CPU saver holds compression off.
+	saving atomic.Bool
+}
+
+// processCPU is ltmd's load as every profile's CPU saver reads it.
+var processCPU = &hoststat.CPUMeter{Every: time.Second}
+
+// Saving reports whether the CPU saver holds compression off now: it
+// starts at cpu-saver-high percent of ltmd's load and ends below
+// cpu-saver-low, so that compression does not flap at one threshold.
+func (p *Policy) Saving() bool {
+	if !p.CPUSaver {
+		return false
+	}
+	load := p.CPU.Percent()
+	if p.saving.Load() {
+		if load < float64(p.CPUSaverLow) {
+			p.saving.Store(false)
+			return false
+		}
+		return true
+	}
+	if load >= float64(p.CPUSaverHigh) {
+		p.saving.Store(true)
+		return true
+	}
+	return false
 }
 
 // New compiles a profile. A pattern that is no regular expression or a
@@ -95,6 +136,15 @@ func New(c Config) (*Policy, error) {
 	}
 	if p.Prefer == None {
 		p.Prefer = Gzip
+	}
+	if c.CPUSaverHigh < 0 || c.CPUSaverHigh > 100 || c.CPUSaverLow < 0 || c.CPUSaverLow > 100 {
+		return nil, fmt.Errorf("cpu-saver-high %d and cpu-saver-low %d must be percents, 0 to 100", c.CPUSaverHigh, c.CPUSaverLow)
+	}
+	if c.CPUSaverLow > c.CPUSaverHigh {
+		return nil, fmt.Errorf("cpu-saver-low %d is above cpu-saver-high %d", c.CPUSaverLow, c.CPUSaverHigh)
+	}
+	if p.CPU == nil {
+		p.CPU = processCPU
 	}
 	for _, l := range []struct {
 		prop string

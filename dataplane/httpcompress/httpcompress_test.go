@@ -57,6 +57,8 @@ func TestNewRefuses(t *testing.T) {
 		{Config{Level: 1, MinSize: -1}, "min-size -1"},
 		{Config{Level: 1, ContentTypeInclude: []string{"text/(html"}}, `content-type-include "text/(html" is not a regular expression: missing closing )`},
 		{Config{Level: 1, URIExclude: []string{"*.jpg"}}, `uri-exclude "*.jpg" is not a regular expression`},
+		{Config{Level: 1, CPUSaverHigh: 101, CPUSaverLow: 75}, "cpu-saver-high 101 and cpu-saver-low 75 must be percents"},
+		{Config{Level: 1, CPUSaverHigh: 50, CPUSaverLow: 60}, "cpu-saver-low 60 is above cpu-saver-high 50"},
 	} {
 		_, err := New(c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -124,6 +124,19 @@ func AppendChunk(dst, data []byte) []byte {
 	return append(dst, "\r\n"...)
 }
 
+// AppendChunks appends data as chunks of at most size bytes each (size
+// 0 or less: one chunk), the stream profile's chunk-size.
+func AppendChunks(dst, data []byte, size int) []byte {
+	if size <= 0 {
+		return AppendChunk(dst, data)
+	}
+	for len(data) > size {
+		dst = AppendChunk(dst, data[:size])
+		data = data[size:]
+	}
+	return AppendChunk(dst, data)
+}
+
 // AppendLastChunk appends the end of a chunked body: the zero-size chunk
 // and the trailer section trailers (its field lines and the blank line
 // ending it, as ChunkTrailers gives them; empty: none).

@@ -46,11 +46,21 @@ type RequestEdits struct {
 	// DropWSExtensions removes Sec-WebSocket-Extensions (a websocket
 	// profile with compression disabled).
 	DropWSExtensions bool
+	// WSExtensions, when not nil, replaces the Sec-WebSocket-Extensions
+	// fields with one of this value (the websocket profile's window-bits
+	// put into a permessage-deflate offer).
+	WSExtensions []byte
 }
 
 // Growth bounds how many bytes AppendRequest adds with ed, so the caller
 // can size the destination once.
-func (ed *RequestEdits) Growth() int { return MaxRequestGrowth + len(ed.Insert) }
+func (ed *RequestEdits) Growth() int {
+	n := MaxRequestGrowth + len(ed.Insert)
+	if ed.WSExtensions != nil {
+		n += len("Sec-WebSocket-Extensions: \r\n") + len(ed.WSExtensions)
+	}
+	return n
+}
 
 // AppendRequest appends the request b, whose head is h, to dst with the
 // edits applied. It allocates nothing when dst has ed.Growth() spare
@@ -84,8 +94,13 @@ func AppendRequestHead(dst, head, body []byte, h *Head, ed RequestEdits) []byte 
 	if ed.DropVia {
 		dst = dropFields(dst, base, "via")
 	}
-	if ed.DropWSExtensions {
+	if ed.DropWSExtensions || ed.WSExtensions != nil {
 		dst = dropFields(dst, base, "sec-websocket-extensions")
+	}
+	if ed.WSExtensions != nil && !ed.DropWSExtensions {
+		dst = append(dst, "Sec-WebSocket-Extensions: "...)
+		dst = append(dst, ed.WSExtensions...)
+		dst = append(dst, "\r\n"...)
 	}
 	if ed.XFF.IsValid() {
 		dst = append(dst, "X-Forwarded-For: "...)

@@ -387,6 +387,12 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		// neither end may negotiate permessage-deflate, so payloads
 		// cross as sent (websocket.go).
 		ed.DropWSExtensions = IsWebSocketUpgrade(b, h)
+	} else if ws != nil && h.Upgrade && ws.WindowBits > 0 && IsWebSocketUpgrade(b, h) {
+		head := b[:h.HeaderEnd]
+		if x != nil && x.edited != nil {
+			head = x.edited
+		}
+		ed.WSExtensions = limitWSWindow(head, ws.WindowBits) // websocket.go
 	}
 	var m *msg
 	if x == nil || (x.edited == nil && !x.bodySet) {

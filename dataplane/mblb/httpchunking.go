@@ -66,7 +66,11 @@ func (sc *serverConn) chunkWhole(req *msg, b []byte, h *httpx.Head, head, body [
 		if h.Chunked {
 			trailers = httpx.ChunkTrailers(b[h.HeaderEnd:])
 		}
-		sc.chunkBody = httpx.AppendChunked(sc.chunkBody[:0], body, trailers)
+		size := 0
+		if so := sc.e.cfg.Request.HTTP.Stream; so != nil && modified {
+			size = so.ChunkSize // chunk-size (httpfilter.go)
+		}
+		sc.chunkBody = httpx.AppendLastChunk(httpx.AppendChunks(sc.chunkBody[:0], body, size), trailers)
 		sc.chunkHead = httpx.SetChunked(sc.chunkHead[:0], base, true)
 		return sc.chunkHead, sc.chunkBody
 	}

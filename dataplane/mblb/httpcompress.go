@@ -54,6 +54,9 @@ type compressReq struct {
 	set    int8
 	prefer httpcompress.Coding
 	level  uint8
+	// browser is what the client's User-Agent allows under the profile's
+	// browser-workarounds and selective (AnyType without them).
+	browser httpcompress.Browser
 }
 
 // compressRequest notes, for the request whose head is head (h; the
@@ -81,7 +84,13 @@ func (s *ClientConn) compressRequest(head []byte, h *httpx.Head) (z compressReq,
 	if z.set == 0 && !p.URIAllowed(requestURI(head)) {
 		z.set = -1
 	}
-	return z, z.set >= 0 && !p.KeepAcceptEncoding
+	if p.Browsers() {
+		z.browser = p.BrowserAllows(httpx.HeaderValue(head, &hh, "user-agent"))
+	}
+	// A browser that gets nothing compressed (unless a rule enables it)
+	// keeps its Accept-Encoding: the member answers it as it would
+	// without the proxy.
+	return z, z.set >= 0 && !p.KeepAcceptEncoding && (z.browser != httpcompress.NoCompression || z.set > 0)
 }
 
 // requestURI is the request target of the request line at the start of
@@ -131,7 +140,7 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 		return nil
 	}
 	done := sc.e.cfg.Compressed
-	if z.set < 0 {
+	if z.set < 0 || p.CPUSaver && p.Saving() {
 		if done != nil {
 			done(httpcompress.None, 0, 0)
 		}
@@ -146,7 +155,7 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 		CacheControl:    httpx.HeaderValue(head, &hh, "cache-control"),
 		ContentRange:    httpx.HeaderValue(head, &hh, "content-range"),
 	}
-	if !httpcompress.Compressible(&f) || z.set == 0 && !p.ResponseAllowed(&f) {
+	if !httpcompress.Compressible(&f) || z.set == 0 && (!p.ResponseAllowed(&f) || !browserAllowed(z.browser, f.ContentType)) {
 		if done != nil {
 			done(httpcompress.None, 0, 0)
 		}
@@ -163,6 +172,19 @@ func (sc *serverConn) responseEncoder(req *msg, head []byte, h *httpx.Head, leng
 	enc := httpcompress.NewEncoder(z.accept.Choose(prefer), level)
 	enc.Done = done
 	return enc
+}
+
+// browserAllowed reports whether a response of this Content-Type may be
+// compressed for a client whose User-Agent the profile's browser rules
+// judged b.
+func browserAllowed(b httpcompress.Browser, contentType []byte) bool {
+	switch b {
+	case httpcompress.NoCompression:
+		return false
+	case httpcompress.HTMLOnly:
+		return httpcompress.IsHTML(contentType)
+	}
+	return true
 }
 
 // encoding is how the head of a response whose body z compresses says

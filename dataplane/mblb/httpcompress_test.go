@@ -8,12 +8,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/streamfilter"
+	"github.com/openltm/openltm/hoststat"
 )
 
 // readDecoded reads one response from br and its body decoded as its
@@ -219,6 +221,100 @@ func TestHTTPCompressChoices(t *testing.T) {
 		}
 		if strings.HasPrefix(c.path, "/page/") && body != pageText(30) {
 			t.Errorf("%s: body %.60q", c.name, body)
+		}
+	}
+}
+
+// TestHTTPCompressBrowsers: browser-workarounds and selective decide by
+// the client's User-Agent what is compressed (an old browser gets HTML
+// only, or nothing and its Accept-Encoding passed on; with selective an
+// agent not known to decode compressed answers gets them plain), and the
+// CPU saver stops compression while ltmd's load (here read from a meter
+// the test moves) is above cpu-saver-high, until it is below
+// cpu-saver-low.
+func TestHTTPCompressBrowsers(t *testing.T) {
+	m := startPageMember(t, "127.15.1.11:0")
+	const (
+		modern = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"
+		ie6    = "Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)"
+		nn407  = "Mozilla/4.07 [en] (X11; I; Linux 2.0.36 i686)"
+		curl   = "curl/8.5.0"
+	)
+	for _, c := range []struct {
+		name     string
+		cfg      httpcompress.Config
+		ua, path string
+		want     bool // compressed
+	}{
+		{"no workarounds: old browser", httpcompress.Config{Level: 1}, nn407, "/style.css", true},
+		{"workarounds: modern browser", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, modern, "/style.css", true},
+		{"workarounds: IE6 html", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, ie6, "/page/cl/30", true},
+		{"workarounds: IE6 css", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, ie6, "/style.css", false},
+		{"workarounds: Netscape 4.07 html", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, nn407, "/page/cl/30", false},
+		{"workarounds: Netscape 4.07 keeps Accept-Encoding", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, nn407, "/ae", false},
+		{"workarounds: curl", httpcompress.Config{Level: 1, BrowserWorkarounds: true}, curl, "/style.css", true},
+		{"selective: modern browser", httpcompress.Config{Level: 1, Selective: true}, modern, "/page/chunked/30", true},
+		{"selective: curl", httpcompress.Config{Level: 1, Selective: true}, curl, "/page/cl/30", false},
+		{"selective: no User-Agent", httpcompress.Config{Level: 1, Selective: true}, "", "/page/cl/30", false},
+	} {
+		pol, err := httpcompress.New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := startVS(t, "127.15.1.1:0", httpConfig(httpPool(m), false, HTTPOptions{Compress: pol}))
+		hc := dialHTTP(t, vs)
+		hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+		h := "Accept-Encoding: gzip\r\n"
+		if c.ua != "" {
+			h += "User-Agent: " + c.ua + "\r\n"
+		}
+		io.WriteString(hc.c, get(c.path, h))
+		r, body := readDecoded(t, hc.br, "GET")
+		if got := r.Header.Get("Content-Encoding") == "gzip"; got != c.want {
+			t.Errorf("%s: compressed %v, want %v", c.name, got, c.want)
+		}
+		switch {
+		case c.path == "/ae":
+			if body != "ae=[gzip]" {
+				t.Errorf("%s: the member saw %q", c.name, body)
+			}
+		case body != pageText(30):
+			t.Errorf("%s: body %.60q", c.name, body)
+		}
+		hc.c.Close()
+	}
+
+	// The CPU saver: ltmd's load as a meter reads it, one reading per
+	// request (Every 0), each reading a second on.
+	var mu sync.Mutex
+	var load float64
+	var cpu time.Duration
+	at := time.Unix(1000, 0)
+	meter := &hoststat.CPUMeter{Procs: 1, Read: func() (time.Duration, time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		at = at.Add(time.Second)
+		cpu += time.Duration(load * float64(time.Second) / 100)
+		return cpu, at
+	}}
+	pol, err := httpcompress.New(httpcompress.Config{Level: 1, CPUSaver: true, CPUSaverHigh: 90, CPUSaverLow: 75, CPU: meter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := startVS(t, "127.15.1.2:0", httpConfig(httpPool(m), false, HTTPOptions{Compress: pol}))
+	hc := dialHTTP(t, vs)
+	hc.c.SetDeadline(time.Now().Add(20 * time.Second))
+	for i, step := range []struct {
+		load float64
+		want bool
+	}{{10, true}, {50, true}, {95, false}, {80, false}, {80, false}, {60, true}, {89, true}, {100, false}} {
+		mu.Lock()
+		load = step.load
+		mu.Unlock()
+		io.WriteString(hc.c, get("/page/cl/30", "Accept-Encoding: gzip\r\n"))
+		r, body := readDecoded(t, hc.br, "GET")
+		if got := r.Header.Get("Content-Encoding") == "gzip"; got != step.want || body != pageText(30) {
+			t.Errorf("cpu-saver step %d, load %v%%: compressed %v, want %v (body %.40q)", i, step.load, got, step.want, body)
 		}
 	}
 }

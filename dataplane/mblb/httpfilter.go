@@ -3,7 +3,6 @@ package mblb
 import (
 	"bytes"
 	"net/netip"
-	"strconv"
 
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -30,6 +29,11 @@ type StreamOptions struct {
 	// when it gives none: then only a rule's STREAM::expression and
 	// STREAM::enable filter.
 	Expr *streamfilter.Expr
+	// ChunkSize is chunk-size: a body the proxy changes that goes
+	// chunked goes in chunks of at most this many bytes (0: each part
+	// as one chunk), so that a receiver with small buffers is not handed
+	// a filtered megabyte as one chunk.
+	ChunkSize int
 }
 
 // HTTPStreamHandler is implemented by an HTTPRuleHandler on a virtual
@@ -109,6 +113,7 @@ type bodyFilter struct {
 	f                   *streamfilter.Filter
 	z                   *httpcompress.Encoder
 	chunkedIn, chunkOut bool
+	chunkSize           int // the stream profile's chunk-size (0: a chunk per part)
 	unchunk             httpx.Unchunker
 	// plain, out and zout are scratch: a chunked part's data, the
 	// filter's output, the compressor's.
@@ -149,12 +154,7 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 	if !bf.chunkOut {
 		return append(dst, out...)
 	}
-	if len(out) > 0 {
-		dst = strconv.AppendInt(dst, int64(len(out)), 16)
-		dst = append(dst, "\r\n"...)
-		dst = append(dst, out...)
-		dst = append(dst, "\r\n"...)
-	}
+	dst = httpx.AppendChunks(dst, out, bf.chunkSize)
 	if end {
 		dst = httpx.AppendLastChunk(dst, bf.unchunk.Trailers())
 	}
@@ -170,6 +170,9 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 func (sc *serverConn) startFilter(f *streamfilter.Filter, z *httpcompress.Encoder, req *msg, head []byte, h *httpx.Head) []byte {
 	chunkOut := sc.streamChunkOut(req, h) // httpchunking.go
 	sc.strm.filter = newBodyFilter(f, z, h.Chunked, chunkOut)
+	if so := sc.e.cfg.Request.HTTP.Stream; so != nil {
+		sc.strm.filter.chunkSize = so.ChunkSize
+	}
 	if z != nil {
 		sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, sc.encoding(z), -1, chunkOut)
 	} else {

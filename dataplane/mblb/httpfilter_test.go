@@ -63,6 +63,10 @@ func startPageMember(t *testing.T, addr string) *httpMember {
 			}
 			io.WriteString(w, strings.Join(xs, " "))
 			return
+		case "/style.css": // a type the old browsers mishandle compressed
+			w.Header().Set("Content-Type", "text/css")
+			io.WriteString(w, pageText(30))
+			return
 		case "/encoded", "/notransform": // answers a proxy must not encode
 			w.Header().Set("Content-Type", "text/html")
 			if r.URL.Path == "/encoded" {
@@ -223,6 +227,74 @@ func TestHTTPStreamFilterRequests(t *testing.T) {
 				t.Run(name, func(t *testing.T) { uploadAnswered(t, c.br, want, errc) })
 				smallPostAnswered(t, c, name+": next request")
 			}
+		}
+	}
+}
+
+// TestHTTPStreamChunkSize: with chunk-size, a body the stream filter
+// changes goes to an HTTP/1.1 client in chunks of at most that many
+// bytes, whether it streamed (2 MB) or was all in (chunked by its
+// member); without it each part goes as one chunk. The client reads
+// the chunk sizes off the wire, and the body is the rewritten page.
+func TestHTTPStreamChunkSize(t *testing.T) {
+	m := startPageMember(t, "127.15.5.11:0")
+	expr, err := streamfilter.Parse("@http://@https://@")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		size    int
+		n       int
+		largest int // the largest chunk expected at most (0: more than 256)
+	}{
+		{256, 40000, 256},
+		{64, 3, 64},
+		{1000, 40000, 1000},
+		{0, 40000, 0},
+	} {
+		opts := HTTPOptions{Stream: &StreamOptions{Profile: "/Common/links", Expr: expr, ChunkSize: c.size}}
+		vs := startVS(t, fmt.Sprintf("127.15.5.%d:0", 1+i), httpConfig(httpPool(m), false, opts))
+		hc := dialHTTP(t, vs)
+		hc.c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(hc.c, get(fmt.Sprintf("/page/chunked/%d", c.n)))
+		r, err := http.ReadResponse(hc.br, &http.Request{Method: "GET"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.TransferEncoding) == 0 {
+			t.Fatalf("size %d: the answer is not chunked (%v)", c.size, r.Header)
+		}
+		// r.Body would de-chunk; read the chunks off the wire instead.
+		var body []byte
+		largest := 0
+		for k := 0; ; k++ {
+			if k > 1<<20 {
+				t.Fatal("too many chunks")
+			}
+			line, err := hc.br.ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			sz, err := strconv.ParseInt(strings.TrimSpace(line), 16, 64)
+			if err != nil {
+				t.Fatalf("chunk size line %q", line)
+			}
+			if sz == 0 {
+				hc.br.ReadString('\n') // the blank line ending the trailers
+				break
+			}
+			largest = max(largest, int(sz))
+			chunk := make([]byte, sz+2)
+			if _, err := io.ReadFull(hc.br, chunk); err != nil {
+				t.Fatal(err)
+			}
+			body = append(body, chunk[:sz]...)
+		}
+		if want := strings.ReplaceAll(pageText(c.n), "http://", "https://"); string(body) != want {
+			t.Errorf("size %d, %d lines: body of %d bytes, want %d", c.size, c.n, len(body), len(want))
+		}
+		if c.largest > 0 && largest > c.largest || c.largest == 0 && largest <= 256 {
+			t.Errorf("size %d, %d lines: the largest chunk %d bytes", c.size, c.n, largest)
 		}
 	}
 }

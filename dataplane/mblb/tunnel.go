@@ -231,6 +231,12 @@ func (sc *serverConn) tunnelServer(st *stream) {
 	}
 	s.mu.Unlock()
 	if ws != nil {
+		if ws.nagle {
+			// no-delay disabled: small frames wait to be coalesced, both
+			// ways (websocket.go).
+			setNagle(s.c)
+			setNagle(sc.conn)
+		}
 		p := st.pending()
 		st.start = st.end
 		err := ws.relay(wsframe.FromServer, serverIn{sc}, p)

@@ -3,6 +3,7 @@ package mblb
 import (
 	"errors"
 	"io"
+	"net"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/wsframe"
@@ -65,8 +66,31 @@ func (s *ClientConn) noteWebSocket(x *HTTPEvent) {
 	s.mu.Unlock()
 }
 
+// limitWSWindow is the Sec-WebSocket-Extensions value that bounds the
+// permessage-deflate offers of the upgrade request head to bits
+// (window-bits), or nil when the offers need no change (or there are
+// none). Upgrades only: it allocates.
+func limitWSWindow(head []byte, bits int) []byte {
+	var offers [][]byte
+	httpx.Fields(head, len(head), func(name, value []byte, _, _ int) bool {
+		if httpx.EqualFold(name, "sec-websocket-extensions") {
+			offers = append(offers, value)
+		}
+		return true
+	})
+	if len(offers) == 0 {
+		return nil
+	}
+	v, changed := wsframe.LimitDeflateOffer(offers, bits)
+	if !changed {
+		return nil
+	}
+	return v
+}
+
 // wsTunnel is an upgraded connection's two framed directions.
 type wsTunnel struct {
+	nagle    bool
 	mode     wsframe.Masking
 	hooks    wsframe.Hooks
 	toClient *wsframe.Out
@@ -133,7 +157,7 @@ func (s *ClientConn) webSocketTunnel(sc *serverConn) *wsTunnel {
 	if o == nil || !sc.tunWS || s.ws.off {
 		return nil
 	}
-	t := &wsTunnel{mode: o.Masking,
+	t := &wsTunnel{mode: o.Masking, nagle: o.Nagle,
 		toClient: &wsframe.Out{W: clientOut{s}},
 		toServer: &wsframe.Out{W: serverOut{sc}, ToServer: true}}
 	if s.ws.maskSet {
@@ -143,6 +167,19 @@ func (s *ClientConn) webSocketTunnel(sc *serverConn) *wsTunnel {
 		t.hooks = wh.WebSocketHooks()
 	}
 	return t
+}
+
+// setNagle turns Nagle's algorithm on for a tunnel's socket (a TCP
+// connection, or a TLS session over one); other connections are left.
+func setNagle(c net.Conn) {
+	if t, ok := c.(interface{ NetConn() net.Conn }); ok {
+		if _, direct := c.(interface{ SetNoDelay(bool) error }); !direct {
+			c = t.NetConn()
+		}
+	}
+	if t, ok := c.(interface{ SetNoDelay(bool) error }); ok {
+		t.SetNoDelay(false)
+	}
 }
 
 // relay runs one direction of a framed tunnel; what it returns is that

@@ -317,3 +317,7 @@ func (b *Blocking) CloseWrite() error {
 
 // SetLinger is the socket's, so that a reset can end the connection.
 func (b *Blocking) SetLinger(sec int) error { return b.raw.SetLinger(sec) }
+
+// SetNoDelay is the socket's, so that a tunnel's settings (the websocket
+// profile's no-delay) reach a TLS client's socket too.
+func (b *Blocking) SetNoDelay(on bool) error { return b.raw.SetNoDelay(on) }

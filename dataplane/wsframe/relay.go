@@ -61,6 +61,14 @@ type Options struct {
 	// is taken out of the client's upgrade request, so that neither end
 	// compresses and the rules see the payloads as sent.
 	NoCompression bool
+	// WindowBits (window-bits, 8 to 15; 0: none) bounds the
+	// permessage-deflate windows the client's offer lets the two ends
+	// use (LimitDeflateOffer).
+	WindowBits int
+	// Nagle (no-delay disabled) turns Nagle's algorithm on for the two
+	// sockets of an upgraded connection, so that small frames are
+	// coalesced into fewer packets at the cost of their latency.
+	Nagle bool
 }
 
 // Side is the end a frame came from.
