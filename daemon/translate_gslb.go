@@ -333,8 +333,12 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
 				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),
 				VSCapacity: atoi(t.e(o, gpoolQoSCapacity)), VSScore: atoi(t.e(o, gpoolQoSScore)),
-				LinkCapacity: atoi(t.e(o, gpoolQoSLink)),
+				LinkCapacity: atoi(t.e(o, gpoolQoSLink)), HitRatio: atoi(t.e(o, gpoolQoSHitRatio)),
 			},
+			ManualResume: t.e(o, gpoolManualResume) == "enabled",
+			MinUpMode:    gslb.MinUpMode(t.e(o, gpoolMinUpMode)),
+			MinUpValue:   atoi(t.e(o, gpoolMinUpValue)),
+			DynamicRatio: t.e(o, gpoolDynamicRatio) == "enabled",
 		}
 		if !alternateModes[p.Alternate] {
 			t.fail("The pool (%s) cannot use %s as its alternate-mode: only static methods are allowed.", o.Name, p.Alternate)

@@ -223,16 +223,34 @@ type Pool struct {
 	// QoS weighs the metrics of quality-of-service (the pool's qos-*
 	// settings); nil means BIG-IP's defaults (DefaultQoS).
 	QoS *QoSWeights
+	// ManualResume (manual-resume enabled) keeps a member that went down
+	// (its virtual server, server or own monitor said so) out of the
+	// answers once its checks pass again, until the operator re-enables
+	// it: a flapping site is not given users back unattended.
+	ManualResume bool
+	// MinUpMode and MinUpValue (min-members-up-mode, -value) make the
+	// pool unavailable while fewer members than the value (at-least) or
+	// than that share of its members (percent) are available, so the
+	// wide IP's next pool answers before this one is overloaded. ""
+	// (off) never does.
+	MinUpMode  MinUpMode
+	MinUpValue int
+	// DynamicRatio (dynamic-ratio enabled) makes the dynamic methods
+	// share the answers in proportion to each member's measured metric
+	// instead of giving them all to the best member, so the best one is
+	// not overrun while its figures catch up.
+	DynamicRatio bool
 	// Members in configuration order; member-order sorts them.
 	Members []PoolMember
 }
 
 // QoSWeights are a pool's qos-* coefficients: quality-of-service scores
 // each member by the weighted sum of its metrics, each normalised against
-// the best candidate's. Hit ratio and hops are not measured here, so
-// qos-hit-ratio and qos-hops have nothing to weigh.
+// the best candidate's.
 type QoSWeights struct {
 	RTT          int // qos-rtt: the LDNS's round trip over the member's path
+	HitRatio     int // qos-hit-ratio: the share of probes of the LDNS over the member's path answered
+	Hops         int // qos-hops: the hops between the member's path and the LDNS (fewer is better)
 	Topology     int // qos-topology: the topology score
 	PacketRate   int // qos-packet-rate: packets per second (fewer is better)
 	Kbps         int // qos-kilobytes-second: throughput (less is better)
@@ -242,7 +260,17 @@ type QoSWeights struct {
 }
 
 // DefaultQoS are BIG-IP's defaults of the qos-* settings.
-var DefaultQoS = QoSWeights{RTT: 50, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
+var DefaultQoS = QoSWeights{RTT: 50, HitRatio: 5, Hops: 0, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
+
+// MinUpMode is a pool's min-members-up-mode.
+type MinUpMode string
+
+// The min-members-up modes; "" is off.
+const (
+	MinUpOff     MinUpMode = "off"
+	MinUpAtLeast MinUpMode = "at-least"
+	MinUpPercent MinUpMode = "percent"
+)
 
 // PoolMember is one member of a gtm pool: `<server>:<virtual server>` in
 // A and AAAA pools, a domain name (Target) in the other types.

@@ -203,6 +203,9 @@ func memberState(m *member) (bool, string) {
 		return false, reasonMemberOff
 	}
 	verify := !m.pool.cfg.NoVerify
+	if verify && m.pool.cfg.ManualResume && m.held() {
+		return false, reasonManualResume
+	}
 	if ok, why := vsStateOf(m.vs, verify); !ok {
 		return false, why
 	}
@@ -237,15 +240,33 @@ func poolState(pl *pool) (bool, string) {
 		if len(pl.names) == 0 {
 			return false, reasonPoolEmpty
 		}
+		up := 0
 		for _, m := range pl.names {
 			if ok, _ := nameState(m); ok {
-				return true, reasonAvailable
+				up++
 			}
 		}
-		return false, reasonPoolNoMembers
+		switch {
+		case up == 0:
+			return false, reasonPoolNoMembers
+		case up < pl.minUp:
+			return false, reasonPoolMinUp
+		}
+		return true, reasonAvailable
 	}
 	if len(pl.members) == 0 {
 		return false, reasonPoolEmpty
+	}
+	if pl.minUp > 0 {
+		up := 0
+		for _, m := range pl.members {
+			if ok, _ := memberState(m); ok {
+				up++
+			}
+		}
+		if up < pl.minUp {
+			return false, reasonPoolMinUp
+		}
 	}
 	if c := pl.cfg; c.LimitMaxConnections > 0 || c.LimitMaxBps > 0 || c.LimitMaxPps > 0 {
 		var conns, bps, pps int64
@@ -552,6 +573,9 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		return
 	}
 	cands := rq.available(pl)
+	if len(cands) < pl.minUp {
+		cands = cands[:0] // unavailable: only a fallback-ip answers
+	}
 	modes := [3]Mode{pl.mode, pl.alt, pl.fb}
 	for level, mode := range modes {
 		if len(cands) == 0 && mode != FallbackIP {
@@ -688,8 +712,13 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 	n := len(cands)
 	var rttBuf [64]time.Duration
 	var rtts []time.Duration
-	if w.RTT > 0 {
+	if w.RTT > 0 || w.HitRatio > 0 {
 		rtts = s.pathRTTs(rq, cands, rttBuf[:0])
+	}
+	var hitBuf [64]float64
+	var hits []float64
+	if w.HitRatio > 0 {
+		hits = s.pathHits(rq, cands, hitBuf[:0])
 	}
 	// Per metric: each candidate's value (<0: unknown), and whether lower
 	// is better.
@@ -705,6 +734,12 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 				return -1
 			}
 			return float64(rtts[i])
+		}},
+		{w.HitRatio, false, func(i int) float64 {
+			if hits == nil {
+				return -1
+			}
+			return hits[i]
 		}},
 		{w.PacketRate, true, func(i int) float64 {
 			if m := vsm(i); m != nil {
@@ -776,6 +811,9 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 	if !known {
 		return -1
 	}
+	if pl.cfg.DynamicRatio {
+		return ratioPick(pl, scores)
+	}
 	var idx [16]int
 	ties := 0
 	top := -1.0
@@ -845,6 +883,21 @@ func pickMetric(pl *pool, cands []*member, highest bool, val func(*VSMetrics, *v
 	}
 	if ties == 0 {
 		return -1
+	}
+	if pl.cfg.DynamicRatio {
+		var buf [16]float64
+		w := buf[:0]
+		if len(cands) > len(buf) {
+			w = make([]float64, 0, len(cands))
+		}
+		for _, c := range cands {
+			x := -1.0
+			if m := c.vs.rt.metrics.Load(); m != nil {
+				x = float64(val(m, c.vs))
+			}
+			w = append(w, dynWeight(x, float64(best), !highest))
+		}
+		return ratioPick(pl, w)
 	}
 	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
 }

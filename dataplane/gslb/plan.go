@@ -67,6 +67,10 @@ type vsRT struct {
 	metrics atomic.Pointer[VSMetrics] // nil: never reported
 	probe   atomic.Int32              // Status from the monitor
 	picks   counter
+	// downs counts the times it went down (probed or reported), for
+	// manual-resume: a member whose sum of downs moved since its last
+	// resume is held.
+	downs atomic.Uint64
 }
 
 type linkRT struct {
@@ -76,6 +80,7 @@ type linkRT struct {
 
 type hostRT struct {
 	status atomic.Int32 // Status reported by SetServerStatus
+	downs  atomic.Uint64
 	picks  counter
 	iquery atomic.Pointer[string] // set by SetServerIQuery
 }
@@ -90,7 +95,12 @@ type poolRT struct {
 }
 
 type memberRT struct {
-	probe     atomic.Int32 // Status from the pool's or member's monitor
+	probe atomic.Int32 // Status from the pool's or member's monitor
+	downs atomic.Uint64
+	// resumed is the sum of the member's downs (its own, its virtual
+	// server's and its server's) when it was last resumed: the plan that
+	// turned manual-resume on or re-enabled it. Another down holds it.
+	resumed   atomic.Uint64
 	preferred counter
 	alternate counter
 	fallback  counter
@@ -210,6 +220,9 @@ type pool struct {
 	ttl        uint32
 	maxAnswers int
 	qos        QoSWeights
+	// minUp is how many members must be available for the pool to be
+	// (min-members-up-mode at-least or percent); 0: no minimum.
+	minUp int
 }
 
 type member struct {
@@ -502,6 +515,9 @@ func compile(cfg *Config) (*plan, error) {
 		if pl.typ.index() < 0 {
 			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pl.full, pc.Type)
 		}
+		if err := checkMinUp(pc); err != nil {
+			return nil, typeErr("pool", pc.Type, pl.full, "%v", err)
+		}
 		for _, mc := range pc.Members {
 			if pl.typ.named() {
 				if mc.Target == "" {
@@ -529,6 +545,7 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		sort.SliceStable(pl.members, func(i, j int) bool { return pl.members[i].cfg.Order < pl.members[j].cfg.Order })
 		sort.SliceStable(pl.names, func(i, j int) bool { return pl.names[i].cfg.Order < pl.names[j].cfg.Order })
+		pl.minUp = minUpOf(pc, len(pl.members)+len(pl.names))
 		p.pools[name] = pl
 		p.poolList = append(p.poolList, pl)
 	}

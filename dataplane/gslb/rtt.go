@@ -21,6 +21,10 @@ type pathRTT struct {
 	at    time.Time
 	proto string
 	err   string
+	// sent and answered count the probes over the path to the LDNS
+	// since it entered the table: their ratio is quality-of-service's
+	// hit ratio.
+	sent, answered uint32
 }
 
 type ldnsEntry struct {
@@ -107,7 +111,43 @@ func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
 	if ties == 0 {
 		return -1
 	}
+	if pl.cfg.DynamicRatio {
+		var buf [64]float64
+		w := buf[:0]
+		if len(got) > len(buf) {
+			w = make([]float64, 0, len(got))
+		}
+		for _, r := range got {
+			x := 0.0
+			if r > 0 {
+				x = float64(best) / float64(r)
+			}
+			w = append(w, x)
+		}
+		return ratioPick(pl, w)
+	}
 	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// pathHits appends to out the hit ratio of each candidate's probe path
+// to the LDNS of rq: the share of its probes the LDNS answered, -1 when
+// none was sent. It reads what pathRTTs had probed.
+func (s *Server) pathHits(rq *request, cands []*member, out []float64) []float64 {
+	key := ldnsKey(rq.ldns, &rq.plan.settings)
+	t := &s.rtt
+	t.mu.Lock()
+	e := t.m[key]
+	for _, m := range cands {
+		x := -1.0
+		if p := m.vs.path(); e != nil && p != nil {
+			if r := e.paths[p.name]; r != nil && r.sent > 0 {
+				x = float64(r.answered) / float64(r.sent)
+			}
+		}
+		out = append(out, x)
+	}
+	t.mu.Unlock()
+	return out
 }
 
 // pathRTTs appends to out the measured round trip from the LDNS of rq
@@ -202,6 +242,13 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		if e := s.rtt.m[key]; e != nil {
 			for _, g := range got {
 				r := g.r
+				if prev := e.paths[g.path.name]; prev != nil {
+					r.sent, r.answered = prev.sent, prev.answered
+				}
+				r.sent++
+				if r.err == "" {
+					r.answered++
+				}
 				e.paths[g.path.name] = &r
 			}
 			e.probing = false

@@ -201,6 +201,7 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 	s.rtMu.Lock()
 	rt := s.freshRT()
 	p.bind(rt)
+	p.resumeHolds(s.plan.Load())
 	s.rtMu.Unlock()
 	// Bind what is new before anything else changes.
 	var fresh []*dnsListener
@@ -622,7 +623,11 @@ func (s *Server) SetVirtualServerMetrics(server, vsName string, m VSMetrics) {
 		s.rt.vs[VSKey(server, vsName)] = r
 	}
 	s.rtMu.Unlock()
-	r.metrics.Store(&m)
+	prev := StatusUnknown
+	if o := r.metrics.Swap(&m); o != nil {
+		prev = o.Status
+	}
+	wentDown(prev, m.Status, &r.downs)
 }
 
 // ClearVirtualServerMetrics forgets the reported metrics, so the
@@ -677,5 +682,5 @@ func (s *Server) SetServerIQuery(server, state string) {
 // StatusDown takes all its virtual servers out.
 func (s *Server) SetServerStatus(server string, st Status) {
 	r := s.hostRT(server)
-	r.status.Store(int32(st))
+	wentDown(Status(r.status.Swap(int32(st))), st, &r.downs)
 }
