@@ -100,6 +100,8 @@ func (t *gslbTranslator) settings() {
 	if o := t.cfg.Get(gtmLBSettings, ""); o != nil {
 		st.TopologyOrderOnly = t.e(o, gtmTopologyLongest) == "no"
 		st.TopologyDenyZeroScores = t.e(o, gtmTopologyZero) == "no"
+		st.NoVerifyVS = t.e(o, gtmVerifyVS) == "no"
+		st.IgnorePathTTL = t.e(o, gtmIgnorePathTTL) == "yes"
 	}
 	if o := t.cfg.Get(gtmMetrics, ""); o != nil {
 		st.PathTTL = seconds(t.e(o, metricsPathTTL))
@@ -125,6 +127,8 @@ func (t *gslbTranslator) settings() {
 	if o := t.cfg.Get(gtmGeneral, ""); o != nil {
 		st.StaticPersistCIDR4 = atoi(t.e(o, generalPersistCIDR4))
 		st.StaticPersistCIDR6 = atoi(t.e(o, generalPersistCIDR6))
+		st.NoDrainPersistent = t.e(o, generalDrain) == "no"
+		st.MonitorDisabled = t.e(o, generalMonitorOff) == "yes"
 	}
 }
 

@@ -186,9 +186,9 @@ func gtmKinds() []*Kind {
 	lbSettings := &Kind{Words: []string{"gtm", "global-settings", "load-balancing"}, Title: "Load Balancing Settings", Singleton: true, Help: "GSLB load-balancing settings", Props: []*Prop{
 		enum("topology-longest-match", "yes", "yes", "no"),
 		enum("topology-allow-zero-scores", "yes", "yes", "no"),
-		passive(str("verify-vs-availability", "yes")),
+		help(enum("verify-vs-availability", "yes", "yes", "no"), "no: answer with virtual servers whatever their monitors and reported status say"),
 		passive(str("respect-fallback-dependency", "no")),
-		passive(str("ignore-path-ttl", "no")),
+		help(enum("ignore-path-ttl", "no", "no", "yes"), "yes: RTT measurements older than path-ttl still decide while the LDNS is probed again"),
 		passive(str("fallback-lb-method", "none")),
 		passive(raw("qos-factor-rtt")),
 	}}
@@ -211,8 +211,8 @@ func gtmKinds() []*Kind {
 		passive(num("heartbeat-interval", "10")),
 		passive(str("auto-discovery", "yes")),
 		passive(str("synchronization", "no")),
-		passive(str("drain-persistent-requests", "yes")),
-		passive(str("monitor-disabled-objects", "no")),
+		help(enum("drain-persistent-requests", "yes", "yes", "no"), "yes: an LDNS persisted on a member the operator disabled keeps it while it is up"),
+		help(enum("monitor-disabled-objects", "no", "no", "yes"), "yes: disabled virtual servers and members are still probed"),
 		passive(str("cache-ldns-servers", "yes")),
 	}}
 	// gtm rule is BIG-IP DNS's iRule object, the one bigip_gtm.conf holds

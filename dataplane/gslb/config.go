@@ -430,6 +430,25 @@ type Settings struct {
 	TopologyOrderOnly bool
 	// TopologyDenyZeroScores is topology-allow-zero-scores no.
 	TopologyDenyZeroScores bool
+	// NoVerifyVS is verify-vs-availability no: every pool answers as
+	// with verify-member-availability disabled, whatever the monitors
+	// and reports say, for sites whose checks are run elsewhere.
+	NoVerifyVS bool
+	// IgnorePathTTL is ignore-path-ttl yes: an RTT measurement older
+	// than PathTTL still decides while the LDNS is probed again; without
+	// it an expired measurement counts as none, and the alternate method
+	// answers until the new one arrives.
+	IgnorePathTTL bool
+	// NoDrainPersistent is drain-persistent-requests no: an LDNS whose
+	// persistence record names a member the operator disabled (the
+	// member, its virtual server or its server) is load balanced afresh
+	// at once. By default (yes) it keeps that member while it is
+	// otherwise up, so disabling drains the site as persistence expires.
+	NoDrainPersistent bool
+	// MonitorDisabled is monitor-disabled-objects yes: disabled virtual
+	// servers and members are still probed, so their status is known
+	// when they are enabled; by default their probes stop.
+	MonitorDisabled bool
 	// UseClientSubnet makes an EDNS client-subnet option stand for the
 	// LDNS address in topology, static-persistence and persistence
 	// decisions (RTT stays with the LDNS, the only address one can probe).

@@ -135,11 +135,15 @@ func linkState(l *link) (bool, string) {
 }
 
 // hostState reports whether a server's virtual servers can be answered.
-func hostState(h *host) (bool, string) {
+func hostState(h *host) (bool, string) { return hostStateOf(h, false) }
+
+// hostStateOf is hostState; drain leaves the server's own disabled out
+// (a persisted LDNS draining from it).
+func hostStateOf(h *host, drain bool) (bool, string) {
 	if h.dc.cfg.Disabled {
 		return false, reasonDCDisabled
 	}
-	if h.cfg.Disabled {
+	if h.cfg.Disabled && !drain {
 		return false, reasonHostDisabled
 	}
 	if Status(h.rt.status.Load()) == StatusDown {
@@ -162,17 +166,17 @@ func hostState(h *host) (bool, string) {
 // vsState reports whether a virtual server gets new users: its
 // datacenter, server and link are up and enabled, it is, and none of them
 // is over a limit.
-func vsState(v *vs) (bool, string) { return vsStateOf(v, true) }
+func vsState(v *vs) (bool, string) { return vsStateOf(v, true, false) }
 
 // vsStateOf is vsState; without verify (a pool's
 // verify-member-availability disabled) the virtual server's up or down
 // status, reported or probed, is not looked at: only what is disabled or
 // over a limit keeps it out.
-func vsStateOf(v *vs, verify bool) (bool, string) {
-	if ok, why := hostState(v.host); !ok {
+func vsStateOf(v *vs, verify, drain bool) (bool, string) {
+	if ok, why := hostStateOf(v.host, drain); !ok {
 		return false, why
 	}
-	if v.cfg.Disabled {
+	if v.cfg.Disabled && !drain {
 		return false, reasonVSDisabled
 	}
 	if v.link != nil {
@@ -198,15 +202,20 @@ func vsStateOf(v *vs, verify bool) (bool, string) {
 	return true, reasonAvailable
 }
 
-func memberState(m *member) (bool, string) {
-	if m.cfg.Disabled {
+func memberState(m *member) (bool, string) { return memberStateOf(m, false) }
+
+// memberStateOf is memberState; drain leaves out what the operator
+// disabled (the member, its virtual server, its server), for an LDNS
+// persisted on it under drain-persistent-requests.
+func memberStateOf(m *member, drain bool) (bool, string) {
+	if m.cfg.Disabled && !drain {
 		return false, reasonMemberOff
 	}
-	verify := !m.pool.cfg.NoVerify
+	verify := m.pool.verify
 	if verify && m.pool.cfg.ManualResume && m.held() {
 		return false, reasonManualResume
 	}
-	if ok, why := vsStateOf(m.vs, verify); !ok {
+	if ok, why := vsStateOf(m.vs, verify, drain); !ok {
 		return false, why
 	}
 	if verify && Status(m.rt.probe.Load()) == StatusDown {
@@ -381,7 +390,7 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 	if m == nil || pl.cfg.Disabled {
 		return false
 	}
-	if ok, _ := memberState(m); !ok {
+	if ok, _ := memberStateOf(m, !rq.plan.settings.NoDrainPersistent); !ok {
 		return false
 	}
 	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl

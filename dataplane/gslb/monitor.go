@@ -74,14 +74,19 @@ type wantedProbe struct {
 // ones and stops the rest. The caller holds s.mu.
 func (s *Server) applyMonitors(p *plan) {
 	want := map[string]wantedProbe{}
+	// Disabled objects are not probed unless monitor-disabled-objects
+	// says so.
+	off := func(v *vs) bool {
+		return !p.settings.MonitorDisabled && (v.cfg.Disabled || v.host.cfg.Disabled || v.host.dc.cfg.Disabled)
+	}
 	for name, v := range p.vss {
-		if v.cfg.Monitor.active() {
+		if v.cfg.Monitor.active() && !off(v) {
 			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, &v.rt.downs, "virtual server", name}
 		}
 	}
 	for _, pl := range p.poolList {
 		for _, m := range pl.members {
-			if m.cfg.Monitor.active() {
+			if m.cfg.Monitor.active() && !off(m.vs) && (!m.cfg.Disabled || p.settings.MonitorDisabled) {
 				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, &m.rt.downs, "pool member", pl.full + " " + m.name}
 			}
 		}

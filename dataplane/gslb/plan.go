@@ -220,6 +220,9 @@ type pool struct {
 	ttl        uint32
 	maxAnswers int
 	qos        QoSWeights
+	// verify says whether members' monitors and reported status count
+	// (verify-member-availability, verify-vs-availability).
+	verify bool
 	// minUp is how many members must be available for the pool to be
 	// (min-members-up-mode at-least or percent); 0: no minimum.
 	minUp int
@@ -508,6 +511,7 @@ func compile(cfg *Config) (*plan, error) {
 		if pl.maxAnswers <= 0 {
 			pl.maxAnswers = 1
 		}
+		pl.verify = !pc.NoVerify && !p.settings.NoVerifyVS
 		pl.qos = DefaultQoS
 		if pc.QoS != nil {
 			pl.qos = *pc.QoS

@@ -176,7 +176,7 @@ func (s *Server) pathRTTs(rq *request, cands []*member, out []time.Duration) []t
 	for _, m := range cands {
 		var rtt time.Duration
 		if p := m.vs.path(); p != nil {
-			if r := e.paths[p.name]; r != nil && r.err == "" {
+			if r := e.paths[p.name]; r != nil && r.err == "" && (st.IgnorePathTTL || rq.now.Sub(r.at) < st.PathTTL) {
 				rtt = max(r.rtt, time.Nanosecond)
 				measured = true
 			}
