@@ -341,6 +341,7 @@ var (
 	wideipRules          = gtmWideIPA.MustProp("rules")
 	wideipPools          = gtmWideIPA.MustProp("pools")
 	wideipPoolOrder      = wideipPools.Sub.MustProp("order")
+	wideipPoolsCNAME     = gtmWideIPA.MustProp("pools-cname")
 	wideipPoolRatio      = wideipPools.Sub.MustProp("ratio")
 	wideipLastResort     = gtmWideIPA.MustProp("last-resort-pool")
 	wideipFailResponse   = gtmWideIPA.MustProp("failure-rcode-response")

@@ -454,6 +454,15 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: gslb.Key(typ, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
 			}
 		}
+		if v := wideipPoolsCNAME.Get(o); v != nil && (typ == gslb.TypeA || typ == gslb.TypeAAAA) {
+			for _, it := range v.Items {
+				if t.gc.Pools[gslb.Key(gslb.TypeCNAME, it.Name)] == nil {
+					t.skip(o, "pool cname %s does not exist", it.Name)
+					continue
+				}
+				w.CNAMEPools = append(w.CNAMEPools, gslb.WideIPPool{Pool: gslb.Key(gslb.TypeCNAME, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
+			}
+		}
 		if lr := wideipLastResort.Str(o); lr != "" && lr != "none" {
 			po := t.cfg.Lookup(t.s, poolSpec, lastResortName(lr, path.Dir(o.Name)))
 			if po == nil || t.gc.Pools[gslb.Key(typ, po.Name)] == nil {

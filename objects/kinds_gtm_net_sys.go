@@ -144,6 +144,7 @@ func gtmKinds() []*Kind {
 		&Prop{Name: "aliases", Type: TList},
 		enum("pool-lb-mode", "round-robin", "round-robin", "ratio", "topology", "global-availability"),
 		&Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool a"}, Sub: &Kind{Title: "Pool", Props: []*Prop{num("order", "0"), num("ratio", "1")}}},
+		help(&Prop{Name: "pools-cname", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool cname"}, Sub: &Kind{Title: "Pool", Props: []*Prop{num("order", "0"), num("ratio", "1")}}}, "gtm pool cname objects balanced with the pools by order and ratio: when one is chosen, the answer is its CNAME"),
 		ed("persistence", "disabled"),
 		num("ttl-persistence", "3600"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
@@ -266,6 +267,9 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 		}
 		wk := &Kind{Words: []string{"gtm", "wideip", t}, Title: "Wide IP", Lower: "wide IP", Help: "GSLB wide IP (" + up + ")"}
 		for _, p := range awideip.Props {
+			if p.Name == "pools-cname" && t != "aaaa" {
+				continue
+			}
 			if p.Name == "pools" {
 				p = &Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool " + t}, Sub: p.Sub}
 			}

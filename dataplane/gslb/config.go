@@ -318,6 +318,11 @@ type WideIP struct {
 	// PoolLBMode is pool-lb-mode; "" means round-robin.
 	PoolLBMode Mode
 	Pools      []WideIPPool
+	// CNAMEPools are pools-cname: CNAME pools (by Key(TypeCNAME, path))
+	// an A or AAAA wide IP balances with its Pools, by order and ratio
+	// (on equal order a pool of Pools comes first); when one is chosen
+	// the answer is its CNAME record, and the resolver follows it.
+	CNAMEPools []WideIPPool
 	// Persistence keeps an LDNS on its answer for PersistTTL (0 means
 	// 3600 s), matching LDNS addresses under PersistCIDR4/6 (0 means 32
 	// and 128).

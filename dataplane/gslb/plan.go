@@ -600,6 +600,18 @@ func compile(cfg *Config) (*plan, error) {
 			}
 			ps = append(ps, ord{wipPool{pl, r}, wp.Order})
 		}
+		for _, wp := range wc.CNAMEPools {
+			pl := p.pools[wp.Pool]
+			switch {
+			case pl == nil:
+				return nil, typeErr("wideip", wc.Type, w.full, "pools-cname: pool %q does not exist", wp.Pool)
+			case pl.typ != TypeCNAME:
+				return nil, typeErr("wideip", wc.Type, w.full, "pools-cname: pool %s is a pool %s", pl.full, pl.typ)
+			case w.typ != TypeA && w.typ != TypeAAAA:
+				return nil, typeErr("wideip", wc.Type, w.full, "only A and AAAA wide IPs have pools-cname")
+			}
+			ps = append(ps, ord{wipPool{pl, max(wp.Ratio, 1)}, wp.Order})
+		}
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].order < ps[j].order })
 		for _, x := range ps {
 			w.pools = append(w.pools, x.wipPool)

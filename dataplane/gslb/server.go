@@ -461,6 +461,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 // decided builds the answer of a wide IP whose decision is an answer.
 func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, t RRType, d *decision) *dns.Msg {
 	m.Authoritative = true
+	if len(d.targets) > 0 { // a pools-cname pool answered
+		m.Answer = append(m.Answer, nameRRs(TypeCNAME, q.Name, d.ttl, d.targets)...)
+		return s.finishMsg(m, opt, ecs, udp)
+	}
 	for _, a := range d.addrs() {
 		if t.family(a) { // an A wide IP answers IPv4 virtual servers, an AAAA one IPv6
 			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))

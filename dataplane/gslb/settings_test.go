@@ -3,8 +3,11 @@ package gslb
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // verify-vs-availability no answers with members whatever their
@@ -163,5 +166,68 @@ func TestMonitorDisabledObjects(t *testing.T) {
 			vrt := s.plan.Load().vss["/Common/ltm:vs1_1"].rt
 			waitFor(t, "the disabled virtual server probed up", func() bool { return Status(vrt.probe.Load()) == StatusUp })
 		}
+	}
+}
+
+// An A wide IP's pools-cname pools are balanced with its pools: when one
+// answers, over the message path and the UDP listener's wire path alike,
+// the answer is its CNAME.
+func TestPoolsCNAME(t *testing.T) {
+	listen := freeAddr(t, "127.16.0.53")
+	cname := func(order int) *Config {
+		cfg := admitConfig()
+		cfg.Listeners = []Listener{{Name: "/Common/dns", Addr: listen, Protocol: "udp"}}
+		cfg.Pools[Key(TypeCNAME, "/Common/cn")] = &Pool{Name: "/Common/cn", Type: TypeCNAME, TTL: 45,
+			Members: []PoolMember{{Target: "www.cdn.example.net", StaticTarget: true}}}
+		w := cfg.WideIPs["/Common/www.example.com"]
+		w.Pools = w.Pools[:1] // main only
+		w.CNAMEPools = []WideIPPool{{Pool: Key(TypeCNAME, "/Common/cn"), Order: order}}
+		return cfg
+	}
+	for _, c := range []struct {
+		name     string
+		order    int
+		mainDown bool
+		want     string // the CNAME target, or "" for main's A
+	}{
+		{"main first", 1, false, ""},
+		{"main down", 1, true, "www.cdn.example.net."},
+		{"equal order: the pool first", 0, false, ""},
+		{"cname first", -1, false, "www.cdn.example.net."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newServer(t, cname(c.order), Options{})
+			if c.mainDown {
+				s.SetServerStatus("/Common/ltm", StatusDown)
+			}
+			for _, path := range []string{"answer", "udp"} {
+				var m *dns.Msg
+				if path == "answer" {
+					m = ask(t, s, admitLDNS, "www.example.com.", dns.TypeA)
+				} else {
+					m = queryNet(t, admitLDNS, listen, "udp", "www.example.com.", dns.TypeA)
+				}
+				if m == nil || len(m.Answer) == 0 {
+					t.Fatalf("%s: no answer: %v", path, m)
+				}
+				switch rr := m.Answer[0].(type) {
+				case *dns.CNAME:
+					if rr.Target != c.want || rr.Hdr.Ttl != 45 {
+						t.Fatalf("%s: CNAME %s ttl %d, want %q", path, rr.Target, rr.Hdr.Ttl, c.want)
+					}
+				case *dns.A:
+					if c.want != "" {
+						t.Fatalf("%s: A %v, want CNAME %s", path, rr.A, c.want)
+					}
+				default:
+					t.Fatalf("%s: %v", path, rr)
+				}
+			}
+		})
+	}
+	bad := cname(0)
+	bad.WideIPs["/Common/www.example.com"].CNAMEPools = []WideIPPool{{Pool: "/Common/spare"}}
+	if _, err := Compile(bad); err == nil || !strings.Contains(err.Error(), "is a pool a") {
+		t.Errorf("an A pool in pools-cname: %v", err)
 	}
 }
