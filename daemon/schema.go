@@ -254,6 +254,7 @@ var (
 	gtmTopologyZero      = gtmLBSettings.MustProp("topology-allow-zero-scores")
 	gtmVerifyVS          = gtmLBSettings.MustProp("verify-vs-availability")
 	gtmIgnorePathTTL     = gtmLBSettings.MustProp("ignore-path-ttl")
+	gtmRespectFallback   = gtmLBSettings.MustProp("respect-fallback-dependency")
 	gtmMetrics           = schema.MustKind("gtm global-settings metrics")
 	metricsPathTTL       = gtmMetrics.MustProp("path-ttl")
 	metricsProbeTimeout  = gtmMetrics.MustProp("ldns-probe-timeout")

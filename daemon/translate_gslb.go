@@ -102,6 +102,7 @@ func (t *gslbTranslator) settings() {
 		st.TopologyDenyZeroScores = t.e(o, gtmTopologyZero) == "no"
 		st.NoVerifyVS = t.e(o, gtmVerifyVS) == "no"
 		st.IgnorePathTTL = t.e(o, gtmIgnorePathTTL) == "yes"
+		st.RespectFallback = t.e(o, gtmRespectFallback) == "yes"
 	}
 	if o := t.cfg.Get(gtmMetrics, ""); o != nil {
 		st.PathTTL = seconds(t.e(o, metricsPathTTL))

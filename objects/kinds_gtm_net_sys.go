@@ -188,7 +188,7 @@ func gtmKinds() []*Kind {
 		enum("topology-longest-match", "yes", "yes", "no"),
 		enum("topology-allow-zero-scores", "yes", "yes", "no"),
 		help(enum("verify-vs-availability", "yes", "yes", "no"), "no: answer with virtual servers whatever their monitors and reported status say"),
-		passive(str("respect-fallback-dependency", "no")),
+		help(enum("respect-fallback-dependency", "no", "no", "yes"), "no: with no member available, a pool's fallback method answers with its enabled members whatever their monitors say; yes: only with available ones"),
 		help(enum("ignore-path-ttl", "no", "no", "yes"), "yes: RTT measurements older than path-ttl still decide while the LDNS is probed again"),
 		passive(str("fallback-lb-method", "none")),
 		passive(raw("qos-factor-rtt")),

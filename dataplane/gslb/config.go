@@ -439,6 +439,13 @@ type Settings struct {
 	// with verify-member-availability disabled, whatever the monitors
 	// and reports say, for sites whose checks are run elsewhere.
 	NoVerifyVS bool
+	// RespectFallback is respect-fallback-dependency yes: a pool's
+	// fallback method picks among available members only. By default
+	// (no), when no member is available, it picks among the members the
+	// operator has not disabled whatever their monitors say, as BIG-IP's
+	// fallback ignores availability: the answer is a site that may be
+	// down rather than none.
+	RespectFallback bool
 	// IgnorePathTTL is ignore-path-ttl yes: an RTT measurement older
 	// than PathTTL still decides while the LDNS is probed again; without
 	// it an expired measurement counts as none, and the alternate method

@@ -582,11 +582,15 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		return
 	}
 	cands := rq.available(pl)
+	noneUp := len(cands) == 0
 	if len(cands) < pl.minUp {
 		cands = cands[:0] // unavailable: only a fallback-ip answers
 	}
 	modes := [3]Mode{pl.mode, pl.alt, pl.fb}
 	for level, mode := range modes {
+		if level == 2 && noneUp && !rq.plan.settings.RespectFallback && memberMethod(mode) {
+			cands = rq.enabled(pl) // the fallback method ignores availability
+		}
 		if len(cands) == 0 && mode != FallbackIP {
 			continue
 		}

@@ -141,3 +141,31 @@ func dynWeight(x, best float64, lower bool) float64 {
 		return x / best
 	}
 }
+
+// memberMethod reports whether a mode picks a member (rather than
+// answering with fallback-ip, returning to DNS, dropping or skipping).
+func memberMethod(m Mode) bool {
+	switch m {
+	case None, ReturnToDNS, DropPacket, FallbackIP:
+		return false
+	}
+	return true
+}
+
+// enabled fills rq.cands with the pool's members nothing the operator did
+// keeps out (disabled member, virtual server, server, datacenter or link;
+// a manual-resume hold), whatever their monitors and metrics say: what a
+// fallback method picks from when respect-fallback-dependency is no and
+// no member is available.
+func (rq *request) enabled(pl *pool) []*member {
+	out := rq.cands[:0]
+	for _, m := range pl.members {
+		v := m.vs
+		if m.cfg.Disabled || v.cfg.Disabled || v.host.cfg.Disabled || v.host.dc.cfg.Disabled ||
+			(v.link != nil && v.link.cfg.Disabled) || (pl.cfg.ManualResume && m.held()) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -231,3 +231,34 @@ func TestPoolsCNAME(t *testing.T) {
 		t.Errorf("an A pool in pools-cname: %v", err)
 	}
 }
+
+// respect-fallback-dependency no (BIG-IP's default): with no member
+// available, the fallback method answers with a member the operator has
+// not disabled, down as it is; yes returns to DNS (then the next pool).
+func TestRespectFallbackDependency(t *testing.T) {
+	for _, c := range []struct {
+		respect bool
+		want    netip.Addr
+	}{
+		{false, netip.MustParseAddr("127.16.1.2")}, // vs1_1 disabled: the next one
+		{true, netip.Addr{}},
+	} {
+		cfg := admitConfig()
+		cfg.Settings.RespectFallback = c.respect
+		w := cfg.WideIPs["/Common/www.example.com"]
+		w.Pools = w.Pools[:1]
+		p := cfg.Pools["/Common/main"]
+		p.Fallback = GlobalAvailability
+		p.Members[0].Disabled = true
+		s := newServer(t, cfg, Options{})
+		for _, vs := range []string{"vs1_1", "vs1_2", "vs1_3"} {
+			s.SetVirtualServerMetrics("/Common/ltm", vs, VSMetrics{Status: StatusDown})
+		}
+		if got := askA(t, s, admitLDNS, "www.example.com."); got != c.want {
+			t.Errorf("respect-fallback-dependency %v: %v, want %v", c.respect, got, c.want)
+		}
+		if st := s.Pools()[0]; !c.respect && st.FallCount != 1 {
+			t.Errorf("fallback counted %d", st.FallCount)
+		}
+	}
+}
