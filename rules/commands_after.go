@@ -94,6 +94,20 @@ func (s *ConnState) PendingAfters() int {
 	return len(s.afters.pending)
 }
 
+// afterHook records that a rule uses after: a host that answers inline
+// (the DNS server's UDP readers) gives such a rule's queries a goroutine
+// of their own, so that a suspended one does not hold up the others.
+func afterHook(c *tcl.Compiler) error {
+	if r, ok := c.Context().(*Rule); ok {
+		r.usesAfter = true
+	}
+	return nil
+}
+
+// UsesAfter reports whether the rule calls after anywhere (a when block,
+// a proc): its events may suspend.
+func (r *Rule) UsesAfter() bool { return r.usesAfter }
+
 // cmdAfter is F5's after: `after ms` waits (suspending the event, bounded
 // by its budget); `after ms ?-periodic? script` schedules the script on a
 // Conn that is a Scheduler and returns its id; `after cancel` and

@@ -60,7 +60,7 @@ func registerUtil(t *tcl.Commands) {
 		}
 		return tcl.Bool(normalizeURI(args[1].String()) == normalizeURI(args[2].String())), nil
 	})
-	t.Register("after", cmdAfter(t.Lookup("after").Fn)) // commands_after.go
+	t.Register("after", cmdAfter(t.Lookup("after").Fn)).Compile = afterHook // commands_after.go
 	t.Register("virtual", cmdVirtual)
 	t.Register("members", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return poolList(in, args, "members", func(c Conn, pool string) ([]netip.AddrPort, error) {

@@ -181,8 +181,10 @@ type Rule struct {
 	wsNeeds []HTTPNeed
 	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
 	keepsSecrets bool
-	inEvent      Event
-	inWhen       bool
+	// usesAfter: the rule calls after (UsesAfter).
+	usesAfter bool
+	inEvent   Event
+	inWhen    bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only

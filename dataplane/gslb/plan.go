@@ -153,7 +153,10 @@ type plan struct {
 	// is taken only when none has).
 	listenRules map[listenerKey]*rules.Program
 	anyRules    bool
-	programs    []*rules.Program // every program, for RULE_INIT
+	// afterRules says whether a rule calls after: its UDP queries are
+	// then answered each in a goroutine of its own (suspend.go).
+	afterRules bool
+	programs   []*rules.Program // every program, for RULE_INIT
 }
 
 type wildName struct {
@@ -687,6 +690,7 @@ func (p *plan) compileRules(cfg *Config) error {
 		}
 		w.rules = rules.NewProgram(env, w.cfg.Rules...)
 		p.programs = append(p.programs, w.rules)
+		p.afterRules = p.afterRules || usesAfter(w.cfg.Rules)
 	}
 	for k, l := range p.listeners {
 		if len(l.Rules) == 0 {
@@ -696,6 +700,7 @@ func (p *plan) compileRules(cfg *Config) error {
 			p.listenRules = map[listenerKey]*rules.Program{}
 		}
 		pr := rules.NewProgram(env, l.Rules...)
+		p.afterRules = p.afterRules || usesAfter(l.Rules)
 		p.listenRules[k] = pr
 		p.programs = append(p.programs, pr)
 	}

@@ -50,6 +50,9 @@ type Server struct {
 	persist persistTable
 
 	probesInFlight atomic.Int64
+	// suspended counts UDP queries answered in goroutines of their own
+	// (rules that call after; suspend.go).
+	suspended atomic.Int64
 	// readers numbers the UDP readers, whose counter shards it chooses
 	// (counter).
 	readers atomic.Int32
