@@ -323,6 +323,7 @@ var (
 	gpoolQoSScore        = gtmPoolA.MustProp("qos-vs-score")
 	gpoolQoSLink         = gtmPoolA.MustProp("qos-lcs")
 	gpoolQoSHitRatio     = gtmPoolA.MustProp("qos-hit-ratio")
+	gpoolQoSHops         = gtmPoolA.MustProp("qos-hops")
 	gpoolManualResume    = gtmPoolA.MustProp("manual-resume")
 	gpoolMinUpMode       = gtmPoolA.MustProp("min-members-up-mode")
 	gpoolMinUpValue      = gtmPoolA.MustProp("min-members-up-value")

@@ -338,7 +338,7 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
 				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),
 				VSCapacity: atoi(t.e(o, gpoolQoSCapacity)), VSScore: atoi(t.e(o, gpoolQoSScore)),
-				LinkCapacity: atoi(t.e(o, gpoolQoSLink)), HitRatio: atoi(t.e(o, gpoolQoSHitRatio)),
+				LinkCapacity: atoi(t.e(o, gpoolQoSLink)), HitRatio: atoi(t.e(o, gpoolQoSHitRatio)), Hops: atoi(t.e(o, gpoolQoSHops)),
 			},
 			ManualResume: t.e(o, gpoolManualResume) == "enabled",
 			MinUpMode:    gslb.MinUpMode(t.e(o, gpoolMinUpMode)),

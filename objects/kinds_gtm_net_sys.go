@@ -122,7 +122,7 @@ func gtmKinds() []*Kind {
 		help(ed("verify-member-availability", "enabled"), "disabled: answer with members whatever their monitors and reported status say"),
 		help(ed("dynamic-ratio", "disabled"), "enabled: the dynamic methods share the answers in proportion to the members' metrics instead of giving them all to the best"),
 		help(num("qos-hit-ratio", "5"), "quality-of-service: the weight of the share of RTT probes the LDNS answered over the member's path"),
-		passive(raw("qos-hops")),
+		help(num("qos-hops", "0"), "quality-of-service: the weight of the hops between the member's probe path and the LDNS (fewer is better)"),
 		help(num("qos-kilobytes-second", "3"), "quality-of-service: the weight of throughput (less is better)"),
 		help(num("qos-lcs", "30"), "quality-of-service: the weight of the link's free capacity"),
 		help(num("qos-packet-rate", "1"), "quality-of-service: the weight of the packet rate (fewer is better)"),

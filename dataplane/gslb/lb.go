@@ -725,13 +725,18 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 	n := len(cands)
 	var rttBuf [64]time.Duration
 	var rtts []time.Duration
-	if w.RTT > 0 || w.HitRatio > 0 {
+	if w.RTT > 0 || w.HitRatio > 0 || w.Hops > 0 {
 		rtts = s.pathRTTs(rq, cands, rttBuf[:0])
 	}
 	var hitBuf [64]float64
 	var hits []float64
 	if w.HitRatio > 0 {
 		hits = s.pathHits(rq, cands, hitBuf[:0])
+	}
+	var hopBuf [64]float64
+	var hops []float64
+	if w.Hops > 0 {
+		hops = s.pathHops(rq, cands, hopBuf[:0])
 	}
 	// Per metric: each candidate's value (<0: unknown), and whether lower
 	// is better.
@@ -753,6 +758,12 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 				return -1
 			}
 			return hits[i]
+		}},
+		{w.Hops, true, func(i int) float64 {
+			if hops == nil {
+				return -1
+			}
+			return hops[i]
 		}},
 		{w.PacketRate, true, func(i int) float64 {
 			if m := vsm(i); m != nil {

@@ -169,3 +169,18 @@ func (rq *request) enabled(pl *pool) []*member {
 	}
 	return out
 }
+
+// hopsFrom estimates the hops a reply crossed from the TTL it arrived
+// with: the sender started from the smallest of the usual initial TTLs
+// (64, 128, 255) not below it. -1 when the TTL is unknown.
+func hopsFrom(ttl int) int {
+	switch {
+	case ttl <= 0 || ttl > 255:
+		return -1
+	case ttl <= 64:
+		return 64 - ttl
+	case ttl <= 128:
+		return 128 - ttl
+	}
+	return 255 - ttl
+}

@@ -343,17 +343,21 @@ func TestDynamicRatio(t *testing.T) {
 	}
 }
 
-// quality-of-service weighs the hit ratio: the share of the RTT probes
-// over a member's path the LDNS answered.
+// quality-of-service weighs the hit ratio (the share of the RTT probes
+// over a member's path the LDNS answered) and the hops (fewer is better).
 func TestQoSHitRatio(t *testing.T) {
 	a := netip.MustParseAddr
 	cases := []struct {
 		name       string
 		sent, hits [2]uint32
+		hops       [2]int
+		qos        QoSWeights
 		want       netip.Addr
 	}{
-		{"second path answers more", [2]uint32{4, 4}, [2]uint32{1, 4}, a("127.16.1.2")},
-		{"first path answers more", [2]uint32{4, 4}, [2]uint32{3, 2}, a("127.16.1.1")},
+		{"second path answers more", [2]uint32{4, 4}, [2]uint32{1, 4}, [2]int{-1, -1}, QoSWeights{HitRatio: 5}, a("127.16.1.2")},
+		{"first path answers more", [2]uint32{4, 4}, [2]uint32{3, 2}, [2]int{-1, -1}, QoSWeights{HitRatio: 5}, a("127.16.1.1")},
+		{"fewer hops on the second", [2]uint32{4, 4}, [2]uint32{4, 4}, [2]int{6, 2}, QoSWeights{Hops: 1}, a("127.16.1.2")},
+		{"hops outweighed by the hit ratio", [2]uint32{4, 4}, [2]uint32{4, 1}, [2]int{6, 2}, QoSWeights{Hops: 1, HitRatio: 5}, a("127.16.1.1")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -369,14 +373,14 @@ func TestQoSHitRatio(t *testing.T) {
 			p := cfg.Pools["/Common/main"]
 			p.Members = p.Members[:2]
 			p.Mode, p.Alternate = QualityOfService, None
-			p.QoS = &QoSWeights{HitRatio: 5}
+			p.QoS = &c.qos
 			s := newServer(t, cfg, Options{Now: clock.Now})
 			key := ldnsKey(admitLDNS, &s.plan.Load().settings)
 			s.rtt.mu.Lock()
 			s.rtt.m[key] = &ldnsEntry{key: key, addr: admitLDNS, first: clock.Now(), last: clock.Now(), probedAt: clock.Now(),
 				paths: map[string]*pathRTT{
-					"/Common/l1": {rtt: time.Millisecond, sent: c.sent[0], answered: c.hits[0]},
-					"/Common/l2": {rtt: time.Millisecond, sent: c.sent[1], answered: c.hits[1]},
+					"/Common/l1": {rtt: time.Millisecond, sent: c.sent[0], answered: c.hits[0], hops: c.hops[0]},
+					"/Common/l2": {rtt: time.Millisecond, sent: c.sent[1], answered: c.hits[1], hops: c.hops[1]},
 				}}
 			s.rtt.mu.Unlock()
 			for i := range 3 {

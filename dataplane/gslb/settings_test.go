@@ -262,3 +262,11 @@ func TestRespectFallbackDependency(t *testing.T) {
 		}
 	}
 }
+
+func TestHopsFrom(t *testing.T) {
+	for ttl, want := range map[int]int{0: -1, -1: -1, 1: 63, 64: 0, 60: 4, 65: 63, 128: 0, 113: 15, 129: 126, 255: 0, 256: -1} {
+		if got := hopsFrom(ttl); got != want {
+			t.Errorf("hopsFrom(%d) = %d, want %d", ttl, got, want)
+		}
+	}
+}
