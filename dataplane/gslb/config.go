@@ -262,7 +262,9 @@ type QoSWeights struct {
 // DefaultQoS are BIG-IP's defaults of the qos-* settings.
 var DefaultQoS = QoSWeights{RTT: 50, HitRatio: 5, Hops: 0, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
 
-// MinUpMode is a pool's min-members-up-mode.
+// MinUpMode is a pool's min-members-up-mode: whether its
+// min-members-up-value is a count of members or a share of them, so a
+// pool that grows keeps the same margin.
 type MinUpMode string
 
 // The min-members-up modes; "" is off.
