@@ -100,6 +100,9 @@ func (t *gslbTranslator) settings() {
 	if o := t.cfg.Get(gtmLBSettings, ""); o != nil {
 		st.TopologyOrderOnly = t.e(o, gtmTopologyLongest) == "no"
 		st.TopologyDenyZeroScores = t.e(o, gtmTopologyZero) == "no"
+		st.NoVerifyVS = t.e(o, gtmVerifyVS) == "no"
+		st.IgnorePathTTL = t.e(o, gtmIgnorePathTTL) == "yes"
+		st.RespectFallback = t.e(o, gtmRespectFallback) == "yes"
 	}
 	if o := t.cfg.Get(gtmMetrics, ""); o != nil {
 		st.PathTTL = seconds(t.e(o, metricsPathTTL))
@@ -125,6 +128,8 @@ func (t *gslbTranslator) settings() {
 	if o := t.cfg.Get(gtmGeneral, ""); o != nil {
 		st.StaticPersistCIDR4 = atoi(t.e(o, generalPersistCIDR4))
 		st.StaticPersistCIDR6 = atoi(t.e(o, generalPersistCIDR6))
+		st.NoDrainPersistent = t.e(o, generalDrain) == "no"
+		st.MonitorDisabled = t.e(o, generalMonitorOff) == "yes"
 	}
 }
 
@@ -333,8 +338,12 @@ func (t *gslbTranslator) poolsOf(typ gslb.RRType, kind *objects.Kind) {
 				RTT: atoi(t.e(o, gpoolQoSRTT)), Topology: atoi(t.e(o, gpoolQoSTopology)),
 				PacketRate: atoi(t.e(o, gpoolQoSPacketRate)), Kbps: atoi(t.e(o, gpoolQoSKbps)),
 				VSCapacity: atoi(t.e(o, gpoolQoSCapacity)), VSScore: atoi(t.e(o, gpoolQoSScore)),
-				LinkCapacity: atoi(t.e(o, gpoolQoSLink)),
+				LinkCapacity: atoi(t.e(o, gpoolQoSLink)), HitRatio: atoi(t.e(o, gpoolQoSHitRatio)), Hops: atoi(t.e(o, gpoolQoSHops)),
 			},
+			ManualResume: t.e(o, gpoolManualResume) == "enabled",
+			MinUpMode:    gslb.MinUpMode(t.e(o, gpoolMinUpMode)),
+			MinUpValue:   atoi(t.e(o, gpoolMinUpValue)),
+			DynamicRatio: t.e(o, gpoolDynamicRatio) == "enabled",
 		}
 		if !alternateModes[p.Alternate] {
 			t.fail("The pool (%s) cannot use %s as its alternate-mode: only static methods are allowed.", o.Name, p.Alternate)
@@ -444,6 +453,15 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 					continue
 				}
 				w.Pools = append(w.Pools, gslb.WideIPPool{Pool: gslb.Key(typ, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
+			}
+		}
+		if v := wideipPoolsCNAME.Get(o); v != nil && (typ == gslb.TypeA || typ == gslb.TypeAAAA) {
+			for _, it := range v.Items {
+				if t.gc.Pools[gslb.Key(gslb.TypeCNAME, it.Name)] == nil {
+					t.skip(o, "pool cname %s does not exist", it.Name)
+					continue
+				}
+				w.CNAMEPools = append(w.CNAMEPools, gslb.WideIPPool{Pool: gslb.Key(gslb.TypeCNAME, it.Name), Order: atoi(wideipPoolOrder.StrIn(it)), Ratio: atoi(wideipPoolRatio.StrIn(it))})
 			}
 		}
 		if lr := wideipLastResort.Str(o); lr != "" && lr != "none" {

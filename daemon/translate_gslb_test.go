@@ -55,6 +55,11 @@ gtm pool a /Common/p1 {
     ttl 60
     qos-rtt 10
     qos-vs-score 4
+    manual-resume enabled
+    min-members-up-mode percent
+    min-members-up-value 50
+    dynamic-ratio enabled
+    qos-hops 2
     limit-max-connections 500
     limit-max-connections-status enabled
     limit-max-pps 70
@@ -125,7 +130,9 @@ func TestTranslateGSLB(t *testing.T) {
 		{"vs1 link", gc.Servers["/Common/lc1"].VirtualServers[0].Link, "/Common/isp1"},
 		{"vs1 monitor from server", monitorOf(gc.Servers["/Common/lc1"].VirtualServers[0].Monitor), []any{"/Common/tcp", monitor.Type("tcp"), 5 * time.Second, 16 * time.Second, ""}},
 		{"pool monitor on vs1", monitorOf(gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[0].Monitor), []any{"/Common/http", monitor.Type("http"), 5 * time.Second, 16 * time.Second, "GET /\r\n"}},
-		{"qos weights (the rest BIG-IP's defaults)", *gc.Pools["/Common/p1"].QoS, gslb.QoSWeights{RTT: 10, VSScore: 4, PacketRate: 1, Kbps: 3, LinkCapacity: 30}},
+		{"qos weights (the rest BIG-IP's defaults)", *gc.Pools["/Common/p1"].QoS, gslb.QoSWeights{RTT: 10, VSScore: 4, PacketRate: 1, Kbps: 3, LinkCapacity: 30, HitRatio: 5, Hops: 2}},
+		{"pool admission", []any{gc.Pools["/Common/p1"].ManualResume, gc.Pools["/Common/p1"].MinUpMode, gc.Pools["/Common/p1"].MinUpValue, gc.Pools["/Common/p1"].DynamicRatio},
+			[]any{true, gslb.MinUpPercent, 50, true}},
 		{"pool limits (pps without its status)", []int64{gc.Pools["/Common/p1"].LimitMaxConnections, gc.Pools["/Common/p1"].LimitMaxPps}, []int64{500, 0}},
 		{"member's own none", gc.Pools[gslb.Key(gslb.TypeA, "/Common/p1")].Members[1].Monitor, gslb.Monitor{}},
 		{"vs2 monitor none", gc.Servers["/Common/lc1"].VirtualServers[1].Monitor, gslb.Monitor{}},

@@ -116,11 +116,13 @@ func gtmKinds() []*Kind {
 		num("ttl", "30"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		num("max-answers-returned", "1"),
-		passive(ed("manual-resume", "disabled")),
+		help(ed("manual-resume", "disabled"), "enabled: a member that went down stays out of the answers once up again, until it is disabled and enabled"),
+		help(enum("min-members-up-mode", "off", "off", "at-least", "percent"), "at-least or percent: the pool is unavailable while fewer of its members than min-members-up-value (a number, or a percentage of them) are available"),
+		help(num("min-members-up-value", "0"), "see min-members-up-mode"),
 		help(ed("verify-member-availability", "enabled"), "disabled: answer with members whatever their monitors and reported status say"),
-		passive(raw("dynamic-ratio")),
-		passive(raw("qos-hit-ratio")),
-		passive(raw("qos-hops")),
+		help(ed("dynamic-ratio", "disabled"), "enabled: the dynamic methods share the answers in proportion to the members' metrics instead of giving them all to the best"),
+		help(num("qos-hit-ratio", "5"), "quality-of-service: the weight of the share of RTT probes the LDNS answered over the member's path"),
+		help(num("qos-hops", "0"), "quality-of-service: the weight of the hops between the member's probe path and the LDNS (fewer is better)"),
 		help(num("qos-kilobytes-second", "3"), "quality-of-service: the weight of throughput (less is better)"),
 		help(num("qos-lcs", "30"), "quality-of-service: the weight of the link's free capacity"),
 		help(num("qos-packet-rate", "1"), "quality-of-service: the weight of the packet rate (fewer is better)"),
@@ -142,6 +144,7 @@ func gtmKinds() []*Kind {
 		&Prop{Name: "aliases", Type: TList},
 		enum("pool-lb-mode", "round-robin", "round-robin", "ratio", "topology", "global-availability"),
 		&Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool a"}, Sub: &Kind{Title: "Pool", Props: []*Prop{num("order", "0"), num("ratio", "1")}}},
+		help(&Prop{Name: "pools-cname", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool cname"}, Sub: &Kind{Title: "Pool", Props: []*Prop{num("order", "0"), num("ratio", "1")}}}, "gtm pool cname objects balanced with the pools by order and ratio: when one is chosen, the answer is its CNAME"),
 		ed("persistence", "disabled"),
 		num("ttl-persistence", "3600"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
@@ -165,9 +168,9 @@ func gtmKinds() []*Kind {
 		passive(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile"}}),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules: DNS_REQUEST and DNS_RESPONSE for every query the listener takes"),
-		passive(str("source-port", "preserve")),
-		passive(str("translate-address", "disabled")),
-		passive(str("translate-port", "disabled")),
+		passive(help(enum("source-port", "preserve", "preserve", "preserve-strict", "change"), "for queries a listener forwards; openltm's listeners answer themselves")),
+		passive(help(ed("translate-address", "disabled"), "for queries a listener forwards; openltm's listeners answer themselves")),
+		passive(help(ed("translate-port", "disabled"), "for queries a listener forwards; openltm's listeners answer themselves")),
 		passive(&Prop{Name: "vlans", Type: TList}),
 		passive(&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}}),
 		passive(str("auto-lasthop", "default")),
@@ -184,9 +187,9 @@ func gtmKinds() []*Kind {
 	lbSettings := &Kind{Words: []string{"gtm", "global-settings", "load-balancing"}, Title: "Load Balancing Settings", Singleton: true, Help: "GSLB load-balancing settings", Props: []*Prop{
 		enum("topology-longest-match", "yes", "yes", "no"),
 		enum("topology-allow-zero-scores", "yes", "yes", "no"),
-		passive(str("verify-vs-availability", "yes")),
-		passive(str("respect-fallback-dependency", "no")),
-		passive(str("ignore-path-ttl", "no")),
+		help(enum("verify-vs-availability", "yes", "yes", "no"), "no: answer with virtual servers whatever their monitors and reported status say"),
+		help(enum("respect-fallback-dependency", "no", "no", "yes"), "no: with no member available, a pool's fallback method answers with its enabled members whatever their monitors say; yes: only with available ones"),
+		help(enum("ignore-path-ttl", "no", "no", "yes"), "yes: RTT measurements older than path-ttl still decide while the LDNS is probed again"),
 		passive(str("fallback-lb-method", "none")),
 		passive(raw("qos-factor-rtt")),
 	}}
@@ -209,8 +212,8 @@ func gtmKinds() []*Kind {
 		passive(num("heartbeat-interval", "10")),
 		passive(str("auto-discovery", "yes")),
 		passive(str("synchronization", "no")),
-		passive(str("drain-persistent-requests", "yes")),
-		passive(str("monitor-disabled-objects", "no")),
+		help(enum("drain-persistent-requests", "yes", "yes", "no"), "yes: an LDNS persisted on a member the operator disabled keeps it while it is up"),
+		help(enum("monitor-disabled-objects", "no", "no", "yes"), "yes: disabled virtual servers and members are still probed"),
 		passive(str("cache-ldns-servers", "yes")),
 	}}
 	// gtm rule is BIG-IP DNS's iRule object, the one bigip_gtm.conf holds
@@ -264,6 +267,9 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 		}
 		wk := &Kind{Words: []string{"gtm", "wideip", t}, Title: "Wide IP", Lower: "wide IP", Help: "GSLB wide IP (" + up + ")"}
 		for _, p := range awideip.Props {
+			if p.Name == "pools-cname" && t != "aaaa" {
+				continue
+			}
 			if p.Name == "pools" {
 				p = &Prop{Name: "pools", Type: TColl, Items: ItemRef, Ref: []string{"gtm pool " + t}, Sub: p.Sub}
 			}

@@ -265,7 +265,6 @@ fw-staged-policy str none
 service-policy str none
 `,
 	"gtm wideip a": `
-pools-cname refcoll gtm+pool+cname
 load-balancing-decision-log-verbosity list
 topology-prefer-edns0-client-subnet ed disabled
 `,

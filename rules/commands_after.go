@@ -40,11 +40,18 @@ type Blocker interface {
 // longer wait is a Tcl error, as a runaway one would be.
 const MaxSuspend = 5 * time.Minute
 
-// afterHook marks a rule that suspends an event (`after ms`, no script)
+// afterHook records that a rule uses after (UsesAfter: a host that answers
+// inline, the DNS server's UDP readers, gives such a rule's queries a
+// goroutine of their own, so that a suspended one does not hold up the
+// others), and marks one that suspends an event (`after ms`, no script)
 // so that Program.Waits can tell the dataplane.
 func afterHook(c *tcl.Compiler) error {
 	r, ok := c.Context().(*Rule)
-	if !ok || c.NumWords() != 2 {
+	if !ok {
+		return nil
+	}
+	r.usesAfter = true
+	if c.NumWords() != 2 {
 		return nil
 	}
 	if w, lit := c.Literal(1); lit && (w == "cancel" || w == "info" || w == "idle") {
@@ -121,6 +128,10 @@ func (s *ConnState) PendingAfters() int {
 	}
 	return len(s.afters.pending)
 }
+
+// UsesAfter reports whether the rule calls after anywhere (a when block,
+// a proc): its events may suspend.
+func (r *Rule) UsesAfter() bool { return r.usesAfter }
 
 // cmdAfter is F5's after: `after ms` waits (suspending the event, bounded
 // by its budget); `after ms ?-periodic? script` schedules the script on a

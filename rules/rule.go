@@ -181,10 +181,13 @@ type Rule struct {
 	wsNeeds []HTTPNeed
 	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
 	keepsSecrets bool
-	// waits: the rule has `after ms` without a script (Program.Waits).
-	waits   bool
-	inEvent Event
-	inWhen  bool
+	// waits: the rule has `after ms` without a script, or a command
+	// that waits on the network (Program.Waits).
+	waits bool
+	// usesAfter: the rule calls after (UsesAfter).
+	usesAfter bool
+	inEvent   Event
+	inWhen    bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only

@@ -223,16 +223,34 @@ type Pool struct {
 	// QoS weighs the metrics of quality-of-service (the pool's qos-*
 	// settings); nil means BIG-IP's defaults (DefaultQoS).
 	QoS *QoSWeights
+	// ManualResume (manual-resume enabled) keeps a member that went down
+	// (its virtual server, server or own monitor said so) out of the
+	// answers once its checks pass again, until the operator re-enables
+	// it: a flapping site is not given users back unattended.
+	ManualResume bool
+	// MinUpMode and MinUpValue (min-members-up-mode, -value) make the
+	// pool unavailable while fewer members than the value (at-least) or
+	// than that share of its members (percent) are available, so the
+	// wide IP's next pool answers before this one is overloaded. ""
+	// (off) never does.
+	MinUpMode  MinUpMode
+	MinUpValue int
+	// DynamicRatio (dynamic-ratio enabled) makes the dynamic methods
+	// share the answers in proportion to each member's measured metric
+	// instead of giving them all to the best member, so the best one is
+	// not overrun while its figures catch up.
+	DynamicRatio bool
 	// Members in configuration order; member-order sorts them.
 	Members []PoolMember
 }
 
 // QoSWeights are a pool's qos-* coefficients: quality-of-service scores
 // each member by the weighted sum of its metrics, each normalised against
-// the best candidate's. Hit ratio and hops are not measured here, so
-// qos-hit-ratio and qos-hops have nothing to weigh.
+// the best candidate's.
 type QoSWeights struct {
 	RTT          int // qos-rtt: the LDNS's round trip over the member's path
+	HitRatio     int // qos-hit-ratio: the share of probes of the LDNS over the member's path answered
+	Hops         int // qos-hops: the hops between the member's path and the LDNS (fewer is better)
 	Topology     int // qos-topology: the topology score
 	PacketRate   int // qos-packet-rate: packets per second (fewer is better)
 	Kbps         int // qos-kilobytes-second: throughput (less is better)
@@ -242,7 +260,19 @@ type QoSWeights struct {
 }
 
 // DefaultQoS are BIG-IP's defaults of the qos-* settings.
-var DefaultQoS = QoSWeights{RTT: 50, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
+var DefaultQoS = QoSWeights{RTT: 50, HitRatio: 5, Hops: 0, Topology: 0, PacketRate: 1, Kbps: 3, VSCapacity: 0, VSScore: 0, LinkCapacity: 30}
+
+// MinUpMode is a pool's min-members-up-mode: whether its
+// min-members-up-value is a count of members or a share of them, so a
+// pool that grows keeps the same margin.
+type MinUpMode string
+
+// The min-members-up modes; "" is off.
+const (
+	MinUpOff     MinUpMode = "off"
+	MinUpAtLeast MinUpMode = "at-least"
+	MinUpPercent MinUpMode = "percent"
+)
 
 // PoolMember is one member of a gtm pool: `<server>:<virtual server>` in
 // A and AAAA pools, a domain name (Target) in the other types.
@@ -290,6 +320,11 @@ type WideIP struct {
 	// PoolLBMode is pool-lb-mode; "" means round-robin.
 	PoolLBMode Mode
 	Pools      []WideIPPool
+	// CNAMEPools are pools-cname: CNAME pools (by Key(TypeCNAME, path))
+	// an A or AAAA wide IP balances with its Pools, by order and ratio
+	// (on equal order a pool of Pools comes first); when one is chosen
+	// the answer is its CNAME record, and the resolver follows it.
+	CNAMEPools []WideIPPool
 	// Persistence keeps an LDNS on its answer for PersistTTL (0 means
 	// 3600 s), matching LDNS addresses under PersistCIDR4/6 (0 means 32
 	// and 128).
@@ -402,6 +437,32 @@ type Settings struct {
 	TopologyOrderOnly bool
 	// TopologyDenyZeroScores is topology-allow-zero-scores no.
 	TopologyDenyZeroScores bool
+	// NoVerifyVS is verify-vs-availability no: every pool answers as
+	// with verify-member-availability disabled, whatever the monitors
+	// and reports say, for sites whose checks are run elsewhere.
+	NoVerifyVS bool
+	// RespectFallback is respect-fallback-dependency yes: a pool's
+	// fallback method picks among available members only. By default
+	// (no), when no member is available, it picks among the members the
+	// operator has not disabled whatever their monitors say, as BIG-IP's
+	// fallback ignores availability: the answer is a site that may be
+	// down rather than none.
+	RespectFallback bool
+	// IgnorePathTTL is ignore-path-ttl yes: an RTT measurement older
+	// than PathTTL still decides while the LDNS is probed again; without
+	// it an expired measurement counts as none, and the alternate method
+	// answers until the new one arrives.
+	IgnorePathTTL bool
+	// NoDrainPersistent is drain-persistent-requests no: an LDNS whose
+	// persistence record names a member the operator disabled (the
+	// member, its virtual server or its server) is load balanced afresh
+	// at once. By default (yes) it keeps that member while it is
+	// otherwise up, so disabling drains the site as persistence expires.
+	NoDrainPersistent bool
+	// MonitorDisabled is monitor-disabled-objects yes: disabled virtual
+	// servers and members are still probed, so their status is known
+	// when they are enabled; by default their probes stop.
+	MonitorDisabled bool
 	// UseClientSubnet makes an EDNS client-subnet option stand for the
 	// LDNS address in topology, static-persistence and persistence
 	// decisions (RTT stays with the LDNS, the only address one can probe).

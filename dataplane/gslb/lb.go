@@ -135,11 +135,15 @@ func linkState(l *link) (bool, string) {
 }
 
 // hostState reports whether a server's virtual servers can be answered.
-func hostState(h *host) (bool, string) {
+func hostState(h *host) (bool, string) { return hostStateOf(h, false) }
+
+// hostStateOf is hostState; drain leaves the server's own disabled out
+// (a persisted LDNS draining from it).
+func hostStateOf(h *host, drain bool) (bool, string) {
 	if h.dc.cfg.Disabled {
 		return false, reasonDCDisabled
 	}
-	if h.cfg.Disabled {
+	if h.cfg.Disabled && !drain {
 		return false, reasonHostDisabled
 	}
 	if Status(h.rt.status.Load()) == StatusDown {
@@ -162,17 +166,17 @@ func hostState(h *host) (bool, string) {
 // vsState reports whether a virtual server gets new users: its
 // datacenter, server and link are up and enabled, it is, and none of them
 // is over a limit.
-func vsState(v *vs) (bool, string) { return vsStateOf(v, true) }
+func vsState(v *vs) (bool, string) { return vsStateOf(v, true, false) }
 
 // vsStateOf is vsState; without verify (a pool's
 // verify-member-availability disabled) the virtual server's up or down
 // status, reported or probed, is not looked at: only what is disabled or
 // over a limit keeps it out.
-func vsStateOf(v *vs, verify bool) (bool, string) {
-	if ok, why := hostState(v.host); !ok {
+func vsStateOf(v *vs, verify, drain bool) (bool, string) {
+	if ok, why := hostStateOf(v.host, drain); !ok {
 		return false, why
 	}
-	if v.cfg.Disabled {
+	if v.cfg.Disabled && !drain {
 		return false, reasonVSDisabled
 	}
 	if v.link != nil {
@@ -198,12 +202,20 @@ func vsStateOf(v *vs, verify bool) (bool, string) {
 	return true, reasonAvailable
 }
 
-func memberState(m *member) (bool, string) {
-	if m.cfg.Disabled {
+func memberState(m *member) (bool, string) { return memberStateOf(m, false) }
+
+// memberStateOf is memberState; drain leaves out what the operator
+// disabled (the member, its virtual server, its server), for an LDNS
+// persisted on it under drain-persistent-requests.
+func memberStateOf(m *member, drain bool) (bool, string) {
+	if m.cfg.Disabled && !drain {
 		return false, reasonMemberOff
 	}
-	verify := !m.pool.cfg.NoVerify
-	if ok, why := vsStateOf(m.vs, verify); !ok {
+	verify := m.pool.verify
+	if verify && m.pool.cfg.ManualResume && m.held() {
+		return false, reasonManualResume
+	}
+	if ok, why := vsStateOf(m.vs, verify, drain); !ok {
 		return false, why
 	}
 	if verify && Status(m.rt.probe.Load()) == StatusDown {
@@ -237,15 +249,33 @@ func poolState(pl *pool) (bool, string) {
 		if len(pl.names) == 0 {
 			return false, reasonPoolEmpty
 		}
+		up := 0
 		for _, m := range pl.names {
 			if ok, _ := nameState(m); ok {
-				return true, reasonAvailable
+				up++
 			}
 		}
-		return false, reasonPoolNoMembers
+		switch {
+		case up == 0:
+			return false, reasonPoolNoMembers
+		case up < pl.minUp:
+			return false, reasonPoolMinUp
+		}
+		return true, reasonAvailable
 	}
 	if len(pl.members) == 0 {
 		return false, reasonPoolEmpty
+	}
+	if pl.minUp > 0 {
+		up := 0
+		for _, m := range pl.members {
+			if ok, _ := memberState(m); ok {
+				up++
+			}
+		}
+		if up < pl.minUp {
+			return false, reasonPoolMinUp
+		}
 	}
 	if c := pl.cfg; c.LimitMaxConnections > 0 || c.LimitMaxBps > 0 || c.LimitMaxPps > 0 {
 		var conns, bps, pps int64
@@ -360,7 +390,7 @@ func (s *Server) persisted(rq *request, w *wideIP, d *decision) bool {
 	if m == nil || pl.cfg.Disabled {
 		return false
 	}
-	if ok, _ := memberState(m); !ok {
+	if ok, _ := memberStateOf(m, !rq.plan.settings.NoDrainPersistent); !ok {
 		return false
 	}
 	d.pool, d.member, d.level, d.ttl = pl, m, -1, pl.ttl
@@ -552,8 +582,15 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		return
 	}
 	cands := rq.available(pl)
+	noneUp := len(cands) == 0
+	if len(cands) < pl.minUp {
+		cands = cands[:0] // unavailable: only a fallback-ip answers
+	}
 	modes := [3]Mode{pl.mode, pl.alt, pl.fb}
 	for level, mode := range modes {
+		if level == 2 && noneUp && !rq.plan.settings.RespectFallback && memberMethod(mode) {
+			cands = rq.enabled(pl) // the fallback method ignores availability
+		}
 		if len(cands) == 0 && mode != FallbackIP {
 			continue
 		}
@@ -688,8 +725,18 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 	n := len(cands)
 	var rttBuf [64]time.Duration
 	var rtts []time.Duration
-	if w.RTT > 0 {
+	if w.RTT > 0 || w.HitRatio > 0 || w.Hops > 0 {
 		rtts = s.pathRTTs(rq, cands, rttBuf[:0])
+	}
+	var hitBuf [64]float64
+	var hits []float64
+	if w.HitRatio > 0 {
+		hits = s.pathHits(rq, cands, hitBuf[:0])
+	}
+	var hopBuf [64]float64
+	var hops []float64
+	if w.Hops > 0 {
+		hops = s.pathHops(rq, cands, hopBuf[:0])
 	}
 	// Per metric: each candidate's value (<0: unknown), and whether lower
 	// is better.
@@ -705,6 +752,18 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 				return -1
 			}
 			return float64(rtts[i])
+		}},
+		{w.HitRatio, false, func(i int) float64 {
+			if hits == nil {
+				return -1
+			}
+			return hits[i]
+		}},
+		{w.Hops, true, func(i int) float64 {
+			if hops == nil {
+				return -1
+			}
+			return hops[i]
 		}},
 		{w.PacketRate, true, func(i int) float64 {
 			if m := vsm(i); m != nil {
@@ -776,6 +835,9 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 	if !known {
 		return -1
 	}
+	if pl.cfg.DynamicRatio {
+		return ratioPick(pl, scores)
+	}
 	var idx [16]int
 	ties := 0
 	top := -1.0
@@ -845,6 +907,21 @@ func pickMetric(pl *pool, cands []*member, highest bool, val func(*VSMetrics, *v
 	}
 	if ties == 0 {
 		return -1
+	}
+	if pl.cfg.DynamicRatio {
+		var buf [16]float64
+		w := buf[:0]
+		if len(cands) > len(buf) {
+			w = make([]float64, 0, len(cands))
+		}
+		for _, c := range cands {
+			x := -1.0
+			if m := c.vs.rt.metrics.Load(); m != nil {
+				x = float64(val(m, c.vs))
+			}
+			w = append(w, dynWeight(x, float64(best), !highest))
+		}
+		return ratioPick(pl, w)
 	}
 	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
 }

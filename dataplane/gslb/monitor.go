@@ -21,6 +21,7 @@ import (
 type probeRun struct {
 	key    monitorKey
 	status *atomic.Int32
+	downs  *atomic.Uint64
 	cancel context.CancelFunc
 	done   chan struct{}
 	inst   *monitor.Instance
@@ -64,7 +65,8 @@ func monitorKeyOf(m Monitor, dest netip.AddrPort) monitorKey {
 type wantedProbe struct {
 	key    monitorKey
 	status *atomic.Int32
-	what   string // for the log: "virtual server" or "pool member"
+	downs  *atomic.Uint64 // counts the transitions to down (manual-resume)
+	what   string         // for the log: "virtual server" or "pool member"
 	name   string
 }
 
@@ -72,15 +74,20 @@ type wantedProbe struct {
 // ones and stops the rest. The caller holds s.mu.
 func (s *Server) applyMonitors(p *plan) {
 	want := map[string]wantedProbe{}
+	// Disabled objects are not probed unless monitor-disabled-objects
+	// says so.
+	off := func(v *vs) bool {
+		return !p.settings.MonitorDisabled && (v.cfg.Disabled || v.host.cfg.Disabled || v.host.dc.cfg.Disabled)
+	}
 	for name, v := range p.vss {
-		if v.cfg.Monitor.active() {
-			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, "virtual server", name}
+		if v.cfg.Monitor.active() && !off(v) {
+			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, &v.rt.downs, "virtual server", name}
 		}
 	}
 	for _, pl := range p.poolList {
 		for _, m := range pl.members {
-			if m.cfg.Monitor.active() {
-				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, "pool member", pl.full + " " + m.name}
+			if m.cfg.Monitor.active() && !off(m.vs) && (!m.cfg.Disabled || p.settings.MonitorDisabled) {
+				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, &m.rt.downs, "pool member", pl.full + " " + m.name}
 			}
 		}
 	}
@@ -105,7 +112,7 @@ func (s *Server) applyMonitors(p *plan) {
 
 func (s *Server) startMonitor(w wantedProbe) *probeRun {
 	ctx, cancel := context.WithCancel(s.ctx)
-	m := &probeRun{key: w.key, status: w.status, cancel: cancel, done: make(chan struct{})}
+	m := &probeRun{key: w.key, status: w.status, downs: w.downs, cancel: cancel, done: make(chan struct{})}
 	if w.key.spec != nil {
 		close(m.done)
 		m.inst = monitor.Start(w.key.spec, w.key.dest, func(st monitor.State) {
@@ -116,7 +123,9 @@ func (s *Server) startMonitor(w wantedProbe) *probeRun {
 			case monitor.Down:
 				next = StatusDown
 			}
-			if prev := Status(m.status.Swap(int32(next))); prev != next {
+			prev := Status(m.status.Swap(int32(next)))
+			wentDown(prev, next, m.downs)
+			if prev != next {
 				s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "monitor", w.key.spec.Name, "from", prev.String(), "to", next.String(), "err", st.LastError)
 			}
 		})
@@ -160,6 +169,7 @@ func (s *Server) runMonitor(ctx context.Context, m *probeRun, w wantedProbe) {
 		}
 		if next != prev {
 			m.status.Store(int32(next))
+			wentDown(prev, next, m.downs)
 			s.log.Info("gslb: "+w.what+" status changed", "name", w.name, "from", prev.String(), "to", next.String())
 		}
 		select {

@@ -67,6 +67,10 @@ type vsRT struct {
 	metrics atomic.Pointer[VSMetrics] // nil: never reported
 	probe   atomic.Int32              // Status from the monitor
 	picks   counter
+	// downs counts the times it went down (probed or reported), for
+	// manual-resume: a member whose sum of downs moved since its last
+	// resume is held.
+	downs atomic.Uint64
 }
 
 type linkRT struct {
@@ -76,6 +80,7 @@ type linkRT struct {
 
 type hostRT struct {
 	status atomic.Int32 // Status reported by SetServerStatus
+	downs  atomic.Uint64
 	picks  counter
 	iquery atomic.Pointer[string] // set by SetServerIQuery
 }
@@ -90,7 +95,12 @@ type poolRT struct {
 }
 
 type memberRT struct {
-	probe     atomic.Int32 // Status from the pool's or member's monitor
+	probe atomic.Int32 // Status from the pool's or member's monitor
+	downs atomic.Uint64
+	// resumed is the sum of the member's downs (its own, its virtual
+	// server's and its server's) when it was last resumed: the plan that
+	// turned manual-resume on or re-enabled it. Another down holds it.
+	resumed   atomic.Uint64
 	preferred counter
 	alternate counter
 	fallback  counter
@@ -143,7 +153,10 @@ type plan struct {
 	// is taken only when none has).
 	listenRules map[listenerKey]*rules.Program
 	anyRules    bool
-	programs    []*rules.Program // every program, for RULE_INIT
+	// afterRules says whether a rule calls after: its UDP queries are
+	// then answered each in a goroutine of its own (suspend.go).
+	afterRules bool
+	programs   []*rules.Program // every program, for RULE_INIT
 }
 
 type wildName struct {
@@ -210,6 +223,12 @@ type pool struct {
 	ttl        uint32
 	maxAnswers int
 	qos        QoSWeights
+	// verify says whether members' monitors and reported status count
+	// (verify-member-availability, verify-vs-availability).
+	verify bool
+	// minUp is how many members must be available for the pool to be
+	// (min-members-up-mode at-least or percent); 0: no minimum.
+	minUp int
 }
 
 type member struct {
@@ -495,12 +514,16 @@ func compile(cfg *Config) (*plan, error) {
 		if pl.maxAnswers <= 0 {
 			pl.maxAnswers = 1
 		}
+		pl.verify = !pc.NoVerify && !p.settings.NoVerifyVS
 		pl.qos = DefaultQoS
 		if pc.QoS != nil {
 			pl.qos = *pc.QoS
 		}
 		if pl.typ.index() < 0 {
 			return nil, fmt.Errorf("gtm pool %s: %q is not a record type", pl.full, pc.Type)
+		}
+		if err := checkMinUp(pc); err != nil {
+			return nil, typeErr("pool", pc.Type, pl.full, "%v", err)
 		}
 		for _, mc := range pc.Members {
 			if pl.typ.named() {
@@ -529,6 +552,7 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		sort.SliceStable(pl.members, func(i, j int) bool { return pl.members[i].cfg.Order < pl.members[j].cfg.Order })
 		sort.SliceStable(pl.names, func(i, j int) bool { return pl.names[i].cfg.Order < pl.names[j].cfg.Order })
+		pl.minUp = minUpOf(pc, len(pl.members)+len(pl.names))
 		p.pools[name] = pl
 		p.poolList = append(p.poolList, pl)
 	}
@@ -578,6 +602,18 @@ func compile(cfg *Config) (*plan, error) {
 				r = 1
 			}
 			ps = append(ps, ord{wipPool{pl, r}, wp.Order})
+		}
+		for _, wp := range wc.CNAMEPools {
+			pl := p.pools[wp.Pool]
+			switch {
+			case pl == nil:
+				return nil, typeErr("wideip", wc.Type, w.full, "pools-cname: pool %q does not exist", wp.Pool)
+			case pl.typ != TypeCNAME:
+				return nil, typeErr("wideip", wc.Type, w.full, "pools-cname: pool %s is a pool %s", pl.full, pl.typ)
+			case w.typ != TypeA && w.typ != TypeAAAA:
+				return nil, typeErr("wideip", wc.Type, w.full, "only A and AAAA wide IPs have pools-cname")
+			}
+			ps = append(ps, ord{wipPool{pl, max(wp.Ratio, 1)}, wp.Order})
 		}
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].order < ps[j].order })
 		for _, x := range ps {
@@ -654,6 +690,7 @@ func (p *plan) compileRules(cfg *Config) error {
 		}
 		w.rules = rules.NewProgram(env, w.cfg.Rules...)
 		p.programs = append(p.programs, w.rules)
+		p.afterRules = p.afterRules || usesAfter(w.cfg.Rules)
 	}
 	for k, l := range p.listeners {
 		if len(l.Rules) == 0 {
@@ -663,6 +700,7 @@ func (p *plan) compileRules(cfg *Config) error {
 			p.listenRules = map[listenerKey]*rules.Program{}
 		}
 		pr := rules.NewProgram(env, l.Rules...)
+		p.afterRules = p.afterRules || usesAfter(l.Rules)
 		p.listenRules[k] = pr
 		p.programs = append(p.programs, pr)
 	}

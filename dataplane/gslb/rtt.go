@@ -21,6 +21,13 @@ type pathRTT struct {
 	at    time.Time
 	proto string
 	err   string
+	// sent and answered count the probes over the path to the LDNS
+	// since it entered the table: their ratio is quality-of-service's
+	// hit ratio.
+	sent, answered uint32
+	// hops is the hop count the reply crossed (measureHops), -1 when
+	// not known: quality-of-service's hops.
+	hops int
 }
 
 type ldnsEntry struct {
@@ -107,7 +114,64 @@ func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
 	if ties == 0 {
 		return -1
 	}
+	if pl.cfg.DynamicRatio {
+		var buf [64]float64
+		w := buf[:0]
+		if len(got) > len(buf) {
+			w = make([]float64, 0, len(got))
+		}
+		for _, r := range got {
+			x := 0.0
+			if r > 0 {
+				x = float64(best) / float64(r)
+			}
+			w = append(w, x)
+		}
+		return ratioPick(pl, w)
+	}
 	return idx[int((pl.rt.rr.Add(1)-1)%uint64(ties))]
+}
+
+// pathHits appends to out the hit ratio of each candidate's probe path
+// to the LDNS of rq: the share of its probes the LDNS answered, -1 when
+// none was sent. It reads what pathRTTs had probed.
+func (s *Server) pathHits(rq *request, cands []*member, out []float64) []float64 {
+	key := ldnsKey(rq.ldns, &rq.plan.settings)
+	t := &s.rtt
+	t.mu.Lock()
+	e := t.m[key]
+	for _, m := range cands {
+		x := -1.0
+		if p := m.vs.path(); e != nil && p != nil {
+			if r := e.paths[p.name]; r != nil && r.sent > 0 {
+				x = float64(r.answered) / float64(r.sent)
+			}
+		}
+		out = append(out, x)
+	}
+	t.mu.Unlock()
+	return out
+}
+
+// pathHops appends to out the hops between each candidate's probe path
+// and the LDNS of rq, as its last answered probe measured them; -1 when
+// not known.
+func (s *Server) pathHops(rq *request, cands []*member, out []float64) []float64 {
+	key := ldnsKey(rq.ldns, &rq.plan.settings)
+	t := &s.rtt
+	t.mu.Lock()
+	e := t.m[key]
+	for _, m := range cands {
+		x := -1.0
+		if p := m.vs.path(); e != nil && p != nil {
+			if r := e.paths[p.name]; r != nil && r.err == "" && r.hops >= 0 {
+				x = float64(r.hops)
+			}
+		}
+		out = append(out, x)
+	}
+	t.mu.Unlock()
+	return out
 }
 
 // pathRTTs appends to out the measured round trip from the LDNS of rq
@@ -136,7 +200,7 @@ func (s *Server) pathRTTs(rq *request, cands []*member, out []time.Duration) []t
 	for _, m := range cands {
 		var rtt time.Duration
 		if p := m.vs.path(); p != nil {
-			if r := e.paths[p.name]; r != nil && r.err == "" {
+			if r := e.paths[p.name]; r != nil && r.err == "" && (st.IgnorePathTTL || rq.now.Sub(r.at) < st.PathTTL) {
 				rtt = max(r.rtt, time.Nanosecond)
 				measured = true
 			}
@@ -185,8 +249,8 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		results := make(chan res, len(p.paths))
 		for _, path := range p.paths {
 			go func() {
-				rtt, proto, err := s.measureVia(s.ctx, path.src, target, st.ProbePort, st.ProbeTimeout, st.ProbeProtocols)
-				r := pathRTT{rtt: rtt, proto: proto, at: s.now()}
+				rtt, proto, hops, err := s.measureVia(s.ctx, path.src, target, st.ProbePort, st.ProbeTimeout, st.ProbeProtocols)
+				r := pathRTT{rtt: rtt, proto: proto, at: s.now(), hops: hops}
 				if err != nil {
 					r.err = err.Error()
 				}
@@ -202,6 +266,13 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		if e := s.rtt.m[key]; e != nil {
 			for _, g := range got {
 				r := g.r
+				if prev := e.paths[g.path.name]; prev != nil {
+					r.sent, r.answered = prev.sent, prev.answered
+				}
+				r.sent++
+				if r.err == "" {
+					r.answered++
+				}
 				e.paths[g.path.name] = &r
 			}
 			e.probing = false
@@ -229,37 +300,47 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 //   - tcp times a TCP handshake with the port; a reset (connection
 //     refused) is an answer as good as a SYN-ACK.
 func measure(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, error) {
+	rtt, proto, _, err := measureHops(ctx, src, dst, port, timeout, protos)
+	return rtt, proto, err
+}
+
+// measureHops is measure with the hops the answer crossed, estimated
+// from a dns_dot reply's TTL (hopsFrom); -1 when not known (a tcp probe,
+// an ICMP refusal, a system that does not say).
+func measureHops(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, int, error) {
 	var err error
 	for _, proto := range protos {
 		var rtt time.Duration
+		hops := -1
 		switch proto {
 		case "dns_dot":
-			rtt, err = probeDNSDot(ctx, src, dst, port, timeout)
+			rtt, hops, err = probeDNSDot(ctx, src, dst, port, timeout)
 		case "tcp":
 			rtt, err = probeTCP(ctx, src, dst, port, timeout)
 		default:
 			err = errors.New("unknown probe protocol " + proto)
 		}
 		if err == nil {
-			return rtt, proto, nil
+			return rtt, proto, hops, nil
 		}
 	}
 	if err == nil {
 		err = errors.New("no probe protocol")
 	}
-	return 0, "", err
+	return 0, "", -1, err
 }
 
-func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration) (time.Duration, error) {
+func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration) (time.Duration, int, error) {
 	var laddr *net.UDPAddr
 	if src.IsValid() {
 		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
 	}
 	c, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, port)))
 	if err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	defer c.Close()
+	ttl := recvTTL(c, !dst.Unmap().Is4())
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
 	defer stop()
 	q := new(dns.Msg)
@@ -267,24 +348,29 @@ func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 	q.RecursionDesired = false
 	buf, err := q.Pack()
 	if err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	start := time.Now()
 	c.SetDeadline(start.Add(timeout))
 	if _, err := c.Write(buf); err != nil {
-		return 0, err
+		return 0, -1, err
 	}
 	in := make([]byte, 1500)
+	oob := make([]byte, 64)
 	for {
-		n, err := c.Read(in)
+		n, oobn, _, _, err := c.ReadMsgUDP(in, oob)
 		if err != nil {
 			if errors.Is(err, syscall.ECONNREFUSED) {
-				return time.Since(start), nil
+				return time.Since(start), -1, nil
 			}
-			return 0, err
+			return 0, -1, err
 		}
 		if n >= 2 && in[0] == buf[0] && in[1] == buf[1] {
-			return time.Since(start), nil
+			rtt, hops := time.Since(start), -1
+			if ttl {
+				hops = hopsFrom(ttlOf(oob[:oobn]))
+			}
+			return rtt, hops, nil
 		}
 	}
 }

@@ -25,13 +25,14 @@ func (s *Server) SetRemoteProber(p RemoteProber) {
 
 // measureVia runs one path's probe remotely when a remote device owns the
 // source address, else here.
-func (s *Server) measureVia(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, error) {
+// A remote probe reports no hop count (-1).
+func (s *Server) measureVia(ctx context.Context, src, dst netip.Addr, port uint16, timeout time.Duration, protos []string) (time.Duration, string, int, error) {
 	if rp := s.remote.Load(); rp != nil {
 		if rtt, proto, ok, err := (*rp)(ctx, src, dst, port, timeout, protos); ok {
-			return rtt, proto, err
+			return rtt, proto, -1, err
 		}
 	}
-	return measure(ctx, src, dst, port, timeout, protos)
+	return measureHops(ctx, src, dst, port, timeout, protos)
 }
 
 // Measure is one RTT probe from src (an address of this host) to the

@@ -50,6 +50,9 @@ type Server struct {
 	persist persistTable
 
 	probesInFlight atomic.Int64
+	// suspended counts UDP queries answered in goroutines of their own
+	// (rules that call after; suspend.go).
+	suspended atomic.Int64
 	// readers numbers the UDP readers, whose counter shards it chooses
 	// (counter).
 	readers atomic.Int32
@@ -201,6 +204,7 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 	s.rtMu.Lock()
 	rt := s.freshRT()
 	p.bind(rt)
+	p.resumeHolds(s.plan.Load())
 	s.rtMu.Unlock()
 	// Bind what is new before anything else changes.
 	var fresh []*dnsListener
@@ -460,6 +464,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 // decided builds the answer of a wide IP whose decision is an answer.
 func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, t RRType, d *decision) *dns.Msg {
 	m.Authoritative = true
+	if len(d.targets) > 0 { // a pools-cname pool answered
+		m.Answer = append(m.Answer, nameRRs(TypeCNAME, q.Name, d.ttl, d.targets)...)
+		return s.finishMsg(m, opt, ecs, udp)
+	}
 	for _, a := range d.addrs() {
 		if t.family(a) { // an A wide IP answers IPv4 virtual servers, an AAAA one IPv6
 			m.Answer = append(m.Answer, addrRR(q.Name, a, d.ttl))
@@ -622,7 +630,11 @@ func (s *Server) SetVirtualServerMetrics(server, vsName string, m VSMetrics) {
 		s.rt.vs[VSKey(server, vsName)] = r
 	}
 	s.rtMu.Unlock()
-	r.metrics.Store(&m)
+	prev := StatusUnknown
+	if o := r.metrics.Swap(&m); o != nil {
+		prev = o.Status
+	}
+	wentDown(prev, m.Status, &r.downs)
 }
 
 // ClearVirtualServerMetrics forgets the reported metrics, so the
@@ -677,5 +689,5 @@ func (s *Server) SetServerIQuery(server, state string) {
 // StatusDown takes all its virtual servers out.
 func (s *Server) SetServerStatus(server string, st Status) {
 	r := s.hostRT(server)
-	r.status.Store(int32(st))
+	wentDown(Status(r.status.Swap(int32(st))), st, &r.downs)
 }

@@ -28,7 +28,7 @@ func status(ok bool, reason string, disabled bool, unknown bool) ObjectStatus {
 		st.State = "disabled"
 	}
 	switch {
-	case !ok && (reason == reasonVSDown || reason == reasonVSMonitorDown || reason == reasonMemberMonitor || reason == reasonLinkDown || reason == reasonHostDown):
+	case !ok && (reason == reasonVSDown || reason == reasonVSMonitorDown || reason == reasonMemberMonitor || reason == reasonManualResume || reason == reasonLinkDown || reason == reasonHostDown):
 		st.Availability = Offline
 	case !ok:
 		st.Availability = Unavailable
@@ -191,7 +191,7 @@ func (s *Server) Pools() []PoolStats {
 			ok, why := memberState(m)
 			ps.Members = append(ps.Members, PoolMemberStats{
 				Member: m.name, Destination: m.vs.cfg.Destination.String(), Order: m.cfg.Order, Ratio: m.ratio,
-				Status:    status(ok, why, m.cfg.Disabled, vsUnknown(m.vs) || (ok && m.cfg.Monitor.active() && Status(m.rt.probe.Load()) == StatusUnknown)),
+				Status:    status(ok, why, m.cfg.Disabled || why == reasonManualResume, vsUnknown(m.vs) || (ok && m.cfg.Monitor.active() && Status(m.rt.probe.Load()) == StatusUnknown)),
 				Preferred: m.rt.preferred.Load(), Alternate: m.rt.alternate.Load(), Fallback: m.rt.fallback.Load(),
 			})
 		}

@@ -234,6 +234,9 @@ func (s *Server) resolveNames(rq *request, pl *pool, d *decision) {
 			cands = append(cands, m)
 		}
 	}
+	if len(cands) < pl.minUp {
+		cands = nil
+	}
 	for level, mode := range [3]Mode{pl.mode, pl.alt, pl.fb} {
 		if len(cands) == 0 {
 			break

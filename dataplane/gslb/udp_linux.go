@@ -42,6 +42,7 @@ type mmsghdr struct {
 // buffers of a batch, allocated once.
 type udpBatcher struct {
 	s     *Server
+	conn  *net.UDPConn // for the answers of suspended queries (suspend.go)
 	key   listenerKey
 	steer *udpSteer // nil: no switching (one socket, no program)
 	ctx   batchCtx
@@ -152,7 +153,7 @@ func gsoSupported(c *net.UDPConn) bool {
 
 // newBatcher makes the reader state of socket c of listener k.
 func (s *Server) newBatcher(c *net.UDPConn, k listenerKey) *udpBatcher {
-	b := &udpBatcher{s: s, key: k, gso: gsoSupported(c)}
+	b := &udpBatcher{s: s, key: k, gso: gsoSupported(c), conn: c}
 	b.ctx.shard = int(s.readers.Add(1) - 1)
 	for i := range b.bufs {
 		b.bufs[i] = make([]byte, udpBufSize)
@@ -250,10 +251,16 @@ func (b *udpBatcher) release() {
 // send.
 func (b *udpBatcher) answer(n int) {
 	b.nout, b.nio = 0, 0
+	async := b.s.plan.Load().afterRules
 	for i := 0; i < n; i++ {
 		h := &b.in[i]
 		src, ok := sockaddrAddr(&b.names[i], h.hdr.Namelen)
 		if !ok {
+			continue
+		}
+		if async { // a rule may suspend the query: not in this reader
+			from := netip.AddrPortFrom(src, sockaddrPort(&b.names[i]))
+			b.s.answerAsync(b.conn, b.bufs[i][:min(int(h.len), udpBufSize)], from, b.key)
 			continue
 		}
 		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0], b.key, &b.ctx)
@@ -315,6 +322,13 @@ func (b *udpBatcher) setSegment(k, size int) {
 	o := &b.out[k].hdr
 	o.Control = &c[0]
 	o.SetControllen(unix.CmsgSpace(2))
+}
+
+// sockaddrPort is the port of a sockaddr recvmmsg filled in (network
+// byte order in the structure).
+func sockaddrPort(sa *unix.RawSockaddrInet6) uint16 {
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port)) // the same offset in sockaddr_in
+	return uint16(p[0])<<8 | uint16(p[1])
 }
 
 // sockaddrAddr is the address of a sockaddr recvmmsg filled in.

@@ -5,6 +5,7 @@ package gslb
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"time"
 )
 
@@ -25,6 +26,10 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, _ *udpSteer) {
 			// A socket error (ICMP reports, ENOBUFS) concerns one
 			// datagram; pause a little so a persistent one cannot spin.
 			time.Sleep(time.Millisecond)
+			continue
+		}
+		if s.plan.Load().afterRules { // a rule may suspend the query
+			s.answerAsync(c, in[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), k)
 			continue
 		}
 		bc.now = s.now()

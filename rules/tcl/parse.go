@@ -543,6 +543,9 @@ func (c *compiler) finish(p *parser, cmd *command) error {
 		err = script(1)
 	case cmd.fn.Name == "after" && len(ws) == 3 && lit(1) != "cancel" && lit(1) != "info" && lit(1) != "idle":
 		err = script(2)
+		if err == nil && cmd.fn.Compile != nil {
+			err = cmd.fn.Compile(&Compiler{c: c, src: p.src, words: ws})
+		}
 	case cmd.fn.Name == "proc" && len(ws) == 4:
 		err = script(3)
 	case cmd.fn.Name == "switch":
