@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
@@ -30,9 +31,16 @@ var (
 // explicitProxy is the forward proxy of the virtual o's http profile
 // prof, nil for a reverse (or transparent) proxy. A setting that cannot
 // work refuses the commit.
-func (t *translator) explicitProxy(o, prof *objects.Object, serverAgent string, maxHeaderSize int) (*fwdproxy.Config, bool) {
+func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof *objects.Object, serverAgent string, maxHeaderSize int) (*fwdproxy.Config, bool) {
 	if httpProxyType.Effective(t.cfg, prof) != "explicit" {
 		return nil, true
+	}
+	rv, pv := virtualRules.Get(o), virtualPolicies.Get(o)
+	if v.Rules != nil || rv != nil && len(rv.List) > 0 || pv != nil && len(pv.Items) > 0 {
+		// Kept rather than run without them: a rule may be what keeps
+		// the proxy closed to some clients.
+		t.keep(o, "profile %s: iRules and policies do not run on an explicit proxy (proxy-type explicit) in openltm", prof.Name)
+		return nil, false
 	}
 	raw := httpExplicitProxy.Effective(t.cfg, prof)
 	ep, resolver, err := parseExplicitProxy(raw)

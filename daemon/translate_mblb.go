@@ -43,7 +43,7 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}
-		if m.ExplicitProxy, ok = t.explicitProxy(o, prof, opts.ServerAgent, opts.MaxHeaderSize); !ok { // translate_fwdproxy.go
+		if m.ExplicitProxy, ok = t.explicitProxy(o, v, prof, opts.ServerAgent, opts.MaxHeaderSize); !ok { // translate_fwdproxy.go
 			return false
 		}
 	} else {
