@@ -62,7 +62,8 @@ type Proxy struct {
 	res *Resolver
 }
 
-// New makes the proxy of c.
+// New makes the proxy of c, with a resolver (and cache) of its own, and
+// fills the built-in pages of the messages left empty.
 func New(c Config) *Proxy {
 	if c.MaxHeaderSize <= 0 {
 		c.MaxHeaderSize = 32768
@@ -82,9 +83,6 @@ func New(c Config) *Proxy {
 	return &Proxy{cfg: c, res: NewResolver(c.Resolver)}
 }
 
-// Resolver is the proxy's resolver.
-func (p *Proxy) Resolver() *Resolver { return p.res }
-
 // Meter is told the bytes a client connection carries, for the virtual's
 // and the connection table's counters.
 type Meter interface {
@@ -92,7 +90,8 @@ type Meter interface {
 	Sent(n int)
 }
 
-// SessionOptions are what the plane gives one client connection.
+// SessionOptions are what the plane gives one client connection: the
+// package knows nothing of SNAT, tcp profiles or the connection table.
 type SessionOptions struct {
 	// Dial connects to an origin (with the virtual's SNAT and server-side
 	// settings).
@@ -109,7 +108,9 @@ type SessionOptions struct {
 	Meter Meter
 }
 
-// Session is one client connection of the proxy.
+// Session is one client connection of the proxy, with the origin
+// connections it keeps alive and its tunnel, so that closing it from
+// outside ends them all.
 type Session struct {
 	p    *Proxy
 	c    net.Conn
@@ -134,7 +135,8 @@ type origin struct {
 	bw *bufio.Writer
 }
 
-// NewSession takes a client connection; Run serves it.
+// NewSession takes a client connection; Run serves it, and Close may
+// end it from another goroutine meanwhile.
 func (p *Proxy) NewSession(c net.Conn, o SessionOptions) *Session {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 10 * time.Second
@@ -145,7 +147,8 @@ func (p *Proxy) NewSession(c net.Conn, o SessionOptions) *Session {
 	return s
 }
 
-// Requests is how many requests the client sent (CONNECT included).
+// Requests is how many requests the client sent (CONNECT included), for
+// the http profile's requests-per-connection counts.
 func (s *Session) Requests() uint64 { return s.reqs.Load() }
 
 type countReader struct{ s *Session }

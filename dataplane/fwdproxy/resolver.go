@@ -12,7 +12,9 @@ import (
 	"github.com/miekg/dns"
 )
 
-// ResolverConfig is a net dns-resolver as the explicit proxy uses it.
+// ResolverConfig is a net dns-resolver as the explicit proxy uses it:
+// plain data from the daemon, so that a commit that leaves it unchanged
+// keeps the running proxy and its cache.
 type ResolverConfig struct {
 	// Name is the resolver's full path, for messages.
 	Name string
@@ -30,7 +32,8 @@ type ResolverConfig struct {
 }
 
 // Zone is one forward zone: its name, lower case and fully qualified
-// (trailing dot), and its nameservers in order.
+// (trailing dot) so that a suffix test finds it, and its nameservers in
+// the order they are tried.
 type Zone struct {
 	Name        string
 	Nameservers []netip.AddrPort
@@ -69,7 +72,8 @@ type cacheEntry struct {
 	expires time.Time
 }
 
-// NewResolver makes a resolver for c with an empty cache.
+// NewResolver makes a resolver for c with an empty cache; zero settings
+// take the defaults (4096 answers, 2 s per query, UDP).
 func NewResolver(c ResolverConfig) *Resolver {
 	if c.CacheEntries <= 0 {
 		c.CacheEntries = 4096
@@ -82,9 +86,6 @@ func NewResolver(c ResolverConfig) *Resolver {
 	}
 	return &Resolver{cfg: c, cache: map[cacheKey]cacheEntry{}, now: time.Now}
 }
-
-// Config is what r was made with.
-func (r *Resolver) Config() ResolverConfig { return r.cfg }
 
 // zoneFor is the nameservers of the longest forward zone name is in.
 func (r *Resolver) zoneFor(name string) []netip.AddrPort {
@@ -106,8 +107,10 @@ func (r *Resolver) zoneFor(name string) []netip.AddrPort {
 	return r.cfg.Zones[best].Nameservers
 }
 
-// Lookup is host's addresses: A records, and with ipv6 AAAA records when
-// there is no A record [M]. An address literal is its own answer.
+// Lookup is host's addresses, from the cache while they are fresh: A
+// records, and with ipv6 AAAA records when there is no A record [M]. An
+// address literal is its own answer, so that `http://10.1.1.1/` needs no
+// nameserver.
 func (r *Resolver) Lookup(ctx context.Context, host string, ipv6 bool) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		a = a.Unmap()
@@ -178,13 +181,6 @@ func (r *Resolver) store(k cacheKey, e cacheEntry, ttl time.Duration) {
 		}
 	}
 	r.cache[k] = e
-}
-
-// Cached is how many answers r holds, expired ones included.
-func (r *Resolver) Cached() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.cache)
 }
 
 // query asks the nameservers in turn until one answers.
