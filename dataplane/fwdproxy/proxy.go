@@ -163,6 +163,9 @@ func (r countReader) Read(b []byte) (int, error) {
 		}
 		b = b[:min(len(b), r.s.headLeft)]
 	}
+	if r.s.o.Idle > 0 {
+		r.s.c.SetReadDeadline(time.Now().Add(r.s.o.Idle))
+	}
 	n, err := r.s.c.Read(b)
 	if n > 0 {
 		r.s.received(n)
@@ -176,6 +179,9 @@ func (r countReader) Read(b []byte) (int, error) {
 type countWriter struct{ s *Session }
 
 func (w countWriter) Write(b []byte) (int, error) {
+	if w.s.o.Idle > 0 {
+		w.s.c.SetWriteDeadline(time.Now().Add(w.s.o.Idle))
+	}
 	n, err := w.s.c.Write(b)
 	if n > 0 {
 		w.s.sent(n)
@@ -231,9 +237,6 @@ func (s *Session) Close(reset bool) {
 func (s *Session) Run() {
 	defer s.Close(false)
 	for {
-		if s.o.Idle > 0 {
-			s.c.SetReadDeadline(time.Now().Add(s.o.Idle))
-		}
 		s.headLeft = s.p.cfg.MaxHeaderSize
 		req, err := http.ReadRequest(s.br)
 		s.headLeft = -1
@@ -243,7 +246,6 @@ func (s *Session) Run() {
 			}
 			return
 		}
-		s.c.SetReadDeadline(time.Time{})
 		s.reqs.Add(1)
 		var keep bool
 		if req.Method == http.MethodConnect {
@@ -403,7 +405,11 @@ func (s *Session) forward(req *http.Request) bool {
 			closeAfter := clientClose || hasBody(req)
 			return s.reply(code, s.p.cfg.ConnectError, closeAfter) == nil && !closeAfter
 		}
-		s.reply(http.StatusBadGateway, s.p.cfg.BadResponse, true)
+		code := http.StatusBadGateway
+		if isTimeout(err) {
+			code = http.StatusGatewayTimeout // the origin said nothing for the idle timeout [M]
+		}
+		s.reply(code, s.p.cfg.BadResponse, true)
 		return false
 	}
 	originClose := resp.Close
@@ -488,7 +494,7 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	o := &origin{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10)}
+	o := &origin{c: c, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -501,6 +507,28 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 	s.origins[d] = o
 	s.mu.Unlock()
 	return o, true, nil
+}
+
+// idleConn bounds each read and write of an origin connection by the
+// idle timeout, so that an origin that stops answering (or reading) ends
+// the client's session as a quiet client does.
+type idleConn struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+func (c idleConn) Read(b []byte) (int, error) {
+	if c.idle > 0 {
+		c.c.SetReadDeadline(time.Now().Add(c.idle))
+	}
+	return c.c.Read(b)
+}
+
+func (c idleConn) Write(b []byte) (int, error) {
+	if c.idle > 0 {
+		c.c.SetWriteDeadline(time.Now().Add(c.idle))
+	}
+	return c.c.Write(b)
 }
 
 // dropOrigin closes o and forgets it.

@@ -189,6 +189,10 @@ type proxyFixture struct {
 }
 
 func startProxy(t *testing.T, cfg Config, records ...string) *proxyFixture {
+	return startProxyIdle(t, cfg, 10*time.Second, records...)
+}
+
+func startProxyIdle(t *testing.T, cfg Config, idle time.Duration, records ...string) *proxyFixture {
 	t.Helper()
 	f := &proxyFixture{dns: startDNS(t, "127.22.1.53", records...)}
 	cfg.Resolver = ResolverConfig{Zones: []Zone{{Name: ".", Nameservers: []netip.AddrPort{f.dns.addr}}}, UDP: true, TCP: true}
@@ -216,7 +220,7 @@ func startProxy(t *testing.T, cfg Config, records ...string) *proxyFixture {
 						var d net.Dialer
 						return d.DialContext(ctx, "tcp", dst.String())
 					},
-					Idle: 10 * time.Second,
+					Idle: idle,
 				})
 				s.Run()
 			}()
@@ -385,4 +389,31 @@ func poolOf(s *httptest.Server) *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(s.Certificate())
 	return p
+}
+
+func TestProxyOriginSilent(t *testing.T) {
+	l, err := net.Listen("tcp", "127.22.1.24:8080")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer l.Close()
+	// An origin that takes the request and never answers.
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	f := startProxyIdle(t, Config{}, 300*time.Millisecond, "mute.test. 60 IN A 127.22.1.24")
+	resp, body, c, _ := rawExchange(t, f.addr, "GET http://mute.test:8080/ HTTP/1.1\r\nHost: mute.test:8080\r\n\r\n")
+	defer c.Close()
+	if resp.StatusCode != 504 || body != defaultBadResponse || !resp.Close {
+		t.Errorf("got %d %q close=%v, want 504 with the bad-response page, closing", resp.StatusCode, body, resp.Close)
+	}
 }
