@@ -15,6 +15,8 @@ func TestParseExplicitProxy(t *testing.T) {
 		{raw: "{ dns-resolver none default-connect-handling deny }", want: "resolver= allow=false ipv6=false"},
 		{raw: `{ dns-resolver /Common/r1 connect-error-message "no tunnels" dns-error-message none host-names { a.example b.example } route-domain 0 tunnel-name http-tunnel }`,
 			want: "resolver=/Common/r1 allow=false ipv6=false connect=no tunnels"},
+		{raw: "{ bad-request-message none bad-response-message none connect-error-message none default-connect-handling deny dns-error-message none dns-resolver none host-names none ipv6 no route-domain none tunnel-name none tunnel-on-any-request no }",
+			want: "resolver= allow=false ipv6=false"}, // BIG-IP's all-properties listing
 		{raw: "{ default-connect-handling maybe }", err: `default-connect-handling "maybe": must be allow or deny`},
 		{raw: "{ ipv6 perhaps }", err: `ipv6 "perhaps": must be yes or no`},
 		{raw: "{ colour blue }", err: `"colour" is not a setting`},

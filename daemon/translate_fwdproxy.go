@@ -98,6 +98,9 @@ func parseExplicitProxy(raw string) (c *fwdproxy.Config, resolver string, err er
 		}
 		i++
 		if w.Text == "host-names" {
+			if hw, ok := b.Items[i].(*grammar.Word); ok && hw.Text == "none" {
+				continue
+			}
 			if _, ok := b.Items[i].(*grammar.Block); !ok {
 				return nil, "", fmt.Errorf("host-names takes a { } list")
 			}
