@@ -264,3 +264,30 @@ func parseNameserver(s string) (netip.AddrPort, error) {
 	}
 	return netip.AddrPortFrom(a, uint16(n)), nil
 }
+
+// explicitProxyRefs checks the explicit-proxy block of every http profile
+// that sets one, used by a virtual or not: one that cannot be read, or
+// that names a net dns-resolver that does not exist, refuses the commit,
+// so that a resolver a profile names cannot be deleted.
+func (t *translator) explicitProxyRefs() {
+	for _, prof := range t.cfg.Of(profileHTTP) {
+		v := prof.Props[httpExplicitProxy.Name]
+		if v == nil {
+			continue
+		}
+		_, resolver, err := parseExplicitProxy(v.Str)
+		if err != nil {
+			t.refuse("profile %s: explicit-proxy: %v", prof.Name, err)
+			continue
+		}
+		if resolver == "" {
+			continue
+		}
+		if !strings.HasPrefix(resolver, "/") {
+			resolver = "/Common/" + resolver
+		}
+		if t.cfg.Lookup(t.s, specDNSResolver, resolver) == nil {
+			t.refuse("profile %s: explicit-proxy dns-resolver: net dns-resolver %s does not exist", prof.Name, resolver)
+		}
+	}
+}
