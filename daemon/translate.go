@@ -87,7 +87,8 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
-	t.policies() // translate_policy.go
+	t.policies()          // translate_policy.go
+	t.explicitProxyRefs() // translate_fwdproxy.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}

@@ -43,6 +43,9 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}
+		if m.ExplicitProxy, ok = t.explicitProxy(o, v, prof, opts.ServerAgent, opts.MaxHeaderSize); !ok { // translate_fwdproxy.go
+			return false
+		}
 	} else {
 		return t.tcpStream(o, v) // translate_stream.go
 	}

@@ -1010,7 +1010,7 @@ throughput-capacity int 0
 routing-protocol list
 vlans list
 `),
-		pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
+		actOn(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168
 forward-zones raw
@@ -1020,7 +1020,7 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`),
+`), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp"),
 		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
 profile ref net+tunnels+ none
 local-address ip any6

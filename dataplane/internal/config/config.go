@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/h2member"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
@@ -226,6 +227,11 @@ type MBLB struct {
 	// httprouter profile), sends the requests to members as HTTP/2
 	// streams (dataplane/h2member); nil: HTTP/1.1 to members.
 	MemberHTTP2 *h2member.Config
+	// ExplicitProxy, from an http profile with proxy-type explicit, makes
+	// the virtual a forward proxy (dataplane/fwdproxy): each request
+	// names its origin, which the proxy resolves and connects itself;
+	// the pool is not used. nil: a reverse proxy.
+	ExplicitProxy *fwdproxy.Config
 }
 
 // OneConnect is the one-connect profile as message-based load balancing

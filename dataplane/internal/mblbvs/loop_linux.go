@@ -17,7 +17,8 @@ import (
 
 // Loopable reports whether the engine's clients may run on the event loop
 // that accepts them (mblb.Engine.Loopable).
-func (mv *VS) Loopable() bool { return mv.eng.Loopable() }
+// An explicit proxy's clients stay on goroutines (fwdproxy.go).
+func (mv *VS) Loopable() bool { return mv.fwd == nil && mv.eng.Loopable() }
 
 // dialFD is the engine's DialFD: a non-blocking connect with the
 // virtual's SNAT, keeping the client's port when it is free, as dial does.

@@ -19,6 +19,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"github.com/openltm/openltm/dataplane/flows"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -101,6 +102,10 @@ type VS struct {
 	// request, with OneConnect (connqueue.go); nil: its connections
 	// against its limit.
 	room func(*state.Member) bool
+
+	// fwd is the explicit forward proxy of an http profile with
+	// proxy-type explicit (fwdproxy.go); nil: a reverse proxy.
+	fwd *fwdproxy.Proxy
 }
 
 type suspect struct {
@@ -251,6 +256,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		return nil, err
 	}
 	mv.eng = eng
+	if cfg.ExplicitProxy != nil {
+		mv.fwd = fwdproxy.New(*cfg.ExplicitProxy)
+	}
 	return mv, nil
 }
 
@@ -380,6 +388,10 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		c.SetLinger(0)
 		c.Close()
 		vs.Leave(snap.Addr)
+		return
+	}
+	if mv.fwd != nil {
+		mv.serveExplicit(snap, c, head) // fwdproxy.go
 		return
 	}
 	if snap.Cfg.HTTP2 != nil {

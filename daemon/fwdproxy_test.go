@@ -1,0 +1,87 @@
+package daemon
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestParseExplicitProxy(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want, err string
+	}{
+		{raw: "", want: "resolver= allow=false ipv6=false"},
+		{raw: "{ dns-resolver r1 default-connect-handling allow ipv6 yes }", want: "resolver=r1 allow=true ipv6=true"},
+		{raw: "{ dns-resolver none default-connect-handling deny }", want: "resolver= allow=false ipv6=false"},
+		{raw: `{ dns-resolver /Common/r1 connect-error-message "no tunnels" dns-error-message none host-names { a.example b.example } route-domain 0 tunnel-name http-tunnel }`,
+			want: "resolver=/Common/r1 allow=false ipv6=false connect=no tunnels"},
+		{raw: "{ bad-request-message none bad-response-message none connect-error-message none default-connect-handling deny dns-error-message none dns-resolver none host-names none ipv6 no route-domain none tunnel-name none tunnel-on-any-request no }",
+			want: "resolver= allow=false ipv6=false"}, // BIG-IP's all-properties listing
+		{raw: "{ default-connect-handling maybe }", err: `default-connect-handling "maybe": must be allow or deny`},
+		{raw: "{ ipv6 perhaps }", err: `ipv6 "perhaps": must be yes or no`},
+		{raw: "{ colour blue }", err: `"colour" is not a setting`},
+		{raw: "{ dns-resolver }", err: "dns-resolver needs a value"},
+		{raw: "{ dns-resolver { r1 } }", err: "dns-resolver takes one value"},
+		{raw: "{ host-names a.example }", err: "host-names takes a { } list"},
+	} {
+		c, resolver, err := parseExplicitProxy(tc.raw)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.raw, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.raw, err)
+			continue
+		}
+		got := fmt.Sprintf("resolver=%s allow=%v ipv6=%v", resolver, c.ConnectAllow, c.IPv6)
+		if c.ConnectError != "" {
+			got += " connect=" + c.ConnectError
+		}
+		if got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.raw, got, tc.want)
+		}
+	}
+}
+
+func TestParseForwardZones(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want, err string
+	}{
+		{raw: "", want: ""},
+		{raw: "{ . { nameservers { 127.22.0.53:53 { } } } }", want: ".=127.22.0.53:53"},
+		{raw: "{ . { nameservers replace-all-with { 127.22.0.53:5353 { } 127.22.0.54:domain { } } } }", want: ".=127.22.0.53:5353,127.22.0.54:53"},
+		{raw: "{ Corp.Example { nameservers { 127.22.0.55 } } . { nameservers { 2001:db8::1.53 { } } } }", want: "corp.example.=127.22.0.55:53 .=[2001:db8::1]:53"},
+		{raw: "{ . { nameservers { [::1]:5353 } } }", want: ".=[::1]:5353"},
+		{raw: "{ . { nameservers { } } }", err: "forward-zones .: no nameservers"},
+		{raw: "{ . }", err: "forward-zones .: no nameservers"},
+		{raw: "{ . { servers { 127.0.0.1 } } }", err: "expected nameservers"},
+		{raw: "{ . { nameservers { 127.22.0.53:99999 } } }", err: `nameserver "127.22.0.53:99999"`},
+		{raw: "{ . { nameservers { dns.example:53 } } }", err: `nameserver "dns.example:53"`},
+		{raw: "{ { } }", err: "a zone name must come before { }"},
+	} {
+		zs, err := parseForwardZones(tc.raw)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want %q", tc.raw, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.raw, err)
+			continue
+		}
+		var parts []string
+		for _, z := range zs {
+			var ns []string
+			for _, a := range z.Nameservers {
+				ns = append(ns, a.String())
+			}
+			parts = append(parts, z.Name+"="+strings.Join(ns, ","))
+		}
+		if got := strings.Join(parts, " "); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.raw, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+package mblbvs
+
+import (
+	"context"
+	"net"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/fwdproxy"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
+
+// The explicit forward proxy (http profile proxy-type explicit): its
+// clients are served by dataplane/fwdproxy on goroutines instead of the
+// HTTP engine, since each request names its own origin and no pool member
+// is chosen. The client's TLS (client-ssl), the connection table, the
+// virtual's counters, SNAT and the server-side tcp settings are the
+// virtual's as for any other client.
+
+// serveExplicit runs one client of an explicit-proxy virtual to its end.
+func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
+	f, _ := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	f.rr = nil                                    // iRules do not run on the explicit proxy's requests
+	conn := clientTLS(c, head, snap.Cfg.TLS, nil) // tls.go
+	f.front, _ = conn.(*frontConn)
+	client := f.Client
+	sess := mv.fwd.NewSession(conn, fwdproxy.SessionOptions{
+		Dial: func(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
+			s := mv.vs.Snap.Load()
+			sc, err := mv.dialSide(s, mv.source(s, client, dst, nil), dst) // tcpopts.go
+			if err != nil {
+				return nil, err
+			}
+			return sc, nil
+		},
+		ConnectTimeout: mv.env.ConnectTimeout,
+		Idle:           snap.Idle,
+		Touch:          f.Touch,
+		Meter:          f,
+	})
+	f.Closer = sess.Close
+	mv.env.Table.Add(&f.Flow)
+	defer func() {
+		f.finish()
+		f.vs.Prof.HTTP.ConnEnded(sess.Requests()) // profilestats
+	}()
+	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
+	if f.front != nil && !f.handshake(conn, snap.Cfg.TLS) {
+		sess.Close(true)
+		return
+	}
+	sess.Run()
+}
