@@ -785,7 +785,10 @@ response-log-template str none
 response-logging ed disabled
 `), "F5 ltm profile request-log: a line per HTTP request and response, from a template, to a logging pool over high-speed logging",
 			"request-logging", "request-log-pool", "request-log-protocol", "request-log-template",
-			"response-logging", "response-log-pool", "response-log-protocol", "response-log-template"),
+			"response-logging", "response-log-pool", "response-log-protocol", "response-log-template",
+			"log-request-logging-errors", "request-log-error-pool", "request-log-error-protocol", "request-log-error-template",
+			"log-response-logging-error", "response-log-error-pool", "response-log-error-protocol", "response-log-error-template",
+			"proxy-respond-on-logging-error", "proxy-response", "proxy-close-on-error"),
 		actOn(profileKind("websocket", "websocket", `
 compress-mode enum preserved preserved|typed
 compression ed enabled
