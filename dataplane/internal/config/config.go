@@ -52,6 +52,11 @@ type Config struct {
 	// NameServers resolve FQDN nodes (`sys dns name-servers`, host or
 	// host:port); none means the system resolver.
 	NameServers []string
+	// DNSSearch and DNSNDots complete FQDN nodes' names for NameServers
+	// (`sys dns search` and `number-of-dots`), as a stub resolver's
+	// search list and ndots do; the system resolver has its own.
+	DNSSearch []string
+	DNSNDots  int
 }
 
 // Virtual is an `ltm virtual`: where clients connect and where they are sent.
