@@ -507,10 +507,10 @@ username str none
 password str none
 debug yn no
 `), "base", "filter", "security", "mandatory-attributes", "chase-referrals", "username", "password"),
-		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
-		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
+		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
+		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
 		monitorKind("oracle", "oracle", monDatabaseRows),
-		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
+		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `

@@ -164,6 +164,8 @@ func (in *Instance) run() {
 	lastFailed := false
 	locked := false
 	var hist history // adaptive response times
+	var kept dbKept  // a database monitor's login kept for its count
+	defer kept.close()
 	for {
 		probeStart := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -174,7 +176,7 @@ func (in *Instance) run() {
 			case <-ctx.Done():
 			}
 		}()
-		out, err := Probe(ctx, sp, in.target)
+		out, err := in.probe(ctx, &kept)
 		cancel()
 		if a := sp.Adaptive; a != nil && err == nil && out.Up {
 			// An answer that comes too late fails as no answer does.
@@ -251,6 +253,19 @@ func (in *Instance) run() {
 			}
 		}
 	}
+}
+
+// probe is one probe; a database monitor with a count uses and keeps
+// the instance's login (kept) instead of logging in each time.
+func (in *Instance) probe(ctx context.Context, kept *dbKept) (Outcome, error) {
+	sp := &in.spec
+	if sp.DB != nil && sp.DB.Count > 0 {
+		switch sp.Type {
+		case PostgreSQL, MySQL, MSSQL:
+			return probeDB(withDSCP(ctx, sp.DSCP), sp, in.target, kept)
+		}
+	}
+	return Probe(ctx, sp, in.target)
 }
 
 // markDown records a down verdict and reports whether manual-resume now

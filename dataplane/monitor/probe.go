@@ -89,6 +89,9 @@
 //   - mysql and mssql: the same through go-sql-driver/mysql and
 //     microsoft/go-mssqldb (no TLS); a refused login or a failing query
 //     is down with the server's message and error number.
+//   - the three with DB.Count (count) above 0: the instance keeps its
+//     login for that many probes, then logs out and in again; a kept
+//     login without DB.Send is pinged; a failed probe closes it.
 //   - tcp-echo: a message sent to the node's TCP echo service (port 7
 //     unless the destination names one) must come back unchanged.
 //   - scripted: the script's send and expect lines, in order, over one
@@ -388,12 +391,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeSIP(ctx, spec, target)
 	case RADIUS, RADIUSAccounting:
 		return probeRADIUS(ctx, spec, target)
-	case PostgreSQL:
-		return probePostgreSQL(ctx, spec, target)
-	case MySQL:
-		return probeMySQL(ctx, spec, target)
-	case MSSQL:
-		return probeMSSQL(ctx, spec, target)
+	case PostgreSQL, MySQL, MSSQL:
+		return probeDB(ctx, spec, target, nil)
 	case TCPEcho:
 		return probeTCPEcho(ctx, spec, target)
 	case Scripted:
