@@ -457,7 +457,7 @@ ssl-profile ref ltm+profile+server-ssl none
 `), "username", "password", "cert", "key", "cipherlist", "compatibility", "ssl-profile"),
 		runMonitor(monitorKind("udp", "udp", monSendRecvRows+`
 debug yn no
-`)),
+`), "debug"),
 		runMonitor(monitorKind("dns", "dns", `
 qname str none
 qtype enum a a|aaaa
@@ -507,10 +507,10 @@ username str none
 password str none
 debug yn no
 `), "base", "filter", "security", "mandatory-attributes", "chase-referrals", "username", "password"),
-		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
-		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
+		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
+		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
 		monitorKind("oracle", "oracle", monDatabaseRows),
-		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count"),
+		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `

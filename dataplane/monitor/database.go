@@ -69,6 +69,11 @@ func probeDB(ctx context.Context, spec *Spec, target netip.AddrPort, k *dbKept) 
 		return Outcome{}, err
 	}
 	keep := k != nil && d.Count > 0
+	if !keep || k.s == nil {
+		tracef(ctx, "login as %q to database %q", d.Username, d.Database)
+	} else {
+		tracef(ctx, "on the login kept for %d probes", k.used)
+	}
 	if !keep {
 		s, err := openDB(ctx, spec, target, false)
 		if err != nil {
@@ -164,6 +169,7 @@ func (s *pgSession) check(ctx context.Context, d *DBCheck) (Outcome, error) {
 		}
 		return Outcome{Up: true}, nil
 	}
+	tracef(ctx, "query %s", quoted([]byte(d.Send)))
 	results, err := s.conn.Exec(ctx, d.Send).ReadAll()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -175,6 +181,7 @@ func (s *pgSession) check(ctx context.Context, d *DBCheck) (Outcome, error) {
 	for i, r := range results {
 		sets[i] = r.Rows
 	}
+	traceSets(ctx, sets)
 	if d.Recv == "" || d.holds(sets) {
 		return Outcome{Up: true}, nil
 	}

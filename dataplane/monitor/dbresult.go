@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 )
 
 // dbTable is one result set of a database monitor's query, each cell as
@@ -88,6 +89,30 @@ func netTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// traceSets notes a query's answer: its first row, and how many rows.
+func traceSets(ctx context.Context, sets []dbTable) {
+	if ctx.Value(traceKey{}) == nil {
+		return
+	}
+	n := 0
+	var first [][]byte
+	for _, t := range sets {
+		if first == nil && len(t) > 0 {
+			first = t[0]
+		}
+		n += len(t)
+	}
+	cells := make([]string, len(first))
+	for i, c := range first {
+		if c == nil {
+			cells[i] = "NULL"
+		} else {
+			cells[i] = quoted(c)
+		}
+	}
+	tracef(ctx, "answered %d rows, the first [%s]", n, strings.Join(cells, " "))
+}
+
 // sqlSession is a mysql or mssql monitor's login through database/sql,
 // kept between probes when the monitor's count asks.
 type sqlSession struct {
@@ -132,6 +157,7 @@ func (s *sqlSession) check(ctx context.Context, d *DBCheck) (Outcome, error) {
 		}
 		return Outcome{Up: true}, nil
 	}
+	tracef(ctx, "query %s", quoted([]byte(d.Send)))
 	rows, err := s.conn.QueryContext(ctx, d.Send)
 	if err != nil {
 		return Outcome{}, sqlFailed(ctx, "Query failed", err, s.describe)
@@ -141,6 +167,7 @@ func (s *sqlSession) check(ctx context.Context, d *DBCheck) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, sqlFailed(ctx, "Query failed", err, s.describe)
 	}
+	traceSets(ctx, sets)
 	if d.Recv == "" || d.holds(sets) {
 		return Outcome{Up: true}, nil
 	}

@@ -45,6 +45,8 @@ type Instance struct {
 	spec     Spec
 	target   netip.AddrPort
 	onChange func(State)
+	// trace receives a line per probe when the spec has Debug.
+	trace func(line string)
 
 	mu     sync.Mutex
 	state  State
@@ -59,7 +61,18 @@ type Instance struct {
 // instance's goroutine after every change of State (never concurrently for
 // one instance).
 func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
+	return StartTraced(spec, target, onChange, nil)
+}
+
+// StartTraced is Start for a monitor whose probes may be traced: with
+// spec.Debug, trace gets a line per probe saying what it sent, what it
+// received and its verdict (the monitor log BIG-IP writes with debug).
+func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace func(line string)) *Instance {
+	if !spec.Debug {
+		trace = nil
+	}
 	in := &Instance{
+		trace:    trace,
 		spec:     *spec,
 		target:   target,
 		onChange: onChange,
@@ -176,8 +189,17 @@ func (in *Instance) run() {
 			case <-ctx.Done():
 			}
 		}()
-		out, err := in.probe(ctx, &kept)
+		var tr *probeTrace
+		pctx := ctx
+		if in.trace != nil {
+			tr = &probeTrace{}
+			pctx = withTrace(ctx, tr)
+		}
+		out, err := in.probe(pctx, &kept)
 		cancel()
+		if tr != nil {
+			in.trace(tr.line(sp, in.target, out, err))
+		}
 		if a := sp.Adaptive; a != nil && err == nil && out.Up {
 			// An answer that comes too late fails as no answer does.
 			if aerr := hist.judge(a, time.Now(), time.Since(probeStart)); aerr != nil {

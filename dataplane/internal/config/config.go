@@ -474,6 +474,9 @@ type Monitor struct {
 	DSCP               int
 	TLS                *MonitorTLS
 	Adaptive           *AdaptiveMonitor
+	// Debug (debug yes, udp and database monitors) writes each probe's
+	// exchange and verdict to the log.
+	Debug bool
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

@@ -38,6 +38,8 @@ type Watch struct {
 	// Changed is called (outside the lock) when the combined status moves.
 	Changed func(old, new MonStatus)
 	Logf    func(down bool, line string)
+	// Trace receives the probe lines of monitors with debug.
+	Trace func(line string)
 
 	status   atomic.Int32 // MonStatus
 	Disabled atomic.Bool  // some monitor's recv-disable matched
@@ -108,7 +110,7 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 		}
 		name := name
 		ref := new(*monitor.Instance)
-		*ref = monitor.Start(spec, tgt, func(s monitor.State) { w.report(name, ref, s) })
+		*ref = monitor.StartTraced(spec, tgt, func(s monitor.State) { w.report(name, ref, s) }, w.Trace)
 		w.insts[name] = *ref
 		restarted = true
 	}
