@@ -254,6 +254,7 @@ func (t *translator) nodeSettings(o *objects.Object) *dataplane.Node {
 		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
 		RateLimit:       rateLimit(nodeRateLimit.Effective(t.cfg, o)),
 		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
+		Logging:         nodeLogging.Effective(t.cfg, o) == "enabled",
 	}
 	switch m := nodeMonitor.Effective(t.cfg, o); m {
 	case "default", "":

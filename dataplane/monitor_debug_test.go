@@ -34,3 +34,39 @@ func TestMonitorDebugLogged(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeLoggingTraces: a node with logging enabled writes every probe
+// of its monitor (a udp monitor without debug) to the log; turning it
+// off stops the lines, and its members' monitors are not traced.
+func TestNodeLoggingTraces(t *testing.T) {
+	startUDPMember(t, "127.17.8.12:5300", "S1")
+	p, lg := newPlane(t)
+	apply := func(logging bool) {
+		cfg := udpBasic("127.17.8.11:53", "127.17.8.12:5300")
+		cfg.Monitors["/Common/udp_node"] = &Monitor{Name: "/Common/udp_node", Type: MonitorUDP,
+			Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "node", Recv: "^S1:", Destination: ap("0.0.0.0:5300")}
+		cfg.Monitors["/Common/udp_member"] = &Monitor{Name: "/Common/udp_member", Type: MonitorUDP,
+			Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "member", Recv: "^S1:"}
+		cfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/udp_member"}}
+		cfg.Nodes = map[string]*Node{"/Common/127.17.8.12": {Name: "/Common/127.17.8.12", Addr: ap("127.17.8.12:0").Addr(),
+			Monitor: &MonitorRule{Names: []string{"/Common/udp_node"}}, Logging: logging}}
+		if err := p.Apply(nil, cfg); err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+	}
+	line := `Monitor /Common/udp_node 127.17.8.12:5300 (udp): sent \"node\"; received \"S1:node\"; up`
+	apply(true)
+	eventually(t, "the node's probe lines", func() bool { return strings.Count(lg.String(), line) >= 2 })
+	if strings.Contains(lg.String(), "Monitor /Common/udp_member") {
+		t.Errorf("the member's monitor is traced:\n%s", lg)
+	}
+	apply(false)
+	// The instance restarts without a trace: after a probe the old one
+	// may have had under way, no line is added in four intervals.
+	time.Sleep(100 * time.Millisecond)
+	before := strings.Count(lg.String(), line)
+	time.Sleep(200 * time.Millisecond) // four probe intervals
+	if after := strings.Count(lg.String(), line); after != before {
+		t.Errorf("%d probe lines after logging was disabled", after-before)
+	}
+}

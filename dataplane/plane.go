@@ -381,6 +381,7 @@ func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b
 		if nc.Monitor != nil {
 			rule = *nc.Monitor
 		}
+		n.Watch.SetLogging(nc.Logging)
 		b.stale = append(b.stale, n.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], netip.AddrPortFrom(nc.Addr, 0))
 		})...)

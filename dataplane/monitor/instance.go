@@ -64,13 +64,11 @@ func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
 	return StartTraced(spec, target, onChange, nil)
 }
 
-// StartTraced is Start for a monitor whose probes may be traced: with
-// spec.Debug, trace gets a line per probe saying what it sent, what it
-// received and its verdict (the monitor log BIG-IP writes with debug).
+// StartTraced is Start for a monitor whose probes are traced (a monitor
+// with debug, or a node with logging): trace, when not nil, gets a line
+// per probe saying what it sent, what it received and its verdict (the
+// monitor log BIG-IP writes).
 func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace func(line string)) *Instance {
-	if !spec.Debug {
-		trace = nil
-	}
 	in := &Instance{
 		trace:    trace,
 		spec:     *spec,
@@ -88,6 +86,9 @@ func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace 
 
 // Spec is the monitor the instance runs.
 func (in *Instance) Spec() *Spec { return &in.spec }
+
+// Traced reports whether the instance's probes are traced.
+func (in *Instance) Traced() bool { return in.trace != nil }
 
 // Target is the probed address.
 func (in *Instance) Target() netip.AddrPort { return in.target }

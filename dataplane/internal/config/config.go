@@ -390,6 +390,9 @@ type Node struct {
 	// RateLimit caps the new connections per second sent to the node's
 	// members together (rate-limit; 0: none).
 	RateLimit int
+	// Logging (logging enabled) traces every probe of the node's
+	// monitors to the log, as a monitor's debug does.
+	Logging bool
 }
 
 // MonitorRule is `monitor a and b` (MinUp 0: all must be up) or
