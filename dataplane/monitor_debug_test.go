@@ -61,12 +61,16 @@ func TestNodeLoggingTraces(t *testing.T) {
 		t.Errorf("the member's monitor is traced:\n%s", lg)
 	}
 	apply(false)
-	// The instance restarts without a trace: after a probe the old one
-	// may have had under way, no line is added in four intervals.
+	// The instance goes on without a trace: after a probe it may have
+	// had under way, no line is added in four intervals.
 	time.Sleep(100 * time.Millisecond)
 	before := strings.Count(lg.String(), line)
 	time.Sleep(200 * time.Millisecond) // four probe intervals
 	if after := strings.Count(lg.String(), line); after != before {
 		t.Errorf("%d probe lines after logging was disabled", after-before)
+	}
+	// The node's state was kept: no status line since it came up.
+	if n := strings.Count(lg.String(), "monitor status up"); n != 2 {
+		t.Errorf("%d status lines, want the node's and the member's first:\n%s", n, lg)
 	}
 }

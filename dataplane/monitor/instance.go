@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,8 +46,8 @@ type Instance struct {
 	spec     Spec
 	target   netip.AddrPort
 	onChange func(State)
-	// trace receives a line per probe when the spec has Debug.
-	trace func(line string)
+	// trace, when set, receives a line per probe (SetTrace).
+	trace atomic.Pointer[func(line string)]
 
 	mu     sync.Mutex
 	state  State
@@ -70,7 +71,6 @@ func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
 // monitor log BIG-IP writes).
 func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace func(line string)) *Instance {
 	in := &Instance{
-		trace:    trace,
 		spec:     *spec,
 		target:   target,
 		onChange: onChange,
@@ -80,6 +80,7 @@ func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace 
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	in.SetTrace(trace)
 	go in.run()
 	return in
 }
@@ -87,8 +88,16 @@ func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace 
 // Spec is the monitor the instance runs.
 func (in *Instance) Spec() *Spec { return &in.spec }
 
-// Traced reports whether the instance's probes are traced.
-func (in *Instance) Traced() bool { return in.trace != nil }
+// SetTrace changes where the probes' lines go (nil: nowhere) from the
+// next probe on, without restarting the instance: a node's logging
+// turned on or off keeps its monitors' state.
+func (in *Instance) SetTrace(trace func(line string)) {
+	if trace == nil {
+		in.trace.Store(nil)
+		return
+	}
+	in.trace.Store(&trace)
+}
 
 // Target is the probed address.
 func (in *Instance) Target() netip.AddrPort { return in.target }
@@ -192,14 +201,15 @@ func (in *Instance) run() {
 		}()
 		var tr *probeTrace
 		pctx := ctx
-		if in.trace != nil {
+		trace := in.trace.Load()
+		if trace != nil {
 			tr = &probeTrace{}
 			pctx = withTrace(ctx, tr)
 		}
 		out, err := in.probe(pctx, &kept)
 		cancel()
 		if tr != nil {
-			in.trace(tr.line(sp, in.target, out, err))
+			(*trace)(tr.line(sp, in.target, out, err))
 		}
 		if a := sp.Adaptive; a != nil && err == nil && out.Up {
 			// An answer that comes too late fails as no answer does.

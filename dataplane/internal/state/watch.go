@@ -124,7 +124,8 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 		}
 		tr := w.traceFor(spec)
 		if in := w.insts[name]; in != nil {
-			if in.Spec().Equal(spec) && in.Target() == tgt && in.Traced() == (tr != nil) {
+			if in.Spec().Equal(spec) && in.Target() == tgt {
+				in.SetTrace(tr) // logging may have changed
 				continue
 			}
 			stale = append(stale, in)
