@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TestDebugTrace: a udp or database monitor with debug writes a line
-// per probe with what it sent, what it received and its verdict; without
-// debug it writes none. Real probes of a UDP echo server and the fake
+// TestDebugTrace: a traced udp or database monitor writes a line per
+// probe with what it sent, what it received and its verdict; an
+// untraced one writes none. Real probes of a UDP echo server and the fake
 // PostgreSQL server on loopback.
 func TestDebugTrace(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.17.7.1:0")
@@ -50,7 +50,13 @@ func TestDebugTrace(t *testing.T) {
 			c.spec.Interval, c.spec.Timeout = 50*time.Millisecond, 300*time.Millisecond
 			lines := make(chan string, 64)
 			probed := make(chan bool, 64)
-			in := StartTraced(&c.spec, c.target, func(State) {}, func(l string) { lines <- l })
+			// The caller traces monitors with debug (or a node's with
+			// logging); the others start untraced.
+			trace := func(l string) { lines <- l }
+			if !c.spec.Debug {
+				trace = nil
+			}
+			in := StartTraced(&c.spec, c.target, func(State) {}, trace)
 			defer in.Stop()
 			in.WhenProbed(func(up bool) { probed <- up })
 			select {
