@@ -178,6 +178,7 @@ func (h *Hub) SendChecked(handle string, data []byte, dropped func([]byte)) bool
 	}
 	s := v.(*sender)
 	if s.blocked.Load() {
+		s.droppedNoMember.Add(1)
 		return false
 	}
 	if ms, err := h.opts.Members(s.pool); err != nil || len(ms) == 0 {
