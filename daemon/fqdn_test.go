@@ -104,3 +104,77 @@ func TestFQDNNodeFromTmsh(t *testing.T) {
 		t.Fatalf("a bad interval: %q", err)
 	}
 }
+
+// TestFQDNNodeSearchDomains: a node named by a short name is resolved
+// with `sys dns search` and `number-of-dots`, as a stub resolver
+// completes names, and carries traffic to the address found; a new
+// search list asks again. Bad values are refused and change nothing.
+func TestFQDNNodeSearchDomains(t *testing.T) {
+	dnsAddr, _ := startDNS(t, "127.17.5.53", map[string][]string{
+		"app.corp.example": {"127.17.5.11"},
+		"app.lab.example":  {"127.17.5.12"},
+	})
+	labelServer(t, "127.17.5.11:9000", "CORP")
+	labelServer(t, "127.17.5.12:9000", "LAB")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"modify sys dns name-servers replace-all-with { " + dnsAddr + " } search replace-all-with { corp.example lab.example } number-of-dots 1",
+		"create ltm node app fqdn { name app autopopulate enabled interval 1 }",
+		"create ltm pool p members add { app:9000 }",
+		"create ltm virtual vs destination 127.17.5.10:9000 pool p profiles replace-all-with { tcp }",
+	} {
+		if out, err := run(t, s, c); err != "" || strings.Contains(out, "not acted on") {
+			t.Fatalf("%s: %q %q", c, out, err)
+		}
+	}
+	ask := func() string {
+		c, err := net.DialTimeout("tcp", "127.17.5.10:9000", 2*time.Second)
+		if err != nil {
+			return err.Error()
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(3 * time.Second))
+		c.Write([]byte("hi\n"))
+		b := make([]byte, 64)
+		n, _ := c.Read(b)
+		return strings.TrimSpace(string(b[:n]))
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for i := 0; i < 500 && !cond(); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !cond() {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+	for _, step := range []struct {
+		cmd, member, answer string
+	}{
+		{"", "_auto_127.17.5.11:9000", "CORP"},
+		{"modify sys dns search replace-all-with { lab.example corp.example }", "_auto_127.17.5.12:9000", "LAB"},
+	} {
+		if step.cmd != "" {
+			if _, err := run(t, s, step.cmd); err != "" {
+				t.Fatalf("%s: %s", step.cmd, err)
+			}
+		}
+		waitFor(step.answer+" through "+step.member, func() bool {
+			out, _ := run(t, s, "show ltm pool p members")
+			return strings.Contains(out, step.member) && ask() == step.answer
+		})
+	}
+	for _, c := range []struct{ cmd, err string }{
+		{"modify sys dns number-of-dots 16", `number-of-dots "16" is not valid (0 to 15)`},
+		{"modify sys dns number-of-dots -1", `number-of-dots`},
+		{"modify sys dns search replace-all-with { bad/domain }", `search domain "bad/domain" is not a domain name`},
+	} {
+		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {
+			t.Errorf("%s: %q, want %q", c.cmd, err, c.err)
+		}
+	}
+	if out, _ := run(t, s, "list sys dns"); !strings.Contains(out, "number-of-dots 1") || !strings.Contains(out, "search { lab.example corp.example }") {
+		t.Errorf("sys dns changed by refused commands:\n%s", out)
+	}
+}

@@ -118,6 +118,7 @@ var (
 	nodeState           = ltmNode.MustProp("state")
 	nodeConnectionLim   = ltmNode.MustProp("connection-limit")
 	nodeRatio           = ltmNode.MustProp("ratio")
+	nodeLogging         = ltmNode.MustProp("logging")
 	nodeMonitor         = ltmNode.MustProp("monitor")
 	ltmSnatPool         = schema.MustKind("ltm snatpool")
 	snatPoolMembers     = ltmSnatPool.MustProp("members")

@@ -81,6 +81,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		}
 	}
 	t.dc.NameServers = t.nameServers()
+	t.dnsSearch() // translate_fqdn.go
 	if d := cfg.Get(defaultNodeMonitor, ""); d != nil {
 		t.dc.DefaultNodeMonitor = t.rule(defaultNodeMonitorRule.Str(d))
 	}
@@ -258,6 +259,7 @@ func (t *translator) nodeSettings(o *objects.Object) *dataplane.Node {
 		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
 		RateLimit:       rateLimit(nodeRateLimit.Effective(t.cfg, o)),
 		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
+		Logging:         nodeLogging.Effective(t.cfg, o) == "enabled",
 	}
 	switch m := nodeMonitor.Effective(t.cfg, o); m {
 	case "default", "":

@@ -3,8 +3,11 @@ package daemon
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fqdn"
@@ -15,7 +18,12 @@ import (
 var (
 	sysDNS            = schema.MustKind("sys dns")
 	sysDNSNameServers = sysDNS.MustProp("name-servers")
+	sysDNSSearch      = sysDNS.MustProp("search")
+	sysDNSNDots       = sysDNS.MustProp("number-of-dots")
 )
+
+// maxNDots is the largest number-of-dots (resolv.conf caps ndots at 15).
+const maxNDots = 15
 
 // fqdnNode translates a node written with an fqdn block: the dataplane
 // follows its name and runs its addresses as ephemeral nodes and members.
@@ -104,4 +112,29 @@ func (t *translator) nameServers() []string {
 		return append([]string(nil), v.List...)
 	}
 	return nil
+}
+
+// dnsSearch reads `sys dns search` and `number-of-dots` into the
+// configuration; a domain that is not a domain name, or a count out of
+// 0-15, is refused.
+func (t *translator) dnsSearch() {
+	d := t.cfg.Get(sysDNS, "")
+	if d == nil {
+		return
+	}
+	if v := sysDNSSearch.Get(d); v != nil {
+		for _, dom := range v.List {
+			if _, ok := dns.IsDomainName(dom); !ok || strings.Trim(dom, ".") == "" || strings.ContainsAny(dom, " \t/:@") {
+				t.refuse("sys dns: search domain %q is not a domain name", dom)
+				return
+			}
+			t.dc.DNSSearch = append(t.dc.DNSSearch, strings.Trim(dom, "."))
+		}
+	}
+	n, err := strconv.Atoi(sysDNSNDots.Effective(t.cfg, d))
+	if err != nil || n < 0 || n > maxNDots {
+		t.refuse("sys dns: number-of-dots %q is not valid (0 to %d)", sysDNSNDots.Effective(t.cfg, d), maxNDots)
+		return
+	}
+	t.dc.DNSNDots = n
 }

@@ -90,6 +90,14 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 				*f.to = n
 			}
 		}
+		if v := ne(dbCount); v != "" && v != "0" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				t.skip(o, "count %q is not a number from 0", v)
+				return false
+			}
+			db.Count = n
+		}
 		m.DB = db
 	case dataplane.MonitorScripted:
 		file := ne(scriptedFilename)
@@ -160,6 +168,7 @@ var (
 	dbRecv            = common("recv", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
 	dbRecvRow         = common("recv-row", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
 	dbRecvColumn      = common("recv-column", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
+	dbCount           = common("count", monitorPostgreSQL, monitorMySQL, monitorMSSQL)
 
 	monitorTCPEcho   = schema.MustKind("ltm monitor tcp-echo")
 	monitorScripted  = schema.MustKind("ltm monitor scripted")

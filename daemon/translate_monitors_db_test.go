@@ -24,7 +24,8 @@ func TestDBEchoScriptedMonitorsTranslated(t *testing.T) {
 	s := e.NewSession("admin").(*Session)
 	mustRun(t, s,
 		`create ltm monitor mysql m_my username mon password pw database app send "SELECT status FROM health" recv ready recv-row 1 recv-column 2`,
-		`create ltm monitor mssql m_ms username sa password pw database app send "SELECT 1" recv 1`,
+		`create ltm monitor mssql m_ms username sa password pw database app send "SELECT 1" recv 1 count 10 debug yes`,
+		`create ltm monitor udp m_udp send ping recv pong debug yes`,
 		"create ltm monitor tcp-echo m_echo",
 		"create ltm monitor tcp-echo m_echo2 destination *:7007",
 		"create ltm monitor scripted m_script filename "+good,
@@ -42,13 +43,19 @@ func TestDBEchoScriptedMonitorsTranslated(t *testing.T) {
 		{"/Common/m_my", dataplane.MonitorMySQL, &dataplane.DBMonitor{Username: "mon", Password: "pw", Database: "app",
 			Send: "SELECT status FROM health", Recv: "ready", RecvRow: 1, RecvColumn: 2}},
 		{"/Common/mssql", dataplane.MonitorMSSQL, &dataplane.DBMonitor{}},
-		{"/Common/m_ms", dataplane.MonitorMSSQL, &dataplane.DBMonitor{Username: "sa", Password: "pw", Database: "app", Send: "SELECT 1", Recv: "1"}},
+		{"/Common/m_ms", dataplane.MonitorMSSQL, &dataplane.DBMonitor{Username: "sa", Password: "pw", Database: "app", Send: "SELECT 1", Recv: "1", Count: 10}},
 		{"/Common/tcp_echo", dataplane.MonitorTCPEcho, nil},
 		{"/Common/m_echo", dataplane.MonitorTCPEcho, nil},
 	} {
 		m := dc.Monitors[c.name]
 		if m == nil || m.Type != c.typ || (c.db == nil) != (m.DB == nil) || c.db != nil && *m.DB != *c.db {
 			t.Errorf("%s: %+v, want type %s db %+v", c.name, m, c.typ, c.db)
+		}
+	}
+	// debug: the udp and database monitors trace their probes.
+	for name, want := range map[string]bool{"/Common/m_ms": true, "/Common/m_udp": true, "/Common/m_my": false, "/Common/udp": false} {
+		if m := dc.Monitors[name]; m == nil || m.Debug != want {
+			t.Errorf("%s: %+v, want debug %v", name, m, want)
 		}
 	}
 	if m := dc.Monitors["/Common/m_echo2"]; m == nil || m.Destination.Port() != 7007 {
@@ -70,6 +77,7 @@ func TestDBEchoScriptedMonitorsTranslated(t *testing.T) {
 		{"create ltm monitor scripted m_gone filename " + filepath.Join(dir, "gone.script"), "cannot read the script"},
 		{"create ltm monitor mysql m_row recv-row 0", `recv-row "0" is not a number from 1`},
 		{"create ltm monitor mssql m_col recv-column x", `recv-column "x" is not a number from 1`},
+		{"create ltm monitor postgresql m_count count -1", `"-1" is not a valid value for "count"`},
 	} {
 		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {
 			t.Errorf("%s: error %q, want one saying %q", c.cmd, err, c.err)

@@ -28,6 +28,8 @@ var (
 	httpsCipherlist      = monitorHTTPS.MustProp("cipherlist")
 	httpsCompatibility   = monitorHTTPS.MustProp("compatibility")
 	httpsSSLProfile      = monitorHTTPS.MustProp("ssl-profile")
+	// monitorDebug is the udp and database monitors' debug (yes, no).
+	monitorDebug = common("debug", monitorUDP, monitorPostgreSQL, monitorMySQL, monitorMSSQL)
 )
 
 // monitorOpts reads those settings into m; false means the monitor was
@@ -46,6 +48,10 @@ func (t *translator) monitorOpts(o *objects.Object, typ dataplane.MonitorType, m
 		return n, true
 	}
 	var ok bool
+	switch typ {
+	case dataplane.MonitorUDP, dataplane.MonitorPostgreSQL, dataplane.MonitorMySQL, dataplane.MonitorMSSQL:
+		m.Debug = e(monitorDebug) == "yes"
+	}
 	if typ != dataplane.MonitorInband && typ != dataplane.MonitorExternal {
 		if m.DSCP, ok = num(monitorDSCP); !ok {
 			return false

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -60,6 +61,79 @@ func TestRequestLogTranslated(t *testing.T) {
 			}
 			if _, err := e.Replace(context.Background(), "admin", "undo", CommitOptions{}, func(*objects.Config) (*objects.Config, error) { return before, nil }); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRequestLogErrorsTranslated: the error settings reach the engine
+// (an error template and sender per side, the proxy response and
+// whether to close), only when their side logs; an error side enabled
+// without its template or pool is refused. (Translate alone has no
+// dataplane, so no senders: the dataplane's tests send.)
+func TestRequestLogErrorsTranslated(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.17.3.11:80 }",
+		"create ltm pool logs members add { 127.17.3.50:514 }",
+		"create ltm pool errs members add { 127.17.3.51:514 }",
+		`create ltm profile request-log rl request-logging enabled request-log-pool logs request-log-template "$HTTP_REQUEST"`,
+		"create ltm virtual v destination 127.17.3.1:80 pool p profiles replace-all-with { tcp { } http { } rl { } }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, c := range []struct {
+		name, cmd string
+		// err: the change is refused with it; otherwise check.
+		err   string
+		check func(rl *mblb.RequestLog) bool
+	}{
+		{name: "none set: no checks", cmd: "modify ltm profile request-log rl description plain",
+			check: func(rl *mblb.RequestLog) bool {
+				return rl.CheckRequest == nil && rl.RequestError == nil && rl.Respond == nil
+			}},
+		{name: "request errors logged", cmd: `modify ltm profile request-log rl log-request-logging-errors enabled request-log-error-pool errs request-log-error-protocol mds-tcp request-log-error-template "LOST $HTTP_REQUEST"`,
+			check: func(rl *mblb.RequestLog) bool {
+				return rl.RequestError != nil && rl.RequestError.Template != nil && rl.Respond == nil
+			}},
+		{name: "respond and close", cmd: `modify ltm profile request-log rl proxy-respond-on-logging-error enabled proxy-response "<h1>try later</h1>" proxy-close-on-error enabled`,
+			check: func(rl *mblb.RequestLog) bool {
+				r := string(rl.Respond)
+				return rl.CloseOnError && strings.HasPrefix(r, "HTTP/1.1 502 ") &&
+					strings.Contains(r, "Connection: close\r\n") && strings.HasSuffix(r, "\r\n\r\n<h1>try later</h1>")
+			}},
+		{name: "response errors need response logging", cmd: `modify ltm profile request-log rl log-response-logging-error enabled response-log-error-pool errs response-log-error-template "LOST $HTTP_STATUS"`,
+			check: func(rl *mblb.RequestLog) bool { return rl.ResponseError == nil && rl.CheckResponse == nil }},
+		{name: "response errors logged", cmd: `modify ltm profile request-log rl response-logging enabled response-log-pool logs response-log-template "$HTTP_STATUS"`,
+			check: func(rl *mblb.RequestLog) bool { return rl.ResponseError != nil && rl.ResponseError.Template != nil }},
+		{name: "error template missing", cmd: "modify ltm profile request-log rl request-log-error-template none",
+			err: "log-request-logging-errors is enabled but request-log-error-template has no template"},
+		{name: "error pool missing", cmd: "modify ltm profile request-log rl response-log-error-pool none",
+			err: "log-response-logging-error is enabled but response-log-error-pool names no pool"},
+		{name: "error protocol bad", cmd: "modify ltm profile request-log rl request-log-error-protocol mds-sctp",
+			err: `request-log-error-protocol "mds-sctp" is not mds-udp or mds-tcp`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := e.Config()
+			if _, err := run(t, s, c.cmd); err != "" {
+				t.Fatal(err)
+			}
+			dc, skipped := Translate(e.schema, e.Config())
+			if c.err != "" {
+				if !strings.Contains(strings.Join(skipped, "\n"), c.err) {
+					t.Errorf("skipped %q, want one with %q", skipped, c.err)
+				}
+				if _, err := e.Replace(context.Background(), "admin", "undo", CommitOptions{}, func(*objects.Config) (*objects.Config, error) { return before, nil }); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if rl := dc.Virtuals["/Common/v"].MBLB.Request.HTTP.RequestLog; rl == nil || !c.check(rl) {
+				t.Errorf("request log %+v (skipped %q)", rl, skipped)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +57,12 @@ func (p *Plane) resolverFor(cfg *Config) (fqdn.Resolver, string) {
 		return p.opts.FQDNResolver, "options"
 	}
 	if len(cfg.NameServers) > 0 {
-		return &fqdn.Server{Addrs: slices.Clone(cfg.NameServers)}, "servers " + strings.Join(cfg.NameServers, ",")
+		key := "servers " + strings.Join(cfg.NameServers, ",")
+		if len(cfg.DNSSearch) > 0 {
+			// A change of the search list asks every name again.
+			key += " search " + strings.Join(cfg.DNSSearch, ",") + " ndots " + strconv.Itoa(cfg.DNSNDots)
+		}
+		return &fqdn.Server{Addrs: slices.Clone(cfg.NameServers), Search: slices.Clone(cfg.DNSSearch), NDots: cfg.DNSNDots}, key
 	}
 	return &fqdn.System{}, "system"
 }

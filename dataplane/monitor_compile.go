@@ -32,6 +32,7 @@ func CompileMonitor(name string, m *Monitor) (*monitor.Spec, error) {
 func compileMonitorOpts(m *Monitor, s *monitor.Spec) {
 	s.Username, s.Password = m.Username, m.Password
 	s.DSCP = uint8(min(max(m.DSCP, 0), 255)) // above 63: Check refuses it
+	s.Debug = m.Debug
 
 	if t := m.TLS; t != nil {
 		s.TLS = &monitor.TLS{Ciphers: t.Ciphers, Strict: !t.Compatibility, Certificate: t.Certificate,

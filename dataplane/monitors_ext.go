@@ -57,7 +57,7 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	}
 	if x := m.DB; x != nil {
 		s.DB = &monitor.DBCheck{Username: x.Username, Password: x.Password, Database: x.Database,
-			Send: x.Send, Recv: x.Recv, RecvRow: x.RecvRow, RecvColumn: x.RecvColumn}
+			Send: x.Send, Recv: x.Recv, RecvRow: x.RecvRow, RecvColumn: x.RecvColumn, Count: x.Count}
 	}
 	if x := m.RADIUS; x != nil {
 		s.RADIUS = &monitor.RADIUSCheck{Secret: x.Secret, Username: x.Username, Password: x.Password, NASIP: x.NASIP}

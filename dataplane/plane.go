@@ -287,6 +287,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if n == nil {
 			n = &state.Node{Name: name, Watch: state.NewWatch("Node " + name + " address " + nc.Addr.String())}
 			n.Watch.Logf = p.logStatus
+			n.Watch.Trace = p.logProbe
 			n.Watch.Changed = func(o, s state.MonStatus) { p.nodeChanged(n, o, s) }
 		}
 		n.Cfg.Store(nc)
@@ -315,6 +316,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 					Watch: state.NewWatch("Pool " + name + " member " + mname)}
 				m.Node = nodeFor(mc.Node, mc.Addr.Addr())
 				m.Watch.Logf = p.logStatus
+				m.Watch.Trace = p.logProbe
 				m.Watch.Changed = func(o, s state.MonStatus) { p.memberChanged(m, o, s) }
 			} else {
 				nodeFor(mc.Node, mc.Addr.Addr()) // same name, same runtime
@@ -379,6 +381,7 @@ func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b
 		if nc.Monitor != nil {
 			rule = *nc.Monitor
 		}
+		n.Watch.SetLogging(nc.Logging)
 		b.stale = append(b.stale, n.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], netip.AddrPortFrom(nc.Addr, 0))
 		})...)
@@ -565,6 +568,11 @@ func (p *Plane) logStatus(down bool, line string) {
 		lvl = slog.LevelWarn
 	}
 	p.log.Log(context.Background(), lvl, line)
+}
+
+// logProbe writes a probe's trace line (a monitor with debug yes).
+func (p *Plane) logProbe(line string) {
+	p.log.Info(line)
 }
 
 // memberChanged reacts to a member's monitor verdict: slow ramp on coming

@@ -457,7 +457,7 @@ ssl-profile ref ltm+profile+server-ssl none
 `), "username", "password", "cert", "key", "cipherlist", "compatibility", "ssl-profile"),
 		runMonitor(monitorKind("udp", "udp", monSendRecvRows+`
 debug yn no
-`)),
+`), "debug"),
 		runMonitor(monitorKind("dns", "dns", `
 qname str none
 qtype enum a a|aaaa
@@ -507,10 +507,10 @@ username str none
 password str none
 debug yn no
 `), "base", "filter", "security", "mandatory-attributes", "chase-referrals", "username", "password"),
-		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
-		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
+		runMonitor(monitorKind("mysql", "mysql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
+		runMonitor(monitorKind("mssql", "mssql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
 		monitorKind("oracle", "oracle", monDatabaseRows),
-		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password"),
+		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `
@@ -787,7 +787,10 @@ response-log-template str none
 response-logging ed disabled
 `), "F5 ltm profile request-log: a line per HTTP request and response, from a template, to a logging pool over high-speed logging",
 			"request-logging", "request-log-pool", "request-log-protocol", "request-log-template",
-			"response-logging", "response-log-pool", "response-log-protocol", "response-log-template"),
+			"response-logging", "response-log-pool", "response-log-protocol", "response-log-template",
+			"log-request-logging-errors", "request-log-error-pool", "request-log-error-protocol", "request-log-error-template",
+			"log-response-logging-error", "response-log-error-pool", "response-log-error-protocol", "response-log-error-template",
+			"proxy-respond-on-logging-error", "proxy-response", "proxy-close-on-error"),
 		actOn(profileKind("websocket", "websocket", `
 compress-mode enum preserved preserved|typed
 compression ed enabled

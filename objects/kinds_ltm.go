@@ -132,7 +132,7 @@ func ltmKinds() []*Kind {
 		num("connection-limit", "0"),
 		str("description", "none"),
 		num("dynamic-ratio", "1"),
-		passive(ed("logging", "disabled")),
+		help(ed("logging", "disabled"), "enabled: every probe of the node's monitors is written to the log"),
 		&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"ltm monitor "}},
 		help(num("rate-limit", "disabled"), "new connections per second: disabled (0) or a number"),
 		num("ratio", "1"),

@@ -123,11 +123,17 @@ trusted-responders ref sys+file+ssl-cert none
 }
 
 // runNameServers marks sys dns as acted on for its name-servers, which
-// resolve FQDN nodes; its other settings stay kept-only.
+// resolve FQDN nodes, and the search list and number-of-dots that
+// complete their names; include stays kept-only.
 func runNameServers(k *Kind) *Kind {
 	k.Passive = false
 	for _, p := range k.Props {
-		p.Passive = p.Name != "name-servers" && p.Name != "description"
+		switch p.Name {
+		case "name-servers", "search", "number-of-dots", "description":
+			p.Passive = false
+		default:
+			p.Passive = true
+		}
 	}
 	return k
 }

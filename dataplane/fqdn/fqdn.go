@@ -1,7 +1,9 @@
 // Package fqdn follows the names of FQDN nodes and pool members
 // (`fqdn { name … address-family ipv4|ipv6 interval N|ttl down-interval N
 // autopopulate enabled|disabled }`): it queries a DNS server (miekg/dns) or
-// the system resolver, reports the address set whenever it changes, and
+// the system resolver (a Server completes short names with the search
+// domains of `sys dns search`, as a stub resolver does), reports the
+// address set whenever it changes, and
 // names the ephemeral nodes and members BIG-IP creates for the addresses
 // (_auto_10.1.1.1, _auto_10.1.1.1:80).
 //

@@ -302,3 +302,65 @@ func TestNames(t *testing.T) {
 		t.Fatal("ipv5 accepted")
 	}
 }
+
+// TestServerSearch: names are completed with the search domains as a
+// stub resolver completes them (ndots), against a DNS server on
+// loopback: the first candidate with an address answers; names that
+// do not exist or have no address of the family move on to the next.
+func TestServerSearch(t *testing.T) {
+	t.Parallel()
+	z := startZone(t, "127.17.4.1")
+	z.set("app.corp.example.", "app.corp.example. 30 IN A 10.2.0.1")
+	z.set("app.lab.example.", "app.lab.example. 30 IN A 10.2.0.2", "app.lab.example. 30 IN AAAA 2001:db8::2")
+	z.set("db.lab.example.", "db.lab.example. 30 IN A 10.2.0.3")
+	z.set("db.lab.example.corp.example.", "db.lab.example.corp.example. 30 IN A 10.2.0.4")
+	z.set("web.", "web. 30 IN A 10.2.0.5")
+	z.set("web.corp.example.", "web.corp.example. 30 IN A 10.2.0.6")
+	search := []string{"corp.example", "lab.example."}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		search []string
+		ndots  int
+		fam    Family
+		cands  string
+		addrs  string
+	}{
+		// ndots 1: a bare name is completed first, then asked as is.
+		{"app", search, 1, IPv4, "[app.corp.example app.lab.example app]", "[10.2.0.1]"},
+		// No AAAA in the first domain: the second one answers.
+		{"app", search, 1, IPv6, "[app.corp.example app.lab.example app]", "[2001:db8::2]"},
+		{"web", search, 1, IPv4, "[web.corp.example web.lab.example web]", "[10.2.0.6]"},
+		// ndots 0 (BIG-IP's default): asked as is first.
+		{"web", search, 0, IPv4, "[web web.corp.example web.lab.example]", "[10.2.0.5]"},
+		// Enough dots: as is first, even though a completion exists.
+		{"db.lab.example", search, 2, IPv4, "[db.lab.example db.lab.example.corp.example db.lab.example.lab.example]", "[10.2.0.3]"},
+		// Too few dots: completions first.
+		{"db.lab.example", search, 3, IPv4, "[db.lab.example.corp.example db.lab.example.lab.example db.lab.example]", "[10.2.0.4]"},
+		// A trailing dot: never completed.
+		{"app.", search, 1, IPv4, "[app]", "[]"},
+		// No search domains: the name only.
+		{"app", nil, 1, IPv4, "[app]", "[]"},
+		// Nowhere: no address, no error.
+		{"nope", search, 1, IPv4, "[nope.corp.example nope.lab.example nope]", "[]"},
+	} {
+		s := &Server{Addrs: []string{z.addr}, Search: tc.search, NDots: tc.ndots}
+		if got := fmt.Sprint(s.Candidates(tc.name)); got != tc.cands {
+			t.Errorf("%s ndots %d: candidates %s, want %s", tc.name, tc.ndots, got, tc.cands)
+		}
+		ans, err := s.Resolve(ctx, tc.name, tc.fam)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if fmt.Sprint(ans.Addrs) != tc.addrs {
+			t.Errorf("%s ndots %d %v: %v, want %s", tc.name, tc.ndots, tc.fam, ans.Addrs, tc.addrs)
+		}
+	}
+	// A server failure ends the search with its error.
+	z.setFail(true)
+	s := &Server{Addrs: []string{z.addr}, Search: search, NDots: 1}
+	if _, err := s.Resolve(ctx, "app", IPv4); err == nil || !strings.Contains(err.Error(), "SERVFAIL") {
+		t.Fatalf("SERVFAIL: %v", err)
+	}
+}

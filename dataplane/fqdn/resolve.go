@@ -17,6 +17,36 @@ import (
 type Server struct {
 	// Addrs are "host:port" addresses; a bare address means port 53.
 	Addrs []string
+	// Search are the domains a name is completed with (`sys dns
+	// search`), as a stub resolver's search list: a name with fewer
+	// than NDots dots is asked with each of them before it is asked as
+	// written; a name with at least NDots dots is asked as written
+	// first. A name ending in a dot is never completed.
+	Search []string
+	NDots  int
+}
+
+// Candidates are the names asked for name, in order (resolv.conf's
+// search and ndots): with no search domains, only the name itself.
+func (s *Server) Candidates(name string) []string {
+	if strings.HasSuffix(name, ".") || len(s.Search) == 0 {
+		return []string{strings.TrimSuffix(name, ".")}
+	}
+	out := make([]string, 0, len(s.Search)+1)
+	asIs := strings.Count(name, ".") >= s.NDots
+	if asIs {
+		out = append(out, name)
+	}
+	for _, d := range s.Search {
+		d = strings.Trim(d, ".")
+		if d != "" {
+			out = append(out, name+"."+d)
+		}
+	}
+	if !asIs {
+		out = append(out, name)
+	}
+	return out
 }
 
 // maxChain bounds CNAME following.
@@ -27,6 +57,28 @@ func (s *Server) Resolve(ctx context.Context, name string, fam Family) (Answer, 
 	if len(s.Addrs) == 0 {
 		return Answer{}, errNoServer
 	}
+	// Each candidate in turn, as a stub resolver does: a name that does
+	// not exist or has no address of the family moves on to the next; a
+	// server that fails ends the search. The TTL of an answer without
+	// addresses is the smallest of the candidates' negative TTLs.
+	var none Answer
+	for i, cand := range s.Candidates(name) {
+		ans, err := s.resolveOne(ctx, cand, fam)
+		if err != nil {
+			return Answer{}, err
+		}
+		if len(ans.Addrs) > 0 {
+			return ans, nil
+		}
+		if i == 0 || ans.TTL < none.TTL {
+			none.TTL = ans.TTL
+		}
+	}
+	return none, nil
+}
+
+// resolveOne asks the servers, in order until one answers, for name.
+func (s *Server) resolveOne(ctx context.Context, name string, fam Family) (Answer, error) {
 	var lastErr error
 	for _, a := range s.Addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {

@@ -138,7 +138,7 @@ func (h *Hub) OpenDistributed(proto, pool string, d Distribution) (string, error
 		return "", errors.New("HSL::open: the system is stopping")
 	}
 	if _, ok := h.senders.Load(handle); !ok {
-		s := &sender{hub: h, proto: proto, pool: pool, dist: d, q: make(chan []byte, h.opts.Queue), done: make(chan struct{})}
+		s := &sender{hub: h, proto: proto, pool: pool, dist: d, q: make(chan item, h.opts.Queue), done: make(chan struct{})}
 		h.senders.Store(handle, s)
 		h.wg.Add(1)
 		go s.run()
@@ -155,11 +155,42 @@ func (h *Hub) Send(handle string, data []byte) (bool, error) {
 	}
 	s := v.(*sender)
 	select {
-	case s.q <- data:
+	case s.q <- item{data: data}:
 		return true, nil
 	default:
 		s.droppedFull.Add(1)
 		return false, nil
+	}
+}
+
+// SendChecked is Send for a sender whose failures matter to the caller
+// (a request-log profile that logs its errors elsewhere, or answers the
+// client itself when the line cannot be logged): it says false, and
+// queues nothing, when the line cannot go now, that is when the pool
+// has no member available, when every member failed its last connect or
+// write and none has taken a message since, or when the queue is full.
+// A line queued that no member then takes is dropped and dropped is
+// called with it, on the sender's goroutine (nil: nothing is called).
+func (h *Hub) SendChecked(handle string, data []byte, dropped func([]byte)) bool {
+	v, ok := h.senders.Load(handle)
+	if !ok {
+		return false
+	}
+	s := v.(*sender)
+	if s.blocked.Load() {
+		s.droppedNoMember.Add(1)
+		return false
+	}
+	if ms, err := h.opts.Members(s.pool); err != nil || len(ms) == 0 {
+		s.droppedNoMember.Add(1)
+		return false
+	}
+	select {
+	case s.q <- item{data: data, dropped: dropped}:
+		return true
+	default:
+		s.droppedFull.Add(1)
+		return false
 	}
 }
 
@@ -216,15 +247,28 @@ func (h *Hub) Close() {
 	h.wg.Wait()
 }
 
+// item is one queued message, and what to do when no member takes it.
+type item struct {
+	data    []byte
+	dropped func([]byte)
+}
+
+// recheckEvery is how often a blocked sender tries its pool's members.
+const recheckEvery = 250 * time.Millisecond
+
 // sender sends one pool's messages over one protocol.
 type sender struct {
 	hub         *Hub
 	proto, pool string
 	dist        Distribution
-	q           chan []byte
+	q           chan item
 	done        chan struct{}
 
 	sent, droppedFull, droppedNoMember, connects, failures atomic.Uint64
+	// blocked: the last message found no member to take it, and no
+	// member has taken one since; SendChecked refuses while it is set,
+	// and the sender tries the members again on its own (recheck).
+	blocked atomic.Bool
 
 	// Owned by run.
 	members []netip.AddrPort
@@ -251,15 +295,69 @@ func (s *sender) run() {
 	}()
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
+	var retry *time.Ticker
+	var retryC <-chan time.Time
 	for {
+		if s.blocked.Load() != (retry != nil) {
+			if retry == nil {
+				retry = time.NewTicker(recheckEvery)
+				retryC = retry.C
+			} else {
+				retry.Stop()
+				retry, retryC = nil, nil
+			}
+		}
 		select {
 		case <-s.done:
+			if retry != nil {
+				retry.Stop()
+			}
 			return
 		case <-tick.C:
 			s.report()
-		case msg := <-s.q:
-			s.send(msg)
+		case <-retryC:
+			s.recheck()
+		case it := <-s.q:
+			if s.send(it.data) {
+				s.blocked.Store(false)
+				continue
+			}
+			s.blocked.Store(true)
+			if it.dropped != nil {
+				it.dropped(it.data)
+			}
 		}
+	}
+}
+
+// recheck is a blocked sender's look at its members: it is unblocked
+// when one of them is available and not marked down, after a TCP
+// connect to it succeeds (a UDP member cannot be asked without sending).
+func (s *sender) recheck() {
+	now := time.Now()
+	ms, err := s.hub.opts.Members(s.pool)
+	if err != nil {
+		ms = nil
+	}
+	s.members, s.read = ms, now
+	s.forget()
+	for _, m := range s.members {
+		if until, down := s.down[m]; down && now.Before(until) {
+			continue
+		}
+		if s.proto == "UDP" || s.conns[m] != nil {
+			s.blocked.Store(false)
+			return
+		}
+		c, err := s.dial(m)
+		if err != nil {
+			s.fail(m, err)
+			continue
+		}
+		s.conns[m] = c
+		delete(s.down, m)
+		s.blocked.Store(false)
+		return
 	}
 }
 
@@ -275,8 +373,8 @@ func (s *sender) report() {
 }
 
 // send writes msg to the next available member, trying each member at
-// most once.
-func (s *sender) send(msg []byte) {
+// most once, and says whether one took it.
+func (s *sender) send(msg []byte) bool {
 	now := time.Now()
 	if s.members == nil || now.Sub(s.read) > refresh {
 		ms, err := s.hub.opts.Members(s.pool)
@@ -288,14 +386,13 @@ func (s *sender) send(msg []byte) {
 	}
 	switch s.dist {
 	case Replicated:
-		s.replicate(now, msg)
-		return
+		return s.replicate(now, msg)
 	case Adaptive:
 		if s.stay.IsValid() && s.offered(s.stay) {
 			if until, down := s.down[s.stay]; !down || !now.Before(until) {
 				if s.write(s.stay, msg) {
 					s.sent.Add(1)
-					return
+					return true
 				}
 			}
 		}
@@ -306,7 +403,7 @@ func (s *sender) send(msg []byte) {
 			if until, down := s.down[m]; !down || !now.Before(until) {
 				if s.write(m, msg) {
 					s.took(m)
-					return
+					return true
 				}
 			}
 		}
@@ -320,10 +417,11 @@ func (s *sender) send(msg []byte) {
 		if s.write(m, msg) {
 			s.next = (s.next + i + 1) % n
 			s.took(m)
-			return
+			return true
 		}
 	}
 	s.droppedNoMember.Add(1)
+	return false
 }
 
 // took counts a message member m took; an adaptive sender stays on it.
@@ -346,7 +444,7 @@ func (s *sender) offered(m netip.AddrPort) bool {
 
 // replicate writes msg to every available member; it is sent when one
 // took it.
-func (s *sender) replicate(now time.Time, msg []byte) {
+func (s *sender) replicate(now time.Time, msg []byte) bool {
 	ok := false
 	for _, m := range s.members {
 		if until, down := s.down[m]; down && now.Before(until) {
@@ -358,9 +456,10 @@ func (s *sender) replicate(now time.Time, msg []byte) {
 	}
 	if ok {
 		s.sent.Add(1)
-		return
+		return true
 	}
 	s.droppedNoMember.Add(1)
+	return false
 }
 
 // forget closes connections to members the pool no longer offers.

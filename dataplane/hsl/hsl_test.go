@@ -325,3 +325,74 @@ func BenchmarkSend(b *testing.B) {
 	st := h.Stats()[0]
 	b.ReportMetric(float64(st.DroppedFull)/float64(b.N), "dropped/op")
 }
+
+// TestSendChecked: a checked send is refused when the pool has no
+// member, queued (and reported dropped later) when the member is not
+// yet known to refuse, refused while every member refuses, and taken
+// again once the member listens (the sender tries it on its own).
+func TestSendChecked(t *testing.T) {
+	const refusing = "127.17.2.50:5999"
+	p := &pools{m: map[string][]netip.AddrPort{
+		"/Common/none": nil,
+		"/Common/tcp":  {netip.MustParseAddrPort(refusing)},
+	}}
+	h := New(Options{Members: p.members, Logger: quiet()})
+	defer h.Close()
+	var dropped sync.Map
+	onDrop := func(b []byte) { dropped.Store(string(b), true) }
+	steps := []struct {
+		name, proto, pool, msg string
+		// listen: start the member's listener before this step.
+		listen bool
+		// want: SendChecked's answer; drop: the message is reported
+		// dropped later.
+		want, drop bool
+	}{
+		{name: "no member", proto: "UDP", pool: "/Common/none", msg: "a", want: false},
+		{name: "refusing, not yet known", proto: "TCP", pool: "/Common/tcp", msg: "b", want: true, drop: true},
+		{name: "refusing, known", proto: "TCP", pool: "/Common/tcp", msg: "c", want: false},
+		{name: "listening again", proto: "TCP", pool: "/Common/tcp", msg: "d", listen: true, want: true},
+	}
+	var got chan string
+	for _, st := range steps {
+		handle, err := h.Open(st.proto, st.pool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.listen {
+			ln, err := net.Listen("tcp", refusing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			got = make(chan string, 4)
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				b, _ := bufio.NewReader(c).ReadString('\n')
+				got <- b
+			}()
+			waitFor(t, "the sender to find the member listening", func() bool {
+				return h.SendChecked(handle, []byte(st.msg+"\n"), onDrop)
+			})
+			select {
+			case line := <-got:
+				if line != st.msg+"\n" {
+					t.Errorf("%s: the member got %q", st.name, line)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s: the member got nothing", st.name)
+			}
+			continue
+		}
+		if ok := h.SendChecked(handle, []byte(st.msg), onDrop); ok != st.want {
+			t.Fatalf("%s: SendChecked = %v, want %v", st.name, ok, st.want)
+		}
+		if st.drop {
+			waitFor(t, st.name+": the drop report", func() bool { _, ok := dropped.Load(st.msg); return ok })
+		}
+	}
+}

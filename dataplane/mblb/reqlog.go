@@ -1,6 +1,7 @@
 package mblb
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -18,22 +19,88 @@ type RequestLog struct {
 	Request, Response *reqlog.Template
 	// SendRequest and SendResponse queue a line for the logging pool.
 	SendRequest, SendResponse func([]byte) bool
+	// CheckRequest and CheckResponse are the same pools' senders for a
+	// side whose failures are handled (an error log to write, or an
+	// answer to give); nil otherwise, and the side costs no more.
+	CheckRequest, CheckResponse RequestLogSend
 	// VirtualName, PoolName (the virtual's default pool) and Hostname
 	// fill $VIRTUAL_NAME, $VIRTUAL_POOL_NAME and $BIGIP_HOSTNAME.
 	VirtualName, PoolName, Hostname string
+
+	// RequestError and ResponseError, when set, are where a line goes
+	// that its logging pool could not take (log-request-logging-errors,
+	// log-response-logging-error); nil: such a line is only counted.
+	RequestError, ResponseError *ErrorLog
+	// Respond, when set, is the answer the client gets in the place of
+	// a request whose line could not be logged, which then does not go
+	// to its member (proxy-respond-on-logging-error); CloseOnError
+	// closes the connection after it (proxy-close-on-error).
+	Respond      []byte
+	CloseOnError bool
 }
 
-// logRequest writes the request line of m, about to go to sc.
-func (s *ClientConn) logRequest(rl *RequestLog, m *msg, sc *serverConn) {
+// ErrorLog is one side's error logging: its own template and logging
+// pool.
+type ErrorLog struct {
+	Template *reqlog.Template
+	Send     func([]byte) bool
+}
+
+// LoggingErrorResponse is the answer to a request whose line could not
+// be logged: a 502 with the profile's proxy-response as its body [M],
+// closing the connection when closeAfter is set.
+func LoggingErrorResponse(body string, closeAfter bool) []byte {
+	b := make([]byte, 0, 128+len(body))
+	b = append(b, "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	if closeAfter {
+		b = append(b, "\r\nConnection: close"...)
+	}
+	b = append(b, "\r\n\r\n"...)
+	return append(b, body...)
+}
+
+// RequestLogSend is a logging pool's sender as the error settings need
+// it: it says whether the line can go now, and calls dropped (when not
+// nil) with a line queued that no member then took.
+type RequestLogSend func(line []byte, dropped func([]byte)) bool
+
+// logRequest writes the request line of m, about to go to sc, and says
+// whether the request may go on: false when its line could not be
+// logged and the profile answers the client instead (Respond).
+func (s *ClientConn) logRequest(rl *RequestLog, m *msg, sc *serverConn) bool {
 	now := time.Now()
 	m.hx.logAt = now.UnixNano()
 	if rl.Request == nil || rl.SendRequest == nil {
-		return
+		return true
 	}
 	r := reqlog.Record{Client: s.client, Virtual: s.local, Server: sc.leg.Remote, SNAT: sc.leg.Local,
 		VirtualName: rl.VirtualName, PoolName: rl.PoolName, Hostname: rl.Hostname,
 		Request: m.b[:m.hx.hlen], KeepAlive: !m.httpClose, Start: now, Now: now}
-	rl.SendRequest(rl.Request.Append(make([]byte, 0, 256), &r))
+	line := rl.Request.Append(make([]byte, 0, 256), &r)
+	if rl.CheckRequest == nil {
+		rl.SendRequest(line)
+		return true
+	}
+	return logChecked(rl.CheckRequest, rl.RequestError, line, &r) || rl.Respond == nil
+}
+
+// logChecked sends line through a side whose failures are handled: a
+// line its pool cannot take now, or later finds no member for, is
+// written with the error template to the error pool. It says whether
+// the line could go.
+func logChecked(send RequestLogSend, el *ErrorLog, line []byte, r *reqlog.Record) bool {
+	if el == nil {
+		return send(line, nil)
+	}
+	// The error line is written now, while the record's heads are the
+	// message's: a line dropped later cannot read them again.
+	errLine := el.Template.Append(make([]byte, 0, 256), r)
+	if send(line, func([]byte) { el.Send(errLine) }) {
+		return true
+	}
+	el.Send(errLine)
+	return false
 }
 
 // logResponse writes the response line of the response b (h) to req,
@@ -56,5 +123,10 @@ func (sc *serverConn) logResponse(rl *RequestLog, req *msg, b []byte, h *httpx.H
 	if req.hx.logAt != 0 {
 		r.Start = time.Unix(0, req.hx.logAt)
 	}
-	rl.SendResponse(rl.Response.Append(make([]byte, 0, 256), &r))
+	line := rl.Response.Append(make([]byte, 0, 256), &r)
+	if rl.CheckResponse != nil {
+		logChecked(rl.CheckResponse, rl.ResponseError, line, &r)
+		return
+	}
+	rl.SendResponse(line)
 }

@@ -688,14 +688,30 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 				return false
 			}
 		}
+		if rl := e.cfg.Request.HTTP.RequestLog; rl != nil && m.hx.hlen > 0 && m.hx.logAt == 0 && m.tries == 0 {
+			if !s.logRequest(rl, m, sc) { // reqlog.go
+				// Its line could not be logged: the profile answers.
+				s.giveBack(sc)
+				r := getMsg(len(rl.Respond))
+				copy(r.b, rl.Respond)
+				r.closeAfter = m.httpClose || rl.CloseOnError
+				seq := m.seq
+				if m.hx.tunnel != 0 {
+					s.switchRefused()
+				}
+				if m.hx.upload {
+					s.up.discard = true // its body goes nowhere (upload.go)
+				}
+				m.unref()
+				s.deliver(seq, r, cur)
+				return true
+			}
+		}
 		if m.hx.tunnel == tunnelNow {
 			s.joinTunnel(sc)
 		}
 		if m.hx.upload {
 			s.uploadConn(sc) // upload.go
-		}
-		if rl := e.cfg.Request.HTTP.RequestLog; rl != nil && m.hx.hlen > 0 && m.hx.logAt == 0 && m.tries == 0 {
-			s.logRequest(rl, m, sc) // reqlog.go
 		}
 		if sc.submit(m, flush, cur) {
 			if !flush {

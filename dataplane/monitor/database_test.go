@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"testing"
@@ -19,11 +20,12 @@ type pgServer struct {
 	queryErr       string // when set, queries fail with this message
 	silent         bool
 	seen           chan string
+	addr           string // where to listen; "": 127.0.0.1, any port
 }
 
 func (s *pgServer) start(t *testing.T) netip.AddrPort {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cmp.Or(s.addr, "127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 )
 
 // dbTable is one result set of a database monitor's query, each cell as
@@ -88,39 +89,92 @@ func netTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// probeSQL is the mysql and mssql probes' conversation through
-// database/sql: a login by connector, then d.Send when set, whose answer
-// must hold d.Recv (DBCheck.holds). describe puts a driver's error in the
-// server's own words (its message and error number). A refused login or
-// a failing query is down; silence until the deadline is no response.
-func probeSQL(ctx context.Context, connector driver.Connector, d *DBCheck, describe func(error) error) (Outcome, error) {
-	db := sql.OpenDB(connector)
-	defer db.Close()
-	failed := func(what string, err error) (Outcome, error) {
-		if ctx.Err() != nil || netTimeout(err) {
-			return Outcome{}, ErrNoResponse
-		}
-		return Outcome{}, fmt.Errorf("%s; %v", what, describe(err))
+// traceSets notes a query's answer: its first row, and how many rows.
+func traceSets(ctx context.Context, sets []dbTable) {
+	if ctx.Value(traceKey{}) == nil {
+		return
 	}
+	n := 0
+	var first [][]byte
+	for _, t := range sets {
+		if first == nil && len(t) > 0 {
+			first = t[0]
+		}
+		n += len(t)
+	}
+	cells := make([]string, len(first))
+	for i, c := range first {
+		if c == nil {
+			cells[i] = "NULL"
+		} else {
+			cells[i] = quoted(c)
+		}
+	}
+	tracef(ctx, "answered %d rows, the first [%s]", n, strings.Join(cells, " "))
+}
+
+// sqlSession is a mysql or mssql monitor's login through database/sql,
+// kept between probes when the monitor's count asks.
+type sqlSession struct {
+	db       *sql.DB
+	conn     *sql.Conn
+	describe func(error) error
+	fresh    bool
+}
+
+// openSQL logs in by connector. describe puts a driver's error in the
+// server's own words (its message and error number). A refused login is
+// down; silence until the deadline is no response.
+func openSQL(ctx context.Context, connector driver.Connector, describe func(error) error) (dbSession, error) {
+	db := sql.OpenDB(connector)
+	db.SetMaxIdleConns(1)
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return failed("Unable to connect", err)
+		db.Close()
+		return nil, sqlFailed(ctx, "Unable to connect", err, describe)
 	}
-	defer conn.Close()
+	return &sqlSession{db: db, conn: conn, describe: describe, fresh: true}, nil
+}
+
+func sqlFailed(ctx context.Context, what string, err error, describe func(error) error) error {
+	if ctx.Err() != nil || netTimeout(err) {
+		return ErrNoResponse
+	}
+	return fmt.Errorf("%s; %v", what, describe(err))
+}
+
+// check runs d.Send when set, whose answer must hold d.Recv
+// (DBCheck.holds); without one, a kept connection is asked whether it
+// still works (a ping), a fresh one has just logged in.
+func (s *sqlSession) check(ctx context.Context, d *DBCheck) (Outcome, error) {
+	fresh := s.fresh
+	s.fresh = false
 	if d.Send == "" {
+		if !fresh {
+			if err := s.conn.PingContext(ctx); err != nil {
+				return Outcome{}, sqlFailed(ctx, "Ping failed", err, s.describe)
+			}
+		}
 		return Outcome{Up: true}, nil
 	}
-	rows, err := conn.QueryContext(ctx, d.Send)
+	tracef(ctx, "query %s", quoted([]byte(d.Send)))
+	rows, err := s.conn.QueryContext(ctx, d.Send)
 	if err != nil {
-		return failed("Query failed", err)
+		return Outcome{}, sqlFailed(ctx, "Query failed", err, s.describe)
 	}
 	defer rows.Close()
 	sets, err := sqlTables(rows)
 	if err != nil {
-		return failed("Query failed", err)
+		return Outcome{}, sqlFailed(ctx, "Query failed", err, s.describe)
 	}
+	traceSets(ctx, sets)
 	if d.Recv == "" || d.holds(sets) {
 		return Outcome{Up: true}, nil
 	}
 	return Outcome{}, ErrNoMatch
+}
+
+func (s *sqlSession) close() {
+	s.conn.Close()
+	s.db.Close()
 }

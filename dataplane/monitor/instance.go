@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,8 @@ type Instance struct {
 	spec     Spec
 	target   netip.AddrPort
 	onChange func(State)
+	// trace, when set, receives a line per probe (SetTrace).
+	trace atomic.Pointer[func(line string)]
 
 	mu     sync.Mutex
 	state  State
@@ -59,6 +62,14 @@ type Instance struct {
 // instance's goroutine after every change of State (never concurrently for
 // one instance).
 func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
+	return StartTraced(spec, target, onChange, nil)
+}
+
+// StartTraced is Start for a monitor whose probes are traced (a monitor
+// with debug, or a node with logging): trace, when not nil, gets a line
+// per probe saying what it sent, what it received and its verdict (the
+// monitor log BIG-IP writes).
+func StartTraced(spec *Spec, target netip.AddrPort, onChange func(State), trace func(line string)) *Instance {
 	in := &Instance{
 		spec:     *spec,
 		target:   target,
@@ -69,12 +80,24 @@ func Start(spec *Spec, target netip.AddrPort, onChange func(State)) *Instance {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	in.SetTrace(trace)
 	go in.run()
 	return in
 }
 
 // Spec is the monitor the instance runs.
 func (in *Instance) Spec() *Spec { return &in.spec }
+
+// SetTrace changes where the probes' lines go (nil: nowhere) from the
+// next probe on, without restarting the instance: a node's logging
+// turned on or off keeps its monitors' state.
+func (in *Instance) SetTrace(trace func(line string)) {
+	if trace == nil {
+		in.trace.Store(nil)
+		return
+	}
+	in.trace.Store(&trace)
+}
 
 // Target is the probed address.
 func (in *Instance) Target() netip.AddrPort { return in.target }
@@ -164,6 +187,8 @@ func (in *Instance) run() {
 	lastFailed := false
 	locked := false
 	var hist history // adaptive response times
+	var kept dbKept  // a database monitor's login kept for its count
+	defer kept.close()
 	for {
 		probeStart := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -174,8 +199,18 @@ func (in *Instance) run() {
 			case <-ctx.Done():
 			}
 		}()
-		out, err := Probe(ctx, sp, in.target)
+		var tr *probeTrace
+		pctx := ctx
+		trace := in.trace.Load()
+		if trace != nil {
+			tr = &probeTrace{}
+			pctx = withTrace(ctx, tr)
+		}
+		out, err := in.probe(pctx, &kept)
 		cancel()
+		if tr != nil {
+			(*trace)(tr.line(sp, in.target, out, err))
+		}
 		if a := sp.Adaptive; a != nil && err == nil && out.Up {
 			// An answer that comes too late fails as no answer does.
 			if aerr := hist.judge(a, time.Now(), time.Since(probeStart)); aerr != nil {
@@ -251,6 +286,19 @@ func (in *Instance) run() {
 			}
 		}
 	}
+}
+
+// probe is one probe; a database monitor with a count uses and keeps
+// the instance's login (kept) instead of logging in each time.
+func (in *Instance) probe(ctx context.Context, kept *dbKept) (Outcome, error) {
+	sp := &in.spec
+	if sp.DB != nil && sp.DB.Count > 0 {
+		switch sp.Type {
+		case PostgreSQL, MySQL, MSSQL:
+			return probeDB(withDSCP(ctx, sp.DSCP), sp, in.target, kept)
+		}
+	}
+	return Probe(ctx, sp, in.target)
 }
 
 // markDown records a down verdict and reports whether manual-resume now

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"net"
@@ -21,11 +22,12 @@ type tdsServer struct {
 	rows           [][]*string
 	queryErr       string
 	seen           chan string
+	addr           string // where to listen; "": 127.0.0.1, any port
 }
 
 func (s *tdsServer) start(t *testing.T) netip.AddrPort {
 	t.Helper()
-	addr, err := echoServer(t, "127.0.0.1:0", s.serve)
+	addr, err := echoServer(t, cmp.Or(s.addr, "127.0.0.1:0"), s.serve)
 	if err != nil {
 		t.Fatal(err)
 	}

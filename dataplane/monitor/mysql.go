@@ -9,21 +9,18 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// probeMySQL logs in to a MySQL (or MariaDB) member with
+// openMySQL logs in to a MySQL (or MariaDB) member with
 // go-sql-driver/mysql as DB.Username to DB.Database and runs DB.Send when
-// set, judged as the postgresql probe judges its answer (probeSQL).
+// set, judged as the postgresql probe judges its answer (sqlSession).
 // Choices [M]: no TLS, as the postgresql probe; no username logs in as
 // MySQL's anonymous account (the empty user name), since BIG-IP sends a
 // user name only "if the monitored target requires authentication"; the
 // driver's own logging is silenced, its errors reach the monitor's last
 // error instead.
-func probeMySQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, error) {
+func openMySQL(ctx context.Context, spec *Spec, target netip.AddrPort) (dbSession, error) {
 	d := spec.DB
 	if d == nil {
 		d = &DBCheck{}
-	}
-	if err := d.check(); err != nil {
-		return Outcome{}, err
 	}
 	cfg := mysql.NewConfig()
 	cfg.Net, cfg.Addr = "tcp", target.String()
@@ -33,9 +30,9 @@ func probeMySQL(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome
 	cfg.DialFunc = dialer(ctx).DialContext
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return Outcome{}, err
+		return nil, err
 	}
-	return probeSQL(ctx, connector, d, describeMySQL)
+	return openSQL(ctx, connector, describeMySQL)
 }
 
 // describeMySQL is a MySQL error in the server's words: its message and

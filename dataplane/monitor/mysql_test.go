@@ -3,6 +3,7 @@ package monitor
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha1"
 	"encoding/binary"
 	"io"
@@ -23,6 +24,7 @@ type mysqlServer struct {
 	queryErr                 string
 	silent                   bool
 	seen                     chan string
+	addr                     string // where to listen; "": 127.0.0.1, any port
 }
 
 // mysqlNull marks a NULL cell in mysqlServer.rows.
@@ -35,7 +37,7 @@ const mysqlServerCaps = 1 | 4 | 8 | 0x200 | 0x2000 | 0x8000 | 0x80000 | 0x200000
 
 func (s *mysqlServer) start(t *testing.T) netip.AddrPort {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cmp.Or(s.addr, "127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}

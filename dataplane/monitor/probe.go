@@ -89,6 +89,11 @@
 //   - mysql and mssql: the same through go-sql-driver/mysql and
 //     microsoft/go-mssqldb (no TLS); a refused login or a failing query
 //     is down with the server's message and error number.
+//   - the three with DB.Count (count) above 0: the instance keeps its
+//     login for that many probes, then logs out and in again; a kept
+//     login without DB.Send is pinged; a failed probe closes it.
+//   - udp and the three database monitors with Debug: each probe's
+//     exchange and verdict go to the trace StartTraced was given.
 //   - tcp-echo: a message sent to the node's TCP echo service (port 7
 //     unless the destination names one) must come back unchanged.
 //   - scripted: the script's send and expect lines, in order, over one
@@ -251,6 +256,10 @@ type Spec struct {
 	DSCP uint8
 	// Adaptive fails probes that answer too slowly; nil: off.
 	Adaptive *Adaptive
+	// Debug: each probe's exchange and verdict go to the instance's
+	// trace (StartTraced); udp and the database monitors say what they
+	// sent and received.
+	Debug bool
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -270,7 +279,8 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
 		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
 		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
-		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive)
+		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive) &&
+		s.Debug == o.Debug
 }
 
 // Check reports settings a probe could not run with, so a commit is
@@ -388,12 +398,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeSIP(ctx, spec, target)
 	case RADIUS, RADIUSAccounting:
 		return probeRADIUS(ctx, spec, target)
-	case PostgreSQL:
-		return probePostgreSQL(ctx, spec, target)
-	case MySQL:
-		return probeMySQL(ctx, spec, target)
-	case MSSQL:
-		return probeMSSQL(ctx, spec, target)
+	case PostgreSQL, MySQL, MSSQL:
+		return probeDB(ctx, spec, target, nil)
 	case TCPEcho:
 		return probeTCPEcho(ctx, spec, target)
 	case Scripted:

@@ -34,6 +34,7 @@ func probeUDP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 		dl = time.Now().Add(min(UDPSettle, time.Until(dl)/2))
 	}
 	c.SetDeadline(dl)
+	tracef(ctx, "sent %s", quoted([]byte(spec.Send)))
 	if _, err := c.Write([]byte(spec.Send)); err != nil {
 		return Outcome{}, udpError(err)
 	}
@@ -44,12 +45,14 @@ func probeUDP(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, 
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				if !expect {
+					tracef(ctx, "no answer, no ICMP unreachable")
 					return Outcome{Up: true}, nil // silence without an unreachable
 				}
 				return Outcome{}, ErrNoResponse
 			}
 			return Outcome{}, udpError(err)
 		}
+		tracef(ctx, "received %s", quoted(buf[:n]))
 		if o, done := judge(spec, buf[:n], true); done {
 			return verdict(o)
 		}

@@ -53,6 +53,11 @@ type Config struct {
 	// NameServers resolve FQDN nodes (`sys dns name-servers`, host or
 	// host:port); none means the system resolver.
 	NameServers []string
+	// DNSSearch and DNSNDots complete FQDN nodes' names for NameServers
+	// (`sys dns search` and `number-of-dots`), as a stub resolver's
+	// search list and ndots do; the system resolver has its own.
+	DNSSearch []string
+	DNSNDots  int
 }
 
 // Virtual is an `ltm virtual`: where clients connect and where they are sent.
@@ -399,6 +404,9 @@ type Node struct {
 	// RateLimit caps the new connections per second sent to the node's
 	// members together (rate-limit; 0: none).
 	RateLimit int
+	// Logging (logging enabled) traces every probe of the node's
+	// monitors to the log, as a monitor's debug does.
+	Logging bool
 }
 
 // MonitorRule is `monitor a and b` (MinUp 0: all must be up) or
@@ -483,6 +491,9 @@ type Monitor struct {
 	DSCP               int
 	TLS                *MonitorTLS
 	Adaptive           *AdaptiveMonitor
+	// Debug (debug yes, udp and database monitors) writes each probe's
+	// exchange and verdict to the log.
+	Debug bool
 }
 
 // DNSCheck is a dns monitor's settings: the query (qname, qtype: a or

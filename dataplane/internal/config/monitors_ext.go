@@ -86,6 +86,9 @@ type ScriptMonitor struct {
 type DBMonitor struct {
 	Username, Password, Database, Send, Recv string
 	RecvRow, RecvColumn                      int
+	// Count is how many probes share one connection before it is
+	// closed and opened again (0: a connection per probe).
+	Count int
 }
 
 // RADIUSMonitor is the radius and radius-accounting monitors' shared

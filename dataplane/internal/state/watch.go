@@ -38,6 +38,9 @@ type Watch struct {
 	// Changed is called (outside the lock) when the combined status moves.
 	Changed func(old, new MonStatus)
 	Logf    func(down bool, line string)
+	// Trace receives the probe lines of monitors with debug, and of
+	// every monitor of an object with logging (SetLogging).
+	Trace func(line string)
 
 	status   atomic.Int32 // MonStatus
 	Disabled atomic.Bool  // some monitor's recv-disable matched
@@ -63,6 +66,9 @@ type Watch struct {
 	// nothing and asks for no more probes.
 	markProbing bool
 	marked      atomic.Bool // ruleDown, for the shows
+
+	// logging (under mu): every probe is traced (a node's logging).
+	logging bool
 }
 
 // MarkedDown reports whether a rule's LB::down holds the object down.
@@ -83,6 +89,23 @@ func (w *Watch) Rule() config.MonitorRule {
 	return w.rule
 }
 
+// SetLogging says whether every probe of the object's monitors is
+// traced (a node's `logging enabled`), from the next Update on.
+func (w *Watch) SetLogging(on bool) {
+	w.mu.Lock()
+	w.logging = on
+	w.mu.Unlock()
+}
+
+// traceFor is the trace an instance of spec gets: Trace when the spec
+// has debug or the object logging, else none. The caller holds w.mu.
+func (w *Watch) traceFor(spec *monitor.Spec) func(string) {
+	if w.Trace == nil || spec == nil || !spec.Debug && !w.logging {
+		return nil
+	}
+	return w.Trace
+}
+
 // Update makes the running instances match rule; specs are the compiled
 // monitors by name and target gives each monitor's probe address. Instances
 // to stop are returned so the caller stops them without holding locks their
@@ -99,8 +122,10 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 			w.updatePassive(name, spec) // inband.go
 			continue
 		}
+		tr := w.traceFor(spec)
 		if in := w.insts[name]; in != nil {
 			if in.Spec().Equal(spec) && in.Target() == tgt {
+				in.SetTrace(tr) // logging may have changed
 				continue
 			}
 			stale = append(stale, in)
@@ -108,7 +133,7 @@ func (w *Watch) Update(rule config.MonitorRule, specs map[string]*monitor.Spec, 
 		}
 		name := name
 		ref := new(*monitor.Instance)
-		*ref = monitor.Start(spec, tgt, func(s monitor.State) { w.report(name, ref, s) })
+		*ref = monitor.StartTraced(spec, tgt, func(s monitor.State) { w.report(name, ref, s) }, tr)
 		w.insts[name] = *ref
 		restarted = true
 	}
