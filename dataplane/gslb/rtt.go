@@ -136,27 +136,29 @@ func (s *Server) pickRTT(rq *request, pl *pool, cands []*member) int {
 // to the LDNS of rq: the share of its probes the LDNS answered, -1 when
 // none was sent. It reads what pathRTTs had probed.
 func (s *Server) pathHits(rq *request, cands []*member, out []float64) []float64 {
-	key := ldnsKey(rq.ldns, &rq.plan.settings)
-	t := &s.rtt
-	t.mu.Lock()
-	e := t.m[key]
-	for _, m := range cands {
-		x := -1.0
-		if p := m.vs.path(); e != nil && p != nil {
-			if r := e.paths[p.name]; r != nil && r.sent > 0 {
-				x = float64(r.answered) / float64(r.sent)
-			}
+	return s.pathStat(rq, cands, out, func(r *pathRTT) float64 {
+		if r.sent > 0 {
+			return float64(r.answered) / float64(r.sent)
 		}
-		out = append(out, x)
-	}
-	t.mu.Unlock()
-	return out
+		return -1
+	})
 }
 
 // pathHops appends to out the hops between each candidate's probe path
 // and the LDNS of rq, as its last answered probe measured them; -1 when
 // not known.
 func (s *Server) pathHops(rq *request, cands []*member, out []float64) []float64 {
+	return s.pathStat(rq, cands, out, func(r *pathRTT) float64 {
+		if r.err == "" && r.hops >= 0 {
+			return float64(r.hops)
+		}
+		return -1
+	})
+}
+
+// pathStat appends to out what stat reads of each candidate's probe path
+// to the LDNS of rq, -1 for a path never probed.
+func (s *Server) pathStat(rq *request, cands []*member, out []float64, stat func(*pathRTT) float64) []float64 {
 	key := ldnsKey(rq.ldns, &rq.plan.settings)
 	t := &s.rtt
 	t.mu.Lock()
@@ -164,8 +166,8 @@ func (s *Server) pathHops(rq *request, cands []*member, out []float64) []float64
 	for _, m := range cands {
 		x := -1.0
 		if p := m.vs.path(); e != nil && p != nil {
-			if r := e.paths[p.name]; r != nil && r.err == "" && r.hops >= 0 {
-				x = float64(r.hops)
+			if r := e.paths[p.name]; r != nil {
+				x = stat(r)
 			}
 		}
 		out = append(out, x)

@@ -639,18 +639,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			if ans != nil {
 				// LB_FAILED answered the client itself, or the fallback
 				// host: that is the request's response.
-				r := getMsg(len(ans.Response))
-				copy(r.b, ans.Response)
-				r.closeAfter = m.httpClose || !ans.KeepAlive
-				seq := m.seq
-				if m.hx.tunnel != 0 {
-					s.switchRefused()
-				}
-				if m.hx.upload {
-					s.up.discard = true // its body goes nowhere (upload.go)
-				}
-				m.unref()
-				s.deliver(seq, r, cur)
+				s.answerInstead(m, ans.Response, m.httpClose || !ans.KeepAlive, cur)
 				return true
 			}
 			e.logf("mblb: client %s: %v, reset", s.client, err)
@@ -692,18 +681,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			if !s.logRequest(rl, m, sc) { // reqlog.go
 				// Its line could not be logged: the profile answers.
 				s.giveBack(sc)
-				r := getMsg(len(rl.Respond))
-				copy(r.b, rl.Respond)
-				r.closeAfter = m.httpClose || rl.CloseOnError
-				seq := m.seq
-				if m.hx.tunnel != 0 {
-					s.switchRefused()
-				}
-				if m.hx.upload {
-					s.up.discard = true // its body goes nowhere (upload.go)
-				}
-				m.unref()
-				s.deliver(seq, r, cur)
+				s.answerInstead(m, rl.Respond, m.httpClose || rl.CloseOnError, cur)
 				return true
 			}
 		}
@@ -814,6 +792,26 @@ func (s *ClientConn) removeConn(sc *serverConn) {
 		}
 	}
 	s.mu.Unlock()
+}
+
+// answerInstead makes resp the answer to m in place of a member's (an
+// LB_FAILED rule's, the fallback host's, a request-log failure's proxy
+// response): a tunnel it asked for is refused, an upload's body goes
+// nowhere (upload.go), and the client is closed after it when
+// closeAfter.
+func (s *ClientConn) answerInstead(m *msg, resp []byte, closeAfter bool, cur *evl) {
+	r := getMsg(len(resp))
+	copy(r.b, resp)
+	r.closeAfter = closeAfter
+	seq := m.seq
+	if m.hx.tunnel != 0 {
+		s.switchRefused()
+	}
+	if m.hx.upload {
+		s.up.discard = true
+	}
+	m.unref()
+	s.deliver(seq, r, cur)
 }
 
 // deliver files response r for request seq and writes it, with any that
