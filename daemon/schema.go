@@ -137,6 +137,7 @@ var (
 	memberSession       = poolMembers.Sub.MustProp("session")
 	memberState         = poolMembers.Sub.MustProp("state")
 	memberMonitor       = poolMembers.Sub.MustProp("monitor")
+	memberLogging       = poolMembers.Sub.MustProp("logging")
 	ltmRule             = schema.MustKind("ltm rule")
 	ruleDefinition      = ltmRule.MustProp("definition")
 	gtmRule             = schema.MustKind("gtm rule")

@@ -322,6 +322,7 @@ func (t *translator) pool(o *objects.Object) {
 				RateLimit:       rateLimit(memberRateLimit.StrIn(it)),
 				Session:         adminSession(memberSession.StrIn(it)),
 				State:           adminState(memberState.StrIn(it)),
+				Logging:         memberLogging.StrIn(it) == "enabled",
 			}
 			if mr := memberMonitor.StrIn(it); mr != "default" {
 				m.Monitor = t.rule(mr)

@@ -371,6 +371,7 @@ func (p *Plane) reconcileMonitors(cfg *Config, specs map[string]*monitor.Spec, b
 			rule = pc.Monitor
 		}
 		addr := mc.Addr
+		m.Watch.SetLogging(mc.Logging)
 		b.stale = append(b.stale, m.Watch.Update(rule, specs, func(mon string) netip.AddrPort {
 			return probeTarget(cfg.Monitors[mon], addr)
 		})...)

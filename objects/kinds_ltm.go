@@ -22,7 +22,7 @@ func memberKind() *Kind {
 		str("description", "none"),
 		num("dynamic-ratio", "1"),
 		passive(ed("inherit-profile", "enabled")),
-		passive(ed("logging", "disabled")),
+		help(ed("logging", "disabled"), "enabled: every probe of the member's monitors is written to the log"),
 		help(&Prop{Name: "monitor", Type: TMonitor, Default: "default", Ref: []string{"ltm monitor "}}, "member-specific health monitor rule"),
 		num("priority-group", "0"),
 		help(num("rate-limit", "disabled"), "new connections per second: disabled (0) or a number"),

@@ -378,6 +378,9 @@ type Member struct {
 	// RateLimit caps the new connections per second sent to the member
 	// (rate-limit; 0: none).
 	RateLimit int
+	// Logging (logging enabled) traces every probe of the member's
+	// monitors, as a node's does.
+	Logging bool
 }
 
 // Name is the member's display name, /Common/10.1.1.1:80, as BIG-IP logs
