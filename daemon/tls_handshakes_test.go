@@ -152,7 +152,8 @@ func TestClientSSLMaxActiveHandshakes(t *testing.T) {
 }
 
 // stallingMember is a TLS member whose listener hands the first
-// connection it accepts to hold (never answering its hello) and serves
+// connection it accepts to hold once its hello began (never answering
+// it) and serves
 // the others as tlsLabelMember does, for HTTP too.
 func stallingMember(t *testing.T, addr, crt, key, label string, held chan<- net.Conn) {
 	t.Helper()
@@ -173,7 +174,12 @@ func stallingMember(t *testing.T, addr, crt, key, label string, held chan<- net.
 				return
 			}
 			if first {
+				// Held once its hello came: the proxy's handshake (and
+				// the place it takes) is then in progress.
 				first = false
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				c.Read(make([]byte, 1))
+				c.SetReadDeadline(time.Time{})
 				held <- c
 				continue
 			}
