@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/fwdproxy"
+	"github.com/openltm/openltm/objects"
 )
 
 func TestParseExplicitProxy(t *testing.T) {
@@ -45,23 +48,34 @@ func TestParseExplicitProxy(t *testing.T) {
 	}
 }
 
-func TestParseForwardZones(t *testing.T) {
+// TestForwardZones: a net dns-resolver's forward-zones, as tmsh and
+// bigip.conf write them, give the resolver its zones; a zone without
+// nameservers or with an address that is no ADDR:PORT is refused, and a
+// block of another shape does not load.
+func TestForwardZones(t *testing.T) {
 	for _, tc := range []struct {
 		raw, want, err string
 	}{
 		{raw: "", want: ""},
 		{raw: "{ . { nameservers { 127.22.0.53:53 { } } } }", want: ".=127.22.0.53:53"},
-		{raw: "{ . { nameservers replace-all-with { 127.22.0.53:5353 { } 127.22.0.54:domain { } } } }", want: ".=127.22.0.53:5353,127.22.0.54:53"},
+		{raw: "{ . { nameservers { 127.22.0.53:5353 { } 127.22.0.54:domain { } } } }", want: ".=127.22.0.53:5353,127.22.0.54:53"},
 		{raw: "{ Corp.Example { nameservers { 127.22.0.55 } } . { nameservers { 2001:db8::1.53 { } } } }", want: "corp.example.=127.22.0.55:53 .=[2001:db8::1]:53"},
 		{raw: "{ . { nameservers { [::1]:5353 } } }", want: ".=[::1]:5353"},
 		{raw: "{ . { nameservers { } } }", err: "forward-zones .: no nameservers"},
 		{raw: "{ . }", err: "forward-zones .: no nameservers"},
-		{raw: "{ . { servers { 127.0.0.1 } } }", err: "expected nameservers"},
+		{raw: "{ . { servers { 127.0.0.1 } } }", err: "servers"},
 		{raw: "{ . { nameservers { 127.22.0.53:99999 } } }", err: `nameserver "127.22.0.53:99999"`},
 		{raw: "{ . { nameservers { dns.example:53 } } }", err: `nameserver "dns.example:53"`},
-		{raw: "{ { } }", err: "a zone name must come before { }"},
 	} {
-		zs, err := parseForwardZones(tc.raw)
+		text := "net dns-resolver x { }"
+		if tc.raw != "" {
+			text = "net dns-resolver x { forward-zones " + tc.raw + " }"
+		}
+		objs, err := objects.Default.ReadConfig("t.conf", []byte(text), nil)
+		var zs []fwdproxy.Zone
+		if err == nil {
+			zs, err = forwardZones(dnsResolverZones.Get(objs[0]))
+		}
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want %q", tc.raw, err, tc.err)

@@ -62,7 +62,7 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 			return v.Str
 		}
 		return dnsResolverDefaults[p.Name]
-	})
+	}, dnsResolverZones.Get(r))
 	if err != nil {
 		return nil, t.refuse("net dns-resolver %s: %v", r.Name, err)
 	}
@@ -151,8 +151,9 @@ func parseExplicitProxy(raw string) (c *fwdproxy.Config, resolver string, err er
 	return c, resolver, nil
 }
 
-// resolverConfig reads a net dns-resolver's settings.
-func resolverConfig(get func(*objects.Prop) string) (fwdproxy.ResolverConfig, error) {
+// resolverConfig reads a net dns-resolver's settings, zones being its
+// forward-zones.
+func resolverConfig(get func(*objects.Prop) string, zones *objects.Value) (fwdproxy.ResolverConfig, error) {
 	rc := fwdproxy.ResolverConfig{UDP: get(dnsResolverUseUDP) != "no", TCP: get(dnsResolverUseTCP) != "no"}
 	if !rc.UDP && !rc.TCP {
 		return rc, fmt.Errorf("use-udp and use-tcp are both no: no query could be sent")
@@ -163,70 +164,34 @@ func resolverConfig(get func(*objects.Prop) string) (fwdproxy.ResolverConfig, er
 	}
 	// An answer takes about 256 bytes of BIG-IP's cache [M].
 	rc.CacheEntries = max(int(size/256), 16)
-	rc.Zones, err = parseForwardZones(get(dnsResolverZones))
+	rc.Zones, err = forwardZones(zones)
 	return rc, err
 }
 
-// parseForwardZones reads `{ ZONE { nameservers { ADDR:PORT { } ... } } ... }`
+// forwardZones reads `{ ZONE { nameservers { ADDR:PORT { } ... } } ... }`
 // (ADDR:domain and a bare ADDR are port 53; IPv6 is ADDR.PORT or
 // [ADDR]:PORT).
-func parseForwardZones(raw string) ([]fwdproxy.Zone, error) {
-	if strings.TrimSpace(raw) == "" || strings.TrimSpace(raw) == "none" {
+func forwardZones(v *objects.Value) ([]fwdproxy.Zone, error) {
+	if v == nil {
 		return nil, nil
 	}
-	f, err := grammar.Parse("forward-zones", []byte("x "+raw))
-	if err != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
-		return nil, fmt.Errorf("forward-zones is not a { ZONE { nameservers { ADDR:PORT } } } block")
-	}
-	b, ok := f.Statements[0].Items[1].(*grammar.Block)
-	if !ok {
-		return nil, fmt.Errorf("forward-zones is not a { } block")
-	}
 	var out []fwdproxy.Zone
-	for i := 0; i < len(b.Items); i++ {
-		w, ok := b.Items[i].(*grammar.Word)
-		if !ok {
-			return nil, fmt.Errorf("forward-zones: a zone name must come before { }")
-		}
-		z := fwdproxy.Zone{Name: strings.ToLower(w.Text)}
+	for _, it := range v.Items {
+		z := fwdproxy.Zone{Name: strings.ToLower(it.Name)}
 		if z.Name != "." && !strings.HasSuffix(z.Name, ".") {
 			z.Name += "."
 		}
-		if i+1 >= len(b.Items) {
-			return nil, fmt.Errorf("forward-zones %s: no nameservers", w.Text)
-		}
-		body, ok := b.Items[i+1].(*grammar.Block)
-		if !ok {
-			return nil, fmt.Errorf("forward-zones %s: expected { nameservers { ... } }", w.Text)
-		}
-		i++
-		for j := 0; j < len(body.Items); j++ {
-			kw, ok := body.Items[j].(*grammar.Word)
-			if !ok || kw.Text != "nameservers" || j+1 >= len(body.Items) {
-				return nil, fmt.Errorf("forward-zones %s: expected nameservers { ADDR:PORT ... }", w.Text)
-			}
-			if op, ok := body.Items[j+1].(*grammar.Word); ok && (op.Text == "replace-all-with" || op.Text == "add") && j+2 < len(body.Items) {
-				j++ // as tmsh writes a new list
-			}
-			ns, ok := body.Items[j+1].(*grammar.Block)
-			if !ok {
-				return nil, fmt.Errorf("forward-zones %s: nameservers takes a { } list", w.Text)
-			}
-			j++
-			for _, it := range ns.Items {
-				aw, ok := it.(*grammar.Word)
-				if !ok {
-					continue // an address's own { } block
-				}
-				ap, err := parseNameserver(aw.Text)
+		if ns := it.Props["nameservers"]; ns != nil {
+			for _, n := range ns.Items {
+				ap, err := parseNameserver(n.Name)
 				if err != nil {
-					return nil, fmt.Errorf("forward-zones %s: %v", w.Text, err)
+					return nil, fmt.Errorf("forward-zones %s: %v", it.Name, err)
 				}
 				z.Nameservers = append(z.Nameservers, ap)
 			}
 		}
 		if len(z.Nameservers) == 0 {
-			return nil, fmt.Errorf("forward-zones %s: no nameservers", w.Text)
+			return nil, fmt.Errorf("forward-zones %s: no nameservers", it.Name)
 		}
 		out = append(out, z)
 	}

@@ -1013,7 +1013,7 @@ throughput-capacity int 0
 routing-protocol list
 vlans list
 `),
-		actOn(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
+		actOn(forwardZones(pk("net dns-resolver", "DNS Resolver", "", tmshRef("net dns-resolver")+vocab, `
 answer-default-zones yn no
 cache-size int 5767168
 forward-zones raw
@@ -1023,7 +1023,7 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp"),
+`)), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp"),
 		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
 profile ref net+tunnels+ none
 local-address ip any6
@@ -1340,4 +1340,17 @@ source str all
 		}
 	}
 	return ks
+}
+
+// forwardZones gives a net dns-resolver's forward-zones their structure,
+// `forward-zones { ZONE { nameservers { ADDR:PORT { } } } }`, so that
+// they are listed and saved as BIG-IP writes them and edited with add,
+// delete and replace-all-with at either level, as tmsh edits them.
+func forwardZones(k *Kind) *Kind {
+	p := k.row("forward-zones")
+	p.Type = TColl
+	p.Sub = &Kind{Title: "Forward Zone", Props: []*Prop{
+		help(&Prop{Name: "nameservers", Type: TColl, Sub: &Kind{Title: "Nameserver"}}, "the zone's DNS servers, ADDR:PORT (IPv6 ADDR.PORT)"),
+	}}
+	return k
 }

@@ -25,7 +25,7 @@ func TestTmshKindsOpenltmKeeps(t *testing.T) {
 		{"ltm cipher group", "allow replace-all-with { strong { } } ordering speed", "ltm cipher group x { allow { strong { } } ordering speed }", ""},
 		{"sys log-config destination remote-syslog", "remote-high-speed-log hsl format rfc3164", "sys log-config destination remote-syslog x { format rfc3164 remote-high-speed-log hsl }", ""},
 		{"sys log-config publisher", "destinations add { rs }", "sys log-config publisher x { destinations { rs { } } }", ""},
-		{"net dns-resolver", "forward-zones replace-all-with { . { nameservers replace-all-with { 10.1.1.2:53 } } }", "net dns-resolver x { forward-zones { . { nameservers replace-all-with { 10.1.1.2:53 } } } }", ""},
+		{"net dns-resolver", "forward-zones replace-all-with { . { nameservers replace-all-with { 10.1.1.2:53 } } }", "net dns-resolver x { forward-zones { . { nameservers { 10.1.1.2:53 { } } } } }", ""},
 		{"net tunnels tunnel", "profile gre local-address 10.1.1.1 remote-address 10.2.2.2", "net tunnels tunnel x { local-address 10.1.1.1 profile gre remote-address 10.2.2.2 }", ""},
 		{"ltm profile client-ssl", "defaults-from clientssl ciphers DEFAULT:!RC4", "ltm profile client-ssl x { ciphers DEFAULT:!RC4 defaults-from clientssl }", ""},
 		{"ltm profile udp", "idle-timeout 30", "ltm profile udp x { idle-timeout 30 }", ""},
