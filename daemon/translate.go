@@ -367,15 +367,8 @@ func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
 	}
 	var out []rules.ProfileRef
 	for _, it := range v.Items {
-		for _, k := range t.s.Kinds() {
-			typ, ok := strings.CutPrefix(k.Key(), "ltm profile ")
-			if !ok {
-				continue
-			}
-			if p := t.cfg.Lookup(t.s, []string{k.Key()}, it.Name); p != nil {
-				out = append(out, rules.ProfileRef{Type: rules.ProfileType(typ), Name: p.Name})
-				break
-			}
+		if p := t.cfg.Lookup(t.s, virtualProfiles.Ref, it.Name); p != nil {
+			out = append(out, rules.ProfileRef{Type: rules.ProfileType(strings.TrimPrefix(p.Kind.Key(), "ltm profile ")), Name: p.Name})
 		}
 	}
 	return out

@@ -36,6 +36,17 @@ type Blocker interface {
 	MayBlock() bool
 }
 
+// mayBlock reports whether the event runs on a connection whose events
+// have a goroutine of their own (Blocker).
+func mayBlock(in *tcl.Interp) bool {
+	s := sessionOf(in)
+	if s == nil || s.conn == nil {
+		return false
+	}
+	b, ok := s.conn.(Blocker)
+	return ok && b.MayBlock()
+}
+
 // MaxSuspend bounds one `after ms` on a Blocker [M: BIG-IP sets none]; a
 // longer wait is a Tcl error, as a runaway one would be.
 const MaxSuspend = 5 * time.Minute
@@ -161,10 +172,8 @@ func cmdAfter(core tcl.CmdFunc) tcl.CmdFunc {
 			return core(in, args)
 		}
 		if len(args) == 2 {
-			if s != nil && s.conn != nil {
-				if b, ok := s.conn.(Blocker); ok && b.MayBlock() {
-					return suspend(in, args[1])
-				}
+			if mayBlock(in) {
+				return suspend(in, args[1])
 			}
 			return core(in, args) // after ms: wait within the budget
 		}

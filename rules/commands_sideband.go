@@ -95,17 +95,6 @@ func waited(in *tcl.Interp, start time.Time) {
 	}
 }
 
-// mayBlock reports whether the event runs on a connection whose events
-// have a goroutine of their own (Blocker).
-func mayBlock(in *tcl.Interp) bool {
-	s := sessionOf(in)
-	if s == nil || s.conn == nil {
-		return false
-	}
-	b, ok := s.conn.(Blocker)
-	return ok && b.MayBlock()
-}
-
 // waitHook marks a rule whose command waits on the network (sideband
 // connect and recv, RESOLV::lookup) as one that waits, as `after ms`
 // does (Program.Waits): its connections are kept off the event loops.

@@ -126,18 +126,26 @@ func (s *Set) Start() *Flow {
 		return nil
 	}
 	var f *Flow
+	s.pick(func(d Dest, server bool) {
+		if f == nil {
+			f = &Flow{conns: make([]*Conn, 0, len(s.Targets))}
+		}
+		f.conns = append(f.conns, s.open(d, server))
+	})
+	return f
+}
+
+// pick asks each clone pool for a member and hands it to use; a pool with
+// none to give is counted as a drop.
+func (s *Set) pick(use func(d Dest, server bool)) {
 	for _, t := range s.Targets {
 		d, ok := t.Pick()
 		if !ok {
 			s.Counters.Dropped.Add(1)
 			continue
 		}
-		if f == nil {
-			f = &Flow{conns: make([]*Conn, 0, len(s.Targets))}
-		}
-		f.conns = append(f.conns, s.open(d, t.Server))
+		use(d, t.Server)
 	}
-	return f
 }
 
 // Client mirrors bytes as the client sent them to the clientside pools.

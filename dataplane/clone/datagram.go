@@ -32,12 +32,7 @@ func (s *Set) StartDatagrams() *Datagrams {
 		return nil
 	}
 	var g *Datagrams
-	for _, t := range s.Targets {
-		d, ok := t.Pick()
-		if !ok {
-			s.Counters.Dropped.Add(1)
-			continue
-		}
+	s.pick(func(d Dest, server bool) {
 		c, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(d.Addr))
 		var rc syscall.RawConn
 		if err == nil {
@@ -50,14 +45,14 @@ func (s *Set) StartDatagrams() *Datagrams {
 			if d.Done != nil {
 				d.Done(false)
 			}
-			continue
+			return
 		}
 		s.Counters.Conns.Add(1)
 		if g == nil {
 			g = &Datagrams{set: s, socks: make([]*dgramSock, 0, len(s.Targets))}
 		}
-		g.socks = append(g.socks, &dgramSock{dest: d, server: t.Server, conn: c, rc: rc})
-	}
+		g.socks = append(g.socks, &dgramSock{dest: d, server: server, conn: c, rc: rc})
+	})
 	return g
 }
 
