@@ -84,23 +84,7 @@ func TestHashPayloadPersistenceUDP(t *testing.T) {
 					t.Errorf("keyless datagrams went to %v, want them balanced", seen)
 				}
 			}
-			recs := map[string]string{}
-			p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
-				recs[r.Key.Str] = r.Member.String()
-				return true
-			})
-			want := len(keys)
-			if tc.carp {
-				want = 0
-			}
-			if len(recs) != want {
-				t.Errorf("records %v, want %d", recs, want)
-			}
-			for k := range recs {
-				if first[k] == "" {
-					t.Errorf("record %q: not one of the keys sent", k)
-				}
-			}
+			checkPayloadRecords(t, p, first, tc.carp)
 		})
 	}
 }

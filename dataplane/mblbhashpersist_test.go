@@ -45,17 +45,7 @@ func TestMBLBHashPayloadPersistence(t *testing.T) {
 		if len(spread) < 2 {
 			t.Errorf("six keys all went to %v", spread)
 		}
-		n := 0
-		p.PersistRecords(persist.Filter{}, func(r *persist.Record) bool {
-			if first[r.Key.Str] == "" {
-				t.Errorf("record keyed %q: not one of the keys sent", r.Key.Str)
-			}
-			n++
-			return true
-		})
-		if n != len(keys) {
-			t.Errorf("%d records, want %d", n, len(keys))
-		}
+		checkPayloadRecords(t, p, first, false)
 	}
 
 	t.Run("messages", func(t *testing.T) {

@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -35,42 +36,56 @@ func TestMonitorDebugLogged(t *testing.T) {
 	}
 }
 
-// TestNodeLoggingTraces: a node with logging enabled writes every probe
-// of its monitor (a udp monitor without debug) to the log; turning it
-// off stops the lines, and its members' monitors are not traced.
-func TestNodeLoggingTraces(t *testing.T) {
-	startUDPMember(t, "127.17.8.12:5300", "S1")
-	p, lg := newPlane(t)
-	apply := func(logging bool) {
-		cfg := udpBasic("127.17.8.11:53", "127.17.8.12:5300")
-		cfg.Monitors["/Common/udp_node"] = &Monitor{Name: "/Common/udp_node", Type: MonitorUDP,
-			Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "node", Recv: "^S1:", Destination: ap("0.0.0.0:5300")}
-		cfg.Monitors["/Common/udp_member"] = &Monitor{Name: "/Common/udp_member", Type: MonitorUDP,
-			Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "member", Recv: "^S1:"}
-		cfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/udp_member"}}
-		cfg.Nodes = map[string]*Node{"/Common/127.17.8.12": {Name: "/Common/127.17.8.12", Addr: ap("127.17.8.12:0").Addr(),
-			Monitor: &MonitorRule{Names: []string{"/Common/udp_node"}}, Logging: logging}}
-		if err := p.Apply(nil, cfg); err != nil {
-			t.Fatalf("Apply: %v", err)
-		}
-	}
-	line := `Monitor /Common/udp_node 127.17.8.12:5300 (udp): sent \"node\"; received \"S1:node\"; up`
-	apply(true)
-	eventually(t, "the node's probe lines", func() bool { return strings.Count(lg.String(), line) >= 2 })
-	if strings.Contains(lg.String(), "Monitor /Common/udp_member") {
-		t.Errorf("the member's monitor is traced:\n%s", lg)
-	}
-	apply(false)
-	// The instance goes on without a trace: after a probe it may have
-	// had under way, no line is added in four intervals.
-	time.Sleep(100 * time.Millisecond)
-	before := strings.Count(lg.String(), line)
-	time.Sleep(200 * time.Millisecond) // four probe intervals
-	if after := strings.Count(lg.String(), line); after != before {
-		t.Errorf("%d probe lines after logging was disabled", after-before)
-	}
-	// The node's state was kept: no status line since it came up.
-	if n := strings.Count(lg.String(), "monitor status up"); n != 2 {
-		t.Errorf("%d status lines, want the node's and the member's first:\n%s", n, lg)
+// TestLoggingTraces: a node, or a pool member, with logging enabled
+// writes every probe of its own monitors (a udp monitor without debug) to
+// the log, and the other's monitor is not traced; turning it off stops
+// the lines without restarting the probes (no status line since they
+// came up).
+func TestLoggingTraces(t *testing.T) {
+	for i, c := range []struct {
+		name         string
+		node, member bool
+		traced, not  string // the monitor traced, the one not
+	}{
+		{"node", true, false, "udp_node", "udp_member"},
+		{"member", false, true, "udp_member", "udp_node"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vs, srv := fmt.Sprintf("127.17.8.%d:53", 11+2*i), fmt.Sprintf("127.17.8.%d", 12+2*i)
+			startUDPMember(t, srv+":5300", "S1")
+			p, lg := newPlane(t)
+			apply := func(on bool) {
+				cfg := udpBasic(vs, srv+":5300")
+				cfg.Monitors["/Common/udp_node"] = &Monitor{Name: "/Common/udp_node", Type: MonitorUDP,
+					Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "udp_node", Recv: "^S1:", Destination: ap("0.0.0.0:5300")}
+				cfg.Monitors["/Common/udp_member"] = &Monitor{Name: "/Common/udp_member", Type: MonitorUDP,
+					Interval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond, Send: "udp_member", Recv: "^S1:"}
+				cfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/udp_member"}}
+				cfg.Pools["/Common/pool"].Members[0].Logging = on && c.member
+				cfg.Nodes = map[string]*Node{"/Common/" + srv: {Name: "/Common/" + srv, Addr: ap(srv + ":0").Addr(),
+					Monitor: &MonitorRule{Names: []string{"/Common/udp_node"}}, Logging: on && c.node}}
+				if err := p.Apply(nil, cfg); err != nil {
+					t.Fatalf("Apply: %v", err)
+				}
+			}
+			line := fmt.Sprintf(`Monitor /Common/%s %s:5300 (udp): sent \"%s\"; received \"S1:%s\"; up`, c.traced, srv, c.traced, c.traced)
+			apply(true)
+			eventually(t, "the probe lines", func() bool { return strings.Count(lg.String(), line) >= 2 })
+			if strings.Contains(lg.String(), "Monitor /Common/"+c.not) {
+				t.Errorf("%s is traced:\n%s", c.not, lg)
+			}
+			apply(false)
+			// A probe under way may still log; after it, none in four
+			// intervals.
+			time.Sleep(100 * time.Millisecond)
+			before := strings.Count(lg.String(), line)
+			time.Sleep(200 * time.Millisecond)
+			if after := strings.Count(lg.String(), line); after != before {
+				t.Errorf("%d probe lines after logging was disabled", after-before)
+			}
+			if n := strings.Count(lg.String(), "monitor status up"); n != 2 {
+				t.Errorf("%d status lines, want the node's and the member's first:\n%s", n, lg)
+			}
+		})
 	}
 }
