@@ -109,12 +109,11 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 	return ks, n
 }
 
-// persistLookup is the persistence table's answer for a message's keys:
-// the pool and member, or nil (no key, no record, or a member that may
-// not take it: forced offline or down; a disabled member still takes
-// persisted messages).
-func (mv *VS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice) (*state.Pool, *state.Member) {
-	ks, n := mv.persistKeys(snap, pool, c)
+// persistLookup is the persistence table's answer for a message's keys
+// (persistKeys): the pool and member, or nil (no key, no record, or a
+// member that may not take it: forced offline or down; a disabled member
+// still takes persisted messages).
+func (mv *VS) persistLookup(ks *[2]config.PersistKey, n int) (*state.Pool, *state.Member) {
 	for i := 0; i < n; i++ {
 		if q, m := mv.env.PersistFind(ks[i]); m != nil {
 			return q, m
@@ -123,9 +122,9 @@ func (mv *VS) persistLookup(snap *state.VirtualSnap, pool *state.Pool, c mblb.Ch
 	return nil, nil
 }
 
-// persistRecord stores the member balanced for a message's keys.
-func (mv *VS) persistRecord(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choice, m *state.Member) {
-	ks, n := mv.persistKeys(snap, pool, c)
+// persistRecord stores the member balanced for a message's keys
+// (persistKeys).
+func (mv *VS) persistRecord(ks *[2]config.PersistKey, n int, pool *state.Pool, m *state.Member) {
 	for i := 0; i < n; i++ {
 		mv.env.PersistSave(ks[i], pool.Name, m.Cfg.Load().Addr)
 	}

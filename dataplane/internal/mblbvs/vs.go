@@ -598,13 +598,16 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	if !t.Node {
 		named = state.Target{Addr: t.Member, Accept: state.AvailDisabled}
 	}
-	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(snap, pool, c) },
+	// The message's keys, found once for the lookup and the record (a
+	// hash profile's payload key is a scan of the message).
+	ks, n := mv.persistKeys(snap, pool, c)
+	m, _, by := state.Choose(pool, named, func() (*state.Pool, *state.Member) { return mv.persistLookup(&ks, n) },
 		exclude, state.Chooser{Avoid: mv.suspected(), Room: mv.room})
 	if m == nil {
 		return mblb.Member{}, mblb.ErrNoMember
 	}
 	if by == state.ByBalancing {
-		mv.persistRecord(snap, pool, c, m)
+		mv.persistRecord(&ks, n, pool, m)
 	}
 	return mv.member(snap, m), nil
 }
