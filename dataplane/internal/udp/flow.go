@@ -172,12 +172,6 @@ func (f *flow) forward(b []byte) {
 			f.vs.Prof.Conns.DgDropped.Add(1) // no member can take it
 			return
 		}
-		if sc != nil {
-			f.sipPicked(lg)
-		}
-		if f.hash != nil {
-			f.hashPicked(lg)
-		}
 	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
@@ -256,6 +250,12 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		if lg.member == m && lg.pool == pool {
 			if !f.dgram {
 				m.Release() // the leg already holds the flow's count
+			}
+			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash) {
+				// A key of this datagram's own (sip.go, hashpersist.go):
+				// its record is made or refreshed on a leg the flow had
+				// too, as on a new one below.
+				f.persistSave(f.pers, pool, m)
 			}
 			f.last.Store(lg)
 			return lg, false

@@ -35,11 +35,3 @@ func (f *flow) hashChoose(b []byte) {
 	f.pers = persistDecision{key: persist.StringKey(persist.Hash, string(key)), prof: f.hash, timeout: f.hash.Timeout}
 	f.persisted = f.persistLookup
 }
-
-// hashPicked makes or refreshes the datagram's record once its member is
-// known (a leg the flow had already makes none otherwise).
-func (f *flow) hashPicked(lg *leg) {
-	if f.persists && lg.member != nil && lg.pool != nil && f.pers.key.Mode == persist.Hash {
-		f.persistSave(f.pers, lg.pool, lg.member)
-	}
-}

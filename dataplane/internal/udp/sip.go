@@ -44,11 +44,3 @@ func (f *flow) sipChoose(b []byte, sc *config.SIPDatagram) bool {
 	f.persisted = f.persistLookup
 	return true
 }
-
-// sipPicked makes or refreshes the record of the datagram's dialog once
-// its member is known (a leg the flow had already makes none otherwise).
-func (f *flow) sipPicked(lg *leg) {
-	if f.persists && lg.member != nil && lg.pool != nil && f.pers.key.Mode == persist.SIP {
-		f.persistSave(f.pers, lg.pool, lg.member)
-	}
-}
