@@ -383,25 +383,18 @@ func TestTCPCloseSocketOptions(t *testing.T) {
 			vsAddr := "127.14.7." + strconv.Itoa(i) + ":8000"
 			member := "127.14.8." + strconv.Itoa(i) + ":9000"
 			t.Run(pname+"/"+tc.name, func(t *testing.T) {
-				srv := startServer(t, member, "S1")
-				p, _ := newPlane(t)
-				cfg := basic(vsAddr, member)
-				v := cfg.Virtuals["/Common/vs"]
-				v.ClientTCP, v.ServerTCP = tc.client, tc.server
-				path(v)
-				mustApply(t, p, cfg)
-				c := dialVS(t, vsAddr)
-				if got := c.mustAsk("hello"); got != "S1 Response" {
-					t.Fatalf("answer %q", got)
-				}
-				cl := netip.MustParseAddrPort(c.c.LocalAddr().String())
+				cfd, sfd := proxiedSockets(t, vsAddr, member, func(cfg *Config) {
+					v := cfg.Virtuals["/Common/vs"]
+					v.ClientTCP, v.ServerTCP = tc.client, tc.server
+					path(v)
+				})
 				for _, s := range []struct {
 					side string
 					fd   int
 					want sockopt.Reading
 				}{
-					{"client", proxySocket(t, ap(vsAddr), cl), tc.wc},
-					{"server", proxySocket(t, srv.lastRemote(), ap(member)), tc.ws},
+					{"client", cfd, tc.wc},
+					{"server", sfd, tc.ws},
 				} {
 					r, err := sockopt.Read(s.fd)
 					if err != nil {

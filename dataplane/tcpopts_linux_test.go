@@ -55,6 +55,24 @@ func proxySocket(t *testing.T, local, peer netip.AddrPort) int {
 	return -1
 }
 
+// proxiedSockets runs one request through a virtual at vsAddr over one
+// member, with the virtual set by setup, and returns the plane's own
+// client-side and member-side sockets, to read what it set on them.
+func proxiedSockets(t *testing.T, vsAddr, member string, setup func(cfg *Config)) (client, server int) {
+	t.Helper()
+	srv := startServer(t, member, "S1")
+	p, _ := newPlane(t)
+	cfg := basic(vsAddr, member)
+	setup(cfg)
+	mustApply(t, p, cfg)
+	c := dialVS(t, vsAddr)
+	if got := c.mustAsk("hello"); got != "S1 Response" {
+		t.Fatalf("answer %q", got)
+	}
+	cl := netip.MustParseAddrPort(c.c.LocalAddr().String())
+	return proxySocket(t, ap(vsAddr), cl), proxySocket(t, srv.lastRemote(), ap(member))
+}
+
 func addrOf(sa unix.Sockaddr) netip.AddrPort {
 	switch a := sa.(type) {
 	case *unix.SockaddrInet4:
@@ -123,19 +141,12 @@ func TestTCPProfileSocketOptions(t *testing.T) {
 			vsAddr := "127.71.1." + strconv.Itoa(i) + ":8000"
 			member := "127.71.2." + strconv.Itoa(i) + ":9000"
 			t.Run(pname+"/"+tc.name, func(t *testing.T) {
-				srv := startServer(t, member, "S1")
-				p, _ := newPlane(t)
-				cfg := basic(vsAddr, member)
-				v := cfg.Virtuals["/Common/vs"]
-				v.ClientTCP, v.ServerTCP = tc.client, tc.server
-				cfg.Pools["/Common/pool"].ToSServer = tc.poolToS
-				path(v)
-				mustApply(t, p, cfg)
-				c := dialVS(t, vsAddr)
-				if got := c.mustAsk("hello"); got != "S1 Response" {
-					t.Fatalf("answer %q", got)
-				}
-				cl := netip.MustParseAddrPort(c.c.LocalAddr().String())
+				cfd, sfd := proxiedSockets(t, vsAddr, member, func(cfg *Config) {
+					v := cfg.Virtuals["/Common/vs"]
+					v.ClientTCP, v.ServerTCP = tc.client, tc.server
+					cfg.Pools["/Common/pool"].ToSServer = tc.poolToS
+					path(v)
+				})
 				check := func(side string, fd int, w want) {
 					r, err := sockopt.Read(fd)
 					if err != nil {
@@ -146,8 +157,8 @@ func TestTCPProfileSocketOptions(t *testing.T) {
 						t.Errorf("%s socket: %+v, want %+v", side, r, w)
 					}
 				}
-				check("client", proxySocket(t, ap(vsAddr), cl), tc.wc)
-				check("server", proxySocket(t, srv.lastRemote(), ap(member)), tc.ws)
+				check("client", cfd, tc.wc)
+				check("server", sfd, tc.ws)
 			})
 		}
 	}
