@@ -63,27 +63,8 @@ func TestFQDNNodeFromTmsh(t *testing.T) {
 			t.Fatalf("%s: %q %q", c, out, err)
 		}
 	}
-	ask := func() string {
-		c, err := net.DialTimeout("tcp", "127.0.161.10:9000", 2*time.Second)
-		if err != nil {
-			return err.Error()
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(3 * time.Second))
-		c.Write([]byte("hi\n"))
-		b := make([]byte, 64)
-		n, _ := c.Read(b)
-		return strings.TrimSpace(string(b[:n]))
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for i := 0; i < 500 && !cond(); i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !cond() {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	ask := func() string { return firstLine("127.0.161.10:9000") }
+	waitFor := func(what string, cond func() bool) { t.Helper(); eventually(t, 10*time.Second, what, cond) }
 	waitFor("the ephemeral member up", func() bool {
 		out, _ := run(t, s, "show ltm pool p members")
 		return strings.Contains(out, "_auto_127.0.161.11:9000") && ask() == "S1 Response"
@@ -128,27 +109,8 @@ func TestFQDNNodeSearchDomains(t *testing.T) {
 			t.Fatalf("%s: %q %q", c, out, err)
 		}
 	}
-	ask := func() string {
-		c, err := net.DialTimeout("tcp", "127.17.5.10:9000", 2*time.Second)
-		if err != nil {
-			return err.Error()
-		}
-		defer c.Close()
-		c.SetDeadline(time.Now().Add(3 * time.Second))
-		c.Write([]byte("hi\n"))
-		b := make([]byte, 64)
-		n, _ := c.Read(b)
-		return strings.TrimSpace(string(b[:n]))
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for i := 0; i < 500 && !cond(); i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if !cond() {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	ask := func() string { return firstLine("127.17.5.10:9000") }
+	waitFor := func(what string, cond func() bool) { t.Helper(); eventually(t, 10*time.Second, what, cond) }
 	for _, step := range []struct {
 		cmd, member, answer string
 	}{
@@ -177,4 +139,20 @@ func TestFQDNNodeSearchDomains(t *testing.T) {
 	if out, _ := run(t, s, "list sys dns"); !strings.Contains(out, "number-of-dots 1") || !strings.Contains(out, "search { lab.example corp.example }") {
 		t.Errorf("sys dns changed by refused commands:\n%s", out)
 	}
+}
+
+// firstLine sends a line to addr and returns what comes back, or the
+// dial error's text (a member not there yet is a state to wait out, not a
+// failure).
+func firstLine(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(3 * time.Second))
+	c.Write([]byte("hi\n"))
+	b := make([]byte, 64)
+	n, _ := c.Read(b)
+	return strings.TrimSpace(string(b[:n]))
 }
