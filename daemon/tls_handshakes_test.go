@@ -43,6 +43,12 @@ func tlsAnswer(addr string, httpReq bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return firstAnswer(c, httpReq)
+}
+
+// firstAnswer sends a line (or an HTTP request) on c and returns the
+// answer's first line, closing c.
+func firstAnswer(c net.Conn, httpReq bool) (string, error) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(3 * time.Second))
 	msg := "hello\n"
@@ -208,19 +214,7 @@ func plainAnswer(addr string, httpReq bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(3 * time.Second))
-	msg := "hello\n"
-	if httpReq {
-		msg = "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-	}
-	if _, err := io.WriteString(c, msg); err != nil {
-		return "", err
-	}
-	b := make([]byte, 64)
-	n, err := io.ReadAtLeast(c, b, 2)
-	line, _, _ := strings.Cut(string(b[:n]), "\n")
-	return strings.TrimSpace(line), err
+	return firstAnswer(c, httpReq)
 }
 
 // TestServerSSLMaxActiveHandshakes: with max-active-handshakes 1 on the
