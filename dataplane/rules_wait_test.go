@@ -22,7 +22,7 @@ func TestRuleWaitTarpit(t *testing.T) {
 		p, _ := newPlane(t)
 		cfg := mblbConfig("127.11.5.1:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.11.5.2:80")
 		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when HTTP_REQUEST {
-    if {[HTTP::path] eq "/login"} { after 1500 }
+    if {[HTTP::path] eq "/login"} { after 3000 }
     HTTP::header insert X-Waited [HTTP::path]
 }`)
 		mustApply(t, p, cfg)
@@ -37,7 +37,8 @@ func TestRuleWaitTarpit(t *testing.T) {
 			slow <- body
 		}()
 		// Six other clients, one request each, all answered while the
-		// tarpitted one still waits (1.5 s, against a few ms for these).
+		// tarpitted one still waits (3 s, against a few ms for these: a wide
+		// margin, so that a loaded machine does not turn the order round).
 		for i := 0; i < 6; i++ {
 			r, body, err := dialHTTPVS(t, "127.11.5.1:80").do(httpReq("a", "/fast"))
 			if err != nil || r.StatusCode != http.StatusOK || !strings.HasPrefix(body, "W") {
