@@ -88,8 +88,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
-	t.policies()          // translate_policy.go
-	t.explicitProxyRefs() // translate_fwdproxy.go
+	t.policies() // translate_policy.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
@@ -236,7 +235,7 @@ func unescapeSend(s string) string {
 
 func (t *translator) node(o *objects.Object) {
 	if v := nodeFQDN.Get(o); v != nil {
-		t.fqdnNode(o, v.Str) // translate_fqdn.go
+		t.fqdnNode(o, v) // translate_fqdn.go
 		return
 	}
 	a, err := netip.ParseAddr(strings.SplitN(nodeAddress.Str(o), "%", 2)[0])

@@ -11,7 +11,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fqdn"
-	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -27,8 +26,8 @@ const maxNDots = 15
 
 // fqdnNode translates a node written with an fqdn block: the dataplane
 // follows its name and runs its addresses as ephemeral nodes and members.
-func (t *translator) fqdnNode(o *objects.Object, raw string) {
-	f, err := parseFQDN(raw)
+func (t *translator) fqdnNode(o *objects.Object, v *objects.Value) {
+	f, err := parseFQDN(v)
 	if err != nil {
 		t.skip(o, "%v", err)
 		return
@@ -42,52 +41,33 @@ func (t *translator) fqdnNode(o *objects.Object, raw string) {
 	t.dc.Nodes[o.Name] = n
 }
 
-// parseFQDN reads `{ name N address-family ipv4|ipv6 autopopulate
-// enabled|disabled interval S|ttl down-interval S }` with BIG-IP's
-// defaults (ipv4, disabled, 3600, 5).
-func parseFQDN(raw string) (*dataplane.FQDN, error) {
+// parseFQDN reads a node's fqdn block with BIG-IP's defaults (ipv4,
+// disabled, 3600, 5); the enums were checked as typed, the name and the
+// intervals are checked here.
+func parseFQDN(v *objects.Value) (*dataplane.FQDN, error) {
 	f := &dataplane.FQDN{Interval: time.Hour, DownInterval: fqdn.DefaultDownInterval}
-	file, err := grammar.Parse("fqdn", []byte("x "+raw))
-	if err != nil || len(file.Statements) != 1 || len(file.Statements[0].Items) != 2 {
-		return nil, fmt.Errorf("fqdn is not a { name NAME ... } block")
-	}
-	b, ok := file.Statements[0].Items[1].(*grammar.Block)
-	if !ok {
-		return nil, fmt.Errorf("fqdn is not a { } block")
-	}
-	ws := grammar.Texts(b.Items)
-	for i := 0; i < len(ws); i++ {
-		k := ws[i]
-		if i+1 >= len(ws) {
-			return nil, fmt.Errorf("fqdn: %s needs a value", k)
-		}
-		v := ws[i+1]
-		i++
+	var err error
+	for k, w := range subSettings(v) {
 		switch k {
-		case "name", "tm-name":
-			f.Name = strings.TrimSuffix(v, ".")
+		case "name":
+			f.Name = strings.TrimSuffix(w, ".")
 		case "address-family":
-			if _, err := fqdn.ParseFamily(v); err != nil {
+			if _, err := fqdn.ParseFamily(w); err != nil {
 				return nil, fmt.Errorf("fqdn: %v", err)
 			}
-			f.Family = v
+			f.Family = w
 		case "autopopulate":
-			if v != "enabled" && v != "disabled" {
-				return nil, fmt.Errorf("fqdn: autopopulate %q is not valid (enabled, disabled)", v)
-			}
-			f.Autopopulate = v == "enabled"
+			f.Autopopulate = w == "enabled"
 		case "interval":
-			if f.Interval, err = fqdn.ParseInterval(v); err != nil {
+			if f.Interval, err = fqdn.ParseInterval(w); err != nil {
 				return nil, fmt.Errorf("fqdn: %v", err)
 			}
 		case "down-interval":
-			d, err := fqdn.ParseInterval(v)
+			d, err := fqdn.ParseInterval(w)
 			if err != nil || d == 0 {
-				return nil, fmt.Errorf("fqdn: down-interval %q is not valid (seconds from 1)", v)
+				return nil, fmt.Errorf("fqdn: down-interval %q is not valid (seconds from 1)", w)
 			}
 			f.DownInterval = d
-		default:
-			return nil, fmt.Errorf("fqdn: %q unknown property (name, address-family, autopopulate, interval, down-interval)", k)
 		}
 	}
 	if f.Name == "" {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
-	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -42,11 +41,7 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 		t.keep(o, "profile %s: iRules and policies do not run on an explicit proxy (proxy-type explicit) in openltm", prof.Name)
 		return nil, false
 	}
-	raw := httpExplicitProxy.Effective(t.cfg, prof)
-	ep, resolver, err := parseExplicitProxy(raw)
-	if err != nil {
-		return nil, t.refuse("profile %s (%s): explicit-proxy: %v", prof.Name, o.Name, err)
-	}
+	ep, resolver := parseExplicitProxy(t.cfg.Effective(prof, httpExplicitProxy.Name))
 	if resolver == "" {
 		return nil, t.refuse("profile %s (%s): proxy-type explicit needs explicit-proxy { dns-resolver NAME } naming a net dns-resolver", prof.Name, o.Name)
 	}
@@ -73,82 +68,25 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 	return ep, true
 }
 
-// parseExplicitProxy reads an explicit-proxy block; resolver is its
-// dns-resolver ("" for none).
-func parseExplicitProxy(raw string) (c *fwdproxy.Config, resolver string, err error) {
-	c = &fwdproxy.Config{}
-	if strings.TrimSpace(raw) == "" {
-		return c, "", nil
+// parseExplicitProxy reads an explicit-proxy block as it applies;
+// resolver is its dns-resolver ("" for none). The block's settings were
+// checked as typed.
+func parseExplicitProxy(v *objects.Value) (c *fwdproxy.Config, resolver string) {
+	f := subSettings(v)
+	c = &fwdproxy.Config{ConnectAllow: f["default-connect-handling"] == "allow", IPv6: f["ipv6"] == "yes"}
+	if r := f["dns-resolver"]; r != "none" {
+		resolver = r
 	}
-	f, perr := grammar.Parse("explicit-proxy", []byte("x "+raw))
-	if perr != nil || len(f.Statements) != 1 || len(f.Statements[0].Items) != 2 {
-		return nil, "", fmt.Errorf("not a { setting value ... } block")
-	}
-	b, ok := f.Statements[0].Items[1].(*grammar.Block)
-	if !ok {
-		return nil, "", fmt.Errorf("not a { } block")
-	}
-	for i := 0; i < len(b.Items); i++ {
-		w, ok := b.Items[i].(*grammar.Word)
-		if !ok {
-			return nil, "", fmt.Errorf("a setting name must come before { }")
-		}
-		if i+1 >= len(b.Items) {
-			return nil, "", fmt.Errorf("%s needs a value", w.Text)
-		}
-		i++
-		if w.Text == "host-names" {
-			if hw, ok := b.Items[i].(*grammar.Word); ok && hw.Text == "none" {
-				continue
-			}
-			if _, ok := b.Items[i].(*grammar.Block); !ok {
-				return nil, "", fmt.Errorf("host-names takes a { } list")
-			}
-			continue
-		}
-		vw, ok := b.Items[i].(*grammar.Word)
-		if !ok {
-			return nil, "", fmt.Errorf("%s takes one value, not a { } block", w.Text)
-		}
-		v := vw.Text
-		msg := func(dst *string) {
-			if v != "none" {
-				*dst = v
-			}
-		}
-		switch w.Text {
-		case "default-connect-handling":
-			if v != "allow" && v != "deny" {
-				return nil, "", fmt.Errorf("default-connect-handling %q: must be allow or deny", v)
-			}
-			c.ConnectAllow = v == "allow"
-		case "dns-resolver":
-			if v != "none" && v != "" {
-				resolver = v
-			}
-		case "ipv6":
-			if v != "yes" && v != "no" {
-				return nil, "", fmt.Errorf("ipv6 %q: must be yes or no", v)
-			}
-			c.IPv6 = v == "yes"
-		case "tunnel-on-any-request":
-			if v != "yes" && v != "no" {
-				return nil, "", fmt.Errorf("tunnel-on-any-request %q: must be yes or no", v)
-			}
-		case "route-domain", "tunnel-name":
-		case "connect-error-message":
-			msg(&c.ConnectError)
-		case "dns-error-message":
-			msg(&c.DNSError)
-		case "bad-request-message":
-			msg(&c.BadRequest)
-		case "bad-response-message":
-			msg(&c.BadResponse)
-		default:
-			return nil, "", fmt.Errorf("%q is not a setting (default-connect-handling, dns-resolver, host-names, ipv6, route-domain, tunnel-name, tunnel-on-any-request, connect-error-message, dns-error-message, bad-request-message, bad-response-message)", w.Text)
+	for _, m := range []struct {
+		name string
+		dst  *string
+	}{{"connect-error-message", &c.ConnectError}, {"dns-error-message", &c.DNSError},
+		{"bad-request-message", &c.BadRequest}, {"bad-response-message", &c.BadResponse}} {
+		if w := f[m.name]; w != "none" {
+			*m.dst = w
 		}
 	}
-	return c, resolver, nil
+	return c, resolver
 }
 
 // resolverConfig reads a net dns-resolver's settings, zones being its
@@ -228,31 +166,4 @@ func parseNameserver(s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, bad
 	}
 	return netip.AddrPortFrom(a, uint16(n)), nil
-}
-
-// explicitProxyRefs checks the explicit-proxy block of every http profile
-// that sets one, used by a virtual or not: one that cannot be read, or
-// that names a net dns-resolver that does not exist, refuses the commit,
-// so that a resolver a profile names cannot be deleted.
-func (t *translator) explicitProxyRefs() {
-	for _, prof := range t.cfg.Of(profileHTTP) {
-		v := prof.Props[httpExplicitProxy.Name]
-		if v == nil {
-			continue
-		}
-		_, resolver, err := parseExplicitProxy(v.Str)
-		if err != nil {
-			t.refuse("profile %s: explicit-proxy: %v", prof.Name, err)
-			continue
-		}
-		if resolver == "" {
-			continue
-		}
-		if !strings.HasPrefix(resolver, "/") {
-			resolver = "/Common/" + resolver
-		}
-		if t.cfg.Lookup(t.s, specDNSResolver, resolver) == nil {
-			t.refuse("profile %s: explicit-proxy dns-resolver: net dns-resolver %s does not exist", prof.Name, resolver)
-		}
-	}
 }

@@ -96,7 +96,7 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 			opts.FallbackStatus.Add(r.Lo, r.Hi)
 		}
 	}
-	lim, err := enforcementLimits(get(httpEnforcement))
+	lim, err := enforcementLimits(t.cfg.Effective(prof, httpEnforcement.Name))
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 		}
 		opts.HeaderErase = strings.ToLower(he)
 	}
-	if opts.HSTS, err = hstsLine(get(httpHSTS)); err != nil {
+	if opts.HSTS, err = hstsLine(t.cfg.Effective(prof, httpHSTS.Name)); err != nil {
 		return err
 	}
 	host := get(httpViaHost)
@@ -194,33 +194,17 @@ func headerInsert(v string) ([]byte, error) {
 	return out, nil
 }
 
-// hstsLine reads the hsts block ("{ mode enabled maximum-age 16070400
-// include-subdomains enabled preload disabled }", F5's defaults but
-// mode) into the Strict-Transport-Security line responses get; nil when
-// its mode is not enabled.
-func hstsLine(block string) ([]byte, error) {
-	f := map[string]string{"mode": "disabled", "maximum-age": "16070400", "include-subdomains": "enabled", "preload": "disabled"}
-	words := strings.Fields(strings.NewReplacer("{", " ", "}", " ").Replace(block))
-	for i := 0; i+1 < len(words); i += 2 {
-		if _, ok := f[words[i]]; !ok {
-			return nil, fmt.Errorf("hsts: %q is not mode, maximum-age, include-subdomains or preload", words[i])
-		}
-		f[words[i]] = words[i+1]
-	}
-	if len(words)%2 != 0 {
-		return nil, fmt.Errorf("hsts: %q has no value", words[len(words)-1])
-	}
-	for _, k := range []string{"mode", "include-subdomains", "preload"} {
-		if f[k] != "enabled" && f[k] != "disabled" {
-			return nil, fmt.Errorf("hsts %s %q: must be enabled or disabled", k, f[k])
-		}
+// hstsLine is the Strict-Transport-Security line the hsts block adds,
+// nil while its mode is disabled. Its settings were checked as typed
+// (enums, an integer), so only the range is left to check.
+func hstsLine(v *objects.Value) ([]byte, error) {
+	f := subSettings(v)
+	if f["mode"] != "enabled" {
+		return nil, nil
 	}
 	age, err := strconv.ParseUint(f["maximum-age"], 10, 32)
 	if err != nil {
 		return nil, fmt.Errorf("hsts maximum-age %q: expected a number of seconds", f["maximum-age"])
-	}
-	if f["mode"] != "enabled" {
-		return nil, nil
 	}
 	line := "Strict-Transport-Security: max-age=" + strconv.FormatUint(age, 10)
 	if f["include-subdomains"] == "enabled" {
@@ -232,50 +216,43 @@ func hstsLine(block string) ([]byte, error) {
 	return []byte(line + "\r\n"), nil
 }
 
+// subSettings are a nested block's settings as words, each as it applies
+// (Config.Effective merges a block down the defaults-from chain).
+func subSettings(v *objects.Value) map[string]string {
+	f := map[string]string{}
+	if v == nil || v.Sub == nil {
+		return f
+	}
+	for k, sv := range v.Sub.Props {
+		f[k] = sv.Str
+	}
+	return f
+}
+
 // httpLimits are the enforcement block's limits, with F5's defaults.
 type httpLimits struct {
 	headerSize, headerCount, requests int
 }
 
 // enforcementLimits reads max-header-size, max-header-count and
-// max-requests from an enforcement block as stored ("{ max-header-count
-// 64 known-methods { GET POST } ... }"); the block's other settings are
-// kept but not read.
-func enforcementLimits(block string) (httpLimits, error) {
+// max-requests from the enforcement block.
+func enforcementLimits(v *objects.Value) (httpLimits, error) {
 	lim := httpLimits{headerSize: 32768, headerCount: 64, requests: 0}
-	words := strings.Fields(strings.NewReplacer("{", " { ", "}", " } ").Replace(block))
-	depth := 0
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		switch w {
-		case "{":
-			depth++
-			continue
-		case "}":
-			depth--
+	f := subSettings(v)
+	for _, s := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"max-header-size", &lim.headerSize, 1}, {"max-header-count", &lim.headerCount, 1}, {"max-requests", &lim.requests, 0}} {
+		w, ok := f[s.name]
+		if !ok {
 			continue
 		}
-		if depth != 1 || i+1 >= len(words) {
-			continue
+		n, err := strconv.Atoi(w)
+		if err != nil || n < s.min {
+			return lim, fmt.Errorf("enforcement %s %q: expected a whole number of at least %d", s.name, w, s.min)
 		}
-		var dst *int
-		min := 1
-		switch w {
-		case "max-header-size":
-			dst = &lim.headerSize
-		case "max-header-count":
-			dst = &lim.headerCount
-		case "max-requests":
-			dst, min = &lim.requests, 0
-		default:
-			continue
-		}
-		n, err := strconv.Atoi(words[i+1])
-		if err != nil || n < min {
-			return lim, fmt.Errorf("enforcement %s %q: expected a whole number of at least %d", w, words[i+1], min)
-		}
-		*dst = n
-		i++
+		*s.dst = n
 	}
 	return lim, nil
 }

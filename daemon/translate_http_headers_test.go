@@ -22,14 +22,11 @@ func TestHeaderValues(t *testing.T) {
 		{headerInsert, "X-A: 1\r\nX-B: two words", "X-A: 1\r\nX-B: two words\r\n", ""},
 		{headerInsert, "no colon", "", `"no colon" is not a header (Name: value)`},
 		{headerInsert, "Bad Name: x", "", `"Bad Name: x" is not a header`},
-		{hstsLine, "", "", ""},
-		{hstsLine, "{ mode disabled }", "", ""},
-		{hstsLine, "{ mode enabled }", "Strict-Transport-Security: max-age=16070400; includeSubDomains\r\n", ""},
-		{hstsLine, "{ include-subdomains disabled maximum-age 300 mode enabled preload enabled }", "Strict-Transport-Security: max-age=300; preload\r\n", ""},
-		{hstsLine, "{ mode on }", "", `hsts mode "on": must be enabled or disabled`},
-		{hstsLine, "{ mode enabled maximum-age forever }", "", `hsts maximum-age "forever"`},
-		{hstsLine, "{ mode enabled colour blue }", "", `hsts: "colour" is not mode`},
-		{hstsLine, "{ mode }", "", `hsts: "mode" has no value`},
+		{hsts(t), "", "", ""},
+		{hsts(t), "{ mode disabled }", "", ""},
+		{hsts(t), "{ mode enabled }", "Strict-Transport-Security: max-age=16070400; includeSubDomains\r\n", ""},
+		{hsts(t), "{ include-subdomains disabled maximum-age 300 mode enabled preload enabled }", "Strict-Transport-Security: max-age=300; preload\r\n", ""},
+		{hsts(t), "{ mode enabled maximum-age 4294967296 }", "", `hsts maximum-age "4294967296"`},
 	} {
 		got, err := c.read(c.in)
 		if c.err != "" {
@@ -41,6 +38,13 @@ func TestHeaderValues(t *testing.T) {
 		if err != nil || string(got) != c.want {
 			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
 		}
+	}
+}
+
+// hsts reads an hsts block as typed, then into its line.
+func hsts(t *testing.T) func(string) ([]byte, error) {
+	return func(block string) ([]byte, error) {
+		return hstsLine(blockValue(t, "ltm profile http", "hsts", block))
 	}
 }
 
@@ -102,7 +106,7 @@ func TestHTTPProfileEditsTranslated(t *testing.T) {
 	}
 	for i, c := range []struct{ cmd, err string }{
 		{`create ltm profile http h_bad1 header-insert "no colon"`, `header-insert "no colon"`},
-		{`create ltm profile http h_bad2 hsts { mode maybe }`, `hsts mode "maybe"`},
+		{`create ltm profile http h_bad2 hsts { mode enabled maximum-age 4294967296 }`, `hsts maximum-age "4294967296"`},
 		{`create ltm profile http h_bad3 header-erase "X Y"`, `header-erase "X Y": not a header name`},
 	} {
 		prof := strings.Fields(c.cmd)[4]

@@ -236,7 +236,6 @@ via-request enum preserve append|preserve|remove
 via-response enum preserve append|preserve|remove
 encrypt-cookies list
 encrypt-cookie-secret str none
-explicit-proxy raw
 sflow raw
 `,
 	"ltm persistence cookie": `

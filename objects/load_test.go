@@ -256,7 +256,7 @@ func TestFQDNMemberNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := c.Get(Default.Kind("ltm node"), "/Common/dw1.lab.io")
-	if n == nil || n.Str("address") != "any6" || !strings.Contains(n.Str("fqdn"), "dw1.lab.io") {
+	if n == nil || n.Str("address") != "any6" || n.Props["fqdn"] == nil || n.Props["fqdn"].Sub.Props["name"].Str != "dw1.lab.io" {
 		t.Fatalf("FQDN node not created as BIG-IP does: %+v", n)
 	}
 	if d := c.Dangling(Default); len(d) != 0 {

@@ -95,7 +95,9 @@ func (p *printer) props(k *Kind, props map[string]*Value, extra []Extra, o *Obje
 				continue
 			}
 		case DetailAll:
-			if v == nil && o != nil {
+			if pr.Type == TStruct && o != nil && p.opts.Resolve != nil {
+				v = structValue(pr, o, p.opts.Resolve)
+			} else if v == nil && o != nil {
 				v = p.inherited(o, pr.Name)
 			}
 			if v == nil {
@@ -153,6 +155,11 @@ func Inherited(o *Object, name string, resolve func(k *Kind, name string) *Objec
 // Effective is a property's value as it applies: o's own, else inherited
 // through defaults-from, else the schema default.
 func (c *Config) Effective(o *Object, name string) *Value {
+	if o.Kind != nil {
+		if p := o.Kind.Prop(name); p != nil && p.Type == TStruct {
+			return structValue(p, o, c.Get)
+		}
+	}
 	if v := o.Props[name]; v != nil {
 		return v
 	}
@@ -166,6 +173,39 @@ func (c *Config) Effective(o *Object, name string) *Value {
 		return defaultValue(p)
 	}
 	return nil
+}
+
+// structValue is a nested block as it applies to o: each sub-property
+// o's own, else the nearest defaults-from parent's, else its default.
+// BIG-IP inherits every field of a block such as hsts or enforcement on
+// its own, so a child that sets `hsts { mode enabled }` keeps its
+// parent's maximum-age.
+func structValue(pr *Prop, o *Object, resolve func(k *Kind, name string) *Object) *Value {
+	var chain []*Value
+	cur := o
+	for seen := 0; cur != nil && seen < 16; seen++ {
+		if v := cur.Props[pr.Name]; v != nil && v.Sub != nil {
+			chain = append(chain, v)
+		}
+		parent := cur.Str("defaults-from")
+		if parent == "" || parent == "none" || parent == cur.Name {
+			break
+		}
+		cur = resolve(o.Kind, parent)
+	}
+	if len(chain) == 1 && len(chain[0].Sub.Props) == len(pr.Sub.Props) {
+		return chain[0]
+	}
+	out := defaultValue(pr)
+	for i := len(chain) - 1; i >= 0; i-- {
+		for k, v := range chain[i].Sub.Props {
+			out.Sub.Props[k] = v
+		}
+		for _, x := range chain[i].Sub.Extra {
+			out.Sub.Extra = setExtra(out.Sub.Extra, x)
+		}
+	}
+	return out
 }
 
 // EffectiveStr is Effective for scalars ("" when there is none).

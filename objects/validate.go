@@ -167,7 +167,7 @@ func (c *Config) completeNodes(s *Schema, tolerant bool) error {
 					// BIG-IP creates the FQDN node itself; it has no address
 					// of its own (any6) until the name resolves.
 					addr = "any6"
-					props["fqdn"] = &Value{Str: fqdn.Str}
+					props["fqdn"] = fqdn.clone()
 				} else {
 					if tolerant {
 						continue
