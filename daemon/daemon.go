@@ -74,6 +74,8 @@ type Engine struct {
 	h2stats http2Stats
 	// files caches the content of stored sys files by checksum.
 	files fileCache
+	// dgs keeps the records read from data-group files.
+	dgs dgCache
 	// hsl sends rules' high-speed log messages (with a dataplane).
 	hsl *hsl.Hub
 	// logs is where rules' log lines go: STATE-DIR/log/ltm and the sys

@@ -348,13 +348,7 @@ type unusedDataGroup struct {
 func dataGroups(s *objects.Schema, cfg *objects.Config) dataGroupSet {
 	out := dataGroupSet{m: map[string]*rules.DataGroup{}}
 	for _, o := range cfg.Of(dataGroupInternal) {
-		typ := rules.DGString
-		switch dataGroupType.Effective(cfg, o) {
-		case "ip":
-			typ = rules.DGAddress
-		case "integer":
-			typ = rules.DGInteger
-		}
+		typ := dataGroupTypeOf(dataGroupType.Effective(cfg, o))
 		var recs []rules.Record
 		if v := dataGroupRecords.Get(o); v != nil {
 			for _, it := range v.Items {
@@ -476,7 +470,9 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	}
 	logs := logPublishers(cfg) // translate_logpub.go
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dataGroups(e.schema, cfg), ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
+	dgs := dataGroups(e.schema, cfg)
+	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
 }
 
 // start readies the rules of a translation about to go in service: it

@@ -81,7 +81,8 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		}
 	}
 	t.dc.NameServers = t.nameServers()
-	t.dnsSearch() // translate_fqdn.go
+	t.dnsSearch()              // translate_fqdn.go
+	t.externalDataGroupTypes() // translate_datagroup_ext.go
 	if d := cfg.Get(defaultNodeMonitor, ""); d != nil {
 		t.dc.DefaultNodeMonitor = t.rule(defaultNodeMonitorRule.Str(d))
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/objects/dgfile"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -51,7 +52,7 @@ type fileCache struct {
 // (even to the same path) to be imported again, as BIG-IP re-reads the
 // file then: its checksum is cleared, and the commit reads source-path.
 func reimportFile(k *objects.Kind, o *objects.Object, rest []grammar.Node) {
-	if k != sysFileIfile {
+	if k != sysFileIfile && k != sysFileDataGroup {
 		return
 	}
 	if nodeAfter(rest, sysFileSourcePath.Name) != nil { // sslfiles.go
@@ -65,19 +66,35 @@ func reimportFile(k *objects.Kind, o *objects.Object, rest []grammar.Node) {
 // object, so the generation's text names the content it runs with. A file
 // that cannot be read refuses the commit, naming the object and the path.
 func (e *Engine) importFiles(old, cfg *objects.Config, user string) error {
-	for _, o := range append([]*objects.Object(nil), cfg.Of(sysFileIfile)...) {
+	for _, k := range []*objects.Kind{sysFileIfile, sysFileDataGroup} {
+		if err := e.importKind(k, old, cfg, user); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// importKind imports the files of one sys file kind. A data-group file
+// whose records are not in BIG-IP's format is refused with the line and
+// column of the first fault.
+func (e *Engine) importKind(k *objects.Kind, old, cfg *objects.Config, user string) error {
+	kind := k.Key()
+	for _, o := range append([]*objects.Object(nil), cfg.Of(k)...) {
 		sum := sysFileChecksum.Str(o)
 		var prev *objects.Object
 		if old != nil {
-			prev = old.Get(sysFileIfile, o.Name)
+			prev = old.Get(k, o.Name)
 		}
 		if sum != "" {
-			if prev != nil && sysFileChecksum.Str(prev) == sum {
+			if prev != nil && sysFileChecksum.Str(prev) == sum && (k != sysFileDataGroup || sameDataGroupFormat(cfg, prev, o)) {
 				continue
 			}
 			if _, ok, err := e.fileContent(sum); err != nil {
 				return err
 			} else if ok {
+				if err := e.checkDataGroupFile(k, cfg, o, sum); err != nil {
+					return err
+				}
 				continue
 			}
 			// A text from elsewhere names content this store lacks: import
@@ -86,16 +103,21 @@ func (e *Engine) importFiles(old, cfg *objects.Config, user string) error {
 		src := sysFileSourcePath.Str(o)
 		path := strings.TrimPrefix(src, "file:")
 		if src == "" || !filepath.IsAbs(path) {
-			return objects.Invalid("sys file ifile %s: source-path %q must be file:/absolute/path of the file to import", o.Name, src)
+			return objects.Invalid("%s %s: source-path %q must be file:/absolute/path of the file to import", kind, o.Name, src)
 		}
 		data, err := readLimited(path, maxIfileSize)
 		if err != nil {
-			return objects.Invalid("sys file ifile %s: cannot import source-path %s: %v", o.Name, src, err)
+			return objects.Invalid("%s %s: cannot import source-path %s: %v", kind, o.Name, src, err)
+		}
+		if k == sysFileDataGroup {
+			if _, err := dgfile.Parse(data, sysFileDGType.Effective(cfg, o), sysFileDGSeparator.Effective(cfg, o)); err != nil {
+				return objects.Invalid("%s %s: %s:%v", kind, o.Name, path, err)
+			}
 		}
 		h := sha1.Sum(data)
 		sum = "SHA1:" + strconv.Itoa(len(data)) + ":" + hex.EncodeToString(h[:])
 		if err := e.store.PutFile(sum, data); err != nil {
-			return fmt.Errorf("storing sys file ifile %s: %w", o.Name, err)
+			return fmt.Errorf("storing %s %s: %w", kind, o.Name, err)
 		}
 		e.files.mu.Lock()
 		if e.files.m == nil {

@@ -900,10 +900,6 @@ tcp-idle-timeout str indefinite
 udp-idle-timeout str indefinite
 traffic-group str /Common/traffic-group-1
 `),
-		pk("ltm data-group external", "Data Group", "", tmshRef("ltm data-group external")+vocab, `
-external-file-name str -
-type enum string string|ip|integer
-`),
 
 		clustered(pk("cm device", "Device", "", tmshRef("cm device")+vocab, `
 configsync-ip ip none

@@ -30,6 +30,30 @@ func fileLogKinds() []*Kind {
 			passive(str("description", "none")),
 			passive(str("app-service", "none")),
 		}}
+	// The file behind external data groups: its records are imported from
+	// source-path like an iFile's content, and read in the format BIG-IP
+	// writes them (objects/dgfile).
+	sysDataGroup := &Kind{Words: []string{"sys", "file", "data-group"}, Title: "Data Group File", Lower: "data group file",
+		Help:   "The records of external data groups: imported from source-path (\"key\" := \"value\", lines; host/network entries for ip) when the object is created or source-path is set, and kept with the configuration",
+		Source: tmshRef("sys file data-group"),
+		Props: append(copyProps(sysIfile.Props[:len(sysIfile.Props)-2]),
+			help(enum("type", "string", "string", "ip", "integer"), "the records' keys: strings, addresses and networks, or integers"),
+			help(str("separator", ":="), "what stands between a record's key and its value in the file"),
+			passive(str("data-group-description", "none")),
+			passive(str("data-group-name", "none")),
+			passive(str("description", "none")),
+			passive(str("app-service", "none")),
+		)}
+	ltmDataGroupExternal := &Kind{Words: []string{"ltm", "data-group", "external"}, Title: "value list", Lower: "value list",
+		Help:   "A data group whose records are a sys file data-group's: class commands read it as an internal one",
+		Source: tmshRef("ltm data-group external"),
+		Props: []*Prop{
+			help(ref("external-file-name", "sys file data-group"), "the sys file data-group holding the records"),
+			help(enum("type", "", "string", "ip", "integer"), "when set, must be the file's type (the file decides)"),
+			str("description", "none"),
+			passive(str("app-service", "none")),
+		}}
+	ltmDataGroupExternal.Props[0].Checked = true
 	remote := &Kind{Title: "Remote Server", Props: []*Prop{
 		help(str("host", ""), "the syslog server's address; iRule log lines are sent to it as RFC 5424 over UDP"),
 		num("remote-port", "514"),
@@ -65,5 +89,16 @@ func fileLogKinds() []*Kind {
 			passive(str("user-log-from", "notice")),
 			passive(str("user-log-to", "emerg")),
 		}}
-	return []*Kind{sysIfile, ltmIfile, syslog}
+	return []*Kind{sysIfile, ltmIfile, sysDataGroup, ltmDataGroupExternal, syslog}
+}
+
+// copyProps copies rows for another kind, which may then set their
+// sources and help on its own.
+func copyProps(ps []*Prop) []*Prop {
+	out := make([]*Prop, len(ps))
+	for i, p := range ps {
+		c := *p
+		out[i] = &c
+	}
+	return out
 }

@@ -43,6 +43,17 @@ type DataGroup struct {
 	Name    string
 	Type    DataGroupType
 	Records []Record
+	// order is the order class match tries records in: the records'
+	// for strings and integers; longest prefix first for addresses, so
+	// the most specific network answers [M].
+	order []int
+	// exact finds a string or integer key's first record, and byPrefix an
+	// address group's network, so that `class match ITEM equals DG` (and
+	// lookup) on a group of many records is a map lookup per prefix
+	// length (lens, longest first) rather than a scan.
+	exact    map[string]int
+	byPrefix map[netip.Prefix]int
+	lens     []int
 }
 
 // NewDataGroup builds a data group, sorting records by key as BIG-IP lists
@@ -65,7 +76,57 @@ func NewDataGroup(name string, typ DataGroupType, records []Record) (*DataGroup,
 		}
 	}
 	sort.SliceStable(dg.Records, func(i, j int) bool { return dg.Records[i].Key < dg.Records[j].Key })
+	dg.order = make([]int, len(dg.Records))
+	for i := range dg.order {
+		dg.order[i] = i
+	}
+	if typ != DGAddress {
+		dg.exact = make(map[string]int, len(dg.Records))
+		for i := len(dg.Records) - 1; i >= 0; i-- {
+			dg.exact[dg.Records[i].Key] = i
+		}
+		return dg, nil
+	}
+	sort.SliceStable(dg.order, func(i, j int) bool {
+		return dg.Records[dg.order[i]].prefix.Bits() > dg.Records[dg.order[j]].prefix.Bits()
+	})
+	dg.byPrefix = make(map[netip.Prefix]int, len(dg.Records))
+	for k := len(dg.order) - 1; k >= 0; k-- {
+		i := dg.order[k]
+		p := dg.Records[i].prefix
+		dg.byPrefix[p.Masked()] = i
+		if n := len(dg.lens); n == 0 || dg.lens[n-1] != p.Bits() {
+			dg.lens = append(dg.lens, p.Bits())
+		}
+	}
+	// lens was built shortest first.
+	for a, b := 0, len(dg.lens)-1; a < b; a, b = a+1, b-1 {
+		dg.lens[a], dg.lens[b] = dg.lens[b], dg.lens[a]
+	}
 	return dg, nil
+}
+
+// find is the record `equals` finds first for item (ip for an address
+// group), -1 for none.
+func (dg *DataGroup) find(item string, ip netip.Addr) int {
+	if dg.Type != DGAddress {
+		if i, ok := dg.exact[item]; ok {
+			return i
+		}
+		return -1
+	}
+	if !ip.IsValid() {
+		return -1
+	}
+	for _, n := range dg.lens {
+		if n > ip.BitLen() {
+			continue
+		}
+		if i, ok := dg.byPrefix[netip.PrefixFrom(ip, n).Masked()]; ok {
+			return i
+		}
+	}
+	return -1
 }
 
 // match compares an item with a record using a class operator.
@@ -389,8 +450,18 @@ func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName stri
 			ip = p.Addr()
 		}
 	}
+	if op == "equals" && !all && dg.order != nil {
+		i := dg.find(item, ip)
+		if i < 0 {
+			return classMiss(mode), nil
+		}
+		if mode == "" {
+			return tcl.Bool(true), nil
+		}
+		return recordValue(&dg.Records[i], i, mode), nil
+	}
 	var hits []tcl.Value
-	for i := range dg.Records {
+	for _, i := range dg.matchOrder() {
 		r := &dg.Records[i]
 		ok := false
 		if sub == "match" {
@@ -418,13 +489,31 @@ func classMatch(in *tcl.Interp, sub string, opts []string, item, op, dgName stri
 	if all {
 		return tcl.List(hits...), nil
 	}
+	return classMiss(mode), nil
+}
+
+// classMiss is class match's answer when no record matches.
+func classMiss(mode string) tcl.Value {
 	switch mode {
 	case "":
-		return tcl.Bool(false), nil
+		return tcl.Bool(false)
 	case "-index":
-		return tcl.Int(-1), nil
+		return tcl.Int(-1)
 	}
-	return tcl.Empty, nil
+	return tcl.Empty
+}
+
+// matchOrder is the order class match tries records in (every record,
+// in list order, for a group not built by NewDataGroup).
+func (dg *DataGroup) matchOrder() []int {
+	if dg.order != nil || len(dg.Records) == 0 {
+		return dg.order
+	}
+	order := make([]int, len(dg.Records))
+	for i := range order {
+		order[i] = i
+	}
+	return order
 }
 
 // recordValue is what -name, -value, -index or -element asks of a record.
