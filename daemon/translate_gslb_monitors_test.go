@@ -21,6 +21,7 @@ gtm monitor http /Common/my_http_child { defaults-from /Common/my_http ignore-do
 gtm monitor udp /Common/my_udp { defaults-from /Common/udp send "ping" recv "pong" probe-attempts 2 probe-interval 3 destination *:5353 }
 gtm monitor tcp-half-open /Common/my_half { defaults-from /Common/tcp_half_open destination 127.16.142.9:22 }
 gtm monitor tcp /Common/bad_pt { defaults-from /Common/tcp probe-timeout 0 }
+gtm monitor https /Common/my_https { defaults-from /Common/https cipherlist ECDHE-RSA-AES128-GCM-SHA256 compatibility disabled }
 ltm monitor http /Common/only_ltm { interval 7 timeout 22 }
 gtm datacenter /Common/dc1 { }
 gtm server /Common/s1 {
@@ -36,6 +37,7 @@ gtm server /Common/s1 {
         ltm { destination 127.16.142.11:85 monitor /Common/only_ltm }
         bigip { destination 127.16.142.11:86 monitor /Common/bigip }
         bad { destination 127.16.142.11:87 monitor /Common/bad_pt }
+        https { destination 127.16.142.11:443 monitor /Common/my_https }
     }
 }
 `
@@ -89,6 +91,9 @@ gtm server /Common/s1 {
 		if got := of(vs[tc.vs]); got != tc.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.vs, got, tc.want)
 		}
+	}
+	if tl := vs["https"].Spec.TLS; tl == nil || tl.Ciphers != "ECDHE-RSA-AES128-GCM-SHA256" || !tl.Strict || vs["https"].Spec.Type != "https" {
+		t.Errorf("https monitor TLS %+v: want its cipherlist, compatibility disabled", tl)
 	}
 	if !strings.Contains(strings.Join(kept, "\n"), `probe-timeout "0" is not a number from 1; not run by the GSLB`) {
 		t.Errorf("kept %q: the bad probe-timeout must be said", kept)

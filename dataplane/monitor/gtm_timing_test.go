@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"regexp"
 	"sync/atomic"
 	"testing"
@@ -180,4 +181,19 @@ func TestIsDownResponse(t *testing.T) {
 			t.Errorf("IsDownResponse(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
+}
+
+// gateway-icmp pings with the LTM's probe, probe-attempts times within
+// one probe.
+func TestGTMGatewayICMP(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("gateway-icmp needs root (a raw ICMP socket)")
+	}
+	r := newRecorder()
+	in := Start(&Spec{Name: "/Common/gateway_icmp", Type: GatewayICMP, Interval: 50 * time.Millisecond, Timeout: time.Minute,
+		ProbeTimeout: time.Second, DownOnResponse: true, Attempts: 3, AttemptInterval: 10 * time.Millisecond},
+		netip.MustParseAddrPort("127.16.140.9:0"), r.on)
+	defer in.Stop()
+	r.wait(t, Up)
 }

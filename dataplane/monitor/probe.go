@@ -116,6 +116,11 @@
 // Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
 // Spec.Adaptive an answer that comes too slowly fails the probe.
 //
+// The GSLB's gtm monitors add BIG-IP DNS's timing: Spec.ProbeTimeout
+// bounds each probe, Spec.DownOnResponse marks down at the first probe
+// answered with a failure (IsDownResponse) rather than after Timeout, and
+// Spec.Attempts tries a probe again, Spec.AttemptInterval apart.
+//
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
 // answers the SYN-ACK with a RST, so the server's application never sees a
