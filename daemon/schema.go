@@ -1,6 +1,9 @@
 package daemon
 
-import "github.com/openltm/openltm/objects"
+import (
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
 
 // The kinds and properties the daemon reads, looked up once here. A
 // misspelt key or property name panics when the package initialises, so it
@@ -37,9 +40,11 @@ var defaultsFrom = func() string {
 // Reference specs the daemon resolves names with (objects.Config.Lookup).
 var (
 	specMonitor = schema.MustSpec("ltm monitor ")
-	// gtm monitors are kinds openltm keeps without knowing them (their
-	// objects have no Kind), so only the ltm half can be checked.
-	specAnyMonitor  = append(schema.MustSpec("ltm monitor "), "gtm monitor ")
+	// specAnyMonitor is what a gtm object's monitor may name: the GSLB
+	// runs gtm monitors and the ltm ones alike (translate_gslb.go).
+	// The gtm kinds come first, as on BIG-IP, where /Common/http on a gtm
+	// pool is the gtm http monitor.
+	specAnyMonitor  = append(schema.MustSpec("gtm monitor "), schema.MustSpec("ltm monitor ")...)
 	specPersistence = schema.MustSpec("ltm persistence ")
 	specRule        = schema.MustSpec("ltm rule")
 	specDataGroup   = schema.MustSpec("ltm data-group internal")
@@ -88,6 +93,14 @@ var (
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
 		{monitorMySQL, "mysql"}, {monitorMSSQL, "mssql"}, {monitorTCPEcho, "tcp-echo"}, {monitorScripted, "scripted"},
 		{monitorSOAP, "soap"}, {monitorRPC, "rpc"}, {monitorDiam, "diameter"}, {monitorMQTT, "mqtt"}, // translate_monitors_app.go
+	}
+	// gtmMonitorRun are the gtm monitor kinds the GSLB runs, with the
+	// probe type (translate_gslb.go); bigip and bigip-link are reported
+	// status, not probes.
+	gtmMonitorRun = map[*objects.Kind]dataplane.MonitorType{
+		schema.MustKind("gtm monitor http"): dataplane.MonitorHTTP, schema.MustKind("gtm monitor https"): dataplane.MonitorHTTPS,
+		schema.MustKind("gtm monitor tcp"): dataplane.MonitorTCP, schema.MustKind("gtm monitor udp"): dataplane.MonitorUDP,
+		schema.MustKind("gtm monitor tcp-half-open"): dataplane.MonitorTCPHalfOpen, schema.MustKind("gtm monitor gateway-icmp"): dataplane.MonitorGatewayICMP,
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,

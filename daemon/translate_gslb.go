@@ -184,38 +184,47 @@ func serverAddrs(o *objects.Object) []netip.Addr {
 }
 
 // monitor maps a gtm monitor rule onto the probe the GSLB runs itself:
-// an ltm monitor kind the LTM runs (http with its send and recv, https,
-// tcp, udp, dns, ...) is compiled exactly as for LTM pool members and
-// probes the virtual server's destination; anything else (bigip, none)
-// leaves the status to reported metrics. Of a rule naming several, the
-// first the GSLB can run decides [M: BIG-IP requires them all].
+// a gtm monitor the GSLB runs (http, https, tcp, udp, tcp-half-open,
+// gateway-icmp: translate_gslb_monitors.go), or an ltm monitor kind the
+// LTM runs (http with its send and recv, https, tcp, udp, dns, ...),
+// compiled exactly as for LTM pool members; either probes the virtual
+// server's destination, or the monitor's own when it names one. Anything
+// else (bigip, none) leaves the status to reported metrics. Of a rule
+// naming several, the first the GSLB can run decides [M: BIG-IP
+// requires them all].
 func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
 		o := t.cfg.Lookup(t.s, specAnyMonitor, n)
 		if o == nil || o.Kind == nil {
 			continue // missing, or a kind kept without being run (gtm monitor bigip)
 		}
-		typ := ""
-		for _, r := range monitorRun {
-			if r.kind == o.Kind {
-				typ = r.typ
+		typ, gtm := gtmMonitorRun[o.Kind]
+		if !gtm {
+			for _, r := range monitorRun {
+				if r.kind == o.Kind {
+					typ = dataplane.MonitorType(r.typ)
+				}
 			}
 		}
 		if typ == "" || typ == "inband" {
 			continue
 		}
 		lt := &translator{s: t.s, cfg: t.cfg, dc: &dataplane.Config{Monitors: map[string]*dataplane.Monitor{}}}
-		lt.monitor(o, dataplane.MonitorType(typ))
+		lt.monitor(o, typ)
 		m := lt.dc.Monitors[o.Name]
 		if m == nil {
+			t.kept = append(t.kept, lt.skipped...)
 			continue // kept without being run (a dns monitor without qname)
 		}
 		spec, err := dataplane.CompileMonitor(o.Name, m)
+		if err == nil && gtm {
+			err = t.gtmTiming(o, spec) // translate_gslb_monitors.go
+		}
 		if err != nil {
 			t.kept = append(t.kept, about(o, "%v; not run by the GSLB", err))
 			continue
 		}
-		return gslb.Monitor{Spec: spec}
+		return gslb.Monitor{Spec: spec, Destination: m.Destination}
 	}
 	return gslb.Monitor{}
 }

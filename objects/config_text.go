@@ -44,8 +44,12 @@ gtm monitor bigip /Common/bigip { }
 gtm monitor bigip-link /Common/bigip_link { }
 gtm monitor gateway-icmp /Common/gateway_icmp { }
 gtm monitor tcp /Common/tcp { }
-gtm monitor http /Common/http { }
-gtm monitor https /Common/https { }
+gtm monitor tcp-half-open /Common/tcp_half_open { }
+gtm monitor udp /Common/udp { }
+gtm monitor http /Common/http { send "GET /\r\n" }
+gtm monitor https /Common/https { send "GET /\r\n" }
+gtm monitor http /Common/http_head_f5 { defaults-from /Common/http send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
+gtm monitor https /Common/https_head_f5 { defaults-from /Common/https send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
 cm traffic-group /Common/traffic-group-1 { unit-id 1 }
 cm traffic-group /Common/traffic-group-local-only { is-floating false }
 auth partition Common { }

@@ -335,6 +335,23 @@ username str none
 password str none
 `
 
+// gtmMonitorActed are the settings of every gtm monitor kind the GSLB
+// runs (transparent is not: its probes go to the virtual server or the
+// destination, never through it).
+var gtmMonitorActed = map[string]bool{
+	"defaults-from": true, "destination": true, "interval": true, "timeout": true,
+	"probe-timeout": true, "ignore-down-response": true,
+	"description": true, "app-service": true, "metadata": true,
+}
+
+// runGTMMonitor marks a gtm monitor kind as one the GSLB runs, with the
+// settings of its own its probe uses beyond gtmMonitorActed.
+func runGTMMonitor(k *Kind, own ...string) *Kind {
+	return acting(k, "F5 "+k.Key()+" health monitor, run by the GSLB", func(n string) bool {
+		return gtmMonitorActed[n] || slices.Contains(own, n)
+	})
+}
+
 // gtmMonitorKind is a GSLB monitor kind openltm keeps without running it
 // (the GSLB probes its members itself).
 func gtmMonitorKind(typ, builtin, rows string) *Kind {
@@ -959,27 +976,29 @@ monitor raw
 is-floating tf true
 `)),
 
-		gtmMonitorKind("http", "http", gtmMonSendRecvRows),
-		gtmMonitorKind("https", "https", gtmMonSendRecvRows+`
-cert str none
-key str none
+		runGTMMonitor(gtmMonitorKind("http", "http", gtmMonSendRecvRows), "send", "recv", "reverse", "username", "password"),
+		runGTMMonitor(gtmMonitorKind("https", "https", gtmMonSendRecvRows+`
+cert ref sys+file+ssl-cert none
+key ref sys+file+ssl-key none
 cipherlist str DEFAULT:+SHA:+3DES:+kEDH
 compatibility ed enabled
-`),
-		gtmMonitorKind("tcp", "tcp", gtmMonSendRecvRows),
-		gtmMonitorKind("udp", "udp", gtmMonSendRecvRows+`
+`), "send", "recv", "reverse", "username", "password", "cert", "key", "cipherlist", "compatibility"),
+		runGTMMonitor(gtmMonitorKind("tcp", "tcp", gtmMonSendRecvRows), "send", "recv", "reverse"),
+		runGTMMonitor(gtmMonitorKind("udp", "udp", gtmMonSendRecvRows+`
 debug yn no
-`),
-		gtmMonitorKind("tcp-half-open", "tcp_half_open", `
+probe-attempts int 3
+probe-interval int 1
+`), "send", "recv", "reverse", "debug", "probe-attempts", "probe-interval"),
+		runGTMMonitor(gtmMonitorKind("tcp-half-open", "tcp_half_open", `
 transparent ed disabled
 probe-attempts int 3
 probe-interval int 1
-`),
-		gtmMonitorKind("gateway-icmp", "gateway_icmp", `
+`), "probe-attempts", "probe-interval"),
+		runGTMMonitor(gtmMonitorKind("gateway-icmp", "gateway_icmp", `
 transparent ed disabled
 probe-attempts int 3
 probe-interval int 1
-`),
+`), "probe-attempts", "probe-interval"),
 		gtmMonitorKind("bigip", "bigip", `
 aggregate-dynamic-ratios enum none none|average-nodes|sum-nodes|average-members|sum-members
 `),

@@ -545,7 +545,8 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 			return "", synErr(w, []string{"pass-through", "mimic", "an integer 0-255"}, "%q is not a valid value for %q: use pass-through, mimic or an IP ToS value 0-255", s, p.Name)
 		}
 	case "destination":
-		if k != nil && (k.Key() == "ltm virtual" || strings.HasPrefix(k.Key(), "gtm")) {
+		// A gtm monitor's destination is a monitor's (*:*, *:port, addr:port).
+		if k != nil && (k.Key() == "ltm virtual" || strings.HasPrefix(k.Key(), "gtm") && k.Lower != "monitor") {
 			d, err := ParseDest(s)
 			if err != nil {
 				return "", synErr(w, nil, "%v", err)

@@ -37,6 +37,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	statuses := fs.Bool("statuses", false, "answer a request for /status/NNN with status NNN (and the label line), as an application failing with that status")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
 	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
+	statusFile := fs.String("status-file", "", "answer every request with the HTTP status written in this file, read at each request (200 while it is missing or holds no status), as an application a test turns unhealthy and back")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,6 +90,13 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if hasTrailer {
 			w.Header().Set("Trailer", name)
 			defer w.Header().Set(name, value)
+		}
+		if *statusFile != "" {
+			if b, err := os.ReadFile(*statusFile); err == nil {
+				if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 200 && n <= 599 {
+					w.WriteHeader(n)
+				}
+			}
 		}
 		if code, ok := strings.CutPrefix(r.URL.Path, "/status/"); ok && *statuses {
 			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n <= 599 {

@@ -161,6 +161,11 @@ type Monitor struct {
 	// Timeout: a virtual server with no successful probe for this long is
 	// marked down; 0 means 3×Interval+1 s as BIG-IP computes it.
 	Timeout time.Duration
+	// Destination is the monitor's own destination (a gtm monitor's
+	// destination other than *:*), where BIG-IP sends its probes instead
+	// of the virtual server: its address, when set, replaces the virtual
+	// server's, and its port, when not 0, the virtual server's port.
+	Destination netip.AddrPort
 }
 
 // Mode is a load-balancing method keyword, spelled as tmsh spells it.

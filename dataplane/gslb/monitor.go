@@ -21,6 +21,7 @@ import (
 type probeRun struct {
 	key    monitorKey
 	status *atomic.Int32
+	why    *atomic.Pointer[string]
 	downs  *atomic.Uint64
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -47,6 +48,12 @@ func (k monitorKey) same(o monitorKey) bool {
 func (m Monitor) active() bool { return m.Spec != nil || m.Type == MonitorTCP }
 
 func monitorKeyOf(m Monitor, dest netip.AddrPort) monitorKey {
+	if a := m.Destination.Addr(); a.IsValid() && !a.IsUnspecified() {
+		dest = netip.AddrPortFrom(a, dest.Port())
+	}
+	if p := m.Destination.Port(); p != 0 {
+		dest = netip.AddrPortFrom(dest.Addr(), p)
+	}
 	k := monitorKey{dest: dest, typ: m.Type, interval: m.Interval, timeout: m.Timeout, spec: m.Spec}
 	if k.spec != nil {
 		return k
@@ -65,8 +72,9 @@ func monitorKeyOf(m Monitor, dest netip.AddrPort) monitorKey {
 type wantedProbe struct {
 	key    monitorKey
 	status *atomic.Int32
-	downs  *atomic.Uint64 // counts the transitions to down (manual-resume)
-	what   string         // for the log: "virtual server" or "pool member"
+	why    *atomic.Pointer[string] // the monitor's name and error while it finds the target down
+	downs  *atomic.Uint64          // counts the transitions to down (manual-resume)
+	what   string                  // for the log: "virtual server" or "pool member"
 	name   string
 }
 
@@ -81,13 +89,13 @@ func (s *Server) applyMonitors(p *plan) {
 	}
 	for name, v := range p.vss {
 		if v.cfg.Monitor.active() && !off(v) {
-			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, &v.rt.downs, "virtual server", name}
+			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, &v.rt.why, &v.rt.downs, "virtual server", name}
 		}
 	}
 	for _, pl := range p.poolList {
 		for _, m := range pl.members {
 			if m.cfg.Monitor.active() && !off(m.vs) && (!m.cfg.Disabled || p.settings.MonitorDisabled) {
-				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, &m.rt.downs, "pool member", pl.full + " " + m.name}
+				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, &m.rt.why, &m.rt.downs, "pool member", pl.full + " " + m.name}
 			}
 		}
 	}
@@ -98,6 +106,7 @@ func (s *Server) applyMonitors(p *plan) {
 			}
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
+			m.why.Store(nil)
 		}
 		s.monitors[id] = s.startMonitor(w)
 	}
@@ -105,6 +114,7 @@ func (s *Server) applyMonitors(p *plan) {
 		if _, ok := want[id]; !ok {
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
+			m.why.Store(nil)
 			delete(s.monitors, id)
 		}
 	}
@@ -112,7 +122,7 @@ func (s *Server) applyMonitors(p *plan) {
 
 func (s *Server) startMonitor(w wantedProbe) *probeRun {
 	ctx, cancel := context.WithCancel(s.ctx)
-	m := &probeRun{key: w.key, status: w.status, downs: w.downs, cancel: cancel, done: make(chan struct{})}
+	m := &probeRun{key: w.key, status: w.status, why: w.why, downs: w.downs, cancel: cancel, done: make(chan struct{})}
 	if w.key.spec != nil {
 		close(m.done)
 		m.inst = monitor.Start(w.key.spec, w.key.dest, func(st monitor.State) {
@@ -122,6 +132,12 @@ func (s *Server) startMonitor(w wantedProbe) *probeRun {
 				next = StatusUp
 			case monitor.Down:
 				next = StatusDown
+			}
+			if next == StatusDown {
+				why := w.key.spec.Name + ": " + st.LastError
+				m.why.Store(&why)
+			} else {
+				m.why.Store(nil)
 			}
 			prev := Status(m.status.Swap(int32(next)))
 			wentDown(prev, next, m.downs)

@@ -94,7 +94,8 @@ func TestPoolMemberMonitor(t *testing.T) {
 		}
 		return ObjectStatus{}
 	}
-	waitFor(t, "the pool's verdict", func() bool { return memberStatus().Reason == reasonMemberMonitor })
+	want := reasonMemberMonitor + " (/Common/http_200: Response did not match the receive string)"
+	waitFor(t, "the pool's verdict", func() bool { return memberStatus().Reason == want })
 	if st := memberStatus(); st.Availability != Offline {
 		t.Errorf("member status %+v", st)
 	}
@@ -117,4 +118,58 @@ func TestPoolMemberMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the member back", func() bool { return memberStatus().Availability == Available })
+}
+
+// A gtm monitor probes the virtual server, or its own destination when
+// it names one (a port, or an address and port); a virtual server it
+// finds down says which monitor did and why, and so do the pool members
+// on it.
+func TestGTMMonitorDestinationAndReason(t *testing.T) {
+	ok := httpOn(t, "127.16.141.11:0", 200)
+	failing := httpOn(t, "127.16.141.11:0", 503)
+	other := httpOn(t, "127.16.141.12:0", 200)
+	spec := &monitor.Spec{Name: "/Common/my_http", Type: monitor.HTTP, Interval: 20 * time.Millisecond, Timeout: time.Minute,
+		ProbeTimeout: time.Second, DownOnResponse: true, Send: "GET / HTTP/1.0\r\n\r\n", Recv: regexp.MustCompile("200 OK")}
+	down := reasonVSMonitorDown + " (/Common/my_http: Response did not match the receive string)"
+	for _, tc := range []struct {
+		name   string
+		vs     netip.AddrPort
+		dest   netip.AddrPort
+		want   Availability
+		reason string
+	}{
+		{"the virtual server answers 200", ok, netip.AddrPort{}, Available, reasonAvailable},
+		{"the virtual server answers 503", failing, netip.AddrPort{}, Offline, down},
+		{"destination *:port probes that port", failing, netip.AddrPortFrom(netip.Addr{}, ok.Port()), Available, reasonAvailable},
+		{"destination addr:port probes there", failing, other, Available, reasonAvailable},
+		{"destination port on a healthy one", ok, netip.AddrPortFrom(netip.Addr{}, failing.Port()), Offline, down},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(netip.AddrPort{})
+			v := cfg.Servers["/Common/bj-ltm"].VirtualServers[0]
+			v.Destination, v.Monitor = tc.vs, Monitor{Spec: spec, Destination: tc.dest}
+			s := newServer(t, cfg, Options{})
+			vsStatus := func() ObjectStatus {
+				for _, sv := range s.Servers() {
+					for _, x := range sv.VirtualServers {
+						if x.Name == "/Common/bj-ltm:vs_cnc" && x.Monitor != StatusUnknown {
+							return x.Status
+						}
+					}
+				}
+				return ObjectStatus{}
+			}
+			waitFor(t, "the monitor's verdict", func() bool { return vsStatus().Availability != "" })
+			if st := vsStatus(); st.Availability != tc.want || st.Reason != tc.reason {
+				t.Fatalf("virtual server %+v, want %s %q", st, tc.want, tc.reason)
+			}
+			for _, p := range s.Pools() {
+				for _, m := range p.Members {
+					if m.Member == "/Common/bj-ltm:vs_cnc" && tc.want == Offline && m.Status.Reason != tc.reason {
+						t.Errorf("pool %s member %+v, want reason %q", p.Name, m.Status, tc.reason)
+					}
+				}
+			}
+		})
+	}
 }

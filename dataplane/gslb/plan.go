@@ -66,6 +66,7 @@ type LinkMetrics struct {
 type vsRT struct {
 	metrics atomic.Pointer[VSMetrics] // nil: never reported
 	probe   atomic.Int32              // Status from the monitor
+	why     atomic.Pointer[string]    // which monitor marked it down, and its error
 	picks   counter
 	// downs counts the times it went down (probed or reported), for
 	// manual-resume: a member whose sum of downs moved since its last
@@ -96,6 +97,7 @@ type poolRT struct {
 
 type memberRT struct {
 	probe atomic.Int32 // Status from the pool's or member's monitor
+	why   atomic.Pointer[string]
 	downs atomic.Uint64
 	// resumed is the sum of the member's downs (its own, its virtual
 	// server's and its server's) when it was last resumed: the plan that

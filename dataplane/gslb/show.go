@@ -1,5 +1,7 @@
 package gslb
 
+import "sync/atomic"
+
 // Snapshots for the `show gtm ...` commands. Each is a copy: the caller
 // may keep and render it while the server goes on.
 
@@ -189,9 +191,16 @@ func (s *Server) Pools() []PoolStats {
 		}
 		for _, m := range pl.members {
 			ok, why := memberState(m)
+			st := status(ok, why, m.cfg.Disabled || why == reasonManualResume, vsUnknown(m.vs) || (ok && m.cfg.Monitor.active() && Status(m.rt.probe.Load()) == StatusUnknown))
+			switch why {
+			case reasonMemberMonitor:
+				st.Reason = monitorReason(why, &m.rt.why)
+			case reasonVSMonitorDown:
+				st.Reason = monitorReason(why, &m.vs.rt.why)
+			}
 			ps.Members = append(ps.Members, PoolMemberStats{
 				Member: m.name, Destination: m.vs.cfg.Destination.String(), Order: m.cfg.Order, Ratio: m.ratio,
-				Status:    status(ok, why, m.cfg.Disabled || why == reasonManualResume, vsUnknown(m.vs) || (ok && m.cfg.Monitor.active() && Status(m.rt.probe.Load()) == StatusUnknown)),
+				Status:    st,
 				Preferred: m.rt.preferred.Load(), Alternate: m.rt.alternate.Load(), Fallback: m.rt.fallback.Load(),
 			})
 		}
@@ -206,6 +215,18 @@ func (s *Server) Pools() []PoolStats {
 		out = append(out, ps)
 	}
 	return out
+}
+
+// monitorReason is a monitor's down reason naming the monitor and what
+// its last probe found, when a probe of the LTM's kind (a Spec) marked
+// it down: "Pool member has been marked down by a monitor (/Common/m:
+// Response did not match the receive string)" [M: BIG-IP DNS words it
+// "Monitor /Common/m from <prober> : <state>"].
+func monitorReason(reason string, why *atomic.Pointer[string]) string {
+	if w := why.Load(); w != nil {
+		return reason + " (" + *w + ")"
+	}
+	return reason
 }
 
 func vsUnknown(v *vs) bool {
@@ -224,9 +245,13 @@ func (s *Server) Servers() []ServerStats {
 		}
 		for _, v := range h.vss {
 			ok, why := vsState(v)
+			st := status(ok, why, v.cfg.Disabled, vsUnknown(v))
+			if why == reasonVSMonitorDown {
+				st.Reason = monitorReason(why, &v.rt.why)
+			}
 			vst := VirtualServerStats{
 				Name: v.name, Destination: v.cfg.Destination.String(), Link: v.cfg.Link,
-				Status:  status(ok, why, v.cfg.Disabled, vsUnknown(v)),
+				Status:  st,
 				Monitor: Status(v.rt.probe.Load()), Picks: v.rt.picks.Load(),
 			}
 			if m := v.rt.metrics.Load(); m != nil {

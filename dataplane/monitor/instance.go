@@ -191,26 +191,7 @@ func (in *Instance) run() {
 	defer kept.close()
 	for {
 		probeStart := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		go func() {
-			select {
-			case <-in.stop:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-		var tr *probeTrace
-		pctx := ctx
-		trace := in.trace.Load()
-		if trace != nil {
-			tr = &probeTrace{}
-			pctx = withTrace(ctx, tr)
-		}
-		out, err := in.probe(pctx, &kept)
-		cancel()
-		if tr != nil {
-			(*trace)(tr.line(sp, in.target, out, err))
-		}
+		out, err := in.attempts(timeout, &kept)
 		if a := sp.Adaptive; a != nil && err == nil && out.Up {
 			// An answer that comes too late fails as no answer does.
 			if aerr := hist.judge(a, time.Now(), time.Since(probeStart)); aerr != nil {
@@ -243,7 +224,7 @@ func (in *Instance) run() {
 				msg = err.Error()
 			}
 			in.set(func(s *State) { s.LastError = msg })
-			if now.Sub(lastSuccess) >= timeout {
+			if now.Sub(lastSuccess) >= timeout || sp.DownOnResponse && IsDownResponse(err) {
 				locked = in.markDown() || locked
 			}
 		}
@@ -286,6 +267,59 @@ func (in *Instance) run() {
 			}
 		}
 	}
+}
+
+// attempts is one probe of the interval: up to Spec.Attempts tries,
+// AttemptInterval apart, until one succeeds, each within ProbeTimeout
+// (else the monitor's timeout). A stop ends it with the error it has.
+func (in *Instance) attempts(timeout time.Duration, kept *dbKept) (Outcome, error) {
+	sp := &in.spec
+	if sp.ProbeTimeout > 0 {
+		timeout = min(timeout, sp.ProbeTimeout)
+	}
+	var out Outcome
+	var err error
+	for i := range max(sp.Attempts, 1) {
+		if i > 0 {
+			t := time.NewTimer(sp.AttemptInterval)
+			select {
+			case <-in.stop:
+				t.Stop()
+				return out, err
+			case <-t.C:
+			}
+		}
+		out, err = in.try(timeout, kept)
+		if err == nil && out.Up {
+			break
+		}
+	}
+	return out, err
+}
+
+// try is one try of a probe within timeout, traced when a trace is set.
+func (in *Instance) try(timeout time.Duration, kept *dbKept) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-in.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var tr *probeTrace
+	pctx := ctx
+	trace := in.trace.Load()
+	if trace != nil {
+		tr = &probeTrace{}
+		pctx = withTrace(ctx, tr)
+	}
+	out, err := in.probe(pctx, kept)
+	if tr != nil {
+		(*trace)(tr.line(&in.spec, in.target, out, err))
+	}
+	return out, err
 }
 
 // probe is one probe; a database monitor with a count uses and keeps

@@ -116,6 +116,11 @@
 // Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
 // Spec.Adaptive an answer that comes too slowly fails the probe.
 //
+// The GSLB's gtm monitors add BIG-IP DNS's timing: Spec.ProbeTimeout
+// bounds each probe, Spec.DownOnResponse marks down at the first probe
+// answered with a failure (IsDownResponse) rather than after Timeout, and
+// Spec.Attempts tries a probe again, Spec.AttemptInterval apart.
+//
 // tcp-half-open here completes the TCP handshake through the kernel and
 // resets the connection at once (SO_LINGER 0). BIG-IP sends a bare SYN and
 // answers the SYN-ACK with a RST, so the server's application never sees a
@@ -260,6 +265,23 @@ type Spec struct {
 	// trace (StartTraced); udp and the database monitors say what they
 	// sent and received.
 	Debug bool
+
+	// The BIG-IP DNS (gtm) monitors' timing, which the GSLB's probes
+	// follow; all zero for the LTM's.
+	//
+	// ProbeTimeout bounds each probe (probe-timeout) where the LTM's probe
+	// may take the whole Timeout; 0: Timeout.
+	ProbeTimeout time.Duration
+	// DownOnResponse (ignore-down-response disabled) marks the target
+	// down at the first probe that gets a failing answer (refused, reset,
+	// wrong reply), without waiting out Timeout; a probe that gets no
+	// answer still waits for it.
+	DownOnResponse bool
+	// Attempts is how many times one probe tries before it fails
+	// (probe-attempts), AttemptInterval apart (probe-interval); 0 or 1:
+	// once.
+	Attempts        int
+	AttemptInterval time.Duration
 }
 
 // Equal reports whether two specs probe and time the same way, so a commit
@@ -280,7 +302,15 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
 		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
 		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive) &&
-		s.Debug == o.Debug
+		s.Debug == o.Debug && s.ProbeTimeout == o.ProbeTimeout && s.DownOnResponse == o.DownOnResponse &&
+		s.Attempts == o.Attempts && s.AttemptInterval == o.AttemptInterval
+}
+
+// IsDownResponse reports whether a failed probe's error is an answer
+// that said down (a refused connection, an ICMP unreachable, a reply
+// that does not match) rather than no answer before the deadline.
+func IsDownResponse(err error) bool {
+	return err != nil && !errors.Is(err, ErrNoResponse) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // Check reports settings a probe could not run with, so a commit is

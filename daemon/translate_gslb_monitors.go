@@ -1,0 +1,46 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/objects"
+)
+
+// gtmTiming gives a gtm monitor's probe BIG-IP DNS's timing, which the
+// LTM's monitors lack: probe-timeout bounds each probe, a down answer
+// marks the target down at once unless ignore-down-response is enabled,
+// and udp, tcp-half-open and gateway-icmp try probe-attempts times,
+// probe-interval apart, before a probe fails. interval and timeout mean
+// what they mean for the LTM (a probe every interval; down once no probe
+// succeeded for timeout) and are already in spec.
+func (t *gslbTranslator) gtmTiming(o *objects.Object, spec *monitor.Spec) error {
+	num := func(name string, least int) (int, error) {
+		v := t.cfg.EffectiveStr(o, name)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return 0, fmt.Errorf("%s %q is not a number from %d", name, v, least)
+		}
+		return n, nil
+	}
+	pt, err := num("probe-timeout", 1)
+	if err != nil {
+		return err
+	}
+	spec.ProbeTimeout = time.Duration(min(pt, maxSeconds)) * time.Second
+	spec.DownOnResponse = t.cfg.EffectiveStr(o, "ignore-down-response") != "enabled"
+	if o.Kind.Prop("probe-attempts") == nil {
+		return nil
+	}
+	if spec.Attempts, err = num("probe-attempts", 1); err != nil {
+		return err
+	}
+	iv, err := num("probe-interval", 0)
+	if err != nil {
+		return err
+	}
+	spec.AttemptInterval = time.Duration(min(iv, maxSeconds)) * time.Second
+	return nil
+}
