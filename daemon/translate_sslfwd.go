@@ -30,6 +30,11 @@ var (
 	sslFwdHostBypass  = profileClientSSL.MustProp("hostname-whitelist")
 )
 
+// sslForgers keep the forward proxies' forged keys and certificates
+// across commits: a commit that leaves a CA and its forging settings as
+// they were does not make clients' connections forge again.
+var sslForgers = &sslfwd.Forgers{}
+
 // sslForward gives the virtual's TLS its SSL forward proxy when its
 // client-ssl profile has ssl-forward-proxy enabled; BIG-IP's pairing
 // rules are checked (both profiles enabled, or neither). It returns
@@ -87,6 +92,7 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 	c := sslfwd.Config{Name: fp.Name, CA: ca.Certs[0], CAChain: ca.Certs, CAKey: key.Signer,
 		Client:        built[0].Config,
 		BypassOnAlert: sslFwdOnAlert.Effective(t.cfg, server) == "enabled",
+		Shared:        sslForgers,
 	}
 	if days := atoi(e(sslFwdLifespan)); days > 0 {
 		c.Lifespan = time.Duration(days) * 24 * time.Hour

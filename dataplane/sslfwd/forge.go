@@ -73,32 +73,60 @@ type Config struct {
 	// that ends the handshake with an alert gets the client's own hello
 	// instead, and the connection passes through.
 	BypassOnAlert bool
+	// Shared, when set, keeps the forged key and certificates of these
+	// forging settings across configurations; nil: the proxy's own.
+	Shared *Forgers
 }
 
-// maxForged bounds the forged certificates kept per proxy; past it, the
+// maxForged bounds the forged certificates kept per CA; past it, the
 // cache starts again [M: BIG-IP's cert cache size is a db variable].
 const maxForged = 4096
 
-// Proxy forges certificates for one virtual's forward proxy and keeps
-// them, per origin certificate, while they are valid.
+// Proxy is one virtual's forward proxy: its forger, the client-ssl
+// configuration a forged certificate is offered in, and its bypass
+// decision.
 type Proxy struct {
-	cfg  Config
-	exts uint16 // bit i: KnownExtensions[i]
+	cfg Config
+	f   *forger
+
+	mu   sync.Mutex
+	cfgs map[*forged]*tls.Config // the client configuration of each forged certificate
+}
+
+// forger forges certificates with one CA, key, lifespan and set of
+// extensions, and keeps them per origin certificate while they are
+// valid; proxies with the same settings share one (Forgers).
+type forger struct {
+	ca       *x509.Certificate
+	chain    []*x509.Certificate
+	caKey    crypto.Signer
+	lifespan time.Duration
+	exts     uint16 // bit i: KnownExtensions[i]
 
 	keyOnce sync.Once
 	key     crypto.Signer // the forged certificates' key, one per CA [M]
 	keyErr  error
 
 	mu     sync.Mutex
-	forged map[[32]byte]*forgedCert
+	forged map[[32]byte]*forged
 }
 
-// forgedCert is a forged certificate and the client configuration that
-// offers it.
-type forgedCert struct {
-	cfg      *tls.Config
+// forged is a forged certificate.
+type forged struct {
+	cert     tls.Certificate
 	notAfter time.Time
 }
+
+// Forgers keeps forgers across configurations, so that a commit that
+// leaves a proxy's CA and forging settings as they were keeps its forged
+// key and certificates.
+type Forgers struct {
+	mu sync.Mutex
+	m  map[string]*forger
+}
+
+// maxForgers bounds the forgers Forgers keeps; past it, it starts again.
+const maxForgers = 64
 
 // New checks c and makes its proxy: the CA must be a CA whose key is
 // CAKey.
@@ -122,13 +150,38 @@ func New(c Config) (*Proxy, error) {
 	if c.Extensions == nil {
 		c.Extensions = DefaultExtensions
 	}
-	p := &Proxy{cfg: c, forged: map[[32]byte]*forgedCert{}}
+	var exts uint16
 	for _, e := range c.Extensions {
 		i := slices.Index(KnownExtensions, e)
 		if i < 0 {
 			return nil, fmt.Errorf("%s: cert-extension-includes: unknown extension %q (valid: %v)", what, e, KnownExtensions)
 		}
-		p.exts |= 1 << i
+		exts |= 1 << i
+	}
+	mk := func() *forger {
+		return &forger{ca: c.CA, chain: c.CAChain, caKey: c.CAKey, lifespan: c.Lifespan, exts: exts, forged: map[[32]byte]*forged{}}
+	}
+	p := &Proxy{cfg: c, cfgs: map[*forged]*tls.Config{}}
+	if fs := c.Shared; fs != nil {
+		pub, _ := x509.MarshalPKIXPublicKey(c.CAKey.Public())
+		sum := sha256.New()
+		sum.Write(c.CA.Raw)
+		for _, c := range c.CAChain {
+			sum.Write(c.Raw)
+		}
+		sum.Write(pub)
+		key := fmt.Sprintf("%x\x00%d\x00%d", sum.Sum(nil), c.Lifespan, exts)
+		fs.mu.Lock()
+		if p.f = fs.m[key]; p.f == nil {
+			if fs.m == nil || len(fs.m) >= maxForgers {
+				fs.m = map[string]*forger{}
+			}
+			p.f = mk()
+			fs.m[key] = p.f
+		}
+		fs.mu.Unlock()
+	} else {
+		p.f = mk()
 	}
 	return p, nil
 }
@@ -139,8 +192,8 @@ func (p *Proxy) Bypasses() *Bypass { return p.cfg.Bypass }
 // BypassOnAlert is server-ssl's bypass-on-handshake-alert.
 func (p *Proxy) BypassOnAlert() bool { return p.cfg.BypassOnAlert }
 
-func (p *Proxy) has(ext string) bool {
-	return p.exts&(1<<slices.Index(KnownExtensions, ext)) != 0
+func (f *forger) has(ext string) bool {
+	return f.exts&(1<<slices.Index(KnownExtensions, ext)) != 0
 }
 
 // ClientConfig is the client-side configuration that offers a
@@ -150,55 +203,74 @@ func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config
 	if leaf == nil {
 		return nil, errors.New("sslfwd: the origin sent no certificate")
 	}
-	fp := sha256.Sum256(leaf.Raw)
-	p.mu.Lock()
-	f := p.forged[fp]
-	p.mu.Unlock()
-	if f != nil && now.Before(f.notAfter.Add(-time.Hour)) {
-		return f.cfg, nil
-	}
-	cert, notAfter, err := p.forge(leaf, now)
+	fc, err := p.f.get(leaf, now)
 	if err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cfg := p.cfgs[fc]; cfg != nil {
+		return cfg, nil
+	}
 	cfg := p.cfg.Client.Clone()
-	cfg.Certificates = []tls.Certificate{cert}
+	cfg.Certificates = []tls.Certificate{fc.cert}
 	cfg.GetCertificate = nil
 	cfg.GetConfigForClient = nil
-	f = &forgedCert{cfg: cfg, notAfter: notAfter}
-	p.mu.Lock()
-	if len(p.forged) >= maxForged {
-		clear(p.forged)
+	if len(p.cfgs) >= maxForged {
+		clear(p.cfgs)
 	}
-	p.forged[fp] = f
-	p.mu.Unlock()
+	p.cfgs[fc] = cfg
 	return cfg, nil
 }
 
-// Cached is how many forged certificates the proxy keeps.
+// get is the certificate forged for leaf: kept, unless within an hour
+// of its end, or forged now.
+func (f *forger) get(leaf *x509.Certificate, now time.Time) (*forged, error) {
+	fp := sha256.Sum256(leaf.Raw)
+	f.mu.Lock()
+	fc := f.forged[fp]
+	f.mu.Unlock()
+	if fc != nil && now.Before(fc.notAfter.Add(-time.Hour)) {
+		return fc, nil
+	}
+	cert, notAfter, err := f.forge(leaf, now)
+	if err != nil {
+		return nil, err
+	}
+	fc = &forged{cert: cert, notAfter: notAfter}
+	f.mu.Lock()
+	if len(f.forged) >= maxForged {
+		clear(f.forged)
+	}
+	f.forged[fp] = fc
+	f.mu.Unlock()
+	return fc, nil
+}
+
+// Cached is how many forged certificates the proxy's forger keeps.
 func (p *Proxy) Cached() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.forged)
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	return len(p.f.forged)
 }
 
 // forgedKey is the key of every certificate the proxy forges, made on
 // first use: ECDSA P-256 under an ECDSA CA, RSA 2048 under an RSA one.
-func (p *Proxy) forgedKey() (crypto.Signer, error) {
-	p.keyOnce.Do(func() {
-		if _, ok := p.cfg.CAKey.Public().(*rsa.PublicKey); ok {
-			p.key, p.keyErr = rsa.GenerateKey(rand.Reader, 2048)
+func (f *forger) forgedKey() (crypto.Signer, error) {
+	f.keyOnce.Do(func() {
+		if _, ok := f.caKey.Public().(*rsa.PublicKey); ok {
+			f.key, f.keyErr = rsa.GenerateKey(rand.Reader, 2048)
 			return
 		}
-		p.key, p.keyErr = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		f.key, f.keyErr = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	})
-	return p.key, p.keyErr
+	return f.key, f.keyErr
 }
 
 // forge makes the certificate for leaf: its subject, and the extensions
 // cert-extension-includes names copied from it, issued by the CA.
-func (p *Proxy) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, time.Time, error) {
-	key, err := p.forgedKey()
+func (f *forger) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, time.Time, error) {
+	key, err := f.forgedKey()
 	if err != nil {
 		return tls.Certificate{}, time.Time{}, err
 	}
@@ -206,9 +278,9 @@ func (p *Proxy) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, t
 	if err != nil {
 		return tls.Certificate{}, time.Time{}, err
 	}
-	ca := p.cfg.CA
+	ca := f.ca
 	notBefore := now.Add(-time.Hour) // a client's clock a little behind [M]
-	notAfter := now.Add(p.cfg.Lifespan)
+	notAfter := now.Add(f.lifespan)
 	if notAfter.After(ca.NotAfter) {
 		notAfter = ca.NotAfter
 	}
@@ -222,39 +294,39 @@ func (p *Proxy) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, t
 	if _, ok := key.(*rsa.PrivateKey); ok {
 		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
 	}
-	if p.has(ExtBasicConstraints) {
+	if f.has(ExtBasicConstraints) {
 		tmpl.BasicConstraintsValid = true // CA:FALSE, whatever the origin's [M]
 	}
-	if p.has(ExtSubjectAltName) {
+	if f.has(ExtSubjectAltName) {
 		tmpl.DNSNames = leaf.DNSNames
 		tmpl.IPAddresses = leaf.IPAddresses
 		tmpl.EmailAddresses = leaf.EmailAddresses
 		tmpl.URIs = leaf.URIs
 	}
-	if p.has(ExtKeyUsage) && leaf.KeyUsage != 0 {
+	if f.has(ExtKeyUsage) && leaf.KeyUsage != 0 {
 		tmpl.KeyUsage = leaf.KeyUsage &^ (x509.KeyUsageCertSign | x509.KeyUsageCRLSign)
 		if _, ok := key.(*ecdsa.PrivateKey); ok {
 			tmpl.KeyUsage &^= x509.KeyUsageKeyEncipherment
 			tmpl.KeyUsage |= x509.KeyUsageDigitalSignature
 		}
 	}
-	if p.has(ExtExtendedKeyUsage) {
+	if f.has(ExtExtendedKeyUsage) {
 		tmpl.ExtKeyUsage = leaf.ExtKeyUsage
 		tmpl.UnknownExtKeyUsage = leaf.UnknownExtKeyUsage
 	}
-	if p.has(ExtCertificatePolicy) {
+	if f.has(ExtCertificatePolicy) {
 		tmpl.Policies = leaf.Policies
 	}
-	if p.has(ExtCRLDistribution) {
+	if f.has(ExtCRLDistribution) {
 		tmpl.CRLDistributionPoints = leaf.CRLDistributionPoints
 	}
-	if p.has(ExtAuthorityInfo) {
+	if f.has(ExtAuthorityInfo) {
 		tmpl.OCSPServer = leaf.OCSPServer
 		tmpl.IssuingCertificateURL = leaf.IssuingCertificateURL
 	}
 	// The authority key identifier is the CA's subject key identifier,
 	// set by Go whenever the CA has one, whatever the includes say [M].
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), p.cfg.CAKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, key.Public(), f.caKey)
 	if err != nil {
 		return tls.Certificate{}, time.Time{}, fmt.Errorf("sslfwd: forging a certificate for %q: %v", leaf.Subject.String(), err)
 	}
@@ -263,7 +335,7 @@ func (p *Proxy) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, t
 		return tls.Certificate{}, time.Time{}, err
 	}
 	out := tls.Certificate{PrivateKey: key, Leaf: forged, Certificate: [][]byte{der}}
-	for _, c := range p.cfg.CAChain {
+	for _, c := range f.chain {
 		out.Certificate = append(out.Certificate, c.Raw)
 	}
 	return out, notAfter, nil

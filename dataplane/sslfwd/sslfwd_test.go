@@ -309,3 +309,43 @@ func rootsOf(c *x509.Certificate) *x509.CertPool {
 	p.AddCert(c)
 	return p
 }
+
+// TestForgersShared: proxies of the same CA and forging settings share
+// their forged certificates (a commit keeps them); other settings do not.
+func TestForgersShared(t *testing.T) {
+	caKey := ecKey(t)
+	ca := issue(t, caTmpl("Proxy CA"), nil, nil, caKey)
+	pair, _ := origin(t, "www.origin.test", "www.origin.test")
+	shared := &Forgers{}
+	mk := func(lifespan time.Duration) *Proxy {
+		p, err := New(Config{Name: "fp", CA: ca, CAKey: caKey, Client: &tls.Config{}, Lifespan: lifespan, Shared: shared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	a := mk(0)
+	ca1, err := a.ClientConfig(pair.Leaf, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		p      *Proxy
+		shares bool
+	}{
+		{"same settings", mk(0), true},
+		{"other lifespan", mk(48 * time.Hour), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := tc.p.ClientConfig(pair.Leaf, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			same := string(cfg.Certificates[0].Certificate[0]) == string(ca1.Certificates[0].Certificate[0])
+			if same != tc.shares {
+				t.Fatalf("same forged certificate %v, want %v", same, tc.shares)
+			}
+		})
+	}
+}
