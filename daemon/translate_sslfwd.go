@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/objects"
@@ -66,8 +67,8 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		return false
 	}
 	switch {
-	case v.MBLB != nil && v.MBLB.ExplicitProxy == nil:
-		t.skip(o, "SSL forward proxy on a virtual server with an http profile (other than an explicit proxy's) is not supported by openltm; use a standard virtual server without an http profile, or an explicit proxy")
+	case v.MBLB != nil && v.MBLB.ExplicitProxy == nil && v.MBLB.Request.Mode != mblb.HTTP:
+		t.skip(o, "SSL forward proxy on a message-based virtual server other than HTTP is not supported by openltm")
 		return false
 	case v.MBLB == nil && t.hasRules(v):
 		t.skip(o, "SSL forward proxy with iRules on a standard virtual server is not supported by openltm")

@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -192,6 +193,53 @@ func TestExplicitProxySSLForward(t *testing.T) {
 					t.Fatalf("answer %q, issuer %q, want %q", b, resp.TLS.PeerCertificates[0].Issuer.CommonName, tc.issuer)
 				}
 				tr.CloseIdleConnections() // the second one through a new tunnel
+			}
+		})
+	}
+}
+
+// TestSSLForwardProxyHTTPVirtual: an http virtual with the forward proxy
+// serves a client trusting only the proxy's CA: the member's names on a
+// certificate of the CA, the requests in plaintext to the HTTP engine
+// (and its rules) and on to the member over TLS; a bypassed name goes
+// through untouched, the member's own certificate shown.
+func TestSSLForwardProxyHTTPVirtual(t *testing.T) {
+	proxyCA, proxyKey, proxyRoots := testCert(t, "Proxy CA")
+	mcert, mkey, memberRoots := testCert(t, "www.origin.test", "bank.origin.test")
+	startBothServer(t, "127.25.1.31:443", mcert, mkey)
+	rule := `when HTTP_REQUEST { if { [HTTP::uri] eq "/rule" } { HTTP::respond 200 content "rule saw [HTTP::host][HTTP::uri]" } }`
+	for _, tc := range []struct {
+		name, host, path string
+		bypass           *sslfwd.Bypass
+		roots            *x509.CertPool
+		issuer, body     string
+	}{
+		{"intercepted", "www.origin.test", "/a", nil, proxyRoots, "Proxy CA", "tls=true"},
+		{"rule on the plaintext", "www.origin.test", "/rule", nil, proxyRoots, "Proxy CA", "rule saw www.origin.test/rule"},
+		{"bypassed", "bank.origin.test", "/b", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, memberRoots, "www.origin.test", "tls=true"},
+		{"bypassed: the rule does not see it", "bank.origin.test", "/rule", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, memberRoots, "www.origin.test", "tls=true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := l7Config(t, "127.25.1.30:443", false, mblb.HTTPOptions{}, rule, "127.25.1.31:443")
+			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1}, tc.bypass, false)
+			p, _ := newPlane(t)
+			mustApply(t, p, cfg)
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tc.roots, ServerName: tc.host},
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", "127.25.1.30:443")
+				}}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			for i := 0; i < 2; i++ { // two requests on one connection
+				resp, err := client.Get("https://" + tc.host + tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if !strings.HasPrefix(string(b), tc.body) || resp.TLS.PeerCertificates[0].Issuer.CommonName != tc.issuer {
+					t.Fatalf("answer %q, issuer %q, want %q from %q", b, resp.TLS.PeerCertificates[0].Issuer.CommonName, tc.body, tc.issuer)
+				}
 			}
 		})
 	}
