@@ -64,7 +64,7 @@ func (p *Proxy) Intercept(client net.Conn, raw []byte, sni string, origin net.Co
 		return nil, nil, IsAlert(err), err
 	}
 	origin.SetDeadline(time.Time{})
-	cfg, err := p.ClientConfig(firstCert(o), time.Now())
+	cfg, err := p.ClientConfig(PeerLeaf(o), time.Now())
 	if err != nil {
 		return nil, nil, false, err
 	}
@@ -89,7 +89,10 @@ func IsAlert(err error) bool {
 	return errors.As(err, &op) && op.Op == "remote error"
 }
 
-func firstCert(o *tls.Conn) *x509.Certificate {
+// PeerLeaf is the certificate an origin's handshake showed, nil when
+// none (ClientConfig then refuses), so that the flows need not index a
+// chain that might be empty.
+func PeerLeaf(o *tls.Conn) *x509.Certificate {
 	cs := o.ConnectionState()
 	if len(cs.PeerCertificates) == 0 {
 		return nil

@@ -50,7 +50,7 @@ func (pr *proxied) serveForward() {
 			return
 		}
 	} else {
-		cfg, err := fwd.ClientConfig(sc.tls.ConnectionState().PeerCertificates[0], time.Now())
+		cfg, err := fwd.ClientConfig(sslfwd.PeerLeaf(sc.tls), time.Now())
 		if err != nil {
 			pr.e.env.Log.Warn("ssl forward proxy", "virtual", pr.vs.Name, "error", err)
 			pr.finish(true)

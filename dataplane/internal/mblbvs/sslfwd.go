@@ -81,7 +81,7 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 			}
 			bypass = true
 		} else {
-			cfg, err := fwd.ClientConfig(probe.ConnectionState().PeerCertificates[0], time.Now())
+			cfg, err := fwd.ClientConfig(sslfwd.PeerLeaf(probe), time.Now())
 			if err != nil {
 				reset()
 				return
