@@ -164,6 +164,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
+	if !t.sslForward(o, v, clients, built, server, tc) { // translate_sslfwd.go
+		return false
+	}
 	v.TLS = tc
 	return true
 }

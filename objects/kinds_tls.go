@@ -60,6 +60,11 @@ var tlsActed = map[string]bool{
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 	"cert-validators": true, "cert-validation-options": true, "issuer-cert": true, "ocsp-stapling": true,
 	"ocsp": true, "unknown-cert-status-response-control": true, "max-active-handshakes": true,
+	// SSL forward proxy (dataplane/sslfwd)
+	"ssl-forward-proxy": true, "ssl-forward-proxy-bypass": true, "forward-proxy-bypass-default-action": true,
+	"proxy-ca-cert": true, "proxy-ca-key": true, "proxy-ca-passphrase": true, "cert-lifespan": true, "cert-extension-includes": true,
+	"destination-ip-blacklist": true, "destination-ip-whitelist": true, "source-ip-blacklist": true, "source-ip-whitelist": true,
+	"hostname-blacklist": true, "hostname-whitelist": true, "bypass-on-handshake-alert": true,
 }
 
 // ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`

@@ -106,6 +106,11 @@ type SessionOptions struct {
 	Touch func(now int64)
 	// Meter counts the bytes; nil: nothing.
 	Meter Meter
+	// Intercept, when set, is the SSL forward proxy of the virtual's
+	// client-ssl and server-ssl profiles: a CONNECT tunnel's TLS is
+	// terminated and originated again (intercept.go) unless its bypass
+	// lists let it through.
+	Intercept *Intercept
 }
 
 // Session is one client connection of the proxy, with the origin
@@ -217,13 +222,13 @@ func (s *Session) Close(reset bool) {
 		return
 	}
 	s.closed = true
-	origins, tun := s.origins, s.tunnel
+	origins, tun, c := s.origins, s.tunnel, s.c
 	s.origins = nil
 	s.mu.Unlock()
-	if tc, ok := s.c.(*net.TCPConn); ok && reset {
+	if tc, ok := c.(*net.TCPConn); ok && reset {
 		tc.SetLinger(0)
 	}
-	s.c.Close()
+	c.Close()
 	for _, o := range origins {
 		o.c.Close()
 	}
@@ -584,6 +589,11 @@ func (s *Session) connect(req *http.Request) bool {
 	if s.bw.Flush() != nil {
 		return false
 	}
+	if s.o.Intercept != nil {
+		if oc = s.intercept(oc, host, dsts); oc == nil { // intercept.go
+			return false
+		}
+	}
 	s.splice(oc)
 	return false
 }
@@ -651,12 +661,12 @@ func (s *Session) pipe(dst io.Writer, src net.Conn, first []byte, last *atomic.I
 // timeout on either).
 func (s *Session) abortTunnel() {
 	s.mu.Lock()
-	tun := s.tunnel
+	tun, c := s.tunnel, s.c
 	s.mu.Unlock()
 	if tun != nil {
 		tun.Close()
 	}
-	s.c.Close()
+	c.Close()
 }
 
 // closeWrite half-closes c when it can, and closes it otherwise.

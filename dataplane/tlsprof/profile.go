@@ -416,7 +416,7 @@ func (p *ServerSSL) Build() (*Built, error) {
 		case ControlIgnore:
 			controls[i] = true
 		case ControlMask:
-			warns = append(warns, fmt.Sprintf("%s: %s mask needs SSL forward proxy, which openltm does not do; taken as drop", what, c.prop))
+			warns = append(warns, fmt.Sprintf("%s: %s mask (an SSL forward proxy's masked certificate) is not done by openltm; taken as drop", what, c.prop))
 		default:
 			return nil, fmt.Errorf("%s: %s %q is not valid (drop, ignore, mask)", what, c.prop, c.v)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
@@ -44,6 +45,11 @@ type TLS struct {
 	// among several) and server-ssl profiles' max-active-handshakes;
 	// nil: indefinite.
 	ClientGate, ServerGate *tlsprof.HandshakeGate
+	// Forward is the SSL forward proxy (client-ssl and server-ssl with
+	// ssl-forward-proxy enabled): the client's hello names the origin,
+	// whose certificate is checked by Server and forged for the client;
+	// nil: none, and the flows pay one nil check.
+	Forward *sslfwd.Proxy
 	// Warnings are the profiles' settings applied otherwise than BIG-IP
 	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
 	Warnings []string

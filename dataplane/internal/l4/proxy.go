@@ -149,6 +149,10 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	}
 	e.env.Table.Add(&pr.Flow)
 
+	if cfg.TLS != nil && cfg.TLS.Forward != nil {
+		pr.serveForward() // sslfwd.go
+		return
+	}
 	if pr.rs != nil {
 		pr.serveRules()
 		return

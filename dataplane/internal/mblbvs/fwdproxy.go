@@ -20,11 +20,20 @@ import (
 // serveExplicit runs one client of an explicit-proxy virtual to its end.
 func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, _ := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	f.rr = nil                                    // iRules do not run on the explicit proxy's requests
-	conn := clientTLS(c, head, snap.Cfg.TLS, nil) // tls.go
+	f.rr = nil // iRules do not run on the explicit proxy's requests
+	tc := snap.Cfg.TLS
+	var icpt *fwdproxy.Intercept
+	if tc != nil && tc.Forward != nil {
+		// SSL forward proxy: the client-ssl profile is for the tunnels'
+		// TLS; the proxy's own connection stays plaintext.
+		icpt = &fwdproxy.Intercept{Proxy: tc.Forward, Server: tc.Server.ForServerName, Handshake: tc.Handshake()}
+		tc = nil
+	}
+	conn := clientTLS(c, head, tc, nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	client := f.Client
 	sess := mv.fwd.NewSession(conn, fwdproxy.SessionOptions{
+		Intercept: icpt,
 		Dial: func(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
 			s := mv.vs.Snap.Load()
 			sc, err := mv.dialSide(s, mv.source(s, client, dst, nil), dst) // tcpopts.go
@@ -44,8 +53,8 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		f.finish()
 		f.vs.Prof.HTTP.ConnEnded(sess.Requests()) // profilestats
 	}()
-	defer mv.trackTLS(f, snap.Cfg.TLS)() // tls.go
-	if f.front != nil && !f.handshake(conn, snap.Cfg.TLS) {
+	defer mv.trackTLS(f, tc)() // tls.go
+	if f.front != nil && !f.handshake(conn, tc) {
 		sess.Close(true)
 		return
 	}

@@ -460,7 +460,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	defer cancel()
 	hc := tlsprof.NewHelloConn(c, false) // SERVERSSL_HANDSHAKE's SSL::sessionid
 	cfg := t.Server.Config
-	if t.ServerUseSNI {
+	if t.ServerUseSNI || t.Forward != nil { // a forward proxy always sends the client's name (sslfwd.go)
 		if sni, ok := mv.clientSNI.Load(client); ok {
 			cfg = t.Server.ForServerName(sni.(string))
 		}

@@ -394,6 +394,10 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		mv.serveExplicit(snap, c, head) // fwdproxy.go
 		return
 	}
+	if tc := snap.Cfg.TLS; tc != nil && tc.Forward != nil {
+		mv.serveForward(snap, c, head) // sslfwd.go
+		return
+	}
 	if snap.Cfg.HTTP2 != nil {
 		mv.serveHTTP2Capable(snap, c, head) // http2.go
 		return
