@@ -217,6 +217,7 @@ var (
 	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
 	persistSSL        = schema.MustKind("ltm persistence ssl")
 	persistMSRDP      = schema.MustKind("ltm persistence msrdp")
+	persistHost       = schema.MustKind("ltm persistence host")
 	persistSessionDir = persistMSRDP.MustProp("has-session-dir")
 	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 

@@ -104,6 +104,7 @@ const (
 	PersistSSL                     = config.PersistSSL
 	PersistMSRDP                   = config.PersistMSRDP
 	PersistSIP                     = config.PersistSIP
+	PersistHost                    = config.PersistHost
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

@@ -871,7 +871,7 @@ hash-end-pattern str none
 hash-buffer-limit int 0
 `), "rule", "hash-algorithm", "hash-offset", "hash-length", "hash-start-pattern", "hash-end-pattern", "hash-buffer-limit"),
 		runPersist(persistKind("ssl", "ssl", "")),
-		persistKind("host", "host", ""),
+		runPersist(persistKind("host", "host", "")),
 		runPersist(persistKind("msrdp", "msrdp", `
 has-session-dir yn no
 `), "has-session-dir"),

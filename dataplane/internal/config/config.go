@@ -585,6 +585,10 @@ const (
 	// PersistSIP (sip_info) keys on a SIP header field, Call-ID by
 	// default, so that every message of a dialog reaches one member.
 	PersistSIP PersistMethod = "sip"
+	// PersistHost keys on an HTTP request's Host header (an http
+	// profile's virtual only), so that the clients of one site share a
+	// member and its cache.
+	PersistHost PersistMethod = "host"
 )
 
 // Peeks reports whether the persistence's key is in the client's first
@@ -676,6 +680,8 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.MSRDP
 	case PersistSIP:
 		return persist.SIP
+	case PersistHost:
+		return persist.Host
 	}
 	return 0
 }
