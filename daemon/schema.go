@@ -67,6 +67,7 @@ var (
 	monitorHTTP        = schema.MustKind("ltm monitor http")
 	monitorICMP        = schema.MustKind("ltm monitor gateway-icmp")
 	monitorHTTPS       = schema.MustKind("ltm monitor https")
+	monitorHTTP2       = schema.MustKind("ltm monitor http2")
 	monitorUDP         = schema.MustKind("ltm monitor udp")
 	monitorPing        = schema.MustKind("ltm monitor icmp")
 	monitorDNS         = schema.MustKind("ltm monitor dns")
@@ -82,17 +83,17 @@ var (
 		typ  string
 	}{
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
-		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
+		{monitorHTTPS, "https"}, {monitorHTTP2, "http2"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
 		{monitorExternal, "external"}, {monitorInband, "inband"}, // translate_monitors.go
 		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorNNTP, "nntp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
 		{monitorMySQL, "mysql"}, {monitorMSSQL, "mssql"}, {monitorTCPEcho, "tcp-echo"}, {monitorScripted, "scripted"},
 		{monitorSOAP, "soap"}, {monitorRPC, "rpc"}, {monitorDiam, "diameter"}, {monitorMQTT, "mqtt"}, // translate_monitors_app.go
 	}
-	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
+	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorHTTP2, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,
 		monitorMySQL, monitorMSSQL, monitorTCPEcho, monitorScripted, monitorSOAP, monitorRPC, monitorDiam, monitorMQTT}
-	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
+	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorHTTP2, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)
 	monitorTimeout      = common("timeout", allMonitors...)

@@ -81,6 +81,7 @@ const (
 	MonitorHTTP                    = config.MonitorHTTP
 	MonitorGatewayICMP             = config.MonitorGatewayICMP
 	MonitorHTTPS                   = config.MonitorHTTPS
+	MonitorHTTP2                   = config.MonitorHTTP2
 	MonitorUDP                     = config.MonitorUDP
 	MonitorICMP                    = config.MonitorICMP
 	MonitorDNS                     = config.MonitorDNS

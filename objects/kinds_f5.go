@@ -484,7 +484,9 @@ user-defined raw
 		runMonitor(monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
 `)),
-		monitorKind("http2", "http2", monSendRecvRows),
+		runMonitor(monitorKind("http2", "http2", monSendRecvRows+`
+ssl-profile ref ltm+profile+server-ssl /Common/serverssl
+`), "username", "password", "ssl-profile"),
 		monitorKind("none", "none", ""),
 		runMonitor(monitorKind("ftp", "ftp", `
 filename str none

@@ -454,6 +454,9 @@ const (
 	MonitorUDP         MonitorType = "udp"
 	MonitorICMP        MonitorType = "icmp"
 	MonitorDNS         MonitorType = "dns"
+	// MonitorHTTP2 is http2: the send string as an HTTP/2 stream, over
+	// TLS with ALPN h2 (TLS set, the ssl-profile) or cleartext (h2c).
+	MonitorHTTP2 MonitorType = "http2"
 )
 
 // Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
