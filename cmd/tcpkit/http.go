@@ -45,6 +45,7 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
 	useTLS := fs.Bool("tls", false, "serve over TLS with a self-signed certificate made at start, offering -alpn, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTPS member")
 	alpn := fs.String("alpn", "h2,http/1.1", "with -tls, the protocols offered in ALPN, comma-separated (http/1.1 alone: a member that does not speak HTTP/2)")
+	settings := fs.Bool("settings", false, "with -h2c, also answer with the HTTP/2 settings the client's connection began with (settings=NAME=value,...; CONN_WINDOW is its connection window), as a member showing what a proxy asks of it")
 	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,6 +78,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if *h2c || *useTLS {
 			answer += " proto=" + r.Proto
+		}
+		if *settings {
+			answer += " settings=" + settingsOf(r.Context())
 		}
 		if *peer {
 			host, _, _ := net.SplitHostPort(r.RemoteAddr)
@@ -115,6 +119,13 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		p.SetHTTP1(true)
 		p.SetUnencryptedHTTP2(true)
 		srv.Protocols = &p
+	}
+	if *settings {
+		if !*h2c {
+			return errors.New("-settings needs -h2c")
+		}
+		ln = settingsListener{ln}
+		srv.ConnContext = settingsContext
 	}
 	if *useTLS {
 		cert, err := selfSignedCert()
