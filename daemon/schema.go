@@ -72,6 +72,7 @@ var (
 	monitorHTTP        = schema.MustKind("ltm monitor http")
 	monitorICMP        = schema.MustKind("ltm monitor gateway-icmp")
 	monitorHTTPS       = schema.MustKind("ltm monitor https")
+	monitorHTTP2       = schema.MustKind("ltm monitor http2")
 	monitorUDP         = schema.MustKind("ltm monitor udp")
 	monitorPing        = schema.MustKind("ltm monitor icmp")
 	monitorDNS         = schema.MustKind("ltm monitor dns")
@@ -87,7 +88,7 @@ var (
 		typ  string
 	}{
 		{monitorTCP, "tcp"}, {monitorTCPHalfOpen, "tcp-half-open"}, {monitorHTTP, "http"}, {monitorICMP, "gateway-icmp"},
-		{monitorHTTPS, "https"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
+		{monitorHTTPS, "https"}, {monitorHTTP2, "http2"}, {monitorUDP, "udp"}, {monitorPing, "icmp"}, {monitorDNS, "dns"},
 		{monitorExternal, "external"}, {monitorInband, "inband"}, // translate_monitors.go
 		{monitorSMTP, "smtp"}, {monitorPOP3, "pop3"}, {monitorIMAP, "imap"}, {monitorFTP, "ftp"}, {monitorNNTP, "nntp"}, {monitorLDAP, "ldap"}, {monitorSIP, "sip"},
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
@@ -102,10 +103,10 @@ var (
 		schema.MustKind("gtm monitor tcp"): dataplane.MonitorTCP, schema.MustKind("gtm monitor udp"): dataplane.MonitorUDP,
 		schema.MustKind("gtm monitor tcp-half-open"): dataplane.MonitorTCPHalfOpen, schema.MustKind("gtm monitor gateway-icmp"): dataplane.MonitorGatewayICMP,
 	}
-	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorUDP, monitorPing, monitorDNS,
+	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorHTTP2, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,
 		monitorMySQL, monitorMSSQL, monitorTCPEcho, monitorScripted, monitorSOAP, monitorRPC, monitorDiam, monitorMQTT}
-	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorUDP}
+	sendRecvMonitor = []*objects.Kind{monitorTCP, monitorHTTP, monitorHTTPS, monitorHTTP2, monitorUDP}
 
 	monitorInterval     = common("interval", allMonitors...)
 	monitorTimeout      = common("timeout", allMonitors...)
@@ -230,6 +231,7 @@ var (
 	persistDestAddr   = schema.MustKind("ltm persistence dest-addr")
 	persistSSL        = schema.MustKind("ltm persistence ssl")
 	persistMSRDP      = schema.MustKind("ltm persistence msrdp")
+	persistHost       = schema.MustKind("ltm persistence host")
 	persistSessionDir = persistMSRDP.MustProp("has-session-dir")
 	persistRun        = []*objects.Kind{persistSourceAddr, persistUniversal, persistCookie, persistHash, persistDestAddr}
 

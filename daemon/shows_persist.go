@@ -95,7 +95,7 @@ func persistFilter(folder string, words []string) (persist.Filter, error) {
 		case "mode":
 			m, ok := persist.ParseMode(v)
 			if !ok {
-				return f, objects.Invalid("%q is not a persistence mode (source-address, universal, cookie, dest-address, hash)", v)
+				return f, objects.Invalid("%q is not a persistence mode (source-address, dest-address, universal, cookie, hash, ssl-session-id, msrdp, sip, host)", v)
 			}
 			f.Mode = m
 		case "pool":

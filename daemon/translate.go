@@ -188,7 +188,7 @@ func (t *translator) monitor(o *objects.Object, typ dataplane.MonitorType) {
 		ManualResume: e(monitorManualResume) == "enabled",
 		Reverse:      e(monitorReverse) == "enabled",
 	}
-	if typ == dataplane.MonitorTCP || typ == dataplane.MonitorHTTP || typ == dataplane.MonitorHTTPS || typ == dataplane.MonitorUDP {
+	if typ == dataplane.MonitorTCP || typ == dataplane.MonitorHTTP || typ == dataplane.MonitorHTTPS || typ == dataplane.MonitorHTTP2 || typ == dataplane.MonitorUDP {
 		m.Send, m.Recv, m.RecvDisable = noneEmpty(e(monitorSend)), noneEmpty(e(monitorRecv)), noneEmpty(e(monitorRecvDisable))
 		m.Send = unescapeSend(m.Send)
 	}

@@ -309,6 +309,7 @@ func (t *translator) http2Server(o *objects.Object, v *dataplane.Virtual, p *obj
 		MaxConcurrentStreams: h.MaxConcurrentStreams,
 		IdleTimeout:          h.IdleTimeout,
 		HeaderTableSize:      h.HeaderTableSize,
+		ReceiveWindow:        h.ReceiveWindow,
 		Stats:                st.server(p.Name),
 	}
 	return true

@@ -21,13 +21,13 @@ var (
 	monitorAdaptiveValue = common("adaptive-divergence-value", allMonitors...)
 	monitorAdaptiveLimit = common("adaptive-limit", allMonitors...)
 	monitorAdaptiveSpan  = common("adaptive-sampling-timespan", allMonitors...)
-	httpMonitorUser      = common("username", monitorHTTP, monitorHTTPS)
-	httpMonitorPass      = common("password", monitorHTTP, monitorHTTPS)
+	httpMonitorUser      = common("username", monitorHTTP, monitorHTTPS, monitorHTTP2)
+	httpMonitorPass      = common("password", monitorHTTP, monitorHTTPS, monitorHTTP2)
 	httpsCert            = monitorHTTPS.MustProp("cert")
 	httpsKey             = monitorHTTPS.MustProp("key")
 	httpsCipherlist      = monitorHTTPS.MustProp("cipherlist")
 	httpsCompatibility   = monitorHTTPS.MustProp("compatibility")
-	httpsSSLProfile      = monitorHTTPS.MustProp("ssl-profile")
+	httpsSSLProfile      = common("ssl-profile", monitorHTTPS, monitorHTTP2)
 	// monitorDebug is the udp and database monitors' debug (yes, no).
 	monitorDebug = common("debug", monitorUDP, monitorPostgreSQL, monitorMySQL, monitorMSSQL)
 )
@@ -72,10 +72,24 @@ func (t *translator) monitorOpts(o *objects.Object, typ dataplane.MonitorType, m
 		a.Limit, a.Timespan = time.Duration(min(limit, maxSeconds))*time.Millisecond, secondsOf(int64(span))
 		m.Adaptive = a
 	}
-	if typ != dataplane.MonitorHTTP && typ != dataplane.MonitorHTTPS {
+	if typ != dataplane.MonitorHTTP && typ != dataplane.MonitorHTTPS && typ != dataplane.MonitorHTTP2 {
 		return true
 	}
 	m.Username, m.Password = e(httpMonitorUser), e(httpMonitorPass)
+	if typ == dataplane.MonitorHTTP2 {
+		// TLS only through its ssl-profile; none is cleartext HTTP/2
+		// with prior knowledge (h2c) [M].
+		if e(httpsSSLProfile) == "" {
+			return true
+		}
+		tc, err := t.monitorTLS(o)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		m.TLS = tc
+		return true
+	}
 	if typ == dataplane.MonitorHTTPS {
 		tc, err := t.monitorTLS(o)
 		if err != nil {

@@ -132,6 +132,15 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		if !t.sipPersist(o, v, prof, p) { // translate_sip.go
 			return nil, false
 		}
+	case persistHost:
+		// The Host header of each request: an http profile's virtual
+		// only [M: BIG-IP's requirement is not documented; without
+		// HTTP there is no Host to key on].
+		if t.profile(o, profileHTTP) == nil {
+			t.keep(o, "persistence profile %s: host persistence keys on the HTTP Host header and needs an http profile on the virtual server", prof.Name)
+			return nil, false
+		}
+		p.Method = dataplane.PersistHost
 	default:
 		t.keep(o, "persistence profile %s: %s persistence is not supported", prof.Name, strings.TrimPrefix(prof.Kind.Key(), "ltm persistence "))
 		return nil, false

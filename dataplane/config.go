@@ -81,6 +81,7 @@ const (
 	MonitorHTTP                    = config.MonitorHTTP
 	MonitorGatewayICMP             = config.MonitorGatewayICMP
 	MonitorHTTPS                   = config.MonitorHTTPS
+	MonitorHTTP2                   = config.MonitorHTTP2
 	MonitorUDP                     = config.MonitorUDP
 	MonitorICMP                    = config.MonitorICMP
 	MonitorDNS                     = config.MonitorDNS
@@ -104,6 +105,7 @@ const (
 	PersistSSL                     = config.PersistSSL
 	PersistMSRDP                   = config.PersistMSRDP
 	PersistSIP                     = config.PersistSIP
+	PersistHost                    = config.PersistHost
 	EventClientAccepted            = config.EventClientAccepted
 	EventClientData                = config.EventClientData
 	EventLBSelected                = config.EventLBSelected

@@ -501,7 +501,9 @@ user-defined raw
 		runMonitor(monitorKind("tcp-echo", "tcp_echo", `
 transparent ed disabled
 `)),
-		monitorKind("http2", "http2", monSendRecvRows),
+		runMonitor(monitorKind("http2", "http2", monSendRecvRows+`
+ssl-profile ref ltm+profile+server-ssl /Common/serverssl
+`), "username", "password", "ssl-profile"),
 		monitorKind("none", "none", ""),
 		runMonitor(monitorKind("ftp", "ftp", `
 filename str none
@@ -888,7 +890,7 @@ hash-end-pattern str none
 hash-buffer-limit int 0
 `), "rule", "hash-algorithm", "hash-offset", "hash-length", "hash-start-pattern", "hash-end-pattern", "hash-buffer-limit"),
 		runPersist(persistKind("ssl", "ssl", "")),
-		persistKind("host", "host", ""),
+		runPersist(persistKind("host", "host", "")),
 		runPersist(persistKind("msrdp", "msrdp", `
 has-session-dir yn no
 `), "has-session-dir"),

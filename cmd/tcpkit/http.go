@@ -3,11 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +43,9 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	peer := fs.Bool("peer", false, "also answer with the address the request came from (from=<addr>), so a client can see the proxy's source address translation")
 	statuses := fs.Bool("statuses", false, "answer a request for /status/NNN with status NNN (and the label line), as an application failing with that status")
 	trailer := fs.String("trailer", "", "end every answer with this trailer (NAME=value, declared and sent chunked), as a gRPC member's grpc-status")
+	useTLS := fs.Bool("tls", false, "serve over TLS with a self-signed certificate made at start, offering -alpn, and say in every answer which protocol asked (proto=HTTP/2.0), as an HTTPS member")
+	alpn := fs.String("alpn", "h2,http/1.1", "with -tls, the protocols offered in ALPN, comma-separated (http/1.1 alone: a member that does not speak HTTP/2)")
+	settings := fs.Bool("settings", false, "with -h2c, also answer with the HTTP/2 settings the client's connection began with (settings=NAME=value,...; CONN_WINDOW is its connection window), as a member showing what a proxy asks of it")
 	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	statusFile := fs.String("status-file", "", "answer every request with the HTTP status written in this file, read at each request (200 while it is missing or holds no status), as an application a test turns unhealthy and back")
 	if err := fs.Parse(args); err != nil {
@@ -67,8 +77,11 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *echoHeader != "" {
 			answer += fmt.Sprintf(" %s=%s", *echoHeader, r.Header.Get(*echoHeader))
 		}
-		if *h2c {
+		if *h2c || *useTLS {
 			answer += " proto=" + r.Proto
+		}
+		if *settings {
+			answer += " settings=" + settingsOf(r.Context())
 		}
 		if *peer {
 			host, _, _ := net.SplitHostPort(r.RemoteAddr)
@@ -115,6 +128,39 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		p.SetUnencryptedHTTP2(true)
 		srv.Protocols = &p
 	}
+	if *settings {
+		if !*h2c {
+			return errors.New("-settings needs -h2c")
+		}
+		ln = settingsListener{ln}
+		srv.ConnContext = settingsContext
+	}
+	if *useTLS {
+		cert, err := selfSignedCert()
+		if err != nil {
+			return err
+		}
+		var p http.Protocols
+		for _, a := range strings.Split(*alpn, ",") {
+			switch strings.TrimSpace(a) {
+			case "h2":
+				p.SetHTTP2(true)
+			case "http/1.1":
+				p.SetHTTP1(true)
+			default:
+				return fmt.Errorf("-alpn: %q is neither h2 nor http/1.1", a)
+			}
+		}
+		srv.Protocols = &p
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
+		if p.HTTP2() {
+			srv.TLSConfig.NextProtos = append(srv.TLSConfig.NextProtos, "h2")
+		}
+		if p.HTTP1() {
+			srv.TLSConfig.NextProtos = append(srv.TLSConfig.NextProtos, "http/1.1")
+		}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	log.printf("%s listening on %s (http)\n", *label, ln.Addr())
 	go func() {
 		<-ctx.Done()
@@ -124,6 +170,24 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return nil
+}
+
+// selfSignedCert is a certificate for an HTTPS member whose clients do
+// not verify it (the monitors and server-ssl profiles by default), made
+// at start so that no key is kept on disk.
+func selfSignedCert() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "tcpkit member"},
+		DNSNames: []string{"member.example"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // writePage answers with page, of Content-Type ctype, with its

@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,14 @@ type Config struct {
 	// HeaderTableSize is header-table-size, the HPACK tables kept with
 	// the member; 0 is HTTP/2's default, 4096.
 	HeaderTableSize uint32
+	// ReceiveWindow is receive-window in bytes: each stream's
+	// flow-control window, SETTINGS_INITIAL_WINDOW_SIZE as the member
+	// is told, so that a member cannot send more of a response than the
+	// proxy holds for it; the connection's window is that times
+	// MaxConcurrentStreams, as the client side sizes its own, and at
+	// least 128 KiB (x/net's floor) [M]. 0 keeps x/net's windows (4 MiB
+	// a stream, 1 GiB the connection).
+	ReceiveWindow int32
 	// Stats, when set, counts the profile's member connections and
 	// streams.
 	Stats *Stats
@@ -122,8 +131,38 @@ func New(cfg Config) *Pool {
 		ReadIdleTimeout: 30 * time.Second,
 		PingTimeout:     15 * time.Second,
 	}
+	if cfg.ReceiveWindow > 0 {
+		tr = withWindows(tr, cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Pool{cfg: cfg, tr: tr, ctx: ctx, cancel: cancel, groups: map[string]*group{}}
+}
+
+// withWindows is tr with cfg's receive windows. x/net takes a client's
+// windows only from net/http's HTTP2Config, through the net/http
+// Transport it is configured from; that Transport dials nothing here
+// (the pool hands x/net the connections it dialed).
+func withWindows(tr *http2.Transport, cfg Config) *http2.Transport {
+	// x/net opens the connection's window by MaxReceiveBufferPerConnection
+	// beyond HTTP/2's initial 65535, and takes no less than 65535 more.
+	const initial = 65535
+	conn := int64(cfg.ReceiveWindow) * int64(max(cfg.MaxConcurrentStreams, 1))
+	more := min(max(conn-initial, initial), 1<<31-1)
+	t1 := &http.Transport{HTTP2: &http.HTTP2Config{
+		MaxReceiveBufferPerStream:     int(cfg.ReceiveWindow),
+		MaxReceiveBufferPerConnection: int(more),
+	}}
+	t2, err := http2.ConfigureTransports(t1)
+	if err != nil {
+		return tr // a fresh Transport is never configured twice
+	}
+	t2.DisableCompression = tr.DisableCompression
+	t2.IdleConnTimeout = tr.IdleConnTimeout
+	t2.MaxEncoderHeaderTableSize = tr.MaxEncoderHeaderTableSize
+	t2.MaxDecoderHeaderTableSize = tr.MaxDecoderHeaderTableSize
+	t2.ReadIdleTimeout = tr.ReadIdleTimeout
+	t2.PingTimeout = tr.PingTimeout
+	return t2
 }
 
 // Close closes every member connection: their streams fail, and the

@@ -1,5 +1,5 @@
 // Package monitor runs BIG-IP health monitors against one target each: the
-// active probes (tcp, tcp-half-open, http, https, udp, dns, icmp,
+// active probes (tcp, tcp-half-open, http, https, http2, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
 // radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap,
 // rpc, diameter, mqtt), the passive inband monitor, and the
@@ -34,6 +34,12 @@
 //     certificate is offered when set; TLS.Profile (ssl-profile) replaces
 //     all of these. http and https send Username and Password as Basic
 //     authorization (options.go).
+//   - http2: the send string, an HTTP/1-style request, as one HTTP/2
+//     stream (http2.go): over TLS with ALPN h2 when TLS is set (the
+//     ssl-profile; a member that does not choose h2 is down), else
+//     cleartext with prior knowledge. The answer is judged as the text
+//     "HTTP/2.0 <status> <reason>", its header fields, a blank line and
+//     its body; without recv any answer is up, as with http.
 //   - udp: one datagram; a reply is judged like tcp's. An ICMP port
 //     unreachable marks down. With a recv string, silence until the deadline
 //     is down; without one, silence for UDPSettle counts as up, as BIG-IP's
@@ -325,6 +331,10 @@ func (s *Spec) Check() error {
 	switch s.Type {
 	case TCP, TCPHalfOpen, HTTP, GatewayICMP, ICMP, UDP:
 	case HTTPS:
+	case HTTP2:
+		if _, err := parseH2Send(s.Send); err != nil {
+			return err
+		}
 	case SMTP, POP3, IMAP, FTP, NNTP:
 		return s.Login.check()
 	case LDAP:
@@ -420,6 +430,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return Outcome{Up: true}, nil
 	case TCP, HTTP, HTTPS:
 		return probeStream(ctx, spec, target)
+	case HTTP2:
+		return probeHTTP2(ctx, spec, target)
 	case SMTP, POP3, IMAP, FTP, NNTP:
 		return probeLogin(ctx, spec, target)
 	case LDAP:

@@ -33,9 +33,12 @@ const (
 	MSRDP
 	// SIP records a SIP dialog's Call-ID (sip_info persistence).
 	SIP
+	// Host records an HTTP request's Host header (host persistence), so
+	// that every client asking for one site reaches one member.
+	Host
 )
 
-var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id", "msrdp", "sip"}
+var modeNames = [...]string{"", "source-address", "dest-address", "universal", "cookie", "hash", "ssl-session-id", "msrdp", "sip", "host"}
 
 // String is the mode as BIG-IP prints it in persist-records.
 func (m Mode) String() string {
@@ -65,6 +68,8 @@ func ParseMode(s string) (Mode, bool) {
 		return MSRDP, true
 	case "sip", "sip_info", "sip-info":
 		return SIP, true
+	case "host":
+		return Host, true
 	}
 	return 0, false
 }

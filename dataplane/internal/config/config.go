@@ -454,6 +454,9 @@ const (
 	MonitorUDP         MonitorType = "udp"
 	MonitorICMP        MonitorType = "icmp"
 	MonitorDNS         MonitorType = "dns"
+	// MonitorHTTP2 is http2: the send string as an HTTP/2 stream, over
+	// TLS with ALPN h2 (TLS set, the ssl-profile) or cleartext (h2c).
+	MonitorHTTP2 MonitorType = "http2"
 )
 
 // Monitor is an `ltm monitor <type>` with its defaults-from chain resolved.
@@ -585,6 +588,10 @@ const (
 	// PersistSIP (sip_info) keys on a SIP header field, Call-ID by
 	// default, so that every message of a dialog reaches one member.
 	PersistSIP PersistMethod = "sip"
+	// PersistHost keys on an HTTP request's Host header (an http
+	// profile's virtual only), so that the clients of one site share a
+	// member and its cache.
+	PersistHost PersistMethod = "host"
 )
 
 // Peeks reports whether the persistence's key is in the client's first
@@ -676,6 +683,8 @@ func (p *Persistence) Mode() persist.Mode {
 		return persist.MSRDP
 	case PersistSIP:
 		return persist.SIP
+	case PersistHost:
+		return persist.Host
 	}
 	return 0
 }

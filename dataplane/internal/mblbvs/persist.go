@@ -90,6 +90,14 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
 		case p.Method == config.PersistSIP && c.SIPKey != "":
 			k.Mode, k.Key = persist.SIP, c.SIPKey
+		case p.Method == config.PersistHost:
+			// The request's Host header; host names are
+			// case-insensitive, so the key is folded [M].
+			host := persist.HostKey(c.Msg)
+			if host == nil {
+				continue
+			}
+			k.Mode, k.Key = persist.Host, strings.ToLower(string(host))
 		case p.Method == config.PersistHash && p.Payload != nil && p == snap.Cfg.Persist:
 			// The hash profile's payload key, in each message [M].
 			key, _ := p.Payload.Key(c.Msg, false)
