@@ -94,6 +94,8 @@ type proxied struct {
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
+	// watched: the close timers of the flow run (tcpclose.go).
+	watched bool
 	// streams are the stream filters of the two directions (client to
 	// server first); nil without a stream profile (stream.go).
 	streams *[2]streamDir
@@ -166,6 +168,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 			return
 		}
 	}
+	pr.watchClose() // tcpclose.go
 	sc, err := pr.connect()
 	if err != nil {
 		pr.finish(true)
