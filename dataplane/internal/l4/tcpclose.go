@@ -2,6 +2,7 @@ package l4
 
 import (
 	"net"
+	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
@@ -64,6 +65,7 @@ type closeWatch struct {
 	// zwAt is since when the client's [0] and the member's [1] socket
 	// have held bytes for a zero window (zero: not).
 	zwAt [2]time.Time
+	mu   sync.Mutex // t, set while the first tick may run
 	t    *time.Timer
 }
 
@@ -82,7 +84,9 @@ func (pr *proxied) watchClose() {
 	if c.ClientTimeout > 0 {
 		first = min(first, time.Until(pr.Created().Add(c.ClientTimeout)))
 	}
+	w.mu.Lock()
 	w.t = time.AfterFunc(max(first, 0), w.tick)
+	w.mu.Unlock()
 }
 
 // tick runs the timers once and arms the next look while the flow lives
@@ -121,5 +125,7 @@ func (w *closeWatch) tick() {
 	if sc == nil && w.c.ClientTimeout > 0 {
 		next = min(next, max(time.Until(pr.Created().Add(w.c.ClientTimeout)), time.Millisecond))
 	}
+	w.mu.Lock()
 	w.t.Reset(next)
+	w.mu.Unlock()
 }
