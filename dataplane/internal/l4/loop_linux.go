@@ -142,16 +142,18 @@ type listenSys struct {
 	acc []*acceptor // by loop
 }
 
-// Listen binds and listens on ap (accepting starts with Start).
-func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+// Listen binds and listens on ap (accepting starts with Start), with
+// Multipath TCP when mptcp is true (tcp profile mptcp enabled, client
+// side) and the kernel has it.
+func (e *Engine) Listen(ap netip.AddrPort, mptcp bool) (*Listener, error) {
 	if err := e.ensureLoops(); err != nil {
 		return nil, err
 	}
-	fd, err := rawsock.Listen(ap)
+	fd, err := rawsock.Listen(ap, mptcp)
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{Addr: ap}
+	l := &Listener{Addr: ap, MPTCP: mptcp}
 	l.fd = fd
 	l.acc = make([]*acceptor, len(e.loops.ls))
 	return l, nil
@@ -382,6 +384,9 @@ type loopDir struct {
 	// otherwise the short read drained it, and its next edge tells.
 	finNext bool
 	edged   bool
+	// lowered: the destination's wake-up was moved to proxy-buffer-low
+	// while the direction waits for it (bufferlow_linux.go).
+	lowered bool
 }
 
 // dirSender is a direction's evloop.Sender: what a short read brought
@@ -619,6 +624,9 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 		lf.ctls.Readable(lf.up.rdhup)
 	}
 	if ev&evloop.Out != 0 && lf.dir(!up).pending() {
+		if lf.dir(!up).lowered {
+			lf.bufferResumed(!up) // bufferlow_linux.go
+		}
 		lf.flush(!up)
 	}
 	if !lf.closed && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
@@ -691,6 +699,7 @@ func (lf *loopFlow) pump(up bool) {
 		}
 		if w < n {
 			d.buf, d.off, d.n = buf, w, n // the destination's next edge resumes
+			lf.bufferFull(up)             // bufferlow_linux.go
 			return
 		}
 		bufPool.Put(buf)
@@ -760,6 +769,7 @@ func (ds *dirSender) Sent(n int, errno syscall.Errno) {
 	d.off += n
 	if d.off < d.n {
 		d.finNext = false // the writability edge reads on
+		lf.bufferFull(ds.up)
 		return
 	}
 	bufPool.Put(d.buf)
@@ -873,6 +883,7 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 			d.piped -= k
 		case syscall.EINTR:
 		case syscall.EAGAIN:
+			lf.bufferFull(up)
 			return false // the destination's next edge resumes
 		default:
 			lf.abort(true)
@@ -906,6 +917,7 @@ func (lf *loopFlow) flush(up bool) {
 	}
 	d.off += w
 	if d.off < d.n {
+		lf.bufferFull(up)
 		return
 	}
 	bufPool.Put(d.buf)

@@ -439,6 +439,9 @@ func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 // one.
 func (e *Engine) DialSide(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: side.Timeout(e.env.ConnectTimeout), KeepAlive: -1}
+	if side != nil && side.MPTCP {
+		d.SetMultipathTCP(true) // falls back to TCP where the kernel refuses
+	}
 	keep := src.Port() != 0
 	d.Control = dialControl(src, dst, keep, side)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())
