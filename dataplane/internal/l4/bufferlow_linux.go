@@ -10,8 +10,9 @@ import "github.com/openltm/openltm/dataplane/internal/sockopt"
 // bytes are below half of TCP_NOTSENT_LOWAT (proxy-buffer-high), so
 // while the direction waits the destination's TCP_NOTSENT_LOWAT is twice
 // proxy-buffer-low (the edge then comes below low), and high again once
-// the edge came. Without proxy-buffer-low: one nil test when a
-// destination fills, one flag test on its edge.
+// the destination is written again (flush). Without proxy-buffer-low:
+// one nil test when a destination fills, one flag test when it is
+// written again.
 
 // dstSide is the tcp profile side of a direction's destination: the
 // members' going up, the client's going down.
@@ -43,7 +44,7 @@ func (lf *loopFlow) bufferFull(up bool) {
 }
 
 // bufferResumed gives direction up's destination its proxy-buffer-high
-// back once its edge came.
+// back when it is written again.
 func (lf *loopFlow) bufferResumed(up bool) {
 	d := lf.dir(up)
 	d.lowered = false

@@ -624,9 +624,6 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 		lf.ctls.Readable(lf.up.rdhup)
 	}
 	if ev&evloop.Out != 0 && lf.dir(!up).pending() {
-		if lf.dir(!up).lowered {
-			lf.bufferResumed(!up) // bufferlow_linux.go
-		}
 		lf.flush(!up)
 	}
 	if !lf.closed && ev&(evloop.In|evloop.RdHup|evloop.Hup) != 0 {
@@ -896,6 +893,9 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 // flush writes a direction's pending bytes once its destination drained.
 func (lf *loopFlow) flush(up bool) {
 	d := lf.dir(up)
+	if d.lowered {
+		lf.bufferResumed(up) // bufferlow_linux.go
+	}
 	if d.tlsOut {
 		lf.flushTLS()
 		return
