@@ -295,8 +295,12 @@ func TestMPTCP(t *testing.T) {
 				if !tc.client {
 					return
 				}
-				// Off again: the listener is plain TCP after the commit.
-				v.ClientTCP = nil
+				// Off again: the listener is plain TCP after the commit
+				// (a configuration of its own: the plane keeps the last).
+				cfg = basic(vsAddr, member)
+				v = cfg.Virtuals["/Common/vs"]
+				v.ServerTCP = &TCPSide{MPTCP: tc.server}
+				path(v)
 				mustApply(t, p, cfg)
 				var d net.Dialer
 				d.SetMultipathTCP(true)
