@@ -160,6 +160,9 @@ func (t *translator) ipWarnings(p *objects.Object, add func(string)) {
 	if t.explicit(p, "ip-df-mode") && t.eff(p, "ip-df-mode") == "preserve" {
 		add(fmt.Sprintf("ltm profile %s %s: ip-df-mode preserve is kept and acted on as pmtu", what, p.Name))
 	}
+	if what == "tcp" && t.eff(p, "mptcp") == "passthrough" {
+		add(fmt.Sprintf("ltm profile tcp %s: mptcp passthrough is kept and acted on as disabled: a proxy ends each connection, so MPTCP options cannot pass through it", p.Name))
+	}
 }
 
 // udpSides are a udp profile's socket settings: TTL, DF, send buffer and

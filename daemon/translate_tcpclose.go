@@ -33,6 +33,13 @@ func (t *translator) closeSide(p *objects.Object, s *dataplane.TCPSide) {
 	if t.explicit(p, "proxy-buffer-high") {
 		s.NotSentLowat = atoi(t.eff(p, "proxy-buffer-high"))
 	}
+	if t.explicit(p, "proxy-buffer-low") {
+		s.NotSentLow = atoi(t.eff(p, "proxy-buffer-low"))
+	}
+	if t.eff(p, "rate-pace") == "enabled" && t.explicit(p, "rate-pace-max-rate") {
+		s.PacingRate = atoi(t.eff(p, "rate-pace-max-rate"))
+	}
+	s.MPTCP = t.eff(p, "mptcp") == "enabled"
 }
 
 // closeCheck refuses md5-signature enabled without a pass phrase Linux

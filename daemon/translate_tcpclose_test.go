@@ -25,6 +25,8 @@ func TestTCPCloseTranslated(t *testing.T) {
 		"create ltm profile tcp shorter close-wait-timeout 2 fin-wait-timeout 9",
 		"create ltm profile tcp md5 md5-signature enabled md5-signature-passphrase Sesame42",
 		"create ltm profile tcp buf proxy-buffer-high 40000",
+		"create ltm profile tcp pace rate-pace-max-rate 125000 proxy-buffer-high 40000 proxy-buffer-low 10000 mptcp enabled",
+		"create ltm profile tcp nopace rate-pace disabled rate-pace-max-rate 125000",
 	} {
 		if out, err := run(t, s, c); err != "" || strings.Contains(out, "not act") {
 			t.Fatalf("%s: %s %s", c, out, err)
@@ -48,6 +50,8 @@ func TestTCPCloseTranslated(t *testing.T) {
 		{"shorter of two sides", "timers { context clientside } shorter { context serverside }", &dataplane.TCPClose{AfterFIN: 2 * time.Second, FinWait: 6 * time.Second, ZeroWindow: 1500 * time.Millisecond}, timers, nil},
 		{"md5", "md5", nil, &dataplane.TCPSide{MD5Key: "Sesame42"}, &dataplane.TCPSide{MD5Key: "Sesame42"}},
 		{"proxy buffer", "tcp { context clientside } buf { context serverside }", nil, nil, &dataplane.TCPSide{NotSentLowat: 40000}},
+		{"pacing, low, mptcp", "pace", nil, &dataplane.TCPSide{PacingRate: 125000, NotSentLowat: 40000, NotSentLow: 10000, MPTCP: true}, &dataplane.TCPSide{PacingRate: 125000, NotSentLowat: 40000, NotSentLow: 10000, MPTCP: true}},
+		{"rate-pace disabled", "nopace", nil, nil, nil},
 	} {
 		run(t, s, "delete ltm virtual v")
 		if out, err := run(t, s, "create ltm virtual v destination 127.14.9.1:80 pool p profiles replace-all-with { "+c.profiles+" }"); err != "" {
@@ -71,6 +75,10 @@ func TestTCPCloseTranslated(t *testing.T) {
 		{"", "modify ltm profile fastl4 loose loose-close sometimes", "is not a valid value"},
 		{"", "modify ltm profile fastl4 loose client-timeout -5", "is not a valid value"},
 		{"", "modify ltm profile tcp buf proxy-buffer-high 0", "out of range"},
+		{"", "modify ltm profile tcp pace rate-pace-max-rate -1", "is not a valid value"},
+		{"", "modify ltm profile tcp pace rate-pace-max-rate 4294967295", "out of range"},
+		{"", "modify ltm profile tcp pace mptcp sometimes", "is not a valid value"},
+		{"", "modify ltm profile tcp pace proxy-buffer-low 0", "out of range"},
 		{"modify ltm virtual v profiles replace-all-with { buf }", "modify ltm profile tcp buf proxy-buffer-low 50000", "proxy-buffer-low (50000) may not be above proxy-buffer-high (40000)"},
 		{"modify ltm virtual v profiles replace-all-with { md5 }", "modify ltm profile tcp md5 md5-signature-passphrase none", "md5-signature enabled needs an md5-signature-passphrase"},
 		{"", "modify ltm profile tcp md5 md5-signature-passphrase " + strings.Repeat("k", 81), "md5-signature enabled needs an md5-signature-passphrase"},

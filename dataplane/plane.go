@@ -220,8 +220,11 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 // generation is what Apply builds for one configuration before it swaps
 // it in.
 type generation struct {
-	want     map[netip.AddrPort]string // every bound address: its virtual
-	fresh    map[netip.AddrPort]*l4.Listener
+	want  map[netip.AddrPort]string // every bound address: its virtual
+	fresh map[netip.AddrPort]*l4.Listener
+	// remake are the running listeners whose mptcp changed: opened anew
+	// at the swap (remakeListeners, tcpopts.go).
+	remake   []netip.AddrPort
 	nodes    map[string]*state.Node
 	members  map[string]*state.Member
 	pools    map[string]*state.Pool
@@ -248,10 +251,14 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 		}
 	}
 	for ap, name := range b.want {
-		if p.listeners[ap] != nil {
+		mptcp := cfg.Virtuals[name].ClientTCP.WantsMPTCP()
+		if l := p.listeners[ap]; l != nil {
+			if l.MPTCP != mptcp {
+				b.remake = append(b.remake, ap) // tcpopts.go
+			}
 			continue
 		}
-		l, err := p.l4.Listen(ap)
+		l, err := p.l4.Listen(ap, mptcp)
 		if err != nil {
 			for _, l := range b.fresh {
 				l.CloseUnstarted()
@@ -431,6 +438,7 @@ func swapListeners[L any](running, fresh map[netip.AddrPort]L, want map[netip.Ad
 // follow, stale monitors stop, and flows of removed virtuals follow their
 // pool's service-down-action. The caller holds p.mu.
 func (p *Plane) swap(cfg *Config, b *generation) {
+	p.remakeListeners(cfg, b) // tcpopts.go
 	started, retired := swapListeners(p.listeners, b.fresh, b.want, b.virtuals, func(l *l4.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	p.listenerOpts(cfg, b.want) // tcpopts.go
 	p.l4.Stop(retired)

@@ -111,8 +111,9 @@ var (
 
 // TestTCPCloseHandling: loose-close, reset-on-client-fin, the close,
 // FIN-WAIT and zero-window timers and time-wait 0, as a real client and
-// member see the flow end (a FIN or a RST), on the event loops; the
-// defaults keep the half-close.
+// member see the flow end (a FIN or a RST), on the event loops and on
+// goroutine flows (a stream profile's, a rule's); the defaults keep the
+// half-close.
 func TestTCPCloseHandling(t *testing.T) {
 	// sendFIN writes hello and half-closes; bulk writes more than the
 	// member's window without closing; bulkFIN the same, then its FIN.
@@ -139,32 +140,30 @@ func TestTCPCloseHandling(t *testing.T) {
 		// closeClient: the client closes once it has seen its end, before
 		// the member's is read.
 		closeClient bool
-		// goroutine: also on a goroutine flow (a stream profile's), which
-		// acts on the FIN settings and the FIN timer.
-		goroutine bool
+		// memberRules, when set, is how the member sees the end on a
+		// rule's flow, which passes every half-close on with a FIN.
+		memberRules string
 	}{
-		{name: "defaults half-close", serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF", goroutine: true},
-		{name: "loose-close client FIN", close: &TCPClose{Loose: true}, serve: replyAfterEOF, client: sendFIN, want: "|FIN", member: "EOF", goroutine: true},
-		{name: "loose-close member FIN", close: &TCPClose{Loose: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|FIN", goroutine: true},
+		{name: "defaults half-close", serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF"},
+		{name: "loose-close client FIN", close: &TCPClose{Loose: true}, serve: replyAfterEOF, client: sendFIN, want: "|FIN", member: "EOF"},
+		{name: "loose-close member FIN", close: &TCPClose{Loose: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|FIN"},
 		{name: "defaults member FIN", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|open"},
-		{name: "reset-on-client-fin", close: &TCPClose{ResetOnClientFIN: true}, serve: replyAfterEOF, client: sendFIN, want: "|RST", goroutine: true},
+		{name: "reset-on-client-fin", close: &TCPClose{ResetOnClientFIN: true}, serve: replyAfterEOF, client: sendFIN, want: "|RST"},
 		{name: "reset-on-client-fin member FIN", close: &TCPClose{ResetOnClientFIN: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|open"},
-		{name: "close timeout", close: &TCPClose{AfterFIN: time.Second}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|RST", goroutine: true},
-		{name: "close timeout client FIN", close: &TCPClose{AfterFIN: time.Second}, serve: holdAfterEOF, client: sendFIN, want: "|RST", member: "|RST", goroutine: true},
-		{name: "time-wait 0", server: &TCPSide{NoLinger: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|RST", goroutine: true},
-		{name: "time-wait default", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|FIN", goroutine: true},
+		{name: "close timeout", close: &TCPClose{AfterFIN: time.Second}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", member: "|RST"},
+		{name: "close timeout client FIN", close: &TCPClose{AfterFIN: time.Second}, serve: holdAfterEOF, client: sendFIN, want: "|RST", member: "|RST"},
+		{name: "time-wait 0", server: &TCPSide{NoLinger: true}, serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|RST", memberRules: "|FIN"},
+		{name: "time-wait default", serve: sayAndHalfClose, client: nothing, want: "hi|FIN", closeClient: true, member: "|FIN"},
 		{name: "fin-wait", close: &TCPClose{FinWait: time.Second}, server: bigSend, client: bulkFIN, want: "|RST"},
 		{name: "fin-wait not stuck", close: &TCPClose{FinWait: time.Second}, serve: replyAfterEOF, client: sendFIN, want: "got 5|FIN", member: "EOF"},
 		{name: "zero-window", close: &TCPClose{ZeroWindow: time.Second}, server: bigSend, client: bulk, want: "|RST"},
 		{name: "no zero-window bound", server: bigSend, client: bulk, want: "|open"},
 	}
 	paths := tcpOptsPaths(t)
+	paths["rules"] = func(v *Virtual) { v.Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { set seen 1 }") }
 	for i, tc := range cases {
-		for _, pname := range []string{"loop", "goroutine"} {
-			if pname == "goroutine" && !tc.goroutine {
-				continue
-			}
-			nets := map[string][2]string{"loop": {"1", "2"}, "goroutine": {"12", "13"}}[pname]
+		for _, pname := range []string{"loop", "goroutine", "rules"} {
+			nets := map[string][2]string{"loop": {"1", "2"}, "goroutine": {"12", "13"}, "rules": {"14", "15"}}[pname]
 			vsAddr := "127.14." + nets[0] + "." + strconv.Itoa(i+1) + ":8000"
 			member := "127.14." + nets[1] + "." + strconv.Itoa(i+1) + ":9000"
 			path := paths[pname]
@@ -202,8 +201,12 @@ func TestTCPCloseHandling(t *testing.T) {
 				}
 				select {
 				case got := <-seen:
-					if got != tc.member {
-						t.Errorf("member saw %q, want %q", got, tc.member)
+					want := tc.member
+					if pname == "rules" && tc.memberRules != "" {
+						want = tc.memberRules
+					}
+					if got != want {
+						t.Errorf("member saw %q, want %q", got, want)
 					}
 				case <-time.After(10 * time.Second):
 					t.Errorf("the member's connection did not end")
@@ -237,8 +240,8 @@ func stuckMember(t *testing.T, addr string) {
 }
 
 // TestTCPClientTimeout: fastl4 client-timeout resets a client whose
-// member connect does not complete, before the connect timeout would;
-// without it the client waits on.
+// member connect does not complete, before the connect timeout would, on
+// the loops and on goroutine flows; without it the client waits on.
 func TestTCPClientTimeout(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -248,26 +251,34 @@ func TestTCPClientTimeout(t *testing.T) {
 		{"client-timeout", &TCPClose{ClientTimeout: time.Second}, "|RST"},
 		{"none", nil, "|open"},
 	}
-	for i, tc := range cases {
-		vsAddr := "127.14.3." + strconv.Itoa(i+1) + ":8000"
-		member := "127.14.4." + strconv.Itoa(i+1) + ":9000"
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			stuckMember(t, member)
-			p, _ := newPlane(t)
-			cfg := basic(vsAddr, member)
-			v := cfg.Virtuals["/Common/vs"]
-			v.TCPClose, v.ServerTCP = tc.close, &TCPSide{ConnectTimeout: time.Minute}
-			mustApply(t, p, cfg)
-			c := dialVS(t, vsAddr)
-			bound := 8 * time.Second
-			if tc.close == nil {
-				bound = 3 * time.Second
-			}
-			if got := outcome(c.c, bound); got != tc.want {
-				t.Errorf("client saw %q, want %q", got, tc.want)
-			}
-		})
+	paths := tcpOptsPaths(t)
+	paths["rules"] = func(v *Virtual) { v.Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { set seen 1 }") }
+	i := 0
+	for _, pname := range []string{"loop", "goroutine", "rules"} {
+		for _, tc := range cases {
+			i++
+			vsAddr := "127.14.3." + strconv.Itoa(i) + ":8000"
+			member := "127.14.4." + strconv.Itoa(i) + ":9000"
+			path := paths[pname]
+			t.Run(pname+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				stuckMember(t, member)
+				p, _ := newPlane(t)
+				cfg := basic(vsAddr, member)
+				v := cfg.Virtuals["/Common/vs"]
+				v.TCPClose, v.ServerTCP = tc.close, &TCPSide{ConnectTimeout: time.Minute}
+				path(v)
+				mustApply(t, p, cfg)
+				c := dialVS(t, vsAddr)
+				bound := 8 * time.Second
+				if tc.close == nil {
+					bound = 3 * time.Second
+				}
+				if got := outcome(c.c, bound); got != tc.want {
+					t.Errorf("client saw %q, want %q", got, tc.want)
+				}
+			})
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/l4"
+
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
@@ -45,5 +47,26 @@ func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
 			l.ListenOpts(v.ClientTCP)
 		}
+	}
+}
+
+// remakeListeners opens anew the listeners whose virtual's mptcp changed
+// (a socket's protocol is fixed when it is made): the old one stops
+// first, so the address is free, and the new one joins b.fresh to start
+// with the others. Connections waiting in the old one's accept queue are
+// reset. Should the address not bind again, the virtual is left without
+// it and the error logged. The caller holds p.mu.
+func (p *Plane) remakeListeners(cfg *Config, b *generation) {
+	for _, ap := range b.remake {
+		old := p.listeners[ap]
+		p.l4.Stop([]*l4.Listener{old})
+		delete(p.listeners, ap)
+		name := b.want[ap]
+		l, err := p.l4.Listen(ap, cfg.Virtuals[name].ClientTCP.WantsMPTCP())
+		if err != nil {
+			p.log.Error("cannot listen again", "virtual", name, "address", ap.String(), "error", err)
+			continue
+		}
+		b.fresh[ap] = l
 	}
 }

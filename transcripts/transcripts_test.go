@@ -75,6 +75,8 @@ func TestTranscripts(t *testing.T) {
 			"idleclose": cmdIdleClose,
 			// The close handling as clients and members see it (tcpclose_test.go).
 			"holdmember": cmdHoldMember, "memberends": cmdMemberEnds, "halfclose": cmdHalfClose,
+			// Multipath TCP and pacing as a client sees them (tcppace_test.go).
+			"sockinfo": cmdSockInfo, "httphalfclose": cmdHTTPHalfClose,
 			// A geolocation database (geoip_cmds_test.go).
 			"mmdb": cmdMMDB,
 			// An OCSP responder (ocsp_cmds_test.go).
@@ -263,8 +265,12 @@ func cmdSleep(ts *testscript.TestScript, neg bool, args []string) {
 // condition answers the scripts' own conditions: [pymod:NAME] holds when
 // Debian's python3 (/usr/bin/python3, the one .ci/run installs modules
 // for) imports NAME, so a transcript that runs a Python server skips,
-// saying which, where the module is missing.
+// saying which, where the module is missing; [mptcp] holds when the
+// kernel makes Multipath TCP connections on loopback.
 func condition(cond string) (bool, error) {
+	if cond == "mptcp" {
+		return mptcpWorks(), nil // tcppace_test.go
+	}
 	name, ok := strings.CutPrefix(cond, "pymod:")
 	if !ok {
 		return false, fmt.Errorf("unknown condition %q", cond)

@@ -218,6 +218,8 @@ type Config struct {
 	// is reset (reset-on-timeout enabled) or closed with a FIN; nil
 	// resets.
 	IdleReset func() bool
+	// Close is the tcp profile's close timers (tcpclose.go).
+	Close CloseTimers
 	// ConnectTimeout bounds one Dial. Default 5 s.
 	ConnectTimeout time.Duration
 	// OneConnect, when set, shares server connections among clients.
@@ -541,6 +543,12 @@ func (e *Engine) janitor() {
 	if oc := e.cfg.OneConnect; oc != nil && oc.IdleTimeoutOverride > 0 && oc.IdleTimeoutOverride/4 < tick {
 		tick = oc.IdleTimeoutOverride / 4
 	}
+	ct := e.cfg.Close
+	for _, d := range []time.Duration{ct.AfterFIN, ct.ZeroWindow} {
+		if d > 0 {
+			tick = min(tick, closeTick, d/4)
+		}
+	}
 	e.wantTick(tick)
 	tick = time.Duration(e.tick.Load())
 	t := time.NewTicker(tick)
@@ -562,7 +570,7 @@ func (e *Engine) janitor() {
 		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
-		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() {
+		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() || ct != (CloseTimers{}) {
 			for s := range e.sessions {
 				sessions = append(sessions, s)
 			}
@@ -576,10 +584,17 @@ func (e *Engine) janitor() {
 				reset := e.cfg.IdleReset == nil || e.cfg.IdleReset()
 				e.logf("mblb: client %s idle for %v, closed (reset %v)", s.client, idle, reset)
 				s.Close(reset)
+				continue
+			}
+			if ct != (CloseTimers{}) {
+				s.closeTimers(ct, now) // tcpclose.go
 			}
 		}
 		for _, sc := range servers {
 			sc.expire(now)
+			if ct.ZeroWindow > 0 {
+				sc.zeroWindow(ct.ZeroWindow, now)
+			}
 		}
 		if e.pool != nil {
 			e.pool.expire(now)

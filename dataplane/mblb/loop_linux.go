@@ -131,6 +131,12 @@ func (s *ClientConn) Start() {
 		return
 	}
 	ls.tok = tok
+	if s.e.cfg.Close.ZeroWindow > 0 {
+		s.watchFD(ls.fd) // tcpclose.go
+		if s.isClosed() {
+			s.zwFD.Store(0)
+		}
+	}
 	if ls.tls != nil {
 		// The handshake may have read the client's first records: no
 		// edge will tell of them.
@@ -267,6 +273,7 @@ func (s *ClientConn) clientEOF() {
 		return
 	}
 	s.eof = true
+	s.noteEOF() // tcpclose.go
 	s.mu.Lock()
 	fin := s.loopFlushed()
 	s.mu.Unlock()

@@ -42,3 +42,9 @@ func (cl *connLoop) deferFlush(*serverConn)    {}
 
 // Loopable is false: there are no event loops here.
 func (e *Engine) Loopable() bool { return false }
+
+// Off Linux no window is read (no TCP_INFO here): the zero-window timer
+// never fires.
+func zeroWindowFD(int) bool          { return false }
+func connZeroWindow(c net.Conn) bool { return false }
+func connFD(c net.Conn) int          { return -1 }

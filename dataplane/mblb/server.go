@@ -146,6 +146,9 @@ type serverConn struct {
 	dead, closing bool
 	failErr       error
 	down          atomic.Bool
+	// zwAt is since when the socket has held bytes for a zero window
+	// (the janitor's alone: CloseTimers, tcpclose.go).
+	zwAt int64
 
 	// Pool bookkeeping, guarded by the pool's lock, except npending.
 	key         poolKey

@@ -191,6 +191,13 @@ type ClientConn struct {
 	// (IP::idle_timeout): 0 the engine's, negative none, else nanoseconds.
 	idleOverride atomic.Int64
 	closedFlag   atomic.Bool
+	// eofAt is when the client half-closed (Unix ns, 0: not), zwFD its
+	// socket plus one while the zero-window timer may read it, and zwAt
+	// since when that socket has held bytes for a zero window (the
+	// janitor's alone): CloseTimers (tcpclose.go).
+	eofAt atomic.Int64
+	zwFD  atomic.Int32
+	zwAt  int64
 	// resetLast: the response that closes the client (a rule's
 	// HTTP::respond -reset) is followed by a reset, not a FIN.
 	resetLast         atomic.Bool
@@ -359,6 +366,9 @@ func (s *ClientConn) Run() error {
 	defer st.release()
 	defer s.abortUpload() // upload.go
 	defer s.flushDirty()
+	if e.cfg.Close.ZeroWindow > 0 {
+		s.watchFD(connFD(s.c)) // tcpclose.go
+	}
 	for {
 		k, err := st.read(s.c)
 		if k > 0 {
@@ -388,6 +398,7 @@ func (s *ClientConn) Run() error {
 				return nil
 			}
 			if errors.Is(err, io.EOF) {
+				s.noteEOF() // tcpclose.go
 				s.drain()
 				s.Close(false)
 				return nil
@@ -1115,6 +1126,7 @@ func (s *ClientConn) Close(reset bool) {
 	}
 	s.closed = true
 	s.closedFlag.Store(true)
+	s.zwFD.Store(0)
 	for i, r := range s.slots {
 		if r != nil {
 			r.unref()

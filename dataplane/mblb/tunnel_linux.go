@@ -43,6 +43,7 @@ func (s *ClientConn) migrateTunnel(sc *serverConn) {
 		}
 	}
 	ls.migrated = true
+	s.zwFD.Store(0) // a tunnel's bytes are the member's to pace
 	s.mu.Lock()
 	s.c = c
 	s.cond.Broadcast()

@@ -23,13 +23,14 @@ type listenSys struct {
 
 // Listen binds a virtual's address. TCP keepalive stays off on proxied
 // sockets (the idle timeout governs them).
-func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+func (e *Engine) Listen(ap netip.AddrPort, mptcp bool) (*Listener, error) {
 	lc := net.ListenConfig{KeepAlive: -1}
+	lc.SetMultipathTCP(mptcp)
 	ln, err := lc.Listen(context.Background(), "tcp", ap.String())
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{Addr: ap, listenSys: listenSys{ln: ln.(*net.TCPListener)}}, nil
+	return &Listener{Addr: ap, MPTCP: mptcp, listenSys: listenSys{ln: ln.(*net.TCPListener)}}, nil
 }
 
 // CloseUnstarted closes a listener that never started (a commit that

@@ -12,7 +12,11 @@ import (
 // between commits without closing the socket.
 type Listener struct {
 	Addr netip.AddrPort
-	VS   atomic.Pointer[state.Virtual]
+	// MPTCP: the listener was asked for Multipath TCP (the socket is
+	// plain TCP where the kernel refused); a commit that changes it
+	// opens the address anew.
+	MPTCP bool
+	VS    atomic.Pointer[state.Virtual]
 	listenSys
 	// lopts is what ListenOpts last set on the socket.
 	lopts sockopt.Listener

@@ -142,16 +142,18 @@ type listenSys struct {
 	acc []*acceptor // by loop
 }
 
-// Listen binds and listens on ap (accepting starts with Start).
-func (e *Engine) Listen(ap netip.AddrPort) (*Listener, error) {
+// Listen binds and listens on ap (accepting starts with Start), with
+// Multipath TCP when mptcp is true (tcp profile mptcp enabled, client
+// side) and the kernel has it.
+func (e *Engine) Listen(ap netip.AddrPort, mptcp bool) (*Listener, error) {
 	if err := e.ensureLoops(); err != nil {
 		return nil, err
 	}
-	fd, err := rawsock.Listen(ap)
+	fd, err := rawsock.Listen(ap, mptcp)
 	if err != nil {
 		return nil, err
 	}
-	l := &Listener{Addr: ap}
+	l := &Listener{Addr: ap, MPTCP: mptcp}
 	l.fd = fd
 	l.acc = make([]*acceptor, len(e.loops.ls))
 	return l, nil
@@ -382,6 +384,9 @@ type loopDir struct {
 	// otherwise the short read drained it, and its next edge tells.
 	finNext bool
 	edged   bool
+	// lowered: the destination's wake-up was moved to proxy-buffer-low
+	// while the direction waits for it (bufferlow_linux.go).
+	lowered bool
 }
 
 // dirSender is a direction's evloop.Sender: what a short read brought
@@ -691,6 +696,7 @@ func (lf *loopFlow) pump(up bool) {
 		}
 		if w < n {
 			d.buf, d.off, d.n = buf, w, n // the destination's next edge resumes
+			lf.bufferFull(up)             // bufferlow_linux.go
 			return
 		}
 		bufPool.Put(buf)
@@ -760,6 +766,7 @@ func (ds *dirSender) Sent(n int, errno syscall.Errno) {
 	d.off += n
 	if d.off < d.n {
 		d.finNext = false // the writability edge reads on
+		lf.bufferFull(ds.up)
 		return
 	}
 	bufPool.Put(d.buf)
@@ -873,6 +880,7 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 			d.piped -= k
 		case syscall.EINTR:
 		case syscall.EAGAIN:
+			lf.bufferFull(up)
 			return false // the destination's next edge resumes
 		default:
 			lf.abort(true)
@@ -885,6 +893,9 @@ func (lf *loopFlow) drainPipe(up bool) bool {
 // flush writes a direction's pending bytes once its destination drained.
 func (lf *loopFlow) flush(up bool) {
 	d := lf.dir(up)
+	if d.lowered {
+		lf.bufferResumed(up) // bufferlow_linux.go
+	}
 	if d.tlsOut {
 		lf.flushTLS()
 		return
@@ -906,6 +917,7 @@ func (lf *loopFlow) flush(up bool) {
 	}
 	d.off += w
 	if d.off < d.n {
+		lf.bufferFull(up)
 		return
 	}
 	bufPool.Put(d.buf)

@@ -94,6 +94,8 @@ type proxied struct {
 
 	legsLeft atomic.Int32
 	ended    atomic.Bool
+	// watched: the close timers of the flow run (tcpclose.go).
+	watched bool
 	// streams are the stream filters of the two directions (client to
 	// server first); nil without a stream profile (stream.go).
 	streams *[2]streamDir
@@ -170,6 +172,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 			return
 		}
 	}
+	pr.watchClose() // tcpclose.go
 	sc, err := pr.connect()
 	if err != nil {
 		pr.finish(true)
@@ -440,6 +443,9 @@ func (e *Engine) Dial(src, dst netip.AddrPort) (*net.TCPConn, error) {
 // one.
 func (e *Engine) DialSide(src, dst netip.AddrPort, side *sockopt.Side) (*net.TCPConn, error) {
 	d := net.Dialer{Timeout: side.Timeout(e.env.ConnectTimeout), KeepAlive: -1}
+	if side != nil && side.MPTCP {
+		d.SetMultipathTCP(true) // falls back to TCP where the kernel refuses
+	}
 	keep := src.Port() != 0
 	d.Control = dialControl(src, dst, keep, side)
 	c, err := d.DialContext(context.Background(), "tcp", dst.String())

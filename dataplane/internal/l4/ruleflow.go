@@ -217,6 +217,7 @@ func (rs *ruleState) collectBytes(st *sideState, up bool, data []byte) {
 // SERVER_CONNECTED and the server side's loop.
 func (pr *proxied) bind() bool {
 	rs := pr.rs
+	pr.watchClose() // tcpclose.go
 	for round := 0; ; round++ {
 		sc, err := pr.connect()
 		if err == nil {

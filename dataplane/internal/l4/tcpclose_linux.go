@@ -3,6 +3,8 @@
 package l4
 
 import (
+	"net"
+
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"golang.org/x/sys/unix"
 )
@@ -114,4 +116,20 @@ func zeroWindow(fd int) bool {
 		return false
 	}
 	return ti.Snd_wnd == 0 && ti.Notsent_bytes > 0
+}
+
+// connState is tcpState of a goroutine flow's connection.
+func connState(c *net.TCPConn) (st uint8) {
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { st = tcpState(int(fd)) })
+	}
+	return st
+}
+
+// connZeroWindow is zeroWindow of a goroutine flow's connection.
+func connZeroWindow(c *net.TCPConn) (zw bool) {
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { zw = zeroWindow(int(fd)) })
+	}
+	return zw
 }

@@ -71,8 +71,9 @@ type VS struct {
 	vs    *state.Virtual
 	cfg   config.MBLB
 	idle  time.Duration
-	ruled bool // the rules frame messages (TCP::notify)
-	waits bool // the rules suspend events (after ms): no event loops
+	close mblb.CloseTimers // the tcp profile's close timers (closeTimers)
+	ruled bool             // the rules frame messages (TCP::notify)
+	waits bool             // the rules suspend events (after ms): no event loops
 	eng   *mblb.Engine
 	h2    *memberHTTP2 // HTTP/2 to members, nil: HTTP/1.1 (h2member.go)
 
@@ -117,8 +118,21 @@ type suspect struct {
 const suspectFor = time.Second
 
 // same reports whether a running engine can go on serving v.
-func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ruled, waits bool) bool {
-	return mv.idle == idle && mv.ruled == ruled && mv.waits == waits && reflect.DeepEqual(mv.cfg, *cfg)
+func (mv *VS) same(cfg *config.MBLB, idle time.Duration, ct mblb.CloseTimers, ruled, waits bool) bool {
+	return mv.idle == idle && mv.close == ct && mv.ruled == ruled && mv.waits == waits && reflect.DeepEqual(mv.cfg, *cfg)
+}
+
+// closeTimers is what of a virtual's close handling its message engine
+// runs: close-wait-timeout for a client that half-closed and
+// zero-window-timeout on both sides. loose-close, reset-on-client-fin
+// and client-timeout are fastl4's, which no message virtual has;
+// fin-wait-timeout has nothing to time, the engine closing a socket once
+// its FIN is due (Linux then retries it on its own).
+func closeTimers(c *sockopt.Close) mblb.CloseTimers {
+	if c == nil {
+		return mblb.CloseTimers{}
+	}
+	return mblb.CloseTimers{AfterFIN: c.AfterFIN, ZeroWindow: c.ZeroWindow}
 }
 
 // ruledBy reports whether r frames messages itself: rule framing needs a
@@ -149,12 +163,13 @@ func (s *Set) Apply(virtuals map[string]*state.Virtual) {
 		}
 		ruled := ruledBy(cfg, snap.Cfg.Rules)
 		waits := irules.Program(snap.Cfg.Rules).Waits()
-		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ruled, waits) {
+		ct := closeTimers(snap.Cfg.TCPClose)
+		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ct, ruled, waits) {
 			next[v] = mv
 			delete(old, v)
 			continue
 		}
-		mv, err := s.newVS(v, cfg, snap.Idle, ruled, waits)
+		mv, err := s.newVS(v, cfg, snap.Idle, ct, ruled, waits)
 		if err != nil {
 			s.env.Log.Error("Virtual " + v.Name + ": message-based load balancing: " + err.Error())
 			continue
@@ -201,8 +216,8 @@ func (mv *VS) retire() {
 }
 
 // newVS starts the engine of one virtual.
-func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ruled, waits bool) (*VS, error) {
-	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, ruled: ruled, waits: waits}
+func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct mblb.CloseTimers, ruled, waits bool) (*VS, error) {
+	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, close: ct, ruled: ruled, waits: waits}
 	ec := mblb.Config{
 		Pick:            mv.pickTLS, // tls.go
 		Dial:            mv.dial,
@@ -213,6 +228,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
 		IdleTimeout:     idle,
+		Close:           ct,
 		ConnectTimeout:  s.env.ConnectTimeout,
 		Waits:           waits,
 		Events: mblb.Events{

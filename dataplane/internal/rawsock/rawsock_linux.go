@@ -122,14 +122,16 @@ func Splice(from, to, n int) (int, syscall.Errno) {
 	return int(r), e
 }
 
-// Listen opens a non-blocking listening socket on ap. Errors read like
-// the net package's ("bind: address already in use").
-func Listen(ap netip.AddrPort) (int, error) {
+// Listen opens a non-blocking listening socket on ap, a Multipath TCP one
+// when mptcp is true and the kernel has it (else plain TCP: clients
+// without MPTCP are served alike). Errors read like the net package's
+// ("bind: address already in use").
+func Listen(ap netip.AddrPort, mptcp bool) (int, error) {
 	family := unix.AF_INET
 	if !ap.Addr().Unmap().Is4() {
 		family = unix.AF_INET6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := streamSocket(family, mptcp)
 	if err != nil {
 		return -1, os.NewSyscallError("socket", err)
 	}
@@ -210,7 +212,7 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, 
 	if !dst.Addr().Unmap().Is4() {
 		family = unix.AF_INET6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := streamSocket(family, side != nil && side.MPTCP)
 	if err != nil {
 		return -1, false, errnoOf(err)
 	}
@@ -238,6 +240,18 @@ func dialOnce(src, dst netip.AddrPort, keepPort bool, side *sockopt.Side) (int, 
 		return -1, false, e
 	}
 	return fd, true, 0
+}
+
+// streamSocket is a non-blocking TCP socket, Multipath TCP when mptcp is
+// true and the kernel allows it (built with it, net.mptcp.enabled 1):
+// otherwise plain TCP, as Go's net package falls back.
+func streamSocket(family int, mptcp bool) (int, error) {
+	if mptcp {
+		if fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_MPTCP); err == nil {
+			return fd, nil
+		}
+	}
+	return unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 }
 
 func errnoOf(err error) syscall.Errno {

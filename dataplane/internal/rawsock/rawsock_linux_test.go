@@ -17,7 +17,7 @@ import (
 // loopback: the listener's and both ends' names, bytes both ways, the
 // kept source port and a reset.
 func TestListenDialAccept(t *testing.T) {
-	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestListenDialAccept(t *testing.T) {
 	if !laddr.IsValid() || laddr.Port() == 0 {
 		t.Fatalf("listener name %s", laddr)
 	}
-	if _, err := Listen(laddr); err == nil || err.Error() != "bind: address already in use" {
+	if _, err := Listen(laddr, false); err == nil || err.Error() != "bind: address already in use" {
 		t.Fatalf("second listen: %v", err)
 	}
 	src := netip.MustParseAddrPort("127.0.0.2:0")
@@ -85,13 +85,13 @@ func TestListenDialAccept(t *testing.T) {
 
 // TestDialKeepsPort asks for a source port and gets it when it is free.
 func TestDialKeepsPort(t *testing.T) {
-	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
+	lfd, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(lfd)
 	// A free port: bind, read the name, close.
-	probe, err := Listen(netip.MustParseAddrPort("127.0.0.3:0"))
+	probe, err := Listen(netip.MustParseAddrPort("127.0.0.3:0"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

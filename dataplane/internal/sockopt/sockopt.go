@@ -98,6 +98,21 @@ type Side struct {
 	// side; Linux wakes the writer again when the queue is below half of
 	// it. 0 leaves the queue to the send buffer.
 	NotSentLowat int
+	// NotSentLow is proxy-buffer-low: reading the other side resumes once
+	// fewer bytes than this wait unsent. Linux wakes a writer at half of
+	// TCP_NOTSENT_LOWAT, so while a flow waits on the socket the event
+	// loops move TCP_NOTSENT_LOWAT to twice this, and back to
+	// NotSentLowat once woken (LowWait, LowResume). 0: Linux's wake-up.
+	NotSentLow int
+	// PacingRate is rate-pace-max-rate in bytes per second with rate-pace
+	// enabled: SO_MAX_PACING_RATE, the most the kernel's pacing (fq, or
+	// TCP's own) lets the socket send. 0: unbounded.
+	PacingRate int
+	// MPTCP is mptcp enabled: the side's sockets are Multipath TCP
+	// (IPPROTO_MPTCP), which talk plain TCP to a peer without it. On the
+	// client side it is the virtual's listener's, on the server side the
+	// member connections'.
+	MPTCP bool
 }
 
 // Close is how a flow's end is handled (the fastl4 profile's loose-close,
@@ -152,6 +167,9 @@ func (s *Side) ListenerOf() Listener {
 	}
 	return Listener{DeferAccept: s.DeferAccept, FastOpen: s.FastOpen, MaxSeg: s.MaxSeg, MD5Key: s.MD5Key}
 }
+
+// WantsMPTCP reports whether s asks for Multipath TCP; nil does not.
+func (s *Side) WantsMPTCP() bool { return s != nil && s.MPTCP }
 
 // Timeout is the member connect timeout of s: def unless s sets one.
 func (s *Side) Timeout(def time.Duration) time.Duration {

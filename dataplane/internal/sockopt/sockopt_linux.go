@@ -78,6 +78,9 @@ func (s *Side) applyMore(fd int) {
 	if s.NotSentLowat > 0 {
 		setInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, s.NotSentLowat)
 	}
+	if s.PacingRate > 0 {
+		setInt(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, s.PacingRate)
+	}
 	if s.UserTimeout > 0 {
 		setInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, int(s.UserTimeout/time.Millisecond))
 	}
@@ -89,6 +92,19 @@ func (s *Side) applyMore(fd int) {
 		setInt(fd, unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
 		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_MTU_DISCOVER, unix.IPV6_PMTUDISC_DONT)
 	}
+}
+
+// LowWait moves fd's writer wake-up to proxy-buffer-low while a flow
+// waits on it: Linux wakes at half of TCP_NOTSENT_LOWAT, and setting it
+// wakes the writer at once when the queue is already that short.
+func (s *Side) LowWait(fd int) {
+	setInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, 2*s.NotSentLow)
+}
+
+// LowResume gives fd back its proxy-buffer-high (0: the system's) once the
+// flow was woken.
+func (s *Side) LowResume(fd int) {
+	setInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, s.NotSentLowat)
 }
 
 // ApplyDatagram sets a UDP virtual's listening socket as its client
@@ -266,6 +282,11 @@ type Reading struct {
 	UserTimeout int
 	// NotSentLowat is TCP_NOTSENT_LOWAT (a large number when unset).
 	NotSentLowat int
+	// PacingRate is SO_MAX_PACING_RATE in bytes per second (all ones
+	// when unbounded).
+	PacingRate uint64
+	// MPTCP: the socket is Multipath TCP (SO_PROTOCOL IPPROTO_MPTCP).
+	MPTCP bool
 }
 
 // Read reads a socket's settings back.
@@ -296,6 +317,11 @@ func Read(fd int) (Reading, error) {
 	}
 	r.UserTimeout, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT)
 	r.NotSentLowat, _ = unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
+	if pr, err := unix.GetsockoptUint64(fd, unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE); err == nil {
+		r.PacingRate = pr
+	}
+	proto, _ := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PROTOCOL)
+	r.MPTCP = proto == unix.IPPROTO_MPTCP
 	if sa, err := unix.Getsockname(fd); err == nil {
 		if _, v6 := sa.(*unix.SockaddrInet6); v6 {
 			r.TOS, _ = unix.GetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_TCLASS)

@@ -30,3 +30,9 @@ func ApplyDatagram(fd int, s *Side) {}
 
 // ApplyPeer does nothing off Linux.
 func (s *Side) ApplyPeer(fd int, peer netip.Addr) {}
+
+// LowWait does nothing off Linux.
+func (s *Side) LowWait(fd int) {}
+
+// LowResume does nothing off Linux.
+func (s *Side) LowResume(fd int) {}

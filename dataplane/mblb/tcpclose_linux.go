@@ -1,0 +1,34 @@
+//go:build linux
+
+package mblb
+
+import (
+	"net"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+)
+
+// zeroWindowFD reports whether fd holds bytes its peer advertises no
+// room for: a zero send window with data not yet sent (TCP_INFO).
+func zeroWindowFD(fd int) bool {
+	ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return false
+	}
+	return ti.Snd_wnd == 0 && ti.Notsent_bytes > 0
+}
+
+// connZeroWindow is zeroWindowFD of a goroutine connection's socket.
+func connZeroWindow(c net.Conn) (zw bool) {
+	rawsock.Control(c, func(fd int) error { zw = zeroWindowFD(fd); return nil })
+	return zw
+}
+
+// connFD is the socket under c, -1 when there is none.
+func connFD(c net.Conn) (fd int) {
+	fd = -1
+	rawsock.Control(c, func(f int) error { fd = f; return nil })
+	return fd
+}
