@@ -207,6 +207,10 @@ type Config struct {
 	DisableRetry bool
 	// MaxRetries bounds how often one message is sent again. Default 2.
 	MaxRetries int
+	// Flow is the mblb profile's ingress and egress water marks, so that
+	// a member that stops reading holds its clients back instead of
+	// filling the proxy's memory (flowcontrol.go); nil: none.
+	Flow *FlowControl
 	// ResponseTimeout fails a server connection whose oldest request saw
 	// no response byte for this long; 0 waits forever.
 	ResponseTimeout time.Duration
@@ -282,6 +286,10 @@ type Engine struct {
 	done     chan struct{}
 
 	stats engineStats
+	// fc is cfg.Flow normalized, nil when off; flowQueued and flowPeak
+	// are the request bytes held for members now and at most.
+	fc                   *FlowControl
+	flowQueued, flowPeak atomic.Int64
 	// clock is the time the janitor last saw, in Unix nanoseconds: idle
 	// and response timeouts need no finer grain than its tick, and the
 	// message path then never reads the clock.
@@ -323,6 +331,7 @@ func (e *Engine) wantTick(d time.Duration) {
 type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
 	serverFailures, unsolicited, serverConns       atomic.Uint64
+	flowPauses                                     atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -341,6 +350,12 @@ type Stats struct {
 	Unsolicited uint64
 	// ServerConnsOpened counts server connections opened.
 	ServerConnsOpened uint64
+	// FlowPauses counts the times a client stopped being read at a high
+	// water mark; FlowQueued is the request bytes held for members now,
+	// FlowQueuedPeak the most ever held at once (flow control only: the
+	// engine does not count them without it).
+	FlowPauses                 uint64
+	FlowQueued, FlowQueuedPeak int64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -399,6 +414,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:      cfg,
 		respMode: resp,
+		fc:       flowOf(cfg.Flow),
 		sessions: make(map[*ClientConn]struct{}),
 		servers:  make(map[*serverConn]struct{}),
 		members:  make(map[MemberID]*memberStats),
@@ -466,6 +482,9 @@ func (e *Engine) Stats() Stats {
 		ServerFailures:    e.stats.serverFailures.Load(),
 		Unsolicited:       e.stats.unsolicited.Load(),
 		ServerConnsOpened: e.stats.serverConns.Load(),
+		FlowPauses:        e.stats.flowPauses.Load(),
+		FlowQueued:        e.flowQueued.Load(),
+		FlowQueuedPeak:    e.flowPeak.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

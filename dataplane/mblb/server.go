@@ -133,6 +133,8 @@ type serverConn struct {
 	owner *ClientConn // nil for a pooled connection
 	// strm is the response being streamed (server reader only).
 	strm bodyStream
+	// flow is the connection's part of flow control (flowcontrol.go).
+	flow connFlow
 
 	qmu sync.Mutex // guards q, out, writing, dead, closing, failErr
 	q   queue
@@ -313,6 +315,9 @@ func (sc *serverConn) submit(m *msg, flush bool, cur *evl) bool {
 	sc.q.push(m)
 	sc.out = append(sc.out, m)
 	sc.leg.pending.Add(1)
+	if fc := sc.e.fc; fc != nil {
+		sc.flowQueued(fc, m)
+	}
 	if flush {
 		sc.flushFrom(cur)
 	}
@@ -378,6 +383,9 @@ func (sc *serverConn) flushLocked() {
 			mt.Sent(int(n))
 		}
 		parts := sc.uploadWritten(batch) // upload.go
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, batch)
+		}
 		if err == nil {
 			sc.ms.requests.Add(uint64(len(batch) - parts))
 			sc.leg.MsgsOut.Add(uint64(len(batch) - parts))
@@ -394,6 +402,9 @@ func (sc *serverConn) flushLocked() {
 		sc.spare = batch[:0]
 	}
 	if sc.dead {
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, sc.out)
+		}
 		for i, m := range sc.out {
 			m.unref() // never to be written; the reader re-sends it
 			sc.out[i] = nil
@@ -730,6 +741,9 @@ func (sc *serverConn) failed(rerr error) {
 		entries = append(entries, m)
 	}
 	if !sc.writing {
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, sc.out)
+		}
 		for i, m := range sc.out {
 			m.unref() // the writer's reference: it will never be written
 			sc.out[i] = nil

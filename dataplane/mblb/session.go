@@ -138,6 +138,9 @@ type ClientConn struct {
 	// connqueue.go).
 	parked []*msg
 
+	// flow is the client's part of flow control (flowcontrol.go).
+	flow sessFlow
+
 	// paused are the server connections (on event loops) that stopped
 	// reading a streamed response until this client takes its parts.
 	paused []*serverConn
@@ -257,6 +260,10 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		s.runClient = s.rule.ClientData
 	}
 	s.emitFn = s.emit
+	if e.fc != nil {
+		s.flow.wakeCh = make(chan struct{}, 1)
+		s.flow.resumeFn = s.flowResume
+	}
 	e.mu.Lock()
 	if e.closed {
 		s.closed = true
@@ -364,6 +371,11 @@ func (s *ClientConn) Run() error {
 		if k > 0 {
 			if ferr := s.take(&st, k); ferr != nil {
 				return ferr
+			}
+			if fc := e.fc; fc != nil && !s.upgrading {
+				if s.flowAwait(fc) != nil {
+					return nil
+				}
 			}
 			for s.upgrading {
 				sc := s.awaitSwitch()

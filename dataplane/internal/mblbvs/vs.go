@@ -212,6 +212,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		MaxInFlight:     cfg.MaxInFlight,
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
+		Flow:            &mv.cfg.Flow,
 		IdleTimeout:     idle,
 		ConnectTimeout:  s.env.ConnectTimeout,
 		Waits:           waits,
@@ -809,6 +810,9 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.ServerConnsOpened += es.ServerConnsOpened
 		st.Sessions += es.Sessions
 		st.ServerConns += es.ServerConns
+		st.FlowPauses += es.FlowPauses
+		st.FlowQueued += es.FlowQueued
+		st.FlowQueuedPeak = max(st.FlowQueuedPeak, es.FlowQueuedPeak)
 	}
 	return st, ok
 }
