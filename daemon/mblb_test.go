@@ -129,3 +129,36 @@ func TestMBLBFlowSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestMBLBShutdownTimeout: shutdown-timeout reaches the engine in
+// seconds; 0 turns it off; anything else than seconds is refused.
+func TestMBLBShutdownTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want time.Duration
+		bad  bool
+	}{
+		{"", 5 * time.Second, false}, // BIG-IP's default
+		{"0", 0, false},
+		{"30", 30 * time.Second, false},
+		{"-1", 0, true},
+		{"soon", 0, true},
+	} {
+		get := func(p *objects.Prop) string {
+			if p.Name == "shutdown-timeout" && tc.set != "" {
+				return tc.set
+			}
+			return p.Default
+		}
+		m, err := mblbSettings(get)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("shutdown-timeout %q accepted", tc.set)
+			}
+			continue
+		}
+		if err != nil || m.ShutdownTimeout != tc.want {
+			t.Errorf("shutdown-timeout %q: %v, %v; want %v", tc.set, m.ShutdownTimeout, err, tc.want)
+		}
+	}
+}

@@ -188,6 +188,7 @@ var (
 	profileMBLB       = schema.MustKind("ltm profile mblb")
 	mblbMaxMessage    = profileMBLB.MustProp("max-message-size")
 	mblbMaxInFlight   = profileMBLB.MustProp("max-in-flight")
+	mblbShutdown      = profileMBLB.MustProp("shutdown-timeout")
 	mblbIngressHigh   = profileMBLB.MustProp("ingress-high")
 	mblbIngressLow    = profileMBLB.MustProp("ingress-low")
 	mblbEgressHigh    = profileMBLB.MustProp("egress-high")

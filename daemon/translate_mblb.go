@@ -73,6 +73,13 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)
 	}
+	if st := get(mblbShutdown); st != "" && st != "0" {
+		n, err := strconv.Atoi(st)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("shutdown-timeout %q: want seconds", st)
+		}
+		m.ShutdownTimeout = secondsOf(int64(n))
+	}
 	// The water marks, in bytes [M]; a high mark of 0 turns its side off.
 	marks := [4]int64{}
 	for i, p := range []*objects.Prop{mblbIngressHigh, mblbIngressLow, mblbEgressHigh, mblbEgressLow} {

@@ -264,7 +264,7 @@ func ltmKinds() []*Kind {
 		passive(ed("isolate-expire", "enabled")),
 		passive(ed("isolate-server", "enabled")),
 		passive(num("min-conn", "0")),
-		passive(num("shutdown-timeout", "5")),
+		help(num("shutdown-timeout", "5"), "seconds a client's own member connection stays open after the client has gone, for the answers still owed on it; 0 closes it at once"),
 		passive(num("tag-ttl", "60")),
 		passive(str("app-service", "none")),
 		// openltm extension: how messages are found without an iRule, and

@@ -207,6 +207,10 @@ type Config struct {
 	DisableRetry bool
 	// MaxRetries bounds how often one message is sent again. Default 2.
 	MaxRetries int
+	// ShutdownTimeout is how long a client's own server connection stays
+	// open after the client has gone, for the answers still owed on it
+	// (the mblb profile's shutdown-timeout); 0 closes it at once.
+	ShutdownTimeout time.Duration
 	// Flow is the mblb profile's ingress and egress water marks, so that
 	// a member that stops reading holds its clients back instead of
 	// filling the proxy's memory (flowcontrol.go); nil: none.
@@ -552,7 +556,7 @@ func (e *Engine) memberFailed(m Member, ms *memberStats, err error) {
 func (e *Engine) janitor() {
 	defer close(e.done)
 	tick := time.Second
-	for _, d := range []time.Duration{e.cfg.IdleTimeout, e.cfg.ResponseTimeout} {
+	for _, d := range []time.Duration{e.cfg.IdleTimeout, e.cfg.ResponseTimeout, e.cfg.ShutdownTimeout} {
 		if d > 0 && d/4 < tick {
 			tick = d / 4
 		}

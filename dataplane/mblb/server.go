@@ -146,8 +146,12 @@ type serverConn struct {
 	// dead: no more requests may be queued; closing: the end was ours
 	// (idle, shutdown), not the member's fault.
 	dead, closing bool
-	failErr       error
-	down          atomic.Bool
+	// drainBy: the client that owned the connection is gone and it
+	// stays open until its answers still owed have come, or until this
+	// time (Unix nanoseconds; Config.ShutdownTimeout); 0: not draining.
+	drainBy int64
+	failErr error
+	down    atomic.Bool
 
 	// Pool bookkeeping, guarded by the pool's lock, except npending.
 	key         poolKey
@@ -451,8 +455,29 @@ func (sc *serverConn) endLocked() {
 	sc.conn.Close()
 }
 
+// drainOrEnd ends a connection whose owner is gone: at once, unless
+// Config.ShutdownTimeout lets it wait for the answers still owed on it
+// (the mblb profile's shutdown-timeout), so that the member can finish
+// them instead of seeing its connection closed under them.
+func (sc *serverConn) drainOrEnd() {
+	t := sc.e.cfg.ShutdownTimeout
+	if t <= 0 {
+		sc.shutdown()
+		return
+	}
+	sc.qmu.Lock()
+	if sc.dead || sc.q.size == 0 || sc.connecting.Load() {
+		sc.endLocked()
+		return
+	}
+	if sc.drainBy == 0 {
+		sc.drainBy = sc.e.now() + int64(t)
+	}
+	sc.qmu.Unlock()
+}
+
 // expire applies the response timeout and, for a client's own connection,
-// the idle timeout.
+// the idle timeout and the end of a drain (drainOrEnd).
 func (sc *serverConn) expire(now int64) {
 	e := sc.e
 	if sc.connecting.Load() && sc.lp != nil && now-sc.created > int64(e.cfg.ConnectTimeout) {
@@ -460,6 +485,10 @@ func (sc *serverConn) expire(now int64) {
 		return
 	}
 	sc.qmu.Lock()
+	if sc.drainBy != 0 && (sc.q.size == 0 || now > sc.drainBy) {
+		sc.endLocked()
+		return
+	}
 	head := sc.q.peek()
 	if head != nil && e.cfg.ResponseTimeout > 0 {
 		since := head.sentAt
@@ -683,7 +712,11 @@ func (sc *serverConn) complete(b []byte) { sc.completeWith(b, nil) }
 func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	sc.qmu.Lock()
 	req := sc.q.pop()
-	sc.qmu.Unlock()
+	if sc.drainBy != 0 && sc.q.size == 0 {
+		sc.endLocked() // the last answer owed has come
+	} else {
+		sc.qmu.Unlock()
+	}
 	e := sc.e
 	if req == nil {
 		e.stats.unsolicited.Add(1)

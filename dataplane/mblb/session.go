@@ -1117,8 +1117,9 @@ func (s *ClientConn) drain() {
 
 // Close ends the session: reset true resets the client (idle timeout,
 // `delete sys connection`, errors), false closes it in order. Its own
-// server connections close with it; requests it has on shared ones are
-// answered into the void.
+// server connections close with it, or once the answers still owed on
+// them have come, within Config.ShutdownTimeout; requests it has on
+// shared ones are answered into the void.
 func (s *ClientConn) Close(reset bool) {
 	s.mu.Lock()
 	if s.closed {
@@ -1159,7 +1160,11 @@ func (s *ClientConn) Close(reset bool) {
 		s.c.Close()
 	}
 	for _, sc := range conns {
-		sc.shutdown()
+		if sc.owner != s {
+			sc.shutdown()
+		} else {
+			sc.drainOrEnd()
+		}
 	}
 	if len(parked) > 0 {
 		cancelParked(parked)

@@ -212,6 +212,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, rul
 		MaxInFlight:     cfg.MaxInFlight,
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
+		ShutdownTimeout: cfg.ShutdownTimeout,
 		Flow:            &mv.cfg.Flow,
 		IdleTimeout:     idle,
 		ConnectTimeout:  s.env.ConnectTimeout,
