@@ -128,17 +128,18 @@ func startFlowClient(t *testing.T, addr string, total, size int) *flowClient {
 	return fc
 }
 
-// stalled waits until none of the clients has sent anything for a while
-// (their sends block), and reports false if that never happened.
-func stalled(clients []*flowClient) bool {
+// stalled waits until none of the clients has sent anything, and the
+// engine's queue has not moved, for a second (their sends block), and
+// reports false if that never happened.
+func stalled(e *Engine, clients []*flowClient) bool {
 	sum := func() (n int64) {
 		for _, c := range clients {
 			n += c.sent.Load()
 		}
-		return n
+		return n + e.Stats().FlowQueued
 	}
 	last, still := sum(), 0
-	for i := 0; i < 200; i++ { // 20 s at most
+	for i := 0; i < 300; i++ { // 30 s at most
 		time.Sleep(100 * time.Millisecond)
 		for _, c := range clients {
 			select {
@@ -151,7 +152,7 @@ func stalled(clients []*flowClient) bool {
 			last, still = n, 0
 			continue
 		}
-		if still++; still == 5 {
+		if still++; still == 10 {
 			return true
 		}
 	}
@@ -178,7 +179,7 @@ func TestFlowControl(t *testing.T) {
 	}{
 		{"ingress", FlowControl{IngressHigh: 256 << 10, IngressLow: 64 << 10}, nil, 1, 256 << 10},
 		{"ingress, two clients", FlowControl{IngressHigh: 128 << 10, IngressLow: 32 << 10}, nil, 2, 2 * 128 << 10},
-		{"egress, shared connection", FlowControl{EgressHigh: 128 << 10, EgressLow: 16 << 10}, &OneConnect{MaxSize: 1}, 2, 128 << 10},
+		{"egress, shared connection", FlowControl{EgressHigh: 128 << 10, EgressLow: 16 << 10}, &OneConnect{MaxSize: 1, MaxReuse: 1 << 30}, 2, 128 << 10},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -194,8 +195,11 @@ func TestFlowControl(t *testing.T) {
 			for range tc.clients {
 				clients = append(clients, startFlowClient(t, vs.addr(), total, size))
 			}
-			if !stalled(clients) {
-				t.Fatalf("the clients' sends never blocked (sent %d of %d)", clients[0].sent.Load(), total)
+			if !stalled(vs.e, clients) {
+				for _, c := range clients {
+					t.Logf("client: sent %d of %d, send error %v", c.sent.Load(), total, c.sendErr)
+				}
+				t.Fatalf("the clients' sends never blocked (%+v, member connections %d)", vs.e.Stats(), mem.accepted.Load())
 			}
 			st := vs.e.Stats()
 			// On goroutines a client's own connection is written by its
