@@ -88,3 +88,77 @@ func TestOneConnectSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestMBLBFlowSettings: the water marks reach the engine in bytes; a low
+// mark above its high one, or a mark that is not a byte count, is refused.
+func TestMBLBFlowSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		want mblb.FlowControl
+		bad  string
+	}{
+		{"BIG-IP's defaults", nil, mblb.FlowControl{IngressHigh: 50, IngressLow: 5, EgressHigh: 50, EgressLow: 5}, ""},
+		{"set", map[string]string{"ingress-high": "1048576", "ingress-low": "262144", "egress-high": "0", "egress-low": "0"},
+			mblb.FlowControl{IngressHigh: 1 << 20, IngressLow: 256 << 10}, ""},
+		{"ingress low above high", map[string]string{"ingress-high": "100", "ingress-low": "200"}, mblb.FlowControl{}, "ingress-low 200 is above ingress-high 100"},
+		{"egress low above high", map[string]string{"egress-high": "0"}, mblb.FlowControl{}, "egress-low 5 is above egress-high 0"},
+		{"not a count", map[string]string{"egress-high": "lots"}, mblb.FlowControl{}, `egress-high "lots" is not a byte count`},
+		{"negative", map[string]string{"ingress-low": "-1"}, mblb.FlowControl{}, `ingress-low "-1" is not a byte count`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			get := func(p *objects.Prop) string {
+				if v, ok := tc.set[p.Name]; ok {
+					return v
+				}
+				return p.Default
+			}
+			m, err := mblbSettings(get)
+			if tc.bad != "" {
+				if err == nil || err.Error() != tc.bad {
+					t.Fatalf("error %v, want %q", err, tc.bad)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Flow != tc.want {
+				t.Errorf("%+v, want %+v", m.Flow, tc.want)
+			}
+		})
+	}
+}
+
+// TestMBLBShutdownTimeout: shutdown-timeout reaches the engine in
+// seconds; 0 turns it off; anything else than seconds is refused.
+func TestMBLBShutdownTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want time.Duration
+		bad  bool
+	}{
+		{"", 5 * time.Second, false}, // BIG-IP's default
+		{"0", 0, false},
+		{"30", 30 * time.Second, false},
+		{"-1", 0, true},
+		{"soon", 0, true},
+	} {
+		get := func(p *objects.Prop) string {
+			if p.Name == "shutdown-timeout" && tc.set != "" {
+				return tc.set
+			}
+			return p.Default
+		}
+		m, err := mblbSettings(get)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("shutdown-timeout %q accepted", tc.set)
+			}
+			continue
+		}
+		if err != nil || m.ShutdownTimeout != tc.want {
+			t.Errorf("shutdown-timeout %q: %v, %v; want %v", tc.set, m.ShutdownTimeout, err, tc.want)
+		}
+	}
+}

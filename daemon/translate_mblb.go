@@ -73,6 +73,30 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)
 	}
+	if st := get(mblbShutdown); st != "" && st != "0" {
+		n, err := strconv.Atoi(st)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("shutdown-timeout %q: want seconds", st)
+		}
+		m.ShutdownTimeout = secondsOf(int64(n))
+	}
+	// The water marks, in bytes [M]; a high mark of 0 turns its side off.
+	marks := [4]int64{}
+	for i, p := range []*objects.Prop{mblbIngressHigh, mblbIngressLow, mblbEgressHigh, mblbEgressLow} {
+		v := get(p)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%s %q is not a byte count", p.Name, v)
+		}
+		marks[i] = n
+	}
+	if marks[1] > marks[0] {
+		return nil, fmt.Errorf("ingress-low %d is above ingress-high %d", marks[1], marks[0])
+	}
+	if marks[3] > marks[2] {
+		return nil, fmt.Errorf("egress-low %d is above egress-high %d", marks[3], marks[2])
+	}
+	m.Flow = mblb.FlowControl{IngressHigh: marks[0], IngressLow: marks[1], EgressHigh: marks[2], EgressLow: marks[3]}
 	f := mblb.Framing{}
 	switch get(mblbFraming) {
 	case "", "rule":

@@ -3,6 +3,7 @@ package objects
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -298,6 +299,18 @@ func checkRequired(o *Object) error {
 		}
 		if v := o.Props["lws-width"]; v != nil && (len(v.Str) > 6 || v.Str == "0" || strings.HasPrefix(v.Str, "-")) {
 			return Invalid("The HTTP profile (%s): lws-width %s: columns from 1 to 999999.", o.Name, v.Str)
+		}
+	case "ltm profile mblb":
+		for _, side := range []string{"ingress", "egress"} {
+			hi, lo := o.Props[side+"-high"], o.Props[side+"-low"]
+			if hi == nil || lo == nil {
+				continue // against an inherited mark, the daemon checks
+			}
+			h, err1 := strconv.ParseInt(hi.Str, 10, 64)
+			l, err2 := strconv.ParseInt(lo.Str, 10, 64)
+			if err1 == nil && err2 == nil && l > h {
+				return Invalid("The MBLB profile (%s): %s-low %d is above %s-high %d.", o.Name, side, l, side, h)
+			}
 		}
 	case "ltm node":
 		if o.Str("address") == "" && o.Props["fqdn"] == nil {

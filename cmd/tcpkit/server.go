@@ -23,6 +23,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	delay := fs.Duration("delay", 0, "wait this long before each answer (a slow member)")
 	crashAfter := fs.Int("crash-after", 0, "after this many messages, reset every connection without answering and exit with status 3 (a crashing member); 0 never")
 	quiet := fs.Bool("quiet", false, "log connections only, not every message")
+	stall := fs.Duration("stall", 0, "read nothing on a new connection for this long, then serve it (a member that stops reading: flow control)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -36,7 +37,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet,
+	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet, stall: *stall,
 		log: &lockedWriter{w: stdout}}
 	crashed := make(chan struct{})
 	if *crashAfter > 0 {
@@ -77,6 +78,7 @@ type labelServer struct {
 	frame string
 	echo  bool
 	delay time.Duration
+	stall time.Duration
 	quiet bool
 	gate  *crashGate
 	log   *lockedWriter
@@ -94,6 +96,10 @@ func (s *labelServer) handle(c net.Conn) {
 	from := c.RemoteAddr().String()
 	s.log.printf("%s connection from %s\n", s.label, from)
 	defer s.log.printf("%s connection from %s closed\n", s.label, from)
+	if s.stall > 0 {
+		time.Sleep(s.stall)
+		s.log.printf("%s reading from %s\n", s.label, from)
+	}
 	r := bufio.NewReaderSize(c, 64<<10)
 	w := bufio.NewWriterSize(c, 64<<10)
 	answer := []byte(s.label + " Response")

@@ -207,6 +207,14 @@ type Config struct {
 	DisableRetry bool
 	// MaxRetries bounds how often one message is sent again. Default 2.
 	MaxRetries int
+	// ShutdownTimeout is how long a client's own server connection stays
+	// open after the client has gone, for the answers still owed on it
+	// (the mblb profile's shutdown-timeout); 0 closes it at once.
+	ShutdownTimeout time.Duration
+	// Flow is the mblb profile's ingress and egress water marks, so that
+	// a member that stops reading holds its clients back instead of
+	// filling the proxy's memory (flowcontrol.go); nil: none.
+	Flow *FlowControl
 	// ResponseTimeout fails a server connection whose oldest request saw
 	// no response byte for this long; 0 waits forever.
 	ResponseTimeout time.Duration
@@ -284,6 +292,10 @@ type Engine struct {
 	done     chan struct{}
 
 	stats engineStats
+	// fc is cfg.Flow normalized, nil when off; flowQueued and flowPeak
+	// are the request bytes held for members now and at most.
+	fc                   *FlowControl
+	flowQueued, flowPeak atomic.Int64
 	// clock is the time the janitor last saw, in Unix nanoseconds: idle
 	// and response timeouts need no finer grain than its tick, and the
 	// message path then never reads the clock.
@@ -325,6 +337,7 @@ func (e *Engine) wantTick(d time.Duration) {
 type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
 	serverFailures, unsolicited, serverConns       atomic.Uint64
+	flowPauses                                     atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -343,6 +356,12 @@ type Stats struct {
 	Unsolicited uint64
 	// ServerConnsOpened counts server connections opened.
 	ServerConnsOpened uint64
+	// FlowPauses counts the times a client stopped being read at a high
+	// water mark; FlowQueued is the request bytes held for members now,
+	// FlowQueuedPeak the most ever held at once (flow control only: the
+	// engine does not count them without it).
+	FlowPauses                 uint64
+	FlowQueued, FlowQueuedPeak int64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -401,6 +420,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg:      cfg,
 		respMode: resp,
+		fc:       flowOf(cfg.Flow),
 		sessions: make(map[*ClientConn]struct{}),
 		servers:  make(map[*serverConn]struct{}),
 		members:  make(map[MemberID]*memberStats),
@@ -468,6 +488,9 @@ func (e *Engine) Stats() Stats {
 		ServerFailures:    e.stats.serverFailures.Load(),
 		Unsolicited:       e.stats.unsolicited.Load(),
 		ServerConnsOpened: e.stats.serverConns.Load(),
+		FlowPauses:        e.stats.flowPauses.Load(),
+		FlowQueued:        e.flowQueued.Load(),
+		FlowQueuedPeak:    e.flowPeak.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}
@@ -535,7 +558,7 @@ func (e *Engine) memberFailed(m Member, ms *memberStats, err error) {
 func (e *Engine) janitor() {
 	defer close(e.done)
 	tick := time.Second
-	for _, d := range []time.Duration{e.cfg.IdleTimeout, e.cfg.ResponseTimeout} {
+	for _, d := range []time.Duration{e.cfg.IdleTimeout, e.cfg.ResponseTimeout, e.cfg.ShutdownTimeout} {
 		if d > 0 && d/4 < tick {
 			tick = d / 4
 		}

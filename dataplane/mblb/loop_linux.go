@@ -179,6 +179,9 @@ func (s *ClientConn) readable() {
 	if s.upgrading || ls.migrated || !s.unstall() || s.eof || s.up.paused {
 		return // an upgrade's answer is awaited, or the socket moved
 	}
+	if fc := s.e.fc; fc != nil && s.flowPause(fc) {
+		return // a write that drains it posts flowResume
+	}
 	if s.up.on && len(ls.st.pending()) > 0 {
 		// An upload's body held while its head waited for the window.
 		if s.take(&ls.st, 0) != nil || s.up.paused {
@@ -851,6 +854,9 @@ func (cl *connLoop) wrote(sc *serverConn, n int, errno syscall.Errno) bool {
 		return true
 	}
 	parts := sc.uploadWritten(cl.held) // upload.go
+	if fc := sc.e.fc; fc != nil {
+		sc.flowWritten(fc, cl.held)
+	}
 	sc.ms.requests.Add(uint64(len(cl.held) - parts))
 	sc.leg.MsgsOut.Add(uint64(len(cl.held) - parts))
 	for i, m := range cl.held {
@@ -895,6 +901,10 @@ func (sc *serverConn) Sent(n int, errno syscall.Errno) {
 // dropWrites lets go of requests that will never be written (the reader
 // re-sends what was pending). The caller holds qmu.
 func (cl *connLoop) dropWrites(sc *serverConn) {
+	if fc := sc.e.fc; fc != nil {
+		sc.flowWritten(fc, cl.held)
+		sc.flowWritten(fc, sc.out)
+	}
 	for i, m := range cl.held {
 		m.unref()
 		cl.held[i] = nil

@@ -133,6 +133,8 @@ type serverConn struct {
 	owner *ClientConn // nil for a pooled connection
 	// strm is the response being streamed (server reader only).
 	strm bodyStream
+	// flow is the connection's part of flow control (flowcontrol.go).
+	flow connFlow
 
 	qmu sync.Mutex // guards q, out, writing, dead, closing, failErr
 	q   queue
@@ -144,8 +146,12 @@ type serverConn struct {
 	// dead: no more requests may be queued; closing: the end was ours
 	// (idle, shutdown), not the member's fault.
 	dead, closing bool
-	failErr       error
-	down          atomic.Bool
+	// drainBy: the client that owned the connection is gone and it
+	// stays open until its answers still owed have come, or until this
+	// time (Unix nanoseconds; Config.ShutdownTimeout); 0: not draining.
+	drainBy int64
+	failErr error
+	down    atomic.Bool
 	// zwAt is since when the socket has held bytes for a zero window
 	// (the janitor's alone: CloseTimers, tcpclose.go).
 	zwAt int64
@@ -316,6 +322,9 @@ func (sc *serverConn) submit(m *msg, flush bool, cur *evl) bool {
 	sc.q.push(m)
 	sc.out = append(sc.out, m)
 	sc.leg.pending.Add(1)
+	if fc := sc.e.fc; fc != nil {
+		sc.flowQueued(fc, m)
+	}
 	if flush {
 		sc.flushFrom(cur)
 	}
@@ -381,6 +390,9 @@ func (sc *serverConn) flushLocked() {
 			mt.Sent(int(n))
 		}
 		parts := sc.uploadWritten(batch) // upload.go
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, batch)
+		}
 		if err == nil {
 			sc.ms.requests.Add(uint64(len(batch) - parts))
 			sc.leg.MsgsOut.Add(uint64(len(batch) - parts))
@@ -397,6 +409,9 @@ func (sc *serverConn) flushLocked() {
 		sc.spare = batch[:0]
 	}
 	if sc.dead {
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, sc.out)
+		}
 		for i, m := range sc.out {
 			m.unref() // never to be written; the reader re-sends it
 			sc.out[i] = nil
@@ -443,8 +458,29 @@ func (sc *serverConn) endLocked() {
 	sc.conn.Close()
 }
 
+// drainOrEnd ends a connection whose owner is gone: at once, unless
+// Config.ShutdownTimeout lets it wait for the answers still owed on it
+// (the mblb profile's shutdown-timeout), so that the member can finish
+// them instead of seeing its connection closed under them.
+func (sc *serverConn) drainOrEnd() {
+	t := sc.e.cfg.ShutdownTimeout
+	if t <= 0 {
+		sc.shutdown()
+		return
+	}
+	sc.qmu.Lock()
+	if sc.dead || sc.q.size == 0 || sc.connecting.Load() {
+		sc.endLocked()
+		return
+	}
+	if sc.drainBy == 0 {
+		sc.drainBy = sc.e.now() + int64(t)
+	}
+	sc.qmu.Unlock()
+}
+
 // expire applies the response timeout and, for a client's own connection,
-// the idle timeout.
+// the idle timeout and the end of a drain (drainOrEnd).
 func (sc *serverConn) expire(now int64) {
 	e := sc.e
 	if sc.connecting.Load() && sc.lp != nil && now-sc.created > int64(e.cfg.ConnectTimeout) {
@@ -452,6 +488,10 @@ func (sc *serverConn) expire(now int64) {
 		return
 	}
 	sc.qmu.Lock()
+	if sc.drainBy != 0 && (sc.q.size == 0 || now > sc.drainBy) {
+		sc.endLocked()
+		return
+	}
 	head := sc.q.peek()
 	if head != nil && e.cfg.ResponseTimeout > 0 {
 		since := head.sentAt
@@ -675,7 +715,11 @@ func (sc *serverConn) complete(b []byte) { sc.completeWith(b, nil) }
 func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	sc.qmu.Lock()
 	req := sc.q.pop()
-	sc.qmu.Unlock()
+	if sc.drainBy != 0 && sc.q.size == 0 {
+		sc.endLocked() // the last answer owed has come
+	} else {
+		sc.qmu.Unlock()
+	}
 	e := sc.e
 	if req == nil {
 		e.stats.unsolicited.Add(1)
@@ -733,6 +777,9 @@ func (sc *serverConn) failed(rerr error) {
 		entries = append(entries, m)
 	}
 	if !sc.writing {
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, sc.out)
+		}
 		for i, m := range sc.out {
 			m.unref() // the writer's reference: it will never be written
 			sc.out[i] = nil

@@ -138,6 +138,9 @@ type ClientConn struct {
 	// connqueue.go).
 	parked []*msg
 
+	// flow is the client's part of flow control (flowcontrol.go).
+	flow sessFlow
+
 	// paused are the server connections (on event loops) that stopped
 	// reading a streamed response until this client takes its parts.
 	paused []*serverConn
@@ -264,6 +267,10 @@ func (e *Engine) newSession(c net.Conn, client netip.AddrPort, opt ClientOptions
 		s.runClient = s.rule.ClientData
 	}
 	s.emitFn = s.emit
+	if e.fc != nil {
+		s.flow.wakeCh = make(chan struct{}, 1)
+		s.flow.resumeFn = s.flowResume
+	}
 	e.mu.Lock()
 	if e.closed {
 		s.closed = true
@@ -374,6 +381,11 @@ func (s *ClientConn) Run() error {
 		if k > 0 {
 			if ferr := s.take(&st, k); ferr != nil {
 				return ferr
+			}
+			if fc := e.fc; fc != nil && !s.upgrading {
+				if s.flowAwait(fc) != nil {
+					return nil
+				}
 			}
 			for s.upgrading {
 				sc := s.awaitSwitch()
@@ -1116,8 +1128,9 @@ func (s *ClientConn) drain() {
 
 // Close ends the session: reset true resets the client (idle timeout,
 // `delete sys connection`, errors), false closes it in order. Its own
-// server connections close with it; requests it has on shared ones are
-// answered into the void.
+// server connections close with it, or once the answers still owed on
+// them have come, within Config.ShutdownTimeout; requests it has on
+// shared ones are answered into the void.
 func (s *ClientConn) Close(reset bool) {
 	s.mu.Lock()
 	if s.closed {
@@ -1159,7 +1172,11 @@ func (s *ClientConn) Close(reset bool) {
 		s.c.Close()
 	}
 	for _, sc := range conns {
-		sc.shutdown()
+		if sc.owner != s {
+			sc.shutdown()
+		} else {
+			sc.drainOrEnd()
+		}
 	}
 	if len(parked) > 0 {
 		cancelParked(parked)

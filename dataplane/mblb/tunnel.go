@@ -444,6 +444,10 @@ func (sc *serverConn) sendHooks() {
 		n.refs.Store(2)
 		n.sentAt = m.sentAt
 		sc.qmu.Lock()
+		if fc := sc.e.fc; fc != nil {
+			sc.flowWritten(fc, []*msg{m}) // counted again as n
+			sc.flowQueued(fc, n)
+		}
 		for i, x := range sc.out {
 			if x == m {
 				sc.out[i] = n

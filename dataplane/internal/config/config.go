@@ -225,6 +225,13 @@ type MBLB struct {
 	// ResponseTimeout fails a member connection whose oldest request saw
 	// no answer for this long; 0 waits (the idle timeout still applies).
 	ResponseTimeout time.Duration
+	// ShutdownTimeout keeps a client's own member connection open after
+	// the client has gone, for the answers still owed on it; 0 closes it
+	// at once.
+	ShutdownTimeout time.Duration
+	// Flow is the profile's ingress and egress water marks, in bytes (a
+	// value, so that an unchanged profile keeps the running engine).
+	Flow mblb.FlowControl
 	// OneConnect, from the one-connect profile, shares server connections
 	// among all clients; nil gives each client its own.
 	OneConnect *OneConnect

@@ -227,6 +227,8 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		MaxInFlight:     cfg.MaxInFlight,
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		Flow:            &mv.cfg.Flow,
 		IdleTimeout:     idle,
 		Close:           ct,
 		ConnectTimeout:  s.env.ConnectTimeout,
@@ -829,6 +831,9 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.ServerConnsOpened += es.ServerConnsOpened
 		st.Sessions += es.Sessions
 		st.ServerConns += es.ServerConns
+		st.FlowPauses += es.FlowPauses
+		st.FlowQueued += es.FlowQueued
+		st.FlowQueuedPeak = max(st.FlowQueuedPeak, es.FlowQueuedPeak)
 	}
 	return st, ok
 }
