@@ -43,7 +43,7 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 		{"Server Failures", u(st.ServerFailures)},
 		{"Client Resets", u(st.Resets)},
 		{"Flow Control", ""},
-		{"Queued Bytes", strconv.FormatInt(st.FlowQueued, 10)},
+		{"Queued Requests", strconv.FormatInt(st.FlowQueued, 10)},
 		{"Maximum Queued", strconv.FormatInt(st.FlowQueuedPeak, 10)},
 		{"Client Pauses", u(st.FlowPauses)},
 	})

@@ -357,7 +357,7 @@ type Stats struct {
 	// ServerConnsOpened counts server connections opened.
 	ServerConnsOpened uint64
 	// FlowPauses counts the times a client stopped being read at a high
-	// water mark; FlowQueued is the request bytes held for members now,
+	// water mark; FlowQueued is the requests held for members now,
 	// FlowQueuedPeak the most ever held at once (flow control only: the
 	// engine does not count them without it).
 	FlowPauses                 uint64

@@ -9,10 +9,10 @@ import (
 // Flow control: the mblb profile's ingress-high/ingress-low and
 // egress-high/egress-low water marks (README.md, "Flow control").
 //
-// What is counted is the bytes of requests the engine holds that a
-// member's socket has not taken yet: queued on a server connection
+// What is counted is the requests the engine holds that a member's
+// socket has not taken yet: queued on a server connection
 // (submit) until the write that carries them has completed, or the
-// connection died and let them go. A client whose own such bytes pass
+// connection died and let them go. A client whose own such requests pass
 // IngressHigh is not read until they are at or below IngressLow; a
 // client that queued a request on a connection holding more than
 // EgressHigh is not read until that connection is at or below
@@ -21,8 +21,10 @@ import (
 // engine, and then the client's own socket, whose sends block, instead
 // of the proxy's memory.
 
-// FlowControl holds the water marks, in bytes. A High of 0 turns that
-// side off; a Low above its High is taken as the High.
+// FlowControl holds the water marks, in requests (messages) [M: BIG-IP's
+// defaults, 50 and 5, read as bytes would hold back every client after
+// each request larger than 50 bytes]. A High of 0 turns that side off; a
+// Low above its High is taken as the High.
 type FlowControl struct {
 	// IngressHigh and IngressLow bound one client's requests held for
 	// members.
@@ -46,7 +48,7 @@ func flowOf(f *FlowControl) *FlowControl {
 
 // sessFlow is a client's part of flow control.
 type sessFlow struct {
-	// in is the client's request bytes held for members; eg the number
+	// in is the client's requests held for members; eg the number
 	// of server connections over EgressHigh it waits on; last the
 	// connection its latest request was queued on, whose egress mark is
 	// checked before the client is read again.
@@ -71,7 +73,7 @@ type connFlow struct {
 // flowQueued counts m, just queued on sc for writing. The caller holds
 // sc.qmu.
 func (sc *serverConn) flowQueued(fc *FlowControl, m *msg) {
-	n := int64(len(m.b))
+	const n = 1
 	s := m.sess
 	if s != nil {
 		s.flow.in.Add(n)
@@ -97,7 +99,7 @@ func (sc *serverConn) flowWritten(fc *FlowControl, batch []*msg) {
 		if m.hx.part {
 			continue
 		}
-		n := int64(len(m.b))
+		const n = 1
 		total += n
 		if s := m.sess; s != nil && s.flow.in.Add(-n) <= fc.IngressLow {
 			s.flowMaybeWake(fc)
