@@ -71,6 +71,8 @@ var (
 	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	sslOCSPStapling   = profileClientSSL.MustProp("ocsp-stapling")
 	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
+	sslUnclean        = common("unclean-shutdown", sslProfiles...)
+	sslStrictResume   = common("strict-resume", sslProfiles...)
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -147,6 +149,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		tc.Client = cfg
 		tc.ClientGate = built[tlsprof.Pick(built, "")].Gate // the sni-default profile's [M]
+		tc.ClientEnds = tlsprof.WatchesEnds(built...)
 	}
 	if server != nil {
 		ss, err := t.serverSSL(server)
@@ -218,6 +221,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 		OCSPStapling:        e(sslOCSPStapling) == "enabled",
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
+		CleanShutdown:       e(sslUnclean) == "disabled",
+		StrictResume:        e(sslStrictResume) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -301,6 +306,8 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		UnknownControl:   e(sslUnknownControl),
 		// indefinite (atoi 0) or a count.
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
+		CleanShutdown:       e(sslUnclean) == "disabled",
+		StrictResume:        e(sslStrictResume) == "enabled",
 	}
 	if v := noneEmpty(e(sslOCSP)); v != "" {
 		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {

@@ -60,6 +60,7 @@ var tlsActed = map[string]bool{
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,
 	"cert-validators": true, "cert-validation-options": true, "issuer-cert": true, "ocsp-stapling": true,
 	"ocsp": true, "unknown-cert-status-response-control": true, "max-active-handshakes": true,
+	"unclean-shutdown": true, "strict-resume": true,
 }
 
 // ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`
