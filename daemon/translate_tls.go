@@ -409,6 +409,11 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		CacheErrorTimeout: secs("cache-error-timeout", 0),
 		ClockSkew:         secs("clock-skew", 0),
 		SignHash:          crypto.SHA256,
+		StatusAge:         secs("status-age", 0),
+		// strict-resp-cert-check: a trusted responder must be marked for
+		// OCSP signing too.
+		StrictRespCertCheck: str("strict-resp-cert-check") == "enabled",
+		ConcurrentLimit:     max(atoi(str("concurrent-connections-limit")), 0),
 	}
 	if v.ResponderURL != "" {
 		if u, err := url.Parse(v.ResponderURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -51,7 +51,7 @@ func TestClientSSLEnds(t *testing.T) {
 			if got := WatchesEnds(b); got != (tc.clean || tc.strict) {
 				t.Fatalf("WatchesEnds = %v", got)
 			}
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.13.22.%d:0", i+1))
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.13.26.%d:0", i+1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestServerSSLEnds(t *testing.T) {
 		{"strict-resume, member unclean, TLS1.2", false, true, tls.VersionTLS12, false, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", fmt.Sprintf("127.13.23.%d:0", i+1))
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.13.27.%d:0", i+1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -46,6 +46,20 @@ type OCSP struct {
 	// may sign answers besides the issuer and the responders it
 	// delegated to; nil: only those.
 	TrustedResponders *Cert
+	// StatusAge (status-age) refuses an answer whose this-update is
+	// further in the past than it (plus clock-skew), for responders that
+	// hand out answers made long ago; 0: any age, BIG-IP's default.
+	StatusAge time.Duration
+	// StrictRespCertCheck (strict-resp-cert-check) requires a responder
+	// certificate that signs answers in the issuer's name to be marked
+	// for OCSP signing (RFC 6960 4.2.2.2), trusted-responders too;
+	// disabled, BIG-IP's default, the issuer's signature on it suffices.
+	StrictRespCertCheck bool
+	// ConcurrentLimit (concurrent-connections-limit) bounds the validator's
+	// exchanges with its responder in progress at once, so that a burst of
+	// new certificates does not flood it; past it an exchange waits for a
+	// place within its timeout. 0: no bound.
+	ConcurrentLimit int
 }
 
 // OCSP statuses, as an answer gives them and OpenSSL prints them.
@@ -74,8 +88,8 @@ func (o *OCSP) key() string {
 			tr += string(h[:8])
 		}
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit)
 }
 
 func (o *OCSP) hash() crypto.Hash {
@@ -106,6 +120,33 @@ func (o *OCSP) url(leaf *x509.Certificate) (string, error) {
 	return "", fmt.Errorf("cert-validator %s: no responder-url, and certificate %q names no OCSP responder", o.Name, leaf.Subject.CommonName)
 }
 
+// ocspSlots are the validators' concurrent-connections-limit places, by
+// validator name and limit (a commit that changes the limit starts a new
+// count; exchanges under way finish against the old one).
+var ocspSlots struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// slots is o's places, nil without a limit.
+func (o *OCSP) slots() chan struct{} {
+	if o.ConcurrentLimit <= 0 {
+		return nil
+	}
+	k := fmt.Sprintf("%s\x00%d", o.Name, o.ConcurrentLimit)
+	ocspSlots.mu.Lock()
+	defer ocspSlots.mu.Unlock()
+	if ocspSlots.m == nil || len(ocspSlots.m) >= maxOCSPEntries {
+		ocspSlots.m = map[string]chan struct{}{}
+	}
+	c := ocspSlots.m[k]
+	if c == nil {
+		c = make(chan struct{}, o.ConcurrentLimit)
+		ocspSlots.m[k] = c
+	}
+	return c
+}
+
 // ocspClient asks responders: no proxy from the environment (BIG-IP's
 // proxy-server-pool is not done), no connection kept between asks.
 var ocspClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
@@ -134,6 +175,14 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
+	if slots := o.slots(); slots != nil {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return fail(fmt.Errorf("cert-validator %s: concurrent-connections-limit %d: no place within the timeout", o.Name, o.ConcurrentLimit))
+		}
+	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
@@ -181,18 +230,34 @@ func (o *OCSP) check(der []byte, leaf, issuer *x509.Certificate, now time.Time) 
 		}
 		return ocspAnswer{}, err
 	}
-	if r.Certificate != nil && issuer != nil && !r.Certificate.Equal(issuer) && o.TrustedResponders == nil {
-		// A delegated responder must be marked for it (RFC 6960 4.2.2.2).
+	// A delegated responder must be marked for OCSP signing (RFC 6960
+	// 4.2.2.2), always when the issuer delegated to it [M: BIG-IP's
+	// default lets any certificate of the issuer sign; the RFC's rule is
+	// kept], and with strict-resp-cert-check a trusted responder too.
+	signer := r.Certificate
+	if signer == nil && o.StrictRespCertCheck && o.TrustedResponders != nil {
+		for _, c := range o.TrustedResponders.Certs {
+			if r.CheckSignatureFrom(c) == nil {
+				signer = c
+				break
+			}
+		}
+	}
+	if signer != nil && (issuer == nil || !signer.Equal(issuer)) && (o.TrustedResponders == nil || o.StrictRespCertCheck) {
 		ok := false
-		for _, u := range r.Certificate.ExtKeyUsage {
+		for _, u := range signer.ExtKeyUsage {
 			ok = ok || u == x509.ExtKeyUsageOCSPSigning
 		}
 		if !ok {
-			return ocspAnswer{}, fmt.Errorf("the responder's certificate %q is not for OCSP signing", r.Certificate.Subject.CommonName)
+			return ocspAnswer{}, fmt.Errorf("the responder's certificate %q is not for OCSP signing", signer.Subject.CommonName)
 		}
 	}
 	if r.ThisUpdate.After(now.Add(o.ClockSkew)) {
 		return ocspAnswer{}, fmt.Errorf("the answer is from the future (this update %s)", r.ThisUpdate.UTC().Format(time.RFC3339))
+	}
+	if o.StatusAge > 0 && now.Sub(r.ThisUpdate) > o.StatusAge+o.ClockSkew {
+		return ocspAnswer{}, fmt.Errorf("the answer is %d s old, past status-age %d s (this update %s)", int64(now.Sub(r.ThisUpdate)/time.Second),
+			int64(o.StatusAge/time.Second), r.ThisUpdate.UTC().Format(time.RFC3339))
 	}
 	if !r.NextUpdate.IsZero() && !now.Add(-o.ClockSkew).Before(r.NextUpdate) {
 		return ocspAnswer{}, fmt.Errorf("the answer is out of date (next update %s)", r.NextUpdate.UTC().Format(time.RFC3339))

@@ -357,3 +357,89 @@ func TestOCSPRefreshAhead(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestOCSPValidatorChecks: status-age refuses an answer whose
+// this-update is older than it (openssl's answers are made at the ask;
+// the check runs at a later clock); strict-resp-cert-check requires a
+// trusted responder's certificate to be marked for OCSP signing, which an
+// issuer's delegated responder always must be.
+func TestOCSPValidatorChecks(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	leaf := good.Cert.Certs[0]
+	delegated := p.responder(t, "127.13.5.1:0")
+	// A responder whose certificate the CA issued for servers, not for
+	// OCSP signing.
+	plainCert, _, plainPath := p.issue(t, "plain-signer", "plain signer", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, false)
+	plain := &ocsptest.Responder{Index: filepath.Join(p.dir, "index.txt"), CA: p.caPath, Signer: plainPath,
+		SignerKey: filepath.Join(p.dir, "plain-signer.key"), Minutes: 10}
+	if err := plain.Start("127.13.5.2:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plain.Close)
+	trusted := &Cert{Name: "/Common/plain-signer.crt", Certs: []*x509.Certificate{plainCert}}
+	for _, tc := range []struct {
+		name    string
+		url     string
+		o       OCSP
+		later   time.Duration // the clock the answer is checked at, ahead of now
+		wantErr string
+	}{
+		{"status-age 0: any age", delegated.URL(), OCSP{}, 5 * time.Minute, ""},
+		{"within status-age", delegated.URL(), OCSP{StatusAge: 10 * time.Minute}, 5 * time.Minute, ""},
+		{"past status-age", delegated.URL(), OCSP{StatusAge: time.Minute}, 5 * time.Minute, "past status-age 60 s"},
+		{"within status-age by clock-skew", delegated.URL(), OCSP{StatusAge: 4 * time.Minute, ClockSkew: 2 * time.Minute}, 5 * time.Minute, ""},
+		{"delegated without OCSP signing", plain.URL(), OCSP{}, 0, "not for OCSP signing"},
+		{"trusted responder, not strict", plain.URL(), OCSP{TrustedResponders: trusted}, 0, ""},
+		{"trusted responder, strict-resp-cert-check", plain.URL(), OCSP{TrustedResponders: trusted, StrictRespCertCheck: true}, 0, "not for OCSP signing"},
+		{"delegated for OCSP signing, strict-resp-cert-check", delegated.URL(), OCSP{StrictRespCertCheck: true}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Name, o.ResponderURL, o.Timeout = "/Common/v", tc.url, 5*time.Second
+			a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return time.Now().Add(tc.later) })
+			switch {
+			case tc.wantErr == "" && a.err != nil:
+				t.Fatalf("refused: %v", a.err)
+			case tc.wantErr != "" && (a.err == nil || !strings.Contains(a.err.Error(), tc.wantErr)):
+				t.Fatalf("err %v, want %q", a.err, tc.wantErr)
+			case tc.wantErr == "" && a.status != OCSPGood:
+				t.Fatalf("status %q", a.status)
+			}
+		})
+	}
+}
+
+// TestOCSPConcurrentLimit: concurrent-connections-limit bounds the
+// exchanges a validator has with its responder at once; the others wait
+// for a place and are answered too.
+func TestOCSPConcurrentLimit(t *testing.T) {
+	p := newOCSPPKI(t)
+	var leaves []*x509.Certificate
+	for i := range 4 {
+		leaves = append(leaves, p.server(t, fmt.Sprintf("s%d", i), "V").Cert.Certs[0])
+	}
+	for i, limit := range []int{1, 2} {
+		r := p.responder(t, fmt.Sprintf("127.13.6.%d:0", i+1))
+		r.Hold = 200 * time.Millisecond
+		o := &OCSP{Name: fmt.Sprintf("/Common/limited%d", limit), ResponderURL: r.URL(), Timeout: 10 * time.Second, ConcurrentLimit: limit}
+		errs := make(chan error, len(leaves))
+		for _, leaf := range leaves {
+			go func() {
+				a := o.fetch(t.Context(), leaf, p.ca, time.Now)
+				if a.err == nil && a.status != OCSPGood {
+					a.err = fmt.Errorf("status %q", a.status)
+				}
+				errs <- a.err
+			}()
+		}
+		for range leaves {
+			if err := <-errs; err != nil {
+				t.Fatalf("limit %d: %v", limit, err)
+			}
+		}
+		if got := r.MaxInFlight(); got > int64(limit) || got < 1 {
+			t.Errorf("limit %d: the responder held %d requests at once", limit, got)
+		}
+	}
+}
