@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,28 @@ func TestOCSPValidatorSettings(t *testing.T) {
 		}
 	}
 	if out, _ := run(t, s, "list sys crypto cert-validator ocsp v status-age concurrent-connections-limit"); !strings.Contains(out, "status-age 600") || !strings.Contains(out, "concurrent-connections-limit 4") {
+		t.Fatalf("list:\n%s", out)
+	}
+
+	// dns-resolver: the responder named by a host only the resolver's
+	// nameserver knows. Without it the name does not resolve: no staple.
+	ns, _ := startDNS(t, "127.13.28.53", map[string][]string{"ocsp.openltm.test": {"127.13.28.9"}})
+	_, port, _ := net.SplitHostPort(r.Addr())
+	mustRun(t, s,
+		"create net dns-resolver r1 forward-zones { . { nameservers { "+ns+" { } } } }",
+		"create sys crypto cert-validator ocsp named responder-url http://ocsp.openltm.test:"+port+" trusted-responders signer.crt cache-error-timeout 1",
+		"modify sys file ssl-cert app.crt cert-validators replace-all-with { named }",
+	)
+	staple(false)
+	out, errOut = run(t, s, "modify sys crypto cert-validator ocsp named dns-resolver r1")
+	if errOut != "" || strings.Contains(out, "does not act on") {
+		t.Fatalf("dns-resolver: %s\n%s", errOut, out)
+	}
+	staple(true)
+	if out, errOut := run(t, s, "modify sys crypto cert-validator ocsp named dns-resolver nosuch"); !strings.Contains(errOut, "nosuch") {
+		t.Fatalf("a dns-resolver that does not exist: %q\n%s", errOut, out)
+	}
+	if out, _ := run(t, s, "list sys crypto cert-validator ocsp named dns-resolver"); !strings.Contains(out, "dns-resolver r1") {
 		t.Fatalf("list:\n%s", out)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
@@ -429,7 +430,51 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 			return nil, err
 		}
 	}
+	if name := noneEmpty(str("dns-resolver")); name != "" {
+		r := t.cfg.Lookup(t.s, specDNSResolver, objects.FullPath(folderOf(o.Name), name))
+		if r == nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: dns-resolver: net dns-resolver %s was not found", o.Name, name)
+		}
+		rc, err := resolverConfig(func(p *objects.Prop) string {
+			if v := t.cfg.Effective(r, p.Name); v != nil {
+				return v.Str
+			}
+			return dnsResolverDefaults[p.Name]
+		}, dnsResolverZones.Get(r))
+		if err != nil {
+			return nil, fmt.Errorf("net dns-resolver %s: %v", r.Name, err)
+		}
+		rc.Name = r.Name
+		v.Resolver, v.ResolverName = ocspResolvers.get(rc), r.Name
+	}
 	return v, nil
+}
+
+// ocspResolvers keeps one resolver (and its answers' cache) per net
+// dns-resolver configuration across commits, for the OCSP validators
+// that name it.
+var ocspResolvers resolverCache
+
+type resolverCache struct {
+	mu sync.Mutex
+	m  map[string]*fwdproxy.Resolver
+}
+
+// get is the resolver of rc (its name and settings: a changed resolver
+// is a new one, with an empty cache).
+func (c *resolverCache) get(rc fwdproxy.ResolverConfig) *fwdproxy.Resolver {
+	k := fmt.Sprintf("%+v", rc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.m[k]; r != nil {
+		return r
+	}
+	if c.m == nil || len(c.m) >= 256 {
+		c.m = map[string]*fwdproxy.Resolver{}
+	}
+	r := fwdproxy.NewResolver(rc)
+	c.m[k] = r
+	return r
 }
 
 // ckEntry is one entry of a cert-key-chain block.

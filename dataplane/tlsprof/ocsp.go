@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +62,18 @@ type OCSP struct {
 	// new certificates does not flood it; past it an exchange waits for a
 	// place within its timeout. 0: no bound.
 	ConcurrentLimit int
+	// Resolver (dns-resolver, a `net dns-resolver`) resolves the
+	// responder's host name, for responders whose names only the
+	// resolver's forward zones know; nil: the system's resolver.
+	// ResolverName tells validators with different resolvers apart.
+	Resolver     Resolver
+	ResolverName string
+}
+
+// Resolver is a net dns-resolver as a validator uses it
+// (fwdproxy.Resolver): host's addresses, IPv4 first.
+type Resolver interface {
+	Lookup(ctx context.Context, host string, ipv6 bool) ([]netip.Addr, error)
 }
 
 // OCSP statuses, as an answer gives them and OpenSSL prints them.
@@ -88,8 +102,17 @@ func (o *OCSP) key() string {
 			tr += string(h[:8])
 		}
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d\x00%s", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey())
+}
+
+// resolverKey tells resolvers apart: the same name with other settings
+// is another resolver.
+func (o *OCSP) resolverKey() string {
+	if o.Resolver == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s@%p", o.ResolverName, o.Resolver)
 }
 
 func (o *OCSP) hash() crypto.Hash {
@@ -147,9 +170,41 @@ func (o *OCSP) slots() chan struct{} {
 	return c
 }
 
-// ocspClient asks responders: no proxy from the environment (BIG-IP's
-// proxy-server-pool is not done), no connection kept between asks.
+// ocspClient asks responders without a dns-resolver: no proxy from the
+// environment (BIG-IP's proxy-server-pool is not done), no connection
+// kept between asks.
 var ocspClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+
+// client is the HTTP client o's exchanges use: ocspClient, or one that
+// resolves the responder's host through o's dns-resolver and connects to
+// its addresses in turn.
+func (o *OCSP) client() *http.Client {
+	if o.Resolver == nil {
+		return ocspClient
+	}
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		addrs, err := o.Resolver.Lookup(ctx, host, true)
+		if err != nil {
+			return nil, fmt.Errorf("dns-resolver %s: %s: %v", o.ResolverName, host, err)
+		}
+		for _, a := range addrs {
+			var c net.Conn
+			if c, err = d.DialContext(ctx, network, net.JoinHostPort(a.String(), port)); err == nil {
+				return c, nil
+			}
+		}
+		if err == nil {
+			err = fmt.Errorf("dns-resolver %s: no address for %s", o.ResolverName, host)
+		}
+		return nil, err
+	}
+	return &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: dial}}
+}
 
 // maxOCSPResponse bounds what is read from a responder.
 const maxOCSPResponse = 1 << 20
@@ -189,7 +244,7 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 	}
 	hr.Header.Set("Content-Type", "application/ocsp-request")
 	hr.Header.Set("Accept", "application/ocsp-response")
-	res, err := ocspClient.Do(hr)
+	res, err := o.client().Do(hr)
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
 	}

@@ -13,12 +13,15 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 	"golang.org/x/crypto/ocsp"
 )
@@ -441,5 +444,62 @@ func TestOCSPConcurrentLimit(t *testing.T) {
 		if got := r.MaxInFlight(); got > int64(limit) || got < 1 {
 			t.Errorf("limit %d: the responder held %d requests at once", limit, got)
 		}
+	}
+}
+
+// TestOCSPDNSResolver: a validator with a dns-resolver finds its
+// responder's host through the resolver's nameserver (a name the
+// system's resolver does not know); without it, or with a resolver that
+// does not know the name, the exchange fails.
+func TestOCSPDNSResolver(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.8.1:0")
+	_, port, _ := net.SplitHostPort(r.Addr())
+	pc, err := net.ListenPacket("udp", "127.13.8.53:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		if q.Question[0].Name == "ocsp.openltm.test." && q.Question[0].Qtype == dns.TypeA {
+			rr, _ := dns.NewRR("ocsp.openltm.test. 60 IN A 127.13.8.1")
+			m.Answer = append(m.Answer, rr)
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+		w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go srv.ActivateAndServe()
+	<-started
+	t.Cleanup(func() { srv.Shutdown() })
+	ns := netip.MustParseAddrPort(pc.LocalAddr().String())
+	res := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/r", Zones: []fwdproxy.Zone{{Name: ".", Nameservers: []netip.AddrPort{ns}}}})
+	other := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/other", Zones: []fwdproxy.Zone{{Name: "example.", Nameservers: []netip.AddrPort{ns}}}})
+	for _, tc := range []struct {
+		name    string
+		res     Resolver
+		wantErr string
+	}{
+		{"through the dns-resolver", res, ""},
+		{"a resolver without the zone", other, "dns-resolver"},
+		{"the system's resolver", nil, "ocsp.openltm.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &OCSP{Name: "/Common/v", ResponderURL: "http://ocsp.openltm.test:" + port, Timeout: 3 * time.Second, Resolver: tc.res, ResolverName: "/Common/r"}
+			a := o.fetch(t.Context(), good.Cert.Certs[0], p.ca, time.Now)
+			if tc.wantErr == "" {
+				if a.err != nil || a.status != OCSPGood {
+					t.Fatalf("status %q, err %v", a.status, a.err)
+				}
+				return
+			}
+			if a.err == nil || !strings.Contains(a.err.Error(), tc.wantErr) {
+				t.Fatalf("err %v, want %q", a.err, tc.wantErr)
+			}
+		})
 	}
 }
