@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -107,5 +108,30 @@ func TestOCSPValidatorSettings(t *testing.T) {
 	}
 	if out, _ := run(t, s, "list sys crypto cert-validator ocsp named dns-resolver"); !strings.Contains(out, "dns-resolver r1") {
 		t.Fatalf("list:\n%s", out)
+	}
+
+	// signer-cert and signer-key: the requests are signed (openssl
+	// answers them as before); one without the other, or a key that is
+	// not the certificate's, is refused.
+	mustRun(t, s,
+		"install sys crypto cert app2.crt from-local-file "+crt,
+		"install sys crypto key signer.key from-local-file "+signerKey,
+	)
+	for _, bad := range []string{"signer-cert app2.crt", "signer-cert app2.crt signer-key signer.key"} {
+		if out, errOut := run(t, s, "modify sys crypto cert-validator ocsp named "+bad); errOut == "" {
+			t.Fatalf("%s accepted:\n%s", bad, out)
+		}
+	}
+	out, errOut = run(t, s, "modify sys crypto cert-validator ocsp named signer-cert signer.crt signer-key signer.key")
+	if errOut != "" || strings.Contains(out, "does not act on") {
+		t.Fatalf("signer: %s\n%s", errOut, out)
+	}
+	before := r.Requests()
+	staple(true)
+	for i := 0; i < 50 && r.Requests() == before; i++ { // the new validator's first exchange
+		time.Sleep(50 * time.Millisecond)
+	}
+	if req := r.LastRequest(); !bytes.Contains(req, []byte("signer.example")) {
+		t.Fatalf("the last request does not name the signer (%d bytes)", len(req))
 	}
 }

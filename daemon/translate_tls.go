@@ -430,6 +430,21 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 			return nil, err
 		}
 	}
+	if sc, sk := noneEmpty(str("signer-cert")), noneEmpty(str("signer-key")); sc != "" || sk != "" {
+		if sc == "" || sk == "" {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key go together (signed requests need both)", o.Name)
+		}
+		var err error
+		if v.Signer, err = t.loadCert(o, sc); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert: %v", o.Name, err)
+		}
+		if v.SignerKey, err = t.loadKey(o, sk, noneEmpty(str("signer-key-passphrase"))); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-key: %v", o.Name, err)
+		}
+		if _, err := tlsprof.Pair(o.Name, v.Signer, v.SignerKey, nil); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key: %v", o.Name, err)
+		}
+	}
 	if name := noneEmpty(str("dns-resolver")); name != "" {
 		r := t.cfg.Lookup(t.s, specDNSResolver, objects.FullPath(folderOf(o.Name), name))
 		if r == nil {

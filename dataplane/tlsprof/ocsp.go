@@ -68,6 +68,10 @@ type OCSP struct {
 	// ResolverName tells validators with different resolvers apart.
 	Resolver     Resolver
 	ResolverName string
+	// Signer and SignerKey (signer-cert, signer-key) sign the requests,
+	// for responders that answer only known requestors; nil: unsigned.
+	Signer    *Cert
+	SignerKey *Key
 }
 
 // Resolver is a net dns-resolver as a validator uses it
@@ -103,7 +107,16 @@ func (o *OCSP) key() string {
 		}
 	}
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d\x00%s", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey())
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey()
+}
+
+// signerKey tells request signers apart.
+func (o *OCSP) signerKey() string {
+	if o.Signer == nil || len(o.Signer.Certs) == 0 {
+		return ""
+	}
+	h := sha256.Sum256(o.Signer.Certs[0].Raw)
+	return "\x00" + string(h[:8])
 }
 
 // resolverKey tells resolvers apart: the same name with other settings
@@ -225,6 +238,9 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 		return fail(err)
 	}
 	req, err := ocsp.CreateRequest(leaf, issuer, &ocsp.RequestOptions{Hash: o.hash()})
+	if err == nil && o.Signer != nil && len(o.Signer.Certs) > 0 && o.SignerKey != nil {
+		req, err = signRequest(req, o.Signer.Certs[0], o.SignerKey.Signer)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: %v", o.Name, err))
 	}

@@ -9,12 +9,14 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -499,6 +501,65 @@ func TestOCSPDNSResolver(t *testing.T) {
 			}
 			if a.err == nil || !strings.Contains(a.err.Error(), tc.wantErr) {
 				t.Fatalf("err %v, want %q", a.err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestOCSPSignedRequest: with signer-cert and signer-key the request
+// names its requestor and carries a signature over its TBSRequest, with
+// the signer's certificate; openssl reads it (and still answers), and
+// the signature verifies with the certificate it carries.
+func TestOCSPSignedRequest(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.9.1:0")
+	for _, kind := range []string{"ecdsa", "rsa"} {
+		t.Run(kind, func(t *testing.T) {
+			pk := newPKI(t)
+			ck := pk.chain(t, "requestor-"+kind, kind, "requestor.example")
+			o := &OCSP{Name: "/Common/signed", ResponderURL: r.URL(), Timeout: 5 * time.Second, Signer: ck.Cert, SignerKey: ck.Key}
+			a := o.fetch(t.Context(), good.Cert.Certs[0], p.ca, time.Now)
+			if a.err != nil || a.status != OCSPGood {
+				t.Fatalf("status %q, err %v", a.status, a.err)
+			}
+			req := r.LastRequest()
+			path := filepath.Join(t.TempDir(), "req.der")
+			os.WriteFile(path, req, 0o600)
+			out, err := exec.Command("openssl", "ocsp", "-reqin", path, "-req_text").CombinedOutput()
+			if err != nil {
+				t.Fatalf("openssl ocsp -req_text: %v\n%s", err, out)
+			}
+			for _, want := range []string{"Requestor Name: DirName:", "requestor.example", "Signature Algorithm:"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("openssl shows no %q:\n%s", want, out)
+				}
+			}
+			// The signature, checked with the certificate the request carries.
+			var outer struct {
+				TBS asn1.RawValue
+				Sig struct {
+					Alg   pkix.AlgorithmIdentifier
+					Bits  asn1.BitString
+					Certs []asn1.RawValue `asn1:"explicit,tag:0"`
+				} `asn1:"explicit,tag:0"`
+			}
+			if _, err := asn1.Unmarshal(req, &outer); err != nil {
+				t.Fatal(err)
+			}
+			if len(outer.Sig.Certs) != 1 {
+				t.Fatalf("%d certificates in the request", len(outer.Sig.Certs))
+			}
+			c, err := x509.ParseCertificate(outer.Sig.Certs[0].FullBytes)
+			if err != nil || !c.Equal(ck.Cert.Certs[0]) {
+				t.Fatalf("the request carries another certificate: %v", err)
+			}
+			alg := x509.ECDSAWithSHA256
+			if kind == "rsa" {
+				alg = x509.SHA256WithRSA
+			}
+			if err := c.CheckSignature(alg, outer.TBS.FullBytes, outer.Sig.Bits.Bytes); err != nil {
+				t.Fatalf("the request's signature: %v", err)
 			}
 		})
 	}

@@ -40,6 +40,15 @@ type Responder struct {
 	requests atomic.Int64
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
+	last     atomic.Pointer[[]byte]
+}
+
+// LastRequest is the last request's DER as the responder received it.
+func (r *Responder) LastRequest() []byte {
+	if b := r.last.Load(); b != nil {
+		return *b
+	}
+	return nil
 }
 
 // MaxInFlight is the most requests the responder held at once.
@@ -100,6 +109,7 @@ func (r *Responder) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	r.last.Store(&body)
 	n := r.inFlight.Add(1)
 	defer r.inFlight.Add(-1)
 	for m := r.maxIn.Load(); n > m && !r.maxIn.CompareAndSwap(m, n); m = r.maxIn.Load() {
