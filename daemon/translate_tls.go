@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
@@ -71,6 +72,8 @@ var (
 	virtualUseSNI     = ltmVirtual.MustProp("serverssl-use-sni")
 	sslOCSPStapling   = profileClientSSL.MustProp("ocsp-stapling")
 	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
+	sslUnclean        = common("unclean-shutdown", sslProfiles...)
+	sslStrictResume   = common("strict-resume", sslProfiles...)
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -147,6 +150,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		tc.Client = cfg
 		tc.ClientGate = built[tlsprof.Pick(built, "")].Gate // the sni-default profile's [M]
+		tc.ClientEnds = tlsprof.WatchesEnds(built...)
 	}
 	if server != nil {
 		ss, err := t.serverSSL(server)
@@ -221,6 +225,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		TicketLifetime:      secondsOf(int64(firstPositive(atoi(e(sslTicketTimeout)), atoi(e(sslCacheTimeout))))),
 		OCSPStapling:        e(sslOCSPStapling) == "enabled",
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
+		CleanShutdown:       e(sslUnclean) == "disabled",
+		StrictResume:        e(sslStrictResume) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -304,6 +310,8 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		UnknownControl:   e(sslUnknownControl),
 		// indefinite (atoi 0) or a count.
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
+		CleanShutdown:       e(sslUnclean) == "disabled",
+		StrictResume:        e(sslStrictResume) == "enabled",
 	}
 	if v := noneEmpty(e(sslOCSP)); v != "" {
 		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {
@@ -405,6 +413,11 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		CacheErrorTimeout: secs("cache-error-timeout", 0),
 		ClockSkew:         secs("clock-skew", 0),
 		SignHash:          crypto.SHA256,
+		StatusAge:         secs("status-age", 0),
+		// strict-resp-cert-check: a trusted responder must be marked for
+		// OCSP signing too.
+		StrictRespCertCheck: str("strict-resp-cert-check") == "enabled",
+		ConcurrentLimit:     max(atoi(str("concurrent-connections-limit")), 0),
 	}
 	if v.ResponderURL != "" {
 		if u, err := url.Parse(v.ResponderURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -420,7 +433,66 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 			return nil, err
 		}
 	}
+	if sc, sk := noneEmpty(str("signer-cert")), noneEmpty(str("signer-key")); sc != "" || sk != "" {
+		if sc == "" || sk == "" {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key go together (signed requests need both)", o.Name)
+		}
+		var err error
+		if v.Signer, err = t.loadCert(o, sc); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert: %v", o.Name, err)
+		}
+		if v.SignerKey, err = t.loadKey(o, sk, noneEmpty(str("signer-key-passphrase"))); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-key: %v", o.Name, err)
+		}
+		if _, err := tlsprof.Pair(o.Name, v.Signer, v.SignerKey, nil); err != nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: signer-cert and signer-key: %v", o.Name, err)
+		}
+	}
+	if name := noneEmpty(str("dns-resolver")); name != "" {
+		r := t.cfg.Lookup(t.s, specDNSResolver, objects.FullPath(folderOf(o.Name), name))
+		if r == nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: dns-resolver: net dns-resolver %s was not found", o.Name, name)
+		}
+		rc, err := resolverConfig(func(p *objects.Prop) string {
+			if v := t.cfg.Effective(r, p.Name); v != nil {
+				return v.Str
+			}
+			return dnsResolverDefaults[p.Name]
+		}, dnsResolverZones.Get(r))
+		if err != nil {
+			return nil, fmt.Errorf("net dns-resolver %s: %v", r.Name, err)
+		}
+		rc.Name = r.Name
+		v.Resolver, v.ResolverName = ocspResolvers.get(rc), r.Name
+	}
 	return v, nil
+}
+
+// ocspResolvers keeps one resolver (and its answers' cache) per net
+// dns-resolver configuration across commits, for the OCSP validators
+// that name it.
+var ocspResolvers resolverCache
+
+type resolverCache struct {
+	mu sync.Mutex
+	m  map[string]*fwdproxy.Resolver
+}
+
+// get is the resolver of rc (its name and settings: a changed resolver
+// is a new one, with an empty cache).
+func (c *resolverCache) get(rc fwdproxy.ResolverConfig) *fwdproxy.Resolver {
+	k := fmt.Sprintf("%+v", rc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.m[k]; r != nil {
+		return r
+	}
+	if c.m == nil || len(c.m) >= 256 {
+		c.m = map[string]*fwdproxy.Resolver{}
+	}
+	r := fwdproxy.NewResolver(rc)
+	c.m[k] = r
+	return r
 }
 
 // ckEntry is one entry of a cert-key-chain block.

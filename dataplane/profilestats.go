@@ -83,7 +83,12 @@ type SSLProfileStats struct {
 	// ones, Timeouts those of the failures the handshake-timeout ended and
 	// Alerts those the peer ended with a fatal alert.
 	Full, Resumed, Failures, Timeouts, Alerts uint64
-	TLS10, TLS11, TLS12, TLS13, OtherVersion  uint64
+	// Premature counts the connections the peer ended without
+	// close_notify, on profiles watching it (unclean-shutdown disabled,
+	// strict-resume enabled).
+	Premature uint64
+
+	TLS10, TLS11, TLS12, TLS13, OtherVersion uint64
 	// Ciphers are the suites used, most used first.
 	Ciphers []CipherCount
 }
@@ -174,6 +179,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			s.Failures += x.Failures.Load()
 			s.Timeouts += x.Timeouts.Load()
 			s.Alerts += x.Alerts.Load()
+			s.Premature += x.Premature.Load()
 			s.TLS10 += x.Versions[0].Load()
 			s.TLS11 += x.Versions[1].Load()
 			s.TLS12 += x.Versions[2].Load()

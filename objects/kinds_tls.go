@@ -65,12 +65,14 @@ var tlsActed = map[string]bool{
 	"proxy-ca-cert": true, "proxy-ca-key": true, "proxy-ca-passphrase": true, "cert-lifespan": true, "cert-extension-includes": true,
 	"destination-ip-blacklist": true, "destination-ip-whitelist": true, "source-ip-blacklist": true, "source-ip-whitelist": true,
 	"hostname-blacklist": true, "hostname-whitelist": true, "bypass-on-handshake-alert": true,
+	"unclean-shutdown": true, "strict-resume": true,
 }
 
 // ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`
 // that stapling and server-ssl's ocsp use.
 var ocspValidatorActed = []string{"responder-url", "timeout", "cache-timeout", "cache-error-timeout",
-	"clock-skew", "sign-hash", "trusted-responders"}
+	"clock-skew", "sign-hash", "trusted-responders", "status-age", "strict-resp-cert-check", "concurrent-connections-limit", "dns-resolver",
+	"signer-cert", "signer-key", "signer-key-passphrase"}
 
 // runTLS marks a TLS kind as one openltm acts on.
 func runTLS(k *Kind, help string) *Kind {

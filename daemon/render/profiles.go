@@ -210,6 +210,7 @@ func sslBlock(w io.Writer, title string, s dataplane.SSLProfileStats, o Options)
 		{"Handshake Failures", o.num(s.Failures)},
 		{"Handshake Timeouts", o.num(s.Timeouts)},
 		{"Fatal Alerts Received", o.num(s.Alerts)},
+		{"Premature Disconnects", o.num(s.Premature)},
 		{"Cipher Usage", ""},
 	}
 	for i, c := range s.Ciphers {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestProfileStatBlocks(t *testing.T) {
-	ssl := dataplane.ProfileStats{SSL: dataplane.SSLProfileStats{Cur: 7, Max: 31, Tot: 1234, Full: 1200, Resumed: 34, Failures: 5, Timeouts: 1, Alerts: 2,
+	ssl := dataplane.ProfileStats{SSL: dataplane.SSLProfileStats{Cur: 7, Max: 31, Tot: 1234, Full: 1200, Resumed: 34, Failures: 5, Timeouts: 1, Alerts: 2, Premature: 3,
 		TLS12: 1000, TLS13: 234, Ciphers: []dataplane.CipherCount{
 			{Name: "TLS_AES_128_GCM_SHA256", N: 234}, {Name: "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", N: 900}, {Name: "B", N: 50},
 			{Name: "C", N: 40}, {Name: "D", N: 30}, {Name: "E (past the five most used)", N: 20}}}}
@@ -106,6 +106,7 @@ Resumed Handshakes                       34
 Handshake Failures                        5
 Handshake Timeouts                        1
 Fatal Alerts Received                     2
+Premature Disconnects                     3
 Cipher Usage
 TLS_AES_128_GCM_SHA256                  234
 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256   900
@@ -133,6 +134,7 @@ Resumed Handshakes         0
 Handshake Failures         0
 Handshake Timeouts         0
 Fatal Alerts Received      0
+Premature Disconnects      0
 Cipher Usage
 
 `},

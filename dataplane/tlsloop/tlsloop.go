@@ -204,8 +204,10 @@ func (t *transport) Read(p []byte) (int, error) {
 			t.drained = true
 			return 0, ErrWouldBlock
 		case err != nil:
+			t.peerEnded()
 			return 0, &net.OpError{Op: "read", Net: "tcp", Err: err}
 		case n == 0:
+			t.peerEnded()
 			return 0, io.EOF
 		}
 		if n < len(p) && !t.fin {
@@ -215,6 +217,16 @@ func (t *transport) Read(p []byte) (int, error) {
 		}
 		t.follow(p[:n])
 		return n, nil
+	}
+}
+
+// peerEnded tells the handshake's connection, when it watches how the
+// session ends (tlsprof.WatchConn), that the socket ended where crypto/tls
+// waited for a record: without close_notify, which crypto/tls reads
+// without asking the socket again.
+func (t *transport) peerEnded() {
+	if w, ok := t.Conn.(interface{ PeerEnded() }); ok {
+		w.PeerEnded()
 	}
 }
 

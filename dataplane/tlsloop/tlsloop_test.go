@@ -71,9 +71,16 @@ type session struct {
 
 func newSession(t *testing.T, vers uint16) *session {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.41.0.1:0")
+	return newSessionOn(t, vers, "127.41.0.1", nil)
+}
+
+// newSessionOn is newSession listening on host, the server's handshake
+// connection wrapped by wrap when set.
+func newSessionOn(t *testing.T, vers uint16, host string, wrap func(net.Conn) net.Conn) *session {
+	t.Helper()
+	ln, err := net.Listen("tcp", host+":0")
 	if err != nil {
-		t.Skipf("cannot listen on 127.41.0.1: %v", err)
+		t.Skipf("cannot listen on %s: %v", host, err)
 	}
 	defer ln.Close()
 	cfg := &tls.Config{Certificates: []tls.Certificate{testCert(t)}, MinVersion: vers, MaxVersion: vers}
@@ -90,7 +97,11 @@ func newSession(t *testing.T, vers uint16) *session {
 			return
 		}
 		c.SetDeadline(time.Now().Add(10 * time.Second))
-		srv := Server(c, cfg)
+		var hc net.Conn = c
+		if wrap != nil {
+			hc = wrap(c)
+		}
+		srv := Server(hc, cfg)
 		ch <- accepted{c, srv, srv.TLS().Handshake()}
 	}()
 	raw, err := net.Dial("tcp", ln.Addr().String())
@@ -437,5 +448,48 @@ func TestMore(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// ender is a handshake connection that wants to know how the session
+// ended (tlsprof.WatchConn's part).
+type ender struct {
+	net.Conn
+	ended int
+}
+
+func (e *ender) PeerEnded() { e.ended++ }
+
+// TestPeerEnded: once on the loop, the socket's end of stream where a
+// record was due (a FIN without close_notify) is told to the handshake's
+// connection, once; close_notify is not.
+func TestPeerEnded(t *testing.T) {
+	for _, vers := range []uint16{tls.VersionTLS12, tls.VersionTLS13} {
+		for _, tc := range []struct {
+			name  string
+			clean bool
+			want  int
+		}{
+			{"close_notify", true, 0},
+			{"FIN without close_notify", false, 1},
+		} {
+			t.Run(tls.VersionName(vers)+"/"+tc.name, func(t *testing.T) {
+				var e *ender
+				s := newSessionOn(t, vers, "127.13.30.1", func(c net.Conn) net.Conn { e = &ender{Conn: c}; return e })
+				s.client.Write([]byte("last"))
+				if tc.clean {
+					s.client.CloseWrite()
+				}
+				s.cc.Conn.(*net.TCPConn).CloseWrite()
+				got, eof := s.readServer(t, 4, true)
+				if string(got) != "last" || !eof {
+					t.Fatalf("read %q, EOF %v", got, eof)
+				}
+				s.srv.Read(make([]byte, 16)) // read again after the end: told once
+				if e.ended != tc.want {
+					t.Fatalf("PeerEnded %d times, want %d", e.ended, tc.want)
+				}
+			})
+		}
 	}
 }

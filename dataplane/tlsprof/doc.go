@@ -27,7 +27,10 @@
 // a `sys crypto cert-validator ocsp` asked over HTTP, its answers stapled
 // by client-ssl's ocsp-stapling and checked by server-ssl's ocsp, cached
 // and renewed ahead of expiry; max-active-handshakes is a HandshakeGate
-// the dataplane enters around each handshake.
+// the dataplane enters around each handshake. unclean-shutdown disabled
+// and strict-resume (ends.go): the socket under a session is watched
+// (WatchServer, WatchClient) for a peer's end without close_notify, which
+// is counted and withdraws the session from resumption.
 //
 // Cipher strings are read as BIG-IP reads them: OpenSSL syntax over the
 // suites BIG-IP knows, where each suite is selected per protocol version,

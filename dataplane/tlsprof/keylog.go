@@ -126,11 +126,19 @@ func WithKeyLog(base *tls.Config, w io.Writer) *tls.Config {
 // helloConnOf is the HelloConn under c, a TLS connection's socket (or
 // a session's moved on by tlsloop), or nil.
 func helloConnOf(nc net.Conn) *HelloConn {
-	if u, ok := nc.(interface{ Unwrap() net.Conn }); ok { // a session moved on (tlsloop)
+	// A session moved on (tlsloop), a watched socket (WatchConn): the
+	// HelloConn is at most two wrappers down.
+	for range 3 {
+		if h, ok := nc.(*HelloConn); ok {
+			return h
+		}
+		u, ok := nc.(interface{ Unwrap() net.Conn })
+		if !ok {
+			return nil
+		}
 		nc = u.Unwrap()
 	}
-	h, _ := nc.(*HelloConn)
-	return h
+	return nil
 }
 
 // Keys is the key log of c's handshake when its HelloConn keeps one

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -46,6 +48,36 @@ type OCSP struct {
 	// may sign answers besides the issuer and the responders it
 	// delegated to; nil: only those.
 	TrustedResponders *Cert
+	// StatusAge (status-age) refuses an answer whose this-update is
+	// further in the past than it (plus clock-skew), for responders that
+	// hand out answers made long ago; 0: any age, BIG-IP's default.
+	StatusAge time.Duration
+	// StrictRespCertCheck (strict-resp-cert-check) requires a responder
+	// certificate that signs answers in the issuer's name to be marked
+	// for OCSP signing (RFC 6960 4.2.2.2), trusted-responders too;
+	// disabled, BIG-IP's default, the issuer's signature on it suffices.
+	StrictRespCertCheck bool
+	// ConcurrentLimit (concurrent-connections-limit) bounds the validator's
+	// exchanges with its responder in progress at once, so that a burst of
+	// new certificates does not flood it; past it an exchange waits for a
+	// place within its timeout. 0: no bound.
+	ConcurrentLimit int
+	// Resolver (dns-resolver, a `net dns-resolver`) resolves the
+	// responder's host name, for responders whose names only the
+	// resolver's forward zones know; nil: the system's resolver.
+	// ResolverName tells validators with different resolvers apart.
+	Resolver     Resolver
+	ResolverName string
+	// Signer and SignerKey (signer-cert, signer-key) sign the requests,
+	// for responders that answer only known requestors; nil: unsigned.
+	Signer    *Cert
+	SignerKey *Key
+}
+
+// Resolver is a net dns-resolver as a validator uses it
+// (fwdproxy.Resolver): host's addresses, IPv4 first.
+type Resolver interface {
+	Lookup(ctx context.Context, host string, ipv6 bool) ([]netip.Addr, error)
 }
 
 // OCSP statuses, as an answer gives them and OpenSSL prints them.
@@ -74,8 +106,26 @@ func (o *OCSP) key() string {
 			tr += string(h[:8])
 		}
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr)
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d\x00%s", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey()
+}
+
+// signerKey tells request signers apart.
+func (o *OCSP) signerKey() string {
+	if o.Signer == nil || len(o.Signer.Certs) == 0 {
+		return ""
+	}
+	h := sha256.Sum256(o.Signer.Certs[0].Raw)
+	return "\x00" + string(h[:8])
+}
+
+// resolverKey tells resolvers apart: the same name with other settings
+// is another resolver.
+func (o *OCSP) resolverKey() string {
+	if o.Resolver == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s@%p", o.ResolverName, o.Resolver)
 }
 
 func (o *OCSP) hash() crypto.Hash {
@@ -106,9 +156,68 @@ func (o *OCSP) url(leaf *x509.Certificate) (string, error) {
 	return "", fmt.Errorf("cert-validator %s: no responder-url, and certificate %q names no OCSP responder", o.Name, leaf.Subject.CommonName)
 }
 
-// ocspClient asks responders: no proxy from the environment (BIG-IP's
-// proxy-server-pool is not done), no connection kept between asks.
+// ocspSlots are the validators' concurrent-connections-limit places, by
+// validator name and limit (a commit that changes the limit starts a new
+// count; exchanges under way finish against the old one).
+var ocspSlots struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+// slots is o's places, nil without a limit.
+func (o *OCSP) slots() chan struct{} {
+	if o.ConcurrentLimit <= 0 {
+		return nil
+	}
+	k := fmt.Sprintf("%s\x00%d", o.Name, o.ConcurrentLimit)
+	ocspSlots.mu.Lock()
+	defer ocspSlots.mu.Unlock()
+	if ocspSlots.m == nil || len(ocspSlots.m) >= maxOCSPEntries {
+		ocspSlots.m = map[string]chan struct{}{}
+	}
+	c := ocspSlots.m[k]
+	if c == nil {
+		c = make(chan struct{}, o.ConcurrentLimit)
+		ocspSlots.m[k] = c
+	}
+	return c
+}
+
+// ocspClient asks responders without a dns-resolver: no proxy from the
+// environment (BIG-IP's proxy-server-pool is not done), no connection
+// kept between asks.
 var ocspClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+
+// client is the HTTP client o's exchanges use: ocspClient, or one that
+// resolves the responder's host through o's dns-resolver and connects to
+// its addresses in turn.
+func (o *OCSP) client() *http.Client {
+	if o.Resolver == nil {
+		return ocspClient
+	}
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		addrs, err := o.Resolver.Lookup(ctx, host, true)
+		if err != nil {
+			return nil, fmt.Errorf("dns-resolver %s: %s: %v", o.ResolverName, host, err)
+		}
+		for _, a := range addrs {
+			var c net.Conn
+			if c, err = d.DialContext(ctx, network, net.JoinHostPort(a.String(), port)); err == nil {
+				return c, nil
+			}
+		}
+		if err == nil {
+			err = fmt.Errorf("dns-resolver %s: no address for %s", o.ResolverName, host)
+		}
+		return nil, err
+	}
+	return &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: dial}}
+}
 
 // maxOCSPResponse bounds what is read from a responder.
 const maxOCSPResponse = 1 << 20
@@ -129,18 +238,29 @@ func (o *OCSP) fetch(ctx context.Context, leaf, issuer *x509.Certificate, now fu
 		return fail(err)
 	}
 	req, err := ocsp.CreateRequest(leaf, issuer, &ocsp.RequestOptions{Hash: o.hash()})
+	if err == nil && o.Signer != nil && len(o.Signer.Certs) > 0 && o.SignerKey != nil {
+		req, err = signRequest(req, o.Signer.Certs[0], o.SignerKey.Signer)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: %v", o.Name, err))
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout())
 	defer cancel()
+	if slots := o.slots(); slots != nil {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		case <-ctx.Done():
+			return fail(fmt.Errorf("cert-validator %s: concurrent-connections-limit %d: no place within the timeout", o.Name, o.ConcurrentLimit))
+		}
+	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(req))
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
 	}
 	hr.Header.Set("Content-Type", "application/ocsp-request")
 	hr.Header.Set("Accept", "application/ocsp-response")
-	res, err := ocspClient.Do(hr)
+	res, err := o.client().Do(hr)
 	if err != nil {
 		return fail(fmt.Errorf("cert-validator %s: responder %s: %v", o.Name, u, err))
 	}
@@ -181,18 +301,34 @@ func (o *OCSP) check(der []byte, leaf, issuer *x509.Certificate, now time.Time) 
 		}
 		return ocspAnswer{}, err
 	}
-	if r.Certificate != nil && issuer != nil && !r.Certificate.Equal(issuer) && o.TrustedResponders == nil {
-		// A delegated responder must be marked for it (RFC 6960 4.2.2.2).
+	// A delegated responder must be marked for OCSP signing (RFC 6960
+	// 4.2.2.2), always when the issuer delegated to it [M: BIG-IP's
+	// default lets any certificate of the issuer sign; the RFC's rule is
+	// kept], and with strict-resp-cert-check a trusted responder too.
+	signer := r.Certificate
+	if signer == nil && o.StrictRespCertCheck && o.TrustedResponders != nil {
+		for _, c := range o.TrustedResponders.Certs {
+			if r.CheckSignatureFrom(c) == nil {
+				signer = c
+				break
+			}
+		}
+	}
+	if signer != nil && (issuer == nil || !signer.Equal(issuer)) && (o.TrustedResponders == nil || o.StrictRespCertCheck) {
 		ok := false
-		for _, u := range r.Certificate.ExtKeyUsage {
+		for _, u := range signer.ExtKeyUsage {
 			ok = ok || u == x509.ExtKeyUsageOCSPSigning
 		}
 		if !ok {
-			return ocspAnswer{}, fmt.Errorf("the responder's certificate %q is not for OCSP signing", r.Certificate.Subject.CommonName)
+			return ocspAnswer{}, fmt.Errorf("the responder's certificate %q is not for OCSP signing", signer.Subject.CommonName)
 		}
 	}
 	if r.ThisUpdate.After(now.Add(o.ClockSkew)) {
 		return ocspAnswer{}, fmt.Errorf("the answer is from the future (this update %s)", r.ThisUpdate.UTC().Format(time.RFC3339))
+	}
+	if o.StatusAge > 0 && now.Sub(r.ThisUpdate) > o.StatusAge+o.ClockSkew {
+		return ocspAnswer{}, fmt.Errorf("the answer is %d s old, past status-age %d s (this update %s)", int64(now.Sub(r.ThisUpdate)/time.Second),
+			int64(o.StatusAge/time.Second), r.ThisUpdate.UTC().Format(time.RFC3339))
 	}
 	if !r.NextUpdate.IsZero() && !now.Add(-o.ClockSkew).Before(r.NextUpdate) {
 		return ocspAnswer{}, fmt.Errorf("the answer is out of date (next update %s)", r.NextUpdate.UTC().Format(time.RFC3339))

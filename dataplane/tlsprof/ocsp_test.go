@@ -9,16 +9,21 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 	"golang.org/x/crypto/ocsp"
 )
@@ -355,5 +360,207 @@ func TestOCSPRefreshAhead(t *testing.T) {
 			t.Fatal("the renewed answer was not stapled")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestOCSPValidatorChecks: status-age refuses an answer whose
+// this-update is older than it (openssl's answers are made at the ask;
+// the check runs at a later clock); strict-resp-cert-check requires a
+// trusted responder's certificate to be marked for OCSP signing, which an
+// issuer's delegated responder always must be.
+func TestOCSPValidatorChecks(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	leaf := good.Cert.Certs[0]
+	delegated := p.responder(t, "127.13.5.1:0")
+	// A responder whose certificate the CA issued for servers, not for
+	// OCSP signing.
+	plainCert, _, plainPath := p.issue(t, "plain-signer", "plain signer", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, false)
+	plain := &ocsptest.Responder{Index: filepath.Join(p.dir, "index.txt"), CA: p.caPath, Signer: plainPath,
+		SignerKey: filepath.Join(p.dir, "plain-signer.key"), Minutes: 10}
+	if err := plain.Start("127.13.5.2:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(plain.Close)
+	trusted := &Cert{Name: "/Common/plain-signer.crt", Certs: []*x509.Certificate{plainCert}}
+	for _, tc := range []struct {
+		name    string
+		url     string
+		o       OCSP
+		later   time.Duration // the clock the answer is checked at, ahead of now
+		wantErr string
+	}{
+		{"status-age 0: any age", delegated.URL(), OCSP{}, 5 * time.Minute, ""},
+		{"within status-age", delegated.URL(), OCSP{StatusAge: 10 * time.Minute}, 5 * time.Minute, ""},
+		{"past status-age", delegated.URL(), OCSP{StatusAge: time.Minute}, 5 * time.Minute, "past status-age 60 s"},
+		{"within status-age by clock-skew", delegated.URL(), OCSP{StatusAge: 4 * time.Minute, ClockSkew: 2 * time.Minute}, 5 * time.Minute, ""},
+		{"delegated without OCSP signing", plain.URL(), OCSP{}, 0, "not for OCSP signing"},
+		{"trusted responder, not strict", plain.URL(), OCSP{TrustedResponders: trusted}, 0, ""},
+		{"trusted responder, strict-resp-cert-check", plain.URL(), OCSP{TrustedResponders: trusted, StrictRespCertCheck: true}, 0, "not for OCSP signing"},
+		{"delegated for OCSP signing, strict-resp-cert-check", delegated.URL(), OCSP{StrictRespCertCheck: true}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Name, o.ResponderURL, o.Timeout = "/Common/v", tc.url, 5*time.Second
+			a := o.fetch(t.Context(), leaf, p.ca, func() time.Time { return time.Now().Add(tc.later) })
+			switch {
+			case tc.wantErr == "" && a.err != nil:
+				t.Fatalf("refused: %v", a.err)
+			case tc.wantErr != "" && (a.err == nil || !strings.Contains(a.err.Error(), tc.wantErr)):
+				t.Fatalf("err %v, want %q", a.err, tc.wantErr)
+			case tc.wantErr == "" && a.status != OCSPGood:
+				t.Fatalf("status %q", a.status)
+			}
+		})
+	}
+}
+
+// TestOCSPConcurrentLimit: concurrent-connections-limit bounds the
+// exchanges a validator has with its responder at once; the others wait
+// for a place and are answered too.
+func TestOCSPConcurrentLimit(t *testing.T) {
+	p := newOCSPPKI(t)
+	var leaves []*x509.Certificate
+	for i := range 4 {
+		leaves = append(leaves, p.server(t, fmt.Sprintf("s%d", i), "V").Cert.Certs[0])
+	}
+	for i, limit := range []int{1, 2} {
+		r := p.responder(t, fmt.Sprintf("127.13.6.%d:0", i+1))
+		r.Hold = 200 * time.Millisecond
+		o := &OCSP{Name: fmt.Sprintf("/Common/limited%d", limit), ResponderURL: r.URL(), Timeout: 10 * time.Second, ConcurrentLimit: limit}
+		errs := make(chan error, len(leaves))
+		for _, leaf := range leaves {
+			go func() {
+				a := o.fetch(t.Context(), leaf, p.ca, time.Now)
+				if a.err == nil && a.status != OCSPGood {
+					a.err = fmt.Errorf("status %q", a.status)
+				}
+				errs <- a.err
+			}()
+		}
+		for range leaves {
+			if err := <-errs; err != nil {
+				t.Fatalf("limit %d: %v", limit, err)
+			}
+		}
+		if got := r.MaxInFlight(); got > int64(limit) || got < 1 {
+			t.Errorf("limit %d: the responder held %d requests at once", limit, got)
+		}
+	}
+}
+
+// TestOCSPDNSResolver: a validator with a dns-resolver finds its
+// responder's host through the resolver's nameserver (a name the
+// system's resolver does not know); without it, or with a resolver that
+// does not know the name, the exchange fails.
+func TestOCSPDNSResolver(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.8.1:0")
+	_, port, _ := net.SplitHostPort(r.Addr())
+	pc, err := net.ListenPacket("udp", "127.13.8.53:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		if q.Question[0].Name == "ocsp.openltm.test." && q.Question[0].Qtype == dns.TypeA {
+			rr, _ := dns.NewRR("ocsp.openltm.test. 60 IN A 127.13.8.1")
+			m.Answer = append(m.Answer, rr)
+		} else {
+			m.Rcode = dns.RcodeNameError
+		}
+		w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go srv.ActivateAndServe()
+	<-started
+	t.Cleanup(func() { srv.Shutdown() })
+	ns := netip.MustParseAddrPort(pc.LocalAddr().String())
+	res := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/r", Zones: []fwdproxy.Zone{{Name: ".", Nameservers: []netip.AddrPort{ns}}}})
+	other := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/other", Zones: []fwdproxy.Zone{{Name: "example.", Nameservers: []netip.AddrPort{ns}}}})
+	for _, tc := range []struct {
+		name    string
+		res     Resolver
+		wantErr string
+	}{
+		{"through the dns-resolver", res, ""},
+		{"a resolver without the zone", other, "dns-resolver"},
+		{"the system's resolver", nil, "ocsp.openltm.test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &OCSP{Name: "/Common/v", ResponderURL: "http://ocsp.openltm.test:" + port, Timeout: 3 * time.Second, Resolver: tc.res, ResolverName: "/Common/r"}
+			a := o.fetch(t.Context(), good.Cert.Certs[0], p.ca, time.Now)
+			if tc.wantErr == "" {
+				if a.err != nil || a.status != OCSPGood {
+					t.Fatalf("status %q, err %v", a.status, a.err)
+				}
+				return
+			}
+			if a.err == nil || !strings.Contains(a.err.Error(), tc.wantErr) {
+				t.Fatalf("err %v, want %q", a.err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestOCSPSignedRequest: with signer-cert and signer-key the request
+// names its requestor and carries a signature over its TBSRequest, with
+// the signer's certificate; openssl reads it (and still answers), and
+// the signature verifies with the certificate it carries.
+func TestOCSPSignedRequest(t *testing.T) {
+	p := newOCSPPKI(t)
+	good := p.server(t, "good", "V")
+	r := p.responder(t, "127.13.9.1:0")
+	for _, kind := range []string{"ecdsa", "rsa"} {
+		t.Run(kind, func(t *testing.T) {
+			pk := newPKI(t)
+			ck := pk.chain(t, "requestor-"+kind, kind, "requestor.example")
+			o := &OCSP{Name: "/Common/signed", ResponderURL: r.URL(), Timeout: 5 * time.Second, Signer: ck.Cert, SignerKey: ck.Key}
+			a := o.fetch(t.Context(), good.Cert.Certs[0], p.ca, time.Now)
+			if a.err != nil || a.status != OCSPGood {
+				t.Fatalf("status %q, err %v", a.status, a.err)
+			}
+			req := r.LastRequest()
+			path := filepath.Join(t.TempDir(), "req.der")
+			os.WriteFile(path, req, 0o600)
+			out, err := exec.Command("openssl", "ocsp", "-reqin", path, "-req_text").CombinedOutput()
+			if err != nil {
+				t.Fatalf("openssl ocsp -req_text: %v\n%s", err, out)
+			}
+			for _, want := range []string{"Requestor Name: DirName:", "requestor.example", "Signature Algorithm:"} {
+				if !strings.Contains(string(out), want) {
+					t.Errorf("openssl shows no %q:\n%s", want, out)
+				}
+			}
+			// The signature, checked with the certificate the request carries.
+			var outer struct {
+				TBS asn1.RawValue
+				Sig struct {
+					Alg   pkix.AlgorithmIdentifier
+					Bits  asn1.BitString
+					Certs []asn1.RawValue `asn1:"explicit,tag:0"`
+				} `asn1:"explicit,tag:0"`
+			}
+			if _, err := asn1.Unmarshal(req, &outer); err != nil {
+				t.Fatal(err)
+			}
+			if len(outer.Sig.Certs) != 1 {
+				t.Fatalf("%d certificates in the request", len(outer.Sig.Certs))
+			}
+			c, err := x509.ParseCertificate(outer.Sig.Certs[0].FullBytes)
+			if err != nil || !c.Equal(ck.Cert.Certs[0]) {
+				t.Fatalf("the request carries another certificate: %v", err)
+			}
+			alg := x509.ECDSAWithSHA256
+			if kind == "rsa" {
+				alg = x509.SHA256WithRSA
+			}
+			if err := c.CheckSignature(alg, outer.TBS.FullBytes, outer.Sig.Bits.Bytes); err != nil {
+				t.Fatalf("the request's signature: %v", err)
+			}
+		})
 	}
 }

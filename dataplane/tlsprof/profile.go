@@ -85,6 +85,11 @@ type ClientSSL struct {
 	// certificates that have an OCSP validator to the handshakes of the
 	// clients that ask for it.
 	OCSPStapling bool
+	// CleanShutdown is unclean-shutdown disabled: a client that ends
+	// without close_notify is counted (Premature Disconnects) and its
+	// session is not resumed. StrictResume (strict-resume enabled) does
+	// the latter alone. Off (BIG-IP's defaults) nothing is watched.
+	CleanShutdown, StrictResume bool
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -129,6 +134,9 @@ type ServerSSL struct {
 	UnknownControl string
 	// MaxActiveHandshakes as ClientSSL's, for the handshakes with members.
 	MaxActiveHandshakes int
+	// CleanShutdown and StrictResume as ClientSSL's, for a member that
+	// ends without close_notify: its session leaves the cache.
+	CleanShutdown, StrictResume bool
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -151,6 +159,9 @@ type Built struct {
 	// Gate is the profile's max-active-handshakes (nil: indefinite),
 	// which the dataplane enters around each handshake.
 	Gate *HandshakeGate
+	// ends: unclean-shutdown disabled or strict-resume enabled; nil
+	// otherwise (ends.go).
+	ends *endRules
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -354,6 +365,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
 		Gate:       NewHandshakeGate(p.MaxActiveHandshakes),
+		ends:       newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime),
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -461,7 +473,8 @@ func (p *ServerSSL) Build() (*Built, error) {
 	if p.CAFile != nil {
 		v.roots = p.CAFile.Pool()
 	}
-	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v, Gate: NewHandshakeGate(p.MaxActiveHandshakes)}, nil
+	return &Built{Name: p.Name, Config: cfg, Warnings: warns, serverName: p.ServerName, verify: v, Gate: NewHandshakeGate(p.MaxActiveHandshakes),
+		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.CacheTimeout)}, nil
 }
 
 // ForVirtual is the configuration of a virtual with one or more client-ssl

@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/tls"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/sslfwd"
@@ -50,6 +51,10 @@ type TLS struct {
 	// whose certificate is checked by Server and forged for the client;
 	// nil: none, and the flows pay one nil check.
 	Forward *sslfwd.Proxy
+	// ClientEnds: a client-ssl profile has unclean-shutdown disabled or
+	// strict-resume enabled (tlsprof.WatchesEnds), so clients' sockets
+	// are watched for an end without close_notify (WatchClient).
+	ClientEnds bool
 	// Warnings are the profiles' settings applied otherwise than BIG-IP
 	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
 	Warnings []string
@@ -102,6 +107,27 @@ func (t *TLS) ClientHandshake(hs func() error) error {
 // server-ssl profile's bound.
 func (t *TLS) ServerHandshake(hs func() error) error {
 	return gated(t.ServerGate, hs)
+}
+
+// WatchClient is raw, a client's socket, and cfg, its handshake's
+// configuration, watched for an end without close_notify when a
+// client-ssl profile asks (ClientEnds); as they are otherwise (a boolean
+// test per connection).
+func (t *TLS) WatchClient(raw net.Conn, cfg *tls.Config) (net.Conn, *tls.Config) {
+	if !t.ClientEnds {
+		return raw, cfg
+	}
+	return tlsprof.WatchServer(raw, cfg, t.ClientBuilt)
+}
+
+// WatchMember is raw, a member's socket, watched for an end without
+// close_notify when the server-ssl profile asks (its session then leaves
+// cfg's cache); raw otherwise.
+func (t *TLS) WatchMember(raw net.Conn, cfg *tls.Config) net.Conn {
+	if !t.Server.WatchesEnds() {
+		return raw
+	}
+	return tlsprof.WatchClient(raw, cfg, t.Server)
 }
 
 func gated(g *tlsprof.HandshakeGate, hs func() error) error {

@@ -92,6 +92,7 @@ func (pr *proxied) terminate() bool {
 			return pr.runSSLEvent(rules.ClientSSLClientHello)
 		})
 	}
+	raw, cfg = tc.WatchClient(raw, cfg)
 	conn := tls.Server(raw, cfg)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.snap.NoteClientTLS(conn, tc.ClientHandshake(conn.Handshake), &pr.cssl); err != nil {
@@ -156,7 +157,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 			return true // SSL::disable serverside there: no hello leaves
 		}
 	}
-	conn := tls.Client(raw, cfg)
+	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerHandshake(conn.Handshake)); err != nil {
 		pr.end(true)

@@ -85,7 +85,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lr.e.env.Table.Add(&pr.Flow)
 	tc := snap.Cfg.TLS
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
-	lc := tlsloop.Server(c, tc.Client)
+	lc := tlsloop.Server(tc.WatchClient(c, tc.Client))
 	err = snap.NoteClientTLS(lc.TLS(), tc.ClientHandshake(lc.TLS().Handshake), &lf.cssl)
 	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
 		lf.handshakeFailed(err != nil || lf.killReset.Load())

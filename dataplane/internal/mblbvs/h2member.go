@@ -80,7 +80,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 			}
 			hctx, cancel := context.WithTimeout(ctx, t.Handshake())
 			defer cancel()
-			sc := tls.Client(c, tc)
+			sc := tls.Client(t.WatchMember(c, tc), tc)
 			err = t.ServerHandshake(func() error { return sc.HandshakeContext(hctx) })
 			if err == nil && sc.ConnectionState().NegotiatedProtocol != "h2" {
 				err = fmt.Errorf("member %s did not choose h2 in ALPN over server-ssl (an http2 profile on the server side needs HTTP/2 members)", m.Addr)

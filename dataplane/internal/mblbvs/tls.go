@@ -103,12 +103,12 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Con
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		return &frontConn{raw: c, tls: tls.Server(hc, cfg), peek: peek}
+		return &frontConn{raw: c, tls: tls.Server(t.WatchClient(hc, cfg)), peek: peek}
 	}
 	if len(head) > 0 {
-		return &frontConn{raw: c, tls: tls.Server(&prefixConn{TCPConn: c, head: head}, t.Client)}
+		return &frontConn{raw: c, tls: tls.Server(t.WatchClient(&prefixConn{TCPConn: c, head: head}, t.Client))}
 	}
-	return &frontConn{raw: c, tls: tls.Server(c, t.Client), peek: peek}
+	return &frontConn{raw: c, tls: tls.Server(t.WatchClient(c, t.Client)), peek: peek}
 }
 
 // tlsHandshakeRecord is the first byte of a TLS client's first record.
@@ -468,7 +468,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if f != nil {
 		cfg = f.rr.keyLog(cfg, hc)
 	}
-	sc := tls.Client(hc, cfg)
+	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
 	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) })); err != nil {
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)

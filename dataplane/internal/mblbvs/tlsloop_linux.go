@@ -116,7 +116,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		h := tlsprof.NewHelloConn(hc, true)
 		under, cfg = h, f.rr.keyLog(cfg, h)
 	}
-	lc := tlsloop.Server(under, cfg)
+	lc := tlsloop.Server(t.WatchClient(under, cfg))
 	err = snap.NoteClientTLS(lc.TLS(), t.ClientHandshake(lc.TLS().Handshake), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // ProfileCounters are what a virtual counts for the shows of its
@@ -83,6 +84,11 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error
 	c := s.ClientSSL[i]
 	if err = c.Note(conn, err); err == nil && conn != nil {
 		h.Hold(c)
+		if s.Cfg.TLS.ClientEnds {
+			if w := tlsprof.WatchOf(conn); w != nil {
+				w.Up(&c.Premature)
+			}
+		}
 	}
 	return err
 }
@@ -284,6 +290,10 @@ type SSLCounters struct {
 	// failed, Timeouts the failures for the handshake-timeout and Alerts
 	// those the peer ended with a fatal alert.
 	Full, Resumed, Failures, Timeouts, Alerts atomic.Uint64
+	// Premature counts the connections whose peer ended them without
+	// close_notify, on profiles that watch it (unclean-shutdown
+	// disabled, strict-resume enabled).
+	Premature atomic.Uint64
 	// Versions counts handshakes by protocol version: TLS 1.0 to 1.3
 	// (index 0 to 3), Versions[4] anything else.
 	Versions [5]atomic.Uint64
@@ -309,6 +319,9 @@ func (c *SSLCounters) Note(conn net.Conn, err error) error {
 	}
 	if !ok {
 		return nil
+	}
+	if w, ok := tc.NetConn().(*tlsprof.WatchConn); ok { // a member's end watched (server-ssl)
+		w.Up(&c.Premature)
 	}
 	st := tc.ConnectionState()
 	if st.DidResume {
@@ -344,6 +357,7 @@ func (c *SSLCounters) Reset() {
 	c.Failures.Store(0)
 	c.Timeouts.Store(0)
 	c.Alerts.Store(0)
+	c.Premature.Store(0)
 	for i := range c.Versions {
 		c.Versions[i].Store(0)
 	}

@@ -29,13 +29,30 @@ type Responder struct {
 	// -rkey. Minutes is -nmin (the answers' next-update); 0: none.
 	Index, CA, Signer, SignerKey string
 	Minutes                      int
+	// Hold keeps each request this long before answering it: a slow
+	// responder, whose concurrent requests MaxInFlight shows.
+	Hold time.Duration
 
 	ln       net.Listener
 	srv      *http.Server
 	dir      string
 	mu       sync.Mutex // one openssl at a time, as openssl ocsp serves
 	requests atomic.Int64
+	inFlight atomic.Int64
+	maxIn    atomic.Int64
+	last     atomic.Pointer[[]byte]
 }
+
+// LastRequest is the last request's DER as the responder received it.
+func (r *Responder) LastRequest() []byte {
+	if b := r.last.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+// MaxInFlight is the most requests the responder held at once.
+func (r *Responder) MaxInFlight() int64 { return r.maxIn.Load() }
 
 // Available reports why the responder cannot run, or nil.
 func Available() error {
@@ -91,6 +108,14 @@ func (r *Responder) serve(w http.ResponseWriter, req *http.Request) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	r.last.Store(&body)
+	n := r.inFlight.Add(1)
+	defer r.inFlight.Add(-1)
+	for m := r.maxIn.Load(); n > m && !r.maxIn.CompareAndSwap(m, n); m = r.maxIn.Load() {
+	}
+	if r.Hold > 0 {
+		time.Sleep(r.Hold)
 	}
 	der, err := r.answer(body)
 	if err != nil {
