@@ -2,6 +2,7 @@ package tlsprof
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -23,7 +24,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/tlsprof/ocsptest"
 	"golang.org/x/crypto/ocsp"
 )
@@ -479,8 +479,8 @@ func TestOCSPDNSResolver(t *testing.T) {
 	<-started
 	t.Cleanup(func() { srv.Shutdown() })
 	ns := netip.MustParseAddrPort(pc.LocalAddr().String())
-	res := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/r", Zones: []fwdproxy.Zone{{Name: ".", Nameservers: []netip.AddrPort{ns}}}})
-	other := fwdproxy.NewResolver(fwdproxy.ResolverConfig{Name: "/Common/other", Zones: []fwdproxy.Zone{{Name: "example.", Nameservers: []netip.AddrPort{ns}}}})
+	res := &zoneResolver{name: "/Common/r", zone: ".", ns: ns}
+	other := &zoneResolver{name: "/Common/other", zone: "example.", ns: ns}
 	for _, tc := range []struct {
 		name    string
 		res     Resolver
@@ -504,6 +504,39 @@ func TestOCSPDNSResolver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// zoneResolver is a net dns-resolver with one forward zone, as the
+// validator sees one (the daemon hands it fwdproxy's, which imports this
+// package's users): names under zone are asked of ns.
+type zoneResolver struct {
+	name, zone string
+	ns         netip.AddrPort
+}
+
+func (z *zoneResolver) Lookup(ctx context.Context, host string, ipv6 bool) ([]netip.Addr, error) {
+	fq := dns.Fqdn(host)
+	if z.zone != "." && !dns.IsSubDomain(z.zone, fq) {
+		return nil, fmt.Errorf("dns-resolver %s: no forward zone holds %s", z.name, host)
+	}
+	m := new(dns.Msg)
+	m.SetQuestion(fq, dns.TypeA)
+	in, _, err := new(dns.Client).ExchangeContext(ctx, m, z.ns.String())
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, rr := range in.Answer {
+		if a, ok := rr.(*dns.A); ok {
+			if ip, ok := netip.AddrFromSlice(a.A); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("dns-resolver %s: %s has no address", z.name, host)
+	}
+	return out, nil
 }
 
 // TestOCSPSignedRequest: with signer-cert and signer-key the request
