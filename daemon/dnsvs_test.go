@@ -20,6 +20,7 @@ import (
 // member: it answers the names it holds and counts the queries it got.
 type dnsPoolMember struct {
 	queries atomic.Int64
+	subnet  atomic.Value // the client subnet option of the last query, as text ("" for none)
 	stop    func()
 }
 
@@ -28,6 +29,15 @@ func startDNSPoolMember(t *testing.T, addr string, records map[string]string) *d
 	m := &dnsPoolMember{}
 	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m.queries.Add(1)
+		ecs := ""
+		if o := r.IsEdns0(); o != nil {
+			for _, x := range o.Option {
+				if e, ok := x.(*dns.EDNS0_SUBNET); ok {
+					ecs = e.String()
+				}
+			}
+		}
+		m.subnet.Store(ecs)
 		a := new(dns.Msg)
 		a.SetReply(r)
 		a.Authoritative = true
@@ -89,7 +99,11 @@ func dnsAsk(t *testing.T, network, addr, name string, qtype uint16) string {
 	t.Helper()
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), qtype)
-	c := &dns.Client{Net: network, Timeout: 2 * time.Second}
+	src := net.ParseIP("127.23.0.100") // the client, in the test's own range
+	c := &dns.Client{Net: network, Timeout: 2 * time.Second, Dialer: &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.UDPAddr{IP: src}}}
+	if network == "tcp" {
+		c.Dialer.LocalAddr = &net.TCPAddr{IP: src}
+	}
 	m, _, err := c.Exchange(q, addr)
 	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
@@ -166,7 +180,8 @@ func TestDNSProfileVirtual(t *testing.T) {
 		name    string
 		qtype   uint16
 		want    string
-		asked   int64 // how many queries the member has got after it
+		asked   int64  // how many queries the member has got after it
+		subnet  string // the client subnet option the member got last
 	}{
 		{network: "udp", name: "www.example.com", qtype: dns.TypeA, want: "NOERROR 127.23.5.5"},
 		{network: "tcp", name: "www.example.com", qtype: dns.TypeA, want: "NOERROR 127.23.5.5"},
@@ -192,6 +207,8 @@ func TestDNSProfileVirtual(t *testing.T) {
 		{cmd: "modify ltm profile dns dnsp unhandled-query-action allow dns64 secondary dns64-prefix 64:ff9b::", network: "udp", name: "v4only.example.net", qtype: dns.TypeAAAA, want: "NOERROR 64:ff9b::c000:201", asked: 10},
 		{network: "udp", name: "dual.example.net", qtype: dns.TypeAAAA, want: "NOERROR 2001:db8::1", asked: 11},
 		{cmd: "modify ltm profile dns dnsp dns64 immediate dns64-prefix 2001:db8:64::", network: "udp", name: "dual.example.net", qtype: dns.TypeAAAA, want: "NOERROR 2001:db8:64::c000:202", asked: 12},
+		{cmd: "modify ltm profile dns dnsp dns64 disabled edns0-client-subnet-insert enabled", network: "udp", name: "fwd.example.net", qtype: dns.TypeA, want: "NOERROR 127.23.9.9", asked: 13, subnet: "127.23.0.100/32/0"},
+		{network: "tcp", name: "fwd.example.net", qtype: dns.TypeA, want: "NOERROR 127.23.9.9", asked: 14, subnet: "127.23.0.100/32/0"},
 	}
 	for i, st := range steps {
 		if st.cmd != "" {
@@ -205,6 +222,9 @@ func TestDNSProfileVirtual(t *testing.T) {
 		}
 		if n := member.queries.Load(); n != st.asked {
 			t.Errorf("step %d: %s: the member got %d queries, want %d", i, st.name, n, st.asked)
+		}
+		if ecs, _ := member.subnet.Load().(string); st.subnet != "" && ecs != st.subnet {
+			t.Errorf("step %d: %s: the member got client subnet %q, want %q", i, st.name, ecs, st.subnet)
 		}
 	}
 }

@@ -33,6 +33,8 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		GTM:       e("enable-gtm") == "yes",
 		Express:   e("enable-dns-express") == "yes",
 		Unhandled: e("unhandled-query-action"),
+		// edns0-client-subnet-insert
+		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
 	}
 	switch mode := e("dns64"); mode {
 	case "secondary", "immediate", "v4-only":

@@ -120,6 +120,15 @@ func (c *Cache) Put(r, m *dns.Msg) {
 	if !ok || ttl == 0 {
 		return
 	}
+	if len(m.Answer) == 0 {
+		// A negative answer's SOA lives for its minimum (RFC 2308).
+		m = m.Copy()
+		for _, rr := range m.Ns {
+			if soa, ok := rr.(*dns.SOA); ok {
+				soa.Hdr.Ttl = min(soa.Hdr.Ttl, soa.Minttl)
+			}
+		}
+	}
 	wire, err := m.Pack()
 	if err != nil || len(wire) > c.max {
 		return

@@ -17,14 +17,12 @@ var WellKnownPrefix = netip.MustParseAddr("64:ff9b::")
 // for AAAA and, when the name has none (NOERROR without an AAAA answer),
 // for A, and synthesizes an AAAA record from each A record within the
 // /96 prefix; immediate and v4-only ask for A at once [M: v4-only as
-// immediate]. The answers are kept in the cache under the AAAA question.
+// immediate]. forward keeps the answer in the cache under the AAAA
+// question.
 func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
 	if s.p.DNS64 == "secondary" {
 		m := s.ask(vs, snap, r, wire, client, local, udp)
 		if m == nil || m.Rcode != dns.RcodeSuccess || hasType(m.Answer, dns.TypeAAAA) {
-			if m != nil && s.cache != nil {
-				s.cache.Put(r, m)
-			}
 			return m
 		}
 	}
@@ -52,9 +50,6 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 		case *dns.CNAME:
 			m.Answer = append(m.Answer, x)
 		}
-	}
-	if s.cache != nil {
-		s.cache.Put(r, m)
 	}
 	return m
 }

@@ -214,14 +214,54 @@ func addrPort(a net.Addr) netip.AddrPort {
 // for a name under one) and returns its answer to r, kept in the cache;
 // nil when no member answered. wire is r as the client sent it.
 func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
-	q := r.Question[0]
-	if q.Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
-		return s.dns64(vs, snap, r, wire, client, local, udp) // dns64.go
+	orig := r
+	if s.p.ClientSubnet {
+		if r, wire = withClientSubnet(r, wire, client.Addr()); r == nil {
+			return nil
+		}
 	}
-	m := s.ask(vs, snap, r, wire, client, local, udp)
-	if m != nil && s.cache != nil {
-		s.cache.Put(r, m)
+	var m *dns.Msg
+	if r.Question[0].Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
+		m = s.dns64(vs, snap, r, wire, client, local, udp) // dns64.go
+	} else {
+		m = s.ask(vs, snap, r, wire, client, local, udp)
 	}
+	if m == nil {
+		return nil
+	}
+	if s.p.ClientSubnet {
+		m = echoOPT(orig, m)
+	}
+	if s.cache != nil {
+		s.cache.Put(orig, m)
+	}
+	return m
+}
+
+// echoOPT gives m, the pool's answer to a query with the client subnet
+// inserted, the OPT record the client's query r calls for: none when r
+// had none, else the member's without the subnet option.
+func echoOPT(r, m *dns.Msg) *dns.Msg {
+	extra := m.Extra[:0:0]
+	for _, x := range m.Extra {
+		o, ok := x.(*dns.OPT)
+		if !ok {
+			extra = append(extra, x)
+			continue
+		}
+		if r.IsEdns0() == nil {
+			continue
+		}
+		c := *o
+		c.Option = nil
+		for _, opt := range o.Option {
+			if _, ecs := opt.(*dns.EDNS0_SUBNET); !ecs {
+				c.Option = append(c.Option, opt)
+			}
+		}
+		extra = append(extra, &c)
+	}
+	m.Extra = extra
 	return m
 }
 
@@ -321,4 +361,32 @@ func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool) (*dns.
 		}
 	}
 	return nil, errMismatch
+}
+
+// withClientSubnet is r with an EDNS client subnet option holding the
+// client's address (a /32, an IPv6 /128 [M]) in place of any the client
+// sent, and its wire form; nil when it cannot be packed.
+func withClientSubnet(r *dns.Msg, wire []byte, client netip.Addr) (*dns.Msg, []byte) {
+	r = r.Copy()
+	o := r.IsEdns0()
+	if o == nil {
+		r.SetEdns0(1232, false)
+		o = r.IsEdns0()
+	}
+	opts := o.Option[:0]
+	for _, x := range o.Option {
+		if _, ecs := x.(*dns.EDNS0_SUBNET); !ecs {
+			opts = append(opts, x)
+		}
+	}
+	e := &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 32, Address: net.IP(client.AsSlice())}
+	if client.Is6() {
+		e.Family, e.SourceNetmask = 2, 128
+	}
+	o.Option = append(opts, e)
+	out, err := r.Pack()
+	if err != nil {
+		return nil, wire
+	}
+	return r, out
 }

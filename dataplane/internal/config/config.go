@@ -868,6 +868,10 @@ type DNSProfile struct {
 	// DNS64Prefix its /96 prefix.
 	DNS64       string
 	DNS64Prefix netip.Addr
+	// ClientSubnet is edns0-client-subnet-insert: a query forwarded to
+	// the pool carries the client's address in an EDNS client subnet
+	// option (RFC 7871).
+	ClientSubnet bool
 }
 
 // DNSCache is an ltm dns cache transparent or resolver: answers from the
