@@ -300,6 +300,7 @@ func TestDNSProfileRefusals(t *testing.T) {
 		{"create ltm profile dns badcache enable-cache yes cache missing", "missing"},
 		{"create ltm virtual v3 destination 127.23.0.3:5300 ip-protocol udp profiles add { badprefix udp } pool dns_pool", "is not an IPv6 address"},
 		{"create ltm virtual v4 destination 127.23.0.3:80 profiles add { dns http tcp } pool dns_pool", "cannot be used with http profile"},
+		{"create ltm virtual v5 destination 127.23.0.3:81 profiles add { dns mblb tcp } pool dns_pool", "cannot be used with an mblb profile"},
 	} {
 		_, err := run(t, s, c.cmd)
 		if !strings.Contains(err, c.err) {

@@ -16,9 +16,10 @@ var (
 
 // dnsProfile gives a virtual with a dns profile its DNS settings: the
 // virtual then answers queries (wide IPs, static zones, its cache)
-// before it forwards them to its pool. The profile needs a udp or tcp
-// virtual and refuses http beside it [M: BIG-IP's message]. It returns
-// false when the virtual was left out.
+// before it forwards them to its pool. http or mblb beside it is refused
+// [M: BIG-IP's message]; with client-ssl (DNS over TLS) the virtual is
+// kept and carries no traffic. It returns false when the virtual was
+// left out.
 func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	dp := t.profile(o, profileDNS)
 	if dp == nil {
@@ -26,6 +27,14 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	if hp := t.profile(o, profileHTTP); hp != nil {
 		return t.refuse("profile %s (dns) cannot be used with http profile %s on the virtual server (%s)", dp.Name, hp.Name, o.Name)
+	}
+	if cp := t.profile(o, profileClientSSL); cp != nil {
+		// DNS over TLS is a BIG-IP feature openltm does not serve.
+		t.keep(o, "profile %s (dns) with client-ssl profile %s (DNS over TLS) is not served", dp.Name, cp.Name)
+		return false
+	}
+	if v.MBLB != nil {
+		return t.refuse("profile %s (dns) cannot be used with an mblb profile on the virtual server (%s)", dp.Name, o.Name)
 	}
 	e := func(name string) string { return profileDNS.MustProp(name).Effective(t.cfg, dp) }
 	d := &dataplane.DNSProfile{
