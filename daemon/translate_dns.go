@@ -38,11 +38,11 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	e := func(name string) string { return profileDNS.MustProp(name).Effective(t.cfg, dp) }
 	d := &dataplane.DNSProfile{
-		Name:      dp.Name,
-		GTM:       e("enable-gtm") == "yes",
-		Express:   e("enable-dns-express") == "yes",
-		Unhandled: e("unhandled-query-action"),
-		// edns0-client-subnet-insert
+		Name:         dp.Name,
+		GTM:          e("enable-gtm") == "yes",
+		Express:      e("enable-dns-express") == "yes",
+		Unhandled:    e("unhandled-query-action"),
+		NoProcessRD:  e("process-rd") == "no",
 		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
 	}
 	switch mode := e("dns64"); mode {

@@ -178,3 +178,41 @@ func TestDecideSteps(t *testing.T) {
 		}
 	}
 }
+
+// gslbStub answers every name, as a wide IP would.
+type gslbStub struct{ asked int }
+
+func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express bool) (*dns.Msg, bool, bool) {
+	g.asked++
+	m := new(dns.Msg)
+	m.SetReply(r)
+	return m, true, true
+}
+
+// TestProcessRD: with process-rd no a query asking for recursion goes
+// past the wide IPs, zones and cache to unhandled-query-action.
+func TestProcessRD(t *testing.T) {
+	for _, tt := range []struct {
+		noRD, rd bool
+		gslb     bool // the stub answered
+	}{
+		{noRD: false, rd: true, gslb: true},
+		{noRD: true, rd: false, gslb: true},
+		{noRD: true, rd: true, gslb: false},
+	} {
+		e := New(nil)
+		g := &gslbStub{}
+		e.SetAnswerer(g)
+		p := &config.DNSProfile{GTM: true, Express: true, Unhandled: "reject", NoProcessRD: tt.noRD}
+		s := e.Prepare([]*config.DNSProfile{p})[p]
+		q := query("www.example.com.", dns.TypeA, false)
+		q.RecursionDesired = tt.rd
+		m, st := s.decide(q, netip.MustParseAddr("127.23.0.5"), true)
+		if (g.asked == 1) != tt.gslb || st != stepAnswer {
+			t.Errorf("process-rd no %v, RD %v: GSLB asked %d times, step %d", tt.noRD, tt.rd, g.asked, st)
+		}
+		if !tt.gslb && m.Rcode != dns.RcodeRefused {
+			t.Errorf("process-rd no, RD: rcode %s, want REFUSED", dns.RcodeToString[m.Rcode])
+		}
+	}
+}

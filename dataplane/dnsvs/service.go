@@ -51,7 +51,8 @@ func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, ste
 	if len(r.Question) != 1 {
 		return reply(r, dns.RcodeFormatError), stepAnswer
 	}
-	if s.p.GTM || s.p.Express {
+	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
+	if (s.p.GTM || s.p.Express) && !rd {
 		if a := s.e.ans.Load(); a != nil {
 			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express); handled {
 				if !send {
@@ -61,7 +62,7 @@ func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, ste
 			}
 		}
 	}
-	if s.cache != nil {
+	if s.cache != nil && !rd {
 		if m := s.cache.Get(r); m != nil {
 			return m, stepAnswer
 		}

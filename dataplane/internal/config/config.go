@@ -868,6 +868,9 @@ type DNSProfile struct {
 	// DNS64Prefix its /96 prefix.
 	DNS64       string
 	DNS64Prefix netip.Addr
+	// NoProcessRD is process-rd no: a query with Recursion Desired set
+	// skips the wide IPs, zones and cache and goes to Unhandled.
+	NoProcessRD bool
 	// ClientSubnet is edns0-client-subnet-insert: a query forwarded to
 	// the pool carries the client's address in an EDNS client subnet
 	// option (RFC 7871).
