@@ -209,6 +209,8 @@ func TestDNSProfileVirtual(t *testing.T) {
 		{cmd: "modify ltm profile dns dnsp dns64 immediate dns64-prefix 2001:db8:64::", network: "udp", name: "dual.example.net", qtype: dns.TypeAAAA, want: "NOERROR 2001:db8:64::c000:202", asked: 12},
 		{cmd: "modify ltm profile dns dnsp dns64 disabled edns0-client-subnet-insert enabled", network: "udp", name: "fwd.example.net", qtype: dns.TypeA, want: "NOERROR 127.23.9.9", asked: 13, subnet: "127.23.0.100/32/0"},
 		{network: "tcp", name: "fwd.example.net", qtype: dns.TypeA, want: "NOERROR 127.23.9.9", asked: 14, subnet: "127.23.0.100/32/0"},
+		// dig and this client ask with RD set: past the wide IP, to reject.
+		{cmd: "modify ltm profile dns dnsp process-rd no unhandled-query-action reject", network: "udp", name: "www.example.com", qtype: dns.TypeA, want: "REFUSED", asked: 14},
 	}
 	for i, st := range steps {
 		if st.cmd != "" {
