@@ -312,4 +312,13 @@ func TestDNSProfileRefusals(t *testing.T) {
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "ltm virtual") {
 		t.Errorf("a refused virtual was kept:\n%s", out)
 	}
+	// An iRule's DNS events on the virtual are kept with a warning; the
+	// virtual serves.
+	if _, err := run(t, s, "create ltm rule dns_rule { when DNS_REQUEST { log local0. [DNS::question name] } }"); err != "" {
+		t.Fatal(err)
+	}
+	out, err := run(t, s, "create ltm virtual v6 destination 127.23.0.3:5300 ip-protocol udp profiles add { dns udp } pool dns_pool rules { dns_rule }")
+	if err != "" || !strings.Contains(out, "ltm virtual /Common/v6: its iRules' DNS_REQUEST is kept, and not run on a dns profile's queries") {
+		t.Errorf("a DNS_REQUEST rule: output %q error %q", out, err)
+	}
 }
