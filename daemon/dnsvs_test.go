@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -312,13 +313,89 @@ func TestDNSProfileRefusals(t *testing.T) {
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "ltm virtual") {
 		t.Errorf("a refused virtual was kept:\n%s", out)
 	}
-	// An iRule's DNS events on the virtual are kept with a warning; the
-	// virtual serves.
-	if _, err := run(t, s, "create ltm rule dns_rule { when DNS_REQUEST { log local0. [DNS::question name] } }"); err != "" {
+}
+
+// TestDNSProfileRules: the virtual's iRules run DNS_REQUEST before the
+// profile's steps and DNS_RESPONSE on every answer (the GSLB's, the
+// cache's, the pool's), over UDP and TCP.
+func TestDNSProfileRules(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
 		t.Fatal(err)
 	}
-	out, err := run(t, s, "create ltm virtual v6 destination 127.23.0.3:5300 ip-protocol udp profiles add { dns udp } pool dns_pool rules { dns_rule }")
-	if err != "" || !strings.Contains(out, "ltm virtual /Common/v6: its iRules' DNS_REQUEST is kept, and not run on a dns profile's queries") {
-		t.Errorf("a DNS_REQUEST rule: output %q error %q", out, err)
+	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer g.Close()
+	stop, err := e.AttachGSLB(g, p)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer stop()
+	member := startDNSPoolMember(t, "127.23.0.13:5300", map[string]string{
+		"fwd.example.net. A": "x 300 IN A 127.23.9.9",
+	})
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create gtm datacenter dc1",
+		"create gtm server s1 datacenter dc1 virtual-servers add { v1 { destination 127.23.5.5:80 } }",
+		"create gtm pool a gp ttl 300 members add { s1:v1 }",
+		"create gtm wideip a www.example.com pools add { gp }",
+		"create ltm pool dns_pool members add { 127.23.0.13:5300 }",
+		"create ltm rule dns_rule {\nwhen DNS_REQUEST {\n  if { [DNS::question name] equals \"ruled.example.net\" } {\n    DNS::answer insert \"ruled.example.net. 30 IN A 127.23.8.8\"\n    DNS::return\n  }\n  if { [DNS::question name] equals \"dropped.example.net\" } { DNS::drop }\n}\nwhen DNS_RESPONSE {\n  foreach rr [DNS::answer] {\n    if { [DNS::ttl $rr] > 60 } { DNS::ttl $rr 60 }\n  }\n}\n}",
+		"create ltm virtual dns_udp destination 127.23.0.4:5300 ip-protocol udp profiles add { dns udp } pool dns_pool rules { dns_rule }",
+		"create ltm virtual dns_tcp destination 127.23.0.4:5300 ip-protocol tcp profiles add { dns tcp } pool dns_pool rules { dns_rule }",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, network := range []string{"udp", "tcp"} {
+		for _, tt := range []struct {
+			name, want string
+		}{
+			{"ruled.example.net", "NOERROR 127.23.8.8 ttl 30"}, // DNS::return
+			{"dropped.example.net", "timeout"},                 // DNS::drop
+			{"www.example.com", "NOERROR 127.23.5.5 ttl 60"},   // the wide IP's 300, capped
+			{"fwd.example.net", "NOERROR 127.23.9.9 ttl 60"},   // the member's 300, capped
+		} {
+			if network == "tcp" && tt.want == "timeout" {
+				continue // a dropped query over TCP waits for the connection's end
+			}
+			if got := dnsAskTTL(t, network, "127.23.0.4:5300", tt.name); got != tt.want {
+				t.Errorf("%s over %s: %q, want %q", tt.name, network, got, tt.want)
+			}
+		}
+	}
+	if n := member.queries.Load(); n != 2 {
+		t.Errorf("the member got %d queries, want 2 (fwd.example.net over udp and tcp)", n)
+	}
+}
+
+// dnsAskTTL is dnsAsk for an A question, with the first answer's TTL.
+func dnsAskTTL(t *testing.T, network, addr, name string) string {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), dns.TypeA)
+	src := net.ParseIP("127.23.0.100")
+	c := &dns.Client{Net: network, Timeout: 2 * time.Second, Dialer: &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.UDPAddr{IP: src}}}
+	if network == "tcp" {
+		c.Dialer.LocalAddr = &net.TCPAddr{IP: src}
+	}
+	m, _, err := c.Exchange(q, addr)
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return "timeout"
+		}
+		return "error " + err.Error()
+	}
+	if len(m.Answer) == 0 {
+		return dns.RcodeToString[m.Rcode]
+	}
+	a, _ := m.Answer[0].(*dns.A)
+	if a == nil {
+		return dns.RcodeToString[m.Rcode] + " " + dns.TypeToString[m.Answer[0].Header().Rrtype]
+	}
+	return fmt.Sprintf("%s %s ttl %d", dns.RcodeToString[m.Rcode], a.A, a.Hdr.Ttl)
 }

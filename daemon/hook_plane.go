@@ -82,7 +82,6 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 	}
 	if opts.Warn != nil {
 		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
-		warnDNS(old, h, tr, opts.Warn) // translate_dns.go
 		// translate_tcpopts.go
 		warnTCP(h.e.schema, old, cfg, opts.Warn)
 		warnMinUp(old, cfg, opts.Warn) // minup.go

@@ -1,13 +1,10 @@
 package daemon
 
 import (
-	"fmt"
 	"net/netip"
-	"sort"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
-	"github.com/openltm/openltm/rules"
 )
 
 // The dns profile and the ltm dns caches as dataplane/dnsvs acts on them.
@@ -89,43 +86,6 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		d.Cache = dc
 	}
-	for _, ev := range []rules.Event{rules.DNSRequest, rules.DNSResponse} {
-		if t.rulesHandle(v, ev) { // translate_tls.go
-			d.Warnings = append(d.Warnings, fmt.Sprintf("ltm virtual %s: its iRules' %s is kept, and not run on a dns profile's queries", o.Name, ev))
-		}
-	}
 	v.DNS = d
 	return true
-}
-
-// warnDNS tells of what a commit newly keeps and does not run on a
-// dns profile's virtuals.
-func warnDNS(old *objects.Config, h *planeHook, tr *ltmTranslation, warn func(string)) {
-	had := map[string]bool{}
-	if old != nil {
-		if runCfg, runTr := h.running(); runCfg == old && runTr != nil {
-			for _, v := range runTr.dc.Virtuals {
-				if v.DNS != nil {
-					for _, w := range v.DNS.Warnings {
-						had[w] = true
-					}
-				}
-			}
-		}
-	}
-	var out []string
-	for _, v := range tr.dc.Virtuals {
-		if v.DNS != nil {
-			for _, w := range v.DNS.Warnings {
-				if !had[w] {
-					had[w] = true
-					out = append(out, w)
-				}
-			}
-		}
-	}
-	sort.Strings(out)
-	for _, w := range out {
-		warn(w)
-	}
 }

@@ -18,7 +18,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/rules"
 )
 
 // Answerer is the GSLB seen from a dns profile: it answers r when gtm
@@ -27,6 +29,9 @@ import (
 // decides. send is false when the query is to be dropped.
 type Answerer interface {
 	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express bool) (m *dns.Msg, send, handled bool)
+	// VirtualRequest runs the virtual's iRules' DNS_REQUEST with the
+	// GSLB's DNS:: commands (gslb.Server.VirtualRequest).
+	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)
 }
 
 // ForwardTimeout is how long a query forwarded to a member waits for its

@@ -7,7 +7,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/rules"
 )
 
 func rr(t *testing.T, s string) dns.RR {
@@ -187,6 +189,10 @@ func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express bool)
 	m := new(dns.Msg)
 	m.SetReply(r)
 	return m, true, true
+}
+
+func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
+	return nil, nil, false, false
 }
 
 // TestProcessRD: with process-rd no a query asking for recursion goes

@@ -12,7 +12,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
 
@@ -110,26 +112,61 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 		return
 	}
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, true)
+	if done {
+		if send {
+			s.sendUDP(vs, conn, client, m, r)
+		}
+		vr.Release()
+		return
+	}
+	if vr != nil {
+		if wire, err := r.Pack(); err == nil { // as the rule left it
+			b = wire
+		}
+	}
 	m, st := s.decide(r, client.Addr(), true)
 	switch st {
 	case stepAnswer:
-		s.sendUDP(vs, conn, client, m, r)
+		if m, send = vr.Response(m); send {
+			s.sendUDP(vs, conn, client, m, r)
+		}
+		vr.Release()
 		return
 	case stepDrop:
+		vr.Release()
 		return
 	}
 	if s.inflight.Add(1) > s.max {
 		s.inflight.Add(-1)
 		vs.Prof.Conns.DgDropped.Add(1)
+		vr.Release()
 		return
 	}
 	wire := append([]byte(nil), b...)
 	go func() {
 		defer s.inflight.Add(-1)
+		defer vr.Release()
 		if m := s.forward(vs, snap, r, wire, client, local, true); m != nil {
-			s.sendUDP(vs, conn, client, m, r)
+			if m, send := vr.Response(m); send {
+				s.sendUDP(vs, conn, client, m, r)
+			}
 		}
 	}()
+}
+
+// request runs the virtual's iRules' DNS_REQUEST through the GSLB (nil
+// when its rules handle no DNS event or no GSLB is attached): done says
+// the rule ended the query, with m to send when send.
+func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool) {
+	if snap.Cfg.Rules == nil {
+		return nil, nil, false, false
+	}
+	a := s.e.ans.Load()
+	if a == nil {
+		return nil, nil, false, false
+	}
+	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp)
 }
 
 // sendUDP sends m to client, cut to the client's UDP size (r's OPT).
@@ -178,14 +215,9 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		if err := r.Unpack(b); err != nil {
 			return
 		}
-		m, st := s.decide(r, client.Addr(), false)
-		switch st {
-		case stepDrop:
+		m, send := s.answerTCP(vs, snap, r, b, client, local)
+		if !send {
 			continue
-		case stepForward:
-			if m = s.forward(vs, snap, r, b, client, local, false); m == nil {
-				continue
-			}
 		}
 		out, err := m.Pack()
 		if err != nil {
@@ -201,6 +233,32 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 			return
 		}
 	}
+}
+
+// answerTCP is the answer to one query of a TCP connection (b its wire
+// form): the virtual's DNS_REQUEST, the profile's steps, the pool, its
+// DNS_RESPONSE. send is false when nothing goes back.
+func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, false)
+	defer vr.Release()
+	if done {
+		return m, send
+	}
+	if vr != nil {
+		if wire, err := r.Pack(); err == nil {
+			b = wire
+		}
+	}
+	m, st := s.decide(r, client.Addr(), false)
+	switch st {
+	case stepDrop:
+		return nil, false
+	case stepForward:
+		if m = s.forward(vs, snap, r, b, client, local, false); m == nil {
+			return nil, false
+		}
+	}
+	return vr.Response(m)
 }
 
 func addrPort(a net.Addr) netip.AddrPort {

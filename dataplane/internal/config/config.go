@@ -871,9 +871,6 @@ type DNSProfile struct {
 	// NoProcessRD is process-rd no: a query with Recursion Desired set
 	// skips the wide IPs, zones and cache and goes to Unhandled.
 	NoProcessRD bool
-	// Warnings are what the virtual keeps and does not run with the
-	// profile (its iRules' DNS events), told at commit.
-	Warnings []string
 	// ClientSubnet is edns0-client-subnet-insert: a query forwarded to
 	// the pool carries the client's address in an EDNS client subnet
 	// option (RFC 7871).
