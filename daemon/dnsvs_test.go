@@ -279,6 +279,46 @@ func TestDNSProfileCacheOutlivesMember(t *testing.T) {
 	}
 }
 
+// TestDNSProfileResolverForwardZones: a resolver cache sends the names
+// under a forward zone to its name servers, the others to the pool.
+func TestDNSProfileResolverForwardZones(t *testing.T) {
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
+	defer p.Close()
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	pool := startDNSPoolMember(t, "127.23.0.15:5300", map[string]string{"www.example.net. A": "x 60 IN A 127.23.9.30"})
+	zone := startDNSPoolMember(t, "127.23.0.16:5300", map[string]string{"www.example.org. A": "x 60 IN A 127.23.9.31"})
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool dns_pool members add { 127.23.0.15:5300 }",
+		"create ltm dns cache resolver r1 forward-zones replace-all-with { example.org { nameservers replace-all-with { 127.23.0.16:5300 { } } } }",
+		"create ltm profile dns dnsp enable-cache yes cache r1",
+		"create ltm virtual dns_udp destination 127.23.0.5:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, tt := range []struct {
+		name, want    string
+		pooled, zoned int64
+	}{
+		{"www.example.org", "NOERROR 127.23.9.31", 0, 1},
+		{"www.example.net", "NOERROR 127.23.9.30", 1, 1},
+		{"www.example.org", "NOERROR 127.23.9.31", 1, 1}, // cached
+	} {
+		if got := dnsAsk(t, "udp", "127.23.0.5:5300", tt.name, dns.TypeA); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+		if a, b := pool.queries.Load(), zone.queries.Load(); a != tt.pooled || b != tt.zoned {
+			t.Errorf("%s: the pool's member got %d queries and the zone's server %d, want %d and %d", tt.name, a, b, tt.pooled, tt.zoned)
+		}
+	}
+}
+
 // TestDNSProfileRefusals: what the translation refuses, nothing changed.
 func TestDNSProfileRefusals(t *testing.T) {
 	e := openTest(t, t.TempDir())
