@@ -103,6 +103,9 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 	if !admit(snap.Cfg, client.Addr()) {
 		return
 	}
+	// The query outlives the listener's buffer when it waits for a
+	// member, and an unpacked option may point into what it unpacked.
+	b = append([]byte(nil), b...)
 	r := new(dns.Msg)
 	if err := r.Unpack(b); err != nil {
 		if len(b) >= 12 && b[2]&0x80 == 0 { // a query's header: FORMERR
@@ -143,7 +146,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		vr.Release()
 		return
 	}
-	wire := append([]byte(nil), b...)
+	wire := b
 	go func() {
 		defer s.inflight.Add(-1)
 		defer vr.Release()
