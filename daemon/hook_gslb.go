@@ -50,6 +50,11 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 	if err := e.AddHook(h); err != nil {
 		return nil, err
 	}
+	if p != nil {
+		// Virtuals with a dns profile answer wide IPs and static zones
+		// through the same server (dataplane/dnsvs).
+		p.SetDNSAnswerer(s)
+	}
 	registerGSLBRuntime(e, h)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
@@ -57,6 +62,9 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 	return func() {
 		cancel()
 		<-h.stopped
+		if p != nil {
+			p.SetDNSAnswerer(nil)
+		}
 	}, nil
 }
 

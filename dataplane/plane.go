@@ -30,6 +30,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
 
+	"github.com/openltm/openltm/dataplane/dnsvs"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/fqdn"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -87,7 +88,8 @@ type Plane struct {
 	// nodes are expanded; fqdns follows their names (fqdnnodes.go).
 	base  *Prepared
 	fqdns map[string]*fqdnNode
-	udp   *udp.Engine // UDP virtuals' listeners and flows (udp.go)
+	udp   *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
+	dns   *dnsvs.Engine // dns profiles' answers and caches (dns.go)
 
 	udpListeners udpSet
 	// vaddrs are the runtimes of the virtual addresses that act, by
@@ -118,6 +120,7 @@ func New(opts Options) *Plane {
 		udpListeners: udpSet{},
 	}
 	p.udp = p.newUDP()
+	p.dns = dnsvs.New(p.log)
 	p.poolIndex.Store(&state.Pools{})
 	p.mblbs = mblbvs.NewSet(mblbvs.Env{
 		Table:          p.table,
@@ -341,6 +344,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 	}
 	b.virtuals = map[string]*state.Virtual{}
 	vaddrs := map[string]*state.VAddr{}
+	dnsServices := p.prepareDNS(cfg) // dns.go
 	for name, vc := range cfg.Virtuals {
 		v := p.virtuals[name]
 		if v == nil {
@@ -360,6 +364,9 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
 		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
+		if vc.DNS != nil {
+			snap.DNS = dnsServices[vc.DNS]
+		}
 		v.Snap.Store(snap)
 		b.virtuals[name] = v
 	}

@@ -693,8 +693,8 @@ ip-ttl-mode enum proxy proxy|preserve|decrement|set
 ip-ttl-v4 int 255
 ip-ttl-v6 int 64
 `), "F5 ltm profile udp: idle-timeout and datagram-load-balancing of udp virtual servers", "idle-timeout", "datagram-load-balancing"),
-		profileKind("dns", "dns", `
-cache str none
+		actOn(profileKind("dns", "dns", `
+cache ref ltm+dns+cache+ none
 dns-security str none
 dns64 enum disabled disabled|immediate|secondary|v4-only
 dns64-additional-section-rewrite enum disabled any|disabled|v4-only|v6-only
@@ -716,7 +716,21 @@ process-xfr yn no
 rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
-`),
+`), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "edns0-client-subnet-insert", "process-rd"),
+		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
+			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries"),
+		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+`
+allowed-query-time int 200
+forward-zones raw
+prefetch-key yn yes
+randomize-query-name-case yn yes
+root-hints list
+use-ipv4 yn yes
+use-ipv6 yn yes
+use-tcp yn yes
+use-udp yn yes
+`)), "F5 ltm dns cache resolver: a dns profile's cache that sends the names of its forward-zones to their name servers (no recursion from the root)", "msg-cache-size", "max-concurrent-queries", "forward-zones"),
 
 		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled
@@ -1371,3 +1385,18 @@ func forwardZones(k *Kind) *Kind {
 	}}
 	return k
 }
+
+// dnsCacheRows are the settings every ltm dns cache has [M: defaults as
+// BIG-IP v14 lists them].
+const dnsCacheRows = `
+answer-default-zones yn no
+local-zones raw
+max-concurrent-queries int 1024
+max-concurrent-tcp int 20
+max-concurrent-udp int 8192
+msg-cache-size int 1048576
+nameserver-cache-count int 16536
+route-domain str 0
+rrset-cache-size int 10485760
+rrset-rotate enum none none|query-id
+`

@@ -22,6 +22,10 @@
 //	    -server ADDR:PORT it asks the GSLB from its own address and prints
 //	    each answer.
 //
+//	tcpkit dns -listen 127.0.0.35:5353 -record 'www.example.net. 60 IN A 192.0.2.1'
+//	    an authoritative DNS member (UDP and TCP) answering the records
+//	    given and logging each query, for virtuals with a dns profile.
+//
 //	tcpkit server -listen 127.0.0.34:9001 -label S2 -frame length -crash-after 10
 //	    a member speaking length-prefixed messages that echoes each request
 //	    ("S2 Response to C1 message 3") and, with -crash-after, resets every
@@ -67,6 +71,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"the Tuxedo client's two connections: WSL, then the WSH it names"},
 	{"ldns", strings.TrimPrefix(ldnsUsage, "tcpkit ldns "),
 		"a local DNS server for GSLB tests: delayed answers to RTT probes per source; -ask queries the GSLB from its own address"},
+	{"dns", "-listen ADDR:PORT [-label D1] -record 'NAME TTL IN TYPE DATA' ...",
+		"an authoritative DNS member over UDP and TCP answering the records given, logging each query"},
 	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
@@ -114,6 +120,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = tuxedoClientMain(ctx, args[1:], stdout, stderr)
 	case "ldns":
 		err = ldnsMain(ctx, args[1:], stdout, stderr)
+	case "dns":
+		err = dnsMain(ctx, args[1:], stdout, stderr) // dns.go
 	case "http":
 		err = httpMain(ctx, args[1:], stdout, stderr)
 	case "gateway":

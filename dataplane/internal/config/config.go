@@ -124,6 +124,10 @@ type Virtual struct {
 	// message, balanced by itself (dataplane/internal/udp/sip.go); nil
 	// without the profile.
 	SIP *SIPDatagram
+	// DNS is the dns profile: the virtual answers DNS queries itself
+	// (wide IPs, static zones, its cache) before it forwards any to its
+	// pool (dataplane/dnsvs); nil without the profile.
+	DNS *DNSProfile
 	// HoldPackets and HoldBytes are the udp profile's buffer-max-packets
 	// and buffer-max-bytes: the client datagrams UDP::hold keeps until
 	// UDP::release (0 packets keeps one, the datagram that made the flow;
@@ -859,4 +863,48 @@ type SIPDatagram struct {
 	// PersistHeader names the field whose value keys sip_info
 	// persistence (Call-ID by default); "" without that persistence.
 	PersistHeader string
+}
+
+// DNSProfile is an ltm profile dns as the virtual acts on it: what
+// answers a query, in BIG-IP's order.
+type DNSProfile struct {
+	// Name is the profile's full path (logs).
+	Name string
+	// GTM (enable-gtm) lets the GSLB's wide IPs answer.
+	GTM bool
+	// Express (enable-dns-express) lets the static zones answer.
+	Express bool
+	// Unhandled is unhandled-query-action: allow, drop, reject, hint or
+	// noerror.
+	Unhandled string
+	// Cache is the DNS cache of enable-cache yes with cache NAME; nil for
+	// none.
+	Cache *DNSCache
+	// DNS64 is dns64: disabled (""), secondary, immediate or v4-only;
+	// DNS64Prefix its /96 prefix.
+	DNS64       string
+	DNS64Prefix netip.Addr
+	// NoProcessRD is process-rd no: a query with Recursion Desired set
+	// skips the wide IPs, zones and cache and goes to Unhandled.
+	NoProcessRD bool
+	// ClientSubnet is edns0-client-subnet-insert: a query forwarded to
+	// the pool carries the client's address in an EDNS client subnet
+	// option (RFC 7871).
+	ClientSubnet bool
+}
+
+// DNSCache is an ltm dns cache transparent or resolver: answers from the
+// pool kept up to their TTL.
+type DNSCache struct {
+	// Name is the cache's full path; Kind transparent or resolver.
+	Name, Kind string
+	// MsgCacheSize (msg-cache-size) bounds the bytes of kept answers.
+	MsgCacheSize int
+	// MaxConcurrent (max-concurrent-queries) bounds the queries sent to
+	// the pool and not yet answered; a query beyond is dropped.
+	MaxConcurrent int
+	// Forward are a resolver's forward-zones: zone (lower case, fully
+	// qualified) to its name servers. A resolver sends the names under
+	// a forward zone there instead of to the pool.
+	Forward map[string][]netip.AddrPort
 }

@@ -136,6 +136,13 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if s := cfg.ClientTCP; s != nil {
 		s.ApplyConn(c) // tcpopts.go
 	}
+	if snap.DNS != nil {
+		// A dns profile: the queries are answered (or forwarded) one by
+		// one (dataplane/dnsvs).
+		snap.DNS.ServeTCP(vs, snap, c)
+		vs.Leave(snap.Addr)
+		return
+	}
 	if cfg.MBLB != nil {
 		// Message-based load balancing: each message is balanced on its own.
 		e.env.MBLB.ServeHanded(vs, snap, c, head)

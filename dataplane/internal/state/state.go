@@ -2,6 +2,7 @@ package state
 
 import (
 	"math"
+	"net"
 	"net/netip"
 	"sort"
 	"sync/atomic"
@@ -371,6 +372,22 @@ type VirtualSnap struct {
 	// Addr is the runtime of Cfg.Address (vaddr.go); nil when the
 	// virtual's address does not act.
 	Addr *VAddr
+	// DNS answers the queries of a virtual with a dns profile
+	// (dataplane/dnsvs); nil without one, the only cost other virtuals
+	// pay.
+	DNS DNSService
+}
+
+// DNSService is how the data paths hand a dns profile's queries over,
+// so that this package need not know the DNS engine.
+type DNSService interface {
+	// ServeUDP answers one client datagram b (valid during the call
+	// only) that reached local over conn, the listener's socket, which
+	// the answer leaves from (later, from another goroutine, when it
+	// waits for a member).
+	ServeUDP(vs *Virtual, snap *VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte)
+	// ServeTCP runs one client connection to its end.
+	ServeTCP(vs *Virtual, snap *VirtualSnap, c *net.TCPConn)
 }
 
 // Admit decides whether a new connection from client to local may enter
@@ -410,7 +427,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {
-	return s.EvMask == 0 && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil &&
+	return s.EvMask == 0 && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.DNS == nil &&
 		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
 }
 

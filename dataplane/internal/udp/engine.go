@@ -126,6 +126,20 @@ func (l *Listener) virtual() *state.Virtual {
 	return l.VS.Load()
 }
 
+// dnsSnap is the listener's virtual and its snapshot when a dns profile
+// (dataplane/dnsvs) answers its datagrams instead of the flows, else nil:
+// read once per batch, the one cost other UDP virtuals pay.
+func (l *Listener) dnsSnap() (*state.Virtual, *state.VirtualSnap) {
+	vs := l.virtual()
+	if vs == nil {
+		return nil, nil
+	}
+	if snap := vs.Snap.Load(); snap.DNS != nil {
+		return vs, snap
+	}
+	return nil, nil
+}
+
 // all is the listener and its siblings.
 func (l *Listener) all() []*Listener {
 	return append([]*Listener{l}, l.sibs...)

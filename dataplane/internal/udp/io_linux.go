@@ -2,6 +2,7 @@ package udp
 
 import (
 	"encoding/binary"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"net/netip"
 	"sync"
 	"unsafe"
@@ -156,7 +157,9 @@ func (l *Listener) serve() {
 		if err := rc.Read(l.readFn); err != nil {
 			return // closed
 		}
-		if l.rerr == 0 {
+		if vs, snap := l.dnsSnap(); l.rerr == 0 && snap != nil {
+			l.answerDNS(vs, snap)
+		} else if l.rerr == 0 {
 			for i := 0; i < l.n; i++ {
 				if l.b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
 					continue // larger than any UDP datagram: cannot happen
@@ -381,4 +384,15 @@ func (lg *leg) answer() {
 func (lg *leg) answerBatch(fd uintptr) bool {
 	lg.answered = sendmmsg(fd, lg.answers)
 	return true
+}
+
+// answerDNS hands a batch to the virtual's dns profile (dataplane/dnsvs).
+func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap) {
+	for i := 0; i < l.n; i++ {
+		if l.b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
+			continue
+		}
+		a := addrOf(&l.b.names[i])
+		snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(a.Addr().Unmap(), a.Port()), l.addr, l.b.payload(i))
+	}
 }

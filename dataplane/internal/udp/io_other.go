@@ -5,6 +5,7 @@ package udp
 import (
 	"errors"
 	"net"
+	"net/netip"
 	"sync"
 	"syscall"
 
@@ -49,6 +50,10 @@ func (l *Listener) serve() {
 				return
 			}
 			continue // an ICMP error queued on the socket, a truncated read: go on
+		}
+		if vs, snap := l.dnsSnap(); snap != nil {
+			snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(client.Addr().Unmap(), client.Port()), l.addr, buf[:n])
+			continue
 		}
 		l.datagram(client, buf[:n])
 	}

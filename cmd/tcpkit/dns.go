@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/miekg/dns"
+)
+
+// recordList collects -record flags.
+type recordList []dns.RR
+
+func (r *recordList) String() string { return fmt.Sprint(len(*r)) }
+
+func (r *recordList) Set(s string) error {
+	rr, err := dns.NewRR(s)
+	if err != nil {
+		return err
+	}
+	if rr == nil {
+		return fmt.Errorf("%q holds no record", s)
+	}
+	*r = append(*r, rr)
+	return nil
+}
+
+// dnsMain is a small authoritative DNS server, a DNS pool member for a
+// virtual with a dns profile: it answers the records given with -record
+// over UDP and TCP on -listen, NODATA for another type of a name it
+// holds, NXDOMAIN for any other name, and logs each query with the label
+// so that a transcript sees which queries reached it.
+func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("dns", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "", "ADDR:PORT to answer on (UDP and TCP)")
+	label := fs.String("label", "D1", "the label each logged query starts with")
+	var records recordList
+	fs.Var(&records, "record", "a record in master-file form, e.g. 'www.example.net. 60 IN A 192.0.2.1' (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *listen == "" {
+		return fmt.Errorf("-listen is required")
+	}
+	names := map[string]bool{}
+	for _, rr := range records {
+		names[strings.ToLower(rr.Header().Name)] = true
+	}
+	var mu sync.Mutex
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Authoritative = true
+		if len(r.Question) != 1 {
+			m.Rcode = dns.RcodeFormatError
+			w.WriteMsg(m)
+			return
+		}
+		q := r.Question[0]
+		name := strings.ToLower(q.Name)
+		for _, rr := range records {
+			if strings.ToLower(rr.Header().Name) == name && (rr.Header().Rrtype == q.Qtype || q.Qtype == dns.TypeANY) {
+				m.Answer = append(m.Answer, rr)
+			}
+		}
+		if !names[name] {
+			m.Rcode = dns.RcodeNameError
+		}
+		mu.Lock()
+		fmt.Fprintf(stdout, "%s query %s %s from %s: %s\n", *label, q.Name, dns.TypeToString[q.Qtype], w.RemoteAddr().Network(), dns.RcodeToString[m.Rcode])
+		mu.Unlock()
+		w.WriteMsg(m)
+	})
+	errs := make(chan error, 2)
+	var servers []*dns.Server
+	var started sync.WaitGroup
+	for _, network := range []string{"udp", "tcp"} {
+		started.Add(1)
+		srv := &dns.Server{Addr: *listen, Net: network, Handler: h, NotifyStartedFunc: started.Done}
+		servers = append(servers, srv)
+		go func() { errs <- srv.ListenAndServe() }()
+	}
+	ready := make(chan struct{})
+	go func() { started.Wait(); close(ready) }()
+	select {
+	case err := <-errs:
+		for _, s := range servers {
+			s.Shutdown()
+		}
+		return err
+	case <-ready:
+	}
+	fmt.Fprintf(stdout, "%s answering %d records on %s (udp+tcp)\n", *label, len(records), *listen)
+	select {
+	case <-ctx.Done():
+	case err := <-errs:
+		for _, s := range servers {
+			s.Shutdown()
+		}
+		return err
+	}
+	for _, s := range servers {
+		s.Shutdown()
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+package daemon
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// The dns profile and the ltm dns caches as dataplane/dnsvs acts on them.
+var (
+	profileDNS          = schema.MustKind("ltm profile dns")
+	dnsCacheTransparent = schema.MustKind("ltm dns cache transparent")
+	dnsCacheResolver    = schema.MustKind("ltm dns cache resolver")
+)
+
+// dnsProfile gives a virtual with a dns profile its DNS settings: the
+// virtual then answers queries (wide IPs, static zones, its cache)
+// before it forwards them to its pool. http or mblb beside it is refused
+// [M: BIG-IP's message]; with client-ssl (DNS over TLS) the virtual is
+// kept and carries no traffic. It returns false when the virtual was
+// left out.
+func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
+	dp := t.profile(o, profileDNS)
+	if dp == nil {
+		return true
+	}
+	if hp := t.profile(o, profileHTTP); hp != nil {
+		return t.refuse("profile %s (dns) cannot be used with http profile %s on the virtual server (%s)", dp.Name, hp.Name, o.Name)
+	}
+	if cp := t.profile(o, profileClientSSL); cp != nil {
+		// DNS over TLS is a BIG-IP feature openltm does not serve.
+		t.keep(o, "profile %s (dns) with client-ssl profile %s (DNS over TLS) is not served", dp.Name, cp.Name)
+		return false
+	}
+	if v.MBLB != nil {
+		return t.refuse("profile %s (dns) cannot be used with an mblb profile on the virtual server (%s)", dp.Name, o.Name)
+	}
+	e := func(name string) string { return profileDNS.MustProp(name).Effective(t.cfg, dp) }
+	d := &dataplane.DNSProfile{
+		Name:         dp.Name,
+		GTM:          e("enable-gtm") == "yes",
+		Express:      e("enable-dns-express") == "yes",
+		Unhandled:    e("unhandled-query-action"),
+		NoProcessRD:  e("process-rd") == "no",
+		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
+	}
+	switch mode := e("dns64"); mode {
+	case "secondary", "immediate", "v4-only":
+		d.DNS64 = mode
+		if px := e("dns64-prefix"); px != "" && px != "any6" {
+			a, err := netip.ParseAddr(px)
+			if err != nil || !a.Is6() || a.Is4In6() {
+				return t.refuse("profile %s: dns64-prefix %q is not an IPv6 address", dp.Name, px)
+			}
+			d.DNS64Prefix = a
+		}
+	}
+	if e("enable-cache") == "yes" {
+		name := e("cache")
+		if name == "" || name == "none" {
+			return t.refuse("profile %s: enable-cache yes needs a cache (ltm dns cache)", dp.Name)
+		}
+		c := t.cfg.Lookup(t.s, []string{dnsCacheTransparent.Key()}, name)
+		kind := "transparent"
+		if c == nil {
+			c, kind = t.cfg.Lookup(t.s, []string{dnsCacheResolver.Key()}, name), "resolver"
+		}
+		if c == nil {
+			t.skip(o, "profile %s: dns cache %s does not exist", dp.Name, name)
+			return false
+		}
+		ce := func(name string) string { return c.Kind.MustProp(name).Effective(t.cfg, c) }
+		dc := &dataplane.DNSCache{Name: c.Name, Kind: kind, MsgCacheSize: atoi(ce("msg-cache-size")), MaxConcurrent: atoi(ce("max-concurrent-queries"))}
+		if kind == "resolver" {
+			zones, err := forwardZones(c.Kind.MustProp("forward-zones").Get(c)) // translate_fwdproxy.go
+			if err != nil {
+				return t.refuse("dns cache %s: %v", c.Name, err)
+			}
+			if len(zones) > 0 {
+				dc.Forward = map[string][]netip.AddrPort{}
+				for _, z := range zones {
+					dc.Forward[z.Name] = z.Nameservers
+				}
+			}
+		}
+		d.Cache = dc
+	}
+	v.DNS = d
+	return true
+}

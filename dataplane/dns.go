@@ -1,0 +1,48 @@
+package dataplane
+
+import (
+	"sort"
+
+	"github.com/openltm/openltm/dataplane/dnsvs"
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
+
+// The glue between the plane and dataplane/dnsvs: the virtuals with a
+// dns profile get a service in their snapshot, which their UDP and TCP
+// listeners hand every query to.
+
+type (
+	DNSProfile = config.DNSProfile
+	DNSCache   = config.DNSCache
+)
+
+// prepareDNS makes the services of cfg's dns profiles, one per virtual
+// that has one. The caller holds p.mu.
+func (p *Plane) prepareDNS(cfg *Config) map[*config.DNSProfile]*dnsvs.Service {
+	var profs []*config.DNSProfile
+	names := make([]string, 0, len(cfg.Virtuals))
+	for name, v := range cfg.Virtuals {
+		if v.DNS != nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names) // a cache two virtuals share takes the first one's settings
+	for _, name := range names {
+		profs = append(profs, cfg.Virtuals[name].DNS)
+	}
+	return p.dns.Prepare(profs)
+}
+
+// SetDNSAnswerer lets the GSLB answer the wide IPs (enable-gtm) and
+// static zones (enable-dns-express) of every virtual with a dns profile,
+// as it answers its own listeners.
+func (p *Plane) SetDNSAnswerer(a dnsvs.Answerer) { p.dns.SetAnswerer(a) }
+
+// DNSCacheLen is how many answers the named DNS cache keeps; -1 when no
+// virtual uses it.
+func (p *Plane) DNSCacheLen(name string) int {
+	if c := p.dns.Cache(name); c != nil {
+		return c.Len()
+	}
+	return -1
+}

@@ -1,0 +1,224 @@
+package dnsvs
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/rules"
+)
+
+func rr(t *testing.T, s string) dns.RR {
+	t.Helper()
+	x, err := dns.NewRR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func query(name string, qtype uint16, do bool) *dns.Msg {
+	q := new(dns.Msg)
+	q.SetQuestion(name, qtype)
+	if do {
+		q.SetEdns0(1232, true)
+	}
+	return q
+}
+
+func answer(q *dns.Msg, rcode int, rrs ...dns.RR) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetRcode(q, rcode)
+	for _, x := range rrs {
+		if _, ok := x.(*dns.SOA); ok {
+			m.Ns = append(m.Ns, x)
+		} else {
+			m.Answer = append(m.Answer, x)
+		}
+	}
+	return m
+}
+
+func TestCache(t *testing.T) {
+	soa := "example.net. 600 IN SOA ns.example.net. h.example.net. 1 60 60 60 45"
+	tests := []struct {
+		name    string
+		put     *dns.Msg // answer kept for stored (nil: none)
+		rcode   int
+		rrs     []string
+		ask     *dns.Msg
+		after   time.Duration // since the answer was kept
+		wantTTL int           // -1: no answer from the cache
+	}{
+		{name: "kept", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1"}, ask: query("a.example.net.", dns.TypeA, false), after: 10 * time.Second, wantTTL: 50},
+		{name: "name case does not matter", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1"}, ask: query("A.Example.NET.", dns.TypeA, false), wantTTL: 60},
+		{name: "expired", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1"}, ask: query("a.example.net.", dns.TypeA, false), after: 60 * time.Second, wantTTL: -1},
+		{name: "smallest TTL decides", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1", "a.example.net. 5 IN A 192.0.2.2"}, ask: query("a.example.net.", dns.TypeA, false), after: 6 * time.Second, wantTTL: -1},
+		{name: "another type", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1"}, ask: query("a.example.net.", dns.TypeAAAA, false), wantTTL: -1},
+		{name: "DO bit apart", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 60 IN A 192.0.2.1"}, ask: query("a.example.net.", dns.TypeA, true), wantTTL: -1},
+		{name: "negative: SOA minimum", rcode: dns.RcodeNameError, rrs: []string{soa}, ask: query("a.example.net.", dns.TypeA, false), after: 40 * time.Second, wantTTL: 5},
+		{name: "negative expired", rcode: dns.RcodeNameError, rrs: []string{soa}, ask: query("a.example.net.", dns.TypeA, false), after: 45 * time.Second, wantTTL: -1},
+		{name: "SERVFAIL not kept", rcode: dns.RcodeServerFailure, rrs: []string{soa}, ask: query("a.example.net.", dns.TypeA, false), wantTTL: -1},
+		{name: "TTL 0 not kept", rcode: dns.RcodeSuccess, rrs: []string{"a.example.net. 0 IN A 192.0.2.1"}, ask: query("a.example.net.", dns.TypeA, false), wantTTL: -1},
+		{name: "no record not kept", rcode: dns.RcodeSuccess, ask: query("a.example.net.", dns.TypeA, false), wantTTL: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := time.Unix(1_000_000, 0)
+			c := newCache(&config.DNSCache{Name: "/Common/c"})
+			c.now = func() time.Time { return now }
+			stored := query("a.example.net.", dns.TypeA, false)
+			var rrs []dns.RR
+			for _, s := range tt.rrs {
+				rrs = append(rrs, rr(t, s))
+			}
+			c.Put(stored, answer(stored, tt.rcode, rrs...))
+			now = now.Add(tt.after)
+			tt.ask.Id = 4242
+			m := c.Get(tt.ask)
+			if tt.wantTTL < 0 {
+				if m != nil {
+					t.Fatalf("an answer from the cache: %v", m)
+				}
+				return
+			}
+			if m == nil {
+				t.Fatal("no answer from the cache")
+			}
+			if m.Id != 4242 || m.Question[0].Name != tt.ask.Question[0].Name {
+				t.Errorf("id %d question %s, want the query's", m.Id, m.Question[0].Name)
+			}
+			all := append(append([]dns.RR{}, m.Answer...), m.Ns...)
+			if len(all) == 0 || int(all[0].Header().Ttl) != tt.wantTTL {
+				t.Errorf("records %v, want the first at TTL %d", all, tt.wantTTL)
+			}
+		})
+	}
+}
+
+func TestCacheSizeBound(t *testing.T) {
+	c := newCache(&config.DNSCache{Name: "/Common/c", MsgCacheSize: 120})
+	names := []string{"a.example.net.", "b.example.net.", "c.example.net.", "d.example.net.", "e.example.net."}
+	for _, n := range names {
+		q := query(n, dns.TypeA, false)
+		c.Put(q, answer(q, dns.RcodeSuccess, rr(t, n+" 60 IN A 192.0.2.1")))
+	}
+	if c.size > 120 {
+		t.Fatalf("the cache holds %d bytes over its 120", c.size)
+	}
+	if c.Get(query(names[len(names)-1], dns.TypeA, false)) == nil {
+		t.Error("the newest answer was dropped")
+	}
+	if c.Get(query(names[0], dns.TypeA, false)) != nil {
+		t.Error("the oldest answer was kept past the size")
+	}
+}
+
+func TestForwardZone(t *testing.T) {
+	a, b := netip.MustParseAddrPort("127.23.0.1:53"), netip.MustParseAddrPort("127.23.0.2:53")
+	zones := map[string][]netip.AddrPort{"example.net.": {a}, "in.example.net.": {b}}
+	for _, tt := range []struct {
+		name string
+		want []netip.AddrPort
+	}{
+		{"www.example.net.", []netip.AddrPort{a}},
+		{"example.net", []netip.AddrPort{a}},
+		{"x.IN.example.net.", []netip.AddrPort{b}},
+		{"example.org.", nil},
+		{".", nil},
+	} {
+		got := forwardZone(zones, tt.name)
+		if len(got) != len(tt.want) || len(got) > 0 && got[0] != tt.want[0] {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSynthesize(t *testing.T) {
+	for _, tt := range []struct{ prefix, a, want string }{
+		{"64:ff9b::", "192.0.2.33", "64:ff9b::c000:221"},
+		{"2001:db8:64::", "10.1.2.3", "2001:db8:64::a01:203"},
+	} {
+		a := rr(t, "x.example.net. 60 IN A "+tt.a).(*dns.A)
+		got := synthesize(netip.MustParseAddr(tt.prefix), a)
+		if got.AAAA.String() != tt.want || got.Hdr.Ttl != 60 || got.Hdr.Rrtype != dns.TypeAAAA {
+			t.Errorf("%s in %s: %v, want %s", tt.a, tt.prefix, got, tt.want)
+		}
+	}
+}
+
+// TestDecideSteps: the profile's steps short of the pool, without a GSLB.
+func TestDecideSteps(t *testing.T) {
+	e := New(nil)
+	for _, tt := range []struct {
+		unhandled string
+		q         *dns.Msg
+		step      step
+		rcode     int
+	}{
+		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0},
+		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0},
+		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
+		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
+		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Response = true; return q }(), stepDrop, 0},
+	} {
+		p := &config.DNSProfile{GTM: true, Express: true, Unhandled: tt.unhandled}
+		s := e.Prepare([]*config.DNSProfile{p})[p]
+		m, st := s.decide(tt.q, netip.MustParseAddr("127.23.0.5"), true)
+		if st != tt.step || st == stepAnswer && m.Rcode != tt.rcode {
+			t.Errorf("%s, opcode %d: step %d %v, want %d rcode %d", tt.unhandled, tt.q.Opcode, st, m, tt.step, tt.rcode)
+		}
+		if st == stepAnswer && tt.q.IsEdns0() != nil && m.IsEdns0() == nil {
+			t.Errorf("%s: the OPT record is not echoed", tt.unhandled)
+		}
+	}
+}
+
+// gslbStub answers every name, as a wide IP would.
+type gslbStub struct{ asked int }
+
+func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express bool) (*dns.Msg, bool, bool) {
+	g.asked++
+	m := new(dns.Msg)
+	m.SetReply(r)
+	return m, true, true
+}
+
+func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
+	return nil, nil, false, false
+}
+
+// TestProcessRD: with process-rd no a query asking for recursion goes
+// past the wide IPs, zones and cache to unhandled-query-action.
+func TestProcessRD(t *testing.T) {
+	for _, tt := range []struct {
+		noRD, rd bool
+		gslb     bool // the stub answered
+	}{
+		{noRD: false, rd: true, gslb: true},
+		{noRD: true, rd: false, gslb: true},
+		{noRD: true, rd: true, gslb: false},
+	} {
+		e := New(nil)
+		g := &gslbStub{}
+		e.SetAnswerer(g)
+		p := &config.DNSProfile{GTM: true, Express: true, Unhandled: "reject", NoProcessRD: tt.noRD}
+		s := e.Prepare([]*config.DNSProfile{p})[p]
+		q := query("www.example.com.", dns.TypeA, false)
+		q.RecursionDesired = tt.rd
+		m, st := s.decide(q, netip.MustParseAddr("127.23.0.5"), true)
+		if (g.asked == 1) != tt.gslb || st != stepAnswer {
+			t.Errorf("process-rd no %v, RD %v: GSLB asked %d times, step %d", tt.noRD, tt.rd, g.asked, st)
+		}
+		if !tt.gslb && m.Rcode != dns.RcodeRefused {
+			t.Errorf("process-rd no, RD: rcode %s, want REFUSED", dns.RcodeToString[m.Rcode])
+		}
+	}
+}

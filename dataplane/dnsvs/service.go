@@ -1,0 +1,454 @@
+package dnsvs
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/gslb"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
+
+// Service is one dns profile of one commit, as a virtual's snapshot
+// holds it (state.DNSService).
+type Service struct {
+	e     *Engine
+	p     *config.DNSProfile
+	cache *Cache // nil without enable-cache
+
+	inflight atomic.Int64 // queries waiting for a member
+	max      int64
+}
+
+// Cache is the service's cache, nil for none (shows, tests).
+func (s *Service) Cache() *Cache { return s.cache }
+
+// step is what the profile decided for a query.
+type step uint8
+
+const (
+	stepAnswer  step = iota // m is the answer
+	stepDrop                // nothing is sent
+	stepForward             // the pool answers
+)
+
+// decide runs the profile's steps short of the pool: the GSLB's wide IPs
+// and zones, the cache, unhandled-query-action.
+func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, step) {
+	if r.Response {
+		return nil, stepDrop
+	}
+	if r.Opcode != dns.OpcodeQuery {
+		return reply(r, dns.RcodeNotImplemented), stepAnswer
+	}
+	if len(r.Question) != 1 {
+		return reply(r, dns.RcodeFormatError), stepAnswer
+	}
+	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
+	if (s.p.GTM || s.p.Express) && !rd {
+		if a := s.e.ans.Load(); a != nil {
+			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express); handled {
+				if !send {
+					return nil, stepDrop
+				}
+				return m, stepAnswer
+			}
+		}
+	}
+	if s.cache != nil && !rd {
+		if m := s.cache.Get(r); m != nil {
+			return m, stepAnswer
+		}
+	}
+	switch s.p.Unhandled {
+	case "drop":
+		return nil, stepDrop
+	case "reject", "hint": // hint: root hints are not served [M]
+		return reply(r, dns.RcodeRefused), stepAnswer
+	case "noerror":
+		return reply(r, dns.RcodeSuccess), stepAnswer
+	}
+	return nil, stepForward
+}
+
+// reply is an empty answer to r with rcode, its OPT record echoed.
+func reply(r *dns.Msg, rcode int) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetRcode(r, rcode)
+	m.RecursionAvailable = false
+	if o := r.IsEdns0(); o != nil && rcode != dns.RcodeFormatError {
+		m.SetEdns0(o.UDPSize(), o.Do())
+	}
+	return m
+}
+
+// admit is the virtual's admission of one UDP query: enabled, source,
+// reject. Connection limits count connections, which a query is not.
+func admit(cfg *config.Virtual, client netip.Addr) bool {
+	return cfg.Enabled && !cfg.Reject && (!cfg.Source.IsValid() || cfg.Source.Bits() == 0 || cfg.Source.Contains(client))
+}
+
+// ServeUDP answers one datagram of a dns-profile virtual (state.DNSService).
+func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte) {
+	vs.Stats.In(len(b), 1)
+	if !admit(snap.Cfg, client.Addr()) {
+		return
+	}
+	// The query outlives the listener's buffer when it waits for a
+	// member, and an unpacked option may point into what it unpacked.
+	b = append([]byte(nil), b...)
+	r := new(dns.Msg)
+	if err := r.Unpack(b); err != nil {
+		if len(b) >= 12 && b[2]&0x80 == 0 { // a query's header: FORMERR
+			m := new(dns.Msg)
+			m.Id, m.Response, m.Rcode = binary.BigEndian.Uint16(b), true, dns.RcodeFormatError
+			s.sendUDP(vs, conn, client, m, nil)
+		}
+		return
+	}
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, true)
+	if done {
+		if send {
+			s.sendUDP(vs, conn, client, m, r)
+		}
+		vr.Release()
+		return
+	}
+	if vr != nil {
+		if wire, err := r.Pack(); err == nil { // as the rule left it
+			b = wire
+		}
+	}
+	m, st := s.decide(r, client.Addr(), true)
+	switch st {
+	case stepAnswer:
+		if m, send = vr.Response(m); send {
+			s.sendUDP(vs, conn, client, m, r)
+		}
+		vr.Release()
+		return
+	case stepDrop:
+		vr.Release()
+		return
+	}
+	if s.inflight.Add(1) > s.max {
+		s.inflight.Add(-1)
+		vs.Prof.Conns.DgDropped.Add(1)
+		vr.Release()
+		return
+	}
+	wire := b
+	go func() {
+		defer s.inflight.Add(-1)
+		defer vr.Release()
+		if m := s.forward(vs, snap, r, wire, client, local, true); m != nil {
+			if m, send := vr.Response(m); send {
+				s.sendUDP(vs, conn, client, m, r)
+			}
+		}
+	}()
+}
+
+// request runs the virtual's iRules' DNS_REQUEST through the GSLB (nil
+// when its rules handle no DNS event or no GSLB is attached): done says
+// the rule ended the query, with m to send when send.
+func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool) {
+	if snap.Cfg.Rules == nil {
+		return nil, nil, false, false
+	}
+	a := s.e.ans.Load()
+	if a == nil {
+		return nil, nil, false, false
+	}
+	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp)
+}
+
+// sendUDP sends m to client, cut to the client's UDP size (r's OPT).
+func (s *Service) sendUDP(vs *state.Virtual, conn *net.UDPConn, client netip.AddrPort, m, r *dns.Msg) {
+	if r != nil {
+		size := dns.MinMsgSize
+		if o := r.IsEdns0(); o != nil && int(o.UDPSize()) > size {
+			size = int(o.UDPSize())
+		}
+		m.Truncate(size)
+	}
+	out, err := m.Pack()
+	if err != nil {
+		return
+	}
+	if n, err := conn.WriteToUDPAddrPort(out, client); err == nil {
+		vs.Stats.Out(n, 1)
+	}
+}
+
+// maxTCPQueries bounds the queries of one TCP connection [M].
+const maxTCPQueries = 10000
+
+// ServeTCP answers the queries of one TCP connection in turn until the
+// client closes it or it idles past the virtual's idle timeout
+// (state.DNSService).
+func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCPConn) {
+	defer c.Close()
+	client, local := addrPort(c.RemoteAddr()), addrPort(c.LocalAddr())
+	idle := snap.Idle
+	if idle <= 0 {
+		idle = 300 * time.Second
+	}
+	var lenBuf [2]byte
+	for range maxTCPQueries {
+		c.SetReadDeadline(time.Now().Add(idle))
+		if _, err := io.ReadFull(c, lenBuf[:]); err != nil {
+			return
+		}
+		b := make([]byte, binary.BigEndian.Uint16(lenBuf[:]))
+		if _, err := io.ReadFull(c, b); err != nil {
+			return
+		}
+		vs.Stats.In(len(b)+2, 1)
+		r := new(dns.Msg)
+		if err := r.Unpack(b); err != nil {
+			return
+		}
+		m, send := s.answerTCP(vs, snap, r, b, client, local)
+		if !send {
+			continue
+		}
+		out, err := m.Pack()
+		if err != nil {
+			continue
+		}
+		frame := make([]byte, 2+len(out))
+		binary.BigEndian.PutUint16(frame, uint16(len(out)))
+		copy(frame[2:], out)
+		c.SetWriteDeadline(time.Now().Add(idle))
+		n, err := c.Write(frame)
+		vs.Stats.Out(n, 1)
+		if err != nil {
+			return
+		}
+	}
+}
+
+// answerTCP is the answer to one query of a TCP connection (b its wire
+// form): the virtual's DNS_REQUEST, the profile's steps, the pool, its
+// DNS_RESPONSE. send is false when nothing goes back.
+func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, b []byte, client, local netip.AddrPort) (*dns.Msg, bool) {
+	vr, m, send, done := s.request(snap, r, client.Addr(), local, false)
+	defer vr.Release()
+	if done {
+		return m, send
+	}
+	if vr != nil {
+		if wire, err := r.Pack(); err == nil {
+			b = wire
+		}
+	}
+	m, st := s.decide(r, client.Addr(), false)
+	switch st {
+	case stepDrop:
+		return nil, false
+	case stepForward:
+		if m = s.forward(vs, snap, r, b, client, local, false); m == nil {
+			return nil, false
+		}
+	}
+	return vr.Response(m)
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// forward asks the pool (a resolver cache's forward zone's name servers
+// for a name under one) and returns its answer to r, kept in the cache;
+// nil when no member answered. wire is r as the client sent it.
+func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+	orig := r
+	if s.p.ClientSubnet {
+		if r, wire = withClientSubnet(r, wire, client.Addr()); r == nil {
+			return nil
+		}
+	}
+	var m *dns.Msg
+	if r.Question[0].Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
+		m = s.dns64(vs, snap, r, wire, client, local, udp) // dns64.go
+	} else {
+		m = s.ask(vs, snap, r, wire, client, local, udp)
+	}
+	if m == nil {
+		return nil
+	}
+	if s.p.ClientSubnet {
+		m = echoOPT(orig, m)
+	}
+	if s.cache != nil {
+		s.cache.Put(orig, m)
+	}
+	return m
+}
+
+// echoOPT gives m, the pool's answer to a query with the client subnet
+// inserted, the OPT record the client's query r calls for: none when r
+// had none, else the member's without the subnet option.
+func echoOPT(r, m *dns.Msg) *dns.Msg {
+	extra := m.Extra[:0:0]
+	for _, x := range m.Extra {
+		o, ok := x.(*dns.OPT)
+		if !ok {
+			extra = append(extra, x)
+			continue
+		}
+		if r.IsEdns0() == nil {
+			continue
+		}
+		c := *o
+		c.Option = nil
+		for _, opt := range o.Option {
+			if _, ecs := opt.(*dns.EDNS0_SUBNET); !ecs {
+				c.Option = append(c.Option, opt)
+			}
+		}
+		extra = append(extra, &c)
+	}
+	m.Extra = extra
+	return m
+}
+
+// ask sends wire (r) to a forward zone's name server or a member and
+// returns the answer.
+func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+	if s.cache != nil && len(s.cache.cfg.Forward) > 0 {
+		if servers := forwardZone(s.cache.cfg.Forward, r.Question[0].Name); servers != nil {
+			for _, ns := range servers {
+				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp); err == nil {
+					return m
+				}
+			}
+			return nil
+		}
+	}
+	if snap.Pool == nil {
+		return nil
+	}
+	var failed []*state.Member
+	for attempt := 0; attempt < 2; attempt++ {
+		mem, pool, _ := state.Choose(snap.Pool, state.Target{}, nil, failed, state.Chooser{})
+		if mem == nil {
+			return nil
+		}
+		dst := state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local)
+		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
+		mem.Stats.Requests.Add(1)
+		mem.Stats.Out(len(wire), 1)
+		m, err := exchange(src, dst, r, wire, udp)
+		if err == nil {
+			mem.Stats.In(m.Len(), 1)
+			return m
+		}
+		failed = append(failed, mem)
+	}
+	return nil
+}
+
+// forwardZone is the name servers of the longest forward zone holding
+// name, nil when none does.
+func forwardZone(zones map[string][]netip.AddrPort, name string) []netip.AddrPort {
+	name = strings.ToLower(dns.Fqdn(name))
+	for {
+		if ns, ok := zones[name]; ok {
+			return ns
+		}
+		if name == "." {
+			return nil
+		}
+		i := strings.IndexByte(name, '.')
+		name = name[i+1:]
+		if name == "" {
+			name = "."
+		}
+	}
+}
+
+var errMismatch = errors.New("the answer is not to the query")
+
+// exchange sends wire to dst over UDP (udp) or TCP from src's address
+// (any when it is not valid or cannot be bound) and reads the answer.
+func exchange(src, dst netip.AddrPort, r *dns.Msg, wire []byte, udp bool) (*dns.Msg, error) {
+	network := "tcp"
+	if udp {
+		network = "udp"
+	}
+	d := net.Dialer{Timeout: ForwardTimeout}
+	if src.Addr().IsValid() && src.Addr().Is4() == dst.Addr().Is4() {
+		if udp {
+			d.LocalAddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0))
+		} else {
+			d.LocalAddr = net.TCPAddrFromAddrPort(netip.AddrPortFrom(src.Addr(), 0))
+		}
+	}
+	c, err := d.Dial(network, dst.String())
+	if err != nil && d.LocalAddr != nil {
+		d.LocalAddr = nil // the SNAT address is not ours: let the kernel choose [M]
+		c, err = d.Dial(network, dst.String())
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(ForwardTimeout))
+	dc := &dns.Conn{Conn: c, UDPSize: dns.MaxMsgSize}
+	if _, err := dc.Write(wire); err != nil {
+		return nil, err
+	}
+	for range 8 { // a stray datagram is skipped, within the deadline
+		m, err := dc.ReadMsg()
+		if err != nil {
+			return nil, err
+		}
+		if m.Id == r.Id && m.Response && len(m.Question) == len(r.Question) {
+			return m, nil
+		}
+	}
+	return nil, errMismatch
+}
+
+// withClientSubnet is r with an EDNS client subnet option holding the
+// client's address (a /32, an IPv6 /128 [M]) in place of any the client
+// sent, and its wire form; nil when it cannot be packed.
+func withClientSubnet(r *dns.Msg, wire []byte, client netip.Addr) (*dns.Msg, []byte) {
+	r = r.Copy()
+	o := r.IsEdns0()
+	if o == nil {
+		r.SetEdns0(1232, false)
+		o = r.IsEdns0()
+	}
+	opts := o.Option[:0]
+	for _, x := range o.Option {
+		if _, ecs := x.(*dns.EDNS0_SUBNET); !ecs {
+			opts = append(opts, x)
+		}
+	}
+	e := &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 32, Address: net.IP(client.AsSlice())}
+	if client.Is6() {
+		e.Family, e.SourceNetmask = 2, 128
+	}
+	o.Option = append(opts, e)
+	out, err := r.Pack()
+	if err != nil {
+		return nil, wire
+	}
+	return r, out
+}

@@ -1,0 +1,113 @@
+package gslb
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/rules"
+)
+
+// AnswerVirtual answers r for an LTM virtual with a dns profile
+// (dataplane/dnsvs): as a listener does when gtm lets a wide IP of the
+// name answer (the wide IP's rules run; the listener's do not, the
+// virtual is no gtm listener), and from the static zones, BIG-IP's DNS
+// Express, when express lets them and no wide IP answered. handled is
+// false when neither holds the name, so that the profile's next step
+// (its cache, unhandled-query-action) decides; a malformed query is
+// never handled here.
+func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express bool) (m *dns.Msg, send, handled bool) {
+	if r.Response || r.Opcode != dns.OpcodeQuery || len(r.Question) != 1 {
+		return nil, false, false
+	}
+	q := r.Question[0]
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
+		return nil, false, false
+	}
+	p := s.plan.Load()
+	qname := strings.ToLower(q.Name)
+	if gtm {
+		if _, some := p.wideIPFor(qname, q.Qtype); some != nil {
+			m, send = s.answer(r, src, udp, via{})
+			return m, send, true
+		}
+	}
+	if !express {
+		return nil, false, false
+	}
+	z := p.zoneFor(qname)
+	if z == nil {
+		return nil, false, false
+	}
+	s.stats.queries.Inc(0)
+	s.stats.static.Inc(0)
+	m = new(dns.Msg)
+	m.SetReply(r)
+	z.answer(m, qname, q.Name, q.Qtype)
+	if m.Rcode == dns.RcodeNameError {
+		s.stats.nxdomain.Inc(0)
+	}
+	return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
+}
+
+// VirtualRules is one query's run of an LTM virtual's iRules: the
+// DNS_REQUEST that ran on it, and the session its DNS_RESPONSE runs in,
+// so that a variable set in one is there in the other.
+type VirtualRules struct {
+	s    *Server
+	rc   *ruleConn
+	prog *rules.Program
+	udp  bool
+}
+
+// VirtualRequest runs prog's DNS_REQUEST (an LTM virtual's iRules, on a
+// dns profile) on r, with the DNS:: commands a listener's rules have.
+// done is true when the rule ended the query: send false for DNS::drop
+// or a Tcl error, else m is the response DNS::return sends (its
+// DNS_RESPONSE has run). Otherwise the profile answers r (which the
+// rule may have edited) and hands the answer to vr.Response. vr is nil
+// when prog handles neither event; Release ends it.
+func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool) (vr *VirtualRules, m *dns.Msg, send, done bool) {
+	if prog == nil || !prog.Handles(rules.DNSRequest) && !prog.Handles(rules.DNSResponse) {
+		return nil, nil, false, false
+	}
+	vr = &VirtualRules{s: s, prog: prog, udp: udp,
+		rc: &ruleConn{s: s, p: s.plan.Load(), q: r, src: src, local: local, tcp: !udp}}
+	if !prog.Handles(rules.DNSRequest) {
+		return vr, nil, false, false
+	}
+	m = new(dns.Msg)
+	m.SetReply(r)
+	vr.rc.resp = m
+	s.runRules(prog, vr.rc, rules.DNSRequest)
+	switch {
+	case vr.rc.drop:
+		return vr, nil, false, true
+	case vr.rc.ret:
+		m, send = vr.Response(s.finishMsg(m, r.IsEdns0(), nil, udp))
+		return vr, m, send, true
+	}
+	return vr, nil, false, false
+}
+
+// Response runs the virtual's DNS_RESPONSE on m, the answer about to go;
+// send is false when the rule drops it.
+func (vr *VirtualRules) Response(m *dns.Msg) (*dns.Msg, bool) {
+	if vr == nil || !vr.prog.Handles(rules.DNSResponse) {
+		return m, true
+	}
+	vr.rc.resp, vr.rc.ret, vr.rc.drop = m, false, false
+	vr.s.runRules(vr.prog, vr.rc, rules.DNSResponse)
+	if vr.rc.drop {
+		return nil, false
+	}
+	return vr.rc.resp, true
+}
+
+// Release ends the query's rule session.
+func (vr *VirtualRules) Release() {
+	if vr != nil {
+		vr.rc.release()
+	}
+}
