@@ -126,21 +126,31 @@ func dnsAsk(t *testing.T, network, addr, name string, qtype uint16) string {
 	return strings.Join(out, " ")
 }
 
-func TestDNSProfileVirtual(t *testing.T) {
+// dnsProfileEngine is an engine with a plane attached, and the GSLB when
+// withGSLB (wide IPs), closed when the test ends.
+func dnsProfileEngine(t *testing.T, withGSLB bool) (*Engine, *dataplane.Plane) {
+	t.Helper()
 	e := openTest(t, t.TempDir())
-	defer e.Close()
+	t.Cleanup(func() { e.Close() })
 	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
+	t.Cleanup(func() { p.Close() })
 	if err := e.AttachDataplane(p); err != nil {
 		t.Fatal(err)
 	}
-	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer g.Close()
-	stop, err := e.AttachGSLB(g, p)
-	if err != nil {
-		t.Fatal(err)
+	if withGSLB {
+		g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		t.Cleanup(func() { g.Close() })
+		stop, err := e.AttachGSLB(g, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
 	}
-	defer stop()
+	return e, p
+}
+
+func TestDNSProfileVirtual(t *testing.T) {
+	e, _ := dnsProfileEngine(t, true)
 	member := startDNSPoolMember(t, "127.23.0.11:5300", map[string]string{
 		"fwd.example.net. A":       "x 60 IN A 127.23.9.9",
 		"v4only.example.net. A":    "x 60 IN A 192.0.2.1",
@@ -158,7 +168,7 @@ func TestDNSProfileVirtual(t *testing.T) {
 		"secondary.example.net. A": "x 60 IN A 192.0.2.3",
 	})
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create gtm datacenter dc1",
 		"create gtm server s1 datacenter dc1 virtual-servers add { v1 { destination 127.23.5.5:80 } }",
 		"create gtm pool a gp members add { s1:v1 }",
@@ -169,11 +179,7 @@ func TestDNSProfileVirtual(t *testing.T) {
 		"create ltm profile dns dnsp enable-cache yes cache c1",
 		"create ltm virtual dns_udp destination 127.23.0.1:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
 		"create ltm virtual dns_tcp destination 127.23.0.1:5300 ip-protocol tcp profiles add { dnsp tcp } pool dns_pool",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	const vip = "127.23.0.1:5300"
 	steps := []struct {
 		cmd     string // a change made before the query
@@ -235,28 +241,18 @@ func TestDNSProfileVirtual(t *testing.T) {
 // TestDNSProfileCacheOutlivesMember: an answer kept by the cache is given
 // after the member stopped, and a name it did not keep gets no answer.
 func TestDNSProfileCacheOutlivesMember(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, p := dnsProfileEngine(t, false)
 	member := startDNSPoolMember(t, "127.23.0.12:5300", map[string]string{
 		"kept.example.net. A":  "x 300 IN A 127.23.9.20",
 		"later.example.net. A": "x 300 IN A 127.23.9.21",
 	})
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create ltm pool dns_pool members add { 127.23.0.12:5300 }",
 		"create ltm dns cache resolver r1",
 		"create ltm profile dns dnsp enable-cache yes cache r1",
 		"create ltm virtual dns_udp destination 127.23.0.2:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	if got := dnsAsk(t, "udp", "127.23.0.2:5300", "kept.example.net", dns.TypeA); got != "NOERROR 127.23.9.20" {
 		t.Fatalf("first: %q", got)
 	}
@@ -282,26 +278,16 @@ func TestDNSProfileCacheOutlivesMember(t *testing.T) {
 // TestDNSProfileResolverForwardZones: a resolver cache sends the names
 // under a forward zone to its name servers, the others to the pool.
 func TestDNSProfileResolverForwardZones(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := dnsProfileEngine(t, false)
 	pool := startDNSPoolMember(t, "127.23.0.15:5300", map[string]string{"www.example.net. A": "x 60 IN A 127.23.9.30"})
 	zone := startDNSPoolMember(t, "127.23.0.16:5300", map[string]string{"www.example.org. A": "x 60 IN A 127.23.9.31"})
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create ltm pool dns_pool members add { 127.23.0.15:5300 }",
 		"create ltm dns cache resolver r1 forward-zones replace-all-with { example.org { nameservers replace-all-with { 127.23.0.16:5300 { } } } }",
 		"create ltm profile dns dnsp enable-cache yes cache r1",
 		"create ltm virtual dns_udp destination 127.23.0.5:5300 ip-protocol udp profiles add { dnsp udp } pool dns_pool",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	for _, tt := range []struct {
 		name, want    string
 		pooled, zoned int64
@@ -321,23 +307,13 @@ func TestDNSProfileResolverForwardZones(t *testing.T) {
 
 // TestDNSProfileRefusals: what the translation refuses, nothing changed.
 func TestDNSProfileRefusals(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := dnsProfileEngine(t, false)
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create ltm pool dns_pool",
 		"create ltm profile dns nocache enable-cache yes",
 		"create ltm profile dns badprefix dns64 secondary dns64-prefix 10.0.0.1",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	for _, c := range []struct{ cmd, err string }{
 		{"create ltm virtual v1 destination 127.23.0.3:5300 ip-protocol udp profiles add { nocache udp } pool dns_pool", "enable-cache yes needs a cache"},
 		{"create ltm profile dns badcache enable-cache yes cache missing", "missing"},
@@ -359,25 +335,12 @@ func TestDNSProfileRefusals(t *testing.T) {
 // profile's steps and DNS_RESPONSE on every answer (the GSLB's, the
 // cache's, the pool's), over UDP and TCP.
 func TestDNSProfileRules(t *testing.T) {
-	e := openTest(t, t.TempDir())
-	defer e.Close()
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	defer p.Close()
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
-	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer g.Close()
-	stop, err := e.AttachGSLB(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	e, _ := dnsProfileEngine(t, true)
 	member := startDNSPoolMember(t, "127.23.0.13:5300", map[string]string{
 		"fwd.example.net. A": "x 300 IN A 127.23.9.9",
 	})
 	s := e.NewSession("admin").(*Session)
-	for _, c := range []string{
+	mustRun(t, s,
 		"create gtm datacenter dc1",
 		"create gtm server s1 datacenter dc1 virtual-servers add { v1 { destination 127.23.5.5:80 } }",
 		"create gtm pool a gp ttl 300 members add { s1:v1 }",
@@ -386,11 +349,7 @@ func TestDNSProfileRules(t *testing.T) {
 		"create ltm rule dns_rule {\nwhen DNS_REQUEST {\n  if { [DNS::question name] equals \"ruled.example.net\" } {\n    DNS::answer insert \"ruled.example.net. 30 IN A 127.23.8.8\"\n    DNS::return\n  }\n  if { [DNS::question name] equals \"dropped.example.net\" } { DNS::drop }\n}\nwhen DNS_RESPONSE {\n  foreach rr [DNS::answer] {\n    if { [DNS::ttl $rr] > 60 } { DNS::ttl $rr 60 }\n  }\n}\n}",
 		"create ltm virtual dns_udp destination 127.23.0.4:5300 ip-protocol udp profiles add { dns udp } pool dns_pool rules { dns_rule }",
 		"create ltm virtual dns_tcp destination 127.23.0.4:5300 ip-protocol tcp profiles add { dns tcp } pool dns_pool rules { dns_rule }",
-	} {
-		if _, err := run(t, s, c); err != "" {
-			t.Fatalf("%s: %s", c, err)
-		}
-	}
+	)
 	for _, network := range []string{"udp", "tcp"} {
 		for _, tt := range []struct {
 			name, want string

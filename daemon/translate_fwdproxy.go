@@ -52,16 +52,10 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 	if r == nil {
 		return nil, t.refuse("profile %s (%s): explicit-proxy dns-resolver: net dns-resolver %s does not exist", prof.Name, o.Name, resolver)
 	}
-	rc, err := resolverConfig(func(p *objects.Prop) string {
-		if v := t.cfg.Effective(r, p.Name); v != nil {
-			return v.Str
-		}
-		return dnsResolverDefaults[p.Name]
-	}, dnsResolverZones.Get(r))
+	rc, err := t.resolverOf(r)
 	if err != nil {
-		return nil, t.refuse("net dns-resolver %s: %v", r.Name, err)
+		return nil, t.refuse("%v", err)
 	}
-	rc.Name = r.Name
 	ep.Resolver = rc
 	ep.ServerAgent = serverAgent
 	ep.MaxHeaderSize = maxHeaderSize
@@ -87,6 +81,22 @@ func parseExplicitProxy(v *objects.Value) (c *fwdproxy.Config, resolver string) 
 		}
 	}
 	return c, resolver
+}
+
+// resolverOf reads the net dns-resolver r, for the explicit proxy and
+// OCSP validators alike.
+func (t *translator) resolverOf(r *objects.Object) (fwdproxy.ResolverConfig, error) {
+	rc, err := resolverConfig(func(p *objects.Prop) string {
+		if v := t.cfg.Effective(r, p.Name); v != nil {
+			return v.Str
+		}
+		return dnsResolverDefaults[p.Name]
+	}, dnsResolverZones.Get(r))
+	if err != nil {
+		return rc, fmt.Errorf("net dns-resolver %s: %v", r.Name, err)
+	}
+	rc.Name = r.Name
+	return rc, nil
 }
 
 // resolverConfig reads a net dns-resolver's settings, zones being its

@@ -453,16 +453,10 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		if r == nil {
 			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: dns-resolver: net dns-resolver %s was not found", o.Name, name)
 		}
-		rc, err := resolverConfig(func(p *objects.Prop) string {
-			if v := t.cfg.Effective(r, p.Name); v != nil {
-				return v.Str
-			}
-			return dnsResolverDefaults[p.Name]
-		}, dnsResolverZones.Get(r))
+		rc, err := t.resolverOf(r)
 		if err != nil {
-			return nil, fmt.Errorf("net dns-resolver %s: %v", r.Name, err)
+			return nil, err
 		}
-		rc.Name = r.Name
 		v.Resolver, v.ResolverName = ocspResolvers.get(rc), r.Name
 	}
 	return v, nil
