@@ -23,6 +23,7 @@ var (
 	sslFwdLifespan    = profileClientSSL.MustProp("cert-lifespan")
 	sslFwdExtensions  = profileClientSSL.MustProp("cert-extension-includes")
 	sslFwdOnAlert     = profileServerSSL.MustProp("bypass-on-handshake-alert")
+	sslFwdOnCertFail  = common("bypass-on-client-cert-fail", sslProfiles...)
 	sslFwdDstIntercep = profileClientSSL.MustProp("destination-ip-blacklist")
 	sslFwdDstBypass   = profileClientSSL.MustProp("destination-ip-whitelist")
 	sslFwdSrcIntercep = profileClientSSL.MustProp("source-ip-blacklist")
@@ -93,7 +94,9 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 	c := sslfwd.Config{Name: fp.Name, CA: ca.Certs[0], CAChain: ca.Certs, CAKey: key.Signer,
 		Client:        built[0].Config,
 		BypassOnAlert: sslFwdOnAlert.Effective(t.cfg, server) == "enabled",
-		Shared:        sslForgers,
+		// Enabled on either profile [M]: BIG-IP shows it on both.
+		BypassOnCertRequest: sslFwdOnCertFail.Effective(t.cfg, server) == "enabled" || e(sslFwdOnCertFail) == "enabled",
+		Shared:              sslForgers,
 	}
 	if days := atoi(e(sslFwdLifespan)); days > 0 {
 		c.Lifespan = time.Duration(days) * 24 * time.Hour

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,8 +23,9 @@ import (
 )
 
 // forwardTLS is a virtual's TLS with the SSL forward proxy: ca signs
-// the forged certificates, server is the server-ssl profile's settings.
-func forwardTLS(t *testing.T, ca *tlsprof.Cert, caKey *tlsprof.Key, server tlsprof.ServerSSL, bypass *sslfwd.Bypass, onAlert bool) *TLS {
+// the forged certificates, server is the server-ssl profile's settings,
+// on says which member refusals are bypassed (its BypassOn fields).
+func forwardTLS(t *testing.T, ca *tlsprof.Cert, caKey *tlsprof.Key, server tlsprof.ServerSSL, bypass *sslfwd.Bypass, on sslfwd.Config) *TLS {
 	t.Helper()
 	def, defKey, _ := testCert(t, "default.example")
 	tc := clientSSL(t, def, defKey)
@@ -33,7 +35,7 @@ func forwardTLS(t *testing.T, ca *tlsprof.Cert, caKey *tlsprof.Key, server tlspr
 	}
 	tc.Server = sb
 	tc.Forward, err = sslfwd.New(sslfwd.Config{Name: "/Common/fwd", CA: ca.Certs[0], CAKey: caKey.Signer,
-		Client: tc.ClientBuilt[0].Config, Bypass: bypass, BypassOnAlert: onAlert})
+		Client: tc.ClientBuilt[0].Config, Bypass: bypass, BypassOnAlert: on.BypassOnAlert, BypassOnCertRequest: on.BypassOnCertRequest})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +65,12 @@ func fwdAsk(vs, sni string, roots *x509.CertPool, src string) (string, *x509.Cer
 // TestSSLForwardProxyVirtual runs clients through a standard virtual
 // with the SSL forward proxy to a TLS member: intercepted, the client
 // trusting only the proxy's CA sees the member's names on a certificate
-// the CA issued; bypassed (a list, or the member's alert with
-// bypass-on-handshake-alert), it sees the member's own certificate; a
-// member the server-ssl profile does not trust is never shown.
+// the CA issued; bypassed (a list, the member's alert with
+// bypass-on-handshake-alert, or its request for a client certificate
+// with bypass-on-client-cert-fail), it sees the member's own certificate;
+// a member the server-ssl profile does not trust is never shown: the
+// client's handshake waits for the member's, verified
+// (ssl-forward-proxy-verified-handshake).
 func TestSSLForwardProxyVirtual(t *testing.T) {
 	proxyCA, proxyKey, proxyRoots := testCert(t, "Proxy CA")
 	mcert, mkey, memberRoots := testCert(t, "www.origin.test", "origin.test")
@@ -86,6 +91,18 @@ func TestSSLForwardProxyVirtual(t *testing.T) {
 			io.WriteString(c, "S2 Response tls13\n")
 		}
 	})
+	// A member that asks for a client certificate (TLS 1.2 and 1.3).
+	ln14, err := tls.Listen("tcp", "127.25.1.14:8443", &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, ln14, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		if _, err := r.ReadString('\n'); err == nil {
+			n := len(c.(*tls.Conn).ConnectionState().PeerCertificates)
+			fmt.Fprintf(c, "S4 Response certs=%d\n", n)
+		}
+	})
 	pfx := func(s string) []netip.Prefix { return []netip.Prefix{netip.MustParsePrefix(s)} }
 	for _, tc := range []struct {
 		name    string
@@ -93,6 +110,7 @@ func TestSSLForwardProxyVirtual(t *testing.T) {
 		server  tlsprof.ServerSSL
 		bypass  *sslfwd.Bypass
 		onAlert bool
+		onCert  bool
 		src     string
 		sni     string
 		roots   *x509.CertPool
@@ -116,18 +134,28 @@ func TestSSLForwardProxyVirtual(t *testing.T) {
 			sni: "www.origin.test", roots: memberRoots, issuer: "www.origin.test", answer: "S2 Response tls13\n"},
 		{name: "member alert: dropped", member: "127.25.1.12:8443", server: tlsprof.ServerSSL{Options: []string{"no-tlsv1.3"}},
 			sni: "www.origin.test", roots: memberRoots},
+		{name: "client certificate requested: bypassed", member: "127.25.1.14:8443", onCert: true,
+			sni: "www.origin.test", roots: memberRoots, issuer: "www.origin.test", answer: "S4 Response certs=0\n"},
+		{name: "client certificate requested, TLS 1.3: bypassed", member: "127.25.1.14:8443", server: tlsprof.ServerSSL{Options: []string{"no-tlsv1.2"}}, onCert: true,
+			sni: "www.origin.test", roots: memberRoots, issuer: "www.origin.test", answer: "S4 Response certs=0\n"},
+		{name: "client certificate requested: intercepted", member: "127.25.1.14:8443",
+			sni: "www.origin.test", roots: proxyRoots, issuer: "Proxy CA", answer: "S4 Response certs=0\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := newPlane(t)
 			cfg := basic("127.25.1.10:443", tc.member)
 			tc.server.Name, tc.server.AuthenticateDepth = "/Common/ss", -1
-			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tc.server, tc.bypass, tc.onAlert)
+			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tc.server, tc.bypass, sslfwd.Config{BypassOnAlert: tc.onAlert, BypassOnCertRequest: tc.onCert})
 			mustApply(t, p, cfg)
 			for i := 0; i < 2; i++ { // the second one takes the kept certificate
 				answer, seen, err := fwdAsk("127.25.1.10:443", tc.sni, tc.roots, tc.src)
 				if tc.issuer == "" {
 					if err == nil {
 						t.Fatalf("handshake went through, issuer %q", seen.Issuer.CommonName)
+					}
+					var shown *tls.CertificateVerificationError
+					if errors.As(err, &shown) {
+						t.Fatalf("the client was shown a certificate: %v", err)
 					}
 					return
 				}
@@ -166,16 +194,18 @@ func TestExplicitProxySSLForward(t *testing.T) {
 		host   string
 		roots  *x509.CertPool
 		issuer string
+		on     sslfwd.Config
 	}{
-		{"intercepted", nil, "www.origin.test", proxyRoots, "Proxy CA"},
-		{"bypassed", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, "bank.origin.test", memberRoots, "www.origin.test"},
-		{"not on the bypass list", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, "www.origin.test", proxyRoots, "Proxy CA"},
+		{"intercepted", nil, "www.origin.test", proxyRoots, "Proxy CA", sslfwd.Config{}},
+		{"bypassed", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, "bank.origin.test", memberRoots, "www.origin.test", sslfwd.Config{}},
+		{"not on the bypass list", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, "www.origin.test", proxyRoots, "Proxy CA", sslfwd.Config{}},
+		{"bypass-on-client-cert-fail, no request", nil, "www.origin.test", proxyRoots, "Proxy CA", sslfwd.Config{BypassOnCertRequest: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := l7Config(t, "127.25.2.10:3128", false, mblb.HTTPOptions{}, "", "127.25.2.31:80")
 			cfg.Virtuals["/Common/vs"].MBLB.ExplicitProxy = &fwdproxy.Config{ConnectAllow: true,
 				Resolver: fwdproxy.ResolverConfig{Zones: []fwdproxy.Zone{{Name: ".", Nameservers: []netip.AddrPort{ns}}}, UDP: true}}
-			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1}, tc.bypass, false)
+			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1}, tc.bypass, tc.on)
 			p, _ := newPlane(t)
 			mustApply(t, p, cfg)
 			pu, _ := url.Parse("http://127.25.2.10:3128")
@@ -207,21 +237,45 @@ func TestSSLForwardProxyHTTPVirtual(t *testing.T) {
 	proxyCA, proxyKey, proxyRoots := testCert(t, "Proxy CA")
 	mcert, mkey, memberRoots := testCert(t, "www.origin.test", "bank.origin.test")
 	startBothServer(t, "127.25.1.31:443", mcert, mkey)
+	// A member that asks for a client certificate.
+	pair, err := tlsprof.Pair("m3", mcert, mkey, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.25.1.33:443", &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "tls=%v certs=%d", r.TLS != nil, len(r.TLS.PeerCertificates))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
 	rule := `when HTTP_REQUEST { if { [HTTP::uri] eq "/rule" } { HTTP::respond 200 content "rule saw [HTTP::host][HTTP::uri]" } }`
 	for _, tc := range []struct {
 		name, host, path string
 		bypass           *sslfwd.Bypass
 		roots            *x509.CertPool
 		issuer, body     string
+		member           string // "": 127.25.1.31:443
+		on               sslfwd.Config
 	}{
-		{"intercepted", "www.origin.test", "/a", nil, proxyRoots, "Proxy CA", "tls=true"},
-		{"rule on the plaintext", "www.origin.test", "/rule", nil, proxyRoots, "Proxy CA", "rule saw www.origin.test/rule"},
-		{"bypassed", "bank.origin.test", "/b", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, memberRoots, "www.origin.test", "tls=true"},
-		{"bypassed: the rule does not see it", "bank.origin.test", "/rule", &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, memberRoots, "www.origin.test", "tls=true"},
+		{name: "intercepted", host: "www.origin.test", path: "/a", roots: proxyRoots, issuer: "Proxy CA", body: "tls=true"},
+		{name: "rule on the plaintext", host: "www.origin.test", path: "/rule", roots: proxyRoots, issuer: "Proxy CA", body: "rule saw www.origin.test/rule"},
+		{name: "bypassed", host: "bank.origin.test", path: "/b", bypass: &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, roots: memberRoots, issuer: "www.origin.test", body: "tls=true"},
+		{name: "bypassed: the rule does not see it", host: "bank.origin.test", path: "/rule", bypass: &sslfwd.Bypass{HostBypass: []string{"bank.origin.test"}}, roots: memberRoots, issuer: "www.origin.test", body: "tls=true"},
+		{name: "client certificate requested: bypassed", host: "www.origin.test", path: "/rule", roots: memberRoots, issuer: "www.origin.test", body: "tls=true certs=0",
+			member: "127.25.1.33:443", on: sslfwd.Config{BypassOnCertRequest: true}},
+		{name: "client certificate requested: intercepted", host: "www.origin.test", path: "/c", roots: proxyRoots, issuer: "Proxy CA", body: "tls=true certs=0",
+			member: "127.25.1.33:443"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := l7Config(t, "127.25.1.30:443", false, mblb.HTTPOptions{}, rule, "127.25.1.31:443")
-			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1}, tc.bypass, false)
+			member := tc.member
+			if member == "" {
+				member = "127.25.1.31:443"
+			}
+			cfg := l7Config(t, "127.25.1.30:443", false, mblb.HTTPOptions{}, rule, member)
+			cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1}, tc.bypass, tc.on)
 			p, _ := newPlane(t)
 			mustApply(t, p, cfg)
 			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tc.roots, ServerName: tc.host},

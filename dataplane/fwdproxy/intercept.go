@@ -58,9 +58,9 @@ func (s *Session) intercept(oc net.Conn, host string, dsts []netip.AddrPort) net
 	if sni == "" {
 		sni = host // the CONNECT's name when the hello has none [M]
 	}
-	c, o, alert, err := in.Proxy.Intercept(s.c, raw, sni, oc, in.Server, deadline)
+	c, o, bypass, err := in.Proxy.Intercept(s.c, raw, sni, oc, in.Server, deadline)
 	if err != nil {
-		if alert && in.Proxy.BypassOnAlert() {
+		if bypass {
 			oc.Close()
 			if nc, _, derr := s.dial(dsts); derr == nil {
 				if _, werr := nc.Write(raw); werr == nil && s.swap(s.c, nc) {

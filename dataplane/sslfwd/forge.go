@@ -73,6 +73,11 @@ type Config struct {
 	// that ends the handshake with an alert gets the client's own hello
 	// instead, and the connection passes through.
 	BypassOnAlert bool
+	// BypassOnCertRequest is server-ssl's bypass-on-client-cert-fail: an
+	// origin that asks for a client certificate the server-ssl profile has
+	// none to give gets the client's own hello instead (the client can
+	// answer it; the proxy cannot).
+	BypassOnCertRequest bool
 	// Shared, when set, keeps the forged key and certificates of these
 	// forging settings across configurations; nil: the proxy's own.
 	Shared *Forgers
@@ -191,6 +196,14 @@ func (p *Proxy) Bypasses() *Bypass { return p.cfg.Bypass }
 
 // BypassOnAlert is server-ssl's bypass-on-handshake-alert.
 func (p *Proxy) BypassOnAlert() bool { return p.cfg.BypassOnAlert }
+
+// Bypassable reports whether err, an origin handshake's, is one the
+// profiles answer by passing the client's hello through: an alert under
+// bypass-on-handshake-alert, a client certificate request (ServerSide's
+// ErrCertRequested) under bypass-on-client-cert-fail.
+func (p *Proxy) Bypassable(err error) bool {
+	return (p.cfg.BypassOnAlert && IsAlert(err)) || (p.cfg.BypassOnCertRequest && errors.Is(err, ErrCertRequested))
+}
 
 func (f *forger) has(ext string) bool {
 	return f.exts&(1<<slices.Index(KnownExtensions, ext)) != 0

@@ -47,6 +47,25 @@ func ReadHello(c net.Conn, first []byte, deadline time.Time) (raw []byte, h *tls
 	}
 }
 
+// ErrCertRequested ends an origin handshake in which the origin asked
+// for a client certificate that the server-ssl profile has none of, under
+// bypass-on-client-cert-fail (ServerSide), so that the flow bypasses it.
+var ErrCertRequested = errors.New("sslfwd: the origin requests a client certificate")
+
+// ServerSide is cfg, the server-ssl configuration of an origin's
+// handshake, made to end that handshake with ErrCertRequested when the
+// origin asks for a client certificate (a CertificateRequest, TLS 1.2 or
+// 1.3) and cfg has none to give, under bypass-on-client-cert-fail; cfg
+// itself otherwise (no copy: the flows call it per connection).
+func (p *Proxy) ServerSide(cfg *tls.Config) *tls.Config {
+	if !p.cfg.BypassOnCertRequest || len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil {
+		return cfg
+	}
+	c := cfg.Clone()
+	c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return nil, ErrCertRequested }
+	return c
+}
+
 // ServerConfig is the server-ssl side's configuration for a hello's
 // server name (tlsprof.Built.ForServerName).
 type ServerConfig func(sni string) *tls.Config
@@ -55,13 +74,13 @@ type ServerConfig func(sni string) *tls.Config
 // server-ssl configuration (which checks the origin's certificate as
 // peer-cert-mode says), then answers the client, whose hello is raw,
 // with the certificate forged for the origin's. Both handshakes end by
-// deadline. On an error nothing is closed; alert tells whether the
-// origin refused the hello with an alert (bypass-on-handshake-alert).
-func (p *Proxy) Intercept(client net.Conn, raw []byte, sni string, origin net.Conn, server ServerConfig, deadline time.Time) (c, o *tls.Conn, alert bool, err error) {
+// deadline. On an error nothing is closed; bypass tells whether the
+// origin's refusal is one the profiles bypass (Bypassable).
+func (p *Proxy) Intercept(client net.Conn, raw []byte, sni string, origin net.Conn, server ServerConfig, deadline time.Time) (c, o *tls.Conn, bypass bool, err error) {
 	origin.SetDeadline(deadline)
-	o = tls.Client(origin, server(sni))
+	o = tls.Client(origin, p.ServerSide(server(sni)))
 	if err := o.Handshake(); err != nil {
-		return nil, nil, IsAlert(err), err
+		return nil, nil, p.Bypassable(err), err
 	}
 	origin.SetDeadline(time.Time{})
 	cfg, err := p.ClientConfig(PeerLeaf(o), time.Now())

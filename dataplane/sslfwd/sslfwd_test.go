@@ -211,24 +211,37 @@ func TestBypassDecide(t *testing.T) {
 func TestIntercept(t *testing.T) {
 	caKey := ecKey(t)
 	ca := issue(t, caTmpl("Proxy CA"), nil, nil, caKey)
-	p, err := New(Config{Name: "fp", CA: ca, CAKey: caKey, Client: &tls.Config{MinVersion: tls.VersionTLS12}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pair, originCA := origin(t, "www.origin.test", "www.origin.test")
 	originPool := x509.NewCertPool()
 	originPool.AddCert(originCA)
+	clientPair, _ := origin(t, "proxy client", "proxy.client.test")
+	cert := []tls.Certificate{pair}
 	for _, tc := range []struct {
 		name      string
+		cfg       Config // but for Name, CA, CAKey and Client
 		server    *tls.Config
 		verify    bool // the server-ssl side checks the origin against its CA
-		wantAlert bool
+		max       uint16
+		withCert  bool // the server-ssl side has a client certificate
+		wantAlert bool // Intercept's bypass
 		wantErr   bool
 	}{
-		{"intercepted", &tls.Config{Certificates: []tls.Certificate{pair}}, true, false, false},
-		{"origin alert", &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS13}, false, true, true},
+		{"intercepted", Config{}, &tls.Config{Certificates: cert}, true, tls.VersionTLS12, false, false, false},
+		{"origin alert", Config{BypassOnAlert: true}, &tls.Config{Certificates: cert, MinVersion: tls.VersionTLS13}, false, tls.VersionTLS12, false, true, true},
+		{"origin alert, no bypass-on-handshake-alert", Config{}, &tls.Config{Certificates: cert, MinVersion: tls.VersionTLS13}, false, tls.VersionTLS12, false, false, true},
+		{"certificate requested, TLS 1.2", Config{BypassOnCertRequest: true}, &tls.Config{Certificates: cert, ClientAuth: tls.RequestClientCert}, true, tls.VersionTLS12, false, true, true},
+		{"certificate requested, TLS 1.3", Config{BypassOnCertRequest: true}, &tls.Config{Certificates: cert, ClientAuth: tls.RequireAnyClientCert}, true, tls.VersionTLS13, false, true, true},
+		{"certificate requested, not bypassed", Config{}, &tls.Config{Certificates: cert, ClientAuth: tls.RequestClientCert}, true, tls.VersionTLS12, false, false, false},
+		{"certificate requested, profile has one", Config{BypassOnCertRequest: true}, &tls.Config{Certificates: cert, ClientAuth: tls.RequireAnyClientCert}, true, tls.VersionTLS12, true, false, false},
+		{"no request, bypass-on-client-cert-fail", Config{BypassOnCertRequest: true}, &tls.Config{Certificates: cert}, true, tls.VersionTLS13, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Name, cfg.CA, cfg.CAKey, cfg.Client = "fp", ca, caKey, &tls.Config{MinVersion: tls.VersionTLS12}
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
 			ln, err := net.Listen("tcp", "127.25.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -277,7 +290,10 @@ func TestIntercept(t *testing.T) {
 			}
 			defer oc.Close()
 			server := func(sni string) *tls.Config {
-				c := &tls.Config{ServerName: sni, MaxVersion: tls.VersionTLS12}
+				c := &tls.Config{ServerName: sni, MaxVersion: tc.max}
+				if tc.withCert {
+					c.Certificates = []tls.Certificate{clientPair}
+				}
 				if tc.verify {
 					c.RootCAs = originPool
 				} else {

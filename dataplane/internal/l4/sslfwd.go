@@ -73,14 +73,15 @@ func (pr *proxied) serveForward() {
 // forwardServer makes sc's connection TLS for the hello's server name
 // sni, the member's certificate checked as the server-ssl profile says.
 // ok reports success; with bypass-on-handshake-alert, a member that
-// answered the hello with an alert reports bypass instead.
+// answered the hello with an alert reports bypass instead, and with
+// bypass-on-client-cert-fail one that asked for a client certificate.
 func (pr *proxied) forwardServer(sc *serverConn, sni string) (bypass, ok bool) {
 	tc := pr.snap.Cfg.TLS
-	conn := tls.Client(sc.conn, tc.Server.ForServerName(sni))
+	conn := tls.Client(sc.conn, tc.Forward.ServerSide(tc.Server.ForServerName(sni)))
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
 	err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerHandshake(conn.Handshake))
 	if err != nil {
-		return tc.Forward.BypassOnAlert() && sslfwd.IsAlert(err), false
+		return tc.Forward.Bypassable(err), false
 	}
 	sc.conn.SetDeadline(time.Time{})
 	sc.tls = conn

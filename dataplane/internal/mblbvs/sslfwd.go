@@ -66,12 +66,12 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 		return
 	}
 	if !bypass {
-		probe := tls.Client(oc, tc.Server.ForServerName(sni))
+		probe := tls.Client(oc, fwd.ServerSide(tc.Server.ForServerName(sni)))
 		oc.SetDeadline(deadline)
 		err := mv.vs.Prof.ServerSSL.Note(probe, tc.ServerHandshake(probe.Handshake))
 		oc.Close()
 		if err != nil {
-			if !fwd.BypassOnAlert() || !sslfwd.IsAlert(err) {
+			if !fwd.Bypassable(err) {
 				reset()
 				return
 			}
