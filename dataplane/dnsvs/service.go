@@ -294,6 +294,9 @@ func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg
 	if s.p.ClientSubnet {
 		m = echoOPT(orig, m)
 	}
+	if s.p.DNS64Additional != "" && s.p.DNS64 != "" {
+		rewriteAdditional(s.p.DNS64Additional, s.dns64Prefix(), m) // dns64.go
+	}
 	if s.cache != nil {
 		s.cache.Put(orig, m)
 	}
