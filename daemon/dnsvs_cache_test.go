@@ -41,7 +41,7 @@ func TestDNSCacheShow(t *testing.T) {
 	}
 	const vip = "127.23.2.1:5300"
 	steps := []struct {
-		ask   string // a query sent first ("" for none)
+		ask   string // a query sent first ("" for none; "-name": REFUSED expected)
 		cmd   string
 		out   []string // lines (as regexps) the output holds
 		not   []string // lines it must not hold
@@ -60,11 +60,22 @@ func TestDNSCacheShow(t *testing.T) {
 		{cmd: "show ltm dns cache transparent nosuch", err: "not found", asked: 3},
 		{cmd: "show ltm dns cache records msg cache nosuch", err: "not found", asked: 3},
 		{cmd: "delete ltm dns cache records msg c1", err: "expected msg|rrset|all cache NAME", asked: 3},
+		// The profile counts which step answered, across a commit.
+		{cmd: "create ltm pool other", asked: 3},
+		{cmd: "show ltm profile dns dnsp raw", out: []string{`^Ltm::DNS Profile: dnsp$`, `^Total +4$`, `^Cache +1$`, `^Pool Members +3$`, `^Allow +3$`, `^Reject +0$`, `^GSLB and DNS Express +0$`}, asked: 3},
+		{cmd: "modify ltm profile dns dnsp unhandled-query-action reject enable-cache no", asked: 3},
+		{ask: "-c.example.net", cmd: "show ltm profile dns dnsp raw", out: []string{`^Total +5$`, `^Reject +1$`, `^Pool Members +3$`}, asked: 3},
+		{cmd: "reset-stats ltm profile dns dnsp", asked: 3},
+		{cmd: "show ltm profile dns", out: []string{`^Total +0$`, `^Ltm::DNS Profile: dns$`}, asked: 3},
 		// The cache is configuration still: delete is refused while a profile names it.
 		{cmd: "delete ltm dns cache transparent c1", err: "in use by a Profile", asked: 3},
 	}
 	for i, st := range steps {
-		if st.ask != "" {
+		if name, refused := strings.CutPrefix(st.ask, "-"); refused {
+			if got := dnsAsk(t, "udp", vip, name, dns.TypeA); got != "REFUSED" {
+				t.Fatalf("step %d: %s: %q, want REFUSED", i, name, got)
+			}
+		} else if st.ask != "" {
 			if got := dnsAsk(t, "udp", vip, st.ask, dns.TypeA); !strings.HasPrefix(got, "NOERROR 127.23.9.") {
 				t.Fatalf("step %d: %s: %q", i, st.ask, got)
 			}

@@ -11,7 +11,8 @@ import (
 	"github.com/openltm/openltm/objects"
 )
 
-// dnsCacheCommands answer show and reset-stats ltm dns cache [transparent|
+// dnsCacheCommands answer show and reset-stats ltm profile dns and ltm
+// dns cache [transparent|
 // resolver] [NAME...] and show and delete ltm dns cache records: what an
 // operator reads to size a cache and clears to make it ask again. A cache
 // no dns profile names shows zero.
@@ -60,6 +61,21 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 		return name, nil
 	}
 	return []RuntimeCommand{
+		{"show", profileDNS.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			o := showOpts(s, words)
+			for _, name := range profileNames(e, profileDNS, names) {
+				if err := render.DNSProfile(w, name, p.DNSProfileStats(name), o); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"reset-stats", profileDNS.Key(), func(ctx context.Context, s *Session, names, words []string, w io.Writer) error {
+			for _, name := range profileNames(e, profileDNS, names) {
+				p.ResetDNSProfileStats(name)
+			}
+			return nil
+		}},
 		{"show", "ltm dns cache records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			name, err := records(s, words)
 			if err != nil {

@@ -79,3 +79,19 @@ func (p *Plane) DNSCacheRecords(name string) []dnsvs.Record {
 	}
 	return nil
 }
+
+// DNSProfileStats are the named dns profile's counters, zero when no
+// virtual uses it.
+func (p *Plane) DNSProfileStats(name string) dnsvs.ProfileCounts {
+	if st := p.dns.ProfileStats(name); st != nil {
+		return st.Counts()
+	}
+	return dnsvs.ProfileCounts{}
+}
+
+// ResetDNSProfileStats zeroes the named dns profile's counters.
+func (p *Plane) ResetDNSProfileStats(name string) {
+	if st := p.dns.ProfileStats(name); st != nil {
+		st.Reset()
+	}
+}

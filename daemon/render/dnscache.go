@@ -67,3 +67,29 @@ func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) e
 	_, err := io.WriteString(w, "\n")
 	return err
 }
+
+// DNSProfile prints one `Ltm::DNS Profile` block: which step answered
+// the queries of the virtuals using the profile [M: group and field
+// names; BIG-IP's DNSSEC, rapid-response and logging counters are left
+// out, openltm acting on none of them].
+func DNSProfile(w io.Writer, name string, c dnsvs.ProfileCounts, o Options) error {
+	return statBlock(w, "Ltm::DNS Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Queries", ""},
+		{"Total", o.num(c.Queries)},
+		{"Malformed", o.num(c.Malformed)},
+		{"Answered", ""},
+		{"GSLB and DNS Express", o.num(c.GSLB)},
+		{"Cache", o.num(c.CacheHits)},
+		{"Pool Members", o.num(c.PoolAnswers)},
+		{"Unanswered by Pool", o.num(c.NoAnswer)},
+		{"Unhandled Query Actions", ""},
+		{"Allow", o.num(c.Allow)},
+		{"Drop", o.num(c.Drop)},
+		{"Reject", o.num(c.Reject)},
+		{"Hint", o.num(c.Hint)},
+		{"No Error", o.num(c.NoError)},
+		{"DNS64", ""},
+		{"Synthesized AAAA", o.num(c.DNS64)},
+	})
+}

@@ -45,6 +45,7 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 		switch x := rr.(type) {
 		case *dns.A:
 			m.Answer = append(m.Answer, synthesize(prefix, x))
+			s.st.DNS64.Add(1)
 		case *dns.CNAME:
 			m.Answer = append(m.Answer, x)
 		}

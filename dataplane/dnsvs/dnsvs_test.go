@@ -160,19 +160,27 @@ func TestDecideSteps(t *testing.T) {
 		q         *dns.Msg
 		step      step
 		rcode     int
+		counts    ProfileCounts // the profile's counters after it
 	}{
-		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0},
-		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0},
-		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
-		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
-		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Response = true; return q }(), stepDrop, 0},
+		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0, ProfileCounts{Queries: 1, Allow: 1}},
+		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0, ProfileCounts{Queries: 1, Drop: 1}},
+		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Reject: 1}},
+		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Hint: 1}},
+		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess, ProfileCounts{Queries: 1, NoError: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented, ProfileCounts{Queries: 1, Malformed: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError, ProfileCounts{Queries: 1, Malformed: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Response = true; return q }(), stepDrop, 0, ProfileCounts{}},
 	} {
-		p := &config.DNSProfile{GTM: true, Express: true, Unhandled: tt.unhandled}
+		p := &config.DNSProfile{Name: "/Common/dnsp", GTM: true, Express: true, Unhandled: tt.unhandled}
 		s := e.Prepare([]*config.DNSProfile{p})[p]
+		if e.ProfileStats(p.Name) != s.st {
+			t.Fatal("the profile's counters are not the engine's")
+		}
+		s.st.Reset()
 		m, st := s.decide(tt.q, netip.MustParseAddr("127.23.0.5"), true)
+		if got := s.st.Counts(); got != tt.counts {
+			t.Errorf("%s, opcode %d: counts %+v, want %+v", tt.unhandled, tt.q.Opcode, got, tt.counts)
+		}
 		if st != tt.step || st == stepAnswer && m.Rcode != tt.rcode {
 			t.Errorf("%s, opcode %d: step %d %v, want %d rcode %d", tt.unhandled, tt.q.Opcode, st, m, tt.step, tt.rcode)
 		}
