@@ -12,10 +12,9 @@ import (
 )
 
 // dnsCacheCommands answer show and reset-stats ltm profile dns and ltm
-// dns cache [transparent|
-// resolver] [NAME...] and show and delete ltm dns cache records: what an
-// operator reads to size a cache and clears to make it ask again. A cache
-// no dns profile names shows zero.
+// dns cache [transparent|resolver] [NAME...], and show and delete ltm dns
+// cache records: what an operator reads to size a cache and clears to
+// make it ask again. A cache no dns profile names shows zero.
 func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	each := func(s *Session, words []string, fn func(kind string, o *objects.Object) error) error {
 		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver}
@@ -41,7 +40,11 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 		}
 		for _, k := range kinds {
 			for _, name := range profileNames(e, k, names) {
-				if err := fn(k.Key()[len("ltm dns cache "):], cfg.Get(k, name)); err != nil {
+				o := cfg.Get(k, name)
+				if o == nil { // deleted by a commit since
+					continue
+				}
+				if err := fn(k.Key()[len("ltm dns cache "):], o); err != nil {
 					return err
 				}
 			}
