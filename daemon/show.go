@@ -100,6 +100,10 @@ var runtimeTargets = [][]string{
 	{"net", "interface"},
 	{"net", "route"},
 	{"ltm", "persistence", "persist-records"},
+	// ltm dns cache reads its kind (transparent, resolver) and names
+	// itself, so that a show of every cache needs no kind (shows_dns.go).
+	{"ltm", "dns", "cache", "records"},
+	{"ltm", "dns", "cache"},
 	{"gtm", "wideip"},
 	{"gtm", "pool"},
 	{"gtm", "persist"},

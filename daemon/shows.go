@@ -24,6 +24,7 @@ func registerPlaneRuntime(e *Engine, h *planeHook) {
 	e.RegisterRuntime(persistCommands(p))
 	e.RegisterRuntime(profileStatsCommands(e, p)) // shows_profiles.go
 	e.RegisterRuntime(monitorCommands(e, p))      // shows_monitor.go
+	e.RegisterRuntime(dnsCacheCommands(e, p))     // shows_dns.go
 }
 
 // planeCommands answers show and reset-stats of virtual servers, pools and

@@ -55,6 +55,9 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 			d.DNS64Prefix = a
 		}
+		if rw := e("dns64-additional-section-rewrite"); rw != "disabled" {
+			d.DNS64Additional = rw
+		}
 	}
 	if e("enable-cache") == "yes" {
 		name := e("cache")

@@ -46,3 +46,52 @@ func (p *Plane) DNSCacheLen(name string) int {
 	}
 	return -1
 }
+
+// DNSCacheStats are the named DNS cache's counters; ok is false when no
+// virtual uses it (BIG-IP shows a cache no profile names as all zero).
+func (p *Plane) DNSCacheStats(name string) (st dnsvs.CacheStats, ok bool) {
+	if c := p.dns.Cache(name); c != nil {
+		return c.Stats(), true
+	}
+	return st, false
+}
+
+// ResetDNSCacheStats zeroes the named cache's counters.
+func (p *Plane) ResetDNSCacheStats(name string) {
+	if c := p.dns.Cache(name); c != nil {
+		c.ResetStats()
+	}
+}
+
+// FlushDNSCache drops what the named cache keeps; it returns how many
+// answers went.
+func (p *Plane) FlushDNSCache(name string) int {
+	if c := p.dns.Cache(name); c != nil {
+		return c.Flush()
+	}
+	return 0
+}
+
+// DNSCacheRecords are the answers the named cache keeps now.
+func (p *Plane) DNSCacheRecords(name string) []dnsvs.Record {
+	if c := p.dns.Cache(name); c != nil {
+		return c.Records()
+	}
+	return nil
+}
+
+// DNSProfileStats are the named dns profile's counters, zero when no
+// virtual uses it.
+func (p *Plane) DNSProfileStats(name string) dnsvs.ProfileCounts {
+	if st := p.dns.ProfileStats(name); st != nil {
+		return st.Counts()
+	}
+	return dnsvs.ProfileCounts{}
+}
+
+// ResetDNSProfileStats zeroes the named dns profile's counters.
+func (p *Plane) ResetDNSProfileStats(name string) {
+	if st := p.dns.ProfileStats(name); st != nil {
+		st.Reset()
+	}
+}

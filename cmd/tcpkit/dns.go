@@ -31,7 +31,9 @@ func (r *recordList) Set(s string) error {
 // dnsMain is a small authoritative DNS server, a DNS pool member for a
 // virtual with a dns profile: it answers the records given with -record
 // over UDP and TCP on -listen, NODATA for another type of a name it
-// holds, NXDOMAIN for any other name, and logs each query with the label
+// holds, NXDOMAIN for any other name, the A and AAAA records it holds of
+// an MX or NS answer's targets in the additional section, as an
+// authoritative server gives glue, and logs each query with the label
 // so that a transcript sees which queries reached it.
 func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dns", flag.ContinueOnError)
@@ -70,6 +72,7 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if !names[name] {
 			m.Rcode = dns.RcodeNameError
 		}
+		m.Extra = glue(records, m.Answer)
 		mu.Lock()
 		fmt.Fprintf(stdout, "%s query %s %s from %s: %s\n", *label, q.Name, dns.TypeToString[q.Qtype], w.RemoteAddr().Network(), dns.RcodeToString[m.Rcode])
 		mu.Unlock()
@@ -107,4 +110,27 @@ func dnsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		s.Shutdown()
 	}
 	return nil
+}
+
+// glue are the A and AAAA records of the targets of answer's MX and NS
+// records among records.
+func glue(records, answer []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, a := range answer {
+		var target string
+		switch x := a.(type) {
+		case *dns.MX:
+			target = x.Mx
+		case *dns.NS:
+			target = x.Ns
+		default:
+			continue
+		}
+		for _, rr := range records {
+			if t := rr.Header().Rrtype; (t == dns.TypeA || t == dns.TypeAAAA) && strings.EqualFold(rr.Header().Name, target) {
+				out = append(out, rr)
+			}
+		}
+	}
+	return out
 }

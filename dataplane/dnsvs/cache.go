@@ -1,6 +1,7 @@
 package dnsvs
 
 import (
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,22 @@ type Cache struct {
 	m     map[cacheKey]*entry
 	order []cacheKey // insertion order, for eviction
 	size  int
+	st    CacheStats // counted under mu, which every count already holds
+}
+
+// CacheStats are a cache's counters, what show ltm dns cache reads to
+// tell how well a cache serves (hits against misses) and whether
+// msg-cache-size is too small (evictions).
+type CacheStats struct {
+	// Hits and Misses count the look-ups that found a live answer and
+	// those that did not (an expired one is a miss).
+	Hits, Misses uint64
+	// Inserts counts the answers kept; Evictions those dropped for
+	// msg-cache-size, Expired those dropped when found expired.
+	Inserts, Evictions, Expired uint64
+	// Entries and Bytes are what the cache holds now, MaxBytes its
+	// msg-cache-size.
+	Entries, Bytes, MaxBytes uint64
 }
 
 type cacheKey struct {
@@ -86,7 +103,13 @@ func (c *Cache) Get(r *dns.Msg) *dns.Msg {
 	if e != nil && !now.Before(e.expires) {
 		delete(c.m, k)
 		c.size -= len(e.wire)
+		c.st.Expired++
 		e = nil
+	}
+	if e == nil {
+		c.st.Misses++
+	} else {
+		c.st.Hits++
 	}
 	c.mu.Unlock()
 	if e == nil {
@@ -144,6 +167,7 @@ func (c *Cache) Put(r, m *dns.Msg) {
 	}
 	c.m[k] = &entry{wire: wire, stored: now, expires: now.Add(time.Duration(ttl) * time.Second)}
 	c.size += len(wire)
+	c.st.Inserts++
 	for c.size > c.max && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
@@ -154,6 +178,7 @@ func (c *Cache) Put(r, m *dns.Msg) {
 		if e := c.m[old]; e != nil {
 			delete(c.m, old)
 			c.size -= len(e.wire)
+			c.st.Evictions++
 		}
 	}
 	if len(c.order) > 2*len(c.m)+16 { // keys of expired entries: compact
@@ -197,4 +222,72 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.m)
+}
+
+// Stats are the cache's counters and what it holds now.
+func (c *Cache) Stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.st
+	st.Entries, st.Bytes, st.MaxBytes = uint64(len(c.m)), uint64(c.size), uint64(c.max)
+	return st
+}
+
+// ResetStats zeroes the counters (reset-stats ltm dns cache); what the
+// cache holds stays.
+func (c *Cache) ResetStats() {
+	c.mu.Lock()
+	c.st = CacheStats{}
+	c.mu.Unlock()
+}
+
+// Flush drops every answer the cache keeps (delete ltm dns cache
+// records), so that the next query of each name goes to the pool.
+func (c *Cache) Flush() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.m)
+	clear(c.m)
+	c.order, c.size = nil, 0
+	return n
+}
+
+// Record is one answer a cache keeps, as show ltm dns cache records
+// lists it.
+type Record struct {
+	Name        string // the question's name, lower case
+	Type, Class string
+	DO          bool   // kept for queries with the DNSSEC OK bit
+	TTL         uint32 // seconds left
+	Bytes       int    // the answer's size on the wire
+	Rcode       string
+}
+
+// Records are the live answers the cache keeps, by name then type.
+func (c *Cache) Records() []Record {
+	now := c.now()
+	c.mu.Lock()
+	out := make([]Record, 0, len(c.m))
+	for k, e := range c.m {
+		if !now.Before(e.expires) {
+			continue
+		}
+		rcode := "NOERROR"
+		if len(e.wire) >= 4 {
+			rcode = dns.RcodeToString[int(e.wire[3]&0x0f)]
+		}
+		out = append(out, Record{Name: k.name, Type: dns.TypeToString[k.qtype], Class: dns.ClassToString[k.class], DO: k.do,
+			TTL: uint32(e.expires.Sub(now) / time.Second), Bytes: len(e.wire), Rcode: rcode})
+	}
+	c.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		return !out[i].DO && out[j].DO
+	})
+	return out
 }

@@ -3,6 +3,7 @@ package dnsvs
 import (
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/miekg/dns"
 
@@ -36,10 +37,7 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 	if am == nil {
 		return nil
 	}
-	prefix := s.p.DNS64Prefix
-	if !prefix.Is6() || prefix.IsUnspecified() {
-		prefix = WellKnownPrefix
-	}
+	prefix := s.dns64Prefix()
 	m := am.Copy()
 	m.Question = r.Question
 	m.Answer = m.Answer[:0]
@@ -47,6 +45,7 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 		switch x := rr.(type) {
 		case *dns.A:
 			m.Answer = append(m.Answer, synthesize(prefix, x))
+			s.st.DNS64.Add(1)
 		case *dns.CNAME:
 			m.Answer = append(m.Answer, x)
 		}
@@ -70,4 +69,54 @@ func hasType(rrs []dns.RR, t uint16) bool {
 		}
 	}
 	return false
+}
+
+// rewriteAdditional applies dns64-additional-section-rewrite to the
+// additional section of m, so that the glue of an NS or MX answer is
+// reachable by the clients the profile serves: v6-only replaces each A
+// record by an AAAA record synthesized within prefix (none for a name
+// that has AAAA records of its own there), v4-only drops the AAAA
+// records, any keeps the A records and adds the synthesized AAAA records
+// beside them [M: BIG-IP's exact rules are not documented].
+func rewriteAdditional(mode string, prefix netip.Addr, m *dns.Msg) {
+	if len(m.Extra) == 0 {
+		return
+	}
+	var has6 map[string]bool
+	for _, rr := range m.Extra {
+		if rr.Header().Rrtype == dns.TypeAAAA {
+			if has6 == nil {
+				has6 = map[string]bool{}
+			}
+			has6[strings.ToLower(rr.Header().Name)] = true
+		}
+	}
+	extra := make([]dns.RR, 0, len(m.Extra)+1)
+	for _, rr := range m.Extra {
+		switch x := rr.(type) {
+		case *dns.A:
+			if mode != "v6-only" {
+				extra = append(extra, x)
+			}
+			if mode != "v4-only" && !has6[strings.ToLower(x.Hdr.Name)] {
+				extra = append(extra, synthesize(prefix, x))
+			}
+		case *dns.AAAA:
+			if mode != "v4-only" {
+				extra = append(extra, x)
+			}
+		default:
+			extra = append(extra, rr)
+		}
+	}
+	m.Extra = extra
+}
+
+// dns64Prefix is the profile's dns64-prefix, the well-known prefix for
+// any6.
+func (s *Service) dns64Prefix() netip.Addr {
+	if p := s.p.DNS64Prefix; p.Is6() && !p.IsUnspecified() {
+		return p
+	}
+	return WellKnownPrefix
 }

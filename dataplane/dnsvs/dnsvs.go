@@ -52,6 +52,7 @@ type Engine struct {
 
 	mu     sync.Mutex
 	caches map[string]*Cache
+	stats  map[string]*ProfileStats // by profile name (stats.go)
 }
 
 type answerer struct{ a Answerer }
@@ -59,7 +60,7 @@ type answerer struct{ a Answerer }
 // New makes an engine that answers with nothing but its caches and pools
 // until SetAnswerer.
 func New(log *slog.Logger) *Engine {
-	return &Engine{log: log, caches: map[string]*Cache{}}
+	return &Engine{log: log, caches: map[string]*Cache{}, stats: map[string]*ProfileStats{}}
 }
 
 // SetAnswerer lets the GSLB answer the wide IPs and static zones of every
@@ -80,8 +81,16 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 	defer e.mu.Unlock()
 	out := make(map[*config.DNSProfile]*Service, len(profiles))
 	keep := map[string]*Cache{}
+	stats := map[string]*ProfileStats{}
 	for _, p := range profiles {
-		s := &Service{e: e, p: p, max: DefaultMaxConcurrent}
+		st := stats[p.Name]
+		if st == nil {
+			if st = e.stats[p.Name]; st == nil {
+				st = new(ProfileStats)
+			}
+			stats[p.Name] = st
+		}
+		s := &Service{e: e, p: p, max: DefaultMaxConcurrent, st: st}
 		if c := p.Cache; c != nil {
 			cache := keep[c.Name]
 			if cache == nil {
@@ -99,7 +108,7 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 		}
 		out[p] = s
 	}
-	e.caches = keep
+	e.caches, e.stats = keep, stats
 	return out
 }
 

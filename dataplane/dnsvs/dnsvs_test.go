@@ -2,6 +2,7 @@ package dnsvs
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,19 +160,27 @@ func TestDecideSteps(t *testing.T) {
 		q         *dns.Msg
 		step      step
 		rcode     int
+		counts    ProfileCounts // the profile's counters after it
 	}{
-		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0},
-		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0},
-		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
-		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused},
-		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError},
-		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Response = true; return q }(), stepDrop, 0},
+		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0, ProfileCounts{Queries: 1, Allow: 1}},
+		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0, ProfileCounts{Queries: 1, Drop: 1}},
+		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Reject: 1}},
+		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Hint: 1}},
+		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess, ProfileCounts{Queries: 1, NoError: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented, ProfileCounts{Queries: 1, Malformed: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError, ProfileCounts{Queries: 1, Malformed: 1}},
+		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Response = true; return q }(), stepDrop, 0, ProfileCounts{}},
 	} {
-		p := &config.DNSProfile{GTM: true, Express: true, Unhandled: tt.unhandled}
+		p := &config.DNSProfile{Name: "/Common/dnsp", GTM: true, Express: true, Unhandled: tt.unhandled}
 		s := e.Prepare([]*config.DNSProfile{p})[p]
+		if e.ProfileStats(p.Name) != s.st {
+			t.Fatal("the profile's counters are not the engine's")
+		}
+		s.st.Reset()
 		m, st := s.decide(tt.q, netip.MustParseAddr("127.23.0.5"), true)
+		if got := s.st.Counts(); got != tt.counts {
+			t.Errorf("%s, opcode %d: counts %+v, want %+v", tt.unhandled, tt.q.Opcode, got, tt.counts)
+		}
 		if st != tt.step || st == stepAnswer && m.Rcode != tt.rcode {
 			t.Errorf("%s, opcode %d: step %d %v, want %d rcode %d", tt.unhandled, tt.q.Opcode, st, m, tt.step, tt.rcode)
 		}
@@ -219,6 +228,81 @@ func TestProcessRD(t *testing.T) {
 		}
 		if !tt.gslb && m.Rcode != dns.RcodeRefused {
 			t.Errorf("process-rd no, RD: rcode %s, want REFUSED", dns.RcodeToString[m.Rcode])
+		}
+	}
+}
+
+func TestRewriteAdditional(t *testing.T) {
+	extra := []string{
+		"mx1.example.net. 60 IN A 192.0.2.1",
+		"mx2.example.net. 60 IN A 192.0.2.2",
+		"mx2.example.net. 60 IN AAAA 2001:db8::2",
+		"example.net. 60 IN TXT \"kept\"",
+	}
+	for _, tt := range []struct {
+		mode string
+		want []string // the section's rdata, in order
+	}{
+		{"v6-only", []string{"64:ff9b::c000:201", "2001:db8::2", "kept"}},
+		{"v4-only", []string{"192.0.2.1", "192.0.2.2", "kept"}},
+		{"any", []string{"192.0.2.1", "64:ff9b::c000:201", "192.0.2.2", "2001:db8::2", "kept"}},
+	} {
+		m := new(dns.Msg)
+		for _, s := range extra {
+			m.Extra = append(m.Extra, rr(t, s))
+		}
+		rewriteAdditional(tt.mode, WellKnownPrefix, m)
+		var got []string
+		for _, x := range m.Extra {
+			switch x := x.(type) {
+			case *dns.A:
+				got = append(got, x.A.String())
+			case *dns.AAAA:
+				got = append(got, x.AAAA.String())
+			case *dns.TXT:
+				got = append(got, x.Txt[0])
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%s: %v, want %v", tt.mode, got, tt.want)
+		}
+	}
+}
+
+// TestCacheStats: each step's look-up or answer kept moves the counters
+// show ltm dns cache prints.
+func TestCacheStats(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	c := newCache(&config.DNSCache{Name: "/Common/c", MsgCacheSize: 120})
+	c.now = func() time.Time { return now }
+	put := func(n string, ttl string) {
+		q := query(n, dns.TypeA, false)
+		c.Put(q, answer(q, dns.RcodeSuccess, rr(t, n+" "+ttl+" IN A 192.0.2.1")))
+	}
+	get := func(n string) { c.Get(query(n, dns.TypeA, false)) }
+	steps := []struct {
+		name string
+		do   func()
+		want CacheStats // Bytes aside
+	}{
+		{"a miss", func() { get("a.example.net.") }, CacheStats{Misses: 1, MaxBytes: 120}},
+		{"kept", func() { put("a.example.net.", "60") }, CacheStats{Misses: 1, Inserts: 1, Entries: 1, MaxBytes: 120}},
+		{"a hit", func() { get("A.example.net.") }, CacheStats{Hits: 1, Misses: 1, Inserts: 1, Entries: 1, MaxBytes: 120}},
+		{"TTL 0 is not an insert", func() { put("z.example.net.", "0") }, CacheStats{Hits: 1, Misses: 1, Inserts: 1, Entries: 1, MaxBytes: 120}},
+		{"over the size: evicted", func() { put("b.example.net.", "5"); put("c.example.net.", "5") }, CacheStats{Hits: 1, Misses: 1, Inserts: 3, Evictions: 1, Entries: 2, MaxBytes: 120}},
+		{"expired: a miss", func() { now = now.Add(5 * time.Second); get("c.example.net.") }, CacheStats{Hits: 1, Misses: 2, Inserts: 3, Evictions: 1, Expired: 1, Entries: 1, MaxBytes: 120}},
+		{"reset", func() { c.ResetStats() }, CacheStats{Entries: 1, MaxBytes: 120}},
+		{"flush", func() { c.Flush(); get("b.example.net.") }, CacheStats{Misses: 1, MaxBytes: 120}},
+	}
+	for _, st := range steps {
+		st.do()
+		got := c.Stats()
+		if (got.Bytes == 0) != (got.Entries == 0) {
+			t.Errorf("%s: %d bytes for %d entries", st.name, got.Bytes, got.Entries)
+		}
+		got.Bytes = 0
+		if got != st.want {
+			t.Errorf("%s: %+v, want %+v", st.name, got, st.want)
 		}
 	}
 }

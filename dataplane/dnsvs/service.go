@@ -24,6 +24,7 @@ type Service struct {
 	e     *Engine
 	p     *config.DNSProfile
 	cache *Cache // nil without enable-cache
+	st    *ProfileStats
 
 	inflight atomic.Int64 // queries waiting for a member
 	max      int64
@@ -47,16 +48,20 @@ func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, ste
 	if r.Response {
 		return nil, stepDrop
 	}
+	s.st.Queries.Add(1)
 	if r.Opcode != dns.OpcodeQuery {
+		s.st.Malformed.Add(1)
 		return reply(r, dns.RcodeNotImplemented), stepAnswer
 	}
 	if len(r.Question) != 1 {
+		s.st.Malformed.Add(1)
 		return reply(r, dns.RcodeFormatError), stepAnswer
 	}
 	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
 	if (s.p.GTM || s.p.Express) && !rd {
 		if a := s.e.ans.Load(); a != nil {
 			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express); handled {
+				s.st.GSLB.Add(1)
 				if !send {
 					return nil, stepDrop
 				}
@@ -66,17 +71,25 @@ func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, ste
 	}
 	if s.cache != nil && !rd {
 		if m := s.cache.Get(r); m != nil {
+			s.st.CacheHits.Add(1)
 			return m, stepAnswer
 		}
 	}
 	switch s.p.Unhandled {
 	case "drop":
+		s.st.Drop.Add(1)
 		return nil, stepDrop
-	case "reject", "hint": // hint: root hints are not served [M]
+	case "reject":
+		s.st.Reject.Add(1)
+		return reply(r, dns.RcodeRefused), stepAnswer
+	case "hint": // root hints are not served [M]
+		s.st.Hint.Add(1)
 		return reply(r, dns.RcodeRefused), stepAnswer
 	case "noerror":
+		s.st.NoError.Add(1)
 		return reply(r, dns.RcodeSuccess), stepAnswer
 	}
+	s.st.Allow.Add(1)
 	return nil, stepForward
 }
 
@@ -289,10 +302,15 @@ func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg
 		m = s.ask(vs, snap, r, wire, client, local, udp)
 	}
 	if m == nil {
+		s.st.NoAnswer.Add(1)
 		return nil
 	}
+	s.st.PoolAnswers.Add(1)
 	if s.p.ClientSubnet {
 		m = echoOPT(orig, m)
+	}
+	if s.p.DNS64Additional != "" && s.p.DNS64 != "" {
+		rewriteAdditional(s.p.DNS64Additional, s.dns64Prefix(), m) // dns64.go
 	}
 	if s.cache != nil {
 		s.cache.Put(orig, m)

@@ -884,6 +884,11 @@ type DNSProfile struct {
 	// DNS64Prefix its /96 prefix.
 	DNS64       string
 	DNS64Prefix netip.Addr
+	// DNS64Additional is dns64-additional-section-rewrite with dns64
+	// on: "" (disabled), v6-only, v4-only or any — what becomes of the
+	// A and AAAA records of the additional section of an answer the
+	// pool gives, so that a v6-only client gets glue it can reach.
+	DNS64Additional string
 	// NoProcessRD is process-rd no: a query with Recursion Desired set
 	// skips the wide IPs, zones and cache and goes to Unhandled.
 	NoProcessRD bool

@@ -1,0 +1,95 @@
+package render
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/openltm/openltm/dataplane/dnsvs"
+)
+
+// DNSCache prints one `Ltm::DNS Cache` block of show ltm dns cache: the
+// look-ups the cache answered (hits) and passed to the pool (misses),
+// and its message cache's fill and churn [M: BIG-IP's block also counts
+// resolution and rrset/nameserver caches, which openltm does not keep;
+// those groups are left out rather than shown as zero]. kind is
+// transparent or resolver.
+func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) error {
+	title := "Ltm::DNS Cache Transparent: "
+	if kind == "resolver" {
+		title = "Ltm::DNS Cache Resolver: "
+	}
+	return statBlock(w, title+o.rel(name), [][2]string{
+		{"Queries", ""},
+		{"Total", o.num(st.Hits + st.Misses)},
+		{"Cache Hits", o.num(st.Hits)},
+		{"Cache Misses", o.num(st.Misses)},
+		{"Message Cache", ""},
+		{"Count", o.num(st.Entries)},
+		{"Size (bytes)", o.num(st.Bytes)},
+		{"Maximum Size (bytes)", o.num(st.MaxBytes)},
+		{"Inserts", o.num(st.Inserts)},
+		{"Evictions", o.num(st.Evictions)},
+		{"Expired", o.num(st.Expired)},
+	})
+}
+
+// DNSCacheRecords prints the answers a cache keeps, one line each
+// (show ltm dns cache records msg) [M: BIG-IP's columns].
+func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) error {
+	rows := [][]string{{"Name", "Type", "Class", "DO", "Rcode", "TTL", "Bytes"}}
+	for _, r := range recs {
+		do := "no"
+		if r.DO {
+			do = "yes"
+		}
+		rows = append(rows, []string{r.Name, r.Type, r.Class, do, r.Rcode, strconv.FormatUint(uint64(r.TTL), 10), strconv.Itoa(r.Bytes)})
+	}
+	p := &printer{w: w}
+	p.f("DNS Cache: %s\n", o.rel(name))
+	if len(recs) == 0 {
+		p.f("  (no records)\n\n")
+		return p.err
+	}
+	if p.err != nil {
+		return p.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		if _, err := io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n"); err != nil {
+			return err
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// DNSProfile prints one `Ltm::DNS Profile` block: which step answered
+// the queries of the virtuals using the profile [M: group and field
+// names; BIG-IP's DNSSEC, rapid-response and logging counters are left
+// out, openltm acting on none of them].
+func DNSProfile(w io.Writer, name string, c dnsvs.ProfileCounts, o Options) error {
+	return statBlock(w, "Ltm::DNS Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Queries", ""},
+		{"Total", o.num(c.Queries)},
+		{"Malformed", o.num(c.Malformed)},
+		{"Answered", ""},
+		{"GSLB and DNS Express", o.num(c.GSLB)},
+		{"Cache", o.num(c.CacheHits)},
+		{"Pool Members", o.num(c.PoolAnswers)},
+		{"Unanswered by Pool", o.num(c.NoAnswer)},
+		{"Unhandled Query Actions", ""},
+		{"Allow", o.num(c.Allow)},
+		{"Drop", o.num(c.Drop)},
+		{"Reject", o.num(c.Reject)},
+		{"Hint", o.num(c.Hint)},
+		{"No Error", o.num(c.NoError)},
+		{"DNS64", ""},
+		{"Synthesized AAAA", o.num(c.DNS64)},
+	})
+}
