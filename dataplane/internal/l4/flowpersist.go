@@ -138,11 +138,7 @@ func (fl *flow) lookupKey(k persist.Key, prof *config.Persistence, pool *state.P
 		return nil, nil
 	}
 	s := state.PersistScope(fl.snap.Cfg, pool.Name, prof)
-	rec, ok := fl.e.env.Persist.Lookup(k, s)
-	if !ok {
-		return nil, nil
-	}
-	return fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+	return fl.e.env.Pools().PersistFind(fl.e.env.Persist, k, s, pool)
 }
 
 // persistSave makes or refreshes the flow's record (and the fallback's)
