@@ -9,8 +9,9 @@ import (
 
 // TestSSLPersistenceTranslated: ssl persistence runs as the default
 // persistence of a standard TCP virtual server, with its profile's
-// timeout, with iRules too; where openltm cannot read the hellos yet
-// (http, fallback) the virtual server is kept, saying why.
+// timeout, with iRules too, and on a standard virtual ending TLS (the
+// client-ssl session's name is the key); where openltm cannot read the
+// hellos yet (http, fallback) the virtual server is kept, saying why.
 func TestSSLPersistenceTranslated(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
@@ -26,6 +27,8 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 		"create ltm persistence msrdp rdp_dir defaults-from msrdp has-session-dir yes",
 		"create ltm virtual v_rdp_dir destination 127.47.2.7:3389 pool p persist replace-all-with { rdp_dir { default yes } }",
 		"create ltm virtual v_rdp_rule destination 127.47.2.6:3389 pool p rules { r } persist replace-all-with { msrdp { default yes } }",
+		"create ltm virtual v_cssl destination 127.28.2.1:443 pool p profiles replace-all-with { tcp clientssl } persist replace-all-with { ssl { default yes } }",
+		"create ltm virtual v_cssl_http destination 127.28.2.2:443 pool p profiles replace-all-with { tcp http clientssl } persist replace-all-with { ssl { default yes } }",
 		"create ltm virtual v_fb destination 127.47.2.4:443 pool p persist replace-all-with { source_addr { default yes } } fallback-persistence ssl",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -36,6 +39,12 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 	v := dc.Virtuals["/Common/v_ok"]
 	if v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistSSL || v.Persist.Timeout.Seconds() != 900 {
 		t.Fatalf("v_ok: %+v", v)
+	}
+	// A standard virtual ending TLS keys on the client-ssl session (the
+	// engine's translation has its default certificate).
+	tr := e.translate(e.Config())
+	if v := tr.dc.Virtuals["/Common/v_cssl"]; v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistSSL || v.TLS == nil {
+		t.Fatalf("v_cssl: %+v\n%q", v, tr.kept)
 	}
 	if v := dc.Virtuals["/Common/v_rdp"]; v == nil || v.Persist == nil || v.Persist.Method != dataplane.PersistMSRDP || v.Persist.SessionDir {
 		t.Fatalf("v_rdp: %+v", v)
@@ -53,6 +62,7 @@ func TestSSLPersistenceTranslated(t *testing.T) {
 	}
 	for _, want := range []string{
 		"ltm virtual /Common/v_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",
+		"ltm virtual /Common/v_cssl_http: persistence profile /Common/ssl: openltm runs ssl persistence only on a standard TCP virtual server",
 		"ltm virtual /Common/v_fb: persistence profile /Common/ssl: ssl persistence runs as a virtual server's default persistence only",
 	} {
 		if !strings.Contains(strings.Join(skipped, "\n"), want) {

@@ -89,11 +89,7 @@ func (p *Plane) persistFind(k PersistKey) (*state.Pool, *state.Member) {
 		}
 		return nil, nil
 	}
-	rec, found := p.persist.Lookup(key, s)
-	if !found {
-		return nil, nil
-	}
-	return p.rulePools().PersistTarget(&rec, prt, s.AcrossPools)
+	return p.rulePools().PersistFind(&p.persist, key, s, prt)
 }
 
 // PersistSave makes or refreshes the record for k pointing at member of

@@ -46,7 +46,8 @@ type persistDecision struct {
 // profileKey is the key profile prof gives the flow on its own: the
 // client's address (source-addr) or the address it connected to
 // (dest-addr), under the profile's mask, the session ID the client's
-// TLS hello asks to resume (ssl), its RDP cookie (msrdp), or the key a
+// TLS hello asks to resume (ssl; on a virtual ending TLS, the client-ssl
+// session's name, tls.go), its RDP cookie (msrdp), or the key a
 // hash profile finds in its first bytes. Universal and other hash profiles need
 // a rule's key, cookie persistence needs HTTP: none.
 func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
@@ -56,7 +57,7 @@ func (fl *flow) profileKey(prof *config.Persistence) (persist.Key, bool) {
 	case config.PersistDestAddr:
 		return persist.AddrKey(persist.DestAddress, fl.Local.Addr(), prof.Mask), true
 	case config.PersistSSL:
-		if len(fl.firstKey) > 0 { // the client asks to resume a session (sslpersist.go)
+		if len(fl.firstKey) > 0 { // the session the client resumes (sslpersist.go, tls.go)
 			return sslKey(fl.firstKey), true
 		}
 	case config.PersistMSRDP:
@@ -138,11 +139,7 @@ func (fl *flow) lookupKey(k persist.Key, prof *config.Persistence, pool *state.P
 		return nil, nil
 	}
 	s := state.PersistScope(fl.snap.Cfg, pool.Name, prof)
-	rec, ok := fl.e.env.Persist.Lookup(k, s)
-	if !ok {
-		return nil, nil
-	}
-	return fl.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+	return fl.e.env.Pools().PersistFind(fl.e.env.Persist, k, s, pool)
 }
 
 // persistSave makes or refreshes the flow's record (and the fallback's)

@@ -172,7 +172,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	}
 	head = pr.head // the bytes handed over, unless terminate took them (handoff.go)
 	pr.head = nil
-	if cfg.Persist.Peeks() { // sslpersist.go
+	if cfg.Persist.Peeks() && !terminatesTLS(cfg) { // sslpersist.go
 		var err error
 		if head, pr.firstKey, err = firstKey(cfg, pr.client, head); err != nil {
 			pr.finish(false)
@@ -195,7 +195,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 		pr.finish(true)
 		return
 	}
-	sc.helloBack = sslPersists(cfg)
+	sc.helloBack = sslPersists(cfg) && !terminatesTLS(cfg)
 	if cfg.FTP != nil {
 		pr.serveFTP(sc) // ftp.go
 		return

@@ -44,6 +44,11 @@ func sslPersists(cfg *config.Virtual) bool {
 	return cfg.Persist != nil && cfg.Persist.Method == config.PersistSSL
 }
 
+// terminatesTLS reports whether the virtual ends the client's TLS (a
+// client-ssl profile): ssl persistence then keys on the session's name
+// (tlsprof.SessionTag, tls.go), not on hellos read in passing.
+func terminatesTLS(cfg *config.Virtual) bool { return cfg.TLS != nil && cfg.TLS.Client != nil }
+
 // firstKey reads the persistence key of the method the virtual's default
 // profile uses from c's first bytes (an SSL hello's session ID, an RDP
 // client's routing cookie, a hash profile's payload key), and returns what it read, to be passed on;
@@ -315,7 +320,7 @@ func (pr *proxied) passFirst(sc *serverConn) bool {
 	}
 	rs := pr.rs
 	rs.mu.Lock()
-	sc.helloBack = sslPersists(cfg) && !rs.side[rules.ServerSide].collecting
+	sc.helloBack = sslPersists(cfg) && !terminatesTLS(cfg) && !rs.side[rules.ServerSide].collecting
 	rs.mu.Unlock()
 	head := pr.head
 	pr.head = nil

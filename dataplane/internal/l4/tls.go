@@ -93,6 +93,11 @@ func (pr *proxied) terminate() bool {
 		})
 	}
 	raw, cfg = tc.WatchClient(raw, cfg)
+	var tag *tlsprof.SessionTag
+	if sslPersists(pr.snap.Cfg) { // the session's name is the persistence key
+		tag = new(tlsprof.SessionTag)
+		cfg = tlsprof.TagSessions(cfg, tag)
+	}
 	conn := tls.Server(raw, cfg)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.snap.NoteClientTLS(conn, tc.ClientHandshake(conn.Handshake), &pr.cssl); err != nil {
@@ -100,6 +105,9 @@ func (pr *proxied) terminate() bool {
 	}
 	pr.client.SetDeadline(time.Time{})
 	pr.ctls = conn
+	if tag != nil {
+		pr.firstKey = tag.ID()
+	}
 	if pr.rs != nil {
 		if len(conn.ConnectionState().PeerCertificates) > 0 && !pr.runSSLEvent(rules.ClientSSLClientCert) {
 			return false

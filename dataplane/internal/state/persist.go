@@ -55,6 +55,31 @@ func (ps Pools) PersistTarget(rec *persist.Record, pool *Pool, acrossPools bool)
 	return pool, node
 }
 
+// PersistFind is the member a lookup of k in scope s persists to in
+// pool (see PersistTarget). The most recently used matching record
+// decides; when it is another virtual's or pool's (a match-across
+// setting) and names no member this one may use, the virtual's own record
+// in pool decides instead, so that a client is not balanced again (and
+// moved) because a record elsewhere, used later, names a node this pool
+// lacks. The second lookup runs only then.
+func (ps Pools) PersistFind(t *persist.Table, k persist.Key, s persist.Scope, pool *Pool) (*Pool, *Member) {
+	rec, ok := t.Lookup(k, s)
+	if !ok {
+		return nil, nil
+	}
+	if q, m := ps.PersistTarget(&rec, pool, s.AcrossPools); m != nil {
+		return q, m
+	}
+	if rec.Virtual == s.Virtual && rec.Pool == pool.Name {
+		return nil, nil
+	}
+	own := persist.Scope{Virtual: s.Virtual, VirtualAddr: s.VirtualAddr, Pool: pool.Name}
+	if rec, ok = t.Lookup(k, own); !ok {
+		return nil, nil
+	}
+	return ps.PersistTarget(&rec, pool, false)
+}
+
 // PersistDown reports whether a record names a member (in the pool
 // PersistTarget would look in) that exists and may not take persisted
 // clients because it is down or forced offline: iRules' PERSIST_DOWN.

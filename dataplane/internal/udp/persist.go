@@ -75,11 +75,7 @@ func (f *flow) persistLookup() (*state.Pool, *state.Member) {
 		return nil, nil
 	}
 	s := state.PersistScope(f.snap.Cfg, pool.Name, f.pers.prof)
-	rec, ok := f.l.e.env.Persist.Lookup(f.pers.key, s)
-	if !ok {
-		return nil, nil
-	}
-	return f.l.e.env.Pools().PersistTarget(&rec, pool, s.AcrossPools)
+	return f.l.e.env.Pools().PersistFind(f.l.e.env.Persist, f.pers.key, s, pool)
 }
 
 // RuleKey (irules.PersistFlow) turns a persist command's mode and key into the table's key.
