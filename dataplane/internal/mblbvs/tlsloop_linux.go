@@ -62,6 +62,9 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	if !vs.Admit(snap, client, local) {
+		if mv.env.Rst.On() {
+			mv.env.Rst.Reset("mblb", local, client, snap.RefusedCause(client))
+		}
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		ended()
 		return
