@@ -155,6 +155,26 @@ func TestResetCauseLog(t *testing.T) {
 				return netip.MustParseAddrPort(c.c.LocalAddr().String())
 			},
 			want: "[l4:ssl] SSL handshake failed"},
+		{name: "http client-ssl handshake", vs: "127.27.0.23:443",
+			cfg: func(vs string) *Config {
+				cfg := l7Config(t, vs, false, mblb.HTTPOptions{}, "", "127.27.0.51:80")
+				cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+				return cfg
+			},
+			run: func(t *testing.T, vs string) netip.AddrPort {
+				return httpAndWait(t, vs, httpReq("a.example", "/"))
+			},
+			want: "[mblb:ssl] SSL handshake failed"},
+		{name: "http client-ssl handshake, rules", vs: "127.27.0.24:443",
+			cfg: func(vs string) *Config {
+				cfg := l7Config(t, vs, false, mblb.HTTPOptions{}, `when HTTP_REQUEST { set x 1 }`, "127.27.0.51:80")
+				cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+				return cfg
+			},
+			run: func(t *testing.T, vs string) netip.AddrPort {
+				return httpAndWait(t, vs, httpReq("a.example", "/"))
+			},
+			want: "[mblb:ssl] SSL handshake failed"},
 		{name: "http header too large", vs: "127.27.0.17:80",
 			cfg: func(vs string) *Config {
 				return l7Config(t, vs, false, mblb.HTTPOptions{MaxHeaderSize: 512}, "", "127.27.0.51:80")

@@ -43,7 +43,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client, local) {
 		if mv.env.Rst.On() {
-			mv.env.Rst.Reset("mblb", local, client, snap.RefusedCause(client))
+			mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
 		}
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return false

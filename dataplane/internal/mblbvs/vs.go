@@ -58,6 +58,10 @@ type Env struct {
 	Rst *rstcause.Log
 }
 
+// rstArea is the code location the message-based virtuals print in their
+// reset lines, as dataplane/mblb's sessions do.
+const rstArea = "mblb"
+
 // Set is the plane's message balancing engines, one per virtual with an
 // mblb profile, rebuilt only when the virtual's MBLB settings change.
 type Set struct {
