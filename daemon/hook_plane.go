@@ -39,7 +39,8 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	}
 	registerPlaneRuntime(e, h)
 	e.watchMinUp(p) // minup.go
-	return nil
+	// sys db tm.rstcause.log (rstcause.go)
+	return e.AddHook(&rstCauseHook{e: e, p: p})
 }
 
 // running is what the plane runs now.

@@ -27,6 +27,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/l4"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
 
@@ -71,6 +72,9 @@ type Plane struct {
 	// rates holds the rate-limit budgets that virtuals in modes source,
 	// destination and source-destination share (state/ratelimit.go).
 	rates state.RateTable
+	// rst reports the resets the flows send, while tm.rstcause.log is
+	// on (SetResetCauseLog).
+	rst rstcause.Log
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -136,6 +140,7 @@ func New(opts Options) *Plane {
 		PersistSave:   p.PersistSave,
 		PersistDelete: p.PersistDelete,
 		PersistDown:   p.persistDown,
+		Rst:           &p.rst,
 	})
 	p.l4 = l4.New(l4.Env{
 		Table:          p.table,
@@ -147,6 +152,7 @@ func New(opts Options) *Plane {
 		Persist:        &p.persist,
 		MBLB:           p.mblbs,
 		Virtual:        p.virtualNamed,
+		Rst:            &p.rst,
 	})
 	return p
 }
@@ -665,3 +671,9 @@ func (p *Plane) ResumeMember(pool, member string) bool {
 
 // rulePools is the running commit's pool index (state.Pools), read per flow.
 func (p *Plane) rulePools() state.Pools { return *p.poolIndex.Load() }
+
+// SetResetCauseLog turns the reset-cause log (sys db tm.rstcause.log) on,
+// with sink taking each reset's line as BIG-IP's ltm log words it
+// ("01230140:6: RST sent from ..."), or off with nil. While it is off a
+// reset costs one atomic load more.
+func (p *Plane) SetResetCauseLog(sink func(line string)) { p.rst.Set(sink) }

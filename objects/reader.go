@@ -160,7 +160,7 @@ func (r *Reader) ReadObject(st *grammar.Statement) (*Object, error) {
 			return nil, &positioned{pos: st.Items[used].Position(), err: err}
 		}
 	}
-	if k.Passive && (block != nil && len(block.Items) > 0 || !k.Singleton) {
+	if !k.ActsOnObject(o.Name) && (block != nil && len(block.Items) > 0 || !k.Singleton) {
 		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(k.Key()+" "+o.Name))
 	}
 	if block == nil && len(trailing) == 0 {
@@ -240,7 +240,7 @@ func (r *Reader) ReadProps(st *grammar.Statement, o *Object, items []grammar.Nod
 			return err
 		}
 	}
-	if o.Kind.Passive {
+	if !o.Kind.ActsOnObject(o.Name) {
 		r.warn(st, "%s is kept and saved back; openltm does not act on it", strings.TrimSpace(o.Kind.Key()+" "+o.Name))
 	}
 	// A pasted bigip.conf body: create ltm pool p { members { ... } }.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 )
 
 // MemberID identifies a pool member (or node) to the engine. The proxy
@@ -177,6 +178,9 @@ type OneConnect struct {
 
 // Config is one virtual server's message balancing.
 type Config struct {
+	// Rst reports the resets sent to clients with their cause
+	// (tm.rstcause.log); nil reports none.
+	Rst *rstcause.Log
 	// Pick chooses the member for one message. It owns load balancing,
 	// member states and persistence: disabled and down members must not be
 	// returned, nor any member in Choice.Exclude.

@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpcache"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
@@ -226,6 +227,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			}
 			switch {
 			case x.reject:
+				s.rst(rstcause.RuleReject)
 				s.Close(true)
 				return errClosed
 			case x.drop:
@@ -685,6 +687,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		}
 		switch {
 		case err != nil || x.reject:
+			if err == nil {
+				req.sess.rst(rstcause.RuleReject)
+			}
 			req.sess.Close(true)
 			return nil, nil
 		case x.drop:

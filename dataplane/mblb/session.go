@@ -12,6 +12,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 )
 
 // ClientOptions describe one client connection to the engine.
@@ -456,6 +457,7 @@ func (s *ClientConn) take(st *stream, k int) error {
 		rejected, ferr = ruleStep(&s.data, st, &s.rel, &s.collect, s.runClient, s.emitFn)
 		if ferr == nil && rejected {
 			s.flushDirty()
+			s.rst(rstcause.RuleReject)
 			s.Close(true)
 			return errors.New("mblb: rejected by rule")
 		}
@@ -468,12 +470,22 @@ func (s *ClientConn) take(st *stream, k int) error {
 		}
 		if !errors.Is(ferr, errClosed) {
 			s.e.logf("mblb: client %s: %v, reset", s.client, ferr)
+			if errors.Is(ferr, httpx.ErrHeaderTooLarge) || errors.Is(ferr, httpx.ErrTooManyHeaders) {
+				s.rst(rstcause.HeaderTooLarge)
+			}
 		}
 		s.Close(true)
 		return ferr
 	}
 	return nil
 }
+
+// rst reports the reset of the client about to be sent, with its cause
+// (one atomic load while tm.rstcause.log is off).
+func (s *ClientConn) rst(c rstcause.Cause) { s.e.cfg.Rst.Reset(rstArea, s.local, s.client, c) }
+
+// rstArea is the code location the engine prints in its reset lines.
+const rstArea = "mblb"
 
 // tooLarge resets a client that sent a message over MaxMessageSize.
 func (s *ClientConn) tooLarge() {
@@ -667,6 +679,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			}
 			e.logf("mblb: client %s: %v, reset", s.client, err)
 			m.unref()
+			s.rst(rstcause.NoServer)
 			s.Close(true)
 			return false
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
 )
@@ -44,6 +45,9 @@ type Env struct {
 	// handing its connection to another (`virtual NAME`); nil or a nil
 	// answer: no such virtual server.
 	Virtual func(name string) *state.Virtual
+	// Rst reports the resets the flows send (tm.rstcause.log); nil
+	// reports none.
+	Rst *rstcause.Log
 }
 
 // Engine runs the L4 flows of one plane.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 
 	"golang.org/x/sys/unix"
@@ -452,7 +453,8 @@ func (lr *loopRT) startClient(vs *state.Virtual, mv *mblbvs.VS, fd int, client, 
 func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client, local) {
-		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		lr.e.refused(snap, client, local) // rstcause.go
+		rawsock.Reset(fd)                 // disabled virtual, foreign source or the limit: reset
 		lr.load.Add(-1)
 		return
 	}
@@ -500,6 +502,7 @@ func (lf *loopFlow) connectNext() {
 		if lf.queueTurn(lf.cpool, true) == queueWait {
 			return
 		}
+		lf.flow.because(rstcause.QueueFull)
 		lf.fail() // beyond the queue's depth limit
 		return
 	}
@@ -521,6 +524,7 @@ func (lf *loopFlow) connectNext() {
 		src := pr.source(dst, pool)
 		fd, done, local, errno := rawsock.DialSide(src, dst, pr.snap.Cfg.ServerTCP) // tcpopts.go
 		if errno != 0 {
+			lf.flow.because(errnoCause(errno))
 			m.ConnectFailed()
 			m.Release()
 			lf.failed = append(lf.failed, m)
@@ -565,6 +569,7 @@ func (lf *loopFlow) connectFailed() {
 // established starts copying once the server side is connected.
 func (lf *loopFlow) established() {
 	pr := &lf.flow
+	pr.clearCause() // rstcause.go
 	lf.connecting = false
 	local := lf.local
 	if !local.IsValid() {
@@ -603,6 +608,7 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 			return
 		}
 		if ev&(evloop.Err|evloop.Hup) != 0 {
+			lf.flow.because(rstcause.ConnectRefused)
 			lf.connectFailed()
 			return
 		}
@@ -979,6 +985,7 @@ func (lf *loopFlow) abort(reset bool) {
 		rawsock.Reset(lf.sfd)
 	}
 	if reset {
+		lf.flow.rst()
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)
@@ -997,6 +1004,8 @@ func (lf *loopFlow) closeBoth() {
 // fail ends a flow that got no server side: the client is reset.
 func (lf *loopFlow) fail() {
 	lf.forget()
+	lf.flow.orBecause(rstcause.NoServer)
+	lf.flow.rst()
 	rawsock.Reset(lf.cfd)
 	lf.finish()
 }
@@ -1063,6 +1072,7 @@ func (lr *loopRT) tick(now int64) {
 		switch {
 		case lf.connecting:
 			if connectExpired(lf.flow.snap.Cfg.ServerTCP.Timeout(connectTimeout), lf.connStart, now) { // tcpopts.go
+				lf.flow.because(rstcause.ConnectTimeout)
 				lf.connectFailed()
 			}
 		case idleExpired(lf.IdleTimeout(), lf.LastActive(), now):

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -58,6 +59,7 @@ type flow struct {
 	snap  *state.VirtualSnap
 	srv   atomic.Pointer[serverConn]
 	first serverConn                  // the first server connection, kept inline
+	why   atomic.Uint32               // the reset's rstcause.Cause, once known (rstcause.go)
 	pool  *state.Pool                 // the virtual's default pool
 	rs    *ruleState                  // nil for flows without rules
 	pers  atomic.Pointer[flowPersist] // nil until the flow persists (flowpersist.go)
@@ -130,7 +132,8 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
 	if !vs.Admit(snap, client, local) {
-		reset(c) // disabled virtual, foreign source or a limit: reset
+		e.refused(snap, client, local) // rstcause.go
+		reset(c)                       // disabled virtual, foreign source or a limit: reset
 		return
 	}
 	if s := cfg.ClientTCP; s != nil {
@@ -264,6 +267,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 			if err == nil {
 				err = errNoMember
 			}
+			pr.because(rstcause.QueueFull)
 			return nil, err
 		}
 	}
@@ -277,6 +281,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 			} else if err != nil {
 				return nil, err
 			}
+			pr.orBecause(rstcause.NoServer)
 			return nil, errNoMember
 		}
 		queueServed(&queued)
@@ -306,6 +311,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		if err == nil {
 			serverConnOpts(ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
+			pr.clearCause() // rstcause.go
 			s := pr.newServerConn()
 			s.conn = sc
 			pr.opened(s, m, pool, ps, rawsock.AddrPortOf(sc.LocalAddr()), dst, &pd, persists)
@@ -314,6 +320,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 		m.ConnectFailed()
 		m.Release()
 		failed = append(failed, m)
+		pr.because(dialCause(err))
 	}
 	return nil, errConnect
 }
@@ -770,6 +777,7 @@ func (pr *proxied) stillActive(src *net.TCPConn) bool {
 		return true
 	}
 	if idleExpired(idle, last, time.Now().UnixNano()) {
+		pr.because(rstcause.IdleTimeout)
 		pr.idleEnd() // tcpopts.go
 		return false
 	}
@@ -877,6 +885,7 @@ func (pr *proxied) end(resetBoth bool) {
 		reset(sc.conn)
 	}
 	if resetBoth {
+		pr.rst()
 		reset(pr.client)
 	} else {
 		pr.client.Close()
@@ -920,6 +929,7 @@ func (pr *proxied) finishLeg() {
 func (pr *proxied) finish(resetClient bool) {
 	if pr.ended.CompareAndSwap(false, true) {
 		if resetClient {
+			pr.rst()
 			reset(pr.client)
 		} else {
 			pr.client.Close()

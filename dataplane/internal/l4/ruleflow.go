@@ -9,6 +9,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
@@ -88,6 +89,7 @@ func (pr *proxied) applyRule(ev config.Event, err error, v irules.Verdict, detac
 	}
 	switch v {
 	case irules.Reject:
+		pr.because(rstcause.RuleReject)
 		pr.end(true)
 		return false
 	case irules.Drop:

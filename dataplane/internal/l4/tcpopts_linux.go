@@ -2,13 +2,17 @@
 
 package l4
 
-import "github.com/openltm/openltm/dataplane/internal/sockopt"
+import (
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
+)
 
 // idleEnd ends a loop flow whose idle timeout fired: both sides reset
 // (reset-on-timeout enabled, BIG-IP's default), or both closed with a
 // FIN (disabled).
 func (lf *loopFlow) idleEnd() {
 	if lf.snap == nil || !lf.snap.Cfg.IdleFIN || lf.sfd < 0 {
+		lf.flow.because(rstcause.IdleTimeout)
 		lf.abort(true)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -101,6 +102,7 @@ func (pr *proxied) terminate() bool {
 	conn := tls.Server(raw, cfg)
 	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.snap.NoteClientTLS(conn, tc.ClientHandshake(conn.Handshake), &pr.cssl); err != nil {
+		pr.because(rstcause.TLSHandshake)
 		return false
 	}
 	pr.client.SetDeadline(time.Time{})

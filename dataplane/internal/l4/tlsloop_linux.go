@@ -11,6 +11,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 	"github.com/openltm/openltm/rules"
@@ -88,6 +89,9 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lc := tlsloop.Server(tc.WatchClient(c, tc.Client))
 	err = snap.NoteClientTLS(lc.TLS(), tc.ClientHandshake(lc.TLS().Handshake), &lf.cssl)
 	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
+		if err != nil {
+			pr.because(rstcause.TLSHandshake)
+		}
 		lf.handshakeFailed(err != nil || lf.killReset.Load())
 		return
 	}
@@ -146,6 +150,7 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 func (lf *loopFlow) handshakeFailed(reset bool) {
 	lf.hsConn.Close()
 	if reset {
+		lf.flow.rst()
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)

@@ -42,6 +42,9 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	vs := mv.vs
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client, local) {
+		if mv.env.Rst.On() {
+			mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
+		}
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -161,6 +162,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 		}
 	}
 	if err := f.vs.Snap.Load().NoteClientTLS(fc.tls, t.ClientHandshake(fc.tls.Handshake), &f.cssl); err != nil {
+		f.mv.env.Rst.Reset(rstArea, f.Local, f.Client, rstcause.TLSHandshake)
 		fc.raw.SetLinger(0)
 		fc.raw.Close()
 		return false

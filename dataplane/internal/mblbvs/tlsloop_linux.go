@@ -11,6 +11,7 @@ import (
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 	"github.com/openltm/openltm/dataplane/tlsprof"
@@ -62,6 +63,9 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	if !vs.Admit(snap, client, local) {
+		if mv.env.Rst.On() {
+			mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
+		}
 		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		ended()
 		return
@@ -120,6 +124,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 	err = snap.NoteClientTLS(lc.TLS(), t.ClientHandshake(lc.TLS().Handshake), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {
+		mv.env.Rst.Reset(rstArea, local, client, rstcause.TLSHandshake)
 		s.Close(true)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -52,7 +53,14 @@ type Env struct {
 	// PersistDown reports whether k's record names a member that is down
 	// or forced offline (PERSIST_DOWN).
 	PersistDown func(k config.PersistKey) bool
+	// Rst reports the resets sent to clients (tm.rstcause.log); nil
+	// reports none.
+	Rst *rstcause.Log
 }
+
+// rstArea is the code location the message-based virtuals print in their
+// reset lines, as dataplane/mblb's sessions do.
+const rstArea = "mblb"
 
 // Set is the plane's message balancing engines, one per virtual with an
 // mblb profile, rebuilt only when the virtual's MBLB settings change.
@@ -219,6 +227,7 @@ func (mv *VS) retire() {
 func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct mblb.CloseTimers, ruled, waits bool) (*VS, error) {
 	mv := &VS{env: &s.env, vs: vs, cfg: *cfg, idle: idle, close: ct, ruled: ruled, waits: waits}
 	ec := mblb.Config{
+		Rst:             s.env.Rst,
 		Pick:            mv.pickTLS, // tls.go
 		Dial:            mv.dial,
 		Request:         cfg.Request,

@@ -1,0 +1,146 @@
+// Package rstcause reports the resets the dataplane sends with their
+// cause, as BIG-IP's `sys db tm.rstcause.log` does: one line per reset in
+// the ltm log (01230140). Every reset site of the data paths calls
+// Log.Reset with a Cause; while the key is disabled that is one atomic
+// load and nothing else, so the sites need no check of their own.
+package rstcause
+
+import (
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+)
+
+// Cause is why a reset was sent; its words and tag are in causes.
+type Cause uint8
+
+// The causes the data paths report. The words are BIG-IP's where the
+// cause has a BIG-IP counterpart; the tag stands where BIG-IP prints the
+// code location of the reset ([0x2a7c4e0:2511]), stable across builds.
+const (
+	None Cause = iota
+	NoServer
+	ConnectRefused
+	ConnectTimeout
+	IdleTimeout
+	RuleReject
+	ConnLimit
+	NoListener
+	VirtualDisabled
+	RejectVirtual
+	ServiceDown
+	RateLimit
+	TLSHandshake
+	HeaderTooLarge
+	QueueFull
+	numCauses
+)
+
+// causes are each cause's tag and words.
+var causes = [numCauses]struct{ tag, text string }{
+	None:            {"none", "Unknown reason"},
+	NoServer:        {"lb", "No server selected"},
+	ConnectRefused:  {"connect", "TCP 3WHS rejected"},
+	ConnectTimeout:  {"connect-timeout", "Handshake timeout"},
+	IdleTimeout:     {"idle", "Idle timeout (clientside)"},
+	RuleReject:      {"rule", "iRule execution (reject)"},
+	ConnLimit:       {"limit", "Connection limit reached"},
+	NoListener:      {"listener", "No local listener"},
+	VirtualDisabled: {"disabled", "Virtual server disabled"},
+	RejectVirtual:   {"reject", "Reject virtual"},
+	ServiceDown:     {"service-down", "Service down (immediate action)"},
+	RateLimit:       {"rate", "Rate limit reached"},
+	TLSHandshake:    {"ssl", "SSL handshake failed"},
+	HeaderTooLarge:  {"http", "HTTP header exceeded maximum allowed size"},
+	QueueFull:       {"queue", "Connection queue full"},
+}
+
+// String is the cause's words, as the log line ends.
+func (c Cause) String() string {
+	if c >= numCauses {
+		c = None
+	}
+	return causes[c].text
+}
+
+// Tag is the cause's short code location.
+func (c Cause) Tag() string {
+	if c >= numCauses {
+		c = None
+	}
+	return causes[c].tag
+}
+
+// Sink takes one finished line (without the syslog header).
+type Sink func(line string)
+
+// Log is the plane's reset-cause reporter; its zero value reports
+// nothing. A nil *Log reports nothing either, so engines built without
+// one need no check.
+type Log struct {
+	on   atomic.Bool
+	sink atomic.Pointer[Sink]
+}
+
+// Set turns reporting on with s taking the lines, or off with nil.
+func (l *Log) Set(s Sink) {
+	if s == nil {
+		l.on.Store(false)
+		l.sink.Store(nil)
+		return
+	}
+	l.sink.Store(&s)
+	l.on.Store(true)
+}
+
+// On reports whether resets are logged, for a site whose cause costs
+// something to work out.
+func (l *Log) On() bool { return l != nil && l.on.Load() }
+
+// Reset reports a reset sent from one address to another (the virtual
+// server's to the client's, or the self or SNAT address's to the
+// member's) with its cause; area names the data path (l4, http, ...).
+func (l *Log) Reset(area string, from, to netip.AddrPort, c Cause) {
+	if l == nil || !l.on.Load() {
+		return
+	}
+	s := l.sink.Load()
+	if s == nil {
+		return
+	}
+	(*s)(Line(area, from, to, c))
+}
+
+// Line is the log line of one reset, as BIG-IP writes it after the
+// syslog header: `01230140:6: RST sent from 10.1.1.10:80 to
+// 10.2.2.2:51234, [l4:lb] No server selected`.
+func Line(area string, from, to netip.AddrPort, c Cause) string {
+	b := make([]byte, 0, 128)
+	b = append(b, "01230140:6: RST sent from "...)
+	b = appendAddr(b, from)
+	b = append(b, " to "...)
+	b = appendAddr(b, to)
+	b = append(b, ", ["...)
+	b = append(b, area...)
+	b = append(b, ':')
+	b = append(b, c.Tag()...)
+	b = append(b, "] "...)
+	b = append(b, c.String()...)
+	return string(b)
+}
+
+// appendAddr writes an address as BIG-IP's logs do: IPv4 as a.b.c.d:port,
+// IPv6 as addr.port (BIG-IP's own separator for IPv6 flows).
+func appendAddr(b []byte, ap netip.AddrPort) []byte {
+	a := ap.Addr().Unmap()
+	if !a.IsValid() {
+		return append(b, "0.0.0.0:0"...)
+	}
+	b = a.AppendTo(b)
+	if a.Is4() {
+		b = append(b, ':')
+	} else {
+		b = append(b, '.')
+	}
+	return strconv.AppendUint(b, uint64(ap.Port()), 10)
+}

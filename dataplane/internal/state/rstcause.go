@@ -1,0 +1,31 @@
+package state
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+)
+
+// RefusedCause is why Admit refused client, for the reset's log line: the
+// first of Admit's checks that fails, in Admit's order. It is asked only
+// while tm.rstcause.log is on, after Admit, so a limit that freed up
+// meanwhile still reads as the limit.
+func (s *VirtualSnap) RefusedCause(client netip.AddrPort) rstcause.Cause {
+	cfg := s.Cfg
+	switch {
+	case !cfg.Enabled:
+		return rstcause.VirtualDisabled
+	case cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr()):
+		return rstcause.NoListener
+	case s.Addr != nil && !cfg.Address.Enabled:
+		return rstcause.VirtualDisabled
+	case cfg.Reject:
+		return rstcause.RejectVirtual
+	case cfg.DownImmediate != "" && cfg.DownImmediate != config.DownNone && s.Pool.Offline():
+		return rstcause.ServiceDown
+	case s.Rate != nil && cfg.ConnectionLimit <= 0:
+		return rstcause.RateLimit
+	}
+	return rstcause.ConnLimit
+}

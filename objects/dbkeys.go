@@ -1,0 +1,17 @@
+package objects
+
+// actedDBKeys are the sys db keys openltm acts on; every other key of the
+// kind is kept and saved back only.
+var actedDBKeys = map[string]bool{
+	"tm.rstcause.log": true, // the reset-cause log lines (daemon/rstcause.go)
+}
+
+// ActsOnObject reports whether openltm acts on the object name of kind k:
+// a kind that is not passive, or one of the sys db keys that act, so that
+// tmsh does not warn that the key is only kept.
+func (k *Kind) ActsOnObject(name string) bool {
+	if !k.Passive {
+		return true
+	}
+	return k.Key() == "sys db" && actedDBKeys[name]
+}
