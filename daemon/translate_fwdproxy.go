@@ -34,11 +34,10 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 	if httpProxyType.Effective(t.cfg, prof) != "explicit" {
 		return nil, true
 	}
-	rv, pv := virtualRules.Get(o), virtualPolicies.Get(o)
-	if v.Rules != nil || rv != nil && len(rv.List) > 0 || pv != nil && len(pv.Items) > 0 {
-		// Kept rather than run without them: a rule may be what keeps
-		// the proxy closed to some clients.
-		t.keep(o, "profile %s: iRules and policies do not run on an explicit proxy (proxy-type explicit) in openltm", prof.Name)
+	if pv := virtualPolicies.Get(o); pv != nil && len(pv.Items) > 0 {
+		// Kept rather than run without them: a policy may be what keeps
+		// the proxy closed to some clients. (iRules run: fwdproxy.Rules.)
+		t.keep(o, "profile %s: local traffic policies do not run on an explicit proxy (proxy-type explicit) in openltm; use an iRule", prof.Name)
 		return nil, false
 	}
 	ep, resolver := parseExplicitProxy(t.cfg.Effective(prof, httpExplicitProxy.Name))
