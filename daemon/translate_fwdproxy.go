@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // The explicit forward proxy: an http profile with proxy-type explicit,
@@ -34,11 +35,16 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 	if httpProxyType.Effective(t.cfg, prof) != "explicit" {
 		return nil, true
 	}
-	rv, pv := virtualRules.Get(o), virtualPolicies.Get(o)
-	if v.Rules != nil || rv != nil && len(rv.List) > 0 || pv != nil && len(pv.Items) > 0 {
-		// Kept rather than run without them: a rule may be what keeps
-		// the proxy closed to some clients.
-		t.keep(o, "profile %s: iRules and policies do not run on an explicit proxy (proxy-type explicit) in openltm", prof.Name)
+	if pv := virtualPolicies.Get(o); pv != nil && len(pv.Items) > 0 {
+		// Kept rather than run without them: a policy may be what keeps
+		// the proxy closed to some clients. (iRules run: fwdproxy.Rules.)
+		t.keep(o, "profile %s: local traffic policies do not run on an explicit proxy (proxy-type explicit) in openltm; use an iRule", prof.Name)
+		return nil, false
+	}
+	if r, ev, ok := t.proxyRuleEvents(v); !ok {
+		// Kept rather than run half: the event may be what the rule
+		// relies on.
+		t.keep(o, "profile %s: rule %s: %s does not run on an explicit proxy (proxy-type explicit) in openltm", prof.Name, r, ev)
 		return nil, false
 	}
 	ep, resolver := parseExplicitProxy(t.cfg.Effective(prof, httpExplicitProxy.Name))
@@ -176,4 +182,32 @@ func parseNameserver(s string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, bad
 	}
 	return netip.AddrPortFrom(a, uint16(n)), nil
+}
+
+// proxyRuleEvents checks that every event of v's rules runs on an
+// explicit proxy (fwdproxy.Rules); when one does not it returns the rule
+// and the event, and false.
+func (t *translator) proxyRuleEvents(v *dataplane.Virtual) (rule string, ev rules.Event, ok bool) {
+	var list []*rules.Rule
+	if t.rules != nil {
+		if rl, found := t.rules.pending[v]; found {
+			list = rl.list
+		}
+	}
+	if list == nil {
+		if p := dataplane.Program(v.Rules); p != nil {
+			list = p.Rules()
+		}
+	}
+	for _, r := range list {
+		for _, h := range r.Handlers() {
+			switch h.Event {
+			case rules.RuleInit, rules.ClientAccepted, rules.ClientClosed, rules.HTTPRequest,
+				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse:
+			default:
+				return r.Name, h.Event, false
+			}
+		}
+	}
+	return "", 0, true
 }

@@ -74,6 +74,11 @@ const (
 	// with the sip profile (commands_sip.go).
 	SIPRequest
 	SIPResponse
+	// HTTPProxyRequest and HTTPProxyConnect run on an explicit forward
+	// proxy once it knows where a request (a CONNECT) goes, before it
+	// connects there (HTTP::proxy addr and port).
+	HTTPProxyRequest
+	HTTPProxyConnect
 	numEvents
 )
 
@@ -90,6 +95,7 @@ var eventNames = [numEvents]string{
 	"CACHE_REQUEST", "CACHE_RESPONSE", "CACHE_UPDATE",
 	"LB_QUEUED",
 	"SIP_REQUEST", "SIP_RESPONSE",
+	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT",
 }
 
 func (e Event) String() string {
@@ -208,7 +214,8 @@ type HTTPNeed struct {
 func (e Event) IsHTTP() bool {
 	switch e {
 	case HTTPRequest, HTTPResponse, HTTPRequestData, HTTPResponseData,
-		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease:
+		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease,
+		HTTPProxyRequest, HTTPProxyConnect:
 		return true
 	}
 	return false

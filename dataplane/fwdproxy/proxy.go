@@ -111,6 +111,9 @@ type SessionOptions struct {
 	// terminated and originated again (intercept.go) unless its bypass
 	// lists let it through.
 	Intercept *Intercept
+	// Rules, when set, runs the virtual's iRules over each request and
+	// answer (rules.go); nil: none.
+	Rules Rules
 }
 
 // Session is one client connection of the proxy, with the origin
@@ -135,9 +138,10 @@ type Session struct {
 
 // origin is a kept-alive connection to one origin address.
 type origin struct {
-	c  net.Conn
-	br *bufio.Reader
-	bw *bufio.Writer
+	c    net.Conn
+	addr netip.AddrPort
+	br   *bufio.Reader
+	bw   *bufio.Writer
 }
 
 // NewSession takes a client connection; Run serves it, and Close may
@@ -252,6 +256,15 @@ func (s *Session) Run() {
 			return
 		}
 		s.reqs.Add(1)
+		if s.o.Rules != nil {
+			// HTTP_REQUEST, before the proxy looks at the request.
+			if goOn, keep := s.ruleRequest(req, netip.AddrPort{}, false); !goOn {
+				if !keep {
+					return
+				}
+				continue
+			}
+		}
 		var keep bool
 		if req.Method == http.MethodConnect {
 			keep = s.connect(req)
@@ -399,6 +412,12 @@ func (s *Session) forward(req *http.Request) bool {
 	if err != nil {
 		return s.resolveError(req, err)
 	}
+	if s.o.Rules != nil {
+		if goOn, keep := s.ruleRequest(req, dsts[0], true); !goOn {
+			return keep
+		}
+		dropHopByHop(req.Header) // what a rule inserted
+	}
 	resp, o, err := s.exchange(req, dsts)
 	if err != nil {
 		if resp == nil && o == nil {
@@ -418,6 +437,16 @@ func (s *Session) forward(req *http.Request) bool {
 		return false
 	}
 	originClose := resp.Close
+	if s.o.Rules != nil {
+		if goOn, keep := s.ruleResponse(req, resp, o.addr); !goOn {
+			resp.Body.Close()
+			s.dropOrigin(o) // its body was not read
+			return keep
+		}
+		if resp.Close {
+			clientClose = true // HTTP::close in HTTP_RESPONSE
+		}
+	}
 	dropHopByHop(resp.Header)
 	resp.Close = clientClose
 	err = resp.Write(s.bw)
@@ -499,7 +528,7 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	o := &origin{c: c, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
+	o := &origin{c: c, addr: d, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -568,6 +597,11 @@ func (s *Session) connect(req *http.Request) bool {
 	dsts, err := s.resolve(host, port)
 	if err != nil {
 		return s.resolveError(req, err)
+	}
+	if s.o.Rules != nil {
+		if goOn, keep := s.ruleRequest(req, dsts[0], true); !goOn {
+			return keep
+		}
 	}
 	oc, _, err := s.dial(dsts)
 	if err != nil {

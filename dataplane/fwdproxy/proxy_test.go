@@ -194,6 +194,11 @@ func startProxy(t *testing.T, cfg Config, records ...string) *proxyFixture {
 
 func startProxyIdle(t *testing.T, cfg Config, idle time.Duration, records ...string) *proxyFixture {
 	t.Helper()
+	return startProxyRules(t, cfg, idle, nil, records...)
+}
+
+func startProxyRules(t *testing.T, cfg Config, idle time.Duration, rules Rules, records ...string) *proxyFixture {
+	t.Helper()
 	f := &proxyFixture{dns: startDNS(t, "127.22.1.53", records...)}
 	cfg.Resolver = ResolverConfig{Zones: []Zone{{Name: ".", Nameservers: []netip.AddrPort{f.dns.addr}}}, UDP: true, TCP: true}
 	f.proxy = New(cfg)
@@ -220,7 +225,8 @@ func startProxyIdle(t *testing.T, cfg Config, idle time.Duration, records ...str
 						var d net.Dialer
 						return d.DialContext(ctx, "tcp", dst.String())
 					},
-					Idle: idle,
+					Idle:  idle,
+					Rules: rules,
 				})
 				s.Run()
 			}()

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/fwdproxy"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
@@ -20,7 +21,12 @@ import (
 // serveExplicit runs one client of an explicit-proxy virtual to its end.
 func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte) {
 	f, _ := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	f.rr = nil // iRules do not run on the explicit proxy's requests
+	f.rr = nil                                           // the explicit proxy's rules run through fwdRules
+	fr := newFwdRules(f, irules.Program(snap.Cfg.Rules)) // fwdrules.go
+	var rh fwdproxy.Rules
+	if fr != nil {
+		rh = fr
+	}
 	tc := snap.Cfg.TLS
 	var icpt *fwdproxy.Intercept
 	if tc != nil && tc.Forward != nil {
@@ -46,10 +52,15 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		Idle:           snap.Idle,
 		Touch:          f.Touch,
 		Meter:          f,
+		Rules:          rh,
 	})
+
 	f.Closer = sess.Close
 	mv.env.Table.Add(&f.Flow)
 	defer func() {
+		if fr != nil {
+			fr.end()
+		}
 		f.finish()
 		f.vs.Prof.HTTP.ConnEnded(sess.Requests()) // profilestats
 	}()
@@ -57,6 +68,12 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 	if f.front != nil && !f.handshake(conn, tc) {
 		sess.Close(true)
 		return
+	}
+	if fr != nil {
+		if ok, reset := fr.accepted(); !ok {
+			sess.Close(reset)
+			return
+		}
 	}
 	sess.Run()
 }

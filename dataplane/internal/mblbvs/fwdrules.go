@@ -1,0 +1,270 @@
+package mblbvs
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/fwdproxy"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/rules"
+)
+
+// fwdRules runs the iRules of one explicit-proxy client: CLIENT_ACCEPTED,
+// HTTP_REQUEST, HTTP_PROXY_REQUEST or HTTP_PROXY_CONNECT, HTTP_RESPONSE
+// and CLIENT_CLOSED, with the rules package's HTTP:: commands over the
+// heads fwdproxy hands it (rules.HTTPState). The proxy serves one request
+// at a time on the client's goroutine, so no lock is needed. There is no
+// pool: load-balancing decisions are the rule's error.
+type fwdRules struct {
+	f    *mblbFlow
+	prog *rules.Program
+	sess *rules.ConnState
+	rules.HTTPState
+	ev      rules.Event
+	hop     netip.AddrPort
+	verdict irules.Verdict
+}
+
+var (
+	_ fwdproxy.Rules      = (*fwdRules)(nil)
+	_ rules.HTTPConn      = (*fwdRules)(nil)
+	_ rules.HTTPProxyConn = (*fwdRules)(nil)
+)
+
+// newFwdRules is the rule view of f, nil when the virtual has no rule.
+func newFwdRules(f *mblbFlow, prog *rules.Program) *fwdRules {
+	if prog == nil {
+		return nil
+	}
+	r := &fwdRules{f: f, prog: prog}
+	r.sess = prog.NewConnState(r)
+	return r
+}
+
+// run runs ev when the rules handle it; false means the rule ended the
+// client (reject, drop, a failure), which the caller carries out.
+func (r *fwdRules) run(ev rules.Event) error {
+	r.verdict = irules.GoOn
+	if !r.prog.Handles(ev) {
+		return nil
+	}
+	r.ev = ev
+	err := r.sess.Run(ev)
+	r.ev = rules.RuleInit
+	if err != nil {
+		var re *rules.RuntimeError
+		if !errors.As(err, &re) {
+			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
+		}
+	}
+	return err
+}
+
+// accepted runs CLIENT_ACCEPTED: false means the client is to be ended
+// (reset when reset).
+func (r *fwdRules) accepted() (ok, reset bool) {
+	err := r.run(rules.ClientAccepted)
+	if err != nil || r.verdict == irules.Reject {
+		return false, true
+	}
+	return r.verdict == irules.GoOn, false
+}
+
+// end runs CLIENT_CLOSED and gives the session back.
+func (r *fwdRules) end() {
+	r.run(rules.ClientClosed)
+	r.sess.Release()
+}
+
+// event runs ev over x's head (a response's when resp) and records in x
+// what the rules decided.
+func (r *fwdRules) event(ev rules.Event, x *fwdproxy.RuleEvent, resp bool) error {
+	if !r.prog.Handles(ev) {
+		return nil
+	}
+	head := &r.HTTPState.Request
+	if resp {
+		head = &r.HTTPState.Response
+		if err := head.Reset(x.Head, true); err != nil {
+			return err
+		}
+		r.HasResponse = true
+	}
+	r.hop = x.Hop
+	err := r.run(ev)
+	defer r.ClearActions()
+	if err != nil {
+		return err
+	}
+	switch r.verdict {
+	case irules.Reject:
+		x.Reset = true
+		return nil
+	case irules.Drop:
+		x.Close = true
+		return nil
+	case irules.Close:
+		x.CloseAfter = true
+	}
+	for _, a := range r.Actions {
+		switch a.Kind {
+		case rules.HTTPRespond:
+			x.Answer, x.KeepAlive = a.Data, a.KeepAlive && !a.Reset
+			if a.Reset {
+				x.Reset = true
+			}
+		case rules.HTTPClose:
+			x.CloseAfter = true
+		}
+	}
+	if head.Modified() {
+		x.Edited = head.AppendTo(nil)
+	}
+	return nil
+}
+
+// Request implements fwdproxy.Rules (HTTP_REQUEST): the request becomes
+// the current one.
+func (r *fwdRules) Request(x *fwdproxy.RuleEvent) error {
+	if err := r.HTTPState.Request.Reset(x.Head, false); err != nil {
+		return err
+	}
+	r.HasRequest, r.HasResponse = true, false
+	r.RequestNum++
+	r.hop = netip.AddrPort{}
+	return r.event(rules.HTTPRequest, x, false)
+}
+
+// Proxy implements fwdproxy.Rules: HTTP_PROXY_REQUEST, or
+// HTTP_PROXY_CONNECT for a CONNECT, over the request as HTTP_REQUEST left
+// it, with HTTP::proxy naming the origin.
+func (r *fwdRules) Proxy(x *fwdproxy.RuleEvent, connect bool) error {
+	ev := rules.HTTPProxyRequest
+	if connect {
+		ev = rules.HTTPProxyConnect
+	}
+	if !r.prog.Handles(ev) {
+		return nil
+	}
+	if err := r.HTTPState.Request.Reset(x.Head, false); err != nil {
+		return err
+	}
+	return r.event(ev, x, false)
+}
+
+// Response implements fwdproxy.Rules (HTTP_RESPONSE).
+func (r *fwdRules) Response(x *fwdproxy.RuleEvent) error {
+	return r.event(rules.HTTPResponse, x, true)
+}
+
+// HTTPDo implements rules.HTTPConn: HTTP::respond, HTTP::redirect and
+// HTTP::close are carried out; the other actions have no meaning on the
+// explicit proxy and are refused, so that a rule relying on one fails
+// visibly.
+func (r *fwdRules) HTTPDo(a rules.HTTPAction) error {
+	switch r.ev {
+	case rules.HTTPRequest, rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse:
+	default:
+		return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_PROXY_REQUEST, HTTP_PROXY_CONNECT and HTTP_RESPONSE on an explicit proxy", a.Kind)
+	}
+	switch a.Kind {
+	case rules.HTTPRespond, rules.HTTPClose:
+		return r.HTTPState.HTTPDo(a)
+	}
+	return fmt.Errorf("%s is not supported on an explicit proxy", a.Kind)
+}
+
+// HTTPServerAgent implements rules.HTTPServerAgent (server-agent-name).
+func (r *fwdRules) HTTPServerAgent() string { return r.f.mv.cfg.Request.HTTP.ServerAgent }
+
+// HTTPProxyNextHop implements rules.HTTPProxyConn: the origin, once the
+// proxy resolved it (the first address it tries [M]).
+func (r *fwdRules) HTTPProxyNextHop() (netip.AddrPort, bool) { return r.hop, r.hop.IsValid() }
+
+// Addr implements rules.Conn: the server is the origin, once resolved.
+func (r *fwdRules) Addr(e rules.Endpoint) netip.AddrPort {
+	switch e {
+	case rules.EndClient:
+		return r.f.Client
+	case rules.EndVirtual:
+		return r.f.Local
+	case rules.EndServer:
+		return r.hop
+	}
+	return netip.AddrPort{}
+}
+
+// Protocol implements rules.Conn.
+func (r *fwdRules) Protocol() int { return 6 }
+
+// errFwdNoPool refuses what needs a pool or a server connection.
+var errFwdNoPool = errors.New("not supported on an explicit proxy: each request goes to the origin it names")
+
+// Decide implements rules.Conn: reject and drop; the explicit proxy has
+// no pool, member or node to choose.
+func (r *fwdRules) Decide(d rules.Decision) error {
+	switch d.Kind {
+	case rules.DecideReject:
+		r.verdict = irules.Reject
+	case rules.DecideDrop, rules.DecideDiscard:
+		r.verdict = irules.Drop
+	default:
+		return fmt.Errorf("%s is %v", d.Kind, errFwdNoPool)
+	}
+	return nil
+}
+
+// Collect implements rules.Conn.
+func (r *fwdRules) Collect(rules.Side, int, int) error {
+	return errors.New("TCP::collect is " + errFwdNoPool.Error())
+}
+
+// Release implements rules.Conn.
+func (r *fwdRules) Release(rules.Side, int) error { return nil }
+
+// Payload implements rules.Conn.
+func (r *fwdRules) Payload(rules.Side) []byte { return nil }
+
+// ReplacePayload implements rules.Conn.
+func (r *fwdRules) ReplacePayload(rules.Side, int, int, []byte) error {
+	return errors.New("TCP::payload replace is " + errFwdNoPool.Error())
+}
+
+// Respond implements rules.Conn.
+func (r *fwdRules) Respond(rules.Side, []byte) error {
+	return errors.New("TCP::respond is not supported on an explicit proxy: use HTTP::respond")
+}
+
+// Close implements rules.Conn (TCP::close): the client is closed after
+// the event.
+func (r *fwdRules) Close(rules.Side) error {
+	if r.verdict == irules.GoOn {
+		r.verdict = irules.Close
+	}
+	return nil
+}
+
+// Notify implements rules.Conn.
+func (r *fwdRules) Notify(rules.Side, rules.NotifyKind) error {
+	return errors.New("TCP::notify is " + errFwdNoPool.Error())
+}
+
+// LBSelect implements rules.Conn.
+func (r *fwdRules) LBSelect() (string, netip.AddrPort, error) {
+	return "", netip.AddrPort{}, errors.New("LB::select is " + errFwdNoPool.Error())
+}
+
+// LBServer implements rules.Conn: the origin, once resolved, with no
+// pool.
+func (r *fwdRules) LBServer() (string, netip.AddrPort, bool) { return "", r.hop, r.hop.IsValid() }
+
+// MemberStatus implements rules.Conn.
+func (r *fwdRules) MemberStatus(string, netip.AddrPort) (string, error) {
+	return "", errors.New("LB::status is " + errFwdNoPool.Error())
+}
+
+// ActiveMembers implements rules.Conn.
+func (r *fwdRules) ActiveMembers(string) ([]netip.AddrPort, error) {
+	return nil, errors.New("active_members is " + errFwdNoPool.Error())
+}
