@@ -1,7 +1,6 @@
 package tlsprof
 
 import (
-	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"net"
@@ -253,52 +252,11 @@ func WatchServer(raw net.Conn, cfg *tls.Config, bs []*Built) (*WatchConn, *tls.C
 // ticketConfig is chosen with its tickets tagged by the connection's
 // lineage: a new one at a full handshake, the resumed ticket's otherwise.
 func (w *WatchConn) ticketConfig(chosen *tls.Config) *tls.Config {
-	c := chosen.Clone()
-	unwrap, wrap := chosen.UnwrapSession, chosen.WrapSession
-	if unwrap == nil {
-		unwrap = chosen.DecryptTicket
-	}
-	if wrap == nil {
-		wrap = chosen.EncryptTicket
-	}
-	c.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
-		ss, err := unwrap(identity, cs)
-		if err != nil || ss == nil {
-			return ss, err
-		}
-		id, ok := lineageOf(ss)
-		if !ok {
-			return nil, nil // not one of this watch's tickets: a full handshake
-		}
-		if w.b.ends.revoked.revoked(id, now(chosen)) {
-			return nil, nil // ended without close_notify: not resumed
-		}
-		w.line, w.lined = id, true
-		return ss, nil
-	}
-	c.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
-		if !w.lined {
-			if _, err := rand.Read(w.line[:]); err != nil {
-				return nil, err
-			}
-			w.lined = true
-		}
-		e := make([]byte, len(lineageTag)+len(w.line))
-		copy(e, lineageTag)
-		copy(e[len(lineageTag):], w.line[:])
-		ss.Extra = append(ss.Extra, e)
-		return wrap(cs, ss)
-	}
-	return c
-}
-
-func lineageOf(ss *tls.SessionState) (lineage, bool) {
-	for _, e := range ss.Extra {
-		if len(e) == len(lineageTag)+len(lineage{}) && string(e[:len(lineageTag)]) == lineageTag {
-			return lineage(e[len(lineageTag):]), true
-		}
-	}
-	return lineage{}, false
+	return nameTickets(chosen, lineageTag, (*[16]byte)(&w.line), &w.lined, func(id [16]byte, found bool) bool {
+		// Not one of this watch's tickets, or one whose session ended
+		// without close_notify: a full handshake.
+		return found && !w.b.ends.revoked.revoked(lineage(id), now(chosen))
+	})
 }
 
 // WatchClient wraps raw, a member's socket, for a server-ssl profile b

@@ -48,46 +48,67 @@ func TagSessions(cfg *tls.Config, tag *SessionTag) *tls.Config {
 		if chosen.SessionTicketsDisabled {
 			return chosen, nil
 		}
-		c := chosen.Clone()
-		unwrap, wrap := chosen.UnwrapSession, chosen.WrapSession
-		if unwrap == nil {
-			unwrap = chosen.DecryptTicket
-		}
-		if wrap == nil {
-			wrap = chosen.EncryptTicket
-		}
-		c.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
-			ss, err := unwrap(identity, cs)
-			if err != nil || ss == nil {
-				return ss, err
-			}
-			for _, e := range ss.Extra {
-				if len(e) == len(sessionTagTag)+len(tag.id) && string(e[:len(sessionTagTag)]) == sessionTagTag {
-					copy(tag.id[:], e[len(sessionTagTag):])
-					tag.set = true
-				}
-			}
-			return ss, nil
-		}
-		c.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
-			if !tag.set {
-				if _, err := rand.Read(tag.id[:]); err != nil {
-					return nil, err
-				}
-				tag.set = true
-			}
-			e := make([]byte, len(sessionTagTag)+len(tag.id))
-			copy(e, sessionTagTag)
-			copy(e[len(sessionTagTag):], tag.id[:])
-			extra := ss.Extra[:0:0]
-			for _, x := range ss.Extra { // a resumed session's own tag is replaced
-				if len(x) < len(sessionTagTag) || string(x[:len(sessionTagTag)]) != sessionTagTag {
-					extra = append(extra, x)
-				}
-			}
-			ss.Extra = append(extra, e)
-			return wrap(cs, ss)
-		}
-		return c, nil
+		return nameTickets(chosen, sessionTagTag, &tag.id, &tag.set, func([16]byte, bool) bool { return true }), nil
 	}}
+}
+
+// nameTickets is chosen (cloned) with a session name carried in its
+// tickets under tag, in the SessionState's Extra: a resumed ticket's name
+// is read into id (set), and accept, told the name found (and whether
+// there was one), may refuse the ticket (a full handshake instead); a
+// ticket issued carries id, a new random one at a full handshake, in
+// place of the name the session's earlier ticket carried. Both the
+// strict-resume lineage (ends.go) and ssl persistence's SessionTag name
+// sessions this way.
+func nameTickets(chosen *tls.Config, tag string, id *[16]byte, set *bool, accept func(name [16]byte, found bool) bool) *tls.Config {
+	c := chosen.Clone()
+	unwrap, wrap := chosen.UnwrapSession, chosen.WrapSession
+	if unwrap == nil {
+		unwrap = chosen.DecryptTicket
+	}
+	if wrap == nil {
+		wrap = chosen.EncryptTicket
+	}
+	isTag := func(e []byte) bool { return len(e) == len(tag)+len(id) && string(e[:len(tag)]) == tag }
+	c.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		ss, err := unwrap(identity, cs)
+		if err != nil || ss == nil {
+			return ss, err
+		}
+		var name [16]byte
+		found := false
+		for _, e := range ss.Extra {
+			if isTag(e) {
+				copy(name[:], e[len(tag):])
+				found = true
+			}
+		}
+		if !accept(name, found) {
+			return nil, nil
+		}
+		if found {
+			*id, *set = name, true
+		}
+		return ss, nil
+	}
+	c.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
+		if !*set {
+			if _, err := rand.Read(id[:]); err != nil {
+				return nil, err
+			}
+			*set = true
+		}
+		e := make([]byte, len(tag)+len(id))
+		copy(e, tag)
+		copy(e[len(tag):], id[:])
+		extra := ss.Extra[:0:0]
+		for _, x := range ss.Extra {
+			if !isTag(x) {
+				extra = append(extra, x)
+			}
+		}
+		ss.Extra = append(extra, e)
+		return wrap(cs, ss)
+	}
+	return c
 }
