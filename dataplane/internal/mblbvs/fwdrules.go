@@ -52,12 +52,7 @@ func (r *fwdRules) run(ev rules.Event) error {
 	r.ev = ev
 	err := r.sess.Run(ev)
 	r.ev = rules.RuleInit
-	if err != nil {
-		var re *rules.RuntimeError
-		if !errors.As(err, &re) {
-			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
-		}
-	}
+	r.f.mv.logRuleError(r.f.Virtual, ev, err)
 	return err
 }
 

@@ -129,6 +129,18 @@ func (r *mblbRules) run(ev config.Event, d *mblb.Data) error {
 	return r.runHandled(ev, d)
 }
 
+// logRuleError logs a rule's failure other than a runtime error (which
+// the rules engine logs itself, as BIG-IP's TCL error line).
+func (mv *VS) logRuleError(virtual string, ev any, err error) {
+	if err == nil {
+		return
+	}
+	var re *rules.RuntimeError
+	if !errors.As(err, &re) {
+		mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", virtual, ev, err))
+	}
+}
+
 // runHandled is run for an event the caller knows the rules handle.
 func (r *mblbRules) runHandled(ev config.Event, d *mblb.Data) error {
 	r.ev, r.d, r.verdict = ev, d, irules.GoOn
@@ -137,12 +149,7 @@ func (r *mblbRules) runHandled(ev config.Event, d *mblb.Data) error {
 		d.Reject()
 	}
 	r.d = nil
-	if err != nil {
-		var re *rules.RuntimeError
-		if !errors.As(err, &re) {
-			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
-		}
-	}
+	r.f.mv.logRuleError(r.f.Virtual, ev, err)
 	return err
 }
 
@@ -157,12 +164,7 @@ func (r *mblbRules) runEvent(ev rules.Event) error {
 	r.httpEv = ev
 	err := r.RuleSession(prog).Run(ev)
 	r.httpEv = rules.RuleInit
-	if err != nil {
-		var re *rules.RuntimeError
-		if !errors.As(err, &re) {
-			r.f.mv.env.Log.Error(fmt.Sprintf("Rule %s <%s>: %v", r.f.Virtual, ev, err))
-		}
-	}
+	r.f.mv.logRuleError(r.f.Virtual, ev, err)
 	return err
 }
 
