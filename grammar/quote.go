@@ -32,6 +32,10 @@ func Quote(s string) string {
 	return quoteAlways(s)
 }
 
+// QuoteAlways is Quote without the bare shortcut, for values BIG-IP
+// always writes quoted (sys db values).
+func QuoteAlways(s string) string { return quoteAlways(s) }
+
 // quoteAlways is Quote without the bare shortcut, for words that were
 // quoted in their source and should stay so.
 func quoteAlways(s string) string {

@@ -1360,6 +1360,11 @@ source str all
 		// BIG-IP has a db key for every name, and the interfaces of its
 		// hardware (1.1, 2.3, mgmt) before any script modifies them.
 		k.Implicit = k.Key() == "sys db" || k.Key() == "net interface"
+		if k.Key() == "sys db" {
+			for _, p := range k.Props {
+				p.Quoted = p.Name == "value" // value "true", as BIG-IP writes db values
+			}
+		}
 		// A partition or a folder is acted on: objects may be made in it
 		// and cd goes there. Their own properties are only kept.
 		if k.Key() == "auth partition" || k.Key() == "sys folder" {

@@ -365,6 +365,10 @@ func (p *printer) value(pr *Prop, v *Value) {
 				s = d.Display(p.opts.Folder)
 			}
 		}
+		if pr.Quoted {
+			pp.Verbatim(pr.Name + " " + grammar.QuoteAlways(s))
+			return
+		}
 		pp.Line(pr.Name, s)
 	}
 }

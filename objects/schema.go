@@ -86,9 +86,12 @@ type Prop struct {
 	Enum    []string // TEnum and TFlag words
 	Ref     []string // kind keys (or key prefixes ending in " ") a reference may name
 	Sub     *Kind    // item / struct schema for TColl and TStruct
-	Items   ItemNames
-	Min     int64
-	Max     int64 // 0 = no upper bound
+	// Quoted values are written in quotes whatever they hold, as BIG-IP
+	// writes sys db values (value "disable").
+	Quoted bool
+	Items  ItemNames
+	Min    int64
+	Max    int64 // 0 = no upper bound
 	// Passive marks an F5 property openltm accepts, keeps and saves back but
 	// does not act on; loading one logs a warning naming it.
 	Passive bool

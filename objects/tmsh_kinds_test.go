@@ -18,7 +18,7 @@ func TestTmshKindsOpenltmKeeps(t *testing.T) {
 		{"net route", "network default blackhole", "net route x { blackhole network default }", ""},
 		{"sys ntp", "servers replace-all-with { 0.pool.ntp.org 1.pool.ntp.org } timezone UTC", "sys ntp { servers { 0.pool.ntp.org 1.pool.ntp.org } timezone UTC }", ""},
 		{"sys dns", "name-servers add { 10.1.1.2 } search add { lab.io }", "sys dns { name-servers { 10.1.1.2 } search { lab.io } }", ""},
-		{"sys db", "value \"false\"", "sys db x { value false }", ""},
+		{"sys db", "value \"false\"", "sys db x { value \"false\" }", ""},
 		{"sys management-route", "gateway 192.168.1.1 network default", "sys management-route x { gateway 192.168.1.1 network default }", ""},
 		{"auth user", "partition-access add { all-partitions { role admin } } shell tmsh", "auth user x { partition-access { all-partitions { role admin } } shell tmsh }", ""},
 		{"ltm cipher rule", "cipher ECDHE+AES-GCM", "ltm cipher rule x { cipher ECDHE+AES-GCM }", ""},
