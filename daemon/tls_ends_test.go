@@ -56,24 +56,34 @@ func askEnding(t *testing.T, addr string, cache tls.ClientSessionCache, httpReq,
 // resumed, on standard virtuals on the event loops and on goroutines (a
 // TLS rule) and on HTTP virtuals; strict-resume does the same; the
 // defaults resume whatever the end.
-func TestClientSSLUncleanShutdown(t *testing.T) {
-	dir := t.TempDir()
+// tlsMembersFixture is an engine with a plane whose store holds app.crt
+// and app.key (app.example), a line server S1 on PREFIX.11:9000 and an
+// HTTP member answering W1 on PREFIX.12:8080, for the client-ssl tests.
+func tlsMembersFixture(t *testing.T, prefix string) *Session {
+	t.Helper()
 	pki := newTestPKI(t)
 	crt, key := pki.leaf(t, "app", "app.example", false)
-	labelServer(t, "127.13.24.11:9000", "S1")
-	ln, err := net.Listen("tcp", "127.13.24.12:8080")
+	labelServer(t, prefix+".11:9000", "S1")
+	ln, err := net.Listen("tcp", prefix+".12:8080")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "W1\n") })}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	e, _ := openWithPlane(t, dir)
+	e, _ := openWithPlane(t, t.TempDir())
 	s := e.NewSession("admin").(*Session)
-	ckc := "cert-key-chain replace-all-with { app { cert app.crt key app.key } } session-ticket enabled"
 	mustRun(t, s,
 		"install sys crypto cert app.crt from-local-file "+crt,
 		"install sys crypto key app.key from-local-file "+key,
+	)
+	return s
+}
+
+func TestClientSSLUncleanShutdown(t *testing.T) {
+	s := tlsMembersFixture(t, "127.13.24")
+	ckc := "cert-key-chain replace-all-with { app { cert app.crt key app.key } } session-ticket enabled"
+	mustRun(t, s,
 		"create ltm profile client-ssl clean "+ckc+" unclean-shutdown disabled",
 		"create ltm profile client-ssl strict "+ckc+" strict-resume enabled",
 		"create ltm profile client-ssl lax "+ckc,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -71,22 +70,8 @@ func firstAnswer(c net.Conn, httpReq bool) (string, error) {
 // clients are served again. Indefinite (the default) lets every client
 // in.
 func TestClientSSLMaxActiveHandshakes(t *testing.T) {
-	dir := t.TempDir()
-	pki := newTestPKI(t)
-	crt, key := pki.leaf(t, "app", "app.example", false)
-	labelServer(t, "127.13.20.11:9000", "S1")
-	ln, err := net.Listen("tcp", "127.13.20.12:8080")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "W1\n") })}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	e, _ := openWithPlane(t, dir)
-	s := e.NewSession("admin").(*Session)
+	s := tlsMembersFixture(t, "127.13.20")
 	mustRun(t, s,
-		"install sys crypto cert app.crt from-local-file "+crt,
-		"install sys crypto key app.key from-local-file "+key,
 		"create ltm profile client-ssl few cert-key-chain replace-all-with { app { cert app.crt key app.key } } max-active-handshakes 2",
 		"create ltm profile client-ssl many cert-key-chain replace-all-with { app { cert app.crt key app.key } }",
 		"create ltm pool p members add { 127.13.20.11:9000 }",

@@ -92,12 +92,7 @@ func TestResetCauseLog(t *testing.T) {
 				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { set x 1 }`)
 				return cfg
 			},
-			run: func(t *testing.T, vs string) netip.AddrPort {
-				c := dialFrom(t, "127.27.0.1", vs)
-				c.mustAsk("hello")
-				waitEnded(t, c.c)
-				return netip.MustParseAddrPort(c.c.LocalAddr().String())
-			},
+			run:  askAndWait,
 			want: "[l4:idle] Idle timeout (clientside)"},
 		{name: "idle timeout", vs: "127.27.0.12:80",
 			cfg: func(vs string) *Config {
@@ -105,12 +100,7 @@ func TestResetCauseLog(t *testing.T) {
 				cfg.Virtuals["/Common/vs"].IdleTimeout = time.Second
 				return cfg
 			},
-			run: func(t *testing.T, vs string) netip.AddrPort {
-				c := dialFrom(t, "127.27.0.1", vs)
-				c.mustAsk("hello")
-				waitEnded(t, c.c)
-				return netip.MustParseAddrPort(c.c.LocalAddr().String())
-			},
+			run:  askAndWait,
 			want: "[l4:idle] Idle timeout (clientside)"},
 		{name: "rule reject", vs: "127.27.0.13:80",
 			cfg: func(vs string) *Config {
@@ -233,6 +223,16 @@ func TestResetCauseLog(t *testing.T) {
 // connection and returns the client's address. The socket is bound
 // before its connect, so that its address is known when the reset comes
 // before the connect's answer is read (the dial then fails with it).
+// askAndWait asks one line from 127.27.0.1 and waits for the flow to
+// end; it returns the client's address.
+func askAndWait(t *testing.T, vs string) netip.AddrPort {
+	t.Helper()
+	c := dialFrom(t, "127.27.0.1", vs)
+	c.mustAsk("hello")
+	waitEnded(t, c.c)
+	return netip.MustParseAddrPort(c.c.LocalAddr().String())
+}
+
 func dialAndWait(t *testing.T, vs string) netip.AddrPort {
 	t.Helper()
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
