@@ -364,14 +364,7 @@ func TestQoSHitRatio(t *testing.T) {
 			clock := newClock()
 			cfg := admitConfig()
 			cfg.Datacenters["/Common/dc"].Prober = a("127.16.1.100")
-			cfg.Links = map[string]*Link{
-				"/Common/l1": {Name: "/Common/l1", Datacenter: "/Common/dc", Prober: a("127.16.1.101")},
-				"/Common/l2": {Name: "/Common/l2", Datacenter: "/Common/dc", Prober: a("127.16.1.102")},
-			}
-			vss := cfg.Servers["/Common/ltm"].VirtualServers
-			vss[0].Link, vss[1].Link = "/Common/l1", "/Common/l2"
-			p := cfg.Pools["/Common/main"]
-			p.Members = p.Members[:2]
+			p := twoLinks(cfg)
 			p.Mode, p.Alternate = QualityOfService, None
 			p.QoS = &c.qos
 			s := newServer(t, cfg, Options{Now: clock.Now})

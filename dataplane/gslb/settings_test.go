@@ -104,14 +104,7 @@ func TestIgnorePathTTL(t *testing.T) {
 		cfg := admitConfig()
 		cfg.Settings.IgnorePathTTL = c.ignore
 		cfg.Settings.PathTTL = 10 * time.Minute
-		cfg.Links = map[string]*Link{
-			"/Common/l1": {Name: "/Common/l1", Datacenter: "/Common/dc", Prober: a("127.16.1.101")},
-			"/Common/l2": {Name: "/Common/l2", Datacenter: "/Common/dc", Prober: a("127.16.1.102")},
-		}
-		vss := cfg.Servers["/Common/ltm"].VirtualServers
-		vss[0].Link, vss[1].Link = "/Common/l1", "/Common/l2"
-		p := cfg.Pools["/Common/main"]
-		p.Members = p.Members[:2]
+		p := twoLinks(cfg)
 		p.Mode, p.Alternate = LowestRoundTripTime, GlobalAvailability
 		s := newServer(t, cfg, Options{Now: clock.Now})
 		key := ldnsKey(admitLDNS, &s.plan.Load().settings)
@@ -269,4 +262,18 @@ func TestHopsFrom(t *testing.T) {
 			t.Errorf("hopsFrom(%d) = %d, want %d", ttl, got, want)
 		}
 	}
+}
+
+// twoLinks gives admitConfig's pool two members, each behind a link of
+// its own with its own prober, and returns the pool.
+func twoLinks(cfg *Config) *Pool {
+	cfg.Links = map[string]*Link{
+		"/Common/l1": {Name: "/Common/l1", Datacenter: "/Common/dc", Prober: netip.MustParseAddr("127.16.1.101")},
+		"/Common/l2": {Name: "/Common/l2", Datacenter: "/Common/dc", Prober: netip.MustParseAddr("127.16.1.102")},
+	}
+	vss := cfg.Servers["/Common/ltm"].VirtualServers
+	vss[0].Link, vss[1].Link = "/Common/l1", "/Common/l2"
+	p := cfg.Pools["/Common/main"]
+	p.Members = p.Members[:2]
+	return p
 }
