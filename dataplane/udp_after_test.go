@@ -82,3 +82,41 @@ func TestUDPRuleAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestUDPRuleSuspend: `after ms` in a UDP virtual's event suspends that
+// flow alone, as on BIG-IP. The first client's CLIENT_DATA waits until the
+// second client's datagram has been through its own CLIENT_DATA; were the
+// wait holding up the listener's reader, the second datagram would never
+// be read and the first wait would run out of rounds.
+func TestUDPRuleSuspend(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.6.14.21:5300", "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.6.14.20:53", "127.6.14.21:5300")
+	cfg.Virtuals["/Common/vs"].IdleTimeout = time.Second
+	r, _ := compileRules(t, `when CLIENT_DATA {
+    if {[UDP::payload] eq "wait"} {
+        for {set i 0} {$i < 100 && [table lookup -notouch go] eq ""} {incr i} { after 50 }
+        if {[table lookup -notouch go] eq ""} { reject }
+        after 1500
+    } else {
+        table set go 1 60
+    }
+}`)
+	setVirtualRules(cfg, "/Common/vs", r)
+	mustApply(t, p, cfg)
+	a, b := dialUDP(t, "", "127.6.14.20:53"), dialUDP(t, "", "127.6.14.20:53")
+	a.c.Write([]byte("wait"))
+	b.c.Write([]byte("go"))
+	if got := b.readUDP(5 * time.Second); got != "S1:go" {
+		t.Fatalf("the second client got %q while the first waited", got)
+	}
+	// The first flow waits past its idle timeout (1 s) in its event, and
+	// is still served: a suspended event is not idleness.
+	if got := a.readUDP(10 * time.Second); got != "S1:wait" {
+		t.Fatalf("the waiting client got %q", got)
+	}
+	if got := a.mustAsk("again"); got != "S1:again" {
+		t.Fatalf("after the wait: %q", got)
+	}
+}

@@ -275,6 +275,9 @@ func (e *Engine) sweep(stop <-chan struct{}) {
 				idle = idle[:0]
 				l.mu.RLock()
 				for _, f := range l.flows {
+					if f.wq != nil && f.wq.busy.Load() {
+						continue // an event in progress, perhaps suspended
+					}
 					if to := f.IdleTimeout(); to > 0 && n-f.LastActive() >= int64(to) {
 						idle = append(idle, f)
 					}
@@ -311,6 +314,10 @@ func (l *Listener) datagram(client netip.AddrPort, b []byte) {
 			return
 		}
 	}
+	if f.wq != nil {
+		f.handOver(b) // rulewait.go
+		return
+	}
 	f.fromClient(b)
 }
 
@@ -333,6 +340,10 @@ func (l *Listener) open(vs *state.Virtual, client netip.AddrPort) *flow {
 	l.flows[client] = f
 	l.mu.Unlock()
 	l.e.env.Table.Add(&f.Flow)
+	if f.wq != nil {
+		go f.serveWaiting() // which runs CLIENT_ACCEPTED (rulewait.go)
+		return f
+	}
 	if f.rs != nil && !f.accepted() {
 		f.end()
 		return nil

@@ -56,6 +56,9 @@ type flow struct {
 	basePers     persistDecision
 
 	rs *ruleState // nil when the virtual's rules handle no event of ours
+	// wq is the flow's own goroutine when its rules suspend events
+	// (rulewait.go); nil otherwise, the reader running the events.
+	wq *waitQueue
 	// clone is the flow's clone sockets (dataplane/clone); nil without
 	// clone pools. Set before the flow is published, closed by end.
 	clone *clone.Datagrams
@@ -101,6 +104,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	}
 	if snap.EvMask != 0 {
 		f.rs = &ruleState{}
+		f.wq = newWaitQueue(f) // rulewait.go
 	}
 	if f.hash = hashProfile(cfg); f.hash != nil {
 		f.basePersists, f.basePers = f.persists, f.pers
@@ -421,7 +425,11 @@ func (f *flow) end() {
 		lg.release()
 	}
 	f.clone.Close()
-	if f.rs != nil {
+	switch {
+	case f.wq != nil:
+		f.wq.legs = legs // the flow's goroutine ends its rules
+		close(f.wq.done)
+	case f.rs != nil:
 		f.endRules(legs)
 	}
 	if made {
