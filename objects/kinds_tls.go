@@ -73,7 +73,7 @@ var tlsActed = map[string]bool{
 // that stapling and server-ssl's ocsp use.
 var ocspValidatorActed = []string{"responder-url", "timeout", "cache-timeout", "cache-error-timeout",
 	"clock-skew", "sign-hash", "trusted-responders", "status-age", "strict-resp-cert-check", "concurrent-connections-limit", "dns-resolver",
-	"signer-cert", "signer-key", "signer-key-passphrase"}
+	"signer-cert", "signer-key", "signer-key-passphrase", "proxy-server-pool"}
 
 // runTLS marks a TLS kind as one openltm acts on.
 func runTLS(k *Kind, help string) *Kind {
