@@ -20,7 +20,7 @@ import (
 // only an HTTP proxy can resolve staples once its proxy-server-pool
 // names a pool with that proxy as member (no warning: it is acted on),
 // the requests going through the proxy; a pool that does not exist is
-// refused and changes nothing.
+// refused, as is deleting the pool in use, and neither changes anything.
 func TestOCSPProxyServerPoolValidator(t *testing.T) {
 	if err := ocsptest.Available(); err != nil {
 		t.Skipf("the responder is openssl ocsp: %v", err)
@@ -84,6 +84,9 @@ func TestOCSPProxyServerPoolValidator(t *testing.T) {
 	}
 	if out, errOut := run(t, s, "modify sys crypto cert-validator ocsp v proxy-server-pool nosuch"); !strings.Contains(errOut, "nosuch") {
 		t.Fatalf("a pool that does not exist: %q\n%s", errOut, out)
+	}
+	if out, errOut := run(t, s, "delete ltm pool proxies"); !strings.Contains(errOut, "in use") {
+		t.Fatalf("deleting the validator's pool: %q\n%s", errOut, out)
 	}
 	if out, _ := run(t, s, "list sys crypto cert-validator ocsp v proxy-server-pool"); !strings.Contains(out, "proxy-server-pool proxies") {
 		t.Fatalf("list:\n%s", out)

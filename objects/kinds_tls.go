@@ -106,7 +106,7 @@ cache-timeout int indefinite
 clock-skew int 300
 concurrent-connections-limit int 50
 dns-resolver str none
-proxy-server-pool str none
+proxy-server-pool ref ltm+pool none
 responder-url str none
 route-domain str none
 sign-hash enum sha256 sha1|sha256
