@@ -190,3 +190,52 @@ func askTLS(t *testing.T, vs string, roots *x509.CertPool, cache tls.ClientSessi
 	}
 	return strings.Fields(line)[0], c.ConnectionState().DidResume
 }
+
+// TestSSLPersistenceAcrossServices: with match-across-services, a client
+// whose session began on a standard virtual ending TLS resumes it on an
+// http virtual at the same address (one client-ssl profile, so one
+// ticket key) and reaches the same server there; without it, the http
+// virtual balances the client on its own.
+func TestSSLPersistenceAcrossServices(t *testing.T) {
+	t.Parallel()
+	for i, across := range []bool{true, false} {
+		net4 := fmt.Sprintf("127.36.%d.", 32+i)
+		t.Run(fmt.Sprintf("match-across-services %v", across), func(t *testing.T) {
+			t.Parallel()
+			startServer(t, net4+"11:9000", "S1")
+			startServer(t, net4+"12:9000", "S2")
+			startHTTPServer(t, net4+"11:80", "S1")
+			startHTTPServer(t, net4+"12:80", "S2")
+			cfg := basic(net4+"1:443", net4+"11:9000", net4+"12:9000")
+			l4 := cfg.Virtuals["/Common/vs"]
+			roots := clientSSLOn(t, l4, true)
+			pers := &Persistence{Profile: "/Common/ssl", Method: PersistSSL, Timeout: time.Hour, MatchAcrossServices: across}
+			l4.Persist = pers
+			web := *l4
+			web.Name, web.Destination, web.Pool = "/Common/web", ap(net4+"1:8443"), "/Common/web_pool"
+			web.SNAT = SNAT{Type: SNATAutomap}
+			web.MBLB = &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}
+			cfg.Virtuals["/Common/web"] = &web
+			cfg.Pools["/Common/web_pool"] = &Pool{Name: "/Common/web_pool", LBMode: RoundRobin, Members: []Member{
+				{Node: "/Common/" + net4 + "12", Addr: ap(net4 + "12:80")}, // S2 first: balancing alone differs from S1's start
+				{Node: "/Common/" + net4 + "11", Addr: ap(net4 + "11:80")},
+			}}
+			p, _ := newPlane(t)
+			mustApply(t, p, cfg)
+			for u := 0; u < 2; u++ { // two sessions: round robin starts them on S1, then S2
+				cache := tls.NewLRUClientSessionCache(4)
+				first, _ := askTLS(t, net4+"1:443", roots, cache, tls.VersionTLS13, false)
+				got, resumed := askTLS(t, net4+"1:8443", roots, cache, tls.VersionTLS13, true)
+				if !resumed {
+					t.Fatalf("session %d: not resumed on the http virtual", u)
+				}
+				if across && got != first {
+					t.Fatalf("session %d began on %s, the http virtual sent it to %s", u, first, got)
+				}
+				if !across && u == 0 && got == first {
+					t.Fatalf("session %d: %s on both without match-across-services (round robin starts on the other)", u, got)
+				}
+			}
+		})
+	}
+}
