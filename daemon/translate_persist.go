@@ -124,11 +124,12 @@ func (t *translator) persistence(o *objects.Object, v *dataplane.Virtual, name s
 		case name != defaultPersistName(o):
 			t.keep(o, "persistence profile %s: %s runs as a virtual server's default persistence only in openltm", prof.Name, kind)
 			return nil, false
-		case prof.Kind == persistSSL && t.profile(o, profileClientSSL) != nil && v.MBLB == nil:
-			// A standard virtual ending TLS keys on the client-ssl
-			// session's name (dataplane/internal/l4/tls.go).
+		case prof.Kind == persistSSL && t.profile(o, profileClientSSL) != nil:
+			// A virtual ending TLS, standard, http or mblb, keys on the
+			// client-ssl session's name (dataplane/internal/l4/tls.go,
+			// dataplane/internal/mblbvs/persist.go).
 		case v.MBLB != nil || v.IsUDP() || t.profile(o, profileClientSSL, profileServerSSL) != nil:
-			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile; ssl persistence also with a client-ssl profile) yet", prof.Name, kind)
+			t.keep(o, "persistence profile %s: openltm runs %s only on a standard TCP virtual server that passes the connection through (no http, mblb, client-ssl or server-ssl profile; ssl persistence also on a virtual server with a client-ssl profile) yet", prof.Name, kind)
 			return nil, false
 		}
 	case persistSIPK:

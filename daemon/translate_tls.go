@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -459,7 +460,40 @@ func (t *translator) ocspValidator(p *objects.Object, name string) (*tlsprof.OCS
 		}
 		v.Resolver, v.ResolverName = ocspResolvers.get(rc), r.Name
 	}
+	if name := noneEmpty(str("proxy-server-pool")); name != "" {
+		// The pool's members are HTTP proxies the responder is reached
+		// through; they resolve its name, so a dns-resolver named too
+		// is not used [M].
+		pool := t.cfg.Lookup(t.s, specPool, objects.FullPath(folderOf(o.Name), name))
+		if pool == nil {
+			return nil, fmt.Errorf("sys crypto cert-validator ocsp %s: proxy-server-pool: ltm pool %s was not found", o.Name, name)
+		}
+		v.ProxyPool, v.Proxies = pool.Name, t.poolAvailable(pool.Name)
+		v.Resolver, v.ResolverName = nil, ""
+	}
 	return v, nil
+}
+
+// poolAvailable is the members of pool that may take connections when
+// it is called, from the running dataplane (none before one is
+// attached): an OCSP validator's proxy-server-pool asks it at each
+// exchange, so monitors and member states apply as for traffic.
+func (t *translator) poolAvailable(pool string) func() []netip.AddrPort {
+	var e *Engine
+	if t.rules != nil {
+		e = t.rules.e
+	}
+	return func() []netip.AddrPort {
+		if e == nil {
+			return nil
+		}
+		p := e.rules.rt.flows.p.Load()
+		if p == nil {
+			return nil
+		}
+		m, _ := p.PoolAvailable(pool)
+		return m
+	}
 }
 
 // ocspResolvers keeps one resolver (and its answers' cache) per net

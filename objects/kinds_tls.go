@@ -73,7 +73,7 @@ var tlsActed = map[string]bool{
 // that stapling and server-ssl's ocsp use.
 var ocspValidatorActed = []string{"responder-url", "timeout", "cache-timeout", "cache-error-timeout",
 	"clock-skew", "sign-hash", "trusted-responders", "status-age", "strict-resp-cert-check", "concurrent-connections-limit", "dns-resolver",
-	"signer-cert", "signer-key", "signer-key-passphrase"}
+	"signer-cert", "signer-key", "signer-key-passphrase", "proxy-server-pool"}
 
 // runTLS marks a TLS kind as one openltm acts on.
 func runTLS(k *Kind, help string) *Kind {
@@ -106,7 +106,7 @@ cache-timeout int indefinite
 clock-skew int 300
 concurrent-connections-limit int 50
 dns-resolver str none
-proxy-server-pool str none
+proxy-server-pool ref ltm+pool none
 responder-url str none
 route-domain str none
 sign-hash enum sha256 sha1|sha256

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,6 +73,13 @@ type OCSP struct {
 	// for responders that answer only known requestors; nil: unsigned.
 	Signer    *Cert
 	SignerKey *Key
+	// Proxies (proxy-server-pool) are the HTTP proxies the responder is
+	// reached through, for sites where only proxies reach it: the pool's
+	// members that may take connections now, asked at each exchange and
+	// tried in turn; nil: the responder is connected to directly.
+	// ProxyPool names the pool.
+	Proxies   func() []netip.AddrPort
+	ProxyPool string
 }
 
 // Resolver is a net dns-resolver as a validator uses it
@@ -107,7 +115,7 @@ func (o *OCSP) key() string {
 		}
 	}
 	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%d\x00%d\x00%d\x00%x\x00%d\x00%v\x00%d\x00%s", o.Name, o.ResponderURL, o.Timeout, o.CacheTimeout,
-		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey()
+		o.CacheErrorTimeout, o.ClockSkew, o.SignHash, tr, o.StatusAge, o.StrictRespCertCheck, o.ConcurrentLimit, o.resolverKey()) + o.signerKey() + o.proxyKey()
 }
 
 // signerKey tells request signers apart.
@@ -117,6 +125,14 @@ func (o *OCSP) signerKey() string {
 	}
 	h := sha256.Sum256(o.Signer.Certs[0].Raw)
 	return "\x00" + string(h[:8])
+}
+
+// proxyKey tells validators with different proxy pools apart.
+func (o *OCSP) proxyKey() string {
+	if o.Proxies == nil {
+		return ""
+	}
+	return "\x00proxy " + o.ProxyPool
 }
 
 // resolverKey tells resolvers apart: the same name with other settings
@@ -183,19 +199,30 @@ func (o *OCSP) slots() chan struct{} {
 	return c
 }
 
-// ocspClient asks responders without a dns-resolver: no proxy from the
-// environment (BIG-IP's proxy-server-pool is not done), no connection
-// kept between asks.
+// ocspClient asks responders without a dns-resolver or proxy pool: no
+// proxy from the environment, no connection kept between asks.
 var ocspClient = &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 
-// client is the HTTP client o's exchanges use: ocspClient, or one that
-// resolves the responder's host through o's dns-resolver and connects to
-// its addresses in turn.
+// proxyURL stands for the proxy pool in a transport's Proxy: the
+// transport dials it, and dialProxy dials the pool's members instead.
+var proxyURL = &url.URL{Scheme: "http", Host: "proxy-server-pool:80"}
+
+// client is the HTTP client o's exchanges use: ocspClient; one that
+// speaks to the responder through o's proxy pool (an absolute URL for
+// http://, CONNECT for https://), the proxies resolving its name; or one
+// that resolves the responder's host through o's dns-resolver and
+// connects to its addresses in turn.
 func (o *OCSP) client() *http.Client {
+	var d net.Dialer
+	if o.Proxies != nil {
+		return &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL), DisableKeepAlives: true,
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return o.dialProxy(ctx, &d, network)
+			}}}
+	}
 	if o.Resolver == nil {
 		return ocspClient
 	}
-	var d net.Dialer
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -217,6 +244,23 @@ func (o *OCSP) client() *http.Client {
 		return nil, err
 	}
 	return &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true, DialContext: dial}}
+}
+
+// dialProxy connects to the first of o's proxies that answers, in the
+// pool's order [M: BIG-IP's choice among them is not documented].
+func (o *OCSP) dialProxy(ctx context.Context, d *net.Dialer, network string) (net.Conn, error) {
+	members := o.Proxies()
+	if len(members) == 0 {
+		return nil, fmt.Errorf("proxy-server-pool %s: no member available", o.ProxyPool)
+	}
+	var err error
+	for _, m := range members {
+		var c net.Conn
+		if c, err = d.DialContext(ctx, network, m.String()); err == nil {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("proxy-server-pool %s: %v", o.ProxyPool, err)
 }
 
 // maxOCSPResponse bounds what is read from a responder.

@@ -35,7 +35,7 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		icpt = &fwdproxy.Intercept{Proxy: tc.Forward, Server: tc.Server.ForServerName, Handshake: tc.Handshake()}
 		tc = nil
 	}
-	conn := clientTLS(c, head, tc, nil) // tls.go
+	conn := clientTLS(c, head, tc, nil, nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	client := f.Client
 	sess := mv.fwd.NewSession(conn, fwdproxy.SessionOptions{

@@ -1,6 +1,7 @@
 package mblbvs
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -90,6 +91,13 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
 		case p.Method == config.PersistSIP && c.SIPKey != "":
 			k.Mode, k.Key = persist.SIP, c.SIPKey
+		case p.Method == config.PersistSSL && p == snap.Cfg.Persist:
+			// The client-ssl session's name (sslSession below).
+			f, _ := c.Tag.(*mblbFlow)
+			if f == nil || f.sslKey == "" {
+				continue
+			}
+			k.Mode, k.Key = persist.SSLSessionID, f.sslKey
 		case p.Method == config.PersistHost:
 			// The request's Host header; host names are
 			// case-insensitive, so the key is folded [M].
@@ -115,6 +123,31 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 		n++
 	}
 	return ks, n
+}
+
+// SSL persistence on a message or HTTP virtual that terminates TLS keys
+// each message on the client's session, as a standard virtual ending TLS
+// does (internal/l4/tls.go): the session's name, random at its full
+// handshake and carried in its tickets (tlsprof.SessionTag), so that a
+// client resuming its session on a new connection goes back to the
+// member its session's messages went to.
+
+// sslPersists reports whether the virtual's default persistence is ssl
+// and it ends the client's TLS (not as a forward proxy).
+func sslPersists(cfg *config.Virtual) bool {
+	return cfg.Persist != nil && cfg.Persist.Method == config.PersistSSL &&
+		cfg.TLS != nil && cfg.TLS.Client != nil && cfg.TLS.Forward == nil
+}
+
+// noteSession keeps the name of the client's session, once its
+// handshake is done, as the flow's ssl persistence key.
+func (f *mblbFlow) noteSession() {
+	if f.sslTag == nil {
+		return
+	}
+	if id := f.sslTag.ID(); id != nil {
+		f.sslKey = hex.EncodeToString(id)
+	}
 }
 
 // persistLookup is the persistence table's answer for a message's keys

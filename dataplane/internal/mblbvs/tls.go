@@ -86,8 +86,10 @@ func (c *frontConn) CloseWrite() error {
 // handshaken (handshake does it, after CLIENT_ACCEPTED as on BIG-IP).
 // With rules, the hellos' session IDs are kept for SSL::sessionid. head
 // is read before the socket: what a virtual server that handed the client
-// on read of it (Set.ServeHanded), nil when nothing.
-func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Conn {
+// on read of it (Set.ServeHanded), nil when nothing. tag, for ssl
+// persistence, names the session the client resumes or starts (nil: not
+// wanted).
+func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tlsprof.SessionTag) net.Conn {
 	if t == nil || t.Client == nil || t.AllowNonSSL && len(head) > 0 && head[0] != tlsHandshakeRecord {
 		if len(head) > 0 {
 			return &prefixConn{TCPConn: c, head: head}
@@ -95,21 +97,26 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules) net.Con
 		return c
 	}
 	peek := t.AllowNonSSL && len(head) == 0
+	var under net.Conn = c
+	cfg := t.Client
 	if r != nil {
 		hc := tlsprof.NewHelloConn(c, true)
 		if len(head) > 0 {
 			hc.Unread(head)
 		}
-		cfg := r.keyLog(t.Client, hc)
+		cfg = r.keyLog(cfg, hc)
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
-		return &frontConn{raw: c, tls: tls.Server(t.WatchClient(hc, cfg)), peek: peek}
+		under = hc
+	} else if len(head) > 0 {
+		under = &prefixConn{TCPConn: c, head: head}
 	}
-	if len(head) > 0 {
-		return &frontConn{raw: c, tls: tls.Server(t.WatchClient(&prefixConn{TCPConn: c, head: head}, t.Client))}
+	under, cfg = t.WatchClient(under, cfg)
+	if tag != nil {
+		cfg = tlsprof.TagSessions(cfg, tag)
 	}
-	return &frontConn{raw: c, tls: tls.Server(t.WatchClient(c, t.Client)), peek: peek}
+	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek}
 }
 
 // tlsHandshakeRecord is the first byte of a TLS client's first record.
@@ -169,6 +176,7 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 	}
 	fc.raw.SetDeadline(time.Time{})
 	fc.done = true
+	f.noteSession()
 	if t.ServerUseSNI && t.Server != nil {
 		if sni := fc.tls.ConnectionState().ServerName; sni != "" {
 			f.mv.clientSNI.Store(f.Client, sni)

@@ -120,7 +120,11 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		h := tlsprof.NewHelloConn(hc, true)
 		under, cfg = h, f.rr.keyLog(cfg, h)
 	}
-	lc := tlsloop.Server(t.WatchClient(under, cfg))
+	under, cfg = t.WatchClient(under, cfg)
+	if f.sslTag != nil { // ssl persistence: the session's name (persist.go)
+		cfg = tlsprof.TagSessions(cfg, f.sslTag)
+	}
+	lc := tlsloop.Server(under, cfg)
 	err = snap.NoteClientTLS(lc.TLS(), t.ClientHandshake(lc.TLS().Handshake), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {
@@ -129,6 +133,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	f.loopTLS = lc.TLS()
+	f.noteSession()
 	if !f.clientSSLEvents(f.loopTLS) { // the rule ended the client
 		return
 	}

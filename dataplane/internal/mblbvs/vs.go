@@ -25,6 +25,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // Env is what the plane gives message-based balancing: where flows are
@@ -334,6 +335,11 @@ type mblbFlow struct {
 	// event ran last, and lanes tells its sessions apart.
 	h2Requests uint64
 	lanes      *h2Lanes
+	// sslTag names the client's TLS session for ssl persistence
+	// (persist.go), nil without it; sslKey is the name, hex, once the
+	// handshake is done ("" when the session has none: tickets off).
+	sslTag *tlsprof.SessionTag
+	sslKey string
 }
 
 // Received implements mblb.Meter for the client side.
@@ -430,7 +436,7 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
-	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr) // tls.go
+	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)
 	sess := f.sess
@@ -457,6 +463,9 @@ func (mv *VS) newFlow(snap *state.VirtualSnap, client, local netip.AddrPort) (*m
 	f.Virtual = mv.vs.Name
 	f.Protocol = "tcp"
 	f.SetIdleTimeout(snap.Idle)
+	if sslPersists(snap.Cfg) {
+		f.sslTag = new(tlsprof.SessionTag)
+	}
 	opts := mblb.ClientOptions{Tag: f, Touch: f.Touch, Meter: f, Local: local}
 	src := mv.source(snap, f.Client, snap.Cfg.Destination, snap.Pool)
 	opts.Source = src.Addr()
