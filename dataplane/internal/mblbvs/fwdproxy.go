@@ -2,13 +2,16 @@ package mblbvs
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // The explicit forward proxy (http profile proxy-type explicit): its
@@ -53,6 +56,22 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		Touch:          f.Touch,
 		Meter:          f,
 		Rules:          rh,
+		Pool: func(ctx context.Context) (net.Conn, netip.AddrPort, error) {
+			// A request that is not proxied (host-names, HTTP::proxy
+			// disable): the virtual's pool, as on a reverse proxy.
+			m, err := mv.choose(mblb.Choice{Client: client, Tag: f})
+			if err != nil {
+				return nil, netip.AddrPort{}, err
+			}
+			sc, err := mv.dial(ctx, client, m)
+			if err != nil {
+				mv.memberFailed(m, err)
+				return nil, netip.AddrPort{}, err
+			}
+			return sc, m.Addr, nil
+		},
+		Close: fwdCloseTimers(snap.Cfg.TCPClose),
+		Logf:  func(format string, args ...any) { mv.env.Log.Info(fmt.Sprintf(format, args...)) },
 	})
 
 	f.Closer = sess.Close
@@ -76,4 +95,15 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		}
 	}
 	sess.Run()
+}
+
+// fwdCloseTimers is what of a virtual's close handling the explicit
+// proxy runs (fwdproxy/close.go): close-wait-timeout and fin-wait-timeout
+// on its tunnels, zero-window-timeout on every socket; nil when none is
+// set. loose-close, reset-on-client-fin and client-timeout are fastl4's.
+func fwdCloseTimers(c *sockopt.Close) *fwdproxy.CloseTimers {
+	if c == nil || (c.AfterFIN <= 0 && c.FinWait <= 0 && c.ZeroWindow <= 0) {
+		return nil
+	}
+	return &fwdproxy.CloseTimers{AfterFIN: c.AfterFIN, FINWait: c.FinWait, ZeroWindow: c.ZeroWindow}
 }
