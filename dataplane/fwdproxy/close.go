@@ -62,11 +62,19 @@ func (s *Session) startTimers() {
 		}
 	}
 	cs := &closeState{s: s, ct: *ct, tick: tick, conns: []watched{{c: s.c, client: true}}}
+	cs.mu.Lock() // run waits for t
+	defer cs.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	s.timers = cs
 	cs.t = time.AfterFunc(tick, cs.run)
 }
 
-// watch adds an origin or tunnel socket to the timers.
+// watch adds an origin or tunnel socket to the timers. (s.timers is
+// set before the session's first request, on its own goroutine.)
 func (s *Session) watch(c net.Conn) {
 	if cs := s.timers; cs != nil {
 		cs.mu.Lock()

@@ -41,7 +41,7 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 	conn := clientTLS(c, head, tc, nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	client := f.Client
-	sess := mv.fwd.NewSession(conn, fwdproxy.SessionOptions{
+	opts := fwdproxy.SessionOptions{
 		Intercept: icpt,
 		Dial: func(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
 			s := mv.vs.Snap.Load()
@@ -56,9 +56,13 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		Touch:          f.Touch,
 		Meter:          f,
 		Rules:          rh,
-		Pool: func(ctx context.Context) (net.Conn, netip.AddrPort, error) {
-			// A request that is not proxied (host-names, HTTP::proxy
-			// disable): the virtual's pool, as on a reverse proxy.
+		Close:          fwdCloseTimers(snap.Cfg.TCPClose),
+	}
+	if snap.Pool != nil {
+		// A request that is not proxied (host-names, HTTP::proxy
+		// disable): the virtual's pool, as on a reverse proxy. Without
+		// a pool such requests are answered 503.
+		opts.Pool = func(ctx context.Context) (net.Conn, netip.AddrPort, error) {
 			m, err := mv.choose(mblb.Choice{Client: client, Tag: f})
 			if err != nil {
 				return nil, netip.AddrPort{}, err
@@ -69,10 +73,12 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 				return nil, netip.AddrPort{}, err
 			}
 			return sc, m.Addr, nil
-		},
-		Close: fwdCloseTimers(snap.Cfg.TCPClose),
-		Logf:  func(format string, args ...any) { mv.env.Log.Info(fmt.Sprintf(format, args...)) },
-	})
+		}
+	}
+	if opts.Close != nil {
+		opts.Logf = mv.logInfof
+	}
+	sess := mv.fwd.NewSession(conn, opts)
 
 	f.Closer = sess.Close
 	mv.env.Table.Add(&f.Flow)
@@ -106,4 +112,10 @@ func fwdCloseTimers(c *sockopt.Close) *fwdproxy.CloseTimers {
 		return nil
 	}
 	return &fwdproxy.CloseTimers{AfterFIN: c.AfterFIN, FINWait: c.FinWait, ZeroWindow: c.ZeroWindow}
+}
+
+// logInfof logs a line of the virtual's explicit proxy (what its close
+// timers reset).
+func (mv *VS) logInfof(format string, args ...any) {
+	mv.env.Log.Info(fmt.Sprintf(format, args...))
 }

@@ -11,11 +11,14 @@ import (
 )
 
 // fwdRules runs the iRules of one explicit-proxy client: CLIENT_ACCEPTED,
-// HTTP_REQUEST, HTTP_PROXY_REQUEST or HTTP_PROXY_CONNECT, HTTP_RESPONSE
-// and CLIENT_CLOSED, with the rules package's HTTP:: commands over the
-// heads fwdproxy hands it (rules.HTTPState). The proxy serves one request
-// at a time on the client's goroutine, so no lock is needed. There is no
-// pool: load-balancing decisions are the rule's error.
+// HTTP_REQUEST, HTTP_PROXY_REQUEST or HTTP_PROXY_CONNECT, HTTP_RESPONSE,
+// HTTP_PROXY_RESPONSE and CLIENT_CLOSED (and the virtual's policies,
+// compiled to rules that run first), with the rules package's HTTP::
+// commands over the heads fwdproxy hands it (rules.HTTPState). The proxy
+// serves one request at a time on the client's goroutine, so no lock is
+// needed. A request goes to the origin it names, or with HTTP::proxy
+// disable to the virtual's pool: choosing a pool, member or node is the
+// rule's error.
 type fwdRules struct {
 	f    *mblbFlow
 	prog *rules.Program
