@@ -130,12 +130,27 @@ func (switchRules) ProxyResponse(x *RuleEvent) error {
 	return nil
 }
 
+// poolMember starts the virtual's pool member on addr: it answers
+// "POOL method uri host pa=Proxy-Authorization pc=Proxy-Connection".
+func poolMember(t *testing.T, addr string) {
+	t.Helper()
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skip(err)
+	}
+	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "POOL %s %s %s pa=%q pc=%q\n", r.Method, r.RequestURI, r.Host, r.Header.Get("Proxy-Authorization"), r.Header.Get("Proxy-Connection"))
+	})}
+	go s.Serve(l)
+	t.Cleanup(func() { s.Close() })
+}
+
 // TestProxyNotProxied: requests naming a host-names name, and those a
 // rule stops proxying, go to the virtual's pool as the client sent them;
 // enable proxies a host-names request again; no pool answers 503.
 func TestProxyNotProxied(t *testing.T) {
 	startOrigin(t, "127.34.1.20:8080", "O1", false)
-	startOrigin(t, "127.34.1.40:8080", "POOL", false)
+	poolMember(t, "127.34.1.40:8080")
 	recs := []string{"one.test. 60 IN A 127.34.1.20", "proxy.test. 60 IN A 127.34.1.20"}
 	cfg := Config{HostNames: []string{"proxy.test"}, ServiceUnavailable: "no pool here"}
 	withPool := startPoolProxy(t, "127.34.1.1", "127.34.1.53", cfg, SessionOptions{Rules: switchRules{}, Pool: poolDial("127.34.1.40:8080")}, recs...)
@@ -151,8 +166,8 @@ func TestProxyNotProxied(t *testing.T) {
 		{"host-names, absolute URI", withPool, "GET http://proxy.test/proxy.pac HTTP/1.1\r\nHost: proxy.test\r\n\r\n", 200, "POOL GET http://proxy.test/proxy.pac proxy.test"},
 		{"host-names, origin form", withPool, "GET /proxy.pac HTTP/1.1\r\nHost: Proxy.Test:3128\r\n\r\n", 200, "POOL GET /proxy.pac Proxy.Test:3128"},
 		{"host-names with a trailing dot", withPool, "GET http://proxy.test./x HTTP/1.1\r\nHost: proxy.test.\r\n\r\n", 200, "POOL GET http://proxy.test./x"},
-		{"disabled in HTTP_REQUEST", withPool, "GET http://one.test:8080/local HTTP/1.1\r\nHost: one.test:8080\r\nProxy-Authorization: Basic dTpw\r\n\r\n", 200, "POOL GET http://one.test:8080/local one.test:8080"},
-		{"disabled in HTTP_PROXY_REQUEST", withPool, "GET http://one.test:8080/late HTTP/1.1\r\nHost: one.test:8080\r\n\r\n", 200, "POOL GET http://one.test:8080/late"},
+		{"disabled in HTTP_REQUEST", withPool, "GET http://one.test:8080/local HTTP/1.1\r\nHost: one.test:8080\r\nProxy-Authorization: Basic dTpw\r\nProxy-Connection: keep-alive\r\n\r\n", 200, `POOL GET http://one.test:8080/local one.test:8080 pa="Basic dTpw" pc=""`},
+		{"disabled in HTTP_PROXY_REQUEST", withPool, "GET http://one.test:8080/late HTTP/1.1\r\nHost: one.test:8080\r\nProxy-Authorization: Basic dTpw\r\n\r\n", 200, `POOL GET http://one.test:8080/late one.test:8080 pa="Basic dTpw"`},
 		{"enabled again over host-names", withPool, "GET http://proxy.test:8080/enable HTTP/1.1\r\nHost: proxy.test:8080\r\n\r\n", 200, "O1 GET /enable proxy.test:8080"},
 		{"origin form, not an own name", withPool, "GET /x HTTP/1.1\r\nHost: other.test\r\n\r\n", 400, "<html>"},
 		{"no pool", noPool, "GET http://proxy.test/proxy.pac HTTP/1.1\r\nHost: proxy.test\r\n\r\n", 503, "no pool here"},

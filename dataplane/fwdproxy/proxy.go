@@ -439,6 +439,7 @@ func (s *Session) forward(req *http.Request) bool {
 		clientClose = true
 	}
 	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
+	pa := req.Header["Proxy-Authorization"] // for the pool, if a rule sends it there
 	dropHopByHop(req.Header)
 	if expect {
 		// The body is read from the client while the request is written,
@@ -462,11 +463,14 @@ func (s *Session) forward(req *http.Request) bool {
 		if goOn, keep := s.ruleRequest(req, dsts[0], true, &toPool); !goOn {
 			return keep
 		}
-		dropHopByHop(req.Header) // what a rule inserted
 		if toPool {
+			if pa != nil {
+				req.Header["Proxy-Authorization"] = pa
+			}
 			req.Close = clientClose
 			return s.toPool(req)
 		}
+		dropHopByHop(req.Header) // what a rule inserted
 	}
 	resp, o, err := s.exchange(req, func() (*origin, bool, error) { return s.originFor(dsts) }, false)
 	if err != nil {
