@@ -11,7 +11,9 @@ import (
 // its tunnel. The zero value (or a nil SessionOptions.Close) runs none.
 type CloseTimers struct {
 	// AfterFIN (close-wait-timeout) bounds how long a CONNECT tunnel is
-	// kept once one side has sent its FIN: then both sides are reset.
+	// kept once one side has sent its FIN, and how long a client that
+	// sent its FIN waits for the answer it is owed: then both sides are
+	// reset.
 	AfterFIN time.Duration
 	// FINWait (fin-wait-timeout) bounds how long a FIN passed on through
 	// a tunnel may stay unacknowledged (the socket in FIN-WAIT-1): then
@@ -37,7 +39,8 @@ type closeState struct {
 
 	mu    sync.Mutex
 	conns []watched // the client first, then origins and the tunnel
-	finAt time.Time // when the first FIN went through the tunnel
+	finAt time.Time // when the first FIN went through the tunnel, or came from the client
+	finBy string    // whose FIN it was, for the log
 	t     *time.Timer
 	done  bool
 }
@@ -88,7 +91,7 @@ func (s *Session) finSent() {
 	if cs := s.timers; cs != nil {
 		cs.mu.Lock()
 		if cs.finAt.IsZero() {
-			cs.finAt = time.Now()
+			cs.finAt, cs.finBy = time.Now(), "a tunnel"
 		}
 		cs.mu.Unlock()
 	}
@@ -117,7 +120,7 @@ func (cs *closeState) run() {
 	if !cs.finAt.IsZero() {
 		finFor = now.Sub(cs.finAt)
 		if cs.ct.AfterFIN > 0 && finFor >= cs.ct.AfterFIN {
-			resetAll, why = true, "a tunnel half-closed for "+cs.ct.AfterFIN.String()
+			resetAll, why = true, cs.finBy+" half-closed for "+cs.ct.AfterFIN.String()
 		}
 	}
 	keep := cs.conns[:0]
@@ -125,6 +128,11 @@ func (cs *closeState) run() {
 		st, open := sockState(w.c)
 		if !open && !w.client {
 			continue // closed: forgotten
+		}
+		if w.client && st.closeWait && cs.finAt.IsZero() {
+			// The client's FIN arrived while the proxy owes it an
+			// answer (it reads the next request only after).
+			cs.finAt, cs.finBy = now, "the client"
 		}
 		if cs.ct.FINWait > 0 && finFor >= cs.ct.FINWait && st.finWait1 {
 			resetAll, why = true, "a FIN unacknowledged for "+cs.ct.FINWait.String()
@@ -181,6 +189,7 @@ func resetConn(c net.Conn) {
 type sockInfo struct {
 	zeroWindow bool // bytes wait for a peer whose window is closed
 	finWait1   bool // its FIN is sent and not acknowledged
+	closeWait  bool // the peer's FIN arrived
 }
 
 // logf logs through SessionOptions.Logf, when set.

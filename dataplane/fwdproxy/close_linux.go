@@ -8,8 +8,11 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
-// tcpFinWait1 is Linux's TCP_FIN_WAIT1 (tcpi_state).
-const tcpFinWait1 = 4
+// Linux's TCP_FIN_WAIT1 and TCP_CLOSE_WAIT (tcpi_state).
+const (
+	tcpFinWait1  = 4
+	tcpCloseWait = 8
+)
 
 // sockState reads c's TCP_INFO; open is false once c is closed.
 func sockState(c net.Conn) (st sockInfo, open bool) {
@@ -20,6 +23,7 @@ func sockState(c net.Conn) (st sockInfo, open bool) {
 		}
 		st.zeroWindow = ti.Snd_wnd == 0 && ti.Notsent_bytes > 0
 		st.finWait1 = ti.State == tcpFinWait1
+		st.closeWait = ti.State == tcpCloseWait
 		return nil
 	})
 	return st, err == nil

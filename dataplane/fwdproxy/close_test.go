@@ -60,9 +60,10 @@ func waitLog(t *testing.T, f *poolFixture, s string) {
 }
 
 // TestProxyCloseTimers: close-wait-timeout ends a tunnel one side
-// half-closed, zero-window-timeout a client that reads nothing of a
-// large answer and an origin that reads nothing of a large upload; the
-// same without the timers stay.
+// half-closed and a client that half-closed while its answer is owed,
+// zero-window-timeout a client that reads nothing of a large answer and
+// an origin that reads nothing of a large upload; the same without the
+// timers stay.
 func TestProxyCloseTimers(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the zero-window and FIN-WAIT timers read TCP_INFO, which is Linux's")
@@ -95,8 +96,10 @@ func TestProxyCloseTimers(t *testing.T) {
 		run  func(t *testing.T, c net.Conn)
 		log  string // "": the session must stay
 	}{
-		{"tunnel half-closed", with, halfCloseTunnel, "a tunnel half-closed for 300ms"},
+		{"tunnel half-closed", with, halfCloseTunnel, "half-closed for 300ms"},
 		{"tunnel half-closed, no timer", without, halfCloseTunnel, ""},
+		{"client half-closed, answer owed", with, halfCloseOwed, "the client half-closed for 300ms"},
+		{"client half-closed, answer owed, no timer", without, halfCloseOwed, ""},
 		{"client reads nothing", with, readNothing, "the client took nothing for 300ms (zero window)"},
 		{"client reads nothing, no timer", without, readNothing, ""},
 		{"origin reads nothing", with, uploadToDeaf, "origin 127.34.3.21:7000 took nothing for 300ms (zero window)"},
@@ -140,6 +143,12 @@ func halfCloseTunnel(t *testing.T, c net.Conn) {
 		t.Fatalf("CONNECT: %v", err)
 	}
 	io.WriteString(c, "some bytes")
+	c.(*net.TCPConn).CloseWrite()
+}
+
+// halfCloseOwed asks an origin that never answers, and sends its FIN.
+func halfCloseOwed(t *testing.T, c net.Conn) {
+	io.WriteString(c, "GET http://deaf.test:7000/ HTTP/1.1\r\nHost: deaf.test:7000\r\n\r\n")
 	c.(*net.TCPConn).CloseWrite()
 }
 

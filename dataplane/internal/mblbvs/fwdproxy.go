@@ -104,9 +104,9 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 }
 
 // fwdCloseTimers is what of a virtual's close handling the explicit
-// proxy runs (fwdproxy/close.go): close-wait-timeout and fin-wait-timeout
-// on its tunnels, zero-window-timeout on every socket; nil when none is
-// set. loose-close, reset-on-client-fin and client-timeout are fastl4's.
+// proxy runs (fwdproxy/close.go): close-wait-timeout on its tunnels and
+// its half-closed clients, fin-wait-timeout on its tunnels,
+// zero-window-timeout on every socket; nil when none is set. loose-close, reset-on-client-fin and client-timeout are fastl4's.
 func fwdCloseTimers(c *sockopt.Close) *fwdproxy.CloseTimers {
 	if c == nil || (c.AfterFIN <= 0 && c.FinWait <= 0 && c.ZeroWindow <= 0) {
 		return nil
