@@ -17,14 +17,25 @@ func TestParseExplicitProxy(t *testing.T) {
 		{raw: "{ dns-resolver r1 default-connect-handling allow ipv6 yes }", want: "resolver=/Common/r1 allow=true ipv6=true"},
 		{raw: "{ dns-resolver none default-connect-handling deny }", want: "resolver= allow=false ipv6=false"},
 		{raw: `{ dns-resolver /Common/r1 connect-error-message "no tunnels" dns-error-message none host-names { a.example b.example } route-domain 0 tunnel-name http-tunnel }`,
-			want: "resolver=/Common/r1 allow=false ipv6=false connect=no tunnels"},
-		{raw: "{ bad-request-message none bad-response-message none connect-error-message none default-connect-handling deny dns-error-message none dns-resolver none host-names none ipv6 no route-domain none tunnel-name none tunnel-on-any-request no }",
+			want: "resolver=/Common/r1 allow=false ipv6=false connect=no tunnels hosts=[a.example b.example]"},
+		{raw: `{ dns-resolver r1 host-names { Proxy.Example. } gateway-error-message "too slow" service-unavailable-message "no pool" }`,
+			want: "resolver=/Common/r1 allow=false ipv6=false hosts=[proxy.example] gateway=too slow unavailable=no pool"},
+		{raw: "{ bad-request-message none bad-response-message none connect-error-message none default-connect-handling deny dns-error-message none dns-resolver none gateway-error-message none host-names none ipv6 no route-domain none service-unavailable-message none tunnel-name none tunnel-on-any-request no }",
 			want: "resolver= allow=false ipv6=false"}, // BIG-IP's all-properties listing
 	} {
 		c, resolver := parseExplicitProxy(blockValue(t, "ltm profile http", "explicit-proxy", tc.raw))
 		got := fmt.Sprintf("resolver=%s allow=%v ipv6=%v", resolver, c.ConnectAllow, c.IPv6)
 		if c.ConnectError != "" {
 			got += " connect=" + c.ConnectError
+		}
+		if c.HostNames != nil {
+			got += fmt.Sprintf(" hosts=%v", c.HostNames)
+		}
+		if c.GatewayError != "" {
+			got += " gateway=" + c.GatewayError
+		}
+		if c.ServiceUnavailable != "" {
+			got += " unavailable=" + c.ServiceUnavailable
 		}
 		if got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.raw, got, tc.want)

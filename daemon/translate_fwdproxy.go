@@ -35,10 +35,10 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 	if httpProxyType.Effective(t.cfg, prof) != "explicit" {
 		return nil, true
 	}
-	if pv := virtualPolicies.Get(o); pv != nil && len(pv.Items) > 0 {
-		// Kept rather than run without them: a policy may be what keeps
-		// the proxy closed to some clients. (iRules run: fwdproxy.Rules.)
-		t.keep(o, "profile %s: local traffic policies do not run on an explicit proxy (proxy-type explicit) in openltm; use an iRule", prof.Name)
+	if pol, rule, ok := t.proxyPolicies(o); !ok {
+		// Kept rather than run half: a forward select is what the policy
+		// is for. (Policies run as the rules before the iRules do.)
+		t.keep(o, "profile %s: policy %s rule %s: forward select has no meaning on an explicit proxy (proxy-type explicit): each request goes to the origin it names", prof.Name, pol, rule)
 		return nil, false
 	}
 	if r, ev, ok := t.proxyRuleEvents(v); !ok {
@@ -81,12 +81,47 @@ func parseExplicitProxy(v *objects.Value) (c *fwdproxy.Config, resolver string) 
 		name string
 		dst  *string
 	}{{"connect-error-message", &c.ConnectError}, {"dns-error-message", &c.DNSError},
-		{"bad-request-message", &c.BadRequest}, {"bad-response-message", &c.BadResponse}} {
+		{"bad-request-message", &c.BadRequest}, {"bad-response-message", &c.BadResponse},
+		{"gateway-error-message", &c.GatewayError}, {"service-unavailable-message", &c.ServiceUnavailable}} {
 		if w := f[m.name]; w != "none" {
 			*m.dst = w
 		}
 	}
+	if v != nil && v.Sub != nil {
+		if hn := v.Sub.Props["host-names"]; hn != nil {
+			for _, n := range hn.List {
+				if n = strings.TrimSuffix(strings.ToLower(n), "."); n != "" && n != "none" {
+					c.HostNames = append(c.HostNames, n)
+				}
+			}
+		}
+	}
 	return c, resolver
+}
+
+// proxyPolicies checks the policies of the virtual o for what cannot
+// run on an explicit proxy (a forward select: there is no member to
+// choose); when one has it, it returns the policy and the rule, and
+// false.
+func (t *translator) proxyPolicies(o *objects.Object) (pol, rule string, ok bool) {
+	pv := virtualPolicies.Get(o)
+	if pv == nil {
+		return "", "", true
+	}
+	for _, it := range pv.Items {
+		po := t.cfg.Lookup(t.s, specPolicy, it.Name)
+		if po == nil {
+			continue // refused with the virtual's rules
+		}
+		for _, r := range policyOf(po).Rules {
+			for _, a := range r.Actions {
+				if a.Words["operand"] == "forward" && a.Words["verb"] == "select" {
+					return po.Name, r.Name, false
+				}
+			}
+		}
+	}
+	return "", "", true
 }
 
 // resolverOf reads the net dns-resolver r, for the explicit proxy and
@@ -203,7 +238,7 @@ func (t *translator) proxyRuleEvents(v *dataplane.Virtual) (rule string, ev rule
 		for _, h := range r.Handlers() {
 			switch h.Event {
 			case rules.RuleInit, rules.ClientAccepted, rules.ClientClosed, rules.HTTPRequest,
-				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse:
+				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse:
 			default:
 				return r.Name, h.Event, false
 			}

@@ -53,18 +53,20 @@ func httpExplicitProxy() *Prop {
 	resolver := help(ref("dns-resolver", "net dns-resolver"), "the net dns-resolver that resolves the origins clients name (required with proxy-type explicit)")
 	resolver.Checked = true
 	return block("explicit-proxy", "Explicit Proxy",
-		"with proxy-type explicit: dns-resolver (required), default-connect-handling allow|deny (CONNECT tunnels), ipv6, and the connect-, dns-, bad-request- and bad-response-error messages; host-names, route-domain, tunnel-name and tunnel-on-any-request are kept",
+		"with proxy-type explicit: dns-resolver (required), default-connect-handling allow|deny (CONNECT tunnels), ipv6, host-names (sent to the pool), and the error messages; route-domain, tunnel-name and tunnel-on-any-request are kept",
 		msg("bad-request-message", "the error page for a request that cannot be read (none: openltm's)"),
 		msg("bad-response-message", "the error page for an origin's answer that cannot be read (none: openltm's)"),
 		msg("connect-error-message", "the error page when the origin cannot be reached (none: openltm's)"),
 		help(enum("default-connect-handling", "deny", "deny", "allow"), "CONNECT tunnels: allow opens them to any origin, deny refuses them"),
 		msg("dns-error-message", "the error page when the origin's name does not resolve (none: openltm's)"),
 		resolver,
-		passive(&Prop{Name: "host-names", Type: TList}),
+		msg("gateway-error-message", "the error page of the proxy's 504s (none: the case's own)"),
+		help(&Prop{Name: "host-names", Type: TList}, "the proxy's own names: requests naming one go to the virtual's pool, not proxied"),
 		help(enum("ipv6", "no", "no", "yes"), "yes: origins may be reached over IPv6 (AAAA answers)"),
-		passive(str("route-domain", "none")),
-		passive(str("tunnel-name", "none")),
-		passive(enum("tunnel-on-any-request", "no", "no", "yes")),
+		help(passive(str("route-domain", "none")), "kept: openltm has one routing table, so origins are reached from it"),
+		msg("service-unavailable-message", "the error page when a request that is not proxied finds no pool member (none: openltm's)"),
+		help(passive(str("tunnel-name", "none")), "kept: BIG-IP's http-tunnel (SWG), which openltm does not have"),
+		help(passive(enum("tunnel-on-any-request", "no", "no", "yes")), "kept: goes with tunnel-name"),
 	)
 }
 

@@ -327,7 +327,14 @@ func (r *Reader) props(k *Kind, item *Item, items []grammar.Node, mode Mode) err
 		}
 		if p.Passive && !k.Passive && !p.ReadOnly {
 			if v := item.Props[p.Name]; v != nil && !isDefault(p, v) {
-				r.warn(kw, "property %q is kept and saved back; openltm does not act on it", kw.Text)
+				// A help text "kept: why" gives the reason.
+				why, _ := strings.CutPrefix(p.Help, "kept: ")
+				if why == p.Help {
+					why = ""
+				} else {
+					why = " (" + why + ")"
+				}
+				r.warn(kw, "property %q is kept and saved back; openltm does not act on it%s", kw.Text, why)
 			}
 		}
 		i += 1 + used

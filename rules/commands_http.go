@@ -164,7 +164,8 @@ func httpConn(in *tcl.Interp, cmd string) (*ConnState, HTTPConn, error) {
 func (s *ConnState) responseEvent() bool {
 	switch s.event {
 	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease,
-		CacheResponse, CacheUpdate: // the cached answer, the member's answer to store
+		CacheResponse, CacheUpdate, // the cached answer, the member's answer to store
+		HTTPProxyResponse: // the answer to a CONNECT
 		return true
 	}
 	return false

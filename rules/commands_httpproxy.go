@@ -15,19 +15,37 @@ type HTTPProxyConn interface {
 	HTTPProxyNextHop() (hop netip.AddrPort, ok bool)
 }
 
+// HTTPProxySwitch is implemented by an explicit proxy's HTTPConn that can
+// stop proxying the current request (HTTP::proxy disable: it goes to the
+// virtual's pool, as on a reverse proxy) or take it up again (enable).
+// Proxying reports whether the request is being proxied.
+type HTTPProxySwitch interface {
+	HTTPProxyEnable(on bool) error
+	HTTPProxying() bool
+}
+
 // cmdHTTPProxy is HTTP::proxy addr | port | rtdom | exists: the next hop
 // of an explicit proxy's request. Without one (a reverse proxy, or
 // before the proxy decided) exists is 0 and the others are empty [M].
-// The switches (enable, disable, chain, uri-rewrite, iptuple) are
-// refused: openltm's explicit proxy always proxies, never through a
-// chained proxy.
+// HTTP::proxy enable|disable switch the request's proxying through
+// HTTPProxySwitch (an explicit proxy's), and HTTP::proxy alone reads it
+// (enable or disable); chain, uri-rewrite and iptuple are refused:
+// openltm's explicit proxy never sends through a chained proxy of its
+// own choosing.
 func cmdHTTPProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	_, hc, err := httpConn(in, "HTTP::proxy")
 	if err != nil {
 		return tcl.Empty, err
 	}
+	sw, canSwitch := hc.(HTTPProxySwitch)
+	if len(args) == 1 && canSwitch {
+		if sw.HTTPProxying() {
+			return tcl.Str("enable"), nil
+		}
+		return tcl.Str("disable"), nil
+	}
 	if len(args) != 2 {
-		return tcl.Empty, tcl.WrongArgs("HTTP::proxy addr|port|rtdom|exists")
+		return tcl.Empty, tcl.WrongArgs("HTTP::proxy addr|port|rtdom|exists|enable|disable")
 	}
 	var hop netip.AddrPort
 	ok := false
@@ -52,9 +70,14 @@ func cmdHTTPProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, nil
 		}
 		return tcl.Int(0), nil
-	case "enable", "disable", "chain", "uri-rewrite", "iptuple":
+	case "enable", "disable":
+		if !canSwitch {
+			return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported here: only an explicit proxy (proxy-type explicit) switches its proxying", sub)
+		}
+		return tcl.Empty, sw.HTTPProxyEnable(sub == "enable")
+	case "chain", "uri-rewrite", "iptuple":
 		return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported: the explicit proxy always sends a request to the origin it names", sub)
 	default:
-		return tcl.Empty, tcl.Errorf("HTTP::proxy: bad option %q: must be addr, port, rtdom or exists", sub)
+		return tcl.Empty, tcl.Errorf("HTTP::proxy: bad option %q: must be addr, port, rtdom, exists, enable or disable", sub)
 	}
 }

@@ -15,6 +15,15 @@ type proxyFake struct {
 
 func (f *proxyFake) HTTPProxyNextHop() (netip.AddrPort, bool) { return f.hop, f.hop.IsValid() }
 
+// switchFake is a proxyFake that can stop proxying.
+type switchFake struct {
+	proxyFake
+	off bool
+}
+
+func (f *switchFake) HTTPProxyEnable(on bool) error { f.off = !on; return nil }
+func (f *switchFake) HTTPProxying() bool            { return !f.off }
+
 func TestHTTPProxyCommand(t *testing.T) {
 	const req = "GET http://o.test/a HTTP/1.1\r\nHost: o.test\r\n\r\n"
 	hop := netip.MustParseAddrPort("127.22.4.1:8080")
@@ -34,7 +43,11 @@ func TestHTTPProxyCommand(t *testing.T) {
 		{"a reverse proxy", func(t *testing.T) Conn { return newHTTPFake(t, req, "") }, HTTPRequest, "list [HTTP::proxy exists] [HTTP::proxy port]", "0 {}", ""},
 		{"no http profile", func(t *testing.T) Conn { return newFakeConn() }, ClientAccepted, "HTTP::proxy addr", "", "no http profile"},
 		{"chain refused", func(t *testing.T) Conn { return &proxyFake{newHTTPFake(t, req, ""), hop} }, HTTPProxyRequest, "HTTP::proxy chain", "", "not supported"},
-		{"disable refused", func(t *testing.T) Conn { return &proxyFake{newHTTPFake(t, req, ""), hop} }, HTTPRequest, "HTTP::proxy disable", "", "not supported"},
+		{"disable, then read", func(t *testing.T) Conn { return &switchFake{proxyFake: proxyFake{newHTTPFake(t, req, ""), hop}} }, HTTPRequest, "set a [HTTP::proxy]; HTTP::proxy disable; list $a [HTTP::proxy]", "enable disable", ""},
+		{"enable again", func(t *testing.T) Conn {
+			return &switchFake{proxyFake: proxyFake{newHTTPFake(t, req, ""), hop}, off: true}
+		}, HTTPProxyRequest, "HTTP::proxy enable; HTTP::proxy", "enable", ""},
+		{"disable refused on a reverse proxy", func(t *testing.T) Conn { return newHTTPFake(t, req, "") }, HTTPRequest, "HTTP::proxy disable", "", "not supported"},
 		{"bad option", func(t *testing.T) Conn { return &proxyFake{newHTTPFake(t, req, ""), hop} }, HTTPRequest, "HTTP::proxy where", "", `bad option "where"`},
 		{"no option", func(t *testing.T) Conn { return &proxyFake{newHTTPFake(t, req, ""), hop} }, HTTPRequest, "HTTP::proxy", "", "wrong # args"},
 	} {

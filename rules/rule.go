@@ -79,6 +79,10 @@ const (
 	// connects there (HTTP::proxy addr and port).
 	HTTPProxyRequest
 	HTTPProxyConnect
+	// HTTPProxyResponse runs on an explicit forward proxy over the answer
+	// to a CONNECT (the tunnel's "200 Connection established", or what a
+	// proxy of the virtual's pool answered), before the client gets it.
+	HTTPProxyResponse
 	numEvents
 )
 
@@ -95,7 +99,7 @@ var eventNames = [numEvents]string{
 	"CACHE_REQUEST", "CACHE_RESPONSE", "CACHE_UPDATE",
 	"LB_QUEUED",
 	"SIP_REQUEST", "SIP_RESPONSE",
-	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT",
+	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT", "HTTP_PROXY_RESPONSE",
 }
 
 func (e Event) String() string {
@@ -127,7 +131,7 @@ func (e Event) side() Side {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
-		CacheUpdate, SIPResponse:
+		CacheUpdate, SIPResponse, HTTPProxyResponse:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -215,7 +219,7 @@ func (e Event) IsHTTP() bool {
 	switch e {
 	case HTTPRequest, HTTPResponse, HTTPRequestData, HTTPResponseData,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease,
-		HTTPProxyRequest, HTTPProxyConnect:
+		HTTPProxyRequest, HTTPProxyConnect, HTTPProxyResponse:
 		return true
 	}
 	return false

@@ -37,6 +37,18 @@ type Config struct {
 	// bad-request-message (not a proxy request), bad-response-message
 	// (the origin's answer was not HTTP).
 	ConnectError, DNSError, BadRequest, BadResponse string
+	// GatewayError (gateway-error-message) is the body of the proxy's
+	// 504s (no nameserver answered, an origin that did not connect or
+	// answer in time); "" keeps the message of the case [M].
+	// ServiceUnavailable (service-unavailable-message) answers a request
+	// that is not proxied when the virtual's pool has no member for it
+	// (503).
+	GatewayError, ServiceUnavailable string
+	// HostNames (host-names, lower case, without a port) are the names
+	// the proxy answers for itself: a request naming one (in its URI, its
+	// CONNECT authority, or the Host of an origin-form request) is not
+	// proxied but goes to the virtual's pool [M].
+	HostNames []string
 	// ServerAgent is the Server header of those answers (none: "").
 	ServerAgent string
 	// MaxHeaderSize bounds a request's head (the http profile's
@@ -50,6 +62,7 @@ const (
 	defaultDNSError     = "<html><head><title>DNS Resolution Error</title></head><body><h2>Cannot resolve hostname</h2></body></html>"
 	defaultBadRequest   = "<html><head><title>Bad Request</title></head><body><h2>Invalid request</h2></body></html>"
 	defaultBadResponse  = "<html><head><title>Bad Response</title></head><body><h2>Invalid response</h2></body></html>"
+	defaultUnavailable  = "<html><head><title>Service Unavailable</title></head><body><h2>Service unavailable</h2></body></html>"
 )
 
 // lookupTimeout bounds a name's resolution, every nameserver included.
@@ -79,6 +92,9 @@ func New(c Config) *Proxy {
 	}
 	if c.BadResponse == "" {
 		c.BadResponse = defaultBadResponse
+	}
+	if c.ServiceUnavailable == "" {
+		c.ServiceUnavailable = defaultUnavailable
 	}
 	return &Proxy{cfg: c, res: NewResolver(c.Resolver)}
 }
@@ -114,6 +130,14 @@ type SessionOptions struct {
 	// Rules, when set, runs the virtual's iRules over each request and
 	// answer (rules.go); nil: none.
 	Rules Rules
+	// Pool, when set, connects to a member of the virtual's pool, for the
+	// requests the proxy does not proxy (host-names, HTTP::proxy
+	// disable); nil: the virtual has no pool, and they are answered 503.
+	Pool func(ctx context.Context) (net.Conn, netip.AddrPort, error)
+	// Close, when set, are the tcp profile's close timers (close.go).
+	Close *CloseTimers
+	// Logf logs what the close timers reset; nil: nothing.
+	Logf func(format string, args ...any)
 }
 
 // Session is one client connection of the proxy, with the origin
@@ -134,6 +158,12 @@ type Session struct {
 	closed  bool
 	origins map[netip.AddrPort]*origin
 	tunnel  net.Conn
+	// pool is the connection to the virtual's pool member, kept for the
+	// client's requests that are not proxied (as an HTTP virtual without
+	// OneConnect keeps its member).
+	pool *origin
+	// timers are the close timers' state, nil without them (close.go).
+	timers *closeState
 }
 
 // origin is a kept-alive connection to one origin address.
@@ -226,9 +256,16 @@ func (s *Session) Close(reset bool) {
 		return
 	}
 	s.closed = true
-	origins, tun, c := s.origins, s.tunnel, s.c
-	s.origins = nil
+	origins, tun, c, pool := s.origins, s.tunnel, s.c, s.pool
+	s.origins, s.pool = nil, nil
+	timers := s.timers
 	s.mu.Unlock()
+	if timers != nil {
+		timers.stop()
+	}
+	if pool != nil {
+		pool.c.Close()
+	}
 	if tc, ok := c.(*net.TCPConn); ok && reset {
 		tc.SetLinger(0)
 	}
@@ -245,6 +282,7 @@ func (s *Session) Close(reset bool) {
 // connection, or a CONNECT tunnel ends.
 func (s *Session) Run() {
 	defer s.Close(false)
+	s.startTimers() // close.go
 	for {
 		s.headLeft = s.p.cfg.MaxHeaderSize
 		req, err := http.ReadRequest(s.br)
@@ -256,9 +294,11 @@ func (s *Session) Run() {
 			return
 		}
 		s.reqs.Add(1)
+		toPool := len(s.p.cfg.HostNames) > 0 && s.p.ownName(req)
 		if s.o.Rules != nil {
 			// HTTP_REQUEST, before the proxy looks at the request.
-			if goOn, keep := s.ruleRequest(req, netip.AddrPort{}, false); !goOn {
+			goOn, keep := s.ruleRequest(req, netip.AddrPort{}, false, &toPool)
+			if !goOn {
 				if !keep {
 					return
 				}
@@ -266,7 +306,9 @@ func (s *Session) Run() {
 			}
 		}
 		var keep bool
-		if req.Method == http.MethodConnect {
+		if toPool {
+			keep = s.toPool(req)
+		} else if req.Method == http.MethodConnect {
 			keep = s.connect(req)
 		} else {
 			keep = s.forward(req)
@@ -279,6 +321,9 @@ func (s *Session) Run() {
 
 // reply answers the client from the proxy itself.
 func (s *Session) reply(code int, body string, closeAfter bool) error {
+	if code == http.StatusGatewayTimeout && s.p.cfg.GatewayError != "" {
+		body = s.p.cfg.GatewayError
+	}
 	fmt.Fprintf(s.bw, "HTTP/1.1 %d %s\r\n", code, http.StatusText(code))
 	if s.p.cfg.ServerAgent != "" {
 		fmt.Fprintf(s.bw, "Server: %s\r\n", s.p.cfg.ServerAgent)
@@ -394,6 +439,7 @@ func (s *Session) forward(req *http.Request) bool {
 		clientClose = true
 	}
 	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
+	pa := req.Header["Proxy-Authorization"] // for the pool, if a rule sends it there
 	dropHopByHop(req.Header)
 	if expect {
 		// The body is read from the client while the request is written,
@@ -413,12 +459,20 @@ func (s *Session) forward(req *http.Request) bool {
 		return s.resolveError(req, err)
 	}
 	if s.o.Rules != nil {
-		if goOn, keep := s.ruleRequest(req, dsts[0], true); !goOn {
+		toPool := false
+		if goOn, keep := s.ruleRequest(req, dsts[0], true, &toPool); !goOn {
 			return keep
+		}
+		if toPool {
+			if pa != nil {
+				req.Header["Proxy-Authorization"] = pa
+			}
+			req.Close = clientClose
+			return s.toPool(req)
 		}
 		dropHopByHop(req.Header) // what a rule inserted
 	}
-	resp, o, err := s.exchange(req, dsts)
+	resp, o, err := s.exchange(req, func() (*origin, bool, error) { return s.originFor(dsts) }, false)
 	if err != nil {
 		if resp == nil && o == nil {
 			// No origin took the connection.
@@ -436,8 +490,15 @@ func (s *Session) forward(req *http.Request) bool {
 		s.reply(code, s.p.cfg.BadResponse, true)
 		return false
 	}
+	return s.relay(req, resp, o, clientClose)
+}
+
+// relay passes the final answer resp of o to req on to the client, after
+// HTTP_RESPONSE; it reports whether the client connection goes on.
+func (s *Session) relay(req *http.Request, resp *http.Response, o *origin, clientClose bool) bool {
+	var err error
 	originClose := resp.Close
-	if s.o.Rules != nil {
+	if s.o.Rules != nil && req.Method != http.MethodConnect { // (HTTP_PROXY_RESPONSE ran)
 		if goOn, keep := s.ruleResponse(req, resp, o.addr); !goOn {
 			resp.Body.Close()
 			s.dropOrigin(o) // its body was not read
@@ -460,18 +521,24 @@ func (s *Session) forward(req *http.Request) bool {
 	return err == nil && !resp.Close
 }
 
-// exchange writes req to an origin of dsts (a kept one first) and reads
+// exchange writes req to the origin get gives (a kept one first; in
+// absolute form when absolute) and reads
 // its final answer, passing interim ones to the client. A kept
 // connection the origin closed meanwhile is replaced once, when the
 // request has no body. On error, o is nil when no connection was made.
-func (s *Session) exchange(req *http.Request, dsts []netip.AddrPort) (resp *http.Response, o *origin, err error) {
+func (s *Session) exchange(req *http.Request, get func() (*origin, bool, error), absolute bool) (resp *http.Response, o *origin, err error) {
 	for try := 0; try < 2; try++ {
 		var fresh bool
-		o, fresh, err = s.originFor(dsts)
+		o, fresh, err = get()
 		if err != nil {
 			return nil, nil, err
 		}
-		if err = req.Write(o.bw); err == nil {
+		if absolute {
+			err = req.WriteProxy(o.bw)
+		} else {
+			err = req.Write(o.bw)
+		}
+		if err == nil {
 			err = o.bw.Flush()
 		}
 		if err == nil {
@@ -528,7 +595,7 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	o := &origin{c: c, addr: d, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
+	o := s.newOrigin(c, d)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -541,6 +608,12 @@ func (s *Session) originFor(dsts []netip.AddrPort) (*origin, bool, error) {
 	s.origins[d] = o
 	s.mu.Unlock()
 	return o, true, nil
+}
+
+// newOrigin wraps a new origin connection.
+func (s *Session) newOrigin(c net.Conn, d netip.AddrPort) *origin {
+	s.watch(c) // close.go
+	return &origin{c: c, addr: d, br: bufio.NewReaderSize(idleConn{c, s.o.Idle}, 16<<10), bw: bufio.NewWriterSize(idleConn{c, s.o.Idle}, 16<<10)}
 }
 
 // idleConn bounds each read and write of an origin connection by the
@@ -576,6 +649,9 @@ func (s *Session) dropOrigin(o *origin) {
 			delete(s.origins, d)
 		}
 	}
+	if s.pool == o {
+		s.pool = nil
+	}
 	s.mu.Unlock()
 	o.c.Close()
 }
@@ -599,11 +675,15 @@ func (s *Session) connect(req *http.Request) bool {
 		return s.resolveError(req, err)
 	}
 	if s.o.Rules != nil {
-		if goOn, keep := s.ruleRequest(req, dsts[0], true); !goOn {
+		toPool := false
+		if goOn, keep := s.ruleRequest(req, dsts[0], true, &toPool); !goOn {
 			return keep
 		}
+		if toPool {
+			return s.toPool(req)
+		}
 	}
-	oc, _, err := s.dial(dsts)
+	oc, hop, err := s.dial(dsts)
 	if err != nil {
 		code := http.StatusBadGateway
 		if isTimeout(err) {
@@ -619,8 +699,17 @@ func (s *Session) connect(req *http.Request) bool {
 	}
 	s.tunnel = oc
 	s.mu.Unlock()
-	s.bw.WriteString("HTTP/1.1 200 Connection established\r\n\r\n")
-	if s.bw.Flush() != nil {
+	s.watch(oc) // close.go
+	established := &http.Response{StatusCode: 200, Status: "200 Connection established", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, ContentLength: -1, Request: req}
+	if s.o.Rules != nil {
+		// HTTP_PROXY_RESPONSE over the tunnel's answer.
+		if goOn, keep := s.ruleProxyResponse(req, established, hop); !goOn {
+			s.endTunnel(oc)
+			return keep
+		}
+	}
+	if writeEstablished(s.bw, established) != nil {
 		return false
 	}
 	if s.o.Intercept != nil {
@@ -628,22 +717,47 @@ func (s *Session) connect(req *http.Request) bool {
 			return false
 		}
 	}
-	s.splice(oc)
+	s.splice(oc, nil)
 	return false
 }
 
+// writeEstablished writes a CONNECT's 200 answer (with what a rule
+// added) and flushes it.
+func writeEstablished(bw *bufio.Writer, resp *http.Response) error {
+	status := resp.Status
+	if status == "" || !strings.HasPrefix(status, strconv.Itoa(resp.StatusCode)) {
+		status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+	}
+	bw.WriteString("HTTP/1.1 " + status + "\r\n")
+	resp.Header.Write(bw)
+	bw.WriteString("\r\n")
+	return bw.Flush()
+}
+
+// endTunnel forgets a tunnel that is not to be used and closes it.
+func (s *Session) endTunnel(oc net.Conn) {
+	s.mu.Lock()
+	if s.tunnel == oc {
+		s.tunnel = nil
+	}
+	s.mu.Unlock()
+	oc.Close()
+}
+
 // splice copies bytes between the client and oc until both directions
-// have ended: what the client sent after its CONNECT first. An end on one
+// have ended: what the client sent after its CONNECT first, and
+// fromOrigin (what oc sent after its answer) first the other way. An end on one
 // side is passed on as a half close; a tunnel quiet in both directions
 // for the idle timeout is closed.
-func (s *Session) splice(oc net.Conn) {
+func (s *Session) splice(oc net.Conn, fromOrigin []byte) {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.pipe(countWriter{s}, oc, nil, &last)
+		s.pipe(countWriter{s}, oc, fromOrigin, &last)
 		closeWrite(s.c)
+		s.finSent() // close.go
 	}()
 	var first []byte
 	if n := s.br.Buffered(); n > 0 {
@@ -651,6 +765,7 @@ func (s *Session) splice(oc net.Conn) {
 	}
 	s.pipe(oc, s.c, first, &last)
 	closeWrite(oc)
+	s.finSent()
 	<-done
 }
 

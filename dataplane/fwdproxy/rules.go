@@ -24,6 +24,10 @@ type Rules interface {
 	// Response runs HTTP_RESPONSE over the origin's final answer, before
 	// it is passed on.
 	Response(x *RuleEvent) error
+	// ProxyResponse runs HTTP_PROXY_RESPONSE over the answer to a
+	// CONNECT: the tunnel's 200 once the origin is connected, or what the
+	// pool's member (a proxy) answered, before the client gets it.
+	ProxyResponse(x *RuleEvent) error
 }
 
 // RuleEvent is one event's message and the rules' decision about it.
@@ -47,6 +51,10 @@ type RuleEvent struct {
 	// once the answer to this request is written (HTTP::close,
 	// TCP::close).
 	Reset, Close, CloseAfter bool
+	// ToPool is whether the request is not proxied but goes to the
+	// virtual's pool: in, what host-names decided; out, what the rules
+	// left (HTTP::proxy disable, enable). Request and Proxy only.
+	ToPool bool
 }
 
 // requestHead writes req's head as the proxy received it (hop-by-hop
@@ -101,7 +109,10 @@ func applyResponse(resp *http.Response, head []byte) error {
 	if err != nil {
 		return err
 	}
-	resp.StatusCode, resp.Status, resp.Header = n.StatusCode, n.Status, n.Header
+	if n.StatusCode != resp.StatusCode {
+		resp.Status = n.Status
+	}
+	resp.StatusCode, resp.Header = n.StatusCode, n.Header
 	return nil
 }
 
@@ -109,8 +120,8 @@ func applyResponse(resp *http.Response, head []byte) error {
 // true) over req and applies the rules' edits. It reports whether the
 // request goes on (go) and, when it does not, whether the client
 // connection does (keep).
-func (s *Session) ruleRequest(req *http.Request, hop netip.AddrPort, proxy bool) (goOn, keep bool) {
-	x := &RuleEvent{Head: requestHead(req), Hop: hop}
+func (s *Session) ruleRequest(req *http.Request, hop netip.AddrPort, proxy bool, toPool *bool) (goOn, keep bool) {
+	x := &RuleEvent{Head: requestHead(req), Hop: hop, ToPool: *toPool}
 	var err error
 	if proxy {
 		err = s.o.Rules.Proxy(x, req.Method == http.MethodConnect)
@@ -123,6 +134,7 @@ func (s *Session) ruleRequest(req *http.Request, hop netip.AddrPort, proxy bool)
 	if x.CloseAfter {
 		req.Close = true
 	}
+	*toPool = x.ToPool
 	return s.ruleVerdict(req, x, err)
 }
 
@@ -150,8 +162,19 @@ func (s *Session) ruleVerdict(req *http.Request, x *RuleEvent, err error) (goOn,
 // whether resp is passed on, and when not, whether the client connection
 // goes on (a rule's answer was sent instead).
 func (s *Session) ruleResponse(req *http.Request, resp *http.Response, hop netip.AddrPort) (goOn, keep bool) {
+	return s.ruleAnswer(req, resp, hop, s.o.Rules.Response)
+}
+
+// ruleProxyResponse is ruleResponse for HTTP_PROXY_RESPONSE, over the
+// answer to a CONNECT.
+func (s *Session) ruleProxyResponse(req *http.Request, resp *http.Response, hop netip.AddrPort) (goOn, keep bool) {
+	return s.ruleAnswer(req, resp, hop, s.o.Rules.ProxyResponse)
+}
+
+// ruleAnswer runs ev over resp and applies the rules' edits.
+func (s *Session) ruleAnswer(req *http.Request, resp *http.Response, hop netip.AddrPort, ev func(*RuleEvent) error) (goOn, keep bool) {
 	x := &RuleEvent{Head: responseHead(resp), Hop: hop}
-	err := s.o.Rules.Response(x)
+	err := ev(x)
 	if err == nil && x.Edited != nil && x.Answer == nil && !x.Reset {
 		err = applyResponse(resp, x.Edited)
 	}

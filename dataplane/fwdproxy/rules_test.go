@@ -45,6 +45,8 @@ func (pathRules) Response(x *RuleEvent) error {
 	return nil
 }
 
+func (pathRules) ProxyResponse(*RuleEvent) error { return nil }
+
 // TestProxyRules: what a rule decides is carried out on real connections:
 // its answer (the client kept unless the request had a body), a close
 // after the answer, a reset, a drop, a rewritten request, an edited

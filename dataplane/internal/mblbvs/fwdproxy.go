@@ -2,13 +2,16 @@ package mblbvs
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // The explicit forward proxy (http profile proxy-type explicit): its
@@ -38,7 +41,7 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 	conn := clientTLS(c, head, tc, nil, nil) // tls.go
 	f.front, _ = conn.(*frontConn)
 	client := f.Client
-	sess := mv.fwd.NewSession(conn, fwdproxy.SessionOptions{
+	opts := fwdproxy.SessionOptions{
 		Intercept: icpt,
 		Dial: func(ctx context.Context, dst netip.AddrPort) (net.Conn, error) {
 			s := mv.vs.Snap.Load()
@@ -53,7 +56,29 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		Touch:          f.Touch,
 		Meter:          f,
 		Rules:          rh,
-	})
+		Close:          fwdCloseTimers(snap.Cfg.TCPClose),
+	}
+	if snap.Pool != nil {
+		// A request that is not proxied (host-names, HTTP::proxy
+		// disable): the virtual's pool, as on a reverse proxy. Without
+		// a pool such requests are answered 503.
+		opts.Pool = func(ctx context.Context) (net.Conn, netip.AddrPort, error) {
+			m, err := mv.choose(mblb.Choice{Client: client, Tag: f})
+			if err != nil {
+				return nil, netip.AddrPort{}, err
+			}
+			sc, err := mv.dial(ctx, client, m)
+			if err != nil {
+				mv.memberFailed(m, err)
+				return nil, netip.AddrPort{}, err
+			}
+			return sc, m.Addr, nil
+		}
+	}
+	if opts.Close != nil {
+		opts.Logf = mv.logInfof
+	}
+	sess := mv.fwd.NewSession(conn, opts)
 
 	f.Closer = sess.Close
 	mv.env.Table.Add(&f.Flow)
@@ -76,4 +101,21 @@ func (mv *VS) serveExplicit(snap *state.VirtualSnap, c *net.TCPConn, head []byte
 		}
 	}
 	sess.Run()
+}
+
+// fwdCloseTimers is what of a virtual's close handling the explicit
+// proxy runs (fwdproxy/close.go): close-wait-timeout on its tunnels and
+// its half-closed clients, fin-wait-timeout on its tunnels,
+// zero-window-timeout on every socket; nil when none is set. loose-close, reset-on-client-fin and client-timeout are fastl4's.
+func fwdCloseTimers(c *sockopt.Close) *fwdproxy.CloseTimers {
+	if c == nil || (c.AfterFIN <= 0 && c.FinWait <= 0 && c.ZeroWindow <= 0) {
+		return nil
+	}
+	return &fwdproxy.CloseTimers{AfterFIN: c.AfterFIN, FINWait: c.FinWait, ZeroWindow: c.ZeroWindow}
+}
+
+// logInfof logs a line of the virtual's explicit proxy (what its close
+// timers reset).
+func (mv *VS) logInfof(format string, args ...any) {
+	mv.env.Log.Info(fmt.Sprintf(format, args...))
 }

@@ -11,11 +11,14 @@ import (
 )
 
 // fwdRules runs the iRules of one explicit-proxy client: CLIENT_ACCEPTED,
-// HTTP_REQUEST, HTTP_PROXY_REQUEST or HTTP_PROXY_CONNECT, HTTP_RESPONSE
-// and CLIENT_CLOSED, with the rules package's HTTP:: commands over the
-// heads fwdproxy hands it (rules.HTTPState). The proxy serves one request
-// at a time on the client's goroutine, so no lock is needed. There is no
-// pool: load-balancing decisions are the rule's error.
+// HTTP_REQUEST, HTTP_PROXY_REQUEST or HTTP_PROXY_CONNECT, HTTP_RESPONSE,
+// HTTP_PROXY_RESPONSE and CLIENT_CLOSED (and the virtual's policies,
+// compiled to rules that run first), with the rules package's HTTP::
+// commands over the heads fwdproxy hands it (rules.HTTPState). The proxy
+// serves one request at a time on the client's goroutine, so no lock is
+// needed. A request goes to the origin it names, or with HTTP::proxy
+// disable to the virtual's pool: choosing a pool, member or node is the
+// rule's error.
 type fwdRules struct {
 	f    *mblbFlow
 	prog *rules.Program
@@ -24,12 +27,16 @@ type fwdRules struct {
 	ev      rules.Event
 	hop     netip.AddrPort
 	verdict irules.Verdict
+	// toPool: the current request is not proxied but goes to the
+	// virtual's pool (host-names, HTTP::proxy disable).
+	toPool bool
 }
 
 var (
-	_ fwdproxy.Rules      = (*fwdRules)(nil)
-	_ rules.HTTPConn      = (*fwdRules)(nil)
-	_ rules.HTTPProxyConn = (*fwdRules)(nil)
+	_ fwdproxy.Rules        = (*fwdRules)(nil)
+	_ rules.HTTPConn        = (*fwdRules)(nil)
+	_ rules.HTTPProxyConn   = (*fwdRules)(nil)
+	_ rules.HTTPProxySwitch = (*fwdRules)(nil)
 )
 
 // newFwdRules is the rule view of f, nil when the virtual has no rule.
@@ -86,12 +93,13 @@ func (r *fwdRules) event(ev rules.Event, x *fwdproxy.RuleEvent, resp bool) error
 		}
 		r.HasResponse = true
 	}
-	r.hop = x.Hop
+	r.hop, r.toPool = x.Hop, x.ToPool
 	err := r.run(ev)
 	defer r.ClearActions()
 	if err != nil {
 		return err
 	}
+	x.ToPool = r.toPool
 	switch r.verdict {
 	case irules.Reject:
 		x.Reset = true
@@ -153,15 +161,36 @@ func (r *fwdRules) Response(x *fwdproxy.RuleEvent) error {
 	return r.event(rules.HTTPResponse, x, true)
 }
 
+// ProxyResponse implements fwdproxy.Rules (HTTP_PROXY_RESPONSE, over
+// the answer to a CONNECT).
+func (r *fwdRules) ProxyResponse(x *fwdproxy.RuleEvent) error {
+	return r.event(rules.HTTPProxyResponse, x, true)
+}
+
+// HTTPProxyEnable implements rules.HTTPProxySwitch: HTTP::proxy
+// disable sends the request to the virtual's pool instead of the origin
+// it names, enable proxies it again; before the proxy connects only.
+func (r *fwdRules) HTTPProxyEnable(on bool) error {
+	switch r.ev {
+	case rules.HTTPRequest, rules.HTTPProxyRequest, rules.HTTPProxyConnect:
+		r.toPool = !on
+		return nil
+	}
+	return fmt.Errorf("HTTP::proxy enable|disable works in HTTP_REQUEST, HTTP_PROXY_REQUEST and HTTP_PROXY_CONNECT: in %s the request has gone", r.ev)
+}
+
+// HTTPProxying implements rules.HTTPProxySwitch.
+func (r *fwdRules) HTTPProxying() bool { return !r.toPool }
+
 // HTTPDo implements rules.HTTPConn: HTTP::respond, HTTP::redirect and
 // HTTP::close are carried out; the other actions have no meaning on the
 // explicit proxy and are refused, so that a rule relying on one fails
 // visibly.
 func (r *fwdRules) HTTPDo(a rules.HTTPAction) error {
 	switch r.ev {
-	case rules.HTTPRequest, rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse:
+	case rules.HTTPRequest, rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse:
 	default:
-		return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_PROXY_REQUEST, HTTP_PROXY_CONNECT and HTTP_RESPONSE on an explicit proxy", a.Kind)
+		return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_PROXY_REQUEST, HTTP_PROXY_CONNECT, HTTP_RESPONSE and HTTP_PROXY_RESPONSE on an explicit proxy", a.Kind)
 	}
 	switch a.Kind {
 	case rules.HTTPRespond, rules.HTTPClose:
