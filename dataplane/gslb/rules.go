@@ -25,6 +25,7 @@ import (
 type via struct {
 	key  listenerKey
 	qlen int
+	wire []byte // the query as received, for a NOTIFY's TSIG; nil over TCP
 }
 
 // ruleConn is a query as rules see it: rules.Conn and rules.DNSConn.
@@ -359,6 +360,11 @@ func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
 
 // answer is Answer with the rules of the listener the query came in on.
 func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
+	if r.Opcode == dns.OpcodeNotify && !r.Response {
+		if m, ok := s.expressNotify(v.wire, r, src); ok {
+			return m, m != nil
+		}
+	}
 	p := s.plan.Load()
 	if !p.anyRules {
 		return s.answerCore(p, r, src, udp, nil)
