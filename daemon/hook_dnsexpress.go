@@ -68,6 +68,13 @@ func (e *Engine) AttachDNSExpress(x *dnsexpress.Store, g *gslb.Server, p *datapl
 // base64) is refused when a change brings it, and left out with a
 // warning when it was there before or comes from a loaded file.
 func (h *expressHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
+	for _, k := range cfg.Of(dnsTSIGKey) {
+		secret := dnsTSIGKey.MustProp("secret").Effective(cfg, k)
+		if _, err := base64.StdEncoding.DecodeString(secret); err != nil && secret != "none" && !opts.Lenient &&
+			(old == nil || old.Get(dnsTSIGKey, k.Name) == nil || dnsTSIGKey.MustProp("secret").Effective(old, old.Get(dnsTSIGKey, k.Name)) != secret) {
+			return nil, objects.Invalid("ltm dns tsig-key %s: the secret is not base64", k.Name)
+		}
+	}
 	var zones []dnsexpress.ZoneConfig
 	for _, o := range cfg.Of(dnsZone) {
 		z, err := expressZone(cfg, o)
