@@ -247,12 +247,19 @@ func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return out, nil
 }
 
-// DNSExpressQuery answers DNS::query from the plan's static zones, as
-// a query for the name would be answered (delegations as referrals,
-// negative answers with the SOA); wide IPs are not looked at, as DNS
-// Express holds zones only.
+// DNSExpressQuery answers DNS::query from DNS Express's zones, then the
+// plan's static zones, as a query for the name would be answered
+// (delegations as referrals, negative answers with the SOA); wide IPs
+// are not looked at, as DNS Express holds zones only.
 func (c *ruleConn) DNSExpressQuery(name string, qtype uint16) (*dns.Msg, bool) {
 	qname := strings.ToLower(name)
+	if x := c.s.express.Load(); x != nil {
+		q := new(dns.Msg)
+		q.SetQuestion(dns.Fqdn(name), qtype)
+		if m := x.x.Answer(q, strings.ToLower(q.Question[0].Name)); m != nil {
+			return m, true
+		}
+	}
 	z := c.p.zoneFor(qname)
 	if z == nil {
 		return nil, false
