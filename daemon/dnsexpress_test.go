@@ -234,11 +234,32 @@ func TestDNSExpressZone(t *testing.T) {
 	poll("udp", "127.32.2.1:5310", query("www.example.com.", dns.TypeA), "NOERROR aa 127.32.2.81")
 
 	out, _ := run(t, s, "show ltm dns zone example.com")
-	for _, re := range []string{`(?m)^SOA Serial +2$`, `(?m)^Records +4$`, `(?m)^Status +loaded$`, `(?m)^Accepted +1$`, `(?m)^Rejected +2$`, `(?m)^Transfers +2$`} {
+	for _, re := range []string{`(?m)^SOA Serial +2$`, `(?m)^Records +4$`, `(?m)^Status +loaded$`, `(?m)^Accepted +1$`, `(?m)^Rejected +2$`, `(?m)^Transfers +2$`, `(?m)^Last Result +axfr$`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("show ltm dns zone lacks %s:\n%s", re, out)
 		}
 	}
+
+	// notify-action repeat: taken, and the pool's member sees it too (its
+	// answer goes back); bypass: only the member sees it.
+	member := startDNSPoolMember(t, "127.32.2.11:5310", nil)
+	mustRun(t, s,
+		"create ltm pool dnsx_pool members add { 127.32.2.11:5310 }",
+		"modify ltm virtual dnsx_udp pool dnsx_pool",
+		"modify ltm dns zone example.com dns-express-notify-action repeat",
+	)
+	for _, tt := range []struct {
+		action          string
+		taken, atMember int64
+	}{{"repeat", 2, 1}, {"bypass", 2, 2}} {
+		mustRun(t, s, "modify ltm dns zone example.com dns-express-notify-action "+tt.action)
+		got := sendNotify("127.32.2.53", signed(), true)
+		st := x.Zone("example.com").Stats()
+		if got != "NXDOMAIN" || int64(st.Notifies) != tt.taken || member.queries.Load() != tt.atMember {
+			t.Errorf("notify-action %s: %s (the member's is NXDOMAIN), %d taken, %d at the member; want %d, %d", tt.action, got, st.Notifies, member.queries.Load(), tt.taken, tt.atMember)
+		}
+	}
+	mustRun(t, s, "modify ltm virtual dnsx_udp pool none")
 
 	// enable-dns-express no on the profile: the virtual no longer answers
 	// from the zone (no pool: unhandled-query-action allow sends nothing),
