@@ -96,8 +96,12 @@ type ZoneStats struct {
 
 // Apply makes cfgs the store's zones: a zone that stays keeps its copy
 // (and a changed server or key is asked at once), a new one starts its
-// transfer, one no longer there stops and is forgotten.
-func (s *Store) Apply(cfgs []ZoneConfig) {
+// transfer, one no longer there stops and is forgotten; a transfer it
+// was in does not hold the commit up, and its result is dropped.
+func (s *Store) Apply(cfgs []ZoneConfig) { s.apply(cfgs) }
+
+// apply is Apply; it returns the zones it stopped.
+func (s *Store) apply(cfgs []ZoneConfig) (stopped []*Zone) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	keep := map[string]*Zone{}
@@ -121,11 +125,12 @@ func (s *Store) Apply(cfgs []ZoneConfig) {
 	for name, z := range s.zones {
 		if keep[name] == nil {
 			close(z.stop)
-			<-z.done
+			stopped = append(stopped, z)
 		}
 	}
 	s.zones = keep
 	s.reindex()
+	return stopped
 }
 
 // reindex publishes the enabled zones; s.mu is held.
@@ -149,8 +154,13 @@ func (s *Store) reindex() {
 	s.idx.Store(&index{zones: zs})
 }
 
-// Close stops every zone's transfers.
-func (s *Store) Close() { s.Apply(nil) }
+// Close stops every zone and waits for the transfers in progress to end
+// (each within its timeout).
+func (s *Store) Close() {
+	for _, z := range s.apply(nil) {
+		<-z.done
+	}
+}
 
 func sameKey(a, b *Key) bool {
 	if a == nil || b == nil {
@@ -274,6 +284,11 @@ func (z *Zone) refresh() time.Duration {
 	if err != nil && have != nil {
 		// A primary that cannot give the changes may give the zone.
 		d, how, err = transfer(cfg.Name, cfg.Server, z.s.opts.Source, cfg.Key, nil)
+	}
+	select {
+	case <-z.stop:
+		return time.Hour // deleted meanwhile: nothing to keep
+	default:
 	}
 	now := time.Now()
 	z.mu.Lock()
