@@ -9,6 +9,7 @@ import (
 
 	"github.com/openltm/openltm/control"
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/dnsexpress"
 	"github.com/openltm/openltm/dataplane/gslb"
 )
 
@@ -24,6 +25,7 @@ type Running struct {
 	Socket string
 
 	stopGSLB   func()
+	stopXpress func() // DNS Express
 	stopIQuery func()
 	// stopCluster and stopMetrics end the device group membership and
 	// the metrics endpoint (no-ops when not configured).
@@ -66,6 +68,14 @@ func Start(opts Options, socket string) (*Running, error) {
 		e.Logger().Error("the GSLB could not be started", "err", err)
 		stopGSLB = func() {}
 	}
+	// DNS Express: its zones' copies are kept in the state dir, so that a
+	// restart answers at once.
+	x := dnsexpress.New(dnsexpress.Options{Logger: e.Logger(), Dir: filepath.Join(opts.StateDir, "dnsexpress")})
+	stopExpress, err := e.AttachDNSExpress(x, g, p)
+	if err != nil {
+		e.Logger().Error("DNS Express could not be started", "err", err)
+		stopExpress = func() {}
+	}
 	// iQuery: this ltmd's virtual servers to the GSLBs that trust it, and
 	// the datacenters' to this one's GSLB (its identity in the state dir).
 	stopIQuery, err := e.AttachIQuery(g, p, filepath.Join(opts.StateDir, "iquery"))
@@ -75,6 +85,7 @@ func Start(opts Options, socket string) (*Running, error) {
 	}
 	stopAll := func() {
 		stopIQuery()
+		stopExpress()
 		stopGSLB()
 		g.Close()
 		p.Close()
@@ -104,7 +115,7 @@ func Start(opts Options, socket string) (*Running, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &control.Server{Backend: e, Logger: e.Logger()}
-	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopIQuery: stopIQuery, stopCluster: stopCluster, stopMetrics: stopMetrics,
+	r := &Running{Engine: e, Plane: p, GSLB: g, Socket: socket, stopGSLB: stopGSLB, stopXpress: stopExpress, stopIQuery: stopIQuery, stopCluster: stopCluster, stopMetrics: stopMetrics,
 		ln: ln, srv: srv, cancel: cancel, done: make(chan error, 1)}
 	go func() {
 		r.done <- srv.Serve(ctx, ln)
@@ -152,6 +163,7 @@ func (r *Running) Stop() error {
 	r.stopMetrics()
 	r.stopCluster()
 	r.stopIQuery()
+	r.stopXpress()
 	r.stopGSLB()
 	r.GSLB.Close()
 	r.Plane.Close()

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/openltm/openltm/dataplane/dnsvs"
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
@@ -37,6 +38,10 @@ func (p *Plane) prepareDNS(cfg *Config) map[*config.DNSProfile]*dnsvs.Service {
 // static zones (enable-dns-express) of every virtual with a dns profile,
 // as it answers its own listeners.
 func (p *Plane) SetDNSAnswerer(a dnsvs.Answerer) { p.dns.SetAnswerer(a) }
+
+// SetDNSExpress hands the NOTIFYs that come to virtuals with a dns
+// profile (enable-dns-express) to DNS Express; nil takes it away.
+func (p *Plane) SetDNSExpress(x gslb.Express) { p.dns.SetExpress(x) }
 
 // DNSCacheLen is how many answers the named DNS cache keeps; -1 when no
 // virtual uses it.

@@ -731,6 +731,29 @@ use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
 `)), "F5 ltm dns cache resolver: a dns profile's cache that sends the names of its forward-zones to their name servers (no recursion from the root)", "msg-cache-size", "max-concurrent-queries", "forward-zones"),
+		// DNS Express (dataplane/dnsexpress): zones transferred from their
+		// nameserver, answered by gtm listeners and dns-profile virtuals.
+		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `
+algorithm enum hmac-md5 hmac-md5|hmac-sha1|hmac-sha256
+secret str none
+`), "F5 ltm dns tsig-key: the key that signs a DNS Express zone's transfers and verifies its NOTIFYs", "algorithm", "secret"),
+		actOn(pk("ltm dns nameserver", "Nameserver", "", tmshRef("ltm dns nameserver")+vocab, `
+address ip 127.0.0.1
+port int 53
+route-domain str 0
+tsig-key ref ltm+dns+tsig-key none
+`), "F5 ltm dns nameserver: the primary a DNS Express zone transfers from", "address", "port", "tsig-key"),
+		actOn(addrList(pk("ltm dns zone", "Zone", "", tmshRef("ltm dns zone")+vocab, `
+dns-express-allow-notify list
+dns-express-enabled yn yes
+dns-express-notify-action enum consume bypass|consume|repeat
+dns-express-notify-tsig-verify yn yes
+dns-express-server ref ltm+dns+nameserver none
+response-policy yn no
+server-tsig-key ref ltm+dns+tsig-key none
+transfer-clients reflist ltm+dns+nameserver
+`), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server and answered authoritatively",
+			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key"),
 
 		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled
@@ -1388,6 +1411,13 @@ func forwardZones(k *Kind) *Kind {
 	p.Sub = &Kind{Title: "Forward Zone", Props: []*Prop{
 		help(&Prop{Name: "nameservers", Type: TColl, Sub: &Kind{Title: "Nameserver"}}, "the zone's DNS servers, ADDR:PORT (IPv6 ADDR.PORT)"),
 	}}
+	return k
+}
+
+// addrList makes a list row one of IP addresses, each checked as it is
+// set (a DNS Express zone's dns-express-allow-notify).
+func addrList(k *Kind, name string) *Kind {
+	k.row(name).Format = "ip"
 	return k
 }
 

@@ -49,6 +49,7 @@ const DefaultMaxConcurrent = 1024
 type Engine struct {
 	log *slog.Logger
 	ans atomic.Pointer[answerer]
+	x   atomic.Pointer[express] // DNS Express's NOTIFYs (express.go)
 
 	mu     sync.Mutex
 	caches map[string]*Cache

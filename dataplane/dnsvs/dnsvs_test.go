@@ -177,7 +177,7 @@ func TestDecideSteps(t *testing.T) {
 			t.Fatal("the profile's counters are not the engine's")
 		}
 		s.st.Reset()
-		m, st := s.decide(tt.q, netip.MustParseAddr("127.23.0.5"), true)
+		m, st := s.decide(tt.q, nil, netip.MustParseAddr("127.23.0.5"), true)
 		if got := s.st.Counts(); got != tt.counts {
 			t.Errorf("%s, opcode %d: counts %+v, want %+v", tt.unhandled, tt.q.Opcode, got, tt.counts)
 		}
@@ -222,7 +222,7 @@ func TestProcessRD(t *testing.T) {
 		s := e.Prepare([]*config.DNSProfile{p})[p]
 		q := query("www.example.com.", dns.TypeA, false)
 		q.RecursionDesired = tt.rd
-		m, st := s.decide(q, netip.MustParseAddr("127.23.0.5"), true)
+		m, st := s.decide(q, nil, netip.MustParseAddr("127.23.0.5"), true)
 		if (g.asked == 1) != tt.gslb || st != stepAnswer {
 			t.Errorf("process-rd no %v, RD %v: GSLB asked %d times, step %d", tt.noRD, tt.rd, g.asked, st)
 		}

@@ -43,12 +43,18 @@ const (
 )
 
 // decide runs the profile's steps short of the pool: the GSLB's wide IPs
-// and zones, the cache, unhandled-query-action.
-func (s *Service) decide(r *dns.Msg, client netip.Addr, udp bool) (*dns.Msg, step) {
+// and zones, the cache, unhandled-query-action; a NOTIFY goes to DNS
+// Express (wire is r as received, for its TSIG).
+func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool) (*dns.Msg, step) {
 	if r.Response {
 		return nil, stepDrop
 	}
 	s.st.Queries.Add(1)
+	if r.Opcode == dns.OpcodeNotify && s.p.Express {
+		if m, st, ok := s.notify(r, wire, client); ok {
+			return m, st
+		}
+	}
 	if r.Opcode != dns.OpcodeQuery {
 		s.st.Malformed.Add(1)
 		return reply(r, dns.RcodeNotImplemented), stepAnswer
@@ -141,7 +147,7 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 			b = wire
 		}
 	}
-	m, st := s.decide(r, client.Addr(), true)
+	m, st := s.decide(r, b, client.Addr(), true)
 	switch st {
 	case stepAnswer:
 		if m, send = vr.Response(m); send {
@@ -265,7 +271,7 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 			b = wire
 		}
 	}
-	m, st := s.decide(r, client.Addr(), false)
+	m, st := s.decide(r, b, client.Addr(), false)
 	switch st {
 	case stepDrop:
 		return nil, false

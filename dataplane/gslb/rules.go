@@ -25,6 +25,7 @@ import (
 type via struct {
 	key  listenerKey
 	qlen int
+	wire []byte // the query as received, for a NOTIFY's TSIG; nil over TCP
 }
 
 // ruleConn is a query as rules see it: rules.Conn and rules.DNSConn.
@@ -246,12 +247,19 @@ func (c *ruleConn) ActiveMembers(pool string) ([]netip.AddrPort, error) {
 	return out, nil
 }
 
-// DNSExpressQuery answers DNS::query from the plan's static zones, as
-// a query for the name would be answered (delegations as referrals,
-// negative answers with the SOA); wide IPs are not looked at, as DNS
-// Express holds zones only.
+// DNSExpressQuery answers DNS::query from DNS Express's zones, then the
+// plan's static zones, as a query for the name would be answered
+// (delegations as referrals, negative answers with the SOA); wide IPs
+// are not looked at, as DNS Express holds zones only.
 func (c *ruleConn) DNSExpressQuery(name string, qtype uint16) (*dns.Msg, bool) {
 	qname := strings.ToLower(name)
+	if x := c.s.express.Load(); x != nil {
+		q := new(dns.Msg)
+		q.SetQuestion(dns.Fqdn(name), qtype)
+		if m := x.x.Answer(q, strings.ToLower(q.Question[0].Name)); m != nil {
+			return m, true
+		}
+	}
 	z := c.p.zoneFor(qname)
 	if z == nil {
 		return nil, false
@@ -359,6 +367,11 @@ func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
 
 // answer is Answer with the rules of the listener the query came in on.
 func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
+	if r.Opcode == dns.OpcodeNotify && !r.Response {
+		if m, ok := s.expressNotify(v.wire, r, src); ok {
+			return m, m != nil
+		}
+	}
 	p := s.plan.Load()
 	if !p.anyRules {
 		return s.answerCore(p, r, src, udp, nil)

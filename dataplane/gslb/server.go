@@ -57,6 +57,7 @@ type Server struct {
 	// (counter).
 	readers atomic.Int32
 	remote  atomic.Pointer[RemoteProber]
+	express atomic.Pointer[expressRef] // DNS Express (express.go)
 
 	bgMu     sync.RWMutex // guards bgClosed against wg.Add
 	bgClosed bool
@@ -447,6 +448,9 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			return s.withNS(p, s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), qname, w, opt, udp), true
 		}
 		return s.withNS(p, s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), qname, w, opt, udp), true
+	}
+	if xm := s.expressAnswer(r, qname); xm != nil {
+		return s.finishMsg(xm, opt, ecs, udp), true
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Inc(0)

@@ -89,7 +89,7 @@ func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte, lk listener
 	action := dns.DefaultMsgAcceptFunc(dh)
 	if action == dns.MsgAccept {
 		if err := req.Unpack(in); err == nil {
-			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in)})
+			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in), wire: in})
 			if !send {
 				return out, false
 			}

@@ -36,6 +36,10 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express boo
 	if !express {
 		return nil, false, false
 	}
+	if m = s.expressAnswer(r, qname); m != nil {
+		s.stats.queries.Inc(0)
+		return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
+	}
 	z := p.zoneFor(qname)
 	if z == nil {
 		return nil, false, false
