@@ -357,8 +357,8 @@ func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
 	}
 }
 
-// answer is Answer with the rules of the listener the query came in on.
-func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
+// answerRules is Answer with the rules of the listener the query came in on.
+func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
 	p := s.plan.Load()
 	if !p.anyRules {
 		return s.answerCore(p, r, src, udp, nil)
