@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"net/netip"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/dnssec"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
 )
@@ -33,6 +35,10 @@ type gslbHook struct {
 	cur     *gslb.Config
 	skipped []string
 
+	// ring keeps the DNSSEC keys across commits (and, in the state
+	// directory, across restarts).
+	ring *dnssec.Keyring
+
 	feed    feedState
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -46,7 +52,10 @@ type gslbHook struct {
 // throughput as the sum of its discovered virtual servers'. The returned
 // function stops the reporting; s itself is the caller's to close.
 func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), err error) {
-	h := &gslbHook{e: e, s: s, p: p, stopped: make(chan struct{})}
+	h := &gslbHook{e: e, s: s, p: p, stopped: make(chan struct{}), ring: dnssec.NewKeyring()}
+	if dir := e.StateDir(); dir != "" {
+		h.ring.SetDir(filepath.Join(dir, "dnssec"))
+	}
 	if err := e.AddHook(h); err != nil {
 		return nil, err
 	}
@@ -86,6 +95,9 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		// static:: variables, as on a BIG-IP.
 		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
 		gc.Geo = h.e.GeoIP()
+		err = h.signer(cfg, gc)
+	}
+	if err == nil {
 		if plan, err = gslb.Compile(gc); err != nil {
 			err = objects.Invalid("%s", oneLine(err))
 		}
@@ -127,6 +139,21 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan}, nil
 }
 
+// signer gives gc the DNSSEC signer of cfg's ltm dns dnssec zones.
+func (h *gslbHook) signer(cfg *objects.Config, gc *gslb.Config) error {
+	zs, err := dnssecZones(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}})
+	if err != nil {
+		return objects.Invalid("%s", err)
+	}
+	if len(zs) == 0 {
+		return nil
+	}
+	if gc.DNSSEC, err = h.ring.Build(zs); err != nil {
+		return objects.Invalid("%s", err)
+	}
+	return nil
+}
+
 // gslbChange is a compiled gtm configuration for the server.
 type gslbChange struct {
 	h       *gslbHook
@@ -159,6 +186,7 @@ func (c *gslbChange) Commit() error {
 	for _, s := range c.skipped {
 		h.e.log.Info("not in GSLB decisions", "object", s)
 	}
+	h.ring.Retain(c.gc.DNSSEC)
 	c.done, c.prevCfg, c.prevGC, c.prevSkp = true, h.cfg, h.cur, h.skipped
 	h.cfg, h.cur, h.skipped = c.cfg, c.gc, c.skipped
 	return nil

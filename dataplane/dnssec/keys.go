@@ -12,6 +12,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -81,6 +82,8 @@ type Keyring struct {
 	Now func() time.Time
 	// generate makes an automatic key's pair; tests may set it.
 	generate func(c *KeyConfig) (*dns.DNSKEY, crypto.Signer, error)
+	// dir keeps automatic keys across restarts (store.go); "" does not.
+	dir string
 }
 
 // NewKeyring is an empty keyring on the system clock.
@@ -145,15 +148,16 @@ func manualDNSKEY(c *KeyConfig) (*dns.DNSKEY, error) {
 }
 
 // Build makes the Signer of a commit's zones. Keys whose settings stay
-// keep their generations; new automatic keys get generation 0 now (an
-// RSA key of 4096 bits takes a while to make). Keys no zone names are
-// forgotten.
+// keep their generations (from the directory after a restart); new
+// automatic keys get generation 0 now (an RSA key of 4096 bits takes a
+// while to make). Keys no zone names are forgotten by Retain, once the
+// commit is in.
 func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
 	now := kr.Now()
 	keep := map[string]*key{}
-	s := &Signer{kr: kr, cache: map[string]*cached{}}
+	s := &Signer{kr: kr, cache: map[string]*cached{}, used: keep}
 	seen := map[string]bool{}
 	for _, zc := range zones {
 		apex := dns.CanonicalName(zc.Name)
@@ -172,8 +176,17 @@ func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
 					k.mu.Unlock()
 				} else {
 					k = &key{cfg: c}
-					if err := kr.addGeneration(k, now); err != nil {
-						return nil, err
+					if !c.Manual && kr.dir != "" {
+						gens, err := kr.load(c)
+						if err != nil {
+							return nil, err
+						}
+						k.gens = gens
+					}
+					if len(k.gens) == 0 {
+						if err := kr.addGeneration(k, now); err != nil {
+							return nil, err
+						}
 					}
 				}
 				keep[c.Name] = k
@@ -197,11 +210,29 @@ func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
 		s.zones = append(s.zones, z)
 	}
 	sort.SliceStable(s.zones, func(i, j int) bool { return len(s.zones[i].apex) > len(s.zones[j].apex) })
-	kr.keys = keep
+	for name, k := range keep {
+		kr.keys[name] = k
+	}
 	if len(s.zones) == 0 {
 		return nil, nil
 	}
 	return s, nil
+}
+
+// Retain forgets the keys s does not use (nil: every key), and their
+// stored files: the commit that made s is in.
+func (kr *Keyring) Retain(s *Signer) {
+	kr.mu.Lock()
+	defer kr.mu.Unlock()
+	for name, k := range kr.keys {
+		if s != nil && s.used[name] == k {
+			continue
+		}
+		delete(kr.keys, name)
+		if kr.dir != "" && !k.cfg.Manual {
+			os.Remove(kr.file(name))
+		}
+	}
 }
 
 // addGeneration gives k its next generation, made at now.
@@ -228,6 +259,9 @@ func (kr *Keyring) addGeneration(k *key, now time.Time) error {
 		}
 	}
 	k.gens = append(k.gens, g)
+	if !c.Manual && kr.dir != "" {
+		return kr.save(k)
+	}
 	return nil
 }
 
@@ -254,15 +288,21 @@ func (kr *Keyring) roll(k *key, now time.Time) (bool, error) {
 		changed = true
 	}
 	live := k.gens[:0]
+	dropped := false
 	for i, g := range k.gens {
 		if i == len(k.gens)-1 || g.Expires.IsZero() || now.Before(g.Expires) {
 			live = append(live, g)
 		} else {
-			changed = true
+			dropped = true
 		}
 	}
 	k.gens = live
-	return changed, nil
+	if dropped && kr.dir != "" {
+		if err := kr.save(k); err != nil {
+			return true, err
+		}
+	}
+	return changed || dropped, nil
 }
 
 // nextChange is when k's generations next change (zero: never).

@@ -25,6 +25,7 @@ type Names interface {
 type Signer struct {
 	kr    *Keyring
 	zones []*zone // longest apex first
+	used  map[string]*key
 
 	mu    sync.Mutex
 	cache map[string]*cached
@@ -273,18 +274,21 @@ func (s *Signer) nxdomain(z *zone, qname string, soa *dns.SOA) []dns.RR {
 	return []dns.RR{cover, wild}
 }
 
-// covering is an NSEC whose span holds name and as little else as can be
-// written: from the name with its first label's last octet lowered (and
-// \255 appended) to \000.name. Its owner claims only RRSIG and NSEC.
+// covering is an NSEC whose span holds name, its descendants, and as
+// little else as can be written: from the name with its first label's
+// last octet lowered (and \255 appended) to the name with \000
+// appended to its first label. A next name below the name itself would
+// tell a validator the name is an empty non-terminal. The owner claims
+// only RRSIG and NSEC.
 func covering(name string, ttl uint32) *dns.NSEC {
-	labels := dns.SplitDomainName(name)
+	labels := dns.SplitDomainName(strings.ToLower(name))
 	if len(labels) == 0 {
 		return nil
 	}
 	first := []byte(unescape(labels[0]))
-	rest := strings.Join(labels[1:], ".") + "."
-	if len(labels) == 1 {
-		rest = "."
+	rest := "."
+	if len(labels) > 1 {
+		rest = "." + strings.Join(labels[1:], ".") + "."
 	}
 	var prev []byte
 	switch last := first[len(first)-1]; {
@@ -298,12 +302,12 @@ func covering(name string, ttl uint32) *dns.NSEC {
 	if len(prev) > 63 {
 		prev = prev[:63]
 	}
-	owner := escape(prev) + "." + rest
-	if rest == "." {
-		owner = escape(prev) + "."
+	if len(first) >= 63 {
+		return nil // no room for the \000 after it
 	}
-	return &dns.NSEC{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
-		NextDomain: "\\000." + strings.ToLower(name), TypeBitMap: []uint16{dns.TypeRRSIG, dns.TypeNSEC}}
+	next := append(first[:len(first):len(first)], 0)
+	return &dns.NSEC{Hdr: dns.RR_Header{Name: escape(prev) + rest, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
+		NextDomain: escape(next) + rest, TypeBitMap: []uint16{dns.TypeRRSIG, dns.TypeNSEC}}
 }
 
 // nodata is the NSEC of a name that exists without the type asked: its

@@ -131,3 +131,34 @@ func TestDNSSECAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Over a real listener, UDP and TCP: a wide IP's A query with the DO bit
+// leaves the wire fast path and is signed; without DO it is answered as
+// before, unsigned.
+func TestDNSSECListener(t *testing.T) {
+	sg := testSigner(t)
+	addr := freeAddr(t, "127.38.1.1")
+	cfg := testConfig(addr)
+	cfg.DNSSEC = sg
+	newServer(t, cfg, Options{})
+	for _, tt := range []struct {
+		net string
+		do  bool
+	}{{"udp", true}, {"udp", false}, {"tcp", true}} {
+		q := new(dns.Msg)
+		q.SetQuestion(wideName, dns.TypeA)
+		q.SetEdns0(1232, tt.do)
+		c := &dns.Client{Net: tt.net, Timeout: 2 * time.Second}
+		m, _, err := c.Exchange(q, addr.String())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.net, err)
+		}
+		if len(m.Answer) == 0 || m.Answer[0].Header().Rrtype != dns.TypeA {
+			t.Fatalf("%s: no A answer: %v", tt.net, m)
+		}
+		got := verifySigs(t, sg, m)
+		if want := map[bool]int{true: 1, false: 0}[tt.do]; len(got) != want {
+			t.Fatalf("%s do %v: signatures over %v:\n%v", tt.net, tt.do, got, m)
+		}
+	}
+}
