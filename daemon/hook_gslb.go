@@ -90,12 +90,13 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	gc, skipped, kept, err := translateGSLB(h.e.schema, cfg, h.e.rules.compile)
 	var plan *gslb.Plan
+	var sg *dnssec.Signer
 	if err == nil {
 		// DNS rules share the LTM rules' log, data groups, table and
 		// static:: variables, as on a BIG-IP.
 		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
 		gc.Geo = h.e.GeoIP()
-		err = h.signer(cfg, gc)
+		sg, err = h.signer(cfg, gc)
 	}
 	if err == nil {
 		if plan, err = gslb.Compile(gc); err != nil {
@@ -136,22 +137,25 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 			opts.Warn(s + "; kept, and left out of GSLB decisions")
 		}
 	}
-	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan}, nil
+	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan, keys: sg}, nil
 }
 
-// signer gives gc the DNSSEC signer of cfg's ltm dns dnssec zones.
-func (h *gslbHook) signer(cfg *objects.Config, gc *gslb.Config) error {
-	zs, err := dnssecZones(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}})
+// signer gives gc the DNSSEC signer of cfg's ltm dns dnssec zones (nil
+// when none is signed) and returns the signer holding every configured
+// key, which the commit retains.
+func (h *gslbHook) signer(cfg *objects.Config, gc *gslb.Config) (*dnssec.Signer, error) {
+	zs, keys, err := dnssecZones(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}})
 	if err != nil {
-		return objects.Invalid("%s", err)
+		return nil, objects.Invalid("%s", err)
 	}
-	if len(zs) == 0 {
-		return nil
+	sg, err := h.ring.Build(zs, keys)
+	if err != nil {
+		return nil, objects.Invalid("%s", err)
 	}
-	if gc.DNSSEC, err = h.ring.Build(zs); err != nil {
-		return objects.Invalid("%s", err)
+	if !sg.Empty() {
+		gc.DNSSEC = sg
 	}
-	return nil
+	return sg, nil
 }
 
 // gslbChange is a compiled gtm configuration for the server.
@@ -162,6 +166,7 @@ type gslbChange struct {
 	gc      *gslb.Config
 	skipped []string
 	plan    *gslb.Plan
+	keys    *dnssec.Signer // every configured DNSSEC key, kept by Commit
 
 	// Set by Commit, for Abort to go back.
 	done    bool
@@ -186,7 +191,7 @@ func (c *gslbChange) Commit() error {
 	for _, s := range c.skipped {
 		h.e.log.Info("not in GSLB decisions", "object", s)
 	}
-	h.ring.Retain(c.gc.DNSSEC)
+	h.ring.Retain(c.keys)
 	c.done, c.prevCfg, c.prevGC, c.prevSkp = true, h.cfg, h.cur, h.skipped
 	h.cfg, h.cur, h.skipped = c.cfg, c.gc, c.skipped
 	return nil

@@ -40,9 +40,20 @@ var dnssecAlgorithms = map[string]uint8{
 // a rollover period not shorter than the expiration period, a
 // signature published as long as it is valid) and a key-file whose key
 // does not fit the algorithm or the certificate-file.
-func dnssecZones(t *translator) ([]dnssec.ZoneConfig, error) {
+func dnssecZones(t *translator) ([]dnssec.ZoneConfig, []*dnssec.KeyConfig, error) {
 	var out []dnssec.ZoneConfig
+	var all []*dnssec.KeyConfig
 	keys := map[string]*dnssec.KeyConfig{}
+	// Every key is checked, used by a zone or not, as BIG-IP checks it
+	// when it is created.
+	for _, o := range t.cfg.Of(dnssecKeyKind) {
+		kc, err := dnssecKey(t, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[o.Name] = kc
+		all = append(all, kc)
+	}
 	for _, z := range t.cfg.Of(dnssecZoneKind) {
 		if dnssecZoneOn.Effective(t.cfg, z) == "disabled" {
 			continue
@@ -52,25 +63,17 @@ func dnssecZones(t *translator) ([]dnssec.ZoneConfig, error) {
 			for _, name := range v.List {
 				o := t.cfg.Lookup(t.s, specDNSSECKey, objects.FullPath(folderOf(z.Name), name))
 				if o == nil {
-					return nil, fmt.Errorf("ltm dns dnssec zone %s: key %s was not found", z.Name, name)
+					return nil, nil, fmt.Errorf("ltm dns dnssec zone %s: key %s was not found", z.Name, name)
 				}
 				if dnssecKeyOn.Effective(t.cfg, o) == "disabled" {
 					continue
 				}
-				kc := keys[o.Name]
-				if kc == nil {
-					var err error
-					if kc, err = dnssecKey(t, o); err != nil {
-						return nil, err
-					}
-					keys[o.Name] = kc
-				}
-				zc.Keys = append(zc.Keys, kc)
+				zc.Keys = append(zc.Keys, keys[o.Name])
 			}
 		}
 		out = append(out, zc)
 	}
-	return out, nil
+	return out, all, nil
 }
 
 func dnssecKey(t *translator, o *objects.Object) (*dnssec.KeyConfig, error) {

@@ -147,17 +147,51 @@ func manualDNSKEY(c *KeyConfig) (*dns.DNSKEY, error) {
 	return k, nil
 }
 
-// Build makes the Signer of a commit's zones. Keys whose settings stay
-// keep their generations (from the directory after a restart); new
-// automatic keys get generation 0 now (an RSA key of 4096 bits takes a
-// while to make). Keys no zone names are forgotten by Retain, once the
-// commit is in.
-func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
+// Build makes the Signer of a commit's zones; keys are every key the
+// configuration has, used by a zone or not (a zone's keys are among
+// them or added). Keys whose settings stay keep their generations (from
+// the directory after a restart); new automatic keys get generation 0
+// now (an RSA key of 4096 bits takes a while to make). The keys no
+// longer configured are forgotten by Retain, once the commit is in. A
+// Signer without zones (Empty) signs nothing.
+func (kr *Keyring) Build(zones []ZoneConfig, keys []*KeyConfig) (*Signer, error) {
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
 	now := kr.Now()
 	keep := map[string]*key{}
 	s := &Signer{kr: kr, cache: map[string]*cached{}, used: keep}
+	keyFor := func(c *KeyConfig) (*key, error) {
+		if k := keep[c.Name]; k != nil {
+			return k, nil
+		}
+		if old := kr.keys[c.Name]; old != nil && old.cfg.same(c) {
+			old.mu.Lock()
+			old.cfg = c // TTL, validity and publication may change freely
+			old.mu.Unlock()
+			keep[c.Name] = old
+			return old, nil
+		}
+		k := &key{cfg: c}
+		if !c.Manual && kr.dir != "" {
+			gens, err := kr.load(c)
+			if err != nil {
+				return nil, err
+			}
+			k.gens = gens
+		}
+		if len(k.gens) == 0 {
+			if err := kr.addGeneration(k, now); err != nil {
+				return nil, err
+			}
+		}
+		keep[c.Name] = k
+		return k, nil
+	}
+	for _, c := range keys {
+		if _, err := keyFor(c); err != nil {
+			return nil, err
+		}
+	}
 	seen := map[string]bool{}
 	for _, zc := range zones {
 		apex := dns.CanonicalName(zc.Name)
@@ -167,29 +201,9 @@ func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
 		seen[apex] = true
 		z := &zone{apex: apex}
 		for _, c := range zc.Keys {
-			k := keep[c.Name]
-			if k == nil {
-				if old := kr.keys[c.Name]; old != nil && old.cfg.same(c) {
-					k = old
-					k.mu.Lock()
-					k.cfg = c // TTL, validity and publication may change freely
-					k.mu.Unlock()
-				} else {
-					k = &key{cfg: c}
-					if !c.Manual && kr.dir != "" {
-						gens, err := kr.load(c)
-						if err != nil {
-							return nil, err
-						}
-						k.gens = gens
-					}
-					if len(k.gens) == 0 {
-						if err := kr.addGeneration(k, now); err != nil {
-							return nil, err
-						}
-					}
-				}
-				keep[c.Name] = k
+			k, err := keyFor(c)
+			if err != nil {
+				return nil, err
 			}
 			if c.KSK {
 				z.ksk = append(z.ksk, k)
@@ -213,11 +227,12 @@ func (kr *Keyring) Build(zones []ZoneConfig) (*Signer, error) {
 	for name, k := range keep {
 		kr.keys[name] = k
 	}
-	if len(s.zones) == 0 {
-		return nil, nil
-	}
 	return s, nil
 }
+
+// Empty reports whether s signs nothing (no enabled zone with an enabled
+// key), so that the answer paths need not consult it.
+func (s *Signer) Empty() bool { return s == nil || len(s.zones) == 0 }
 
 // Retain forgets the keys s does not use (nil: every key), and their
 // stored files: the commit that made s is in.

@@ -151,7 +151,7 @@ func canonicalLess(a, b string) bool {
 
 func TestSign(t *testing.T) {
 	kr, clk := testRing(t)
-	s, err := kr.Build(zoneKeys(t))
+	s, err := kr.Build(zoneKeys(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestSign(t *testing.T) {
 
 func TestDNSKEYQuery(t *testing.T) {
 	kr, _ := testRing(t)
-	s, err := kr.Build(zoneKeys(t))
+	s, err := kr.Build(zoneKeys(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestRollover(t *testing.T) {
 		{Name: "zsk", Algorithm: dns.ECDSAP256SHA256, TTL: 3600, Rollover: 21 * day, Expiration: 30 * day, Validity: 7 * day, Publication: 4 * day},
 		{Name: "ksk", KSK: true, Algorithm: dns.ECDSAP256SHA256, TTL: 3600, Rollover: 340 * day, Expiration: 365 * day, Validity: 7 * day, Publication: 4 * day},
 	}}}
-	s, err := kr.Build(zs)
+	s, err := kr.Build(zs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestRollover(t *testing.T) {
 		}
 	}
 	// A commit that keeps the keys keeps their generations.
-	if _, err := kr.Build(zs); err != nil {
+	if _, err := kr.Build(zs, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(); !slices.Equal(got, []int{1, 2}) {
@@ -325,7 +325,7 @@ func TestRollover(t *testing.T) {
 
 func TestSignatureCache(t *testing.T) {
 	kr, clk := testRing(t)
-	s, err := kr.Build(zoneKeys(t))
+	s, err := kr.Build(zoneKeys(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestBuildRefuses(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			kr, _ := testRing(t)
-			if _, err := kr.Build(tt.zones); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, err := kr.Build(tt.zones, nil); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want %q", err, tt.want)
 			}
 		})
@@ -382,7 +382,7 @@ func TestManualECDSA(t *testing.T) {
 		}
 		kr, clk := testRing(t)
 		s, err := kr.Build([]ZoneConfig{{Name: "example.com.", Keys: []*KeyConfig{
-			{Name: "k", KSK: true, Manual: true, Private: ec, Algorithm: tt.alg, TTL: 300, Validity: time.Hour, Publication: time.Minute}}}})
+			{Name: "k", KSK: true, Manual: true, Private: ec, Algorithm: tt.alg, TTL: 300, Validity: time.Hour, Publication: time.Minute}}}}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func TestKeysStored(t *testing.T) {
 			{Name: "/Common/ksk", KSK: true, Algorithm: alg, Bits: 1024, TTL: 3600, Rollover: time.Hour, Expiration: 2 * time.Hour, Validity: time.Hour, Publication: time.Minute}}}}
 	}
 	ds := func(kr *Keyring, z []ZoneConfig) string {
-		s, err := kr.Build(z)
+		s, err := kr.Build(z, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,5 +433,45 @@ func TestKeysStored(t *testing.T) {
 	kr.Retain(nil)
 	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
 		t.Fatalf("files left: %v", left)
+	}
+}
+
+// A key no enabled zone uses (its zone disabled) keeps its generations
+// while it is configured; a commit without it forgets it.
+func TestUnusedKeyKept(t *testing.T) {
+	kr, _ := testRing(t)
+	ksk := &KeyConfig{Name: "ksk", KSK: true, Algorithm: dns.ECDSAP256SHA256, TTL: 60, Validity: time.Hour, Publication: time.Minute}
+	zone := []ZoneConfig{{Name: "example.com.", Keys: []*KeyConfig{ksk}}}
+	first := ""
+	for _, tt := range []struct {
+		name  string
+		zones []ZoneConfig
+		keys  []*KeyConfig
+		same  bool // the DS is the first one
+	}{
+		{"first", zone, []*KeyConfig{ksk}, true},
+		{"zone disabled", nil, []*KeyConfig{ksk}, false},
+		{"zone enabled again", zone, []*KeyConfig{ksk}, true},
+		{"key deleted", nil, nil, false},
+		{"key created again", zone, []*KeyConfig{ksk}, false},
+	} {
+		s, err := kr.Build(tt.zones, tt.keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kr.Retain(s)
+		if s.Empty() != (tt.zones == nil) {
+			t.Fatalf("%s: empty %v", tt.name, s.Empty())
+		}
+		if tt.zones == nil {
+			continue
+		}
+		ds := s.DS("example.com.")[0].String()
+		if first == "" {
+			first = ds
+		}
+		if (ds == first) != tt.same {
+			t.Fatalf("%s: DS %s, first %s", tt.name, ds, first)
+		}
 	}
 }

@@ -18,7 +18,7 @@ func testSigner(t *testing.T) *dnssec.Signer {
 	s, err := dnssec.NewKeyring().Build([]dnssec.ZoneConfig{{Name: "example.com", Keys: []*dnssec.KeyConfig{
 		{Name: "zsk", Algorithm: dns.ECDSAP256SHA256, TTL: 86400, Rollover: 21 * day, Expiration: 30 * day, Validity: 7 * day, Publication: 4 * day},
 		{Name: "ksk", KSK: true, Algorithm: dns.ECDSAP256SHA256, TTL: 86400, Rollover: 340 * day, Expiration: 365 * day, Validity: 7 * day, Publication: 4 * day},
-	}}})
+	}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
