@@ -148,6 +148,12 @@ func (h *gslbHook) signer(cfg *objects.Config, gc *gslb.Config) (*dnssec.Signer,
 	if err != nil {
 		return nil, objects.Invalid("%s", err)
 	}
+	if h.ring == nil {
+		if len(zs) == 0 && len(keys) == 0 {
+			return nil, nil
+		}
+		h.ring = dnssec.NewKeyring() // a hook made without AttachGSLB
+	}
 	sg, err := h.ring.Build(zs, keys)
 	if err != nil {
 		return nil, objects.Invalid("%s", err)

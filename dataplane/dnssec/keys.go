@@ -237,6 +237,9 @@ func (s *Signer) Empty() bool { return s == nil || len(s.zones) == 0 }
 // Retain forgets the keys s does not use (nil: every key), and their
 // stored files: the commit that made s is in.
 func (kr *Keyring) Retain(s *Signer) {
+	if kr == nil {
+		return
+	}
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
 	for name, k := range kr.keys {
@@ -340,6 +343,9 @@ func (k *key) nextChange() time.Time {
 
 // Generations lists a key's generations, oldest first, for shows.
 func (kr *Keyring) Generations(name string) []Generation {
+	if kr == nil {
+		return nil
+	}
 	kr.mu.Lock()
 	k := kr.keys[name]
 	kr.mu.Unlock()
