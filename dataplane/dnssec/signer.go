@@ -204,10 +204,16 @@ func (s *Signer) Sign(m *dns.Msg, do bool, names Names) {
 	}
 	now := s.kr.Now()
 	set := s.keys(z, now)
-	if qname == z.apex && q.Qtype == dns.TypeDNSKEY && (m.Rcode == dns.RcodeSuccess || m.Rcode == dns.RcodeNameError) {
+	if qname == z.apex && q.Qtype == dns.TypeDNSKEY && (m.Rcode == dns.RcodeSuccess || m.Rcode == dns.RcodeNameError || m.Rcode == dns.RcodeRefused) {
+		// The keys answer even where no static zone holds the apex
+		// (REFUSED): they are the zone's. Copies, so that a rule editing
+		// the answer afterwards leaves the key set alone.
 		m.Rcode = dns.RcodeSuccess
 		m.Authoritative = true
-		m.Answer = append(m.Answer[:0], set.dnskeys...)
+		m.Answer = m.Answer[:0]
+		for _, k := range set.dnskeys {
+			m.Answer = append(m.Answer, dns.Copy(k))
+		}
 		m.Ns = m.Ns[:0]
 	}
 	if !do {
@@ -223,7 +229,7 @@ func (s *Signer) Sign(m *dns.Msg, do bool, names Names) {
 	case m.Rcode == dns.RcodeNameError && soa != nil:
 		m.Ns = append(m.Ns, s.nxdomain(z, qname, soa)...)
 	case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0 && soa != nil:
-		m.Ns = append(m.Ns, nodata(qname, minTTL(soa), names))
+		m.Ns = append(m.Ns, nodata(qname, qname == z.apex, minTTL(soa), names))
 	case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0 && !m.Authoritative:
 		// A referral to an unsigned child: prove it has no DS.
 		if cut := delegation(m.Ns, z.apex); cut != "" {
@@ -311,9 +317,13 @@ func covering(name string, ttl uint32) *dns.NSEC {
 }
 
 // nodata is the NSEC of a name that exists without the type asked: its
-// types (those names gives, and RRSIG and NSEC), next name just after it.
-func nodata(qname string, ttl uint32, names Names) *dns.NSEC {
+// types (those names gives, and RRSIG and NSEC, and DNSKEY at the apex),
+// next name just after it.
+func nodata(qname string, apex bool, ttl uint32, names Names) *dns.NSEC {
 	types := []uint16{dns.TypeRRSIG, dns.TypeNSEC}
+	if apex {
+		types = append(types, dns.TypeDNSKEY)
+	}
 	if names != nil {
 		types = append(types, names.TypesAt(qname)...)
 	}

@@ -177,6 +177,7 @@ func TestSign(t *testing.T) {
 		{name: "NXDOMAIN", q: query("nothing.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 3, wantNSEC: 2},
 		{name: "NXDOMAIN two below", q: query("a.b.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 3, wantNSEC: 2},
 		{name: "NODATA", q: query("www.example.com.", dns.TypeAAAA), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC: 1, wantTypes: []uint16{dns.TypeA, dns.TypeRRSIG, dns.TypeNSEC}},
+		{name: "NODATA at the apex", q: query("example.com.", dns.TypeTXT), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC: 1, wantTypes: []uint16{dns.TypeNS, dns.TypeSOA, dns.TypeRRSIG, dns.TypeNSEC, dns.TypeDNSKEY}},
 		{name: "referral proves no DS", q: query("www.sub.example.com.", dns.TypeA), ns: []string{"sub.example.com. 3600 IN NS ns.sub.example.com."}, do: true, wantSigs: 1, wantNSEC: 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,13 +242,16 @@ func TestDNSKEYQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		do   bool
-		sigs int
-	}{{false, 0}, {true, 1}} {
-		// What a zone without DNSKEY records answers: NODATA.
+		do    bool
+		sigs  int
+		rcode int // what the zones answered: NODATA, or REFUSED where no static zone holds the apex
+	}{{false, 0, dns.RcodeSuccess}, {true, 1, dns.RcodeSuccess}, {true, 1, dns.RcodeRefused}} {
 		m := new(dns.Msg)
 		m.SetReply(query("example.com.", dns.TypeDNSKEY))
-		m.Ns = append(m.Ns, rr(t, "example.com. 300 IN SOA ns1.example.com. h.example.com. 1 7200 900 1209600 300"))
+		m.Rcode = tt.rcode
+		if tt.rcode == dns.RcodeSuccess {
+			m.Ns = append(m.Ns, rr(t, "example.com. 300 IN SOA ns1.example.com. h.example.com. 1 7200 900 1209600 300"))
+		}
 		s.Sign(m, tt.do, nil)
 		n, sigs := 0, 0
 		for _, x := range m.Answer {
@@ -258,7 +262,7 @@ func TestDNSKEYQuery(t *testing.T) {
 				sigs++
 			}
 		}
-		if n != 2 || sigs != tt.sigs || len(m.Ns) != 0 {
+		if n != 2 || sigs != tt.sigs || len(m.Ns) != 0 || m.Rcode != dns.RcodeSuccess {
 			t.Fatalf("do %v: %d DNSKEY, %d RRSIG, %d authority records:\n%v", tt.do, n, sigs, len(m.Ns), m)
 		}
 	}
