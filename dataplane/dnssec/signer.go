@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -35,8 +36,15 @@ type zone struct {
 	apex     string
 	zsk, ksk []*key
 
-	mu   sync.Mutex
-	set  *keySet // nil until first used, and after a generation changes
+	mu   sync.Mutex // held while the set is made again
+	set  *keySet    // nil until first used, and after a generation changes
+	next time.Time  // when the set is to be made again (zero: never)
+	// cur is set and next for the queries, read without the lock.
+	cur atomic.Pointer[current]
+}
+
+type current struct {
+	set  *keySet
 	next time.Time
 }
 
@@ -96,6 +104,9 @@ func signing(k *key, now time.Time) *Generation {
 
 // keys is the zone's key set now, made again when a generation changes.
 func (s *Signer) keys(z *zone, now time.Time) *keySet {
+	if c := z.cur.Load(); c != nil && (c.next.IsZero() || now.Before(c.next)) {
+		return c.set
+	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.set != nil && (z.next.IsZero() || now.Before(z.next)) {
@@ -144,6 +155,7 @@ func (s *Signer) keys(z *zone, now time.Time) *keySet {
 		}
 	}
 	z.set = set
+	z.cur.Store(&current{set: set, next: z.next})
 	return set
 }
 

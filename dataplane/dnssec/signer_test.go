@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -476,6 +477,45 @@ func TestUnusedKeyKept(t *testing.T) {
 		}
 		if (ds == first) != tt.same {
 			t.Fatalf("%s: DS %s, first %s", tt.name, ds, first)
+		}
+	}
+}
+
+// Queries sign at once from several goroutines (run with -race): the
+// key set and the signature cache are shared.
+func TestSignConcurrent(t *testing.T) {
+	kr, clk := testRing(t)
+	s, err := kr.Build(zoneKeys(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := chain(t, s, "example.com.", clk.t)
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			for i := 0; i < 25; i++ {
+				m := new(dns.Msg)
+				name := fmt.Sprintf("h%d.example.com.", i%5)
+				m.SetReply(query(name, dns.TypeA))
+				a, _ := dns.NewRR(name + " 30 IN A 192.0.2.1")
+				m.Answer = append(m.Answer, a)
+				s.Sign(m, true, nil)
+				if len(m.Answer) != 2 {
+					errs <- fmt.Errorf("goroutine %d: not signed: %v", g, m)
+					return
+				}
+				sig := m.Answer[1].(*dns.RRSIG)
+				if err := sig.Verify(keys[sig.KeyTag], m.Answer[:1]); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
