@@ -3,11 +3,13 @@ package daemon
 import (
 	"context"
 	"net/netip"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/dnssec"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
 )
@@ -33,6 +35,10 @@ type gslbHook struct {
 	cur     *gslb.Config
 	skipped []string
 
+	// ring keeps the DNSSEC keys across commits (and, in the state
+	// directory, across restarts).
+	ring *dnssec.Keyring
+
 	feed    feedState
 	cancel  context.CancelFunc
 	stopped chan struct{}
@@ -46,7 +52,10 @@ type gslbHook struct {
 // throughput as the sum of its discovered virtual servers'. The returned
 // function stops the reporting; s itself is the caller's to close.
 func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), err error) {
-	h := &gslbHook{e: e, s: s, p: p, stopped: make(chan struct{})}
+	h := &gslbHook{e: e, s: s, p: p, stopped: make(chan struct{}), ring: dnssec.NewKeyring()}
+	if dir := e.StateDir(); dir != "" {
+		h.ring.SetDir(filepath.Join(dir, "dnssec"))
+	}
 	if err := e.AddHook(h); err != nil {
 		return nil, err
 	}
@@ -81,11 +90,15 @@ func (e *Engine) AttachGSLB(s *gslb.Server, p *dataplane.Plane) (stop func(), er
 func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	gc, skipped, kept, err := translateGSLB(h.e.schema, cfg, h.e.rules.compile)
 	var plan *gslb.Plan
+	var sg *dnssec.Signer
 	if err == nil {
 		// DNS rules share the LTM rules' log, data groups, table and
 		// static:: variables, as on a BIG-IP.
 		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
 		gc.Geo = h.e.GeoIP()
+		sg, err = h.signer(cfg, gc)
+	}
+	if err == nil {
 		if plan, err = gslb.Compile(gc); err != nil {
 			err = objects.Invalid("%s", oneLine(err))
 		}
@@ -124,7 +137,31 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 			opts.Warn(s + "; kept, and left out of GSLB decisions")
 		}
 	}
-	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan}, nil
+	return &gslbChange{h: h, start: old == nil, cfg: cfg, gc: gc, skipped: left, plan: plan, keys: sg}, nil
+}
+
+// signer gives gc the DNSSEC signer of cfg's ltm dns dnssec zones (nil
+// when none is signed) and returns the signer holding every configured
+// key, which the commit retains.
+func (h *gslbHook) signer(cfg *objects.Config, gc *gslb.Config) (*dnssec.Signer, error) {
+	zs, keys, err := dnssecZones(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}})
+	if err != nil {
+		return nil, objects.Invalid("%s", err)
+	}
+	if h.ring == nil {
+		if len(zs) == 0 && len(keys) == 0 {
+			return nil, nil
+		}
+		h.ring = dnssec.NewKeyring() // a hook made without AttachGSLB
+	}
+	sg, err := h.ring.Build(zs, keys)
+	if err != nil {
+		return nil, objects.Invalid("%s", err)
+	}
+	if !sg.Empty() {
+		gc.DNSSEC = sg
+	}
+	return sg, nil
 }
 
 // gslbChange is a compiled gtm configuration for the server.
@@ -135,6 +172,7 @@ type gslbChange struct {
 	gc      *gslb.Config
 	skipped []string
 	plan    *gslb.Plan
+	keys    *dnssec.Signer // every configured DNSSEC key, kept by Commit
 
 	// Set by Commit, for Abort to go back.
 	done    bool
@@ -159,6 +197,7 @@ func (c *gslbChange) Commit() error {
 	for _, s := range c.skipped {
 		h.e.log.Info("not in GSLB decisions", "object", s)
 	}
+	h.ring.Retain(c.keys)
 	c.done, c.prevCfg, c.prevGC, c.prevSkp = true, h.cfg, h.cur, h.skipped
 	h.cfg, h.cur, h.skipped = c.cfg, c.gc, c.skipped
 	return nil

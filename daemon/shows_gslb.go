@@ -78,7 +78,10 @@ func gtmTypedExists(s *Session, pool bool, typ gslb.RRType, name string) bool {
 func typeMatch(want, t gslb.RRType) bool { return want == "" || want == t }
 
 // registerGSLBRuntime installs the GSLB's runtime commands.
-func registerGSLBRuntime(e *Engine, h *gslbHook) { e.RegisterRuntime(gslbCommands(h)) }
+func registerGSLBRuntime(e *Engine, h *gslbHook) {
+	e.RegisterRuntime(gslbCommands(h))
+	e.RegisterRuntime(dnssecCommands(h))
+}
 
 // gslbCommands answers `show gtm ...` from the GSLB server's snapshots, and
 // `delete gtm persist` from its persistence table.

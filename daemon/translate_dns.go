@@ -41,6 +41,7 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		Name:         dp.Name,
 		GTM:          e("enable-gtm") == "yes",
 		Express:      e("enable-dns-express") == "yes",
+		DNSSEC:       e("enable-dnssec") == "yes",
 		Unhandled:    e("unhandled-query-action"),
 		NoProcessRD:  e("process-rd") == "no",
 		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",

@@ -717,7 +717,15 @@ rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
-			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd"),
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec"),
+		actOn(pk("ltm dns dnssec key", "DNSSEC Key", "", tmshRef("ltm dns dnssec key")+vocab, dnssecKeyRows),
+			"F5 ltm dns dnssec key: a zone-signing or key-signing key the GSLB signs a dnssec zone's answers with (dataplane/dnssec)",
+			"algorithm", "bit-width", "certificate-file", "enabled", "expiration-period", "key-file", "key-management", "key-type",
+			"rollover-period", "signature-publication-period", "signature-validity-period", "ttl"),
+		actOn(pk("ltm dns dnssec zone", "DNSSEC Zone", "", tmshRef("ltm dns dnssec zone")+vocab, `
+enabled flag enabled|disabled
+keys reflist ltm+dns+dnssec+key
+`), "F5 ltm dns dnssec zone: the names at and below it are answered signed to queries with the DO bit (dataplane/dnssec)", "enabled", "keys"),
 		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
 			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries"),
 		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+`
@@ -1420,6 +1428,27 @@ func addrList(k *Kind, name string) *Kind {
 	k.row(name).Format = "ip"
 	return k
 }
+
+// dnssecKeyRows are an ltm dns dnssec key's settings [M: defaults;
+// key-management manual lets tmsh's `create ... key-file K
+// certificate-file C` example stand alone; the periods are seconds,
+// signature-publication-period two thirds of signature-validity-period].
+const dnssecKeyRows = `
+algorithm enum rsasha1 rsasha1|rsasha256|rsasha512|ecdsap256sha256|ecdsap384sha384
+bit-width int 1024
+certificate-file ref sys+file+ssl-cert none
+enabled flag enabled|disabled
+expiration-period int 0
+hardware-security-module enum none none|internal|external
+key-file ref sys+file+ssl-key none
+key-management enum manual manual|automatic
+key-type enum zsk zsk|ksk
+rollover-period int 0
+signature-publication-period int 403200
+signature-validity-period int 604800
+ttl int 86400
+use-fips enum disabled disabled|enabled
+`
 
 // dnsCacheRows are the settings every ltm dns cache has [M: defaults as
 // BIG-IP v14 lists them].

@@ -28,7 +28,7 @@ import (
 // false when neither holds the name, so that the profile's next step
 // decides. send is false when the query is to be dropped.
 type Answerer interface {
-	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express bool) (m *dns.Msg, send, handled bool)
+	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool)
 	// VirtualRequest runs the virtual's iRules' DNS_REQUEST with the
 	// GSLB's DNS:: commands (gslb.Server.VirtualRequest).
 	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)

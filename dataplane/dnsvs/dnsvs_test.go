@@ -193,7 +193,7 @@ func TestDecideSteps(t *testing.T) {
 // gslbStub answers every name, as a wide IP would.
 type gslbStub struct{ asked int }
 
-func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express bool) (*dns.Msg, bool, bool) {
+func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express, _ bool) (*dns.Msg, bool, bool) {
 	g.asked++
 	m := new(dns.Msg)
 	m.SetReply(r)

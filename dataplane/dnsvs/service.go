@@ -66,7 +66,7 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool) (
 	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
 	if (s.p.GTM || s.p.Express) && !rd {
 		if a := s.e.ans.Load(); a != nil {
-			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express); handled {
+			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express, s.p.DNSSEC); handled {
 				s.st.GSLB.Add(1)
 				if !send {
 					return nil, stepDrop

@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/dnssec"
 	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/rules"
@@ -56,6 +57,9 @@ type Config struct {
 	// isp matches read; it is a store, so reloading the databases needs
 	// no new plan. nil (or an empty store): they never match.
 	Geo *geoip.Store
+	// DNSSEC signs the answers of the names of its zones (`ltm dns
+	// dnssec zone`) for queries with the DO bit; nil signs nothing.
+	DNSSEC *dnssec.Signer
 }
 
 // Listener is a `gtm listener`: one address and port DNS is served on.

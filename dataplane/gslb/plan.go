@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/dnssec"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -148,6 +149,8 @@ type plan struct {
 	// that only then does scoring look addresses up.
 	geoTopo bool
 	zones   []*zone // longest origin first
+	// signer signs answers under its zones (nil: none).
+	signer *dnssec.Signer
 	// listeners are the sockets the plan serves on.
 	listeners map[listenerKey]Listener
 	// listenRules are the rule programs of listeners with rules; anyRules
@@ -660,6 +663,7 @@ func compile(cfg *Config) (*plan, error) {
 		return nil, err
 	}
 	p.zones = zs
+	p.signer = cfg.DNSSEC
 	ls, err := compileListeners(cfg.Listeners)
 	if err != nil {
 		return nil, err

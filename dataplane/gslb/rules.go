@@ -365,8 +365,8 @@ func (s *Server) runRules(c *rules.Program, rc *ruleConn, ev rules.Event) {
 	}
 }
 
-// answer is Answer with the rules of the listener the query came in on.
-func (s *Server) answer(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
+// answerRules is Answer with the rules of the listener the query came in on.
+func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.Msg, bool) {
 	if r.Opcode == dns.OpcodeNotify && !r.Response {
 		if m, ok := s.expressNotify(v.wire, r, src); ok {
 			return m, m != nil

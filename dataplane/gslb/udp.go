@@ -240,6 +240,9 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	if p.anyRules {
 		return out, false, false // rules see every query as a dns.Msg
 	}
+	if q.do && p.signer != nil {
+		return out, false, false // signed answers are built as Answer builds them
+	}
 	qname := unsafe.String(&q.name[0], q.nameLen) // not kept past this call
 	w := p.lookupName(qname)
 	if w == nil || w.cfg.Disabled || w.cfg.FullResponse {

@@ -16,8 +16,9 @@ import (
 // Express, when express lets them and no wide IP answered. handled is
 // false when neither holds the name, so that the profile's next step
 // (its cache, unhandled-query-action) decides; a malformed query is
-// never handled here.
-func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express bool) (m *dns.Msg, send, handled bool) {
+// never handled here. dnssec (the profile's enable-dnssec) lets the
+// answer of a name under an `ltm dns dnssec zone` be signed.
+func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool) {
 	if r.Response || r.Opcode != dns.OpcodeQuery || len(r.Question) != 1 {
 		return nil, false, false
 	}
@@ -29,7 +30,10 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express boo
 	qname := strings.ToLower(q.Name)
 	if gtm {
 		if _, some := p.wideIPFor(qname, q.Qtype); some != nil {
-			m, send = s.answer(r, src, udp, via{})
+			m, send = s.answerRules(r, src, udp, via{})
+			if send && m != nil && dnssec && p.signer != nil {
+				s.sign(p, r, m, udp)
+			}
 			return m, send, true
 		}
 	}
@@ -52,7 +56,11 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express boo
 	if m.Rcode == dns.RcodeNameError {
 		s.stats.nxdomain.Inc(0)
 	}
-	return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
+	m = s.finishMsg(m, r.IsEdns0(), nil, udp)
+	if dnssec && p.signer != nil {
+		s.sign(p, r, m, udp)
+	}
+	return m, true, true
 }
 
 // VirtualRules is one query's run of an LTM virtual's iRules: the

@@ -874,6 +874,9 @@ type DNSProfile struct {
 	GTM bool
 	// Express (enable-dns-express) lets the static zones answer.
 	Express bool
+	// DNSSEC (enable-dnssec) lets the GSLB sign what it answers for
+	// the names of an ltm dns dnssec zone.
+	DNSSEC bool
 	// Unhandled is unhandled-query-action: allow, drop, reject, hint or
 	// noerror.
 	Unhandled string
