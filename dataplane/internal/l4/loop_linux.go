@@ -619,6 +619,7 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 		// On: the same edge may carry the server's first bytes.
 	}
 	if ev&evloop.Err != 0 {
+		lf.flow.peerReset(tag == tagServer)
 		lf.abort(true) // a reset (or error) on one side resets the other
 		return
 	}
@@ -697,6 +698,7 @@ func (lf *loopFlow) pump(up bool) {
 		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
+			lf.flow.peerReset(up)
 			lf.abort(true)
 			return
 		}
@@ -811,6 +813,7 @@ func (lf *loopFlow) readSource(src int, up bool) (*[]byte, int) {
 		return nil, 0
 	case err != nil:
 		bufPool.Put(buf)
+		lf.flow.peerReset(!up)
 		lf.abort(true)
 		return nil, 0
 	case n == 0:
@@ -981,11 +984,11 @@ func (lf *loopFlow) abort(reset bool) {
 		return
 	}
 	lf.forget()
+	lf.flow.rst(reset, lf.sfd >= 0)
 	if lf.sfd >= 0 {
 		rawsock.Reset(lf.sfd)
 	}
 	if reset {
-		lf.flow.rst()
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)
@@ -1005,7 +1008,7 @@ func (lf *loopFlow) closeBoth() {
 func (lf *loopFlow) fail() {
 	lf.forget()
 	lf.flow.orBecause(rstcause.NoServer)
-	lf.flow.rst()
+	lf.flow.rst(true, false)
 	rawsock.Reset(lf.cfd)
 	lf.finish()
 }

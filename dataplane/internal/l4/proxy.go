@@ -696,6 +696,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				}
 				return false
 			}
+			pr.peerReset(!up)
 			pr.lost(sc) // reset (or error) from src: reset the other side
 			return false
 		}
@@ -724,6 +725,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		bufPool.Put(buf)
 		buf = nil
 		if werr != nil {
+			pr.peerReset(up)
 			pr.lost(sc)
 			return false
 		}
@@ -881,11 +883,11 @@ func (pr *proxied) end(resetBoth bool) {
 	if !pr.ended.CompareAndSwap(false, true) {
 		return
 	}
+	pr.rst(resetBoth, true)
 	if sc := pr.srv.Load(); sc != nil {
 		reset(sc.conn)
 	}
 	if resetBoth {
-		pr.rst()
 		reset(pr.client)
 	} else {
 		pr.client.Close()
@@ -929,7 +931,7 @@ func (pr *proxied) finishLeg() {
 func (pr *proxied) finish(resetClient bool) {
 	if pr.ended.CompareAndSwap(false, true) {
 		if resetClient {
-			pr.rst()
+			pr.rst(true, false)
 			reset(pr.client)
 		} else {
 			pr.client.Close()

@@ -202,11 +202,13 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 	rs.mu.Unlock()
 	if err != nil {
 		pr.logRuleError(config.Event(ev.String()), err)
+		pr.because(rstcause.TCLError)
 		pr.end(true)
 		return false
 	}
 	switch v {
 	case irules.Reject:
+		pr.because(rstcause.RuleReject)
 		pr.end(true)
 		return false
 	case irules.Drop:
@@ -306,6 +308,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			_, werr := dst.Write((*bp)[:n])
 			bufPool.Put(bp)
 			if werr != nil {
+				pr.peerReset(up)
 				pr.lost(sc)
 				return false
 			}
@@ -324,6 +327,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			}
 			return false
 		}
+		pr.peerReset(!up)
 		pr.lost(sc)
 		return false
 	}

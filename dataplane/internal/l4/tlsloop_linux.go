@@ -150,7 +150,7 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 func (lf *loopFlow) handshakeFailed(reset bool) {
 	lf.hsConn.Close()
 	if reset {
-		lf.flow.rst()
+		lf.flow.rst(true, false)
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)

@@ -1,0 +1,276 @@
+//go:build linux
+
+package dataplane
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// peerMember is a member that either resets each connection once it has
+// read a line (reset), or holds it and notes how it ended: the address
+// the connection came from and whether it was reset.
+type peerMember struct {
+	reset bool
+	mu    sync.Mutex
+	from  []netip.AddrPort
+	lines int // lines read: the proxy passed the client's on
+	ended []error
+}
+
+func startPeerMember(t *testing.T, addr string, reset bool) *peerMember {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &peerMember{reset: reset}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go m.serve(c.(*net.TCPConn))
+		}
+	}()
+	return m
+}
+
+func (m *peerMember) serve(c *net.TCPConn) {
+	m.mu.Lock()
+	m.from = append(m.from, netip.MustParseAddrPort(c.RemoteAddr().String()))
+	m.mu.Unlock()
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	_, err := br.ReadString('\n')
+	if err == nil {
+		m.mu.Lock()
+		m.lines++
+		m.mu.Unlock()
+	}
+	if m.reset {
+		c.SetLinger(0)
+		c.Close()
+		return
+	}
+	if err == nil {
+		_, err = io.Copy(io.Discard, br)
+	}
+	c.Close()
+	m.mu.Lock()
+	m.ended = append(m.ended, err)
+	m.mu.Unlock()
+}
+
+// read is the count of lines the member read.
+func (m *peerMember) read() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lines
+}
+
+// last is the address the member's last connection came from and how it
+// ended (nil while open, or ended with a FIN).
+func (m *peerMember) last() (netip.AddrPort, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var from netip.AddrPort
+	if len(m.from) > 0 {
+		from = m.from[len(m.from)-1]
+	}
+	var err error
+	if len(m.ended) > 0 {
+		err = m.ended[len(m.ended)-1]
+	}
+	return from, len(m.ended), err
+}
+
+// TestResetCausePeers runs the resets the proxy passes on or sends to a
+// member: the member's reset reaches the client as a reset, logged with
+// BIG-IP's "{peer} TCP RST from remote system"; the client's reaches the
+// member, logged from the server side's address to the member's; an
+// idle timeout resets the member too; a rule's runtime error resets the
+// client (TCL error).
+func TestResetCausePeers(t *testing.T) {
+	resetter := "127.35.0.50:9000"
+	holder := "127.35.0.51:9000"
+	startPeerMember(t, resetter, true)
+	hold := startPeerMember(t, holder, false)
+	startHTTPServer(t, "127.35.0.52:80", "H1")
+	withRule := func(cfg *Config, rule string) *Config {
+		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+		return cfg
+	}
+	const proxyEvent = `when CLIENT_ACCEPTED { set x 1 }`
+	// memberReset: the client's line is answered by the member's reset,
+	// which the client gets as a reset.
+	memberReset := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		c := dialFrom(t, "127.35.0.1", vs)
+		c.c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c.c, "hello\n")
+		_, err := io.Copy(io.Discard, c.c)
+		if !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the client got %v, not the member's reset passed on", err)
+		}
+		return ap(vs), netip.MustParseAddrPort(c.c.LocalAddr().String())
+	}
+	// clientReset: the client resets an open flow; the member gets a
+	// reset from the server side's address.
+	clientReset := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		c := dialFrom(t, "127.35.0.1", vs)
+		_, n0, _ := hold.last()
+		l0 := hold.read()
+		io.WriteString(c.c, "hello\n")
+		eventually(t, "the line to reach the member", func() bool { return hold.read() > l0 })
+		c.c.SetLinger(0)
+		c.c.Close()
+		var from netip.AddrPort
+		eventually(t, "the member's connection to end", func() bool {
+			var n int
+			from, n, _ = hold.last()
+			return n > n0
+		})
+		if _, _, err := hold.last(); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the member's connection ended with %v, not a reset", err)
+		}
+		return from, ap(holder)
+	}
+	// memberIdle: the flow idles out; the member's connection is reset.
+	memberIdle := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		_, n0, _ := hold.last()
+		c := dialFrom(t, "127.35.0.1", vs)
+		io.WriteString(c.c, "hello\n")
+		var from netip.AddrPort
+		eventually(t, "the member's connection to end", func() bool {
+			var n int
+			from, n, _ = hold.last()
+			return n > n0
+		})
+		if _, _, err := hold.last(); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the member's connection ended with %v, not a reset", err)
+		}
+		return from, ap(holder)
+	}
+	toClient := func(run func(*testing.T, string) netip.AddrPort) func(*testing.T, string) (netip.AddrPort, netip.AddrPort) {
+		return func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) { return ap(vs), run(t, vs) }
+	}
+	cases := []struct {
+		name string
+		vs   string
+		cfg  func(vs string) *Config
+		run  func(t *testing.T, vs string) (from, to netip.AddrPort)
+		want string
+	}{
+		{name: "member resets", vs: "127.35.0.10:80",
+			cfg:  func(vs string) *Config { return basic(vs, resetter) },
+			run:  memberReset,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "member resets, rule flow", vs: "127.35.0.11:80",
+			cfg:  func(vs string) *Config { return withRule(basic(vs, resetter), proxyEvent) },
+			run:  memberReset,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "client resets", vs: "127.35.0.12:80",
+			cfg:  func(vs string) *Config { return basic(vs, holder) },
+			run:  clientReset,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "client resets, rule flow", vs: "127.35.0.13:80",
+			cfg:  func(vs string) *Config { return withRule(basic(vs, holder), proxyEvent) },
+			run:  clientReset,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "idle timeout, member side", vs: "127.35.0.14:80",
+			cfg: func(vs string) *Config {
+				cfg := basic(vs, holder)
+				cfg.Virtuals["/Common/vs"].IdleTimeout = time.Second
+				return cfg
+			},
+			run:  memberIdle,
+			want: "[l4:idle] {peer} Idle timeout (clientside)"},
+		{name: "idle timeout, member side, rule flow", vs: "127.35.0.15:80",
+			cfg: func(vs string) *Config {
+				cfg := withRule(basic(vs, holder), proxyEvent)
+				cfg.Virtuals["/Common/vs"].IdleTimeout = time.Second
+				return cfg
+			},
+			run:  memberIdle,
+			want: "[l4:idle] {peer} Idle timeout (clientside)"},
+		{name: "rule error", vs: "127.35.0.16:80",
+			cfg:  func(vs string) *Config { return withRule(basic(vs, holder), `when CLIENT_ACCEPTED { set x $nosuch }`) },
+			run:  toClient(dialAndWait35),
+			want: "[l4:tcl] TCL error"},
+		{name: "http rule error", vs: "127.35.0.17:80",
+			cfg: func(vs string) *Config {
+				return l7Config(t, vs, false, mblb.HTTPOptions{}, `when HTTP_REQUEST { set x $nosuch }`, "127.35.0.52:80")
+			},
+			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
+				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
+			}),
+			want: "[mblb:tcl] TCL error"},
+		{name: "http rule error, CLIENT_ACCEPTED", vs: "127.35.0.18:80",
+			cfg: func(vs string) *Config {
+				return l7Config(t, vs, false, mblb.HTTPOptions{}, `when CLIENT_ACCEPTED { set x $nosuch }`, "127.35.0.52:80")
+			},
+			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
+				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
+			}),
+			want: "[mblb:tcl] TCL error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			mustApply(t, p, tc.cfg(tc.vs))
+			var got rstLines
+			p.SetResetCauseLog(got.add)
+			from, to := tc.run(t, tc.vs)
+			want := "01230140:6: RST sent from " + from.String() + " to " + to.String() + ", " + tc.want
+			eventually(t, "the line "+want, func() bool {
+				for _, l := range got.all() {
+					if l == want {
+						return true
+					}
+				}
+				return false
+			})
+			// Off: the same reset is logged no more.
+			p.SetResetCauseLog(nil)
+			before := len(got.all())
+			eventually(t, "the flows to end", func() bool { return p.table.Len() == 0 })
+			tc.run(t, tc.vs)
+			if n := len(got.all()); n != before {
+				t.Fatalf("with the log off, %d lines: %q", n-before, got.all()[before:])
+			}
+		})
+	}
+}
+
+// dialAndWait35 connects from 127.35.0.1 and waits for the virtual to
+// end the connection; it returns the client's address.
+func dialAndWait35(t *testing.T, vs string) netip.AddrPort {
+	t.Helper()
+	c := dialFrom(t, "127.35.0.1", vs)
+	waitEnded(t, c.c)
+	return netip.MustParseAddrPort(c.c.LocalAddr().String())
+}
+
+// httpAndWaitFrom sends one request from src and waits for the virtual
+// to end the connection.
+func httpAndWaitFrom(t *testing.T, src, vs, req string) netip.AddrPort {
+	t.Helper()
+	c := dialFrom(t, src, vs)
+	c.c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c.c, req)
+	io.Copy(io.Discard, c.c)
+	return netip.MustParseAddrPort(c.c.LocalAddr().String())
+}
