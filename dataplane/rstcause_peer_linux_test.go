@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
+	"golang.org/x/sys/unix"
 )
 
 // peerMember is a member that either resets each connection once it has
@@ -113,6 +115,53 @@ func TestResetCausePeers(t *testing.T) {
 	withRule := func(cfg *Config, rule string) *Config {
 		cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 		return cfg
+	}
+
+	// A member that answers one line and closes: the proxy then sends
+	// the client close_notify and waits for the client's.
+	closer := "127.35.0.53:9000"
+	startCloser(t, closer)
+	cert, key, _ := testCert(t, "app.example")
+	alertVS := func(vs string, alert time.Duration, rule string) *Config {
+		cfg := basic(vs, closer)
+		if rule != "" {
+			withRule(cfg, rule)
+		}
+		cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+		cfg.Virtuals["/Common/vs"].TLS.ClientAlert = alert
+		return cfg
+	}
+	// silentTLS: a TLS client that reads the answer and the close_notify
+	// after it, and never sends its own; the virtual resets it.
+	silentTLS := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(ap("127.35.0.1:0"))}
+		c, err := tls.DialWithDialer(d, "tcp", vs, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "hello\n")
+		if _, err := io.Copy(io.Discard, c); err != nil {
+			t.Fatalf("the answer and close_notify: %v", err)
+		}
+		// The socket, watched without sending: half-closed by the
+		// virtual (CLOSE_WAIT) until its reset closes it once
+		// alert-timeout ran out.
+		rc, err := c.NetConn().(*net.TCPConn).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the virtual's reset", func() bool {
+			var st uint8
+			rc.Control(func(fd uintptr) {
+				if info, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+					st = info.State
+				}
+			})
+			return st == unix.BPF_TCP_CLOSE
+		})
+		return ap(vs), netip.MustParseAddrPort(c.LocalAddr().String())
 	}
 	const proxyEvent = `when CLIENT_ACCEPTED { set x 1 }`
 	// memberReset: the client's line is answered by the member's reset,
@@ -226,6 +275,14 @@ func TestResetCausePeers(t *testing.T) {
 				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
 			}),
 			want: "[mblb:tcl] TCL error"},
+		{name: "client-ssl alert-timeout", vs: "127.35.0.19:443",
+			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, "") },
+			run:  silentTLS,
+			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
+		{name: "client-ssl alert-timeout, rule flow", vs: "127.35.0.20:443",
+			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, proxyEvent) },
+			run:  silentTLS,
+			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,6 +310,34 @@ func TestResetCausePeers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startCloser runs a member that answers one line with one line and
+// closes.
+func startCloser(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+					io.WriteString(c, "bye\n")
+				}
+			}()
+		}
+	}()
 }
 
 // dialAndWait35 connects from 127.35.0.1 and waits for the virtual to

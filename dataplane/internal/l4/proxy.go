@@ -98,6 +98,9 @@ type proxied struct {
 	ended    atomic.Bool
 	// watched: the close timers of the flow run (tcpclose.go).
 	watched bool
+	// alert waits for the peer's close_notify after the proxy sent one
+	// (alert-timeout, tls.go); nil while none is awaited.
+	alert atomic.Pointer[time.Timer]
 	// streams are the stream filters of the two directions (client to
 	// server first); nil without a stream profile (stream.go).
 	streams *[2]streamDir
@@ -939,6 +942,9 @@ func (pr *proxied) finish(resetClient bool) {
 		if sc := pr.srv.Load(); sc != nil {
 			sc.conn.Close()
 		}
+	}
+	if t := pr.alert.Load(); t != nil {
+		t.Stop()
 	}
 	if pr.rs != nil {
 		pr.endRules()

@@ -324,6 +324,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		if errors.Is(err, io.EOF) {
 			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
 				closeWrite(dst)
+				pr.awaitAlert(up, dst)
 			}
 			return false
 		}
@@ -331,6 +332,34 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		pr.lost(sc)
 		return false
 	}
+}
+
+// awaitAlert starts the wait for the peer's close_notify once the
+// proxy's went to dst (the member's side when up) over TLS: past the
+// profile's alert-timeout both sides are reset, as BIG-IP aborts the
+// connection. Indefinite (0) starts nothing.
+func (pr *proxied) awaitAlert(up bool, dst net.Conn) {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil {
+		return
+	}
+	if _, ok := dst.(*tls.Conn); !ok {
+		return
+	}
+	d, c := tc.ClientAlert, rstcause.AlertTimeout
+	if up {
+		d, c = tc.ServerAlert, rstcause.AlertTimeout|rstcause.Peer // the member's silence
+	}
+	if d <= 0 || pr.alert.Load() != nil {
+		return
+	}
+	pr.alert.Store(time.AfterFunc(d, func() {
+		if pr.ended.Load() {
+			return
+		}
+		pr.because(c)
+		pr.end(true)
+	}))
 }
 
 // closeWrite half-closes c: a TLS connection sends close_notify, then the
