@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,6 +131,22 @@ func TestResetCausePeers(t *testing.T) {
 		cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
 		cfg.Virtuals["/Common/vs"].TLS.ClientAlert = alert
 		return cfg
+	}
+	// A TLS member that reads to the proxy's close_notify and then
+	// never sends its own.
+	silentMember := "127.35.0.54:9443"
+	startSilentTLS(t, silentMember, cert, key)
+	// halfClose: a plaintext client sends a line and its FIN; the proxy
+	// passes them on as close_notify and waits for the member's.
+	halfClose := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		c := dialFrom(t, "127.35.0.1", vs)
+		c.c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c.c, "hello\n")
+		c.c.CloseWrite()
+		if _, err := io.Copy(io.Discard, c.c); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the client got %v, not a reset", err)
+		}
+		return ap(vs), netip.MustParseAddrPort(c.c.LocalAddr().String())
 	}
 	// silentTLS: a TLS client that reads the answer and the close_notify
 	// after it, and never sends its own; the virtual resets it.
@@ -279,10 +296,19 @@ func TestResetCausePeers(t *testing.T) {
 			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, "") },
 			run:  silentTLS,
 			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
-		{name: "client-ssl alert-timeout, rule flow", vs: "127.35.0.20:443",
-			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, proxyEvent) },
+		{name: "client-ssl alert-timeout, goroutine flow", vs: "127.35.0.20:443",
+			// SERVER_CONNECTED keeps the flow off the TLS event loops.
+			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, `when SERVER_CONNECTED { set x 1 }`) },
 			run:  silentTLS,
 			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
+		{name: "server-ssl alert-timeout", vs: "127.35.0.21:80",
+			cfg: func(vs string) *Config {
+				cfg := basic(vs, silentMember)
+				cfg.Virtuals["/Common/vs"].TLS = &TLS{Server: serverSSL(t), ServerAlert: time.Second}
+				return cfg
+			},
+			run:  halfClose,
+			want: "[l4:ssl-alert] {peer} SSL alert timeout exceeded"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -335,6 +361,40 @@ func startCloser(t *testing.T, addr string) {
 				if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
 					io.WriteString(c, "bye\n")
 				}
+			}()
+		}
+	}()
+}
+
+// startSilentTLS runs a TLS member that reads until the peer's
+// close_notify and then holds the connection open, answering nothing.
+func startSilentTLS(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof.Key) {
+	t.Helper()
+	pair, err := tlsprof.Pair("member", cert, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", addr, &tls.Config{Certificates: []tls.Certificate{pair}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, stop := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				io.Copy(io.Discard, c) // to close_notify, or the proxy's reset
+				select { // held open, silent
+				case <-stop:
+				case <-time.After(10 * time.Second):
+				}
+				c.(*tls.Conn).NetConn().Close()
 			}()
 		}
 	}()

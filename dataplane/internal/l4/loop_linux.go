@@ -434,6 +434,10 @@ type loopFlow struct {
 	hsConn    *net.TCPConn
 
 	cs *closeState // the close handling's timers (tcpclose_linux.go)
+	// alertAt is when close_notify went to a client-ssl client whose own
+	// has not come (loop time; 0: none awaited), for the profile's
+	// alert-timeout (tick).
+	alertAt int64
 }
 
 // startFlow runs a newly accepted plain connection.
@@ -949,6 +953,9 @@ func (lf *loopFlow) sourceEOF(up bool) {
 			lf.abort(true)
 			return
 		}
+		if !lf.up.eof && lf.snap != nil && lf.snap.Cfg.TLS != nil && lf.snap.Cfg.TLS.ClientAlert > 0 {
+			lf.alertAt = lf.lr.Now()
+		}
 		if lf.ctls.Buffered() > 0 {
 			d.tlsOut = true
 			return
@@ -1070,6 +1077,12 @@ func (lr *loopRT) tick(now int64) {
 		}
 		lf := lr.flows[i]
 		if sn := lf.flow.snap; sn != nil && sn.Cfg.TCPClose != nil && lf.closeTimers(sn.Cfg.TCPClose, now) { // tcpclose_linux.go
+			continue
+		}
+		if lf.alertAt != 0 && now-lf.alertAt >= int64(lf.flow.snap.Cfg.TLS.ClientAlert) {
+			// The client never answered close_notify (alert-timeout).
+			lf.flow.because(rstcause.AlertTimeout)
+			lf.abort(true)
 			continue
 		}
 		switch {

@@ -37,12 +37,10 @@ const (
 
 // loopTLS reports whether a virtual's flows run on the loops with TLS:
 // client-ssl only (without allow-non-ssl), and no rule event but CLIENT_ACCEPTED, which runs on
-// the handshake's goroutine before the handshake (acceptedOnLoop). A
-// client-ssl alert-timeout runs its wait on the goroutine flows' close
-// path (awaitAlert).
+// the handshake's goroutine before the handshake (acceptedOnLoop).
 func loopTLS(snap *state.VirtualSnap) bool {
 	t := snap.Cfg.TLS
-	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && t.ClientAlert == 0 && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
+	return t != nil && t.Client != nil && t.Server == nil && !t.AllowNonSSL && (snap.EvMask == 0 || snap.EvMask == eventBit(config.EventClientAccepted)) &&
 		snap.Cfg.MBLB == nil && !handlesSSL(snap.Cfg.Rules) && !sslPersists(snap.Cfg) // ssl persistence: goroutine flows (tls.go)
 }
 
