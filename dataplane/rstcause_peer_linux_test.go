@@ -148,6 +148,21 @@ func TestResetCausePeers(t *testing.T) {
 		}
 		return ap(vs), netip.MustParseAddrPort(c.c.LocalAddr().String())
 	}
+	// memberResetTLS is memberReset for a TLS client.
+	memberResetTLS := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
+		d := &net.Dialer{Timeout: 2 * time.Second, LocalAddr: net.TCPAddrFromAddrPort(ap("127.35.0.1:0"))}
+		c, err := tls.DialWithDialer(d, "tcp", vs, &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		io.WriteString(c, "hello\n")
+		if _, err := io.Copy(io.Discard, c); !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("the client got %v, not the member's reset passed on", err)
+		}
+		return ap(vs), netip.MustParseAddrPort(c.LocalAddr().String())
+	}
 	// silentTLS: a TLS client that reads the answer and the close_notify
 	// after it, and never sends its own; the virtual resets it.
 	silentTLS := func(t *testing.T, vs string) (netip.AddrPort, netip.AddrPort) {
@@ -247,6 +262,22 @@ func TestResetCausePeers(t *testing.T) {
 		{name: "member resets, rule flow", vs: "127.35.0.11:80",
 			cfg:  func(vs string) *Config { return withRule(basic(vs, resetter), proxyEvent) },
 			run:  memberReset,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "member resets, client-ssl loop flow", vs: "127.35.0.22:443",
+			cfg: func(vs string) *Config {
+				cfg := basic(vs, resetter)
+				cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+				return cfg
+			},
+			run:  memberResetTLS,
+			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
+		{name: "member resets, client-ssl goroutine flow", vs: "127.35.0.23:443",
+			cfg: func(vs string) *Config {
+				cfg := withRule(basic(vs, resetter), `when SERVER_CONNECTED { set x 1 }`)
+				cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+				return cfg
+			},
+			run:  memberResetTLS,
 			want: "[l4:peer-rst] {peer} TCP RST from remote system"},
 		{name: "client resets", vs: "127.35.0.12:80",
 			cfg:  func(vs string) *Config { return basic(vs, holder) },
@@ -390,7 +421,7 @@ func startSilentTLS(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof.
 			go func() {
 				c.SetDeadline(time.Now().Add(10 * time.Second))
 				io.Copy(io.Discard, c) // to close_notify, or the proxy's reset
-				select { // held open, silent
+				select {               // held open, silent
 				case <-stop:
 				case <-time.After(10 * time.Second):
 				}
