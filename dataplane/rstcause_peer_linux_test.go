@@ -254,6 +254,9 @@ func TestResetCausePeers(t *testing.T) {
 		cfg  func(vs string) *Config
 		run  func(t *testing.T, vs string) (from, to netip.AddrPort)
 		want string
+		// alerts names the TLS profile whose Alert Timeouts count the
+		// reset ("": none).
+		alerts ProfileKind
 	}{
 		{name: "member resets", vs: "127.35.0.10:80",
 			cfg:  func(vs string) *Config { return basic(vs, resetter) },
@@ -323,23 +326,40 @@ func TestResetCausePeers(t *testing.T) {
 				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
 			}),
 			want: "[mblb:tcl] TCL error"},
+		{name: "message rule error, CLIENT_DATA", vs: "127.35.0.24:9000",
+			cfg: func(vs string) *Config {
+				cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.Rule}}, holder)
+				cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when CLIENT_ACCEPTED { TCP::collect }
+when CLIENT_DATA { set x $nosuch }`)
+				return cfg
+			},
+			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
+				c := dialFrom(t, "127.35.0.1", vs)
+				io.WriteString(c.c, "hello\n")
+				waitEnded(t, c.c)
+				return netip.MustParseAddrPort(c.c.LocalAddr().String())
+			}),
+			want: "[mblb:tcl] TCL error"},
 		{name: "client-ssl alert-timeout", vs: "127.35.0.19:443",
-			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, "") },
-			run:  silentTLS,
-			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
+			cfg:    func(vs string) *Config { return alertVS(vs, time.Second, "") },
+			run:    silentTLS,
+			want:   "[l4:ssl-alert] SSL alert timeout exceeded",
+			alerts: ProfileClientSSL},
 		{name: "client-ssl alert-timeout, goroutine flow", vs: "127.35.0.20:443",
 			// SERVER_CONNECTED keeps the flow off the TLS event loops.
-			cfg:  func(vs string) *Config { return alertVS(vs, time.Second, `when SERVER_CONNECTED { set x 1 }`) },
-			run:  silentTLS,
-			want: "[l4:ssl-alert] SSL alert timeout exceeded"},
+			cfg:    func(vs string) *Config { return alertVS(vs, time.Second, `when SERVER_CONNECTED { set x 1 }`) },
+			run:    silentTLS,
+			want:   "[l4:ssl-alert] SSL alert timeout exceeded",
+			alerts: ProfileClientSSL},
 		{name: "server-ssl alert-timeout", vs: "127.35.0.21:80",
 			cfg: func(vs string) *Config {
 				cfg := basic(vs, silentMember)
 				cfg.Virtuals["/Common/vs"].TLS = &TLS{Server: serverSSL(t), ServerAlert: time.Second}
 				return cfg
 			},
-			run:  halfClose,
-			want: "[l4:ssl-alert] {peer} SSL alert timeout exceeded"},
+			run:    halfClose,
+			want:   "[l4:ssl-alert] {peer} SSL alert timeout exceeded",
+			alerts: ProfileServerSSL},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -357,6 +377,12 @@ func TestResetCausePeers(t *testing.T) {
 				}
 				return false
 			})
+			if tc.alerts != "" {
+				name := map[ProfileKind]string{ProfileClientSSL: "/Common/cs", ProfileServerSSL: "/Common/ss"}[tc.alerts]
+				if n := p.ProfileStats(tc.alerts, name, []string{"/Common/vs"}).SSL.AlertTimeouts; n != 1 {
+					t.Fatalf("%s Alert Timeouts %d, want 1", name, n)
+				}
+			}
 			// Off: the same reset is logged no more.
 			p.SetResetCauseLog(nil)
 			before := len(got.all())

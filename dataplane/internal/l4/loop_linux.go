@@ -1081,6 +1081,9 @@ func (lr *loopRT) tick(now int64) {
 		}
 		if lf.alertAt != 0 && now-lf.alertAt >= int64(lf.flow.snap.Cfg.TLS.ClientAlert) {
 			// The client never answered close_notify (alert-timeout).
+			if n := lf.flow.cssl.Counters(); n != nil {
+				n.AlertTimeouts.Add(1)
+			}
 			lf.flow.because(rstcause.AlertTimeout)
 			lf.abort(true)
 			continue

@@ -346,9 +346,10 @@ func (pr *proxied) awaitAlert(up bool, dst net.Conn) {
 	if _, ok := dst.(*tls.Conn); !ok {
 		return
 	}
-	d, c := tc.ClientAlert, rstcause.AlertTimeout
+	d, c, held := tc.ClientAlert, rstcause.AlertTimeout, &pr.cssl
 	if up {
 		d, c = tc.ServerAlert, rstcause.AlertTimeout|rstcause.Peer // the member's silence
+		held = &pr.srv.Load().ssl
 	}
 	if d <= 0 || pr.alert.Load() != nil {
 		return
@@ -356,6 +357,9 @@ func (pr *proxied) awaitAlert(up bool, dst net.Conn) {
 	pr.alert.Store(time.AfterFunc(d, func() {
 		if pr.ended.Load() {
 			return
+		}
+		if n := held.Counters(); n != nil {
+			n.AlertTimeouts.Add(1)
 		}
 		pr.because(c)
 		pr.end(true)
