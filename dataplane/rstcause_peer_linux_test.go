@@ -308,14 +308,14 @@ func TestResetCausePeers(t *testing.T) {
 			want: "[l4:idle] {peer} Idle timeout (clientside)"},
 		{name: "rule error", vs: "127.35.0.16:80",
 			cfg:  func(vs string) *Config { return withRule(basic(vs, holder), `when CLIENT_ACCEPTED { set x $nosuch }`) },
-			run:  toClient(dialAndWait35),
+			run:  toClient(func(t *testing.T, vs string) netip.AddrPort { return sendAndWait(t, vs, "") }),
 			want: "[l4:tcl] TCL error"},
 		{name: "http rule error", vs: "127.35.0.17:80",
 			cfg: func(vs string) *Config {
 				return l7Config(t, vs, false, mblb.HTTPOptions{}, `when HTTP_REQUEST { set x $nosuch }`, "127.35.0.52:80")
 			},
 			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
-				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
+				return sendAndWait(t, vs, httpReq("a.example", "/"))
 			}),
 			want: "[mblb:tcl] TCL error"},
 		{name: "http rule error, CLIENT_ACCEPTED", vs: "127.35.0.18:80",
@@ -323,7 +323,7 @@ func TestResetCausePeers(t *testing.T) {
 				return l7Config(t, vs, false, mblb.HTTPOptions{}, `when CLIENT_ACCEPTED { set x $nosuch }`, "127.35.0.52:80")
 			},
 			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
-				return httpAndWaitFrom(t, "127.35.0.1", vs, httpReq("a.example", "/"))
+				return sendAndWait(t, vs, httpReq("a.example", "/"))
 			}),
 			want: "[mblb:tcl] TCL error"},
 		{name: "message rule error, CLIENT_DATA", vs: "127.35.0.24:9000",
@@ -334,10 +334,7 @@ when CLIENT_DATA { set x $nosuch }`)
 				return cfg
 			},
 			run: toClient(func(t *testing.T, vs string) netip.AddrPort {
-				c := dialFrom(t, "127.35.0.1", vs)
-				io.WriteString(c.c, "hello\n")
-				waitEnded(t, c.c)
-				return netip.MustParseAddrPort(c.c.LocalAddr().String())
+				return sendAndWait(t, vs, "hello\n")
 			}),
 			want: "[mblb:tcl] TCL error"},
 		{name: "client-ssl alert-timeout", vs: "127.35.0.19:443",
@@ -457,22 +454,50 @@ func startSilentTLS(t *testing.T, addr string, cert *tlsprof.Cert, key *tlsprof.
 	}()
 }
 
-// dialAndWait35 connects from 127.35.0.1 and waits for the virtual to
-// end the connection; it returns the client's address.
-func dialAndWait35(t *testing.T, vs string) netip.AddrPort {
+// sendAndWait connects from 127.35.0.1, sends req (if any) and waits
+// for the virtual to end the connection; it returns the client's
+// address. The socket is bound before its connect, so that its address
+// is known when the reset comes before the connect returned.
+func sendAndWait(t *testing.T, vs, req string) netip.AddrPort {
 	t.Helper()
-	c := dialFrom(t, "127.35.0.1", vs)
-	waitEnded(t, c.c)
-	return netip.MustParseAddrPort(c.c.LocalAddr().String())
-}
-
-// httpAndWaitFrom sends one request from src and waits for the virtual
-// to end the connection.
-func httpAndWaitFrom(t *testing.T, src, vs, req string) netip.AddrPort {
-	t.Helper()
-	c := dialFrom(t, src, vs)
-	c.c.SetDeadline(time.Now().Add(5 * time.Second))
-	io.WriteString(c.c, req)
-	io.Copy(io.Discard, c.c)
-	return netip.MustParseAddrPort(c.c.LocalAddr().String())
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 35, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := netip.AddrPortFrom(netip.MustParseAddr("127.35.0.1"), uint16(sa.(*syscall.SockaddrInet4).Port))
+	tv := syscall.Timeval{Sec: 5}
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+	dst := ap(vs)
+	switch err := syscall.Connect(fd, &syscall.SockaddrInet4{Addr: dst.Addr().As4(), Port: int(dst.Port())}); err {
+	case nil:
+	case syscall.ECONNRESET, syscall.ECONNREFUSED:
+		return client // reset before the connect returned
+	default:
+		t.Fatalf("connect %s: %v", vs, err)
+	}
+	if req != "" {
+		if _, err := syscall.Write(fd, []byte(req)); err != nil {
+			return client // reset already
+		}
+	}
+	b := make([]byte, 512)
+	for i := 0; i < 1000; i++ { // until the end: EOF, the reset, or the timeout
+		n, err := syscall.Read(fd, b)
+		if err == syscall.EAGAIN {
+			t.Fatalf("the virtual did not end the connection")
+		}
+		if n <= 0 || err != nil {
+			break
+		}
+	}
+	return client
 }
