@@ -52,6 +52,7 @@ var (
 	sslPeerCertMode   = common("peer-cert-mode", sslProfiles...)
 	sslAuthDepth      = common("authenticate-depth", sslProfiles...)
 	sslHandshake      = common("handshake-timeout", sslProfiles...)
+	sslAlertTimeout   = common("alert-timeout", sslProfiles...)
 	sslPassphrase     = common("passphrase", sslProfiles...)
 	sslMode           = common("mode", sslProfiles...)
 	sslProfileSpec    = []string{profileClientSSL.Key(), profileServerSSL.Key()}
@@ -141,6 +142,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.ClientProfiles = append(tc.ClientProfiles, p.Name)
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
+		tc.ClientAlert = max(tc.ClientAlert, t.alertTimeout(p))
 		tc.AllowNonSSL = tc.AllowNonSSL || sslAllowNonSSL.Effective(t.cfg, p) == "enabled"
 	}
 	if len(built) > 0 {
@@ -168,6 +170,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.ServerUseSNI = virtualUseSNI.Str(o) == "enabled"
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
+		tc.ServerAlert = t.alertTimeout(server)
 	}
 	if !t.sslForward(o, v, clients, built, server, tc) { // translate_sslfwd.go
 		return false
@@ -183,6 +186,17 @@ func (t *translator) handshake(p *objects.Object) time.Duration {
 	s := sslHandshake.Effective(t.cfg, p)
 	if s == "" || s == "indefinite" || atoi(s) <= 0 {
 		return tlsHandshakeLimit
+	}
+	return seconds(s)
+}
+
+// alertTimeout is a profile's alert-timeout: seconds to wait for the
+// peer's close_notify after the proxy's; indefinite (and 0) wait for ever,
+// BIG-IP's default, and cost nothing.
+func (t *translator) alertTimeout(p *objects.Object) time.Duration {
+	s := sslAlertTimeout.Effective(t.cfg, p)
+	if s == "" || atoi(s) <= 0 {
+		return 0
 	}
 	return seconds(s)
 }

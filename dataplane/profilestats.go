@@ -87,6 +87,9 @@ type SSLProfileStats struct {
 	// close_notify, on profiles watching it (unclean-shutdown disabled,
 	// strict-resume enabled).
 	Premature uint64
+	// AlertTimeouts counts the connections reset when the peer did not
+	// answer close_notify within alert-timeout.
+	AlertTimeouts uint64
 
 	TLS10, TLS11, TLS12, TLS13, OtherVersion uint64
 	// Ciphers are the suites used, most used first.
@@ -180,6 +183,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			s.Timeouts += x.Timeouts.Load()
 			s.Alerts += x.Alerts.Load()
 			s.Premature += x.Premature.Load()
+			s.AlertTimeouts += x.AlertTimeouts.Load()
 			s.TLS10 += x.Versions[0].Load()
 			s.TLS11 += x.Versions[1].Load()
 			s.TLS12 += x.Versions[2].Load()

@@ -416,7 +416,7 @@ func profileKind(typ, builtin, rows string) *Kind {
 }
 
 const sslCommonRows = `
-alert-timeout str indefinite
+alert-timeout int indefinite
 allow-expired-crl ed disabled
 authenticate enum once once|always
 authenticate-depth int 9

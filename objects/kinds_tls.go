@@ -52,7 +52,7 @@ var tlsActed = map[string]bool{
 	"ciphers": true, "cipher-group": true, "options": true, "server-name": true,
 	"sni-default": true, "sni-require": true, "renegotiation": true, "session-ticket": true,
 	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
-	"handshake-timeout": true, "cache-size": true, "mode": true,
+	"handshake-timeout": true, "alert-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true,
 	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,

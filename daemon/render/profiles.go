@@ -211,6 +211,7 @@ func sslBlock(w io.Writer, title string, s dataplane.SSLProfileStats, o Options)
 		{"Handshake Timeouts", o.num(s.Timeouts)},
 		{"Fatal Alerts Received", o.num(s.Alerts)},
 		{"Premature Disconnects", o.num(s.Premature)},
+		{"Alert Timeouts", o.num(s.AlertTimeouts)},
 		{"Cipher Usage", ""},
 	}
 	for i, c := range s.Ciphers {

@@ -107,6 +107,7 @@ Handshake Failures                        5
 Handshake Timeouts                        1
 Fatal Alerts Received                     2
 Premature Disconnects                     3
+Alert Timeouts                            0
 Cipher Usage
 TLS_AES_128_GCM_SHA256                  234
 TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256   900
@@ -135,6 +136,7 @@ Handshake Failures         0
 Handshake Timeouts         0
 Fatal Alerts Received      0
 Premature Disconnects      0
+Alert Timeouts             0
 Cipher Usage
 
 `},

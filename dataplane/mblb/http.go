@@ -222,6 +222,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			x = &s.hx
 			x.reset(b, h, false, netip.AddrPort{})
 			if err := s.hrule.OnHTTPRequest(x); err != nil {
+				s.rst(rstcause.TCLError)
 				s.Close(true) // the rule failed: reset, as BIG-IP does
 				return errClosed
 			}
@@ -689,6 +690,8 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		case err != nil || x.reject:
 			if err == nil {
 				req.sess.rst(rstcause.RuleReject)
+			} else {
+				req.sess.rst(rstcause.TCLError)
 			}
 			req.sess.Close(true)
 			return nil, nil

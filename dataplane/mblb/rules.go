@@ -120,6 +120,13 @@ func (d *Data) reset(side Side, buf []byte, rel int) {
 	d.reject = false
 }
 
+// ruleFailed is a rule handler's error, told apart from the framing's
+// and the emit's: the client's reset then says TCL error.
+type ruleFailed struct{ err error }
+
+func (e ruleFailed) Error() string { return e.err.Error() }
+func (e ruleFailed) Unwrap() error { return e.err }
+
 // ruleStep runs events over st while they make progress and hands each
 // notified message to emit. rel carries released-but-not-notified bytes
 // from one event to the next; collect is the TCP::collect threshold.
@@ -139,7 +146,7 @@ func ruleStep(d *Data, st *stream, rel *int, collect *int, run func(*Data) error
 		d.reset(d.side, buf, *rel)
 		d.collect = *collect
 		if err := run(d); err != nil {
-			return false, err
+			return false, ruleFailed{err}
 		}
 		*collect = d.collect
 		if d.reject {

@@ -3,6 +3,7 @@ package mblb
 import (
 	"context"
 	"errors"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"io"
 	"net"
 	"net/netip"
@@ -697,6 +698,7 @@ func (sc *serverConn) frame(st *stream) error {
 	}
 	rejected, err := ruleStep(&sc.data, st, &sc.rel, &sc.collect, rh.ServerData, sc.emit)
 	if err == nil && rejected {
+		head.sess.rst(rstcause.RuleReject)
 		head.sess.Close(true)
 	}
 	return err

@@ -470,8 +470,12 @@ func (s *ClientConn) take(st *stream, k int) error {
 		}
 		if !errors.Is(ferr, errClosed) {
 			s.e.logf("mblb: client %s: %v, reset", s.client, ferr)
-			if errors.Is(ferr, httpx.ErrHeaderTooLarge) || errors.Is(ferr, httpx.ErrTooManyHeaders) {
+			var rf ruleFailed
+			switch {
+			case errors.Is(ferr, httpx.ErrHeaderTooLarge) || errors.Is(ferr, httpx.ErrTooManyHeaders):
 				s.rst(rstcause.HeaderTooLarge)
+			case errors.As(ferr, &rf):
+				s.rst(rstcause.TCLError)
 			}
 		}
 		s.Close(true)

@@ -1,6 +1,7 @@
 package mblb
 
 import (
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"net/netip"
 	"time"
 
@@ -121,6 +122,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 		}
 		x.partial = true
 		if err := s.hrule.OnHTTPRequest(x); err != nil {
+			s.rst(rstcause.TCLError)
 			s.Close(true)
 			return false, errClosed
 		}

@@ -42,6 +42,11 @@ type TLS struct {
 	// HandshakeTimeout bounds a handshake on either side (the profiles'
 	// handshake-timeout); 0 means BIG-IP's 10 s.
 	HandshakeTimeout time.Duration
+	// ClientAlert and ServerAlert are the client-ssl and server-ssl
+	// profiles' alert-timeout: how long the proxy waits for the peer's
+	// close_notify once it sent its own before it resets the connection;
+	// 0 is indefinite (BIG-IP's default) and costs nothing.
+	ClientAlert, ServerAlert time.Duration
 	// ClientGate and ServerGate are the client-ssl (the sni-default one
 	// among several) and server-ssl profiles' max-active-handshakes;
 	// nil: indefinite.

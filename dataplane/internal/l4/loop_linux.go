@@ -434,6 +434,10 @@ type loopFlow struct {
 	hsConn    *net.TCPConn
 
 	cs *closeState // the close handling's timers (tcpclose_linux.go)
+	// alertAt is when close_notify went to a client-ssl client whose own
+	// has not come (loop time; 0: none awaited), for the profile's
+	// alert-timeout (tick).
+	alertAt int64
 }
 
 // startFlow runs a newly accepted plain connection.
@@ -619,6 +623,7 @@ func (lf *loopFlow) Ready(tag uint8, ev uint32) {
 		// On: the same edge may carry the server's first bytes.
 	}
 	if ev&evloop.Err != 0 {
+		lf.flow.peerReset(tag == tagServer)
 		lf.abort(true) // a reset (or error) on one side resets the other
 		return
 	}
@@ -697,6 +702,7 @@ func (lf *loopFlow) pump(up bool) {
 		w, werr := rawsock.WriteAll(dst, (*buf)[:n])
 		if werr != nil {
 			bufPool.Put(buf)
+			lf.flow.peerReset(up)
 			lf.abort(true)
 			return
 		}
@@ -811,6 +817,7 @@ func (lf *loopFlow) readSource(src int, up bool) (*[]byte, int) {
 		return nil, 0
 	case err != nil:
 		bufPool.Put(buf)
+		lf.flow.peerReset(!up)
 		lf.abort(true)
 		return nil, 0
 	case n == 0:
@@ -946,6 +953,9 @@ func (lf *loopFlow) sourceEOF(up bool) {
 			lf.abort(true)
 			return
 		}
+		if !lf.up.eof && lf.snap != nil && lf.snap.Cfg.TLS != nil && lf.snap.Cfg.TLS.ClientAlert > 0 {
+			lf.alertAt = lf.lr.Now()
+		}
 		if lf.ctls.Buffered() > 0 {
 			d.tlsOut = true
 			return
@@ -981,11 +991,11 @@ func (lf *loopFlow) abort(reset bool) {
 		return
 	}
 	lf.forget()
+	lf.flow.rst(reset, lf.sfd >= 0)
 	if lf.sfd >= 0 {
 		rawsock.Reset(lf.sfd)
 	}
 	if reset {
-		lf.flow.rst()
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)
@@ -1005,7 +1015,7 @@ func (lf *loopFlow) closeBoth() {
 func (lf *loopFlow) fail() {
 	lf.forget()
 	lf.flow.orBecause(rstcause.NoServer)
-	lf.flow.rst()
+	lf.flow.rst(true, false)
 	rawsock.Reset(lf.cfd)
 	lf.finish()
 }
@@ -1067,6 +1077,15 @@ func (lr *loopRT) tick(now int64) {
 		}
 		lf := lr.flows[i]
 		if sn := lf.flow.snap; sn != nil && sn.Cfg.TCPClose != nil && lf.closeTimers(sn.Cfg.TCPClose, now) { // tcpclose_linux.go
+			continue
+		}
+		if lf.alertAt != 0 && now-lf.alertAt >= int64(lf.flow.snap.Cfg.TLS.ClientAlert) {
+			// The client never answered close_notify (alert-timeout).
+			if n := lf.flow.cssl.Counters(); n != nil {
+				n.AlertTimeouts.Add(1)
+			}
+			lf.flow.because(rstcause.AlertTimeout)
+			lf.abort(true)
 			continue
 		}
 		switch {

@@ -98,6 +98,9 @@ type proxied struct {
 	ended    atomic.Bool
 	// watched: the close timers of the flow run (tcpclose.go).
 	watched bool
+	// alert waits for the peer's close_notify after the proxy sent one
+	// (alert-timeout, tls.go); nil while none is awaited.
+	alert atomic.Pointer[time.Timer]
 	// streams are the stream filters of the two directions (client to
 	// server first); nil without a stream profile (stream.go).
 	streams *[2]streamDir
@@ -696,6 +699,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				}
 				return false
 			}
+			pr.peerReset(!up)
 			pr.lost(sc) // reset (or error) from src: reset the other side
 			return false
 		}
@@ -724,6 +728,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		bufPool.Put(buf)
 		buf = nil
 		if werr != nil {
+			pr.peerReset(up)
 			pr.lost(sc)
 			return false
 		}
@@ -881,11 +886,11 @@ func (pr *proxied) end(resetBoth bool) {
 	if !pr.ended.CompareAndSwap(false, true) {
 		return
 	}
+	pr.rst(resetBoth, true)
 	if sc := pr.srv.Load(); sc != nil {
 		reset(sc.conn)
 	}
 	if resetBoth {
-		pr.rst()
 		reset(pr.client)
 	} else {
 		pr.client.Close()
@@ -929,7 +934,7 @@ func (pr *proxied) finishLeg() {
 func (pr *proxied) finish(resetClient bool) {
 	if pr.ended.CompareAndSwap(false, true) {
 		if resetClient {
-			pr.rst()
+			pr.rst(true, false)
 			reset(pr.client)
 		} else {
 			pr.client.Close()
@@ -937,6 +942,9 @@ func (pr *proxied) finish(resetClient bool) {
 		if sc := pr.srv.Load(); sc != nil {
 			sc.conn.Close()
 		}
+	}
+	if t := pr.alert.Load(); t != nil {
+		t.Stop()
 	}
 	if pr.rs != nil {
 		pr.endRules()

@@ -33,11 +33,43 @@ func dialCause(err error) rstcause.Cause {
 	return rstcause.ConnectRefused
 }
 
-// rst reports the reset of the client with the cause recorded, if any:
-// a reset that only passes on the peer's own has none and is not logged.
-func (fl *flow) rst() {
-	if c := rstcause.Cause(fl.why.Load()); c != rstcause.None {
+// peerReset records that the peer on one side (the member's, server
+// true, or the client's) reset the flow or failed under it, unless a
+// cause is known already: the ends that follow pass its reset on to the
+// other side. Only the log needs it, so it costs one atomic load while
+// the log is off.
+func (fl *flow) peerReset(server bool) {
+	if !fl.e.env.Rst.On() {
+		return
+	}
+	c := rstcause.PeerReset
+	if server {
+		c |= rstcause.Peer // the client's reset passes on the peer flow's
+	}
+	fl.why.CompareAndSwap(0, uint32(c))
+}
+
+// rst reports the resets of a flow's end with the cause recorded, if
+// any: the client's (client true) and the member's (server true, once a
+// server side was established). A cause recorded on the member's side
+// (rstcause.Peer) prints "{peer}" on the client's line and the other
+// causes on the member's; the side whose own reset is passed on is sent
+// none, and has no line. While the log is off this is one atomic load.
+func (fl *flow) rst(client, server bool) {
+	if !fl.e.env.Rst.On() {
+		return
+	}
+	c := rstcause.Cause(fl.why.Load())
+	if c == rstcause.None {
+		return
+	}
+	if client && c != rstcause.PeerReset {
 		fl.e.env.Rst.Reset(rstArea, fl.Local, fl.Client, c)
+	}
+	if server && c != rstcause.PeerReset|rstcause.Peer {
+		if sc := fl.srv.Load(); sc != nil {
+			fl.e.env.Rst.Reset(rstArea, sc.leg.Client, sc.leg.Server, c^rstcause.Peer)
+		}
 	}
 }
 

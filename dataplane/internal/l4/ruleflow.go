@@ -84,6 +84,7 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 func (pr *proxied) applyRule(ev config.Event, err error, v irules.Verdict, detach bool) bool {
 	if err != nil {
 		pr.logRuleError(ev, err)
+		pr.because(rstcause.TCLError)
 		pr.end(true)
 		return false
 	}
@@ -398,6 +399,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 				pr.collectEOF(up, sc, st, ev)
 				return false
 			}
+			pr.peerReset(!up)
 			pr.lost(sc)
 			return false
 		}

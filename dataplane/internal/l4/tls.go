@@ -202,11 +202,13 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 	rs.mu.Unlock()
 	if err != nil {
 		pr.logRuleError(config.Event(ev.String()), err)
+		pr.because(rstcause.TCLError)
 		pr.end(true)
 		return false
 	}
 	switch v {
 	case irules.Reject:
+		pr.because(rstcause.RuleReject)
 		pr.end(true)
 		return false
 	case irules.Drop:
@@ -306,6 +308,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			_, werr := dst.Write((*bp)[:n])
 			bufPool.Put(bp)
 			if werr != nil {
+				pr.peerReset(up)
 				pr.lost(sc)
 				return false
 			}
@@ -321,12 +324,46 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		if errors.Is(err, io.EOF) {
 			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
 				closeWrite(dst)
+				pr.awaitAlert(up, dst)
 			}
 			return false
 		}
+		pr.peerReset(!up)
 		pr.lost(sc)
 		return false
 	}
+}
+
+// awaitAlert starts the wait for the peer's close_notify once the
+// proxy's went to dst (the member's side when up) over TLS: past the
+// profile's alert-timeout both sides are reset, as BIG-IP aborts the
+// connection. Indefinite (0) starts nothing.
+func (pr *proxied) awaitAlert(up bool, dst net.Conn) {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil {
+		return
+	}
+	if _, ok := dst.(*tls.Conn); !ok {
+		return
+	}
+	d, c, held := tc.ClientAlert, rstcause.AlertTimeout, &pr.cssl
+	if up {
+		d, c = tc.ServerAlert, rstcause.AlertTimeout|rstcause.Peer // the member's silence
+		held = &pr.srv.Load().ssl
+	}
+	if d <= 0 || pr.alert.Load() != nil {
+		return
+	}
+	pr.alert.Store(time.AfterFunc(d, func() {
+		if pr.ended.Load() {
+			return
+		}
+		if n := held.Counters(); n != nil {
+			n.AlertTimeouts.Add(1)
+		}
+		pr.because(c)
+		pr.end(true)
+	}))
 }
 
 // closeWrite half-closes c: a TLS connection sends close_notify, then the

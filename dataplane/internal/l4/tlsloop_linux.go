@@ -150,7 +150,7 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 func (lf *loopFlow) handshakeFailed(reset bool) {
 	lf.hsConn.Close()
 	if reset {
-		lf.flow.rst()
+		lf.flow.rst(true, false)
 		rawsock.Reset(lf.cfd)
 	} else {
 		rawsock.Close(lf.cfd)
@@ -210,6 +210,7 @@ func (lf *loopFlow) pumpTLSUp() {
 			w, werr := rawsock.WriteAll(lf.sfd, (*buf)[:n])
 			if werr != nil {
 				bufPool.Put(buf)
+				lf.flow.peerReset(true)
 				lf.abort(true)
 				return
 			}
@@ -233,6 +234,7 @@ func (lf *loopFlow) pumpTLSUp() {
 			lf.sourceEOF(true)
 			return
 		default:
+			lf.flow.peerReset(false)
 			lf.abort(true)
 			return
 		}
@@ -256,6 +258,7 @@ func (lf *loopFlow) pumpTLSDown() {
 			werr = lf.ctls.Flush()
 		}
 		if werr != nil {
+			lf.flow.peerReset(false)
 			lf.abort(true)
 			return
 		}

@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"errors"
 	"fmt"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"net/netip"
 	"sync"
 	"time"
@@ -181,6 +182,11 @@ func (r *mblbRules) accepted() bool {
 // (reset) or dropped it (close); true means the client carries on.
 func (r *mblbRules) goOn(err error, v irules.Verdict) bool {
 	if err != nil || v == irules.Reject {
+		c := rstcause.RuleReject
+		if err != nil {
+			c = rstcause.TCLError
+		}
+		r.f.mv.env.Rst.Reset(rstArea, r.f.Local, r.f.Client, c)
 		r.f.sess.Close(true)
 		return false
 	}

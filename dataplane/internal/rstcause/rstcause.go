@@ -33,8 +33,17 @@ const (
 	TLSHandshake
 	HeaderTooLarge
 	QueueFull
+	PeerReset
+	TCLError
+	AlertTimeout
 	numCauses
 )
+
+// Peer marks a cause that arose on the other side of the proxy: the
+// reset passes on what happened to the peer flow, and the line says
+// "{peer}" before the words, as BIG-IP's does (a member's reset passed
+// to the client: `{peer} TCP RST from remote system`).
+const Peer Cause = 0x80
 
 // causes are each cause's tag and words.
 var causes = [numCauses]struct{ tag, text string }{
@@ -53,10 +62,14 @@ var causes = [numCauses]struct{ tag, text string }{
 	TLSHandshake:    {"ssl", "SSL handshake failed"},
 	HeaderTooLarge:  {"http", "HTTP header exceeded maximum allowed size"},
 	QueueFull:       {"queue", "Connection queue full"},
+	PeerReset:       {"peer-rst", "TCP RST from remote system"},
+	TCLError:        {"tcl", "TCL error"},
+	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
 }
 
 // String is the cause's words, as the log line ends.
 func (c Cause) String() string {
+	c &^= Peer
 	if c >= numCauses {
 		c = None
 	}
@@ -65,6 +78,7 @@ func (c Cause) String() string {
 
 // Tag is the cause's short code location.
 func (c Cause) Tag() string {
+	c &^= Peer
 	if c >= numCauses {
 		c = None
 	}
@@ -125,6 +139,9 @@ func Line(area string, from, to netip.AddrPort, c Cause) string {
 	b = append(b, ':')
 	b = append(b, c.Tag()...)
 	b = append(b, "] "...)
+	if c&Peer != 0 {
+		b = append(b, "{peer} "...)
+	}
 	b = append(b, c.String()...)
 	return string(b)
 }

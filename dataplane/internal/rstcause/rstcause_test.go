@@ -20,6 +20,10 @@ func TestLine(t *testing.T) {
 			"01230140:6: RST sent from 2001:db8::1.443 to 2001:db8::2.40000, [l4:idle] Idle timeout (clientside)"},
 		{"l4", "[::ffff:10.0.0.1]:80", "[::ffff:10.0.0.2]:1", RuleReject,
 			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:rule] iRule execution (reject)"},
+		{"l4", "10.0.0.1:80", "10.0.0.2:1", PeerReset | Peer,
+			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:peer-rst] {peer} TCP RST from remote system"},
+		{"l4", "10.0.0.1:80", "10.0.0.2:1", TCLError,
+			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:tcl] TCL error"},
 		{"l4", "10.0.0.1:80", "10.0.0.2:1", numCauses + 3,
 			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:none] Unknown reason"},
 	}

@@ -118,6 +118,10 @@ func (h *SSLHeld) Hold(c *SSLCounters) {
 	}
 }
 
+// Counters is the profile the connection is held in, for a count of
+// its own (alert-timeout); nil once released or never held.
+func (h *SSLHeld) Counters() *SSLCounters { return h.c.Load() }
+
 // Release gives the connection's place back, once.
 func (h *SSLHeld) Release() {
 	if c := h.c.Swap(nil); c != nil {
@@ -294,6 +298,9 @@ type SSLCounters struct {
 	// close_notify, on profiles that watch it (unclean-shutdown
 	// disabled, strict-resume enabled).
 	Premature atomic.Uint64
+	// AlertTimeouts counts the connections reset because the peer did not
+	// answer the proxy's close_notify within the profile's alert-timeout.
+	AlertTimeouts atomic.Uint64
 	// Versions counts handshakes by protocol version: TLS 1.0 to 1.3
 	// (index 0 to 3), Versions[4] anything else.
 	Versions [5]atomic.Uint64
