@@ -47,6 +47,7 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 	if s.folder == "/" {
 		opts.Folder = ""
 	}
+	opts.NumericPorts = numericPorts(s.e.Config()) // dbkeys.go
 	var names []string
 	if w, ok := firstWord(t.rest); ok && t.kind == gtmTopology && w == "ldns:" {
 		var name string

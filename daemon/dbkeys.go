@@ -59,3 +59,14 @@ func (dbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, err
 	}
 	return noChange{}, nil
 }
+
+// numericPorts reports whether list prints ports as numbers: sys db
+// bigpipe.displayservicenames false, as scripts that parse tmsh output
+// set it. Any other value (true, the default) prints service names.
+func numericPorts(cfg *objects.Config) bool {
+	o := cfg.Get(sysDB, displayServiceNames)
+	return o != nil && sysDBValue.Str(o) == "false"
+}
+
+// displayServiceNames is the db key of list's port names.
+const displayServiceNames = "bigpipe.displayservicenames"

@@ -88,3 +88,58 @@ func TestSysDBLoad(t *testing.T) {
 		t.Errorf("the loaded value was not kept: %q", out)
 	}
 }
+
+// TestDisplayServiceNames: list prints ports by service name until
+// bigpipe.displayservicenames is false, then by number; the saved
+// configuration is the same either way.
+func TestDisplayServiceNames(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir)
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, cmd := range []string{
+		"create ltm pool p members add { 127.37.0.11:80 127.37.0.12:8080 }",
+		"create ltm virtual vs destination 127.37.0.1:443 ip-protocol tcp pool p",
+	} {
+		if _, errText := run(t, s, cmd); errText != "" {
+			t.Fatalf("%s: %s", cmd, errText)
+		}
+	}
+	steps := []struct {
+		cmd      string
+		out, not []string
+	}{
+		{"list ltm virtual vs", []string{"destination 127.37.0.1:https"}, []string{":443"}},
+		{"list ltm pool p members", []string{"127.37.0.11:http {", "127.37.0.12:webcache {"}, []string{":80 "}},
+		{"modify sys db bigpipe.displayservicenames value false", nil, []string{"does not act"}},
+		{"list ltm virtual vs", []string{"destination 127.37.0.1:443"}, []string{"https"}},
+		{"list ltm pool p", []string{"127.37.0.11:80 {", "127.37.0.12:8080 {"}, []string{"http {", "webcache"}},
+		{"list sys db bigpipe.displayservicenames", []string{`value "false"`}, nil},
+		{"save sys config", nil, nil},
+		{"modify sys db bigpipe.displayservicenames value true", nil, nil},
+		{"list ltm virtual vs", []string{"destination 127.37.0.1:https"}, nil},
+	}
+	for _, st := range steps {
+		out, errText := run(t, s, st.cmd)
+		if errText != "" {
+			t.Fatalf("%s: %s", st.cmd, errText)
+		}
+		for _, w := range st.out {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", st.cmd, w, out)
+			}
+		}
+		for _, w := range st.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: %q in\n%s", st.cmd, w, out)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "destination /Common/127.37.0.1:https") {
+		t.Errorf("saved with numeric ports:\n%s", b)
+	}
+}

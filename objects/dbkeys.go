@@ -56,7 +56,7 @@ var dbKeys = []DBKey{
 	{Name: "ipsec.if.checkpolicy", Default: "enable", Values: onOff, Note: "openltm has no IPsec"},
 	// [S] ServiceNow and Cisco NSO guides set false for numeric ports;
 	// true prints :http.
-	{Name: "bigpipe.displayservicenames", Default: "true", Values: trueFalse, Note: "list prints ports by service name"},
+	{Name: "bigpipe.displayservicenames", Default: "true", Values: trueFalse, Acted: true},
 	// [S] onboarding scripts; defaults [M].
 	{Name: "statemirror.clustermirroring", Default: "within", Values: []string{"within", "between"}, Note: "openltm mirrors to the device group's peers (cm device mirror-ip)"},
 	{Name: "failover.selinuxallowscripts", Default: "disable", Values: onOff, Note: "openltm runs no failover scripts"},
