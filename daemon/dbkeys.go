@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"fmt"
+	"strconv"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -70,3 +72,62 @@ func numericPorts(cfg *objects.Config) bool {
 
 // displayServiceNames is the db key of list's port names.
 const displayServiceNames = "bigpipe.displayservicenames"
+
+// maxRejectRate is the db key of the resets a second sent to refused
+// clients.
+const maxRejectRate = "tm.maxrejectrate"
+
+// rejectRateHook sets the plane's reject rate as tm.maxrejectrate says;
+// a value that is not a number in range (kept from a loaded file) reads
+// as the default, 250.
+type rejectRateHook struct {
+	e *Engine
+	p *dataplane.Plane
+	n int64 // what the plane runs
+}
+
+// Prepare implements Hook; dbHook has refused what a modify may not set.
+func (h *rejectRateHook) Prepare(_, cfg *objects.Config, _ CommitOptions) (Change, error) {
+	d, _ := objects.LookupDBKey(maxRejectRate)
+	value := d.Default
+	if o := cfg.Get(sysDB, maxRejectRate); o != nil && d.Check(sysDBValue.Str(o)) == nil {
+		value = sysDBValue.Str(o)
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &rejectRateChange{h: h, n: n}, nil
+}
+
+// rejectRateChange is the reject rate of one commit.
+type rejectRateChange struct {
+	h      *rejectRateHook
+	n, was int64
+	done   bool
+}
+
+// Commit implements Change.
+func (c *rejectRateChange) Commit() error {
+	c.was, c.done = c.h.n, true
+	c.h.set(c.n)
+	return nil
+}
+
+// Abort implements Change.
+func (c *rejectRateChange) Abort() {
+	if c.done {
+		c.h.set(c.was)
+	}
+}
+
+// set gives the plane its rate; the lines of the seconds over it go to
+// the ltm log at warning, as tmm logs 011e0001.
+func (h *rejectRateHook) set(n int64) {
+	h.n = n
+	var warn func(string)
+	if logs := h.e.logs; logs != nil {
+		warn = func(line string) { logs.Log("local0.warning", line) }
+	}
+	h.p.SetRejectRate(n, warn)
+}

@@ -41,7 +41,7 @@ var dbKeys = []DBKey{
 	{Name: "tm.rstcause.log", Default: "disable", Values: onOff, Acted: true},
 	{Name: "tm.rstcause.pkt", Default: "disable", Values: onOff, Note: "a reset sent through a Linux socket carries no payload"},
 	// Resets for refused packets [K]: 250 a second; range [M].
-	{Name: "tm.maxrejectrate", Default: "250", Number: true, Min: 0, Max: 4294967295, Note: "openltm does not limit the resets it sends"},
+	{Name: "tm.maxrejectrate", Default: "250", Number: true, Min: 0, Max: 4294967295, Acted: true},
 	// [K] false drops unmatched packets silently; default true.
 	{Name: "tm.rejectunmatched", Default: "true", Values: trueFalse, Note: "a connection to an address and port no virtual server listens on is answered by the Linux kernel (a reset on loopback), not by openltm"},
 	// [S] set to disable for offload testing; default [M].

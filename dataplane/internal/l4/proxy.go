@@ -132,8 +132,11 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
 	if !vs.Admit(snap, client, local) {
-		e.refused(snap, client, local) // rstcause.go
-		reset(c)                       // disabled virtual, foreign source or a limit: reset
+		if e.refused(snap, client, local) { // rstcause.go
+			reset(c) // disabled virtual, foreign source or a limit: reset
+		} else {
+			c.Close() // over the reject rate
+		}
 		return
 	}
 	if s := cfg.ClientTCP; s != nil {
