@@ -38,14 +38,14 @@ func TestMaxRejectRate(t *testing.T) {
 		}
 	}
 	for _, vs := range []string{"127.37.1.1:9000", "127.37.1.2:80"} {
-		if got := refusal(t, vs); got != "reset" {
+		if got := refusal(t, vs, false); got != "reset" {
 			t.Fatalf("%s at the default rate: %s, want reset", vs, got)
 		}
 	}
 	setRate("0") // no resets at all
 	for i := 0; i < 4; i++ {
 		for _, vs := range []string{"127.37.1.1:9000", "127.37.1.2:80"} {
-			if got := refusal(t, vs); got != "close" {
+			if got := refusal(t, vs, i%2 == 1); got != "close" {
 				t.Fatalf("%s at rate 0: %s, want close", vs, got)
 			}
 		}
@@ -66,7 +66,7 @@ func TestMaxRejectRate(t *testing.T) {
 	resets := 0
 	const n = 8
 	for i := 0; i < n; i++ {
-		if refusal(t, "127.37.1.1:9000") == "reset" {
+		if refusal(t, "127.37.1.1:9000", false) == "reset" {
 			resets++
 		}
 	}
@@ -75,14 +75,16 @@ func TestMaxRejectRate(t *testing.T) {
 		t.Fatalf("rate 2: %d resets of %d refusals over %d seconds", resets, n, seconds)
 	}
 	setRate("250")
-	if got := refusal(t, "127.37.1.1:9000"); got != "reset" {
+	if got := refusal(t, "127.37.1.1:9000", false); got != "reset" {
 		t.Fatalf("back at 250: %s, want reset", got)
 	}
 }
 
 // refusal connects from 127.37.0.1 to a virtual that refuses it and says
-// how the connection ended: "reset" or "close" (a FIN).
-func refusal(t *testing.T, vs string) string {
+// how the connection ended: "reset" or "close" (a FIN). With send, the
+// client writes a request first, as a browser does: what it sent and
+// the virtual did not read must not turn the close into a reset.
+func refusal(t *testing.T, vs string, send bool) string {
 	t.Helper()
 	d := net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 37, 0, 1)}}
 	c, err := d.Dial("tcp", vs)
@@ -93,6 +95,11 @@ func refusal(t *testing.T, vs string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if send {
+		if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+			t.Fatal(err)
+		}
+	}
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, err = io.Copy(io.Discard, c)
 	switch {

@@ -456,7 +456,7 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 		if lr.e.refused(snap, client, local) { // rstcause.go
 			rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
 		} else {
-			rawsock.Close(fd) // over the reject rate
+			rawsock.CloseQuietly(fd) // over the reject rate
 		}
 		lr.load.Add(-1)
 		return

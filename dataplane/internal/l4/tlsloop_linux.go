@@ -58,7 +58,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		if lr.e.refused(snap, client, local) { // rstcause.go
 			rawsock.Reset(fd)
 		} else {
-			rawsock.Close(fd) // over the reject rate
+			rawsock.CloseQuietly(fd) // over the reject rate
 		}
 		lr.load.Add(-1)
 		return

@@ -68,7 +68,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 // over the reject rate (rstcause.Log.Refuse); then plainly.
 func (mv *VS) refuse(snap *state.VirtualSnap, fd int, client, local netip.AddrPort) {
 	if !mv.env.Rst.Refuse() {
-		rawsock.Close(fd)
+		rawsock.CloseQuietly(fd)
 		return
 	}
 	if mv.env.Rst.On() {
