@@ -205,11 +205,19 @@ func (s *Session) change(st *grammar.Statement, verb string, args []grammar.Node
 // glob finds objects of k whose full name matches pattern (`all` = every
 // one in the folder).
 func (s *Session) glob(cfg *objects.Config, k *objects.Kind, pattern string) []*objects.Object {
-	if path.Base(pattern) == "all" {
+	return globOf(cfg.Of(k), pattern)
+}
+
+// globOf are the objects of objs whose names match pattern.
+func globOf(objs []*objects.Object, pattern string) []*objects.Object {
+	switch {
+	case pattern == "all":
+		pattern = "*"
+	case path.Base(pattern) == "all":
 		pattern = path.Dir(pattern) + "/*"
 	}
 	var out []*objects.Object
-	for _, o := range cfg.Of(k) {
+	for _, o := range objs {
 		if ok, _ := path.Match(pattern, o.Name); ok {
 			out = append(out, o)
 		}

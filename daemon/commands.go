@@ -47,6 +47,7 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 	if s.folder == "/" {
 		opts.Folder = ""
 	}
+	opts.NumericPorts = numericPorts(s.e.Config()) // dbkeys.go
 	var names []string
 	if w, ok := firstWord(t.rest); ok && t.kind == gtmTopology && w == "ldns:" {
 		var name string
@@ -87,7 +88,10 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 	case t.kind != nil && len(names) > 0:
 		for _, n := range names {
 			if strings.ContainsAny(n, "*?[") || path.Base(n) == "all" {
-				objs = append(objs, s.glob(cfg, t.kind, n)...)
+				if t.kind.PlainNames {
+					n = path.Base(n) // list sys db tm.*
+				}
+				objs = append(objs, globOf(cfg.Listed(t.kind), n)...)
 				continue
 			}
 			o := cfg.Get(t.kind, n)
@@ -97,7 +101,7 @@ func (s *Session) list(ctx context.Context, st *grammar.Statement, args []gramma
 			objs = append(objs, o)
 		}
 	case t.kind != nil:
-		for _, o := range cfg.Of(t.kind) {
+		for _, o := range cfg.Listed(t.kind) { // sys db: every key known (dbkeys.go)
 			if s.visible(o) {
 				objs = append(objs, o)
 			}

@@ -217,6 +217,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.pruneFiles()
 	e.hooks = append(e.hooks, rulesHook{e})
+	e.hooks = append(e.hooks, dbHook{}) // sys db values (dbkeys.go)
 	if err := e.AddHook(syslogHook{e}); err != nil {
 		e.logs.Close()
 		st.Close()

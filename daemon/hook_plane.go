@@ -39,6 +39,10 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	}
 	registerPlaneRuntime(e, h)
 	e.watchMinUp(p) // minup.go
+	// sys db tm.maxrejectrate (dbkeys.go)
+	if err := e.AddHook(&rejectRateHook{e: e, p: p}); err != nil {
+		return err
+	}
 	// sys db tm.rstcause.log (rstcause.go)
 	return e.AddHook(&rstCauseHook{e: e, p: p})
 }

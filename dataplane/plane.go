@@ -677,3 +677,12 @@ func (p *Plane) rulePools() state.Pools { return *p.poolIndex.Load() }
 // ("01230140:6: RST sent from ..."), or off with nil. While it is off a
 // reset costs one atomic load more.
 func (p *Plane) SetResetCauseLog(sink func(line string)) { p.rst.Set(sink) }
+
+// SetRejectRate limits the resets sent to clients that virtual servers
+// refuse (disabled, foreign source, connection and rate limits, reject
+// virtuals, service down) to max a second, as sys db tm.maxrejectrate
+// limits BIG-IP's (0 sends none; negative lifts the limit). A client
+// refused over the limit is closed without a reset; warn takes the
+// 011e0001 line of each second over it. Under the limit a refusal costs
+// a clock read and two atomic adds; an admitted connection nothing.
+func (p *Plane) SetRejectRate(max int64, warn func(line string)) { p.rst.SetRejectRate(max, warn) }

@@ -175,9 +175,15 @@ func (d Dest) Canonical(folder string) string {
 }
 
 // Display is the list form: relative to folder, port by service name.
-func (d Dest) Display(folder string) string {
-	f := d.Folder
-	return RelPath(folder, FullPath(f, d.host()+d.sep()+PortName(d.Port)))
+func (d Dest) Display(folder string) string { return d.display(folder, false) }
+
+// display is Display, the port by number when numeric.
+func (d Dest) display(folder string, numeric bool) string {
+	port := PortName(d.Port)
+	if numeric {
+		port = strconv.Itoa(d.Port)
+	}
+	return RelPath(folder, FullPath(d.Folder, d.host()+d.sep()+port))
 }
 
 // AddrPort is the socket address, for the dataplane.
@@ -230,13 +236,17 @@ func memberName(folder, s string) (string, error) {
 	return node + sep + strconv.Itoa(port), nil
 }
 
-// memberDisplay prints a member name for list: relative, service port name.
-func memberDisplay(folder, name string) string {
+// memberDisplay prints a member name for list: relative, the port by
+// service name, or by number when numeric.
+func memberDisplay(folder, name string, numeric bool) string {
 	node, port, err := SplitMember(name)
 	if err != nil {
 		return RelPath(folder, name)
 	}
 	sep := name[len(node) : len(node)+1]
+	if numeric {
+		return RelPath(folder, node) + sep + strconv.Itoa(port)
+	}
 	return RelPath(folder, node) + sep + PortName(port)
 }
 

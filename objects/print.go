@@ -31,6 +31,10 @@ type PrintOpts struct {
 	Select []string
 	// Resolve finds a defaults-from parent for DetailAll.
 	Resolve func(k *Kind, name string) *Object
+	// NumericPorts prints ports as numbers (10.1.1.1:80), as tmsh does
+	// with sys db bigpipe.displayservicenames false; else by service
+	// name (10.1.1.1:http).
+	NumericPorts bool
 }
 
 // printer lays out one object's properties on grammar's Printer, which
@@ -337,7 +341,7 @@ func (p *printer) value(pr *Prop, v *Value) {
 		}
 		pp.Open(pr.Name)
 		for _, it := range v.Items {
-			head := ItemDisplay(p.opts.Folder, pr, it.Name)
+			head := itemDisplay(p.opts.Folder, pr, it.Name, p.opts.NumericPorts)
 			if pr.Items == ItemPlain {
 				head = it.Name
 			}
@@ -362,7 +366,7 @@ func (p *printer) value(pr *Prop, v *Value) {
 		s := v.Str
 		if pr.Name == "destination" {
 			if d, err := ParseDest(s); err == nil {
-				s = d.Display(p.opts.Folder)
+				s = d.display(p.opts.Folder, p.opts.NumericPorts)
 			}
 		}
 		if pr.Quoted {
@@ -398,8 +402,13 @@ func withoutDefaults(k *Kind, props map[string]*Value) map[string]*Value {
 
 // ItemDisplay prints a collection item's name as list does from folder.
 func ItemDisplay(folder string, pr *Prop, name string) string {
+	return itemDisplay(folder, pr, name, false)
+}
+
+// itemDisplay is ItemDisplay, members' ports by number when numeric.
+func itemDisplay(folder string, pr *Prop, name string, numeric bool) string {
 	if pr != nil && pr.Items == ItemMember {
-		return memberDisplay(folder, name)
+		return memberDisplay(folder, name, numeric)
 	}
 	return RelPath(folder, name)
 }

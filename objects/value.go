@@ -171,7 +171,7 @@ func (c *Config) Get(k *Kind, name string) *Object {
 		// user admin, sys provision ltm) exist before any script modifies
 		// them; openltm keeps the ones set.
 		o = &Object{Kind: k, Name: name, Props: map[string]*Value{}}
-		if d, ok := dbDefaults[name]; ok && k.Key() == "sys db" {
+		if d, ok := dbDefault(name); ok && k.Key() == "sys db" {
 			o.Props["value"] = &Value{Str: d}
 		}
 	}

@@ -457,8 +457,11 @@ func (lr *loopRT) startClient(vs *state.Virtual, mv *mblbvs.VS, fd int, client, 
 func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrPort) {
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client, local) {
-		lr.e.refused(snap, client, local) // rstcause.go
-		rawsock.Reset(fd)                 // disabled virtual, foreign source or the limit: reset
+		if lr.e.refused(snap, client, local) { // rstcause.go
+			rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		} else {
+			rawsock.CloseQuietly(fd) // over the reject rate
+		}
 		lr.load.Add(-1)
 		return
 	}

@@ -112,6 +112,16 @@ func reset(c *net.TCPConn) {
 	c.Close()
 }
 
+// closeQuietly closes a client with a FIN where it can: what it has sent
+// so far is read and dropped first, since Linux resets a connection
+// closed with data unread (rawsock.CloseQuietly).
+func closeQuietly(c *net.TCPConn) {
+	if rc, err := c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { rawsock.Drain(int(fd)) }) // Go's sockets are non-blocking
+	}
+	c.Close()
+}
+
 // Sentinel errors of connect.
 var (
 	errNoPool    = errors.New("no pool")
@@ -135,8 +145,11 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	cfg := snap.Cfg
 	client, local := rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr())
 	if !vs.Admit(snap, client, local) {
-		e.refused(snap, client, local) // rstcause.go
-		reset(c)                       // disabled virtual, foreign source or a limit: reset
+		if e.refused(snap, client, local) { // rstcause.go
+			reset(c) // disabled virtual, foreign source or a limit: reset
+		} else {
+			closeQuietly(c) // over the reject rate
+		}
 		return
 	}
 	if s := cfg.ClientTCP; s != nil {

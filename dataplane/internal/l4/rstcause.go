@@ -74,9 +74,15 @@ func (fl *flow) rst(client, server bool) {
 }
 
 // refused reports the reset of a client the virtual did not admit
-// (state.VirtualSnap.RefusedCause, worked out only while the log is on).
-func (e *Engine) refused(snap *state.VirtualSnap, client, local netip.AddrPort) {
+// (state.VirtualSnap.RefusedCause, worked out only while the log is on),
+// and whether it is reset: not when this second's resets are over the
+// reject rate (rstcause.Log.Refuse), then the site closes it plainly.
+func (e *Engine) refused(snap *state.VirtualSnap, client, local netip.AddrPort) bool {
+	if !e.env.Rst.Refuse() {
+		return false
+	}
 	if e.env.Rst.On() {
 		e.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
 	}
+	return true
 }

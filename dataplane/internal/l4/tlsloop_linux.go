@@ -55,7 +55,11 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		return
 	}
 	if !vs.Admit(snap, client, local) {
-		rawsock.Reset(fd)
+		if lr.e.refused(snap, client, local) { // rstcause.go
+			rawsock.Reset(fd)
+		} else {
+			rawsock.CloseQuietly(fd) // over the reject rate
+		}
 		lr.load.Add(-1)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -42,10 +43,7 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	vs := mv.vs
 	snap := vs.Snap.Load()
 	if !vs.Admit(snap, client, local) {
-		if mv.env.Rst.On() {
-			mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
-		}
-		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		mv.refuse(snap, fd, client, local) // disabled virtual, foreign source or the limit
 		return false
 	}
 	rawsock.SetNoDelay(fd)
@@ -63,4 +61,18 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 	}
 	s.Start()
 	return true
+}
+
+// refuse closes a client the virtual did not admit: with a reset, which
+// is logged while tm.rstcause.log is on, unless this second's resets are
+// over the reject rate (rstcause.Log.Refuse); then plainly.
+func (mv *VS) refuse(snap *state.VirtualSnap, fd int, client, local netip.AddrPort) {
+	if !mv.env.Rst.Refuse() {
+		rawsock.CloseQuietly(fd)
+		return
+	}
+	if mv.env.Rst.On() {
+		mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
+	}
+	rawsock.Reset(fd)
 }

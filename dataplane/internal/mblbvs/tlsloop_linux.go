@@ -63,10 +63,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	if !vs.Admit(snap, client, local) {
-		if mv.env.Rst.On() {
-			mv.env.Rst.Reset(rstArea, local, client, snap.RefusedCause(client))
-		}
-		rawsock.Reset(fd) // disabled virtual, foreign source or the limit: reset
+		mv.refuse(snap, fd, client, local) // disabled virtual, foreign source or the limit (loop_linux.go)
 		ended()
 		return
 	}

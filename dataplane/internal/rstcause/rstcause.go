@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Cause is why a reset was sent; its words and tag are in causes.
@@ -94,6 +95,16 @@ type Sink func(line string)
 type Log struct {
 	on   atomic.Bool
 	sink atomic.Pointer[Sink]
+
+	// The reject rate (sys db tm.maxrejectrate): max is the resets a
+	// second allowed plus one, 0 for no limit; n counts the refusals of
+	// second win; over those refused a reset since the limit was reached;
+	// warn takes the 011e0001 line.
+	max  atomic.Uint64
+	win  atomic.Int64
+	n    atomic.Uint64
+	over atomic.Uint64
+	warn atomic.Pointer[Sink]
 }
 
 // Set turns reporting on with s taking the lines, or off with nil.
@@ -161,3 +172,78 @@ func appendAddr(b []byte, ap netip.AddrPort) []byte {
 	}
 	return strconv.AppendUint(b, uint64(ap.Port()), 10)
 }
+
+// SetRejectRate limits the resets sent to clients a virtual server
+// refuses to max a second, as BIG-IP's tm.maxrejectrate limits its
+// resets for packets it will not take (0 sends none); warn takes the
+// 011e0001 line of a second over the limit. A negative max lifts the
+// limit (a plane no daemon configures).
+func (l *Log) SetRejectRate(max int64, warn Sink) {
+	if warn != nil {
+		l.warn.Store(&warn)
+	} else {
+		l.warn.Store(nil)
+	}
+	l.win.Store(0) // a new rate counts afresh
+	l.n.Store(0)
+	if max < 0 {
+		l.max.Store(0)
+		return
+	}
+	l.max.Store(uint64(max) + 1)
+}
+
+// Refuse reports whether a refused client may be reset: false once this
+// second's refusals are over the reject rate, and the site closes the
+// connection without a reset instead [M: BIG-IP drops the packet; a
+// socket the kernel has accepted can only be closed]. Without a limit it
+// is one atomic load.
+func (l *Log) Refuse() bool {
+	if l == nil {
+		return true
+	}
+	max := l.max.Load()
+	if max == 0 {
+		return true
+	}
+	now := unixNow()
+	if w := l.win.Load(); w != now && l.win.CompareAndSwap(w, now) {
+		l.n.Store(0)
+	}
+	n := l.n.Add(1)
+	if n < max {
+		return true
+	}
+	if n == max {
+		// The first refusal over the limit this second: the line is
+		// written when the second ends, with the second's count.
+		l.over.Store(0)
+		afterFunc(time.Until(time.Unix(now+1, 0)), func() { l.report(max - 1) })
+	}
+	l.over.Add(1)
+	return false
+}
+
+// report writes the line of a second over the limit, as BIG-IP's tmm
+// does: `011e0001:4: Limiting open port RST response from 251 to 250
+// packets/sec`.
+func (l *Log) report(limit uint64) {
+	w := l.warn.Load()
+	if w == nil {
+		return
+	}
+	b := make([]byte, 0, 96)
+	b = append(b, "011e0001:4: Limiting open port RST response from "...)
+	b = strconv.AppendUint(b, limit+l.over.Load(), 10)
+	b = append(b, " to "...)
+	b = strconv.AppendUint(b, limit, 10)
+	b = append(b, " packets/sec"...)
+	(*w)(string(b))
+}
+
+// unixNow is the second a refusal counts in, and afterFunc runs the
+// report when it ends (a test's clock and timer).
+var (
+	unixNow   = func() int64 { return time.Now().Unix() }
+	afterFunc = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+)

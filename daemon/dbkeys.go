@@ -1,0 +1,133 @@
+package daemon
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// dbHook holds every commit's sys db values to the keys' own ranges, as
+// BIG-IP's mcpd does (enable or disable, an integer in range, one of a
+// key's words), and says why a kept key changes nothing here. It serves
+// nothing: its Change is empty.
+type dbHook struct{}
+
+// Prepare implements Hook: a value a key does not take, or a misspelt
+// key name, is refused unless the running configuration already had it
+// or the commit is a load (then kept, with a warning, and the key reads
+// as its default where openltm acts on it).
+func (dbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
+	warn := func(m string) {
+		if opts.Warn != nil {
+			opts.Warn(m)
+		}
+	}
+	for _, o := range cfg.Of(sysDB) {
+		value := sysDBValue.Str(o)
+		if old != nil {
+			if was := old.Get(sysDB, o.Name); was != nil && sysDBValue.Str(was) == value {
+				continue // unchanged
+			}
+		}
+		known, err := objects.CheckDBKey(o.Name)
+		if err != nil {
+			if !opts.Lenient {
+				return nil, err
+			}
+			warn(err.Error())
+			continue
+		}
+		if !known {
+			if old != nil {
+				warn(fmt.Sprintf("sys db %s is not one of the db keys openltm knows (list sys db); its value is kept as given", o.Name))
+			}
+			continue
+		}
+		d, _ := objects.LookupDBKey(o.Name)
+		if err := d.Check(value); err != nil {
+			if !opts.Lenient {
+				return nil, err
+			}
+			if o.Name != rstCauseLog && o.Name != rstCausePkt { // rstcause.go warns of its own
+				warn(err.Error() + "; kept")
+			}
+			continue
+		}
+		if d.Note != "" && old != nil && value != d.Default {
+			warn(fmt.Sprintf("sys db %s: %s", o.Name, d.Note))
+		}
+	}
+	return noChange{}, nil
+}
+
+// numericPorts reports whether list prints ports as numbers: sys db
+// bigpipe.displayservicenames false, as scripts that parse tmsh output
+// set it. Any other value (true, the default) prints service names.
+func numericPorts(cfg *objects.Config) bool {
+	o := cfg.Get(sysDB, displayServiceNames)
+	return o != nil && sysDBValue.Str(o) == "false"
+}
+
+// displayServiceNames is the db key of list's port names.
+const displayServiceNames = "bigpipe.displayservicenames"
+
+// maxRejectRate is the db key of the resets a second sent to refused
+// clients.
+const maxRejectRate = "tm.maxrejectrate"
+
+// rejectRateHook sets the plane's reject rate as tm.maxrejectrate says;
+// a value that is not a number in range (kept from a loaded file) reads
+// as the default, 250.
+type rejectRateHook struct {
+	e *Engine
+	p *dataplane.Plane
+	n int64 // what the plane runs
+}
+
+// Prepare implements Hook; dbHook has refused what a modify may not set.
+func (h *rejectRateHook) Prepare(_, cfg *objects.Config, _ CommitOptions) (Change, error) {
+	d, _ := objects.LookupDBKey(maxRejectRate)
+	value := d.Default
+	if o := cfg.Get(sysDB, maxRejectRate); o != nil && d.Check(sysDBValue.Str(o)) == nil {
+		value = sysDBValue.Str(o)
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return &rejectRateChange{h: h, n: n}, nil
+}
+
+// rejectRateChange is the reject rate of one commit.
+type rejectRateChange struct {
+	h      *rejectRateHook
+	n, was int64
+	done   bool
+}
+
+// Commit implements Change.
+func (c *rejectRateChange) Commit() error {
+	c.was, c.done = c.h.n, true
+	c.h.set(c.n)
+	return nil
+}
+
+// Abort implements Change.
+func (c *rejectRateChange) Abort() {
+	if c.done {
+		c.h.set(c.was)
+	}
+}
+
+// set gives the plane its rate; the lines of the seconds over it go to
+// the ltm log at warning, as tmm logs 011e0001.
+func (h *rejectRateHook) set(n int64) {
+	h.n = n
+	var warn func(string)
+	if logs := h.e.logs; logs != nil {
+		warn = func(line string) { logs.Log("local0.warning", line) }
+	}
+	h.p.SetRejectRate(n, warn)
+}
