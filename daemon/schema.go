@@ -203,6 +203,7 @@ var (
 	mblbMaxMessage    = profileMBLB.MustProp("max-message-size")
 	mblbMaxInFlight   = profileMBLB.MustProp("max-in-flight")
 	mblbShutdown      = profileMBLB.MustProp("shutdown-timeout")
+	mblbMinConn       = profileMBLB.MustProp("min-conn")
 	mblbIngressHigh   = profileMBLB.MustProp("ingress-high")
 	mblbIngressLow    = profileMBLB.MustProp("ingress-low")
 	mblbEgressHigh    = profileMBLB.MustProp("egress-high")

@@ -263,8 +263,8 @@ func ltmKinds() []*Kind {
 		passive(ed("isolate-client", "disabled")),
 		passive(ed("isolate-expire", "enabled")),
 		passive(ed("isolate-server", "enabled")),
-		passive(num("min-conn", "0")),
-		help(num("shutdown-timeout", "5"), "seconds a client's own member connection stays open after the client has gone, for the answers still owed on it; 0 closes it at once"),
+		help(num("min-conn", "0"), "member connections kept open to each member of the default pool, opened ahead of need (with a one-connect profile of source-mask any)"),
+		help(num("shutdown-timeout", "5"), "seconds a member connection stays open for the answers still owed on it after its client has gone, or after a commit disabled or removed its member; 0 closes it at once"),
 		passive(num("tag-ttl", "60")),
 		passive(str("app-service", "none")),
 		// openltm extension: how messages are found without an iRule, and
