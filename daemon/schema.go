@@ -204,6 +204,7 @@ var (
 	mblbMaxInFlight   = profileMBLB.MustProp("max-in-flight")
 	mblbShutdown      = profileMBLB.MustProp("shutdown-timeout")
 	mblbMinConn       = profileMBLB.MustProp("min-conn")
+	mblbIsolateAbort  = profileMBLB.MustProp("isolate-abort")
 	mblbIngressHigh   = profileMBLB.MustProp("ingress-high")
 	mblbIngressLow    = profileMBLB.MustProp("ingress-low")
 	mblbEgressHigh    = profileMBLB.MustProp("egress-high")

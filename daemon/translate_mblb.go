@@ -111,6 +111,7 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 		MaxMessageSize: atoi(get(mblbMaxMessage)),
 		MaxInFlight:    atoi(get(mblbMaxInFlight)),
 		DisableRetry:   get(mblbRetry) == "disabled",
+		PropagateAbort: get(mblbIsolateAbort) == "disabled",
 	}
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)

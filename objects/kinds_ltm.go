@@ -259,7 +259,7 @@ func ltmKinds() []*Kind {
 		help(num("egress-low", "5"), "requests queued for that connection at or below which those clients are read again"),
 		help(num("ingress-high", "50"), "one client's requests queued for members above which the client is no longer read; 0: no limit"),
 		help(num("ingress-low", "5"), "the client's queued requests at or below which it is read again"),
-		passive(ed("isolate-abort", "enabled")),
+		help(ed("isolate-abort", "enabled"), "enabled keeps a reset to its side (a member's reset sends its requests elsewhere); disabled passes it on: a member's reset resets the clients it carried, a client's its own member connections"),
 		passive(ed("isolate-client", "disabled")),
 		passive(ed("isolate-expire", "enabled")),
 		passive(ed("isolate-server", "enabled")),

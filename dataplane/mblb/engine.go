@@ -226,6 +226,13 @@ type Config struct {
 	// connection), or after its member was drained (DrainMembers): the
 	// mblb profile's shutdown-timeout; 0 closes it at once.
 	ShutdownTimeout time.Duration
+	// PropagateAbort is the mblb profile's isolate-abort disabled: a
+	// member's reset resets the clients whose requests were on that
+	// connection (and its owner) instead of sending them elsewhere, and
+	// a client's reset resets its own server connections at once
+	// instead of draining them (isolate.go). false (the default,
+	// isolate-abort enabled) keeps each side's reset to itself.
+	PropagateAbort bool
 	// Flow is the mblb profile's ingress and egress water marks, so that
 	// a member that stops reading holds its clients back instead of
 	// filling the proxy's memory (flowcontrol.go); nil: none.

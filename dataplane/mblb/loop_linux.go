@@ -232,7 +232,7 @@ func (s *ClientConn) readable() {
 		case errors.Is(err, ErrTooLarge):
 			s.tooLarge()
 		default:
-			s.Close(true)
+			s.clientReset(err) // isolate.go
 		}
 		return
 	}

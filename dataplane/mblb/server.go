@@ -824,6 +824,9 @@ func (sc *serverConn) failed(rerr error) {
 	sc.uploadDied() // upload.go
 	sc.leg.pending.Store(0)
 	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
+	// isolate-abort disabled: the member's reset is passed on to the
+	// clients it carried requests of, and to its owner (isolate.go).
+	abortOut := e.cfg.PropagateAbort && !graceful && !neverConnected && peerReset(err)
 	switch {
 	case sc.lp != nil:
 		sc.lp.closeFD(sc, !graceful)
@@ -843,11 +846,20 @@ func (sc *serverConn) failed(rerr error) {
 		}
 	}
 	sc.detach()
+	if abortOut {
+		e.logf("mblb: %s %s reset its connection: its clients are reset (isolate-abort disabled)", sc.leg.Member.Name, sc.leg.Remote)
+		if o := sc.owner; o != nil {
+			o.Close(true)
+		}
+	}
 	for _, m := range entries {
 		s := m.sess
 		switch {
 		case s.isClosed():
 			m.unref()
+		case abortOut:
+			m.unref()
+			s.Close(true)
 		case m.hx.upload:
 			// Part of its body may have gone: it is never sent twice.
 			e.logf("mblb: client %s lost its upload to %s, reset", s.client, sc.leg.Member.Name)

@@ -237,6 +237,9 @@ type MBLB struct {
 	// source-mask any), connections kept open to each member of the
 	// default pool ahead of need; 0: none.
 	MinConn int
+	// PropagateAbort is the mblb profile's isolate-abort disabled: a
+	// reset on one side resets the flows of the other it carried.
+	PropagateAbort bool
 	// Flow is the profile's ingress and egress water marks, in bytes (a
 	// value, so that an unchanged profile keeps the running engine).
 	Flow mblb.FlowControl

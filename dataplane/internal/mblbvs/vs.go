@@ -301,6 +301,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
 		ShutdownTimeout: cfg.ShutdownTimeout,
+		PropagateAbort:  cfg.PropagateAbort,
 		Flow:            &mv.cfg.Flow,
 		IdleTimeout:     idle,
 		Close:           ct,
