@@ -266,8 +266,9 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 }
 
 // newServerConn is a server connection from s to m (owned by owner, nil
-// for a pooled one; s is nil for one opened ahead of need, min-conn), its leg and data stamped opened at now; dial and
-// dialLoop give it its transport.
+// for a pooled one; s is nil for one min-conn opened ahead of need), its
+// leg and data stamped opened at now; dial and dialLoop give it its
+// transport.
 func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, local, remote netip.AddrPort, now time.Time) *serverConn {
 	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
 	sc.leg.Member = m

@@ -243,10 +243,11 @@ func (mv *VS) drainMembers(members map[string]*state.Member) {
 }
 
 // warmMembers are the members min-conn keeps connections open to: the
-// virtual's default pool's members that may be balanced to (up, not
-// disabled, not at their connection limit), so that a member a commit
-// disables or removes is not kept warm while it drains. Asked once per
-// tick of the engine's janitor.
+// virtual's default pool's members that may be balanced to (neither
+// down, disabled nor forced offline; their connection limits are
+// OneConnect.MayOpen's), so that a member a commit disables or removes is
+// not kept warm while it drains. Asked once per tick of the engine's
+// janitor.
 func (mv *VS) warmMembers() []mblb.Member {
 	snap := mv.vs.Snap.Load()
 	if snap.Pool == nil {
