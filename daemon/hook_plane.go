@@ -89,7 +89,8 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		warnTLS(old, h, tr, opts.Warn) // translate_tls.go
 		// translate_tcpopts.go
 		warnTCP(h.e.schema, old, cfg, opts.Warn)
-		warnMinUp(old, cfg, opts.Warn) // minup.go
+		warnMinUp(old, cfg, opts.Warn)               // minup.go
+		warnMinConn(h.e.schema, old, cfg, opts.Warn) // translate_mblb.go
 	}
 	for _, s := range tr.refused {
 		// What BIG-IP refuses in any source; what the running (or a

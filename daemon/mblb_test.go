@@ -38,6 +38,8 @@ func TestMBLBSettings(t *testing.T) {
 		{"delimiter missing", map[string]string{"framing": "delimiter"}, nil, true},
 		{"bad adjust", map[string]string{"framing": "length", "length-adjust": "x"}, nil, true},
 		{"bad escape", map[string]string{"framing": "delimiter", "delimiter": `\xZZ`}, nil, true},
+		{"bad min-conn", map[string]string{"min-conn": "x"}, nil, true},
+		{"negative min-conn", map[string]string{"min-conn": "-2"}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			get := func(p *objects.Prop) string { // what is set, else the schema's default

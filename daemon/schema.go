@@ -203,6 +203,8 @@ var (
 	mblbMaxMessage    = profileMBLB.MustProp("max-message-size")
 	mblbMaxInFlight   = profileMBLB.MustProp("max-in-flight")
 	mblbShutdown      = profileMBLB.MustProp("shutdown-timeout")
+	mblbMinConn       = profileMBLB.MustProp("min-conn")
+	mblbIsolateAbort  = profileMBLB.MustProp("isolate-abort")
 	mblbIngressHigh   = profileMBLB.MustProp("ingress-high")
 	mblbIngressLow    = profileMBLB.MustProp("ingress-low")
 	mblbEgressHigh    = profileMBLB.MustProp("egress-high")

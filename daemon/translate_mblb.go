@@ -63,12 +63,55 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 	return true
 }
 
+// warnMinConn tells of each virtual that a commit gives an mblb profile
+// whose min-conn has nothing to act on: connections opened ahead of need
+// serve whoever comes only when every client shares them (a one-connect
+// profile of source-mask any); without one each client opens its own.
+func warnMinConn(s *objects.Schema, old, cfg *objects.Config, warn func(string)) {
+	was := map[string]bool{}
+	if old != nil {
+		for _, m := range minConnUnused(s, old) {
+			was[m] = true
+		}
+	}
+	for _, m := range minConnUnused(s, cfg) {
+		if !was[m] {
+			warn(m)
+		}
+	}
+}
+
+// minConnUnused is warnMinConn's list for one configuration.
+func minConnUnused(s *objects.Schema, cfg *objects.Config) []string {
+	t := &translator{s: s, cfg: cfg}
+	var out []string
+	for _, o := range cfg.Of(ltmVirtual) {
+		prof := t.profile(o, profileMBLB)
+		if prof == nil {
+			continue
+		}
+		n := atoi(mblbMinConn.Effective(cfg, prof))
+		if n <= 0 {
+			continue
+		}
+		if oc := t.profile(o, profileOneConnect); oc != nil {
+			st, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(cfg, oc) })
+			if err != nil || !st.SourceMask.IsValid() || st.SourceMask.IsUnspecified() {
+				continue
+			}
+		}
+		out = append(out, about(o, "profile %s: min-conn %d is kept, and not acted on without a one-connect profile of source-mask any (each client opens connections of its own)", prof.Name, n))
+	}
+	return out
+}
+
 // mblbSettings reads an mblb profile's effective properties.
 func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 	m := &dataplane.MBLB{
 		MaxMessageSize: atoi(get(mblbMaxMessage)),
 		MaxInFlight:    atoi(get(mblbMaxInFlight)),
 		DisableRetry:   get(mblbRetry) == "disabled",
+		PropagateAbort: get(mblbIsolateAbort) == "disabled",
 	}
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)
@@ -79,6 +122,13 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 			return nil, fmt.Errorf("shutdown-timeout %q: want seconds", st)
 		}
 		m.ShutdownTimeout = secondsOf(int64(n))
+	}
+	if mc := get(mblbMinConn); mc != "" && mc != "0" {
+		n, err := strconv.Atoi(mc)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("min-conn %q: want a count of connections", mc)
+		}
+		m.MinConn = n
 	}
 	// The water marks, in bytes [M]; a high mark of 0 turns its side off.
 	marks := [4]int64{}

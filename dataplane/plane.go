@@ -469,7 +469,7 @@ func (p *Plane) swap(cfg *Config, b *generation) {
 	index := state.Pools(b.pools)
 	p.poolIndex.Store(&index)
 	p.running.Store(cfg)
-	p.mblbs.Apply(b.virtuals)
+	p.mblbs.Apply(b.virtuals, b.members)
 	stale := b.stale
 	go func() {
 		for _, in := range stale {

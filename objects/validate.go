@@ -312,6 +312,18 @@ func checkRequired(o *Object) error {
 				return Invalid("The MBLB profile (%s): %s-low %d is above %s-high %d.", o.Name, side, l, side, h)
 			}
 		}
+		// Counts BIG-IP keeps unsigned; min-conn at most one source
+		// address's ports [M].
+		for _, c := range []struct {
+			name string
+			max  uint64
+		}{{"min-conn", 65535}, {"shutdown-timeout", 1<<32 - 1}, {"tag-ttl", 1<<32 - 1}} {
+			if v := o.Props[c.name]; v != nil {
+				if n, err := strconv.ParseUint(v.Str, 10, 64); err != nil || n > c.max {
+					return Invalid("The MBLB profile (%s): %s %s: want a number from 0 to %d.", o.Name, c.name, v.Str, c.max)
+				}
+			}
+		}
 	case "ltm node":
 		if o.Str("address") == "" && o.Props["fqdn"] == nil {
 			return Invalid("The node (%s) has no address.", o.Name)

@@ -33,6 +33,8 @@ func MBLBProfile(w io.Writer, name string, st dataplane.MBLBStats, o Options) er
 		{"Current Clients", strconv.Itoa(st.Sessions)},
 		{"Current Server", strconv.Itoa(st.ServerConns)},
 		{"Server Opened", u(st.ServerConnsOpened)},
+		{"Opened Ahead", u(st.SpareConnsOpened)},
+		{"Server Drained", u(st.Drained)},
 		{"Messages", ""},
 		{"Requests", u(st.Messages)},
 		{"Responses", u(st.Responses)},

@@ -174,6 +174,16 @@ type OneConnect struct {
 	// Idle, when set, hears that a connection to m went back to the pool
 	// idle: a message waiting for room may now reuse it.
 	Idle func(m Member)
+	// MinConn is the mblb profile's min-conn: the pool keeps at least
+	// this many connections open to each member Members lists, opened
+	// ahead of need, so that a burst finds them connected (mincon.go);
+	// 0 opens none ahead. It applies to the source group of source-mask
+	// any and requests without a ONECONNECT::label.
+	MinConn int
+	// Members lists the members MinConn keeps connections to (the
+	// virtual's default pool's members that may take new messages); it
+	// is asked once per janitor tick, never on the message path.
+	Members func() []Member
 }
 
 // Config is one virtual server's message balancing.
@@ -211,10 +221,18 @@ type Config struct {
 	DisableRetry bool
 	// MaxRetries bounds how often one message is sent again. Default 2.
 	MaxRetries int
-	// ShutdownTimeout is how long a client's own server connection stays
-	// open after the client has gone, for the answers still owed on it
-	// (the mblb profile's shutdown-timeout); 0 closes it at once.
+	// ShutdownTimeout is how long a server connection stays open for the
+	// answers still owed on it after its client has gone (a client's own
+	// connection), or after its member was drained (DrainMembers): the
+	// mblb profile's shutdown-timeout; 0 closes it at once.
 	ShutdownTimeout time.Duration
+	// PropagateAbort is the mblb profile's isolate-abort disabled: a
+	// member's reset resets the clients whose requests were on that
+	// connection (and its owner) instead of sending them elsewhere, and
+	// a client's reset resets its own server connections at once
+	// instead of draining them (isolate.go). false (the default,
+	// isolate-abort enabled) keeps each side's reset to itself.
+	PropagateAbort bool
 	// Flow is the mblb profile's ingress and egress water marks, so that
 	// a member that stops reading holds its clients back instead of
 	// filling the proxy's memory (flowcontrol.go); nil: none.
@@ -313,6 +331,10 @@ type Engine struct {
 	// ownIdle: some client has an idle timeout of its own, so the
 	// janitor looks at the clients even where the engine has none.
 	ownIdle atomic.Bool
+	// spareLoops are the event loops min-conn opens connections on (the
+	// loops its clients came in on, mincon.go); spareNext spreads them.
+	spareLoops atomic.Pointer[[]*evl]
+	spareNext  int
 }
 
 func (e *Engine) now() int64 { return e.clock.Load() }
@@ -342,6 +364,7 @@ type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
 	serverFailures, unsolicited, serverConns       atomic.Uint64
 	flowPauses                                     atomic.Uint64
+	spareConns, drained                            atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -358,8 +381,12 @@ type Stats struct {
 	ServerFailures uint64
 	// Unsolicited counts server bytes framed with no request waiting.
 	Unsolicited uint64
-	// ServerConnsOpened counts server connections opened.
-	ServerConnsOpened uint64
+	// ServerConnsOpened counts server connections opened;
+	// SpareConnsOpened those of them min-conn opened ahead of need.
+	ServerConnsOpened, SpareConnsOpened uint64
+	// Drained counts server connections taken out of service because a
+	// commit disabled or removed their member (DrainMembers).
+	Drained uint64
 	// FlowPauses counts the times a client stopped being read at a high
 	// water mark; FlowQueued is the requests held for members now,
 	// FlowQueuedPeak the most ever held at once (flow control only: the
@@ -492,6 +519,8 @@ func (e *Engine) Stats() Stats {
 		ServerFailures:    e.stats.serverFailures.Load(),
 		Unsolicited:       e.stats.unsolicited.Load(),
 		ServerConnsOpened: e.stats.serverConns.Load(),
+		SpareConnsOpened:  e.stats.spareConns.Load(),
+		Drained:           e.stats.drained.Load(),
 		FlowPauses:        e.stats.flowPauses.Load(),
 		FlowQueued:        e.flowQueued.Load(),
 		FlowQueuedPeak:    e.flowPeak.Load(),
@@ -582,6 +611,9 @@ func (e *Engine) janitor() {
 	defer t.Stop()
 	var sessions []*ClientConn
 	var servers []*serverConn
+	if e.pool != nil && e.pool.cfg.MinConn > 0 {
+		e.pool.keepMin() // mincon.go: open min-conn's at once
+	}
 	for {
 		select {
 		case <-e.stop:
@@ -625,6 +657,9 @@ func (e *Engine) janitor() {
 		}
 		if e.pool != nil {
 			e.pool.expire(now)
+			if e.pool.cfg.MinConn > 0 {
+				e.pool.keepMin() // mincon.go
+			}
 		}
 	}
 }

@@ -69,6 +69,9 @@ func (e *Engine) Loopable() bool {
 func (e *Engine) NewLoopClientConn(l *evloop.Loop, fd int, client netip.AddrPort, opt ClientOptions, done func()) *ClientConn {
 	s := e.newSession(nil, client, opt)
 	s.async = false
+	if e.pool != nil && e.pool.cfg.MinConn > 0 {
+		e.noteLoop(l) // mincon.go
+	}
 	ls := &sessLoop{l: l, fd: fd, done: done, s: s}
 	ls.flushFn, ls.releaseFn, ls.resumeFn = s.postedFlush, s.release, s.resumeUpload
 	s.lp = ls
@@ -229,7 +232,7 @@ func (s *ClientConn) readable() {
 		case errors.Is(err, ErrTooLarge):
 			s.tooLarge()
 		default:
-			s.Close(true)
+			s.clientReset(err) // isolate.go
 		}
 		return
 	}
@@ -584,7 +587,7 @@ func (cl *connLoop) loop() *evl {
 // registered on cur, and the connection returned at once.
 func (e *Engine) dialLoop(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*serverConn, error) {
 	ms := e.memberStats(m.ID)
-	fd, done, local, err := e.cfg.DialFD(s.client, m)
+	fd, done, local, err := e.cfg.DialFD(s.clientAddr(), m)
 	if err != nil {
 		e.logf("mblb: connect to %s %s failed: %v", m.Name, m.Addr, err)
 		e.memberFailed(m, ms, err)

@@ -228,9 +228,11 @@ func (p *connPool) acquire(s *ClientConn, m Member, label string, cur *evl) (*se
 			live++
 			// A connection on another event loop counts one message
 			// busier: writing to it costs a hand-off to that loop. Among
-			// equal ones, the caller's own loop wins.
+			// equal ones, the caller's own loop wins. (A goroutine's
+			// connection, min-conn's opened before the loops were known,
+			// is not passed over: it is there to be used.)
 			l := sc.npending.Load()
-			far := cur != nil && sc.lp.loop() != cur
+			far := cur != nil && sc.lp != nil && sc.lp.loop() != cur
 			score := l
 			if far {
 				score++
@@ -415,7 +417,11 @@ func (p *connPool) expire(now int64) {
 	}
 	var closing []*serverConn
 	p.mu.Lock()
-	for _, g := range p.groups {
+	for key, g := range p.groups {
+		// min-conn's connections are not closed for being idle: the
+		// group keeps that many (mincon.go) [M].
+		kept := p.cfg.MinConn > 0 && key.label == "" && !key.src.IsValid()
+		spare := len(g.conns) - p.cfg.MinConn
 		for _, sc := range g.conns {
 			old := now-sc.created > int64(p.cfg.MaxAge)
 			if !sc.idleCounted {
@@ -424,7 +430,14 @@ func (p *connPool) expire(now int64) {
 				}
 				continue
 			}
-			if old || (idleTO > 0 && now-sc.leg.lastActive.Load() > idleTO) {
+			idle := idleTO > 0 && now-sc.leg.lastActive.Load() > idleTO
+			if !old && idle && kept {
+				if spare <= 0 {
+					continue
+				}
+				spare--
+			}
+			if old || idle {
 				closing = append(closing, sc)
 			}
 		}

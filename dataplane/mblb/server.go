@@ -151,8 +151,11 @@ type serverConn struct {
 	// stays open until its answers still owed have come, or until this
 	// time (Unix nanoseconds; Config.ShutdownTimeout); 0: not draining.
 	drainBy int64
-	failErr error
-	down    atomic.Bool
+	// memberDrain: the connection's member was disabled or removed by a
+	// commit (DrainMembers, drain.go); it carries no new request.
+	memberDrain bool
+	failErr     error
+	down        atomic.Bool
 	// zwAt is since when the socket has held bytes for a zero window
 	// (the janitor's alone: CloseTimers, tcpclose.go).
 	zwAt int64
@@ -203,6 +206,9 @@ type serverConn struct {
 	// tunSkip: it is the disabled request's, whose answer is the tunnel.
 	tunFrom uint64
 	tunSkip bool
+	// tunneled: the connection became a client's tunnel (any goroutine
+	// may read it; a drained member's tunnel lives on as a connection).
+	tunneled atomic.Bool
 	// tunWS: the tunnel is a WebSocket upgrade of a virtual with the
 	// websocket profile, framed (websocket.go). Reader only.
 	tunWS bool
@@ -237,7 +243,7 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 	}
 	ms := e.memberStats(m.ID)
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ConnectTimeout)
-	c, err := e.cfg.Dial(ctx, s.client, m)
+	c, err := e.cfg.Dial(ctx, s.clientAddr(), m)
 	cancel()
 	if err != nil {
 		e.logf("mblb: connect to %s %s failed: %v", m.Name, m.Addr, err)
@@ -261,8 +267,9 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 }
 
 // newServerConn is a server connection from s to m (owned by owner, nil
-// for a pooled one), its leg and data stamped opened at now; dial and
-// dialLoop give it its transport.
+// for a pooled one; s is nil for one min-conn opened ahead of need), its
+// leg and data stamped opened at now; dial and dialLoop give it its
+// transport.
 func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, local, remote netip.AddrPort, now time.Time) *serverConn {
 	sc := &serverConn{e: e, ms: ms, owner: owner, created: now.UnixNano()}
 	sc.leg.Member = m
@@ -272,12 +279,14 @@ func (e *Engine) newServerConn(s *ClientConn, m Member, owner *ClientConn, ms *m
 	if owner != nil {
 		sc.leg.Owner = owner.tag
 	}
-	sc.leg.Opener = s.tag
+	if s != nil {
+		sc.leg.Opener = s.tag
+		sc.data.client = s.client
+	}
 	sc.leg.Opened = now
 	sc.leg.lastActive.Store(now.UnixNano())
 	sc.lastRd.Store(now.UnixNano())
 	sc.data.side = ServerSide
-	sc.data.client = s.client
 	sc.data.server = remote
 	return sc
 }
@@ -314,7 +323,7 @@ func (sc *serverConn) start() {
 // connection; the reader then deals with what was pending.
 func (sc *serverConn) submit(m *msg, flush bool, cur *evl) bool {
 	sc.qmu.Lock()
-	if sc.dead {
+	if sc.dead || sc.memberDrain {
 		sc.qmu.Unlock()
 		return false
 	}
@@ -356,9 +365,24 @@ func (sc *serverConn) flushFrom(cur *evl) {
 			sc.lp.postFlush(sc)
 			return
 		}
+	} else if cur != nil {
+		// A goroutine's connection (min-conn's, opened before any
+		// client's loop was known) is written by a goroutine: a write
+		// that waits for the member must not hold up the loop.
+		sc.writing = true
+		go sc.flushAside()
+		return
 	}
 	sc.writing = true
 	sc.flushLocked()
+}
+
+// flushAside is flushFrom's writer for a goroutine's connection that an
+// event loop queued on; it holds the writing token.
+func (sc *serverConn) flushAside() {
+	sc.qmu.Lock()
+	sc.flushLocked()
+	sc.qmu.Unlock()
 }
 
 // flushLocked writes queued messages until none is left. The caller holds
@@ -489,7 +513,17 @@ func (sc *serverConn) expire(now int64) {
 		return
 	}
 	sc.qmu.Lock()
+	if sc.drainBy != 0 && sc.memberDrain && sc.tunneled.Load() {
+		sc.drainBy = 0 // the answer owed made it a tunnel: it stays
+	}
 	if sc.drainBy != 0 && (sc.q.size == 0 || now > sc.drainBy) {
+		if owed := sc.q.size; sc.memberDrain && owed != 0 {
+			sc.qmu.Unlock()
+			e.logf("mblb: %s %s drained, %d answer(s) still owed after %v: connection reset",
+				sc.leg.Member.Name, sc.leg.Remote, owed, e.cfg.ShutdownTimeout)
+			sc.fail(errDrainExpired)
+			return
+		}
 		sc.endLocked()
 		return
 	}
@@ -793,6 +827,9 @@ func (sc *serverConn) failed(rerr error) {
 	sc.uploadDied() // upload.go
 	sc.leg.pending.Store(0)
 	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
+	// isolate-abort disabled: the member's reset is passed on to the
+	// clients it carried requests of, and to its owner (isolate.go).
+	abortOut := e.cfg.PropagateAbort && !graceful && !neverConnected && peerReset(err)
 	switch {
 	case sc.lp != nil:
 		sc.lp.closeFD(sc, !graceful)
@@ -812,11 +849,20 @@ func (sc *serverConn) failed(rerr error) {
 		}
 	}
 	sc.detach()
+	if abortOut {
+		e.logf("mblb: %s %s reset its connection: its clients are reset (isolate-abort disabled)", sc.leg.Member.Name, sc.leg.Remote)
+		if o := sc.owner; o != nil {
+			o.Close(true)
+		}
+	}
 	for _, m := range entries {
 		s := m.sess
 		switch {
 		case s.isClosed():
 			m.unref()
+		case abortOut:
+			m.unref()
+			s.Close(true)
 		case m.hx.upload:
 			// Part of its body may have gone: it is never sent twice.
 			e.logf("mblb: client %s lost its upload to %s, reset", s.client, sc.leg.Member.Name)

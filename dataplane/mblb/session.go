@@ -195,6 +195,9 @@ type ClientConn struct {
 	// (IP::idle_timeout): 0 the engine's, negative none, else nanoseconds.
 	idleOverride atomic.Int64
 	closedFlag   atomic.Bool
+	// abortOwn: the client reset, and isolate-abort disabled passes that
+	// on to its own server connections (isolate.go).
+	abortOwn atomic.Bool
 	// eofAt is when the client half-closed (Unix ns, 0: not), zwFD its
 	// socket plus one while the zero-window timer may read it, and zwAt
 	// since when that socket has held bytes for a zero window (the
@@ -419,7 +422,7 @@ func (s *ClientConn) Run() error {
 			if s.isClosed() {
 				return nil // closed on purpose: idle, rule, proxy
 			}
-			s.Close(true)
+			s.clientReset(err) // isolate.go
 			return err
 		}
 	}
@@ -1189,9 +1192,12 @@ func (s *ClientConn) Close(reset bool) {
 		s.c.Close()
 	}
 	for _, sc := range conns {
-		if sc.owner != s {
+		switch {
+		case sc.owner != s:
 			sc.shutdown()
-		} else {
+		case s.abortOwn.Load():
+			sc.fail(ErrAborted) // isolate-abort disabled (isolate.go)
+		default:
 			sc.drainOrEnd()
 		}
 	}

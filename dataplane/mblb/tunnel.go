@@ -67,6 +67,7 @@ func (s *ClientConn) joinTunnel(sc *serverConn) {
 	if sc.owner == nil {
 		s.e.pool.remove(sc)
 	}
+	sc.tunneled.Store(true)
 	s.mu.Lock()
 	s.tunSC = sc
 	s.cond.Broadcast()
@@ -209,6 +210,7 @@ func (sc *serverConn) tunnelServer(st *stream) {
 	}
 	s.writing = true // for good: only the tunnel writes to the client now
 	s.tunToken = true
+	sc.tunneled.Store(true)
 	s.tunSC = sc
 	s.wsTun = s.webSocketTunnel(sc) // websocket.go
 	ws := s.wsTun

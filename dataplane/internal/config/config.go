@@ -229,10 +229,17 @@ type MBLB struct {
 	// ResponseTimeout fails a member connection whose oldest request saw
 	// no answer for this long; 0 waits (the idle timeout still applies).
 	ResponseTimeout time.Duration
-	// ShutdownTimeout keeps a client's own member connection open after
-	// the client has gone, for the answers still owed on it; 0 closes it
-	// at once.
+	// ShutdownTimeout keeps a member connection open for the answers
+	// still owed on it after its client has gone, or after a commit
+	// disabled or removed its member (drained); 0 closes it at once.
 	ShutdownTimeout time.Duration
+	// MinConn is the mblb profile's min-conn: with one-connect (and
+	// source-mask any), connections kept open to each member of the
+	// default pool ahead of need; 0: none.
+	MinConn int
+	// PropagateAbort is the mblb profile's isolate-abort disabled: a
+	// reset on one side resets the flows of the other it carried.
+	PropagateAbort bool
 	// Flow is the profile's ingress and egress water marks, in bytes (a
 	// value, so that an unchanged profile keeps the running engine).
 	Flow mblb.FlowControl

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -151,8 +152,10 @@ func ruledBy(cfg *config.MBLB, r config.Rules) bool {
 }
 
 // Apply builds, keeps or retires the engines after a commit swapped in
-// virtuals.
-func (s *Set) Apply(virtuals map[string]*state.Virtual) {
+// virtuals and members (the commit's pool members by key), and drains
+// the kept engines' connections to members the commit disabled or
+// removed (drainMembers).
+func (s *Set) Apply(virtuals map[string]*state.Virtual, members map[string]*state.Member) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A copy: the published map is read without a lock (For) and
@@ -176,6 +179,7 @@ func (s *Set) Apply(virtuals map[string]*state.Virtual) {
 		if mv := old[v]; mv != nil && mv.same(cfg, snap.Idle, ct, ruled, waits) {
 			next[v] = mv
 			delete(old, v)
+			mv.drainMembers(members)
 			continue
 		}
 		mv, err := s.newVS(v, cfg, snap.Idle, ct, ruled, waits)
@@ -186,6 +190,7 @@ func (s *Set) Apply(virtuals map[string]*state.Virtual) {
 		next[v] = mv
 	}
 	for _, mv := range old {
+		mv.drainMembers(members) // its clients stay until they leave
 		go mv.retire()
 	}
 	s.cur.Store(&next)
@@ -213,6 +218,66 @@ func (s *Set) For(vs *state.Virtual) *VS {
 	return nil
 }
 
+// drainMembers takes out of service the server connections to members
+// that the commit removed from their pool, or disabled or forced offline
+// (the member or its node), as BIG-IP drains them: their answers owed
+// come, within the mblb profile's shutdown-timeout, and nothing new goes
+// on them. A virtual balancing HTTP per connection (an http profile
+// without one-connect) is the exception for a disabled member: as on
+// BIG-IP its clients' connections to it go on, only a removed member's
+// are drained [M].
+func (mv *VS) drainMembers(members map[string]*state.Member) {
+	perConn := mv.cfg.Request.Mode == mblb.HTTP && mv.cfg.OneConnect == nil
+	n := mv.eng.DrainMembers(func(m mblb.Member) bool {
+		sm, ok := m.Ref.(*state.Member)
+		if !ok {
+			return false // a node a rule named: no pool to leave
+		}
+		if members[sm.Key] != sm {
+			return true
+		}
+		return !perConn && adminOff(sm)
+	})
+	if n > 0 {
+		mv.env.Log.Info("Virtual " + mv.vs.Name + ": draining " + strconv.Itoa(n) + " member connection(s) after the commit")
+	}
+}
+
+// warmMembers are the members min-conn keeps connections open to: the
+// virtual's default pool's members that may be balanced to (neither
+// down, disabled nor forced offline; their connection limits are
+// OneConnect.MayOpen's), so that a member a commit disables or removes is
+// not kept warm while it drains. Asked once per tick of the engine's
+// janitor.
+func (mv *VS) warmMembers() []mblb.Member {
+	snap := mv.vs.Snap.Load()
+	if snap.Pool == nil {
+		return nil
+	}
+	ps := snap.Pool.Snap.Load()
+	if ps == nil {
+		return nil
+	}
+	out := make([]mblb.Member, 0, len(ps.Members))
+	for _, m := range ps.Members {
+		if !m.Usable() {
+			continue
+		}
+		out = append(out, mblb.Member{ID: memberID(m), Addr: state.Translate(snap.Cfg, m.Cfg.Load().Addr, snap.Cfg.Destination),
+			Pool: m.Pool.Name, Name: m.Name, Ref: m})
+	}
+	return out
+}
+
+// adminOff reports whether a commit took m out of service: disabled or
+// forced offline, itself or its node (a monitor's verdict is not a
+// commit's and follows the pool's service-down-action instead).
+func adminOff(m *state.Member) bool {
+	c, n := m.Cfg.Load(), m.Node.Cfg.Load()
+	return c.Session == config.SessionUserDisabled || c.State == config.StateUserDown ||
+		n.Session == config.SessionUserDisabled || n.State == config.StateUserDown
+}
+
 // retire lets an engine replaced by a commit finish its clients (a
 // profile change applies to new connections, as on BIG-IP), then closes
 // it and its pooled connections.
@@ -238,6 +303,7 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		DisableRetry:    cfg.DisableRetry,
 		ResponseTimeout: cfg.ResponseTimeout,
 		ShutdownTimeout: cfg.ShutdownTimeout,
+		PropagateAbort:  cfg.PropagateAbort,
 		Flow:            &mv.cfg.Flow,
 		IdleTimeout:     idle,
 		Close:           ct,
@@ -278,6 +344,10 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 			// knows its boundaries and pipelines.
 			Exclusive: ec.Request.Mode == mblb.Rule}
 		mv.oneConnectLimits(ec.OneConnect, oc.LimitType) // connqueue.go
+		if cfg.MinConn > 0 && (!oc.SourceMask.IsValid() || oc.SourceMask.IsUnspecified()) {
+			ec.OneConnect.MinConn = cfg.MinConn
+			ec.OneConnect.Members = mv.warmMembers
+		}
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {
@@ -847,6 +917,8 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.ServerFailures += es.ServerFailures
 		st.Unsolicited += es.Unsolicited
 		st.ServerConnsOpened += es.ServerConnsOpened
+		st.SpareConnsOpened += es.SpareConnsOpened
+		st.Drained += es.Drained
 		st.Sessions += es.Sessions
 		st.ServerConns += es.ServerConns
 		st.FlowPauses += es.FlowPauses
