@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/dnszone"
 )
 
 // ZoneConfig is one ltm dns zone as the store acts on it.
@@ -69,7 +71,7 @@ type Zone struct {
 	s    *Store
 	name string
 	cfg  atomic.Pointer[ZoneConfig]
-	data atomic.Pointer[data] // nil until the first transfer, and once expired
+	data atomic.Pointer[dnszone.Zone] // nil until the first transfer, and once expired
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -193,7 +195,7 @@ func (s *Store) Answer(r *dns.Msg, qname string) *dns.Msg {
 		}
 		m := new(dns.Msg)
 		m.SetReply(r)
-		d.answer(m, qname, r.Question[0].Name, r.Question[0].Qtype)
+		d.Answer(m, qname, r.Question[0].Name, r.Question[0].Qtype)
 		return m
 	}
 	return nil
@@ -234,7 +236,7 @@ func (z *Zone) Stats() ZoneStats {
 	st := z.st
 	z.mu.Unlock()
 	if d := z.data.Load(); d != nil {
-		st.Loaded, st.Serial, st.Records = true, d.soa.Serial, d.count
+		st.Loaded, st.Serial, st.Records = true, d.SOA().Serial, d.Count()
 	}
 	st.Notifies = z.notifies.Load()
 	return st
@@ -309,18 +311,18 @@ func (z *Zone) refresh() time.Duration {
 		if have == nil {
 			return minWait * 5
 		}
-		if time.Since(last) > seconds(have.soa.Expire) {
+		if time.Since(last) > seconds(have.SOA().Expire) {
 			z.data.Store(nil) // expired: no longer authoritative
 			z.s.opts.Logger.Warn("DNS Express zone expired", "zone", cfg.Name)
 		}
-		return max(seconds(have.soa.Retry), minWait)
+		return max(seconds(have.SOA().Retry), minWait)
 	}
 	if d != have {
 		z.data.Store(d)
 		z.save(d)
-		z.s.opts.Logger.Info("DNS Express zone transferred", "zone", cfg.Name, "how", how, "serial", d.soa.Serial, "records", d.count)
+		z.s.opts.Logger.Info("DNS Express zone transferred", "zone", cfg.Name, "how", how, "serial", d.SOA().Serial, "records", d.Count())
 	}
-	return max(seconds(d.soa.Refresh), minWait)
+	return max(seconds(d.SOA().Refresh), minWait)
 }
 
 func seconds(n uint32) time.Duration { return time.Duration(n) * time.Second }
@@ -334,13 +336,13 @@ func (z *Zone) file() string {
 }
 
 // save writes the copy in master-file form, replacing the last one whole.
-func (z *Zone) save(d *data) {
+func (z *Zone) save(d *dnszone.Zone) {
 	f := z.file()
 	if f == "" {
 		return
 	}
 	var b strings.Builder
-	for _, rr := range d.records() {
+	for _, rr := range d.Records() {
 		b.WriteString(rr.String())
 		b.WriteByte('\n')
 	}
@@ -381,7 +383,7 @@ func (z *Zone) load() {
 	if zp.Err() != nil {
 		return
 	}
-	if d := build(z.name, rrs); d.soa != nil && time.Since(fi.ModTime()) < seconds(d.soa.Expire) {
+	if d := dnszone.Build(z.name, rrs); d.SOA() != nil && time.Since(fi.ModTime()) < seconds(d.SOA().Expire) {
 		z.data.Store(d)
 		z.st.LastSuccess = fi.ModTime()
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/dnszone"
 )
 
 // Key is a TSIG key as ltm dns tsig-key holds it.
@@ -40,10 +42,10 @@ var xfrTimeout = 10 * time.Second
 // there is a copy (the primary may answer it with the whole zone, or with
 // its SOA alone when the copy is current), else an AXFR. how says which
 // it was: "axfr", "ixfr", or "current" (have is returned).
-func transfer(origin string, server netip.AddrPort, src netip.Addr, key *Key, have *data) (d *data, how string, err error) {
+func transfer(origin string, server netip.AddrPort, src netip.Addr, key *Key, have *dnszone.Zone) (d *dnszone.Zone, how string, err error) {
 	q := new(dns.Msg)
 	if have != nil {
-		q.SetIxfr(origin, have.soa.Serial, have.soa.Ns, have.soa.Mbox)
+		q.SetIxfr(origin, have.SOA().Serial, have.SOA().Ns, have.SOA().Mbox)
 	} else {
 		q.SetAxfr(origin)
 	}
@@ -87,7 +89,7 @@ func transfer(origin string, server netip.AddrPort, src netip.Addr, key *Key, ha
 		return nil, "", errors.New("transfer does not start with the zone's SOA")
 	}
 	if have != nil && len(rrs) == 1 {
-		if first.Serial == have.soa.Serial {
+		if first.Serial == have.SOA().Serial {
 			return have, "current", nil
 		}
 		return nil, "", fmt.Errorf("IXFR answered with serial %d alone", first.Serial)
@@ -103,8 +105,8 @@ func transfer(origin string, server netip.AddrPort, src netip.Addr, key *Key, ha
 	if !ok || last.Serial != first.Serial {
 		return nil, "", errors.New("transfer does not end with the zone's SOA")
 	}
-	d = build(strings.ToLower(origin), rrs[:len(rrs)-1])
-	if d.soa == nil {
+	d = dnszone.Build(strings.ToLower(origin), rrs[:len(rrs)-1])
+	if d.SOA() == nil {
 		return nil, "", errors.New("no SOA at the apex")
 	}
 	return d, "axfr", nil
@@ -126,9 +128,9 @@ func xfrError(err error) error {
 // incremental applies an IXFR's differences (RFC 1995: new SOA, then
 // per version the old SOA and its deletions, the new SOA and its
 // additions, and the new SOA again) to have.
-func incremental(origin string, have *data, rrs []dns.RR) (*data, error) {
+func incremental(origin string, have *dnszone.Zone, rrs []dns.RR) (*dnszone.Zone, error) {
 	set := map[string]dns.RR{}
-	for _, rr := range have.records() {
+	for _, rr := range have.Records() {
 		set[rrKey(rr)] = rr
 	}
 	adding, soas := false, 0
@@ -158,7 +160,7 @@ func incremental(origin string, have *data, rrs []dns.RR) (*data, error) {
 			out = append(out, rr)
 		}
 	}
-	return build(strings.ToLower(origin), out), nil
+	return dnszone.Build(strings.ToLower(origin), out), nil
 }
 
 // rrKey names a record apart from its TTL, as IXFR deletes it.

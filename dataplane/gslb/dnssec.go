@@ -34,7 +34,7 @@ func (s *Server) sign(p *plan, r, m *dns.Msg, udp bool) {
 func (p *plan) TypesAt(name string) []uint16 {
 	var out []uint16
 	if z := p.zoneFor(name); z != nil {
-		for t := range z.names[name] {
+		for t := range z.Set(name) {
 			out = append(out, t)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/dnssec"
+	"github.com/openltm/openltm/dataplane/dnszone"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -148,7 +149,7 @@ type plan struct {
 	// geoTopo says whether a topology record matches on geolocation, so
 	// that only then does scoring look addresses up.
 	geoTopo bool
-	zones   []*zone // longest origin first
+	zones   []*dnszone.Zone // longest origin first
 	// signer signs answers under its zones (nil: none).
 	signer *dnssec.Signer
 	// listeners are the sockets the plan serves on.

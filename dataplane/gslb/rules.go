@@ -265,7 +265,7 @@ func (c *ruleConn) DNSExpressQuery(name string, qtype uint16) (*dns.Msg, bool) {
 		return nil, false
 	}
 	m := new(dns.Msg)
-	z.answer(m, qname, name, qtype)
+	z.Answer(m, qname, name, qtype)
 	return m, true
 }
 

@@ -414,10 +414,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			// The name exists; no wide IP of the name has that type.
 			m.Authoritative = true
 			if z := p.zoneFor(qname); z != nil {
-				if set := z.names[qname]; set != nil && len(set[q.Qtype]) > 0 {
-					z.answer(m, qname, q.Name, q.Qtype)
+				if set := z.Set(qname); set != nil && len(set[q.Qtype]) > 0 {
+					z.Answer(m, qname, q.Name, q.Qtype)
 				} else {
-					m.Ns = append(m.Ns, z.negative())
+					m.Ns = append(m.Ns, z.Negative())
 				}
 			}
 			return s.finishMsg(m, opt, ecs, udp), true
@@ -454,7 +454,7 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 	}
 	if z := p.zoneFor(qname); z != nil {
 		s.stats.static.Inc(0)
-		z.answer(m, qname, q.Name, q.Qtype)
+		z.Answer(m, qname, q.Name, q.Qtype)
 		if m.Rcode == dns.RcodeNameError {
 			s.stats.nxdomain.Inc(0)
 		}
@@ -479,7 +479,7 @@ func (s *Server) decided(p *plan, m *dns.Msg, qname string, q dns.Question, opt 
 	}
 	if len(m.Answer) == 0 {
 		if z := p.zoneFor(qname); z != nil {
-			m.Ns = append(m.Ns, z.negative())
+			m.Ns = append(m.Ns, z.Negative())
 		}
 	}
 	return s.finishMsg(m, opt, ecs, udp)
@@ -495,7 +495,7 @@ func (s *Server) unresolved(p *plan, m *dns.Msg, qname string, q dns.Question, o
 	m.Authoritative = true
 	m.Rcode = w.cfg.FailureRcode
 	if z := p.zoneFor(qname); z != nil {
-		soa := *z.soa
+		soa := *z.SOA()
 		soa.Hdr.Ttl = w.cfg.FailureTTL
 		m.Ns = append(m.Ns, &soa)
 	}
@@ -512,7 +512,7 @@ func (s *Server) withNS(p *plan, m *dns.Msg, qname string, w *wideIP, opt *dns.O
 	if z == nil {
 		return m
 	}
-	ns := z.names[z.origin][dns.TypeNS]
+	ns := z.Set(z.Origin())[dns.TypeNS]
 	if len(ns) == 0 {
 		return m
 	}
@@ -521,7 +521,7 @@ func (s *Server) withNS(p *plan, m *dns.Msg, qname string, w *wideIP, opt *dns.O
 		ours, m.Extra = []dns.RR{m.Extra[n-1]}, m.Extra[:n-1]
 	}
 	m.Ns = append(m.Ns, ns...)
-	z.glue(m, ns)
+	z.Glue(m, ns)
 	m.Extra = append(m.Extra, ours...)
 	if udp {
 		m.Truncate(udpSize(opt))
@@ -534,7 +534,7 @@ func (s *Server) withNS(p *plan, m *dns.Msg, qname string, w *wideIP, opt *dns.O
 // REFUSED when no zone holds the name).
 func (s *Server) returnToDNS(p *plan, m *dns.Msg, qname string, q dns.Question, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp bool, w *wideIP) *dns.Msg {
 	if z := p.zoneFor(qname); z != nil {
-		z.answer(m, qname, q.Name, q.Qtype)
+		z.Answer(m, qname, q.Name, q.Qtype)
 		if m.Rcode == dns.RcodeNameError {
 			// The wide IP's name exists even when BIND has nothing for it.
 			m.Rcode = dns.RcodeSuccess

@@ -315,7 +315,7 @@ func (s *Server) decidedNames(p *plan, m *dns.Msg, qname string, q dns.Question,
 	m.Answer = append(m.Answer, nameRRs(w.typ, q.Name, d.ttl, d.targets)...)
 	if len(m.Answer) == 0 {
 		if z := p.zoneFor(qname); z != nil {
-			m.Ns = append(m.Ns, z.negative())
+			m.Ns = append(m.Ns, z.Negative())
 		}
 	}
 	return s.finishMsg(m, opt, ecs, udp)

@@ -52,7 +52,7 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dn
 	s.stats.static.Inc(0)
 	m = new(dns.Msg)
 	m.SetReply(r)
-	z.answer(m, qname, q.Name, q.Qtype)
+	z.Answer(m, qname, q.Name, q.Qtype)
 	if m.Rcode == dns.RcodeNameError {
 		s.stats.nxdomain.Inc(0)
 	}
