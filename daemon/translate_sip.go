@@ -25,6 +25,9 @@ var (
 	sipDialog    = profileSIP.MustProp("dialog-aware")
 	sipDialogTO  = profileSIP.MustProp("dialog-establishment-timeout")
 	sipSessionTO = profileSIP.MustProp("sip-session-timeout")
+	sipMaxRegs   = profileSIP.MustProp("max-registrations")
+	sipMaxPerReg = profileSIP.MustProp("max-sessions-per-registration")
+	sipRegTO     = profileSIP.MustProp("registration-timeout")
 	persistSIPK  = schema.MustKind("ltm persistence sip")
 	persistSIPHd = persistSIPK.MustProp("sip-info")
 )
@@ -48,7 +51,7 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 		// Each datagram is a message, balanced by itself
 		// (dataplane/internal/udp/sip.go).
 		v.SIP = &dataplane.SIPDatagram{}
-		for _, p := range []*objects.Prop{sipVia, sipSecureVia, sipRR, sipDialog} {
+		for _, p := range []*objects.Prop{sipVia, sipSecureVia, sipRR, sipDialog} { // their timers and limits go with dialog-aware
 			if e(p) == "enabled" {
 				t.keep(o, "profile %s: %s acts on SIP over TCP; a UDP virtual forwards each datagram as it is", sp.Name, p.Name)
 			}
@@ -144,8 +147,9 @@ func (t *translator) sipNeeds(o *objects.Object, list []*rules.Rule) bool {
 	return true
 }
 
-// sipProxy reads the profile's Via, Record-Route, BYE and dialog
-// settings (dataplane/mblb/sipproxy.go). A user-via-header must be a
+// sipProxy reads the profile's Via, Record-Route, BYE, dialog and
+// registration settings (dataplane/mblb/sipproxy.go); the registration
+// limits act with dialog-aware [M]. A user-via-header must be a
 // Via's sent-protocol and sent-by ("SIP/2.0/TCP host[:port]"), as the
 // proxy inserts it with a branch of its own; anything else leaves the
 // virtual out with the reason [M: BIG-IP's check is not known].
@@ -165,13 +169,22 @@ func (t *translator) sipProxy(o *objects.Object, sp *objects.Object, opt *mblb.S
 	for _, x := range []struct {
 		p *objects.Prop
 		d *time.Duration
-	}{{sipDialogTO, &opt.DialogTimeout}, {sipSessionTO, &opt.SessionTimeout}} {
+		n *int
+	}{
+		{p: sipDialogTO, d: &opt.DialogTimeout}, {p: sipSessionTO, d: &opt.SessionTimeout}, {p: sipRegTO, d: &opt.RegistrationTimeout},
+		{p: sipMaxRegs, n: &opt.MaxRegistrations}, {p: sipMaxPerReg, n: &opt.MaxSessionsPerRegistration},
+	} {
 		n, err := strconv.Atoi(e(x.p))
 		if err != nil || n < 0 {
-			t.skip(o, "profile %s: %s %q is not a number of seconds", sp.Name, x.p.Name, e(x.p))
+			t.skip(o, "profile %s: %s %q is not a number", sp.Name, x.p.Name, e(x.p))
 			return false
 		}
-		*x.d = time.Duration(min(n, 1<<31)) * time.Second
+		n = min(n, 1<<31)
+		if x.d != nil {
+			*x.d = time.Duration(n) * time.Second
+		} else {
+			*x.n = n
+		}
 	}
 	return true
 }

@@ -220,6 +220,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	calls := fs.Int("calls", 1, "dialogs to place: INVITE, ACK, BYE each")
 	options := fs.Int("options", 0, "OPTIONS requests to send, each of its own Call-ID")
 	info := fs.Int("info", 0, "INFO requests each dialog sends between its ACK and its BYE")
+	register := fs.Int("register", 0, "REGISTER requests to send first, each for an address of record of its own (LABEL-user-N)")
 	compact := fs.Bool("compact", false, "use the compact header forms (v, f, t, i, l)")
 	tag := fs.String("tag", "", "an X-Tag header for every request (members echo it)")
 	summary := fs.Bool("summary", false, "print one line per dialog and a count per member instead of every answer")
@@ -233,8 +234,8 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *connect == "" {
 		return errors.New("sip-client: -connect is required")
 	}
-	if *calls < 0 || *calls > 10000 || *options < 0 || *options > 10000 || *info < 0 || *info > 10000 {
-		return errors.New("sip-client: -calls, -options and -info must be 0 to 10000")
+	if *calls < 0 || *calls > 10000 || *options < 0 || *options > 10000 || *info < 0 || *info > 10000 || *register < 0 || *register > 10000 {
+		return errors.New("sip-client: -calls, -options, -info and -register must be 0 to 10000")
 	}
 	network := "tcp"
 	if *udp {
@@ -294,6 +295,9 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	perMember := map[string]int{}
 	show := func(method, callID string, m *mblb.SIPMessage) {
 		who := sipField(m, "x-member")
+		if who == "" {
+			who = "(no member)" // the virtual answered itself
+		}
 		perMember[who]++
 		if !*summary {
 			extra := ""
@@ -305,6 +309,23 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 				sipRouteFields(stdout, m)
 			}
 		}
+	}
+	for i := 1; i <= *register; i++ {
+		user := fmt.Sprintf("%s-user-%d", *label, i)
+		reg := request("REGISTER", user, 1, "")
+		reg = strings.Replace(reg, "<sip:service@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
+		reg = strings.Replace(reg, "\r\nCSeq:", "\r\nContact: <sip:"+user+"@"+local+">\r\nExpires: 60\r\nCSeq:", 1)
+		if err := send(reg); err != nil {
+			return err
+		}
+		m, err := recv()
+		for err == nil && m.Code < 200 {
+			m, err = recv()
+		}
+		if err != nil {
+			return fmt.Errorf("%s REGISTER %s: %v", *label, user, err)
+		}
+		show("REGISTER", user, m)
 	}
 	for i := 1; i <= *calls; i++ {
 		callID := fmt.Sprintf("%s-call-%d", *label, i)

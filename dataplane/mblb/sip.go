@@ -61,6 +61,14 @@ type SIPOptions struct {
 	// sip-session-timeout; 0: never).
 	DialogAware                   bool
 	DialogTimeout, SessionTimeout time.Duration
+	// With DialogAware, MaxRegistrations bounds the addresses of record
+	// one client connection keeps registered (max-registrations) and
+	// MaxSessionsPerRegistration the dialogs each of them has open at
+	// once (max-sessions-per-registration); a registration lasts its
+	// Expires, at most RegistrationTimeout (registration-timeout). 0: no
+	// bound. The virtual answers a request past a bound 503 itself.
+	MaxRegistrations, MaxSessionsPerRegistration int
+	RegistrationTimeout                          time.Duration
 }
 
 // The message reader, under the names the engine's callers use.

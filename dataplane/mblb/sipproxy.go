@@ -147,6 +147,22 @@ type sipDialog struct {
 	mem         Member
 	established bool
 	until       int64
+	// aor is the registration the dialog counts against
+	// (max-sessions-per-registration), "" for none.
+	aor string
+}
+
+// dropDialog forgets a dialog and frees its registration's session;
+// ss.mu is held.
+func (ss *sipSession) dropDialog(cid []byte, d sipDialog) {
+	delete(ss.dialogs, string(cid))
+	if d.aor == "" {
+		return
+	}
+	if r, ok := ss.regs[d.aor]; ok && r.sessions > 0 {
+		r.sessions--
+		ss.regs[d.aor] = r
+	}
 }
 
 // dialogMember is the member of the dialog (by Call-ID) a request of the
@@ -163,29 +179,37 @@ func (ss *sipSession) dialogMember(m *SIPMessage) (Member, bool) {
 		return Member{}, false
 	}
 	if d.until != 0 && time.Now().UnixNano() > d.until {
-		delete(ss.dialogs, string(cid))
+		ss.dropDialog(cid, d)
 		return Member{}, false
 	}
 	return d.mem, true
 }
 
-// dialogBegins remembers the member a request that opens a dialog went
+// dialogBegins remembers the member a request that opens a dialog goes
 // to, for dialog-establishment-timeout.
 func (ss *sipSession) dialogBegins(m *SIPMessage, mem Member) {
 	cid, ok := m.Header(sipmsg.CallID)
 	if !ok || !opensDialog(m) {
 		return
 	}
-	d := sipDialog{mem: mem}
+	d := sipDialog{mem: mem, aor: ss.pendingAOR}
+	ss.pendingAOR = ""
 	if t := ss.s.e.cfg.Request.SIP.DialogTimeout; t > 0 {
 		d.until = time.Now().UnixNano() + int64(t)
 	}
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if old, ok := ss.dialogs[string(cid)]; ok {
+		// A retransmission, or another try after a member failed: the
+		// dialog is the same, its member the one now sent to.
+		old.mem = mem
+		ss.dialogs[string(cid)] = old
+		return
+	}
 	if len(ss.dialogs) >= sipTxnLimit {
 		forgetHalf(ss.dialogs)
 	}
 	ss.dialogs[string(cid)] = d
-	ss.mu.Unlock()
 }
 
 // dialogSeen follows a dialog through a message either way: a 2xx to
@@ -213,18 +237,18 @@ func (ss *sipSession) dialogSeen(m *SIPMessage) {
 	}
 	now := time.Now().UnixNano()
 	if d.until != 0 && now > d.until {
-		delete(ss.dialogs, string(cid)) // its request is balanced afresh
+		ss.dropDialog(cid, d) // its request is balanced afresh
 		return
 	}
 	if !m.Request {
 		switch {
 		case string(meth) == "BYE":
-			delete(ss.dialogs, string(cid))
+			ss.dropDialog(cid, d)
 			return
 		case !d.established && isDialogMethod(meth) && m.Code < 300:
 			d.established = true
 		case !d.established && isDialogMethod(meth):
-			delete(ss.dialogs, string(cid))
+			ss.dropDialog(cid, d)
 			return
 		}
 	}
@@ -252,4 +276,168 @@ func (ss *sipSession) terminate(sc *serverConn) {
 		return
 	}
 	sc.shutdown()
+}
+
+// Registrations (max-registrations, max-sessions-per-registration,
+// registration-timeout; with dialog-aware only [M: BIG-IP shows them
+// among the dialog settings]). A REGISTER of the client names an
+// address of record (its To URI): Expires 0 (or a Contact of "*")
+// removes it, any other refreshes it or, past max-registrations live
+// ones, is answered 503 Service Unavailable by the virtual [M: BIG-IP's
+// answer is not known]. A registration lasts its Expires field (3600
+// without one, RFC 3261 §10.2.1.1), at most registration-timeout. An
+// INVITE from a registered address (its From URI) opens one of that
+// registration's sessions until the dialog ends (its BYE answered, its
+// INVITE failed, or forgotten by the dialog timers); past
+// max-sessions-per-registration it is answered 503 too. A request from
+// an address not registered here is not bounded [M].
+
+// sipReg is one registration: until when it lasts (Unix ns) and its
+// open dialogs.
+type sipReg struct {
+	until    int64
+	sessions int
+}
+
+var (
+	sipExpires = sipmsg.NewField("Expires")
+	sipContact = sipmsg.NewField("Contact")
+)
+
+// admit applies the registration bounds to a request of the client: nil
+// lets it go on, otherwise the answer the virtual sends instead.
+func (ss *sipSession) admit(m *SIPMessage) []byte {
+	opt := &ss.s.e.cfg.Request.SIP
+	switch string(m.Method) {
+	case "REGISTER":
+		to, _ := m.Header(sipmsg.To)
+		aor := addrOfRecord(to)
+		if len(aor) == 0 {
+			return nil
+		}
+		exp := int64(3600)
+		if v, ok := m.Header(sipExpires); ok {
+			if n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && n >= 0 {
+				exp = n
+			}
+		}
+		if c, ok := m.Header(sipContact); ok && string(bytes.TrimSpace(c)) == "*" {
+			exp = 0
+		}
+		now := time.Now().UnixNano()
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		r, known := ss.regs[string(aor)]
+		if known && r.until < now && r.sessions == 0 {
+			delete(ss.regs, string(aor))
+			known = false
+		}
+		if exp == 0 {
+			if known {
+				r.until = 0
+				if r.sessions == 0 {
+					delete(ss.regs, string(aor))
+				} else {
+					ss.regs[string(aor)] = r
+				}
+			}
+			return nil
+		}
+		if !known && opt.MaxRegistrations > 0 && ss.liveRegs(now) >= opt.MaxRegistrations {
+			return sipReject(m, 503, "Service Unavailable")
+		}
+		d := time.Duration(min(exp, 1<<31)) * time.Second
+		if t := opt.RegistrationTimeout; t > 0 && d > t {
+			d = t
+		}
+		r.until = now + int64(d)
+		ss.regs[string(aor)] = r
+		return nil
+	case "INVITE":
+		if opt.MaxSessionsPerRegistration <= 0 || m.HasToTag() {
+			return nil
+		}
+		from, _ := m.Header(sipmsg.From)
+		aor := addrOfRecord(from)
+		now := time.Now().UnixNano()
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		r, ok := ss.regs[string(aor)]
+		if !ok || r.until < now {
+			return nil
+		}
+		if cid, ok := m.Header(sipmsg.CallID); ok {
+			if _, again := ss.dialogs[string(cid)]; again {
+				return nil // a retransmission: its session is counted
+			}
+		}
+		if r.sessions >= opt.MaxSessionsPerRegistration {
+			return sipReject(m, 503, "Service Unavailable")
+		}
+		r.sessions++
+		ss.regs[string(aor)] = r
+		ss.pendingAOR = string(aor)
+	}
+	return nil
+}
+
+// liveRegs counts the registrations still lasting, forgetting the
+// others; ss.mu is held. It runs only for a new registration.
+func (ss *sipSession) liveRegs(now int64) int {
+	n := 0
+	for k, r := range ss.regs {
+		switch {
+		case r.until >= now:
+			n++
+		case r.sessions == 0:
+			delete(ss.regs, k)
+		}
+	}
+	return n
+}
+
+// addrOfRecord is the URI of a From or To value: inside <> when it has
+// them, else up to its parameters.
+func addrOfRecord(v []byte) []byte {
+	if i := bytes.IndexByte(v, '<'); i >= 0 {
+		v = v[i+1:]
+		if j := bytes.IndexByte(v, '>'); j >= 0 {
+			return bytes.TrimSpace(v[:j])
+		}
+		return nil
+	}
+	if j := bytes.IndexByte(v, ';'); j >= 0 {
+		v = v[:j]
+	}
+	return bytes.TrimSpace(v)
+}
+
+// sipReject is the virtual's own answer to a request (RFC 3261 §8.2.6):
+// its Via fields, From, To with a tag, Call-ID and CSeq, no body.
+func sipReject(m *SIPMessage, code int, reason string) []byte {
+	out := make([]byte, 0, 512)
+	out = append(out, "SIP/2.0 "...)
+	out = strconv.AppendInt(out, int64(code), 10)
+	out = append(out, ' ')
+	out = append(out, reason...)
+	out = append(out, "\r\n"...)
+	for i := 0; i < 64; i++ {
+		v, ok := m.HeaderAt(sipmsg.Via, i)
+		if !ok {
+			break
+		}
+		out = append(append(append(out, "Via: "...), v...), "\r\n"...)
+	}
+	from, _ := m.Header(sipmsg.From)
+	out = append(append(append(out, "From: "...), from...), "\r\n"...)
+	to, _ := m.Header(sipmsg.To)
+	out = append(append(out, "To: "...), to...)
+	if !m.HasToTag() {
+		out = append(out, ";tag=ltm"...)
+	}
+	cid, _ := m.Header(sipmsg.CallID)
+	out = append(append(append(out, "\r\nCall-ID: "...), cid...), "\r\n"...)
+	cseq, _ := m.Header(sipmsg.CSeq)
+	out = append(append(append(out, "CSeq: "...), cseq...), "\r\n"...)
+	return append(out, "Content-Length: 0\r\n\r\n"...)
 }

@@ -2,6 +2,7 @@ package mblb
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/sipmsg"
 )
 
 // fields is every value of a header field of a message, in order.
@@ -269,4 +273,188 @@ func dialSIPFrom(t testing.TB, v *testVS, src string) *sipClient {
 	}
 	t.Cleanup(func() { c.Close() })
 	return &sipClient{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+// TestSIPRegistrationLimits: with dialog-aware, a client connection
+// holds at most max-registrations addresses of record and each at most
+// max-sessions-per-registration open dialogs; the virtual answers a
+// request past a bound 503 itself and the member never sees it. An
+// unregistering REGISTER, an ended dialog or registration-timeout frees
+// the place.
+func TestSIPRegistrationLimits(t *testing.T) {
+	register := func(aor string, expires int, n int) string {
+		return fmt.Sprintf("REGISTER sip:example.com SIP/2.0\r\nVia: SIP/2.0/TCP 127.49.0.9:5060;branch=z9hG4bKr%d\r\nFrom: <sip:%s>;tag=r\r\nTo: <sip:%s>\r\nCall-ID: reg-%s\r\nCSeq: %d REGISTER\r\nContact: <sip:%s>\r\nExpires: %d\r\nContent-Length: 0\r\n\r\n", n, aor, aor, aor, n, aor, expires)
+	}
+	invite := func(from, cid string) string {
+		return strings.Replace(sipRequest("INVITE", cid, "z9hG4bKi"+cid, 1, ""), "From: <sip:alice@example.com>", "From: <sip:"+from+">", 1)
+	}
+	bye := func(from, cid string) string {
+		return strings.Replace(strings.Replace(sipRequest("BYE", cid, "z9hG4bKb"+cid, 2, ""), "From: <sip:alice@example.com>", "From: <sip:"+from+">", 1), "To: <sip:bob@example.com>", "To: <sip:bob@example.com>;tag=S1", 1)
+	}
+	type step struct {
+		send  string
+		code  int // the final answer
+		by    string
+		sleep time.Duration
+	}
+	const virtual = "" // the answer names no member
+	for i, tc := range []struct {
+		name  string
+		opt   SIPOptions
+		steps []step
+	}{
+		{"max-registrations", SIPOptions{DialogAware: true, MaxRegistrations: 2}, []step{
+			{send: register("alice@example.com", 60, 1), code: 200, by: "S1"},
+			{send: register("bob@example.com", 60, 2), code: 200, by: "S1"},
+			{send: register("carol@example.com", 60, 3), code: 503, by: virtual},
+			{send: register("alice@example.com", 60, 4), code: 200, by: "S1"}, // a refresh
+			{send: register("bob@example.com", 0, 5), code: 200, by: "S1"},    // unregistered
+			{send: register("carol@example.com", 60, 6), code: 200, by: "S1"},
+			{send: register("dave@example.com", 60, 7), code: 503, by: virtual},
+		}},
+		{"registration-timeout", SIPOptions{DialogAware: true, MaxRegistrations: 1, RegistrationTimeout: 100 * time.Millisecond}, []step{
+			{send: register("alice@example.com", 3600, 1), code: 200, by: "S1"},
+			{send: register("bob@example.com", 3600, 2), code: 503, by: virtual},
+			{send: register("bob@example.com", 3600, 3), code: 200, by: "S1", sleep: 300 * time.Millisecond},
+		}},
+		{"max-sessions-per-registration", SIPOptions{DialogAware: true, MaxSessionsPerRegistration: 1}, []step{
+			{send: register("alice@example.com", 60, 1), code: 200, by: "S1"},
+			{send: invite("alice@example.com", "c1"), code: 200, by: "S1"},
+			{send: invite("alice@example.com", "c2"), code: 503, by: virtual},
+			{send: invite("dave@example.com", "d1"), code: 200, by: "S1"}, // not registered: not bounded
+			{send: invite("dave@example.com", "d2"), code: 200, by: "S1"},
+			{send: bye("alice@example.com", "c1"), code: 200, by: "S1"},
+			{send: invite("alice@example.com", "c3"), code: 200, by: "S1"},
+		}},
+		{"not dialog-aware: no bound", SIPOptions{MaxRegistrations: 1, MaxSessionsPerRegistration: 1}, []step{
+			{send: register("alice@example.com", 60, 1), code: 200, by: "S1"},
+			{send: register("bob@example.com", 60, 2), code: 200, by: "S1"},
+			{send: invite("alice@example.com", "c1"), code: 200, by: "S1"},
+			{send: invite("alice@example.com", "c2"), code: 200, by: "S1"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s1 := startSIPMember(t, fmt.Sprintf("127.49.4.%d:0", i+1), "S1")
+			cfg := sipConfig(newTestPoolAddrs(s1), false)
+			cfg.Request.SIP = tc.opt
+			vs := startVS(t, fmt.Sprintf("127.49.4.%d:0", i+101), cfg)
+			c := dialSIPFrom(t, vs, "127.49.0.9")
+			for k, st := range tc.steps {
+				if st.sleep > 0 {
+					time.Sleep(st.sleep)
+				}
+				c.send(st.send)
+				p := c.recv()
+				for p.Code < 200 {
+					p = c.recv()
+				}
+				if p.Code != st.code || member(p) != st.by {
+					t.Fatalf("step %d: answer %d by %q, want %d by %q", k+1, p.Code, member(p), st.code, st.by)
+				}
+				if p.Code == 503 {
+					// The virtual's answer is a whole response to the
+					// request: its Via, Call-ID, CSeq and a To tag.
+					req, _ := ParseSIP([]byte(st.send))
+					if got, want := fields(t, p.B, "via"), fields(t, req.B, "via"); len(got) != 1 || got[0] != want[0] {
+						t.Fatalf("503 Via %q, want %q", got, want)
+					}
+					cid, _ := req.Header(sipmsg.CallID)
+					if got, _ := p.Header(sipmsg.CallID); string(got) != string(cid) || !p.HasToTag() || string(p.CSeqMethod()) != string(req.Method) {
+						t.Fatalf("503 is not an answer to its request: %q", p.B)
+					}
+					if len(s1.got(string(cid))) != 0 {
+						t.Fatalf("the member got the refused %s", req.Method)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSIPProxy: BenchmarkSIPMessages with the profile's proxy
+// settings: terminate-on-bye alone (the profile's default) must cost no
+// allocation per message; the Via costs its removal's copy per answer.
+func BenchmarkSIPProxy(b *testing.B) {
+	for i, tc := range []struct {
+		name string
+		opt  SIPOptions
+	}{
+		{"terminate-on-bye", SIPOptions{TerminateOnBye: true}},
+		{"dialog-aware", SIPOptions{TerminateOnBye: true, DialogAware: true}},
+		{"insert-via-header", SIPOptions{TerminateOnBye: true, Via: true}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.49.6.%d:0", i+1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				// A member that answers each request 200 with its Via
+				// fields, allocating nothing per message.
+				buf := make([]byte, 0, 8192)
+				out := make([]byte, 0, 8192)
+				rd := make([]byte, 4096)
+				var f SIPFramer
+				for {
+					n, err := c.Read(rd)
+					if err != nil {
+						return
+					}
+					buf = append(buf, rd[:n]...)
+					for {
+						size, ok, err := f.Frame(buf)
+						if err != nil || !ok {
+							break
+						}
+						out = append(out[:0], "SIP/2.0 200 OK\r\n"...)
+						for rest := buf[:size]; len(rest) > 0; {
+							n := bytes.IndexByte(rest, '\n') + 1
+							if n == 0 || n <= 2 {
+								break
+							}
+							if bytes.HasPrefix(rest, []byte("Via:")) {
+								out = append(out, rest[:n]...)
+							}
+							rest = rest[n:]
+						}
+						out = append(out, "Call-ID: bench\r\nCSeq: 1 OPTIONS\r\nl: 0\r\n\r\n"...)
+						if _, err := c.Write(out); err != nil {
+							return
+						}
+						buf = append(buf[:0], buf[size:]...)
+					}
+				}
+			}()
+			pool := &testPool{disabled: map[MemberID]bool{}, picks: map[MemberID]int{}}
+			pool.members = append(pool.members, Member{ID: 1, Addr: rawsock.AddrPortOf(ln.Addr()), Name: "S1"})
+			cfg := sipConfig(pool, false)
+			cfg.Request.SIP = tc.opt
+			vs := startVS(b, fmt.Sprintf("127.49.6.%d:0", i+101), cfg)
+			c := dialSIPFrom(b, vs, "127.49.0.9")
+			req := []byte(sipRequest("OPTIONS", "bench", "z9hG4bKbench", 1, ""))
+			c.send(string(req))
+			first := c.recv()
+			if v := fields(b, first.B, "via"); len(v) != 1 {
+				b.Fatalf("answer's Via %q", v)
+			}
+			in := make([]byte, len(first.B)) // every answer is as long
+			c.c.SetDeadline(time.Now().Add(5 * time.Minute))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for k := 0; k < b.N; k++ {
+				if _, err := c.c.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(c.r, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

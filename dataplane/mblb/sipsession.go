@@ -112,6 +112,11 @@ type sipSession struct {
 	// dialogs maps the Call-ID of each dialog to its member
 	// (dialog-aware); nil when the profile does not follow dialogs.
 	dialogs map[string]sipDialog
+	// regs are the client's registrations by address of record, nil
+	// unless the profile bounds them (sipproxy.go); pendingAOR is the
+	// registration the INVITE being balanced counts against.
+	regs       map[string]sipReg
+	pendingAOR string
 }
 
 // runSIP is Run for a SIP virtual.
@@ -125,6 +130,9 @@ func (s *ClientConn) runSIP() error {
 	ss.proxy = newSIPProxy(&opt, s.local)
 	if opt.DialogAware {
 		ss.dialogs = map[string]sipDialog{}
+		if opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0 {
+			ss.regs = map[string]sipReg{}
+		}
 	}
 	fr, err := e.cfg.Request.New(e.cfg.MaxMessageSize)
 	if err != nil {
@@ -288,6 +296,11 @@ func (ss *sipSession) fromClient(b []byte) bool {
 	}
 	if ss.dialogs != nil && m.Request {
 		ss.dialogSeen(&m)
+		if ss.regs != nil {
+			if no := ss.admit(&m); no != nil {
+				return ss.writeClient(no)
+			}
+		}
 	}
 	return ss.balance(&m, b, branch, target, rp)
 }
@@ -361,9 +374,9 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 			ss.mu.Lock()
 			ss.sticky, ss.hasSticky = mem.ID, true
 			ss.mu.Unlock()
-			if ss.dialogs != nil {
-				ss.dialogBegins(m, mem)
-			}
+		}
+		if ss.dialogs != nil {
+			ss.dialogBegins(m, sc.leg.Member)
 		}
 		if m.Request && len(branch) > 0 && bytes.Equal(m.Method, []byte("INVITE")) {
 			ss.mu.Lock()
