@@ -48,17 +48,10 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 	}
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, sp) }
 	if v.IsUDP() {
-		// Each datagram is a message, balanced by itself
-		// (dataplane/internal/udp/sip.go).
+		// Each datagram is a message, balanced by itself and forwarded
+		// as it is (dataplane/internal/udp/sip.go): the profile's Via,
+		// Record-Route, dialog and BYE settings act over TCP only.
 		v.SIP = &dataplane.SIPDatagram{}
-		for _, p := range []*objects.Prop{sipVia, sipSecureVia, sipRR, sipDialog} { // their timers and limits go with dialog-aware
-			if e(p) == "enabled" {
-				t.keep(o, "profile %s: %s acts on SIP over TCP; a UDP virtual forwards each datagram as it is", sp.Name, p.Name)
-			}
-		}
-		if u := e(sipUserVia); u != "" && u != "none" {
-			t.keep(o, "profile %s: user-via-header acts on SIP over TCP; a UDP virtual forwards each datagram as it is", sp.Name)
-		}
 		return true
 	}
 	if t.profile(o, profileTCP) == nil {
