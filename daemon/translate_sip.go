@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -15,6 +17,17 @@ import (
 var (
 	profileSIP   = schema.MustKind("ltm profile sip")
 	sipMaxSize   = profileSIP.MustProp("max-size")
+	sipVia       = profileSIP.MustProp("insert-via-header")
+	sipSecureVia = profileSIP.MustProp("secure-via-header")
+	sipUserVia   = profileSIP.MustProp("user-via-header")
+	sipRR        = profileSIP.MustProp("insert-record-route-header")
+	sipBye       = profileSIP.MustProp("terminate-on-bye")
+	sipDialog    = profileSIP.MustProp("dialog-aware")
+	sipDialogTO  = profileSIP.MustProp("dialog-establishment-timeout")
+	sipSessionTO = profileSIP.MustProp("sip-session-timeout")
+	sipMaxRegs   = profileSIP.MustProp("max-registrations")
+	sipMaxPerReg = profileSIP.MustProp("max-sessions-per-registration")
+	sipRegTO     = profileSIP.MustProp("registration-timeout")
 	persistSIPK  = schema.MustKind("ltm persistence sip")
 	persistSIPHd = persistSIPK.MustProp("sip-info")
 )
@@ -33,9 +46,11 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 	if hp := t.profile(o, profileHTTP); hp != nil {
 		return t.refuse("profile %s (sip) cannot be used with http profile %s on the virtual server (%s)", sp.Name, hp.Name, o.Name)
 	}
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, sp) }
 	if v.IsUDP() {
-		// Each datagram is a message, balanced by itself
-		// (dataplane/internal/udp/sip.go).
+		// Each datagram is a message, balanced by itself and forwarded
+		// as it is (dataplane/internal/udp/sip.go): the profile's Via,
+		// Record-Route, dialog and BYE settings act over TCP only.
 		v.SIP = &dataplane.SIPDatagram{}
 		return true
 	}
@@ -45,7 +60,6 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 	if !t.streamElsewhere(o) { // translate_stream.go
 		return false
 	}
-	e := func(p *objects.Prop) string { return p.Effective(t.cfg, sp) }
 	size := atoi(e(sipMaxSize))
 	if size <= 0 {
 		t.skip(o, "profile %s: max-size %q is not a positive number of bytes", sp.Name, e(sipMaxSize))
@@ -68,7 +82,11 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 		perConn = false
 	}
 	m.MaxMessageSize = size
-	m.Request = mblb.Framing{Mode: mblb.SIP, SIP: mblb.SIPOptions{MaxHeaderSize: min(size, mblb.DefaultSIPMaxHeader), PerConnection: perConn}}
+	opt := mblb.SIPOptions{MaxHeaderSize: min(size, mblb.DefaultSIPMaxHeader), PerConnection: perConn}
+	if !t.sipProxy(o, sp, &opt) {
+		return false
+	}
+	m.Request = mblb.Framing{Mode: mblb.SIP, SIP: opt}
 	m.Response = mblb.Framing{}
 	if oc := t.profile(o, profileOneConnect); oc != nil {
 		t.keep(o, "profile %s: openltm's SIP virtuals keep a connection per client and member and do not share them (one-connect)", oc.Name)
@@ -120,4 +138,61 @@ func (t *translator) sipNeeds(o *objects.Object, list []*rules.Rule) bool {
 		}
 	}
 	return true
+}
+
+// sipProxy reads the profile's Via, Record-Route, BYE, dialog and
+// registration settings (dataplane/mblb/sipproxy.go); the registration
+// limits act with dialog-aware [M]. A user-via-header must be a
+// Via's sent-protocol and sent-by ("SIP/2.0/TCP host[:port]"), as the
+// proxy inserts it with a branch of its own; anything else leaves the
+// virtual out with the reason [M: BIG-IP's check is not known].
+func (t *translator) sipProxy(o *objects.Object, sp *objects.Object, opt *mblb.SIPOptions) bool {
+	e := func(p *objects.Prop) string { return p.Effective(t.cfg, sp) }
+	opt.Via = e(sipVia) == "enabled"
+	opt.SecureVia = e(sipSecureVia) == "enabled"
+	opt.RecordRoute = e(sipRR) == "enabled"
+	opt.TerminateOnBye = e(sipBye) == "enabled"
+	opt.DialogAware = e(sipDialog) == "enabled"
+	if u := strings.TrimSpace(e(sipUserVia)); u != "" && u != "none" {
+		if err := checkUserVia(u); err != nil {
+			return t.refuse("profile %s (sip): user-via-header %q %v (virtual server %s)", sp.Name, u, err, o.Name)
+		}
+		opt.UserVia = u
+	}
+	for _, x := range []struct {
+		p *objects.Prop
+		d *time.Duration
+		n *int
+	}{
+		{p: sipDialogTO, d: &opt.DialogTimeout}, {p: sipSessionTO, d: &opt.SessionTimeout}, {p: sipRegTO, d: &opt.RegistrationTimeout},
+		{p: sipMaxRegs, n: &opt.MaxRegistrations}, {p: sipMaxPerReg, n: &opt.MaxSessionsPerRegistration},
+	} {
+		n, err := strconv.Atoi(e(x.p))
+		if err != nil || n < 0 {
+			t.skip(o, "profile %s: %s %q is not a number", sp.Name, x.p.Name, e(x.p))
+			return false
+		}
+		n = min(n, 1<<31)
+		if x.d != nil {
+			*x.d = time.Duration(n) * time.Second
+		} else {
+			*x.n = n
+		}
+	}
+	return true
+}
+
+// checkUserVia accepts a Via's sent-protocol and sent-by: "SIP/2.0/" a
+// transport token, then a host with an optional port, and no
+// parameters (the proxy adds the branch).
+func checkUserVia(u string) error {
+	proto, by, ok := strings.Cut(u, " ")
+	by = strings.TrimSpace(by)
+	if !ok || !strings.HasPrefix(strings.ToUpper(proto), "SIP/2.0/") || len(proto) == len("SIP/2.0/") || strings.ContainsAny(proto, ";,") {
+		return fmt.Errorf("is not a Via's protocol and address (SIP/2.0/TCP host[:port])")
+	}
+	if by == "" || strings.ContainsAny(by, " \t;,\r\n") {
+		return fmt.Errorf("has %q where a host[:port] alone belongs (the proxy adds the branch)", by)
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -11,7 +13,7 @@ import (
 // TestSIPProfileTranslated: a sip profile makes the virtual a SIP one,
 // balanced per message with mblb and per connection without; max-size
 // bounds a message; sip_info persistence names its header; properties
-// not acted on warn.
+// not acted on warn (the proxy settings are TestSIPProxySettings').
 func TestSIPProfileTranslated(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
@@ -29,14 +31,16 @@ func TestSIPProfileTranslated(t *testing.T) {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
-	out, _ := run(t, s, "modify ltm profile sip sip_small insert-via-header enabled terminate-on-bye disabled max-size 8192")
-	for _, name := range []string{"insert-via-header", "terminate-on-bye"} {
+	out, _ := run(t, s, "modify ltm profile sip sip_small alg-enable enabled community c1 insert-via-header enabled terminate-on-bye disabled max-size 8192")
+	for _, name := range []string{"alg-enable", "community"} {
 		if !strings.Contains(out, `property "`+name+`" is kept`) {
 			t.Errorf("no warning for %s:\n%s", name, out)
 		}
 	}
-	if strings.Contains(out, `"max-size"`) {
-		t.Errorf("a warning for max-size:\n%s", out)
+	for _, name := range []string{"max-size", "insert-via-header", "terminate-on-bye"} {
+		if strings.Contains(out, `"`+name+`"`) {
+			t.Errorf("a warning for %s:\n%s", name, out)
+		}
 	}
 	dc, skipped := Translate(e.schema, e.Config())
 	if len(skipped) != 0 {
@@ -110,5 +114,67 @@ func TestSIPProfileRefused(t *testing.T) {
 	v := dc.Virtuals["/Common/v_udp"]
 	if v == nil || v.SIP == nil || v.SIP.PersistHeader != "Call-ID" || v.Persist == nil || v.Persist.Method != dataplane.PersistSIP {
 		t.Fatalf("udp virtual %+v (skipped %v)", v, skipped)
+	}
+}
+
+// TestSIPProxySettings: the profile's Via, Record-Route, BYE, dialog and
+// registration settings reach the engine; a user-via-header that is not
+// a Via's protocol and address is refused with the virtual.
+func TestSIPProxySettings(t *testing.T) {
+	for i, tc := range []struct {
+		props   string
+		want    mblb.SIPOptions
+		refused string
+	}{
+		{"", mblb.SIPOptions{TerminateOnBye: true, DialogTimeout: 10 * time.Second, SessionTimeout: 300 * time.Second,
+			MaxRegistrations: 100, MaxSessionsPerRegistration: 50, RegistrationTimeout: 3600 * time.Second}, ""},
+		{"insert-via-header enabled secure-via-header enabled insert-record-route-header enabled terminate-on-bye disabled",
+			mblb.SIPOptions{Via: true, SecureVia: true, RecordRoute: true, DialogTimeout: 10 * time.Second, SessionTimeout: 300 * time.Second,
+				MaxRegistrations: 100, MaxSessionsPerRegistration: 50, RegistrationTimeout: 3600 * time.Second}, ""},
+		{`user-via-header "SIP/2.0/TLS sbc.example.net:5061" dialog-aware enabled dialog-establishment-timeout 0 sip-session-timeout 60 max-registrations 0 max-sessions-per-registration 2 registration-timeout 120`,
+			mblb.SIPOptions{UserVia: "SIP/2.0/TLS sbc.example.net:5061", TerminateOnBye: true, DialogAware: true, SessionTimeout: 60 * time.Second,
+				MaxSessionsPerRegistration: 2, RegistrationTimeout: 120 * time.Second}, ""},
+		{`user-via-header "sbc.example.net"`, mblb.SIPOptions{}, "is not a Via's protocol and address"},
+		{`user-via-header "SIP/2.0/TCP sbc.example.net;received=1.2.3.4"`, mblb.SIPOptions{}, "where a host[:port] alone belongs"},
+	} {
+		t.Run(tc.props, func(t *testing.T) {
+			e, _ := openWithPlane(t, t.TempDir())
+			s := e.NewSession("admin").(*Session)
+			for _, c := range []string{
+				"create ltm pool p members add { 127.49.7.11:5060 }",
+				"create ltm profile sip sp defaults-from sip " + tc.props,
+			} {
+				if _, err := run(t, s, c); err != "" {
+					t.Fatalf("%s: %s", c, err)
+				}
+			}
+			vs := fmt.Sprintf("create ltm virtual v destination 127.49.7.%d:5060 pool p profiles replace-all-with { tcp { } mblb { } sp { } }", i+1)
+			_, err := run(t, s, vs)
+			if tc.refused != "" {
+				if !strings.Contains(err, tc.refused) {
+					t.Fatalf("%s: error %q, want %q", vs, err, tc.refused)
+				}
+				if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "ltm virtual v ") {
+					t.Fatalf("the refused virtual was made:\n%s", out)
+				}
+				return
+			}
+			if err != "" {
+				t.Fatalf("%s: %s", vs, err)
+			}
+			dc, skipped := Translate(e.schema, e.Config())
+			if len(skipped) != 0 {
+				t.Fatalf("skipped %v", skipped)
+			}
+			v := dc.Virtuals["/Common/v"]
+			if v == nil || v.MBLB == nil {
+				t.Fatalf("not a SIP virtual: %+v", v)
+			}
+			got := v.MBLB.Request.SIP
+			got.MaxHeaderSize = 0
+			if got != tc.want {
+				t.Fatalf("options %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -79,9 +79,9 @@ var subcommands = []struct{ name, usage, what string }{
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
 		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},
-	{"sip-server", "-listen ADDR:PORT [-label S1] [-udp] [-quiet]",
+	{"sip-server", "-listen ADDR:PORT [-label S1] [-udp] [-quiet] [-headers]",
 		"a SIP member over TCP or UDP: INVITE gets 100 and 200 with SDP, ACK nothing, other requests 200; answers name the member (X-Member)"},
-	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-compact] [-tag T] [-udp] [-summary]",
+	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-info N] [-register N] [-compact] [-tag T] [-udp] [-summary] [-headers] [-wait-close]",
 		"a SIP client on one connection: dialogs (INVITE, ACK, BYE) and OPTIONS, printing which member answered each"},
 }
 

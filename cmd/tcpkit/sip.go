@@ -51,6 +51,30 @@ func sipField(m *mblb.SIPMessage, name string) string {
 	return string(v)
 }
 
+// sipFields is every value of a header field, in order.
+func sipFields(m *mblb.SIPMessage, name string) []string {
+	f := mblb.NewSIPField(name)
+	var out []string
+	for i := 0; i < 100; i++ {
+		v, ok := m.HeaderAt(f, i)
+		if !ok {
+			break
+		}
+		out = append(out, string(v))
+	}
+	return out
+}
+
+// sipRouteFields prints a message's Via and Record-Route fields, one a
+// line, so a transcript can check what a proxy inserted or removed.
+func sipRouteFields(w io.Writer, m *mblb.SIPMessage) {
+	for _, name := range []string{"Via", "Record-Route"} {
+		for _, v := range sipFields(m, name) {
+			fmt.Fprintf(w, "  %s: %s\n", name, v)
+		}
+	}
+}
+
 // sipServerMain is `tcpkit sip-server`: INVITE gets 100 Trying and 200
 // OK with an SDP body, ACK nothing, any other request 200 OK; every
 // answer names the member (X-Member) and echoes the request's X-Tag.
@@ -61,6 +85,7 @@ func sipServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	label := fs.String("label", "S1", "the member's name in its answers (X-Member)")
 	quiet := fs.Bool("quiet", false, "do not log each request")
 	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
+	headers := fs.Bool("headers", false, "log each request's Via and Record-Route fields too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,6 +100,9 @@ func sipServerMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		mu.Lock()
 		if m.Request {
 			fmt.Fprintf(stdout, "%s got %s Call-ID %s from %s\n", *label, m.Method, sipField(m, "call-id"), from)
+			if *headers {
+				sipRouteFields(stdout, m)
+			}
 		} else {
 			fmt.Fprintf(stdout, "%s got response %d Call-ID %s\n", *label, m.Code, sipField(m, "call-id"))
 		}
@@ -153,11 +181,20 @@ func sipAnswers(m *mblb.SIPMessage, label string) [][]byte {
 	return [][]byte{sipResponse(m, 200, "OK", label, "")}
 }
 
-// sipResponse answers m with its Via, From, To (given a tag), Call-ID
-// and CSeq, the member's name, the request's X-Tag if any, and a body.
+// sipResponse answers m with its Via fields (all, in order, as RFC 3261
+// §8.2.6.2 says), its Record-Route fields (§12.1.1), From, To (given a
+// tag), Call-ID and CSeq, the member's name, the request's X-Tag if any,
+// and a body.
 func sipResponse(m *mblb.SIPMessage, code int, reason, label, body string) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "SIP/2.0 %d %s\r\nVia: %s\r\nFrom: %s\r\nTo: %s", code, reason, sipField(m, "via"), sipField(m, "from"), sipField(m, "to"))
+	fmt.Fprintf(&b, "SIP/2.0 %d %s\r\n", code, reason)
+	for _, v := range sipFields(m, "via") {
+		fmt.Fprintf(&b, "Via: %s\r\n", v)
+	}
+	for _, v := range sipFields(m, "record-route") {
+		fmt.Fprintf(&b, "Record-Route: %s\r\n", v)
+	}
+	fmt.Fprintf(&b, "From: %s\r\nTo: %s", sipField(m, "from"), sipField(m, "to"))
 	if !strings.Contains(sipField(m, "to"), "tag=") {
 		fmt.Fprintf(&b, ";tag=%s", label)
 	}
@@ -182,19 +219,23 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	label := fs.String("label", "C1", "the client's name, the start of its Call-IDs")
 	calls := fs.Int("calls", 1, "dialogs to place: INVITE, ACK, BYE each")
 	options := fs.Int("options", 0, "OPTIONS requests to send, each of its own Call-ID")
+	info := fs.Int("info", 0, "INFO requests each dialog sends between its ACK and its BYE")
+	register := fs.Int("register", 0, "REGISTER requests to send first, each for an address of record of its own (LABEL-user-N)")
 	compact := fs.Bool("compact", false, "use the compact header forms (v, f, t, i, l)")
 	tag := fs.String("tag", "", "an X-Tag header for every request (members echo it)")
 	summary := fs.Bool("summary", false, "print one line per dialog and a count per member instead of every answer")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
 	udp := fs.Bool("udp", false, "SIP over UDP: one message per datagram")
+	headers := fs.Bool("headers", false, "print each answer's Via and Record-Route fields too")
+	waitClose := fs.Bool("wait-close", false, "at the end, wait for the virtual to close the connection and say so")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *connect == "" {
 		return errors.New("sip-client: -connect is required")
 	}
-	if *calls < 0 || *calls > 10000 || *options < 0 || *options > 10000 {
-		return errors.New("sip-client: -calls and -options must be 0 to 10000")
+	if *calls < 0 || *calls > 10000 || *options < 0 || *options > 10000 || *info < 0 || *info > 10000 || *register < 0 || *register > 10000 {
+		return errors.New("sip-client: -calls, -options, -info and -register must be 0 to 10000")
 	}
 	network := "tcp"
 	if *udp {
@@ -254,6 +295,9 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	perMember := map[string]int{}
 	show := func(method, callID string, m *mblb.SIPMessage) {
 		who := sipField(m, "x-member")
+		if who == "" {
+			who = "(no member)" // the virtual answered itself
+		}
 		perMember[who]++
 		if !*summary {
 			extra := ""
@@ -261,7 +305,27 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 				extra = " X-Tag " + t
 			}
 			fmt.Fprintf(stdout, "%s %s %s -> %d %s%s\n", *label, method, callID, m.Code, who, extra)
+			if *headers {
+				sipRouteFields(stdout, m)
+			}
 		}
+	}
+	for i := 1; i <= *register; i++ {
+		user := fmt.Sprintf("%s-user-%d", *label, i)
+		reg := request("REGISTER", user, 1, "")
+		reg = strings.Replace(reg, "<sip:service@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
+		reg = strings.Replace(reg, "\r\nCSeq:", "\r\nContact: <sip:"+user+"@"+local+">\r\nExpires: 60\r\nCSeq:", 1)
+		if err := send(reg); err != nil {
+			return err
+		}
+		m, err := recv()
+		for err == nil && m.Code < 200 {
+			m, err = recv()
+		}
+		if err != nil {
+			return fmt.Errorf("%s REGISTER %s: %v", *label, user, err)
+		}
+		show("REGISTER", user, m)
 	}
 	for i := 1; i <= *calls; i++ {
 		callID := fmt.Sprintf("%s-call-%d", *label, i)
@@ -283,7 +347,18 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if err := send(request("ACK", callID, 1, "")); err != nil {
 			return err
 		}
-		if err := send(request("BYE", callID, 2, "")); err != nil {
+		for j := 1; j <= *info; j++ {
+			if err := send(request("INFO", callID, 1+j, "")); err != nil {
+				return err
+			}
+			m, err := recv()
+			if err != nil {
+				return fmt.Errorf("%s INFO %s: %v", *label, callID, err)
+			}
+			show("INFO", callID, m)
+			members[sipField(m, "x-member")] = true
+		}
+		if err := send(request("BYE", callID, 2+*info, "")); err != nil {
 			return err
 		}
 		m, err := recv()
@@ -323,6 +398,15 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			parts = append(parts, fmt.Sprintf("%s %d", k, perMember[k]))
 		}
 		fmt.Fprintf(stdout, "%s: answers by member: %s\n", *label, strings.Join(parts, ", "))
+	}
+	if *waitClose && !*udp {
+		c.SetReadDeadline(time.Now().Add(*timeout))
+		if _, err := r.ReadByte(); err == nil {
+			return fmt.Errorf("%s: the virtual sent more instead of closing", *label)
+		} else if !errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: waiting for the close: %v", *label, err)
+		}
+		fmt.Fprintf(stdout, "%s: connection closed by the virtual\n", *label)
 	}
 	return nil
 }

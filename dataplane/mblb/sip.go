@@ -1,6 +1,10 @@
 package mblb
 
-import "github.com/openltm/openltm/dataplane/sipmsg"
+import (
+	"time"
+
+	"github.com/openltm/openltm/dataplane/sipmsg"
+)
 
 // SIP framing (the sip profile): RFC 3261 §18.3 over a stream transport.
 // A message is a start line and header fields up to an empty line, then
@@ -35,6 +39,36 @@ type SIPOptions struct {
 	// PerConnection: without an mblb profile, BIG-IP balances a SIP
 	// connection once and sends all its messages to that member.
 	PerConnection bool
+
+	// The proxy's own header fields (sipproxy.go). Via puts a Via of
+	// the virtual's into every request of a client before a member gets
+	// it, and takes it off the answers (insert-via-header); SecureVia
+	// names TLS as its transport (secure-via-header); UserVia is the
+	// sent-protocol and sent-by a user gives instead of the virtual's
+	// address (user-via-header, "" for none). RecordRoute puts a
+	// Record-Route of the virtual's into requests that open a dialog
+	// (insert-record-route-header).
+	Via, SecureVia, RecordRoute bool
+	UserVia                     string
+	// TerminateOnBye ends the connection a BYE took once its final
+	// answer has passed (terminate-on-bye): the member's, or the
+	// client's when the connection is balanced once.
+	TerminateOnBye bool
+	// DialogAware sends every request of a known dialog (its Call-ID)
+	// to the member the dialog began on (dialog-aware). A dialog not
+	// answered within DialogTimeout, or idle SessionTimeout after it was
+	// answered, is forgotten (dialog-establishment-timeout,
+	// sip-session-timeout; 0: never).
+	DialogAware                   bool
+	DialogTimeout, SessionTimeout time.Duration
+	// With DialogAware, MaxRegistrations bounds the addresses of record
+	// one client connection keeps registered (max-registrations) and
+	// MaxSessionsPerRegistration the dialogs each of them has open at
+	// once (max-sessions-per-registration); a registration lasts its
+	// Expires, at most RegistrationTimeout (registration-timeout). 0: no
+	// bound. The virtual answers a request past a bound 503 itself.
+	MaxRegistrations, MaxSessionsPerRegistration int
+	RegistrationTimeout                          time.Duration
 }
 
 // The message reader, under the names the engine's callers use.

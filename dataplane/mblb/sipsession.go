@@ -105,6 +105,18 @@ type sipSession struct {
 
 	persist SIPField
 	exclude []MemberID
+
+	// proxy inserts the virtual's Via and Record-Route (sipproxy.go);
+	// nil when the profile inserts neither.
+	proxy *sipProxy
+	// dialogs maps the Call-ID of each dialog to its member
+	// (dialog-aware); nil when the profile does not follow dialogs.
+	dialogs map[string]sipDialog
+	// regs are the client's registrations by address of record, nil
+	// unless the profile bounds them (sipproxy.go); pendingAOR is the
+	// registration the INVITE being balanced counts against.
+	regs       map[string]sipReg
+	pendingAOR string
 }
 
 // runSIP is Run for a SIP virtual.
@@ -114,6 +126,13 @@ func (s *ClientConn) runSIP() error {
 	ss := &sipSession{s: s, invites: map[string]MemberID{}, served: map[string]*serverConn{}}
 	if opt.PersistHeader != "" {
 		ss.persist = NewSIPField(opt.PersistHeader)
+	}
+	ss.proxy = newSIPProxy(&opt, s.local)
+	if opt.DialogAware {
+		ss.dialogs = map[string]sipDialog{}
+		if opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0 {
+			ss.regs = map[string]sipReg{}
+		}
 	}
 	fr, err := e.cfg.Request.New(e.cfg.MaxMessageSize)
 	if err != nil {
@@ -250,8 +269,14 @@ func (ss *sipSession) fromClient(b []byte) bool {
 			delete(ss.served, string(branch))
 		}
 		ss.mu.Unlock()
+		if ss.dialogs != nil {
+			ss.dialogSeen(&m)
+		}
 		if sc != nil && !sc.down.Load() {
 			if ss.toServer(sc, b) {
+				if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
+					ss.terminate(sc)
+				}
 				return true
 			}
 		}
@@ -264,8 +289,16 @@ func (ss *sipSession) fromClient(b []byte) bool {
 		}
 		ss.mu.Unlock()
 		if ok {
-			if sc := s.ownConn(id); sc != nil && ss.toServer(sc, b) {
+			if sc := s.ownConn(id); sc != nil && ss.toServer(sc, ss.toMember(&m)) {
 				return true
+			}
+		}
+	}
+	if ss.dialogs != nil && m.Request {
+		ss.dialogSeen(&m)
+		if ss.regs != nil {
+			if no := ss.admit(&m); no != nil {
+				return ss.writeClient(no)
 			}
 		}
 	}
@@ -301,16 +334,22 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 		}
 	}
 	ss.exclude = ss.exclude[:0]
+	if m.Request {
+		b = ss.toMember(m)
+	}
 	for attempt := 0; attempt < maxPickAttempts; attempt++ {
 		if s.isClosed() {
 			return false
 		}
 		c.Exclude = ss.exclude
 		var sc *serverConn
+		if ss.dialogs != nil && m.Request && target.IsZero() {
+			sc = ss.dialogConn(m)
+		}
 		ss.mu.Lock()
 		sticky, has := ss.sticky, ss.hasSticky
 		ss.mu.Unlock()
-		if has && e.cfg.Request.SIP.PerConnection && target.IsZero() {
+		if sc == nil && has && e.cfg.Request.SIP.PerConnection && target.IsZero() {
 			sc = s.ownConn(sticky)
 		}
 		if sc == nil {
@@ -335,6 +374,9 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 			ss.mu.Lock()
 			ss.sticky, ss.hasSticky = mem.ID, true
 			ss.mu.Unlock()
+		}
+		if ss.dialogs != nil {
+			ss.dialogBegins(m, sc.leg.Member)
 		}
 		if m.Request && len(branch) > 0 && bytes.Equal(m.Method, []byte("INVITE")) {
 			ss.mu.Lock()
@@ -441,6 +483,14 @@ func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
 		return
 	}
 	sc.leg.MsgsIn.Add(1)
+	if ss.proxy != nil && !m.Request {
+		var own bool
+		if b, own = ss.proxy.response(&m); own {
+			if m, err = ParseSIP(b); err != nil {
+				return
+			}
+		}
+	}
 	if s := ss.s; s.sipRule != nil {
 		x := SIPEvent{msg: b}
 		if m.Request {
@@ -479,7 +529,40 @@ func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
 		sc.ms.responses.Add(1)
 		e.stats.responses.Add(1)
 	}
+	if ss.dialogs != nil {
+		ss.dialogSeen(&m)
+	}
 	if ss.writeClient(b) {
 		ss.s.msgsOut.Add(1)
+		if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
+			ss.terminate(sc)
+		}
 	}
+}
+
+// toMember is a request of the client as its member gets it: with the
+// virtual's Via and Record-Route when the profile inserts them.
+func (ss *sipSession) toMember(m *SIPMessage) []byte {
+	if ss.proxy == nil {
+		return m.B
+	}
+	return ss.proxy.request(m)
+}
+
+// dialogConn is the connection to the member of the dialog a request
+// belongs to (dialog-aware), nil when it is new or its member cannot be
+// reached; it is then balanced.
+func (ss *sipSession) dialogConn(m *SIPMessage) *serverConn {
+	mem, ok := ss.dialogMember(m)
+	if !ok || excluded(ss.exclude, mem.ID) {
+		return nil
+	}
+	if sc := ss.s.ownConn(mem.ID); sc != nil {
+		return sc
+	}
+	sc, err := ss.dial(mem)
+	if err != nil {
+		return nil
+	}
+	return sc
 }

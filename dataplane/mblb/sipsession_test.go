@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,9 @@ type sipMember struct {
 	methods map[string][]string // Call-ID -> methods, in order
 	answers []string            // responses received (start lines)
 	conns   map[string]net.Conn // Call-ID -> the connection it came on
+	raw     []string            // every request, as it came
+	accepts atomic.Int32        // connections accepted
+	ended   atomic.Int32        // connections ended
 	wg      sync.WaitGroup
 }
 
@@ -46,6 +50,7 @@ func startSIPMember(t testing.TB, addr, label string) *sipMember {
 			if err != nil {
 				return
 			}
+			m.accepts.Add(1)
 			m.wg.Add(1)
 			go m.serve(c)
 		}
@@ -90,6 +95,7 @@ func readSIP(r *bufio.Reader) (string, error) {
 
 func (m *sipMember) serve(c net.Conn) {
 	defer m.wg.Done()
+	defer m.ended.Add(1)
 	defer c.Close()
 	r := bufio.NewReader(c)
 	for {
@@ -110,10 +116,14 @@ func (m *sipMember) serve(c net.Conn) {
 			continue
 		}
 		m.methods[string(cid)] = append(m.methods[string(cid)], string(p.Method))
+		m.raw = append(m.raw, msg)
 		m.conns[string(cid)] = c
 		m.mu.Unlock()
 		if string(p.Method) == "ACK" {
 			continue
+		}
+		if string(p.Method) == "INVITE" && strings.HasPrefix(string(cid), "noanswer") {
+			continue // a dialog that never gets its final answer
 		}
 		var out []byte
 		if string(p.Method) == "INVITE" {
@@ -128,16 +138,32 @@ func (m *sipMember) serve(c net.Conn) {
 	}
 }
 
-// sipAnswer builds a response to p that copies its Via, From, To,
-// Call-ID and CSeq, in compact form where SIP has one.
+// sipAnswer builds a response to p that copies its Via fields (all, in
+// order), Record-Route fields, From, To, Call-ID and CSeq, in compact
+// form where SIP has one.
 func sipAnswer(p *SIPMessage, code int, reason, label, body string) []byte {
 	h := func(f string) string { v, _ := p.Header(NewSIPField(f)); return string(v) }
 	tag := ""
 	if v := h("x-tag"); v != "" {
 		tag = "X-Tag: " + v + "\r\n"
 	}
-	return []byte(fmt.Sprintf("SIP/2.0 %d %s\r\nv: %s\r\nf: %s\r\nt: %s;tag=%s\r\ni: %s\r\nCSeq: %s\r\nX-Member: %s\r\n%sl: %d\r\n\r\n%s",
-		code, reason, h("via"), h("from"), h("to"), label, h("call-id"), h("cseq"), label, tag, len(body), body))
+	vias := ""
+	for i := 0; i < 10; i++ {
+		v, ok := p.HeaderAt(sipmsg.Via, i)
+		if !ok {
+			break
+		}
+		vias += "v: " + string(v) + "\r\n"
+	}
+	for i := 0; i < 10; i++ {
+		v, ok := p.HeaderAt(NewSIPField("Record-Route"), i)
+		if !ok {
+			break
+		}
+		vias += "Record-Route: " + string(v) + "\r\n"
+	}
+	return []byte(fmt.Sprintf("SIP/2.0 %d %s\r\n%sf: %s\r\nt: %s;tag=%s\r\ni: %s\r\nCSeq: %s\r\nX-Member: %s\r\n%sl: %d\r\n\r\n%s",
+		code, reason, vias, h("from"), h("to"), label, h("call-id"), h("cseq"), label, tag, len(body), body))
 }
 
 // bye sends a BYE of the member's own down the connection the dialog

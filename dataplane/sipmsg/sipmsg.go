@@ -454,3 +454,103 @@ func Count(b []byte, f Field) int {
 	}
 	return m.Count(f)
 }
+
+// Proxy edits: what the sip profile's Via and Record-Route settings
+// do to every message, so they append into a buffer the caller reuses
+// rather than allocate.
+
+// AppendTop appends b to dst with lines (each ending CRLF) inserted as
+// the first header fields, where a proxy puts its Via and Record-Route
+// (RFC 3261 §16.6 steps 4 and 8). b must be a parsed message.
+func AppendTop(dst, b []byte, lines ...[]byte) []byte {
+	at := bytes.IndexByte(b, '\n') + 1
+	dst = append(dst, b[:at]...)
+	for _, l := range lines {
+		dst = append(dst, l...)
+	}
+	return append(dst, b[at:]...)
+}
+
+// TopVia is the first value of the first Via field (the hop that sent
+// the message), trimmed.
+func (m *Message) TopVia() []byte {
+	v, ok := m.Header(Via)
+	if !ok {
+		return nil
+	}
+	if c := bytes.IndexByte(v, ','); c >= 0 {
+		v = v[:c]
+	}
+	return bytes.TrimSpace(v)
+}
+
+// AppendWithoutTopVia appends m to dst without its topmost Via value:
+// the value a proxy inserted, taken off the response before it goes
+// back (RFC 3261 §16.7 step 3). A Via field holding several values
+// keeps the others.
+func AppendWithoutTopVia(dst []byte, m *Message) []byte {
+	b := m.B
+	done := false
+	eachField(b[:m.HeadEnd], func(name, value []byte, from, to int) bool {
+		if !isField(name, Via.long, Via.short) {
+			return true
+		}
+		done = true
+		c := bytes.IndexByte(value, ',')
+		if c < 0 {
+			dst = append(dst, b[:from]...)
+			dst = append(dst, b[to:]...)
+			return false
+		}
+		// Keep the field with the values after the first.
+		vstart := from + bytes.IndexByte(b[from:to], ':') + 1
+		dst = append(dst, b[:vstart]...)
+		dst = append(dst, ' ')
+		rest := bytes.TrimLeft(b[vstart+(c+1):to], " \t")
+		dst = append(dst, rest...)
+		dst = append(dst, b[to:]...)
+		return false
+	})
+	if !done {
+		dst = append(dst, b...)
+	}
+	return dst
+}
+
+// CSeqMethod is the method of the CSeq field: the request a response
+// answers.
+func (m *Message) CSeqMethod() []byte {
+	v, ok := m.Header(CSeq)
+	if !ok {
+		return nil
+	}
+	v = bytes.TrimSpace(v)
+	if s := bytes.LastIndexAny(v, " \t"); s >= 0 {
+		return v[s+1:]
+	}
+	return nil
+}
+
+// HasToTag reports whether the To field carries a tag: the request is
+// inside a dialog (RFC 3261 §12.2), not one that would create it.
+func (m *Message) HasToTag() bool {
+	v, ok := m.Header(To)
+	if !ok {
+		return false
+	}
+	// Parameters follow the URI, after a closing '>' when there is one.
+	if g := bytes.LastIndexByte(v, '>'); g >= 0 {
+		v = v[g+1:]
+	}
+	for len(v) > 0 {
+		s := bytes.IndexByte(v, ';')
+		if s < 0 {
+			return false
+		}
+		v = bytes.TrimLeft(v[s+1:], " \t")
+		if len(v) >= 3 && isField(v[:3], "tag", 0) && (len(v) == 3 || v[3] == '=' || v[3] == ' ' || v[3] == ';') {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,443 @@
+package mblb
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/sipmsg"
+)
+
+// The sip profile's proxy settings (SIPOptions): the Via and
+// Record-Route the virtual inserts, dialogs followed to their member,
+// and BYE ending a connection. None of them costs a message anything
+// while it is off: each is one nil or false check.
+//
+// Via (insert-via-header, RFC 3261 §16.6 step 8): every request of a
+// client gets "Via: SIP/2.0/TCP <virtual>;branch=z9hG4bKltm<salt><hash>"
+// on top. The branch is computed, as a stateless proxy's is (§16.11),
+// from the client's own top Via, so a CANCEL and the ACK of a failed
+// INVITE, which repeat their INVITE's Via, get the INVITE's branch and
+// the member matches them; the salt is the client connection's, random.
+// A member's response whose top Via carries that salt has it taken off
+// (§16.7 step 3) before the client gets it. secure-via-header names TLS
+// as the transport (SIP/2.0/TLS) [M: the Via is inserted when either
+// setting is enabled]; user-via-header replaces the sent-protocol and
+// sent-by with the user's text, the branch still added [M]. Requests a
+// member sends toward the client get no Via [M].
+//
+// Record-Route (insert-record-route-header, §16.6 step 4): a request
+// that opens a dialog (INVITE, SUBSCRIBE or REFER without a To tag) gets
+// "Record-Route: <sip:<virtual>;transport=tcp;lr>" (sips: with
+// secure-via-header) on top, so the dialog's later requests come back
+// through the virtual.
+
+// sipProxy is a client's Via and Record-Route, made once when its
+// connection opens.
+type sipProxy struct {
+	via  []byte // "Via: ...;branch=" and the mark
+	mark []byte // the branch's start that marks the proxy's own Via
+	rr   []byte // the Record-Route line, nil for none
+	salt uint64
+	// out and line are the client reader's scratch: one message at a
+	// time is edited, and written before the next is read.
+	out, line []byte
+}
+
+// newSIPProxy is the client's Via and Record-Route, nil when the
+// virtual inserts neither.
+func newSIPProxy(opt *SIPOptions, local netip.AddrPort) *sipProxy {
+	via := opt.Via || opt.SecureVia || opt.UserVia != ""
+	if !via && !opt.RecordRoute {
+		return nil
+	}
+	p := &sipProxy{salt: rand.Uint64()}
+	host := local.String()
+	if via {
+		p.mark = append([]byte("z9hG4bKltm"), strconv.FormatUint(p.salt>>32, 36)...)
+		p.via = append(p.via, "Via: "...)
+		switch {
+		case opt.UserVia != "":
+			p.via = append(p.via, opt.UserVia...)
+		case opt.SecureVia:
+			p.via = append(p.via, "SIP/2.0/TLS "+host...)
+		default:
+			p.via = append(p.via, "SIP/2.0/TCP "+host...)
+		}
+		p.via = append(p.via, ";branch="...)
+		p.via = append(p.via, p.mark...)
+		p.via = append(p.via, '-')
+	}
+	if opt.RecordRoute {
+		if opt.SecureVia {
+			p.rr = []byte("Record-Route: <sips:" + host + ";lr>\r\n")
+		} else {
+			p.rr = []byte("Record-Route: <sip:" + host + ";transport=tcp;lr>\r\n")
+		}
+	}
+	return p
+}
+
+// request is a client's request as the member gets it.
+func (p *sipProxy) request(m *SIPMessage) []byte {
+	var lines [2][]byte
+	n := 0
+	if p.via != nil {
+		key := m.TopVia()
+		if len(key) == 0 {
+			key = m.B[:m.HeadEnd]
+		}
+		p.line = append(p.line[:0], p.via...)
+		p.line = strconv.AppendUint(p.line, fnv64a(p.salt, key), 36)
+		p.line = append(p.line, "\r\n"...)
+		lines[n] = p.line
+		n++
+	}
+	if p.rr != nil && opensDialog(m) {
+		lines[n] = p.rr
+		n++
+	}
+	if n == 0 {
+		return m.B
+	}
+	p.out = sipmsg.AppendTop(p.out[:0], m.B, lines[:n]...)
+	return p.out
+}
+
+// response is a member's response without the proxy's Via, and whether
+// it had one. Member connections read on goroutines of their own, so
+// the copy is new.
+func (p *sipProxy) response(m *SIPMessage) ([]byte, bool) {
+	if p.via == nil || !bytes.HasPrefix(m.Branch(), p.mark) {
+		return m.B, false
+	}
+	return sipmsg.AppendWithoutTopVia(make([]byte, 0, len(m.B)), m), true
+}
+
+// opensDialog: an INVITE, SUBSCRIBE or REFER outside a dialog (RFC 3261
+// §12.1, RFC 6665, RFC 3515).
+func opensDialog(m *SIPMessage) bool {
+	if !m.Request {
+		return false
+	}
+	return isDialogMethod(m.Method) && !m.HasToTag()
+}
+
+func isDialogMethod(meth []byte) bool {
+	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
+}
+
+// fnv64a hashes b (FNV-1a) from a salted start.
+func fnv64a(salt uint64, b []byte) uint64 {
+	h := uint64(14695981039346656037) ^ salt
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// sipDialog is a dialog a dialog-aware virtual follows: its member, and
+// until when it is remembered (Unix ns, 0: for ever). The clock is read
+// per message rather than the janitor's, whose second would stretch a
+// short timeout.
+type sipDialog struct {
+	mem         Member
+	established bool
+	until       int64
+	// aor is the registration the dialog counts against
+	// (max-sessions-per-registration), "" for none.
+	aor string
+}
+
+// dropDialog forgets a dialog and frees its registration's session;
+// ss.mu is held.
+func (ss *sipSession) dropDialog(cid []byte, d sipDialog) {
+	delete(ss.dialogs, string(cid))
+	if d.aor == "" {
+		return
+	}
+	if r, ok := ss.regs[d.aor]; ok && r.sessions > 0 {
+		r.sessions--
+		ss.regs[d.aor] = r
+	}
+}
+
+// dialogMember is the member of the dialog (by Call-ID) a request of the
+// client belongs to.
+func (ss *sipSession) dialogMember(m *SIPMessage) (Member, bool) {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok {
+		return Member{}, false
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	d, ok := ss.dialogs[string(cid)]
+	if !ok {
+		return Member{}, false
+	}
+	if d.until != 0 && time.Now().UnixNano() > d.until {
+		ss.dropDialog(cid, d)
+		return Member{}, false
+	}
+	return d.mem, true
+}
+
+// dialogBegins remembers the member a request that opens a dialog goes
+// to, for dialog-establishment-timeout.
+func (ss *sipSession) dialogBegins(m *SIPMessage, mem Member) {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok || !opensDialog(m) {
+		return
+	}
+	d := sipDialog{mem: mem, aor: ss.pendingAOR}
+	ss.pendingAOR = ""
+	if t := ss.s.e.cfg.Request.SIP.DialogTimeout; t > 0 {
+		d.until = time.Now().UnixNano() + int64(t)
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if old, ok := ss.dialogs[string(cid)]; ok {
+		// A retransmission, or another try after a member failed: the
+		// dialog is the same, its member the one now sent to.
+		old.mem = mem
+		ss.dialogs[string(cid)] = old
+		return
+	}
+	if len(ss.dialogs) >= sipTxnLimit {
+		forgetHalf(ss.dialogs)
+	}
+	ss.dialogs[string(cid)] = d
+}
+
+// dialogSeen follows a dialog through a message either way: a 2xx to
+// the request that opened it establishes it (sip-session-timeout from
+// then, and from each later message), a failure before that or a BYE's
+// final answer forgets it.
+func (ss *sipSession) dialogSeen(m *SIPMessage) {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok {
+		return
+	}
+	var meth []byte
+	if !m.Request {
+		if m.Code < 200 {
+			return
+		}
+		meth = m.CSeqMethod()
+	}
+	e := ss.s.e
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	d, ok := ss.dialogs[string(cid)]
+	if !ok {
+		return
+	}
+	now := time.Now().UnixNano()
+	if d.until != 0 && now > d.until {
+		ss.dropDialog(cid, d) // its request is balanced afresh
+		return
+	}
+	if !m.Request {
+		switch {
+		case string(meth) == "BYE":
+			ss.dropDialog(cid, d)
+			return
+		case !d.established && isDialogMethod(meth) && m.Code < 300:
+			d.established = true
+		case !d.established && isDialogMethod(meth):
+			ss.dropDialog(cid, d)
+			return
+		}
+	}
+	if d.established {
+		d.until = 0
+		if t := e.cfg.Request.SIP.SessionTimeout; t > 0 {
+			d.until = now + int64(t)
+		}
+	}
+	ss.dialogs[string(cid)] = d
+}
+
+// byeDone reports a final answer to a BYE: the end of the BYE
+// transaction, when terminate-on-bye ends the connection.
+func byeDone(m *SIPMessage) bool {
+	return !m.Request && m.Code >= 200 && string(m.CSeqMethod()) == "BYE"
+}
+
+// terminate ends the connection a BYE's transaction took
+// (terminate-on-bye): the member's, or the client's when the virtual
+// balances the connection once.
+func (ss *sipSession) terminate(sc *serverConn) {
+	if ss.s.e.cfg.Request.SIP.PerConnection {
+		ss.s.Close(false)
+		return
+	}
+	sc.shutdown()
+}
+
+// Registrations (max-registrations, max-sessions-per-registration,
+// registration-timeout; with dialog-aware only [M: BIG-IP shows them
+// among the dialog settings]). A REGISTER of the client names an
+// address of record (its To URI): Expires 0 (or a Contact of "*")
+// removes it, any other refreshes it or, past max-registrations live
+// ones, is answered 503 Service Unavailable by the virtual [M: BIG-IP's
+// answer is not known]. A registration lasts its Expires field (3600
+// without one, RFC 3261 §10.2.1.1), at most registration-timeout. An
+// INVITE from a registered address (its From URI) opens one of that
+// registration's sessions until the dialog ends (its BYE answered, its
+// INVITE failed, or forgotten by the dialog timers); past
+// max-sessions-per-registration it is answered 503 too. A request from
+// an address not registered here is not bounded [M].
+
+// sipReg is one registration: until when it lasts (Unix ns) and its
+// open dialogs.
+type sipReg struct {
+	until    int64
+	sessions int
+}
+
+var (
+	sipExpires = sipmsg.NewField("Expires")
+	sipContact = sipmsg.NewField("Contact")
+)
+
+// admit applies the registration bounds to a request of the client: nil
+// lets it go on, otherwise the answer the virtual sends instead.
+func (ss *sipSession) admit(m *SIPMessage) []byte {
+	opt := &ss.s.e.cfg.Request.SIP
+	switch string(m.Method) {
+	case "REGISTER":
+		to, _ := m.Header(sipmsg.To)
+		aor := addrOfRecord(to)
+		if len(aor) == 0 {
+			return nil
+		}
+		exp := int64(3600)
+		if v, ok := m.Header(sipExpires); ok {
+			if n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && n >= 0 {
+				exp = n
+			}
+		}
+		if c, ok := m.Header(sipContact); ok && string(bytes.TrimSpace(c)) == "*" {
+			exp = 0
+		}
+		now := time.Now().UnixNano()
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		r, known := ss.regs[string(aor)]
+		if known && r.until < now && r.sessions == 0 {
+			delete(ss.regs, string(aor))
+			known = false
+		}
+		if exp == 0 {
+			if known {
+				r.until = 0
+				if r.sessions == 0 {
+					delete(ss.regs, string(aor))
+				} else {
+					ss.regs[string(aor)] = r
+				}
+			}
+			return nil
+		}
+		if !known && opt.MaxRegistrations > 0 && ss.liveRegs(now) >= opt.MaxRegistrations {
+			return sipReject(m, 503, "Service Unavailable")
+		}
+		d := time.Duration(min(exp, 1<<31)) * time.Second
+		if t := opt.RegistrationTimeout; t > 0 && d > t {
+			d = t
+		}
+		r.until = now + int64(d)
+		ss.regs[string(aor)] = r
+		return nil
+	case "INVITE":
+		if opt.MaxSessionsPerRegistration <= 0 || m.HasToTag() {
+			return nil
+		}
+		from, _ := m.Header(sipmsg.From)
+		aor := addrOfRecord(from)
+		now := time.Now().UnixNano()
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		r, ok := ss.regs[string(aor)]
+		if !ok || r.until < now {
+			return nil
+		}
+		if cid, ok := m.Header(sipmsg.CallID); ok {
+			if _, again := ss.dialogs[string(cid)]; again {
+				return nil // a retransmission: its session is counted
+			}
+		}
+		if r.sessions >= opt.MaxSessionsPerRegistration {
+			return sipReject(m, 503, "Service Unavailable")
+		}
+		r.sessions++
+		ss.regs[string(aor)] = r
+		ss.pendingAOR = string(aor)
+	}
+	return nil
+}
+
+// liveRegs counts the registrations still lasting, forgetting the
+// others; ss.mu is held. It runs only for a new registration.
+func (ss *sipSession) liveRegs(now int64) int {
+	n := 0
+	for k, r := range ss.regs {
+		switch {
+		case r.until >= now:
+			n++
+		case r.sessions == 0:
+			delete(ss.regs, k)
+		}
+	}
+	return n
+}
+
+// addrOfRecord is the URI of a From or To value: inside <> when it has
+// them, else up to its parameters.
+func addrOfRecord(v []byte) []byte {
+	if i := bytes.IndexByte(v, '<'); i >= 0 {
+		v = v[i+1:]
+		if j := bytes.IndexByte(v, '>'); j >= 0 {
+			return bytes.TrimSpace(v[:j])
+		}
+		return nil
+	}
+	if j := bytes.IndexByte(v, ';'); j >= 0 {
+		v = v[:j]
+	}
+	return bytes.TrimSpace(v)
+}
+
+// sipReject is the virtual's own answer to a request (RFC 3261 §8.2.6):
+// its Via fields, From, To with a tag, Call-ID and CSeq, no body.
+func sipReject(m *SIPMessage, code int, reason string) []byte {
+	out := make([]byte, 0, 512)
+	out = append(out, "SIP/2.0 "...)
+	out = strconv.AppendInt(out, int64(code), 10)
+	out = append(out, ' ')
+	out = append(out, reason...)
+	out = append(out, "\r\n"...)
+	for i := 0; i < 64; i++ {
+		v, ok := m.HeaderAt(sipmsg.Via, i)
+		if !ok {
+			break
+		}
+		out = append(append(append(out, "Via: "...), v...), "\r\n"...)
+	}
+	from, _ := m.Header(sipmsg.From)
+	out = append(append(append(out, "From: "...), from...), "\r\n"...)
+	to, _ := m.Header(sipmsg.To)
+	out = append(append(out, "To: "...), to...)
+	if !m.HasToTag() {
+		out = append(out, ";tag=ltm"...)
+	}
+	cid, _ := m.Header(sipmsg.CallID)
+	out = append(append(append(out, "\r\nCall-ID: "...), cid...), "\r\n"...)
+	cseq, _ := m.Header(sipmsg.CSeq)
+	out = append(append(append(out, "CSeq: "...), cseq...), "\r\n"...)
+	return append(out, "Content-Length: 0\r\n\r\n"...)
+}
