@@ -196,3 +196,48 @@ func checkUserVia(u string) error {
 	}
 	return nil
 }
+
+// warnSIPUDP tells of each UDP virtual that a commit gives a sip profile
+// setting a proxy behaviour away from its default: over UDP each
+// datagram is forwarded as it is (dataplane/internal/udp/sip.go), so the
+// Via, Record-Route, BYE, dialog and registration settings act over TCP
+// only, and the virtual carries its traffic without them.
+func warnSIPUDP(s *objects.Schema, old, cfg *objects.Config, warn func(string)) {
+	was := map[string]bool{}
+	if old != nil {
+		for _, m := range sipUDPUnused(s, old) {
+			was[m] = true
+		}
+	}
+	for _, m := range sipUDPUnused(s, cfg) {
+		if !was[m] {
+			warn(m)
+		}
+	}
+}
+
+// sipProxyProps are the sip profile's settings openltm acts on over TCP
+// only.
+var sipProxyProps = []*objects.Prop{sipVia, sipSecureVia, sipUserVia, sipRR, sipBye, sipDialog, sipDialogTO, sipSessionTO, sipMaxRegs, sipMaxPerReg, sipRegTO}
+
+// sipUDPUnused is warnSIPUDP's list for one configuration.
+func sipUDPUnused(s *objects.Schema, cfg *objects.Config) []string {
+	t := &translator{s: s, cfg: cfg}
+	var out []string
+	for _, o := range cfg.Of(ltmVirtual) {
+		sp := t.profile(o, profileSIP)
+		if sp == nil || virtualIPProtocol.Effective(cfg, o) != "udp" {
+			continue
+		}
+		var set []string
+		for _, p := range sipProxyProps {
+			if v := p.Effective(cfg, sp); v != "" && v != p.Default {
+				set = append(set, p.Name+" "+v)
+			}
+		}
+		if len(set) > 0 {
+			out = append(out, about(o, "profile %s: %s kept, and not acted on over UDP (each datagram is forwarded as it is; these act on TCP virtuals)", sp.Name, strings.Join(set, ", ")))
+		}
+	}
+	return out
+}
