@@ -169,7 +169,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(server, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 	}
-	if !t.sslForward(o, v, clients, built, server, tc) { // translate_sslfwd.go
+	if !t.sslForward(o, v, clients, built, server, tc) || !t.sslC3D(o, clients, server, tc) { // translate_sslfwd.go, translate_c3d.go
 		return false
 	}
 	v.TLS = tc

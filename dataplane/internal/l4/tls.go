@@ -152,6 +152,15 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	var raw net.Conn = sc.conn
 	cfg := tc.Server.ForServerName(sni)
+	if tc.C3D != nil && pr.ctls != nil { // the client's certificate, forged for the member
+		c, err := tc.C3D.ServerSide(cfg, tc.C3D.Source(pr.ctls.ConnectionState().PeerCertificates), time.Now())
+		if err != nil {
+			pr.e.env.Log.Warn("ssl c3d", "virtual", pr.vs.Name, "error", err)
+			pr.end(true)
+			return false
+		}
+		cfg = c
+	}
 	if pr.rs != nil {
 		hc := tlsprof.NewHelloConn(sc.conn, false)
 		raw = hc

@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -16,6 +17,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -183,6 +185,9 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 			f.sni = sni
 			f.sniTag.Store(sniTagOf(sni))
 		}
+	}
+	if t.C3D != nil && t.Server != nil {
+		f.delegate(t.C3D, fc.tls)
 	}
 	return f.clientSSLEvents(fc.tls)
 }
@@ -365,6 +370,26 @@ func sniTagOf(sni string) uint64 {
 	return max(h.Sum64()&(1<<62-1), 1)
 }
 
+// delegate keeps, for a C3D virtual, the certificate its member
+// connections are shown a copy of (sslfwd.C3D.Source: the client's, or
+// the fallback), by the client's address, and marks the members picked
+// for the client with it as sniTagOf marks them with the server name: a
+// member connection authenticated as one client is never lent
+// (OneConnect) to another.
+func (f *mblbFlow) delegate(d *sslfwd.C3D, tc *tls.Conn) {
+	src := d.Source(tc.ConnectionState().PeerCertificates)
+	if src == nil {
+		return
+	}
+	f.c3dSrc = src
+	f.mv.clientC3D.Store(f.Client, src)
+	h := fnv.New64a()
+	h.Write([]byte(f.sni))
+	h.Write([]byte{0})
+	h.Write(src.Raw)
+	f.sniTag.Store(max(h.Sum64()&(1<<62-1), 1))
+}
+
 // trackTLS makes f findable by its client's address while it runs, so
 // that a server connection dialled for it runs its SERVER_CONNECTED
 // before the handshake and its SERVERSSL_HANDSHAKE after; the returned
@@ -473,6 +498,17 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if t.ServerUseSNI || t.Forward != nil { // a forward proxy always sends the client's name (sslfwd.go)
 		if sni, ok := mv.clientSNI.Load(client); ok {
 			cfg = t.Server.ForServerName(sni.(string))
+		}
+	}
+	if t.C3D != nil {
+		if src, ok := mv.clientC3D.Load(client); ok {
+			c3d, err := t.C3D.ServerSide(cfg, src.(*x509.Certificate), time.Now())
+			if err != nil {
+				c.SetLinger(0)
+				c.Close()
+				return nil, err
+			}
+			cfg = c3d
 		}
 	}
 	if f != nil {

@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"hash/fnv"
 	"log/slog"
@@ -103,6 +104,9 @@ type VS struct {
 	// serverssl-use-sni sent, by its address, while it is connected, for
 	// the member connections dialled for it (tls.go).
 	clientSNI sync.Map
+	// clientC3D holds, on a C3D virtual, the certificate each client's
+	// member connections are shown a copy of, by its address (tls.go).
+	clientC3D sync.Map
 	// ranConnected holds the local addresses of server connections whose
 	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
 	// until legOpened sees them.
@@ -327,6 +331,9 @@ type mblbFlow struct {
 	// members picked for it (sniTagOf), 0 without.
 	sni    string
 	sniTag atomic.Uint64
+	// c3dSrc is the certificate kept in mv.clientC3D for the client
+	// until finish (delegate); nil when none.
+	c3dSrc *x509.Certificate
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -506,6 +513,9 @@ func (f *mblbFlow) finish() {
 	f.cssl.Release()
 	if f.sni != "" {
 		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
+	}
+	if f.c3dSrc != nil {
+		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3dSrc)
 	}
 	if f.ended != nil {
 		f.ended()
