@@ -111,4 +111,3 @@ func (t *translator) sslC3D(o *objects.Object, clients []*objects.Object, server
 	tc.C3D = d
 	return true
 }
-
