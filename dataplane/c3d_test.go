@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"math/big"
@@ -163,11 +164,90 @@ func TestSSLC3D(t *testing.T) {
 	}
 }
 
+// c3dVirtual is a virtual at 127.48.1.20:443 (kind standard or http)
+// to the C3D member at 127.48.1.21:8443, its client-ssl requesting
+// certificates of userCA, its server-ssl delegating by d.
+func c3dVirtual(t *testing.T, kind string, vcert *tlsprof.Cert, vkey *tlsprof.Key, userCA *tlsprof.Cert, d *sslfwd.C3D) *Config {
+	t.Helper()
+	var cfg *Config
+	if kind == "standard" {
+		cfg = basic("127.48.1.20:443", "127.48.1.21:8443")
+	} else {
+		cfg = mblbConfig("127.48.1.20:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, "127.48.1.21:8443")
+	}
+	b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: vcert, Key: vkey}},
+		PeerCertMode: "request", CAFile: userCA, AuthenticateDepth: -1}).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg, err := tlsprof.ForVirtual("/Common/vs", []*tlsprof.Built{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: ccfg, ClientProfiles: []string{"/Common/cs"}, ClientBuilt: []*tlsprof.Built{b},
+		Server: serverSSL(t), C3D: d}
+	return cfg
+}
+
+// TestSSLC3DRules: SSL::c3d subject commonName in CLIENTSSL_HANDSHAKE
+// renames the subject the member sees; SSL::c3d cert in HTTP_REQUEST
+// delegates a certificate another proxy passed in a header.
+func TestSSLC3DRules(t *testing.T) {
+	vcert, vkey, roots := testCert(t, "www.example")
+	c3dCA, c3dKey, _ := testCert(t, "C3D CA")
+	userCA, userKey, _ := testCert(t, "User CA")
+	alice := c3dClientCert(t, userCA.Certs[0], userKey.Signer, "alice")
+	bob := c3dClientCert(t, userCA.Certs[0], userKey.Signer, "bob")
+	startC3DMember(t, "127.48.1.21:8443", c3dCA.Certs[0])
+	d, err := sslfwd.NewC3D(sslfwd.C3DConfig{Name: "/Common/ss", CA: c3dCA.Certs[0], CAKey: c3dKey.Signer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.StdEncoding.EncodeToString(bob.Certificate[0])
+	for _, tc := range []struct {
+		name, kind, rule string
+		cert             *tls.Certificate
+		head             []string
+		want             string
+	}{
+		{"standard: subject", "standard", `when CLIENTSSL_HANDSHAKE { SSL::c3d subject commonName "svc gateway" }`, &alice, nil, "cn=svc gateway issuer=C3D CA email=alice@example.com "},
+		{"http: subject", "http", `when CLIENTSSL_HANDSHAKE { SSL::c3d subject commonName "svc gateway" }`, &alice, nil, "cn=svc gateway issuer=C3D CA email=alice@example.com "},
+		{"http: cert from a header", "http", `when HTTP_REQUEST { if { [HTTP::header exists X-Cert] } { SSL::c3d cert [b64decode [HTTP::header X-Cert]] } }`,
+			nil, []string{"X-Cert: " + b64}, "cn=bob issuer=C3D CA email=bob@example.com "},
+		{"http: header and subject", "http", `when HTTP_REQUEST { SSL::c3d cert [b64decode [HTTP::header X-Cert]]; SSL::c3d subject commonName "b2" }`,
+			&alice, []string{"X-Cert: " + b64}, "cn=b2 issuer=C3D CA email=bob@example.com "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			cfg := c3dVirtual(t, tc.kind, vcert, vkey, userCA, d)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, tc.rule)
+			mustApply(t, p, cfg)
+			cc := &tls.Config{RootCAs: roots, ServerName: "www.example"}
+			if tc.cert != nil {
+				cc.Certificates = []tls.Certificate{*tc.cert}
+			}
+			c, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", "127.48.1.20:443", cc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			got, err := c3dGet(c, tc.head...)
+			if err != nil || !strings.Contains(got, tc.want) {
+				t.Fatalf("the member saw %q (%v), want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
 // c3dGet sends one HTTP request on c and returns the answer's head and
 // body.
-func c3dGet(c *tls.Conn) (string, error) {
+func c3dGet(c *tls.Conn, head ...string) (string, error) {
 	c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: www.example\r\n\r\n"); err != nil {
+	req := "GET / HTTP/1.1\r\nHost: www.example\r\n"
+	for _, h := range head {
+		req += h + "\r\n"
+	}
+	if _, err := io.WriteString(c, req+"\r\n"); err != nil {
 		return "", err
 	}
 	buf := make([]byte, 4096)

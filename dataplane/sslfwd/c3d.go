@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/asn1"
 	"fmt"
 	"slices"
@@ -170,4 +171,66 @@ func (d *C3D) Cached() int {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
 	return len(d.f.forged)
+}
+
+// WithCommonName is src with its subject's common name set to cn (the
+// others kept, in order; added last when it has none), for SSL::c3d
+// subject commonName. The value is encoded as PrintableString where it
+// can be, else UTF8String, as BIG-IP documents.
+func WithCommonName(src *x509.Certificate, cn string) (*x509.Certificate, error) {
+	var rdns pkix.RDNSequence
+	if _, err := asn1.Unmarshal(src.RawSubject, &rdns); err != nil {
+		return nil, fmt.Errorf("c3d: the certificate's subject: %v", err)
+	}
+	out := make(pkix.RDNSequence, 0, len(rdns)+1)
+	found := false
+	for _, rdn := range rdns {
+		set := slices.Clone(rdn)
+		for i, a := range set {
+			if a.Type.Equal(oidCommonName) {
+				set[i].Value, found = cn, true
+			}
+		}
+		out = append(out, set)
+	}
+	if !found {
+		out = append(out, pkix.RelativeDistinguishedNameSET{{Type: oidCommonName, Value: cn}})
+	}
+	raw, err := asn1.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("c3d: the subject with common name %q: %v", cn, err)
+	}
+	c := *src
+	c.RawSubject = raw
+	return &c, nil
+}
+
+var oidCommonName = asn1.ObjectIdentifier{2, 5, 4, 3}
+
+// C3DRule is what a connection's rules chose with SSL::c3d; nil or the
+// zero value: nothing.
+type C3DRule struct {
+	// Cert replaces the client's certificate (SSL::c3d cert).
+	Cert *x509.Certificate
+	// CN, when SetCN, is the subject's common name (SSL::c3d subject
+	// commonName).
+	CN    string
+	SetCN bool
+}
+
+// Chosen is the certificate a member is shown a copy of for a client
+// whose handshake showed peer, after its rules' choices r: r's
+// certificate, else Source's, with r's common name; nil when none.
+func (d *C3D) Chosen(peer []*x509.Certificate, r *C3DRule) (*x509.Certificate, error) {
+	if r == nil {
+		return d.Source(peer), nil
+	}
+	src := r.Cert
+	if src == nil {
+		src = d.Source(peer)
+	}
+	if src == nil || !r.SetCN {
+		return src, nil
+	}
+	return WithCommonName(src, r.CN)
 }

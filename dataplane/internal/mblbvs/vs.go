@@ -3,7 +3,6 @@ package mblbvs
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"hash/fnv"
 	"log/slog"
@@ -331,9 +330,9 @@ type mblbFlow struct {
 	// members picked for it (sniTagOf), 0 without.
 	sni    string
 	sniTag atomic.Uint64
-	// c3dSrc is the certificate kept in mv.clientC3D for the client
-	// until finish (delegate); nil when none.
-	c3dSrc *x509.Certificate
+	// c3d is the client's delegation on a C3D virtual (tls.go); nil
+	// until its handshake or an SSL::c3d command.
+	c3d *flowC3D
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -514,8 +513,8 @@ func (f *mblbFlow) finish() {
 	if f.sni != "" {
 		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
 	}
-	if f.c3dSrc != nil {
-		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3dSrc)
+	if f.c3d != nil && f.c3d.src != nil {
+		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src)
 	}
 	if f.ended != nil {
 		f.ended()
