@@ -29,6 +29,9 @@ func TestSSLC3DTranslate(t *testing.T) {
 		"create ltm profile client-ssl cs_fb ssl-c3d enabled peer-cert-mode request ca-file ca.crt c3d-client-fallback-cert user.crt",
 		"create ltm profile client-ssl cs_nofb ssl-c3d enabled c3d-client-fallback-cert nosuch.crt",
 		"create ltm profile client-ssl cs_plain",
+		"create ltm profile client-ssl cs_noocsp ssl-c3d enabled peer-cert-mode request c3d-ocsp nosuch_ocsp",
+		"create sys crypto cert-validator ocsp users_ocsp responder-url http://127.48.3.53:8080",
+		"create ltm profile client-ssl cs_ocsp ssl-c3d enabled peer-cert-mode request ca-file ca.crt c3d-ocsp users_ocsp c3d-drop-unknown-ocsp-status ignore",
 		"create ltm profile client-ssl cs_fwd ssl-forward-proxy enabled proxy-ca-cert ca.crt proxy-ca-key ca.key ssl-c3d enabled",
 		"create ltm profile server-ssl ss_fwd ssl-forward-proxy enabled ssl-c3d enabled c3d-ca-cert ca.crt c3d-ca-key ca.key",
 	)
@@ -50,6 +53,8 @@ func TestSSLC3DTranslate(t *testing.T) {
 		{"bad OID", good + " c3d-cert-extension-custom-oids { 1.x.3 }", "tcp cs_c3d ss", `"1.x.3" is not an object identifier`},
 		{"lifespan 0", good + " c3d-cert-lifespan 0", "tcp cs_c3d ss", "c3d-cert-lifespan 0: hours from 1 to 8760"},
 		{"missing fallback", good, "tcp cs_nofb ss", "ssl-cert nosuch.crt was not found"},
+		{"c3d-ocsp", good, "tcp cs_ocsp ss", ""},
+		{"missing c3d-ocsp validator", good, "tcp cs_noocsp ss", "cert-validator ocsp nosuch_ocsp was not found"},
 		{"with the forward proxy", "", "tcp cs_fwd ss_fwd", "ssl-c3d and ssl-forward-proxy cannot both be enabled"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -19,6 +20,8 @@ var (
 	c3dExtensions  = profileServerSSL.MustProp("c3d-cert-extension-includes")
 	c3dCustomOIDs  = profileServerSSL.MustProp("c3d-cert-extension-custom-oids")
 	c3dFallback    = profileClientSSL.MustProp("c3d-client-fallback-cert")
+	c3dOCSPProp    = profileClientSSL.MustProp("c3d-ocsp")
+	c3dDropUnknown = profileClientSSL.MustProp("c3d-drop-unknown-ocsp-status")
 	c3dMaxLifespan = 8760 // hours: a year [M]
 )
 
@@ -110,4 +113,18 @@ func (t *translator) sslC3D(o *objects.Object, clients []*objects.Object, server
 	}
 	tc.C3D = d
 	return true
+}
+
+// c3dOCSP is client-ssl's c3d-ocsp, read when the profile has ssl-c3d
+// enabled (it checks the certificates C3D delegates [M]); nil without.
+func (t *translator) c3dOCSP(p *objects.Object) (*tlsprof.C3DOCSP, error) {
+	name := noneEmpty(c3dOCSPProp.Effective(t.cfg, p))
+	if name == "" || sslC3D.Effective(t.cfg, p) != "enabled" {
+		return nil, nil
+	}
+	o, err := t.ocspValidator(p, name)
+	if err != nil {
+		return nil, err
+	}
+	return &tlsprof.C3DOCSP{Validator: o, DropUnknown: c3dDropUnknown.Effective(t.cfg, p) != "ignore"}, nil
 }

@@ -268,6 +268,9 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 	if cs.CRL, err = t.profileCRL(p); err != nil {
 		return nil, err
 	}
+	if cs.C3DOCSP, err = t.c3dOCSP(p); err != nil { // translate_c3d.go
+		return nil, err
+	}
 	return cs, nil
 }
 

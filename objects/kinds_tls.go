@@ -70,6 +70,7 @@ var tlsActed = map[string]bool{
 	// client certificate constrained delegation (dataplane/sslfwd, c3d.go)
 	"ssl-c3d": true, "c3d-ca-cert": true, "c3d-ca-key": true, "c3d-ca-passphrase": true, "c3d-cert-lifespan": true,
 	"c3d-cert-extension-includes": true, "c3d-cert-extension-custom-oids": true, "c3d-client-fallback-cert": true,
+	"c3d-ocsp": true, "c3d-drop-unknown-ocsp-status": true,
 }
 
 // ocspValidatorActed are the settings of `sys crypto cert-validator ocsp`
