@@ -2,6 +2,7 @@ package sslfwd
 
 import (
 	"crypto"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -143,7 +144,13 @@ func (d *C3D) ServerSide(base *tls.Config, src *x509.Certificate, now time.Time)
 	if src == nil {
 		return base, nil
 	}
-	fc, err := d.f.get(src, now)
+	// Kept by certificate and subject: a rule may name another subject
+	// (WithCommonName) for the same certificate.
+	fp, sub := sha256.Sum256(src.Raw), sha256.Sum256(src.RawSubject)
+	for i := range fp {
+		fp[i] ^= sub[i]
+	}
+	fc, err := d.f.getKeyed(fp, src, now)
 	if err != nil {
 		return nil, err
 	}

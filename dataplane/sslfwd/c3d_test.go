@@ -203,3 +203,41 @@ func TestC3DRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestWithCommonName(t *testing.T) {
+	k := ecKey(t)
+	withCN := issue(t, &x509.Certificate{Subject: pkix.Name{CommonName: "alice", Organization: []string{"Users"}}}, nil, nil, k)
+	noCN := issue(t, &x509.Certificate{Subject: pkix.Name{Organization: []string{"Users"}}}, nil, nil, k)
+	for _, tc := range []struct {
+		name string
+		src  *x509.Certificate
+		cn   string
+		want string
+		tag  byte // the value's ASN.1 string type
+	}{
+		{"replaced", withCN, "svc gateway", "CN=svc gateway,O=Users", 0x13},
+		{"added", noCN, "bob", "CN=bob,O=Users", 0x13},
+		{"UTF-8", withCN, "zoë", "CN=zoë,O=Users", 0x0c},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := WithCommonName(tc.src, tc.cn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var name pkix.RDNSequence
+			if _, err := asn1.Unmarshal(got.RawSubject, &name); err != nil {
+				t.Fatal(err)
+			}
+			if s := name.String(); s != tc.want {
+				t.Errorf("subject %q, want %q", s, tc.want)
+			}
+			i := strings.Index(string(got.RawSubject), tc.cn)
+			if i < 2 || got.RawSubject[i-2] != tc.tag {
+				t.Errorf("the common name's string type is not %#x", tc.tag)
+			}
+			if string(tc.src.RawSubject) == string(got.RawSubject) {
+				t.Error("the subject is still the source's")
+			}
+		})
+	}
+}

@@ -248,13 +248,11 @@ func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config
 // get is the certificate forged for leaf: kept, unless within an hour
 // of its end, or forged now.
 func (f *forger) get(leaf *x509.Certificate, now time.Time) (*forged, error) {
-	// The subject too: a C3D rule may name another (WithCommonName) for
-	// the same certificate.
-	h := sha256.New()
-	h.Write(leaf.Raw)
-	h.Write(leaf.RawSubject)
-	var fp [32]byte
-	h.Sum(fp[:0])
+	return f.getKeyed(sha256.Sum256(leaf.Raw), leaf, now)
+}
+
+// getKeyed is get with the cache key fp, which names leaf.
+func (f *forger) getKeyed(fp [32]byte, leaf *x509.Certificate, now time.Time) (*forged, error) {
 	f.mu.Lock()
 	fc := f.forged[fp]
 	f.mu.Unlock()
