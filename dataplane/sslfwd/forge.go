@@ -6,7 +6,9 @@
 // of the same subject and names issued by the client-ssl profile's
 // proxy-ca-cert, so that clients trusting that CA see the origin's names
 // and the virtual sees the plaintext. Bypass lists let chosen clients,
-// destinations or names through untouched.
+// destinations or names through untouched. The same forging serves
+// client certificate constrained delegation (c3d.go): a member shown a
+// certificate forged from the client's.
 package sslfwd
 
 import (
