@@ -214,6 +214,8 @@ func TestSSLC3DRules(t *testing.T) {
 		{"http: subject", "http", `when CLIENTSSL_HANDSHAKE { SSL::c3d subject commonName "svc gateway" }`, &alice, nil, "cn=svc gateway issuer=C3D CA email=alice@example.com "},
 		{"http: cert from a header", "http", `when HTTP_REQUEST { if { [HTTP::header exists X-Cert] } { SSL::c3d cert [b64decode [HTTP::header X-Cert]] } }`,
 			nil, []string{"X-Cert: " + b64}, "cn=bob issuer=C3D CA email=bob@example.com "},
+		{"standard: subject at the member's hello", "standard", `when SERVERSSL_CLIENTHELLO_SEND { SSL::c3d subject commonName "late" }`, &alice, nil, "cn=late issuer=C3D CA email=alice@example.com "},
+		{"http: subject at the member's hello", "http", `when SERVERSSL_CLIENTHELLO_SEND { SSL::c3d subject commonName "late" }`, &alice, nil, "cn=late issuer=C3D CA email=alice@example.com "},
 		{"http: header and subject", "http", `when HTTP_REQUEST { SSL::c3d cert [b64decode [HTTP::header X-Cert]]; SSL::c3d subject commonName "b2" }`,
 			&alice, []string{"X-Cert: " + b64}, "cn=b2 issuer=C3D CA email=bob@example.com "},
 	} {

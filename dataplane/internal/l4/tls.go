@@ -153,9 +153,24 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
 	var raw net.Conn = sc.conn
+	var hc *tlsprof.HelloConn
 	cfg := tc.Server.ForServerName(sni)
-	if tc.C3D != nil && pr.ctls != nil { // the client's certificate, forged for the member
-		src, err := tc.C3D.Chosen(pr.ctls.ConnectionState().PeerCertificates, pr.c3d)
+	if pr.rs != nil {
+		hc = tlsprof.NewHelloConn(sc.conn, false)
+		raw = hc
+		if !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
+			return false
+		}
+		if pr.rs.sslOff[rules.ServerSide] {
+			return true // SSL::disable serverside there: no hello leaves
+		}
+	}
+	if tc.C3D != nil { // the client's certificate, forged for the member
+		var peer []*x509.Certificate
+		if pr.ctls != nil {
+			peer = pr.ctls.ConnectionState().PeerCertificates
+		}
+		src, err := tc.C3D.Chosen(peer, pr.c3d)
 		var c *tls.Config
 		if err == nil {
 			c, err = tc.C3D.ServerSide(cfg, src, time.Now())
@@ -167,19 +182,9 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		}
 		cfg = c
 	}
-	if pr.rs != nil {
-		hc := tlsprof.NewHelloConn(sc.conn, false)
-		raw = hc
+	if hc != nil {
 		if prog := irules.Program(pr.rules); prog != nil && prog.KeepsSecrets() {
 			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
-		}
-	}
-	if pr.rs != nil {
-		if !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
-			return false
-		}
-		if pr.rs.sslOff[rules.ServerSide] {
-			return true // SSL::disable serverside there: no hello leaves
 		}
 	}
 	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)

@@ -383,7 +383,7 @@ func (f *mblbFlow) delegate(d *sslfwd.C3D, peer []*x509.Certificate) error {
 		f.c3d = new(flowC3D)
 	}
 	c := f.c3d
-	c.peer, c.done = peer, true
+	c.peer = peer
 	src, err := d.Chosen(peer, &c.rule)
 	if err != nil || src == nil {
 		return err
@@ -411,8 +411,8 @@ func (r *mblbRules) C3DCommonName(cn string) error {
 	return r.c3d(func(cr *sslfwd.C3DRule) { cr.CN, cr.SetCN = cn, true })
 }
 
-// c3d applies set to the flow's SSL::c3d choices and, once the client's
-// handshake is done, delegates again with them.
+// c3d applies set to the flow's SSL::c3d choices and delegates again
+// with them.
 func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
 	t := r.snap.Cfg.TLS
 	if t == nil || t.C3D == nil || t.Server == nil {
@@ -423,20 +423,18 @@ func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
 		f.c3d = new(flowC3D)
 	}
 	set(&f.c3d.rule)
-	if !f.c3d.done {
-		return nil // the handshake's delegate applies it
-	}
+	// Before the client's handshake (CLIENT_ACCEPTED) peer is nil, and
+	// the handshake's delegate decides again.
 	return f.delegate(t.C3D, f.c3d.peer)
 }
 
 // flowC3D is a client's delegation: what its rules chose (SSL::c3d),
 // its certificates, and the certificate kept in mv.clientC3D until
-// finish (nil: none); done once delegate ran.
+// finish (nil: none).
 type flowC3D struct {
 	rule sslfwd.C3DRule
 	peer []*x509.Certificate
 	src  *x509.Certificate
-	done bool
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
