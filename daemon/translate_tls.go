@@ -172,7 +172,7 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(server))
 		tc.ServerAlert = t.alertTimeout(server)
 	}
-	if !t.sslForward(o, v, clients, built, server, tc) { // translate_sslfwd.go
+	if !t.sslForward(o, v, clients, built, server, tc) || !t.sslC3D(o, clients, server, tc) { // translate_sslfwd.go, translate_c3d.go
 		return false
 	}
 	v.TLS = tc
@@ -280,6 +280,9 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		}
 	}
 	if cs.CRL, err = t.profileCRL(p); err != nil {
+		return nil, err
+	}
+	if cs.C3DOCSP, err = t.c3dOCSP(p); err != nil { // translate_c3d.go
 		return nil, err
 	}
 	return cs, nil

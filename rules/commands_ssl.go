@@ -95,6 +95,7 @@ func registerSSL(t *tcl.Commands) {
 	t.Register("SSL::sessionsecret", cmdSSLSessionSecret)
 	t.Register("SSL::tls13_secret", cmdSSLTLS13Secret)
 	t.Register("SSL::sni", cmdSSLSNI)
+	t.Register("SSL::c3d", cmdSSLC3D)
 	t.Register("SSL::alpn", cmdSSLALPN).Compile = alpnHook
 	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide)).Compile = onlyHook(1, "PROFILE::clientssl", "name")
 	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide)).Compile = onlyHook(1, "PROFILE::serverssl", "name")

@@ -6,7 +6,9 @@
 // of the same subject and names issued by the client-ssl profile's
 // proxy-ca-cert, so that clients trusting that CA see the origin's names
 // and the virtual sees the plaintext. Bypass lists let chosen clients,
-// destinations or names through untouched.
+// destinations or names through untouched. The same forging serves
+// client certificate constrained delegation (c3d.go): a member shown a
+// certificate forged from the client's.
 package sslfwd
 
 import (
@@ -18,6 +20,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/asn1"
 	"errors"
 	"fmt"
 	"math/big"
@@ -107,6 +110,9 @@ type forger struct {
 	caKey    crypto.Signer
 	lifespan time.Duration
 	exts     uint16 // bit i: KnownExtensions[i]
+	// oids are extensions copied as they are, whatever their kind
+	// (server-ssl's c3d-cert-extension-custom-oids).
+	oids []asn1.ObjectIdentifier
 
 	keyOnce sync.Once
 	key     crypto.Signer // the forged certificates' key, one per CA [M]
@@ -163,32 +169,37 @@ func New(c Config) (*Proxy, error) {
 		}
 		exts |= 1 << i
 	}
-	mk := func() *forger {
-		return &forger{ca: c.CA, chain: c.CAChain, caKey: c.CAKey, lifespan: c.Lifespan, exts: exts, forged: map[[32]byte]*forged{}}
-	}
 	p := &Proxy{cfg: c, cfgs: map[*forged]*tls.Config{}}
-	if fs := c.Shared; fs != nil {
-		pub, _ := x509.MarshalPKIXPublicKey(c.CAKey.Public())
-		sum := sha256.New()
-		sum.Write(c.CA.Raw)
-		for _, c := range c.CAChain {
-			sum.Write(c.Raw)
-		}
-		sum.Write(pub)
-		key := fmt.Sprintf("%x\x00%d\x00%d", sum.Sum(nil), c.Lifespan, exts)
-		fs.mu.Lock()
-		if p.f = fs.m[key]; p.f == nil {
-			if fs.m == nil || len(fs.m) >= maxForgers {
-				fs.m = map[string]*forger{}
-			}
-			p.f = mk()
-			fs.m[key] = p.f
-		}
-		fs.mu.Unlock()
-	} else {
-		p.f = mk()
-	}
+	p.f = c.Shared.forger(&forger{ca: c.CA, chain: c.CAChain, caKey: c.CAKey, lifespan: c.Lifespan, exts: exts})
 	return p, nil
+}
+
+// forger is the forger of f's settings kept in fs (f itself when fs is
+// nil or keeps none yet), so that configurations with the same CA and
+// forging settings share one key and one cache.
+func (fs *Forgers) forger(f *forger) *forger {
+	f.forged = map[[32]byte]*forged{}
+	if fs == nil {
+		return f
+	}
+	pub, _ := x509.MarshalPKIXPublicKey(f.caKey.Public())
+	sum := sha256.New()
+	sum.Write(f.ca.Raw)
+	for _, c := range f.chain {
+		sum.Write(c.Raw)
+	}
+	sum.Write(pub)
+	key := fmt.Sprintf("%x\x00%d\x00%d\x00%v", sum.Sum(nil), f.lifespan, f.exts, f.oids)
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if kept := fs.m[key]; kept != nil {
+		return kept
+	}
+	if fs.m == nil || len(fs.m) >= maxForgers {
+		fs.m = map[string]*forger{}
+	}
+	fs.m[key] = f
+	return f
 }
 
 // Bypasses is the proxy's bypass decision (nil lists: none).
@@ -239,7 +250,11 @@ func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config
 // get is the certificate forged for leaf: kept, unless within an hour
 // of its end, or forged now.
 func (f *forger) get(leaf *x509.Certificate, now time.Time) (*forged, error) {
-	fp := sha256.Sum256(leaf.Raw)
+	return f.getKeyed(sha256.Sum256(leaf.Raw), leaf, now)
+}
+
+// getKeyed is get with the cache key fp, which names leaf.
+func (f *forger) getKeyed(fp [32]byte, leaf *x509.Certificate, now time.Time) (*forged, error) {
 	f.mu.Lock()
 	fc := f.forged[fp]
 	f.mu.Unlock()
@@ -336,6 +351,11 @@ func (f *forger) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, 
 	if f.has(ExtAuthorityInfo) {
 		tmpl.OCSPServer = leaf.OCSPServer
 		tmpl.IssuingCertificateURL = leaf.IssuingCertificateURL
+	}
+	for _, e := range leaf.Extensions {
+		if slices.ContainsFunc(f.oids, e.Id.Equal) {
+			tmpl.ExtraExtensions = append(tmpl.ExtraExtensions, e)
+		}
 	}
 	// The authority key identifier is the CA's subject key identifier,
 	// set by Go whenever the CA has one, whatever the includes say [M].

@@ -66,6 +66,9 @@ type ClientSSL struct {
 	// update in use; otherwise the certificates it covers are refused
 	// until it is renewed, as OpenSSL's CRL_HAS_EXPIRED.
 	AllowExpiredCRL bool
+	// C3DOCSP (c3d-ocsp) checks the client's certificate with OCSP
+	// (c3docsp.go); nil: not.
+	C3DOCSP *C3DOCSP
 	// AuthenticateDepth is the most intermediate certificates a client's
 	// chain may hold; negative means BIG-IP's default, 9.
 	AuthenticateDepth int
@@ -359,6 +362,9 @@ func (p *ClientSSL) Build() (*Built, error) {
 			}
 			return nil
 		}
+	}
+	if p.C3DOCSP != nil {
+		c3dOCSP(cfg, what, p.C3DOCSP, p.CAFile)
 	}
 	if p.SessionTicket && p.TicketLifetime > 0 {
 		ticketLifetime(cfg, p.TicketLifetime)

@@ -56,6 +56,11 @@ type TLS struct {
 	// whose certificate is checked by Server and forged for the client;
 	// nil: none, and the flows pay one nil check.
 	Forward *sslfwd.Proxy
+	// C3D is client certificate constrained delegation (ssl-c3d enabled
+	// on both profiles): a member's handshake offers a certificate
+	// forged from the client's; nil: none, and the flows pay one nil
+	// check per member handshake.
+	C3D *sslfwd.C3D
 	// ClientEnds: a client-ssl profile has unclean-shutdown disabled or
 	// strict-resume enabled (tlsprof.WatchesEnds), so clients' sockets
 	// are watched for an end without close_notify (WatchClient).

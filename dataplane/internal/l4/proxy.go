@@ -24,6 +24,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/sslfwd"
 )
 
 // serverConn is one server-side connection of a flow. A flow has at most
@@ -85,6 +86,8 @@ type proxied struct {
 	ctls   *tls.Conn // client-ssl: TLS over client (tls.go)
 	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
 	hello *tls.ClientHelloInfo
+	// c3d is what the rules chose with SSL::c3d (tls.go); nil: nothing.
+	c3d *sslfwd.C3DRule
 	// hops counts the virtual servers that handed this connection on
 	// before this one (`virtual NAME`, ruleflow.go).
 	hops int

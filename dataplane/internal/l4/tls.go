@@ -2,6 +2,7 @@ package l4
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -151,20 +153,38 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		sni = pr.ctls.ConnectionState().ServerName
 	}
 	var raw net.Conn = sc.conn
+	var hc *tlsprof.HelloConn
 	cfg := tc.Server.ForServerName(sni)
 	if pr.rs != nil {
-		hc := tlsprof.NewHelloConn(sc.conn, false)
+		hc = tlsprof.NewHelloConn(sc.conn, false)
 		raw = hc
-		if prog := irules.Program(pr.rules); prog != nil && prog.KeepsSecrets() {
-			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
-		}
-	}
-	if pr.rs != nil {
 		if !pr.runSSLEvent(rules.ServerSSLClientHelloSend) {
 			return false
 		}
 		if pr.rs.sslOff[rules.ServerSide] {
 			return true // SSL::disable serverside there: no hello leaves
+		}
+	}
+	if tc.C3D != nil { // the client's certificate, forged for the member
+		var peer []*x509.Certificate
+		if pr.ctls != nil {
+			peer = pr.ctls.ConnectionState().PeerCertificates
+		}
+		src, err := tc.C3D.Chosen(peer, pr.c3d)
+		var c *tls.Config
+		if err == nil {
+			c, err = tc.C3D.ServerSide(cfg, src, time.Now())
+		}
+		if err != nil {
+			pr.e.env.Log.Warn("ssl c3d", "virtual", pr.vs.Name, "error", err)
+			pr.end(true)
+			return false
+		}
+		cfg = c
+	}
+	if hc != nil {
+		if prog := irules.Program(pr.rules); prog != nil && prog.KeepsSecrets() {
+			cfg = tlsprof.WithKeyLog(cfg, hc.KeepKeys())
 		}
 	}
 	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)
@@ -242,6 +262,41 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 		return nil, false
 	}
 	return irules.SSLInfo(c, pr.snap.Cfg.TLS, s), true
+}
+
+// C3DCert implements rules.C3DConn: the member's handshake, not begun
+// yet, shows a copy of c instead of the client's certificate.
+func (pr *proxied) C3DCert(c *x509.Certificate) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		r.Cert = c
+	}
+	return err
+}
+
+// C3DCommonName implements rules.C3DConn: the member's handshake, not
+// begun yet, shows a subject with the common name cn.
+func (pr *proxied) C3DCommonName(cn string) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		r.CN, r.SetCN = cn, true
+	}
+	return err
+}
+
+// c3dRule is the flow's SSL::c3d choices, made on first use; an error
+// when the virtual does not delegate or the member's handshake is done.
+func (pr *proxied) c3dRule() (*sslfwd.C3DRule, error) {
+	if tc := pr.snap.Cfg.TLS; tc == nil || tc.C3D == nil {
+		return nil, errors.New("SSL::c3d: the virtual server's SSL profiles do not have ssl-c3d enabled")
+	}
+	if sc := pr.srv.Load(); sc != nil && sc.tls != nil {
+		return nil, errors.New("SSL::c3d: the server side's handshake is done; choose in CLIENTSSL_HANDSHAKE")
+	}
+	if pr.c3d == nil {
+		pr.c3d = new(sslfwd.C3DRule)
+	}
+	return pr.c3d, nil
 }
 
 // SSLDisable implements rules.SSLConn: a side whose handshake has not

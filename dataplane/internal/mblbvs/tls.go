@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -16,6 +17,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
 )
@@ -182,6 +184,11 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 			f.mv.clientSNI.Store(f.Client, sni)
 			f.sni = sni
 			f.sniTag.Store(sniTagOf(sni))
+		}
+	}
+	if t.C3D != nil && t.Server != nil {
+		if err := f.delegate(t.C3D, fc.tls.ConnectionState().PeerCertificates); err != nil {
+			f.mv.env.Log.Warn("ssl c3d", "virtual", f.vs.Name, "error", err)
 		}
 	}
 	return f.clientSSLEvents(fc.tls)
@@ -365,6 +372,71 @@ func sniTagOf(sni string) uint64 {
 	return max(h.Sum64()&(1<<62-1), 1)
 }
 
+// delegate keeps, for a C3D virtual, the certificate its member
+// connections are shown a copy of (sslfwd.C3D.Chosen: the client's
+// certificate peer, or the fallback, after the rules' SSL::c3d), by the
+// client's address, and marks the members picked for the client with it
+// as sniTagOf marks them with the server name: a member connection
+// authenticated as one client is never lent (OneConnect) to another.
+func (f *mblbFlow) delegate(d *sslfwd.C3D, peer []*x509.Certificate) error {
+	if f.c3d == nil {
+		f.c3d = new(flowC3D)
+	}
+	c := f.c3d
+	c.peer = peer
+	src, err := d.Chosen(peer, &c.rule)
+	if err != nil || src == nil {
+		return err
+	}
+	c.src = src
+	f.mv.clientC3D.Store(f.Client, src)
+	h := fnv.New64a()
+	h.Write([]byte(f.sni))
+	h.Write([]byte{0})
+	h.Write(src.Raw)
+	h.Write(src.RawSubject)
+	f.sniTag.Store(max(h.Sum64()&(1<<62-1), 1))
+	return nil
+}
+
+// C3DCert implements rules.C3DConn: the client's next member
+// connections show a copy of c instead of its certificate.
+func (r *mblbRules) C3DCert(c *x509.Certificate) error {
+	return r.c3d(func(cr *sslfwd.C3DRule) { cr.Cert = c })
+}
+
+// C3DCommonName implements rules.C3DConn: the client's next member
+// connections show a subject with the common name cn.
+func (r *mblbRules) C3DCommonName(cn string) error {
+	return r.c3d(func(cr *sslfwd.C3DRule) { cr.CN, cr.SetCN = cn, true })
+}
+
+// c3d applies set to the flow's SSL::c3d choices and delegates again
+// with them.
+func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
+	t := r.snap.Cfg.TLS
+	if t == nil || t.C3D == nil || t.Server == nil {
+		return errors.New("SSL::c3d: the virtual server's SSL profiles do not have ssl-c3d enabled")
+	}
+	f := r.f
+	if f.c3d == nil {
+		f.c3d = new(flowC3D)
+	}
+	set(&f.c3d.rule)
+	// Before the client's handshake (CLIENT_ACCEPTED) peer is nil, and
+	// the handshake's delegate decides again.
+	return f.delegate(t.C3D, f.c3d.peer)
+}
+
+// flowC3D is a client's delegation: what its rules chose (SSL::c3d),
+// its certificates, and the certificate kept in mv.clientC3D until
+// finish (nil: none).
+type flowC3D struct {
+	rule sslfwd.C3DRule
+	peer []*x509.Certificate
+	src  *x509.Certificate
+}
+
 // trackTLS makes f findable by its client's address while it runs, so
 // that a server connection dialled for it runs its SERVER_CONNECTED
 // before the handshake and its SERVERSSL_HANDSHAKE after; the returned
@@ -473,6 +545,17 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if t.ServerUseSNI || t.Forward != nil { // a forward proxy always sends the client's name (sslfwd.go)
 		if sni, ok := mv.clientSNI.Load(client); ok {
 			cfg = t.Server.ForServerName(sni.(string))
+		}
+	}
+	if t.C3D != nil {
+		if src, ok := mv.clientC3D.Load(client); ok {
+			c3d, err := t.C3D.ServerSide(cfg, src.(*x509.Certificate), time.Now())
+			if err != nil {
+				c.SetLinger(0)
+				c.Close()
+				return nil, err
+			}
+			cfg = c3d
 		}
 	}
 	if f != nil {

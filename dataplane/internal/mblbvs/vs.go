@@ -104,6 +104,9 @@ type VS struct {
 	// serverssl-use-sni sent, by its address, while it is connected, for
 	// the member connections dialled for it (tls.go).
 	clientSNI sync.Map
+	// clientC3D holds, on a C3D virtual, the certificate each client's
+	// member connections are shown a copy of, by its address (tls.go).
+	clientC3D sync.Map
 	// ranConnected holds the local addresses of server connections whose
 	// SERVER_CONNECTED ran before their handshake (connectedBeforeTLS),
 	// until legOpened sees them.
@@ -397,6 +400,9 @@ type mblbFlow struct {
 	// members picked for it (sniTagOf), 0 without.
 	sni    string
 	sniTag atomic.Uint64
+	// c3d is the client's delegation on a C3D virtual (tls.go); nil
+	// until its handshake or an SSL::c3d command.
+	c3d *flowC3D
 	// ended runs once the client is gone (the loop's count of its
 	// clients, StartOnLoop); nil on goroutines.
 	ended func()
@@ -576,6 +582,9 @@ func (f *mblbFlow) finish() {
 	f.cssl.Release()
 	if f.sni != "" {
 		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
+	}
+	if f.c3d != nil && f.c3d.src != nil {
+		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src)
 	}
 	if f.ended != nil {
 		f.ended()
