@@ -97,28 +97,7 @@ func (h *rejectRateHook) Prepare(_, cfg *objects.Config, _ CommitOptions) (Chang
 	if err != nil {
 		return nil, err
 	}
-	return &rejectRateChange{h: h, n: n}, nil
-}
-
-// rejectRateChange is the reject rate of one commit.
-type rejectRateChange struct {
-	h      *rejectRateHook
-	n, was int64
-	done   bool
-}
-
-// Commit implements Change.
-func (c *rejectRateChange) Commit() error {
-	c.was, c.done = c.h.n, true
-	c.h.set(c.n)
-	return nil
-}
-
-// Abort implements Change.
-func (c *rejectRateChange) Abort() {
-	if c.done {
-		c.h.set(c.was)
-	}
+	return &settingChange[int64]{get: func() int64 { return h.n }, set: h.set, next: n}, nil
 }
 
 // set gives the plane its rate; the lines of the seconds over it go to

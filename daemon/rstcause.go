@@ -72,28 +72,7 @@ func (h *rstCauseHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Ch
 			}
 		}
 	}
-	return &rstCauseChange{h: h, on: on}, nil
-}
-
-// rstCauseChange is the reset-cause log's setting of one commit.
-type rstCauseChange struct {
-	h       *rstCauseHook
-	on, was bool
-	done    bool
-}
-
-// Commit implements Change.
-func (c *rstCauseChange) Commit() error {
-	c.was, c.done = c.h.on, true
-	c.h.set(c.on)
-	return nil
-}
-
-// Abort implements Change.
-func (c *rstCauseChange) Abort() {
-	if c.done {
-		c.h.set(c.was)
-	}
+	return &settingChange[bool]{get: func() bool { return h.on }, set: h.set, next: on}, nil
 }
 
 // set turns the plane's log on (each line to the ltm log, at info, as
@@ -106,4 +85,28 @@ func (h *rstCauseHook) set(on bool) {
 	}
 	logs := h.e.logs
 	h.p.SetResetCauseLog(func(line string) { logs.Log("local0.info", line) })
+}
+
+// settingChange is one commit's value of a setting a hook holds (a sys db
+// key's): put in service at Commit, the value before it restored if the
+// commit is aborted after that.
+type settingChange[T any] struct {
+	get       func() T
+	set       func(T)
+	next, was T
+	done      bool
+}
+
+// Commit implements Change.
+func (c *settingChange[T]) Commit() error {
+	c.was, c.done = c.get(), true
+	c.set(c.next)
+	return nil
+}
+
+// Abort implements Change.
+func (c *settingChange[T]) Abort() {
+	if c.done {
+		c.set(c.was)
+	}
 }
