@@ -85,18 +85,9 @@ func (s *Session) toPool(req *http.Request) bool {
 	if req.Method == http.MethodConnect {
 		return s.poolConnect(req)
 	}
-	clientClose := req.Close || strings.EqualFold(req.Header.Get("Proxy-Connection"), "close")
-	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
-	dropHopByHopForPool(req.Header)
-	if expect {
-		req.Header.Del("Expect")
-		s.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
-		if s.bw.Flush() != nil {
-			return false
-		}
-	}
-	if _, ok := req.Header["User-Agent"]; !ok {
-		req.Header["User-Agent"] = []string{""}
+	clientClose, ok := s.prepare(req, dropHopByHopForPool) // proxy.go
+	if !ok {
+		return false
 	}
 	req.Close = false
 	resp, o, err := s.exchange(req, s.poolOrigin, req.URL.IsAbs())

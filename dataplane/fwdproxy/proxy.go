@@ -434,24 +434,10 @@ func (s *Session) forward(req *http.Request) bool {
 		s.reply(400, s.p.cfg.BadRequest, true)
 		return false
 	}
-	clientClose := req.Close
-	if strings.EqualFold(req.Header.Get("Proxy-Connection"), "close") {
-		clientClose = true
-	}
-	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
 	pa := req.Header["Proxy-Authorization"] // for the pool, if a rule sends it there
-	dropHopByHop(req.Header)
-	if expect {
-		// The body is read from the client while the request is written,
-		// so the proxy invites it itself [M].
-		req.Header.Del("Expect")
-		s.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
-		if s.bw.Flush() != nil {
-			return false
-		}
-	}
-	if _, ok := req.Header["User-Agent"]; !ok {
-		req.Header["User-Agent"] = []string{""} // Request.Write adds none then
+	clientClose, ok := s.prepare(req, dropHopByHop)
+	if !ok {
+		return false
 	}
 	req.Close = false
 	dsts, err := s.resolve(host, port)
@@ -825,4 +811,28 @@ func closeWrite(c net.Conn) {
 		return
 	}
 	c.Close()
+}
+
+// prepare readies req's head to be forwarded, to an origin or to the
+// pool: it reads whether the client asked to close (Connection or
+// Proxy-Connection), takes out the hop-by-hop fields (drop), answers
+// 100-continue itself, as the body is read from the client while the
+// request is written [M], and keeps Request.Write from adding a
+// User-Agent the client did not send. ok is false when the client is
+// gone.
+func (s *Session) prepare(req *http.Request, drop func(http.Header)) (clientClose, ok bool) {
+	clientClose = req.Close || strings.EqualFold(req.Header.Get("Proxy-Connection"), "close")
+	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
+	drop(req.Header)
+	if expect {
+		req.Header.Del("Expect")
+		s.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
+		if s.bw.Flush() != nil {
+			return clientClose, false
+		}
+	}
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header["User-Agent"] = []string{""} // Request.Write adds none then
+	}
+	return clientClose, true
 }
