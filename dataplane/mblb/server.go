@@ -3,7 +3,6 @@ package mblb
 import (
 	"context"
 	"errors"
-	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"io"
 	"net"
 	"net/netip"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 )
 
 // Errors a server connection fails with, as reported to MemberFailed.

@@ -3,16 +3,14 @@ package mblbvs
 import (
 	"errors"
 	"fmt"
-	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
-
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
-
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
 )

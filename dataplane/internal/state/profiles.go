@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"github.com/openltm/openltm/dataplane/httpcompress"
 	"net"
 	"os"
 	"sync"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/tlsprof"
