@@ -719,7 +719,7 @@ use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
 			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd"),
 		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
-			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries"),
+			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries", "local-zones", "answer-default-zones"),
 		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+`
 allowed-query-time int 200
 forward-zones raw
@@ -730,7 +730,9 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`)), "F5 ltm dns cache resolver: a dns profile's cache that sends the names of its forward-zones to their name servers (no recursion from the root)", "msg-cache-size", "max-concurrent-queries", "forward-zones"),
+`)), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones"),
 		// DNS Express (dataplane/dnsexpress): zones transferred from their
 		// nameserver, answered by gtm listeners and dns-profile virtuals.
 		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `

@@ -1,6 +1,8 @@
 package dnsvs
 
 import (
+	"context"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/recursor"
 )
 
 // DefaultMsgCacheSize is msg-cache-size's default in bytes [M].
@@ -22,6 +25,7 @@ type Cache struct {
 	cfg config.DNSCache
 	max int
 	now func() time.Time
+	res *recursor.Resolver // local zones and recursion; nil for neither
 
 	mu    sync.Mutex
 	m     map[cacheKey]*entry
@@ -62,12 +66,17 @@ func newCache(c *config.DNSCache) *Cache {
 	if max <= 0 {
 		max = DefaultMsgCacheSize
 	}
-	return &Cache{cfg: *c, max: max, now: time.Now, m: map[cacheKey]*entry{}}
+	cache := &Cache{cfg: *c, max: max, now: time.Now, m: map[cacheKey]*entry{}}
+	if c.Resolver != nil {
+		cache.res = recursor.New(*c.Resolver)
+	}
+	return cache
 }
 
 // same reports whether c keeps what a cache configured as d would.
 func (c *Cache) same(d *config.DNSCache) bool {
-	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) {
+	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) ||
+		c.cfg.Recurse != d.Recurse || c.cfg.Hinted != d.Hinted || !reflect.DeepEqual(c.cfg.Resolver, d.Resolver) {
 		return false
 	}
 	for z, ns := range d.Forward {
@@ -291,3 +300,49 @@ func (c *Cache) Records() []Record {
 	})
 	return out
 }
+
+// RecurseTimeout bounds one resolution from the root hints, all its
+// referrals and name server look-ups together [M].
+var RecurseTimeout = 5 * time.Second
+
+// answerOwn is the answer the cache gives r itself, before any forward
+// zone or pool: a local zone's (local-zones, answer-default-zones) and,
+// when it resolves from the root hints (a resolver with root-hints, or
+// any resolver when the virtual has no pool), the resolution's:
+// SERVFAIL when none could be had. ok is false when the cache does not
+// answer; m is nil when nothing is to be sent (a deny zone). fwd says
+// whether a forward zone holds the name, which recursion leaves alone.
+func (c *Cache) answerOwn(r *dns.Msg, pooled, fwd bool) (m *dns.Msg, ok bool) {
+	if m, ok := c.res.Local(r); ok {
+		return withOPT(r, m), true
+	}
+	if !c.cfg.Recurse || fwd || (pooled && !c.cfg.Hinted) {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RecurseTimeout)
+	defer cancel()
+	m, err := c.res.Resolve(ctx, r)
+	if err == recursor.ErrDrop {
+		return nil, true
+	}
+	if err != nil {
+		m = reply(r, dns.RcodeServerFailure)
+		m.RecursionAvailable = true
+	}
+	return withOPT(r, m), true
+}
+
+// withOPT gives m the OPT record r's client asked for with its own.
+func withOPT(r, m *dns.Msg) *dns.Msg {
+	if m == nil || m.IsEdns0() != nil {
+		return m
+	}
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(1232, o.Do())
+	}
+	return m
+}
+
+// Resolver is the cache's resolver (its recursion and local zones), nil
+// when it has none: show ltm dns cache reads its counters.
+func (c *Cache) Resolver() *recursor.Resolver { return c.res }
