@@ -17,7 +17,9 @@ import (
 // root-hints see the Internet.
 func startDNSHierarchy(t *testing.T) map[string]*authtest.Server {
 	t.Helper()
-	soa := func(z string) string { return z + " 3600 IN SOA ns." + strings.TrimPrefix(z, ".") + " h. 1 3600 600 86400 30" }
+	soa := func(z string) string {
+		return z + " 3600 IN SOA ns." + strings.TrimPrefix(z, ".") + " h. 1 3600 600 86400 30"
+	}
 	zones := map[string][]string{
 		"127.39.2.1:53": {soa("."), "com. 3600 IN NS ns.tld.", "org. 3600 IN NS ns.tld.", "ns.tld. 3600 IN A 127.39.2.2"},
 		"127.39.2.2:53": {soa("com."), soa("org."),
