@@ -26,6 +26,10 @@ type Server struct {
 	// it) would.
 	LowerCase bool
 
+	// Log, when set, is told of each query as received (the name as
+	// spelled, case kept) and the answer's rcode.
+	Log func(name string, qtype uint16, network string, rcode int)
+
 	// Queries counts the queries received; UDP and TCP by transport.
 	Queries, UDP, TCP atomic.Int64
 
@@ -46,6 +50,17 @@ func New(records ...string) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// Zones are the zones the server holds (its SOA records' owners).
+func (s *Server) Zones() []string {
+	var out []string
+	for _, rr := range s.rrs {
+		if rr.Header().Rrtype == dns.TypeSOA {
+			out = append(out, rr.Header().Name)
+		}
+	}
+	return out
 }
 
 // Start serves on addr (ADDR:PORT) over UDP and TCP until Close.
@@ -90,6 +105,13 @@ func (s *Server) serve(w dns.ResponseWriter, r *dns.Msg) {
 	m := s.Answer(r)
 	if udp && s.TruncateUDP {
 		m.Answer, m.Ns, m.Extra, m.Truncated = nil, nil, nil, true
+	}
+	if s.Log != nil && len(r.Question) == 1 {
+		network := "tcp"
+		if udp {
+			network = "udp"
+		}
+		s.Log(r.Question[0].Name, r.Question[0].Qtype, network, m.Rcode)
 	}
 	if s.LowerCase && len(m.Question) == 1 {
 		m.Question[0].Name = strings.ToLower(m.Question[0].Name)
