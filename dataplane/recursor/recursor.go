@@ -516,7 +516,7 @@ func (r *Resolver) ask(ctx context.Context, s netip.AddrPort, name string, qtype
 	q := new(dns.Msg)
 	qname := name
 	if r.cfg.Randomize {
-		qname = randomCase(name)
+		qname = RandomCase(name)
 	}
 	q.SetQuestion(qname, qtype)
 	q.RecursionDesired = false
@@ -562,9 +562,10 @@ func (r *Resolver) exchange(ctx context.Context, network string, slots chan stru
 	return m, nil
 }
 
-// randomCase is name with each letter's case drawn at random (0x20,
-// draft-vixie-dnsext-dns0x20): a forged answer must guess it too.
-func randomCase(name string) string {
+// RandomCase is name with each letter's case drawn at random (0x20,
+// draft-vixie-dnsext-dns0x20), at least one letter changed: a forged
+// answer must guess it too, and a server that does not echo it shows.
+func RandomCase(name string) string {
 	b := []byte(name)
 	bits := rand.Uint64()
 	first, flipped := -1, false

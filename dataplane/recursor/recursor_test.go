@@ -225,13 +225,13 @@ func TestLocalZones(t *testing.T) {
 func TestRandomCase(t *testing.T) {
 	for _, name := range []string{"www.example.com.", "a.", "1.2.3.4.in-addr.arpa."} {
 		for range 50 {
-			got := randomCase(name)
+			got := RandomCase(name)
 			if !strings.EqualFold(got, name) || got == name {
-				t.Fatalf("randomCase(%q) = %q", name, got)
+				t.Fatalf("RandomCase(%q) = %q", name, got)
 			}
 		}
 	}
-	if got := randomCase("1.2."); got != "1.2." {
-		t.Errorf("randomCase(1.2.) = %q", got)
+	if got := RandomCase("1.2."); got != "1.2." {
+		t.Errorf("RandomCase(1.2.) = %q", got)
 	}
 }
