@@ -128,6 +128,25 @@ func TestDNSResolverCacheRecursion(t *testing.T) {
 	if got := resolverAsk(t, "udp", "127.39.2.5:53", "www.example.com", dns.TypeA); got != "NOERROR 127.39.9.99" {
 		t.Errorf("without root-hints: %q, want the pool's answer", got)
 	}
+	// A transparent cache answers its local zones and default zones
+	// before its pool.
+	mustRun(t, s,
+		`create ltm dns cache transparent t1 answer-default-zones yes local-zones { { name corp.example type refuse } }`,
+		"create ltm profile dns tprof enable-cache yes cache t1",
+		"create ltm virtual t_udp destination 127.39.2.7:53 ip-protocol udp profiles add { tprof udp } pool dns_pool")
+	pooled := pool.queries.Load()
+	for _, tt := range []struct{ name, want string }{
+		{"db.corp.example", "REFUSED"},
+		{"localhost", "NOERROR 127.0.0.1"},
+		{"www.example.com", "NOERROR 127.39.9.99"},
+	} {
+		if got := resolverAsk(t, "udp", "127.39.2.7:53", tt.name, dns.TypeA); got != tt.want {
+			t.Errorf("transparent %s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if n := pool.queries.Load() - pooled; n != 1 {
+		t.Errorf("the transparent cache's pool got %d queries, want 1", n)
+	}
 	if out, _ := run(t, s, "list ltm dns cache resolver r1 all-properties"); strings.Contains(out, "not acted on") {
 		t.Errorf("the resolver's settings are still said not to be acted on:\n%s", out)
 	}

@@ -47,6 +47,19 @@ type CacheStats struct {
 	// Entries and Bytes are what the cache holds now, MaxBytes its
 	// msg-cache-size.
 	Entries, Bytes, MaxBytes uint64
+	// Resolving says the cache resolves from root hints: the counters
+	// below are its resolver's, to tell how often it went out and how
+	// well its rrset and nameserver caches serve.
+	Resolving bool
+	// Sent are the queries sent to name servers, SentTCP those over
+	// TCP; Referrals the delegations followed; Mismatches the answers
+	// dropped for not echoing the query's name (0x20); Failures the
+	// resolutions answered SERVFAIL.
+	Sent, SentTCP, Referrals, Mismatches, Failures uint64
+	// RRsetHits are record sets answered from the rrset cache; RRsets
+	// and RRsetBytes what it holds; Zones and Nameservers the
+	// delegations and name server addresses kept.
+	RRsetHits, RRsets, RRsetBytes, Zones, Nameservers uint64
 }
 
 type cacheKey struct {
@@ -239,6 +252,14 @@ func (c *Cache) Stats() CacheStats {
 	defer c.mu.Unlock()
 	st := c.st
 	st.Entries, st.Bytes, st.MaxBytes = uint64(len(c.m)), uint64(c.size), uint64(c.max)
+	if c.res != nil && c.cfg.Recurse {
+		rs := c.res.Stats()
+		st.Resolving = true
+		st.Sent, st.SentTCP, st.Referrals = rs.Queries.Load(), rs.TCP.Load(), rs.Referrals.Load()
+		st.Mismatches, st.Failures, st.RRsetHits = rs.Mismatches.Load(), rs.Failures.Load(), rs.RRsetHits.Load()
+		rrsets, rrBytes, zones, ns := c.res.CacheSizes()
+		st.RRsets, st.RRsetBytes, st.Zones, st.Nameservers = uint64(rrsets), uint64(rrBytes), uint64(zones), uint64(ns)
+	}
 	return st
 }
 
@@ -248,11 +269,18 @@ func (c *Cache) ResetStats() {
 	c.mu.Lock()
 	c.st = CacheStats{}
 	c.mu.Unlock()
+	if c.res != nil {
+		c.res.Stats().Reset()
+	}
 }
 
 // Flush drops every answer the cache keeps (delete ltm dns cache
-// records), so that the next query of each name goes to the pool.
+// records), and what its resolver learnt, so that the next query of
+// each name goes out again.
 func (c *Cache) Flush() int {
+	if c.res != nil {
+		c.res.Flush()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.m)

@@ -130,6 +130,13 @@ type Stats struct {
 	Failures atomic.Uint64
 }
 
+// Reset zeroes the counters (reset-stats ltm dns cache).
+func (s *Stats) Reset() {
+	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures} {
+		c.Store(0)
+	}
+}
+
 type rrKey struct {
 	name  string // lower case
 	qtype uint16
