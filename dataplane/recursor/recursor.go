@@ -209,7 +209,7 @@ func (r *Resolver) Resolve(ctx context.Context, q *dns.Msg) (*dns.Msg, error) {
 		}
 		return lm, nil
 	}
-	if qs.Qclass != dns.ClassINET {
+	if qs.Qclass != dns.ClassINET || qs.Qtype == dns.TypeAXFR || qs.Qtype == dns.TypeIXFR { // a resolver transfers no zone
 		m.Rcode = dns.RcodeRefused
 		return m, nil
 	}

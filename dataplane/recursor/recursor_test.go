@@ -111,6 +111,9 @@ func TestResolve(t *testing.T) {
 	if got := ask(t, r, "www.example.com.", dns.TypeMX); got != "NOERROR soa:example.com." {
 		t.Errorf("www.example.com MX: %q, want NODATA", got)
 	}
+	if got := ask(t, r, "example.com.", dns.TypeAXFR); got != "REFUSED" {
+		t.Errorf("example.com AXFR: %q, want REFUSED", got)
+	}
 	if n := srv["127.39.1.6:53"].TCP.Load(); n == 0 {
 		t.Errorf("the truncating server got no TCP query")
 	}
