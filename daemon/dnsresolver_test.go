@@ -122,6 +122,14 @@ func TestDNSResolverCacheRecursion(t *testing.T) {
 	if n := srv["127.39.2.1:53"].Queries.Load(); n != root {
 		t.Errorf("the root was asked again: %d queries, then %d", root, n)
 	}
+	// A commit that leaves the cache alone keeps what it learnt.
+	mustRun(t, s, "create ltm pool unrelated")
+	if got := resolverAsk(t, "tcp", "127.39.2.5:53", "again.example.com", dns.TypeA); got != "NXDOMAIN" {
+		t.Errorf("again.example.com: %q", got)
+	}
+	if n := srv["127.39.2.1:53"].Queries.Load(); n != root {
+		t.Errorf("after an unrelated commit the root was asked again: %d queries, then %d", root, n)
+	}
 	// Without root-hints and with a pool, the names go to the pool as
 	// before [M].
 	mustRun(t, s, "modify ltm dns cache resolver r1 root-hints none")
