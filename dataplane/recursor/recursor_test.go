@@ -2,6 +2,8 @@ package recursor
 
 import (
 	"context"
+	"errors"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -236,5 +238,39 @@ func TestRandomCase(t *testing.T) {
 	}
 	if got := RandomCase("1.2."); got != "1.2." {
 		t.Errorf("RandomCase(1.2.) = %q", got)
+	}
+}
+
+// TestConcurrencySlots: with max-concurrent-udp 1, a second query waits
+// allowed-query-time for the slot the first holds, then is given up.
+func TestConcurrencySlots(t *testing.T) {
+	mute, err := net.ListenPacket("udp", "127.39.1.251:53")
+	if err != nil {
+		t.Skipf("cannot listen on 127.39.1.251:53: %v", err)
+	}
+	defer mute.Close()
+	c := Config{RootHints: []netip.AddrPort{netip.MustParseAddrPort("127.39.1.251:53")}, MaxUDP: 1, Wait: 50 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	r := New(c)
+	first := make(chan error, 1)
+	go func() {
+		q := new(dns.Msg)
+		q.SetQuestion("a.example.", dns.TypeA)
+		_, err := r.Resolve(context.Background(), q)
+		first <- err
+	}()
+	// The first query holds the slot once the mute server has it.
+	mute.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 512)
+	if _, _, err := mute.ReadFrom(buf); err != nil {
+		t.Fatalf("the first query never came: %v", err)
+	}
+	q := new(dns.Msg)
+	q.SetQuestion("b.example.", dns.TypeA)
+	if _, err := r.Resolve(context.Background(), q); !errors.Is(err, errSlotsBusy) {
+		t.Errorf("second query: %v, want %v", err, errSlotsBusy)
+	}
+	mute.Close()
+	if err := <-first; err == nil {
+		t.Errorf("the first query got an answer from a mute server")
 	}
 }
