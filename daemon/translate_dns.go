@@ -76,6 +76,11 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		ce := func(name string) string { return c.Kind.MustProp(name).Effective(t.cfg, c) }
 		dc := &dataplane.DNSCache{Name: c.Name, Kind: kind, MsgCacheSize: atoi(ce("msg-cache-size")), MaxConcurrent: atoi(ce("max-concurrent-queries"))}
+		rc, hinted, err := cacheResolver(c, ce, kind == "resolver") // translate_dnsresolver.go
+		if err != nil {
+			return t.refuse("dns cache %s: %v", c.Name, err)
+		}
+		dc.Resolver, dc.Recurse, dc.Hinted = rc, kind == "resolver", hinted
 		if kind == "resolver" {
 			zones, err := forwardZones(c.Kind.MustProp("forward-zones").Get(c)) // translate_fwdproxy.go
 			if err != nil {

@@ -25,7 +25,8 @@ var (
 	dnsResolverCache    = dnsResolver.MustProp("cache-size")
 	dnsResolverUseTCP   = dnsResolver.MustProp("use-tcp")
 	dnsResolverUseUDP   = dnsResolver.MustProp("use-udp")
-	dnsResolverDefaults = map[string]string{"cache-size": "5767168", "use-tcp": "yes", "use-udp": "yes"}
+	dnsResolverDefaults = map[string]string{"cache-size": "5767168", "use-tcp": "yes", "use-udp": "yes",
+		"use-ipv4": "yes", "use-ipv6": "yes", "randomize-query-name-case": "yes", "answer-default-zones": "no"}
 )
 
 // explicitProxy is the forward proxy of the virtual o's http profile
@@ -147,6 +148,12 @@ func resolverConfig(get func(*objects.Prop) string, zones *objects.Value) (fwdpr
 	if !rc.UDP && !rc.TCP {
 		return rc, fmt.Errorf("use-udp and use-tcp are both no: no query could be sent")
 	}
+	rc.NoIPv4, rc.NoIPv6 = get(dnsResolver.MustProp("use-ipv4")) == "no", get(dnsResolver.MustProp("use-ipv6")) == "no"
+	if rc.NoIPv4 && rc.NoIPv6 {
+		return rc, fmt.Errorf("use-ipv4 and use-ipv6 are both no: no nameserver could be asked")
+	}
+	rc.Randomize = get(dnsResolver.MustProp("randomize-query-name-case")) != "no"
+	rc.DefaultZones = get(dnsResolver.MustProp("answer-default-zones")) == "yes"
 	size, err := strconv.ParseUint(get(dnsResolverCache), 10, 32)
 	if err != nil {
 		return rc, fmt.Errorf("cache-size %q: expected a number of bytes", get(dnsResolverCache))

@@ -727,7 +727,7 @@ enabled flag enabled|disabled
 keys reflist ltm+dns+dnssec+key
 `), "F5 ltm dns dnssec zone: the names at and below it are answered signed to queries with the DO bit (dataplane/dnssec)", "enabled", "keys"),
 		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
-			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries"),
+			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries", "local-zones", "answer-default-zones"),
 		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+`
 allowed-query-time int 200
 forward-zones raw
@@ -738,7 +738,9 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`)), "F5 ltm dns cache resolver: a dns profile's cache that sends the names of its forward-zones to their name servers (no recursion from the root)", "msg-cache-size", "max-concurrent-queries", "forward-zones"),
+`)), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones"),
 		// DNS Express (dataplane/dnsexpress): zones transferred from their
 		// nameserver, answered by gtm listeners and dns-profile virtuals.
 		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `
@@ -1085,7 +1087,8 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`)), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp"),
+`)), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp",
+			"use-ipv4", "use-ipv6", "randomize-query-name-case", "answer-default-zones"),
 		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
 profile ref net+tunnels+ none
 local-address ip any6

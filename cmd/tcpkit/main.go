@@ -75,6 +75,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"an authoritative DNS member over UDP and TCP answering the records given, logging each query"},
 	{"dns-primary", dnsPrimaryUsage,
 		"a zone's primary for DNS Express: AXFR and IXFR over TCP, NOTIFY on every new serial of its zone file"},
+	{"dnsauth", dnsAuthUsage,
+		"a root, TLD or zone server for a resolver's root-hints: answers, referrals with glue, NXDOMAIN/NODATA with the SOA"},
 	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
@@ -126,6 +128,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = dnsMain(ctx, args[1:], stdout, stderr) // dns.go
 	case "dns-primary":
 		err = dnsPrimaryMain(ctx, args[1:], stdout, stderr) // dnsprimary.go
+	case "dnsauth":
+		err = dnsAuthMain(ctx, args[1:], stdout, stderr) // dnsauth.go
 	case "http":
 		err = httpMain(ctx, args[1:], stdout, stderr)
 	case "gateway":

@@ -10,17 +10,17 @@ import (
 )
 
 // DNSCache prints one `Ltm::DNS Cache` block of show ltm dns cache: the
-// look-ups the cache answered (hits) and passed to the pool (misses),
-// and its message cache's fill and churn [M: BIG-IP's block also counts
-// resolution and rrset/nameserver caches, which openltm does not keep;
-// those groups are left out rather than shown as zero]. kind is
-// transparent or resolver.
+// look-ups the cache answered (hits) and passed on (misses), its message
+// cache's fill and churn and, for a resolver that resolves, its
+// resolution and its rrset and nameserver caches [M: group and field
+// names; a transparent cache has no such groups and they are left out
+// rather than shown as zero]. kind is transparent or resolver.
 func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) error {
 	title := "Ltm::DNS Cache Transparent: "
 	if kind == "resolver" {
 		title = "Ltm::DNS Cache Resolver: "
 	}
-	return statBlock(w, title+o.rel(name), [][2]string{
+	rows := [][2]string{
 		{"Queries", ""},
 		{"Total", o.num(st.Hits + st.Misses)},
 		{"Cache Hits", o.num(st.Hits)},
@@ -32,7 +32,25 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 		{"Inserts", o.num(st.Inserts)},
 		{"Evictions", o.num(st.Evictions)},
 		{"Expired", o.num(st.Expired)},
-	})
+	}
+	if st.Resolving {
+		rows = append(rows, [][2]string{
+			{"Resolution", ""},
+			{"Queries Sent", o.num(st.Sent)},
+			{"Over TCP", o.num(st.SentTCP)},
+			{"Referrals", o.num(st.Referrals)},
+			{"Name Case Mismatches", o.num(st.Mismatches)},
+			{"Failures", o.num(st.Failures)},
+			{"RRset Cache", ""},
+			{"Count", o.num(st.RRsets)},
+			{"Size (bytes)", o.num(st.RRsetBytes)},
+			{"Hits", o.num(st.RRsetHits)},
+			{"Nameserver Cache", ""},
+			{"Zones", o.num(st.Zones)},
+			{"Nameservers", o.num(st.Nameservers)},
+		}...)
+	}
+	return statBlock(w, title+o.rel(name), rows)
 }
 
 // DNSCacheRecords prints the answers a cache keeps, one line each

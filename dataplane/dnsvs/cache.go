@@ -1,6 +1,8 @@
 package dnsvs
 
 import (
+	"context"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/recursor"
 )
 
 // DefaultMsgCacheSize is msg-cache-size's default in bytes [M].
@@ -22,6 +25,7 @@ type Cache struct {
 	cfg config.DNSCache
 	max int
 	now func() time.Time
+	res *recursor.Resolver // local zones and recursion; nil for neither
 
 	mu    sync.Mutex
 	m     map[cacheKey]*entry
@@ -43,6 +47,19 @@ type CacheStats struct {
 	// Entries and Bytes are what the cache holds now, MaxBytes its
 	// msg-cache-size.
 	Entries, Bytes, MaxBytes uint64
+	// Resolving says the cache resolves from root hints: the counters
+	// below are its resolver's, to tell how often it went out and how
+	// well its rrset and nameserver caches serve.
+	Resolving bool
+	// Sent are the queries sent to name servers, SentTCP those over
+	// TCP; Referrals the delegations followed; Mismatches the answers
+	// dropped for not echoing the query's name (0x20); Failures the
+	// resolutions answered SERVFAIL.
+	Sent, SentTCP, Referrals, Mismatches, Failures uint64
+	// RRsetHits are record sets answered from the rrset cache; RRsets
+	// and RRsetBytes what it holds; Zones and Nameservers the
+	// delegations and name server addresses kept.
+	RRsetHits, RRsets, RRsetBytes, Zones, Nameservers uint64
 }
 
 type cacheKey struct {
@@ -62,12 +79,17 @@ func newCache(c *config.DNSCache) *Cache {
 	if max <= 0 {
 		max = DefaultMsgCacheSize
 	}
-	return &Cache{cfg: *c, max: max, now: time.Now, m: map[cacheKey]*entry{}}
+	cache := &Cache{cfg: *c, max: max, now: time.Now, m: map[cacheKey]*entry{}}
+	if c.Resolver != nil {
+		cache.res = recursor.New(*c.Resolver)
+	}
+	return cache
 }
 
 // same reports whether c keeps what a cache configured as d would.
 func (c *Cache) same(d *config.DNSCache) bool {
-	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) {
+	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) ||
+		c.cfg.Recurse != d.Recurse || c.cfg.Hinted != d.Hinted || !reflect.DeepEqual(c.cfg.Resolver, d.Resolver) {
 		return false
 	}
 	for z, ns := range d.Forward {
@@ -230,6 +252,14 @@ func (c *Cache) Stats() CacheStats {
 	defer c.mu.Unlock()
 	st := c.st
 	st.Entries, st.Bytes, st.MaxBytes = uint64(len(c.m)), uint64(c.size), uint64(c.max)
+	if c.res != nil && c.cfg.Recurse {
+		rs := c.res.Stats()
+		st.Resolving = true
+		st.Sent, st.SentTCP, st.Referrals = rs.Queries.Load(), rs.TCP.Load(), rs.Referrals.Load()
+		st.Mismatches, st.Failures, st.RRsetHits = rs.Mismatches.Load(), rs.Failures.Load(), rs.RRsetHits.Load()
+		rrsets, rrBytes, zones, ns := c.res.CacheSizes()
+		st.RRsets, st.RRsetBytes, st.Zones, st.Nameservers = uint64(rrsets), uint64(rrBytes), uint64(zones), uint64(ns)
+	}
 	return st
 }
 
@@ -239,11 +269,18 @@ func (c *Cache) ResetStats() {
 	c.mu.Lock()
 	c.st = CacheStats{}
 	c.mu.Unlock()
+	if c.res != nil {
+		c.res.Stats().Reset()
+	}
 }
 
 // Flush drops every answer the cache keeps (delete ltm dns cache
-// records), so that the next query of each name goes to the pool.
+// records), and what its resolver learnt, so that the next query of
+// each name goes out again.
 func (c *Cache) Flush() int {
+	if c.res != nil {
+		c.res.Flush()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.m)
@@ -291,3 +328,49 @@ func (c *Cache) Records() []Record {
 	})
 	return out
 }
+
+// RecurseTimeout bounds one resolution from the root hints, all its
+// referrals and name server look-ups together [M].
+var RecurseTimeout = 5 * time.Second
+
+// answerOwn is the answer the cache gives r itself, before any forward
+// zone or pool: a local zone's (local-zones, answer-default-zones) and,
+// when it resolves from the root hints (a resolver with root-hints, or
+// any resolver when the virtual has no pool), the resolution's:
+// SERVFAIL when none could be had. ok is false when the cache does not
+// answer; m is nil when nothing is to be sent (a deny zone). fwd says
+// whether a forward zone holds the name, which recursion leaves alone.
+func (c *Cache) answerOwn(r *dns.Msg, pooled, fwd bool) (m *dns.Msg, ok bool) {
+	if m, ok := c.res.Local(r); ok {
+		return withOPT(r, m), true
+	}
+	if !c.cfg.Recurse || fwd || (pooled && !c.cfg.Hinted) {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), RecurseTimeout)
+	defer cancel()
+	m, err := c.res.Resolve(ctx, r)
+	if err == recursor.ErrDrop {
+		return nil, true
+	}
+	if err != nil {
+		m = reply(r, dns.RcodeServerFailure)
+		m.RecursionAvailable = true
+	}
+	return withOPT(r, m), true
+}
+
+// withOPT gives m the OPT record r's client asked for with its own.
+func withOPT(r, m *dns.Msg) *dns.Msg {
+	if m == nil || m.IsEdns0() != nil {
+		return m
+	}
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(1232, o.Do())
+	}
+	return m
+}
+
+// Resolver is the cache's resolver (its recursion and local zones), nil
+// when it has none: show ltm dns cache reads its counters.
+func (c *Cache) Resolver() *recursor.Resolver { return c.res }

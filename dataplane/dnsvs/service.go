@@ -354,6 +354,11 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 // ask sends wire (r) to a forward zone's name server or a member and
 // returns the answer.
 func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+	if c := s.cache; c != nil && c.res != nil { // cache.go
+		if m, ok := c.answerOwn(r, snap.Pool != nil, forwardZone(c.cfg.Forward, r.Question[0].Name) != nil); ok {
+			return m
+		}
+	}
 	if s.cache != nil && len(s.cache.cfg.Forward) > 0 {
 		if servers := forwardZone(s.cache.cfg.Forward, r.Question[0].Name); servers != nil {
 			for _, ns := range servers {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/openltm/openltm/dataplane/recursor"
 )
 
 // ResolverConfig is a net dns-resolver as the explicit proxy uses it:
@@ -29,6 +31,16 @@ type ResolverConfig struct {
 	UDP, TCP bool
 	// Timeout bounds one query to one nameserver (0: 2 s).
 	Timeout time.Duration
+	// NoIPv4 and NoIPv6 are use-ipv4 no and use-ipv6 no: the nameservers
+	// of that family are not asked.
+	NoIPv4, NoIPv6 bool
+	// Randomize is randomize-query-name-case: each query's name has its
+	// letters' case drawn at random and an answer that does not echo it
+	// is dropped (0x20).
+	Randomize bool
+	// DefaultZones is answer-default-zones: localhost, loopback's reverse
+	// names and the AS112 zones are answered here, not asked for.
+	DefaultZones bool
 }
 
 // Zone is one forward zone: its name, lower case and fully qualified
@@ -52,7 +64,8 @@ var (
 // the answers for their TTL, so that a browser's burst of requests to one
 // site costs one query.
 type Resolver struct {
-	cfg ResolverConfig
+	cfg   ResolverConfig
+	local *recursor.Resolver // the default zones; nil without them
 
 	mu    sync.Mutex
 	cache map[cacheKey]cacheEntry
@@ -84,7 +97,11 @@ func NewResolver(c ResolverConfig) *Resolver {
 	if !c.UDP && !c.TCP {
 		c.UDP = true
 	}
-	return &Resolver{cfg: c, cache: map[cacheKey]cacheEntry{}, now: time.Now}
+	r := &Resolver{cfg: c, cache: map[cacheKey]cacheEntry{}, now: time.Now}
+	if c.DefaultZones {
+		r.local = recursor.New(recursor.Config{DefaultZones: true})
+	}
+	return r
 }
 
 // zoneFor is the nameservers of the longest forward zone name is in.
@@ -147,6 +164,17 @@ func (r *Resolver) lookupType(ctx context.Context, name string, qtype uint16) ([
 		delete(r.cache, k)
 	}
 	r.mu.Unlock()
+	if r.local != nil {
+		q := new(dns.Msg)
+		q.SetQuestion(name, qtype)
+		if m, ok := r.local.Local(q); ok && m != nil {
+			if m.Rcode != dns.RcodeSuccess {
+				return nil, ErrNoName
+			}
+			addrs, _ := answers(m, name, qtype)
+			return addrs, nil
+		}
+	}
 	servers := r.zoneFor(name)
 	if len(servers) == 0 {
 		return nil, ErrNoZone
@@ -193,6 +221,12 @@ func (r *Resolver) query(ctx context.Context, servers []netip.AddrPort, name str
 		if ctx.Err() != nil {
 			break
 		}
+		if a := s.Addr().Unmap(); (a.Is4() && r.cfg.NoIPv4) || (a.Is6() && r.cfg.NoIPv6) {
+			continue
+		}
+		if r.cfg.Randomize {
+			m.Question[0].Name = recursor.RandomCase(name)
+		}
 		in, err := r.exchange(ctx, m, s.String())
 		if err != nil {
 			continue
@@ -221,11 +255,20 @@ func (r *Resolver) exchange(ctx context.Context, m *dns.Msg, addr string) (*dns.
 		c := &dns.Client{Net: "udp", Timeout: r.cfg.Timeout}
 		in, _, err := c.ExchangeContext(ctx, m, addr)
 		if err != nil || !in.Truncated || !r.cfg.TCP {
-			return in, err
+			return r.echoed(m, in, err)
 		}
 	}
 	c := &dns.Client{Net: "tcp", Timeout: r.cfg.Timeout}
 	in, _, err := c.ExchangeContext(ctx, m, addr)
+	return r.echoed(m, in, err)
+}
+
+// echoed drops an answer whose question is not the query's, spelled as
+// sent, when the name's case was randomized.
+func (r *Resolver) echoed(m, in *dns.Msg, err error) (*dns.Msg, error) {
+	if err == nil && r.cfg.Randomize && (len(in.Question) != 1 || in.Question[0].Name != m.Question[0].Name) {
+		return nil, recursor.ErrMismatch
+	}
 	return in, err
 }
 

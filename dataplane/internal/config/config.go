@@ -22,6 +22,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
+	"github.com/openltm/openltm/dataplane/recursor"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -922,4 +923,14 @@ type DNSCache struct {
 	// qualified) to its name servers. A resolver sends the names under
 	// a forward zone there instead of to the pool.
 	Forward map[string][]netip.AddrPort
+	// Resolver holds what the cache answers itself: its local-zones and
+	// default zones and, with Recurse, how it resolves from the root
+	// hints (dataplane/recursor); nil when the cache answers nothing
+	// itself.
+	Resolver *recursor.Config
+	// Recurse (a resolver cache) resolves the names outside Forward from
+	// the root hints instead of asking the pool: always with root-hints
+	// set (Hinted), from the Internet's root servers when the virtual
+	// has no pool [M].
+	Recurse, Hinted bool
 }

@@ -1,0 +1,149 @@
+package recursor
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// rrGet is a copy of the live record set name/qtype, its TTLs lowered by
+// its age and, with rrset-rotate query-id, rotated by id; nil when none
+// is kept.
+func (r *Resolver) rrGet(name string, qtype uint16, id uint16) []dns.RR {
+	k := rrKey{name, qtype}
+	now := r.now()
+	r.mu.Lock()
+	e := r.rrsets[k]
+	if e != nil && !now.Before(e.expires) {
+		delete(r.rrsets, k)
+		r.rrBytes -= e.bytes
+		e = nil
+	}
+	var out []dns.RR
+	if e != nil {
+		age := uint32(now.Sub(e.stored) / time.Second)
+		out = make([]dns.RR, len(e.rrs))
+		start := 0
+		if r.cfg.Rotate {
+			start = int(id) % len(e.rrs)
+		}
+		for i := range e.rrs {
+			rr := dns.Copy(e.rrs[(start+i)%len(e.rrs)])
+			rr.Header().Ttl -= min(age, rr.Header().Ttl)
+			out[i] = rr
+		}
+	}
+	r.mu.Unlock()
+	if out != nil {
+		r.st.RRsetHits.Add(1)
+	}
+	return out
+}
+
+// rrPutAll keeps each record set of rrs (records of one owner and type)
+// for its least TTL, within rrset-cache-size bytes: the oldest go first.
+func (r *Resolver) rrPutAll(rrs []dns.RR) {
+	sets := map[rrKey][]dns.RR{}
+	var keys []rrKey
+	for _, rr := range rrs {
+		h := rr.Header()
+		k := rrKey{strings.ToLower(h.Name), h.Rrtype}
+		if sets[k] == nil {
+			keys = append(keys, k)
+		}
+		sets[k] = append(sets[k], dns.Copy(rr))
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range keys {
+		set := sets[k]
+		ttl, size := set[0].Header().Ttl, 0
+		for _, rr := range set {
+			ttl = min(ttl, rr.Header().Ttl)
+			size += dns.Len(rr)
+		}
+		if ttl == 0 || size > r.cfg.RRsetBytes {
+			continue
+		}
+		if old := r.rrsets[k]; old != nil {
+			r.rrBytes -= old.bytes
+		} else {
+			r.rrOrder = append(r.rrOrder, k)
+		}
+		r.rrsets[k] = &rrEntry{rrs: set, stored: now, expires: now.Add(time.Duration(ttl) * time.Second), bytes: size}
+		r.rrBytes += size
+		for r.rrBytes > r.cfg.RRsetBytes && len(r.rrOrder) > 1 {
+			old := r.rrOrder[0]
+			r.rrOrder = r.rrOrder[1:]
+			if old == k {
+				r.rrOrder = append(r.rrOrder, k)
+				continue
+			}
+			if e := r.rrsets[old]; e != nil {
+				delete(r.rrsets, old)
+				r.rrBytes -= e.bytes
+			}
+		}
+	}
+	if len(r.rrOrder) > 2*len(r.rrsets)+16 { // keys of expired sets: compact
+		live := r.rrOrder[:0]
+		for _, o := range r.rrOrder {
+			if r.rrsets[o] != nil {
+				live = append(live, o)
+			}
+		}
+		r.rrOrder = live
+	}
+}
+
+// nsPut keeps zone's name server addresses for ttl, within
+// nameserver-cache-count addresses: the oldest delegations go first.
+func (r *Resolver) nsPut(zone string, addrs []netip.AddrPort, ttl uint32) {
+	if ttl == 0 {
+		return
+	}
+	if len(addrs) > r.cfg.NSCount {
+		addrs = addrs[:r.cfg.NSCount]
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old := r.ns[zone]; old != nil {
+		r.nsAddrs -= len(old.addrs)
+	} else {
+		r.nsOrder = append(r.nsOrder, zone)
+	}
+	r.ns[zone] = &nsEntry{addrs: addrs, expires: r.now().Add(time.Duration(ttl) * time.Second)}
+	r.nsAddrs += len(addrs)
+	for r.nsAddrs > r.cfg.NSCount && len(r.nsOrder) > 1 {
+		old := r.nsOrder[0]
+		r.nsOrder = r.nsOrder[1:]
+		if old == zone {
+			r.nsOrder = append(r.nsOrder, zone)
+			continue
+		}
+		if e := r.ns[old]; e != nil {
+			delete(r.ns, old)
+			r.nsAddrs -= len(e.addrs)
+		}
+	}
+}
+
+// CacheSizes are what the resolver keeps: record sets and their bytes,
+// delegations and their name server addresses.
+func (r *Resolver) CacheSizes() (rrsets, rrBytes, zones, nsAddrs int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.rrsets), r.rrBytes, len(r.ns), r.nsAddrs
+}
+
+// Flush forgets every record set and delegation learnt.
+func (r *Resolver) Flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.rrsets)
+	clear(r.ns)
+	r.rrOrder, r.nsOrder, r.rrBytes, r.nsAddrs = nil, nil, 0, 0
+}
