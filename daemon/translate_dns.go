@@ -45,6 +45,7 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		Unhandled:    e("unhandled-query-action"),
 		NoProcessRD:  e("process-rd") == "no",
 		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
+		ProcessXfr:   e("process-xfr") == "yes",
 	}
 	switch mode := e("dns64"); mode {
 	case "secondary", "immediate", "v4-only":

@@ -717,7 +717,7 @@ rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
-			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec"),
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr"),
 		actOn(pk("ltm dns dnssec key", "DNSSEC Key", "", tmshRef("ltm dns dnssec key")+vocab, dnssecKeyRows),
 			"F5 ltm dns dnssec key: a zone-signing or key-signing key the GSLB signs a dnssec zone's answers with (dataplane/dnssec)",
 			"algorithm", "bit-width", "certificate-file", "enabled", "expiration-period", "key-file", "key-management", "key-type",
@@ -761,7 +761,7 @@ response-policy yn no
 server-tsig-key ref ltm+dns+tsig-key none
 transfer-clients reflist ltm+dns+nameserver
 `), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server and answered authoritatively",
-			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key"),
+			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key", "transfer-clients"),
 
 		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled

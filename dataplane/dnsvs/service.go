@@ -237,6 +237,12 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		if err := r.Unpack(b); err != nil {
 			return
 		}
+		if s.p.ProcessXfr && isXfr(r) {
+			if !s.transfer(vs, c, r, b, client.Addr(), idle) {
+				return
+			}
+			continue
+		}
 		m, send := s.answerTCP(vs, snap, r, b, client, local)
 		if !send {
 			continue

@@ -906,6 +906,9 @@ type DNSProfile struct {
 	// the pool carries the client's address in an EDNS client subnet
 	// option (RFC 7871).
 	ClientSubnet bool
+	// ProcessXfr is process-xfr yes: an AXFR or IXFR over TCP is answered
+	// from DNS Express to the zone's transfer-clients.
+	ProcessXfr bool
 }
 
 // DNSCache is an ltm dns cache transparent or resolver: answers from the
