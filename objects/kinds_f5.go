@@ -710,14 +710,25 @@ enable-hardware-response-cache yn no
 enable-logging yn no
 enable-odoh yn no
 enable-rapid-response yn no
-log-profile str none
+log-profile ref ltm+profile+dns-logging none
 process-rd yn yes
 process-xfr yn no
 rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
-			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr"),
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr", "enable-logging", "log-profile"),
+		actOn(profileKind("dns-logging", "", `
+enable-query-logging yn yes
+enable-response-logging yn no
+include-complete-answer yn yes
+include-query-id yn no
+include-source yn yes
+include-timestamp yn yes
+include-view yn yes
+log-publisher ref sys+log-config+publisher none
+`), "F5 ltm profile dns-logging: a dns profile's queries and responses, logged through a log publisher (dataplane/dnsvs)",
+			"enable-query-logging", "enable-response-logging", "include-complete-answer", "include-query-id", "include-source", "include-timestamp", "include-view", "log-publisher"),
 		actOn(pk("ltm dns dnssec key", "DNSSEC Key", "", tmshRef("ltm dns dnssec key")+vocab, dnssecKeyRows),
 			"F5 ltm dns dnssec key: a zone-signing or key-signing key the GSLB signs a dnssec zone's answers with (dataplane/dnssec)",
 			"algorithm", "bit-width", "certificate-file", "enabled", "expiration-period", "key-file", "key-management", "key-type",
