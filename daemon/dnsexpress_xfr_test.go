@@ -116,7 +116,31 @@ func TestDNSExpressTransferOut(t *testing.T) {
 	for i := range 1000 {
 		fmt.Fprintf(&b, "t%d.example.net. 300 IN TXT \"record number %d of the zone\"\n", i, i)
 	}
-	startXFRPrimary(t, "127.50.3.53:5311", "", "", b.String())
+	primary := startXFRPrimary(t, "127.50.3.53:5311", "", "", b.String())
+	// The keyed secondary takes NOTIFYs at 127.50.3.62:5311: it notes
+	// each serial, and whether the signature held.
+	notified := make(chan string, 8)
+	sec := &dns.Server{Addr: "127.50.3.62:5311", Net: "udp", TsigSecret: map[string]string{"sec-key.": secret},
+		Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+			m := new(dns.Msg)
+			m.SetReply(r)
+			if r.IsTsig() != nil {
+				m.SetTsig("sec-key.", dns.HmacSHA256, 300, time.Now().Unix())
+			}
+			w.WriteMsg(m)
+			serial := "none"
+			if len(r.Answer) == 1 {
+				if soa, ok := r.Answer[0].(*dns.SOA); ok {
+					serial = fmt.Sprint(soa.Serial)
+				}
+			}
+			notified <- fmt.Sprintf("%s %s signed=%v verified=%v", dns.OpcodeToString[r.Opcode], serial, r.IsTsig() != nil, w.TsigStatus() == nil)
+		})}
+	started := make(chan struct{})
+	sec.NotifyStartedFunc = func() { close(started) }
+	go sec.ListenAndServe()
+	<-started
+	t.Cleanup(func() { sec.Shutdown() })
 	e := openTest(t, t.TempDir())
 	t.Cleanup(func() { e.Close() })
 	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
@@ -147,7 +171,7 @@ func TestDNSExpressTransferOut(t *testing.T) {
 		`create ltm dns tsig-key other-key algorithm hmac-sha256 secret "`+other+`"`,
 		"create ltm dns nameserver primary address 127.50.3.53 port 5311",
 		"create ltm dns nameserver open address 127.50.3.61",
-		"create ltm dns nameserver signed address 127.50.3.62 tsig-key sec-key",
+		"create ltm dns nameserver signed address 127.50.3.62 port 5311 tsig-key sec-key",
 		"create ltm dns zone example.net dns-express-server primary transfer-clients { open signed }",
 		"create ltm profile dns xfr process-xfr yes",
 		"create ltm profile dns noxfr",
@@ -227,8 +251,38 @@ func TestDNSExpressTransferOut(t *testing.T) {
 		t.Errorf("a query after a transfer on one connection: %v %v", r, err)
 	}
 
+	// A new serial: the keyed secondary is told, signed (it was told of
+	// the first copy too).
+	wantNotify := func(serial string) {
+		t.Helper()
+		want := "NOTIFY " + serial + " signed=true verified=true"
+		for {
+			select {
+			case got := <-notified:
+				if got == want {
+					return
+				}
+				if !strings.HasPrefix(got, "NOTIFY 7 ") {
+					t.Fatalf("NOTIFY: %q, want %q", got, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("no %q", want)
+			}
+		}
+	}
+	wantNotify("7")
+	primary.set(strings.Replace(b.String(), " 7 3600", " 8 3600", 1))
+	x.Zone("example.net").Refresh()
+	wantNotify("8")
+	for i := 0; x.Zone("example.net").Stats().NotifiesSent < 2; i++ { // counted once the answer is read
+		if i == 200 {
+			t.Fatal("the NOTIFYs' answers were not counted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
 	out, _ := run(t, s, "show ltm dns zone example.net")
-	for _, re := range []string{`(?m)^Answered +5$`, `(?m)^Refused +6$`} {
+	for _, re := range []string{`(?m)^Answered +5$`, `(?m)^Refused +6$`, `(?m)^NOTIFY Sent +2$`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("show ltm dns zone lacks %s:\n%s", re, out)
 		}

@@ -160,11 +160,15 @@ func expressZone(cfg *objects.Config, o *objects.Object) (dnsexpress.ZoneConfig,
 		if err != nil {
 			return z, objects.Invalid("ltm dns nameserver %s: address %q is not an IP address", n.Name, e(dnsNameserver, n, "address"))
 		}
+		port, err := strconv.ParseUint(e(dnsNameserver, n, "port"), 10, 16)
+		if err != nil || port == 0 {
+			return z, objects.Invalid("ltm dns nameserver %s: port %q is not a port (1-65535)", n.Name, e(dnsNameserver, n, "port"))
+		}
 		k, err := expressKey(cfg, e(dnsNameserver, n, "tsig-key"))
 		if err != nil {
 			return z, err
 		}
-		z.TransferClients = append(z.TransferClients, dnsexpress.Client{Addr: a.Unmap(), Key: k})
+		z.TransferClients = append(z.TransferClients, dnsexpress.Client{Addr: a.Unmap(), Port: uint16(port), Key: k})
 	}
 	return z, nil
 }

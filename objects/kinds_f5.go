@@ -761,7 +761,7 @@ address ip 127.0.0.1
 port int 53
 route-domain str 0
 tsig-key ref ltm+dns+tsig-key none
-`), "F5 ltm dns nameserver: the primary a DNS Express zone transfers from", "address", "port", "tsig-key"),
+`), "F5 ltm dns nameserver: the primary a DNS Express zone transfers from, or a secondary it transfers to", "address", "port", "tsig-key"),
 		actOn(addrList(pk("ltm dns zone", "Zone", "", tmshRef("ltm dns zone")+vocab, `
 dns-express-allow-notify list
 dns-express-enabled yn yes
@@ -771,7 +771,7 @@ dns-express-server ref ltm+dns+nameserver none
 response-policy yn no
 server-tsig-key ref ltm+dns+tsig-key none
 transfer-clients reflist ltm+dns+nameserver
-`), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server and answered authoritatively",
+`), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server, answered authoritatively and transferred on to its transfer-clients",
 			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key", "transfer-clients"),
 
 		actOn(profileKind("http-compression", "httpcompression", `

@@ -44,5 +44,6 @@ func DNSZone(w io.Writer, st dnsexpress.ZoneStats, o Options) error {
 		{"Transfers to Clients", ""},
 		{"Answered", o.num(st.TransfersOut)},
 		{"Refused", o.num(st.TransfersOutRefused)},
+		{"NOTIFY Sent", o.num(st.NotifiesSent)},
 	})
 }

@@ -101,6 +101,8 @@ type ZoneStats struct {
 	// TransfersOutRefused those refused (REFUSED, NOTAUTH).
 	TransfersOut        uint64
 	TransfersOutRefused uint64
+	// NotifiesSent are the NOTIFYs transfer-clients answered.
+	NotifiesSent uint64
 }
 
 // Apply makes cfgs the store's zones: a zone that stays keeps its copy
@@ -181,7 +183,7 @@ func sameKey(a, b *Key) bool {
 func sameConfig(a, b *ZoneConfig) bool {
 	return a.Name == b.Name && a.Server == b.Server && sameKey(a.Key, b.Key) && a.Enabled == b.Enabled &&
 		a.NotifyAction == b.NotifyAction && slices.Equal(a.AllowNotify, b.AllowNotify) && a.VerifyNotify == b.VerifyNotify &&
-		slices.EqualFunc(a.TransferClients, b.TransferClients, func(x, y Client) bool { return x.Addr == y.Addr && sameKey(x.Key, y.Key) })
+		slices.EqualFunc(a.TransferClients, b.TransferClients, func(x, y Client) bool { return x.Addr == y.Addr && x.Port == y.Port && sameKey(x.Key, y.Key) })
 }
 
 // Answer is the authoritative reply to r, whose one question's name is
@@ -328,6 +330,7 @@ func (z *Zone) refresh() time.Duration {
 	if d != have {
 		z.data.Store(d)
 		z.save(d)
+		z.notifyClients(cfg, d.SOA())
 		z.s.opts.Logger.Info("DNS Express zone transferred", "zone", cfg.Name, "how", how, "serial", d.SOA().Serial, "records", d.Count())
 	}
 	return max(seconds(d.SOA().Refresh), minWait)

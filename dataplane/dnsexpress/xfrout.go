@@ -2,6 +2,7 @@ package dnsexpress
 
 import (
 	"encoding/binary"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -12,10 +13,11 @@ import (
 )
 
 // Client is one of a zone's transfer-clients (an ltm dns nameserver): the
-// address a transfer may go to, and the key its request must be signed
-// with (nil: unsigned).
+// address a transfer may go to, the port its NOTIFY goes to, and the key
+// its request must be signed with (nil: unsigned).
 type Client struct {
 	Addr netip.Addr
+	Port uint16
 	Key  *Key
 }
 
@@ -182,4 +184,59 @@ func (z *Zone) xfrRefused() {
 	z.mu.Lock()
 	z.st.TransfersOutRefused++
 	z.mu.Unlock()
+}
+
+// notifyTimeout bounds the wait for a transfer client's answer to a
+// NOTIFY; notifyTries the tries (RFC 1996 4.3: it is sent again when
+// unanswered) [M].
+var notifyTimeout, notifyTries = time.Second, 3
+
+// notifyClients tells the zone's transfer-clients that the copy has a
+// new serial, soa (RFC 1996), each over UDP at its port, signed with its key,
+// from the store's source address; it does not wait for them.
+func (z *Zone) notifyClients(cfg *ZoneConfig, soa *dns.SOA) {
+	for _, c := range cfg.TransferClients {
+		if c.Port == 0 {
+			continue
+		}
+		go z.notifyClient(cfg.Name, c, soa)
+	}
+}
+
+func (z *Zone) notifyClient(zone string, c Client, soa *dns.SOA) {
+	n := new(dns.Msg)
+	n.SetNotify(zone)
+	n.Authoritative = true
+	n.Answer = []dns.RR{soa} // the new serial (RFC 1996 3.7)
+	cl := &dns.Client{Net: "udp", Timeout: notifyTimeout}
+	if src := z.s.opts.Source; src.IsValid() && src.Is4() == c.Addr.Is4() {
+		cl.Dialer = &net.Dialer{Timeout: notifyTimeout, LocalAddr: &net.UDPAddr{IP: src.AsSlice()}}
+	}
+	if c.Key != nil {
+		cl.TsigSecret = map[string]string{c.Key.Name: c.Key.Secret}
+	}
+	to := netip.AddrPortFrom(c.Addr, c.Port).String()
+	var err error
+	for range notifyTries {
+		select {
+		case <-z.stop:
+			return
+		default:
+		}
+		if c.Key != nil {
+			n.SetTsig(c.Key.Name, c.Key.Algorithm, 300, time.Now().Unix())
+		}
+		var r *dns.Msg
+		if r, _, err = cl.Exchange(n, to); err == nil {
+			z.mu.Lock()
+			z.st.NotifiesSent++
+			z.mu.Unlock()
+			if r.Rcode != dns.RcodeSuccess {
+				z.s.opts.Logger.Warn("DNS Express NOTIFY refused", "zone", zone, "client", to, "rcode", dns.RcodeToString[r.Rcode])
+			}
+			return
+		}
+		n.Extra = nil // signed again on the next try
+	}
+	z.s.opts.Logger.Warn("DNS Express NOTIFY unanswered", "zone", zone, "client", to, "err", err)
 }
