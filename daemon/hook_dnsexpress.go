@@ -145,19 +145,49 @@ func expressZone(cfg *objects.Config, o *objects.Object) (dnsexpress.ZoneConfig,
 	if key == "" || key == "none" {
 		key = nsKey
 	}
-	if key != "" && key != "none" {
-		k := cfg.Lookup(schema, []string{dnsTSIGKey.Key()}, objects.FullPath("/Common", key))
-		if k == nil {
-			return z, objects.NotFound(dnsTSIGKey, key)
+	var err error
+	if z.Key, err = expressKey(cfg, key); err != nil {
+		return z, err
+	}
+	// transfer-clients: the secondaries a process-xfr listener answers,
+	// each signed with its nameserver's tsig-key.
+	for _, ns := range cfg.Effective(o, "transfer-clients").List {
+		n := cfg.Lookup(schema, []string{dnsNameserver.Key()}, objects.FullPath("/Common", ns))
+		if n == nil {
+			return z, objects.NotFound(dnsNameserver, ns)
 		}
-		secret := e(dnsTSIGKey, k, "secret")
-		if _, err := base64.StdEncoding.DecodeString(secret); err != nil || secret == "" || secret == "none" {
-			return z, objects.Invalid("ltm dns tsig-key %s: the secret is not base64", k.Name)
+		a, err := netip.ParseAddr(strings.Split(e(dnsNameserver, n, "address"), "%")[0])
+		if err != nil {
+			return z, objects.Invalid("ltm dns nameserver %s: address %q is not an IP address", n.Name, e(dnsNameserver, n, "address"))
 		}
-		kbase := k.Name[strings.LastIndexByte(k.Name, '/')+1:]
-		z.Key = &dnsexpress.Key{Name: strings.ToLower(dns.Fqdn(kbase)), Algorithm: dnsexpress.Algorithm(e(dnsTSIGKey, k, "algorithm")), Secret: secret}
+		port, err := strconv.ParseUint(e(dnsNameserver, n, "port"), 10, 16)
+		if err != nil || port == 0 {
+			return z, objects.Invalid("ltm dns nameserver %s: port %q is not a port (1-65535)", n.Name, e(dnsNameserver, n, "port"))
+		}
+		k, err := expressKey(cfg, e(dnsNameserver, n, "tsig-key"))
+		if err != nil {
+			return z, err
+		}
+		z.TransferClients = append(z.TransferClients, dnsexpress.Client{Addr: a.Unmap(), Port: uint16(port), Key: k})
 	}
 	return z, nil
+}
+
+// expressKey is the ltm dns tsig-key of that name, nil for none.
+func expressKey(cfg *objects.Config, key string) (*dnsexpress.Key, error) {
+	if key == "" || key == "none" {
+		return nil, nil
+	}
+	k := cfg.Lookup(schema, []string{dnsTSIGKey.Key()}, objects.FullPath("/Common", key))
+	if k == nil {
+		return nil, objects.NotFound(dnsTSIGKey, key)
+	}
+	secret := dnsTSIGKey.MustProp("secret").Effective(cfg, k)
+	if _, err := base64.StdEncoding.DecodeString(secret); err != nil || secret == "" || secret == "none" {
+		return nil, objects.Invalid("ltm dns tsig-key %s: the secret is not base64", k.Name)
+	}
+	kbase := k.Name[strings.LastIndexByte(k.Name, '/')+1:]
+	return &dnsexpress.Key{Name: strings.ToLower(dns.Fqdn(kbase)), Algorithm: dnsexpress.Algorithm(dnsTSIGKey.MustProp("algorithm").Effective(cfg, k)), Secret: secret}, nil
 }
 
 // expressChange is the zones of one commit.

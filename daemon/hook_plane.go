@@ -33,6 +33,8 @@ type planeHook struct {
 func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	h := &planeHook{e: e, p: p}
 	e.attachHSL(p)
+	// The dns profiles' logging (translate_dns.go) sends through the publishers.
+	p.SetDNSLogSender(e.rules.rt.hsl.sendPublisher)
 	e.rules.rt.flows.p.Store(p) // FLOWTABLE:: (hook_flowtable.go)
 	if err := e.AddHook(h); err != nil {
 		return err

@@ -45,6 +45,12 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		Unhandled:    e("unhandled-query-action"),
 		NoProcessRD:  e("process-rd") == "no",
 		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
+		ProcessXfr:   e("process-xfr") == "yes",
+	}
+	if e("enable-logging") == "yes" {
+		if d.Log = t.dnsLogging(dp, e("log-profile")); d.Log == nil {
+			return t.refuse("profile %s: enable-logging yes needs a log-profile (ltm profile dns-logging)", dp.Name)
+		}
 	}
 	switch mode := e("dns64"); mode {
 	case "secondary", "immediate", "v4-only":
@@ -97,4 +103,40 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.DNS = d
 	return true
+}
+
+var profileDNSLogging = schema.MustKind("ltm profile dns-logging")
+
+// dnsLogging is the ltm profile dns-logging of that name as a dns profile
+// with enable-logging yes logs through it; nil when there is none. A
+// logging profile without a log-publisher logs nothing.
+func (t *translator) dnsLogging(dp *objects.Object, name string) *dataplane.DNSLog {
+	if name == "" || name == "none" {
+		return nil
+	}
+	lp := t.cfg.Lookup(t.s, []string{profileDNSLogging.Key()}, name)
+	if lp == nil {
+		return nil
+	}
+	e := func(prop string) string { return profileDNSLogging.MustProp(prop).Effective(t.cfg, lp) }
+	l := &dataplane.DNSLog{
+		Name:           lp.Name,
+		Hostname:       "openltm",
+		Query:          e("enable-query-logging") == "yes",
+		Response:       e("enable-response-logging") == "yes",
+		CompleteAnswer: e("include-complete-answer") == "yes",
+		QueryID:        e("include-query-id") == "yes",
+		Source:         e("include-source") == "yes",
+		Timestamp:      e("include-timestamp") == "yes",
+		View:           e("include-view") == "yes",
+	}
+	if pub := e("log-publisher"); pub != "" && pub != "none" {
+		l.Publisher = objects.FullPath("/Common", pub)
+	}
+	if gs := t.cfg.Get(sysGlobal, ""); gs != nil {
+		if h := sysGlobalHostname.Str(gs); h != "" {
+			l.Hostname = h
+		}
+	}
+	return l
 }

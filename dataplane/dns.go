@@ -15,6 +15,7 @@ import (
 type (
 	DNSProfile = config.DNSProfile
 	DNSCache   = config.DNSCache
+	DNSLog     = config.DNSLog
 )
 
 // prepareDNS makes the services of cfg's dns profiles, one per virtual
@@ -42,6 +43,13 @@ func (p *Plane) SetDNSAnswerer(a dnsvs.Answerer) { p.dns.SetAnswerer(a) }
 // SetDNSExpress hands the NOTIFYs that come to virtuals with a dns
 // profile (enable-dns-express) to DNS Express; nil takes it away.
 func (p *Plane) SetDNSExpress(x gslb.Express) { p.dns.SetExpress(x) }
+
+// SetDNSLogSender lets the dns profiles' logging profiles send their
+// lines through the running configuration's log publishers; nil drops
+// them.
+func (p *Plane) SetDNSLogSender(send func(publisher string, line []byte) bool) {
+	p.dns.SetLogSender(send)
+}
 
 // DNSCacheLen is how many answers the named DNS cache keeps; -1 when no
 // virtual uses it.

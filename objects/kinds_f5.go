@@ -710,14 +710,25 @@ enable-hardware-response-cache yn no
 enable-logging yn no
 enable-odoh yn no
 enable-rapid-response yn no
-log-profile str none
+log-profile ref ltm+profile+dns-logging none
 process-rd yn yes
 process-xfr yn no
 rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
-			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec"),
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr", "enable-logging", "log-profile"),
+		actOn(profileKind("dns-logging", "", `
+enable-query-logging yn yes
+enable-response-logging yn no
+include-complete-answer yn yes
+include-query-id yn no
+include-source yn yes
+include-timestamp yn yes
+include-view yn yes
+log-publisher ref sys+log-config+publisher none
+`), "F5 ltm profile dns-logging: a dns profile's queries and responses, logged through a log publisher (dataplane/dnsvs)",
+			"enable-query-logging", "enable-response-logging", "include-complete-answer", "include-query-id", "include-source", "include-timestamp", "include-view", "log-publisher"),
 		actOn(pk("ltm dns dnssec key", "DNSSEC Key", "", tmshRef("ltm dns dnssec key")+vocab, dnssecKeyRows),
 			"F5 ltm dns dnssec key: a zone-signing or key-signing key the GSLB signs a dnssec zone's answers with (dataplane/dnssec)",
 			"algorithm", "bit-width", "certificate-file", "enabled", "expiration-period", "key-file", "key-management", "key-type",
@@ -752,7 +763,7 @@ address ip 127.0.0.1
 port int 53
 route-domain str 0
 tsig-key ref ltm+dns+tsig-key none
-`), "F5 ltm dns nameserver: the primary a DNS Express zone transfers from", "address", "port", "tsig-key"),
+`), "F5 ltm dns nameserver: the primary a DNS Express zone transfers from, or a secondary it transfers to", "address", "port", "tsig-key"),
 		actOn(addrList(pk("ltm dns zone", "Zone", "", tmshRef("ltm dns zone")+vocab, `
 dns-express-allow-notify list
 dns-express-enabled yn yes
@@ -762,8 +773,8 @@ dns-express-server ref ltm+dns+nameserver none
 response-policy yn no
 server-tsig-key ref ltm+dns+tsig-key none
 transfer-clients reflist ltm+dns+nameserver
-`), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server and answered authoritatively",
-			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key"),
+`), "dns-express-allow-notify"), "F5 ltm dns zone: a DNS Express zone, transferred from its dns-express-server, answered authoritatively and transferred on to its transfer-clients",
+			"dns-express-allow-notify", "dns-express-enabled", "dns-express-notify-action", "dns-express-notify-tsig-verify", "dns-express-server", "server-tsig-key", "transfer-clients"),
 
 		actOn(profileKind("http-compression", "httpcompression", `
 allow-http-10 ed disabled

@@ -41,5 +41,9 @@ func DNSZone(w io.Writer, st dnsexpress.ZoneStats, o Options) error {
 		{"NOTIFY", ""},
 		{"Accepted", o.num(st.Notifies)},
 		{"Rejected", o.num(st.NotifyRejected)},
+		{"Transfers to Clients", ""},
+		{"Answered", o.num(st.TransfersOut)},
+		{"Refused", o.num(st.TransfersOutRefused)},
+		{"NOTIFY Sent", o.num(st.NotifiesSent)},
 	})
 }

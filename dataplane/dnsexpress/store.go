@@ -32,6 +32,9 @@ type ZoneConfig struct {
 	NotifyAction string         // consume, bypass or repeat
 	AllowNotify  []netip.Addr   // beside Server's address
 	VerifyNotify bool           // dns-express-notify-tsig-verify
+	// TransferClients are the secondaries a listener with process-xfr
+	// yes transfers the copy to (xfrout.go).
+	TransferClients []Client
 }
 
 // Options are a store's settings.
@@ -94,6 +97,12 @@ type ZoneStats struct {
 	Failures       uint64
 	Notifies       uint64 // accepted NOTIFYs
 	NotifyRejected uint64
+	// TransfersOut are the AXFR and IXFR answered to transfer-clients,
+	// TransfersOutRefused those refused (REFUSED, NOTAUTH).
+	TransfersOut        uint64
+	TransfersOutRefused uint64
+	// NotifiesSent are the NOTIFYs transfer-clients answered.
+	NotifiesSent uint64
 }
 
 // Apply makes cfgs the store's zones: a zone that stays keeps its copy
@@ -173,7 +182,8 @@ func sameKey(a, b *Key) bool {
 
 func sameConfig(a, b *ZoneConfig) bool {
 	return a.Name == b.Name && a.Server == b.Server && sameKey(a.Key, b.Key) && a.Enabled == b.Enabled &&
-		a.NotifyAction == b.NotifyAction && slices.Equal(a.AllowNotify, b.AllowNotify) && a.VerifyNotify == b.VerifyNotify
+		a.NotifyAction == b.NotifyAction && slices.Equal(a.AllowNotify, b.AllowNotify) && a.VerifyNotify == b.VerifyNotify &&
+		slices.EqualFunc(a.TransferClients, b.TransferClients, func(x, y Client) bool { return x.Addr == y.Addr && x.Port == y.Port && sameKey(x.Key, y.Key) })
 }
 
 // Answer is the authoritative reply to r, whose one question's name is
@@ -320,6 +330,7 @@ func (z *Zone) refresh() time.Duration {
 	if d != have {
 		z.data.Store(d)
 		z.save(d)
+		z.notifyClients(cfg, d.SOA())
 		z.s.opts.Logger.Info("DNS Express zone transferred", "zone", cfg.Name, "how", how, "serial", d.SOA().Serial, "records", d.Count())
 	}
 	return max(seconds(d.SOA().Refresh), minWait)

@@ -49,7 +49,8 @@ const DefaultMaxConcurrent = 1024
 type Engine struct {
 	log *slog.Logger
 	ans atomic.Pointer[answerer]
-	x   atomic.Pointer[express] // DNS Express's NOTIFYs (express.go)
+	x   atomic.Pointer[express]   // DNS Express's NOTIFYs (express.go)
+	out atomic.Pointer[logSender] // the logging profiles' publishers (dnslog.go)
 
 	mu     sync.Mutex
 	caches map[string]*Cache
@@ -91,7 +92,7 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 			}
 			stats[p.Name] = st
 		}
-		s := &Service{e: e, p: p, max: DefaultMaxConcurrent, st: st}
+		s := &Service{e: e, p: p, max: DefaultMaxConcurrent, st: st, log: newLogger(e, p.Log)}
 		if c := p.Cache; c != nil {
 			cache := keep[c.Name]
 			if cache == nil {

@@ -28,6 +28,7 @@ type Service struct {
 
 	inflight atomic.Int64 // queries waiting for a member
 	max      int64
+	log      *logger // nil without enable-logging (dnslog.go)
 }
 
 // Cache is the service's cache, nil for none (shows, tests).
@@ -134,6 +135,9 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 		return
 	}
+	if s.log != nil {
+		s.log.query(r, client, local)
+	}
 	vr, m, send, done := s.request(snap, r, client.Addr(), local, true)
 	if done {
 		if send {
@@ -204,6 +208,9 @@ func (s *Service) sendUDP(vs *state.Virtual, conn *net.UDPConn, client netip.Add
 	if err != nil {
 		return
 	}
+	if s.log != nil {
+		s.log.response(m, client)
+	}
 	if n, err := conn.WriteToUDPAddrPort(out, client); err == nil {
 		vs.Stats.Out(n, 1)
 	}
@@ -237,6 +244,15 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		if err := r.Unpack(b); err != nil {
 			return
 		}
+		if s.log != nil {
+			s.log.query(r, client, local)
+		}
+		if s.p.ProcessXfr && isXfr(r) {
+			if !s.transfer(vs, c, r, b, client.Addr(), idle) {
+				return
+			}
+			continue
+		}
 		m, send := s.answerTCP(vs, snap, r, b, client, local)
 		if !send {
 			continue
@@ -244,6 +260,9 @@ func (s *Service) ServeTCP(vs *state.Virtual, snap *state.VirtualSnap, c *net.TC
 		out, err := m.Pack()
 		if err != nil {
 			continue
+		}
+		if s.log != nil {
+			s.log.response(m, client)
 		}
 		frame := make([]byte, 2+len(out))
 		binary.BigEndian.PutUint16(frame, uint16(len(out)))

@@ -907,6 +907,26 @@ type DNSProfile struct {
 	// the pool carries the client's address in an EDNS client subnet
 	// option (RFC 7871).
 	ClientSubnet bool
+	// ProcessXfr is process-xfr yes: an AXFR or IXFR over TCP is answered
+	// from DNS Express to the zone's transfer-clients.
+	ProcessXfr bool
+	// Log is enable-logging yes with log-profile NAME: the queries and
+	// responses logged through the logging profile's publisher; nil for
+	// none.
+	Log *DNSLog
+}
+
+// DNSLog is an ltm profile dns-logging as a dns profile uses it.
+type DNSLog struct {
+	// Name is the logging profile's full path; Publisher its
+	// log-publisher's; Hostname what each line names the system by.
+	Name, Publisher, Hostname string
+	// Query and Response are enable-query-logging and
+	// enable-response-logging.
+	Query, Response bool
+	// CompleteAnswer, QueryID, Source, Timestamp and View are the
+	// include-* settings: what each line carries.
+	CompleteAnswer, QueryID, Source, Timestamp, View bool
 }
 
 // DNSCache is an ltm dns cache transparent or resolver: answers from the
