@@ -80,8 +80,9 @@ func TestTCPPacingSocketOptions(t *testing.T) {
 	}
 }
 
-// TestTCPProxyBufferLow: behind a member that reads nothing, a loop flow
-// waiting on the member's socket has moved its wake-up to
+// TestTCPProxyBufferLow: behind a member that reads nothing, a flow
+// (on the loops, a rule's or a stream profile's goroutines) waiting on
+// the member's socket has moved its wake-up to
 // proxy-buffer-low (TCP_NOTSENT_LOWAT twice low, read back while it
 // waits), and gives it proxy-buffer-high back once the member read
 // everything; without proxy-buffer-low the socket keeps high throughout.
@@ -95,75 +96,83 @@ func TestTCPProxyBufferLow(t *testing.T) {
 		{"proxy-buffer-low", &TCPSide{SendBuffer: 1 << 20, NotSentLowat: high, NotSentLow: low}, 2 * low},
 		{"high only", &TCPSide{SendBuffer: 1 << 20, NotSentLowat: high}, high},
 	}
-	for i, tc := range cases {
-		vsAddr := "127.14.10." + strconv.Itoa(i+11) + ":8000"
-		member := "127.14.11." + strconv.Itoa(i+11) + ":9000"
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			start := make(chan struct{})
-			got := make(chan int64, 1)
-			from := make(chan netip.AddrPort, 1)
-			closeMember(t, member, func(c *net.TCPConn) string {
-				from <- netip.MustParseAddrPort(c.RemoteAddr().String())
+	// The event loops, and goroutine flows: a rule's, a stream profile's.
+	paths := tcpOptsPaths(t)
+	paths["rules"] = func(v *Virtual) { v.Rules, _ = compileRules(t, "when CLIENT_ACCEPTED { set seen 1 }") }
+	nets := map[string][2]string{"loop": {"127.14.10.", "127.14.11."}, "rules": {"127.51.3.", "127.51.4."}, "goroutine": {"127.51.5.", "127.51.6."}}
+	for _, pname := range []string{"loop", "rules", "goroutine"} {
+		for i, tc := range cases {
+			vsAddr := nets[pname][0] + strconv.Itoa(i+11) + ":8000"
+			member := nets[pname][1] + strconv.Itoa(i+11) + ":9000"
+			path := paths[pname]
+			t.Run(pname+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				start := make(chan struct{})
+				got := make(chan int64, 1)
+				from := make(chan netip.AddrPort, 1)
+				closeMember(t, member, func(c *net.TCPConn) string {
+					from <- netip.MustParseAddrPort(c.RemoteAddr().String())
+					select {
+					case <-start:
+					case <-time.After(20 * time.Second):
+					}
+					n, _ := io.Copy(io.Discard, io.LimitReader(c, 4<<20))
+					got <- n
+					return "read"
+				})
+				p, _ := newPlane(t)
+				cfg := basic(vsAddr, member)
+				cfg.Virtuals["/Common/vs"].ServerTCP = tc.server
+				path(cfg.Virtuals["/Common/vs"])
+				mustApply(t, p, cfg)
+				c := dialVS(t, vsAddr)
+				go c.c.Write(make([]byte, 4<<20))
+				var local netip.AddrPort
 				select {
-				case <-start:
+				case local = <-from:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the member got no connection")
+				}
+				fd := proxySocket(t, local, ap(member))
+				lowat := func() int {
+					v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return v
+				}
+				// Wait until the flow waits on the member: its queue stops
+				// moving.
+				last, same := uint32(0), 0
+				for i := 0; i < 200 && same < 5; i++ {
+					time.Sleep(20 * time.Millisecond)
+					ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ti.Notsent_bytes == last && last > 0 {
+						same++
+					} else {
+						last, same = ti.Notsent_bytes, 0
+					}
+				}
+				if v := lowat(); v != tc.waiting {
+					t.Errorf("TCP_NOTSENT_LOWAT %d while the flow waits (%d bytes unsent), want %d", v, last, tc.waiting)
+				}
+				close(start)
+				select {
+				case n := <-got:
+					if n != 4<<20 {
+						t.Fatalf("the member read %d bytes, want %d", n, 4<<20)
+					}
 				case <-time.After(20 * time.Second):
+					t.Fatal("the member did not get every byte")
 				}
-				n, _ := io.Copy(io.Discard, io.LimitReader(c, 4<<20))
-				got <- n
-				return "read"
+				if v := lowat(); v != high {
+					t.Errorf("TCP_NOTSENT_LOWAT %d once the member read everything, want %d", v, high)
+				}
 			})
-			p, _ := newPlane(t)
-			cfg := basic(vsAddr, member)
-			cfg.Virtuals["/Common/vs"].ServerTCP = tc.server
-			mustApply(t, p, cfg)
-			c := dialVS(t, vsAddr)
-			go c.c.Write(make([]byte, 4<<20))
-			var local netip.AddrPort
-			select {
-			case local = <-from:
-			case <-time.After(5 * time.Second):
-				t.Fatal("the member got no connection")
-			}
-			fd := proxySocket(t, local, ap(member))
-			lowat := func() int {
-				v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return v
-			}
-			// Wait until the flow waits on the member: its queue stops
-			// moving.
-			last, same := uint32(0), 0
-			for i := 0; i < 200 && same < 5; i++ {
-				time.Sleep(20 * time.Millisecond)
-				ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ti.Notsent_bytes == last && last > 0 {
-					same++
-				} else {
-					last, same = ti.Notsent_bytes, 0
-				}
-			}
-			if v := lowat(); v != tc.waiting {
-				t.Errorf("TCP_NOTSENT_LOWAT %d while the flow waits (%d bytes unsent), want %d", v, last, tc.waiting)
-			}
-			close(start)
-			select {
-			case n := <-got:
-				if n != 4<<20 {
-					t.Fatalf("the member read %d bytes, want %d", n, 4<<20)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the member did not get every byte")
-			}
-			if v := lowat(); v != high {
-				t.Errorf("TCP_NOTSENT_LOWAT %d once the member read everything, want %d", v, high)
-			}
-		})
+		}
 	}
 }
 

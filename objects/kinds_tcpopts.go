@@ -54,7 +54,7 @@ var socketRows = map[string][]socketRow{
 		{"md5-signature", 0, 0, "enabled: RFC 2385 signatures (TCP_MD5SIG) with md5-signature-passphrase on the side's sockets: the listener for clientside, member connections for serverside"},
 		{"md5-signature-passphrase", 0, 0, "the MD5 signature key, 1 to 80 characters (kept encrypted with the master key)"},
 		{"proxy-buffer-high", 1, 1 << 30, "bytes the side's sockets may queue unsent before reading from the other side stops (TCP_NOTSENT_LOWAT); reading resumes below half of it, or below proxy-buffer-low when set; left at the default, the send buffer's bound"},
-		{"proxy-buffer-low", 1, 1 << 30, "bytes below which the side's unsent queue lets reading from the other side resume (on the event loops); not above proxy-buffer-high; left at the default, half of proxy-buffer-high"},
+		{"proxy-buffer-low", 1, 1 << 30, "bytes below which the side's unsent queue lets reading from the other side resume (L4 flows without TLS); not above proxy-buffer-high; left at the default, half of proxy-buffer-high"},
 		{"rate-pace", 0, 0, "enabled with rate-pace-max-rate: the side's sockets send at most that rate (SO_MAX_PACING_RATE)"},
 		{"rate-pace-max-rate", 0, 1<<32 - 2, "bytes per second the side's sockets may send with rate-pace enabled (SO_MAX_PACING_RATE, kernel pacing); 0: no bound"},
 		{"mptcp", 0, 0, "enabled: Multipath TCP (IPPROTO_MPTCP) on the side's sockets, the virtual's listener for clientside, member connections for serverside; plain TCP peers are served as before; passthrough is kept and acted on as disabled"},

@@ -77,6 +77,8 @@ func TestTranscripts(t *testing.T) {
 			"holdmember": cmdHoldMember, "memberends": cmdMemberEnds, "halfclose": cmdHalfClose,
 			// Multipath TCP and pacing as a client sees them (tcppace_test.go).
 			"sockinfo": cmdSockInfo, "httphalfclose": cmdHTTPHalfClose,
+			// An HTTP/2 client that stops reading (tcph2_test.go).
+			"h2stall": cmdH2Stall,
 			// A geolocation database (geoip_cmds_test.go).
 			"mmdb": cmdMMDB,
 			// An OCSP responder (ocsp_cmds_test.go).

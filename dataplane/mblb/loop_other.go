@@ -48,3 +48,5 @@ func (e *Engine) Loopable() bool { return false }
 func zeroWindowFD(int) bool          { return false }
 func connZeroWindow(c net.Conn) bool { return false }
 func connFD(c net.Conn) int          { return -1 }
+
+func connInfo(net.Conn) (closeWait, zw, open bool) { return false, false, true }

@@ -2,6 +2,9 @@ package mblb
 
 import (
 	"errors"
+	"fmt"
+	"net"
+	"sync"
 	"time"
 )
 
@@ -95,5 +98,102 @@ func (sc *serverConn) zeroWindow(d time.Duration, now int64) {
 	if now-sc.zwAt >= int64(d) {
 		sc.e.logf("mblb: %s %s took nothing for %v (zero window), reset", sc.leg.Member.Name, sc.leg.Remote, d)
 		sc.fail(ErrZeroWindow)
+	}
+}
+
+// SocketTimers runs the engine's close timers on a client socket whose
+// bytes the engine does not read itself (an HTTP/2 client's: its
+// streams reach the engine on pipes, so neither its FIN nor its window
+// is seen by a session). It ticks on a timer of its own.
+type SocketTimers struct {
+	c     net.Conn
+	ct    CloseTimers
+	tick  time.Duration
+	name  string
+	reset func()
+	e     *Engine
+
+	mu    sync.Mutex
+	t     *time.Timer
+	finAt time.Time // when the client's FIN was first seen (CLOSE-WAIT)
+	zwAt  time.Time // when its zero window was first seen
+	done  bool
+}
+
+// WatchSocket starts the engine's close timers on client socket c:
+// close-wait-timeout after the client's FIN while the socket is still
+// open (answers owed), zero-window-timeout while it holds bytes for a
+// zero window. reset is called once, from the timer's goroutine, when
+// one runs out; it should reset c. Nil (and nothing started) when the
+// engine runs no timers, so that an unset profile costs one test.
+func (e *Engine) WatchSocket(c net.Conn, name string, reset func()) *SocketTimers {
+	ct := e.cfg.Close
+	if ct.AfterFIN <= 0 && ct.ZeroWindow <= 0 {
+		return nil
+	}
+	tick := closeTick
+	for _, d := range []time.Duration{ct.AfterFIN, ct.ZeroWindow} {
+		if d > 0 && d/4 < tick {
+			tick = max(d/4, 10*time.Millisecond)
+		}
+	}
+	st := &SocketTimers{c: c, ct: ct, tick: tick, name: name, reset: reset, e: e}
+	st.mu.Lock()
+	st.t = time.AfterFunc(tick, st.run)
+	st.mu.Unlock()
+	return st
+}
+
+// Stop ends the timers (the client's end); st may be nil.
+func (st *SocketTimers) Stop() {
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.done = true
+	st.t.Stop()
+	st.mu.Unlock()
+}
+
+// run is one tick.
+func (st *SocketTimers) run() {
+	st.mu.Lock()
+	if st.done {
+		st.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	closeWait, zw, open := connInfo(st.c)
+	var why string
+	switch {
+	case !open:
+		st.done = true
+	case st.ct.AfterFIN > 0 && closeWait:
+		if st.finAt.IsZero() {
+			st.finAt = now
+		} else if now.Sub(st.finAt) >= st.ct.AfterFIN {
+			why = fmt.Sprintf("half-closed for %v with answers owed", st.ct.AfterFIN)
+		}
+	}
+	if why == "" && open && st.ct.ZeroWindow > 0 {
+		switch {
+		case !zw:
+			st.zwAt = time.Time{}
+		case st.zwAt.IsZero():
+			st.zwAt = now
+		case now.Sub(st.zwAt) >= st.ct.ZeroWindow:
+			why = fmt.Sprintf("took nothing for %v (zero window)", st.ct.ZeroWindow)
+		}
+	}
+	if why != "" {
+		st.done = true
+	}
+	if !st.done {
+		st.t.Reset(st.tick)
+	}
+	st.mu.Unlock()
+	if why != "" {
+		st.e.logf("mblb: client %s %s, reset", st.name, why)
+		st.reset()
 	}
 }

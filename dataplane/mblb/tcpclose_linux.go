@@ -13,11 +13,27 @@ import (
 // zeroWindowFD reports whether fd holds bytes its peer advertises no
 // room for: a zero send window with data not yet sent (TCP_INFO).
 func zeroWindowFD(fd int) bool {
+	_, zw := tcpInfoFD(fd)
+	return zw
+}
+
+// tcpCloseWait is Linux's TCP_CLOSE_WAIT (tcpi_state).
+const tcpCloseWait = 8
+
+// tcpInfoFD reads fd's TCP_INFO once: whether its peer's FIN came
+// (CLOSE-WAIT) and whether it holds bytes for a zero window.
+func tcpInfoFD(fd int) (closeWait, zw bool) {
 	ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
 	if err != nil {
-		return false
+		return false, false
 	}
-	return ti.Snd_wnd == 0 && ti.Notsent_bytes > 0
+	return ti.State == tcpCloseWait, ti.Snd_wnd == 0 && ti.Notsent_bytes > 0
+}
+
+// connInfo is tcpInfoFD of c's socket; open is false once c is closed.
+func connInfo(c net.Conn) (closeWait, zw, open bool) {
+	err := rawsock.Control(c, func(fd int) error { closeWait, zw = tcpInfoFD(fd); return nil })
+	return closeWait, zw, err == nil
 }
 
 // connZeroWindow is zeroWindowFD of a goroutine connection's socket.

@@ -668,7 +668,12 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 		w    int
 		werr error
 	)
+	low := pr.lowSide(up) // proxy-buffer-low of dst's side, nil: none (tcpopts.go)
 	writeFn := func(fd uintptr) bool {
+		if werr == errLowWait { // woken below proxy-buffer-low
+			werr = nil
+			low.LowResume(int(fd))
+		}
 		for w < n {
 			k, err := rawsock.Write(int(fd), (*buf)[w:n])
 			if err == syscall.EINTR {
@@ -677,6 +682,11 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			if err != nil {
 				if err != syscall.EAGAIN {
 					werr = err
+				} else if low != nil {
+					// dst is full: wait here, woken below low.
+					werr = errLowWait
+					low.LowWait(int(fd))
+					return false
 				}
 				break
 			}
@@ -748,7 +758,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full && pr.clone == nil { // a clone copies every byte: no splice
+		if full && pr.clone == nil && low == nil { // a clone copies every byte, proxy-buffer-low waits here: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}

@@ -173,7 +173,13 @@ func (pr *proxied) writeOut(dst *net.TCPConn, b []byte, up bool, sc *serverConn)
 	if len(b) == 0 {
 		return true
 	}
-	n, err := dst.Write(b)
+	var n int
+	var err error
+	if low := pr.lowSide(up); low != nil { // tcpopts.go
+		n, err = lowWrite(dst, low, b)
+	} else {
+		n, err = dst.Write(b)
+	}
 	if up {
 		pr.cloneSent(b[:n]) // clone.go
 		sc.out(n, state.Packets(n))

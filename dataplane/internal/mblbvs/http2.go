@@ -208,7 +208,17 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		run(sess, e, lr)
 		return g, nil
 	}
+	// The tcp profile's close timers: the engine's sessions read pipes,
+	// so the client's socket is watched here (nil when none is set).
+	var st *mblb.SocketTimers
+	if mv.close != (mblb.CloseTimers{}) {
+		st = mv.eng.WatchSocket(c, c.RemoteAddr().String(), func() {
+			c.SetLinger(0)
+			c.Close() // the gateway's reads and writes fail: it ends
+		})
+	}
 	h2gw.Serve(conn, &h.Config, dial)
+	st.Stop()
 	c.Close()
 	mu.Lock()
 	if gw != nil { // no stream came
