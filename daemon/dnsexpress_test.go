@@ -113,27 +113,7 @@ func TestDNSExpressZone(t *testing.T) {
 			"example.com. 300 IN NS ns1.example.com.\nns1.example.com. 300 IN A 127.32.2.53\nwww.example.com. 300 IN A 127.32.2.80\n"
 	)
 	primary := startXFRPrimary(t, "127.32.2.53:5310", "xfer-key.", secret, v1)
-	e := openTest(t, t.TempDir())
-	t.Cleanup(func() { e.Close() })
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	t.Cleanup(func() { p.Close() })
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
-	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { g.Close() })
-	stopG, err := e.AttachGSLB(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopG)
-	x := dnsexpress.New(dnsexpress.Options{Logger: e.Logger(), Source: netip.MustParseAddr("127.32.2.100")})
-	stopX, err := e.AttachDNSExpress(x, g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopX)
-	s := e.NewSession("admin").(*Session)
+	x, s := dnsExpressEngine(t, "127.32.2.100")
 
 	// Refused: what is missing, what is in use, what cannot be acted on;
 	// nothing of a refused line is kept.
@@ -276,4 +256,33 @@ func TestDNSExpressZone(t *testing.T) {
 	if got := xAsk(t, "udp", "127.32.2.100", "127.32.2.2:5310", query("www.example.com.", dns.TypeA)); got != "REFUSED" {
 		t.Errorf("a deleted zone: %q, want REFUSED", got)
 	}
+}
+
+// dnsExpressEngine is an engine with a dataplane, a GSLB and a DNS
+// Express store attached, the store transferring from source, and an
+// admin session: what the DNS Express, transfer-out and DNS logging
+// tests each begin with.
+func dnsExpressEngine(t *testing.T, source string) (*dnsexpress.Store, *Session) {
+	t.Helper()
+	e := openTest(t, t.TempDir())
+	t.Cleanup(func() { e.Close() })
+	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
+	t.Cleanup(func() { p.Close() })
+	if err := e.AttachDataplane(p); err != nil {
+		t.Fatal(err)
+	}
+	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { g.Close() })
+	stopG, err := e.AttachGSLB(g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopG)
+	x := dnsexpress.New(dnsexpress.Options{Logger: e.Logger(), Source: netip.MustParseAddr(source)})
+	stopX, err := e.AttachDNSExpress(x, g, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopX)
+	return x, e.NewSession("admin").(*Session)
 }

@@ -2,20 +2,13 @@ package daemon
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
-	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-
-	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/dataplane/dnsexpress"
-	"github.com/openltm/openltm/dataplane/gslb"
 )
 
 // xfrIn transfers zone from addr over TCP from src (an IXFR from serial
@@ -141,27 +134,7 @@ func TestDNSExpressTransferOut(t *testing.T) {
 	go sec.ListenAndServe()
 	<-started
 	t.Cleanup(func() { sec.Shutdown() })
-	e := openTest(t, t.TempDir())
-	t.Cleanup(func() { e.Close() })
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	t.Cleanup(func() { p.Close() })
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
-	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { g.Close() })
-	stopG, err := e.AttachGSLB(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopG)
-	x := dnsexpress.New(dnsexpress.Options{Logger: e.Logger(), Source: netip.MustParseAddr("127.50.3.100")})
-	stopX, err := e.AttachDNSExpress(x, g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopX)
-	s := e.NewSession("admin").(*Session)
+	x, s := dnsExpressEngine(t, "127.50.3.100")
 
 	if _, err := run(t, s, "create ltm dns zone example.net transfer-clients { nosuch }"); !strings.Contains(err, "01020036") {
 		t.Errorf("a missing transfer client: %q, want 01020036", err)

@@ -1,20 +1,13 @@
 package daemon
 
 import (
-	"io"
-	"log/slog"
 	"net"
-	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
-
-	"github.com/openltm/openltm/dataplane"
-	"github.com/openltm/openltm/dataplane/dnsexpress"
-	"github.com/openltm/openltm/dataplane/gslb"
 )
 
 func TestDNSLogging(t *testing.T) {
@@ -26,27 +19,7 @@ func TestDNSLogging(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sink.Close() })
-	e := openTest(t, t.TempDir())
-	t.Cleanup(func() { e.Close() })
-	p := dataplane.New(dataplane.Options{Logger: e.Logger()})
-	t.Cleanup(func() { p.Close() })
-	if err := e.AttachDataplane(p); err != nil {
-		t.Fatal(err)
-	}
-	g := gslb.New(gslb.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	t.Cleanup(func() { g.Close() })
-	stopG, err := e.AttachGSLB(g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopG)
-	x := dnsexpress.New(dnsexpress.Options{Logger: e.Logger(), Source: netip.MustParseAddr("127.50.5.100")})
-	stopX, err := e.AttachDNSExpress(x, g, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopX)
-	s := e.NewSession("admin").(*Session)
+	x, s := dnsExpressEngine(t, "127.50.5.100")
 
 	for _, r := range []struct{ cmd, want string }{
 		{"create ltm profile dns bad enable-logging yes log-profile nosuch", "01020036"},
