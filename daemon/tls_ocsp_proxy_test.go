@@ -56,23 +56,7 @@ func TestOCSPProxyServerPoolValidator(t *testing.T) {
 		"create ltm virtual vs destination 127.36.41.1:443 pool p profiles replace-all-with { tcp stapled }",
 	)
 	cfg := &tls.Config{RootCAs: pki.roots, ServerName: "app.example"}
-	staple := func(want bool) {
-		t.Helper()
-		n := 0
-		for i := 0; i < 50; i++ { // an exchange starts at commit
-			c, err := tls.DialWithDialer(clientDialer, "tcp", "127.36.41.1:443", cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n = len(c.ConnectionState().OCSPResponse)
-			c.Close()
-			if (n > 0) == want && (want || i >= 10) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("stapled %d bytes, want a staple: %v", n, want)
-	}
+	staple := func(want bool) { t.Helper(); waitStaple(t, "127.36.41.1:443", cfg, want) }
 	staple(false) // the system's resolver does not know the name
 	out, errOut := run(t, s, "modify sys crypto cert-validator ocsp v proxy-server-pool proxies")
 	if errOut != "" || strings.Contains(out, "not acted on") || strings.Contains(out, "does not act on") {

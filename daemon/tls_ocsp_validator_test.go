@@ -57,23 +57,7 @@ func TestOCSPValidatorSettings(t *testing.T) {
 		"create ltm virtual vs destination 127.13.28.1:443 pool p profiles replace-all-with { tcp stapled }",
 	)
 	cfg := &tls.Config{RootCAs: pki.roots, ServerName: "app.example"}
-	staple := func(want bool) {
-		t.Helper()
-		n := 0
-		for i := 0; i < 50; i++ { // an exchange starts at commit
-			c, err := tls.DialWithDialer(clientDialer, "tcp", "127.13.28.1:443", cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n = len(c.ConnectionState().OCSPResponse)
-			c.Close()
-			if (n > 0) == want && (want || i >= 10) {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Fatalf("stapled %d bytes, want a staple: %v", n, want)
-	}
+	staple := func(want bool) { t.Helper(); waitStaple(t, "127.13.28.1:443", cfg, want) }
 	staple(true)
 	mustRun(t, s, "modify sys crypto cert-validator ocsp v strict-resp-cert-check enabled")
 	staple(false)
@@ -134,4 +118,25 @@ func TestOCSPValidatorSettings(t *testing.T) {
 	if req := r.LastRequest(); !bytes.Contains(req, []byte("signer.example")) {
 		t.Fatalf("the last request does not name the signer (%d bytes)", len(req))
 	}
+}
+
+// waitStaple dials addr until its handshakes carry an OCSP staple (want)
+// or, ten tries on, still carry none (!want): a validator's exchange
+// starts at commit and its answer comes a moment later.
+func waitStaple(t *testing.T, addr string, cfg *tls.Config, want bool) {
+	t.Helper()
+	n := 0
+	for i := 0; i < 50; i++ {
+		c, err := tls.DialWithDialer(clientDialer, "tcp", addr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = len(c.ConnectionState().OCSPResponse)
+		c.Close()
+		if (n > 0) == want && (want || i >= 10) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s stapled %d bytes, want a staple: %v", addr, n, want)
 }
