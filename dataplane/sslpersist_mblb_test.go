@@ -70,27 +70,7 @@ func TestSSLPersistenceMessageVirtuals(t *testing.T) {
 				t.Helper()
 				return askTLS(t, vsAddr, roots, cache, row.version, row.http)
 			}
-			var firsts []string
-			for u := 0; u < 2; u++ {
-				cache := tls.NewLRUClientSessionCache(4)
-				first, resumed := ask(cache)
-				if resumed {
-					t.Fatalf("user %d resumed on its first connection", u)
-				}
-				firsts = append(firsts, first)
-				for j := 0; j < 4; j++ {
-					got, resumed := ask(cache)
-					if !resumed {
-						t.Fatalf("user %d, connection %d: not resumed", u, j+2)
-					}
-					if got != first {
-						t.Fatalf("user %d, connection %d: %q, its session began on %q", u, j+2, got, first)
-					}
-				}
-			}
-			if firsts[0] == firsts[1] {
-				t.Fatalf("both sessions began on %q: round robin should have split them", firsts[0])
-			}
+			twoSessionsStick(t, ask, 4)
 			recs := records(p, persist.Filter{Mode: persist.SSLSessionID})
 			if len(recs) != 2 {
 				t.Fatalf("%d ssl records, want 2", len(recs))

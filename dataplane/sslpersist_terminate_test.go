@@ -74,27 +74,7 @@ func TestSSLPersistenceClientSSL(t *testing.T) {
 				}
 				return strings.TrimSpace(line), c.ConnectionState().DidResume
 			}
-			var firsts []string
-			for u := 0; u < 2; u++ {
-				cache := tls.NewLRUClientSessionCache(4)
-				first, resumed := ask(cache)
-				if resumed {
-					t.Fatalf("user %d resumed on its first connection", u)
-				}
-				firsts = append(firsts, first)
-				for j := 0; j < 3; j++ {
-					got, resumed := ask(cache)
-					if !resumed {
-						t.Fatalf("user %d, connection %d: not resumed", u, j+2)
-					}
-					if got != first {
-						t.Fatalf("user %d, connection %d: %q, its session began on %q", u, j+2, got, first)
-					}
-				}
-			}
-			if firsts[0] == firsts[1] {
-				t.Fatalf("both sessions began on %q: round robin should have split them", firsts[0])
-			}
+			twoSessionsStick(t, ask, 3)
 			// One record per session, in mode ssl-session-id.
 			if n := len(records(p, persist.Filter{Mode: persist.SSLSessionID})); n != 2 {
 				t.Fatalf("%d ssl records, want 2", n)
@@ -109,5 +89,34 @@ func TestSSLPersistenceClientSSL(t *testing.T) {
 				t.Fatalf("new sessions all went to %v", seen)
 			}
 		})
+	}
+}
+
+// twoSessionsStick has two users, each with a session cache of its own,
+// connect through ask: each one's first connection makes a session and
+// its next resumes connections resume it on the member that first served
+// it, and round robin gives the two sessions different members.
+func twoSessionsStick(t *testing.T, ask func(tls.ClientSessionCache) (string, bool), resumes int) {
+	t.Helper()
+	var firsts []string
+	for u := 0; u < 2; u++ {
+		cache := tls.NewLRUClientSessionCache(4)
+		first, resumed := ask(cache)
+		if resumed {
+			t.Fatalf("user %d resumed on its first connection", u)
+		}
+		firsts = append(firsts, first)
+		for j := 0; j < resumes; j++ {
+			got, resumed := ask(cache)
+			if !resumed {
+				t.Fatalf("user %d, connection %d: not resumed", u, j+2)
+			}
+			if got != first {
+				t.Fatalf("user %d, connection %d: %q, its session began on %q", u, j+2, got, first)
+			}
+		}
+	}
+	if firsts[0] == firsts[1] {
+		t.Fatalf("both sessions began on %q: round robin should have split them", firsts[0])
 	}
 }
