@@ -3,11 +3,13 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"log/slog"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,6 +143,25 @@ func dialFrom(t *testing.T, src, vs string) *client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return &client{t: t, c: c.(*net.TCPConn), r: bufio.NewReader(c)}
+}
+
+// unanswered dials vs and sends msg, reporting whether the virtual refused
+// the client: a reset may reach the dialer before connect returns (a rule
+// that resets in CLIENT_ACCEPTED races the handshake's last step), so a
+// dial reset counts as a refusal as much as a reset after the message.
+func unanswered(t *testing.T, vs, msg string) bool {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", vs, 2*time.Second)
+	if err != nil {
+		if errors.Is(err, syscall.ECONNRESET) {
+			return true
+		}
+		t.Fatalf("dial %s: %v", vs, err)
+	}
+	defer c.Close()
+	k := &client{t: t, c: c.(*net.TCPConn), r: bufio.NewReader(c)}
+	_, err = k.ask(msg)
+	return err != nil
 }
 
 // ask sends one message and returns the answer line ("" and the error when
