@@ -13,13 +13,6 @@ import (
 	"github.com/miekg/dns"
 )
 
-// Names tells the signer which record types a name of the zone has, so
-// that a NODATA answer's NSEC lists them and a validating resolver that
-// reuses it (RFC 8198) denies only what is truly absent.
-type Names interface {
-	TypesAt(name string) []uint16
-}
-
 // Signer signs the answers of a commit's zones. It is safe for
 // concurrent use; its signature cache and key generations are shared by
 // every query.
@@ -198,12 +191,13 @@ func (s *Signer) DNSKEYs(apex string) []dns.RR {
 }
 
 // Sign completes m, the answer to its question, for a zone the Signer
-// holds: a DNSKEY query at the apex is answered with the zone's keys
-// (with or without do); with do, every RRset of the zone in the answer
-// and authority sections gets its RRSIGs and a negative answer its NSEC
-// records. Anything else is left as it was. names says which types a
-// name has (for NODATA); an OPT record at the end of m.Extra stays last.
-// The caller truncates afterwards.
+// holds: DNSKEY and NSEC3PARAM queries at the apex are answered with the
+// zone's records (with or without do); with do, every RRset of a signed
+// zone in the three sections gets its RRSIGs, a negative answer its
+// NSEC3 records and a referral its DS or the proof that there is none.
+// Anything else is left as it was. names says what the zone holds (for
+// the denials); an OPT record at the end of m.Extra stays last. The
+// caller truncates afterwards.
 func (s *Signer) Sign(m *dns.Msg, do bool, names Names) {
 	if len(m.Question) != 1 {
 		return
@@ -216,15 +210,20 @@ func (s *Signer) Sign(m *dns.Msg, do bool, names Names) {
 	}
 	now := s.kr.Now()
 	set := s.keys(z, now)
-	if qname == z.apex && q.Qtype == dns.TypeDNSKEY && (m.Rcode == dns.RcodeSuccess || m.Rcode == dns.RcodeNameError || m.Rcode == dns.RcodeRefused) {
-		// The keys answer even where no static zone holds the apex
-		// (REFUSED): they are the zone's. Copies, so that a rule editing
-		// the answer afterwards leaves the key set alone.
+	if qname == z.apex && (q.Qtype == dns.TypeDNSKEY || q.Qtype == dns.TypeNSEC3PARAM) &&
+		(m.Rcode == dns.RcodeSuccess || m.Rcode == dns.RcodeNameError || m.Rcode == dns.RcodeRefused) {
+		// The zone's own records answer even where no static zone holds
+		// the apex (REFUSED). Copies, so that a rule editing the answer
+		// afterwards leaves the key set alone.
 		m.Rcode = dns.RcodeSuccess
 		m.Authoritative = true
 		m.Answer = m.Answer[:0]
-		for _, k := range set.dnskeys {
-			m.Answer = append(m.Answer, dns.Copy(k))
+		if q.Qtype == dns.TypeDNSKEY {
+			for _, k := range set.dnskeys {
+				m.Answer = append(m.Answer, dns.Copy(k))
+			}
+		} else {
+			m.Answer = append(m.Answer, nsec3Param(z.apex))
 		}
 		m.Ns = m.Ns[:0]
 	}
@@ -239,18 +238,28 @@ func (s *Signer) Sign(m *dns.Msg, do bool, names Names) {
 	}
 	switch {
 	case m.Rcode == dns.RcodeNameError && soa != nil:
-		m.Ns = append(m.Ns, s.nxdomain(z, qname, soa)...)
+		m.Ns = append(m.Ns, nxdomain(z.apex, qname, minTTL(soa), names)...)
 	case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0 && soa != nil:
-		m.Ns = append(m.Ns, nodata(qname, qname == z.apex, minTTL(soa), names))
+		if n := matching(z.apex, qname, minTTL(soa), typesAt(qname, qname == z.apex, names)); n != nil {
+			m.Ns = append(m.Ns, n)
+		}
 	case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 0 && !m.Authoritative:
-		// A referral to an unsigned child: prove it has no DS.
+		// A referral: the child's DS records, or the proof it has none.
 		if cut := delegation(m.Ns, z.apex); cut != "" {
-			m.Ns = append(m.Ns, &dns.NSEC{Hdr: dns.RR_Header{Name: cut, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: m.Ns[0].Header().Ttl},
-				NextDomain: "\\000." + cut, TypeBitMap: []uint16{dns.TypeNS, dns.TypeRRSIG, dns.TypeNSEC}})
+			var ds []dns.RR
+			if names != nil {
+				ds = names.RRset(cut, dns.TypeDS)
+			}
+			if len(ds) > 0 {
+				m.Ns = append(m.Ns, ds...)
+			} else if n := noDS(z.apex, cut, m.Ns[0].Header().Ttl); n != nil {
+				m.Ns = append(m.Ns, n)
+			}
 		}
 	}
 	m.Answer = s.signSection(z, set, m.Answer, now, q.Qtype == dns.TypeDNSKEY && qname == z.apex)
 	m.Ns = s.signSection(z, set, m.Ns, now, false)
+	m.Extra = s.signExtra(z, m, names, now)
 }
 
 // delegation is the owner of the NS RRset of a referral below apex.
@@ -270,109 +279,72 @@ func minTTL(soa *dns.SOA) uint32 {
 	return min(soa.Hdr.Ttl, soa.Minttl)
 }
 
-// nxdomain is the denial of a name that does not exist: an NSEC covering
-// the name, from just before it to just after it ("white lies", RFC
-// 4470), and one covering the wildcard at its parent, which the proof
-// takes as the closest encloser. Nothing is added when the name has no
-// predecessor to write (a first label of one zero octet).
-func (s *Signer) nxdomain(z *zone, qname string, soa *dns.SOA) []dns.RR {
-	ttl := minTTL(soa)
-	parent := z.apex
-	if i, end := dns.NextLabel(qname, 0); !end && qname != z.apex {
-		parent = qname[i:]
-	}
-	cover := covering(qname, ttl)
-	wild := covering("*."+parent, ttl)
-	if cover == nil || wild == nil {
-		return nil
-	}
-	if dns.CanonicalName(cover.Hdr.Name) == dns.CanonicalName(wild.Hdr.Name) {
-		return []dns.RR{cover}
-	}
-	return []dns.RR{cover, wild}
-}
-
-// covering is an NSEC whose span holds name, its descendants, and as
-// little else as can be written: from the name with its first label's
-// last octet lowered (and \255 appended) to the name with \000
-// appended to its first label. A next name below the name itself would
-// tell a validator the name is an empty non-terminal. The owner claims
-// only RRSIG and NSEC.
-func covering(name string, ttl uint32) *dns.NSEC {
-	labels := dns.SplitDomainName(strings.ToLower(name))
-	if len(labels) == 0 {
-		return nil
-	}
-	first := []byte(unescape(labels[0]))
-	rest := "."
-	if len(labels) > 1 {
-		rest = "." + strings.Join(labels[1:], ".") + "."
-	}
-	var prev []byte
-	switch last := first[len(first)-1]; {
-	case last > 0:
-		prev = append(append(first[:len(first)-1:len(first)-1], last-1), 0xff)
-	case len(first) > 1:
-		prev = first[:len(first)-1]
-	default:
-		return nil
-	}
-	if len(prev) > 63 {
-		prev = prev[:63]
-	}
-	if len(first) >= 63 {
-		return nil // no room for the \000 after it
-	}
-	next := append(first[:len(first):len(first)], 0)
-	return &dns.NSEC{Hdr: dns.RR_Header{Name: escape(prev) + rest, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
-		NextDomain: escape(next) + rest, TypeBitMap: []uint16{dns.TypeRRSIG, dns.TypeNSEC}}
-}
-
-// nodata is the NSEC of a name that exists without the type asked: its
-// types (those names gives, and RRSIG and NSEC, and DNSKEY at the apex),
-// next name just after it.
-func nodata(qname string, apex bool, ttl uint32, names Names) *dns.NSEC {
-	types := []uint16{dns.TypeRRSIG, dns.TypeNSEC}
-	if apex {
-		types = append(types, dns.TypeDNSKEY)
-	}
-	if names != nil {
-		types = append(types, names.TypesAt(qname)...)
-	}
-	sortTypes(&types)
-	return &dns.NSEC{Hdr: dns.RR_Header{Name: qname, Rrtype: dns.TypeNSEC, Class: dns.ClassINET, Ttl: ttl},
-		NextDomain: "\\000." + qname, TypeBitMap: types}
-}
-
-func sortTypes(ts *[]uint16) {
-	xs := *ts
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
-	out := xs[:0]
-	for i, t := range xs {
-		if i == 0 || t != xs[i-1] {
-			out = append(out, t)
-		}
-	}
-	*ts = out
-}
-
 // signSection appends the RRSIGs of each RRset of the zone in rrs:
-// delegation NS records (the child's) and glue are not signed, nor
-// RRSIGs. dnskey says the section is the DNSKEY RRset, which the
-// key-signing keys sign.
+// delegation NS records (the child's) are not signed, nor RRSIGs.
+// dnskey says the section is the DNSKEY RRset, which the key-signing
+// keys sign.
 func (s *Signer) signSection(z *zone, set *keySet, rrs []dns.RR, now time.Time, dnskey bool) []dns.RR {
+	return s.signRRsets(rrs, now, func(name string, t uint16) (*zone, *keySet, []signerGen) {
+		if !dns.IsSubDomain(z.apex, name) || t == dns.TypeNS && name != z.apex {
+			return nil, nil, nil
+		}
+		if dnskey && t == dns.TypeDNSKEY {
+			return z, set, set.ksk
+		}
+		return z, set, set.zsk
+	})
+}
+
+// signExtra signs the additional section (RFC 4035 §3.1.1): the RRsets of
+// any zone the Signer holds, by that zone's keys, except glue, the
+// addresses of names at or below a delegation cut, which are the child's
+// (§3.1.4). The OPT record stays last.
+func (s *Signer) signExtra(z *zone, m *dns.Msg, names Names, now time.Time) []dns.RR {
+	extra := m.Extra
+	var opt []dns.RR
+	if n := len(extra); n > 0 && extra[n-1].Header().Rrtype == dns.TypeOPT {
+		extra, opt = extra[:n-1], extra[n-1:]
+	}
+	if len(extra) == 0 {
+		return m.Extra
+	}
+	opt = append([]dns.RR(nil), opt...) // extra's appends may overwrite it
+	cut := delegation(m.Ns, z.apex)
+	extra = s.signRRsets(extra, now, func(name string, t uint16) (*zone, *keySet, []signerGen) {
+		zz := s.zoneFor(name)
+		if zz == nil || t == dns.TypeNS && name != zz.apex || belowCut(zz.apex, name, cut, names) {
+			return nil, nil, nil
+		}
+		set := s.keys(zz, now)
+		return zz, set, set.zsk
+	})
+	return append(extra, opt...)
+}
+
+// belowCut says name is at or below a delegation of the zone at apex: the
+// message's referral cut, or a name with NS records between name and
+// apex.
+func belowCut(apex, name, cut string, names Names) bool {
+	for n := name; n != apex; {
+		if n == cut || names != nil && hasType(names.TypesAt(n), dns.TypeNS) {
+			return true
+		}
+		i, end := dns.NextLabel(n, 0)
+		if end {
+			break
+		}
+		n = n[i:]
+	}
+	return false
+}
+
+// signRRsets appends the RRSIGs of each RRset in rrs that signer (given
+// the RRset's lower-case owner and type) names a zone for.
+func (s *Signer) signRRsets(rrs []dns.RR, now time.Time, signer func(name string, t uint16) (*zone, *keySet, []signerGen)) []dns.RR {
 	n := len(rrs)
 	for i := 0; i < n; i++ {
 		h := rrs[i].Header()
 		if h.Rrtype == dns.TypeRRSIG || h.Rrtype == dns.TypeOPT {
-			continue
-		}
-		name := strings.ToLower(h.Name)
-		if !dns.IsSubDomain(z.apex, name) || h.Rrtype == dns.TypeNS && name != z.apex {
 			continue
 		}
 		// The RRset: the records of this name and type, once.
@@ -386,15 +358,15 @@ func (s *Signer) signSection(z *zone, set *keySet, rrs []dns.RR, now time.Time, 
 		if !first {
 			continue
 		}
+		z, set, gens := signer(strings.ToLower(h.Name), h.Rrtype)
+		if z == nil {
+			continue
+		}
 		var rrset []dns.RR
 		for j := i; j < n; j++ {
 			if hj := rrs[j].Header(); hj.Rrtype == h.Rrtype && strings.EqualFold(hj.Name, h.Name) {
 				rrset = append(rrset, rrs[j])
 			}
-		}
-		gens := set.zsk
-		if dnskey && h.Rrtype == dns.TypeDNSKEY {
-			gens = set.ksk
 		}
 		rrs = append(rrs, s.sigs(z, set, gens, rrset, now)...)
 	}
@@ -488,48 +460,4 @@ func ecdsaPublic(pub *ecdsa.PublicKey) (string, error) {
 		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(b[1:]), nil
-}
-
-// unescape turns a presentation-format label into its octets.
-func unescape(label string) string {
-	if !strings.ContainsRune(label, '\\') {
-		return label
-	}
-	var b []byte
-	for i := 0; i < len(label); i++ {
-		c := label[i]
-		if c == '\\' && i+1 < len(label) {
-			if i+3 < len(label) && isDigit(label[i+1]) && isDigit(label[i+2]) && isDigit(label[i+3]) {
-				b = append(b, byte(int(label[i+1]-'0')*100+int(label[i+2]-'0')*10+int(label[i+3]-'0')))
-				i += 3
-				continue
-			}
-			i++
-			c = label[i]
-		}
-		b = append(b, c)
-	}
-	return string(b)
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// escape writes octets as a presentation-format label.
-func escape(b []byte) string {
-	var sb strings.Builder
-	for _, c := range b {
-		switch {
-		case c == '.' || c == '\\' || c == '"' || c == '(' || c == ')' || c == ';' || c == '@' || c == '$':
-			sb.WriteByte('\\')
-			sb.WriteByte(c)
-		case c < '!' || c > '~':
-			sb.WriteByte('\\')
-			sb.WriteByte('0' + c/100)
-			sb.WriteByte('0' + c/10%10)
-			sb.WriteByte('0' + c%10)
-		default:
-			sb.WriteByte(c)
-		}
-	}
-	return sb.String()
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -48,9 +49,23 @@ func zoneKeys(t *testing.T) []ZoneConfig {
 	}}}
 }
 
-type names map[string][]uint16
+// names is a zone's contents as the signer asks for them.
+type names struct {
+	types map[string][]uint16
+	ents  []string // empty non-terminals
+	ds    map[string][]dns.RR
+}
 
-func (n names) TypesAt(name string) []uint16 { return n[name] }
+func (n names) TypesAt(name string) []uint16 { return n.types[name] }
+func (n names) Exists(name string) bool {
+	return len(n.types[name]) > 0 || slices.Contains(n.ents, name)
+}
+func (n names) RRset(name string, t uint16) []dns.RR {
+	if t == dns.TypeDS {
+		return n.ds[name]
+	}
+	return nil
+}
 
 func rr(t *testing.T, s string) dns.RR {
 	t.Helper()
@@ -132,24 +147,6 @@ func verifyAll(t *testing.T, rrs []dns.RR, keys map[uint16]*dns.DNSKEY, now time
 	return n
 }
 
-// canonicalLess is RFC 4034 6.1's order of names.
-func canonicalLess(a, b string) bool {
-	la, lb := dns.SplitDomainName(strings.ToLower(a)), dns.SplitDomainName(strings.ToLower(b))
-	for i, j := len(la)-1, len(lb)-1; i >= 0 || j >= 0; i, j = i-1, j-1 {
-		if i < 0 {
-			return j >= 0
-		}
-		if j < 0 {
-			return false
-		}
-		x, y := unescape(la[i]), unescape(lb[j])
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
-
 func TestSign(t *testing.T) {
 	kr, clk := testRing(t)
 	s, err := kr.Build(zoneKeys(t), nil)
@@ -158,28 +155,58 @@ func TestSign(t *testing.T) {
 	}
 	keys := chain(t, s, "example.com.", clk.t)
 	soa := "example.com. 3600 IN SOA ns1.example.com. hostmaster.example.com. 1 7200 900 1209600 300"
-	zone := names{"www.example.com.": {dns.TypeA}, "example.com.": {dns.TypeSOA, dns.TypeNS}}
+	ds := rr(t, "signed.example.com. 3600 IN DS 12345 13 2 "+strings.Repeat("AB", 32))
+	zone := names{types: map[string][]uint16{
+		"www.example.com.":      {dns.TypeA},
+		"example.com.":          {dns.TypeSOA, dns.TypeNS, dns.TypeMX},
+		"ns1.example.com.":      {dns.TypeA},
+		"deep.er.example.com.":  {dns.TypeTXT},
+		"sub.example.com.":      {dns.TypeNS},
+		"ns.sub.example.com.":   {dns.TypeA},
+		"signed.example.com.":   {dns.TypeNS, dns.TypeDS},
+		"mail.sub.example.com.": {dns.TypeA},
+	}, ents: []string{"er.example.com."}, ds: map[string][]dns.RR{"signed.example.com.": {ds}}}
 	for _, tt := range []struct {
-		name      string
-		q         *dns.Msg
-		rcode     int
-		answer    []string
-		ns        []string
-		do        bool
-		wantSigs  int
-		wantNSEC  int
-		wantTypes []uint16 // the NODATA NSEC's bitmap
+		name     string
+		q        *dns.Msg
+		rcode    int
+		answer   []string
+		ns       []string
+		extra    []string
+		do       bool
+		wantSigs int // RRSIGs, every one verified
+		// the NSEC3 records: NXDOMAIN's closest encloser, NODATA's and
+		// a referral's matching record with its bitmap
+		wantNSEC3 int
+		encloser  string
+		wantTypes []uint16
+		unsigned  []string // owners in the additional section left unsigned
 	}{
 		{name: "A with DO", q: query("www.example.com.", dns.TypeA), answer: []string{"www.example.com. 30 IN A 192.0.2.1", "www.example.com. 30 IN A 192.0.2.2"}, do: true, wantSigs: 1},
 		{name: "question case kept", q: query("WwW.Example.com.", dns.TypeA), answer: []string{"WwW.Example.com. 30 IN A 192.0.2.1"}, do: true, wantSigs: 1},
 		{name: "no DO, no signature", q: query("www.example.com.", dns.TypeA), answer: []string{"www.example.com. 30 IN A 192.0.2.1"}},
 		{name: "out of the zone", q: query("www.example.net.", dns.TypeA), answer: []string{"www.example.net. 30 IN A 192.0.2.1"}, do: true},
 		{name: "CNAME out of the zone", q: query("alias.example.com.", dns.TypeA), answer: []string{"alias.example.com. 30 IN CNAME www.example.net.", "www.example.net. 30 IN A 192.0.2.9"}, do: true, wantSigs: 1},
-		{name: "NXDOMAIN", q: query("nothing.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 3, wantNSEC: 2},
-		{name: "NXDOMAIN two below", q: query("a.b.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 3, wantNSEC: 2},
-		{name: "NODATA", q: query("www.example.com.", dns.TypeAAAA), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC: 1, wantTypes: []uint16{dns.TypeA, dns.TypeRRSIG, dns.TypeNSEC}},
-		{name: "NODATA at the apex", q: query("example.com.", dns.TypeTXT), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC: 1, wantTypes: []uint16{dns.TypeNS, dns.TypeSOA, dns.TypeRRSIG, dns.TypeNSEC, dns.TypeDNSKEY}},
-		{name: "referral proves no DS", q: query("www.sub.example.com.", dns.TypeA), ns: []string{"sub.example.com. 3600 IN NS ns.sub.example.com."}, do: true, wantSigs: 1, wantNSEC: 1},
+		{name: "NXDOMAIN", q: query("nothing.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 4, wantNSEC3: 3, encloser: "example.com."},
+		{name: "NXDOMAIN two below", q: query("a.b.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 4, wantNSEC3: 3, encloser: "example.com."},
+		{name: "NXDOMAIN below a name", q: query("x.www.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 4, wantNSEC3: 3, encloser: "www.example.com."},
+		{name: "NXDOMAIN below an empty non-terminal", q: query("a.b.er.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 4, wantNSEC3: 3, encloser: "er.example.com."},
+		{name: "NXDOMAIN of the wildcard itself", q: query("*.example.com.", dns.TypeA), rcode: dns.RcodeNameError, ns: []string{soa}, do: true, wantSigs: 3, wantNSEC3: 2, encloser: "example.com."},
+		{name: "NODATA", q: query("www.example.com.", dns.TypeAAAA), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC3: 1, wantTypes: []uint16{dns.TypeA, dns.TypeRRSIG}},
+		{name: "NODATA at the apex", q: query("example.com.", dns.TypeTXT), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC3: 1,
+			wantTypes: []uint16{dns.TypeNS, dns.TypeSOA, dns.TypeMX, dns.TypeRRSIG, dns.TypeDNSKEY, dns.TypeNSEC3PARAM}},
+		{name: "NODATA, empty non-terminal", q: query("er.example.com.", dns.TypeA), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC3: 1, wantTypes: []uint16{}},
+		{name: "NODATA, DS of an unsigned delegation", q: query("sub.example.com.", dns.TypeDS), ns: []string{soa}, do: true, wantSigs: 2, wantNSEC3: 1, wantTypes: []uint16{dns.TypeNS}},
+		{name: "referral proves no DS", q: query("www.sub.example.com.", dns.TypeA), ns: []string{"sub.example.com. 3600 IN NS ns.sub.example.com."},
+			extra: []string{"ns.sub.example.com. 3600 IN A 192.0.2.53"}, do: true, wantSigs: 1, wantNSEC3: 1, wantTypes: []uint16{dns.TypeNS}, unsigned: []string{"ns.sub.example.com."}},
+		{name: "referral with a DS", q: query("www.signed.example.com.", dns.TypeA), ns: []string{"signed.example.com. 3600 IN NS ns.example.net."}, do: true, wantSigs: 1},
+		{name: "apex NS, addresses signed", q: query("example.com.", dns.TypeNS), answer: []string{"example.com. 3600 IN NS ns1.example.com.", "example.com. 3600 IN NS ns.sub.example.com."},
+			extra: []string{"ns1.example.com. 3600 IN A 192.0.2.53", "ns1.example.com. 3600 IN AAAA 2001:db8::53", "ns.sub.example.com. 3600 IN A 192.0.2.54"},
+			do:    true, wantSigs: 3, unsigned: []string{"ns.sub.example.com."}},
+		{name: "MX target below a cut, unsigned", q: query("example.com.", dns.TypeMX), answer: []string{"example.com. 3600 IN MX 10 mail.sub.example.com."},
+			extra: []string{"mail.sub.example.com. 3600 IN A 192.0.2.25"}, do: true, wantSigs: 1, unsigned: []string{"mail.sub.example.com."}},
+		{name: "additional record out of the zone", q: query("example.com.", dns.TypeMX), answer: []string{"example.com. 3600 IN MX 10 mx.example.net."},
+			extra: []string{"mx.example.net. 3600 IN A 192.0.2.25"}, do: true, wantSigs: 1, unsigned: []string{"mx.example.net."}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := new(dns.Msg)
@@ -192,47 +219,129 @@ func TestSign(t *testing.T) {
 			for _, s := range tt.ns {
 				m.Ns = append(m.Ns, rr(t, s))
 			}
+			for _, s := range tt.extra {
+				m.Extra = append(m.Extra, rr(t, s))
+			}
+			m.SetEdns0(1232, tt.do)
 			s.Sign(m, tt.do, zone)
-			got := verifyAll(t, m.Answer, keys, clk.t, false) + verifyAll(t, m.Ns, keys, clk.t, false)
+			got := verifyAll(t, m.Answer, keys, clk.t, false) + verifyAll(t, m.Ns, keys, clk.t, false) + verifyAll(t, m.Extra, keys, clk.t, false)
 			if got != tt.wantSigs {
 				t.Fatalf("%d signatures, want %d:\n%v", got, tt.wantSigs, m)
 			}
-			var nsecs []*dns.NSEC
-			for _, x := range m.Ns {
-				if n, ok := x.(*dns.NSEC); ok {
-					nsecs = append(nsecs, n)
+			if opt := m.IsEdns0(); opt == nil || m.Extra[len(m.Extra)-1] != opt {
+				t.Fatalf("the OPT record is not last:\n%v", m)
+			}
+			for _, x := range m.Extra {
+				if slices.Contains(tt.unsigned, strings.ToLower(x.Header().Name)) && x.Header().Rrtype == dns.TypeRRSIG {
+					t.Fatalf("glue or a record out of the zone signed: %v", x)
 				}
 			}
-			if len(nsecs) != tt.wantNSEC {
-				t.Fatalf("%d NSEC, want %d:\n%v", len(nsecs), tt.wantNSEC, m)
+			var nsec3s []*dns.NSEC3
+			for _, x := range m.Ns {
+				if x.Header().Rrtype == dns.TypeNSEC {
+					t.Fatalf("an NSEC record: %v", x)
+				}
+				if n, ok := x.(*dns.NSEC3); ok {
+					if n.Hash != dns.SHA1 || n.Flags != 0 || n.Iterations != 0 || n.Salt != "" || len(n.NextDomain) != 32 {
+						t.Fatalf("NSEC3 parameters: %v", n)
+					}
+					if n.Hdr.Ttl != 300 && tt.rcode == dns.RcodeNameError {
+						t.Fatalf("NSEC3 TTL %d, want the SOA's minimum", n.Hdr.Ttl)
+					}
+					nsec3s = append(nsec3s, n)
+				}
+			}
+			if len(nsec3s) != tt.wantNSEC3 {
+				t.Fatalf("%d NSEC3, want %d:\n%v", len(nsec3s), tt.wantNSEC3, m)
 			}
 			qname := strings.ToLower(tt.q.Question[0].Name)
+			find := func(f func(*dns.NSEC3) bool) *dns.NSEC3 {
+				for _, n := range nsec3s {
+					if f(n) {
+						return n
+					}
+				}
+				return nil
+			}
 			switch {
 			case tt.rcode == dns.RcodeNameError:
-				// One NSEC covers the name, one the wildcard at its parent.
-				i, _ := dns.NextLabel(qname, 0)
-				for _, name := range []string{qname, "*." + qname[i:]} {
-					ok := false
-					for _, n := range nsecs {
-						// Covered, and the next name not below it: that
-						// would make it an empty non-terminal.
-						if canonicalLess(n.Hdr.Name, name) && canonicalLess(name, n.NextDomain) && !dns.IsSubDomain(name, n.NextDomain) {
-							ok = true
-						}
+				// RFC 5155 7.2.2: the closest encloser matched, the next
+				// closer name and the wildcard covered, qname not matched.
+				ce := find(func(n *dns.NSEC3) bool { return n.Match(tt.encloser) })
+				if ce == nil {
+					t.Fatalf("no NSEC3 matches the closest encloser %s: %v", tt.encloser, nsec3s)
+				}
+				if slices.Contains(ce.TypeBitMap, dns.TypeNS) && !slices.Contains(ce.TypeBitMap, dns.TypeSOA) {
+					t.Fatalf("the closest encloser is a delegation: %v", ce)
+				}
+				labels := dns.SplitDomainName(qname)
+				closer := dns.Fqdn(strings.Join(labels[len(labels)-dns.CountLabel(tt.encloser)-1:], "."))
+				for _, name := range []string{closer, "*." + tt.encloser} {
+					if find(func(n *dns.NSEC3) bool { return n.Cover(name) && !n.Match(name) }) == nil {
+						t.Fatalf("no NSEC3 covers %s: %v", name, nsec3s)
 					}
-					if !ok {
-						t.Fatalf("no NSEC covers %s: %v", name, nsecs)
+				}
+				if n := find(func(n *dns.NSEC3) bool { return n.Match(qname) }); n != nil {
+					t.Fatalf("an NSEC3 matches the name denied: %v", n)
+				}
+				// Minimal: each covering span is two hashes wide.
+				for _, n := range nsec3s {
+					if n != ce && n.Cover(tt.encloser) {
+						t.Fatalf("a covering NSEC3 also covers the closest encloser: %v", n)
 					}
 				}
 			case tt.wantTypes != nil:
-				if nsecs[0].Hdr.Name != qname || !slices.Equal(nsecs[0].TypeBitMap, tt.wantTypes) {
-					t.Fatalf("NODATA NSEC %v, want %s with %v", nsecs[0], qname, tt.wantTypes)
+				name := qname
+				if cut := delegation(m.Ns, "example.com."); cut != "" {
+					name = cut
+				}
+				n := find(func(n *dns.NSEC3) bool { return n.Match(name) })
+				if n == nil || !slices.Equal(n.TypeBitMap, tt.wantTypes) {
+					t.Fatalf("NSEC3 %v, want one matching %s with %v", nsec3s, name, tt.wantTypes)
+				}
+				if n.NextDomain != b32(step(hashOf(name), 1)) {
+					t.Fatalf("the matching NSEC3 spans more than its hash: %v", n)
 				}
 			}
 			if _, err := m.Pack(); err != nil {
 				t.Fatalf("the signed answer does not pack: %v", err)
 			}
 		})
+	}
+}
+
+// NSEC3 white lies are minimal: the record matching a name spans its
+// hash alone, the one covering a name H-1 to H+1, whatever the hash
+// (wrapping around at both ends).
+func TestNSEC3Span(t *testing.T) {
+	z := strings.Repeat("00", 17)
+	f := strings.Repeat("ff", 17)
+	for _, tt := range []struct{ h, prev, next string }{
+		{"000001" + z, "000000" + f, "000001" + z[:32] + "01"},
+		{"000000" + z, "ffffff" + f, "000000" + z[:32] + "01"},
+		{"ffffff" + f, "ffffff" + f[:32] + "fe", "000000" + z},
+		{"12ffff" + f, "12ffff" + f[:32] + "fe", "130000" + z},
+		{"1200ff" + z, "1200fe" + f, "1200ff" + z[:32] + "01"},
+	} {
+		h, _ := hex.DecodeString(tt.h)
+		if prev, next := hex.EncodeToString(step(h, -1)), hex.EncodeToString(step(h, 1)); prev != tt.prev || next != tt.next {
+			t.Fatalf("%s: %s .. %s, want %s .. %s", tt.h, prev, next, tt.prev, tt.next)
+		}
+		if hex.EncodeToString(h) != tt.h {
+			t.Fatalf("step changed its argument: %x", h)
+		}
+	}
+	// Through the resolver's eyes: covering a name holds its hash and
+	// not the hashes next to it.
+	for _, name := range []string{"a.example.com.", "nothere.example.com.", "*.example.com."} {
+		c := covering("example.com.", name, 60)
+		m := matching("example.com.", name, 60, nil)
+		if !c.Cover(name) || c.Match(name) || !m.Match(name) || m.NextDomain != c.NextDomain {
+			t.Fatalf("%s: covering %v, matching %v", name, c, m)
+		}
+	}
+	if NSEC3Hash := dns.HashName("example.com.", dns.SHA1, 0, ""); !strings.EqualFold(b32(hashOf("EXAMPLE.com.")), NSEC3Hash) {
+		t.Fatalf("hash %s, want %s", b32(hashOf("EXAMPLE.com.")), NSEC3Hash)
 	}
 }
 

@@ -78,6 +78,19 @@ func (z *Zone) Count() int { return z.count }
 // name owns none. The caller must not change it.
 func (z *Zone) Set(name string) map[uint16][]dns.RR { return z.names[name] }
 
+// Exists says name (lower case) owns records or is an empty non-terminal
+// above some: what a DNSSEC denial takes for the closest encloser.
+func (z *Zone) Exists(name string) bool { return z.exists[name] }
+
+// Wildcard is the record set a wildcard gives name (RFC 4592), nil when
+// none does: the types a DNSSEC denial lists for a name answered so.
+func (z *Zone) Wildcard(name string) map[uint16][]dns.RR {
+	if z.names[name] != nil || z.exists[name] {
+		return nil
+	}
+	return z.wildcard(name)
+}
+
 // Records is the zone as a list, the SOA first, owners and types in
 // order: the base of an incremental transfer's changes and of the copy
 // kept on disk.

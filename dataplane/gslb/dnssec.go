@@ -29,12 +29,17 @@ func (s *Server) sign(p *plan, r, m *dns.Msg, udp bool) {
 }
 
 // TypesAt lists the record types a name has in the plan: a static zone's
-// records there and the types of the wide IPs of that name. The signer
-// writes them in a NODATA answer's NSEC.
+// records there (or those a wildcard gives it) and the types of the wide
+// IPs of that name. The signer
+// writes them in a NODATA answer's NSEC3.
 func (p *plan) TypesAt(name string) []uint16 {
 	var out []uint16
 	if z := p.zoneFor(name); z != nil {
-		for t := range z.Set(name) {
+		set := z.Set(name)
+		if set == nil {
+			set = z.Wildcard(name) // answered as the name, so denied as it
+		}
+		for t := range set {
 			out = append(out, t)
 		}
 	}
@@ -50,4 +55,23 @@ func (p *plan) TypesAt(name string) []uint16 {
 		}
 	}
 	return out
+}
+
+// Exists says name owns records in the plan or is an empty non-terminal
+// of a static zone: the signer's closest encloser of a name that does not
+// exist.
+func (p *plan) Exists(name string) bool {
+	if z := p.zoneFor(name); z != nil && z.Exists(name) {
+		return true
+	}
+	return len(p.TypesAt(name)) > 0
+}
+
+// RRset is a static zone's records of name and type: the DS records the
+// signer adds to a referral.
+func (p *plan) RRset(name string, t uint16) []dns.RR {
+	if z := p.zoneFor(name); z != nil {
+		return z.Set(name)[t]
+	}
+	return nil
 }

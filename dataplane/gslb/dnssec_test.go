@@ -34,7 +34,7 @@ func verifySigs(t *testing.T, sg *dnssec.Signer, m *dns.Msg) []uint16 {
 		keys[k.(*dns.DNSKEY).KeyTag()] = k.(*dns.DNSKEY)
 	}
 	var covered []uint16
-	for _, sec := range [][]dns.RR{m.Answer, m.Ns} {
+	for _, sec := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
 		for _, x := range sec {
 			sig, ok := x.(*dns.RRSIG)
 			if !ok {
@@ -83,14 +83,21 @@ func TestDNSSECAnswers(t *testing.T) {
 		want  []uint16 // types the RRSIGs cover
 	}{
 		{"wide IP", wideName, dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeA}},
-		{"wide IP, other type", wideName, dns.TypeAAAA, dns.RcodeSuccess, []uint16{dns.TypeSOA, dns.TypeNSEC}},
+		{"wide IP, other type", wideName, dns.TypeAAAA, dns.RcodeSuccess, []uint16{dns.TypeSOA, dns.TypeNSEC3}},
 		{"static record", "static.example.com.", dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeA}},
 		{"CNAME in the zone", "alias.example.com.", dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeA, dns.TypeCNAME}},
-		{"NXDOMAIN", "nothing.example.com.", dns.TypeA, dns.RcodeNameError, []uint16{dns.TypeSOA, dns.TypeNSEC, dns.TypeNSEC}},
-		{"NODATA", "static.example.com.", dns.TypeMX, dns.RcodeSuccess, []uint16{dns.TypeSOA, dns.TypeNSEC}},
-		{"referral", "www.sub.example.com.", dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeNSEC}},
+		{"NXDOMAIN", "nothing.example.com.", dns.TypeA, dns.RcodeNameError, []uint16{dns.TypeSOA, dns.TypeNSEC3, dns.TypeNSEC3, dns.TypeNSEC3}},
+		{"NXDOMAIN below an empty non-terminal", "x.er.name.example.com.", dns.TypeA, dns.RcodeNameError, []uint16{dns.TypeSOA, dns.TypeNSEC3, dns.TypeNSEC3, dns.TypeNSEC3}},
+		{"NODATA", "static.example.com.", dns.TypeMX, dns.RcodeSuccess, []uint16{dns.TypeSOA, dns.TypeNSEC3}},
+		{"NODATA, empty non-terminal", "er.name.example.com.", dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeSOA, dns.TypeNSEC3}},
+		// The glue of ns.sub.example.com is the child's: not signed.
+		{"referral", "www.sub.example.com.", dns.TypeA, dns.RcodeSuccess, []uint16{dns.TypeNSEC3}},
 		{"DNSKEY", "example.com.", dns.TypeDNSKEY, dns.RcodeSuccess, []uint16{dns.TypeDNSKEY}},
-		{"apex NS", "example.com.", dns.TypeNS, dns.RcodeSuccess, []uint16{dns.TypeNS}},
+		{"NSEC3PARAM", "example.com.", dns.TypeNSEC3PARAM, dns.RcodeSuccess, []uint16{dns.TypeNSEC3PARAM}},
+		// The addresses of the zone's own name servers and mail
+		// exchanger, in the additional section, are signed.
+		{"apex NS", "example.com.", dns.TypeNS, dns.RcodeSuccess, []uint16{dns.TypeA, dns.TypeA, dns.TypeNS}},
+		{"apex MX", "example.com.", dns.TypeMX, dns.RcodeSuccess, []uint16{dns.TypeA, dns.TypeMX}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, send := s.Answer(ask(tt.qname, tt.qtype, true), ldnsCNC, true)
@@ -106,13 +113,14 @@ func TestDNSSECAnswers(t *testing.T) {
 			if _, err := m.Pack(); err != nil {
 				t.Fatal(err)
 			}
-			// Without DO: nothing signed, and (the DNSKEY query aside)
+			// Without DO: nothing signed, and (the zone's DNSKEY and
+			// NSEC3PARAM aside)
 			// what a GSLB without a signer answers.
 			m, _ = s.Answer(ask(tt.qname, tt.qtype, false), ldnsCNC, true)
 			if got := verifySigs(t, sg, m); len(got) != 0 {
 				t.Fatalf("signed without DO: %v", m)
 			}
-			if tt.qtype != dns.TypeDNSKEY {
+			if tt.qtype != dns.TypeDNSKEY && tt.qtype != dns.TypeNSEC3PARAM {
 				p, _ := plain.Answer(ask(tt.qname, tt.qtype, false), ldnsCNC, true)
 				if len(p.Answer) != len(m.Answer) || len(p.Ns) != len(m.Ns) || p.Rcode != m.Rcode {
 					t.Fatalf("unsigned answer differs:\n%v\nfrom\n%v", m, p)
