@@ -374,6 +374,8 @@ var (
 	wideipFailRcode      = gtmWideIPA.MustProp("failure-rcode")
 	wideipFailTTL        = gtmWideIPA.MustProp("failure-rcode-ttl")
 	wideipMinimal        = gtmWideIPA.MustProp("minimal-response")
+	wideipPreferECS      = gtmWideIPA.MustProp("topology-prefer-edns0-client-subnet")
+	wideipDecisionLog    = gtmWideIPA.MustProp("load-balancing-decision-log-verbosity")
 	regionMembers        = gtmRegion.MustProp("region-members")
 	topologyOrder        = gtmTopology.MustProp("order")
 	topologyScore        = gtmTopology.MustProp("score")

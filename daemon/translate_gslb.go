@@ -449,6 +449,22 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 			FailureRcode:    failureRcodes[t.e(o, wideipFailRcode)],
 			FailureTTL:      uint32(atoi(t.e(o, wideipFailTTL))),
 			FullResponse:    t.e(o, wideipMinimal) == "disabled",
+
+			TopologyPreferECS: t.e(o, wideipPreferECS) == "enabled",
+		}
+		if v := wideipDecisionLog.Get(o); v != nil {
+			var words []string
+			for _, x := range v.List {
+				if x != "none" {
+					words = append(words, x)
+				}
+			}
+			dl, err := gslb.ParseDecisionLog(words)
+			if err != nil {
+				t.fail("The wide IP (%s): %v.", o.Name, err)
+				return
+			}
+			w.DecisionLog = dl
 		}
 		if v := wideipAliases.Get(o); v != nil {
 			for _, a := range v.List {

@@ -156,6 +156,8 @@ func gtmKinds() []*Kind {
 		help(ed("minimal-response", "enabled"), "disabled: answers carry the zone's NS records and their addresses too"),
 		num("persist-cidr-ipv4", "32"),
 		num("persist-cidr-ipv6", "128"),
+		help(ed("topology-prefer-edns0-client-subnet", "disabled"), "enabled: topology scores the address of the query's EDNS0 client subnet instead of the LDNS's"),
+		help(&Prop{Name: "load-balancing-decision-log-verbosity", Type: TList}, "steps of each decision logged: pool-selection pool-traversal pool-member-selection pool-member-traversal"),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}

@@ -354,6 +354,17 @@ type WideIP struct {
 	// an answer and their addresses to the additional one
 	// (minimal-response disabled).
 	FullResponse bool
+	// TopologyPreferECS is topology-prefer-edns0-client-subnet enabled:
+	// a resolver that forwards its client's subnet (EDNS0 Client Subnet,
+	// RFC 7871) is served for where that client is, not where the
+	// resolver is, so topology (pool and member level, the records' LDNS
+	// side and its geolocation) scores the subnet's address; the answer
+	// echoes the option with the source prefix as its scope.
+	TopologyPreferECS bool
+	// DecisionLog is load-balancing-decision-log-verbosity: which steps
+	// of each decision the server log gets, for tuning a wide IP without
+	// a packet capture; 0 logs nothing.
+	DecisionLog DecisionLog
 	// Rules are the wide IP's iRules, in order: DNS_REQUEST for each A
 	// query of its names, before load balancing; `pool`, `cname`, `host`,
 	// `DNS::return` and `DNS::drop` there decide the answer.

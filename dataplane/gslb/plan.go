@@ -260,6 +260,7 @@ type wideIP struct {
 	cidr4      int
 	cidr6      int
 	rules      *rules.Program // nil without rules
+	dlog       DecisionLog    // load-balancing-decision-log-verbosity
 }
 
 type wipPool struct {
@@ -574,6 +575,7 @@ func compile(cfg *Config) (*plan, error) {
 			persistTTL: wc.PersistTTL,
 			cidr4:      wc.PersistCIDR4,
 			cidr6:      wc.PersistCIDR6,
+			dlog:       wc.DecisionLog,
 		}
 		if !poolLBModes[w.mode] {
 			return nil, typeErr("wideip", wc.Type, w.full, "pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", w.mode)

@@ -388,15 +388,22 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 	opt := r.IsEdns0()
 	client := src
 	var ecs *dns.EDNS0_SUBNET
+	var ecsAddr netip.Addr
 	if opt != nil {
 		for _, o := range opt.Option {
 			if e, ok := o.(*dns.EDNS0_SUBNET); ok {
 				ecs = e
 			}
 		}
-		if ecs != nil && p.settings.UseClientSubnet {
-			if a, ok := netip.AddrFromSlice(ecs.Address); ok && a.IsValid() {
-				client = a.Unmap()
+		if ecs != nil {
+			// The answer's own copy: its scope is 0 until a topology
+			// score reads the subnet (request.topoClient).
+			e := *ecs
+			e.SourceScope = 0
+			ecs = &e
+			ecsAddr = ecsClient(ecs)
+			if ecsAddr.IsValid() && p.settings.UseClientSubnet {
+				client = ecsAddr
 			}
 		}
 	}
@@ -426,7 +433,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		if w.cfg.Disabled {
 			return s.unresolved(p, m, qname, q, opt, ecs, udp, w), true
 		}
-		rq := request{plan: p, ldns: src, client: client, now: s.now()}
+		rq := request{plan: p, ldns: src, client: client, topoAddr: client, now: s.now()}
+		if ecsAddr.IsValid() && (w.cfg.TopologyPreferECS || client == ecsAddr) {
+			rq.topoAddr, rq.ecs = ecsAddr, ecs
+		}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
 		if rc != nil && w.rules != nil {
@@ -545,6 +555,38 @@ func (s *Server) returnToDNS(p *plan, m *dns.Msg, qname string, q dns.Question, 
 	return s.finishMsg(m, opt, ecs, udp)
 }
 
+// ecsClient is the address of a client subnet option's source prefix,
+// invalid when the option does not ask to be used: a source prefix of 0
+// (the resolver keeps its client private, RFC 7871 7.1.2), an unknown
+// family, or a prefix longer than the family's address.
+func ecsClient(e *dns.EDNS0_SUBNET) netip.Addr {
+	if e.SourceNetmask == 0 {
+		return netip.Addr{}
+	}
+	a, ok := netip.AddrFromSlice(e.Address)
+	if !ok {
+		return netip.Addr{}
+	}
+	switch e.Family {
+	case 1:
+		a = a.Unmap()
+		if !a.Is4() || e.SourceNetmask > 32 {
+			return netip.Addr{}
+		}
+	case 2:
+		if a.Is4() || e.SourceNetmask > 128 {
+			return netip.Addr{}
+		}
+	default:
+		return netip.Addr{}
+	}
+	pfx, err := a.Prefix(int(e.SourceNetmask))
+	if err != nil {
+		return netip.Addr{}
+	}
+	return pfx.Addr()
+}
+
 // udpSize is how large a UDP answer may be for a query with opt (nil:
 // without EDNS).
 func udpSize(opt *dns.OPT) int {
@@ -565,8 +607,7 @@ func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp 
 			o.SetDo()
 		}
 		if ecs != nil {
-			e := *ecs
-			e.SourceScope = 0
+			e := *ecs // the scope stays as the decision set it
 			o.Option = append(o.Option, &e)
 		}
 		m.Extra = append(m.Extra, o)
