@@ -117,6 +117,19 @@ type Host struct {
 	// LimitMaxConnections caps the sum of its virtual servers' current
 	// connections; 0 means no limit.
 	LimitMaxConnections int64
+	// Resource limits (limit-cpu-usage, limit-mem-avail, limit-max-bps,
+	// limit-max-pps, each with its -status enabled; 0 means none): a
+	// server whose CPU usage (percent) reaches LimitCPUUsage, whose
+	// available memory (kilobytes) falls to LimitMemAvail or below, or
+	// whose throughput (bits/s) or packet rate reaches its limit gets no
+	// new users, so a site near saturation sheds load to the others. CPU
+	// and memory come from the server's own report (SetServerMetrics);
+	// throughput and packets from it too, else from the sum of its
+	// virtual servers' metrics. A figure nobody reported does not count.
+	LimitCPUUsage int64
+	LimitMemAvail int64
+	LimitMaxBps   int64
+	LimitMaxPps   int64
 	// VirtualServers in configuration order.
 	VirtualServers []*VirtualServer
 }

@@ -118,6 +118,10 @@ const (
 	reasonLinkLimit     = "The link has exceeded its bandwidth limit"
 	reasonHostDown      = "The parent server is down"
 	reasonHostLimit     = "The server has exceeded its connection limit"
+	reasonHostCPU       = "The server has exceeded its CPU usage limit"
+	reasonHostMem       = "The server has fallen below its available memory limit"
+	reasonHostBps       = "The server has exceeded its bandwidth limit"
+	reasonHostPps       = "The server has exceeded its packet rate limit"
 	reasonVSDown        = "The virtual server is down"
 	reasonVSMonitorDown = "Monitor has marked the virtual server down"
 	reasonVSConnLimit   = "The virtual server has exceeded its connection limit"
@@ -181,7 +185,56 @@ func hostStateOf(h *host, drain bool) (bool, string) {
 			return false, reasonHostLimit
 		}
 	}
+	if c := h.cfg; c.LimitCPUUsage > 0 || c.LimitMemAvail > 0 || c.LimitMaxBps > 0 || c.LimitMaxPps > 0 {
+		if why := hostOverLimit(h); why != "" {
+			return false, why
+		}
+	}
 	return true, reasonAvailable
+}
+
+// hostOverLimit says which of a server's resource limits it is at, ""
+// for none. Throughput and packets the server did not report itself are
+// its virtual servers' together, as for a pool's limits.
+func hostOverLimit(h *host) string {
+	c := h.cfg
+	hm := h.rt.metrics.Load()
+	if hm != nil {
+		if c.LimitCPUUsage > 0 && hm.CPUUsage >= c.LimitCPUUsage {
+			return reasonHostCPU
+		}
+		if c.LimitMemAvail > 0 && hm.MemAvail >= 0 && hm.MemAvail <= c.LimitMemAvail {
+			return reasonHostMem
+		}
+	}
+	if c.LimitMaxBps == 0 && c.LimitMaxPps == 0 {
+		return ""
+	}
+	bps, pps := int64(-1), int64(-1)
+	if hm != nil {
+		bps, pps = hm.Bps, hm.Pps
+	}
+	if bps < 0 || pps < 0 {
+		var vb, vp int64
+		for _, v := range h.vss {
+			if m := v.rt.metrics.Load(); m != nil {
+				vb, vp = vb+m.Bps, vp+m.PacketRate
+			}
+		}
+		if bps < 0 {
+			bps = vb
+		}
+		if pps < 0 {
+			pps = vp
+		}
+	}
+	if c.LimitMaxBps > 0 && bps >= c.LimitMaxBps {
+		return reasonHostBps
+	}
+	if c.LimitMaxPps > 0 && pps >= c.LimitMaxPps {
+		return reasonHostPps
+	}
+	return ""
 }
 
 // vsState reports whether a virtual server gets new users: its

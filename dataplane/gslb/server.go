@@ -730,6 +730,18 @@ func (s *Server) SetServerIQuery(server, state string) {
 	r.iquery.Store(&state)
 }
 
+// SetServerMetrics records what a gtm server reports of itself (CPU,
+// memory, throughput), which its resource limits are judged on; nil
+// forgets it (the server no longer reports: its CPU and memory limits
+// no longer apply, throughput is its virtual servers' again).
+func (s *Server) SetServerMetrics(server string, m *HostMetrics) {
+	if m != nil {
+		c := *m
+		m = &c
+	}
+	s.hostRT(server).metrics.Store(m)
+}
+
 // SetServerStatus records a gtm server's status (its bigip monitor):
 // StatusDown takes all its virtual servers out.
 func (s *Server) SetServerStatus(server string, st Status) {
