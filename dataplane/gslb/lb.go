@@ -193,50 +193,6 @@ func hostStateOf(h *host, drain bool) (bool, string) {
 	return true, reasonAvailable
 }
 
-// hostOverLimit says which of a server's resource limits it is at, ""
-// for none. Throughput and packets the server did not report itself are
-// its virtual servers' together, as for a pool's limits.
-func hostOverLimit(h *host) string {
-	c := h.cfg
-	hm := h.rt.metrics.Load()
-	if hm != nil {
-		if c.LimitCPUUsage > 0 && hm.CPUUsage >= c.LimitCPUUsage {
-			return reasonHostCPU
-		}
-		if c.LimitMemAvail > 0 && hm.MemAvail >= 0 && hm.MemAvail <= c.LimitMemAvail {
-			return reasonHostMem
-		}
-	}
-	if c.LimitMaxBps == 0 && c.LimitMaxPps == 0 {
-		return ""
-	}
-	bps, pps := int64(-1), int64(-1)
-	if hm != nil {
-		bps, pps = hm.Bps, hm.Pps
-	}
-	if bps < 0 || pps < 0 {
-		var vb, vp int64
-		for _, v := range h.vss {
-			if m := v.rt.metrics.Load(); m != nil {
-				vb, vp = vb+m.Bps, vp+m.PacketRate
-			}
-		}
-		if bps < 0 {
-			bps = vb
-		}
-		if pps < 0 {
-			pps = vp
-		}
-	}
-	if c.LimitMaxBps > 0 && bps >= c.LimitMaxBps {
-		return reasonHostBps
-	}
-	if c.LimitMaxPps > 0 && pps >= c.LimitMaxPps {
-		return reasonHostPps
-	}
-	return ""
-}
-
 // vsState reports whether a virtual server gets new users: its
 // datacenter, server and link are up and enabled, it is, and none of them
 // is over a limit.

@@ -555,38 +555,6 @@ func (s *Server) returnToDNS(p *plan, m *dns.Msg, qname string, q dns.Question, 
 	return s.finishMsg(m, opt, ecs, udp)
 }
 
-// ecsClient is the address of a client subnet option's source prefix,
-// invalid when the option does not ask to be used: a source prefix of 0
-// (the resolver keeps its client private, RFC 7871 7.1.2), an unknown
-// family, or a prefix longer than the family's address.
-func ecsClient(e *dns.EDNS0_SUBNET) netip.Addr {
-	if e.SourceNetmask == 0 {
-		return netip.Addr{}
-	}
-	a, ok := netip.AddrFromSlice(e.Address)
-	if !ok {
-		return netip.Addr{}
-	}
-	switch e.Family {
-	case 1:
-		a = a.Unmap()
-		if !a.Is4() || e.SourceNetmask > 32 {
-			return netip.Addr{}
-		}
-	case 2:
-		if a.Is4() || e.SourceNetmask > 128 {
-			return netip.Addr{}
-		}
-	default:
-		return netip.Addr{}
-	}
-	pfx, err := a.Prefix(int(e.SourceNetmask))
-	if err != nil {
-		return netip.Addr{}
-	}
-	return pfx.Addr()
-}
-
 // udpSize is how large a UDP answer may be for a query with opt (nil:
 // without EDNS).
 func udpSize(opt *dns.OPT) int {
@@ -728,18 +696,6 @@ func (s *Server) SetServerIQuery(server, state string) {
 		return
 	}
 	r.iquery.Store(&state)
-}
-
-// SetServerMetrics records what a gtm server reports of itself (CPU,
-// memory, throughput), which its resource limits are judged on; nil
-// forgets it (the server no longer reports: its CPU and memory limits
-// no longer apply, throughput is its virtual servers' again).
-func (s *Server) SetServerMetrics(server string, m *HostMetrics) {
-	if m != nil {
-		c := *m
-		m = &c
-	}
-	s.hostRT(server).metrics.Store(m)
 }
 
 // SetServerStatus records a gtm server's status (its bigip monitor):
