@@ -235,6 +235,25 @@ func TestDecisionLog(t *testing.T) {
 	}
 }
 
+// A name pool's decision is logged with its target.
+func TestDecisionLogNamePool(t *testing.T) {
+	cfg := ecsConfig()
+	cfg.Pools["mx /Common/m"] = &Pool{Name: "/Common/m", Type: TypeMX, Mode: GlobalAvailability,
+		Members: []PoolMember{{Target: "mx1.ecs.test", Priority: 10}, {Target: "mx2.ecs.test", Priority: 20, Order: 1, Disabled: true}}}
+	cfg.WideIPs["mx /Common/ecs.test"] = &WideIP{Name: "/Common/ecs.test", Type: TypeMX, Pools: []WideIPPool{{Pool: "mx /Common/m"}},
+		DecisionLog: LogPoolSelection | LogMemberTraversal | LogMemberSelection}
+	var sink syncBuf
+	s := newServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&sink, nil))})
+	if m := ask(t, s, ecsResolver, "ecs.test.", dns.TypeMX); m == nil || len(m.Answer) != 1 {
+		t.Fatalf("answer %v", m)
+	}
+	want := "[ecs.test MX] [pool member check succeeded (mx1.ecs.test.) - pool member state is available] [pool member check failed (mx2.ecs.test.) - " +
+		reasonMemberOff + "] [global-availability selected pool member (mx1.ecs.test.) - preferred method] [round-robin selected pool (/Common/m)]"
+	if got := sink.take(); !strings.Contains(got, want) {
+		t.Errorf("log lacks %q:\n%s", want, got)
+	}
+}
+
 func TestParseDecisionLog(t *testing.T) {
 	cases := []struct {
 		words []string
