@@ -266,6 +266,7 @@ type feedState struct {
 type ltmSample struct {
 	at              time.Time
 	bitsIn, bitsOut uint64
+	pkts            uint64 // in and out, for iQuery's packet rates
 }
 
 // ltmFigures is what one LTM virtual server contributes to the GSLB.

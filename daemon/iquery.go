@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"path"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/gslb/iquery"
 	"github.com/openltm/openltm/grammar"
+	"github.com/openltm/openltm/hoststat"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -52,6 +54,7 @@ type iqueryAgent struct {
 	prev    map[string]ltmSample
 	failed  map[string]string   // discovery commands that failed, logged once
 	sources map[netip.Addr]bool // what this device probes LDNSes from
+	cpuPrev *hoststat.CPUTimes  // the last reading, for the host's CPU usage
 }
 
 // AttachIQuery starts the iQuery agent with its identity and trusted
@@ -285,24 +288,28 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 	var vss []iquery.VirtualServer
 	rate := map[netip.AddrPort][2]int64{}
 	seen := map[string]bool{}
+	host := a.hostLoad()
 	for _, v := range a.p.Virtuals() {
 		d, err := objects.ParseDest(v.Destination)
 		if err != nil {
 			continue
 		}
 		seen[v.Name] = true
-		cur := ltmSample{at: now, bitsIn: v.ClientSide.BitsIn, bitsOut: v.ClientSide.BitsOut}
-		var in, out int64
-		if p, ok := a.prev[v.Name]; ok && cur.at.After(p.at) && cur.bitsIn >= p.bitsIn && cur.bitsOut >= p.bitsOut {
+		cur := ltmSample{at: now, bitsIn: v.ClientSide.BitsIn, bitsOut: v.ClientSide.BitsOut, pkts: v.ClientSide.PktsIn + v.ClientSide.PktsOut}
+		var in, out, pps int64
+		if p, ok := a.prev[v.Name]; ok && cur.at.After(p.at) && cur.bitsIn >= p.bitsIn && cur.bitsOut >= p.bitsOut && cur.pkts >= p.pkts {
 			dt := cur.at.Sub(p.at).Seconds()
 			in, out = int64(float64(cur.bitsIn-p.bitsIn)/dt), int64(float64(cur.bitsOut-p.bitsOut)/dt)
+			pps = int64(float64(cur.pkts-p.pkts) / dt)
 		}
 		a.prev[v.Name] = cur
 		st := ltmStatus(v.Status)
 		ap := d.AddrPort()
 		rate[ap] = [2]int64{in, out}
+		host.Bps += in + out
+		host.Pps += pps
 		vss = append(vss, iquery.VirtualServer{Name: v.Name, Destination: ap, Available: st == gslb.StatusUp,
-			Status: statusWord(st), Connections: int64(v.ClientSide.CurConns), BitsIn: in, BitsOut: out})
+			Status: statusWord(st), Connections: int64(v.ClientSide.CurConns), BitsIn: in, BitsOut: out, Packets: pps})
 	}
 	for n := range a.prev {
 		if !seen[n] {
@@ -341,8 +348,26 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 	}
 	sort.Slice(srcs, func(i, j int) bool { return srcs[i].Less(srcs[j]) })
 	for _, p := range a.pubs {
-		p.PublishReport(iquery.Report{VirtualServers: vss, Links: links, Sources: srcs})
+		p.PublishReport(iquery.Report{VirtualServers: vss, Links: links, Sources: srcs, Host: host})
 	}
+}
+
+// hostLoad reads this host's CPU usage since the last call and its
+// available memory, as big3d reports a BIG-IP's for the gtm server's
+// resource limits; a figure it cannot read is -1. The traffic figures
+// are added by the caller.
+func (a *iqueryAgent) hostLoad() *iquery.Host {
+	h := &iquery.Host{CPUUsage: -1, MemAvail: -1}
+	if st, err := hoststat.ReadStat(); err == nil {
+		if a.cpuPrev != nil {
+			h.CPUUsage = int64(math.Round(hoststat.Usage(*a.cpuPrev, st.Total)))
+		}
+		a.cpuPrev = &st.Total
+	}
+	if m, err := hoststat.ReadMemory(); err == nil && m.Total > 0 {
+		h.MemAvail = int64(m.Available / 1024)
+	}
+	return h
 }
 
 // probeFor runs a GSLB's RTT probe from one of this device's addresses
@@ -444,9 +469,15 @@ func (a *iqueryAgent) apply(cfg *objects.Config, peer string, r *iquery.Report) 
 		}
 		if r == nil {
 			a.g.SetServerStatus(o.Name, gslb.StatusDown)
+			a.g.SetServerMetrics(o.Name, nil)
 			continue
 		}
 		a.g.SetServerStatus(o.Name, gslb.StatusUp)
+		if h := r.Host; h != nil {
+			a.g.SetServerMetrics(o.Name, &gslb.HostMetrics{CPUUsage: h.CPUUsage, MemAvail: h.MemAvail, Bps: h.Bps, Pps: h.Pps})
+		} else {
+			a.g.SetServerMetrics(o.Name, nil)
+		}
 		v := serverVirtuals.Get(o)
 		if v == nil {
 			continue
@@ -459,7 +490,7 @@ func (a *iqueryAgent) apply(cfg *objects.Config, peer string, r *iquery.Report) 
 			x, ok := byDest[d.AddrPort()]
 			m := gslb.VSMetrics{Status: gslb.StatusDown} // not on the LTM: offline
 			if ok {
-				m = gslb.VSMetrics{Status: statusOf(x), Connections: x.Connections, Bps: x.BitsIn + x.BitsOut}
+				m = gslb.VSMetrics{Status: statusOf(x), Connections: x.Connections, Bps: x.BitsIn + x.BitsOut, PacketRate: x.Packets}
 			}
 			a.g.SetVirtualServerMetrics(o.Name, it.Name, m)
 		}

@@ -258,6 +258,19 @@ func (t *gslbTranslator) servers() {
 			Name: o.Name, Datacenter: dc, Disabled: disabled(o),
 			Addresses:           serverAddrs(o),
 			LimitMaxConnections: limit(t.e(o, serverMaxConns), t.e(o, serverMaxConnsStatus)),
+			LimitCPUUsage:       limit(t.e(o, serverCPU), t.e(o, serverCPUStatus)),
+			LimitMemAvail:       limit(t.e(o, serverMem), t.e(o, serverMemStatus)),
+			LimitMaxBps:         limit(t.e(o, serverBps), t.e(o, serverBpsStatus)),
+			LimitMaxPps:         limit(t.e(o, serverPps), t.e(o, serverPpsStatus)),
+		}
+		if h.LimitCPUUsage > 100 {
+			t.fail("The server (%s) has limit-cpu-usage %d; it is a percentage, 0 to 100.", o.Name, h.LimitCPUUsage)
+			return
+		}
+		if (h.LimitCPUUsage > 0 || h.LimitMemAvail > 0) && t.e(o, serverProduct) != "bigip" {
+			// Only a bigip server reports its CPU and memory (over
+			// iQuery); openltm has no SNMP to ask other hosts.
+			t.kept = append(t.kept, about(o, "its limit-cpu-usage and limit-mem-avail (a %s reports no CPU or memory; a product bigip server does, over iQuery)", t.e(o, serverProduct)))
 		}
 		serverMon := t.e(o, serverMonitor)
 		if v := serverVirtuals.Get(o); v != nil {
@@ -449,6 +462,22 @@ func (t *gslbTranslator) wideIPsOf(typ gslb.RRType, kind *objects.Kind, poolSpec
 			FailureRcode:    failureRcodes[t.e(o, wideipFailRcode)],
 			FailureTTL:      uint32(atoi(t.e(o, wideipFailTTL))),
 			FullResponse:    t.e(o, wideipMinimal) == "disabled",
+
+			TopologyPreferECS: t.e(o, wideipPreferECS) == "enabled",
+		}
+		if v := wideipDecisionLog.Get(o); v != nil {
+			var words []string
+			for _, x := range v.List {
+				if x != "none" {
+					words = append(words, x)
+				}
+			}
+			dl, err := gslb.ParseDecisionLog(words)
+			if err != nil {
+				t.fail("The wide IP (%s): %v.", o.Name, err)
+				return
+			}
+			w.DecisionLog = dl
 		}
 		if v := wideipAliases.Get(o); v != nil {
 			for _, a := range v.List {

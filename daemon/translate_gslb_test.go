@@ -40,6 +40,9 @@ gtm server /Common/lc1 {
     addresses { 127.0.119.10 { device-name lc1 translation 10.0.0.1 } }
     limit-max-connections 100
     limit-max-connections-status enabled
+    limit-max-bps 9000
+    limit-max-bps-status enabled
+    limit-max-pps 70
     monitor /Common/tcp
     virtual-servers {
         vs1 { destination 127.0.119.11:80 link /Common/isp1 }
@@ -77,6 +80,8 @@ gtm wideip a /Common/www.example.com {
     ttl-persistence 600
     persist-cidr-ipv4 24
     last-resort-pool p1
+    topology-prefer-edns0-client-subnet enabled
+    load-balancing-decision-log-verbosity { pool-selection pool-member-traversal }
 }
 gtm region /Common/r1 { region-members { subnet 127.0.118.0/24 { } not pool /Common/p1 { } state "US/New York" { } } }
 gtm topology ldns: region /Common/r1 server: subnet 127.0.119.0/24 { order 2 score 50 }
@@ -150,6 +155,10 @@ func TestTranslateGSLB(t *testing.T) {
 		{"wide IP pools", gc.WideIPs["/Common/www.example.com"].Pools, []gslb.WideIPPool{{Pool: "/Common/p1", Order: 0, Ratio: 2}}},
 		{"persistence", []any{gc.WideIPs["/Common/www.example.com"].Persistence, gc.WideIPs["/Common/www.example.com"].PersistTTL, gc.WideIPs["/Common/www.example.com"].PersistCIDR4}, []any{true, 600 * time.Second, 24}},
 		{"last resort", gc.WideIPs["/Common/www.example.com"].LastResortPool, "/Common/p1"},
+		{"client subnet, decision log", []any{gc.WideIPs["/Common/www.example.com"].TopologyPreferECS, gc.WideIPs["/Common/www.example.com"].DecisionLog},
+			[]any{true, gslb.LogPoolSelection | gslb.LogMemberTraversal}},
+		{"server resource limits (pps without its status)", []int64{gc.Servers["/Common/lc1"].LimitMaxBps, gc.Servers["/Common/lc1"].LimitMaxPps, gc.Servers["/Common/lc1"].LimitCPUUsage, gc.Servers["/Common/lc1"].LimitMemAvail},
+			[]int64{9000, 0, 0, 0}},
 		{"region", gc.Regions["/Common/r1"].Members, []gslb.Match{
 			{Kind: gslb.MatchSubnet, Prefix: netip.MustParsePrefix("127.0.118.0/24")},
 			{Not: true, Kind: gslb.MatchPool, Name: "/Common/p1"},
@@ -203,6 +212,10 @@ func TestTranslateGSLBRefusesAndSkips(t *testing.T) {
 		{name: "virtual server over a missing link", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc virtual-servers { v { destination 127.0.119.1:80 link /Common/nope } } }", skipped: "link /Common/nope does not exist"},
 		{name: "wide IP over a missing pool", text: `gtm wideip a /Common/w.example.com { pools { /Common/nope { } } }`, skipped: "pool /Common/nope does not exist"},
 		{name: "missing last resort pool", text: `gtm wideip a /Common/w.example.com { last-resort-pool nope }`, skipped: "last-resort-pool nope does not exist"},
+		{name: "decision log word", text: `gtm wideip a /Common/w.example.com { load-balancing-decision-log-verbosity { pool-selection verbose } }`, err: `"verbose" is not one of pool-selection`},
+		{name: "decision log none", text: `gtm wideip a /Common/w.example.com { load-balancing-decision-log-verbosity none }`},
+		{name: "cpu limit over 100", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc product bigip limit-cpu-usage 150 limit-cpu-usage-status enabled }", err: "it is a percentage, 0 to 100"},
+		{name: "cpu limit of a generic host", text: "gtm datacenter /Common/dc { }\ngtm server /Common/s { datacenter /Common/dc limit-mem-avail 1024 limit-mem-avail-status enabled }", skipped: "a generic-host reports no CPU or memory"},
 		{name: "topology over a missing region", text: `gtm topology ldns: region /Common/nope server: subnet 10.0.0.0/8 { }`, skipped: "region /Common/nope does not exist"},
 	}
 	for _, c := range cases {

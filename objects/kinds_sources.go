@@ -263,10 +263,6 @@ fw-enforced-policy str none
 fw-staged-policy str none
 service-policy str none
 `,
-	"gtm wideip a": `
-load-balancing-decision-log-verbosity list
-topology-prefer-edns0-client-subnet ed disabled
-`,
 	"sys global-settings": `
 aws-access-key str none
 aws-secret-key str none
@@ -294,14 +290,6 @@ min-members-up-value int 0
 	"gtm server": `
 iquery-cipher-list str none
 iquery-minimum-tls-version str none
-limit-cpu-usage int 0
-limit-cpu-usage-status ed disabled
-limit-mem-avail int 0
-limit-mem-avail-status ed disabled
-limit-max-bps int 0
-limit-max-bps-status ed disabled
-limit-max-pps int 0
-limit-max-pps-status ed disabled
 `,
 }
 

@@ -164,6 +164,19 @@ func GTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
 		p.f("  %-13s: %s\n", "iQuery", s.IQuery)
 	}
 	p.f("  %-13s: %s\n", "Picks", o.num(s.Picks))
+	if h := s.Host; h != nil {
+		known := func(v int64, f func(int64) string) string {
+			if v < 0 {
+				return "unknown"
+			}
+			return f(v)
+		}
+		num := func(v int64) string { return o.num(uint64(v)) }
+		p.section("  ", "Reported Load", []kv{
+			{"CPU Usage", known(h.CPUUsage, func(v int64) string { return strconv.FormatInt(v, 10) + "%" })},
+			{"Memory Available", known(h.MemAvail, func(v int64) string { return o.num(uint64(v) * 1024) })},
+			{"Bits/sec", known(h.Bps, num)}, {"Packets/sec", known(h.Pps, num)}})
+	}
 	for _, v := range s.VirtualServers {
 		p.line("")
 		dash := "  " + strings.Repeat("-", dashesGTM)

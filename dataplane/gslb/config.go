@@ -117,6 +117,19 @@ type Host struct {
 	// LimitMaxConnections caps the sum of its virtual servers' current
 	// connections; 0 means no limit.
 	LimitMaxConnections int64
+	// Resource limits (limit-cpu-usage, limit-mem-avail, limit-max-bps,
+	// limit-max-pps, each with its -status enabled; 0 means none): a
+	// server whose CPU usage (percent) reaches LimitCPUUsage, whose
+	// available memory (kilobytes) falls to LimitMemAvail or below, or
+	// whose throughput (bits/s) or packet rate reaches its limit gets no
+	// new users, so a site near saturation sheds load to the others. CPU
+	// and memory come from the server's own report (SetServerMetrics);
+	// throughput and packets from it too, else from the sum of its
+	// virtual servers' metrics. A figure nobody reported does not count.
+	LimitCPUUsage int64
+	LimitMemAvail int64
+	LimitMaxBps   int64
+	LimitMaxPps   int64
 	// VirtualServers in configuration order.
 	VirtualServers []*VirtualServer
 }
@@ -354,6 +367,17 @@ type WideIP struct {
 	// an answer and their addresses to the additional one
 	// (minimal-response disabled).
 	FullResponse bool
+	// TopologyPreferECS is topology-prefer-edns0-client-subnet enabled:
+	// a resolver that forwards its client's subnet (EDNS0 Client Subnet,
+	// RFC 7871) is served for where that client is, not where the
+	// resolver is, so topology (pool and member level, the records' LDNS
+	// side and its geolocation) scores the subnet's address; the answer
+	// echoes the option with the source prefix as its scope.
+	TopologyPreferECS bool
+	// DecisionLog is load-balancing-decision-log-verbosity: which steps
+	// of each decision the server log gets, for tuning a wide IP without
+	// a packet capture; 0 logs nothing.
+	DecisionLog DecisionLog
 	// Rules are the wide IP's iRules, in order: DNS_REQUEST for each A
 	// query of its names, before load balancing; `pool`, `cname`, `host`,
 	// `DNS::return` and `DNS::drop` there decide the answer.

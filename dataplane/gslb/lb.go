@@ -3,6 +3,8 @@ package gslb
 import (
 	"net/netip"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // request is one wide IP question being decided.
@@ -10,12 +12,20 @@ type request struct {
 	plan   *plan
 	ldns   netip.Addr // the query's source address
 	client netip.Addr // the EDNS client subnet address when used, else ldns
-	now    time.Time
-	cands  [16]*member  // scratch for the available members of one pool
-	pools  [8]*pool     // scratch for the pool order
-	topo   *topoMemo    // the reader's memo of topology scores (nil: none)
-	pmemo  *persistMemo // the reader's memo of persistence (nil: none)
-	shard  int          // the counters' shard this query adds to (counter)
+	// topoAddr is the address topology scores: client, or the EDNS
+	// client subnet's under the wide IP's topology-prefer-edns0-client-subnet.
+	topoAddr netip.Addr
+	// ecs is the answer's copy of the query's client subnet option when
+	// topoAddr came from it: a topology score sets its scope.
+	ecs *dns.EDNS0_SUBNET
+	// trace collects the decision log's segments (nil: not logged).
+	trace *lbTrace
+	now   time.Time
+	cands [16]*member  // scratch for the available members of one pool
+	pools [8]*pool     // scratch for the pool order
+	topo  *topoMemo    // the reader's memo of topology scores (nil: none)
+	pmemo *persistMemo // the reader's memo of persistence (nil: none)
+	shard int          // the counters' shard this query adds to (counter)
 	// geo is the client's geolocation, looked up once for the query by
 	// the first topology record that asks (geoLDNS).
 	geo geoAddr
@@ -28,9 +38,20 @@ func (rq *request) geoLDNS() *geoAddr {
 		return nil
 	}
 	if rq.geo.store == nil {
-		rq.geo = geoAddr{store: rq.plan.cfg.Geo, addr: rq.client}
+		rq.geo = geoAddr{store: rq.plan.cfg.Geo, addr: rq.topoAddr}
 	}
 	return &rq.geo
+}
+
+// topoClient is the address topology scores. When it is the query's
+// client subnet the answer now depends on it, so the echoed option's
+// scope becomes the source prefix (RFC 7871 7.2.1): a resolver caches the
+// answer for that subnet only.
+func (rq *request) topoClient() netip.Addr {
+	if rq.ecs != nil {
+		rq.ecs.SourceScope = rq.ecs.SourceNetmask
+	}
+	return rq.topoAddr
 }
 
 type outcome uint8
@@ -97,6 +118,10 @@ const (
 	reasonLinkLimit     = "The link has exceeded its bandwidth limit"
 	reasonHostDown      = "The parent server is down"
 	reasonHostLimit     = "The server has exceeded its connection limit"
+	reasonHostCPU       = "The server has exceeded its CPU usage limit"
+	reasonHostMem       = "The server has fallen below its available memory limit"
+	reasonHostBps       = "The server has exceeded its bandwidth limit"
+	reasonHostPps       = "The server has exceeded its packet rate limit"
 	reasonVSDown        = "The virtual server is down"
 	reasonVSMonitorDown = "Monitor has marked the virtual server down"
 	reasonVSConnLimit   = "The virtual server has exceeded its connection limit"
@@ -158,6 +183,11 @@ func hostStateOf(h *host, drain bool) (bool, string) {
 		}
 		if sum >= lim {
 			return false, reasonHostLimit
+		}
+	}
+	if c := h.cfg; c.LimitCPUUsage > 0 || c.LimitMemAvail > 0 || c.LimitMaxBps > 0 || c.LimitMaxPps > 0 {
+		if why := hostOverLimit(h); why != "" {
+			return false, why
 		}
 	}
 	return true, reasonAvailable
@@ -316,13 +346,29 @@ func wideIPState(w *wideIP) (bool, string) {
 // (resolved, returned to DNS, dropped) are left to the caller, as an
 // LB_FAILED or LB_SELECTED rule may still change the outcome.
 func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
+	if w.dlog != 0 {
+		s.resolveLogged(rq, w, d, nil)
+		return
+	}
+	s.resolveLB(rq, w, d)
+}
+
+// resolveLB is resolve's decision.
+func (s *Server) resolveLB(rq *request, w *wideIP, d *decision) {
 	rt := w.rt
 	if w.cfg.Persistence && s.persisted(rq, w, d) {
 		rt.persisted.Inc(rq.shard)
+		if t := rq.trace; t != nil {
+			t.poolEnd(d.pool, "persistence", d)
+			t.chosen(d, "persistence")
+		}
 		return
 	}
 	for _, pl := range s.poolOrder(rq, w) {
 		s.resolvePool(rq, pl, d)
+		if rq.trace != nil {
+			rq.trace.poolEnd(pl, string(w.mode), d)
+		}
 		if d.out != outNone {
 			s.finish(rq, w, d)
 			return
@@ -330,6 +376,9 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 	}
 	if lr := w.lastResort; lr != nil {
 		s.resolvePool(rq, lr, d)
+		if rq.trace != nil {
+			rq.trace.poolEnd(lr, "last-resort-pool", d)
+		}
 		if d.out != outNone {
 			rt.lastResort.Inc(rq.shard)
 			s.finish(rq, w, d)
@@ -342,7 +391,19 @@ func (s *Server) resolve(rq *request, w *wideIP, d *decision) {
 // resolveIn load balances over one pool a rule chose; when it gives
 // nothing the query returns to DNS.
 func (s *Server) resolveIn(rq *request, w *wideIP, pl *pool, d *decision) {
+	if w.dlog != 0 {
+		s.resolveLogged(rq, w, d, pl)
+		return
+	}
+	s.resolveInLB(rq, w, pl, d)
+}
+
+// resolveInLB is resolveIn's decision.
+func (s *Server) resolveInLB(rq *request, w *wideIP, pl *pool, d *decision) {
 	s.resolvePool(rq, pl, d)
+	if rq.trace != nil {
+		rq.trace.poolEnd(pl, "iRule", d)
+	}
 	if d.out == outNone {
 		d.out = outReturnToDNS
 		return
@@ -445,7 +506,11 @@ func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
 	out := rq.pools[:0]
 	var down []*pool
 	for _, wp := range w.pools {
-		if ok, _ := poolState(wp.pool); ok {
+		ok, why := poolState(wp.pool)
+		if rq.trace != nil {
+			rq.trace.poolCheck(wp.pool, ok, why)
+		}
+		if ok {
 			out = append(out, wp.pool)
 		} else if !wp.pool.cfg.Disabled {
 			down = append(down, wp.pool)
@@ -481,7 +546,7 @@ func (s *Server) poolOrder(rq *request, w *wideIP) []*pool {
 	if w.mode == Topology && rq.plan.settings.TopologyDenyZeroScores {
 		kept := out[:0]
 		for _, pl := range out {
-			if sc, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}, rq.geoLDNS()); sc > 0 {
+			if sc, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS()); sc > 0 {
 				kept = append(kept, pl)
 			}
 		}
@@ -499,8 +564,11 @@ func (s *Server) topologyPools(rq *request, w *wideIP, out []*pool) {
 		sc = make([]int, 0, len(out))
 	}
 	for _, pl := range out {
-		v, _ := rq.plan.topoScore(rq.client, topoTarget{pool: pl.name}, rq.geoLDNS())
+		v, _ := rq.plan.topoScore(rq.topoClient(), topoTarget{pool: pl.name}, rq.geoLDNS())
 		sc = append(sc, v)
+		if rq.trace != nil {
+			rq.trace.poolScore(pl, v)
+		}
 	}
 	// Stable insertion sort by score: pools are few.
 	for i := 1; i < len(out); i++ {
@@ -577,8 +645,14 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 	if pl.cfg.Disabled {
 		return
 	}
+	if rq.trace != nil {
+		rq.trace.memberChecks(pl)
+	}
 	if pl.typ.named() {
 		s.resolveNames(rq, pl, d)
+		if rq.trace != nil && d.out != outNone {
+			rq.trace.chosen(d, [3]Mode{pl.mode, pl.alt, pl.fb}[max(d.level, 0)])
+		}
 		return
 	}
 	cands := rq.available(pl)
@@ -592,6 +666,9 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 			cands = rq.enabled(pl) // the fallback method ignores availability
 		}
 		if len(cands) == 0 && mode != FallbackIP {
+			if rq.trace != nil {
+				rq.trace.levelSkipped(mode, level, "no pool member is available")
+			}
 			continue
 		}
 		switch mode {
@@ -599,23 +676,38 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 			continue
 		case ReturnToDNS:
 			pl.rt.returnToDNS.Inc(rq.shard)
-			d.out = outReturnToDNS
+			d.out, d.level = outReturnToDNS, level
+			if rq.trace != nil {
+				rq.trace.chosen(d, mode)
+			}
 			return
 		case DropPacket:
 			pl.rt.dropped.Inc(rq.shard)
-			d.out = outDrop
+			d.out, d.level = outDrop, level
+			if rq.trace != nil {
+				rq.trace.chosen(d, mode)
+			}
 			return
 		case FallbackIP:
 			if !pl.cfg.FallbackIP.IsValid() || pl.cfg.FallbackIP.IsUnspecified() {
+				if rq.trace != nil {
+					rq.trace.levelSkipped(mode, level, "no fallback-ip")
+				}
 				continue
 			}
 			d.out, d.pool, d.member, d.level, d.ttl = outAnswer, pl, nil, level, pl.ttl
 			d.setAddr(pl.cfg.FallbackIP)
 			countLevel(pl.rt, nil, level, rq.shard)
+			if rq.trace != nil {
+				rq.trace.chosen(d, mode)
+			}
 			return
 		}
 		i := s.pick(rq, pl, mode, cands)
 		if i < 0 {
+			if rq.trace != nil {
+				rq.trace.levelSkipped(mode, level, "no metric or score decided")
+			}
 			continue
 		}
 		m := cands[i]
@@ -627,6 +719,9 @@ func (s *Server) resolvePool(rq *request, pl *pool, d *decision) {
 		m.vs.host.rt.picks.Inc(rq.shard)
 		if m.vs.link != nil {
 			m.vs.link.rt.picks.Inc(rq.shard)
+		}
+		if rq.trace != nil {
+			rq.trace.chosen(d, mode)
 		}
 		return
 	}
@@ -786,9 +881,9 @@ func (s *Server) pickQoS(rq *request, pl *pool, cands []*member) int {
 		{w.VSScore, false, func(i int) float64 { return float64(cands[i].vs.cfg.Score) }},
 		{w.Topology, false, func(i int) float64 {
 			if rq.topo != nil {
-				return float64(rq.topo.score(rq.plan, rq.client, cands[i], rq.geoLDNS()))
+				return float64(rq.topo.score(rq.plan, rq.topoClient(), cands[i], rq.geoLDNS()))
 			}
-			sc, _ := rq.plan.topoScore(rq.client, cands[i].topoTarget(), rq.geoLDNS())
+			sc, _ := rq.plan.topoScore(rq.topoClient(), cands[i].topoTarget(), rq.geoLDNS())
 			return float64(sc)
 		}},
 		{w.LinkCapacity, false, func(i int) float64 { return linkFree(cands[i].vs.link) }},
@@ -933,9 +1028,9 @@ func (s *Server) pickTopology(rq *request, pl *pool, cands []*member) int {
 	for i, m := range cands {
 		var sc int
 		if rq.topo != nil {
-			sc = rq.topo.score(rq.plan, rq.client, m, rq.geoLDNS())
+			sc = rq.topo.score(rq.plan, rq.topoClient(), m, rq.geoLDNS())
 		} else {
-			sc, _ = rq.plan.topoScore(rq.client, m.topoTarget(), rq.geoLDNS())
+			sc, _ = rq.plan.topoScore(rq.topoClient(), m.topoTarget(), rq.geoLDNS())
 		}
 		if sc <= 0 && deny {
 			continue

@@ -54,6 +54,19 @@ type VSMetrics struct {
 	Capacity int
 }
 
+// HostMetrics is what a gtm server reports of itself (a bigip server
+// over iQuery), for its resource limits. A figure below 0 is unknown.
+type HostMetrics struct {
+	// CPUUsage is the percent of the host's processors busy.
+	CPUUsage int64
+	// MemAvail is the host's available memory, kilobytes.
+	MemAvail int64
+	// Bps and Pps are the host's throughput: bits and packets per second,
+	// in and out.
+	Bps int64
+	Pps int64
+}
+
 // LinkMetrics is what the link controller reports for one link.
 type LinkMetrics struct {
 	// Status StatusDown takes the link and every virtual server over it out.
@@ -82,10 +95,11 @@ type linkRT struct {
 }
 
 type hostRT struct {
-	status atomic.Int32 // Status reported by SetServerStatus
-	downs  atomic.Uint64
-	picks  counter
-	iquery atomic.Pointer[string] // set by SetServerIQuery
+	status  atomic.Int32                // Status reported by SetServerStatus
+	metrics atomic.Pointer[HostMetrics] // set by SetServerMetrics
+	downs   atomic.Uint64
+	picks   counter
+	iquery  atomic.Pointer[string] // set by SetServerIQuery
 }
 
 type poolRT struct {
@@ -260,6 +274,7 @@ type wideIP struct {
 	cidr4      int
 	cidr6      int
 	rules      *rules.Program // nil without rules
+	dlog       DecisionLog    // load-balancing-decision-log-verbosity
 }
 
 type wipPool struct {
@@ -574,6 +589,7 @@ func compile(cfg *Config) (*plan, error) {
 			persistTTL: wc.PersistTTL,
 			cidr4:      wc.PersistCIDR4,
 			cidr6:      wc.PersistCIDR6,
+			dlog:       wc.DecisionLog,
 		}
 		if !poolLBModes[w.mode] {
 			return nil, typeErr("wideip", wc.Type, w.full, "pool-lb-mode %q is not one of round-robin, ratio, topology, global-availability", w.mode)

@@ -388,15 +388,22 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 	opt := r.IsEdns0()
 	client := src
 	var ecs *dns.EDNS0_SUBNET
+	var ecsAddr netip.Addr
 	if opt != nil {
 		for _, o := range opt.Option {
 			if e, ok := o.(*dns.EDNS0_SUBNET); ok {
 				ecs = e
 			}
 		}
-		if ecs != nil && p.settings.UseClientSubnet {
-			if a, ok := netip.AddrFromSlice(ecs.Address); ok && a.IsValid() {
-				client = a.Unmap()
+		if ecs != nil {
+			// The answer's own copy: its scope is 0 until a topology
+			// score reads the subnet (request.topoClient).
+			e := *ecs
+			e.SourceScope = 0
+			ecs = &e
+			ecsAddr = ecsClient(ecs)
+			if ecsAddr.IsValid() && p.settings.UseClientSubnet {
+				client = ecsAddr
 			}
 		}
 	}
@@ -426,7 +433,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		if w.cfg.Disabled {
 			return s.unresolved(p, m, qname, q, opt, ecs, udp, w), true
 		}
-		rq := request{plan: p, ldns: src, client: client, now: s.now()}
+		rq := request{plan: p, ldns: src, client: client, topoAddr: client, now: s.now()}
+		if ecsAddr.IsValid() && (w.cfg.TopologyPreferECS || client == ecsAddr) {
+			rq.topoAddr, rq.ecs = ecsAddr, ecs
+		}
 		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
 		var d decision
 		if rc != nil && w.rules != nil {
@@ -565,8 +575,7 @@ func (s *Server) finishMsg(m *dns.Msg, opt *dns.OPT, ecs *dns.EDNS0_SUBNET, udp 
 			o.SetDo()
 		}
 		if ecs != nil {
-			e := *ecs
-			e.SourceScope = 0
+			e := *ecs // the scope stays as the decision set it
 			o.Option = append(o.Option, &e)
 		}
 		m.Extra = append(m.Extra, o)

@@ -101,7 +101,10 @@ type ServerStats struct {
 	Picks      uint64
 	// IQuery is how the daemon's iQuery channel reaches the server
 	// (SetServerIQuery), "" when it does not follow it.
-	IQuery         string
+	IQuery string
+	// Host is what the server last reported of its load (a bigip server
+	// over iQuery), nil when it reports nothing.
+	Host           *HostMetrics
 	VirtualServers []VirtualServerStats
 }
 
@@ -242,6 +245,10 @@ func (s *Server) Servers() []ServerStats {
 		ss := ServerStats{Name: h.name, Datacenter: h.dc.name, Status: status(ok, why, h.cfg.Disabled, false), Picks: h.rt.picks.Load()}
 		if q := h.rt.iquery.Load(); q != nil {
 			ss.IQuery = *q
+		}
+		if m := h.rt.metrics.Load(); m != nil {
+			c := *m
+			ss.Host = &c
 		}
 		for _, v := range h.vss {
 			ok, why := vsState(v)

@@ -252,7 +252,7 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	s.stats.wideIP.Inc(c.shard)
 	w.rt.requests.Inc(c.shard)
 	w.rt.requestsA.Inc(c.shard)
-	rq := request{plan: p, ldns: src, client: src, now: c.now, topo: &c.topo, pmemo: &c.persist, shard: c.shard}
+	rq := request{plan: p, ldns: src, client: src, topoAddr: src, now: c.now, topo: &c.topo, pmemo: &c.persist, shard: c.shard}
 	s.seen(c, ldnsKey(src, &p.settings), src)
 	var d decision
 	s.resolve(&rq, w, &d)

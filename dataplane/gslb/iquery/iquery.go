@@ -218,6 +218,8 @@ type VirtualServer struct {
 	Connections int64  `json:"connections"`
 	BitsIn      int64  `json:"bits_in"`
 	BitsOut     int64  `json:"bits_out"`
+	// Packets is packets per second, in and out.
+	Packets int64 `json:"packets,omitempty"`
 }
 
 // Report is a publisher's whole state at one time.
@@ -232,10 +234,28 @@ type Report struct {
 	// Sources are the addresses the publisher probes LDNSes from when a
 	// GSLB asks (its self IPs and its links' uplink addresses).
 	Sources []netip.Addr `json:"sources,omitempty"`
+	// Host is the publisher's own load, for a gtm server's resource
+	// limits (big3d reports the same of a BIG-IP); nil from a publisher
+	// that does not know it.
+	Host *Host `json:"host,omitempty"`
 	// Via is the address the subscriber's stream reached the peer at,
 	// one of those it follows the peer at; set by the subscriber, not
 	// sent.
 	Via string `json:"-"`
+}
+
+// Host is a publisher's load at the time of its report. A figure below 0
+// is unknown (the first report, before a second reading gives a rate).
+type Host struct {
+	// CPUUsage is the percent of the host's processors busy over the
+	// last interval.
+	CPUUsage int64 `json:"cpu_usage"`
+	// MemAvail is the host's available memory, kilobytes.
+	MemAvail int64 `json:"mem_avail"`
+	// Bps and Pps are the traffic of its virtual servers together, bits
+	// and packets per second, in and out.
+	Bps int64 `json:"bps"`
+	Pps int64 `json:"pps"`
 }
 
 // message is one line of a stream from a publisher: a report or the
