@@ -73,6 +73,11 @@ type Listener struct {
 	// Rules are the listener's iRules, in order: DNS_REQUEST for every
 	// query it receives, DNS_RESPONSE for every answer it sends.
 	Rules []*rules.Rule
+	// Log, its dns profile's enable-logging, logs each query and answer
+	// (nil: none); ProcessXfr, its process-xfr, has DNS Express answer
+	// zone transfers (listener_dns.go).
+	Log        QueryLog
+	ProcessXfr bool
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,
