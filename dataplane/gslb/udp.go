@@ -69,7 +69,7 @@ func (s *Server) flushSeen(c *batchCtx) {
 }
 
 func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte, lk listenerKey, c *batchCtx) (resp []byte, send bool) {
-	if s.listenerDNS(lk) == nil { // a listener that logs sees every query unpacked
+	if s.listenerDNS(lk) == nil { // a listener that logs or transfers sees every query unpacked
 		if resp, handled, send := s.answerWire(in, src, out, c); handled {
 			return resp, send
 		}
