@@ -170,6 +170,18 @@ func TestDNSListenerLoggingAndTransfers(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
+	// Rapid Response on the listener: DNS Express's names, and the last
+	// action for the others (which the listener would otherwise refuse).
+	mustRun(t, s, "modify ltm profile dns gtmdns enable-rapid-response yes rapid-response-last-action nxdomain")
+	for _, tt := range []struct{ network, qname, want string }{
+		{"udp", "www.example.net.", "NOERROR aa 127.53.3.80"},
+		{"udp", "www.example.org.", "NXDOMAIN"},
+		{"tcp", "www.example.org.", "REFUSED"},
+	} {
+		if got := xAsk(t, tt.network, "127.53.3.61", "127.53.3.1:5311", query(tt.qname, dns.TypeA)); got != tt.want {
+			t.Errorf("rapid response on the listener, %s %s: %q, want %q", tt.network, tt.qname, got, tt.want)
+		}
+	}
 	out, _ := run(t, s, "show ltm dns zone example.net")
 	if !regexp.MustCompile(`(?m)^Answered +6$`).MatchString(out) {
 		t.Errorf("show ltm dns zone: want 6 transfers answered:\n%s", out)

@@ -639,6 +639,8 @@ func (t *gslbTranslator) listeners() {
 		}
 		if dp := t.listenerDNSProfile(o); dp != nil { // translate_dns.go
 			l.ProcessXfr = profileDNS.MustProp("process-xfr").Effective(t.cfg, dp) == "yes"
+			l.Rapid = profileDNS.MustProp("enable-rapid-response").Effective(t.cfg, dp) == "yes"
+			l.RapidLast = profileDNS.MustProp("rapid-response-last-action").Effective(t.cfg, dp)
 			if profileDNS.MustProp("enable-logging").Effective(t.cfg, dp) == "yes" && !dnsLogProfileExists(t.cfg, t.s, profileDNS.MustProp("log-profile").Effective(t.cfg, dp)) {
 				t.fail("The listener (%s): profile %s: enable-logging yes needs a log-profile (ltm profile dns-logging).", o.Name, dp.Name)
 				return

@@ -75,9 +75,13 @@ type Listener struct {
 	Rules []*rules.Rule
 	// Log, its dns profile's enable-logging, logs each query and answer
 	// (nil: none); ProcessXfr, its process-xfr, has DNS Express answer
-	// zone transfers (listener_dns.go).
+	// zone transfers; Rapid, its enable-rapid-response, has DNS Express
+	// answer UDP queries first, RapidLast (rapid-response-last-action)
+	// ending the others (listener_dns.go).
 	Log        QueryLog
 	ProcessXfr bool
+	Rapid      bool
+	RapidLast  string
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/miekg/dns"
 )
 
 // A gtm listener's dns profile, as far as the listener acts on it: DNS
-// logging (enable-logging with a log-profile) and zone transfers out
-// (process-xfr), as a virtual with a dns profile has them
-// (dataplane/dnsvs).
+// logging (enable-logging with a log-profile), zone transfers out
+// (process-xfr) and Rapid Response (enable-rapid-response), as a virtual
+// with a dns profile has them (dataplane/dnsvs).
 
 // QueryLog logs a listener's queries and the answers it sends, in the
 // form of its dns profile's logging profile; dataplane/dnsvs makes it, so
@@ -42,7 +43,7 @@ type Transferer interface {
 func listenersDNS(ls map[listenerKey]Listener) map[listenerKey]*Listener {
 	var out map[listenerKey]*Listener
 	for k, l := range ls {
-		if l.Log == nil && !l.ProcessXfr {
+		if l.Log == nil && !l.ProcessXfr && !l.Rapid {
 			continue
 		}
 		if out == nil {
@@ -84,6 +85,14 @@ func (s *Server) transferer() Transferer {
 // when l has process-xfr (REFUSED without DNS Express [M]), any other
 // answered as usual.
 func (s *Server) answerListenerUDP(l *Listener, r *dns.Msg, in []byte, from netip.AddrPort, out []byte, lk listenerKey) ([]byte, bool) {
+	if l.Rapid {
+		if m, done := s.rapid(l, r); done {
+			if m == nil {
+				return out, false
+			}
+			return pack(m, out)
+		}
+	}
 	if l.Log != nil {
 		l.Log.Query(r, from, lk.addr)
 	}
@@ -182,4 +191,44 @@ func (s *Server) transferTCP(c net.Conn, r *dns.Msg, b []byte, src netip.Addr, t
 		}
 	}
 	return nil
+}
+
+// rapid is enable-rapid-response on the UDP listener l, as on a virtual
+// (dataplane/dnsvs): DNS Express answers the query r before the logging,
+// the listener's iRules and the wide IPs; a query it does not answer
+// gets l.RapidLast, allow sending it on as usual (done false, as for a
+// message that is not a plain query). m is nil when nothing is sent.
+func (s *Server) rapid(l *Listener, r *dns.Msg) (m *dns.Msg, done bool) {
+	if r.Response || r.Opcode != dns.OpcodeQuery || len(r.Question) != 1 || r.Question[0].Qclass != dns.ClassINET {
+		return nil, false
+	}
+	q := r.Question[0]
+	opt := r.IsEdns0()
+	if q.Qtype != dns.TypeAXFR && q.Qtype != dns.TypeIXFR {
+		if xm := s.expressAnswer(r, strings.ToLower(q.Name)); xm != nil {
+			s.stats.queries.Inc(0)
+			return s.finishMsg(xm, opt, nil, true), true
+		}
+	}
+	rcode := dns.RcodeSuccess
+	switch l.RapidLast {
+	case "allow":
+		return nil, false
+	case "noerror", "truncate":
+	case "nxdomain":
+		rcode = dns.RcodeNameError
+		s.stats.nxdomain.Inc(0)
+	case "refuse":
+		rcode = dns.RcodeRefused
+		s.stats.refused.Inc(0)
+	default: // drop
+		s.stats.queries.Inc(0)
+		s.stats.dropped.Inc(0)
+		return nil, true
+	}
+	s.stats.queries.Inc(0)
+	m = new(dns.Msg)
+	m.SetRcode(r, rcode)
+	m.Truncated = l.RapidLast == "truncate" // the client asks again over TCP
+	return s.finishMsg(m, opt, nil, true), true
 }

@@ -202,3 +202,76 @@ func TestListenerLogAndTransfers(t *testing.T) {
 		}
 	}
 }
+
+// netExpress is DNS Express holding example.net: www answers, any other
+// name under it is NXDOMAIN.
+type netExpress struct{ xferStub }
+
+func (netExpress) Answer(r *dns.Msg, qname string) *dns.Msg {
+	if !strings.HasSuffix(qname, "example.net.") {
+		return nil
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	if qname == "www.example.net." {
+		rr, _ := dns.NewRR(r.Question[0].Name + " 60 IN A 127.53.1.80")
+		m.Answer = append(m.Answer, rr)
+	} else {
+		m.Rcode = dns.RcodeNameError
+	}
+	return m
+}
+
+// TestListenerRapid: a listener whose dns profile has Rapid Response
+// answers UDP queries from DNS Express before its wide IPs and logging,
+// and gives the others the last action; TCP takes the usual path.
+func TestListenerRapid(t *testing.T) {
+	listen := freeAddr(t, "127.53.1.3")
+	rec := &logRecorder{}
+	s := newServer(t, testConfig(listen), Options{})
+	s.SetExpress(netExpress{})
+	for _, tt := range []struct {
+		name, last, net, qname string
+		want                   string // rcode, flags, answers; "timeout"
+		logged                 bool
+	}{
+		{"DNS Express's name", "drop", "udp", "www.example.net.", "NOERROR aa 1", false},
+		{"DNS Express's NXDOMAIN", "drop", "udp", "nope.example.net.", "NXDOMAIN aa 0", false},
+		{"a wide IP, drop", "drop", "udp", "www.example.com.", "timeout", false},
+		{"a wide IP, allow: the usual path, logged", "allow", "udp", "www.example.com.", "NOERROR aa 1", true},
+		{"noerror", "noerror", "udp", "www.example.com.", "NOERROR 0", false},
+		{"nxdomain", "nxdomain", "udp", "www.example.com.", "NXDOMAIN 0", false},
+		{"refuse", "refuse", "udp", "www.example.com.", "REFUSED 0", false},
+		{"truncate", "truncate", "udp", "www.example.com.", "NOERROR tc 0", false},
+		{"TCP: the usual path", "drop", "tcp", "www.example.com.", "NOERROR aa 1", true},
+	} {
+		cfg := testConfig(listen)
+		cfg.Listeners[0].Log, cfg.Listeners[0].Rapid, cfg.Listeners[0].RapidLast = rec, true, tt.last
+		if err := s.Apply(cfg); err != nil {
+			t.Fatal(err)
+		}
+		q := new(dns.Msg)
+		q.SetQuestion(tt.qname, dns.TypeA)
+		c := &dns.Client{Net: tt.net, Timeout: 300 * time.Millisecond}
+		got := "timeout"
+		if m, _, err := c.Exchange(q, listen.String()); err == nil {
+			got = dns.RcodeToString[m.Rcode]
+			if m.Truncated {
+				got += " tc"
+			}
+			if m.Authoritative {
+				got += " aa"
+			}
+			got += fmt.Sprintf(" %d", len(m.Answer))
+		} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+		if lines := rec.take(); (len(lines) > 0) != tt.logged {
+			t.Errorf("%s: logged %q", tt.name, lines)
+		}
+	}
+}
