@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -46,6 +47,8 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		NoProcessRD:  e("process-rd") == "no",
 		ClientSubnet: e("edns0-client-subnet-insert") == "enabled",
 		ProcessXfr:   e("process-xfr") == "yes",
+		Rapid:        e("enable-rapid-response") == "yes",
+		RapidLast:    e("rapid-response-last-action"),
 	}
 	if e("enable-logging") == "yes" {
 		if d.Log = t.dnsLogging(dp, e("log-profile")); d.Log == nil {
@@ -139,4 +142,54 @@ func (t *translator) dnsLogging(dp *objects.Object, name string) *dataplane.DNSL
 		}
 	}
 	return l
+}
+
+var listenerProfiles = gtmListener.MustProp("profiles")
+
+// listenerDNSProfile is the ltm profile dns among a gtm listener's
+// profiles, nil for none: its logging and process-xfr act on the
+// listener as on a virtual.
+func (t *gslbTranslator) listenerDNSProfile(o *objects.Object) *objects.Object {
+	return listenerDNSProfileOf(t.s, t.cfg, o)
+}
+
+func listenerDNSProfileOf(s *objects.Schema, cfg *objects.Config, o *objects.Object) *objects.Object {
+	v := listenerProfiles.Get(o)
+	if v == nil {
+		return nil
+	}
+	for _, it := range v.Items {
+		if p := cfg.Lookup(s, []string{profileDNS.Key()}, it.Name); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// dnsLogProfileExists reports whether name is an ltm profile dns-logging.
+func dnsLogProfileExists(cfg *objects.Config, s *objects.Schema, name string) bool {
+	return name != "" && name != "none" && cfg.Lookup(s, []string{profileDNSLogging.Key()}, name) != nil
+}
+
+// listenerLogs gives each listener of gc whose dns profile has
+// enable-logging yes its logging profile's log, through p's publishers
+// (nil p: no LTM side, nothing logged).
+func listenerLogs(t *translator, p *dataplane.Plane, gc *gslb.Config) {
+	if p == nil {
+		return
+	}
+	for i := range gc.Listeners {
+		l := &gc.Listeners[i]
+		o := t.cfg.Get(gtmListener, l.Name)
+		if o == nil {
+			continue
+		}
+		dp := listenerDNSProfileOf(t.s, t.cfg, o)
+		if dp == nil || profileDNS.MustProp("enable-logging").Effective(t.cfg, dp) != "yes" {
+			continue
+		}
+		if dl := t.dnsLogging(dp, profileDNS.MustProp("log-profile").Effective(t.cfg, dp)); dl != nil {
+			l.Log = p.DNSQueryLog(dl)
+		}
+	}
 }

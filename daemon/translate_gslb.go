@@ -662,10 +662,20 @@ func (t *gslbTranslator) listeners() {
 		if !ok {
 			continue
 		}
-		t.gc.Listeners = append(t.gc.Listeners, gslb.Listener{
+		l := gslb.Listener{
 			Name: o.Name, Addr: netip.AddrPortFrom(a, uint16(port)),
 			Protocol: t.e(o, listenerProtocol), Disabled: disabled(o), Rules: rs,
-		})
+		}
+		if dp := t.listenerDNSProfile(o); dp != nil { // translate_dns.go
+			l.ProcessXfr = profileDNS.MustProp("process-xfr").Effective(t.cfg, dp) == "yes"
+			l.Rapid = profileDNS.MustProp("enable-rapid-response").Effective(t.cfg, dp) == "yes"
+			l.RapidLast = profileDNS.MustProp("rapid-response-last-action").Effective(t.cfg, dp)
+			if profileDNS.MustProp("enable-logging").Effective(t.cfg, dp) == "yes" && !dnsLogProfileExists(t.cfg, t.s, profileDNS.MustProp("log-profile").Effective(t.cfg, dp)) {
+				t.fail("The listener (%s): profile %s: enable-logging yes needs a log-profile (ltm profile dns-logging).", o.Name, dp.Name)
+				return
+			}
+		}
+		t.gc.Listeners = append(t.gc.Listeners, l)
 	}
 }
 

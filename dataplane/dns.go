@@ -51,6 +51,11 @@ func (p *Plane) SetDNSLogSender(send func(publisher string, line []byte) bool) {
 	p.dns.SetLogSender(send)
 }
 
+// DNSQueryLog is the logging profile l as a gtm listener logs through it
+// (gslb.Listener.Log): the lines of a dns-profile virtual, through the
+// same publishers; nil when it logs nothing.
+func (p *Plane) DNSQueryLog(l *DNSLog) gslb.QueryLog { return p.dns.QueryLog(l) }
+
 // DNSCacheLen is how many answers the named DNS cache keeps; -1 when no
 // virtual uses it.
 func (p *Plane) DNSCacheLen(name string) int {

@@ -717,7 +717,8 @@ rapid-response-last-action enum drop allow|drop|noerror|nxdomain|refuse|truncate
 unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
-			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr", "enable-logging", "log-profile"),
+			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr", "enable-logging", "log-profile",
+			"enable-rapid-response", "rapid-response-last-action"),
 		actOn(profileKind("dns-logging", "", `
 enable-query-logging yn yes
 enable-response-logging yn no

@@ -175,7 +175,7 @@ func gtmKinds() []*Kind {
 		num("port", "53"),
 		enum("ip-protocol", "udp", "udp", "tcp"),
 		str("mask", "255.255.255.255"),
-		passive(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile"}}),
+		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile"}}, "the dns profile's enable-logging, log-profile and process-xfr act on the listener"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
 		help(&Prop{Name: "rules", Type: TList, Ref: []string{"ltm rule"}}, "iRules: DNS_REQUEST and DNS_RESPONSE for every query the listener takes"),
 		passive(help(enum("source-port", "preserve", "preserve", "preserve-strict", "change"), "for queries a listener forwards; openltm's listeners answer themselves")),

@@ -87,9 +87,9 @@ func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) e
 }
 
 // DNSProfile prints one `Ltm::DNS Profile` block: which step answered
-// the queries of the virtuals using the profile [M: group and field
-// names; BIG-IP's DNSSEC, rapid-response and logging counters are left
-// out, openltm acting on none of them].
+// the queries of the virtuals using the profile, and what Rapid Response
+// did [M: group and field names; BIG-IP's DNSSEC and logging counters
+// are left out].
 func DNSProfile(w io.Writer, name string, c dnsvs.ProfileCounts, o Options) error {
 	return statBlock(w, "Ltm::DNS Profile: "+o.rel(name), [][2]string{
 		{"Virtual Server Name", "N/A"},
@@ -109,5 +109,13 @@ func DNSProfile(w io.Writer, name string, c dnsvs.ProfileCounts, o Options) erro
 		{"No Error", o.num(c.NoError)},
 		{"DNS64", ""},
 		{"Synthesized AAAA", o.num(c.DNS64)},
+		{"Rapid Response", ""},
+		{"Answered", o.num(c.RapidAnswers)},
+		{"Last Action Allow", o.num(c.RapidAllow)},
+		{"Last Action Drop", o.num(c.RapidDrop)},
+		{"Last Action No Error", o.num(c.RapidNoError)},
+		{"Last Action NXDOMAIN", o.num(c.RapidNXDomain)},
+		{"Last Action Refuse", o.num(c.RapidRefuse)},
+		{"Last Action Truncate", o.num(c.RapidTruncate)},
 	})
 }

@@ -44,57 +44,13 @@ const xfrChunk = 16 << 10
 //
 // It returns nil when nothing can be packed.
 func (s *Store) Transfer(r *dns.Msg, wire []byte, src netip.Addr) [][]byte {
-	if len(r.Question) != 1 {
-		return packed(refuse(r, dns.RcodeFormatError))
-	}
-	q := r.Question[0]
-	z := s.enabled(strings.ToLower(q.Name))
-	d := z.copy()
-	if d == nil {
-		return packed(refuse(r, dns.RcodeRefused))
-	}
-	cfg := z.cfg.Load()
-	src = src.Unmap()
-	known, key, ok := false, (*Key)(nil), false
-	tsigErr := uint16(dns.RcodeBadKey)
-	t := r.IsTsig()
-	for _, c := range cfg.TransferClients {
-		if c.Addr != src {
-			continue
-		}
-		known = true
-		switch {
-		case c.Key == nil && t == nil:
-			ok = true
-		case c.Key != nil && t != nil && strings.EqualFold(t.Hdr.Name, c.Key.Name) && strings.EqualFold(t.Algorithm, c.Key.Algorithm):
-			if dns.TsigVerify(wire, c.Key.Secret, "", false) == nil {
-				ok, key = true, c.Key
-			} else {
-				tsigErr = dns.RcodeBadSig
-			}
-		}
-		if ok {
-			break
-		}
-	}
-	if !known {
-		z.xfrRefused()
-		return packed(refuse(r, dns.RcodeRefused))
-	}
-	if !ok {
-		z.xfrRefused()
-		m := refuse(r, dns.RcodeNotAuth)
-		if t != nil { // RFC 8945 5.3.2: the error in an unsigned TSIG
-			m.Extra = append(m.Extra, &dns.TSIG{
-				Hdr:       dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
-				Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id, Error: tsigErr,
-			})
-		}
-		return packed(m)
+	z, d, t, key, fail := s.xfrAccess(r, wire, src)
+	if fail != nil {
+		return packed(fail)
 	}
 	soa := d.SOA()
 	var rrs []dns.RR
-	if q.Qtype == dns.TypeIXFR && ixfrCurrent(r, soa.Serial) {
+	if r.Question[0].Qtype == dns.TypeIXFR && ixfrCurrent(r, soa.Serial) {
 		rrs = []dns.RR{soa}
 	} else {
 		rrs = append(d.Records(), soa)
@@ -127,6 +83,118 @@ func (s *Store) Transfer(r *dns.Msg, wire []byte, src netip.Addr) [][]byte {
 		out, mac = append(out, b), next
 	}
 	return out
+}
+
+// TransferUDP answers a zone transfer request that came over UDP, as
+// BIND does, with the one datagram to send (nil when nothing can be
+// packed); size is the requester's UDP size. An AXFR is FORMERR (RFC
+// 5936 4.2: AXFR is a TCP exchange) [M: BIND's answer, before any
+// access check]. An IXFR passes the checks of Transfer, then gets the
+// SOA alone when the client is current, else the whole zone in AXFR
+// form when it fits in size, else the SOA alone, which tells the client
+// to ask again over TCP (RFC 1995 2) [M]. A signed request gets a
+// signed answer.
+func (s *Store) TransferUDP(r *dns.Msg, wire []byte, src netip.Addr, size int) []byte {
+	if len(r.Question) == 1 && r.Question[0].Qtype == dns.TypeAXFR {
+		return first(packed(refuse(r, dns.RcodeFormatError)))
+	}
+	z, d, t, key, fail := s.xfrAccess(r, wire, src)
+	if fail != nil {
+		return first(packed(fail))
+	}
+	soa := d.SOA()
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	pack := func() []byte {
+		if key == nil {
+			b, err := m.Pack()
+			if err != nil {
+				return nil
+			}
+			return b
+		}
+		m.Extra = nil
+		m.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
+		b, _, err := dns.TsigGenerate(m, key.Secret, t.MAC, false)
+		if err != nil {
+			return nil
+		}
+		return b
+	}
+	z.xfrServed()
+	if !ixfrCurrent(r, soa.Serial) {
+		m.Answer = append(d.Records(), soa)
+		if b := pack(); b != nil && len(b) <= size {
+			return b
+		}
+	}
+	m.Answer = []dns.RR{soa}
+	return pack()
+}
+
+// xfrAccess finds the zone and copy a transfer request r (wire as
+// received) from src asks for and checks that src may have it, with the
+// key the answer is to be signed with (nil: unsigned) and the request's
+// TSIG; fail is the answer to send instead when it may not.
+func (s *Store) xfrAccess(r *dns.Msg, wire []byte, src netip.Addr) (z *Zone, d *dnszone.Zone, t *dns.TSIG, key *Key, fail *dns.Msg) {
+	if len(r.Question) != 1 {
+		return nil, nil, nil, nil, refuse(r, dns.RcodeFormatError)
+	}
+	q := r.Question[0]
+	z = s.enabled(strings.ToLower(q.Name))
+	d = z.copy()
+	if d == nil {
+		return nil, nil, nil, nil, refuse(r, dns.RcodeRefused)
+	}
+	cfg := z.cfg.Load()
+	src = src.Unmap()
+	known, ok := false, false
+	tsigErr := uint16(dns.RcodeBadKey)
+	t = r.IsTsig()
+	for _, c := range cfg.TransferClients {
+		if c.Addr != src {
+			continue
+		}
+		known = true
+		switch {
+		case c.Key == nil && t == nil:
+			ok = true
+		case c.Key != nil && t != nil && strings.EqualFold(t.Hdr.Name, c.Key.Name) && strings.EqualFold(t.Algorithm, c.Key.Algorithm):
+			if dns.TsigVerify(wire, c.Key.Secret, "", false) == nil {
+				ok, key = true, c.Key
+			} else {
+				tsigErr = dns.RcodeBadSig
+			}
+		}
+		if ok {
+			break
+		}
+	}
+	if !known {
+		z.xfrRefused()
+		return nil, nil, nil, nil, refuse(r, dns.RcodeRefused)
+	}
+	if !ok {
+		z.xfrRefused()
+		m := refuse(r, dns.RcodeNotAuth)
+		if t != nil { // RFC 8945 5.3.2: the error in an unsigned TSIG
+			m.Extra = append(m.Extra, &dns.TSIG{
+				Hdr:       dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
+				Algorithm: t.Algorithm, TimeSigned: t.TimeSigned, Fudge: t.Fudge, OrigId: r.Id, Error: tsigErr,
+			})
+		}
+		return nil, nil, nil, nil, m
+	}
+	return z, d, t, key, nil
+}
+
+// first is the first of msgs, nil for none.
+func first(msgs [][]byte) []byte {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return msgs[0]
 }
 
 // copy is the zone's copy, nil for a nil zone or one without.

@@ -175,3 +175,76 @@ func TestIxfrCurrent(t *testing.T) {
 		t.Error("an IXFR without a SOA is current")
 	}
 }
+
+func TestTransferUDP(t *testing.T) {
+	const secret = "c2VjcmV0c2VjcmV0"
+	key := &Key{Name: "sec.", Algorithm: dns.HmacSHA256, Secret: secret}
+	s := New(Options{})
+	t.Cleanup(s.Close)
+	s.Apply([]ZoneConfig{{Name: "example.com.", Enabled: true, TransferClients: []Client{
+		{Addr: netip.MustParseAddr("127.53.6.61")},
+		{Addr: netip.MustParseAddr("127.53.6.62"), Key: key},
+	}}})
+	d := dnszone.Build("example.com.", parse(t, zoneV1))
+	s.Zone("example.com").data.Store(d)
+	whole := d.Count() + 1
+	ixfr := func(serial uint32) *dns.Msg {
+		q := new(dns.Msg)
+		q.SetIxfr("example.com.", serial, "ns1.example.com.", "hostmaster.example.com.")
+		return q
+	}
+	axfr := new(dns.Msg)
+	axfr.SetAxfr("example.com.")
+	for _, tt := range []struct {
+		name    string
+		src     string
+		q       *dns.Msg
+		signed  bool
+		size    int
+		rcode   int
+		records int
+	}{
+		{"AXFR over UDP: FORMERR before any check", "127.53.6.63", axfr, false, 4096, dns.RcodeFormatError, 0},
+		{"IXFR behind, fits: the whole zone", "127.53.6.61", ixfr(0), false, 4096, dns.RcodeSuccess, whole},
+		{"IXFR behind, too big: the SOA, ask over TCP", "127.53.6.61", ixfr(0), false, 512, dns.RcodeSuccess, 1},
+		{"IXFR current: the SOA", "127.53.6.61", ixfr(1), false, 4096, dns.RcodeSuccess, 1},
+		{"IXFR signed: whole zone signed", "127.53.6.62", ixfr(0), true, 4096, dns.RcodeSuccess, whole},
+		{"IXFR signed, too big: the SOA signed", "127.53.6.62", ixfr(0), true, 512, dns.RcodeSuccess, 1},
+		{"not a client", "127.53.6.63", ixfr(0), false, 4096, dns.RcodeRefused, 0},
+		{"keyed client unsigned", "127.53.6.62", ixfr(0), false, 4096, dns.RcodeNotAuth, 0},
+	} {
+		q := tt.q.Copy()
+		wire, err := q.Pack()
+		if tt.signed {
+			q.SetTsig("sec.", dns.HmacSHA256, 300, time.Now().Unix())
+			wire, _, err = dns.TsigGenerate(q, secret, "", false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := new(dns.Msg)
+		if err := r.Unpack(wire); err != nil {
+			t.Fatal(err)
+		}
+		out := s.TransferUDP(r, wire, netip.MustParseAddr(tt.src), tt.size)
+		m := new(dns.Msg)
+		if err := m.Unpack(out); err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if m.Rcode != tt.rcode || len(m.Answer) != tt.records || len(out) > tt.size {
+			t.Errorf("%s: rcode %d, %d records, %d bytes; want %d, %d, at most %d", tt.name, m.Rcode, len(m.Answer), len(out), tt.rcode, tt.records, tt.size)
+			continue
+		}
+		if tt.records > 0 {
+			if soa, ok := m.Answer[0].(*dns.SOA); !ok || soa.Serial != 1 || !m.Authoritative {
+				t.Errorf("%s: starts with %s (AA %v)", tt.name, m.Answer[0], m.Authoritative)
+			}
+		}
+		if tt.signed {
+			if err := dns.TsigVerify(out, secret, r.IsTsig().MAC, false); err != nil {
+				t.Errorf("%s: answer's TSIG: %v", tt.name, err)
+			}
+		}
+	}
+}

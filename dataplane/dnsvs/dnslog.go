@@ -8,6 +8,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
@@ -175,3 +176,22 @@ func typeString(t uint16) string {
 	}
 	return "TYPE" + strconv.Itoa(int(t))
 }
+
+// QueryLog is the logging profile l as a gtm listener logs through it
+// (gslb.Listener.Log), in the same form and through the same publishers
+// as a dns-profile virtual; nil when it logs nothing (no publisher, or
+// neither queries nor responses).
+func (e *Engine) QueryLog(l *config.DNSLog) gslb.QueryLog {
+	lg := newLogger(e, l)
+	if lg == nil {
+		return nil
+	}
+	return listenerLog{lg}
+}
+
+// listenerLog is a logger seen from the GSLB.
+type listenerLog struct{ l *logger }
+
+func (x listenerLog) Query(r *dns.Msg, client, local netip.AddrPort) { x.l.query(r, client, local) }
+
+func (x listenerLog) Response(m *dns.Msg, client netip.AddrPort) { x.l.response(m, client) }

@@ -165,7 +165,7 @@ func TestDecideSteps(t *testing.T) {
 		{"allow", query("a.example.net.", dns.TypeA, false), stepForward, 0, ProfileCounts{Queries: 1, Allow: 1}},
 		{"drop", query("a.example.net.", dns.TypeA, false), stepDrop, 0, ProfileCounts{Queries: 1, Drop: 1}},
 		{"reject", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Reject: 1}},
-		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeRefused, ProfileCounts{Queries: 1, Hint: 1}},
+		{"hint", query("a.example.net.", dns.TypeA, false), stepAnswer, dns.RcodeSuccess, ProfileCounts{Queries: 1, Hint: 1}},
 		{"noerror", query("a.example.net.", dns.TypeA, true), stepAnswer, dns.RcodeSuccess, ProfileCounts{Queries: 1, NoError: 1}},
 		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Opcode = dns.OpcodeNotify; return q }(), stepAnswer, dns.RcodeNotImplemented, ProfileCounts{Queries: 1, Malformed: 1}},
 		{"allow", func() *dns.Msg { q := query("a.example.net.", dns.TypeA, false); q.Question = nil; return q }(), stepAnswer, dns.RcodeFormatError, ProfileCounts{Queries: 1, Malformed: 1}},

@@ -89,9 +89,9 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool) (
 	case "reject":
 		s.st.Reject.Add(1)
 		return reply(r, dns.RcodeRefused), stepAnswer
-	case "hint": // root hints are not served [M]
+	case "hint":
 		s.st.Hint.Add(1)
-		return reply(r, dns.RcodeRefused), stepAnswer
+		return hintReply(r), stepAnswer // hint.go
 	case "noerror":
 		s.st.NoError.Add(1)
 		return reply(r, dns.RcodeSuccess), stepAnswer
@@ -135,8 +135,20 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 		}
 		return
 	}
+	if s.p.Rapid {
+		if m, done := s.rapid(r); done { // rapid.go
+			if m != nil {
+				s.sendUDP(vs, conn, client, m, r)
+			}
+			return
+		}
+	}
 	if s.log != nil {
 		s.log.query(r, client, local)
+	}
+	if s.p.ProcessXfr && isXfr(r) {
+		s.transferUDP(vs, conn, client, r, b) // xfr.go
+		return
 	}
 	vr, m, send, done := s.request(snap, r, client.Addr(), local, true)
 	if done {
@@ -198,11 +210,7 @@ func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr
 // sendUDP sends m to client, cut to the client's UDP size (r's OPT).
 func (s *Service) sendUDP(vs *state.Virtual, conn *net.UDPConn, client netip.AddrPort, m, r *dns.Msg) {
 	if r != nil {
-		size := dns.MinMsgSize
-		if o := r.IsEdns0(); o != nil && int(o.UDPSize()) > size {
-			size = int(o.UDPSize())
-		}
-		m.Truncate(size)
+		m.Truncate(clientUDPSize(r))
 	}
 	out, err := m.Pack()
 	if err != nil {
@@ -214,6 +222,16 @@ func (s *Service) sendUDP(vs *state.Virtual, conn *net.UDPConn, client netip.Add
 	if n, err := conn.WriteToUDPAddrPort(out, client); err == nil {
 		vs.Stats.Out(n, 1)
 	}
+}
+
+// clientUDPSize is the largest UDP answer r's sender takes: its EDNS
+// size, 512 without.
+func clientUDPSize(r *dns.Msg) int {
+	size := dns.MinMsgSize
+	if o := r.IsEdns0(); o != nil && int(o.UDPSize()) > size {
+		size = int(o.UDPSize())
+	}
+	return size
 }
 
 // maxTCPQueries bounds the queries of one TCP connection [M].

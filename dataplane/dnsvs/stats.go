@@ -24,6 +24,10 @@ type ProfileStats struct {
 	PoolAnswers, NoAnswer atomic.Uint64
 	// DNS64 counts the AAAA answers synthesized from A records.
 	DNS64 atomic.Uint64
+	// RapidAnswers counts the UDP queries Rapid Response answered from
+	// DNS Express; the others count the rapid-response-last-action each
+	// query it did not answer got.
+	RapidAnswers, RapidAllow, RapidDrop, RapidNoError, RapidNXDomain, RapidRefuse, RapidTruncate atomic.Uint64
 }
 
 // ProfileCounts are ProfileStats read at once, for show ltm profile dns.
@@ -31,6 +35,8 @@ type ProfileCounts struct {
 	Queries, Malformed, GSLB, CacheHits uint64
 	Allow, Drop, Reject, Hint, NoError  uint64
 	PoolAnswers, NoAnswer, DNS64        uint64
+
+	RapidAnswers, RapidAllow, RapidDrop, RapidNoError, RapidNXDomain, RapidRefuse, RapidTruncate uint64
 }
 
 // Counts reads the counters.
@@ -39,13 +45,17 @@ func (st *ProfileStats) Counts() ProfileCounts {
 		Queries: st.Queries.Load(), Malformed: st.Malformed.Load(), GSLB: st.GSLB.Load(), CacheHits: st.CacheHits.Load(),
 		Allow: st.Allow.Load(), Drop: st.Drop.Load(), Reject: st.Reject.Load(), Hint: st.Hint.Load(), NoError: st.NoError.Load(),
 		PoolAnswers: st.PoolAnswers.Load(), NoAnswer: st.NoAnswer.Load(), DNS64: st.DNS64.Load(),
+		RapidAnswers: st.RapidAnswers.Load(), RapidAllow: st.RapidAllow.Load(), RapidDrop: st.RapidDrop.Load(),
+		RapidNoError: st.RapidNoError.Load(), RapidNXDomain: st.RapidNXDomain.Load(), RapidRefuse: st.RapidRefuse.Load(),
+		RapidTruncate: st.RapidTruncate.Load(),
 	}
 }
 
 // Reset zeroes the counters (reset-stats ltm profile dns).
 func (st *ProfileStats) Reset() {
 	for _, c := range []*atomic.Uint64{&st.Queries, &st.Malformed, &st.GSLB, &st.CacheHits, &st.Allow, &st.Drop, &st.Reject,
-		&st.Hint, &st.NoError, &st.PoolAnswers, &st.NoAnswer, &st.DNS64} {
+		&st.Hint, &st.NoError, &st.PoolAnswers, &st.NoAnswer, &st.DNS64, &st.RapidAnswers, &st.RapidAllow, &st.RapidDrop,
+		&st.RapidNoError, &st.RapidNXDomain, &st.RapidRefuse, &st.RapidTruncate} {
 		c.Store(0)
 	}
 }

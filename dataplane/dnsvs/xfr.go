@@ -8,13 +8,9 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane/dnsexpress"
+	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/state"
 )
-
-// transferer is DNS Express as process-xfr asks it (dnsexpress.Store).
-type transferer interface {
-	Transfer(r *dns.Msg, wire []byte, src netip.Addr) [][]byte
-}
 
 // isXfr reports whether r asks for a zone transfer.
 func isXfr(r *dns.Msg) bool {
@@ -30,7 +26,7 @@ func (s *Service) transfer(vs *state.Virtual, c *net.TCPConn, r *dns.Msg, b []by
 	s.st.Queries.Add(1)
 	var msgs [][]byte
 	if x := s.e.x.Load(); x != nil && s.p.Express {
-		if t, ok := x.x.(transferer); ok {
+		if t, ok := x.x.(gslb.Transferer); ok {
 			msgs = t.Transfer(r, b, client)
 		}
 	}
@@ -50,4 +46,24 @@ func (s *Service) transfer(vs *state.Virtual, c *net.TCPConn, r *dns.Msg, b []by
 		}
 	}
 	return true
+}
+
+// transferUDP is process-xfr yes for a transfer request r (b as
+// received) that came over UDP: DNS Express answers it as BIND does
+// (gslb.Transferer.TransferUDP: an AXFR is FORMERR, an IXFR gets the
+// zone when it fits in the client's UDP size, else its SOA) [M]; without
+// DNS Express it is REFUSED.
+func (s *Service) transferUDP(vs *state.Virtual, conn *net.UDPConn, client netip.AddrPort, r *dns.Msg, b []byte) {
+	s.st.Queries.Add(1)
+	if x := s.e.x.Load(); x != nil && s.p.Express {
+		if t, ok := x.x.(gslb.Transferer); ok {
+			if out := t.TransferUDP(r, b, client.Addr(), clientUDPSize(r)); out != nil {
+				if n, err := conn.WriteToUDPAddrPort(out, client); err == nil {
+					vs.Stats.Out(n, 1)
+				}
+			}
+			return
+		}
+	}
+	s.sendUDP(vs, conn, client, reply(r, dns.RcodeRefused), r)
 }

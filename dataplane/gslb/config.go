@@ -73,6 +73,15 @@ type Listener struct {
 	// Rules are the listener's iRules, in order: DNS_REQUEST for every
 	// query it receives, DNS_RESPONSE for every answer it sends.
 	Rules []*rules.Rule
+	// Log, its dns profile's enable-logging, logs each query and answer
+	// (nil: none); ProcessXfr, its process-xfr, has DNS Express answer
+	// zone transfers; Rapid, its enable-rapid-response, has DNS Express
+	// answer UDP queries first, RapidLast (rapid-response-last-action)
+	// ending the others (listener_dns.go).
+	Log        QueryLog
+	ProcessXfr bool
+	Rapid      bool
+	RapidLast  string
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,

@@ -173,6 +173,9 @@ type plan struct {
 	// is taken only when none has).
 	listenRules map[listenerKey]*rules.Program
 	anyRules    bool
+	// listenDNS are the listeners that log or serve zone transfers
+	// (listener_dns.go); nil when none does.
+	listenDNS map[listenerKey]*Listener
 	// afterRules says whether a rule calls after: its UDP queries are
 	// then answered each in a goroutine of its own (suspend.go).
 	afterRules bool
@@ -685,7 +688,7 @@ func compile(cfg *Config) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.listeners = ls
+	p.listeners, p.listenDNS = ls, listenersDNS(ls)
 	if err := p.compileRules(cfg); err != nil {
 		return nil, err
 	}

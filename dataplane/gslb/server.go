@@ -292,7 +292,8 @@ func (s *Server) listen(k listenerKey) (*dnsListener, error) {
 	if k.proto == "udp" {
 		return s.listenUDP(k)
 	}
-	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second}
+	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second,
+		DecorateReader: s.xfrReader(k)} // listener_dns.go
 	ln, err := net.Listen("tcp", k.addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
@@ -350,9 +351,16 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if udp {
 		v.key.proto = "udp"
 	}
+	l := s.listenerDNS(v.key)
+	if l != nil && l.Log != nil {
+		l.Log.Query(r, addrPortOf(w.RemoteAddr()), v.key.addr)
+	}
 	m, send := s.answer(r, addrOf(w.RemoteAddr()), udp, v)
 	if !send {
 		return
+	}
+	if l != nil && l.Log != nil {
+		l.Log.Response(m, addrPortOf(w.RemoteAddr()))
 	}
 	w.WriteMsg(m)
 }

@@ -41,7 +41,7 @@ func (s *Server) answerAsync(conn *net.UDPConn, in []byte, from netip.AddrPort, 
 	q := append([]byte(nil), in...)
 	if !s.goBackground(func() {
 		defer s.suspended.Add(-1)
-		resp, send := s.answerPacked(q, from.Addr(), make([]byte, 0, 2048), k)
+		resp, send := s.answerPacked(q, from, make([]byte, 0, 2048), k)
 		if send {
 			conn.WriteToUDPAddrPort(resp, from)
 		}

@@ -47,6 +47,7 @@ type batchCtx struct {
 	seenKey  netip.Prefix
 	seenAddr netip.Addr
 	seenN    uint64
+	port     uint16 // the requester's port of the query being answered
 }
 
 // seen counts a query of an LDNS in the batch.
@@ -68,15 +69,18 @@ func (s *Server) flushSeen(c *batchCtx) {
 }
 
 func (s *Server) answerUDP(in []byte, src netip.Addr, out []byte, lk listenerKey, c *batchCtx) (resp []byte, send bool) {
-	if resp, handled, send := s.answerWire(in, src, out, c); handled {
-		return resp, send
+	if s.listenerDNS(lk) == nil { // a listener that logs or transfers sees every query unpacked
+		if resp, handled, send := s.answerWire(in, src, out, c); handled {
+			return resp, send
+		}
 	}
-	return s.answerPacked(in, src, out, lk)
+	return s.answerPacked(in, netip.AddrPortFrom(src, c.port), out, lk)
 }
 
 // answerPacked is the general path: unpack, Answer, pack. It rejects what
 // miekg/dns's server rejects before a handler sees it, the same way.
-func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte, lk listenerKey) ([]byte, bool) {
+func (s *Server) answerPacked(in []byte, from netip.AddrPort, out []byte, lk listenerKey) ([]byte, bool) {
+	src := from.Addr()
 	if len(in) < 12 {
 		return out, false // no header: nothing to answer, nothing to amplify
 	}
@@ -89,6 +93,9 @@ func (s *Server) answerPacked(in []byte, src netip.Addr, out []byte, lk listener
 	action := dns.DefaultMsgAcceptFunc(dh)
 	if action == dns.MsgAccept {
 		if err := req.Unpack(in); err == nil {
+			if l := s.listenerDNS(lk); l != nil {
+				return s.answerListenerUDP(l, req, in, from, out, lk) // listener_dns.go
+			}
 			m, send := s.answer(req, src, true, via{key: lk, qlen: len(in), wire: in})
 			if !send {
 				return out, false

@@ -263,6 +263,7 @@ func (b *udpBatcher) answer(n int) {
 			b.s.answerAsync(b.conn, b.bufs[i][:min(int(h.len), udpBufSize)], from, b.key)
 			continue
 		}
+		b.ctx.port = sockaddrPort(&b.names[i])
 		resp, send := b.s.answerUDP(b.bufs[i][:min(int(h.len), udpBufSize)], src, b.resp[i][:0], b.key, &b.ctx)
 		if cap(resp) > cap(b.resp[i]) && cap(resp) <= 64<<10 {
 			b.resp[i] = resp[:0]

@@ -32,7 +32,7 @@ func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, _ *udpSteer) {
 			s.answerAsync(c, in[:n], netip.AddrPortFrom(from.Addr().Unmap(), from.Port()), k)
 			continue
 		}
-		bc.now = s.now()
+		bc.now, bc.port = s.now(), from.Port()
 		resp, send := s.answerUDP(in[:n], from.Addr().Unmap(), out[:0], k, &bc)
 		s.flushSeen(&bc)
 		if send {

@@ -910,6 +910,13 @@ type DNSProfile struct {
 	// ProcessXfr is process-xfr yes: an AXFR or IXFR over TCP is answered
 	// from DNS Express to the zone's transfer-clients.
 	ProcessXfr bool
+	// Rapid is enable-rapid-response yes: a UDP query is answered from
+	// DNS Express's zones before anything else, and one they do not
+	// answer gets RapidLast (rapid-response-last-action: allow, drop,
+	// noerror, nxdomain, refuse or truncate), allow sending it on
+	// through the profile's steps.
+	Rapid     bool
+	RapidLast string
 	// Log is enable-logging yes with log-profile NAME: the queries and
 	// responses logged through the logging profile's publisher; nil for
 	// none.
