@@ -312,6 +312,7 @@ func allKinds() []*Kind {
 	ks = append(ks, policyKind())
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	ks = append(ks, netListKinds()...) // netlists.go
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)
