@@ -119,3 +119,12 @@ func TestListeners(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceMatchAllocs: the per-connection check allocates nothing.
+func TestSourceMatchAllocs(t *testing.T) {
+	m := NewSourceMatch([]AddrRange{PrefixRange(netip.MustParsePrefix("10.0.0.0/8")), PrefixRange(netip.MustParsePrefix("2001:db8::/32"))}, []PortRange{{1024, 65535}})
+	c := netip.MustParseAddrPort("[::ffff:10.1.2.3]:40000")
+	if n := testing.AllocsPerRun(100, func() { m.Admits(c) }); n != 0 {
+		t.Errorf("Admits allocates %v times", n)
+	}
+}
