@@ -3,6 +3,7 @@ package objects
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -13,7 +14,7 @@ func netListKinds() []*Kind {
 	src := tmshRef("net address-list")
 	al := &Kind{Words: []string{"net", "address-list"}, Title: "Address List", Lower: "address list", Help: "Addresses, ranges and prefixes a traffic-matching-criteria matches", Source: src, Props: []*Prop{
 		str("description", "none"),
-		help(&Prop{Name: "addresses", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Address", Props: []*Prop{str("description", "none")}}},
+		help(&Prop{Name: "addresses", Type: TColl, Items: ItemListAddress, Sub: &Kind{Title: "Address", Props: []*Prop{str("description", "none")}}},
 			"addresses: 10.0.0.1, 10.0.0.1-10.0.0.9 or 10.0.0.0/24"),
 		help(&Prop{Name: "address-lists", Type: TColl, Items: ItemRef, Ref: []string{"net address-list"}, Sub: &Kind{Title: "Address List"}},
 			"address lists whose entries this list includes"),
@@ -24,7 +25,7 @@ func netListKinds() []*Kind {
 	}}
 	pl := &Kind{Words: []string{"net", "port-list"}, Title: "Port List", Lower: "port list", Help: "Ports and port ranges a traffic-matching-criteria matches", Source: tmshRef("net port-list"), Props: []*Prop{
 		str("description", "none"),
-		help(&Prop{Name: "ports", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Port", Props: []*Prop{str("description", "none")}}},
+		help(&Prop{Name: "ports", Type: TColl, Items: ItemListPort, Sub: &Kind{Title: "Port", Props: []*Prop{str("description", "none")}}},
 			"ports: 80 or 8000-8099"),
 		help(&Prop{Name: "port-lists", Type: TColl, Items: ItemRef, Ref: []string{"net port-list"}, Sub: &Kind{Title: "Port List"}},
 			"port lists whose entries this list includes"),
@@ -65,6 +66,9 @@ func ParseListAddress(s string) (lo, hi netip.Addr, err error) {
 		if p.Masked() != p {
 			return bad(fmt.Sprintf("host bits are set (the network is %s)", p.Masked()))
 		}
+		if p.Addr().Is4In6() && p.Bits() < 96 {
+			return bad("an IPv4-mapped prefix covers IPv4 addresses only (/96 or longer)")
+		}
 		lo := p.Addr()
 		b := lo.AsSlice()
 		for i := p.Bits(); i < len(b)*8; i++ {
@@ -78,6 +82,36 @@ func ParseListAddress(s string) (lo, hi netip.Addr, err error) {
 		return bad("want an IPv4 or IPv6 address")
 	}
 	return a.Unmap(), a.Unmap(), nil
+}
+
+// canonListEntry is an address or port list entry as it is stored and
+// listed: 10.0.0.1, 10.0.0.1-10.0.0.9, 10.0.0.0/24 as netip prints them
+// (an IPv4-mapped address as IPv4), a port or range in numbers.
+func canonListEntry(items ItemNames, s string) (string, error) {
+	if items == ItemListPort {
+		lo, hi, err := ParseListPort(s)
+		if err != nil {
+			return "", err
+		}
+		if lo == hi {
+			return strconv.Itoa(lo), nil
+		}
+		return strconv.Itoa(lo) + "-" + strconv.Itoa(hi), nil
+	}
+	lo, hi, err := ParseListAddress(s)
+	switch {
+	case err != nil:
+		return "", err
+	case strings.Contains(s, "/"):
+		p, _ := netip.ParsePrefix(s)
+		if lo.Is4() && p.Addr().Is4In6() {
+			return netip.PrefixFrom(lo, p.Bits()-96).String(), nil
+		}
+		return netip.PrefixFrom(lo, p.Bits()).String(), nil
+	case strings.Contains(s, "-"):
+		return lo.String() + "-" + hi.String(), nil
+	}
+	return lo.String(), nil
 }
 
 // ParseListPort reads one port-list entry, a port or a range low-high,

@@ -103,8 +103,9 @@ func TestParseInline(t *testing.T) {
 }
 
 // TestNetListsLoad: a file with lists nesting lists written after them
-// (as a merge may bring them) and criteria naming them loads; its loop
-// or a bad entry is refused by Validate, which every commit runs.
+// (as a merge may bring them) and criteria naming them loads, entries in
+// canonical form; a bad entry is refused at its line and column, a loop
+// by Validate, which every commit runs.
 func TestNetListsLoad(t *testing.T) {
 	text := `net address-list /Common/outer {
     address-lists {
@@ -147,7 +148,6 @@ ltm traffic-matching-criteria /Common/tmc {
 	}
 	for _, tc := range []struct{ name, text, err string }{
 		{"loop", strings.Replace(text, "10.1.3.1-10.1.3.9 { }", "10.1.3.1-10.1.3.9 { }\n    }\n    address-lists {\n        /Common/outer { }", 1), "includes itself through"},
-		{"bad entry", strings.Replace(text, "8000-8099", "8099-8000", 1), "first port is above its last"},
 	} {
 		l := readAndCheck(tc.text)
 		cfg := NewConfig()
@@ -157,5 +157,33 @@ ltm traffic-matching-criteria /Common/tmc {
 		if err := cfg.Validate(Default); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.err)
 		}
+	}
+	for _, tc := range []struct{ name, text, at, err string }{
+		{"bad port", strings.Replace(text, "8000-8099", "8099-8000", 1), "18:9", "first port is above its last"},
+		{"bad address", strings.Replace(text, "10.1.3.1-10.1.3.9", "10.1.3.1-10.1.3", 1), "12:9", "a range is two addresses"},
+	} {
+		err := readAndCheck(tc.text).Err(false)
+		if err == nil || !strings.HasPrefix(err.Error(), "admin.conf:"+tc.at+": ") || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v, want one at %s with %q", tc.name, err, tc.at, tc.err)
+		}
+	}
+	canon := readAndCheck(`net port-list /Common/p { ports { http { } 8080-8081 { } } }
+net address-list /Common/a { addresses { ::ffff:10.1.1.1 { } ::ffff:10.1.1.0/120 { } 2001:DB8::1-2001:db8::0:2 { } } }
+`)
+	if err := canon.Err(true); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range canon.Objects {
+		for _, p := range []string{"ports", "addresses"} {
+			if v := o.Props[p]; v != nil {
+				for _, it := range v.Items {
+					names = append(names, it.Name)
+				}
+			}
+		}
+	}
+	if got := strings.Join(names, " "); got != "80 8080-8081 10.1.1.1 10.1.1.0/24 2001:db8::1-2001:db8::2" {
+		t.Errorf("entries stored as %q", got)
 	}
 }
