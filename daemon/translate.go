@@ -402,24 +402,8 @@ func (t *translator) virtual(o *objects.Object) {
 			t.skip(o, "traffic-matching-criteria %s does not exist", tmcName)
 			return
 		}
-		if a, err := netip.ParseAddr(strings.SplitN(tmcDestAddress.Effective(t.cfg, tmc), "/", 2)[0]); err == nil {
-			v.Destination = netip.AddrPortFrom(a, 0)
-		}
-		for _, part := range strings.Split(tmcDestPort.Effective(t.cfg, tmc), ",") {
-			lo, hi, ok := strings.Cut(strings.TrimSpace(part), "-")
-			if !ok {
-				hi = lo
-			}
-			l, err1 := objects.ParsePort(lo)
-			h, err2 := objects.ParsePort(hi)
-			if err1 != nil || err2 != nil || l > h {
-				t.skip(o, "destination-port-inline %q is not a port range", part)
-				return
-			}
-			if l == 0 && h == 0 {
-				continue
-			}
-			v.PortRanges = append(v.PortRanges, dataplane.PortRange{Low: uint16(l), High: uint16(h)})
+		if !t.trafficMatching(o, tmc, v) { // translate_tmc.go
+			return
 		}
 	}
 	if v.Destination.Port() == 0 && len(v.PortRanges) == 0 {

@@ -34,13 +34,12 @@ func Check(cfg *Config) error {
 			add("virtual %s: destination has no address", name)
 			continue
 		}
-		ports, err := v.Ports()
+		aps, err := v.Listeners()
 		if err != nil {
 			add("virtual %s: %v", name, err)
 			continue
 		}
-		for _, p := range ports {
-			ap := netip.AddrPortFrom(v.Destination.Addr(), p)
+		for _, ap := range aps {
 			if other, ok := bound[binding{v.IsUDP(), ap}]; ok {
 				add("virtual %s: destination %s is already used by virtual %s", name, ap, other)
 				break

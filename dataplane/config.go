@@ -1,6 +1,10 @@
 package dataplane
 
-import "github.com/openltm/openltm/dataplane/internal/config"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
 
 // The configuration types live in dataplane/internal/config, so that the
 // dataplane's own packages share them without importing this one; they
@@ -15,6 +19,8 @@ type (
 	MBLB              = config.MBLB
 	OneConnect        = config.OneConnect
 	PortRange         = config.PortRange
+	AddrRange         = config.AddrRange
+	SourceMatch       = config.SourceMatch
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
 	LBMode            = config.LBMode
@@ -115,8 +121,18 @@ const (
 	EventServerClosed              = config.EventServerClosed
 	EventClientClosed              = config.EventClientClosed
 	MaxPortsPerVirtual             = config.MaxPortsPerVirtual
+	MaxAddressesPerVirtual         = config.MaxAddressesPerVirtual
 	DefaultPersistTimeout          = config.DefaultPersistTimeout
 )
+
+// PrefixRange is the range of addresses p covers, for a source filter.
+func PrefixRange(p netip.Prefix) AddrRange { return config.PrefixRange(p) }
+
+// NewSourceMatch merges a traffic-matching-criteria's source ranges once
+// at commit; nil when it filters nothing.
+func NewSourceMatch(addrs []AddrRange, ports []PortRange) *SourceMatch {
+	return config.NewSourceMatch(addrs, ports)
+}
 
 // JoinPort writes name:port the way BIG-IP names members and flows:
 // "/Common/10.1.1.1:80", and '.' before the port after an IPv6 address

@@ -254,9 +254,9 @@ func (p *Plane) bindListeners(cfg *Config) (*generation, error) {
 		if v.IsUDP() {
 			continue
 		}
-		ports, _ := v.Ports()
-		for _, port := range ports {
-			b.want[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
+		aps, _ := v.Listeners()
+		for _, ap := range aps {
+			b.want[ap] = name
 		}
 	}
 	for ap, name := range b.want {

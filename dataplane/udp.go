@@ -39,9 +39,9 @@ func (p *Plane) bindUDP(cfg *Config, b *generation) error {
 		if !v.IsUDP() {
 			continue
 		}
-		ports, _ := v.Ports()
-		for _, port := range ports {
-			b.wantUDP[netip.AddrPortFrom(v.Destination.Addr(), port)] = name
+		aps, _ := v.Listeners()
+		for _, ap := range aps {
+			b.wantUDP[ap] = name
 		}
 	}
 	for ap, name := range b.wantUDP {

@@ -335,16 +335,16 @@ func ltmKinds() []*Kind {
 		enum("type", "string", "string", "ip", "integer"),
 		passive(str("app-service", "none")),
 	}}
-	tmc := &Kind{Words: []string{"ltm", "traffic-matching-criteria"}, Title: "Traffic Matching Criteria", Lower: "traffic matching criteria", Help: "Traffic matching criteria (port ranges for a virtual server)", Props: []*Prop{
+	tmc := &Kind{Words: []string{"ltm", "traffic-matching-criteria"}, Title: "Traffic Matching Criteria", Lower: "traffic matching criteria", Help: "Traffic matching criteria (the addresses and ports a virtual server matches)", Props: []*Prop{
 		str("description", "none"),
 		str("destination-address-inline", "any"),
-		str("destination-address-list", "none"),
+		ref("destination-address-list", "net address-list"),
 		str("destination-port-inline", "any"),
-		passive(str("destination-port-list", "none")),
+		ref("destination-port-list", "net port-list"),
 		str("source-address-inline", "0.0.0.0"),
-		passive(str("source-address-list", "none")),
-		passive(str("source-port-inline", "0")),
-		passive(str("source-port-list", "none")),
+		ref("source-address-list", "net address-list"),
+		str("source-port-inline", "0"),
+		ref("source-port-list", "net port-list"),
 		enum("protocol", "tcp", "tcp", "udp", "any"),
 		passive(str("route-domain", "any")),
 		passive(str("app-service", "none")),

@@ -766,6 +766,12 @@ func (r *Reader) itemName(p *Prop, w *grammar.Word) (string, error) {
 			return "", synErr(w, []string{"an IP address"}, "%q is not an IP address", w.Text)
 		}
 		return a.String(), nil
+	case ItemListAddress, ItemListPort: // netlists.go
+		s, err := canonListEntry(p.Items, w.Text)
+		if err != nil {
+			return "", synErr(w, nil, "%v", err)
+		}
+		return s, nil
 	}
 	return w.Text, nil
 }

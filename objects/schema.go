@@ -72,6 +72,12 @@ const (
 	// router-addresses): stored as netip prints it, so 10.0.0.01 and
 	// 10.0.0.1 are one item.
 	ItemAddress
+	// ItemListAddress is an address list's entry, a host, range or prefix
+	// (netlists.go), stored in canonical form.
+	ItemListAddress
+	// ItemListPort is a port list's entry, a port or range, stored as
+	// numbers (http is 80).
+	ItemListPort
 	// ItemRegionMember is `[not] KIND VALUE` (gtm region-members): several
 	// words make one item, stored as `not subnet 10.0.0.0/8` or `datacenter
 	// /Common/dc1` (region, datacenter and pool values as full paths).
@@ -312,6 +318,7 @@ func allKinds() []*Kind {
 	ks = append(ks, policyKind())
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
+	ks = append(ks, netListKinds()...) // netlists.go
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)

@@ -268,6 +268,12 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkHashPayload(c, o); err != nil { // persist_hash.go
 			return err
 		}
+		if err := checkNetList(c, s, o); err != nil { // netlists.go
+			return err
+		}
+		if err := checkTMCInline(o); err != nil { // netlists.go
+			return err
+		}
 	}
 	return nil
 }

@@ -113,14 +113,15 @@ func reply(r *dns.Msg, rcode int) *dns.Msg {
 
 // admit is the virtual's admission of one UDP query: enabled, source,
 // reject. Connection limits count connections, which a query is not.
-func admit(cfg *config.Virtual, client netip.Addr) bool {
-	return cfg.Enabled && !cfg.Reject && (!cfg.Source.IsValid() || cfg.Source.Bits() == 0 || cfg.Source.Contains(client))
+func admit(cfg *config.Virtual, client netip.AddrPort) bool {
+	return cfg.Enabled && !cfg.Reject && (!cfg.Source.IsValid() || cfg.Source.Bits() == 0 || cfg.Source.Contains(client.Addr())) &&
+		(cfg.Match == nil || cfg.Match.Admits(client))
 }
 
 // ServeUDP answers one datagram of a dns-profile virtual (state.DNSService).
 func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net.UDPConn, client, local netip.AddrPort, b []byte) {
 	vs.Stats.In(len(b), 1)
-	if !admit(snap.Cfg, client.Addr()) {
+	if !admit(snap.Cfg, client) {
 		return
 	}
 	// The query outlives the listener's buffer when it waits for a

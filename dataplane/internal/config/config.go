@@ -74,6 +74,14 @@ type Virtual struct {
 	// PortRanges, from traffic-matching-criteria destination-port-inline,
 	// replace Destination's port: every port of every range is bound.
 	PortRanges []PortRange
+	// Addresses, from traffic-matching-criteria (a destination prefix or
+	// address list), replace Destination's address: every address is
+	// bound on every port (Listeners). Destination holds the first.
+	Addresses []netip.Addr
+	// Match is the traffic-matching-criteria's source filter (addresses
+	// and ports); nil, as without criteria, admits every client at one
+	// nil check.
+	Match *SourceMatch
 	// Enabled is false for a `disabled` virtual: new connections are reset,
 	// existing ones go on.
 	Enabled bool

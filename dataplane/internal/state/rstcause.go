@@ -16,7 +16,8 @@ func (s *VirtualSnap) RefusedCause(client netip.AddrPort) rstcause.Cause {
 	switch {
 	case !cfg.Enabled:
 		return rstcause.VirtualDisabled
-	case cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr()):
+	case cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr()),
+		cfg.Match != nil && !cfg.Match.Admits(client):
 		return rstcause.NoListener
 	case s.Addr != nil && !cfg.Address.Enabled:
 		return rstcause.VirtualDisabled

@@ -399,6 +399,9 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 	if !cfg.Enabled || (cfg.Source.IsValid() && cfg.Source.Bits() > 0 && !cfg.Source.Contains(client.Addr())) {
 		return false
 	}
+	if cfg.Match != nil && !cfg.Match.Admits(client) { // traffic-matching-criteria's source
+		return false
+	}
 	if snap.Addr != nil && !cfg.Address.Enabled { // a disabled virtual address (vaddr.go)
 		return false
 	}
