@@ -76,6 +76,8 @@ var (
 	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
 	sslUnclean        = common("unclean-shutdown", sslProfiles...)
 	sslStrictResume   = common("strict-resume", sslProfiles...)
+	sslSignHash       = common("ssl-sign-hash", sslProfiles...)
+	sslMaxRecord      = profileClientSSL.MustProp("maximum-record-size")
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -143,6 +145,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
 		tc.ClientAlert = max(tc.ClientAlert, t.alertTimeout(p))
+		if m := b.RecordLimit(); m > 0 && (tc.ClientMaxRecord == 0 || m < tc.ClientMaxRecord) {
+			tc.ClientMaxRecord = m // the smallest of several profiles [M]
+		}
 		tc.AllowNonSSL = tc.AllowNonSSL || sslAllowNonSSL.Effective(t.cfg, p) == "enabled"
 	}
 	if len(built) > 0 {
@@ -242,6 +247,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 		CleanShutdown:       e(sslUnclean) == "disabled",
 		StrictResume:        e(sslStrictResume) == "enabled",
+		SignHash:            e(sslSignHash),
+		MaxRecordSize:       atoi(e(sslMaxRecord)),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -330,6 +337,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 		CleanShutdown:       e(sslUnclean) == "disabled",
 		StrictResume:        e(sslStrictResume) == "enabled",
+		SignHash:            e(sslSignHash),
 	}
 	if v := noneEmpty(e(sslOCSP)); v != "" {
 		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {

@@ -172,7 +172,7 @@ func (pr *proxied) flushTo(server bool) bool {
 		pr.cloneSent(out[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
-		n, err = pr.clientConn().Write(out)
+		n, err = pr.clientWrite(out)
 		pr.clientOut(n, state.Packets(n))
 	}
 	if cap(out) <= 64<<10 {

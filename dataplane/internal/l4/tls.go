@@ -37,6 +37,15 @@ func (pr *proxied) clientConn() net.Conn {
 	return pr.client
 }
 
+// clientWrite writes b to the client, through TLS in records no larger
+// than the client-ssl profile's maximum-record-size.
+func (pr *proxied) clientWrite(b []byte) (int, error) {
+	if pr.ctls != nil {
+		return tlsprof.WriteRecords(pr.ctls, b, pr.snap.Cfg.TLS.ClientMaxRecord)
+	}
+	return pr.client.Write(b)
+}
+
 // netConn is what the flow reads and writes on the server side.
 func (sc *serverConn) netConn() net.Conn {
 	if sc.tls != nil {
@@ -334,8 +343,12 @@ func (pr *proxied) SSLEnable(s rules.Side) error {
 // bytes just read go to the rule and it returns true.
 func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 	src, dst, raw := pr.clientConn(), sc.netConn(), pr.client
+	maxRecord := 0 // maximum-record-size, toward a TLS client
 	if !up {
 		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
+		if pr.ctls != nil {
+			maxRecord = pr.snap.Cfg.TLS.ClientMaxRecord
+		}
 	}
 	// The deadline is set once and moved on only when it expires while
 	// the flow was active (stillActive), as copyLoop does: resetting a
@@ -360,7 +373,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 				return true
 			}
 			pr.count(n, up, sc)
-			_, werr := dst.Write((*bp)[:n])
+			_, werr := tlsprof.WriteRecords(dst, (*bp)[:n], maxRecord)
 			bufPool.Put(bp)
 			if werr != nil {
 				pr.peerReset(up)

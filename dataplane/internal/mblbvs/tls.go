@@ -46,6 +46,7 @@ type frontConn struct {
 	// peek: allow-non-ssl, and the client's first byte is still to tell
 	// whether it speaks TLS (handshake).
 	peek bool
+	max  int // client-ssl's maximum-record-size; 0: the default
 }
 
 // NetConn is the client's own connection, under its TLS (the socket a
@@ -62,6 +63,9 @@ func (c *frontConn) Read(b []byte) (int, error) {
 func (c *frontConn) Write(b []byte) (int, error) {
 	if c.clear {
 		return c.raw.Write(b)
+	}
+	if c.max > 0 {
+		return tlsprof.WriteRecords(c.tls, b, c.max)
 	}
 	return c.tls.Write(b)
 }
@@ -118,7 +122,7 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tl
 	if tag != nil {
 		cfg = tlsprof.TagSessions(cfg, tag)
 	}
-	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek}
+	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek, max: t.ClientMaxRecord}
 }
 
 // tlsHandshakeRecord is the first byte of a TLS client's first record.
