@@ -77,6 +77,7 @@ var (
 	sslUnclean        = common("unclean-shutdown", sslProfiles...)
 	sslStrictResume   = common("strict-resume", sslProfiles...)
 	sslSignHash       = common("ssl-sign-hash", sslProfiles...)
+	sslLogPublisher   = common("log-publisher", sslProfiles...)
 	sslMaxRecord      = profileClientSSL.MustProp("maximum-record-size")
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
@@ -135,6 +136,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		b, err := cs.Build()
+		if err == nil {
+			b.Log, err = t.failureLog(p)
+		}
 		if err != nil {
 			t.skip(o, "%v", err)
 			return false
@@ -167,6 +171,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		b, err := ss.Build()
+		if err == nil {
+			b.Log, err = t.failureLog(server)
+		}
 		if err != nil {
 			t.skip(o, "%v", err)
 			return false
@@ -182,6 +189,24 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.TLS = tc
 	return true
+}
+
+// failureLog is a profile's log-publisher, which its failed handshakes
+// are told to; nil when it names none. The publisher must exist.
+func (t *translator) failureLog(p *objects.Object) (*tlsprof.FailureLog, error) {
+	name := noneEmpty(sslLogPublisher.Effective(t.cfg, p))
+	if name == "" {
+		return nil, nil
+	}
+	pub := t.cfg.Lookup(t.s, []string{logPublisher.Key()}, objects.FullPath(folderOf(p.Name), name))
+	if pub == nil {
+		return nil, fmt.Errorf("profile %s: log-publisher %s: no such sys log-config publisher", p.Name, name)
+	}
+	l := &tlsprof.FailureLog{Publisher: pub.Name}
+	if t.rules != nil && t.rules.e != nil {
+		l.Send = t.rules.e.rules.rt.hsl.sendPublisher // the running configuration's publishers
+	}
+	return l, nil
 }
 
 // handshake is a profile's handshake-timeout (seconds, or indefinite:

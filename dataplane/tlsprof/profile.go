@@ -173,6 +173,9 @@ type Built struct {
 	// Gate is the profile's max-active-handshakes (nil: indefinite),
 	// which the dataplane enters around each handshake.
 	Gate *HandshakeGate
+	// Log is the profile's log-publisher for failed handshakes (nil:
+	// none, a nil check per failure).
+	Log *FailureLog
 	// ends: unclean-shutdown disabled or strict-resume enabled; nil
 	// otherwise (ends.go).
 	ends *endRules

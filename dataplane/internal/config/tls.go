@@ -75,6 +75,15 @@ type TLS struct {
 	Warnings []string
 }
 
+// ServerFailed tells server-ssl's log-publisher, when it has one, that
+// the handshake with a member on c failed with err; it returns err.
+func (t *TLS) ServerFailed(c net.Conn, err error) error {
+	if err != nil && t != nil && t.Server != nil {
+		t.Server.Log.Failed(c, true, err)
+	}
+	return err
+}
+
 // ClientIndex is the index in ClientProfiles of the client-ssl profile
 // a handshake used: the one whose server-name its ClientHello's server
 // name matches, else the sni-default one (tlsprof.Pick); -1

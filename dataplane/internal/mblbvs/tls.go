@@ -566,7 +566,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		cfg = f.rr.keyLog(cfg, hc)
 	}
 	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
-	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) })); err != nil {
+	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) }))); err != nil {
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()
