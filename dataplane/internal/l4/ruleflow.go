@@ -434,12 +434,16 @@ func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.
 	}
 	if !up {
 		if !pr.gone(sc) {
-			closeWrite(pr.clientConn())
+			dst := pr.clientConn()
+			closeWrite(dst)
+			pr.awaitAlert(false, dst) // alert-timeout, as copyLoopTLS
 		}
 		return
 	}
 	if s := pr.srv.Load(); s != nil {
-		closeWrite(s.netConn())
+		dst := s.netConn()
+		closeWrite(dst)
+		pr.awaitAlert(true, dst)
 		return
 	}
 	pr.closeGraceful()
