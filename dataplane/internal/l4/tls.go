@@ -182,7 +182,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		src, err := tc.C3D.Chosen(peer, pr.c3d)
 		var c *tls.Config
 		if err == nil {
-			c, err = tc.C3D.ServerSide(cfg, src, time.Now())
+			c, err = tc.C3D.ServerSide(cfg, src, pr.c3d, time.Now())
 		}
 		if err != nil {
 			pr.e.env.Log.Warn("ssl c3d", "virtual", pr.vs.Name, "error", err)
@@ -289,6 +289,34 @@ func (pr *proxied) C3DCommonName(cn string) error {
 	r, err := pr.c3dRule()
 	if err == nil {
 		r.CN, r.SetCN = cn, true
+	}
+	return err
+}
+
+// C3DExtension implements rules.C3DConn: the member's handshake, not
+// begun yet, shows a certificate with the extension added.
+func (pr *proxied) C3DExtension(oid string, value []byte) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.AddExtension(oid, value)
+	}
+	return err
+}
+
+// C3DLifespan implements rules.C3DConn (SSL::c3d cert_lifespan).
+func (pr *proxied) C3DLifespan(hours string) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.SetLifespan(hours)
+	}
+	return err
+}
+
+// C3DStartDate implements rules.C3DConn (SSL::c3d cert_start_date).
+func (pr *proxied) C3DStartDate(date string) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.SetStart(date)
 	}
 	return err
 }
