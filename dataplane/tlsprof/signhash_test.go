@@ -147,19 +147,20 @@ func TestSignHash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c1, c2 = net.Pipe()
-			stap := &handshakeTap{Conn: c1}
+			member := mustPair(t, tc.ck)
+			s1, s2 := net.Pipe()
+			stap := &handshakeTap{Conn: s1}
 			done := make(chan error, 1)
 			go func() {
-				srv := tls.Server(stap, &tls.Config{Certificates: []tls.Certificate{mustPair(t, tc.ck)}, ClientAuth: tls.RequireAnyClientCert, MaxVersion: tls.VersionTLS12})
+				srv := tls.Server(stap, &tls.Config{Certificates: []tls.Certificate{member}, ClientAuth: tls.RequireAnyClientCert, MaxVersion: tls.VersionTLS12})
 				srv.SetDeadline(time.Now().Add(5 * time.Second))
 				done <- srv.Handshake()
-				c1.Close()
+				s1.Close()
 			}()
-			cli = tls.Client(c2, sb.Config)
+			cli = tls.Client(s2, sb.Config)
 			cli.SetDeadline(time.Now().Add(5 * time.Second))
 			cli.Handshake()
-			c2.Close()
+			s2.Close()
 			if err := <-done; err != nil {
 				t.Fatal(err)
 			}
