@@ -76,6 +76,9 @@ var (
 	sslMaxHandshakes  = common("max-active-handshakes", sslProfiles...)
 	sslUnclean        = common("unclean-shutdown", sslProfiles...)
 	sslStrictResume   = common("strict-resume", sslProfiles...)
+	sslSignHash       = common("ssl-sign-hash", sslProfiles...)
+	sslLogPublisher   = common("log-publisher", sslProfiles...)
+	sslMaxRecord      = profileClientSSL.MustProp("maximum-record-size")
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -133,6 +136,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		b, err := cs.Build()
+		if err == nil {
+			b.Log, err = t.failureLog(p)
+		}
 		if err != nil {
 			t.skip(o, "%v", err)
 			return false
@@ -143,6 +149,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 		tc.Warnings = append(tc.Warnings, t.chosenWarnings(p, b.Warnings)...)
 		tc.HandshakeTimeout = max(tc.HandshakeTimeout, t.handshake(p))
 		tc.ClientAlert = max(tc.ClientAlert, t.alertTimeout(p))
+		if m := b.RecordLimit(); m > 0 && (tc.ClientMaxRecord == 0 || m < tc.ClientMaxRecord) {
+			tc.ClientMaxRecord = m // the smallest of several profiles [M]
+		}
 		tc.AllowNonSSL = tc.AllowNonSSL || sslAllowNonSSL.Effective(t.cfg, p) == "enabled"
 	}
 	if len(built) > 0 {
@@ -162,6 +171,9 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			return false
 		}
 		b, err := ss.Build()
+		if err == nil {
+			b.Log, err = t.failureLog(server)
+		}
 		if err != nil {
 			t.skip(o, "%v", err)
 			return false
@@ -177,6 +189,24 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	v.TLS = tc
 	return true
+}
+
+// failureLog is a profile's log-publisher, which its failed handshakes
+// are told to; nil when it names none. The publisher must exist.
+func (t *translator) failureLog(p *objects.Object) (*tlsprof.FailureLog, error) {
+	name := noneEmpty(sslLogPublisher.Effective(t.cfg, p))
+	if name == "" {
+		return nil, nil
+	}
+	pub := t.cfg.Lookup(t.s, []string{logPublisher.Key()}, objects.FullPath(folderOf(p.Name), name))
+	if pub == nil {
+		return nil, fmt.Errorf("profile %s: log-publisher %s: no such sys log-config publisher", p.Name, name)
+	}
+	l := &tlsprof.FailureLog{Publisher: pub.Name}
+	if t.rules != nil && t.rules.e != nil {
+		l.Send = t.rules.e.rules.rt.hsl.sendPublisher // the running configuration's publishers
+	}
+	return l, nil
 }
 
 // handshake is a profile's handshake-timeout (seconds, or indefinite:
@@ -242,6 +272,8 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 		CleanShutdown:       e(sslUnclean) == "disabled",
 		StrictResume:        e(sslStrictResume) == "enabled",
+		SignHash:            e(sslSignHash),
+		MaxRecordSize:       atoi(e(sslMaxRecord)),
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -330,6 +362,7 @@ func (t *translator) serverSSL(p *objects.Object) (*tlsprof.ServerSSL, error) {
 		MaxActiveHandshakes: max(atoi(e(sslMaxHandshakes)), 0),
 		CleanShutdown:       e(sslUnclean) == "disabled",
 		StrictResume:        e(sslStrictResume) == "enabled",
+		SignHash:            e(sslSignHash),
 	}
 	if v := noneEmpty(e(sslOCSP)); v != "" {
 		if ss.OCSP, err = t.ocspValidator(p, v); err != nil {

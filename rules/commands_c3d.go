@@ -2,6 +2,7 @@ package rules
 
 import (
 	"crypto/x509"
+	"encoding/asn1"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -19,15 +20,25 @@ type C3DConn interface {
 	// shown (SSL::c3d subject commonName), for members that map users by
 	// a name the client's certificate does not carry as they want it.
 	C3DCommonName(cn string) error
+	// C3DExtension adds an extension (dotted OID, value) to the
+	// certificate the member is shown (SSL::c3d extension), for members
+	// that read a role or account from it.
+	C3DExtension(oid string, value []byte) error
+	// C3DLifespan and C3DStartDate set that certificate's validity for
+	// this connection (SSL::c3d cert_lifespan HOURS, cert_start_date
+	// DATE), in place of the profile's c3d-cert-lifespan from now.
+	C3DLifespan(hours string) error
+	C3DStartDate(date string) error
 }
 
-// cmdSSLC3D is SSL::c3d cert CERT and SSL::c3d subject commonName VALUE,
-// as F5 documents them (clouddocs SSL__c3d): CERT is a certificate in
-// DER (SSL::cert 0, X509::pem2der) or PEM. The extension, cert_lifespan
-// and cert_start_date forms are F5's too but not done by openltm: an
-// error says so.
+// cmdSSLC3D is SSL::c3d cert CERT, SSL::c3d subject commonName VALUE,
+// SSL::c3d extension OID VALUE, SSL::c3d cert_lifespan HOURS and
+// SSL::c3d cert_start_date DATE, as F5 documents them (clouddocs
+// SSL__c3d): CERT is a certificate in DER (SSL::cert 0, X509::pem2der)
+// or PEM; an extension's VALUE is its DER, or text (a UTF8String) [M];
+// DATE is seconds since 1970 or an ASN.1 time (20260102030405Z) [M].
 func cmdSSLC3D(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	const usage = "SSL::c3d cert certificate | SSL::c3d subject commonName value"
+	const usage = "SSL::c3d cert certificate | SSL::c3d subject commonName value | SSL::c3d extension oid value | SSL::c3d cert_lifespan hours | SSL::c3d cert_start_date date"
 	if len(args) < 2 {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
@@ -38,13 +49,11 @@ func cmdSSLC3D(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	sub := args[1].String()
 	var cc C3DConn
 	switch sub {
-	case "cert", "subject":
+	case "cert", "subject", "extension", "cert_lifespan", "cert_start_date":
 		var ok bool
 		if cc, ok = c.(C3DConn); !ok {
 			return tcl.Empty, tcl.Errorf("SSL::c3d: the virtual server's SSL profiles do not have ssl-c3d enabled")
 		}
-	case "extension", "cert_lifespan", "cert_start_date":
-		return tcl.Empty, tcl.Errorf("SSL::c3d %s is not supported by openltm", sub)
 	default:
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
@@ -60,6 +69,28 @@ func cmdSSLC3D(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("SSL::c3d subject: %q: only commonName can be set", f)
 		}
 		return tcl.Empty, cc.C3DCommonName(args[3].String())
+	case sub == "extension" && len(args) == 4:
+		// The value's DER as given (binary, from b64decode or binary
+		// format), else the text as a UTF8String [M].
+		val := tcl.BytesOf(args[3])
+		if !isDER(val) {
+			var err error
+			if val, err = asn1.MarshalWithParams(args[3].String(), "utf8"); err != nil {
+				return tcl.Empty, tcl.Errorf("SSL::c3d extension: %v", err)
+			}
+		}
+		return tcl.Empty, cc.C3DExtension(args[2].String(), val)
+	case sub == "cert_lifespan" && len(args) == 3:
+		return tcl.Empty, cc.C3DLifespan(args[2].String())
+	case sub == "cert_start_date" && len(args) == 3:
+		return tcl.Empty, cc.C3DStartDate(args[2].String())
 	}
 	return tcl.Empty, tcl.WrongArgs(usage)
+}
+
+// isDER reports whether b is one whole DER element.
+func isDER(b []byte) bool {
+	var raw asn1.RawValue
+	rest, err := asn1.Unmarshal(b, &raw)
+	return err == nil && len(rest) == 0 && len(b) > 0
 }

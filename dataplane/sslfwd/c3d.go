@@ -138,19 +138,30 @@ func (d *C3D) Source(peer []*x509.Certificate) *x509.Certificate {
 // ServerSide is the member configuration, base (the server-ssl
 // profile's, for the connection's SNI) offering the certificate forged
 // from src (Source), forged now or kept; base itself when src is nil.
-// Each forged certificate has its own session cache, so that a member's
-// session is never resumed for another client.
-func (d *C3D) ServerSide(base *tls.Config, src *x509.Certificate, now time.Time) (*tls.Config, error) {
+// r is the rules' choices (nil: none): their extensions and validity go
+// into the forged certificate. Each forged certificate has its own
+// session cache, so that a member's session is never resumed for
+// another client.
+func (d *C3D) ServerSide(base *tls.Config, src *x509.Certificate, r *C3DRule, now time.Time) (*tls.Config, error) {
 	if src == nil {
 		return base, nil
 	}
 	// Kept by certificate and subject: a rule may name another subject
-	// (WithCommonName) for the same certificate.
+	// (WithCommonName) for the same certificate; and by the rule's
+	// extensions and validity, when it chose any.
 	fp, sub := sha256.Sum256(src.Raw), sha256.Sum256(src.RawSubject)
 	for i := range fp {
 		fp[i] ^= sub[i]
 	}
-	fc, err := d.f.getKeyed(fp, src, now)
+	if !r.forging() {
+		r = nil
+	} else {
+		k := r.Key()
+		for i := range fp {
+			fp[i] ^= k[i]
+		}
+	}
+	fc, err := d.f.getKeyed(fp, src, now, r)
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +234,102 @@ type C3DRule struct {
 	// commonName).
 	CN    string
 	SetCN bool
+	// Extensions are added to the forged certificate (SSL::c3d
+	// extension), for members that read a client's role or account from
+	// an extension its own certificate does not carry.
+	Extensions []pkix.Extension
+	// Lifespan (SSL::c3d cert_lifespan) replaces c3d-cert-lifespan for
+	// this connection; Start (SSL::c3d cert_start_date) is the forged
+	// certificate's start, the lifespan counted from it. Zero: the
+	// profile's lifespan from an hour before the forging.
+	Lifespan time.Duration
+	Start    time.Time
+}
+
+// C3DMaxLifespan bounds SSL::c3d cert_lifespan as c3d-cert-lifespan is
+// bounded: a year [M].
+const C3DMaxLifespan = 8760 * time.Hour
+
+// AddExtension adds the extension oid (dotted) with value, one whole DER
+// element, to the forged certificate (SSL::c3d extension), in place of
+// one of that OID added before or copied from the client's certificate.
+// Not critical.
+func (r *C3DRule) AddExtension(oid string, value []byte) error {
+	id, err := ParseOID(oid)
+	if err != nil {
+		return fmt.Errorf("SSL::c3d extension: %v", err)
+	}
+	if !IsDER(value) {
+		return fmt.Errorf("SSL::c3d extension %s: the value is not one DER element", oid)
+	}
+	r.Extensions = slices.DeleteFunc(r.Extensions, func(e pkix.Extension) bool { return e.Id.Equal(id) })
+	r.Extensions = append(r.Extensions, pkix.Extension{Id: id, Value: value})
+	return nil
+}
+
+// IsDER reports whether b is one whole DER element.
+func IsDER(b []byte) bool {
+	var raw asn1.RawValue
+	rest, err := asn1.Unmarshal(b, &raw)
+	return err == nil && len(rest) == 0
+}
+
+// SetLifespan is SSL::c3d cert_lifespan: hours, 1 to a year, as
+// c3d-cert-lifespan [M: hours, as the profile's setting].
+func (r *C3DRule) SetLifespan(hours string) error {
+	n, err := strconv.Atoi(hours)
+	if err != nil || n < 1 || time.Duration(n)*time.Hour > C3DMaxLifespan {
+		return fmt.Errorf("SSL::c3d cert_lifespan %q: hours from 1 to %d", hours, int(C3DMaxLifespan/time.Hour))
+	}
+	r.Lifespan = time.Duration(n) * time.Hour
+	return nil
+}
+
+// SetStart is SSL::c3d cert_start_date: seconds since 1970 (as [clock
+// seconds] gives them), or an ASN.1 time, GeneralizedTime
+// (20260102030405Z) or UTCTime (260102030405Z), in UTC [M].
+func (r *C3DRule) SetStart(date string) error {
+	if n, err := strconv.ParseInt(date, 10, 64); err == nil && len(date) < 12 {
+		if n < 0 {
+			return fmt.Errorf("SSL::c3d cert_start_date %q: a date before 1970", date)
+		}
+		r.Start = time.Unix(n, 0).UTC()
+		return nil
+	}
+	for _, layout := range []string{"20060102150405Z", "060102150405Z"} {
+		if t, err := time.Parse(layout, date); err == nil {
+			r.Start = t
+			return nil
+		}
+	}
+	return fmt.Errorf("SSL::c3d cert_start_date %q: seconds since 1970, or a time such as 20260102030405Z (UTC)", date)
+}
+
+// forging reports whether r changes how the certificate is forged.
+func (r *C3DRule) forging() bool {
+	return r != nil && (len(r.Extensions) > 0 || r.Lifespan > 0 || !r.Start.IsZero())
+}
+
+// hasExtension reports whether the rule adds an extension of that OID.
+func (r *C3DRule) hasExtension(id asn1.ObjectIdentifier) bool {
+	return r != nil && slices.ContainsFunc(r.Extensions, func(e pkix.Extension) bool { return e.Id.Equal(id) })
+}
+
+// Key names the rule's forging choices (extensions and validity), for
+// the caches of forged certificates and of member connections; zero
+// when it has none.
+func (r *C3DRule) Key() [32]byte {
+	if !r.forging() {
+		return [32]byte{}
+	}
+	h := sha256.New()
+	for _, e := range r.Extensions {
+		fmt.Fprintf(h, "%v\x00%x\x00", e.Id, e.Value)
+	}
+	fmt.Fprintf(h, "%d\x00%d", r.Lifespan, r.Start.Unix())
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // Chosen is the certificate a member is shown a copy of for a client

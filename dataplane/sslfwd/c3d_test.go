@@ -6,6 +6,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -134,7 +135,7 @@ func TestC3D(t *testing.T) {
 				t.Fatal(err)
 			}
 			src := d.Source(tc.peer)
-			cfg, err := d.ServerSide(base, src, now)
+			cfg, err := d.ServerSide(base, src, nil, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +161,7 @@ func TestC3D(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, got)
 			}
-			again, _ := d.ServerSide(base, src, now)
+			again, _ := d.ServerSide(base, src, nil, now)
 			if again != cfg || d.Cached() != 1 {
 				t.Errorf("not kept: same config %v, cached %d", again == cfg, d.Cached())
 			}
@@ -239,5 +240,125 @@ func TestWithCommonName(t *testing.T) {
 				t.Error("the subject is still the source's")
 			}
 		})
+	}
+}
+
+// TestC3DRuleForging: SSL::c3d extension, cert_lifespan and
+// cert_start_date change the certificate forged for one connection (its
+// extensions and validity), kept apart from the profile's; bad values
+// are refused.
+func TestC3DRuleForging(t *testing.T) {
+	caKey := ecKey(t)
+	ca := issue(t, caTmpl("C3D CA"), nil, nil, caKey)
+	alice := clientCert(t, "alice")
+	upn := asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 99999, 1}
+	tmplOID := asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 311, 20, 2}
+	roleDER, _ := asn1.MarshalWithParams("admin", "utf8")
+	now := time.Now()
+	start := now.Add(-2 * time.Hour).Truncate(time.Second)
+	base := &tls.Config{}
+	d, err := NewC3D(C3DConfig{Name: "ss", CA: ca, CAChain: []*x509.Certificate{ca}, CAKey: caKey, Lifespan: 24 * time.Hour,
+		CustomOIDs: []asn1.ObjectIdentifier{tmplOID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := func(c *x509.Certificate, id asn1.ObjectIdentifier) []byte {
+		for _, e := range c.Extensions {
+			if e.Id.Equal(id) {
+				return e.Value
+			}
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name      string
+		set       func(r *C3DRule) error
+		notBefore time.Time // zero: an hour before now
+		lifespan  time.Duration
+		exts      map[string][]byte // OID -> value
+	}{
+		{name: "none", set: func(*C3DRule) error { return nil }, lifespan: 24 * time.Hour, exts: map[string][]byte{tmplOID.String(): {0x1e, 0x02, 0x00, 0x55}}},
+		{name: "extension", set: func(r *C3DRule) error { return r.AddExtension(upn.String(), roleDER) }, lifespan: 24 * time.Hour,
+			exts: map[string][]byte{upn.String(): roleDER, tmplOID.String(): {0x1e, 0x02, 0x00, 0x55}}},
+		{name: "extension replacing a copied one", set: func(r *C3DRule) error { return r.AddExtension(tmplOID.String(), roleDER) }, lifespan: 24 * time.Hour,
+			exts: map[string][]byte{tmplOID.String(): roleDER}},
+		{name: "lifespan 3 hours", set: func(r *C3DRule) error { return r.SetLifespan("3") }, lifespan: 3 * time.Hour},
+		{name: "start date, seconds", set: func(r *C3DRule) error { return r.SetStart(fmt.Sprint(start.Unix())) }, notBefore: start,
+			lifespan: start.Add(24 * time.Hour).Sub(now)},
+		{name: "start date and lifespan, ASN.1 time", set: func(r *C3DRule) error {
+			if err := r.SetStart(now.UTC().Add(-2 * time.Hour).Format("20060102150405Z")); err != nil {
+				return err
+			}
+			return r.SetLifespan("5")
+		}, notBefore: now.UTC().Add(-2 * time.Hour).Truncate(time.Second), lifespan: 3 * time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &C3DRule{}
+			if err := tc.set(r); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := d.ServerSide(base, alice, r, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cfg.Certificates[0].Leaf
+			if string(got.RawIssuer) != string(ca.RawSubject) || got.Subject.CommonName != "alice" {
+				t.Fatalf("issuer %q subject %q", got.Issuer, got.Subject)
+			}
+			wantBefore := tc.notBefore
+			if wantBefore.IsZero() {
+				wantBefore = now.Add(-time.Hour)
+			}
+			if d := got.NotBefore.Sub(wantBefore); d < -time.Second || d > time.Second {
+				t.Errorf("notBefore %v, want %v", got.NotBefore, wantBefore)
+			}
+			if life := got.NotAfter.Sub(now); life > tc.lifespan+time.Second || life < tc.lifespan-time.Minute {
+				t.Errorf("valid for %v from now, want %v", life, tc.lifespan)
+			}
+			for oid, v := range tc.exts {
+				found := false
+				for _, e := range got.Extensions {
+					if e.Id.String() == oid {
+						if found {
+							t.Errorf("extension %s twice", oid)
+						}
+						found = true
+						if string(e.Value) != string(v) {
+							t.Errorf("extension %s = %x, want %x", oid, e.Value, v)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("extension %s missing", oid)
+				}
+			}
+			if tc.name != "extension" && ext(got, upn) != nil {
+				t.Error("an extension of another connection's rule")
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(r *C3DRule) error
+		want string
+	}{
+		{"bad OID", func(r *C3DRule) error { return r.AddExtension("1.x", roleDER) }, "is not an object identifier"},
+		{"not DER", func(r *C3DRule) error { return r.AddExtension("1.2.3", []byte("admin")) }, "not one DER element"},
+		{"lifespan 0", func(r *C3DRule) error { return r.SetLifespan("0") }, "hours from 1 to 8760"},
+		{"lifespan too long", func(r *C3DRule) error { return r.SetLifespan("8761") }, "hours from 1 to 8760"},
+		{"lifespan word", func(r *C3DRule) error { return r.SetLifespan("day") }, "hours from 1 to 8760"},
+		{"start word", func(r *C3DRule) error { return r.SetStart("yesterday") }, "seconds since 1970"},
+		{"start negative", func(r *C3DRule) error { return r.SetStart("-5") }, "before 1970"},
+	} {
+		if err := tc.set(&C3DRule{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// A certificate that would have ended already is not forged.
+	r := &C3DRule{}
+	r.SetStart("1000000000")
+	r.SetLifespan("1")
+	if _, err := d.ServerSide(base, alice, r, now); err == nil || !strings.Contains(err.Error(), "would have ended") {
+		t.Errorf("an ended certificate: %v", err)
 	}
 }

@@ -250,18 +250,19 @@ func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config
 // get is the certificate forged for leaf: kept, unless within an hour
 // of its end, or forged now.
 func (f *forger) get(leaf *x509.Certificate, now time.Time) (*forged, error) {
-	return f.getKeyed(sha256.Sum256(leaf.Raw), leaf, now)
+	return f.getKeyed(sha256.Sum256(leaf.Raw), leaf, now, nil)
 }
 
-// getKeyed is get with the cache key fp, which names leaf.
-func (f *forger) getKeyed(fp [32]byte, leaf *x509.Certificate, now time.Time) (*forged, error) {
+// getKeyed is get with the cache key fp, which names leaf and the rule's
+// choices r (nil: none).
+func (f *forger) getKeyed(fp [32]byte, leaf *x509.Certificate, now time.Time, r *C3DRule) (*forged, error) {
 	f.mu.Lock()
 	fc := f.forged[fp]
 	f.mu.Unlock()
 	if fc != nil && now.Before(fc.notAfter.Add(-time.Hour)) {
 		return fc, nil
 	}
-	cert, notAfter, err := f.forge(leaf, now)
+	cert, notAfter, err := f.forge(leaf, now, r)
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +297,9 @@ func (f *forger) forgedKey() (crypto.Signer, error) {
 }
 
 // forge makes the certificate for leaf: its subject, and the extensions
-// cert-extension-includes names copied from it, issued by the CA.
-func (f *forger) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, time.Time, error) {
+// cert-extension-includes names copied from it, issued by the CA; r, a
+// C3D rule's choices (nil: none), adds extensions and sets the validity.
+func (f *forger) forge(leaf *x509.Certificate, now time.Time, r *C3DRule) (tls.Certificate, time.Time, error) {
 	key, err := f.forgedKey()
 	if err != nil {
 		return tls.Certificate{}, time.Time{}, err
@@ -309,8 +311,23 @@ func (f *forger) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, 
 	ca := f.ca
 	notBefore := now.Add(-time.Hour) // a client's clock a little behind [M]
 	notAfter := now.Add(f.lifespan)
+	if r != nil && (r.Lifespan > 0 || !r.Start.IsZero()) {
+		// SSL::c3d cert_start_date and cert_lifespan: the lifespan from
+		// the start date, else from now [M].
+		life, from := f.lifespan, now
+		if r.Lifespan > 0 {
+			life = r.Lifespan
+		}
+		if !r.Start.IsZero() {
+			notBefore, from = r.Start, r.Start
+		}
+		notAfter = from.Add(life)
+	}
 	if notAfter.After(ca.NotAfter) {
 		notAfter = ca.NotAfter
+	}
+	if !notAfter.After(now) {
+		return tls.Certificate{}, time.Time{}, fmt.Errorf("sslfwd: the certificate forged for %q would have ended at %s (SSL::c3d cert_start_date and cert_lifespan, or the CA's end)", leaf.Subject.String(), notAfter.UTC().Format(time.RFC3339))
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial,
@@ -353,9 +370,12 @@ func (f *forger) forge(leaf *x509.Certificate, now time.Time) (tls.Certificate, 
 		tmpl.IssuingCertificateURL = leaf.IssuingCertificateURL
 	}
 	for _, e := range leaf.Extensions {
-		if slices.ContainsFunc(f.oids, e.Id.Equal) {
+		if slices.ContainsFunc(f.oids, e.Id.Equal) && !r.hasExtension(e.Id) {
 			tmpl.ExtraExtensions = append(tmpl.ExtraExtensions, e)
 		}
+	}
+	if r != nil {
+		tmpl.ExtraExtensions = append(tmpl.ExtraExtensions, r.Extensions...) // SSL::c3d extension
 	}
 	// The authority key identifier is the CA's subject key identifier,
 	// set by Go whenever the CA has one, whatever the includes say [M].

@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // ErrWouldBlock is what Read returns when the socket has no more
@@ -45,6 +46,7 @@ type Conn struct {
 	tls  *tls.Conn
 	t    transport
 	more bool
+	max  int // maximum-record-size; 0: records as crypto/tls makes them
 }
 
 // DupConn is a net.Conn on a duplicate of fd, a connected socket: the
@@ -116,7 +118,16 @@ func (c *Conn) More() bool { return c.more }
 
 // Write encrypts p into records kept for Flush (Buffered). An error is
 // the socket's, from an earlier Flush.
-func (c *Conn) Write(p []byte) (int, error) { return c.tls.Write(p) }
+func (c *Conn) Write(p []byte) (int, error) {
+	if c.max > 0 {
+		return tlsprof.WriteRecords(c.tls, p, c.max)
+	}
+	return c.tls.Write(p)
+}
+
+// LimitRecords makes Write seal no record with more than n bytes of
+// plaintext (client-ssl's maximum-record-size); 0 lifts the limit.
+func (c *Conn) LimitRecords(n int) { c.max = n }
 
 // Buffered is the ciphertext waiting for the socket to take it.
 func (c *Conn) Buffered() int { return len(c.t.out) - c.t.off }

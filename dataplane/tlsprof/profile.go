@@ -93,6 +93,14 @@ type ClientSSL struct {
 	// session is not resumed. StrictResume (strict-resume enabled) does
 	// the latter alone. Off (BIG-IP's defaults) nothing is watched.
 	CleanShutdown, StrictResume bool
+	// SignHash is ssl-sign-hash: the hash of the signature the handshake
+	// makes with the profile's certificate (any, "", sha1, sha256,
+	// sha384), for clients or auditors that accept only some.
+	SignHash string
+	// MaxRecordSize is maximum-record-size: the most plaintext a record
+	// to the client carries, for clients with small buffers; 0 or 16384
+	// (the protocol's own bound) leave records as crypto/tls makes them.
+	MaxRecordSize int
 }
 
 // ServerSSL is an `ltm profile server-ssl`: the TLS the system speaks to
@@ -140,6 +148,9 @@ type ServerSSL struct {
 	// CleanShutdown and StrictResume as ClientSSL's, for a member that
 	// ends without close_notify: its session leaves the cache.
 	CleanShutdown, StrictResume bool
+	// SignHash as ClientSSL's, for the client certificate's signature
+	// (CertificateVerify) the profile makes to members.
+	SignHash string
 }
 
 // Built is a profile turned into Go's TLS configuration.
@@ -162,9 +173,15 @@ type Built struct {
 	// Gate is the profile's max-active-handshakes (nil: indefinite),
 	// which the dataplane enters around each handshake.
 	Gate *HandshakeGate
+	// Log is the profile's log-publisher for failed handshakes (nil:
+	// none, a nil check per failure).
+	Log *FailureLog
 	// ends: unclean-shutdown disabled or strict-resume enabled; nil
 	// otherwise (ends.go).
 	ends *endRules
+	// maxRecord: client-ssl's maximum-record-size, 0 at the default
+	// (records.go).
+	maxRecord int
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -269,6 +286,13 @@ func (p *ClientSSL) Build() (*Built, error) {
 		return nil, err
 	}
 	warns = append(warns, w...)
+	maxRecord := p.MaxRecordSize
+	switch {
+	case maxRecord == 0 || maxRecord == MaxRecordSize:
+		maxRecord = 0
+	case maxRecord < MinRecordSize || maxRecord > MaxRecordSize:
+		return nil, fmt.Errorf("%s: maximum-record-size %d is out of range (%d to %d)", what, maxRecord, MinRecordSize, MaxRecordSize)
+	}
 	if len(p.CertKeyChain) == 0 {
 		return nil, fmt.Errorf("%s: cert-key-chain is empty; a client-ssl profile needs a certificate and key", what)
 	}
@@ -287,6 +311,10 @@ func (p *ClientSSL) Build() (*Built, error) {
 		}
 		cfg.Certificates = append(cfg.Certificates, c)
 	}
+	if w, err = signHash(what, p.SignHash, cfg); err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
 	var stapling []*stapled
 	if p.OCSPStapling {
 		if stapling, err = staplingOf(what, p.CertKeyChain, cfg.Certificates); err != nil {
@@ -370,8 +398,8 @@ func (p *ClientSSL) Build() (*Built, error) {
 		ticketLifetime(cfg, p.TicketLifetime)
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
-		Gate:       NewHandshakeGate(p.MaxActiveHandshakes),
-		ends:       newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime),
+		Gate: NewHandshakeGate(p.MaxActiveHandshakes),
+		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime), maxRecord: maxRecord,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 
@@ -414,6 +442,10 @@ func (p *ServerSSL) Build() (*Built, error) {
 		}
 		cfg.Certificates = []tls.Certificate{c}
 	}
+	if w, err = signHash(what, p.SignHash, cfg); err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
 	depth := p.AuthenticateDepth
 	if depth < 0 {
 		depth = 9

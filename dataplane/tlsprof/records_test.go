@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,31 @@ func TestRecordSizing(t *testing.T) {
 		largest := slices.Max(rs.lens)
 		if full := largest > 16000; full == dynamic {
 			t.Errorf("allow-dynamic-record-sizing %v: largest record %d bytes of %d records", dynamic, largest, len(rs.lens))
+		}
+	}
+}
+
+// TestMaximumRecordSizeRange: BIG-IP's range, 256 to 16384; the default
+// (and 0, unset) limits nothing.
+func TestMaximumRecordSizeRange(t *testing.T) {
+	p := newPKI(t)
+	ck := p.chain(t, "mrs", "ecdsa", "mrs.example")
+	for _, tc := range []struct {
+		size, limit int
+		bad         bool
+	}{
+		{0, 0, false}, {16384, 0, false}, {256, 256, false}, {4096, 4096, false},
+		{255, 0, true}, {16385, 0, true}, {-1, 0, true},
+	} {
+		b, err := (&ClientSSL{Name: "/Common/mrs", CertKeyChain: []CertKeyChain{ck}, MaxRecordSize: tc.size}).Build()
+		if tc.bad {
+			if err == nil || !strings.Contains(err.Error(), "maximum-record-size") {
+				t.Errorf("maximum-record-size %d: got %v, want a range error", tc.size, err)
+			}
+			continue
+		}
+		if err != nil || b.RecordLimit() != tc.limit {
+			t.Errorf("maximum-record-size %d: limit %d, %v; want %d", tc.size, b.RecordLimit(), err, tc.limit)
 		}
 	}
 }

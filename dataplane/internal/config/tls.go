@@ -47,6 +47,11 @@ type TLS struct {
 	// close_notify once it sent its own before it resets the connection;
 	// 0 is indefinite (BIG-IP's default) and costs nothing.
 	ClientAlert, ServerAlert time.Duration
+	// ClientMaxRecord is client-ssl's maximum-record-size (the smallest
+	// among several profiles): what the flows write to a client is cut
+	// so that no record carries more (tlsprof.WriteRecords); 0 is the
+	// default, 16384, and costs a comparison per write.
+	ClientMaxRecord int
 	// ClientGate and ServerGate are the client-ssl (the sni-default one
 	// among several) and server-ssl profiles' max-active-handshakes;
 	// nil: indefinite.
@@ -68,6 +73,15 @@ type TLS struct {
 	// Warnings are the profiles' settings applied otherwise than BIG-IP
 	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
 	Warnings []string
+}
+
+// ServerFailed tells server-ssl's log-publisher, when it has one, that
+// the handshake with a member on c failed with err; it returns err.
+func (t *TLS) ServerFailed(c net.Conn, err error) error {
+	if err != nil && t != nil && t.Server != nil {
+		t.Server.Log.Failed(c, true, err)
+	}
+	return err
 }
 
 // ClientIndex is the index in ClientProfiles of the client-ssl profile

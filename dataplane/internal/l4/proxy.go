@@ -926,7 +926,10 @@ func (pr *proxied) end(resetBoth bool) {
 // closeGraceful ends the flow with a FIN to the client (TCP::close, drop,
 // or a rule that answered by itself). What the client still sends is read
 // and discarded for a moment, so that closing with unread bytes does not
-// turn the FIN into a reset that could overtake the rule's answer.
+// turn the FIN into a reset that could overtake the rule's answer. A TLS
+// client is sent close_notify first; with client-ssl's alert-timeout the
+// moment is that long, and a client that has not closed by then is
+// reset, as on the flows' other TLS closes (awaitAlert).
 func (pr *proxied) closeGraceful() {
 	if !pr.ended.CompareAndSwap(false, true) {
 		return
@@ -935,16 +938,31 @@ func (pr *proxied) closeGraceful() {
 		sc.conn.Close()
 	}
 	c := pr.client
+	wait, alert := 2*time.Second, false
+	var held *state.SSLCounters // taken now: the flow lets go of it as it retires
 	if pr.ctls != nil {
 		pr.ctls.CloseWrite() // close_notify before the FIN
+		if d := pr.snap.Cfg.TLS.ClientAlert; d > 0 {
+			wait, alert, held = d, true, pr.cssl.Counters()
+		}
 	}
 	if c.CloseWrite() != nil {
 		c.Close()
 		return
 	}
 	go func() {
-		c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		io.CopyN(io.Discard, c, 1<<20)
+		c.SetReadDeadline(time.Now().Add(wait))
+		_, err := io.CopyN(io.Discard, c, 1<<20)
+		if alert && errors.Is(err, os.ErrDeadlineExceeded) {
+			// The client never answered close_notify (alert-timeout).
+			if held != nil {
+				held.AlertTimeouts.Add(1)
+			}
+			pr.because(rstcause.AlertTimeout)
+			pr.rst(true, false)
+			reset(c)
+			return
+		}
 		c.Close()
 	}()
 }

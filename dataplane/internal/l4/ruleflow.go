@@ -172,7 +172,7 @@ func (pr *proxied) flushTo(server bool) bool {
 		pr.cloneSent(out[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
-		n, err = pr.clientConn().Write(out)
+		n, err = pr.clientWrite(out)
 		pr.clientOut(n, state.Packets(n))
 	}
 	if cap(out) <= 64<<10 {
@@ -434,12 +434,16 @@ func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.
 	}
 	if !up {
 		if !pr.gone(sc) {
-			closeWrite(pr.clientConn())
+			dst := pr.clientConn()
+			closeWrite(dst)
+			pr.awaitAlert(false, dst) // alert-timeout, as copyLoopTLS
 		}
 		return
 	}
 	if s := pr.srv.Load(); s != nil {
-		closeWrite(s.netConn())
+		dst := s.netConn()
+		closeWrite(dst)
+		pr.awaitAlert(true, dst)
 		return
 	}
 	pr.closeGraceful()

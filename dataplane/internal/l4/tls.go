@@ -37,6 +37,15 @@ func (pr *proxied) clientConn() net.Conn {
 	return pr.client
 }
 
+// clientWrite writes b to the client, through TLS in records no larger
+// than the client-ssl profile's maximum-record-size.
+func (pr *proxied) clientWrite(b []byte) (int, error) {
+	if pr.ctls != nil {
+		return tlsprof.WriteRecords(pr.ctls, b, pr.snap.Cfg.TLS.ClientMaxRecord)
+	}
+	return pr.client.Write(b)
+}
+
 // netConn is what the flow reads and writes on the server side.
 func (sc *serverConn) netConn() net.Conn {
 	if sc.tls != nil {
@@ -173,7 +182,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		src, err := tc.C3D.Chosen(peer, pr.c3d)
 		var c *tls.Config
 		if err == nil {
-			c, err = tc.C3D.ServerSide(cfg, src, time.Now())
+			c, err = tc.C3D.ServerSide(cfg, src, pr.c3d, time.Now())
 		}
 		if err != nil {
 			pr.e.env.Log.Warn("ssl c3d", "virtual", pr.vs.Name, "error", err)
@@ -189,7 +198,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
-	if err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerHandshake(conn.Handshake)); err != nil {
+	if err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerFailed(conn, tc.ServerHandshake(conn.Handshake))); err != nil {
 		pr.end(true)
 		return false
 	}
@@ -284,6 +293,34 @@ func (pr *proxied) C3DCommonName(cn string) error {
 	return err
 }
 
+// C3DExtension implements rules.C3DConn: the member's handshake, not
+// begun yet, shows a certificate with the extension added.
+func (pr *proxied) C3DExtension(oid string, value []byte) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.AddExtension(oid, value)
+	}
+	return err
+}
+
+// C3DLifespan implements rules.C3DConn (SSL::c3d cert_lifespan).
+func (pr *proxied) C3DLifespan(hours string) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.SetLifespan(hours)
+	}
+	return err
+}
+
+// C3DStartDate implements rules.C3DConn (SSL::c3d cert_start_date).
+func (pr *proxied) C3DStartDate(date string) error {
+	r, err := pr.c3dRule()
+	if err == nil {
+		err = r.SetStart(date)
+	}
+	return err
+}
+
 // c3dRule is the flow's SSL::c3d choices, made on first use; an error
 // when the virtual does not delegate or the member's handshake is done.
 func (pr *proxied) c3dRule() (*sslfwd.C3DRule, error) {
@@ -334,8 +371,12 @@ func (pr *proxied) SSLEnable(s rules.Side) error {
 // bytes just read go to the rule and it returns true.
 func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 	src, dst, raw := pr.clientConn(), sc.netConn(), pr.client
+	maxRecord := 0 // maximum-record-size, toward a TLS client
 	if !up {
 		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
+		if pr.ctls != nil {
+			maxRecord = pr.snap.Cfg.TLS.ClientMaxRecord
+		}
 	}
 	// The deadline is set once and moved on only when it expires while
 	// the flow was active (stillActive), as copyLoop does: resetting a
@@ -360,7 +401,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 				return true
 			}
 			pr.count(n, up, sc)
-			_, werr := dst.Write((*bp)[:n])
+			_, werr := tlsprof.WriteRecords(dst, (*bp)[:n], maxRecord)
 			bufPool.Put(bp)
 			if werr != nil {
 				pr.peerReset(up)

@@ -91,6 +91,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	tc := snap.Cfg.TLS
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
 	lc := tlsloop.Server(tc.WatchClient(c, tc.Client))
+	lc.LimitRecords(tc.ClientMaxRecord)
 	err = snap.NoteClientTLS(lc.TLS(), tc.ClientHandshake(lc.TLS().Handshake), &lf.cssl)
 	if err != nil || !lf.hs.CompareAndSwap(hsRunning, hsDone) {
 		if err != nil {

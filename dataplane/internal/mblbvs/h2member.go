@@ -85,7 +85,7 @@ func (mv *VS) dialHTTP2(ctx context.Context, snap *state.VirtualSnap, client net
 			if err == nil && sc.ConnectionState().NegotiatedProtocol != "h2" {
 				err = fmt.Errorf("member %s did not choose h2 in ALPN over server-ssl (an http2 profile on the server side needs HTTP/2 members)", m.Addr)
 			}
-			if err := mv.vs.Prof.ServerSSL.Note(sc, err); err != nil {
+			if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, err)); err != nil {
 				c.SetLinger(0)
 				c.Close()
 				return nil, err

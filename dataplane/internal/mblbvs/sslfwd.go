@@ -33,7 +33,7 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 	fwd := tc.Forward
 	// The session is made now (its TLS once the certificate is forged):
 	// CLIENT_ACCEPTED runs first, as on any virtual, and may end it.
-	front := &frontConn{raw: c}
+	front := &frontConn{raw: c, max: tc.ClientMaxRecord}
 	f.front = front
 	f.sess = mv.eng.NewClientConn(front, opts)
 	sess := f.sess

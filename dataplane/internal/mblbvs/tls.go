@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -46,6 +47,7 @@ type frontConn struct {
 	// peek: allow-non-ssl, and the client's first byte is still to tell
 	// whether it speaks TLS (handshake).
 	peek bool
+	max  int // client-ssl's maximum-record-size; 0: the default
 }
 
 // NetConn is the client's own connection, under its TLS (the socket a
@@ -62,6 +64,9 @@ func (c *frontConn) Read(b []byte) (int, error) {
 func (c *frontConn) Write(b []byte) (int, error) {
 	if c.clear {
 		return c.raw.Write(b)
+	}
+	if c.max > 0 {
+		return tlsprof.WriteRecords(c.tls, b, c.max)
 	}
 	return c.tls.Write(b)
 }
@@ -118,7 +123,7 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tl
 	if tag != nil {
 		cfg = tlsprof.TagSessions(cfg, tag)
 	}
-	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek}
+	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek, max: t.ClientMaxRecord}
 }
 
 // tlsHandshakeRecord is the first byte of a TLS client's first record.
@@ -388,13 +393,21 @@ func (f *mblbFlow) delegate(d *sslfwd.C3D, peer []*x509.Certificate) error {
 	if err != nil || src == nil {
 		return err
 	}
-	c.src = src
-	f.mv.clientC3D.Store(f.Client, src)
+	ch := &c3dChoice{src: src}
+	k := c.rule.Key()
+	if k != ([32]byte{}) { // SSL::c3d extension, cert_lifespan, cert_start_date
+		r := c.rule
+		r.Extensions = slices.Clone(r.Extensions)
+		ch.rule = &r
+	}
+	c.src = ch
+	f.mv.clientC3D.Store(f.Client, ch)
 	h := fnv.New64a()
 	h.Write([]byte(f.sni))
 	h.Write([]byte{0})
 	h.Write(src.Raw)
 	h.Write(src.RawSubject)
+	h.Write(k[:])
 	f.sniTag.Store(max(h.Sum64()&(1<<62-1), 1))
 	return nil
 }
@@ -402,18 +415,34 @@ func (f *mblbFlow) delegate(d *sslfwd.C3D, peer []*x509.Certificate) error {
 // C3DCert implements rules.C3DConn: the client's next member
 // connections show a copy of c instead of its certificate.
 func (r *mblbRules) C3DCert(c *x509.Certificate) error {
-	return r.c3d(func(cr *sslfwd.C3DRule) { cr.Cert = c })
+	return r.c3d(func(cr *sslfwd.C3DRule) error { cr.Cert = c; return nil })
 }
 
 // C3DCommonName implements rules.C3DConn: the client's next member
 // connections show a subject with the common name cn.
 func (r *mblbRules) C3DCommonName(cn string) error {
-	return r.c3d(func(cr *sslfwd.C3DRule) { cr.CN, cr.SetCN = cn, true })
+	return r.c3d(func(cr *sslfwd.C3DRule) error { cr.CN, cr.SetCN = cn, true; return nil })
+}
+
+// C3DExtension implements rules.C3DConn: the client's next member
+// connections are shown a certificate with the extension added.
+func (r *mblbRules) C3DExtension(oid string, value []byte) error {
+	return r.c3d(func(cr *sslfwd.C3DRule) error { return cr.AddExtension(oid, value) })
+}
+
+// C3DLifespan implements rules.C3DConn (SSL::c3d cert_lifespan).
+func (r *mblbRules) C3DLifespan(hours string) error {
+	return r.c3d(func(cr *sslfwd.C3DRule) error { return cr.SetLifespan(hours) })
+}
+
+// C3DStartDate implements rules.C3DConn (SSL::c3d cert_start_date).
+func (r *mblbRules) C3DStartDate(date string) error {
+	return r.c3d(func(cr *sslfwd.C3DRule) error { return cr.SetStart(date) })
 }
 
 // c3d applies set to the flow's SSL::c3d choices and delegates again
 // with them.
-func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
+func (r *mblbRules) c3d(set func(*sslfwd.C3DRule) error) error {
 	t := r.snap.Cfg.TLS
 	if t == nil || t.C3D == nil || t.Server == nil {
 		return errors.New("SSL::c3d: the virtual server's SSL profiles do not have ssl-c3d enabled")
@@ -422,7 +451,9 @@ func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
 	if f.c3d == nil {
 		f.c3d = new(flowC3D)
 	}
-	set(&f.c3d.rule)
+	if err := set(&f.c3d.rule); err != nil {
+		return err
+	}
 	// Before the client's handshake (CLIENT_ACCEPTED) peer is nil, and
 	// the handshake's delegate decides again.
 	return f.delegate(t.C3D, f.c3d.peer)
@@ -434,7 +465,14 @@ func (r *mblbRules) c3d(set func(*sslfwd.C3DRule)) error {
 type flowC3D struct {
 	rule sslfwd.C3DRule
 	peer []*x509.Certificate
+	src  *c3dChoice
+}
+
+// c3dChoice is what a client's member connections are shown a copy of:
+// the certificate, and the rules' forging choices when they made any.
+type c3dChoice struct {
 	src  *x509.Certificate
+	rule *sslfwd.C3DRule
 }
 
 // trackTLS makes f findable by its client's address while it runs, so
@@ -548,8 +586,9 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		}
 	}
 	if t.C3D != nil {
-		if src, ok := mv.clientC3D.Load(client); ok {
-			c3d, err := t.C3D.ServerSide(cfg, src.(*x509.Certificate), time.Now())
+		if v, ok := mv.clientC3D.Load(client); ok {
+			ch := v.(*c3dChoice)
+			c3d, err := t.C3D.ServerSide(cfg, ch.src, ch.rule, time.Now())
 			if err != nil {
 				c.SetLinger(0)
 				c.Close()
@@ -562,7 +601,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		cfg = f.rr.keyLog(cfg, hc)
 	}
 	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
-	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) })); err != nil {
+	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) }))); err != nil {
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()

@@ -122,6 +122,7 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		cfg = tlsprof.TagSessions(cfg, f.sslTag)
 	}
 	lc := tlsloop.Server(under, cfg)
+	lc.LimitRecords(t.ClientMaxRecord)
 	err = snap.NoteClientTLS(lc.TLS(), t.ClientHandshake(lc.TLS().Handshake), &f.cssl)
 	hc.Close() // fd stays
 	if err != nil {

@@ -584,7 +584,7 @@ func (f *mblbFlow) finish() {
 		f.mv.clientSNI.CompareAndDelete(f.Client, f.sni)
 	}
 	if f.c3d != nil && f.c3d.src != nil {
-		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src)
+		f.mv.clientC3D.CompareAndDelete(f.Client, f.c3d.src) // the *c3dChoice stored last
 	}
 	if f.ended != nil {
 		f.ended()

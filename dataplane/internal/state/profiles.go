@@ -82,6 +82,9 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error
 		}
 	}
 	c := s.ClientSSL[i]
+	if err != nil && conn != nil && i < len(s.Cfg.TLS.ClientBuilt) {
+		s.Cfg.TLS.ClientBuilt[i].Log.Failed(conn, false, err) // log-publisher
+	}
 	if err = c.Note(conn, err); err == nil && conn != nil {
 		h.Hold(c)
 		if s.Cfg.TLS.ClientEnds {
