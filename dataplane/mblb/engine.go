@@ -318,6 +318,9 @@ type Engine struct {
 	// are the request bytes held for members now and at most.
 	fc                   *FlowControl
 	flowQueued, flowPeak atomic.Int64
+	// flowBytes and flowBytesPeak weigh them, under a PendingBytes
+	// bound only.
+	flowBytes, flowBytesPeak atomic.Int64
 	// clock is the time the janitor last saw, in Unix nanoseconds: idle
 	// and response timeouts need no finer grain than its tick, and the
 	// message path then never reads the clock.
@@ -393,6 +396,10 @@ type Stats struct {
 	// engine does not count them without it).
 	FlowPauses                 uint64
 	FlowQueued, FlowQueuedPeak int64
+	// FlowBytes and FlowBytesPeak are what the requests held weigh,
+	// now and at most: counted under the httprouter profile's
+	// max-pending-bytes only, to show that it holds.
+	FlowBytes, FlowBytesPeak int64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -524,6 +531,8 @@ func (e *Engine) Stats() Stats {
 		FlowPauses:        e.stats.flowPauses.Load(),
 		FlowQueued:        e.flowQueued.Load(),
 		FlowQueuedPeak:    e.flowPeak.Load(),
+		FlowBytes:         e.flowBytes.Load(),
+		FlowBytesPeak:     e.flowBytesPeak.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}
