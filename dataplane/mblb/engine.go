@@ -651,6 +651,9 @@ func (e *Engine) janitor() {
 			if idle := s.IdleTimeout(); idle > 0 && now-s.lastActive.Load() > int64(idle) {
 				reset := e.cfg.IdleReset == nil || e.cfg.IdleReset()
 				e.logf("mblb: client %s idle for %v, closed (reset %v)", s.client, idle, reset)
+				if reset {
+					s.rst(rstcause.IdleTimeout)
+				}
 				s.Close(reset)
 				continue
 			}
