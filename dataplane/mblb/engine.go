@@ -233,9 +233,10 @@ type Config struct {
 	// instead of draining them (isolate.go). false (the default,
 	// isolate-abort enabled) keeps each side's reset to itself.
 	PropagateAbort bool
-	// Flow is the mblb profile's ingress and egress water marks, so that
-	// a member that stops reading holds its clients back instead of
-	// filling the proxy's memory (flowcontrol.go); nil: none.
+	// Flow is the mblb profile's ingress and egress water marks and the
+	// httprouter profile's pending bounds, so that a member that stops
+	// reading holds its clients back instead of filling the proxy's
+	// memory (flowcontrol.go); nil: none.
 	Flow *FlowControl
 	// ResponseTimeout fails a server connection whose oldest request saw
 	// no response byte for this long; 0 waits forever.
