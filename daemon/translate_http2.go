@@ -243,6 +243,9 @@ func (t *translator) http2(o *objects.Object, v *dataplane.Virtual) bool {
 	if router && !hasHTTP {
 		return t.refuse("profile httprouter requires an http profile on the virtual server (%s)", o.Name)
 	}
+	if router && !t.httpRouter(o, v) { // translate_httprouter.go
+		return false
+	}
 	if server != nil && !t.http2Server(o, v, server, serverCtx, router, hasHTTP) {
 		return false
 	}

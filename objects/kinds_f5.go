@@ -316,6 +316,14 @@ func actOn(k *Kind, help string, names ...string) *Kind {
 	})
 }
 
+// httpRouterBounds bounds the httprouter profile's pending limits as
+// BIG-IP does (max-pending-messages is 16 bits, max-pending-bytes 32).
+func httpRouterBounds(k *Kind) *Kind {
+	k.row("max-pending-messages").Max = 65535
+	k.row("max-pending-bytes").Max = math.MaxUint32
+	return k
+}
+
 // row finds a row before the kind is indexed (while tables are built).
 func (k *Kind) row(name string) *Prop {
 	for _, p := range k.Props {
@@ -833,7 +841,7 @@ write-size int 16384
 			"activation-modes", "concurrent-streams-per-connection", "connection-idle-timeout", "enforce-tls-requirements",
 			"header-table-size", "insert-header", "insert-header-name", "receive-window",
 			"frame-size", "write-size", "include-content-length"),
-		actOn(profileKind("httprouter", "httprouter", `
+		httpRouterBounds(actOn(profileKind("httprouter", "httprouter", `
 ignore-client-port ed disabled
 max-pending-bytes int 32768
 max-pending-messages int 64
@@ -841,7 +849,8 @@ mirror ed disabled
 mirrored-message-sweeper-interval int 1000
 traffic-group str none
 use-local-connection ed enabled
-`), "F5 ltm profile httprouter: the HTTP message router an http2 profile on the server side needs (HTTP/2 to members)"),
+`), "F5 ltm profile httprouter: the HTTP message router an http2 profile on the server side needs (HTTP/2 to members); max-pending-bytes and max-pending-messages bound what a client's requests may hold waiting for members",
+			"max-pending-bytes", "max-pending-messages")),
 		actOn(profileKind("request-log", "request-log", `
 log-request-logging-errors ed disabled
 log-response-by-default ed enabled

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -48,11 +49,15 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	settings := fs.Bool("settings", false, "with -h2c, also answer with the HTTP/2 settings the client's connection began with (settings=NAME=value,...; CONN_WINDOW is its connection window), as a member showing what a proxy asks of it")
 	delay := fs.Duration("delay", 0, "answer every request this long after it arrived (-v logs it on arrival), as a slow application")
 	statusFile := fs.String("status-file", "", "answer every request with the HTTP status written in this file, read at each request (200 while it is missing or holds no status), as an application a test turns unhealthy and back")
+	resetMid := fs.Int("reset-mid", 0, "answer every request with the head of a body of this many bytes and half of the body, then reset the connection (SO_LINGER 0), as a member failing in the middle of a response")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return errors.New("http needs -listen")
+	}
+	if *resetMid < 0 {
+		return errors.New("-reset-mid takes a body size in bytes")
 	}
 	var page []byte
 	if *bodyFile != "" {
@@ -115,6 +120,10 @@ func httpMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n <= 599 {
 				w.WriteHeader(n)
 			}
+		}
+		if *resetMid > 0 {
+			resetMidway(w, *resetMid)
+			return
 		}
 		if page != nil {
 			writePage(w, page, *ctype, *chunked)
@@ -188,6 +197,26 @@ func selfSignedCert() (tls.Certificate, error) {
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+// resetMidway announces a body of n bytes, sends half of it and resets
+// the connection: what a proxy's client then gets is the proxy's doing.
+func resetMidway(w http.ResponseWriter, n int) {
+	w.Header().Set("Content-Length", strconv.Itoa(n))
+	w.Write(bytes.Repeat([]byte("x"), n/2))
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	// The half leaves before the reset, which would otherwise overtake
+	// it in the proxy's receive queue.
+	time.Sleep(50 * time.Millisecond)
+	c, _, err := rc.Hijack()
+	if err != nil {
+		return
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
 }
 
 // writePage answers with page, of Content-Type ctype, with its

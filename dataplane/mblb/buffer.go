@@ -56,6 +56,9 @@ type msg struct {
 	ticket QueueTicket
 	// hx is the rest of an HTTP request's state; zero elsewhere.
 	hx httpMsg
+	// flowBytes is what flow control counted of the request while it
+	// is held for a member (a PendingBytes bound only).
+	flowBytes int
 }
 
 // httpMsg is what an HTTP request carries beyond framing: how it may end
@@ -163,6 +166,7 @@ func (m *msg) unref() {
 	m.cookie = netip.AddrPort{}
 	m.ticket = nil
 	m.hx = httpMsg{}
+	m.flowBytes = 0
 	if m.class >= 0 {
 		m.b = m.b[:cap(m.b)]
 		msgPools[m.class].Put(m)

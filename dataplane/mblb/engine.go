@@ -233,9 +233,10 @@ type Config struct {
 	// instead of draining them (isolate.go). false (the default,
 	// isolate-abort enabled) keeps each side's reset to itself.
 	PropagateAbort bool
-	// Flow is the mblb profile's ingress and egress water marks, so that
-	// a member that stops reading holds its clients back instead of
-	// filling the proxy's memory (flowcontrol.go); nil: none.
+	// Flow is the mblb profile's ingress and egress water marks and the
+	// httprouter profile's pending bounds, so that a member that stops
+	// reading holds its clients back instead of filling the proxy's
+	// memory (flowcontrol.go); nil: none.
 	Flow *FlowControl
 	// ResponseTimeout fails a server connection whose oldest request saw
 	// no response byte for this long; 0 waits forever.
@@ -318,6 +319,9 @@ type Engine struct {
 	// are the request bytes held for members now and at most.
 	fc                   *FlowControl
 	flowQueued, flowPeak atomic.Int64
+	// flowBytes and flowBytesPeak weigh them, under a PendingBytes
+	// bound only.
+	flowBytes, flowBytesPeak atomic.Int64
 	// clock is the time the janitor last saw, in Unix nanoseconds: idle
 	// and response timeouts need no finer grain than its tick, and the
 	// message path then never reads the clock.
@@ -393,6 +397,10 @@ type Stats struct {
 	// engine does not count them without it).
 	FlowPauses                 uint64
 	FlowQueued, FlowQueuedPeak int64
+	// FlowBytes and FlowBytesPeak are what the requests held weigh,
+	// now and at most: counted under the httprouter profile's
+	// max-pending-bytes only, to show that it holds.
+	FlowBytes, FlowBytesPeak int64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -524,6 +532,8 @@ func (e *Engine) Stats() Stats {
 		FlowPauses:        e.stats.flowPauses.Load(),
 		FlowQueued:        e.flowQueued.Load(),
 		FlowQueuedPeak:    e.flowPeak.Load(),
+		FlowBytes:         e.flowBytes.Load(),
+		FlowBytesPeak:     e.flowBytesPeak.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}
@@ -642,6 +652,9 @@ func (e *Engine) janitor() {
 			if idle := s.IdleTimeout(); idle > 0 && now-s.lastActive.Load() > int64(idle) {
 				reset := e.cfg.IdleReset == nil || e.cfg.IdleReset()
 				e.logf("mblb: client %s idle for %v, closed (reset %v)", s.client, idle, reset)
+				if reset {
+					s.rst(rstcause.IdleTimeout)
+				}
 				s.Close(reset)
 				continue
 			}

@@ -32,12 +32,18 @@ type FlowControl struct {
 	// EgressHigh and EgressLow bound what one server connection holds
 	// for its member, whoever sent it.
 	EgressHigh, EgressLow int64
+	// PendingMessages and PendingBytes are the httprouter profile's
+	// max-pending-messages and max-pending-bytes: a client whose requests
+	// held for members pass either is not read until they are back
+	// within both, so that a client pipelining to a slow member holds a
+	// bounded amount of the proxy's memory. 0 leaves that bound off.
+	PendingMessages, PendingBytes int64
 }
 
 // flowOf normalizes the configured marks; nil when neither side is on,
 // so that the message path pays one nil check.
 func flowOf(f *FlowControl) *FlowControl {
-	if f == nil || (f.IngressHigh <= 0 && f.EgressHigh <= 0) {
+	if f == nil || (f.IngressHigh <= 0 && f.EgressHigh <= 0 && f.PendingMessages <= 0 && f.PendingBytes <= 0) {
 		return nil
 	}
 	n := *f
@@ -55,6 +61,9 @@ type sessFlow struct {
 	in   atomic.Int64
 	eg   atomic.Int32
 	last atomic.Pointer[serverConn]
+	// bytes is what the requests held weigh, counted only under a
+	// PendingBytes bound.
+	bytes atomic.Int64
 	// paused: the client is not read until woken (wake).
 	paused atomic.Bool
 	// wakeCh wakes a reader on a goroutine; resumeFn is posted to the
@@ -84,6 +93,17 @@ func (sc *serverConn) flowQueued(fc *FlowControl, m *msg) {
 		}
 	}
 	sc.flow.q.Add(n)
+	if fc.PendingBytes > 0 {
+		m.flowBytes = len(m.b)
+		b := int64(m.flowBytes)
+		if s != nil {
+			s.flow.bytes.Add(b)
+		}
+		if t := e.flowBytes.Add(b); t > e.flowBytesPeak.Load() {
+			for p := e.flowBytesPeak.Load(); t > p && !e.flowBytesPeak.CompareAndSwap(p, t); p = e.flowBytesPeak.Load() {
+			}
+		}
+	}
 	if s != nil && fc.EgressHigh > 0 && s.flow.last.Load() != sc {
 		s.flow.last.Store(sc)
 	}
@@ -101,7 +121,16 @@ func (sc *serverConn) flowWritten(fc *FlowControl, batch []*msg) {
 		}
 		const n = 1
 		total += n
-		if s := m.sess; s != nil && s.flow.in.Add(-n) <= fc.IngressLow {
+		s := m.sess
+		// (Not zeroed: a request sent again elsewhere while this write
+		// was in progress is counted twice and uncounted twice.)
+		if b := int64(m.flowBytes); b > 0 {
+			sc.e.flowBytes.Add(-b)
+			if s != nil {
+				s.flow.bytes.Add(-b)
+			}
+		}
+		if s != nil && (s.flow.in.Add(-n) <= fc.IngressLow || fc.PendingMessages > 0 || fc.PendingBytes > 0) {
 			s.flowMaybeWake(fc)
 		}
 	}
@@ -133,6 +162,9 @@ func (s *ClientConn) flowOver(fc *FlowControl) bool {
 	if fc.IngressHigh > 0 && s.flow.in.Load() > fc.IngressHigh {
 		return true
 	}
+	if s.pendingOver(fc) {
+		return true
+	}
 	if s.flow.eg.Load() > 0 {
 		return true
 	}
@@ -158,9 +190,17 @@ func (s *ClientConn) flowWait(fc *FlowControl) {
 	}
 }
 
+// pendingOver reports whether the client's requests held for members
+// are over the httprouter profile's bounds; back within them, it may be
+// read again (the bounds are their own low marks [M]).
+func (s *ClientConn) pendingOver(fc *FlowControl) bool {
+	return fc.PendingMessages > 0 && s.flow.in.Load() > fc.PendingMessages ||
+		fc.PendingBytes > 0 && s.flow.bytes.Load() > fc.PendingBytes
+}
+
 // flowDrained reports whether a paused client may be read again.
 func (s *ClientConn) flowDrained(fc *FlowControl) bool {
-	return (fc.IngressHigh <= 0 || s.flow.in.Load() <= fc.IngressLow) && s.flow.eg.Load() == 0
+	return (fc.IngressHigh <= 0 || s.flow.in.Load() <= fc.IngressLow) && s.flow.eg.Load() == 0 && !s.pendingOver(fc)
 }
 
 // flowMaybeWake wakes the client if it is paused and may read again.

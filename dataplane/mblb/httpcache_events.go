@@ -138,6 +138,7 @@ func (s *ClientConn) cacheHitEvents(host, uri []byte, h *httpx.Head, x *HTTPEven
 func (s *ClientConn) cacheRuleEnd(x *HTTPEvent, err error) error {
 	switch {
 	case err != nil || x.reject:
+		s.rstRule(err)
 		s.Close(true)
 		return errClosed
 	case x.drop:
@@ -165,6 +166,7 @@ func (sc *serverConn) cacheUpdate(req *msg, b []byte, h *httpx.Head) (store, end
 	got, err := ce.OnCacheUpdate(x)
 	switch {
 	case err != nil || x.reject:
+		req.sess.rstRule(err)
 		req.sess.Close(true)
 		return false, true
 	case x.drop:

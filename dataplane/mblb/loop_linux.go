@@ -217,6 +217,9 @@ func (s *ClientConn) readable() {
 				return // closed, or over the window or an upload's room: its move resumes us
 			}
 			if full || (ls.tls != nil && ls.tls.More()) {
+				if fc := s.e.fc; fc != nil && s.pendingOver(fc) && s.flowPause(fc) {
+					return // the httprouter bounds hold within a turn: a drain posts flowResume
+				}
 				continue // TLS: a record at a time, until it has no more
 			}
 			if ls.rdhup {

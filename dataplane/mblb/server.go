@@ -735,6 +735,14 @@ func (sc *serverConn) frame(st *stream) error {
 		head.sess.rst(rstcause.RuleReject)
 		head.sess.Close(true)
 	}
+	if rf := (ruleFailed{}); errors.As(err, &rf) {
+		// SERVER_DATA failed: its client is reset, as BIG-IP resets a
+		// flow whose rule fails; the connection ends with it (failed
+		// sends the other clients' requests again).
+		sc.e.logf("mblb: client %s: SERVER_DATA: %v, reset", head.sess.client, err)
+		head.sess.rst(rstcause.TCLError)
+		head.sess.Close(true)
+	}
 	return err
 }
 
@@ -844,14 +852,16 @@ func (sc *serverConn) failed(rerr error) {
 	} else if !graceful {
 		e.logf("mblb: server connection %s -> %s (%s) failed: %v; %d request(s) pending",
 			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, err, len(entries))
-		if !errors.Is(err, ErrAborted) {
-			e.memberFailed(sc.leg.Member, sc.ms, err)
+		var rf ruleFailed
+		if !errors.Is(err, ErrAborted) && !errors.As(err, &rf) {
+			e.memberFailed(sc.leg.Member, sc.ms, err) // a rule's error is not the member's
 		}
 	}
 	sc.detach()
 	if abortOut {
 		e.logf("mblb: %s %s reset its connection: its clients are reset (isolate-abort disabled)", sc.leg.Member.Name, sc.leg.Remote)
-		if o := sc.owner; o != nil {
+		if o := sc.owner; o != nil && !o.isClosed() {
+			o.rst(rstcause.Peer | rstcause.PeerReset)
 			o.Close(true)
 		}
 	}
@@ -862,11 +872,13 @@ func (sc *serverConn) failed(rerr error) {
 			m.unref()
 		case abortOut:
 			m.unref()
+			s.rst(rstcause.Peer | rstcause.PeerReset)
 			s.Close(true)
 		case m.hx.upload:
 			// Part of its body may have gone: it is never sent twice.
 			e.logf("mblb: client %s lost its upload to %s, reset", s.client, sc.leg.Member.Name)
 			m.unref()
+			s.rst(memberCause(err))
 			s.Close(true)
 		case neverConnected && !closing:
 			m.exclude = append(m.exclude, sc.leg.Member.ID)
@@ -874,6 +886,7 @@ func (sc *serverConn) failed(rerr error) {
 		case m.started:
 			e.logf("mblb: client %s lost a partly received response from %s, reset", s.client, sc.leg.Member.Name)
 			m.unref()
+			s.rst(memberCause(err))
 			s.Close(true)
 		case closing:
 			// The end was announced (a response before it said close) or
@@ -884,6 +897,7 @@ func (sc *serverConn) failed(rerr error) {
 		case e.cfg.DisableRetry || m.tries >= e.cfg.MaxRetries:
 			e.logf("mblb: client %s request unanswered by %s and not retried, reset", s.client, sc.leg.Member.Name)
 			m.unref()
+			s.rst(memberCause(err))
 			s.Close(true)
 		default:
 			m.tries++

@@ -491,6 +491,29 @@ func (s *ClientConn) take(st *stream, k int) error {
 // (one atomic load while tm.rstcause.log is off).
 func (s *ClientConn) rst(c rstcause.Cause) { s.e.cfg.Rst.Reset(rstArea, s.local, s.client, c) }
 
+// rstRule reports the reset of a client whose rule failed (err) or
+// rejected it.
+func (s *ClientConn) rstRule(err error) {
+	if err != nil {
+		s.rst(rstcause.TCLError)
+		return
+	}
+	s.rst(rstcause.RuleReject)
+}
+
+// rstMember reports the reset of a client whose member connection sc
+// ended under it, with the cause of that end as far as it is known yet
+// (none: the member's end has words of ours [M]).
+func (s *ClientConn) rstMember(sc *serverConn) {
+	if !s.e.cfg.Rst.On() {
+		return
+	}
+	sc.qmu.Lock()
+	err := sc.failErr
+	sc.qmu.Unlock()
+	s.rst(memberCause(err))
+}
+
 // rstArea is the code location the engine prints in its reset lines.
 const rstArea = "mblb"
 

@@ -340,6 +340,7 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 	switch {
 	case err != nil || x.reject:
 		m.unref()
+		s.rstRule(err)
 		s.Close(true)
 		return nil, false
 	case x.drop:

@@ -152,6 +152,7 @@ func (s *ClientConn) collectUpload(st *stream, rf *httpx.RequestFramer) (more bo
 			break
 		}
 		if err := dh.OnHTTPRequestData(x); err != nil {
+			s.rst(rstcause.TCLError)
 			s.Close(true)
 			return false, errClosed
 		}
@@ -207,6 +208,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 	if x != nil {
 		switch {
 		case x.reject:
+			s.rst(rstcause.RuleReject)
 			s.Close(true)
 			return false, errClosed
 		case x.drop:
@@ -355,6 +357,7 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			up.prefix = nil
 			if !sc.submitPart(part) {
 				s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+				s.rstMember(sc)
 				s.Close(true)
 				return false, errClosed
 			}
@@ -394,6 +397,7 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			part.hx.part = true
 			if !sc.submitPart(part) {
 				s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+				s.rstMember(sc)
 				s.Close(true)
 				return false, errClosed
 			}
@@ -422,6 +426,7 @@ func (s *ClientConn) awaitUpload(sc *serverConn) error {
 		}
 		if sc.down.Load() {
 			s.e.logf("mblb: client %s: the connection to %s carrying its upload ended, reset", s.client, sc.leg.Member.Name)
+			s.rstMember(sc)
 			s.Close(true)
 			return errClosed
 		}

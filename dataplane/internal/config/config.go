@@ -249,8 +249,9 @@ type MBLB struct {
 	// PropagateAbort is the mblb profile's isolate-abort disabled: a
 	// reset on one side resets the flows of the other it carried.
 	PropagateAbort bool
-	// Flow is the profile's ingress and egress water marks, in bytes (a
-	// value, so that an unchanged profile keeps the running engine).
+	// Flow is the mblb profile's ingress and egress water marks and the
+	// httprouter profile's pending bounds (a value, so that an unchanged
+	// profile keeps the running engine).
 	Flow mblb.FlowControl
 	// OneConnect, from the one-connect profile, shares server connections
 	// among all clients; nil gives each client its own.

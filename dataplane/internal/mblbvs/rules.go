@@ -176,6 +176,17 @@ func (r *mblbRules) accepted() bool {
 	return r.goOn(err, v)
 }
 
+// rstConnected reports the client's reset after a SERVER_CONNECTED that
+// failed (err) or did not let the flow go on (reject, drop: the client
+// is reset either way [M: logged as the rule's reject]).
+func (r *mblbRules) rstConnected(err error) {
+	c := rstcause.RuleReject
+	if err != nil {
+		c = rstcause.TCLError
+	}
+	r.f.mv.env.Rst.Reset(rstArea, r.f.Local, r.f.Client, c)
+}
+
 // goOn ends the client after an event that failed (reset), rejected
 // (reset) or dropped it (close); true means the client carries on.
 func (r *mblbRules) goOn(err error, v irules.Verdict) bool {
@@ -230,6 +241,7 @@ func (r *mblbRules) serverConnected(l *mblb.Leg) {
 	v := r.verdict
 	r.mu.Unlock()
 	if err != nil || v != irules.GoOn {
+		r.rstConnected(err)
 		r.f.sess.Close(true) // at once, as in serverHandshake (tls.go)
 	}
 }

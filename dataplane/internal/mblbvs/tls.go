@@ -649,6 +649,7 @@ func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear b
 	verdict := r.verdict
 	r.mu.Unlock()
 	if err != nil || verdict != irules.GoOn {
+		r.rstConnected(err)
 		r.f.sess.Close(true) // at once, as in serverHandshake
 	}
 	return p.clear

@@ -37,6 +37,7 @@ const (
 	PeerReset
 	TCLError
 	AlertTimeout
+	ServerFailed
 	numCauses
 )
 
@@ -66,6 +67,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	PeerReset:       {"peer-rst", "TCP RST from remote system"},
 	TCLError:        {"tcl", "TCL error"},
 	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
+	ServerFailed:    {"server", "Server connection failed"},
 }
 
 // String is the cause's words, as the log line ends.

@@ -24,6 +24,8 @@ func TestLine(t *testing.T) {
 			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:peer-rst] {peer} TCP RST from remote system"},
 		{"l4", "10.0.0.1:80", "10.0.0.2:1", TCLError,
 			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:tcl] TCL error"},
+		{"mblb", "10.0.0.1:80", "10.0.0.2:1", ServerFailed | Peer,
+			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [mblb:server] {peer} Server connection failed"},
 		{"l4", "10.0.0.1:80", "10.0.0.2:1", numCauses + 3,
 			"01230140:6: RST sent from 10.0.0.1:80 to 10.0.0.2:1, [l4:none] Unknown reason"},
 	}
