@@ -49,7 +49,8 @@ func TestSysDB(t *testing.T) {
 		{cmd: "modify sys db ui.advisory.enabled value true", out: "kept and saved back; openltm does not act on it"},
 		{cmd: "modify sys db tmm.ssl.useffdhe value true", out: "not one of the db keys openltm knows"},
 		{cmd: "list sys db tmm.ssl.useffdhe", out: "value \"true\""},
-		{cmd: "modify sys db log.ssl.level value Debug", out: "ltmd -log-level"},
+		{cmd: "modify sys db log.ssl.level value Debug", not: "not act"},
+		{cmd: "modify sys db log.gtm.level value verbose", err: "expected one of emergency"},
 		{cmd: "save sys config"},
 	}
 	for _, st := range steps {

@@ -563,6 +563,7 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	}
 	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
 	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) })); err != nil {
+		mv.vs.Snap.Load().SSLLog.HandshakeFailed(sc, false, err)
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()

@@ -72,6 +72,9 @@ func (p *ProfileCounters) ClientSSLOf(t *config.TLS) []*SSLCounters {
 // succeeded is held in that profile's current connections by h until
 // h.Release, when the client's connection ends.
 func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error {
+	if err != nil {
+		s.SSLLog.HandshakeFailed(conn, true, err) // sys db log.ssl.level
+	}
 	if len(s.ClientSSL) == 0 {
 		return err
 	}
