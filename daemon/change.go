@@ -341,7 +341,7 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 		return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
 	}
 	if k == sysDB && resetsToDefault(rest) {
-		return resetDBKeys(cfg, nameNode, olds, rest) // dbkeys.go
+		return resetDBKeys(cfg, olds, rest) // dbkeys.go
 	}
 	for _, old := range olds {
 		if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go

@@ -138,7 +138,7 @@ func resetsToDefault(rest []grammar.Node) bool {
 // is not known]; a misspelt key is refused as a modify refuses it, and a
 // key openltm does not know and nobody set has no default to go back to
 // (01020036, as BIG-IP answers a key it lacks).
-func resetDBKeys(cfg *objects.Config, nameNode grammar.Node, olds []*objects.Object, rest []grammar.Node) error {
+func resetDBKeys(cfg *objects.Config, olds []*objects.Object, rest []grammar.Node) error {
 	if len(rest) != 1 {
 		return synErr(rest[0], []string{resetToDefault}, "%s takes no other property", resetToDefault)
 	}

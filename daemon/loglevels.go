@@ -57,7 +57,7 @@ func slogLevel(sev int) slog.Level {
 // levelHandler passes on the records at or above its level, which a
 // sys db key sets while ltmd runs: a key set decides alone (debug lines
 // show without ltmd --log-level debug, as BIG-IP's per-subsystem levels
-// do), a key unset leaves ltmd's own level to filter too. The logger
+// do), a key unset leaves ltmd's own level to decide. The logger
 // asks Enabled before it makes a record, so a line filtered out costs
 // an atomic load or two.
 type levelHandler struct {
@@ -117,7 +117,13 @@ func (h *logLevelHook) Prepare(_, cfg *objects.Config, _ CommitOptions) (Change,
 // set gives the plane and the GTM logger their levels.
 func (h *logLevelHook) set(l logLevels) {
 	h.now = l
-	h.e.gtmLevel.Set(slogLevel(l.gtm))
+	if l.gtmSet {
+		h.e.gtmLevel.Set(slogLevel(l.gtm))
+	} else {
+		// Unset, ltmd's own level decides, as before the key acted:
+		// its default, info, keeps what notice keeps [M].
+		h.e.gtmLevel.Set(slog.LevelDebug - 4)
+	}
 	h.e.gtmOwn.Store(l.gtmSet)
 	if h.p == nil {
 		return

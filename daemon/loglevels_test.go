@@ -109,8 +109,8 @@ func TestSSLLogLevel(t *testing.T) {
 }
 
 // TestGTMLogLevel: the GTM logger keeps what log.gtm.level lets through,
-// its default (notice) keeping ltmd's Info lines; a level set decides
-// alone, so debug lines show though ltmd logs at info.
+// notice keeping ltmd's Info lines; a level set decides alone, so debug
+// lines show though ltmd logs at info; unset, ltmd's level decides.
 func TestGTMLogLevel(t *testing.T) {
 	var buf bytes.Buffer
 	e, err := Open(Options{StateDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&buf, nil))})
@@ -127,12 +127,14 @@ func TestGTMLogLevel(t *testing.T) {
 		level string // "" leaves the key unset
 		want  map[slog.Level]bool
 	}{
+		// Unset: ltmd's level (info here) decides.
 		{"", map[slog.Level]bool{slog.LevelDebug: false, slog.LevelInfo: true, slog.LevelWarn: true}},
 		{"Debug", map[slog.Level]bool{slog.LevelDebug: true, slog.LevelInfo: true}},
 		{"informational", map[slog.Level]bool{slog.LevelDebug: false, slog.LevelInfo: true}},
 		{"warning", map[slog.Level]bool{slog.LevelInfo: false, slog.LevelWarn: true, slog.LevelError: true}},
 		{"error", map[slog.Level]bool{slog.LevelWarn: false, slog.LevelError: true}},
 		{"critical", map[slog.Level]bool{slog.LevelError: false}},
+		{"notice", map[slog.Level]bool{slog.LevelDebug: false, slog.LevelInfo: true}},
 		{"reset", map[slog.Level]bool{slog.LevelDebug: false, slog.LevelInfo: true}},
 	} {
 		switch tc.level {
