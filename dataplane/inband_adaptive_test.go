@@ -47,20 +47,24 @@ func startPacedServer(t *testing.T, addr, label string, delay *atomic.Int64) {
 // divergence), or pass adaptive-limit, through a standard virtual with
 // real clients; the fast member then takes every client. A member slow
 // from the start has no baseline to diverge from and stays up. The
-// margins (a slow answer 600 ms against a divergence of 250 ms) are wide
-// so that a loaded machine's delays cannot make the quick answers slow.
+// margins (a slow answer 600 ms against a divergence of 250 ms; a
+// relative divergence of members answering in 50 ms) are wide so that a
+// loaded machine's delays cannot make the quick answers slow.
 func TestInbandAdaptiveSlowMember(t *testing.T) {
 	ms := time.Millisecond
 	for _, tc := range []struct {
 		name       string
 		prefix     string
 		base, slow time.Duration
-		adaptive   AdaptiveMonitor
-		down       bool
+		// fast is the other member's pace: a relative divergence of a
+		// mean near 0 would count a loaded machine's jitter.
+		fast     time.Duration
+		adaptive AdaptiveMonitor
+		down     bool
 	}{
 		{name: "absolute", prefix: "127.58.5", base: 20 * ms, slow: 600 * ms, down: true,
 			adaptive: AdaptiveMonitor{Divergence: 250, Limit: 10 * time.Second, Timespan: 5 * time.Minute}},
-		{name: "relative", prefix: "127.58.6", base: 50 * ms, slow: 600 * ms, down: true,
+		{name: "relative", prefix: "127.58.6", base: 50 * ms, slow: 600 * ms, fast: 50 * ms, down: true,
 			adaptive: AdaptiveMonitor{Relative: true, Divergence: 400, Limit: 10 * time.Second, Timespan: 5 * time.Minute}},
 		{name: "limit", prefix: "127.58.7", base: 0, slow: 600 * ms, down: true,
 			adaptive: AdaptiveMonitor{Divergence: 100000, Limit: 300 * ms, Timespan: 5 * time.Minute}},
@@ -72,7 +76,9 @@ func TestInbandAdaptiveSlowMember(t *testing.T) {
 			var delay atomic.Int64
 			delay.Store(int64(tc.base))
 			startPacedServer(t, pacedAddr, "PACED", &delay)
-			startServer(t, fastAddr, "FAST")
+			var fast atomic.Int64
+			fast.Store(int64(tc.fast))
+			startPacedServer(t, fastAddr, "FAST", &fast)
 			p, _ := newPlane(t)
 			a := tc.adaptive
 			cfg := basic(vs, pacedAddr, fastAddr)
