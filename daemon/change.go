@@ -340,6 +340,9 @@ func (s *Session) modifyOne(st *grammar.Statement, k *objects.Kind, name string,
 	if !glob && len(rest) == 0 {
 		return synErr(nameNode, []string{"a property to change"}, "modify %s %s changes nothing", k.Key(), objects.RelPath(s.folder, name))
 	}
+	if k == sysDB && resetsToDefault(rest) {
+		return resetDBKeys(cfg, olds, rest) // dbkeys.go
+	}
 	for _, old := range olds {
 		if err := policyModifiable(nameNode, old); err != nil { // policy_commands.go
 			return err

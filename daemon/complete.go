@@ -250,6 +250,9 @@ func (s *Session) props(k *objects.Kind) []control.Suggestion {
 		}
 		m[p.Name] = h
 	}
+	if k == sysDB {
+		m[resetToDefault] = "give the key back its BIG-IP default"
+	}
 	return sugs("Properties", m)
 }
 

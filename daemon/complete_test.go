@@ -33,6 +33,7 @@ func TestCompletion(t *testing.T) {
 		{"create ltm policy Drafts/p strategy ", "first-match all-match best-match"},
 		{"create ltm virtual v policies ", "add replace-all-with"},
 		{"publish ltm ", "policy"},
+		{"modify sys db tm.maxrejectrate ", "value reset-to-default"},
 	} {
 		var got []string
 		for _, sg := range s.Complete(tc.line) {

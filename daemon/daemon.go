@@ -60,6 +60,10 @@ type Engine struct {
 	schema *objects.Schema
 	store  *store.Store
 	log    *slog.Logger
+	// gtmLog is log filtered at sys db log.gtm.level (loglevels.go).
+	gtmLog   *slog.Logger
+	gtmLevel slog.LevelVar
+	gtmOwn   atomic.Bool
 
 	mu  sync.Mutex // serialises commits
 	cur atomic.Pointer[state]
@@ -168,6 +172,7 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{opts: opts, schema: objects.Default, store: st, log: opts.Logger, started: time.Now()}
+	e.gtmLog = slog.New(levelHandler{h: e.log.Handler(), min: &e.gtmLevel, own: &e.gtmOwn})
 	cfg := e.schema.Builtins()
 	var gen uint64
 	g, ok, err := st.Latest()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -109,4 +110,55 @@ func (h *rejectRateHook) set(n int64) {
 		warn = func(line string) { logs.Log("local0.warning", line) }
 	}
 	h.p.SetRejectRate(n, warn)
+}
+
+// resetToDefault is the word of `modify sys db KEY reset-to-default`.
+const resetToDefault = "reset-to-default"
+
+// resetsToDefault reports whether a modify's words ask for a db key's
+// default back.
+func resetsToDefault(rest []grammar.Node) bool {
+	for i := 0; i < len(rest); i++ {
+		w, ok := rest[i].(*grammar.Word)
+		switch {
+		case !ok:
+		case w.Text == sysDBValue.Name:
+			i++ // value reset-to-default sets a word
+		case w.Text == resetToDefault:
+			return true
+		}
+	}
+	return false
+}
+
+// resetDBKeys is `modify sys db KEY reset-to-default`, as tmsh has it:
+// each key named (a glob covers the keys set) loses the value it was
+// given, so that it lists, saves and acts as BIG-IP's default again.
+// reset-to-default stands alone [M: BIG-IP's answer to it beside a value
+// is not known]; a misspelt key is refused as a modify refuses it, and a
+// key openltm does not know and nobody set has no default to go back to
+// (01020036, as BIG-IP answers a key it lacks).
+func resetDBKeys(cfg *objects.Config, olds []*objects.Object, rest []grammar.Node) error {
+	if len(rest) != 1 {
+		return synErr(rest[0], []string{resetToDefault}, "%s takes no other property", resetToDefault)
+	}
+	set := map[string]bool{}
+	for _, o := range cfg.Of(sysDB) {
+		set[o.Name] = true
+	}
+	for _, o := range olds {
+		known, err := objects.CheckDBKey(o.Name)
+		if err != nil {
+			return err
+		}
+		if !known && !set[o.Name] {
+			return objects.NotFound(sysDB, o.Name)
+		}
+	}
+	for _, o := range olds {
+		if set[o.Name] {
+			cfg.Delete(o)
+		}
+	}
+	return nil
 }

@@ -32,11 +32,25 @@ func TestSysDB(t *testing.T) {
 		{cmd: "list sys db tm.maxrejectrate", out: "value \"250\""}, // nothing changed
 		{cmd: "modify sys db tm.maxrejectrate value 1000"},
 		{cmd: "list sys db tm.maxrejectrate", out: "value \"1000\""},
+		{cmd: "modify sys db tm.maxrejectrate reset-to-default"},
+		{cmd: "list sys db tm.maxrejectrate", out: "value \"250\""},
+		{cmd: "modify sys db tm.maxrejectrate reset-to-default"}, // already at its default
+		{cmd: "modify sys db tm.maxrejectrat reset-to-default", err: "01020036:3: The requested database variable (tm.maxrejectrat) was not found; did you mean tm.maxrejectrate?"},
+		{cmd: "modify sys db no.such.key reset-to-default", err: "01020036:3: The requested database variable (no.such.key) was not found."},
+		{cmd: "modify sys db tm.maxrejectrate value 7 reset-to-default", err: "reset-to-default takes no other property"},
+		{cmd: "list sys db tm.maxrejectrate", out: "value \"250\""},
+		{cmd: "modify sys db tm.maxrejectrate value reset-to-default", err: "invalid value (reset-to-default)"},
+		{cmd: "modify sys db tm.maxrejectrate value default", err: "invalid value (default)"},
+		{cmd: "modify sys db no.such.key value x", out: "not one of the db keys openltm knows"},
+		{cmd: "modify sys db no.such.key reset-to-default"},
+		{cmd: "list sys db no.such.key", out: "sys db no.such.key { }"},
+		{cmd: "modify sys db tm.maxrejectrate value 1000"},
 		{cmd: "modify sys db tm.rejectunmatched value false", out: "answered by the Linux kernel"},
 		{cmd: "modify sys db ui.advisory.enabled value true", out: "kept and saved back; openltm does not act on it"},
 		{cmd: "modify sys db tmm.ssl.useffdhe value true", out: "not one of the db keys openltm knows"},
 		{cmd: "list sys db tmm.ssl.useffdhe", out: "value \"true\""},
-		{cmd: "modify sys db log.ssl.level value Debug", out: "ltmd -log-level"},
+		{cmd: "modify sys db log.ssl.level value Debug", not: "not act"},
+		{cmd: "modify sys db log.gtm.level value verbose", err: "expected one of emergency"},
 		{cmd: "save sys config"},
 	}
 	for _, st := range steps {
@@ -59,7 +73,7 @@ func TestSysDB(t *testing.T) {
 			t.Errorf("saved configuration lacks %s:\n%s", want, saved)
 		}
 	}
-	if strings.Contains(saved, "tm.rstcause.pkt") {
+	if strings.Contains(saved, "tm.rstcause.pkt") || strings.Contains(saved, "no.such.key") {
 		t.Errorf("saved configuration has an unset key at its default:\n%s", saved)
 	}
 }

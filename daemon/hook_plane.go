@@ -45,6 +45,10 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 	if err := e.AddHook(&rejectRateHook{e: e, p: p}); err != nil {
 		return err
 	}
+	// sys db log.ssl.level and log.gtm.level (loglevels.go)
+	if err := e.AddHook(&logLevelHook{e: e, p: p}); err != nil {
+		return err
+	}
 	// sys db tm.rstcause.log (rstcause.go)
 	return e.AddHook(&rstCauseHook{e: e, p: p})
 }

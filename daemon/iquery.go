@@ -73,7 +73,7 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 	}
 	a := &iqueryAgent{e: e, g: g, p: p, store: st, pubs: map[netip.AddrPort]*iquery.Publisher{}, pubErr: map[netip.AddrPort]string{},
 		reports: map[string]*iquery.Report{}, prev: map[string]ltmSample{}, failed: map[string]string{}}
-	a.sub = iquery.NewSubscriber(st.ID, st.Trust, iquery.Events{Report: a.onReport, Down: a.onDown}, time.Second, e.log)
+	a.sub = iquery.NewSubscriber(st.ID, st.Trust, iquery.Events{Report: a.onReport, Down: a.onDown}, time.Second, e.gtmLog)
 	g.SetRemoteProber(a.remoteProbe)
 	e.RegisterRuntime(a.commands())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -131,7 +131,7 @@ func (a *iqueryAgent) onDown(peer string, err error) {
 		return
 	}
 	if r != nil {
-		a.e.log.Warn("iquery: a peer went down; its virtual servers are unavailable", "peer", peer, "error", err)
+		a.e.gtmLog.Warn("iquery: a peer went down; its virtual servers are unavailable", "peer", peer, "error", err)
 	}
 	cfg := a.e.Config()
 	a.showStates(cfg)
@@ -270,10 +270,10 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 		if a.pubs[ap] != nil {
 			continue
 		}
-		p, err := iquery.Listen(ap.String(), a.store.ID, a.store.Trust, a.e.log)
+		p, err := iquery.Listen(ap.String(), a.store.ID, a.store.Trust, a.e.gtmLog)
 		if err != nil {
 			if a.pubErr[ap] != err.Error() {
-				a.e.log.Error("iquery: cannot listen", "address", ap, "error", err)
+				a.e.gtmLog.Error("iquery: cannot listen", "address", ap, "error", err)
 				a.pubErr[ap] = err.Error()
 			}
 			continue
@@ -383,7 +383,7 @@ func (a *iqueryAgent) probeFor(r iquery.ProbeRequest) iquery.ProbeResult {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
 	defer cancel()
 	rtt, proto, err := gslb.Measure(ctx, r.Src, r.LDNS, r.Port, timeout, r.Protocols)
-	a.e.log.Debug("iquery: probed an LDNS for a GSLB", "ldns", r.LDNS, "source", r.Src, "rtt", rtt, "protocol", proto, "error", err)
+	a.e.gtmLog.Debug("iquery: probed an LDNS for a GSLB", "ldns", r.LDNS, "source", r.Src, "rtt", rtt, "protocol", proto, "error", err)
 	if err != nil {
 		return iquery.ProbeResult{Error: err.Error()}
 	}
@@ -648,11 +648,11 @@ func (a *iqueryAgent) run(cmds []string) {
 	defer a.mu.Unlock()
 	if err != nil {
 		if a.failed[cmd] != err.Error() {
-			a.e.log.Error("iquery: discovery could not change the configuration", "command", cmd, "error", err)
+			a.e.gtmLog.Error("iquery: discovery could not change the configuration", "command", cmd, "error", err)
 			a.failed[cmd] = err.Error()
 		}
 		return
 	}
 	delete(a.failed, cmd)
-	a.e.log.Info("iquery: discovery changed the configuration", "command", cmd)
+	a.e.gtmLog.Info("iquery: discovery changed the configuration", "command", cmd)
 }

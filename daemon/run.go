@@ -62,7 +62,7 @@ func Start(opts Options, socket string) (*Running, error) {
 		// serving so the user can fix it, and say why.
 		e.Logger().Error("the stored configuration could not be applied", "err", err)
 	}
-	g := gslb.New(gslb.Options{Logger: e.Logger()})
+	g := gslb.New(gslb.Options{Logger: e.GTMLogger()}) // sys db log.gtm.level
 	stopGSLB, err := e.AttachGSLB(g, p)
 	if err != nil {
 		e.Logger().Error("the GSLB could not be started", "err", err)

@@ -57,7 +57,7 @@ func (t *translator) monitorOpts(o *objects.Object, typ dataplane.MonitorType, m
 			return false
 		}
 	}
-	if e(monitorAdaptive) == "enabled" && typ != dataplane.MonitorInband {
+	if e(monitorAdaptive) == "enabled" {
 		a := &dataplane.AdaptiveMonitor{Relative: e(monitorAdaptiveType) != "absolute"}
 		var limit, span int
 		if a.Divergence, ok = num(monitorAdaptiveValue); !ok {

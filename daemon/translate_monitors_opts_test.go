@@ -29,6 +29,7 @@ func TestMonitorOptsTranslated(t *testing.T) {
 		"create ltm monitor https m_prof ssl-profile mon_ssl",
 		"create ltm monitor tcp m_adapt adaptive enabled adaptive-limit 150 adaptive-divergence-type absolute adaptive-divergence-value 40 adaptive-sampling-timespan 60",
 		"create ltm monitor udp m_udp ip-dscp 10",
+		"create ltm monitor inband m_inb_adapt adaptive enabled adaptive-divergence-type absolute adaptive-divergence-value 40 adaptive-limit 500 adaptive-sampling-timespan 60 response-time 2",
 	} {
 		out, err := run(t, s, c)
 		if err != "" {
@@ -68,6 +69,10 @@ func TestMonitorOptsTranslated(t *testing.T) {
 	want := dataplane.AdaptiveMonitor{Divergence: 40, Limit: 150 * time.Millisecond, Timespan: time.Minute}
 	if m := dc.Monitors["/Common/m_adapt"]; m == nil || m.Adaptive == nil || *m.Adaptive != want {
 		t.Errorf("m_adapt: %+v", m)
+	}
+	inbWant := dataplane.AdaptiveMonitor{Divergence: 40, Limit: 500 * time.Millisecond, Timespan: time.Minute}
+	if m := dc.Monitors["/Common/m_inb_adapt"]; m == nil || m.Adaptive == nil || *m.Adaptive != inbWant || m.Inband == nil || m.Inband.ResponseTime != 2*time.Second {
+		t.Errorf("m_inb_adapt: %+v", m)
 	}
 	if m := dc.Monitors["/Common/m_udp"]; m == nil || m.DSCP != 10 {
 		t.Errorf("m_udp: %+v", m)

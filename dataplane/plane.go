@@ -75,6 +75,9 @@ type Plane struct {
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
+	// sslLog logs failed client-ssl handshakes at sys db log.ssl.level
+	// (SetSSLLog).
+	sslLog state.SSLLog
 
 	mu        sync.Mutex // serializes Apply, Close and map reads
 	closed    bool
@@ -357,7 +360,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 			v = &state.Virtual{Name: name}
 		}
 		snap := &state.VirtualSnap{Cfg: vc, Idle: l4.IdleTimeout(vc.IdleTimeout), SelfIPs: cfg.SelfIPs, EvMask: config.EventMask(vc.Rules),
-			ClientSSL: v.Prof.ClientSSLOf(vc.TLS)}
+			ClientSSL: v.Prof.ClientSSLOf(vc.TLS), SSLLog: &p.sslLog}
 		if vc.IsUDP() {
 			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
 		}
@@ -677,6 +680,13 @@ func (p *Plane) rulePools() state.Pools { return *p.poolIndex.Load() }
 // ("01230140:6: RST sent from ..."), or off with nil. While it is off a
 // reset costs one atomic load more.
 func (p *Plane) SetResetCauseLog(sink func(line string)) { p.rst.Set(sink) }
+
+// SetSSLLog logs the client-ssl handshakes that fail, as BIG-IP's tmm
+// does at sys db log.ssl.level: lines of syslog severity level and below
+// (4, warning: `01260013:4: SSL Handshake failed for TCP ...`; 7, debug:
+// the reason too) go to sink with their severity; nil stops them. A
+// handshake that succeeds costs nothing, a failed one a level check.
+func (p *Plane) SetSSLLog(level int, sink func(sev int, line string)) { p.sslLog.Set(level, sink) }
 
 // SetRejectRate limits the resets sent to clients that virtual servers
 // refuse (disabled, foreign source, connection and rate limits, reject

@@ -78,12 +78,14 @@ var dbKeys = []DBKey{
 	{Name: "ui.system.preferences.startscreen", Default: "welcome", Note: "openltm has no GUI"},
 	{Name: "ui.system.preferences.advancedselection", Default: "basic", Values: []string{"basic", "advanced"}, Note: "openltm has no GUI"},
 	// [S] debug logging recipes and their reverts ("revert: notice",
-	// "default behaviour: info"); others [M].
-	{Name: "log.ssl.level", Default: "warning", Values: logLevels, Fold: true, Note: "openltm's logs are at the daemon's level (ltmd -log-level)"},
-	{Name: "log.gtm.level", Default: "notice", Values: logLevels, Fold: true, Note: "openltm's logs are at the daemon's level (ltmd -log-level)"},
+	// "default behaviour: info"); others [M]. The SSL level filters the
+	// failed handshakes' lines in the ltm log, the GTM level the GSLB's
+	// and iQuery's lines in ltmd's log (daemon/loglevels.go).
+	{Name: "log.ssl.level", Default: "warning", Values: logLevels, Fold: true, Acted: true},
+	{Name: "log.gtm.level", Default: "notice", Values: logLevels, Fold: true, Acted: true},
 	{Name: "log.sdmd.level", Default: "info", Values: logLevels, Fold: true, Note: "openltm has no sdmd"},
 	{Name: "log.keymgmtd.level", Default: "notice", Values: logLevels, Fold: true, Note: "openltm has no keymgmtd"},
-	{Name: "gtm.debugprobelogging", Default: "disable", Values: onOff, Note: "openltm's GSLB monitors log at the daemon's level"},
+	{Name: "gtm.debugprobelogging", Default: "disable", Values: onOff, Note: "openltm's GSLB monitors log at sys db log.gtm.level"},
 }
 
 var (

@@ -262,7 +262,7 @@ var monitorActed = map[string]bool{
 // no probes.
 var monitorNotActed = map[string][]string{
 	"ltm monitor external": {"ip-dscp"},
-	"ltm monitor inband":   {"ip-dscp", "adaptive", "adaptive-divergence-type", "adaptive-divergence-value", "adaptive-limit", "adaptive-sampling-timespan"},
+	"ltm monitor inband":   {"ip-dscp"},
 }
 
 // clusterActed are the cm properties ltmd's device groups act on
@@ -500,7 +500,7 @@ failures int 3
 failure-interval int 30
 response-time int 10
 retry-time int 300
-`)),
+`), "response-time"),
 		pairs(runMonitor(monitorKind("external", "external", `
 run ref sys+file+external-monitor none
 args str none

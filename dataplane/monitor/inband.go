@@ -53,6 +53,12 @@ type Passive struct {
 	retry    *time.Timer
 	stopped  bool
 	now      func() time.Time
+
+	// adaptive judges answer times against the member's own mean (the
+	// monitor's adaptive settings; nil: off); hist is its samples.
+	adaptive *Adaptive
+	histMu   sync.Mutex
+	hist     history
 }
 
 // NewPassive starts an inband monitor in the up state (it has nothing to
@@ -63,8 +69,10 @@ func NewPassive(spec *Spec, onChange func(State)) *Passive {
 	if spec.Inband != nil {
 		lim = *spec.Inband
 	}
-	return &Passive{spec: *spec, lim: lim, onChange: onChange, now: time.Now,
+	p := &Passive{spec: *spec, lim: lim, onChange: onChange, now: time.Now,
 		state: State{Status: Up, Since: time.Now()}}
+	p.adaptive = p.spec.Adaptive
+	return p
 }
 
 // Spec is the monitor the passive instance runs.
@@ -82,7 +90,11 @@ func (p *Passive) State() State {
 }
 
 // Failed records a failed connection or a missed response time.
-func (p *Passive) Failed() {
+func (p *Passive) Failed() { p.failed("") }
+
+// failed records a failure; why, when not empty, is the last one's
+// reason, which the down state's error gives.
+func (p *Passive) failed(why string) {
 	p.cb.Lock()
 	defer p.cb.Unlock()
 	p.mu.Lock()
@@ -106,6 +118,9 @@ func (p *Passive) Failed() {
 		p.down.Store(true)
 		p.state = State{Status: Down, Since: now,
 			LastError: fmt.Sprintf("%d failures within %s", p.lim.Failures, p.lim.FailureInterval)}
+		if why != "" {
+			p.state.LastError += "; the last: " + why
+		}
 		s := p.state
 		changed = &s
 		if p.lim.RetryTime > 0 {
@@ -188,7 +203,7 @@ func (p *Passive) Stop() {
 // clock does nothing.
 type ResponseClock struct {
 	p     *Passive
-	limit time.Duration
+	limit time.Duration // response-time; 0: none (adaptive only)
 	// since is when the oldest unanswered bytes went (Unix nanoseconds);
 	// 0 when nothing waits, reported once the failure is counted.
 	since atomic.Int64
@@ -200,18 +215,36 @@ type ResponseClock struct {
 const reported = -1
 
 // Clock is a response clock for one connection to the member, or nil
-// when the monitor has no response-time.
+// when the monitor has neither a response-time nor adaptive settings.
 func (p *Passive) Clock() *ResponseClock {
-	if p == nil || p.lim.ResponseTime <= 0 || p.lim.Failures == 0 {
+	if p == nil || p.lim.Failures == 0 || p.lim.ResponseTime <= 0 && p.adaptive == nil {
 		return nil
 	}
 	return &ResponseClock{p: p, limit: p.lim.ResponseTime}
+}
+
+// judge is adaptive monitoring of one answer that came rt after its
+// request, within the response-time: an answer over adaptive-limit, or
+// diverging from the mean of the member's answers within the sampling
+// timespan by more than the divergence, counts a failure, as a missed
+// response-time does; the others join the mean (history.judge: only
+// answers that passed make the baseline [M]).
+func (p *Passive) judge(at time.Time, rt time.Duration) {
+	p.histMu.Lock()
+	err := p.hist.judge(p.adaptive, at, rt)
+	p.histMu.Unlock()
+	if err != nil {
+		p.failed(err.Error())
+	}
 }
 
 // Sent notes bytes sent to the member at now (Unix nanoseconds).
 func (c *ResponseClock) Sent(now int64) {
 	if c == nil || !c.since.CompareAndSwap(0, now) {
 		return // nil, or the clock already runs
+	}
+	if c.limit <= 0 {
+		return // adaptive only: Answered judges, no timer runs
 	}
 	c.mu.Lock()
 	if !c.ended {
@@ -225,7 +258,8 @@ func (c *ResponseClock) Sent(now int64) {
 }
 
 // Answered notes bytes from the member at now; an answer later than the
-// response time that the timer has not counted yet is a failure.
+// response time that the timer has not counted yet is a failure, and
+// one in time is judged by the adaptive settings, if any.
 func (c *ResponseClock) Answered(now int64) {
 	if c == nil {
 		return
@@ -234,13 +268,22 @@ func (c *ResponseClock) Answered(now int64) {
 	if s == 0 {
 		return
 	}
-	c.mu.Lock()
-	if c.timer != nil {
-		c.timer.Stop()
+	if c.limit > 0 {
+		c.mu.Lock()
+		if c.timer != nil {
+			c.timer.Stop()
+		}
+		c.mu.Unlock()
 	}
-	c.mu.Unlock()
-	if s != reported && time.Duration(now-s) > c.limit {
-		c.p.Failed()
+	if s == reported {
+		return
+	}
+	rt := time.Duration(now - s)
+	switch {
+	case c.limit > 0 && rt > c.limit:
+		c.p.failed(fmt.Sprintf("Response time %d ms exceeds the response-time of %d ms", rt.Milliseconds(), c.limit.Milliseconds()))
+	case c.p.adaptive != nil:
+		c.p.judge(time.Unix(0, now), rt)
 	}
 }
 
@@ -266,6 +309,6 @@ func (c *ResponseClock) expired() {
 		return // answered meanwhile, or a newer wait (its own timer runs)
 	}
 	if c.since.CompareAndSwap(s, reported) {
-		c.p.Failed()
+		c.p.failed(fmt.Sprintf("No answer within the response-time of %d ms", c.limit.Milliseconds()))
 	}
 }

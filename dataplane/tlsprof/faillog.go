@@ -16,6 +16,11 @@ type FailureLog struct {
 	Send func(publisher string, line []byte) bool
 }
 
+// Publishes reports whether the profile names a log-publisher: its
+// failed handshakes then go there instead of the ltm log, as a BIG-IP
+// profile's log-publisher replaces the default sys-ssl-publisher.
+func (l *FailureLog) Publishes() bool { return l != nil && l.Send != nil }
+
 // failurePRI is local0.warning, the facility and severity of BIG-IP's
 // tmm lines about SSL handshakes [M].
 const failurePRI = "<132>"

@@ -84,6 +84,12 @@ func (t *TLS) ServerFailed(c net.Conn, err error) error {
 	return err
 }
 
+// ServerPublishes reports whether server-ssl names a log-publisher, which
+// then takes its failed handshakes instead of the ltm log.
+func (t *TLS) ServerPublishes() bool {
+	return t != nil && t.Server != nil && t.Server.Log.Publishes()
+}
+
 // ClientIndex is the index in ClientProfiles of the client-ssl profile
 // a handshake used: the one whose server-name its ClientHello's server
 // name matches, else the sni-default one (tlsprof.Pick); -1

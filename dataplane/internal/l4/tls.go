@@ -199,6 +199,9 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	conn := tls.Client(tc.WatchMember(raw, cfg), cfg)
 	sc.conn.SetDeadline(time.Now().Add(tc.Handshake()))
 	if err := pr.vs.Prof.ServerSSL.Note(conn, tc.ServerFailed(conn, tc.ServerHandshake(conn.Handshake))); err != nil {
+		if !tc.ServerPublishes() {
+			pr.snap.SSLLog.HandshakeFailed(conn, false, err)
+		}
 		pr.end(true)
 		return false
 	}

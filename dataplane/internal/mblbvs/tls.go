@@ -602,6 +602,9 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	}
 	sc := tls.Client(t.WatchMember(hc, cfg), cfg)
 	if err := mv.vs.Prof.ServerSSL.Note(sc, t.ServerFailed(sc, t.ServerHandshake(func() error { return sc.HandshakeContext(ctx) }))); err != nil {
+		if !t.ServerPublishes() {
+			mv.vs.Snap.Load().SSLLog.HandshakeFailed(sc, false, err)
+		}
 		mv.ranConnected.Delete(rawsock.AddrPortOf(c.LocalAddr()))
 		c.SetLinger(0)
 		c.Close()

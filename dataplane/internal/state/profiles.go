@@ -73,6 +73,9 @@ func (p *ProfileCounters) ClientSSLOf(t *config.TLS) []*SSLCounters {
 // h.Release, when the client's connection ends.
 func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error {
 	if len(s.ClientSSL) == 0 {
+		if err != nil {
+			s.SSLLog.HandshakeFailed(conn, true, err) // sys db log.ssl.level
+		}
 		return err
 	}
 	i := 0
@@ -82,8 +85,14 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error
 		}
 	}
 	c := s.ClientSSL[i]
-	if err != nil && conn != nil && i < len(s.Cfg.TLS.ClientBuilt) {
-		s.Cfg.TLS.ClientBuilt[i].Log.Failed(conn, false, err) // log-publisher
+	if err != nil {
+		// The profile's log-publisher, when it names one, takes the
+		// lines the ltm log would get (at sys db log.ssl.level).
+		if conn != nil && i < len(s.Cfg.TLS.ClientBuilt) && s.Cfg.TLS.ClientBuilt[i].Log.Publishes() {
+			s.Cfg.TLS.ClientBuilt[i].Log.Failed(conn, false, err)
+		} else {
+			s.SSLLog.HandshakeFailed(conn, true, err)
+		}
 	}
 	if err = c.Note(conn, err); err == nil && conn != nil {
 		h.Hold(c)

@@ -365,6 +365,8 @@ type VirtualSnap struct {
 	// ClientSSL counts the handshakes of each client-ssl profile
 	// (profiles.go), in the order of Cfg.TLS.ClientProfiles.
 	ClientSSL []*SSLCounters
+	// SSLLog logs the failed handshakes (ssllog.go), the plane's.
+	SSLLog *SSLLog
 	// Rate is the virtual's rate-limit (RateFor); nil for none.
 	Rate *VirtualRate
 	// Clone is the virtual's clone pools (CloneSet); nil for none.
