@@ -35,6 +35,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	servers []*dns.Server
+
+	sigs   map[sigKey][]dns.RR // Sign's signatures, by owner and type covered
+	denial map[string][]dns.RR // Sign's NSEC or NSEC3 records, by zone
 }
 
 // New parses records (zone-file lines, fully qualified names).
@@ -139,15 +142,26 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		m.Rcode = dns.RcodeRefused
 		return m
 	}
-	// A delegation between the zone and the name: a referral.
+	do := r.IsEdns0() != nil && r.IsEdns0().Do()
+	if do {
+		m.SetEdns0(1232, true)
+	}
+	// A delegation between the zone and the name: a referral (a DS at
+	// the cut is the parent's to answer).
 	cut := ""
 	for _, rr := range s.rrs {
 		o := strings.ToLower(rr.Header().Name)
-		if rr.Header().Rrtype == dns.TypeNS && o != zone && dns.IsSubDomain(zone, o) && dns.IsSubDomain(o, name) && len(o) > len(cut) {
+		if rr.Header().Rrtype == dns.TypeNS && o != zone && dns.IsSubDomain(zone, o) && dns.IsSubDomain(o, name) && len(o) > len(cut) &&
+			(qtype != dns.TypeDS || o != name) {
 			cut = o
 		}
 	}
 	if cut != "" {
+		defer func() {
+			if do {
+				s.signed(m, zone, name, qtype, cut)
+			}
+		}()
 		for _, rr := range s.rrs {
 			if rr.Header().Rrtype == dns.TypeNS && strings.EqualFold(rr.Header().Name, cut) {
 				m.Ns = append(m.Ns, rr)
@@ -162,6 +176,9 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		return m
 	}
 	m.Authoritative = true
+	if do {
+		defer func() { s.signed(m, zone, name, qtype, "") }()
+	}
 	exists := false
 	for target, hops := name, 0; hops < 8; hops++ {
 		var next string
