@@ -20,7 +20,9 @@ import (
 // unsigned.net.
 func signedHierarchy(t *testing.T) {
 	t.Helper()
-	soa := func(z string) string { return z + " 3600 IN SOA ns." + strings.TrimPrefix(z, ".") + " h. 1 3600 600 86400 30" }
+	soa := func(z string) string {
+		return z + " 3600 IN SOA ns." + strings.TrimPrefix(z, ".") + " h. 1 3600 600 86400 30"
+	}
 	type srv struct {
 		addr string
 		recs []string
