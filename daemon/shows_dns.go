@@ -17,13 +17,15 @@ import (
 // make it ask again. A cache no dns profile names shows zero.
 func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	each := func(s *Session, words []string, fn func(kind string, o *objects.Object) error) error {
-		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver}
+		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver, dnsCacheValidating}
 		if len(words) > 0 {
 			switch words[0] {
 			case "transparent":
 				kinds, words = kinds[:1], words[1:]
 			case "resolver":
-				kinds, words = kinds[1:], words[1:]
+				kinds, words = kinds[1:2], words[1:]
+			case "validating-resolver":
+				kinds, words = kinds[2:], words[1:]
 			}
 		}
 		var names []string
@@ -58,7 +60,7 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			return "", &objects.SyntaxError{Msg: "expected msg|rrset|all cache NAME", Expected: []string{"msg", "rrset", "all"}}
 		}
 		name := objects.FullPath(s.Folder(), words[2])
-		if e.Config().Get(dnsCacheTransparent, name) == nil && e.Config().Get(dnsCacheResolver, name) == nil {
+		if e.Config().Get(dnsCacheTransparent, name) == nil && e.Config().Get(dnsCacheResolver, name) == nil && e.Config().Get(dnsCacheValidating, name) == nil {
 			return "", objects.NotFound(dnsCacheTransparent, name)
 		}
 		return name, nil

@@ -14,11 +14,16 @@ import (
 // cache's fill and churn and, for a resolver that resolves, its
 // resolution and its rrset and nameserver caches [M: group and field
 // names; a transparent cache has no such groups and they are left out
-// rather than shown as zero]. kind is transparent or resolver.
+// rather than shown as zero], and for a validating resolver what
+// validation made of its answers and its key cache. kind is transparent,
+// resolver or validating-resolver.
 func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) error {
 	title := "Ltm::DNS Cache Transparent: "
-	if kind == "resolver" {
+	switch kind {
+	case "resolver":
 		title = "Ltm::DNS Cache Resolver: "
+	case "validating-resolver":
+		title = "Ltm::DNS Cache Validating Resolver: "
 	}
 	rows := [][2]string{
 		{"Queries", ""},
@@ -48,6 +53,17 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 			{"Nameserver Cache", ""},
 			{"Zones", o.num(st.Zones)},
 			{"Nameservers", o.num(st.Nameservers)},
+		}...)
+	}
+	if st.Validating {
+		rows = append(rows, [][2]string{
+			{"Validation", ""},
+			{"Secure", o.num(st.Secure)},
+			{"Insecure", o.num(st.Insecure)},
+			{"Bogus", o.num(st.Bogus)},
+			{"Key Cache", ""},
+			{"Zones", o.num(st.Keys)},
+			{"Size (bytes)", o.num(st.KeyBytes)},
 		}...)
 	}
 	return statBlock(w, title+o.rel(name), rows)

@@ -69,6 +69,9 @@ func ParseAnchors(lines []string) ([]dns.RR, error) {
 		if err != nil {
 			return nil, err
 		}
+		if rr == nil {
+			continue
+		}
 		switch v := rr.(type) {
 		case *dns.DS, *dns.DNSKEY:
 			out = append(out, v)
