@@ -49,7 +49,7 @@ func cacheResolver(c *objects.Object, ce func(string) string, resolver bool) (*r
 	rc.NSCount, rc.RRsetBytes = atoi(ce("nameserver-cache-count")), atoi(ce("rrset-cache-size"))
 	rc.Wait = time.Duration(atoi(ce("allowed-query-time"))) * time.Millisecond
 	if c.Kind == dnsCacheValidating {
-		rc.Validate, rc.IgnoreCD = true, ce("ignore-cd") == "yes"
+		rc.Validate, rc.IgnoreCD, rc.PrefetchKey = true, ce("ignore-cd") == "yes", ce("prefetch-key") != "no"
 		rc.KeyCacheBytes = atoi(ce("key-cache-size"))
 		if v := c.Kind.MustProp("trust-anchors").Get(c); v != nil {
 			if rc.TrustAnchors, err = recursor.ParseAnchors(v.List); err != nil {

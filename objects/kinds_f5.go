@@ -749,7 +749,7 @@ key-cache-size int 10485760
 trust-anchors list
 `)), "F5 ltm dns cache validating-resolver: a resolver cache that validates DNSSEC from its trust-anchors (none: the root's KSK-2017)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
 			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
-			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "trust-anchors", "ignore-cd", "key-cache-size"),
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "trust-anchors", "ignore-cd", "key-cache-size", "prefetch-key"),
 		// DNS Express (dataplane/dnsexpress): zones transferred from their
 		// nameserver, answered by gtm listeners and dns-profile virtuals.
 		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `

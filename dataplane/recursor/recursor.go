@@ -71,6 +71,9 @@ type Config struct {
 	// KeyCacheBytes is key-cache-size: the bytes of zones' keys kept
 	// (0: 10485760).
 	KeyCacheBytes int
+	// PrefetchKey is prefetch-key: a zone's DS and keys are fetched
+	// again before they expire, while they are in use.
+	PrefetchKey bool
 }
 
 // DefaultRootHints are the root servers' IPv4 and IPv6 addresses (IANA's
@@ -150,11 +153,13 @@ type Stats struct {
 	// Secure, Insecure and Bogus count a validating resolver's answers
 	// by what validation made of them.
 	Secure, Insecure, Bogus atomic.Uint64
+	// KeyPrefetches are zones' keys fetched again before they expired.
+	KeyPrefetches atomic.Uint64
 }
 
 // Reset zeroes the counters (reset-stats ltm dns cache).
 func (s *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures, &s.Secure, &s.Insecure, &s.Bogus} {
+	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures, &s.Secure, &s.Insecure, &s.Bogus, &s.KeyPrefetches} {
 		c.Store(0)
 	}
 }
@@ -432,6 +437,7 @@ func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth
 				r.keyPut(".", ke)
 			}
 		}
+		r.prefetch(zone, ke)
 	}
 	judge := func(ans, auth []dns.RR, rcode int) Security {
 		if ke == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -58,6 +59,13 @@ type keyEntry struct {
 	expires time.Time
 	ttl     uint32
 	bytes   int
+
+	// Where the entry came from, for prefetch-key to fetch it again:
+	// the zone's servers, its parent and the parent's servers.
+	servers       []netip.AddrPort
+	parent        string
+	parentServers []netip.AddrPort
+	refreshing    atomic.Bool
 }
 
 // ParseAnchors reads trust-anchors as BIG-IP takes them: DS or DNSKEY
@@ -92,6 +100,37 @@ func (r *Resolver) keyGet(zone string) *keyEntry {
 		return nil
 	}
 	return e
+}
+
+// prefetch fetches zone's DS and keys again, in the background, when
+// its entry is in the last tenth of its TTL (prefetch-key), so that a
+// busy zone does not wait for its keys when they expire [M: unbound's
+// prefetch-key fetches a DNSKEY as soon as its DS is seen, which this
+// resolver always does]. One fetch per zone at a time.
+func (r *Resolver) prefetch(zone string, e *keyEntry) {
+	if !r.cfg.PrefetchKey || e.sec != Secure || len(e.servers) == 0 {
+		return
+	}
+	left := e.expires.Sub(r.now())
+	if left > time.Duration(e.ttl)*time.Second/10 || !e.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var parent *keyEntry
+		if e.parent != "" {
+			if parent = r.keyGet(e.parent); parent == nil {
+				return // the parent's keys are gone: the next resolution starts over
+			}
+		}
+		if ne := r.enter(ctx, zone, e.servers, parent, e.parent, e.parentServers, nil, &budget{}); ne.sec == Secure {
+			r.st.KeyPrefetches.Add(1)
+			r.keyPut(zone, ne)
+		} else {
+			e.refreshing.Store(false)
+		}
+	}()
 }
 
 // keyPut keeps zone's entry within key-cache-size bytes, the oldest
@@ -132,6 +171,12 @@ func (r *Resolver) keyPut(zone string, e *keyEntry) {
 // parent's answer that delegated (its DS or proof), nil to ask the
 // parent's servers for the DS.
 func (r *Resolver) enter(ctx context.Context, zone string, servers []netip.AddrPort, parent *keyEntry, parentZone string, parentServers []netip.AddrPort, referral *dns.Msg, b *budget) *keyEntry {
+	e := r.enter1(ctx, zone, servers, parent, parentZone, parentServers, referral, b)
+	e.servers, e.parent, e.parentServers = servers, parentZone, parentServers
+	return e
+}
+
+func (r *Resolver) enter1(ctx context.Context, zone string, servers []netip.AddrPort, parent *keyEntry, parentZone string, parentServers []netip.AddrPort, referral *dns.Msg, b *budget) *keyEntry {
 	if anchors := r.anchors[zone]; len(anchors) > 0 {
 		return r.fetchKeys(ctx, zone, servers, anchors, b)
 	}
@@ -159,7 +204,11 @@ func (r *Resolver) enter(ctx context.Context, zone string, servers []netip.AddrP
 		if !r.verify(ds, sigs, parent.keys, parentZone) {
 			return &keyEntry{sec: Bogus, ttl: bogusTTL}
 		}
-		return r.fetchKeys(ctx, zone, servers, ds, b)
+		e := r.fetchKeys(ctx, zone, servers, ds, b)
+		if e.sec == Secure {
+			e.ttl = minTTL(ds, e.ttl) // the keys are worth what the DS is
+		}
+		return e
 	}
 	if r.noData(section, parent, parentZone, zone, dns.TypeDS) {
 		return &keyEntry{sec: Insecure, ttl: minTTL(section, 3600)}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/netip"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +20,8 @@ import (
 // signature on www, an expired one on old), nokey.com (signed with a key
 // its DS does not name); under net, sec.net (signed, NSEC3) and
 // unsigned.net.
-func signedHierarchy(t *testing.T) {
+// It returns the DNSKEY queries each server was asked, by address.
+func signedHierarchy(t *testing.T) map[string]*atomic.Int64 {
 	t.Helper()
 	soa := func(z string) string {
 		return z + " 3600 IN SOA ns." + strings.TrimPrefix(z, ".") + " h. 1 3600 600 86400 30"
@@ -54,10 +57,17 @@ func signedHierarchy(t *testing.T) {
 		{"127.59.1.7:53", []string{soa("sec.net."), "ns.sec.net. 3600 IN A 127.59.1.7", "www.sec.net. 300 IN A 127.59.9.2"},
 			&authtest.Signing{NSEC3: true}},
 	}
+	out := map[string]*atomic.Int64{}
 	for _, sv := range servers {
 		s, err := authtest.New(sv.recs...)
 		if err != nil {
 			t.Fatal(err)
+		}
+		n := &atomic.Int64{}
+		s.Log = func(_ string, qtype uint16, _ string, _ int) {
+			if qtype == dns.TypeDNSKEY {
+				n.Add(1)
+			}
 		}
 		if sv.sg != nil {
 			if err := s.Sign(*sv.sg); err != nil {
@@ -68,7 +78,9 @@ func signedHierarchy(t *testing.T) {
 			t.Skipf("cannot serve DNS on %s (port 53 needs privileges): %v", sv.addr, err)
 		}
 		t.Cleanup(s.Close)
+		out[sv.addr] = n
 	}
+	return out
 }
 
 func validating(anchors ...string) Config {
@@ -225,6 +237,51 @@ func TestKeyCacheSize(t *testing.T) {
 		}
 		if tc.bytes > 0 && (zones != tc.wantZones || bytes > tc.bytes) {
 			t.Errorf("key-cache-size %d: %d zones kept (%d bytes), want %d", tc.bytes, zones, bytes, tc.wantZones)
+		}
+	}
+}
+
+// TestPrefetchKey: with prefetch-key, keys in the last tenth of their
+// TTL are fetched again while in use (the DS from the parent, the DNSKEY
+// from the zone), and stay usable past the first TTL without a new walk
+// from the root; without it they are not.
+func TestPrefetchKey(t *testing.T) {
+	dnskeys := signedHierarchy(t)["127.59.1.3:53"]
+	for _, prefetch := range []bool{false, true} {
+		var mu sync.Mutex
+		dnskeys.Store(0)
+		c := validating()
+		c.PrefetchKey = prefetch
+		r := New(c)
+		now := time.Now()
+		r.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		count := func() int { return int(dnskeys.Load()) }
+		if got := askFlags(t, r, "www.sec.com.", dns.TypeA, "do"); got != "NOERROR ad 127.59.9.1 sigs" {
+			t.Fatalf("first ask: %q", got)
+		}
+		if count() != 1 {
+			t.Fatalf("%d DNSKEY queries after the first ask", count())
+		}
+		advance(3420 * time.Second) // 95% of the keys' TTL (3600)
+		if got := askFlags(t, r, "new.sec.com.", dns.TypeA, "do"); got != "NXDOMAIN ad nsec sigs" {
+			t.Fatalf("second ask: %q", got)
+		}
+		want := 1
+		if prefetch {
+			want = 2
+			for i := 0; i < 200 && count() < 2; i++ { // the fetch runs in the background
+				time.Sleep(10 * time.Millisecond)
+			}
+			for i := 0; i < 200 && r.Stats().KeyPrefetches.Load() == 0; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if count() != want {
+			t.Errorf("prefetch-key %v: %d DNSKEY queries near the end of the TTL, want %d", prefetch, count(), want)
+		}
+		if got := r.keyGet("sec.com."); prefetch && (got == nil || got.expires.Before(r.now().Add(30*time.Minute))) {
+			t.Errorf("prefetch-key %v: the keys were not renewed", prefetch)
 		}
 	}
 }
