@@ -427,7 +427,14 @@ func hasOwner(rrs []dns.RR, name string) bool {
 // what validation made of it, the zones' keys followed down from the
 // trust anchors as the referrals are.
 func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth int, b *budget) ([]dns.RR, []dns.RR, int, Security, error) {
-	zone, servers := r.closest(name)
+	start := name
+	if qtype == dns.TypeDS && name != "." { // a DS is its parent's to answer
+		start = name[strings.IndexByte(name, '.')+1:]
+		if start == "" {
+			start = "."
+		}
+	}
+	zone, servers := r.closest(start)
 	var ke *keyEntry
 	if r.cfg.Validate {
 		if ke = r.keyGet(zone); ke == nil { // the root, or a zone's keys gone

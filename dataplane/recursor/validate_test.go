@@ -184,6 +184,8 @@ func TestValidate(t *testing.T) {
 		{"NODATA with NSEC3", validating(), "www.sec.net.", dns.TypeTXT, "do", "NOERROR ad nsec3 sigs", "", ""},
 		{"NXDOMAIN without DO", validating(), "nope.sec.com.", dns.TypeA, "", "NXDOMAIN", "", ""},
 		{"DS of a secure zone", validating(), "sec.com.", dns.TypeDS, "do", "NOERROR ad sigs", "", ""},
+		{"DS of a secure zone, its servers known", validating(), "sec.com.", dns.TypeDS, "do", "NOERROR ad sigs", "www.sec.com.", "do"},
+		{"DS of an insecure zone, its servers known", validating(), "unsigned.com.", dns.TypeDS, "do", "NOERROR ad nsec sigs", "www.unsigned.com.", "do"},
 		{"insecure delegation, NSEC", validating(), "www.unsigned.com.", dns.TypeA, "do", "NOERROR 127.59.9.4", "", ""},
 		{"insecure delegation, NSEC3", validating(), "www.unsigned.net.", dns.TypeA, "do", "NOERROR 127.59.9.5", "", ""},
 		{"broken signature", validating(), "www.bad.com.", dns.TypeA, "do", "SERVFAIL", "", ""},
@@ -204,7 +206,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(tc.cfg)
 			if tc.asked != "" {
-				askFlags(t, r, tc.asked, tc.qtype, tc.askedAs)
+				askFlags(t, r, tc.asked, dns.TypeA, tc.askedAs)
 			}
 			if got := askFlags(t, r, tc.qname, tc.qtype, tc.flags); got != tc.want {
 				t.Errorf("%s %s (%s): got %q, want %q", tc.qname, dns.TypeToString[tc.qtype], tc.flags, got, tc.want)
