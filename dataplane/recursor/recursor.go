@@ -294,6 +294,22 @@ func (r *Resolver) Resolve(ctx context.Context, q *dns.Msg) (*dns.Msg, error) {
 	return m, nil
 }
 
+// denial is the NSEC and NSEC3 records of rrs and their RRSIGs: the
+// proof a wildcard's answer carries that the name itself does not exist.
+func denial(rrs []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range rrs {
+		t := rr.Header().Rrtype
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			t = sig.TypeCovered
+		}
+		if t == dns.TypeNSEC || t == dns.TypeNSEC3 {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
 // stripDNSSEC is rrs without the RRSIG, NSEC and NSEC3 records a client
 // without the DO bit did not ask for.
 func stripDNSSEC(rrs []dns.RR, qtype uint16) []dns.RR {
@@ -319,14 +335,14 @@ type budget struct{ queries int }
 // validating, what validation made of them all (the worst of the
 // chain's parts; insecure when not validating).
 func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16, depth int, b *budget, id uint16) ([]dns.RR, []dns.RR, int, Security, error) {
-	var chain []dns.RR
+	var chain, proofs []dns.RR
 	sec := Secure
 	if !r.cfg.Validate {
 		sec = Insecure
 	}
 	for range maxCNAME + 1 {
 		if rrs, s := r.rrGet(name, qtype, id); rrs != nil {
-			return append(chain, rrs...), nil, dns.RcodeSuccess, worse(sec, s), nil
+			return append(chain, rrs...), proofs, dns.RcodeSuccess, worse(sec, s), nil
 		}
 		if qtype != dns.TypeCNAME {
 			if c, s := r.rrGet(name, dns.TypeCNAME, id); len(c) > 0 {
@@ -344,12 +360,13 @@ func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16, depth 
 		}
 		sec = worse(sec, s)
 		if rcode != dns.RcodeSuccess || len(ans) == 0 {
-			return chain, auth, rcode, sec, nil
+			return chain, append(proofs, auth...), rcode, sec, nil
 		}
+		proofs = append(proofs, auth...) // a wildcard's proof
 		recs, next := follow(ans, name, qtype)
 		chain = append(chain, recs...)
 		if next == "" {
-			return chain, nil, dns.RcodeSuccess, sec, nil
+			return chain, proofs, dns.RcodeSuccess, sec, nil
 		}
 		name = next
 	}
@@ -466,9 +483,10 @@ func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth
 			return nil, nil, 0, 0, ErrServFail
 		}
 		if ans := within(m.Answer, zone); len(ans) > 0 {
-			sec := judge(ans, nil, dns.RcodeSuccess)
+			auth := within(m.Ns, zone)
+			sec := judge(ans, auth, dns.RcodeSuccess)
 			r.rrPutAll(ans, sec)
-			return ans, nil, dns.RcodeSuccess, sec, nil
+			return ans, denial(auth), dns.RcodeSuccess, sec, nil
 		}
 		child, nsNames := referral(m, zone, name)
 		if child == "" { // NODATA

@@ -303,8 +303,13 @@ func rrsetOf(rrs []dns.RR, name string, t uint16) ([]dns.RR, []*dns.RRSIG) {
 // verify reports whether one of sigs, made by signer and valid now,
 // verifies set with one of keys.
 func (r *Resolver) verify(set []dns.RR, sigs []*dns.RRSIG, keys []*dns.DNSKEY, signer string) bool {
+	return r.verifying(set, sigs, keys, signer) != nil
+}
+
+// verifying is the first of sigs that verifies set, nil when none does.
+func (r *Resolver) verifying(set []dns.RR, sigs []*dns.RRSIG, keys []*dns.DNSKEY, signer string) *dns.RRSIG {
 	if len(set) == 0 {
-		return false
+		return nil
 	}
 	now := r.now()
 	labels := uint8(dns.CountLabel(set[0].Header().Name))
@@ -314,8 +319,32 @@ func (r *Resolver) verify(set []dns.RR, sigs []*dns.RRSIG, keys []*dns.DNSKEY, s
 		}
 		for _, k := range keys {
 			if k.KeyTag() == s.KeyTag && k.Algorithm == s.Algorithm && s.Verify(k, set) == nil {
-				return true
+				return s
 			}
+		}
+	}
+	return nil
+}
+
+// noSuchName reports whether auth proves that name, answered from a
+// wildcard whose signature has labels labels, does not exist itself
+// (RFC 4035 §5.3.4): an NSEC covering it, or an NSEC3 covering the next
+// closer name below the wildcard's closest encloser.
+func (r *Resolver) noSuchName(auth []dns.RR, e *keyEntry, zone, name string, labels uint8) bool {
+	nsec, nsec3 := r.verifiedDenial(auth, e, zone)
+	for _, n := range nsec {
+		if nsecCovers(n, name) {
+			return true
+		}
+	}
+	l := dns.SplitDomainName(name)
+	if int(labels) >= len(l) {
+		return false
+	}
+	next := dns.Fqdn(strings.Join(l[len(l)-int(labels)-1:], "."))
+	for _, n := range nsec3 {
+		if n.Cover(next) {
+			return true
 		}
 	}
 	return false
@@ -466,7 +495,9 @@ func canonicalLess(a, b string) bool {
 }
 
 // validate is what the answer of zone's servers to name/qtype is worth:
-// each record set of ans (positive) must be signed by zone's keys, a
+// each record set of ans (positive) must be signed by zone's keys (one
+// made from a wildcard comes with auth's proof that the name itself does
+// not exist), a
 // negative answer proven by its NSEC or NSEC3 records. Records signed by
 // a zone below (the servers hold it too) are checked against that zone's
 // keys, its chain followed first.
@@ -498,8 +529,12 @@ func (r *Resolver) validate(ctx context.Context, e *keyEntry, zone string, serve
 					signer, keys = sn, ce.keys
 				}
 			}
-			if !r.verify(set, sigs, keys, signer) {
+			sig := r.verifying(set, sigs, keys, signer)
+			if sig == nil {
 				return Bogus
+			}
+			if int(sig.Labels) < dns.CountLabel(h.Name) && !r.noSuchName(auth, e, signer, h.Name, sig.Labels) {
+				return Bogus // a wildcard's answer, without the proof the name needs it
 			}
 		}
 		return Secure

@@ -36,8 +36,9 @@ type Server struct {
 	mu      sync.Mutex
 	servers []*dns.Server
 
-	sigs   map[sigKey][]dns.RR // Sign's signatures, by owner and type covered
-	denial map[string][]dns.RR // Sign's NSEC or NSEC3 records, by zone
+	sigs        map[sigKey][]dns.RR // Sign's signatures, by owner and type covered
+	denial      map[string][]dns.RR // Sign's NSEC or NSEC3 records, by zone
+	noWildProof bool
 }
 
 // New parses records (zone-file lines, fully qualified names).
@@ -159,7 +160,7 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 	if cut != "" {
 		defer func() {
 			if do {
-				s.signed(m, zone, name, qtype, cut)
+				s.signed(m, zone, name, qtype, cut, "")
 			}
 		}()
 		for _, rr := range s.rrs {
@@ -176,8 +177,9 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		return m
 	}
 	m.Authoritative = true
+	wild := "" // the wildcard the answer is made from
 	if do {
-		defer func() { s.signed(m, zone, name, qtype, "") }()
+		defer func() { s.signed(m, zone, name, qtype, "", wild) }()
 	}
 	exists := false
 	for target, hops := name, 0; hops < 8; hops++ {
@@ -198,6 +200,18 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 			break
 		}
 		target = next
+	}
+	if !exists { // a wildcard at the closest encloser answers for the name
+		if wild = s.wildcard(zone, name); wild != "" {
+			exists = true
+			for _, rr := range s.rrs {
+				if strings.EqualFold(rr.Header().Name, wild) && (rr.Header().Rrtype == qtype || rr.Header().Rrtype == dns.TypeCNAME) {
+					c := dns.Copy(rr)
+					c.Header().Name = r.Question[0].Name
+					m.Answer = append(m.Answer, c)
+				}
+			}
+		}
 	}
 	if len(m.Answer) == 0 {
 		if !exists {

@@ -31,6 +31,9 @@ type Signing struct {
 	// WrongKey signs the zones with another key than Key(zone), the one
 	// their parent's DS names: the DNSKEY the DS points at is missing.
 	WrongKey bool
+	// NoWildcardProof leaves out of a wildcard's answers the proof that
+	// the name asked does not exist, as a replayed wildcard would.
+	NoWildcardProof bool
 }
 
 // Key is the Ed25519 key (flags 257, algorithm 15) a signed zone of
@@ -64,6 +67,7 @@ func (s *Server) Sign(sg Signing) error {
 	now := time.Now()
 	s.sigs = map[sigKey][]dns.RR{}
 	s.denial = map[string][]dns.RR{}
+	s.noWildProof = sg.NoWildcardProof
 	for _, zone := range s.Zones() {
 		zone = strings.ToLower(zone)
 		key, priv := Key(zone)
@@ -239,7 +243,7 @@ func CanonicalLess(a, b string) bool {
 
 // signed completes m, the answer to a query with the DO bit in zone:
 // the signatures of its record sets, and the denial of what it denies.
-func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut string) {
+func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut, wild string) {
 	if s.sigs == nil {
 		return
 	}
@@ -247,11 +251,21 @@ func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut string)
 		seen := map[sigKey]bool{}
 		out := sec
 		for _, rr := range sec {
-			k := sigKey{strings.ToLower(rr.Header().Name), rr.Header().Rrtype}
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, s.sigs[k]...)
+			owner := strings.ToLower(rr.Header().Name)
+			k := sigKey{owner, rr.Header().Rrtype}
+			if seen[k] {
+				continue
 			}
+			seen[k] = true
+			if wild != "" && owner == name { // the wildcard's signatures, as the name's
+				for _, sig := range s.sigs[sigKey{wild, k.covered}] {
+					c := dns.Copy(sig)
+					c.Header().Name = rr.Header().Name
+					out = append(out, c)
+				}
+				continue
+			}
+			out = append(out, s.sigs[k]...)
 		}
 		return out
 	}
@@ -270,6 +284,17 @@ func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut string)
 		m.Ns = append(m.Ns, addSigs(ds)...)
 	case len(m.Answer) > 0:
 		m.Answer = addSigs(m.Answer)
+		if wild != "" && !s.noWildProof { // the name itself does not exist
+			ce := wild[2:]
+			labels := dns.SplitDomainName(name)
+			next := dns.Fqdn(strings.Join(labels[len(labels)-dns.CountLabel(ce)-1:], "."))
+			if rr := covering(denial, next); rr != nil {
+				if _, nsec := rr.(*dns.NSEC); nsec {
+					rr = covering(denial, name)
+				}
+				m.Ns = addSigs(append(m.Ns, rr))
+			}
+		}
 	default:
 		var proof []dns.RR
 		if m.Rcode == dns.RcodeNameError {
@@ -364,6 +389,25 @@ func (s *Server) firstOf(rrs []dns.RR) dns.RR {
 		return nil
 	}
 	return rrs[0]
+}
+
+// wildcard is the wildcard at name's closest encloser in zone, "" when
+// there is none there.
+func (s *Server) wildcard(zone, name string) string {
+	labels := dns.SplitDomainName(name)
+	for i := 1; i < len(labels); i++ {
+		anc := strings.ToLower(dns.Fqdn(strings.Join(labels[i:], ".")))
+		if !dns.IsSubDomain(zone, anc) {
+			return ""
+		}
+		if s.exists(anc) || anc == zone {
+			if w := "*." + anc; s.exists(w) {
+				return w
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 func (s *Server) exists(name string) bool {
