@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,47 @@ func ParseAnchors(lines []string) ([]dns.RR, error) {
 		}
 	}
 	return out, nil
+}
+
+// KeyRecord is one zone of the key cache, as show ltm dns cache records
+// key lists it: what validation made of the zone, and with which keys.
+type KeyRecord struct {
+	Zone     string
+	Security Security
+	KeyTags  []uint16 // the zone's DNSKEYs (secure zones)
+	TTL      uint32   // seconds left
+}
+
+// KeyRecords are the live zones of the key cache, by name.
+func (r *Resolver) KeyRecords() []KeyRecord {
+	now := r.now()
+	r.mu.Lock()
+	out := make([]KeyRecord, 0, len(r.keys))
+	for z, e := range r.keys {
+		if !now.Before(e.expires) {
+			continue
+		}
+		kr := KeyRecord{Zone: z, Security: e.sec, TTL: uint32(e.expires.Sub(now) / time.Second)}
+		for _, k := range e.keys {
+			kr.KeyTags = append(kr.KeyTags, k.KeyTag())
+		}
+		out = append(out, kr)
+	}
+	r.mu.Unlock()
+	slices.SortFunc(out, func(a, b KeyRecord) int { return strings.Compare(a.Zone, b.Zone) })
+	return out
+}
+
+// FlushKeys forgets the zones' keys only (delete ltm dns cache records
+// key): each zone is validated again from its trust anchor when next
+// needed.
+func (r *Resolver) FlushKeys() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.keys)
+	clear(r.keys)
+	r.keyOrder, r.keyBytes = nil, 0
+	return n
 }
 
 // keyGet is the live key entry of zone, nil when none is kept.
