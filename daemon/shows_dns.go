@@ -12,8 +12,8 @@ import (
 )
 
 // dnsCacheCommands answer show and reset-stats ltm profile dns and ltm
-// dns cache [transparent|resolver] [NAME...], and show and delete ltm dns
-// cache records: what an operator reads to size a cache and clears to
+// dns cache [transparent|resolver|validating-resolver] [NAME...], and
+// show and delete ltm dns cache records (msg, rrset, all, key): what an operator reads to size a cache and clears to
 // make it ask again. A cache no dns profile names shows zero.
 func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	each := func(s *Session, words []string, fn func(kind string, o *objects.Object) error) error {
