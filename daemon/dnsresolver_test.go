@@ -189,3 +189,38 @@ func TestDNSResolverCacheRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDNSValidatingResolverRefusals: a validating-resolver's settings
+// that cannot work are refused and leave it as it was; a cache a profile
+// names cannot be deleted, nor a profile name a cache that is not there.
+func TestDNSValidatingResolverRefusals(t *testing.T) {
+	e, _ := dnsProfileEngine(t, false)
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s, "create ltm pool dns_pool",
+		"create ltm dns cache validating-resolver vr1 root-hints add { 127.59.2.1:53 }",
+		"create ltm profile dns dnsp enable-cache yes cache vr1",
+		"create ltm virtual v1 destination 127.59.2.6:53 ip-protocol udp profiles add { dnsp udp } pool dns_pool")
+	before, _ := run(t, s, "list ltm dns cache validating-resolver vr1 all-properties")
+	for _, want := range []string{"ignore-cd no", "key-cache-size 10485760", "prefetch-key yes", "randomize-query-name-case yes"} {
+		if !strings.Contains(before, want) {
+			t.Errorf("defaults: no %q in\n%s", want, before)
+		}
+	}
+	for _, c := range []struct{ cmd, err string }{
+		{`modify ltm dns cache validating-resolver vr1 trust-anchors { "example. 60 IN A 10.0.0.1" }`, "neither a DS nor a DNSKEY"},
+		{`modify ltm dns cache validating-resolver vr1 trust-anchors { "not a record" }`, "trust-anchors"},
+		{"modify ltm dns cache validating-resolver vr1 use-udp no use-tcp no", "use-udp and use-tcp are both no"},
+		{"modify ltm dns cache validating-resolver vr1 root-hints replace-all-with { nowhere }", "root-hints"},
+		{"delete ltm dns cache validating-resolver vr1", "dnsp"},
+		{"modify ltm profile dns dnsp cache nosuch", "nosuch"},
+	} {
+		_, err := run(t, s, c.cmd)
+		if !strings.Contains(err, c.err) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.err)
+		}
+		if after, _ := run(t, s, "list ltm dns cache validating-resolver vr1 all-properties"); after != before {
+			t.Errorf("%s: the cache changed:\n%s", c.cmd, after)
+		}
+	}
+	mustRun(t, s, `modify ltm dns cache validating-resolver vr1 trust-anchors { ". 3600 IN DS 21735 15 2 7D96CE32CCD667CE9C5C0629C08D1DC610CCE9F41AE6E3E9E1EE3733D0624001" } ignore-cd yes`)
+}

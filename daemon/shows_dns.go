@@ -12,18 +12,20 @@ import (
 )
 
 // dnsCacheCommands answer show and reset-stats ltm profile dns and ltm
-// dns cache [transparent|resolver] [NAME...], and show and delete ltm dns
-// cache records: what an operator reads to size a cache and clears to
+// dns cache [transparent|resolver|validating-resolver] [NAME...], and
+// show and delete ltm dns cache records (msg, rrset, all, key): what an operator reads to size a cache and clears to
 // make it ask again. A cache no dns profile names shows zero.
 func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	each := func(s *Session, words []string, fn func(kind string, o *objects.Object) error) error {
-		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver}
+		kinds := []*objects.Kind{dnsCacheTransparent, dnsCacheResolver, dnsCacheValidating}
 		if len(words) > 0 {
 			switch words[0] {
 			case "transparent":
 				kinds, words = kinds[:1], words[1:]
 			case "resolver":
-				kinds, words = kinds[1:], words[1:]
+				kinds, words = kinds[1:2], words[1:]
+			case "validating-resolver":
+				kinds, words = kinds[2:], words[1:]
 			}
 		}
 		var names []string
@@ -54,11 +56,11 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	// records reads `msg|rrset|all cache NAME`: the records of the named
 	// cache [M: BIG-IP's filters (owner, type) are not taken].
 	records := func(s *Session, words []string) (string, error) {
-		if len(words) != 3 || !slices.Contains([]string{"msg", "rrset", "all"}, words[0]) || words[1] != "cache" {
-			return "", &objects.SyntaxError{Msg: "expected msg|rrset|all cache NAME", Expected: []string{"msg", "rrset", "all"}}
+		if len(words) != 3 || !slices.Contains([]string{"msg", "rrset", "all", "key"}, words[0]) || words[1] != "cache" {
+			return "", &objects.SyntaxError{Msg: "expected msg|rrset|all|key cache NAME", Expected: []string{"msg", "rrset", "all", "key"}}
 		}
 		name := objects.FullPath(s.Folder(), words[2])
-		if e.Config().Get(dnsCacheTransparent, name) == nil && e.Config().Get(dnsCacheResolver, name) == nil {
+		if e.Config().Get(dnsCacheTransparent, name) == nil && e.Config().Get(dnsCacheResolver, name) == nil && e.Config().Get(dnsCacheValidating, name) == nil {
 			return "", objects.NotFound(dnsCacheTransparent, name)
 		}
 		return name, nil
@@ -84,12 +86,19 @@ func dnsCacheCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 			if err != nil {
 				return err
 			}
+			if words[0] == "key" { // a validating resolver's key cache
+				return render.DNSCacheKeys(w, name, p.DNSCacheKeys(name), showOpts(s, nil))
+			}
 			return render.DNSCacheRecords(w, name, p.DNSCacheRecords(name), showOpts(s, nil))
 		}},
 		{"delete", "ltm dns cache records", func(ctx context.Context, s *Session, _, words []string, w io.Writer) error {
 			name, err := records(s, words)
 			if err != nil {
 				return err
+			}
+			if words[0] == "key" {
+				p.FlushDNSCacheKeys(name)
+				return nil
 			}
 			p.FlushDNSCache(name)
 			return nil

@@ -13,6 +13,7 @@ var (
 	profileDNS          = schema.MustKind("ltm profile dns")
 	dnsCacheTransparent = schema.MustKind("ltm dns cache transparent")
 	dnsCacheResolver    = schema.MustKind("ltm dns cache resolver")
+	dnsCacheValidating  = schema.MustKind("ltm dns cache validating-resolver")
 )
 
 // dnsProfile gives a virtual with a dns profile its DNS settings: the
@@ -80,17 +81,21 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 			c, kind = t.cfg.Lookup(t.s, []string{dnsCacheResolver.Key()}, name), "resolver"
 		}
 		if c == nil {
+			c, kind = t.cfg.Lookup(t.s, []string{dnsCacheValidating.Key()}, name), "validating-resolver"
+		}
+		if c == nil {
 			t.skip(o, "profile %s: dns cache %s does not exist", dp.Name, name)
 			return false
 		}
 		ce := func(name string) string { return c.Kind.MustProp(name).Effective(t.cfg, c) }
 		dc := &dataplane.DNSCache{Name: c.Name, Kind: kind, MsgCacheSize: atoi(ce("msg-cache-size")), MaxConcurrent: atoi(ce("max-concurrent-queries"))}
-		rc, hinted, err := cacheResolver(c, ce, kind == "resolver") // translate_dnsresolver.go
+		resolver := kind != "transparent"
+		rc, hinted, err := cacheResolver(c, ce, resolver) // translate_dnsresolver.go
 		if err != nil {
 			return t.refuse("dns cache %s: %v", c.Name, err)
 		}
-		dc.Resolver, dc.Recurse, dc.Hinted = rc, kind == "resolver", hinted
-		if kind == "resolver" {
+		dc.Resolver, dc.Recurse, dc.Hinted = rc, resolver, hinted
+		if resolver {
 			zones, err := forwardZones(c.Kind.MustProp("forward-zones").Get(c)) // translate_fwdproxy.go
 			if err != nil {
 				return t.refuse("dns cache %s: %v", c.Name, err)

@@ -18,7 +18,8 @@ import (
 // local-zones and answer-default-zones of either kind and, for a
 // resolver, how it recurses (root-hints, use-*, randomize-query-name-
 // case, max-concurrent-udp/tcp, allowed-query-time, nameserver-cache-
-// count, rrset-cache-size, rrset-rotate). nil when a transparent cache
+// count, rrset-cache-size, rrset-rotate) and, for a validating-resolver,
+// how it validates (trust-anchors, ignore-cd, key-cache-size). nil when a transparent cache
 // has neither local zones nor default zones.
 func cacheResolver(c *objects.Object, ce func(string) string, resolver bool) (*recursor.Config, bool, error) {
 	rc := &recursor.Config{DefaultZones: ce("answer-default-zones") == "yes"}
@@ -47,6 +48,15 @@ func cacheResolver(c *objects.Object, ce func(string) string, resolver bool) (*r
 	rc.MaxUDP, rc.MaxTCP = atoi(ce("max-concurrent-udp")), atoi(ce("max-concurrent-tcp"))
 	rc.NSCount, rc.RRsetBytes = atoi(ce("nameserver-cache-count")), atoi(ce("rrset-cache-size"))
 	rc.Wait = time.Duration(atoi(ce("allowed-query-time"))) * time.Millisecond
+	if c.Kind == dnsCacheValidating {
+		rc.Validate, rc.IgnoreCD, rc.PrefetchKey = true, ce("ignore-cd") == "yes", ce("prefetch-key") != "no"
+		rc.KeyCacheBytes = atoi(ce("key-cache-size"))
+		if v := c.Kind.MustProp("trust-anchors").Get(c); v != nil {
+			if rc.TrustAnchors, err = recursor.ParseAnchors(v.List); err != nil {
+				return nil, false, fmt.Errorf("trust-anchors: %v", err)
+			}
+		}
+	}
 	hinted := false
 	if v := c.Kind.MustProp("root-hints").Get(c); v != nil {
 		for _, h := range v.List {

@@ -6,6 +6,7 @@ import (
 	"github.com/openltm/openltm/dataplane/dnsvs"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/recursor"
 )
 
 // The glue between the plane and dataplane/dnsvs: the virtuals with a
@@ -86,6 +87,24 @@ func (p *Plane) ResetDNSCacheStats(name string) {
 func (p *Plane) FlushDNSCache(name string) int {
 	if c := p.dns.Cache(name); c != nil {
 		return c.Flush()
+	}
+	return 0
+}
+
+// DNSCacheKeys are the zones the named validating cache keeps keys for
+// (nil for another cache).
+func (p *Plane) DNSCacheKeys(name string) []recursor.KeyRecord {
+	if c := p.dns.Cache(name); c != nil && c.Resolver() != nil {
+		return c.Resolver().KeyRecords()
+	}
+	return nil
+}
+
+// FlushDNSCacheKeys drops the keys the named validating cache keeps; it
+// returns how many zones went.
+func (p *Plane) FlushDNSCacheKeys(name string) int {
+	if c := p.dns.Cache(name); c != nil && c.Resolver() != nil {
+		return c.Resolver().FlushKeys()
 	}
 	return 0
 }

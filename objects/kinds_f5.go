@@ -748,19 +748,17 @@ keys reflist ltm+dns+dnssec+key
 `), "F5 ltm dns dnssec zone: the names at and below it are answered signed to queries with the DO bit (dataplane/dnssec)", "enabled", "keys"),
 		actOn(pk("ltm dns cache transparent", "DNS Cache", "", tmshRef("ltm dns cache transparent")+vocab, dnsCacheRows),
 			"F5 ltm dns cache transparent: the answers of a dns profile's pool, kept up to their TTL", "msg-cache-size", "max-concurrent-queries", "local-zones", "answer-default-zones"),
-		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+`
-allowed-query-time int 200
-forward-zones raw
-prefetch-key yn yes
-randomize-query-name-case yn yes
-root-hints list
-use-ipv4 yn yes
-use-ipv6 yn yes
-use-tcp yn yes
-use-udp yn yes
-`)), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+		actOn(forwardZones(pk("ltm dns cache resolver", "DNS Cache", "", tmshRef("ltm dns cache resolver")+vocab, dnsCacheRows+resolverRows)), "F5 ltm dns cache resolver: a dns profile's cache that resolves names from its root-hints (the names of its forward-zones from their name servers)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
 			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
 			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones"),
+		actOn(forwardZones(pk("ltm dns cache validating-resolver", "DNS Cache", "", tmshRef("ltm dns cache validating-resolver")+vocab, dnsCacheRows+resolverRows+`
+dlv-anchors list
+ignore-cd yn no
+key-cache-size int 10485760
+trust-anchors list
+`)), "F5 ltm dns cache validating-resolver: a resolver cache that validates DNSSEC from its trust-anchors (none: the root's KSK-2017)", "msg-cache-size", "max-concurrent-queries", "forward-zones",
+			"root-hints", "use-ipv4", "use-ipv6", "use-tcp", "use-udp", "randomize-query-name-case", "max-concurrent-tcp", "max-concurrent-udp", "allowed-query-time",
+			"nameserver-cache-count", "rrset-cache-size", "rrset-rotate", "local-zones", "answer-default-zones", "trust-anchors", "ignore-cd", "key-cache-size", "prefetch-key"),
 		// DNS Express (dataplane/dnsexpress): zones transferred from their
 		// nameserver, answered by gtm listeners and dns-profile virtuals.
 		actOn(pk("ltm dns tsig-key", "TSIG Key", "", tmshRef("ltm dns tsig-key")+vocab, `
@@ -1472,6 +1470,20 @@ signature-publication-period int 403200
 signature-validity-period int 604800
 ttl int 86400
 use-fips enum disabled disabled|enabled
+`
+
+// resolverRows are the settings a resolver and a validating-resolver
+// share beyond dnsCacheRows.
+const resolverRows = `
+allowed-query-time int 200
+forward-zones raw
+prefetch-key yn yes
+randomize-query-name-case yn yes
+root-hints list
+use-ipv4 yn yes
+use-ipv6 yn yes
+use-tcp yn yes
+use-udp yn yes
 `
 
 // dnsCacheRows are the settings every ltm dns cache has [M: defaults as

@@ -13,7 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/recursor/authtest"
 )
 
-const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-label A1] [-tc]"
+const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-label A1] [-tc] [-sign [-nsec3] [-secure CHILD]... [-broken NAME]... [-expired NAME]... [-wrong-key]] | -ds ZONE"
 
 // dnsAuthMain is an authoritative name server of a delegation tree, a
 // root, TLD or zone server for a resolver cache's root-hints: it holds
@@ -21,7 +21,12 @@ const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-la
 // refers to a child zone (its NS records, with their glue), or answers
 // NXDOMAIN / NODATA with the SOA. Each query is logged with the label,
 // its name spelled as received. With -tc every UDP answer is truncated,
-// so that a resolver must ask again over TCP.
+// so that a resolver must ask again over TCP. With -sign its zones are
+// signed (authtest.Sign: a key derived from each zone's name, DS records
+// for the -secure children, NSEC or with -nsec3 NSEC3 denial; -broken,
+// -expired and -wrong-key spoil signatures for a validating resolver to
+// refuse); -ds ZONE prints the DS such a zone's parent or a resolver's
+// trust anchor names, and exits.
 func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dnsauth", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -30,8 +35,20 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	tc := fs.Bool("tc", false, "answer every UDP query truncated")
 	var records addrList // dnsprimary.go: a repeatable flag
 	fs.Var(&records, "record", "a record in zone-file form, fully qualified (repeatable); SOA records say which zones are served")
+	sign := fs.Bool("sign", false, "sign the zones (DNSSEC, Ed25519 keys derived from the zones' names)")
+	nsec3 := fs.Bool("nsec3", false, "with -sign: deny with NSEC3 instead of NSEC")
+	wrongKey := fs.Bool("wrong-key", false, "with -sign: sign with a key the parent's DS does not name")
+	var secure, broken, expired addrList
+	fs.Var(&secure, "secure", "with -sign: a signed child zone whose DS is published at its cut (repeatable)")
+	fs.Var(&broken, "broken", "with -sign: a name whose signatures are spoilt (repeatable)")
+	fs.Var(&expired, "expired", "with -sign: a name whose signatures have expired (repeatable)")
+	ds := fs.String("ds", "", "print the DS record of ZONE's key and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *ds != "" {
+		fmt.Fprintln(stdout, authtest.DS(*ds).String())
+		return nil
 	}
 	if *listen == "" || len(records) == 0 {
 		return fmt.Errorf("-listen and at least one -record are required")
@@ -41,6 +58,11 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	s.TruncateUDP = *tc
+	if *sign {
+		if err := s.Sign(authtest.Signing{NSEC3: *nsec3, Secure: secure, Broken: broken, Expired: expired, WrongKey: *wrongKey}); err != nil {
+			return err
+		}
+	}
 	var mu sync.Mutex
 	s.Log = func(name string, qtype uint16, network string, rcode int) {
 		mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/openltm/openltm/dataplane/dnsvs"
+	"github.com/openltm/openltm/dataplane/recursor"
 )
 
 // DNSCache prints one `Ltm::DNS Cache` block of show ltm dns cache: the
@@ -14,11 +15,16 @@ import (
 // cache's fill and churn and, for a resolver that resolves, its
 // resolution and its rrset and nameserver caches [M: group and field
 // names; a transparent cache has no such groups and they are left out
-// rather than shown as zero]. kind is transparent or resolver.
+// rather than shown as zero], and for a validating resolver what
+// validation made of its answers and its key cache. kind is transparent,
+// resolver or validating-resolver.
 func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) error {
 	title := "Ltm::DNS Cache Transparent: "
-	if kind == "resolver" {
+	switch kind {
+	case "resolver":
 		title = "Ltm::DNS Cache Resolver: "
+	case "validating-resolver":
+		title = "Ltm::DNS Cache Validating Resolver: "
 	}
 	rows := [][2]string{
 		{"Queries", ""},
@@ -50,6 +56,17 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 			{"Nameservers", o.num(st.Nameservers)},
 		}...)
 	}
+	if st.Validating {
+		rows = append(rows, [][2]string{
+			{"Validation", ""},
+			{"Secure", o.num(st.Secure)},
+			{"Insecure", o.num(st.Insecure)},
+			{"Bogus", o.num(st.Bogus)},
+			{"Key Cache", ""},
+			{"Zones", o.num(st.Keys)},
+			{"Size (bytes)", o.num(st.KeyBytes)},
+		}...)
+	}
 	return statBlock(w, title+o.rel(name), rows)
 }
 
@@ -74,6 +91,43 @@ func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) e
 		return p.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rows {
+		if _, err := io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n"); err != nil {
+			return err
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// DNSCacheKeys prints the zones a validating cache keeps keys for, one
+// line each (show ltm dns cache records key): what validation made of
+// each and the tags of its keys [M: BIG-IP's columns].
+func DNSCacheKeys(w io.Writer, name string, keys []recursor.KeyRecord, o Options) error {
+	p := &printer{w: w}
+	p.f("DNS Cache: %s\n", o.rel(name))
+	if len(keys) == 0 {
+		p.f("  (no keys)\n\n")
+		return p.err
+	}
+	if p.err != nil {
+		return p.err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	rows := [][]string{{"Zone", "Status", "Key Tags", "TTL"}}
+	for _, k := range keys {
+		tags := make([]string, len(k.KeyTags))
+		for i, t := range k.KeyTags {
+			tags[i] = strconv.Itoa(int(t))
+		}
+		if len(tags) == 0 {
+			tags = []string{"-"}
+		}
+		rows = append(rows, []string{k.Zone, k.Security.String(), strings.Join(tags, ","), strconv.FormatUint(uint64(k.TTL), 10)})
+	}
 	for _, r := range rows {
 		if _, err := io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n"); err != nil {
 			return err

@@ -60,12 +60,18 @@ type CacheStats struct {
 	// and RRsetBytes what it holds; Zones and Nameservers the
 	// delegations and name server addresses kept.
 	RRsetHits, RRsets, RRsetBytes, Zones, Nameservers uint64
+	// Validating says the resolver validates DNSSEC: Secure, Insecure
+	// and Bogus count its answers by what validation made of them, Keys
+	// and KeyBytes are what its key cache holds.
+	Validating                              bool
+	Secure, Insecure, Bogus, Keys, KeyBytes uint64
 }
 
 type cacheKey struct {
 	name         string // lower case
 	qtype, class uint16
 	do           bool
+	ad, cd       bool // a validating resolver's answer depends on them
 }
 
 type entry struct {
@@ -106,11 +112,14 @@ func (c *Cache) same(d *config.DNSCache) bool {
 	return true
 }
 
-func keyOf(r *dns.Msg) cacheKey {
+func (c *Cache) keyOf(r *dns.Msg) cacheKey {
 	q := r.Question[0]
 	k := cacheKey{name: strings.ToLower(q.Name), qtype: q.Qtype, class: q.Qclass}
 	if o := r.IsEdns0(); o != nil {
 		k.do = o.Do()
+	}
+	if c.res != nil && c.cfg.Resolver.Validate { // AD answered to AD, the unvalidated answer to CD
+		k.ad, k.cd = r.AuthenticatedData, r.CheckingDisabled
 	}
 	return k
 }
@@ -118,7 +127,7 @@ func keyOf(r *dns.Msg) cacheKey {
 // Get is the kept answer to r, its TTLs lowered by the time it was kept
 // and its ID and question r's; nil when none is kept or it expired.
 func (c *Cache) Get(r *dns.Msg) *dns.Msg {
-	k := keyOf(r)
+	k := c.keyOf(r)
 	now := c.now()
 	c.mu.Lock()
 	e := c.m[k]
@@ -178,7 +187,7 @@ func (c *Cache) Put(r, m *dns.Msg) {
 	if err != nil || len(wire) > c.max {
 		return
 	}
-	k := keyOf(r)
+	k := c.keyOf(r)
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -259,6 +268,11 @@ func (c *Cache) Stats() CacheStats {
 		st.Mismatches, st.Failures, st.RRsetHits = rs.Mismatches.Load(), rs.Failures.Load(), rs.RRsetHits.Load()
 		rrsets, rrBytes, zones, ns := c.res.CacheSizes()
 		st.RRsets, st.RRsetBytes, st.Zones, st.Nameservers = uint64(rrsets), uint64(rrBytes), uint64(zones), uint64(ns)
+		if c.cfg.Resolver.Validate {
+			keys, keyBytes := c.res.KeyCacheSizes()
+			st.Validating, st.Keys, st.KeyBytes = true, uint64(keys), uint64(keyBytes)
+			st.Secure, st.Insecure, st.Bogus = rs.Secure.Load(), rs.Insecure.Load(), rs.Bogus.Load()
+		}
 	}
 	return st
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/recursor"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -304,5 +305,42 @@ func TestCacheStats(t *testing.T) {
 		if got != st.want {
 			t.Errorf("%s: %+v, want %+v", st.name, got, st.want)
 		}
+	}
+}
+
+// TestCacheValidatingKey: a validating resolver's answers are kept apart
+// by the query's AD and CD bits (AD is answered only to who asked, the
+// unvalidated answer only to CD); other caches share them.
+func TestCacheValidatingKey(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		validating       bool
+		putAD, putCD     bool
+		askAD, askCD     bool
+		wantFromTheCache bool
+	}{
+		{"same bits", true, true, false, true, false, true},
+		{"AD kept, asked without", true, true, false, false, false, false},
+		{"CD kept, asked without", true, false, true, false, false, false},
+		{"without, asked with CD", true, false, false, false, true, false},
+		{"not validating: AD shared", false, true, false, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &config.DNSCache{Name: "/Common/c"}
+			if tc.validating {
+				cfg.Resolver = &recursor.Config{Validate: true}
+			} else {
+				cfg.Resolver = &recursor.Config{}
+			}
+			c := newCache(cfg)
+			put := query("a.example.net.", dns.TypeA, false)
+			put.AuthenticatedData, put.CheckingDisabled = tc.putAD, tc.putCD
+			c.Put(put, answer(put, dns.RcodeSuccess, rr(t, "a.example.net. 60 IN A 192.0.2.1")))
+			ask := query("a.example.net.", dns.TypeA, false)
+			ask.AuthenticatedData, ask.CheckingDisabled = tc.askAD, tc.askCD
+			if got := c.Get(ask) != nil; got != tc.wantFromTheCache {
+				t.Errorf("answered from the cache: %v, want %v", got, tc.wantFromTheCache)
+			}
+		})
 	}
 }

@@ -8,10 +8,11 @@ import (
 	"github.com/miekg/dns"
 )
 
-// rrGet is a copy of the live record set name/qtype, its TTLs lowered by
-// its age and, with rrset-rotate query-id, rotated by id; nil when none
+// rrGet is a copy of the live record set name/qtype (with its RRSIGs
+// when validating), its TTLs lowered by its age and, with rrset-rotate
+// query-id, rotated by id, and what validation made of it; nil when none
 // is kept.
-func (r *Resolver) rrGet(name string, qtype uint16, id uint16) []dns.RR {
+func (r *Resolver) rrGet(name string, qtype uint16, id uint16) ([]dns.RR, Security) {
 	k := rrKey{name, qtype}
 	now := r.now()
 	r.mu.Lock()
@@ -22,7 +23,9 @@ func (r *Resolver) rrGet(name string, qtype uint16, id uint16) []dns.RR {
 		e = nil
 	}
 	var out []dns.RR
+	sec := Insecure
 	if e != nil {
+		sec = e.sec
 		age := uint32(now.Sub(e.stored) / time.Second)
 		out = make([]dns.RR, len(e.rrs))
 		start := 0
@@ -39,17 +42,25 @@ func (r *Resolver) rrGet(name string, qtype uint16, id uint16) []dns.RR {
 	if out != nil {
 		r.st.RRsetHits.Add(1)
 	}
-	return out
+	return out, sec
 }
 
 // rrPutAll keeps each record set of rrs (records of one owner and type)
 // for its least TTL, within rrset-cache-size bytes: the oldest go first.
-func (r *Resolver) rrPutAll(rrs []dns.RR) {
+// An RRSIG is kept with the set it covers; sec is what validation made
+// of them (a bogus set is not kept).
+func (r *Resolver) rrPutAll(rrs []dns.RR, sec Security) {
+	if sec == Bogus {
+		return
+	}
 	sets := map[rrKey][]dns.RR{}
 	var keys []rrKey
 	for _, rr := range rrs {
 		h := rr.Header()
 		k := rrKey{strings.ToLower(h.Name), h.Rrtype}
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			k.qtype = sig.TypeCovered
+		}
 		if sets[k] == nil {
 			keys = append(keys, k)
 		}
@@ -73,7 +84,7 @@ func (r *Resolver) rrPutAll(rrs []dns.RR) {
 		} else {
 			r.rrOrder = append(r.rrOrder, k)
 		}
-		r.rrsets[k] = &rrEntry{rrs: set, stored: now, expires: now.Add(time.Duration(ttl) * time.Second), bytes: size}
+		r.rrsets[k] = &rrEntry{rrs: set, stored: now, expires: now.Add(time.Duration(ttl) * time.Second), bytes: size, sec: sec}
 		r.rrBytes += size
 		for r.rrBytes > r.cfg.RRsetBytes && len(r.rrOrder) > 1 {
 			old := r.rrOrder[0]
@@ -139,11 +150,19 @@ func (r *Resolver) CacheSizes() (rrsets, rrBytes, zones, nsAddrs int) {
 	return len(r.rrsets), r.rrBytes, len(r.ns), r.nsAddrs
 }
 
-// Flush forgets every record set and delegation learnt.
+// KeyCacheSizes are what the key cache keeps: zones and their bytes.
+func (r *Resolver) KeyCacheSizes() (zones, bytes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.keys), r.keyBytes
+}
+
+// Flush forgets every record set, delegation and key learnt.
 func (r *Resolver) Flush() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	clear(r.rrsets)
 	clear(r.ns)
-	r.rrOrder, r.nsOrder, r.rrBytes, r.nsAddrs = nil, nil, 0, 0
+	clear(r.keys)
+	r.rrOrder, r.nsOrder, r.keyOrder, r.rrBytes, r.nsAddrs, r.keyBytes = nil, nil, nil, 0, 0, 0
 }

@@ -57,6 +57,23 @@ type Config struct {
 	LocalZones []LocalZone
 	// Timeout bounds one query to one server (0: 2 s).
 	Timeout time.Duration
+
+	// Validate makes a validating resolver (ltm dns cache
+	// validating-resolver): queries are sent with the DO bit and answers
+	// checked from TrustAnchors down (validate.go).
+	Validate bool
+	// TrustAnchors are trust-anchors, DS or DNSKEY records (empty: the
+	// root's, RootAnchor).
+	TrustAnchors []dns.RR
+	// IgnoreCD is ignore-cd: a client's CD bit does not get it the
+	// answer validation failed.
+	IgnoreCD bool
+	// KeyCacheBytes is key-cache-size: the bytes of zones' keys kept
+	// (0: 10485760).
+	KeyCacheBytes int
+	// PrefetchKey is prefetch-key: a zone's DS and keys are fetched
+	// again before they expire, while they are in use.
+	PrefetchKey bool
 }
 
 // DefaultRootHints are the root servers' IPv4 and IPv6 addresses (IANA's
@@ -112,6 +129,11 @@ type Resolver struct {
 	nsOrder []string
 	nsAddrs int
 
+	anchors  map[string][]dns.RR  // trust anchors by zone, when validating
+	keys     map[string]*keyEntry // the key cache: zone -> its keys
+	keyOrder []string
+	keyBytes int
+
 	st  Stats
 	now func() time.Time
 }
@@ -128,11 +150,16 @@ type Stats struct {
 	Mismatches atomic.Uint64
 	// Failures are resolutions that ended without an answer.
 	Failures atomic.Uint64
+	// Secure, Insecure and Bogus count a validating resolver's answers
+	// by what validation made of them.
+	Secure, Insecure, Bogus atomic.Uint64
+	// KeyPrefetches are zones' keys fetched again before they expired.
+	KeyPrefetches atomic.Uint64
 }
 
 // Reset zeroes the counters (reset-stats ltm dns cache).
 func (s *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures} {
+	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures, &s.Secure, &s.Insecure, &s.Bogus, &s.KeyPrefetches} {
 		c.Store(0)
 	}
 }
@@ -147,6 +174,7 @@ type rrEntry struct {
 	stored  time.Time
 	expires time.Time
 	bytes   int
+	sec     Security
 }
 
 type nsEntry struct {
@@ -182,6 +210,21 @@ func New(c Config) *Resolver {
 	if c.MaxTCP > 0 {
 		r.tcp = make(chan struct{}, c.MaxTCP)
 	}
+	if c.Validate {
+		if c.KeyCacheBytes <= 0 {
+			r.cfg.KeyCacheBytes = 10485760
+		}
+		anchors := c.TrustAnchors
+		if len(anchors) == 0 {
+			rr, _ := dns.NewRR(RootAnchor)
+			anchors = []dns.RR{rr}
+		}
+		r.anchors, r.keys = map[string][]dns.RR{}, map[string]*keyEntry{}
+		for _, a := range anchors {
+			z := strings.ToLower(dns.Fqdn(a.Header().Name))
+			r.anchors[z] = append(r.anchors[z], a)
+		}
+	}
 	r.local = append(r.local, c.LocalZones...)
 	if c.DefaultZones {
 		r.local = append(r.local, defaultZones...)
@@ -214,10 +257,32 @@ func (r *Resolver) Resolve(ctx context.Context, q *dns.Msg) (*dns.Msg, error) {
 		return m, nil
 	}
 	b := &budget{}
-	ans, auth, rcode, err := r.lookup(ctx, strings.ToLower(dns.Fqdn(qs.Name)), qs.Qtype, 0, b, q.Id)
+	ans, auth, rcode, sec, err := r.lookup(ctx, strings.ToLower(dns.Fqdn(qs.Name)), qs.Qtype, 0, b, q.Id)
 	if err != nil {
 		r.st.Failures.Add(1)
 		return nil, err
+	}
+	if r.cfg.Validate {
+		switch sec {
+		case Secure:
+			r.st.Secure.Add(1)
+		case Insecure:
+			r.st.Insecure.Add(1)
+		case Bogus:
+			r.st.Bogus.Add(1)
+		}
+		// With CD (and ignore-cd no) the client takes the answer
+		// unvalidated, bogus or not; else bogus is SERVFAIL.
+		cd := q.CheckingDisabled && !r.cfg.IgnoreCD
+		if sec == Bogus && !cd {
+			return nil, ErrBogus
+		}
+		do := q.IsEdns0() != nil && q.IsEdns0().Do()
+		m.AuthenticatedData = sec == Secure && (do || q.AuthenticatedData)
+		m.CheckingDisabled = q.CheckingDisabled
+		if !do {
+			ans, auth = stripDNSSEC(ans, qs.Qtype), stripDNSSEC(auth, qs.Qtype)
+		}
 	}
 	m.Rcode, m.Answer, m.Ns = rcode, ans, auth
 	// The answer carries the client's spelling of its own name.
@@ -229,40 +294,98 @@ func (r *Resolver) Resolve(ctx context.Context, q *dns.Msg) (*dns.Msg, error) {
 	return m, nil
 }
 
+// denial is the NSEC and NSEC3 records of rrs and their RRSIGs: the
+// proof a wildcard's answer carries that the name itself does not exist.
+func denial(rrs []dns.RR) []dns.RR {
+	var out []dns.RR
+	for _, rr := range rrs {
+		t := rr.Header().Rrtype
+		if sig, ok := rr.(*dns.RRSIG); ok {
+			t = sig.TypeCovered
+		}
+		if t == dns.TypeNSEC || t == dns.TypeNSEC3 {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// stripDNSSEC is rrs without the RRSIG, NSEC and NSEC3 records a client
+// without the DO bit did not ask for.
+func stripDNSSEC(rrs []dns.RR, qtype uint16) []dns.RR {
+	out := rrs[:0:0]
+	for _, rr := range rrs {
+		switch t := rr.Header().Rrtype; t {
+		case dns.TypeRRSIG, dns.TypeNSEC, dns.TypeNSEC3:
+			if t != qtype {
+				continue
+			}
+		}
+		out = append(out, rr)
+	}
+	return out
+}
+
 // budget counts one resolution's queries across its nested look-ups.
 type budget struct{ queries int }
 
 // lookup resolves name/qtype: from the rrset cache, else iterating,
 // chasing CNAMEs; it returns the answer records (the chain first), the
-// authority records of a negative answer and the rcode.
-func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16, depth int, b *budget, id uint16) ([]dns.RR, []dns.RR, int, error) {
-	var chain []dns.RR
+// authority records of a negative answer, the rcode and, when
+// validating, what validation made of them all (the worst of the
+// chain's parts; insecure when not validating).
+func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16, depth int, b *budget, id uint16) ([]dns.RR, []dns.RR, int, Security, error) {
+	var chain, proofs []dns.RR
+	sec := Secure
+	if !r.cfg.Validate {
+		sec = Insecure
+	}
 	for range maxCNAME + 1 {
-		if rrs := r.rrGet(name, qtype, id); rrs != nil {
-			return append(chain, rrs...), nil, dns.RcodeSuccess, nil
+		if rrs, s := r.rrGet(name, qtype, id); rrs != nil {
+			return append(chain, rrs...), proofs, dns.RcodeSuccess, worse(sec, s), nil
 		}
 		if qtype != dns.TypeCNAME {
-			if c := r.rrGet(name, dns.TypeCNAME, id); len(c) == 1 {
-				chain = append(chain, c...)
-				name = strings.ToLower(c[0].(*dns.CNAME).Target)
-				continue
+			if c, s := r.rrGet(name, dns.TypeCNAME, id); len(c) > 0 {
+				if target := cnameTarget(c); target != "" {
+					chain = append(chain, c...)
+					sec = worse(sec, s)
+					name = target
+					continue
+				}
 			}
 		}
-		ans, auth, rcode, err := r.iterate(ctx, name, qtype, depth, b)
+		ans, auth, rcode, s, err := r.iterate(ctx, name, qtype, depth, b)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, 0, err
 		}
+		sec = worse(sec, s)
 		if rcode != dns.RcodeSuccess || len(ans) == 0 {
-			return chain, auth, rcode, nil
+			return chain, append(proofs, auth...), rcode, sec, nil
 		}
+		proofs = append(proofs, auth...) // a wildcard's proof
 		recs, next := follow(ans, name, qtype)
 		chain = append(chain, recs...)
 		if next == "" {
-			return chain, nil, dns.RcodeSuccess, nil
+			return chain, proofs, dns.RcodeSuccess, sec, nil
 		}
 		name = next
 	}
-	return nil, nil, 0, ErrTooDeep
+	return nil, nil, 0, 0, ErrTooDeep
+}
+
+// cnameTarget is the target of the one CNAME in rrs (its RRSIGs beside
+// it), "" when there is not exactly one.
+func cnameTarget(rrs []dns.RR) string {
+	target := ""
+	for _, rr := range rrs {
+		if c, ok := rr.(*dns.CNAME); ok {
+			if target != "" {
+				return ""
+			}
+			target = strings.ToLower(c.Target)
+		}
+	}
+	return target
 }
 
 // follow walks name's CNAME chain through ans: the records on the way
@@ -273,6 +396,7 @@ func follow(ans []dns.RR, name string, qtype uint16) ([]dns.RR, string) {
 	cur := name
 	for range maxCNAME {
 		var cname *dns.CNAME
+		var sigs []dns.RR
 		found := false
 		for _, rr := range ans {
 			h := rr.Header()
@@ -284,6 +408,13 @@ func follow(ans []dns.RR, name string, qtype uint16) ([]dns.RR, string) {
 				found = true
 			} else if c, ok := rr.(*dns.CNAME); ok {
 				cname = c
+			} else if s, ok := rr.(*dns.RRSIG); ok {
+				sigs = append(sigs, s)
+			}
+		}
+		for _, s := range sigs { // the signatures of the records taken
+			if t := s.(*dns.RRSIG).TypeCovered; t == qtype || (found && qtype == dns.TypeANY) || (!found && cname != nil && t == dns.TypeCNAME) {
+				out = append(out, s)
 			}
 		}
 		if found || cname == nil {
@@ -309,44 +440,79 @@ func hasOwner(rrs []dns.RR, name string) bool {
 
 // iterate asks from the closest delegation known down to the servers of
 // name's zone and returns their answer for name (records within their
-// zone only), or the negative answer's SOA and rcode.
-func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth int, b *budget) ([]dns.RR, []dns.RR, int, error) {
-	zone, servers := r.closest(name)
+// zone only), or the negative answer's SOA and rcode; when validating,
+// what validation made of it, the zones' keys followed down from the
+// trust anchors as the referrals are.
+func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth int, b *budget) ([]dns.RR, []dns.RR, int, Security, error) {
+	start := name
+	if qtype == dns.TypeDS && name != "." { // a DS is its parent's to answer
+		start = name[strings.IndexByte(name, '.')+1:]
+		if start == "" {
+			start = "."
+		}
+	}
+	zone, servers := r.closest(start)
+	var ke *keyEntry
+	if r.cfg.Validate {
+		if ke = r.keyGet(zone); ke == nil { // the root, or a zone's keys gone
+			zone, servers = ".", r.hints
+			if ke = r.keyGet("."); ke == nil {
+				ke = r.enter(ctx, ".", servers, nil, "", nil, nil, b)
+				r.keyPut(".", ke)
+			}
+		}
+		r.prefetch(zone, ke)
+	}
+	judge := func(ans, auth []dns.RR, rcode int) Security {
+		if ke == nil {
+			return Insecure
+		}
+		return r.validate(ctx, ke, zone, servers, ans, auth, rcode, name, qtype, b)
+	}
 	for range maxReferrals {
 		m, err := r.askAny(ctx, servers, name, qtype, b)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, 0, 0, err
 		}
 		switch m.Rcode {
 		case dns.RcodeSuccess:
 		case dns.RcodeNameError:
-			return nil, within(m.Ns, zone), dns.RcodeNameError, nil
+			auth := within(m.Ns, zone)
+			return nil, auth, dns.RcodeNameError, judge(nil, auth, dns.RcodeNameError), nil
 		default:
-			return nil, nil, 0, ErrServFail
+			return nil, nil, 0, 0, ErrServFail
 		}
 		if ans := within(m.Answer, zone); len(ans) > 0 {
-			r.rrPutAll(ans)
-			return ans, nil, dns.RcodeSuccess, nil
+			auth := within(m.Ns, zone)
+			sec := judge(ans, auth, dns.RcodeSuccess)
+			r.rrPutAll(ans, sec)
+			return ans, denial(auth), dns.RcodeSuccess, sec, nil
 		}
 		child, nsNames := referral(m, zone, name)
 		if child == "" { // NODATA
-			return nil, within(m.Ns, zone), dns.RcodeSuccess, nil
+			auth := within(m.Ns, zone)
+			return nil, auth, dns.RcodeSuccess, judge(nil, auth, dns.RcodeSuccess), nil
 		}
 		r.st.Referrals.Add(1)
 		addrs := r.glue(m.Extra, nsNames, zone)
 		if len(addrs) == 0 {
 			if depth >= maxDepth {
-				return nil, nil, 0, ErrTooDeep
+				return nil, nil, 0, 0, ErrTooDeep
 			}
 			addrs = r.nsAddresses(ctx, nsNames, depth, b)
 		}
 		if len(addrs) == 0 {
-			return nil, nil, 0, ErrNoServer
+			return nil, nil, 0, 0, ErrNoServer
+		}
+		if ke != nil {
+			ce := r.enter(ctx, child, addrs, ke, zone, servers, m, b)
+			r.keyPut(child, ce)
+			ke = ce
 		}
 		r.nsPut(child, addrs, nsTTL(m.Ns))
 		zone, servers = child, addrs
 	}
-	return nil, nil, 0, ErrTooDeep
+	return nil, nil, 0, 0, ErrTooDeep
 }
 
 // within keeps the records whose owner is in zone: a server answers for
@@ -453,8 +619,8 @@ func (r *Resolver) nsAddresses(ctx context.Context, names []string, depth int, b
 			if (t == dns.TypeA && !r.cfg.IPv4) || (t == dns.TypeAAAA && !r.cfg.IPv6) {
 				continue
 			}
-			ans, _, rcode, err := r.lookup(ctx, n, t, depth+1, b, 0)
-			if err != nil || rcode != dns.RcodeSuccess {
+			ans, _, rcode, sec, err := r.lookup(ctx, n, t, depth+1, b, 0)
+			if err != nil || rcode != dns.RcodeSuccess || sec == Bogus {
 				continue
 			}
 			for _, rr := range ans {
@@ -527,7 +693,7 @@ func (r *Resolver) ask(ctx context.Context, s netip.AddrPort, name string, qtype
 	}
 	q.SetQuestion(qname, qtype)
 	q.RecursionDesired = false
-	q.SetEdns0(1232, false)
+	q.SetEdns0(1232, r.cfg.Validate) // DO: the signatures, when validating
 	if r.cfg.UDP {
 		m, err := r.exchange(ctx, "udp", r.udp, q, s)
 		if err != nil || !m.Truncated || !r.cfg.TCP {

@@ -35,6 +35,10 @@ type Server struct {
 
 	mu      sync.Mutex
 	servers []*dns.Server
+
+	sigs        map[sigKey][]dns.RR // Sign's signatures, by owner and type covered
+	denial      map[string][]dns.RR // Sign's NSEC or NSEC3 records, by zone
+	noWildProof bool
 }
 
 // New parses records (zone-file lines, fully qualified names).
@@ -139,15 +143,26 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		m.Rcode = dns.RcodeRefused
 		return m
 	}
-	// A delegation between the zone and the name: a referral.
+	do := r.IsEdns0() != nil && r.IsEdns0().Do()
+	if do {
+		m.SetEdns0(1232, true)
+	}
+	// A delegation between the zone and the name: a referral (a DS at
+	// the cut is the parent's to answer).
 	cut := ""
 	for _, rr := range s.rrs {
 		o := strings.ToLower(rr.Header().Name)
-		if rr.Header().Rrtype == dns.TypeNS && o != zone && dns.IsSubDomain(zone, o) && dns.IsSubDomain(o, name) && len(o) > len(cut) {
+		if rr.Header().Rrtype == dns.TypeNS && o != zone && dns.IsSubDomain(zone, o) && dns.IsSubDomain(o, name) && len(o) > len(cut) &&
+			(qtype != dns.TypeDS || o != name) {
 			cut = o
 		}
 	}
 	if cut != "" {
+		defer func() {
+			if do {
+				s.signed(m, zone, name, qtype, cut, "")
+			}
+		}()
 		for _, rr := range s.rrs {
 			if rr.Header().Rrtype == dns.TypeNS && strings.EqualFold(rr.Header().Name, cut) {
 				m.Ns = append(m.Ns, rr)
@@ -162,6 +177,10 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 		return m
 	}
 	m.Authoritative = true
+	wild := "" // the wildcard the answer is made from
+	if do {
+		defer func() { s.signed(m, zone, name, qtype, "", wild) }()
+	}
 	exists := false
 	for target, hops := name, 0; hops < 8; hops++ {
 		var next string
@@ -181,6 +200,18 @@ func (s *Server) Answer(r *dns.Msg) *dns.Msg {
 			break
 		}
 		target = next
+	}
+	if !exists { // a wildcard at the closest encloser answers for the name
+		if wild = s.wildcard(zone, name); wild != "" {
+			exists = true
+			for _, rr := range s.rrs {
+				if strings.EqualFold(rr.Header().Name, wild) && (rr.Header().Rrtype == qtype || rr.Header().Rrtype == dns.TypeCNAME) {
+					c := dns.Copy(rr)
+					c.Header().Name = r.Question[0].Name
+					m.Answer = append(m.Answer, c)
+				}
+			}
+		}
 	}
 	if len(m.Answer) == 0 {
 		if !exists {
