@@ -199,10 +199,11 @@ type Mode string
 
 // The methods (reference §10.2). Preferred and fallback accept all of
 // them; alternate only the static ones; pool-lb-mode only round-robin,
-// ratio, topology and global-availability. completion-rate, cpu and
+// ratio, topology and global-availability. completion-rate and
 // fewest-hops are accepted and behave as a dynamic method whose metrics
 // are missing: they fall through to the next level (quality-of-service
-// too, when none of its metrics is known).
+// too, when none of its metrics is known; cpu when no server reported
+// its CPU usage).
 const (
 	RoundRobin            Mode = "round-robin"
 	Ratio                 Mode = "ratio"
