@@ -109,3 +109,30 @@ func TestCacheLDNSServersOff(t *testing.T) {
 		t.Errorf("preferred %d alternate %d, want 0 and 4", st.Preferred, st.AltCount)
 	}
 }
+
+// A full LDNS table sheds the LDNSes idle for two path TTLs, though
+// inactive-ldns-ttl would keep them for weeks; one not full keeps them.
+func TestLDNSTableFullSheds(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		s := newServer(t, cpuConfig(RoundRobin, RoundRobin, ReturnToDNS), Options{})
+		t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+		n := 1000
+		if full {
+			n = maxLDNS
+		}
+		s.rtt.mu.Lock()
+		for i := 0; i < n; i++ {
+			// Keys only (nothing is sent): 127.61.0.0/16 holds 65536
+			// addresses, each taken with four prefix lengths.
+			a := netip.AddrFrom4([4]byte{127, 61, byte(i >> 8), byte(i)})
+			k := netip.PrefixFrom(a, 32-(i>>16))
+			s.rtt.m[k] = &ldnsEntry{key: k, addr: a, first: t0, last: t0, paths: map[string]*pathRTT{}}
+		}
+		s.rtt.mu.Unlock()
+		s.ageLDNS(t0.Add(2*2400*time.Second + time.Second))
+		got := len(s.LDNSRecords())
+		if want := map[bool]int{false: n, true: 0}[full]; got != want {
+			t.Errorf("full %v: %d LDNSes kept, want %d", full, got, want)
+		}
+	}
+}

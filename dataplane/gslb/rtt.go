@@ -76,7 +76,10 @@ func (t *rttTable) expire(cutoff, pathCutoff time.Time) {
 }
 
 // ageLDNS applies inactive-ldns-ttl, inactive-paths-ttl and
-// cache-ldns-servers to the LDNS table at now.
+// cache-ldns-servers to the LDNS table at now. A full table also sheds
+// the LDNSes idle for two path TTLs (their measurements are stale
+// anyway), so new LDNSes are not kept out for the weeks of
+// inactive-ldns-ttl.
 func (s *Server) ageLDNS(now time.Time) {
 	p := s.plan.Load()
 	if p == nil {
@@ -84,6 +87,12 @@ func (s *Server) ageLDNS(now time.Time) {
 	}
 	st := &p.settings
 	cutoff := now.Add(-st.InactiveLDNSTTL)
+	s.rtt.mu.Lock()
+	full := len(s.rtt.m) >= maxLDNS
+	s.rtt.mu.Unlock()
+	if stale := now.Add(-2 * st.PathTTL); full && stale.After(cutoff) {
+		cutoff = stale
+	}
 	if st.NoCacheLDNS {
 		cutoff = now.Add(time.Hour) // every entry
 	}
