@@ -110,3 +110,20 @@ func TestCPUMethodDynamicRatio(t *testing.T) {
 		t.Errorf("answers %v, want about 30 for ny and 10 for la", got)
 	}
 }
+
+// The cpu method reads each candidate's server report and allocates
+// nothing per query.
+func TestCPUMethodAllocs(t *testing.T) {
+	s := newServer(t, cpuConfig(CPU, GlobalAvailability, ReturnToDNS), Options{})
+	s.SetServerMetrics("/Common/ny-ltm", &HostMetrics{CPUUsage: 40, MemAvail: -1, Bps: -1, Pps: -1})
+	s.SetServerMetrics("/Common/la-ltm", &HostMetrics{CPUUsage: 20, MemAvail: -1, Bps: -1, Pps: -1})
+	p := s.plan.Load()
+	pl := p.pools["/Common/p"]
+	rq := &request{plan: p}
+	if i := s.pick(rq, pl, CPU, pl.members); pl.members[i].vs.addr != netip.MustParseAddr("127.61.2.11") {
+		t.Fatalf("picked %v", pl.members[i].vs.addr)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.pick(rq, pl, CPU, pl.members) }); n != 0 {
+		t.Errorf("%v allocations per pick", n)
+	}
+}
