@@ -110,6 +110,8 @@ func (t *gslbTranslator) settings() {
 		st.ProbePort = uint16(atoi(t.e(o, metricsProbePort)))
 		st.LDNSPrefix4 = atoi(t.e(o, metricsPrefix4))
 		st.MaxProbes = atoi(t.e(o, metricsMaxProbes))
+		st.InactiveLDNSTTL = seconds(t.e(o, metricsInactiveLDNS))
+		st.InactivePathsTTL = seconds(t.e(o, metricsInactivePaths))
 		if v := metricsProbeProtos.Get(o); v != nil && len(v.List) > 0 {
 			st.ProbeProtocols = []string{}
 			for _, p := range v.List {
@@ -130,6 +132,7 @@ func (t *gslbTranslator) settings() {
 		st.StaticPersistCIDR6 = atoi(t.e(o, generalPersistCIDR6))
 		st.NoDrainPersistent = t.e(o, generalDrain) == "no"
 		st.MonitorDisabled = t.e(o, generalMonitorOff) == "yes"
+		st.NoCacheLDNS = t.e(o, generalCacheLDNS) == "no"
 	}
 }
 

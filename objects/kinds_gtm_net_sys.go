@@ -208,8 +208,8 @@ func gtmKinds() []*Kind {
 		help(&Prop{Name: "ldns-probe-protocols", Type: TList}, "tried in order until one answers; openltm runs dns_dot and tcp and skips the others"),
 		passive(num("metrics-caching", "3600")),
 		passive(&Prop{Name: "metrics-collection-protocols", Type: TList, Source: "bigip_gtm.conf saved by BIG-IP 13.1 (metrics-collection-protocols { icmp })"}),
-		passive(num("inactive-ldns-ttl", "2419200")),
-		passive(num("inactive-paths-ttl", "604800")),
+		help(num("inactive-ldns-ttl", "2419200"), "seconds: an LDNS that has not asked for this long leaves the LDNS table"),
+		help(num("inactive-paths-ttl", "604800"), "seconds: a path measurement to an LDNS not renewed for this long is dropped"),
 		passive(num("max-synchronous-monitor-requests", "20")),
 		help(num("ldns-probe-port", "53"), "openltm extension: the LDNS port RTT probes go to"),
 		help(num("ldns-probe-timeout", "2"), "openltm extension: seconds one RTT probe waits for its answer"),
@@ -224,7 +224,7 @@ func gtmKinds() []*Kind {
 		passive(str("synchronization", "no")),
 		help(enum("drain-persistent-requests", "yes", "yes", "no"), "yes: an LDNS persisted on a member the operator disabled keeps it while it is up"),
 		help(enum("monitor-disabled-objects", "no", "no", "yes"), "yes: disabled virtual servers and members are still probed"),
-		passive(str("cache-ldns-servers", "yes")),
+		help(enum("cache-ldns-servers", "yes", "yes", "no"), "no: no LDNS is remembered or probed (show gtm ldns stays empty; round-trip methods pass to the next level)"),
 	}}
 	// gtm rule is BIG-IP DNS's iRule object, the one bigip_gtm.conf holds
 	// and wide IPs name; its body is read and printed as ltm rule's.

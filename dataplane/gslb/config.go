@@ -199,10 +199,11 @@ type Mode string
 
 // The methods (reference §10.2). Preferred and fallback accept all of
 // them; alternate only the static ones; pool-lb-mode only round-robin,
-// ratio, topology and global-availability. completion-rate, cpu and
+// ratio, topology and global-availability. completion-rate and
 // fewest-hops are accepted and behave as a dynamic method whose metrics
 // are missing: they fall through to the next level (quality-of-service
-// too, when none of its metrics is known).
+// too, when none of its metrics is known; cpu when no server reported
+// its CPU usage).
 const (
 	RoundRobin            Mode = "round-robin"
 	Ratio                 Mode = "ratio"
@@ -505,6 +506,22 @@ type Settings struct {
 	// servers and members are still probed, so their status is known
 	// when they are enabled; by default their probes stop.
 	MonitorDisabled bool
+	// InactiveLDNSTTL is inactive-ldns-ttl: an LDNS that has not asked
+	// for that long leaves the LDNS table with its measurements, so the
+	// table holds the resolvers that use this GSLB, not every one that
+	// ever did; 0 means 2419200 s (28 days, BIG-IP's default).
+	InactiveLDNSTTL time.Duration
+	// InactivePathsTTL is inactive-paths-ttl: a path's measurement to
+	// an LDNS not renewed for that long is dropped (a path no longer
+	// probed, one whose LDNS stopped asking), so `show gtm ldns` and the
+	// RTT methods do not keep what no probe confirms; 0 means 604800 s
+	// (7 days).
+	InactivePathsTTL time.Duration
+	// NoCacheLDNS is cache-ldns-servers no: no LDNS is remembered, so
+	// none is probed and the methods measured per LDNS (round trip,
+	// hops, hit ratio) have no figure and pass to the next level; the
+	// table is emptied.
+	NoCacheLDNS bool
 	// UseClientSubnet makes an EDNS client-subnet option stand for the
 	// LDNS address in topology, static-persistence and persistence
 	// decisions (RTT stays with the LDNS, the only address one can probe).

@@ -788,6 +788,8 @@ func (s *Server) pick(rq *request, pl *pool, mode Mode, cands []*member) int {
 			}
 			return int64(m.Capacity)
 		})
+	case CPU:
+		return pickValue(pl, cands, false, hostCPU)
 	case QualityOfService:
 		return s.pickQoS(rq, pl, cands)
 	case VirtualServerScore:
@@ -979,15 +981,34 @@ func linkFree(l *link) float64 {
 // those that reported one; equal values take turns. A metric below 0
 // counts as not reported.
 func pickMetric(pl *pool, cands []*member, highest bool, val func(*VSMetrics, *vs) int64) int {
+	return pickValue(pl, cands, highest, func(c *member) int64 {
+		m := c.vs.rt.metrics.Load()
+		if m == nil {
+			return -1
+		}
+		return val(m, c.vs)
+	})
+}
+
+// hostCPU is the cpu method's figure for a member: the CPU usage its gtm
+// server last reported of itself, -1 when it reported none. Every
+// virtual server of one server shares it, so they take turns.
+func hostCPU(c *member) int64 {
+	if hm := c.vs.host.rt.metrics.Load(); hm != nil {
+		return hm.CPUUsage
+	}
+	return -1
+}
+
+// pickValue is pickMetric over any per-member figure (below 0: not
+// reported), so the methods judged on a server's report rank and share
+// as those judged on a virtual server's.
+func pickValue(pl *pool, cands []*member, highest bool, val func(*member) int64) int {
 	var idx [16]int
 	ties := 0
 	var best int64
 	for i, c := range cands {
-		m := c.vs.rt.metrics.Load()
-		if m == nil {
-			continue
-		}
-		v := val(m, c.vs)
+		v := val(c)
 		if v < 0 {
 			continue
 		}
@@ -1010,11 +1031,7 @@ func pickMetric(pl *pool, cands []*member, highest bool, val func(*VSMetrics, *v
 			w = make([]float64, 0, len(cands))
 		}
 		for _, c := range cands {
-			x := -1.0
-			if m := c.vs.rt.metrics.Load(); m != nil {
-				x = float64(val(m, c.vs))
-			}
-			w = append(w, dynWeight(x, float64(best), !highest))
+			w = append(w, dynWeight(float64(val(c)), float64(best), !highest))
 		}
 		return ratioPick(pl, w)
 	}

@@ -801,6 +801,12 @@ func resolveSettings(s Settings) Settings {
 	if s.MaxProbes <= 0 {
 		s.MaxProbes = 64
 	}
+	if s.InactiveLDNSTTL <= 0 {
+		s.InactiveLDNSTTL = 2419200 * time.Second
+	}
+	if s.InactivePathsTTL <= 0 {
+		s.InactivePathsTTL = 604800 * time.Second
+	}
 	if s.StaticPersistCIDR4 <= 0 || s.StaticPersistCIDR4 > 32 {
 		s.StaticPersistCIDR4 = 32
 	}

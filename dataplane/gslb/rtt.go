@@ -49,18 +49,54 @@ type rttTable struct {
 
 // maxLDNS bounds the LDNS table: a new LDNS beyond it is answered (by the
 // alternate method) but neither remembered nor probed until the janitor
-// has dropped entries idle for two path TTLs.
+// has dropped entries idle for inactive-ldns-ttl.
 const maxLDNS = 200000
 
-// expire drops entries not seen since before cutoff.
-func (t *rttTable) expire(cutoff time.Time) {
+// expire drops entries not seen since before cutoff (every entry when
+// cutoff is later than all) and, in those kept, the
+// path measurements taken before pathCutoff. An entry being probed
+// stays: its probe's results have a place to land.
+func (t *rttTable) expire(cutoff, pathCutoff time.Time) {
 	t.mu.Lock()
 	for k, e := range t.m {
-		if e.last.Before(cutoff) && !e.probing {
+		if e.probing {
+			continue
+		}
+		if e.last.Before(cutoff) {
 			delete(t.m, k)
+			continue
+		}
+		for name, r := range e.paths {
+			if r.at.Before(pathCutoff) {
+				delete(e.paths, name)
+			}
 		}
 	}
 	t.mu.Unlock()
+}
+
+// ageLDNS applies inactive-ldns-ttl, inactive-paths-ttl and
+// cache-ldns-servers to the LDNS table at now. A full table also sheds
+// the LDNSes idle for two path TTLs (their measurements are stale
+// anyway), so new LDNSes are not kept out for the weeks of
+// inactive-ldns-ttl.
+func (s *Server) ageLDNS(now time.Time) {
+	p := s.plan.Load()
+	if p == nil {
+		return
+	}
+	st := &p.settings
+	cutoff := now.Add(-st.InactiveLDNSTTL)
+	s.rtt.mu.Lock()
+	full := len(s.rtt.m) >= maxLDNS
+	s.rtt.mu.Unlock()
+	if stale := now.Add(-2 * st.PathTTL); full && stale.After(cutoff) {
+		cutoff = stale
+	}
+	if st.NoCacheLDNS {
+		cutoff = now.Add(time.Hour) // every entry
+	}
+	s.rtt.expire(cutoff, now.Add(-st.InactivePathsTTL))
 }
 
 func ldnsKey(a netip.Addr, st *Settings) netip.Prefix {
@@ -185,6 +221,12 @@ func (s *Server) pathRTTs(rq *request, cands []*member, out []time.Duration) []t
 	key := ldnsKey(rq.ldns, st)
 	probe := false
 	measured := false
+	if st.NoCacheLDNS {
+		for range cands {
+			out = append(out, 0)
+		}
+		return out
+	}
 	t := &s.rtt
 	t.mu.Lock()
 	e := t.m[key]

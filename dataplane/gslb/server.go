@@ -128,8 +128,8 @@ func (s *Server) goBackground(fn func()) bool {
 	return true
 }
 
-// janitor expires persistence records and LDNS entries idle for two
-// path TTLs.
+// janitor expires persistence records, and LDNS entries and path
+// measurements idle for inactive-ldns-ttl and inactive-paths-ttl.
 func (s *Server) janitor() {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
@@ -140,7 +140,7 @@ func (s *Server) janitor() {
 		case <-t.C:
 			now := s.now()
 			s.persist.sweep(now)
-			s.rtt.expire(now.Add(-2 * s.plan.Load().settings.PathTTL))
+			s.ageLDNS(now)
 		}
 	}
 }
@@ -445,7 +445,9 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		if ecsAddr.IsValid() && (w.cfg.TopologyPreferECS || client == ecsAddr) {
 			rq.topoAddr, rq.ecs = ecsAddr, ecs
 		}
-		s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
+		if !p.settings.NoCacheLDNS {
+			s.rtt.seen(ldnsKey(src, &p.settings), src, rq.now)
+		}
 		var d decision
 		if rc != nil && w.rules != nil {
 			if m, send, done := s.wideIPRules(rc, &rq, w, m, qname, q, opt, ecs, udp, &d); done {

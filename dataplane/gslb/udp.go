@@ -260,7 +260,9 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	w.rt.requests.Inc(c.shard)
 	w.rt.requestsA.Inc(c.shard)
 	rq := request{plan: p, ldns: src, client: src, topoAddr: src, now: c.now, topo: &c.topo, pmemo: &c.persist, shard: c.shard}
-	s.seen(c, ldnsKey(src, &p.settings), src)
+	if !p.settings.NoCacheLDNS {
+		s.seen(c, ldnsKey(src, &p.settings), src)
+	}
 	var d decision
 	s.resolve(&rq, w, &d)
 	w.rt.ended(d.out, c.shard)
