@@ -160,7 +160,7 @@ func sameTermios(a, b *unix.Termios) bool {
 func TestInteractiveOnAPty(t *testing.T) {
 	b := &controltest.Backend{Suggestions: []control.Suggestion{{Text: "pool", Description: "Load balancing pool configuration", Group: "Components"}}}
 	s := startPty(t, serveFake(t, b))
-	before := s.termios()
+	before := s.initial // read before tmsh started, which may already have set raw mode
 
 	s.waitFor("(tmos)# ")
 	s.keys("e", "c", "h", "o", " ", "h", "i", "\r")

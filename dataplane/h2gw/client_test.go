@@ -99,7 +99,7 @@ func TestRealClients(t *testing.T) {
 	if f := st.Failed.Load(); f != 0 {
 		t.Errorf("%d streams failed", f)
 	}
-	for i := 0; i < 100 && (st.Streams.Load() != 0 || st.Connections.Load() != 0); i++ {
+	for i := 0; i < 500 && (st.Streams.Load() != 0 || st.Connections.Load() != 0); i++ {
 		time.Sleep(20 * time.Millisecond) // the gateway sees the clients go
 	}
 	if s, c := st.Streams.Load(), st.Connections.Load(); s != 0 || c != 0 {
