@@ -23,6 +23,8 @@ var (
 	waInclude       = profileWebAccel.MustProp("cache-uri-include")
 	waExclude       = profileWebAccel.MustProp("cache-uri-exclude")
 	waPinned        = profileWebAccel.MustProp("cache-uri-pinned")
+	waOverride      = profileWebAccel.MustProp("cache-uri-include-override")
+	waAgingRate     = profileWebAccel.MustProp("cache-aging-rate")
 	waInsertAge     = profileWebAccel.MustProp("cache-insert-age-header")
 	waClientMode    = profileWebAccel.MustProp("cache-client-cache-control-mode")
 )
@@ -124,7 +126,12 @@ func (t *translator) cacheConfig(p *objects.Object) (httpcache.Config, error) {
 		return c, err
 	}
 	c.MaxObject = int(n)
+	if n, err = num(waAgingRate); err != nil {
+		return c, err
+	}
+	c.AgingRate = int(min(n, 11)) // (above 10: refused by httpcache.New)
 	c.URIInclude, c.URIExclude, c.URIPinned = list(waInclude), list(waExclude), list(waPinned)
+	c.URIOverride = list(waOverride)
 	c.InsertAge = e(waInsertAge) != "disabled"
 	c.HonorClient = e(waClientMode) != "all"
 	return c, nil

@@ -17,6 +17,7 @@ var (
 	compressURIExc     = profileCompress.MustProp("uri-exclude")
 	compressMinSize    = profileCompress.MustProp("min-size")
 	compressLevel      = profileCompress.MustProp("gzip-level")
+	compressBufferSize = profileCompress.MustProp("buffer-size")
 	compressPrefer     = profileCompress.MustProp("method-prefer")
 	compressKeepAccept = profileCompress.MustProp("keep-accept-encoding")
 	compressVary       = profileCompress.MustProp("vary-header")
@@ -47,6 +48,10 @@ func (t *translator) compressPolicy(p *objects.Object) (*httpcompress.Policy, er
 	if err != nil {
 		return nil, fmt.Errorf("gzip-level %q is not a number", e(compressLevel))
 	}
+	bufferSize, err := strconv.Atoi(e(compressBufferSize))
+	if err != nil {
+		return nil, fmt.Errorf("buffer-size %q is not a number", e(compressBufferSize))
+	}
 	high, err := strconv.Atoi(e(compressCPUHigh))
 	if err != nil {
 		return nil, fmt.Errorf("cpu-saver-high %q is not a number", e(compressCPUHigh))
@@ -64,6 +69,7 @@ func (t *translator) compressPolicy(p *objects.Object) (*httpcompress.Policy, er
 		URIExclude:         list(compressURIExc),
 		MinSize:            minSize,
 		Level:              level,
+		BufferSize:         bufferSize,
 		Prefer:             prefer,
 		KeepAcceptEncoding: e(compressKeepAccept) == "enabled",
 		Vary:               e(compressVary) != "disabled",

@@ -31,7 +31,7 @@ func BenchmarkHTTPCompress(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			opts := mblb.HTTPOptions{}
 			if compress {
-				pol, err := httpcompress.New(httpcompress.Config{Level: 1, MinSize: 1024, Vary: true, ContentTypeInclude: []string{"text/"}})
+				pol, err := httpcompress.New(httpcompress.Config{Level: 1, MinSize: 1024, BufferSize: 4096, Vary: true, ContentTypeInclude: []string{"text/"}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -805,7 +805,7 @@ vary-header ed enabled
 `), "F5 ltm profile http-compression: gzip or deflate of HTTP responses for clients that accept it",
 			"allow-http-10", "content-type-exclude", "content-type-include", "gzip-level", "keep-accept-encoding",
 			"method-prefer", "min-size", "uri-exclude", "uri-include", "vary-header",
-			"browser-workarounds", "selective", "cpu-saver", "cpu-saver-high", "cpu-saver-low"),
+			"browser-workarounds", "selective", "cpu-saver", "cpu-saver-high", "cpu-saver-low", "buffer-size"),
 		actOn(profileKind("web-acceleration", "webacceleration", `
 applications raw
 cache-aging-rate int 9
@@ -822,7 +822,7 @@ cache-uri-include-override list
 cache-uri-pinned list
 `), "F5 ltm profile web-acceleration: the RAM cache, answering repeated GETs from memory",
 			"cache-client-cache-control-mode", "cache-insert-age-header", "cache-max-age", "cache-max-entries", "cache-object-max-size", "cache-object-min-size",
-			"cache-size", "cache-uri-exclude", "cache-uri-include", "cache-uri-pinned"),
+			"cache-size", "cache-uri-exclude", "cache-uri-include", "cache-uri-pinned", "cache-aging-rate", "cache-uri-include-override"),
 		actOn(profileKind("http2", "http2", `
 activation-modes list alpn
 concurrent-streams-per-connection int 10

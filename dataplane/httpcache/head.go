@@ -10,7 +10,7 @@ import (
 
 // build reads a member's answer and returns the entry that keeps it, nil
 // when the answer is not to be kept (Store's doc says which are).
-func (c *Cache) build(respHead, body []byte, pinned bool, now time.Time) *entry {
+func (c *Cache) build(respHead, body []byte, pinned, override bool, now time.Time) *entry {
 	status, rest := nextLine(respHead)
 	if !cacheableStatus(status) {
 		return nil
@@ -83,7 +83,7 @@ func (c *Cache) build(respHead, body []byte, pinned bool, now time.Time) *entry 
 			connection = append(connection, tokens(value)...)
 		}
 	}
-	if cc.noStore || cc.private || cc.noCache || (!haveCC && pragmaNoCache) {
+	if !override && (cc.noStore || cc.private || cc.noCache || (!haveCC && pragmaNoCache)) {
 		return nil
 	}
 	if varyAE && encoded {
@@ -116,6 +116,11 @@ func (c *Cache) build(respHead, body []byte, pinned bool, now time.Time) *entry 
 		lifetime = c.cfg.MaxAge
 	}
 	lifetime = min(lifetime, c.cfg.MaxAge) - time.Duration(age)*time.Second
+	if lifetime <= 0 && override {
+		// The member's "max-age=0" or past Expires is what the override
+		// overrides: the answer is fresh for cache-max-age [M].
+		lifetime = c.cfg.MaxAge
+	}
 	if lifetime <= 0 {
 		return nil
 	}

@@ -53,6 +53,15 @@ type Config struct {
 	// empty include list includes every URI. Exclude wins over pinned,
 	// pinned over include: BIG-IP's documented order of preference.
 	URIInclude, URIExclude, URIPinned []string
+	// URIOverride is cache-uri-include-override: regular expressions,
+	// read as URIInclude's are, for the URIs whose answers are kept even
+	// when their member says not to (Override). Exclude wins over it.
+	URIOverride []string
+	// AgingRate is cache-aging-rate, 0 to 10: how fast an entry's
+	// CACHE::priority wears off while nobody asks for it, so that an
+	// answer given a high priority once does not hold its room for good
+	// (agingStep).
+	AgingRate int
 	// InsertAge is cache-insert-age-header: a hit carries an Age field.
 	InsertAge bool
 	// HonorClient is cache-client-cache-control-mode none or max-age: a
@@ -69,8 +78,11 @@ type Config struct {
 // hit's bytes are copied out after it is released, since a stored answer
 // is never changed, only dropped.
 type Cache struct {
-	cfg           Config
-	inc, exc, pin []*regexp.Regexp
+	cfg                Config
+	inc, exc, pin, ovr []*regexp.Regexp
+	// agingStep is how long an unused entry takes to lose one step of
+	// priority (0: priorities never wear off).
+	agingStep time.Duration
 
 	mu sync.Mutex
 	// hosts indexes the entries by Host (lower-cased), then by target:
@@ -97,8 +109,11 @@ type entry struct {
 	headLen int
 	stored  time.Time
 	expires time.Time // stale from this instant on
-	age     int64     // the member's Age, in seconds
-	pinned  bool
+	// used is when the entry was stored or last answered; under the
+	// cache's lock. Priorities age from it (cache-aging-rate).
+	used   time.Time
+	age    int64 // the member's Age, in seconds
+	pinned bool
 	// priority is CACHE::priority's (0: none): eviction passes over
 	// entries of a higher one (room).
 	priority int8
@@ -132,8 +147,10 @@ func New(c Config) (*Cache, error) {
 		return nil, fmt.Errorf("cache-object-max-size %d is negative", c.MaxObject)
 	case c.MinObject > c.MaxObject:
 		return nil, fmt.Errorf("cache-object-min-size %d is above cache-object-max-size %d", c.MinObject, c.MaxObject)
+	case c.AgingRate < 0 || c.AgingRate > 10:
+		return nil, fmt.Errorf("cache-aging-rate %d is out of range: 0 to 10", c.AgingRate)
 	}
-	ca := &Cache{cfg: c, hosts: map[string]map[string]*entry{}}
+	ca := &Cache{cfg: c, hosts: map[string]map[string]*entry{}, agingStep: agingStep(c.AgingRate)}
 	ca.lru.prev, ca.lru.next = &ca.lru, &ca.lru
 	ca.pins.prev, ca.pins.next = &ca.pins, &ca.pins
 	for _, l := range []struct {
@@ -144,6 +161,7 @@ func New(c Config) (*Cache, error) {
 		{"cache-uri-include", c.URIInclude, &ca.inc},
 		{"cache-uri-exclude", c.URIExclude, &ca.exc},
 		{"cache-uri-pinned", c.URIPinned, &ca.pin},
+		{"cache-uri-include-override", c.URIOverride, &ca.ovr},
 	} {
 		for _, pat := range l.pats {
 			// Compiled first as written, so that the error quotes the
@@ -166,28 +184,63 @@ func megabytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
+// agingStep is how long an unused entry takes to lose one step of
+// CACHE::priority at cache-aging-rate rate: 2^(10-rate) tenths of a
+// second, so that each step down the scale halves the pace, from 0.1 s
+// at 10 to 51.2 s at 1; 0 never ages [M: F5 documents only "0 (slowest)
+// to 10 (fastest)"; BIG-IP's default, 9, wears a priority of 10 off in
+// two seconds of disuse].
+func agingStep(rate int) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(1<<(10-rate)) * 100 * time.Millisecond
+}
+
+// effective is e's priority at now, worn down by one step for each
+// agingStep since it was last used; the caller holds the lock.
+func (c *Cache) effective(e *entry, now time.Time) int8 {
+	if e.priority <= 0 || c.agingStep == 0 {
+		return e.priority
+	}
+	steps := now.Sub(e.used) / c.agingStep
+	if steps >= time.Duration(e.priority) {
+		return 0
+	}
+	return e.priority - int8(steps)
+}
+
 // class reads the URI lists for a request target: whether the cache may
-// hold its answer at all, and whether the answer is pinned.
-func (c *Cache) class(uri []byte) (listed, pinned bool) {
+// hold its answer at all, whether the answer is pinned, and whether it
+// is kept even when its member says not to (override). Exclude wins over
+// everything, pinned over include-override, which includes [M: F5 gives
+// no order for include-override; it is an include that also overrides].
+func (c *Cache) class(uri []byte) (listed, pinned, override bool) {
 	for _, re := range c.exc {
 		if re.Match(uri) {
-			return false, false
+			return false, false, false
+		}
+	}
+	for _, re := range c.ovr {
+		if re.Match(uri) {
+			override = true
+			break
 		}
 	}
 	for _, re := range c.pin {
 		if re.Match(uri) {
-			return true, true
+			return true, true, override
 		}
 	}
-	if len(c.inc) == 0 {
-		return true, false
+	if len(c.inc) == 0 || override {
+		return true, false, override
 	}
 	for _, re := range c.inc {
 		if re.Match(uri) {
-			return true, false
+			return true, false, false
 		}
 	}
-	return false, false
+	return false, false, false
 }
 
 // Cacheable reports whether a request may be answered from the cache or
@@ -241,7 +294,7 @@ func (c *Cache) Cacheable(head []byte) bool {
 			}
 		}
 	}
-	listed, _ := c.class(target)
+	listed, _, _ := c.class(target)
 	return listed
 }
 
@@ -295,6 +348,7 @@ func (c *Cache) LookupHit(dst, host, uri []byte, head bool, now time.Time) ([]by
 	}
 	c.hits++
 	e.hits++
+	e.used = now
 	hit := Hit{Hits: e.hits, Age: int64(max(now.Sub(e.stored), 0)/time.Second) + e.age}
 	if !e.pinned {
 		unlink(e)
@@ -342,6 +396,14 @@ func (c *Cache) LookupHit(dst, host, uri []byte, head bool, now time.Time) ([]by
 //     member sent. A lifetime of 0, an invalid max-age or Expires
 //     (RFC 9111 4.2.1, 5.3) or an Age past it is not stored.
 //
+// An answer to a URI in cache-uri-include-override is kept despite its
+// Cache-Control no-store, private or no-cache (or Pragma: no-cache), and
+// when its own freshness lifetime is none (max-age=0, an Expires in the
+// past) it is fresh for cache-max-age; the status, Set-Cookie, Vary and
+// size rules still hold [M: BIG-IP's text says only "cache even if not
+// cacheable by RFC"; a Set-Cookie answer shared would hand one client's
+// cookie to all].
+//
 // Pinned answers are never evicted, but they do go stale, as RFC 9111
 // 4.2.4 asks [M: third-party accounts of BIG-IP say pinned entries
 // ignore expiry; F5's own text was not found].
@@ -365,11 +427,11 @@ func (c *Cache) Store(host, uri, respHead, body []byte, now time.Time) bool {
 // entry of a higher priority is evicted after those of a lower one among
 // the least recently used (room).
 func (c *Cache) StorePriority(host, uri, respHead, body []byte, priority int8, now time.Time) bool {
-	listed, pinned := c.class(uri)
+	listed, pinned, override := c.class(uri)
 	hostKey, uriKey := strings.ToLower(string(host)), string(uri)
 	var e *entry
 	if listed {
-		e = c.build(respHead, body, pinned, now)
+		e = c.build(respHead, body, pinned, override, now)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -379,7 +441,7 @@ func (c *Cache) StorePriority(host, uri, respHead, body []byte, priority int8, n
 	if e == nil || !c.room(e.size(), now) {
 		return false
 	}
-	e.host, e.uri, e.priority = hostKey, uriKey, priority
+	e.host, e.uri, e.priority, e.used = hostKey, uriKey, priority, now
 	m := c.hosts[hostKey]
 	if m == nil {
 		m = map[string]*entry{}
@@ -420,7 +482,7 @@ func (c *Cache) room(size int64, now time.Time) bool {
 		}
 	}
 	for c.entries >= c.cfg.MaxEntries || c.bytes+size > c.cfg.Size {
-		c.remove(c.victim())
+		c.remove(c.victim(now))
 		c.evictions++
 	}
 	return true
@@ -433,13 +495,15 @@ func (c *Cache) room(size int64, now time.Time) bool {
 const victimWindow = 16
 
 // victim is the entry to evict: the least recently used of the lowest
-// priority among the victimWindow least recently used. The caller holds
-// the lock and knows an unpinned entry exists.
-func (c *Cache) victim() *entry {
+// priority, as cache-aging-rate has worn it at now, among the
+// victimWindow least recently used. The caller holds the lock and knows
+// an unpinned entry exists.
+func (c *Cache) victim(now time.Time) *entry {
 	v := c.lru.prev
-	for e, n := v.prev, 1; e != &c.lru && n < victimWindow && v.priority > 0; e, n = e.prev, n+1 {
-		if e.priority < v.priority {
-			v = e
+	vp := c.effective(v, now)
+	for e, n := v.prev, 1; e != &c.lru && n < victimWindow && vp > 0; e, n = e.prev, n+1 {
+		if p := c.effective(e, now); p < vp {
+			v, vp = e, p
 		}
 	}
 	return v

@@ -65,6 +65,14 @@ type Config struct {
 	MinSize int
 	// Level is gzip-level, 1 (fastest) to 9 (smallest).
 	Level int
+	// BufferSize is buffer-size: the most compressed bytes of one
+	// response that leave with a Content-Length (ByLength). A body that
+	// compresses to more is sent as BIG-IP sends what it could not hold
+	// whole: chunked to an HTTP/1.1 client, ended by the close for an
+	// HTTP/1.0 one, so that a small buffer-size bounds what a client
+	// waits for before the body starts. 0 sends every compressed body
+	// so; the daemon fills in BIG-IP's default, 4096.
+	BufferSize int
 	// Prefer is method-prefer: the coding used when a client accepts both
 	// equally.
 	Prefer Coding
@@ -134,6 +142,9 @@ func New(c Config) (*Policy, error) {
 	if c.MinSize < 0 {
 		return nil, fmt.Errorf("min-size %d is negative", c.MinSize)
 	}
+	if c.BufferSize < 0 {
+		return nil, fmt.Errorf("buffer-size %d is negative", c.BufferSize)
+	}
 	if p.Prefer == None {
 		p.Prefer = Gzip
 	}
@@ -196,6 +207,10 @@ func listed(inc, exc []*regexp.Regexp, b []byte) bool {
 	}
 	return false
 }
+
+// ByLength reports whether a whole body that compressed to n bytes
+// leaves with its Content-Length: n is within buffer-size.
+func (p *Policy) ByLength(n int) bool { return n <= p.BufferSize }
 
 // URIAllowed reports whether the profile's URI lists let a request's
 // answer be compressed.

@@ -782,6 +782,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.sealCookies) // cookiecrypt.go
 	}
 	modified := x != nil && x.bodySet
+	var framed, zclose bool // (compressed beyond buffer-size: zipUnbuffered)
 	if x == nil || !x.spliced {
 		f := sc.responseFilter(req, h) // httpfilter.go
 		var z *httpcompress.Encoder
@@ -807,12 +808,17 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 				head = sc.startFilter(f, z, req, head, h)
 			} else {
 				body = sc.transformWhole(f, z, body, (x == nil || !x.bodySet) && h.Chunked)
-				if z != nil {
+				if z != nil && !opts.Compress.ByLength(len(body)) {
+					// Beyond buffer-size: chunked, or ended by the close.
+					head, body, zclose = sc.zipUnbuffered(z, req, b, h, head, body, x == nil || !x.bodySet)
+					framed = true
+				} else if z != nil {
 					sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, sc.encoding(z), len(body), false)
+					head = sc.filterHead
 				} else {
 					sc.filterHead = httpx.SetContentLength(sc.filterHead[:0], head, len(body))
+					head = sc.filterHead
 				}
-				head = sc.filterHead
 				modified = true
 			}
 		} else if opts.ResponseChunking != httpx.Sustain && sc.strm.head && (x == nil || !x.bodySet) && sc.restream(req, h) {
@@ -823,7 +829,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			head = sc.startFilter(nil, nil, req, head, h)
 		}
 	}
-	if !sc.strm.head && (opts.ResponseChunking != httpx.Sustain || modified && h.Chunked) {
+	if !sc.strm.head && !framed && (opts.ResponseChunking != httpx.Sustain || modified && h.Chunked) {
 		head, body = sc.chunkWhole(req, b, h, head, body, modified) // httpchunking.go
 	}
 	switch {
@@ -837,7 +843,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		r = getMsg(len(b))
 		copy(r.b, b)
 	}
-	r.closeAfter = req.httpClose || h.UntilClose || (x != nil && x.closeAfter)
+	r.closeAfter = req.httpClose || h.UntilClose || zclose || (x != nil && x.closeAfter)
 	return r, nil
 }
 

@@ -119,3 +119,41 @@ func TestHTTPCacheHitEdits(t *testing.T) {
 		t.Errorf("with a stream profile the member saw %d of 2 requests", n)
 	}
 }
+
+// TestHTTPCacheIncludeOverride: an answer its member marks no-store is
+// served from the cache when its URI is in cache-uri-include-override,
+// and fetched from the member each time when it is not; exclude still
+// wins.
+func TestHTTPCacheIncludeOverride(t *testing.T) {
+	m := startHexMember(t, "127.63.13.11:0")
+	c, err := httpcache.New(httpcache.Config{
+		Profile: "/Common/wa", Size: 1 << 20, MaxEntries: 100, MaxAge: time.Hour, MinObject: 100, MaxObject: 1 << 20,
+		URIInclude: []string{`^/none$`}, URIOverride: []string{`^/nostore/app/`}, URIExclude: []string{`/private/`},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := startVS(t, "127.63.13.1:0", httpConfig(httpPool(m), false, HTTPOptions{Cache: c}))
+	hc := dialHTTP(t, vs)
+	hc.c.SetDeadline(time.Now().Add(10 * time.Second))
+	for _, tc := range []struct {
+		path   string
+		member int64 // of the 3 requests, those the member saw
+	}{
+		{"/nostore/app/500", 1},
+		{"/nostore/other/500", 3},
+		{"/nostore/app/private/500", 3},
+		{"/cl/500", 3}, // not included at all
+	} {
+		before := m.reqs.Load()
+		for range 3 {
+			io.WriteString(hc.c, get(tc.path))
+			if r, body := readDecoded(t, hc.br, "GET"); r.StatusCode != 200 || body != hexText(500) {
+				t.Fatalf("%s: %d %.40q", tc.path, r.StatusCode, body)
+			}
+		}
+		if n := m.reqs.Load() - before; n != tc.member {
+			t.Errorf("%s: the member saw %d of 3 requests, want %d", tc.path, n, tc.member)
+		}
+	}
+}

@@ -192,3 +192,24 @@ func browserAllowed(b httpcompress.Browser, contentType []byte) bool {
 func (sc *serverConn) encoding(z *httpcompress.Encoder) httpx.Encoding {
 	return httpx.Encoding{Coding: z.Coding().String(), Vary: sc.e.cfg.Request.HTTP.Compress.Vary}
 }
+
+// zipUnbuffered frames a whole response body that z compressed to more
+// than buffer-size (body, in sc's scratch) as a body of unknown length
+// under response-chunking: chunked to an HTTP/1.1 client, with the
+// member's trailers when it chunked (member: body is the member's, not
+// a rule's), or ended by the close (closeAfter) otherwise.
+func (sc *serverConn) zipUnbuffered(z *httpcompress.Encoder, req *msg, b []byte, h *httpx.Head, head, body []byte, member bool) (_, _ []byte, closeAfter bool) {
+	c := sc.e.cfg.Request.HTTP.ResponseChunking
+	enc := sc.encoding(z)
+	if c.Out(h.Chunked, true, false, clientChunks(req), false) != httpx.Chunked {
+		sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, enc, -1, false)
+		return sc.dropTrailerField(sc.filterHead, h, false), body, true
+	}
+	var trailers []byte
+	if member && h.Chunked {
+		trailers = httpx.ChunkTrailers(b[h.HeaderEnd:])
+	}
+	sc.chunkBody = httpx.AppendLastChunk(httpx.AppendChunks(sc.chunkBody[:0], body, 0), trailers)
+	sc.filterHead = httpx.SetEncoded(sc.filterHead[:0], head, enc, -1, true)
+	return sc.filterHead, sc.chunkBody, false
+}

@@ -79,7 +79,7 @@ func TestHTTPCompress(t *testing.T) {
 		{"with a stream filter", httpcompress.Config{Level: 1}, true, true, "gzip", 1, "gzip", true},
 	} {
 		c.cfg.Vary = c.name != "deflate by weight" // (one without)
-		pol, err := httpcompress.New(c.cfg)
+		pol, err := httpcompress.New(buffered(c.cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestHTTPCompressChoices(t *testing.T) {
 		{"Accept-Encoding kept", httpcompress.Config{Level: 1, KeepAcceptEncoding: true}, "/ae", true, "ae=[gzip]"},
 		{"Accept-Encoding kept for an excluded URI", httpcompress.Config{Level: 1, URIExclude: []string{"^/ae"}}, "/ae", false, "ae=[gzip]"},
 	} {
-		pol, err := httpcompress.New(c.cfg)
+		pol, err := httpcompress.New(buffered(c.cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +257,7 @@ func TestHTTPCompressBrowsers(t *testing.T) {
 		{"selective: curl", httpcompress.Config{Level: 1, Selective: true}, curl, "/page/cl/30", false},
 		{"selective: no User-Agent", httpcompress.Config{Level: 1, Selective: true}, "", "/page/cl/30", false},
 	} {
-		pol, err := httpcompress.New(c.cfg)
+		pol, err := httpcompress.New(buffered(c.cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestHTTPCompressBrowsers(t *testing.T) {
 		cpu += time.Duration(load * float64(time.Second) / 100)
 		return cpu, at
 	}}
-	pol, err := httpcompress.New(httpcompress.Config{Level: 1, CPUSaver: true, CPUSaverHigh: 90, CPUSaverLow: 75, CPU: meter})
+	pol, err := httpcompress.New(httpcompress.Config{Level: 1, BufferSize: 4096, CPUSaver: true, CPUSaverHigh: 90, CPUSaverLow: 75, CPU: meter})
 	if err != nil {
 		t.Fatal(err)
 	}
