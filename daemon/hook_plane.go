@@ -97,7 +97,6 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		warnTCP(h.e.schema, old, cfg, opts.Warn)
 		warnMinUp(old, cfg, opts.Warn)               // minup.go
 		warnMinConn(h.e.schema, old, cfg, opts.Warn) // translate_mblb.go
-		warnSIPUDP(h.e.schema, old, cfg, opts.Warn)  // translate_sip.go
 	}
 	for _, s := range tr.refused {
 		// What BIG-IP refuses in any source; what the running (or a

@@ -48,10 +48,19 @@ func (t *translator) sip(o *objects.Object, v *dataplane.Virtual, sp *objects.Ob
 	}
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, sp) }
 	if v.IsUDP() {
-		// Each datagram is a message, balanced by itself and forwarded
-		// as it is (dataplane/internal/udp/sip.go): the profile's Via,
-		// Record-Route, dialog and BYE settings act over TCP only.
-		v.SIP = &dataplane.SIPDatagram{}
+		// Each datagram is a message, balanced by itself
+		// (dataplane/internal/udp/sip.go), with the same proxy settings
+		// as over TCP (sipproxy.go there).
+		var opt mblb.SIPOptions
+		if !t.sipProxy(o, sp, &opt) {
+			return false
+		}
+		v.SIP = &dataplane.SIPDatagram{
+			Via: opt.Via, SecureVia: opt.SecureVia, RecordRoute: opt.RecordRoute, UserVia: opt.UserVia,
+			TerminateOnBye: opt.TerminateOnBye, DialogAware: opt.DialogAware,
+			DialogTimeout: opt.DialogTimeout, SessionTimeout: opt.SessionTimeout, RegistrationTimeout: opt.RegistrationTimeout,
+			MaxRegistrations: opt.MaxRegistrations, MaxSessionsPerRegistration: opt.MaxSessionsPerRegistration,
+		}
 		return true
 	}
 	if t.profile(o, profileTCP) == nil {
@@ -195,49 +204,4 @@ func checkUserVia(u string) error {
 		return fmt.Errorf("has %q where a host[:port] alone belongs (the proxy adds the branch)", by)
 	}
 	return nil
-}
-
-// warnSIPUDP tells of each UDP virtual that a commit gives a sip profile
-// setting a proxy behaviour away from its default: over UDP each
-// datagram is forwarded as it is (dataplane/internal/udp/sip.go), so the
-// Via, Record-Route, BYE, dialog and registration settings act over TCP
-// only, and the virtual carries its traffic without them.
-func warnSIPUDP(s *objects.Schema, old, cfg *objects.Config, warn func(string)) {
-	was := map[string]bool{}
-	if old != nil {
-		for _, m := range sipUDPUnused(s, old) {
-			was[m] = true
-		}
-	}
-	for _, m := range sipUDPUnused(s, cfg) {
-		if !was[m] {
-			warn(m)
-		}
-	}
-}
-
-// sipProxyProps are the sip profile's settings openltm acts on over TCP
-// only.
-var sipProxyProps = []*objects.Prop{sipVia, sipSecureVia, sipUserVia, sipRR, sipBye, sipDialog, sipDialogTO, sipSessionTO, sipMaxRegs, sipMaxPerReg, sipRegTO}
-
-// sipUDPUnused is warnSIPUDP's list for one configuration.
-func sipUDPUnused(s *objects.Schema, cfg *objects.Config) []string {
-	t := &translator{s: s, cfg: cfg}
-	var out []string
-	for _, o := range cfg.Of(ltmVirtual) {
-		sp := t.profile(o, profileSIP)
-		if sp == nil || virtualIPProtocol.Effective(cfg, o) != "udp" {
-			continue
-		}
-		var set []string
-		for _, p := range sipProxyProps {
-			if v := p.Effective(cfg, sp); v != "" && v != p.Default {
-				set = append(set, p.Name+" "+v)
-			}
-		}
-		if len(set) > 0 {
-			out = append(out, about(o, "profile %s: %s kept, and not acted on over UDP (each datagram is forwarded as it is; these act on TCP virtuals)", sp.Name, strings.Join(set, ", ")))
-		}
-	}
-	return out
 }

@@ -3,7 +3,7 @@ package objects
 // sipProfileKind is `ltm profile sip` (parent /Common/sip), with the
 // properties BIG-IP lists for it [M: the list and defaults are those of
 // v13-v17 all-properties as remembered, not read from a system]. openltm
-// frames SIP messages with it and acts on max-size, the Via and
+// frames SIP messages with it (over TCP and UDP) and acts on max-size, the Via and
 // Record-Route settings, terminate-on-bye, the dialog settings and the
 // registration limits; what needs BIG-IP's ALG, firewall, media
 // handling or logging is kept with a warning.
@@ -29,7 +29,7 @@ security ed disabled
 sip-session-timeout int 300
 terminate-on-bye ed enabled
 user-via-header str none
-`), "F5 ltm profile sip: SIP messages over TCP, balanced one by one with an mblb profile (max-size bounds a message; Via and Record-Route insertion, dialogs, registration limits, BYE)", "max-size",
+`), "F5 ltm profile sip: SIP messages over TCP or UDP, balanced one by one with an mblb profile (max-size bounds a message; Via and Record-Route insertion, dialogs, registration limits, BYE)", "max-size",
 		"insert-via-header", "secure-via-header", "user-via-header", "insert-record-route-header",
 		"terminate-on-bye", "dialog-aware", "dialog-establishment-timeout", "sip-session-timeout",
 		"max-registrations", "max-sessions-per-registration", "registration-timeout")

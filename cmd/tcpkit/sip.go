@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -221,6 +222,7 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	options := fs.Int("options", 0, "OPTIONS requests to send, each of its own Call-ID")
 	info := fs.Int("info", 0, "INFO requests each dialog sends between its ACK and its BYE")
 	register := fs.Int("register", 0, "REGISTER requests to send first, each for an address of record of its own (LABEL-user-N)")
+	registrations := fs.String("registrations", "", "REGISTER requests to send after -register's, in order: user[=seconds],... (the Contact's expires parameter; without one, Expires: 60)")
 	compact := fs.Bool("compact", false, "use the compact header forms (v, f, t, i, l)")
 	tag := fs.String("tag", "", "an X-Tag header for every request (members echo it)")
 	summary := fs.Bool("summary", false, "print one line per dialog and a count per member instead of every answer")
@@ -326,6 +328,36 @@ func sipClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fmt.Errorf("%s REGISTER %s: %v", *label, user, err)
 		}
 		show("REGISTER", user, m)
+	}
+	if *registrations != "" {
+		for i, e := range strings.Split(*registrations, ",") {
+			user, exp, hasExp := strings.Cut(strings.TrimSpace(e), "=")
+			if user == "" || strings.ContainsAny(user, "@<>;: ") || i >= 10000 {
+				return fmt.Errorf("sip-client: -registrations: %q is not user[=seconds]", e)
+			}
+			contact := "Contact: <sip:" + user + "@" + local + ">\r\nExpires: 60\r\n"
+			if hasExp {
+				n, err := strconv.ParseUint(exp, 10, 32)
+				if err != nil {
+					return fmt.Errorf("sip-client: -registrations: %q: expires %q is not a number of seconds", e, exp)
+				}
+				contact = "Contact: <sip:" + user + "@" + local + ">;expires=" + strconv.FormatUint(n, 10) + "\r\n"
+			}
+			reg := request("REGISTER", "reg-"+user, i+2, "")
+			reg = strings.Replace(reg, "<sip:service@"+*connect+">", "<sip:"+user+"@"+*connect+">", 1)
+			reg = strings.Replace(reg, "\r\nCSeq:", "\r\n"+contact+"CSeq:", 1)
+			if err := send(reg); err != nil {
+				return err
+			}
+			m, err := recv()
+			for err == nil && m.Code < 200 {
+				m, err = recv()
+			}
+			if err != nil {
+				return fmt.Errorf("%s REGISTER %s: %v", *label, user, err)
+			}
+			show("REGISTER", strings.TrimSpace(e), m)
+		}
 	}
 	for i := 1; i <= *calls; i++ {
 		callID := fmt.Sprintf("%s-call-%d", *label, i)

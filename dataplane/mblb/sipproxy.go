@@ -284,8 +284,10 @@ func (ss *sipSession) terminate(sc *serverConn) {
 // address of record (its To URI): Expires 0 (or a Contact of "*")
 // removes it, any other refreshes it or, past max-registrations live
 // ones, is answered 503 Service Unavailable by the virtual [M: BIG-IP's
-// answer is not known]. A registration lasts its Expires field (3600
-// without one, RFC 3261 §10.2.1.1), at most registration-timeout. An
+// answer is not known]. A registration lasts what it asks
+// (sipmsg.RegisterExpires: its Contacts' expires parameters, else its
+// Expires field, else 3600, RFC 3261 §10.2.1.1), at most
+// registration-timeout; expires=0 ends it like Expires: 0. An
 // INVITE from a registered address (its From URI) opens one of that
 // registration's sessions until the dialog ends (its BYE answered, its
 // INVITE failed, or forgotten by the dialog timers); past
@@ -299,11 +301,6 @@ type sipReg struct {
 	sessions int
 }
 
-var (
-	sipExpires = sipmsg.NewField("Expires")
-	sipContact = sipmsg.NewField("Contact")
-)
-
 // admit applies the registration bounds to a request of the client: nil
 // lets it go on, otherwise the answer the virtual sends instead.
 func (ss *sipSession) admit(m *SIPMessage) []byte {
@@ -311,19 +308,11 @@ func (ss *sipSession) admit(m *SIPMessage) []byte {
 	switch string(m.Method) {
 	case "REGISTER":
 		to, _ := m.Header(sipmsg.To)
-		aor := addrOfRecord(to)
+		aor := sipmsg.AddrOfRecord(to)
 		if len(aor) == 0 {
 			return nil
 		}
-		exp := int64(3600)
-		if v, ok := m.Header(sipExpires); ok {
-			if n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64); err == nil && n >= 0 {
-				exp = n
-			}
-		}
-		if c, ok := m.Header(sipContact); ok && string(bytes.TrimSpace(c)) == "*" {
-			exp = 0
-		}
+		exp := m.RegisterExpires(3600)
 		now := time.Now().UnixNano()
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
@@ -344,7 +333,7 @@ func (ss *sipSession) admit(m *SIPMessage) []byte {
 			return nil
 		}
 		if !known && opt.MaxRegistrations > 0 && ss.liveRegs(now) >= opt.MaxRegistrations {
-			return sipReject(m, 503, "Service Unavailable")
+			return sipmsg.Reject(m, 503, "Service Unavailable")
 		}
 		d := time.Duration(min(exp, 1<<31)) * time.Second
 		if t := opt.RegistrationTimeout; t > 0 && d > t {
@@ -358,7 +347,7 @@ func (ss *sipSession) admit(m *SIPMessage) []byte {
 			return nil
 		}
 		from, _ := m.Header(sipmsg.From)
-		aor := addrOfRecord(from)
+		aor := sipmsg.AddrOfRecord(from)
 		now := time.Now().UnixNano()
 		ss.mu.Lock()
 		defer ss.mu.Unlock()
@@ -372,7 +361,7 @@ func (ss *sipSession) admit(m *SIPMessage) []byte {
 			}
 		}
 		if r.sessions >= opt.MaxSessionsPerRegistration {
-			return sipReject(m, 503, "Service Unavailable")
+			return sipmsg.Reject(m, 503, "Service Unavailable")
 		}
 		r.sessions++
 		ss.regs[string(aor)] = r
@@ -394,50 +383,4 @@ func (ss *sipSession) liveRegs(now int64) int {
 		}
 	}
 	return n
-}
-
-// addrOfRecord is the URI of a From or To value: inside <> when it has
-// them, else up to its parameters.
-func addrOfRecord(v []byte) []byte {
-	if i := bytes.IndexByte(v, '<'); i >= 0 {
-		v = v[i+1:]
-		if j := bytes.IndexByte(v, '>'); j >= 0 {
-			return bytes.TrimSpace(v[:j])
-		}
-		return nil
-	}
-	if j := bytes.IndexByte(v, ';'); j >= 0 {
-		v = v[:j]
-	}
-	return bytes.TrimSpace(v)
-}
-
-// sipReject is the virtual's own answer to a request (RFC 3261 §8.2.6):
-// its Via fields, From, To with a tag, Call-ID and CSeq, no body.
-func sipReject(m *SIPMessage, code int, reason string) []byte {
-	out := make([]byte, 0, 512)
-	out = append(out, "SIP/2.0 "...)
-	out = strconv.AppendInt(out, int64(code), 10)
-	out = append(out, ' ')
-	out = append(out, reason...)
-	out = append(out, "\r\n"...)
-	for i := 0; i < 64; i++ {
-		v, ok := m.HeaderAt(sipmsg.Via, i)
-		if !ok {
-			break
-		}
-		out = append(append(append(out, "Via: "...), v...), "\r\n"...)
-	}
-	from, _ := m.Header(sipmsg.From)
-	out = append(append(append(out, "From: "...), from...), "\r\n"...)
-	to, _ := m.Header(sipmsg.To)
-	out = append(append(out, "To: "...), to...)
-	if !m.HasToTag() {
-		out = append(out, ";tag=ltm"...)
-	}
-	cid, _ := m.Header(sipmsg.CallID)
-	out = append(append(append(out, "\r\nCall-ID: "...), cid...), "\r\n"...)
-	cseq, _ := m.Header(sipmsg.CSeq)
-	out = append(append(append(out, "CSeq: "...), cseq...), "\r\n"...)
-	return append(out, "Content-Length: 0\r\n\r\n"...)
 }

@@ -880,6 +880,24 @@ type SIPDatagram struct {
 	// PersistHeader names the field whose value keys sip_info
 	// persistence (Call-ID by default); "" without that persistence.
 	PersistHeader string
+
+	// The profile's proxy settings, as mblb.SIPOptions has them over
+	// TCP (dataplane/internal/udp/sipproxy.go): the Via and Record-Route
+	// inserted into the client's requests, BYE ending the member's
+	// binding, dialogs followed to their member, and the registration
+	// bounds (with DialogAware). All off: each datagram goes as it came.
+	Via, SecureVia, RecordRoute bool
+	UserVia                     string
+	TerminateOnBye, DialogAware bool
+	// 0: no timer, no bound.
+	DialogTimeout, SessionTimeout, RegistrationTimeout time.Duration
+	MaxRegistrations, MaxSessionsPerRegistration       int
+}
+
+// Proxies reports whether any proxy setting is on: a flow then keeps
+// SIP state of its own.
+func (s *SIPDatagram) Proxies() bool {
+	return s.Via || s.SecureVia || s.UserVia != "" || s.RecordRoute || s.TerminateOnBye || s.DialogAware
 }
 
 // DNSProfile is an ltm profile dns as the virtual acts on it: what

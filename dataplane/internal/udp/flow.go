@@ -48,6 +48,9 @@ type flow struct {
 	madeScope persist.Scope
 	// sipField is the sip_info field, found at the first datagram (sip.go).
 	sipField sipmsg.Field
+	// sip is the sip profile's proxy state (sipproxy.go), nil when the
+	// profile sets no proxy setting.
+	sip *sipState
 	// hash is the virtual's hash profile with a payload key, nil for none;
 	// basePersists and basePers are the flow's decision without it
 	// (hashpersist.go).
@@ -83,7 +86,9 @@ type leg struct {
 	member *state.Member // nil for a node decision
 	pool   *state.Pool   // nil for a node decision
 	rec    flows.Leg
-	legIO  // the system's way of reading answers (io_linux.go, io_other.go)
+	// gone: closed before the flow ends (terminate-on-bye, sipproxy.go).
+	gone  atomic.Bool
+	legIO // the system's way of reading answers (io_linux.go, io_other.go)
 }
 
 // newFlow fills in a new client's flow.
@@ -115,6 +120,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	if snap.Clone != nil {
 		f.clone = snap.Clone.StartDatagrams()
 	}
+	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.initIO()
 	return f
 }
@@ -164,17 +170,29 @@ func (f *flow) forward(b []byte) {
 		}
 	}
 	if lg == nil || f.dgram {
-		sc := f.snap.Cfg.SIP
-		if sc != nil && !f.sipChoose(b, sc) { // sip.go
-			f.vs.Prof.Conns.DgDropped.Add(1)
-			return
+		var sm sipmsg.Message
+		if sc := f.snap.Cfg.SIP; sc != nil {
+			var ok bool
+			if sm, ok = f.sipChoose(b, sc); !ok { // sip.go
+				f.vs.Prof.Conns.DgDropped.Add(1)
+				return
+			}
+			if f.sip != nil && f.sipClient(&sm) { // sipproxy.go
+				return
+			}
 		}
 		if f.hash != nil {
 			f.hashChoose(sent) // hashpersist.go
 		}
 		if lg = f.pick(); lg == nil {
+			if f.sip != nil {
+				f.sip.unchosen() // sipproxy.go
+			}
 			f.vs.Prof.Conns.DgDropped.Add(1) // no member can take it
 			return
+		}
+		if f.sip != nil {
+			b = f.sipChosen(&sm, lg)
 		}
 	}
 	if f.clone != nil {
@@ -191,6 +209,7 @@ func (f *flow) forward(b []byte) {
 // member, then persistence, then balancing) and returns its leg, opened
 // if the flow has none to it. nil drops the datagram.
 func (f *flow) pick() *leg {
+	f.pruneLegs() // sipproxy.go
 	for round := 0; ; round++ {
 		lg, again := f.pickOnce(round < maxLBRounds)
 		if !again {
@@ -234,6 +253,11 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		persisted, f.choosing = f.persisted, pool
 		how.Override = f.pers.prof != nil && f.pers.prof.OverrideConnectionLimit
 	}
+	if f.sip != nil && f.sip.dlg.mem != nil {
+		// The request's dialog (dialog-aware) goes where it began, while
+		// that member can take it (sipproxy.go).
+		persisted, f.choosing = f.sip.dlgPick, pool
+	}
 	m, pool, _ := state.Choose(pool, state.Target{Addr: want, Accept: state.AvailDown}, persisted, nil, how)
 	if m == nil {
 		return nil, f.lbFailed(mayRetry)
@@ -251,7 +275,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 		pool.Stats.Requests.Add(1)
 	}
 	for _, lg := range f.legs { // the reader is the only writer of legs
-		if lg.member == m && lg.pool == pool {
+		if lg.member == m && lg.pool == pool && !lg.gone.Load() {
 			if !f.dgram {
 				m.Release() // the leg already holds the flow's count
 			}
@@ -295,7 +319,7 @@ func (f *flow) nodeLeg(a netip.AddrPort) *leg {
 		a = netip.AddrPortFrom(a.Addr(), f.Local.Port())
 	}
 	for _, lg := range f.legs {
-		if lg.member == nil && lg.rec.Server == a {
+		if lg.member == nil && lg.rec.Server == a && !lg.gone.Load() {
 			f.last.Store(lg)
 			return lg
 		}
@@ -421,8 +445,10 @@ func (f *flow) end() {
 	legs, made, key, scope := f.legs, f.madePers, f.madeKey, f.madeScope
 	f.mu.Unlock()
 	for _, lg := range legs {
-		lg.conn.Close()
-		lg.release()
+		if lg.gone.CompareAndSwap(false, true) {
+			lg.conn.Close()
+			lg.release()
+		}
 	}
 	f.clone.Close()
 	switch {

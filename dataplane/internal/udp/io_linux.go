@@ -332,6 +332,7 @@ func (lg *leg) answer() {
 	f.Touch(f.l.e.now.Load())
 	k := 0
 	var bytes uint64
+	bye := false // terminate-on-bye: a BYE's final answer passes (sipproxy.go)
 	for i := 0; i < lg.n; i++ {
 		b := s.payload(i)
 		lg.rec.BytesIn.Add(uint64(len(b)))
@@ -343,6 +344,11 @@ func (lg *leg) answer() {
 		}
 		if len(b) == 0 && !f.snap.Cfg.AllowNoPayload {
 			continue // allow-no-payload disabled (udpopts.go)
+		}
+		if f.sip != nil {
+			var done bool
+			b, done = f.sip.fromMember(lg, b)
+			bye = bye || done
 		}
 		if f.rs != nil {
 			var fwd bool
@@ -357,6 +363,9 @@ func (lg *leg) answer() {
 		h.Name, h.Namelen = (*byte)(unsafe.Pointer(&f.sa)), f.salen
 		bytes += uint64(len(b))
 		k++
+	}
+	if bye {
+		defer f.dropLeg(lg) // once the answer has left
 	}
 	if k == 0 {
 		return

@@ -128,6 +128,12 @@ func (lg *leg) fromServer(b []byte) {
 	if len(b) == 0 && !f.snap.Cfg.AllowNoPayload {
 		return // allow-no-payload disabled (udpopts.go)
 	}
+	if f.sip != nil {
+		var bye bool
+		if b, bye = f.sip.fromMember(lg, b); bye {
+			defer f.dropLeg(lg) // terminate-on-bye, once the answer has left
+		}
+	}
 	if f.rs != nil {
 		var fwd bool
 		if b, fwd = f.serverData(lg, b); !fwd {

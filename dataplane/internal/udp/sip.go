@@ -14,18 +14,18 @@ import (
 // every datagram refreshes that record. A datagram that is not a SIP
 // message (a keep-alive, garbage) goes to no member [M].
 
-// sipChoose readies the flow's persistence for datagram b; false drops
-// the datagram.
-func (f *flow) sipChoose(b []byte, sc *config.SIPDatagram) bool {
+// sipChoose readies the flow's persistence for datagram b and returns
+// it parsed; false drops the datagram.
+func (f *flow) sipChoose(b []byte, sc *config.SIPDatagram) (sipmsg.Message, bool) {
 	if sipmsg.IsKeepAlive(b) {
-		return false
+		return sipmsg.Message{}, false
 	}
 	m, err := sipmsg.Parse(b)
 	if err != nil {
-		return false
+		return m, false
 	}
 	if sc.PersistHeader == "" {
-		return true
+		return m, true
 	}
 	if f.sipField.IsZero() {
 		f.sipField = sipmsg.NewField(sc.PersistHeader)
@@ -33,7 +33,7 @@ func (f *flow) sipChoose(b []byte, sc *config.SIPDatagram) bool {
 	v, ok := m.Header(f.sipField)
 	if !ok || len(v) == 0 {
 		f.persists = false
-		return true
+		return m, true
 	}
 	prof := f.snap.Cfg.ProfileFor(persist.SIP)
 	d := persistDecision{key: persist.StringKey(persist.SIP, string(v)), prof: prof, timeout: config.DefaultPersistTimeout}
@@ -42,5 +42,5 @@ func (f *flow) sipChoose(b []byte, sc *config.SIPDatagram) bool {
 	}
 	f.persists, f.pers = true, d
 	f.persisted = f.persistLookup
-	return true
+	return m, true
 }

@@ -1,0 +1,573 @@
+package udp
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/sipmsg"
+)
+
+// The sip profile's proxy settings over UDP, as dataplane/mblb's
+// sipproxy.go applies them over TCP; a flow (one client address and
+// port) plays the part of a client connection, and a leg (its socket to
+// one member) that of a member connection:
+//
+//   - Via (insert-via-header, secure-via-header, user-via-header): every
+//     request of the client gets "Via: SIP/2.0/UDP <virtual>;branch=
+//     z9hG4bKltm<salt>-<hash>" on top, the hash of the client's own top
+//     Via (RFC 3261 §16.11) so that a CANCEL and the ACK of a failed
+//     INVITE carry their INVITE's branch; a member's answer whose top
+//     Via has the flow's salt loses it (§16.7 step 3).
+//   - Record-Route (insert-record-route-header): "<sip:<virtual>;lr>"
+//     on top of a request that opens a dialog (UDP is sip:'s default
+//     transport, so no transport parameter [M]).
+//   - terminate-on-bye: once a BYE's final answer has passed, either
+//     way, the leg it took is closed and its member released; the
+//     client's next request opens another.
+//   - dialog-aware: a dialog (Call-ID) keeps the flow's later requests
+//     on its member while that member can take them, with the same
+//     timers; the registration bounds answer 503 from the virtual.
+//
+// The CANCEL and ACK of an INVITE follow it by branch, and the client's
+// answers to a member's request go back to that member's leg, as over
+// TCP. Without any setting (terminate-on-bye disabled too) a flow has no
+// sipState and a datagram costs a nil check.
+
+// sipTxnLimit bounds each map of a flow's SIP state; past it about half
+// is forgotten.
+const sipTxnLimit = 4096
+
+// sipState is one flow's SIP proxy state. The listener's reader handles
+// the client's datagrams and the legs' goroutines their members'; mu
+// guards the maps.
+type sipState struct {
+	cfg  *config.SIPDatagram
+	via  []byte // "Via: ...;branch=" and the mark, nil for none
+	mark []byte
+	rr   []byte // the Record-Route line, nil for none
+	salt uint64
+
+	mu sync.Mutex
+	// The client's INVITEs by branch, for CANCEL and ACK, and the
+	// members' requests by branch, for the client's answers; made at
+	// the first of each.
+	invites map[string]*leg
+	served  map[string]*leg
+	dialogs map[string]sipDialog
+	regs    map[string]sipReg
+
+	// The reader's alone: the registration the INVITE being balanced
+	// counts against, and the dialog member it should go to.
+	pendingAOR string
+	dlg        sipDialog
+	dlgPick    func() (*state.Pool, *state.Member)
+	// dropped is set when terminate-on-bye closed a leg, for the reader
+	// to take it out of the flow's list.
+	dropped atomic.Bool
+}
+
+// sipDialog is a dialog a dialog-aware flow follows: its member, and
+// until when (Unix ns, 0: for ever).
+type sipDialog struct {
+	pool        *state.Pool
+	mem         *state.Member
+	established bool
+	until       int64
+	aor         string
+}
+
+// sipReg is one registration: until when it lasts (Unix ns) and its open
+// dialogs.
+type sipReg struct {
+	until    int64
+	sessions int
+}
+
+// newSIPState is a flow's SIP state, nil when the profile sets none of
+// the proxy settings.
+func newSIPState(sc *config.SIPDatagram, local string) *sipState {
+	if sc == nil || !sc.Proxies() {
+		return nil
+	}
+	p := &sipState{cfg: sc, salt: rand.Uint64()}
+	if sc.Via || sc.SecureVia || sc.UserVia != "" {
+		p.mark = append([]byte("z9hG4bKltm"), strconv.FormatUint(p.salt>>32, 36)...)
+		p.via = append(p.via, "Via: "...)
+		switch {
+		case sc.UserVia != "":
+			p.via = append(p.via, sc.UserVia...)
+		case sc.SecureVia:
+			p.via = append(p.via, "SIP/2.0/TLS "+local...)
+		default:
+			p.via = append(p.via, "SIP/2.0/UDP "+local...)
+		}
+		p.via = append(append(append(p.via, ";branch="...), p.mark...), '-')
+	}
+	if sc.RecordRoute {
+		if sc.SecureVia {
+			p.rr = []byte("Record-Route: <sips:" + local + ";lr>\r\n")
+		} else {
+			p.rr = []byte("Record-Route: <sip:" + local + ";lr>\r\n")
+		}
+	}
+	if sc.DialogAware {
+		p.dialogs = map[string]sipDialog{}
+		p.dlgPick = func() (*state.Pool, *state.Member) { return p.dlg.pool, p.dlg.mem }
+		if sc.MaxRegistrations > 0 || sc.MaxSessionsPerRegistration > 0 {
+			p.regs = map[string]sipReg{}
+		}
+	}
+	return p
+}
+
+// sipClient handles a client's message before it is balanced: true when
+// it was dealt with (answered by the virtual, or sent to the leg it
+// belongs to), false to balance it. For a request of a known dialog it
+// readies the dialog's member for pickOnce.
+func (f *flow) sipClient(m *sipmsg.Message) bool {
+	p := f.sip
+	branch := m.Branch()
+	if !m.Request {
+		if p.dialogs != nil {
+			p.dialogSeen(m)
+		}
+		p.mu.Lock()
+		lg := p.served[string(branch)]
+		if lg != nil && m.Code >= 200 {
+			delete(p.served, string(branch))
+		}
+		p.mu.Unlock()
+		if lg == nil || lg.gone.Load() {
+			return false
+		}
+		f.sipSend(lg, m.B)
+		if p.cfg.TerminateOnBye && byeDone(m) {
+			f.dropLeg(lg)
+		}
+		return true
+	}
+	if meth := string(m.Method); (meth == "CANCEL" || meth == "ACK") && len(branch) > 0 {
+		p.mu.Lock()
+		lg := p.invites[string(branch)]
+		if lg != nil && meth == "ACK" {
+			delete(p.invites, string(branch))
+		}
+		p.mu.Unlock()
+		if lg != nil && !lg.gone.Load() {
+			f.sipSend(lg, p.request(m))
+			return true
+		}
+	}
+	if p.dialogs != nil {
+		p.dialogSeen(m)
+		if p.regs != nil {
+			if no := p.admit(m); no != nil {
+				f.toClient(no)
+				return true
+			}
+		}
+		p.dlg = p.dialogOf(m)
+	}
+	return false
+}
+
+// sipSend sends a client's message to a leg at once, as the member
+// gets it.
+func (f *flow) sipSend(lg *leg, b []byte) {
+	if lg.member != nil {
+		lg.member.Stats.Requests.Add(1)
+		lg.member.Node.Stats.Requests.Add(1)
+		lg.pool.Stats.Requests.Add(1)
+	}
+	if f.clone != nil {
+		f.clone.Server(b)
+	}
+	lg.send(b)
+}
+
+// sipChosen notes the leg a client's request was balanced to (its
+// dialog, its INVITE's branch) and returns the request as the member
+// gets it.
+func (f *flow) sipChosen(m *sipmsg.Message, lg *leg) []byte {
+	p := f.sip
+	p.dlg = sipDialog{}
+	if !m.Request {
+		return m.B
+	}
+	if string(m.Method) == "INVITE" {
+		if br := m.Branch(); len(br) > 0 {
+			p.mu.Lock()
+			if p.invites == nil {
+				p.invites = map[string]*leg{}
+			} else if len(p.invites) >= sipTxnLimit {
+				forgetHalf(p.invites)
+			}
+			p.invites[string(br)] = lg
+			p.mu.Unlock()
+		}
+	}
+	if p.dialogs != nil && lg.member != nil {
+		p.dialogBegins(m, lg)
+	}
+	p.pendingAOR = ""
+	return p.request(m)
+}
+
+// unchosen forgets the request no member took: its dialog, and the
+// session admit counted for it.
+func (p *sipState) unchosen() {
+	p.dlg = sipDialog{}
+	if p.pendingAOR == "" {
+		return
+	}
+	p.mu.Lock()
+	if r, ok := p.regs[p.pendingAOR]; ok && r.sessions > 0 {
+		r.sessions--
+		p.regs[p.pendingAOR] = r
+	}
+	p.mu.Unlock()
+	p.pendingAOR = ""
+}
+
+// request is a client's request with the virtual's Via and Record-Route
+// on top, when the profile inserts them: a copy, since the datagram
+// waits in the batch until it is sent.
+func (p *sipState) request(m *sipmsg.Message) []byte {
+	var lines [2][]byte
+	n := 0
+	if p.via != nil {
+		key := m.TopVia()
+		if len(key) == 0 {
+			key = m.B[:m.HeadEnd]
+		}
+		line := make([]byte, 0, len(p.via)+16)
+		line = append(line, p.via...)
+		line = strconv.AppendUint(line, fnv64a(p.salt, key), 36)
+		lines[n] = append(line, "\r\n"...)
+		n++
+	}
+	if p.rr != nil && opensDialog(m) {
+		lines[n] = p.rr
+		n++
+	}
+	if n == 0 {
+		return m.B
+	}
+	return sipmsg.AppendTop(make([]byte, 0, len(m.B)+len(lines[0])+len(lines[1])), m.B, lines[:n]...)
+}
+
+// fromMember is a member's datagram as the client gets it (without the
+// flow's Via), and whether it is a BYE's final answer after which
+// terminate-on-bye closes the leg. A datagram that is not a SIP message
+// goes as it is.
+func (p *sipState) fromMember(lg *leg, b []byte) ([]byte, bool) {
+	if sipmsg.IsKeepAlive(b) {
+		return b, false
+	}
+	m, err := sipmsg.Parse(b)
+	if err != nil {
+		return b, false
+	}
+	if !m.Request {
+		if p.via != nil && bytes.HasPrefix(m.Branch(), p.mark) {
+			b = sipmsg.AppendWithoutTopVia(make([]byte, 0, len(b)), &m)
+			if m, err = sipmsg.Parse(b); err != nil {
+				return b, false
+			}
+		}
+	} else if br := m.Branch(); len(br) > 0 {
+		p.mu.Lock()
+		if p.served == nil {
+			p.served = map[string]*leg{}
+		} else if len(p.served) >= sipTxnLimit {
+			forgetHalf(p.served)
+		}
+		p.served[string(br)] = lg
+		p.mu.Unlock()
+	}
+	if p.dialogs != nil {
+		p.dialogSeen(&m)
+	}
+	return b, p.cfg.TerminateOnBye && byeDone(&m)
+}
+
+// dropLeg closes a leg once its BYE was answered (terminate-on-bye): its
+// socket, its member's count, its record in the flow; the reader takes
+// it out of the flow's list before its next choice.
+func (f *flow) dropLeg(lg *leg) {
+	if !lg.gone.CompareAndSwap(false, true) {
+		return
+	}
+	lg.conn.Close()
+	lg.release()
+	f.RemoveLeg(&lg.rec)
+	f.sip.dropped.Store(true)
+}
+
+// pruneLegs takes the legs terminate-on-bye closed out of the flow's
+// list; the reader alone calls it.
+func (f *flow) pruneLegs() {
+	if f.sip == nil || !f.sip.dropped.Swap(false) {
+		return
+	}
+	f.mu.Lock()
+	keep := f.legs[:0:0]
+	for _, lg := range f.legs {
+		if !lg.gone.Load() {
+			keep = append(keep, lg)
+		}
+	}
+	f.legs = keep
+	f.mu.Unlock()
+	if lg := f.last.Load(); lg != nil && lg.gone.Load() {
+		f.last.Store(nil)
+	}
+	p := f.sip
+	p.mu.Lock()
+	for k, lg := range p.invites {
+		if lg.gone.Load() {
+			delete(p.invites, k)
+		}
+	}
+	for k, lg := range p.served {
+		if lg.gone.Load() {
+			delete(p.served, k)
+		}
+	}
+	p.mu.Unlock()
+}
+
+// opensDialog: an INVITE, SUBSCRIBE or REFER outside a dialog (RFC 3261
+// §12.1, RFC 6665, RFC 3515).
+func opensDialog(m *sipmsg.Message) bool {
+	return m.Request && isDialogMethod(m.Method) && !m.HasToTag()
+}
+
+func isDialogMethod(meth []byte) bool {
+	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
+}
+
+// byeDone reports a BYE's final answer: the end of the BYE transaction.
+func byeDone(m *sipmsg.Message) bool {
+	return !m.Request && m.Code >= 200 && string(m.CSeqMethod()) == "BYE"
+}
+
+// fnv64a hashes b (FNV-1a) from a salted start.
+func fnv64a(salt uint64, b []byte) uint64 {
+	h := uint64(14695981039346656037) ^ salt
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// forgetHalf drops about half the entries of a map.
+func forgetHalf[V any](m map[string]V) {
+	n := len(m) / 2
+	for k := range m {
+		if n == 0 {
+			return
+		}
+		delete(m, k)
+		n--
+	}
+}
+
+// dialogOf is the dialog a request of the client belongs to, its member
+// nil when none is known (or it was forgotten).
+func (p *sipState) dialogOf(m *sipmsg.Message) sipDialog {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok {
+		return sipDialog{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.dialogs[string(cid)]
+	if !ok {
+		return sipDialog{}
+	}
+	if d.until != 0 && time.Now().UnixNano() > d.until {
+		p.dropDialog(cid, d)
+		return sipDialog{}
+	}
+	return d
+}
+
+// dropDialog forgets a dialog and frees its registration's session;
+// p.mu is held.
+func (p *sipState) dropDialog(cid []byte, d sipDialog) {
+	delete(p.dialogs, string(cid))
+	if d.aor == "" {
+		return
+	}
+	if r, ok := p.regs[d.aor]; ok && r.sessions > 0 {
+		r.sessions--
+		p.regs[d.aor] = r
+	}
+}
+
+// dialogBegins remembers the member a request that opens a dialog went
+// to, for dialog-establishment-timeout.
+func (p *sipState) dialogBegins(m *sipmsg.Message, lg *leg) {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok || !opensDialog(m) {
+		return
+	}
+	d := sipDialog{pool: lg.pool, mem: lg.member, aor: p.pendingAOR}
+	if t := p.cfg.DialogTimeout; t > 0 {
+		d.until = time.Now().UnixNano() + int64(t)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.dialogs[string(cid)]; ok {
+		// A retransmission, or another try: the same dialog, its member
+		// the one now sent to.
+		old.pool, old.mem = lg.pool, lg.member
+		p.dialogs[string(cid)] = old
+		return
+	}
+	if len(p.dialogs) >= sipTxnLimit {
+		forgetHalf(p.dialogs)
+	}
+	p.dialogs[string(cid)] = d
+}
+
+// dialogSeen follows a dialog through a message either way: a 2xx to
+// the request that opened it establishes it (sip-session-timeout from
+// then, and from each later message); a failure before that or a BYE's
+// final answer forgets it.
+func (p *sipState) dialogSeen(m *sipmsg.Message) {
+	cid, ok := m.Header(sipmsg.CallID)
+	if !ok {
+		return
+	}
+	var meth []byte
+	if !m.Request {
+		if m.Code < 200 {
+			return
+		}
+		meth = m.CSeqMethod()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d, ok := p.dialogs[string(cid)]
+	if !ok {
+		return
+	}
+	now := time.Now().UnixNano()
+	if d.until != 0 && now > d.until {
+		p.dropDialog(cid, d)
+		return
+	}
+	if !m.Request {
+		switch {
+		case string(meth) == "BYE":
+			p.dropDialog(cid, d)
+			return
+		case !d.established && isDialogMethod(meth) && m.Code < 300:
+			d.established = true
+		case !d.established && isDialogMethod(meth):
+			p.dropDialog(cid, d)
+			return
+		}
+	}
+	if d.established {
+		d.until = 0
+		if t := p.cfg.SessionTimeout; t > 0 {
+			d.until = now + int64(t)
+		}
+	}
+	p.dialogs[string(cid)] = d
+}
+
+// admit applies the registration bounds to a request of the client, as
+// over TCP: nil lets it go on, otherwise the virtual's 503 answer. A
+// registration lasts what its REGISTER asks (sipmsg.RegisterExpires), at
+// most registration-timeout; 0 ends it.
+func (p *sipState) admit(m *sipmsg.Message) []byte {
+	opt := p.cfg
+	switch string(m.Method) {
+	case "REGISTER":
+		to, _ := m.Header(sipmsg.To)
+		aor := sipmsg.AddrOfRecord(to)
+		if len(aor) == 0 {
+			return nil
+		}
+		exp := m.RegisterExpires(3600)
+		now := time.Now().UnixNano()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		r, known := p.regs[string(aor)]
+		if known && r.until < now && r.sessions == 0 {
+			delete(p.regs, string(aor))
+			known = false
+		}
+		if exp == 0 {
+			if known {
+				r.until = 0
+				if r.sessions == 0 {
+					delete(p.regs, string(aor))
+				} else {
+					p.regs[string(aor)] = r
+				}
+			}
+			return nil
+		}
+		if !known && opt.MaxRegistrations > 0 && p.liveRegs(now) >= opt.MaxRegistrations {
+			return sipmsg.Reject(m, 503, "Service Unavailable")
+		}
+		d := time.Duration(min(exp, 1<<31)) * time.Second
+		if t := opt.RegistrationTimeout; t > 0 && d > t {
+			d = t
+		}
+		r.until = now + int64(d)
+		p.regs[string(aor)] = r
+	case "INVITE":
+		if opt.MaxSessionsPerRegistration <= 0 || m.HasToTag() {
+			return nil
+		}
+		from, _ := m.Header(sipmsg.From)
+		aor := sipmsg.AddrOfRecord(from)
+		now := time.Now().UnixNano()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		r, ok := p.regs[string(aor)]
+		if !ok || r.until < now {
+			return nil
+		}
+		if cid, ok := m.Header(sipmsg.CallID); ok {
+			if _, again := p.dialogs[string(cid)]; again {
+				return nil // a retransmission: its session is counted
+			}
+		}
+		if r.sessions >= opt.MaxSessionsPerRegistration {
+			return sipmsg.Reject(m, 503, "Service Unavailable")
+		}
+		r.sessions++
+		p.regs[string(aor)] = r
+		p.pendingAOR = string(aor)
+	}
+	return nil
+}
+
+// liveRegs counts the registrations still lasting, forgetting the
+// others; p.mu is held.
+func (p *sipState) liveRegs(now int64) int {
+	n := 0
+	for k, r := range p.regs {
+		switch {
+		case r.until >= now:
+			n++
+		case r.sessions == 0:
+			delete(p.regs, k)
+		}
+	}
+	return n
+}
