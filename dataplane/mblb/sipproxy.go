@@ -159,10 +159,7 @@ func (ss *sipSession) dropDialog(cid []byte, d sipDialog) {
 	if d.aor == "" {
 		return
 	}
-	if r, ok := ss.regs[d.aor]; ok && r.sessions > 0 {
-		r.sessions--
-		ss.regs[d.aor] = r
-	}
+	ss.regs.Release(d.aor)
 }
 
 // dialogMember is the member of the dialog (by Call-ID) a request of the
@@ -294,93 +291,19 @@ func (ss *sipSession) terminate(sc *serverConn) {
 // max-sessions-per-registration it is answered 503 too. A request from
 // an address not registered here is not bounded [M].
 
-// sipReg is one registration: until when it lasts (Unix ns) and its
-// open dialogs.
-type sipReg struct {
-	until    int64
-	sessions int
-}
-
 // admit applies the registration bounds to a request of the client: nil
 // lets it go on, otherwise the answer the virtual sends instead.
 func (ss *sipSession) admit(m *SIPMessage) []byte {
 	opt := &ss.s.e.cfg.Request.SIP
-	switch string(m.Method) {
-	case "REGISTER":
-		to, _ := m.Header(sipmsg.To)
-		aor := sipmsg.AddrOfRecord(to)
-		if len(aor) == 0 {
-			return nil
-		}
-		exp := m.RegisterExpires(3600)
-		now := time.Now().UnixNano()
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		r, known := ss.regs[string(aor)]
-		if known && r.until < now && r.sessions == 0 {
-			delete(ss.regs, string(aor))
-			known = false
-		}
-		if exp == 0 {
-			if known {
-				r.until = 0
-				if r.sessions == 0 {
-					delete(ss.regs, string(aor))
-				} else {
-					ss.regs[string(aor)] = r
-				}
-			}
-			return nil
-		}
-		if !known && opt.MaxRegistrations > 0 && ss.liveRegs(now) >= opt.MaxRegistrations {
-			return sipmsg.Reject(m, 503, "Service Unavailable")
-		}
-		d := time.Duration(min(exp, 1<<31)) * time.Second
-		if t := opt.RegistrationTimeout; t > 0 && d > t {
-			d = t
-		}
-		r.until = now + int64(d)
-		ss.regs[string(aor)] = r
-		return nil
-	case "INVITE":
-		if opt.MaxSessionsPerRegistration <= 0 || m.HasToTag() {
-			return nil
-		}
-		from, _ := m.Header(sipmsg.From)
-		aor := sipmsg.AddrOfRecord(from)
-		now := time.Now().UnixNano()
-		ss.mu.Lock()
-		defer ss.mu.Unlock()
-		r, ok := ss.regs[string(aor)]
-		if !ok || r.until < now {
-			return nil
-		}
-		if cid, ok := m.Header(sipmsg.CallID); ok {
-			if _, again := ss.dialogs[string(cid)]; again {
-				return nil // a retransmission: its session is counted
-			}
-		}
-		if r.sessions >= opt.MaxSessionsPerRegistration {
-			return sipmsg.Reject(m, 503, "Service Unavailable")
-		}
-		r.sessions++
-		ss.regs[string(aor)] = r
-		ss.pendingAOR = string(aor)
+	lim := sipmsg.RegLimits{Max: opt.MaxRegistrations, Timeout: opt.RegistrationTimeout, SessionsPer: opt.MaxSessionsPerRegistration}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	no, aor := ss.regs.Admit(m, lim, time.Now().UnixNano(), func(cid []byte) bool {
+		_, again := ss.dialogs[string(cid)]
+		return again
+	})
+	if aor != "" {
+		ss.pendingAOR = aor
 	}
-	return nil
-}
-
-// liveRegs counts the registrations still lasting, forgetting the
-// others; ss.mu is held. It runs only for a new registration.
-func (ss *sipSession) liveRegs(now int64) int {
-	n := 0
-	for k, r := range ss.regs {
-		switch {
-		case r.until >= now:
-			n++
-		case r.sessions == 0:
-			delete(ss.regs, k)
-		}
-	}
-	return n
+	return no
 }

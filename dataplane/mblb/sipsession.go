@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/openltm/openltm/dataplane/sipmsg"
 )
 
 // SIP sessions. SIP is not one answer per request: an INVITE gets
@@ -115,7 +117,7 @@ type sipSession struct {
 	// regs are the client's registrations by address of record, nil
 	// unless the profile bounds them (sipproxy.go); pendingAOR is the
 	// registration the INVITE being balanced counts against.
-	regs       map[string]sipReg
+	regs       *sipmsg.Registrar
 	pendingAOR string
 }
 
@@ -131,7 +133,7 @@ func (s *ClientConn) runSIP() error {
 	if opt.DialogAware {
 		ss.dialogs = map[string]sipDialog{}
 		if opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0 {
-			ss.regs = map[string]sipReg{}
+			ss.regs = sipmsg.NewRegistrar()
 		}
 	}
 	fr, err := e.cfg.Request.New(e.cfg.MaxMessageSize)

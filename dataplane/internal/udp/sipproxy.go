@@ -60,7 +60,7 @@ type sipState struct {
 	invites map[string]*leg
 	served  map[string]*leg
 	dialogs map[string]sipDialog
-	regs    map[string]sipReg
+	regs    *sipmsg.Registrar
 
 	// The reader's alone: the registration the INVITE being balanced
 	// counts against, and the dialog member it should go to.
@@ -80,13 +80,6 @@ type sipDialog struct {
 	established bool
 	until       int64
 	aor         string
-}
-
-// sipReg is one registration: until when it lasts (Unix ns) and its open
-// dialogs.
-type sipReg struct {
-	until    int64
-	sessions int
 }
 
 // newSIPState is a flow's SIP state, nil when the profile sets none of
@@ -120,7 +113,7 @@ func newSIPState(sc *config.SIPDatagram, local string) *sipState {
 		p.dialogs = map[string]sipDialog{}
 		p.dlgPick = func() (*state.Pool, *state.Member) { return p.dlg.pool, p.dlg.mem }
 		if sc.MaxRegistrations > 0 || sc.MaxSessionsPerRegistration > 0 {
-			p.regs = map[string]sipReg{}
+			p.regs = sipmsg.NewRegistrar()
 		}
 	}
 	return p
@@ -227,10 +220,7 @@ func (p *sipState) unchosen() {
 		return
 	}
 	p.mu.Lock()
-	if r, ok := p.regs[p.pendingAOR]; ok && r.sessions > 0 {
-		r.sessions--
-		p.regs[p.pendingAOR] = r
-	}
+	p.regs.Release(p.pendingAOR)
 	p.mu.Unlock()
 	p.pendingAOR = ""
 }
@@ -407,10 +397,7 @@ func (p *sipState) dropDialog(cid []byte, d sipDialog) {
 	if d.aor == "" {
 		return
 	}
-	if r, ok := p.regs[d.aor]; ok && r.sessions > 0 {
-		r.sessions--
-		p.regs[d.aor] = r
-	}
+	p.regs.Release(d.aor)
 }
 
 // dialogBegins remembers the member a request that opens a dialog went
@@ -488,86 +475,19 @@ func (p *sipState) dialogSeen(m *sipmsg.Message) {
 }
 
 // admit applies the registration bounds to a request of the client, as
-// over TCP: nil lets it go on, otherwise the virtual's 503 answer. A
-// registration lasts what its REGISTER asks (sipmsg.RegisterExpires), at
-// most registration-timeout; 0 ends it.
+// over TCP (sipmsg.Registrar): nil lets it go on, otherwise the
+// virtual's 503 answer.
 func (p *sipState) admit(m *sipmsg.Message) []byte {
 	opt := p.cfg
-	switch string(m.Method) {
-	case "REGISTER":
-		to, _ := m.Header(sipmsg.To)
-		aor := sipmsg.AddrOfRecord(to)
-		if len(aor) == 0 {
-			return nil
-		}
-		exp := m.RegisterExpires(3600)
-		now := time.Now().UnixNano()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		r, known := p.regs[string(aor)]
-		if known && r.until < now && r.sessions == 0 {
-			delete(p.regs, string(aor))
-			known = false
-		}
-		if exp == 0 {
-			if known {
-				r.until = 0
-				if r.sessions == 0 {
-					delete(p.regs, string(aor))
-				} else {
-					p.regs[string(aor)] = r
-				}
-			}
-			return nil
-		}
-		if !known && opt.MaxRegistrations > 0 && p.liveRegs(now) >= opt.MaxRegistrations {
-			return sipmsg.Reject(m, 503, "Service Unavailable")
-		}
-		d := time.Duration(min(exp, 1<<31)) * time.Second
-		if t := opt.RegistrationTimeout; t > 0 && d > t {
-			d = t
-		}
-		r.until = now + int64(d)
-		p.regs[string(aor)] = r
-	case "INVITE":
-		if opt.MaxSessionsPerRegistration <= 0 || m.HasToTag() {
-			return nil
-		}
-		from, _ := m.Header(sipmsg.From)
-		aor := sipmsg.AddrOfRecord(from)
-		now := time.Now().UnixNano()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		r, ok := p.regs[string(aor)]
-		if !ok || r.until < now {
-			return nil
-		}
-		if cid, ok := m.Header(sipmsg.CallID); ok {
-			if _, again := p.dialogs[string(cid)]; again {
-				return nil // a retransmission: its session is counted
-			}
-		}
-		if r.sessions >= opt.MaxSessionsPerRegistration {
-			return sipmsg.Reject(m, 503, "Service Unavailable")
-		}
-		r.sessions++
-		p.regs[string(aor)] = r
-		p.pendingAOR = string(aor)
+	lim := sipmsg.RegLimits{Max: opt.MaxRegistrations, Timeout: opt.RegistrationTimeout, SessionsPer: opt.MaxSessionsPerRegistration}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	no, aor := p.regs.Admit(m, lim, time.Now().UnixNano(), func(cid []byte) bool {
+		_, again := p.dialogs[string(cid)]
+		return again
+	})
+	if aor != "" {
+		p.pendingAOR = aor
 	}
-	return nil
-}
-
-// liveRegs counts the registrations still lasting, forgetting the
-// others; p.mu is held.
-func (p *sipState) liveRegs(now int64) int {
-	n := 0
-	for k, r := range p.regs {
-		switch {
-		case r.until >= now:
-			n++
-		case r.sessions == 0:
-			delete(p.regs, k)
-		}
-	}
-	return n
+	return no
 }
