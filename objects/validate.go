@@ -268,6 +268,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkHashPayload(c, o); err != nil { // persist_hash.go
 			return err
 		}
+		if err := checkAdapt(s, c, o); err != nil { // adapt.go
+			return err
+		}
 	}
 	return nil
 }

@@ -109,6 +109,11 @@ type HTTPOptions struct {
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
 	WebSocket *wsframe.Options
+	// RequestAdapt and ResponseAdapt are the virtual's request-adapt and
+	// response-adapt profiles (nil: none; adapt.go). Either makes the
+	// messages of that side whole before they go on (no streaming, up to
+	// the engine's MaxMessageSize) and the engine's sessions goroutines.
+	RequestAdapt, ResponseAdapt *Adapt
 	// RequestChunking and ResponseChunking are request-chunking and
 	// response-chunking: how bodies are framed on their way out
 	// (httpchunking.go); the zero value keeps the sender's framing.
@@ -244,6 +249,21 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Lock()
 				s.perConn = x.detach < 0
 				s.mu.Unlock()
+			}
+		}
+		if ra := opts.RequestAdapt; ra != nil && (x == nil || !x.disable) {
+			nb, nh, answered, ok := s.adaptRequest(ra, b, h, x, closing) // adapt.go
+			if !ok {
+				return errClosed
+			}
+			if answered {
+				continue
+			}
+			if nb != nil {
+				b, h = nb, nh
+				if x != nil {
+					x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+				}
 			}
 		}
 		var cm cacheMiss
@@ -577,7 +597,7 @@ func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
 		MaxHeader: o.MaxHeaderSize,
 		MaxFields: o.maxHeaderCount(),
 		Max:       sc.e.cfg.MaxMessageSize,
-		Stream:    true,
+		Stream:    o.ResponseAdapt == nil,
 		HeadRequest: func() (bool, bool) {
 			sc.qmu.Lock()
 			h := sc.q.peek()
@@ -636,6 +656,15 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	if opts.RequestLog != nil && !sc.strm.resumed {
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
+	}
+	if ra := opts.ResponseAdapt; ra != nil && !sc.strm.head && !sc.strm.resumed {
+		nb, nh, ok := sc.adaptResponse(ra, req, b, h) // adapt.go
+		if !ok {
+			return nil, nil
+		}
+		if nb != nil {
+			b, h, hend = nb, nh, nh.HeaderEnd
+		}
 	}
 	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {
 		store, ended := sc.cacheUpdate(req, b, h) // CACHE_UPDATE (httpcache_events.go)
