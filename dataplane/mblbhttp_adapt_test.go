@@ -1,0 +1,177 @@
+package dataplane
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/icap"
+	"github.com/openltm/openltm/dataplane/icap/icaptest"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// startEchoMember is an HTTP member answering with the X-Scan header
+// and the body it received, so a test sees what adaptation passed on.
+func startEchoMember(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if v := r.Header.Get("X-Echo-Scan"); v != "" {
+			w.Header().Set("X-Scan", v)
+		}
+		fmt.Fprintf(w, "member X-Scan=%s body=%s", r.Header.Get("X-Scan"), b)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+}
+
+// adaptConfig is an HTTP virtual at vs over the member, with the ICAP
+// servers in pool /Common/icap_pool.
+func adaptConfig(t *testing.T, vs, member string, req, resp *mblb.Adapt, icaps ...string) *Config {
+	cfg := l7Config(t, vs, false, mblb.HTTPOptions{RequestAdapt: req, ResponseAdapt: resp}, "", member)
+	q := &Pool{Name: "/Common/icap_pool", LBMode: RoundRobin}
+	for _, a := range icaps {
+		q.Members = append(q.Members, Member{Node: "/Common/" + ap(a).Addr().String(), Addr: ap(a)})
+	}
+	cfg.Pools[q.Name] = q
+	return cfg
+}
+
+func adapt(down mblb.AdaptDown, preview int) *mblb.Adapt {
+	return &mblb.Adapt{Profile: "/Common/av", Pool: "/Common/icap_pool", Down: down,
+		Service: &icap.Service{URI: "icap://${SERVER_IP}:${SERVER_PORT}/av", Preview: preview, Timeout: 5 * time.Second}}
+}
+
+// TestRequestAdapt: requests through REQMOD on a real HTTP virtual: the
+// member sees the ICAP server's changes, a blocked request gets its
+// page, a clean one passes as it was (204), previews included, and
+// HTTP/1.0 passes unadapted without allow-http-10.
+func TestRequestAdapt(t *testing.T) {
+	startEchoMember(t, "127.60.2.11:80")
+	srv, err := icaptest.Listen("127.60.2.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, lg := newPlane(t)
+	mustApply(t, p, adaptConfig(t, "127.60.2.1:80", "127.60.2.11:80", adapt(mblb.AdaptReset, 8), nil, "127.60.2.21:1344"))
+	c := dialHTTPVS(t, "127.60.2.1:80")
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		name, req  string
+		status     int
+		body       string
+		icapBefore int64 // REQMOD exchanges the request makes
+	}{
+		{"modified header", "GET /a HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=clean body=", 1},
+		{"unchanged (204)", "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 200, "member X-Scan= body=", 1},
+		{"body past the preview", "POST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n" + long, 200, "member X-Scan= body=" + long, 1},
+		{"chunked body, modified", "POST /d HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 200, "member X-Scan=clean body=hello", 1},
+		{"blocked in the preview", "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nEICAR....", 403, "blocked by the ICAP service", 1},
+		{"blocked after 100 Continue", "POST /f HTTP/1.1\r\nHost: a\r\nContent-Length: 105\r\n\r\n" + long + "EICAR", 403, "blocked by the ICAP service", 1},
+		{"HTTP/1.0 not adapted", "GET /g HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=raw body=", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := srv.Stats.ReqMod.Load()
+			r, body, err := c.do(tc.req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != tc.status || !strings.Contains(body, tc.body) {
+				t.Fatalf("%d %q, want %d %q", r.StatusCode, body, tc.status, tc.body)
+			}
+			if n := srv.Stats.ReqMod.Load() - before; n != tc.icapBefore {
+				t.Fatalf("%d REQMOD, want %d", n, tc.icapBefore)
+			}
+		})
+	}
+	if srv.Stats.Continues.Load() < 2 {
+		t.Errorf("%d 100 Continue from the ICAP server, want the previews' two", srv.Stats.Continues.Load())
+	}
+}
+
+// TestResponseAdapt: member responses through RESPMOD, balanced over
+// the ICAP pool round robin.
+func TestResponseAdapt(t *testing.T) {
+	startEchoMember(t, "127.60.2.12:80")
+	var srvs []*icaptest.Server
+	for _, a := range []string{"127.60.2.22:1344", "127.60.2.23:1344"} {
+		s, err := icaptest.Listen(a, icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "checked"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		srvs = append(srvs, s)
+	}
+	p, lg := newPlane(t)
+	mustApply(t, p, adaptConfig(t, "127.60.2.2:80", "127.60.2.12:80", nil, adapt(mblb.AdaptIgnore, 0), "127.60.2.22:1344", "127.60.2.23:1344"))
+	c := dialHTTPVS(t, "127.60.2.2:80")
+	for _, tc := range []struct {
+		name, req, scan string
+		status          int
+		body            string
+	}{
+		{"unchanged (204)", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "", 200, "member X-Scan= body="},
+		{"response header rewritten", "GET / HTTP/1.1\r\nHost: a\r\nX-Echo-Scan: raw\r\n\r\n", "checked", 200, "member"},
+		{"response blocked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nEICAR", "", 403, "blocked by the ICAP service"},
+		{"after a block, the next", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "", 200, "member"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, body, err := c.do(tc.req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != tc.status || !strings.Contains(body, tc.body) || r.Header.Get("X-Scan") != tc.scan {
+				t.Fatalf("%d X-Scan=%q %q, want %d %q %q", r.StatusCode, r.Header.Get("X-Scan"), body, tc.status, tc.scan, tc.body)
+			}
+		})
+	}
+	if a, b := srvs[0].Stats.RespMod.Load(), srvs[1].Stats.RespMod.Load(); a != 2 || b != 2 {
+		t.Errorf("RESPMOD per ICAP server %d and %d, want 2 and 2 (round robin)", a, b)
+	}
+}
+
+// TestAdaptServiceDown: no ICAP server answering, each
+// service-down-action.
+func TestAdaptServiceDown(t *testing.T) {
+	startEchoMember(t, "127.60.2.13:80")
+	for i, tc := range []struct {
+		name     string
+		down     mblb.AdaptDown
+		answered bool
+		icap     []string // the pool's members (none listening)
+	}{
+		{"ignore", mblb.AdaptIgnore, true, []string{"127.60.2.29:1344"}},
+		{"ignore, empty pool", mblb.AdaptIgnore, true, nil},
+		{"drop", mblb.AdaptDrop, false, []string{"127.60.2.29:1344"}},
+		{"reset", mblb.AdaptReset, false, []string{"127.60.2.29:1344"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := fmt.Sprintf("127.60.2.%d:80", 3+i)
+			p, lg := newPlane(t)
+			mustApply(t, p, adaptConfig(t, vs, "127.60.2.13:80", adapt(tc.down, 0), nil, tc.icap...))
+			c := dialHTTPVS(t, vs)
+			r, body, err := c.do("GET / HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n")
+			if tc.answered {
+				if err != nil || r.StatusCode != 200 || body != "member X-Scan=raw body=" {
+					t.Fatalf("%v %q (log %s)", err, body, lg)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("answered %d %q, want the connection ended", r.StatusCode, body)
+			}
+			if !strings.Contains(lg.String(), "service-down-action") {
+				t.Fatalf("log %s", lg)
+			}
+		})
+	}
+}
