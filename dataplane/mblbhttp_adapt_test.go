@@ -175,3 +175,70 @@ func TestAdaptServiceDown(t *testing.T) {
 		})
 	}
 }
+
+// TestAdaptRules: ADAPT::enable and ADAPT::service_down_action in
+// HTTP_REQUEST decide for that request (and its answer) only.
+func TestAdaptRules(t *testing.T) {
+	startEchoMember(t, "127.60.2.14:80")
+	srv, err := icaptest.Listen("127.60.2.24:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rule := `when HTTP_REQUEST {
+	switch -glob [HTTP::uri] {
+		"/skip" { ADAPT::enable request false }
+		"/noresp" { ADAPT::enable response 0 }
+		"/state" { HTTP::respond 200 content "[ADAPT::enable request] [ADAPT::enable response] [ADAPT::service_down_action]" }
+	}
+}`
+	p, lg := newPlane(t)
+	cfg := adaptConfig(t, "127.60.2.10:80", "127.60.2.14:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.60.2.24:1344")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.60.2.10:80")
+	for _, tc := range []struct {
+		path, body         string
+		reqmod, respmod int64
+	}{
+		{"/skip", "member X-Scan=raw body=", 0, 1},
+		{"/a", "member X-Scan=clean body=", 1, 1},
+		{"/noresp", "member X-Scan=clean body=", 1, 0},
+		{"/state", "1 1 reset", 0, 0},
+		{"/b", "member X-Scan=clean body=", 1, 1},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			rq, rs := srv.Stats.ReqMod.Load(), srv.Stats.RespMod.Load()
+			r, body, err := c.do("GET " + tc.path + " HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n")
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != 200 || body != tc.body {
+				t.Fatalf("%d %q, want %q", r.StatusCode, body, tc.body)
+			}
+			if a, b := srv.Stats.ReqMod.Load()-rq, srv.Stats.RespMod.Load()-rs; a != tc.reqmod || b != tc.respmod {
+				t.Fatalf("%d REQMOD and %d RESPMOD, want %d and %d", a, b, tc.reqmod, tc.respmod)
+			}
+		})
+	}
+}
+
+// TestAdaptRuleServiceDown: ADAPT::service_down_action overrides the
+// profile's for one request.
+func TestAdaptRuleServiceDown(t *testing.T) {
+	startEchoMember(t, "127.60.2.15:80")
+	p, lg := newPlane(t)
+	cfg := adaptConfig(t, "127.60.2.16:80", "127.60.2.15:80", adapt(mblb.AdaptReset, 0), nil, "127.60.2.29:1344")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when HTTP_REQUEST { if {[HTTP::uri] eq "/ignore"} { ADAPT::service_down_action request ignore } }`)
+	mustApply(t, p, cfg)
+	for _, tc := range []struct {
+		path     string
+		answered bool
+	}{{"/ignore", true}, {"/other", false}} {
+		c := dialHTTPVS(t, "127.60.2.16:80")
+		r, body, err := c.do("GET " + tc.path + " HTTP/1.1\r\nHost: a\r\n\r\n")
+		if got := err == nil && r.StatusCode == 200 && strings.HasPrefix(body, "member"); got != tc.answered {
+			t.Errorf("%s: answered %v, want %v (%v %q; log %s)", tc.path, got, tc.answered, err, body, lg)
+		}
+	}
+}

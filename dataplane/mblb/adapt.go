@@ -43,6 +43,41 @@ const (
 	AdaptReset
 )
 
+// AdaptChoice is what a client's rules asked of a request's adaptation
+// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action): each
+// side on or off, and its service-down-action.
+type AdaptChoice struct {
+	Request, Response         bool
+	RequestDown, ResponseDown AdaptDown
+}
+
+// HTTPAdaptHandler is implemented by an HTTPRuleHandler on a virtual
+// with an adapt profile: the engine asks it after HTTP_REQUEST, and the
+// choice applies to that request and its answer only.
+type HTTPAdaptHandler interface {
+	AdaptChoice() AdaptChoice
+}
+
+// adaptSide is one side's choice as a message carries it.
+type adaptSide struct {
+	set, off bool
+	down     AdaptDown
+}
+
+// adaptChoice is the rules' choice for the request in hand, if the
+// client's rules can make one.
+func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
+	if x == nil {
+		return
+	}
+	ah, ok := s.hrule.(HTTPAdaptHandler)
+	if !ok {
+		return
+	}
+	c := ah.AdaptChoice()
+	return adaptSide{set: true, off: !c.Request, down: c.RequestDown}, adaptSide{set: true, off: !c.Response, down: c.ResponseDown}
+}
+
 // adaptServer is the ICAP server the pool's method chooses now.
 func (e *Engine) adaptServer(a *Adapt) (netip.AddrPort, bool) {
 	if e.cfg.PoolPick == nil {
@@ -56,10 +91,11 @@ func (e *Engine) adaptServer(a *Adapt) (netip.AddrPort, bool) {
 // to go on in its place (nil: unchanged), or answered when the ICAP
 // server's response went to the client instead; ok is false when the
 // service-down-action ended the client.
-func (s *ClientConn) adaptRequest(a *Adapt, b []byte, h *httpx.Head, x *HTTPEvent, closing bool) (nb []byte, nh *httpx.Head, answered, ok bool) {
-	if !a.HTTP10 && h.Minor == 0 {
+func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.Head, x *HTTPEvent, closing bool) (nb []byte, nh *httpx.Head, answered, ok bool) {
+	if side.off || !a.HTTP10 && h.Minor == 0 {
 		return nil, nil, false, true
 	}
+	a = side.apply(a)
 	head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
 	if x != nil && x.edited != nil {
 		head = x.edited
@@ -129,9 +165,10 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 		return nil, nil, true
 	}
 	s := req.sess
-	if !a.HTTP10 && h.Minor == 0 {
+	if req.hx.respAdapt.off || !a.HTTP10 && h.Minor == 0 {
 		return nil, nil, true
 	}
+	a = req.hx.respAdapt.apply(a)
 	body := b[h.HeaderEnd:]
 	if h.Chunked {
 		var err error
@@ -163,3 +200,14 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 // adapts reports whether a side is adapted: its exchanges wait on the
 // ICAP server, which an event loop must not.
 func (o *HTTPOptions) adapts() bool { return o.RequestAdapt != nil || o.ResponseAdapt != nil }
+
+// apply is a with the rules' service-down-action, when they chose one
+// other than the profile's (a copy then: the profile is shared).
+func (c adaptSide) apply(a *Adapt) *Adapt {
+	if !c.set || c.down == a.Down {
+		return a
+	}
+	b := *a
+	b.Down = c.down
+	return &b
+}

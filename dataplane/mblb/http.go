@@ -251,18 +251,23 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
-		if ra := opts.RequestAdapt; ra != nil && (x == nil || !x.disable) {
-			nb, nh, answered, ok := s.adaptRequest(ra, b, h, x, closing) // adapt.go
-			if !ok {
-				return errClosed
-			}
-			if answered {
-				continue
-			}
-			if nb != nil {
-				b, h = nb, nh
-				if x != nil {
-					x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+		var respAdapt adaptSide
+		if opts.adapts() && (x == nil || !x.disable) {
+			var reqAdapt adaptSide
+			reqAdapt, respAdapt = s.adaptChoice(x) // adapt.go
+			if ra := opts.RequestAdapt; ra != nil {
+				nb, nh, answered, ok := s.adaptRequest(ra, reqAdapt, b, h, x, closing)
+				if !ok {
+					return errClosed
+				}
+				if answered {
+					continue
+				}
+				if nb != nil {
+					b, h = nb, nh
+					if x != nil {
+						x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+					}
 				}
 			}
 		}
@@ -294,6 +299,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		m.httpClose = closing
 		m.hx.cacheable, m.hx.cacheKey, m.hx.cachePrio, m.hx.cacheUpdate = cm.cacheable, cm.key, cm.priority, cm.update
 		m.hx.continued = continued
+		m.hx.respAdapt = respAdapt
 		if forceClose {
 			m.hx.forceClose = true
 		}

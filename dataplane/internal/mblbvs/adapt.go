@@ -1,6 +1,11 @@
 package mblbvs
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
+)
 
 // poolPick is the member of pool that its load-balancing method and its
 // monitors choose now, for the ICAP exchanges of adapt profiles: the
@@ -19,4 +24,52 @@ func (s *Set) poolPick(pool string) (netip.AddrPort, bool) {
 		return netip.AddrPort{}, false
 	}
 	return m.Cfg.Load().Addr, true
+}
+
+// adaptDowns are service-down-action's words by mblb.AdaptDown.
+var adaptDowns = [...]string{mblb.AdaptIgnore: "ignore", mblb.AdaptDrop: "drop", mblb.AdaptReset: "reset"}
+
+// setAdapt gives a client's rules the ADAPT:: commands, starting each
+// request from the virtual's adapt profiles.
+func setAdapt(s *rules.ConnState, h *mblb.HTTPOptions) {
+	reqDown, respDown := "ignore", "ignore"
+	if h.RequestAdapt != nil {
+		reqDown = adaptDowns[h.RequestAdapt.Down]
+	}
+	if h.ResponseAdapt != nil {
+		respDown = adaptDowns[h.ResponseAdapt.Down]
+	}
+	s.SetAdapt(h.RequestAdapt != nil, h.ResponseAdapt != nil, reqDown, respDown)
+}
+
+// AdaptChoice implements mblb.HTTPAdaptHandler: what the rules' ADAPT::
+// commands asked of the request whose HTTP_REQUEST ran last, taken so
+// that it does not carry over to the next one. Before any event ran,
+// the profiles decide.
+func (h *httpRules) AdaptChoice() mblb.AdaptChoice {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cfg := &r.f.mv.cfg.Request.HTTP
+	if r.sess == nil || r.sess.Adapt() == nil {
+		c := mblb.AdaptChoice{Request: cfg.RequestAdapt != nil, Response: cfg.ResponseAdapt != nil}
+		if cfg.RequestAdapt != nil {
+			c.RequestDown = cfg.RequestAdapt.Down
+		}
+		if cfg.ResponseAdapt != nil {
+			c.ResponseDown = cfg.ResponseAdapt.Down
+		}
+		return c
+	}
+	c := r.sess.Adapt().Take()
+	return mblb.AdaptChoice{Request: c.Request, Response: c.Response, RequestDown: adaptDown(c.RequestDown), ResponseDown: adaptDown(c.ResponseDown)}
+}
+
+func adaptDown(s string) mblb.AdaptDown {
+	for i, w := range adaptDowns {
+		if w == s {
+			return mblb.AdaptDown(i)
+		}
+	}
+	return mblb.AdaptIgnore
 }
