@@ -198,7 +198,7 @@ func TestAdaptRules(t *testing.T) {
 	mustApply(t, p, cfg)
 	c := dialHTTPVS(t, "127.60.2.10:80")
 	for _, tc := range []struct {
-		path, body         string
+		path, body      string
 		reqmod, respmod int64
 	}{
 		{"/skip", "member X-Scan=raw body=", 0, 1},
