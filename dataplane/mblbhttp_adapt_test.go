@@ -24,6 +24,16 @@ func startEchoMember(t *testing.T, addr string) {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/chunked" {
+			// Two flushed parts: the answer goes chunked.
+			if v := r.Header.Get("X-Echo-Scan"); v != "" {
+				w.Header().Set("X-Scan", v)
+			}
+			io.WriteString(w, "part one, ")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, "part two")
+			return
+		}
 		if v := r.Header.Get("X-Echo-Scan"); v != "" {
 			w.Header().Set("X-Scan", v)
 		}
@@ -77,11 +87,20 @@ func TestRequestAdapt(t *testing.T) {
 		{"chunked body, modified", "POST /d HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 200, "member X-Scan=clean body=hello", 1},
 		{"blocked in the preview", "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nEICAR....", 403, "blocked by the ICAP service", 1},
 		{"blocked after 100 Continue", "POST /f HTTP/1.1\r\nHost: a\r\nContent-Length: 105\r\n\r\n" + long + "EICAR", 403, "blocked by the ICAP service", 1},
+		{"Expect: 100-continue", "POST /h HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody", 200, "member X-Scan=clean body=body", 1},
 		{"HTTP/1.0 not adapted", "GET /g HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=raw body=", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := srv.Stats.ReqMod.Load()
 			r, body, err := c.do(tc.req)
+			if err == nil && r.StatusCode == 100 {
+				// The member's interim answer passes: the final one follows.
+				if r, err = http.ReadResponse(c.br, nil); err == nil {
+					var b []byte
+					b, err = io.ReadAll(r.Body)
+					body = string(b)
+				}
+			}
 			if err != nil {
 				t.Fatalf("%v (log %s)", err, lg)
 			}
@@ -123,6 +142,8 @@ func TestResponseAdapt(t *testing.T) {
 		{"response header rewritten", "GET / HTTP/1.1\r\nHost: a\r\nX-Echo-Scan: raw\r\n\r\n", "checked", 200, "member"},
 		{"response blocked", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nEICAR", "", 403, "blocked by the ICAP service"},
 		{"after a block, the next", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", "", 200, "member"},
+		{"chunked, unchanged", "GET /chunked HTTP/1.1\r\nHost: a\r\n\r\n", "", 200, "part one, part two"},
+		{"chunked, rewritten", "GET /chunked HTTP/1.1\r\nHost: a\r\nX-Echo-Scan: raw\r\n\r\n", "checked", 200, "part one, part two"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, body, err := c.do(tc.req)
@@ -134,8 +155,8 @@ func TestResponseAdapt(t *testing.T) {
 			}
 		})
 	}
-	if a, b := srvs[0].Stats.RespMod.Load(), srvs[1].Stats.RespMod.Load(); a != 2 || b != 2 {
-		t.Errorf("RESPMOD per ICAP server %d and %d, want 2 and 2 (round robin)", a, b)
+	if a, b := srvs[0].Stats.RespMod.Load(), srvs[1].Stats.RespMod.Load(); a != 3 || b != 3 {
+		t.Errorf("RESPMOD per ICAP server %d and %d, want 3 and 3 (round robin)", a, b)
 	}
 }
 
