@@ -38,6 +38,11 @@ func startEchoMember(t *testing.T, addr string) {
 			w.Header().Set("X-Scan", v)
 		}
 		fmt.Fprintf(w, "member X-Scan=%s body=%s", r.Header.Get("X-Scan"), b)
+		for _, f := range []string{"X-Result", "X-Headers-Event"} {
+			if v := r.Header.Get(f); v != "" {
+				fmt.Fprintf(w, " %s=%s", f, v)
+			}
+		}
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -261,5 +266,47 @@ func TestAdaptRuleServiceDown(t *testing.T) {
 		if got := err == nil && r.StatusCode == 200 && strings.HasPrefix(body, "member"); got != tc.answered {
 			t.Errorf("%s: answered %v, want %v (%v %q; log %s)", tc.path, got, tc.answered, err, body, lg)
 		}
+	}
+}
+
+// TestAdaptEvents: ADAPT_REQUEST_HEADERS after a modified request,
+// ADAPT_REQUEST_RESULT and ADAPT_RESPONSE_RESULT after every exchange
+// with ADAPT::result, their header edits and HTTP::respond.
+func TestAdaptEvents(t *testing.T) {
+	startEchoMember(t, "127.60.2.17:80")
+	srv, err := icaptest.Listen("127.60.2.25:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	rule := `when ADAPT_REQUEST_HEADERS { HTTP::header insert X-Headers-Event [HTTP::header X-Scan] }
+when ADAPT_REQUEST_RESULT {
+	if {[ADAPT::result] eq "respond"} { HTTP::respond 451 content "held by rule" } else { HTTP::header insert X-Result [ADAPT::result] }
+}
+when ADAPT_RESPONSE_RESULT { HTTP::header insert X-Resp-Result [ADAPT::result] }`
+	p, lg := newPlane(t)
+	cfg := adaptConfig(t, "127.60.2.18:80", "127.60.2.17:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.60.2.25:1344")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+	mustApply(t, p, cfg)
+	c := dialHTTPVS(t, "127.60.2.18:80")
+	for _, tc := range []struct {
+		name, req  string
+		status     int
+		body, resp string
+	}{
+		{"modified", "GET / HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=clean body= X-Result=modify X-Headers-Event=clean", "bypass"},
+		{"bypass", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", 200, "member X-Scan= body= X-Result=bypass", "bypass"},
+		{"response modified", "GET / HTTP/1.1\r\nHost: a\r\nX-Echo-Scan: raw\r\n\r\n", 200, "member X-Scan= body= X-Result=bypass", "modify"},
+		{"respond replaced by the rule", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nEICAR", 451, "held by rule", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, body, err := c.do(tc.req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != tc.status || body != tc.body || r.Header.Get("X-Resp-Result") != tc.resp {
+				t.Fatalf("%d %q X-Resp-Result=%q, want %d %q %q", r.StatusCode, body, r.Header.Get("X-Resp-Result"), tc.status, tc.body, tc.resp)
+			}
+		})
 	}
 }

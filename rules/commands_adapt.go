@@ -23,6 +23,12 @@ type AdaptChoice struct {
 // decided in HTTP_REQUEST [M: on BIG-IP HTTP_RESPONSE comes first].
 type AdaptState struct {
 	AdaptChoice
+	// Result is what ADAPT::result returns in ADAPT_REQUEST_RESULT and
+	// ADAPT_RESPONSE_RESULT, which the host sets before it runs them:
+	// bypass (the message goes on as it was: 204, not adapted, or the
+	// service down and ignored), modify, or respond (the ICAP server's
+	// answer takes a request's place).
+	Result string
 	def             AdaptChoice
 	hasReq, hasResp bool
 }
@@ -50,6 +56,27 @@ func (s *ConnState) Adapt() *AdaptState { return s.adapt }
 func registerAdapt(t *tcl.Commands) {
 	t.Register("ADAPT::enable", cmdAdaptEnable)
 	t.Register("ADAPT::service_down_action", cmdAdaptDown)
+	t.Register("ADAPT::result", cmdAdaptResult)
+}
+
+// cmdAdaptResult is `ADAPT::result`: what the exchange did, in
+// ADAPT_REQUEST_RESULT and ADAPT_RESPONSE_RESULT. Setting a result is
+// not supported [M].
+func cmdAdaptResult(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("ADAPT::result")
+	}
+	s, _, err := sess(in, "ADAPT::result")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if s.adapt == nil {
+		return tcl.Empty, tcl.Errorf("ADAPT::result: the virtual server has no request-adapt or response-adapt profile")
+	}
+	if s.event != AdaptRequestResult && s.event != AdaptResponseResult {
+		return tcl.Empty, tcl.Errorf("ADAPT::result: not valid in %s (valid in ADAPT_REQUEST_RESULT, ADAPT_RESPONSE_RESULT)", s.event)
+	}
+	return tcl.Str(s.adapt.Result), nil
 }
 
 // adaptOf returns the connection's ADAPT:: state and the side the

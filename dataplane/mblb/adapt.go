@@ -64,6 +64,133 @@ type adaptSide struct {
 	down     AdaptDown
 }
 
+// HTTPAdaptEvents is implemented by an HTTPRuleHandler whose rules may
+// have ADAPT_ events. OnAdaptRequest runs ADAPT_REQUEST_HEADERS (when
+// modified) and ADAPT_REQUEST_RESULT over the request as adapted (x);
+// OnAdaptResponse the response ones over the response. result is
+// ADAPT::result's word. Their HTTP::header edits, HTTP::respond, reject
+// and drop are recorded on x as in the HTTP events.
+type HTTPAdaptEvents interface {
+	OnAdaptRequest(x *HTTPEvent, result string, modified bool) error
+	OnAdaptResponse(x *HTTPEvent, result string, modified bool) error
+}
+
+// adaptRequestEvents runs the ADAPT_REQUEST_ events after an exchange
+// (result) over the request as it now stands: b and h, or, when the
+// request went on unchanged, the head the HTTP_REQUEST rules left (x)
+// with its body. It returns the request to go on (changed when the
+// rules edited its head: x's edits are then spent) and the answer to
+// give instead, if any; ok is false when the rules ended the client.
+func (s *ClientConn) adaptRequestEvents(result string, b []byte, h *httpx.Head, x *HTTPEvent, answer []byte) (nb []byte, nh *httpx.Head, nanswer []byte, ok bool) {
+	ae, has := s.hrule.(HTTPAdaptEvents)
+	if !has || result == "" {
+		return b, h, answer, true
+	}
+	cur, ch := b, h
+	if result != "modify" && x != nil && (x.edited != nil || x.bodySet) {
+		head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
+		if x.edited != nil {
+			head = x.edited
+		}
+		if x.bodySet {
+			body = x.body
+		} else if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		cur = icap.Frame(head, body)
+		eh, err := httpx.ParseRequest(cur)
+		if err != nil {
+			return b, h, answer, true // (the member gets it as before)
+		}
+		ch = &eh
+	}
+	if s.ax == nil {
+		s.ax = &HTTPEvent{}
+	}
+	ax := s.ax
+	ax.reset(cur, ch, false, netip.AddrPort{})
+	if err := ae.OnAdaptRequest(ax, result, result == "modify"); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return nil, nil, nil, false
+	}
+	switch {
+	case ax.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return nil, nil, nil, false
+	case ax.drop:
+		s.Close(false)
+		return nil, nil, nil, false
+	case ax.responded:
+		return b, h, append([]byte(nil), ax.respond...), true
+	}
+	if ax.edited == nil || answer != nil {
+		return b, h, answer, true
+	}
+	body := cur[ch.HeaderEnd:]
+	if ch.Chunked {
+		body, _ = httpx.Dechunk(nil, body)
+	}
+	nb = icap.Frame(ax.edited, body)
+	eh, err := httpx.ParseRequest(nb)
+	if err != nil {
+		s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+		s.Close(true)
+		return nil, nil, nil, false
+	}
+	if x != nil {
+		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+	}
+	return nb, &eh, nil, true
+}
+
+// adaptResponseEvents is adaptRequestEvents for a response (b, its
+// final head from h.Start) on the server connection: it returns the
+// response to go on (the rules' edit or HTTP::respond, or b and h as
+// they were), and ok false when the rules ended the client.
+func (sc *serverConn) adaptResponseEvents(req *msg, result string, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, ok bool) {
+	ae, has := req.sess.hrule.(HTTPAdaptEvents)
+	if !has || result == "" {
+		return b, h, true
+	}
+	x := &sc.hx
+	x.reset(b, h, true, sc.leg.Remote)
+	x.request, x.requestNum = req.b, req.seq+1
+	s := req.sess
+	if err := ae.OnAdaptResponse(x, result, result == "modify"); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return nil, nil, false
+	}
+	switch {
+	case x.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return nil, nil, false
+	case x.drop:
+		s.Close(false)
+		return nil, nil, false
+	case x.responded:
+		nb = append([]byte(nil), x.respond...)
+	case x.edited != nil:
+		body := b[h.HeaderEnd:]
+		if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		nb = icap.Frame(x.edited, body)
+	default:
+		return b, h, true
+	}
+	eh, err := httpx.ParseResponse(nb)
+	if err != nil {
+		sc.e.logf("mblb: client %s: the rule made an invalid response (%v), reset", s.client, err)
+		s.Close(true)
+		return nil, nil, false
+	}
+	return nb, &eh, true
+}
+
 // adaptChoice is the rules' choice for the request in hand, if the
 // client's rules can make one.
 func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
@@ -88,12 +215,13 @@ func (e *Engine) adaptServer(a *Adapt) (netip.AddrPort, bool) {
 
 // adaptRequest sends a whole request (head b[:h.HeaderEnd] as the rules
 // left it, and its body) through REQMOD. It returns the adapted request
-// to go on in its place (nil: unchanged), or answered when the ICAP
-// server's response went to the client instead; ok is false when the
+// to go on in its place (nil: unchanged), or the ICAP server's answer to
+// give the client instead, and ADAPT::result's word for what happened
+// ("" when the request was not adapted); ok is false when the
 // service-down-action ended the client.
-func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.Head, x *HTTPEvent, closing bool) (nb []byte, nh *httpx.Head, answered, ok bool) {
+func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.Head, x *HTTPEvent) (nb []byte, nh *httpx.Head, answer []byte, result string, ok bool) {
 	if side.off || !a.HTTP10 && h.Minor == 0 {
-		return nil, nil, false, true
+		return nil, nil, nil, "", true
 	}
 	a = side.apply(a)
 	head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
@@ -105,37 +233,34 @@ func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.H
 	} else if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, false, s.adaptDown(a, "the request's chunks do not decode: %v", err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, "the request's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := s.e.adaptServer(a)
 	if !up {
-		return nil, nil, false, s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
 	}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body})
 	if err != nil {
-		return nil, nil, false, s.adaptDown(a, "REQMOD to %s: %v", addr, err)
+		return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s: %v", addr, err)
 	}
 	switch r.Outcome {
 	case icap.Answered:
 		if _, err := httpx.ParseResponse(r.Msg); err != nil {
-			return nil, nil, false, s.adaptDown(a, "REQMOD to %s answered with an invalid response: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s answered with an invalid response: %v", addr, err)
 		}
 		s.e.stats.adaptAnswered.Add(1)
-		s.msgsIn.Add(1)
-		s.localReply(r.Msg, closing)
-		s.httpDone = closing
-		return nil, nil, true, true
+		return nil, nil, r.Msg, "respond", true
 	case icap.Modified:
 		eh, err := httpx.ParseRequest(r.Msg)
 		if err != nil {
-			return nil, nil, false, s.adaptDown(a, "REQMOD to %s gave an invalid request: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s gave an invalid request: %v", addr, err)
 		}
 		s.e.stats.adaptModified.Add(1)
-		return r.Msg, &eh, false, true
+		return r.Msg, &eh, nil, "modify", true
 	}
 	s.e.stats.adaptUnmodified.Add(1)
-	return nil, nil, false, true
+	return nil, nil, nil, "bypass", true
 }
 
 // adaptDown applies service-down-action to the client after a failed
@@ -158,43 +283,44 @@ func (s *ClientConn) adaptDown(a *Adapt, why string, args ...any) bool {
 // adaptResponse sends a whole member response (b from h.Start) and the
 // head of the request it answers through RESPMOD, and returns the
 // response to deliver in its place (nil: unchanged); ok is false when
-// the service-down-action ended the client. Answers without a body to
-// scan (1xx, 204, 304, to HEAD or CONNECT) pass unadapted [M].
-func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, ok bool) {
+// the service-down-action ended the client, and ADAPT::result's word
+// ("" when not adapted). Answers without a body to scan (1xx, 204, 304,
+// to HEAD or CONNECT) pass unadapted [M].
+func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, result string, ok bool) {
 	if h.Status < 200 || h.Status == 204 || h.Status == 304 || req.httpHead || req.hx.connect || req.hx.tunnel != 0 {
-		return nil, nil, true
+		return nil, nil, "", true
 	}
 	s := req.sess
 	if req.hx.respAdapt.off || !a.HTTP10 && h.Minor == 0 {
-		return nil, nil, true
+		return nil, nil, "", true
 	}
 	a = req.hx.respAdapt.apply(a)
 	body := b[h.HeaderEnd:]
 	if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, s.adaptDown(a, "the response's chunks do not decode: %v", err)
+			return nil, nil, "bypass", s.adaptDown(a, "the response's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := sc.e.adaptServer(a)
 	if !up {
-		return nil, nil, s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
 	}
 	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.RespMod, m)
 	if err != nil {
-		return nil, nil, s.adaptDown(a, "RESPMOD to %s: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s: %v", addr, err)
 	}
 	if r.Outcome == icap.Unmodified {
 		sc.e.stats.adaptUnmodified.Add(1)
-		return nil, nil, true
+		return nil, nil, "bypass", true
 	}
 	eh, err := httpx.ParseResponse(r.Msg)
 	if err != nil {
-		return nil, nil, s.adaptDown(a, "RESPMOD to %s gave an invalid response: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s gave an invalid response: %v", addr, err)
 	}
 	sc.e.stats.adaptModified.Add(1)
-	return r.Msg, &eh, true
+	return r.Msg, &eh, "modify", true
 }
 
 // adapts reports whether a side is adapted: its exchanges wait on the

@@ -256,18 +256,26 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			var reqAdapt adaptSide
 			reqAdapt, respAdapt = s.adaptChoice(x) // adapt.go
 			if ra := opts.RequestAdapt; ra != nil {
-				nb, nh, answered, ok := s.adaptRequest(ra, reqAdapt, b, h, x, closing)
+				nb, nh, answer, result, ok := s.adaptRequest(ra, reqAdapt, b, h, x)
 				if !ok {
 					return errClosed
-				}
-				if answered {
-					continue
 				}
 				if nb != nil {
 					b, h = nb, nh
 					if x != nil {
 						x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
 					}
+				}
+				if x != nil { // ADAPT_REQUEST_HEADERS and _RESULT
+					if b, h, answer, ok = s.adaptRequestEvents(result, b, h, x, answer); !ok {
+						return errClosed
+					}
+				}
+				if answer != nil {
+					s.msgsIn.Add(1)
+					s.localReply(answer, closing)
+					s.httpDone = closing
+					continue
 				}
 			}
 		}
@@ -664,12 +672,18 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
 	}
 	if ra := opts.ResponseAdapt; ra != nil && !sc.strm.head && !sc.strm.resumed {
-		nb, nh, ok := sc.adaptResponse(ra, req, b, h) // adapt.go
+		nb, nh, result, ok := sc.adaptResponse(ra, req, b, h) // adapt.go
 		if !ok {
 			return nil, nil
 		}
 		if nb != nil {
 			b, h, hend = nb, nh, nh.HeaderEnd
+		}
+		if result != "" && req.sess.hrule != nil { // ADAPT_RESPONSE_HEADERS and _RESULT
+			if b, h, ok = sc.adaptResponseEvents(req, result, b, h); !ok {
+				return nil, nil
+			}
+			hend = h.HeaderEnd
 		}
 	}
 	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {

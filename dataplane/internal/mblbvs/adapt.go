@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/rules"
 )
@@ -72,4 +73,49 @@ func adaptDown(s string) mblb.AdaptDown {
 		}
 	}
 	return mblb.AdaptIgnore
+}
+
+// OnAdaptRequest implements mblb.HTTPAdaptEvents: ADAPT_REQUEST_HEADERS
+// over a request the ICAP server modified, then ADAPT_REQUEST_RESULT
+// (ADAPT::result is result), unless the first decided. Later events see
+// the request as adapted.
+func (h *httpRules) OnAdaptRequest(x *mblb.HTTPEvent, result string, modified bool) error {
+	return h.adaptEvents(x, result, modified, rules.AdaptRequestHeaders, rules.AdaptRequestResult, &h.Request)
+}
+
+// OnAdaptResponse implements mblb.HTTPAdaptEvents for a member's
+// response: ADAPT_RESPONSE_HEADERS, then ADAPT_RESPONSE_RESULT.
+func (h *httpRules) OnAdaptResponse(x *mblb.HTTPEvent, result string, modified bool) error {
+	return h.adaptEvents(x, result, modified, rules.AdaptResponseHeaders, rules.AdaptResponseResult, &h.Response)
+}
+
+func (h *httpRules) adaptEvents(x *mblb.HTTPEvent, result string, modified bool, headers, res rules.Event, head *rules.HTTPHead) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prog := irules.Program(r.rules)
+	if prog == nil || !prog.Handles(headers) && !prog.Handles(res) {
+		return nil
+	}
+	if x.IsResponse() {
+		defer h.requestOf(x)()
+		h.StartResponse(x.Message(), x.Head())
+	} else {
+		h.StartRequest(x.Message(), x.Head())
+	}
+	if modified {
+		if err := h.event(x, headers, head); err != nil || x.Decided() {
+			return err
+		}
+	}
+	if st := r.RuleSession(prog).Adapt(); st != nil {
+		st.Result = result
+	}
+	return h.event(x, res, head)
+}
+
+// handlesAdapt reports whether a program has an ADAPT_ event.
+func handlesAdapt(prog *rules.Program) bool {
+	return prog.Handles(rules.AdaptRequestHeaders) || prog.Handles(rules.AdaptRequestResult) ||
+		prog.Handles(rules.AdaptResponseHeaders) || prog.Handles(rules.AdaptResponseResult)
 }
