@@ -28,7 +28,7 @@ type AdaptState struct {
 	// bypass (the message goes on as it was: 204, not adapted, or the
 	// service down and ignored), modify, or respond (the ICAP server's
 	// answer takes a request's place).
-	Result string
+	Result          string
 	def             AdaptChoice
 	hasReq, hasResp bool
 }
