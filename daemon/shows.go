@@ -233,8 +233,12 @@ func (h *planeHook) virtuals() []dataplane.VirtualStats {
 		default:
 			reason = "not in the running dataplane"
 		}
+		reason = "openltm does not run it: " + reason
+		if isInternal(o) { // translate_adapt.go
+			reason = "An internal virtual server: it listens nowhere; adapt profiles send to its pool"
+		}
 		st := dataplane.VirtualStats{Name: o.Name, Destination: virtualDestination.Str(o),
-			Status: dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: "openltm does not run it: " + reason}}
+			Status: dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: reason}}
 		if d, err := objects.ParseDest(st.Destination); err == nil {
 			st.Destination = dataplane.JoinPort(d.AddrPort().Addr().String(), d.AddrPort().Port())
 		}

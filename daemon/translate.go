@@ -375,6 +375,9 @@ func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
 }
 
 func (t *translator) virtual(o *objects.Object) {
+	if isInternal(o) {
+		return // no listener: the adapt profiles naming it use its pool (translate_adapt.go)
+	}
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, o) }
 	v := &dataplane.Virtual{
 		Name:             o.Name,
@@ -470,7 +473,7 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		t.tcpOptions(o, v, prof) // translate_tcpopts.go
 	}
-	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.dnsProfile(o, v) { // translate_ftp.go, translate_dns.go
+	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.dnsProfile(o, v) { // translate_ftp.go, translate_dns.go
 		return
 	}
 	t.virtualAddress(o, v) // translate_vaddr.go

@@ -301,6 +301,14 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.RequestAdapt, err = t.adaptOptions(o, profileRequestAdapt); err != nil { // translate_adapt.go
+		t.refuse("%s", about(o, "%v", err))
+		return opts, false
+	}
+	if opts.ResponseAdapt, err = t.adaptOptions(o, profileResponseAdapt); err != nil {
+		t.refuse("%s", about(o, "%v", err))
+		return opts, false
+	}
 	cp := t.defaultPersist(o)
 	if cp == nil || cp.Kind != persistCookie {
 		return opts, true

@@ -423,6 +423,16 @@ func profileKind(typ, builtin, rows string) *Kind {
 	return k
 }
 
+// adaptRows are the rows request-adapt and response-adapt share.
+const adaptRows = `
+allow-http-10 yn no
+enabled yn yes
+internal-virtual ref ltm+virtual none
+preview-size int 1024
+service-down-action enum ignore ignore|drop|reset
+timeout int 0
+`
+
 const sslCommonRows = `
 alert-timeout int indefinite
 allow-expired-crl ed disabled
@@ -927,6 +937,19 @@ chunking enum rechunk rechunk|preserve|unchunk|selective
 source str none
 target str none
 `), "F5 ltm profile stream: search and replace in HTTP bodies (source and target, or STREAM:: commands)", "source", "target", "chunk-size"),
+		actOn(profileKind("icap", "icap", `
+header-from str none
+host str none
+preview-length int 0
+referer str none
+uri str none
+user-agent str none
+`), "F5 ltm profile icap: how an internal virtual server talks ICAP (RFC 3507) to its pool: the service URI, preview length and request headers",
+			"header-from", "host", "preview-length", "referer", "uri", "user-agent"),
+		actOn(profileKind("request-adapt", "requestadapt", adaptRows), "F5 ltm profile request-adapt: each HTTP request goes through REQMOD at the internal virtual server's ICAP pool before a member is chosen",
+			"allow-http-10", "enabled", "internal-virtual", "preview-size", "service-down-action", "timeout"),
+		actOn(profileKind("response-adapt", "responseadapt", adaptRows), "F5 ltm profile response-adapt: each member's HTTP response goes through RESPMOD at the internal virtual server's ICAP pool before the client",
+			"allow-http-10", "enabled", "internal-virtual", "preview-size", "service-down-action", "timeout"),
 		actOn(profileKind("ftp", "ftp", `
 allow-ftps ed disabled
 inherit-parent-profile ed disabled

@@ -86,7 +86,7 @@ func ltmKinds() []*Kind {
 		passive(raw("related-rules")),
 		passive(str("last-hop-pool", "none")),
 		passive(str("http-class", "none")),
-		bare("internal"),
+		help(acts(bare("internal")), "an internal virtual server: it listens nowhere; request-adapt and response-adapt profiles send HTTP through its pool (ICAP, with an icap profile)"),
 		help(acts(bare("reject")), "a reject virtual server: every connection is reset, every datagram dropped (no pool)"),
 		bare("ip-forward"),
 		bare("l2-forward"),

@@ -274,6 +274,9 @@ func (c *Config) Validate(s *Schema) error {
 		if err := checkTMCInline(o); err != nil { // netlists.go
 			return err
 		}
+		if err := checkAdapt(s, c, o); err != nil { // adapt.go
+			return err
+		}
 	}
 	return nil
 }

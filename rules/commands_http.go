@@ -165,7 +165,8 @@ func (s *ConnState) responseEvent() bool {
 	switch s.event {
 	case HTTPResponse, HTTPResponseData, HTTPResponseContinue, HTTPResponseRelease,
 		CacheResponse, CacheUpdate, // the cached answer, the member's answer to store
-		HTTPProxyResponse: // the answer to a CONNECT
+		HTTPProxyResponse,                         // the answer to a CONNECT
+		AdaptResponseHeaders, AdaptResponseResult: // the member's answer after RESPMOD
 		return true
 	}
 	return false

@@ -265,6 +265,9 @@ type ConnState struct {
 	// cache is the CACHE:: commands' state (nil: no web-acceleration
 	// profile).
 	cache *CacheState
+	// adapt is the ADAPT:: commands' state (nil: no request-adapt or
+	// response-adapt profile; commands_adapt.go).
+	adapt *AdaptState
 	// ws is the WS:: commands' state (nil: no websocket profile).
 	ws *WSState
 	// sip is the SIP:: commands' state (nil: no sip profile).

@@ -83,6 +83,13 @@ const (
 	// to a CONNECT (the tunnel's "200 Connection established", or what a
 	// proxy of the virtual's pool answered), before the client gets it.
 	HTTPProxyResponse
+	// The request-adapt and response-adapt profiles' events
+	// (commands_adapt.go): *Headers when the ICAP server sent the
+	// message back modified, *Result after every exchange.
+	AdaptRequestHeaders
+	AdaptRequestResult
+	AdaptResponseHeaders
+	AdaptResponseResult
 	numEvents
 )
 
@@ -100,6 +107,7 @@ var eventNames = [numEvents]string{
 	"LB_QUEUED",
 	"SIP_REQUEST", "SIP_RESPONSE",
 	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT", "HTTP_PROXY_RESPONSE",
+	"ADAPT_REQUEST_HEADERS", "ADAPT_REQUEST_RESULT", "ADAPT_RESPONSE_HEADERS", "ADAPT_RESPONSE_RESULT",
 }
 
 func (e Event) String() string {
@@ -131,7 +139,7 @@ func (e Event) side() Side {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
-		CacheUpdate, SIPResponse, HTTPProxyResponse:
+		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

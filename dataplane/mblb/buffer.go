@@ -71,6 +71,9 @@ type httpMsg struct {
 	connect bool
 	// ws: a WebSocket upgrade on a virtual with the websocket profile.
 	ws bool
+	// respAdapt is what the rules' ADAPT:: commands chose for the
+	// answer's RESPMOD (adapt.go); unset, the profile decides.
+	respAdapt adaptSide
 	// cacheKey is the URI the answer is cached by when a rule changed
 	// it (CACHE::uri, CACHE::userkey; httpcache.go); "": the request's.
 	cacheKey string

@@ -286,6 +286,10 @@ type Config struct {
 	CookieRecords *CookieRecords
 
 	Events Events
+	// PoolPick is the member of a pool (a full path) the pool's method
+	// and monitors choose now: the ICAP servers of the adapt profiles'
+	// internal virtual servers. Nil: none is ever available.
+	PoolPick func(pool string) (netip.AddrPort, bool)
 	// Waits: the virtual's rules suspend events (`after ms`), so its
 	// clients are served on goroutines of their own, never on the event
 	// loops, where a wait would hold up every client of the loop.
@@ -369,6 +373,8 @@ type engineStats struct {
 	serverFailures, unsolicited, serverConns       atomic.Uint64
 	flowPauses                                     atomic.Uint64
 	spareConns, drained                            atomic.Uint64
+	adaptUnmodified, adaptModified, adaptAnswered  atomic.Uint64
+	adaptFailed                                    atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -401,6 +407,11 @@ type Stats struct {
 	// now and at most: counted under the httprouter profile's
 	// max-pending-bytes only, to show that it holds.
 	FlowBytes, FlowBytesPeak int64
+	// AdaptUnmodified, AdaptModified and AdaptAnswered count the
+	// messages ICAP left alone (204), changed, or answered in place of
+	// a request (request-adapt, response-adapt); AdaptFailed those whose
+	// exchange failed (service-down-action).
+	AdaptUnmodified, AdaptModified, AdaptAnswered, AdaptFailed uint64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -534,6 +545,10 @@ func (e *Engine) Stats() Stats {
 		FlowQueuedPeak:    e.flowPeak.Load(),
 		FlowBytes:         e.flowBytes.Load(),
 		FlowBytesPeak:     e.flowBytesPeak.Load(),
+		AdaptUnmodified:   e.stats.adaptUnmodified.Load(),
+		AdaptModified:     e.stats.adaptModified.Load(),
+		AdaptAnswered:     e.stats.adaptAnswered.Load(),
+		AdaptFailed:       e.stats.adaptFailed.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

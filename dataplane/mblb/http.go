@@ -109,6 +109,11 @@ type HTTPOptions struct {
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
 	WebSocket *wsframe.Options
+	// RequestAdapt and ResponseAdapt are the virtual's request-adapt and
+	// response-adapt profiles (nil: none; adapt.go). Either makes the
+	// messages of that side whole before they go on (no streaming, up to
+	// the engine's MaxMessageSize) and the engine's sessions goroutines.
+	RequestAdapt, ResponseAdapt *Adapt
 	// RequestChunking and ResponseChunking are request-chunking and
 	// response-chunking: how bodies are framed on their way out
 	// (httpchunking.go); the zero value keeps the sender's framing.
@@ -246,6 +251,34 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				s.mu.Unlock()
 			}
 		}
+		var respAdapt adaptSide
+		if opts.adapts() && (x == nil || !x.disable) {
+			var reqAdapt adaptSide
+			reqAdapt, respAdapt = s.adaptChoice(x) // adapt.go
+			if ra := opts.RequestAdapt; ra != nil {
+				nb, nh, answer, result, ok := s.adaptRequest(ra, reqAdapt, b, h, x)
+				if !ok {
+					return errClosed
+				}
+				if nb != nil {
+					b, h = nb, nh
+					if x != nil {
+						x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+					}
+				}
+				if x != nil { // ADAPT_REQUEST_HEADERS and _RESULT
+					if b, h, answer, ok = s.adaptRequestEvents(result, b, h, x, answer); !ok {
+						return errClosed
+					}
+				}
+				if answer != nil {
+					s.msgsIn.Add(1)
+					s.localReply(answer, closing)
+					s.httpDone = closing
+					continue
+				}
+			}
+		}
 		var cm cacheMiss
 		if opts.Cache != nil {
 			head := b[:h.HeaderEnd]
@@ -274,6 +307,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		m.httpClose = closing
 		m.hx.cacheable, m.hx.cacheKey, m.hx.cachePrio, m.hx.cacheUpdate = cm.cacheable, cm.key, cm.priority, cm.update
 		m.hx.continued = continued
+		m.hx.respAdapt = respAdapt
 		if forceClose {
 			m.hx.forceClose = true
 		}
@@ -577,7 +611,7 @@ func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
 		MaxHeader: o.MaxHeaderSize,
 		MaxFields: o.maxHeaderCount(),
 		Max:       sc.e.cfg.MaxMessageSize,
-		Stream:    true,
+		Stream:    o.ResponseAdapt == nil,
 		HeadRequest: func() (bool, bool) {
 			sc.qmu.Lock()
 			h := sc.q.peek()
@@ -636,6 +670,21 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	hend := h.HeaderEnd // in b and sc.strm.held, interim answers included
 	if opts.RequestLog != nil && !sc.strm.resumed {
 		sc.logResponse(opts.RequestLog, req, b, h) // reqlog.go
+	}
+	if ra := opts.ResponseAdapt; ra != nil && !sc.strm.head && !sc.strm.resumed {
+		nb, nh, result, ok := sc.adaptResponse(ra, req, b, h) // adapt.go
+		if !ok {
+			return nil, nil
+		}
+		if nb != nil {
+			b, h, hend = nb, nh, nh.HeaderEnd
+		}
+		if result != "" && req.sess.hrule != nil { // ADAPT_RESPONSE_HEADERS and _RESULT
+			if b, h, ok = sc.adaptResponseEvents(req, result, b, h); !ok {
+				return nil, nil
+			}
+			hend = h.HeaderEnd
+		}
 	}
 	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {
 		store, ended := sc.cacheUpdate(req, b, h) // CACHE_UPDATE (httpcache_events.go)

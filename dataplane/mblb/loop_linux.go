@@ -56,10 +56,10 @@ type evl = evloop.Loop
 const loopReads = 8
 
 // Loopable reports whether sessions of this engine may run on an event
-// loop: the proxy gave DialFD, and OneConnect, if any, is not exclusive
+// loop: the proxy gave DialFD, no adapt profile waits on ICAP, and OneConnect, if any, is not exclusive
 // (or is HTTP's, whose acquire does not wait on a loop: see acquire).
 func (e *Engine) Loopable() bool {
-	return e.cfg.DialFD != nil && e.cfg.Request.Mode != SIP && !e.cfg.Waits && (e.pool == nil || !e.pool.exclusive || e.cfg.Request.Mode == HTTP)
+	return e.cfg.DialFD != nil && e.cfg.Request.Mode != SIP && !e.cfg.Waits && !e.cfg.Request.HTTP.adapts() && (e.pool == nil || !e.pool.exclusive || e.cfg.Request.Mode == HTTP)
 }
 
 // NewLoopClientConn takes charge of an accepted client socket (non-blocking)

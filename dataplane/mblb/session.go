@@ -57,7 +57,8 @@ type ClientConn struct {
 	// hresp: hrule has response events to run (HTTPResponseFilter); a
 	// response is otherwise handed on as without a rule.
 	hresp bool
-	hx    HTTPEvent // the reader's HTTP_REQUEST view, reused
+	hx    HTTPEvent  // the reader's HTTP_REQUEST view, reused
+	ax    *HTTPEvent // the ADAPT_REQUEST_ events' view (adapt.go), made at first use
 	// persistRule is what the rules' persist commands set for the
 	// requests framed from now on (cookie.go); zero: the profiles'.
 	persistRule PersistRule

@@ -107,7 +107,7 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	// With a stream profile, any event may switch the filter that
 	// responses go through (stream.go).
 	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) &&
-		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil {
+		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && !handlesAdapt(prog) { // adapt.go
 		return nil
 	}
 	r.self = h
@@ -123,6 +123,7 @@ var (
 	_ mblb.HTTPStreamHandler       = (*httpRules)(nil)
 	_ mblb.WebSocketHandler        = (*httpRules)(nil)
 	_ mblb.HTTPCacheEvents         = (*httpRules)(nil)
+	_ mblb.HTTPAdaptEvents         = (*httpRules)(nil)
 	_ rules.HTTPConn               = (*httpRules)(nil)
 )
 
@@ -465,11 +466,12 @@ func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	ev := h.httpEv
 	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData)
 	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData)
-	inCache := h.hx != nil && ev == rules.CacheResponse // the cached answer (cache.go)
+	inCache := h.hx != nil && ev == rules.CacheResponse                                                                                                                  // the cached answer (cache.go)
+	inAdapt := h.hx != nil && (ev == rules.AdaptRequestHeaders || ev == rules.AdaptRequestResult || ev == rules.AdaptResponseHeaders || ev == rules.AdaptResponseResult) // adapt.go
 	switch a.Kind {
 	case rules.HTTPRespond, rules.HTTPClose:
-		if !inReq && !inResp && !inCache && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
-			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE, their DATA events and CACHE_RESPONSE (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
+		if !inReq && !inResp && !inCache && !inAdapt && (!h.lbFailed || a.Kind != rules.HTTPRespond) {
+			return fmt.Errorf("%s works in HTTP_REQUEST, HTTP_RESPONSE, their DATA events, CACHE_RESPONSE and the ADAPT_ events (HTTP::respond also in LB_FAILED) on this virtual server", a.Kind)
 		}
 	case rules.HTTPCollect, rules.HTTPRelease:
 		if !inReq && !inResp {

@@ -102,6 +102,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 		if r.f.mv.cfg.Request.HTTP.Cache != nil && r.http != nil {
 			r.sess.SetCache()
 		}
+		if h := &r.f.mv.cfg.Request.HTTP; (h.RequestAdapt != nil || h.ResponseAdapt != nil) && r.http != nil {
+			setAdapt(r.sess, h) // adapt.go
+		}
 		if r.f.mv.cfg.Request.HTTP.WebSocket != nil && r.http != nil {
 			r.sess.SetWebSocket() // websocket.go
 		}

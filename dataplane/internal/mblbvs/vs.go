@@ -320,6 +320,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		},
 	}
 	ec.DialFD = mv.dialFD()
+	if h := &cfg.Request.HTTP; h.RequestAdapt != nil || h.ResponseAdapt != nil {
+		ec.PoolPick = s.poolPick // adapt.go
+	}
 	ec.Clone = mv.cloneRequest  // clone.go
 	ec.IdleReset = mv.idleReset // tcpopts.go
 	if mv.h2 = newMemberHTTP2(cfg); mv.h2 != nil {

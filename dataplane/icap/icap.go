@@ -1,0 +1,441 @@
+// Package icap is the ICAP client (RFC 3507) behind the request-adapt and
+// response-adapt profiles: an HTTP request or response goes to an ICAP
+// server (an antivirus, a DLP engine) as REQMOD or RESPMOD, and comes back
+// unchanged (204), modified, or replaced by the server's own answer (a
+// blocking page in place of a request).
+package icap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+)
+
+// Mode is the ICAP method of an exchange.
+type Mode int
+
+// The two modification methods; OPTIONS is never sent (the profile says
+// what the service is, as BIG-IP does).
+const (
+	ReqMod Mode = iota
+	RespMod
+)
+
+func (m Mode) String() string {
+	if m == RespMod {
+		return "RESPMOD"
+	}
+	return "REQMOD"
+}
+
+// Service is one icap profile as the client uses it: where to send and
+// with which request headers. It is immutable once built; Exchange may
+// run on many goroutines at once.
+type Service struct {
+	// URI is the profile's uri; ${SERVER_IP} and ${SERVER_PORT} become
+	// the ICAP server's address and port chosen for the exchange.
+	URI string
+	// Host, From, Referer and UserAgent are header-from, host, referer
+	// and user-agent: ICAP request header fields, left out when empty.
+	// Without host, Host is the URI's authority, which RFC 3507 needs.
+	Host, From, Referer, UserAgent string
+	// Preview is how many body bytes go first in a preview (Preview:
+	// header), the rest only on the server's 100 Continue; 0 sends the
+	// whole body at once.
+	Preview int
+	// Timeout bounds a whole exchange, connect included; 0: none of its
+	// own (ConnectTimeout still bounds the connect).
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	// MaxSize bounds what the server may send back (headers and body);
+	// 0: 16 MiB.
+	MaxSize int
+}
+
+// Outcome says what the ICAP server made of a message.
+type Outcome int
+
+const (
+	// Unmodified: 204, or a 200 giving the message back as it was sent
+	// is still Modified: the client does not compare.
+	Unmodified Outcome = iota
+	// Modified: Msg is the adapted message of the same kind (a request
+	// for REQMOD, a response for RESPMOD).
+	Modified
+	// Answered: Msg is an HTTP response the server gives in place of a
+	// request (REQMOD only): the client gets it, no member sees the
+	// request.
+	Answered
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Modified:
+		return "modified"
+	case Answered:
+		return "answered"
+	}
+	return "unmodified"
+}
+
+// Result is one exchange's outcome. Msg is a whole HTTP message framed
+// by Content-Length (the server's chunks decoded), nil when Unmodified.
+type Result struct {
+	Outcome Outcome
+	Msg     []byte
+	// Status is the ICAP status line's code (204, 200).
+	Status int
+}
+
+// Message is what goes to the server: for REQMOD the request's head and
+// body; for RESPMOD the request's head (no body) and the response's head
+// and body. Bodies are the entity as it is, without transfer coding.
+type Message struct {
+	ReqHead, ReqBody   []byte
+	RespHead, RespBody []byte
+}
+
+// ErrStatus is an ICAP answer other than 100, 200 and 204: the service
+// failed, and the caller applies its service-down-action.
+var ErrStatus = errors.New("icap: the server answered with an error status")
+
+// URIFor is the service URI for the server at addr.
+func (s *Service) URIFor(addr netip.AddrPort) string {
+	u := strings.ReplaceAll(s.URI, "${SERVER_IP}", addr.Addr().String())
+	return strings.ReplaceAll(u, "${SERVER_PORT}", strconv.Itoa(int(addr.Port())))
+}
+
+// Exchange sends one message to the ICAP server at addr over a
+// connection of its own and reads the answer. ctx may end it early.
+func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, m *Message) (Result, error) {
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
+	d := net.Dialer{Timeout: s.ConnectTimeout}
+	c, err := d.DialContext(ctx, "tcp", addr.String())
+	if err != nil {
+		return Result{}, err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	return s.exchange(c, addr, mode, m)
+}
+
+func (s *Service) exchange(c net.Conn, addr netip.AddrPort, mode Mode, m *Message) (Result, error) {
+	body := m.ReqBody
+	if mode == RespMod {
+		body = m.RespBody
+	}
+	uri := s.URIFor(addr)
+	var b bytes.Buffer
+	b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
+	host := s.Host
+	if host == "" {
+		host = authority(uri)
+	}
+	b.WriteString("Host: " + host + "\r\n")
+	for _, f := range [][2]string{{"From", s.From}, {"Referer", s.Referer}, {"User-Agent", s.UserAgent}} {
+		if f[1] != "" {
+			b.WriteString(f[0] + ": " + f[1] + "\r\n")
+		}
+	}
+	b.WriteString("Allow: 204\r\n")
+	preview := -1
+	if s.Preview > 0 {
+		preview = min(s.Preview, len(body))
+		b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
+	}
+	enc := "req-hdr=0"
+	n := len(m.ReqHead)
+	if mode == RespMod {
+		enc += ", res-hdr=" + strconv.Itoa(n)
+		n += len(m.RespHead)
+		enc += ", res-body=" + strconv.Itoa(n)
+	} else {
+		enc += ", req-body=" + strconv.Itoa(n)
+	}
+	b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
+	b.Write(m.ReqHead)
+	if mode == RespMod {
+		b.Write(m.RespHead)
+	}
+	// The body always goes chunked, an empty one as a lone last chunk
+	// (req-body rather than null-body keeps one shape; RFC 3507 allows
+	// it).
+	rest := body
+	if preview >= 0 {
+		writeChunk(&b, body[:preview])
+		rest = body[preview:]
+		if len(rest) == 0 {
+			b.WriteString("0; ieof\r\n\r\n")
+		} else {
+			b.WriteString("0\r\n\r\n")
+		}
+	} else {
+		writeChunk(&b, body)
+		b.WriteString("0\r\n\r\n")
+		rest = nil
+	}
+	if _, err := c.Write(b.Bytes()); err != nil {
+		return Result{}, err
+	}
+	r := bufio.NewReader(c)
+	for {
+		status, hdr, err := readHead(r)
+		if err != nil {
+			return Result{}, err
+		}
+		switch {
+		case status == 100:
+			if preview < 0 || len(rest) == 0 {
+				return Result{}, fmt.Errorf("icap: 100 Continue with nothing left to send")
+			}
+			b.Reset()
+			writeChunk(&b, rest)
+			b.WriteString("0\r\n\r\n")
+			if _, err := c.Write(b.Bytes()); err != nil {
+				return Result{}, err
+			}
+			rest = nil
+			continue
+		case status == 204:
+			return Result{Outcome: Unmodified, Status: 204}, nil
+		case status == 200:
+			return s.readEncapsulated(r, mode, hdr)
+		}
+		return Result{Status: status}, fmt.Errorf("%w: %d", ErrStatus, status)
+	}
+}
+
+// readEncapsulated reads a 200's encapsulated message.
+func (s *Service) readEncapsulated(r *bufio.Reader, mode Mode, hdr map[string]string) (Result, error) {
+	max := s.MaxSize
+	if max <= 0 {
+		max = 16 << 20
+	}
+	parts, err := parseEncapsulated(hdr["encapsulated"])
+	if err != nil {
+		return Result{}, err
+	}
+	var headEnd int
+	var hasBody bool
+	for _, p := range parts {
+		switch p.name {
+		case "req-body", "res-body", "opt-body":
+			headEnd, hasBody = p.off, true
+		case "null-body":
+			headEnd = p.off
+		}
+	}
+	if headEnd > max {
+		return Result{}, fmt.Errorf("icap: encapsulated headers of %d bytes", headEnd)
+	}
+	heads := make([]byte, headEnd)
+	if _, err := io.ReadFull(r, heads); err != nil {
+		return Result{}, err
+	}
+	var reqHead, resHead []byte
+	for i, p := range parts {
+		end := headEnd
+		if i+1 < len(parts) {
+			end = parts[i+1].off
+		}
+		if p.off > end || end > len(heads) {
+			return Result{}, fmt.Errorf("icap: Encapsulated offsets out of order")
+		}
+		switch p.name {
+		case "req-hdr":
+			reqHead = heads[p.off:end]
+		case "res-hdr":
+			resHead = heads[p.off:end]
+		}
+	}
+	var body []byte
+	if hasBody {
+		if body, err = readChunked(r, max); err != nil {
+			return Result{}, err
+		}
+	}
+	res := Result{Outcome: Modified, Status: 200}
+	head := reqHead
+	if resHead != nil {
+		head = resHead
+		if mode == ReqMod {
+			res.Outcome = Answered
+		}
+	} else if mode == RespMod {
+		return Result{}, fmt.Errorf("icap: RESPMOD answer without res-hdr")
+	}
+	if len(head) == 0 {
+		return Result{}, fmt.Errorf("icap: 200 without an encapsulated message")
+	}
+	res.Msg = Frame(head, body)
+	return res, nil
+}
+
+// Frame is an HTTP message from a head and its whole body, framed by
+// Content-Length (a transfer coding the head named removed). A request
+// without a body and without framing gets none, as HTTP/1.1 allows.
+func Frame(head, body []byte) []byte {
+	if !bytes.HasSuffix(head, []byte("\r\n\r\n")) {
+		head = append(bytes.TrimRight(head, "\r\n"), "\r\n\r\n"...)
+	}
+	out := httpx.SetContentLength(nil, head, len(body))
+	return append(out, body...)
+}
+
+func writeChunk(b *bytes.Buffer, p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	b.WriteString(strconv.FormatInt(int64(len(p)), 16))
+	b.WriteString("\r\n")
+	b.Write(p)
+	b.WriteString("\r\n")
+}
+
+// authority is the host[:port] of an icap:// URI.
+func authority(uri string) string {
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		rest = uri
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// readHead reads an ICAP status line and header fields (names in lower
+// case).
+func readHead(r *bufio.Reader) (int, map[string]string, error) {
+	line, err := readLine(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	f := strings.Fields(line)
+	if len(f) < 2 || !strings.HasPrefix(f[0], "ICAP/") {
+		return 0, nil, fmt.Errorf("icap: bad status line %q", line)
+	}
+	code, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0, nil, fmt.Errorf("icap: bad status line %q", line)
+	}
+	hdr, err := ReadFields(r)
+	return code, hdr, err
+}
+
+// ReadFields reads header fields up to the blank line, names in lower
+// case (for the test server too).
+func ReadFields(r *bufio.Reader) (map[string]string, error) {
+	hdr := map[string]string{}
+	for n := 0; ; n++ {
+		if n > 100 {
+			return nil, errors.New("icap: too many header fields")
+		}
+		line, err := readLine(r)
+		if err != nil {
+			return nil, err
+		}
+		if line == "" {
+			return hdr, nil
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, fmt.Errorf("icap: bad header line %q", line)
+		}
+		hdr[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+	}
+}
+
+func readLine(r *bufio.Reader) (string, error) {
+	l, err := r.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return "", errors.New("icap: line too long")
+		}
+		return "", err
+	}
+	return strings.TrimRight(string(l), "\r\n"), nil
+}
+
+type part struct {
+	name string
+	off  int
+}
+
+// parseEncapsulated reads "req-hdr=0, res-hdr=120, res-body=300".
+func parseEncapsulated(v string) ([]part, error) {
+	if v == "" {
+		return nil, errors.New("icap: 200 without Encapsulated")
+	}
+	var out []part
+	for _, f := range strings.Split(v, ",") {
+		k, n, ok := strings.Cut(strings.TrimSpace(f), "=")
+		off, err := strconv.Atoi(n)
+		if !ok || err != nil || off < 0 || len(out) > 0 && off < out[len(out)-1].off {
+			return nil, fmt.Errorf("icap: bad Encapsulated %q", v)
+		}
+		out = append(out, part{strings.ToLower(k), off})
+	}
+	return out, nil
+}
+
+// ReadChunked reads a chunked body to its last chunk (extensions such
+// as ieof kept in ext of the last one), at most max bytes.
+func ReadChunked(r *bufio.Reader, max int) (body []byte, lastExt string, err error) {
+	for n := 0; ; n++ {
+		line, err := readLine(r)
+		if err != nil {
+			return nil, "", err
+		}
+		size, ext, _ := strings.Cut(line, ";")
+		k, err := strconv.ParseInt(strings.TrimSpace(size), 16, 64)
+		if err != nil || k < 0 {
+			return nil, "", fmt.Errorf("icap: bad chunk size %q", line)
+		}
+		if k == 0 {
+			for {
+				l, err := readLine(r) // trailer fields, then the blank line
+				if err != nil {
+					return nil, "", err
+				}
+				if l == "" {
+					return body, strings.TrimSpace(ext), nil
+				}
+			}
+		}
+		if len(body)+int(k) > max {
+			return nil, "", fmt.Errorf("icap: body over %d bytes", max)
+		}
+		start := len(body)
+		body = append(body, make([]byte, k)...)
+		if _, err := io.ReadFull(r, body[start:]); err != nil {
+			return nil, "", err
+		}
+		if l, err := readLine(r); err != nil || l != "" {
+			return nil, "", errors.New("icap: chunk not followed by CRLF")
+		}
+	}
+}
+
+func readChunked(r *bufio.Reader, max int) ([]byte, error) {
+	b, _, err := ReadChunked(r, max)
+	return b, err
+}

@@ -1,0 +1,252 @@
+// Package icaptest is a small ICAP server (RFC 3507) for tests and for
+// tcpkit's icap command: it rewrites a header, blocks a body carrying a
+// word with a 403 page, and answers 204 otherwise, honouring previews,
+// so that adaptation can be tried without an antivirus.
+package icaptest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/openltm/openltm/dataplane/icap"
+)
+
+// Config says what the server does with each message.
+type Config struct {
+	// Block: a body containing this word is refused with a 403 page
+	// (REQMOD: the page answers the client; RESPMOD: it replaces the
+	// response). Empty: nothing is blocked.
+	Block string
+	// Header and Value: a message carrying field Header gets it set to
+	// Value (the message is then modified). Empty Header: no rewrite.
+	Header, Value string
+	// Add is a field line ("Name: value") added to every message the
+	// server modifies, so a member or client can see it went through.
+	Add string
+	// Log, when set, gets a line per exchange ("REQMOD 204", "RESPMOD
+	// modified", "REQMOD blocked"), from the connection's goroutine.
+	Log func(string)
+}
+
+// Stats counts what the server saw, for tests.
+type Stats struct {
+	ReqMod, RespMod, Options        atomic.Int64
+	NoContent, Modified, Blocked    atomic.Int64
+	Continues, Previews, PreviewEOF atomic.Int64
+}
+
+// Server is a running ICAP server.
+type Server struct {
+	Config
+	Stats Stats
+	ln    net.Listener
+	wg    sync.WaitGroup
+}
+
+// Listen starts a server on addr ("127.60.0.1:1344").
+func Listen(addr string, cfg Config) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Config: cfg, ln: ln}
+	s.wg.Add(1)
+	go s.serve()
+	return s, nil
+}
+
+// Addr is where the server listens.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops accepting and waits for the open exchanges.
+func (s *Server) Close() error {
+	err := s.ln.Close()
+	s.wg.Wait()
+	return err
+}
+
+func (s *Server) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer c.Close()
+			r := bufio.NewReader(c)
+			for n := 0; n < 10000; n++ {
+				if err := s.one(c, r); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+const blockPage = "<html><body><h1>403 Forbidden</h1>The content was blocked by the ICAP service.</body></html>\n"
+
+// one serves one ICAP request on c.
+func (s *Server) one(c net.Conn, r *bufio.Reader) error {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return err
+	}
+	f := strings.Fields(line)
+	if len(f) < 3 {
+		return fmt.Errorf("bad request line %q", line)
+	}
+	hdr, err := icap.ReadFields(r)
+	if err != nil {
+		return err
+	}
+	method := f[0]
+	switch method {
+	case "OPTIONS":
+		s.Stats.Options.Add(1)
+		_, err := c.Write([]byte("ICAP/1.0 200 OK\r\nMethods: REQMOD, RESPMOD\r\nAllow: 204\r\nPreview: 1024\r\nEncapsulated: null-body=0\r\n\r\n"))
+		return err
+	case "REQMOD":
+		s.Stats.ReqMod.Add(1)
+	case "RESPMOD":
+		s.Stats.RespMod.Add(1)
+	default:
+		_, err := c.Write([]byte("ICAP/1.0 405 Method Not Allowed\r\nEncapsulated: null-body=0\r\n\r\n"))
+		return err
+	}
+	type part struct {
+		name string
+		off  int
+	}
+	var parts []part
+	for _, e := range strings.Split(hdr["encapsulated"], ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(e), "=")
+		n, _ := strconv.Atoi(v)
+		parts = append(parts, part{k, n})
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("no Encapsulated")
+	}
+	last := parts[len(parts)-1]
+	heads := make([]byte, last.off)
+	if _, err := ioReadFull(r, heads); err != nil {
+		return err
+	}
+	var reqHead, resHead []byte
+	for i, p := range parts[:len(parts)-1] {
+		seg := heads[p.off:parts[i+1].off]
+		switch p.name {
+		case "req-hdr":
+			reqHead = seg
+		case "res-hdr":
+			resHead = seg
+		}
+	}
+	var body []byte
+	hasBody := last.name != "null-body"
+	if hasBody {
+		b, ext, err := icap.ReadChunked(r, 64<<20)
+		if err != nil {
+			return err
+		}
+		body = b
+		if _, ok := hdr["preview"]; ok {
+			s.Stats.Previews.Add(1)
+			if ext == "ieof" {
+				s.Stats.PreviewEOF.Add(1)
+			} else if s.Block == "" || !bytes.Contains(body, []byte(s.Block)) {
+				// Not decided on the preview: the rest, please.
+				s.Stats.Continues.Add(1)
+				if _, err := c.Write([]byte("ICAP/1.0 100 Continue\r\n\r\n")); err != nil {
+					return err
+				}
+				more, _, err := icap.ReadChunked(r, 64<<20)
+				if err != nil {
+					return err
+				}
+				body = append(body, more...)
+			}
+		}
+	}
+	if s.Block != "" && bytes.Contains(body, []byte(s.Block)) {
+		s.Stats.Blocked.Add(1)
+		s.log(method + " blocked")
+		page := "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: " + strconv.Itoa(len(blockPage)) + "\r\n\r\n"
+		return write(c, "", page, blockPage)
+	}
+	head := reqHead
+	if method == "RESPMOD" {
+		head = resHead
+	}
+	nh, changed := s.rewrite(head)
+	if !changed {
+		s.Stats.NoContent.Add(1)
+		s.log(method + " 204")
+		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nEncapsulated: null-body=0\r\n\r\n"))
+		return err
+	}
+	s.Stats.Modified.Add(1)
+	s.log(method + " modified")
+	if method == "RESPMOD" {
+		return write(c, "", string(nh), string(body))
+	}
+	return write(c, string(nh), "", string(body))
+}
+
+// rewrite applies Header/Value and Add to a head.
+func (s *Server) rewrite(head []byte) ([]byte, bool) {
+	if s.Header == "" {
+		return head, false
+	}
+	lines := strings.Split(strings.TrimSuffix(string(head), "\r\n\r\n"), "\r\n")
+	found := false
+	for i, l := range lines[1:] {
+		k, _, ok := strings.Cut(l, ":")
+		if ok && strings.EqualFold(strings.TrimSpace(k), s.Header) {
+			lines[i+1] = s.Header + ": " + s.Value
+			found = true
+		}
+	}
+	if !found {
+		return head, false
+	}
+	if s.Add != "" {
+		lines = append(lines, s.Add)
+	}
+	return []byte(strings.Join(lines, "\r\n") + "\r\n\r\n"), true
+}
+
+// write sends a 200 with an encapsulated request head or response head,
+// and body (chunked), one of the heads empty.
+func write(c net.Conn, reqHead, resHead, body string) error {
+	enc := "req-hdr=0, req-body=" + strconv.Itoa(len(reqHead))
+	if resHead != "" {
+		enc = "res-hdr=0, res-body=" + strconv.Itoa(len(resHead))
+	}
+	var b strings.Builder
+	b.WriteString("ICAP/1.0 200 OK\r\nISTag: \"openltm-test\"\r\nEncapsulated: " + enc + "\r\n\r\n")
+	b.WriteString(reqHead + resHead)
+	if body != "" {
+		b.WriteString(strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n")
+	}
+	b.WriteString("0\r\n\r\n")
+	_, err := c.Write([]byte(b.String()))
+	return err
+}
+
+func ioReadFull(r *bufio.Reader, p []byte) (int, error) { return io.ReadFull(r, p) }
+
+func (s *Server) log(line string) {
+	if s.Log != nil {
+		s.Log(line)
+	}
+}

@@ -1,0 +1,121 @@
+package mblbvs
+
+import (
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/rules"
+)
+
+// poolPick is the member of pool that its load-balancing method and its
+// monitors choose now, for the ICAP exchanges of adapt profiles: the
+// internal virtual server's pool is balanced as any other.
+func (s *Set) poolPick(pool string) (netip.AddrPort, bool) {
+	ps := s.env.Pools()
+	if ps == nil {
+		return netip.AddrPort{}, false
+	}
+	q := ps.Named("", pool)
+	if q == nil {
+		return netip.AddrPort{}, false
+	}
+	m := q.Pick(nil, nil)
+	if m == nil {
+		return netip.AddrPort{}, false
+	}
+	return m.Cfg.Load().Addr, true
+}
+
+// adaptDowns are service-down-action's words by mblb.AdaptDown.
+var adaptDowns = [...]string{mblb.AdaptIgnore: "ignore", mblb.AdaptDrop: "drop", mblb.AdaptReset: "reset"}
+
+// setAdapt gives a client's rules the ADAPT:: commands, starting each
+// request from the virtual's adapt profiles.
+func setAdapt(s *rules.ConnState, h *mblb.HTTPOptions) {
+	reqDown, respDown := "ignore", "ignore"
+	if h.RequestAdapt != nil {
+		reqDown = adaptDowns[h.RequestAdapt.Down]
+	}
+	if h.ResponseAdapt != nil {
+		respDown = adaptDowns[h.ResponseAdapt.Down]
+	}
+	s.SetAdapt(h.RequestAdapt != nil, h.ResponseAdapt != nil, reqDown, respDown)
+}
+
+// AdaptChoice implements mblb.HTTPAdaptHandler: what the rules' ADAPT::
+// commands asked of the request whose HTTP_REQUEST ran last, taken so
+// that it does not carry over to the next one. Before any event ran,
+// the profiles decide.
+func (h *httpRules) AdaptChoice() mblb.AdaptChoice {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cfg := &r.f.mv.cfg.Request.HTTP
+	if r.sess == nil || r.sess.Adapt() == nil {
+		c := mblb.AdaptChoice{Request: cfg.RequestAdapt != nil, Response: cfg.ResponseAdapt != nil}
+		if cfg.RequestAdapt != nil {
+			c.RequestDown = cfg.RequestAdapt.Down
+		}
+		if cfg.ResponseAdapt != nil {
+			c.ResponseDown = cfg.ResponseAdapt.Down
+		}
+		return c
+	}
+	c := r.sess.Adapt().Take()
+	return mblb.AdaptChoice{Request: c.Request, Response: c.Response, RequestDown: adaptDown(c.RequestDown), ResponseDown: adaptDown(c.ResponseDown)}
+}
+
+func adaptDown(s string) mblb.AdaptDown {
+	for i, w := range adaptDowns {
+		if w == s {
+			return mblb.AdaptDown(i)
+		}
+	}
+	return mblb.AdaptIgnore
+}
+
+// OnAdaptRequest implements mblb.HTTPAdaptEvents: ADAPT_REQUEST_HEADERS
+// over a request the ICAP server modified, then ADAPT_REQUEST_RESULT
+// (ADAPT::result is result), unless the first decided. Later events see
+// the request as adapted.
+func (h *httpRules) OnAdaptRequest(x *mblb.HTTPEvent, result string, modified bool) error {
+	return h.adaptEvents(x, result, modified, rules.AdaptRequestHeaders, rules.AdaptRequestResult, &h.Request)
+}
+
+// OnAdaptResponse implements mblb.HTTPAdaptEvents for a member's
+// response: ADAPT_RESPONSE_HEADERS, then ADAPT_RESPONSE_RESULT.
+func (h *httpRules) OnAdaptResponse(x *mblb.HTTPEvent, result string, modified bool) error {
+	return h.adaptEvents(x, result, modified, rules.AdaptResponseHeaders, rules.AdaptResponseResult, &h.Response)
+}
+
+func (h *httpRules) adaptEvents(x *mblb.HTTPEvent, result string, modified bool, headers, res rules.Event, head *rules.HTTPHead) error {
+	r := h.mblbRules
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	prog := irules.Program(r.rules)
+	if prog == nil || !prog.Handles(headers) && !prog.Handles(res) {
+		return nil
+	}
+	if x.IsResponse() {
+		defer h.requestOf(x)()
+		h.StartResponse(x.Message(), x.Head())
+	} else {
+		h.StartRequest(x.Message(), x.Head())
+	}
+	if modified {
+		if err := h.event(x, headers, head); err != nil || x.Decided() {
+			return err
+		}
+	}
+	if st := r.RuleSession(prog).Adapt(); st != nil {
+		st.Result = result
+	}
+	return h.event(x, res, head)
+}
+
+// handlesAdapt reports whether a program has an ADAPT_ event.
+func handlesAdapt(prog *rules.Program) bool {
+	return prog.Handles(rules.AdaptRequestHeaders) || prog.Handles(rules.AdaptRequestResult) ||
+		prog.Handles(rules.AdaptResponseHeaders) || prog.Handles(rules.AdaptResponseResult)
+}

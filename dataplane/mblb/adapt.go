@@ -1,0 +1,339 @@
+package mblb
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/openltm/openltm/dataplane/httpx"
+	"github.com/openltm/openltm/dataplane/icap"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+)
+
+// Adapt is a request-adapt or response-adapt profile on an HTTP virtual:
+// each request (or each member's response) goes through the ICAP
+// service of the internal virtual server it names.
+type Adapt struct {
+	// Profile and Internal name the adapt profile and its internal
+	// virtual server, for logs.
+	Profile, Internal string
+	// Service is the internal virtual's icap profile, with the adapt
+	// profile's preview-size and timeout applied.
+	Service *icap.Service
+	// Pool is the internal virtual's pool: the ICAP servers, balanced by
+	// its method and its monitors (Config.PoolPick).
+	Pool string
+	// Down is service-down-action: what happens to a message when no
+	// ICAP server is up or the exchange fails.
+	Down AdaptDown
+	// HTTP10: HTTP/1.0 messages are adapted too (allow-http-10); without
+	// it they pass unadapted.
+	HTTP10 bool
+}
+
+// AdaptDown is an adapt profile's service-down-action.
+type AdaptDown uint8
+
+// The service-down-action values.
+const (
+	// AdaptIgnore passes the message on unadapted.
+	AdaptIgnore AdaptDown = iota
+	// AdaptDrop closes the client connection without an answer.
+	AdaptDrop
+	// AdaptReset resets the client connection.
+	AdaptReset
+)
+
+// AdaptChoice is what a client's rules asked of a request's adaptation
+// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action): each
+// side on or off, and its service-down-action.
+type AdaptChoice struct {
+	Request, Response         bool
+	RequestDown, ResponseDown AdaptDown
+}
+
+// HTTPAdaptHandler is implemented by an HTTPRuleHandler on a virtual
+// with an adapt profile: the engine asks it after HTTP_REQUEST, and the
+// choice applies to that request and its answer only.
+type HTTPAdaptHandler interface {
+	AdaptChoice() AdaptChoice
+}
+
+// adaptSide is one side's choice as a message carries it.
+type adaptSide struct {
+	set, off bool
+	down     AdaptDown
+}
+
+// HTTPAdaptEvents is implemented by an HTTPRuleHandler whose rules may
+// have ADAPT_ events. OnAdaptRequest runs ADAPT_REQUEST_HEADERS (when
+// modified) and ADAPT_REQUEST_RESULT over the request as adapted (x);
+// OnAdaptResponse the response ones over the response. result is
+// ADAPT::result's word. Their HTTP::header edits, HTTP::respond, reject
+// and drop are recorded on x as in the HTTP events.
+type HTTPAdaptEvents interface {
+	OnAdaptRequest(x *HTTPEvent, result string, modified bool) error
+	OnAdaptResponse(x *HTTPEvent, result string, modified bool) error
+}
+
+// adaptRequestEvents runs the ADAPT_REQUEST_ events after an exchange
+// (result) over the request as it now stands: b and h, or, when the
+// request went on unchanged, the head the HTTP_REQUEST rules left (x)
+// with its body. It returns the request to go on (changed when the
+// rules edited its head: x's edits are then spent) and the answer to
+// give instead, if any; ok is false when the rules ended the client.
+func (s *ClientConn) adaptRequestEvents(result string, b []byte, h *httpx.Head, x *HTTPEvent, answer []byte) (nb []byte, nh *httpx.Head, nanswer []byte, ok bool) {
+	ae, has := s.hrule.(HTTPAdaptEvents)
+	if !has || result == "" {
+		return b, h, answer, true
+	}
+	cur, ch := b, h
+	if result != "modify" && x != nil && (x.edited != nil || x.bodySet) {
+		head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
+		if x.edited != nil {
+			head = x.edited
+		}
+		if x.bodySet {
+			body = x.body
+		} else if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		cur = icap.Frame(head, body)
+		eh, err := httpx.ParseRequest(cur)
+		if err != nil {
+			return b, h, answer, true // (the member gets it as before)
+		}
+		ch = &eh
+	}
+	if s.ax == nil {
+		s.ax = &HTTPEvent{}
+	}
+	ax := s.ax
+	ax.reset(cur, ch, false, netip.AddrPort{})
+	if err := ae.OnAdaptRequest(ax, result, result == "modify"); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return nil, nil, nil, false
+	}
+	switch {
+	case ax.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return nil, nil, nil, false
+	case ax.drop:
+		s.Close(false)
+		return nil, nil, nil, false
+	case ax.responded:
+		return b, h, append([]byte(nil), ax.respond...), true
+	}
+	if ax.edited == nil || answer != nil {
+		return b, h, answer, true
+	}
+	body := cur[ch.HeaderEnd:]
+	if ch.Chunked {
+		body, _ = httpx.Dechunk(nil, body)
+	}
+	nb = icap.Frame(ax.edited, body)
+	eh, err := httpx.ParseRequest(nb)
+	if err != nil {
+		s.e.logf("mblb: client %s: the rule made an invalid request head (%v), reset", s.client, err)
+		s.Close(true)
+		return nil, nil, nil, false
+	}
+	if x != nil {
+		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+	}
+	return nb, &eh, nil, true
+}
+
+// adaptResponseEvents is adaptRequestEvents for a response (b, its
+// final head from h.Start) on the server connection: it returns the
+// response to go on (the rules' edit or HTTP::respond, or b and h as
+// they were), and ok false when the rules ended the client.
+func (sc *serverConn) adaptResponseEvents(req *msg, result string, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, ok bool) {
+	ae, has := req.sess.hrule.(HTTPAdaptEvents)
+	if !has || result == "" {
+		return b, h, true
+	}
+	x := &sc.hx
+	x.reset(b, h, true, sc.leg.Remote)
+	x.request, x.requestNum = req.b, req.seq+1
+	s := req.sess
+	if err := ae.OnAdaptResponse(x, result, result == "modify"); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return nil, nil, false
+	}
+	switch {
+	case x.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return nil, nil, false
+	case x.drop:
+		s.Close(false)
+		return nil, nil, false
+	case x.responded:
+		nb = append([]byte(nil), x.respond...)
+	case x.edited != nil:
+		body := b[h.HeaderEnd:]
+		if h.Chunked {
+			body, _ = httpx.Dechunk(nil, body)
+		}
+		nb = icap.Frame(x.edited, body)
+	default:
+		return b, h, true
+	}
+	eh, err := httpx.ParseResponse(nb)
+	if err != nil {
+		sc.e.logf("mblb: client %s: the rule made an invalid response (%v), reset", s.client, err)
+		s.Close(true)
+		return nil, nil, false
+	}
+	return nb, &eh, true
+}
+
+// adaptChoice is the rules' choice for the request in hand, if the
+// client's rules can make one.
+func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
+	if x == nil {
+		return
+	}
+	ah, ok := s.hrule.(HTTPAdaptHandler)
+	if !ok {
+		return
+	}
+	c := ah.AdaptChoice()
+	return adaptSide{set: true, off: !c.Request, down: c.RequestDown}, adaptSide{set: true, off: !c.Response, down: c.ResponseDown}
+}
+
+// adaptServer is the ICAP server the pool's method chooses now.
+func (e *Engine) adaptServer(a *Adapt) (netip.AddrPort, bool) {
+	if e.cfg.PoolPick == nil {
+		return netip.AddrPort{}, false
+	}
+	return e.cfg.PoolPick(a.Pool)
+}
+
+// adaptRequest sends a whole request (head b[:h.HeaderEnd] as the rules
+// left it, and its body) through REQMOD. It returns the adapted request
+// to go on in its place (nil: unchanged), or the ICAP server's answer to
+// give the client instead, and ADAPT::result's word for what happened
+// ("" when the request was not adapted); ok is false when the
+// service-down-action ended the client.
+func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.Head, x *HTTPEvent) (nb []byte, nh *httpx.Head, answer []byte, result string, ok bool) {
+	if side.off || !a.HTTP10 && h.Minor == 0 {
+		return nil, nil, nil, "", true
+	}
+	a = side.apply(a)
+	head, body := b[:h.HeaderEnd], b[h.HeaderEnd:]
+	if x != nil && x.edited != nil {
+		head = x.edited
+	}
+	if x != nil && x.bodySet {
+		body = x.body
+	} else if h.Chunked {
+		var err error
+		if body, err = httpx.Dechunk(nil, body); err != nil {
+			return nil, nil, nil, "bypass", s.adaptDown(a, "the request's chunks do not decode: %v", err)
+		}
+	}
+	addr, up := s.e.adaptServer(a)
+	if !up {
+		return nil, nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+	}
+	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body})
+	if err != nil {
+		return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s: %v", addr, err)
+	}
+	switch r.Outcome {
+	case icap.Answered:
+		if _, err := httpx.ParseResponse(r.Msg); err != nil {
+			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s answered with an invalid response: %v", addr, err)
+		}
+		s.e.stats.adaptAnswered.Add(1)
+		return nil, nil, r.Msg, "respond", true
+	case icap.Modified:
+		eh, err := httpx.ParseRequest(r.Msg)
+		if err != nil {
+			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s gave an invalid request: %v", addr, err)
+		}
+		s.e.stats.adaptModified.Add(1)
+		return r.Msg, &eh, nil, "modify", true
+	}
+	s.e.stats.adaptUnmodified.Add(1)
+	return nil, nil, nil, "bypass", true
+}
+
+// adaptDown applies service-down-action to the client after a failed
+// exchange (why) and says whether the message goes on unadapted.
+func (s *ClientConn) adaptDown(a *Adapt, why string, args ...any) bool {
+	s.e.stats.adaptFailed.Add(1)
+	s.e.logf("mblb: client %s: profile %s: "+why+", service-down-action "+[...]string{"ignore", "drop", "reset"}[a.Down], append([]any{s.client, a.Profile}, args...)...)
+	switch a.Down {
+	case AdaptDrop:
+		s.Close(false)
+		return false
+	case AdaptReset:
+		s.rst(rstcause.ServiceDown)
+		s.Close(true)
+		return false
+	}
+	return true
+}
+
+// adaptResponse sends a whole member response (b from h.Start) and the
+// head of the request it answers through RESPMOD, and returns the
+// response to deliver in its place (nil: unchanged); ok is false when
+// the service-down-action ended the client, and ADAPT::result's word
+// ("" when not adapted). Answers without a body to scan (1xx, 204, 304,
+// to HEAD or CONNECT) pass unadapted [M].
+func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, result string, ok bool) {
+	if h.Status < 200 || h.Status == 204 || h.Status == 304 || req.httpHead || req.hx.connect || req.hx.tunnel != 0 {
+		return nil, nil, "", true
+	}
+	s := req.sess
+	if req.hx.respAdapt.off || !a.HTTP10 && h.Minor == 0 {
+		return nil, nil, "", true
+	}
+	a = req.hx.respAdapt.apply(a)
+	body := b[h.HeaderEnd:]
+	if h.Chunked {
+		var err error
+		if body, err = httpx.Dechunk(nil, body); err != nil {
+			return nil, nil, "bypass", s.adaptDown(a, "the response's chunks do not decode: %v", err)
+		}
+	}
+	addr, up := sc.e.adaptServer(a)
+	if !up {
+		return nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+	}
+	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body}
+	r, err := a.Service.Exchange(context.Background(), addr, icap.RespMod, m)
+	if err != nil {
+		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s: %v", addr, err)
+	}
+	if r.Outcome == icap.Unmodified {
+		sc.e.stats.adaptUnmodified.Add(1)
+		return nil, nil, "bypass", true
+	}
+	eh, err := httpx.ParseResponse(r.Msg)
+	if err != nil {
+		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s gave an invalid response: %v", addr, err)
+	}
+	sc.e.stats.adaptModified.Add(1)
+	return r.Msg, &eh, "modify", true
+}
+
+// adapts reports whether a side is adapted: its exchanges wait on the
+// ICAP server, which an event loop must not.
+func (o *HTTPOptions) adapts() bool { return o.RequestAdapt != nil || o.ResponseAdapt != nil }
+
+// apply is a with the rules' service-down-action, when they chose one
+// other than the profile's (a copy then: the profile is shared).
+func (c adaptSide) apply(a *Adapt) *Adapt {
+	if !c.set || c.down == a.Down {
+		return a
+	}
+	b := *a
+	b.Down = c.down
+	return &b
+}

@@ -1,0 +1,158 @@
+package rules
+
+import (
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// AdaptChoice is what a rule's ADAPT:: commands asked of the HTTP
+// request in hand and its answer.
+type AdaptChoice struct {
+	// Request and Response say whether each side is adapted
+	// (ADAPT::enable); a side without a profile is never.
+	Request, Response bool
+	// RequestDown and ResponseDown are each side's service-down-action
+	// (ignore, drop, reset; ADAPT::service_down_action).
+	RequestDown, ResponseDown string
+}
+
+// AdaptState is the ADAPT:: commands' state on a virtual server with a
+// request-adapt or response-adapt profile. It starts each request from
+// the profiles' settings (SetAdapt); the host takes it (Take) after
+// HTTP_REQUEST, so a choice never carries over to the next request.
+// RESPMOD runs before HTTP_RESPONSE here, so the response side is
+// decided in HTTP_REQUEST [M: on BIG-IP HTTP_RESPONSE comes first].
+type AdaptState struct {
+	AdaptChoice
+	// Result is what ADAPT::result returns in ADAPT_REQUEST_RESULT and
+	// ADAPT_RESPONSE_RESULT, which the host sets before it runs them:
+	// bypass (the message goes on as it was: 204, not adapted, or the
+	// service down and ignored), modify, or respond (the ICAP server's
+	// answer takes a request's place).
+	Result          string
+	def             AdaptChoice
+	hasReq, hasResp bool
+}
+
+// Take returns the choice and starts the next request from the
+// profiles' settings.
+func (st *AdaptState) Take() AdaptChoice {
+	c := st.AdaptChoice
+	st.AdaptChoice = st.def
+	return c
+}
+
+// SetAdapt gives the connection the ADAPT:: commands' state: the
+// virtual server has a request-adapt profile (req; its
+// service-down-action reqDown) and/or a response-adapt one.
+func (s *ConnState) SetAdapt(req, resp bool, reqDown, respDown string) {
+	d := AdaptChoice{Request: req, Response: resp, RequestDown: reqDown, ResponseDown: respDown}
+	s.adapt = &AdaptState{AdaptChoice: d, def: d, hasReq: req, hasResp: resp}
+}
+
+// Adapt is the connection's ADAPT:: state; nil without an adapt
+// profile. The host reads it under the lock its events run under.
+func (s *ConnState) Adapt() *AdaptState { return s.adapt }
+
+func registerAdapt(t *tcl.Commands) {
+	t.Register("ADAPT::enable", cmdAdaptEnable)
+	t.Register("ADAPT::service_down_action", cmdAdaptDown)
+	t.Register("ADAPT::result", cmdAdaptResult)
+}
+
+// cmdAdaptResult is `ADAPT::result`: what the exchange did, in
+// ADAPT_REQUEST_RESULT and ADAPT_RESPONSE_RESULT. Setting a result is
+// not supported [M].
+func cmdAdaptResult(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("ADAPT::result")
+	}
+	s, _, err := sess(in, "ADAPT::result")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if s.adapt == nil {
+		return tcl.Empty, tcl.Errorf("ADAPT::result: the virtual server has no request-adapt or response-adapt profile")
+	}
+	if s.event != AdaptRequestResult && s.event != AdaptResponseResult {
+		return tcl.Empty, tcl.Errorf("ADAPT::result: not valid in %s (valid in ADAPT_REQUEST_RESULT, ADAPT_RESPONSE_RESULT)", s.event)
+	}
+	return tcl.Str(s.adapt.Result), nil
+}
+
+// adaptOf returns the connection's ADAPT:: state and the side the
+// command names (its first argument request or response, if given;
+// otherwise the side of the event running), or the error of a command
+// run without an adapt profile or outside HTTP_REQUEST.
+func adaptOf(in *tcl.Interp, cmd string, args []tcl.Value) (*AdaptState, bool, []tcl.Value, error) {
+	s, _, err := sess(in, cmd)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if s.adapt == nil {
+		return nil, false, nil, tcl.Errorf("%s: the virtual server has no request-adapt or response-adapt profile", cmd)
+	}
+	if s.event != HTTPRequest {
+		return nil, false, nil, tcl.Errorf("%s: not valid in %s (valid in HTTP_REQUEST)", cmd, s.event)
+	}
+	resp := false
+	if len(args) > 0 {
+		switch args[0].String() {
+		case "request":
+			args = args[1:]
+		case "response":
+			resp, args = true, args[1:]
+		}
+	}
+	return s.adapt, resp, args, nil
+}
+
+// cmdAdaptEnable is `ADAPT::enable ?request|response? ?bool?`: whether
+// the side (request by default) is adapted, after setting it when bool
+// is given; a side without its profile stays off.
+func cmdAdaptEnable(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	st, resp, rest, err := adaptOf(in, "ADAPT::enable", args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(rest) > 1 {
+		return tcl.Empty, tcl.WrongArgs("ADAPT::enable ?request|response? ?bool?")
+	}
+	side, has := &st.Request, st.hasReq
+	if resp {
+		side, has = &st.Response, st.hasResp
+	}
+	if len(rest) == 1 {
+		on, err := rest[0].Truth()
+		if err != nil {
+			return tcl.Empty, err
+		}
+		*side = on && has
+	}
+	return tcl.Bool(*side), nil
+}
+
+// cmdAdaptDown is `ADAPT::service_down_action ?request|response?
+// ?ignore|drop|reset?`: the side's service-down-action, after setting
+// it when given.
+func cmdAdaptDown(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	st, resp, rest, err := adaptOf(in, "ADAPT::service_down_action", args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(rest) > 1 {
+		return tcl.Empty, tcl.WrongArgs("ADAPT::service_down_action ?request|response? ?ignore|drop|reset?")
+	}
+	side := &st.RequestDown
+	if resp {
+		side = &st.ResponseDown
+	}
+	if len(rest) == 1 {
+		switch a := rest[0].String(); a {
+		case "ignore", "drop", "reset":
+			*side = a
+		default:
+			return tcl.Empty, tcl.Errorf("ADAPT::service_down_action: %q is not ignore, drop or reset", a)
+		}
+	}
+	return tcl.Str(*side), nil
+}
