@@ -81,10 +81,16 @@ func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) e
 		}
 		rows = append(rows, []string{r.Name, r.Type, r.Class, do, r.Rcode, strconv.FormatUint(uint64(r.TTL), 10), strconv.Itoa(r.Bytes)})
 	}
+	return cacheTable(w, o.rel(name), "records", rows)
+}
+
+// cacheTable prints a DNS cache's heading and its rows (the first the
+// column names) in aligned columns, or "(no WHAT)" without rows.
+func cacheTable(w io.Writer, name, what string, rows [][]string) error {
 	p := &printer{w: w}
-	p.f("DNS Cache: %s\n", o.rel(name))
-	if len(recs) == 0 {
-		p.f("  (no records)\n\n")
+	p.f("DNS Cache: %s\n", name)
+	if len(rows) <= 1 {
+		p.f("  (no %s)\n\n", what)
 		return p.err
 	}
 	if p.err != nil {
@@ -107,16 +113,6 @@ func DNSCacheRecords(w io.Writer, name string, recs []dnsvs.Record, o Options) e
 // line each (show ltm dns cache records key): what validation made of
 // each and the tags of its keys [M: BIG-IP's columns].
 func DNSCacheKeys(w io.Writer, name string, keys []recursor.KeyRecord, o Options) error {
-	p := &printer{w: w}
-	p.f("DNS Cache: %s\n", o.rel(name))
-	if len(keys) == 0 {
-		p.f("  (no keys)\n\n")
-		return p.err
-	}
-	if p.err != nil {
-		return p.err
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	rows := [][]string{{"Zone", "Status", "Key Tags", "TTL"}}
 	for _, k := range keys {
 		tags := make([]string, len(k.KeyTags))
@@ -128,16 +124,7 @@ func DNSCacheKeys(w io.Writer, name string, keys []recursor.KeyRecord, o Options
 		}
 		rows = append(rows, []string{k.Zone, k.Security.String(), strings.Join(tags, ","), strconv.FormatUint(uint64(k.TTL), 10)})
 	}
-	for _, r := range rows {
-		if _, err := io.WriteString(tw, "  "+strings.Join(r, "\t")+"\n"); err != nil {
-			return err
-		}
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return cacheTable(w, o.rel(name), "keys", rows)
 }
 
 // DNSProfile prints one `Ltm::DNS Profile` block: which step answered
