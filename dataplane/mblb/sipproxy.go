@@ -85,17 +85,13 @@ func (p *sipProxy) request(m *SIPMessage) []byte {
 	var lines [2][]byte
 	n := 0
 	if p.via != nil {
-		key := m.TopVia()
-		if len(key) == 0 {
-			key = m.B[:m.HeadEnd]
-		}
 		p.line = append(p.line[:0], p.via...)
-		p.line = strconv.AppendUint(p.line, fnv64a(p.salt, key), 36)
+		p.line = strconv.AppendUint(p.line, sipmsg.BranchHash(p.salt, m), 36)
 		p.line = append(p.line, "\r\n"...)
 		lines[n] = p.line
 		n++
 	}
-	if p.rr != nil && opensDialog(m) {
+	if p.rr != nil && sipmsg.OpensDialog(m) {
 		lines[n] = p.rr
 		n++
 	}
@@ -114,29 +110,6 @@ func (p *sipProxy) response(m *SIPMessage) ([]byte, bool) {
 		return m.B, false
 	}
 	return sipmsg.AppendWithoutTopVia(make([]byte, 0, len(m.B)), m), true
-}
-
-// opensDialog: an INVITE, SUBSCRIBE or REFER outside a dialog (RFC 3261
-// §12.1, RFC 6665, RFC 3515).
-func opensDialog(m *SIPMessage) bool {
-	if !m.Request {
-		return false
-	}
-	return isDialogMethod(m.Method) && !m.HasToTag()
-}
-
-func isDialogMethod(meth []byte) bool {
-	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
-}
-
-// fnv64a hashes b (FNV-1a) from a salted start.
-func fnv64a(salt uint64, b []byte) uint64 {
-	h := uint64(14695981039346656037) ^ salt
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
 }
 
 // sipDialog is a dialog a dialog-aware virtual follows: its member, and
@@ -186,7 +159,7 @@ func (ss *sipSession) dialogMember(m *SIPMessage) (Member, bool) {
 // to, for dialog-establishment-timeout.
 func (ss *sipSession) dialogBegins(m *SIPMessage, mem Member) {
 	cid, ok := m.Header(sipmsg.CallID)
-	if !ok || !opensDialog(m) {
+	if !ok || !sipmsg.OpensDialog(m) {
 		return
 	}
 	d := sipDialog{mem: mem, aor: ss.pendingAOR}
@@ -204,7 +177,7 @@ func (ss *sipSession) dialogBegins(m *SIPMessage, mem Member) {
 		return
 	}
 	if len(ss.dialogs) >= sipTxnLimit {
-		forgetHalf(ss.dialogs)
+		sipmsg.ForgetHalf(ss.dialogs)
 	}
 	ss.dialogs[string(cid)] = d
 }
@@ -242,9 +215,9 @@ func (ss *sipSession) dialogSeen(m *SIPMessage) {
 		case string(meth) == "BYE":
 			ss.dropDialog(cid, d)
 			return
-		case !d.established && isDialogMethod(meth) && m.Code < 300:
+		case !d.established && sipmsg.IsDialogMethod(meth) && m.Code < 300:
 			d.established = true
-		case !d.established && isDialogMethod(meth):
+		case !d.established && sipmsg.IsDialogMethod(meth):
 			ss.dropDialog(cid, d)
 			return
 		}

@@ -383,7 +383,7 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 		if m.Request && len(branch) > 0 && bytes.Equal(m.Method, []byte("INVITE")) {
 			ss.mu.Lock()
 			if len(ss.invites) >= sipTxnLimit {
-				forgetHalf(ss.invites)
+				sipmsg.ForgetHalf(ss.invites)
 			}
 			ss.invites[string(branch)] = sc.leg.Member.ID
 			ss.mu.Unlock()
@@ -396,19 +396,6 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 	e.logf("mblb: client %s: no server connection after %d attempts, reset", s.client, maxPickAttempts)
 	s.Close(true)
 	return false
-}
-
-// forgetHalf drops about half the entries of a map (Go's iteration order
-// is random enough for a bound that is rarely reached).
-func forgetHalf[V any](m map[string]V) {
-	n := len(m) / 2
-	for k := range m {
-		if n == 0 {
-			return
-		}
-		delete(m, k)
-		n--
-	}
 }
 
 // dial opens the client's own connection to mem and starts its reader.
@@ -522,7 +509,7 @@ func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
 		if br := m.Branch(); len(br) > 0 {
 			ss.mu.Lock()
 			if len(ss.served) >= sipTxnLimit {
-				forgetHalf(ss.served)
+				sipmsg.ForgetHalf(ss.served)
 			}
 			ss.served[string(br)] = sc
 			ss.mu.Unlock()

@@ -199,7 +199,7 @@ func (f *flow) sipChosen(m *sipmsg.Message, lg *leg) []byte {
 			if p.invites == nil {
 				p.invites = map[string]*leg{}
 			} else if len(p.invites) >= sipTxnLimit {
-				forgetHalf(p.invites)
+				sipmsg.ForgetHalf(p.invites)
 			}
 			p.invites[string(br)] = lg
 			p.mu.Unlock()
@@ -232,17 +232,13 @@ func (p *sipState) request(m *sipmsg.Message) []byte {
 	var lines [2][]byte
 	n := 0
 	if p.via != nil {
-		key := m.TopVia()
-		if len(key) == 0 {
-			key = m.B[:m.HeadEnd]
-		}
 		line := make([]byte, 0, len(p.via)+16)
 		line = append(line, p.via...)
-		line = strconv.AppendUint(line, fnv64a(p.salt, key), 36)
+		line = strconv.AppendUint(line, sipmsg.BranchHash(p.salt, m), 36)
 		lines[n] = append(line, "\r\n"...)
 		n++
 	}
-	if p.rr != nil && opensDialog(m) {
+	if p.rr != nil && sipmsg.OpensDialog(m) {
 		lines[n] = p.rr
 		n++
 	}
@@ -276,7 +272,7 @@ func (p *sipState) fromMember(lg *leg, b []byte) ([]byte, bool) {
 		if p.served == nil {
 			p.served = map[string]*leg{}
 		} else if len(p.served) >= sipTxnLimit {
-			forgetHalf(p.served)
+			sipmsg.ForgetHalf(p.served)
 		}
 		p.served[string(br)] = lg
 		p.mu.Unlock()
@@ -333,41 +329,9 @@ func (f *flow) pruneLegs() {
 	p.mu.Unlock()
 }
 
-// opensDialog: an INVITE, SUBSCRIBE or REFER outside a dialog (RFC 3261
-// §12.1, RFC 6665, RFC 3515).
-func opensDialog(m *sipmsg.Message) bool {
-	return m.Request && isDialogMethod(m.Method) && !m.HasToTag()
-}
-
-func isDialogMethod(meth []byte) bool {
-	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
-}
-
 // byeDone reports a BYE's final answer: the end of the BYE transaction.
 func byeDone(m *sipmsg.Message) bool {
 	return !m.Request && m.Code >= 200 && string(m.CSeqMethod()) == "BYE"
-}
-
-// fnv64a hashes b (FNV-1a) from a salted start.
-func fnv64a(salt uint64, b []byte) uint64 {
-	h := uint64(14695981039346656037) ^ salt
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
-
-// forgetHalf drops about half the entries of a map.
-func forgetHalf[V any](m map[string]V) {
-	n := len(m) / 2
-	for k := range m {
-		if n == 0 {
-			return
-		}
-		delete(m, k)
-		n--
-	}
 }
 
 // dialogOf is the dialog a request of the client belongs to, its member
@@ -404,7 +368,7 @@ func (p *sipState) dropDialog(cid []byte, d sipDialog) {
 // to, for dialog-establishment-timeout.
 func (p *sipState) dialogBegins(m *sipmsg.Message, lg *leg) {
 	cid, ok := m.Header(sipmsg.CallID)
-	if !ok || !opensDialog(m) {
+	if !ok || !sipmsg.OpensDialog(m) {
 		return
 	}
 	d := sipDialog{pool: lg.pool, mem: lg.member, aor: p.pendingAOR}
@@ -421,7 +385,7 @@ func (p *sipState) dialogBegins(m *sipmsg.Message, lg *leg) {
 		return
 	}
 	if len(p.dialogs) >= sipTxnLimit {
-		forgetHalf(p.dialogs)
+		sipmsg.ForgetHalf(p.dialogs)
 	}
 	p.dialogs[string(cid)] = d
 }
@@ -458,9 +422,9 @@ func (p *sipState) dialogSeen(m *sipmsg.Message) {
 		case string(meth) == "BYE":
 			p.dropDialog(cid, d)
 			return
-		case !d.established && isDialogMethod(meth) && m.Code < 300:
+		case !d.established && sipmsg.IsDialogMethod(meth) && m.Code < 300:
 			d.established = true
-		case !d.established && isDialogMethod(meth):
+		case !d.established && sipmsg.IsDialogMethod(meth):
 			p.dropDialog(cid, d)
 			return
 		}

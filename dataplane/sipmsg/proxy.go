@@ -1,0 +1,47 @@
+package sipmsg
+
+// Helpers the SIP proxies of TCP (mblb) and UDP virtuals share.
+
+// OpensDialog reports a request that opens a dialog: an INVITE,
+// SUBSCRIBE or REFER outside one (no To tag; RFC 3261 §12.1, RFC 6665,
+// RFC 3515).
+func OpensDialog(m *Message) bool {
+	return m.Request && IsDialogMethod(m.Method) && !m.HasToTag()
+}
+
+// IsDialogMethod reports the methods whose success opens a dialog.
+func IsDialogMethod(meth []byte) bool {
+	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
+}
+
+// BranchHash is the branch a stateless proxy gives the request it
+// forwards (RFC 3261 §16.11): a hash of the request's own top Via (its
+// head without one), so that a retransmission, and a CANCEL of an
+// INVITE, get the same branch. salt keeps one virtual's branches apart
+// from another's. FNV-1a.
+func BranchHash(salt uint64, m *Message) uint64 {
+	key := m.TopVia()
+	if len(key) == 0 {
+		key = m.B[:m.HeadEnd]
+	}
+	h := uint64(14695981039346656037) ^ salt
+	for _, c := range key {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// ForgetHalf drops about half the entries of a map: a SIP state's maps
+// (transactions, dialogs) are bounded, and Go's iteration order is
+// random enough for a bound that is rarely reached.
+func ForgetHalf[V any](m map[string]V) {
+	n := len(m) / 2
+	for k := range m {
+		if n == 0 {
+			return
+		}
+		delete(m, k)
+		n--
+	}
+}
