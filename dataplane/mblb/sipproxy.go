@@ -112,123 +112,30 @@ func (p *sipProxy) response(m *SIPMessage) ([]byte, bool) {
 	return sipmsg.AppendWithoutTopVia(make([]byte, 0, len(m.B)), m), true
 }
 
-// sipDialog is a dialog a dialog-aware virtual follows: its member, and
-// until when it is remembered (Unix ns, 0: for ever). The clock is read
-// per message rather than the janitor's, whose second would stretch a
-// short timeout.
-type sipDialog struct {
-	mem         Member
-	established bool
-	until       int64
-	// aor is the registration the dialog counts against
-	// (max-sessions-per-registration), "" for none.
-	aor string
-}
-
-// dropDialog forgets a dialog and frees its registration's session;
-// ss.mu is held.
-func (ss *sipSession) dropDialog(cid []byte, d sipDialog) {
-	delete(ss.dialogs, string(cid))
-	if d.aor == "" {
-		return
-	}
-	ss.regs.Release(d.aor)
-}
-
 // dialogMember is the member of the dialog (by Call-ID) a request of the
 // client belongs to.
 func (ss *sipSession) dialogMember(m *SIPMessage) (Member, bool) {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok {
-		return Member{}, false
-	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	d, ok := ss.dialogs[string(cid)]
-	if !ok {
-		return Member{}, false
-	}
-	if d.until != 0 && time.Now().UnixNano() > d.until {
-		ss.dropDialog(cid, d)
-		return Member{}, false
-	}
-	return d.mem, true
+	return ss.dialogs.Member(m, time.Now().UnixNano())
 }
 
 // dialogBegins remembers the member a request that opens a dialog goes
 // to, for dialog-establishment-timeout.
 func (ss *sipSession) dialogBegins(m *SIPMessage, mem Member) {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok || !sipmsg.OpensDialog(m) {
-		return
-	}
-	d := sipDialog{mem: mem, aor: ss.pendingAOR}
+	aor := ss.pendingAOR
 	ss.pendingAOR = ""
-	if t := ss.s.e.cfg.Request.SIP.DialogTimeout; t > 0 {
-		d.until = time.Now().UnixNano() + int64(t)
-	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if old, ok := ss.dialogs[string(cid)]; ok {
-		// A retransmission, or another try after a member failed: the
-		// dialog is the same, its member the one now sent to.
-		old.mem = mem
-		ss.dialogs[string(cid)] = old
-		return
-	}
-	if len(ss.dialogs) >= sipTxnLimit {
-		sipmsg.ForgetHalf(ss.dialogs)
-	}
-	ss.dialogs[string(cid)] = d
+	ss.dialogs.Begin(m, mem, aor, ss.s.e.cfg.Request.SIP.DialogTimeout, time.Now().UnixNano())
 }
 
-// dialogSeen follows a dialog through a message either way: a 2xx to
-// the request that opened it establishes it (sip-session-timeout from
-// then, and from each later message), a failure before that or a BYE's
-// final answer forgets it.
+// dialogSeen follows a dialog through a message either way
+// (sipmsg.Dialogs.Seen, sip-session-timeout once established).
 func (ss *sipSession) dialogSeen(m *SIPMessage) {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok {
-		return
-	}
-	var meth []byte
-	if !m.Request {
-		if m.Code < 200 {
-			return
-		}
-		meth = m.CSeqMethod()
-	}
-	e := ss.s.e
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	d, ok := ss.dialogs[string(cid)]
-	if !ok {
-		return
-	}
-	now := time.Now().UnixNano()
-	if d.until != 0 && now > d.until {
-		ss.dropDialog(cid, d) // its request is balanced afresh
-		return
-	}
-	if !m.Request {
-		switch {
-		case string(meth) == "BYE":
-			ss.dropDialog(cid, d)
-			return
-		case !d.established && sipmsg.IsDialogMethod(meth) && m.Code < 300:
-			d.established = true
-		case !d.established && sipmsg.IsDialogMethod(meth):
-			ss.dropDialog(cid, d)
-			return
-		}
-	}
-	if d.established {
-		d.until = 0
-		if t := e.cfg.Request.SIP.SessionTimeout; t > 0 {
-			d.until = now + int64(t)
-		}
-	}
-	ss.dialogs[string(cid)] = d
+	ss.dialogs.Seen(m, ss.s.e.cfg.Request.SIP.SessionTimeout, time.Now().UnixNano())
 }
 
 // byeDone reports a final answer to a BYE: the end of the BYE
@@ -271,10 +178,7 @@ func (ss *sipSession) admit(m *SIPMessage) []byte {
 	lim := sipmsg.RegLimits{Max: opt.MaxRegistrations, Timeout: opt.RegistrationTimeout, SessionsPer: opt.MaxSessionsPerRegistration}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	no, aor := ss.regs.Admit(m, lim, time.Now().UnixNano(), func(cid []byte) bool {
-		_, again := ss.dialogs[string(cid)]
-		return again
-	})
+	no, aor := ss.dialogs.Admit(m, lim, time.Now().UnixNano())
 	if aor != "" {
 		ss.pendingAOR = aor
 	}

@@ -111,13 +111,11 @@ type sipSession struct {
 	// proxy inserts the virtual's Via and Record-Route (sipproxy.go);
 	// nil when the profile inserts neither.
 	proxy *sipProxy
-	// dialogs maps the Call-ID of each dialog to its member
-	// (dialog-aware); nil when the profile does not follow dialogs.
-	dialogs map[string]sipDialog
-	// regs are the client's registrations by address of record, nil
-	// unless the profile bounds them (sipproxy.go); pendingAOR is the
+	// dialogs follows each dialog to its member (dialog-aware), and the
+	// registrations when the profile bounds them (sipproxy.go); nil
+	// when the profile does not follow dialogs. pendingAOR is the
 	// registration the INVITE being balanced counts against.
-	regs       *sipmsg.Registrar
+	dialogs    *sipmsg.Dialogs[Member]
 	pendingAOR string
 }
 
@@ -131,10 +129,7 @@ func (s *ClientConn) runSIP() error {
 	}
 	ss.proxy = newSIPProxy(&opt, s.local)
 	if opt.DialogAware {
-		ss.dialogs = map[string]sipDialog{}
-		if opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0 {
-			ss.regs = sipmsg.NewRegistrar()
-		}
+		ss.dialogs = sipmsg.NewDialogs[Member](sipTxnLimit, opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0)
 	}
 	fr, err := e.cfg.Request.New(e.cfg.MaxMessageSize)
 	if err != nil {
@@ -298,7 +293,7 @@ func (ss *sipSession) fromClient(b []byte) bool {
 	}
 	if ss.dialogs != nil && m.Request {
 		ss.dialogSeen(&m)
-		if ss.regs != nil {
+		if ss.dialogs.Bounded() {
 			if no := ss.admit(&m); no != nil {
 				return ss.writeClient(no)
 			}

@@ -3,8 +3,11 @@
 // branch, and the edits iRules make (a field inserted, replaced or
 // removed, the body replaced with its Content-Length). It is shared by
 // the message-based load balancer, which frames and routes SIP, and the
-// rules engine, whose SIP:: commands read and change a message. Reading
-// allocates nothing.
+// rules engine, whose SIP:: commands read and change a message, and it
+// holds what the sip profile's proxy settings keep per client on TCP
+// (mblb) and UDP virtuals alike: the dialogs followed to their member
+// and the registrations bounded (Dialogs, Registrar). Reading allocates
+// nothing.
 package sipmsg
 
 import (

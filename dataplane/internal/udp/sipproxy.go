@@ -59,8 +59,9 @@ type sipState struct {
 	// the first of each.
 	invites map[string]*leg
 	served  map[string]*leg
-	dialogs map[string]sipDialog
-	regs    *sipmsg.Registrar
+	// dialogs follows each dialog to its member (dialog-aware), and the
+	// registrations when the profile bounds them; nil without.
+	dialogs *sipmsg.Dialogs[sipDialog]
 
 	// The reader's alone: the registration the INVITE being balanced
 	// counts against, and the dialog member it should go to.
@@ -72,14 +73,10 @@ type sipState struct {
 	dropped atomic.Bool
 }
 
-// sipDialog is a dialog a dialog-aware flow follows: its member, and
-// until when (Unix ns, 0: for ever).
+// sipDialog is the member a dialog-aware flow keeps a dialog on.
 type sipDialog struct {
-	pool        *state.Pool
-	mem         *state.Member
-	established bool
-	until       int64
-	aor         string
+	pool *state.Pool
+	mem  *state.Member
 }
 
 // newSIPState is a flow's SIP state, nil when the profile sets none of
@@ -110,11 +107,8 @@ func newSIPState(sc *config.SIPDatagram, local string) *sipState {
 		}
 	}
 	if sc.DialogAware {
-		p.dialogs = map[string]sipDialog{}
+		p.dialogs = sipmsg.NewDialogs[sipDialog](sipTxnLimit, sc.MaxRegistrations > 0 || sc.MaxSessionsPerRegistration > 0)
 		p.dlgPick = func() (*state.Pool, *state.Member) { return p.dlg.pool, p.dlg.mem }
-		if sc.MaxRegistrations > 0 || sc.MaxSessionsPerRegistration > 0 {
-			p.regs = sipmsg.NewRegistrar()
-		}
 	}
 	return p
 }
@@ -159,7 +153,7 @@ func (f *flow) sipClient(m *sipmsg.Message) bool {
 	}
 	if p.dialogs != nil {
 		p.dialogSeen(m)
-		if p.regs != nil {
+		if p.dialogs.Bounded() {
 			if no := p.admit(m); no != nil {
 				f.toClient(no)
 				return true
@@ -220,7 +214,7 @@ func (p *sipState) unchosen() {
 		return
 	}
 	p.mu.Lock()
-	p.regs.Release(p.pendingAOR)
+	p.dialogs.Release(p.pendingAOR)
 	p.mu.Unlock()
 	p.pendingAOR = ""
 }
@@ -337,105 +331,26 @@ func byeDone(m *sipmsg.Message) bool {
 // dialogOf is the dialog a request of the client belongs to, its member
 // nil when none is known (or it was forgotten).
 func (p *sipState) dialogOf(m *sipmsg.Message) sipDialog {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok {
-		return sipDialog{}
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d, ok := p.dialogs[string(cid)]
-	if !ok {
-		return sipDialog{}
-	}
-	if d.until != 0 && time.Now().UnixNano() > d.until {
-		p.dropDialog(cid, d)
-		return sipDialog{}
-	}
+	d, _ := p.dialogs.Member(m, time.Now().UnixNano())
 	return d
-}
-
-// dropDialog forgets a dialog and frees its registration's session;
-// p.mu is held.
-func (p *sipState) dropDialog(cid []byte, d sipDialog) {
-	delete(p.dialogs, string(cid))
-	if d.aor == "" {
-		return
-	}
-	p.regs.Release(d.aor)
 }
 
 // dialogBegins remembers the member a request that opens a dialog went
 // to, for dialog-establishment-timeout.
 func (p *sipState) dialogBegins(m *sipmsg.Message, lg *leg) {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok || !sipmsg.OpensDialog(m) {
-		return
-	}
-	d := sipDialog{pool: lg.pool, mem: lg.member, aor: p.pendingAOR}
-	if t := p.cfg.DialogTimeout; t > 0 {
-		d.until = time.Now().UnixNano() + int64(t)
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if old, ok := p.dialogs[string(cid)]; ok {
-		// A retransmission, or another try: the same dialog, its member
-		// the one now sent to.
-		old.pool, old.mem = lg.pool, lg.member
-		p.dialogs[string(cid)] = old
-		return
-	}
-	if len(p.dialogs) >= sipTxnLimit {
-		sipmsg.ForgetHalf(p.dialogs)
-	}
-	p.dialogs[string(cid)] = d
+	p.dialogs.Begin(m, sipDialog{pool: lg.pool, mem: lg.member}, p.pendingAOR, p.cfg.DialogTimeout, time.Now().UnixNano())
 }
 
-// dialogSeen follows a dialog through a message either way: a 2xx to
-// the request that opened it establishes it (sip-session-timeout from
-// then, and from each later message); a failure before that or a BYE's
-// final answer forgets it.
+// dialogSeen follows a dialog through a message either way
+// (sipmsg.Dialogs.Seen, sip-session-timeout once established).
 func (p *sipState) dialogSeen(m *sipmsg.Message) {
-	cid, ok := m.Header(sipmsg.CallID)
-	if !ok {
-		return
-	}
-	var meth []byte
-	if !m.Request {
-		if m.Code < 200 {
-			return
-		}
-		meth = m.CSeqMethod()
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d, ok := p.dialogs[string(cid)]
-	if !ok {
-		return
-	}
-	now := time.Now().UnixNano()
-	if d.until != 0 && now > d.until {
-		p.dropDialog(cid, d)
-		return
-	}
-	if !m.Request {
-		switch {
-		case string(meth) == "BYE":
-			p.dropDialog(cid, d)
-			return
-		case !d.established && sipmsg.IsDialogMethod(meth) && m.Code < 300:
-			d.established = true
-		case !d.established && sipmsg.IsDialogMethod(meth):
-			p.dropDialog(cid, d)
-			return
-		}
-	}
-	if d.established {
-		d.until = 0
-		if t := p.cfg.SessionTimeout; t > 0 {
-			d.until = now + int64(t)
-		}
-	}
-	p.dialogs[string(cid)] = d
+	p.dialogs.Seen(m, p.cfg.SessionTimeout, time.Now().UnixNano())
 }
 
 // admit applies the registration bounds to a request of the client, as
@@ -446,10 +361,7 @@ func (p *sipState) admit(m *sipmsg.Message) []byte {
 	lim := sipmsg.RegLimits{Max: opt.MaxRegistrations, Timeout: opt.RegistrationTimeout, SessionsPer: opt.MaxSessionsPerRegistration}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	no, aor := p.regs.Admit(m, lim, time.Now().UnixNano(), func(cid []byte) bool {
-		_, again := p.dialogs[string(cid)]
-		return again
-	})
+	no, aor := p.dialogs.Admit(m, lim, time.Now().UnixNano())
 	if aor != "" {
 		p.pendingAOR = aor
 	}
