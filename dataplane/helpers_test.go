@@ -269,7 +269,10 @@ func basic(vs string, members ...string) *Config {
 
 func tcpMonitor(cfg *Config) {
 	cfg.Monitors["/Common/tcp"] = &Monitor{Name: "/Common/tcp", Type: MonitorTCP,
-		Interval: 20 * time.Millisecond, Timeout: 80 * time.Millisecond}
+		// A member is down once no probe has succeeded for Timeout: a
+		// loaded machine can hold a live member's probes back for tens of
+		// milliseconds, and a killed member is still seen down in a second.
+		Interval: 20 * time.Millisecond, Timeout: time.Second}
 	cfg.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/tcp"}}
 }
 

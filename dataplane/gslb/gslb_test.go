@@ -340,10 +340,20 @@ func TestDynamicMethods(t *testing.T) {
 	for _, c := range cases {
 		t.Run(string(c.mode), func(t *testing.T) {
 			cfg := testConfig(netip.AddrPort{})
-			// The LDNS's round trip stays unknown: a dns_dot probe of
-			// its closed port gets no answer, where a tcp probe's
-			// reset would be measured, under load between two queries.
+			// The LDNS's round trip stays unknown: the path methods
+			// quality-of-service weighs would be measured as soon as a
+			// probe came back, under load between two queries. A closed
+			// port answers both probes (a reset, an ICMP port
+			// unreachable); a socket that reads nothing answers neither,
+			// and the probe waits past the test.
+			silent, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(ldnsCNC, 0)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { silent.Close() })
 			cfg.Settings.ProbeProtocols = []string{"dns_dot"}
+			cfg.Settings.ProbePort = uint16(silent.LocalAddr().(*net.UDPAddr).Port)
+			cfg.Settings.ProbeTimeout = time.Hour
 			p := cfg.Pools["/Common/app_pool"]
 			p.Mode, p.Alternate, p.QoS = c.mode, GlobalAvailability, c.qos
 			cfg.Servers["/Common/gz-ltm"].VirtualServers[1].Score = 90

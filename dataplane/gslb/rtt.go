@@ -385,8 +385,6 @@ func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 	}
 	defer c.Close()
 	ttl := recvTTL(c, !dst.Unmap().Is4())
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
-	defer stop()
 	q := new(dns.Msg)
 	q.SetQuestion(".", dns.TypeNS)
 	q.RecursionDesired = false
@@ -396,6 +394,11 @@ func probeDNSDot(ctx context.Context, src, dst netip.Addr, port uint16, timeout 
 	}
 	start := time.Now()
 	c.SetDeadline(start.Add(timeout))
+	// After the timeout's deadline: a cancel (the server closing) that
+	// came first would otherwise be overwritten by it, and the probe
+	// would hold Close for the whole timeout.
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	defer stop()
 	if _, err := c.Write(buf); err != nil {
 		return 0, -1, err
 	}

@@ -194,6 +194,15 @@ func TestFlowControl(t *testing.T) {
 			var clients []*flowClient
 			for range tc.clients {
 				clients = append(clients, startFlowClient(t, vs.addr(), total, size))
+				if tc.oc != nil {
+					// The next client shares the connection once it is
+					// filed in the pool (a request is queued on it): an
+					// event loop whose client comes while it is still
+					// being dialled opens one of its own over max-size
+					// rather than wait, and each connection has its own
+					// egress mark.
+					waitFor(t, "a request queued on the member's connection", func() bool { return vs.e.Stats().FlowQueuedPeak > 0 })
+				}
 			}
 			if !stalled(vs.e, clients) {
 				for _, c := range clients {
@@ -202,6 +211,9 @@ func TestFlowControl(t *testing.T) {
 				t.Fatalf("the clients' sends never blocked (%+v, member connections %d)", vs.e.Stats(), mem.accepted.Load())
 			}
 			st := vs.e.Stats()
+			if tc.oc != nil && mem.accepted.Load() != 1 {
+				t.Fatalf("the member accepted %d connections, want the one the clients share", mem.accepted.Load())
+			}
 			// On goroutines a client's own connection is written by its
 			// reader, whose write blocks with the member's socket full:
 			// nothing piles up to pause for. Elsewhere the engine queues

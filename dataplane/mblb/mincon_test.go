@@ -57,6 +57,10 @@ func TestMinConn(t *testing.T) {
 			for _, m := range []*testServer{m1, m2} {
 				waitFor(t, m.label+"'s connections", func() bool { return m.openConns() == tc.want })
 			}
+			// A member counts a connection when it accepts it; the engine
+			// counts it once the dial has returned and the connection is
+			// filed as idle, a moment later.
+			waitFor(t, "the spare connections to be filed", func() bool { return vs.e.Stats().SpareConnsOpened >= uint64(2*tc.want) })
 			if got := vs.e.Stats().SpareConnsOpened; got != uint64(2*tc.want) {
 				t.Errorf("spare connections opened %d, want %d", got, 2*tc.want)
 			}
