@@ -3,6 +3,7 @@ package mblb
 import (
 	"context"
 	"net/netip"
+	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/icap"
@@ -233,40 +234,40 @@ func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.H
 	} else if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "the request's chunks do not decode: %v", err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "the request's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := s.e.adaptServer(a)
 	if !up {
-		return nil, nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, nil, "bypass", s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool)
 	}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body})
 	if err != nil {
-		return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s: %v", addr, err)
+		return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s: %v", addr, err)
 	}
 	switch r.Outcome {
 	case icap.Answered:
 		if _, err := httpx.ParseResponse(r.Msg); err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s answered with an invalid response: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s answered with an invalid response: %v", addr, err)
 		}
-		s.e.stats.adaptAnswered.Add(1)
+		s.e.adaptCounted(false, adaptAnswered)
 		return nil, nil, r.Msg, "respond", true
 	case icap.Modified:
 		eh, err := httpx.ParseRequest(r.Msg)
 		if err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s gave an invalid request: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s gave an invalid request: %v", addr, err)
 		}
-		s.e.stats.adaptModified.Add(1)
+		s.e.adaptCounted(false, adaptModified)
 		return r.Msg, &eh, nil, "modify", true
 	}
-	s.e.stats.adaptUnmodified.Add(1)
+	s.e.adaptCounted(false, adaptUnmodified)
 	return nil, nil, nil, "bypass", true
 }
 
 // adaptDown applies service-down-action to the client after a failed
 // exchange (why) and says whether the message goes on unadapted.
-func (s *ClientConn) adaptDown(a *Adapt, why string, args ...any) bool {
-	s.e.stats.adaptFailed.Add(1)
+func (s *ClientConn) adaptDown(a *Adapt, resp bool, why string, args ...any) bool {
+	s.e.adaptCounted(resp, adaptFailed)
 	s.e.logf("mblb: client %s: profile %s: "+why+", service-down-action "+[...]string{"ignore", "drop", "reset"}[a.Down], append([]any{s.client, a.Profile}, args...)...)
 	switch a.Down {
 	case AdaptDrop:
@@ -299,27 +300,27 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 	if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, "bypass", s.adaptDown(a, "the response's chunks do not decode: %v", err)
+			return nil, nil, "bypass", s.adaptDown(a, true, "the response's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := sc.e.adaptServer(a)
 	if !up {
-		return nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, "bypass", s.adaptDown(a, true, "no ICAP server of pool %s is available", a.Pool)
 	}
 	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.RespMod, m)
 	if err != nil {
-		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, true, "RESPMOD to %s: %v", addr, err)
 	}
 	if r.Outcome == icap.Unmodified {
-		sc.e.stats.adaptUnmodified.Add(1)
+		sc.e.adaptCounted(true, adaptUnmodified)
 		return nil, nil, "bypass", true
 	}
 	eh, err := httpx.ParseResponse(r.Msg)
 	if err != nil {
-		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s gave an invalid response: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, true, "RESPMOD to %s gave an invalid response: %v", addr, err)
 	}
-	sc.e.stats.adaptModified.Add(1)
+	sc.e.adaptCounted(true, adaptModified)
 	return r.Msg, &eh, "modify", true
 }
 
@@ -336,4 +337,67 @@ func (c adaptSide) apply(a *Adapt) *Adapt {
 	b := *a
 	b.Down = c.down
 	return &b
+}
+
+// AdaptCounts are one adapt profile's exchanges on a virtual, for show
+// ltm profile request-adapt|response-adapt: what ICAP left alone (204),
+// modified, answered in the message's place (request-adapt only), and
+// the exchanges that failed (service-down-action applied).
+type AdaptCounts struct {
+	Unmodified, Modified, Answered, Failed atomic.Uint64
+}
+
+// Reset zeroes the counts (reset-stats ltm profile request-adapt).
+func (c *AdaptCounts) Reset() {
+	c.Unmodified.Store(0)
+	c.Modified.Store(0)
+	c.Answered.Store(0)
+	c.Failed.Store(0)
+}
+
+// adaptOutcome is how one exchange ended, for the counts.
+type adaptOutcome uint8
+
+const (
+	adaptUnmodified adaptOutcome = iota
+	adaptModified
+	adaptAnswered
+	adaptFailed
+)
+
+// adaptCounted counts one exchange of a side (resp: response-adapt) in
+// the engine's stats and at the profile's counts when the virtual keeps
+// them.
+func (e *Engine) adaptCounted(resp bool, o adaptOutcome) {
+	c := e.cfg.RequestAdaptCounts
+	if resp {
+		c = e.cfg.ResponseAdaptCounts
+	}
+	var a, pc *atomic.Uint64
+	switch o {
+	case adaptUnmodified:
+		a = &e.stats.adaptUnmodified
+		if c != nil {
+			pc = &c.Unmodified
+		}
+	case adaptModified:
+		a = &e.stats.adaptModified
+		if c != nil {
+			pc = &c.Modified
+		}
+	case adaptAnswered:
+		a = &e.stats.adaptAnswered
+		if c != nil {
+			pc = &c.Answered
+		}
+	default:
+		a = &e.stats.adaptFailed
+		if c != nil {
+			pc = &c.Failed
+		}
+	}
+	a.Add(1)
+	if pc != nil {
+		pc.Add(1)
+	}
 }
