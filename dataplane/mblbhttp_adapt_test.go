@@ -348,3 +348,92 @@ when ADAPT_RESPONSE_RESULT { HTTP::header insert X-Resp-Result [ADAPT::result] }
 		})
 	}
 }
+
+// TestAdaptRuleTimeoutPreview: ADAPT::timeout and ADAPT::preview_size
+// in HTTP_REQUEST change one request's exchange: a timeout shorter than
+// the profile's gives up on an ICAP server that never answers (and
+// service-down-action ignore lets the request through), and
+// preview_size 0 sends the body without a preview.
+func TestAdaptRuleTimeoutPreview(t *testing.T) {
+	startEchoMember(t, "127.64.15.17:80")
+	srv, err := icaptest.Listen("127.64.15.25:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// An ICAP server that accepts and never answers.
+	mute, err := net.Listen("tcp", "127.64.15.26:1344")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	defer func() {
+		mute.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	rule := `when HTTP_REQUEST {
+	switch -glob [HTTP::uri] {
+		"/state" { HTTP::respond 200 content "[ADAPT::timeout] [ADAPT::preview_size] [ADAPT::timeout response]" }
+		"/quick" { ADAPT::timeout request 100 }
+		"/nopreview" { ADAPT::preview_size request 0 }
+		"/set" { ADAPT::timeout 250 ; ADAPT::preview_size 4 ; HTTP::respond 200 content "[ADAPT::timeout request] [ADAPT::preview_size request]" }
+	}
+}`
+	long := strings.Repeat("y", 50)
+	for _, tc := range []struct {
+		name, icap, path string
+		body             string
+		want             string
+		previews         int64 // previews the ICAP server saw
+		down             bool  // the exchange failed (service-down-action ignore)
+	}{
+		{"state", "127.64.15.25:1344", "/state", "", "0 8 0", 0, false}, // no response-adapt profile: 0
+		{"set and read back", "127.64.15.25:1344", "/set", "", "250 4", 0, false},
+		{"preview of the profile", "127.64.15.25:1344", "/p", long, "member X-Scan=clean body=" + long, 1, false},
+		{"preview_size 0: none", "127.64.15.25:1344", "/nopreview", long, "member X-Scan=clean body=" + long, 0, false},
+		{"timeout shortened, server mute", "127.64.15.26:1344", "/quick", long, "member X-Scan=raw body=" + long, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// No timeout of the profile's: only the rule's ends the wait on
+			// the mute server.
+			a := adapt(mblb.AdaptIgnore, 8)
+			a.Service.Timeout = 0
+			a.PreviewSize, a.PreviewLength = 8, 1024
+			p, lg := newPlane(t)
+			cfg := adaptConfig(t, "127.64.15.7:80", "127.64.15.17:80", a, nil, tc.icap)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+			mustApply(t, p, cfg)
+			c := dialHTTPVS(t, "127.64.15.7:80")
+			before := srv.Stats.Previews.Load()
+			r, body, err := c.do(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nContent-Length: %d\r\n\r\n%s", tc.path, len(tc.body), tc.body))
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != 200 || body != tc.want {
+				t.Fatalf("%d %q, want %q (log %s)", r.StatusCode, body, tc.want, lg)
+			}
+			if n := srv.Stats.Previews.Load() - before; n != tc.previews {
+				t.Errorf("%d previews, want %d", n, tc.previews)
+			}
+			failed := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt.Failed
+			if (failed == 1) != tc.down || !strings.Contains(lg.String(), "service-down-action") != !tc.down {
+				t.Errorf("failed exchanges %d, want down %v (log %s)", failed, tc.down, lg)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/icap"
@@ -29,6 +30,19 @@ type Adapt struct {
 	// HTTP10: HTTP/1.0 messages are adapted too (allow-http-10); without
 	// it they pass unadapted.
 	HTTP10 bool
+	// PreviewSize is the adapt profile's preview-size and PreviewLength
+	// the icap profile's preview-length: Service.Preview is the smaller
+	// when both are set. Kept apart so that ADAPT::preview_size can
+	// change the first for one message.
+	PreviewSize, PreviewLength int
+}
+
+// preview is the Preview of an exchange whose preview-size is size.
+func (a *Adapt) preview(size int) int {
+	if size > 0 && a.PreviewLength > 0 {
+		return min(size, a.PreviewLength)
+	}
+	return 0
 }
 
 // AdaptDown is an adapt profile's service-down-action.
@@ -45,11 +59,15 @@ const (
 )
 
 // AdaptChoice is what a client's rules asked of a request's adaptation
-// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action): each
-// side on or off, and its service-down-action.
+// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action,
+// ADAPT::timeout, ADAPT::preview_size): each side on or off, its
+// service-down-action, its exchange timeout (0 none) and its
+// preview-size.
 type AdaptChoice struct {
-	Request, Response         bool
-	RequestDown, ResponseDown AdaptDown
+	Request, Response               bool
+	RequestDown, ResponseDown       AdaptDown
+	RequestTimeout, ResponseTimeout time.Duration
+	RequestPreview, ResponsePreview int
 }
 
 // HTTPAdaptHandler is implemented by an HTTPRuleHandler on a virtual
@@ -63,6 +81,8 @@ type HTTPAdaptHandler interface {
 type adaptSide struct {
 	set, off bool
 	down     AdaptDown
+	timeout  time.Duration
+	preview  int
 }
 
 // HTTPAdaptEvents is implemented by an HTTPRuleHandler whose rules may
@@ -203,7 +223,8 @@ func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
 		return
 	}
 	c := ah.AdaptChoice()
-	return adaptSide{set: true, off: !c.Request, down: c.RequestDown}, adaptSide{set: true, off: !c.Response, down: c.ResponseDown}
+	return adaptSide{set: true, off: !c.Request, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview},
+		adaptSide{set: true, off: !c.Response, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview}
 }
 
 // adaptServer is the ICAP server the pool's method chooses now.
@@ -328,16 +349,36 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 // ICAP server, which an event loop must not.
 func (o *HTTPOptions) adapts() bool { return o.RequestAdapt != nil || o.ResponseAdapt != nil }
 
-// apply is a with the rules' service-down-action, when they chose one
-// other than the profile's (a copy then: the profile is shared).
+// apply is a with the rules' service-down-action, timeout and
+// preview-size, when they chose other than the profile's (a copy then:
+// the profile is shared).
 func (c adaptSide) apply(a *Adapt) *Adapt {
-	if !c.set || c.down == a.Down {
+	if !c.set || c.down == a.Down && c.timeout == a.Service.Timeout && c.preview == a.PreviewSize {
 		return a
 	}
 	b := *a
 	b.Down = c.down
+	if c.timeout != a.Service.Timeout || c.preview != a.PreviewSize {
+		svc := *a.Service
+		if c.timeout != a.Service.Timeout {
+			svc.Timeout = c.timeout
+			svc.ConnectTimeout = AdaptConnectTimeout
+			if c.timeout > 0 {
+				svc.ConnectTimeout = min(c.timeout, AdaptConnectTimeout)
+			}
+		}
+		if c.preview != a.PreviewSize {
+			b.PreviewSize = c.preview
+			svc.Preview = a.preview(c.preview)
+		}
+		b.Service = &svc
+	}
 	return &b
 }
+
+// AdaptConnectTimeout bounds the connect to an ICAP server whatever the
+// adapt profile's timeout says (a longer one, or none) [M].
+const AdaptConnectTimeout = 5 * time.Second
 
 // AdaptCounts are one adapt profile's exchanges on a virtual, for show
 // ltm profile request-adapt|response-adapt: what ICAP left alone (204),
