@@ -23,10 +23,13 @@ var profileShows = []struct {
 	{profileUDP, dataplane.ProfileUDP, render.UDPProfile},
 	{profileClientSSL, dataplane.ProfileClientSSL, render.ClientSSLProfile},
 	{profileServerSSL, dataplane.ProfileServerSSL, render.ServerSSLProfile},
+	{profileRequestAdapt, dataplane.ProfileReqAdapt, render.RequestAdaptProfile},
+	{profileResponseAdapt, dataplane.ProfileRespAdapt, render.ResponseAdaptProfile},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
-// http-compression, tcp, udp, client-ssl and server-ssl profiles: one block per profile, its
+// http-compression, tcp, udp, client-ssl, server-ssl, request-adapt and
+// response-adapt profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

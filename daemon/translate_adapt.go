@@ -25,8 +25,8 @@ var (
 )
 
 // icapConnectTimeout bounds the connect to an ICAP server when the adapt
-// profile sets no timeout [M].
-const icapConnectTimeout = 5 * time.Second
+// profile sets no timeout, or a longer one [M].
+const icapConnectTimeout = mblb.AdaptConnectTimeout
 
 // isInternal reports whether o is an internal virtual server: it listens
 // nowhere, and serves the adapt profiles that name it.
@@ -76,6 +76,7 @@ func (t *translator) adaptOptions(o *objects.Object, kind *objects.Kind) (*mblb.
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: preview-size %q: want bytes from 0", p.Name, e("preview-size"))
 	}
+	a.PreviewSize = int(size)
 	iv := e("internal-virtual")
 	if iv == "" || iv == "none" {
 		return a, nil
@@ -98,6 +99,7 @@ func (t *translator) adaptOptions(o *objects.Object, kind *objects.Kind) (*mblb.
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: preview-length %q: want bytes from 0", ip.Name, icapPreview.Effective(t.cfg, ip))
 	}
+	a.PreviewLength = int(pl)
 	if pl > 0 && size > 0 {
 		a.Service.Preview = int(min(pl, size))
 	}

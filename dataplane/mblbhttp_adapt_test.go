@@ -70,33 +70,35 @@ func adapt(down mblb.AdaptDown, preview int) *mblb.Adapt {
 // page, a clean one passes as it was (204), previews included, and
 // HTTP/1.0 passes unadapted without allow-http-10.
 func TestRequestAdapt(t *testing.T) {
-	startEchoMember(t, "127.60.2.11:80")
-	srv, err := icaptest.Listen("127.60.2.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
+	startEchoMember(t, "127.64.15.11:80")
+	srv, err := icaptest.Listen("127.64.15.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	p, lg := newPlane(t)
-	mustApply(t, p, adaptConfig(t, "127.60.2.1:80", "127.60.2.11:80", adapt(mblb.AdaptReset, 8), nil, "127.60.2.21:1344"))
-	c := dialHTTPVS(t, "127.60.2.1:80")
+	mustApply(t, p, adaptConfig(t, "127.64.15.1:80", "127.64.15.11:80", adapt(mblb.AdaptReset, 8), nil, "127.64.15.21:1344"))
+	c := dialHTTPVS(t, "127.64.15.1:80")
 	long := strings.Repeat("x", 100)
 	for _, tc := range []struct {
 		name, req  string
 		status     int
 		body       string
-		icapBefore int64 // REQMOD exchanges the request makes
+		icapBefore int64  // REQMOD exchanges the request makes
+		counted    string // where show ltm profile request-adapt counts it
 	}{
-		{"modified header", "GET /a HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=clean body=", 1},
-		{"unchanged (204)", "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 200, "member X-Scan= body=", 1},
-		{"body past the preview", "POST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n" + long, 200, "member X-Scan= body=" + long, 1},
-		{"chunked body, modified", "POST /d HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 200, "member X-Scan=clean body=hello", 1},
-		{"blocked in the preview", "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nEICAR....", 403, "blocked by the ICAP service", 1},
-		{"blocked after 100 Continue", "POST /f HTTP/1.1\r\nHost: a\r\nContent-Length: 105\r\n\r\n" + long + "EICAR", 403, "blocked by the ICAP service", 1},
-		{"Expect: 100-continue", "POST /h HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody", 200, "member X-Scan=clean body=body", 1},
-		{"HTTP/1.0 not adapted", "GET /g HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=raw body=", 0},
+		{"modified header", "GET /a HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=clean body=", 1, "modified"},
+		{"unchanged (204)", "GET /b HTTP/1.1\r\nHost: a\r\n\r\n", 200, "member X-Scan= body=", 1, "unmodified"},
+		{"body past the preview", "POST /c HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n" + long, 200, "member X-Scan= body=" + long, 1, "unmodified"},
+		{"chunked body, modified", "POST /d HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n", 200, "member X-Scan=clean body=hello", 1, "modified"},
+		{"blocked in the preview", "POST /e HTTP/1.1\r\nHost: a\r\nContent-Length: 9\r\n\r\nEICAR....", 403, "blocked by the ICAP service", 1, "answered"},
+		{"blocked after 100 Continue", "POST /f HTTP/1.1\r\nHost: a\r\nContent-Length: 105\r\n\r\n" + long + "EICAR", 403, "blocked by the ICAP service", 1, "answered"},
+		{"Expect: 100-continue", "POST /h HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nbody", 200, "member X-Scan=clean body=body", 1, "modified"},
+		{"HTTP/1.0 not adapted", "GET /g HTTP/1.0\r\nHost: a\r\nConnection: keep-alive\r\nX-Scan: raw\r\n\r\n", 200, "member X-Scan=raw body=", 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := srv.Stats.ReqMod.Load()
+			was := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
 			r, body, err := c.do(tc.req)
 			if err == nil && r.StatusCode == 100 {
 				// The member's interim answer passes: the final one follows.
@@ -115,6 +117,10 @@ func TestRequestAdapt(t *testing.T) {
 			if n := srv.Stats.ReqMod.Load() - before; n != tc.icapBefore {
 				t.Fatalf("%d REQMOD, want %d", n, tc.icapBefore)
 			}
+			now := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			if got := adaptCounted(was, now); got != tc.counted {
+				t.Fatalf("counted as %q (%+v to %+v), want %q", got, was, now, tc.counted)
+			}
 		})
 	}
 	if srv.Stats.Continues.Load() < 2 {
@@ -122,12 +128,33 @@ func TestRequestAdapt(t *testing.T) {
 	}
 }
 
+// adaptCounted is the one outcome whose count went up from was to now,
+// "" when none did, "several" when more than one.
+func adaptCounted(was, now AdaptProfileStats) string {
+	var out []string
+	for _, c := range []struct {
+		name     string
+		was, now uint64
+	}{{"unmodified", was.Unmodified, now.Unmodified}, {"modified", was.Modified, now.Modified},
+		{"answered", was.Answered, now.Answered}, {"failed", was.Failed, now.Failed}} {
+		if c.now == c.was+1 {
+			out = append(out, c.name)
+		} else if c.now != c.was {
+			out = append(out, "several")
+		}
+	}
+	if len(out) > 1 {
+		return "several"
+	}
+	return strings.Join(out, "")
+}
+
 // TestResponseAdapt: member responses through RESPMOD, balanced over
 // the ICAP pool round robin.
 func TestResponseAdapt(t *testing.T) {
-	startEchoMember(t, "127.60.2.12:80")
+	startEchoMember(t, "127.64.15.12:80")
 	var srvs []*icaptest.Server
-	for _, a := range []string{"127.60.2.22:1344", "127.60.2.23:1344"} {
+	for _, a := range []string{"127.64.15.22:1344", "127.64.15.23:1344"} {
 		s, err := icaptest.Listen(a, icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "checked"})
 		if err != nil {
 			t.Fatal(err)
@@ -136,8 +163,8 @@ func TestResponseAdapt(t *testing.T) {
 		srvs = append(srvs, s)
 	}
 	p, lg := newPlane(t)
-	mustApply(t, p, adaptConfig(t, "127.60.2.2:80", "127.60.2.12:80", nil, adapt(mblb.AdaptIgnore, 0), "127.60.2.22:1344", "127.60.2.23:1344"))
-	c := dialHTTPVS(t, "127.60.2.2:80")
+	mustApply(t, p, adaptConfig(t, "127.64.15.2:80", "127.64.15.12:80", nil, adapt(mblb.AdaptIgnore, 0), "127.64.15.22:1344", "127.64.15.23:1344"))
+	c := dialHTTPVS(t, "127.64.15.2:80")
 	for _, tc := range []struct {
 		name, req, scan string
 		status          int
@@ -163,29 +190,40 @@ func TestResponseAdapt(t *testing.T) {
 	if a, b := srvs[0].Stats.RespMod.Load(), srvs[1].Stats.RespMod.Load(); a != 3 || b != 3 {
 		t.Errorf("RESPMOD per ICAP server %d and %d, want 3 and 3 (round robin)", a, b)
 	}
+	if st := p.ProfileStats(ProfileRespAdapt, "/Common/av", []string{"/Common/vs"}).Adapt; st != (AdaptProfileStats{Unmodified: 3, Modified: 3}) {
+		t.Errorf("response-adapt stats %+v, want 3 unmodified and 3 modified (the blocking page replaces a response)", st)
+	}
 }
 
 // TestAdaptServiceDown: no ICAP server answering, each
 // service-down-action.
 func TestAdaptServiceDown(t *testing.T) {
-	startEchoMember(t, "127.60.2.13:80")
+	startEchoMember(t, "127.64.15.13:80")
 	for i, tc := range []struct {
 		name     string
 		down     mblb.AdaptDown
 		answered bool
 		icap     []string // the pool's members (none listening)
 	}{
-		{"ignore", mblb.AdaptIgnore, true, []string{"127.60.2.29:1344"}},
+		{"ignore", mblb.AdaptIgnore, true, []string{"127.64.15.29:1344"}},
 		{"ignore, empty pool", mblb.AdaptIgnore, true, nil},
-		{"drop", mblb.AdaptDrop, false, []string{"127.60.2.29:1344"}},
-		{"reset", mblb.AdaptReset, false, []string{"127.60.2.29:1344"}},
+		{"drop", mblb.AdaptDrop, false, []string{"127.64.15.29:1344"}},
+		{"reset", mblb.AdaptReset, false, []string{"127.64.15.29:1344"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			vs := fmt.Sprintf("127.60.2.%d:80", 3+i)
+			vs := fmt.Sprintf("127.64.15.%d:80", 3+i)
 			p, lg := newPlane(t)
-			mustApply(t, p, adaptConfig(t, vs, "127.60.2.13:80", adapt(tc.down, 0), nil, tc.icap...))
+			mustApply(t, p, adaptConfig(t, vs, "127.64.15.13:80", adapt(tc.down, 0), nil, tc.icap...))
 			c := dialHTTPVS(t, vs)
 			r, body, err := c.do("GET / HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n")
+			users := []string{"/Common/vs"}
+			if st := p.ProfileStats(ProfileReqAdapt, "/Common/av", users).Adapt; st != (AdaptProfileStats{Failed: 1}) {
+				t.Errorf("request-adapt stats %+v, want one failed exchange", st)
+			}
+			p.ResetProfileStats(ProfileReqAdapt, "/Common/av", users)
+			if st := p.ProfileStats(ProfileReqAdapt, "/Common/av", users).Adapt; st != (AdaptProfileStats{}) {
+				t.Errorf("request-adapt stats %+v after reset-stats, want none", st)
+			}
 			if tc.answered {
 				if err != nil || r.StatusCode != 200 || body != "member X-Scan=raw body=" {
 					t.Fatalf("%v %q (log %s)", err, body, lg)
@@ -205,8 +243,8 @@ func TestAdaptServiceDown(t *testing.T) {
 // TestAdaptRules: ADAPT::enable and ADAPT::service_down_action in
 // HTTP_REQUEST decide for that request (and its answer) only.
 func TestAdaptRules(t *testing.T) {
-	startEchoMember(t, "127.60.2.14:80")
-	srv, err := icaptest.Listen("127.60.2.24:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
+	startEchoMember(t, "127.64.15.14:80")
+	srv, err := icaptest.Listen("127.64.15.24:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,10 +257,10 @@ func TestAdaptRules(t *testing.T) {
 	}
 }`
 	p, lg := newPlane(t)
-	cfg := adaptConfig(t, "127.60.2.10:80", "127.60.2.14:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.60.2.24:1344")
+	cfg := adaptConfig(t, "127.64.15.10:80", "127.64.15.14:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.64.15.24:1344")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 	mustApply(t, p, cfg)
-	c := dialHTTPVS(t, "127.60.2.10:80")
+	c := dialHTTPVS(t, "127.64.15.10:80")
 	for _, tc := range []struct {
 		path, body      string
 		reqmod, respmod int64
@@ -252,16 +290,16 @@ func TestAdaptRules(t *testing.T) {
 // TestAdaptRuleServiceDown: ADAPT::service_down_action overrides the
 // profile's for one request.
 func TestAdaptRuleServiceDown(t *testing.T) {
-	startEchoMember(t, "127.60.2.15:80")
+	startEchoMember(t, "127.64.15.15:80")
 	p, lg := newPlane(t)
-	cfg := adaptConfig(t, "127.60.2.16:80", "127.60.2.15:80", adapt(mblb.AdaptReset, 0), nil, "127.60.2.29:1344")
+	cfg := adaptConfig(t, "127.64.15.16:80", "127.64.15.15:80", adapt(mblb.AdaptReset, 0), nil, "127.64.15.29:1344")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `when HTTP_REQUEST { if {[HTTP::uri] eq "/ignore"} { ADAPT::service_down_action request ignore } }`)
 	mustApply(t, p, cfg)
 	for _, tc := range []struct {
 		path     string
 		answered bool
 	}{{"/ignore", true}, {"/other", false}} {
-		c := dialHTTPVS(t, "127.60.2.16:80")
+		c := dialHTTPVS(t, "127.64.15.16:80")
 		r, body, err := c.do("GET " + tc.path + " HTTP/1.1\r\nHost: a\r\n\r\n")
 		if got := err == nil && r.StatusCode == 200 && strings.HasPrefix(body, "member"); got != tc.answered {
 			t.Errorf("%s: answered %v, want %v (%v %q; log %s)", tc.path, got, tc.answered, err, body, lg)
@@ -273,8 +311,8 @@ func TestAdaptRuleServiceDown(t *testing.T) {
 // ADAPT_REQUEST_RESULT and ADAPT_RESPONSE_RESULT after every exchange
 // with ADAPT::result, their header edits and HTTP::respond.
 func TestAdaptEvents(t *testing.T) {
-	startEchoMember(t, "127.60.2.17:80")
-	srv, err := icaptest.Listen("127.60.2.25:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
+	startEchoMember(t, "127.64.15.17:80")
+	srv, err := icaptest.Listen("127.64.15.25:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,10 +323,10 @@ when ADAPT_REQUEST_RESULT {
 }
 when ADAPT_RESPONSE_RESULT { HTTP::header insert X-Resp-Result [ADAPT::result] }`
 	p, lg := newPlane(t)
-	cfg := adaptConfig(t, "127.60.2.18:80", "127.60.2.17:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.60.2.25:1344")
+	cfg := adaptConfig(t, "127.64.15.18:80", "127.64.15.17:80", adapt(mblb.AdaptReset, 0), adapt(mblb.AdaptReset, 0), "127.64.15.25:1344")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
 	mustApply(t, p, cfg)
-	c := dialHTTPVS(t, "127.60.2.18:80")
+	c := dialHTTPVS(t, "127.64.15.18:80")
 	for _, tc := range []struct {
 		name, req  string
 		status     int
@@ -306,6 +344,95 @@ when ADAPT_RESPONSE_RESULT { HTTP::header insert X-Resp-Result [ADAPT::result] }
 			}
 			if r.StatusCode != tc.status || body != tc.body || r.Header.Get("X-Resp-Result") != tc.resp {
 				t.Fatalf("%d %q X-Resp-Result=%q, want %d %q %q", r.StatusCode, body, r.Header.Get("X-Resp-Result"), tc.status, tc.body, tc.resp)
+			}
+		})
+	}
+}
+
+// TestAdaptRuleTimeoutPreview: ADAPT::timeout and ADAPT::preview_size
+// in HTTP_REQUEST change one request's exchange: a timeout shorter than
+// the profile's gives up on an ICAP server that never answers (and
+// service-down-action ignore lets the request through), and
+// preview_size 0 sends the body without a preview.
+func TestAdaptRuleTimeoutPreview(t *testing.T) {
+	startEchoMember(t, "127.64.15.17:80")
+	srv, err := icaptest.Listen("127.64.15.25:1344", icaptest.Config{Header: "X-Scan", Value: "clean"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// An ICAP server that accepts and never answers.
+	mute, err := net.Listen("tcp", "127.64.15.26:1344")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	defer func() {
+		mute.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := mute.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case held <- c:
+			default:
+				c.Close()
+			}
+		}
+	}()
+	rule := `when HTTP_REQUEST {
+	switch -glob [HTTP::uri] {
+		"/state" { HTTP::respond 200 content "[ADAPT::timeout] [ADAPT::preview_size] [ADAPT::timeout response]" }
+		"/quick" { ADAPT::timeout request 100 }
+		"/nopreview" { ADAPT::preview_size request 0 }
+		"/set" { ADAPT::timeout 250 ; ADAPT::preview_size 4 ; HTTP::respond 200 content "[ADAPT::timeout request] [ADAPT::preview_size request]" }
+	}
+}`
+	long := strings.Repeat("y", 50)
+	for _, tc := range []struct {
+		name, icap, path string
+		body             string
+		want             string
+		previews         int64 // previews the ICAP server saw
+		down             bool  // the exchange failed (service-down-action ignore)
+	}{
+		{"state", "127.64.15.25:1344", "/state", "", "0 8 0", 0, false}, // no response-adapt profile: 0
+		{"set and read back", "127.64.15.25:1344", "/set", "", "250 4", 0, false},
+		{"preview of the profile", "127.64.15.25:1344", "/p", long, "member X-Scan=clean body=" + long, 1, false},
+		{"preview_size 0: none", "127.64.15.25:1344", "/nopreview", long, "member X-Scan=clean body=" + long, 0, false},
+		{"timeout shortened, server mute", "127.64.15.26:1344", "/quick", long, "member X-Scan=raw body=" + long, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// No timeout of the profile's: only the rule's ends the wait on
+			// the mute server.
+			a := adapt(mblb.AdaptIgnore, 8)
+			a.Service.Timeout = 0
+			a.PreviewSize, a.PreviewLength = 8, 1024
+			p, lg := newPlane(t)
+			cfg := adaptConfig(t, "127.64.15.7:80", "127.64.15.17:80", a, nil, tc.icap)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+			mustApply(t, p, cfg)
+			c := dialHTTPVS(t, "127.64.15.7:80")
+			before := srv.Stats.Previews.Load()
+			r, body, err := c.do(fmt.Sprintf("POST %s HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\nContent-Length: %d\r\n\r\n%s", tc.path, len(tc.body), tc.body))
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			if r.StatusCode != 200 || body != tc.want {
+				t.Fatalf("%d %q, want %q (log %s)", r.StatusCode, body, tc.want, lg)
+			}
+			if n := srv.Stats.Previews.Load() - before; n != tc.previews {
+				t.Errorf("%d previews, want %d", n, tc.previews)
+			}
+			failed := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt.Failed
+			if (failed == 1) != tc.down || !strings.Contains(lg.String(), "service-down-action") != !tc.down {
+				t.Errorf("failed exchanges %d, want down %v (log %s)", failed, tc.down, lg)
 			}
 		})
 	}

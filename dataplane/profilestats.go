@@ -18,6 +18,8 @@ const (
 	ProfileClientSSL ProfileKind = "client-ssl"
 	ProfileServerSSL ProfileKind = "server-ssl"
 	ProfileCompress  ProfileKind = "http-compression"
+	ProfileReqAdapt  ProfileKind = "request-adapt"
+	ProfileRespAdapt ProfileKind = "response-adapt"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -29,6 +31,18 @@ type ProfileStats struct {
 	HTTP     HTTPProfileStats
 	Compress CompressProfileStats
 	SSL      SSLProfileStats
+	Adapt    AdaptProfileStats
+}
+
+// AdaptProfileStats are a request-adapt or response-adapt profile's ICAP
+// exchanges: to tell a scanning service that blocks from one that is
+// down.
+type AdaptProfileStats struct {
+	// Unmodified counts the messages the ICAP server left as they were
+	// (204), Modified those it changed, Answered the requests it
+	// answered in place of a member (a blocking page); Failed the
+	// exchanges that failed, after which service-down-action applied.
+	Unmodified, Modified, Answered, Failed uint64
 }
 
 // CompressProfileStats are an http-compression profile's responses.
@@ -166,6 +180,16 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			z.Pre += x.Pre.Load()
 			z.Post += x.Post.Load()
 			z.Bypassed += x.Bypassed.Load()
+		case ProfileReqAdapt, ProfileRespAdapt:
+			x := &pc.RequestAdapt
+			if kind == ProfileRespAdapt {
+				x = &pc.ResponseAdapt
+			}
+			a := &st.Adapt
+			a.Unmodified += x.Unmodified.Load()
+			a.Modified += x.Modified.Load()
+			a.Answered += x.Answered.Load()
+			a.Failed += x.Failed.Load()
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {
@@ -221,6 +245,10 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			}
 		case ProfileServerSSL:
 			v.Prof.ServerSSL.Reset()
+		case ProfileReqAdapt:
+			v.Prof.RequestAdapt.Reset()
+		case ProfileRespAdapt:
+			v.Prof.ResponseAdapt.Reset()
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"strconv"
+
 	"github.com/openltm/openltm/rules/tcl"
 )
 
@@ -13,6 +15,14 @@ type AdaptChoice struct {
 	// RequestDown and ResponseDown are each side's service-down-action
 	// (ignore, drop, reset; ADAPT::service_down_action).
 	RequestDown, ResponseDown string
+	// RequestTimeout and ResponseTimeout bound each side's exchange in
+	// milliseconds, 0 none (ADAPT::timeout: the adapt profile's timeout
+	// for this message).
+	RequestTimeout, ResponseTimeout int
+	// RequestPreview and ResponsePreview are each side's preview-size
+	// (ADAPT::preview_size): the icap profile's preview-length still
+	// caps it, and 0 sends no preview.
+	RequestPreview, ResponsePreview int
 }
 
 // AdaptState is the ADAPT:: commands' state on a virtual server with a
@@ -41,12 +51,11 @@ func (st *AdaptState) Take() AdaptChoice {
 	return c
 }
 
-// SetAdapt gives the connection the ADAPT:: commands' state: the
-// virtual server has a request-adapt profile (req; its
-// service-down-action reqDown) and/or a response-adapt one.
-func (s *ConnState) SetAdapt(req, resp bool, reqDown, respDown string) {
-	d := AdaptChoice{Request: req, Response: resp, RequestDown: reqDown, ResponseDown: respDown}
-	s.adapt = &AdaptState{AdaptChoice: d, def: d, hasReq: req, hasResp: resp}
+// SetAdapt gives the connection the ADAPT:: commands' state: d is the
+// profiles' settings, d.Request (d.Response) whether the virtual server
+// has a request-adapt (response-adapt) profile.
+func (s *ConnState) SetAdapt(d AdaptChoice) {
+	s.adapt = &AdaptState{AdaptChoice: d, def: d, hasReq: d.Request, hasResp: d.Response}
 }
 
 // Adapt is the connection's ADAPT:: state; nil without an adapt
@@ -57,6 +66,8 @@ func registerAdapt(t *tcl.Commands) {
 	t.Register("ADAPT::enable", cmdAdaptEnable)
 	t.Register("ADAPT::service_down_action", cmdAdaptDown)
 	t.Register("ADAPT::result", cmdAdaptResult)
+	t.Register("ADAPT::timeout", cmdAdaptTimeout)
+	t.Register("ADAPT::preview_size", cmdAdaptPreview)
 }
 
 // cmdAdaptResult is `ADAPT::result`: what the exchange did, in
@@ -155,4 +166,56 @@ func cmdAdaptDown(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 	}
 	return tcl.Str(*side), nil
+}
+
+// maxAdaptTimeout bounds ADAPT::timeout as the profile's timeout is
+// bounded (milliseconds in 32 bits).
+const maxAdaptTimeout = 1<<32 - 1
+
+// maxAdaptPreview bounds ADAPT::preview_size as the profile's
+// preview-size is (31 bits).
+const maxAdaptPreview = 1<<31 - 1
+
+// cmdAdaptTimeout is `ADAPT::timeout ?request|response? ?ms?`: the
+// side's exchange timeout in milliseconds (0 none), after setting it
+// when given.
+func cmdAdaptTimeout(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	return adaptNumber(in, "ADAPT::timeout", "ms", maxAdaptTimeout, args, func(st *AdaptState, resp bool) *int {
+		if resp {
+			return &st.ResponseTimeout
+		}
+		return &st.RequestTimeout
+	})
+}
+
+// cmdAdaptPreview is `ADAPT::preview_size ?request|response? ?bytes?`:
+// the side's preview-size (0 no preview), after setting it when given.
+func cmdAdaptPreview(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	return adaptNumber(in, "ADAPT::preview_size", "bytes", maxAdaptPreview, args, func(st *AdaptState, resp bool) *int {
+		if resp {
+			return &st.ResponsePreview
+		}
+		return &st.RequestPreview
+	})
+}
+
+// adaptNumber is the ADAPT:: commands reading and setting one number of
+// a side, from 0 to most.
+func adaptNumber(in *tcl.Interp, cmd, unit string, most int64, args []tcl.Value, field func(*AdaptState, bool) *int) (tcl.Value, error) {
+	st, resp, rest, err := adaptOf(in, cmd, args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(rest) > 1 {
+		return tcl.Empty, tcl.WrongArgs(cmd + " ?request|response? ?" + unit + "?")
+	}
+	f := field(st, resp)
+	if len(rest) == 1 {
+		n, err := strconv.ParseInt(rest[0].String(), 10, 64)
+		if err != nil || n < 0 || n > most {
+			return tcl.Empty, tcl.Errorf("%s: %q is not a number of %s from 0 to %d", cmd, rest[0].String(), unit, most)
+		}
+		*f = int(n)
+	}
+	return tcl.Int(int64(*f)), nil
 }

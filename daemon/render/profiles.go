@@ -222,3 +222,31 @@ func sslBlock(w io.Writer, title string, s dataplane.SSLProfileStats, o Options)
 	}
 	return statBlock(w, title, rows)
 }
+
+// RequestAdaptProfile prints one `Ltm::Request Adapt Profile` block: the
+// REQMOD exchanges by how they ended [M: the layout and the field names;
+// BIG-IP's are not documented].
+func RequestAdaptProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return adaptBlock(w, "Ltm::Request Adapt Profile: "+o.rel(name), st.Adapt, true, o)
+}
+
+// ResponseAdaptProfile prints one `Ltm::Response Adapt Profile` block:
+// the RESPMOD exchanges (a response is never answered in place of one).
+func ResponseAdaptProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	return adaptBlock(w, "Ltm::Response Adapt Profile: "+o.rel(name), st.Adapt, false, o)
+}
+
+func adaptBlock(w io.Writer, title string, a dataplane.AdaptProfileStats, req bool, o Options) error {
+	rows := [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"ICAP Exchanges", ""},
+		{"Total", o.num(a.Unmodified + a.Modified + a.Answered + a.Failed)},
+		{"Unmodified", o.num(a.Unmodified)},
+		{"Modified", o.num(a.Modified)},
+	}
+	if req {
+		rows = append(rows, [2]string{"Answered", o.num(a.Answered)})
+	}
+	rows = append(rows, [2]string{"Service Down", o.num(a.Failed)})
+	return statBlock(w, title, rows)
+}

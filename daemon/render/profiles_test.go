@@ -140,6 +140,29 @@ Alert Timeouts             0
 Cipher Usage
 
 `},
+		{"request-adapt, raw", RequestAdaptProfile, dataplane.ProfileStats{Adapt: dataplane.AdaptProfileStats{Unmodified: 12, Modified: 3, Answered: 2, Failed: 1}}, Options{Raw: true}, `-----------------------------------------------
+Ltm::Request Adapt Profile: /Common/http_custom
+-----------------------------------------------
+Virtual Server Name   N/A
+ICAP Exchanges
+Total                18
+Unmodified           12
+Modified              3
+Answered              2
+Service Down          1
+
+`},
+		{"response-adapt, no answers", ResponseAdaptProfile, dataplane.ProfileStats{Adapt: dataplane.AdaptProfileStats{Unmodified: 4000, Modified: 1}}, Options{Folder: "/Common"}, `----------------------------------------
+Ltm::Response Adapt Profile: http_custom
+----------------------------------------
+Virtual Server Name   N/A
+ICAP Exchanges
+Total              4.0K
+Unmodified         4.0K
+Modified              1
+Service Down          0
+
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer

@@ -14,7 +14,7 @@ import (
 	"github.com/openltm/openltm/dataplane/icap/icaptest"
 )
 
-const icapAddr = "127.60.0.10:0"
+const icapAddr = "127.64.16.10:0"
 
 func TestExchange(t *testing.T) {
 	srv, err := icaptest.Listen(icapAddr, icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "done", Add: "X-Adapted: yes"})
@@ -68,7 +68,7 @@ func TestExchange(t *testing.T) {
 
 // TestFailures: what the caller turns into service-down-action.
 func TestFailures(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.60.0.10:0")
+	ln, err := net.Listen("tcp", "127.64.16.10:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestFailures(t *testing.T) {
 		})
 	}
 	s := &icap.Service{URI: "icap://x/av", Timeout: time.Second}
-	if _, err := s.Exchange(context.Background(), netip.MustParseAddrPort("127.60.0.11:1"), icap.ReqMod, m); err == nil {
+	if _, err := s.Exchange(context.Background(), netip.MustParseAddrPort("127.64.16.11:1"), icap.ReqMod, m); err == nil {
 		t.Fatal("no error from a server that is not there")
 	}
 }

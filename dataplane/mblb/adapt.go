@@ -3,6 +3,8 @@ package mblb
 import (
 	"context"
 	"net/netip"
+	"sync/atomic"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/icap"
@@ -28,6 +30,19 @@ type Adapt struct {
 	// HTTP10: HTTP/1.0 messages are adapted too (allow-http-10); without
 	// it they pass unadapted.
 	HTTP10 bool
+	// PreviewSize is the adapt profile's preview-size and PreviewLength
+	// the icap profile's preview-length: Service.Preview is the smaller
+	// when both are set. Kept apart so that ADAPT::preview_size can
+	// change the first for one message.
+	PreviewSize, PreviewLength int
+}
+
+// preview is the Preview of an exchange whose preview-size is size.
+func (a *Adapt) preview(size int) int {
+	if size > 0 && a.PreviewLength > 0 {
+		return min(size, a.PreviewLength)
+	}
+	return 0
 }
 
 // AdaptDown is an adapt profile's service-down-action.
@@ -44,11 +59,15 @@ const (
 )
 
 // AdaptChoice is what a client's rules asked of a request's adaptation
-// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action): each
-// side on or off, and its service-down-action.
+// in HTTP_REQUEST (ADAPT::enable, ADAPT::service_down_action,
+// ADAPT::timeout, ADAPT::preview_size): each side on or off, its
+// service-down-action, its exchange timeout (0 none) and its
+// preview-size.
 type AdaptChoice struct {
-	Request, Response         bool
-	RequestDown, ResponseDown AdaptDown
+	Request, Response               bool
+	RequestDown, ResponseDown       AdaptDown
+	RequestTimeout, ResponseTimeout time.Duration
+	RequestPreview, ResponsePreview int
 }
 
 // HTTPAdaptHandler is implemented by an HTTPRuleHandler on a virtual
@@ -62,6 +81,8 @@ type HTTPAdaptHandler interface {
 type adaptSide struct {
 	set, off bool
 	down     AdaptDown
+	timeout  time.Duration
+	preview  int
 }
 
 // HTTPAdaptEvents is implemented by an HTTPRuleHandler whose rules may
@@ -202,7 +223,8 @@ func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
 		return
 	}
 	c := ah.AdaptChoice()
-	return adaptSide{set: true, off: !c.Request, down: c.RequestDown}, adaptSide{set: true, off: !c.Response, down: c.ResponseDown}
+	return adaptSide{set: true, off: !c.Request, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview},
+		adaptSide{set: true, off: !c.Response, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview}
 }
 
 // adaptServer is the ICAP server the pool's method chooses now.
@@ -233,40 +255,40 @@ func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.H
 	} else if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "the request's chunks do not decode: %v", err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "the request's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := s.e.adaptServer(a)
 	if !up {
-		return nil, nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, nil, "bypass", s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool)
 	}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body})
 	if err != nil {
-		return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s: %v", addr, err)
+		return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s: %v", addr, err)
 	}
 	switch r.Outcome {
 	case icap.Answered:
 		if _, err := httpx.ParseResponse(r.Msg); err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s answered with an invalid response: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s answered with an invalid response: %v", addr, err)
 		}
-		s.e.stats.adaptAnswered.Add(1)
+		s.e.adaptCounted(false, adaptAnswered)
 		return nil, nil, r.Msg, "respond", true
 	case icap.Modified:
 		eh, err := httpx.ParseRequest(r.Msg)
 		if err != nil {
-			return nil, nil, nil, "bypass", s.adaptDown(a, "REQMOD to %s gave an invalid request: %v", addr, err)
+			return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s gave an invalid request: %v", addr, err)
 		}
-		s.e.stats.adaptModified.Add(1)
+		s.e.adaptCounted(false, adaptModified)
 		return r.Msg, &eh, nil, "modify", true
 	}
-	s.e.stats.adaptUnmodified.Add(1)
+	s.e.adaptCounted(false, adaptUnmodified)
 	return nil, nil, nil, "bypass", true
 }
 
 // adaptDown applies service-down-action to the client after a failed
 // exchange (why) and says whether the message goes on unadapted.
-func (s *ClientConn) adaptDown(a *Adapt, why string, args ...any) bool {
-	s.e.stats.adaptFailed.Add(1)
+func (s *ClientConn) adaptDown(a *Adapt, resp bool, why string, args ...any) bool {
+	s.e.adaptCounted(resp, adaptFailed)
 	s.e.logf("mblb: client %s: profile %s: "+why+", service-down-action "+[...]string{"ignore", "drop", "reset"}[a.Down], append([]any{s.client, a.Profile}, args...)...)
 	switch a.Down {
 	case AdaptDrop:
@@ -299,27 +321,27 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 	if h.Chunked {
 		var err error
 		if body, err = httpx.Dechunk(nil, body); err != nil {
-			return nil, nil, "bypass", s.adaptDown(a, "the response's chunks do not decode: %v", err)
+			return nil, nil, "bypass", s.adaptDown(a, true, "the response's chunks do not decode: %v", err)
 		}
 	}
 	addr, up := sc.e.adaptServer(a)
 	if !up {
-		return nil, nil, "bypass", s.adaptDown(a, "no ICAP server of pool %s is available", a.Pool)
+		return nil, nil, "bypass", s.adaptDown(a, true, "no ICAP server of pool %s is available", a.Pool)
 	}
 	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.RespMod, m)
 	if err != nil {
-		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, true, "RESPMOD to %s: %v", addr, err)
 	}
 	if r.Outcome == icap.Unmodified {
-		sc.e.stats.adaptUnmodified.Add(1)
+		sc.e.adaptCounted(true, adaptUnmodified)
 		return nil, nil, "bypass", true
 	}
 	eh, err := httpx.ParseResponse(r.Msg)
 	if err != nil {
-		return nil, nil, "bypass", s.adaptDown(a, "RESPMOD to %s gave an invalid response: %v", addr, err)
+		return nil, nil, "bypass", s.adaptDown(a, true, "RESPMOD to %s gave an invalid response: %v", addr, err)
 	}
-	sc.e.stats.adaptModified.Add(1)
+	sc.e.adaptCounted(true, adaptModified)
 	return r.Msg, &eh, "modify", true
 }
 
@@ -327,13 +349,96 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 // ICAP server, which an event loop must not.
 func (o *HTTPOptions) adapts() bool { return o.RequestAdapt != nil || o.ResponseAdapt != nil }
 
-// apply is a with the rules' service-down-action, when they chose one
-// other than the profile's (a copy then: the profile is shared).
+// apply is a with the rules' service-down-action, timeout and
+// preview-size, when they chose other than the profile's (a copy then:
+// the profile is shared).
 func (c adaptSide) apply(a *Adapt) *Adapt {
-	if !c.set || c.down == a.Down {
+	if !c.set || c.down == a.Down && c.timeout == a.Service.Timeout && c.preview == a.PreviewSize {
 		return a
 	}
 	b := *a
 	b.Down = c.down
+	if c.timeout != a.Service.Timeout || c.preview != a.PreviewSize {
+		svc := *a.Service
+		if c.timeout != a.Service.Timeout {
+			svc.Timeout = c.timeout
+			svc.ConnectTimeout = AdaptConnectTimeout
+			if c.timeout > 0 {
+				svc.ConnectTimeout = min(c.timeout, AdaptConnectTimeout)
+			}
+		}
+		if c.preview != a.PreviewSize {
+			b.PreviewSize = c.preview
+			svc.Preview = a.preview(c.preview)
+		}
+		b.Service = &svc
+	}
 	return &b
+}
+
+// AdaptConnectTimeout bounds the connect to an ICAP server whatever the
+// adapt profile's timeout says (a longer one, or none) [M].
+const AdaptConnectTimeout = 5 * time.Second
+
+// AdaptCounts are one adapt profile's exchanges on a virtual, for show
+// ltm profile request-adapt|response-adapt: what ICAP left alone (204),
+// modified, answered in the message's place (request-adapt only), and
+// the exchanges that failed (service-down-action applied).
+type AdaptCounts struct {
+	Unmodified, Modified, Answered, Failed atomic.Uint64
+}
+
+// Reset zeroes the counts (reset-stats ltm profile request-adapt).
+func (c *AdaptCounts) Reset() {
+	c.Unmodified.Store(0)
+	c.Modified.Store(0)
+	c.Answered.Store(0)
+	c.Failed.Store(0)
+}
+
+// adaptOutcome is how one exchange ended, for the counts.
+type adaptOutcome uint8
+
+const (
+	adaptUnmodified adaptOutcome = iota
+	adaptModified
+	adaptAnswered
+	adaptFailed
+)
+
+// adaptCounted counts one exchange of a side (resp: response-adapt) in
+// the engine's stats and at the profile's counts when the virtual keeps
+// them.
+func (e *Engine) adaptCounted(resp bool, o adaptOutcome) {
+	c := e.cfg.RequestAdaptCounts
+	if resp {
+		c = e.cfg.ResponseAdaptCounts
+	}
+	var a, pc *atomic.Uint64
+	switch o {
+	case adaptUnmodified:
+		a = &e.stats.adaptUnmodified
+		if c != nil {
+			pc = &c.Unmodified
+		}
+	case adaptModified:
+		a = &e.stats.adaptModified
+		if c != nil {
+			pc = &c.Modified
+		}
+	case adaptAnswered:
+		a = &e.stats.adaptAnswered
+		if c != nil {
+			pc = &c.Answered
+		}
+	default:
+		a = &e.stats.adaptFailed
+		if c != nil {
+			pc = &c.Failed
+		}
+	}
+	a.Add(1)
+	if pc != nil {
+		pc.Add(1)
+	}
 }

@@ -290,6 +290,10 @@ type Config struct {
 	// and monitors choose now: the ICAP servers of the adapt profiles'
 	// internal virtual servers. Nil: none is ever available.
 	PoolPick func(pool string) (netip.AddrPort, bool)
+	// RequestAdaptCounts and ResponseAdaptCounts are where the virtual
+	// keeps its adapt profiles' figures (show ltm profile
+	// request-adapt); nil counts in the engine's Stats only.
+	RequestAdaptCounts, ResponseAdaptCounts *AdaptCounts
 	// Waits: the virtual's rules suspend events (`after ms`), so its
 	// clients are served on goroutines of their own, never on the event
 	// loops, where a wait would hold up every client of the loop.

@@ -2,6 +2,7 @@ package mblbvs
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -33,14 +34,14 @@ var adaptDowns = [...]string{mblb.AdaptIgnore: "ignore", mblb.AdaptDrop: "drop",
 // setAdapt gives a client's rules the ADAPT:: commands, starting each
 // request from the virtual's adapt profiles.
 func setAdapt(s *rules.ConnState, h *mblb.HTTPOptions) {
-	reqDown, respDown := "ignore", "ignore"
-	if h.RequestAdapt != nil {
-		reqDown = adaptDowns[h.RequestAdapt.Down]
+	c := rules.AdaptChoice{Request: h.RequestAdapt != nil, Response: h.ResponseAdapt != nil, RequestDown: "ignore", ResponseDown: "ignore"}
+	if a := h.RequestAdapt; a != nil {
+		c.RequestDown, c.RequestTimeout, c.RequestPreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
 	}
-	if h.ResponseAdapt != nil {
-		respDown = adaptDowns[h.ResponseAdapt.Down]
+	if a := h.ResponseAdapt; a != nil {
+		c.ResponseDown, c.ResponseTimeout, c.ResponsePreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
 	}
-	s.SetAdapt(h.RequestAdapt != nil, h.ResponseAdapt != nil, reqDown, respDown)
+	s.SetAdapt(c)
 }
 
 // AdaptChoice implements mblb.HTTPAdaptHandler: what the rules' ADAPT::
@@ -54,16 +55,18 @@ func (h *httpRules) AdaptChoice() mblb.AdaptChoice {
 	cfg := &r.f.mv.cfg.Request.HTTP
 	if r.sess == nil || r.sess.Adapt() == nil {
 		c := mblb.AdaptChoice{Request: cfg.RequestAdapt != nil, Response: cfg.ResponseAdapt != nil}
-		if cfg.RequestAdapt != nil {
-			c.RequestDown = cfg.RequestAdapt.Down
+		if a := cfg.RequestAdapt; a != nil {
+			c.RequestDown, c.RequestTimeout, c.RequestPreview = a.Down, a.Service.Timeout, a.PreviewSize
 		}
-		if cfg.ResponseAdapt != nil {
-			c.ResponseDown = cfg.ResponseAdapt.Down
+		if a := cfg.ResponseAdapt; a != nil {
+			c.ResponseDown, c.ResponseTimeout, c.ResponsePreview = a.Down, a.Service.Timeout, a.PreviewSize
 		}
 		return c
 	}
 	c := r.sess.Adapt().Take()
-	return mblb.AdaptChoice{Request: c.Request, Response: c.Response, RequestDown: adaptDown(c.RequestDown), ResponseDown: adaptDown(c.ResponseDown)}
+	return mblb.AdaptChoice{Request: c.Request, Response: c.Response, RequestDown: adaptDown(c.RequestDown), ResponseDown: adaptDown(c.ResponseDown),
+		RequestTimeout: time.Duration(c.RequestTimeout) * time.Millisecond, ResponseTimeout: time.Duration(c.ResponseTimeout) * time.Millisecond,
+		RequestPreview: c.RequestPreview, ResponsePreview: c.ResponsePreview}
 }
 
 func adaptDown(s string) mblb.AdaptDown {

@@ -322,6 +322,8 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 	ec.DialFD = mv.dialFD()
 	if h := &cfg.Request.HTTP; h.RequestAdapt != nil || h.ResponseAdapt != nil {
 		ec.PoolPick = s.poolPick // adapt.go
+		ec.RequestAdaptCounts = &mv.vs.Prof.RequestAdapt
+		ec.ResponseAdaptCounts = &mv.vs.Prof.ResponseAdapt
 	}
 	ec.Clone = mv.cloneRequest  // clone.go
 	ec.IdleReset = mv.idleReset // tcpopts.go

@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
@@ -26,6 +27,9 @@ type ProfileCounters struct {
 	HTTP      HTTPCounters
 	Compress  CompressCounters
 	ServerSSL SSLCounters
+	// RequestAdapt and ResponseAdapt are the ICAP exchanges of the
+	// virtual's adapt profiles (show ltm profile request-adapt).
+	RequestAdapt, ResponseAdapt mblb.AdaptCounts
 
 	// clientSSL are the counters of each client-ssl profile the virtual
 	// has had, by name: with several (SNI), each handshake counts at the
