@@ -171,6 +171,8 @@ var (
 	tmcSrcAddressList   = ltmTMC.MustProp("source-address-list")
 	tmcSrcPort          = ltmTMC.MustProp("source-port-inline")
 	tmcSrcPortList      = ltmTMC.MustProp("source-port-list")
+	tmcProtocol         = ltmTMC.MustProp("protocol")
+	tmcRouteDomain      = ltmTMC.MustProp("route-domain")
 	netAddressList      = schema.MustKind("net address-list")
 	addressListEntries  = netAddressList.MustProp("addresses")
 	addressListNested   = netAddressList.MustProp("address-lists")

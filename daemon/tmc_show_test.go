@@ -1,8 +1,10 @@
 package daemon
 
 import (
+	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTrafficMatchingShow: show ltm virtual prints the wildcard
@@ -43,5 +45,69 @@ func TestTrafficMatchingShow(t *testing.T) {
 		if errText != "" || !strings.Contains(out, "    "+tc.list+"\n") || (tc.list != "destination 127.65.1.5:8084" && strings.Contains(out, "destination")) {
 			t.Errorf("list ltm virtual %s: %s\n%s", tc.name, errText, out)
 		}
+	}
+}
+
+// TestTrafficMatchingProtocol: the criteria's protocol must agree with
+// the virtual's ip-protocol (any agrees with every one), and its
+// route-domain must be the default; anything else is refused saying
+// why, with nothing changed.
+func TestTrafficMatchingProtocol(t *testing.T) {
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create ltm pool p members add { 127.65.2.100:7000 }",
+		"create ltm traffic-matching-criteria tc destination-address-inline 127.65.2.1 destination-port-inline 8080",
+		"create ltm virtual v traffic-matching-criteria tc pool p",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, tc := range []struct{ cmd, err string }{
+		{"modify ltm traffic-matching-criteria tc protocol udp", "protocol udp does not match the virtual server's ip-protocol tcp"},
+		{"modify ltm virtual v ip-protocol udp profiles replace-all-with { udp { } }", "protocol tcp does not match the virtual server's ip-protocol udp"},
+		{"modify ltm traffic-matching-criteria tc route-domain 2", "route-domain 2: openltm binds in one routing table"},
+		{"modify ltm traffic-matching-criteria tc route-domain /Common/rd7", "route-domain /Common/rd7: openltm binds in one routing table"},
+		{"modify ltm traffic-matching-criteria tc protocol any", ""},
+		{"modify ltm traffic-matching-criteria tc route-domain 0", ""},
+		{"modify ltm traffic-matching-criteria tc protocol tcp route-domain any", ""},
+	} {
+		before := e.Config().Get(ltmTMC, "/Common/tc")
+		bp, brd := tmcProtocol.Str(before), tmcRouteDomain.Str(before)
+		_, err := run(t, s, tc.cmd)
+		if tc.err == "" && err != "" || tc.err != "" && !strings.Contains(err, tc.err) {
+			t.Errorf("%s: %q, want %q", tc.cmd, err, tc.err)
+		}
+		after := e.Config().Get(ltmTMC, "/Common/tc")
+		if tc.err != "" && (tmcProtocol.Str(after) != bp || tmcRouteDomain.Str(after) != brd || virtualIPProtocol.Str(e.Config().Get(ltmVirtual, "/Common/v")) == "udp") {
+			t.Errorf("%s: a refused change was kept", tc.cmd)
+		}
+	}
+	// udp on both sides (changed through any): the virtual answers on UDP.
+	udpEcho(t, "127.65.2.100:7000")
+	for _, c := range []string{
+		"modify ltm traffic-matching-criteria tc protocol any",
+		"modify ltm virtual v ip-protocol udp profiles replace-all-with { udp { } }",
+		"modify ltm traffic-matching-criteria tc protocol udp",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	c, err := net.Dial("udp", "127.65.2.1:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 64)
+	var n int
+	for try := 0; try < 20 && n == 0; try++ { // the listener may be a commit behind
+		c.Write([]byte("ping"))
+		c.SetReadDeadline(time.Now().Add(250 * time.Millisecond))
+		n, _ = c.Read(buf)
+	}
+	if string(buf[:n]) != "ping" {
+		t.Fatalf("udp through the criteria's virtual: %q", buf[:n])
 	}
 }

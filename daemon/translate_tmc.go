@@ -20,6 +20,14 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		t.skip(o, "traffic-matching-criteria %s: %s", tmc.Name, fmt.Sprintf(format, args...))
 		return false
 	}
+	if p, vp := e(tmcProtocol), virtualIPProtocol.Effective(t.cfg, o); p != "any" && p != vp {
+		return fail("protocol %s does not match the virtual server's ip-protocol %s: set both alike", p, vp)
+	}
+	switch rd := e(tmcRouteDomain); rd {
+	case "any", "0", "%0", "/Common/0":
+	default:
+		return fail("route-domain %s: openltm binds in one routing table, the default route domain (0); use any or 0", rd)
+	}
 	dst, ok, err := t.tmcAddrs(e(tmcDestAddress), e(tmcDestAddressList))
 	if err != nil {
 		return fail("destination %v", err)
