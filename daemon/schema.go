@@ -176,6 +176,7 @@ var (
 	netAddressList      = schema.MustKind("net address-list")
 	addressListEntries  = netAddressList.MustProp("addresses")
 	addressListNested   = netAddressList.MustProp("address-lists")
+	addressListFQDNs    = netAddressList.MustProp("fqdns")
 	netPortList         = schema.MustKind("net port-list")
 	portListEntries     = netPortList.MustProp("ports")
 	portListNested      = netPortList.MustProp("port-lists")

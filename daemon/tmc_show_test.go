@@ -111,3 +111,55 @@ func TestTrafficMatchingProtocol(t *testing.T) {
 		t.Fatalf("udp through the criteria's virtual: %q", buf[:n])
 	}
 }
+
+// TestTrafficMatchingFQDNs: the FQDNs of a criteria's destination list
+// are resolved through sys dns name-servers and listened on beside the
+// list's addresses, following the answer; a name that is not a domain
+// name is refused, and a source list's names are still not resolved.
+func TestTrafficMatchingFQDNs(t *testing.T) {
+	dnsAddr, set := startDNS(t, "127.65.3.53", map[string][]string{"vip.example": {"127.65.3.2"}})
+	labelServer(t, "127.65.3.100:7000", "S1 Response")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"modify sys dns name-servers replace-all-with { " + dnsAddr + " }",
+		"create ltm pool p members add { 127.65.3.100:7000 }",
+		"create net address-list vips addresses add { 127.65.3.1 } fqdns add { vip.example }",
+		"create net address-list names fqdns add { late.example }",
+		"create ltm traffic-matching-criteria tc destination-address-list vips destination-port-inline 8080",
+		"create ltm traffic-matching-criteria tn destination-address-list names destination-port-inline 8081",
+		"create ltm virtual v traffic-matching-criteria tc pool p",
+		"create ltm virtual vn traffic-matching-criteria tn pool p",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	answered := func(to string) func() bool {
+		return func() bool { return askFrom(t, "127.65.3.9", to) == "S1 Response" }
+	}
+	for _, step := range []struct {
+		vip, late []string
+		on, off   []string
+	}{
+		{[]string{"127.65.3.2"}, nil, []string{"127.65.3.1:8080", "127.65.3.2:8080"}, nil},
+		{[]string{"127.65.3.3"}, []string{"127.65.3.6"}, []string{"127.65.3.3:8080", "127.65.3.6:8081"}, []string{"127.65.3.2:8080"}},
+	} {
+		set("vip.example", step.vip...)
+		set("late.example", step.late...)
+		for _, to := range step.on {
+			eventually(t, 10*time.Second, to+" answers", answered(to))
+		}
+		for _, to := range step.off {
+			eventually(t, 10*time.Second, to+" no longer answers", func() bool { return askFrom(t, "127.65.3.9", to) == "refused" })
+		}
+	}
+	for _, tc := range []struct{ cmd, err string }{
+		{"modify net address-list names fqdns add { bad/name }", `fqdn "bad/name" is not a domain name`},
+		{"modify ltm traffic-matching-criteria tc source-address-list names", "the names of a source list are not resolved"},
+	} {
+		if out, err := run(t, s, tc.cmd); !strings.Contains(out+err, tc.err) {
+			t.Errorf("%s: %q, want %q", tc.cmd, err, tc.err)
+		}
+	}
+}
