@@ -219,6 +219,13 @@ func (h *planeHook) virtuals() []dataplane.VirtualStats {
 	added := false
 	for _, o := range cfg.Of(ltmVirtual) {
 		if run[o.Name] {
+			if tmc := virtualTMC.Str(o); tmc != "" && tmc != "none" {
+				for i := range stats {
+					if stats[i].Name == o.Name {
+						stats[i].Destination = criteriaDestination(stats[i].Destination)
+					}
+				}
+			}
 			continue
 		}
 		if why == nil {
@@ -241,6 +248,9 @@ func (h *planeHook) virtuals() []dataplane.VirtualStats {
 			Status: dataplane.Status{Availability: dataplane.Unknown, State: "enabled", Reason: reason}}
 		if d, err := objects.ParseDest(st.Destination); err == nil {
 			st.Destination = dataplane.JoinPort(d.AddrPort().Addr().String(), d.AddrPort().Port())
+		}
+		if tmc := virtualTMC.Str(o); tmc != "" && tmc != "none" {
+			st.Destination = criteriaDestination(st.Destination)
 		}
 		if virtualEnabled.Effective(cfg, o) == "disabled" {
 			st.Status.State = "disabled"
@@ -396,4 +406,17 @@ func (h *planeHook) virtualAddresses() []render.VirtualAddressStats {
 		out = append(out, st)
 	}
 	return out
+}
+
+// criteriaDestination is the destination show prints for a virtual
+// built from a traffic-matching-criteria: BIG-IP's such virtual carries
+// the wildcard destination of its family, the criteria holding the
+// addresses and ports [M]; printing the first of many addresses with
+// port 0 would name a listener that may not exist. dest is what the
+// plane shows (an IPv6 address is joined to its port by a dot).
+func criteriaDestination(dest string) string {
+	if strings.Count(dest, ":") > 1 {
+		return "::.any"
+	}
+	return "0.0.0.0:any"
 }

@@ -413,7 +413,7 @@ func (t *translator) virtual(o *objects.Object) {
 		t.keep(o, "destination %s listens on every port, which openltm does not do (use traffic-matching-criteria with destination-port-inline ranges)", virtualDestination.Str(o))
 		return
 	}
-	if !v.Destination.Addr().IsValid() || v.Destination.Addr().IsUnspecified() {
+	if !v.Destination.Addr().IsValid() && len(v.FQDNs) == 0 || v.Destination.Addr().IsUnspecified() {
 		t.keep(o, "destination %s has no address to listen on (wildcard virtual servers are not supported)", virtualDestination.Str(o))
 		return
 	}

@@ -3,6 +3,10 @@ package daemon
 import (
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
@@ -20,14 +24,24 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		t.skip(o, "traffic-matching-criteria %s: %s", tmc.Name, fmt.Sprintf(format, args...))
 		return false
 	}
-	dst, ok, err := t.tmcAddrs(e(tmcDestAddress), e(tmcDestAddressList))
+	if p, vp := e(tmcProtocol), virtualIPProtocol.Effective(t.cfg, o); p != "any" && p != vp {
+		return fail("protocol %s does not match the virtual server's ip-protocol %s: set both alike", p, vp)
+	}
+	switch rd := e(tmcRouteDomain); rd {
+	case "any", "0", "%0", "/Common/0":
+	default:
+		return fail("route-domain %s: openltm binds in one routing table, the default route domain (0); use any or 0", rd)
+	}
+	var names []string
+	dst, ok, err := t.tmcAddrs(e(tmcDestAddress), e(tmcDestAddressList), &names)
 	if err != nil {
 		return fail("destination %v", err)
 	}
-	if !ok {
-		t.keep(o, "traffic-matching-criteria %s: destination-address-list %s holds no address openltm can listen on (FQDNs are kept, not resolved)", tmc.Name, e(tmcDestAddressList))
+	if !ok && len(names) == 0 {
+		t.keep(o, "traffic-matching-criteria %s: destination-address-list %s holds no address openltm can listen on", tmc.Name, e(tmcDestAddressList))
 		return false
 	}
+	v.FQDNs = names // the plane resolves them (dataplane/fqdnvirtual.go)
 	if len(dst) > 0 {
 		addrs, err := expandAddrs(dst, dataplane.MaxAddressesPerVirtual)
 		if err != nil {
@@ -43,12 +57,12 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		return fail("destination %v", err)
 	}
 	v.PortRanges = append(v.PortRanges, ports...)
-	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList))
+	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList), nil)
 	if err != nil {
 		return fail("source %v", err)
 	}
 	if !ok {
-		t.keep(o, "traffic-matching-criteria %s: source-address-list %s holds no address openltm can match (FQDNs are kept, not resolved)", tmc.Name, e(tmcSrcAddressList))
+		t.keep(o, "traffic-matching-criteria %s: source-address-list %s holds no address openltm can match (the names of a source list are not resolved)", tmc.Name, e(tmcSrcAddressList))
 		return false
 	}
 	sports, err := t.tmcPorts(e(tmcSrcPort), e(tmcSrcPortList))
@@ -63,7 +77,7 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 // list (none when both match everything); ok is false when the list is
 // set and holds no address (only FQDNs, or empty), which must not read
 // as "every address".
-func (t *translator) tmcAddrs(inline, list string) (out []dataplane.AddrRange, ok bool, err error) {
+func (t *translator) tmcAddrs(inline, list string, names *[]string) (out []dataplane.AddrRange, ok bool, err error) {
 	p, err := objects.ParseInlineAddress(inline)
 	if err != nil {
 		return nil, false, err
@@ -75,15 +89,15 @@ func (t *translator) tmcAddrs(inline, list string) (out []dataplane.AddrRange, o
 		return out, true, nil
 	}
 	n := len(out)
-	if err := t.addressList(list, map[string]bool{}, &out); err != nil {
+	if err := t.addressList(list, map[string]bool{}, &out, names); err != nil {
 		return nil, false, err
 	}
 	return out, len(out) > n, nil
 }
 
 // addressList appends the ranges of address list name and of the lists
-// it nests (each once).
-func (t *translator) addressList(name string, seen map[string]bool, out *[]dataplane.AddrRange) error {
+// it nests (each once), and their FQDNs to names when names is not nil.
+func (t *translator) addressList(name string, seen map[string]bool, out *[]dataplane.AddrRange, names *[]string) error {
 	l := t.cfg.Lookup(t.s, specAddressList, name)
 	if l == nil {
 		return fmt.Errorf("address list %s does not exist", name)
@@ -101,9 +115,20 @@ func (t *translator) addressList(name string, seen map[string]bool, out *[]datap
 			*out = append(*out, dataplane.AddrRange{Low: lo, High: hi})
 		}
 	}
+	if v := addressListFQDNs.Get(l); v != nil && names != nil {
+		for _, it := range v.Items {
+			n := strings.TrimSuffix(it.Name, ".")
+			if _, ok := dns.IsDomainName(n); !ok || n == "" || strings.ContainsAny(n, " \t/:@") {
+				return fmt.Errorf("address list %s: fqdn %q is not a domain name", l.Name, it.Name)
+			}
+			if !slices.Contains(*names, n) {
+				*names = append(*names, n)
+			}
+		}
+	}
 	if v := addressListNested.Get(l); v != nil {
 		for _, it := range v.Items {
-			if err := t.addressList(it.Name, seen, out); err != nil {
+			if err := t.addressList(it.Name, seen, out, names); err != nil {
 				return err
 			}
 		}

@@ -31,8 +31,10 @@ func Check(cfg *Config) error {
 			continue
 		}
 		if !v.Destination.Addr().IsValid() {
-			add("virtual %s: destination has no address", name)
-			continue
+			if len(v.FQDNs) == 0 {
+				add("virtual %s: destination has no address", name)
+			}
+			continue // fqdnvirtual.go: bound once a name resolves
 		}
 		aps, err := v.Listeners()
 		if err != nil {

@@ -225,5 +225,9 @@ func (p *Plane) stopFQDN() []*fqdn.Watcher {
 		ws = append(ws, fn.w)
 		delete(p.fqdns, name)
 	}
+	for name, fn := range p.vsFQDNs {
+		ws = append(ws, fn.w)
+		delete(p.vsFQDNs, name)
+	}
 	return ws
 }

@@ -95,8 +95,11 @@ type Plane struct {
 	// nodes are expanded; fqdns follows their names (fqdnnodes.go).
 	base  *Prepared
 	fqdns map[string]*fqdnNode
-	udp   *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
-	dns   *dnsvs.Engine // dns profiles' answers and caches (dns.go)
+	// vsFQDNs follows the names of virtuals' address lists, by virtual
+	// and name (fqdnvirtual.go).
+	vsFQDNs map[string]*fqdnNode
+	udp     *udp.Engine   // UDP virtuals' listeners and flows (udp.go)
+	dns     *dnsvs.Engine // dns profiles' answers and caches (dns.go)
 
 	udpListeners udpSet
 	// vaddrs are the runtimes of the virtual addresses that act, by
@@ -123,6 +126,7 @@ func New(opts Options) *Plane {
 		nodes:     map[string]*state.Node{},
 		listeners: map[netip.AddrPort]*l4.Listener{},
 		fqdns:     map[string]*fqdnNode{},
+		vsFQDNs:   map[string]*fqdnNode{},
 
 		udpListeners: udpSet{},
 	}
@@ -216,7 +220,7 @@ func (p *Plane) ApplyPrepared(pc *Prepared) error {
 // applyLocked is ApplyPrepared under p.mu, with the FQDN nodes expanded
 // to the addresses they resolve to now (fqdnnodes.go).
 func (p *Plane) applyLocked(pc *Prepared) error {
-	cfg, specs := p.expandFQDN(pc.cfg), pc.specs
+	cfg, specs := p.expandVirtualFQDN(p.expandFQDN(pc.cfg)), pc.specs
 	b, err := p.bindListeners(cfg)
 	if err != nil {
 		return err
@@ -226,6 +230,7 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 	p.swap(cfg, b)
 	p.base = pc
 	p.reconcileFQDN(pc.cfg)
+	p.reconcileVirtualFQDN(pc.cfg) // fqdnvirtual.go
 	return nil
 }
 

@@ -346,7 +346,7 @@ func ltmKinds() []*Kind {
 		str("source-port-inline", "0"),
 		ref("source-port-list", "net port-list"),
 		enum("protocol", "tcp", "tcp", "udp", "any"),
-		passive(str("route-domain", "any")),
+		str("route-domain", "any"),
 		passive(str("app-service", "none")),
 	}}
 	vaddr := &Kind{Words: []string{"ltm", "virtual-address"}, Title: "Virtual Address", Lower: "virtual address", Help: "Virtual server IP address configuration", Props: []*Prop{

@@ -18,8 +18,8 @@ func netListKinds() []*Kind {
 			"addresses: 10.0.0.1, 10.0.0.1-10.0.0.9 or 10.0.0.0/24"),
 		help(&Prop{Name: "address-lists", Type: TColl, Items: ItemRef, Ref: []string{"net address-list"}, Sub: &Kind{Title: "Address List"}},
 			"address lists whose entries this list includes"),
-		help(passive(&Prop{Name: "fqdns", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "FQDN", Props: []*Prop{str("description", "none")}}}),
-			"domain names (kept; openltm does not resolve them)"),
+		help(&Prop{Name: "fqdns", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "FQDN", Props: []*Prop{str("description", "none")}}},
+			"domain names: a destination list's are resolved and listened on"),
 		passive(raw("geo")),
 		passive(str("app-service", "none")),
 	}}

@@ -78,6 +78,12 @@ type Virtual struct {
 	// address list), replace Destination's address: every address is
 	// bound on every port (Listeners). Destination holds the first.
 	Addresses []netip.Addr
+	// FQDNs are the names of the criteria's destination address list:
+	// the plane resolves them as FQDN nodes are (fqdnvirtual.go) and
+	// listens on their addresses too, beside Addresses. A virtual with
+	// names and no address of its own has no Destination until one
+	// resolves.
+	FQDNs []string
 	// Match is the traffic-matching-criteria's source filter (addresses
 	// and ports); nil, as without criteria, admits every client at one
 	// nil check.

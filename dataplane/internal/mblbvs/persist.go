@@ -88,7 +88,8 @@ func (mv *VS) persistKeys(snap *state.VirtualSnap, pool *state.Pool, c mblb.Choi
 		case p.Method == config.PersistSourceAddr && c.Client.IsValid():
 			k.Mode, k.Key = persist.SourceAddress, c.Client.Addr().String()
 		case p.Method == config.PersistDestAddr:
-			k.Mode, k.Key = persist.DestAddress, snap.Cfg.Destination.Addr().String()
+			f, _ := c.Tag.(*mblbFlow)
+			k.Mode, k.Key = persist.DestAddress, reachedAddr(snap, f).String()
 		case p.Method == config.PersistSIP && c.SIPKey != "":
 			k.Mode, k.Key = persist.SIP, c.SIPKey
 		case p.Method == config.PersistSSL && p == snap.Cfg.Persist:
@@ -216,7 +217,7 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 		a := r.f.sess.Client().Addr()
 		mode := persist.SourceAddress
 		if p.Method == rules.PersistDestAddr {
-			a, mode = r.snap.Cfg.Destination.Addr(), persist.DestAddress
+			a, mode = reachedAddr(r.snap, r.f), persist.DestAddress
 		}
 		if p.Key != "" {
 			var err error
@@ -263,7 +264,7 @@ func (r *mblbRules) persistArgs(p rules.Persist) config.PersistKey {
 	case rules.PersistDestAddr:
 		k.Mode = persist.DestAddress
 		if k.Key == "" {
-			k.Key = r.snap.Cfg.Destination.Addr().String()
+			k.Key = reachedAddr(r.snap, r.f).String()
 		}
 	case rules.PersistHash:
 		k.Mode = persist.Hash
@@ -415,4 +416,15 @@ var errPersistDown = fmt.Errorf("%w: PERSIST_DOWN ended the client", mblb.ErrNoM
 func persistDownEnded(err error) bool {
 	var ans *mblb.Answered
 	return errors.Is(err, errPersistDown) || errors.As(err, &ans)
+}
+
+// reachedAddr is the address dest-addr persistence keys on: the one the
+// client reached, as L4 flows key, so a virtual listening on several
+// addresses (traffic-matching-criteria) keeps one record per address;
+// the virtual's destination when the flow does not know it.
+func reachedAddr(snap *state.VirtualSnap, f *mblbFlow) netip.Addr {
+	if f != nil && f.Local.Addr().IsValid() {
+		return f.Local.Addr().Unmap()
+	}
+	return snap.Cfg.Destination.Addr()
 }
