@@ -71,8 +71,7 @@ func (p *Plane) resolverFor(cfg *Config) (fqdn.Resolver, string) {
 // changed and stops the others. The caller holds p.mu.
 func (p *Plane) reconcileFQDN(cfg *Config) {
 	res, rkey := p.resolverFor(cfg)
-	keep := map[string]bool{}
-	var stale []*fqdn.Watcher
+	want := map[string]fqdnWant{}
 	for name, n := range cfg.Nodes {
 		if n == nil || n.FQDN == nil {
 			continue
@@ -84,15 +83,34 @@ func (p *Plane) reconcileFQDN(cfg *Config) {
 		if f.Autopopulate {
 			key += "\x00auto"
 		}
-		keep[name] = true
-		if old := p.fqdns[name]; old != nil {
-			if old.key == key {
+		want[name] = fqdnWant{spec: spec, key: key}
+	}
+	p.reconcileWatches(p.fqdns, want, res)
+}
+
+// fqdnWant is a name a reconcile follows: how, and the key (spec and
+// resolver) whose change restarts its watch.
+type fqdnWant struct {
+	spec fqdn.Spec
+	key  string
+}
+
+// reconcileWatches makes the watches in have follow want, by the same
+// names: a new or changed one starts (its answers re-apply the
+// configuration when they change addresses), the others stop, off the
+// caller's lock. FQDN nodes and virtuals' address-list names share it.
+// The caller holds p.mu.
+func (p *Plane) reconcileWatches(have map[string]*fqdnNode, want map[string]fqdnWant, res fqdn.Resolver) {
+	var stale []*fqdn.Watcher
+	for name, wt := range want {
+		if old := have[name]; old != nil {
+			if old.key == wt.key {
 				continue
 			}
 			stale = append(stale, old.w)
 		}
-		fn := &fqdnNode{key: key, cur: fqdn.Update{Name: f.Name, Status: fqdn.Checking}}
-		fn.w = fqdn.Watch(spec, res, func(u fqdn.Update) {
+		fn := &fqdnNode{key: wt.key, cur: fqdn.Update{Name: wt.spec.Name, Status: fqdn.Checking}}
+		fn.w = fqdn.Watch(wt.spec, res, func(u fqdn.Update) {
 			fn.mu.Lock()
 			fn.cur = u
 			fn.mu.Unlock()
@@ -100,12 +118,12 @@ func (p *Plane) reconcileFQDN(cfg *Config) {
 				go p.fqdnChanged()
 			}
 		})
-		p.fqdns[name] = fn
+		have[name] = fn
 	}
-	for name, fn := range p.fqdns {
-		if !keep[name] {
+	for name, fn := range have {
+		if _, ok := want[name]; !ok {
 			stale = append(stale, fn.w)
-			delete(p.fqdns, name)
+			delete(have, name)
 		}
 	}
 	if len(stale) > 0 {

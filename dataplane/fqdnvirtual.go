@@ -39,47 +39,17 @@ func vsFQDNKey(virtual, name string) string { return virtual + "\x00" + name }
 // p.mu.
 func (p *Plane) reconcileVirtualFQDN(cfg *Config) {
 	res, rkey := p.resolverFor(cfg)
-	keep := map[string]bool{}
-	var stale []*fqdn.Watcher
+	want := map[string]fqdnWant{}
 	for vname, v := range cfg.Virtuals {
 		if v == nil {
 			continue
 		}
 		for _, name := range v.FQDNs {
-			k := vsFQDNKey(vname, name)
-			keep[k] = true
-			if old := p.vsFQDNs[k]; old != nil {
-				if old.key == rkey {
-					continue
-				}
-				stale = append(stale, old.w)
-			}
 			spec := fqdn.Spec{Name: name, Family: fqdn.IPv4, Interval: fqdnVirtualInterval, DownInterval: fqdn.DefaultDownInterval, Autopopulate: true}
-			fn := &fqdnNode{key: rkey, cur: fqdn.Update{Name: name, Status: fqdn.Checking}}
-			fn.w = fqdn.Watch(spec, res, func(u fqdn.Update) {
-				fn.mu.Lock()
-				fn.cur = u
-				fn.mu.Unlock()
-				if len(u.Added) > 0 || len(u.Removed) > 0 {
-					go p.fqdnChanged()
-				}
-			})
-			p.vsFQDNs[k] = fn
+			want[vsFQDNKey(vname, name)] = fqdnWant{spec: spec, key: rkey}
 		}
 	}
-	for k, fn := range p.vsFQDNs {
-		if !keep[k] {
-			stale = append(stale, fn.w)
-			delete(p.vsFQDNs, k)
-		}
-	}
-	if len(stale) > 0 {
-		go func() {
-			for _, w := range stale {
-				w.Stop()
-			}
-		}()
-	}
+	p.reconcileWatches(p.vsFQDNs, want, res)
 }
 
 // expandVirtualFQDN is cfg with each virtual's names replaced by the
