@@ -50,20 +50,7 @@ func TestDNSLogging(t *testing.T) {
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	// lines reads the sink until it has n lines (or 3 s have passed).
-	lines := func(n int) []string {
-		var out []string
-		buf := make([]byte, 4096)
-		for len(out) < n {
-			sink.SetReadDeadline(time.Now().Add(3 * time.Second))
-			k, _, err := sink.ReadFrom(buf)
-			if err != nil {
-				break
-			}
-			out = append(out, string(buf[:k]))
-		}
-		return out
-	}
+	lines := func(n int) []string { return sinkLines(sink, n) }
 	ts := `\d{4}-\d\d-\d\d \d\d:\d\d:\d\d lb1\.example\.net `
 	for _, tt := range []struct {
 		name, modify, network, qname string
@@ -111,4 +98,20 @@ func TestDNSLogging(t *testing.T) {
 	if n, _, err := sink.ReadFrom(make([]byte, 4096)); err == nil {
 		t.Errorf("enable-logging no: a line was sent (%d bytes)", n)
 	}
+}
+
+// sinkLines reads a log sink until it has n lines, or until none has
+// come for 3 s.
+func sinkLines(sink net.PacketConn, n int) []string {
+	var out []string
+	buf := make([]byte, 4096)
+	for len(out) < n {
+		sink.SetReadDeadline(time.Now().Add(3 * time.Second))
+		k, _, err := sink.ReadFrom(buf)
+		if err != nil {
+			break
+		}
+		out = append(out, string(buf[:k]))
+	}
+	return out
 }

@@ -91,19 +91,7 @@ func TestDNSListenerLoggingAndTransfers(t *testing.T) {
 		t.Errorf("enable-logging yes without a log-profile: %q", err)
 	}
 	waitZone(t, func() bool { return x.Zone("example.net").Stats().Loaded })
-	lines := func(n int) []string {
-		var out []string
-		buf := make([]byte, 4096)
-		for len(out) < n {
-			sink.SetReadDeadline(time.Now().Add(3 * time.Second))
-			k, _, err := sink.ReadFrom(buf)
-			if err != nil {
-				break
-			}
-			out = append(out, string(buf[:k]))
-		}
-		return out
-	}
+	lines := func(n int) []string { return sinkLines(sink, n) }
 	ts := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d lb1\.example\.net `
 	for _, tt := range []struct {
 		name, network string
