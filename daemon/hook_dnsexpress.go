@@ -125,19 +125,11 @@ func expressZone(cfg *objects.Config, o *objects.Object) (dnsexpress.ZoneConfig,
 	}
 	var nsKey string
 	if ns := e(dnsZone, o, "dns-express-server"); ns != "" && ns != "none" {
-		n := cfg.Lookup(schema, []string{dnsNameserver.Key()}, objects.FullPath("/Common", ns))
-		if n == nil {
-			return z, objects.NotFound(dnsNameserver, ns)
-		}
-		a, err := netip.ParseAddr(strings.Split(e(dnsNameserver, n, "address"), "%")[0])
+		n, ap, err := expressNameserver(cfg, ns)
 		if err != nil {
-			return z, objects.Invalid("ltm dns nameserver %s: address %q is not an IP address", n.Name, e(dnsNameserver, n, "address"))
+			return z, err
 		}
-		port, err := strconv.ParseUint(e(dnsNameserver, n, "port"), 10, 16)
-		if err != nil || port == 0 {
-			return z, objects.Invalid("ltm dns nameserver %s: port %q is not a port (1-65535)", n.Name, e(dnsNameserver, n, "port"))
-		}
-		z.Server = netip.AddrPortFrom(a.Unmap(), uint16(port))
+		z.Server = ap
 		nsKey = e(dnsNameserver, n, "tsig-key")
 	}
 	// The zone's server-tsig-key, else its nameserver's [M].
@@ -152,25 +144,37 @@ func expressZone(cfg *objects.Config, o *objects.Object) (dnsexpress.ZoneConfig,
 	// transfer-clients: the secondaries a process-xfr listener answers,
 	// each signed with its nameserver's tsig-key.
 	for _, ns := range cfg.Effective(o, "transfer-clients").List {
-		n := cfg.Lookup(schema, []string{dnsNameserver.Key()}, objects.FullPath("/Common", ns))
-		if n == nil {
-			return z, objects.NotFound(dnsNameserver, ns)
-		}
-		a, err := netip.ParseAddr(strings.Split(e(dnsNameserver, n, "address"), "%")[0])
+		n, ap, err := expressNameserver(cfg, ns)
 		if err != nil {
-			return z, objects.Invalid("ltm dns nameserver %s: address %q is not an IP address", n.Name, e(dnsNameserver, n, "address"))
-		}
-		port, err := strconv.ParseUint(e(dnsNameserver, n, "port"), 10, 16)
-		if err != nil || port == 0 {
-			return z, objects.Invalid("ltm dns nameserver %s: port %q is not a port (1-65535)", n.Name, e(dnsNameserver, n, "port"))
+			return z, err
 		}
 		k, err := expressKey(cfg, e(dnsNameserver, n, "tsig-key"))
 		if err != nil {
 			return z, err
 		}
-		z.TransferClients = append(z.TransferClients, dnsexpress.Client{Addr: a.Unmap(), Port: uint16(port), Key: k})
+		z.TransferClients = append(z.TransferClients, dnsexpress.Client{Addr: ap.Addr(), Port: ap.Port(), Key: k})
 	}
 	return z, nil
+}
+
+// expressNameserver is the ltm dns nameserver of that name and the
+// address and port it is reached at (a zone's server, a transfer client).
+func expressNameserver(cfg *objects.Config, name string) (*objects.Object, netip.AddrPort, error) {
+	n := cfg.Lookup(schema, []string{dnsNameserver.Key()}, objects.FullPath("/Common", name))
+	if n == nil {
+		return nil, netip.AddrPort{}, objects.NotFound(dnsNameserver, name)
+	}
+	addr := dnsNameserver.MustProp("address").Effective(cfg, n)
+	a, err := netip.ParseAddr(strings.Split(addr, "%")[0])
+	if err != nil {
+		return nil, netip.AddrPort{}, objects.Invalid("ltm dns nameserver %s: address %q is not an IP address", n.Name, addr)
+	}
+	p := dnsNameserver.MustProp("port").Effective(cfg, n)
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || port == 0 {
+		return nil, netip.AddrPort{}, objects.Invalid("ltm dns nameserver %s: port %q is not a port (1-65535)", n.Name, p)
+	}
+	return n, netip.AddrPortFrom(a.Unmap(), uint16(port)), nil
 }
 
 // expressKey is the ltm dns tsig-key of that name, nil for none.
