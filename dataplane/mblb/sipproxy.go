@@ -56,19 +56,7 @@ func newSIPProxy(opt *SIPOptions, local netip.AddrPort) *sipProxy {
 	p := &sipProxy{salt: rand.Uint64()}
 	host := local.String()
 	if via {
-		p.mark = append([]byte("z9hG4bKltm"), strconv.FormatUint(p.salt>>32, 36)...)
-		p.via = append(p.via, "Via: "...)
-		switch {
-		case opt.UserVia != "":
-			p.via = append(p.via, opt.UserVia...)
-		case opt.SecureVia:
-			p.via = append(p.via, "SIP/2.0/TLS "+host...)
-		default:
-			p.via = append(p.via, "SIP/2.0/TCP "+host...)
-		}
-		p.via = append(p.via, ";branch="...)
-		p.via = append(p.via, p.mark...)
-		p.via = append(p.via, '-')
+		p.via, p.mark = sipmsg.ProxyVia(p.salt, opt.UserVia, opt.SecureVia, "TCP", host)
 	}
 	if opt.RecordRoute {
 		if opt.SecureVia {

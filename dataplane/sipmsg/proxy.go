@@ -1,5 +1,7 @@
 package sipmsg
 
+import "strconv"
+
 // Helpers the SIP proxies of TCP (mblb) and UDP virtuals share.
 
 // OpensDialog reports a request that opens a dialog: an INVITE,
@@ -12,6 +14,27 @@ func OpensDialog(m *Message) bool {
 // IsDialogMethod reports the methods whose success opens a dialog.
 func IsDialogMethod(meth []byte) bool {
 	return string(meth) == "INVITE" || string(meth) == "SUBSCRIBE" || string(meth) == "REFER"
+}
+
+// ProxyVia is the start of the Via a stateless proxy puts on each request
+// it forwards, up to the branch's hash (BranchHash, in base 36, then
+// CRLF): user (user-via-header) whole when set, else SIP/2.0/TLS with
+// secure or SIP/2.0/TRANSPORT, at host; and mark, the branch's prefix by
+// which the proxy knows its own Via in an answer (RFC 3261's magic
+// cookie, then a token of salt's).
+func ProxyVia(salt uint64, user string, secure bool, transport, host string) (via, mark []byte) {
+	mark = append([]byte("z9hG4bKltm"), strconv.FormatUint(salt>>32, 36)...)
+	via = append(via, "Via: "...)
+	switch {
+	case user != "":
+		via = append(via, user...)
+	case secure:
+		via = append(via, "SIP/2.0/TLS "+host...)
+	default:
+		via = append(via, "SIP/2.0/"+transport+" "+host...)
+	}
+	via = append(append(append(via, ";branch="...), mark...), '-')
+	return via, mark
 }
 
 // BranchHash is the branch a stateless proxy gives the request it

@@ -87,17 +87,7 @@ func newSIPState(sc *config.SIPDatagram, local string) *sipState {
 	}
 	p := &sipState{cfg: sc, salt: rand.Uint64()}
 	if sc.Via || sc.SecureVia || sc.UserVia != "" {
-		p.mark = append([]byte("z9hG4bKltm"), strconv.FormatUint(p.salt>>32, 36)...)
-		p.via = append(p.via, "Via: "...)
-		switch {
-		case sc.UserVia != "":
-			p.via = append(p.via, sc.UserVia...)
-		case sc.SecureVia:
-			p.via = append(p.via, "SIP/2.0/TLS "+local...)
-		default:
-			p.via = append(p.via, "SIP/2.0/UDP "+local...)
-		}
-		p.via = append(append(append(p.via, ";branch="...), p.mark...), '-')
+		p.via, p.mark = sipmsg.ProxyVia(p.salt, sc.UserVia, sc.SecureVia, "UDP", local)
 	}
 	if sc.RecordRoute {
 		if sc.SecureVia {
