@@ -241,7 +241,9 @@ func cmdSend(ts *testscript.TestScript, neg bool, args []string) {
 func errWord(err error) string {
 	s := err.Error()
 	switch {
-	case strings.Contains(s, "reset"):
+	case strings.Contains(s, "reset"), strings.Contains(s, "broken pipe"):
+		// A write after the peer's reset fails with EPIPE once the
+		// reset has been reported.
 		return "reset"
 	case strings.Contains(s, "EOF"):
 		return "closed"
