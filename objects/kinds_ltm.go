@@ -356,7 +356,7 @@ func ltmKinds() []*Kind {
 		passive(str("route-advertisement", "disabled")),
 		str("traffic-group", "/Common/traffic-group-1"),
 		passive(str("icmp-echo", "enabled")),
-		passive(str("auto-delete", "true")),
+		enum("auto-delete", "true", "true", "false"),
 		enum("enabled", "yes", "yes", "no"),
 		passive(ed("spanning", "disabled")),
 		passive(str("server-scope", "any")),
