@@ -19,6 +19,7 @@ var (
 	syslogRemotes    = sysSyslog.MustProp("remote-servers")
 	syslogRemoteHost = syslogRemotes.Sub.MustProp("host")
 	syslogRemotePort = syslogRemotes.Sub.MustProp("remote-port")
+	syslogISODate    = sysSyslog.MustProp("iso-date")
 )
 
 // LogFile is where ltmd writes iRule log lines (log, and TCL errors), in
@@ -102,14 +103,20 @@ func (h syslogHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 	for _, e := range skipped {
 		h.e.log.Warn("sys syslog remote server not used", "err", e)
 	}
-	return &syslogChange{d: h.e.logs, want: rs}, nil
+	iso := false
+	if o := cfg.Get(sysSyslog, ""); o != nil {
+		iso = syslogISODate.Str(o) == "enabled"
+	}
+	return &syslogChange{d: h.e.logs, want: rs, iso: iso}, nil
 }
 
-// syslogChange is a new set of remote servers.
+// syslogChange is a new set of remote servers and the file's date format
+// (iso-date).
 type syslogChange struct {
-	d          *syslog.Dest
-	want, prev []syslog.Remote
-	done       bool
+	d            *syslog.Dest
+	want, prev   []syslog.Remote
+	iso, prevISO bool
+	done         bool
 }
 
 // Commit implements Change.
@@ -117,8 +124,9 @@ func (c *syslogChange) Commit() error {
 	if c.d == nil {
 		return nil
 	}
-	c.prev, c.done = c.d.Remotes(), true
+	c.prev, c.prevISO, c.done = c.d.Remotes(), c.d.ISODate(), true
 	c.d.SetRemotes(c.want)
+	c.d.SetISODate(c.iso)
 	return nil
 }
 
@@ -126,6 +134,7 @@ func (c *syslogChange) Commit() error {
 func (c *syslogChange) Abort() {
 	if c.done {
 		c.d.SetRemotes(c.prev)
+		c.d.SetISODate(c.prevISO)
 	}
 }
 

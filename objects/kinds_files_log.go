@@ -77,7 +77,7 @@ func fileLogKinds() []*Kind {
 			passive(str("daemon-to", "emerg")),
 			passive(str("description", "none")),
 			passive(raw("include")),
-			passive(str("iso-date", "disabled")),
+			ed("iso-date", "disabled"),
 			passive(str("kern-from", "debug")),
 			passive(str("kern-to", "emerg")),
 			passive(str("local6-from", "notice")),

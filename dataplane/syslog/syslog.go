@@ -5,7 +5,8 @@
 // never blocks the connection that runs the rule: lines go through a
 // bounded queue to one writer, and lines that do not fit are counted and
 // reported. Identical lines repeated back to back are written once, then
-// "last message repeated N times", as syslog does.
+// "last message repeated N times", as syslog does. `sys syslog iso-date`
+// switches the file's dates to ISO 8601 (SetISODate).
 package syslog
 
 import (
@@ -66,6 +67,7 @@ type Dest struct {
 	opts    Options
 	q       chan entry
 	remotes atomic.Pointer[[]Remote]
+	isoDate atomic.Bool
 	dropped atomic.Uint64
 	done    chan struct{}
 	wg      sync.WaitGroup
@@ -111,6 +113,15 @@ func Open(o Options) (*Dest, error) {
 
 // SetRemotes replaces the remote servers every line is also sent to.
 func (d *Dest) SetRemotes(rs []Remote) { d.remotes.Store(&rs) }
+
+// SetISODate switches the file's timestamps between BIG-IP's default
+// ("Dec  1 12:00:00") and ISO 8601 with the zone ("2026-12-01T12:00:00+00:00"),
+// as `sys syslog iso-date enabled` makes syslog-ng write them: log
+// collectors that sort by date or span a new year need the year and zone.
+func (d *Dest) SetISODate(on bool) { d.isoDate.Store(on) }
+
+// ISODate reports whether the file's timestamps are ISO 8601.
+func (d *Dest) ISODate() bool { return d.isoDate.Load() }
 
 // Remotes returns the remote servers in use.
 func (d *Dest) Remotes() []Remote { return *d.remotes.Load() }
@@ -242,7 +253,12 @@ func (d *Dest) run(f *logFile) {
 		host := d.opts.Hostname()
 		if w != nil {
 			// BIG-IP's /var/log/ltm: "Dec  1 12:00:00 bigip1 info tmm[1234]: text".
-			fmt.Fprintf(w, "%s %s %s tmm[%s]: %s\n", e.at.Format(time.Stamp), host, e.severity, d.pid, e.line)
+			// With iso-date: "2026-12-01T12:00:00+00:00 bigip1 info ...".
+			stamp := time.Stamp
+			if d.isoDate.Load() {
+				stamp = "2006-01-02T15:04:05-07:00"
+			}
+			fmt.Fprintf(w, "%s %s %s tmm[%s]: %s\n", e.at.Format(stamp), host, e.severity, d.pid, e.line)
 			if f.size+int64(w.Buffered()) >= f.max {
 				w.Flush()
 				if err := f.rotate(); err != nil {

@@ -1,6 +1,7 @@
 package syslog
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -106,6 +107,42 @@ func TestFileAndRemote(t *testing.T) {
 	if o := read(other, 1); !strings.HasPrefix(o[0], "<140>1 ") || !strings.HasSuffix(o[0], " - - only there") {
 		t.Errorf("log ADDR got %q", o)
 	}
+}
+
+// TestISODate: iso-date switches the file's timestamps to ISO 8601 with
+// the zone, and back, line by line.
+func TestISODate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ltm")
+	clk := &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.FixedZone("PST", -8*3600))}
+	d, err := Open(Options{File: file, Hostname: func() string { return "bigip1" }, Now: clk.now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		iso  bool
+		want string
+	}{
+		{false, "Dec  1 12:00:00 bigip1 info tmm[PID]: line 0"},
+		{true, "2026-12-01T12:00:00-08:00 bigip1 info tmm[PID]: line 1"},
+		{false, "Dec  1 12:00:00 bigip1 info tmm[PID]: line 2"},
+	} {
+		d.SetISODate(c.iso)
+		if d.ISODate() != c.iso {
+			t.Fatalf("ISODate() = %v after SetISODate(%v)", d.ISODate(), c.iso)
+		}
+		d.Log("local0.info", fmt.Sprintf("line %d", i))
+		d.Sync()
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+		if want := strings.ReplaceAll(c.want, "PID", strconv.Itoa(os.Getpid())); lines[len(lines)-1] != want {
+			t.Errorf("iso %v: last line %q, want %q", c.iso, lines[len(lines)-1], want)
+		}
+	}
+	d.Close()
 }
 
 // TestRotation: the file is renamed to FILE.1 at MaxSize and started anew.
