@@ -1,6 +1,8 @@
 package recursor
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -20,7 +22,40 @@ import (
 type nsecZone struct {
 	soa     []dns.RR // the SOA and its RRSIGs
 	ranges  map[string]*nsecRange
+	owners  []string  // the ranges' owners in canonical order, for a binary search
 	expires time.Time // the SOA's
+}
+
+// add files owner in canonical order.
+func (z *nsecZone) add(owner string) {
+	i := sort.Search(len(z.owners), func(i int) bool { return !canonicalLess(z.owners[i], owner) })
+	z.owners = slices.Insert(z.owners, i, owner)
+}
+
+// remove takes owner out of the canonical order.
+func (z *nsecZone) remove(owner string) {
+	i := sort.Search(len(z.owners), func(i int) bool { return !canonicalLess(z.owners[i], owner) })
+	if i < len(z.owners) && z.owners[i] == owner {
+		z.owners = slices.Delete(z.owners, i, i+1)
+	}
+}
+
+// covering is the kept range name falls in: the one whose owner comes
+// last before name in canonical order (the last one wrapping round to
+// the apex), nil when that range does not cover name or has expired.
+func (z *nsecZone) covering(name string, now time.Time) *nsecRange {
+	if len(z.owners) == 0 {
+		return nil
+	}
+	i := sort.Search(len(z.owners), func(i int) bool { return canonicalLess(name, z.owners[i]) })
+	if i == 0 {
+		i = len(z.owners)
+	}
+	nr := z.ranges[z.owners[i-1]]
+	if nr == nil || !now.Before(nr.expires) || !nsecCovers(nr.nsec, name) {
+		return nil
+	}
+	return nr
 }
 
 type nsecRange struct {
@@ -88,6 +123,7 @@ func (r *Resolver) nsecPut(e *keyEntry, zone string, auth []dns.RR) {
 			r.nsecBytes -= old.bytes
 		} else {
 			r.nsecOrder = append(r.nsecOrder, nsecOwner{zone, owner})
+			z.add(owner)
 		}
 		z.ranges[owner] = nr
 		r.nsecBytes += nr.bytes
@@ -99,6 +135,7 @@ func (r *Resolver) nsecPut(e *keyEntry, zone string, auth []dns.RR) {
 			if nr := oz.ranges[o.owner]; nr != nil {
 				r.nsecBytes -= nr.bytes
 				delete(oz.ranges, o.owner)
+				oz.remove(o.owner)
 			}
 			if len(oz.ranges) == 0 {
 				delete(r.nsecs, o.zone)
@@ -167,15 +204,7 @@ func (r *Resolver) aggressive(name string, qtype uint16) (auth []dns.RR, rcode i
 		}
 		used, rcode = append(used, nr), dns.RcodeSuccess
 	} else {
-		covering := func(n string) *nsecRange {
-			for _, nr := range z.ranges {
-				if now.Before(nr.expires) && nsecCovers(nr.nsec, n) {
-					return nr
-				}
-			}
-			return nil
-		}
-		nr := covering(name)
+		nr := z.covering(name, now)
 		if nr == nil || (cut(nr.nsec) && dns.IsSubDomain(nr.nsec.Hdr.Name, name)) {
 			return nil, 0, false
 		}
@@ -189,7 +218,7 @@ func (r *Resolver) aggressive(name string, qtype uint16) (auth []dns.RR, rcode i
 		case w != nil: // the wildcard answers: ask
 			return nil, 0, false
 		default:
-			wr := covering(wild)
+			wr := z.covering(wild, now)
 			if wr == nil {
 				return nil, 0, false
 			}

@@ -164,4 +164,22 @@ func TestAggressiveNSEC(t *testing.T) {
 	if ws.Load() == before {
 		t.Errorf("after a flush the NSEC ranges still answered")
 	}
+
+	// The ranges are kept within rrset-cache-size bytes: a cache too
+	// small for one keeps none, and each name is asked.
+	c := limitsConfig()
+	c.RRsetBytes = 100
+	small := New(c)
+	for i, n := range []string{"nope.ws.com.", "nope2.ws.com."} {
+		before := ws.Load()
+		if got := askFlags(t, small, n, dns.TypeA, "do"); got != "NXDOMAIN ad nsec sigs" {
+			t.Errorf("rrset-cache-size 100: %s: %q", n, got)
+		}
+		if ws.Load() == before {
+			t.Errorf("rrset-cache-size 100: %s (#%d) answered from a range the cache had no room for", n, i)
+		}
+	}
+	if small.nsecBytes > 100 {
+		t.Errorf("rrset-cache-size 100: %d bytes of NSEC ranges kept", small.nsecBytes)
+	}
 }
