@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ type Options struct {
 	// GeoIPFiles are MaxMind DB files loaded at start for GTM topology
 	// and whereis, besides every *.mmdb in StateDir/geoip (geoip.go).
 	GeoIPFiles []string
+	// RootHints are the root servers a net dns-resolver resolves from
+	// the names none of its forward zones holds, as unbound's root-hints
+	// file sets them on BIG-IP; empty: the Internet's (IANA's hints).
+	RootHints []netip.AddrPort
 }
 
 // DefaultBusyPoll is what ltmd and the shell's embedded daemon run with.

@@ -138,6 +138,9 @@ func (t *translator) resolverOf(r *objects.Object) (fwdproxy.ResolverConfig, err
 		return rc, fmt.Errorf("net dns-resolver %s: %v", r.Name, err)
 	}
 	rc.Name = r.Name
+	if t.rules != nil && t.rules.e != nil {
+		rc.RootHints = t.rules.e.opts.RootHints
+	}
 	return rc, nil
 }
 
@@ -160,6 +163,7 @@ func resolverConfig(get func(*objects.Prop) string, zones *objects.Value) (fwdpr
 	}
 	// An answer takes about 256 bytes of BIG-IP's cache [M].
 	rc.CacheEntries = max(int(size/256), 16)
+	rc.CacheBytes = int(size)
 	rc.Zones, err = forwardZones(zones)
 	return rc, err
 }

@@ -1129,7 +1129,7 @@ use-ipv4 yn yes
 use-ipv6 yn yes
 use-tcp yn yes
 use-udp yn yes
-`)), "F5 net dns-resolver: the names an explicit proxy resolves (forward-zones)", "forward-zones", "cache-size", "use-tcp", "use-udp",
+`)), "F5 net dns-resolver: how an explicit proxy and OCSP validators resolve names (forward-zones, else from the root)", "forward-zones", "cache-size", "use-tcp", "use-udp",
 			"use-ipv4", "use-ipv6", "randomize-query-name-case", "answer-default-zones"),
 		pk("net tunnels tunnel", "Tunnel", "", tmshRef("net tunnels tunnel")+vocab, `
 profile ref net+tunnels+ none

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime"
@@ -36,10 +37,12 @@ func main() {
 	sendBatch := fs.String("send-batch", "auto", "how an event loop sends the writes it gathers over a batch of events: auto: to all their sockets with one system call (io_uring) where the kernel allows it, else one each; off: one system call each")
 	var geoipDBs stringList
 	fs.Var(&geoipDBs, "geoip-db", "a MaxMind DB (.mmdb) geolocation database for GTM topology and whereis (GeoLite2/GeoIP2 City or Country, DB-IP lite, ASN or ISP); repeat for several; every *.mmdb in STATE-DIR/geoip is loaded too")
+	var rootHints stringList
+	fs.Var(&rootHints, "root-hints", "ADDR or ADDR:PORT of a root server a net dns-resolver resolves from the names none of its forward zones holds; repeat for several (default: the Internet's root servers)")
 	procs := fs.String("procs", "auto", "processors to run Go code on: a number, or auto: all of them while the event loops need them, one while they serve a moderate load (with GOMAXPROCS in the environment, auto keeps that number)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `usage: ltmd [--state-dir DIR] [--socket PATH] [--log-level LEVEL] [--busy-poll DURATION|auto|hold] [--procs N|auto]
-            [--send-batch auto|off] [--geoip-db FILE ...]
+            [--send-batch auto|off] [--geoip-db FILE ...] [--root-hints ADDR[:PORT] ...]
             [--cluster-endpoints URLS [--cluster-dir DIR] [--management-address HOST:PORT]
              [--admin-credentials FILE] [--failover-time DURATION]] [--metrics-address HOST:PORT]
 
@@ -115,6 +118,18 @@ flags:
 	evloop.Govern(governed)
 	defer evloop.StopGoverning()
 	opts := daemon.Options{StateDir: paths.StateDir, Logger: logger, BusyPoll: poll, MetricsAddress: *metricsAddr, GeoIPFiles: geoipDBs}
+	for _, h := range rootHints {
+		ap, err := netip.ParseAddrPort(h)
+		if err != nil {
+			a, aerr := netip.ParseAddr(h)
+			if aerr != nil {
+				fmt.Fprintf(os.Stderr, "ltmd: --root-hints: %q is neither ADDR nor ADDR:PORT\n", h)
+				os.Exit(2)
+			}
+			ap = netip.AddrPortFrom(a, 53)
+		}
+		opts.RootHints = append(opts.RootHints, ap)
+	}
 	if *endpoints != "" {
 		co := &daemon.ClusterOptions{Dir: *clusterDir, ManagementAddress: *mgmt, LeaseTTL: *failoverTime}
 		for _, ep := range strings.Split(*endpoints, ",") {

@@ -115,7 +115,7 @@ func servesAndStops(t *testing.T, extra ...string) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}, {"--busy-poll", "fast"}, {"--busy-poll", "-1ms"}, {"--send-batch", "maybe"}} {
+	for _, args := range [][]string{{"--log-level", "loud"}, {"extra"}, {"--nope"}, {"--procs", "many"}, {"--procs", "0"}, {"--busy-poll", "fast"}, {"--busy-poll", "-1ms"}, {"--send-batch", "maybe"}, {"--root-hints", "root.example"}, {"--root-hints", "127.68.0.1:99999"}} {
 		cmd, _ := start(t, args...)
 		if code := wait(t, cmd); code != 2 {
 			t.Errorf("ltmd %v: status %d, want 2", args, code)

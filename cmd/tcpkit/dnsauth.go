@@ -13,7 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/recursor/authtest"
 )
 
-const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-label A1] [-tc] [-sign [-nsec3] [-secure CHILD]... [-broken NAME]... [-expired NAME]... [-wrong-key]] | -ds ZONE"
+const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-label A1] [-tc] [-sign [-nsec3 [-iterations N]] [-secure CHILD]... [-broken NAME]... [-expired NAME]... [-wrong-key]] | -ds ZONE"
 
 // dnsAuthMain is an authoritative name server of a delegation tree, a
 // root, TLD or zone server for a resolver cache's root-hints: it holds
@@ -23,7 +23,8 @@ const dnsAuthUsage = "-listen ADDR:PORT -record 'NAME TTL IN TYPE DATA' ... [-la
 // its name spelled as received. With -tc every UDP answer is truncated,
 // so that a resolver must ask again over TCP. With -sign its zones are
 // signed (authtest.Sign: a key derived from each zone's name, DS records
-// for the -secure children, NSEC or with -nsec3 NSEC3 denial; -broken,
+// for the -secure children, NSEC or with -nsec3 NSEC3 denial, with
+// -iterations extra hash iterations; -broken,
 // -expired and -wrong-key spoil signatures for a validating resolver to
 // refuse); -ds ZONE prints the DS such a zone's parent or a resolver's
 // trust anchor names, and exits.
@@ -37,6 +38,7 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Var(&records, "record", "a record in zone-file form, fully qualified (repeatable); SOA records say which zones are served")
 	sign := fs.Bool("sign", false, "sign the zones (DNSSEC, Ed25519 keys derived from the zones' names)")
 	nsec3 := fs.Bool("nsec3", false, "with -sign: deny with NSEC3 instead of NSEC")
+	iterations := fs.Uint("iterations", 0, "with -nsec3: the NSEC3 records' extra iterations (RFC 9276 asks for 0; a resolver treats more than 150 as insecure)")
 	wrongKey := fs.Bool("wrong-key", false, "with -sign: sign with a key the parent's DS does not name")
 	var secure, broken, expired addrList
 	fs.Var(&secure, "secure", "with -sign: a signed child zone whose DS is published at its cut (repeatable)")
@@ -53,13 +55,16 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *listen == "" || len(records) == 0 {
 		return fmt.Errorf("-listen and at least one -record are required")
 	}
+	if *iterations > 2500 {
+		return fmt.Errorf("-iterations %d: at most 2500 (RFC 5155)", *iterations)
+	}
 	s, err := authtest.New(records...)
 	if err != nil {
 		return err
 	}
 	s.TruncateUDP = *tc
 	if *sign {
-		if err := s.Sign(authtest.Signing{NSEC3: *nsec3, Secure: secure, Broken: broken, Expired: expired, WrongKey: *wrongKey}); err != nil {
+		if err := s.Sign(authtest.Signing{NSEC3: *nsec3, Iterations: uint16(*iterations), Secure: secure, Broken: broken, Expired: expired, WrongKey: *wrongKey}); err != nil {
 			return err
 		}
 	}

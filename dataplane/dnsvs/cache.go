@@ -65,6 +65,11 @@ type CacheStats struct {
 	// and KeyBytes are what its key cache holds.
 	Validating                              bool
 	Secure, Insecure, Bogus, Keys, KeyBytes uint64
+	// AggressiveNXDOMAIN and AggressiveNODATA are the answers made from
+	// validated NSEC ranges without asking (RFC 8198); NSEC3Limited the
+	// proofs past the NSEC3 iteration limits (RFC 9276), whose answers
+	// are insecure or bogus.
+	AggressiveNXDOMAIN, AggressiveNODATA, NSEC3Limited uint64
 }
 
 type cacheKey struct {
@@ -272,6 +277,8 @@ func (c *Cache) Stats() CacheStats {
 			keys, keyBytes := c.res.KeyCacheSizes()
 			st.Validating, st.Keys, st.KeyBytes = true, uint64(keys), uint64(keyBytes)
 			st.Secure, st.Insecure, st.Bogus = rs.Secure.Load(), rs.Insecure.Load(), rs.Bogus.Load()
+			st.AggressiveNXDOMAIN, st.AggressiveNODATA = rs.AggressiveNXDOMAIN.Load(), rs.AggressiveNODATA.Load()
+			st.NSEC3Limited = rs.NSEC3Limited.Load()
 		}
 	}
 	return st

@@ -41,6 +41,13 @@ type ResolverConfig struct {
 	// DefaultZones is answer-default-zones: localhost, loopback's reverse
 	// names and the AS112 zones are answered here, not asked for.
 	DefaultZones bool
+	// RootHints are where a name in no forward zone is resolved from, as
+	// BIG-IP's resolver does (dataplane/recursor); empty: the Internet's
+	// root servers.
+	RootHints []netip.AddrPort
+	// CacheBytes is cache-size, what the recursion keeps of the record
+	// sets and delegations it learns (0: the recursor's default).
+	CacheBytes int
 }
 
 // Zone is one forward zone: its name, lower case and fully qualified
@@ -57,7 +64,6 @@ type Zone struct {
 var (
 	ErrNoName     = errors.New("no address for the name")
 	ErrDNSTimeout = errors.New("no nameserver answered")
-	ErrNoZone     = errors.New("no forward zone holds the name")
 )
 
 // Resolver answers names through a dns-resolver's forward zones and keeps
@@ -66,6 +72,7 @@ var (
 type Resolver struct {
 	cfg   ResolverConfig
 	local *recursor.Resolver // the default zones; nil without them
+	rec   *recursor.Resolver // resolves from the root the names no forward zone holds; nil when "." is one
 
 	mu    sync.Mutex
 	cache map[cacheKey]cacheEntry
@@ -100,6 +107,10 @@ func NewResolver(c ResolverConfig) *Resolver {
 	r := &Resolver{cfg: c, cache: map[cacheKey]cacheEntry{}, now: time.Now}
 	if c.DefaultZones {
 		r.local = recursor.New(recursor.Config{DefaultZones: true})
+	}
+	if r.zoneFor("invalid.") == nil { // no "." zone: some names recurse
+		r.rec = recursor.New(recursor.Config{RootHints: c.RootHints, IPv4: !c.NoIPv4, IPv6: !c.NoIPv6, UDP: c.UDP, TCP: c.TCP,
+			Randomize: c.Randomize, RRsetBytes: c.CacheBytes, Timeout: c.Timeout})
 	}
 	return r
 }
@@ -175,15 +186,40 @@ func (r *Resolver) lookupType(ctx context.Context, name string, qtype uint16) ([
 			return addrs, nil
 		}
 	}
-	servers := r.zoneFor(name)
-	if len(servers) == 0 {
-		return nil, ErrNoZone
+	var addrs []netip.Addr
+	var ttl time.Duration
+	var err error
+	if servers := r.zoneFor(name); len(servers) > 0 {
+		addrs, ttl, err = r.query(ctx, servers, name, qtype)
+	} else {
+		addrs, ttl, err = r.recurse(ctx, name, qtype)
 	}
-	addrs, ttl, err := r.query(ctx, servers, name, qtype)
 	if err == nil || errors.Is(err, ErrNoName) {
 		r.store(k, cacheEntry{addrs: addrs, err: err, expires: now.Add(ttl)}, ttl)
 	}
 	return addrs, err
+}
+
+// recurse resolves name from the root hints, a name no forward zone
+// holds (BIG-IP's resolver recurses when no forward zone matches).
+func (r *Resolver) recurse(ctx context.Context, name string, qtype uint16) ([]netip.Addr, time.Duration, error) {
+	q := new(dns.Msg)
+	q.SetQuestion(name, qtype)
+	in, err := r.rec.Resolve(ctx, q)
+	switch {
+	case err != nil:
+		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+			return nil, 0, ErrDNSTimeout
+		}
+		return nil, 0, ErrNoName
+	case in.Rcode == dns.RcodeSuccess:
+		addrs, ttl := answers(in, name, qtype)
+		if len(addrs) == 0 {
+			return nil, negativeTTL(in), ErrNoName
+		}
+		return addrs, ttl, nil
+	}
+	return nil, negativeTTL(in), ErrNoName
 }
 
 // store keeps an answer for ttl; a full cache first drops what expired,

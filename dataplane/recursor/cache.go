@@ -164,5 +164,7 @@ func (r *Resolver) Flush() {
 	clear(r.rrsets)
 	clear(r.ns)
 	clear(r.keys)
+	clear(r.nsecs)
 	r.rrOrder, r.nsOrder, r.keyOrder, r.rrBytes, r.nsAddrs, r.keyBytes = nil, nil, nil, 0, 0, 0
+	r.nsecOrder, r.nsecBytes = nil, 0
 }

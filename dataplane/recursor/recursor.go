@@ -134,6 +134,10 @@ type Resolver struct {
 	keyOrder []string
 	keyBytes int
 
+	nsecs     map[string]*nsecZone // the aggressive cache (RFC 8198): zone -> its validated NSEC ranges
+	nsecOrder []nsecOwner
+	nsecBytes int
+
 	st  Stats
 	now func() time.Time
 }
@@ -155,11 +159,18 @@ type Stats struct {
 	Secure, Insecure, Bogus atomic.Uint64
 	// KeyPrefetches are zones' keys fetched again before they expired.
 	KeyPrefetches atomic.Uint64
+	// NSEC3Limited are proofs whose NSEC3 records were past the
+	// iteration limits (RFC 9276) or of an unknown hash: their answers
+	// insecure, or bogus past the hard cap.
+	NSEC3Limited atomic.Uint64
+	// AggressiveNXDOMAIN and AggressiveNODATA are answers made from the
+	// validated NSEC ranges kept (RFC 8198), no name server asked.
+	AggressiveNXDOMAIN, AggressiveNODATA atomic.Uint64
 }
 
 // Reset zeroes the counters (reset-stats ltm dns cache).
 func (s *Stats) Reset() {
-	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures, &s.Secure, &s.Insecure, &s.Bogus, &s.KeyPrefetches} {
+	for _, c := range []*atomic.Uint64{&s.Queries, &s.TCP, &s.Referrals, &s.RRsetHits, &s.Mismatches, &s.Failures, &s.Secure, &s.Insecure, &s.Bogus, &s.KeyPrefetches, &s.NSEC3Limited, &s.AggressiveNXDOMAIN, &s.AggressiveNODATA} {
 		c.Store(0)
 	}
 }
@@ -354,6 +365,11 @@ func (r *Resolver) lookup(ctx context.Context, name string, qtype uint16, depth 
 				}
 			}
 		}
+		if r.cfg.Validate {
+			if auth, rcode, ok := r.aggressive(name, qtype); ok {
+				return chain, append(proofs, auth...), rcode, sec, nil
+			}
+		}
 		ans, auth, rcode, s, err := r.iterate(ctx, name, qtype, depth, b)
 		if err != nil {
 			return nil, nil, 0, 0, err
@@ -478,7 +494,11 @@ func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth
 		case dns.RcodeSuccess:
 		case dns.RcodeNameError:
 			auth := within(m.Ns, zone)
-			return nil, auth, dns.RcodeNameError, judge(nil, auth, dns.RcodeNameError), nil
+			sec := judge(nil, auth, dns.RcodeNameError)
+			if sec == Secure {
+				r.nsecPut(ke, zone, auth)
+			}
+			return nil, auth, dns.RcodeNameError, sec, nil
 		default:
 			return nil, nil, 0, 0, ErrServFail
 		}
@@ -491,7 +511,11 @@ func (r *Resolver) iterate(ctx context.Context, name string, qtype uint16, depth
 		child, nsNames := referral(m, zone, name)
 		if child == "" { // NODATA
 			auth := within(m.Ns, zone)
-			return nil, auth, dns.RcodeSuccess, judge(nil, auth, dns.RcodeSuccess), nil
+			sec := judge(nil, auth, dns.RcodeSuccess)
+			if sec == Secure {
+				r.nsecPut(ke, zone, auth)
+			}
+			return nil, auth, dns.RcodeSuccess, sec, nil
 		}
 		r.st.Referrals.Add(1)
 		addrs := r.glue(m.Extra, nsNames, zone)

@@ -252,7 +252,8 @@ func (r *Resolver) enter1(ctx context.Context, zone string, servers []netip.Addr
 		}
 		return e
 	}
-	if r.noData(section, parent, parentZone, zone, dns.TypeDS) {
+	switch r.noData(section, parent, parentZone, zone, dns.TypeDS) {
+	case Secure, Insecure: // no DS, or a proof past the NSEC3 limits
 		return &keyEntry{sec: Insecure, ttl: minTTL(section, 3600)}
 	}
 	return &keyEntry{sec: Bogus, ttl: bogusTTL}
@@ -368,28 +369,29 @@ func (r *Resolver) verifying(set []dns.RR, sigs []*dns.RRSIG, keys []*dns.DNSKEY
 	return nil
 }
 
-// noSuchName reports whether auth proves that name, answered from a
+// noSuchName is what auth makes of the claim that name, answered from a
 // wildcard whose signature has labels labels, does not exist itself
-// (RFC 4035 §5.3.4): an NSEC covering it, or an NSEC3 covering the next
-// closer name below the wildcard's closest encloser.
-func (r *Resolver) noSuchName(auth []dns.RR, e *keyEntry, zone, name string, labels uint8) bool {
-	nsec, nsec3 := r.verifiedDenial(auth, e, zone)
+// (RFC 4035 §5.3.4): secure with an NSEC covering it, or an NSEC3
+// covering the next closer name below the wildcard's closest encloser.
+func (r *Resolver) noSuchName(auth []dns.RR, e *keyEntry, zone, name string, labels uint8) Security {
+	nsec, nsec3, limit := r.verifiedDenial(auth, e, zone)
 	for _, n := range nsec {
 		if nsecCovers(n, name) {
-			return true
+			return Secure
 		}
 	}
-	l := dns.SplitDomainName(name)
-	if int(labels) >= len(l) {
-		return false
-	}
-	next := dns.Fqdn(strings.Join(l[len(l)-int(labels)-1:], "."))
-	for _, n := range nsec3 {
-		if n.Cover(next) {
-			return true
+	if l := dns.SplitDomainName(name); int(labels) < len(l) {
+		next := dns.Fqdn(strings.Join(l[len(l)-int(labels)-1:], "."))
+		for _, n := range nsec3 {
+			if n.Cover(next) {
+				return Secure
+			}
 		}
 	}
-	return false
+	if limit != Secure {
+		return limit
+	}
+	return Bogus
 }
 
 func hasDenial(rrs []dns.RR) bool {
@@ -410,11 +412,25 @@ func minTTL(rrs []dns.RR, ttl uint32) uint32 {
 	return max(ttl, 1)
 }
 
+// NSEC3 iteration limits (RFC 9276 §3.2), as BIND and Unbound set them:
+// a proof whose NSEC3 records take more extra iterations than
+// nsec3InsecureIterations makes the answer insecure, more than
+// nsec3BogusIterations bogus [M: the hard cap is openltm's], so that a
+// zone cannot make each of its denials cost the resolver thousands of
+// hashes.
+const (
+	nsec3InsecureIterations = 150
+	nsec3BogusIterations    = 500
+)
+
 // verifiedDenial is the NSEC and NSEC3 records of rrs whose signatures,
-// by zone's keys, verify.
-func (r *Resolver) verifiedDenial(rrs []dns.RR, e *keyEntry, zone string) ([]*dns.NSEC, []*dns.NSEC3) {
-	var nsec []*dns.NSEC
-	var nsec3 []*dns.NSEC3
+// by zone's keys, verify. NSEC3 records of a hash algorithm other than
+// SHA-1, or past the iteration limits, are left out and limit says what
+// they make of the answer: insecure (unknown hash, RFC 5155 §8.1, or
+// more than 150 iterations) or bogus (more than 500); secure when none
+// was left out.
+func (r *Resolver) verifiedDenial(rrs []dns.RR, e *keyEntry, zone string) (nsec []*dns.NSEC, nsec3 []*dns.NSEC3, limit Security) {
+	limit = Secure
 	for _, rr := range rrs {
 		switch v := rr.(type) {
 		case *dns.NSEC:
@@ -422,62 +438,131 @@ func (r *Resolver) verifiedDenial(rrs []dns.RR, e *keyEntry, zone string) ([]*dn
 				nsec = append(nsec, v)
 			}
 		case *dns.NSEC3:
-			if set, sigs := rrsetOf(rrs, v.Hdr.Name, dns.TypeNSEC3); r.verify(set, sigs, e.keys, zone) {
+			set, sigs := rrsetOf(rrs, v.Hdr.Name, dns.TypeNSEC3)
+			if !r.verify(set, sigs, e.keys, zone) {
+				continue
+			}
+			switch {
+			case v.Hash != dns.SHA1:
+				limit = worse(limit, Insecure)
+			case v.Iterations > nsec3BogusIterations:
+				limit = Bogus
+			case v.Iterations > nsec3InsecureIterations:
+				limit = worse(limit, Insecure)
+			default:
 				nsec3 = append(nsec3, v)
 			}
 		}
 	}
-	return nsec, nsec3
+	if limit != Secure {
+		r.st.NSEC3Limited.Add(1)
+	}
+	return nsec, nsec3, limit
 }
 
-// noData reports whether rrs prove that name has no record of type t
-// (nor a CNAME): an NSEC at name, or an NSEC3 matching it, without the
-// type; for a DS, an opt-out NSEC3 covering the name will do.
-func (r *Resolver) noData(rrs []dns.RR, e *keyEntry, zone, name string, t uint16) bool {
-	nsec, nsec3 := r.verifiedDenial(rrs, e, zone)
+// noData is what rrs make of the claim that name has no record of type
+// t (nor a CNAME): secure when proven by an NSEC at name, or an NSEC3
+// matching it, without the type; for a DS, an opt-out NSEC3 covering the
+// name will do; for a name that a wildcard would answer, the proof that
+// the name does not exist and the wildcard's own NSEC or NSEC3 without
+// the type (RFC 4035 §3.1.3.4, RFC 5155 §7.2.5). Bogus without a proof,
+// unless NSEC3 records left out by the iteration limits say otherwise.
+func (r *Resolver) noData(rrs []dns.RR, e *keyEntry, zone, name string, t uint16) Security {
+	nsec, nsec3, limit := r.verifiedDenial(rrs, e, zone)
+	lacks := func(ts []uint16) bool { return !typeIn(ts, t) && !typeIn(ts, dns.TypeCNAME) }
 	for _, n := range nsec {
-		if strings.EqualFold(n.Hdr.Name, name) && !typeIn(n.TypeBitMap, t) && !typeIn(n.TypeBitMap, dns.TypeCNAME) {
-			return true
+		if strings.EqualFold(n.Hdr.Name, name) && lacks(n.TypeBitMap) {
+			return Secure
 		}
 	}
 	for _, n := range nsec3 {
-		if n.Match(name) && !typeIn(n.TypeBitMap, t) && !typeIn(n.TypeBitMap, dns.TypeCNAME) {
-			return true
+		if n.Match(name) && lacks(n.TypeBitMap) {
+			return Secure
 		}
 		if t == dns.TypeDS && n.Flags&1 == 1 && n.Cover(name) {
-			return true
+			return Secure
 		}
 	}
-	return false
-}
-
-// nxDomain reports whether rrs prove name does not exist: with NSEC, one
-// covering the name and one covering the wildcard at its closest
-// encloser; with NSEC3, the closest encloser proof (RFC 5155 §8.4).
-func (r *Resolver) nxDomain(rrs []dns.RR, e *keyEntry, zone, name string) bool {
-	nsec, nsec3 := r.verifiedDenial(rrs, e, zone)
+	// A wildcard NODATA: name is covered, the wildcard at its closest
+	// encloser exists without the type.
 	for _, n := range nsec {
 		if !nsecCovers(n, name) {
 			continue
 		}
-		ce := commonAncestor(name, n.Hdr.Name)
-		if c2 := commonAncestor(name, n.NextDomain); dns.CountLabel(c2) > dns.CountLabel(ce) {
-			ce = c2
-		}
+		wild := "*." + nsecEncloser(n, name)
 		for _, w := range nsec {
-			if nsecCovers(w, "*."+ce) {
-				return true
+			if strings.EqualFold(w.Hdr.Name, wild) && lacks(w.TypeBitMap) {
+				return Secure
 			}
 		}
 	}
+	if ce, ok := closestEncloser(nsec3, zone, name); ok {
+		for _, n := range nsec3 {
+			if n.Match("*."+ce) && lacks(n.TypeBitMap) {
+				return Secure
+			}
+		}
+	}
+	if limit != Secure {
+		return limit
+	}
+	return Bogus
+}
+
+// nxDomain is what rrs make of the claim that name does not exist:
+// secure with NSEC, one covering the name and one covering the wildcard
+// at its closest encloser; with NSEC3, the closest encloser proof and an
+// NSEC3 covering the wildcard (RFC 5155 §8.4). Bogus without a proof,
+// unless NSEC3 records left out by the iteration limits say otherwise.
+func (r *Resolver) nxDomain(rrs []dns.RR, e *keyEntry, zone, name string) Security {
+	nsec, nsec3, limit := r.verifiedDenial(rrs, e, zone)
+	for _, n := range nsec {
+		if !nsecCovers(n, name) {
+			continue
+		}
+		ce := nsecEncloser(n, name)
+		for _, w := range nsec {
+			if nsecCovers(w, "*."+ce) {
+				return Secure
+			}
+		}
+	}
+	if ce, ok := closestEncloser(nsec3, zone, name); ok {
+		for _, n := range nsec3 {
+			if n.Cover("*." + ce) {
+				return Secure
+			}
+		}
+	}
+	if limit != Secure {
+		return limit
+	}
+	return Bogus
+}
+
+// nsecEncloser is the closest encloser of name that the NSEC covering it
+// shows: the longer of name's common ancestors with the NSEC's owner and
+// with its next name.
+func nsecEncloser(n *dns.NSEC, name string) string {
+	ce := commonAncestor(name, n.Hdr.Name)
+	if c2 := commonAncestor(name, n.NextDomain); dns.CountLabel(c2) > dns.CountLabel(ce) {
+		ce = c2
+	}
+	return ce
+}
+
+// closestEncloser is name's closest encloser in zone as nsec3 prove it
+// (RFC 5155 §8.3): the longest ancestor an NSEC3 matches, the next closer
+// name below it covered by one.
+func closestEncloser(nsec3 []*dns.NSEC3, zone, name string) (string, bool) {
 	if len(nsec3) == 0 {
-		return false
+		return "", false
 	}
 	labels := dns.SplitDomainName(name)
 	for i := 1; i <= len(labels); i++ {
 		ce := dns.Fqdn(strings.Join(labels[i:], "."))
 		if !dns.IsSubDomain(zone, ce) {
-			return false
+			return "", false
 		}
 		matched := false
 		for _, n := range nsec3 {
@@ -487,14 +572,14 @@ func (r *Resolver) nxDomain(rrs []dns.RR, e *keyEntry, zone, name string) bool {
 			continue
 		}
 		next := dns.Fqdn(strings.Join(labels[i-1:], "."))
-		nextCovered, wildCovered := false, false
 		for _, n := range nsec3 {
-			nextCovered = nextCovered || n.Cover(next)
-			wildCovered = wildCovered || n.Cover("*."+ce)
+			if n.Cover(next) {
+				return strings.ToLower(ce), true
+			}
 		}
-		return nextCovered && wildCovered
+		return "", false
 	}
-	return false
+	return "", false
 }
 
 func typeIn(ts []uint16, t uint16) bool {
@@ -548,6 +633,7 @@ func (r *Resolver) validate(ctx context.Context, e *keyEntry, zone string, serve
 		return e.sec
 	}
 	if rcode == dns.RcodeSuccess && len(ans) > 0 {
+		sec := Secure
 		seen := map[rrKey]bool{}
 		for _, rr := range ans {
 			h := rr.Header()
@@ -575,20 +661,15 @@ func (r *Resolver) validate(ctx context.Context, e *keyEntry, zone string, serve
 			if sig == nil {
 				return Bogus
 			}
-			if int(sig.Labels) < dns.CountLabel(h.Name) && !r.noSuchName(auth, e, signer, h.Name, sig.Labels) {
-				return Bogus // a wildcard's answer, without the proof the name needs it
+			if int(sig.Labels) < dns.CountLabel(h.Name) {
+				// A wildcard's answer needs the proof the name does not exist.
+				sec = worse(sec, r.noSuchName(auth, e, signer, h.Name, sig.Labels))
 			}
 		}
-		return Secure
+		return sec
 	}
 	if rcode == dns.RcodeNameError {
-		if r.nxDomain(auth, e, zone, name) {
-			return Secure
-		}
-		return Bogus
+		return r.nxDomain(auth, e, zone, name)
 	}
-	if r.noData(auth, e, zone, name, qtype) {
-		return Secure
-	}
-	return Bogus
+	return r.noData(auth, e, zone, name, qtype)
 }

@@ -20,6 +20,13 @@ type Signing struct {
 	// NSEC3 denies with NSEC3 (SHA-1, no salt, no extra iteration,
 	// RFC 9276) instead of NSEC.
 	NSEC3 bool
+	// Iterations are the NSEC3 records' extra iterations, to show a
+	// resolver's limits (RFC 9276 §3.2).
+	Iterations uint16
+	// NSEC3Hash, when not 0, is the hash algorithm the NSEC3 records
+	// claim (the names are hashed with SHA-1 all the same), to show a
+	// resolver facing a hash it does not know.
+	NSEC3Hash uint8
 	// Secure are the delegated child zones that are signed: their DS
 	// (SHA-256 of Key(child)) is published at the cut. Other cuts are
 	// proven unsigned (the NSEC or NSEC3 at the cut lists no DS).
@@ -139,8 +146,12 @@ func (s *Server) Sign(sg Signing) error {
 				h, name string
 			}
 			var hs []hashed
+			hash := uint8(dns.SHA1)
+			if sg.NSEC3Hash != 0 {
+				hash = sg.NSEC3Hash
+			}
 			for _, n := range names {
-				hs = append(hs, hashed{dns.HashName(n, dns.SHA1, 0, ""), n})
+				hs = append(hs, hashed{dns.HashName(n, dns.SHA1, sg.Iterations, ""), n})
 			}
 			sort.Slice(hs, func(i, j int) bool { return hs[i].h < hs[j].h })
 			for i, h := range hs {
@@ -153,7 +164,7 @@ func (s *Server) Sign(sg Signing) error {
 				}
 				sort.Slice(ts, func(a, b int) bool { return ts[a] < ts[b] })
 				denial = append(denial, &dns.NSEC3{Hdr: dns.RR_Header{Name: strings.ToLower(h.h) + "." + zone, Rrtype: dns.TypeNSEC3, Class: dns.ClassINET, Ttl: 300},
-					Hash: dns.SHA1, HashLength: 20, NextDomain: hs[(i+1)%len(hs)].h, TypeBitMap: ts})
+					Hash: hash, Iterations: sg.Iterations, HashLength: 20, NextDomain: hs[(i+1)%len(hs)].h, TypeBitMap: ts})
 			}
 		} else {
 			sort.Slice(names, func(i, j int) bool { return CanonicalLess(names[i], names[j]) })
@@ -285,25 +296,36 @@ func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut, wild s
 	case len(m.Answer) > 0:
 		m.Answer = addSigs(m.Answer)
 		if wild != "" && !s.noWildProof { // the name itself does not exist
-			ce := wild[2:]
-			labels := dns.SplitDomainName(name)
-			next := dns.Fqdn(strings.Join(labels[len(labels)-dns.CountLabel(ce)-1:], "."))
-			if rr := covering(denial, next); rr != nil {
-				if _, nsec := rr.(*dns.NSEC); nsec {
-					rr = covering(denial, name)
-				}
-				m.Ns = addSigs(append(m.Ns, rr))
-			}
+			m.Ns = addSigs(append(m.Ns, s.wildProof(denial, wild, name)...))
 		}
 	default:
 		var proof []dns.RR
 		if m.Rcode == dns.RcodeNameError {
 			proof = s.nxProof(denial, zone, name)
+		} else if wild != "" { // a wildcard NODATA: the name's denial and the wildcard's
+			proof = append(s.wildProof(denial, wild, name), s.matching(denial, wild)...)
 		} else {
 			proof = s.matching(denial, name)
 		}
 		m.Ns = addSigs(append(m.Ns, proof...))
 	}
+}
+
+// wildProof proves that name, which wild answers for, does not exist:
+// the NSEC covering it, or the NSEC3 covering the next closer name (with,
+// for a NODATA, the NSEC3 matching the closest encloser).
+func (s *Server) wildProof(denial []dns.RR, wild, name string) []dns.RR {
+	ce := wild[2:]
+	labels := dns.SplitDomainName(name)
+	next := dns.Fqdn(strings.Join(labels[len(labels)-dns.CountLabel(ce)-1:], "."))
+	rr := covering(denial, next)
+	if rr == nil {
+		return nil
+	}
+	if _, nsec := rr.(*dns.NSEC); nsec {
+		return []dns.RR{covering(denial, name)}
+	}
+	return append(s.matching(denial, ce), rr)
 }
 
 // matching is the NSEC at name, or the NSEC3 whose hash is name's.
