@@ -40,6 +40,7 @@ type HTTPProxyRoute interface {
 	// HTTPProxyURIRewrite sets whether the absolute URI is sent to the
 	// origin in origin form (on, the default).
 	HTTPProxyURIRewrite(on bool) error
+	// HTTPProxyURIRewriting reads it, for HTTP::proxy uri-rewrite alone.
 	HTTPProxyURIRewriting() bool
 	// HTTPProxySetHop sends the request to hop instead of its name's
 	// addresses.
