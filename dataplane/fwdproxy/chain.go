@@ -36,6 +36,20 @@ func (s *Session) destinations(req *http.Request, host string, port uint16) (dst
 	return dsts, true
 }
 
+// reroute is dsts after HTTP_PROXY_*: the route's next hop when the
+// rules left one, dsts when the name was resolved, or the name's
+// addresses when the rules took back the hop that stood for them
+// (dsts nil: the client was answered, keep says whether it goes on).
+func (s *Session) reroute(req *http.Request, host string, port uint16, dsts []netip.AddrPort, routed bool) ([]netip.AddrPort, bool) {
+	if d := s.route.next(); d.IsValid() {
+		return []netip.AddrPort{d}, true
+	}
+	if routed {
+		return s.destinations(req, host, port)
+	}
+	return dsts, true
+}
+
 // chainConnect sends a CONNECT through the chained proxy (on the
 // client's kept connection to it, or a new one) and makes the tunnel
 // through it when it answers 2xx. A chained tunnel is not intercepted by

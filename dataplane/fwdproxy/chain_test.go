@@ -23,6 +23,8 @@ func (r chainRules) Request(x *RuleEvent) error {
 	switch {
 	case bytes.Contains(line, []byte("/chain")), bytes.HasPrefix(line, []byte("CONNECT far.test")):
 		x.Route.Chain = r.parent
+	case bytes.Contains(line, []byte("/unchain")):
+		x.Route.Chain = r.parent // taken back in HTTP_PROXY_REQUEST
 	case bytes.Contains(line, []byte("/dead")):
 		x.Route.Chain = r.dead
 	case bytes.Contains(line, []byte("/abs")):
@@ -36,6 +38,12 @@ func (r chainRules) Request(x *RuleEvent) error {
 func (r chainRules) Proxy(x *RuleEvent, connect bool) error {
 	if bytes.Contains(x.Head, []byte("/late")) {
 		x.Route.Chain = r.parent // after the name was resolved
+	}
+	if bytes.Contains(x.Head, []byte("/unchain")) {
+		if x.Hop != r.parent {
+			return fmt.Errorf("HTTP_PROXY_REQUEST saw %v, not the parent", x.Hop)
+		}
+		x.Route.Chain = netip.AddrPort{}
 	}
 	return nil
 }
@@ -146,6 +154,9 @@ func TestProxyChain(t *testing.T) {
 			body: "PARENT GET http://far.test/chain?q=1 far.test pa=\"Basic dTpw\"\n", hop: "127.84.1.2:3128", kept: true},
 		{name: "chained after the resolution", req: "GET http://one.test:8080/late HTTP/1.1\r\nHost: one.test\r\n\r\n", status: 200,
 			body: "PARENT GET http://one.test:8080/late one.test:8080 pa=\"\"\n", hop: "127.84.1.2:3128", kept: true},
+		{name: "chain taken back: resolved then", req: "GET http://one.test:8080/unchain HTTP/1.1\r\nHost: one.test\r\n\r\n", status: 200,
+			body: "O1 GET /unchain one.test:8080 ", hop: "127.84.1.30:8080", kept: true},
+		{name: "chain taken back: not resolved", req: "GET http://far.test/unchain HTTP/1.1\r\nHost: far.test\r\n\r\n", status: 502, body: "<html>", kept: true},
 		{name: "parent unreachable", req: "GET http://far.test/dead HTTP/1.1\r\nHost: far.test\r\n\r\n", status: 502, body: "<html>", kept: true},
 		{name: "absolute URI kept", req: "GET http://one.test:8080/abs HTTP/1.1\r\nHost: one.test\r\n\r\n", status: 200,
 			body: "O1 GET http://one.test:8080/abs one.test:8080 ua=\"\" pc=\"\" body=\n", hop: "127.84.1.30:8080", kept: true},

@@ -444,6 +444,7 @@ func (s *Session) forward(req *http.Request) bool {
 		return false
 	}
 	req.Close = false
+	routed := s.route.next().IsValid()
 	dsts, keep := s.destinations(req, host, port) // chain.go
 	if dsts == nil {
 		return keep
@@ -461,8 +462,8 @@ func (s *Session) forward(req *http.Request) bool {
 			return s.toPool(req)
 		}
 		dropHopByHop(req.Header) // what a rule inserted
-		if d := s.route.next(); d.IsValid() {
-			dsts = []netip.AddrPort{d}
+		if dsts, keep = s.reroute(req, host, port, dsts, routed); dsts == nil {
+			return keep
 		}
 		if s.route.Chain.IsValid() && pa != nil {
 			req.Header["Proxy-Authorization"] = pa // as to a pool of proxies [M]
@@ -667,6 +668,7 @@ func (s *Session) connect(req *http.Request) bool {
 		s.reply(400, s.p.cfg.BadRequest, true)
 		return false
 	}
+	routed := s.route.next().IsValid()
 	dsts, keep := s.destinations(req, host, port) // chain.go
 	if dsts == nil {
 		return keep
@@ -682,8 +684,8 @@ func (s *Session) connect(req *http.Request) bool {
 		if s.route.Chain.IsValid() {
 			return s.chainConnect(req) // chain.go
 		}
-		if d := s.route.next(); d.IsValid() {
-			dsts = []netip.AddrPort{d}
+		if dsts, keep = s.reroute(req, host, port, dsts, routed); dsts == nil {
+			return keep
 		}
 	}
 	oc, hop, err := s.dial(dsts)

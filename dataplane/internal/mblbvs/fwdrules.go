@@ -231,9 +231,15 @@ func (r *fwdRules) HTTPProxyChain(virtual string, hop netip.AddrPort) error {
 		}
 		hop = d
 	}
+	old := r.route.Chain
 	r.route.Chain, r.chained = hop, virtual
-	if hop.IsValid() {
+	switch {
+	case hop.IsValid():
 		r.hop = hop
+	case r.route.Hop.IsValid():
+		r.hop = r.route.Hop
+	case r.hop == old:
+		r.hop = netip.AddrPort{} // the name is resolved once the rule is done
 	}
 	return nil
 }
