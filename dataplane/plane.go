@@ -146,6 +146,7 @@ func New(opts Options) *Plane {
 		PersistLookup: p.PersistLookup,
 		PersistSave:   p.PersistSave,
 		PersistDelete: p.PersistDelete,
+		Virtual:       p.virtualNamed,
 		PersistDown:   p.persistDown,
 		Rst:           &p.rst,
 	})

@@ -24,14 +24,36 @@ type HTTPProxySwitch interface {
 	HTTPProxying() bool
 }
 
-// cmdHTTPProxy is HTTP::proxy addr | port | rtdom | exists: the next hop
-// of an explicit proxy's request. Without one (a reverse proxy, or
-// before the proxy decided) exists is 0 and the others are empty [M].
-// HTTP::proxy enable|disable switch the request's proxying through
-// HTTPProxySwitch (an explicit proxy's), and HTTP::proxy alone reads it
-// (enable or disable); chain, uri-rewrite and iptuple are refused:
-// openltm's explicit proxy never sends through a chained proxy of its
-// own choosing.
+// HTTPProxyRoute is implemented by an explicit proxy's HTTPConn whose
+// rules may choose how a request leaves it: through a parent proxy
+// (HTTP::proxy chain), to another address (iptuple), or with its
+// absolute URI kept (uri-rewrite disable). Each setter fails outside the
+// events before the proxy connects.
+type HTTPProxyRoute interface {
+	// HTTPProxyChain sends the request through the virtual server named
+	// (or, when virtual is "", the proxy at hop); both empty: directly
+	// again.
+	HTTPProxyChain(virtual string, hop netip.AddrPort) error
+	// HTTPProxyChained is the chained virtual's name, or its address
+	// when chained by address; "" when not chained.
+	HTTPProxyChained() string
+	// HTTPProxyURIRewrite sets whether the absolute URI is sent to the
+	// origin in origin form (on, the default).
+	HTTPProxyURIRewrite(on bool) error
+	// HTTPProxyURIRewriting reads it, for HTTP::proxy uri-rewrite alone.
+	HTTPProxyURIRewriting() bool
+	// HTTPProxySetHop sends the request to hop instead of its name's
+	// addresses.
+	HTTPProxySetHop(hop netip.AddrPort) error
+}
+
+// cmdHTTPProxy is HTTP::proxy addr | port | rtdom | exists | iptuple:
+// the next hop of an explicit proxy's request. Without one (a reverse
+// proxy, or before the proxy decided) exists is 0 and the others are
+// empty [M]. HTTP::proxy enable|disable switch the request's proxying
+// through HTTPProxySwitch (an explicit proxy's), and HTTP::proxy alone
+// reads it (enable or disable); chain, uri-rewrite and iptuple with a
+// value go through HTTPProxyRoute.
 func cmdHTTPProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	_, hc, err := httpConn(in, "HTTP::proxy")
 	if err != nil {
@@ -44,8 +66,11 @@ func cmdHTTPProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 		return tcl.Str("disable"), nil
 	}
+	if len(args) > 2 {
+		return cmdHTTPProxyRoute(hc, args)
+	}
 	if len(args) != 2 {
-		return tcl.Empty, tcl.WrongArgs("HTTP::proxy addr|port|rtdom|exists|enable|disable")
+		return tcl.Empty, tcl.WrongArgs("HTTP::proxy addr|port|rtdom|exists|iptuple|enable|disable|chain|uri-rewrite")
 	}
 	var hop netip.AddrPort
 	ok := false
@@ -75,9 +100,96 @@ func cmdHTTPProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported here: only an explicit proxy (proxy-type explicit) switches its proxying", sub)
 		}
 		return tcl.Empty, sw.HTTPProxyEnable(sub == "enable")
-	case "chain", "uri-rewrite", "iptuple":
-		return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported: the explicit proxy always sends a request to the origin it names", sub)
+	case "iptuple":
+		if !ok {
+			return tcl.Empty, nil
+		}
+		return tcl.List(tcl.Str(hop.Addr().Unmap().String()), tcl.Str(strconv.Itoa(int(hop.Port())))), nil
+	case "chain", "uri-rewrite":
+		rt, is := hc.(HTTPProxyRoute)
+		if !is {
+			return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported here: only an explicit proxy (proxy-type explicit) has a next hop to choose", sub)
+		}
+		if sub == "chain" {
+			return tcl.Str(rt.HTTPProxyChained()), nil
+		}
+		if rt.HTTPProxyURIRewriting() {
+			return tcl.Str("enable"), nil
+		}
+		return tcl.Str("disable"), nil
 	default:
-		return tcl.Empty, tcl.Errorf("HTTP::proxy: bad option %q: must be addr, port, rtdom, exists, enable or disable", sub)
+		return tcl.Empty, tcl.Errorf("HTTP::proxy: bad option %q: must be addr, port, rtdom, exists, iptuple, enable, disable, chain or uri-rewrite", sub)
 	}
+}
+
+// cmdHTTPProxyRoute is HTTP::proxy chain <virtual> | chain host <addr>
+// <port> | chain disable, uri-rewrite enable|disable and iptuple <addr>
+// <port>: the rule chooses how an explicit proxy's request leaves.
+// Addresses are literals (a chained proxy or a next hop named by a name
+// would need a resolution the rule cannot wait for) [M].
+func cmdHTTPProxyRoute(hc HTTPConn, args []tcl.Value) (tcl.Value, error) {
+	sub := args[1].String()
+	rt, is := hc.(HTTPProxyRoute)
+	if !is {
+		switch sub {
+		case "chain", "uri-rewrite", "iptuple":
+			return tcl.Empty, tcl.Errorf("HTTP::proxy %s is not supported here: only an explicit proxy (proxy-type explicit) has a next hop to choose", sub)
+		}
+	}
+	switch sub {
+	case "chain":
+		switch v := args[2].String(); {
+		case v == "host":
+			if len(args) != 5 {
+				return tcl.Empty, tcl.WrongArgs("HTTP::proxy chain host <addr> <port>")
+			}
+			hop, err := proxyHop(args[3].String(), args[4].String())
+			if err != nil {
+				return tcl.Empty, err
+			}
+			return tcl.Empty, rt.HTTPProxyChain("", hop)
+		case len(args) != 3:
+			return tcl.Empty, tcl.WrongArgs("HTTP::proxy chain <virtual>|disable|host <addr> <port>")
+		case v == "disable":
+			return tcl.Empty, rt.HTTPProxyChain("", netip.AddrPort{})
+		case v == "enable" || v == "port" || v == "retry" || v == "":
+			return tcl.Empty, tcl.Errorf("HTTP::proxy chain %q is not supported: name the virtual server to chain through, or host <addr> <port>", v)
+		default:
+			return tcl.Empty, rt.HTTPProxyChain(FullName(v), netip.AddrPort{})
+		}
+	case "uri-rewrite":
+		if len(args) != 3 {
+			return tcl.Empty, tcl.WrongArgs("HTTP::proxy uri-rewrite [enable|disable]")
+		}
+		switch v := args[2].String(); v {
+		case "enable", "disable":
+			return tcl.Empty, rt.HTTPProxyURIRewrite(v == "enable")
+		default:
+			return tcl.Empty, tcl.Errorf("HTTP::proxy uri-rewrite: bad value %q: must be enable or disable", v)
+		}
+	case "iptuple":
+		if len(args) != 4 {
+			return tcl.Empty, tcl.WrongArgs("HTTP::proxy iptuple [<addr> <port>]")
+		}
+		hop, err := proxyHop(args[2].String(), args[3].String())
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, rt.HTTPProxySetHop(hop)
+	}
+	return tcl.Empty, tcl.WrongArgs("HTTP::proxy addr|port|rtdom|exists|iptuple|enable|disable|chain|uri-rewrite")
+}
+
+// proxyHop reads an address literal and a port (1-65535) of
+// HTTP::proxy iptuple or chain host.
+func proxyHop(addr, port string) (netip.AddrPort, error) {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || a.Zone() != "" {
+		return netip.AddrPort{}, tcl.Errorf("HTTP::proxy: bad address %q: an IPv4 or IPv6 literal is needed", addr)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || p == 0 {
+		return netip.AddrPort{}, tcl.Errorf("HTTP::proxy: bad port %q: must be 1 to 65535", port)
+	}
+	return netip.AddrPortFrom(a.Unmap(), uint16(p)), nil
 }

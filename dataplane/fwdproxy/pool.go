@@ -114,10 +114,19 @@ func (s *Session) poolConnect(req *http.Request) bool {
 	if err != nil {
 		return s.reply(http.StatusServiceUnavailable, s.p.cfg.ServiceUnavailable, req.Close) == nil && !req.Close
 	}
+	return s.connectVia(req, o)
+}
+
+// connectVia sends a CONNECT to o, a proxy's connection (the pool's
+// member, or a chained proxy), and passes its answer on, after
+// HTTP_PROXY_RESPONSE: a 2xx makes o the tunnel, another answer goes to
+// the client as any answer and o stays kept.
+func (s *Session) connectVia(req *http.Request, o *origin) bool {
 	dropHopByHopForPool(req.Header)
 	clientClose := req.Close
 	req.Close = false
-	if err = req.Write(o.bw); err == nil {
+	err := req.Write(o.bw)
+	if err == nil {
 		err = o.bw.Flush()
 	}
 	var resp *http.Response
@@ -138,10 +147,13 @@ func (s *Session) poolConnect(req *http.Request) bool {
 	if resp.StatusCode/100 != 2 {
 		return s.relay(req, resp, o, clientClose)
 	}
-	// The member's connection becomes the tunnel.
+	// The proxy's connection becomes the tunnel.
 	s.mu.Lock()
 	if s.pool == o {
 		s.pool = nil
+	}
+	if s.origins[o.addr] == o {
+		delete(s.origins, o.addr)
 	}
 	closed := s.closed
 	if !closed {

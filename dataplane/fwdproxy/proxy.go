@@ -164,6 +164,9 @@ type Session struct {
 	pool *origin
 	// timers are the close timers' state, nil without them (close.go).
 	timers *closeState
+	// route is how the current request leaves, as its rules chose
+	// (zero without rules).
+	route Route
 }
 
 // origin is a kept-alive connection to one origin address.
@@ -296,6 +299,7 @@ func (s *Session) Run() {
 		s.reqs.Add(1)
 		toPool := len(s.p.cfg.HostNames) > 0 && s.p.ownName(req)
 		if s.o.Rules != nil {
+			s.route = Route{}
 			// HTTP_REQUEST, before the proxy looks at the request.
 			goOn, keep := s.ruleRequest(req, netip.AddrPort{}, false, &toPool)
 			if !goOn {
@@ -440,9 +444,10 @@ func (s *Session) forward(req *http.Request) bool {
 		return false
 	}
 	req.Close = false
-	dsts, err := s.resolve(host, port)
-	if err != nil {
-		return s.resolveError(req, err)
+	routed := s.route.next().IsValid()
+	dsts, keep := s.destinations(req, host, port) // chain.go
+	if dsts == nil {
+		return keep
 	}
 	if s.o.Rules != nil {
 		toPool := false
@@ -457,8 +462,15 @@ func (s *Session) forward(req *http.Request) bool {
 			return s.toPool(req)
 		}
 		dropHopByHop(req.Header) // what a rule inserted
+		if dsts, keep = s.reroute(req, host, port, dsts, routed); dsts == nil {
+			return keep
+		}
+		if s.route.Chain.IsValid() && pa != nil {
+			req.Header["Proxy-Authorization"] = pa // as to a pool of proxies [M]
+		}
 	}
-	resp, o, err := s.exchange(req, func() (*origin, bool, error) { return s.originFor(dsts) }, false)
+	absolute := s.route.Chain.IsValid() || s.route.Absolute
+	resp, o, err := s.exchange(req, func() (*origin, bool, error) { return s.originFor(dsts) }, absolute)
 	if err != nil {
 		if resp == nil && o == nil {
 			// No origin took the connection.
@@ -656,9 +668,10 @@ func (s *Session) connect(req *http.Request) bool {
 		s.reply(400, s.p.cfg.BadRequest, true)
 		return false
 	}
-	dsts, err := s.resolve(host, port)
-	if err != nil {
-		return s.resolveError(req, err)
+	routed := s.route.next().IsValid()
+	dsts, keep := s.destinations(req, host, port) // chain.go
+	if dsts == nil {
+		return keep
 	}
 	if s.o.Rules != nil {
 		toPool := false
@@ -667,6 +680,12 @@ func (s *Session) connect(req *http.Request) bool {
 		}
 		if toPool {
 			return s.toPool(req)
+		}
+		if s.route.Chain.IsValid() {
+			return s.chainConnect(req) // chain.go
+		}
+		if dsts, keep = s.reroute(req, host, port, dsts, routed); dsts == nil {
+			return keep
 		}
 	}
 	oc, hop, err := s.dial(dsts)

@@ -55,6 +55,29 @@ type RuleEvent struct {
 	// virtual's pool: in, what host-names decided; out, what the rules
 	// left (HTTP::proxy disable, enable). Request and Proxy only.
 	ToPool bool
+	// Route is how a proxied request leaves: in, what an earlier event
+	// of the request chose; out, what the rules leave. Request and Proxy
+	// only.
+	Route Route
+}
+
+// Route is how a proxied request leaves the proxy, as its rules chose
+// (HTTP::proxy chain, iptuple, uri-rewrite), so that a rule can send
+// some traffic through a parent proxy or to another address without a
+// second virtual of its own. The zero Route is the default: the origin
+// the request names, resolved, sent in origin form.
+type Route struct {
+	// Chain, when valid, is the next proxy: the request goes to it in
+	// absolute form (a CONNECT as a CONNECT), and the origin's name is
+	// not resolved by this proxy when it was chosen before
+	// HTTP_PROXY_REQUEST [M].
+	Chain netip.AddrPort
+	// Hop, when valid, is where the request is sent instead of its
+	// name's addresses; its URI and Host stay the client's.
+	Hop netip.AddrPort
+	// Absolute keeps the absolute URI on the request sent to the origin
+	// (uri-rewrite disable) instead of its origin form.
+	Absolute bool
 }
 
 // requestHead writes req's head as the proxy received it (hop-by-hop
@@ -121,7 +144,7 @@ func applyResponse(resp *http.Response, head []byte) error {
 // request goes on (go) and, when it does not, whether the client
 // connection does (keep).
 func (s *Session) ruleRequest(req *http.Request, hop netip.AddrPort, proxy bool, toPool *bool) (goOn, keep bool) {
-	x := &RuleEvent{Head: requestHead(req), Hop: hop, ToPool: *toPool}
+	x := &RuleEvent{Head: requestHead(req), Hop: hop, ToPool: *toPool, Route: s.route}
 	var err error
 	if proxy {
 		err = s.o.Rules.Proxy(x, req.Method == http.MethodConnect)
@@ -135,6 +158,7 @@ func (s *Session) ruleRequest(req *http.Request, hop netip.AddrPort, proxy bool,
 		req.Close = true
 	}
 	*toPool = x.ToPool
+	s.route = x.Route
 	return s.ruleVerdict(req, x, err)
 }
 

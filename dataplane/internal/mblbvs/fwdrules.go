@@ -7,6 +7,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -30,6 +31,11 @@ type fwdRules struct {
 	// toPool: the current request is not proxied but goes to the
 	// virtual's pool (host-names, HTTP::proxy disable).
 	toPool bool
+	// route is how the current request leaves (HTTP::proxy chain,
+	// iptuple, uri-rewrite), chained the virtual it is chained through
+	// ("" when chained by address, or not).
+	route   fwdproxy.Route
+	chained string
 }
 
 var (
@@ -37,6 +43,7 @@ var (
 	_ rules.HTTPConn        = (*fwdRules)(nil)
 	_ rules.HTTPProxyConn   = (*fwdRules)(nil)
 	_ rules.HTTPProxySwitch = (*fwdRules)(nil)
+	_ rules.HTTPProxyRoute  = (*fwdRules)(nil)
 )
 
 // newFwdRules is the rule view of f, nil when the virtual has no rule.
@@ -94,12 +101,18 @@ func (r *fwdRules) event(ev rules.Event, x *fwdproxy.RuleEvent, resp bool) error
 		r.HasResponse = true
 	}
 	r.hop, r.toPool = x.Hop, x.ToPool
+	if !resp {
+		r.route = x.Route
+	}
 	err := r.run(ev)
 	defer r.ClearActions()
 	if err != nil {
 		return err
 	}
 	x.ToPool = r.toPool
+	if !resp {
+		x.Route = r.route
+	}
 	switch r.verdict {
 	case irules.Reject:
 		x.Reset = true
@@ -136,6 +149,7 @@ func (r *fwdRules) Request(x *fwdproxy.RuleEvent) error {
 	r.HasRequest, r.HasResponse = true, false
 	r.RequestNum++
 	r.hop = netip.AddrPort{}
+	r.chained = ""
 	return r.event(rules.HTTPRequest, x, false)
 }
 
@@ -181,6 +195,89 @@ func (r *fwdRules) HTTPProxyEnable(on bool) error {
 
 // HTTPProxying implements rules.HTTPProxySwitch.
 func (r *fwdRules) HTTPProxying() bool { return !r.toPool }
+
+// routing refuses a route chosen after the proxy connected.
+func (r *fwdRules) routing(what string) error {
+	switch r.ev {
+	case rules.HTTPRequest, rules.HTTPProxyRequest, rules.HTTPProxyConnect:
+		return nil
+	}
+	return fmt.Errorf("HTTP::proxy %s works in HTTP_REQUEST, HTTP_PROXY_REQUEST and HTTP_PROXY_CONNECT: in %s the request has gone", what, r.ev)
+}
+
+// HTTPProxyChain implements rules.HTTPProxyRoute: the request goes
+// through the virtual server named, connected at its destination as any
+// client would (so its pool of parent proxies, its SNAT and its rules
+// apply), or through the proxy at hop. A virtual without one address and
+// port, or this virtual itself, cannot be chained through.
+func (r *fwdRules) HTTPProxyChain(virtual string, hop netip.AddrPort) error {
+	if err := r.routing("chain"); err != nil {
+		return err
+	}
+	if virtual != "" {
+		var vs *state.Virtual
+		if r.f.mv.env.Virtual != nil {
+			vs = r.f.mv.env.Virtual(virtual)
+		}
+		if vs == nil {
+			return fmt.Errorf("HTTP::proxy chain %s: no such virtual server", virtual)
+		}
+		if vs == r.f.vs {
+			return fmt.Errorf("HTTP::proxy chain %s: a virtual server cannot chain through itself", virtual)
+		}
+		d := vs.Snap.Load().Cfg.Destination
+		if !d.IsValid() || d.Port() == 0 || d.Addr().IsUnspecified() {
+			return fmt.Errorf("HTTP::proxy chain %s: the virtual server has no single address and port to connect to", virtual)
+		}
+		hop = d
+	}
+	old := r.route.Chain
+	r.route.Chain, r.chained = hop, virtual
+	switch {
+	case hop.IsValid():
+		r.hop = hop
+	case r.route.Hop.IsValid():
+		r.hop = r.route.Hop
+	case r.hop == old:
+		r.hop = netip.AddrPort{} // the name is resolved once the rule is done
+	}
+	return nil
+}
+
+// HTTPProxyChained implements rules.HTTPProxyRoute.
+func (r *fwdRules) HTTPProxyChained() string {
+	if r.chained != "" || !r.route.Chain.IsValid() {
+		return r.chained
+	}
+	return r.route.Chain.String()
+}
+
+// HTTPProxyURIRewrite implements rules.HTTPProxyRoute: disable sends
+// the absolute URI to the origin as the client wrote it.
+func (r *fwdRules) HTTPProxyURIRewrite(on bool) error {
+	if err := r.routing("uri-rewrite"); err != nil {
+		return err
+	}
+	r.route.Absolute = !on
+	return nil
+}
+
+// HTTPProxyURIRewriting implements rules.HTTPProxyRoute.
+func (r *fwdRules) HTTPProxyURIRewriting() bool { return !r.route.Absolute }
+
+// HTTPProxySetHop implements rules.HTTPProxyRoute (HTTP::proxy iptuple
+// ADDR PORT): the request goes to hop, its URI and Host unchanged; a
+// chain, when set, still comes first.
+func (r *fwdRules) HTTPProxySetHop(hop netip.AddrPort) error {
+	if err := r.routing("iptuple"); err != nil {
+		return err
+	}
+	r.route.Hop = hop
+	if !r.route.Chain.IsValid() {
+		r.hop = hop
+	}
+	return nil
+}
 
 // HTTPDo implements rules.HTTPConn: HTTP::respond, HTTP::redirect and
 // HTTP::close are carried out; the other actions have no meaning on the

@@ -58,6 +58,9 @@ type Env struct {
 	// Rst reports the resets sent to clients (tm.rstcause.log); nil
 	// reports none.
 	Rst *rstcause.Log
+	// Virtual is the running virtual server of a full name, or nil: the
+	// explicit proxy's HTTP::proxy chain connects to its destination.
+	Virtual func(name string) *state.Virtual
 }
 
 // rstArea is the code location the message-based virtuals print in their
