@@ -40,7 +40,7 @@ func (e *Engine) AttachDataplane(p *dataplane.Plane) error {
 		return err
 	}
 	registerPlaneRuntime(e, h)
-	e.watchMinUp(p) // minup.go
+	e.watchMinUp(h) // minup.go
 	// sys db tm.maxrejectrate (dbkeys.go)
 	if err := e.AddHook(&rejectRateHook{e: e, p: p}); err != nil {
 		return err

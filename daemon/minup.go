@@ -72,11 +72,16 @@ func minUpRules(cfg *objects.Config) map[string]minUpRule {
 // minUpWatch counts the watched pools' members that are up and fires
 // their action when the count falls below the minimum.
 type minUpWatch struct {
-	e      *Engine
-	p      *dataplane.Plane
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	e *Engine
+	p *dataplane.Plane
+	// running is the configuration p runs. The settings are read from it
+	// rather than from the engine's, which a commit publishes only once
+	// the plane runs it and it is stored: a count made in between would
+	// meet the commit's members with the previous generation's action.
+	running func() *objects.Config
+	log     *slog.Logger
+	cancel  context.CancelFunc
+	done    chan struct{}
 
 	mu    sync.Mutex
 	below map[string]bool // pools whose action fired and has not re-armed
@@ -85,9 +90,10 @@ type minUpWatch struct {
 }
 
 // watchMinUp starts counting for the plane's pools until the engine closes.
-func (e *Engine) watchMinUp(p *dataplane.Plane) {
+func (e *Engine) watchMinUp(h *planeHook) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &minUpWatch{e: e, p: p, log: e.log, cancel: cancel, done: make(chan struct{}), below: map[string]bool{}}
+	running := func() *objects.Config { c, _ := h.running(); return c }
+	w := &minUpWatch{e: e, p: h.p, running: running, log: e.log, cancel: cancel, done: make(chan struct{}), below: map[string]bool{}}
 	w.fire = w.act
 	e.minUp = w
 	go w.run(ctx)
@@ -111,10 +117,10 @@ func (w *minUpWatch) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if c := w.e.Config(); c != cfg { // read once per generation
+		if c := w.running(); c != cfg && c != nil { // read once per generation
 			cfg, rules = c, minUpRules(c)
 		}
-		w.check(ctx, rules)
+		w.check(ctx, cfg, rules)
 	}
 }
 
@@ -135,8 +141,24 @@ func upCount(ps dataplane.PoolStats) (up, total int, decided bool) {
 }
 
 // check counts each watched pool once and fires on a fall below the
-// minimum.
-func (w *minUpWatch) check(ctx context.Context, rules map[string]minUpRule) {
+// minimum. rules are cfg's; counts made while the plane moved on to
+// another configuration are dropped (the next tick counts again with its
+// settings).
+func (w *minUpWatch) check(ctx context.Context, cfg *objects.Config, rules map[string]minUpRule) {
+	type count struct{ up, total int }
+	counts := make(map[string]count, len(rules))
+	for name := range rules {
+		ps, ok := w.p.Pool(name)
+		if !ok {
+			continue
+		}
+		if up, total, decided := upCount(ps); decided {
+			counts[name] = count{up, total}
+		}
+	}
+	if w.running() != cfg {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for name := range w.below {
@@ -145,14 +167,11 @@ func (w *minUpWatch) check(ctx context.Context, rules map[string]minUpRule) {
 		}
 	}
 	for name, r := range rules {
-		ps, ok := w.p.Pool(name)
+		n, ok := counts[name]
 		if !ok {
 			continue
 		}
-		up, total, decided := upCount(ps)
-		if !decided {
-			continue
-		}
+		up, total := n.up, n.total
 		switch {
 		case up < r.min && !w.below[name]:
 			w.below[name] = true

@@ -134,7 +134,11 @@ func TestMinUpMembers(t *testing.T) {
 	}
 	poll("the pool whole again", func() bool { return up("p") == 3 })
 	var out, err string
-	time.Sleep(3 * minUpEvery) // the watch sees it whole
+	poll("the watch to see it whole", func() bool { // armed again
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return !w.below["/Common/p"]
+	})
 	out, err = run(t, s, "modify ltm pool p min-up-members-action reboot members modify { 127.7.5.11:9000 { state user-down } }")
 	if err != "" {
 		t.Fatal(err)

@@ -260,18 +260,18 @@ func transfer(t *testing.T, c *textproto.Conn, vs netip.AddrPort, mode string, u
 func TestFTPProfile(t *testing.T) {
 	t.Parallel()
 	file := bytes.Repeat([]byte("openltm ftp data\n"), 20000)
-	m1 := startFTPMember(t, "127.0.228.11:2121", file)
-	m2 := startFTPMember(t, "127.0.228.12:2121", file)
+	m1 := startFTPMember(t, "127.0.228.31:2121", file)
+	m2 := startFTPMember(t, "127.0.228.32:2121", file)
 	p, _ := newPlane(t)
-	cfg := basic("127.0.228.1:2121", "127.0.228.11:2121")
+	cfg := basic("127.0.228.21:2121", "127.0.228.31:2121")
 	cfg.Virtuals["/Common/vs"].FTP = &ftpalg.Options{Profile: "/Common/ftp", DataPort: 20, TranslateExtended: true}
-	kept := basic("127.0.228.2:2121", "127.0.228.12:2121").Virtuals["/Common/vs"]
+	kept := basic("127.0.228.22:2121", "127.0.228.32:2121").Virtuals["/Common/vs"]
 	kept.Name, kept.Pool = "/Common/vs_kept", "/Common/pool2"
 	kept.SNAT = SNAT{Type: SNATAutomap}
 	kept.FTP = &ftpalg.Options{Profile: "/Common/ftp_kept"}
 	cfg.Virtuals[kept.Name] = kept
 	cfg.Pools["/Common/pool2"] = &Pool{Name: "/Common/pool2", LBMode: RoundRobin,
-		Members: []Member{{Node: "/Common/127.0.228.12", Addr: ap("127.0.228.12:2121")}}}
+		Members: []Member{{Node: "/Common/127.0.228.32", Addr: ap("127.0.228.32:2121")}}}
 	cfg.SelfIPs = []netip.Addr{netip.MustParseAddr("127.0.228.5")}
 	mustApply(t, p, cfg)
 
@@ -284,13 +284,13 @@ func TestFTPProfile(t *testing.T) {
 		sent   string     // what the member was sent
 		source netip.Addr // where the member saw the connections from
 	}{
-		{"pasv retr", "127.0.228.1:2121", m1, "PASV", false, "PASV", netip.MustParseAddr("127.0.0.1")},
-		{"epsv translated", "127.0.228.1:2121", m1, "EPSV", false, "PASV", netip.MustParseAddr("127.0.0.1")},
-		{"port stor", "127.0.228.1:2121", m1, "PORT", true, "PORT", netip.MustParseAddr("127.0.0.1")},
-		{"eprt translated", "127.0.228.1:2121", m1, "EPRT", false, "PORT", netip.MustParseAddr("127.0.0.1")},
-		{"epsv kept, automap", "127.0.228.2:2121", m2, "EPSV", true, "EPSV", netip.MustParseAddr("127.0.228.5")},
-		{"eprt kept, automap", "127.0.228.2:2121", m2, "EPRT", false, "EPRT", netip.MustParseAddr("127.0.228.5")},
-		{"pasv, automap", "127.0.228.2:2121", m2, "PASV", false, "PASV", netip.MustParseAddr("127.0.228.5")},
+		{"pasv retr", "127.0.228.21:2121", m1, "PASV", false, "PASV", netip.MustParseAddr("127.0.0.1")},
+		{"epsv translated", "127.0.228.21:2121", m1, "EPSV", false, "PASV", netip.MustParseAddr("127.0.0.1")},
+		{"port stor", "127.0.228.21:2121", m1, "PORT", true, "PORT", netip.MustParseAddr("127.0.0.1")},
+		{"eprt translated", "127.0.228.21:2121", m1, "EPRT", false, "PORT", netip.MustParseAddr("127.0.0.1")},
+		{"epsv kept, automap", "127.0.228.22:2121", m2, "EPSV", true, "EPSV", netip.MustParseAddr("127.0.228.5")},
+		{"eprt kept, automap", "127.0.228.22:2121", m2, "EPRT", false, "EPRT", netip.MustParseAddr("127.0.228.5")},
+		{"pasv, automap", "127.0.228.22:2121", m2, "PASV", false, "PASV", netip.MustParseAddr("127.0.228.5")},
 	} {
 		c.member.mu.Lock()
 		c.member.cmds, c.member.told, c.member.from, c.member.stored = nil, nil, nil, nil
@@ -332,12 +332,12 @@ func TestFTPProfile(t *testing.T) {
 // after the member's 234 the bytes pass untouched both ways.
 func TestFTPProfileAuth(t *testing.T) {
 	t.Parallel()
-	m := startFTPMember(t, "127.0.228.13:2121", nil)
+	m := startFTPMember(t, "127.0.228.33:2121", nil)
 	m.authEcho = true
 	p, _ := newPlane(t)
-	cfg := basic("127.0.228.3:2121", "127.0.228.13:2121")
+	cfg := basic("127.0.228.23:2121", "127.0.228.33:2121")
 	cfg.Virtuals["/Common/vs"].FTP = &ftpalg.Options{Profile: "/Common/ftp", TranslateExtended: true}
-	allowed := basic("127.0.228.4:2121", "127.0.228.13:2121").Virtuals["/Common/vs"]
+	allowed := basic("127.0.228.24:2121", "127.0.228.33:2121").Virtuals["/Common/vs"]
 	allowed.Name = "/Common/vs_ftps"
 	allowed.FTP = &ftpalg.Options{Profile: "/Common/ftps", TranslateExtended: true, AllowFTPS: true}
 	cfg.Virtuals[allowed.Name] = allowed
@@ -349,8 +349,8 @@ func TestFTPProfileAuth(t *testing.T) {
 		code    int
 		through bool
 	}{
-		{"refused", "127.0.228.3:2121", 534, false},
-		{"allowed", "127.0.228.4:2121", 234, true},
+		{"refused", "127.0.228.23:2121", 534, false},
+		{"allowed", "127.0.228.24:2121", 234, true},
 	} {
 		cl := ftpClient(t, c.vs)
 		cl.PrintfLine("AUTH TLS")

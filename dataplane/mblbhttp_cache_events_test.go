@@ -50,7 +50,7 @@ func countingMember(t *testing.T, addr string) {
 // HTTP::respond and reject in CACHE_RESPONSE replace the answer and end
 // the client.
 func TestHTTPCacheEvents(t *testing.T) {
-	countingMember(t, "127.0.237.11:80")
+	countingMember(t, "127.0.237.31:80")
 	rule := `
 when HTTP_REQUEST {
     if { [HTTP::path] eq "/ua" } { CACHE::useragent }
@@ -76,12 +76,12 @@ when CACHE_UPDATE {
 		t.Fatal(err)
 	}
 	p, lg := newPlane(t)
-	cfg := l7Config(t, "127.0.237.1:80", false, mblb.HTTPOptions{Cache: c}, "", "127.0.237.11:80")
+	cfg := l7Config(t, "127.0.237.21:80", false, mblb.HTTPOptions{Cache: c}, "", "127.0.237.31:80")
 	var rlog *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, rlog = compileRules(t, rule)
 	mustApply(t, p, cfg)
 
-	cl := dialHTTPVS(t, "127.0.237.1:80")
+	cl := dialHTTPVS(t, "127.0.237.21:80")
 	for i, tc := range []struct {
 		path, hdr string
 		body      string // what the client gets
@@ -132,7 +132,7 @@ when CACHE_UPDATE {
 	}
 
 	// reject in CACHE_RESPONSE ends the client instead of the hit.
-	cl2 := dialHTTPVS(t, "127.0.237.1:80")
+	cl2 := dialHTTPVS(t, "127.0.237.21:80")
 	if _, body, err := cl2.do(httpReq("h", "/reject", "")); err != nil || body != "n=1 /reject" {
 		t.Fatalf("/reject: %q %v", body, err)
 	}

@@ -130,7 +130,7 @@ func expectWS(t *testing.T, got <-chan string, want string) {
 // what the member gets.
 func TestWebSocketProfile(t *testing.T) {
 	got := make(chan string, 16)
-	wsMember(t, "127.0.236.11:80", got)
+	wsMember(t, "127.0.236.41:80", got)
 	rule := `
 when WS_REQUEST {
     log local0. "request protocol=[WS::request protocol] version=[WS::request version]"
@@ -157,12 +157,12 @@ when WS_SERVER_FRAME {
 }`
 	p, lg := newPlane(t)
 	opts := mblb.HTTPOptions{WebSocket: &wsframe.Options{Profile: "/Common/websocket", NoCompression: true}}
-	cfg := l7Config(t, "127.0.236.1:80", false, opts, "", "127.0.236.11:80")
+	cfg := l7Config(t, "127.0.236.31:80", false, opts, "", "127.0.236.41:80")
 	var rlog *ruleLog
 	cfg.Virtuals["/Common/vs"].Rules, rlog = compileRules(t, rule)
 	mustApply(t, p, cfg)
 
-	c, br := wsDial(t, "127.0.236.1:80", "chat")
+	c, br := wsDial(t, "127.0.236.31:80", "chat")
 	expectWS(t, got, "extensions=") // compression disabled: the offer is gone
 	for _, tc := range []struct{ send, member, back string }{
 		{"hello", "masked hello", "srv: echo hello"},
@@ -205,7 +205,7 @@ when WS_SERVER_FRAME {
 	}
 
 	// WS::masking remask: the member gets the payload under another key.
-	c2, br2 := wsDial(t, "127.0.236.1:80", "remask")
+	c2, br2 := wsDial(t, "127.0.236.31:80", "remask")
 	expectWS(t, got, "extensions=")
 	c2.Write(wsFrame(wsframe.OpBinary, []byte("abc"), true))
 	expectWS(t, got, "masked abc")
@@ -214,7 +214,7 @@ when WS_SERVER_FRAME {
 	}
 
 	// WS::enabled false: a plain tunnel, the rules see no frame.
-	c3, br3 := wsDial(t, "127.0.236.1:80", "plain")
+	c3, br3 := wsDial(t, "127.0.236.31:80", "plain")
 	expectWS(t, got, "extensions=")
 	c3.Write(wsFrame(wsframe.OpText, []byte("secret"), true))
 	expectWS(t, got, "masked secret")

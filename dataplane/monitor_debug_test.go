@@ -75,12 +75,12 @@ func TestLoggingTraces(t *testing.T) {
 				t.Errorf("%s is traced:\n%s", c.not, lg)
 			}
 			apply(false)
-			// A probe under way may still log; after it, none in four
-			// intervals.
-			time.Sleep(100 * time.Millisecond)
+			// The probe under way (one at most: an instance probes one at
+			// a time) may still log, however late it ends; none after it
+			// in six intervals.
 			before := strings.Count(lg.String(), line)
-			time.Sleep(200 * time.Millisecond)
-			if after := strings.Count(lg.String(), line); after != before {
+			time.Sleep(300 * time.Millisecond)
+			if after := strings.Count(lg.String(), line); after > before+1 {
 				t.Errorf("%d probe lines after logging was disabled", after-before)
 			}
 			if n := strings.Count(lg.String(), "monitor status up"); n != 2 {

@@ -474,16 +474,16 @@ func TestRulesDefaultPoolIdiom(t *testing.T) {
 // in CLIENT_DATA, and the server connection's in SERVER_DATA.
 func TestRulesIPStats(t *testing.T) {
 	t.Parallel()
-	rawServer(t, "127.0.71.12:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
+	rawServer(t, "127.0.71.32:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
 	p, _ := newPlane(t)
-	cfg := basic("127.0.71.11:8000", "127.0.71.12:9000")
+	cfg := basic("127.0.71.31:8000", "127.0.71.32:9000")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when CLIENT_ACCEPTED { TCP::collect }
 when CLIENT_DATA { TCP::respond "client [IP::stats bytes in]\n"; TCP::release; TCP::collect }
 when SERVER_CONNECTED { TCP::collect }
 when SERVER_DATA { TCP::payload replace 0 0 "server [IP::stats bytes in] [IP::stats bytes out] "; TCP::release; TCP::collect }`)
 	mustApply(t, p, cfg)
-	c, err := net.Dial("tcp", "127.0.71.11:8000")
+	c, err := net.Dial("tcp", "127.0.71.31:8000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,9 +503,9 @@ when SERVER_DATA { TCP::payload replace 0 0 "server [IP::stats bytes in] [IP::st
 // same connection's variables, and can reject the flow.
 func TestRulesFlowInit(t *testing.T) {
 	t.Parallel()
-	rawServer(t, "127.0.71.22:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
+	rawServer(t, "127.0.71.42:9000", func(b []byte) []byte { return append([]byte("got "), b...) })
 	p, _ := newPlane(t)
-	cfg := basic("127.0.71.21:8000", "127.0.71.22:9000")
+	cfg := basic("127.0.71.41:8000", "127.0.71.42:9000")
 	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
 when FLOW_INIT {
     if { [IP::client_addr] eq "127.0.0.2" } { reject }
@@ -513,7 +513,7 @@ when FLOW_INIT {
 }
 when CLIENT_ACCEPTED { TCP::respond "$greeting accepted\n" }`)
 	mustApply(t, p, cfg)
-	c, err := net.Dial("tcp", "127.0.71.21:8000")
+	c, err := net.Dial("tcp", "127.0.71.41:8000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -523,7 +523,7 @@ when CLIENT_ACCEPTED { TCP::respond "$greeting accepted\n" }`)
 		t.Fatalf("read %q (%v)", line, err)
 	}
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
-	c2, err := d.Dial("tcp", "127.0.71.21:8000")
+	c2, err := d.Dial("tcp", "127.0.71.41:8000")
 	if errors.Is(err, syscall.ECONNRESET) {
 		return // the reset came before the connect was seen to complete
 	}
