@@ -163,55 +163,60 @@ func TestProxyMSS(t *testing.T) {
 }
 
 // TestSYNRules: rules read the client's SYN as the client set it: its
-// TTL, hops, ToS and the options tcp-options names.
+// TTL, hops, ToS and the options tcp-options names, on an L4 virtual
+// (goroutines) and a message-based one.
 func TestSYNRules(t *testing.T) {
-	const vs, member = "127.69.2.10:8080", "127.69.2.20:9000"
-	startServer(t, member, "S1")
-	p, _ := newPlane(t)
-	rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
-		log local0. "ttl [IP::ttl] hops [IP::hops] tos [IP::tos] mss [TCP::option get 2] ts [string length [TCP::option get 8]] md5 <[TCP::option get 19]>"
-		if { [catch { TCP::option get 4 } e] } { log local0. "sack: $e" }
-	}`)
-	lg.showOnFailure(t)
-	cfg := basic(vs, member)
-	v := cfg.Virtuals["/Common/vs"]
-	v.Rules = rs
-	picks, err := synhdr.ParsePicks("{2 first} {8 last} {19 first}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.ClientTCP = &TCPSide{TCPOptions: picks}
-	mustApply(t, p, cfg)
-	if !listenerSavesSYN(t, vs) {
-		t.Fatal("the listener keeps no SYNs")
-	}
-	for _, c := range []struct{ mss, ttl, tos int }{{1200, 33, 0x20}, {1000, 120, 0xb8}} {
-		if got := synClient(t, vs, c.mss, c.ttl, c.tos); strings.TrimSpace(got) != "S1 Response" {
-			t.Fatalf("answer %q", got)
-		}
-		hops := 64 - c.ttl
-		if c.ttl > 64 {
-			hops = 128 - c.ttl
-		}
-		want := fmt.Sprintf("ttl %d hops %d tos %d mss %d ts 8 md5 <>", c.ttl, hops, c.tos, c.mss)
-		waitLog(t, lg, want)
-	}
-	waitLog(t, lg, "sack: TCP::option get: option 4 is not configured for collection")
-	// Without the tcp-options, the rule still reads the TTL: the listener
-	// keeps SYNs for the rule alone.
-	v.ClientTCP = nil
-	rs2, lg2 := compileRules(t, `when CLIENT_ACCEPTED { log local0. "ttl [IP::ttl]" }`)
-	v.Rules = rs2
-	mustApply(t, p, cfg)
-	if !listenerSavesSYN(t, vs) {
-		t.Fatal("the listener keeps no SYNs for the rule")
-	}
-	synClient(t, vs, 1200, 77, 0)
-	waitLog(t, lg2, "ttl 77")
-	v.Rules = nil
-	mustApply(t, p, cfg)
-	if listenerSavesSYN(t, vs) {
-		t.Error("the listener still keeps SYNs with nothing reading them")
+	for i, path := range []string{"goroutine", "mblb"} {
+		t.Run(path, func(t *testing.T) {
+			vs, member := fmt.Sprintf("127.69.2.%d:8080", 10+i), fmt.Sprintf("127.69.2.%d:9000", 20+i)
+			startServer(t, member, "S1")
+			p, _ := newPlane(t)
+			rs, lg := compileRules(t, `when CLIENT_ACCEPTED {
+				log local0. "ttl [IP::ttl] hops [IP::hops] tos [IP::tos] mss [TCP::option get 2] ts [string length [TCP::option get 8]] md5 <[TCP::option get 19]>"
+				if { [catch { TCP::option get 4 } e] } { log local0. "sack: $e" }
+			}`)
+			lg.showOnFailure(t)
+			cfg := basic(vs, member)
+			v := cfg.Virtuals["/Common/vs"]
+			tcpOptsPaths(t)[path](v)
+			v.Rules = rs
+			picks, err := synhdr.ParsePicks("{2 first} {8 last} {19 first}")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.ClientTCP = &TCPSide{TCPOptions: picks}
+			mustApply(t, p, cfg)
+			if !listenerSavesSYN(t, vs) {
+				t.Fatal("the listener keeps no SYNs")
+			}
+			for _, c := range []struct{ mss, ttl, tos int }{{1200, 33, 0x20}, {1000, 120, 0xb8}} {
+				if got := synClient(t, vs, c.mss, c.ttl, c.tos); strings.TrimSpace(got) != "S1 Response" {
+					t.Fatalf("answer %q", got)
+				}
+				hops := 64 - c.ttl
+				if c.ttl > 64 {
+					hops = 128 - c.ttl
+				}
+				waitLog(t, lg, fmt.Sprintf("ttl %d hops %d tos %d mss %d ts 8 md5 <>", c.ttl, hops, c.tos, c.mss))
+			}
+			waitLog(t, lg, "sack: TCP::option get: option 4 is not configured for collection")
+			// Without the tcp-options, the rule still reads the TTL: the
+			// listener keeps SYNs for the rule alone.
+			v.ClientTCP = nil
+			rs2, lg2 := compileRules(t, `when CLIENT_ACCEPTED { log local0. "ttl [IP::ttl]" }`)
+			v.Rules = rs2
+			mustApply(t, p, cfg)
+			if !listenerSavesSYN(t, vs) {
+				t.Fatal("the listener keeps no SYNs for the rule")
+			}
+			synClient(t, vs, 1200, 77, 0)
+			waitLog(t, lg2, "ttl 77")
+			v.Rules = nil
+			mustApply(t, p, cfg)
+			if listenerSavesSYN(t, vs) {
+				t.Error("the listener still keeps SYNs with nothing reading them")
+			}
+		})
 	}
 }
 
