@@ -4,6 +4,7 @@ package dataplane
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -229,4 +230,52 @@ func waitLog(t *testing.T, lg *ruleLog, want string) {
 		}
 	}
 	t.Fatalf("no log line %q in:\n%s", want, lg)
+}
+
+// TestSYNTLSLoop: a client-ssl virtual whose rule handles CLIENT_ACCEPTED
+// alone runs its flows on the event loops, which read the SYN before
+// the handshake: the rule sees the client's TTL and the member's SYN
+// advertises the client's MSS (proxy-mss).
+func TestSYNTLSLoop(t *testing.T) {
+	const vs, member = "127.69.5.1:443", "127.69.5.2:9000"
+	cert, key, roots := testCert(t, "app.example")
+	syns := synMember(t, member)
+	p, _ := newPlane(t)
+	cfg := basic(vs, member)
+	v := cfg.Virtuals["/Common/vs"]
+	var lg *ruleLog
+	v.Rules, lg = compileRules(t, `when CLIENT_ACCEPTED { log local0. "ttl [IP::ttl]" }`)
+	lg.showOnFailure(t)
+	v.TLS = clientSSL(t, cert, key)
+	v.ServerTCP = &TCPSide{ProxyMSS: true}
+	mustApply(t, p, cfg)
+	d := &net.Dialer{Timeout: 3 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		var err error
+		rc.Control(func(fd uintptr) {
+			if err = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG, 1250); err == nil {
+				err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TTL, 50)
+			}
+		})
+		return err
+	}}
+	c, err := tls.DialWithDialer(d, "tcp", vs, &tls.Config{RootCAs: roots, ServerName: "app.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "hello\n")
+	buf := make([]byte, 64)
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "S1 Response" {
+		t.Fatalf("answer %q, %v", buf[:n], err)
+	}
+	waitLog(t, lg, "ttl 50")
+	select {
+	case s := <-syns:
+		if s == nil || s.MSS != 1250 {
+			t.Errorf("the member's SYN: %+v, want MSS 1250", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no connection reached the member")
+	}
 }
