@@ -44,6 +44,7 @@ func (t *translator) tcpOptions(o *objects.Object, v *dataplane.Virtual, idle *o
 	if client != nil {
 		v.ClientTCP = t.listenSide(client, v.ClientTCP) // translate_sockopts.go
 	}
+	t.synSides(client, server, v)           // translate_synopts.go
 	v.TCPClose = t.tcpClose(client, server) // translate_tcpclose.go
 	if client == nil && server == nil {
 		if f := t.profile(o, profileFastL4); f != nil {

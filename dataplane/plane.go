@@ -370,6 +370,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		if vc.IsUDP() {
 			snap.Idle = udp.IdleTimeout(vc.IdleTimeout)
 		}
+		snap.SYN = readsSYN(vc) // tcpopts.go
 		if vc.Pool != "" {
 			snap.Pool = b.pools[vc.Pool]
 		}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/l4"
 
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
@@ -40,14 +41,31 @@ var CongestionLinux = sockopt.Congestion
 func CongestionAvailable() map[string]bool { return sockopt.Available() }
 
 // listenerOpts gives each running listener its virtual's deferred
-// accept, fast open queue and MSS (the client side of its tcp profile)
+// accept, fast open queue and MSS (the client side of its tcp profile),
+// and TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN),
 // before the new ones start accepting. The caller holds p.mu.
 func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 	for ap, l := range p.listeners {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
-			l.ListenOpts(v.ClientTCP)
+			l.ListenOpts(v.ClientTCP, readsSYN(v))
 		}
 	}
+}
+
+// readsSYN reports whether v's flows read the client's SYN: its tcp
+// profile names tcp-options or proxies the MSS, or its rules read the
+// SYN's options, TTL or ToS (TCP::option get, IP::ttl, IP::hops,
+// IP::tos). Only such a virtual's listener keeps SYNs, so the others'
+// connections cost nothing more.
+func readsSYN(v *Virtual) bool {
+	if v.IsUDP() {
+		return false
+	}
+	if sockopt.SavesSYN(v.ClientTCP, v.ServerTCP) {
+		return true
+	}
+	p := irules.Program(v.Rules)
+	return p != nil && p.ReadsSYN()
 }
 
 // remakeListeners opens anew the listeners whose virtual's mptcp changed

@@ -1,6 +1,10 @@
 package objects
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // bounded sets an integer property's range: a value outside it is
 // refused where it is read.
@@ -18,6 +22,37 @@ func validToS(s string) bool {
 	}
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 0 && n <= 255 && strconv.Itoa(n) == s
+}
+
+// checkTCPOptions says what is wrong with a tcp profile's tcp-options
+// ("" when nothing): none, or "{KIND first|last} ..." with each KIND an
+// option kind from 2 to 255 named once, as BIG-IP takes it.
+func checkTCPOptions(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "none" {
+		return ""
+	}
+	seen := map[int]bool{}
+	for s != "" {
+		end := strings.IndexByte(s, '}')
+		if s[0] != '{' || end < 0 {
+			return fmt.Sprintf("tcp-options %q: expected {KIND first|last} ...", s)
+		}
+		f := strings.Fields(s[1:end])
+		s = strings.TrimSpace(s[end+1:])
+		if len(f) != 2 || f[1] != "first" && f[1] != "last" {
+			return fmt.Sprintf("tcp-options {%s}: expected {KIND first|last}", strings.Join(f, " "))
+		}
+		k, err := strconv.Atoi(f[0])
+		if err != nil || k < 2 || k > 255 {
+			return fmt.Sprintf("tcp-options {%s}: the option kind must be from 2 to 255", strings.Join(f, " "))
+		}
+		if seen[k] {
+			return fmt.Sprintf("tcp-options: option %d is named twice", k)
+		}
+		seen[k] = true
+	}
+	return ""
 }
 
 // socketRow is a kept F5 row of a profile that openltm puts on its
@@ -57,6 +92,8 @@ var socketRows = map[string][]socketRow{
 		{"proxy-buffer-low", 1, 1 << 30, "bytes below which the side's unsent queue lets reading from the other side resume (L4 flows without TLS); not above proxy-buffer-high; left at the default, half of proxy-buffer-high"},
 		{"rate-pace", 0, 0, "enabled with rate-pace-max-rate: the side's sockets send at most that rate (SO_MAX_PACING_RATE)"},
 		{"rate-pace-max-rate", 0, 1<<32 - 2, "bytes per second the side's sockets may send with rate-pace enabled (SO_MAX_PACING_RATE, kernel pacing); 0: no bound"},
+		{"tcp-options", 0, 0, "none or \"{KIND first|last} ...\": the options (kinds 2-255) of the client's SYN that TCP::option get may read, the first or the last of each kind; the listener then keeps SYNs (TCP_SAVE_SYN)"},
+		{"proxy-mss", 0, 0, "enabled (set in the profile or a parent): member connections advertise the client's SYN MSS (TCP_MAXSEG before the connect, no larger than max-segment-size); left at the default, the route's MSS"},
 		{"mptcp", 0, 0, "enabled: Multipath TCP (IPPROTO_MPTCP) on the side's sockets, the virtual's listener for clientside, member connections for serverside; plain TCP peers are served as before; passthrough is kept and acted on as disabled"},
 	},
 	"ltm profile fastl4": {

@@ -551,6 +551,10 @@ func (r *Reader) scalar(k *Kind, p *Prop, w *grammar.Word) (string, error) {
 		if !validToS(s) { // kinds_tcpopts.go
 			return "", synErr(w, []string{"pass-through", "mimic", "an integer 0-255"}, "%q is not a valid value for %q: use pass-through, mimic or an IP ToS value 0-255", s, p.Name)
 		}
+	case "tcp-options":
+		if err := checkTCPOptions(s); err != "" { // kinds_tcpopts.go
+			return "", synErr(w, []string{"none", "{KIND first|last} ..."}, "%s", err)
+		}
 	case "destination":
 		// A gtm monitor's destination is a monitor's (*:*, *:port, addr:port).
 		if k != nil && (k.Key() == "ltm virtual" || strings.HasPrefix(k.Key(), "gtm") && k.Lower != "monitor") {

@@ -82,6 +82,7 @@ func commandTable() *tcl.Commands {
 		t.Register("whereis", cmdWhereis)                                // commands_whereis.go
 		registerSideband(t)                                              // commands_sideband.go
 		registerSock(t)                                                  // commands_sock.go
+		registerSYN(t)                                                   // commands_syn.go
 		registerTCPOpt(t)                                                // commands_tcpopt.go
 		registerX509Ext(t)                                               // commands_x509ext.go
 		registerCompat(t)                                                // commands_compat.go

@@ -88,13 +88,16 @@ func cmdTCPNagle(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Empty, socketOf(in, "TCP::nagle", func(s *ConnState) Side { return s.side }, func(fd int) error { return setNoDelay(fd, !on) })
 }
 
-// cmdIPTos is IP::tos ?clientside|serverside? VALUE: the ToS byte
-// (IPv4) or traffic class (IPv6) of the packets openltm sends on that
-// side from then on, 0 to 255 (DSCP 46 is 184). Reading a received
-// packet's ToS is not supported (tosReadHook).
+// cmdIPTos is IP::tos ?clientside|serverside? ?VALUE?: with a value,
+// the ToS byte (IPv4) or traffic class (IPv6) of the packets openltm
+// sends on that side from then on, 0 to 255 (DSCP 46 is 184); without,
+// the ToS of the client's SYN (ipTosRead, commands_syn.go).
 func cmdIPTos(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	if len(args) < 2 || len(args) > 3 {
-		return tcl.Empty, tcl.WrongArgs("IP::tos ?clientside|serverside? value")
+	if len(args) == 1 || len(args) == 2 && (args[1].String() == "clientside" || args[1].String() == "serverside") {
+		return ipTosRead(in, args)
+	}
+	if len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs("IP::tos ?clientside|serverside? ?value?")
 	}
 	v, err := args[len(args)-1].Int64()
 	if err != nil || v < 0 || v > 255 {
@@ -108,16 +111,16 @@ func cmdIPTos(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		case "serverside":
 			side = func(*ConnState) Side { return ServerSide }
 		default:
-			return tcl.Empty, tcl.WrongArgs("IP::tos ?clientside|serverside? value")
+			return tcl.Empty, tcl.WrongArgs("IP::tos ?clientside|serverside? ?value?")
 		}
 	}
 	return tcl.Empty, socketOf(in, "IP::tos", side, func(fd int) error { return setTOS(fd, int(v)) })
 }
 
 // tosReadHook marks a rule that reads IP::tos (no value after the
-// optional side): BIG-IP answers with the ToS of the packet that brought
-// the event, which openltm, reading sockets and not packets, cannot see.
-// The rule is kept, not run, rather than given a wrong answer.
+// optional side) as reading the client's SYN. BIG-IP answers with the
+// ToS of the packet that brought the event; openltm, reading sockets and
+// not packets, answers with the SYN's [M].
 func tosReadHook(c *tcl.Compiler) error {
 	r, ok := c.Context().(*Rule)
 	if !ok {
@@ -126,14 +129,13 @@ func tosReadHook(c *tcl.Compiler) error {
 	n := c.NumWords()
 	if n == 2 {
 		// A value, or a word only known when the rule runs (taken for
-		// a value: a side there is the run's error).
+		// a value: a side there is read at run time).
 		if v, lit := c.Literal(1); !lit || v != "clientside" && v != "serverside" {
 			return nil
 		}
 	}
 	if n == 1 || n == 2 {
-		line, col := c.Pos(0)
-		r.unsupported = append(r.unsupported, Unsupported{Kind: "command", Name: "IP::tos (reading a received packet's ToS)", Line: line, Col: col})
+		r.readsSYN = true
 	}
 	return nil
 }

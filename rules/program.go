@@ -161,6 +161,7 @@ type Program struct {
 	pool     sync.Pool
 	secrets  bool
 	waits    bool
+	syn      bool
 }
 
 type progHandler struct {
@@ -182,6 +183,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
+		p.syn = p.syn || r.readsSYN
 		p.waits = p.waits || r.waits
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
@@ -210,6 +212,12 @@ func (p *Program) Handles(ev Event) bool {
 // key-log writer set before the handshake, which the dataplane then sets
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
+
+// ReadsSYN reports whether a rule reads the client's SYN (TCP::option
+// get, IP::ttl, IP::hops, IP::tos without a value): Linux keeps a SYN's
+// headers only when the listener asked before the client came, which
+// the dataplane then does for these virtuals alone.
+func (p *Program) ReadsSYN() bool { return p != nil && p.syn }
 
 // Waits reports whether a rule suspends its event: `after ms` (no
 // script), as tarpits do, or a command that waits on the network

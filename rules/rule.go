@@ -199,6 +199,8 @@ type Rule struct {
 	wsNeeds []HTTPNeed
 	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
 	keepsSecrets bool
+	// readsSYN: the rule reads the client's SYN (ReadsSYN).
+	readsSYN bool
 	// waits: the rule has `after ms` without a script, or a command
 	// that waits on the network (Program.Waits).
 	waits bool

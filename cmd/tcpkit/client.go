@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,9 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	summary := fs.Bool("summary", false, "print one line at the end (answers, per server) instead of one per message")
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for each answer")
 	delay := fs.Duration("delay", 0, "connect first, then wait this long before the first message (a client that connects and sends nothing)")
+	mss := fs.Int("mss", 0, "the MSS the SYN advertises (TCP_MAXSEG; line and raw clients); 0: the route's")
+	ttl := fs.Int("ttl", 0, "the IP TTL of the client's packets (line and raw clients); 0: the system's")
+	tos := fs.Int("tos", 0, "the IP ToS of the client's packets (line and raw clients)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -52,7 +56,7 @@ func clientMain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return runMsgClient(ctx, *connect, *delay, &msgClient{label: *label, frame: *frame, size: *size, window: *window,
 			count: *count, interval: gap, timeout: *timeout, summary: *summary, out: stdout})
 	}
-	c := &labelClient{addr: *connect, raw: *frame == "raw", timeout: *timeout, out: stdout}
+	c := &labelClient{addr: *connect, raw: *frame == "raw", timeout: *timeout, out: stdout, control: synControl(*mss, *ttl, *tos)}
 	defer c.close()
 	next := func(i int) (string, bool) {
 		if i >= *count {
@@ -110,6 +114,9 @@ type labelClient struct {
 	out     io.Writer
 	c       net.Conn
 	r       *bufio.Reader
+	// control sets the SYN's MSS, TTL and ToS (-mss, -ttl, -tos); nil
+	// leaves the system's.
+	control func(string, string, syscall.RawConn) error
 }
 
 func (l *labelClient) close() {
@@ -124,7 +131,8 @@ func (l *labelClient) connect() error {
 	if l.c != nil {
 		return nil
 	}
-	c, err := net.DialTimeout("tcp", l.addr, l.timeout)
+	d := net.Dialer{Timeout: l.timeout, Control: l.control}
+	c, err := d.Dial("tcp", l.addr)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	crashAfter := fs.Int("crash-after", 0, "after this many messages, reset every connection without answering and exit with status 3 (a crashing member); 0 never")
 	quiet := fs.Bool("quiet", false, "log connections only, not every message")
 	stall := fs.Duration("stall", 0, "read nothing on a new connection for this long, then serve it (a member that stops reading: flow control)")
+	syn := fs.Bool("syn", false, "log what each client's SYN carried (MSS, TTL, ToS), kept by the listener (TCP_SAVE_SYN)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,12 +34,16 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *frame != "line" && *frame != "raw" && *frame != "length" {
 		return fmt.Errorf("-frame %q: want line, raw or length", *frame)
 	}
-	ln, err := net.Listen("tcp", *listen)
+	var lc net.ListenConfig
+	if *syn {
+		lc.Control = saveSYNControl // syn_linux.go
+	}
+	ln, err := lc.Listen(ctx, "tcp", *listen)
 	if err != nil {
 		return err
 	}
 	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet, stall: *stall,
-		log: &lockedWriter{w: stdout}}
+		syn: *syn, log: &lockedWriter{w: stdout}}
 	crashed := make(chan struct{})
 	if *crashAfter > 0 {
 		s.gate = &crashGate{after: int64(*crashAfter), fire: func() {
@@ -80,6 +85,7 @@ type labelServer struct {
 	delay time.Duration
 	stall time.Duration
 	quiet bool
+	syn   bool // -syn: log each client's SYN
 	gate  *crashGate
 	log   *lockedWriter
 	conns connSet
@@ -95,6 +101,9 @@ func (s *labelServer) handle(c net.Conn) {
 	defer c.Close()
 	from := c.RemoteAddr().String()
 	s.log.printf("%s connection from %s\n", s.label, from)
+	if s.syn {
+		s.log.printf("%s SYN from %s: %s\n", s.label, from, synLine(c))
+	}
 	defer s.log.printf("%s connection from %s closed\n", s.label, from)
 	if s.stall > 0 {
 		time.Sleep(s.stall)

@@ -17,6 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openltm/openltm/dataplane/synhdr"
+
 	"github.com/openltm/openltm/dataplane/evloop"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/tlsloop"
@@ -468,6 +470,9 @@ func (lr *loopRT) startFlow(vs *state.Virtual, fd int, client, local netip.AddrP
 	lf := &loopFlow{lr: lr, cfd: fd, sfd: -1}
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	if snap.SYN {
+		pr.syn = synhdr.Read(fd) // synopts.go
+	}
 	lr.e.env.Table.Add(&pr.Flow)
 	lf.idx = len(lr.flows)
 	lr.flows = append(lr.flows, lf)
@@ -529,7 +534,7 @@ func (lf *loopFlow) connectNext() {
 		lf.cpool, lf.cps = pool, pool.Snap.Load()
 		dst := pr.target(m)
 		src := pr.source(dst, pool)
-		fd, done, local, errno := rawsock.DialSide(src, dst, pr.snap.Cfg.ServerTCP) // tcpopts.go
+		fd, done, local, errno := rawsock.DialSide(src, dst, pr.serverSide()) // tcpopts.go, synopts.go
 		if errno != 0 {
 			lf.flow.because(errnoCause(errno))
 			m.ConnectFailed()

@@ -25,6 +25,7 @@ import (
 	"github.com/openltm/openltm/dataplane/lb"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/dataplane/synhdr"
 )
 
 // serverConn is one server-side connection of a flow. A flow has at most
@@ -75,6 +76,9 @@ type flow struct {
 	// clone is the copies of the client's bytes for the virtual's clone
 	// pools (clone.go); nil without.
 	clone *clone.Flow
+	// syn is what the client's SYN carried, read once when the flow
+	// starts on a virtual that keeps SYNs (synopts.go); nil otherwise.
+	syn *synhdr.SYN
 }
 
 // proxied is a flow served by goroutines: its client connection, one
@@ -172,6 +176,9 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	}
 	pr := &proxied{client: c, hops: hops, head: head}
 	pr.init(e, vs, snap, client, local, pr.end)
+	if snap.SYN {
+		pr.syn = readSYNConn(c) // synopts.go
+	}
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
@@ -326,7 +333,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 				return pr.connect()
 			}
 		}
-		sc, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.snap.Cfg.ServerTCP)
+		sc, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
 		if err == nil {
 			serverConnOpts(ps, sc) // tcpopts.go
 			m.ConnectSucceeded()
@@ -414,7 +421,7 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
-	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.snap.Cfg.ServerTCP)
+	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.serverSide())
 	if err != nil {
 		return nil, errConnect
 	}

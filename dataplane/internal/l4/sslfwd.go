@@ -95,7 +95,7 @@ func (pr *proxied) forwardServer(sc *serverConn, sni string) (bypass, ok bool) {
 func (pr *proxied) redial(sc *serverConn) bool {
 	dst := sc.leg.Server
 	sc.conn.Close()
-	c, err := pr.e.DialSide(pr.source(dst, sc.pool), dst, pr.snap.Cfg.ServerTCP)
+	c, err := pr.e.DialSide(pr.source(dst, sc.pool), dst, pr.serverSide())
 	if err != nil {
 		return false
 	}

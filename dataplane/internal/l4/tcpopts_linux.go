@@ -21,11 +21,13 @@ func (lf *loopFlow) idleEnd() {
 
 // ListenOpts sets the listener's deferred accept, fast open queue and
 // MSS as its virtual's client side says (tcp profile deferred-accept,
-// fast-open, max-segment-size), before it accepts and at each commit;
-// the socket is touched only when they changed. The caller holds the
-// plane's lock.
-func (l *Listener) ListenOpts(s *sockopt.Side) {
+// fast-open, max-segment-size), and whether it keeps the clients' SYNs
+// (saveSYN: the virtual's profiles or rules read them), before it
+// accepts and at each commit; the socket is touched only when they
+// changed. The caller holds the plane's lock.
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool) {
 	lo := s.ListenerOf()
+	lo.SaveSYN = saveSYN
 	if lo == l.lopts {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 
 // ListenOpts does nothing off Linux: the listener settings are Linux
 // socket options.
-func (l *Listener) ListenOpts(s *sockopt.Side) {}
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool) {}
 
 // tcpFinWait1 is Linux's TCP_FIN_WAIT1, never seen off Linux.
 const tcpFinWait1 = 4

@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 	"github.com/openltm/openltm/rules"
 )
@@ -63,6 +64,10 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 		lr.load.Add(-1)
 		return
 	}
+	var syn *synhdr.SYN
+	if snap.SYN {
+		syn = synhdr.Read(fd) // synopts.go
+	}
 	c, err := tlsloop.DupConn(fd)
 	if err != nil {
 		rawsock.Reset(fd)
@@ -73,7 +78,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	var rs *ruleState
 	var pers *flowPersist
 	if snap.EvMask != 0 {
-		if rs, pers = lr.acceptedOnLoop(vs, snap, fd, c, client, local); rs == nil {
+		if rs, pers = lr.acceptedOnLoop(vs, snap, fd, c, syn, client, local); rs == nil {
 			return // not the loop's: ended, or going on as a goroutine flow
 		}
 	}
@@ -81,6 +86,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	lf.hs.Store(hsRunning)
 	pr := &lf.flow
 	pr.init(lr.e, vs, snap, client, local, lf.closeFromOutside)
+	pr.syn = syn
 	if rs != nil {
 		pr.rs = rs // its pool, member, SNAT and LB::mode decisions (start, source, modeOverride)
 		if pers != nil {
@@ -107,7 +113,8 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 }
 
 // acceptedOnLoop runs CLIENT_ACCEPTED, the only rule event of a loopTLS
-// virtual, for the client on fd (c a duplicate of it) before its
+// virtual, for the client on fd (c a duplicate of it, syn its SYN when
+// kept) before its
 // handshake, as the goroutine flow does (serveRules, then terminate). It
 // is run by a goroutine flow over c, listed meanwhile. When the rule
 // ended the client, or asked for something only a goroutine flow does
@@ -117,9 +124,10 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 // Otherwise the rule session is given back (no event follows), the
 // goroutine flow leaves the table without being counted out, and its
 // decisions and persistence state are returned for the loop flow.
-func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd int, c *net.TCPConn, client, local netip.AddrPort) (*ruleState, *flowPersist) {
+func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd int, c *net.TCPConn, syn *synhdr.SYN, client, local netip.AddrPort) (*ruleState, *flowPersist) {
 	pr := &proxied{client: c}
 	pr.init(lr.e, vs, snap, client, local, pr.end)
+	pr.syn = syn
 	pr.rules, pr.evMask, pr.rs = snap.Cfg.Rules, snap.EvMask, &ruleState{}
 	lr.e.env.Table.Add(&pr.Flow)
 	pr.legsLeft.Store(1)

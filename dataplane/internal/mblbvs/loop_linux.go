@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/synhdr"
 )
 
 // Message-balanced clients on the event loops: when a virtual's engine can
@@ -51,6 +52,9 @@ func (mv *VS) StartOnLoop(loop *evloop.Loop, fd int, client, local netip.AddrPor
 		s.Apply(fd) // tcpopts.go
 	}
 	f, opts := mv.newFlow(snap, client, local)
+	if snap.SYN && f.rr != nil {
+		f.rr.syn = synhdr.Read(fd) // rules.go
+	}
 	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
 	s := f.sess

@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/rules"
 )
 
@@ -72,6 +73,18 @@ type mblbRules struct {
 	// onClientData and onServerData: the rules handle CLIENT_DATA and
 	// SERVER_DATA, asked once for the client rather than per message.
 	onClientData, onServerData bool
+	// syn is what the client's SYN carried, when the virtual's listener
+	// keeps SYNs (state.VirtualSnap.SYN); read once as the client comes.
+	syn *synhdr.SYN
+}
+
+// ClientSYN implements rules.SYNConn.
+func (r *mblbRules) ClientSYN() (*synhdr.SYN, synhdr.Picks) {
+	var p synhdr.Picks
+	if c := r.snap.Cfg.ClientTCP; c != nil {
+		p = c.TCPOptions
+	}
+	return r.syn, p
 }
 
 func newMBLBRules(f *mblbFlow, snap *state.VirtualSnap) *mblbRules {

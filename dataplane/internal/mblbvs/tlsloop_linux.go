@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/dataplane/tlsloop"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
@@ -79,6 +80,9 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		s.Apply(fd) // tcpopts.go
 	}
 	f, opts := mv.newFlow(snap, client, local)
+	if snap.SYN && f.rr != nil {
+		f.rr.syn = synhdr.Read(fd) // rules.go
+	}
 	f.ended = ended
 	f.sess = mv.eng.NewLoopClientConn(loop, fd, client, opts, f.finish)
 	s := f.sess

@@ -26,6 +26,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/monitor"
+	"github.com/openltm/openltm/dataplane/synhdr"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
@@ -520,6 +521,9 @@ func (s *Set) ServeHanded(vs *state.Virtual, snap *state.VirtualSnap, c *net.TCP
 		return
 	}
 	f, opts := mv.newFlow(snap, rawsock.AddrPortOf(c.RemoteAddr()), rawsock.AddrPortOf(c.LocalAddr()))
+	if snap.SYN && f.rr != nil {
+		rawsock.Control(c, func(fd int) error { f.rr.syn = synhdr.Read(fd); return nil }) // rules.go
+	}
 	conn := clientTLS(c, head, snap.Cfg.TLS, f.rr, f.sslTag) // tls.go
 	f.front, _ = conn.(*frontConn)
 	f.sess = mv.eng.NewClientConn(conn, opts)

@@ -13,6 +13,8 @@ package sockopt
 import (
 	"strings"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/synhdr"
 )
 
 // Side is what one side's sockets (the client's, or every member
@@ -113,6 +115,13 @@ type Side struct {
 	// client side it is the virtual's listener's, on the server side the
 	// member connections'.
 	MPTCP bool
+	// TCPOptions is tcp-options (client side): the option kinds of the
+	// client's SYN the rules may read with TCP::option get. Naming any
+	// makes the listener keep SYNs (SavesSYN).
+	TCPOptions synhdr.Picks
+	// ProxyMSS is proxy-mss enabled (server side): a member connection's
+	// SYN advertises the client's MSS, read from the client's SYN.
+	ProxyMSS bool
 }
 
 // Close is how a flow's end is handled (the fastl4 profile's loose-close,
@@ -158,6 +167,10 @@ const (
 type Listener struct {
 	DeferAccept, FastOpen, MaxSeg int
 	MD5Key                        string
+	// SaveSYN: the listener keeps each client's SYN for the accepted
+	// connection to read (TCP_SAVE_SYN), for tcp-options, proxy-mss and
+	// the rules that read the SYN.
+	SaveSYN bool
 }
 
 // ListenerOf is s's listener part; nil gives the zero Listener.
@@ -166,6 +179,13 @@ func (s *Side) ListenerOf() Listener {
 		return Listener{}
 	}
 	return Listener{DeferAccept: s.DeferAccept, FastOpen: s.FastOpen, MaxSeg: s.MaxSeg, MD5Key: s.MD5Key}
+}
+
+// SavesSYN reports whether a virtual with client side c and server side
+// sv needs its clients' SYNs, whose headers only the listener can keep:
+// c names tcp-options or sv proxies the MSS. Nil sides do not.
+func SavesSYN(c, sv *Side) bool {
+	return c != nil && !c.TCPOptions.Empty() || sv != nil && sv.ProxyMSS
 }
 
 // WantsMPTCP reports whether s asks for Multipath TCP; nil does not.

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openltm/openltm/dataplane/synhdr"
 )
 
 // Apply sets s on a TCP socket; a nil s does nothing. Errors are ignored:
@@ -150,6 +152,7 @@ func (l Listener) ApplyListener(fd int) {
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, l.DeferAccept)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN, l.FastOpen)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, l.MaxSeg)
+	synhdr.SetSave(fd, l.SaveSYN)
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		return

@@ -362,6 +362,9 @@ type VirtualSnap struct {
 	SnatPool []netip.Addr
 	SelfIPs  []netip.Addr
 	EvMask   uint16 // the proxy events the virtual's rules handle
+	// SYN: the listener keeps the clients' SYNs (tcp-options, proxy-mss,
+	// rules reading them), which each accepted connection reads once.
+	SYN bool
 	// ClientSSL counts the handshakes of each client-ssl profile
 	// (profiles.go), in the order of Cfg.TLS.ClientProfiles.
 	ClientSSL []*SSLCounters
