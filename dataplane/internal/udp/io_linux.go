@@ -355,6 +355,11 @@ func (lg *leg) answer() {
 			if b, fwd = f.serverData(lg, b); !fwd {
 				continue
 			}
+			if f.snap.Cfg.SIP != nil {
+				if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
+					continue
+				}
+			}
 		}
 		h := &s.hdrs[k].Hdr
 		s.iovs[k].Base = unsafe.SliceData(b)

@@ -139,6 +139,11 @@ func (lg *leg) fromServer(b []byte) {
 		if b, fwd = f.serverData(lg, b); !fwd {
 			return
 		}
+		if f.snap.Cfg.SIP != nil {
+			if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
+				return
+			}
+		}
 	}
 	f.toClient(b)
 }

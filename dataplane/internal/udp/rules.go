@@ -47,6 +47,12 @@ type ruleState struct {
 	toClient      [][]byte
 	toServer      [][]byte
 
+	// sipKept is the flow's target and persist decisions before a SIP
+	// event, given back once its message is dealt with (sip.go);
+	// sipKeeping while it is held.
+	sipKept    sipKept
+	sipKeeping bool
+
 	// UDP::hold: the client's datagrams wait in held (holdBytes in all)
 	// until UDP::release.
 	holding   bool
@@ -65,6 +71,12 @@ func (f *flow) handles(ev config.Event) bool {
 // pool, member or node decision, and whether the flow goes on; the answers
 // the rule made are sent before it returns.
 func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, ok bool) {
+	return f.runMsg(ev, lg, b, nil)
+}
+
+// runMsg is run; for SIP_REQUEST and SIP_RESPONSE, sip gets what the
+// rule did to the message (sip.go).
+func (f *flow) runMsg(ev config.Event, lg *leg, b []byte, sip *rules.SIPState) (out []byte, fwd, again, ok bool) {
 	rs := f.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -72,7 +84,14 @@ func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, 
 		return nil, false, false, false
 	}
 	rs.ev, rs.payload, rs.cur = ev, b, lg
+	var kept sipKept // a member's message's: given back at once
+	if sip != nil {
+		f.sipBegin(lg, b, &kept) // sip.go
+	}
 	err := f.snap.Cfg.Rules.Run(ev, f)
+	if sip != nil {
+		*sip = f.sipEnd(lg, &kept)
+	}
 	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.Changed
 	toClient, toServer := rs.toClient, rs.toServer
 	rs.payload, rs.cur, rs.reject, rs.dropped, rs.toClient, rs.toServer = nil, nil, false, false, nil, nil
@@ -276,6 +295,9 @@ var _ config.RuleConn = (*flow)(nil)
 func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
 	if f.rs.sess == nil {
 		f.rs.sess = prog.NewConnState(f)
+		if f.snap.Cfg.SIP != nil {
+			f.rs.sess.SetSIP() // the SIP:: commands answer in SIP events (sip.go)
+		}
 	}
 	return f.rs.sess
 }
