@@ -81,6 +81,9 @@ func (f *flow) sipIn(b []byte, sc *config.SIPDatagram) (m sipmsg.Message, out []
 // when a rule handles it; false drops it. A datagram that is not SIP
 // goes on as it is.
 func (f *flow) sipFromMember(lg *leg, b []byte) ([]byte, bool) {
+	if !f.handles(config.EventSIPRequest) && !f.handles(config.EventSIPResponse) {
+		return b, true // not parsed for nothing
+	}
 	if sipmsg.IsKeepAlive(b) {
 		return b, true
 	}
@@ -197,5 +200,7 @@ func (f *flow) sipPersist(m *sipmsg.Message, sc *config.SIPDatagram) {
 		d.timeout = prof.Timeout
 	}
 	f.persists, f.pers = true, d
-	f.persisted = f.persistLookup
+	if f.persisted == nil {
+		f.persisted = f.persistLookup // a method value: made once
+	}
 }
