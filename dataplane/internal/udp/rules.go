@@ -47,11 +47,13 @@ type ruleState struct {
 	toClient      [][]byte
 	toServer      [][]byte
 
-	// sipKept is the flow's target and persist decisions before a SIP
-	// event, given back once its message is dealt with (sip.go);
-	// sipKeeping while it is held.
+	// sipKept is the flow's target and persist decisions before a
+	// client message's SIP event, given back once the message is dealt
+	// with (sip.go); sipKeeping while it is held. sipLegKept is the same
+	// for a member's message, given back before the event's lock is.
 	sipKept    sipKept
 	sipKeeping bool
+	sipLegKept sipKept
 
 	// UDP::hold: the client's datagrams wait in held (holdBytes in all)
 	// until UDP::release.
@@ -84,13 +86,12 @@ func (f *flow) runMsg(ev config.Event, lg *leg, b []byte, sip *rules.SIPState) (
 		return nil, false, false, false
 	}
 	rs.ev, rs.payload, rs.cur = ev, b, lg
-	var kept sipKept // a member's message's: given back at once
 	if sip != nil {
-		f.sipBegin(lg, b, &kept) // sip.go
+		f.sipBegin(lg, b) // sip.go
 	}
 	err := f.snap.Cfg.Rules.Run(ev, f)
 	if sip != nil {
-		*sip = f.sipEnd(lg, &kept)
+		*sip = f.sipEnd(lg)
 	}
 	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.Changed
 	toClient, toServer := rs.toClient, rs.toServer

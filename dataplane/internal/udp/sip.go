@@ -136,13 +136,13 @@ func (f *flow) sipRule(ev config.Event, lg *leg, m *sipmsg.Message, b []byte) ([
 
 // sipBegin binds datagram b to the SIP:: commands of the event about to
 // run and keeps the flow's decisions from before it: a client's message
-// in rs.sipKept until sipRuleDone, a member's in kept until sipEnd.
-// Under rs.mu.
-func (f *flow) sipBegin(lg *leg, b []byte, kept *sipKept) {
+// in rs.sipKept until sipRuleDone, a member's in rs.sipLegKept until
+// sipEnd. Under rs.mu.
+func (f *flow) sipBegin(lg *leg, b []byte) {
 	rs := f.rs
 	switch {
 	case lg != nil:
-		kept.target, kept.persist = rs.Target, rs.persist
+		rs.sipLegKept.target, rs.sipLegKept.persist = rs.Target, rs.persist
 	case !rs.sipKeeping:
 		rs.sipKept.target, rs.sipKept.persist = rs.Target, rs.persist
 		rs.sipKeeping = true
@@ -154,14 +154,14 @@ func (f *flow) sipBegin(lg *leg, b []byte, kept *sipKept) {
 
 // sipEnd is what the event did to its message; a member's message gives
 // the flow's decisions back at once. Under rs.mu.
-func (f *flow) sipEnd(lg *leg, kept *sipKept) rules.SIPState {
+func (f *flow) sipEnd(lg *leg) rules.SIPState {
 	rs := f.rs
 	var st rules.SIPState
 	if rs.sess != nil {
 		st = rs.sess.EndSIP()
 	}
 	if lg != nil {
-		rs.Target, rs.persist = kept.target, kept.persist
+		rs.Target, rs.persist = rs.sipLegKept.target, rs.sipLegKept.persist
 	}
 	return st
 }
