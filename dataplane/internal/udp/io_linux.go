@@ -369,8 +369,8 @@ func (lg *leg) answer() {
 		bytes += uint64(len(b))
 		k++
 	}
-	if bye {
-		defer f.dropLeg(lg) // once the answer has left
+	if bye && f.retireLeg(lg) { // sipproxy.go
+		defer f.closeLeg(lg) // once the answer has left
 	}
 	if k == 0 {
 		return
