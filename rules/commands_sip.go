@@ -40,6 +40,30 @@ func (s *ConnState) SetSIP() { s.sip = &SIPState{} }
 // reads it under the lock its events run under.
 func (s *ConnState) SIP() *SIPState { return s.sip }
 
+// BeginSIP binds msg to the SIP:: commands of the SIP_REQUEST or
+// SIP_RESPONSE event about to run, so that every transport (a
+// message-based TCP client, a UDP flow) binds its messages the same way.
+// The host calls it, and EndSIP after the event, under the lock its
+// events run under.
+func (s *ConnState) BeginSIP(msg []byte) {
+	if s.sip == nil {
+		s.sip = &SIPState{}
+	}
+	s.sip.Reset(msg)
+}
+
+// EndSIP is what the event did to the message BeginSIP bound; the state
+// then forgets the message, whose buffer is the host's, not the rule's
+// to keep.
+func (s *ConnState) EndSIP() SIPState {
+	if s.sip == nil {
+		return SIPState{}
+	}
+	out := *s.sip
+	s.sip.Reset(nil)
+	return out
+}
+
 func registerSIP(t *tcl.Commands) {
 	t.Register("SIP::method", cmdSIPStart("SIP::method"))
 	t.Register("SIP::uri", cmdSIPStart("SIP::uri"))

@@ -106,3 +106,55 @@ func TestSIPCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestBeginEndSIP: each message a host binds is the one its event sees,
+// what the event did comes back from EndSIP, and nothing of one message
+// (an edit, a discard, a reply, the message itself) is left for the
+// next.
+func TestBeginEndSIP(t *testing.T) {
+	p := NewProgram(&Env{}, mustCompile(t, "sip", `when SIP_REQUEST {
+  set ::r [SIP::method]
+  switch [SIP::header X-Do] {
+    edit { SIP::header insert X-Done yes }
+    discard { SIP::discard }
+    respond { SIP::respond 403 }
+  }
+}`))
+	s := p.NewConnState(newFakeConn())
+	defer s.Release()
+	req := func(meth string) string {
+		return strings.Replace(sipTestInvite, "INVITE sip:", meth+" sip:", 1)
+	}
+	for _, c := range []struct {
+		meth, do                  string
+		edited, discard, hasReply bool
+	}{
+		{"INVITE", "edit", true, false, false},
+		{"OPTIONS", "", false, false, false},
+		{"BYE", "discard", false, true, false},
+		{"INFO", "respond", false, false, true},
+		{"MESSAGE", "", false, false, false},
+	} {
+		msg := req(c.meth)
+		if c.do != "" {
+			msg = strings.Replace(msg, "X-Route: old\r\n", "X-Do: "+c.do+"\r\n", 1)
+		}
+		s.BeginSIP([]byte(msg))
+		if err := s.Run(SIPRequest); err != nil {
+			t.Fatalf("%s: %v", c.meth, err)
+		}
+		st := s.EndSIP()
+		if v, _ := s.in.GetVar("::r"); v.String() != c.meth {
+			t.Fatalf("%s: the event saw %q", c.meth, v.String())
+		}
+		if st.Edited != c.edited || st.Discard != c.discard || (st.Reply != nil) != c.hasReply {
+			t.Fatalf("%s: edited %v discard %v reply %q", c.meth, st.Edited, st.Discard, st.Reply)
+		}
+		if c.edited && !strings.Contains(string(st.Msg), "X-Done: yes\r\n") {
+			t.Fatalf("%s: edit lost: %q", c.meth, st.Msg)
+		}
+		if left := s.SIP(); left.Msg != nil || left.Edited || left.Discard || left.Reply != nil {
+			t.Fatalf("%s: the state kept %+v after EndSIP", c.meth, left)
+		}
+	}
+}

@@ -757,6 +757,11 @@ const (
 	// EventLBQueued runs when a new connection joins its pool's
 	// connection queue (queue-on-connection-limit).
 	EventLBQueued Event = "LB_QUEUED"
+	// EventSIPRequest and EventSIPResponse run for each SIP message of a
+	// UDP virtual with a sip profile, either way (dataplane/internal/udp,
+	// sip.go); message-based SIP virtuals run them themselves.
+	EventSIPRequest  Event = "SIP_REQUEST"
+	EventSIPResponse Event = "SIP_RESPONSE"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -776,6 +781,8 @@ var proxyEvents = [...]struct {
 	{EventClientClosed, rules.ClientClosed},
 	{EventPersistDown, rules.PersistDown},
 	{EventLBQueued, rules.LBQueued},
+	{EventSIPRequest, rules.SIPRequest},
+	{EventSIPResponse, rules.SIPResponse},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event
@@ -809,6 +816,10 @@ func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
 		i = 8
 	case EventLBQueued:
 		i = 9
+	case EventSIPRequest:
+		i = 10
+	case EventSIPResponse:
+		i = 11
 	}
 	if i < 0 {
 		return 0, rev, false

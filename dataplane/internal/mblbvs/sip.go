@@ -71,12 +71,7 @@ func (h *sipRules) run(x *mblb.SIPEvent, ev rules.Event) error {
 		return nil
 	}
 	sess := r.RuleSession(prog)
-	st := sess.SIP()
-	if st == nil {
-		sess.SetSIP()
-		st = sess.SIP()
-	}
-	st.Reset(x.Message())
+	sess.BeginSIP(x.Message())
 	// A pool, member or node decision directs this message only; it
 	// lands where PERSIST_DOWN's and LB_FAILED's do (selectTarget).
 	var target mblb.Target
@@ -86,16 +81,15 @@ func (h *sipRules) run(x *mblb.SIPEvent, ev rules.Event) error {
 	}
 	err := r.runEvent(ev)
 	r.pdTarget, r.sipPersist = nil, nil
-	edited, msg, discard, reply := st.Edited, st.Msg, st.Discard, st.Reply
-	st.Reset(nil) // the engine's buffer is not the rule's to keep
+	st := sess.EndSIP()
 	if err != nil {
 		return err
 	}
 	if r.verdict != irules.GoOn {
 		return errSIPRule
 	}
-	if edited {
-		x.Replace(msg)
+	if st.Edited {
+		x.Replace(st.Msg)
 	}
 	if !target.IsZero() {
 		x.Select(target)
@@ -103,10 +97,10 @@ func (h *sipRules) run(x *mblb.SIPEvent, ev rules.Event) error {
 	if pd.set {
 		x.Persist(pd.key)
 	}
-	if reply != nil {
-		x.Respond(reply)
+	if st.Reply != nil {
+		x.Respond(st.Reply)
 	}
-	if discard {
+	if st.Discard {
 		x.Discard()
 	}
 	return nil

@@ -171,20 +171,27 @@ func (f *flow) forward(b []byte) {
 	}
 	if lg == nil || f.dgram {
 		var sm sipmsg.Message
+		ruled := false // a SIP event's decisions hold for this message
 		if sc := f.snap.Cfg.SIP; sc != nil {
 			var ok bool
-			if sm, ok = f.sipChoose(b, sc); !ok { // sip.go
-				f.vs.Prof.Conns.DgDropped.Add(1)
+			if sm, b, ruled, ok = f.sipIn(b, sc); !ok { // sip.go
 				return
 			}
 			if f.sip != nil && f.sipClient(&sm) { // sipproxy.go
+				if ruled {
+					f.sipRuleDone()
+				}
 				return
 			}
 		}
 		if f.hash != nil {
 			f.hashChoose(sent) // hashpersist.go
 		}
-		if lg = f.pick(); lg == nil {
+		lg = f.pick()
+		if ruled {
+			f.sipRuleDone()
+		}
+		if lg == nil {
 			if f.sip != nil {
 				f.sip.unchosen() // sipproxy.go
 			}
@@ -279,10 +286,11 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 			if !f.dgram {
 				m.Release() // the leg already holds the flow's count
 			}
-			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash) {
-				// A key of this datagram's own (sip.go, hashpersist.go):
-				// its record is made or refreshed on a leg the flow had
-				// too, as on a new one below.
+			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash || f.rs != nil && f.rs.sipKeeping) {
+				// A key of this datagram's own (sip.go, hashpersist.go,
+				// a SIP event's persist): its record is made or
+				// refreshed on a leg the flow had too, as on a new one
+				// below.
 				f.persistSave(f.pers, pool, m)
 			}
 			f.last.Store(lg)

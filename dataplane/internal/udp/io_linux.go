@@ -355,6 +355,11 @@ func (lg *leg) answer() {
 			if b, fwd = f.serverData(lg, b); !fwd {
 				continue
 			}
+			if f.snap.Cfg.SIP != nil {
+				if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
+					continue
+				}
+			}
 		}
 		h := &s.hdrs[k].Hdr
 		s.iovs[k].Base = unsafe.SliceData(b)
@@ -364,8 +369,8 @@ func (lg *leg) answer() {
 		bytes += uint64(len(b))
 		k++
 	}
-	if bye {
-		defer f.dropLeg(lg) // once the answer has left
+	if bye && f.retireLeg(lg) { // sipproxy.go
+		defer f.closeLeg(lg) // once the answer has left
 	}
 	if k == 0 {
 		return

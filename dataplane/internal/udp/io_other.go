@@ -130,14 +130,19 @@ func (lg *leg) fromServer(b []byte) {
 	}
 	if f.sip != nil {
 		var bye bool
-		if b, bye = f.sip.fromMember(lg, b); bye {
-			defer f.dropLeg(lg) // terminate-on-bye, once the answer has left
+		if b, bye = f.sip.fromMember(lg, b); bye && f.retireLeg(lg) {
+			defer f.closeLeg(lg) // terminate-on-bye, once the answer has left
 		}
 	}
 	if f.rs != nil {
 		var fwd bool
 		if b, fwd = f.serverData(lg, b); !fwd {
 			return
+		}
+		if f.snap.Cfg.SIP != nil {
+			if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
+				return
+			}
 		}
 	}
 	f.toClient(b)

@@ -47,6 +47,14 @@ type ruleState struct {
 	toClient      [][]byte
 	toServer      [][]byte
 
+	// sipKept is the flow's target and persist decisions before a
+	// client message's SIP event, given back once the message is dealt
+	// with (sip.go); sipKeeping while it is held. sipLegKept is the same
+	// for a member's message, given back before the event's lock is.
+	sipKept    sipKept
+	sipKeeping bool
+	sipLegKept sipKept
+
 	// UDP::hold: the client's datagrams wait in held (holdBytes in all)
 	// until UDP::release.
 	holding   bool
@@ -65,6 +73,12 @@ func (f *flow) handles(ev config.Event) bool {
 // pool, member or node decision, and whether the flow goes on; the answers
 // the rule made are sent before it returns.
 func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, ok bool) {
+	return f.runMsg(ev, lg, b, nil)
+}
+
+// runMsg is run; for SIP_REQUEST and SIP_RESPONSE, sip gets what the
+// rule did to the message (sip.go).
+func (f *flow) runMsg(ev config.Event, lg *leg, b []byte, sip *rules.SIPState) (out []byte, fwd, again, ok bool) {
 	rs := f.rs
 	rs.mu.Lock()
 	if rs.done {
@@ -72,7 +86,13 @@ func (f *flow) run(ev config.Event, lg *leg, b []byte) (out []byte, fwd, again, 
 		return nil, false, false, false
 	}
 	rs.ev, rs.payload, rs.cur = ev, b, lg
+	if sip != nil {
+		f.sipBegin(lg, b) // sip.go
+	}
 	err := f.snap.Cfg.Rules.Run(ev, f)
+	if sip != nil {
+		*sip = f.sipEnd(lg)
+	}
 	out, reject, dropped, again := rs.payload, rs.reject, rs.dropped, rs.Changed
 	toClient, toServer := rs.toClient, rs.toServer
 	rs.payload, rs.cur, rs.reject, rs.dropped, rs.toClient, rs.toServer = nil, nil, false, false, nil, nil
@@ -276,6 +296,9 @@ var _ config.RuleConn = (*flow)(nil)
 func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
 	if f.rs.sess == nil {
 		f.rs.sess = prog.NewConnState(f)
+		if f.snap.Cfg.SIP != nil {
+			f.rs.sess.SetSIP() // the SIP:: commands answer in SIP events (sip.go)
+		}
 	}
 	return f.rs.sess
 }

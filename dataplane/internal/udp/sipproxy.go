@@ -271,13 +271,29 @@ func (p *sipState) fromMember(lg *leg, b []byte) ([]byte, bool) {
 // socket, its member's count, its record in the flow; the reader takes
 // it out of the flow's list before its next choice.
 func (f *flow) dropLeg(lg *leg) {
-	if !lg.gone.CompareAndSwap(false, true) {
-		return
+	if f.retireLeg(lg) {
+		f.closeLeg(lg)
 	}
+}
+
+// retireLeg marks a leg closed for the reader's next choice; false when
+// it was already. A member's BYE answer retires its leg before it goes
+// to the client, and closeLeg closes it after: the client's next
+// request, sent once it has the answer, is never given to a leg about
+// to close, which would lose that request's answers.
+func (f *flow) retireLeg(lg *leg) bool {
+	if !lg.gone.CompareAndSwap(false, true) {
+		return false
+	}
+	f.sip.dropped.Store(true)
+	return true
+}
+
+// closeLeg closes a retired leg and gives back what it held.
+func (f *flow) closeLeg(lg *leg) {
 	lg.conn.Close()
 	lg.release()
 	f.RemoveLeg(&lg.rec)
-	f.sip.dropped.Store(true)
 }
 
 // pruneLegs takes the legs terminate-on-bye closed out of the flow's
