@@ -112,6 +112,10 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 		MaxInFlight:    atoi(get(mblbMaxInFlight)),
 		DisableRetry:   get(mblbRetry) == "disabled",
 		PropagateAbort: get(mblbIsolateAbort) == "disabled",
+		// The other isolate-* switches (isolate.go in dataplane/mblb).
+		PropagateServerClose: get(mblbIsolateServer) == "disabled",
+		PropagateExpire:      get(mblbIsolateExpire) == "disabled",
+		KeepOnClientClose:    get(mblbIsolateClient) == "enabled",
 	}
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)

@@ -233,6 +233,28 @@ type Config struct {
 	// instead of draining them (isolate.go). false (the default,
 	// isolate-abort enabled) keeps each side's reset to itself.
 	PropagateAbort bool
+	// PropagateServerClose is the mblb profile's isolate-server
+	// disabled: a member's orderly close (FIN) ends, in order, its owner
+	// and the clients whose requests were on that connection, so that a
+	// protocol whose member ends a session sees its client end with it
+	// (isolate.go). false (the default) keeps the close to the server
+	// side: the client stays and its next message opens another
+	// connection.
+	PropagateServerClose bool
+	// PropagateExpire is the mblb profile's isolate-expire disabled: a
+	// client's idle expiry closes its own server connections at once
+	// (no shutdown-timeout wait), and a client's own server connection
+	// expiring idle ends that client as its own expiry would
+	// (isolate.go). false (the default) lets each side expire alone.
+	PropagateExpire bool
+	// KeepOnClientClose is the mblb profile's isolate-client enabled: a
+	// client's orderly close (FIN) is not passed on to its own server
+	// connections, which stay open until the member closes them or they
+	// expire idle, so that a member whose connection stands for a
+	// session of its own does not see it end with each client
+	// (isolate.go). false (the default) closes them with the client,
+	// after the answers still owed within ShutdownTimeout.
+	KeepOnClientClose bool
 	// Flow is the mblb profile's ingress and egress water marks and the
 	// httprouter profile's pending bounds, so that a member that stops
 	// reading holds its clients back instead of filling the proxy's
@@ -343,6 +365,10 @@ type Engine struct {
 	// ownIdle: some client has an idle timeout of its own, so the
 	// janitor looks at the clients even where the engine has none.
 	ownIdle atomic.Bool
+	// finSeen: a member's close was passed on to some client, which
+	// closes once answered (isolate.go), so the janitor looks at the
+	// sessions every tick.
+	finSeen atomic.Bool
 	// spareLoops are the event loops min-conn opens connections on (the
 	// loops its clients came in on, mincon.go); spareNext spreads them.
 	spareLoops atomic.Pointer[[]*evl]
@@ -658,7 +684,7 @@ func (e *Engine) janitor() {
 		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
-		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() || ct != (CloseTimers{}) {
+		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() || e.finSeen.Load() || ct != (CloseTimers{}) {
 			for s := range e.sessions {
 				sessions = append(sessions, s)
 			}
@@ -674,7 +700,13 @@ func (e *Engine) janitor() {
 				if reset {
 					s.rst(rstcause.IdleTimeout)
 				}
+				if e.cfg.PropagateExpire {
+					s.expireOwn.Store(true) // isolate-expire disabled (isolate.go)
+				}
 				s.Close(reset)
+				continue
+			}
+			if s.closeAnswered(now) { // isolate-server disabled (isolate.go)
 				continue
 			}
 			if ct != (CloseTimers{}) {

@@ -283,6 +283,7 @@ func (s *ClientConn) clientEOF() {
 	}
 	s.eof = true
 	s.noteEOF() // tcpclose.go
+	s.noteFIN() // isolate.go
 	s.mu.Lock()
 	fin := s.loopFlushed()
 	s.mu.Unlock()

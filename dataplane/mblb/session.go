@@ -199,6 +199,14 @@ type ClientConn struct {
 	// abortOwn: the client reset, and isolate-abort disabled passes that
 	// on to its own server connections (isolate.go).
 	abortOwn atomic.Bool
+	// expireOwn: the client expired idle, and isolate-expire disabled
+	// passes that on to its own server connections; clientFIN: the
+	// client half-closed, which isolate-client enabled keeps from them;
+	// finBy: a member's close was passed on (isolate-server disabled),
+	// and the client closes once answered or at this time (Unix ns)
+	// (isolate.go).
+	expireOwn, clientFIN atomic.Bool
+	finBy                atomic.Int64
 	// eofAt is when the client half-closed (Unix ns, 0: not), zwFD its
 	// socket plus one while the zero-window timer may read it, and zwAt
 	// since when that socket has held bytes for a zero window (the
@@ -416,6 +424,7 @@ func (s *ClientConn) Run() error {
 			}
 			if errors.Is(err, io.EOF) {
 				s.noteEOF() // tcpclose.go
+				s.noteFIN() // isolate.go
 				s.drain()
 				s.Close(false)
 				return nil
@@ -1221,6 +1230,11 @@ func (s *ClientConn) Close(reset bool) {
 			sc.shutdown()
 		case s.abortOwn.Load():
 			sc.fail(ErrAborted) // isolate-abort disabled (isolate.go)
+		case s.expireOwn.Load():
+			sc.shutdown() // isolate-expire disabled
+		case s.clientFIN.Load() && s.e.cfg.KeepOnClientClose:
+			s.e.logf("mblb: client %s closed; its connection to %s %s stays open (isolate-client enabled)",
+				s.client, sc.leg.Member.Name, sc.leg.Remote)
 		default:
 			sc.drainOrEnd()
 		}

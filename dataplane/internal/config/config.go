@@ -255,6 +255,10 @@ type MBLB struct {
 	// PropagateAbort is the mblb profile's isolate-abort disabled: a
 	// reset on one side resets the flows of the other it carried.
 	PropagateAbort bool
+	// PropagateServerClose, PropagateExpire and KeepOnClientClose are
+	// isolate-server disabled, isolate-expire disabled and
+	// isolate-client enabled: which ends of one side reach the other.
+	PropagateServerClose, PropagateExpire, KeepOnClientClose bool
 	// Flow is the mblb profile's ingress and egress water marks and the
 	// httprouter profile's pending bounds (a value, so that an unchanged
 	// profile keeps the running engine).
