@@ -263,7 +263,7 @@ func ltmKinds() []*Kind {
 		help(ed("isolate-client", "disabled"), "disabled passes a client's FIN on: its own member connections close with it; enabled keeps them open until they expire idle or the member closes them"),
 		help(ed("isolate-expire", "enabled"), "enabled lets each side expire alone; disabled passes an idle expiry on: a client's closes its own member connections at once, such a connection's ends its client"),
 		help(ed("isolate-server", "enabled"), "enabled keeps a member's FIN to the server side; disabled passes it on: the clients the connection carried are closed in order once answered (within shutdown-timeout)"),
-		help(num("min-conn", "0"), "member connections kept open to each member of the default pool, opened ahead of need (with a one-connect profile of source-mask any)"),
+		help(num("min-conn", "0"), "member connections kept open to each member of the default pool, opened ahead of need: shared with a one-connect profile (of source-mask any), else each taken by a client as its own"),
 		help(num("shutdown-timeout", "5"), "seconds a member connection stays open for the answers still owed on it after its client has gone, or after a commit disabled or removed its member; 0 closes it at once"),
 		passive(num("tag-ttl", "60")),
 		passive(str("app-service", "none")),

@@ -233,6 +233,16 @@ type Config struct {
 	// instead of draining them (isolate.go). false (the default,
 	// isolate-abort enabled) keeps each side's reset to itself.
 	PropagateAbort bool
+	// MinConn is the mblb profile's min-conn without OneConnect: this
+	// many connections to each member MinConnMembers lists are kept open
+	// ahead of need, and a client's first message to a member takes one
+	// as the client's own instead of waiting for a connect (spare.go);
+	// the janitor opens another in its place. 0 opens none. With
+	// OneConnect, OneConnect.MinConn applies instead.
+	MinConn int
+	// MinConnMembers lists the members MinConn keeps connections to
+	// (asked once per janitor tick, never on the message path).
+	MinConnMembers func() []Member
 	// PropagateServerClose is the mblb profile's isolate-server
 	// disabled: a member's orderly close (FIN) ends, in order, its owner
 	// and the clients whose requests were on that connection, so that a
@@ -335,6 +345,7 @@ type Engine struct {
 	cfg      Config
 	respMode Framing
 	pool     *connPool // nil without OneConnect
+	spare    *spareSet // min-conn without OneConnect; nil when off
 
 	mu       sync.Mutex
 	sessions map[*ClientConn]struct{}
@@ -402,7 +413,7 @@ type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
 	serverFailures, unsolicited, serverConns       atomic.Uint64
 	flowPauses                                     atomic.Uint64
-	spareConns, drained                            atomic.Uint64
+	spareConns, spareTaken, drained                atomic.Uint64
 	adaptUnmodified, adaptModified, adaptAnswered  atomic.Uint64
 	adaptFailed                                    atomic.Uint64
 }
@@ -422,8 +433,10 @@ type Stats struct {
 	// Unsolicited counts server bytes framed with no request waiting.
 	Unsolicited uint64
 	// ServerConnsOpened counts server connections opened;
-	// SpareConnsOpened those of them min-conn opened ahead of need.
-	ServerConnsOpened, SpareConnsOpened uint64
+	// SpareConnsOpened those of them min-conn opened ahead of need;
+	// SpareConnsTaken those a client took as its own (min-conn without
+	// OneConnect, spare.go).
+	ServerConnsOpened, SpareConnsOpened, SpareConnsTaken uint64
 	// Drained counts server connections taken out of service because a
 	// commit disabled or removed their member (DrainMembers).
 	Drained uint64
@@ -522,6 +535,8 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.cfg.OneConnect = &oc
 		e.pool = newConnPool(e, oc)
+	} else if cfg.MinConn > 0 && cfg.MinConnMembers != nil {
+		e.spare = newSpareSet(e) // spare.go
 	}
 	go e.janitor()
 	return e, nil
@@ -546,6 +561,9 @@ func (e *Engine) Close() {
 	}
 	e.mu.Unlock()
 	<-e.done
+	if e.spare != nil {
+		e.spare.closeAll()
+	}
 	for _, s := range sessions {
 		s.Close(true)
 	}
@@ -569,6 +587,7 @@ func (e *Engine) Stats() Stats {
 		Unsolicited:       e.stats.unsolicited.Load(),
 		ServerConnsOpened: e.stats.serverConns.Load(),
 		SpareConnsOpened:  e.stats.spareConns.Load(),
+		SpareConnsTaken:   e.stats.spareTaken.Load(),
 		Drained:           e.stats.drained.Load(),
 		FlowPauses:        e.stats.flowPauses.Load(),
 		FlowQueued:        e.flowQueued.Load(),
@@ -669,6 +688,9 @@ func (e *Engine) janitor() {
 	if e.pool != nil && e.pool.cfg.MinConn > 0 {
 		e.pool.keepMin() // mincon.go: open min-conn's at once
 	}
+	if e.spare != nil {
+		e.spare.keep() // spare.go
+	}
 	for {
 		select {
 		case <-e.stop:
@@ -724,6 +746,9 @@ func (e *Engine) janitor() {
 			if e.pool.cfg.MinConn > 0 {
 				e.pool.keepMin() // mincon.go
 			}
+		}
+		if e.spare != nil {
+			e.spare.keep() // spare.go
 		}
 	}
 }

@@ -251,6 +251,12 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 		e.memberFailed(m, ms, err)
 		return nil, err
 	}
+	return e.attachConn(s, m, owner, ms, c)
+}
+
+// attachConn makes the connected c to m a server connection from s,
+// owned by owner: dial's, and min-conn's for one opened ahead (spare.go).
+func (e *Engine) attachConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, c net.Conn) (*serverConn, error) {
 	remote := rawsock.AddrPortOf(c.RemoteAddr())
 	if !remote.IsValid() {
 		remote = m.Addr

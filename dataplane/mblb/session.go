@@ -827,7 +827,28 @@ func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, err
 		}
 	}
 	s.mu.Unlock()
+	if sp := s.e.spare; sp != nil {
+		if sc := sp.take(s, m, cur); sc != nil { // min-conn (spare.go)
+			return s.ownSpare(sc)
+		}
+	}
 	return s.dialOwn(m, cur)
+}
+
+// ownSpare files sc, a connection opened ahead that the client took, as
+// the client's own and starts it, as dialOwn does a new one.
+func (s *ClientConn) ownSpare(sc *serverConn) (*serverConn, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		sc.shutdown()
+		sc.start()
+		return nil, errClosed
+	}
+	s.conns = append(s.conns, sc)
+	s.mu.Unlock()
+	sc.start()
+	return sc, nil
 }
 
 // dialOwn opens a server connection of the client's own to m and starts

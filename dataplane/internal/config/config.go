@@ -248,9 +248,10 @@ type MBLB struct {
 	// still owed on it after its client has gone, or after a commit
 	// disabled or removed its member (drained); 0 closes it at once.
 	ShutdownTimeout time.Duration
-	// MinConn is the mblb profile's min-conn: with one-connect (and
-	// source-mask any), connections kept open to each member of the
-	// default pool ahead of need; 0: none.
+	// MinConn is the mblb profile's min-conn: connections kept open to
+	// each member of the default pool ahead of need, shared with
+	// one-connect (of source-mask any), else each taken by a client as
+	// its own; 0: none.
 	MinConn int
 	// PropagateAbort is the mblb profile's isolate-abort disabled: a
 	// reset on one side resets the flows of the other it carried.

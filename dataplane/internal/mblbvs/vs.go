@@ -360,6 +360,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 			ec.OneConnect.MinConn = cfg.MinConn
 			ec.OneConnect.Members = mv.warmMembers
 		}
+	} else if cfg.MinConn > 0 {
+		// Without one-connect a client takes one as its own.
+		ec.MinConn, ec.MinConnMembers = cfg.MinConn, mv.warmMembers
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {
