@@ -829,26 +829,10 @@ func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, err
 	s.mu.Unlock()
 	if sp := s.e.spare; sp != nil {
 		if sc := sp.take(s, m, cur); sc != nil { // min-conn (spare.go)
-			return s.ownSpare(sc)
+			return s.own(sc, (*serverConn).start)
 		}
 	}
 	return s.dialOwn(m, cur)
-}
-
-// ownSpare files sc, a connection opened ahead that the client took, as
-// the client's own and starts it, as dialOwn does a new one.
-func (s *ClientConn) ownSpare(sc *serverConn) (*serverConn, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		sc.shutdown()
-		sc.start()
-		return nil, errClosed
-	}
-	s.conns = append(s.conns, sc)
-	s.mu.Unlock()
-	sc.start()
-	return sc, nil
 }
 
 // dialOwn opens a server connection of the client's own to m and starts
@@ -864,6 +848,13 @@ func (s *ClientConn) dialOwnWith(m Member, cur *evl, start func(*serverConn)) (*
 	if err != nil {
 		return nil, err
 	}
+	return s.own(sc, start)
+}
+
+// own files sc, just dialled or opened ahead (min-conn, spare.go), as
+// the client's own and starts its reader with start, unless the client
+// closed meanwhile (errClosed).
+func (s *ClientConn) own(sc *serverConn, start func(*serverConn)) (*serverConn, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -114,7 +114,7 @@ func (p *spareSet) take(s *ClientConn, m Member, cur *evl) *serverConn {
 		if sp.c != nil {
 			sc, err = p.e.attachConn(s, m, s, ms, sp.c)
 		} else {
-			sc, err = p.e.attachFD(s, m, s, ms, cur, sp.fd-1, false, sp.local)
+			sc, err = p.e.attachFD(s, m, s, ms, cur, sp.fd-1, sp.done, sp.local)
 		}
 		if err != nil {
 			return nil
