@@ -64,9 +64,10 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 }
 
 // warnMinConn tells of each virtual that a commit gives an mblb profile
-// whose min-conn has nothing to act on: connections opened ahead of need
-// serve whoever comes only when every client shares them (a one-connect
-// profile of source-mask any); without one each client opens its own.
+// whose min-conn has nothing to act on: with a one-connect profile,
+// connections opened ahead of need serve whoever comes only when every
+// client shares them (source-mask any). Without one-connect a client
+// takes one as its own.
 func warnMinConn(s *objects.Schema, old, cfg *objects.Config, warn func(string)) {
 	was := map[string]bool{}
 	if old != nil {
@@ -94,13 +95,15 @@ func minConnUnused(s *objects.Schema, cfg *objects.Config) []string {
 		if n <= 0 {
 			continue
 		}
-		if oc := t.profile(o, profileOneConnect); oc != nil {
-			st, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(cfg, oc) })
-			if err != nil || !st.SourceMask.IsValid() || st.SourceMask.IsUnspecified() {
-				continue
-			}
+		oc := t.profile(o, profileOneConnect)
+		if oc == nil {
+			continue // each client takes one as its own (spare.go in dataplane/mblb)
 		}
-		out = append(out, about(o, "profile %s: min-conn %d is kept, and not acted on without a one-connect profile of source-mask any (each client opens connections of its own)", prof.Name, n))
+		st, err := oneConnectSettings(func(p *objects.Prop) string { return p.Effective(cfg, oc) })
+		if err != nil || !st.SourceMask.IsValid() || st.SourceMask.IsUnspecified() {
+			continue
+		}
+		out = append(out, about(o, "profile %s: min-conn %d is kept, and not acted on with a one-connect profile whose source-mask is not any (a connection opened ahead would serve one source group only)", prof.Name, n))
 	}
 	return out
 }
@@ -112,6 +115,10 @@ func mblbSettings(get func(*objects.Prop) string) (*dataplane.MBLB, error) {
 		MaxInFlight:    atoi(get(mblbMaxInFlight)),
 		DisableRetry:   get(mblbRetry) == "disabled",
 		PropagateAbort: get(mblbIsolateAbort) == "disabled",
+		// The other isolate-* switches (isolate.go in dataplane/mblb).
+		PropagateServerClose: get(mblbIsolateServer) == "disabled",
+		PropagateExpire:      get(mblbIsolateExpire) == "disabled",
+		KeepOnClientClose:    get(mblbIsolateClient) == "enabled",
 	}
 	if rt := get(mblbRespTimeout); rt != "" && rt != "none" && rt != "0" {
 		m.ResponseTimeout = seconds(rt)

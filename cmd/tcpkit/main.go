@@ -59,7 +59,7 @@ import (
 // subcommands is what `tcpkit --help` lists: each tool, its usage, and
 // what it is for.
 var subcommands = []struct{ name, usage, what string }{
-	{"server", "-listen ADDR:PORT [-label S1] [-frame line|raw|length] [-echo] [-delay D] [-crash-after N] [-stall D] [-quiet]",
+	{"server", "-listen ADDR:PORT [-label S1] [-frame line|raw|length] [-echo] [-delay D] [-crash-after N] [-close-after N] [-stall D] [-quiet]",
 		"a labelled TCP member: answers each message with \"S1 Response\" (or echoes it), slowly or crashing on purpose"},
 	{"client", "-connect ADDR:PORT [-label C1] [-count N] [-interval D] [-stdin] [-reconnect] [-delay D] [-frame line|raw|length] [-size N] [-window N] [-summary]",
 		"a transaction client, synchronous or pipelined (-window), printing or checking each answer"},

@@ -22,6 +22,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	echo := fs.Bool("echo", false, "answer \"<label> Response to <request>\", so clients can check which request an answer is for (always on with -frame length)")
 	delay := fs.Duration("delay", 0, "wait this long before each answer (a slow member)")
 	crashAfter := fs.Int("crash-after", 0, "after this many messages, reset every connection without answering and exit with status 3 (a crashing member); 0 never")
+	closeAfter := fs.Int("close-after", 0, "answer this many messages on each connection, then close it in order (a member ending its sessions); 0 never")
 	quiet := fs.Bool("quiet", false, "log connections only, not every message")
 	stall := fs.Duration("stall", 0, "read nothing on a new connection for this long, then serve it (a member that stops reading: flow control)")
 	syn := fs.Bool("syn", false, "log what each client's SYN carried (MSS, TTL, ToS), kept by the listener (TCP_SAVE_SYN)")
@@ -43,7 +44,7 @@ func serverMain(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	s := &labelServer{label: *label, frame: *frame, echo: *echo || *frame == "length", delay: *delay, quiet: *quiet, stall: *stall,
-		syn: *syn, log: &lockedWriter{w: stdout}}
+		syn: *syn, closeAfter: *closeAfter, log: &lockedWriter{w: stdout}}
 	crashed := make(chan struct{})
 	if *crashAfter > 0 {
 		s.gate = &crashGate{after: int64(*crashAfter), fire: func() {
@@ -86,9 +87,11 @@ type labelServer struct {
 	stall time.Duration
 	quiet bool
 	syn   bool // -syn: log each client's SYN
-	gate  *crashGate
-	log   *lockedWriter
-	conns connSet
+	// closeAfter: answers per connection before closing it (FIN); 0 never.
+	closeAfter int
+	gate       *crashGate
+	log        *lockedWriter
+	conns      connSet
 }
 
 func (s *labelServer) serve(ctx context.Context, ln net.Listener) error {
@@ -117,6 +120,7 @@ func (s *labelServer) handle(c net.Conn) {
 		outFrame = "line"
 	}
 	var buf []byte
+	answered := 0
 	for {
 		msg, err := readFramed(r, s.frame, buf)
 		if err == nil || len(msg) > 0 {
@@ -149,6 +153,11 @@ func (s *labelServer) handle(c net.Conn) {
 				if werr := w.Flush(); werr != nil {
 					return
 				}
+			}
+			if answered++; s.closeAfter > 0 && answered >= s.closeAfter {
+				w.Flush()
+				s.log.printf("%s closing the connection from %s after %d answers\n", s.label, from, answered)
+				return
 			}
 		}
 		if err != nil {

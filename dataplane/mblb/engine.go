@@ -233,6 +233,38 @@ type Config struct {
 	// instead of draining them (isolate.go). false (the default,
 	// isolate-abort enabled) keeps each side's reset to itself.
 	PropagateAbort bool
+	// MinConn is the mblb profile's min-conn without OneConnect: this
+	// many connections to each member MinConnMembers lists are kept open
+	// ahead of need, and a client's first message to a member takes one
+	// as the client's own instead of waiting for a connect (spare.go);
+	// the janitor opens another in its place. 0 opens none. With
+	// OneConnect, OneConnect.MinConn applies instead.
+	MinConn int
+	// MinConnMembers lists the members MinConn keeps connections to
+	// (asked once per janitor tick, never on the message path).
+	MinConnMembers func() []Member
+	// PropagateServerClose is the mblb profile's isolate-server
+	// disabled: a member's orderly close (FIN) ends, in order, its owner
+	// and the clients whose requests were on that connection, so that a
+	// protocol whose member ends a session sees its client end with it
+	// (isolate.go). false (the default) keeps the close to the server
+	// side: the client stays and its next message opens another
+	// connection.
+	PropagateServerClose bool
+	// PropagateExpire is the mblb profile's isolate-expire disabled: a
+	// client's idle expiry closes its own server connections at once
+	// (no shutdown-timeout wait), and a client's own server connection
+	// expiring idle ends that client as its own expiry would
+	// (isolate.go). false (the default) lets each side expire alone.
+	PropagateExpire bool
+	// KeepOnClientClose is the mblb profile's isolate-client enabled: a
+	// client's orderly close (FIN) is not passed on to its own server
+	// connections, which stay open until the member closes them or they
+	// expire idle, so that a member whose connection stands for a
+	// session of its own does not see it end with each client
+	// (isolate.go). false (the default) closes them with the client,
+	// after the answers still owed within ShutdownTimeout.
+	KeepOnClientClose bool
 	// Flow is the mblb profile's ingress and egress water marks and the
 	// httprouter profile's pending bounds, so that a member that stops
 	// reading holds its clients back instead of filling the proxy's
@@ -313,6 +345,7 @@ type Engine struct {
 	cfg      Config
 	respMode Framing
 	pool     *connPool // nil without OneConnect
+	spare    *spareSet // min-conn without OneConnect; nil when off
 
 	mu       sync.Mutex
 	sessions map[*ClientConn]struct{}
@@ -343,6 +376,10 @@ type Engine struct {
 	// ownIdle: some client has an idle timeout of its own, so the
 	// janitor looks at the clients even where the engine has none.
 	ownIdle atomic.Bool
+	// finSeen: a member's close was passed on to some client, which
+	// closes once answered (isolate.go), so the janitor looks at the
+	// sessions every tick.
+	finSeen atomic.Bool
 	// spareLoops are the event loops min-conn opens connections on (the
 	// loops its clients came in on, mincon.go); spareNext spreads them.
 	spareLoops atomic.Pointer[[]*evl]
@@ -376,7 +413,7 @@ type engineStats struct {
 	messages, responses, retries, oversize, resets atomic.Uint64
 	serverFailures, unsolicited, serverConns       atomic.Uint64
 	flowPauses                                     atomic.Uint64
-	spareConns, drained                            atomic.Uint64
+	spareConns, spareTaken, drained                atomic.Uint64
 	adaptUnmodified, adaptModified, adaptAnswered  atomic.Uint64
 	adaptFailed                                    atomic.Uint64
 }
@@ -396,8 +433,10 @@ type Stats struct {
 	// Unsolicited counts server bytes framed with no request waiting.
 	Unsolicited uint64
 	// ServerConnsOpened counts server connections opened;
-	// SpareConnsOpened those of them min-conn opened ahead of need.
-	ServerConnsOpened, SpareConnsOpened uint64
+	// SpareConnsOpened those of them min-conn opened ahead of need;
+	// SpareConnsTaken those a client took as its own (min-conn without
+	// OneConnect, spare.go).
+	ServerConnsOpened, SpareConnsOpened, SpareConnsTaken uint64
 	// Drained counts server connections taken out of service because a
 	// commit disabled or removed their member (DrainMembers).
 	Drained uint64
@@ -496,6 +535,8 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.cfg.OneConnect = &oc
 		e.pool = newConnPool(e, oc)
+	} else if cfg.MinConn > 0 && cfg.MinConnMembers != nil {
+		e.spare = newSpareSet(e) // spare.go
 	}
 	go e.janitor()
 	return e, nil
@@ -520,6 +561,9 @@ func (e *Engine) Close() {
 	}
 	e.mu.Unlock()
 	<-e.done
+	if e.spare != nil {
+		e.spare.closeAll()
+	}
 	for _, s := range sessions {
 		s.Close(true)
 	}
@@ -543,6 +587,7 @@ func (e *Engine) Stats() Stats {
 		Unsolicited:       e.stats.unsolicited.Load(),
 		ServerConnsOpened: e.stats.serverConns.Load(),
 		SpareConnsOpened:  e.stats.spareConns.Load(),
+		SpareConnsTaken:   e.stats.spareTaken.Load(),
 		Drained:           e.stats.drained.Load(),
 		FlowPauses:        e.stats.flowPauses.Load(),
 		FlowQueued:        e.flowQueued.Load(),
@@ -643,6 +688,9 @@ func (e *Engine) janitor() {
 	if e.pool != nil && e.pool.cfg.MinConn > 0 {
 		e.pool.keepMin() // mincon.go: open min-conn's at once
 	}
+	if e.spare != nil {
+		e.spare.keep() // spare.go
+	}
 	for {
 		select {
 		case <-e.stop:
@@ -658,7 +706,7 @@ func (e *Engine) janitor() {
 		e.clock.Store(now)
 		sessions, servers = sessions[:0], servers[:0]
 		e.mu.Lock()
-		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() || ct != (CloseTimers{}) {
+		if e.cfg.IdleTimeout > 0 || e.ownIdle.Load() || e.finSeen.Load() || ct != (CloseTimers{}) {
 			for s := range e.sessions {
 				sessions = append(sessions, s)
 			}
@@ -674,7 +722,13 @@ func (e *Engine) janitor() {
 				if reset {
 					s.rst(rstcause.IdleTimeout)
 				}
+				if e.cfg.PropagateExpire {
+					s.expireOwn.Store(true) // isolate-expire disabled (isolate.go)
+				}
 				s.Close(reset)
+				continue
+			}
+			if s.closeAnswered(now) { // isolate-server disabled (isolate.go)
 				continue
 			}
 			if ct != (CloseTimers{}) {
@@ -692,6 +746,9 @@ func (e *Engine) janitor() {
 			if e.pool.cfg.MinConn > 0 {
 				e.pool.keepMin() // mincon.go
 			}
+		}
+		if e.spare != nil {
+			e.spare.keep() // spare.go
 		}
 	}
 }

@@ -283,6 +283,7 @@ func (s *ClientConn) clientEOF() {
 	}
 	s.eof = true
 	s.noteEOF() // tcpclose.go
+	s.noteFIN() // isolate.go
 	s.mu.Lock()
 	fin := s.loopFlushed()
 	s.mu.Unlock()
@@ -596,6 +597,13 @@ func (e *Engine) dialLoop(s *ClientConn, m Member, owner *ClientConn, cur *evl) 
 		e.memberFailed(m, ms, err)
 		return nil, err
 	}
+	return e.attachFD(s, m, owner, ms, cur, fd, done, local)
+}
+
+// attachFD makes fd, a socket connected or connecting (done false) to m,
+// a server connection from s owned by owner on the loop cur: dialLoop's,
+// and min-conn's for one opened ahead (spare.go).
+func (e *Engine) attachFD(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, cur *evl, fd int, done bool, local netip.AddrPort) (*serverConn, error) {
 	if !local.IsValid() {
 		local = rawsock.Sockname(fd)
 	}

@@ -2,7 +2,10 @@
 
 package mblb
 
-import "net"
+import (
+	"net"
+	"net/netip"
+)
 
 // drainedConn cannot tell here: a full read is taken to have left
 // bytes waiting.
@@ -27,6 +30,9 @@ func (s *ClientConn) migrateTunnel(*serverConn)   {}
 func (s *ClientConn) resumeHTTP()                 {}
 func (s *ClientConn) loopFlushed() bool           { return false }
 func (e *Engine) dialLoop(*ClientConn, Member, *ClientConn, *evl) (*serverConn, error) {
+	return nil, errClosed
+}
+func (e *Engine) attachFD(*ClientConn, Member, *ClientConn, *memberStats, *evl, int, bool, netip.AddrPort) (*serverConn, error) {
 	return nil, errClosed
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -250,6 +251,12 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 		e.memberFailed(m, ms, err)
 		return nil, err
 	}
+	return e.attachConn(s, m, owner, ms, c)
+}
+
+// attachConn makes the connected c to m a server connection from s,
+// owned by owner: dial's, and min-conn's for one opened ahead (spare.go).
+func (e *Engine) attachConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, c net.Conn) (*serverConn, error) {
 	remote := rawsock.AddrPortOf(c.RemoteAddr())
 	if !remote.IsValid() {
 		remote = m.Addr
@@ -548,6 +555,9 @@ func (sc *serverConn) expire(now int64) {
 		// Marked dead under the same lock that saw it empty, so no request
 		// can slip in before the close.
 		sc.endLocked()
+		if o := sc.owner; e.cfg.PropagateExpire && !o.isClosed() {
+			o.expired(sc) // isolate-expire disabled (isolate.go)
+		}
 		return
 	}
 	sc.qmu.Unlock()
@@ -838,6 +848,9 @@ func (sc *serverConn) failed(rerr error) {
 	// isolate-abort disabled: the member's reset is passed on to the
 	// clients it carried requests of, and to its owner (isolate.go).
 	abortOut := e.cfg.PropagateAbort && !graceful && !neverConnected && peerReset(err)
+	// isolate-server disabled: the member's orderly close (a FIN it
+	// chose, not one of ours) ends its clients in order.
+	finOut := e.cfg.PropagateServerClose && !closing && !aborted && !neverConnected && errors.Is(rerr, io.EOF)
 	switch {
 	case sc.lp != nil:
 		sc.lp.closeFD(sc, !graceful)
@@ -865,8 +878,18 @@ func (sc *serverConn) failed(rerr error) {
 			o.Close(true)
 		}
 	}
+	var finTo []*ClientConn
+	if finOut {
+		e.logf("mblb: %s %s closed its connection: its clients are closed (isolate-server disabled)", sc.leg.Member.Name, sc.leg.Remote)
+		if o := sc.owner; o != nil {
+			finTo = append(finTo, o)
+		}
+	}
 	for _, m := range entries {
 		s := m.sess
+		if finOut && !slices.Contains(finTo, s) {
+			finTo = append(finTo, s)
+		}
 		switch {
 		case s.isClosed():
 			m.unref()
@@ -905,6 +928,9 @@ func (sc *serverConn) failed(rerr error) {
 			e.stats.retries.Add(1)
 			s.send(m, true, sc.lp.loop())
 		}
+	}
+	for _, s := range finTo {
+		s.closeWhenAnswered() // isolate.go
 	}
 }
 

@@ -199,6 +199,14 @@ type ClientConn struct {
 	// abortOwn: the client reset, and isolate-abort disabled passes that
 	// on to its own server connections (isolate.go).
 	abortOwn atomic.Bool
+	// expireOwn: the client expired idle, and isolate-expire disabled
+	// passes that on to its own server connections; clientFIN: the
+	// client half-closed, which isolate-client enabled keeps from them;
+	// finBy: a member's close was passed on (isolate-server disabled),
+	// and the client closes once answered or at this time (Unix ns)
+	// (isolate.go).
+	expireOwn, clientFIN atomic.Bool
+	finBy                atomic.Int64
 	// eofAt is when the client half-closed (Unix ns, 0: not), zwFD its
 	// socket plus one while the zero-window timer may read it, and zwAt
 	// since when that socket has held bytes for a zero window (the
@@ -416,6 +424,7 @@ func (s *ClientConn) Run() error {
 			}
 			if errors.Is(err, io.EOF) {
 				s.noteEOF() // tcpclose.go
+				s.noteFIN() // isolate.go
 				s.drain()
 				s.Close(false)
 				return nil
@@ -818,6 +827,11 @@ func (s *ClientConn) connFor(m Member, label string, cur *evl) (*serverConn, err
 		}
 	}
 	s.mu.Unlock()
+	if sp := s.e.spare; sp != nil {
+		if sc := sp.take(s, m, cur); sc != nil { // min-conn (spare.go)
+			return s.own(sc, (*serverConn).start)
+		}
+	}
 	return s.dialOwn(m, cur)
 }
 
@@ -834,6 +848,13 @@ func (s *ClientConn) dialOwnWith(m Member, cur *evl, start func(*serverConn)) (*
 	if err != nil {
 		return nil, err
 	}
+	return s.own(sc, start)
+}
+
+// own files sc, just dialled or opened ahead (min-conn, spare.go), as
+// the client's own and starts its reader with start, unless the client
+// closed meanwhile (errClosed).
+func (s *ClientConn) own(sc *serverConn, start func(*serverConn)) (*serverConn, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -1221,6 +1242,11 @@ func (s *ClientConn) Close(reset bool) {
 			sc.shutdown()
 		case s.abortOwn.Load():
 			sc.fail(ErrAborted) // isolate-abort disabled (isolate.go)
+		case s.expireOwn.Load():
+			sc.shutdown() // isolate-expire disabled
+		case s.clientFIN.Load() && s.e.cfg.KeepOnClientClose:
+			s.e.logf("mblb: client %s closed; its connection to %s %s stays open (isolate-client enabled)",
+				s.client, sc.leg.Member.Name, sc.leg.Remote)
 		default:
 			sc.drainOrEnd()
 		}

@@ -248,13 +248,18 @@ type MBLB struct {
 	// still owed on it after its client has gone, or after a commit
 	// disabled or removed its member (drained); 0 closes it at once.
 	ShutdownTimeout time.Duration
-	// MinConn is the mblb profile's min-conn: with one-connect (and
-	// source-mask any), connections kept open to each member of the
-	// default pool ahead of need; 0: none.
+	// MinConn is the mblb profile's min-conn: connections kept open to
+	// each member of the default pool ahead of need, shared with
+	// one-connect (of source-mask any), else each taken by a client as
+	// its own; 0: none.
 	MinConn int
 	// PropagateAbort is the mblb profile's isolate-abort disabled: a
 	// reset on one side resets the flows of the other it carried.
 	PropagateAbort bool
+	// PropagateServerClose, PropagateExpire and KeepOnClientClose are
+	// isolate-server disabled, isolate-expire disabled and
+	// isolate-client enabled: which ends of one side reach the other.
+	PropagateServerClose, PropagateExpire, KeepOnClientClose bool
 	// Flow is the mblb profile's ingress and egress water marks and the
 	// httprouter profile's pending bounds (a value, so that an unchanged
 	// profile keeps the running engine).

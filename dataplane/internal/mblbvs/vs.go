@@ -311,11 +311,15 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 		ResponseTimeout: cfg.ResponseTimeout,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		PropagateAbort:  cfg.PropagateAbort,
-		Flow:            &mv.cfg.Flow,
-		IdleTimeout:     idle,
-		Close:           ct,
-		ConnectTimeout:  s.env.ConnectTimeout,
-		Waits:           waits,
+		// isolate-server, isolate-expire, isolate-client
+		PropagateServerClose: cfg.PropagateServerClose,
+		PropagateExpire:      cfg.PropagateExpire,
+		KeepOnClientClose:    cfg.KeepOnClientClose,
+		Flow:                 &mv.cfg.Flow,
+		IdleTimeout:          idle,
+		Close:                ct,
+		ConnectTimeout:       s.env.ConnectTimeout,
+		Waits:                waits,
 		Events: mblb.Events{
 			LegOpened:    mv.legOpened,
 			LegClosed:    mv.legClosed,
@@ -360,6 +364,9 @@ func (s *Set) newVS(vs *state.Virtual, cfg *config.MBLB, idle time.Duration, ct 
 			ec.OneConnect.MinConn = cfg.MinConn
 			ec.OneConnect.Members = mv.warmMembers
 		}
+	} else if cfg.MinConn > 0 {
+		// Without one-connect a client takes one as its own.
+		ec.MinConn, ec.MinConnMembers = cfg.MinConn, mv.warmMembers
 	}
 	eng, err := mblb.New(ec)
 	if err != nil {
