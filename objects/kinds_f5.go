@@ -736,7 +736,7 @@ unhandled-query-action enum allow allow|drop|hint|noerror|reject
 use-local-bind yn yes
 `), "F5 ltm profile dns: the virtual answers DNS queries from wide IPs, static zones and its cache before its pool (dataplane/dnsvs)",
 			"enable-gtm", "enable-dns-express", "enable-cache", "cache", "unhandled-query-action", "dns64", "dns64-prefix", "dns64-additional-section-rewrite", "edns0-client-subnet-insert", "process-rd", "enable-dnssec", "process-xfr", "enable-logging", "log-profile",
-			"enable-rapid-response", "rapid-response-last-action"),
+			"enable-rapid-response", "rapid-response-last-action", "use-local-bind"),
 		actOn(profileKind("dns-logging", "", `
 enable-query-logging yn yes
 enable-response-logging yn no

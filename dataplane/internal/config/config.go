@@ -950,6 +950,10 @@ type DNSProfile struct {
 	// through the profile's steps.
 	Rapid     bool
 	RapidLast string
+	// NoLocalBIND is use-local-bind no: on a gtm listener, the static
+	// zones (BIG-IP's local BIND, which stands in for a pool there) do
+	// not answer, and a resolver cache resolves what nothing else does.
+	NoLocalBIND bool
 	// Log is enable-logging yes with log-profile NAME: the queries and
 	// responses logged through the logging profile's publisher; nil for
 	// none.
