@@ -113,6 +113,10 @@ func (t *translator) dnsSettings(o *objects.Object, dp *objects.Object) *datapla
 			return nil
 		}
 		dc.Resolver, dc.Recurse, dc.Hinted = rc, resolver, hinted
+		if !resolver {
+			dc.MaxUDP, dc.MaxTCP = atoi(ce("max-concurrent-udp")), atoi(ce("max-concurrent-tcp"))
+			dc.RRsetBytes, dc.Rotate = atoi(ce("rrset-cache-size")), ce("rrset-rotate") == "query-id"
+		}
 		if resolver {
 			zones, err := forwardZones(c.Kind.MustProp("forward-zones").Get(c)) // translate_fwdproxy.go
 			if err != nil {

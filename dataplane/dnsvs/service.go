@@ -406,6 +406,15 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 	if snap.Pool == nil {
 		return nil
 	}
+	if c := s.cache; c != nil {
+		slots, ok := c.upstream(udp) // cache.go
+		if !ok {
+			return reply(r, dns.RcodeServerFailure)
+		}
+		if slots != nil {
+			defer slots.Add(-1)
+		}
+	}
 	var failed []*state.Member
 	for attempt := 0; attempt < 2; attempt++ {
 		mem, pool, _ := state.Choose(snap.Pool, state.Target{}, nil, failed, state.Chooser{})

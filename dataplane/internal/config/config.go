@@ -997,4 +997,12 @@ type DNSCache struct {
 	// set (Hinted), from the Internet's root servers when the virtual
 	// has no pool [M].
 	Recurse, Hinted bool
+	// A transparent cache's max-concurrent-udp and max-concurrent-tcp
+	// (MaxUDP, MaxTCP: the queries to the pool not yet answered, by
+	// transport; 0 unbounded), rrset-cache-size (RRsetBytes: the bytes
+	// of the records of its kept answers; 0 unbounded) and rrset-rotate
+	// query-id (Rotate: a kept answer's record sets rotated by the
+	// query's ID). A resolver has them in Resolver.
+	MaxUDP, MaxTCP, RRsetBytes int
+	Rotate                     bool
 }
