@@ -7,8 +7,8 @@ import (
 )
 
 // Express is DNS Express (dataplane/dnsexpress) as the GSLB asks it: its
-// zones answer a name no wide IP answers, before the static zones, and
-// it takes the NOTIFYs that come to a listener.
+// zones answer before the wide IPs and the static zones, BIG-IP's
+// order, and it takes the NOTIFYs that come to a listener.
 type Express interface {
 	// Answer is the reply to r (its one question's name lower cased as
 	// qname) from the zone holding the name; nil when none does.
