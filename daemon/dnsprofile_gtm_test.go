@@ -89,3 +89,24 @@ func TestDNSListenerProfileSteps(t *testing.T) {
 		t.Errorf("after the refused change: %q", got)
 	}
 }
+
+// TestDNSListenerProfileRefusals: a dns profile a virtual would be
+// refused with is refused on a gtm listener, nothing changed.
+func TestDNSListenerProfileRefusals(t *testing.T) {
+	_, s := dnsExpressEngine(t, "127.67.3.100")
+	mustRun(t, s,
+		"create ltm profile dns nocache enable-cache yes",
+		"create ltm profile dns badprefix dns64 secondary dns64-prefix 10.0.0.1",
+	)
+	for _, c := range []struct{ cmd, err string }{
+		{"create gtm listener l1 address 127.67.3.1 port 5313 ip-protocol udp profiles add { nocache }", "gtm listener /Common/l1: profile /Common/nocache: enable-cache yes needs a cache"},
+		{"create gtm listener l2 address 127.67.3.1 port 5313 ip-protocol udp profiles add { badprefix }", "is not an IPv6 address"},
+	} {
+		if _, err := run(t, s, c.cmd); !strings.Contains(err, c.err) {
+			t.Errorf("%s: error %q, want %q", c.cmd, err, c.err)
+		}
+	}
+	if out, _ := run(t, s, "list gtm listener"); strings.Contains(out, "gtm listener") {
+		t.Errorf("a refused listener was kept:\n%s", out)
+	}
+}

@@ -228,7 +228,11 @@ func listenerLogs(t *translator, p *dataplane.Plane, gc *gslb.Config) error {
 		}
 		d := t.dnsSettings(o, dp)
 		if d == nil {
-			return objects.Invalid("gtm listener %s: %s", o.Name, strings.Join(t.skipped, "; "))
+			msg := strings.Join(t.skipped, "; ")
+			if !strings.HasPrefix(msg, gtmListener.Key()) {
+				msg = gtmListener.Key() + " " + o.Name + ": " + msg
+			}
+			return objects.Invalid("%s", msg)
 		}
 		l.NoGTM, l.NoExpress, l.NoBIND = !d.GTM, !d.Express, d.NoLocalBIND
 		profs, idx = append(profs, d), append(idx, i)
