@@ -97,7 +97,9 @@ func (h *gslbHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change
 		gc.RuleEnv = h.e.rules.rt.sharedEnv(h.e.log)
 		gc.Geo = h.e.GeoIP()
 		sg, err = h.signer(cfg, gc)
-		listenerLogs(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}}, h.p, gc) // translate_dns.go
+		if err == nil {
+			err = listenerLogs(&translator{s: h.e.schema, cfg: cfg, rules: &ruleBinder{e: h.e}}, h.p, gc) // translate_dns.go
+		}
 	}
 	if err == nil {
 		if plan, err = gslb.Compile(gc); err != nil {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/netip"
+	"strings"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/gslb"
@@ -38,6 +39,18 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	if v.MBLB != nil {
 		return t.refuse("profile %s (dns) cannot be used with an mblb profile on the virtual server (%s)", dp.Name, o.Name)
 	}
+	d := t.dnsSettings(o, dp)
+	if d == nil {
+		return false
+	}
+	v.DNS = d
+	return true
+}
+
+// dnsSettings reads the dns profile dp, on o (a virtual or a gtm
+// listener), as dataplane/dnsvs acts on it; nil when o is left out
+// (refused or skipped, the reason recorded).
+func (t *translator) dnsSettings(o *objects.Object, dp *objects.Object) *dataplane.DNSProfile {
 	e := func(name string) string { return profileDNS.MustProp(name).Effective(t.cfg, dp) }
 	d := &dataplane.DNSProfile{
 		Name:         dp.Name,
@@ -50,10 +63,12 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		ProcessXfr:   e("process-xfr") == "yes",
 		Rapid:        e("enable-rapid-response") == "yes",
 		RapidLast:    e("rapid-response-last-action"),
+		NoLocalBIND:  e("use-local-bind") == "no",
 	}
 	if e("enable-logging") == "yes" {
 		if d.Log = t.dnsLogging(dp, e("log-profile")); d.Log == nil {
-			return t.refuse("profile %s: enable-logging yes needs a log-profile (ltm profile dns-logging)", dp.Name)
+			t.refuse("profile %s: enable-logging yes needs a log-profile (ltm profile dns-logging)", dp.Name)
+			return nil
 		}
 	}
 	switch mode := e("dns64"); mode {
@@ -62,7 +77,8 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		if px := e("dns64-prefix"); px != "" && px != "any6" {
 			a, err := netip.ParseAddr(px)
 			if err != nil || !a.Is6() || a.Is4In6() {
-				return t.refuse("profile %s: dns64-prefix %q is not an IPv6 address", dp.Name, px)
+				t.refuse("profile %s: dns64-prefix %q is not an IPv6 address", dp.Name, px)
+				return nil
 			}
 			d.DNS64Prefix = a
 		}
@@ -73,7 +89,8 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	if e("enable-cache") == "yes" {
 		name := e("cache")
 		if name == "" || name == "none" {
-			return t.refuse("profile %s: enable-cache yes needs a cache (ltm dns cache)", dp.Name)
+			t.refuse("profile %s: enable-cache yes needs a cache (ltm dns cache)", dp.Name)
+			return nil
 		}
 		c := t.cfg.Lookup(t.s, []string{dnsCacheTransparent.Key()}, name)
 		kind := "transparent"
@@ -85,20 +102,26 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		if c == nil {
 			t.skip(o, "profile %s: dns cache %s does not exist", dp.Name, name)
-			return false
+			return nil
 		}
 		ce := func(name string) string { return c.Kind.MustProp(name).Effective(t.cfg, c) }
 		dc := &dataplane.DNSCache{Name: c.Name, Kind: kind, MsgCacheSize: atoi(ce("msg-cache-size")), MaxConcurrent: atoi(ce("max-concurrent-queries"))}
 		resolver := kind != "transparent"
 		rc, hinted, err := cacheResolver(c, ce, resolver) // translate_dnsresolver.go
 		if err != nil {
-			return t.refuse("dns cache %s: %v", c.Name, err)
+			t.refuse("dns cache %s: %v", c.Name, err)
+			return nil
 		}
 		dc.Resolver, dc.Recurse, dc.Hinted = rc, resolver, hinted
+		if !resolver {
+			dc.MaxUDP, dc.MaxTCP = atoi(ce("max-concurrent-udp")), atoi(ce("max-concurrent-tcp"))
+			dc.RRsetBytes, dc.Rotate = atoi(ce("rrset-cache-size")), ce("rrset-rotate") == "query-id"
+		}
 		if resolver {
 			zones, err := forwardZones(c.Kind.MustProp("forward-zones").Get(c)) // translate_fwdproxy.go
 			if err != nil {
-				return t.refuse("dns cache %s: %v", c.Name, err)
+				t.refuse("dns cache %s: %v", c.Name, err)
+				return nil
 			}
 			if len(zones) > 0 {
 				dc.Forward = map[string][]netip.AddrPort{}
@@ -109,8 +132,7 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 		d.Cache = dc
 	}
-	v.DNS = d
-	return true
+	return d
 }
 
 var profileDNSLogging = schema.MustKind("ltm profile dns-logging")
@@ -177,12 +199,17 @@ func dnsLogProfileExists(cfg *objects.Config, s *objects.Schema, name string) bo
 }
 
 // listenerLogs gives each listener of gc whose dns profile has
-// enable-logging yes its logging profile's log, through p's publishers
-// (nil p: no LTM side, nothing logged).
-func listenerLogs(t *translator, p *dataplane.Plane, gc *gslb.Config) {
+// enable-logging yes its logging profile's log, through p's publishers,
+// and each the rest of its profile: enable-gtm, enable-dns-express,
+// use-local-bind, and its cache and unhandled-query-action as the
+// virtuals' dns profiles run them (nil p: no LTM side, none of these).
+// A profile a virtual would be refused for is refused here too.
+func listenerLogs(t *translator, p *dataplane.Plane, gc *gslb.Config) error {
 	if p == nil {
-		return
+		return nil
 	}
+	var profs []*dataplane.DNSProfile
+	var idx []int
 	for i := range gc.Listeners {
 		l := &gc.Listeners[i]
 		o := t.cfg.Get(gtmListener, l.Name)
@@ -190,11 +217,28 @@ func listenerLogs(t *translator, p *dataplane.Plane, gc *gslb.Config) {
 			continue
 		}
 		dp := listenerDNSProfileOf(t.s, t.cfg, o)
-		if dp == nil || profileDNS.MustProp("enable-logging").Effective(t.cfg, dp) != "yes" {
+		if dp == nil {
 			continue
 		}
-		if dl := t.dnsLogging(dp, profileDNS.MustProp("log-profile").Effective(t.cfg, dp)); dl != nil {
-			l.Log = p.DNSQueryLog(dl)
+		e := func(name string) string { return profileDNS.MustProp(name).Effective(t.cfg, dp) }
+		if e("enable-logging") == "yes" {
+			if dl := t.dnsLogging(dp, e("log-profile")); dl != nil {
+				l.Log = p.DNSQueryLog(dl)
+			}
 		}
+		d := t.dnsSettings(o, dp)
+		if d == nil {
+			msg := strings.Join(t.skipped, "; ")
+			if !strings.HasPrefix(msg, gtmListener.Key()) {
+				msg = gtmListener.Key() + " " + o.Name + ": " + msg
+			}
+			return objects.Invalid("%s", msg)
+		}
+		l.NoGTM, l.NoExpress, l.NoBIND = !d.GTM, !d.Express, d.NoLocalBIND
+		profs, idx = append(profs, d), append(idx, i)
 	}
+	for j, st := range p.DNSListenerSteps(profs) {
+		gc.Listeners[idx[j]].Steps = st
+	}
+	return nil
 }

@@ -57,6 +57,13 @@ func (p *Plane) SetDNSLogSender(send func(publisher string, line []byte) bool) {
 // same publishers; nil when it logs nothing.
 func (p *Plane) DNSQueryLog(l *DNSLog) gslb.QueryLog { return p.dns.QueryLog(l) }
 
+// DNSListenerSteps gives each gtm listener's dns profile (its place in
+// profiles) the cache and unhandled-query-action steps a virtual with
+// that profile has (gslb.Listener.Steps); nil for one that needs none.
+func (p *Plane) DNSListenerSteps(profiles []*DNSProfile) []gslb.ProfileSteps {
+	return p.dns.PrepareListeners(profiles)
+}
+
 // DNSCacheLen is how many answers the named DNS cache keeps; -1 when no
 // virtual uses it.
 func (p *Plane) DNSCacheLen(name string) int {

@@ -31,6 +31,7 @@ ltm profile tcp /Common/f5-tcp-wan { defaults-from /Common/tcp }
 ltm profile tcp /Common/f5-tcp-mobile { defaults-from /Common/tcp }
 ltm profile tcp /Common/f5-tcp-progressive { defaults-from /Common/tcp }
 ltm profile udp /Common/udp { }
+ltm profile udp /Common/udp_gtm_dns { defaults-from /Common/udp idle-timeout immediate datagram-load-balancing enabled }
 ltm profile client-ssl /Common/clientssl { cert-key-chain { default { cert /Common/default.crt key /Common/default.key } } }
 sys file ssl-cert /Common/default.crt { }
 sys file ssl-key /Common/default.key { }

@@ -39,6 +39,16 @@ func DNSCache(w io.Writer, kind, name string, st dnsvs.CacheStats, o Options) er
 		{"Evictions", o.num(st.Evictions)},
 		{"Expired", o.num(st.Expired)},
 	}
+	if !st.Resolving && kind == "transparent" {
+		// rrset-cache-size bounds the records of the kept answers;
+		// max-concurrent-udp/tcp the queries out to the pool.
+		rows = append(rows, [][2]string{
+			{"RRset Cache", ""},
+			{"Size (bytes)", o.num(st.RRsetBytes)},
+			{"Pool Queries", ""},
+			{"Over max-concurrent", o.num(st.Overflows)},
+		}...)
+	}
 	if st.Resolving {
 		rows = append(rows, [][2]string{
 			{"Resolution", ""},

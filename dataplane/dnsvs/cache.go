@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -27,11 +28,16 @@ type Cache struct {
 	now func() time.Time
 	res *recursor.Resolver // local zones and recursion; nil for neither
 
-	mu    sync.Mutex
-	m     map[cacheKey]*entry
-	order []cacheKey // insertion order, for eviction
-	size  int
-	st    CacheStats // counted under mu, which every count already holds
+	// upUDP and upTCP count a transparent cache's queries to the pool
+	// not yet answered, against max-concurrent-udp/tcp (pool.go).
+	upUDP, upTCP atomic.Int64
+
+	mu     sync.Mutex
+	m      map[cacheKey]*entry
+	order  []cacheKey // insertion order, for eviction
+	size   int
+	rrSize int        // the records' bytes, against rrset-cache-size
+	st     CacheStats // counted under mu, which every count already holds
 }
 
 // CacheStats are a cache's counters, what show ltm dns cache reads to
@@ -44,6 +50,10 @@ type CacheStats struct {
 	// Inserts counts the answers kept; Evictions those dropped for
 	// msg-cache-size, Expired those dropped when found expired.
 	Inserts, Evictions, Expired uint64
+	// Overflows counts the queries answered SERVFAIL because a
+	// transparent cache's max-concurrent-udp/tcp queries were already
+	// out to the pool.
+	Overflows uint64
 	// Entries and Bytes are what the cache holds now, MaxBytes its
 	// msg-cache-size.
 	Entries, Bytes, MaxBytes uint64
@@ -81,6 +91,7 @@ type cacheKey struct {
 
 type entry struct {
 	wire    []byte
+	rrBytes int // its records' wire size (rrset-cache-size)
 	stored  time.Time
 	expires time.Time
 }
@@ -100,6 +111,7 @@ func newCache(c *config.DNSCache) *Cache {
 // same reports whether c keeps what a cache configured as d would.
 func (c *Cache) same(d *config.DNSCache) bool {
 	if c.cfg.Name != d.Name || c.cfg.Kind != d.Kind || c.cfg.MsgCacheSize != d.MsgCacheSize || len(c.cfg.Forward) != len(d.Forward) ||
+		c.cfg.MaxUDP != d.MaxUDP || c.cfg.MaxTCP != d.MaxTCP || c.cfg.RRsetBytes != d.RRsetBytes || c.cfg.Rotate != d.Rotate ||
 		c.cfg.Recurse != d.Recurse || c.cfg.Hinted != d.Hinted || !reflect.DeepEqual(c.cfg.Resolver, d.Resolver) {
 		return false
 	}
@@ -139,6 +151,7 @@ func (c *Cache) Get(r *dns.Msg) *dns.Msg {
 	if e != nil && !now.Before(e.expires) {
 		delete(c.m, k)
 		c.size -= len(e.wire)
+		c.rrSize -= e.rrBytes
 		c.st.Expired++
 		e = nil
 	}
@@ -165,7 +178,32 @@ func (c *Cache) Get(r *dns.Msg) *dns.Msg {
 	}
 	m.Id = r.Id
 	m.Question = r.Question
+	if c.cfg.Rotate {
+		rotate(m.Answer, r.Id)
+	}
 	return m
+}
+
+// rotate turns each record set of an answer section (the records of one
+// owner and type, in a row) round by id, as rrset-rotate query-id
+// answers a kept set: record id mod n comes first.
+func rotate(rrs []dns.RR, id uint16) {
+	for i := 0; i < len(rrs); {
+		h := rrs[i].Header()
+		j := i + 1
+		for j < len(rrs) && rrs[j].Header().Rrtype == h.Rrtype && strings.EqualFold(rrs[j].Header().Name, h.Name) {
+			j++
+		}
+		if n := j - i; n > 1 {
+			set := rrs[i:j]
+			k := int(id) % n
+			tmp := make([]dns.RR, n)
+			copy(tmp, set[k:])
+			copy(tmp[n-k:], set[:k])
+			copy(set, tmp)
+		}
+		i = j
+	}
 }
 
 // Put keeps m, the pool's answer to r, when it may be kept: a NOERROR or
@@ -192,19 +230,34 @@ func (c *Cache) Put(r, m *dns.Msg) {
 	if err != nil || len(wire) > c.max {
 		return
 	}
+	rrBytes := 0
+	if c.cfg.RRsetBytes > 0 {
+		for _, sec := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
+			for _, rr := range sec {
+				if rr.Header().Rrtype != dns.TypeOPT {
+					rrBytes += dns.Len(rr)
+				}
+			}
+		}
+		if rrBytes > c.cfg.RRsetBytes {
+			return
+		}
+	}
 	k := c.keyOf(r)
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.m[k]; old != nil {
 		c.size -= len(old.wire)
+		c.rrSize -= old.rrBytes
 	} else {
 		c.order = append(c.order, k)
 	}
-	c.m[k] = &entry{wire: wire, stored: now, expires: now.Add(time.Duration(ttl) * time.Second)}
+	c.m[k] = &entry{wire: wire, rrBytes: rrBytes, stored: now, expires: now.Add(time.Duration(ttl) * time.Second)}
 	c.size += len(wire)
+	c.rrSize += rrBytes
 	c.st.Inserts++
-	for c.size > c.max && len(c.order) > 0 {
+	for (c.size > c.max || (c.cfg.RRsetBytes > 0 && c.rrSize > c.cfg.RRsetBytes)) && len(c.order) > 0 {
 		old := c.order[0]
 		c.order = c.order[1:]
 		if old == k { // the newest answer stays
@@ -214,6 +267,7 @@ func (c *Cache) Put(r, m *dns.Msg) {
 		if e := c.m[old]; e != nil {
 			delete(c.m, old)
 			c.size -= len(e.wire)
+			c.rrSize -= e.rrBytes
 			c.st.Evictions++
 		}
 	}
@@ -266,6 +320,7 @@ func (c *Cache) Stats() CacheStats {
 	defer c.mu.Unlock()
 	st := c.st
 	st.Entries, st.Bytes, st.MaxBytes = uint64(len(c.m)), uint64(c.size), uint64(c.max)
+	st.RRsetBytes = uint64(c.rrSize)
 	if c.res != nil && c.cfg.Recurse {
 		rs := c.res.Stats()
 		st.Resolving = true
@@ -306,7 +361,7 @@ func (c *Cache) Flush() int {
 	defer c.mu.Unlock()
 	n := len(c.m)
 	clear(c.m)
-	c.order, c.size = nil, 0
+	c.order, c.size, c.rrSize = nil, 0, 0
 	return n
 }
 
@@ -348,6 +403,28 @@ func (c *Cache) Records() []Record {
 		return !out[i].DO && out[j].DO
 	})
 	return out
+}
+
+// upstream takes one of a transparent cache's max-concurrent-udp (udp)
+// or max-concurrent-tcp slots for a query to the pool: ok is false when
+// all are taken, and the query is answered SERVFAIL rather than queued
+// [M]; n, when not nil, is given the slot back with Add(-1).
+func (c *Cache) upstream(udp bool) (n *atomic.Int64, ok bool) {
+	n, max := &c.upTCP, c.cfg.MaxTCP
+	if udp {
+		n, max = &c.upUDP, c.cfg.MaxUDP
+	}
+	if max <= 0 {
+		return nil, true
+	}
+	if n.Add(1) > int64(max) {
+		n.Add(-1)
+		c.mu.Lock()
+		c.st.Overflows++
+		c.mu.Unlock()
+		return nil, false
+	}
+	return n, true
 }
 
 // RecurseTimeout bounds one resolution from the root hints, all its

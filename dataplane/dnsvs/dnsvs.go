@@ -55,6 +55,10 @@ type Engine struct {
 	mu     sync.Mutex
 	caches map[string]*Cache
 	stats  map[string]*ProfileStats // by profile name (stats.go)
+	// lcaches and lstats are the gtm listeners' caches and counters
+	// that no virtual's profile has (listener.go).
+	lcaches map[string]*Cache
+	lstats  map[string]*ProfileStats
 }
 
 type answerer struct{ a Answerer }
@@ -88,7 +92,9 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 		st := stats[p.Name]
 		if st == nil {
 			if st = e.stats[p.Name]; st == nil {
-				st = new(ProfileStats)
+				if st = e.lstats[p.Name]; st == nil {
+					st = new(ProfileStats)
+				}
 			}
 			stats[p.Name] = st
 		}
@@ -98,6 +104,8 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 			if cache == nil {
 				if old := e.caches[c.Name]; old != nil && old.same(c) {
 					cache = old
+				} else if old := e.lcaches[c.Name]; old != nil && old.same(c) {
+					cache = old // a listener's until now
 				} else {
 					cache = newCache(c)
 				}
@@ -118,5 +126,8 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 func (e *Engine) Cache(name string) *Cache {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.caches[name]
+	if c := e.caches[name]; c != nil {
+		return c
+	}
+	return e.lcaches[name]
 }

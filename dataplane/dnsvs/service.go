@@ -76,6 +76,14 @@ func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool) (
 			}
 		}
 	}
+	return s.unhandled(r, rd)
+}
+
+// unhandled is the profile's step for a query neither DNS Express nor a
+// wide IP answered, on a virtual and on a gtm listener alike: the cache
+// (not for rd, a query process-rd no sends on), then
+// unhandled-query-action.
+func (s *Service) unhandled(r *dns.Msg, rd bool) (*dns.Msg, step) {
 	if s.cache != nil && !rd {
 		if m := s.cache.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
@@ -392,23 +400,20 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 // ask sends wire (r) to a forward zone's name server or a member and
 // returns the answer.
 func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
-	if c := s.cache; c != nil && c.res != nil { // cache.go
-		if m, ok := c.answerOwn(r, snap.Pool != nil, forwardZone(c.cfg.Forward, r.Question[0].Name) != nil); ok {
-			return m
-		}
-	}
-	if s.cache != nil && len(s.cache.cfg.Forward) > 0 {
-		if servers := forwardZone(s.cache.cfg.Forward, r.Question[0].Name); servers != nil {
-			for _, ns := range servers {
-				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp); err == nil {
-					return m
-				}
-			}
-			return nil
-		}
+	if m, ok := s.cacheOwn(r, wire, snap.Pool != nil, udp); ok {
+		return m
 	}
 	if snap.Pool == nil {
 		return nil
+	}
+	if c := s.cache; c != nil {
+		slots, ok := c.upstream(udp) // cache.go
+		if !ok {
+			return reply(r, dns.RcodeServerFailure)
+		}
+		if slots != nil {
+			defer slots.Add(-1)
+		}
 	}
 	var failed []*state.Member
 	for attempt := 0; attempt < 2; attempt++ {
@@ -428,6 +433,32 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 		failed = append(failed, mem)
 	}
 	return nil
+}
+
+// cacheOwn is the cache's own answer to r (wire), before any pool: a
+// local zone's, a resolution's, a forward zone's name servers'. ok is
+// false when the cache leaves r to the pool (pooled: there is one).
+func (s *Service) cacheOwn(r *dns.Msg, wire []byte, pooled, udp bool) (*dns.Msg, bool) {
+	c := s.cache
+	if c == nil {
+		return nil, false
+	}
+	if c.res != nil { // cache.go
+		if m, ok := c.answerOwn(r, pooled, forwardZone(c.cfg.Forward, r.Question[0].Name) != nil); ok {
+			return m, true
+		}
+	}
+	if len(c.cfg.Forward) > 0 {
+		if servers := forwardZone(c.cfg.Forward, r.Question[0].Name); servers != nil {
+			for _, ns := range servers {
+				if m, err := exchange(netip.AddrPort{}, ns, r, wire, udp); err == nil {
+					return m, true
+				}
+			}
+			return nil, true
+		}
+	}
+	return nil, false
 }
 
 // forwardZone is the name servers of the longest forward zone holding

@@ -65,5 +65,8 @@ func (st *ProfileStats) Reset() {
 func (e *Engine) ProfileStats(name string) *ProfileStats {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.stats[name]
+	if st := e.stats[name]; st != nil {
+		return st
+	}
+	return e.lstats[name]
 }

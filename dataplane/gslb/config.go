@@ -82,6 +82,13 @@ type Listener struct {
 	ProcessXfr bool
 	Rapid      bool
 	RapidLast  string
+	// NoGTM (enable-gtm no) keeps the wide IPs from answering, NoExpress
+	// (enable-dns-express no) DNS Express's zones and NoBIND
+	// (use-local-bind no) the static zones, BIG-IP's local BIND; Steps,
+	// the profile's cache and unhandled-query-action, answers what
+	// DNS Express and the wide IPs did not (nil: the static zones do).
+	NoGTM, NoExpress, NoBIND bool
+	Steps                    ProfileSteps
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,

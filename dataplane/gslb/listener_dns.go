@@ -13,8 +13,22 @@ import (
 
 // A gtm listener's dns profile, as far as the listener acts on it: DNS
 // logging (enable-logging with a log-profile), zone transfers out
-// (process-xfr) and Rapid Response (enable-rapid-response), as a virtual
-// with a dns profile has them (dataplane/dnsvs).
+// (process-xfr), Rapid Response (enable-rapid-response), which of DNS
+// Express, the wide IPs and the static zones answer (enable-dns-express,
+// enable-gtm, use-local-bind), its cache and unhandled-query-action, as
+// a virtual with a dns profile has them (dataplane/dnsvs).
+
+// ProfileSteps is a listener's dns profile past DNS Express and the wide
+// IPs, as dataplane/dnsvs runs it for a virtual, so that a listener and
+// a virtual with one profile answer alike.
+type ProfileSteps interface {
+	// Answer is the profile's answer to r, which neither DNS Express
+	// nor a wide IP answered: its cache's, else unhandled-query-action's.
+	// pass says the action is allow with nothing cached: the static
+	// zones (BIG-IP's local BIND) answer, when use-local-bind lets them.
+	// send is false when the query is dropped.
+	Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send, pass bool)
+}
 
 // QueryLog logs a listener's queries and the answers it sends, in the
 // form of its dns profile's logging profile; dataplane/dnsvs makes it, so
@@ -43,7 +57,7 @@ type Transferer interface {
 func listenersDNS(ls map[listenerKey]Listener) map[listenerKey]*Listener {
 	var out map[listenerKey]*Listener
 	for k, l := range ls {
-		if l.Log == nil && !l.ProcessXfr && !l.Rapid {
+		if l.Log == nil && !l.ProcessXfr && !l.Rapid && !l.NoGTM && !l.NoExpress && !l.NoBIND && l.Steps == nil {
 			continue
 		}
 		if out == nil {
@@ -106,7 +120,7 @@ func (s *Server) answerListenerUDP(l *Listener, r *dns.Msg, in []byte, from neti
 		m.SetRcode(r, dns.RcodeRefused)
 		return pack(m, out)
 	}
-	m, send := s.answer(r, from.Addr(), true, via{key: lk, qlen: len(in), wire: in})
+	m, send := s.answer(r, from.Addr(), true, via{key: lk, qlen: len(in), wire: in, l: l})
 	if !send {
 		return out, false
 	}
@@ -231,4 +245,31 @@ func (s *Server) rapid(l *Listener, r *dns.Msg) (m *dns.Msg, done bool) {
 	m.SetRcode(r, rcode)
 	m.Truncated = l.RapidLast == "truncate" // the client asks again over TCP
 	return s.finishMsg(m, opt, nil, true), true
+}
+
+// profileAnswer is the listener l's dns profile step for r, which DNS
+// Express and the wide IPs did not answer; ok is false when the static
+// zones are next (no steps, or allow).
+func (s *Server) profileAnswer(l *Listener, r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send, ok bool) {
+	if l == nil || l.Steps == nil {
+		return nil, false, false
+	}
+	m, send, pass := l.Steps.Answer(r, src, udp)
+	if pass {
+		return nil, false, false
+	}
+	if !send || m == nil {
+		s.stats.dropped.Inc(0)
+		return nil, false, true
+	}
+	switch m.Rcode {
+	case dns.RcodeRefused:
+		s.stats.refused.Inc(0)
+	case dns.RcodeNameError:
+		s.stats.nxdomain.Inc(0)
+	}
+	if udp {
+		m.Truncate(udpSize(r.IsEdns0()))
+	}
+	return m, true, true
 }

@@ -25,7 +25,8 @@ import (
 type via struct {
 	key  listenerKey
 	qlen int
-	wire []byte // the query as received, for a NOTIFY's TSIG; nil over TCP
+	wire []byte    // the query as received, for a NOTIFY's TSIG; nil over TCP
+	l    *Listener // the listener's dns profile steps, nil for none (listener_dns.go)
 }
 
 // ruleConn is a query as rules see it: rules.Conn and rules.DNSConn.
@@ -374,7 +375,7 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 	}
 	p := s.plan.Load()
 	if !p.anyRules {
-		return s.answerCore(p, r, src, udp, nil)
+		return s.answerCore(p, r, src, udp, nil, v.l)
 	}
 	rc := &ruleConn{s: s, p: p, q: r, src: src, local: v.key.addr, tcp: !udp, qlen: v.qlen}
 	defer rc.release()
@@ -394,7 +395,7 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 			return s.response(lp, rc, s.finishMsg(m, r.IsEdns0(), nil, udp))
 		}
 	}
-	m, send := s.answerCore(p, r, src, udp, rc)
+	m, send := s.answerCore(p, r, src, udp, rc, v.l)
 	if send && rc.w != nil && rc.w.rules.Handles(rules.DNSResponse) {
 		rc.resp, rc.ret = m, false
 		s.runRules(rc.w.rules, rc, rules.DNSResponse)

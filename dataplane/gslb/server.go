@@ -352,6 +352,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		v.key.proto = "udp"
 	}
 	l := s.listenerDNS(v.key)
+	v.l = l
 	if l != nil && l.Log != nil {
 		l.Log.Query(r, addrPortOf(w.RemoteAddr()), v.key.addr)
 	}
@@ -373,8 +374,11 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 }
 
 // answerCore is Answer without the listener's rules; rc, when rules are
-// configured anywhere, runs a wide IP's.
-func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn) (m *dns.Msg, send bool) {
+// configured anywhere, runs a wide IP's. DNS Express answers first, then
+// the wide IPs, then the listener l's dns profile (its cache and
+// unhandled-query-action), then the static zones, BIG-IP's order; l (nil
+// for none) may leave any of them out.
+func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn, l *Listener) (m *dns.Msg, send bool) {
 	s.stats.queries.Inc(0)
 	if r.Response {
 		s.stats.malformed.Inc(0)
@@ -421,7 +425,12 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		m.Rcode = dns.RcodeRefused
 		return s.finishMsg(m, opt, nil, udp), true
 	}
-	if w, some := p.wideIPFor(qname, q.Qtype); some != nil {
+	if l == nil || !l.NoExpress {
+		if xm := s.expressAnswer(r, qname); xm != nil {
+			return s.finishMsg(xm, opt, ecs, udp), true
+		}
+	}
+	if w, some := p.wideIPFor(qname, q.Qtype); some != nil && (l == nil || !l.NoGTM) {
 		s.stats.wideIP.Inc(0)
 		some.rt.requests.Inc(0)
 		if w == nil {
@@ -469,10 +478,10 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		}
 		return s.withNS(p, s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), qname, w, opt, udp), true
 	}
-	if xm := s.expressAnswer(r, qname); xm != nil {
-		return s.finishMsg(xm, opt, ecs, udp), true
+	if pm, send, ok := s.profileAnswer(l, r, src, udp); ok { // listener_dns.go
+		return pm, send
 	}
-	if z := p.zoneFor(qname); z != nil {
+	if z := p.zoneFor(qname); z != nil && (l == nil || !l.NoBIND) {
 		s.stats.static.Inc(0)
 		z.Answer(m, qname, q.Name, q.Qtype)
 		if m.Rcode == dns.RcodeNameError {

@@ -966,6 +966,10 @@ type DNSProfile struct {
 	// through the profile's steps.
 	Rapid     bool
 	RapidLast string
+	// NoLocalBIND is use-local-bind no: on a gtm listener, the static
+	// zones (BIG-IP's local BIND, which stands in for a pool there) do
+	// not answer, and a resolver cache resolves what nothing else does.
+	NoLocalBIND bool
 	// Log is enable-logging yes with log-profile NAME: the queries and
 	// responses logged through the logging profile's publisher; nil for
 	// none.
@@ -1009,4 +1013,12 @@ type DNSCache struct {
 	// set (Hinted), from the Internet's root servers when the virtual
 	// has no pool [M].
 	Recurse, Hinted bool
+	// A transparent cache's max-concurrent-udp and max-concurrent-tcp
+	// (MaxUDP, MaxTCP: the queries to the pool not yet answered, by
+	// transport; 0 unbounded), rrset-cache-size (RRsetBytes: the bytes
+	// of the records of its kept answers; 0 unbounded) and rrset-rotate
+	// query-id (Rotate: a kept answer's record sets rotated by the
+	// query's ID). A resolver has them in Resolver.
+	MaxUDP, MaxTCP, RRsetBytes int
+	Rotate                     bool
 }
