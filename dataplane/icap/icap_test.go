@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,15 +81,18 @@ func TestFailures(t *testing.T) {
 			if err != nil {
 				return
 			}
-			a := <-answers
+			// OPTIONS gets a plain answer; the exchange that follows on
+			// the same connection gets the case's.
 			buf := make([]byte, 4096)
-			c.Read(buf)
-			if a != "" {
+			n, _ := c.Read(buf)
+			if strings.HasPrefix(string(buf[:n]), "OPTIONS") {
+				c.Write([]byte("ICAP/1.0 200 OK\r\nMethods: REQMOD\r\nOptions-TTL: 0\r\nEncapsulated: null-body=0\r\n\r\n"))
+				c.Read(buf)
+			}
+			if a := <-answers; a != "" {
 				c.Write([]byte(a))
 			}
-			if a != "" || true {
-				time.AfterFunc(2*time.Second, func() { c.Close() })
-			}
+			time.AfterFunc(2*time.Second, func() { c.Close() })
 		}
 	}()
 	addr := netip.MustParseAddrPort(ln.Addr().String())
@@ -104,7 +108,7 @@ func TestFailures(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answers <- tc.answer
-			s := &icap.Service{URI: "icap://x/av", Timeout: 300 * time.Millisecond}
+			s := &icap.Service{URI: "icap://x/av", Timeout: 300 * time.Millisecond, Client: &icap.Client{}}
 			_, err := s.Exchange(context.Background(), addr, icap.ReqMod, m)
 			if !tc.check(err) {
 				t.Fatalf("error %v", err)
@@ -120,4 +124,142 @@ func TestFailures(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestKeepAlive: exchanges share one connection and one OPTIONS; a kept
+// connection the server closed is retried once on a fresh one; the idle
+// connections kept are bounded.
+func TestKeepAlive(t *testing.T) {
+	m := icap.Message{ReqHead: []byte("POST /up HTTP/1.1\r\nHost: a\r\n\r\n"), ReqBody: []byte("hello")}
+	for _, tc := range []struct {
+		name      string
+		perConn   int // the server closes a connection after that many requests
+		exchanges int
+		conns     int64 // connections the server saw
+	}{
+		{"kept between exchanges", 0, 5, 1},
+		{"closed by the server after each request: retried", 1, 3, 4},
+		{"closed after two requests", 2, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := icaptest.Listen("127.66.16.10:0", icaptest.Config{PerConn: tc.perConn})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			addr := netip.MustParseAddrPort(srv.Addr())
+			s := &icap.Service{URI: "icap://${SERVER_IP}:${SERVER_PORT}/av", Timeout: 5 * time.Second, Client: &icap.Client{}}
+			for i := range tc.exchanges {
+				r, err := s.Exchange(context.Background(), addr, icap.ReqMod, &m)
+				if err != nil || r.Outcome != icap.Unmodified {
+					t.Fatalf("exchange %d: %v %v", i, r.Outcome, err)
+				}
+			}
+			if got := srv.Stats.Options.Load(); got != 1 {
+				t.Fatalf("%d OPTIONS, want 1", got)
+			}
+			if got := srv.Stats.ReqMod.Load(); got != int64(tc.exchanges) {
+				t.Fatalf("%d REQMOD, want %d", got, tc.exchanges)
+			}
+			if got := srv.Stats.Conns.Load(); got != tc.conns {
+				t.Fatalf("%d connections, want %d", got, tc.conns)
+			}
+		})
+	}
+}
+
+func TestIdleBounded(t *testing.T) {
+	srv, err := icaptest.Listen("127.66.16.11:0", icaptest.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := netip.MustParseAddrPort(srv.Addr())
+	cl := &icap.Client{MaxIdle: 2}
+	s := &icap.Service{URI: "icap://x/av", Timeout: 5 * time.Second, Client: cl}
+	m := icap.Message{ReqHead: []byte("GET / HTTP/1.1\r\nHost: a\r\n\r\n")}
+	// Six exchanges at once need up to six connections; two stay.
+	errs := make(chan error, 6)
+	for range 6 {
+		go func() {
+			_, err := s.Exchange(context.Background(), addr, icap.ReqMod, &m)
+			errs <- err
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cl.Idle(addr); n < 1 || n > 2 {
+		t.Fatalf("%d idle connections kept, want 1 or 2", n)
+	}
+	cl.CloseIdle()
+	if n := cl.Idle(addr); n != 0 {
+		t.Fatalf("%d idle after CloseIdle", n)
+	}
+}
+
+// TestOptions: what the server's OPTIONS says is honoured.
+func TestOptions(t *testing.T) {
+	long := bytes.Repeat([]byte("a"), 100)
+	for _, tc := range []struct {
+		name     string
+		srv      icaptest.Config
+		svc      icap.Service
+		uri      string
+		previews []string // the server's log lines about previews
+		ignored  bool
+		status   int
+	}{
+		{"preview from the server when the profile leaves it", icaptest.Config{Preview: 8}, icap.Service{ServerPreview: 1024}, "/a", []string{"REQMOD preview 8"}, false, 204},
+		{"profile's preview-size caps the server's", icaptest.Config{Preview: 64}, icap.Service{ServerPreview: 10}, "/a", []string{"REQMOD preview 10"}, false, 204},
+		{"server's preview caps the profile's", icaptest.Config{Preview: 8}, icap.Service{Preview: 32}, "/a", []string{"REQMOD preview 8"}, false, 204},
+		{"no preview asked, none left to it", icaptest.Config{}, icap.Service{ServerPreview: 1024}, "/a", nil, false, 204},
+		{"no server preview, the profile's", icaptest.Config{}, icap.Service{Preview: 16}, "/a", []string{"REQMOD preview 16"}, false, 204},
+		{"preview-size 0: none", icaptest.Config{Preview: 8}, icap.Service{}, "/a", nil, false, 204},
+		{"ignored extension not sent", icaptest.Config{Ignore: "jpg, gif"}, icap.Service{}, "/img/a.JPG?x=1", nil, true, 0},
+		{"other extension sent", icaptest.Config{Ignore: "jpg, gif"}, icap.Service{}, "/a.jpgx", nil, false, 204},
+		{"absolute form", icaptest.Config{Ignore: "gif"}, icap.Service{}, "http://h/b.gif", nil, true, 0},
+		{"no 204 allowed: the message comes back", icaptest.Config{}, icap.Service{No204: true}, "/a", nil, false, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs []string
+			var mu sync.Mutex
+			tc.srv.Log = func(l string) { mu.Lock(); logs = append(logs, l); mu.Unlock() }
+			srv, err := icaptest.Listen("127.66.16.12:0", tc.srv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			addr := netip.MustParseAddrPort(srv.Addr())
+			s := tc.svc
+			s.URI, s.Timeout, s.Client = "icap://x/av", 5*time.Second, &icap.Client{}
+			m := icap.Message{ReqHead: []byte("POST " + tc.uri + " HTTP/1.1\r\nHost: a\r\n\r\n"), ReqBody: long}
+			r, err := s.Exchange(context.Background(), addr, icap.ReqMod, &m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Ignored != tc.ignored || r.Status != tc.status {
+				t.Fatalf("ignored %v status %d, want %v %d", r.Ignored, r.Status, tc.ignored, tc.status)
+			}
+			if tc.status == 200 && (r.Outcome != icap.Modified || !bytes.HasSuffix(r.Msg, long)) {
+				t.Fatalf("outcome %v %q", r.Outcome, r.Msg)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var previews []string
+			for _, l := range logs {
+				if strings.Contains(l, "preview") {
+					previews = append(previews, l)
+				}
+			}
+			if strings.Join(previews, ",") != strings.Join(tc.previews, ",") {
+				t.Fatalf("previews %q, want %q", previews, tc.previews)
+			}
+			if want := map[bool]int64{true: 0, false: 1}[tc.ignored]; srv.Stats.ReqMod.Load() != want {
+				t.Fatalf("%d REQMOD, want %d", srv.Stats.ReqMod.Load(), want)
+			}
+		})
+	}
 }
