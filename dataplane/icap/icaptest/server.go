@@ -43,8 +43,9 @@ type Config struct {
 	// included) without a word, as a server's idle timeout does between
 	// two exchanges; 0: never.
 	PerConn int
-	// Log, when set, gets a line per exchange ("REQMOD 204", "RESPMOD
-	// modified", "REQMOD blocked"), from the connection's goroutine.
+	// Log, when set, gets a line per exchange ("OPTIONS", "REQMOD 204",
+	// "RESPMOD modified", "REQMOD blocked", "REQMOD preview 16"), from
+	// the connection's goroutine.
 	Log func(string)
 }
 
@@ -158,6 +159,7 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	switch method {
 	case "OPTIONS":
 		s.Stats.Options.Add(1)
+		s.log("OPTIONS")
 		a := "ICAP/1.0 200 OK\r\nMethods: REQMOD, RESPMOD\r\nAllow: 204\r\nISTag: \"" + s.istag() + "\"\r\n"
 		if s.Preview > 0 {
 			a += "Preview: " + strconv.Itoa(s.Preview) + "\r\nTransfer-Preview: *\r\n"
