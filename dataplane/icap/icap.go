@@ -54,9 +54,6 @@ type Service struct {
 	// the server: its OPTIONS Preview, at most ServerPreview (0 none).
 	// A server's Preview smaller than Preview caps it too.
 	Preview, ServerPreview int
-	// No204 leaves "Allow: 204" out (ADAPT::allow none): the server must
-	// give every message back, changed or not.
-	No204 bool
 	// Client holds the connections and the OPTIONS answers kept between
 	// exchanges; nil: one shared by every Service.
 	Client *Client
@@ -206,9 +203,7 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 	var b bytes.Buffer
 	b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
 	s.writeCommon(&b, uri)
-	if !s.No204 {
-		b.WriteString("Allow: 204\r\n")
-	}
+	b.WriteString("Allow: 204\r\n")
 	if preview >= 0 {
 		preview = min(preview, len(body))
 		b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")

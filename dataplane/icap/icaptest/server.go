@@ -247,14 +247,6 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	}
 	nh, changed := s.rewrite(head)
 	if !changed {
-		if _, ok := hdr["allow"]; !ok { // no 204 allowed: the message back as it came
-			s.Stats.Modified.Add(1)
-			s.log(method + " unchanged")
-			if method == "RESPMOD" {
-				return write(c, "", string(head), string(body), s.istag())
-			}
-			return write(c, string(head), "", string(body), s.istag())
-		}
 		s.Stats.NoContent.Add(1)
 		s.log(method + " 204")
 		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nISTag: \"" + s.istag() + "\"\r\nEncapsulated: null-body=0\r\n\r\n"))
