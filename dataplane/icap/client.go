@@ -213,8 +213,9 @@ func (pc *conn) run(ctx context.Context, f func() (Result, bool, bool, error)) (
 
 // options returns the service's OPTIONS answer, asking for it when not
 // known or expired; nil when the server does not answer OPTIONS well
-// (the profile's settings serve). A connection that fails is an error of
-// the exchange.
+// (another status, not ICAP, or the connection closed: the profile's
+// settings serve). A connect that fails or an answer that does not come
+// in time is an error of the exchange.
 func (c *Client) options(ctx context.Context, s *Service, addr netip.AddrPort, uri string) (*Options, error) {
 	k := optKey{addr, uri}
 	now := time.Now()
@@ -247,8 +248,8 @@ func (c *Client) options(ctx context.Context, s *Service, addr netip.AddrPort, u
 		if err != nil && reused && !answered && try == 0 && ctx.Err() == nil && stale(err) {
 			continue
 		}
-		if err != nil && !answered {
-			return nil, err
+		if err != nil && !answered && !stale(err) {
+			return nil, err // no answer in time: the service is down
 		}
 		if err != nil || o == nil {
 			o = &Options{Preview: -1, failed: true, expires: now.Add(failedOptionsTTL)}

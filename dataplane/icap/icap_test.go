@@ -1,6 +1,7 @@
 package icap_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -255,6 +256,76 @@ func TestOptions(t *testing.T) {
 			}
 			if want := map[bool]int64{true: 0, false: 1}[tc.ignored]; srv.Stats.ReqMod.Load() != want {
 				t.Fatalf("%d REQMOD, want %d", srv.Stats.ReqMod.Load(), want)
+			}
+		})
+	}
+}
+
+// TestOptionsRefused: a server that closes the connection on OPTIONS,
+// or answers it with an error, still gets the exchange, with the
+// profile's settings.
+func TestOptionsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer string // answer to OPTIONS; "" closes the connection
+	}{
+		{"closed", ""},
+		{"405", "ICAP/1.0 405 Method Not Allowed\r\nEncapsulated: null-body=0\r\n\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.66.16.13:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for n := 0; n < 4; n++ {
+					c, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go func() {
+						defer c.Close()
+						r := bufio.NewReader(c)
+						for k := 0; k < 4; k++ {
+							line, err := r.ReadString('\n')
+							if err != nil {
+								return
+							}
+							if _, err := icap.ReadFields(r); err != nil {
+								return
+							}
+							if strings.HasPrefix(line, "OPTIONS") {
+								if tc.answer == "" {
+									return
+								}
+								c.Write([]byte(tc.answer))
+								continue
+							}
+							for { // the encapsulated HTTP head, then its body
+								l, err := r.ReadString('\n')
+								if err != nil {
+									return
+								}
+								if l == "\r\n" {
+									break
+								}
+							}
+							if _, _, err := icap.ReadChunked(r, 1<<20); err != nil {
+								return
+							}
+							c.Write([]byte("ICAP/1.0 204 No Content\r\nEncapsulated: null-body=0\r\n\r\n"))
+						}
+					}()
+				}
+			}()
+			addr := netip.MustParseAddrPort(ln.Addr().String())
+			s := &icap.Service{URI: "icap://x/av", Timeout: 5 * time.Second, Client: &icap.Client{}}
+			m := icap.Message{ReqHead: []byte("GET / HTTP/1.1\r\nHost: a\r\n\r\n")}
+			for i := range 2 {
+				r, err := s.Exchange(context.Background(), addr, icap.ReqMod, &m)
+				if err != nil || r.Status != 204 {
+					t.Fatalf("exchange %d: %d %v", i, r.Status, err)
+				}
 			}
 		})
 	}
