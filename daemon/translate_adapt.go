@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/icap"
@@ -77,6 +78,7 @@ func (t *translator) adaptOptions(o *objects.Object, kind *objects.Kind) (*mblb.
 		return nil, fmt.Errorf("profile %s: preview-size %q: want bytes from 0", p.Name, e("preview-size"))
 	}
 	a.PreviewSize = int(size)
+	a.Targets = t.adaptTargets()
 	iv := e("internal-virtual")
 	if iv == "" || iv == "none" {
 		return a, nil
@@ -85,38 +87,64 @@ func (t *translator) adaptOptions(o *objects.Object, kind *objects.Kind) (*mblb.
 	if vs == nil {
 		return nil, fmt.Errorf("profile %s: virtual server %s does not exist", p.Name, iv)
 	}
-	a.Internal = vs.Name
+	tg, err := t.adaptTarget(vs)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %v", p.Name, err)
+	}
+	a.Select(tg)
+	return a, nil
+}
+
+// adaptTarget reads an internal virtual server as adapt profiles reach
+// it: its icap profile (which must have a uri) and its pool (none: no
+// ICAP server is ever available).
+func (t *translator) adaptTarget(vs *objects.Object) (*mblb.AdaptTarget, error) {
+	tg := &mblb.AdaptTarget{Internal: vs.Name}
 	ip := t.profile(vs, profileICAP)
 	if ip == nil {
-		return nil, fmt.Errorf("profile %s: internal virtual server %s has no icap profile", p.Name, vs.Name)
+		return nil, fmt.Errorf("internal virtual server %s has no icap profile", vs.Name)
 	}
 	uri := icapURI.Effective(t.cfg, ip)
 	if uri == "" || uri == "none" {
-		return nil, fmt.Errorf("profile %s: icap profile %s has no uri", p.Name, ip.Name)
+		return nil, fmt.Errorf("icap profile %s has no uri", ip.Name)
 	}
-	a.Service.URI = uri
+	tg.Service.URI = uri
 	pl, err := strconv.ParseUint(icapPreview.Effective(t.cfg, ip), 10, 31)
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: preview-length %q: want bytes from 0", ip.Name, icapPreview.Effective(t.cfg, ip))
+		return nil, fmt.Errorf("preview-length %q of %s: want bytes from 0", icapPreview.Effective(t.cfg, ip), ip.Name)
 	}
-	a.PreviewLength = int(pl)
-	if pl > 0 && size > 0 {
-		a.Service.Preview = int(min(pl, size))
-	}
+	tg.PreviewLength = int(pl)
 	none := func(s string) string {
 		if s == "none" {
 			return ""
 		}
 		return s
 	}
-	a.Service.From = none(icapHeaderFrom.Effective(t.cfg, ip))
-	a.Service.Host = none(icapHost.Effective(t.cfg, ip))
-	a.Service.Referer = none(icapReferer.Effective(t.cfg, ip))
-	a.Service.UserAgent = none(icapUserAgent.Effective(t.cfg, ip))
+	tg.Service.From = none(icapHeaderFrom.Effective(t.cfg, ip))
+	tg.Service.Host = none(icapHost.Effective(t.cfg, ip))
+	tg.Service.Referer = none(icapReferer.Effective(t.cfg, ip))
+	tg.Service.UserAgent = none(icapUserAgent.Effective(t.cfg, ip))
 	if pn := virtualPool.Str(vs); pn != "" && pn != "none" {
 		if pool := t.cfg.Lookup(t.s, specPool, pn); pool != nil {
-			a.Pool = pool.Name
+			tg.Pool = pool.Name
 		}
 	}
-	return a, nil
+	return tg, nil
+}
+
+// adaptTargets are the internal virtual servers ADAPT::select may
+// choose, by name (full and without its folder): those with an icap
+// profile and a uri.
+func (t *translator) adaptTargets() map[string]*mblb.AdaptTarget {
+	m := map[string]*mblb.AdaptTarget{}
+	for _, vs := range t.cfg.Of(ltmVirtual) {
+		if !isInternal(vs) {
+			continue
+		}
+		if tg, err := t.adaptTarget(vs); err == nil {
+			m[vs.Name] = tg
+			m[vs.Name[strings.LastIndexByte(vs.Name, '/')+1:]] = tg
+		}
+	}
+	return m
 }

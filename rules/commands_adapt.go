@@ -23,6 +23,14 @@ type AdaptChoice struct {
 	// (ADAPT::preview_size): the icap profile's preview-length still
 	// caps it, and 0 sends no preview.
 	RequestPreview, ResponsePreview int
+	// RequestHTTP10 and ResponseHTTP10 say whether each side adapts
+	// HTTP/1.0 messages (ADAPT::allow http_v1.0; the profile's
+	// allow-http-10 to start with).
+	RequestHTTP10, ResponseHTTP10 bool
+	// RequestVirtual and ResponseVirtual are the internal virtual server
+	// each side sends to (ADAPT::select; the profile's internal-virtual
+	// to start with).
+	RequestVirtual, ResponseVirtual string
 }
 
 // AdaptState is the ADAPT:: commands' state on a virtual server with a
@@ -41,7 +49,13 @@ type AdaptState struct {
 	Result          string
 	def             AdaptChoice
 	hasReq, hasResp bool
+	internal        func(string) (string, bool)
 }
+
+// SetInternal gives ADAPT::select the internal virtual servers it may
+// choose: f returns a name's canonical form, false for a name that is
+// not an internal virtual server with an icap profile.
+func (st *AdaptState) SetInternal(f func(string) (string, bool)) { st.internal = f }
 
 // Take returns the choice and starts the next request from the
 // profiles' settings.
@@ -68,6 +82,70 @@ func registerAdapt(t *tcl.Commands) {
 	t.Register("ADAPT::result", cmdAdaptResult)
 	t.Register("ADAPT::timeout", cmdAdaptTimeout)
 	t.Register("ADAPT::preview_size", cmdAdaptPreview)
+	t.Register("ADAPT::allow", cmdAdaptAllow)
+	t.Register("ADAPT::select", cmdAdaptSelect)
+}
+
+// cmdAdaptAllow is `ADAPT::allow http_v1.0 ?request|response? ?bool?`:
+// whether the side adapts HTTP/1.0 messages, after setting it when bool
+// is given. http_v1.0 is the only property BIG-IP documents.
+func cmdAdaptAllow(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "ADAPT::allow http_v1.0 ?request|response? ?bool?"
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if p := args[1].String(); p != "http_v1.0" {
+		return tcl.Empty, tcl.Errorf("ADAPT::allow: %q is not a property (http_v1.0)", p)
+	}
+	st, resp, rest, err := adaptOf(in, "ADAPT::allow", args[2:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(rest) > 1 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	side := &st.RequestHTTP10
+	if resp {
+		side = &st.ResponseHTTP10
+	}
+	if len(rest) == 1 {
+		on, err := rest[0].Truth()
+		if err != nil {
+			return tcl.Empty, err
+		}
+		*side = on
+	}
+	return tcl.Bool(*side), nil
+}
+
+// cmdAdaptSelect is `ADAPT::select ?request|response? ?virtual?`: the
+// internal virtual server the side's message goes to, after choosing it
+// when given; a name that is not an internal virtual server with an
+// icap profile is an error, and the choice stays.
+func cmdAdaptSelect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	st, resp, rest, err := adaptOf(in, "ADAPT::select", args[1:])
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if len(rest) > 1 {
+		return tcl.Empty, tcl.WrongArgs("ADAPT::select ?request|response? ?virtual?")
+	}
+	side := &st.RequestVirtual
+	if resp {
+		side = &st.ResponseVirtual
+	}
+	if len(rest) == 1 {
+		name := rest[0].String()
+		full, ok := "", false
+		if st.internal != nil {
+			full, ok = st.internal(name)
+		}
+		if !ok {
+			return tcl.Empty, tcl.Errorf("ADAPT::select: %q is not an internal virtual server with an icap profile", name)
+		}
+		*side = full
+	}
+	return tcl.Str(*side), nil
 }
 
 // cmdAdaptResult is `ADAPT::result`: what the exchange did, in

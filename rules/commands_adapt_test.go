@@ -10,7 +10,8 @@ import (
 // Take starts the next request from the profiles' settings.
 func TestAdaptCommands(t *testing.T) {
 	def := AdaptChoice{Request: true, Response: true, RequestDown: "reset", ResponseDown: "ignore",
-		RequestTimeout: 5000, ResponseTimeout: 0, RequestPreview: 1024, ResponsePreview: 0}
+		RequestTimeout: 5000, ResponseTimeout: 0, RequestPreview: 1024, ResponsePreview: 0,
+		RequestVirtual: "/Common/ivs", ResponseVirtual: "/Common/ivs"}
 	cases := []struct {
 		name, body string
 		ev         Event
@@ -31,6 +32,15 @@ func TestAdaptCommands(t *testing.T) {
 		{name: "preview too big", body: "when HTTP_REQUEST { ADAPT::preview_size 2147483648 }", ev: HTTPRequest, err: "from 0 to 2147483647"},
 		{name: "preview extra word", body: "when HTTP_REQUEST { ADAPT::preview_size request 1 2 }", ev: HTTPRequest, err: "wrong # args"},
 		{name: "timeout outside HTTP_REQUEST", body: "when HTTP_RESPONSE { ADAPT::timeout 1 }", ev: HTTPResponse, err: "valid in HTTP_REQUEST"},
+		{name: "allow http_v1.0", body: "when HTTP_REQUEST { ADAPT::allow http_v1.0 yes }", ev: HTTPRequest, want: func(c *AdaptChoice) { c.RequestHTTP10 = true }},
+		{name: "allow http_v1.0 response, read back", body: "when HTTP_REQUEST { ADAPT::allow http_v1.0 response [expr {![ADAPT::allow http_v1.0 response]}] }", ev: HTTPRequest, want: func(c *AdaptChoice) { c.ResponseHTTP10 = true }},
+		{name: "allow unknown property", body: "when HTTP_REQUEST { ADAPT::allow http_v2 yes }", ev: HTTPRequest, err: `"http_v2" is not a property (http_v1.0)`},
+		{name: "allow not a boolean", body: "when HTTP_REQUEST { ADAPT::allow http_v1.0 request maybe }", ev: HTTPRequest, err: "maybe"},
+		{name: "allow without property", body: "when HTTP_REQUEST { ADAPT::allow }", ev: HTTPRequest, err: "wrong # args"},
+		{name: "select by short name", body: "when HTTP_REQUEST { ADAPT::select other }", ev: HTTPRequest, want: func(c *AdaptChoice) { c.RequestVirtual = "/Common/other" }},
+		{name: "select response, read back", body: "when HTTP_REQUEST { ADAPT::select response /Common/other; if {[ADAPT::select response] ne {/Common/other}} { error no } }", ev: HTTPRequest, want: func(c *AdaptChoice) { c.ResponseVirtual = "/Common/other" }},
+		{name: "select unknown", body: "when HTTP_REQUEST { ADAPT::select nosuch }", ev: HTTPRequest, err: `"nosuch" is not an internal virtual server with an icap profile`},
+		{name: "select outside HTTP_REQUEST", body: "when HTTP_RESPONSE { ADAPT::select other }", ev: HTTPResponse, err: "valid in HTTP_REQUEST"},
 		{name: "without a profile", body: "when HTTP_REQUEST { ADAPT::preview_size 1 }", ev: HTTPRequest, noProfile: true, err: "no request-adapt or response-adapt profile"},
 	}
 	for _, c := range cases {
@@ -40,6 +50,12 @@ func TestAdaptCommands(t *testing.T) {
 			defer s.Release()
 			if !c.noProfile {
 				s.SetAdapt(def)
+				s.Adapt().SetInternal(func(n string) (string, bool) {
+					if n == "other" || n == "/Common/other" {
+						return "/Common/other", true
+					}
+					return "", false
+				})
 			}
 			err := s.Run(c.ev)
 			if c.err != "" {

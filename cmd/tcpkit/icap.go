@@ -19,14 +19,23 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	header := fs.String("header", "", "set this header of a message carrying it to -value (the message is then modified)")
 	value := fs.String("value", "", "with -header, the new value")
 	add := fs.String("add", "", "with -header, a field line ('Name: value') added to every message modified")
+	preview := fs.Int("preview", 0, "the Preview its OPTIONS answer asks for (0: none)")
+	ignore := fs.String("ignore", "", "its OPTIONS answer's Transfer-Ignore ('jpg, gif'): extensions not to be sent")
+	ttl := fs.Int("ttl", 0, "its OPTIONS answer's Options-TTL in seconds (0: none)")
+	istag := fs.String("istag", "", "the service's ISTag")
+	perConn := fs.Int("per-conn", 0, "close a connection after this many requests without a word (0: keep it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *listen == "" {
 		return errors.New("icap needs -listen")
 	}
+	if *preview < 0 || *ttl < 0 || *perConn < 0 {
+		return errors.New("icap: -preview, -ttl and -per-conn are counts from 0")
+	}
 	log := &lockedWriter{w: stdout}
 	srv, err := icaptest.Listen(*listen, icaptest.Config{Block: *block, Header: *header, Value: *value, Add: *add,
+		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn,
 		Log: func(l string) { log.printf("%s\n", l) }})
 	if err != nil {
 		return err

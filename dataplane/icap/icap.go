@@ -12,10 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -24,8 +24,8 @@ import (
 // Mode is the ICAP method of an exchange.
 type Mode int
 
-// The two modification methods; OPTIONS is never sent (the profile says
-// what the service is, as BIG-IP does).
+// The two modification methods. OPTIONS is sent by the client itself
+// (Client.options) when it does not know the server's yet.
 const (
 	ReqMod Mode = iota
 	RespMod
@@ -50,9 +50,13 @@ type Service struct {
 	// Without host, Host is the URI's authority, which RFC 3507 needs.
 	Host, From, Referer, UserAgent string
 	// Preview is how many body bytes go first in a preview (Preview:
-	// header), the rest only on the server's 100 Continue; 0 sends the
-	// whole body at once.
-	Preview int
+	// header), the rest only on the server's 100 Continue; 0 leaves it to
+	// the server: its OPTIONS Preview, at most ServerPreview (0 none).
+	// A server's Preview smaller than Preview caps it too.
+	Preview, ServerPreview int
+	// Client holds the connections and the OPTIONS answers kept between
+	// exchanges; nil: one shared by every Service.
+	Client *Client
 	// Timeout bounds a whole exchange, connect included; 0: none of its
 	// own (ConnectTimeout still bounds the connect).
 	Timeout        time.Duration
@@ -93,8 +97,14 @@ func (o Outcome) String() string {
 type Result struct {
 	Outcome Outcome
 	Msg     []byte
-	// Status is the ICAP status line's code (204, 200).
+	// Status is the ICAP status line's code (204, 200); 0 when the
+	// message was not sent (Ignored).
 	Status int
+	// ISTag is the service's tag in the answer (its version).
+	ISTag string
+	// Ignored: the server's OPTIONS listed the message's extension in
+	// Transfer-Ignore, so it was not sent (Outcome Unmodified).
+	Ignored bool
 }
 
 // Message is what goes to the server: for REQMOD the request's head and
@@ -115,50 +125,87 @@ func (s *Service) URIFor(addr netip.AddrPort) string {
 	return strings.ReplaceAll(u, "${SERVER_PORT}", strconv.Itoa(int(addr.Port())))
 }
 
-// Exchange sends one message to the ICAP server at addr over a
-// connection of its own and reads the answer. ctx may end it early.
+// Exchange sends one message to the ICAP server at addr, on a
+// connection kept from an earlier exchange when there is one, and reads
+// the answer. ctx may end it early. A kept connection the server closed
+// meanwhile (nothing answered yet) is retried once on a fresh one.
 func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, m *Message) (Result, error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
 		defer cancel()
 	}
-	d := net.Dialer{Timeout: s.ConnectTimeout}
-	c, err := d.DialContext(ctx, "tcp", addr.String())
+	cl := s.Client
+	if cl == nil {
+		cl = sharedClient
+	}
+	uri := s.URIFor(addr)
+	opt, err := cl.options(ctx, s, addr, uri)
 	if err != nil {
 		return Result{}, err
 	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		c.SetDeadline(dl)
+	preview := -1 // none
+	if s.Preview > 0 {
+		preview = s.Preview
 	}
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	return s.exchange(c, addr, mode, m)
+	if opt != nil {
+		switch opt.transfer(extension(m.ReqHead)) {
+		case transferIgnore:
+			return Result{Outcome: Unmodified, Ignored: true}, nil
+		case transferComplete:
+			preview = -1
+		default:
+			if opt.Preview >= 0 && s.Preview > 0 {
+				preview = min(s.Preview, opt.Preview)
+			} else if opt.Preview >= 0 && s.ServerPreview > 0 {
+				preview = min(opt.Preview, s.ServerPreview)
+			}
+		}
+	}
+	for try := 0; ; try++ {
+		pc, reused, err := cl.get(ctx, addr, s.ConnectTimeout)
+		if err != nil {
+			return Result{}, err
+		}
+		r, keep, answered, err := pc.run(ctx, func() (Result, bool, bool, error) {
+			return s.exchange(pc, uri, mode, m, preview)
+		})
+		if keep && err == nil {
+			cl.put(addr, pc)
+		} else {
+			pc.c.Close()
+		}
+		if err != nil && reused && !answered && try == 0 && ctx.Err() == nil && stale(err) {
+			continue
+		}
+		if err == nil && opt != nil && r.ISTag != "" && opt.ISTag != "" && r.ISTag != opt.ISTag {
+			cl.forget(addr, uri) // the service changed: learn its OPTIONS again
+		}
+		return r, err
+	}
 }
 
-func (s *Service) exchange(c net.Conn, addr netip.AddrPort, mode Mode, m *Message) (Result, error) {
+// stale reports whether err is what a kept connection the server closed
+// while it was idle gives.
+func stale(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// exchange sends one request on pc (preview: bytes of body in a
+// preview, -1 none) and reads its answer; keep says the
+// connection may serve another exchange, answered that the server sent
+// something (a retry would not be safe).
+func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview int) (res Result, keep, answered bool, err error) {
 	body := m.ReqBody
 	if mode == RespMod {
 		body = m.RespBody
 	}
-	uri := s.URIFor(addr)
 	var b bytes.Buffer
 	b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
-	host := s.Host
-	if host == "" {
-		host = authority(uri)
-	}
-	b.WriteString("Host: " + host + "\r\n")
-	for _, f := range [][2]string{{"From", s.From}, {"Referer", s.Referer}, {"User-Agent", s.UserAgent}} {
-		if f[1] != "" {
-			b.WriteString(f[0] + ": " + f[1] + "\r\n")
-		}
-	}
+	s.writeCommon(&b, uri)
 	b.WriteString("Allow: 204\r\n")
-	preview := -1
-	if s.Preview > 0 {
-		preview = min(s.Preview, len(body))
+	if preview >= 0 {
+		preview = min(preview, len(body))
 		b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
 	}
 	enc := "req-hdr=0"
@@ -192,34 +239,53 @@ func (s *Service) exchange(c net.Conn, addr netip.AddrPort, mode Mode, m *Messag
 		b.WriteString("0\r\n\r\n")
 		rest = nil
 	}
-	if _, err := c.Write(b.Bytes()); err != nil {
-		return Result{}, err
+	if _, err := pc.c.Write(b.Bytes()); err != nil {
+		return Result{}, false, false, err
 	}
-	r := bufio.NewReader(c)
 	for {
-		status, hdr, err := readHead(r)
+		status, hdr, err := readHead(pc.r)
 		if err != nil {
-			return Result{}, err
+			return Result{}, false, answered, err
 		}
+		answered = true
+		keep = !strings.EqualFold(hdr["connection"], "close")
 		switch {
 		case status == 100:
 			if preview < 0 || len(rest) == 0 {
-				return Result{}, fmt.Errorf("icap: 100 Continue with nothing left to send")
+				return Result{}, false, true, fmt.Errorf("icap: 100 Continue with nothing left to send")
 			}
 			b.Reset()
 			writeChunk(&b, rest)
 			b.WriteString("0\r\n\r\n")
-			if _, err := c.Write(b.Bytes()); err != nil {
-				return Result{}, err
+			if _, err := pc.c.Write(b.Bytes()); err != nil {
+				return Result{}, false, true, err
 			}
 			rest = nil
 			continue
 		case status == 204:
-			return Result{Outcome: Unmodified, Status: 204}, nil
+			return Result{Outcome: Unmodified, Status: 204, ISTag: hdr["istag"]}, keep, true, nil
 		case status == 200:
-			return s.readEncapsulated(r, mode, hdr)
+			r, err := s.readEncapsulated(pc.r, mode, hdr)
+			r.ISTag = hdr["istag"]
+			return r, keep && err == nil, true, err
 		}
-		return Result{Status: status}, fmt.Errorf("%w: %d", ErrStatus, status)
+		// An error status with a body would leave the connection out of
+		// step: it is not kept.
+		return Result{Status: status}, false, true, fmt.Errorf("%w: %d", ErrStatus, status)
+	}
+}
+
+// writeCommon writes the header fields every request carries.
+func (s *Service) writeCommon(b *bytes.Buffer, uri string) {
+	host := s.Host
+	if host == "" {
+		host = authority(uri)
+	}
+	b.WriteString("Host: " + host + "\r\n")
+	for _, f := range [][2]string{{"From", s.From}, {"Referer", s.Referer}, {"User-Agent", s.UserAgent}} {
+		if f[1] != "" {
+			b.WriteString(f[0] + ": " + f[1] + "\r\n")
+		}
 	}
 }
 

@@ -35,14 +35,40 @@ type Adapt struct {
 	// when both are set. Kept apart so that ADAPT::preview_size can
 	// change the first for one message.
 	PreviewSize, PreviewLength int
+	// Targets are the internal virtual servers ADAPT::select may choose,
+	// by name; shared, never changed.
+	Targets map[string]*AdaptTarget
 }
 
-// preview is the Preview of an exchange whose preview-size is size.
-func (a *Adapt) preview(size int) int {
-	if size > 0 && a.PreviewLength > 0 {
-		return min(size, a.PreviewLength)
+// AdaptTarget is an internal virtual server as adapt profiles reach it:
+// its pool, and its icap profile's uri, header fields (in Service) and
+// preview-length.
+type AdaptTarget struct {
+	Internal, Pool string
+	Service        icap.Service
+	PreviewLength  int
+}
+
+// Select makes tg the internal virtual server a sends to, keeping a's
+// own settings (timeout, preview-size). a.Service must be a's own.
+func (a *Adapt) Select(tg *AdaptTarget) {
+	a.Internal, a.Pool, a.PreviewLength = tg.Internal, tg.Pool, tg.PreviewLength
+	svc := a.Service
+	svc.URI, svc.Host, svc.From, svc.Referer, svc.UserAgent = tg.Service.URI, tg.Service.Host, tg.Service.From, tg.Service.Referer, tg.Service.UserAgent
+	svc.Preview, svc.ServerPreview = a.previews(a.PreviewSize)
+}
+
+// previews are Service.Preview and Service.ServerPreview for
+// preview-size size: the smaller of it and preview-length, or, with
+// preview-length 0, what the server's OPTIONS asks up to size [M].
+func (a *Adapt) previews(size int) (preview, server int) {
+	if size <= 0 {
+		return 0, 0
 	}
-	return 0
+	if a.PreviewLength > 0 {
+		return min(size, a.PreviewLength), 0
+	}
+	return 0, size
 }
 
 // AdaptDown is an adapt profile's service-down-action.
@@ -68,6 +94,12 @@ type AdaptChoice struct {
 	RequestDown, ResponseDown       AdaptDown
 	RequestTimeout, ResponseTimeout time.Duration
 	RequestPreview, ResponsePreview int
+	// RequestHTTP10 and ResponseHTTP10: HTTP/1.0 messages are adapted
+	// (ADAPT::allow http_v1.0).
+	RequestHTTP10, ResponseHTTP10 bool
+	// RequestTarget and ResponseTarget are the internal virtual servers
+	// ADAPT::select chose (nil: the profile's).
+	RequestTarget, ResponseTarget *AdaptTarget
 }
 
 // HTTPAdaptHandler is implemented by an HTTPRuleHandler on a virtual
@@ -80,9 +112,20 @@ type HTTPAdaptHandler interface {
 // adaptSide is one side's choice as a message carries it.
 type adaptSide struct {
 	set, off bool
+	http10   bool
 	down     AdaptDown
 	timeout  time.Duration
 	preview  int
+	target   *AdaptTarget
+}
+
+// skips reports whether a message of HTTP minor version minor is not
+// adapted: the side is off, or HTTP/1.0 is not allowed.
+func (c adaptSide) skips(a *Adapt, minor int) bool {
+	if c.set {
+		return c.off || !c.http10 && minor == 0
+	}
+	return !a.HTTP10 && minor == 0
 }
 
 // HTTPAdaptEvents is implemented by an HTTPRuleHandler whose rules may
@@ -223,8 +266,8 @@ func (s *ClientConn) adaptChoice(x *HTTPEvent) (req, resp adaptSide) {
 		return
 	}
 	c := ah.AdaptChoice()
-	return adaptSide{set: true, off: !c.Request, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview},
-		adaptSide{set: true, off: !c.Response, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview}
+	return adaptSide{set: true, off: !c.Request, http10: c.RequestHTTP10, down: c.RequestDown, timeout: c.RequestTimeout, preview: c.RequestPreview, target: c.RequestTarget},
+		adaptSide{set: true, off: !c.Response, http10: c.ResponseHTTP10, down: c.ResponseDown, timeout: c.ResponseTimeout, preview: c.ResponsePreview, target: c.ResponseTarget}
 }
 
 // adaptServer is the ICAP server the pool's method chooses now.
@@ -242,7 +285,7 @@ func (e *Engine) adaptServer(a *Adapt) (netip.AddrPort, bool) {
 // ("" when the request was not adapted); ok is false when the
 // service-down-action ended the client.
 func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.Head, x *HTTPEvent) (nb []byte, nh *httpx.Head, answer []byte, result string, ok bool) {
-	if side.off || !a.HTTP10 && h.Minor == 0 {
+	if side.skips(a, h.Minor) {
 		return nil, nil, nil, "", true
 	}
 	a = side.apply(a)
@@ -313,7 +356,7 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 		return nil, nil, "", true
 	}
 	s := req.sess
-	if req.hx.respAdapt.off || !a.HTTP10 && h.Minor == 0 {
+	if req.hx.respAdapt.skips(a, h.Minor) {
 		return nil, nil, "", true
 	}
 	a = req.hx.respAdapt.apply(a)
@@ -353,25 +396,25 @@ func (o *HTTPOptions) adapts() bool { return o.RequestAdapt != nil || o.Response
 // preview-size, when they chose other than the profile's (a copy then:
 // the profile is shared).
 func (c adaptSide) apply(a *Adapt) *Adapt {
-	if !c.set || c.down == a.Down && c.timeout == a.Service.Timeout && c.preview == a.PreviewSize {
+	if !c.set || c.down == a.Down && c.timeout == a.Service.Timeout && c.preview == a.PreviewSize && c.http10 == a.HTTP10 && (c.target == nil || c.target.Internal == a.Internal) {
 		return a
 	}
 	b := *a
-	b.Down = c.down
-	if c.timeout != a.Service.Timeout || c.preview != a.PreviewSize {
-		svc := *a.Service
-		if c.timeout != a.Service.Timeout {
-			svc.Timeout = c.timeout
-			svc.ConnectTimeout = AdaptConnectTimeout
-			if c.timeout > 0 {
-				svc.ConnectTimeout = min(c.timeout, AdaptConnectTimeout)
-			}
+	b.Down, b.HTTP10 = c.down, c.http10
+	svc := *a.Service
+	b.Service = &svc
+	if c.timeout != a.Service.Timeout {
+		svc.Timeout = c.timeout
+		svc.ConnectTimeout = AdaptConnectTimeout
+		if c.timeout > 0 {
+			svc.ConnectTimeout = min(c.timeout, AdaptConnectTimeout)
 		}
-		if c.preview != a.PreviewSize {
-			b.PreviewSize = c.preview
-			svc.Preview = a.preview(c.preview)
-		}
-		b.Service = &svc
+	}
+	b.PreviewSize = c.preview
+	if c.target != nil {
+		b.Select(c.target)
+	} else {
+		svc.Preview, svc.ServerPreview = b.previews(c.preview)
 	}
 	return &b
 }

@@ -30,13 +30,28 @@ type Config struct {
 	// Add is a field line ("Name: value") added to every message the
 	// server modifies, so a member or client can see it went through.
 	Add string
-	// Log, when set, gets a line per exchange ("REQMOD 204", "RESPMOD
-	// modified", "REQMOD blocked"), from the connection's goroutine.
+	// Preview, when above 0, is the Preview its OPTIONS answer asks for
+	// (none otherwise: the client's profile decides).
+	Preview int
+	// Ignore is its OPTIONS answer's Transfer-Ignore ("jpg, gif").
+	Ignore string
+	// TTL is its OPTIONS answer's Options-TTL in seconds (0: none sent).
+	TTL int
+	// ISTag is the service's tag (default "openltm-test").
+	ISTag string
+	// PerConn closes a connection after that many requests (OPTIONS
+	// included) without a word, as a server's idle timeout does between
+	// two exchanges; 0: never.
+	PerConn int
+	// Log, when set, gets a line per exchange ("OPTIONS", "REQMOD 204",
+	// "RESPMOD modified", "REQMOD blocked", "REQMOD preview 16"), from
+	// the connection's goroutine.
 	Log func(string)
 }
 
 // Stats counts what the server saw, for tests.
 type Stats struct {
+	Conns                           atomic.Int64
 	ReqMod, RespMod, Options        atomic.Int64
 	NoContent, Modified, Blocked    atomic.Int64
 	Continues, Previews, PreviewEOF atomic.Int64
@@ -48,6 +63,9 @@ type Server struct {
 	Stats Stats
 	ln    net.Listener
 	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]struct{} // open, closed by Close
+	done  bool
 }
 
 // Listen starts a server on addr ("127.60.0.1:1344").
@@ -65,9 +83,16 @@ func Listen(addr string, cfg Config) (*Server, error) {
 // Addr is where the server listens.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops accepting and waits for the open exchanges.
+// Close stops accepting, closes the connections clients keep open
+// between exchanges, and waits for their goroutines.
 func (s *Server) Close() error {
 	err := s.ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.conns, s.done = nil, true
+	s.mu.Unlock()
 	s.wg.Wait()
 	return err
 }
@@ -79,12 +104,33 @@ func (s *Server) serve() {
 		if err != nil {
 			return
 		}
+		s.mu.Lock()
+		if s.done {
+			s.mu.Unlock()
+			c.Close()
+			return
+		}
+		if s.conns == nil {
+			s.conns = map[net.Conn]struct{}{}
+		}
+		s.conns[c] = struct{}{}
+		s.mu.Unlock()
 		s.wg.Add(1)
+		s.Stats.Conns.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer c.Close()
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+				c.Close()
+			}()
 			r := bufio.NewReader(c)
-			for n := 0; n < 10000; n++ {
+			most := 10000
+			if s.PerConn > 0 {
+				most = s.PerConn
+			}
+			for n := 0; n < most; n++ {
 				if err := s.one(c, r); err != nil {
 					return
 				}
@@ -113,7 +159,18 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	switch method {
 	case "OPTIONS":
 		s.Stats.Options.Add(1)
-		_, err := c.Write([]byte("ICAP/1.0 200 OK\r\nMethods: REQMOD, RESPMOD\r\nAllow: 204\r\nPreview: 1024\r\nEncapsulated: null-body=0\r\n\r\n"))
+		s.log("OPTIONS")
+		a := "ICAP/1.0 200 OK\r\nMethods: REQMOD, RESPMOD\r\nAllow: 204\r\nISTag: \"" + s.istag() + "\"\r\n"
+		if s.Preview > 0 {
+			a += "Preview: " + strconv.Itoa(s.Preview) + "\r\nTransfer-Preview: *\r\n"
+		}
+		if s.Ignore != "" {
+			a += "Transfer-Ignore: " + s.Ignore + "\r\n"
+		}
+		if s.TTL > 0 {
+			a += "Options-TTL: " + strconv.Itoa(s.TTL) + "\r\n"
+		}
+		_, err := c.Write([]byte(a + "Encapsulated: null-body=0\r\n\r\n"))
 		return err
 	case "REQMOD":
 		s.Stats.ReqMod.Add(1)
@@ -161,6 +218,7 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 		body = b
 		if _, ok := hdr["preview"]; ok {
 			s.Stats.Previews.Add(1)
+			s.log(method + " preview " + hdr["preview"])
 			if ext == "ieof" {
 				s.Stats.PreviewEOF.Add(1)
 			} else if s.Block == "" || !bytes.Contains(body, []byte(s.Block)) {
@@ -181,7 +239,7 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 		s.Stats.Blocked.Add(1)
 		s.log(method + " blocked")
 		page := "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: " + strconv.Itoa(len(blockPage)) + "\r\n\r\n"
-		return write(c, "", page, blockPage)
+		return write(c, "", page, blockPage, s.istag())
 	}
 	head := reqHead
 	if method == "RESPMOD" {
@@ -191,15 +249,15 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	if !changed {
 		s.Stats.NoContent.Add(1)
 		s.log(method + " 204")
-		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nEncapsulated: null-body=0\r\n\r\n"))
+		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nISTag: \"" + s.istag() + "\"\r\nEncapsulated: null-body=0\r\n\r\n"))
 		return err
 	}
 	s.Stats.Modified.Add(1)
 	s.log(method + " modified")
 	if method == "RESPMOD" {
-		return write(c, "", string(nh), string(body))
+		return write(c, "", string(nh), string(body), s.istag())
 	}
-	return write(c, string(nh), "", string(body))
+	return write(c, string(nh), "", string(body), s.istag())
 }
 
 // rewrite applies Header/Value and Add to a head.
@@ -227,13 +285,13 @@ func (s *Server) rewrite(head []byte) ([]byte, bool) {
 
 // write sends a 200 with an encapsulated request head or response head,
 // and body (chunked), one of the heads empty.
-func write(c net.Conn, reqHead, resHead, body string) error {
+func write(c net.Conn, reqHead, resHead, body, istag string) error {
 	enc := "req-hdr=0, req-body=" + strconv.Itoa(len(reqHead))
 	if resHead != "" {
 		enc = "res-hdr=0, res-body=" + strconv.Itoa(len(resHead))
 	}
 	var b strings.Builder
-	b.WriteString("ICAP/1.0 200 OK\r\nISTag: \"openltm-test\"\r\nEncapsulated: " + enc + "\r\n\r\n")
+	b.WriteString("ICAP/1.0 200 OK\r\nISTag: \"" + istag + "\"\r\nEncapsulated: " + enc + "\r\n\r\n")
 	b.WriteString(reqHead + resHead)
 	if body != "" {
 		b.WriteString(strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n")
@@ -244,6 +302,13 @@ func write(c net.Conn, reqHead, resHead, body string) error {
 }
 
 func ioReadFull(r *bufio.Reader, p []byte) (int, error) { return io.ReadFull(r, p) }
+
+func (s *Server) istag() string {
+	if s.ISTag != "" {
+		return s.ISTag
+	}
+	return "openltm-test"
+}
 
 func (s *Server) log(line string) {
 	if s.Log != nil {

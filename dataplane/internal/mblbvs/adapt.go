@@ -35,13 +35,31 @@ var adaptDowns = [...]string{mblb.AdaptIgnore: "ignore", mblb.AdaptDrop: "drop",
 // request from the virtual's adapt profiles.
 func setAdapt(s *rules.ConnState, h *mblb.HTTPOptions) {
 	c := rules.AdaptChoice{Request: h.RequestAdapt != nil, Response: h.ResponseAdapt != nil, RequestDown: "ignore", ResponseDown: "ignore"}
+	var targets map[string]*mblb.AdaptTarget
 	if a := h.RequestAdapt; a != nil {
 		c.RequestDown, c.RequestTimeout, c.RequestPreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
+		c.RequestHTTP10, c.RequestVirtual, targets = a.HTTP10, a.Internal, a.Targets
 	}
 	if a := h.ResponseAdapt; a != nil {
 		c.ResponseDown, c.ResponseTimeout, c.ResponsePreview = adaptDowns[a.Down], int(a.Service.Timeout/time.Millisecond), a.PreviewSize
+		c.ResponseHTTP10, c.ResponseVirtual, targets = a.HTTP10, a.Internal, a.Targets
 	}
 	s.SetAdapt(c)
+	s.Adapt().SetInternal(func(name string) (string, bool) {
+		if tg := targets[name]; tg != nil {
+			return tg.Internal, true
+		}
+		return "", false
+	})
+}
+
+// adaptTarget is the internal virtual server ADAPT::select chose for a
+// side whose profile is a: nil when it is the profile's own.
+func adaptTarget(a *mblb.Adapt, name string) *mblb.AdaptTarget {
+	if a == nil || name == a.Internal {
+		return nil
+	}
+	return a.Targets[name]
 }
 
 // AdaptChoice implements mblb.HTTPAdaptHandler: what the rules' ADAPT::
@@ -56,17 +74,19 @@ func (h *httpRules) AdaptChoice() mblb.AdaptChoice {
 	if r.sess == nil || r.sess.Adapt() == nil {
 		c := mblb.AdaptChoice{Request: cfg.RequestAdapt != nil, Response: cfg.ResponseAdapt != nil}
 		if a := cfg.RequestAdapt; a != nil {
-			c.RequestDown, c.RequestTimeout, c.RequestPreview = a.Down, a.Service.Timeout, a.PreviewSize
+			c.RequestDown, c.RequestTimeout, c.RequestPreview, c.RequestHTTP10 = a.Down, a.Service.Timeout, a.PreviewSize, a.HTTP10
 		}
 		if a := cfg.ResponseAdapt; a != nil {
-			c.ResponseDown, c.ResponseTimeout, c.ResponsePreview = a.Down, a.Service.Timeout, a.PreviewSize
+			c.ResponseDown, c.ResponseTimeout, c.ResponsePreview, c.ResponseHTTP10 = a.Down, a.Service.Timeout, a.PreviewSize, a.HTTP10
 		}
 		return c
 	}
 	c := r.sess.Adapt().Take()
 	return mblb.AdaptChoice{Request: c.Request, Response: c.Response, RequestDown: adaptDown(c.RequestDown), ResponseDown: adaptDown(c.ResponseDown),
 		RequestTimeout: time.Duration(c.RequestTimeout) * time.Millisecond, ResponseTimeout: time.Duration(c.ResponseTimeout) * time.Millisecond,
-		RequestPreview: c.RequestPreview, ResponsePreview: c.ResponsePreview}
+		RequestPreview: c.RequestPreview, ResponsePreview: c.ResponsePreview,
+		RequestHTTP10: c.RequestHTTP10, ResponseHTTP10: c.ResponseHTTP10,
+		RequestTarget: adaptTarget(cfg.RequestAdapt, c.RequestVirtual), ResponseTarget: adaptTarget(cfg.ResponseAdapt, c.ResponseVirtual)}
 }
 
 func adaptDown(s string) mblb.AdaptDown {
