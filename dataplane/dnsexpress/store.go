@@ -211,22 +211,6 @@ func (s *Store) Answer(r *dns.Msg, qname string) *dns.Msg {
 	return nil
 }
 
-// Holds reports whether a zone with a copy holds qname (lower case):
-// the GSLB's fast path for wide IPs asks it, since DNS Express answers
-// before the wide IPs. It takes no lock and allocates nothing.
-func (s *Store) Holds(qname string) bool {
-	ix := s.idx.Load()
-	if ix == nil {
-		return false
-	}
-	for _, z := range ix.zones {
-		if dns.IsSubDomain(z.name, qname) {
-			return z.data.Load() != nil
-		}
-	}
-	return false
-}
-
 // Active reports whether any zone is enabled: a caller's cheap test
 // before it looks at a NOTIFY.
 func (s *Store) Active() bool { return s.idx.Load() != nil }

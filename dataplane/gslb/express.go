@@ -7,8 +7,9 @@ import (
 )
 
 // Express is DNS Express (dataplane/dnsexpress) as the GSLB asks it: its
-// zones answer before the wide IPs and the static zones, BIG-IP's
-// order, and it takes the NOTIFYs that come to a listener.
+// zones answer a name no wide IP answers, before the static zones
+// (BIG-IP's order: wide IPs, DNS Express, then the cache and BIND), and
+// it takes the NOTIFYs that come to a listener.
 type Express interface {
 	// Answer is the reply to r (its one question's name lower cased as
 	// qname) from the zone holding the name; nil when none does.
@@ -17,28 +18,7 @@ type Express interface {
 	Notify(wire []byte, r *dns.Msg, src netip.Addr) (m *dns.Msg, pass bool)
 }
 
-// expressHolder is an Express that tells cheaply whether it holds a
-// name (dnsexpress.Store): the UDP fast path for wide IPs asks it, as
-// DNS Express answers before the wide IPs; without it, that path is
-// left to the general one while an Express is set.
-type expressHolder interface {
-	Holds(qname string) bool
-}
-
-type expressRef struct {
-	x Express
-	h expressHolder // nil when x does not tell
-}
-
-// expressHolds reports whether DNS Express may answer qname: false when no
-// store is set, true when the store does not tell.
-func (s *Server) expressHolds(qname string) bool {
-	x := s.express.Load()
-	if x == nil {
-		return false
-	}
-	return x.h == nil || x.h.Holds(qname)
-}
+type expressRef struct{ x Express }
 
 // SetExpress lets x answer its zones on every listener and dns-profile
 // virtual (AnswerVirtual); nil takes it away.
@@ -47,8 +27,7 @@ func (s *Server) SetExpress(x Express) {
 		s.express.Store(nil)
 		return
 	}
-	h, _ := x.(expressHolder)
-	s.express.Store(&expressRef{x: x, h: h})
+	s.express.Store(&expressRef{x})
 }
 
 // expressAnswer is the DNS Express step: one atomic load when no store

@@ -12,22 +12,21 @@ import (
 )
 
 // expressApp is DNS Express holding app.example.com, which is a wide
-// IP's alias too: the order of the two steps shows in the answer.
+// IP's alias too (the order of the two steps shows in the answer), and
+// other.example.com, which the static zone holds as well.
 type expressApp struct{}
 
 func (expressApp) Answer(r *dns.Msg, qname string) *dns.Msg {
-	if qname != "app.example.com." {
+	if qname != "app.example.com." && qname != "other.example.com." {
 		return nil
 	}
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
-	rr, _ := dns.NewRR("app.example.com. 60 IN A 127.67.9.9")
+	rr, _ := dns.NewRR(qname + " 60 IN A 127.67.9.9")
 	m.Answer = append(m.Answer, rr)
 	return m
 }
-
-func (expressApp) Holds(qname string) bool { return qname == "app.example.com." }
 
 func (expressApp) Notify([]byte, *dns.Msg, netip.Addr) (*dns.Msg, bool) { return nil, false }
 
@@ -52,7 +51,7 @@ func (stepsStub) Answer(r *dns.Msg, _ netip.Addr, _ bool) (*dns.Msg, bool, bool)
 }
 
 // TestListenerProfileSteps: a listener's dns profile decides which of
-// DNS Express, the wide IPs, its own steps (cache, unhandled-query-
+// the wide IPs, DNS Express, its own steps (cache, unhandled-query-
 // action) and the static zones answer, in BIG-IP's order, over UDP and
 // TCP on real sockets.
 func TestListenerProfileSteps(t *testing.T) {
@@ -68,7 +67,8 @@ func TestListenerProfileSteps(t *testing.T) {
 		want []want
 	}{
 		{"default", func(*Listener) {}, []want{
-			{"app.example.com.", dns.RcodeSuccess, "127.67.9.9"}, // DNS Express before the wide IP
+			{"app.example.com.", dns.RcodeSuccess, "wide"}, // the wide IP before DNS Express
+			{"other.example.com.", dns.RcodeSuccess, "127.67.9.9"},
 			{"static.example.com.", dns.RcodeSuccess, "127.0.80.80"},
 			{"none.example.com.", dns.RcodeNameError, ""},
 			{"elsewhere.test.", dns.RcodeRefused, ""},

@@ -374,8 +374,8 @@ func (s *Server) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg, send 
 }
 
 // answerCore is Answer without the listener's rules; rc, when rules are
-// configured anywhere, runs a wide IP's. DNS Express answers first, then
-// the wide IPs, then the listener l's dns profile (its cache and
+// configured anywhere, runs a wide IP's. The wide IPs answer first, then
+// DNS Express, then the listener l's dns profile (its cache and
 // unhandled-query-action), then the static zones, BIG-IP's order; l (nil
 // for none) may leave any of them out.
 func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *ruleConn, l *Listener) (m *dns.Msg, send bool) {
@@ -425,11 +425,6 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 		m.Rcode = dns.RcodeRefused
 		return s.finishMsg(m, opt, nil, udp), true
 	}
-	if l == nil || !l.NoExpress {
-		if xm := s.expressAnswer(r, qname); xm != nil {
-			return s.finishMsg(xm, opt, ecs, udp), true
-		}
-	}
 	if w, some := p.wideIPFor(qname, q.Qtype); some != nil && (l == nil || !l.NoGTM) {
 		s.stats.wideIP.Inc(0)
 		some.rt.requests.Inc(0)
@@ -477,6 +472,11 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 			return s.withNS(p, s.decidedNames(p, m, qname, q, opt, ecs, udp, w, &d), qname, w, opt, udp), true
 		}
 		return s.withNS(p, s.decided(p, m, qname, q, opt, ecs, udp, w.typ, &d), qname, w, opt, udp), true
+	}
+	if l == nil || !l.NoExpress {
+		if xm := s.expressAnswer(r, qname); xm != nil {
+			return s.finishMsg(xm, opt, ecs, udp), true
+		}
 	}
 	if pm, send, ok := s.profileAnswer(l, r, src, udp); ok { // listener_dns.go
 		return pm, send

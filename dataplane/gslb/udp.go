@@ -255,9 +255,6 @@ func (s *Server) answerWire(in []byte, src netip.Addr, out []byte, c *batchCtx) 
 	if w == nil || w.cfg.Disabled || w.cfg.FullResponse {
 		return out, false, false // FullResponse: NS records added as Answer does
 	}
-	if s.expressHolds(qname) {
-		return out, false, false // DNS Express answers first (answerCore)
-	}
 	s.stats.queries.Inc(c.shard)
 	s.stats.wideIP.Inc(c.shard)
 	w.rt.requests.Inc(c.shard)

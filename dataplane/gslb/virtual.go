@@ -12,8 +12,9 @@ import (
 // AnswerVirtual answers r for an LTM virtual with a dns profile
 // (dataplane/dnsvs): as a listener does when gtm lets a wide IP of the
 // name answer (the wide IP's rules run; the listener's do not, the
-// virtual is no gtm listener), and from DNS Express's zones (before the
-// wide IPs) and the static zones (after them) when express lets them. handled is
+// virtual is no gtm listener), and from DNS Express's zones and then the
+// static zones when express lets them and no wide IP answered (BIG-IP's
+// order: wide IPs, DNS Express, the cache). handled is
 // false when neither holds the name, so that the profile's next step
 // (its cache, unhandled-query-action) decides; a malformed query is
 // never handled here. dnssec (the profile's enable-dnssec) lets the
@@ -28,12 +29,6 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dn
 	}
 	p := s.plan.Load()
 	qname := strings.ToLower(q.Name)
-	if express { // DNS Express before the wide IPs, as BIG-IP orders them
-		if m = s.expressAnswer(r, qname); m != nil {
-			s.stats.queries.Inc(0)
-			return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
-		}
-	}
 	if gtm {
 		if _, some := p.wideIPFor(qname, q.Qtype); some != nil {
 			m, send = s.answerRules(r, src, udp, via{})
@@ -45,6 +40,10 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dn
 	}
 	if !express {
 		return nil, false, false
+	}
+	if m = s.expressAnswer(r, qname); m != nil {
+		s.stats.queries.Inc(0)
+		return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
 	}
 	z := p.zoneFor(qname)
 	if z == nil {
