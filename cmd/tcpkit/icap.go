@@ -36,16 +36,15 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *preview < 0 || *ttl < 0 || *perConn < 0 {
 		return errors.New("icap: -preview, -ttl and -per-conn are counts from 0")
 	}
+	if *answer != "" && !strings.Contains(*answer, ":") {
+		return errors.New("icap: -answer is a field line 'Name: value'")
+	}
 	log := &lockedWriter{w: stdout}
 	srv, err := icaptest.Listen(*listen, icaptest.Config{Block: *block, Header: *header, Value: *value, Add: *add,
 		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn, Show: fields(*show), Answer: *answer,
 		Log: func(l string) { log.printf("%s\n", l) }})
 	if err != nil {
 		return err
-	}
-	if *answer != "" && !strings.Contains(*answer, ":") {
-		srv.Close()
-		return errors.New("icap: -answer is a field line 'Name: value'")
 	}
 	log.printf("icap listening on %s\n", srv.Addr())
 	<-ctx.Done()
