@@ -386,6 +386,11 @@ type ruleBinder struct {
 	e       *Engine
 	pending map[*dataplane.Virtual]ruleList
 	env     *rules.Env // standalone only
+	// icap are the internal virtual servers' rule lists for their ICAP
+	// exchanges (translate_icaprules.go), built by start as pending's
+	// are; icapBy finds each internal virtual's by name (nil: none).
+	icap   map[*icapRules]ruleList
+	icapBy map[string]*icapRules
 }
 
 // attach gives v its policies' rules (pre, run first) and the rule list
@@ -447,7 +452,10 @@ type ltmTranslation struct {
 	// rules are the rule lists of dc's virtual servers, whose programs
 	// start builds.
 	rules map[*dataplane.Virtual]ruleList
-	dgs   dataGroupSet
+	// icap are the internal virtual servers' rule lists for their ICAP
+	// exchanges, whose programs start builds too.
+	icap map[*icapRules]ruleList
+	dgs  dataGroupSet
 	// ifiles are the ltm ifiles `ifile` commands read.
 	ifiles ifileSet
 	// stats are the statistics profiles' fields (STATS::), by profile.
@@ -472,7 +480,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -519,6 +527,10 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	used := make(map[string]bool, len(tr.rules))
 	for v, rl := range tr.rules {
 		v.Rules = dataplane.NewRules(rt.program(log, rl.key, rl.list))
+		used[rl.key] = true
+	}
+	for ir, rl := range tr.icap {
+		ir.prog.Store(rt.program(log, rl.key, rl.list))
 		used[rl.key] = true
 	}
 	rt.keep(used)

@@ -124,6 +124,13 @@ func (t *translator) adaptTarget(vs *objects.Object) (*mblb.AdaptTarget, error) 
 	tg.Service.Host = none(icapHost.Effective(t.cfg, ip))
 	tg.Service.Referer = none(icapReferer.Effective(t.cfg, ip))
 	tg.Service.UserAgent = none(icapUserAgent.Effective(t.cfg, ip))
+	ir, err := t.rules.icapRulesOf(t.s, t.cfg, vs) // translate_icaprules.go
+	if err != nil {
+		return nil, fmt.Errorf("internal virtual server %s: %v", vs.Name, err)
+	}
+	if ir != nil {
+		tg.Rules = ir
+	}
 	if pn := virtualPool.Str(vs); pn != "" && pn != "none" {
 		if pool := t.cfg.Lookup(t.s, specPool, pn); pool != nil {
 			tg.Pool = pool.Name

@@ -267,6 +267,9 @@ type ConnState struct {
 	flowStarted bool
 	// stream is the stream filter's state (nil: no stream profile).
 	stream *StreamState
+	// icap is the ICAP message in hand in ICAP_REQUEST and
+	// ICAP_RESPONSE (nil otherwise).
+	icap *ICAPMessage
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -320,6 +323,7 @@ func (s *ConnState) Release() {
 	s.flowStarted = false
 	s.stream = nil
 	s.compress = nil
+	s.icap = nil
 	s.cache = nil
 	s.ws = nil
 	s.sip = nil

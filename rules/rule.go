@@ -90,6 +90,12 @@ const (
 	AdaptRequestResult
 	AdaptResponseHeaders
 	AdaptResponseResult
+	// ICAPRequest and ICAPResponse run the internal virtual server's
+	// rules (the one with the icap profile) over each ICAP request just
+	// before it goes to the ICAP server, and over the answer's head when
+	// it arrived (commands_icap.go).
+	ICAPRequest
+	ICAPResponse
 	numEvents
 )
 
@@ -108,6 +114,7 @@ var eventNames = [numEvents]string{
 	"SIP_REQUEST", "SIP_RESPONSE",
 	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT", "HTTP_PROXY_RESPONSE",
 	"ADAPT_REQUEST_HEADERS", "ADAPT_REQUEST_RESULT", "ADAPT_RESPONSE_HEADERS", "ADAPT_RESPONSE_RESULT",
+	"ICAP_REQUEST", "ICAP_RESPONSE",
 }
 
 func (e Event) String() string {
@@ -139,7 +146,8 @@ func (e Event) side() Side {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
-		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult:
+		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
+		ICAPRequest, ICAPResponse:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"strings"
 
 	"github.com/openltm/openltm/dataplane/icap/icaptest"
 )
@@ -24,6 +25,8 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	ttl := fs.Int("ttl", 0, "its OPTIONS answer's Options-TTL in seconds (0: none)")
 	istag := fs.String("istag", "", "the service's ISTag")
 	perConn := fs.Int("per-conn", 0, "close a connection after this many requests without a word (0: keep it)")
+	show := fs.String("show", "", "ICAP request header fields ('x-client-ip,user-agent') logged for each REQMOD and RESPMOD, with its URI")
+	answer := fs.String("answer", "", "a field line ('X-Infection-Found: none') added to the ICAP head of every 204 and 200")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -33,9 +36,12 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *preview < 0 || *ttl < 0 || *perConn < 0 {
 		return errors.New("icap: -preview, -ttl and -per-conn are counts from 0")
 	}
+	if *answer != "" && !strings.Contains(*answer, ":") {
+		return errors.New("icap: -answer is a field line 'Name: value'")
+	}
 	log := &lockedWriter{w: stdout}
 	srv, err := icaptest.Listen(*listen, icaptest.Config{Block: *block, Header: *header, Value: *value, Add: *add,
-		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn,
+		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn, Show: fields(*show), Answer: *answer,
 		Log: func(l string) { log.printf("%s\n", l) }})
 	if err != nil {
 		return err
@@ -43,4 +49,15 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log.printf("icap listening on %s\n", srv.Addr())
 	<-ctx.Done()
 	return srv.Close()
+}
+
+// fields reads "a, B" as the lower-case names [a b].
+func fields(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.ToLower(strings.TrimSpace(f)); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

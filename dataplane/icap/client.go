@@ -284,7 +284,7 @@ func (s *Service) askOptions(pc *conn, uri string) (*Options, bool, bool, error)
 	if _, err := pc.c.Write(b.Bytes()); err != nil {
 		return nil, false, false, err
 	}
-	status, hdr, err := readHead(pc.r)
+	status, hdr, err := readHead(pc.r, nil)
 	if err != nil {
 		return nil, false, false, err
 	}

@@ -113,6 +113,32 @@ type Result struct {
 type Message struct {
 	ReqHead, ReqBody   []byte
 	RespHead, RespBody []byte
+	// Hooks, when set, see and may edit the ICAP request's head before
+	// it leaves and the answer's head when it arrives (the internal
+	// virtual server's ICAP_REQUEST and ICAP_RESPONSE rules); an error
+	// fails the exchange.
+	Hooks Hooks
+}
+
+// Hooks are the rules of the internal virtual server run on one
+// exchange's ICAP messages.
+type Hooks interface {
+	// Request runs just before the request is written: h.URI and
+	// h.Fields may be changed (Encapsulated and Preview are set again
+	// from the message after it).
+	Request(h *Head) error
+	// Response runs when the answer's head arrived (not for 100
+	// Continue): field edits apply to how the answer is read.
+	Response(h *Head) error
+}
+
+// Head is an ICAP message's first line and header fields, in order, as
+// Hooks see them.
+type Head struct {
+	Method, URI string
+	// Status is the answer's code (0 in a request).
+	Status int
+	Fields [][2]string
 }
 
 // ErrStatus is an ICAP answer other than 100, 200 and 204: the service
@@ -201,12 +227,8 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		body = m.RespBody
 	}
 	var b bytes.Buffer
-	b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
-	s.writeCommon(&b, uri)
-	b.WriteString("Allow: 204\r\n")
 	if preview >= 0 {
 		preview = min(preview, len(body))
-		b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
 	}
 	enc := "req-hdr=0"
 	n := len(m.ReqHead)
@@ -217,7 +239,17 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 	} else {
 		enc += ", req-body=" + strconv.Itoa(n)
 	}
-	b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
+	if m.Hooks == nil {
+		b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
+		s.writeCommon(&b, uri)
+		b.WriteString("Allow: 204\r\n")
+		if preview >= 0 {
+			b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
+		}
+		b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
+	} else if err := s.hookedHead(&b, m.Hooks, uri, mode, preview, enc); err != nil {
+		return Result{}, false, false, err
+	}
 	b.Write(m.ReqHead)
 	if mode == RespMod {
 		b.Write(m.RespHead)
@@ -243,11 +275,16 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		return Result{}, false, false, err
 	}
 	for {
-		status, hdr, err := readHead(pc.r)
+		status, hdr, err := readHead(pc.r, m.Hooks)
 		if err != nil {
 			return Result{}, false, answered, err
 		}
 		answered = true
+		if m.Hooks != nil && status != 100 {
+			if hdr, err = hookResponse(m.Hooks, mode, uri, status, hdr); err != nil {
+				return Result{}, false, true, err
+			}
+		}
 		keep = !strings.EqualFold(hdr["connection"], "close")
 		switch {
 		case status == 100:
@@ -274,6 +311,76 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		return Result{Status: status}, false, true, fmt.Errorf("%w: %d", ErrStatus, status)
 	}
 }
+
+// hookedHead writes the request's head after the hooks saw it: in the
+// order they left the fields, with Encapsulated and Preview (removed
+// when preview < 0) set from the message whatever they did.
+func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, preview int, enc string) error {
+	var c bytes.Buffer
+	s.writeCommon(&c, uri)
+	h := &Head{Method: mode.String(), URI: uri}
+	for _, l := range strings.Split(strings.TrimSuffix(c.String(), "\r\n"), "\r\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		h.Fields = append(h.Fields, [2]string{k, v})
+	}
+	h.Fields = append(h.Fields, [2]string{"Allow", "204"})
+	if preview >= 0 {
+		h.Fields = append(h.Fields, [2]string{"Preview", strconv.Itoa(preview)})
+	}
+	h.Fields = append(h.Fields, [2]string{"Encapsulated", enc})
+	if err := hk.Request(h); err != nil {
+		return err
+	}
+	if h.URI == "" || strings.ContainsAny(h.URI, " \r\n") {
+		return fmt.Errorf("icap: the rules made an invalid URI %q", h.URI)
+	}
+	b.WriteString(mode.String() + " " + h.URI + " ICAP/1.0\r\n")
+	for _, f := range h.Fields {
+		switch strings.ToLower(f[0]) {
+		case "encapsulated", "preview":
+			continue
+		}
+		if f[0] == "" || strings.ContainsAny(f[0], ": \r\n") || strings.ContainsAny(f[1], "\r\n") {
+			return fmt.Errorf("icap: the rules made an invalid header field %q", f[0])
+		}
+		b.WriteString(f[0] + ": " + f[1] + "\r\n")
+	}
+	if preview >= 0 {
+		b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
+	}
+	b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
+	return nil
+}
+
+// hookResponse runs the Response hook over an answer's head and returns
+// its fields as the rest of the exchange reads them.
+func hookResponse(hk Hooks, mode Mode, uri string, status int, hdr map[string]string) (map[string]string, error) {
+	h := &Head{Method: mode.String(), URI: uri, Status: status, Fields: orderedOf(hdr)}
+	if err := hk.Response(h); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(h.Fields))
+	for _, f := range h.Fields {
+		out[strings.ToLower(f[0])] = f[1]
+	}
+	return out, nil
+}
+
+// orderedOf takes back the fields readHead kept in order for hooks.
+func orderedOf(hdr map[string]string) [][2]string {
+	var out [][2]string
+	for _, l := range strings.Split(hdr[orderKey], "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok {
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// orderKey holds, in a head readHead read for hooks, the fields with
+// their names as sent and in order ("Name:value" lines); no field name
+// can contain a space.
+const orderKey = " order"
 
 // writeCommon writes the header fields every request carries.
 func (s *Service) writeCommon(b *bytes.Buffer, uri string) {
@@ -389,8 +496,8 @@ func authority(uri string) string {
 }
 
 // readHead reads an ICAP status line and header fields (names in lower
-// case).
-func readHead(r *bufio.Reader) (int, map[string]string, error) {
+// case); with hooks, the fields as sent in order too (orderKey).
+func readHead(r *bufio.Reader, hooks Hooks) (int, map[string]string, error) {
 	line, err := readLine(r)
 	if err != nil {
 		return 0, nil, err
@@ -403,14 +510,17 @@ func readHead(r *bufio.Reader) (int, map[string]string, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("icap: bad status line %q", line)
 	}
-	hdr, err := ReadFields(r)
+	hdr, err := readFields(r, hooks != nil)
 	return code, hdr, err
 }
 
 // ReadFields reads header fields up to the blank line, names in lower
 // case (for the test server too).
-func ReadFields(r *bufio.Reader) (map[string]string, error) {
+func ReadFields(r *bufio.Reader) (map[string]string, error) { return readFields(r, false) }
+
+func readFields(r *bufio.Reader, order bool) (map[string]string, error) {
 	hdr := map[string]string{}
+	var ord strings.Builder
 	for n := 0; ; n++ {
 		if n > 100 {
 			return nil, errors.New("icap: too many header fields")
@@ -420,13 +530,23 @@ func ReadFields(r *bufio.Reader) (map[string]string, error) {
 			return nil, err
 		}
 		if line == "" {
+			if order {
+				hdr[orderKey] = ord.String()
+			}
 			return hdr, nil
 		}
 		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			return nil, fmt.Errorf("icap: bad header line %q", line)
 		}
-		hdr[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		hdr[strings.ToLower(k)] = v
+		if order {
+			if ord.Len() > 0 {
+				ord.WriteByte('\n')
+			}
+			ord.WriteString(k + ":" + v)
+		}
 	}
 }
 

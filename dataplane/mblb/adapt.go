@@ -38,6 +38,36 @@ type Adapt struct {
 	// Targets are the internal virtual servers ADAPT::select may choose,
 	// by name; shared, never changed.
 	Targets map[string]*AdaptTarget
+	// Rules are the internal virtual server's ICAP_REQUEST and
+	// ICAP_RESPONSE rules; nil when it has none (nothing is run).
+	Rules ICAPRules
+}
+
+// ICAPRules runs an internal virtual server's rules over the ICAP
+// messages of one exchange with the ICAP server at server: resp false
+// for ICAP_REQUEST (h the request about to go), true for ICAP_RESPONSE
+// (h the answer's head). An error fails the exchange, which then goes
+// as when the ICAP server is down (service-down-action).
+type ICAPRules interface {
+	RunICAP(resp bool, h *icap.Head, server netip.AddrPort) error
+}
+
+// icapHooks are an exchange's icap.Hooks: the internal virtual's rules
+// with the ICAP server the exchange goes to.
+type icapHooks struct {
+	r      ICAPRules
+	server netip.AddrPort
+}
+
+func (k icapHooks) Request(h *icap.Head) error  { return k.r.RunICAP(false, h, k.server) }
+func (k icapHooks) Response(h *icap.Head) error { return k.r.RunICAP(true, h, k.server) }
+
+// hooks are the exchange's hooks with server, nil without rules.
+func (a *Adapt) hooks(server netip.AddrPort) icap.Hooks {
+	if a.Rules == nil {
+		return nil
+	}
+	return icapHooks{a.Rules, server}
 }
 
 // AdaptTarget is an internal virtual server as adapt profiles reach it:
@@ -47,12 +77,14 @@ type AdaptTarget struct {
 	Internal, Pool string
 	Service        icap.Service
 	PreviewLength  int
+	// Rules are its ICAP_ events' rules (nil: none).
+	Rules ICAPRules
 }
 
 // Select makes tg the internal virtual server a sends to, keeping a's
 // own settings (timeout, preview-size). a.Service must be a's own.
 func (a *Adapt) Select(tg *AdaptTarget) {
-	a.Internal, a.Pool, a.PreviewLength = tg.Internal, tg.Pool, tg.PreviewLength
+	a.Internal, a.Pool, a.PreviewLength, a.Rules = tg.Internal, tg.Pool, tg.PreviewLength, tg.Rules
 	svc := a.Service
 	svc.URI, svc.Host, svc.From, svc.Referer, svc.UserAgent = tg.Service.URI, tg.Service.Host, tg.Service.From, tg.Service.Referer, tg.Service.UserAgent
 	svc.Preview, svc.ServerPreview = a.previews(a.PreviewSize)
@@ -305,7 +337,7 @@ func (s *ClientConn) adaptRequest(a *Adapt, side adaptSide, b []byte, h *httpx.H
 	if !up {
 		return nil, nil, nil, "bypass", s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool)
 	}
-	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body})
+	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: head, ReqBody: body, Hooks: a.hooks(addr)})
 	if err != nil {
 		return nil, nil, nil, "bypass", s.adaptDown(a, false, "REQMOD to %s: %v", addr, err)
 	}
@@ -371,7 +403,7 @@ func (sc *serverConn) adaptResponse(a *Adapt, req *msg, b []byte, h *httpx.Head)
 	if !up {
 		return nil, nil, "bypass", s.adaptDown(a, true, "no ICAP server of pool %s is available", a.Pool)
 	}
-	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body}
+	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body, Hooks: a.hooks(addr)}
 	r, err := a.Service.Exchange(context.Background(), addr, icap.RespMod, m)
 	if err != nil {
 		return nil, nil, "bypass", s.adaptDown(a, true, "RESPMOD to %s: %v", addr, err)

@@ -47,6 +47,14 @@ type Config struct {
 	// "RESPMOD modified", "REQMOD blocked", "REQMOD preview 16"), from
 	// the connection's goroutine.
 	Log func(string)
+	// Show lists ICAP request header fields (lower case) logged for
+	// each REQMOD and RESPMOD as "REQMOD uri URI" and "REQMOD name:
+	// value" (a field absent: "REQMOD name absent"), to see what a
+	// client's rules made of its requests.
+	Show []string
+	// Answer is a field line ("X-Infection-Found: none") added to the
+	// ICAP head of every 204 and 200 it sends.
+	Answer string
 }
 
 // Stats counts what the server saw, for tests.
@@ -172,10 +180,22 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 		}
 		_, err := c.Write([]byte(a + "Encapsulated: null-body=0\r\n\r\n"))
 		return err
-	case "REQMOD":
-		s.Stats.ReqMod.Add(1)
-	case "RESPMOD":
-		s.Stats.RespMod.Add(1)
+	case "REQMOD", "RESPMOD":
+		if method == "REQMOD" {
+			s.Stats.ReqMod.Add(1)
+		} else {
+			s.Stats.RespMod.Add(1)
+		}
+		if len(s.Show) > 0 {
+			s.log(method + " uri " + f[1])
+			for _, n := range s.Show {
+				if v, ok := hdr[n]; ok {
+					s.log(method + " " + n + ": " + v)
+				} else {
+					s.log(method + " " + n + " absent")
+				}
+			}
+		}
 	default:
 		_, err := c.Write([]byte("ICAP/1.0 405 Method Not Allowed\r\nEncapsulated: null-body=0\r\n\r\n"))
 		return err
@@ -239,7 +259,7 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 		s.Stats.Blocked.Add(1)
 		s.log(method + " blocked")
 		page := "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: " + strconv.Itoa(len(blockPage)) + "\r\n\r\n"
-		return write(c, "", page, blockPage, s.istag())
+		return write(c, "", page, blockPage, s.istag(), s.answer())
 	}
 	head := reqHead
 	if method == "RESPMOD" {
@@ -249,15 +269,15 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	if !changed {
 		s.Stats.NoContent.Add(1)
 		s.log(method + " 204")
-		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nISTag: \"" + s.istag() + "\"\r\nEncapsulated: null-body=0\r\n\r\n"))
+		_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nISTag: \"" + s.istag() + "\"\r\n" + s.answer() + "Encapsulated: null-body=0\r\n\r\n"))
 		return err
 	}
 	s.Stats.Modified.Add(1)
 	s.log(method + " modified")
 	if method == "RESPMOD" {
-		return write(c, "", string(nh), string(body), s.istag())
+		return write(c, "", string(nh), string(body), s.istag(), s.answer())
 	}
-	return write(c, string(nh), "", string(body), s.istag())
+	return write(c, string(nh), "", string(body), s.istag(), s.answer())
 }
 
 // rewrite applies Header/Value and Add to a head.
@@ -285,13 +305,13 @@ func (s *Server) rewrite(head []byte) ([]byte, bool) {
 
 // write sends a 200 with an encapsulated request head or response head,
 // and body (chunked), one of the heads empty.
-func write(c net.Conn, reqHead, resHead, body, istag string) error {
+func write(c net.Conn, reqHead, resHead, body, istag, answer string) error {
 	enc := "req-hdr=0, req-body=" + strconv.Itoa(len(reqHead))
 	if resHead != "" {
 		enc = "res-hdr=0, res-body=" + strconv.Itoa(len(resHead))
 	}
 	var b strings.Builder
-	b.WriteString("ICAP/1.0 200 OK\r\nISTag: \"" + istag + "\"\r\nEncapsulated: " + enc + "\r\n\r\n")
+	b.WriteString("ICAP/1.0 200 OK\r\nISTag: \"" + istag + "\"\r\n" + answer + "Encapsulated: " + enc + "\r\n\r\n")
 	b.WriteString(reqHead + resHead)
 	if body != "" {
 		b.WriteString(strconv.FormatInt(int64(len(body)), 16) + "\r\n" + body + "\r\n")
@@ -308,6 +328,14 @@ func (s *Server) istag() string {
 		return s.ISTag
 	}
 	return "openltm-test"
+}
+
+// answer is Answer as a field line, "" when none.
+func (s *Server) answer() string {
+	if s.Answer == "" {
+		return ""
+	}
+	return s.Answer + "\r\n"
 }
 
 func (s *Server) log(line string) {
