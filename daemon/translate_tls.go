@@ -79,6 +79,7 @@ var (
 	sslSignHash       = common("ssl-sign-hash", sslProfiles...)
 	sslLogPublisher   = common("log-publisher", sslProfiles...)
 	sslMaxRecord      = profileClientSSL.MustProp("maximum-record-size")
+	sslNotifyStatus   = profileClientSSL.MustProp("notify-cert-status-to-virtual-server")
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -274,6 +275,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		StrictResume:        e(sslStrictResume) == "enabled",
 		SignHash:            e(sslSignHash),
 		MaxRecordSize:       atoi(e(sslMaxRecord)),
+		NotifyCertStatus:    e(sslNotifyStatus) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))

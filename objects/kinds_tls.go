@@ -67,6 +67,7 @@ var tlsActed = map[string]bool{
 	"hostname-blacklist": true, "hostname-whitelist": true, "bypass-on-handshake-alert": true,
 	"bypass-on-client-cert-fail": true, "ssl-forward-proxy-verified-handshake": true,
 	"unclean-shutdown": true, "strict-resume": true, "ssl-sign-hash": true, "maximum-record-size": true, "log-publisher": true,
+	"notify-cert-status-to-virtual-server": true,
 	// client certificate constrained delegation (dataplane/sslfwd, c3d.go)
 	"ssl-c3d": true, "c3d-ca-cert": true, "c3d-ca-key": true, "c3d-ca-passphrase": true, "c3d-cert-lifespan": true,
 	"c3d-cert-extension-includes": true, "c3d-cert-extension-custom-oids": true, "c3d-client-fallback-cert": true,
