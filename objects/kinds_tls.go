@@ -53,7 +53,7 @@ var tlsActed = map[string]bool{
 	"sni-default": true, "sni-require": true, "renegotiation": true, "session-ticket": true,
 	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
 	"handshake-timeout": true, "alert-timeout": true, "cache-size": true, "mode": true,
-	"inherit-certkeychain": true, "allow-dynamic-record-sizing": true,
+	"inherit-certkeychain": true, "inherit-ca-certkeychain": true, "allow-dynamic-record-sizing": true,
 	"cipher": true, "allow": true, "exclude": true, "require": true,
 	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
 	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
