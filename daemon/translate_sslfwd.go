@@ -22,6 +22,7 @@ var (
 	sslFwdCAPass      = profileClientSSL.MustProp("proxy-ca-passphrase")
 	sslFwdLifespan    = profileClientSSL.MustProp("cert-lifespan")
 	sslFwdExtensions  = profileClientSSL.MustProp("cert-extension-includes")
+	sslFwdLookupAddr  = profileClientSSL.MustProp("cert-lookup-by-ipaddr-port")
 	sslFwdOnAlert     = profileServerSSL.MustProp("bypass-on-handshake-alert")
 	sslFwdOnCertFail  = common("bypass-on-client-cert-fail", sslProfiles...)
 	sslFwdDstIntercep = profileClientSSL.MustProp("destination-ip-blacklist")
@@ -110,6 +111,7 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		// Enabled on either profile [M]: BIG-IP shows it on both.
 		BypassOnCertRequest: sslFwdOnCertFail.Effective(t.cfg, server) == "enabled" || e(sslFwdOnCertFail) == "enabled",
 		Shared:              sslForgers,
+		LookupByAddr:        e(sslFwdLookupAddr) == "enabled",
 	}
 	if days := atoi(e(sslFwdLifespan)); days > 0 {
 		c.Lifespan = time.Duration(days) * 24 * time.Hour

@@ -65,7 +65,7 @@ var tlsActed = map[string]bool{
 	"proxy-ca-cert": true, "proxy-ca-key": true, "proxy-ca-passphrase": true, "cert-lifespan": true, "cert-extension-includes": true,
 	"destination-ip-blacklist": true, "destination-ip-whitelist": true, "source-ip-blacklist": true, "source-ip-whitelist": true,
 	"hostname-blacklist": true, "hostname-whitelist": true, "bypass-on-handshake-alert": true,
-	"bypass-on-client-cert-fail": true, "ssl-forward-proxy-verified-handshake": true,
+	"bypass-on-client-cert-fail": true, "ssl-forward-proxy-verified-handshake": true, "cert-lookup-by-ipaddr-port": true,
 	"unclean-shutdown": true, "strict-resume": true, "ssl-sign-hash": true, "maximum-record-size": true, "log-publisher": true,
 	"notify-cert-status-to-virtual-server": true,
 	// client certificate constrained delegation (dataplane/sslfwd, c3d.go)
