@@ -22,6 +22,7 @@ var (
 	sslFwdCAPass      = profileClientSSL.MustProp("proxy-ca-passphrase")
 	sslFwdLifespan    = profileClientSSL.MustProp("cert-lifespan")
 	sslFwdExtensions  = profileClientSSL.MustProp("cert-extension-includes")
+	sslFwdLookupAddr  = profileClientSSL.MustProp("cert-lookup-by-ipaddr-port")
 	sslFwdOnAlert     = profileServerSSL.MustProp("bypass-on-handshake-alert")
 	sslFwdOnCertFail  = common("bypass-on-client-cert-fail", sslProfiles...)
 	sslFwdDstIntercep = profileClientSSL.MustProp("destination-ip-blacklist")
@@ -76,9 +77,22 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		return false
 	}
 	e := func(pr *objects.Prop) string { return pr.Effective(t.cfg, fp) }
-	caName, keyName := noneEmpty(e(sslFwdCACert)), noneEmpty(e(sslFwdCAKey))
+	caName, keyName, pass := noneEmpty(e(sslFwdCACert)), noneEmpty(e(sslFwdCAKey)), noneEmpty(e(sslFwdCAPass))
+	if caName == "" && keyName == "" {
+		// BIG-IP's other form: a cert-key-chain entry with usage CA,
+		// the profile's own or its parent's (inherit-ca-certkeychain).
+		cas, err := t.caKeyChain(fp)
+		if err != nil {
+			t.skip(o, "%v", err)
+			return false
+		}
+		if len(cas) > 0 {
+			caName, keyName = cas[0].cert, cas[0].key
+			pass = firstNonEmpty(cas[0].passphrase, noneEmpty(e(sslPassphrase)))
+		}
+	}
 	if caName == "" || keyName == "" {
-		t.skip(o, "client-ssl profile %s: ssl-forward-proxy enabled needs proxy-ca-cert and proxy-ca-key", fp.Name)
+		t.skip(o, "client-ssl profile %s: ssl-forward-proxy enabled needs proxy-ca-cert and proxy-ca-key (or a cert-key-chain entry with usage CA)", fp.Name)
 		return false
 	}
 	ca, err := t.loadCert(fp, caName)
@@ -86,7 +100,7 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		t.skip(o, "%v", err)
 		return false
 	}
-	key, err := t.loadKey(fp, keyName, noneEmpty(e(sslFwdCAPass)))
+	key, err := t.loadKey(fp, keyName, pass)
 	if err != nil {
 		t.skip(o, "%v", err)
 		return false
@@ -97,6 +111,7 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		// Enabled on either profile [M]: BIG-IP shows it on both.
 		BypassOnCertRequest: sslFwdOnCertFail.Effective(t.cfg, server) == "enabled" || e(sslFwdOnCertFail) == "enabled",
 		Shared:              sslForgers,
+		LookupByAddr:        e(sslFwdLookupAddr) == "enabled",
 	}
 	if days := atoi(e(sslFwdLifespan)); days > 0 {
 		c.Lifespan = time.Duration(days) * 24 * time.Hour

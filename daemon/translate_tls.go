@@ -79,6 +79,8 @@ var (
 	sslSignHash       = common("ssl-sign-hash", sslProfiles...)
 	sslLogPublisher   = common("log-publisher", sslProfiles...)
 	sslMaxRecord      = profileClientSSL.MustProp("maximum-record-size")
+	sslNotifyStatus   = profileClientSSL.MustProp("notify-cert-status-to-virtual-server")
+	sslInheritCA      = profileClientSSL.MustProp("inherit-ca-certkeychain")
 	sslOCSP           = profileServerSSL.MustProp("ocsp")
 	sslUnknownControl = profileServerSSL.MustProp("unknown-cert-status-response-control")
 	certValidators    = sysSSLCert.MustProp("cert-validators")
@@ -274,6 +276,7 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		StrictResume:        e(sslStrictResume) == "enabled",
 		SignHash:            e(sslSignHash),
 		MaxRecordSize:       atoi(e(sslMaxRecord)),
+		NotifyCertStatus:    e(sslNotifyStatus) == "enabled",
 	}
 	cs.AuthenticateDepth = atoi(e(sslAuthDepth))
 	pass := noneEmpty(e(sslPassphrase))
@@ -282,6 +285,9 @@ func (t *translator) clientSSL(p *objects.Object) (*tlsprof.ClientSSL, error) {
 		return nil, err
 	}
 	for _, ck := range chains {
+		if ck.ca {
+			continue // the forward proxy's CA (caKeyChain)
+		}
 		entry := tlsprof.CertKeyChain{Name: ck.name}
 		if entry.Cert, err = t.loadCert(p, ck.cert); err != nil {
 			return nil, err
@@ -576,6 +582,7 @@ func (c *resolverCache) get(rc fwdproxy.ResolverConfig) *fwdproxy.Resolver {
 // ckEntry is one entry of a cert-key-chain block.
 type ckEntry struct {
 	name, cert, key, chain, passphrase string
+	ca                                 bool // usage CA: a forward proxy's CA, not a certificate to serve
 }
 
 // certKeyChain reads the profile's cert-key-chain: its own block, else its
@@ -595,6 +602,40 @@ func (t *translator) certKeyChain(p *objects.Object) ([]ckEntry, error) {
 				e.chain = noneEmpty(ch.Str)
 			}
 			return []ckEntry{e}, nil
+		}
+		parent := ""
+		if d := cur.Props[defaultsFrom]; d != nil {
+			parent = d.Str
+		} else if cur.Kind != nil && cur.Name != cur.Kind.Parent {
+			parent = cur.Kind.Parent
+		}
+		if parent == "" || parent == "none" {
+			break
+		}
+		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, parent)
+	}
+	return nil, nil
+}
+
+// caKeyChain is the profile's CA cert-key-chain (the entries with usage
+// CA, which give the SSL forward proxy its CA): its own block's; when its
+// own block has none and inherit-ca-certkeychain is true, its parent's,
+// as the parent would use them [M]. A profile with no block of its own
+// inherits the whole chain, CA entries with it (certKeyChain).
+func (t *translator) caKeyChain(p *objects.Object) ([]ckEntry, error) {
+	for cur, depth := p, 0; cur != nil && depth < 16; depth++ {
+		chain, err := t.certKeyChain(cur)
+		if err != nil {
+			return nil, err
+		}
+		var cas []ckEntry
+		for _, e := range chain {
+			if e.ca {
+				cas = append(cas, e)
+			}
+		}
+		if len(cas) > 0 || sslInheritCA.Effective(t.cfg, cur) != "true" {
+			return cas, nil
 		}
 		parent := ""
 		if d := cur.Props[defaultsFrom]; d != nil {
@@ -642,6 +683,14 @@ func parseCertKeyChain(profile, raw string) ([]ckEntry, error) {
 						e.chain = val
 					case "passphrase":
 						e.passphrase = val
+					case "usage":
+						switch strings.ToUpper(ws[j+1]) {
+						case "SERVER":
+						case "CA":
+							e.ca = true
+						default:
+							return nil, fmt.Errorf("profile %s: cert-key-chain entry %s: usage %s is not valid (SERVER or CA)", profile, e.name, ws[j+1])
+						}
 					}
 				}
 			}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -81,6 +82,11 @@ type Config struct {
 	// none to give gets the client's own hello instead (the client can
 	// answer it; the proxy cannot).
 	BypassOnCertRequest bool
+	// LookupByAddr is client-ssl's cert-lookup-by-ipaddr-port: a hello
+	// without a server name may be answered with the certificate last
+	// forged for the origin's address and port (Lookup), sparing an
+	// http virtual the handshake that fetches the origin's certificate.
+	LookupByAddr bool
 	// Shared, when set, keeps the forged key and certificates of these
 	// forging settings across configurations; nil: the proxy's own.
 	Shared *Forgers
@@ -97,8 +103,9 @@ type Proxy struct {
 	cfg Config
 	f   *forger
 
-	mu   sync.Mutex
-	cfgs map[*forged]*tls.Config // the client configuration of each forged certificate
+	mu     sync.Mutex
+	cfgs   map[*forged]*tls.Config    // the client configuration of each forged certificate
+	byAddr map[netip.AddrPort]*forged // LookupByAddr: the last forged per origin address and port
 }
 
 // forger forges certificates with one CA, key, lifespan and set of
@@ -224,17 +231,55 @@ func (f *forger) has(ext string) bool {
 // certificate forged for the origin certificate leaf, forged now or
 // kept from an earlier connection to the same certificate.
 func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config, error) {
+	cfg, _, err := p.clientConfig(leaf, now)
+	return cfg, err
+}
+
+// ClientConfigAt is ClientConfig for an origin at dst, which it also
+// remembers for Lookup under cert-lookup-by-ipaddr-port.
+func (p *Proxy) ClientConfigAt(dst netip.AddrPort, leaf *x509.Certificate, now time.Time) (*tls.Config, error) {
+	cfg, fc, err := p.clientConfig(leaf, now)
+	if err != nil || !p.cfg.LookupByAddr {
+		return cfg, err
+	}
+	p.mu.Lock()
+	if p.byAddr == nil || len(p.byAddr) >= maxForged {
+		p.byAddr = map[netip.AddrPort]*forged{}
+	}
+	p.byAddr[dst] = fc
+	p.mu.Unlock()
+	return cfg, nil
+}
+
+// Lookup is cert-lookup-by-ipaddr-port: the configuration of the
+// certificate last forged for the origin at dst, while it is kept (not
+// within an hour of its end); nil when there is none or the setting is
+// disabled.
+func (p *Proxy) Lookup(dst netip.AddrPort, now time.Time) *tls.Config {
+	if !p.cfg.LookupByAddr {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fc := p.byAddr[dst]
+	if fc == nil || !now.Before(fc.notAfter.Add(-time.Hour)) {
+		return nil
+	}
+	return p.cfgs[fc]
+}
+
+func (p *Proxy) clientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config, *forged, error) {
 	if leaf == nil {
-		return nil, errors.New("sslfwd: the origin sent no certificate")
+		return nil, nil, errors.New("sslfwd: the origin sent no certificate")
 	}
 	fc, err := p.f.get(leaf, now)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if cfg := p.cfgs[fc]; cfg != nil {
-		return cfg, nil
+		return cfg, fc, nil
 	}
 	cfg := p.cfg.Client.Clone()
 	cfg.Certificates = []tls.Certificate{fc.cert}
@@ -244,7 +289,7 @@ func (p *Proxy) ClientConfig(leaf *x509.Certificate, now time.Time) (*tls.Config
 		clear(p.cfgs)
 	}
 	p.cfgs[fc] = cfg
-	return cfg, nil
+	return cfg, fc, nil
 }
 
 // get is the certificate forged for leaf: kept, unless within an hour

@@ -53,7 +53,13 @@ type ClientSSL struct {
 	DynamicRecordSizing bool
 	// PeerCertMode is ignore, request, require or auto ("" = ignore).
 	PeerCertMode string
-	CAFile       *Cert
+	// NotifyCertStatus is notify-cert-status-to-virtual-server: a client
+	// certificate that fails verification (untrusted, expired, too deep,
+	// revoked) no longer ends the handshake; the virtual's rules read the
+	// verdict (SSL::verify_result) and decide, as BIG-IP lets them. A
+	// client that sends none under require is still refused [M].
+	NotifyCertStatus bool
+	CAFile           *Cert
 	// ClientCertCA is client-cert-ca: the CA names the CertificateRequest
 	// advertises, so that a client holding several certificates picks
 	// one these issued. It does not verify (CAFile does); nil advertises
@@ -363,6 +369,11 @@ func (p *ClientSSL) Build() (*Built, error) {
 	// separate on BIG-IP, so the chain is verified here, against ca-file.
 	k := &peerCheck{what: what, roots: v.roots, depth: depth, usage: x509.ExtKeyUsageClientAuth, crl: v.crl}
 	switch {
+	case cfg.ClientAuth == tls.RequireAndVerifyClientCert && p.NotifyCertStatus:
+		// The verdict is the rules' (Built.VerifyResult); the
+		// handshake only asks for a certificate (crypto/tls refuses one
+		// that does not parse).
+		cfg.ClientAuth = tls.RequireAnyClientCert
 	case cfg.ClientAuth == tls.RequireAndVerifyClientCert:
 		cfg.ClientAuth = tls.RequireAnyClientCert
 		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
@@ -372,7 +383,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 			}
 			return k.check(chain, time.Now())
 		}
-	case cfg.ClientAuth == tls.RequestClientCert && k.crl != nil:
+	case cfg.ClientAuth == tls.RequestClientCert && k.crl != nil && !p.NotifyCertStatus:
 		// request lets any certificate in, but not a revoked one [M].
 		cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if len(raw) == 0 {

@@ -60,6 +60,35 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 	}
 	sni := hello.ServerName
 	bypass := fwd.Bypasses().Decide(f.Client.Addr(), f.Local.Addr(), sni)
+	// intercept answers the client with cfg's forged certificate and
+	// hands it to the engine.
+	intercept := func(cfg *tls.Config) {
+		if sni != "" {
+			mv.clientSNI.Store(f.Client, sni) // the engine's member connections send it (serverTLS)
+			f.sni = sni
+			f.sniTag.Store(sniTagOf(sni))
+		}
+		front.tls = tls.Server(&prefixConn{TCPConn: c, head: raw}, cfg)
+		c.SetDeadline(deadline)
+		if err := snap.NoteClientTLS(front.tls, tc.ClientHandshake(front.tls.Handshake), &f.cssl); err != nil {
+			sess.Close(true)
+			return
+		}
+		c.SetDeadline(time.Time{})
+		front.done = true
+		if !f.clientSSLEvents(front.tls) {
+			return
+		}
+		sess.Run()
+	}
+	if !bypass && sni == "" {
+		// cert-lookup-by-ipaddr-port: no probe; the engine's member
+		// connections still check the origin's certificate.
+		if cfg := fwd.Lookup(dst, time.Now()); cfg != nil {
+			intercept(cfg)
+			return
+		}
+	}
 	oc, err := mv.dialSide(snap, mv.source(snap, f.Client, dst, snap.Pool), dst)
 	if err != nil {
 		reset()
@@ -81,28 +110,12 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 			}
 			bypass = true
 		} else {
-			cfg, err := fwd.ClientConfig(sslfwd.PeerLeaf(probe), time.Now())
+			cfg, err := fwd.ClientConfigAt(dst, sslfwd.PeerLeaf(probe), time.Now())
 			if err != nil {
 				reset()
 				return
 			}
-			if sni != "" {
-				mv.clientSNI.Store(f.Client, sni) // the engine's member connections send it (serverTLS)
-				f.sni = sni
-				f.sniTag.Store(sniTagOf(sni))
-			}
-			front.tls = tls.Server(&prefixConn{TCPConn: c, head: raw}, cfg)
-			c.SetDeadline(deadline)
-			if err := snap.NoteClientTLS(front.tls, tc.ClientHandshake(front.tls.Handshake), &f.cssl); err != nil {
-				sess.Close(true)
-				return
-			}
-			c.SetDeadline(time.Time{})
-			front.done = true
-			if !f.clientSSLEvents(front.tls) {
-				return
-			}
-			sess.Run()
+			intercept(cfg)
 			return
 		}
 	}
