@@ -10,8 +10,8 @@ import (
 	"github.com/miekg/dns"
 )
 
-// startDNS is a DNS server on loopback answering A queries from a map
-// the test changes, with a 1 s TTL.
+// startDNS is a DNS server on loopback answering A and AAAA queries
+// from a map the test changes (an address with a colon is an AAAA record), with a 1 s TTL.
 func startDNS(t *testing.T, ip string, records map[string][]string) (addr string, set func(name string, addrs ...string)) {
 	t.Helper()
 	var mu sync.Mutex
@@ -24,10 +24,12 @@ func startDNS(t *testing.T, ip string, records map[string][]string) (addr string
 		defer mu.Unlock()
 		m := new(dns.Msg)
 		m.SetReply(r)
-		if q := r.Question[0]; q.Qtype == dns.TypeA {
+		if q := r.Question[0]; q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA {
 			for _, a := range records[strings.TrimSuffix(strings.ToLower(q.Name), ".")] {
-				rr, _ := dns.NewRR(q.Name + " 1 IN A " + a)
-				m.Answer = append(m.Answer, rr)
+				if v6 := strings.Contains(a, ":"); v6 == (q.Qtype == dns.TypeAAAA) {
+					rr, _ := dns.NewRR(q.Name + " 1 IN " + dns.TypeToString[q.Qtype] + " " + a)
+					m.Answer = append(m.Answer, rr)
+				}
 			}
 		}
 		w.WriteMsg(m)

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -115,7 +116,7 @@ func TestTrafficMatchingProtocol(t *testing.T) {
 // TestTrafficMatchingFQDNs: the FQDNs of a criteria's destination list
 // are resolved through sys dns name-servers and listened on beside the
 // list's addresses, following the answer; a name that is not a domain
-// name is refused, and a source list's names are still not resolved.
+// name is refused.
 func TestTrafficMatchingFQDNs(t *testing.T) {
 	dnsAddr, set := startDNS(t, "127.65.3.53", map[string][]string{"vip.example": {"127.65.3.2"}})
 	labelServer(t, "127.65.3.100:7000", "S1 Response")
@@ -156,10 +157,63 @@ func TestTrafficMatchingFQDNs(t *testing.T) {
 	}
 	for _, tc := range []struct{ cmd, err string }{
 		{"modify net address-list names fqdns add { bad/name }", `fqdn "bad/name" is not a domain name`},
-		{"modify ltm traffic-matching-criteria tc source-address-list names", "the names of a source list are not resolved"},
 	} {
 		if out, err := run(t, s, tc.cmd); !strings.Contains(out+err, tc.err) {
 			t.Errorf("%s: %q, want %q", tc.cmd, err, tc.err)
+		}
+	}
+}
+
+// TestTrafficMatchingSourceFQDNs: the names of a criteria's source list
+// admit the clients they resolve to, A and AAAA, following the answer
+// without moving a listener; a destination list's AAAA records are
+// listened on (::1), and the virtual stops when its name has none.
+func TestTrafficMatchingSourceFQDNs(t *testing.T) {
+	dnsAddr, set := startDNS(t, "127.86.1.53", map[string][]string{})
+	labelServer(t, "127.86.1.100:7000", "S1 Response")
+	e, _ := openWithPlane(t, t.TempDir())
+	s := e.NewSession("admin").(*Session)
+	set("client.example", "127.86.1.7", "::1")
+	set("v6vip.example", "::1")
+	for _, c := range []string{
+		"modify sys dns name-servers replace-all-with { " + dnsAddr + " }",
+		"create ltm pool p members add { 127.86.1.100:7000 }",
+		"create net address-list clients fqdns add { client.example }",
+		"create net address-list v6vips fqdns add { v6vip.example }",
+		"create ltm traffic-matching-criteria t4 destination-address-inline 127.86.1.1 destination-port-inline 8086 source-address-list clients",
+		"create ltm traffic-matching-criteria t6 destination-address-list v6vips destination-port-inline 28613 source-address-list clients",
+		"create ltm virtual v4 traffic-matching-criteria t4 pool p",
+		"create ltm virtual v6 traffic-matching-criteria t6 pool p",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	for _, step := range []struct {
+		client, vip []string
+		want        map[[2]string]string // from, to: answer, or answers by |
+	}{
+		{[]string{"127.86.1.7", "::1"}, []string{"::1"}, map[[2]string]string{
+			{"127.86.1.7", "127.86.1.1:8086"}: "S1 Response",
+			{"127.86.1.8", "127.86.1.1:8086"}: "reset|refused", // during the handshake or after
+			{"::1", "[::1]:28613"}:            "S1 Response",
+		}},
+		{[]string{"127.86.1.8"}, []string{"::1"}, map[[2]string]string{
+			{"127.86.1.8", "127.86.1.1:8086"}: "S1 Response",
+			{"127.86.1.7", "127.86.1.1:8086"}: "reset|refused",
+			{"::1", "[::1]:28613"}:            "reset|refused",
+		}},
+		{[]string{"::1"}, nil, map[[2]string]string{
+			{"127.86.1.8", "127.86.1.1:8086"}: "reset|refused",
+			{"::1", "[::1]:28613"}:            "refused",
+		}},
+	} {
+		set("client.example", step.client...)
+		set("v6vip.example", step.vip...)
+		for ft, want := range step.want {
+			eventually(t, 10*time.Second, ft[0]+" -> "+ft[1]+": "+want, func() bool {
+				return slices.Contains(strings.Split(want, "|"), askFrom(t, ft[0], ft[1]))
+			})
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 // into v: the destination addresses (inline address or prefix, and an
 // address list) each bound on every destination port (inline ranges,
 // and a port list), and the source filter (inline prefix or address
-// list, inline ports or port list). It returns false when o is left out,
+// list, inline ports or port list); the names of both lists are left to
+// the plane to resolve. It returns false when o is left out,
 // with the reason recorded.
 func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtual) bool {
 	e := func(p *objects.Prop) string { return p.Effective(t.cfg, tmc) }
@@ -57,12 +58,13 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		return fail("destination %v", err)
 	}
 	v.PortRanges = append(v.PortRanges, ports...)
-	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList), nil)
+	var snames []string
+	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList), &snames)
 	if err != nil {
 		return fail("source %v", err)
 	}
-	if !ok {
-		t.keep(o, "traffic-matching-criteria %s: source-address-list %s holds no address openltm can match (the names of a source list are not resolved)", tmc.Name, e(tmcSrcAddressList))
+	if !ok && len(snames) == 0 {
+		t.keep(o, "traffic-matching-criteria %s: source-address-list %s holds no address or name openltm can match", tmc.Name, e(tmcSrcAddressList))
 		return false
 	}
 	sports, err := t.tmcPorts(e(tmcSrcPort), e(tmcSrcPortList))
@@ -70,6 +72,15 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		return fail("source %v", err)
 	}
 	v.Match = dataplane.NewSourceMatch(src, sports)
+	if len(snames) > 0 {
+		// The plane adds the names' addresses (dataplane/fqdnvirtual.go);
+		// until one resolves, a list of names only admits no client.
+		v.SourceFQDNs = snames
+		if v.Match == nil {
+			v.Match = &dataplane.SourceMatch{}
+		}
+		v.Match.NoAddrs = len(v.Match.Addrs) == 0
+	}
 	return true
 }
 

@@ -189,9 +189,14 @@ func TestTrafficMatchingTranslated(t *testing.T) {
 	if v := e.Config().Get(ltmTMC, "/Common/t_inline"); tmcDestAddress.Str(v) != "127.56.11.16/30" {
 		t.Errorf("a refused change was kept: %s", tmcDestAddress.Str(v))
 	}
-	// A list of FQDNs only: the virtual is kept, not served, saying why.
+	// A source list of FQDNs only: run, its names left to the plane,
+	// admitting no client until one resolves; an empty one is kept out,
+	// saying why.
 	for _, c := range []string{
 		"create net address-list names fqdns add { www.example.com }",
+		"create net address-list empty_src",
+		"create ltm traffic-matching-criteria t_empty destination-address-inline 127.86.0.20 destination-port-inline 8082 source-address-list empty_src",
+		"create ltm virtual v_empty traffic-matching-criteria t_empty pool p",
 		"modify ltm traffic-matching-criteria t_one source-address-list names",
 	} {
 		if _, err := run(t, s, c); err != "" {
@@ -199,8 +204,11 @@ func TestTrafficMatchingTranslated(t *testing.T) {
 		}
 	}
 	dc, skipped = Translate(e.schema, e.Config())
-	if dc.Virtuals["/Common/v_one"] != nil || !strings.Contains(strings.Join(skipped, "\n"), "source-address-list /Common/names holds no address openltm can match") {
-		t.Errorf("v_one with an FQDN-only source list: %q", skipped)
+	if v := dc.Virtuals["/Common/v_one"]; v == nil || !slices.Equal(v.SourceFQDNs, []string{"www.example.com"}) || v.Match == nil || !v.Match.NoAddrs || v.Match.Admits(netip.MustParseAddrPort("127.56.12.7:1000")) {
+		t.Errorf("v_one with an FQDN-only source list: %+v, skipped %q", v, skipped)
+	}
+	if dc.Virtuals["/Common/v_empty"] != nil || !strings.Contains(strings.Join(skipped, "\n"), "source-address-list /Common/empty_src holds no address or name openltm can match") {
+		t.Errorf("v_empty with an empty source list: %q", skipped)
 	}
 }
 

@@ -38,10 +38,12 @@ func startTestZone(t *testing.T, ip string) *testZone {
 		m.SetReply(r)
 		if z.fail {
 			m.Rcode = dns.RcodeServerFailure
-		} else if q := r.Question[0]; q.Qtype == dns.TypeA {
+		} else if q := r.Question[0]; q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA {
 			for _, a := range z.a[strings.ToLower(q.Name)] {
-				rr, _ := dns.NewRR(q.Name + " 1 IN A " + a)
-				m.Answer = append(m.Answer, rr)
+				if v6 := strings.Contains(a, ":"); v6 == (q.Qtype == dns.TypeAAAA) {
+					rr, _ := dns.NewRR(q.Name + " 1 IN " + dns.TypeToString[q.Qtype] + " " + a)
+					m.Answer = append(m.Answer, rr)
+				}
 			}
 		}
 		w.WriteMsg(m)

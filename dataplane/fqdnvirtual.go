@@ -9,13 +9,16 @@ import (
 	"github.com/openltm/openltm/dataplane/fqdn"
 )
 
-// Names in a virtual's destination address list (Virtual.FQDNs): the
-// plane follows each as an FQDN node is followed (ipv4, asked again at
-// the answer's TTL, every 5 s while the server fails, every address in
-// service) and listens on the addresses they resolve to,
-// beside the list's own, within MaxAddressesPerVirtual. A change of the
-// answer applies the running configuration again, which opens the
-// listeners of new addresses and closes those of addresses gone; flows
+// Names in a virtual's address lists: the plane follows each name of
+// the destination list (Virtual.FQDNs) and of the source list
+// (Virtual.SourceFQDNs) as an FQDN node is followed (asked again at the
+// answer's TTL, every 5 s while the server fails, every address in
+// service), for A and AAAA records both. The virtual listens on the
+// destination names' addresses beside the list's own, within
+// MaxAddressesPerVirtual, and admits clients from the source names'
+// addresses beside the source list's own. A change of an answer applies
+// the running configuration again: the listeners of new addresses open
+// and those of addresses gone close, the source filter is rebuilt; flows
 // on the others go on.
 
 // fqdnVirtualInterval is how often a virtual's names are asked again:
@@ -31,8 +34,26 @@ type bindingKey struct {
 	ap  netip.AddrPort
 }
 
-// vsFQDNKey names the watch of one name of one virtual.
-func vsFQDNKey(virtual, name string) string { return virtual + "\x00" + name }
+// vsFQDNKey names the watch of one name of one virtual in one family.
+func vsFQDNKey(virtual, name string, fam fqdn.Family) string {
+	return virtual + "\x00" + name + "\x00" + fam.String()
+}
+
+// vsFamilies are the records a list's name is asked for: an address
+// list has no address-family of its own, so both.
+var vsFamilies = [...]fqdn.Family{fqdn.IPv4, fqdn.IPv6}
+
+// vsFQDNAddrs are the addresses in service for name of virtual, IPv4
+// first. The caller holds p.mu.
+func (p *Plane) vsFQDNAddrs(virtual, name string) []netip.Addr {
+	var out []netip.Addr
+	for _, fam := range vsFamilies {
+		if fn := p.vsFQDNs[vsFQDNKey(virtual, name, fam)]; fn != nil {
+			out = append(out, fn.addrs()...)
+		}
+	}
+	return out
+}
 
 // reconcileVirtualFQDN starts following the names of cfg's virtuals that
 // are new and stops those no virtual names any longer. The caller holds
@@ -44,24 +65,29 @@ func (p *Plane) reconcileVirtualFQDN(cfg *Config) {
 		if v == nil {
 			continue
 		}
-		for _, name := range v.FQDNs {
-			spec := fqdn.Spec{Name: name, Family: fqdn.IPv4, Interval: fqdnVirtualInterval, DownInterval: fqdn.DefaultDownInterval, Autopopulate: true}
-			want[vsFQDNKey(vname, name)] = fqdnWant{spec: spec, key: rkey}
+		for _, names := range [][]string{v.FQDNs, v.SourceFQDNs} {
+			for _, name := range names {
+				for _, fam := range vsFamilies {
+					spec := fqdn.Spec{Name: name, Family: fam, Interval: fqdnVirtualInterval, DownInterval: fqdn.DefaultDownInterval, Autopopulate: true}
+					want[vsFQDNKey(vname, name, fam)] = fqdnWant{spec: spec, key: rkey}
+				}
+			}
 		}
 	}
 	p.reconcileWatches(p.vsFQDNs, want, res)
 }
 
 // expandVirtualFQDN is cfg with each virtual's names replaced by the
-// addresses in service now, joined to its own. A resolved address whose
-// listener another virtual holds, or past MaxAddressesPerVirtual, is left
-// out (and logged); a virtual left with no address at all is not run
-// until a name resolves. A configuration without names is returned as it
+// addresses in service now, joined to its own: destination names'
+// addresses as listeners, source names' in the source filter (Match). A
+// resolved address whose listener another virtual holds, or past
+// MaxAddressesPerVirtual, is left out (and logged); a virtual left with
+// no address at all is not run until a name resolves. A configuration without names is returned as it
 // is. The caller holds p.mu.
 func (p *Plane) expandVirtualFQDN(cfg *Config) *Config {
 	has := false
 	for _, v := range cfg.Virtuals {
-		if v != nil && len(v.FQDNs) > 0 {
+		if v != nil && (len(v.FQDNs) > 0 || len(v.SourceFQDNs) > 0) {
 			has = true
 			break
 		}
@@ -83,21 +109,24 @@ func (p *Plane) expandVirtualFQDN(cfg *Config) *Config {
 	out.Virtuals = make(map[string]*Virtual, len(cfg.Virtuals))
 	for _, name := range sortedKeys(cfg.Virtuals) {
 		v := cfg.Virtuals[name]
-		if v == nil || len(v.FQDNs) == 0 {
+		if v == nil || len(v.FQDNs) == 0 && len(v.SourceFQDNs) == 0 {
 			out.Virtuals[name] = v
 			continue
 		}
 		nv := *v
+		if len(v.SourceFQDNs) > 0 {
+			nv.Match = p.sourceMatchFQDN(name, v)
+		}
+		if len(v.FQDNs) == 0 {
+			out.Virtuals[name] = &nv
+			continue
+		}
 		addrs := slices.Clone(v.Addresses)
 		if len(addrs) == 0 && v.Destination.Addr().IsValid() {
 			addrs = append(addrs, v.Destination.Addr())
 		}
 		for _, n := range v.FQDNs {
-			fn := p.vsFQDNs[vsFQDNKey(name, n)]
-			if fn == nil {
-				continue
-			}
-			for _, a := range fn.addrs() {
+			for _, a := range p.vsFQDNAddrs(name, n) {
 				a = a.Unmap()
 				if slices.Contains(addrs, a) {
 					continue
@@ -136,9 +165,42 @@ func (p *Plane) expandVirtualFQDN(cfg *Config) *Config {
 			if !v.Destination.Addr().IsValid() {
 				continue
 			}
+			m := nv.Match
 			nv = *v
+			nv.Match = m
 		}
 		out.Virtuals[name] = &nv
 	}
 	return &out
+}
+
+// sourceMatchFQDN is v's source filter with the addresses its source
+// names resolve to now. The caller holds p.mu.
+func (p *Plane) sourceMatchFQDN(name string, v *Virtual) *SourceMatch {
+	var addrs []netip.Addr
+	for _, n := range v.SourceFQDNs {
+		addrs = append(addrs, p.vsFQDNAddrs(name, n)...)
+	}
+	return withSourceAddrs(v.Match, addrs)
+}
+
+// withSourceAddrs is source filter m (nil: none of its own) admitting
+// addrs too, one-address ranges merged with m's; with no address at all
+// it admits no client, never every client, since it stands for a list of
+// names none of which resolves.
+func withSourceAddrs(m *SourceMatch, addrs []netip.Addr) *SourceMatch {
+	var rs []AddrRange
+	var ports []PortRange
+	if m != nil {
+		rs, ports = slices.Clone(m.Addrs), m.Ports
+	}
+	for _, a := range addrs {
+		rs = append(rs, AddrRange{Low: a.Unmap(), High: a.Unmap()})
+	}
+	out := NewSourceMatch(rs, ports)
+	if out == nil {
+		out = &SourceMatch{}
+	}
+	out.NoAddrs = len(out.Addrs) == 0
+	return out
 }

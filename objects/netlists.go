@@ -19,7 +19,7 @@ func netListKinds() []*Kind {
 		help(&Prop{Name: "address-lists", Type: TColl, Items: ItemRef, Ref: []string{"net address-list"}, Sub: &Kind{Title: "Address List"}},
 			"address lists whose entries this list includes"),
 		help(&Prop{Name: "fqdns", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "FQDN", Props: []*Prop{str("description", "none")}}},
-			"domain names: a destination list's are resolved and listened on"),
+			"domain names, resolved (A and AAAA): listened on in a destination list, admitted in a source list"),
 		passive(raw("geo")),
 		passive(str("app-service", "none")),
 	}}

@@ -84,6 +84,11 @@ type Virtual struct {
 	// names and no address of its own has no Destination until one
 	// resolves.
 	FQDNs []string
+	// SourceFQDNs are the names of the criteria's source address list:
+	// the plane resolves them as it resolves FQDNs and admits clients
+	// from their addresses too, rebuilding Match as the answers change
+	// (no listener moves). Match is then never nil.
+	SourceFQDNs []string
 	// Match is the traffic-matching-criteria's source filter (addresses
 	// and ports); nil, as without criteria, admits every client at one
 	// nil check.

@@ -41,6 +41,9 @@ func (r AddrRange) Contains(a netip.Addr) bool {
 type SourceMatch struct {
 	Addrs []AddrRange
 	Ports []PortRange
+	// NoAddrs makes an empty Addrs admit no address: a source list of
+	// names none of which resolves yet must not read as "any client".
+	NoAddrs bool
 }
 
 // NewSourceMatch sorts and merges the ranges once at commit, so that
@@ -86,7 +89,7 @@ func (m *SourceMatch) Admits(client netip.AddrPort) bool {
 	if m == nil {
 		return true
 	}
-	if len(m.Addrs) > 0 {
+	if len(m.Addrs) > 0 || m.NoAddrs {
 		a := client.Addr().Unmap()
 		i, _ := slices.BinarySearchFunc(m.Addrs, a, func(r AddrRange, a netip.Addr) int {
 			if r.High.Compare(a) < 0 {

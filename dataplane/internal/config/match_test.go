@@ -44,6 +44,10 @@ func TestSourceMatch(t *testing.T) {
 		t.Errorf("merged ports: %v", ports.Ports)
 	}
 	both := NewSourceMatch([]AddrRange{rng("10.0.0.0", "10.0.0.255")}, []PortRange{{1000, 1999}})
+	// A source list of names none of which resolves: no address passes,
+	// whatever the ports.
+	noAddrs := &SourceMatch{NoAddrs: true}
+	noAddrsPorts := &SourceMatch{Ports: []PortRange{{1000, 1999}}, NoAddrs: true}
 	for _, tc := range []struct {
 		m      *SourceMatch
 		client string
@@ -70,6 +74,9 @@ func TestSourceMatch(t *testing.T) {
 		{both, "10.0.0.9:1500", true},
 		{both, "10.0.0.9:2500", false},
 		{both, "10.0.1.9:1500", false},
+		{noAddrs, "10.0.0.9:1500", false},
+		{noAddrs, "[::1]:1500", false},
+		{noAddrsPorts, "10.0.0.9:1500", false},
 	} {
 		if got := tc.m.Admits(netip.MustParseAddrPort(tc.client)); got != tc.want {
 			t.Errorf("%v admits %s: %v, want %v", tc.m, tc.client, got, tc.want)
