@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,14 +16,22 @@ var clientDialer = &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.TCPAddr
 
 // slowHandshakes opens n connections to addr that send the first bytes
 // of a TLS record and never the rest: handshakes in progress until the
-// profile's handshake-timeout. Those past a bound may be reset already.
+// profile's handshake-timeout. Those past a bound are reset once the
+// proxy accepted them, which may be before the dial returned; any other
+// dial error is the test's failure, not a place taken.
 func slowHandshakes(t *testing.T, addr string, n int) []net.Conn {
 	t.Helper()
 	var cs []net.Conn
 	for range n {
 		c, err := clientDialer.Dial("tcp", addr)
-		if err != nil {
+		if errors.Is(err, syscall.ECONNRESET) {
 			continue // past the bound, reset at once
+		}
+		if err != nil {
+			for _, c := range cs {
+				c.Close()
+			}
+			t.Fatalf("slow handshake %d of %d: %v", len(cs)+1, n, err)
 		}
 		c.Write([]byte{0x16, 0x03, 0x01}) // a handshake record's header, cut
 		cs = append(cs, c)
@@ -101,10 +110,13 @@ func TestClientSSLMaxActiveHandshakes(t *testing.T) {
 			slow := slowHandshakes(t, tc.addr, 4)
 			// The slow handshakes take their places as they are
 			// accepted: a client is reset once they all did (or is
-			// served, without a bound).
+			// served, without a bound). Under load the proxy may
+			// take a while to accept them; the wait stays well under
+			// the profile's handshake-timeout (10s), which frees them.
 			var err error
 			var got string
-			for i := 0; i < 50; i++ {
+			deadline := time.Now().Add(5 * time.Second)
+			for i := 0; i < 250 && time.Now().Before(deadline); i++ {
 				if got, err = tlsAnswer(tc.addr, tc.http); err != nil {
 					break
 				}

@@ -102,7 +102,11 @@ type proxied struct {
 	evMask uint16 // events the rules handle
 
 	legsLeft atomic.Int32
-	ended    atomic.Bool
+	// eofs counts the directions that read their source's FIN, so that
+	// the second does not pass a half-close on while the first leg has
+	// not counted itself finished yet (passFIN).
+	eofs  atomic.Int32
+	ended atomic.Bool
 	// watched: the close timers of the flow run (tcpclose.go).
 	watched bool
 	// alert waits for the peer's close_notify after the proxy sent one
@@ -727,7 +731,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 				// and close(2) sends the same FIN (nothing is left unread
 				// on dst: its loop read dst's FIN), so shutdown(2) would
 				// be a wasted call on every connection.
-				if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+				if !pr.gone(sc) && pr.passFIN() {
 					wc.Control(rawsock.ShutWrite)
 				}
 				return false
@@ -972,6 +976,17 @@ func (pr *proxied) closeGraceful() {
 		}
 		c.Close()
 	}()
+}
+
+// passFIN says whether a direction that read its source's FIN passes
+// the half-close on to its destination: always with rules; otherwise
+// only while the other direction still runs. When the other has read
+// its FIN too, finish closes both sockets next and close(2) sends the
+// FIN (or, with time-wait 0, the reset): counting the FINs, not the
+// legs, keeps that so when the second FIN comes before the first leg
+// counted itself finished.
+func (pr *proxied) passFIN() bool {
+	return pr.rs != nil || (pr.legsLeft.Load() != 1 && pr.eofs.Add(1) == 1)
 }
 
 func (pr *proxied) finishLeg() {

@@ -155,7 +155,7 @@ func (pr *proxied) copyFiltered(src, dst *net.TCPConn, up bool, sc *serverConn, 
 			if c := pr.snap.Cfg.TCPClose; c != nil && pr.closeOnFIN(c, up) { // tcpclose.go
 				return false
 			}
-			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+			if !pr.gone(sc) && pr.passFIN() {
 				dst.CloseWrite()
 			}
 			return false

@@ -421,7 +421,7 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
-			if !pr.gone(sc) && (pr.rs != nil || pr.legsLeft.Load() != 1) {
+			if !pr.gone(sc) && pr.passFIN() {
 				closeWrite(dst)
 				pr.awaitAlert(up, dst)
 			}
