@@ -36,12 +36,12 @@ func (t *translator) vlans(o *objects.Object, v *dataplane.Virtual) bool {
 	for _, n := range names {
 		vo := t.cfg.Lookup(t.s, []string{netVLAN.Key()}, n)
 		if vo == nil {
-			return t.refuse("01070712:3: Cannot associate VLAN %s with virtual server %s: the VLAN does not exist", n, o.Name)
+			return t.refuse("ltm virtual %s: vlan %s does not exist", o.Name, n)
 		}
 		for _, ifn := range vlanInterfaces(netVLANInterfaces.Str(vo)) {
 			ifc, err := net.InterfaceByName(ifn)
 			if err != nil {
-				return t.refuse("01070523:3: net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
+				return t.refuse("net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
 			}
 			f.Ifindex = append(f.Ifindex, ifc.Index)
 			devs = append(devs, ifc.Name)
