@@ -21,6 +21,7 @@ type (
 	PortRange         = config.PortRange
 	AddrRange         = config.AddrRange
 	SourceMatch       = config.SourceMatch
+	VLANFilter        = config.VLANFilter
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT
 	LBMode            = config.LBMode

@@ -42,12 +42,13 @@ func CongestionAvailable() map[string]bool { return sockopt.Available() }
 
 // listenerOpts gives each running listener its virtual's deferred
 // accept, fast open queue and MSS (the client side of its tcp profile),
-// and TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN),
+// TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN) and
+// its VLAN list's binding and arrival keeping,
 // before the new ones start accepting. The caller holds p.mu.
 func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 	for ap, l := range p.listeners {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
-			l.ListenOpts(v.ClientTCP, readsSYN(v))
+			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs)
 		}
 	}
 }

@@ -293,7 +293,7 @@ func typedGTMKinds(apool, awideip *Kind) []*Kind {
 func netSysKinds() []*Kind {
 	vlan := &Kind{Words: []string{"net", "vlan"}, Title: "VLAN", Help: "VLAN configuration", Props: []*Prop{
 		str("description", "none"),
-		passive(raw("interfaces")),
+		help(&Prop{Name: "interfaces", Type: TRaw}, "Linux interface names, e.g. { eth1 { } }: the virtual servers enabled on the VLAN take what arrives on them"),
 		num("tag", "0"),
 		num("mtu", "1500"),
 		passive(str("auto-lasthop", "default")),

@@ -93,6 +93,10 @@ type Virtual struct {
 	// and ports); nil, as without criteria, admits every client at one
 	// nil check.
 	Match *SourceMatch
+	// VLANs is vlans-enabled or vlans-disabled with a list (vlans.go);
+	// nil, the default (disabled on none), listens on every interface at
+	// one nil check.
+	VLANs *VLANFilter
 	// Enabled is false for a `disabled` virtual: new connections are reset,
 	// existing ones go on.
 	Enabled bool

@@ -308,6 +308,12 @@ func (a *acceptor) Ready(_ uint8, _ uint32) {
 		switch {
 		case vs == nil:
 			rawsock.Reset(fd)
+		case snap != nil && snap.Cfg.VLANs != nil && !snap.Cfg.VLANs.Admits(rawsock.ArrivalIf(fd)):
+			// It came in on a VLAN the virtual is not enabled on: as if
+			// no virtual listened there (BIG-IP resets the SYN; here the
+			// handshake is done by then, unless the listener is bound
+			// to its one interface).
+			rawsock.Reset(fd)
 		case withTLS:
 			// The handshake runs on a goroutine; the loop takes the client
 			// after it.

@@ -3,6 +3,7 @@
 package l4
 
 import (
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
@@ -24,10 +25,16 @@ func (lf *loopFlow) idleEnd() {
 // fast-open, max-segment-size), and whether it keeps the clients' SYNs
 // (saveSYN: the virtual's profiles or rules read them), before it
 // accepts and at each commit; the socket is touched only when they
-// changed. The caller holds the plane's lock.
-func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool) {
+// changed. A VLAN list (vl, nil without one) binds the listener to its
+// one interface, if it is enabled on exactly one, and keeps each
+// connection's arrival interface for the accept to check. The caller
+// holds the plane's lock.
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter) {
 	lo := s.ListenerOf()
 	lo.SaveSYN = saveSYN
+	if vl != nil {
+		lo.Device, lo.Arrival = vl.Device, true
+	}
 	if lo == l.lopts {
 		return
 	}

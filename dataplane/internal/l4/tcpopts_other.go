@@ -5,12 +5,13 @@ package l4
 import (
 	"net"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/sockopt"
 )
 
 // ListenOpts does nothing off Linux: the listener settings are Linux
 // socket options.
-func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool) {}
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter) {}
 
 // tcpFinWait1 is Linux's TCP_FIN_WAIT1, never seen off Linux.
 const tcpFinWait1 = 4

@@ -314,3 +314,36 @@ func SteerByCPU(conns []*net.UDPConn, n int) error {
 	}
 	return serr
 }
+
+// ArrivalIf is the index of the interface an accepted connection's SYN
+// arrived on, kept by a listener with IP_PKTINFO (IPV6_RECVPKTINFO) set
+// (sockopt.Listener.Arrival); 0 when the kernel does not tell. It is
+// asked only for virtuals with a VLAN list.
+func ArrivalIf(fd int) int {
+	var buf [64]byte
+	n := uint32(len(buf))
+	level, opt := unix.IPPROTO_IP, unix.IP_PKTOPTIONS
+	if sa, err := unix.Getsockname(fd); err == nil {
+		if _, v6 := sa.(*unix.SockaddrInet6); v6 {
+			level, opt = unix.IPPROTO_IPV6, unix.IPV6_2292PKTOPTIONS
+		}
+	}
+	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt),
+		uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&n)), 0)
+	if e != 0 {
+		return 0
+	}
+	msgs, err := unix.ParseSocketControlMessage(buf[:n])
+	if err != nil {
+		return 0
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Header.Level == unix.IPPROTO_IP && m.Header.Type == unix.IP_PKTINFO && len(m.Data) >= unix.SizeofInet4Pktinfo:
+			return int((*unix.Inet4Pktinfo)(unsafe.Pointer(&m.Data[0])).Ifindex)
+		case m.Header.Level == unix.IPPROTO_IPV6 && m.Header.Type == unix.IPV6_PKTINFO && len(m.Data) >= unix.SizeofInet6Pktinfo:
+			return int((*unix.Inet6Pktinfo)(unsafe.Pointer(&m.Data[0])).Ifindex)
+		}
+	}
+	return 0
+}

@@ -171,6 +171,13 @@ type Listener struct {
 	// connection to read (TCP_SAVE_SYN), for tcp-options, proxy-mss and
 	// the rules that read the SYN.
 	SaveSYN bool
+	// Device binds the listener to one interface (SO_BINDTODEVICE): a
+	// virtual enabled on one VLAN of one interface; "" unbinds.
+	Device string
+	// Arrival keeps, on each accepted connection, the interface its SYN
+	// came in on (IP_PKTINFO, IPV6_RECVPKTINFO), for a virtual's VLAN
+	// list to be checked against (rawsock.ArrivalIf).
+	Arrival bool
 }
 
 // ListenerOf is s's listener part; nil gives the zero Listener.

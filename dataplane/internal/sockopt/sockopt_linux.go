@@ -146,24 +146,31 @@ func ApplyDatagram(fd int, s *Side) {
 }
 
 // ApplyListener sets a listening socket's deferred accept, fast open
-// queue and advertised MSS; zero values take back an earlier setting, so
+// queue, advertised MSS, interface binding and arrival keeping; zero values take back an earlier setting, so
 // a commit that drops them leaves the listener as the kernel made it.
 func (l Listener) ApplyListener(fd int) {
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_DEFER_ACCEPT, l.DeferAccept)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_FASTOPEN, l.FastOpen)
 	setInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, l.MaxSeg)
 	synhdr.SetSave(fd, l.SaveSYN)
+	unix.BindToDevice(fd, l.Device)
 	sa, err := unix.Getsockname(fd)
 	if err != nil {
 		return
 	}
+	arrival := 0
+	if l.Arrival {
+		arrival = 1
+	}
 	if _, v6 := sa.(*unix.SockaddrInet6); v6 {
+		setInt(fd, unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, arrival)
 		// A dual-stack listener meets IPv4 clients as IPv4-mapped
 		// addresses: a key for those too.
 		setMD5(fd, netip.IPv6Unspecified(), 0, l.MD5Key)
 		setMD5(fd, netip.AddrFrom16([16]byte{10: 0xff, 11: 0xff}), 96, l.MD5Key)
 		return
 	}
+	setInt(fd, unix.IPPROTO_IP, unix.IP_PKTINFO, arrival)
 	setMD5(fd, netip.IPv4Unspecified(), 0, l.MD5Key)
 }
 

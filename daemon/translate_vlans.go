@@ -1,0 +1,81 @@
+package daemon
+
+import (
+	"net"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/objects"
+)
+
+// A virtual's VLANs and the interfaces of each VLAN.
+var (
+	virtualVLANs         = ltmVirtual.MustProp("vlans")
+	virtualVLANsDisabled = ltmVirtual.MustProp("vlans-disabled")
+	netVLAN              = schema.MustKind("net vlan")
+	netVLANInterfaces    = netVLAN.MustProp("interfaces")
+)
+
+// vlans sets v's VLAN list: vlans-enabled with VLANs listens only on their
+// interfaces, vlans-disabled with VLANs on every other; vlans-disabled
+// with none (the default) leaves v listening everywhere at no cost. A
+// VLAN's interfaces are Linux interface names, resolved to indexes now:
+// one that the host does not have refuses the commit, as BIG-IP refuses
+// an interface it does not have.
+func (t *translator) vlans(o *objects.Object, v *dataplane.Virtual) bool {
+	disabled := virtualVLANsDisabled.Str(o) != "vlans-enabled"
+	var names []string
+	if lv := virtualVLANs.Get(o); lv != nil {
+		names = lv.List
+	}
+	if disabled && len(names) == 0 {
+		return true
+	}
+	f := &dataplane.VLANFilter{Disabled: disabled}
+	var devs []string
+	for _, n := range names {
+		vo := t.cfg.Lookup(t.s, []string{netVLAN.Key()}, n)
+		if vo == nil {
+			return t.refuse("ltm virtual %s: vlan %s does not exist", o.Name, n)
+		}
+		for _, ifn := range vlanInterfaces(netVLANInterfaces.Str(vo)) {
+			ifc, err := net.InterfaceByName(ifn)
+			if err != nil {
+				return t.refuse("net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
+			}
+			f.Ifindex = append(f.Ifindex, ifc.Index)
+			devs = append(devs, ifc.Name)
+		}
+	}
+	if !disabled && len(devs) == 1 {
+		f.Device = devs[0]
+	}
+	if v.IsUDP() {
+		t.keep(o, "vlans on a UDP virtual server are kept, and not acted on: it takes datagrams from every VLAN")
+		return true
+	}
+	v.VLANs = f
+	return true
+}
+
+// vlanInterfaces is the interface names of a net vlan's interfaces block,
+// "{ eth1 { untagged } eth2 { } }" or "{ eth1 eth2 }": the words at the
+// block's first level.
+func vlanInterfaces(raw string) []string {
+	raw = strings.NewReplacer("{", " { ", "}", " } ").Replace(raw)
+	var out []string
+	depth := 0
+	for _, w := range strings.Fields(raw) {
+		switch w {
+		case "{":
+			depth++
+		case "}":
+			depth--
+		default:
+			if depth == 1 {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
