@@ -32,7 +32,7 @@ func TestVLANsNetns(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: creating network namespaces needs root")
 	}
-	for _, tool := range []string{"ip", "curl"} {
+	for _, tool := range []string{"ip", "curl", "sysctl"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("skipped: %s is not installed", tool)
 		}
@@ -45,6 +45,11 @@ func TestVLANsNetns(t *testing.T) {
 			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+	// Root without the capability to make namespaces (a container) skips.
+	if out, err := exec.Command("ip", "netns", "add", l).CombinedOutput(); err != nil {
+		t.Skipf("skipped: cannot create a network namespace: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	exec.Command("ip", "netns", "del", l).Run()
 	for _, ns := range []string{l, a, b} {
 		ip("netns", "add", ns)
 		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
