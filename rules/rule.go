@@ -90,6 +90,14 @@ const (
 	AdaptRequestResult
 	AdaptResponseHeaders
 	AdaptResponseResult
+	// The sip profile's send and done events (commands_sip.go):
+	// SIPRequestSend and SIPResponseSend run as a message is about to
+	// leave for its peer (a request of the client after balancing, its
+	// member known), SIPRequestDone and SIPResponseDone once it has left.
+	SIPRequestSend
+	SIPRequestDone
+	SIPResponseSend
+	SIPResponseDone
 	numEvents
 )
 
@@ -108,6 +116,7 @@ var eventNames = [numEvents]string{
 	"SIP_REQUEST", "SIP_RESPONSE",
 	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT", "HTTP_PROXY_RESPONSE",
 	"ADAPT_REQUEST_HEADERS", "ADAPT_REQUEST_RESULT", "ADAPT_RESPONSE_HEADERS", "ADAPT_RESPONSE_RESULT",
+	"SIP_REQUEST_SEND", "SIP_REQUEST_DONE", "SIP_RESPONSE_SEND", "SIP_RESPONSE_DONE",
 }
 
 func (e Event) String() string {
@@ -139,7 +148,8 @@ func (e Event) side() Side {
 	case ServerConnected, ServerData, ServerClosed, HTTPResponse, HTTPResponseData, ServerSSLHandshake, UserResponse,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
-		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult:
+		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
+		SIPRequestSend, SIPRequestDone:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -134,6 +134,44 @@ func (f *flow) sipRule(ev config.Event, lg *leg, m *sipmsg.Message, b []byte) ([
 	return out, true
 }
 
+// sipOut runs SIP_REQUEST_SEND or SIP_RESPONSE_SEND on datagram b just
+// before it leaves: a client's message for lg's member (chosen, the
+// profile's Via and Record-Route inserted), or lg's member's message for
+// the client. It returns what to send; false drops it. Without a handler
+// of either event it is one bit test.
+func (f *flow) sipOut(lg *leg, b []byte) ([]byte, bool) {
+	if f.rs == nil || f.snap.EvMask&config.SIPSendBits == 0 {
+		return b, true
+	}
+	m, err := sipmsg.Parse(b)
+	if err != nil {
+		return b, true // not SIP: no SIP event
+	}
+	ev := config.SIPSendEvent(m.Request, false)
+	if !f.handles(ev) {
+		return b, true
+	}
+	return f.sipRule(ev, lg, &m, b)
+}
+
+// sipSent runs SIP_REQUEST_DONE or SIP_RESPONSE_DONE once datagram b
+// has left (to lg's member or from it to the client); the message can
+// no longer change. Without a handler of either event it is one bit
+// test.
+func (f *flow) sipSent(lg *leg, b []byte) {
+	if f.rs == nil || f.snap.EvMask&config.SIPDoneBits == 0 {
+		return
+	}
+	m, err := sipmsg.Parse(b)
+	if err != nil {
+		return
+	}
+	if ev := config.SIPSendEvent(m.Request, true); f.handles(ev) {
+		var st rules.SIPState
+		f.runMsg(ev, lg, b, &st)
+	}
+}
+
 // sipBegin binds datagram b to the SIP:: commands of the event about to
 // run and keeps the flow's decisions from before it: a client's message
 // in rs.sipKept until sipRuleDone, a member's in rs.sipLegKept until
