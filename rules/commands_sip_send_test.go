@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,16 @@ func TestSIPSendEventSides(t *testing.T) {
 		if e, ok := ParseEvent(ev.String()); !ok || e != ev {
 			t.Errorf("%s does not parse back", ev)
 		}
+	}
+}
+
+// TestSIPResponseReleaseIsNotAnEvent: BIG-IP's SIP events have no
+// SIP_RESPONSE_RELEASE (SIP_RESPONSE_SEND is that place), so a rule
+// naming it is refused, not kept.
+func TestSIPResponseReleaseIsNotAnEvent(t *testing.T) {
+	_, err := Compile("r", "when SIP_RESPONSE_RELEASE { log local0. x }")
+	var ce *CompileError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err %v, want a *CompileError", err)
 	}
 }
