@@ -35,7 +35,10 @@ import (
 // With a SIPRuleHandler every request (either way) runs SIP_REQUEST and
 // every response SIP_RESPONSE before it is routed: the rule may edit the
 // message, discard it, or answer a request itself (SIP::respond; the
-// request still goes on unless the rule also discards it [M]).
+// request still goes on unless the rule also discards it [M]). Around
+// each write of a message to its peer (send) run SIP_REQUEST_SEND or
+// SIP_RESPONSE_SEND, which may still edit or discard it, and after it
+// SIP_REQUEST_DONE or SIP_RESPONSE_DONE.
 
 // SIPRuleHandler runs a SIP virtual's iRules over each message. Calls
 // come from the client's reader and its server connections' readers; the

@@ -14,7 +14,10 @@ import (
 // edited, SIP::discard, SIP::respond, a pool, member or node, or a
 // persist uie, hash, source_addr or none for a request of the client)
 // goes back to the engine with the message. A
-// reject or drop ends the client as in any event.
+// reject or drop ends the client as in any event. SIP_REQUEST_SEND and
+// SIP_RESPONSE_SEND run as a message is about to leave (the member it
+// goes to, or came from, is the server side), the done events once it
+// has: the engine calls OnSIPSend around each write (mblb send).
 
 // sipPersistDecision is a SIP_REQUEST's persist command: set, with the
 // encoded key ("" for persist none).

@@ -31,7 +31,10 @@ import (
 // as on any server-side event. An edit that is not a SIP message drops
 // it [M: over TCP the sender is reset; a datagram has no connection].
 // Without a handler of either event a message costs one bit test; a flow
-// without rules, a nil check.
+// without rules, a nil check. SIP_REQUEST_SEND and SIP_RESPONSE_SEND run
+// just before a message leaves (sipOut: a client's request once its
+// member is chosen and the profile's headers are on it), the done
+// events just after (sipSent), with the member's leg as the server side.
 
 // sipKept is a flow's target and persist decisions from before a SIP
 // event, given back once its message is dealt with.
