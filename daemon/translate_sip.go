@@ -129,7 +129,7 @@ func (t *translator) sipPersist(o *objects.Object, v *dataplane.Virtual, prof *o
 }
 
 // sipNeeds refuses, as BIG-IP refuses an event without its profile
-// (01070394), a rule list with SIP_REQUEST or SIP_RESPONSE on a virtual
+// (01070394), a rule list with a SIP_* event on a virtual
 // server without a sip profile, where they could never run. BIG-IP
 // reports the first such rule; so does this.
 func (t *translator) sipNeeds(o *objects.Object, list []*rules.Rule) bool {
@@ -137,7 +137,7 @@ func (t *translator) sipNeeds(o *objects.Object, list []*rules.Rule) bool {
 		return true
 	}
 	for _, r := range list {
-		for _, ev := range []rules.Event{rules.SIPRequest, rules.SIPResponse} {
+		for _, ev := range []rules.Event{rules.SIPRequest, rules.SIPResponse, rules.SIPRequestSend, rules.SIPRequestDone, rules.SIPResponseSend, rules.SIPResponseDone} {
 			if r.Handles(ev) {
 				msg := fmt.Sprintf("01070394:3: %s event in rule (%s) requires an associated SIP profile on the virtual server (%s).", ev, r.Name, o.Name)
 				t.skipped = append(t.skipped, msg)

@@ -25,11 +25,31 @@ type SIPState struct {
 	Discard bool
 	// Reply is SIP::respond's response, nil when it did not run.
 	Reply []byte
+	// PersistKey is the key `SIP::persist KEY` set in this event (the
+	// host got it through PersistConn.Persist too); PersistSet says it
+	// ran.
+	PersistKey string
+	PersistSet bool
+
+	// persistField is the field SIP::persist reads when the rule set no
+	// key: the sip_info profile's, Call-ID when zero.
+	persistField sipmsg.Field
 }
 
 // Reset readies the state for the next message.
 func (st *SIPState) Reset(msg []byte) {
-	*st = SIPState{Msg: msg}
+	*st = SIPState{Msg: msg, persistField: st.persistField}
+}
+
+// SetSIPPersistField names the field `SIP::persist` reads for a message
+// whose rule set no key: the virtual's sip persistence profile's
+// sip-info field, which is what its records are keyed on. Called once
+// per connection, not per message.
+func (s *ConnState) SetSIPPersistField(name string) {
+	if s.sip == nil {
+		s.sip = &SIPState{}
+	}
+	s.sip.persistField = sipmsg.NewField(name)
 }
 
 // SetSIP gives the connection a SIP state: the virtual server has a sip
@@ -76,10 +96,15 @@ func registerSIP(t *tcl.Commands) {
 	t.Register("SIP::respond", cmdSIPRespond)
 	t.Register("SIP::discard", cmdSIPDiscard)
 	t.Register("SIP::payload", cmdSIPPayload)
+	t.Register("SIP::persist", cmdSIPPersist)
 }
 
 // sipEvents are the events a SIP message is at hand in.
-var sipEvents = []Event{SIPRequest, SIPResponse}
+var sipEvents = []Event{SIPRequest, SIPResponse, SIPRequestSend, SIPRequestDone, SIPResponseSend, SIPResponseDone}
+
+// sipEditEvents are those in which the message may still change: in
+// SIP_REQUEST_DONE and SIP_RESPONSE_DONE it has left.
+var sipEditEvents = []Event{SIPRequest, SIPResponse, SIPRequestSend, SIPResponseSend}
 
 // sipOf returns the message at hand, parsed, or the command's error.
 func sipOf(in *tcl.Interp, cmd string, valid ...Event) (*SIPState, sipmsg.Message, error) {
@@ -176,7 +201,7 @@ func cmdSIPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	switch op := args[1].String(); {
 	case (op == "insert" || op == "replace") && len(args) == 4, op == "remove" && len(args) == 3:
-		st, _, err := sipOf(in, "SIP::header")
+		st, _, err := sipOf(in, "SIP::header", sipEditEvents...)
 		if err != nil {
 			return tcl.Empty, err
 		}
@@ -225,7 +250,7 @@ func cmdSIPResponse(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) != 2 || (args[1].String() != "code" && args[1].String() != "status") {
 		return tcl.Empty, tcl.WrongArgs("SIP::response code|status")
 	}
-	_, m, err := sipOf(in, "SIP::response", SIPResponse)
+	_, m, err := sipOf(in, "SIP::response", SIPResponse, SIPResponseSend, SIPResponseDone)
 	if err != nil {
 		return tcl.Empty, err
 	}
@@ -340,7 +365,7 @@ func cmdSIPDiscard(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	if len(args) != 1 {
 		return tcl.Empty, tcl.WrongArgs("SIP::discard")
 	}
-	st, _, err := sipOf(in, "SIP::discard")
+	st, _, err := sipOf(in, "SIP::discard", sipEditEvents...)
 	if err != nil {
 		return tcl.Empty, err
 	}
@@ -369,4 +394,68 @@ func cmdSIPPayload(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		}
 	}
 	return tcl.Str(string(body)), nil
+}
+
+// cmdSIPPersist is `SIP::persist` (the key the message persists on: the
+// one the rule set, else its sip_info field, Call-ID by default),
+// `SIP::persist KEY ?TIMEOUT?` (the request persists on KEY instead, in
+// the sip persistence records, for TIMEOUT seconds or the profile's) and
+// `SIP::persist reset` (the record of the request's key is deleted, so
+// the request is balanced anew and its new member recorded [M]). Setting
+// and resetting act before balancing, in SIP_REQUEST.
+func cmdSIPPersist(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "SIP::persist ?key ?timeout?? | SIP::persist reset"
+	if len(args) > 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if len(args) == 1 {
+		st, m, err := sipOf(in, "SIP::persist")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Str(st.persistKey(&m)), nil
+	}
+	st, m, err := sipOf(in, "SIP::persist", SIPRequest)
+	if err != nil {
+		return tcl.Empty, err
+	}
+	_, c, _ := sess(in, "SIP::persist")
+	pc, ok := c.(PersistConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("SIP::persist: this connection has no persistence")
+	}
+	if args[1].String() == "reset" && len(args) == 2 {
+		key := st.persistKey(&m)
+		if key == "" {
+			return tcl.Empty, nil
+		}
+		return tcl.Empty, tclErr(pc.PersistDelete(Persist{Method: PersistSIP, Key: key, Timeout: -1}))
+	}
+	p := Persist{Method: PersistSIP, Key: args[1].String(), Timeout: -1}
+	if p.Key == "" {
+		return tcl.Empty, tcl.Errorf("SIP::persist: the key may not be empty")
+	}
+	if len(args) == 3 {
+		if p.Timeout, err = persistTimeout(args[2]); err != nil {
+			return tcl.Empty, err
+		}
+	}
+	if err := pc.Persist(p); err != nil {
+		return tcl.Empty, tclErr(err)
+	}
+	st.PersistKey, st.PersistSet = p.Key, true
+	return tcl.Empty, nil
+}
+
+// persistKey is the key message m persists on.
+func (st *SIPState) persistKey(m *sipmsg.Message) string {
+	if st.PersistSet {
+		return st.PersistKey
+	}
+	f := st.persistField
+	if f.IsZero() {
+		f = sipmsg.CallID
+	}
+	v, _ := m.Header(f)
+	return string(v)
 }

@@ -20,6 +20,7 @@ const (
 	PersistHash                            // hash: a key like uie's, in records of its own mode
 	PersistDestAddr                        // dest_addr: the address the client connected to
 	PersistCookie                          // cookie: the http profile's cookie persistence, as Persist.Cookie says
+	PersistSIP                             // SIP::persist: a key in the sip (sip_info) records
 )
 
 // CookieMethod is the method word of `persist cookie`.

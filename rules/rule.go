@@ -96,6 +96,14 @@ const (
 	// it arrived (commands_icap.go).
 	ICAPRequest
 	ICAPResponse
+	// The sip profile's send and done events (commands_sip.go):
+	// SIPRequestSend and SIPResponseSend run as a message is about to
+	// leave for its peer (a request of the client after balancing, its
+	// member known), SIPRequestDone and SIPResponseDone once it has left.
+	SIPRequestSend
+	SIPRequestDone
+	SIPResponseSend
+	SIPResponseDone
 	numEvents
 )
 
@@ -115,6 +123,7 @@ var eventNames = [numEvents]string{
 	"HTTP_PROXY_REQUEST", "HTTP_PROXY_CONNECT", "HTTP_PROXY_RESPONSE",
 	"ADAPT_REQUEST_HEADERS", "ADAPT_REQUEST_RESULT", "ADAPT_RESPONSE_HEADERS", "ADAPT_RESPONSE_RESULT",
 	"ICAP_REQUEST", "ICAP_RESPONSE",
+	"SIP_REQUEST_SEND", "SIP_REQUEST_DONE", "SIP_RESPONSE_SEND", "SIP_RESPONSE_DONE",
 }
 
 func (e Event) String() string {
@@ -147,7 +156,8 @@ func (e Event) side() Side {
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease, StreamMatched,
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
 		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
-		ICAPRequest, ICAPResponse:
+		ICAPRequest, ICAPResponse,
+		SIPRequestSend, SIPRequestDone:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -30,8 +30,9 @@ type ClientOptions struct {
 	// HTTPRule runs HTTP_REQUEST and HTTP_RESPONSE on an engine with HTTP
 	// framing; nil when the client's rules handle neither.
 	HTTPRule HTTPRuleHandler
-	// SIPRule runs SIP_REQUEST and SIP_RESPONSE on an engine with SIP
-	// framing (sipsession.go); nil when the client's rules handle neither.
+	// SIPRule runs the SIP events (SIP_REQUEST, SIP_RESPONSE, the send
+	// and done events) on an engine with SIP framing (sipsession.go); nil
+	// when the client's rules handle none.
 	SIPRule SIPRuleHandler
 	// Touch is called with the time (Unix nanoseconds) whenever bytes
 	// move on the client side, to keep the proxy's idle time current.

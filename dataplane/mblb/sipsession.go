@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/netip"
 	"sync"
 
 	"github.com/openltm/openltm/dataplane/sipmsg"
@@ -34,7 +35,10 @@ import (
 // With a SIPRuleHandler every request (either way) runs SIP_REQUEST and
 // every response SIP_RESPONSE before it is routed: the rule may edit the
 // message, discard it, or answer a request itself (SIP::respond; the
-// request still goes on unless the rule also discards it [M]).
+// request still goes on unless the rule also discards it [M]). Around
+// each write of a message to its peer (send) run SIP_REQUEST_SEND or
+// SIP_RESPONSE_SEND, which may still edit or discard it, and after it
+// SIP_REQUEST_DONE or SIP_RESPONSE_DONE.
 
 // SIPRuleHandler runs a SIP virtual's iRules over each message. Calls
 // come from the client's reader and its server connections' readers; the
@@ -44,6 +48,15 @@ type SIPRuleHandler interface {
 	OnSIPRequest(x *SIPEvent) error
 	// OnSIPResponse runs SIP_RESPONSE.
 	OnSIPResponse(x *SIPEvent) error
+	// OnSIPSend runs SIP_REQUEST_SEND or SIP_RESPONSE_SEND (request
+	// says which) as x's message is about to leave, its destination
+	// known; with done, SIP_REQUEST_DONE or SIP_RESPONSE_DONE once it
+	// has left. Only the send events may edit or discard the message.
+	OnSIPSend(x *SIPEvent, request, done bool) error
+	// SIPSends says whether the rules handle a send or a done event,
+	// asked once per client so that a message pays nothing for events
+	// no rule handles.
+	SIPSends() (send, done bool)
 }
 
 // SIPEvent is one SIP message as its rule sees and changes it.
@@ -54,7 +67,12 @@ type SIPEvent struct {
 	target          Target
 	persist         string
 	persistSet      bool
+	server          netip.AddrPort
 }
+
+// Server is the member a message of a send or done event goes to or
+// came from; invalid for a message to or from the client only.
+func (x *SIPEvent) Server() netip.AddrPort { return x.server }
 
 // Message is the message the event is about.
 func (x *SIPEvent) Message() []byte { return x.msg }
@@ -117,6 +135,10 @@ type sipSession struct {
 	// registration the INVITE being balanced counts against.
 	dialogs    *sipmsg.Dialogs[Member]
 	pendingAOR string
+
+	// onSend and onDone: the rules handle the send or the done events
+	// (SIPRuleHandler.SIPSends), asked once.
+	onSend, onDone bool
 }
 
 // runSIP is Run for a SIP virtual.
@@ -128,6 +150,9 @@ func (s *ClientConn) runSIP() error {
 		ss.persist = NewSIPField(opt.PersistHeader)
 	}
 	ss.proxy = newSIPProxy(&opt, s.local)
+	if s.sipRule != nil {
+		ss.onSend, ss.onDone = s.sipRule.SIPSends()
+	}
 	if opt.DialogAware {
 		ss.dialogs = sipmsg.NewDialogs[Member](sipTxnLimit, opt.MaxRegistrations > 0 || opt.MaxSessionsPerRegistration > 0)
 	}
@@ -270,7 +295,7 @@ func (ss *sipSession) fromClient(b []byte) bool {
 			ss.dialogSeen(&m)
 		}
 		if sc != nil && !sc.down.Load() {
-			if ss.toServer(sc, b) {
+			if ss.send(sc, &m, b) {
 				if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
 					ss.terminate(sc)
 				}
@@ -286,7 +311,7 @@ func (ss *sipSession) fromClient(b []byte) bool {
 		}
 		ss.mu.Unlock()
 		if ok {
-			if sc := s.ownConn(id); sc != nil && ss.toServer(sc, ss.toMember(&m)) {
+			if sc := s.ownConn(id); sc != nil && ss.send(sc, &m, ss.toMember(&m)) {
 				return true
 			}
 		}
@@ -383,7 +408,7 @@ func (ss *sipSession) balance(m *SIPMessage, b []byte, branch []byte, target Tar
 			ss.invites[string(branch)] = sc.leg.Member.ID
 			ss.mu.Unlock()
 		}
-		if ss.toServer(sc, b) {
+		if ss.send(sc, m, b) {
 			return true
 		}
 		ss.exclude = append(ss.exclude, sc.leg.Member.ID)
@@ -516,7 +541,7 @@ func (ss *sipSession) fromServer(sc *serverConn, b []byte) {
 	if ss.dialogs != nil {
 		ss.dialogSeen(&m)
 	}
-	if ss.writeClient(b) {
+	if ss.send(nil, &m, b) {
 		ss.s.msgsOut.Add(1)
 		if e.cfg.Request.SIP.TerminateOnBye && byeDone(&m) {
 			ss.terminate(sc)
@@ -549,4 +574,58 @@ func (ss *sipSession) dialogConn(m *SIPMessage) *serverConn {
 		return nil
 	}
 	return sc
+}
+
+// send passes message b (m parsed from it) on to member connection sc,
+// or to the client when sc is nil: SIP_REQUEST_SEND or SIP_RESPONSE_SEND
+// first, where the rule may still edit or discard it (a request of the
+// client then carries the profile's Via and Record-Route, the member is
+// chosen), then the write, then SIP_REQUEST_DONE or SIP_RESPONSE_DONE.
+// False when the write failed or the session ended; a discarded message
+// counts as passed on. Without a rule handling either event it is the
+// write alone.
+func (ss *sipSession) send(sc *serverConn, m *SIPMessage, b []byte) bool {
+	s := ss.s
+	if ss.onSend {
+		x := SIPEvent{msg: b, fromClient: sc != nil}
+		if sc != nil {
+			x.server = sc.leg.Member.Addr
+		}
+		if err := s.sipRule.OnSIPSend(&x, m.Request, false); err != nil || s.isClosed() {
+			if !s.isClosed() {
+				s.Close(true)
+			}
+			return false
+		}
+		if x.discard {
+			return true
+		}
+		if x.edited {
+			if _, err := ParseSIP(x.out); err != nil {
+				s.e.logf("mblb: client %s: a rule's edit of %s is not a SIP message, reset", s.client, m.String())
+				s.Close(true)
+				return false
+			}
+			b = x.out
+		}
+	}
+	var ok bool
+	if sc != nil {
+		ok = ss.toServer(sc, b)
+	} else {
+		ok = ss.writeClient(b)
+	}
+	if ok && ss.onDone {
+		x := SIPEvent{msg: b, fromClient: sc != nil}
+		if sc != nil {
+			x.server = sc.leg.Member.Addr
+		}
+		if err := s.sipRule.OnSIPSend(&x, m.Request, true); err != nil || s.isClosed() {
+			if !s.isClosed() {
+				s.Close(true)
+			}
+			return false
+		}
+	}
+	return ok
 }

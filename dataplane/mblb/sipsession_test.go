@@ -506,6 +506,10 @@ func (r *sipTestRule) OnSIPResponse(x *SIPEvent) error {
 	return nil
 }
 
+func (r *sipTestRule) OnSIPSend(*SIPEvent, bool, bool) error { return nil }
+
+func (r *sipTestRule) SIPSends() (bool, bool) { return false, false }
+
 // TestSIPRuleHooks: the rule sees each request and response, its edits
 // reach the member and the client, and its own answer replaces the
 // member's.
@@ -554,6 +558,10 @@ func (r sipRouteRule) OnSIPRequest(x *SIPEvent) error {
 }
 
 func (sipRouteRule) OnSIPResponse(*SIPEvent) error { return nil }
+
+func (sipRouteRule) OnSIPSend(*SIPEvent, bool, bool) error { return nil }
+
+func (sipRouteRule) SIPSends() (bool, bool) { return false, false }
 
 // TestSIPRuleTarget: a rule's choice of member overrides balancing for
 // that request.

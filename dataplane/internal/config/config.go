@@ -776,6 +776,13 @@ const (
 	// sip.go); message-based SIP virtuals run them themselves.
 	EventSIPRequest  Event = "SIP_REQUEST"
 	EventSIPResponse Event = "SIP_RESPONSE"
+	// EventSIPRequestSend and EventSIPResponseSend run as a SIP message
+	// is about to leave (a client's request with its member chosen),
+	// EventSIPRequestDone and EventSIPResponseDone once it has left.
+	EventSIPRequestSend  Event = "SIP_REQUEST_SEND"
+	EventSIPRequestDone  Event = "SIP_REQUEST_DONE"
+	EventSIPResponseSend Event = "SIP_RESPONSE_SEND"
+	EventSIPResponseDone Event = "SIP_RESPONSE_DONE"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -797,6 +804,10 @@ var proxyEvents = [...]struct {
 	{EventLBQueued, rules.LBQueued},
 	{EventSIPRequest, rules.SIPRequest},
 	{EventSIPResponse, rules.SIPResponse},
+	{EventSIPRequestSend, rules.SIPRequestSend},
+	{EventSIPRequestDone, rules.SIPRequestDone},
+	{EventSIPResponseSend, rules.SIPResponseSend},
+	{EventSIPResponseDone, rules.SIPResponseDone},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event
@@ -834,11 +845,47 @@ func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
 		i = 10
 	case EventSIPResponse:
 		i = 11
+	case EventSIPRequestSend:
+		i = 12
+	case EventSIPRequestDone:
+		i = 13
+	case EventSIPResponseSend:
+		i = 14
+	case EventSIPResponseDone:
+		i = 15
 	}
 	if i < 0 {
 		return 0, rev, false
 	}
 	return 1 << i, proxyEvents[i].rev, true
+}
+
+// SIPSendEvent is the send event (SIP_REQUEST_SEND, SIP_RESPONSE_SEND)
+// or, with done, the done event of a request or a response: the one
+// choice every transport makes the same way.
+func SIPSendEvent(request, done bool) Event {
+	switch {
+	case request && done:
+		return EventSIPRequestDone
+	case request:
+		return EventSIPRequestSend
+	case done:
+		return EventSIPResponseDone
+	}
+	return EventSIPResponseSend
+}
+
+// SIPSendBits and SIPDoneBits are the event-mask bits of the SIP send
+// and done events: a flow whose mask has neither pays one AND per SIP
+// message for them.
+var (
+	SIPSendBits = eventBit(EventSIPRequestSend) | eventBit(EventSIPResponseSend)
+	SIPDoneBits = eventBit(EventSIPRequestDone) | eventBit(EventSIPResponseDone)
+)
+
+func eventBit(ev Event) uint16 {
+	b, _, _ := ev.Lookup()
+	return b
 }
 
 // Rules is the hook the rules engine fills: the compiled rule list of one

@@ -47,6 +47,10 @@ func PersistKey(r rules.Persist, client, local netip.AddrPort) (persist.Key, err
 		return persist.StringKey(persist.Universal, r.Key), nil
 	case rules.PersistHash:
 		return persist.StringKey(persist.Hash, r.Key), nil
+	case rules.PersistSIP:
+		// SIP::persist: the sip_info records, which the sip profile's
+		// Call-ID persistence keys too.
+		return persist.StringKey(persist.SIP, r.Key), nil
 	case rules.PersistCookie:
 		// BIG-IP refuses it on a virtual without an http profile.
 		return persist.Key{}, errors.New("persist cookie requires an http profile and a cookie persistence profile on the virtual server")

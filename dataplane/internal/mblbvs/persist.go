@@ -198,6 +198,8 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 	case httpVS && p.Method == rules.PersistNone && r.connPhase() == phaseAccepted:
 		r.f.sess.SetPersist(mblb.PersistRule{None: true})
 		return nil
+	case p.Method == rules.PersistSIP && r.sipPersist == nil:
+		return fmt.Errorf("SIP::persist sets the key of a request of the client, in SIP_REQUEST")
 	case r.hx == nil && r.d == nil && r.sipPersist == nil:
 		return fmt.Errorf("persist on a message-based virtual server works per message, in CLIENT_DATA (HTTP_REQUEST with an http profile)")
 	}
@@ -213,6 +215,8 @@ func (r *mblbRules) Persist(p rules.Persist) error {
 		set(encodePersist(persist.Universal, p.Timeout, p.Key))
 	case rules.PersistHash:
 		set(encodePersist(persist.Hash, p.Timeout, p.Key))
+	case rules.PersistSIP:
+		set(encodePersist(persist.SIP, p.Timeout, p.Key))
 	case rules.PersistSourceAddr, rules.PersistDestAddr:
 		a := r.f.sess.Client().Addr()
 		mode := persist.SourceAddress
@@ -268,6 +272,8 @@ func (r *mblbRules) persistArgs(p rules.Persist) config.PersistKey {
 		}
 	case rules.PersistHash:
 		k.Mode = persist.Hash
+	case rules.PersistSIP:
+		k.Mode = persist.SIP
 	default:
 		k.Mode = persist.Universal
 	}

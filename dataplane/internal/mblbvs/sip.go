@@ -14,7 +14,10 @@ import (
 // edited, SIP::discard, SIP::respond, a pool, member or node, or a
 // persist uie, hash, source_addr or none for a request of the client)
 // goes back to the engine with the message. A
-// reject or drop ends the client as in any event.
+// reject or drop ends the client as in any event. SIP_REQUEST_SEND and
+// SIP_RESPONSE_SEND run as a message is about to leave (the member it
+// goes to, or came from, is the server side), the done events once it
+// has: the engine calls OnSIPSend around each write (mblb send).
 
 // sipPersistDecision is a SIP_REQUEST's persist command: set, with the
 // encoded key ("" for persist none).
@@ -27,20 +30,49 @@ type sipPersistDecision struct {
 type sipRules struct {
 	r         *mblbRules
 	req, resp bool
+	// The send and done events handled: SIP_REQUEST_SEND,
+	// SIP_RESPONSE_SEND, SIP_REQUEST_DONE, SIP_RESPONSE_DONE.
+	reqSend, respSend, reqDone, respDone bool
 }
 
-// newSIPRules is the client's SIP handler, nil when its rules handle
-// neither SIP event.
+// newSIPRules is the client's SIP handler, nil when its rules handle no
+// SIP event.
 func newSIPRules(r *mblbRules) *sipRules {
 	prog := irules.Program(r.rules)
 	if prog == nil {
 		return nil
 	}
-	h := &sipRules{r: r, req: prog.Handles(rules.SIPRequest), resp: prog.Handles(rules.SIPResponse)}
-	if !h.req && !h.resp {
+	h := &sipRules{r: r, req: prog.Handles(rules.SIPRequest), resp: prog.Handles(rules.SIPResponse),
+		reqSend: prog.Handles(rules.SIPRequestSend), respSend: prog.Handles(rules.SIPResponseSend),
+		reqDone: prog.Handles(rules.SIPRequestDone), respDone: prog.Handles(rules.SIPResponseDone)}
+	if !h.req && !h.resp && !h.reqSend && !h.respSend && !h.reqDone && !h.respDone {
 		return nil
 	}
 	return h
+}
+
+// SIPSends implements mblb.SIPRuleHandler.
+func (h *sipRules) SIPSends() (send, done bool) {
+	return h.reqSend || h.respSend, h.reqDone || h.respDone
+}
+
+// OnSIPSend implements mblb.SIPRuleHandler: the send and done events,
+// with the member the message goes to (or came from) as the server side
+// (LB::server, IP::server_addr).
+func (h *sipRules) OnSIPSend(x *mblb.SIPEvent, request, done bool) error {
+	ev, on := rules.SIPResponseSend, h.respSend
+	switch {
+	case request && done:
+		ev, on = rules.SIPRequestDone, h.reqDone
+	case request:
+		ev, on = rules.SIPRequestSend, h.reqSend
+	case done:
+		ev, on = rules.SIPResponseDone, h.respDone
+	}
+	if !on {
+		return nil
+	}
+	return h.run(x, ev)
 }
 
 // errSIPRule ends a client whose SIP rule rejected or dropped it.
@@ -72,6 +104,11 @@ func (h *sipRules) run(x *mblb.SIPEvent, ev rules.Event) error {
 	}
 	sess := r.RuleSession(prog)
 	sess.BeginSIP(x.Message())
+	if srv := x.Server(); srv.IsValid() {
+		was := r.server
+		r.server = srv
+		defer func() { r.server = was }()
+	}
 	// A pool, member or node decision directs this message only; it
 	// lands where PERSIST_DOWN's and LB_FAILED's do (selectTarget).
 	var target mblb.Target

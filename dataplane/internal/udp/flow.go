@@ -202,11 +202,18 @@ func (f *flow) forward(b []byte) {
 			b = f.sipChosen(&sm, lg)
 		}
 	}
+	if f.snap.Cfg.SIP != nil {
+		var ok bool
+		if b, ok = f.sipOut(lg, b); !ok { // sip.go
+			return
+		}
+	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
 	}
 	if f.rs != nil {
 		lg.send(b) // in order with what the rules sent
+		f.sipSent(lg, b)
 		return
 	}
 	f.l.forward(lg, b)

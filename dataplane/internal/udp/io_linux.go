@@ -2,11 +2,12 @@ package udp
 
 import (
 	"encoding/binary"
-	"github.com/openltm/openltm/dataplane/internal/state"
 	"net/netip"
 	"sync"
 	"unsafe"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/state"
 	"golang.org/x/sys/unix"
 )
 
@@ -359,6 +360,9 @@ func (lg *leg) answer() {
 				if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
 					continue
 				}
+				if b, fwd = f.sipOut(lg, b); !fwd {
+					continue
+				}
 			}
 		}
 		h := &s.hdrs[k].Hdr
@@ -381,6 +385,11 @@ func (lg *leg) answer() {
 	lg.answers = nil
 	if n == 0 {
 		return
+	}
+	if f.rs != nil && f.snap.EvMask&config.SIPDoneBits != 0 {
+		for i := 0; i < n; i++ {
+			f.sipSent(lg, unsafe.Slice(s.iovs[i].Base, s.iovs[i].Len)) // sip.go
+		}
 	}
 	if n < k {
 		bytes = 0

@@ -143,7 +143,11 @@ func (lg *leg) fromServer(b []byte) {
 			if b, fwd = f.sipFromMember(lg, b); !fwd { // sip.go
 				return
 			}
+			if b, fwd = f.sipOut(lg, b); !fwd {
+				return
+			}
 		}
 	}
 	f.toClient(b)
+	f.sipSent(lg, b)
 }

@@ -298,6 +298,9 @@ func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
 		f.rs.sess = prog.NewConnState(f)
 		if f.snap.Cfg.SIP != nil {
 			f.rs.sess.SetSIP() // the SIP:: commands answer in SIP events (sip.go)
+			if h := f.snap.Cfg.SIP.PersistHeader; h != "" {
+				f.rs.sess.SetSIPPersistField(h) // what SIP::persist reads
+			}
 		}
 	}
 	return f.rs.sess

@@ -31,7 +31,10 @@ import (
 // as on any server-side event. An edit that is not a SIP message drops
 // it [M: over TCP the sender is reset; a datagram has no connection].
 // Without a handler of either event a message costs one bit test; a flow
-// without rules, a nil check.
+// without rules, a nil check. SIP_REQUEST_SEND and SIP_RESPONSE_SEND run
+// just before a message leaves (sipOut: a client's request once its
+// member is chosen and the profile's headers are on it), the done
+// events just after (sipSent), with the member's leg as the server side.
 
 // sipKept is a flow's target and persist decisions from before a SIP
 // event, given back once its message is dealt with.
@@ -132,6 +135,44 @@ func (f *flow) sipRule(ev config.Event, lg *leg, m *sipmsg.Message, b []byte) ([
 	}
 	*m = em
 	return out, true
+}
+
+// sipOut runs SIP_REQUEST_SEND or SIP_RESPONSE_SEND on datagram b just
+// before it leaves: a client's message for lg's member (chosen, the
+// profile's Via and Record-Route inserted), or lg's member's message for
+// the client. It returns what to send; false drops it. Without a handler
+// of either event it is one bit test.
+func (f *flow) sipOut(lg *leg, b []byte) ([]byte, bool) {
+	if f.rs == nil || f.snap.EvMask&config.SIPSendBits == 0 {
+		return b, true
+	}
+	m, err := sipmsg.Parse(b)
+	if err != nil {
+		return b, true // not SIP: no SIP event
+	}
+	ev := config.SIPSendEvent(m.Request, false)
+	if !f.handles(ev) {
+		return b, true
+	}
+	return f.sipRule(ev, lg, &m, b)
+}
+
+// sipSent runs SIP_REQUEST_DONE or SIP_RESPONSE_DONE once datagram b
+// has left (to lg's member or from it to the client); the message can
+// no longer change. Without a handler of either event it is one bit
+// test.
+func (f *flow) sipSent(lg *leg, b []byte) {
+	if f.rs == nil || f.snap.EvMask&config.SIPDoneBits == 0 {
+		return
+	}
+	m, err := sipmsg.Parse(b)
+	if err != nil {
+		return
+	}
+	if ev := config.SIPSendEvent(m.Request, true); f.handles(ev) {
+		var st rules.SIPState
+		f.runMsg(ev, lg, b, &st)
+	}
 }
 
 // sipBegin binds datagram b to the SIP:: commands of the event about to

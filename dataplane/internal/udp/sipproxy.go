@@ -157,6 +157,10 @@ func (f *flow) sipClient(m *sipmsg.Message) bool {
 // sipSend sends a client's message to a leg at once, as the member
 // gets it.
 func (f *flow) sipSend(lg *leg, b []byte) {
+	b, ok := f.sipOut(lg, b)
+	if !ok {
+		return
+	}
 	if lg.member != nil {
 		lg.member.Stats.Requests.Add(1)
 		lg.member.Node.Stats.Requests.Add(1)
@@ -166,6 +170,7 @@ func (f *flow) sipSend(lg *leg, b []byte) {
 		f.clone.Server(b)
 	}
 	lg.send(b)
+	f.sipSent(lg, b)
 }
 
 // sipChosen notes the leg a client's request was balanced to (its
