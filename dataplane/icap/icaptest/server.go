@@ -55,6 +55,11 @@ type Config struct {
 	// Answer is a field line ("X-Infection-Found: none") added to the
 	// ICAP head of every 204 and 200 it sends.
 	Answer string
+	// DecidePreview answers on the preview alone, as a scanner that
+	// judges by a file's start does: never 100 Continue, 204 unless the
+	// preview holds the Block word (no rewrite: the rest of the body
+	// was not seen).
+	DecidePreview bool
 }
 
 // Stats counts what the server saw, for tests.
@@ -241,6 +246,13 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 			s.log(method + " preview " + hdr["preview"])
 			if ext == "ieof" {
 				s.Stats.PreviewEOF.Add(1)
+			} else if s.DecidePreview {
+				if s.Block == "" || !bytes.Contains(body, []byte(s.Block)) {
+					s.Stats.NoContent.Add(1)
+					s.log(method + " 204")
+					_, err := c.Write([]byte("ICAP/1.0 204 No Content\r\nISTag: \"" + s.istag() + "\"\r\n" + s.answer() + "Encapsulated: null-body=0\r\n\r\n"))
+					return err
+				}
 			} else if s.Block == "" || !bytes.Contains(body, []byte(s.Block)) {
 				// Not decided on the preview: the rest, please.
 				s.Stats.Continues.Add(1)

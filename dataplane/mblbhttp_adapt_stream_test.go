@@ -1,0 +1,145 @@
+package dataplane
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/icap/icaptest"
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// patternReader gives n bytes of bodyPattern's pattern without holding
+// them: the client sends a body of several MiB from nothing.
+type patternReader struct{ i, n int }
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.i >= r.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), r.n-r.i)
+	for j := range p[:k] {
+		i := r.i + j
+		p[j] = byte(i%251) ^ byte(i>>12)
+	}
+	r.i += k
+	return k, nil
+}
+
+// TestRequestAdaptStreamed: requests of 16 MiB (over the 1 MiB message
+// bound) through request-adapt from a Go client, by Content-Length and
+// chunked. An ICAP server that decides on the preview sees only the
+// preview (no ieof, no 100 Continue): its 204 lets the whole body stream
+// on to the member intact (its checksum), without ltmd allocating
+// anything near the body's size; a preview holding the blocked word gets
+// the ICAP server's page and the member never sees the request. A
+// server that wants the rest ends the client as an oversize request.
+func TestRequestAdaptStreamed(t *testing.T) {
+	startSumMember(t, "127.66.130.11:80")
+	decide, err := icaptest.Listen("127.66.130.21:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decide.Close()
+	wants, err := icaptest.Listen("127.66.130.22:1344", icaptest.Config{Block: "EICAR"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wants.Close()
+	const size = 16 << 20
+	sum := sha256.Sum256(bodyPattern(size))
+	p, lg := newPlane(t)
+	for _, tc := range []struct {
+		name    string
+		icap    *icaptest.Server
+		chunked bool
+		prefix  string // the body starts with it
+		status  int    // 0: the client is reset
+		want    string
+		counted string
+	}{
+		{"Content-Length, 204 after the preview", decide, false, "", 200, "n=16777216 sha=" + hex.EncodeToString(sum[:]), "unmodified"},
+		{"chunked, 204 after the preview", decide, true, "", 200, "n=16777216 sha=" + hex.EncodeToString(sum[:]), "unmodified"},
+		{"blocked in the preview", decide, false, "EICAR", 403, "blocked by the ICAP service", "answered"},
+		{"the server wants the rest", wants, false, "", 0, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustApply(t, p, adaptConfig(t, "127.66.130.1:80", "127.66.130.11:80", adapt(mblb.AdaptReset, 1024), nil, tc.icap.Addr()))
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+			var body io.Reader = &patternReader{n: size}
+			if tc.prefix != "" {
+				body = io.MultiReader(strings.NewReader(tc.prefix), &patternReader{n: size - len(tc.prefix)})
+			}
+			req, _ := http.NewRequest("PUT", "http://127.66.130.1:80/up", body)
+			if tc.chunked {
+				req.ContentLength = -1
+			} else {
+				req.ContentLength = size
+			}
+			was := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			before, _ := p.MBLBStats("/Common/vs")
+			stPrev, stEOF, stCont := tc.icap.Stats.Previews.Load(), tc.icap.Stats.PreviewEOF.Load(), tc.icap.Stats.Continues.Load()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			resp, err := hc.Do(req)
+			runtime.ReadMemStats(&m1)
+			if tc.status == 0 {
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Fatalf("%d %q, want the client ended", resp.StatusCode, b)
+				}
+				if n := tc.icap.Stats.Continues.Load() - stCont; n != 1 {
+					t.Fatalf("%d 100 Continue, want 1", n)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
+			}
+			if n := tc.icap.Stats.Previews.Load() - stPrev; n != 1 {
+				t.Errorf("%d previews, want 1", n)
+			}
+			if n := tc.icap.Stats.PreviewEOF.Load() - stEOF; n != 0 {
+				t.Errorf("%d previews with ieof, want none", n)
+			}
+			if n := tc.icap.Stats.Continues.Load() - stCont; n != 0 {
+				t.Errorf("%d 100 Continue, want none", n)
+			}
+			now := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			if got := adaptCounted(was, now); got != tc.counted {
+				t.Errorf("counted as %q, want %q", got, tc.counted)
+			}
+			after, _ := p.MBLBStats("/Common/vs")
+			streamed := after.AdaptStreamed - before.AdaptStreamed
+			if tc.status == 200 {
+				if streamed != 1 {
+					t.Errorf("%d requests streamed after a 204, want 1", streamed)
+				}
+				// Everything allocated meanwhile (client, ltmd, member
+				// and ICAP server in this process) stays well below
+				// the body: it was never held whole. (A chunked body
+				// is held up to the 1 MiB bound before it streams: the
+				// read buffer grows to that.)
+				if a := m1.TotalAlloc - m0.TotalAlloc; a > 5<<20 {
+					t.Errorf("%d bytes allocated while %d streamed", a, size)
+				}
+				t.Logf("allocated %d bytes for a %d-byte upload", m1.TotalAlloc-m0.TotalAlloc, size)
+			} else if streamed != 0 {
+				t.Errorf("%d requests streamed, want none", streamed)
+			}
+		})
+	}
+}
