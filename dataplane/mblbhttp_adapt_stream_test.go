@@ -186,3 +186,51 @@ func TestRequestAdaptStreamed(t *testing.T) {
 		})
 	}
 }
+
+// TestRequestAdaptStreamedSlowHead: a client that sends the head of a
+// 3 MiB upload alone, then its body: the preview waits for the body's
+// start (the read buffer may move meanwhile), and the whole body still
+// reaches the member intact after the 204.
+func TestRequestAdaptStreamedSlowHead(t *testing.T) {
+	startSumMember(t, "127.66.130.12:80")
+	srv, err := icaptest.Listen("127.66.130.23:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p, lg := newPlane(t)
+	mustApply(t, p, adaptConfig(t, "127.66.130.2:80", "127.66.130.12:80", adapt(mblb.AdaptReset, 1024), nil, srv.Addr()))
+	const size = 3 << 20
+	body := bodyPattern(size)
+	sum := sha256.Sum256(body)
+	c := dialHTTPVS(t, "127.66.130.2:80")
+	c.c.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := io.WriteString(c.c, "PUT /slow HTTP/1.1\r\nHost: a\r\nContent-Length: 3145728\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // the head alone first, most often
+	go func() {
+		// The body's start in small writes, a pause within the first
+		// preview's worth, then the rest.
+		for i := 0; i < 4096; i += 100 {
+			if _, err := c.c.Write(body[i : i+100]); err != nil {
+				return
+			}
+			if i == 500 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		c.c.Write(body[4100:])
+	}()
+	r, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		t.Fatalf("%v (log %s)", err, lg)
+	}
+	b, _ := io.ReadAll(r.Body)
+	if want := "n=3145728 sha=" + hex.EncodeToString(sum[:]); !strings.HasPrefix(string(b), want) {
+		t.Fatalf("%q, want %q (log %s)", b, want, lg)
+	}
+	if srv.Stats.Previews.Load() != 1 || srv.Stats.Continues.Load() != 0 {
+		t.Fatalf("%d previews, %d 100 Continue; want one preview decided on", srv.Stats.Previews.Load(), srv.Stats.Continues.Load())
+	}
+}

@@ -60,6 +60,10 @@ type upload struct {
 	// for when it goes.
 	collecting                     bool
 	closing, forceClose, continued bool
+	// previewWait: the head is in and the request is to be adapted;
+	// nothing ran yet, the start of the body a preview takes is awaited
+	// (startUpload).
+	previewWait bool
 }
 
 // HTTPCollector is implemented by an HTTPRuleHandler whose rules may
@@ -89,7 +93,20 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 		// The ICAP server sees the preview: that much of the body is
 		// held first (adaptUpload).
 		if want := ra.Service.MaxPreview(); want > 0 && !s.collectedEnough(pend[h.HeaderEnd:], h, rf.BodyLeft(), want) {
+			s.up.previewWait = true
 			return true, nil
+		}
+		if s.up.previewWait {
+			// The buffer may have moved while the preview came: the
+			// head's views are taken again where it is now.
+			s.up.previewWait = false
+			hh, err := httpx.ParseRequest(pend)
+			if err != nil {
+				s.Close(true)
+				return false, errClosed
+			}
+			s.upHH = hh
+			h = &s.upHH
 		}
 	}
 	continued := s.continued
