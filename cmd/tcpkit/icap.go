@@ -27,6 +27,7 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	perConn := fs.Int("per-conn", 0, "close a connection after this many requests without a word (0: keep it)")
 	show := fs.String("show", "", "ICAP request header fields ('x-client-ip,user-agent') logged for each REQMOD and RESPMOD, with its URI")
 	answer := fs.String("answer", "", "a field line ('X-Infection-Found: none') added to the ICAP head of every 204 and 200")
+	decide := fs.Bool("decide-preview", false, "answer on the preview alone, never 100 Continue (a -header rewrite then carries the preview's bytes only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func icapMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	log := &lockedWriter{w: stdout}
 	srv, err := icaptest.Listen(*listen, icaptest.Config{Block: *block, Header: *header, Value: *value, Add: *add,
-		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn, Show: fields(*show), Answer: *answer,
+		Preview: *preview, Ignore: *ignore, TTL: *ttl, ISTag: *istag, PerConn: *perConn, Show: fields(*show), Answer: *answer, DecidePreview: *decide,
 		Log: func(l string) { log.printf("%s\n", l) }})
 	if err != nil {
 		return err

@@ -79,7 +79,7 @@ var subcommands = []struct{ name, usage, what string }{
 		"a root, TLD or zone server for a resolver's root-hints: answers, referrals with glue, NXDOMAIN/NODATA with the SOA"},
 	{"http", "-listen ADDR:PORT [-label W1] [-v] [-set-cookie NAME=VALUE] [-body FILE [-type T] [-chunked]] [-sum] [-echo-header NAME] [-h2c] [-trailer NAME=VALUE] [-delay D]",
 		"an HTTP/1.1 member answering with its label, the request's cookies and X-Forwarded-For"},
-	{"icap", "-listen ADDR:PORT [-block WORD] [-header NAME -value V] [-add 'Name: value'] [-preview N] [-ignore 'jpg, gif'] [-ttl S] [-istag TAG] [-per-conn N]",
+	{"icap", "-listen ADDR:PORT [-block WORD] [-header NAME -value V] [-add 'Name: value'] [-preview N] [-ignore 'jpg, gif'] [-ttl S] [-istag TAG] [-per-conn N] [-decide-preview]",
 		"an ICAP server (REQMOD, RESPMOD, OPTIONS; previews honoured): blocks a body holding WORD with a 403 page, sets header NAME of a message carrying it (adding -add), answers 204 otherwise; logs a line per exchange"},
 	{"gateway", "-connect ADDR:PORT [-users 6] [-requests 4] [-conns 1] [-cookies] [-session] [-xff ADDR]",
 		"an SSL-gateway-like client: many users multiplexed over a few reused connections"},

@@ -118,6 +118,13 @@ type Message struct {
 	// virtual server's ICAP_REQUEST and ICAP_RESPONSE rules); an error
 	// fails the exchange.
 	Hooks Hooks
+	// Partial: the body is only the start of one that goes on (a
+	// message streamed past the engine's bound, not held whole), so it
+	// can go only as a preview, without ieof: a 204 or a final answer
+	// to the preview ends the exchange, and a server that asks for the
+	// rest (100 Continue), or a service that takes no preview, fails it
+	// with ErrWhole.
+	Partial bool
 }
 
 // Hooks are the rules of the internal virtual server run on one
@@ -144,6 +151,21 @@ type Head struct {
 // ErrStatus is an ICAP answer other than 100, 200 and 204: the service
 // failed, and the caller applies its service-down-action.
 var ErrStatus = errors.New("icap: the server answered with an error status")
+
+// ErrWhole is the failure of an exchange over a Partial message that
+// only the whole message could settle: the caller holds no more than
+// the preview, so it treats the message as one too large to adapt.
+var ErrWhole = errors.New("icap: the server wants the whole of a message streamed past the preview")
+
+// MaxPreview is the most body bytes a preview of this service may take
+// (0: none goes): how much of a streamed body the caller holds before
+// the exchange.
+func (s *Service) MaxPreview() int {
+	if s.Preview > 0 {
+		return s.Preview
+	}
+	return s.ServerPreview
+}
 
 // URIFor is the service URI for the server at addr.
 func (s *Service) URIFor(addr netip.AddrPort) string {
@@ -187,6 +209,9 @@ func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, 
 				preview = min(opt.Preview, s.ServerPreview)
 			}
 		}
+	}
+	if m.Partial && preview < 0 {
+		return Result{}, ErrWhole
 	}
 	for try := 0; ; try++ {
 		pc, reused, err := cl.get(ctx, addr, s.ConnectTimeout)
@@ -261,7 +286,7 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 	if preview >= 0 {
 		writeChunk(&b, body[:preview])
 		rest = body[preview:]
-		if len(rest) == 0 {
+		if len(rest) == 0 && !m.Partial {
 			b.WriteString("0; ieof\r\n\r\n")
 		} else {
 			b.WriteString("0\r\n\r\n")
@@ -287,6 +312,8 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		}
 		keep = !strings.EqualFold(hdr["connection"], "close")
 		switch {
+		case status == 100 && m.Partial:
+			return Result{}, false, true, ErrWhole
 		case status == 100:
 			if preview < 0 || len(rest) == 0 {
 				return Result{}, false, true, fmt.Errorf("icap: 100 Continue with nothing left to send")

@@ -2,6 +2,7 @@ package mblb
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"sync/atomic"
 	"time"
@@ -516,4 +517,100 @@ func (e *Engine) adaptCounted(resp bool, o adaptOutcome) {
 	if pc != nil {
 		pc.Add(1)
 	}
+}
+
+// adaptUpload sends a request streamed past the bound (an upload) to
+// REQMOD as a preview: its head as the rules left it (head, h as it
+// arrived) and the start of its body (startUpload held the most a
+// preview may take), without ieof unless the body ended within it. The
+// engine never holds such a body whole, so only an answer decided on the
+// preview can be taken: a 204 lets the request stream on unchanged
+// (done false: sendUpload sends it); the ICAP server's page answers the
+// client, and a modified request goes in the original's place, the
+// client's body being read and dropped; a server that wants the rest
+// (100 Continue), or a service without a preview, ends the client as an
+// oversize request does [M]. done: the request was dealt with here
+// (more and err are then startUpload's).
+func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream, rf *httpx.RequestFramer, x *HTTPEvent, head []byte, h *httpx.Head, closing bool) (done, more bool, err error) {
+	if side.skips(ra, h.Minor) {
+		return false, false, nil
+	}
+	a := side.apply(ra)
+	if x != nil {
+		closing = closing || x.closeAfter
+	}
+	if x != nil && x.spliced {
+		s.e.logf("mblb: client %s: profile %s: a rule replaced the start of a request streamed over %d bytes before its adaptation, reset", s.client, a.Profile, s.e.cfg.MaxMessageSize)
+		s.Close(true)
+		return true, false, errClosed
+	}
+	hd := head
+	if x != nil && x.edited != nil {
+		hd = x.edited
+	}
+	want := a.Service.MaxPreview()
+	body := bodyOnly(st.pending()[h.HeaderEnd:], rf.BodyLeft())
+	partial := true
+	if h.Chunked {
+		n, ended := httpx.ChunkedData(body)
+		partial = !ended || n > want
+		if s.upPreview, err = httpx.DechunkPrefix(s.upPreview[:0], body, max(want, 1)); err != nil {
+			s.e.logf("mblb: client %s: %v in a streamed request body, reset", s.client, err)
+			s.Close(true)
+			return true, false, errClosed
+		}
+		body = s.upPreview
+	}
+	body = body[:min(len(body), want)]
+	addr, up := s.e.adaptServer(a)
+	if !up {
+		return !s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool), false, errClosed
+	}
+	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: hd, ReqBody: body, Partial: partial, Hooks: a.hooks(addr)})
+	switch {
+	case errors.Is(err, icap.ErrWhole):
+		s.e.stats.oversize.Add(1)
+		s.e.logf("mblb: client %s: profile %s: REQMOD to %s: the ICAP server wants the whole of a request over %d bytes, which is not held", s.client, a.Profile, addr, s.e.cfg.MaxMessageSize)
+		return true, false, ErrTooLarge
+	case err != nil:
+		return !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err), false, errClosed
+	case r.Outcome == icap.Unmodified:
+		s.e.adaptCounted(false, adaptUnmodified)
+		s.e.stats.adaptStreamed.Add(1)
+		return false, false, nil
+	case r.Outcome == icap.Answered:
+		if _, err := httpx.ParseResponse(r.Msg); err != nil {
+			return !s.adaptDown(a, false, "REQMOD to %s answered with an invalid response: %v", addr, err), false, errClosed
+		}
+		s.e.adaptCounted(false, adaptAnswered)
+		s.msgsIn.Add(1)
+		s.localReply(r.Msg, closing)
+		s.httpDone = closing
+		st.start += h.HeaderEnd
+		s.up = upload{on: true, discard: true}
+		return true, false, nil
+	}
+	eh, err := httpx.ParseRequest(r.Msg)
+	if err != nil {
+		return !s.adaptDown(a, false, "REQMOD to %s gave an invalid request: %v", addr, err), false, errClosed
+	}
+	s.e.adaptCounted(false, adaptModified)
+	if x != nil {
+		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+	}
+	m, ok := s.buildRequest(r.Msg, &eh, x)
+	if !ok {
+		return true, false, errClosed
+	}
+	m.httpClose = closing
+	m.hx.respAdapt = respSide
+	s.decide(m, r.Msg, &eh, x)
+	st.start += h.HeaderEnd
+	s.up = upload{on: true, discard: true}
+	s.msgsIn.Add(1)
+	if !s.dispatch(m) {
+		return true, false, errClosed
+	}
+	s.httpDone = closing
+	return true, false, nil
 }

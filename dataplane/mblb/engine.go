@@ -416,6 +416,7 @@ type engineStats struct {
 	spareConns, spareTaken, drained                atomic.Uint64
 	adaptUnmodified, adaptModified, adaptAnswered  atomic.Uint64
 	adaptFailed                                    atomic.Uint64
+	adaptStreamed                                  atomic.Uint64
 }
 
 // Stats are the engine's counters since it started.
@@ -455,6 +456,9 @@ type Stats struct {
 	// a request (request-adapt, response-adapt); AdaptFailed those whose
 	// exchange failed (service-down-action).
 	AdaptUnmodified, AdaptModified, AdaptAnswered, AdaptFailed uint64
+	// AdaptStreamed counts the requests over the message bound that a
+	// 204 after their preview let stream on, never held whole.
+	AdaptStreamed uint64
 	// Sessions and ServerConns are the current client sessions and server
 	// connections.
 	Sessions, ServerConns int
@@ -598,6 +602,7 @@ func (e *Engine) Stats() Stats {
 		AdaptModified:     e.stats.adaptModified.Load(),
 		AdaptAnswered:     e.stats.adaptAnswered.Load(),
 		AdaptFailed:       e.stats.adaptFailed.Load(),
+		AdaptStreamed:     e.stats.adaptStreamed.Load(),
 		Sessions:          ns,
 		ServerConns:       nc,
 	}

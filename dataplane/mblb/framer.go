@@ -164,7 +164,7 @@ func (f Framing) New(maxSize int) (Framer, error) {
 	case SIP:
 		return &SIPFramer{Max: maxSize, MaxHeader: f.SIP.MaxHeaderSize}, nil
 	case HTTP:
-		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount(), Stream: f.HTTP.RequestAdapt == nil}, nil
+		return &httpx.RequestFramer{MaxHeader: f.HTTP.MaxHeaderSize, Max: maxSize, MaxFields: f.HTTP.maxHeaderCount(), Stream: true}, nil
 	}
 	return PerReadFramer{}, nil
 }

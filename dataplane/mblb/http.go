@@ -193,11 +193,13 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			if st.more && s.lp == nil && rf.Waiting() != nil && drainedConn(s.c) {
 				st.more = false // the read filled the buffer exactly
 			}
-			if !st.more && rf.StreamNow(st.pending()) {
+			if !st.more && opts.RequestAdapt == nil && rf.StreamNow(st.pending()) {
 				// The head is in and the socket holds no more of the
 				// body: HTTP_REQUEST runs and the request streams now
 				// rather than wait for a body the client may send
-				// slowly (upload.go).
+				// slowly (upload.go). A request to adapt is held whole
+				// within the bound, and streams only past it
+				// (adaptUpload).
 				if more, err := s.startUpload(st, rf); more || err != nil {
 					return err
 				}

@@ -73,6 +73,9 @@ type ClientConn struct {
 	upHH     httpx.Head
 	upHH2    httpx.Head
 	upSplice []byte
+	// upPreview: the start of a streamed chunked body, decoded, as a
+	// REQMOD preview takes it (adaptUpload).
+	upPreview []byte
 	// reqPlain and reqFiltered are the stream filter's scratch for a
 	// whole request body (httpfilter.go); upFiltered for a part of an
 	// upload.

@@ -60,6 +60,10 @@ type upload struct {
 	// for when it goes.
 	collecting                     bool
 	closing, forceClose, continued bool
+	// previewWait: the head is in and the request is to be adapted;
+	// nothing ran yet, the start of the body a preview takes is awaited
+	// (startUpload).
+	previewWait bool
 }
 
 // HTTPCollector is implemented by an HTTPRuleHandler whose rules may
@@ -84,13 +88,33 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 		s.sendContinue()
 	}
 	pend := st.pending()
+	opts := &s.e.cfg.Request.HTTP
+	if ra := opts.RequestAdapt; ra != nil {
+		// The ICAP server sees the preview: that much of the body is
+		// held first (adaptUpload).
+		if want := ra.Service.MaxPreview(); want > 0 && !s.collectedEnough(pend[h.HeaderEnd:], h, rf.BodyLeft(), want) {
+			s.up.previewWait = true
+			return true, nil
+		}
+		if s.up.previewWait {
+			// The buffer may have moved while the preview came: the
+			// head's views are taken again where it is now.
+			s.up.previewWait = false
+			hh, err := httpx.ParseRequest(pend)
+			if err != nil {
+				s.Close(true)
+				return false, errClosed
+			}
+			s.upHH = hh
+			h = &s.upHH
+		}
+	}
 	continued := s.continued
 	s.continued = false
 	if obs := s.e.cfg.ObserveRequest; obs != nil {
 		obs(s.client, pend[:h.HeaderEnd], h)
 	}
 	s.notePipelined()
-	opts := &s.e.cfg.Request.HTTP
 	s.nreq++
 	closing := h.WantsClose()
 	forceClose := false
@@ -205,6 +229,16 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 	skip := 0
 	var prefix *msg
 	sendHead, sendH := head, h
+	var respAdapt adaptSide
+	if opts := &s.e.cfg.Request.HTTP; opts.adapts() && (x == nil || !x.disable) {
+		var reqAdapt adaptSide
+		reqAdapt, respAdapt = s.adaptChoice(x) // adapt.go
+		if ra := opts.RequestAdapt; ra != nil && (x == nil || !x.reject && !x.drop && !x.responded && !x.bodySet) {
+			if done, more, err := s.adaptUpload(ra, reqAdapt, respAdapt, st, rf, x, head, h, closing); done {
+				return more, err
+			}
+		}
+	}
 	if x != nil {
 		switch {
 		case x.reject:
@@ -299,6 +333,7 @@ func (s *ClientConn) sendUpload(st *stream, rf *httpx.RequestFramer, x *HTTPEven
 		return false, errClosed
 	}
 	m.hx.upload = true
+	m.hx.respAdapt = respAdapt
 	m.httpClose = closing
 	m.hx.continued = continued
 	m.hx.forceClose = forceClose

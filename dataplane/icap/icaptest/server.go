@@ -55,6 +55,12 @@ type Config struct {
 	// Answer is a field line ("X-Infection-Found: none") added to the
 	// ICAP head of every 204 and 200 it sends.
 	Answer string
+	// DecidePreview answers on the preview alone, as a scanner that
+	// judges by a file's start does: never 100 Continue; 204 unless the
+	// preview holds the Block word or the message a Header to rewrite
+	// (the rewritten message then carries the preview's bytes only: the
+	// rest of the body was never seen).
+	DecidePreview bool
 }
 
 // Stats counts what the server saw, for tests.
@@ -241,8 +247,9 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 			s.log(method + " preview " + hdr["preview"])
 			if ext == "ieof" {
 				s.Stats.PreviewEOF.Add(1)
-			} else if s.Block == "" || !bytes.Contains(body, []byte(s.Block)) {
+			} else if !s.DecidePreview && (s.Block == "" || !bytes.Contains(body, []byte(s.Block))) {
 				// Not decided on the preview: the rest, please.
+				// (DecidePreview judges the preview as it is.)
 				s.Stats.Continues.Add(1)
 				if _, err := c.Write([]byte("ICAP/1.0 100 Continue\r\n\r\n")); err != nil {
 					return err
