@@ -393,6 +393,32 @@ type ruleBinder struct {
 	icapBy map[string]*icapRules
 }
 
+// compileNamed compiles the rule named n (through the engine's cache
+// when there is an engine) and gives its part of a rule list's key. A
+// rule that only uses what openltm lacks is a *keptRuleError carrying
+// the note; any other failure says the rule does not compile.
+func (b *ruleBinder) compileNamed(s *objects.Schema, cfg *objects.Config, n string) (*rules.Rule, string, error) {
+	o := cfg.Lookup(s, specRule, n)
+	if o == nil {
+		return nil, "", fmt.Errorf("rule %s does not exist", n)
+	}
+	def := ruleDefinition.Str(o)
+	var r *rules.Rule
+	var err error
+	if b.e != nil {
+		r, err = b.e.rules.compile(o.Name, def)
+	} else {
+		r, err = rules.Compile(o.Name, def)
+	}
+	if err != nil {
+		if note, ok := ruleNotActedOn(o.Name, err); ok {
+			return nil, "", &keptRuleError{errors.New(note)}
+		}
+		return nil, "", fmt.Errorf("rule %s does not compile", o.Name)
+	}
+	return r, o.Name + "\x00" + def + "\x01", nil
+}
+
 // attach gives v its policies' rules (pre, run first) and the rule list
 // names, or says why it cannot have them; it returns the compiled rules.
 func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, pre []*compiledPolicy, names []string) ([]*rules.Rule, error) {
@@ -403,26 +429,12 @@ func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane
 		key.WriteString(p.rule.Name + "\x00" + p.c.Tcl + "\x01")
 	}
 	for _, n := range names {
-		o := cfg.Lookup(s, specRule, n)
-		if o == nil {
-			return nil, fmt.Errorf("rule %s does not exist", n)
-		}
-		def := ruleDefinition.Str(o)
-		var r *rules.Rule
-		var err error
-		if b.e != nil {
-			r, err = b.e.rules.compile(o.Name, def)
-		} else {
-			r, err = rules.Compile(o.Name, def)
-		}
+		r, key1, err := b.compileNamed(s, cfg, n)
 		if err != nil {
-			if note, ok := ruleNotActedOn(o.Name, err); ok {
-				return nil, &keptRuleError{errors.New(note)}
-			}
-			return nil, fmt.Errorf("rule %s does not compile", o.Name)
+			return nil, err
 		}
 		list = append(list, r)
-		key.WriteString(o.Name + "\x00" + def + "\x01")
+		key.WriteString(key1)
 	}
 	if b.e != nil {
 		b.pending[v] = ruleList{key: key.String(), list: list}

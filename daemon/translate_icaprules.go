@@ -53,27 +53,16 @@ func (b *ruleBinder) icapRulesOf(s *objects.Schema, cfg *objects.Config, vs *obj
 	var key strings.Builder
 	icapEvents := false
 	for _, n := range rv.List {
-		o := cfg.Lookup(s, specRule, n)
-		if o == nil {
-			return nil, fmt.Errorf("rule %s does not exist", n)
-		}
-		def := ruleDefinition.Str(o)
-		var r *rules.Rule
-		var err error
-		if b.e != nil {
-			r, err = b.e.rules.compile(o.Name, def)
-		} else {
-			r, err = rules.Compile(o.Name, def)
+		r, key1, err := b.compileNamed(s, cfg, n)
+		if kept, ok := err.(*keptRuleError); ok {
+			return nil, kept.error // the note, as any other refusal here
 		}
 		if err != nil {
-			if note, ok := ruleNotActedOn(o.Name, err); ok {
-				return nil, fmt.Errorf("%s", note)
-			}
-			return nil, fmt.Errorf("rule %s does not compile", o.Name)
+			return nil, err
 		}
 		icapEvents = icapEvents || r.Handles(rules.ICAPRequest) || r.Handles(rules.ICAPResponse)
 		list = append(list, r)
-		key.WriteString(o.Name + "\x00" + def + "\x01")
+		key.WriteString(key1)
 	}
 	if b.icapBy == nil {
 		b.icapBy = map[string]*icapRules{}

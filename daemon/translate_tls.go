@@ -603,18 +603,24 @@ func (t *translator) certKeyChain(p *objects.Object) ([]ckEntry, error) {
 			}
 			return []ckEntry{e}, nil
 		}
-		parent := ""
-		if d := cur.Props[defaultsFrom]; d != nil {
-			parent = d.Str
-		} else if cur.Kind != nil && cur.Name != cur.Kind.Parent {
-			parent = cur.Kind.Parent
-		}
-		if parent == "" || parent == "none" {
-			break
-		}
-		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, parent)
+		cur = t.tlsParent(p, cur)
 	}
 	return nil, nil
+}
+
+// tlsParent is the profile cur inherits from (its defaults-from, else
+// its kind's built-in parent), looked up among p's kind; nil at the top.
+func (t *translator) tlsParent(p, cur *objects.Object) *objects.Object {
+	parent := ""
+	if d := cur.Props[defaultsFrom]; d != nil {
+		parent = d.Str
+	} else if cur.Kind != nil && cur.Name != cur.Kind.Parent {
+		parent = cur.Kind.Parent
+	}
+	if parent == "" || parent == "none" {
+		return nil
+	}
+	return t.cfg.Lookup(t.s, []string{p.Kind.Key()}, parent)
 }
 
 // caKeyChain is the profile's CA cert-key-chain (the entries with usage
@@ -637,16 +643,7 @@ func (t *translator) caKeyChain(p *objects.Object) ([]ckEntry, error) {
 		if len(cas) > 0 || sslInheritCA.Effective(t.cfg, cur) != "true" {
 			return cas, nil
 		}
-		parent := ""
-		if d := cur.Props[defaultsFrom]; d != nil {
-			parent = d.Str
-		} else if cur.Kind != nil && cur.Name != cur.Kind.Parent {
-			parent = cur.Kind.Parent
-		}
-		if parent == "" || parent == "none" {
-			break
-		}
-		cur = t.cfg.Lookup(t.s, []string{p.Kind.Key()}, parent)
+		cur = t.tlsParent(p, cur)
 	}
 	return nil, nil
 }

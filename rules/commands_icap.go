@@ -218,7 +218,7 @@ func cmdICAPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Str(m.Fields[i][1]), nil
 		}
 		return tcl.Empty, nil
-	case "insert":
+	case "insert", "replace":
 		if err := need(2); err != nil {
 			return tcl.Empty, err
 		}
@@ -227,22 +227,9 @@ func cmdICAPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, err
 		}
 		if strings.ContainsAny(v, "\r\n") {
-			return tcl.Empty, tcl.Errorf("ICAP::header insert: a value cannot hold a line break")
+			return tcl.Empty, tcl.Errorf("ICAP::header %s: a value cannot hold a line break", sub)
 		}
-		m.Fields = append(m.Fields, [2]string{name, v})
-		return tcl.Empty, nil
-	case "replace":
-		if err := need(2); err != nil {
-			return tcl.Empty, err
-		}
-		name, v := a[0].String(), a[1].String()
-		if err := edit(name); err != nil {
-			return tcl.Empty, err
-		}
-		if strings.ContainsAny(v, "\r\n") {
-			return tcl.Empty, tcl.Errorf("ICAP::header replace: a value cannot hold a line break")
-		}
-		if i := last(name); i >= 0 {
+		if i := last(name); sub == "replace" && i >= 0 {
 			m.Fields[i][1] = v
 		} else {
 			m.Fields = append(m.Fields, [2]string{name, v})
