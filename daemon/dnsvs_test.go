@@ -329,6 +329,16 @@ func TestDNSProfileRefusals(t *testing.T) {
 	if out, _ := run(t, s, "list ltm virtual"); strings.Contains(out, "ltm virtual") {
 		t.Errorf("a refused virtual was kept:\n%s", out)
 	}
+	// use-local-bind no acts on gtm listeners only: a virtual's is kept
+	// with a warning, and the virtual is served.
+	mustRun(t, s, "create ltm profile dns nobind use-local-bind no")
+	out, err := run(t, s, "create ltm virtual v6 destination 127.23.0.3:5301 ip-protocol udp profiles add { nobind udp } pool dns_pool")
+	if err != "" || !strings.Contains(out, "use-local-bind no is acted on by gtm listeners only") {
+		t.Errorf("use-local-bind no on a virtual: out %q, error %q", out, err)
+	}
+	if out, _ := run(t, s, "list ltm virtual v6"); !strings.Contains(out, "ltm virtual v6") {
+		t.Errorf("the virtual was not kept:\n%s", out)
+	}
 }
 
 // TestDNSProfileRules: the virtual's iRules run DNS_REQUEST before the

@@ -43,6 +43,12 @@ func (t *translator) dnsProfile(o *objects.Object, v *dataplane.Virtual) bool {
 	if d == nil {
 		return false
 	}
+	if d.NoLocalBIND {
+		// BIG-IP's local BIND answers after the pool; openltm's stand-in
+		// for it (the static zones) answers on a virtual as
+		// enable-dns-express says, so the setting acts on listeners only.
+		t.keep(o, "profile %s: use-local-bind no is acted on by gtm listeners only; on a virtual the static zones follow enable-dns-express", dp.Name)
+	}
 	v.DNS = d
 	return true
 }
