@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/sipmsg"
@@ -70,24 +69,11 @@ func newSIPProxy(opt *SIPOptions, local netip.AddrPort) *sipProxy {
 
 // request is a client's request as the member gets it.
 func (p *sipProxy) request(m *SIPMessage) []byte {
-	var lines [2][]byte
-	n := 0
-	if p.via != nil {
-		p.line = append(p.line[:0], p.via...)
-		p.line = strconv.AppendUint(p.line, sipmsg.BranchHash(p.salt, m), 36)
-		p.line = append(p.line, "\r\n"...)
-		lines[n] = p.line
-		n++
+	out, edited := sipmsg.ProxyRequest(p.out[:0], &p.line, p.via, p.rr, p.salt, m)
+	if edited {
+		p.out = out // kept for the next request's append
 	}
-	if p.rr != nil && sipmsg.OpensDialog(m) {
-		lines[n] = p.rr
-		n++
-	}
-	if n == 0 {
-		return m.B
-	}
-	p.out = sipmsg.AppendTop(p.out[:0], m.B, lines[:n]...)
-	return p.out
+	return out
 }
 
 // response is a member's response without the proxy's Via, and whether

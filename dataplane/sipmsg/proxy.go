@@ -37,6 +37,37 @@ func ProxyVia(salt uint64, user string, secure bool, transport, host string) (vi
 	return via, mark
 }
 
+// ProxyRequest is a client's request as a proxy forwards it: its Via
+// (via, from ProxyVia, then m's BranchHash under salt) and, when the
+// request opens a dialog, rr (its Record-Route) as the first fields,
+// appended to dst, and edited true; m.B itself when neither applies. line holds
+// the Via line between calls, so that a caller reusing dst and line
+// allocates nothing (TCP); a caller that keeps each result passes nil
+// for both and gets one exact allocation (UDP: the datagram waits in the
+// batch until sent).
+func ProxyRequest(dst []byte, line *[]byte, via, rr []byte, salt uint64, m *Message) (out []byte, edited bool) {
+	var lines [2][]byte
+	n := 0
+	if via != nil {
+		l := append((*line)[:0], via...)
+		l = strconv.AppendUint(l, BranchHash(salt, m), 36)
+		*line = append(l, "\r\n"...)
+		lines[n] = *line
+		n++
+	}
+	if rr != nil && OpensDialog(m) {
+		lines[n] = rr
+		n++
+	}
+	if n == 0 {
+		return m.B, false
+	}
+	if dst == nil {
+		dst = make([]byte, 0, len(m.B)+len(lines[0])+len(lines[1]))
+	}
+	return AppendTop(dst[:0], m.B, lines[:n]...), true
+}
+
 // BranchHash is the branch a stateless proxy gives the request it
 // forwards (RFC 3261 §16.11): a hash of the request's own top Via (its
 // head without one), so that a retransmission, and a CANCEL of an

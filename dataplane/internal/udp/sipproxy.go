@@ -3,7 +3,6 @@ package udp
 import (
 	"bytes"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,23 +217,9 @@ func (p *sipState) unchosen() {
 // on top, when the profile inserts them: a copy, since the datagram
 // waits in the batch until it is sent.
 func (p *sipState) request(m *sipmsg.Message) []byte {
-	var lines [2][]byte
-	n := 0
-	if p.via != nil {
-		line := make([]byte, 0, len(p.via)+16)
-		line = append(line, p.via...)
-		line = strconv.AppendUint(line, sipmsg.BranchHash(p.salt, m), 36)
-		lines[n] = append(line, "\r\n"...)
-		n++
-	}
-	if p.rr != nil && sipmsg.OpensDialog(m) {
-		lines[n] = p.rr
-		n++
-	}
-	if n == 0 {
-		return m.B
-	}
-	return sipmsg.AppendTop(make([]byte, 0, len(m.B)+len(lines[0])+len(lines[1])), m.B, lines[:n]...)
+	line := make([]byte, 0, len(p.via)+16) // the hash in base 36 and CRLF
+	out, _ := sipmsg.ProxyRequest(nil, &line, p.via, p.rr, p.salt, m)
+	return out
 }
 
 // fromMember is a member's datagram as the client gets it (without the
