@@ -16,6 +16,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/gslb"
 	"github.com/openltm/openltm/dataplane/gslb/iquery"
+	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/grammar"
 	"github.com/openltm/openltm/hoststat"
 	"github.com/openltm/openltm/objects"
@@ -75,6 +76,7 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 		reports: map[string]*iquery.Report{}, prev: map[string]ltmSample{}, failed: map[string]string{}}
 	a.sub = iquery.NewSubscriber(st.ID, st.Trust, iquery.Events{Report: a.onReport, Down: a.onDown}, time.Second, e.gtmLog)
 	g.SetRemoteProber(a.remoteProbe)
+	g.SetMonitorProber(a.monitorProbe)
 	e.RegisterRuntime(a.commands())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -96,6 +98,7 @@ func (e *Engine) AttachIQuery(g *gslb.Server, p *dataplane.Plane, dir string) (s
 		cancel()
 		<-done
 		g.SetRemoteProber(nil)
+		g.SetMonitorProber(nil)
 		a.sub.Close()
 		a.mu.Lock()
 		for _, p := range a.pubs {
@@ -376,6 +379,17 @@ func (a *iqueryAgent) probeFor(r iquery.ProbeRequest) iquery.ProbeResult {
 	a.mu.Lock()
 	ok := a.sources[r.Src]
 	a.mu.Unlock()
+	if r.Monitor != nil {
+		// A GSLB chose this device to probe a virtual server: from the
+		// address it reached this device at, when that is one of ours.
+		src := r.Src
+		if !ok {
+			src = netip.Addr{}
+		}
+		res := r.Monitor.Run(src, time.Duration(r.TimeoutMS)*time.Millisecond)
+		a.e.gtmLog.Debug("iquery: probed a virtual server for a GSLB", "monitor", r.Monitor.Name, "destination", r.Monitor.Dest, "source", src, "up", res.Up, "error", res.Error)
+		return res
+	}
 	if !ok {
 		return iquery.ProbeResult{Error: fmt.Sprintf("%s is not an address this device probes from", r.Src)}
 	}
@@ -419,6 +433,32 @@ func (a *iqueryAgent) remoteProbe(ctx context.Context, src, ldns netip.Addr, por
 		return 0, "", true, err
 	}
 	return time.Duration(res.RTTMicros) * time.Microsecond, res.Protocol, true, nil
+}
+
+// monitorProbe is the GSLB's MonitorProber: the gtm server device (of
+// product bigip) that prober selection chose runs the probe, from the
+// address its iQuery stream was reached at.
+func (a *iqueryAgent) monitorProbe(ctx context.Context, device string, spec *monitor.Spec, dest netip.AddrPort) (monitor.Outcome, error) {
+	o := a.e.Config().Get(gtmServer, device)
+	if o == nil {
+		return monitor.Outcome{}, fmt.Errorf("%w (%s is not a gtm server)", monitor.ErrNoResponse, device)
+	}
+	peer := peerOf(o)
+	a.mu.Lock()
+	r := a.reports[peer]
+	a.mu.Unlock()
+	if r == nil {
+		return monitor.Outcome{}, fmt.Errorf("%w (no iQuery stream to %s)", monitor.ErrNoResponse, device)
+	}
+	check, err := iquery.CheckOf(spec, dest)
+	if err != nil {
+		return monitor.Outcome{}, err
+	}
+	var src netip.Addr
+	if ap, err := netip.ParseAddrPort(r.Via); err == nil {
+		src = ap.Addr()
+	}
+	return a.sub.Monitor(ctx, peer, src, check)
 }
 
 // viaPeer finds the device that probes for a gtm server address no

@@ -38,7 +38,7 @@ func translateGSLB(s *objects.Schema, cfg *objects.Config, compile func(name, bo
 		Servers: map[string]*gslb.Host{}, Pools: map[string]*gslb.Pool{},
 		WideIPs: map[string]*gslb.WideIP{}, Regions: map[string]*gslb.Region{},
 	}}
-	steps := []func(){t.settings, t.datacenters, t.links, t.servers, t.pools, t.wideIPs, t.regions, t.topology, t.listeners, t.zones}
+	steps := []func(){t.settings, t.datacenters, t.links, t.servers, t.probers, t.pools, t.wideIPs, t.regions, t.topology, t.listeners, t.zones}
 	for _, step := range steps {
 		step()
 		if t.err != nil {
@@ -167,6 +167,19 @@ func (t *gslbTranslator) links() {
 				return
 			}
 			l.Prober = a
+		}
+		if rule := t.e(o, linkMonitor); rule != "" && rule != "none" {
+			l.Monitor = t.monitor(rule)
+			if l.Monitor.Spec == nil {
+				t.kept = append(t.kept, about(o, "its monitor %s (the GSLB runs gateway-icmp, tcp and the other probes it has, not bigip_link)", rule))
+			}
+		}
+		if v := linkRouterAddrs.Get(o); v != nil {
+			for _, it := range v.Items {
+				if a, err := netip.ParseAddr(it.Name); err == nil {
+					l.RouterAddresses = append(l.RouterAddresses, a)
+				}
+			}
 		}
 		t.gc.Links[o.Name] = l
 	}

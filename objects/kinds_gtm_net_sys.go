@@ -15,9 +15,9 @@ func gtmKinds() []*Kind {
 		str("location", "none"),
 		str("contact", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(str("prober-preference", "inside-datacenter")),
-		passive(str("prober-fallback", "any-available")),
-		passive(str("prober-pool", "none")),
+		help(enum("prober-preference", "inside-datacenter", "inside-datacenter", "outside-datacenter", "pool"), "which BIG-IP (gtm server of product bigip) probes the virtual servers of its servers: one in this datacenter, one outside it, or one of prober-pool"),
+		help(enum("prober-fallback", "any-available", "any-available", "inside-datacenter", "outside-datacenter", "pool", "none"), "who probes when no prober of the preference is up; none: nobody (the status is unknown)"),
+		ref("prober-pool", "gtm prober-pool"),
 		passive(raw("metadata")),
 		passive(str("app-service", "none")),
 	}}
@@ -64,9 +64,9 @@ func gtmKinds() []*Kind {
 		help(num("limit-max-pps", "0"), "packets/s: the server's virtual servers are out of the answers while its packet rate is at this limit (with limit-max-pps-status enabled)"),
 		ed("limit-max-pps-status", "disabled"),
 		&Prop{Name: "virtual-servers", Type: TColl, Items: ItemPlain, Sub: vsKind},
-		passive(str("prober-preference", "inherit")),
-		passive(str("prober-fallback", "inherit")),
-		passive(str("prober-pool", "none")),
+		help(enum("prober-preference", "inherit", "inherit", "inside-datacenter", "outside-datacenter", "pool"), "which BIG-IP probes its virtual servers; inherit: its datacenter's"),
+		help(enum("prober-fallback", "inherit", "inherit", "any-available", "inside-datacenter", "outside-datacenter", "pool", "none"), "who probes when no prober of the preference is up; inherit: its datacenter's"),
+		ref("prober-pool", "gtm prober-pool"),
 		passive(str("iq-allow-path", "yes")),
 		passive(str("iq-allow-service-check", "yes")),
 		passive(str("iq-allow-snmp", "yes")),
@@ -78,9 +78,9 @@ func gtmKinds() []*Kind {
 		ref("datacenter", "gtm datacenter"),
 		str("description", "none"),
 		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
-		passive(&Prop{Name: "router-addresses", Type: TColl, Items: ItemAddress, Sub: translationKind}),
+		help(&Prop{Name: "router-addresses", Type: TColl, Items: ItemAddress, Sub: translationKind}, "the link's routers: its monitor probes them, and the link is down while every one is down"),
 		help(str("uplink-address", "none"), "the link's own address: RTT probes over this link are sent from it, so each link's path to an LDNS is measured apart"),
-		passive(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}}),
+		help(&Prop{Name: "monitor", Type: TMonitor, Default: "none", Ref: []string{"gtm monitor ", "ltm monitor "}}, "probes each router address (gateway_icmp, or a tcp check with destination *:port); bigip_link is kept, not run"),
 		num("limit-max-inbound-bps", "0"),
 		ed("limit-max-inbound-bps-status", "disabled"),
 		num("limit-max-outbound-bps", "0"),
@@ -231,7 +231,16 @@ func gtmKinds() []*Kind {
 	grule := &Kind{Words: []string{"gtm", "rule"}, Title: "iRule", Lower: "iRule", Help: "GSLB iRules (wide IP rules)", Props: []*Prop{
 		{Name: "definition", Type: TTcl, Help: "the rule's Tcl body"},
 	}}
-	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general, grule}
+	proberPool := &Kind{Words: []string{"gtm", "prober-pool"}, Title: "Prober Pool", Help: "BIG-IP systems (gtm servers of product bigip) that probe the servers and datacenters naming the pool", Props: []*Prop{
+		str("description", "none"),
+		&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+		help(enum("load-balancing-mode", "global-availability", "global-availability", "round-robin"), "global-availability: the first member up probes; round-robin: the members up take turns"),
+		help(&Prop{Name: "members", Type: TColl, Items: ItemRef, Ref: []string{"gtm server"}, Sub: &Kind{Title: "Member", Props: []*Prop{
+			num("order", "0"),
+			&Prop{Name: "enabled", Type: TFlag, Enum: []string{"enabled", "disabled"}},
+		}}}, "gtm servers of product bigip, by order"),
+	}}
+	ks := []*Kind{dc, server, link, region, topology, gpool, wideip, listener, zone, lbSettings, metrics, general, grule, proberPool}
 	return append(ks, typedGTMKinds(gpool, wideip)...)
 }
 

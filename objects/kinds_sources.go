@@ -30,6 +30,7 @@ var modeledSources = map[string]string{
 	"gtm datacenter":                     tmshRef("gtm datacenter") + restDefaults("a new datacenter"),
 	"gtm server":                         tmshRef("gtm server") + "; defaults: REST of a gtm server on BIG-IP 13.1",
 	"gtm link":                           tmshRef("gtm link"),
+	"gtm prober-pool":                    tmshRef("gtm prober-pool") + "; members, order and load-balancing-mode: BIG-IP DNS implementations, Configuring Device-Specific Probing",
 	"gtm region":                         tmshRef("gtm region"),
 	"gtm topology":                       tmshRef("gtm topology"),
 	"gtm pool a":                         tmshRef("gtm pool a") + "; defaults: REST of a new gtm pool a on BIG-IP 12.1",

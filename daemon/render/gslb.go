@@ -191,6 +191,9 @@ func GTMServer(w io.Writer, s gslb.ServerStats, o Options) error {
 		p.f("  |   %-13s: %s\n", "Destination", v.Destination)
 		p.f("  |   %-13s: %s\n", "Link", link)
 		p.f("  |   %-13s: %s\n", "Probe Status", v.Monitor)
+		if v.Prober != "" {
+			p.f("  |   %-13s: %s\n", "Prober", o.rel(v.Prober))
+		}
 		p.line("  |")
 		rows := []kv{{"Picks", o.num(v.Picks)}}
 		if m := v.Metrics; m != nil {
@@ -222,6 +225,16 @@ func GTMLink(w io.Writer, s gslb.LinkStats, o Options) error {
 	var in, out uint64
 	if m := s.Metrics; m != nil {
 		in, out = uint64(max(m.InBps, 0)), uint64(max(m.OutBps, 0))
+	}
+	for _, r := range s.Routers {
+		line := r.Monitor.String()
+		if r.Why != "" {
+			line += " (" + r.Why + ")"
+		}
+		p.f("  %-13s: %s %s\n", "Router", r.Address, line)
+	}
+	if len(s.Routers) > 0 {
+		p.line("")
 	}
 	p.section("", "Throughput (bits/sec)", []kv{
 		{"Inbound", o.num(in)}, {"Outbound", o.num(out)}, {"Total", o.num(in + out)},

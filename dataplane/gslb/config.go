@@ -60,6 +60,13 @@ type Config struct {
 	// DNSSEC signs the answers of the names of its zones (`ltm dns
 	// dnssec zone`) for queries with the DO bit; nil signs nothing.
 	DNSSEC *dnssec.Signer
+	// ProberPools are the `gtm prober-pool` objects by full path.
+	ProberPools map[string]*ProberPool
+	// Self is the gtm server (full path) that is this device, so prober
+	// selection knows which datacenter this device probes from; "" when
+	// none is: this device then probes only as outside-datacenter or
+	// any-available.
+	Self string
 }
 
 // Listener is a `gtm listener`: one address and port DNS is served on.
@@ -102,6 +109,10 @@ type Datacenter struct {
 	// server that has one. The address must be local to this host for
 	// the probe to run; see README.md.
 	Prober netip.Addr
+	// ProberPreference, ProberFallback and ProberPool are what its
+	// servers inherit (prober.go): "" is inside-datacenter and
+	// any-available.
+	ProberPreference, ProberFallback, ProberPool string
 }
 
 // Link is a `gtm link`: one uplink to an ISP. Virtual servers reached
@@ -121,6 +132,13 @@ type Link struct {
 	LimitTotalBps    int64
 	// Ratio is link-ratio; 0 means 1.
 	Ratio int
+	// Monitor probes each of RouterAddresses (the link's monitor, BIG-IP's
+	// gateway_icmp or a tcp check of the router): while the monitor finds
+	// every router address down the link is down, and the virtual
+	// servers reached over it leave the answers. The zero Monitor, or no
+	// router address, probes nothing.
+	Monitor         Monitor
+	RouterAddresses []netip.Addr
 }
 
 // Host is a `gtm server`: a device in a datacenter hosting virtual servers.
@@ -146,6 +164,13 @@ type Host struct {
 	LimitMemAvail int64
 	LimitMaxBps   int64
 	LimitMaxPps   int64
+	// BigIP (product bigip) makes the server a device that can probe for
+	// the GSLB (a prober, over iQuery).
+	BigIP bool
+	// ProberPreference, ProberFallback ("" or inherit: the datacenter's)
+	// and ProberPool ("": the datacenter's) choose which device probes
+	// its virtual servers (prober.go).
+	ProberPreference, ProberFallback, ProberPool string
 	// VirtualServers in configuration order.
 	VirtualServers []*VirtualServer
 }

@@ -115,6 +115,7 @@ const (
 	reasonVSDisabled    = "The virtual server is disabled"
 	reasonLinkDisabled  = "The link is disabled"
 	reasonLinkDown      = "The link is down"
+	reasonLinkMonitor   = "The link's monitor found every router address down"
 	reasonLinkLimit     = "The link has exceeded its bandwidth limit"
 	reasonHostDown      = "The parent server is down"
 	reasonHostLimit     = "The server has exceeded its connection limit"
@@ -142,6 +143,9 @@ const (
 func linkState(l *link) (bool, string) {
 	if l.cfg.Disabled || l.dc.cfg.Disabled {
 		return false, reasonLinkDisabled
+	}
+	if l.routers != nil && l.routersDown() {
+		return false, reasonLinkMonitor
 	}
 	m := l.rt.metrics.Load()
 	if m == nil {

@@ -22,6 +22,7 @@ type probeRun struct {
 	key    monitorKey
 	status *atomic.Int32
 	why    *atomic.Pointer[string]
+	prober *atomic.Pointer[string] // set when prober selection runs it
 	downs  *atomic.Uint64
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -34,12 +35,13 @@ type monitorKey struct {
 	interval time.Duration
 	timeout  time.Duration
 	spec     *monitor.Spec
+	probers  string // the prober policy's signature; "" probes here
 }
 
 // same reports whether two keys probe the same way: a fresh translation
 // of an unchanged monitor compiles an equal Spec, and its probes go on.
 func (k monitorKey) same(o monitorKey) bool {
-	if k.dest != o.dest || k.typ != o.typ || k.interval != o.interval || k.timeout != o.timeout {
+	if k.dest != o.dest || k.typ != o.typ || k.interval != o.interval || k.timeout != o.timeout || k.probers != o.probers {
 		return false
 	}
 	return k.spec == o.spec || (k.spec != nil && o.spec != nil && reflect.DeepEqual(*k.spec, *o.spec))
@@ -76,6 +78,9 @@ type wantedProbe struct {
 	downs  *atomic.Uint64          // counts the transitions to down (manual-resume)
 	what   string                  // for the log: "virtual server" or "pool member"
 	name   string
+	pol    *proberPolicy // non-nil: prober selection picks who probes
+	host   string        // the server whose policy it follows, by name
+	prober *atomic.Pointer[string]
 }
 
 // applyMonitors starts the probes the plan needs, keeps the unchanged
@@ -89,13 +94,31 @@ func (s *Server) applyMonitors(p *plan) {
 	}
 	for name, v := range p.vss {
 		if v.cfg.Monitor.active() && !off(v) {
-			want["vs "+name] = wantedProbe{monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), &v.rt.probe, &v.rt.why, &v.rt.downs, "virtual server", name}
+			w := wantedProbe{key: monitorKeyOf(v.cfg.Monitor, v.cfg.Destination), status: &v.rt.probe, why: &v.rt.why, downs: &v.rt.downs, what: "virtual server", name: name, prober: &v.rt.prober}
+			if s.usesProbers(p, v) {
+				w.pol, w.key.probers, w.host = v.host.probers, v.host.probers.sig, v.host.name
+			}
+			want["vs "+name] = w
+		}
+	}
+	// A link's monitor probes its router addresses, from here [M].
+	for _, l := range p.linkList {
+		if (l.cfg.Disabled || l.dc.cfg.Disabled) && !p.settings.MonitorDisabled {
+			continue
+		}
+		for _, r := range l.routers {
+			want["link "+l.name+" "+r.addr.String()] = wantedProbe{key: monitorKeyOf(l.cfg.Monitor, netip.AddrPortFrom(r.addr, 0)), status: &r.rt.probe, why: &r.rt.why,
+				downs: &r.rt.downs, what: "link router address", name: l.name + " " + r.addr.String(), prober: &r.rt.prober}
 		}
 	}
 	for _, pl := range p.poolList {
 		for _, m := range pl.members {
 			if m.cfg.Monitor.active() && !off(m.vs) && (!m.cfg.Disabled || p.settings.MonitorDisabled) {
-				want["member "+pl.name+" "+m.name] = wantedProbe{monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), &m.rt.probe, &m.rt.why, &m.rt.downs, "pool member", pl.full + " " + m.name}
+				w := wantedProbe{key: monitorKeyOf(m.cfg.Monitor, m.vs.cfg.Destination), status: &m.rt.probe, why: &m.rt.why, downs: &m.rt.downs, what: "pool member", name: pl.full + " " + m.name, prober: new(atomic.Pointer[string])}
+				if s.usesProbers(p, m.vs) {
+					w.pol, w.key.probers, w.host = m.vs.host.probers, m.vs.host.probers.sig, m.vs.host.name
+				}
+				want["member "+pl.name+" "+m.name] = w
 			}
 		}
 	}
@@ -107,6 +130,7 @@ func (s *Server) applyMonitors(p *plan) {
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
 			m.why.Store(nil)
+			m.prober.Store(nil)
 		}
 		s.monitors[id] = s.startMonitor(w)
 	}
@@ -115,6 +139,7 @@ func (s *Server) applyMonitors(p *plan) {
 			m.stop()
 			m.status.Store(int32(StatusUnknown))
 			m.why.Store(nil)
+			m.prober.Store(nil)
 			delete(s.monitors, id)
 		}
 	}
@@ -122,7 +147,13 @@ func (s *Server) applyMonitors(p *plan) {
 
 func (s *Server) startMonitor(w wantedProbe) *probeRun {
 	ctx, cancel := context.WithCancel(s.ctx)
-	m := &probeRun{key: w.key, status: w.status, why: w.why, downs: w.downs, cancel: cancel, done: make(chan struct{})}
+	m := &probeRun{key: w.key, status: w.status, why: w.why, prober: w.prober, downs: w.downs, cancel: cancel, done: make(chan struct{})}
+	if w.pol != nil {
+		if !s.goBackground(func() { defer close(m.done); s.runSelected(ctx, m, w) }) {
+			close(m.done)
+		}
+		return m
+	}
 	if w.key.spec != nil {
 		close(m.done)
 		m.inst = monitor.Start(w.key.spec, w.key.dest, func(st monitor.State) {

@@ -82,6 +82,7 @@ type vsRT struct {
 	metrics atomic.Pointer[VSMetrics] // nil: never reported
 	probe   atomic.Int32              // Status from the monitor
 	why     atomic.Pointer[string]    // which monitor marked it down, and its error
+	prober  atomic.Pointer[string]    // the device that probed it last (prober selection)
 	picks   counter
 	// downs counts the times it went down (probed or reported), for
 	// manual-resume: a member whose sum of downs moved since its last
@@ -157,9 +158,13 @@ type plan struct {
 	dcs      map[string]*dc
 	dcList   []*dc
 	vss      map[string]*vs // "server:vs"
-	paths    []*probePath
-	topo     []*topoRec
-	regions  map[string]*Region
+	// probers are the BIG-IP servers (devices that can probe), self the
+	// one that is this device (nil: none is).
+	probers []*host
+	self    *host
+	paths   []*probePath
+	topo    []*topoRec
+	regions map[string]*Region
 	// geoTopo says whether a topology record matches on geolocation, so
 	// that only then does scoring look addresses up.
 	geoTopo bool
@@ -205,14 +210,36 @@ type link struct {
 	dc   *dc
 	rt   *linkRT
 	path *probePath // nil when the link has no prober
+	// routers are the router addresses its monitor probes (none without
+	// a monitor).
+	routers []*linkRouter
+}
+
+// linkRouter is one router address of a monitored link, with its
+// probe's state (a vsRT, keyed "link NAME ADDR").
+type linkRouter struct {
+	addr netip.Addr
+	rt   *vsRT
+}
+
+// routersDown says whether the link's monitor found every router
+// address down (unknown counts as up, as for virtual servers).
+func (l *link) routersDown() bool {
+	for _, r := range l.routers {
+		if Status(r.rt.probe.Load()) != StatusDown {
+			return false
+		}
+	}
+	return len(l.routers) > 0
 }
 
 type host struct {
-	cfg  *Host
-	name string
-	dc   *dc
-	rt   *hostRT
-	vss  []*vs
+	cfg     *Host
+	name    string
+	dc      *dc
+	rt      *hostRT
+	vss     []*vs
+	probers *proberPolicy
 }
 
 type vs struct {
@@ -313,6 +340,9 @@ func getRT[T any](m map[string]*T, key string, touched map[any]bool) *T {
 func (p *plan) bind(rt *runtimes) {
 	for _, k := range p.linkList {
 		k.rt = getRT(rt.link, k.name, rt.touched)
+		for _, r := range k.routers {
+			r.rt = getRT(rt.vs, "link "+k.name+" "+r.addr.String(), rt.touched)
+		}
 	}
 	for _, h := range p.hostList {
 		h.rt = getRT(rt.host, h.name, rt.touched)
@@ -457,6 +487,11 @@ func compile(cfg *Config) (*plan, error) {
 		if l.Prober.IsValid() {
 			k.path = &probePath{name: name, kind: "link", src: l.Prober}
 		}
+		if l.Monitor.active() {
+			for _, a := range l.RouterAddresses {
+				k.routers = append(k.routers, &linkRouter{addr: a.Unmap()})
+			}
+		}
 		p.links[name] = k
 		p.linkList = append(p.linkList, k)
 	}
@@ -489,6 +524,9 @@ func compile(cfg *Config) (*plan, error) {
 		}
 		p.hosts[name] = hs
 		p.hostList = append(p.hostList, hs)
+	}
+	if err := compileProbers(cfg, p); err != nil {
+		return nil, err
 	}
 	// Datacenter probe paths: the configured prober, else the first
 	// address of its first server that has one.

@@ -57,6 +57,7 @@ type Server struct {
 	// (counter).
 	readers atomic.Int32
 	remote  atomic.Pointer[RemoteProber]
+	mprober atomic.Pointer[MonitorProber]
 	express atomic.Pointer[expressRef] // DNS Express (express.go)
 
 	bgMu     sync.RWMutex // guards bgClosed against wg.Add

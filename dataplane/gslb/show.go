@@ -30,7 +30,7 @@ func status(ok bool, reason string, disabled bool, unknown bool) ObjectStatus {
 		st.State = "disabled"
 	}
 	switch {
-	case !ok && (reason == reasonVSDown || reason == reasonVSMonitorDown || reason == reasonMemberMonitor || reason == reasonManualResume || reason == reasonLinkDown || reason == reasonHostDown):
+	case !ok && (reason == reasonVSDown || reason == reasonVSMonitorDown || reason == reasonMemberMonitor || reason == reasonManualResume || reason == reasonLinkDown || reason == reasonLinkMonitor || reason == reasonHostDown):
 		st.Availability = Offline
 	case !ok:
 		st.Availability = Unavailable
@@ -118,6 +118,10 @@ type VirtualServerStats struct {
 	Monitor Status
 	Metrics *VSMetrics
 	Picks   uint64
+	// Prober is the device that ran its last probe under prober
+	// selection (a gtm server, or "local"); "none" when none was
+	// available; "" when this device probes it as always.
+	Prober string
 }
 
 // LinkStats is `show gtm link <name>`.
@@ -131,6 +135,17 @@ type LinkStats struct {
 	LimitOutboundBps int64
 	LimitTotalBps    int64
 	Picks            uint64
+	// Routers are its router addresses as its monitor found them (none
+	// without a monitor).
+	Routers []LinkRouterStats
+}
+
+// LinkRouterStats is one router address of a monitored link.
+type LinkRouterStats struct {
+	Address string
+	Monitor Status
+	// Why is the monitor's last failure while it finds the router down.
+	Why string
 }
 
 // DatacenterStats is `show gtm datacenter <name>`.
@@ -265,6 +280,12 @@ func (s *Server) Servers() []ServerStats {
 				c := *m
 				vst.Metrics = &c
 			}
+			if w := v.rt.prober.Load(); w != nil {
+				vst.Prober = *w
+				if vst.Prober == "" {
+					vst.Prober = "none"
+				}
+			}
 			ss.VirtualServers = append(ss.VirtualServers, vst)
 		}
 		out = append(out, ss)
@@ -286,6 +307,13 @@ func (s *Server) Links() []LinkStats {
 		if m := l.rt.metrics.Load(); m != nil {
 			c := *m
 			ls.Metrics = &c
+		}
+		for _, r := range l.routers {
+			rs := LinkRouterStats{Address: r.addr.String(), Monitor: Status(r.rt.probe.Load())}
+			if w := r.rt.why.Load(); w != nil {
+				rs.Why = *w
+			}
+			ls.Routers = append(ls.Routers, rs)
 		}
 		out = append(out, ls)
 	}

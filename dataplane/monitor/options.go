@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"syscall"
 	"time"
@@ -41,10 +42,30 @@ func control(ctx context.Context) func(network, address string, c syscall.RawCon
 	}
 }
 
+// srcKey carries the local address a probe's TCP connections leave from.
+type srcKey struct{}
+
+// WithSource makes the TCP probes run with ctx connect from src, so a GSLB
+// that asks another device to probe a site (a prober, BIG-IP DNS's
+// big3d) sees the site as that device does, through its firewalls.
+func WithSource(ctx context.Context, src netip.Addr) context.Context {
+	return context.WithValue(ctx, srcKey{}, src)
+}
+
 // dialer is the dialer every probe connects with: a plain one, or one
 // that marks the socket with the monitor's ip-dscp.
 func dialer(ctx context.Context) *net.Dialer {
 	return &net.Dialer{Control: control(ctx)}
+}
+
+// tcpDialer is dialer leaving from the source WithSource set (the TCP
+// probes: tcp, tcp-half-open, http, https).
+func tcpDialer(ctx context.Context) *net.Dialer {
+	d := dialer(ctx)
+	if src, ok := ctx.Value(srcKey{}).(netip.Addr); ok && src.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+	}
+	return d
 }
 
 // listenConfig is dialer's counterpart for the sockets a probe listens

@@ -459,7 +459,7 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 }
 
 func dial(ctx context.Context, target netip.AddrPort) (*net.TCPConn, error) {
-	c, err := dialer(ctx).DialContext(ctx, "tcp", target.String())
+	c, err := tcpDialer(ctx).DialContext(ctx, "tcp", target.String())
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ErrNoResponse

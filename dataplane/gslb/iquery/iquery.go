@@ -275,6 +275,26 @@ type ProbeRequest struct {
 	Port      uint16     `json:"port"`
 	TimeoutMS int64      `json:"timeout_ms"`
 	Protocols []string   `json:"protocols"`
+	// Monitor, when set, makes the request a monitor probe of a virtual
+	// server instead of an RTT probe: the GSLB chose this device as the
+	// server's prober (prober-preference, prober-pool), as BIG-IP DNS has
+	// a chosen BIG-IP's big3d probe. Src is then the address the probe
+	// leaves from, when it is one of the device's.
+	Monitor *MonitorCheck `json:"monitor,omitempty"`
+}
+
+// MonitorCheck is one probe of a monitor at a destination, in the terms
+// of the monitor (its type, send and receive strings), not a program: a
+// device runs only the plain kinds (tcp, tcp-half-open, http, https,
+// udp, gateway-icmp): see monitor.go.
+type MonitorCheck struct {
+	Name        string         `json:"name"`
+	Type        string         `json:"type"`
+	Dest        netip.AddrPort `json:"dest"`
+	Send        string         `json:"send,omitempty"`
+	Recv        string         `json:"recv,omitempty"`
+	RecvDisable string         `json:"recv_disable,omitempty"`
+	Reverse     bool           `json:"reverse,omitempty"`
 }
 
 // ProbeResult is the answer to a ProbeRequest.
@@ -283,6 +303,8 @@ type ProbeResult struct {
 	RTTMicros int64  `json:"rtt_us"`
 	Protocol  string `json:"protocol,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Up is a monitor probe's verdict (Error says why not).
+	Up bool `json:"up,omitempty"`
 }
 
 // maxProbes bounds the probes one stream runs at once.
