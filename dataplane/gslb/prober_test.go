@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -231,5 +232,65 @@ func TestProberSelectionRefused(t *testing.T) {
 	}
 	if _, err := Compile(base()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A prober whose iQuery stream breaks is replaced at the next probe, and
+// the verdict becomes the new prober's; it takes over again once back.
+func TestProberReplaced(t *testing.T) {
+	ltm1Addr, ltm2Addr := netip.MustParseAddr("127.94.1.1"), netip.MustParseAddr("127.94.2.1")
+	site := firewalledSite(t, "127.94.7.11:0", ltm2Addr)
+	spec := &monitor.Spec{Name: "/Common/http_fw", Type: monitor.HTTP, Interval: 50 * time.Millisecond, Timeout: 2 * time.Second,
+		ProbeTimeout: time.Second, DownOnResponse: true, Send: "GET / HTTP/1.0\r\n\r\n", Recv: regexp.MustCompile("200 OK")}
+	cfg := &Config{
+		Datacenters: map[string]*Datacenter{"/Common/dc1": {Name: "/Common/dc1"}, "/Common/dc2": {Name: "/Common/dc2"}},
+		Servers: map[string]*Host{
+			"/Common/ltm1": {Name: "/Common/ltm1", Datacenter: "/Common/dc1", BigIP: true},
+			"/Common/ltm2": {Name: "/Common/ltm2", Datacenter: "/Common/dc2", BigIP: true},
+			"/Common/web": {Name: "/Common/web", Datacenter: "/Common/dc1", ProberPreference: "pool", ProberFallback: "none", ProberPool: "/Common/pp",
+				VirtualServers: []*VirtualServer{{Name: "site", Destination: site, Monitor: Monitor{Spec: spec}}}},
+		},
+		ProberPools: map[string]*ProberPool{"/Common/pp": {Name: "/Common/pp", Members: []string{"/Common/ltm2", "/Common/ltm1"}}},
+	}
+	addrOf := map[string]netip.Addr{"/Common/ltm1": ltm1Addr, "/Common/ltm2": ltm2Addr}
+	s := New(Options{})
+	t.Cleanup(func() { s.Close() })
+	s.SetMonitorProber(func(ctx context.Context, device string, spec *monitor.Spec, dest netip.AddrPort) (monitor.Outcome, error) {
+		return ProbeFrom(ctx, addrOf[device], spec, dest)
+	})
+	s.SetServerStatus("/Common/ltm1", StatusUp)
+	s.SetServerStatus("/Common/ltm2", StatusUp)
+	if err := s.Apply(cfg); err != nil {
+		t.Fatal(err)
+	}
+	vsShow := func() VirtualServerStats {
+		for _, sv := range s.Servers() {
+			if sv.Name == "/Common/web" {
+				return sv.VirtualServers[0]
+			}
+		}
+		return VirtualServerStats{}
+	}
+	steps := []struct {
+		down   []string
+		prober string
+		status Status
+	}{
+		{nil, "/Common/ltm2", StatusUp},
+		{[]string{"/Common/ltm2"}, "/Common/ltm1", StatusDown},
+		{nil, "/Common/ltm2", StatusUp},
+		{[]string{"/Common/ltm1", "/Common/ltm2"}, "none", StatusUnknown},
+	}
+	for i, st := range steps {
+		for _, d := range []string{"/Common/ltm1", "/Common/ltm2"} {
+			s.SetServerStatus(d, StatusUp)
+		}
+		for _, d := range st.down {
+			s.SetServerStatus(d, StatusDown)
+		}
+		waitFor(t, "step "+strconv.Itoa(i)+": prober "+st.prober, func() bool {
+			v := vsShow()
+			return v.Prober == st.prober && v.Monitor == st.status
+		})
 	}
 }
