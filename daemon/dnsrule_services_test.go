@@ -161,3 +161,70 @@ func ruleAsk(t *testing.T, network, client, addr, name string, signed bool) stri
 	}
 	return strings.Join(out, " ")
 }
+
+// TestResolverNameLookupDNSMsg: a rule asks a net dns-resolver
+// (RESOLVER::name_lookup, its forward zone's real nameserver) and reads
+// the dns_message with DNSMSG::, answering a dns-profile virtual's query
+// from it; a resolver that does not exist is a Tcl error (the query
+// dropped), and a changed configuration is what the next query sees.
+func TestResolverNameLookupDNSMsg(t *testing.T) {
+	e, _ := dnsProfileEngine(t, true) // a dns profile's rules run through the GSLB
+	ns := startDNSPoolMember(t, "127.92.0.23:5300", map[string]string{
+		"backend.corp.example. A": "x 120 IN A 127.92.3.3",
+	})
+	s := e.NewSession("admin").(*Session)
+	mustRun(t, s,
+		"create net dns-resolver r1 forward-zones replace-all-with { corp.example { nameservers replace-all-with { 127.92.0.23:5300 { } } } }",
+		`create ltm rule lookup {
+when DNS_REQUEST {
+  set res [RESOLVER::name_lookup r1 "backend.corp.example" a]
+  if { $res eq "" } { DNS::drop ; return }
+  foreach rr [DNSMSG::section $res answer] {
+    DNS::answer insert "[DNS::question name]. [DNSMSG::record $rr ttl] IN [DNSMSG::record $rr type] [DNSMSG::record $rr rdata]"
+  }
+  DNS::answer insert "[DNS::question name]. 0 IN TXT [DNSMSG::header $res rcode] [DNSMSG::header $res aa] [DNSMSG::record [lindex [DNSMSG::section $res answer] 0] owner]"
+  DNS::return
+}
+}`,
+		"create ltm profile dns dnsr",
+		"create ltm virtual dnsr_udp destination 127.92.0.2:5300 ip-protocol udp profiles add { dnsr udp } rules { lookup }",
+	)
+	q := func() *dns.Msg {
+		t.Helper()
+		m := new(dns.Msg)
+		m.SetQuestion("svc.example.org.", dns.TypeA)
+		c := &dns.Client{Net: "udp", Timeout: 2 * time.Second, Dialer: &net.Dialer{Timeout: 2 * time.Second, LocalAddr: &net.UDPAddr{IP: net.ParseIP("127.92.0.120")}}}
+		in, _, err := c.Exchange(m, "127.92.0.2:5300")
+		if err != nil {
+			return nil
+		}
+		return in
+	}
+	m := q()
+	if m == nil || len(m.Answer) != 2 {
+		t.Fatalf("answer %v", m)
+	}
+	if a, ok := m.Answer[0].(*dns.A); !ok || a.A.String() != "127.92.3.3" || a.Hdr.Ttl != 120 || a.Hdr.Name != "svc.example.org." {
+		t.Errorf("the rule's A record: %v", m.Answer[0])
+	}
+	// (the resolver's randomize-query-name-case: the owner comes back in
+	// the case it was asked in)
+	if x, ok := m.Answer[1].(*dns.TXT); !ok || !strings.EqualFold(strings.Join(x.Txt, " "), "NOERROR 1 backend.corp.example") {
+		t.Errorf("the rule's TXT record: %v", m.Answer[1])
+	}
+	if n := ns.queries.Load(); n != 1 {
+		t.Errorf("the nameserver got %d queries, want 1", n)
+	}
+	// The forward zone's nameserver changes: the rule asks the new one,
+	// which does not answer: RESOLVER::name_lookup gives "", the rule drops.
+	mustRun(t, s, "modify net dns-resolver r1 forward-zones replace-all-with { corp.example { nameservers replace-all-with { 127.92.0.24:5300 { } } } }")
+	if m := q(); m != nil {
+		t.Errorf("a nameserver that does not answer: %v", m)
+	}
+	// No such resolver: a Tcl error, the query dropped.
+	mustRun(t, s, "delete ltm virtual dnsr_udp", "modify ltm rule lookup { when DNS_REQUEST { RESOLVER::name_lookup nosuch x.example a } }",
+		"create ltm virtual dnsr_udp destination 127.92.0.2:5300 ip-protocol udp profiles add { dnsr udp } rules { lookup }")
+	if m := q(); m != nil {
+		t.Errorf("a resolver that does not exist: %v", m)
+	}
+}
