@@ -22,6 +22,7 @@ import (
 type dnsPoolMember struct {
 	queries atomic.Int64
 	subnet  atomic.Value // the client subnet option of the last query, as text ("" for none)
+	signed  atomic.Bool  // the last query had a TSIG record
 	stop    func()
 }
 
@@ -30,6 +31,7 @@ func startDNSPoolMember(t *testing.T, addr string, records map[string]string) *d
 	m := &dnsPoolMember{}
 	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		m.queries.Add(1)
+		m.signed.Store(r.IsTsig() != nil)
 		ecs := ""
 		if o := r.IsEdns0(); o != nil {
 			for _, x := range o.Option {

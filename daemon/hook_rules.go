@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/fwdproxy"
 	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/dataplane/syslog"
 	"github.com/openltm/openltm/objects"
@@ -193,6 +194,11 @@ type ruleRuntime struct {
 	// vsAddrs are the running configuration's virtual servers'
 	// addresses, by full path: a sideband `connect` may name one.
 	vsAddrs atomic.Pointer[map[string]netip.AddrPort]
+	// resolvers are the running configuration's net dns-resolvers
+	// (RESOLVER::name_lookup), from resolverSet, which keeps a
+	// resolver's cache while its settings stay.
+	resolvers   atomic.Pointer[map[string]*fwdproxy.Resolver]
+	resolverSet resolverCache
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -245,6 +251,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.ifiles.Store(&ifileSet{})
 	noVS := map[string]netip.AddrPort{}
 	rt.vsAddrs.Store(&noVS)
+	noRes := map[string]*fwdproxy.Resolver{}
+	rt.resolvers.Store(&noRes)
 	rt.env = &rules.Env{
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
@@ -266,6 +274,10 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok
+		},
+		NetResolver: func(name string) (rules.MsgResolver, bool) {
+			r, ok := (*rt.resolvers.Load())[name]
+			return r, ok
 		},
 		DataGroup: func(name string) (*rules.DataGroup, bool) {
 			m := *rt.dgs.Load()
@@ -474,6 +486,9 @@ type ltmTranslation struct {
 	stats map[string][]string
 	// logs are the log publishers HSL::open -publisher opens.
 	logs logTranslation
+	// resolvers are the net dns-resolvers RESOLVER::name_lookup asks,
+	// by full path.
+	resolvers map[string]fwdproxy.ResolverConfig
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -492,7 +507,29 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
+		resolvers: e.netResolvers(cfg)}
+}
+
+// netResolvers are cfg's net dns-resolvers as rules ask them; one whose
+// settings do not read is left out (RESOLVER::name_lookup naming it is
+// a Tcl error), as the explicit proxy refuses it where it names it.
+func (e *Engine) netResolvers(cfg *objects.Config) map[string]fwdproxy.ResolverConfig {
+	out := map[string]fwdproxy.ResolverConfig{}
+	for _, r := range cfg.Of(dnsResolver) {
+		rc, err := resolverConfig(func(p *objects.Prop) string {
+			if v := cfg.Effective(r, p.Name); v != nil {
+				return v.Str
+			}
+			return dnsResolverDefaults[p.Name]
+		}, dnsResolverZones.Get(r))
+		if err != nil {
+			continue
+		}
+		rc.Name, rc.RootHints = r.Name, e.opts.RootHints
+		out[r.Name] = rc
+	}
+	return out
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -528,6 +565,12 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		}
 	}
 	rt.vsAddrs.Store(&vs)
+	prevRes := rt.resolvers.Load()
+	res := make(map[string]*fwdproxy.Resolver, len(tr.resolvers))
+	for name, rc := range tr.resolvers {
+		res[name] = rt.resolverSet.get(rc)
+	}
+	rt.resolvers.Store(&res)
 	prevPubs := rt.hsl.pubs.Load()
 	if tr.logs.pubs != nil {
 		tr.logs.pubs.Local = rt.env.Log
@@ -550,6 +593,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
 		rt.vsAddrs.Store(prevVS)
+		rt.resolvers.Store(prevRes)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats

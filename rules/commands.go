@@ -73,22 +73,24 @@ func commandTable() *tcl.Commands {
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go
 		registerStream(t)
-		registerCompress(t)                                              // commands_compress.go
-		registerCache(t)                                                 // commands_cache.go
-		registerAdapt(t)                                                 // commands_adapt.go
-		registerICAP(t)                                                  // commands_icap.go
-		registerWS(t)                                                    // commands_ws.go
-		registerSIP(t)                                                   // commands_sip.go
-		t.Register("RESOLV::lookup", cmdResolvLookup).Compile = waitHook // commands_resolv.go
-		t.Register("whereis", cmdWhereis)                                // commands_whereis.go
-		registerSideband(t)                                              // commands_sideband.go
-		registerSock(t)                                                  // commands_sock.go
-		registerSYN(t)                                                   // commands_syn.go
-		registerTCPOpt(t)                                                // commands_tcpopt.go
-		registerX509Ext(t)                                               // commands_x509ext.go
-		registerCompat(t)                                                // commands_compat.go
-		registerStatsProfile(t)                                          // statsprofile.go
-		registerIStats(t)                                                // istats.go
+		registerCompress(t)                                                           // commands_compress.go
+		registerCache(t)                                                              // commands_cache.go
+		registerAdapt(t)                                                              // commands_adapt.go
+		registerICAP(t)                                                               // commands_icap.go
+		registerWS(t)                                                                 // commands_ws.go
+		registerSIP(t)                                                                // commands_sip.go
+		t.Register("RESOLV::lookup", cmdResolvLookup).Compile = waitHook              // commands_resolv.go
+		t.Register("RESOLVER::name_lookup", cmdResolverNameLookup).Compile = waitHook // commands_dnsmsg.go
+		registerDNSMsg(t)
+		t.Register("whereis", cmdWhereis) // commands_whereis.go
+		registerSideband(t)               // commands_sideband.go
+		registerSock(t)                   // commands_sock.go
+		registerSYN(t)                    // commands_syn.go
+		registerTCPOpt(t)                 // commands_tcpopt.go
+		registerX509Ext(t)                // commands_x509ext.go
+		registerCompat(t)                 // commands_compat.go
+		registerStatsProfile(t)           // statsprofile.go
+		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)
 		t.Register("findstr", cmdFindstr)
 		t.Register("substr", cmdSubstr)

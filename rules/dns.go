@@ -58,6 +58,14 @@ const (
 	DNSCNAME
 	// DNSHost answers a wide IP with Addr.
 	DNSHost
+	// DNSDisable skips the service Name (a DNSComponent) for this query
+	// (DNS::disable).
+	DNSDisable
+	// DNSEnable undoes a DNSDisable of the service Name (DNS::enable).
+	DNSEnable
+	// DNSLastAct makes Name (allow, drop, reject, hint, noerror) this
+	// query's unhandled-query-action (DNS::last_act).
+	DNSLastAct
 )
 
 // DNSAction is one DNS action; a value, so recording it allocates
@@ -92,6 +100,7 @@ func registerDNS(t *tcl.Commands) {
 	t.Register("DNS::edns0", cmdDNSEDNS0)
 	t.Register("DNS::ptype", cmdDNSPtype)
 	t.Register("DNS::query", cmdDNSQuery)
+	registerDNSServices(t)
 	t.Register("cname", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		_, dc, err := dnsConn(in, "cname")
 		if err != nil {

@@ -89,6 +89,9 @@ type Env struct {
 	IStats *IStats
 	// Resolver answers RESOLV::lookup; nil makes it a Tcl error.
 	Resolver Resolver
+	// NetResolver finds a net dns-resolver by its full path, for
+	// RESOLVER::name_lookup; nil (or not found) makes it a Tcl error.
+	NetResolver func(name string) (MsgResolver, bool)
 	// VirtualAddr finds a virtual server's address by its full path, for
 	// a sideband `connect` naming one; nil: only addresses are taken.
 	VirtualAddr func(name string) (netip.AddrPort, bool)

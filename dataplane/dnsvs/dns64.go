@@ -20,22 +20,22 @@ var WellKnownPrefix = netip.MustParseAddr("64:ff9b::")
 // /96 prefix; immediate and v4-only ask for A at once [M: v4-only as
 // immediate]. forward keeps the answer in the cache under the AAAA
 // question.
-func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache) (_ *dns.Msg, own bool) {
 	if s.p.DNS64 == "secondary" {
-		m := s.ask(vs, snap, r, wire, client, local, udp)
+		m, own := s.ask(vs, snap, r, wire, client, local, udp, c)
 		if m == nil || m.Rcode != dns.RcodeSuccess || hasType(m.Answer, dns.TypeAAAA) {
-			return m
+			return m, own
 		}
 	}
 	a := r.Copy()
 	a.Question[0].Qtype = dns.TypeA
 	aw, err := a.Pack()
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	am := s.ask(vs, snap, a, aw, client, local, udp)
+	am, own := s.ask(vs, snap, a, aw, client, local, udp, c)
 	if am == nil {
-		return nil
+		return nil, false
 	}
 	prefix := s.dns64Prefix()
 	m := am.Copy()
@@ -50,7 +50,7 @@ func (s *Service) dns64(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, 
 			m.Answer = append(m.Answer, x)
 		}
 	}
-	return m
+	return m, own
 }
 
 // synthesize is the AAAA record of a within prefix's first 96 bits.

@@ -195,3 +195,23 @@ type listenerLog struct{ l *logger }
 func (x listenerLog) Query(r *dns.Msg, client, local netip.AddrPort) { x.l.query(r, client, local) }
 
 func (x listenerLog) Response(m *dns.Msg, client netip.AddrPort) { x.l.response(m, client) }
+
+// Message implements gslb.MessageLog: a listener's rule's DNS::log.
+func (x listenerLog) Message(id uint16, msg string) { x.l.message(id, msg) }
+
+// ruleLog is what a virtual's rule's DNS::log sends through: the
+// logging profile's publisher, whether or not the profile logs queries
+// or responses; nil without a publisher.
+func ruleLog(e *Engine, l *config.DNSLog) func(id uint16, msg string) {
+	if l == nil || l.Publisher == "" {
+		return nil
+	}
+	return (&logger{e: e, cfg: *l}).message
+}
+
+// message logs a rule's own line (DNS::log): the head the profile's
+// settings give, then msg as the rule wrote it.
+func (l *logger) message(id uint16, msg string) {
+	b := l.head(make([]byte, 0, 48+len(msg)), id)
+	l.emit(append(b, msg...))
+}

@@ -28,10 +28,12 @@ import (
 // false when neither holds the name, so that the profile's next step
 // decides. send is false when the query is to be dropped.
 type Answerer interface {
-	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool)
+	// origin is what answered (gslb.OriginGTM, gslb.OriginDNSX).
+	AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool, origin string)
 	// VirtualRequest runs the virtual's iRules' DNS_REQUEST with the
-	// GSLB's DNS:: commands (gslb.Server.VirtualRequest).
-	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)
+	// GSLB's DNS:: commands (gslb.Server.VirtualRequest); log is the
+	// profile's logging, DNS::log's (nil: none).
+	VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string)) (vr *gslb.VirtualRules, m *dns.Msg, send, done bool)
 }
 
 // ForwardTimeout is how long a query forwarded to a member waits for its
@@ -98,7 +100,7 @@ func (e *Engine) Prepare(profiles []*config.DNSProfile) map[*config.DNSProfile]*
 			}
 			stats[p.Name] = st
 		}
-		s := &Service{e: e, p: p, max: DefaultMaxConcurrent, st: st, log: newLogger(e, p.Log)}
+		s := &Service{e: e, p: p, max: DefaultMaxConcurrent, st: st, log: newLogger(e, p.Log), logMsg: ruleLog(e, p.Log)}
 		if c := p.Cache; c != nil {
 			cache := keep[c.Name]
 			if cache == nil {

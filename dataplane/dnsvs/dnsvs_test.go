@@ -178,7 +178,7 @@ func TestDecideSteps(t *testing.T) {
 			t.Fatal("the profile's counters are not the engine's")
 		}
 		s.st.Reset()
-		m, st := s.decide(tt.q, nil, netip.MustParseAddr("127.23.0.5"), true)
+		m, st, _ := s.decide(tt.q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
 		if got := s.st.Counts(); got != tt.counts {
 			t.Errorf("%s, opcode %d: counts %+v, want %+v", tt.unhandled, tt.q.Opcode, got, tt.counts)
 		}
@@ -191,17 +191,28 @@ func TestDecideSteps(t *testing.T) {
 	}
 }
 
-// gslbStub answers every name, as a wide IP would.
-type gslbStub struct{ asked int }
-
-func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express, _ bool) (*dns.Msg, bool, bool) {
-	g.asked++
-	m := new(dns.Msg)
-	m.SetReply(r)
-	return m, true, true
+// gslbStub answers every name, as a wide IP would (as a zone would
+// when gtm is off), and keeps the steps it was let run.
+type gslbStub struct {
+	asked                int
+	gtm, express, dnssec bool
 }
 
-func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
+func (g *gslbStub) AnswerVirtual(r *dns.Msg, _ netip.Addr, _, gtm, express, dnssec bool) (*dns.Msg, bool, bool, string) {
+	g.asked++
+	g.gtm, g.express, g.dnssec = gtm, express, dnssec
+	if !gtm && !express {
+		return nil, false, false, ""
+	}
+	m := new(dns.Msg)
+	m.SetReply(r)
+	if !gtm {
+		return m, true, true, gslb.OriginDNSX
+	}
+	return m, true, true, gslb.OriginGTM
+}
+
+func (g *gslbStub) VirtualRequest(*rules.Program, *dns.Msg, netip.Addr, netip.AddrPort, bool, func(uint16, string)) (*gslb.VirtualRules, *dns.Msg, bool, bool) {
 	return nil, nil, false, false
 }
 
@@ -223,7 +234,7 @@ func TestProcessRD(t *testing.T) {
 		s := e.Prepare([]*config.DNSProfile{p})[p]
 		q := query("www.example.com.", dns.TypeA, false)
 		q.RecursionDesired = tt.rd
-		m, st := s.decide(q, nil, netip.MustParseAddr("127.23.0.5"), true)
+		m, st, _ := s.decide(q, nil, netip.MustParseAddr("127.23.0.5"), true, gslb.Services{})
 		if (g.asked == 1) != tt.gslb || st != stepAnswer {
 			t.Errorf("process-rd no %v, RD %v: GSLB asked %d times, step %d", tt.noRD, tt.rd, g.asked, st)
 		}
@@ -340,6 +351,58 @@ func TestCacheValidatingKey(t *testing.T) {
 			ask.AuthenticatedData, ask.CheckingDisabled = tc.askAD, tc.askCD
 			if got := c.Get(ask) != nil; got != tc.wantFromTheCache {
 				t.Errorf("answered from the cache: %v, want %v", got, tc.wantFromTheCache)
+			}
+		})
+	}
+}
+
+// TestDecideServices: what a rule's DNS::disable and DNS::last_act ask
+// of the steps, and the origin DNS::origin then reads.
+func TestDecideServices(t *testing.T) {
+	for _, tt := range []struct {
+		name                 string
+		svc                  gslb.Services
+		cached               bool // the cache holds the answer
+		gtm, express, dnssec bool // what the GSLB was let do
+		step                 step
+		rcode                int
+		origin               string
+	}{
+		{name: "profile's own", gtm: true, express: true, dnssec: true, step: stepAnswer, origin: gslb.OriginGTM},
+		{name: "gtm off", svc: gslb.Services{Off: gslb.ServiceGTM}, express: true, dnssec: true, step: stepAnswer, origin: gslb.OriginDNSX},
+		{name: "dnssec off", svc: gslb.Services{Off: gslb.ServiceDNSSEC}, gtm: true, express: true, step: stepAnswer, origin: gslb.OriginGTM},
+		{name: "gtm and dnsx off: the cache", svc: gslb.Services{Off: gslb.ServiceGTM | gslb.ServiceDNSX}, cached: true, dnssec: true, step: stepAnswer, origin: gslb.OriginCache},
+		{name: "all off: last action", svc: gslb.Services{Off: 0xf}, cached: true, step: stepAnswer, rcode: dns.RcodeRefused, origin: gslb.OriginLastAction},
+		{name: "last_act drop", svc: gslb.Services{Off: gslb.ServiceGTM | gslb.ServiceDNSX | gslb.ServiceCache, LastAct: "drop"}, step: stepDrop},
+		{name: "last_act allow", svc: gslb.Services{Off: gslb.ServiceGTM | gslb.ServiceDNSX, LastAct: "allow"}, dnssec: true, step: stepForward, origin: gslb.OriginServer},
+		{name: "last_act noerror", svc: gslb.Services{Off: gslb.ServiceGTM | gslb.ServiceDNSX, LastAct: "noerror"}, dnssec: true, step: stepAnswer, origin: gslb.OriginLastAction},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(nil)
+			g := &gslbStub{}
+			e.SetAnswerer(g)
+			p := &config.DNSProfile{Name: "/Common/dnsp", GTM: true, Express: true, DNSSEC: true, Unhandled: "reject",
+				Cache: &config.DNSCache{Name: "/Common/c", Kind: "transparent"}}
+			s := e.Prepare([]*config.DNSProfile{p})[p]
+			q := query("www.example.com.", dns.TypeA, false)
+			if tt.cached {
+				a := new(dns.Msg)
+				a.SetReply(q)
+				a.Answer = append(a.Answer, rr(t, "www.example.com. 60 IN A 192.0.2.9"))
+				s.cache.Put(q, a)
+			}
+			m, st, origin := s.decide(q, nil, netip.MustParseAddr("127.92.0.5"), true, tt.svc)
+			if st != tt.step || origin != tt.origin {
+				t.Fatalf("step %d origin %q, want %d %q", st, origin, tt.step, tt.origin)
+			}
+			if g.asked > 0 && (g.gtm != tt.gtm || g.express != tt.express || g.dnssec != tt.dnssec) {
+				t.Errorf("GSLB let run gtm %v express %v dnssec %v, want %v %v %v", g.gtm, g.express, g.dnssec, tt.gtm, tt.express, tt.dnssec)
+			}
+			if g.asked == 0 && (tt.gtm || tt.express) {
+				t.Errorf("the GSLB was not asked")
+			}
+			if st == stepAnswer && m.Rcode != tt.rcode {
+				t.Errorf("rcode %s, want %s", dns.RcodeToString[m.Rcode], dns.RcodeToString[tt.rcode])
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 	s := x.s
 	s.st.Queries.Add(1)
 	rd := r.RecursionDesired && s.p.NoProcessRD
-	m, st := s.unhandled(r, rd)
+	m, st, _ := s.unhandled(r, rd, gslb.Services{})
 	switch st {
 	case stepAnswer:
 		return m, true, false
@@ -44,7 +44,7 @@ func (x listenerSteps) Answer(r *dns.Msg, src netip.Addr, udp bool) (m *dns.Msg,
 		s.inflight.Add(-1)
 		return reply(r, dns.RcodeServerFailure), true, false
 	}
-	m, ok := s.cacheOwn(r, wire, !s.p.NoLocalBIND, udp) // BIND is the listener's pool
+	m, ok := cacheOwn(s.cache, r, wire, !s.p.NoLocalBIND, udp) // BIND is the listener's pool
 	s.inflight.Add(-1)
 	if !ok {
 		return nil, false, true

@@ -28,7 +28,8 @@ type Service struct {
 
 	inflight atomic.Int64 // queries waiting for a member
 	max      int64
-	log      *logger // nil without enable-logging (dnslog.go)
+	log      *logger                     // nil without enable-logging (dnslog.go)
+	logMsg   func(id uint16, msg string) // DNS::log's lines (ruleLog); nil without a publisher
 }
 
 // Cache is the service's cache, nil for none (shows, tests).
@@ -44,68 +45,85 @@ const (
 )
 
 // decide runs the profile's steps short of the pool: the GSLB's wide IPs
-// and zones, the cache, unhandled-query-action; a NOTIFY goes to DNS
-// Express (wire is r as received, for its TSIG).
-func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool) (*dns.Msg, step) {
+// and zones, the cache, unhandled-query-action, less those the query's
+// rules disabled (svc); a NOTIFY goes to DNS Express (wire is r as
+// received, for its TSIG). origin is what answered (gslb.Origin*).
+func (s *Service) decide(r *dns.Msg, wire []byte, client netip.Addr, udp bool, svc gslb.Services) (m *dns.Msg, st step, origin string) {
 	if r.Response {
-		return nil, stepDrop
+		return nil, stepDrop, ""
 	}
 	s.st.Queries.Add(1)
-	if r.Opcode == dns.OpcodeNotify && s.p.Express {
+	express := s.p.Express && svc.Off&gslb.ServiceDNSX == 0
+	if r.Opcode == dns.OpcodeNotify && express {
 		if m, st, ok := s.notify(r, wire, client); ok {
-			return m, st
+			return m, st, gslb.OriginDNSX
 		}
 	}
 	if r.Opcode != dns.OpcodeQuery {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeNotImplemented), stepAnswer
+		return reply(r, dns.RcodeNotImplemented), stepAnswer, gslb.OriginLastAction
 	}
 	if len(r.Question) != 1 {
 		s.st.Malformed.Add(1)
-		return reply(r, dns.RcodeFormatError), stepAnswer
+		return reply(r, dns.RcodeFormatError), stepAnswer, gslb.OriginLastAction
 	}
 	rd := r.RecursionDesired && s.p.NoProcessRD // process-rd no: straight to unhandled-query-action
-	if (s.p.GTM || s.p.Express) && !rd {
+	gtm := s.p.GTM && svc.Off&gslb.ServiceGTM == 0
+	if (gtm || express) && !rd {
 		if a := s.e.ans.Load(); a != nil {
-			if m, send, handled := a.a.AnswerVirtual(r, client, udp, s.p.GTM, s.p.Express, s.p.DNSSEC); handled {
+			dnssec := s.p.DNSSEC && svc.Off&gslb.ServiceDNSSEC == 0
+			if m, send, handled, origin := a.a.AnswerVirtual(r, client, udp, gtm, express, dnssec); handled {
 				s.st.GSLB.Add(1)
 				if !send {
-					return nil, stepDrop
+					return nil, stepDrop, ""
 				}
-				return m, stepAnswer
+				return m, stepAnswer, origin
 			}
 		}
 	}
-	return s.unhandled(r, rd)
+	return s.unhandled(r, rd, svc)
+}
+
+// cacheFor is the cache a query uses: the profile's, unless its rules
+// disabled it.
+func (s *Service) cacheFor(svc gslb.Services) *Cache {
+	if svc.Off&gslb.ServiceCache != 0 {
+		return nil
+	}
+	return s.cache
 }
 
 // unhandled is the profile's step for a query neither DNS Express nor a
 // wide IP answered, on a virtual and on a gtm listener alike: the cache
 // (not for rd, a query process-rd no sends on), then
-// unhandled-query-action.
-func (s *Service) unhandled(r *dns.Msg, rd bool) (*dns.Msg, step) {
-	if s.cache != nil && !rd {
-		if m := s.cache.Get(r); m != nil {
+// unhandled-query-action (the rule's DNS::last_act when it gave one).
+func (s *Service) unhandled(r *dns.Msg, rd bool, svc gslb.Services) (*dns.Msg, step, string) {
+	if c := s.cacheFor(svc); c != nil && !rd {
+		if m := c.Get(r); m != nil {
 			s.st.CacheHits.Add(1)
-			return m, stepAnswer
+			return m, stepAnswer, gslb.OriginCache
 		}
 	}
-	switch s.p.Unhandled {
+	act := s.p.Unhandled
+	if svc.LastAct != "" {
+		act = svc.LastAct
+	}
+	switch act {
 	case "drop":
 		s.st.Drop.Add(1)
-		return nil, stepDrop
+		return nil, stepDrop, ""
 	case "reject":
 		s.st.Reject.Add(1)
-		return reply(r, dns.RcodeRefused), stepAnswer
+		return reply(r, dns.RcodeRefused), stepAnswer, gslb.OriginLastAction
 	case "hint":
 		s.st.Hint.Add(1)
-		return hintReply(r), stepAnswer // hint.go
+		return hintReply(r), stepAnswer, gslb.OriginLastAction // hint.go
 	case "noerror":
 		s.st.NoError.Add(1)
-		return reply(r, dns.RcodeSuccess), stepAnswer
+		return reply(r, dns.RcodeSuccess), stepAnswer, gslb.OriginLastAction
 	}
 	s.st.Allow.Add(1)
-	return nil, stepForward
+	return nil, stepForward, gslb.OriginServer
 }
 
 // reply is an empty answer to r with rcode, its OPT record echoed.
@@ -172,9 +190,11 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 			b = wire
 		}
 	}
-	m, st := s.decide(r, b, client.Addr(), true)
+	svc := vr.Services()
+	m, st, origin := s.decide(r, b, client.Addr(), true, svc)
 	switch st {
 	case stepAnswer:
+		vr.SetOrigin(origin)
 		if m, send = vr.Response(m); send {
 			s.sendUDP(vs, conn, client, m, r)
 		}
@@ -194,7 +214,8 @@ func (s *Service) ServeUDP(vs *state.Virtual, snap *state.VirtualSnap, conn *net
 	go func() {
 		defer s.inflight.Add(-1)
 		defer vr.Release()
-		if m := s.forward(vs, snap, r, wire, client, local, true); m != nil {
+		if m, origin := s.forward(vs, snap, r, wire, client, local, true, s.cacheFor(svc)); m != nil {
+			vr.SetOrigin(origin)
 			if m, send := vr.Response(m); send {
 				s.sendUDP(vs, conn, client, m, r)
 			}
@@ -213,7 +234,7 @@ func (s *Service) request(snap *state.VirtualSnap, r *dns.Msg, client netip.Addr
 	if a == nil {
 		return nil, nil, false, false
 	}
-	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp)
+	return a.a.VirtualRequest(irules.Program(snap.Cfg.Rules), r, client, local, udp, s.logMsg)
 }
 
 // sendUDP sends m to client, cut to the client's UDP size (r's OPT).
@@ -317,15 +338,17 @@ func (s *Service) answerTCP(vs *state.Virtual, snap *state.VirtualSnap, r *dns.M
 			b = wire
 		}
 	}
-	m, st := s.decide(r, b, client.Addr(), false)
+	svc := vr.Services()
+	m, st, origin := s.decide(r, b, client.Addr(), false, svc)
 	switch st {
 	case stepDrop:
 		return nil, false
 	case stepForward:
-		if m = s.forward(vs, snap, r, b, client, local, false); m == nil {
+		if m, origin = s.forward(vs, snap, r, b, client, local, false, s.cacheFor(svc)); m == nil {
 			return nil, false
 		}
 	}
+	vr.SetOrigin(origin)
 	return vr.Response(m)
 }
 
@@ -338,24 +361,32 @@ func addrPort(a net.Addr) netip.AddrPort {
 }
 
 // forward asks the pool (a resolver cache's forward zone's name servers
-// for a name under one) and returns its answer to r, kept in the cache;
-// nil when no member answered. wire is r as the client sent it.
-func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
+// for a name under one) and returns its answer to r, kept in the cache
+// c (the profile's, nil when none or the rule disabled it); nil when no
+// member answered. wire is r as the client sent it. origin is SERVER,
+// or CACHE when the cache answered itself (local zones, resolution,
+// forward zones).
+func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache) (_ *dns.Msg, origin string) {
 	orig := r
 	if s.p.ClientSubnet {
 		if r, wire = withClientSubnet(r, wire, client.Addr()); r == nil {
-			return nil
+			return nil, ""
 		}
 	}
 	var m *dns.Msg
+	own := false
 	if r.Question[0].Qtype == dns.TypeAAAA && s.p.DNS64 != "" {
-		m = s.dns64(vs, snap, r, wire, client, local, udp) // dns64.go
+		m, own = s.dns64(vs, snap, r, wire, client, local, udp, c) // dns64.go
 	} else {
-		m = s.ask(vs, snap, r, wire, client, local, udp)
+		m, own = s.ask(vs, snap, r, wire, client, local, udp, c)
 	}
 	if m == nil {
 		s.st.NoAnswer.Add(1)
-		return nil
+		return nil, ""
+	}
+	origin = gslb.OriginServer
+	if own {
+		origin = gslb.OriginCache
 	}
 	s.st.PoolAnswers.Add(1)
 	if s.p.ClientSubnet {
@@ -364,10 +395,10 @@ func (s *Service) forward(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg
 	if s.p.DNS64Additional != "" && s.p.DNS64 != "" {
 		rewriteAdditional(s.p.DNS64Additional, s.dns64Prefix(), m) // dns64.go
 	}
-	if s.cache != nil {
-		s.cache.Put(orig, m)
+	if c != nil {
+		c.Put(orig, m)
 	}
-	return m
+	return m, origin
 }
 
 // echoOPT gives m, the pool's answer to a query with the client subnet
@@ -398,18 +429,18 @@ func echoOPT(r, m *dns.Msg) *dns.Msg {
 }
 
 // ask sends wire (r) to a forward zone's name server or a member and
-// returns the answer.
-func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool) *dns.Msg {
-	if m, ok := s.cacheOwn(r, wire, snap.Pool != nil, udp); ok {
-		return m
+// returns the answer; own is true when the cache c answered itself.
+func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wire []byte, client, local netip.AddrPort, udp bool, c *Cache) (_ *dns.Msg, own bool) {
+	if m, ok := cacheOwn(c, r, wire, snap.Pool != nil, udp); ok {
+		return m, true
 	}
 	if snap.Pool == nil {
-		return nil
+		return nil, false
 	}
-	if c := s.cache; c != nil {
+	if c != nil {
 		slots, ok := c.upstream(udp) // cache.go
 		if !ok {
-			return reply(r, dns.RcodeServerFailure)
+			return reply(r, dns.RcodeServerFailure), true
 		}
 		if slots != nil {
 			defer slots.Add(-1)
@@ -419,7 +450,7 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 	for attempt := 0; attempt < 2; attempt++ {
 		mem, pool, _ := state.Choose(snap.Pool, state.Target{}, nil, failed, state.Chooser{})
 		if mem == nil {
-			return nil
+			return nil, false
 		}
 		dst := state.Translate(snap.Cfg, mem.Cfg.Load().Addr, local)
 		src := state.SNATSource(vs, snap, client, local, dst, nil, pool)
@@ -428,18 +459,18 @@ func (s *Service) ask(vs *state.Virtual, snap *state.VirtualSnap, r *dns.Msg, wi
 		m, err := exchange(src, dst, r, wire, udp)
 		if err == nil {
 			mem.Stats.In(m.Len(), 1)
-			return m
+			return m, false
 		}
 		failed = append(failed, mem)
 	}
-	return nil
+	return nil, false
 }
 
-// cacheOwn is the cache's own answer to r (wire), before any pool: a
+// cacheOwn is the cache c's own answer to r (wire), before any pool: a
 // local zone's, a resolution's, a forward zone's name servers'. ok is
-// false when the cache leaves r to the pool (pooled: there is one).
-func (s *Service) cacheOwn(r *dns.Msg, wire []byte, pooled, udp bool) (*dns.Msg, bool) {
-	c := s.cache
+// false when the cache leaves r to the pool (pooled: there is one), or
+// there is no cache.
+func cacheOwn(c *Cache, r *dns.Msg, wire []byte, pooled, udp bool) (*dns.Msg, bool) {
 	if c == nil {
 		return nil, false
 	}

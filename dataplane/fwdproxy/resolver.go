@@ -365,3 +365,58 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// Message is the whole answer to one question (RESOLVER::name_lookup's
+// dns_message), through the same zones as Lookup: the default zones,
+// else the longest forward zone's nameservers in turn (a SERVFAIL or
+// REFUSED tries the next), else resolution from the root hints. It is
+// not kept in the address cache, which holds addresses alone [M].
+func (r *Resolver) Message(ctx context.Context, name string, qtype uint16) (*dns.Msg, error) {
+	name = dns.Fqdn(strings.ToLower(name))
+	if _, ok := dns.IsDomainName(name); !ok {
+		return nil, ErrNoName
+	}
+	q := new(dns.Msg)
+	q.SetQuestion(name, qtype)
+	if r.local != nil {
+		if m, ok := r.local.Local(q); ok && m != nil {
+			return m, nil
+		}
+	}
+	servers := r.zoneFor(name)
+	if len(servers) == 0 {
+		if r.rec == nil {
+			return nil, ErrNoName
+		}
+		m, err := r.rec.Resolve(ctx, q)
+		if err != nil {
+			return nil, ErrDNSTimeout
+		}
+		return m, nil
+	}
+	q.RecursionDesired = true
+	var last *dns.Msg
+	for _, s := range servers {
+		if ctx.Err() != nil {
+			break
+		}
+		if a := s.Addr().Unmap(); (a.Is4() && r.cfg.NoIPv4) || (a.Is6() && r.cfg.NoIPv6) {
+			continue
+		}
+		if r.cfg.Randomize {
+			q.Question[0].Name = recursor.RandomCase(name)
+		}
+		in, err := r.exchange(ctx, q, s.String())
+		if err != nil {
+			continue
+		}
+		if in.Rcode == dns.RcodeSuccess || in.Rcode == dns.RcodeNameError {
+			return in, nil
+		}
+		last = in
+	}
+	if last != nil {
+		return last, nil
+	}
+	return nil, ErrDNSTimeout
+}

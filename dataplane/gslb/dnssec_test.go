@@ -130,7 +130,7 @@ func TestDNSSECAnswers(t *testing.T) {
 	}
 	// An LTM virtual's dns profile with enable-dnssec no gets no signatures.
 	for _, on := range []bool{true, false} {
-		m, _, handled := s.AnswerVirtual(ask("static.example.com.", dns.TypeA, true), ldnsCNC, true, true, true, on)
+		m, _, handled, _ := s.AnswerVirtual(ask("static.example.com.", dns.TypeA, true), ldnsCNC, true, true, true, on)
 		if !handled {
 			t.Fatal("not handled")
 		}

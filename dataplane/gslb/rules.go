@@ -65,6 +65,16 @@ type ruleConn struct {
 	reselect    bool
 	reselPool   string
 	reselMember *member
+	// svc is what DNS::disable, DNS::enable and DNS::last_act asked of
+	// the dns profile for this query; virtual is set for an LTM
+	// virtual's rules (svc acts on all of it), else a listener's rules
+	// may skip the wide IPs and DNS Express alone. origin is what built
+	// the response DNS_RESPONSE sees ("": worked out, DNSOrigin), log
+	// the dns profile's logging profile (DNS::log; nil: none).
+	svc     Services
+	virtual bool
+	origin  string
+	log     func(id uint16, msg string)
 	// sessions are the rule states of this query, one per program, so
 	// that a variable a wide IP's DNS_REQUEST sets is there in its
 	// LB_FAILED and DNS_RESPONSE, as BIG-IP keeps a flow's variables.
@@ -285,6 +295,8 @@ func (c *ruleConn) DNSDo(a rules.DNSAction) error {
 		c.ret = true
 	case rules.DNSDrop:
 		c.drop = true
+	case rules.DNSDisable, rules.DNSEnable, rules.DNSLastAct:
+		return c.service(a)
 	case rules.DNSCNAME, rules.DNSHost:
 		if !c.wide {
 			return errors.New("cname and host choose a wide IP's answer: they are valid in a wide IP's DNS_REQUEST, LB_SELECTED and LB_FAILED")
@@ -378,6 +390,11 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 		return s.answerCore(p, r, src, udp, nil, v.l)
 	}
 	rc := &ruleConn{s: s, p: p, q: r, src: src, local: v.key.addr, tcp: !udp, qlen: v.qlen}
+	if v.l != nil && v.l.Log != nil {
+		if ml, ok := v.l.Log.(MessageLog); ok {
+			rc.log = ml.Message
+		}
+	}
 	defer rc.release()
 	lp := p.listenRules[v.key]
 	if lp != nil && lp.Handles(rules.DNSRequest) && !r.Response && r.Opcode == dns.OpcodeQuery && len(r.Question) == 1 {
@@ -392,10 +409,23 @@ func (s *Server) answerRules(r *dns.Msg, src netip.Addr, udp bool, v via) (*dns.
 			return nil, false
 		case rc.ret:
 			s.stats.queries.Inc(0)
+			rc.origin = OriginTCL
 			return s.response(lp, rc, s.finishMsg(m, r.IsEdns0(), nil, udp))
 		}
 	}
-	m, send := s.answerCore(p, r, src, udp, rc, v.l)
+	l := v.l
+	if rc.svc.Off&(ServiceGTM|ServiceDNSX) != 0 {
+		// DNS::disable gtm|dnsx: this query's own copy of the
+		// listener's settings, so that only it skips them.
+		var x Listener
+		if l != nil {
+			x = *l
+		}
+		x.NoGTM = x.NoGTM || rc.svc.Off&ServiceGTM != 0
+		x.NoExpress = x.NoExpress || rc.svc.Off&ServiceDNSX != 0
+		l = &x
+	}
+	m, send := s.answerCore(p, r, src, udp, rc, l)
 	if send && rc.w != nil && rc.w.rules.Handles(rules.DNSResponse) {
 		rc.resp, rc.ret = m, false
 		s.runRules(rc.w.rules, rc, rules.DNSResponse)
@@ -529,6 +559,7 @@ func (s *Server) ruleEnds(rc *ruleConn, w *wideIP, m *dns.Msg, q dns.Question, o
 		w.rt.dropped.Inc(0)
 		return nil, false, true
 	case rc.ret:
+		rc.origin = OriginTCL
 		return s.finishMsg(m, opt, ecs, udp), true, true
 	case rc.cname != "":
 		ttl := w.ttl()

@@ -428,6 +428,9 @@ func (s *Server) answerCore(p *plan, r *dns.Msg, src netip.Addr, udp bool, rc *r
 	}
 	if w, some := p.wideIPFor(qname, q.Qtype); some != nil && (l == nil || !l.NoGTM) {
 		s.stats.wideIP.Inc(0)
+		if rc != nil {
+			rc.origin = OriginGTM // DNS::origin; a wide IP's DNS::return makes it TCL
+		}
 		some.rt.requests.Inc(0)
 		if w == nil {
 			some.rt.requestsOther.Inc(0)

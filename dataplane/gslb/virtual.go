@@ -19,13 +19,15 @@ import (
 // (its cache, unhandled-query-action) decides; a malformed query is
 // never handled here. dnssec (the profile's enable-dnssec) lets the
 // answer of a name under an `ltm dns dnssec zone` be signed.
-func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool) {
+// origin names what answered (OriginGTM for a wide IP, OriginDNSX for
+// a zone), for DNS::origin.
+func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dnssec bool) (m *dns.Msg, send, handled bool, origin string) {
 	if r.Response || r.Opcode != dns.OpcodeQuery || len(r.Question) != 1 {
-		return nil, false, false
+		return nil, false, false, ""
 	}
 	q := r.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
-		return nil, false, false
+		return nil, false, false, ""
 	}
 	p := s.plan.Load()
 	qname := strings.ToLower(q.Name)
@@ -35,19 +37,19 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dn
 			if send && m != nil && dnssec && p.signer != nil {
 				s.sign(p, r, m, udp)
 			}
-			return m, send, true
+			return m, send, true, OriginGTM
 		}
 	}
 	if !express {
-		return nil, false, false
+		return nil, false, false, ""
 	}
 	if m = s.expressAnswer(r, qname); m != nil {
 		s.stats.queries.Inc(0)
-		return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true
+		return s.finishMsg(m, r.IsEdns0(), nil, udp), true, true, OriginDNSX
 	}
 	z := p.zoneFor(qname)
 	if z == nil {
-		return nil, false, false
+		return nil, false, false, ""
 	}
 	s.stats.queries.Inc(0)
 	s.stats.static.Inc(0)
@@ -61,7 +63,7 @@ func (s *Server) AnswerVirtual(r *dns.Msg, src netip.Addr, udp, gtm, express, dn
 	if dnssec && p.signer != nil {
 		s.sign(p, r, m, udp)
 	}
-	return m, true, true
+	return m, true, true, OriginDNSX
 }
 
 // VirtualRules is one query's run of an LTM virtual's iRules: the
@@ -80,13 +82,14 @@ type VirtualRules struct {
 // or a Tcl error, else m is the response DNS::return sends (its
 // DNS_RESPONSE has run). Otherwise the profile answers r (which the
 // rule may have edited) and hands the answer to vr.Response. vr is nil
-// when prog handles neither event; Release ends it.
-func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool) (vr *VirtualRules, m *dns.Msg, send, done bool) {
+// when prog handles neither event; Release ends it. log is the dns
+// profile's logging profile, DNS::log's (nil: none).
+func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr, local netip.AddrPort, udp bool, log func(id uint16, msg string)) (vr *VirtualRules, m *dns.Msg, send, done bool) {
 	if prog == nil || !prog.Handles(rules.DNSRequest) && !prog.Handles(rules.DNSResponse) {
 		return nil, nil, false, false
 	}
 	vr = &VirtualRules{s: s, prog: prog, udp: udp,
-		rc: &ruleConn{s: s, p: s.plan.Load(), q: r, src: src, local: local, tcp: !udp}}
+		rc: &ruleConn{s: s, p: s.plan.Load(), q: r, src: src, local: local, tcp: !udp, virtual: true, log: log}}
 	if !prog.Handles(rules.DNSRequest) {
 		return vr, nil, false, false
 	}
@@ -98,6 +101,7 @@ func (s *Server) VirtualRequest(prog *rules.Program, r *dns.Msg, src netip.Addr,
 	case vr.rc.drop:
 		return vr, nil, false, true
 	case vr.rc.ret:
+		vr.rc.origin = OriginTCL
 		m, send = vr.Response(s.finishMsg(m, r.IsEdns0(), nil, udp))
 		return vr, m, send, true
 	}
@@ -116,6 +120,24 @@ func (vr *VirtualRules) Response(m *dns.Msg) (*dns.Msg, bool) {
 		return nil, false
 	}
 	return vr.rc.resp, true
+}
+
+// Services is what the rule's DNS_REQUEST asked of the profile's steps
+// for this query (DNS::disable, DNS::enable, DNS::last_act); the zero
+// value, the profile's own, for a nil vr.
+func (vr *VirtualRules) Services() Services {
+	if vr == nil {
+		return Services{}
+	}
+	return vr.rc.svc
+}
+
+// SetOrigin tells DNS::origin in DNS_RESPONSE what built the answer
+// (Origin*).
+func (vr *VirtualRules) SetOrigin(o string) {
+	if vr != nil {
+		vr.rc.origin = o
+	}
 }
 
 // Release ends the query's rule session.
