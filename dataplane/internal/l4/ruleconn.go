@@ -35,6 +35,9 @@ type sideState struct {
 	// fresh is set when data arrived (or a partial release left some)
 	// since the rule last saw the payload.
 	fresh bool
+	// ssl is set by SSL::collect: the held bytes go to CLIENTSSL_DATA or
+	// SERVERSSL_DATA instead of CLIENT_DATA or SERVER_DATA (tls.go).
+	ssl bool
 }
 
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
@@ -184,7 +187,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 // Collect implements rules.Conn.
 func (pr *proxied) Collect(s rules.Side, length, skip int) error {
 	st := &pr.rs.side[s]
-	st.collecting, st.want, st.skip = true, length, skip
+	st.collecting, st.want, st.skip, st.ssl = true, length, skip, false
 	st.on.Store(true)
 	return nil
 }

@@ -359,7 +359,7 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 		}
 		if fire && refires < maxRefires {
 			refires++
-			if !pr.runEvent(ev) {
+			if !pr.dataEvent(up, st, ev) {
 				return false
 			}
 			if up && pr.rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)
@@ -422,7 +422,7 @@ func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.
 	rs.mu.Lock()
 	fire := st.collecting && len(st.held) > 0
 	rs.mu.Unlock()
-	if fire && !pr.runEvent(ev) {
+	if fire && !pr.dataEvent(up, st, ev) {
 		return
 	}
 	if fire && up && rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)

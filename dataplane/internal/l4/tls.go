@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -65,7 +66,8 @@ func (pr *proxied) tlsOn(sc *serverConn) bool {
 func handlesSSL(r config.Rules) bool {
 	p := irules.Program(r)
 	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake) ||
-		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend))
+		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend) ||
+		p.Handles(rules.ClientSSLData) || p.Handles(rules.ServerSSLData))
 }
 
 // terminate completes the client's TLS handshake (client-ssl) within the
@@ -255,6 +257,42 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 		return false
 	}
 	return true
+}
+
+// SSLCollect implements rules.SSLDataConn: the side's decrypted bytes are
+// held for CLIENTSSL_DATA or SERVERSSL_DATA as TCP::collect holds them for
+// CLIENT_DATA (the same buffer, so SSL::payload, SSL::release and
+// SSL::respond are TCP::payload, TCP::release and TCP::respond's), with
+// no bytes skipped.
+func (pr *proxied) SSLCollect(s rules.Side, length int) error {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || (s == rules.ClientSide && tc.Client == nil) || (s == rules.ServerSide && tc.Server == nil) || pr.rs.sslOff[s] {
+		return fmt.Errorf("SSL::collect: the %s of this connection does not speak TLS", s)
+	}
+	st := &pr.rs.side[s]
+	st.collecting, st.want, st.skip, st.ssl = true, length, 0, true
+	st.on.Store(true)
+	return nil
+}
+
+// dataEvent runs a collecting side's data event: CLIENTSSL_DATA or
+// SERVERSSL_DATA when the rule collected with SSL::collect, else
+// CLIENT_DATA or SERVER_DATA (ev).
+func (pr *proxied) dataEvent(up bool, st *sideState, ev config.Event) bool {
+	rs := pr.rs
+	rs.mu.Lock()
+	ssl := st.ssl
+	if ssl {
+		st.fresh = false
+	}
+	rs.mu.Unlock()
+	if !ssl {
+		return pr.runEvent(ev)
+	}
+	if up {
+		return pr.runSSLEvent(rules.ClientSSLData)
+	}
+	return pr.runSSLEvent(rules.ServerSSLData)
 }
 
 // SSL implements rules.SSLConn: a side's TLS once its handshake is done.

@@ -1,0 +1,146 @@
+package rules
+
+import (
+	"encoding/hex"
+
+	"github.com/openltm/openltm/rules/tcl"
+)
+
+// SSLDataConn is implemented by a Conn that can hand a rule the decrypted
+// bytes of a TLS side before anything else sees them (SSL::collect and
+// CLIENTSSL_DATA or SERVERSSL_DATA): a rule inspecting the first bytes of
+// a TLS-terminated protocol that is not HTTP. The bytes held are the
+// side's payload (Conn.Payload), released with Conn.Release, and
+// SSL::respond answers through Conn.Respond, encrypted for the peer; a
+// Conn without it makes those commands Tcl errors.
+type SSLDataConn interface {
+	// SSLCollect holds the side's decrypted bytes for the rule: once at
+	// least length are in (0: at each arrival) CLIENTSSL_DATA or
+	// SERVERSSL_DATA runs. An error when the side does not speak TLS.
+	SSLCollect(s Side, length int) error
+}
+
+func registerSSLData(t *tcl.Commands) {
+	t.Register("SSL::collect", cmdSSLCollect)
+	t.Register("SSL::payload", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sslData(in, "SSL::payload")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return payloadCmd(c, s.side, "SSL::payload", args)
+	})
+	t.Register("SSL::release", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		s, c, err := sslData(in, "SSL::release")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		n := -1
+		switch len(args) {
+		case 1:
+		case 2:
+			v, err := args[1].Int64()
+			if err != nil || v < 0 {
+				return tcl.Empty, tcl.Errorf("SSL::release: bad length %q: expected a byte count", args[1].String())
+			}
+			n = int(v)
+		default:
+			return tcl.Empty, tcl.WrongArgs("SSL::release ?length?")
+		}
+		return tcl.Empty, tclErr(c.Release(s.side, n))
+	})
+	t.Register("SSL::respond", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 2 {
+			return tcl.Empty, tcl.WrongArgs("SSL::respond data")
+		}
+		s, c, err := sslData(in, "SSL::respond")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Empty, tclErr(c.Respond(s.side, tcl.BytesOf(args[1])))
+	})
+	t.Register("SSL::modssl_sessionid_headers", cmdSSLModSSLHeaders)
+	t.Register("SSL::renegotiate", cmdSSLRenegotiate)
+}
+
+// sslData is the running event's session and connection for the
+// SSL::collect family, an error where the connection cannot hold
+// decrypted bytes for the rule.
+func sslData(in *tcl.Interp, cmd string) (*ConnState, Conn, error) {
+	s, c, err := sess(in, cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := c.(SSLDataConn); !ok {
+		return nil, nil, tcl.Errorf("%s: this virtual server does not hand decrypted data to rules (a standard virtual server with a client-ssl or server-ssl profile does)", cmd)
+	}
+	return s, c, nil
+}
+
+// SSL::collect ?length?: hold the side's decrypted bytes for
+// CLIENTSSL_DATA or SERVERSSL_DATA.
+func cmdSSLCollect(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::collect ?length?")
+	}
+	length := 0
+	if len(args) == 2 {
+		n, err := args[1].Int64()
+		if err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SSL::collect: bad length %q: expected a byte count", args[1].String())
+		}
+		length = int(n)
+	}
+	s, c, err := sslData(in, "SSL::collect")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	return tcl.Empty, tclErr(c.(SSLDataConn).SSLCollect(s.side, length))
+}
+
+// SSL::modssl_sessionid_headers ?initial|current?: the header name and
+// value mod_ssl would add for the session (the ID the client offered, or
+// the one the handshake used), as a list HTTP::header insert takes.
+func cmdSSLModSSLHeaders(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	current := false
+	switch {
+	case len(args) == 1:
+	case len(args) == 2 && args[1].String() == "initial":
+	case len(args) == 2 && args[1].String() == "current":
+		current = true
+	default:
+		return tcl.Empty, tcl.WrongArgs("SSL::modssl_sessionid_headers ?initial|current?")
+	}
+	info, err := sslInfo(in, "SSL::modssl_sessionid_headers")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if current {
+		return tcl.Str(tcl.FormatList("SSLClientCurrentSessionId", hex.EncodeToString(info.SessionID))), nil
+	}
+	return tcl.Str(tcl.FormatList("SSLClientSessionId", hex.EncodeToString(info.DesiredSessionID))), nil
+}
+
+// SSL::renegotiate ?enable|disable?: openltm's TLS never starts a
+// renegotiation, on either side, and its client-ssl side refuses every
+// renegotiation a client asks for; so `disable` on the client side is
+// what already holds, and the other forms are errors that say so rather
+// than a renegotiation that silently does not happen.
+func cmdSSLRenegotiate(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 2 || (len(args) == 2 && args[1].String() != "enable" && args[1].String() != "disable") {
+		return tcl.Empty, tcl.WrongArgs("SSL::renegotiate ?enable|disable?")
+	}
+	s, c, err := sess(in, "SSL::renegotiate")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	if _, ok := c.(SSLConn); !ok {
+		return tcl.Empty, tcl.Errorf("SSL::renegotiate: the virtual server has no client-ssl or server-ssl profile")
+	}
+	if len(args) == 2 && args[1].String() == "disable" && s.side == ClientSide {
+		return tcl.Empty, nil
+	}
+	if len(args) == 2 && args[1].String() == "disable" {
+		return tcl.Empty, tcl.Errorf("SSL::renegotiate disable: the server-ssl profile's renegotiation setting decides whether a member may renegotiate; it is not changed per connection")
+	}
+	return tcl.Empty, tcl.Errorf("SSL::renegotiate: openltm's TLS does not renegotiate (TLS 1.3 has no renegotiation; clients asking on TLS 1.2 are refused with a no_renegotiation alert)")
+}
