@@ -2,9 +2,11 @@ package dataplane
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +124,126 @@ when SERVER_CONNECTED { SSL::collect }`
 			t.Fatalf("no rule error logged: %q", log.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestTLSSSLSettings changes a client's TLS settings from its rule, as
+// SSL::allow_nonssl, SSL::mode and SSL::maximum_record_size do on BIG-IP:
+// one client address is let through in plaintext although the profile
+// does not allow it (and reads SSL::mode 0 then), the others must speak
+// TLS; a size out of maximum-record-size's bounds is refused, and one
+// within caps every record the client receives, whether set before the
+// handshake (a virtual whose flows would run on the event loop) or after.
+func TestTLSSSLSettings(t *testing.T) {
+	cert, key, roots := testCert(t, "app.example")
+	startServer(t, "127.90.5.11:9000", "P")
+	blob := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KB
+	ln, err := net.Listen("tcp", "127.90.5.21:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, ln, func(c net.Conn) {
+		if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+			c.Write(blob)
+		}
+	})
+	p, _ := newPlane(t)
+	cfg := basic("127.90.5.10:443", "127.90.5.11:9000")
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when CLIENT_ACCEPTED {
+    if { [IP::client_addr] eq "127.90.5.2" } { SSL::allow_nonssl 1 }
+    set a [SSL::allow_nonssl]
+    set range [catch { SSL::maximum_record_size 100 } e]
+}
+when SERVER_CONNECTED { set m [clientside { SSL::mode }]; TCP::collect }
+when SERVER_DATA {
+    TCP::payload replace 0 0 "allow=$a mode=$m range=$range|"
+    TCP::release
+}`)
+	cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+	mustApply(t, p, cfg)
+
+	dial := func(from string, useTLS bool) (net.Conn, error) {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+		if useTLS {
+			return tls.DialWithDialer(d, "tcp", "127.90.5.10:443", &tls.Config{ServerName: "app.example", RootCAs: roots})
+		}
+		return d.Dial("tcp", "127.90.5.10:443")
+	}
+	for _, tc := range []struct {
+		from   string
+		useTLS bool
+		want   string // "": the connection ends unanswered
+	}{
+		{"127.90.5.2", false, "allow=1 mode=0 range=1|P Response"},
+		{"127.90.5.2", true, "allow=1 mode=1 range=1|P Response"},
+		{"127.90.5.3", true, "allow=0 mode=1 range=1|P Response"},
+		{"127.90.5.3", false, ""},
+	} {
+		c, err := dial(tc.from, tc.useTLS)
+		if err != nil {
+			t.Fatalf("%s tls=%v: %v", tc.from, tc.useTLS, err)
+		}
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "plaintext\n") // more than a TLS record's header
+		line, err := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		if tc.want == "" {
+			if err == nil {
+				t.Fatalf("%s plaintext without allow-non-ssl was answered: %q", tc.from, line)
+			}
+			continue
+		}
+		if err != nil || strings.TrimSpace(line) != tc.want {
+			t.Fatalf("%s tls=%v: %q %v, want %q", tc.from, tc.useTLS, line, err, tc.want)
+		}
+	}
+
+	const overhead = 24 // TLS 1.2 GCM's nonce and tag; TLS 1.3's are less
+	for _, tc := range []struct {
+		name, rule string
+		version    uint16
+		max        int
+	}{
+		{"CLIENT_ACCEPTED", `when CLIENT_ACCEPTED { SSL::maximum_record_size 700 }`, tls.VersionTLS13, 700},
+		{"CLIENTSSL_HANDSHAKE", `when CLIENTSSL_HANDSHAKE { SSL::maximum_record_size 1200 }`, tls.VersionTLS12, 1200},
+		{"read only", `when CLIENTSSL_HANDSHAKE { set x [SSL::maximum_record_size] }`, tls.VersionTLS13, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := basic("127.90.5.20:443", "127.90.5.21:9000")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, tc.rule)
+			cfg.Virtuals["/Common/vs"].TLS = clientSSL(t, cert, key)
+			mustApply(t, p, cfg)
+			raw, err := net.DialTimeout("tcp", "127.90.5.20:443", 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			raw.SetDeadline(time.Now().Add(10 * time.Second))
+			rl := &recordLens{Conn: raw}
+			c := tls.Client(rl, &tls.Config{ServerName: "app.example", RootCAs: roots, MinVersion: tc.version, MaxVersion: tc.version})
+			if err := c.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			rl.lens = nil
+			io.WriteString(c, "go\n")
+			got := make([]byte, len(blob))
+			if _, err := io.ReadFull(c, got); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, blob) {
+				t.Fatal("the member's 64 KB did not arrive whole")
+			}
+			largest := slices.Max(rl.lens)
+			if tc.max == 0 {
+				if largest < 16384 {
+					t.Fatalf("no limit set: largest record %d bytes, want full-size records", largest)
+				}
+				return
+			}
+			if largest > tc.max+overhead {
+				t.Fatalf("SSL::maximum_record_size %d: a record of %d bytes", tc.max, largest)
+			}
+		})
 	}
 }

@@ -73,6 +73,7 @@ func commandTable() *tcl.Commands {
 		registerIO(t)
 		registerSSL(t)     // commands_ssl.go
 		registerSSLData(t) // commands_ssldata.go
+		registerSSLSettings(t)
 		registerStream(t)
 		registerCompress(t)                                              // commands_compress.go
 		registerCache(t)                                                 // commands_cache.go

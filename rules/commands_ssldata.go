@@ -144,3 +144,91 @@ func cmdSSLRenegotiate(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	return tcl.Empty, tcl.Errorf("SSL::renegotiate: openltm's TLS does not renegotiate (TLS 1.3 has no renegotiation; clients asking on TLS 1.2 are refused with a no_renegotiation alert)")
 }
+
+// SSLSettingsConn is implemented by a Conn whose TLS settings a rule may
+// read, and change for one connection, as BIG-IP's SSL::mode,
+// SSL::allow_nonssl and SSL::maximum_record_size do; a Conn without it
+// makes those commands Tcl errors.
+type SSLSettingsConn interface {
+	// SSLMode reports whether the side speaks TLS: it has the profile,
+	// no SSL::disable turned it off, and a client let through in
+	// plaintext (allow-non-ssl) did not skip it.
+	SSLMode(s Side) bool
+	// SSLAllowNonSSL is the client side's allow-non-ssl for this
+	// connection; with set, it becomes on first (before the client's
+	// handshake, else an error).
+	SSLAllowNonSSL(set, on bool) (bool, error)
+	// SSLMaxRecord is the largest record of plaintext sent to the side's
+	// peer; n > 0 sets it for this connection (an error outside the
+	// profile property's bounds).
+	SSLMaxRecord(s Side, n int) (int, error)
+}
+
+func registerSSLSettings(t *tcl.Commands) {
+	t.Register("SSL::mode", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		if len(args) != 1 {
+			return tcl.Empty, tcl.WrongArgs("SSL::mode")
+		}
+		s, c, err := sslSettings(in, "SSL::mode")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Bool(c.SSLMode(s.side)), nil
+	})
+	t.Register("SSL::allow_nonssl", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		set, on := false, false
+		switch {
+		case len(args) == 1:
+		case len(args) == 2 && (args[1].String() == "0" || args[1].String() == "1"):
+			set, on = true, args[1].String() == "1"
+		default:
+			return tcl.Empty, tcl.WrongArgs("SSL::allow_nonssl ?0|1?")
+		}
+		_, c, err := sslSettings(in, "SSL::allow_nonssl")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		v, err := c.SSLAllowNonSSL(set, on)
+		if err != nil || set {
+			return tcl.Empty, tclErr(err)
+		}
+		return tcl.Bool(v), nil
+	})
+	t.Register("SSL::maximum_record_size", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		n := int64(0)
+		switch len(args) {
+		case 1:
+		case 2:
+			v, err := args[1].Int64()
+			if err != nil || v <= 0 {
+				return tcl.Empty, tcl.Errorf("SSL::maximum_record_size: bad size %q: expected a byte count", args[1].String())
+			}
+			n = v
+		default:
+			return tcl.Empty, tcl.WrongArgs("SSL::maximum_record_size ?size?")
+		}
+		s, c, err := sslSettings(in, "SSL::maximum_record_size")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		v, err := c.SSLMaxRecord(s.side, int(min(n, 1<<30)))
+		if err != nil || n > 0 {
+			return tcl.Empty, tclErr(err)
+		}
+		return tcl.Int(int64(v)), nil
+	})
+}
+
+// sslSettings is the running event's session and connection for
+// SSL::mode, SSL::allow_nonssl and SSL::maximum_record_size.
+func sslSettings(in *tcl.Interp, cmd string) (*ConnState, SSLSettingsConn, error) {
+	s, c, err := sess(in, cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, ok := c.(SSLSettingsConn)
+	if !ok {
+		return nil, nil, tcl.Errorf("%s: this virtual server's TLS settings are not changed per connection (a standard virtual server with a client-ssl or server-ssl profile's are)", cmd)
+	}
+	return s, sc, nil
+}

@@ -115,3 +115,91 @@ func TestSSLDataEvents(t *testing.T) {
 		}
 	}
 }
+
+// settingsFake is an sslFake whose TLS settings rules may change.
+type settingsFake struct {
+	*sslFake
+	mode    [2]bool
+	nonSSL  bool
+	maxRec  [2]int
+	lateNon bool // the client's handshake is done
+}
+
+func (f *settingsFake) SSLMode(s Side) bool { return f.mode[s] }
+func (f *settingsFake) SSLAllowNonSSL(set, on bool) (bool, error) {
+	if set && f.lateNon {
+		return false, errors.New("SSL::allow_nonssl: set it in CLIENT_ACCEPTED")
+	}
+	if set {
+		f.nonSSL = on
+	}
+	return f.nonSSL, nil
+}
+func (f *settingsFake) SSLMaxRecord(s Side, n int) (int, error) {
+	if n > 0 && (n < 256 || n > 16384) {
+		return 0, errors.New("SSL::maximum_record_size: out of range")
+	}
+	if n > 0 {
+		f.maxRec[s] = n
+	}
+	return f.maxRec[s], nil
+}
+
+// TestSSLSettingsCommands reads and sets SSL::mode, SSL::allow_nonssl and
+// SSL::maximum_record_size through a fake connection, on the event's
+// side, with the errors for bad words and for connections that do not
+// change their settings.
+func TestSSLSettingsCommands(t *testing.T) {
+	cases := []struct {
+		name    string
+		ev      Event
+		script  string
+		plain   bool
+		late    bool
+		want    string
+		wantErr string
+	}{
+		{name: "mode client", ev: ClientAccepted, script: `set r [SSL::mode]`, want: "1"},
+		{name: "mode server", ev: ServerConnected, script: `set r [SSL::mode]`, want: "0"},
+		{name: "mode words", ev: ClientAccepted, script: `SSL::mode x`, wantErr: "wrong # args"},
+		{name: "mode http virtual", ev: ClientAccepted, script: `SSL::mode`, plain: true, wantErr: "not changed per connection"},
+		{name: "allow_nonssl read", ev: ClientAccepted, script: `set r [SSL::allow_nonssl]`, want: "0"},
+		{name: "allow_nonssl set", ev: ClientAccepted, script: `SSL::allow_nonssl 1; set r [SSL::allow_nonssl]`, want: "1"},
+		{name: "allow_nonssl set returns nothing", ev: ClientAccepted, script: `set r "<[SSL::allow_nonssl 1]>"`, want: "<>"},
+		{name: "allow_nonssl late", ev: ClientSSLHandshake, script: `SSL::allow_nonssl 1`, late: true, wantErr: "CLIENT_ACCEPTED"},
+		{name: "allow_nonssl bad", ev: ClientAccepted, script: `SSL::allow_nonssl yes`, wantErr: "wrong # args"},
+		{name: "record read", ev: ClientAccepted, script: `set r [SSL::maximum_record_size]`, want: "0"},
+		{name: "record set", ev: ClientAccepted, script: `SSL::maximum_record_size 1024; set r [SSL::maximum_record_size]`, want: "1024"},
+		{name: "record set server", ev: ServerConnected, script: `SSL::maximum_record_size 512; set r [clientside { SSL::maximum_record_size }]/[SSL::maximum_record_size]`, want: "0/512"},
+		{name: "record range", ev: ClientAccepted, script: `SSL::maximum_record_size 100`, wantErr: "out of range"},
+		{name: "record bad", ev: ClientAccepted, script: `SSL::maximum_record_size big`, wantErr: "bad size"},
+		{name: "record zero", ev: ClientAccepted, script: `SSL::maximum_record_size 0`, wantErr: "bad size"},
+		{name: "record words", ev: ClientAccepted, script: `SSL::maximum_record_size 1 2`, wantErr: "wrong # args"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &settingsFake{sslFake: &sslFake{fakeConn: newFakeConn()}, mode: [2]bool{ClientSide: true}, lateNon: tc.late}
+			var conn Conn = f
+			if tc.plain {
+				conn = f.sslFake
+			}
+			r := mustCompile(t, "r", "when "+tc.ev.String()+" { "+tc.script+" }")
+			p := NewProgram(&Env{Log: func(string, string) {}}, r)
+			s := p.NewConnState(conn)
+			defer s.Release()
+			err := s.Run(tc.ev)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("%s: error %v, want one saying %q", tc.script, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", tc.script, err)
+			}
+			if got, _ := s.Var("r"); got != tc.want {
+				t.Fatalf("%s: r = %q, want %q", tc.script, got, tc.want)
+			}
+		})
+	}
+}

@@ -70,6 +70,14 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
+	// nonSSL is SSL::allow_nonssl for this connection (0: the profile's
+	// allow-non-ssl, 1 on, -1 off); plainClient is set once allow-non-ssl
+	// let the client through in plaintext; maxRecord is
+	// SSL::maximum_record_size per side (0: the profile's), read by the
+	// copy loops without the rule lock (tls.go).
+	nonSSL      int8
+	plainClient bool
+	maxRecord   [2]atomic.Int32
 	// toVirtual is the virtual server a rule handed the connection to
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.

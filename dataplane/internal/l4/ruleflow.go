@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -168,7 +169,11 @@ func (pr *proxied) flushTo(server bool) bool {
 		if sc == nil {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
-		n, err = sc.netConn().Write(out)
+		if sc.tls != nil {
+			n, err = tlsprof.WriteRecords(sc.tls, out, pr.recordLimit(rules.ServerSide))
+		} else {
+			n, err = sc.conn.Write(out)
+		}
 		pr.cloneSent(out[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
