@@ -3,13 +3,20 @@ package dataplane
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // TestTLSSSLCollect runs SSL::collect on both sides of a standard virtual
@@ -243,6 +250,60 @@ when SERVER_DATA {
 			}
 			if largest > tc.max+overhead {
 				t.Fatalf("SSL::maximum_record_size %d: a record of %d bytes", tc.max, largest)
+			}
+		})
+	}
+}
+
+// TestSSLForwardProxyPolicyRule: on an http virtual with the SSL forward
+// proxy, CLIENTSSL_CLIENTHELLO runs over the client's hello with the
+// bypass lists' decision, which SSL::forward_proxy policy reads and
+// overrides: a name the lists would intercept is bypassed (the client
+// sees the origin's own certificate and the origin's answer), one they
+// would bypass is intercepted (the proxy CA's certificate, and the
+// request reaches the rule in plaintext).
+func TestSSLForwardProxyPolicyRule(t *testing.T) {
+	proxyCA, proxyKey, proxyRoots := testCert(t, "Proxy CA")
+	mcert, mkey, memberRoots := testCert(t, "www.origin.test", "bank.origin.test")
+	startBothServer(t, "127.90.7.11:443", mcert, mkey)
+	rule := `
+when CLIENTSSL_CLIENTHELLO {
+    set before [SSL::forward_proxy policy]
+    switch -- [SSL::sni name] {
+        bank.origin.test { SSL::forward_proxy policy bypass }
+        www.origin.test { SSL::forward_proxy policy intercept }
+    }
+    set after [SSL::forward_proxy policy]
+}
+when HTTP_REQUEST { HTTP::respond 200 content "rule saw $before/$after [HTTP::host]" }`
+	cfg := l7Config(t, "127.90.7.10:443", false, mblb.HTTPOptions{}, rule, "127.90.7.11:443")
+	cfg.Virtuals["/Common/vs"].TLS = forwardTLS(t, proxyCA, proxyKey, tlsprof.ServerSSL{Name: "/Common/ss", AuthenticateDepth: -1},
+		&sslfwd.Bypass{HostBypass: []string{"www.origin.test"}}, sslfwd.Config{})
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	for _, tc := range []struct {
+		host   string
+		roots  *x509.CertPool
+		issuer string
+		body   string
+	}{
+		{"bank.origin.test", memberRoots, "www.origin.test", "tls=true"},
+		{"www.origin.test", proxyRoots, "Proxy CA", "rule saw bypass/intercept www.origin.test"},
+	} {
+		t.Run(tc.host, func(t *testing.T) {
+			tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: tc.roots, ServerName: tc.host},
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", "127.90.7.10:443")
+				}}
+			defer tr.CloseIdleConnections()
+			resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("https://" + tc.host + "/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(string(b), tc.body) || resp.TLS.PeerCertificates[0].Issuer.CommonName != tc.issuer {
+				t.Fatalf("answer %q, issuer %q; want %q from %q", b, resp.TLS.PeerCertificates[0].Issuer.CommonName, tc.body, tc.issuer)
 			}
 		})
 	}

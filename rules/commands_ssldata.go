@@ -60,6 +60,7 @@ func registerSSLData(t *tcl.Commands) {
 	})
 	t.Register("SSL::modssl_sessionid_headers", cmdSSLModSSLHeaders)
 	t.Register("SSL::renegotiate", cmdSSLRenegotiate)
+	t.Register("SSL::forward_proxy", cmdSSLForwardProxy)
 }
 
 // sslData is the running event's session and connection for the
@@ -231,4 +232,47 @@ func sslSettings(in *tcl.Interp, cmd string) (*ConnState, SSLSettingsConn, error
 		return nil, nil, tcl.Errorf("%s: this virtual server's TLS settings are not changed per connection (a standard virtual server with a client-ssl or server-ssl profile's are)", cmd)
 	}
 	return s, sc, nil
+}
+
+// ForwardProxyConn is implemented by a Conn on an SSL forward proxy whose
+// bypass decision a rule may change (SSL::forward_proxy policy); a Conn
+// without it makes the command a Tcl error.
+type ForwardProxyConn interface {
+	// ForwardProxyPolicy is the decision for this client, "bypass" or
+	// "intercept", after setting it to set (when not "").
+	ForwardProxyPolicy(set string) (string, error)
+}
+
+// SSL::forward_proxy policy ?bypass|intercept?: the SSL forward proxy's
+// decision for this client, read or changed in CLIENTSSL_CLIENTHELLO.
+// BIG-IP's other forms (cert, verified_handshake, cert response_control,
+// extension) are Tcl errors saying so.
+func cmdSSLForwardProxy(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) < 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::forward_proxy policy ?bypass|intercept?")
+	}
+	if args[1].String() != "policy" {
+		return tcl.Empty, tcl.Errorf("SSL::forward_proxy %s: not implemented; openltm takes SSL::forward_proxy policy ?bypass|intercept?", args[1].String())
+	}
+	set := ""
+	switch {
+	case len(args) == 2:
+	case len(args) == 3 && (args[2].String() == "bypass" || args[2].String() == "intercept"):
+		set = args[2].String()
+	default:
+		return tcl.Empty, tcl.WrongArgs("SSL::forward_proxy policy ?bypass|intercept?")
+	}
+	_, c, err := sess(in, "SSL::forward_proxy")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	fc, ok := c.(ForwardProxyConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("SSL::forward_proxy: this virtual server is not an SSL forward proxy whose decisions rules change (an http virtual server with ssl-forward-proxy enabled is)")
+	}
+	v, err := fc.ForwardProxyPolicy(set)
+	if err != nil || set != "" {
+		return tcl.Empty, tclErr(err)
+	}
+	return tcl.Str(v), nil
 }

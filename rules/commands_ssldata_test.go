@@ -203,3 +203,64 @@ func TestSSLSettingsCommands(t *testing.T) {
 		})
 	}
 }
+
+// fpFake is a connection on an SSL forward proxy.
+type fpFake struct {
+	*fakeConn
+	bypass bool
+}
+
+func (f *fpFake) ForwardProxyPolicy(set string) (string, error) {
+	if set != "" {
+		f.bypass = set == "bypass"
+	}
+	if f.bypass {
+		return "bypass", nil
+	}
+	return "intercept", nil
+}
+
+// TestSSLForwardProxyCommand: SSL::forward_proxy policy reads and sets
+// the decision; the forms openltm does not take, bad words and a
+// connection that is no forward proxy are errors.
+func TestSSLForwardProxyCommand(t *testing.T) {
+	for _, tc := range []struct {
+		script  string
+		plain   bool
+		want    string
+		wantErr string
+	}{
+		{script: `set r [SSL::forward_proxy policy]`, want: "intercept"},
+		{script: `SSL::forward_proxy policy bypass; set r [SSL::forward_proxy policy]`, want: "bypass"},
+		{script: `set r "<[SSL::forward_proxy policy intercept]>"`, want: "<>"},
+		{script: `SSL::forward_proxy policy maybe`, wantErr: "wrong # args"},
+		{script: `SSL::forward_proxy`, wantErr: "wrong # args"},
+		{script: `SSL::forward_proxy cert`, wantErr: "not implemented"},
+		{script: `SSL::forward_proxy verified_handshake enable`, wantErr: "not implemented"},
+		{script: `SSL::forward_proxy policy`, plain: true, wantErr: "not an SSL forward proxy"},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			f := &fpFake{fakeConn: newFakeConn()}
+			var conn Conn = f
+			if tc.plain {
+				conn = f.fakeConn
+			}
+			r := mustCompile(t, "r", "when CLIENTSSL_CLIENTHELLO { "+tc.script+" }")
+			s := NewProgram(&Env{Log: func(string, string) {}}, r).NewConnState(conn)
+			defer s.Release()
+			err := s.Run(ClientSSLClientHello)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := s.Var("r"); got != tc.want {
+				t.Fatalf("r = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
