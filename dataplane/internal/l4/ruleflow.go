@@ -358,13 +358,14 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 		fire := collecting && st.fresh && len(st.held) > 0 &&
 			(st.want == 0 || len(st.held) >= st.want || len(st.held) >= maxCollect)
 		full := collecting && len(st.held) >= maxCollect
+		ssl := st.ssl
 		rs.mu.Unlock()
 		if done || (!up && pr.gone(sc)) {
 			return false
 		}
 		if fire && refires < maxRefires {
 			refires++
-			if !pr.dataEvent(up, st, ev) {
+			if !pr.dataEvent(up, ssl, ev) {
 				return false
 			}
 			if up && pr.rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)
@@ -425,9 +426,9 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.Event) {
 	rs := pr.rs
 	rs.mu.Lock()
-	fire := st.collecting && len(st.held) > 0
+	fire, ssl := st.collecting && len(st.held) > 0, st.ssl
 	rs.mu.Unlock()
-	if fire && !pr.dataEvent(up, st, ev) {
+	if fire && !pr.dataEvent(up, ssl, ev) {
 		return
 	}
 	if fire && up && rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)

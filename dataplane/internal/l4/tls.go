@@ -252,6 +252,12 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 		return false
 	}
 	rs.ev = config.Event(ev.String())
+	switch ev { // the payload is seen now, as runEvent marks it
+	case rules.ClientSSLData:
+		rs.side[rules.ClientSide].fresh = false
+	case rules.ServerSSLData:
+		rs.side[rules.ServerSide].fresh = false
+	}
 	err := pr.RuleSession(prog).Run(ev)
 	v := rs.verdict
 	rs.verdict, rs.detach = irules.GoOn, false
@@ -298,16 +304,10 @@ func (pr *proxied) SSLCollect(s rules.Side, length int) error {
 }
 
 // dataEvent runs a collecting side's data event: CLIENTSSL_DATA or
-// SERVERSSL_DATA when the rule collected with SSL::collect, else
-// CLIENT_DATA or SERVER_DATA (ev).
-func (pr *proxied) dataEvent(up bool, st *sideState, ev config.Event) bool {
-	rs := pr.rs
-	rs.mu.Lock()
-	ssl := st.ssl
-	if ssl {
-		st.fresh = false
-	}
-	rs.mu.Unlock()
+// SERVERSSL_DATA when the rule collected with SSL::collect (ssl, read
+// with the side's state under the rule lock), else CLIENT_DATA or
+// SERVER_DATA (ev).
+func (pr *proxied) dataEvent(up, ssl bool, ev config.Event) bool {
 	if !ssl {
 		return pr.runEvent(ev)
 	}
