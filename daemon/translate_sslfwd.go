@@ -3,6 +3,7 @@ package daemon
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/openltm/openltm/dataplane"
@@ -21,6 +22,7 @@ var (
 	sslFwdCAKey       = profileClientSSL.MustProp("proxy-ca-key")
 	sslFwdCAPass      = profileClientSSL.MustProp("proxy-ca-passphrase")
 	sslFwdLifespan    = profileClientSSL.MustProp("cert-lifespan")
+	sslFwdCALifespan  = profileClientSSL.MustProp("proxy-ca-lifespan")
 	sslFwdExtensions  = profileClientSSL.MustProp("cert-extension-includes")
 	sslFwdLookupAddr  = profileClientSSL.MustProp("cert-lookup-by-ipaddr-port")
 	sslFwdOnAlert     = profileServerSSL.MustProp("bypass-on-handshake-alert")
@@ -32,6 +34,10 @@ var (
 	sslFwdHostInterc  = profileClientSSL.MustProp("hostname-blacklist")
 	sslFwdHostBypass  = profileClientSSL.MustProp("hostname-whitelist")
 )
+
+// maxProxyCALifespan bounds proxy-ca-lifespan, in days [M: ten years;
+// the forged certificate ends with the proxy CA anyway].
+const maxProxyCALifespan = 3650
 
 // sslForgers keep the forward proxies' forged keys and certificates
 // across commits: a commit that leaves a CA and its forging settings as
@@ -114,6 +120,20 @@ func (t *translator) sslForward(o *objects.Object, v *dataplane.Virtual, clients
 		LookupByAddr:        e(sslFwdLookupAddr) == "enabled",
 	}
 	if days := atoi(e(sslFwdLifespan)); days > 0 {
+		c.Lifespan = time.Duration(days) * 24 * time.Hour
+	}
+	// proxy-ca-lifespan, where the profile or a parent sets it, is the
+	// forged certificates' lifespan in days instead [M: BIG-IP shows both
+	// properties for the forward proxy; the one a user set wins, and
+	// cert-lifespan, the older, rules when neither parent nor profile
+	// sets proxy-ca-lifespan, so its default of 365 changes nothing].
+	if fp.Props[sslFwdCALifespan.Name] != nil || objects.Inherited(fp, sslFwdCALifespan.Name, t.cfg.Get) != nil {
+		v := e(sslFwdCALifespan)
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 1 || days > maxProxyCALifespan {
+			t.skip(o, "client-ssl profile %s: proxy-ca-lifespan %s: days from 1 to %d", fp.Name, v, maxProxyCALifespan)
+			return false
+		}
 		c.Lifespan = time.Duration(days) * 24 * time.Hour
 	}
 	// Unset (the schema's empty list) is BIG-IP's default, { basic-constraints

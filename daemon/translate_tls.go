@@ -115,14 +115,22 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 			}
 		}
 	}
-	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake} {
+	for _, ev := range []rules.Event{rules.ClientSSLHandshake, rules.ClientSSLClientCert, rules.ServerSSLHandshake, rules.ClientSSLData, rules.ServerSSLData} {
+		serverSide := ev == rules.ServerSSLHandshake || ev == rules.ServerSSLData
 		need := len(clients) > 0
-		if ev == rules.ServerSSLHandshake {
+		if serverSide {
 			need = server != nil
 		}
 		if !need && t.rulesHandle(v, ev) {
 			// BIG-IP refuses the rule on such a virtual.
-			t.skip(o, "01070394:3: %s event in a rule requires an associated %s profile on the virtual server", ev, map[bool]string{true: "SERVERSSL", false: "CLIENTSSL"}[ev == rules.ServerSSLHandshake])
+			t.skip(o, "01070394:3: %s event in a rule requires an associated %s profile on the virtual server", ev, map[bool]string{true: "SERVERSSL", false: "CLIENTSSL"}[serverSide])
+			return false
+		}
+		if (ev == rules.ClientSSLData || ev == rules.ServerSSLData) && v.MBLB != nil && t.rulesHandle(v, ev) {
+			// Only standard virtual servers hand decrypted bytes to
+			// rules (SSL::collect); an http or message-based one
+			// would keep the rule and never run it.
+			t.skip(o, "%s event in a rule: openltm raises it on standard virtual servers without an http or message-routing profile; use HTTP::collect or TCP::collect here", ev)
 			return false
 		}
 	}

@@ -62,7 +62,7 @@ var tlsActed = map[string]bool{
 	"ocsp": true, "unknown-cert-status-response-control": true, "max-active-handshakes": true,
 	// SSL forward proxy (dataplane/sslfwd)
 	"ssl-forward-proxy": true, "ssl-forward-proxy-bypass": true, "forward-proxy-bypass-default-action": true,
-	"proxy-ca-cert": true, "proxy-ca-key": true, "proxy-ca-passphrase": true, "cert-lifespan": true, "cert-extension-includes": true,
+	"proxy-ca-cert": true, "proxy-ca-key": true, "proxy-ca-passphrase": true, "proxy-ca-lifespan": true, "cert-lifespan": true, "cert-extension-includes": true,
 	"destination-ip-blacklist": true, "destination-ip-whitelist": true, "source-ip-blacklist": true, "source-ip-whitelist": true,
 	"hostname-blacklist": true, "hostname-whitelist": true, "bypass-on-handshake-alert": true,
 	"bypass-on-client-cert-fail": true, "ssl-forward-proxy-verified-handshake": true, "cert-lookup-by-ipaddr-port": true,

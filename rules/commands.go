@@ -71,7 +71,9 @@ func commandTable() *tcl.Commands {
 		registerHTTP(t)
 		registerDNS(t)
 		registerIO(t)
-		registerSSL(t) // commands_ssl.go
+		registerSSL(t)     // commands_ssl.go
+		registerSSLData(t) // commands_ssldata.go
+		registerSSLSettings(t)
 		registerStream(t)
 		registerCompress(t)                                                           // commands_compress.go
 		registerCache(t)                                                              // commands_cache.go

@@ -104,6 +104,10 @@ const (
 	SIPRequestDone
 	SIPResponseSend
 	SIPResponseDone
+	// ClientSSLData and ServerSSLData run when the decrypted bytes a
+	// rule asked for with SSL::collect are in (commands_ssldata.go).
+	ClientSSLData
+	ServerSSLData
 	numEvents
 )
 
@@ -124,6 +128,7 @@ var eventNames = [numEvents]string{
 	"ADAPT_REQUEST_HEADERS", "ADAPT_REQUEST_RESULT", "ADAPT_RESPONSE_HEADERS", "ADAPT_RESPONSE_RESULT",
 	"ICAP_REQUEST", "ICAP_RESPONSE",
 	"SIP_REQUEST_SEND", "SIP_REQUEST_DONE", "SIP_RESPONSE_SEND", "SIP_RESPONSE_DONE",
+	"CLIENTSSL_DATA", "SERVERSSL_DATA",
 }
 
 func (e Event) String() string {
@@ -157,7 +162,7 @@ func (e Event) side() Side {
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
 		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
 		ICAPRequest, ICAPResponse,
-		SIPRequestSend, SIPRequestDone:
+		SIPRequestSend, SIPRequestDone, ServerSSLData:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -35,6 +35,9 @@ type sideState struct {
 	// fresh is set when data arrived (or a partial release left some)
 	// since the rule last saw the payload.
 	fresh bool
+	// ssl is set by SSL::collect: the held bytes go to CLIENTSSL_DATA or
+	// SERVERSSL_DATA instead of CLIENT_DATA or SERVER_DATA (tls.go).
+	ssl bool
 }
 
 // lbPick is a load-balancing choice not yet connected (LB_SELECTED).
@@ -67,6 +70,14 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
+	// nonSSL is SSL::allow_nonssl for this connection (0: the profile's
+	// allow-non-ssl, 1 on, -1 off); plainClient is set once allow-non-ssl
+	// let the client through in plaintext; maxRecord is
+	// SSL::maximum_record_size per side (0: the profile's), read by the
+	// copy loops without the rule lock (tls.go).
+	nonSSL      int8
+	plainClient bool
+	maxRecord   [2]atomic.Int32
 	// toVirtual is the virtual server a rule handed the connection to
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.
@@ -184,7 +195,7 @@ func (pr *proxied) Decide(d rules.Decision) error {
 // Collect implements rules.Conn.
 func (pr *proxied) Collect(s rules.Side, length, skip int) error {
 	st := &pr.rs.side[s]
-	st.collecting, st.want, st.skip = true, length, skip
+	st.collecting, st.want, st.skip, st.ssl = true, length, skip, false
 	st.on.Store(true)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/dataplane/tlsprof"
 
 	"github.com/openltm/openltm/rules"
 )
@@ -168,7 +169,11 @@ func (pr *proxied) flushTo(server bool) bool {
 		if sc == nil {
 			return true // detached meanwhile: the bytes have nowhere to go
 		}
-		n, err = sc.netConn().Write(out)
+		if sc.tls != nil {
+			n, err = tlsprof.WriteRecords(sc.tls, out, pr.recordLimit(rules.ServerSide))
+		} else {
+			n, err = sc.conn.Write(out)
+		}
 		pr.cloneSent(out[:n]) // clone.go
 		sc.out(n, state.Packets(n))
 	} else {
@@ -353,13 +358,14 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 		fire := collecting && st.fresh && len(st.held) > 0 &&
 			(st.want == 0 || len(st.held) >= st.want || len(st.held) >= maxCollect)
 		full := collecting && len(st.held) >= maxCollect
+		ssl := st.ssl
 		rs.mu.Unlock()
 		if done || (!up && pr.gone(sc)) {
 			return false
 		}
 		if fire && refires < maxRefires {
 			refires++
-			if !pr.runEvent(ev) {
+			if !pr.dataEvent(up, ssl, ev) {
 				return false
 			}
 			if up && pr.rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)
@@ -420,9 +426,9 @@ func (pr *proxied) collectLoop(up bool, sc *serverConn, st *sideState, ev config
 func (pr *proxied) collectEOF(up bool, sc *serverConn, st *sideState, ev config.Event) {
 	rs := pr.rs
 	rs.mu.Lock()
-	fire := st.collecting && len(st.held) > 0
+	fire, ssl := st.collecting && len(st.held) > 0, st.ssl
 	rs.mu.Unlock()
-	if fire && !pr.runEvent(ev) {
+	if fire && !pr.dataEvent(up, ssl, ev) {
 		return
 	}
 	if fire && up && rs.toVirtual != nil { // `virtual NAME` (handoff_data.go)

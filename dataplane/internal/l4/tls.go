@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -41,9 +42,24 @@ func (pr *proxied) clientConn() net.Conn {
 // than the client-ssl profile's maximum-record-size.
 func (pr *proxied) clientWrite(b []byte) (int, error) {
 	if pr.ctls != nil {
-		return tlsprof.WriteRecords(pr.ctls, b, pr.snap.Cfg.TLS.ClientMaxRecord)
+		return tlsprof.WriteRecords(pr.ctls, b, pr.recordLimit(rules.ClientSide))
 	}
 	return pr.client.Write(b)
+}
+
+// recordLimit is the largest record of plaintext written to a side's
+// peer: SSL::maximum_record_size's for this connection, else the
+// client-ssl profile's maximum-record-size (0: as crypto/tls makes them).
+func (pr *proxied) recordLimit(s rules.Side) int {
+	if rs := pr.rs; rs != nil {
+		if n := rs.maxRecord[s].Load(); n > 0 {
+			return int(n)
+		}
+	}
+	if s == rules.ClientSide {
+		return pr.snap.Cfg.TLS.ClientMaxRecord
+	}
+	return 0
 }
 
 // netConn is what the flow reads and writes on the server side.
@@ -65,7 +81,8 @@ func (pr *proxied) tlsOn(sc *serverConn) bool {
 func handlesSSL(r config.Rules) bool {
 	p := irules.Program(r)
 	return p != nil && (p.Handles(rules.ClientSSLHandshake) || p.Handles(rules.ClientSSLClientCert) || p.Handles(rules.ServerSSLHandshake) ||
-		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend))
+		p.Handles(rules.ClientSSLClientHello) || p.Handles(rules.ServerSSLClientHelloSend) ||
+		p.Handles(rules.ClientSSLData) || p.Handles(rules.ServerSSLData))
 }
 
 // terminate completes the client's TLS handshake (client-ssl) within the
@@ -77,12 +94,19 @@ func (pr *proxied) terminate() bool {
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
-	if tc.AllowNonSSL {
+	allow := tc.AllowNonSSL
+	if pr.rs != nil && pr.rs.nonSSL != 0 { // SSL::allow_nonssl
+		allow = pr.rs.nonSSL > 0
+	}
+	if allow {
 		isTLS, ok := pr.firstIsTLS(tc)
 		if !ok {
 			return false
 		}
 		if !isTLS {
+			if pr.rs != nil {
+				pr.rs.plainClient = true
+			}
 			return true // allow-non-ssl: the client goes on in plaintext
 		}
 	}
@@ -228,6 +252,12 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 		return false
 	}
 	rs.ev = config.Event(ev.String())
+	switch ev { // the payload is seen now, as runEvent marks it
+	case rules.ClientSSLData:
+		rs.side[rules.ClientSide].fresh = false
+	case rules.ServerSSLData:
+		rs.side[rules.ServerSide].fresh = false
+	}
 	err := pr.RuleSession(prog).Run(ev)
 	v := rs.verdict
 	rs.verdict, rs.detach = irules.GoOn, false
@@ -255,6 +285,94 @@ func (pr *proxied) runSSLEvent(ev rules.Event) bool {
 		return false
 	}
 	return true
+}
+
+// SSLCollect implements rules.SSLDataConn: the side's decrypted bytes are
+// held for CLIENTSSL_DATA or SERVERSSL_DATA as TCP::collect holds them for
+// CLIENT_DATA (the same buffer, so SSL::payload, SSL::release and
+// SSL::respond are TCP::payload, TCP::release and TCP::respond's), with
+// no bytes skipped.
+func (pr *proxied) SSLCollect(s rules.Side, length int) error {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || (s == rules.ClientSide && tc.Client == nil) || (s == rules.ServerSide && tc.Server == nil) || pr.rs.sslOff[s] {
+		return fmt.Errorf("SSL::collect: the %s of this connection does not speak TLS", s)
+	}
+	st := &pr.rs.side[s]
+	st.collecting, st.want, st.skip, st.ssl = true, length, 0, true
+	st.on.Store(true)
+	return nil
+}
+
+// dataEvent runs a collecting side's data event: CLIENTSSL_DATA or
+// SERVERSSL_DATA when the rule collected with SSL::collect (ssl, read
+// with the side's state under the rule lock), else CLIENT_DATA or
+// SERVER_DATA (ev).
+func (pr *proxied) dataEvent(up, ssl bool, ev config.Event) bool {
+	if !ssl {
+		return pr.runEvent(ev)
+	}
+	if up {
+		return pr.runSSLEvent(rules.ClientSSLData)
+	}
+	return pr.runSSLEvent(rules.ServerSSLData)
+}
+
+// SSLMode implements rules.SSLSettingsConn: the side has its profile, no
+// SSL::disable, and (the client) was not let through in plaintext.
+func (pr *proxied) SSLMode(s rules.Side) bool {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || pr.rs.sslOff[s] {
+		return false
+	}
+	if s == rules.ClientSide {
+		return tc.Client != nil && !pr.rs.plainClient
+	}
+	return tc.Server != nil
+}
+
+// SSLAllowNonSSL implements rules.SSLSettingsConn: allow-non-ssl for this
+// client, set in CLIENT_ACCEPTED (before the first byte is looked at).
+func (pr *proxied) SSLAllowNonSSL(set, on bool) (bool, error) {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || tc.Client == nil {
+		return false, errors.New("SSL::allow_nonssl: the virtual server has no client-ssl profile")
+	}
+	rs := pr.rs
+	if !set {
+		if rs.nonSSL != 0 {
+			return rs.nonSSL > 0, nil
+		}
+		return tc.AllowNonSSL, nil
+	}
+	if rs.ev != config.EventClientAccepted || pr.ctls != nil || rs.plainClient {
+		return false, errors.New("SSL::allow_nonssl: set it in CLIENT_ACCEPTED, before the client's first bytes are read")
+	}
+	rs.nonSSL = -1
+	if on {
+		rs.nonSSL = 1
+	}
+	return on, nil
+}
+
+// SSLMaxRecord implements rules.SSLSettingsConn: the largest record of
+// plaintext toward the side's peer, set within maximum-record-size's
+// bounds; it applies to what is written from then on.
+func (pr *proxied) SSLMaxRecord(s rules.Side, n int) (int, error) {
+	tc := pr.snap.Cfg.TLS
+	if tc == nil || (s == rules.ClientSide && tc.Client == nil) || (s == rules.ServerSide && tc.Server == nil) {
+		return 0, fmt.Errorf("SSL::maximum_record_size: the %s of this connection has no SSL profile", s)
+	}
+	if n == 0 {
+		if v := pr.recordLimit(s); v > 0 {
+			return v, nil
+		}
+		return tlsprof.MaxRecordSize, nil
+	}
+	if n < tlsprof.MinRecordSize || n > tlsprof.MaxRecordSize {
+		return 0, fmt.Errorf("SSL::maximum_record_size: %d is out of range: from %d to %d bytes", n, tlsprof.MinRecordSize, tlsprof.MaxRecordSize)
+	}
+	pr.rs.maxRecord[s].Store(int32(n))
+	return n, nil
 }
 
 // SSL implements rules.SSLConn: a side's TLS once its handshake is done.
@@ -374,11 +492,14 @@ func (pr *proxied) SSLEnable(s rules.Side) error {
 // bytes just read go to the rule and it returns true.
 func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 	src, dst, raw := pr.clientConn(), sc.netConn(), pr.client
-	maxRecord := 0 // maximum-record-size, toward a TLS client
+	maxRecord := 0 // maximum-record-size, toward a TLS peer
+	if up && sc.tls != nil {
+		maxRecord = pr.recordLimit(rules.ServerSide)
+	}
 	if !up {
 		src, dst, raw = sc.netConn(), pr.clientConn(), sc.conn
 		if pr.ctls != nil {
-			maxRecord = pr.snap.Cfg.TLS.ClientMaxRecord
+			maxRecord = pr.recordLimit(rules.ClientSide)
 		}
 	}
 	// The deadline is set once and moved on only when it expires while

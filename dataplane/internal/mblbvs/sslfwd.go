@@ -9,6 +9,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/sslfwd"
+	"github.com/openltm/openltm/rules"
 )
 
 // SSL forward proxy on an http virtual (config.TLS.Forward): the client's
@@ -60,6 +61,16 @@ func (mv *VS) serveForward(snap *state.VirtualSnap, c *net.TCPConn, head []byte)
 	}
 	sni := hello.ServerName
 	bypass := fwd.Bypasses().Decide(f.Client.Addr(), f.Local.Addr(), sni)
+	if r := f.rr; r != nil && r.handlesEvent(rules.ClientSSLClientHello) {
+		// CLIENTSSL_CLIENTHELLO over the hello, with the bypass lists'
+		// decision, which SSL::forward_proxy policy may change.
+		f.fwdBypass = &bypass
+		ok := r.clientHello(hello)
+		f.fwdBypass = nil
+		if !ok {
+			return
+		}
+	}
 	// intercept answers the client with cfg's forged certificate and
 	// hands it to the engine.
 	intercept := func(cfg *tls.Config) {

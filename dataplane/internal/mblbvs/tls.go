@@ -213,6 +213,29 @@ func (r *mblbRules) sslEvent(ev rules.Event) bool {
 	return r.goOn(err, v)
 }
 
+// ForwardProxyPolicy implements rules.ForwardProxyConn: the SSL forward
+// proxy's bypass or intercept decision for this client, read and changed
+// in CLIENTSSL_CLIENTHELLO, before it is acted on.
+func (r *mblbRules) ForwardProxyPolicy(set string) (string, error) {
+	b := r.f.fwdBypass
+	if b == nil {
+		if tc := r.snap.Cfg.TLS; tc == nil || tc.Forward == nil {
+			return "", errors.New("SSL::forward_proxy: the virtual server's SSL profiles do not have ssl-forward-proxy enabled")
+		}
+		return "", errors.New("SSL::forward_proxy policy: the decision is made in CLIENTSSL_CLIENTHELLO")
+	}
+	switch set {
+	case "bypass":
+		*b = true
+	case "intercept":
+		*b = false
+	}
+	if *b {
+		return "bypass", nil
+	}
+	return "intercept", nil
+}
+
 // SSL implements rules.SSLConn: the client side's TLS once its handshake
 // is done. The server side's connections belong to the engine (one per
 // member, or shared), so no single one answers for the client.

@@ -402,6 +402,11 @@ type mblbFlow struct {
 	stls *tls.Conn
 	// hello is the client's TLS hello while CLIENTSSL_CLIENTHELLO runs.
 	hello *tls.ClientHelloInfo
+	// fwdBypass is an SSL forward proxy's bypass decision while
+	// CLIENTSSL_CLIENTHELLO runs over the hello it was made on, which
+	// SSL::forward_proxy policy reads and changes (sslfwd.go); nil
+	// elsewhere.
+	fwdBypass *bool
 	// serverClear: SSL::disable serverside, the client's messages go to
 	// their members in plaintext (tls.go).
 	serverClear atomic.Bool
