@@ -74,8 +74,7 @@ func watchHeap() func() uint64 {
 // anything near the body's size; a preview holding the blocked word gets
 // the ICAP server's page and the member never sees the request; a
 // request the ICAP server rewrote on the preview goes in the original's
-// place. A server that wants the rest ends the client as an oversize
-// request.
+// place. (A server that wants the rest: TestRequestAdaptStreamedRest.)
 func TestRequestAdaptStreamed(t *testing.T) {
 	startSumMember(t, "127.66.130.11:80")
 	decide, err := icaptest.Listen("127.66.130.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap", DecidePreview: true})
@@ -83,11 +82,6 @@ func TestRequestAdaptStreamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer decide.Close()
-	wants, err := icaptest.Listen("127.66.130.22:1344", icaptest.Config{Block: "EICAR"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wants.Close()
 	const size = 16 << 20
 	pat := bodyPattern(size)
 	sum, sha1024 := sha256.Sum256(pat), sha256.Sum256(pat[:1024])
@@ -108,7 +102,6 @@ func TestRequestAdaptStreamed(t *testing.T) {
 		// The ICAP server's request, decided on the preview, goes in
 		// the original's place: its body is the preview it saw.
 		{"modified on the preview", decide, false, "", true, 200, "n=1024 sha=" + hex.EncodeToString(sha1024[:]) + " collected=icap", "modified"},
-		{"the server wants the rest", wants, false, "", false, 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mustApply(t, p, adaptConfig(t, "127.66.130.1:80", "127.66.130.11:80", adapt(mblb.AdaptReset, 1024), nil, tc.icap.Addr()))
@@ -232,5 +225,84 @@ func TestRequestAdaptStreamedSlowHead(t *testing.T) {
 	}
 	if srv.Stats.Previews.Load() != 1 || srv.Stats.Continues.Load() != 0 {
 		t.Fatalf("%d previews, %d 100 Continue; want one preview decided on", srv.Stats.Previews.Load(), srv.Stats.Continues.Load())
+	}
+}
+
+// TestRequestAdaptStreamedRest: 4 MiB uploads (over the 1 MiB bound)
+// to an ICAP server that wants the rest after the preview (100
+// Continue), or that takes no preview: the rest of the body goes to it
+// as it arrives, and its answer after the whole decides. The request
+// offers no 204 then, so the server sends the body back (echoed) and
+// the member gets it intact; a rewritten request carries the whole body
+// too; a body with the blocked word past the preview gets the page.
+func TestRequestAdaptStreamedRest(t *testing.T) {
+	startSumMember(t, "127.93.1.11:80")
+	wants, err := icaptest.Listen("127.93.1.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wants.Close()
+	const size = 4 << 20
+	sum := sha256.Sum256(bodyPattern(size))
+	whole := "n=4194304 sha=" + hex.EncodeToString(sum[:])
+	p, lg := newPlane(t)
+	for _, tc := range []struct {
+		name      string
+		preview   int
+		chunked   bool
+		blocked   bool // the word past the preview
+		scan      bool // X-Scan, which the ICAP server rewrites
+		status    int
+		want      string
+		counted   string
+		continues int64
+		echoed    int64
+	}{
+		{"Content-Length, echoed after 100 Continue", 1024, false, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"chunked, echoed after 100 Continue", 1024, true, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"rewritten with the whole body", 1024, false, false, true, 200, whole + " collected=icap", "modified", 1, 0},
+		{"blocked past the preview", 1024, false, true, false, 403, "blocked by the ICAP service", "answered", 1, 0},
+		{"no preview, the whole body streamed", 0, false, false, false, 200, whole + " collected=", "modified", 0, 1},
+		{"no preview, chunked", 0, true, false, false, 200, whole + " collected=", "modified", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustApply(t, p, adaptConfig(t, "127.93.1.1:80", "127.93.1.11:80", adapt(mblb.AdaptReset, tc.preview), nil, wants.Addr()))
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+			var body io.Reader = &patternReader{n: size}
+			if tc.blocked {
+				body = io.MultiReader(&patternReader{n: 3 << 20}, strings.NewReader("EICAR"), &patternReader{n: size - 3<<20 - 5})
+			}
+			req, _ := http.NewRequest("PUT", "http://127.93.1.1:80/up", body)
+			if tc.scan {
+				req.Header.Set("X-Scan", "raw")
+			}
+			req.ContentLength = size
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			was := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			stCont, stEcho := wants.Stats.Continues.Load(), wants.Stats.Echoed.Load()
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
+			}
+			if n := wants.Stats.Continues.Load() - stCont; n != tc.continues {
+				t.Errorf("%d 100 Continue, want %d", n, tc.continues)
+			}
+			if n := wants.Stats.Echoed.Load() - stEcho; n != tc.echoed {
+				t.Errorf("%d echoed, want %d", n, tc.echoed)
+			}
+			now := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			if got := adaptCounted(was, now); got != tc.counted {
+				t.Errorf("counted as %q, want %q", got, tc.counted)
+			}
+		})
 	}
 }

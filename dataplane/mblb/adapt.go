@@ -528,8 +528,9 @@ func (e *Engine) adaptCounted(resp bool, o adaptOutcome) {
 // (done false: sendUpload sends it); the ICAP server's page answers the
 // client, and a modified request goes in the original's place, the
 // client's body being read and dropped; a server that wants the rest
-// (100 Continue), or a service without a preview, ends the client as an
-// oversize request does [M]. done: the request was dealt with here
+// (100 Continue), or a service without a preview, gets the rest of the
+// body as it arrives (icapUpload), and its answer after the whole goes
+// as a whole request's would. done: the request was dealt with here
 // (more and err are then startUpload's).
 func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream, rf *httpx.RequestFramer, x *HTTPEvent, head []byte, h *httpx.Head, closing bool) (done, more bool, err error) {
 	if side.skips(ra, h.Minor) {
@@ -566,12 +567,19 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 	if !up {
 		return !s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool), false, errClosed
 	}
-	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: hd, ReqBody: body, Partial: partial, Hooks: a.hooks(addr)})
+	r, rest, err := a.Service.ExchangeStream(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: hd, ReqBody: body, Partial: partial, Hooks: a.hooks(addr)})
 	switch {
-	case errors.Is(err, icap.ErrWhole):
-		s.e.stats.oversize.Add(1)
-		s.e.logf("mblb: client %s: profile %s: REQMOD to %s: the ICAP server wants the whole of a request over %d bytes, which is not held", s.client, a.Profile, addr, s.e.cfg.MaxMessageSize)
-		return true, false, ErrTooLarge
+	case rest != nil:
+		// The server wants the rest: the body goes to it as it
+		// arrives (uploadBody), past what the preview took, and its
+		// answer after the whole decides (icapUploadDone).
+		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body), x: x, closing: closing, respSide: respSide}
+		if h.Chunked {
+			ic.unchunk = &httpx.Unchunker{}
+		}
+		st.start += h.HeaderEnd
+		s.up = upload{on: true, discard: true, icap: ic}
+		return true, false, nil
 	case err != nil:
 		return !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err), false, errClosed
 	case r.Outcome == icap.Unmodified:
@@ -613,4 +621,105 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 	}
 	s.httpDone = closing
 	return true, false, nil
+}
+
+// icapUpload is a streamed request whose ICAP server wants the rest of
+// its body: uploadBody passes the body on to it instead of a member, and
+// icapUploadDone acts on the answer once the body ended.
+type icapUpload struct {
+	rest *icap.Rest
+	a    *Adapt
+	addr netip.AddrPort
+	// skip is how many body bytes (de-chunked) the preview took: they
+	// are not sent again.
+	skip int
+	// unchunk decodes a chunked body (nil: a Content-Length one).
+	unchunk *httpx.Unchunker
+	plain   []byte
+	// x, closing and respSide are the request's, for when its adapted
+	// version goes.
+	x        *HTTPEvent
+	closing  bool
+	respSide adaptSide
+	failed   bool
+}
+
+// part passes on data, the next bytes of the body as the client framed
+// them. A failed write is noted (the rest of the body is then read and
+// dropped) and acted on at the end.
+func (ic *icapUpload) part(data []byte) {
+	if ic.failed || len(data) == 0 {
+		return
+	}
+	if ic.unchunk != nil {
+		ic.plain, _ = ic.unchunk.Append(ic.plain[:0], data) // (the framer checked the chunks)
+		data = ic.plain
+	}
+	if ic.skip > 0 {
+		k := min(ic.skip, len(data))
+		ic.skip -= k
+		data = data[k:]
+	}
+	if err := ic.rest.Write(data); err != nil {
+		ic.failed = true
+		ic.rest.Abort()
+	}
+}
+
+// icapUploadDone reads the ICAP server's answer once the whole body went
+// to it: its page answers the client, its request goes to a member in
+// the original's place. No copy of the body was kept, so a failed
+// exchange (or a 204, which only a held message could follow) cannot
+// let the request go on unadapted: service-down-action ignore resets
+// the client too [M]. A nil error: the session goes on.
+func (s *ClientConn) icapUploadDone(ic *icapUpload) error {
+	a := ic.a
+	var r icap.Result
+	err := errors.New("the connection failed while the body went")
+	if !ic.failed {
+		r, err = ic.rest.Finish()
+	}
+	if err == nil && r.Outcome == icap.Answered {
+		if _, perr := httpx.ParseResponse(r.Msg); perr != nil {
+			err = perr
+		}
+	}
+	var eh httpx.Head
+	if err == nil && r.Outcome != icap.Answered {
+		eh, err = httpx.ParseRequest(r.Msg)
+	}
+	if err != nil {
+		if s.adaptDown(a, false, "REQMOD to %s after the whole body: %v", ic.addr, err) {
+			s.e.logf("mblb: client %s: profile %s: the streamed body is not held, reset", s.client, a.Profile)
+			s.rst(rstcause.ServiceDown)
+			s.Close(true)
+		}
+		return errClosed
+	}
+	s.e.stats.adaptStreamed.Add(1)
+	x := ic.x
+	if r.Outcome == icap.Answered {
+		s.e.adaptCounted(false, adaptAnswered)
+		s.msgsIn.Add(1)
+		s.localReply(r.Msg, ic.closing)
+		s.httpDone = ic.closing
+		return nil
+	}
+	s.e.adaptCounted(false, adaptModified)
+	if x != nil {
+		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+	}
+	m, ok := s.buildRequest(r.Msg, &eh, x)
+	if !ok {
+		return errClosed
+	}
+	m.httpClose = ic.closing
+	m.hx.respAdapt = ic.respSide
+	s.decide(m, r.Msg, &eh, x)
+	s.msgsIn.Add(1)
+	if !s.dispatch(m) {
+		return errClosed
+	}
+	s.httpDone = ic.closing
+	return nil
 }
