@@ -306,3 +306,86 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 		})
 	}
 }
+
+// TestAdaptEventsStreamed: the ADAPT_REQUEST_ events over 2 MiB uploads
+// (streamed past the bound): after a 204 to the preview (bypass) or the
+// service down and ignored, over the head as it goes, its edit reaching
+// the member with the whole body; after a request the ICAP server
+// rewrote once it had the whole body (modify), ADAPT_REQUEST_HEADERS
+// too; over the ICAP server's page (respond); and HTTP::respond there
+// answers the client in the request's place.
+func TestAdaptEventsStreamed(t *testing.T) {
+	startSumMember(t, "127.93.2.11:80")
+	decide, err := icaptest.Listen("127.93.2.21:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decide.Close()
+	wants, err := icaptest.Listen("127.93.2.22:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wants.Close()
+	rule := `when ADAPT_REQUEST_HEADERS { HTTP::header replace X-Collected "headers-[HTTP::header X-Scan]" }
+when ADAPT_REQUEST_RESULT {
+	if {[HTTP::header exists X-Respond]} {
+		HTTP::respond 299 content "by rule after [ADAPT::result]"
+	} elseif {![HTTP::header exists X-Collected]} {
+		HTTP::header insert X-Collected [ADAPT::result]
+	}
+}`
+	const size = 2 << 20
+	sum := sha256.Sum256(bodyPattern(size))
+	whole := "n=2097152 sha=" + hex.EncodeToString(sum[:])
+	p, lg := newPlane(t)
+	for _, tc := range []struct {
+		name    string
+		icap    string
+		down    mblb.AdaptDown
+		prefix  string
+		fields  map[string]string
+		chunked bool
+		status  int
+		want    string
+	}{
+		{"bypass: the head edited", decide.Addr(), mblb.AdaptReset, "", nil, false, 200, whole + " collected=bypass"},
+		{"bypass, chunked", decide.Addr(), mblb.AdaptReset, "", nil, true, 200, whole + " collected=bypass"},
+		{"bypass: answered by the rule", decide.Addr(), mblb.AdaptReset, "", map[string]string{"X-Respond": "1"}, false, 299, "by rule after bypass"},
+		{"service down, ignored", "127.93.2.29:1344", mblb.AdaptIgnore, "", nil, false, 200, whole + " collected=bypass"},
+		{"respond: the page", decide.Addr(), mblb.AdaptReset, "EICAR", nil, false, 403, "blocked by the ICAP service"},
+		{"respond: answered by the rule", decide.Addr(), mblb.AdaptReset, "EICAR", map[string]string{"X-Respond": "1"}, false, 299, "by rule after respond"},
+		{"modify after the whole body", wants.Addr(), mblb.AdaptReset, "", map[string]string{"X-Scan": "raw"}, false, 200, whole + " collected=headers-clean"},
+		{"modify (echoed) after the whole body", wants.Addr(), mblb.AdaptReset, "", nil, true, 200, whole + " collected=headers-"},
+		{"modify: answered by the rule", wants.Addr(), mblb.AdaptReset, "", map[string]string{"X-Respond": "1"}, false, 299, "by rule after modify"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := adaptConfig(t, "127.93.2.1:80", "127.93.2.11:80", adapt(tc.down, 1024), nil, tc.icap)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+			mustApply(t, p, cfg)
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+			var body io.Reader = &patternReader{n: size}
+			if tc.prefix != "" {
+				body = io.MultiReader(strings.NewReader(tc.prefix), &patternReader{n: size - len(tc.prefix)})
+			}
+			req, _ := http.NewRequest("PUT", "http://127.93.2.1:80/up", body)
+			for k, v := range tc.fields {
+				req.Header.Set(k, v)
+			}
+			req.ContentLength = size
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
+			}
+		})
+	}
+}

@@ -573,7 +573,7 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 		// The server wants the rest: the body goes to it as it
 		// arrives (uploadBody), past what the preview took, and its
 		// answer after the whole decides (icapUploadDone).
-		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body), x: x, closing: closing, respSide: respSide}
+		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body), x: x, closing: closing, respSide: respSide, head: append([]byte(nil), hd...)}
 		if h.Chunked {
 			ic.unchunk = &httpx.Unchunker{}
 		}
@@ -581,18 +581,27 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 		s.up = upload{on: true, discard: true, icap: ic}
 		return true, false, nil
 	case err != nil:
-		return !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err), false, errClosed
+		if !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err) {
+			return true, false, errClosed
+		}
+		done, err := s.adaptStreamEvents("bypass", st, hd, h, x, closing)
+		return done, false, err
 	case r.Outcome == icap.Unmodified:
 		s.e.adaptCounted(false, adaptUnmodified)
 		s.e.stats.adaptStreamed.Add(1)
-		return false, false, nil
+		done, err := s.adaptStreamEvents("bypass", st, hd, h, x, closing)
+		return done, false, err
 	case r.Outcome == icap.Answered:
 		if _, err := httpx.ParseResponse(r.Msg); err != nil {
 			return !s.adaptDown(a, false, "REQMOD to %s answered with an invalid response: %v", addr, err), false, errClosed
 		}
 		s.e.adaptCounted(false, adaptAnswered)
+		page, ok := s.adaptPageEvents(hd, r.Msg)
+		if !ok {
+			return true, false, errClosed
+		}
 		s.msgsIn.Add(1)
-		s.localReply(r.Msg, closing)
+		s.localReply(page, closing)
 		s.httpDone = closing
 		st.start += h.HeaderEnd
 		s.up = upload{on: true, discard: true}
@@ -606,21 +615,54 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 	if x != nil {
 		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
 	}
-	m, ok := s.buildRequest(r.Msg, &eh, x)
+	st.start += h.HeaderEnd
+	s.up = upload{on: true, discard: true}
+	return s.adaptedUpload(r.Msg, &eh, x, closing, respSide)
+}
+
+// adaptedUpload sends b, the request the ICAP server gave for a streamed
+// one (the client's body is being read and dropped, or went to the ICAP
+// server), after the ADAPT_REQUEST_ events ran over it; their
+// HTTP::respond answers the client instead.
+func (s *ClientConn) adaptedUpload(b []byte, h *httpx.Head, x *HTTPEvent, closing bool, respSide adaptSide) (done, more bool, err error) {
+	nb, nh, answer, ok := s.adaptRequestEvents("modify", b, h, x, nil)
+	if !ok {
+		return true, false, errClosed
+	}
+	s.msgsIn.Add(1)
+	if answer != nil {
+		s.localReply(answer, closing)
+		s.httpDone = closing
+		return true, false, nil
+	}
+	m, ok := s.buildRequest(nb, nh, x)
 	if !ok {
 		return true, false, errClosed
 	}
 	m.httpClose = closing
 	m.hx.respAdapt = respSide
-	s.decide(m, r.Msg, &eh, x)
-	st.start += h.HeaderEnd
-	s.up = upload{on: true, discard: true}
-	s.msgsIn.Add(1)
+	s.decide(m, nb, nh, x)
 	if !s.dispatch(m) {
 		return true, false, errClosed
 	}
 	s.httpDone = closing
 	return true, false, nil
+}
+
+// adaptPageEvents runs the ADAPT_REQUEST_ events after the ICAP server
+// answered a streamed request with its page (result respond): they see
+// the request's head (hd) and may answer otherwise (HTTP::respond) or
+// end the client (ok false). It returns the answer to give.
+func (s *ClientConn) adaptPageEvents(hd, page []byte) ([]byte, bool) {
+	if _, has := s.hrule.(HTTPAdaptEvents); !has {
+		return page, true
+	}
+	eh, err := httpx.ParseRequest(hd)
+	if err != nil {
+		return page, true
+	}
+	_, _, answer, ok := s.adaptRequestEvents("respond", hd[:eh.HeaderEnd], &eh, nil, page)
+	return answer, ok
 }
 
 // icapUpload is a streamed request whose ICAP server wants the rest of
@@ -642,6 +684,9 @@ type icapUpload struct {
 	closing  bool
 	respSide adaptSide
 	failed   bool
+	// head is the request's head as it went (for the ADAPT_ events
+	// over the server's page).
+	head []byte
 }
 
 // part passes on data, the next bytes of the body as the client framed
@@ -700,8 +745,12 @@ func (s *ClientConn) icapUploadDone(ic *icapUpload) error {
 	x := ic.x
 	if r.Outcome == icap.Answered {
 		s.e.adaptCounted(false, adaptAnswered)
+		page, ok := s.adaptPageEvents(ic.head, r.Msg)
+		if !ok {
+			return errClosed
+		}
 		s.msgsIn.Add(1)
-		s.localReply(r.Msg, ic.closing)
+		s.localReply(page, ic.closing)
 		s.httpDone = ic.closing
 		return nil
 	}
@@ -709,17 +758,65 @@ func (s *ClientConn) icapUploadDone(ic *icapUpload) error {
 	if x != nil {
 		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
 	}
-	m, ok := s.buildRequest(r.Msg, &eh, x)
-	if !ok {
-		return errClosed
+	_, _, err = s.adaptedUpload(r.Msg, &eh, x, ic.closing, ic.respSide)
+	return err
+}
+
+// adaptStreamEvents runs the ADAPT_REQUEST_ events over a streamed
+// request that goes on with its body as it arrives (result bypass: a 204
+// to its preview, or the service down and ignored): they see its head
+// (hd, as the HTTP_REQUEST rules left it) and no body. Their head edit
+// goes on in x as an HTTP_REQUEST one would (its framing may not
+// change); HTTP::respond answers the client, the body being read and
+// dropped. done: the request was dealt with (answered or the client
+// ended; err then says which).
+func (s *ClientConn) adaptStreamEvents(result string, st *stream, hd []byte, h *httpx.Head, x *HTTPEvent, closing bool) (done bool, err error) {
+	ae, has := s.hrule.(HTTPAdaptEvents)
+	if !has || x == nil {
+		return false, nil
 	}
-	m.httpClose = ic.closing
-	m.hx.respAdapt = ic.respSide
-	s.decide(m, r.Msg, &eh, x)
-	s.msgsIn.Add(1)
-	if !s.dispatch(m) {
-		return errClosed
+	hh := h
+	if x.edited != nil {
+		eh, err := httpx.ParseRequest(x.edited)
+		if err != nil {
+			s.Close(true)
+			return true, errClosed
+		}
+		hh = &eh
 	}
-	s.httpDone = ic.closing
-	return nil
+	if s.ax == nil {
+		s.ax = &HTTPEvent{}
+	}
+	ax := s.ax
+	ax.reset(hd[:hh.HeaderEnd], hh, false, netip.AddrPort{})
+	ax.partial = true
+	if err := ae.OnAdaptRequest(ax, result, false); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return true, errClosed
+	}
+	switch {
+	case ax.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return true, errClosed
+	case ax.drop:
+		s.Close(false)
+		return true, errClosed
+	case ax.responded:
+		s.msgsIn.Add(1)
+		s.localReply(ax.respond, closing)
+		s.httpDone = closing
+		st.start += h.HeaderEnd
+		s.up = upload{on: true, discard: true}
+		return true, nil
+	case ax.bodySet:
+		s.e.logf("mblb: client %s: a rule replaced the body of a request streamed over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
+		s.Close(true)
+		return true, errClosed
+	case ax.edited != nil:
+		// (sendUpload checks that the framing stayed.)
+		x.edited, x.framingKept = append(x.edited[:0:0], ax.edited...), false
+	}
+	return false, nil
 }
