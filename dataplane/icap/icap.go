@@ -146,6 +146,13 @@ type Head struct {
 	// Status is the answer's code (0 in a request).
 	Status int
 	Fields [][2]string
+	// Request and Response are the heads of the encapsulated HTTP
+	// message (nil: none): in a request, those about to go (a hook may
+	// replace them; Encapsulated follows); in an answer, the one the
+	// server sent back (a replaced head goes on with its body), or, for
+	// another status than 200, those that went, ReadOnly.
+	Request, Response []byte
+	ReadOnly          bool
 }
 
 // ErrStatus is an ICAP answer other than 100, 200 and 204: the service
@@ -238,7 +245,7 @@ func (s *Service) exchangeStream(ctx context.Context, addr netip.AddrPort, mode 
 			return s.exchange(pc, uri, mode, m, preview, stream)
 		})
 		if err == errRest {
-			return Result{}, &Rest{s: s, cl: cl, pc: pc, addr: addr, uri: uri, mode: mode, hooks: m.Hooks, opt: opt}, nil
+			return Result{}, &Rest{s: s, cl: cl, pc: pc, addr: addr, uri: uri, mode: mode, hooks: m.Hooks, opt: opt, req: m.ReqHead, resp: m.RespHead}, nil
 		}
 		if keep && err == nil {
 			cl.put(addr, pc)
@@ -278,6 +285,8 @@ type Rest struct {
 	hooks Hooks
 	opt   *Options
 	buf   []byte
+	// req and resp are the encapsulated heads (for the hooks).
+	req, resp []byte
 }
 
 // deadline bounds the next wait on the server by the Service's timeout.
@@ -315,23 +324,24 @@ func (r *Rest) Finish() (Result, error) {
 	for err == nil && status == 100 {
 		status, hdr, err = readHead(r.pc.r, r.hooks) // (a late 100 Continue, said twice)
 	}
+	var res Result
+	if err == nil && status == 200 {
+		res, err = r.s.readEncapsulated(r.pc.r, r.mode, hdr)
+	}
 	if err == nil && r.hooks != nil {
-		hdr, err = hookResponse(r.hooks, r.mode, r.uri, status, hdr)
+		hdr, res, err = hookAnswer(r.hooks, r.mode, r.uri, status, hdr, res, r.req, r.resp)
 	}
 	if err != nil {
 		r.Abort()
 		return Result{}, err
 	}
 	keep := !strings.EqualFold(hdr["connection"], "close")
-	var res Result
 	switch status {
 	case 204:
 		// Nothing follows a 204: the connection stays in step.
 		res, err = Result{Status: 204, ISTag: hdr["istag"]}, ErrLate204
 	case 200:
-		res, err = r.s.readEncapsulated(r.pc.r, r.mode, hdr)
 		res.ISTag = hdr["istag"]
-		keep = keep && err == nil
 	default:
 		res, err, keep = Result{Status: status}, fmt.Errorf("%w: %d", ErrStatus, status), false
 	}
@@ -375,15 +385,8 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 	if preview >= 0 {
 		preview = min(preview, len(body))
 	}
-	enc := "req-hdr=0"
-	n := len(m.ReqHead)
-	if mode == RespMod {
-		enc += ", res-hdr=" + strconv.Itoa(n)
-		n += len(m.RespHead)
-		enc += ", res-body=" + strconv.Itoa(n)
-	} else {
-		enc += ", req-body=" + strconv.Itoa(n)
-	}
+	reqHead, respHead := m.ReqHead, m.RespHead
+	enc := encapsulated(mode, reqHead, respHead)
 	// A streamed message whose rest goes on to the server is not held:
 	// only a 204 to its preview can be taken (RFC 3507 4.5 allows one
 	// without Allow: 204), so the request does not offer 204 [M].
@@ -398,12 +401,12 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 			b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
 		}
 		b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
-	} else if err := s.hookedHead(&b, m.Hooks, uri, mode, preview, enc, allow204); err != nil {
+	} else if err := s.hookedHead(&b, m.Hooks, uri, mode, preview, enc, allow204, &reqHead, &respHead); err != nil {
 		return Result{}, false, false, err
 	}
-	b.Write(m.ReqHead)
+	b.Write(reqHead)
 	if mode == RespMod {
-		b.Write(m.RespHead)
+		b.Write(respHead)
 	}
 	// The body always goes chunked, an empty one as a lone last chunk
 	// (req-body rather than null-body keeps one shape; RFC 3507 allows
@@ -438,8 +441,14 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 			return Result{}, false, answered, err
 		}
 		answered = true
+		var r Result
+		if status == 200 {
+			if r, err = s.readEncapsulated(pc.r, mode, hdr); err != nil {
+				return Result{}, false, true, err
+			}
+		}
 		if m.Hooks != nil && status != 100 {
-			if hdr, err = hookResponse(m.Hooks, mode, uri, status, hdr); err != nil {
+			if hdr, r, err = hookAnswer(m.Hooks, mode, uri, status, hdr, r, reqHead, respHead); err != nil {
 				return Result{}, false, true, err
 			}
 		}
@@ -472,9 +481,8 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		case status == 204:
 			return Result{Outcome: Unmodified, Status: 204, ISTag: hdr["istag"]}, keep, true, nil
 		case status == 200:
-			r, err := s.readEncapsulated(pc.r, mode, hdr)
 			r.ISTag = hdr["istag"]
-			return r, keep && err == nil, true, err
+			return r, keep, true, nil
 		}
 		// An error status with a body would leave the connection out of
 		// step: it is not kept.
@@ -485,10 +493,13 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 // hookedHead writes the request's head after the hooks saw it: in the
 // order they left the fields, with Encapsulated and Preview (removed
 // when preview < 0) set from the message whatever they did.
-func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, preview int, enc string, allow204 bool) error {
+func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, preview int, enc string, allow204 bool, req, resp *[]byte) error {
 	var c bytes.Buffer
 	s.writeCommon(&c, uri)
-	h := &Head{Method: mode.String(), URI: uri}
+	h := &Head{Method: mode.String(), URI: uri, Request: *req}
+	if mode == RespMod {
+		h.Response = *resp
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(c.String(), "\r\n"), "\r\n") {
 		k, v, _ := strings.Cut(l, ": ")
 		h.Fields = append(h.Fields, [2]string{k, v})
@@ -505,6 +516,18 @@ func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, p
 	}
 	if h.URI == "" || strings.ContainsAny(h.URI, " \r\n") {
 		return fmt.Errorf("icap: the rules made an invalid URI %q", h.URI)
+	}
+	if !bytes.Equal(h.Request, *req) || mode == RespMod && !bytes.Equal(h.Response, *resp) {
+		if _, err := httpx.ParseRequest(h.Request); err != nil {
+			return fmt.Errorf("icap: the rules made an invalid HTTP request head: %v", err)
+		}
+		if mode == RespMod {
+			if _, err := httpx.ParseResponse(h.Response); err != nil {
+				return fmt.Errorf("icap: the rules made an invalid HTTP response head: %v", err)
+			}
+		}
+		*req, *resp = h.Request, h.Response
+		enc = encapsulated(mode, *req, *resp)
 	}
 	b.WriteString(mode.String() + " " + h.URI + " ICAP/1.0\r\n")
 	for _, f := range h.Fields {
@@ -524,18 +547,59 @@ func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, p
 	return nil
 }
 
-// hookResponse runs the Response hook over an answer's head and returns
-// its fields as the rest of the exchange reads them.
-func hookResponse(hk Hooks, mode Mode, uri string, status int, hdr map[string]string) (map[string]string, error) {
+// hookAnswer runs the Response hook over an answer's head (status,
+// hdr) and the encapsulated message of a 200 (r), or the heads that went
+// (req, resp: read only) for another status. It returns the fields as
+// the rest of the exchange reads them and r with the head the hook left.
+func hookAnswer(hk Hooks, mode Mode, uri string, status int, hdr map[string]string, r Result, req, resp []byte) (map[string]string, Result, error) {
 	h := &Head{Method: mode.String(), URI: uri, Status: status, Fields: orderedOf(hdr)}
+	end := 0
+	if r.Msg != nil {
+		end = bytes.Index(r.Msg, []byte("\r\n\r\n")) + 4
+		if r.Outcome == Modified && mode == ReqMod {
+			h.Request = r.Msg[:end]
+		} else {
+			h.Response = r.Msg[:end]
+		}
+	} else {
+		h.Request, h.ReadOnly = req, true
+		if mode == RespMod {
+			h.Response = resp
+		}
+	}
 	if err := hk.Response(h); err != nil {
-		return nil, err
+		return nil, r, err
 	}
 	out := make(map[string]string, len(h.Fields))
 	for _, f := range h.Fields {
 		out[strings.ToLower(f[0])] = f[1]
 	}
-	return out, nil
+	if r.Msg != nil {
+		head, parse := h.Response, func(b []byte) error { _, err := httpx.ParseResponse(b); return err }
+		if r.Outcome == Modified && mode == ReqMod {
+			head, parse = h.Request, func(b []byte) error { _, err := httpx.ParseRequest(b); return err }
+		}
+		if !bytes.Equal(head, r.Msg[:end]) {
+			msg := Frame(head, r.Msg[end:])
+			if err := parse(msg); err != nil {
+				return nil, r, fmt.Errorf("icap: the rules made an invalid HTTP head: %v", err)
+			}
+			r.Msg = msg
+		}
+	}
+	return out, r, nil
+}
+
+// encapsulated is the Encapsulated field of a request with these heads.
+func encapsulated(mode Mode, req, resp []byte) string {
+	enc := "req-hdr=0"
+	n := len(req)
+	if mode == RespMod {
+		enc += ", res-hdr=" + strconv.Itoa(n)
+		n += len(resp)
+		return enc + ", res-body=" + strconv.Itoa(n)
+	}
+	return enc + ", req-body=" + strconv.Itoa(n)
 }
 
 // orderedOf takes back the fields readHead kept in order for hooks.
