@@ -820,3 +820,105 @@ func (s *ClientConn) adaptStreamEvents(result string, st *stream, hd []byte, h *
 	}
 	return false, nil
 }
+
+// adaptStreamedResponse sends a member's response streamed past the
+// bound (b, its head; sc.strm.held, what has arrived of it) to RESPMOD
+// as a preview: the head of the request it answers, its head and the
+// start of its body (collectWait held the most a preview takes), without
+// ieof unless the body ended within it. A 204 lets it stream on to the
+// client unchanged (nb nil); a response the ICAP server sent on the
+// preview replaces it whole (the member's body is read and dropped); a
+// server that wants the rest gets it as it arrives (sc.strm.icap), and
+// its answer after the whole is the response (icapResponseDone). ok is
+// false when the service-down-action ended the client.
+func (sc *serverConn) adaptStreamedResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, ok bool) {
+	if h.Status < 200 || h.Status == 204 || h.Status == 304 || req.httpHead || req.hx.connect || req.hx.tunnel != 0 {
+		return nil, nil, true
+	}
+	s := req.sess
+	if req.hx.respAdapt.skips(a, h.Minor) {
+		return nil, nil, true
+	}
+	a = req.hx.respAdapt.apply(a)
+	want := a.Service.MaxPreview()
+	body := bodyOnly(sc.strm.held[h.HeaderEnd:], sc.strm.hf.BodyLeft())
+	partial := true
+	if h.Chunked {
+		n, ended := httpx.ChunkedData(body)
+		var err error
+		if body, err = httpx.DechunkPrefix(nil, body, max(want, 1)); err != nil {
+			return nil, nil, s.adaptDown(a, true, "the response's chunks do not decode: %v", err)
+		}
+		partial = !ended || n > want
+	}
+	body = body[:min(len(body), want)]
+	if !h.Chunked && !h.UntilClose {
+		partial = int64(len(body)) < h.ContentLength
+	}
+	addr, up := sc.e.adaptServer(a)
+	if !up {
+		return nil, nil, s.adaptDown(a, true, "no ICAP server of pool %s is available", a.Pool)
+	}
+	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body, Partial: partial, Hooks: a.hooks(addr)}
+	r, rest, err := a.Service.ExchangeStream(context.Background(), addr, icap.RespMod, m)
+	switch {
+	case rest != nil:
+		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body)}
+		if h.Chunked {
+			ic.unchunk = &httpx.Unchunker{}
+		}
+		sc.strm.icap = ic
+		return nil, nil, true
+	case err != nil:
+		return nil, nil, s.adaptDown(a, true, "RESPMOD to %s: %v", addr, err)
+	case r.Outcome == icap.Unmodified:
+		sc.e.adaptCounted(true, adaptUnmodified)
+		sc.e.stats.adaptStreamed.Add(1)
+		return nil, nil, true
+	}
+	eh, err := httpx.ParseResponse(r.Msg)
+	if err != nil {
+		return nil, nil, s.adaptDown(a, true, "RESPMOD to %s gave an invalid response: %v", addr, err)
+	}
+	sc.e.adaptCounted(true, adaptModified)
+	return r.Msg, &eh, true
+}
+
+// icapResponseDone reads the ICAP server's answer once the whole of a
+// streamed response went to it, runs the ADAPT_RESPONSE_ events over it
+// and gives it to the client. Nothing of the member's response was kept:
+// a failed exchange (or a 204) resets the client whatever the
+// service-down-action [M].
+func (sc *serverConn) icapResponseDone(ic *icapUpload, req *msg) {
+	s := req.sess
+	var r icap.Result
+	err := errors.New("the connection failed while the body went")
+	if !ic.failed {
+		r, err = ic.rest.Finish()
+	}
+	var eh httpx.Head
+	if err == nil {
+		eh, err = httpx.ParseResponse(r.Msg)
+	}
+	if err != nil {
+		if s.adaptDown(ic.a, true, "RESPMOD to %s after the whole body: %v", ic.addr, err) {
+			s.e.logf("mblb: client %s: profile %s: the streamed response is not held, reset", s.client, ic.a.Profile)
+			s.rst(rstcause.ServiceDown)
+			s.Close(true)
+		}
+		return
+	}
+	sc.e.adaptCounted(true, adaptModified)
+	sc.e.stats.adaptStreamed.Add(1)
+	b, h := r.Msg, &eh
+	if s.hrule != nil {
+		var ok bool
+		if b, h, ok = sc.adaptResponseEvents(req, "modify", b, h); !ok {
+			return
+		}
+	}
+	m := getMsg(len(b) - h.Start)
+	copy(m.b, b[h.Start:])
+	m.closeAfter = req.httpClose
+	s.deliverPart(req.seq, m, sc)
+}

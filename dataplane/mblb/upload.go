@@ -572,6 +572,15 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	if req == nil || req.sess == nil {
 		return false
 	}
+	if ra := sc.e.cfg.Request.HTTP.ResponseAdapt; ra != nil && !req.hx.respAdapt.skips(ra, hf.Streaming().Minor) {
+		// RESPMOD's preview takes the start of the body (adaptStreamedResponse).
+		h := hf.Streaming()
+		want := int64(req.hx.respAdapt.apply(ra).Service.MaxPreview())
+		st.want = 0
+		if int64(len(st.pending())-h.HeaderEnd) < min(want, left) {
+			return true
+		}
+	}
 	hc, ok := req.sess.hrule.(HTTPResponseCollector)
 	if !ok || !hc.CollectsResponses() {
 		return false
