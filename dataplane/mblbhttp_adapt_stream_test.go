@@ -242,12 +242,19 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wants.Close()
+	late, err := icaptest.Listen("127.93.1.22:1344", icaptest.Config{Always204: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
 	const size = 4 << 20
 	sum := sha256.Sum256(bodyPattern(size))
 	whole := "n=4194304 sha=" + hex.EncodeToString(sum[:])
 	p, lg := newPlane(t)
 	for _, tc := range []struct {
 		name      string
+		icap      *icaptest.Server
+		down      mblb.AdaptDown
 		preview   int
 		chunked   bool
 		blocked   bool // the word past the preview
@@ -258,15 +265,18 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 		continues int64
 		echoed    int64
 	}{
-		{"Content-Length, echoed after 100 Continue", 1024, false, false, false, 200, whole + " collected=", "modified", 1, 1},
-		{"chunked, echoed after 100 Continue", 1024, true, false, false, 200, whole + " collected=", "modified", 1, 1},
-		{"rewritten with the whole body", 1024, false, false, true, 200, whole + " collected=icap", "modified", 1, 0},
-		{"blocked past the preview", 1024, false, true, false, 403, "blocked by the ICAP service", "answered", 1, 0},
-		{"no preview, the whole body streamed", 0, false, false, false, 200, whole + " collected=", "modified", 0, 1},
-		{"no preview, chunked", 0, true, false, false, 200, whole + " collected=", "modified", 0, 1},
+		{"Content-Length, echoed after 100 Continue", wants, mblb.AdaptReset, 1024, false, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"chunked, echoed after 100 Continue", wants, mblb.AdaptReset, 1024, true, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"rewritten with the whole body", wants, mblb.AdaptReset, 1024, false, false, true, 200, whole + " collected=icap", "modified", 1, 0},
+		{"blocked past the preview", wants, mblb.AdaptReset, 1024, false, true, false, 403, "blocked by the ICAP service", "answered", 1, 0},
+		{"no preview, the whole body streamed", wants, mblb.AdaptReset, 0, false, false, false, 200, whole + " collected=", "modified", 0, 1},
+		{"no preview, chunked", wants, mblb.AdaptReset, 0, true, false, false, 200, whole + " collected=", "modified", 0, 1},
+		// A 204 after the whole body: nothing was held to go on with,
+		// so even service-down-action ignore resets the client.
+		{"a 204 after the whole body, ignore", late, mblb.AdaptIgnore, 1024, false, false, false, 0, "", "failed", 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mustApply(t, p, adaptConfig(t, "127.93.1.1:80", "127.93.1.11:80", adapt(mblb.AdaptReset, tc.preview), nil, wants.Addr()))
+			mustApply(t, p, adaptConfig(t, "127.93.1.1:80", "127.93.1.11:80", adapt(tc.down, tc.preview), nil, tc.icap.Addr()))
 			tr := &http.Transport{}
 			defer tr.CloseIdleConnections()
 			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -283,8 +293,20 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 				req.ContentLength = -1
 			}
 			was := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
-			stCont, stEcho := wants.Stats.Continues.Load(), wants.Stats.Echoed.Load()
+			stCont, stEcho := tc.icap.Stats.Continues.Load(), tc.icap.Stats.Echoed.Load()
 			resp, err := hc.Do(req)
+			if tc.status == 0 {
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Fatalf("%d %q, want the client reset", resp.StatusCode, b)
+				}
+				eventually(t, "the exchange counted "+tc.counted+" and the client reset", func() bool {
+					return adaptCounted(was, p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt) == tc.counted &&
+						strings.Contains(lg.String(), "the streamed body is not held, reset")
+				})
+				return
+			}
 			if err != nil {
 				t.Fatalf("%v (log %s)", err, lg)
 			}
@@ -293,10 +315,10 @@ func TestRequestAdaptStreamedRest(t *testing.T) {
 			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
 				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
 			}
-			if n := wants.Stats.Continues.Load() - stCont; n != tc.continues {
+			if n := tc.icap.Stats.Continues.Load() - stCont; n != tc.continues {
 				t.Errorf("%d 100 Continue, want %d", n, tc.continues)
 			}
-			if n := wants.Stats.Echoed.Load() - stEcho; n != tc.echoed {
+			if n := tc.icap.Stats.Echoed.Load() - stEcho; n != tc.echoed {
 				t.Errorf("%d echoed, want %d", n, tc.echoed)
 			}
 			now := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt

@@ -61,6 +61,9 @@ type Config struct {
 	// (the rewritten message then carries the preview's bytes only: the
 	// rest of the body was never seen).
 	DecidePreview bool
+	// Always204 answers 204 to an unchanged message even to a request
+	// without Allow: 204, as a server that ignores RFC 3507 there does.
+	Always204 bool
 }
 
 // Stats counts what the server saw, for tests.
@@ -277,7 +280,7 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 	}
 	nh, changed := s.rewrite(head)
 	decided := hdr["preview"] != "" && s.DecidePreview
-	if !changed && !decided && !strings.Contains(hdr["allow"], "204") {
+	if !changed && !decided && !s.Always204 && !strings.Contains(hdr["allow"], "204") {
 		// A client that cannot take a 204 (it holds no copy of the
 		// message) gets the message back whole, as RFC 3507 has it.
 		s.Stats.Echoed.Add(1)
