@@ -665,9 +665,10 @@ func (s *ClientConn) adaptPageEvents(hd, page []byte) ([]byte, bool) {
 	return answer, ok
 }
 
-// icapUpload is a streamed request whose ICAP server wants the rest of
-// its body: uploadBody passes the body on to it instead of a member, and
-// icapUploadDone acts on the answer once the body ended.
+// icapUpload is a streamed request (or response) whose ICAP server wants
+// the rest of its body: uploadBody (streamBody) passes the body on to it
+// instead of a member (the client), and icapUploadDone
+// (icapResponseDone) acts on the answer once the body ended.
 type icapUpload struct {
 	rest *icap.Rest
 	a    *Adapt
