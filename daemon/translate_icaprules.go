@@ -29,11 +29,31 @@ func (r *icapRules) RunICAP(resp bool, h *icap.Head, server netip.AddrPort) erro
 	if resp {
 		ev = rules.ICAPResponse
 	}
-	m := rules.ICAPMessage{Method: h.Method, URI: h.URI, Status: h.Status, Fields: h.Fields}
+	m := rules.ICAPMessage{Method: h.Method, URI: h.URI, Status: h.Status, Fields: h.Fields, ReadOnly: h.ReadOnly}
+	// HTTP:: commands act on the encapsulated message (a head that does
+	// not parse is left out: they then find none).
+	if h.Request != nil {
+		m.HTTPRequest = &rules.HTTPHead{}
+		if m.HTTPRequest.Reset(h.Request, false) != nil {
+			m.HTTPRequest = nil
+		}
+	}
+	if h.Response != nil {
+		m.HTTPResponse = &rules.HTTPHead{}
+		if m.HTTPResponse.Reset(h.Response, true) != nil {
+			m.HTTPResponse = nil
+		}
+	}
 	if err := p.RunICAP(ev, &m, server); err != nil {
 		return fmt.Errorf("%s: %w", ev, err)
 	}
 	h.URI, h.Fields = m.URI, m.Fields
+	if m.HTTPRequest != nil && m.HTTPRequest.Modified() {
+		h.Request = m.HTTPRequest.AppendTo(nil)
+	}
+	if m.HTTPResponse != nil && m.HTTPResponse.Modified() {
+		h.Response = m.HTTPResponse.AppendTo(nil)
+	}
 	return nil
 }
 

@@ -74,8 +74,7 @@ func watchHeap() func() uint64 {
 // anything near the body's size; a preview holding the blocked word gets
 // the ICAP server's page and the member never sees the request; a
 // request the ICAP server rewrote on the preview goes in the original's
-// place. A server that wants the rest ends the client as an oversize
-// request.
+// place. (A server that wants the rest: TestRequestAdaptStreamedRest.)
 func TestRequestAdaptStreamed(t *testing.T) {
 	startSumMember(t, "127.66.130.11:80")
 	decide, err := icaptest.Listen("127.66.130.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap", DecidePreview: true})
@@ -83,11 +82,6 @@ func TestRequestAdaptStreamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer decide.Close()
-	wants, err := icaptest.Listen("127.66.130.22:1344", icaptest.Config{Block: "EICAR"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wants.Close()
 	const size = 16 << 20
 	pat := bodyPattern(size)
 	sum, sha1024 := sha256.Sum256(pat), sha256.Sum256(pat[:1024])
@@ -108,7 +102,6 @@ func TestRequestAdaptStreamed(t *testing.T) {
 		// The ICAP server's request, decided on the preview, goes in
 		// the original's place: its body is the preview it saw.
 		{"modified on the preview", decide, false, "", true, 200, "n=1024 sha=" + hex.EncodeToString(sha1024[:]) + " collected=icap", "modified"},
-		{"the server wants the rest", wants, false, "", false, 0, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mustApply(t, p, adaptConfig(t, "127.66.130.1:80", "127.66.130.11:80", adapt(mblb.AdaptReset, 1024), nil, tc.icap.Addr()))
@@ -232,5 +225,189 @@ func TestRequestAdaptStreamedSlowHead(t *testing.T) {
 	}
 	if srv.Stats.Previews.Load() != 1 || srv.Stats.Continues.Load() != 0 {
 		t.Fatalf("%d previews, %d 100 Continue; want one preview decided on", srv.Stats.Previews.Load(), srv.Stats.Continues.Load())
+	}
+}
+
+// TestRequestAdaptStreamedRest: 4 MiB uploads (over the 1 MiB bound)
+// to an ICAP server that wants the rest after the preview (100
+// Continue), or that takes no preview: the rest of the body goes to it
+// as it arrives, and its answer after the whole decides. The request
+// offers no 204 then, so the server sends the body back (echoed) and
+// the member gets it intact; a rewritten request carries the whole body
+// too; a body with the blocked word past the preview gets the page.
+func TestRequestAdaptStreamedRest(t *testing.T) {
+	startSumMember(t, "127.93.1.11:80")
+	wants, err := icaptest.Listen("127.93.1.21:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wants.Close()
+	late, err := icaptest.Listen("127.93.1.22:1344", icaptest.Config{Always204: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	const size = 4 << 20
+	sum := sha256.Sum256(bodyPattern(size))
+	whole := "n=4194304 sha=" + hex.EncodeToString(sum[:])
+	p, lg := newPlane(t)
+	for _, tc := range []struct {
+		name      string
+		icap      *icaptest.Server
+		down      mblb.AdaptDown
+		preview   int
+		chunked   bool
+		blocked   bool // the word past the preview
+		scan      bool // X-Scan, which the ICAP server rewrites
+		status    int
+		want      string
+		counted   string
+		continues int64
+		echoed    int64
+	}{
+		{"Content-Length, echoed after 100 Continue", wants, mblb.AdaptReset, 1024, false, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"chunked, echoed after 100 Continue", wants, mblb.AdaptReset, 1024, true, false, false, 200, whole + " collected=", "modified", 1, 1},
+		{"rewritten with the whole body", wants, mblb.AdaptReset, 1024, false, false, true, 200, whole + " collected=icap", "modified", 1, 0},
+		{"blocked past the preview", wants, mblb.AdaptReset, 1024, false, true, false, 403, "blocked by the ICAP service", "answered", 1, 0},
+		{"no preview, the whole body streamed", wants, mblb.AdaptReset, 0, false, false, false, 200, whole + " collected=", "modified", 0, 1},
+		{"no preview, chunked", wants, mblb.AdaptReset, 0, true, false, false, 200, whole + " collected=", "modified", 0, 1},
+		// A 204 after the whole body: nothing was held to go on with,
+		// so even service-down-action ignore resets the client.
+		{"a 204 after the whole body, ignore", late, mblb.AdaptIgnore, 1024, false, false, false, 0, "", "failed", 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mustApply(t, p, adaptConfig(t, "127.93.1.1:80", "127.93.1.11:80", adapt(tc.down, tc.preview), nil, tc.icap.Addr()))
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+			var body io.Reader = &patternReader{n: size}
+			if tc.blocked {
+				body = io.MultiReader(&patternReader{n: 3 << 20}, strings.NewReader("EICAR"), &patternReader{n: size - 3<<20 - 5})
+			}
+			req, _ := http.NewRequest("PUT", "http://127.93.1.1:80/up", body)
+			if tc.scan {
+				req.Header.Set("X-Scan", "raw")
+			}
+			req.ContentLength = size
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			was := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			stCont, stEcho := tc.icap.Stats.Continues.Load(), tc.icap.Stats.Echoed.Load()
+			resp, err := hc.Do(req)
+			if tc.status == 0 {
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Fatalf("%d %q, want the client reset", resp.StatusCode, b)
+				}
+				eventually(t, "the exchange counted "+tc.counted+" and the client reset", func() bool {
+					return adaptCounted(was, p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt) == tc.counted &&
+						strings.Contains(lg.String(), "the streamed body is not held, reset")
+				})
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
+			}
+			if n := tc.icap.Stats.Continues.Load() - stCont; n != tc.continues {
+				t.Errorf("%d 100 Continue, want %d", n, tc.continues)
+			}
+			if n := tc.icap.Stats.Echoed.Load() - stEcho; n != tc.echoed {
+				t.Errorf("%d echoed, want %d", n, tc.echoed)
+			}
+			now := p.ProfileStats(ProfileReqAdapt, "/Common/av", []string{"/Common/vs"}).Adapt
+			if got := adaptCounted(was, now); got != tc.counted {
+				t.Errorf("counted as %q, want %q", got, tc.counted)
+			}
+		})
+	}
+}
+
+// TestAdaptEventsStreamed: the ADAPT_REQUEST_ events over 2 MiB uploads
+// (streamed past the bound): after a 204 to the preview (bypass) or the
+// service down and ignored, over the head as it goes, its edit reaching
+// the member with the whole body; after a request the ICAP server
+// rewrote once it had the whole body (modify), ADAPT_REQUEST_HEADERS
+// too; over the ICAP server's page (respond); and HTTP::respond there
+// answers the client in the request's place.
+func TestAdaptEventsStreamed(t *testing.T) {
+	startSumMember(t, "127.93.2.11:80")
+	decide, err := icaptest.Listen("127.93.2.21:1344", icaptest.Config{Block: "EICAR", DecidePreview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer decide.Close()
+	wants, err := icaptest.Listen("127.93.2.22:1344", icaptest.Config{Block: "EICAR", Header: "X-Scan", Value: "clean", Add: "X-Collected: icap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wants.Close()
+	rule := `when ADAPT_REQUEST_HEADERS { HTTP::header replace X-Collected "headers-[HTTP::header X-Scan]" }
+when ADAPT_REQUEST_RESULT {
+	if {[HTTP::header exists X-Respond]} {
+		HTTP::respond 299 content "by rule after [ADAPT::result]"
+	} elseif {![HTTP::header exists X-Collected]} {
+		HTTP::header insert X-Collected [ADAPT::result]
+	}
+}`
+	const size = 2 << 20
+	sum := sha256.Sum256(bodyPattern(size))
+	whole := "n=2097152 sha=" + hex.EncodeToString(sum[:])
+	p, lg := newPlane(t)
+	for _, tc := range []struct {
+		name    string
+		icap    string
+		down    mblb.AdaptDown
+		prefix  string
+		fields  map[string]string
+		chunked bool
+		status  int
+		want    string
+	}{
+		{"bypass: the head edited", decide.Addr(), mblb.AdaptReset, "", nil, false, 200, whole + " collected=bypass"},
+		{"bypass, chunked", decide.Addr(), mblb.AdaptReset, "", nil, true, 200, whole + " collected=bypass"},
+		{"bypass: answered by the rule", decide.Addr(), mblb.AdaptReset, "", map[string]string{"X-Respond": "1"}, false, 299, "by rule after bypass"},
+		{"service down, ignored", "127.93.2.29:1344", mblb.AdaptIgnore, "", nil, false, 200, whole + " collected=bypass"},
+		{"respond: the page", decide.Addr(), mblb.AdaptReset, "EICAR", nil, false, 403, "blocked by the ICAP service"},
+		{"respond: answered by the rule", decide.Addr(), mblb.AdaptReset, "EICAR", map[string]string{"X-Respond": "1"}, false, 299, "by rule after respond"},
+		{"modify after the whole body", wants.Addr(), mblb.AdaptReset, "", map[string]string{"X-Scan": "raw"}, false, 200, whole + " collected=headers-clean"},
+		{"modify (echoed) after the whole body", wants.Addr(), mblb.AdaptReset, "", nil, true, 200, whole + " collected=headers-"},
+		{"modify: answered by the rule", wants.Addr(), mblb.AdaptReset, "", map[string]string{"X-Respond": "1"}, false, 299, "by rule after modify"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := adaptConfig(t, "127.93.2.1:80", "127.93.2.11:80", adapt(tc.down, 1024), nil, tc.icap)
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, rule)
+			mustApply(t, p, cfg)
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+			var body io.Reader = &patternReader{n: size}
+			if tc.prefix != "" {
+				body = io.MultiReader(strings.NewReader(tc.prefix), &patternReader{n: size - len(tc.prefix)})
+			}
+			req, _ := http.NewRequest("PUT", "http://127.93.2.1:80/up", body)
+			for k, v := range tc.fields {
+				req.Header.Set(k, v)
+			}
+			req.ContentLength = size
+			if tc.chunked {
+				req.ContentLength = -1
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatalf("%v (log %s)", err, lg)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("%d %q, want %d %q (log %s)", resp.StatusCode, b, tc.status, tc.want, lg)
+			}
+		})
 	}
 }

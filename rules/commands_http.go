@@ -168,6 +168,8 @@ func (s *ConnState) responseEvent() bool {
 		HTTPProxyResponse,                         // the answer to a CONNECT
 		AdaptResponseHeaders, AdaptResponseResult: // the member's answer after RESPMOD
 		return true
+	case ICAPRequest, ICAPResponse: // the encapsulated message: a response when there is one
+		return s.icap != nil && s.icap.HTTPResponse != nil
 	}
 	return false
 }

@@ -22,6 +22,14 @@ type ICAPMessage struct {
 	Status int
 	// Fields are the header fields, in order, names as sent.
 	Fields [][2]string
+	// HTTPRequest and HTTPResponse are the heads of the encapsulated
+	// HTTP message (nil: none), which HTTP:: commands read and edit in
+	// these events as BIG-IP's do: the response's for RESPMOD (or a
+	// page answering a REQMOD), the request's otherwise. ReadOnly: an
+	// edit is an error of the rule (the ICAP server left the message
+	// as it was).
+	HTTPRequest, HTTPResponse *HTTPHead
+	ReadOnly                  bool
 }
 
 // RunICAP runs ev (ICAPRequest or ICAPResponse) of the internal virtual
@@ -33,7 +41,7 @@ func (p *Program) RunICAP(ev Event, m *ICAPMessage, server netip.AddrPort) error
 	if len(p.handlers[ev]) == 0 {
 		return nil
 	}
-	s := p.NewConnState(icapConn{server})
+	s := p.NewConnState(&icapConn{server: server, m: m})
 	defer s.Release()
 	s.flowStarted = true // FLOW_INIT is the client connection's, not the exchange's
 	s.icap = m
@@ -43,8 +51,15 @@ func (p *Program) RunICAP(ev Event, m *ICAPMessage, server netip.AddrPort) error
 	if s.ended {
 		return errICAPEnded
 	}
+	if m.ReadOnly && (m.HTTPRequest != nil && m.HTTPRequest.Modified() || m.HTTPResponse != nil && m.HTTPResponse.Modified()) {
+		return errICAPReadOnly
+	}
 	return nil
 }
+
+// errICAPReadOnly is an HTTP:: edit in ICAP_RESPONSE over a message the
+// ICAP server did not send back (204): there is nothing to edit.
+var errICAPReadOnly = errors.New("HTTP:: edit of a message the ICAP server left unchanged")
 
 // errICAPEnded is an ICAP event that rejected or dropped: the exchange
 // fails as when the ICAP server is down.
@@ -264,32 +279,43 @@ func cmdICAPHeader(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 // icapConn is the rule connection of one ICAP exchange: its server is
 // the ICAP server (IP::server_addr); it balances nothing and carries no
 // payload, so those commands are errors of the rule.
-type icapConn struct{ server netip.AddrPort }
+type icapConn struct {
+	server netip.AddrPort
+	m      *ICAPMessage
+}
 
 var errICAPConn = errors.New("not valid in ICAP_REQUEST or ICAP_RESPONSE")
 
-func (c icapConn) Addr(e Endpoint) netip.AddrPort {
+// HTTPRequest, HTTPResponse, HTTPRequestNum and HTTPDo make the
+// encapsulated HTTP message what HTTP:: commands act on; an action (HTTP::respond,
+// HTTP::close...) has no client to act on here.
+func (c *icapConn) HTTPRequest() *HTTPHead  { return c.m.HTTPRequest }
+func (c *icapConn) HTTPResponse() *HTTPHead { return c.m.HTTPResponse }
+func (c *icapConn) HTTPRequestNum() int     { return 1 }
+func (c *icapConn) HTTPDo(HTTPAction) error { return errICAPConn }
+
+func (c *icapConn) Addr(e Endpoint) netip.AddrPort {
 	if e == EndServer {
 		return c.server
 	}
 	return netip.AddrPort{}
 }
-func (icapConn) Protocol() int { return 6 }
-func (icapConn) Decide(d Decision) error {
+func (*icapConn) Protocol() int { return 6 }
+func (*icapConn) Decide(d Decision) error {
 	switch d.Kind {
 	case DecideReject, DecideDrop, DecideDiscard:
 		return nil // s.ended: the exchange fails
 	}
 	return errICAPConn
 }
-func (icapConn) Collect(Side, int, int) error                        { return errICAPConn }
-func (icapConn) Release(Side, int) error                             { return errICAPConn }
-func (icapConn) Payload(Side) []byte                                 { return nil }
-func (icapConn) ReplacePayload(Side, int, int, []byte) error         { return errICAPConn }
-func (icapConn) Respond(Side, []byte) error                          { return errICAPConn }
-func (icapConn) Close(Side) error                                    { return errICAPConn }
-func (icapConn) Notify(Side, NotifyKind) error                       { return errICAPConn }
-func (icapConn) LBSelect() (string, netip.AddrPort, error)           { return "", netip.AddrPort{}, errICAPConn }
-func (icapConn) LBServer() (string, netip.AddrPort, bool)            { return "", netip.AddrPort{}, false }
-func (icapConn) MemberStatus(string, netip.AddrPort) (string, error) { return "", errICAPConn }
-func (icapConn) ActiveMembers(string) ([]netip.AddrPort, error)      { return nil, errICAPConn }
+func (*icapConn) Collect(Side, int, int) error                        { return errICAPConn }
+func (*icapConn) Release(Side, int) error                             { return errICAPConn }
+func (*icapConn) Payload(Side) []byte                                 { return nil }
+func (*icapConn) ReplacePayload(Side, int, int, []byte) error         { return errICAPConn }
+func (*icapConn) Respond(Side, []byte) error                          { return errICAPConn }
+func (*icapConn) Close(Side) error                                    { return errICAPConn }
+func (*icapConn) Notify(Side, NotifyKind) error                       { return errICAPConn }
+func (*icapConn) LBSelect() (string, netip.AddrPort, error)           { return "", netip.AddrPort{}, errICAPConn }
+func (*icapConn) LBServer() (string, netip.AddrPort, bool)            { return "", netip.AddrPort{}, false }
+func (*icapConn) MemberStatus(string, netip.AddrPort) (string, error) { return "", errICAPConn }
+func (*icapConn) ActiveMembers(string) ([]netip.AddrPort, error)      { return nil, errICAPConn }

@@ -92,3 +92,80 @@ func TestICAPCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestICAPHTTPCommands: in ICAP_REQUEST and ICAP_RESPONSE, HTTP::
+// commands read and edit the encapsulated HTTP message: the response
+// when there is one (RESPMOD, a page), the request otherwise; an edit of
+// a message the ICAP server left as it was (read only) fails the
+// exchange, as does an action with no client to act on.
+func TestICAPHTTPCommands(t *testing.T) {
+	head := func(s string, response bool) *HTTPHead {
+		h := &HTTPHead{}
+		if err := h.Reset([]byte(s), response); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	const get = "GET /scan/a.exe?x=1 HTTP/1.1\r\nHost: app\r\nX-A: 1\r\n\r\n"
+	const ok = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5\r\n\r\n"
+	cases := []struct {
+		name, body string
+		ev         Event
+		req, resp  string
+		readOnly   bool
+		log        string
+		wantReq    string // the request head after the rule ("" unchanged)
+		wantResp   string
+		err        string
+	}{
+		{name: "request read", body: `when ICAP_REQUEST { log local0. "[HTTP::method] [HTTP::path] [HTTP::header X-A] [HTTP::host]" }`, ev: ICAPRequest, req: get, log: "GET /scan/a.exe 1 app"},
+		{name: "request edited", body: `when ICAP_REQUEST { HTTP::header insert X-Scanned-By ltm; HTTP::header remove X-A }`, ev: ICAPRequest, req: get,
+			wantReq: "GET /scan/a.exe?x=1 HTTP/1.1\r\nHost: app\r\nX-Scanned-By: ltm\r\n\r\n"},
+		{name: "response of RESPMOD read", body: `when ICAP_REQUEST { log local0. "[HTTP::status] [HTTP::header Content-Type]" }`, ev: ICAPRequest, req: get, resp: ok, log: "200 text/html"},
+		{name: "response of the answer edited", body: `when ICAP_RESPONSE { HTTP::header replace Content-Type text/plain }`, ev: ICAPResponse, resp: ok,
+			wantResp: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\n"},
+		{name: "read only after a 204: read", body: `when ICAP_RESPONSE { log local0. [HTTP::uri] }`, ev: ICAPResponse, req: get, readOnly: true, log: "/scan/a.exe?x=1"},
+		{name: "read only after a 204: edit fails", body: `when ICAP_RESPONSE { HTTP::header insert X-B 1 }`, ev: ICAPResponse, req: get, readOnly: true, err: "left unchanged"},
+		{name: "no message", body: `when ICAP_REQUEST { HTTP::header names }`, ev: ICAPRequest, err: "there is no HTTP request"},
+		{name: "no client to answer", body: `when ICAP_REQUEST { HTTP::respond 403 }`, ev: ICAPRequest, req: get, err: "not valid in ICAP_REQUEST or ICAP_RESPONSE"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := mustCompile(t, "icap", c.body)
+			if u := r.Unsupported(); len(u) > 0 {
+				t.Fatalf("refused as not implemented: %v", u)
+			}
+			var logged []string
+			p := NewProgram(&Env{Log: func(_, l string) { logged = append(logged, l) }}, r)
+			m := &ICAPMessage{Method: "REQMOD", URI: "icap://127.93.0.5:1344/av", ReadOnly: c.readOnly}
+			if c.req != "" {
+				m.HTTPRequest = head(c.req, false)
+			}
+			if c.resp != "" {
+				m.Method, m.HTTPResponse = "RESPMOD", head(c.resp, true)
+			}
+			err := p.RunICAP(c.ev, m, netip.MustParseAddrPort("127.93.0.5:1344"))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.log != "" && (len(logged) != 1 || !strings.HasSuffix(logged[0], ">: "+c.log)) {
+				t.Fatalf("logged %q, want %q", logged, c.log)
+			}
+			if c.wantReq != "" && (!m.HTTPRequest.Modified() || string(m.HTTPRequest.AppendTo(nil)) != c.wantReq) {
+				t.Fatalf("request %q, want %q", m.HTTPRequest.AppendTo(nil), c.wantReq)
+			}
+			if c.wantResp != "" && (!m.HTTPResponse.Modified() || string(m.HTTPResponse.AppendTo(nil)) != c.wantResp) {
+				t.Fatalf("response %q, want %q", m.HTTPResponse.AppendTo(nil), c.wantResp)
+			}
+			if c.wantReq == "" && m.HTTPRequest != nil && m.HTTPRequest.Modified() || c.wantResp == "" && m.HTTPResponse != nil && m.HTTPResponse.Modified() {
+				t.Fatal("a message the rule did not edit is modified")
+			}
+		})
+	}
+}

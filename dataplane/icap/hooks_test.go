@@ -141,3 +141,103 @@ func TestHooks(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+// TestHooksHTTP: the hooks see and edit the encapsulated HTTP message
+// (HTTP:: commands in ICAP_REQUEST and ICAP_RESPONSE): an edit of the
+// request's head goes to the ICAP server with Encapsulated set again; an
+// edit of the answer's message goes on with its body; after a 204 the
+// heads that went are seen, read only; a head that does not parse fails
+// the exchange.
+func TestHooksHTTP(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	srv, err := icaptest.Listen("127.93.3.10:0", icaptest.Config{Header: "X-Scan", Value: "clean", Show: []string{"encapsulated"},
+		Log: func(l string) { mu.Lock(); lines = append(lines, l); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	addr := netip.MustParseAddrPort(srv.Addr())
+	plain := "GET /a HTTP/1.1\r\nHost: a\r\n\r\n"
+	scan := "GET /a HTTP/1.1\r\nHost: a\r\nX-Scan: raw\r\n\r\n"
+	resp := "HTTP/1.1 200 OK\r\nX-Scan: raw\r\nContent-Length: 5\r\n\r\n"
+	insert := func(head []byte, line string) []byte {
+		return []byte(strings.TrimSuffix(string(head), "\r\n") + line + "\r\n")
+	}
+	for _, tc := range []struct {
+		name         string
+		mode         icap.Mode
+		req          string
+		edit, answer func(h *icap.Head) error
+		outcome      icap.Outcome
+		msgHas       string // in the result's message
+		log          string // the server logged
+		seen         string // the answer hook saw, in its heads
+		readOnly     bool
+		wantErr      bool
+	}{
+		{name: "request head edited", mode: icap.ReqMod, req: plain, edit: func(h *icap.Head) error {
+			h.Request = insert(h.Request, "X-Scan: raw\r\n")
+			return nil
+		}, outcome: icap.Modified, msgHas: "X-Scan: clean", log: "REQMOD encapsulated: req-hdr=0, req-body=41", seen: "X-Scan: clean"},
+		{name: "modified request edited in the answer", mode: icap.ReqMod, req: scan, answer: func(h *icap.Head) error {
+			h.Request = insert(h.Request, "X-After: 1\r\n")
+			return nil
+		}, outcome: icap.Modified, msgHas: "X-After: 1", seen: "X-Scan: clean"},
+		{name: "modified response edited in the answer", mode: icap.RespMod, req: plain, answer: func(h *icap.Head) error {
+			h.Response = insert(h.Response, "X-After: 2\r\n")
+			return nil
+		}, outcome: icap.Modified, msgHas: "X-After: 2\r\nContent-Length: 5\r\n\r\nfine.", seen: "HTTP/1.1 200 OK"},
+		{name: "204: the heads that went, read only", mode: icap.ReqMod, req: plain, outcome: icap.Unmodified, seen: "GET /a HTTP/1.1", readOnly: true},
+		{name: "invalid request head", mode: icap.ReqMod, req: plain, edit: func(h *icap.Head) error {
+			h.Request = []byte("nonsense\r\n\r\n")
+			return nil
+		}, wantErr: true},
+		{name: "invalid answer head", mode: icap.ReqMod, req: scan, answer: func(h *icap.Head) error {
+			h.Request = []byte("nonsense\r\n\r\n")
+			return nil
+		}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			lines = nil
+			mu.Unlock()
+			var seen string
+			var ro bool
+			k := &hooks{edit: tc.edit, answer: func(h *icap.Head) error {
+				seen, ro = string(h.Request)+string(h.Response), h.ReadOnly
+				if tc.answer != nil {
+					return tc.answer(h)
+				}
+				return nil
+			}}
+			s := &icap.Service{URI: "icap://${SERVER_IP}:${SERVER_PORT}/av", Timeout: 5 * time.Second, Client: &icap.Client{}}
+			m := &icap.Message{ReqHead: []byte(tc.req), Hooks: k}
+			if tc.mode == icap.RespMod {
+				m.RespHead, m.RespBody = []byte(resp), []byte("fine.")
+			}
+			r, err := s.Exchange(context.Background(), addr, tc.mode, m)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("%v %q, want an error", r.Outcome, r.Msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != tc.outcome || !strings.Contains(string(r.Msg), tc.msgHas) {
+				t.Fatalf("%v %q, want %v with %q", r.Outcome, r.Msg, tc.outcome, tc.msgHas)
+			}
+			if !strings.Contains(seen, tc.seen) || ro != tc.readOnly {
+				t.Fatalf("the answer hook saw %q (read only %v), want %q (%v)", seen, ro, tc.seen, tc.readOnly)
+			}
+			mu.Lock()
+			got := strings.Join(lines, "\n")
+			mu.Unlock()
+			if !strings.Contains(got, tc.log) {
+				t.Fatalf("server logged %q, lacks %q", got, tc.log)
+			}
+		})
+	}
+}

@@ -146,6 +146,13 @@ type Head struct {
 	// Status is the answer's code (0 in a request).
 	Status int
 	Fields [][2]string
+	// Request and Response are the heads of the encapsulated HTTP
+	// message (nil: none): in a request, those about to go (a hook may
+	// replace them; Encapsulated follows); in an answer, the one the
+	// server sent back (a replaced head goes on with its body), or, for
+	// another status than 200, those that went, ReadOnly.
+	Request, Response []byte
+	ReadOnly          bool
 }
 
 // ErrStatus is an ICAP answer other than 100, 200 and 204: the service
@@ -178,6 +185,22 @@ func (s *Service) URIFor(addr netip.AddrPort) string {
 // the answer. ctx may end it early. A kept connection the server closed
 // meanwhile (nothing answered yet) is retried once on a fresh one.
 func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, m *Message) (Result, error) {
+	r, _, err := s.exchangeStream(ctx, addr, mode, m, false)
+	return r, err
+}
+
+// ExchangeStream is Exchange for a Partial message whose caller can send
+// the rest of its body as it comes: where Exchange fails with ErrWhole
+// (the server asked for the rest after the preview, or the service
+// takes no preview), it returns a Rest to send it on and read the
+// answer with. The request then does not offer a 204 beyond the preview
+// (no Allow: 204): the body is not held, so only a 200 can follow the
+// whole of it.
+func (s *Service) ExchangeStream(ctx context.Context, addr netip.AddrPort, mode Mode, m *Message) (Result, *Rest, error) {
+	return s.exchangeStream(ctx, addr, mode, m, true)
+}
+
+func (s *Service) exchangeStream(ctx context.Context, addr netip.AddrPort, mode Mode, m *Message, stream bool) (Result, *Rest, error) {
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
@@ -190,7 +213,7 @@ func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, 
 	uri := s.URIFor(addr)
 	opt, err := cl.options(ctx, s, addr, uri)
 	if err != nil {
-		return Result{}, err
+		return Result{}, nil, err
 	}
 	preview := -1 // none
 	if s.Preview > 0 {
@@ -199,7 +222,7 @@ func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, 
 	if opt != nil {
 		switch opt.transfer(extension(m.ReqHead)) {
 		case transferIgnore:
-			return Result{Outcome: Unmodified, Ignored: true}, nil
+			return Result{Outcome: Unmodified, Ignored: true}, nil, nil
 		case transferComplete:
 			preview = -1
 		default:
@@ -210,17 +233,20 @@ func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, 
 			}
 		}
 	}
-	if m.Partial && preview < 0 {
-		return Result{}, ErrWhole
+	if m.Partial && preview < 0 && !stream {
+		return Result{}, nil, ErrWhole
 	}
 	for try := 0; ; try++ {
 		pc, reused, err := cl.get(ctx, addr, s.ConnectTimeout)
 		if err != nil {
-			return Result{}, err
+			return Result{}, nil, err
 		}
 		r, keep, answered, err := pc.run(ctx, func() (Result, bool, bool, error) {
-			return s.exchange(pc, uri, mode, m, preview)
+			return s.exchange(pc, uri, mode, m, preview, stream)
 		})
+		if err == errRest {
+			return Result{}, &Rest{s: s, cl: cl, pc: pc, addr: addr, uri: uri, mode: mode, hooks: m.Hooks, opt: opt, req: m.ReqHead, resp: m.RespHead}, nil
+		}
 		if keep && err == nil {
 			cl.put(addr, pc)
 		} else {
@@ -232,7 +258,111 @@ func (s *Service) Exchange(ctx context.Context, addr netip.AddrPort, mode Mode, 
 		if err == nil && opt != nil && r.ISTag != "" && opt.ISTag != "" && r.ISTag != opt.ISTag {
 			cl.forget(addr, uri) // the service changed: learn its OPTIONS again
 		}
-		return r, err
+		return r, nil, err
+	}
+}
+
+// errRest is exchange's word that the rest of a Partial body is to be
+// sent (ExchangeStream).
+var errRest = errors.New("icap: the rest of the body is wanted")
+
+// ErrLate204 is a 204 after the whole of a streamed body: the caller
+// holds none of it, so the message cannot go on unchanged.
+var ErrLate204 = errors.New("icap: 204 after the whole of a streamed body, which is not held")
+
+// Rest is an exchange over a Partial message whose server wants the
+// rest of the body (or that goes without preview): the caller sends the
+// body on with Write as it arrives, then Finish reads the answer. The
+// Service's timeout bounds each write and the wait for the answer, not
+// the whole (a client's upload may take long) [M].
+type Rest struct {
+	s     *Service
+	cl    *Client
+	pc    *conn
+	addr  netip.AddrPort
+	uri   string
+	mode  Mode
+	hooks Hooks
+	opt   *Options
+	buf   []byte
+	// req and resp are the encapsulated heads (for the hooks).
+	req, resp []byte
+}
+
+// deadline bounds the next wait on the server by the Service's timeout.
+func (r *Rest) deadline() {
+	if r.s.Timeout > 0 {
+		r.pc.c.SetDeadline(time.Now().Add(r.s.Timeout))
+	} else {
+		r.pc.c.SetDeadline(time.Time{})
+	}
+}
+
+// Write sends p, the next bytes of the body (transfer coding removed),
+// as one chunk.
+func (r *Rest) Write(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	r.deadline()
+	r.buf = httpx.AppendChunk(r.buf[:0], p)
+	_, err := r.pc.c.Write(r.buf)
+	return err
+}
+
+// Finish ends the body and reads the answer: Modified or Answered with
+// the message, ErrLate204 for a 204 (nothing held to go on with), or
+// the exchange's failure. The connection is kept when it may serve
+// another exchange.
+func (r *Rest) Finish() (Result, error) {
+	r.deadline()
+	if _, err := r.pc.c.Write([]byte("0\r\n\r\n")); err != nil {
+		r.Abort()
+		return Result{}, err
+	}
+	status, hdr, err := readHead(r.pc.r, r.hooks)
+	for err == nil && status == 100 {
+		status, hdr, err = readHead(r.pc.r, r.hooks) // (a late 100 Continue, said twice)
+	}
+	var res Result
+	if err == nil && status == 200 {
+		res, err = r.s.readEncapsulated(r.pc.r, r.mode, hdr)
+	}
+	if err == nil && r.hooks != nil {
+		hdr, res, err = hookAnswer(r.hooks, r.mode, r.uri, status, hdr, res, r.req, r.resp)
+	}
+	if err != nil {
+		r.Abort()
+		return Result{}, err
+	}
+	keep := !strings.EqualFold(hdr["connection"], "close")
+	switch status {
+	case 204:
+		// Nothing follows a 204: the connection stays in step.
+		res, err = Result{Status: 204, ISTag: hdr["istag"]}, ErrLate204
+	case 200:
+		res.ISTag = hdr["istag"]
+	default:
+		res, err, keep = Result{Status: status}, fmt.Errorf("%w: %d", ErrStatus, status), false
+	}
+	if keep {
+		r.pc.c.SetDeadline(time.Time{})
+		r.cl.put(r.addr, r.pc)
+		r.pc = nil
+	} else {
+		r.Abort()
+	}
+	if res.ISTag != "" && r.opt != nil && r.opt.ISTag != "" && res.ISTag != r.opt.ISTag {
+		r.cl.forget(r.addr, r.uri)
+	}
+	return res, err
+}
+
+// Abort gives the exchange up: the connection, out of step, is closed.
+func (r *Rest) Abort() {
+	if r.pc != nil {
+		r.pc.c.Close()
+		r.pc = nil
 	}
 }
 
@@ -246,7 +376,7 @@ func stale(err error) bool {
 // preview, -1 none) and reads its answer; keep says the
 // connection may serve another exchange, answered that the server sent
 // something (a retry would not be safe).
-func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview int) (res Result, keep, answered bool, err error) {
+func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview int, stream bool) (res Result, keep, answered bool, err error) {
 	body := m.ReqBody
 	if mode == RespMod {
 		body = m.RespBody
@@ -255,29 +385,28 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 	if preview >= 0 {
 		preview = min(preview, len(body))
 	}
-	enc := "req-hdr=0"
-	n := len(m.ReqHead)
-	if mode == RespMod {
-		enc += ", res-hdr=" + strconv.Itoa(n)
-		n += len(m.RespHead)
-		enc += ", res-body=" + strconv.Itoa(n)
-	} else {
-		enc += ", req-body=" + strconv.Itoa(n)
-	}
+	reqHead, respHead := m.ReqHead, m.RespHead
+	enc := encapsulated(mode, reqHead, respHead)
+	// A streamed message whose rest goes on to the server is not held:
+	// only a 204 to its preview can be taken (RFC 3507 4.5 allows one
+	// without Allow: 204), so the request does not offer 204 [M].
+	allow204 := !(stream && m.Partial)
 	if m.Hooks == nil {
 		b.WriteString(mode.String() + " " + uri + " ICAP/1.0\r\n")
 		s.writeCommon(&b, uri)
-		b.WriteString("Allow: 204\r\n")
+		if allow204 {
+			b.WriteString("Allow: 204\r\n")
+		}
 		if preview >= 0 {
 			b.WriteString("Preview: " + strconv.Itoa(preview) + "\r\n")
 		}
 		b.WriteString("Encapsulated: " + enc + "\r\n\r\n")
-	} else if err := s.hookedHead(&b, m.Hooks, uri, mode, preview, enc); err != nil {
+	} else if err := s.hookedHead(&b, m.Hooks, uri, mode, preview, enc, allow204, &reqHead, &respHead); err != nil {
 		return Result{}, false, false, err
 	}
-	b.Write(m.ReqHead)
+	b.Write(reqHead)
 	if mode == RespMod {
-		b.Write(m.RespHead)
+		b.Write(respHead)
 	}
 	// The body always goes chunked, an empty one as a lone last chunk
 	// (req-body rather than null-body keeps one shape; RFC 3507 allows
@@ -293,6 +422,13 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		}
 	} else {
 		writeChunk(&b, body)
+		if stream && m.Partial {
+			// No preview: the rest of the body follows at once (Rest).
+			if _, err := pc.c.Write(b.Bytes()); err != nil {
+				return Result{}, false, false, err
+			}
+			return Result{}, false, false, errRest
+		}
 		b.WriteString("0\r\n\r\n")
 		rest = nil
 	}
@@ -305,13 +441,29 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 			return Result{}, false, answered, err
 		}
 		answered = true
+		var r Result
+		if status == 200 {
+			if r, err = s.readEncapsulated(pc.r, mode, hdr); err != nil {
+				return Result{}, false, true, err
+			}
+		}
 		if m.Hooks != nil && status != 100 {
-			if hdr, err = hookResponse(m.Hooks, mode, uri, status, hdr); err != nil {
+			if hdr, r, err = hookAnswer(m.Hooks, mode, uri, status, hdr, r, reqHead, respHead); err != nil {
 				return Result{}, false, true, err
 			}
 		}
 		keep = !strings.EqualFold(hdr["connection"], "close")
 		switch {
+		case status == 100 && m.Partial && stream:
+			// What the caller held beyond the preview goes first.
+			if len(rest) > 0 {
+				b.Reset()
+				writeChunk(&b, rest)
+				if _, err := pc.c.Write(b.Bytes()); err != nil {
+					return Result{}, false, true, err
+				}
+			}
+			return Result{}, false, true, errRest
 		case status == 100 && m.Partial:
 			return Result{}, false, true, ErrWhole
 		case status == 100:
@@ -329,9 +481,8 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 		case status == 204:
 			return Result{Outcome: Unmodified, Status: 204, ISTag: hdr["istag"]}, keep, true, nil
 		case status == 200:
-			r, err := s.readEncapsulated(pc.r, mode, hdr)
 			r.ISTag = hdr["istag"]
-			return r, keep && err == nil, true, err
+			return r, keep, true, nil
 		}
 		// An error status with a body would leave the connection out of
 		// step: it is not kept.
@@ -342,15 +493,20 @@ func (s *Service) exchange(pc *conn, uri string, mode Mode, m *Message, preview 
 // hookedHead writes the request's head after the hooks saw it: in the
 // order they left the fields, with Encapsulated and Preview (removed
 // when preview < 0) set from the message whatever they did.
-func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, preview int, enc string) error {
+func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, preview int, enc string, allow204 bool, req, resp *[]byte) error {
 	var c bytes.Buffer
 	s.writeCommon(&c, uri)
-	h := &Head{Method: mode.String(), URI: uri}
+	h := &Head{Method: mode.String(), URI: uri, Request: *req}
+	if mode == RespMod {
+		h.Response = *resp
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(c.String(), "\r\n"), "\r\n") {
 		k, v, _ := strings.Cut(l, ": ")
 		h.Fields = append(h.Fields, [2]string{k, v})
 	}
-	h.Fields = append(h.Fields, [2]string{"Allow", "204"})
+	if allow204 {
+		h.Fields = append(h.Fields, [2]string{"Allow", "204"})
+	}
 	if preview >= 0 {
 		h.Fields = append(h.Fields, [2]string{"Preview", strconv.Itoa(preview)})
 	}
@@ -360,6 +516,18 @@ func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, p
 	}
 	if h.URI == "" || strings.ContainsAny(h.URI, " \r\n") {
 		return fmt.Errorf("icap: the rules made an invalid URI %q", h.URI)
+	}
+	if !bytes.Equal(h.Request, *req) || mode == RespMod && !bytes.Equal(h.Response, *resp) {
+		if _, err := httpx.ParseRequest(h.Request); err != nil {
+			return fmt.Errorf("icap: the rules made an invalid HTTP request head: %v", err)
+		}
+		if mode == RespMod {
+			if _, err := httpx.ParseResponse(h.Response); err != nil {
+				return fmt.Errorf("icap: the rules made an invalid HTTP response head: %v", err)
+			}
+		}
+		*req, *resp = h.Request, h.Response
+		enc = encapsulated(mode, *req, *resp)
 	}
 	b.WriteString(mode.String() + " " + h.URI + " ICAP/1.0\r\n")
 	for _, f := range h.Fields {
@@ -379,18 +547,59 @@ func (s *Service) hookedHead(b *bytes.Buffer, hk Hooks, uri string, mode Mode, p
 	return nil
 }
 
-// hookResponse runs the Response hook over an answer's head and returns
-// its fields as the rest of the exchange reads them.
-func hookResponse(hk Hooks, mode Mode, uri string, status int, hdr map[string]string) (map[string]string, error) {
+// hookAnswer runs the Response hook over an answer's head (status,
+// hdr) and the encapsulated message of a 200 (r), or the heads that went
+// (req, resp: read only) for another status. It returns the fields as
+// the rest of the exchange reads them and r with the head the hook left.
+func hookAnswer(hk Hooks, mode Mode, uri string, status int, hdr map[string]string, r Result, req, resp []byte) (map[string]string, Result, error) {
 	h := &Head{Method: mode.String(), URI: uri, Status: status, Fields: orderedOf(hdr)}
+	end := 0
+	if r.Msg != nil {
+		end = bytes.Index(r.Msg, []byte("\r\n\r\n")) + 4
+		if r.Outcome == Modified && mode == ReqMod {
+			h.Request = r.Msg[:end]
+		} else {
+			h.Response = r.Msg[:end]
+		}
+	} else {
+		h.Request, h.ReadOnly = req, true
+		if mode == RespMod {
+			h.Response = resp
+		}
+	}
 	if err := hk.Response(h); err != nil {
-		return nil, err
+		return nil, r, err
 	}
 	out := make(map[string]string, len(h.Fields))
 	for _, f := range h.Fields {
 		out[strings.ToLower(f[0])] = f[1]
 	}
-	return out, nil
+	if r.Msg != nil {
+		head, parse := h.Response, func(b []byte) error { _, err := httpx.ParseResponse(b); return err }
+		if r.Outcome == Modified && mode == ReqMod {
+			head, parse = h.Request, func(b []byte) error { _, err := httpx.ParseRequest(b); return err }
+		}
+		if !bytes.Equal(head, r.Msg[:end]) {
+			msg := Frame(head, r.Msg[end:])
+			if err := parse(msg); err != nil {
+				return nil, r, fmt.Errorf("icap: the rules made an invalid HTTP head: %v", err)
+			}
+			r.Msg = msg
+		}
+	}
+	return out, r, nil
+}
+
+// encapsulated is the Encapsulated field of a request with these heads.
+func encapsulated(mode Mode, req, resp []byte) string {
+	enc := "req-hdr=0"
+	n := len(req)
+	if mode == RespMod {
+		enc += ", res-hdr=" + strconv.Itoa(n)
+		n += len(resp)
+		return enc + ", res-body=" + strconv.Itoa(n)
+	}
+	return enc + ", req-body=" + strconv.Itoa(n)
 }
 
 // orderedOf takes back the fields readHead kept in order for hooks.

@@ -528,8 +528,9 @@ func (e *Engine) adaptCounted(resp bool, o adaptOutcome) {
 // (done false: sendUpload sends it); the ICAP server's page answers the
 // client, and a modified request goes in the original's place, the
 // client's body being read and dropped; a server that wants the rest
-// (100 Continue), or a service without a preview, ends the client as an
-// oversize request does [M]. done: the request was dealt with here
+// (100 Continue), or a service without a preview, gets the rest of the
+// body as it arrives (icapUpload), and its answer after the whole goes
+// as a whole request's would. done: the request was dealt with here
 // (more and err are then startUpload's).
 func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream, rf *httpx.RequestFramer, x *HTTPEvent, head []byte, h *httpx.Head, closing bool) (done, more bool, err error) {
 	if side.skips(ra, h.Minor) {
@@ -566,25 +567,41 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 	if !up {
 		return !s.adaptDown(a, false, "no ICAP server of pool %s is available", a.Pool), false, errClosed
 	}
-	r, err := a.Service.Exchange(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: hd, ReqBody: body, Partial: partial, Hooks: a.hooks(addr)})
+	r, rest, err := a.Service.ExchangeStream(context.Background(), addr, icap.ReqMod, &icap.Message{ReqHead: hd, ReqBody: body, Partial: partial, Hooks: a.hooks(addr)})
 	switch {
-	case errors.Is(err, icap.ErrWhole):
-		s.e.stats.oversize.Add(1)
-		s.e.logf("mblb: client %s: profile %s: REQMOD to %s: the ICAP server wants the whole of a request over %d bytes, which is not held", s.client, a.Profile, addr, s.e.cfg.MaxMessageSize)
-		return true, false, ErrTooLarge
+	case rest != nil:
+		// The server wants the rest: the body goes to it as it
+		// arrives (uploadBody), past what the preview took, and its
+		// answer after the whole decides (icapUploadDone).
+		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body), x: x, closing: closing, respSide: respSide, head: append([]byte(nil), hd...)}
+		if h.Chunked {
+			ic.unchunk = &httpx.Unchunker{}
+		}
+		st.start += h.HeaderEnd
+		s.up = upload{on: true, discard: true, icap: ic}
+		return true, false, nil
 	case err != nil:
-		return !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err), false, errClosed
+		if !s.adaptDown(a, false, "REQMOD to %s: %v", addr, err) {
+			return true, false, errClosed
+		}
+		done, err := s.adaptStreamEvents("bypass", st, hd, h, x, closing)
+		return done, false, err
 	case r.Outcome == icap.Unmodified:
 		s.e.adaptCounted(false, adaptUnmodified)
 		s.e.stats.adaptStreamed.Add(1)
-		return false, false, nil
+		done, err := s.adaptStreamEvents("bypass", st, hd, h, x, closing)
+		return done, false, err
 	case r.Outcome == icap.Answered:
 		if _, err := httpx.ParseResponse(r.Msg); err != nil {
 			return !s.adaptDown(a, false, "REQMOD to %s answered with an invalid response: %v", addr, err), false, errClosed
 		}
 		s.e.adaptCounted(false, adaptAnswered)
+		page, ok := s.adaptPageEvents(hd, r.Msg)
+		if !ok {
+			return true, false, errClosed
+		}
 		s.msgsIn.Add(1)
-		s.localReply(r.Msg, closing)
+		s.localReply(page, closing)
 		s.httpDone = closing
 		st.start += h.HeaderEnd
 		s.up = upload{on: true, discard: true}
@@ -598,19 +615,311 @@ func (s *ClientConn) adaptUpload(ra *Adapt, side, respSide adaptSide, st *stream
 	if x != nil {
 		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
 	}
-	m, ok := s.buildRequest(r.Msg, &eh, x)
+	st.start += h.HeaderEnd
+	s.up = upload{on: true, discard: true}
+	return s.adaptedUpload(r.Msg, &eh, x, closing, respSide)
+}
+
+// adaptedUpload sends b, the request the ICAP server gave for a streamed
+// one (the client's body is being read and dropped, or went to the ICAP
+// server), after the ADAPT_REQUEST_ events ran over it; their
+// HTTP::respond answers the client instead.
+func (s *ClientConn) adaptedUpload(b []byte, h *httpx.Head, x *HTTPEvent, closing bool, respSide adaptSide) (done, more bool, err error) {
+	nb, nh, answer, ok := s.adaptRequestEvents("modify", b, h, x, nil)
+	if !ok {
+		return true, false, errClosed
+	}
+	s.msgsIn.Add(1)
+	if answer != nil {
+		s.localReply(answer, closing)
+		s.httpDone = closing
+		return true, false, nil
+	}
+	m, ok := s.buildRequest(nb, nh, x)
 	if !ok {
 		return true, false, errClosed
 	}
 	m.httpClose = closing
 	m.hx.respAdapt = respSide
-	s.decide(m, r.Msg, &eh, x)
-	st.start += h.HeaderEnd
-	s.up = upload{on: true, discard: true}
-	s.msgsIn.Add(1)
+	s.decide(m, nb, nh, x)
 	if !s.dispatch(m) {
 		return true, false, errClosed
 	}
 	s.httpDone = closing
 	return true, false, nil
+}
+
+// adaptPageEvents runs the ADAPT_REQUEST_ events after the ICAP server
+// answered a streamed request with its page (result respond): they see
+// the request's head (hd) and may answer otherwise (HTTP::respond) or
+// end the client (ok false). It returns the answer to give.
+func (s *ClientConn) adaptPageEvents(hd, page []byte) ([]byte, bool) {
+	if _, has := s.hrule.(HTTPAdaptEvents); !has {
+		return page, true
+	}
+	eh, err := httpx.ParseRequest(hd)
+	if err != nil {
+		return page, true
+	}
+	_, _, answer, ok := s.adaptRequestEvents("respond", hd[:eh.HeaderEnd], &eh, nil, page)
+	return answer, ok
+}
+
+// icapUpload is a streamed request (or response) whose ICAP server wants
+// the rest of its body: uploadBody (streamBody) passes the body on to it
+// instead of a member (the client), and icapUploadDone
+// (icapResponseDone) acts on the answer once the body ended.
+type icapUpload struct {
+	rest *icap.Rest
+	a    *Adapt
+	addr netip.AddrPort
+	// skip is how many body bytes (de-chunked) the preview took: they
+	// are not sent again.
+	skip int
+	// unchunk decodes a chunked body (nil: a Content-Length one).
+	unchunk *httpx.Unchunker
+	plain   []byte
+	// x, closing and respSide are the request's, for when its adapted
+	// version goes.
+	x        *HTTPEvent
+	closing  bool
+	respSide adaptSide
+	failed   bool
+	// head is the request's head as it went (for the ADAPT_ events
+	// over the server's page).
+	head []byte
+}
+
+// part passes on data, the next bytes of the body as the client framed
+// them. A failed write is noted (the rest of the body is then read and
+// dropped) and acted on at the end.
+func (ic *icapUpload) part(data []byte) {
+	if ic.failed || len(data) == 0 {
+		return
+	}
+	if ic.unchunk != nil {
+		ic.plain, _ = ic.unchunk.Append(ic.plain[:0], data) // (the framer checked the chunks)
+		data = ic.plain
+	}
+	if ic.skip > 0 {
+		k := min(ic.skip, len(data))
+		ic.skip -= k
+		data = data[k:]
+	}
+	if err := ic.rest.Write(data); err != nil {
+		ic.failed = true
+		ic.rest.Abort()
+	}
+}
+
+// icapUploadDone reads the ICAP server's answer once the whole body went
+// to it: its page answers the client, its request goes to a member in
+// the original's place. No copy of the body was kept, so a failed
+// exchange (or a 204, which only a held message could follow) cannot
+// let the request go on unadapted: service-down-action ignore resets
+// the client too [M]. A nil error: the session goes on.
+func (s *ClientConn) icapUploadDone(ic *icapUpload) error {
+	a := ic.a
+	var r icap.Result
+	err := errors.New("the connection failed while the body went")
+	if !ic.failed {
+		r, err = ic.rest.Finish()
+	}
+	if err == nil && r.Outcome == icap.Answered {
+		if _, perr := httpx.ParseResponse(r.Msg); perr != nil {
+			err = perr
+		}
+	}
+	var eh httpx.Head
+	if err == nil && r.Outcome != icap.Answered {
+		eh, err = httpx.ParseRequest(r.Msg)
+	}
+	if err != nil {
+		if s.adaptDown(a, false, "REQMOD to %s after the whole body: %v", ic.addr, err) {
+			s.e.logf("mblb: client %s: profile %s: the streamed body is not held, reset", s.client, a.Profile)
+			s.rst(rstcause.ServiceDown)
+			s.Close(true)
+		}
+		return errClosed
+	}
+	s.e.stats.adaptStreamed.Add(1)
+	x := ic.x
+	if r.Outcome == icap.Answered {
+		s.e.adaptCounted(false, adaptAnswered)
+		page, ok := s.adaptPageEvents(ic.head, r.Msg)
+		if !ok {
+			return errClosed
+		}
+		s.msgsIn.Add(1)
+		s.localReply(page, ic.closing)
+		s.httpDone = ic.closing
+		return nil
+	}
+	s.e.adaptCounted(false, adaptModified)
+	if x != nil {
+		x.edited, x.framingKept, x.bodySet, x.body = nil, false, false, nil
+	}
+	_, _, err = s.adaptedUpload(r.Msg, &eh, x, ic.closing, ic.respSide)
+	return err
+}
+
+// adaptStreamEvents runs the ADAPT_REQUEST_ events over a streamed
+// request that goes on with its body as it arrives (result bypass: a 204
+// to its preview, or the service down and ignored): they see its head
+// (hd, as the HTTP_REQUEST rules left it) and no body. Their head edit
+// goes on in x as an HTTP_REQUEST one would (its framing may not
+// change); HTTP::respond answers the client, the body being read and
+// dropped. done: the request was dealt with (answered or the client
+// ended; err then says which).
+func (s *ClientConn) adaptStreamEvents(result string, st *stream, hd []byte, h *httpx.Head, x *HTTPEvent, closing bool) (done bool, err error) {
+	ae, has := s.hrule.(HTTPAdaptEvents)
+	if !has || x == nil {
+		return false, nil
+	}
+	hh := h
+	if x.edited != nil {
+		eh, err := httpx.ParseRequest(x.edited)
+		if err != nil {
+			s.Close(true)
+			return true, errClosed
+		}
+		hh = &eh
+	}
+	if s.ax == nil {
+		s.ax = &HTTPEvent{}
+	}
+	ax := s.ax
+	ax.reset(hd[:hh.HeaderEnd], hh, false, netip.AddrPort{})
+	ax.partial = true
+	if err := ae.OnAdaptRequest(ax, result, false); err != nil {
+		s.rst(rstcause.TCLError)
+		s.Close(true)
+		return true, errClosed
+	}
+	switch {
+	case ax.reject:
+		s.rst(rstcause.RuleReject)
+		s.Close(true)
+		return true, errClosed
+	case ax.drop:
+		s.Close(false)
+		return true, errClosed
+	case ax.responded:
+		s.msgsIn.Add(1)
+		s.localReply(ax.respond, closing)
+		s.httpDone = closing
+		st.start += h.HeaderEnd
+		s.up = upload{on: true, discard: true}
+		return true, nil
+	case ax.bodySet:
+		s.e.logf("mblb: client %s: a rule replaced the body of a request streamed over %d bytes, reset", s.client, s.e.cfg.MaxMessageSize)
+		s.Close(true)
+		return true, errClosed
+	case ax.edited != nil:
+		// (sendUpload checks that the framing stayed.)
+		x.edited, x.framingKept = append(x.edited[:0:0], ax.edited...), false
+	}
+	return false, nil
+}
+
+// adaptStreamedResponse sends a member's response streamed past the
+// bound (b, its head; sc.strm.held, what has arrived of it) to RESPMOD
+// as a preview: the head of the request it answers, its head and the
+// start of its body (collectWait held the most a preview takes), without
+// ieof unless the body ended within it. A 204 lets it stream on to the
+// client unchanged (nb nil); a response the ICAP server sent on the
+// preview replaces it whole (the member's body is read and dropped); a
+// server that wants the rest gets it as it arrives (sc.strm.icap), and
+// its answer after the whole is the response (icapResponseDone). ok is
+// false when the service-down-action ended the client.
+func (sc *serverConn) adaptStreamedResponse(a *Adapt, req *msg, b []byte, h *httpx.Head) (nb []byte, nh *httpx.Head, ok bool) {
+	if h.Status < 200 || h.Status == 204 || h.Status == 304 || req.httpHead || req.hx.connect || req.hx.tunnel != 0 {
+		return nil, nil, true
+	}
+	s := req.sess
+	if req.hx.respAdapt.skips(a, h.Minor) {
+		return nil, nil, true
+	}
+	a = req.hx.respAdapt.apply(a)
+	want := a.Service.MaxPreview()
+	body := bodyOnly(sc.strm.held[h.HeaderEnd:], sc.strm.hf.BodyLeft())
+	partial := true
+	if h.Chunked {
+		n, ended := httpx.ChunkedData(body)
+		var err error
+		if body, err = httpx.DechunkPrefix(nil, body, max(want, 1)); err != nil {
+			return nil, nil, s.adaptDown(a, true, "the response's chunks do not decode: %v", err)
+		}
+		partial = !ended || n > want
+	}
+	body = body[:min(len(body), want)]
+	if !h.Chunked && !h.UntilClose {
+		partial = int64(len(body)) < h.ContentLength
+	}
+	addr, up := sc.e.adaptServer(a)
+	if !up {
+		return nil, nil, s.adaptDown(a, true, "no ICAP server of pool %s is available", a.Pool)
+	}
+	m := &icap.Message{ReqHead: req.b[:req.hx.hlen], RespHead: b[h.Start:h.HeaderEnd], RespBody: body, Partial: partial, Hooks: a.hooks(addr)}
+	r, rest, err := a.Service.ExchangeStream(context.Background(), addr, icap.RespMod, m)
+	switch {
+	case rest != nil:
+		ic := &icapUpload{rest: rest, a: a, addr: addr, skip: len(body)}
+		if h.Chunked {
+			ic.unchunk = &httpx.Unchunker{}
+		}
+		sc.strm.icap = ic
+		return nil, nil, true
+	case err != nil:
+		return nil, nil, s.adaptDown(a, true, "RESPMOD to %s: %v", addr, err)
+	case r.Outcome == icap.Unmodified:
+		sc.e.adaptCounted(true, adaptUnmodified)
+		sc.e.stats.adaptStreamed.Add(1)
+		return nil, nil, true
+	}
+	eh, err := httpx.ParseResponse(r.Msg)
+	if err != nil {
+		return nil, nil, s.adaptDown(a, true, "RESPMOD to %s gave an invalid response: %v", addr, err)
+	}
+	sc.e.adaptCounted(true, adaptModified)
+	return r.Msg, &eh, true
+}
+
+// icapResponseDone reads the ICAP server's answer once the whole of a
+// streamed response went to it, runs the ADAPT_RESPONSE_ events over it
+// and gives it to the client. Nothing of the member's response was kept:
+// a failed exchange (or a 204) resets the client whatever the
+// service-down-action [M].
+func (sc *serverConn) icapResponseDone(ic *icapUpload, req *msg) {
+	s := req.sess
+	var r icap.Result
+	err := errors.New("the connection failed while the body went")
+	if !ic.failed {
+		r, err = ic.rest.Finish()
+	}
+	var eh httpx.Head
+	if err == nil {
+		eh, err = httpx.ParseResponse(r.Msg)
+	}
+	if err != nil {
+		if s.adaptDown(ic.a, true, "RESPMOD to %s after the whole body: %v", ic.addr, err) {
+			s.e.logf("mblb: client %s: profile %s: the streamed response is not held, reset", s.client, ic.a.Profile)
+			s.rst(rstcause.ServiceDown)
+			s.Close(true)
+		}
+		return
+	}
+	sc.e.adaptCounted(true, adaptModified)
+	sc.e.stats.adaptStreamed.Add(1)
+	b, h := r.Msg, &eh
+	if s.hrule != nil {
+		var ok bool
+		if b, h, ok = sc.adaptResponseEvents(req, "modify", b, h); !ok {
+			return
+		}
+	}
+	m := getMsg(len(b) - h.Start)
+	copy(m.b, b[h.Start:])
+	m.closeAfter = req.httpClose
+	s.deliverPart(req.seq, m, sc)
 }

@@ -613,7 +613,7 @@ func (sc *serverConn) httpResponseFramer() *httpx.ResponseFramer {
 		MaxHeader: o.MaxHeaderSize,
 		MaxFields: o.maxHeaderCount(),
 		Max:       sc.e.cfg.MaxMessageSize,
-		Stream:    o.ResponseAdapt == nil,
+		Stream:    true,
 		HeadRequest: func() (bool, bool) {
 			sc.qmu.Lock()
 			h := sc.q.peek()
@@ -686,6 +686,25 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 				return nil, nil
 			}
 			hend = h.HeaderEnd
+		}
+	} else if ra != nil && sc.strm.head && !sc.strm.resumed {
+		// A response streamed past the bound: RESPMOD over a preview
+		// (adapt.go).
+		nb, nh, ok := sc.adaptStreamedResponse(ra, req, b, h)
+		if !ok || sc.strm.icap != nil {
+			return nil, nil // (the ICAP server's answer comes after the body: endStream)
+		}
+		if nb != nil {
+			// Replaced whole: the member's body is dropped, and the
+			// replacement goes on as a whole response.
+			b, h, hend = nb, nh, nh.HeaderEnd
+			sc.strm.head, sc.strm.discard = false, true
+			if req.sess.hrule != nil {
+				if b, h, ok = sc.adaptResponseEvents(req, "modify", b, h); !ok {
+					return nil, nil
+				}
+				hend = h.HeaderEnd
+			}
 		}
 	}
 	if req.hx.cacheable && opts.Cache != nil && !sc.fallsBack(req, h.Status) {

@@ -45,6 +45,10 @@ type bodyStream struct {
 	// cache collects the body, as the member framed it, for the
 	// virtual's cache (httpcache.go); nil when it is not cached.
 	cache *cacheStream
+	// icap: the ICAP server wants the rest of the body after the
+	// preview; it goes there, not to the client, and the answer after
+	// it is the response (adapt.go).
+	icap *icapUpload
 }
 
 // HTTPResponseDataHandler is implemented by an HTTPRuleHandler whose
@@ -64,7 +68,9 @@ type HTTPResponseDataHandler interface {
 // HTTP_RESPONSE_DATA themselves: those read the start of the body
 // before HTTP_RESPONSE, so it is held (collectWait) as before.
 func (sc *serverConn) streamsNow(hf *httpx.ResponseFramer) bool {
-	if hf.Waiting() == nil {
+	if hf.Waiting() == nil || sc.e.cfg.Request.HTTP.ResponseAdapt != nil {
+		// (With response-adapt, a response is held whole up to the
+		// bound, as before it streamed.)
 		return false
 	}
 	sc.qmu.Lock()
@@ -203,6 +209,9 @@ func (sc *serverConn) streamBody(st *stream, hf *httpx.ResponseFramer) error {
 		sc.endStream(p[:n])
 		return nil
 	}
+	if ic := sc.strm.icap; ic != nil {
+		ic.part(p[:n])
+	}
 	if n > 0 && !sc.strm.discard {
 		req := sc.strm.req
 		if cs := sc.strm.cache; cs != nil {
@@ -258,6 +267,10 @@ func (sc *serverConn) endStream(last []byte) {
 		copy(r.b, last)
 		r.closeAfter = bs.closeAfter
 		req.sess.deliverPart(req.seq, r, sc)
+	}
+	if bs.icap != nil {
+		bs.icap.part(last)
+		sc.icapResponseDone(bs.icap, req) // adapt.go
 	}
 	req.unref()
 }

@@ -812,6 +812,10 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 // sends again every request that saw no response byte.
 func (sc *serverConn) failed(rerr error) {
 	e := sc.e
+	if ic := sc.strm.icap; ic != nil {
+		ic.rest.Abort() // (half a body went to the ICAP server)
+		sc.strm.icap = nil
+	}
 	// A connect that never completed (event loops only) sent nothing: its
 	// requests go elsewhere whatever the retry settings.
 	neverConnected := sc.connecting.Swap(false)

@@ -64,6 +64,9 @@ type upload struct {
 	// nothing ran yet, the start of the body a preview takes is awaited
 	// (startUpload).
 	previewWait bool
+	// icap: the body goes to the ICAP server that asked for the rest
+	// after the preview, not to a member (adapt.go); discard is set.
+	icap *icapUpload
 }
 
 // HTTPCollector is implemented by an HTTPRuleHandler whose rules may
@@ -422,6 +425,9 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 			return false, errClosed
 		}
 		data := p[:n]
+		if up.icap != nil {
+			up.icap.part(data)
+		}
 		if up.filter != nil && !up.discard {
 			s.upFiltered = up.filter.part(s.upFiltered[:0], data, done)
 			data = s.upFiltered
@@ -444,7 +450,11 @@ func (s *ClientConn) uploadBody(st *stream, rf *httpx.RequestFramer) (more bool,
 				sc.upSess.Store(nil)
 				sc.uploading.Store(false)
 			}
+			ic := up.icap
 			s.up = upload{}
+			if ic != nil {
+				return false, s.icapUploadDone(ic)
+			}
 			return false, nil
 		}
 	}
@@ -562,6 +572,15 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 	if req == nil || req.sess == nil {
 		return false
 	}
+	if ra := sc.e.cfg.Request.HTTP.ResponseAdapt; ra != nil && !req.hx.respAdapt.skips(ra, hf.Streaming().Minor) {
+		// RESPMOD's preview takes the start of the body (adaptStreamedResponse).
+		h := hf.Streaming()
+		want := int64(req.hx.respAdapt.apply(ra).Service.MaxPreview())
+		st.want = 0
+		if int64(len(st.pending())-h.HeaderEnd) < min(want, left) {
+			return true
+		}
+	}
 	hc, ok := req.sess.hrule.(HTTPResponseCollector)
 	if !ok || !hc.CollectsResponses() {
 		return false
@@ -585,6 +604,10 @@ func (sc *serverConn) collectWait(st *stream, hf *httpx.ResponseFramer) bool {
 // request, so the connection can serve no one else.
 func (s *ClientConn) abortUpload() {
 	up := &s.up
+	if up.icap != nil {
+		up.icap.rest.Abort() // (half a body went: the exchange is void)
+		up.icap = nil
+	}
 	if !up.on || up.sc == nil {
 		return
 	}

@@ -61,6 +61,9 @@ type Config struct {
 	// (the rewritten message then carries the preview's bytes only: the
 	// rest of the body was never seen).
 	DecidePreview bool
+	// Always204 answers 204 to an unchanged message even to a request
+	// without Allow: 204, as a server that ignores RFC 3507 there does.
+	Always204 bool
 }
 
 // Stats counts what the server saw, for tests.
@@ -69,6 +72,9 @@ type Stats struct {
 	ReqMod, RespMod, Options        atomic.Int64
 	NoContent, Modified, Blocked    atomic.Int64
 	Continues, Previews, PreviewEOF atomic.Int64
+	// Echoed counts the messages sent back whole, unchanged, to a
+	// request without Allow: 204.
+	Echoed atomic.Int64
 }
 
 // Server is a running ICAP server.
@@ -273,6 +279,17 @@ func (s *Server) one(c net.Conn, r *bufio.Reader) error {
 		head = resHead
 	}
 	nh, changed := s.rewrite(head)
+	decided := hdr["preview"] != "" && s.DecidePreview
+	if !changed && !decided && !s.Always204 && !strings.Contains(hdr["allow"], "204") {
+		// A client that cannot take a 204 (it holds no copy of the
+		// message) gets the message back whole, as RFC 3507 has it.
+		s.Stats.Echoed.Add(1)
+		s.log(method + " echoed")
+		if method == "RESPMOD" {
+			return write(c, "", string(head), string(body), s.istag(), s.answer())
+		}
+		return write(c, string(head), "", string(body), s.istag(), s.answer())
+	}
 	if !changed {
 		s.Stats.NoContent.Add(1)
 		s.log(method + " 204")
