@@ -193,6 +193,9 @@ type ruleRuntime struct {
 	// vsAddrs are the running configuration's virtual servers'
 	// addresses, by full path: a sideband `connect` may name one.
 	vsAddrs atomic.Pointer[map[string]netip.AddrPort]
+	// vlanTags are the running configuration's VLAN tags by interface
+	// index, for LINK::vlan_id.
+	vlanTags atomic.Pointer[map[int]int]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -245,6 +248,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.ifiles.Store(&ifileSet{})
 	noVS := map[string]netip.AddrPort{}
 	rt.vsAddrs.Store(&noVS)
+	noTags := map[int]int{}
+	rt.vlanTags.Store(&noTags)
 	rt.env = &rules.Env{
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
@@ -263,6 +268,10 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		Table: rules.NewTable(), Statics: statics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
 		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows, Geo: geoLocator{&rt.geo},
+		VLANTag: func(ifindex int) (int, bool) {
+			tag, ok := (*rt.vlanTags.Load())[ifindex]
+			return tag, ok
+		},
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok
@@ -468,6 +477,8 @@ type ltmTranslation struct {
 	// exchanges, whose programs start builds too.
 	icap map[*icapRules]ruleList
 	dgs  dataGroupSet
+	// vlanTags are the net vlans' tags by interface index.
+	vlanTags map[int]int
 	// ifiles are the ltm ifiles `ifile` commands read.
 	ifiles ifileSet
 	// stats are the statistics profiles' fields (STATS::), by profile.
@@ -492,7 +503,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs, vlanTags: vlanTags(cfg)}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -528,6 +539,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		}
 	}
 	rt.vsAddrs.Store(&vs)
+	prevTags := rt.vlanTags.Load()
+	tags := tr.vlanTags
+	rt.vlanTags.Store(&tags)
 	prevPubs := rt.hsl.pubs.Load()
 	if tr.logs.pubs != nil {
 		tr.logs.pubs.Local = rt.env.Log
@@ -550,6 +564,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
 		rt.vsAddrs.Store(prevVS)
+		rt.vlanTags.Store(prevTags)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats

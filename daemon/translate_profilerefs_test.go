@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"net"
 	"testing"
 
 	"github.com/openltm/openltm/rules"
@@ -49,5 +50,28 @@ func TestProfileRefsTranslated(t *testing.T) {
 	}
 	if len(got) != 5 {
 		t.Errorf("profiles %v, want 5", got)
+	}
+}
+
+// TestVLANTags: each net vlan's tag by its interfaces' indexes, for
+// LINK::vlan_id; an interface the host lacks is left out.
+func TestVLANTags(t *testing.T) {
+	lo, err := net.InterfaceByName("lo")
+	if err != nil {
+		t.Skipf("skipped: no lo interface: %v", err)
+	}
+	e := openTest(t, t.TempDir())
+	defer e.Close()
+	s := e.NewSession("admin").(*Session)
+	for _, c := range []string{
+		"create net vlan internal interfaces { lo { } } tag 91",
+		"create net vlan elsewhere interfaces { oltm-none0 { } } tag 92",
+	} {
+		if _, err := run(t, s, c); err != "" {
+			t.Fatalf("%s: %s", c, err)
+		}
+	}
+	if got := vlanTags(e.Config()); len(got) != 1 || got[lo.Index] != 91 {
+		t.Errorf("tags %v, want lo (%d) 91", got, lo.Index)
 	}
 }

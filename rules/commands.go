@@ -88,6 +88,7 @@ func commandTable() *tcl.Commands {
 		registerX509Ext(t)                                               // commands_x509ext.go
 		registerCompat(t)                                                // commands_compat.go
 		registerProfile(t)                                               // commands_profile.go
+		registerLink(t)                                                  // commands_link.go
 		registerStatsProfile(t)                                          // statsprofile.go
 		registerIStats(t)                                                // istats.go
 		t.Register("getfield", cmdGetfield)

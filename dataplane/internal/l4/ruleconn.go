@@ -120,6 +120,15 @@ func (pr *proxied) Socket(s rules.Side, fn func(fd int) error) error {
 	return rawsock.Control(sc.conn, fn)
 }
 
+// ArrivalIf implements rules.ArrivalConn: the interface the client's
+// connection arrived on, kept by a listener whose virtual's rules read
+// it (LINK::vlan_id) or that has a VLAN list.
+func (pr *proxied) ArrivalIf() int {
+	idx := 0
+	rawsock.Control(pr.client, func(fd int) error { idx = rawsock.ArrivalIf(fd); return nil })
+	return idx
+}
+
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {
 	switch e {
 	case rules.EndClient:
