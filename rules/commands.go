@@ -89,6 +89,7 @@ func commandTable() *tcl.Commands {
 		registerCompat(t)                                                // commands_compat.go
 		registerProfile(t)                                               // commands_profile.go
 		registerLink(t)                                                  // commands_link.go
+		registerFTP(t)                                                   // commands_ftp.go
 		registerStatsProfile(t)                                          // statsprofile.go
 		registerIStats(t)                                                // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -71,6 +71,10 @@ type ruleState struct {
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.
 	toVirtual *state.Virtual
+	// ftp is the FTP gateway's settings as FTP:: commands changed them
+	// (nil until one asks); ftpStarted: the gateway read them (ftp.go).
+	ftp        *rules.FTPSettings
+	ftpStarted bool
 }
 
 // modeOverride is the flow's LB::mode, or nil.
