@@ -111,6 +111,9 @@ type translator struct {
 	rules   *ruleBinder
 	// fqdn holds the FQDN nodes, so their members are kept, not refused.
 	fqdn map[string]bool
+	// profAttrs are the profiles' settings for PROFILE::<type>, made once
+	// per profile however many virtuals share it (profileRefs).
+	profAttrs map[*objects.Object]map[string]string
 	// policy holds every ltm policy compiled, by name.
 	policy map[string]*compiledPolicy
 	// vaddrs are the virtual-address objects by address key, read when
@@ -374,13 +377,13 @@ func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
 					ctx = c.Str
 				}
 				out = append(out, rules.ProfileRef{Type: rules.ProfileType(strings.TrimPrefix(p.Kind.Key(), "ltm profile ")), Name: p.Name,
-					Context: ctx, Attrs: profileAttrs(t.cfg, p)})
+					Context: ctx, Attrs: t.profileAttrs(p)})
 			}
 		}
 	}
 	if name := defaultPersistName(o); name != "" {
 		if p := t.cfg.Lookup(t.s, virtualPersist.Ref, name); p != nil {
-			out = append(out, rules.ProfileRef{Type: "persist", Name: p.Name, Attrs: profileAttrs(t.cfg, p)})
+			out = append(out, rules.ProfileRef{Type: "persist", Name: p.Name, Attrs: t.profileAttrs(p)})
 		}
 	}
 	return out
@@ -390,9 +393,18 @@ func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
 // shows them, for PROFILE::<type> ATTR: each property as it applies
 // (inherited, defaulted), lists and collections as Tcl lists, a nested
 // block as a list of {name value} pairs [M]. Secret values (pass
-// phrases) are left out: a rule has no business reading them.
-func profileAttrs(cfg *objects.Config, p *objects.Object) map[string]string {
+// phrases) are left out: a rule has no business reading them. Virtuals
+// sharing a profile share its map (read only).
+func (t *translator) profileAttrs(p *objects.Object) map[string]string {
+	if m, ok := t.profAttrs[p]; ok {
+		return m
+	}
+	if t.profAttrs == nil {
+		t.profAttrs = map[*objects.Object]map[string]string{}
+	}
+	cfg := t.cfg
 	out := make(map[string]string, len(p.Kind.Props))
+	t.profAttrs[p] = out
 	for _, pr := range p.Kind.Props {
 		if pr.Secret {
 			continue
