@@ -199,6 +199,9 @@ type ruleRuntime struct {
 	// resolver's cache while its settings stay.
 	resolvers   atomic.Pointer[map[string]*fwdproxy.Resolver]
 	resolverSet resolverCache
+	// vlanTags are the running configuration's VLAN tags by interface
+	// index, for LINK::vlan_id.
+	vlanTags atomic.Pointer[map[int]int]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -253,6 +256,8 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.vsAddrs.Store(&noVS)
 	noRes := map[string]*fwdproxy.Resolver{}
 	rt.resolvers.Store(&noRes)
+	noTags := map[int]int{}
+	rt.vlanTags.Store(&noTags)
 	rt.env = &rules.Env{
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
@@ -271,6 +276,10 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 		Table: rules.NewTable(), Statics: statics(),
 		Stats: rules.NewStatsProfiles(), IStats: rules.NewIStats(),
 		Resolver: rules.DNSResolver{}, FlowTable: &rt.flows, Geo: geoLocator{&rt.geo},
+		VLANTag: func(ifindex int) (int, bool) {
+			tag, ok := (*rt.vlanTags.Load())[ifindex]
+			return tag, ok
+		},
 		VirtualAddr: func(name string) (netip.AddrPort, bool) {
 			ap, ok := (*rt.vsAddrs.Load())[name]
 			return ap, ok
@@ -480,6 +489,8 @@ type ltmTranslation struct {
 	// exchanges, whose programs start builds too.
 	icap map[*icapRules]ruleList
 	dgs  dataGroupSet
+	// vlanTags are the net vlans' tags by interface index.
+	vlanTags map[int]int
 	// ifiles are the ltm ifiles `ifile` commands read.
 	ifiles ifileSet
 	// stats are the statistics profiles' fields (STATS::), by profile.
@@ -508,7 +519,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
 	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg)}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg)}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose
@@ -571,6 +582,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		res[name] = rt.resolverSet.get(rc)
 	}
 	rt.resolvers.Store(&res)
+	prevTags := rt.vlanTags.Load()
+	tags := tr.vlanTags
+	rt.vlanTags.Store(&tags)
 	prevPubs := rt.hsl.pubs.Load()
 	if tr.logs.pubs != nil {
 		tr.logs.pubs.Local = rt.env.Log
@@ -594,6 +608,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.ifiles.Store(prevIfiles)
 		rt.vsAddrs.Store(prevVS)
 		rt.resolvers.Store(prevRes)
+		rt.vlanTags.Store(prevTags)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats

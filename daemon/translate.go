@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
 	"github.com/openltm/openltm/rules"
+	"github.com/openltm/openltm/rules/tcl"
 )
 
 // Translate turns the stored configuration into the dataplane's resolved
@@ -109,6 +111,9 @@ type translator struct {
 	rules   *ruleBinder
 	// fqdn holds the FQDN nodes, so their members are kept, not refused.
 	fqdn map[string]bool
+	// profAttrs are the profiles' settings for PROFILE::<type>, made once
+	// per profile however many virtuals share it (profileRefs).
+	profAttrs map[*objects.Object]map[string]string
 	// policy holds every ltm policy compiled, by name.
 	policy map[string]*compiledPolicy
 	// vaddrs are the virtual-address objects by address key, read when
@@ -357,21 +362,87 @@ func (t *translator) profile(o *objects.Object, kinds ...*objects.Kind) *objects
 	return nil
 }
 
-// profileRefs is o's profiles by type and full path, for PROFILE::exists;
-// a name no profile kind holds is left out (the reference check reports
-// it).
+// profileRefs is o's profiles by type and full path, with their context
+// and settings, for the PROFILE:: commands; a name no profile kind holds
+// is left out (the reference check reports it). The default persistence
+// profile is listed as type persist, as PROFILE::persist reads it.
 func (t *translator) profileRefs(o *objects.Object) []rules.ProfileRef {
 	v := virtualProfiles.Get(o)
-	if v == nil {
-		return nil
-	}
 	var out []rules.ProfileRef
-	for _, it := range v.Items {
-		if p := t.cfg.Lookup(t.s, virtualProfiles.Ref, it.Name); p != nil {
-			out = append(out, rules.ProfileRef{Type: rules.ProfileType(strings.TrimPrefix(p.Kind.Key(), "ltm profile ")), Name: p.Name})
+	if v != nil {
+		for _, it := range v.Items {
+			if p := t.cfg.Lookup(t.s, virtualProfiles.Ref, it.Name); p != nil {
+				ctx := ""
+				if c := it.Props["context"]; c != nil {
+					ctx = c.Str
+				}
+				out = append(out, rules.ProfileRef{Type: rules.ProfileType(strings.TrimPrefix(p.Kind.Key(), "ltm profile ")), Name: p.Name,
+					Context: ctx, Attrs: t.profileAttrs(p)})
+			}
+		}
+	}
+	if name := defaultPersistName(o); name != "" {
+		if p := t.cfg.Lookup(t.s, virtualPersist.Ref, name); p != nil {
+			out = append(out, rules.ProfileRef{Type: "persist", Name: p.Name, Attrs: t.profileAttrs(p)})
 		}
 	}
 	return out
+}
+
+// profileAttrs is a profile's settings as tmsh's list all-properties
+// shows them, for PROFILE::<type> ATTR: each property as it applies
+// (inherited, defaulted), lists and collections as Tcl lists, a nested
+// block as a list of {name value} pairs [M]. Secret values (pass
+// phrases) are left out: a rule has no business reading them. Virtuals
+// sharing a profile share its map (read only).
+func (t *translator) profileAttrs(p *objects.Object) map[string]string {
+	if m, ok := t.profAttrs[p]; ok {
+		return m
+	}
+	if t.profAttrs == nil {
+		t.profAttrs = map[*objects.Object]map[string]string{}
+	}
+	cfg := t.cfg
+	out := make(map[string]string, len(p.Kind.Props))
+	t.profAttrs[p] = out
+	for _, pr := range p.Kind.Props {
+		if pr.Secret {
+			continue
+		}
+		v := cfg.Effective(p, pr.Name)
+		if v == nil {
+			out[pr.Name] = ""
+			continue
+		}
+		out[pr.Name] = attrText(v)
+	}
+	return out
+}
+
+// attrText is one value as a Tcl word.
+func attrText(v *objects.Value) string {
+	switch {
+	case v.List != nil:
+		return tcl.FormatList(v.List...)
+	case v.Items != nil:
+		names := make([]string, len(v.Items))
+		for i, it := range v.Items {
+			names[i] = it.Name
+		}
+		return tcl.FormatList(names...)
+	case v.Sub != nil:
+		keys := make([]string, 0, len(v.Sub.Props))
+		for k := range v.Sub.Props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = tcl.FormatList(k, attrText(v.Sub.Props[k]))
+		}
+		return tcl.FormatList(pairs...)
+	}
+	return v.Str
 }
 
 func (t *translator) virtual(o *objects.Object) {

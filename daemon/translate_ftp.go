@@ -11,13 +11,13 @@ import (
 // The ftp profile as the FTP gateway applies it: port (the data port),
 // translate-extended and allow-ftps; the others are kept only.
 var (
-	profileFTP        = schema.MustKind("ltm profile ftp")
-	ftpDataPort       = profileFTP.MustProp("port")
-	ftpTranslateExt   = profileFTP.MustProp("translate-extended")
-	ftpAllowFTPS      = profileFTP.MustProp("allow-ftps")
-	ftpRuleFlowEvents = []dataplane.Event{dataplane.EventClientAccepted, dataplane.EventClientData, dataplane.EventLBSelected,
-		dataplane.EventLBFailed, dataplane.EventServerConnected, dataplane.EventServerData, dataplane.EventServerClosed,
-		dataplane.EventClientClosed}
+	profileFTP      = schema.MustKind("ltm profile ftp")
+	ftpDataPort     = profileFTP.MustProp("port")
+	ftpTranslateExt = profileFTP.MustProp("translate-extended")
+	ftpAllowFTPS    = profileFTP.MustProp("allow-ftps")
+	// ftpRuleDataEvents are the events whose rules read the flow's bytes,
+	// which the gateway reads line by line itself.
+	ftpRuleDataEvents = []dataplane.Event{dataplane.EventClientData, dataplane.EventServerData}
 )
 
 // ftpOptions reads an ftp profile's effective properties. The port may
@@ -40,7 +40,8 @@ func (t *translator) ftpOptions(p *objects.Object) (*ftpalg.Options, error) {
 // without a tcp profile (the gateway reads a TCP stream) and beside an
 // http profile (the two parse the same bytes) [M: the messages are
 // openltm's]. Where openltm's gateway does not run (TLS, stream, mblb,
-// rules that handle flow events, whose flows take another path) the
+// rules that handle CLIENT_DATA or SERVER_DATA, which would read the
+// bytes the gateway reads) the
 // virtual is served as it was before the profile was acted on, passing
 // the control connection through without rewriting it, with a warning.
 // It returns false when the virtual was left out.
@@ -73,7 +74,7 @@ func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 		return without("does not run with a stream profile")
 	}
 	if v.Rules != nil {
-		for _, ev := range ftpRuleFlowEvents {
+		for _, ev := range ftpRuleDataEvents {
 			if v.Rules.Handles(ev) {
 				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
 			}

@@ -78,28 +78,33 @@ func TestFTPProfileRefused(t *testing.T) {
 	}
 }
 
-// TestFTPProfileWithRules: where the gateway does not run (rules that
-// handle flow events), the virtual is still served, passing FTP through
-// as it did before the profile was acted on, with a warning.
+// TestFTPProfileWithRules: the gateway runs beside rules that handle
+// connection events (their FTP:: commands change it); where the rules
+// read the flow's bytes (CLIENT_DATA, SERVER_DATA) it does not, and the
+// virtual is still served, passing FTP through, with a warning.
 func TestFTPProfileWithRules(t *testing.T) {
 	e := openTest(t, t.TempDir())
 	defer e.Close()
 	s := e.NewSession("admin").(*Session)
 	for _, c := range []string{
-		"create ltm pool p members add { 127.47.3.11:21 }",
-		"create ltm rule allow_list { when CLIENT_ACCEPTED { if { [IP::addr [IP::client_addr] equals 10.0.0.0/8] } { reject } } }",
-		"create ltm virtual v_rules destination 127.47.3.7:21 pool p rules { allow_list } profiles replace-all-with { tcp { } ftp { } }",
+		"create ltm pool p members add { 127.91.3.11:21 }",
+		"create ltm rule allow_list { when CLIENT_ACCEPTED { if { [IP::addr [IP::client_addr] equals 10.0.0.0/8] } { reject } else { FTP::allow_active_mode disable } } }",
+		"create ltm rule reader { when CLIENT_DATA { if { [TCP::payload length] > 0 } { TCP::release } } }",
+		"create ltm virtual v_rules destination 127.91.3.7:21 pool p rules { allow_list } profiles replace-all-with { tcp { } ftp { } }",
+		"create ltm virtual v_data destination 127.91.3.8:21 pool p rules { reader } profiles replace-all-with { tcp { } ftp { } }",
 	} {
 		if _, err := run(t, s, c); err != "" {
 			t.Fatalf("%s: %s", c, err)
 		}
 	}
 	dc, notes := Translate(e.schema, e.Config())
-	v := dc.Virtuals["/Common/v_rules"]
-	if v == nil || v.FTP != nil || v.Rules == nil {
+	if v := dc.Virtuals["/Common/v_rules"]; v == nil || v.FTP == nil || v.Rules == nil {
 		t.Fatalf("v_rules: %+v", v)
 	}
-	if !strings.Contains(strings.Join(notes, "\n"), "FTP gateway does not run on virtuals whose rules handle CLIENT_ACCEPTED; the virtual passes FTP through without it") {
+	if v := dc.Virtuals["/Common/v_data"]; v == nil || v.FTP != nil || v.Rules == nil {
+		t.Fatalf("v_data: %+v", v)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "FTP gateway does not run on virtuals whose rules handle CLIENT_DATA; the virtual passes FTP through without it") {
 		t.Errorf("notes %q", notes)
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/openltm/openltm/dataplane"
@@ -14,7 +15,30 @@ var (
 	virtualVLANsDisabled = ltmVirtual.MustProp("vlans-disabled")
 	netVLAN              = schema.MustKind("net vlan")
 	netVLANInterfaces    = netVLAN.MustProp("interfaces")
+	netVLANTag           = netVLAN.MustProp("tag")
 )
+
+// vlanTags is each net vlan's tag by the index of its interfaces, for
+// LINK::vlan_id; an interface the host lacks is left out (a virtual
+// naming its VLAN is refused by vlans), and one in two VLANs answers the
+// first by name [M].
+func vlanTags(cfg *objects.Config) map[int]int {
+	out := map[int]int{}
+	for _, vo := range cfg.Of(netVLAN) {
+		tag, err := strconv.Atoi(netVLANTag.Effective(cfg, vo))
+		if err != nil {
+			continue
+		}
+		for _, ifn := range vlanInterfaces(netVLANInterfaces.Str(vo)) {
+			if ifc, err := net.InterfaceByName(ifn); err == nil {
+				if _, dup := out[ifc.Index]; !dup {
+					out[ifc.Index] = tag
+				}
+			}
+		}
+	}
+	return out
+}
 
 // vlans sets v's VLAN list: vlans-enabled with VLANs listens only on their
 // interfaces, vlans-disabled with VLANs on every other; vlans-disabled

@@ -43,12 +43,13 @@ func CongestionAvailable() map[string]bool { return sockopt.Available() }
 // listenerOpts gives each running listener its virtual's deferred
 // accept, fast open queue and MSS (the client side of its tcp profile),
 // TCP_SAVE_SYN when the virtual reads its clients' SYNs (readsSYN) and
-// its VLAN list's binding and arrival keeping,
+// its VLAN list's binding and arrival keeping (arrival also for rules
+// that read it, readsLink),
 // before the new ones start accepting. The caller holds p.mu.
 func (p *Plane) listenerOpts(cfg *Config, want map[netip.AddrPort]string) {
 	for ap, l := range p.listeners {
 		if v := cfg.Virtuals[want[ap]]; v != nil {
-			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs)
+			l.ListenOpts(v.ClientTCP, readsSYN(v), v.VLANs, readsLink(v))
 		}
 	}
 }
@@ -67,6 +68,14 @@ func readsSYN(v *Virtual) bool {
 	}
 	p := irules.Program(v.Rules)
 	return p != nil && p.ReadsSYN()
+}
+
+// readsLink reports whether v's rules ask which VLAN a connection came
+// in on (LINK::vlan_id): only such a virtual's listener, or one with a
+// VLAN list, keeps each connection's arrival interface.
+func readsLink(v *Virtual) bool {
+	p := irules.Program(v.Rules)
+	return !v.IsUDP() && p != nil && p.ReadsLink()
 }
 
 // remakeListeners opens anew the listeners whose virtual's mptcp changed

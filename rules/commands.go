@@ -91,6 +91,9 @@ func commandTable() *tcl.Commands {
 		registerTCPOpt(t)                 // commands_tcpopt.go
 		registerX509Ext(t)                // commands_x509ext.go
 		registerCompat(t)                 // commands_compat.go
+		registerProfile(t)                // commands_profile.go
+		registerLink(t)                   // commands_link.go
+		registerFTP(t)                    // commands_ftp.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)
@@ -200,13 +203,6 @@ func compileRule(t *tcl.Commands, check func(string, *tcl.Source, int) error, r 
 // the form is named "prefix value".
 func unsupportedHook(word int, prefix string, values ...string) func(c *tcl.Compiler) error {
 	return markHook(word, prefix, func(v string) bool { return slices.Contains(values, v) })
-}
-
-// onlyHook marks a rule whose command has, as its literal word number
-// word, an F5 value other than those openltm acts on (allowed): the
-// rule is kept, not run, and says which.
-func onlyHook(word int, prefix string, allowed ...string) func(c *tcl.Compiler) error {
-	return markHook(word, prefix, func(v string) bool { return !slices.Contains(allowed, v) })
 }
 
 // markHook marks a rule as not acted on when a command's literal word

@@ -2,8 +2,6 @@ package rules
 
 import (
 	"net/netip"
-	"path"
-	"strings"
 
 	"github.com/openltm/openltm/rules/tcl"
 )
@@ -59,7 +57,7 @@ func cmdProfileExists(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			name = args[2].String()
 		}
 		for _, p := range pl.VirtualProfiles() {
-			if p.Type == typ && (name == "" || p.Name == name || (!strings.Contains(name, "/") && path.Base(p.Name) == name)) {
+			if p.Type == typ && (name == "" || profileNamed(p.Name, name)) {
 				return tcl.Int(1), nil
 			}
 		}

@@ -97,8 +97,8 @@ func registerSSL(t *tcl.Commands) {
 	t.Register("SSL::sni", cmdSSLSNI)
 	t.Register("SSL::c3d", cmdSSLC3D)
 	t.Register("SSL::alpn", cmdSSLALPN).Compile = alpnHook
-	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide)).Compile = onlyHook(1, "PROFILE::clientssl", "name")
-	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide)).Compile = onlyHook(1, "PROFILE::serverssl", "name")
+	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide))
+	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide))
 	// SSL::verify_result: OpenSSL's verification result for the side's
 	// peer certificate (0 when it verified, or when there was none), as
 	// BIG-IP reports SSL_get_verify_result(); with peer-cert-mode request
@@ -130,21 +130,32 @@ func registerSSL(t *tcl.Commands) {
 	}
 }
 
-// cmdProfileSSL is PROFILE::clientssl name and PROFILE::serverssl name:
-// the full name of the profile that side's handshake used (with several
-// client-ssl profiles, the one SNI chose). Rules log it and label
-// metrics with it. The profiles' other attributes are not read yet
-// (onlyHook keeps such rules, not run).
+// cmdProfileSSL is PROFILE::clientssl ATTR and PROFILE::serverssl ATTR:
+// name is the full name of the profile that side's handshake used (with
+// several client-ssl profiles, the one SNI chose), which rules log and
+// label metrics with; another setting is that profile's, as
+// PROFILE::<type> reads them (commands_profile.go).
 func cmdProfileSSL(cmd string, side Side) tcl.CmdFunc {
 	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-		if len(args) != 2 || args[1].String() != "name" {
-			return tcl.Empty, tcl.WrongArgs(cmd + " name")
+		if len(args) != 2 {
+			return tcl.Empty, tcl.WrongArgs(cmd + " attribute")
 		}
 		info, err := sslInfoOf(in, cmd, &side)
 		if err != nil {
 			return tcl.Empty, err
 		}
-		return tcl.Str(info.Profile), nil
+		if args[1].String() == "name" {
+			return tcl.Str(info.Profile), nil
+		}
+		_, refs, err := virtualProfiles(in, cmd)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		p := namedProfile(refs, info.Profile)
+		if p == nil {
+			return tcl.Empty, tcl.Errorf("%s: profile %s is not listed on the virtual server", cmd, info.Profile)
+		}
+		return profileAttr(cmd, p, args[1].String())
 	}
 }
 

@@ -158,9 +158,21 @@ type LBInfo interface {
 	MemberInfo(pool string, member netip.AddrPort) (MemberInfo, error)
 }
 
-// ProfileRef is one profile of a virtual server as PROFILE::exists asks
-// about it: its type as iRules spell it (ProfileType) and its full path.
-type ProfileRef struct{ Type, Name string }
+// ProfileRef is one profile of a virtual server as PROFILE:: commands
+// ask about it: its type as iRules spell it (ProfileType) and its full
+// path for PROFILE::exists and PROFILE::list, its context and settings
+// for PROFILE::tcp idle_timeout and the like.
+type ProfileRef struct {
+	Type, Name string
+	// Context is the profile's context on the virtual (clientside or
+	// serverside; "" or all for both): a virtual may have a tcp profile
+	// per side, and a rule reads the one of the side it runs on.
+	Context string
+	// Attrs is the profile's settings as tmsh shows them (inherited
+	// through defaults-from, defaults included), by tmsh property name;
+	// nil when the translation did not fill them.
+	Attrs map[string]string
+}
 
 // ProfileLister is implemented by a Conn that knows its virtual server's
 // profiles, found by type assertion; PROFILE::exists answers from it for

@@ -95,6 +95,10 @@ type Env struct {
 	// VirtualAddr finds a virtual server's address by its full path, for
 	// a sideband `connect` naming one; nil: only addresses are taken.
 	VirtualAddr func(name string) (netip.AddrPort, bool)
+	// VLANTag is the tag of the net vlan a Linux interface (by index)
+	// carries, for LINK::vlan_id; nil or false: the interface is in no
+	// VLAN.
+	VLANTag func(ifindex int) (int, bool)
 	// FlowTable answers FLOWTABLE::count and FLOWTABLE::limit; nil makes
 	// them Tcl errors.
 	FlowTable FlowTable
@@ -165,6 +169,7 @@ type Program struct {
 	secrets  bool
 	waits    bool
 	syn      bool
+	link     bool
 }
 
 type progHandler struct {
@@ -187,6 +192,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
 		p.syn = p.syn || r.readsSYN
+		p.link = p.link || r.readsLink
 		p.waits = p.waits || r.waits
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
@@ -221,6 +227,12 @@ func (p *Program) KeepsSecrets() bool { return p.secrets }
 // headers only when the listener asked before the client came, which
 // the dataplane then does for these virtuals alone.
 func (p *Program) ReadsSYN() bool { return p != nil && p.syn }
+
+// ReadsLink reports whether a rule asks which VLAN a connection came in
+// on (LINK::vlan_id): Linux tells an accepted connection's arrival
+// interface only when its listener asked before the client came
+// (IP_PKTINFO), which the dataplane then does for these virtuals alone.
+func (p *Program) ReadsLink() bool { return p != nil && p.link }
 
 // Waits reports whether a rule suspends its event: `after ms` (no
 // script), as tarpits do, or a command that waits on the network

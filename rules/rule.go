@@ -224,6 +224,8 @@ type Rule struct {
 	keepsSecrets bool
 	// readsSYN: the rule reads the client's SYN (ReadsSYN).
 	readsSYN bool
+	// readsLink: the rule reads the arrival VLAN (ReadsLink).
+	readsLink bool
 	// waits: the rule has `after ms` without a script, or a command
 	// that waits on the network (Program.Waits).
 	waits bool

@@ -24,6 +24,16 @@ type Options struct {
 	// control channel is then passed untouched, since it can no longer
 	// be read. Without it AUTH is refused.
 	AllowFTPS bool
+	// RequireFTPS (FTP::ftps_mode require) refuses the data commands
+	// (PASV, EPSV, PORT, EPRT) until AUTH has turned the control channel
+	// to TLS: no transfer in the clear. It goes with AllowFTPS.
+	RequireFTPS bool
+	// NoActive (FTP::allow_active_mode disable) refuses PORT and EPRT:
+	// only passive transfers, whose data connections the client opens.
+	NoActive bool
+	// PassiveFirst and PassiveLast (FTP::port) bound the ports of the
+	// passive data listeners the client is told of; 0: any port.
+	PassiveFirst, PassiveLast uint16
 }
 
 // Action is what the proxy does with one control line.
@@ -110,13 +120,24 @@ const (
 	lineAuthRefused = "534 Request denied for policy reasons: FTPS is not allowed on this virtual server.\r\n"
 	lineEPSVAll     = "200 EPSV ALL command successful.\r\n"
 	lineNoPassive   = "425 Can't open data connection.\r\n"
+	lineNoActive    = "502 Active mode is not allowed on this virtual server, use PASV or EPSV.\r\n"
+	lineTLSFirst    = "534 Request denied for policy reasons: AUTH TLS is required before data transfers.\r\n"
 )
 
 // FromClient decides on one line the client sent (with its line end).
 func (c *Control) FromClient(line string) Decision {
 	verb, arg := splitCommand(line)
 	switch verb {
+	case "PORT", "EPRT", "PASV", "EPSV":
+		if c.opt.RequireFTPS {
+			return Decision{Action: Reply, Line: lineTLSFirst}
+		}
+	}
+	switch verb {
 	case "PORT", "EPRT":
+		if c.opt.NoActive {
+			return Decision{Action: Reply, Line: lineNoActive}
+		}
 		ap, err := ParseHostPort(arg)
 		if verb == "EPRT" {
 			ap, err = ParseEPRT(arg)

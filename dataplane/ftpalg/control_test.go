@@ -118,6 +118,19 @@ func TestControl(t *testing.T) {
 			{in: "502 no\r\n", action: Forward, line: "502 no\r\n"},
 			{up: true, in: "PASV\r\n", action: Forward, line: "PASV\r\n"},
 		}},
+		{"active off", Options{TranslateExtended: true, NoActive: true}, true, true, []step{
+			{up: true, in: "PORT 127,0,0,1,4,1\r\n", action: Reply, line: lineNoActive},
+			{up: true, in: "EPRT |1|127.0.0.1|1025|\r\n", action: Reply, line: lineNoActive},
+			{up: true, in: "PASV\r\n", action: Forward, line: "PASV\r\n"},
+		}},
+		{"ftps required", Options{TranslateExtended: true, AllowFTPS: true, RequireFTPS: true}, true, true, []step{
+			{up: true, in: "USER a\r\n", action: Forward, line: "USER a\r\n"},
+			{up: true, in: "PASV\r\n", action: Reply, line: lineTLSFirst},
+			{up: true, in: "epsv\r\n", action: Reply, line: lineTLSFirst},
+			{up: true, in: "PORT 127,0,0,1,4,1\r\n", action: Reply, line: lineTLSFirst},
+			{up: true, in: "AUTH TLS\r\n", action: Forward, line: "AUTH TLS\r\n", await: true},
+			{in: "234 AUTH TLS ok\r\n", action: PassThrough, line: "234 AUTH TLS ok\r\n"},
+		}},
 		{"multi-line answer", std, true, true, []step{
 			{up: true, in: "PASV\r\n", action: Forward, line: "PASV\r\n"},
 			{in: "227-Entering Passive Mode (1,2,3,4,5,6)\r\n", action: Forward, line: "227-Entering Passive Mode (1,2,3,4,5,6)\r\n"},

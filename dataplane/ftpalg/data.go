@@ -3,6 +3,7 @@ package ftpalg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -29,14 +30,40 @@ var ErrNoData = errors.New("ftpalg: no data connection")
 // Listen opens a data listener on addr, on a port the system chooses:
 // BIG-IP documents no range for the ports its passive answers name [M:
 // an ephemeral port].
-func Listen(addr netip.Addr) (*net.TCPListener, error) {
+func Listen(addr netip.Addr) (*net.TCPListener, error) { return ListenRange(addr, 0, 0) }
+
+// ListenRange opens a data listener on addr on the first free port from
+// first to last (FTP::port, a firewall's opening for passive data),
+// the first try rotating through the range so that successive
+// transfers do not all probe the same taken ports [M]; first 0 lets the
+// system choose.
+func ListenRange(addr netip.Addr, first, last uint16) (*net.TCPListener, error) {
 	var lc net.ListenConfig
-	l, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, 0).String())
-	if err != nil {
-		return nil, err
+	if first == 0 {
+		l, err := lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, 0).String())
+		if err != nil {
+			return nil, err
+		}
+		return l.(*net.TCPListener), nil
 	}
-	return l.(*net.TCPListener), nil
+	if last < first {
+		last = first
+	}
+	n := int(last-first) + 1
+	start := int(rangeNext.Add(1)) % n
+	var err error
+	for i := range n {
+		port := first + uint16((start+i)%n)
+		var l net.Listener
+		if l, err = lc.Listen(context.Background(), "tcp", netip.AddrPortFrom(addr, port).String()); err == nil {
+			return l.(*net.TCPListener), nil
+		}
+	}
+	return nil, fmt.Errorf("ftpalg: no free data port in %d-%d: %w", first, last, err)
 }
+
+// rangeNext spreads ListenRange's first try over the range.
+var rangeNext atomic.Uint32
 
 // AddrOf is a listener's or connection's address as a netip.AddrPort.
 func AddrOf(a net.Addr) netip.AddrPort {

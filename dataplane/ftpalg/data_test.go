@@ -114,3 +114,42 @@ func TestAcceptFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestListenRange: passive listeners take ports of the range only, each
+// a free one, and a range with none free is an error.
+func TestListenRange(t *testing.T) {
+	addr := netip.MustParseAddr("127.91.5.1")
+	probe, err := Listen(addr)
+	if err != nil {
+		t.Skipf("skipped: cannot listen on %s: %v", addr, err)
+	}
+	first := AddrOf(probe.Addr()).Port()
+	probe.Close()
+	if first > 65000 {
+		first = 40000
+	}
+	last := first + 2
+	var ls []*net.TCPListener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	seen := map[uint16]bool{}
+	for range 3 {
+		l, err := ListenRange(addr, first, last)
+		if err != nil {
+			t.Skipf("skipped: ports %d-%d are not all free: %v", first, last, err)
+		}
+		ls = append(ls, l)
+		p := AddrOf(l.Addr()).Port()
+		if p < first || p > last || seen[p] {
+			t.Fatalf("port %d: outside %d-%d or taken twice", p, first, last)
+		}
+		seen[p] = true
+	}
+	if l, err := ListenRange(addr, first, last); err == nil {
+		l.Close()
+		t.Fatal("a full range gave a listener")
+	}
+}

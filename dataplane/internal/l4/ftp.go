@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/ftpalg"
+	"github.com/openltm/openltm/rules"
 )
 
 // An ftp profile on a plain TCP virtual makes its flows FTP control
@@ -67,9 +68,77 @@ type ftpFlow struct {
 	left    atomic.Int32
 }
 
-// serveFTP runs a control connection whose server side sc is connected.
-func (pr *proxied) serveFTP(sc *serverConn) {
+// FTP implements rules.FTPConn: the settings FTP:: commands change, from
+// the profile's, until the gateway starts (after SERVER_CONNECTED). The
+// rule lock is held.
+func (pr *proxied) FTP() (*rules.FTPSettings, error) {
 	opt := pr.snap.Cfg.FTP
+	rs := pr.rs
+	switch {
+	case opt == nil:
+		return nil, errors.New("the virtual server does not run the FTP gateway (no ftp profile, or one it passes through)")
+	case rs.ftpStarted:
+		return nil, errors.New("the FTP gateway has started on this connection (FTP:: settings apply in CLIENT_ACCEPTED, LB_SELECTED and SERVER_CONNECTED)")
+	case rs.ftp == nil:
+		mode := "disallow"
+		if opt.AllowFTPS {
+			mode = "allow"
+		}
+		rs.ftp = &rules.FTPSettings{Enabled: true, AllowActive: true, FTPSMode: mode}
+	}
+	return rs.ftp, nil
+}
+
+// ftpRuleOptions is the gateway's options for this connection: the
+// profile's, as its rules' FTP:: commands changed them, and whether the
+// gateway runs at all (FTP::disable). Rules cannot change them after.
+func (pr *proxied) ftpRuleOptions() (*ftpalg.Options, bool) {
+	opt := pr.snap.Cfg.FTP
+	rs := pr.rs
+	if rs == nil {
+		return opt, true
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.ftpStarted = true
+	st := rs.ftp
+	if st == nil {
+		return opt, true
+	}
+	o := *opt
+	o.PassiveFirst, o.PassiveLast = st.PortFirst, st.PortLast
+	o.NoActive = !st.AllowActive
+	o.AllowFTPS, o.RequireFTPS = st.FTPSMode != "disallow", st.FTPSMode == "require"
+	return &o, st.Enabled
+}
+
+// serveFTPRules runs a control connection whose virtual has rules (none
+// that read the flow's data: CLIENT_DATA and SERVER_DATA are refused
+// beside the gateway). CLIENT_ACCEPTED has run; LB_SELECTED and
+// SERVER_CONNECTED run as the member is connected, and then the gateway
+// starts with the settings the rules left, or, after FTP::disable, the
+// flow passes as a plain one.
+func (pr *proxied) serveFTPRules() {
+	if !pr.bind() { // ruleflow.go; SERVER_CONNECTED runs there
+		pr.finishLeg()
+		return
+	}
+	sc := pr.srv.Load()
+	opt, on := pr.ftpRuleOptions()
+	if !on {
+		pr.legsLeft.Add(1)
+		go pr.pump(false, sc)
+		pr.pump(true, nil)
+		return
+	}
+	pr.serveFTPWith(sc, opt)
+}
+
+// serveFTP runs a control connection whose server side sc is connected.
+func (pr *proxied) serveFTP(sc *serverConn) { pr.serveFTPWith(sc, pr.snap.Cfg.FTP) }
+
+// serveFTPWith runs a control connection with the gateway options opt.
+func (pr *proxied) serveFTPWith(sc *serverConn, opt *ftpalg.Options) {
 	x := &ftpFlow{pr: pr, sc: sc, opt: opt,
 		member:  ftpalg.AddrOf(sc.conn.RemoteAddr()).Addr(),
 		server:  ftpalg.AddrOf(sc.conn.LocalAddr()).Addr(),
@@ -197,7 +266,7 @@ func (x *ftpFlow) handle(line string, up bool) bool {
 	answered := wasAuth && !x.ctl.AuthPending()
 	switch d.Action {
 	case ftpalg.OpenPassive:
-		ln, err := ftpalg.Listen(pr.Local.Addr())
+		ln, err := ftpalg.ListenRange(pr.Local.Addr(), x.opt.PassiveFirst, x.opt.PassiveLast)
 		if err != nil {
 			x.ctl.Abandon()
 			x.mu.Unlock()

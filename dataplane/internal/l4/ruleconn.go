@@ -82,6 +82,10 @@ type ruleState struct {
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.
 	toVirtual *state.Virtual
+	// ftp is the FTP gateway's settings as FTP:: commands changed them
+	// (nil until one asks); ftpStarted: the gateway read them (ftp.go).
+	ftp        *rules.FTPSettings
+	ftpStarted bool
 }
 
 // modeOverride is the flow's LB::mode, or nil.
@@ -129,6 +133,15 @@ func (pr *proxied) Socket(s rules.Side, fn func(fd int) error) error {
 		return errors.New("the server side is not connected")
 	}
 	return rawsock.Control(sc.conn, fn)
+}
+
+// ArrivalIf implements rules.ArrivalConn: the interface the client's
+// connection arrived on, kept by a listener whose virtual's rules read
+// it (LINK::vlan_id) or that has a VLAN list.
+func (pr *proxied) ArrivalIf() int {
+	idx := 0
+	rawsock.Control(pr.client, func(fd int) error { idx = rawsock.ArrivalIf(fd); return nil })
+	return idx
 }
 
 func (pr *proxied) Addr(e rules.Endpoint) netip.AddrPort {

@@ -52,6 +52,10 @@ func (pr *proxied) serveRules() {
 		pr.handTo(to)
 		return
 	}
+	if pr.snap.Cfg.FTP != nil {
+		pr.serveFTPRules() // ftp.go
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -258,7 +262,8 @@ func (pr *proxied) bind() bool {
 	}
 }
 
-// connected runs SERVER_CONNECTED and starts the server side's loop.
+// connected runs SERVER_CONNECTED and starts the server side's loop
+// (an FTP control connection's is started by serveFTPRules).
 func (pr *proxied) connected(sc *serverConn) bool {
 	if pr.handles(config.EventServerConnected) && !pr.runEvent(config.EventServerConnected) {
 		return false
@@ -269,6 +274,9 @@ func (pr *proxied) connected(sc *serverConn) bool {
 	if !pr.passFirst(sc) { // sslpersist.go
 		pr.end(true)
 		return false
+	}
+	if pr.snap.Cfg.FTP != nil {
+		return true
 	}
 	pr.legsLeft.Add(1)
 	go pr.pump(false, sc)

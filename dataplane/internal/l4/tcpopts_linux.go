@@ -27,11 +27,13 @@ func (lf *loopFlow) idleEnd() {
 // accepts and at each commit; the socket is touched only when they
 // changed. A VLAN list (vl, nil without one) binds the listener to its
 // one interface, if it is enabled on exactly one, and keeps each
-// connection's arrival interface for the accept to check. The caller
-// holds the plane's lock.
-func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter) {
+// connection's arrival interface for the accept to check; arrival keeps
+// it for rules that read it (LINK::vlan_id) too. The caller holds the
+// plane's lock.
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter, arrival bool) {
 	lo := s.ListenerOf()
 	lo.SaveSYN = saveSYN
+	lo.Arrival = arrival
 	if vl != nil {
 		lo.Device, lo.Arrival = vl.Device, true
 	}

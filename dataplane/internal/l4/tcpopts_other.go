@@ -11,7 +11,7 @@ import (
 
 // ListenOpts does nothing off Linux: the listener settings are Linux
 // socket options.
-func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter) {}
+func (l *Listener) ListenOpts(s *sockopt.Side, saveSYN bool, vl *config.VLANFilter, arrival bool) {}
 
 // tcpFinWait1 is Linux's TCP_FIN_WAIT1, never seen off Linux.
 const tcpFinWait1 = 4

@@ -47,8 +47,8 @@ func TestListenOptsVLANs(t *testing.T) {
 			l.fd = fd
 			defer unix.Close(fd)
 			// A listener that had options before: each commit sets them anew.
-			l.ListenOpts(nil, false, &config.VLANFilter{Ifindex: []int{lo.Index}, Device: "lo"})
-			l.ListenOpts(nil, false, tc.vl)
+			l.ListenOpts(nil, false, &config.VLANFilter{Ifindex: []int{lo.Index}, Device: "lo"}, false)
+			l.ListenOpts(nil, false, tc.vl, false)
 			dev, err := unix.GetsockoptString(fd, unix.SOL_SOCKET, unix.SO_BINDTODEVICE)
 			if err != nil {
 				t.Fatal(err)

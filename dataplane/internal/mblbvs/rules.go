@@ -9,6 +9,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mblb"
@@ -137,6 +138,14 @@ func (r *mblbRules) Socket(s rules.Side, fn func(fd int) error) error {
 		return errors.New("the server side of a message-based or HTTP virtual has no one connection")
 	}
 	return r.f.sess.Socket(fn)
+}
+
+// ArrivalIf implements rules.ArrivalConn: the interface the client's
+// connection arrived on (LINK::vlan_id).
+func (r *mblbRules) ArrivalIf() int {
+	idx := 0
+	r.f.sess.Socket(func(fd int) error { idx = rawsock.ArrivalIf(fd); return nil })
+	return idx
 }
 
 // run runs one event under the lock.

@@ -30,3 +30,7 @@ func Write(fd int, b []byte) (int, error) {
 // SteerByCPU is Linux's (rawsock_linux.go); elsewhere the kernel's own
 // choice of socket stands.
 func SteerByCPU([]*net.UDPConn, int) error { return nil }
+
+// ArrivalIf is 0: only Linux tells an accepted connection's arrival
+// interface.
+func ArrivalIf(int) int { return 0 }
