@@ -99,7 +99,7 @@ func registerSIP(t *tcl.Commands) {
 	t.Register("SIP::persist", cmdSIPPersist)
 	t.Register("SIP::record-route", cmdSIPRecordRoute)
 	t.Register("SIP::message", cmdSIPMessage)
-	t.Register("SIP::route", cmdSIPRoute)
+	t.Register("SIP::route", cmdSIPRoute).Compile = sipRouteRefs
 	t.Register("SIP::route_status", cmdSIPRouteStatus)
 }
 
@@ -586,6 +586,18 @@ func cmdSIPRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, tcl.WrongArgs(usage)
 	}
 	return tcl.Empty, tclErr(c.Decide(d))
+}
+
+// sipRouteRefs records the pool a literal `SIP::route peer POOL` names
+// among the rule's references, as `pool POOL` records its own, for the
+// configuration checks that read them.
+func sipRouteRefs(c *tcl.Compiler) error {
+	for i := 1; i+1 < c.NumWords(); i++ {
+		if w, lit := c.Literal(i); lit && w == "peer" {
+			return refHook("pool", i+1)(c)
+		}
+	}
+	return nil
 }
 
 // sameObject reports whether name (full or in /Common) names full.

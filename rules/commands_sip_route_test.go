@@ -117,3 +117,12 @@ func (infoFake) Members(string) ([]netip.AddrPort, error) { return nil, nil }
 func (infoFake) MemberInfo(string, netip.AddrPort) (MemberInfo, error) {
 	return MemberInfo{}, nil
 }
+
+// TestSIPRoutePeerIsARef: the pool a literal SIP::route peer names is a
+// reference the configuration checks, as `pool`'s is.
+func TestSIPRoutePeerIsARef(t *testing.T) {
+	r := mustCompile(t, "r", `when SIP_REQUEST { SIP::route peer sip_b; SIP::route host 127.95.0.30:5070 }`)
+	if got := r.Refs(); len(got) != 1 || got[0].Kind != "pool" || got[0].Name != "sip_b" {
+		t.Fatalf("refs %+v, want the pool sip_b", got)
+	}
+}
