@@ -15,6 +15,9 @@ var (
 	virtualVLANsDisabled = ltmVirtual.MustProp("vlans-disabled")
 	netVLAN              = schema.MustKind("net vlan")
 	netVLANInterfaces    = netVLAN.MustProp("interfaces")
+	// A gtm listener's, which act as a virtual's.
+	listenerVLANs         = gtmListener.MustProp("vlans")
+	listenerVLANsDisabled = gtmListener.MustProp("vlans-disabled")
 )
 
 // vlans sets v's VLAN list: vlans-enabled with VLANs listens only on their

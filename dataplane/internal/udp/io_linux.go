@@ -29,7 +29,7 @@ type slots struct {
 	iovs  [batchSize]unix.Iovec
 	names [batchSize]unix.RawSockaddrInet6
 	// ctl is each datagram's arrival interface, read only by a listener
-	// whose virtual has a VLAN list to check (vlans.go).
+	// whose virtual has a VLAN list to check (SetVLANs).
 	ctl [batchSize][rawsock.ArrivalCmsgLen]byte
 	buf [batchSize * maxDatagram]byte
 }
