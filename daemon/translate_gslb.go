@@ -682,6 +682,12 @@ func (t *gslbTranslator) listeners() {
 			Name: o.Name, Addr: netip.AddrPortFrom(a, uint16(port)),
 			Protocol: t.e(o, listenerProtocol), Disabled: disabled(o), Rules: rs,
 		}
+		vl, msg := vlanFilter(t.cfg, t.s, o, listenerVLANs, listenerVLANsDisabled) // translate_vlans.go
+		if msg != "" {
+			t.fail("The listener (%s): %s.", o.Name, msg)
+			return
+		}
+		l.VLANs = vl
 		if dp := t.listenerDNSProfile(o); dp != nil { // translate_dns.go
 			l.ProcessXfr = profileDNS.MustProp("process-xfr").Effective(t.cfg, dp) == "yes"
 			l.Rapid = profileDNS.MustProp("enable-rapid-response").Effective(t.cfg, dp) == "yes"

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -16,6 +17,9 @@ var (
 	netVLAN              = schema.MustKind("net vlan")
 	netVLANInterfaces    = netVLAN.MustProp("interfaces")
 	netVLANTag           = netVLAN.MustProp("tag")
+	// A gtm listener's, which act as a virtual's.
+	listenerVLANs         = gtmListener.MustProp("vlans")
+	listenerVLANsDisabled = gtmListener.MustProp("vlans-disabled")
 )
 
 // vlanTags is each net vlan's tag by the index of its interfaces, for
@@ -47,25 +51,38 @@ func vlanTags(cfg *objects.Config) map[int]int {
 // one that the host does not have refuses the commit, as BIG-IP refuses
 // an interface it does not have.
 func (t *translator) vlans(o *objects.Object, v *dataplane.Virtual) bool {
-	disabled := virtualVLANsDisabled.Str(o) != "vlans-enabled"
+	f, msg := vlanFilter(t.cfg, t.s, o, virtualVLANs, virtualVLANsDisabled)
+	if msg != "" {
+		return t.refuse("ltm virtual %s: %s", o.Name, msg)
+	}
+	v.VLANs = f
+	return true
+}
+
+// vlanFilter is the VLAN list of o (a virtual server or a gtm listener)
+// as its vlans and vlans-disabled properties say, nil for every VLAN; a
+// VLAN or an interface that does not exist gives the reason to refuse
+// the commit instead.
+func vlanFilter(cfg *objects.Config, s *objects.Schema, o *objects.Object, list, flag *objects.Prop) (*dataplane.VLANFilter, string) {
+	disabled := flag.Str(o) != "vlans-enabled"
 	var names []string
-	if lv := virtualVLANs.Get(o); lv != nil {
+	if lv := list.Get(o); lv != nil {
 		names = lv.List
 	}
 	if disabled && len(names) == 0 {
-		return true
+		return nil, ""
 	}
 	f := &dataplane.VLANFilter{Disabled: disabled}
 	var devs []string
 	for _, n := range names {
-		vo := t.cfg.Lookup(t.s, []string{netVLAN.Key()}, n)
+		vo := cfg.Lookup(s, []string{netVLAN.Key()}, n)
 		if vo == nil {
-			return t.refuse("ltm virtual %s: vlan %s does not exist", o.Name, n)
+			return nil, fmt.Sprintf("vlan %s does not exist", n)
 		}
 		for _, ifn := range vlanInterfaces(netVLANInterfaces.Str(vo)) {
 			ifc, err := net.InterfaceByName(ifn)
 			if err != nil {
-				return t.refuse("net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
+				return nil, fmt.Sprintf("net vlan %s: interface %s does not exist on this system (openltm's VLAN interfaces are Linux interface names)", vo.Name, ifn)
 			}
 			f.Ifindex = append(f.Ifindex, ifc.Index)
 			devs = append(devs, ifc.Name)
@@ -74,12 +91,7 @@ func (t *translator) vlans(o *objects.Object, v *dataplane.Virtual) bool {
 	if !disabled && len(devs) == 1 {
 		f.Device = devs[0]
 	}
-	if v.IsUDP() {
-		t.keep(o, "vlans on a UDP virtual server are kept, and not acted on: it takes datagrams from every VLAN")
-		return true
-	}
-	v.VLANs = f
-	return true
+	return f, ""
 }
 
 // vlanInterfaces is the interface names of a net vlan's interfaces block,

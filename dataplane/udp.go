@@ -66,7 +66,9 @@ func (p *Plane) swapUDP(b *generation) {
 	started, retired := swapListeners(p.udpListeners, b.freshUDP, b.wantUDP, b.virtuals, func(l *udp.Listener) *atomic.Pointer[state.Virtual] { return &l.VS })
 	for ap, l := range p.udpListeners {
 		if v := b.virtuals[b.wantUDP[ap]]; v != nil {
-			l.SetOpts(v.Snap.Load().Cfg.ClientTCP) // the udp profile's (internal/udp/udpopts.go)
+			cfg := v.Snap.Load().Cfg
+			l.SetOpts(cfg.ClientTCP) // the udp profile's (internal/udp/udpopts.go)
+			l.SetVLANs(cfg.VLANs)
 		}
 	}
 	p.udp.Stop(retired)

@@ -181,8 +181,8 @@ func gtmKinds() []*Kind {
 		passive(help(enum("source-port", "preserve", "preserve", "preserve-strict", "change"), "for queries a listener forwards; openltm's listeners answer themselves")),
 		passive(help(ed("translate-address", "disabled"), "for queries a listener forwards; openltm's listeners answer themselves")),
 		passive(help(ed("translate-port", "disabled"), "for queries a listener forwards; openltm's listeners answer themselves")),
-		passive(&Prop{Name: "vlans", Type: TList}),
-		passive(&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}}),
+		help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "VLANs (their interfaces: Linux interface names) that vlans-enabled takes queries from only, or vlans-disabled not"),
+		&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}},
 		passive(str("auto-lasthop", "default")),
 		passive(str("app-service", "none")),
 	}}

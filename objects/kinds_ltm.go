@@ -62,7 +62,7 @@ func ltmKinds() []*Kind {
 		ed("translate-port", "enabled"),
 		num("connection-limit", "0"),
 		ref("traffic-matching-criteria", "ltm traffic-matching-criteria"),
-		help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "VLANs (their interfaces: Linux interface names) that vlans-enabled listens on only, or vlans-disabled not; TCP virtual servers"),
+		help(&Prop{Name: "vlans", Type: TList, Ref: []string{"net vlan"}}, "VLANs (their interfaces: Linux interface names) that vlans-enabled listens on only, or vlans-disabled not"),
 		&Prop{Name: "vlans-disabled", Type: TFlag, Enum: []string{"vlans-disabled", "vlans-enabled"}},
 		passive(str("auto-lasthop", "default")),
 		passive(enum("mirror", "disabled", "disabled", "enabled", "none")),

@@ -97,6 +97,10 @@ func registerSIP(t *tcl.Commands) {
 	t.Register("SIP::discard", cmdSIPDiscard)
 	t.Register("SIP::payload", cmdSIPPayload)
 	t.Register("SIP::persist", cmdSIPPersist)
+	t.Register("SIP::record-route", cmdSIPRecordRoute)
+	t.Register("SIP::message", cmdSIPMessage)
+	t.Register("SIP::route", cmdSIPRoute).Compile = sipRouteRefs
+	t.Register("SIP::route_status", cmdSIPRouteStatus)
 }
 
 // sipEvents are the events a SIP message is at hand in.
@@ -458,4 +462,169 @@ func (st *SIPState) persistKey(m *sipmsg.Message) string {
 	}
 	v, _ := m.Header(f)
 	return string(v)
+}
+
+// recordRoute is the Record-Route field.
+var recordRoute = sipmsg.NewField("Record-Route")
+
+// cmdSIPRecordRoute is `SIP::record-route ?INDEX?`: the Record-Route
+// field at INDEX (0, the top one, by default), empty when the message
+// has none [M: BIG-IP documents the read of the header; the index is
+// SIP::via's].
+func cmdSIPRecordRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 2 {
+		return tcl.Empty, tcl.WrongArgs("SIP::record-route ?index?")
+	}
+	n := int64(0)
+	if len(args) == 2 {
+		var err error
+		if n, err = args[1].Int64(); err != nil || n < 0 {
+			return tcl.Empty, tcl.Errorf("SIP::record-route: expected an index (0 or more) but got %q", args[1].String())
+		}
+	}
+	_, m, err := sipOf(in, "SIP::record-route")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	v, _ := m.HeaderAt(recordRoute, int(n))
+	return tcl.Str(string(v)), nil
+}
+
+// cmdSIPMessage is `SIP::message` (the whole message: start line,
+// header and body) and `SIP::message NEW` (the message becomes NEW, in
+// the events that may still edit it). NEW must be a SIP message; its
+// Content-Length is set to its body's length when it says otherwise or,
+// with a body, is missing, so that a stream transport frames it as the
+// rule wrote it [M].
+func cmdSIPMessage(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	switch len(args) {
+	case 1:
+		_, m, err := sipOf(in, "SIP::message")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		return tcl.Str(string(m.B)), nil
+	case 2:
+		st, _, err := sipOf(in, "SIP::message", sipEditEvents...)
+		if err != nil {
+			return tcl.Empty, err
+		}
+		msg := []byte(args[1].String())
+		nm, err := sipmsg.Parse(msg)
+		if err != nil {
+			return tcl.Empty, tcl.Errorf("SIP::message: the new message is not a SIP message (a start line, header fields and an empty line)")
+		}
+		body := nm.Body()
+		cl, err := sipmsg.ContentLength(msg[:nm.HeadEnd])
+		if err != nil || cl != int64(len(body)) {
+			msg = sipmsg.SetBody(msg, body)
+		}
+		st.Msg, st.Edited = msg, true
+		return tcl.Empty, nil
+	}
+	return tcl.Empty, tcl.WrongArgs("SIP::message ?message?")
+}
+
+// cmdSIPRoute is BIG-IP's message-routing `SIP::route`, read with
+// openltm's pools for its peers: `SIP::route peer POOL` balances the
+// request over POOL, `SIP::route host ADDR ?PORT?` (or ADDR:PORT) sends
+// it to that address, as `pool` and `node` would, for this request alone
+// (in SIP_REQUEST, before balancing). `virtual NAME` may name the
+// virtual server the request arrived on, whose server side carries it;
+// transport configurations (`transport`, `config`) do not exist in
+// openltm and are refused [M].
+func cmdSIPRoute(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	const usage = "SIP::route ?virtual name? host addr ?port? | SIP::route peer pool"
+	if len(args) < 3 {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	if _, _, err := sipOf(in, "SIP::route", SIPRequest); err != nil {
+		return tcl.Empty, err
+	}
+	_, c, _ := sess(in, "SIP::route")
+	var d Decision
+	set := false
+	for rest := args[1:]; len(rest) > 0; {
+		if len(rest) < 2 {
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+		switch kw := rest[0].String(); kw {
+		case "virtual":
+			name := rest[1].String()
+			li, ok := c.(LBInfo)
+			if !ok || !sameObject(li.VirtualName(), name) {
+				return tcl.Empty, tcl.Errorf("SIP::route: virtual %s: openltm routes a request over the virtual server it arrived on", name)
+			}
+			rest = rest[2:]
+		case "host":
+			if set {
+				return tcl.Empty, tcl.WrongArgs(usage)
+			}
+			n := 2
+			if len(rest) > 2 && rest[2].String() != "virtual" && rest[2].String() != "peer" && rest[2].String() != "host" {
+				n = 3
+			}
+			ap, err := parseHostPort(rest[1:n])
+			if err != nil {
+				return tcl.Empty, tcl.Errorf("SIP::route: %v", err)
+			}
+			d, set = Decision{Kind: DecideNode, Addr: ap}, true
+			rest = rest[n:]
+		case "peer":
+			if set || rest[1].String() == "" {
+				return tcl.Empty, tcl.WrongArgs(usage)
+			}
+			d, set = Decision{Kind: DecidePool, Pool: rest[1].String()}, true
+			rest = rest[2:]
+		case "transport", "config":
+			return tcl.Empty, tcl.Errorf("SIP::route: %s: openltm has no transport configurations; the request leaves from the virtual server it arrived on", kw)
+		default:
+			return tcl.Empty, tcl.WrongArgs(usage)
+		}
+	}
+	if !set {
+		return tcl.Empty, tcl.WrongArgs(usage)
+	}
+	return tcl.Empty, tclErr(c.Decide(d))
+}
+
+// sipRouteRefs records the pool a literal `SIP::route peer POOL` names
+// among the rule's references, as `pool POOL` records its own, for the
+// configuration checks that read them.
+func sipRouteRefs(c *tcl.Compiler) error {
+	for i := 1; i+1 < c.NumWords(); i++ {
+		if w, lit := c.Literal(i); lit && w == "peer" {
+			return refHook("pool", i+1)(c)
+		}
+	}
+	return nil
+}
+
+// sameObject reports whether name (full or in /Common) names full.
+func sameObject(full, name string) bool {
+	return full == name || full == "/Common/"+name
+}
+
+// cmdSIPRouteStatus is SIP::route_status: "unprocessed" in SIP_REQUEST
+// and SIP_RESPONSE, where the message is not routed yet; "route found"
+// in the send and done events, where it has its peer (a request its
+// member, a response the client its Via names); "dropped" once the rule
+// ran SIP::discard [M: openltm runs no SIP event for a request it could
+// not balance, so BIG-IP's failure statuses do not arise].
+func cmdSIPRouteStatus(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 1 {
+		return tcl.Empty, tcl.WrongArgs("SIP::route_status")
+	}
+	st, _, err := sipOf(in, "SIP::route_status")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	s, _, _ := sess(in, "SIP::route_status")
+	switch {
+	case st.Discard:
+		return tcl.Str("dropped"), nil
+	case s.event == SIPRequest || s.event == SIPResponse:
+		return tcl.Str("unprocessed"), nil
+	}
+	return tcl.Str("route found"), nil
 }

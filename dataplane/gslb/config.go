@@ -16,6 +16,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/dnssec"
 	"github.com/openltm/openltm/dataplane/geoip"
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/rules"
 )
@@ -96,6 +97,9 @@ type Listener struct {
 	// DNS Express and the wide IPs did not (nil: the static zones do).
 	NoGTM, NoExpress, NoBIND bool
 	Steps                    ProfileSteps
+	// VLANs is the listener's vlans-enabled or vlans-disabled list (nil:
+	// every VLAN), as the virtual servers' (vlans_linux.go).
+	VLANs *config.VLANFilter
 }
 
 // Datacenter is a `gtm datacenter`. Disabling it takes every server,

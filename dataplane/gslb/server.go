@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 // Options configure a Server.
@@ -214,7 +215,7 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 		if s.listeners[k] != nil {
 			continue
 		}
-		l, err := s.listen(k)
+		l, err := s.listen(k, p.listeners[k].VLANs)
 		if err != nil {
 			for _, f := range fresh {
 				f.close()
@@ -234,9 +235,11 @@ func (s *Server) ApplyPlan(pl *Plan) error {
 		s.listeners[f.key] = f
 	}
 	for k, l := range s.listeners {
-		if _, ok := p.listeners[k]; !ok {
+		if pl, ok := p.listeners[k]; !ok {
 			l.close()
 			delete(s.listeners, k)
+		} else {
+			l.setVLANs(pl.VLANs) // vlans_linux.go
 		}
 	}
 	s.rtMu.Lock()
@@ -287,20 +290,31 @@ type dnsListener struct {
 	stop    func() // UDP: makes the readers return (done closes then)
 	running sync.WaitGroup
 	done    chan struct{}
+	listenerVLANs
 }
 
-func (s *Server) listen(k listenerKey) (*dnsListener, error) {
+// listen binds and serves listener k, taking traffic only from the
+// interfaces vl admits (nil: every one) from its first datagram or
+// connection on.
+func (s *Server) listen(k listenerKey, vl *config.VLANFilter) (*dnsListener, error) {
 	if k.proto == "udp" {
-		return s.listenUDP(k)
+		return s.listenUDP(k, vl)
 	}
 	srv := &dns.Server{Handler: s, Net: k.proto, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second,
 		DecorateReader: s.xfrReader(k)} // listener_dns.go
-	ln, err := net.Listen("tcp", k.addr.String())
+	// Plain TCP, not Go's default Multipath TCP: a VLAN list needs the
+	// arrival interface of each connection (IP_PKTINFO), which an MPTCP
+	// listener does not keep, and DNS clients do not use MPTCP.
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	ln, err := lc.Listen(context.Background(), "tcp", k.addr.String())
 	if err != nil {
 		return nil, fmt.Errorf("gtm listener %s tcp: %w", k.addr, err)
 	}
-	srv.Listener = ln
 	l := &dnsListener{key: k, srv: srv, done: make(chan struct{})}
+	l.tcp = ln
+	l.setVLANs(vl)
+	srv.Listener = l.vlanAccept(s, ln) // vlans_linux.go
 	started := make(chan struct{})
 	srv.NotifyStartedFunc = func() { close(started) }
 	go func() {

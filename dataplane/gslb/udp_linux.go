@@ -3,9 +3,12 @@ package gslb
 import (
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"golang.org/x/sys/unix"
 )
 
@@ -64,6 +67,12 @@ type udpBatcher struct {
 	nio  int           // outIo and sent in use
 	ctl  [udpBatch][gsoCmsgLen]byte
 	gso  bool // the kernel takes UDP_SEGMENT on this socket
+	// vl is the listener's VLAN list, cur what it was when the batch was
+	// read (nil: nothing to check) and arr each datagram's arrival
+	// interface, asked of the kernel only then (vlans_linux.go).
+	vl  *atomic.Pointer[config.VLANFilter]
+	cur *config.VLANFilter
+	arr [udpBatch][rawsock.ArrivalCmsgLen]byte
 	// The last call's results, for the RawConn functions.
 	n     int
 	errno unix.Errno
@@ -73,9 +82,19 @@ type udpBatcher struct {
 // recv reads what is queued on fd; false (nothing queued) makes the
 // RawConn wait in the netpoller and call it again.
 func (b *udpBatcher) recv(fd uintptr) bool {
+	if b.vl != nil {
+		b.cur = b.vl.Load()
+	}
 	for i := range b.in {
-		b.in[i].hdr.Namelen = uint32(unsafe.Sizeof(b.names[i]))
-		b.in[i].hdr.Flags = 0
+		h := &b.in[i].hdr
+		h.Namelen = uint32(unsafe.Sizeof(b.names[i]))
+		h.Flags = 0
+		if b.cur != nil {
+			h.Control = &b.arr[i][0]
+			h.SetControllen(rawsock.ArrivalCmsgLen)
+		} else {
+			h.Control, h.Controllen = nil, 0
+		}
 	}
 	n, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.in[0])), udpBatch, unix.MSG_DONTWAIT, 0, 0)
 	b.n, b.errno = int(n), e
@@ -175,13 +194,13 @@ func (s *Server) newBatcher(c *net.UDPConn, k listenerKey) *udpBatcher {
 // that read less than udpBatch (the queue was empty then) can wait for
 // readiness at once instead of calling recvmmsg again to see it fail:
 // a datagram that arrived since made the socket ready after the reset.
-func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, steer *udpSteer) {
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, steer *udpSteer, vl *atomic.Pointer[config.VLANFilter]) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return
 	}
 	b := s.newBatcher(c, k)
-	b.steer = steer
+	b.steer, b.vl = steer, vl
 	serve, send := b.serve, b.send // bound once: no closure per call
 	for {
 		if err := rc.Read(serve); err != nil {
@@ -256,6 +275,11 @@ func (b *udpBatcher) answer(n int) {
 		h := &b.in[i]
 		src, ok := sockaddrAddr(&b.names[i], h.hdr.Namelen)
 		if !ok {
+			continue
+		}
+		if b.cur != nil && !b.cur.Admits(rawsock.PktinfoIf(b.arr[i][:min(int(h.hdr.Controllen), rawsock.ArrivalCmsgLen)])) {
+			// From a VLAN the listener is not enabled on: dropped.
+			b.s.stats.dropped.Inc(b.ctx.shard)
 			continue
 		}
 		if async { // a rule may suspend the query: not in this reader

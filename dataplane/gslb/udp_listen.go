@@ -3,6 +3,7 @@ package gslb
 import (
 	"fmt"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
@@ -10,7 +11,7 @@ import (
 // (rawsock.ListenUDPGroup), datagrams steered to the first while it
 // keeps up and to all of them by the receiving CPU under load
 // (udpSteer).
-func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
+func (s *Server) listenUDP(k listenerKey, vl *config.VLANFilter) (*dnsListener, error) {
 	conns, err := rawsock.ListenUDPGroup(k.addr.String(), udpSockets())
 	if err != nil {
 		return nil, fmt.Errorf("gtm listener %s udp: %w", k.addr, err)
@@ -23,6 +24,8 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 		s.log.Warn("gtm listener: datagrams not steered by CPU", "addr", k.addr.String(), "err", err)
 	}
 	l := &dnsListener{key: k, done: make(chan struct{}), sockets: len(conns)}
+	l.udp = conns
+	l.setVLANs(vl) // before the first datagram is read
 	l.stop = func() {
 		for _, c := range conns {
 			c.Close()
@@ -32,7 +35,7 @@ func (s *Server) listenUDP(k listenerKey) (*dnsListener, error) {
 	for _, c := range conns {
 		go func() {
 			defer l.running.Done()
-			s.serveUDP(c, k, steer)
+			s.serveUDP(c, k, steer, &l.vlans)
 		}()
 	}
 	go func() {

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
 )
 
 // serveUDP answers the queries arriving on one socket until it is
 // closed, one datagram per system call. There is no steering program
 // here (rawsock.SteerByCPU): steer is nil.
-func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, _ *udpSteer) {
+func (s *Server) serveUDP(c *net.UDPConn, k listenerKey, _ *udpSteer, _ *atomic.Pointer[config.VLANFilter]) {
 	in := make([]byte, udpBufSize)
 	out := make([]byte, 0, 2048)
 	var bc batchCtx // one per reader: its memo outlives the datagram

@@ -25,3 +25,12 @@ type VLANFilter struct {
 func (f *VLANFilter) Admits(ifindex int) bool {
 	return slices.Contains(f.Ifindex, ifindex) != f.Disabled
 }
+
+// Equal reports whether f and g are the same list (nil: none), so that a
+// commit that keeps a virtual's VLANs leaves its sockets alone.
+func (f *VLANFilter) Equal(g *VLANFilter) bool {
+	if f == nil || g == nil {
+		return f == g
+	}
+	return f.Disabled == g.Disabled && f.Device == g.Device && slices.Equal(f.Ifindex, g.Ifindex)
+}

@@ -108,6 +108,13 @@ type Listener struct {
 	// opts is what SetOpts last set (udpopts.go), once optsSet.
 	opts    sockopt.Side
 	optsSet bool
+	// vlans is the VLAN list each datagram is checked against (nil: none
+	// to check); vlanCfg what SetVLANs last set, once vlanSet; bound the
+	// interface the socket is bound to (SetVLANs).
+	vlans   atomic.Pointer[config.VLANFilter]
+	vlanCfg *config.VLANFilter
+	vlanSet bool
+	bound   string
 
 	mu     sync.RWMutex
 	flows  map[netip.AddrPort]*flow

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +28,10 @@ type slots struct {
 	hdrs  [batchSize]unix.Mmsghdr
 	iovs  [batchSize]unix.Iovec
 	names [batchSize]unix.RawSockaddrInet6
-	buf   [batchSize * maxDatagram]byte
+	// ctl is each datagram's arrival interface, read only by a listener
+	// whose virtual has a VLAN list to check (SetVLANs).
+	ctl [batchSize][rawsock.ArrivalCmsgLen]byte
+	buf [batchSize * maxDatagram]byte
 }
 
 var slotPool = sync.Pool{New: func() any {
@@ -45,13 +49,20 @@ func (s *slots) payload(i int) []byte {
 	return s.buf[i*maxDatagram : i*maxDatagram+int(s.hdrs[i].Len)]
 }
 
-// recv reads up to batchSize datagrams from fd (non-blocking).
-func (s *slots) recv(fd uintptr) (int, unix.Errno) {
+// recv reads up to batchSize datagrams from fd (non-blocking), with
+// their arrival interfaces when arrival is set.
+func (s *slots) recv(fd uintptr, arrival bool) (int, unix.Errno) {
 	for i := range s.hdrs {
 		h := &s.hdrs[i].Hdr
 		h.Name = (*byte)(unsafe.Pointer(&s.names[i]))
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.Flags = 0
+		if arrival {
+			h.Control = &s.ctl[i][0]
+			h.SetControllen(rawsock.ArrivalCmsgLen)
+		} else {
+			h.Control, h.Controllen = nil, 0
+		}
 		h.Iov = &s.iovs[i]
 		// The last batch may have pointed its headers at other memory (a
 		// payload a rule replaced): every read goes to the batch's own.
@@ -128,6 +139,7 @@ func (f *flow) initIO() { f.salen = sockaddr(&f.sa, f.Client, f.Local) }
 type listenerIO struct {
 	readFn func(uintptr) bool
 	b      *slots
+	vl     *config.VLANFilter // the VLAN list of the batch read, nil for none
 	n      int
 	rerr   unix.Errno
 	queued [batchSize]struct {
@@ -158,12 +170,16 @@ func (l *Listener) serve() {
 		if err := rc.Read(l.readFn); err != nil {
 			return // closed
 		}
+		vl := l.vl // nil: no VLAN list, nothing checked (SetVLANs)
 		if vs, snap := l.dnsSnap(); l.rerr == 0 && snap != nil {
-			l.answerDNS(vs, snap)
+			l.answerDNS(vs, snap, vl)
 		} else if l.rerr == 0 {
 			for i := 0; i < l.n; i++ {
 				if l.b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
 					continue // larger than any UDP datagram: cannot happen
+				}
+				if vl != nil && !l.arrivedOn(vl, i) {
+					continue
 				}
 				l.datagram(addrOf(&l.b.names[i]), l.b.payload(i))
 			}
@@ -180,7 +196,8 @@ func (l *Listener) readBatch(fd uintptr) bool {
 	if l.b == nil {
 		l.b = slotPool.Get().(*slots)
 	}
-	n, e := l.b.recv(fd)
+	l.vl = l.vlans.Load()
+	n, e := l.b.recv(fd, l.vl != nil)
 	if e == unix.EAGAIN {
 		slotPool.Put(l.b)
 		l.b = nil
@@ -294,7 +311,7 @@ func (lg *leg) readBatch(fd uintptr) bool {
 	if lg.b == nil {
 		lg.b = slotPool.Get().(*slots)
 	}
-	n, e := lg.b.recv(fd)
+	n, e := lg.b.recv(fd, false)
 	if e == unix.EAGAIN {
 		slotPool.Put(lg.b)
 		lg.b = nil
@@ -410,12 +427,65 @@ func (lg *leg) answerBatch(fd uintptr) bool {
 }
 
 // answerDNS hands a batch to the virtual's dns profile (dataplane/dnsvs).
-func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap) {
+func (l *Listener) answerDNS(vs *state.Virtual, snap *state.VirtualSnap, vl *config.VLANFilter) {
 	for i := 0; i < l.n; i++ {
 		if l.b.hdrs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
 			continue
 		}
+		if vl != nil && !l.arrivedOn(vl, i) {
+			continue
+		}
 		a := addrOf(&l.b.names[i])
 		snap.DNS.ServeUDP(vs, snap, l.conn, netip.AddrPortFrom(a.Addr().Unmap(), a.Port()), l.addr, l.b.payload(i))
+	}
+}
+
+// arrivedOn reports whether datagram i of the batch arrived on an
+// interface the listener's virtual is enabled on; one that did not is
+// dropped, and counted with the udp profile's dropped datagrams.
+func (l *Listener) arrivedOn(vl *config.VLANFilter, i int) bool {
+	h := &l.b.hdrs[i].Hdr
+	if vl.Admits(rawsock.PktinfoIf(l.b.ctl[i][:min(int(h.Controllen), rawsock.ArrivalCmsgLen)])) {
+		return true
+	}
+	if vs := l.virtual(); vs != nil {
+		vs.Prof.Conns.DgDropped.Add(1)
+	}
+	return false
+}
+
+// SetVLANs makes the listener's sockets take datagrams only from the
+// interfaces its virtual's VLAN list admits (vl; nil: from every one),
+// at each commit; the caller holds the plane's lock. Enabled on one
+// interface, each socket is bound to it (SO_BINDTODEVICE) and the kernel
+// does the rest; otherwise (several interfaces, a disabled list, or a
+// binding the kernel refused) the sockets report each datagram's arrival
+// interface (IP_PKTINFO) and the reader checks it. Without a list the
+// reader pays one nil check per batch.
+func (l *Listener) SetVLANs(vl *config.VLANFilter) {
+	if l.vlanSet && l.vlanCfg.Equal(vl) {
+		return
+	}
+	l.vlanSet, l.vlanCfg = true, vl
+	dev := ""
+	if vl != nil {
+		dev = vl.Device
+	}
+	for _, x := range l.all() {
+		check := vl != nil
+		x.rc.Control(func(fd uintptr) {
+			if dev != "" || x.bound != "" {
+				if err := rawsock.BindDevice(int(fd), dev); err == nil {
+					x.bound = dev
+					check = check && dev == ""
+				}
+			}
+			rawsock.SetArrival(int(fd), check)
+		})
+		if check {
+			x.vlans.Store(vl)
+		} else {
+			x.vlans.Store(nil)
+		}
 	}
 }

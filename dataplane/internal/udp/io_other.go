@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 )
 
@@ -32,6 +33,10 @@ type (
 )
 
 func (f *flow) initIO() {}
+
+// SetVLANs does nothing here: VLAN lists are Linux interfaces, checked
+// on Linux only.
+func (l *Listener) SetVLANs(*config.VLANFilter) {}
 
 func (lg *leg) initIO() { lg.readFn = lg.read }
 
