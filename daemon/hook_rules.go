@@ -193,6 +193,8 @@ type ruleRuntime struct {
 	// vsAddrs are the running configuration's virtual servers'
 	// addresses, by full path: a sideband `connect` may name one.
 	vsAddrs atomic.Pointer[map[string]netip.AddrPort]
+	// vsTGs are their addresses' traffic groups (traffic_group).
+	vsTGs atomic.Pointer[map[string]string]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -245,7 +247,15 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.ifiles.Store(&ifileSet{})
 	noVS := map[string]netip.AddrPort{}
 	rt.vsAddrs.Store(&noVS)
+	noTGs := map[string]string{}
+	rt.vsTGs.Store(&noTGs)
 	rt.env = &rules.Env{
+		TrafficGroup: func(virtual string) string {
+			if tg, ok := (*rt.vsTGs.Load())[virtual]; ok {
+				return tg
+			}
+			return rules.DefaultTrafficGroup
+		},
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
 		IFiles: func() []string { return rt.ifiles.Load().names },
@@ -474,6 +484,9 @@ type ltmTranslation struct {
 	stats map[string][]string
 	// logs are the log publishers HSL::open -publisher opens.
 	logs logTranslation
+	// tgs are the traffic groups of dc's virtual servers' addresses,
+	// which traffic_group answers.
+	tgs map[string]string
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -492,7 +505,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs}
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs, tgs: virtualTrafficGroups(cfg, dc)}
 }
 
 // start readies the rules of a translation about to go in service: it
@@ -520,6 +533,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevIfiles := rt.ifiles.Load()
 	ifs := tr.ifiles
 	rt.ifiles.Store(&ifs)
+	prevTGs := rt.vsTGs.Load()
+	tgs := tr.tgs
+	rt.vsTGs.Store(&tgs)
 	prevVS := rt.vsAddrs.Load()
 	vs := map[string]netip.AddrPort{}
 	if tr.dc != nil {
@@ -550,6 +566,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.dgs.Store(prevDGs)
 		rt.ifiles.Store(prevIfiles)
 		rt.vsAddrs.Store(prevVS)
+		rt.vsTGs.Store(prevTGs)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats
