@@ -31,6 +31,13 @@ func (t *Target) SNATDecision(cfg *config.Virtual) string {
 	if t.SNAT.Set {
 		return t.SNATText
 	}
+	return VirtualSNAT(cfg)
+}
+
+// VirtualSNAT is LB::snat's answer from a virtual's
+// source-address-translation alone (a data path whose rules cannot
+// change it).
+func VirtualSNAT(cfg *config.Virtual) string {
 	switch cfg.SNAT.Type {
 	case config.SNATAutomap:
 		return "automap"

@@ -3,6 +3,7 @@ package mblbvs
 import (
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -44,3 +45,9 @@ func (r *mblbRules) LBQueue(pool string) (rules.QueueInfo, error) {
 
 // VirtualProfiles implements rules.ProfileLister.
 func (r *mblbRules) VirtualProfiles() []rules.ProfileRef { return r.snap.Cfg.Profiles }
+
+var _ rules.SNATReader = (*mblbRules)(nil)
+
+// SNATDecision implements rules.SNATReader: the virtual's
+// source-address-translation, which rules do not change here.
+func (r *mblbRules) SNATDecision() string { return irules.VirtualSNAT(r.snap.Cfg) }
