@@ -178,3 +178,39 @@ when CLIENT_ACCEPTED {
 			strings.Contains(plog.String(), "chosen by persistence") && strings.Contains(plog.String(), "chosen by load balancing")
 	})
 }
+
+// On a UDP virtual, translate sends a flow as on a standard one, and
+// LB::snat reads the rule's snat decision.
+func TestUDPRulesTranslateAndSnat(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.88.3.2:5300", "MEMBER")
+	startUDPMember(t, "127.88.3.1:5300", "VIRTUAL-ADDRESS")
+	startUDPMember(t, "127.88.3.2:53", "VIRTUAL-PORT")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.88.3.1:53", "127.88.3.2:5300")
+	r, lg := compileRules(t, `
+when CLIENT_ACCEPTED {
+    switch [IP::client_addr] {
+        127.88.3.10 { translate address disable }
+        127.88.3.11 { translate port disable }
+    }
+    snat automap
+    log local0. "[IP::client_addr] snat [LB::snat] translate [translate address] [translate port]"
+}`)
+	lg.showOnFailure(t)
+	setVirtualRules(cfg, "/Common/vs", r)
+	mustApply(t, p, cfg)
+	for _, tc := range []struct{ src, want, log string }{
+		{"127.88.3.10:0", "VIRTUAL-ADDRESS", "127.88.3.10 snat automap translate 0 1"},
+		{"127.88.3.11:0", "VIRTUAL-PORT", "127.88.3.11 snat automap translate 1 0"},
+		{"127.88.3.12:0", "MEMBER", "127.88.3.12 snat automap translate 1 1"},
+	} {
+		c := dialUDP(t, tc.src, "127.88.3.1:53")
+		if got := label(c.mustAsk("hello")); got != tc.want {
+			t.Errorf("client %s: %q, want %q", tc.src, got, tc.want)
+		}
+		if !strings.Contains(lg.String(), tc.log) {
+			t.Errorf("log lacks %q", tc.log)
+		}
+	}
+}

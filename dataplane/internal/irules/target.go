@@ -23,6 +23,31 @@ type Target struct {
 	// which LB::snat reads back.
 	SNATText string
 	LBMode   *state.ModeSpec // LB::mode for this flow's decisions
+	// Xlate is the rule's translate choice, which replaces the
+	// virtual's translate-address and translate-port when Set.
+	Xlate Translation
+}
+
+// Translation is a rule's `translate address|port` choice for one flow.
+type Translation struct{ Set, Addr, Port bool }
+
+// Translation is rules.Translator's reading: the rule's choice, else
+// the virtual's.
+func (t *Target) Translation(cfg *config.Virtual) (addr, port bool) {
+	if t.Xlate.Set {
+		return t.Xlate.Addr, t.Xlate.Port
+	}
+	return cfg.TranslateAddress, cfg.TranslatePort
+}
+
+// Translate is where a server connection to the member at member goes
+// for a client that reached local (state.Translate), with the rule's
+// translate choice if any.
+func (t *Target) Translate(cfg *config.Virtual, member, local netip.AddrPort) netip.AddrPort {
+	if t.Xlate.Set {
+		return state.TranslateAs(t.Xlate.Addr, t.Xlate.Port, member, local)
+	}
+	return state.Translate(cfg, member, local)
 }
 
 // SNATDecision is LB::snat's answer: the rule's snat or snatpool

@@ -463,9 +463,7 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 // translated).
 func (fl *flow) target(m *state.Member) netip.AddrPort {
 	if fl.rs != nil {
-		if dst, ok := fl.translated(m.Cfg.Load().Addr); ok { // rulelb.go
-			return dst
-		}
+		return fl.translated(m.Cfg.Load().Addr) // rulelb.go
 	}
 	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }

@@ -67,7 +67,7 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
-	lbChoices             // LB::prime, translate, LB::enable_decisionlog (rulelb.go)
+	lbChoices             // LB::prime, LB::enable_decisionlog (rulelb.go)
 	// toVirtual is the virtual server a rule handed the connection to
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -13,14 +14,11 @@ import (
 // LB::persist and LB::enable_decisionlog.
 
 // lbChoices are a flow's rule choices about its server connection beyond
-// the Target's; they live in ruleState, so a flow without rules pays
-// nothing.
+// the Target's (which holds translate's); they live in ruleState, so a
+// flow without rules pays nothing.
 type lbChoices struct {
 	// prime: open the server connection when the event ends.
 	prime bool
-	// xlateSet: translate overrode the virtual's translate-address
-	// (xlateAddr) and translate-port (xlatePort) for this flow.
-	xlateSet, xlateAddr, xlatePort bool
 	// decisionLog: LB::enable_decisionlog.
 	decisionLog bool
 }
@@ -59,13 +57,7 @@ func (pr *proxied) primed() bool {
 }
 
 // Translation implements rules.Translator.
-func (pr *proxied) Translation() (addr, port bool) {
-	if c := &pr.rs.lbChoices; c.xlateSet {
-		return c.xlateAddr, c.xlatePort
-	}
-	cfg := pr.snap.Cfg
-	return cfg.TranslateAddress, cfg.TranslatePort
-}
+func (pr *proxied) Translation() (addr, port bool) { return pr.rs.Translation(pr.snap.Cfg) }
 
 // SetTranslation implements rules.Translator: for the next server
 // connection, so not once one exists.
@@ -73,22 +65,18 @@ func (pr *proxied) SetTranslation(addr, port bool) error {
 	if pr.srv.Load() != nil {
 		return errors.New("the server side is connected already")
 	}
-	c := &pr.rs.lbChoices
-	c.xlateSet, c.xlateAddr, c.xlatePort = true, addr, port
+	pr.rs.Xlate = irules.Translation{Set: true, Addr: addr, Port: port}
 	return nil
 }
 
-// translated is target's answer for a flow whose rule ran translate:
-// ok false when none did.
-func (fl *flow) translated(member netip.AddrPort) (netip.AddrPort, bool) {
+// translated is target's answer for a flow with rules (a translate
+// command's choice, else the virtual's).
+func (fl *flow) translated(member netip.AddrPort) netip.AddrPort {
 	rs := fl.rs
 	rs.mu.Lock()
-	c := rs.lbChoices
+	dst := rs.Translate(fl.snap.Cfg, member, fl.Local)
 	rs.mu.Unlock()
-	if !c.xlateSet {
-		return netip.AddrPort{}, false
-	}
-	return state.TranslateAs(c.xlateAddr, c.xlatePort, member, fl.Local), true
+	return dst
 }
 
 // SNATDecision implements rules.SNATReader.

@@ -52,3 +52,15 @@ func (f *flow) SNATDecision() string {
 	}
 	return f.rs.SNATDecision(f.snap.Cfg)
 }
+
+var _ rules.Translator = (*flow)(nil)
+
+// Translation implements rules.Translator.
+func (f *flow) Translation() (addr, port bool) { return f.rs.Translation(f.snap.Cfg) }
+
+// SetTranslation implements rules.Translator: for the members chosen
+// from now on (the next datagram's, with datagram load balancing).
+func (f *flow) SetTranslation(addr, port bool) error {
+	f.rs.Xlate = irules.Translation{Set: true, Addr: addr, Port: port}
+	return nil
+}
