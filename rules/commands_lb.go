@@ -92,6 +92,11 @@ func cmdLBConnect(name string) tcl.CmdFunc {
 		default:
 			return tcl.Empty, tcl.Errorf("%s: only valid in CLIENT_ACCEPTED and CLIENT_DATA, not %s", name, s.event)
 		}
+		if s.afters != nil && s.afters.current != nil {
+			// A timer's script runs beside the connection's own
+			// progress, which may be connecting already.
+			return tcl.Empty, tcl.Errorf("%s: not valid in a script after scheduled", name)
+		}
 		lc, ok := c.(LBConnector)
 		if !ok {
 			return tcl.Empty, tcl.Errorf("%s: this virtual server's connections have no server connection of their own to open", name)

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lbFake is a connection that also answers the commands of
@@ -162,4 +163,38 @@ func TestLBCommandsUnsupported(t *testing.T) {
 	if got, err := evalIn(t, newLBFake(), nil, ClientAccepted, "traffic_group"); err != nil || got != DefaultTrafficGroup {
 		t.Errorf("traffic_group without Env.TrafficGroup: %q %v", got, err)
 	}
+}
+
+// LB::prime in a script `after` scheduled is refused: the connection may
+// be connecting on its own by then.
+func TestLBPrimeInAfter(t *testing.T) {
+	r := mustCompile(t, "after_prime", `when CLIENT_ACCEPTED { after 1 { LB::prime } }`)
+	lg := &logSink{}
+	p := NewProgram(&Env{Log: lg.log}, r)
+	f := &afterFake{lbFake: newLBFake()}
+	s := p.NewConnState(f)
+	defer s.Release()
+	if err := s.Run(ClientAccepted); err != nil {
+		t.Fatal(err)
+	}
+	if f.fn == nil {
+		t.Fatal("no script scheduled")
+	}
+	if err := f.fn(); err == nil || !strings.Contains(err.Error(), "not valid in a script after scheduled") {
+		t.Fatalf("LB::prime in after: %v", err)
+	}
+	if f.primed != 0 {
+		t.Fatalf("primed %d times", f.primed)
+	}
+}
+
+// afterFake schedules one script and runs it when the test says.
+type afterFake struct {
+	*lbFake
+	fn func() error
+}
+
+func (f *afterFake) After(d time.Duration, fn func() error) func() {
+	f.fn = fn
+	return func() {}
 }

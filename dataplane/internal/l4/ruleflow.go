@@ -79,7 +79,9 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 	if !pr.applyRule(ev, err, v, detach) {
 		return false
 	}
-	return !prime || pr.primed() // LB::prime, LB::connect (rulelb.go)
+	// LB::prime, LB::connect (rulelb.go), which the rules allow in
+	// CLIENT_ACCEPTED and CLIENT_DATA alone.
+	return !prime || (ev != config.EventClientAccepted && ev != config.EventClientData) || pr.primed()
 }
 
 // applyRule carries out what an event (or a script `after` scheduled,
