@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
 )
 
 // The LB:: commands acting on how the server side is made (rules
@@ -213,4 +215,41 @@ when CLIENT_ACCEPTED {
 			t.Errorf("log lacks %q", tc.log)
 		}
 	}
+}
+
+// On an http virtual LB::enable_decisionlog logs the member choice of
+// each request from then on; LB::snat reads the virtual's translation.
+func TestHTTPRuleDecisionLog(t *testing.T) {
+	t.Parallel()
+	startHTTPServer(t, "127.88.4.2:80", "W1")
+	startHTTPServer(t, "127.88.4.3:80", "W2")
+	p, plog := newPlane(t)
+	cfg := mblbConfig("127.88.4.1:80", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}, OneConnect: &OneConnect{MaxSize: 4}},
+		"127.88.4.2:80", "127.88.4.3:80")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `
+when HTTP_REQUEST {
+    if { [HTTP::path] eq "/log" } { LB::enable_decisionlog }
+    HTTP::header replace X-Tag [LB::snat]
+}`)
+	lg.showOnFailure(t)
+	mustApply(t, p, cfg)
+	cl := dialFrom(t, "127.88.4.9", "127.88.4.1:80")
+	h := &httpRuleClient{c: cl.c, br: cl.r}
+	_, body, err := h.do(httpReq("a.example", "/quiet"))
+	if err != nil || !strings.Contains(body, "tag=automap") {
+		t.Fatalf("first request: %q %v", body, err)
+	}
+	if strings.Contains(plog.String(), "LB decision") {
+		t.Fatalf("a decision logged before the rule asked: %s", plog.String())
+	}
+	for i := 0; i < 2; i++ {
+		if _, body, err := h.do(httpReq("a.example", "/log")); err != nil || !strings.HasPrefix(body, "W") {
+			t.Fatalf("request %d: %q %v", i, body, err)
+		}
+	}
+	eventually(t, "two decisions logged", func() bool {
+		return strings.Count(plog.String(), "LB decision: virtual /Common/vs client 127.88.4.9:") == 2 &&
+			strings.Contains(plog.String(), "chosen by load balancing")
+	})
 }

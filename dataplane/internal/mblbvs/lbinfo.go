@@ -1,6 +1,8 @@
 package mblbvs
 
 import (
+	"errors"
+
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/irules"
@@ -51,3 +53,15 @@ var _ rules.SNATReader = (*mblbRules)(nil)
 // SNATDecision implements rules.SNATReader: the virtual's
 // source-address-translation, which rules do not change here.
 func (r *mblbRules) SNATDecision() string { return irules.VirtualSNAT(r.snap.Cfg) }
+
+var _ rules.DecisionLogger = (*mblbRules)(nil)
+
+// EnableDecisionLog implements rules.DecisionLogger: the member choice
+// of each of the client's requests (messages) from now on.
+func (r *mblbRules) EnableDecisionLog() error {
+	if r.f.sess == nil {
+		return errors.New("no client session")
+	}
+	r.f.sess.SetDecisionLog()
+	return nil
+}
