@@ -7,7 +7,9 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 // Floating self IPs: a net self in a floating traffic group
@@ -126,4 +128,33 @@ func (e *Engine) showSelf(names []string, w io.Writer) error {
 		fmt.Fprintf(w, "%-24s %-20s %-28s %-9s %s\n", shortName(o.Name), netSelfAddress.Str(o), tg, floating, device)
 	}
 	return nil
+}
+
+// virtualTrafficGroups maps each virtual server of dc to the traffic
+// group of its address (its ltm virtual-address's, else
+// traffic-group-1, BIG-IP's for a new virtual address), as rules'
+// traffic_group reads it.
+func virtualTrafficGroups(cfg *objects.Config, dc *dataplane.Config) map[string]string {
+	if dc == nil {
+		return nil
+	}
+	addrTG := map[netip.Addr]string{}
+	for _, o := range cfg.Of(ltmVirtualAddr) {
+		if a, err := netip.ParseAddr(objects.AddressOf(o)); err == nil {
+			tg := vaddrTG.Effective(cfg, o)
+			if !strings.HasPrefix(tg, "/") {
+				tg = "/Common/" + tg
+			}
+			addrTG[a] = tg
+		}
+	}
+	m := make(map[string]string, len(dc.Virtuals))
+	for name, v := range dc.Virtuals {
+		tg, ok := addrTG[v.Destination.Addr()]
+		if !ok {
+			tg = rules.DefaultTrafficGroup
+		}
+		m[name] = tg
+	}
+	return m
 }

@@ -202,6 +202,8 @@ type ruleRuntime struct {
 	// vlanTags are the running configuration's VLAN tags by interface
 	// index, for LINK::vlan_id.
 	vlanTags atomic.Pointer[map[int]int]
+	// vsTGs are their addresses' traffic groups (traffic_group).
+	vsTGs atomic.Pointer[map[string]string]
 	// hsl is what HSL::open and HSL::send reach.
 	hsl hslSwitch
 	// flows is what FLOWTABLE::count and FLOWTABLE::limit read.
@@ -258,7 +260,15 @@ func (rt *ruleRuntime) environment(log *slog.Logger) *rules.Env {
 	rt.resolvers.Store(&noRes)
 	noTags := map[int]int{}
 	rt.vlanTags.Store(&noTags)
+	noTGs := map[string]string{}
+	rt.vsTGs.Store(&noTGs)
 	rt.env = &rules.Env{
+		TrafficGroup: func(virtual string) string {
+			if tg, ok := (*rt.vsTGs.Load())[virtual]; ok {
+				return tg
+			}
+			return rules.DefaultTrafficGroup
+		},
 		HSL:    &rt.hsl,
 		IFile:  func(name string) (*rules.IFile, bool) { return rt.ifiles.Load().lookup(name) },
 		IFiles: func() []string { return rt.ifiles.Load().names },
@@ -500,6 +510,9 @@ type ltmTranslation struct {
 	// resolvers are the net dns-resolvers RESOLVER::name_lookup asks,
 	// by full path.
 	resolvers map[string]fwdproxy.ResolverConfig
+	// tgs are the traffic groups of dc's virtual servers' addresses,
+	// which traffic_group answers.
+	tgs map[string]string
 }
 
 // translate is Translate with the engine's compiled rules, and without
@@ -519,7 +532,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
 	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
-		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg)}
+		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc)}
 }
 
 // netResolvers are cfg's net dns-resolvers as rules ask them; one whose
@@ -568,6 +581,9 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 	prevIfiles := rt.ifiles.Load()
 	ifs := tr.ifiles
 	rt.ifiles.Store(&ifs)
+	prevTGs := rt.vsTGs.Load()
+	tgs := tr.tgs
+	rt.vsTGs.Store(&tgs)
 	prevVS := rt.vsAddrs.Load()
 	vs := map[string]netip.AddrPort{}
 	if tr.dc != nil {
@@ -609,6 +625,7 @@ func (rt *ruleRuntime) start(log *slog.Logger, tr *ltmTranslation) (undo func())
 		rt.vsAddrs.Store(prevVS)
 		rt.resolvers.Store(prevRes)
 		rt.vlanTags.Store(prevTags)
+		rt.vsTGs.Store(prevTGs)
 		rt.hsl.pubs.Store(prevPubs)
 		rt.env.Stats.Define(prevStats)
 		rt.statsDefs = prevStats

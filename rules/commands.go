@@ -60,6 +60,7 @@ func commandTable() *tcl.Commands {
 		registerUDP(t)
 		registerIP(t)
 		registerLB(t)
+		registerLBMore(t) // commands_lb.go
 		t.Register("persist", cmdPersist).Compile = persistHook
 		t.Register("class", cmdClass)
 		t.Register("matchclass", cmdMatchclass)

@@ -104,6 +104,11 @@ type Env struct {
 	FlowTable FlowTable
 	// Geo answers whereis; nil answers every address with empty strings.
 	Geo Geolocator
+	// TrafficGroup names the traffic group of a virtual server's
+	// address (its full path) for traffic_group, which rules read to
+	// keep table entries apart per traffic group; nil answers
+	// DefaultTrafficGroup.
+	TrafficGroup func(virtual string) string
 }
 
 // budget is the steps and the time one event (or one script `after`

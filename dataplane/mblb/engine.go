@@ -97,6 +97,9 @@ type Choice struct {
 	// this one settles.
 	Queueable bool
 	Ticket    QueueTicket
+	// DecisionLog: a rule asked for the choice to be logged
+	// (LB::enable_decisionlog).
+	DecisionLog bool
 }
 
 // ErrNoMember is what a Pick should return when no member can take the

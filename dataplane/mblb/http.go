@@ -382,6 +382,14 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 // there until a rule chooses another. Call before the session starts.
 func (s *ClientConn) SetTarget(t Target) { s.current, s.currentSet = t, true }
 
+// SetDecisionLog makes the engine log the member choice of each of the
+// client's messages from now on (a rule's LB::enable_decisionlog).
+func (s *ClientConn) SetDecisionLog() {
+	s.mu.Lock()
+	s.decisionLog = true
+	s.mu.Unlock()
+}
+
 // Current is the client's current target (SetTarget, or the last one a
 // request's rule chose), if a rule chose one. On the session's thread
 // (its rules run there).

@@ -102,7 +102,9 @@ type ClientConn struct {
 	perConn   bool
 	sticky    Member // guarded by mu
 	hasSticky bool
-	httpDone  bool // reader only: the client asked to close, or sent garbage
+	// decisionLog: a rule's LB::enable_decisionlog (guarded by mu).
+	decisionLog bool
+	httpDone    bool // reader only: the client asked to close, or sent garbage
 	// HTTP, reader only: continued (a 100 Continue was sent for the
 	// request in progress), nreq (requests read), upgrading (a request
 	// that may open a tunnel was sent: nothing more is framed until its
@@ -679,7 +681,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		t := m.target
 		stay := false
 		s.mu.Lock()
-		perConn := s.perConn
+		perConn, dlog := s.perConn, s.decisionLog
 		// A rule that names another pool, a member or a node moves
 		// the connection; otherwise it stays with its member.
 		if perConn && s.hasSticky && !(m.ruleTarget && (t.Node || t.Member.IsValid() || t.Pool != s.sticky.Pool)) {
@@ -693,7 +695,7 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 		}
 		cookie := !stay && !m.ruleTarget && m.cookie.IsValid() && t.Member == m.cookie && !t.Node
 		mem, err := e.cfg.Pick(Choice{Exclude: m.exclude, Target: t, Persist: m.persist, Client: client, Tag: s.tag, Stay: stay, Cookie: cookie, NoPersist: m.hx.noPersist, Msg: m.b,
-			Queueable: m.queueable(), Ticket: m.ticket})
+			Queueable: m.queueable(), Ticket: m.ticket, DecisionLog: dlog})
 		m.ticket = nil
 		if err != nil {
 			if t := queuedTicket(err); t != nil {

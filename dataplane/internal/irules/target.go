@@ -19,7 +19,57 @@ type Target struct {
 	Addr    netip.AddrPort // the member (with Pool) or node
 	Node    bool
 	SNAT    state.SNATChoice
-	LBMode  *state.ModeSpec // LB::mode for this flow's decisions
+	// SNATText is the snat or snatpool decision as the rule wrote it,
+	// which LB::snat reads back.
+	SNATText string
+	LBMode   *state.ModeSpec // LB::mode for this flow's decisions
+	// Xlate is the rule's translate choice, which replaces the
+	// virtual's translate-address and translate-port when Set.
+	Xlate Translation
+}
+
+// Translation is a rule's `translate address|port` choice for one flow.
+type Translation struct{ Set, Addr, Port bool }
+
+// Translation is rules.Translator's reading: the rule's choice, else
+// the virtual's.
+func (t *Target) Translation(cfg *config.Virtual) (addr, port bool) {
+	if t.Xlate.Set {
+		return t.Xlate.Addr, t.Xlate.Port
+	}
+	return cfg.TranslateAddress, cfg.TranslatePort
+}
+
+// Translate is where a server connection to the member at member goes
+// for a client that reached local (state.Translate), with the rule's
+// translate choice if any.
+func (t *Target) Translate(cfg *config.Virtual, member, local netip.AddrPort) netip.AddrPort {
+	if t.Xlate.Set {
+		return state.TranslateAs(t.Xlate.Addr, t.Xlate.Port, member, local)
+	}
+	return state.Translate(cfg, member, local)
+}
+
+// SNATDecision is LB::snat's answer: the rule's snat or snatpool
+// decision, else the virtual's source-address-translation (cfg).
+func (t *Target) SNATDecision(cfg *config.Virtual) string {
+	if t.SNAT.Set {
+		return t.SNATText
+	}
+	return VirtualSNAT(cfg)
+}
+
+// VirtualSNAT is LB::snat's answer from a virtual's
+// source-address-translation alone (a data path whose rules cannot
+// change it).
+func VirtualSNAT(cfg *config.Virtual) string {
+	switch cfg.SNAT.Type {
+	case config.SNATAutomap:
+		return "automap"
+	case config.SNATPool:
+		return "snatpool " + cfg.SNAT.Pool
+	}
+	return "none"
 }
 
 // Decide records d when it is one of the decisions a Target holds; handled
@@ -48,10 +98,11 @@ func (t *Target) Decide(d rules.Decision, pools state.Pools, virtual string, loc
 		t.Pool, t.Addr, t.Node, t.Changed = nil, local, true, true
 	case rules.DecideSnat:
 		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: []netip.Addr{d.Addr.Addr()}}
+		t.SNATText = d.Addr.Addr().String()
 	case rules.DecideSnatAuto:
-		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATAutomap}
+		t.SNAT, t.SNATText = state.SNATChoice{Set: true, Type: config.SNATAutomap}, "automap"
 	case rules.DecideSnatNone:
-		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATNone}
+		t.SNAT, t.SNATText = state.SNATChoice{Set: true, Type: config.SNATNone}, "none"
 	case rules.DecideSnatPool:
 		addrs, ok := snatPool(d.Pool)
 		if !ok {
@@ -68,6 +119,10 @@ func (t *Target) Decide(d rules.Decision, pools state.Pools, virtual string, loc
 			addrs = []netip.Addr{d.Addr.Addr()}
 		}
 		t.SNAT = state.SNATChoice{Set: true, Type: config.SNATPool, Addrs: addrs}
+		t.SNATText = "snatpool " + d.Pool
+		if d.Addr.IsValid() {
+			t.SNATText += " member " + d.Addr.Addr().String()
+		}
 	case rules.DecideLBMode:
 		spec, ok := state.Modes[config.LBMode(d.Mode)]
 		if !ok || d.Mode == "" {

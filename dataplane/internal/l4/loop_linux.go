@@ -525,7 +525,7 @@ func (lf *loopFlow) connectNext() {
 		return
 	}
 	for ; lf.attempt <= tries; lf.attempt++ {
-		m, pool := pr.choose(lf.cpool, lf.want, lf.attempt, lf.failed, &lf.pd, lf.persists)
+		m, pool, _ := pr.choose(lf.cpool, lf.want, lf.attempt, lf.failed, &lf.pd, lf.persists)
 		if m == nil {
 			switch lf.queueTurn(pool, false) {
 			case queueWait:

@@ -303,7 +303,8 @@ func (pr *proxied) connect() (*serverConn, error) {
 	}
 	for attempt := 0; attempt <= tries; attempt++ {
 		var m *state.Member
-		m, pool = pr.choose(pool, want, attempt, failed, &pd, persists)
+		var by state.ChosenBy
+		m, pool, by = pr.choose(pool, want, attempt, failed, &pd, persists)
 		if m == nil {
 			if retry, err := pr.queueTurn(&queued, pool, failed, false); retry {
 				attempt--
@@ -317,6 +318,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 		queueServed(&queued)
 		ps = pool.Snap.Load()
 		dst := pr.target(m)
+		if rs != nil {
+			pr.logDecision(pool, m, by, dst) // rulelb.go
+		}
 		if rs != nil && pr.handles(config.EventLBSelected) {
 			rs.mu.Lock()
 			rs.pick, rs.Changed = lbPick{pool: pool, addr: dst}, false
@@ -360,7 +364,7 @@ func (pr *proxied) connect() (*serverConn, error) {
 // named (passed over only when forced offline) or, without one, the
 // persisted member (past its limits with override-connection-limit);
 // then the pool's balancing, skipping members that failed.
-func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool) {
+func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, failed []*state.Member, pd *persistDecision, persists bool) (*state.Member, *state.Pool, state.ChosenBy) {
 	var t state.Target
 	var persisted func() (*state.Pool, *state.Member)
 	if attempt == 0 {
@@ -380,8 +384,7 @@ func (fl *flow) choose(pool *state.Pool, want netip.AddrPort, attempt int, faile
 	}
 	how := state.Chooser{Mode: fl.modeOverride(), Reserve: true,
 		Override: persists && pd.prof != nil && pd.prof.OverrideConnectionLimit}
-	m, q, _ := state.Choose(pool, t, persisted, failed, how)
-	return m, q
+	return state.Choose(pool, t, persisted, failed, how)
 }
 
 // opened records a server connection from local to member m at dst: the
@@ -459,6 +462,9 @@ func (pr *proxied) attach(s *serverConn) (*serverConn, error) {
 // target is where the server side connects for member m (see
 // translated).
 func (fl *flow) target(m *state.Member) netip.AddrPort {
+	if fl.rs != nil {
+		return fl.translated(m.Cfg.Load().Addr) // rulelb.go
+	}
 	return state.Translate(fl.snap.Cfg, m.Cfg.Load().Addr, fl.Local)
 }
 

@@ -78,10 +78,15 @@ func (pr *proxied) runEvent(ev config.Event) bool {
 		rs.side[rules.ServerSide].fresh = false
 	}
 	err := pr.rules.Run(ev, pr)
-	v, detach := rs.verdict, rs.detach
-	rs.verdict, rs.detach = irules.GoOn, false
+	v, detach, prime := rs.verdict, rs.detach, rs.prime
+	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
 	rs.mu.Unlock()
-	return pr.applyRule(ev, err, v, detach)
+	if !pr.applyRule(ev, err, v, detach) {
+		return false
+	}
+	// LB::prime, LB::connect (rulelb.go), which the rules allow in
+	// CLIENT_ACCEPTED and CLIENT_DATA alone.
+	return !prime || (ev != config.EventClientAccepted && ev != config.EventClientData) || pr.primed()
 }
 
 // applyRule carries out what an event (or a script `after` scheduled,

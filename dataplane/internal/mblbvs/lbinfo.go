@@ -1,8 +1,11 @@
 package mblbvs
 
 import (
+	"errors"
+
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/rules"
 )
@@ -44,3 +47,21 @@ func (r *mblbRules) LBQueue(pool string) (rules.QueueInfo, error) {
 
 // VirtualProfiles implements rules.ProfileLister.
 func (r *mblbRules) VirtualProfiles() []rules.ProfileRef { return r.snap.Cfg.Profiles }
+
+var _ rules.SNATReader = (*mblbRules)(nil)
+
+// SNATDecision implements rules.SNATReader: the virtual's
+// source-address-translation, which rules do not change here.
+func (r *mblbRules) SNATDecision() string { return irules.VirtualSNAT(r.snap.Cfg) }
+
+var _ rules.DecisionLogger = (*mblbRules)(nil)
+
+// EnableDecisionLog implements rules.DecisionLogger: the member choice
+// of each of the client's requests (messages) from now on.
+func (r *mblbRules) EnableDecisionLog() error {
+	if r.f.sess == nil {
+		return errors.New("no client session")
+	}
+	r.f.sess.SetDecisionLog()
+	return nil
+}

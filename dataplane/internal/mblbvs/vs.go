@@ -752,6 +752,9 @@ func (mv *VS) choose(c mblb.Choice) (mblb.Member, error) {
 	if by == state.ByBalancing {
 		mv.persistRecord(&ks, n, pool, m)
 	}
+	if c.DecisionLog {
+		mv.logDecision(c, pool, m, by)
+	}
 	return mv.member(snap, m), nil
 }
 
@@ -959,4 +962,22 @@ func (s *Set) ProfileStats(profile string) (st mblb.Stats, ok bool) {
 		st.FlowQueuedPeak = max(st.FlowQueuedPeak, es.FlowQueuedPeak)
 	}
 	return st, ok
+}
+
+// logDecision writes a message's member choice to the ltm log, as a
+// rule's LB::enable_decisionlog asked (the same line as a standard
+// virtual's, without the address connected to: a message may go on a
+// pooled connection).
+func (mv *VS) logDecision(c mblb.Choice, pool *state.Pool, m *state.Member, how state.ChosenBy) {
+	by := "load balancing"
+	switch {
+	case c.Stay:
+		by = "the connection's member"
+	case how == state.ByName:
+		by = "the rule"
+	case how == state.ByPersistence:
+		by = "persistence"
+	}
+	mv.env.Log.Info("LB decision: virtual " + mv.vs.Name + " client " + c.Client.String() +
+		" pool " + pool.Name + " member " + m.Name + " (" + m.Cfg.Load().Addr.String() + ") chosen by " + by)
 }

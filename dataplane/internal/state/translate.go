@@ -13,14 +13,21 @@ import (
 // where translate-address or translate-port is off or the member's port
 // is any.
 func Translate(cfg *config.Virtual, member, local netip.AddrPort) netip.AddrPort {
-	addr, port := member.Addr(), member.Port()
-	if !cfg.TranslateAddress {
-		addr = local.Addr()
+	return TranslateAs(cfg.TranslateAddress, cfg.TranslatePort, member, local)
+}
+
+// TranslateAs is Translate with translate-address (addr) and
+// translate-port (port) given, as a rule's translate command sets them
+// for one connection.
+func TranslateAs(addr, port bool, member, local netip.AddrPort) netip.AddrPort {
+	a, p := member.Addr(), member.Port()
+	if !addr {
+		a = local.Addr()
 	}
-	if port == 0 || !cfg.TranslatePort {
-		port = local.Port()
+	if p == 0 || !port {
+		p = local.Port()
 	}
-	return netip.AddrPortFrom(addr, port)
+	return netip.AddrPortFrom(a, p)
 }
 
 // SNATSource is the server side's source address per the virtual's

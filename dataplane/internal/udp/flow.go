@@ -2,6 +2,7 @@ package udp
 
 import (
 	"errors"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"net"
 	"net/netip"
 	"sync"
@@ -243,10 +244,12 @@ const maxLBRounds = 3
 func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	pool, want := f.pool, netip.AddrPort{}
 	var mode *state.ModeSpec
+	var xlate irules.Target // only its translate choice (Xlate)
 	if rs := f.rs; rs != nil {
 		rs.mu.Lock()
 		nodeSel, selPool, selAddr := rs.Node, rs.Pool, rs.Addr
 		mode, rs.Changed = rs.LBMode, false
+		xlate.Xlate = rs.Xlate
 		rs.mu.Unlock()
 		if nodeSel {
 			return f.nodeLeg(selAddr), false
@@ -276,7 +279,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 	if m == nil {
 		return nil, f.lbFailed(mayRetry)
 	}
-	dst := state.Translate(f.snap.Cfg, m.Cfg.Load().Addr, f.Local)
+	dst := xlate.Translate(f.snap.Cfg, m.Cfg.Load().Addr, f.Local) // with a rule's translate
 	if goOn, again := f.lbSelected(pool, dst, mayRetry); !goOn || again {
 		if !f.dgram {
 			m.Release()

@@ -1,6 +1,7 @@
 package udp
 
 import (
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"net/netip"
 
 	"github.com/openltm/openltm/dataplane/internal/state"
@@ -40,3 +41,26 @@ func (f *flow) MemberInfo(pool string, member netip.AddrPort) (rules.MemberInfo,
 
 // VirtualProfiles implements rules.ProfileLister.
 func (f *flow) VirtualProfiles() []rules.ProfileRef { return f.snap.Cfg.Profiles }
+
+var _ rules.SNATReader = (*flow)(nil)
+
+// SNATDecision implements rules.SNATReader: a rule's snat or snatpool
+// decision, else the virtual's source-address-translation.
+func (f *flow) SNATDecision() string {
+	if f.rs == nil {
+		return irules.VirtualSNAT(f.snap.Cfg)
+	}
+	return f.rs.SNATDecision(f.snap.Cfg)
+}
+
+var _ rules.Translator = (*flow)(nil)
+
+// Translation implements rules.Translator.
+func (f *flow) Translation() (addr, port bool) { return f.rs.Translation(f.snap.Cfg) }
+
+// SetTranslation implements rules.Translator: for the members chosen
+// from now on (the next datagram's, with datagram load balancing).
+func (f *flow) SetTranslation(addr, port bool) error {
+	f.rs.Xlate = irules.Translation{Set: true, Addr: addr, Port: port}
+	return nil
+}
