@@ -78,7 +78,7 @@ type ruleState struct {
 	nonSSL      int8
 	plainClient bool
 	maxRecord   [2]atomic.Int32
-	lbChoices             // LB::prime, LB::enable_decisionlog (rulelb.go)
+	lbChoices   // LB::prime, LB::enable_decisionlog (rulelb.go)
 	// toVirtual is the virtual server a rule handed the connection to
 	// (`virtual NAME` in CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO or
 	// CLIENT_DATA), served once the event ends.
