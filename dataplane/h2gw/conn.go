@@ -53,6 +53,7 @@ type conn struct {
 	enc    *hpack.Encoder
 	hbuf   bytes.Buffer // enc's output
 	closed bool         // the client connection is done: nothing more is written
+	eof    bool         // the client half-closed: the answers owed go, then the connection ends
 	werr   error        // why writing to the client failed
 
 	streams     map[uint32]*stream
@@ -94,6 +95,7 @@ type conn struct {
 
 	idle      *time.Timer
 	idleSince time.Time
+	settle    func() // ServeSettle's
 
 	dec  *hpack.Decoder // the reader's
 	hb   headerBlock    // the header block read last: the reader's
@@ -184,7 +186,8 @@ func (g *conn) flush() {
 	if err := g.bw.Flush(); err != nil {
 		g.werr = err
 		g.closed = true
-		g.c.Close() // the reader returns
+		g.c.Close()        // the reader returns
+		g.room.Broadcast() // and so do responders waiting for room, and finishOwed
 	}
 }
 
@@ -209,6 +212,9 @@ func (g *conn) shutdown() {
 	}
 	g.room.Broadcast()
 	g.mu.Unlock()
+	if g.settle != nil && g.werr == nil {
+		g.settle()
+	}
 	g.c.Close()
 	g.wg.Wait()
 }

@@ -77,6 +77,9 @@ func (g *conn) closeStream(s *stream) {
 	if st := g.cfg.Stats; st != nil {
 		st.Streams.Add(-1)
 	}
+	if g.eof {
+		g.room.Broadcast() // finishOwed counts what is still owed
+	}
 	if g.active == 0 && g.idle != nil && !g.closed {
 		g.idleSince = time.Now()
 		g.idle.Reset(g.cfg.IdleTimeout)

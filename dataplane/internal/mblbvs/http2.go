@@ -217,7 +217,11 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 			c.Close() // the gateway's reads and writes fail: it ends
 		})
 	}
-	h2gw.Serve(conn, &h.Config, dial)
+	var settle func()
+	if st != nil {
+		settle = st.Settle // what the client is owed leaves, or the timer resets it
+	}
+	h2gw.ServeSettle(conn, &h.Config, dial, settle)
 	st.Stop()
 	c.Close()
 	mu.Lock()
