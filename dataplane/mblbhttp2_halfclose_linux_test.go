@@ -31,11 +31,11 @@ import (
 func TestHTTP2HalfClose(t *testing.T) {
 	cases := []struct {
 		name    string
-		size    int  // the answer's body
-		streams int  // requests sent before the FIN
-		open    bool // one more stream whose request does not end
-		read    bool // the client reads what comes
-		noTimer bool // no close-wait-timeout
+		size    int    // the answer's body
+		streams int    // requests sent before the FIN
+		open    bool   // one more stream whose request does not end
+		read    bool   // the client reads what comes
+		noTimer bool   // no close-wait-timeout
 		want    string // the answers read, or how the socket ended
 	}{
 		{name: "answers after FIN", size: 1000, streams: 3, read: true, want: "1:200/1000 3:200/1000 5:200/1000 end"},
