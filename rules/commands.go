@@ -69,6 +69,7 @@ func commandTable() *tcl.Commands {
 		registerCrypto(t)
 		registerAES(t)
 		registerHTTP(t)
+		registerHTTP2(t) // commands_http2.go
 		registerDNS(t)
 		registerIO(t)
 		registerSSL(t) // commands_ssl.go

@@ -162,6 +162,8 @@ type Program struct {
 	secrets  bool
 	waits    bool
 	syn      bool
+	// switchesH2: a rule has HTTP2::disable or HTTP2::enable.
+	switchesH2 bool
 }
 
 type progHandler struct {
@@ -185,6 +187,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.secrets = p.secrets || r.keepsSecrets
 		p.syn = p.syn || r.readsSYN
 		p.waits = p.waits || r.waits
+		p.switchesH2 = p.switchesH2 || r.switchesH2
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}

@@ -54,7 +54,14 @@ type conn struct {
 	hbuf   bytes.Buffer // enc's output
 	closed bool         // the client connection is done: nothing more is written
 	eof    bool         // the client half-closed: the answers owed go, then the connection ends
-	werr   error        // why writing to the client failed
+	// draining: HTTP2::disconnect sent GOAWAY; the connection ends with
+	// its last open stream (laneinfo.go).
+	draining bool
+	// nactive mirrors active and nopened counts the streams the client
+	// opened, for the rules (Lane), which must not wait for mu.
+	nactive atomic.Int32
+	nopened atomic.Int64
+	werr    error // why writing to the client failed
 
 	streams     map[uint32]*stream
 	lastID      uint32 // the highest stream the client opened

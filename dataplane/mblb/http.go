@@ -228,6 +228,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if s.hrule != nil {
 			x = &s.hx
 			x.reset(b, h, false, netip.AddrPort{})
+			x.requestNum, x.sess = uint64(s.nreq), s
 			if err := s.hrule.OnHTTPRequest(x); err != nil {
 				s.rst(rstcause.TCLError)
 				s.Close(true) // the rule failed: reset, as BIG-IP does
@@ -724,7 +725,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			// Every request of a client with an HTTP rule goes through
 			// HTTP_REQUEST and takes one sequence number, answered or
 			// not.
-			x.request, x.requestNum = req.b, req.seq+1
+			x.request, x.requestNum, x.sess = req.b, req.seq+1, req.sess
 			err = hr.OnHTTPResponse(x)
 			req.sess.noteWebSocket(x) // WS_RESPONSE (websocket.go)
 			if x.dropCached {

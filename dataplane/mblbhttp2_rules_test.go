@@ -1,0 +1,91 @@
+package dataplane
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/mblb"
+)
+
+// TestHTTP2Commands: the HTTP2:: commands on an HTTP/2 client's streams
+// (cleartext, prior knowledge): each request's stream id and priority,
+// the connection's request count, its pseudo-headers, :path replaced,
+// the response's stream and :status, and HTTP2::disconnect, after which
+// the client's next request opens a new connection; an HTTP/1.1 client
+// of the same virtual reads 0 everywhere; and HTTP2::disable in
+// CLIENT_ACCEPTED refuses a client's HTTP/2 (GOAWAY HTTP_1_1_REQUIRED)
+// while HTTP/1.1 still goes.
+func TestHTTP2Commands(t *testing.T) {
+	const vs = "127.89.3.1:80"
+	h2Member(t, "127.89.3.11:80", "M")
+	rule := `when CLIENT_ACCEPTED {
+		if { [IP::client_addr] eq "127.89.3.50" } { HTTP2::disable }
+	}
+	when HTTP_REQUEST {
+		if { [HTTP::path] eq "/pri" } { HTTP2::stream priority 200 }
+		HTTP::header insert X-Rule "a=[HTTP2::active] v=[HTTP2::version] s=[HTTP2::stream id] p=[HTTP2::stream priority] n=[HTTP2::requests] c=[HTTP2::concurrency] [HTTP2::header :method] [HTTP2::header :scheme] [HTTP2::header :authority] [HTTP2::header :path]"
+		if { [HTTP::path] eq "/moved" } { HTTP2::header replace :path /elsewhere }
+		if { [HTTP::path] eq "/bye" } { HTTP2::disconnect }
+	}
+	when HTTP_RESPONSE {
+		HTTP::header insert X-Stream "[HTTP2::stream] [HTTP2::header :status]"
+	}`
+	cfg := l7Config(t, vs, true, mblb.HTTPOptions{}, rule, "127.89.3.11:80")
+	cfg.Virtuals["/Common/vs"].HTTP2 = &HTTP2{Always: true}
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+
+	client := h2Client(t)
+	get := func(c *http.Client, path string) (string, string, error) {
+		t.Helper()
+		resp, err := c.Get("http://" + vs + path)
+		if err != nil {
+			return "", "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.Proto + " " + resp.Header.Get("X-Stream"), string(b), nil
+	}
+	steps := []struct {
+		client    *http.Client
+		path      string
+		proto     string // and X-Stream
+		wantTrail string // the end of what the member saw
+	}{
+		{client, "/a", "HTTP/2.0 1 200", "GET /a xff= rule=a=1 v=2 s=1 p=15 n=1 c=1 GET http " + vs + " /a body=0"},
+		{client, "/pri", "HTTP/2.0 3 200", "GET /pri xff= rule=a=1 v=2 s=3 p=200 n=2 c=1 GET http " + vs + " /pri body=0"},
+		{client, "/moved", "HTTP/2.0 5 200", "GET /elsewhere xff= rule=a=1 v=2 s=5 p=15 n=3 c=1 GET http " + vs + " /moved body=0"},
+		{client, "/bye", "HTTP/2.0 7 200", "GET /bye xff= rule=a=1 v=2 s=7 p=15 n=4 c=1 GET http " + vs + " /bye body=0"},
+		// A new connection: the last one went away.
+		{client, "/again", "HTTP/2.0 1 200", "GET /again xff= rule=a=1 v=2 s=1 p=15 n=1 c=1 GET http " + vs + " /again body=0"},
+		{http.DefaultClient, "/old", "HTTP/1.1 0", "GET /old xff= rule=a=0 v=0 s=0 p=0 n=0 c=0 body=0"},
+	}
+	for _, st := range steps {
+		proto, body, err := get(st.client, st.path)
+		if err != nil {
+			t.Fatalf("%s: %v", st.path, err)
+		}
+		if proto != st.proto || !strings.HasSuffix(body, st.wantTrail) {
+			t.Errorf("%s: %s %q, want %s ...%q", st.path, proto, body, st.proto, st.wantTrail)
+		}
+	}
+
+	// HTTP2::disable in CLIENT_ACCEPTED, for the client from 127.89.3.50.
+	from := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.89.3.50")}, Timeout: 5 * time.Second}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	h2 := &http.Transport{Protocols: &protos, DialContext: from.DialContext}
+	h1 := &http.Transport{DialContext: from.DialContext}
+	t.Cleanup(h2.CloseIdleConnections)
+	t.Cleanup(h1.CloseIdleConnections)
+	if _, _, err := get(&http.Client{Transport: h2, Timeout: 10 * time.Second}, "/refused"); err == nil || !strings.Contains(err.Error(), "HTTP_1_1_REQUIRED") {
+		t.Errorf("HTTP/2 after HTTP2::disable: %v, want GOAWAY HTTP_1_1_REQUIRED", err)
+	}
+	if proto, body, err := get(&http.Client{Transport: h1, Timeout: 10 * time.Second}, "/one"); err != nil || proto != "HTTP/1.1 0" || !strings.Contains(body, "GET /one xff= rule=a=0") {
+		t.Errorf("HTTP/1.1 after HTTP2::disable: %s %q %v", proto, body, err)
+	}
+}
