@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -87,5 +88,73 @@ func TestHTTP2Commands(t *testing.T) {
 	}
 	if proto, body, err := get(&http.Client{Transport: h1, Timeout: 10 * time.Second}, "/one"); err != nil || proto != "HTTP/1.1 0" || !strings.Contains(body, "GET /one xff= rule=a=0") {
 		t.Errorf("HTTP/1.1 after HTTP2::disable: %s %q %v", proto, body, err)
+	}
+}
+
+// TestHTTPHSTSRule: HTTP::hsts changes the http profile's
+// Strict-Transport-Security for the rest of the client's connection
+// (HTTP/1.1 and HTTP/2 alike), and a connection the rule leaves alone
+// keeps the profile's; mode enable adds it on a profile whose mode is
+// disabled, with the block's other settings.
+func TestHTTPHSTSRule(t *testing.T) {
+	line := []byte("Strict-Transport-Security: max-age=600; includeSubDomains\r\n")
+	rule := `when HTTP_REQUEST {
+		switch [HTTP::path] {
+			"/off" { HTTP::hsts mode disable }
+			"/on" { HTTP::hsts mode enable }
+			"/age" { HTTP::hsts maximum-age 60 ; HTTP::hsts preload enable ; HTTP::hsts include-subdomains disable }
+		}
+		HTTP::header insert X-Rule "[HTTP::hsts]"
+	}`
+	for i, tc := range []struct {
+		name    string
+		enabled bool
+		h2      bool
+		paths   []string
+		want    []string // Strict-Transport-Security of each answer
+	}{
+		{"h1", true, false, []string{"/a", "/age", "/b", "/off", "/c"},
+			[]string{"max-age=600; includeSubDomains", "max-age=60; preload", "max-age=60; preload", "", ""}},
+		{"h2", true, true, []string{"/a", "/age", "/b", "/off", "/age", "/on"},
+			[]string{"max-age=600; includeSubDomains", "max-age=60; preload", "max-age=60; preload", "", "", "max-age=60; preload"}},
+		{"profile disabled", false, false, []string{"/a", "/on", "/b"},
+			[]string{"", "max-age=600; includeSubDomains", "max-age=600; includeSubDomains"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			vs := fmt.Sprintf("127.89.4.%d:80", i+1)
+			member := fmt.Sprintf("127.89.4.%d:80", i+11)
+			h2Member(t, member, "M")
+			opts := mblb.HTTPOptions{HSTSLine: line}
+			if tc.enabled {
+				opts.HSTS = line
+			}
+			cfg := l7Config(t, vs, false, opts, rule, member)
+			cfg.Virtuals["/Common/vs"].HTTP2 = &HTTP2{Always: true}
+			p, _ := newPlane(t)
+			mustApply(t, p, cfg)
+			var protos http.Protocols
+			if tc.h2 {
+				protos.SetUnencryptedHTTP2(true)
+			} else {
+				protos.SetHTTP1(true)
+			}
+			tr := &http.Transport{Protocols: &protos, MaxConnsPerHost: 1}
+			t.Cleanup(tr.CloseIdleConnections)
+			client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			for k, path := range tc.paths {
+				resp, err := client.Get("http://" + vs + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if got := resp.Header.Get("Strict-Transport-Security"); got != tc.want[k] || tc.h2 != (resp.ProtoMajor == 2) {
+					t.Errorf("%s: HTTP/%d %q, want %q", path, resp.ProtoMajor, got, tc.want[k])
+				}
+				if !strings.Contains(string(body), "rule="+tc.want[k]+" body") {
+					t.Errorf("%s: the rule read %q, want %q", path, body, tc.want[k])
+				}
+			}
+		})
 	}
 }

@@ -95,6 +95,9 @@ type HTTPOptions struct {
 	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
 	// to every response that has none (the hsts block); nil: none.
 	HSTS []byte
+	// HSTSLine is the line the hsts block's settings make whatever its
+	// mode: where HTTP::hsts starts from (internal/mblbvs).
+	HSTSLine []byte
 	// Stream is the virtual's stream profile (nil: none), which filters
 	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
@@ -769,8 +772,12 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if req.hx.forceClose {
 		sc.hdr = append(sc.hdr, "Connection: close\r\n"...)
 	}
-	if opts.HSTS != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
-		sc.hdr = append(sc.hdr, opts.HSTS...)
+	hsts := opts.HSTS
+	if p := req.sess.hsts.Load(); p != nil {
+		hsts = *p // HTTP::hsts
+	}
+	if hsts != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
+		sc.hdr = append(sc.hdr, hsts...)
 	}
 	sc.hdr = append(sc.hdr, opts.ResponseVia...)
 	if req.hx.continued && h.Start > 0 {

@@ -220,7 +220,11 @@ type ClientConn struct {
 	zwAt  int64
 	// resetLast: the response that closes the client (a rule's
 	// HTTP::respond -reset) is followed by a reset, not a FIN.
-	resetLast         atomic.Bool
+	resetLast atomic.Bool
+	// hsts is HTTP::hsts's Strict-Transport-Security line for the
+	// connection's answers (nil inside: none), in place of the http
+	// profile's; nil: the profile's.
+	hsts              atomic.Pointer[[]byte]
 	bytesIn, bytesOut atomic.Uint64
 	msgsIn, msgsOut   atomic.Uint64
 	data              Data
@@ -1275,4 +1279,17 @@ func (s *ClientConn) Socket(fn func(fd int) error) error {
 		return fn(fd)
 	}
 	return rawsock.Control(s.c, fn)
+}
+
+// SetHSTS makes line (ending in CRLF; nil: none) the
+// Strict-Transport-Security field added to the connection's answers
+// that have none, in place of the http profile's hsts (HTTP::hsts).
+func (s *ClientConn) SetHSTS(line []byte) { s.hsts.Store(&line) }
+
+// HSTS is the line SetHSTS set, and whether it was set.
+func (s *ClientConn) HSTS() ([]byte, bool) {
+	if p := s.hsts.Load(); p != nil {
+		return *p, true
+	}
+	return nil, false
 }

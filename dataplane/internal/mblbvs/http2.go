@@ -215,6 +215,9 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 			sess.SetTarget(target)
 		}
 		sess.SetPersist(persist)
+		if line, ok := first.HSTS(); ok {
+			sess.SetHSTS(line) // HTTP::hsts acts on the whole client connection
+		}
 		sessions = append(sessions, sess)
 		run(sess, e, lr)
 		return g, nil

@@ -173,3 +173,33 @@ func (l *h2Lanes) laneOf(sess *mblb.ClientConn, eng net.Conn) {
 		l.byConn.Store(sess, lane)
 	}
 }
+
+var _ rules.HTTPHSTS = (*httpRules)(nil)
+
+// HTTPHSTS implements rules.HTTPHSTS: the connection's, once a rule set
+// it, else the http profile's hsts block.
+func (h *httpRules) HTTPHSTS() rules.HSTS {
+	if h.hsts != nil {
+		return *h.hsts
+	}
+	opts := &h.f.mv.cfg.Request.HTTP
+	return rules.ParseHSTS(opts.HSTSLine, opts.HSTS != nil)
+}
+
+// SetHTTPHSTS implements rules.HTTPHSTS: for the rest of the client's
+// connection; an HTTP/2 client's every lane, and those it opens later
+// (http2.go).
+func (h *httpRules) SetHTTPHSTS(v rules.HSTS) {
+	h.hsts = &v
+	line := v.Line()
+	if h.f.sess != nil {
+		h.f.sess.SetHSTS(line)
+	}
+	if l := h.f.lanes; l != nil {
+		l.first.SetHSTS(line)
+		l.byConn.Range(func(k, _ any) bool {
+			k.(*mblb.ClientConn).SetHSTS(line)
+			return true
+		})
+	}
+}
