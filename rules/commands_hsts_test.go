@@ -12,7 +12,7 @@ type hstsFake struct {
 	set int
 }
 
-func (f *hstsFake) HTTPHSTS() HSTS      { return f.h }
+func (f *hstsFake) HTTPHSTS() HSTS     { return f.h }
 func (f *hstsFake) SetHTTPHSTS(h HSTS) { f.h, f.set = h, f.set+1 }
 
 func TestHTTPHSTS(t *testing.T) {

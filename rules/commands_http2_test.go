@@ -162,7 +162,7 @@ func TestHTTP2NoProfile(t *testing.T) {
 // that only its virtual's TLS offers are made switchable.
 func TestHTTP2SwitchMarked(t *testing.T) {
 	for src, want := range map[string]bool{
-		"when CLIENT_ACCEPTED { HTTP2::disable }":          true,
+		"when CLIENT_ACCEPTED { HTTP2::disable }":           true,
 		"when CLIENT_ACCEPTED { if {1} { HTTP2::enable } }": true,
 		"when HTTP_REQUEST { HTTP2::stream }":               false,
 	} {
