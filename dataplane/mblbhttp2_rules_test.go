@@ -1,6 +1,7 @@
 package dataplane
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -154,6 +155,70 @@ func TestHTTPHSTSRule(t *testing.T) {
 				if !strings.Contains(string(body), "rule="+tc.want[k]+" body") {
 					t.Errorf("%s: the rule read %q, want %q", path, body, tc.want[k])
 				}
+			}
+		})
+	}
+}
+
+// TestHTTPReasons: HTTP::passthrough_reason and HTTP::reject_reason
+// in CLIENT_CLOSED say why the client's HTTP filter went into
+// passthrough (HTTP::disable) or rejected it (a request that cannot be
+// read, headers past max-header-count); a client served to its end
+// reads "Unknown" and "".
+func TestHTTPReasons(t *testing.T) {
+	const vs = "127.89.5.1:80"
+	h2Member(t, "127.89.5.11:80", "M")
+	rule := `when HTTP_REQUEST {
+		if { [HTTP::path] eq "/reason" } { HTTP::respond 200 content "[table lookup pt]|[table lookup rj]" }
+		if { [HTTP::path] eq "/disable" } { HTTP::disable }
+	}
+	when CLIENT_CLOSED {
+		if { [IP::client_addr] ne "127.89.5.50" } {
+			table set pt "[HTTP::passthrough_reason] [HTTP::passthrough_reason as_num]"
+			table set rj "[HTTP::reject_reason]/[HTTP::reject_reason as_num]"
+		}
+	}`
+	cfg := l7Config(t, vs, false, mblb.HTTPOptions{MaxHeaderCount: 8}, rule, "127.89.5.11:80")
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	reader := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.89.5.50")}, Timeout: 5 * time.Second}
+	tr := &http.Transport{DialContext: reader.DialContext, DisableKeepAlives: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	reasons := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	many := "GET / HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-A: 1\r\n", 20) + "\r\n"
+	for _, tc := range []struct {
+		name, send, want string
+	}{
+		{"served", "GET /plain HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "Unknown 0|/0"},
+		{"HTTP::disable", "GET /disable HTTP/1.1\r\nHost: x\r\n\r\n", "iRule 1|/0"},
+		{"bad request", "NOT HTTP\r\n\r\n", "Unknown 0|Bad Request/1"},
+		{"excess headers", many, "Unknown 0|Excess Client Headers/3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.DialTimeout("tcp", vs, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Write([]byte(tc.send))
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				io.Copy(io.Discard, resp.Body) // an answer, or the reset
+			}
+			c.Close()
+			got := ""
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				resp, err := reasons.Get("http://" + vs + "/reason")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if got = string(b); got == tc.want {
+					break
+				}
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -180,13 +180,20 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				}
 				continue
 			case errors.Is(err, httpx.ErrBodyTooLarge):
+				s.rejected.Store(RejectBodyTooLarge)
 				return ErrTooLarge
 			case errors.Is(err, httpx.ErrHeaderTooLarge), errors.Is(err, httpx.ErrTooManyHeaders):
 				// BIG-IP resets the client (oversize-client-headers and
 				// excess-client-headers reject); the caller logs it.
 				s.e.stats.oversize.Add(1)
+				if errors.Is(err, httpx.ErrTooManyHeaders) {
+					s.rejected.Store(RejectExcessHeaders)
+				} else {
+					s.rejected.Store(RejectOversizeHeaders)
+				}
 				return err
 			}
+			s.rejected.Store(RejectBadRequest)
 			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
 			s.httpDone = true
 			s.localReply([]byte(badRequest), true)
@@ -320,6 +327,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		s.decide(m, b, h, x)
 		if x != nil && x.disable {
 			m.hx.tunnel = tunnelNow
+			s.passthrough.Store(PassthroughRule)
 		}
 		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
@@ -651,6 +659,11 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 		}
 		sc.tun = waiting
 		sc.tunWS = req.hx.ws
+		if req.hx.connect {
+			waiting.passthrough.Store(PassthroughConnect)
+		} else {
+			waiting.passthrough.Store(PassthroughWebSockets)
+		}
 	} else if rf.Closing() {
 		sc.qmu.Lock()
 		sc.closing = true

@@ -203,3 +203,23 @@ func (h *httpRules) SetHTTPHSTS(v rules.HSTS) {
 		})
 	}
 }
+
+var _ rules.HTTPReasons = (*httpRules)(nil)
+
+// HTTPPassthroughReason implements rules.HTTPReasons: the client's
+// session (an HTTP/2 client's first lane: its own HTTP filter goes
+// into passthrough for no request).
+func (h *httpRules) HTTPPassthroughReason() int {
+	if s := h.f.sess; s != nil {
+		return int(s.Passthrough())
+	}
+	return 0
+}
+
+// HTTPRejectReason implements rules.HTTPReasons.
+func (h *httpRules) HTTPRejectReason() int {
+	if s := h.f.sess; s != nil {
+		return int(s.Rejected())
+	}
+	return 0
+}
