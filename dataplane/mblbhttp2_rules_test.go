@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+
+	"github.com/openltm/openltm/dataplane/h2gw"
 	"github.com/openltm/openltm/dataplane/mblb"
 )
 
@@ -78,14 +81,32 @@ func TestHTTP2Commands(t *testing.T) {
 
 	// HTTP2::disable in CLIENT_ACCEPTED, for the client from 127.89.3.50.
 	from := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.89.3.50")}, Timeout: 5 * time.Second}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	h2 := &http.Transport{Protocols: &protos, DialContext: from.DialContext}
 	h1 := &http.Transport{DialContext: from.DialContext}
-	t.Cleanup(h2.CloseIdleConnections)
 	t.Cleanup(h1.CloseIdleConnections)
-	if _, _, err := get(&http.Client{Transport: h2, Timeout: 10 * time.Second}, "/refused"); err == nil || !strings.Contains(err.Error(), "HTTP_1_1_REQUIRED") {
-		t.Errorf("HTTP/2 after HTTP2::disable: %v, want GOAWAY HTTP_1_1_REQUIRED", err)
+	// The preface is answered SETTINGS, then GOAWAY HTTP_1_1_REQUIRED.
+	c, err := from.Dial("tcp", vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(h2gw.Preface + "\x00\x00\x00\x04\x00\x00\x00\x00\x00")) // and an empty SETTINGS
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	fr := http2.NewFramer(io.Discard, c)
+	var got []string
+	for range 3 {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			got = append(got, "end")
+			break
+		}
+		if g, ok := f.(*http2.GoAwayFrame); ok {
+			got = append(got, "GOAWAY "+g.ErrCode.String())
+		} else {
+			got = append(got, f.Header().Type.String())
+		}
+	}
+	if strings.Join(got, " ") != "SETTINGS GOAWAY HTTP_1_1_REQUIRED end" {
+		t.Errorf("HTTP/2 after HTTP2::disable: %v, want SETTINGS, GOAWAY HTTP_1_1_REQUIRED, the end", got)
 	}
 	if proto, body, err := get(&http.Client{Transport: h1, Timeout: 10 * time.Second}, "/one"); err != nil || proto != "HTTP/1.1 0" || !strings.Contains(body, "GET /one xff= rule=a=0") {
 		t.Errorf("HTTP/1.1 after HTTP2::disable: %s %q %v", proto, body, err)

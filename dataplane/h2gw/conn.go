@@ -56,7 +56,8 @@ type conn struct {
 	eof    bool         // the client half-closed: the answers owed go, then the connection ends
 	// draining: HTTP2::disconnect sent GOAWAY; the connection ends with
 	// its last open stream (laneinfo.go).
-	draining bool
+	draining   bool
+	disconnect atomic.Bool // HTTP2::disconnect asked for it (laneinfo.go)
 	// nactive mirrors active and nopened counts the streams the client
 	// opened, for the rules (Lane), which must not wait for mu.
 	nactive atomic.Int32

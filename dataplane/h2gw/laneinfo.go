@@ -111,11 +111,13 @@ func (l *Lane) Requests() int {
 // the last stream the client opened, the streams open are answered, the
 // ones it opens after are refused (REFUSED_STREAM: a client retries them
 // on a new connection), and the connection closes when the last open one
-// is done. It does not wait: the GOAWAY goes from a goroutine of its own
-// (the caller, a rule, must not wait for the client).
+// is done. It does not wait (the caller, a rule, must not wait for the
+// client): the GOAWAY goes before the next answer or the next stream the
+// gateway reads, whichever comes first, or from a goroutine of its own
+// when neither comes.
 func (l *Lane) Disconnect() {
 	g := l.conn()
-	if g == nil {
+	if g == nil || g.disconnect.Swap(true) {
 		return
 	}
 	g.wg.Add(1)
@@ -123,17 +125,23 @@ func (l *Lane) Disconnect() {
 		defer g.wg.Done()
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.closed || g.draining {
-			return
-		}
-		g.draining = true
-		g.fr.WriteGoAway(g.lastID, http2.ErrCodeNo, nil)
-		if g.active == 0 {
-			g.goneAway()
-			return
-		}
+		g.drain()
 		g.flush()
 	}()
+}
+
+// drain sends HTTP2::disconnect's GOAWAY once, and closes the connection
+// at once when no stream is open (else closeStream does with the last).
+// Under mu.
+func (g *conn) drain() {
+	if g.closed || g.draining {
+		return
+	}
+	g.draining = true
+	g.fr.WriteGoAway(g.lastID, http2.ErrCodeNo, nil)
+	if g.active == 0 {
+		g.goneAway()
+	}
 }
 
 // goneAway closes a connection that sent its GOAWAY once its last stream

@@ -41,6 +41,9 @@ func (g *conn) onHeaders(f *headerBlock) {
 		}
 		return
 	}
+	if g.disconnect.Load() {
+		g.drain() // the GOAWAY names the streams before this one
+	}
 	g.lastID = id
 	g.nopened.Add(1)
 	if g.draining {

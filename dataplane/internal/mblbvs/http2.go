@@ -129,7 +129,7 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []
 	if h2 && f.rr != nil && f.rr.h2off.Load() {
 		// HTTP2::disable: a cleartext client's preface is refused (over
 		// TLS, h2 was not offered).
-		refuseHTTP2(conn)
+		refuseHTTP2(conn, c)
 		first.Close(false)
 		gw.Close()
 		c.Close()

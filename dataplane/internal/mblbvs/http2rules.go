@@ -3,8 +3,10 @@ package mblbvs
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"slices"
+	"time"
 
 	"golang.org/x/net/http2"
 
@@ -145,14 +147,23 @@ func withH2Switch(cfg *tls.Config, r *mblbRules) *tls.Config {
 
 // refuseHTTP2 answers the preface of a cleartext client whose rule ran
 // HTTP2::disable: SETTINGS, then GOAWAY HTTP_1_1_REQUIRED (RFC 9113
-// section 7), and the connection ends.
-func refuseHTTP2(c interface{ Write([]byte) (int, error) }) {
+// section 7), then FIN; what the client sent meanwhile is read (up to
+// a bound, for a second at most) before the caller closes, so that the
+// close does not reset the connection before the client read the
+// GOAWAY.
+func refuseHTTP2(c net.Conn, raw *net.TCPConn) {
 	var b []byte
 	w := bufWriter{&b}
 	fr := http2.NewFramer(w, nil)
 	fr.WriteSettings()
 	fr.WriteGoAway(0, http2.ErrCodeHTTP11Required, nil)
-	c.Write(b)
+	raw.SetWriteDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write(b); err != nil {
+		return
+	}
+	raw.CloseWrite()
+	raw.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(raw, 64<<10))
 }
 
 // bufWriter appends what is written to a slice.
