@@ -76,7 +76,7 @@ type HTTPEvent struct {
 	server   netip.AddrPort
 	// request and requestNum: for a response, the request it answers;
 	// requestNum and sess: the request's number on its client session,
-	// and the session (HTTP_REQUEST, HTTP_RESPONSE).
+	// and the session (HTTP_REQUEST, HTTP_REQUEST_SEND, HTTP_RESPONSE).
 	request    []byte
 	requestNum uint64
 	sess       *ClientConn
@@ -174,8 +174,9 @@ func (x *HTTPEvent) Request() []byte { return x.request }
 // it is the request's own.
 func (x *HTTPEvent) RequestNum() uint64 { return x.requestNum }
 
-// Session is the client connection whose request (HTTP_REQUEST) or whose
-// request's response (HTTP_RESPONSE) the event is, nil in the others: an
+// Session is the client connection whose request (HTTP_REQUEST,
+// HTTP_REQUEST_SEND) or whose request's response (HTTP_RESPONSE) the
+// event is, nil in the others: an
 // HTTP/2 client's lanes are sessions of their own (internal/mblbvs), and
 // its rules tell which stream a request came on by its session and its
 // number there.
