@@ -119,8 +119,12 @@ func (t *translator) httpProfileDetails(o, prof *objects.Object, opts *mblb.HTTP
 		}
 		opts.HeaderErase = strings.ToLower(he)
 	}
-	if opts.HSTS, err = hstsLine(t.cfg.Effective(prof, httpHSTS.Name)); err != nil {
+	var hstsOn bool
+	if opts.HSTSLine, hstsOn, err = hstsLine(t.cfg.Effective(prof, httpHSTS.Name)); err != nil {
 		return err
+	}
+	if hstsOn {
+		opts.HSTS = opts.HSTSLine
 	}
 	host := get(httpViaHost)
 	if host == "none" || host == "" {
@@ -194,17 +198,22 @@ func headerInsert(v string) ([]byte, error) {
 	return out, nil
 }
 
-// hstsLine is the Strict-Transport-Security line the hsts block adds,
-// nil while its mode is disabled. Its settings were checked as typed
-// (enums, an integer), so only the range is left to check.
-func hstsLine(v *objects.Value) ([]byte, error) {
+// hstsLine is the Strict-Transport-Security line the hsts block's
+// settings make, and whether its mode adds it (HTTP::hsts mode enable
+// adds it while the mode is disabled). Its settings were checked as
+// typed (enums, an integer), so only the range is left to check.
+func hstsLine(v *objects.Value) ([]byte, bool, error) {
 	f := subSettings(v)
-	if f["mode"] != "enabled" {
-		return nil, nil
+	on := f["mode"] == "enabled"
+	if f["maximum-age"] == "" {
+		f["maximum-age"] = "16070400" // BIG-IP's default, for a block not set
+	}
+	if _, ok := f["include-subdomains"]; !ok {
+		f["include-subdomains"] = "enabled"
 	}
 	age, err := strconv.ParseUint(f["maximum-age"], 10, 32)
 	if err != nil {
-		return nil, fmt.Errorf("hsts maximum-age %q: expected a number of seconds", f["maximum-age"])
+		return nil, false, fmt.Errorf("hsts maximum-age %q: expected a number of seconds", f["maximum-age"])
 	}
 	line := "Strict-Transport-Security: max-age=" + strconv.FormatUint(age, 10)
 	if f["include-subdomains"] == "enabled" {
@@ -213,7 +222,7 @@ func hstsLine(v *objects.Value) ([]byte, error) {
 	if f["preload"] == "enabled" {
 		line += "; preload"
 	}
-	return []byte(line + "\r\n"), nil
+	return []byte(line + "\r\n"), on, nil
 }
 
 // subSettings are a nested block's settings as words, each as it applies

@@ -44,7 +44,11 @@ func TestHeaderValues(t *testing.T) {
 // hsts reads an hsts block as typed, then into its line.
 func hsts(t *testing.T) func(string) ([]byte, error) {
 	return func(block string) ([]byte, error) {
-		return hstsLine(blockValue(t, "ltm profile http", "hsts", block))
+		line, on, err := hstsLine(blockValue(t, "ltm profile http", "hsts", block))
+		if !on {
+			line = nil // the line HTTP::hsts would start from: not added
+		}
+		return line, err
 	}
 }
 

@@ -70,6 +70,8 @@ func commandTable() *tcl.Commands {
 		registerCrypto(t)
 		registerAES(t)
 		registerHTTP(t)
+		registerHTTP2(t)       // commands_http2.go
+		registerHTTPReasons(t) // commands_httpreason.go
 		registerDNS(t)
 		registerIO(t)
 		registerSSL(t)     // commands_ssl.go

@@ -28,6 +28,7 @@ func registerHTTP(t *tcl.Commands) {
 	t.Register("HTTP::query", httpURIPart("HTTP::query", (*HTTPHead).Query, (*HTTPHead).SetQuery))
 	t.Register("HTTP::version", cmdHTTPVersion)
 	t.Register("HTTP::proxy", cmdHTTPProxy) // commands_httpproxy.go
+	t.Register("HTTP::hsts", cmdHTTPHSTS)   // commands_hsts.go
 	t.Register("HTTP::status", httpGetter("HTTP::status", true, func(h *HTTPHead) tcl.Value { return tcl.Int(int64(h.Status())) }))
 	t.Register("HTTP::is_keepalive", httpGetter("HTTP::is_keepalive", false, func(h *HTTPHead) tcl.Value { return tcl.Bool(h.KeepAlive()) }))
 	t.Register("HTTP::is_redirect", httpGetter("HTTP::is_redirect", true, func(h *HTTPHead) tcl.Value { return tcl.Bool(isRedirect(h.Status())) }))

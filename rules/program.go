@@ -175,6 +175,8 @@ type Program struct {
 	waits    bool
 	syn      bool
 	link     bool
+	// switchesH2: a rule has HTTP2::disable or HTTP2::enable.
+	switchesH2 bool
 }
 
 type progHandler struct {
@@ -199,6 +201,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 		p.syn = p.syn || r.readsSYN
 		p.link = p.link || r.readsLink
 		p.waits = p.waits || r.waits
+		p.switchesH2 = p.switchesH2 || r.switchesH2
 		for _, h := range r.handlers {
 			p.handlers[h.Event] = append(p.handlers[h.Event], progHandler{h: h, ri: i})
 		}

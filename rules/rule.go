@@ -226,6 +226,9 @@ type Rule struct {
 	readsSYN bool
 	// readsLink: the rule reads the arrival VLAN (ReadsLink).
 	readsLink bool
+	// switchesH2: the rule has HTTP2::disable or HTTP2::enable
+	// (SwitchesHTTP2).
+	switchesH2 bool
 	// waits: the rule has `after ms` without a script, or a command
 	// that waits on the network (Program.Waits).
 	waits bool

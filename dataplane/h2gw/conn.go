@@ -53,7 +53,16 @@ type conn struct {
 	enc    *hpack.Encoder
 	hbuf   bytes.Buffer // enc's output
 	closed bool         // the client connection is done: nothing more is written
-	werr   error        // why writing to the client failed
+	eof    bool         // the client half-closed: the answers owed go, then the connection ends
+	// draining: HTTP2::disconnect sent GOAWAY; the connection ends with
+	// its last open stream (laneinfo.go).
+	draining   bool
+	disconnect atomic.Bool // HTTP2::disconnect asked for it (laneinfo.go)
+	// nactive mirrors active and nopened counts the streams the client
+	// opened, for the rules (Lane), which must not wait for mu.
+	nactive atomic.Int32
+	nopened atomic.Int64
+	werr    error // why writing to the client failed
 
 	streams     map[uint32]*stream
 	lastID      uint32 // the highest stream the client opened
@@ -94,6 +103,7 @@ type conn struct {
 
 	idle      *time.Timer
 	idleSince time.Time
+	settle    func() // ServeSettle's
 
 	dec  *hpack.Decoder // the reader's
 	hb   headerBlock    // the header block read last: the reader's
@@ -184,7 +194,8 @@ func (g *conn) flush() {
 	if err := g.bw.Flush(); err != nil {
 		g.werr = err
 		g.closed = true
-		g.c.Close() // the reader returns
+		g.c.Close()        // the reader returns
+		g.room.Broadcast() // and so do responders waiting for room, and finishOwed
 	}
 }
 
@@ -209,6 +220,9 @@ func (g *conn) shutdown() {
 	}
 	g.room.Broadcast()
 	g.mu.Unlock()
+	if g.settle != nil && g.werr == nil {
+		g.settle()
+	}
 	g.c.Close()
 	g.wg.Wait()
 }

@@ -131,12 +131,23 @@ type Dialer func() (net.Conn, error)
 // cleartext one whose first bytes are the Preface; either way what it
 // carries is HTTP/2 with prior knowledge.
 func Serve(c net.Conn, cfg *Config, dial Dialer) {
+	ServeSettle(c, cfg, dial, nil)
+}
+
+// ServeSettle is Serve with settle (when not nil) run after the last
+// byte for the client was written and before c is closed: closing a
+// socket whose peer has not taken what it was sent leaves the bytes to
+// the kernel, so the caller's close timers (the tcp profile's
+// close-wait-timeout, zero-window-timeout) get their chance to reset a
+// peer that never reads.
+func ServeSettle(c net.Conn, cfg *Config, dial Dialer, settle func()) {
 	if st := cfg.Stats; st != nil {
 		st.Connections.Add(1)
 		st.TotalConnections.Add(1)
 		defer st.Connections.Add(-1)
 	}
 	g := newConn(c, cfg, dial)
+	g.settle = settle
 	g.serve()
 	g.shutdown()
 }

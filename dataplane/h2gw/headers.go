@@ -15,8 +15,9 @@ import (
 // pseudo fields first and known, the list within the size advertised).
 type headerBlock struct {
 	id        uint32
-	end       bool // END_STREAM
-	selfDep   bool // PRIORITY on the stream itself
+	end       bool  // END_STREAM
+	selfDep   bool  // PRIORITY on the stream itself
+	weight    uint8 // the priority weight HEADERS carried (HTTP2::stream priority)
 	fields    []hpack.HeaderField
 	size      uint32 // of fields, as HPACK counts
 	truncated bool   // past maxHeaderListSize: fields is incomplete
@@ -32,7 +33,10 @@ var errHeaderBlock = errors.New("h2gw: malformed header block")
 // alone, outside mu: it may wait for the client.
 func (g *conn) readHeaders(f *http2.HeadersFrame) error {
 	hb := &g.hb
-	*hb = headerBlock{id: f.StreamID, end: f.StreamEnded(), selfDep: f.HasPriority() && f.Priority.StreamDep == f.StreamID, fields: hb.fields[:0]}
+	*hb = headerBlock{id: f.StreamID, end: f.StreamEnded(), selfDep: f.HasPriority() && f.Priority.StreamDep == f.StreamID, fields: hb.fields[:0], weight: defaultWeight}
+	if f.HasPriority() {
+		hb.weight = f.Priority.Weight
+	}
 	frag, done := f.HeaderBlockFragment(), f.HeadersEnded()
 	total := 0
 	for {

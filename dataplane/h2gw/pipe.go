@@ -16,7 +16,8 @@ import (
 // together. Deadlines are not kept: neither side sets any.
 func Pipe() (gateway, engine net.Conn) {
 	up, down := newHalf(), newHalf()
-	return &pipeConn{r: down, w: up}, &pipeConn{r: up, w: down}
+	lane := new(Lane)
+	return &pipeConn{r: down, w: up, lane: lane}, &pipeConn{r: up, w: down, lane: lane}
 }
 
 // pipeLimit bounds the unread bytes of one direction.
@@ -150,6 +151,7 @@ func (h *half) close(broken bool) {
 // pipeConn is one end of a Pipe.
 type pipeConn struct {
 	r, w *half
+	lane *Lane // the streams behind the requests (LaneOf)
 }
 
 func (c *pipeConn) Read(b []byte) (int, error)  { return c.r.read(b) }

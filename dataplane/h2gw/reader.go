@@ -3,6 +3,7 @@ package h2gw
 import (
 	"errors"
 	"io"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -64,9 +65,66 @@ func (g *conn) serve() {
 		}
 		g.mu.Unlock()
 		if !more {
+			if g.eof {
+				g.finishOwed()
+			}
 			return
 		}
 	}
+}
+
+// eofPoll is how often the gateway, its client half-closed, looks
+// whether the socket was reset under it (the tcp profile's
+// close-wait-timeout: internal/mblbvs) while answers are owed.
+const eofPoll = 50 * time.Millisecond
+
+// finishOwed runs once the client half-closed (its FIN after whole
+// frames): it sends nothing more, so a stream whose request did not end
+// is reset, and one held for lack of window can never be sent (no
+// WINDOW_UPDATE can come), but the answers owed to the others are
+// delivered before the connection ends, as an HTTP/1 client that
+// half-closes after its requests gets its answers. It returns once none
+// is owed, or the client connection failed (a write, or the socket reset
+// by the close-wait timer).
+func (g *conn) finishOwed() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || g.active == 0 {
+		return
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // wakes the wait below to look at the socket
+		t := time.NewTicker(eofPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				g.mu.Lock()
+				g.room.Broadcast()
+				g.mu.Unlock()
+			}
+		}
+	}()
+	for !g.closed && g.active > 0 {
+		for _, s := range g.streams {
+			if !s.reqEnded || len(s.pending) > 0 && !s.respEnded && (s.send <= 0 || g.sendWindow <= 0) {
+				g.resetStream(s, http2.ErrCodeCancel, true)
+			}
+		}
+		g.flush()
+		if g.closed || g.active == 0 {
+			break
+		}
+		if g.c.SetWriteDeadline(time.Now().Add(writeTimeout)) != nil {
+			g.closed = true // reset under the gateway: nothing more is sent
+			break
+		}
+		g.room.Wait()
+	}
+	g.room.Broadcast() // responders waiting for room see closed
 }
 
 // frameBuffered reports whether a whole frame is buffered: if not, the
@@ -103,6 +161,7 @@ func (g *conn) readError(err error) bool {
 	case errors.Is(err, http2.ErrFrameTooLarge):
 		g.goAway(http2.ErrCodeFrameSize)
 	case errors.Is(err, io.EOF):
+		g.eof = true // the client half-closed: serve finishes what is owed
 	default:
 		g.goAway(http2.ErrCodeProtocol) // a frame cut short, or the connection failed
 	}

@@ -41,7 +41,15 @@ func (g *conn) onHeaders(f *headerBlock) {
 		}
 		return
 	}
+	if g.disconnect.Load() {
+		g.drain() // the GOAWAY names the streams before this one
+	}
 	g.lastID = id
+	g.nopened.Add(1)
+	if g.draining {
+		g.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream) // after HTTP2::disconnect's GOAWAY
+		return
+	}
 	if f.selfDep || f.truncated {
 		g.fr.WriteRSTStream(id, http2.ErrCodeProtocol)
 		return
@@ -56,6 +64,7 @@ func (g *conn) onHeaders(f *headerBlock) {
 		return
 	}
 	s := g.openStream(id)
+	s.weight = f.weight
 	s.reqEnded = f.end
 	s.head = rq.method == "HEAD"
 	s.long = rq.long
@@ -122,6 +131,9 @@ func (g *conn) handRequest(u *upstream, s *stream, req []byte) {
 	s.up = u
 	s.handedAt = time.Now()
 	u.exq = append(u.exq, s)
+	if u.pipe != nil {
+		u.pipe.lane.handed(g, s)
+	}
 	if !s.reqEnded {
 		u.body = s
 	}

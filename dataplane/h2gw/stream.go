@@ -13,6 +13,9 @@ type stream struct {
 	id   uint32
 	head bool // a HEAD request: its response has no body
 	long bool // a call that may stay open (gRPC): a lane of its own
+	// weight is the priority weight its HEADERS carried, for the rules
+	// (Lane.Stream).
+	weight uint8
 
 	// The request.
 	reqEnded bool      // END_STREAM came (or the stream was reset)
@@ -46,6 +49,7 @@ func (g *conn) openStream(id uint32) *stream {
 	}
 	g.streams[id] = s
 	g.active++
+	g.nactive.Store(int32(g.active))
 	if g.active == 1 && g.idle != nil {
 		g.idle.Stop()
 	}
@@ -74,8 +78,15 @@ func (g *conn) closeStream(s *stream) {
 	s.closed = true
 	delete(g.streams, s.id)
 	g.active--
+	g.nactive.Store(int32(g.active))
+	if g.draining && g.active == 0 && !g.closed {
+		g.goneAway()
+	}
 	if st := g.cfg.Stats; st != nil {
 		st.Streams.Add(-1)
+	}
+	if g.eof {
+		g.room.Broadcast() // finishOwed counts what is still owed
 	}
 	if g.active == 0 && g.idle != nil && !g.closed {
 		g.idleSince = time.Now()

@@ -15,6 +15,9 @@ import (
 // writeHeaderBlock sends the block enc left in hbuf as s's HEADERS,
 // split into CONTINUATION frames beyond the client's frame size.
 func (g *conn) writeHeaderBlock(s *stream, end bool) {
+	if g.disconnect.Load() {
+		g.drain() // HTTP2::disconnect's GOAWAY goes before the answer
+	}
 	block := g.hbuf.Bytes()
 	for first := true; first || len(block) > 0; first = false {
 		frag := block[:min(len(block), g.maxFrame)]

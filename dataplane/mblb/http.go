@@ -95,6 +95,9 @@ type HTTPOptions struct {
 	// HSTS is the Strict-Transport-Security line (ending in CRLF) added
 	// to every response that has none (the hsts block); nil: none.
 	HSTS []byte
+	// HSTSLine is the line the hsts block's settings make whatever its
+	// mode: where HTTP::hsts starts from (internal/mblbvs).
+	HSTSLine []byte
 	// Stream is the virtual's stream profile (nil: none), which filters
 	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
@@ -177,13 +180,20 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				}
 				continue
 			case errors.Is(err, httpx.ErrBodyTooLarge):
+				s.rejected.Store(RejectBodyTooLarge)
 				return ErrTooLarge
 			case errors.Is(err, httpx.ErrHeaderTooLarge), errors.Is(err, httpx.ErrTooManyHeaders):
 				// BIG-IP resets the client (oversize-client-headers and
 				// excess-client-headers reject); the caller logs it.
 				s.e.stats.oversize.Add(1)
+				if errors.Is(err, httpx.ErrTooManyHeaders) {
+					s.rejected.Store(RejectExcessHeaders)
+				} else {
+					s.rejected.Store(RejectOversizeHeaders)
+				}
 				return err
 			}
+			s.rejected.Store(RejectBadRequest)
 			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
 			s.httpDone = true
 			s.localReply([]byte(badRequest), true)
@@ -228,6 +238,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		if s.hrule != nil {
 			x = &s.hx
 			x.reset(b, h, false, netip.AddrPort{})
+			x.requestNum, x.sess = uint64(s.nreq), s
 			if err := s.hrule.OnHTTPRequest(x); err != nil {
 				s.rst(rstcause.TCLError)
 				s.Close(true) // the rule failed: reset, as BIG-IP does
@@ -316,6 +327,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 		s.decide(m, b, h, x)
 		if x != nil && x.disable {
 			m.hx.tunnel = tunnelNow
+			s.passthrough.Store(PassthroughRule)
 		}
 		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
@@ -655,6 +667,11 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 		}
 		sc.tun = waiting
 		sc.tunWS = req.hx.ws
+		if req.hx.connect {
+			waiting.passthrough.Store(PassthroughConnect)
+		} else {
+			waiting.passthrough.Store(PassthroughWebSockets)
+		}
 	} else if rf.Closing() {
 		sc.qmu.Lock()
 		sc.closing = true
@@ -751,7 +768,7 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			// Every request of a client with an HTTP rule goes through
 			// HTTP_REQUEST and takes one sequence number, answered or
 			// not.
-			x.request, x.requestNum = req.b, req.seq+1
+			x.request, x.requestNum, x.sess = req.b, req.seq+1, req.sess
 			err = hr.OnHTTPResponse(x)
 			req.sess.noteWebSocket(x) // WS_RESPONSE (websocket.go)
 			if x.dropCached {
@@ -795,8 +812,12 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	if req.hx.forceClose {
 		sc.hdr = append(sc.hdr, "Connection: close\r\n"...)
 	}
-	if opts.HSTS != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
-		sc.hdr = append(sc.hdr, opts.HSTS...)
+	hsts := opts.HSTS
+	if p := req.sess.hsts.Load(); p != nil {
+		hsts = *p // HTTP::hsts
+	}
+	if hsts != nil && httpx.HeaderValue(b[h.Start:], sc.shifted(h), "strict-transport-security") == nil {
+		sc.hdr = append(sc.hdr, hsts...)
 	}
 	sc.hdr = append(sc.hdr, opts.ResponseVia...)
 	if req.hx.continued && h.Start > 0 {

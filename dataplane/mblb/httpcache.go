@@ -125,7 +125,11 @@ func (s *ClientConn) cacheHit(head []byte, h *httpx.Head, x *HTTPEvent, closing 
 // out is the answer, head and body.
 func (s *ClientConn) hitEdits(out []byte) []byte {
 	opts := &s.e.cfg.Request.HTTP
-	if opts.ResponseFields == nil && opts.HSTS == nil && opts.ResponseVia == nil {
+	hsts := opts.HSTS
+	if p := s.hsts.Load(); p != nil {
+		hsts = *p // HTTP::hsts
+	}
+	if opts.ResponseFields == nil && hsts == nil && opts.ResponseVia == nil {
 		return out
 	}
 	he := bytes.Index(out, []byte("\r\n\r\n"))
@@ -139,8 +143,8 @@ func (s *ClientConn) hitEdits(out []byte) []byte {
 	}
 	extra := s.hitExtra[:0]
 	hh := httpx.Head{HeaderEnd: len(head)}
-	if opts.HSTS != nil && httpx.HeaderValue(head, &hh, "strict-transport-security") == nil {
-		extra = append(extra, opts.HSTS...)
+	if hsts != nil && httpx.HeaderValue(head, &hh, "strict-transport-security") == nil {
+		extra = append(extra, hsts...)
 	}
 	extra = append(extra, opts.ResponseVia...)
 	s.hitExtra = extra

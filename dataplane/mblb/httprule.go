@@ -74,9 +74,12 @@ type HTTPEvent struct {
 	head     httpx.Head
 	response bool
 	server   netip.AddrPort
-	// request and requestNum: for a response, the request it answers.
+	// request and requestNum: for a response, the request it answers;
+	// requestNum and sess: the request's number on its client session,
+	// and the session (HTTP_REQUEST, HTTP_REQUEST_SEND, HTTP_RESPONSE).
 	request    []byte
 	requestNum uint64
+	sess       *ClientConn
 
 	target     Target
 	targetSet  bool
@@ -167,8 +170,17 @@ func (x *HTTPEvent) Request() []byte { return x.request }
 
 // RequestNum is, in HTTP_RESPONSE, the number of the request this
 // response answers on its client connection, from 1: with pipelined
-// requests it may be older than the last HTTP_REQUEST's.
+// requests it may be older than the last HTTP_REQUEST's. In HTTP_REQUEST
+// it is the request's own.
 func (x *HTTPEvent) RequestNum() uint64 { return x.requestNum }
+
+// Session is the client connection whose request (HTTP_REQUEST,
+// HTTP_REQUEST_SEND) or whose request's response (HTTP_RESPONSE) the
+// event is, nil in the others: an
+// HTTP/2 client's lanes are sessions of their own (internal/mblbvs), and
+// its rules tell which stream a request came on by its session and its
+// number there.
+func (x *HTTPEvent) Session() *ClientConn { return x.sess }
 
 // Select directs the request (`pool p`, `pool p member a`, `node a`). On a
 // virtual without OneConnect, naming another pool or a member moves the

@@ -56,3 +56,4 @@ func connZeroWindow(c net.Conn) bool { return false }
 func connFD(c net.Conn) int          { return -1 }
 
 func connInfo(net.Conn) (closeWait, zw, open bool) { return false, false, true }
+func connUnsent(net.Conn) int                      { return 0 }

@@ -222,13 +222,21 @@ type ClientConn struct {
 	zwAt  int64
 	// resetLast: the response that closes the client (a rule's
 	// HTTP::respond -reset) is followed by a reset, not a FIN.
-	resetLast         atomic.Bool
-	bytesIn, bytesOut atomic.Uint64
-	msgsIn, msgsOut   atomic.Uint64
-	data              Data
-	rel, collect      int
-	runClient         func(*Data) error
-	emitFn            func([]byte, Target, string) error
+	resetLast atomic.Bool
+	// hsts is HTTP::hsts's Strict-Transport-Security line for the
+	// connection's answers (nil inside: none), in place of the http
+	// profile's; nil: the profile's.
+	hsts atomic.Pointer[[]byte]
+	// passthrough and rejected say why the HTTP filter last went into
+	// passthrough, and why it rejected the client (HTTP::passthrough_reason,
+	// HTTP::reject_reason); 0: it did not.
+	passthrough, rejected atomic.Uint32
+	bytesIn, bytesOut     atomic.Uint64
+	msgsIn, msgsOut       atomic.Uint64
+	data                  Data
+	rel, collect          int
+	runClient             func(*Data) error
+	emitFn                func([]byte, Target, string) error
 }
 
 // SessionStats are one client connection's counters.
@@ -1278,3 +1286,44 @@ func (s *ClientConn) Socket(fn func(fd int) error) error {
 	}
 	return rawsock.Control(s.c, fn)
 }
+
+// SetHSTS makes line (ending in CRLF; nil: none) the
+// Strict-Transport-Security field added to the connection's answers
+// that have none, in place of the http profile's hsts (HTTP::hsts).
+func (s *ClientConn) SetHSTS(line []byte) { s.hsts.Store(&line) }
+
+// HSTS is the line SetHSTS set, and whether it was set.
+func (s *ClientConn) HSTS() ([]byte, bool) {
+	if p := s.hsts.Load(); p != nil {
+		return *p, true
+	}
+	return nil, false
+}
+
+// Why the HTTP filter of a client connection went into passthrough
+// (ClientConn.Passthrough), numbered as F5 lists HTTP::passthrough_reason's
+// answers [M: the numbers are the list's order].
+const (
+	PassthroughNone       = 0 // F5's "Unknown"
+	PassthroughRule       = 1 // HTTP::disable
+	PassthroughConnect    = 2 // a CONNECT the member accepted
+	PassthroughWebSockets = 3 // an Upgrade the member accepted (101)
+)
+
+// Why the HTTP filter rejected a client's request (ClientConn.Rejected)
+// [M: F5 documents no list for HTTP::reject_reason].
+const (
+	RejectNone            = 0
+	RejectBadRequest      = 1 // a request that cannot be read: 400
+	RejectOversizeHeaders = 2 // past max-header-size: reset
+	RejectExcessHeaders   = 3 // past max-header-count: reset
+	RejectBodyTooLarge    = 4 // past the request body bound: reset
+)
+
+// Passthrough is why the HTTP filter last went into passthrough
+// (PassthroughNone when it did not), for HTTP::passthrough_reason.
+func (s *ClientConn) Passthrough() uint32 { return s.passthrough.Load() }
+
+// Rejected is why the HTTP filter rejected the client's request
+// (RejectNone when it did not), for HTTP::reject_reason.
+func (s *ClientConn) Rejected() uint32 { return s.rejected.Load() }

@@ -197,3 +197,30 @@ func (st *SocketTimers) run() {
 		st.reset()
 	}
 }
+
+// Settle holds the socket open, before the caller closes it, while the
+// client has not taken every byte written to it and a timer may still
+// reset it: a half-closed client (close-wait-timeout) or one that
+// advertises a zero window (zero-window-timeout). Closing at once would
+// leave the bytes to the kernel, which keeps retrying a peer that never
+// reads, where BIG-IP resets it when the timer runs out. It returns at
+// once when no timer could fire; st may be nil.
+func (st *SocketTimers) Settle() {
+	if st == nil {
+		return
+	}
+	for {
+		st.mu.Lock()
+		done := st.done
+		st.mu.Unlock()
+		if done {
+			return
+		}
+		closeWait, zw, open := connInfo(st.c)
+		if !open || connUnsent(st.c) == 0 ||
+			!(closeWait && st.ct.AfterFIN > 0) && !(zw && st.ct.ZeroWindow > 0) {
+			return
+		}
+		time.Sleep(st.tick)
+	}
+}

@@ -48,3 +48,13 @@ func connFD(c net.Conn) (fd int) {
 	rawsock.Control(c, func(f int) error { fd = f; return nil })
 	return fd
 }
+
+// connUnsent is how many bytes written to c its peer has not yet
+// acknowledged (SIOCOUTQ); 0 once c is closed.
+func connUnsent(c net.Conn) (n int) {
+	rawsock.Control(c, func(fd int) error {
+		n, _ = unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+		return nil
+	})
+	return n
+}

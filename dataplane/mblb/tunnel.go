@@ -334,7 +334,7 @@ func (s *ClientConn) requestSend(m *msg, sc *serverConn) (*msg, bool) {
 	defer s.sendMu.Unlock()
 	x := &s.hxs
 	buf := x.buf
-	*x = HTTPEvent{buf: buf, server: sc.leg.Remote, msg: m.b, full: m.b, requestNum: m.seq + 1}
+	*x = HTTPEvent{buf: buf, server: sc.leg.Remote, msg: m.b, full: m.b, requestNum: m.seq + 1, sess: s}
 	x.head.HeaderEnd = m.hx.hlen
 	err := s.hsend.OnHTTPRequestSend(x)
 	switch {

@@ -148,6 +148,7 @@ func (s *ClientConn) startUpload(st *stream, rf *httpx.RequestFramer) (more bool
 			x.reset(pend, h, false, netip.AddrPort{})
 		}
 		x.partial = true
+		x.requestNum, x.sess = uint64(s.nreq), s
 		if err := s.hrule.OnHTTPRequest(x); err != nil {
 			s.rst(rstcause.TCLError)
 			s.Close(true)

@@ -59,6 +59,9 @@ type httpRules struct {
 	// what a replacement takes the place of.
 	collectLen int
 	partialK   int
+	// hsts is what HTTP::hsts made of the profile's hsts for the client
+	// connection (http2rules.go); nil: the profile's.
+	hsts *rules.HSTS
 }
 
 // HTTPRequest implements rules.HTTPConn: in HTTP_RESPONSE, the request

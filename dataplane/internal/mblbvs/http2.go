@@ -126,6 +126,15 @@ func (mv *VS) serveHTTP2Capable(snap *state.VirtualSnap, c *net.TCPConn, head []
 		return
 	}
 	h2, conn := http2Client(snap.Cfg.HTTP2, conn, f.front, c, snap.Idle)
+	if h2 && f.rr != nil && f.rr.h2off.Load() {
+		// HTTP2::disable: a cleartext client's preface is refused (over
+		// TLS, h2 was not offered).
+		refuseHTTP2(conn, c)
+		first.Close(false)
+		gw.Close()
+		c.Close()
+		return
+	}
 	if !h2 {
 		gw.Close()
 		eng.Close()
@@ -167,7 +176,7 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 	persist := first.PersistSetting()
 	hr, _ := opts.HTTPRule.(*httpRules)
 	if hr != nil {
-		f.setLanes(&h2Lanes{first: first})
+		f.setLanes(&h2Lanes{first: first, lane: h2gw.LaneOf(eng)})
 	}
 	run := func(sess *mblb.ClientConn, eng net.Conn, lr *laneRule) {
 		wg.Add(1)
@@ -186,6 +195,7 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		if gw != nil { // the session CLIENT_ACCEPTED ran with
 			g := gw
 			gw = nil
+			f.lanes.laneOf(first, eng)
 			run(first, eng, nil)
 			return g, nil
 		}
@@ -199,11 +209,15 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 		sess := mv.eng.NewClientConn(&engineConn{Conn: e, client: c}, o)
 		if lr != nil {
 			lr.sess = sess
+			f.lanes.laneOf(sess, e)
 		}
 		if targetSet {
 			sess.SetTarget(target)
 		}
 		sess.SetPersist(persist)
+		if line, ok := first.HSTS(); ok {
+			sess.SetHSTS(line) // HTTP::hsts acts on the whole client connection
+		}
 		sessions = append(sessions, sess)
 		run(sess, e, lr)
 		return g, nil
@@ -217,7 +231,11 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 			c.Close() // the gateway's reads and writes fail: it ends
 		})
 	}
-	h2gw.Serve(conn, &h.Config, dial)
+	var settle func()
+	if st != nil {
+		settle = st.Settle // what the client is owed leaves, or the timer resets it
+	}
+	h2gw.ServeSettle(conn, &h.Config, dial, settle)
 	st.Stop()
 	c.Close()
 	mu.Lock()
@@ -241,6 +259,10 @@ func (mv *VS) serveHTTP2(f *mblbFlow, opts mblb.ClientOptions, conn net.Conn, c 
 type h2Lanes struct {
 	first *mblb.ClientConn
 	m     sync.Map // *mblb.HTTPEvent (a session's request view) -> *mblb.ClientConn
+	// byConn finds a session's lane, lane is the first (what is the
+	// connection's), for the HTTP2:: commands (http2rules.go).
+	byConn sync.Map // *mblb.ClientConn -> *h2gw.Lane
+	lane   *h2gw.Lane
 }
 
 // setLanes installs l before the first lane runs, under the rules' lock

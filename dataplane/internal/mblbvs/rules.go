@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -29,7 +30,9 @@ type mblbRules struct {
 	f  *mblbFlow
 	// h2: the client speaks HTTP/2 through the http2 profile's gateway
 	// (http2.go); set before its first request.
-	h2    bool
+	h2 bool
+	// h2off: HTTP2::disable ran in CLIENT_ACCEPTED (http2rules.go).
+	h2off atomic.Bool
 	snap  *state.VirtualSnap
 	rules config.Rules
 	sess  *rules.ConnState

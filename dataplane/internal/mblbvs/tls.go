@@ -115,6 +115,7 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tl
 		if r.handlesEvent(rules.ClientSSLClientHello) {
 			cfg = tlsprof.WithHello(cfg, r.clientHello)
 		}
+		cfg = withH2Switch(cfg, r) // http2rules.go
 		under = hc
 	} else if len(head) > 0 {
 		under = &prefixConn{TCPConn: c, head: head}
