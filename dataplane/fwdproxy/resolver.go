@@ -252,7 +252,27 @@ func (r *Resolver) query(ctx context.Context, servers []netip.AddrPort, name str
 	m := new(dns.Msg)
 	m.SetQuestion(name, qtype)
 	m.RecursionDesired = true
-	last := ErrDNSTimeout
+	in, other := r.askInTurn(ctx, servers, m, name)
+	switch {
+	case in == nil && other == nil:
+		return nil, 0, ErrDNSTimeout
+	case in == nil:
+		// Only SERVFAIL or REFUSED came back.
+		return nil, 0, ErrNoName
+	case in.Rcode == dns.RcodeNameError:
+		return nil, negativeTTL(in), ErrNoName
+	}
+	addrs, ttl := answers(in, name, qtype)
+	if len(addrs) == 0 {
+		return nil, negativeTTL(in), ErrNoName
+	}
+	return addrs, ttl, nil
+}
+
+// askInTurn sends m to each usable nameserver in turn until one answers
+// NOERROR or NXDOMAIN (in); a SERVFAIL or REFUSED tries the next, and the
+// last of those is other. Both are nil when no nameserver answered.
+func (r *Resolver) askInTurn(ctx context.Context, servers []netip.AddrPort, m *dns.Msg, name string) (in, other *dns.Msg) {
 	for _, s := range servers {
 		if ctx.Err() != nil {
 			break
@@ -263,25 +283,16 @@ func (r *Resolver) query(ctx context.Context, servers []netip.AddrPort, name str
 		if r.cfg.Randomize {
 			m.Question[0].Name = recursor.RandomCase(name)
 		}
-		in, err := r.exchange(ctx, m, s.String())
+		got, err := r.exchange(ctx, m, s.String())
 		if err != nil {
 			continue
 		}
-		switch in.Rcode {
-		case dns.RcodeSuccess:
-			addrs, ttl := answers(in, name, qtype)
-			if len(addrs) == 0 {
-				return nil, negativeTTL(in), ErrNoName
-			}
-			return addrs, ttl, nil
-		case dns.RcodeNameError:
-			return nil, negativeTTL(in), ErrNoName
-		default:
-			// SERVFAIL, REFUSED: the next nameserver may do better.
-			last = ErrNoName
+		if got.Rcode == dns.RcodeSuccess || got.Rcode == dns.RcodeNameError {
+			return got, nil
 		}
+		other = got
 	}
-	return nil, 0, last
+	return nil, other
 }
 
 // exchange sends m to addr by UDP, then by TCP when the answer was
@@ -395,28 +406,12 @@ func (r *Resolver) Message(ctx context.Context, name string, qtype uint16) (*dns
 		return m, nil
 	}
 	q.RecursionDesired = true
-	var last *dns.Msg
-	for _, s := range servers {
-		if ctx.Err() != nil {
-			break
-		}
-		if a := s.Addr().Unmap(); (a.Is4() && r.cfg.NoIPv4) || (a.Is6() && r.cfg.NoIPv6) {
-			continue
-		}
-		if r.cfg.Randomize {
-			q.Question[0].Name = recursor.RandomCase(name)
-		}
-		in, err := r.exchange(ctx, q, s.String())
-		if err != nil {
-			continue
-		}
-		if in.Rcode == dns.RcodeSuccess || in.Rcode == dns.RcodeNameError {
-			return in, nil
-		}
-		last = in
+	in, other := r.askInTurn(ctx, servers, q, name)
+	if in == nil {
+		in = other
 	}
-	if last != nil {
-		return last, nil
+	if in == nil {
+		return nil, ErrDNSTimeout
 	}
-	return nil, ErrDNSTimeout
+	return in, nil
 }
