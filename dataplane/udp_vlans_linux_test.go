@@ -5,13 +5,9 @@ package dataplane
 import (
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/openltm/openltm/dataplane/internal/netnstest"
 )
 
 // udpDropped is the virtual's udp profile count of dropped datagrams.
@@ -80,59 +76,13 @@ const udpVLANsNetnsEnv = "OPENLTM_UDP_VLANS_NETNS"
 // use 127.95.x addresses with route_localnet, so the host's own
 // addresses and routes are not touched.
 func TestUDPVLANsNetns(t *testing.T) {
-	if ns := os.Getenv(udpVLANsNetnsEnv); ns != "" {
-		a, b, _ := strings.Cut(ns, ",")
+	sides := netnstest.Sides{Test: "TestUDPVLANsNetns", Env: udpVLANsNetnsEnv, Prefix: "oltmu",
+		Subnets: [2]string{"127.95.11", "127.95.12"}}
+	if a, b, ok := sides.Inside(); ok {
 		udpVLANsInNetns(t, a, b)
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: creating network namespaces needs root")
-	}
-	for _, tool := range []string{"ip", "sysctl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s is not installed", tool)
-		}
-	}
-	id := fmt.Sprint(os.Getpid())
-	l, a, b := "oltmul"+id, "oltmua"+id, "oltmub"+id
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	if out, err := exec.Command("ip", "netns", "add", l).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot create a network namespace: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	exec.Command("ip", "netns", "del", l).Run()
-	for _, ns := range []string{l, a, b} {
-		ip("netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-		ip("-n", ns, "link", "set", "lo", "up")
-		ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.route_localnet=1")
-	}
-	for i, side := range []struct{ ns, here, there string }{{a, "va", "ca"}, {b, "vb", "cb"}} {
-		ip("-n", l, "link", "add", side.here, "type", "veth", "peer", "name", side.there, "netns", side.ns)
-		ip("netns", "exec", l, "sysctl", "-qw", "net.ipv4.conf."+side.here+".route_localnet=1")
-		ip("netns", "exec", side.ns, "sysctl", "-qw", "net.ipv4.conf."+side.there+".route_localnet=1")
-		ip("-n", l, "addr", "add", fmt.Sprintf("127.95.%d.1/24", 11+i), "dev", side.here)
-		ip("-n", side.ns, "addr", "add", fmt.Sprintf("127.95.%d.2/24", 11+i), "dev", side.there)
-		ip("-n", l, "link", "set", side.here, "up")
-		ip("-n", side.ns, "link", "set", side.there, "up")
-		if i == 1 {
-			ip("-n", side.ns, "route", "add", "127.95.11.1/32", "dev", side.there)
-		}
-	}
-	cmd := exec.Command("ip", "netns", "exec", l, os.Args[0], "-test.run", "^TestUDPVLANsNetns$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), udpVLANsNetnsEnv+"="+a+","+b)
-	out, err := cmd.CombinedOutput()
-	t.Logf("in namespace %s:\n%s", l, out)
-	if err != nil {
-		t.Fatalf("the test in the namespace failed: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestUDPVLANsNetns") {
-		t.Fatal("the test in the namespace did not pass")
-	}
+	sides.Run(t)
 }
 
 // dialUDPIn is dialUDP from network namespace ns (named by ip netns):
@@ -140,29 +90,8 @@ func TestUDPVLANsNetns(t *testing.T) {
 // in ns.
 func dialUDPIn(t *testing.T, ns, vs string) *udpClient {
 	t.Helper()
-	runtime.LockOSThread()
-	self, err := os.Open("/proc/thread-self/ns/net")
-	if err != nil {
-		runtime.UnlockOSThread()
-		t.Fatal(err)
-	}
-	defer self.Close()
-	to, err := os.Open("/var/run/netns/" + ns)
-	if err != nil {
-		runtime.UnlockOSThread()
-		t.Fatal(err)
-	}
-	defer to.Close()
-	if err := unix.Setns(int(to.Fd()), unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		t.Fatal(err)
-	}
-	u := dialUDP(t, "", vs)
-	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
-		// The thread stays locked, and ends with the goroutine.
-		t.Fatalf("back to the test's namespace: %v", err)
-	}
-	runtime.UnlockOSThread()
+	var u *udpClient
+	netnstest.In(t, ns, func() { u = dialUDP(t, "", vs) })
 	return u
 }
 

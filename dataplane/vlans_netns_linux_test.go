@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/openltm/openltm/dataplane/internal/netnstest"
 )
 
 // vlansNetnsEnv carries the client namespaces' names to the test binary
@@ -24,60 +24,13 @@ const vlansNetnsEnv = "OPENLTM_VLANS_NETNS"
 // vb. The namespaces use 127.87.x addresses with route_localnet, so the
 // host's own addresses and routes are not touched.
 func TestVLANsNetns(t *testing.T) {
-	if ns := os.Getenv(vlansNetnsEnv); ns != "" {
-		a, b, _ := strings.Cut(ns, ",")
+	sides := netnstest.Sides{Test: "TestVLANsNetns", Env: vlansNetnsEnv, Prefix: "oltmv",
+		Subnets: [2]string{"127.87.1", "127.87.2"}, Tools: []string{"curl"}}
+	if a, b, ok := sides.Inside(); ok {
 		vlansInNetns(t, a, b)
 		return
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: creating network namespaces needs root")
-	}
-	for _, tool := range []string{"ip", "curl", "sysctl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipped: %s is not installed", tool)
-		}
-	}
-	id := fmt.Sprint(os.Getpid())
-	l, a, b := "oltmvl"+id, "oltmva"+id, "oltmvb"+id
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	// Root without the capability to make namespaces (a container) skips.
-	if out, err := exec.Command("ip", "netns", "add", l).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot create a network namespace: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	exec.Command("ip", "netns", "del", l).Run()
-	for _, ns := range []string{l, a, b} {
-		ip("netns", "add", ns)
-		t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-		ip("-n", ns, "link", "set", "lo", "up")
-		ip("netns", "exec", ns, "sysctl", "-qw", "net.ipv4.conf.all.route_localnet=1")
-	}
-	for i, side := range []struct{ ns, here, there string }{{a, "va", "ca"}, {b, "vb", "cb"}} {
-		ip("-n", l, "link", "add", side.here, "type", "veth", "peer", "name", side.there, "netns", side.ns)
-		ip("netns", "exec", l, "sysctl", "-qw", "net.ipv4.conf."+side.here+".route_localnet=1")
-		ip("netns", "exec", side.ns, "sysctl", "-qw", "net.ipv4.conf."+side.there+".route_localnet=1")
-		ip("-n", l, "addr", "add", fmt.Sprintf("127.87.%d.1/24", i+1), "dev", side.here)
-		ip("-n", side.ns, "addr", "add", fmt.Sprintf("127.87.%d.2/24", i+1), "dev", side.there)
-		ip("-n", l, "link", "set", side.here, "up")
-		ip("-n", side.ns, "link", "set", side.there, "up")
-		if i == 1 {
-			ip("-n", side.ns, "route", "add", "127.87.1.1/32", "dev", side.there)
-		}
-	}
-	cmd := exec.Command("ip", "netns", "exec", l, os.Args[0], "-test.run", "^TestVLANsNetns$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), vlansNetnsEnv+"="+a+","+b)
-	out, err := cmd.CombinedOutput()
-	t.Logf("in namespace %s:\n%s", l, out)
-	if err != nil {
-		t.Fatalf("the test in the namespace failed: %v", err)
-	}
-	if !strings.Contains(string(out), "--- PASS: TestVLANsNetns") {
-		t.Fatal("the test in the namespace did not pass")
-	}
+	sides.Run(t)
 }
 
 // vlansInNetns is TestVLANsNetns inside the proxy's namespace.
