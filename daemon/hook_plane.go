@@ -70,7 +70,7 @@ func (h *planeHook) running() (*objects.Config, *ltmTranslation) {
 // destination used twice, an unbindable address).
 func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Change, error) {
 	tr := h.e.translate(cfg)
-	had, hadKept := map[string]bool{}, map[string]bool{}
+	had, hadKept, hadNote := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	if old != nil {
 		// old is the running configuration but for a verify racing a
 		// commit, or a hook whose start failed.
@@ -84,6 +84,14 @@ func (h *planeHook) Prepare(old, cfg *objects.Config, opts CommitOptions) (Chang
 		}
 		for _, s := range oldTr.kept {
 			hadKept[s] = true
+		}
+		for _, s := range oldTr.notes {
+			hadNote[s] = true
+		}
+	}
+	for _, s := range tr.notes {
+		if !hadNote[s] && opts.Warn != nil {
+			opts.Warn(s)
 		}
 	}
 	for _, s := range tr.kept {

@@ -422,6 +422,8 @@ type ruleBinder struct {
 	// are; icapBy finds each internal virtual's by name (nil: none).
 	icap   map[*icapRules]ruleList
 	icapBy map[string]*icapRules
+	// notes are the translation's warnings on what runs (translate.go).
+	notes []string
 }
 
 // compileNamed compiles the rule named n (through the engine's cache
@@ -488,6 +490,9 @@ type ltmTranslation struct {
 	skipped []string
 	// kept is what openltm does not act on yet; warned of, never refused.
 	kept []string
+	// notes are warnings on what runs as configured (a geo entry with
+	// no database loaded): said by the commit that brings them.
+	notes []string
 	// refused is what BIG-IP refuses whatever the source (a rule's HTTP
 	// events on a virtual without an http profile): also in skipped, it
 	// is refused by a load too, where skipped things are kept.
@@ -531,7 +536,7 @@ func (e *Engine) translate(cfg *objects.Config) *ltmTranslation {
 	skipped, refused, kept = append(skipped, logs.refused...), append(refused, logs.refused...), append(kept, logs.kept...)
 	dgs := dataGroups(e.schema, cfg)
 	e.externalDataGroups(cfg, &dgs) // translate_datagroup_ext.go
-	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
+	return &ltmTranslation{dc: dc, skipped: skipped, kept: kept, notes: b.notes, refused: refused, rules: b.pending, icap: b.icap, dgs: dgs, ifiles: e.ifiles(cfg), stats: statsProfiles(cfg), logs: logs,
 		resolvers: e.netResolvers(cfg), vlanTags: vlanTags(cfg), tgs: virtualTrafficGroups(cfg, dc)}
 }
 

@@ -177,6 +177,7 @@ var (
 	addressListEntries  = netAddressList.MustProp("addresses")
 	addressListNested   = netAddressList.MustProp("address-lists")
 	addressListFQDNs    = netAddressList.MustProp("fqdns")
+	addressListGeo      = netAddressList.MustProp("geo")
 	netPortList         = schema.MustKind("net port-list")
 	portListEntries     = netPortList.MustProp("ports")
 	portListNested      = netPortList.MustProp("port-lists")

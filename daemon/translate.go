@@ -135,6 +135,15 @@ func (t *translator) keep(o *objects.Object, format string, args ...any) {
 	t.kept = append(t.kept, about(o, format, args...))
 }
 
+// note records a warning on o that leaves nothing out (a geo entry
+// with no database to read it), for the commit that brings it to say;
+// without an engine there is no commit to say it.
+func (t *translator) note(o *objects.Object, format string, args ...any) {
+	if t.rules != nil {
+		t.rules.notes = append(t.rules.notes, about(o, format, args...))
+	}
+}
+
 // about is a note on o, as skip and keep record it.
 func about(o *objects.Object, format string, args ...any) string {
 	return fmt.Sprintf("%s %s: %s", o.Kind.Key(), o.Name, fmt.Sprintf(format, args...))

@@ -9,6 +9,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/openltm/openltm/dataplane"
+	"github.com/openltm/openltm/dataplane/geoip"
 	"github.com/openltm/openltm/objects"
 )
 
@@ -33,10 +34,13 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 	default:
 		return fail("route-domain %s: openltm binds in one routing table, the default route domain (0); use any or 0", rd)
 	}
-	var names []string
-	dst, ok, err := t.tmcAddrs(e(tmcDestAddress), e(tmcDestAddressList), &names)
+	var names, dgeo []string
+	dst, ok, err := t.tmcAddrs(e(tmcDestAddress), e(tmcDestAddressList), &names, &dgeo)
 	if err != nil {
 		return fail("destination %v", err)
+	}
+	if len(dgeo) > 0 {
+		t.note(o, "traffic-matching-criteria %s: destination-address-list %s: its geo entries (%s) are not listened on; openltm listens on the list's addresses and names only", tmc.Name, e(tmcDestAddressList), strings.Join(dgeo, " "))
 	}
 	if !ok && len(names) == 0 {
 		t.keep(o, "traffic-matching-criteria %s: destination-address-list %s holds no address openltm can listen on", tmc.Name, e(tmcDestAddressList))
@@ -58,12 +62,12 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		return fail("destination %v", err)
 	}
 	v.PortRanges = append(v.PortRanges, ports...)
-	var snames []string
-	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList), &snames)
+	var snames, sgeo []string
+	src, ok, err := t.tmcAddrs(e(tmcSrcAddress), e(tmcSrcAddressList), &snames, &sgeo)
 	if err != nil {
 		return fail("source %v", err)
 	}
-	if !ok && len(snames) == 0 {
+	if !ok && len(snames) == 0 && len(sgeo) == 0 {
 		t.keep(o, "traffic-matching-criteria %s: source-address-list %s holds no address or name openltm can match", tmc.Name, e(tmcSrcAddressList))
 		return false
 	}
@@ -72,6 +76,26 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 		return fail("source %v", err)
 	}
 	v.Match = dataplane.NewSourceMatch(src, sports)
+	if len(sgeo) > 0 {
+		// Asked per client outside the list's addresses, in the
+		// databases in use then (geoip.go); none admits nobody.
+		g := &dataplane.GeoMatch{Store: t.geoStore()}
+		for _, entry := range sgeo {
+			c, r, _ := objects.ParseGeoEntry(entry) // checked at commit (objects)
+			if r == "" {
+				g.Countries = append(g.Countries, c)
+			} else {
+				g.Regions = append(g.Regions, dataplane.GeoRegion{Country: c, Region: r})
+			}
+		}
+		if !g.Store.Loaded() {
+			t.note(o, "traffic-matching-criteria %s: source-address-list %s has geo entries (%s) and no geolocation database is loaded: they admit no client until one is (ltmd --geoip-db, or STATE-DIR/geoip, then run sys geoip reload)", tmc.Name, e(tmcSrcAddressList), strings.Join(sgeo, " "))
+		}
+		if v.Match == nil {
+			v.Match = &dataplane.SourceMatch{}
+		}
+		v.Match.Geo = g
+	}
 	if len(snames) > 0 {
 		// The plane adds the names' addresses (dataplane/fqdnvirtual.go);
 		// until one resolves, a list of names only admits no client.
@@ -86,9 +110,10 @@ func (t *translator) trafficMatching(o, tmc *objects.Object, v *dataplane.Virtua
 
 // tmcAddrs is the address ranges of an inline address and an address
 // list (none when both match everything); ok is false when the list is
-// set and holds no address (only FQDNs, or empty), which must not read
-// as "every address".
-func (t *translator) tmcAddrs(inline, list string, names *[]string) (out []dataplane.AddrRange, ok bool, err error) {
+// set and holds no address (only FQDNs or geo entries, or empty), which
+// must not read as "every address". The list's names and geo entries
+// are appended to names and geo.
+func (t *translator) tmcAddrs(inline, list string, names, geo *[]string) (out []dataplane.AddrRange, ok bool, err error) {
 	p, err := objects.ParseInlineAddress(inline)
 	if err != nil {
 		return nil, false, err
@@ -100,15 +125,16 @@ func (t *translator) tmcAddrs(inline, list string, names *[]string) (out []datap
 		return out, true, nil
 	}
 	n := len(out)
-	if err := t.addressList(list, map[string]bool{}, &out, names); err != nil {
+	if err := t.addressList(list, map[string]bool{}, &out, names, geo); err != nil {
 		return nil, false, err
 	}
 	return out, len(out) > n, nil
 }
 
 // addressList appends the ranges of address list name and of the lists
-// it nests (each once), and their FQDNs to names when names is not nil.
-func (t *translator) addressList(name string, seen map[string]bool, out *[]dataplane.AddrRange, names *[]string) error {
+// it nests (each once), their FQDNs to names and their geo entries to geo
+// when these are not nil.
+func (t *translator) addressList(name string, seen map[string]bool, out *[]dataplane.AddrRange, names, geo *[]string) error {
 	l := t.cfg.Lookup(t.s, specAddressList, name)
 	if l == nil {
 		return fmt.Errorf("address list %s does not exist", name)
@@ -137,9 +163,19 @@ func (t *translator) addressList(name string, seen map[string]bool, out *[]datap
 			}
 		}
 	}
+	if v := addressListGeo.Get(l); v != nil && geo != nil {
+		for _, it := range v.Items {
+			if _, _, err := objects.ParseGeoEntry(it.Name); err != nil {
+				return fmt.Errorf("address list %s: %v", l.Name, err)
+			}
+			if !slices.Contains(*geo, it.Name) {
+				*geo = append(*geo, it.Name)
+			}
+		}
+	}
 	if v := addressListNested.Get(l); v != nil {
 		for _, it := range v.Items {
-			if err := t.addressList(it.Name, seen, out, names); err != nil {
+			if err := t.addressList(it.Name, seen, out, names, geo); err != nil {
 				return err
 			}
 		}
@@ -220,4 +256,14 @@ func expandAddrs(rs []dataplane.AddrRange, limit int) ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
+}
+
+// geoStore is the engine's geolocation databases, which a source list's
+// geo entries read per client; nil when translating without an engine,
+// so such entries admit nobody.
+func (t *translator) geoStore() *geoip.Store {
+	if t.rules == nil || t.rules.e == nil {
+		return nil
+	}
+	return t.rules.e.GeoIP()
 }

@@ -21,6 +21,8 @@ type (
 	PortRange         = config.PortRange
 	AddrRange         = config.AddrRange
 	SourceMatch       = config.SourceMatch
+	GeoMatch          = config.GeoMatch
+	GeoRegion         = config.GeoRegion
 	VLANFilter        = config.VLANFilter
 	SNATType          = config.SNATType
 	SNAT              = config.SNAT

@@ -202,5 +202,8 @@ func withSourceAddrs(m *SourceMatch, addrs []netip.Addr) *SourceMatch {
 		out = &SourceMatch{}
 	}
 	out.NoAddrs = len(out.Addrs) == 0
+	if m != nil {
+		out.Geo = m.Geo
+	}
 	return out
 }

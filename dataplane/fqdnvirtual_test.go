@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/fqdn"
+	"github.com/openltm/openltm/dataplane/geoip"
+	"github.com/openltm/openltm/dataplane/geoip/geoiptest"
 )
 
 // TestVirtualFQDNs: a virtual whose address list names an FQDN listens on
@@ -133,6 +135,19 @@ func TestWithSourceAddrs(t *testing.T) {
 		return out
 	}
 	own := NewSourceMatch([]AddrRange{{Low: netip.MustParseAddr("10.0.0.0"), High: netip.MustParseAddr("10.0.0.255")}}, []PortRange{{Low: 1000, High: 1999}})
+	// A list of names and geo entries keeps its geo entries when its
+	// names resolve again.
+	b, err := geoiptest.Build("127.97.3.0/24 continent=EU country=DE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := geoip.OpenBytes("test.mmdb", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &geoip.Store{}
+	st.Replace(geoip.NewSet(db))
+	geo := &SourceMatch{NoAddrs: true, Geo: &GeoMatch{Store: st, Countries: []string{"DE"}}}
 	for _, tc := range []struct {
 		name  string
 		m     *SourceMatch
@@ -146,6 +161,8 @@ func TestWithSourceAddrs(t *testing.T) {
 		{"mapped answer", nil, addrs("::ffff:10.0.0.9"), []string{"10.0.0.9:1"}, []string{"10.0.0.8:1"}},
 		{"the list's own ranges and ports", own, addrs("192.0.2.1"), []string{"10.0.0.7:1500", "192.0.2.1:1000"}, []string{"192.0.2.1:2000", "192.0.2.2:1500", "10.0.1.0:1500"}},
 		{"own ranges, none resolved", own, nil, []string{"10.0.0.7:1500"}, []string{"192.0.2.1:1500"}},
+		{"names and geo, none resolved", geo, nil, []string{"127.97.3.9:1"}, []string{"127.97.4.9:1"}},
+		{"names and geo, resolved", geo, addrs("127.97.4.9"), []string{"127.97.3.9:1", "127.97.4.9:1"}, []string{"127.97.4.10:1"}},
 	} {
 		got := withSourceAddrs(tc.m, tc.addrs)
 		for _, c := range tc.admit {

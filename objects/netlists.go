@@ -20,7 +20,8 @@ func netListKinds() []*Kind {
 			"address lists whose entries this list includes"),
 		help(&Prop{Name: "fqdns", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "FQDN", Props: []*Prop{str("description", "none")}}},
 			"domain names, resolved (A and AAAA): listened on in a destination list, admitted in a source list"),
-		passive(raw("geo")),
+		help(&Prop{Name: "geo", Type: TColl, Items: ItemPlain, Sub: &Kind{Title: "Geolocation", Props: []*Prop{str("description", "none")}}},
+			"countries (US) and regions (US:California) whose clients a source list admits, by the loaded geolocation database"),
 		passive(str("app-service", "none")),
 	}}
 	pl := &Kind{Words: []string{"net", "port-list"}, Title: "Port List", Lower: "port list", Help: "Ports and port ranges a traffic-matching-criteria matches", Source: tmshRef("net port-list"), Props: []*Prop{
@@ -114,6 +115,26 @@ func canonListEntry(items ItemNames, s string) (string, error) {
 	return lo.String(), nil
 }
 
+// ParseGeoEntry reads an address list's geo entry as BIG-IP writes it,
+// a country's ISO 3166 code alone (US) or with a region's name after a
+// colon (US:California), so that the dataplane compares codes, not
+// text: the country comes back upper-cased, the region as written.
+func ParseGeoEntry(s string) (country, region string, err error) {
+	c, r, hasRegion := strings.Cut(s, ":")
+	ok := len(c) == 2
+	for i := 0; ok && i < 2; i++ {
+		b := c[i]
+		ok = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9'
+	}
+	switch {
+	case !ok:
+		return "", "", fmt.Errorf("geo %q is not a country: use its two-letter ISO 3166 code (US), or code:region (US:California)", s)
+	case hasRegion && strings.TrimSpace(r) == "":
+		return "", "", fmt.Errorf("geo %q names no region after the colon: use US or US:California", s)
+	}
+	return strings.ToUpper(c), strings.TrimSpace(r), nil
+}
+
 // ParseListPort reads one port-list entry, a port or a range low-high,
 // each from 1 to 65535 (a service name is read as its port).
 func ParseListPort(s string) (lo, hi int, err error) {
@@ -151,6 +172,13 @@ func checkNetList(c *Config, s *Schema, o *Object) error {
 	if v := o.Props[entries]; v != nil {
 		for _, it := range v.Items {
 			if err := parse(it.Name); err != nil {
+				return Invalid("The %s (%s): %v.", o.Kind.Lower, o.Name, err)
+			}
+		}
+	}
+	if v := o.Props["geo"]; v != nil && entries == "addresses" {
+		for _, it := range v.Items {
+			if _, _, err := ParseGeoEntry(it.Name); err != nil {
 				return Invalid("The %s (%s): %v.", o.Kind.Lower, o.Name, err)
 			}
 		}

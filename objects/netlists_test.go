@@ -35,6 +35,35 @@ func TestParseListAddress(t *testing.T) {
 	}
 }
 
+func TestParseGeoEntry(t *testing.T) {
+	for _, tc := range []struct{ in, country, region, err string }{
+		{"US", "US", "", ""},
+		{"de", "DE", "", ""},
+		{"A1", "A1", "", ""},
+		{"US:California", "US", "California", ""},
+		{"US:New York", "US", "New York", ""},
+		{"us:ny", "US", "ny", ""},
+		{"USA", "", "", "two-letter ISO 3166 code"},
+		{"U", "", "", "two-letter ISO 3166 code"},
+		{"", "", "", "two-letter ISO 3166 code"},
+		{"U.:Texas", "", "", "two-letter ISO 3166 code"},
+		{"United States:Texas", "", "", "two-letter ISO 3166 code"},
+		{"US:", "", "", "names no region"},
+		{"US: ", "", "", "names no region"},
+	} {
+		c, r, err := ParseGeoEntry(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: %v, want an error with %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c != tc.country || r != tc.region {
+			t.Errorf("%q: %q %q %v, want %q %q", tc.in, c, r, err, tc.country, tc.region)
+		}
+	}
+}
+
 func TestParseListPort(t *testing.T) {
 	for _, tc := range []struct {
 		in     string
@@ -148,6 +177,7 @@ ltm traffic-matching-criteria /Common/tmc {
 	}
 	for _, tc := range []struct{ name, text, err string }{
 		{"loop", strings.Replace(text, "10.1.3.1-10.1.3.9 { }", "10.1.3.1-10.1.3.9 { }\n    }\n    address-lists {\n        /Common/outer { }", 1), "includes itself through"},
+		{"bad geo", strings.Replace(text, "10.1.3.1-10.1.3.9 { }\n    }", "10.1.3.1-10.1.3.9 { }\n    }\n    geo {\n        USA { }\n    }", 1), `The address list (/Common/inner): geo "USA" is not a country`},
 	} {
 		l := readAndCheck(tc.text)
 		cfg := NewConfig()

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
+
+	"github.com/openltm/openltm/dataplane/geoip"
 )
 
 // MaxAddressesPerVirtual caps how many destination addresses one virtual
@@ -44,6 +47,48 @@ type SourceMatch struct {
 	// NoAddrs makes an empty Addrs admit no address: a source list of
 	// names none of which resolves yet must not read as "any client".
 	NoAddrs bool
+	// Geo admits, beside Addrs, the clients the geolocation database
+	// places in one of its countries or regions (an address list's geo
+	// entries); nil when the list has none, so that a filter without
+	// them never looks an address up.
+	Geo *GeoMatch
+}
+
+// GeoMatch is the geo entries of a source address list, read against the
+// databases in use when the client connects, so that a database loaded
+// or reloaded after the commit is acted on at once.
+type GeoMatch struct {
+	// Store is the engine's databases; nil or empty admits nobody.
+	Store *geoip.Store
+	// Countries are ISO 3166 codes, upper case.
+	Countries []string
+	// Regions are country:region entries.
+	Regions []GeoRegion
+}
+
+// GeoRegion is one country:region entry; Region is compared, without
+// regard to case, with the database's subdivision name (California) and
+// its code (CA), since BIG-IP writes the name and a user may type either.
+type GeoRegion struct{ Country, Region string }
+
+// Admits reports whether the databases place a in one of g's countries
+// or regions. An address they do not know is admitted by no entry.
+func (g *GeoMatch) Admits(a netip.Addr) bool {
+	var l geoip.Location
+	if g == nil || !g.Store.Lookup(a, &l) || l.Country == "" {
+		return false
+	}
+	for _, c := range g.Countries {
+		if c == l.Country {
+			return true
+		}
+	}
+	for _, r := range g.Regions {
+		if r.Country == l.Country && (strings.EqualFold(r.Region, l.StateName) || l.State != "" && strings.EqualFold(r.Region, l.State)) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewSourceMatch sorts and merges the ranges once at commit, so that
@@ -84,12 +129,13 @@ func NewSourceMatch(addrs []AddrRange, ports []PortRange) *SourceMatch {
 }
 
 // Admits reports whether client passes the filter; a nil filter admits
-// everyone.
+// everyone. The geolocation database is asked only for a client outside
+// the address ranges, and only when the list has geo entries.
 func (m *SourceMatch) Admits(client netip.AddrPort) bool {
 	if m == nil {
 		return true
 	}
-	if len(m.Addrs) > 0 || m.NoAddrs {
+	if len(m.Addrs) > 0 || m.NoAddrs || m.Geo != nil {
 		a := client.Addr().Unmap()
 		i, _ := slices.BinarySearchFunc(m.Addrs, a, func(r AddrRange, a netip.Addr) int {
 			if r.High.Compare(a) < 0 {
@@ -97,7 +143,7 @@ func (m *SourceMatch) Admits(client netip.AddrPort) bool {
 			}
 			return 1
 		})
-		if i == len(m.Addrs) || !m.Addrs[i].Contains(a) {
+		if (i == len(m.Addrs) || !m.Addrs[i].Contains(a)) && !m.Geo.Admits(a) {
 			return false
 		}
 	}
