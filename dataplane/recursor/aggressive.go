@@ -412,11 +412,17 @@ func (r *Resolver) aggressive3(zone, name string, qtype uint16, iter uint16, sal
 		return nr
 	}
 	var used []*nsecRange
+	use := func(nr *nsecRange) { // one record may match and cover at once
+		if !slices.Contains(used, nr) {
+			used = append(used, nr)
+		}
+	}
 	if nr := live(h[0]); nr != nil { // the name exists
 		if !lacks(nr.nsec3) || (cut(nr.nsec3) && qtype != dns.TypeDS) || qtype == dns.TypeNSEC3 {
 			return nil, 0, false
 		}
-		used, rcode = append(used, nr), dns.RcodeSuccess
+		use(nr)
+		rcode = dns.RcodeSuccess
 	} else {
 		ce := 0
 		for i := 1; i < len(anc); i++ {
@@ -425,7 +431,7 @@ func (r *Resolver) aggressive3(zone, name string, qtype uint16, iter uint16, sal
 					return nil, 0, false
 				}
 				ce = i
-				used = append(used, m)
+				use(m)
 				break
 			}
 		}
@@ -436,10 +442,11 @@ func (r *Resolver) aggressive3(zone, name string, qtype uint16, iter uint16, sal
 		if nc == nil {
 			return nil, 0, false
 		}
-		used = append(used, nc)
+		use(nc)
 		switch w := live(hw[ce]); {
 		case w != nil && lacks(w.nsec3): // a wildcard NODATA
-			used, rcode = append(used, w), dns.RcodeSuccess
+			use(w)
+			rcode = dns.RcodeSuccess
 		case w != nil: // the wildcard answers: ask
 			return nil, 0, false
 		default:
@@ -447,9 +454,7 @@ func (r *Resolver) aggressive3(zone, name string, qtype uint16, iter uint16, sal
 			if wc == nil {
 				return nil, 0, false
 			}
-			if wc != nc {
-				used = append(used, wc)
-			}
+			use(wc)
 			rcode = dns.RcodeNameError
 		}
 	}

@@ -248,6 +248,14 @@ func TestAggressiveNSEC3(t *testing.T) {
 		if sec != Secure || len(nsec3Of(m)) == 0 {
 			t.Errorf("%s (%s): the synthesised proof is %v: %v", st.what, st.qname, sec, m.Ns)
 		}
+		seen := map[string]bool{}
+		for _, rr := range m.Ns {
+			if k := rr.String(); seen[k] {
+				t.Errorf("%s (%s): %v twice in the proof", st.what, st.qname, rr)
+			} else {
+				seen[k] = true
+			}
+		}
 	}
 
 	// With the whole chain of n3.com kept (its six names' NSEC3), a
@@ -286,6 +294,19 @@ func TestAggressiveNSEC3(t *testing.T) {
 		if rr.Header().Rrtype != dns.TypeSOA {
 			t.Errorf("%s without DO: %v in the authority section", inRange, rr)
 		}
+	}
+
+	// The keys deleted, the ranges they validated go with them.
+	if m := resolveDO(t, r, inRange, dns.TypeA); m.Rcode != dns.RcodeNameError {
+		t.Fatalf("%s: rcode %s", inRange, dns.RcodeToString[m.Rcode])
+	}
+	r.FlushKeys()
+	before = asked()
+	if m := resolveDO(t, r, inRange, dns.TypeA); m.Rcode != dns.RcodeNameError || !m.AuthenticatedData {
+		t.Errorf("%s after the keys were deleted: rcode %s ad %v", inRange, dns.RcodeToString[m.Rcode], m.AuthenticatedData)
+	}
+	if asked() == before {
+		t.Errorf("%s after the keys were deleted: answered from the ranges they validated", inRange)
 	}
 
 	// Past the negative TTL (the SOA's minimum, 30 s) the ranges prove
