@@ -39,6 +39,7 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	sign := fs.Bool("sign", false, "sign the zones (DNSSEC, Ed25519 keys derived from the zones' names)")
 	nsec3 := fs.Bool("nsec3", false, "with -sign: deny with NSEC3 instead of NSEC")
 	iterations := fs.Uint("iterations", 0, "with -nsec3: the NSEC3 records' extra iterations (RFC 9276 asks for 0; a resolver treats more than 150 as insecure)")
+	optOut := fs.Bool("opt-out", false, "with -nsec3: set the Opt-Out flag and leave unsigned delegations out of the chain")
 	wrongKey := fs.Bool("wrong-key", false, "with -sign: sign with a key the parent's DS does not name")
 	var secure, broken, expired addrList
 	fs.Var(&secure, "secure", "with -sign: a signed child zone whose DS is published at its cut (repeatable)")
@@ -64,7 +65,7 @@ func dnsAuthMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	s.TruncateUDP = *tc
 	if *sign {
-		if err := s.Sign(authtest.Signing{NSEC3: *nsec3, Iterations: uint16(*iterations), Secure: secure, Broken: broken, Expired: expired, WrongKey: *wrongKey}); err != nil {
+		if err := s.Sign(authtest.Signing{NSEC3: *nsec3, OptOut: *optOut, Iterations: uint16(*iterations), Secure: secure, Broken: broken, Expired: expired, WrongKey: *wrongKey}); err != nil {
 			return err
 		}
 	}

@@ -134,7 +134,7 @@ type Resolver struct {
 	keyOrder []string
 	keyBytes int
 
-	nsecs     map[string]*nsecZone // the aggressive cache (RFC 8198): zone -> its validated NSEC ranges
+	nsecs     map[string]*nsecZone // the aggressive cache (RFC 8198): zone -> its validated NSEC or NSEC3 ranges
 	nsecOrder []nsecOwner
 	nsecBytes int
 

@@ -120,15 +120,18 @@ func (r *Resolver) KeyRecords() []KeyRecord {
 	return out
 }
 
-// FlushKeys forgets the zones' keys only (delete ltm dns cache records
-// key): each zone is validated again from its trust anchor when next
-// needed.
+// FlushKeys forgets the zones' keys (delete ltm dns cache records key),
+// and the NSEC and NSEC3 ranges those keys validated, so that no answer
+// rests on them: each zone is validated again from its trust anchor
+// when next needed.
 func (r *Resolver) FlushKeys() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := len(r.keys)
 	clear(r.keys)
 	r.keyOrder, r.keyBytes = nil, 0
+	clear(r.nsecs)
+	r.nsecOrder, r.nsecBytes = nil, 0
 	return n
 }
 

@@ -27,6 +27,10 @@ type Signing struct {
 	// claim (the names are hashed with SHA-1 all the same), to show a
 	// resolver facing a hash it does not know.
 	NSEC3Hash uint8
+	// OptOut sets the NSEC3 records' Opt-Out flag and leaves the
+	// unsigned delegations (cuts without DS) out of the chain (RFC 5155
+	// §6), as a large delegation-only zone is signed.
+	OptOut bool
 	// Secure are the delegated child zones that are signed: their DS
 	// (SHA-256 of Key(child)) is published at the cut. Other cuts are
 	// proven unsigned (the NSEC or NSEC3 at the cut lists no DS).
@@ -150,7 +154,14 @@ func (s *Server) Sign(sg Signing) error {
 			if sg.NSEC3Hash != 0 {
 				hash = sg.NSEC3Hash
 			}
+			var flags uint8
+			if sg.OptOut {
+				flags = 1
+			}
 			for _, n := range names {
+				if sg.OptOut && isCut(n) && !hasType(types[n], dns.TypeDS) {
+					continue
+				}
 				hs = append(hs, hashed{dns.HashName(n, dns.SHA1, sg.Iterations, ""), n})
 			}
 			sort.Slice(hs, func(i, j int) bool { return hs[i].h < hs[j].h })
@@ -164,7 +175,7 @@ func (s *Server) Sign(sg Signing) error {
 				}
 				sort.Slice(ts, func(a, b int) bool { return ts[a] < ts[b] })
 				denial = append(denial, &dns.NSEC3{Hdr: dns.RR_Header{Name: strings.ToLower(h.h) + "." + zone, Rrtype: dns.TypeNSEC3, Class: dns.ClassINET, Ttl: 300},
-					Hash: hash, Iterations: sg.Iterations, HashLength: 20, NextDomain: hs[(i+1)%len(hs)].h, TypeBitMap: ts})
+					Hash: hash, Flags: flags, Iterations: sg.Iterations, HashLength: 20, NextDomain: hs[(i+1)%len(hs)].h, TypeBitMap: ts})
 			}
 		} else {
 			sort.Slice(names, func(i, j int) bool { return CanonicalLess(names[i], names[j]) })
@@ -291,6 +302,11 @@ func (s *Server) signed(m *dns.Msg, zone, name string, qtype uint16, cut, wild s
 		}
 		if len(ds) == 0 {
 			ds = s.matching(denial, cut)
+		}
+		if len(ds) == 0 { // opt-out: the range covering the cut, and its parent's record
+			if rr := covering(denial, cut); rr != nil {
+				ds = append(s.matching(denial, cut[strings.IndexByte(cut, '.')+1:]), rr)
+			}
 		}
 		m.Ns = append(m.Ns, addSigs(ds)...)
 	case len(m.Answer) > 0:
