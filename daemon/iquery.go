@@ -56,6 +56,7 @@ type iqueryAgent struct {
 	failed  map[string]string   // discovery commands that failed, logged once
 	sources map[netip.Addr]bool // what this device probes LDNSes from
 	cpuPrev *hoststat.CPUTimes  // the last reading, for the host's CPU usage
+	tlsPols iqueryTLSCache      // gtm servers' iQuery TLS settings, read
 }
 
 // AttachIQuery starts the iQuery agent with its identity and trusted
@@ -148,9 +149,9 @@ func (a *iqueryAgent) tick(now time.Time) {
 	a.publish(cfg, now)
 	want := map[string]bool{}
 	for _, o := range cfg.Of(gtmServer) {
-		if peer, addrs := peerAddrs(o); peer != "" {
+		if peer, addrs := peerAddrs(o); peer != "" && !want[peer] {
 			want[peer] = true
-			a.sub.FollowAddrs(peer, addrs)
+			a.sub.FollowTLS(peer, addrs, a.tlsPols.of(o, a.e.gtmLog))
 		}
 	}
 	for _, ps := range a.sub.Peers() {
@@ -270,7 +271,8 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 		}
 	}
 	for ap := range want {
-		if a.pubs[ap] != nil {
+		if p := a.pubs[ap]; p != nil {
+			p.SetTLS(a.ownTLS(cfg, ap.Addr()))
 			continue
 		}
 		p, err := iquery.Listen(ap.String(), a.store.ID, a.store.Trust, a.e.gtmLog)
@@ -282,6 +284,7 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 			continue
 		}
 		delete(a.pubErr, ap)
+		p.SetTLS(a.ownTLS(cfg, ap.Addr()))
 		p.SetProber(a.probeFor)
 		a.pubs[ap] = p
 	}
@@ -355,6 +358,20 @@ func (a *iqueryAgent) publish(cfg *objects.Config, now time.Time) {
 	}
 }
 
+// ownTLS is the iQuery TLS policy of a listener on this device's address
+// ad: that of the gtm server of product bigip this address belongs to
+// (the configuration the GSLBs share names this device too), so both ends
+// of the channel hold to the server's settings; nil (TLS 1.3 only) when
+// no such server is configured here.
+func (a *iqueryAgent) ownTLS(cfg *objects.Config, ad netip.Addr) *iquery.TLSPolicy {
+	for _, o := range cfg.Of(gtmServer) {
+		if serverProduct.Str(o) == "bigip" && slices.Contains(serverAddrs(o), ad) {
+			return a.tlsPols.of(o, a.e.gtmLog)
+		}
+	}
+	return nil
+}
+
 // hostLoad reads this host's CPU usage since the last call and its
 // available memory, as big3d reports a BIG-IP's for the gtm server's
 // resource limits; a figure it cannot read is -1. The traffic figures
@@ -426,6 +443,11 @@ func (a *iqueryAgent) remoteProbe(ctx context.Context, src, ldns netip.Addr, por
 	if peer == "" {
 		return 0, "", false, nil
 	}
+	if a.pathDenied(peer) {
+		// BIG-IP's iq-allow-path no: that device's big3d is not asked
+		// for path metrics, and the path is not probed from here either.
+		return 0, "", true, gslb.ErrNotProbed
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
 	res, err := a.sub.Probe(ctx, peer, iquery.ProbeRequest{Src: src, LDNS: ldns, Port: port, TimeoutMS: timeout.Milliseconds(), Protocols: protos})
@@ -443,6 +465,11 @@ func (a *iqueryAgent) monitorProbe(ctx context.Context, device string, spec *mon
 	if o == nil {
 		return monitor.Outcome{}, fmt.Errorf("%w (%s is not a gtm server)", monitor.ErrNoResponse, device)
 	}
+	if serverIQAllowCheck.Str(o) == "no" {
+		// Prober selection never picks such a device; a probe started
+		// before the change is not sent.
+		return monitor.Outcome{}, fmt.Errorf("%w (%s does not allow service checks: iq-allow-service-check no)", monitor.ErrNoResponse, device)
+	}
 	peer := peerOf(o)
 	a.mu.Lock()
 	r := a.reports[peer]
@@ -459,6 +486,17 @@ func (a *iqueryAgent) monitorProbe(ctx context.Context, device string, spec *mon
 		src = ap.Addr()
 	}
 	return a.sub.Monitor(ctx, peer, src, check)
+}
+
+// pathDenied says whether a gtm server followed as peer has
+// iq-allow-path no.
+func (a *iqueryAgent) pathDenied(peer string) bool {
+	for _, o := range a.e.Config().Of(gtmServer) {
+		if serverIQAllowPath.Str(o) == "no" && peerOf(o) == peer {
+			return true
+		}
+	}
+	return false
 }
 
 // viaPeer finds the device that probes for a gtm server address no

@@ -139,6 +139,9 @@ func (a *iqueryAgent) showIQuery(ctx context.Context, s *Session, _, words []str
 		if ps.Connected && len(ps.Addrs) > 1 {
 			line += ", via " + ps.Via
 		}
+		if ps.Connected && ps.TLS != "" {
+			line += ", " + ps.TLS
+		}
 		if !ps.LastReport.IsZero() {
 			line += ", last report " + ps.LastReport.UTC().Format(time.RFC3339)
 		}

@@ -88,6 +88,10 @@ func (t *gslbTranslator) probers() {
 			continue
 		}
 		h.BigIP = t.e(o, serverProduct) == "bigip"
+		h.NoServiceCheck = t.e(o, serverIQAllowCheck) == "no"
+		if _, _, err := iqueryTLSOf(o); err != nil && t.err == nil {
+			t.err = err
+		}
 		h.ProberPreference, h.ProberFallback, h.ProberPool = t.e(o, srvProberPref), t.e(o, srvProberFallback), pool(o, srvProberPool)
 		if h.BigIP && t.gc.Self == "" && slices.ContainsFunc(h.Addresses, func(a netip.Addr) bool { return selfs[a] }) {
 			t.gc.Self = o.Name

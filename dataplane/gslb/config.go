@@ -171,6 +171,10 @@ type Host struct {
 	// BigIP (product bigip) makes the server a device that can probe for
 	// the GSLB (a prober, over iQuery).
 	BigIP bool
+	// NoServiceCheck (iq-allow-service-check no) keeps a BIG-IP from
+	// being asked to probe other servers' virtual servers: a device whose
+	// owner allows it no service checks is never chosen as their prober.
+	NoServiceCheck bool
 	// ProberPreference, ProberFallback ("" or inherit: the datacenter's)
 	// and ProberPool ("": the datacenter's) choose which device probes
 	// its virtual servers (prober.go).

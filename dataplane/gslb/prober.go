@@ -108,7 +108,7 @@ func compileProbers(cfg *Config, p *plan) error {
 		}
 	}
 	for _, h := range p.hostList {
-		if h.cfg.BigIP {
+		if h.cfg.BigIP && (h == p.self || !h.cfg.NoServiceCheck) {
 			p.probers = append(p.probers, h)
 		}
 	}
@@ -205,7 +205,7 @@ func (p *plan) candidates(pol *proberPolicy, word string) []*host {
 			return nil
 		}
 		for _, h := range pol.pool.members {
-			if !h.cfg.Disabled && p.proberUp(h) {
+			if !h.cfg.Disabled && p.proberUp(h) && (h == p.self || !h.cfg.NoServiceCheck) {
 				out = append(out, h)
 			}
 		}

@@ -294,3 +294,60 @@ func TestProberReplaced(t *testing.T) {
 		})
 	}
 }
+
+// A BIG-IP whose server has iq-allow-service-check no is never chosen
+// to probe: not by its datacenter's preference, not from a prober pool;
+// this device still probes (the setting is about asking others).
+func TestProberNoServiceCheck(t *testing.T) {
+	base := func(noCheck ...string) *Config {
+		cfg := &Config{
+			Datacenters: map[string]*Datacenter{"/Common/dc0": {Name: "/Common/dc0"}, "/Common/dc1": {Name: "/Common/dc1"}},
+			Servers: map[string]*Host{
+				"/Common/gtm":  {Name: "/Common/gtm", Datacenter: "/Common/dc0", BigIP: true},
+				"/Common/ltm1": {Name: "/Common/ltm1", Datacenter: "/Common/dc1", BigIP: true},
+				"/Common/ltm2": {Name: "/Common/ltm2", Datacenter: "/Common/dc1", BigIP: true},
+				"/Common/web":  {Name: "/Common/web", Datacenter: "/Common/dc1"},
+			},
+			ProberPools: map[string]*ProberPool{"/Common/pp": {Name: "/Common/pp", Members: []string{"/Common/ltm1", "/Common/ltm2"}}},
+			Self:        "/Common/gtm",
+		}
+		for _, n := range noCheck {
+			cfg.Servers[n].NoServiceCheck = true
+		}
+		return cfg
+	}
+	cases := []struct {
+		name    string
+		noCheck []string
+		pref    string
+		want    string
+	}{
+		{"inside-datacenter: the first BIG-IP there", nil, "", "/Common/ltm1"},
+		{"inside-datacenter, ltm1 allows none: the next", []string{"/Common/ltm1"}, "", "/Common/ltm2"},
+		{"inside-datacenter, none there allows: fallback, this device", []string{"/Common/ltm1", "/Common/ltm2"}, "", "/Common/gtm"},
+		{"prober pool, first member allows none: the next", []string{"/Common/ltm1"}, "pool", "/Common/ltm2"},
+		{"this device probes whatever its own setting", []string{"/Common/gtm", "/Common/ltm1", "/Common/ltm2"}, "outside-datacenter", "/Common/gtm"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := base(c.noCheck...)
+			if c.pref != "" {
+				cfg.Servers["/Common/web"].ProberPreference = c.pref
+				cfg.Servers["/Common/web"].ProberPool = "/Common/pp"
+			}
+			s := New(Options{})
+			t.Cleanup(func() { s.Close() })
+			for _, peer := range []string{"/Common/ltm1", "/Common/ltm2"} {
+				s.SetServerStatus(peer, StatusUp)
+			}
+			if err := s.Apply(cfg); err != nil {
+				t.Fatal(err)
+			}
+			p := s.plan.Load()
+			h, _, ok := p.pickProber(p.hosts["/Common/web"].probers)
+			if !ok || h.name != c.want {
+				t.Errorf("prober %v (ok %v), want %s", h, ok, c.want)
+			}
+		})
+	}
+}

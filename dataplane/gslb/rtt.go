@@ -310,6 +310,10 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		if e := s.rtt.m[key]; e != nil {
 			for _, g := range got {
 				r := g.r
+				if r.err == errNotProbed {
+					delete(e.paths, g.path.name) // no metrics: not probed
+					continue
+				}
 				if prev := e.paths[g.path.name]; prev != nil {
 					r.sent, r.answered = prev.sent, prev.answered
 				}
@@ -325,7 +329,7 @@ func (s *Server) startProbe(p *plan, key netip.Prefix, target netip.Addr) {
 		}
 		s.rtt.mu.Unlock()
 		for _, g := range got {
-			if g.r.err != "" {
+			if g.r.err != "" && g.r.err != errNotProbed {
 				s.log.Debug("gslb: LDNS probe failed", "ldns", target, "path", g.path.name, "source", g.path.src, "error", g.r.err)
 			}
 		}

@@ -2,6 +2,7 @@ package gslb
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"time"
 )
@@ -11,6 +12,13 @@ import (
 // asks the big3d of each datacenter. ok is false when no remote device
 // owns src; the probe then runs from this host.
 type RemoteProber func(ctx context.Context, src, ldns netip.Addr, port uint16, timeout time.Duration, protos []string) (rtt time.Duration, proto string, ok bool, err error)
+
+// ErrNotProbed is what a RemoteProber returns for a path the device
+// owning its source may not probe (a gtm server's iq-allow-path no): the
+// path gets no metrics, rather than a probe counted as unanswered.
+var ErrNotProbed = errors.New("gslb: the path's device does not probe paths (iq-allow-path no)")
+
+var errNotProbed = ErrNotProbed.Error()
 
 // SetRemoteProber makes the RTT probes of paths whose source address a
 // remote device owns run there; their results are merged into the LDNS

@@ -188,9 +188,8 @@ func (t *Trust) stillTrusted(c *tls.Conn, log *slog.Logger, peer string) bool {
 	return true
 }
 
-func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Config {
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
+func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string, pol *TLSPolicy) *tls.Config {
+	c := &tls.Config{
 		Certificates: []tls.Certificate{id.cert},
 		ClientAuth:   tls.RequireAnyClientCert,
 		// Trust is by pinned certificate, not by a CA: the standard chain
@@ -204,6 +203,8 @@ func (t *Trust) tlsConfig(id *Identity, log *slog.Logger, peer string) *tls.Conf
 			return nil
 		},
 	}
+	pol.apply(c)
+	return c
 }
 
 // VirtualServer is one virtual server as the publishing ltmd reports it.
@@ -340,6 +341,10 @@ type Publisher struct {
 	subs   map[chan Report]bool
 	closed bool
 	wg     sync.WaitGroup
+	// pol is the TLS its next handshakes allow; conns are its open
+	// streams, so that a stricter policy ends those it no longer allows.
+	pol   *TLSPolicy
+	conns map[*tls.Conn]net.Conn
 }
 
 // Listen starts a publisher on addr ("127.0.0.1:4353"; port 0 picks one).
@@ -347,7 +352,7 @@ func Listen(addr string, id *Identity, trust *Trust, log *slog.Logger) (*Publish
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Publisher{id: id, trust: trust, log: log, subs: map[chan Report]bool{}}
+	p := &Publisher{id: id, trust: trust, log: log, subs: map[chan Report]bool{}, conns: map[*tls.Conn]net.Conn{}}
 	p.last = Report{Device: id.Name, Time: time.Now()}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -419,26 +424,32 @@ func (p *Publisher) accept() {
 
 func (p *Publisher) serve(raw net.Conn) {
 	defer raw.Close()
-	c := tls.Server(raw, p.trust.tlsConfig(p.id, p.log, raw.RemoteAddr().String()))
+	p.mu.Lock()
+	pol := p.pol
+	p.mu.Unlock()
+	c := tls.Server(raw, p.trust.tlsConfig(p.id, p.log, raw.RemoteAddr().String(), pol))
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	if err := c.Handshake(); err != nil {
-		return // an untrusted peer was logged by the verification
+		p.refusedTLS(raw, err)
+		return
 	}
 	c.SetDeadline(time.Time{})
 	ch := make(chan Report, 1)
 	p.mu.Lock()
-	if p.closed {
+	if p.closed || !p.pol.allows(c.ConnectionState()) {
 		p.mu.Unlock()
-		return
+		return // closed, or the policy changed during the handshake
 	}
 	ch <- p.last
 	p.subs[ch] = true
+	p.conns[c] = raw
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
 		if p.subs[ch] {
 			delete(p.subs, ch)
 		}
+		delete(p.conns, c)
 		p.mu.Unlock()
 	}()
 	// A subscriber sends probe requests; its reads end when it goes away.
@@ -511,6 +522,33 @@ func (p *Publisher) readRequests(c *tls.Conn, results chan ProbeResult, gone cha
 	}
 }
 
+// refusedTLS logs a handshake that failed for its protocol version or
+// cipher suite (an untrusted certificate was logged by the verification),
+// once a minute per peer, so a channel kept down by iquery-cipher-list or
+// iquery-minimum-tls-version says why.
+func (p *Publisher) refusedTLS(raw net.Conn, err error) {
+	if msg := err.Error(); strings.Contains(msg, "cipher") || strings.Contains(msg, "version") {
+		p.trust.refused(p.log, raw.RemoteAddr().String(), err)
+	}
+}
+
+// SetTLS sets the protocol versions and cipher suites the publisher's
+// handshakes allow (nil: TLS 1.3 only); the open streams the new policy
+// does not allow are ended, and their subscribers dial again under it.
+func (p *Publisher) SetTLS(pol *TLSPolicy) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pol.Equal(pol) {
+		return
+	}
+	p.pol = pol
+	for c, raw := range p.conns {
+		if !pol.allows(c.ConnectionState()) {
+			raw.Close()
+		}
+	}
+}
+
 // SetProber makes the publisher answer its subscribers' RTT probe
 // requests with fn (nil: it refuses them).
 func (p *Publisher) SetProber(fn func(ProbeRequest) ProbeResult) {
@@ -553,6 +591,8 @@ type peer struct {
 	wmu     sync.Mutex
 	nextID  uint64
 	pending map[uint64]chan ProbeResult
+	// pol is the TLS its next handshake allows (FollowTLS).
+	pol *TLSPolicy
 }
 
 // PeerState is what a subscriber knows of one publisher, for shows.
@@ -566,6 +606,10 @@ type PeerState struct {
 	Connected  bool
 	LastReport time.Time
 	LastError  string
+	// TLS is the open stream's protocol version and cipher suite
+	// as BIG-IP names them (TLSv1.2 ECDHE-ECDSA-AES128-GCM-SHA256), ""
+	// while none is open.
+	TLS string
 }
 
 // NewSubscriber returns a subscriber that dials again retry after a
@@ -591,18 +635,35 @@ func (s *Subscriber) Follow(addr string) { s.FollowAddrs(addr, []string{addr}) }
 // so a dead first address does not keep the peer away. Events name the
 // peer by key; a report's Via says which address it came over. Following
 // a key twice is following it once (with its first addresses).
-func (s *Subscriber) FollowAddrs(key string, addrs []string) {
+func (s *Subscriber) FollowAddrs(key string, addrs []string) { s.follow(key, addrs, nil, false) }
+
+// FollowTLS is FollowAddrs with the TLS the handshakes with that peer
+// allow (nil: TLS 1.3 only), a gtm server's iquery-minimum-tls-version
+// and iquery-cipher-list. For a peer already followed it sets the policy
+// of the next handshake, and ends the open stream if the new policy does
+// not allow its version or suite (the peer is then dialled again).
+func (s *Subscriber) FollowTLS(key string, addrs []string, pol *TLSPolicy) {
+	s.follow(key, addrs, pol, true)
+}
+
+func (s *Subscriber) follow(key string, addrs []string, pol *TLSPolicy, setPol bool) {
 	if len(addrs) == 0 {
 		return
 	}
 	addrs = append([]string(nil), addrs...)
 	s.mu.Lock()
-	if s.peers[key] != nil || s.ctx.Err() != nil {
+	if p := s.peers[key]; p != nil || s.ctx.Err() != nil {
+		if p != nil && setPol && !p.pol.Equal(pol) {
+			p.pol = pol
+			if p.conn != nil && !pol.allows(p.conn.ConnectionState()) {
+				p.conn.NetConn().Close() // not tls's Close: no close_notify under s.mu
+			}
+		}
 		s.mu.Unlock()
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	s.peers[key] = &peer{cancel: cancel, state: PeerState{Addr: key, Addrs: addrs}}
+	s.peers[key] = &peer{cancel: cancel, state: PeerState{Addr: key, Addrs: addrs}, pol: pol}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
@@ -683,7 +744,13 @@ func (s *Subscriber) note(addr string, f func(*PeerState)) {
 // it breaks, or until no report came for Stale; connected says whether it
 // got any.
 func (s *Subscriber) stream(ctx context.Context, key, addr string) (connected bool, err error) {
-	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr)}
+	var pol *TLSPolicy
+	s.mu.Lock()
+	if p := s.peers[key]; p != nil {
+		pol = p.pol
+	}
+	s.mu.Unlock()
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: s.trust.tlsConfig(s.id, s.log, addr, pol)}
 	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return false, err
@@ -694,7 +761,12 @@ func (s *Subscriber) stream(ctx context.Context, key, addr string) (connected bo
 	tc, _ := c.(*tls.Conn)
 	s.mu.Lock()
 	if p := s.peers[key]; p != nil {
+		if !p.pol.allows(tc.ConnectionState()) {
+			s.mu.Unlock()
+			return false, errors.New("the TLS policy changed during the handshake")
+		}
 		p.conn = tc
+		p.state.TLS = tlsWords(tc.ConnectionState())
 	}
 	s.mu.Unlock()
 	defer s.dropConn(key)
@@ -745,6 +817,7 @@ func (s *Subscriber) dropConn(addr string) {
 		return
 	}
 	p.conn = nil
+	p.state.TLS = ""
 	for id, ch := range p.pending {
 		ch <- ProbeResult{ID: id, Error: "the stream to the peer broke"}
 		delete(p.pending, id)

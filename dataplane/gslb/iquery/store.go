@@ -160,7 +160,10 @@ var errFetched = errors.New("iquery: certificate fetched")
 func FetchCertificate(ctx context.Context, addr string) (certPEM []byte, dev TrustedDevice, err error) {
 	var got []byte
 	cfg := &tls.Config{
-		MinVersion:         tls.VersionTLS13,
+		// Any version and suite a peer's iquery-minimum-tls-version and
+		// iquery-cipher-list may leave: only its certificate is read.
+		MinVersion:         tls.VersionTLS10,
+		CipherSuites:       anySuite(),
 		InsecureSkipVerify: true, // the fingerprint is confirmed by the user
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			if len(raw) > 0 {
@@ -185,4 +188,13 @@ func FetchCertificate(ctx context.Context, addr string) (certPEM []byte, dev Tru
 		return nil, TrustedDevice{}, perr
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: got}), TrustedDevice{Name: x.Subject.CommonName, Fingerprint: fingerprint(got)}, nil
+}
+
+// anySuite is every TLS 1.0–1.2 suite crypto/tls implements.
+func anySuite() []uint16 {
+	var ids []uint16
+	for _, cs := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		ids = append(ids, cs.ID)
+	}
+	return ids
 }
