@@ -310,6 +310,19 @@ func (x *HTTPEvent) Partial() bool { return x.partial }
 // event.
 func (x *HTTPEvent) SetBody(body []byte) { x.body, x.bodySet = body, true }
 
+// NewBody is the whole body SetBody gave in an earlier event of the
+// message (ok false: none), which later events read instead of Body.
+func (x *HTTPEvent) NewBody() (body []byte, ok bool) {
+	return x.body, x.bodySet && !x.spliced
+}
+
+// JSONOptions is a json profile: maximum-bytes and maximum-entries bound
+// the parse of a JSON body, beyond them the rules' JSON_*_ERROR runs.
+type JSONOptions struct {
+	Profile              string
+	MaxBytes, MaxEntries int
+}
+
 // Disable turns the client connection into a tunnel from this request on
 // (HTTP::disable): the request goes to its member, and every byte after
 // it, both ways, passes through unparsed.
