@@ -6,6 +6,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
+	"github.com/openltm/openltm/rules"
 )
 
 var (
@@ -64,4 +65,10 @@ func (t *translator) jsonNeedsHTTP(o *objects.Object) bool {
 		return false
 	}
 	return true
+}
+
+// jsonNeeds refuses a rule list whose JSON_ events need a json profile
+// the virtual server lacks (01070394 [M]).
+func (t *translator) jsonNeeds(o *objects.Object, list []*rules.Rule) bool {
+	return t.profileNeeds(o, list, profileJSON, "JSON", (*rules.Rule).JSONNeeds) // translate_stream.go
 }

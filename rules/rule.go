@@ -357,6 +357,20 @@ func (r *Rule) WebSocketNeeds() []HTTPNeed {
 	return out
 }
 
+// JSONNeeds lists the rule's JSON_ event handlers, which need a json
+// profile on the virtual server, as BIG-IP refuses the rule without one
+// (01070394 [M]). The JSON:: commands need none: over JSON::create and
+// JSON::parse caches they work in any event.
+func (r *Rule) JSONNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event >= JSONRequest && h.Event <= JSONResponseError {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
 // IsWebSocket reports a websocket profile's event.
 func (e Event) IsWebSocket() bool { return e >= WSRequest && e <= WSServerFrameDone }
 
