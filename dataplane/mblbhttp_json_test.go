@@ -195,3 +195,46 @@ func TestHTTPJSONProfile(t *testing.T) {
 		}
 	})
 }
+
+// TestHTTPJSONAfterCollect: the json profile parses the body as
+// HTTP_REQUEST_DATA left it (HTTP::payload replace), whether the
+// request came whole or streamed after its head.
+func TestHTTPJSONAfterCollect(t *testing.T) {
+	const vs, member = "127.96.0.20:80", "127.96.0.21:80"
+	startJSONEchoServer(t, member)
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{
+		JSON: &mblb.JSONOptions{Profile: "/Common/json", MaxBytes: 1000, MaxEntries: 100}}}}, member)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when HTTP_REQUEST { HTTP::collect [HTTP::header Content-Length] }
+when HTTP_REQUEST_DATA { HTTP::payload replace 0 [HTTP::payload length] {{"r":[1]}} }
+when JSON_REQUEST { JSON::array append [JSON::object get [JSON::root] r] integer 2 }
+`)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	for _, split := range []bool{false, true} {
+		conn, err := net.DialTimeout("tcp", vs, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		body := `{"original":"body of some length"}`
+		head := "POST / HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		if split {
+			conn.Write([]byte(head))
+			time.Sleep(20 * time.Millisecond)
+			conn.Write([]byte(body))
+		} else {
+			conn.Write([]byte(head + body))
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			conn.Close()
+			t.Fatalf("split=%v: %v", split, err)
+		}
+		resp.Body.Close()
+		conn.Close()
+		if got := resp.Header.Get("X-Got"); got != `{"r":[1,2]}` {
+			t.Errorf("split=%v: member got %q, want {\"r\":[1,2]}", split, got)
+		}
+	}
+}

@@ -311,9 +311,14 @@ func (x *HTTPEvent) Partial() bool { return x.partial }
 func (x *HTTPEvent) SetBody(body []byte) { x.body, x.bodySet = body, true }
 
 // NewBody is the whole body SetBody gave in an earlier event of the
-// message (ok false: none), which later events read instead of Body.
-func (x *HTTPEvent) NewBody() (body []byte, ok bool) {
-	return x.body, x.bodySet && !x.spliced
+// message, or the one ReplaceStart gave for all k bytes of a streamed
+// body's Content-Length (ok false: none), which later events read
+// instead of Body.
+func (x *HTTPEvent) NewBody() (body []byte, k int, ok bool) {
+	if x.spliced {
+		return x.body, x.spliceK, int64(x.spliceK) == x.head.ContentLength
+	}
+	return x.body, 0, x.bodySet
 }
 
 // JSONOptions is a json profile: maximum-bytes and maximum-entries bound

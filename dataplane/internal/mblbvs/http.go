@@ -211,6 +211,13 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
 	}
+	if !h.collectPending { // the rules' last DATA turn: the json profile's
+		if h.jsonAwait(x, &h.Request) { // json.go
+			h.jsonWaiting = true
+		} else if err := h.jsonEvent(x, &h.Request); err != nil {
+			return err
+		}
+	}
 	h.sentGen = h.Request.Gen()
 	return nil
 }
@@ -293,10 +300,6 @@ func (h *httpRules) OnHTTPResponse(x *mblb.HTTPEvent) error {
 		}
 		h.collectPending = false
 	}
-	if h.jsonAwait(x, &h.Response) { // json.go
-		h.jsonWaiting = true
-		return nil
-	}
 	return h.responseData(x)
 }
 
@@ -342,6 +345,10 @@ func (h *httpRules) responseData(x *mblb.HTTPEvent) error {
 		return nil
 	} else if err != nil {
 		return err
+	}
+	if h.jsonAwait(x, &h.Response) { // json.go: a streamed body the rules collected the start of
+		h.jsonWaiting = true
+		return nil
 	}
 	if err := h.jsonEvent(x, &h.Response); err != nil { // json.go
 		return err

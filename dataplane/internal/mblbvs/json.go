@@ -105,7 +105,7 @@ func (h *httpRules) jsonEvent(x *mblb.HTTPEvent, head *rules.HTTPHead) error {
 	if x.IsResponse() {
 		ev, missing, bad = rules.JSONResponse, rules.JSONResponseMissing, rules.JSONResponseError
 	}
-	body, ok := h.jsonBody(x)
+	body, k, ok := h.jsonBody(x)
 	if !ok {
 		return h.event(x, bad, head)
 	}
@@ -125,7 +125,7 @@ func (h *httpRules) jsonEvent(x *mblb.HTTPEvent, head *rules.HTTPHead) error {
 	}
 	out := d.Render()
 	if x.Partial() {
-		x.ReplaceStart(len(body), out)
+		x.ReplaceStart(k, out)
 	} else {
 		x.SetBody(out)
 	}
@@ -135,26 +135,27 @@ func (h *httpRules) jsonEvent(x *mblb.HTTPEvent, head *rules.HTTPHead) error {
 // jsonBody is the body to parse: a replacement an earlier event made,
 // the held body de-chunked, or all of a streamed one when the engine
 // holds it; ok false when it is not all there (streamed past
-// maximum-bytes or the engine's message size).
-func (h *httpRules) jsonBody(x *mblb.HTTPEvent) (body []byte, ok bool) {
-	if b, ok := x.NewBody(); ok {
-		return b, true
+// maximum-bytes or the engine's message size). k is, for a streamed
+// body, the length of the start a new body replaces (ReplaceStart).
+func (h *httpRules) jsonBody(x *mblb.HTTPEvent) (body []byte, k int, ok bool) {
+	if b, k, ok := x.NewBody(); ok {
+		return b, k, true
 	}
 	if x.Partial() && !x.Head().Chunked {
 		cl := x.Head().ContentLength
 		if cl < 0 || len(x.Body()) < int(cl) {
-			return nil, false
+			return nil, 0, false
 		}
-		return x.Body()[:cl], true
+		return x.Body()[:cl], int(cl), true
 	}
 	if x.Head().Chunked {
 		// (A streamed one is whole when its last chunk is in.)
 		var err error
 		h.jsonBuf, err = httpx.Dechunk(h.jsonBuf[:0], x.Body())
 		if err != nil {
-			return nil, false
+			return nil, 0, false
 		}
-		return h.jsonBuf, true
+		return h.jsonBuf, len(h.jsonBuf), true
 	}
-	return x.Body(), true
+	return x.Body(), 0, true
 }
