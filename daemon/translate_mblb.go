@@ -304,6 +304,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.JSON, err = t.jsonOptions(o); err != nil { // translate_json.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	if opts.RequestLog, err = t.requestLogOptions(o); err != nil { // translate_reqlog.go
 		t.skip(o, "%v", err)
 		return opts, false

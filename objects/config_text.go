@@ -23,6 +23,7 @@ ltm profile http /Common/http { insert-xforwarded-for disabled oneconnect-transf
 ltm profile one-connect /Common/oneconnect { idle-timeout-override disabled limit-type none max-age 86400 max-reuse 1000 max-size 10000 share-pools disabled source-mask any }
 ltm profile mblb /Common/mblb { }
 ltm profile stream /Common/stream { }
+ltm profile json /Common/json { }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }

@@ -896,6 +896,12 @@ no-delay ed enabled
 window-bits int 10
 `), "F5 ltm profile websocket: upgraded WebSocket connections framed, masking and WS_ events and WS:: commands for the rules",
 			"masking", "compression", "window-bits", "no-delay"),
+		actOn(profileKind("json", "json", `
+maximum-bytes int 65536
+maximum-entries int 2048
+maximum-non-json-bytes int 32768
+`), "F5 ltm profile json (BIG-IP 16.1+): JSON request and response bodies parsed for the JSON_ events and JSON:: commands of the rules",
+			"maximum-bytes", "maximum-entries"),
 		actOn(profileKind("statistics", "stats", `
 field1 str none
 field2 str none

@@ -81,6 +81,7 @@ func commandTable() *tcl.Commands {
 		registerCompress(t)                                                           // commands_compress.go
 		registerCache(t)                                                              // commands_cache.go
 		registerAdapt(t)                                                              // commands_adapt.go
+		registerJSON(t)                                                               // commands_json.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go

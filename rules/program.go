@@ -293,6 +293,9 @@ type ConnState struct {
 	// icap is the ICAP message in hand in ICAP_REQUEST and
 	// ICAP_RESPONSE (nil otherwise).
 	icap *ICAPMessage
+	// json is the JSON:: commands' handles and the event's document
+	// (commands_json.go; nil until a rule uses them).
+	json *jsonState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -347,6 +350,9 @@ func (s *ConnState) Release() {
 	s.stream = nil
 	s.compress = nil
 	s.icap = nil
+	if s.json != nil {
+		s.SetJSON(nil)
+	}
 	s.cache = nil
 	s.ws = nil
 	s.sip = nil

@@ -108,6 +108,16 @@ const (
 	// rule asked for with SSL::collect are in (commands_ssldata.go).
 	ClientSSLData
 	ServerSSLData
+	// The json profile's events (commands_json.go): JSONRequest and
+	// JSONResponse when a JSON body parsed, *Missing when a message with
+	// a JSON content type has no body, *Error when it does not parse or
+	// passes the profile's maximums.
+	JSONRequest
+	JSONRequestMissing
+	JSONRequestError
+	JSONResponse
+	JSONResponseMissing
+	JSONResponseError
 	numEvents
 )
 
@@ -129,6 +139,8 @@ var eventNames = [numEvents]string{
 	"ICAP_REQUEST", "ICAP_RESPONSE",
 	"SIP_REQUEST_SEND", "SIP_REQUEST_DONE", "SIP_RESPONSE_SEND", "SIP_RESPONSE_DONE",
 	"CLIENTSSL_DATA", "SERVERSSL_DATA",
+	"JSON_REQUEST", "JSON_REQUEST_MISSING", "JSON_REQUEST_ERROR",
+	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
 }
 
 func (e Event) String() string {
@@ -162,7 +174,8 @@ func (e Event) side() Side {
 		ServerSSLClientHelloSend, WSResponse, WSServerFrame, WSServerData, WSServerFrameDone,
 		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
 		ICAPRequest, ICAPResponse,
-		SIPRequestSend, SIPRequestDone, ServerSSLData:
+		SIPRequestSend, SIPRequestDone, ServerSSLData,
+		JSONResponse, JSONResponseMissing, JSONResponseError:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -339,6 +352,20 @@ func (r *Rule) WebSocketNeeds() []HTTPNeed {
 	for _, n := range inEvents(r.wsNeeds) {
 		if !n.Event.IsWebSocket() {
 			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// JSONNeeds lists the rule's JSON_ event handlers, which need a json
+// profile on the virtual server, as BIG-IP refuses the rule without one
+// (01070394 [M]). The JSON:: commands need none: over JSON::create and
+// JSON::parse caches they work in any event.
+func (r *Rule) JSONNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event >= JSONRequest && h.Event <= JSONResponseError {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}
 	return out

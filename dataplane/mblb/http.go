@@ -112,6 +112,10 @@ type HTTPOptions struct {
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
 	WebSocket *wsframe.Options
+	// JSON is the virtual's json profile (nil: none): bodies with a
+	// JSON content type are parsed for the rules' JSON_ events
+	// (internal/mblbvs/json.go).
+	JSON *JSONOptions
 	// RequestAdapt and ResponseAdapt are the virtual's request-adapt and
 	// response-adapt profiles (nil: none; adapt.go). Either makes the
 	// messages of that side whole before they go on (no streaming, up to

@@ -310,6 +310,24 @@ func (x *HTTPEvent) Partial() bool { return x.partial }
 // event.
 func (x *HTTPEvent) SetBody(body []byte) { x.body, x.bodySet = body, true }
 
+// NewBody is the whole body SetBody gave in an earlier event of the
+// message, or the one ReplaceStart gave for all k bytes of a streamed
+// body's Content-Length (ok false: none), which later events read
+// instead of Body.
+func (x *HTTPEvent) NewBody() (body []byte, k int, ok bool) {
+	if x.spliced {
+		return x.body, x.spliceK, int64(x.spliceK) == x.head.ContentLength
+	}
+	return x.body, 0, x.bodySet
+}
+
+// JSONOptions is a json profile: maximum-bytes and maximum-entries bound
+// the parse of a JSON body, beyond them the rules' JSON_*_ERROR runs.
+type JSONOptions struct {
+	Profile              string
+	MaxBytes, MaxEntries int
+}
+
 // Disable turns the client connection into a tunnel from this request on
 // (HTTP::disable): the request goes to its member, and every byte after
 // it, both ways, passes through unparsed.

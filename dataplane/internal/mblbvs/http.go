@@ -33,6 +33,14 @@ type httpRules struct {
 	// handlesFrames: the rules have websocket frame events
 	// (websocket.go).
 	handlesFrames bool
+	// handlesJSON: the rules' JSON_REQUEST events (1), JSON_RESPONSE
+	// events (2), with a json profile (json.go); jsonBuf holds a
+	// de-chunked body to parse.
+	handlesJSON uint8
+	jsonBuf     []byte
+	// jsonWaiting: the engine is reading a streamed JSON body whole for
+	// the json profile, and its DATA turn runs the JSON_ event only.
+	jsonWaiting bool
 	// cacheEvents: the rules' CACHE_ events (cache.go), and the cached
 	// answer they read while one runs.
 	cacheEvents mblb.CacheEvents
@@ -102,6 +110,11 @@ func newHTTPRules(r *mblbRules) *httpRules {
 		handlesResp: prog.Handles(rules.HTTPResponse) || prog.Handles(rules.HTTPResponseData) || prog.Handles(rules.HTTPResponseContinue) || prog.Handles(rules.HTTPResponseRelease) || prog.Handles(rules.WSResponse),
 		handlesSend: prog.Handles(rules.LBSelected) || prog.Handles(rules.HTTPRequestSend) || prog.Handles(rules.HTTPRequestRelease)}
 	_, h.handlesFrames = handlesWS(prog) // websocket.go
+	if r.f.mv.cfg.Request.HTTP.JSON != nil {
+		h.handlesJSON = handlesJSON(prog) // json.go
+		h.handlesReq = h.handlesReq || h.handlesJSON&1 != 0
+		h.handlesResp = h.handlesResp || h.handlesJSON&2 != 0
+	}
 	if r.f.mv.cfg.Request.HTTP.Cache != nil {
 		h.cacheEvents = cacheEventsOf(prog) // cache.go
 	}
@@ -161,7 +174,14 @@ func (h *httpRules) OnHTTPRequest(x *mblb.HTTPEvent) error {
 		}
 		h.collectPending = false
 	}
+	if h.jsonAwait(x, &h.Request) { // json.go
+		h.jsonWaiting = true
+		return nil
+	}
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
+		return err
+	}
+	if err := h.jsonEvent(x, &h.Request); err != nil { // json.go
 		return err
 	}
 	h.sentGen = h.Request.Gen()
@@ -178,9 +198,25 @@ func (h *httpRules) OnHTTPRequestData(x *mblb.HTTPEvent) error {
 	r.f.lanes.enter(r.f, x) // http2.go
 	// What was asked, whatever ran in between (another message's
 	// events share this state).
+	if h.jsonWaiting {
+		// The whole JSON body the json profile awaited (json.go).
+		h.jsonWaiting = false
+		if err := h.jsonEvent(x, &h.Request); err != nil {
+			return err
+		}
+		h.sentGen = h.Request.Gen()
+		return nil
+	}
 	h.collectPending, h.collectLen = true, x.Asked()
 	if err := h.collected(x, rules.HTTPRequestData, &h.Request); err != nil {
 		return err
+	}
+	if !h.collectPending { // the rules' last DATA turn: the json profile's
+		if h.jsonAwait(x, &h.Request) { // json.go
+			h.jsonWaiting = true
+		} else if err := h.jsonEvent(x, &h.Request); err != nil {
+			return err
+		}
 	}
 	h.sentGen = h.Request.Gen()
 	return nil
@@ -290,6 +326,14 @@ func (h *httpRules) OnHTTPResponseData(x *mblb.HTTPEvent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer h.requestOf(x)()
+	if h.jsonWaiting {
+		// The whole JSON body the json profile awaited (json.go).
+		h.jsonWaiting = false
+		if err := h.jsonEvent(x, &h.Response); err != nil {
+			return err
+		}
+		return h.event(x, rules.HTTPResponseRelease, &h.Response)
+	}
 	h.collectPending, h.collectLen = true, x.Asked()
 	return h.responseData(x)
 }
@@ -300,6 +344,13 @@ func (h *httpRules) responseData(x *mblb.HTTPEvent) error {
 	if err := h.collected(x, rules.HTTPResponseData, &h.Response); err == errCollectMore {
 		return nil
 	} else if err != nil {
+		return err
+	}
+	if h.jsonAwait(x, &h.Response) { // json.go: a streamed body the rules collected the start of
+		h.jsonWaiting = true
+		return nil
+	}
+	if err := h.jsonEvent(x, &h.Response); err != nil { // json.go
 		return err
 	}
 	return h.event(x, rules.HTTPResponseRelease, &h.Response)
@@ -467,8 +518,8 @@ func (h *httpRules) event(x *mblb.HTTPEvent, ev rules.Event, head *rules.HTTPHea
 // obeyed.
 func (h *httpRules) HTTPDo(a rules.HTTPAction) error {
 	ev := h.httpEv
-	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData)
-	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData)
+	inReq := h.hx != nil && !h.hx.IsResponse() && (ev == rules.HTTPRequest || ev == rules.HTTPRequestData || isJSONEvent(ev)) // json.go
+	inResp := h.hx != nil && h.hx.IsResponse() && (ev == rules.HTTPResponse || ev == rules.HTTPResponseData || isJSONEvent(ev))
 	inCache := h.hx != nil && ev == rules.CacheResponse                                                                                                                  // the cached answer (cache.go)
 	inAdapt := h.hx != nil && (ev == rules.AdaptRequestHeaders || ev == rules.AdaptRequestResult || ev == rules.AdaptResponseHeaders || ev == rules.AdaptResponseResult) // adapt.go
 	switch a.Kind {

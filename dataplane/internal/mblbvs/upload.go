@@ -25,13 +25,13 @@ var (
 // CollectsRequests implements mblb.HTTPCollector.
 func (h *httpRules) CollectsRequests() bool {
 	prog := irules.Program(h.rules)
-	return prog != nil && prog.Handles(rules.HTTPRequestData)
+	return prog != nil && prog.Handles(rules.HTTPRequestData) || h.handlesJSON&1 != 0
 }
 
 // CollectsResponses implements mblb.HTTPResponseCollector.
 func (h *httpRules) CollectsResponses() bool {
 	prog := irules.Program(h.rules)
-	return prog != nil && prog.Handles(rules.HTTPResponseData)
+	return prog != nil && prog.Handles(rules.HTTPResponseData) || h.handlesJSON&2 != 0
 }
 
 // partialPayload sets the payload of a DATA event for a streamed body:
