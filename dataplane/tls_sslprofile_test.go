@@ -78,6 +78,7 @@ func TestSSLProfileStandard(t *testing.T) {
 	bcert, bkey, broots := testCert(t, "b.example")
 	startCertMember(t, "127.98.1.11:8443", cpool, true)
 	startCertMember(t, "127.98.1.12:8443", cpool, false)
+	startHTTPServer(t, "127.98.1.13:8080", "plain")
 	for _, tc := range []struct {
 		name, rule, member string
 		roots              *x509.CertPool
@@ -93,6 +94,10 @@ func TestSSLProfileStandard(t *testing.T) {
 		{"too late", `when SERVERSSL_HANDSHAKE { SSL::profile /Common/ss-cert }`, "127.98.1.12:8443", roots, ""},
 		{"client side", `when CLIENT_ACCEPTED { SSL::profile /Common/cs-b }`, "127.98.1.12:8443", broots, "cert=none "},
 		{"client side too late", `when CLIENTSSL_HANDSHAKE { SSL::profile /Common/cs-b }`, "127.98.1.12:8443", roots, ""},
+		{"client side in the hello", `when CLIENTSSL_CLIENTHELLO { SSL::profile /Common/cs-b }`, "127.98.1.12:8443", roots, ""},
+		// client-ssl only: the flows run on the event loops, CLIENT_ACCEPTED before the handshake.
+		{"client side, client-ssl only", `when CLIENT_ACCEPTED { SSL::profile /Common/cs-b }`, "127.98.1.13:8080", broots, "plain "},
+		{"server-ssl on a client-ssl only virtual", `when SERVER_CONNECTED { SSL::profile /Common/ss-cert }`, "127.98.1.13:8080", roots, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, _ := newPlane(t)
@@ -100,7 +105,9 @@ func TestSSLProfileStandard(t *testing.T) {
 			v := cfg.Virtuals["/Common/vs"]
 			v.SNAT = SNAT{Type: SNATAutomap}
 			v.TLS = clientSSL(t, cert, key)
-			v.TLS.Server, v.TLS.ServerProfile = serverSSL(t), "/Common/ss"
+			if !strings.HasSuffix(tc.member, ":8080") {
+				v.TLS.Server, v.TLS.ServerProfile = serverSSL(t), "/Common/ss"
+			}
 			v.TLS.Choosable = choosable(t, ccert, ckey, bcert, bkey)
 			if tc.rule != "" {
 				v.Rules, _ = compileRules(t, tc.rule)
@@ -254,4 +261,54 @@ when SERVER_CONNECTED { if { $c } { SSL::profile /Common/ss-cert } }`)
 			}
 		}
 	})
+}
+
+// TestSSLProfileHTTPClientSide: on an http virtual, SSL::profile in
+// CLIENT_ACCEPTED chooses the client-ssl profile the client's handshake
+// uses (the client sees its certificate), on the front stage (with
+// server-ssl) and on the event loops (client-ssl only); in
+// CLIENTSSL_HANDSHAKE it is too late and the client is reset.
+func TestSSLProfileHTTPClientSide(t *testing.T) {
+	cert, key, roots := testCert(t, "www.example")
+	ccert, ckey, cpool := testCert(t, "ltm-client")
+	bcert, bkey, broots := testCert(t, "b.example")
+	startCertMember(t, "127.98.4.11:8443", cpool, false)
+	startHTTPServer(t, "127.98.4.12:8080", "plain")
+	for _, tc := range []struct {
+		name, rule, member string
+		roots              *x509.CertPool
+		want               string
+	}{
+		{"front stage", `when CLIENT_ACCEPTED { SSL::profile /Common/cs-b }`, "127.98.4.11:8443", broots, "cert=none "},
+		{"event loops", `when CLIENT_ACCEPTED { SSL::profile /Common/cs-b }`, "127.98.4.12:8080", broots, "plain "},
+		{"not chosen", `when CLIENT_ACCEPTED { }`, "127.98.4.12:8080", roots, "plain "},
+		{"too late", `when CLIENTSSL_HANDSHAKE { SSL::profile /Common/cs-b }`, "127.98.4.11:8443", roots, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := newPlane(t)
+			cfg := mblbConfig("127.98.4.10:443", &MBLB{Request: mblb.Framing{Mode: mblb.HTTP}}, tc.member)
+			v := cfg.Virtuals["/Common/vs"]
+			v.Rules, _ = compileRules(t, tc.rule)
+			v.TLS = clientSSL(t, cert, key)
+			if strings.HasSuffix(tc.member, ":8443") {
+				v.TLS.Server, v.TLS.ServerProfile = serverSSL(t), "/Common/ss"
+			}
+			v.TLS.Choosable = choosable(t, ccert, ckey, bcert, bkey)
+			mustApply(t, p, cfg)
+			sni := "www.example"
+			if tc.roots == broots {
+				sni = "b.example"
+			}
+			got := sslProfileGet(t, "127.98.4.10:443", sni, tc.roots)
+			if tc.want == "" {
+				if got != "" {
+					t.Fatalf("answered %q, want no answer", got)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("answered %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
