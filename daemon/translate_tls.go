@@ -2,7 +2,10 @@ package daemon
 
 import (
 	"crypto"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"net/url"
 	"os"
@@ -197,8 +200,89 @@ func (t *translator) tls(o *objects.Object, v *dataplane.Virtual) bool {
 	if !t.sslForward(o, v, clients, built, server, tc) || !t.sslC3D(o, clients, server, tc) { // translate_sslfwd.go, translate_c3d.go
 		return false
 	}
+	if t.choosesProfile(v) {
+		tc.Choosable = t.choosable(o.Name)
+	}
 	v.TLS = tc
 	return true
+}
+
+// choosesProfile reports whether a rule of v says SSL::profile.
+func (t *translator) choosesProfile(v *dataplane.Virtual) bool {
+	if dataplane.Program(v.Rules).ChoosesSSLProfile() {
+		return true
+	}
+	if t.rules != nil {
+		for _, r := range t.rules.pending[v].list {
+			if r.ChoosesSSLProfile() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// choosable builds every client-ssl and server-ssl profile of the
+// configuration for SSL::profile on the virtual named vs: BIG-IP lets a
+// rule name any profile of the running configuration, attached to the
+// virtual or not. A profile that does not build is kept with its error,
+// which the rule that names it gets.
+func (t *translator) choosable(vs string) map[string]*dataplane.Choosable {
+	out := map[string]*dataplane.Choosable{}
+	for _, p := range t.cfg.Of(profileServerSSL) {
+		c := &dataplane.Choosable{Server: true, Tag: profileTag(p.Name)}
+		out[p.Name] = c
+		if sslMode.Effective(t.cfg, p) == "disabled" {
+			c.Err = errModeDisabled
+			continue
+		}
+		ss, err := t.serverSSL(p)
+		var b *tlsprof.Built
+		if err == nil {
+			b, err = ss.Build()
+		}
+		if err == nil {
+			b.Log, err = t.failureLog(p)
+		}
+		if c.Err = err; err == nil {
+			c.TLS = &dataplane.TLS{Server: b, ServerProfile: p.Name, ServerGate: b.Gate, HandshakeTimeout: t.handshake(p), ServerAlert: t.alertTimeout(p)}
+		}
+	}
+	for _, p := range t.cfg.Of(profileClientSSL) {
+		c := &dataplane.Choosable{}
+		out[p.Name] = c
+		if sslMode.Effective(t.cfg, p) == "disabled" {
+			c.Err = errModeDisabled
+			continue
+		}
+		cs, err := t.clientSSL(p)
+		var b *tlsprof.Built
+		if err == nil {
+			b, err = cs.Build()
+		}
+		if err == nil {
+			b.Log, err = t.failureLog(p)
+		}
+		var cfg *tls.Config
+		if err == nil {
+			cfg, err = tlsprof.ForVirtual(vs, []*tlsprof.Built{b})
+		}
+		if c.Err = err; err == nil {
+			c.TLS = &dataplane.TLS{Client: cfg, ClientProfiles: []string{p.Name}, ClientBuilt: []*tlsprof.Built{b}, ClientGate: b.Gate,
+				HandshakeTimeout: t.handshake(p), ClientAlert: t.alertTimeout(p), ClientMaxRecord: b.RecordLimit(),
+				ClientEnds: tlsprof.WatchesEnds(b), AllowNonSSL: sslAllowNonSSL.Effective(t.cfg, p) == "enabled"}
+		}
+	}
+	return out
+}
+
+// profileTag is the mark a server-ssl profile chosen by SSL::profile
+// puts on the member IDs of its connections (mblbvs): a hash of its
+// name in the low 62 bits, never 0.
+func profileTag(name string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return max(h.Sum64()&(1<<62-1), 1)
 }
 
 // failureLog is a profile's log-publisher, which its failed handshakes
@@ -1035,3 +1119,7 @@ func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.Cipher
 	}
 	return nil, fmt.Errorf("ltm cipher group %s: ltm cipher rule %s was not found (built in: f5-default, f5-ecc, f5-secure)", g.Name, name)
 }
+
+// errModeDisabled is SSL::profile's error for a profile with mode
+// disabled, which does no TLS.
+var errModeDisabled = errors.New("the profile's mode is disabled")

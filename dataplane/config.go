@@ -45,6 +45,7 @@ type (
 	Rules             = config.Rules
 	RuleConn          = config.RuleConn
 	TLS               = config.TLS
+	Choosable         = config.Choosable
 	HTTP2             = config.HTTP2
 	FQDN              = config.FQDN
 	ExternalMonitor   = config.ExternalMonitor

@@ -73,7 +73,18 @@ type SSLConn interface {
 	SSLEnable(s Side) error
 }
 
+// SSLProfileConn is implemented by a Conn whose TLS profiles a rule may
+// switch (SSL::profile): the server-ssl profile chosen per pool or
+// member, or a client-ssl profile before the client's handshake. The
+// Conn finds the profile by name and so the side it is for; its error
+// (no such profile, no profile of that side on the virtual, the side's
+// handshake started) is the rule's.
+type SSLProfileConn interface {
+	SSLProfile(name string) error
+}
+
 func registerSSL(t *tcl.Commands) {
+	t.Register("SSL::profile", cmdSSLProfile)
 	t.Register("SSL::cipher", cmdSSLCipher)
 	t.Register("SSL::cert", cmdSSLCert)
 	t.Register("SSL::sessionid", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
@@ -492,4 +503,21 @@ func sslSwitch(name string, do func(SSLConn, Side) error) tcl.CmdFunc {
 		}
 		return tcl.Empty, tclErr(do(sc, side))
 	}
+}
+
+// SSL::profile PROFILE: the connection's side that PROFILE is for
+// (client-ssl or server-ssl) uses it for its handshake.
+func cmdSSLProfile(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("SSL::profile profile")
+	}
+	_, c, err := sess(in, "SSL::profile")
+	if err != nil {
+		return tcl.Empty, err
+	}
+	pc, ok := c.(SSLProfileConn)
+	if !ok {
+		return tcl.Empty, tcl.Errorf("SSL::profile: the virtual server has no client-ssl or server-ssl profile")
+	}
+	return tcl.Empty, tclErr(pc.SSLProfile(args[1].String()))
 }

@@ -172,6 +172,7 @@ type Program struct {
 	handlers [numEvents][]progHandler
 	pool     sync.Pool
 	secrets  bool
+	profiles bool
 	waits    bool
 	syn      bool
 	link     bool
@@ -198,6 +199,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
+		p.profiles = p.profiles || r.choosesProfile
 		p.syn = p.syn || r.readsSYN
 		p.link = p.link || r.readsLink
 		p.waits = p.waits || r.waits
@@ -229,6 +231,12 @@ func (p *Program) Handles(ev Event) bool {
 // key-log writer set before the handshake, which the dataplane then sets
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
+
+// ChoosesSSLProfile reports whether a rule switches a connection's
+// client-ssl or server-ssl profile (SSL::profile): the commit then builds
+// the profiles it may name for this virtual alone, and the others pay
+// nothing for them.
+func (p *Program) ChoosesSSLProfile() bool { return p != nil && p.profiles }
 
 // ReadsSYN reports whether a rule reads the client's SYN (TCP::option
 // get, IP::ttl, IP::hops, IP::tos without a value): Linux keeps a SYN's

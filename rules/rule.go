@@ -235,6 +235,8 @@ type Rule struct {
 	wsNeeds []HTTPNeed
 	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
 	keepsSecrets bool
+	// choosesProfile: the rule says SSL::profile (ChoosesSSLProfile).
+	choosesProfile bool
 	// readsSYN: the rule reads the client's SYN (ReadsSYN).
 	readsSYN bool
 	// readsLink: the rule reads the arrival VLAN (ReadsLink).
@@ -443,6 +445,11 @@ func (r *Rule) Handlers() []*Handler { return r.handlers }
 func (r *Rule) Refs() []Ref { return r.refs }
 
 // Handles reports whether the rule has a when block for ev.
+// ChoosesSSLProfile reports whether the rule says SSL::profile
+// (Program.ChoosesSSLProfile), for a virtual whose program is not made
+// yet.
+func (r *Rule) ChoosesSSLProfile() bool { return r.choosesProfile }
+
 func (r *Rule) Handles(ev Event) bool {
 	for _, h := range r.handlers {
 		if h.Event == ev {
@@ -479,7 +486,8 @@ func (e *CompileError) Error() string {
 // is returned together with an *UnsupportedError listing them, and the
 // caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
-	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body)}
+	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body),
+		choosesProfile: strings.Contains(body, "SSL::profile")}
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)
 		if IsF5Command(cmd) {

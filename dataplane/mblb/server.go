@@ -254,6 +254,13 @@ func (e *Engine) dial(s *ClientConn, m Member, owner *ClientConn, cur *evl) (*se
 	return e.attachConn(s, m, owner, ms, c)
 }
 
+// Unshared is implemented by a connection Dial returns that OneConnect
+// must not lend to another request (a server-ssl connection made with a
+// profile a rule chose for it alone, SSL::profile in SERVER_CONNECTED):
+// it is closed once its response is in, as with ONECONNECT::reuse
+// disable.
+type Unshared interface{ Unshared() bool }
+
 // attachConn makes the connected c to m a server connection from s,
 // owned by owner: dial's, and min-conn's for one opened ahead (spare.go).
 func (e *Engine) attachConn(s *ClientConn, m Member, owner *ClientConn, ms *memberStats, c net.Conn) (*serverConn, error) {
@@ -263,6 +270,9 @@ func (e *Engine) attachConn(s *ClientConn, m Member, owner *ClientConn, ms *memb
 	}
 	sc := e.newServerConn(s, m, owner, ms, rawsock.AddrPortOf(c.LocalAddr()), remote, time.Now())
 	sc.conn = c
+	if u, ok := c.(Unshared); ok && owner == nil && u.Unshared() {
+		sc.retired = true // closed after its response, never lent
+	}
 	if !e.register(sc) {
 		c.Close()
 		return nil, errClosed

@@ -73,6 +73,53 @@ type TLS struct {
 	// Warnings are the profiles' settings applied otherwise than BIG-IP
 	// would (Go's limits: tlsprof.Built.Warnings), for the commit's output.
 	Warnings []string
+	// Choosable are the running configuration's client-ssl and server-ssl
+	// profiles a rule may switch a connection to (SSL::profile), by full
+	// path, built at the commit so that the connection only swaps
+	// pointers; nil when no rule of the virtual says SSL::profile, and
+	// the flows then pay nothing.
+	Choosable map[string]*Choosable
+}
+
+// Choosable is one profile SSL::profile may choose: Err says why it
+// cannot be used (its certificate did not load, ...), else TLS is the
+// virtual's TLS with the profile in place of the virtual's own for its
+// side.
+type Choosable struct {
+	// Server: a server-ssl profile (else client-ssl).
+	Server bool
+	TLS    *TLS
+	Err    error
+	// Tag marks, for a server-ssl profile, the member IDs of connections
+	// made with it, so that OneConnect never lends one to a request that
+	// chose another profile (or none); never 0.
+	Tag uint64
+}
+
+// Choose is t with the profile at name in place of the virtual's own
+// profile for that side (SSL::profile): the profile must exist in the
+// running configuration and the virtual must have a profile of its side,
+// as BIG-IP requires. name without a folder is in /Common [M].
+func (t *TLS) Choose(name string) (*Choosable, error) {
+	full := name
+	if len(full) == 0 || full[0] != '/' {
+		full = "/Common/" + full
+	}
+	if t == nil || t.Choosable == nil {
+		return nil, errors.New("SSL::profile: the virtual server has no client-ssl or server-ssl profile")
+	}
+	c := t.Choosable[full]
+	switch {
+	case c == nil:
+		return nil, errors.New("SSL::profile: " + name + ": no such client-ssl or server-ssl profile")
+	case c.Err != nil:
+		return nil, errors.New("SSL::profile: " + full + ": " + c.Err.Error())
+	case c.Server && t.Server == nil:
+		return nil, errors.New("SSL::profile: " + full + " is a server-ssl profile and the virtual server has none")
+	case !c.Server && t.Client == nil:
+		return nil, errors.New("SSL::profile: " + full + " is a client-ssl profile and the virtual server has none")
+	}
+	return c, nil
 }
 
 // ServerFailed tells server-ssl's log-publisher, when it has one, that
@@ -169,4 +216,19 @@ func gated(g *tlsprof.HandshakeGate, hs func() error) error {
 	}
 	defer g.Leave()
 	return hs()
+}
+
+// With is a copy of t whose side of c (client or server) is c's profile,
+// the other side as t has it: a connection's TLS after SSL::profile, kept
+// by the connection alone.
+func (t *TLS) With(c *Choosable) *TLS {
+	n := *t
+	if c.Server {
+		n.Server, n.ServerProfile, n.ServerGate, n.ServerAlert = c.TLS.Server, c.TLS.ServerProfile, c.TLS.ServerGate, c.TLS.ServerAlert
+	} else {
+		n.Client, n.ClientProfiles, n.ClientBuilt, n.ClientGate = c.TLS.Client, c.TLS.ClientProfiles, c.TLS.ClientBuilt, c.TLS.ClientGate
+		n.ClientAlert, n.ClientMaxRecord, n.ClientEnds, n.AllowNonSSL = c.TLS.ClientAlert, c.TLS.ClientMaxRecord, c.TLS.ClientEnds, c.TLS.AllowNonSSL
+	}
+	n.HandshakeTimeout = max(t.HandshakeTimeout, c.TLS.HandshakeTimeout)
+	return &n
 }

@@ -70,6 +70,9 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
+	// sslTLS is the flow's TLS once a rule chose a profile (SSL::profile,
+	// tls.go); nil: the virtual's.
+	sslTLS *config.TLS
 	// nonSSL is SSL::allow_nonssl for this connection (0: the profile's
 	// allow-non-ssl, 1 on, -1 off); plainClient is set once allow-non-ssl
 	// let the client through in plaintext; maxRecord is

@@ -90,7 +90,7 @@ func handlesSSL(r config.Rules) bool {
 // client sent a certificate) and CLIENTSSL_HANDSHAKE. False means the flow
 // is over (the client was reset, or the rule ended it).
 func (pr *proxied) terminate() bool {
-	tc := pr.snap.Cfg.TLS
+	tc := pr.tlsCfg()
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
@@ -177,7 +177,7 @@ const tlsHandshakeRecord = 0x16
 // serverssl-use-sni and the profile names none, then runs
 // SERVERSSL_HANDSHAKE. False means the flow is over.
 func (pr *proxied) originate(sc *serverConn) bool {
-	tc := pr.snap.Cfg.TLS
+	tc := pr.tlsCfg()
 	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
 		return true
 	}
@@ -187,7 +187,6 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	}
 	var raw net.Conn = sc.conn
 	var hc *tlsprof.HelloConn
-	cfg := tc.Server.ForServerName(sni)
 	if pr.rs != nil {
 		hc = tlsprof.NewHelloConn(sc.conn, false)
 		raw = hc
@@ -197,7 +196,9 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		if pr.rs.sslOff[rules.ServerSide] {
 			return true // SSL::disable serverside there: no hello leaves
 		}
+		tc = pr.tlsCfg() // SSL::profile there
 	}
+	cfg := tc.Server.ForServerName(sni)
 	if tc.C3D != nil { // the client's certificate, forged for the member
 		var peer []*x509.Certificate
 		if pr.ctls != nil {
@@ -385,13 +386,13 @@ func (pr *proxied) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	}
 	if c == nil {
 		if h := pr.hello; h != nil && s == rules.ClientSide {
-			info := irules.HelloInfo(h, pr.snap.Cfg.TLS)
+			info := irules.HelloInfo(h, pr.tlsCfg())
 			info.DesiredSessionID = pr.firstKey // a hello passed through: the ID ssl persistence read
 			return info, true
 		}
 		return nil, false
 	}
-	return irules.SSLInfo(c, pr.snap.Cfg.TLS, s), true
+	return irules.SSLInfo(c, pr.tlsCfg(), s), true
 }
 
 // C3DCert implements rules.C3DConn: the member's handshake, not begun
@@ -455,6 +456,37 @@ func (pr *proxied) c3dRule() (*sslfwd.C3DRule, error) {
 		pr.c3d = new(sslfwd.C3DRule)
 	}
 	return pr.c3d, nil
+}
+
+// tlsCfg is the flow's TLS: the virtual's, or the one its rules made
+// with SSL::profile.
+func (pr *proxied) tlsCfg() *config.TLS {
+	if pr.rs != nil && pr.rs.sslTLS != nil {
+		return pr.rs.sslTLS
+	}
+	return pr.snap.Cfg.TLS
+}
+
+// SSLProfile implements rules.SSLProfileConn: the side the profile is
+// for uses it for its handshake, which must not have started: the
+// client's before its hello is read (CLIENT_ACCEPTED), the server's
+// until its hello leaves (LB_SELECTED, SERVER_CONNECTED,
+// SERVERSSL_CLIENTHELLO_SEND).
+func (pr *proxied) SSLProfile(name string) error {
+	tc := pr.tlsCfg()
+	c, err := tc.Choose(name)
+	if err != nil {
+		return err
+	}
+	if c.Server {
+		if sc := pr.srv.Load(); sc != nil && sc.tls != nil {
+			return errors.New("SSL::profile: the server's handshake has started; choose the server-ssl profile in LB_SELECTED, SERVER_CONNECTED or SERVERSSL_CLIENTHELLO_SEND")
+		}
+	} else if pr.ctls != nil || pr.hello != nil || pr.rs.ev != config.EventClientAccepted {
+		return errors.New("SSL::profile: the client's handshake has started; choose the client-ssl profile in CLIENT_ACCEPTED")
+	}
+	pr.rs.sslTLS = tc.With(c)
+	return nil
 }
 
 // SSLDisable implements rules.SSLConn: a side whose handshake has not

@@ -95,6 +95,9 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 	}
 	lr.e.env.Table.Add(&pr.Flow)
 	tc := snap.Cfg.TLS
+	if rs != nil && rs.sslTLS != nil { // SSL::profile in CLIENT_ACCEPTED (tls.go)
+		tc = rs.sslTLS
+	}
 	c.SetDeadline(time.Now().Add(tc.Handshake()))
 	lc := tlsloop.Server(tc.WatchClient(c, tc.Client))
 	lc.LimitRecords(tc.ClientMaxRecord)

@@ -48,6 +48,11 @@ type frontConn struct {
 	// whether it speaks TLS (handshake).
 	peek bool
 	max  int // client-ssl's maximum-record-size; 0: the default
+	// remake is the connection as another client-ssl profile's TLS would
+	// make it, for SSL::profile in CLIENT_ACCEPTED (nothing is read from
+	// the client before); nil unless a rule of the virtual chooses
+	// profiles.
+	remake func(*config.TLS) *frontConn
 }
 
 // NetConn is the client's own connection, under its TLS (the socket a
@@ -124,7 +129,14 @@ func clientTLS(c *net.TCPConn, head []byte, t *config.TLS, r *mblbRules, tag *tl
 	if tag != nil {
 		cfg = tlsprof.TagSessions(cfg, tag)
 	}
-	return &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek, max: t.ClientMaxRecord}
+	fc := &frontConn{raw: c, tls: tls.Server(under, cfg), peek: peek, max: t.ClientMaxRecord}
+	if t.Choosable != nil && r != nil {
+		fc.remake = func(nt *config.TLS) *frontConn {
+			n, _ := clientTLS(c, head, nt, r, tag).(*frontConn)
+			return n
+		}
+	}
+	return fc
 }
 
 // tlsHandshakeRecord is the first byte of a TLS client's first record.
@@ -161,6 +173,12 @@ func (f *mblbFlow) handshake(conn net.Conn, t *config.TLS) bool {
 	fc, ok := conn.(*frontConn)
 	if !ok || fc.clear {
 		return true
+	}
+	if ct := f.clientTLS; ct != nil && fc.remake != nil { // SSL::profile in CLIENT_ACCEPTED
+		if n := fc.remake(ct); n != nil {
+			fc.tls, fc.peek, fc.max, fc.remake = n.tls, n.peek, n.max, nil
+			t = ct
+		}
 	}
 	fc.raw.SetDeadline(time.Now().Add(t.Handshake()))
 	if fc.peek { // allow-non-ssl
@@ -242,19 +260,23 @@ func (r *mblbRules) ForwardProxyPolicy(set string) (string, error) {
 // member, or shared), so no single one answers for the client.
 func (r *mblbRules) SSL(s rules.Side) (*rules.SSLInfo, bool) {
 	if s == rules.ServerSide && r.f.stls != nil {
-		return irules.SSLInfo(r.f.stls, r.snap.Cfg.TLS, rules.ServerSide), true
+		return irules.SSLInfo(r.f.stls, r.f.stlsCfg, rules.ServerSide), true
+	}
+	ct := r.snap.Cfg.TLS
+	if r.f.clientTLS != nil {
+		ct = r.f.clientTLS
 	}
 	if s == rules.ClientSide && r.f.loopTLS != nil {
-		return irules.SSLInfo(r.f.loopTLS, r.snap.Cfg.TLS, rules.ClientSide), true
+		return irules.SSLInfo(r.f.loopTLS, ct, rules.ClientSide), true
 	}
 	fc := r.f.front
 	if s == rules.ClientSide && r.f.hello != nil {
-		return irules.HelloInfo(r.f.hello, r.snap.Cfg.TLS), true
+		return irules.HelloInfo(r.f.hello, ct), true
 	}
 	if s != rules.ClientSide || fc == nil || fc.clear || !fc.done {
 		return nil, false
 	}
-	return irules.SSLInfo(fc.tls, r.snap.Cfg.TLS, rules.ClientSide), true
+	return irules.SSLInfo(fc.tls, ct, rules.ClientSide), true
 }
 
 // SSLDisable implements rules.SSLConn: on the client side before the
@@ -305,6 +327,53 @@ func (r *mblbRules) SSLEnable(s rules.Side) error {
 		return errors.New("SSL::enable: the client already speaks plaintext; enable it in CLIENT_ACCEPTED")
 	}
 	fc.clear = false
+	return nil
+}
+
+// SSLProfile implements rules.SSLProfileConn. A server-ssl profile
+// chosen in SERVER_CONNECTED is that connection's (closed after its
+// response rather than lent by OneConnect); chosen earlier (CLIENT_ACCEPTED,
+// a CLIENTSSL_ event, HTTP_REQUEST, LB_SELECTED), it is the client's for
+// its following messages, whose members are marked with the profile
+// (profTag) so that the engine's connections, own or pooled, made with
+// one profile never carry a message that chose another. A client-ssl
+// profile is chosen in CLIENT_ACCEPTED, before the handshake.
+func (r *mblbRules) SSLProfile(name string) error {
+	base := r.snap.Cfg.TLS
+	if ft := r.f.sslTLS.Load(); ft != nil {
+		base = ft
+	}
+	c, err := base.Choose(name)
+	if err != nil {
+		return err
+	}
+	if !c.Server {
+		return r.clientProfile(base, c)
+	}
+	if p := r.beforeTLS; p != nil {
+		p.tls = base.With(c)
+		return nil
+	}
+	if r.serverDecided() {
+		return errors.New("SSL::profile: the server connection's handshake is already done; choose the server-ssl profile in CLIENT_ACCEPTED, HTTP_REQUEST, LB_SELECTED or SERVER_CONNECTED")
+	}
+	r.f.sslTLS.Store(base.With(c))
+	r.f.profTag.Store(c.Tag)
+	return nil
+}
+
+// clientProfile is SSLProfile for a client-ssl profile: the client's
+// handshake, not started yet (CLIENT_ACCEPTED), uses it.
+func (r *mblbRules) clientProfile(base *config.TLS, c *config.Choosable) error {
+	const late = "SSL::profile: the client's handshake has started; choose the client-ssl profile in CLIENT_ACCEPTED"
+	if r.f.loopFront {
+		if r.connPhase() != phaseAccepted {
+			return errors.New(late)
+		}
+	} else if fc := r.f.front; fc == nil || fc.done || fc.remake == nil || r.httpEv != rules.RuleInit || r.ev != config.EventClientAccepted {
+		return errors.New(late)
+	}
+	r.f.clientTLS = base.With(c)
 	return nil
 }
 
@@ -367,7 +436,7 @@ func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
 	f, _ := c.Tag.(*mblbFlow)
 	var tag mblb.MemberID
 	if f != nil {
-		tag = mblb.MemberID(f.sniTag.Load())
+		tag = mblb.MemberID(f.sniTag.Load() ^ f.profTag.Load())
 	}
 	for _, id := range c.Exclude {
 		if id&plainBit != 0 || tag != 0 { // members that failed, whichever way they were spoken to
@@ -381,7 +450,7 @@ func (mv *VS) pickTLS(c mblb.Choice) (mblb.Member, error) {
 	}
 	m, err := mv.pick(c)
 	if err == nil && f != nil {
-		m.ID ^= tag
+		m.ID ^= mblb.MemberID(f.sniTag.Load() ^ f.profTag.Load()) // LB_SELECTED may have chosen the profile
 		if f.serverClear.Load() {
 			m.ID |= plainBit
 		}
@@ -506,7 +575,7 @@ type c3dChoice struct {
 func (mv *VS) trackTLS(f *mblbFlow, t *config.TLS) func() {
 	if t == nil || t.Server == nil || f.rr == nil ||
 		!f.rr.handlesEvent(rules.ServerSSLHandshake) && !f.rr.handlesEvent(rules.ServerSSLClientHelloSend) &&
-			!f.rr.rules.Handles(config.EventServerConnected) {
+			!f.rr.rules.Handles(config.EventServerConnected) && t.Choosable == nil {
 		return func() {}
 	}
 	mv.tlsClients.Store(f.Client, f)
@@ -530,7 +599,7 @@ func (r *mblbRules) handlesEvent(ev rules.Event) bool {
 // serverHandshake runs SERVERSSL_HANDSHAKE for the client a new server
 // connection was dialled for, the connection's TLS visible to SSL::
 // commands on the server side; a rule that ends the client closes it.
-func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
+func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn, t *config.TLS) {
 	v, ok := mv.tlsClients.Load(client)
 	tc, isTLS := c.(*tls.Conn)
 	if !ok || !isTLS {
@@ -538,9 +607,9 @@ func (mv *VS) serverHandshake(client netip.AddrPort, c net.Conn) {
 	}
 	r := v.(*mblbFlow).rr
 	r.mu.Lock()
-	r.f.stls = tc
+	r.f.stls, r.f.stlsCfg = tc, t
 	err := r.runEvent(rules.ServerSSLHandshake)
-	r.f.stls = nil
+	r.f.stls, r.f.stlsCfg = nil, nil
 	verdict := r.verdict
 	r.mu.Unlock()
 	if err != nil || verdict != irules.GoOn {
@@ -591,7 +660,8 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 	if t == nil || t.Server == nil || m.ID&plainBit != 0 {
 		return c, nil
 	}
-	if mv.connectedBeforeTLS(client, c) {
+	p := mv.connectedBeforeTLS(client, c)
+	if p.clear {
 		return c, nil
 	}
 	f, goOn := mv.serverHelloSend(client)
@@ -599,6 +669,13 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		c.SetLinger(0)
 		c.Close()
 		return nil, errHelloSendRefused
+	}
+	if p.tls != nil { // SSL::profile in SERVER_CONNECTED: this connection's
+		t = p.tls
+	} else if f != nil {
+		if ft := f.sslTLS.Load(); ft != nil { // the client's, its member ID tagged (pickTLS)
+			t = ft
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, t.Handshake())
 	defer cancel()
@@ -634,15 +711,19 @@ func (mv *VS) serverTLS(ctx context.Context, client netip.AddrPort, c *net.TCPCo
 		c.Close()
 		return nil, err
 	}
-	mv.serverHandshake(client, sc)
-	out := &heldConn{Conn: sc}
+	mv.serverHandshake(client, sc, t)
+	out := &heldConn{Conn: sc, unshared: p.tls != nil}
 	out.held.Hold(&mv.vs.Prof.ServerSSL)
 	return out, nil
 }
 
 // pendingTLS is a server-ssl connection's TLS while SERVER_CONNECTED runs
-// before its handshake: clear once the rule said SSL::disable serverside.
-type pendingTLS struct{ clear bool }
+// before its handshake: clear once the rule said SSL::disable serverside,
+// tls the TLS of the server-ssl profile its SSL::profile chose (nil: none).
+type pendingTLS struct {
+	clear bool
+	tls   *config.TLS
+}
 
 // connectedBeforeTLS runs SERVER_CONNECTED for c, a new server connection
 // of a server-ssl virtual dialled for the client at client, before its
@@ -657,14 +738,14 @@ type pendingTLS struct{ clear bool }
 // is the client's, for its following requests). legOpened then does not
 // run the event again (ranConnected). A rule that ends the client resets
 // it, as in SERVER_CONNECTED after the handshake; the connection goes on.
-func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear bool) {
+func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) *pendingTLS {
 	v, ok := mv.tlsClients.Load(client)
 	if !ok {
-		return false
+		return &noPending
 	}
 	r := v.(*mblbFlow).rr
 	if !r.rules.Handles(config.EventServerConnected) {
-		return false
+		return &noPending
 	}
 	local := rawsock.AddrPortOf(c.LocalAddr())
 	mv.ranConnected.Store(local, struct{}{})
@@ -679,8 +760,12 @@ func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear b
 		r.rstConnected(err)
 		r.f.sess.Close(true) // at once, as in serverHandshake
 	}
-	return p.clear
+	return p
 }
+
+// noPending is connectedBeforeTLS's answer when SERVER_CONNECTED did not
+// run: nothing chosen. Read only.
+var noPending pendingTLS
 
 // heldConn is a server-ssl connection of the engine, held in the
 // profile's current connections until the engine closes it (every end of
@@ -688,7 +773,15 @@ func (mv *VS) connectedBeforeTLS(client netip.AddrPort, c *net.TCPConn) (clear b
 type heldConn struct {
 	*tls.Conn
 	held state.SSLHeld
+	// unshared: SSL::profile in SERVER_CONNECTED made it with a profile
+	// its member ID does not say (mblb.Unshared).
+	unshared bool
 }
+
+// Unshared implements mblb.Unshared: OneConnect closes the connection
+// after its response instead of lending it to a request that chose
+// another server-ssl profile, or none.
+func (c *heldConn) Unshared() bool { return c.unshared }
 
 func (c *heldConn) Close() error {
 	c.held.Release()

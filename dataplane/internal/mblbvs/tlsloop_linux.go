@@ -114,6 +114,9 @@ func (mv *VS) HandshakeForLoop(loop *evloop.Loop, fd int, client, local netip.Ad
 		return
 	}
 	t := snap.Cfg.TLS
+	if f.clientTLS != nil { // SSL::profile in CLIENT_ACCEPTED
+		t = f.clientTLS
+	}
 	hc.SetDeadline(time.Now().Add(t.Handshake()))
 	var under net.Conn = hc
 	cfg := t.Client

@@ -421,6 +421,19 @@ type mblbFlow struct {
 	// members picked for it (sniTagOf), 0 without.
 	sni    string
 	sniTag atomic.Uint64
+	// sslTLS is the TLS a rule's SSL::profile made for the client's
+	// following messages (its server-ssl profile), nil for the
+	// virtual's; profTag marks the members picked for them (the
+	// profile's Choosable.Tag), 0 without (tls.go).
+	sslTLS  atomic.Pointer[config.TLS]
+	profTag atomic.Uint64
+	// clientTLS is the TLS of the client-ssl profile SSL::profile chose
+	// in CLIENT_ACCEPTED, nil for the virtual's: set before the
+	// handshake, read by it and after (tls.go).
+	clientTLS *config.TLS
+	// stlsCfg is the TLS stls was made with (SSL::profile's, or the
+	// virtual's), while SERVERSSL_HANDSHAKE runs.
+	stlsCfg *config.TLS
 	// c3d is the client's delegation on a C3D virtual (tls.go); nil
 	// until its handshake or an SSL::c3d command.
 	c3d *flowC3D
