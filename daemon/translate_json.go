@@ -24,7 +24,11 @@ func (t *translator) jsonOptions(o *objects.Object) (*mblb.JSONOptions, error) {
 	if p == nil {
 		return nil, nil
 	}
-	return t.jsonLimits(p)
+	opts, err := t.jsonLimits(p)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+	}
+	return opts, nil
 }
 
 // jsonLimits reads a json profile's maximums: each a count from 1, and
@@ -40,7 +44,7 @@ func (t *translator) jsonLimits(p *objects.Object) (*mblb.JSONOptions, error) {
 		v := c.prop.Effective(t.cfg, p)
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > c.max {
-			return nil, fmt.Errorf("profile %s: %s %q is out of range: 1 to %d", p.Name, c.prop.Name, v, c.max)
+			return nil, fmt.Errorf("%s %q is out of range: 1 to %d", c.prop.Name, v, c.max)
 		}
 		*c.dst = n
 	}
