@@ -79,19 +79,9 @@ func TestSSLDataCommands(t *testing.T) {
 			if tc.plain {
 				conn = f.sslFake
 			}
-			r := mustCompile(t, "r", "when "+tc.ev.String()+" { "+tc.script+" }")
-			p := NewProgram(&Env{Log: func(string, string) {}}, r)
-			s := p.NewConnState(conn)
-			defer s.Release()
-			err := s.Run(tc.ev)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("%s: error %v, want one saying %q", tc.script, err, tc.wantErr)
-				}
+			s := runScript(t, conn, tc.ev, tc.script, tc.wantErr)
+			if s == nil {
 				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", tc.script, err)
 			}
 			if got := strings.Join(f.calls, "; "); got != tc.calls {
 				t.Fatalf("%s: asked %q, want %q", tc.script, got, tc.calls)
@@ -183,19 +173,9 @@ func TestSSLSettingsCommands(t *testing.T) {
 			if tc.plain {
 				conn = f.sslFake
 			}
-			r := mustCompile(t, "r", "when "+tc.ev.String()+" { "+tc.script+" }")
-			p := NewProgram(&Env{Log: func(string, string) {}}, r)
-			s := p.NewConnState(conn)
-			defer s.Release()
-			err := s.Run(tc.ev)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("%s: error %v, want one saying %q", tc.script, err, tc.wantErr)
-				}
+			s := runScript(t, conn, tc.ev, tc.script, tc.wantErr)
+			if s == nil {
 				return
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", tc.script, err)
 			}
 			if got, _ := s.Var("r"); got != tc.want {
 				t.Fatalf("%s: r = %q, want %q", tc.script, got, tc.want)
@@ -263,4 +243,26 @@ func TestSSLForwardProxyCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runScript runs script as the one handler of ev on conn. With wantErr
+// the run must fail saying it, and runScript returns nil; else it must
+// succeed, and the connection's state is returned (released when t
+// ends) for its variables.
+func runScript(t *testing.T, conn Conn, ev Event, script, wantErr string) *ConnState {
+	t.Helper()
+	r := mustCompile(t, "r", "when "+ev.String()+" { "+script+" }")
+	s := NewProgram(&Env{Log: func(string, string) {}}, r).NewConnState(conn)
+	t.Cleanup(s.Release)
+	err := s.Run(ev)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("%s: error %v, want one saying %q", script, err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return s
 }
