@@ -82,6 +82,7 @@ func commandTable() *tcl.Commands {
 		registerCache(t)                                                              // commands_cache.go
 		registerAdapt(t)                                                              // commands_adapt.go
 		registerJSON(t)                                                               // commands_json.go
+		registerHTML(t)                                                               // commands_html.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go

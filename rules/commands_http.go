@@ -168,7 +168,8 @@ func (s *ConnState) responseEvent() bool {
 		CacheResponse, CacheUpdate, // the cached answer, the member's answer to store
 		HTTPProxyResponse,                         // the answer to a CONNECT
 		AdaptResponseHeaders, AdaptResponseResult, // the member's answer after RESPMOD
-		JSONResponse, JSONResponseMissing, JSONResponseError:
+		JSONResponse, JSONResponseMissing, JSONResponseError,
+		HTMLTagMatched, HTMLCommentMatched:
 		return true
 	case ICAPRequest, ICAPResponse: // the encapsulated message: a response when there is one
 		return s.icap != nil && s.icap.HTTPResponse != nil

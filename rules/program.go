@@ -304,6 +304,9 @@ type ConnState struct {
 	// json is the JSON:: commands' handles and the event's document
 	// (commands_json.go; nil until a rule uses them).
 	json *jsonState
+	// html is the html profile's state (commands_html.go; nil: no html
+	// profile).
+	html *HTMLState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -358,6 +361,7 @@ func (s *ConnState) Release() {
 	s.stream = nil
 	s.compress = nil
 	s.icap = nil
+	s.html = nil
 	if s.json != nil {
 		s.SetJSON(nil)
 	}

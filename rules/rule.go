@@ -118,6 +118,12 @@ const (
 	JSONResponse
 	JSONResponseMissing
 	JSONResponseError
+	// The html profile's events (commands_html.go): HTMLTagMatched for
+	// each tag a tag-raise-event rule matches in a response body,
+	// HTMLCommentMatched for each comment when a comment-raise-event
+	// rule is there.
+	HTMLTagMatched
+	HTMLCommentMatched
 	numEvents
 )
 
@@ -141,6 +147,7 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_DATA", "SERVERSSL_DATA",
 	"JSON_REQUEST", "JSON_REQUEST_MISSING", "JSON_REQUEST_ERROR",
 	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
+	"HTML_TAG_MATCHED", "HTML_COMMENT_MATCHED",
 }
 
 func (e Event) String() string {
@@ -175,7 +182,8 @@ func (e Event) side() Side {
 		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
 		ICAPRequest, ICAPResponse,
 		SIPRequestSend, SIPRequestDone, ServerSSLData,
-		JSONResponse, JSONResponseMissing, JSONResponseError:
+		JSONResponse, JSONResponseMissing, JSONResponseError,
+		HTMLTagMatched, HTMLCommentMatched:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -367,6 +375,19 @@ func (r *Rule) JSONNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event >= JSONRequest && h.Event <= JSONResponseError {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// HTMLNeeds lists the rule's HTML_ event handlers, which need an html
+// profile on the virtual server: BIG-IP refuses the rule without one
+// (01070394 [M]).
+func (r *Rule) HTMLNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == HTMLTagMatched || h.Event == HTMLCommentMatched {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}
