@@ -112,6 +112,9 @@ type HTTPOptions struct {
 	// connections are framed and their frames reach the rules
 	// (websocket.go).
 	WebSocket *wsframe.Options
+	// HTML is the virtual's html profile (nil: none): response bodies of
+	// its content types pass its html rules as they stream (httphtml.go).
+	HTML *HTMLOptions
 	// JSON is the virtual's json profile (nil: none): bodies with a
 	// JSON content type are parsed for the rules' JSON_ events
 	// (internal/mblbvs/json.go).
@@ -445,6 +448,7 @@ func (s *ClientConn) buildRequest(b []byte, h *httpx.Head, x *HTTPEvent) (*msg, 
 		}
 		z, ed.DropAcceptEncoding = s.compressRequest(head, h) // httpcompress.go
 	}
+	ed.DropAcceptEncoding = ed.DropAcceptEncoding || opts.HTML != nil // httphtml.go
 	if ws := opts.WebSocket; ws != nil && h.Upgrade && (ws.NoCompression || s.wsFrameRules()) {
 		// compression disabled, or rules that read and edit frames:
 		// neither end may negotiate permessage-deflate, so payloads
@@ -902,7 +906,8 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			}
 			z = sc.responseEncoder(req, zhead, h, length) // httpcompress.go
 		}
-		if f != nil || z != nil {
+		sc.html = sc.htmlPass(req, head, b, h) // httphtml.go
+		if f != nil || z != nil || sc.html != nil {
 			if head == nil {
 				head = b[h.Start:h.HeaderEnd]
 			}

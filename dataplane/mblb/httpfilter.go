@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 
+	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/streamfilter"
@@ -91,6 +92,9 @@ func filterWhole(f *streamfilter.Filter, out, plain *[]byte, body []byte, chunke
 // framed it or not, filtered by f and compressed by z (either may be
 // nil), in sc's scratch.
 func (sc *serverConn) transformWhole(f *streamfilter.Filter, z *httpcompress.Encoder, body []byte, chunked bool) []byte {
+	if sc.html != nil {
+		body, chunked = sc.htmlWhole(body, chunked), false // httphtml.go
+	}
 	if f != nil {
 		body = filterWhole(f, &sc.filtered, &sc.plain, body, chunked)
 	} else if chunked {
@@ -110,6 +114,7 @@ func (sc *serverConn) transformWhole(f *streamfilter.Filter, z *httpcompress.Enc
 // frames the result for the receiver, chunked or as it comes (a body the
 // close ends).
 type bodyFilter struct {
+	html                *htmlfilter.Pass // the html profile's, before f (httphtml.go)
 	f                   *streamfilter.Filter
 	z                   *httpcompress.Encoder
 	chunkedIn, chunkOut bool
@@ -118,6 +123,7 @@ type bodyFilter struct {
 	// plain, out and zout are scratch: a chunked part's data, the
 	// filter's output, the compressor's.
 	plain, out, zout []byte
+	hout             []byte // the html pass's output
 }
 
 func newBodyFilter(f *streamfilter.Filter, z *httpcompress.Encoder, chunkedIn, chunkOut bool) *bodyFilter {
@@ -134,6 +140,13 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 		// (The framer checked the chunks: no error can come.)
 		bf.plain, _ = bf.unchunk.Append(bf.plain[:0], p)
 		data = bf.plain
+	}
+	if bf.html != nil {
+		data = bf.html.Write(bf.hout[:0], data)
+		if end {
+			data = bf.html.Close(data)
+		}
+		bf.hout = data
 	}
 	out := data
 	if bf.f != nil {
@@ -170,6 +183,7 @@ func (bf *bodyFilter) part(dst, p []byte, end bool) []byte {
 func (sc *serverConn) startFilter(f *streamfilter.Filter, z *httpcompress.Encoder, req *msg, head []byte, h *httpx.Head) []byte {
 	chunkOut := sc.streamChunkOut(req, h) // httpchunking.go
 	sc.strm.filter = newBodyFilter(f, z, h.Chunked, chunkOut)
+	sc.strm.filter.html, sc.html = sc.html, nil
 	if so := sc.e.cfg.Request.HTTP.Stream; so != nil {
 		sc.strm.filter.chunkSize = so.ChunkSize
 	}

@@ -3,6 +3,7 @@ package mblb
 import (
 	"context"
 	"errors"
+	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"io"
 	"net"
 	"net/netip"
@@ -189,6 +190,11 @@ type serverConn struct {
 	// body filtered and a chunked one's data, and a streamed part as it
 	// goes to the client (httpfilter.go).
 	filterHead, filtered, plain, filterOut []byte
+	// html is the html profile's pass over the body of the response in
+	// hand, until the body's transformation takes it; htmlOut a whole
+	// body it rewrote (httphtml.go).
+	html    *htmlfilter.Pass
+	htmlOut []byte
 	// zipped is the compressor's output for a whole body; cookieHead a
 	// response head with its cookies encrypted (cookiecrypt.go).
 	zipped, cookieHead []byte

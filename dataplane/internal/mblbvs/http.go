@@ -121,9 +121,10 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	// LB_SELECTED, LB_FAILED and PERSIST_DOWN read the request too (and
 	// LB_FAILED and PERSIST_DOWN may answer it).
 	// With a stream profile, any event may switch the filter that
-	// responses go through (stream.go).
+	// responses go through (stream.go); with an html profile, the
+	// profile (html.go).
 	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) &&
-		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && !handlesAdapt(prog) { // adapt.go
+		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && r.f.mv.cfg.Request.HTTP.HTML == nil && !handlesAdapt(prog) { // adapt.go, html.go
 		return nil
 	}
 	r.self = h

@@ -125,6 +125,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 		if r.f.mv.cfg.Request.HTTP.WebSocket != nil && r.http != nil {
 			r.sess.SetWebSocket() // websocket.go
 		}
+		if r.f.mv.cfg.Request.HTTP.HTML != nil && r.http != nil {
+			r.sess.SetHTML(true) // html.go
+		}
 		if h := r.f.mv.cfg.Request.SIP.PersistHeader; h != "" && r.f.mv.cfg.Request.Mode == mblb.SIP {
 			r.sess.SetSIPPersistField(h) // what SIP::persist reads (sip.go)
 		}
