@@ -58,6 +58,7 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileJSON) {
 		t.jsonProfile(o) // translate_json.go
 	}
+	t.htmlChecks() // translate_html.go
 	for _, o := range cfg.Of(profileHTTP2) {
 		t.http2Profile(o) // translate_http2.go
 	}
@@ -546,6 +547,12 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_sni.go, translate_sip.go
 			return
 		}
+		if !t.htmlNeeds(o, list) { // translate_html.go
+			return
+		}
+	}
+	if !t.htmlNeedsHTTP(o) { // translate_html.go
+		return
 	}
 	if prof := t.profile(o, profileTCP, profileFastL4); prof != nil {
 		switch it := profileIdle.Effective(t.cfg, prof); it {

@@ -308,6 +308,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		t.skip(o, "%v", err)
 		return opts, false
 	}
+	if opts.HTML, err = t.htmlOptions(o); err != nil { // translate_html.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	if opts.RequestLog, err = t.requestLogOptions(o); err != nil { // translate_reqlog.go
 		t.skip(o, "%v", err)
 		return opts, false
