@@ -21,6 +21,7 @@ type Pass struct {
 	off       bool
 	tag       Tag
 	com       Comment
+	name      []byte // the tag in hand's name, lower case
 	matched   int
 }
 
@@ -129,10 +130,10 @@ func (p *Pass) comment(dst, raw []byte) []byte {
 }
 
 func (p *Pass) tagAt(dst, raw []byte, end bool) []byte {
-	name := tagName(raw, end)
+	p.name = tagName(p.name[:0], raw, end)
 	if !end && !selfClosed(raw) {
 		for _, e := range rawText {
-			if name == e {
+			if string(p.name) == e {
 				p.rawEnd = e
 			}
 		}
@@ -140,10 +141,11 @@ func (p *Pass) tagAt(dst, raw []byte, end bool) []byte {
 	if p.off {
 		return append(dst, raw...)
 	}
-	ks := p.c.tags[name]
+	ks := p.c.tags[string(p.name)] // (no copy: a map index)
 	if len(ks) == 0 {
 		return append(dst, raw...)
 	}
+	name := string(p.name)
 	t := &p.tag
 	t.reset(name, raw)
 	hit := false
@@ -176,21 +178,22 @@ func (p *Pass) tagAt(dst, raw []byte, end bool) []byte {
 	return t.appendTo(dst)
 }
 
-// tagName is the lower-case name of the tag raw ("/name" for an end tag).
-func tagName(raw []byte, end bool) string {
+// tagName appends to dst the lower-case name of the tag raw ("/name"
+// for an end tag).
+func tagName(dst, raw []byte, end bool) []byte {
 	s := 1
 	if end {
 		s = 2
+		dst = append(dst, '/')
 	}
-	e := s
-	for e < len(raw) && !isSpace(raw[e]) && raw[e] != '/' && raw[e] != '>' {
-		e++
+	for e := s; e < len(raw) && !isSpace(raw[e]) && raw[e] != '/' && raw[e] != '>'; e++ {
+		c := raw[e]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
 	}
-	n := strings.ToLower(string(raw[s:e]))
-	if end {
-		return "/" + n
-	}
-	return n
+	return dst
 }
 
 func selfClosed(raw []byte) bool { return len(raw) >= 2 && raw[len(raw)-2] == '/' }

@@ -129,3 +129,14 @@ func TestCompileRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAllocUnmatched: tags no rule names cost no allocation.
+func TestNoAllocUnmatched(t *testing.T) {
+	c, _ := Compile([]Rule{{Name: "r", Kind: TagRemove, TagName: "img"}})
+	p := c.New(nil, nil)
+	in := []byte(`<div class="a"><P>text</P><span>more</span></div>`)
+	out := make([]byte, 0, 4*len(in))
+	if n := testing.AllocsPerRun(20, func() { out = p.Write(out[:0], in) }); n != 0 {
+		t.Errorf("%v allocations per body", n)
+	}
+}
