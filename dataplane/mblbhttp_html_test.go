@@ -159,6 +159,37 @@ func TestHTTPHTMLProfile(t *testing.T) {
 	}
 }
 
+// TestHTTPHTMLProfileHTTP10: an HTTP/1.0 client, which cannot be sent
+// chunks, gets a streamed answer the rules changed ended by the close,
+// and a whole one with its new Content-Length.
+func TestHTTPHTMLProfileHTTP10(t *testing.T) {
+	const vs, member = "127.102.0.30:80", "127.102.0.31:80"
+	startHTMLMember(t, member)
+	rs, _ := htmlfilter.Compile([]htmlfilter.Rule{{Name: "/Common/noimg", Kind: htmlfilter.TagRemove, TagName: "img"}})
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{
+		HTML: &mblb.HTMLOptions{Profile: "/Common/html", Rules: rs, Types: []string{"text/html"}}}}}, member)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	want := strings.Replace(htmlPage, `<img src="a.png">`, "", 1)
+	for _, c := range []struct{ path, framing string }{{"/split", ""}, {"/chunked", ""}, {"/whole", fmt.Sprintf("Content-Length: %d", len(want))}} {
+		conn, err := net.Dial("tcp", vs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(conn, "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", c.path)
+		b, err := io.ReadAll(conn)
+		conn.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		head, body, _ := strings.Cut(string(b), "\r\n\r\n")
+		if body != want || strings.Contains(strings.ToLower(head), "chunked") || c.framing != "" && !strings.Contains(head, c.framing) {
+			t.Errorf("%s: got\n%s\n\n%s", c.path, head, body)
+		}
+	}
+}
+
 // TestHTTPHTMLDisable: HTML::disable in HTTP_RESPONSE leaves that
 // response as the member sent it; the next one is parsed again.
 func TestHTTPHTMLDisable(t *testing.T) {
