@@ -62,6 +62,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileHTTP2) {
 		t.http2Profile(o) // translate_http2.go
 	}
+	for _, o := range cfg.Of(profileRADIUS) {
+		t.radiusProfile(o) // translate_radius.go
+	}
 	if rb != nil && rb.e != nil {
 		rb.e.caches.prune(cfg.Of(profileWebAccel))
 	}

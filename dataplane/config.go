@@ -54,6 +54,8 @@ type (
 	LDAPMonitor       = config.LDAPMonitor
 	SIPMonitor        = config.SIPMonitor
 	SIPDatagram       = config.SIPDatagram
+	RADIUSProfile     = config.RADIUSProfile
+	RADIUSClient      = config.RADIUSClient
 	RADIUSMonitor     = config.RADIUSMonitor
 	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol

@@ -86,6 +86,7 @@ func commandTable() *tcl.Commands {
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go
+		registerRADIUS(t)                                                             // commands_radius.go
 		t.Register("RESOLV::lookup", cmdResolvLookup).Compile = waitHook              // commands_resolv.go
 		t.Register("RESOLVER::name_lookup", cmdResolverNameLookup).Compile = waitHook // commands_dnsmsg.go
 		registerDNSMsg(t)

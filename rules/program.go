@@ -320,6 +320,8 @@ type ConnState struct {
 	ws *WSState
 	// sip is the SIP:: commands' state (nil: no sip profile).
 	sip *SIPState
+	// radius: the virtual server has a radius profile (commands_radius.go).
+	radius bool
 	// sidebands are the rule's open sideband connections, by id
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband

@@ -87,6 +87,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"a SIP member over TCP or UDP: INVITE gets 100 and 200 with SDP, ACK nothing, other requests 200; answers name the member (X-Member)"},
 	{"sip-client", "-connect ADDR:PORT [-label C1] [-calls N] [-options N] [-info N] [-register N] [-registrations user[=secs],...] [-compact] [-tag T] [-udp] [-summary] [-headers] [-wait-close]",
 		"a SIP client on one connection: dialogs (INVITE, ACK, BYE) and OPTIONS, printing which member answered each"},
+	{"radius-server", "-listen ADDR:PORT [-label R1] [-secret S]",
+		"a RADIUS member over UDP: accepts every Access-Request, answers every Accounting-Request, naming itself in Reply-Message; logs User-Name and Calling-Station-Id"},
+	{"radius-client", "-connect ADDR:PORT [-bind ADDR] [-secret S] [-user U] [-csid ID,ID,...] [-acct]",
+		"a NAS: one request per Calling-Station-Id, each from a port of its own, printing the verified answer's code and Reply-Message"},
 }
 
 func usage(w io.Writer) {
@@ -142,6 +146,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = sipServerMain(ctx, args[1:], stdout, stderr) // sip.go
 	case "sip-client":
 		err = sipClientMain(ctx, args[1:], stdout, stderr)
+	case "radius-server":
+		err = radiusServerMain(ctx, args[1:], stdout, stderr) // radius.go
+	case "radius-client":
+		err = radiusClientMain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

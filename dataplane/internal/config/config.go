@@ -148,6 +148,10 @@ type Virtual struct {
 	// message, balanced by itself (dataplane/internal/udp/sip.go); nil
 	// without the profile.
 	SIP *SIPDatagram
+	// RADIUS is the radius profile on a UDP virtual: each datagram is one
+	// RADIUS packet, balanced by itself and persisted on an attribute
+	// (dataplane/internal/udp/radius.go); nil without the profile.
+	RADIUS *RADIUSProfile
 	// DNS is the dns profile: the virtual answers DNS queries itself
 	// (wide IPs, static zones, its cache) before it forwards any to its
 	// pool (dataplane/dnsvs); nil without the profile.
@@ -976,6 +980,34 @@ type SIPDatagram struct {
 // SIP state of its own.
 func (s *SIPDatagram) Proxies() bool {
 	return s.Via || s.SecureVia || s.UserVia != "" || s.RecordRoute || s.TerminateOnBye || s.DialogAware
+}
+
+// RADIUSProfile is the radius profile on a UDP virtual.
+type RADIUSProfile struct {
+	// PersistAVP is the attribute whose value persists a request to a
+	// member (persist-avp, 31 for Calling-Station-Id); 0 for none.
+	PersistAVP uint8
+	// Clients are the clients data group's networks and their shared
+	// secrets, most specific first: what an edited packet is signed
+	// again with.
+	Clients []RADIUSClient
+}
+
+// RADIUSClient is one record of a radius profile's clients data group.
+type RADIUSClient struct {
+	Net    netip.Prefix
+	Secret []byte
+}
+
+// Secret is the shared secret of client a, nil when no record holds it.
+func (r *RADIUSProfile) Secret(a netip.Addr) []byte {
+	a = a.Unmap()
+	for _, c := range r.Clients {
+		if c.Net.Contains(a) {
+			return c.Secret
+		}
+	}
+	return nil
 }
 
 // DNSProfile is an ltm profile dns as the virtual acts on it: what

@@ -52,6 +52,8 @@ type flow struct {
 	// sip is the sip profile's proxy state (sipproxy.go), nil when the
 	// profile sets no proxy setting.
 	sip *sipState
+	// rad is the radius profile's state (radius.go), nil without one.
+	rad *radiusState
 	// hash is the virtual's hash profile with a payload key, nil for none;
 	// basePersists and basePers are the flow's decision without it
 	// (hashpersist.go).
@@ -95,7 +97,7 @@ type leg struct {
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB || cfg.SIP != nil}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
@@ -112,7 +114,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		f.rs = &ruleState{}
 		f.wq = newWaitQueue(f) // rulewait.go
 	}
-	if f.hash = hashProfile(cfg); f.hash != nil {
+	if f.hash = hashProfile(cfg); f.hash != nil || cfg.RADIUS != nil {
 		f.basePersists, f.basePers = f.persists, f.pers
 	}
 	if f.persists || f.rs != nil || f.hash != nil {
@@ -122,6 +124,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 		f.clone = snap.Clone.StartDatagrams()
 	}
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
+	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.initIO()
 	return f
 }
@@ -170,7 +173,18 @@ func (f *flow) forward(b []byte) {
 			lg = nil
 		}
 	}
-	if lg == nil || f.dgram {
+	var again *leg // a RADIUS request's retransmission follows its first copy
+	if f.rad != nil {
+		var ok bool
+		if b, again, ok = f.radiusIn(b, sent); !ok { // radius.go
+			return
+		}
+		if again != nil {
+			lg = again
+			f.last.Store(lg)
+		}
+	}
+	if again == nil && (lg == nil || f.dgram) {
 		var sm sipmsg.Message
 		ruled := false // a SIP event's decisions hold for this message
 		if sc := f.snap.Cfg.SIP; sc != nil {
@@ -208,6 +222,9 @@ func (f *flow) forward(b []byte) {
 		if b, ok = f.sipOut(lg, b); !ok { // sip.go
 			return
 		}
+	}
+	if f.rad != nil {
+		f.radiusSent(lg, b, sent)
 	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
@@ -296,7 +313,7 @@ func (f *flow) pickOnce(mayRetry bool) (lg *leg, again bool) {
 			if !f.dgram {
 				m.Release() // the leg already holds the flow's count
 			}
-			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash || f.rs != nil && f.rs.sipKeeping) {
+			if f.persists && (f.pers.key.Mode == persist.SIP || f.pers.key.Mode == persist.Hash || f.rad != nil || f.rs != nil && f.rs.sipKeeping) {
 				// A key of this datagram's own (sip.go, hashpersist.go,
 				// a SIP event's persist): its record is made or
 				// refreshed on a leg the flow had too, as on a new one

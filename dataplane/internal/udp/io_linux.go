@@ -363,6 +363,7 @@ func (lg *leg) answer() {
 		if len(b) == 0 && !f.snap.Cfg.AllowNoPayload {
 			continue // allow-no-payload disabled (udpopts.go)
 		}
+		got := b // as the member sent it
 		if f.sip != nil {
 			var done bool
 			b, done = f.sip.fromMember(lg, b)
@@ -380,6 +381,12 @@ func (lg *leg) answer() {
 				if b, fwd = f.sipOut(lg, b); !fwd {
 					continue
 				}
+			}
+		}
+		if f.rad != nil {
+			var fwd bool
+			if b, fwd = f.radiusOut(b, got); !fwd { // radius.go
+				continue
 			}
 		}
 		h := &s.hdrs[k].Hdr

@@ -133,6 +133,7 @@ func (lg *leg) fromServer(b []byte) {
 	if len(b) == 0 && !f.snap.Cfg.AllowNoPayload {
 		return // allow-no-payload disabled (udpopts.go)
 	}
+	got := b // as the member sent it
 	if f.sip != nil {
 		var bye bool
 		if b, bye = f.sip.fromMember(lg, b); bye && f.retireLeg(lg) {
@@ -151,6 +152,12 @@ func (lg *leg) fromServer(b []byte) {
 			if b, fwd = f.sipOut(lg, b); !fwd {
 				return
 			}
+		}
+	}
+	if f.rad != nil {
+		var fwd bool
+		if b, fwd = f.radiusOut(b, got); !fwd { // radius.go
+			return
 		}
 	}
 	f.toClient(b)

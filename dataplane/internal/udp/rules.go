@@ -296,6 +296,9 @@ var _ config.RuleConn = (*flow)(nil)
 func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
 	if f.rs.sess == nil {
 		f.rs.sess = prog.NewConnState(f)
+		if f.rad != nil {
+			f.rs.sess.SetRADIUS() // the RADIUS:: commands read the datagrams (radius.go)
+		}
 		if f.snap.Cfg.SIP != nil {
 			f.rs.sess.SetSIP() // the SIP:: commands answer in SIP events (sip.go)
 			if h := f.snap.Cfg.SIP.PersistHeader; h != "" {
