@@ -118,6 +118,10 @@ const (
 	JSONResponse
 	JSONResponseMissing
 	JSONResponseError
+	// SOCKSRequest runs when a client of a socks profile's virtual has
+	// named its destination, before it is resolved and connected
+	// (commands_socks.go).
+	SOCKSRequest
 	numEvents
 )
 
@@ -141,6 +145,7 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_DATA", "SERVERSSL_DATA",
 	"JSON_REQUEST", "JSON_REQUEST_MISSING", "JSON_REQUEST_ERROR",
 	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
+	"SOCKS_REQUEST",
 }
 
 func (e Event) String() string {
