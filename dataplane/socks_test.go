@@ -169,10 +169,21 @@ func TestSocksVirtual(t *testing.T) {
 func TestSocksDeny(t *testing.T) {
 	m := startServer(t, "127.103.1.20:80", "M1")
 	ns := startNameserver(t, "127.103.1.53:0", map[string]string{"vs.test.": "127.103.1.11", "m1.test.": "127.103.1.20"})
+	cfg := socksConfig("127.103.1.10:1080", "127.103.1.20:80", ns, false)
+	// A rule's destination is checked as the client's would be, unless
+	// the rule decided SOCKS::allowed itself.
+	cfg.Virtuals["/Common/socks"].Rules, _ = compileRules(t, `when SOCKS_REQUEST {
+	switch [SOCKS::destination] {
+		"alias.test:80" { SOCKS::destination 127.103.1.11:80 }
+		"sneak.test:80" { SOCKS::destination 127.103.1.20:80 }
+		"force.test:80" { SOCKS::allowed 1; SOCKS::destination 127.103.1.20:80 }
+	}
+}`)
 	p, _ := newPlane(t)
-	mustApply(t, p, socksConfig("127.103.1.10:1080", "127.103.1.20:80", ns, false))
+	mustApply(t, p, cfg)
 	const vs = "127.103.1.10:1080"
 	v5 := []byte{5, 1, 0}
+	name5 := func(h string) []byte { return append(append([]byte{5, 1, 0, 5, 1, 0, 3, byte(len(h))}, h...), 0, 80) }
 	for _, tc := range []struct {
 		name string
 		req  []byte
@@ -184,6 +195,9 @@ func TestSocksDeny(t *testing.T) {
 		{"to the member by name", append(append(append(v5, 5, 1, 0, 3, 7), "m1.test"...), 0, 80), socks.NotAllowed},
 		{"socks4 to the member", []byte{4, 1, 0, 80, 127, 103, 1, 20, 0}, 91},
 		{"to the proxy itself", append(v5, 5, 1, 0, 1, 127, 103, 1, 10, 4, 56), socks.NotAllowed},
+		{"a rule's destination at the virtual", name5("alias.test"), socks.Succeeded},
+		{"a rule's destination at the member", name5("sneak.test"), socks.NotAllowed},
+		{"a rule's verdict", name5("force.test"), socks.Succeeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, c := socksDial(t, vs, tc.req)
@@ -203,8 +217,8 @@ func TestSocksDeny(t *testing.T) {
 	m.mu.Lock()
 	n := len(m.remotes)
 	m.mu.Unlock()
-	if n != 2 {
-		t.Errorf("the member had %d connections, want 2 (through the virtual)", n)
+	if n != 4 {
+		t.Errorf("the member had %d connections, want 4 (3 through the virtual, 1 the rule allowed)", n)
 	}
 }
 

@@ -89,7 +89,7 @@ func (pr *proxied) serveSocks() {
 			allowed = st.Allowed
 		}
 	}
-	if !allowed && (decided || req.Host == "" || sp.ConnectAllow) {
+	if decided && !allowed {
 		pr.socksRefuse(req.Version, socks.NotAllowed)
 		return
 	}
@@ -101,7 +101,9 @@ func (pr *proxied) serveSocks() {
 		return
 	}
 	dst := netip.AddrPortFrom(addr, req.Port)
-	if !allowed && !allowedAt(dst) {
+	// Without a rule's verdict, the profile's, on the address the
+	// request (or the rule's SOCKS::destination) resolved to.
+	if !decided && !allowedAt(dst) {
 		pr.socksRefuse(req.Version, socks.NotAllowed)
 		return
 	}
