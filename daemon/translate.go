@@ -543,7 +543,7 @@ func (t *translator) virtual(o *objects.Object) {
 			t.attachError(o, err)
 			return
 		}
-		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_sni.go, translate_sip.go
+		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) || !t.profileNeeds(o, list, profileSocks, "SOCKS", (*rules.Rule).SOCKSNeeds) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_sni.go, translate_sip.go
 			return
 		}
 	}

@@ -115,3 +115,16 @@ func cmdSOCKSDestination(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	return tcl.Str(r.Destination()), nil
 }
+
+// SOCKSNeeds lists the rule's SOCKS_REQUEST handlers: BIG-IP refuses the
+// rule on a virtual server without a socks profile (01070394), where the
+// event could never run.
+func (r *Rule) SOCKSNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == SOCKSRequest {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
