@@ -179,6 +179,7 @@ func TestSocksDeny(t *testing.T) {
 		"force.test:80" { SOCKS::allowed 1; SOCKS::destination 127.103.1.20:80 }
 	}
 }`)
+	cfg.Virtuals["/Common/off"] = &Virtual{Name: "/Common/off", Destination: ap("127.103.1.12:80"), Pool: "/Common/pool", SNAT: SNAT{Type: SNATNone}}
 	p, _ := newPlane(t)
 	mustApply(t, p, cfg)
 	const vs = "127.103.1.10:1080"
@@ -194,6 +195,7 @@ func TestSocksDeny(t *testing.T) {
 		{"to the member", append(v5, 5, 1, 0, 1, 127, 103, 1, 20, 0, 80), socks.NotAllowed},
 		{"to the member by name", append(append(append(v5, 5, 1, 0, 3, 7), "m1.test"...), 0, 80), socks.NotAllowed},
 		{"socks4 to the member", []byte{4, 1, 0, 80, 127, 103, 1, 20, 0}, 91},
+		{"to a disabled virtual", append(v5, 5, 1, 0, 1, 127, 103, 1, 12, 0, 80), socks.NotAllowed},
 		{"to the proxy itself", append(v5, 5, 1, 0, 1, 127, 103, 1, 10, 4, 56), socks.NotAllowed},
 		{"a rule's destination at the virtual", name5("alias.test"), socks.Succeeded},
 		{"a rule's destination at the member", name5("sneak.test"), socks.NotAllowed},

@@ -166,15 +166,15 @@ func (pr *proxied) SOCKS() *rules.SOCKSState {
 	return pr.rs.socks
 }
 
-// listensAt reports whether a TCP virtual server other than self
-// listens at dst (a wildcard address or port included): where
+// listensAt reports whether an enabled TCP virtual server other than
+// self listens at dst (a wildcard address or port included): where
 // default-connect-handling deny lets a SOCKS client go.
 func listensAt(cfg *config.Config, dst netip.AddrPort, self string) bool {
 	if cfg == nil {
 		return false
 	}
 	for name, v := range cfg.Virtuals {
-		if name == self || v.IsUDP() {
+		if name == self || v.IsUDP() || !v.Enabled {
 			continue
 		}
 		ls, err := v.Listeners()
