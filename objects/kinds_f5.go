@@ -967,6 +967,15 @@ security ed disabled
 translate-extended ed enabled
 `), "F5 ltm profile ftp: the FTP gateway, passive and active data connections through the virtual (port, translate-extended, allow-ftps)",
 			"port", "translate-extended", "allow-ftps"),
+		socksProfile(actOn(profileKind("socks", "socks", `
+default-connect-handling enum deny deny|allow
+dns-resolver ref net+dns-resolver none
+ipv6 yn yes
+protocol-versions list socks4,socks4a,socks5
+route-domain str 0
+tunnel-name str socks-tunnel
+`), "F5 ltm profile socks: the virtual is a SOCKS 4, 4A and 5 proxy: each client names its destination (an address, or a name resolved by dns-resolver), reached directly with default-connect-handling allow or, with deny, only where a virtual server listens",
+			"default-connect-handling", "dns-resolver", "ipv6", "protocol-versions")),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
@@ -1472,6 +1481,12 @@ func forwardZones(k *Kind) *Kind {
 	p.Sub = &Kind{Title: "Forward Zone", Props: []*Prop{
 		help(&Prop{Name: "nameservers", Type: TColl, Sub: &Kind{Title: "Nameserver"}}, "the zone's DNS servers, ADDR:PORT (IPv6 ADDR.PORT)"),
 	}}
+	return k
+}
+
+// socksProfile gives the socks profile's protocol-versions its words.
+func socksProfile(k *Kind) *Kind {
+	k.row("protocol-versions").Enum = []string{"socks4", "socks4a", "socks5"}
 	return k
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -671,6 +672,9 @@ func (r *Reader) list(p *Prop, item *Item, kw *grammar.Word, rest []grammar.Node
 				if _, ok := NodeAddr(s); !ok {
 					return nil, synErr(w, []string{"an IP address"}, "%q is not an IP address", s)
 				}
+			}
+			if len(p.Enum) > 0 && !slices.Contains(p.Enum, s) {
+				return nil, synErr(w, p.Enum, "%q is not a valid value for %q", s, p.Name)
 			}
 			if len(p.Ref) > 0 || strings.HasPrefix(s, "/") || p.Name == "members" {
 				s = FullPath(r.folder(), s)

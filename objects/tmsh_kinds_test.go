@@ -33,7 +33,9 @@ func TestTmshKindsOpenltmKeeps(t *testing.T) {
 		{"ltm monitor dns", "qname www.lab.io qtype aaaa", "ltm monitor dns x { qname www.lab.io qtype aaaa }", ""},
 		{"ltm monitor inband", "failures 5", "ltm monitor inband x { failures 5 }", ""},
 		{"ltm pool", "load-balancing-mode observed-member", "ltm pool x { load-balancing-mode observed-member }", ""},
+		{"ltm profile socks", "protocol-versions replace-all-with { socks5 } default-connect-handling allow", "ltm profile socks x { default-connect-handling allow protocol-versions { socks5 } }", ""},
 		// BIG-IP refuses these.
+		{"ltm profile socks", "protocol-versions replace-all-with { socks6 }", "", `"socks6" is not a valid value for "protocol-versions"`},
 		{"net route", "colour blue", "", `"colour" unknown property`},
 		{"ltm monitor dns", "qtype mx", "", `"mx" is not a valid value for "qtype"`},
 		{"net route", "network 10.3.99.0/24 gw 10.1.20.300", "", `"10.1.20.300" is not an IP address`},

@@ -100,6 +100,7 @@ func commandTable() *tcl.Commands {
 		registerProfile(t)                // commands_profile.go
 		registerLink(t)                   // commands_link.go
 		registerFTP(t)                    // commands_ftp.go
+		registerSOCKS(t)                  // commands_socks.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -124,6 +124,10 @@ const (
 	// rule is there.
 	HTMLTagMatched
 	HTMLCommentMatched
+	// SOCKSRequest runs when a client of a socks profile's virtual has
+	// named its destination, before it is resolved and connected
+	// (commands_socks.go).
+	SOCKSRequest
 	numEvents
 )
 
@@ -148,6 +152,7 @@ var eventNames = [numEvents]string{
 	"JSON_REQUEST", "JSON_REQUEST_MISSING", "JSON_REQUEST_ERROR",
 	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
 	"HTML_TAG_MATCHED", "HTML_COMMENT_MATCHED",
+	"SOCKS_REQUEST",
 }
 
 func (e Event) String() string {

@@ -11,6 +11,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/openltm/openltm/dataplane/socks"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -195,6 +196,9 @@ type Virtual struct {
 	// FTP is the ftp profile of a plain TCP virtual, whose flows the
 	// FTP gateway serves (ftp.go); nil: none.
 	FTP *FTP
+	// Socks is the socks profile of a TCP virtual: each client speaks
+	// SOCKS first and names where it goes (l4/socks.go); nil: none.
+	Socks *socks.Proxy
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool

@@ -186,10 +186,15 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
-	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) {
+	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
+
+	if cfg.Socks != nil {
+		pr.serveSocks() // socks.go
+		return
+	}
 
 	if cfg.TLS != nil && cfg.TLS.Forward != nil {
 		pr.serveForward() // sslfwd.go

@@ -64,6 +64,9 @@ type ruleState struct {
 	wmu                [2]sync.Mutex // one writer per destination keeps order
 	responded          bool
 
+	// socks is the request SOCKS_REQUEST is deciding (socks.go).
+	socks *rules.SOCKSState
+
 	verdict       irules.Verdict
 	detach        bool
 	irules.Target // pool, member, node, snat and LB::mode decisions
