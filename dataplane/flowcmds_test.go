@@ -1,0 +1,51 @@
+package dataplane
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// FLOW::idle_timeout shortens one connection's idle timeout below its
+// virtual's: the idle client is reset while a client of the same kind of
+// virtual without the rule, idle as long, is kept. TCP::naglemode acts on
+// the proxy's own member socket (Go's sockets start with TCP_NODELAY, so
+// TCP::naglestate reads the change back from the kernel).
+func TestRuleFlowIdleTimeoutAndNaglemode(t *testing.T) {
+	t.Parallel()
+	startServer(t, "127.107.0.2:9000", "S1")
+	p, _ := newPlane(t)
+	cfg := basic("127.107.0.1:9000", "127.107.0.2:9000")
+	v := cfg.Virtuals["/Common/vs"]
+	v.IdleTimeout = 300 * time.Second
+	var lg *ruleLog
+	v.Rules, lg = compileRules(t, `when CLIENT_ACCEPTED {
+    FLOW::idle_timeout [FLOW::this] 1
+}
+when SERVER_CONNECTED {
+    log local0. "before [TCP::naglemode]"
+    TCP::naglemode enable
+    log local0. "after [TCP::naglestate] [TCP::naglemode] idle [FLOW::idle_timeout [FLOW::peer [FLOW::this]]]"
+}`)
+	lg.showOnFailure(t)
+	keep := *v
+	keep.Name, keep.Destination, keep.Rules = "/Common/keep", ap("127.107.0.1:9001"), nil
+	cfg.Virtuals["/Common/keep"] = &keep
+	mustApply(t, p, cfg)
+
+	c := dialVS(t, "127.107.0.1:9000")
+	kept := dialVS(t, "127.107.0.1:9001")
+	c.mustAsk("a")
+	kept.mustAsk("a")
+	eventually(t, "the rule's one-second idle timeout to end the client", func() bool {
+		return len(flowsOf(p, "/Common/vs")) == 0
+	})
+	if _, err := c.ask("b"); err == nil {
+		t.Fatal("the idle client was not reset")
+	}
+	kept.mustAsk("b") // the other virtual's client, idle as long, is kept
+	got := lg.String()
+	if !strings.Contains(got, "before disable") || !strings.Contains(got, "after enabled enable idle 1") {
+		t.Errorf("log:\n%s", got)
+	}
+}
