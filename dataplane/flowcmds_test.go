@@ -49,3 +49,32 @@ when SERVER_CONNECTED {
 		t.Errorf("log:\n%s", got)
 	}
 }
+
+// On a UDP virtual, UDP::sendbuffer sets the flow's own member socket
+// (read back from the kernel), refuses the client side's (the listener's
+// socket, every client's), and UDP::mss reads the path MTU towards the
+// member; FLOW::refresh restarts the flow's idle time.
+func TestRuleUDPSettings(t *testing.T) {
+	t.Parallel()
+	startUDPMember(t, "127.107.1.2:5300", "S1")
+	p, _ := newPlane(t)
+	cfg := udpBasic("127.107.1.1:53", "127.107.1.2:5300")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when SERVER_DATA {
+    UDP::sendbuffer 50000
+    set err ""
+    catch { clientside { UDP::sendbuffer 50000 } } err
+    FLOW::refresh
+    log local0. "sendbuffer [UDP::sendbuffer] mss [UDP::mss] idle [FLOW::idle_duration] client: $err"
+}`)
+	lg.showOnFailure(t)
+	mustApply(t, p, cfg)
+	dialUDP(t, "", "127.107.1.1:53").mustAsk("q")
+	eventually(t, "SERVER_DATA's log line", func() bool { return strings.Contains(lg.String(), "sendbuffer") })
+	got := lg.String()
+	for _, want := range []string{"sendbuffer 50000 mss ", " idle 0 ", "client: UDP::sendbuffer: the client side's socket is the virtual server's"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+}
