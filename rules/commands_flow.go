@@ -36,6 +36,7 @@ func registerFlow(t *tcl.Commands) {
 	t.Register("FLOW::idle_duration", cmdFlowIdleDuration)
 	t.Register("FLOW::refresh", cmdFlowRefresh)
 	t.Register("FLOW::priority", cmdFlowPriority)
+	t.Register("peer", cmdPeer).Compile = scriptLast
 	t.Register("sharedvar", cmdSharedvar)
 	t.Register("fasthash", cmdFasthash)
 	t.Register("md4", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
@@ -240,6 +241,27 @@ func cmdFlowPriority(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		return tcl.Empty, tcl.Errorf("%s: %q is not a priority from 0 to %d", name, rest[0].String(), maxFlowPriority)
 	}
 	return tcl.Empty, socketOf(in, name, of, func(fd int) error { return setPriority(fd, int(n)) })
+}
+
+// cmdPeer is peer SCRIPT: the script run in the other side's context
+// than the event's (a server event's rule reading the client's flow,
+// and the other way round), as clientside and serverside name a side.
+func cmdPeer(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) != 2 {
+		return tcl.Empty, tcl.WrongArgs("peer script")
+	}
+	s := sessionOf(in)
+	if s == nil {
+		return in.EvalValue(args[1])
+	}
+	saved := s.side
+	s.side = ClientSide
+	if saved == ClientSide {
+		s.side = ServerSide
+	}
+	v, err := in.EvalValue(args[1])
+	s.side = saved
+	return v, err
 }
 
 // cmdSharedvar is sharedvar NAME ?NAME ...?: BIG-IP 9's way to share a

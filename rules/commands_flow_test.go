@@ -73,6 +73,13 @@ func TestFlowCommands(t *testing.T) {
 		{name: "this serverside", body: "FLOW::this serverside", want: "serverside"},
 		{name: "peer", body: "FLOW::peer [FLOW::this]", want: "serverside"},
 		{name: "peer of peer", body: "FLOW::peer [FLOW::peer [FLOW::this]]", want: "clientside"},
+		{name: "peer script", body: "peer { FLOW::this }", want: "serverside"},
+		{name: "peer of the server side", body: "serverside { peer { FLOW::this } }", want: "clientside"},
+		{name: "peer sets the other socket", body: "peer { TCP::naglemode enable }", check: func(t *testing.T) {
+			if got := sockopt(t, server, unix.IPPROTO_TCP, unix.TCP_NODELAY); got != 0 {
+				t.Errorf("server TCP_NODELAY %d after peer { TCP::naglemode enable } in a client event", got)
+			}
+		}},
 		{name: "idle_timeout", body: "FLOW::idle_timeout", want: "300"},
 		{name: "idle_timeout of a flow", body: "FLOW::idle_timeout [FLOW::this serverside]", want: "300"},
 		{name: "idle_timeout set", body: "FLOW::idle_timeout 7; FLOW::idle_timeout", want: "7", check: func(t *testing.T) {
