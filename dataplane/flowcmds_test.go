@@ -78,3 +78,22 @@ func TestRuleUDPSettings(t *testing.T) {
 		}
 	}
 }
+
+// On a message-balanced virtual the FLOW:: commands reach the client's
+// session: FLOW::idle_timeout its timeout, FLOW::refresh and
+// FLOW::idle_duration the activity that timeout measures.
+func TestMBLBRuleFlowActivity(t *testing.T) {
+	p, _ := newPlane(t)
+	startServer(t, "127.107.2.2:9000", "S1")
+	cfg := mblbConfig("127.107.2.1:9000", &MBLB{}, "127.107.2.2:9000")
+	var lg *ruleLog
+	cfg.Virtuals["/Common/vs"].Rules, lg = compileRules(t, `when CLIENT_ACCEPTED {
+    FLOW::idle_timeout 40
+    FLOW::refresh
+    log local0. "idle [FLOW::idle_timeout [FLOW::this]] for [FLOW::idle_duration]"
+}`)
+	lg.showOnFailure(t)
+	mustApply(t, p, cfg)
+	dialVS(t, "127.107.2.1:9000").mustAsk("a")
+	eventually(t, "CLIENT_ACCEPTED's log line", func() bool { return strings.Contains(lg.String(), "idle 40 for 0") })
+}
