@@ -95,6 +95,9 @@ func commandTable() *tcl.Commands {
 		registerSock(t)                   // commands_sock.go
 		registerSYN(t)                    // commands_syn.go
 		registerTCPOpt(t)                 // commands_tcpopt.go
+		registerTCPSettings(t)            // commands_tcpset.go
+		registerFlow(t)                   // commands_flow.go
+		registerUDPSettings(t)            // commands_udpset.go
 		registerX509Ext(t)                // commands_x509ext.go
 		registerCompat(t)                 // commands_compat.go
 		registerProfile(t)                // commands_profile.go

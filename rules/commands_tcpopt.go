@@ -91,7 +91,7 @@ func registerTCPOpt(t *tcl.Commands) {
 		}
 		return tcl.Str("enabled"), err
 	}))
-	t.Register("TCP::unused_port", cmdTCPUnusedPort)
+	t.Register("TCP::unused_port", unusedPortCmd("TCP::unused_port", false))
 	t.Register("htonl", byteOrderCmd("htonl", 32))
 	t.Register("ntohl", byteOrderCmd("ntohl", 32))
 	t.Register("htons", byteOrderCmd("htons", 16))
@@ -335,14 +335,20 @@ func cmdTCPPacing(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	return tcl.Empty, tcl.WrongArgs(name + " ?enable|disable?")
 }
 
-// cmdTCPUnusedPort is TCP::unused_port REMOTE_ADDR REMOTE_PORT LOCAL_ADDR
-// ?HINT_PORT?: a local port no connection from LOCAL_ADDR holds (the
-// first from HINT_PORT, up to 1024 tried, or the kernel's pick), 0 when
-// none; what a rule gives `connect -myport` or a SNAT. The remote end is
-// checked and not otherwise needed: a port free on the local address is
-// free towards every peer.
-func cmdTCPUnusedPort(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	const name = "TCP::unused_port"
+// unusedPortCmd is TCP::unused_port (and UDP::unused_port, udp) REMOTE_ADDR
+// REMOTE_PORT LOCAL_ADDR ?HINT_PORT?: a local port no connection (no
+// socket of the protocol) from LOCAL_ADDR holds (the first from HINT_PORT,
+// up to 1024 tried, or the kernel's pick), 0 when none; what a rule gives
+// `connect -myport` or a SNAT. The remote end is checked and not
+// otherwise needed: a port free on the local address is free towards
+// every peer.
+func unusedPortCmd(name string, udp bool) tcl.CmdFunc {
+	return func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		return unusedPortRun(name, udp, args)
+	}
+}
+
+func unusedPortRun(name string, udp bool, args []tcl.Value) (tcl.Value, error) {
 	if len(args) != 4 && len(args) != 5 {
 		return tcl.Empty, tcl.WrongArgs(name + " remote_addr remote_port local_addr ?hint_port?")
 	}
@@ -380,7 +386,7 @@ func cmdTCPUnusedPort(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, err
 		}
 	}
-	p, err := unusedPort(local, hint, unusedPortTries)
+	p, err := unusedPortOf(local, hint, unusedPortTries, udp)
 	if err != nil {
 		return tcl.Empty, tcl.Errorf("%s: %v", name, err)
 	}

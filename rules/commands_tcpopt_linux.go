@@ -178,20 +178,24 @@ func setsockoptUint64(fd, level, opt int, v uint64) error {
 	return nil
 }
 
-// unusedPort is the first port from hint (the kernel's choice when hint
-// is 0) that a TCP socket can bind on local, tried at most tries times;
+// unusedPortOf is the first port from hint (the kernel's choice when hint
+// is 0) that a TCP socket (a UDP one, udp) can bind on local, tried at most tries times;
 // 0 when none. A port bind accepts is held by no socket on that address,
 // whatever its peer, so it is unused for every tuple with local. The
 // socket is closed at once: the answer is a moment's truth, as BIG-IP's
 // is until the rule uses it. IP_FREEBIND lets a SNAT address the host
 // does not hold be checked too.
-func unusedPort(local netip.Addr, hint, tries int) (int, error) {
+func unusedPortOf(local netip.Addr, hint, tries int, udp bool) (int, error) {
 	local = local.Unmap()
+	typ := unix.SOCK_STREAM
+	if udp {
+		typ = unix.SOCK_DGRAM
+	}
 	family := unix.AF_INET
 	if local.Is6() {
 		family = unix.AF_INET6
 	}
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(family, typ|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -241,4 +245,52 @@ func systemUptime() (int64, error) {
 		return 0, err
 	}
 	return int64(si.Uptime), nil
+}
+
+func getPriority(fd int) (int, error) {
+	return unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY)
+}
+
+func setPriority(fd, n int) error {
+	err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PRIORITY, n)
+	if errors.Is(err, unix.EPERM) {
+		return errors.New("priority 7 needs CAP_NET_ADMIN (Linux lets other processes use 0 to 6)")
+	}
+	return err
+}
+
+func getNotSentLowat(fd int) (int, error) {
+	return unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT)
+}
+
+func setNotSentLowat(fd, n int) error {
+	return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NOTSENT_LOWAT, n)
+}
+
+// unsentBytes is how many bytes wait in the socket's send queue not yet
+// sent (SIOCOUTQNSD): BIG-IP's proxy buffer, the data held before it goes
+// out, as against the send buffer of data sent and not yet acknowledged.
+func unsentBytes(fd int) (int, error) {
+	return unix.IoctlGetInt(fd, unix.SIOCOUTQNSD)
+}
+
+// routeMTU is the path MTU the kernel knows towards dst: a UDP socket
+// connected to it (no datagram is sent) reads IP_MTU or IPV6_MTU.
+func routeMTU(dst netip.AddrPort) (int, error) {
+	a := dst.Addr().Unmap()
+	family, level, opt := unix.AF_INET, unix.IPPROTO_IP, unix.IP_MTU
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(dst.Port()), Addr: a.As4()}
+	if a.Is6() {
+		family, level, opt = unix.AF_INET6, unix.IPPROTO_IPV6, unix.IPV6_MTU
+		sa = &unix.SockaddrInet6{Port: int(dst.Port()), Addr: a.As16()}
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, sa); err != nil {
+		return 0, err
+	}
+	return unix.GetsockoptInt(fd, level, opt)
 }

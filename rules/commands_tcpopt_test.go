@@ -320,7 +320,8 @@ func TestTCPOptUnsupportedForms(t *testing.T) {
 		{"when CLIENT_ACCEPTED { FLOWTABLE::limit route_domain 0 }", "FLOWTABLE::limit route_domain"},
 		{"when SERVER_CONNECTED { TCP::option set 28 [binary format I 1] all }", "TCP::option set (Linux cannot add or strip the options of the segments it sends)"},
 		{"when SERVER_CONNECTED { TCP::option noset 28 }", "TCP::option noset (Linux cannot add or strip the options of the segments it sends)"},
-		{"when CLIENT_ACCEPTED { TCP::abc disable }", "TCP::abc"},
+		{"when CLIENT_ACCEPTED { TCP::abc disable }", "TCP::abc disable"},
+		{"when CLIENT_ACCEPTED { TCP::lossfilter 10 4 }", "TCP::lossfilter 10"},
 		{"when SERVER_CONNECTED { TCP::setmss 1400 }", "TCP::setmss (Linux fixes a connection's MSS in its handshake)"},
 	} {
 		r, err := Compile("u", c.body)
@@ -337,6 +338,7 @@ func TestTCPOptUnsupportedForms(t *testing.T) {
 		"when CLIENT_ACCEPTED { TCP::sendbuf 65536; TCP::recvwnd $::w; FLOWTABLE::count virtual }",
 		"when SERVER_CONNECTED { clientside { TCP::congestion cubic }; TCP::keepalive 60 }",
 		"when CLIENT_ACCEPTED { log local0. \"[TCP::option get 28] [IP::ttl] [IP::hops] [IP::tos]\" }",
+		"when CLIENT_ACCEPTED { log local0. \"[TCP::abc] [TCP::dsack] [TCP::lossfilter]\" }",
 	} {
 		if _, err := Compile("ok", body); err != nil {
 			t.Errorf("%s: %v", body, err)

@@ -369,6 +369,10 @@ func (s *ClientConn) Stats() SessionStats {
 
 func (s *ClientConn) isClosed() bool { return s.closedFlag.Load() }
 
+// Refresh counts now as activity on the client side, so that a rule
+// (FLOW::refresh) can keep a quiet connection from its idle timeout.
+func (s *ClientConn) Refresh() { s.active() }
+
 func (s *ClientConn) active() {
 	now := s.e.now()
 	s.lastActive.Store(now)

@@ -382,3 +382,12 @@ func (pr *proxied) MarkMember(pool string, member netip.AddrPort, up bool) error
 	}
 	return pr.e.env.Pools().Mark(pr.Virtual, pool, member, cur, up)
 }
+
+var _ rules.FlowActivity = (*proxied)(nil)
+
+// FlowLastActive implements rules.FlowActivity (FLOW::idle_duration).
+func (pr *proxied) FlowLastActive() time.Time { return time.Unix(0, pr.LastActive()) }
+
+// RefreshFlow implements rules.FlowActivity (FLOW::refresh): an expired
+// read deadline finds the flow active and moves on.
+func (pr *proxied) RefreshFlow() { pr.Touch(time.Now().UnixNano()) }

@@ -656,3 +656,12 @@ func (r *mblbRules) MarkMember(pool string, member netip.AddrPort, up bool) erro
 	}
 	return r.f.mv.env.Pools().Mark(r.f.Virtual, pool, member, cur, up)
 }
+
+var _ rules.FlowActivity = (*mblbRules)(nil)
+
+// FlowLastActive implements rules.FlowActivity (FLOW::idle_duration): the
+// client side's last activity, which the session's idle timeout measures.
+func (r *mblbRules) FlowLastActive() time.Time { return time.Unix(0, r.f.sess.LastActive()) }
+
+// RefreshFlow implements rules.FlowActivity (FLOW::refresh).
+func (r *mblbRules) RefreshFlow() { r.f.sess.Refresh() }

@@ -524,3 +524,32 @@ func (f *flow) MarkMember(pool string, member netip.AddrPort, up bool) error {
 	}
 	return f.l.e.env.Pools().Mark(f.Virtual, pool, member, cur, up)
 }
+
+var _ rules.FlowActivity = (*flow)(nil)
+
+// FlowLastActive implements rules.FlowActivity (FLOW::idle_duration).
+func (f *flow) FlowLastActive() time.Time { return time.Unix(0, f.LastActive()) }
+
+// RefreshFlow implements rules.FlowActivity (FLOW::refresh): the sweeper
+// measures the idle time from now.
+func (f *flow) RefreshFlow() { f.Touch(time.Now().UnixNano()) }
+
+var _ rules.UDPSocketConn = (*flow)(nil)
+
+// UDPSocket implements rules.UDPSocketConn (UDP::sendbuffer): the client
+// side is the listener's socket, the server side the leg's.
+func (f *flow) UDPSocket(s rules.Side, fn func(fd int) error) error {
+	rc := f.l.rc
+	if s == rules.ServerSide {
+		lg := f.curLeg()
+		if lg == nil || lg.rc == nil {
+			return errors.New("the server side has no socket yet")
+		}
+		rc = lg.rc
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
