@@ -118,6 +118,16 @@ const (
 	JSONResponse
 	JSONResponseMissing
 	JSONResponseError
+	// The mqtt profile's events (commands_mqtt.go): each packet from
+	// either end (INGRESS), each about to leave for one (EGRESS), the
+	// payload MQTT::collect asked for (DATA), and a client's close.
+	MQTTClientIngress
+	MQTTClientEgress
+	MQTTServerIngress
+	MQTTServerEgress
+	MQTTClientData
+	MQTTServerData
+	MQTTClientShutdown
 	numEvents
 )
 
@@ -141,6 +151,8 @@ var eventNames = [numEvents]string{
 	"CLIENTSSL_DATA", "SERVERSSL_DATA",
 	"JSON_REQUEST", "JSON_REQUEST_MISSING", "JSON_REQUEST_ERROR",
 	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
+	"MQTT_CLIENT_INGRESS", "MQTT_CLIENT_EGRESS", "MQTT_SERVER_INGRESS", "MQTT_SERVER_EGRESS",
+	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
 }
 
 func (e Event) String() string {
@@ -175,7 +187,8 @@ func (e Event) side() Side {
 		CacheUpdate, SIPResponse, HTTPProxyResponse, AdaptResponseHeaders, AdaptResponseResult,
 		ICAPRequest, ICAPResponse,
 		SIPRequestSend, SIPRequestDone, ServerSSLData,
-		JSONResponse, JSONResponseMissing, JSONResponseError:
+		JSONResponse, JSONResponseMissing, JSONResponseError,
+		MQTTServerIngress, MQTTServerEgress, MQTTServerData:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -372,6 +385,22 @@ func (r *Rule) JSONNeeds() []HTTPNeed {
 	}
 	return out
 }
+
+// MQTTNeeds lists the rule's MQTT_ event handlers, which need an mqtt
+// profile on the virtual server, as BIG-IP refuses the rule without one
+// (01070394 [M]).
+func (r *Rule) MQTTNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event.IsMQTT() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// IsMQTT reports an mqtt profile's event.
+func (e Event) IsMQTT() bool { return e >= MQTTClientIngress && e <= MQTTClientShutdown }
 
 // IsWebSocket reports a websocket profile's event.
 func (e Event) IsWebSocket() bool { return e >= WSRequest && e <= WSServerFrameDone }

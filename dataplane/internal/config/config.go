@@ -191,6 +191,9 @@ type Virtual struct {
 	// FTP is the ftp profile of a plain TCP virtual, whose flows the
 	// FTP gateway serves (ftp.go); nil: none.
 	FTP *FTP
+	// MQTT is the mqtt profile of a plain TCP virtual, whose flows are
+	// served packet by packet (l4/mqtt.go); nil: none.
+	MQTT *MQTT
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool
