@@ -16,8 +16,8 @@ import (
 
 // Broker is an MQTT 3.1.1/5.0 broker enough for tests: it accepts every
 // CONNECT, grants subscriptions (QoS 0 and 1), acknowledges and
-// delivers publishes to matching subscribers of its own clients, and
-// answers pings. It records the client ids and user names it saw, so a
+// delivers publishes to matching subscribers of its own clients (and
+// retained ones to later subscribers), and answers pings. It records the client ids and user names it saw, so a
 // test can tell which member served whom.
 type Broker struct {
 	// Name is put in the CONNACK-following PUBLISH on topic "$member"
@@ -30,7 +30,10 @@ type Broker struct {
 	users []string
 	subs  map[*brokerConn][]string
 	conns map[net.Conn]bool
-	wg    sync.WaitGroup
+	// retained are the last retained publish of each topic, sent to
+	// each new subscription that matches.
+	retained map[string]*mqtt.Packet
+	wg       sync.WaitGroup
 }
 
 type brokerConn struct {
@@ -45,7 +48,7 @@ func StartBroker(addr, name string) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{Name: name, ln: ln, subs: map[*brokerConn][]string{}, conns: map[net.Conn]bool{}}
+	b := &Broker{Name: name, ln: ln, subs: map[*brokerConn][]string{}, conns: map[net.Conn]bool{}, retained: map[string]*mqtt.Packet{}}
 	b.wg.Add(1)
 	go b.accept()
 	return b, nil
@@ -137,6 +140,9 @@ func (b *Broker) serve(c net.Conn) {
 			if name {
 				bc.send(&mqtt.Packet{Type: mqtt.PUBLISH, Topic: "$member", Payload: []byte(b.Name)})
 			}
+			for _, r := range b.retainedFor(p.Subscriptions) {
+				bc.send(r)
+			}
 		case mqtt.UNSUBSCRIBE:
 			bc.send(&mqtt.Packet{Type: mqtt.UNSUBACK, PacketID: p.PacketID})
 		case mqtt.PUBLISH:
@@ -145,6 +151,11 @@ func (b *Broker) serve(c net.Conn) {
 				bc.send(&mqtt.Packet{Type: mqtt.PUBACK, PacketID: p.PacketID})
 			case 2:
 				bc.send(&mqtt.Packet{Type: mqtt.PUBREC, PacketID: p.PacketID})
+			}
+			if p.Retain {
+				b.mu.Lock()
+				b.retained[p.Topic] = &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Retain: true, Payload: append([]byte(nil), p.Payload...)}
+				b.mu.Unlock()
 			}
 			b.deliver(p)
 		case mqtt.PUBREL:
@@ -155,6 +166,22 @@ func (b *Broker) serve(c net.Conn) {
 			return
 		}
 	}
+}
+
+// retainedFor is the retained publishes that match subs.
+func (b *Broker) retainedFor(subs []mqtt.Subscription) []*mqtt.Packet {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*mqtt.Packet
+	for topic, r := range b.retained {
+		for _, s := range subs {
+			if Match(s.Topic, topic) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // deliver sends p, at QoS 0, to the connections subscribed to its topic.
