@@ -106,7 +106,38 @@ func TestMQTTProfile(t *testing.T) {
 		if {[MQTT::type] eq "PUBLISH" && [MQTT::topic] starts_with "t1/"} { MQTT::topic [string range [MQTT::topic] 3 end] }
 	}
 	when MQTT_CLIENT_SHUTDOWN { MQTT::insert after type PUBLISH topic "t1/gone" payload "client gone" }`)
+	mqttVirtual(t, cfg, "/Common/srv", "127.104.1.5:1883", "/Common/pa", `when MQTT_SERVER_INGRESS {
+		if {[MQTT::type] eq "CONNACK"} { MQTT::session_present 1 }
+	}
+	when MQTT_CLIENT_INGRESS {
+		if {[MQTT::type] eq "CONNECT"} {
+			if {[MQTT::client_id] eq "quiet"} { MQTT::disable }
+		} elseif {[MQTT::type] eq "PINGREQ"} {
+			MQTT::respond type PINGRESP
+			MQTT::drop
+		} else {
+			MQTT::drop
+		}
+	}`)
 	mustApply(t, p, cfg)
+
+	t.Run("server side and disable", func(t *testing.T) {
+		// MQTT_SERVER_INGRESS edits the member's CONNACK; the rule drops
+		// every later packet but answers pings itself.
+		cl, ack := mqttDial(t, "127.104.1.5:1883", mqtttest.Connect("loud"))
+		if !ack.SessionPresent {
+			t.Fatalf("CONNACK %+v, want session present set by the rule", ack)
+		}
+		cl.Send(&mqtt.Packet{Type: mqtt.SUBSCRIBE, PacketID: 1, Subscriptions: []mqtt.Subscription{{Topic: "$member"}}})
+		cl.Send(&mqtt.Packet{Type: mqtt.PINGREQ})
+		if got, err := cl.Recv(10 * time.Second); err != nil || got.Type != mqtt.PINGRESP {
+			t.Fatalf("after a dropped SUBSCRIBE: %v %+v, want the rule's PINGRESP first", err, got)
+		}
+		// MQTT::disable in CONNECT: no further MQTT_ events, so nothing
+		// is dropped.
+		cl, _ = mqttDial(t, "127.104.1.5:1883", mqtttest.Connect("quiet"))
+		subscribe(t, cl, "$member")
+	})
 
 	t.Run("publish and subscribe", func(t *testing.T) {
 		sub, ack := mqttDial(t, "127.104.1.1:1883", mqtttest.Connect("sub-1"))
