@@ -25,11 +25,12 @@ var profileShows = []struct {
 	{profileServerSSL, dataplane.ProfileServerSSL, render.ServerSSLProfile},
 	{profileRequestAdapt, dataplane.ProfileReqAdapt, render.RequestAdaptProfile},
 	{profileResponseAdapt, dataplane.ProfileRespAdapt, render.ResponseAdaptProfile},
+	{profileMQTT, dataplane.ProfileMQTT, render.MQTTProfile},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
-// http-compression, tcp, udp, client-ssl, server-ssl, request-adapt and
-// response-adapt profiles: one block per profile, its
+// http-compression, tcp, udp, client-ssl, server-ssl, request-adapt,
+// response-adapt and mqtt profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

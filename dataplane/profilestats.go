@@ -20,6 +20,7 @@ const (
 	ProfileCompress  ProfileKind = "http-compression"
 	ProfileReqAdapt  ProfileKind = "request-adapt"
 	ProfileRespAdapt ProfileKind = "response-adapt"
+	ProfileMQTT      ProfileKind = "mqtt"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -32,6 +33,16 @@ type ProfileStats struct {
 	Compress CompressProfileStats
 	SSL      SSLProfileStats
 	Adapt    AdaptProfileStats
+	MQTT     MQTTProfileStats
+}
+
+// MQTTProfileStats are an mqtt profile's packets: to see what a rule
+// acts on and how often clients send what the proxy refuses.
+type MQTTProfileStats struct {
+	// FromClient and FromServer count the packets read from each end;
+	// Malformed the connections reset for a malformed packet, TooLarge
+	// those reset for a packet past the bound.
+	FromClient, FromServer, Malformed, TooLarge uint64
 }
 
 // AdaptProfileStats are a request-adapt or response-adapt profile's ICAP
@@ -190,6 +201,12 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			a.Modified += x.Modified.Load()
 			a.Answered += x.Answered.Load()
 			a.Failed += x.Failed.Load()
+		case ProfileMQTT:
+			m, x := &st.MQTT, &pc.MQTT
+			m.FromClient += x.FromClient.Load()
+			m.FromServer += x.FromServer.Load()
+			m.Malformed += x.Malformed.Load()
+			m.TooLarge += x.TooLarge.Load()
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {
@@ -249,6 +266,8 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.RequestAdapt.Reset()
 		case ProfileRespAdapt:
 			v.Prof.ResponseAdapt.Reset()
+		case ProfileMQTT:
+			v.Prof.MQTT.Reset()
 		}
 	}
 }

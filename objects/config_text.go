@@ -25,6 +25,7 @@ ltm profile mblb /Common/mblb { }
 ltm profile stream /Common/stream { }
 ltm profile json /Common/json { }
 ltm profile html /Common/html { }
+ltm profile mqtt /Common/mqtt { }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }

@@ -902,6 +902,9 @@ maximum-entries int 2048
 maximum-non-json-bytes int 32768
 `), "F5 ltm profile json (BIG-IP 16.1+): JSON request and response bodies parsed for the JSON_ events and JSON:: commands of the rules",
 			"maximum-bytes", "maximum-entries"),
+		// The mqtt profile has no settings of its own [M: none are
+		// documented beside defaults-from and description].
+		actOn(profileKind("mqtt", "mqtt", ``), "F5 ltm profile mqtt: MQTT packets of a TCP virtual framed and checked, the member chosen at CONNECT, MQTT_ events and MQTT:: commands for the rules"),
 		actOn(profileKind("statistics", "stats", `
 field1 str none
 field2 str none

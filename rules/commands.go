@@ -83,6 +83,7 @@ func commandTable() *tcl.Commands {
 		registerAdapt(t)                                                              // commands_adapt.go
 		registerJSON(t)                                                               // commands_json.go
 		registerHTML(t)                                                               // commands_html.go
+		registerMQTT(t)                                                               // commands_mqtt.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go
@@ -339,15 +340,9 @@ func cmdEvent(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	case "name":
 		return tcl.Str(s.event.String()), nil
 	case "disable", "enable":
-		bit := uint64(1) << s.event
-		if len(a) == 2 && a[1].String() == "all" {
-			bit = ^uint64(0)
-		}
-		if a[0].String() == "disable" {
-			s.disabled[s.curIdx] |= bit
-		} else {
-			s.disabled[s.curIdx] &^= bit
-		}
+		d := &s.disabled[s.curIdx]
+		all := len(a) == 2 && a[1].String() == "all"
+		d.set(s.event, all, a[0].String() == "disable")
 		return tcl.Empty, nil
 	case "info":
 		return tcl.Str(s.event.String()), nil
@@ -359,9 +354,9 @@ func cmdEvent(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 	}
 	switch a[1].String() {
 	case "disable":
-		s.disabled[s.curIdx] |= 1 << ev
+		s.disabled[s.curIdx].set(ev, false, true)
 	case "enable":
-		s.disabled[s.curIdx] &^= 1 << ev
+		s.disabled[s.curIdx].set(ev, false, false)
 	default:
 		return tcl.Empty, tcl.Errorf("bad event action %q: must be disable or enable", a[1].String())
 	}

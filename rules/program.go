@@ -274,7 +274,7 @@ type ConnState struct {
 	prog     *Program
 	conn     Conn
 	in       *tcl.Interp
-	disabled []uint64 // per rule: bit per event
+	disabled []eventBits // per rule: bit per event
 	event    Event
 	cur      *Handler
 	curIdx   int
@@ -307,6 +307,9 @@ type ConnState struct {
 	// html is the html profile's state (commands_html.go; nil: no html
 	// profile).
 	html *HTMLState
+	// mqtt is the MQTT packet in hand in the MQTT_ events
+	// (commands_mqtt.go; nil without an mqtt profile).
+	mqtt *MQTTState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -346,7 +349,7 @@ func (p *Program) NewConnState(c Conn) *ConnState {
 		s.in.Data = s
 		s.in.Statics = p.env.Statics
 		s.in.MaxDepth = 100
-		s.disabled = make([]uint64, len(p.rules))
+		s.disabled = make([]eventBits, len(p.rules))
 		s.shard = shardSeq.Add(1)
 	}
 	s.conn = c
@@ -370,6 +373,7 @@ func (s *ConnState) Release() {
 	s.cache = nil
 	s.ws = nil
 	s.sip = nil
+	s.mqtt = nil
 	s.closeSidebands()
 	s.cancelAfters()
 	s.sidebandSeq = 0
@@ -420,7 +424,7 @@ func (s *ConnState) Run(ev Event) error {
 	s.event = ev
 	for _, ph := range hs {
 		h := ph.h
-		if s.disabled[ph.ri]&(1<<ev) != 0 {
+		if s.disabled[ph.ri].has(ev) {
 			continue
 		}
 		s.cur = h
@@ -502,3 +506,27 @@ func (s *ConnState) logLine(text string, noname bool) string {
 }
 
 var _ = strings.TrimSpace
+
+// eventBits is a set of events, one bit each (there are more than 64).
+type eventBits [(int(numEvents) + 63) / 64]uint64
+
+func (b *eventBits) has(ev Event) bool { return b[ev/64]&(1<<(ev%64)) != 0 }
+
+// set puts ev (or, with all, every event) in the set, or takes it out.
+func (b *eventBits) set(ev Event, all, on bool) {
+	if all {
+		for i := range b {
+			if on {
+				b[i] = ^uint64(0)
+			} else {
+				b[i] = 0
+			}
+		}
+		return
+	}
+	if on {
+		b[ev/64] |= 1 << (ev % 64)
+	} else {
+		b[ev/64] &^= 1 << (ev % 64)
+	}
+}

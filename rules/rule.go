@@ -128,6 +128,16 @@ const (
 	// named its destination, before it is resolved and connected
 	// (commands_socks.go).
 	SOCKSRequest
+	// The mqtt profile's events (commands_mqtt.go): each packet from
+	// either end (INGRESS), each about to leave for one (EGRESS), the
+	// payload MQTT::collect asked for (DATA), and a client's close.
+	MQTTClientIngress
+	MQTTClientEgress
+	MQTTServerIngress
+	MQTTServerEgress
+	MQTTClientData
+	MQTTServerData
+	MQTTClientShutdown
 	numEvents
 )
 
@@ -153,6 +163,8 @@ var eventNames = [numEvents]string{
 	"JSON_RESPONSE", "JSON_RESPONSE_MISSING", "JSON_RESPONSE_ERROR",
 	"HTML_TAG_MATCHED", "HTML_COMMENT_MATCHED",
 	"SOCKS_REQUEST",
+	"MQTT_CLIENT_INGRESS", "MQTT_CLIENT_EGRESS", "MQTT_SERVER_INGRESS", "MQTT_SERVER_EGRESS",
+	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
 }
 
 func (e Event) String() string {
@@ -188,7 +200,8 @@ func (e Event) side() Side {
 		ICAPRequest, ICAPResponse,
 		SIPRequestSend, SIPRequestDone, ServerSSLData,
 		JSONResponse, JSONResponseMissing, JSONResponseError,
-		HTMLTagMatched, HTMLCommentMatched:
+		HTMLTagMatched, HTMLCommentMatched,
+		MQTTServerIngress, MQTTServerEgress, MQTTServerData:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -398,6 +411,22 @@ func (r *Rule) HTMLNeeds() []HTTPNeed {
 	}
 	return out
 }
+
+// MQTTNeeds lists the rule's MQTT_ event handlers, which need an mqtt
+// profile on the virtual server, as BIG-IP refuses the rule without one
+// (01070394 [M]).
+func (r *Rule) MQTTNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event.IsMQTT() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// IsMQTT reports an mqtt profile's event.
+func (e Event) IsMQTT() bool { return e >= MQTTClientIngress && e <= MQTTClientShutdown }
 
 // IsWebSocket reports a websocket profile's event.
 func (e Event) IsWebSocket() bool { return e >= WSRequest && e <= WSServerFrameDone }

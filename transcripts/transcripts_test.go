@@ -83,6 +83,8 @@ func TestTranscripts(t *testing.T) {
 			"mmdb": cmdMMDB,
 			// An OCSP responder (ocsp_cmds_test.go).
 			"ocspd": cmdOCSPd,
+			// An MQTT broker as a member (mqtt_cmds_test.go).
+			"mqttbroker": cmdMQTTBroker,
 		},
 	})
 }

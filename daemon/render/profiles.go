@@ -250,3 +250,19 @@ func adaptBlock(w io.Writer, title string, a dataplane.AdaptProfileStats, req bo
 	rows = append(rows, [2]string{"Service Down", o.num(a.Failed)})
 	return statBlock(w, title, rows)
 }
+
+// MQTTProfile prints one `Ltm::MQTT Profile` block: the packets read
+// from each end and the connections reset for bad ones [M: the layout
+// and the field names].
+func MQTTProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	m := st.MQTT
+	return statBlock(w, "Ltm::MQTT Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Packets", ""},
+		{"From Clients", o.num(m.FromClient)},
+		{"From Servers", o.num(m.FromServer)},
+		{"Connections Reset", ""},
+		{"Malformed Packet", o.num(m.Malformed)},
+		{"Packet Too Large", o.num(m.TooLarge)},
+	})
+}

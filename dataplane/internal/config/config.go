@@ -199,6 +199,9 @@ type Virtual struct {
 	// Socks is the socks profile of a TCP virtual: each client speaks
 	// SOCKS first and names where it goes (l4/socks.go); nil: none.
 	Socks *socks.Proxy
+	// MQTT is the mqtt profile of a plain TCP virtual, whose flows are
+	// served packet by packet (l4/mqtt.go); nil: none.
+	MQTT *MQTT
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool

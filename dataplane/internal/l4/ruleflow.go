@@ -56,6 +56,12 @@ func (pr *proxied) serveRules() {
 		pr.serveFTPRules() // ftp.go
 		return
 	}
+	if pr.snap.Cfg.MQTT != nil {
+		head := pr.head
+		pr.head = nil
+		pr.serveMQTT(head) // mqtt.go
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -280,7 +286,7 @@ func (pr *proxied) connected(sc *serverConn) bool {
 		pr.end(true)
 		return false
 	}
-	if pr.snap.Cfg.FTP != nil {
+	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil {
 		return true
 	}
 	pr.legsLeft.Add(1)

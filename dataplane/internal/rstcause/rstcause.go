@@ -38,6 +38,7 @@ const (
 	TCLError
 	AlertTimeout
 	ServerFailed
+	MQTTMalformed
 	numCauses
 )
 
@@ -68,6 +69,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	TCLError:        {"tcl", "TCL error"},
 	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
 	ServerFailed:    {"server", "Server connection failed"},
+	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.

@@ -13,6 +13,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/mblb"
+	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
@@ -30,6 +31,8 @@ type ProfileCounters struct {
 	// RequestAdapt and ResponseAdapt are the ICAP exchanges of the
 	// virtual's adapt profiles (show ltm profile request-adapt).
 	RequestAdapt, ResponseAdapt mblb.AdaptCounts
+	// MQTT are the packets of the virtual's mqtt profile.
+	MQTT mqtt.Counts
 
 	// clientSSL are the counters of each client-ssl profile the virtual
 	// has had, by name: with several (SNI), each handshake counts at the
