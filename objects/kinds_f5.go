@@ -423,6 +423,13 @@ func profileKind(typ, builtin, rows string) *Kind {
 	return k
 }
 
+// mailRows are the rows the smtps, imap and pop3 profiles share: when
+// the virtual answers the client's STARTTLS (STLS) itself [M: allow by
+// default].
+const mailRows = `
+activation-mode enum allow none|allow|require
+`
+
 // adaptRows are the rows request-adapt and response-adapt share.
 const adaptRows = `
 allow-http-10 yn no
@@ -967,6 +974,12 @@ security ed disabled
 translate-extended ed enabled
 `), "F5 ltm profile ftp: the FTP gateway, passive and active data connections through the virtual (port, translate-extended, allow-ftps)",
 			"port", "translate-extended", "allow-ftps"),
+		actOn(profileKind("smtps", "smtps", mailRows), "F5 ltm profile smtps: STARTTLS offload for SMTP, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("imap", "imap", mailRows), "F5 ltm profile imap: STARTTLS offload for IMAP, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("pop3", "pop3", mailRows), "F5 ltm profile pop3: STLS offload for POP3, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),

@@ -98,6 +98,7 @@ func commandTable() *tcl.Commands {
 		registerProfile(t)                // commands_profile.go
 		registerLink(t)                   // commands_link.go
 		registerFTP(t)                    // commands_ftp.go
+		registerSTARTTLS(t)               // commands_starttls.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -191,6 +191,11 @@ type Virtual struct {
 	// FTP is the ftp profile of a plain TCP virtual, whose flows the
 	// FTP gateway serves (ftp.go); nil: none.
 	FTP *FTP
+	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
+	// client-ssl profile: the client's TLS starts at its STARTTLS (or
+	// STLS), answered by the virtual, and the member stays in plaintext
+	// (starttls.go in l4); nil: TLS, if any, from the first byte.
+	STARTTLS *STARTTLS
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool

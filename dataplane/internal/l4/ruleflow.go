@@ -56,6 +56,10 @@ func (pr *proxied) serveRules() {
 		pr.serveFTPRules() // ftp.go
 		return
 	}
+	if pr.snap.Cfg.STARTTLS != nil {
+		pr.serveSTARTTLSRules() // starttls.go
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -280,7 +284,7 @@ func (pr *proxied) connected(sc *serverConn) bool {
 		pr.end(true)
 		return false
 	}
-	if pr.snap.Cfg.FTP != nil {
+	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.STARTTLS != nil {
 		return true
 	}
 	pr.legsLeft.Add(1)
