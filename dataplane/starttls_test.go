@@ -408,11 +408,11 @@ func TestSTARTTLSIMAPPOP3(t *testing.T) {
 	}
 
 	c, r, greet := mailDial(t, "127.106.3.1:1143")
-	if greet != "* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN STARTTLS] member ready\r\n" {
+	if greet != "* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN STARTTLS LOGINDISABLED] member ready\r\n" {
 		t.Errorf("IMAP greeting %q", greet)
 	}
 	io.WriteString(c, "a LOGIN u p\r\nb CAPABILITY\r\nc STARTTLS\r\n")
-	for _, want := range []string{"a BAD Must issue a STARTTLS command first\r\n", "* CAPABILITY IMAP4rev1 AUTH=PLAIN STARTTLS\r\n", "b OK done\r\n", "c OK Begin TLS negotiation now\r\n"} {
+	for _, want := range []string{"a BAD Must issue a STARTTLS command first\r\n", "* CAPABILITY IMAP4rev1 AUTH=PLAIN STARTTLS LOGINDISABLED\r\n", "b OK done\r\n", "c OK Begin TLS negotiation now\r\n"} {
 		if got := line(r); got != want {
 			t.Errorf("IMAP: %q, want %q", got, want)
 		}

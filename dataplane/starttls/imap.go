@@ -117,7 +117,7 @@ func (s *Session) imapServer(dst, line []byte) ([]byte, int64) {
 
 // imapCaps writes a member line whose capability list, if it has one,
 // loses the member's STARTTLS and gains the virtual's while it offers
-// one.
+// one, and LOGINDISABLED while require mode refuses LOGIN.
 func (s *Session) imapCaps(dst, line []byte) []byte {
 	t := trimEOL(line)
 	up := bytes.ToUpper(t)
@@ -144,13 +144,18 @@ func (s *Session) imapCaps(dst, line []byte) []byte {
 		dst = append(dst, a...)
 		n++
 	}
+	loginDisabled := false
 	for _, a := range bytes.Fields(t[start:end]) {
 		if !bytes.EqualFold(a, []byte("STARTTLS")) {
 			add(a)
 		}
+		loginDisabled = loginDisabled || bytes.EqualFold(a, []byte("LOGINDISABLED"))
 	}
 	if s.offer() {
 		add([]byte("STARTTLS"))
+	}
+	if s.mode == Require && !s.tls && !loginDisabled { // RFC 3501 6.2.3: LOGIN is refused
+		add([]byte("LOGINDISABLED"))
 	}
 	dst = append(dst, t[end:]...)
 	return append(dst, eolOf(line)...)

@@ -199,9 +199,6 @@ func (s *Session) Flush(dst []byte) ([]byte, bool) {
 		dst = append(dst, p.reply...)
 		tls = tls || p.tls
 	}
-	if len(s.queue) == 0 {
-		s.queue = s.queue[:0:cap(s.queue)]
-	}
 	return dst, tls
 }
 

@@ -39,9 +39,11 @@ type stlsFlow struct {
 	// commands came; the handshake holds it.
 	wmu sync.Mutex
 
-	buf   []byte        // the client's pump's, for bytes passed unread
-	tlsGo chan struct{} // the member's pump wrote STARTTLS's answer
-	down  chan struct{} // closed when the member's pump ends
+	// buf and mbuf are the client's and the member's pumps' buffers for
+	// bytes passed unread (made at the first).
+	buf, mbuf []byte
+	tlsGo     chan struct{} // the member's pump wrote STARTTLS's answer
+	down      chan struct{} // closed when the member's pump ends
 }
 
 // STARTTLS implements rules.STARTTLSConn: the settings SMTPS::, IMAP::
@@ -365,13 +367,14 @@ func (x *stlsFlow) toClient(b []byte) bool {
 // dropped); up says whose they are, for the counters.
 func (x *stlsFlow) pass(br *bufio.Reader, src *net.TCPConn, n int64, up bool, to func([]byte) bool) bool {
 	pr := x.pr
-	if x.buf == nil {
-		x.buf = make([]byte, 16<<10)
+	bp := &x.buf // each pump has its own
+	if !up {
+		bp = &x.mbuf
 	}
-	buf := x.buf
-	if !up { // the member's pump has its own
-		buf = make([]byte, 16<<10)
+	if *bp == nil {
+		*bp = make([]byte, 16<<10)
 	}
+	buf := *bp
 	for n > 0 {
 		want := min(int64(len(buf)), n)
 		pr.armIdle(src, pr.LastActive())
