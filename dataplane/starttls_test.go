@@ -334,8 +334,10 @@ func readReply(t *testing.T, r *bufio.Reader) string {
 }
 
 // TestSTARTTLSSMTPRequire: in require mode mail is refused 530 before
-// STARTTLS (the member never hears it); a command pipelined after
-// STARTTLS in plaintext is dropped, not run; under TLS the EHLO answer
+// STARTTLS (the member never hears it), in its turn among pipelined
+// commands; STARTTLS's answer waits for the member's to the command
+// before it; a command pipelined after STARTTLS in plaintext is
+// dropped, not run; under TLS the EHLO answer
 // offers no STARTTLS and a second STARTTLS is refused 503.
 func TestSTARTTLSSMTPRequire(t *testing.T) {
 	t.Parallel()
@@ -354,7 +356,12 @@ func TestSTARTTLSSMTPRequire(t *testing.T) {
 	if got := readReply(t, r); !strings.HasPrefix(got, "530 5.7.0") {
 		t.Errorf("MAIL before TLS: %q", got)
 	}
-	io.WriteString(c, "STARTTLS\r\nRSET\r\n") // the RSET rides in plaintext: dropped
+	// STARTTLS's answer waits for the NOOP's, which the member owes; the
+	// RSET rides in plaintext after STARTTLS: dropped.
+	io.WriteString(c, "NOOP\r\nSTARTTLS\r\nRSET\r\n")
+	if got := readReply(t, r); !strings.HasPrefix(got, "250 ok") {
+		t.Fatalf("NOOP: %q", got)
+	}
 	if got := readReply(t, r); !strings.HasPrefix(got, "220 2.0.0") {
 		t.Fatalf("STARTTLS: %q", got)
 	}
@@ -373,7 +380,7 @@ func TestSTARTTLSSMTPRequire(t *testing.T) {
 			t.Errorf("got %q, want %s", got, want)
 		}
 	}
-	want := []string{"EHLO client", "EHLO client", "MAIL FROM:<a@b>", "QUIT"}
+	want := []string{"EHLO client", "NOOP", "EHLO client", "MAIL FROM:<a@b>", "QUIT"}
 	if got := m.heard(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the member heard %q, want %q", got, want)
 	}

@@ -127,9 +127,9 @@ func (pr *proxied) serveSTARTTLSWith(sc *serverConn, mode starttls.Mode) {
 	x.clientPump()
 }
 
-// read reads one line (or, past starttls.LineMax, a piece of one)
-// from br into *partial. It returns the bytes read and whether they
-// end a line; err is the read's error (deadlines handled by the caller).
+// read appends one line (or, past starttls.LineMax, a piece of one)
+// from br to *partial, counting it on the flow, and reports whether it
+// ended a line; err is the read's error (deadlines are the caller's).
 func (x *stlsFlow) read(br *bufio.Reader, up bool, partial *[]byte) (whole bool, err error) {
 	chunk, err := br.ReadSlice('\n')
 	*partial = append(*partial, chunk...)
