@@ -423,6 +423,13 @@ func profileKind(typ, builtin, rows string) *Kind {
 	return k
 }
 
+// mailRows are the rows the smtps, imap and pop3 profiles share: when
+// the virtual answers the client's STARTTLS (STLS) itself [M: allow by
+// default].
+const mailRows = `
+activation-mode enum allow none|allow|require
+`
+
 // adaptRows are the rows request-adapt and response-adapt share.
 const adaptRows = `
 allow-http-10 yn no
@@ -979,6 +986,12 @@ route-domain str 0
 tunnel-name str socks-tunnel
 `), "F5 ltm profile socks: the virtual is a SOCKS 4, 4A and 5 proxy: each client names its destination (an address, or a name resolved by dns-resolver), reached directly with default-connect-handling allow or, with deny, only where a virtual server listens",
 			"default-connect-handling", "dns-resolver", "ipv6", "protocol-versions")),
+		actOn(profileKind("smtps", "smtps", mailRows), "F5 ltm profile smtps: STARTTLS offload for SMTP, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("imap", "imap", mailRows), "F5 ltm profile imap: STARTTLS offload for IMAP, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("pop3", "pop3", mailRows), "F5 ltm profile pop3: STLS offload for POP3, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),

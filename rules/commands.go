@@ -105,6 +105,7 @@ func commandTable() *tcl.Commands {
 		registerLink(t)                   // commands_link.go
 		registerFTP(t)                    // commands_ftp.go
 		registerSOCKS(t)                  // commands_socks.go
+		registerSTARTTLS(t)               // commands_starttls.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)

@@ -202,6 +202,11 @@ type Virtual struct {
 	// MQTT is the mqtt profile of a plain TCP virtual, whose flows are
 	// served packet by packet (l4/mqtt.go); nil: none.
 	MQTT *MQTT
+	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
+	// client-ssl profile: the client's TLS starts at its STARTTLS (or
+	// STLS), answered by the virtual, and the member stays in plaintext
+	// (starttls.go in l4); nil: TLS, if any, from the first byte.
+	STARTTLS *STARTTLS
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool

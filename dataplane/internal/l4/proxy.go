@@ -243,6 +243,10 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 		pr.serveFTP(sc) // ftp.go
 		return
 	}
+	if cfg.STARTTLS != nil {
+		pr.serveSTARTTLS(sc, cfg.STARTTLS.Mode) // starttls.go
+		return
+	}
 	pr.legsLeft.Store(2)
 	go pr.copy(sc.conn, pr.client, false, sc)
 	pr.copy(pr.client, sc.conn, true, sc)

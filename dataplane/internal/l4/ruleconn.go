@@ -93,6 +93,11 @@ type ruleState struct {
 	// (nil until one asks); ftpStarted: the gateway read them (ftp.go).
 	ftp        *rules.FTPSettings
 	ftpStarted bool
+	// mail is the STARTTLS offload's settings as SMTPS::, IMAP:: and
+	// POP3:: commands changed them (nil until one asks); mailStarted: the
+	// offload read them (starttls.go).
+	mail        *rules.STARTTLSSettings
+	mailStarted bool
 }
 
 // modeOverride is the flow's LB::mode, or nil.

@@ -62,6 +62,10 @@ func (pr *proxied) serveRules() {
 		pr.serveMQTT(head) // mqtt.go
 		return
 	}
+	if pr.snap.Cfg.STARTTLS != nil {
+		pr.serveSTARTTLSRules() // starttls.go
+		return
+	}
 	pr.pump(true, nil)
 }
 
@@ -286,7 +290,7 @@ func (pr *proxied) connected(sc *serverConn) bool {
 		pr.end(true)
 		return false
 	}
-	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil {
+	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil || pr.snap.Cfg.STARTTLS != nil {
 		return true
 	}
 	pr.legsLeft.Add(1)

@@ -90,12 +90,22 @@ func handlesSSL(r config.Rules) bool {
 // client sent a certificate) and CLIENTSSL_HANDSHAKE. False means the flow
 // is over (the client was reset, or the rule ended it).
 func (pr *proxied) terminate() bool {
+	if pr.snap.Cfg.STARTTLS != nil {
+		return true // the client's STARTTLS starts it (starttls.go)
+	}
+	return pr.handshakeClient(false)
+}
+
+// handshakeClient is terminate's handshake, also run at a client's
+// STARTTLS (upgrade), where allow-non-ssl does not apply: the client
+// asked for TLS.
+func (pr *proxied) handshakeClient(upgrade bool) bool {
 	tc := pr.tlsCfg()
 	if tc == nil || tc.Client == nil || (pr.rs != nil && pr.rs.sslOff[rules.ClientSide]) {
 		return true
 	}
-	allow := tc.AllowNonSSL
-	if pr.rs != nil && pr.rs.nonSSL != 0 { // SSL::allow_nonssl
+	allow := tc.AllowNonSSL && !upgrade
+	if pr.rs != nil && pr.rs.nonSSL != 0 && !upgrade { // SSL::allow_nonssl
 		allow = pr.rs.nonSSL > 0
 	}
 	if allow {
