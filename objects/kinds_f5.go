@@ -970,7 +970,8 @@ translate-extended ed enabled
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
-		sipProfileKind(), // kinds_sip.go
+		sipProfileKind(),     // kinds_sip.go
+		rewriteProfileKind(), // kinds_rewrite.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none
