@@ -58,6 +58,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(profileJSON) {
 		t.jsonProfile(o) // translate_json.go
 	}
+	for _, o := range cfg.Of(profileRewrite) {
+		t.rewriteProfile(o) // translate_rewrite.go
+	}
 	for _, o := range cfg.Of(profileHTTP2) {
 		t.http2Profile(o) // translate_http2.go
 	}
@@ -555,6 +558,9 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 		t.tcpOptions(o, v, prof) // translate_tcpopts.go
+	}
+	if !t.rewriteNeedsHTTP(o) { // translate_rewrite.go
+		return
 	}
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_dns.go, translate_vlans.go
 		return

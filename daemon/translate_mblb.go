@@ -292,6 +292,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		return opts, false
 	}
 	opts.Stream = so
+	if opts.Rewrite, err = t.rewriteOptions(o); err != nil { // translate_rewrite.go
+		t.skip(o, "%v", err)
+		return opts, false
+	}
 	if opts.Compress, err = t.compressOptions(o); err != nil { // translate_compress.go
 		t.skip(o, "%v", err)
 		return opts, false

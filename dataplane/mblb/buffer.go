@@ -93,6 +93,9 @@ type httpMsg struct {
 	noReuse bool
 	// hlen is the length of the head at the start of b.
 	hlen int
+	// rewriteRule is the rewrite profile's uri-rule the request
+	// matched, plus one (0: none; rewrite.go).
+	rewriteRule int16
 	// label is the ONECONNECT::label the request's connection must carry.
 	label string
 	// fallback is HTTP::fallback's redirect when no member can serve it.
