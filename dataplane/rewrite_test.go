@@ -150,3 +150,42 @@ func TestHTTPRewriteURITranslation(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPRewriteRules: REWRITE::disable in HTTP_REQUEST leaves a
+// request and its response as they are, REWRITE::enable maps the next
+// ones again, on one keep-alive connection.
+func TestHTTPRewriteRules(t *testing.T) {
+	const member = "127.101.0.12:8080"
+	startRewriteMember(t, member)
+	c, _ := rewrite.ParseURI("http://www.example.com/app/")
+	s, _ := rewrite.ParseURI("http://" + member + "/internal/")
+	rw := &rewrite.Profile{Name: "/Common/rw", Rules: []rewrite.Rule{{Name: "app", Client: c, Server: s, Request: true, Response: true}},
+		Content: true, ResponseHeaders: true}
+	vs := "127.101.0.2:80"
+	cfg := mblbConfig(vs, &MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: mblb.HTTPOptions{Rewrite: rw}}}, member)
+	cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, `
+when HTTP_REQUEST {
+    if { [HTTP::header value X-Raw] ne "" } {
+        REWRITE::disable
+    } else {
+        REWRITE::enable
+    }
+}`)
+	p, _ := newPlane(t)
+	mustApply(t, p, cfg)
+	cl := dialHTTPVS(t, vs)
+	for i := 0; i < 3; i++ {
+		resp, body, err := cl.do("GET /internal/echo HTTP/1.1\r\nHost: www.example.com\r\nX-Raw: 1\r\n\r\n")
+		if err != nil || !strings.HasPrefix(body, "host=www.example.com uri=/internal/echo ") {
+			t.Fatalf("disabled: %v %q %v", resp, body, err)
+		}
+		resp, _, err = cl.do("GET /internal/login HTTP/1.1\r\nHost: www.example.com\r\nX-Raw: 1\r\n\r\n")
+		if err != nil || resp.Header.Get("Location") != "http://"+member+"/internal/home" {
+			t.Fatalf("disabled: %v %v", resp, err)
+		}
+		resp, _, err = cl.do("GET /app/login HTTP/1.1\r\nHost: www.example.com\r\n\r\n")
+		if err != nil || resp.Header.Get("Location") != "http://www.example.com/app/home" {
+			t.Fatalf("enabled again: %v %v", resp, err)
+		}
+	}
+}
