@@ -549,6 +549,9 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.httpNeeds(o, list) || !t.streamNeeds(o, list) || !t.compressNeeds(o, list) || !t.cacheNeeds(o, list) || !t.wsNeeds(o, list) || !t.jsonNeeds(o, list) || !t.helloNeeds(o, list) || !t.sipNeeds(o, list) { // translate_http.go, translate_stream.go, translate_compress.go, translate_cache.go, translate_websocket.go, translate_json.go, translate_sni.go, translate_sip.go
 			return
 		}
+		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
+			return
+		}
 	}
 	if prof := t.profile(o, profileTCP, profileFastL4); prof != nil {
 		switch it := profileIdle.Effective(t.cfg, prof); it {

@@ -24,7 +24,16 @@ func (s *ConnState) Rewrite() *RewriteState { return s.rewrite }
 func registerRewrite(t *tcl.Commands) {
 	t.Register("REWRITE::disable", cmdRewriteSwitch("REWRITE::disable", true))
 	t.Register("REWRITE::enable", cmdRewriteSwitch("REWRITE::enable", false))
+	for _, n := range []string{"REWRITE::disable", "REWRITE::enable"} {
+		cmd := t.Lookup(n)
+		cmd.Compile = needHook(n, func(r *Rule) *[]HTTPNeed { return &r.rewriteNeeds }, cmd.Compile)
+	}
 }
+
+// RewriteNeeds lists the REWRITE:: commands in the rule's when blocks,
+// in source order: BIG-IP refuses the rule on a virtual server without
+// a rewrite profile (01070394 [M]).
+func (r *Rule) RewriteNeeds() []HTTPNeed { return inEvents(r.rewriteNeeds) }
 
 // cmdRewriteSwitch is REWRITE::disable and REWRITE::enable.
 func cmdRewriteSwitch(name string, off bool) tcl.CmdFunc {
