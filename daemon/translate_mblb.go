@@ -292,8 +292,8 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		return opts, false
 	}
 	opts.Stream = so
-	if opts.Rewrite, err = t.rewriteOptions(o); err != nil { // translate_rewrite.go
-		t.skip(o, "%v", err)
+	var ok bool
+	if opts.Rewrite, ok = t.rewriteOptions(o); !ok { // translate_rewrite.go
 		return opts, false
 	}
 	if opts.Compress, err = t.compressOptions(o); err != nil { // translate_compress.go

@@ -100,23 +100,25 @@ func (t *translator) rewriteProfile(o *objects.Object) {
 	}
 }
 
-// rewriteOptions is the virtual's rewrite profile for the HTTP engine:
-// nil without one, or with one in portal mode (BIG-IP APM's: kept with
-// a warning).
-func (t *translator) rewriteOptions(o *objects.Object) (*rewrite.Profile, error) {
+// rewriteOptions is the virtual's rewrite profile for the HTTP engine
+// (nil without one). ok false: the virtual is not run, its profile
+// being refused, or in portal mode (BIG-IP APM's: kept with a warning,
+// as passing its traffic unmapped would be silently different).
+func (t *translator) rewriteOptions(o *objects.Object) (rp *rewrite.Profile, ok bool) {
 	p := t.profile(o, profileRewrite)
 	if p == nil {
-		return nil, nil
+		return nil, true
 	}
 	rp, err := t.rewriteCompile(p)
 	if err != nil {
-		return nil, fmt.Errorf("profile %s: %v", p.Name, err)
+		t.skip(o, "profile %s: %v", p.Name, err)
+		return nil, false
 	}
 	if rewriteMode.Effective(t.cfg, p) != "uri-translation" {
 		t.keep(o, "profile %s: rewrite-mode portal is BIG-IP APM's portal access; openltm runs uri-translation only", p.Name)
-		return nil, nil
+		return nil, false
 	}
-	return rp, nil
+	return rp, true
 }
 
 // rewriteNeedsHTTP refuses a rewrite profile on a virtual server without
