@@ -42,11 +42,15 @@ var urlAttrs = map[string]bool{
 func (p *Profile) html(dst, body []byte, rule int) []byte {
 	z := html.NewTokenizer(bytes.NewReader(body))
 	raw := "" // the raw-text element being read (script, style)
+	off := 0  // bytes of body the tokens so far took
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
-			return dst
+			// The end, or a tag the body ends inside: what the
+			// tokenizer holds back goes as it came.
+			return append(dst, body[min(off, len(body)):]...)
 		}
+		off += len(z.Raw())
 		switch tt {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			t := z.Token()

@@ -214,6 +214,9 @@ fetch('http://www.example.com/app/x' + q)</script><p onclick="go(&#39;/app/p&#39
 		{"js", BodyJS, "var a = \"see http://internal.lan:8080/internal/doc for more\", b = `/internal/t`, c = 'don\\'t', d = '/internal/';/* '/internal/' */",
 			"var a = \"see http://www.example.com/app/doc for more\", b = `/app/t`, c = 'don\\'t', d = '/app/';/* '/internal/' */"},
 		{"js unterminated", BodyJS, "var a = '/internal/x", ""},
+		{"html cut in a tag", BodyHTML, `<a href='/internal/x'>t</a><img sr`, `<a href="/app/x">t</a><img sr`},
+		{"html cut in a comment", BodyHTML, `<p>x</p><!-- unterminated`, ""},
+		{"html cut in a script", BodyHTML, `<script>var a='/internal/x'`, `<script>var a='/app/x'`},
 	} {
 		got, ok := p.RewriteBody(nil, []byte(c.in), c.kind, 0)
 		want := c.want
