@@ -59,6 +59,9 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 		t.jsonProfile(o) // translate_json.go
 	}
 	t.htmlChecks() // translate_html.go
+	for _, o := range cfg.Of(profileRewrite) {
+		t.rewriteProfile(o) // translate_rewrite.go
+	}
 	for _, o := range cfg.Of(profileHTTP2) {
 		t.http2Profile(o) // translate_http2.go
 	}
@@ -553,6 +556,9 @@ func (t *translator) virtual(o *objects.Object) {
 		if !t.htmlNeeds(o, list) { // translate_html.go
 			return
 		}
+		if !t.profileNeeds(o, list, profileRewrite, "REWRITE", (*rules.Rule).RewriteNeeds) { // translate_rewrite.go
+			return
+		}
 	}
 	if !t.htmlNeedsHTTP(o) { // translate_html.go
 		return
@@ -565,6 +571,9 @@ func (t *translator) virtual(o *objects.Object) {
 			v.IdleTimeout = seconds(it)
 		}
 		t.tcpOptions(o, v, prof) // translate_tcpopts.go
+	}
+	if !t.rewriteNeedsHTTP(o) { // translate_rewrite.go
+		return
 	}
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_mqtt.go, translate_starttls.go, translate_dns.go, translate_vlans.go
 		return

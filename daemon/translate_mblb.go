@@ -295,6 +295,10 @@ func (t *translator) httpOptions(o *objects.Object, v *dataplane.Virtual, prof *
 		return opts, false
 	}
 	opts.Stream = so
+	var ok bool
+	if opts.Rewrite, ok = t.rewriteOptions(o); !ok { // translate_rewrite.go
+		return opts, false
+	}
 	if opts.Compress, err = t.compressOptions(o); err != nil { // translate_compress.go
 		t.skip(o, "%v", err)
 		return opts, false

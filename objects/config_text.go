@@ -26,6 +26,9 @@ ltm profile stream /Common/stream { }
 ltm profile json /Common/json { }
 ltm profile html /Common/html { }
 ltm profile mqtt /Common/mqtt { }
+ltm profile rewrite /Common/rewrite { }
+ltm profile rewrite /Common/rewrite-uri-translation { defaults-from /Common/rewrite rewrite-mode uri-translation }
+ltm profile rewrite /Common/rewrite-portal { defaults-from /Common/rewrite }
 ltm persistence source-addr /Common/source_addr { timeout 180 mask none }
 ltm persistence cookie /Common/cookie { method insert timeout 180 expiration 0 }
 ltm persistence universal /Common/universal { timeout 180 }

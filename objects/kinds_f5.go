@@ -995,8 +995,9 @@ tunnel-name str socks-tunnel
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
-		sipProfileKind(),    // kinds_sip.go
-		radiusProfileKind(), // kinds_radius.go
+		sipProfileKind(),     // kinds_sip.go
+		radiusProfileKind(),  // kinds_radius.go
+		rewriteProfileKind(), // kinds_rewrite.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

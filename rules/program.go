@@ -298,6 +298,8 @@ type ConnState struct {
 	flowStarted bool
 	// stream is the stream filter's state (nil: no stream profile).
 	stream *StreamState
+	// rewrite is the rewrite profile's switch (commands_rewrite.go).
+	rewrite *RewriteState
 	// icap is the ICAP message in hand in ICAP_REQUEST and
 	// ICAP_RESPONSE (nil otherwise).
 	icap *ICAPMessage

@@ -252,6 +252,9 @@ type Rule struct {
 	// streamNeeds are the STREAM:: commands in when blocks, which need
 	// a stream profile.
 	streamNeeds []HTTPNeed
+	// rewriteNeeds are the REWRITE:: commands in when blocks, which
+	// need a rewrite profile (commands_rewrite.go).
+	rewriteNeeds []HTTPNeed
 	// compressNeeds are the COMPRESS:: commands in when blocks, which
 	// need an http-compression profile; cacheNeeds the CACHE:: ones, a
 	// web-acceleration profile.

@@ -82,6 +82,10 @@ type httpMsg struct {
 	// before the answer is stored (httpcache_events.go).
 	cachePrio   int8
 	cacheUpdate bool
+	// rewriteRule is the rewrite profile's uri-rule the request
+	// matched, plus one (0: none; rewrite.go). (Here, in what was
+	// padding: the message does not grow.)
+	rewriteRule int16
 	// logAt is when a request-log profile saw the request leave, in
 	// Unix nanoseconds (0: none), for $RESPONSE_MSECS.
 	logAt int64

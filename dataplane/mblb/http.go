@@ -10,6 +10,7 @@ import (
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/rewrite"
 	"github.com/openltm/openltm/dataplane/wsframe"
 )
 
@@ -101,6 +102,10 @@ type HTTPOptions struct {
 	// Stream is the virtual's stream profile (nil: none), which filters
 	// request and response bodies (httpfilter.go).
 	Stream *StreamOptions
+	// Rewrite is the virtual's rewrite profile in uri-translation mode
+	// (nil: none), which maps URIs between the client's and the
+	// server's spaces (rewrite.go).
+	Rewrite *rewrite.Profile
 	// Compress is the virtual's http-compression profile (nil: none),
 	// which compresses responses for the clients that accept it
 	// (httpcompress.go).
@@ -370,6 +375,9 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 	opts := &s.e.cfg.Request.HTTP
 	s.cookieRequest(m, b, h) // cookie.go
+	if opts.Rewrite != nil && (x == nil || !x.disable) {
+		s.rewriteRequest(opts.Rewrite, m) // rewrite.go
+	}
 	if opts.AcceptXFF {
 		m.hx.xff = httpx.ForwardedFor(b, h, opts.XFFNames)
 	}
@@ -874,6 +882,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 			head = sc.reframe
 		}
 		body = out
+	}
+	if opts.Rewrite != nil && (x == nil || !x.spliced) {
+		head, x = sc.rewriteResponse(opts.Rewrite, req, b, h, head, x) // rewrite.go
 	}
 	if x != nil && x.bodySet {
 		if head == nil {

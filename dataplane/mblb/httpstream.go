@@ -68,9 +68,10 @@ type HTTPResponseDataHandler interface {
 // HTTP_RESPONSE_DATA themselves: those read the start of the body
 // before HTTP_RESPONSE, so it is held (collectWait) as before.
 func (sc *serverConn) streamsNow(hf *httpx.ResponseFramer) bool {
-	if hf.Waiting() == nil || sc.e.cfg.Request.HTTP.ResponseAdapt != nil {
+	if hf.Waiting() == nil || sc.e.cfg.Request.HTTP.ResponseAdapt != nil || sc.e.cfg.Request.HTTP.Rewrite != nil {
 		// (With response-adapt, a response is held whole up to the
-		// bound, as before it streamed.)
+		// bound, as before it streamed; with a rewrite profile too, so
+		// that its body is rewritten whole.)
 		return false
 	}
 	sc.qmu.Lock()

@@ -198,6 +198,8 @@ type serverConn struct {
 	// zipped is the compressor's output for a whole body; cookieHead a
 	// response head with its cookies encrypted (cookiecrypt.go).
 	zipped, cookieHead []byte
+	// rewritten is a whole body the rewrite profile changed (rewrite.go).
+	rewritten []byte
 	// fieldHead is a response head without the fields the profile
 	// removes (httpfields.go); cachePlain a chunked body de-chunked for
 	// the cache (httpcache.go).

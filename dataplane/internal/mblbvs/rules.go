@@ -113,6 +113,9 @@ func (r *mblbRules) RuleSession(prog *rules.Program) *rules.ConnState {
 			}
 			r.sess.SetStream(expr) // stream.go
 		}
+		if r.f.mv.cfg.Request.HTTP.Rewrite != nil && r.http != nil {
+			r.sess.SetRewrite() // rewrite.go
+		}
 		if r.f.mv.cfg.Request.HTTP.Compress != nil && r.http != nil {
 			r.sess.SetCompress()
 		}
