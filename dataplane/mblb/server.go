@@ -3,7 +3,6 @@ package mblb
 import (
 	"context"
 	"errors"
-	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"io"
 	"net"
 	"net/netip"
@@ -12,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/htmlfilter"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"

@@ -11,7 +11,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/openltm/openltm/dataplane/socks"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/recursor"
+	"github.com/openltm/openltm/dataplane/socks"
 	"github.com/openltm/openltm/rules"
 )
 

@@ -2,7 +2,6 @@ package udp
 
 import (
 	"errors"
-	"github.com/openltm/openltm/dataplane/internal/irules"
 	"net"
 	"net/netip"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/persist"
 	"github.com/openltm/openltm/dataplane/sipmsg"
