@@ -214,6 +214,7 @@ func Open(opts Options) (*Engine, error) {
 	e.RegisterRuntime(sysStateCommands(e)) // show sys mcp-state, ready, log (shows_sys_state.go)
 	e.RegisterRuntime(hostCommands(e))     // show sys cpu, memory, performance, show net interface (shows_host.go)
 	e.RegisterRuntime(geoipCommands(e))    // show sys geoip, run sys geoip (geoip.go)
+	e.RegisterRuntime(cipherCommands(e))   // show ltm cipher group (shows_cipher.go)
 
 	// show sys provision (provision.go), show cm device (cm_device.go)
 	e.RegisterRuntime([]RuntimeCommand{showProvision(e), showCMDevice(e)})

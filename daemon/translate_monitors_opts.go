@@ -171,10 +171,10 @@ func serverSSLID(ss *tlsprof.ServerSSL) string {
 	fmt.Fprintf(&b, "%s|%s|%v|%s|%v|%v|%d|%s|%d|%s", ss.Name, ss.Ciphers, ss.Options, ss.ServerName,
 		ss.Renegotiation, ss.SessionTicket, ss.CacheSize, ss.PeerCertMode, ss.AuthenticateDepth, ss.AuthenticateName)
 	if g := ss.CipherGroup; g != nil {
-		fmt.Fprintf(&b, "|group %s", g.Name)
+		fmt.Fprintf(&b, "|group %s %s", g.Name, g.Ordering)
 		for i, rs := range [][]*tlsprof.CipherRule{g.Allow, g.Restrict, g.Exclude} {
 			for _, r := range rs {
-				fmt.Fprintf(&b, " %d:%s", i, r.Cipher)
+				fmt.Fprintf(&b, " %d:%s/%s", i, r.Cipher, r.DHGroups)
 			}
 		}
 	}

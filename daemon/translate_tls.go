@@ -1068,6 +1068,8 @@ var (
 	cipherRuleKind  = schema.MustKind("ltm cipher rule")
 	cipherRuleStr   = cipherRuleKind.MustProp("cipher")
 	cipherGroupKind = schema.MustKind("ltm cipher group")
+	cipherRuleDH    = cipherRuleKind.MustProp("dh-groups")
+	cipherGroupOrd  = cipherGroupKind.MustProp("ordering")
 )
 
 // cipherGroup reads the `ltm cipher group` a profile names, with its
@@ -1077,7 +1079,7 @@ func (t *translator) cipherGroup(p *objects.Object, name string) (*tlsprof.Ciphe
 	if o == nil {
 		return nil, fmt.Errorf("profile %s: ltm cipher group %s was not found", p.Name, name)
 	}
-	g := &tlsprof.CipherGroup{Name: o.Name}
+	g := &tlsprof.CipherGroup{Name: o.Name, Ordering: cipherGroupOrd.Str(o)}
 	for _, part := range []struct {
 		prop string
 		to   *[]*tlsprof.CipherRule
@@ -1112,7 +1114,11 @@ func (t *translator) cipherGroup(p *objects.Object, name string) (*tlsprof.Ciphe
 func (t *translator) cipherRule(g *objects.Object, name string) (*tlsprof.CipherRule, error) {
 	full := objects.FullPath(folderOf(g.Name), name)
 	if o := t.cfg.Lookup(t.s, []string{cipherRuleKind.Key()}, full); o != nil {
-		return &tlsprof.CipherRule{Name: o.Name, Cipher: cipherRuleStr.Str(o)}, nil
+		r := &tlsprof.CipherRule{Name: o.Name, Cipher: cipherRuleStr.Str(o), DHGroups: cipherRuleDH.Str(o)}
+		if err := tlsprof.CheckDHGroups(r.DHGroups); err != nil {
+			return nil, fmt.Errorf("ltm cipher rule %s: %w", o.Name, err)
+		}
+		return r, nil
 	}
 	if r := tlsprof.BuiltinRules[full]; r != nil {
 		return r, nil

@@ -1403,13 +1403,13 @@ operands raw
 cipher str -
 dh-groups str DEFAULT
 signature-algorithms str DEFAULT
-`), "F5 ltm cipher rule: a named cipher string for cipher groups"),
+`), "F5 ltm cipher rule: a named cipher string and key-exchange groups (dh-groups) for cipher groups"),
 		runTLS(pk("ltm cipher group", "Cipher Group", "", tmshRef("ltm cipher group")+vocab, `
 allow raw
 exclude raw
 require raw
 ordering enum default default|speed|strength|fips|hardware
-`), "F5 ltm cipher group: the suites of its allow rules, narrowed by require, less exclude"),
+`), "F5 ltm cipher group: the suites (and dh-groups) of its allow rules, narrowed by require, less exclude, in its ordering"),
 		actOn(pk("sys log-config destination remote-syslog", "Log Destination", "", tmshRef("sys log-config destination remote-syslog")+vocab, `
 remote-high-speed-log ref sys+log-config+destination+ none
 format enum rfc5424 rfc5424|rfc3164|legacy-bigip

@@ -54,7 +54,7 @@ var tlsActed = map[string]bool{
 	"peer-cert-mode": true, "authenticate-depth": true, "authenticate-name": true,
 	"handshake-timeout": true, "alert-timeout": true, "cache-size": true, "mode": true,
 	"inherit-certkeychain": true, "inherit-ca-certkeychain": true, "allow-dynamic-record-sizing": true,
-	"cipher": true, "allow": true, "exclude": true, "require": true,
+	"cipher": true, "allow": true, "exclude": true, "require": true, "dh-groups": true, "ordering": true,
 	"crl": true, "crl-file": true, "client-cert-ca": true, "allow-non-ssl": true,
 	"retain-certificate": true, "allow-expired-crl": true, "cache-timeout": true, "session-ticket-timeout": true,
 	"expire-cert-response-control": true, "untrusted-cert-response-control": true, "revoked-cert-status-response-control": true,

@@ -108,6 +108,7 @@ func registerSSL(t *tcl.Commands) {
 	t.Register("SSL::sni", cmdSSLSNI)
 	t.Register("SSL::c3d", cmdSSLC3D)
 	t.Register("SSL::alpn", cmdSSLALPN).Compile = alpnHook
+	t.Register("SSL::nextproto", cmdSSLNextProto)
 	t.Register("PROFILE::clientssl", cmdProfileSSL("PROFILE::clientssl", ClientSide))
 	t.Register("PROFILE::serverssl", cmdProfileSSL("PROFILE::serverssl", ServerSide))
 	// SSL::verify_result: OpenSSL's verification result for the side's
@@ -331,6 +332,20 @@ func alpnHook(c *tcl.Compiler) error {
 // the dataplane keeps a connection's secrets only for such rules.
 func readsSecrets(body string) bool {
 	return strings.Contains(body, "SSL::sessionsecret") || strings.Contains(body, "SSL::tls13_secret")
+}
+
+// SSL::nextproto is the protocol NPN (Next Protocol Negotiation, the
+// draft ALPN replaced) agreed on: always empty, since crypto/tls has no
+// NPN and never negotiates it [M: BIG-IP answers "" when the client used
+// none]; a rule that switches on it takes its no-NPN branch. Setting the
+// protocols to advertise (SSL::nextproto PROTOCOLS) is a Tcl error that
+// says why and points at ALPN.
+func cmdSSLNextProto(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+	if len(args) > 1 {
+		return tcl.Empty, tcl.Errorf("SSL::nextproto: NPN is not supported (crypto/tls has no Next Protocol Negotiation; ALPN, SSL::alpn, replaced it), so no protocols can be advertised")
+	}
+	_, err := sslInfo(in, "SSL::nextproto")
+	return tcl.Empty, err
 }
 
 // SSL::cipher name|version|bits

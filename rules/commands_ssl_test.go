@@ -73,6 +73,8 @@ func TestSSLKeyCommands(t *testing.T) {
 		{ClientSSLHandshake, `[SSL::clientrandom x]`, "", "wrong # args"},
 		{ClientSSLHandshake, `"[SSL::sni name] [SSL::sni required] [SSL::alpn]"`, "app.example 1 h2", ""},
 		{ClientSSLHandshake, `[SSL::sni]`, "", "wrong # args"},
+		{ClientSSLHandshake, `"<[SSL::nextproto]>"`, "<>", ""},
+		{ClientSSLHandshake, `[SSL::nextproto "spdy/3 http/1.1"]`, "", "NPN is not supported"},
 		{ClientSSLHandshake, `[SSL::sni bogus]`, "", "bad option"},
 		// The server side: a TLS 1.2 connection whose secrets were not kept.
 		{ServerSSLHandshake, `"[SSL::sni name] [SSL::sni required] <[SSL::alpn]> [SSL::clientrandom] <[SSL::sessionsecret]> <[SSL::tls13_secret client hs]>"`,

@@ -2,14 +2,18 @@ package tlsprof
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// CipherRule is an `ltm cipher rule`: a named cipher string (BIG-IP 13+).
-// dh-groups and signature-algorithms are not applied: Go chooses its own.
+// CipherRule is an `ltm cipher rule`: a named cipher string (BIG-IP 13+)
+// with the key-exchange groups (dh-groups) the profiles using it allow.
+// signature-algorithms is not applied: crypto/tls has no per-config list
+// of the signature schemes a peer may use (see README.md).
 type CipherRule struct {
-	Name   string
-	Cipher string
+	Name     string
+	Cipher   string
+	DHGroups string // "" or DEFAULT: Go's default groups
 }
 
 // BuiltinRules are the rules BIG-IP ships whose strings are documented.
@@ -27,6 +31,9 @@ type CipherGroup struct {
 	Allow    []*CipherRule
 	Restrict []*CipherRule
 	Exclude  []*CipherRule
+	// Ordering (default, speed, strength, fips, hardware) orders the
+	// resulting list; "" is default.
+	Ordering string
 }
 
 func parseRules(rules []*CipherRule) (*CipherList, error) {
@@ -64,7 +71,76 @@ func (g *CipherGroup) Resolve() (*CipherList, error) {
 		}
 		out = out.keep(func(e entry) bool { return !x.contains(e) })
 	}
+	if err := orderList(out.entries, g.Ordering); err != nil {
+		return nil, fmt.Errorf("cipher group %s: %w", g.Name, err)
+	}
 	return out, nil
+}
+
+// Orderings are the words a cipher group's ordering takes.
+var Orderings = []string{"default", "speed", "strength", "fips", "hardware"}
+
+// orderList sorts a group's selection as its ordering asks, stably (ties
+// keep the allow rules' order) [M: BIG-IP does not publish its keys;
+// these are the plain reading of the words]:
+//   - default: as the allow rules list them;
+//   - strength: by key length of the bulk cipher, longest first;
+//   - speed: AEAD ciphers first (AES-GCM 128, CHACHA20, AES-GCM 256), then
+//     CBC AES 128 and 256, then the rest; ECDHE before RSA key exchange
+//     within each;
+//   - fips: the FIPS 140 approved suites (AES, AES-GCM, 3DES with RSA or
+//     ECDHE) before the others (CHACHA20, CAMELLIA, RC4);
+//   - hardware: the suites the CPU accelerates (AES with AES-NI) first.
+func orderList(list []entry, ordering string) error {
+	rank := func(f func(su *suite) int) {
+		slices.SortStableFunc(list, func(a, b entry) int { return f(&suites[a.suite]) - f(&suites[b.suite]) })
+	}
+	switch ordering {
+	case "", "default":
+	case "strength":
+		sortStrength(list)
+	case "speed":
+		rank(func(su *suite) int {
+			r := 9
+			switch su.enc {
+			case "AESGCM128":
+				r = 0
+			case "CHACHA20":
+				r = 1
+			case "AESGCM256":
+				r = 2
+			case "AES128":
+				r = 3
+			case "AES256":
+				r = 4
+			}
+			r *= 2
+			if su.kx != "ECDHE" && su.kx != "TLS13" {
+				r++
+			}
+			return r
+		})
+	case "fips":
+		rank(func(su *suite) int {
+			switch su.enc {
+			case "AES128", "AES256", "AESGCM128", "AESGCM256", "3DES":
+				if su.kx == "RSA" || su.kx == "ECDHE" || su.kx == "TLS13" || su.kx == "DHE" {
+					return 0
+				}
+			}
+			return 1
+		})
+	case "hardware":
+		rank(func(su *suite) int {
+			if strings.HasPrefix(su.enc, "AES") {
+				return 0
+			}
+			return 1
+		})
+	default:
+		return fmt.Errorf("ordering %q is not one of %s", ordering, strings.Join(Orderings, ", "))
+	}
+	return nil
 }
 
 // selection is the cipher list of a profile: its group when it names one,

@@ -310,6 +310,10 @@ func (p *ClientSSL) Build() (*Built, error) {
 		Renegotiation:               tls.RenegotiateNever,
 		DynamicRecordSizingDisabled: !p.DynamicRecordSizing,
 	}
+	if w, err = groupCurves(what, p.CipherGroup, cfg); err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
 	for _, ck := range p.CertKeyChain {
 		c, err := Pair(p.Name, ck.Cert, ck.Key, ck.Chain)
 		if err != nil {
@@ -437,6 +441,10 @@ func (p *ServerSSL) Build() (*Built, error) {
 		// BIG-IP's server-ssl has no dynamic record sizing: full records.
 		DynamicRecordSizingDisabled: true,
 	}
+	if w, err = groupCurves(what, p.CipherGroup, cfg); err != nil {
+		return nil, err
+	}
+	warns = append(warns, w...)
 	if p.Renegotiation {
 		cfg.Renegotiation = tls.RenegotiateFreelyAsClient
 	}
