@@ -457,18 +457,31 @@ func (b *ruleBinder) compileNamed(s *objects.Schema, cfg *objects.Config, n stri
 func (b *ruleBinder) attach(s *objects.Schema, cfg *objects.Config, v *dataplane.Virtual, pre []*compiledPolicy, names []string) ([]*rules.Rule, error) {
 	list := make([]*rules.Rule, 0, len(pre)+len(names))
 	var key strings.Builder
-	for _, p := range pre {
-		list = append(list, p.rule)
-		key.WriteString(p.rule.Name + "\x00" + p.c.Tcl + "\x01")
-	}
+	named := make([]*rules.Rule, 0, len(names))
+	var namedKey strings.Builder
+	recording := false
 	for _, n := range names {
 		r, key1, err := b.compileNamed(s, cfg, n)
 		if err != nil {
 			return nil, err
 		}
-		list = append(list, r)
-		key.WriteString(key1)
+		named = append(named, r)
+		namedKey.WriteString(key1)
+		recording = recording || r.UsesPolicyCommands()
 	}
+	for _, p := range pre {
+		r, tcl := p.rule, p.c.Tcl
+		if recording { // the iRules ask which policy rules matched (POLICY::)
+			var err error
+			if r, tcl, err = p.recording(); err != nil {
+				return nil, fmt.Errorf("policy %s does not compile: %v", p.info.Name, err)
+			}
+		}
+		list = append(list, r)
+		key.WriteString(r.Name + "\x00" + tcl + "\x01")
+	}
+	list = append(list, named...)
+	key.WriteString(namedKey.String())
 	if b.e != nil {
 		b.pending[v] = ruleList{key: key.String(), list: list}
 		return list, nil

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,6 +96,44 @@ type compiledPolicy struct {
 	// (c.HelloTcl), when the policy reads the client's hello.
 	hello *rules.Rule
 	err   error
+	// info is what the POLICY:: commands say of the policy; rec its
+	// recording rules (recording), shared by the virtual servers whose
+	// iRules use those commands; passthrough marks the copy of a
+	// virtual server that passes TLS through, which runs the hello's rule.
+	info        rules.PolicyInfo
+	src         policy.Policy
+	rec         *policyRecording
+	passthrough bool
+}
+
+// policyRecording is a policy compiled with policy.CompileRecording,
+// once, on the first virtual server that needs it.
+type policyRecording struct {
+	done        bool
+	c           policy.Compiled
+	rule, hello *rules.Rule
+	err         error
+}
+
+// recording is the policy's rule that also records its matched rules,
+// and its Tcl: what a virtual server whose iRules use the POLICY::
+// commands runs instead of cp.rule.
+func (cp *compiledPolicy) recording() (*rules.Rule, string, error) {
+	r := cp.rec
+	if !r.done {
+		r.done = true
+		r.c, r.err = policy.CompileRecording(cp.src)
+		if r.err == nil {
+			r.rule, r.err = rules.CompilePolicy(cp.info, r.c.Tcl)
+		}
+		if r.err == nil && r.c.TLS {
+			r.hello, r.err = rules.CompilePolicy(cp.info, r.c.HelloTcl)
+		}
+	}
+	if cp.passthrough {
+		return r.hello, r.c.HelloTcl, r.err
+	}
+	return r.rule, r.c.Tcl, r.err
 }
 
 // policies compiles every policy of the configuration: one BIG-IP
@@ -103,8 +142,18 @@ type compiledPolicy struct {
 func (t *translator) policies() {
 	t.policy = map[string]*compiledPolicy{}
 	for _, o := range t.cfg.Of(ltmPolicy) {
-		c, err := policy.Compile(policyOf(o))
-		cp := &compiledPolicy{c: c, err: err}
+		src := policyOf(o)
+		c, err := policy.Compile(src)
+		cp := &compiledPolicy{c: c, err: err, src: src, rec: &policyRecording{}}
+		cp.info = rules.PolicyInfo{Name: o.Name, Rules: c.Rules, Controls: c.Controls, Targets: c.Targets}
+		cp.info.ConnVar, cp.info.RequestVar = policy.MatchVars(o.Name)
+		if v := policyControls.Get(o); v != nil {
+			for _, n := range v.List {
+				if !slices.Contains(cp.info.Controls, n) {
+					cp.info.Controls = append(cp.info.Controls, n)
+				}
+			}
+		}
 		switch {
 		case err != nil:
 			t.skipped = append(t.skipped, err.Error())
@@ -112,9 +161,9 @@ func (t *translator) policies() {
 		case len(c.NotRun) > 0:
 			t.keep(o, "openltm does not run %s yet, nor the virtual servers using the policy", strings.Join(c.NotRun, "; "))
 		default:
-			cp.rule, cp.err = rules.Compile("policy "+o.Name, c.Tcl)
+			cp.rule, cp.err = rules.CompilePolicy(cp.info, c.Tcl)
 			if cp.err == nil && c.TLS {
-				cp.hello, cp.err = rules.Compile("policy "+o.Name, c.HelloTcl)
+				cp.hello, cp.err = rules.CompilePolicy(cp.info, c.HelloTcl)
 			}
 			if cp.err != nil { // a compiler fault: say so, never run half a policy
 				t.skip(o, "openltm could not compile it: %v", cp.err)
@@ -172,7 +221,7 @@ func (t *translator) virtualPolicyRules(o *objects.Object) ([]*compiledPolicy, b
 		}
 		if cp.c.TLS && t.profile(o, profileClientSSL) == nil {
 			// TLS passed through: the policy runs at the hello.
-			pass := &compiledPolicy{c: cp.c, rule: cp.hello}
+			pass := &compiledPolicy{c: cp.c, rule: cp.hello, info: cp.info, src: cp.src, rec: cp.rec, passthrough: true}
 			pass.c.Tcl = cp.c.HelloTcl
 			cp = pass
 		}

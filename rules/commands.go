@@ -78,6 +78,7 @@ func commandTable() *tcl.Commands {
 		registerSSLData(t) // commands_ssldata.go
 		registerSSLSettings(t)
 		registerStream(t)
+		registerPolicy(t)                                                             // commands_policy.go
 		registerRewrite(t)                                                            // commands_rewrite.go
 		registerCompress(t)                                                           // commands_compress.go
 		registerCache(t)                                                              // commands_cache.go

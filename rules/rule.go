@@ -278,8 +278,13 @@ type Rule struct {
 	waits bool
 	// usesAfter: the rule calls after (UsesAfter).
 	usesAfter bool
-	inEvent   Event
-	inWhen    bool
+	// usesPolicy: the rule calls a POLICY:: command
+	// (UsesPolicyCommands); policy is the policy a policy's rule runs
+	// (CompilePolicy).
+	usesPolicy bool
+	policy     *PolicyInfo
+	inEvent    Event
+	inWhen     bool
 }
 
 // HTTPNeed is a use, in a rule, of an event or a command that runs only

@@ -74,6 +74,11 @@ type Compiled struct {
 	// so the ssl-client-hello moment is CLIENTSSL_CLIENTHELLO rather
 	// than CLIENTSSL_HANDSHAKE.
 	HelloTcl string
+	// Rules are the policy's rule names in ordinal order, Controls and
+	// Targets what its actions control and act on (forwarding; forward,
+	// http-header): what the POLICY:: commands report of an attached
+	// policy.
+	Rules, Controls, Targets []string
 }
 
 // Error is a policy BIG-IP refuses, in its words: the policy, the rule
@@ -110,7 +115,26 @@ func (c *compiler) lacks(format string, a ...any) {
 }
 
 // Compile turns p into an iRule.
-func Compile(p Policy) (Compiled, error) {
+func Compile(p Policy) (Compiled, error) { return compile(p, false) }
+
+// CompileRecording is Compile for the virtual servers whose iRules ask
+// which rules matched (POLICY::names matched, POLICY::rules matched): the
+// rule also records, in the connection variables MatchVars names, each
+// policy rule that matched. Other virtual servers run Compile's rule,
+// which records nothing, so that they pay nothing for it.
+func CompileRecording(p Policy) (Compiled, error) { return compile(p, true) }
+
+// MatchVars are the connection variables a recording policy's rule
+// keeps its matched rules in (lists of rule names): conn for the rules
+// decided once per connection (client-accepted, ssl-client-hello),
+// request for those decided at the request at hand or its response,
+// emptied as each request starts.
+func MatchVars(policy string) (conn, request string) {
+	v := varName(policy)
+	return v + "_matched_conn", v + "_matched"
+}
+
+func compile(p Policy, record bool) (Compiled, error) {
 	c := &compiler{p: &p}
 	c.http = needsHTTP(&p)
 	rules := append([]Rule(nil), p.Rules...)
@@ -135,7 +159,7 @@ func Compile(p Policy) (Compiled, error) {
 	var used [numPhases]bool
 	for _, r := range rules {
 		c.rule = r.Name
-		var cr compiled
+		cr := compiled{name: r.Name}
 		maxCond := phase(-1)
 		for _, s := range sortedSpecs(r.Conditions) {
 			t, ph, err := c.condition(s)
@@ -180,31 +204,65 @@ func Compile(p Policy) (Compiled, error) {
 	}
 	c.rule = ""
 	res := Compiled{NotRun: c.notRun, HTTP: c.http, TLS: used[atTLS]}
+	res.Rules, res.Controls, res.Targets = describe(&p)
 	if len(c.notRun) > 0 {
 		return res, nil
 	}
-	res.Tcl = write(p.Name, strategy, out, used, phaseEvents)
+	if record && (used[atRequest] || used[atResponse]) {
+		// The request's block empties its record, even where the
+		// policy reads nothing of the request.
+		used[atRequest] = true
+	}
+	res.Tcl = write(p.Name, strategy, out, used, phaseEvents, record)
 	if res.TLS {
 		events := phaseEvents
 		events[atTLS] = "CLIENTSSL_CLIENTHELLO"
-		res.HelloTcl = write(p.Name, strategy, out, used, events)
+		res.HelloTcl = write(p.Name, strategy, out, used, events, record)
 	}
 	return res, nil
+}
+
+// describe is what the POLICY:: commands say of p: its rules in ordinal
+// order, what they control (as Needs), and the operands of their
+// actions.
+func describe(p *Policy) (names, controls, targets []string) {
+	rules := append([]Rule(nil), p.Rules...)
+	sort.SliceStable(rules, func(i, j int) bool { return rules[i].Ordinal < rules[j].Ordinal })
+	tg := map[string]bool{}
+	for _, r := range rules {
+		names = append(names, r.Name)
+		for _, a := range r.Actions {
+			if op := a.Words["operand"]; op != "" {
+				tg[op] = true
+			}
+		}
+	}
+	_, controls = Needs(*p)
+	return names, controls, sortedKeys(tg)
 }
 
 // compiled is one policy rule as Tcl: its conditions and actions by the
 // moment they are read or run, and the moment it is decided.
 type compiled struct {
+	name    string
 	cond    [numPhases][]string
 	act     [numPhases][]string
 	decided phase
 }
 
 // write is the Tcl of a policy's compiled rules, one `when` block per
-// moment used, each moment run at its event in events.
-func write(name, strategy string, out []compiled, used [numPhases]bool, events [numPhases]string) string {
+// moment used, each moment run at its event in events; record adds the
+// record of matched rules (CompileRecording).
+func write(name, strategy string, out []compiled, used [numPhases]bool, events [numPhases]string, record bool) string {
 	v := varName(name)
 	mark := func(ph phase) string { return v + "_" + phaseVars[ph] }
+	connVar, reqVar := MatchVars(name)
+	recVar := func(ph phase) string {
+		if ph < atRequest {
+			return connVar
+		}
+		return reqVar
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# ltm policy %s, strategy %s\n", name, orFirst(strategy))
 	for ph := range numPhases {
@@ -220,6 +278,9 @@ func write(name, strategy string, out []compiled, used [numPhases]bool, events [
 		fmt.Fprintf(&b, "when %s priority 0 {\n", events[ph])
 		if marks {
 			fmt.Fprintf(&b, "    set %s {}\n", mark(ph))
+		}
+		if record && (ph == atAccept || ph == atRequest) {
+			fmt.Fprintf(&b, "    set %s {}\n", recVar(ph))
 		}
 		first := true
 		for i, cr := range out {
@@ -243,6 +304,9 @@ func write(name, strategy string, out []compiled, used [numPhases]bool, events [
 				fmt.Fprintf(&b, "    } elseif { %s } {\n", strings.Join(test, " && "))
 			}
 			first = false
+			if record {
+				fmt.Fprintf(&b, "        lappend %s %s\n", recVar(ph), quote(cr.name))
+			}
 			for _, l := range cr.act[ph] {
 				fmt.Fprintf(&b, "        %s\n", l)
 			}

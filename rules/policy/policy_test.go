@@ -352,3 +352,75 @@ func TestCompileHello(t *testing.T) {
 		})
 	}
 }
+
+// TestCompileRecording: the recording rule notes each matched rule in
+// the variable of the moment it is decided at, empties the request's
+// record as each request starts (adding a request block where the
+// policy has none), and Compile's rule notes nothing.
+func TestCompileRecording(t *testing.T) {
+	conn, req := MatchVars("/Common/p")
+	if conn != "__ltm_policy_Common_p_matched_conn" || req != "__ltm_policy_Common_p_matched" {
+		t.Fatalf("MatchVars: %q %q", conn, req)
+	}
+	fwd := act("0", "operand", "forward", "verb", "select", "pool", "/Common/a")
+	cases := []struct {
+		name string
+		p    Policy
+		want []string
+	}{
+		{"first-match at the request", httpPolicy("first-match",
+			Rule{Name: "a b", Ordinal: 1, Conditions: []Spec{cond("0", "operand", "http-method", "values", "GET")}, Actions: []Spec{fwd}},
+			Rule{Name: "default", Ordinal: 2, Actions: []Spec{fwd}}),
+			[]string{"when HTTP_REQUEST priority 0 {\n    set " + req + " {}\n    if {", "        lappend " + req + " {a b}\n", "    } elseif { 1 } {\n        lappend " + req + " default\n"}},
+		{"at the connection", Policy{Name: "/Common/p", Rules: []Rule{{Name: "inside", Conditions: []Spec{cond("0", "operand", "tcp", "selector", "address", "values", "10.0.0.0/8")}, Actions: []Spec{fwd}}}},
+			[]string{"when CLIENT_ACCEPTED priority 0 {\n    set " + conn + " {}\n", "        lappend " + conn + " inside\n"}},
+		{"at the TLS hello", Policy{Name: "/Common/p", Rules: []Rule{{Name: "sni",
+			Conditions: []Spec{cond("0", "operand", "ssl-extension", "event", "ssl-client-hello", "selector", "server-name", "values", "a.example")},
+			Actions:    []Spec{act("0", "operand", "forward", "event", "ssl-client-hello", "verb", "select", "pool", "/Common/a")}}}},
+			[]string{"when CLIENTSSL_HANDSHAKE priority 0 {\n    if {", "        lappend " + conn + " sni\n"}},
+		{"at the response alone", httpPolicy("all-match",
+			Rule{Name: "ok", Conditions: []Spec{cond("0", "operand", "http-status", "event", "response", "values", "200")},
+				Actions: []Spec{act("0", "operand", "http-header", "event", "response", "verb", "insert", "name", "X", "value", "1")}}),
+			[]string{"when HTTP_REQUEST priority 0 {\n    set " + req + " {}\n}\n", "when HTTP_RESPONSE priority 0 {\n", "        lappend " + req + " ok\n"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec, err := CompileRecording(c.p)
+			if err != nil || len(rec.NotRun) > 0 {
+				t.Fatalf("CompileRecording: %v %v", err, rec.NotRun)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(rec.Tcl, w) {
+					t.Errorf("no %q in\n%s", w, rec.Tcl)
+				}
+			}
+			if _, err := rules.Compile("policy", rec.Tcl); err != nil {
+				t.Errorf("%v\n%s", err, rec.Tcl)
+			}
+			if rec.TLS && !strings.Contains(rec.HelloTcl, "lappend "+conn+" ") {
+				t.Errorf("the hello's Tcl does not record:\n%s", rec.HelloTcl)
+			}
+			plain, err := Compile(c.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(plain.Tcl, "_matched") {
+				t.Errorf("Compile records:\n%s", plain.Tcl)
+			}
+		})
+	}
+}
+
+// TestDescribe: what the POLICY:: commands report of a policy.
+func TestDescribe(t *testing.T) {
+	p := httpPolicy("",
+		Rule{Name: "second", Ordinal: 2, Actions: []Spec{act("0", "operand", "http-header", "verb", "insert", "name", "X", "value", "1"), act("1", "operand", "forward", "verb", "select", "pool", "a")}},
+		Rule{Name: "first", Ordinal: 1, Actions: []Spec{act("0", "operand", "log", "verb", "write", "message", "m")}})
+	c, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Rules, " ") + "|" + strings.Join(c.Controls, " ") + "|" + strings.Join(c.Targets, " "); got != "first second|forwarding|forward http-header log" {
+		t.Fatalf("rules|controls|targets = %q", got)
+	}
+}
