@@ -210,14 +210,17 @@ func (m *Message) MsgType() string {
 	return ""
 }
 
-// Remap renumbers the body's tags found in tags (header and trailer
-// tags 8, 9, 10 are never renumbered); it reports whether any changed.
+// Remap renumbers the body's tags found in tags (tags 8, 9, 10 and 35
+// are never renumbered); it reports whether any changed.
 func (m *Message) Remap(tags map[int]int) bool {
 	if len(tags) == 0 {
 		return false
 	}
 	changed := false
 	for i := 2; i < len(m.Fields)-1; i++ {
+		if header(m.Fields[i].Tag) {
+			continue
+		}
 		if to, ok := tags[m.Fields[i].Tag]; ok && to != m.Fields[i].Tag {
 			m.Fields[i].Tag = to
 			changed = true

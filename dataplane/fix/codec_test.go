@@ -184,3 +184,26 @@ func FuzzMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestTagMap(t *testing.T) {
+	for _, tc := range []struct {
+		recs [][2]string
+		err  string
+	}{
+		{[][2]string{{"10001", `"20001"`}, {"10002", "20002"}}, ""},
+		{[][2]string{{"x", "1"}}, "does not map a tag number"},
+		{[][2]string{{"10", "11"}}, "cannot be mapped"},
+		{[][2]string{{"1", "3"}, {"2", "3"}}, "both map to 3"},
+	} {
+		m, err := TagMap(tc.recs)
+		if tc.err == "" {
+			if err != nil || m[10001] != 20001 || m[10002] != 20002 {
+				t.Fatalf("TagMap(%v) = %v %v", tc.recs, m, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Fatalf("TagMap(%v): %v, want %q", tc.recs, err, tc.err)
+		}
+	}
+}

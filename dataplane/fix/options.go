@@ -1,6 +1,10 @@
 package fix
 
-import "sync/atomic"
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
 
 // Options is a virtual's fix profile as the L4 engine applies it.
 type Options struct {
@@ -52,4 +56,33 @@ func Reverse(tags map[int]int) map[int]int {
 		r[v] = k
 	}
 	return r
+}
+
+// TagMap reads a tag-map data group's records (key: the tag number from
+// the sender, value: the number toward the member); a record that is not
+// two tag numbers, or two records onto one tag, is an error, since the
+// map must be reversed for the member's answers.
+func TagMap(records [][2]string) (map[int]int, error) {
+	m := make(map[int]int, len(records))
+	seen := make(map[int]int, len(records))
+	for _, r := range records {
+		from, ok1 := atoi([]byte(strings.TrimSpace(r[0])))
+		to, ok2 := atoi([]byte(strings.Trim(strings.TrimSpace(r[1]), `"`)))
+		if !ok1 || !ok2 || from == 0 || to == 0 {
+			return nil, fmt.Errorf("record %q %q does not map a tag number to a tag number", r[0], r[1])
+		}
+		if header(from) || header(to) {
+			return nil, fmt.Errorf("record %s %s: tags 8, 9, 10 and 35 cannot be mapped", r[0], r[1])
+		}
+		if f, dup := seen[to]; dup {
+			return nil, fmt.Errorf("tags %d and %d both map to %d", f, from, to)
+		}
+		seen[to] = from
+		m[from] = to
+	}
+	return m, nil
+}
+
+func header(tag int) bool {
+	return tag == TagBeginString || tag == TagBodyLength || tag == TagCheckSum || tag == TagMsgType
 }
