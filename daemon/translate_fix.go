@@ -50,7 +50,7 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 	}
 	if c := t.cfg.Effective(p, fixSenderTagsRow.Name); c != nil {
 		for _, it := range c.Items {
-			sender, class := subValue(it, "sender-id"), subValue(it, "tag-map-class")
+			sender, class := fixItemValue(it, "sender-id"), fixItemValue(it, "tag-map-class")
 			if sender == "" || class == "" {
 				return t.refuse("profile %s (fix): sender-tag-class %s needs a sender-id and a tag-map-class", p.Name, it.Name)
 			}
@@ -87,8 +87,8 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 	return true
 }
 
-// subValue is a collection item's plain setting, "" for none.
-func subValue(it *objects.Item, name string) string {
+// fixItemValue is a collection item's plain setting, "" for none.
+func fixItemValue(it *objects.Item, name string) string {
 	if s := it.Props[name]; s != nil && s.Str != "none" {
 		return strings.TrimSpace(s.Str)
 	}
