@@ -26,11 +26,12 @@ var profileShows = []struct {
 	{profileRequestAdapt, dataplane.ProfileReqAdapt, render.RequestAdaptProfile},
 	{profileResponseAdapt, dataplane.ProfileRespAdapt, render.ResponseAdaptProfile},
 	{profileMQTT, dataplane.ProfileMQTT, render.MQTTProfile},
+	{profileFIX, dataplane.ProfileFIX, render.FIXProfile},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
 // http-compression, tcp, udp, client-ssl, server-ssl, request-adapt,
-// response-adapt and mqtt profiles: one block per profile, its
+// response-adapt, mqtt and fix profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

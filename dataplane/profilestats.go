@@ -21,6 +21,7 @@ const (
 	ProfileReqAdapt  ProfileKind = "request-adapt"
 	ProfileRespAdapt ProfileKind = "response-adapt"
 	ProfileMQTT      ProfileKind = "mqtt"
+	ProfileFIX       ProfileKind = "fix"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -34,6 +35,17 @@ type ProfileStats struct {
 	SSL      SSLProfileStats
 	Adapt    AdaptProfileStats
 	MQTT     MQTTProfileStats
+	FIX      FIXProfileStats
+}
+
+// FIXProfileStats are a fix profile's messages: how much a virtual
+// carries, how often senders send what the profile refuses, and how many
+// messages had their tags mapped.
+type FIXProfileStats struct {
+	// FromClient and FromServer count the messages read from each end,
+	// Malformed those refused (dropped or reset), Mapped those whose
+	// tags were renumbered.
+	FromClient, FromServer, Malformed, Mapped uint64
 }
 
 // MQTTProfileStats are an mqtt profile's packets: to see what a rule
@@ -207,6 +219,12 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.FromServer += x.FromServer.Load()
 			m.Malformed += x.Malformed.Load()
 			m.TooLarge += x.TooLarge.Load()
+		case ProfileFIX:
+			m, x := &st.FIX, &pc.FIX
+			m.FromClient += x.FromClient.Load()
+			m.FromServer += x.FromServer.Load()
+			m.Malformed += x.Malformed.Load()
+			m.Mapped += x.Mapped.Load()
 		case ProfileClientSSL, ProfileServerSSL:
 			x := &pc.ServerSSL
 			if kind == ProfileClientSSL {
@@ -268,6 +286,8 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.ResponseAdapt.Reset()
 		case ProfileMQTT:
 			v.Prof.MQTT.Reset()
+		case ProfileFIX:
+			v.Prof.FIX.Reset()
 		}
 	}
 }

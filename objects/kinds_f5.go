@@ -998,6 +998,7 @@ idle-timeout int 60
 		sipProfileKind(),     // kinds_sip.go
 		radiusProfileKind(),  // kinds_radius.go
 		rewriteProfileKind(), // kinds_rewrite.go
+		fixProfileKind(),     // kinds_fix.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

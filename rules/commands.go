@@ -86,6 +86,7 @@ func commandTable() *tcl.Commands {
 		registerJSON(t)                                                               // commands_json.go
 		registerHTML(t)                                                               // commands_html.go
 		registerMQTT(t)                                                               // commands_mqtt.go
+		registerFIX(t)                                                                // commands_fix.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go

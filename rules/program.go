@@ -178,6 +178,8 @@ type Program struct {
 	link     bool
 	// switchesH2: a rule has HTTP2::disable or HTTP2::enable.
 	switchesH2 bool
+	// fixMaps are FIX::tag map's sender tag maps (commands_fix.go).
+	fixMaps fixMaps
 }
 
 type progHandler struct {
@@ -312,6 +314,9 @@ type ConnState struct {
 	// mqtt is the MQTT packet in hand in the MQTT_ events
 	// (commands_mqtt.go; nil without an mqtt profile).
 	mqtt *MQTTState
+	// fix is the FIX message in hand in FIX_HEADER and FIX_MESSAGE
+	// (commands_fix.go; nil without a fix profile).
+	fix *FIXState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -376,6 +381,7 @@ func (s *ConnState) Release() {
 	s.ws = nil
 	s.sip = nil
 	s.mqtt = nil
+	s.fix = nil
 	s.closeSidebands()
 	s.cancelAfters()
 	s.sidebandSeq = 0

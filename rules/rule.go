@@ -138,6 +138,11 @@ const (
 	MQTTClientData
 	MQTTServerData
 	MQTTClientShutdown
+	// The fix profile's events (commands_fix.go), over each message of
+	// the client: FIXHeader once its header is read, FIXMessage once
+	// the whole message is.
+	FIXHeader
+	FIXMessage
 	numEvents
 )
 
@@ -165,6 +170,7 @@ var eventNames = [numEvents]string{
 	"SOCKS_REQUEST",
 	"MQTT_CLIENT_INGRESS", "MQTT_CLIENT_EGRESS", "MQTT_SERVER_INGRESS", "MQTT_SERVER_EGRESS",
 	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
+	"FIX_HEADER", "FIX_MESSAGE",
 }
 
 func (e Event) String() string {
@@ -427,6 +433,18 @@ func (r *Rule) MQTTNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event.IsMQTT() {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// FIXNeeds lists the rule's FIX_HEADER and FIX_MESSAGE handlers, which
+// need a fix profile on the virtual server (01070394 [M]).
+func (r *Rule) FIXNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == FIXHeader || h.Event == FIXMessage {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

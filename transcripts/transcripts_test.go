@@ -85,6 +85,8 @@ func TestTranscripts(t *testing.T) {
 			"ocspd": cmdOCSPd,
 			// An MQTT broker as a member (mqtt_cmds_test.go).
 			"mqttbroker": cmdMQTTBroker,
+			// A FIX acceptor as a member and a FIX session (fix_cmds_test.go).
+			"fixacceptor": cmdFIXAcceptor, "fixseen": cmdFIXSeen, "fixsession": cmdFIXSession,
 		},
 	})
 }

@@ -266,3 +266,18 @@ func MQTTProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options)
 		{"Packet Too Large", o.num(m.TooLarge)},
 	})
 }
+
+// FIXProfile prints one `Ltm::FIX Profile` block: the messages read from
+// each end, those refused and those whose tags were mapped [M: the
+// layout and the field names].
+func FIXProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	f := st.FIX
+	return statBlock(w, "Ltm::FIX Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Messages", ""},
+		{"From Clients", o.num(f.FromClient)},
+		{"From Servers", o.num(f.FromServer)},
+		{"Malformed", o.num(f.Malformed)},
+		{"Tags Mapped", o.num(f.Mapped)},
+	})
+}

@@ -202,6 +202,9 @@ type Virtual struct {
 	// MQTT is the mqtt profile of a plain TCP virtual, whose flows are
 	// served packet by packet (l4/mqtt.go); nil: none.
 	MQTT *MQTT
+	// FIX is the fix profile of a plain TCP virtual, whose flows are
+	// served message by message (l4/fix.go); nil: none.
+	FIX *FIX
 	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"net"
-	"os"
-	"sync"
-	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/irules"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
-	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/rules"
 )
@@ -42,8 +37,7 @@ type mqttFlow struct {
 	version uint8
 	rd      [2]mqtt.Reader // the client's, the member's
 	pkt     [2]mqtt.Packet // each direction's packet in hand
-	wmu     [2]sync.Mutex  // one writer per destination: the client, the member
-	wbuf    [2][]byte
+	w       msgWriter
 }
 
 // mqttHandled reports whether prog handles any MQTT_ event.
@@ -105,22 +99,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		return
 	}
 	x.version = p.ProtocolVersion
-	var sc *serverConn
-	if pr.rs != nil {
-		if !pr.bind() { // ruleflow.go; SERVER_CONNECTED runs there
-			pr.finishLeg()
-			return
-		}
-		sc = pr.srv.Load()
-	} else {
-		pr.watchClose() // tcpclose.go
-		var err error
-		if sc, err = pr.connect(); err != nil {
-			pr.end(true)
-			pr.finishLeg()
-			return
-		}
-	}
+	sc := pr.bindMember() // msgflow.go
 	if sc == nil {
 		pr.finishLeg()
 		return
@@ -144,28 +123,23 @@ func (x *mqttFlow) next(up bool, sc *serverConn) ([]byte, bool) {
 	if !up {
 		src, rd = sc.conn, &x.rd[1]
 	}
-	for {
-		pr.armIdle(src, pr.LastActive())
-		raw, err := rd.Next()
-		switch {
-		case err == nil:
-			return raw, true
-		case errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src):
-			continue
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			return nil, false
-		case err == io.EOF:
-			x.closed(up, sc)
-			return nil, false
-		}
-		var me *mqtt.Error
-		if errors.As(err, &me) || err == mqtt.ErrTooLarge {
-			x.malformed(err)
-			return nil, false
-		}
-		pr.lost(sc)
+	raw, err := pr.readMsg(src, rd.Next) // msgflow.go
+	switch {
+	case err == nil:
+		return raw, true
+	case err == errIdle:
+		return nil, false
+	case err == io.EOF:
+		x.closed(up, sc)
 		return nil, false
 	}
+	var me *mqtt.Error
+	if errors.As(err, &me) || err == mqtt.ErrTooLarge {
+		x.malformed(err)
+		return nil, false
+	}
+	pr.lost(sc)
+	return nil, false
 }
 
 // closed passes a clean close (after whole packets) on: the client's
@@ -368,46 +342,7 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 	return o, pr.applyRule(config.Event(ev.String()), err, v, detach)
 }
 
-// write sends packets toward the member (toServer) or the client within
-// the flow's idle timeout; false when the flow was ended for it.
+// write sends packets toward the member (toServer) or the client.
 func (x *mqttFlow) write(toServer bool, sc *serverConn, pkts ...[]byte) bool {
-	pr := x.pr
-	d, dst := 0, net.Conn(pr.client)
-	if toServer {
-		if sc == nil {
-			return true
-		}
-		d, dst = 1, sc.conn
-	}
-	x.wmu[d].Lock()
-	defer x.wmu[d].Unlock()
-	var b []byte
-	if len(pkts) == 1 {
-		b = pkts[0]
-	} else {
-		b = x.wbuf[d][:0]
-		for _, p := range pkts {
-			b = append(b, p...)
-		}
-		x.wbuf[d] = b
-	}
-	if len(b) == 0 {
-		return true
-	}
-	if idle := pr.IdleTimeout(); idle > 0 {
-		dst.SetWriteDeadline(time.Now().Add(idle))
-	}
-	if _, err := dst.Write(b); err != nil {
-		pr.lost(sc)
-		return false
-	}
-	if sc != nil {
-		pk := state.Packets(len(b))
-		if toServer {
-			sc.out(len(b), pk)
-		} else {
-			pr.clientOut(len(b), pk)
-		}
-	}
-	return true
+	return x.w.write(x.pr, toServer, sc, pkts...) // msgflow.go
 }

@@ -62,6 +62,12 @@ func (pr *proxied) serveRules() {
 		pr.serveMQTT(head) // mqtt.go
 		return
 	}
+	if pr.snap.Cfg.FIX != nil {
+		head := pr.head
+		pr.head = nil
+		pr.serveFIX(head) // fix.go
+		return
+	}
 	if pr.snap.Cfg.STARTTLS != nil {
 		pr.serveSTARTTLSRules() // starttls.go
 		return
@@ -290,7 +296,7 @@ func (pr *proxied) connected(sc *serverConn) bool {
 		pr.end(true)
 		return false
 	}
-	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil || pr.snap.Cfg.STARTTLS != nil {
+	if pr.snap.Cfg.FTP != nil || pr.snap.Cfg.MQTT != nil || pr.snap.Cfg.FIX != nil || pr.snap.Cfg.STARTTLS != nil {
 		return true
 	}
 	pr.legsLeft.Add(1)

@@ -39,6 +39,7 @@ const (
 	AlertTimeout
 	ServerFailed
 	MQTTMalformed
+	FIXMalformed
 	numCauses
 )
 
@@ -70,6 +71,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
 	ServerFailed:    {"server", "Server connection failed"},
 	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
+	FIXMalformed:    {"fix", "FIX message malformed"},   // [M]
 }
 
 // String is the cause's words, as the log line ends.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -33,6 +34,8 @@ type ProfileCounters struct {
 	RequestAdapt, ResponseAdapt mblb.AdaptCounts
 	// MQTT are the packets of the virtual's mqtt profile.
 	MQTT mqtt.Counts
+	// FIX are the messages of the virtual's fix profile.
+	FIX fix.Counts
 
 	// clientSSL are the counters of each client-ssl profile the virtual
 	// has had, by name: with several (SNI), each handshake counts at the

@@ -1,0 +1,263 @@
+package l4
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/openltm/openltm/dataplane/fix"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/rules"
+)
+
+// A fix profile on a plain TCP virtual makes its flows FIX sessions,
+// served on goroutines by serveFIX (msgflow.go holds what they share with
+// the mqtt profile's): each message of the client is framed on BodyLength
+// and checked (dataplane/fix), FIX_HEADER and FIX_MESSAGE run over it,
+// and its tags are renumbered when the sender (tag 49 of the first
+// message) has a tag map, from sender-tag-class or FIX::tag map set. The
+// member is chosen once the first message's events have run, so that a
+// rule picks the pool by SenderCompID. The member's messages are framed,
+// checked with response-parsing, and mapped back.
+//
+// A malformed message is dropped with error-action dont-forward and
+// resets the connection with drop-connection; one whose length cannot be
+// read (or past the bound) always resets it, as the stream cannot be
+// followed past it (counted in show ltm profile fix; tm.rstcause.log
+// says "FIX message malformed") [M].
+
+// fixFlow is one FIX connection's state.
+type fixFlow struct {
+	pr     *proxied
+	opt    *fix.Options
+	counts *fix.Counts
+	// prog is the virtual's rules when they handle FIX_HEADER or
+	// FIX_MESSAGE; nil: messages are only framed, checked and mapped.
+	prog *rules.Program
+	// tags is the sender's tag map toward the member, back its inverse
+	// for the member's messages; nil: none.
+	tags, back map[int]int
+	rd         [2]fix.Reader  // the client's, the member's
+	msg        [2]fix.Message // each direction's message in hand
+	enc        [2][]byte      // each direction's re-encoded message
+	w          msgWriter
+}
+
+// serveFIX runs a FIX connection; head is what an earlier virtual read
+// of it (handoff.go). The flow holds one leg: it reads the first good
+// message, runs its events, connects a member (with rules, LB_SELECTED,
+// LB_FAILED and SERVER_CONNECTED run there), sends the message on and
+// then pumps both directions.
+func (pr *proxied) serveFIX(head []byte) {
+	x := &fixFlow{pr: pr, opt: pr.snap.Cfg.FIX, counts: &pr.vs.Prof.FIX}
+	var prog *rules.Program
+	if pr.rs != nil {
+		prog = irules.Program(pr.rules)
+		if prog != nil && (prog.Handles(rules.FIXHeader) || prog.Handles(rules.FIXMessage)) {
+			x.prog = prog
+		}
+	}
+	var src io.Reader = pr.client
+	if len(head) > 0 {
+		src = io.MultiReader(bytes.NewReader(head), pr.client)
+	}
+	x.rd[0] = fix.Reader{R: src, Max: x.opt.Max}
+	var raw []byte
+	for {
+		var ok bool
+		if raw, ok = x.next(true, nil); !ok {
+			pr.finishLeg()
+			return
+		}
+		good, ok := x.check(true, raw, true)
+		if !ok {
+			pr.finishLeg()
+			return
+		}
+		if good {
+			break
+		}
+	}
+	m := &x.msg[0]
+	sender, _ := m.Get(fix.TagSenderCompID)
+	x.tags = x.opt.SenderTags[string(sender)]
+	if t, ok := prog.FIXTagMap(string(sender)); ok {
+		x.tags = t
+	}
+	x.back = fix.Reverse(x.tags)
+	if !x.events(m) {
+		pr.finishLeg()
+		return
+	}
+	sc := pr.bindMember() // msgflow.go
+	if sc == nil {
+		pr.finishLeg()
+		return
+	}
+	x.rd[1] = fix.Reader{R: sc.conn, Max: x.opt.Max}
+	if !x.forward(true, raw, m, sc) {
+		pr.finishLeg()
+		return
+	}
+	pr.legsLeft.Add(1)
+	go x.pump(false, sc)
+	x.pump(true, sc)
+}
+
+// next reads one direction's next message (up: the client's); false when
+// the flow ends (reset, or on a clean close half-closed toward the other
+// end).
+func (x *fixFlow) next(up bool, sc *serverConn) ([]byte, bool) {
+	pr := x.pr
+	src, rd := pr.client, &x.rd[0]
+	if !up {
+		src, rd = sc.conn, &x.rd[1]
+	}
+	raw, err := pr.readMsg(src, rd.Next) // msgflow.go
+	switch {
+	case err == nil:
+		pr.countRead(len(raw), up, sc)
+		if up {
+			x.counts.FromClient.Add(1)
+		} else {
+			x.counts.FromServer.Add(1)
+		}
+		return raw, true
+	case err == errIdle:
+		return nil, false
+	case err == io.EOF:
+		switch {
+		case sc == nil: // the client left before its first message
+			pr.closeGraceful()
+		case pr.gone(sc):
+		case up:
+			sc.conn.CloseWrite()
+		default:
+			pr.client.CloseWrite()
+		}
+		return nil, false
+	}
+	var fe *fix.Error
+	if errors.As(err, &fe) || err == fix.ErrTooLarge {
+		x.counts.Malformed.Add(1)
+		x.reset()
+		return nil, false
+	}
+	pr.lost(sc)
+	return nil, false
+}
+
+// check parses a message that is to be read (the client's; the member's
+// with response-parsing or a tag map to apply) into x.msg. good: it is
+// well formed; ok false: the flow was reset for it (error-action
+// drop-connection), while a bad one under dont-forward is dropped.
+func (x *fixFlow) check(up bool, raw []byte, first bool) (good, ok bool) {
+	d := 0
+	if !up {
+		d = 1
+	}
+	m := &x.msg[d]
+	err := m.Parse(raw, x.opt.Quick)
+	if err == nil && first && x.opt.FullLogon && m.MsgType() != "A" {
+		err = errors.New("the first message is not a Logon")
+	}
+	if err == nil {
+		return true, true
+	}
+	x.counts.Malformed.Add(1)
+	if x.opt.DropConnection {
+		x.reset()
+		return false, false
+	}
+	return false, true
+}
+
+// reset ends the flow for a message the profile refused.
+func (x *fixFlow) reset() {
+	x.pr.because(rstcause.FIXMalformed)
+	x.pr.end(true)
+}
+
+// pump reads one direction (up: the client's messages) until it ends.
+func (x *fixFlow) pump(up bool, sc *serverConn) {
+	defer x.pr.finishLeg()
+	d := 0
+	if !up {
+		d = 1
+	}
+	m := &x.msg[d]
+	for {
+		raw, ok := x.next(up, sc)
+		if !ok {
+			return
+		}
+		if up || x.opt.Response || x.back != nil {
+			good, ok := x.check(up, raw, false)
+			if !ok {
+				return
+			}
+			if !good {
+				continue
+			}
+			if up && !x.events(m) {
+				return
+			}
+		} else {
+			m = nil
+		}
+		if !x.forward(up, raw, m, sc) {
+			return
+		}
+		m = &x.msg[d]
+	}
+}
+
+// forward sends a message on, its tags mapped (toward the member) or
+// mapped back (toward the client) when the sender has a tag map; m is
+// raw parsed, or nil when it was only framed.
+func (x *fixFlow) forward(up bool, raw []byte, m *fix.Message, sc *serverConn) bool {
+	tags, d := x.tags, 0
+	if !up {
+		tags, d = x.back, 1
+	}
+	if m != nil && m.Remap(tags) {
+		x.enc[d] = m.Encode(x.enc[d][:0])
+		raw = x.enc[d]
+		x.counts.Mapped.Add(1)
+	}
+	return x.w.write(x.pr, up, sc, raw) // msgflow.go
+}
+
+// events runs FIX_HEADER then FIX_MESSAGE over the client's message m
+// and applies their verdicts as runEvent does; false when the flow ended.
+func (x *fixFlow) events(m *fix.Message) bool {
+	if x.prog == nil {
+		return true
+	}
+	for _, ev := range [2]rules.Event{rules.FIXHeader, rules.FIXMessage} {
+		if x.prog.Handles(ev) && !x.run(ev, m) {
+			return false
+		}
+	}
+	return true
+}
+
+func (x *fixFlow) run(ev rules.Event, m *fix.Message) bool {
+	pr, rs := x.pr, x.pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return false
+	}
+	sess := pr.RuleSession(x.prog)
+	rs.ev = config.Event(ev.String())
+	sess.BeginFIX(m)
+	err := sess.Run(ev)
+	sess.EndFIX()
+	v, detach := rs.verdict, rs.detach
+	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	rs.mu.Unlock()
+	return pr.applyRule(config.Event(ev.String()), err, v, detach)
+}

@@ -1,0 +1,104 @@
+package l4
+
+import (
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/internal/state"
+)
+
+// What the message-framed TCP flows (mqtt.go, fix.go) share: they read
+// each direction message by message on goroutines of their own instead
+// of the copy loops, connect the member once the client's first message
+// is in, and write whole messages under one lock per destination.
+
+// errIdle is a message read that ended on the flow's idle timeout (the
+// flow was reset for it).
+var errIdle = errors.New("idle")
+
+// readMsg reads src's next message with next, moving the read deadline
+// on while the flow is active on either side; errIdle when it went idle.
+func (pr *proxied) readMsg(src *net.TCPConn, next func() ([]byte, error)) ([]byte, error) {
+	for {
+		pr.armIdle(src, pr.LastActive())
+		raw, err := next()
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return raw, err
+		}
+		if !pr.stillActive(src) {
+			return nil, errIdle
+		}
+	}
+}
+
+// bindMember connects the member once the client's first message is in:
+// through bind when rules run (LB_SELECTED, LB_FAILED and
+// SERVER_CONNECTED there), else directly. nil when the flow ended.
+func (pr *proxied) bindMember() *serverConn {
+	if pr.rs != nil {
+		if !pr.bind() { // ruleflow.go
+			return nil
+		}
+		return pr.srv.Load()
+	}
+	pr.watchClose() // tcpclose.go
+	sc, err := pr.connect()
+	if err != nil {
+		pr.end(true)
+		return nil
+	}
+	return sc
+}
+
+// msgWriter writes whole messages toward the client (0) or the member (1),
+// one writer at a time per destination.
+type msgWriter struct {
+	mu  [2]sync.Mutex
+	buf [2][]byte
+}
+
+// write sends msgs toward the member (toServer) or the client within the
+// flow's idle timeout; false when the flow was ended for it.
+func (w *msgWriter) write(pr *proxied, toServer bool, sc *serverConn, msgs ...[]byte) bool {
+	d, dst := 0, net.Conn(pr.client)
+	if toServer {
+		if sc == nil {
+			return true
+		}
+		d, dst = 1, sc.conn
+	}
+	w.mu[d].Lock()
+	defer w.mu[d].Unlock()
+	var b []byte
+	if len(msgs) == 1 {
+		b = msgs[0]
+	} else {
+		b = w.buf[d][:0]
+		for _, m := range msgs {
+			b = append(b, m...)
+		}
+		w.buf[d] = b
+	}
+	if len(b) == 0 {
+		return true
+	}
+	if idle := pr.IdleTimeout(); idle > 0 {
+		dst.SetWriteDeadline(time.Now().Add(idle))
+	}
+	if _, err := dst.Write(b); err != nil {
+		pr.lost(sc)
+		return false
+	}
+	if sc != nil {
+		pk := state.Packets(len(b))
+		if toServer {
+			sc.out(len(b), pk)
+		} else {
+			pr.clientOut(len(b), pk)
+		}
+	}
+	return true
+}
