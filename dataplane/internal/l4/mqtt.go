@@ -73,9 +73,9 @@ func (pr *proxied) serveMQTT(head []byte) {
 	if max <= 0 {
 		max = mqtt.DefaultMax
 	}
-	var src io.Reader = pr.client
+	var src io.Reader = pr.clientConn() // the plaintext under client-ssl (tls.go)
 	if len(head) > 0 {
-		src = io.MultiReader(bytes.NewReader(head), pr.client)
+		src = io.MultiReader(bytes.NewReader(head), src)
 	}
 	x.rd[0] = mqtt.Reader{R: src, Max: max}
 	raw, ok := x.next(true, nil)
@@ -120,12 +120,17 @@ func (pr *proxied) serveMQTT(head []byte) {
 			pr.finishLeg()
 			return
 		}
+		if !pr.originate(sc) { // server-ssl (tls.go); with rules, bind ran it
+			pr.end(true)
+			pr.finishLeg()
+			return
+		}
 	}
 	if sc == nil {
 		pr.finishLeg()
 		return
 	}
-	x.rd[1] = mqtt.Reader{R: sc.conn, Max: max}
+	x.rd[1] = mqtt.Reader{R: sc.netConn(), Max: max}
 	if !x.egress(true, p, raw, edited, after, sc) {
 		pr.finishLeg()
 		return
@@ -190,9 +195,9 @@ func (x *mqttFlow) closed(up bool, sc *serverConn) {
 		return
 	}
 	if up {
-		sc.conn.CloseWrite()
+		closeWrite(sc.netConn()) // tls.go: close_notify, then the FIN
 	} else {
-		pr.client.CloseWrite()
+		closeWrite(pr.clientConn())
 	}
 }
 
@@ -372,7 +377,7 @@ func (x *mqttFlow) run(ev rules.Event, p *mqtt.Packet) (rules.MQTTOutcome, bool)
 // the flow's idle timeout; false when the flow was ended for it.
 func (x *mqttFlow) write(toServer bool, sc *serverConn, pkts ...[]byte) bool {
 	pr := x.pr
-	d, dst := 0, net.Conn(pr.client)
+	d, dst := 0, net.Conn(pr.client) // the socket, for its deadline
 	if toServer {
 		if sc == nil {
 			return true
@@ -397,7 +402,13 @@ func (x *mqttFlow) write(toServer bool, sc *serverConn, pkts ...[]byte) bool {
 	if idle := pr.IdleTimeout(); idle > 0 {
 		dst.SetWriteDeadline(time.Now().Add(idle))
 	}
-	if _, err := dst.Write(b); err != nil {
+	var err error
+	if toServer {
+		_, err = sc.netConn().Write(b)
+	} else {
+		_, err = pr.clientWrite(b) // tls.go: in client-ssl's records
+	}
+	if err != nil {
 		pr.lost(sc)
 		return false
 	}

@@ -48,10 +48,16 @@ func StartBroker(addr, name string) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Serve(ln, name), nil
+}
+
+// Serve runs a broker on ln, so that a test may give it a TLS listener
+// (a member behind server-ssl).
+func Serve(ln net.Listener, name string) *Broker {
 	b := &Broker{Name: name, ln: ln, subs: map[*brokerConn][]string{}, conns: map[net.Conn]bool{}, retained: map[string]*mqtt.Packet{}}
 	b.wg.Add(1)
 	go b.accept()
-	return b, nil
+	return b
 }
 
 // Addr is where the broker listens.
@@ -238,6 +244,12 @@ func Dial(addr string, connect *mqtt.Packet) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Start(c, connect)
+}
+
+// Start sends connect over c, a connection the caller opened (a TLS one
+// toward a virtual with client-ssl).
+func Start(c net.Conn, connect *mqtt.Packet) (*Client, error) {
 	cl := &Client{Conn: c, Version: connect.ProtocolVersion}
 	cl.rd.R = c
 	if err := cl.Send(connect); err != nil {
