@@ -160,7 +160,7 @@ func (b *Broker) serve(c net.Conn) {
 			}
 			if p.Retain {
 				b.mu.Lock()
-				b.retained[p.Topic] = &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Retain: true, Payload: append([]byte(nil), p.Payload...)}
+				b.retained[p.Topic] = &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Retain: true, Payload: append([]byte(nil), p.Payload...), Props: append([]byte(nil), p.Props...)}
 				b.mu.Unlock()
 			}
 			b.deliver(p)
@@ -192,7 +192,7 @@ func (b *Broker) retainedFor(subs []mqtt.Subscription) []*mqtt.Packet {
 
 // deliver sends p, at QoS 0, to the connections subscribed to its topic.
 func (b *Broker) deliver(p *mqtt.Packet) {
-	out := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Payload: p.Payload}
+	out := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Payload: p.Payload, Props: p.Props} // a 3.1.1 subscriber's encoding leaves the properties out
 	b.mu.Lock()
 	var to []*brokerConn
 	for bc, filters := range b.subs {
