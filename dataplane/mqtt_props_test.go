@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openltm/openltm/dataplane/mqtt"
+	"github.com/openltm/openltm/dataplane/mqtt/mqtttest"
 )
 
 // TestMQTTProperties: a rule reads a 5.0 PUBLISH's user properties and
@@ -114,5 +115,47 @@ func TestMQTTProperties(t *testing.T) {
 	}
 	if got := strings.TrimSpace(out.String()); err != nil || got != "app:demo via:ltm hello" {
 		t.Fatalf("mosquitto_sub: %v %q", err, got)
+	}
+}
+
+// TestMQTTClonePools: a clientside clone pool gets the MQTT packets as
+// the client sent them, a serverside one as the member got them (after
+// the rule rewrote the topic).
+func TestMQTTClonePools(t *testing.T) {
+	t.Parallel()
+	a := startBroker(t, "127.112.6.10:1883", "member-a")
+	cs := startCloneCollector(t, "127.112.6.20:9000")
+	ss := startCloneCollector(t, "127.112.6.21:9000")
+	p, _ := newPlane(t)
+	cfg := basic("127.112.6.1:1883", a.Addr())
+	mqttVirtual(t, cfg, "/Common/vs", "127.112.6.1:1883", "/Common/pool", `when MQTT_CLIENT_INGRESS {
+		if {[MQTT::type] eq "PUBLISH"} { MQTT::topic "c/[MQTT::topic]" }
+	}`)
+	withClone(cfg, "/Common/clone_c", false, "127.112.6.20:9000")
+	withClone(cfg, "/Common/clone_s", true, "127.112.6.21:9000")
+	mustApply(t, p, cfg)
+	connect := mqtttest.Connect("cloned")
+	cl, _ := mqttDial(t, "127.112.6.1:1883", connect)
+	pub := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: "room", Payload: []byte("x")}
+	if err := cl.Send(pub); err != nil {
+		t.Fatal(err)
+	}
+	// The member got it once the PINGRESP to a later PINGREQ is back.
+	if err := cl.Send(&mqtt.Packet{Type: mqtt.PINGREQ}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Expect(mqtt.PINGRESP, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	enc := func(p *mqtt.Packet) string { return string(p.Encode(nil, mqtt.V311)) }
+	ping := enc(&mqtt.Packet{Type: mqtt.PINGREQ})
+	rewritten := *pub
+	rewritten.Topic = "c/room"
+	if got, want := first(cs.wait(t, 1)), enc(connect)+enc(pub)+ping; got != want {
+		t.Errorf("clientside clone got %q, want %q", got, want)
+	}
+	if got, want := first(ss.wait(t, 1)), enc(connect)+enc(&rewritten)+ping; got != want {
+		t.Errorf("serverside clone got %q, want %q", got, want)
 	}
 }

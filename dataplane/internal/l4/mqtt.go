@@ -85,6 +85,9 @@ func (pr *proxied) serveMQTT(head []byte) {
 	}
 	pr.countRead(len(raw), true, nil)
 	x.counts.FromClient.Add(1)
+	if pr.clone != nil {
+		pr.clone.Client(raw) // clone.go: as the client sent it
+	}
 	p := &x.pkt[0]
 	if err := p.Decode(raw, 0); err != nil || p.Type != mqtt.CONNECT {
 		x.malformed(err)
@@ -228,6 +231,9 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 		pr.countRead(len(raw), up, sc)
 		if up {
 			x.counts.FromClient.Add(1)
+			if pr.clone != nil {
+				pr.clone.Client(raw)
+			}
 		} else {
 			x.counts.FromServer.Add(1)
 		}
@@ -411,6 +417,9 @@ func (x *mqttFlow) write(toServer bool, sc *serverConn, pkts ...[]byte) bool {
 	if err != nil {
 		pr.lost(sc)
 		return false
+	}
+	if toServer && pr.clone != nil {
+		pr.clone.Server(b) // clone.go: as the member got it
 	}
 	if sc != nil {
 		pk := state.Packets(len(b))
