@@ -12,18 +12,19 @@ import (
 var profileMQTT = schema.MustKind("ltm profile mqtt")
 
 // mqtt gives a TCP virtual its mqtt profile. BIG-IP refuses the profile
-// without a tcp profile and beside an http, ftp or sip profile, which
-// would parse the same bytes [M: the messages are openltm's]. Where the
-// packet reader does not run (TLS, stream, mblb, rules that read the
-// flow's bytes in CLIENT_DATA or SERVER_DATA) the virtual passes MQTT
-// through as plain TCP, with a warning. It returns false when the
-// virtual was left out.
+// without a tcp profile and beside an http, ftp, sip, smtps, imap or pop3
+// profile, which would parse the same bytes [M: the messages are
+// openltm's]. Under client-ssl and server-ssl the packet reader runs over
+// the plaintext. Where it does not run (an SSL forward proxy, stream,
+// mblb, rules that read the flow's bytes in CLIENT_DATA or SERVER_DATA)
+// the virtual passes MQTT through as plain TCP, with a warning. It
+// returns false when the virtual was left out.
 func (t *translator) mqtt(o *objects.Object, v *dataplane.Virtual) bool {
 	p := t.profile(o, profileMQTT)
 	if p == nil {
 		return true
 	}
-	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP} {
+	for _, k := range []*objects.Kind{profileHTTP, profileFTP, profileSIP, profileSMTPS, profileIMAP, profilePOP3} {
 		if other := t.profile(o, k); other != nil {
 			return t.refuse("profile %s (mqtt) cannot be used with %s profile %s on the virtual server (%s)", p.Name, k.Words[len(k.Words)-1], other.Name, o.Name)
 		}
@@ -38,8 +39,8 @@ func (t *translator) mqtt(o *objects.Object, v *dataplane.Virtual) bool {
 	switch {
 	case v.MBLB != nil:
 		return without("does not run on message-based virtuals (an mblb profile)")
-	case v.TLS != nil:
-		return without("reads plaintext connections only (no client-ssl or server-ssl profile)")
+	case v.TLS != nil && v.TLS.Forward != nil:
+		return without("does not run on an SSL forward proxy")
 	case v.Stream != nil:
 		return without("does not run with a stream profile")
 	}

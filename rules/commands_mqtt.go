@@ -84,6 +84,7 @@ func registerMQTT(t *tcl.Commands) {
 		t.Register("MQTT::"+f.name, cmdMQTTField(f))
 	}
 	t.Register("MQTT::will", cmdMQTTWill)
+	t.Register("MQTT::property", cmdMQTTProperty) // commands_mqtt_props.go
 	t.Register("MQTT::topic", cmdMQTTTopic)
 	t.Register("MQTT::payload", cmdMQTTPayload)
 	t.Register("MQTT::return_code_list", cmdMQTTReturnCodeList)

@@ -57,3 +57,10 @@ func IsF5Event(name string) bool {
 	_, ok := f5Events[name]
 	return ok
 }
+
+// Extensions are the commands openltm registers that F5's vocabulary
+// lacks: where BIG-IP parses a protocol but gives rules no command for a
+// part of it (MQTT 5.0 properties), openltm adds one in the protocol's
+// namespace rather than leave the part unreachable [M]. Each is
+// documented as openltm's in rules/README.md.
+var Extensions = map[string]bool{"MQTT::property": true}

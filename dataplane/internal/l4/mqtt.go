@@ -67,9 +67,9 @@ func (pr *proxied) serveMQTT(head []byte) {
 	if max <= 0 {
 		max = mqtt.DefaultMax
 	}
-	var src io.Reader = pr.client
+	var src io.Reader = pr.clientConn() // the plaintext under client-ssl (tls.go)
 	if len(head) > 0 {
-		src = io.MultiReader(bytes.NewReader(head), pr.client)
+		src = io.MultiReader(bytes.NewReader(head), src)
 	}
 	x.rd[0] = mqtt.Reader{R: src, Max: max}
 	raw, ok := x.next(true, nil)
@@ -79,6 +79,9 @@ func (pr *proxied) serveMQTT(head []byte) {
 	}
 	pr.countRead(len(raw), true, nil)
 	x.counts.FromClient.Add(1)
+	if pr.clone != nil {
+		pr.clone.Client(raw) // clone.go: as the client sent it
+	}
 	p := &x.pkt[0]
 	if err := p.Decode(raw, 0); err != nil || p.Type != mqtt.CONNECT {
 		x.malformed(err)
@@ -104,7 +107,7 @@ func (pr *proxied) serveMQTT(head []byte) {
 		pr.finishLeg()
 		return
 	}
-	x.rd[1] = mqtt.Reader{R: sc.conn, Max: max}
+	x.rd[1] = mqtt.Reader{R: sc.netConn(), Max: max}
 	if !x.egress(true, p, raw, edited, after, sc) {
 		pr.finishLeg()
 		return
@@ -164,9 +167,9 @@ func (x *mqttFlow) closed(up bool, sc *serverConn) {
 		return
 	}
 	if up {
-		sc.conn.CloseWrite()
+		closeWrite(sc.netConn()) // tls.go: close_notify, then the FIN
 	} else {
-		pr.client.CloseWrite()
+		closeWrite(pr.clientConn())
 	}
 }
 
@@ -197,6 +200,9 @@ func (x *mqttFlow) pump(up bool, sc *serverConn) {
 		pr.countRead(len(raw), up, sc)
 		if up {
 			x.counts.FromClient.Add(1)
+			if pr.clone != nil {
+				pr.clone.Client(raw)
+			}
 		} else {
 			x.counts.FromServer.Add(1)
 		}

@@ -50,11 +50,16 @@ func (pr *proxied) bindMember() *serverConn {
 		pr.end(true)
 		return nil
 	}
+	if !pr.originate(sc) { // server-ssl (tls.go); with rules, bind ran it
+		pr.end(true)
+		return nil
+	}
 	return sc
 }
 
 // msgWriter writes whole messages toward the client (0) or the member (1),
-// one writer at a time per destination.
+// one writer at a time per destination, through TLS where the flow has
+// it, and hands what went to the member to serverside clone pools.
 type msgWriter struct {
 	mu  [2]sync.Mutex
 	buf [2][]byte
@@ -86,11 +91,20 @@ func (w *msgWriter) write(pr *proxied, toServer bool, sc *serverConn, msgs ...[]
 		return true
 	}
 	if idle := pr.IdleTimeout(); idle > 0 {
-		dst.SetWriteDeadline(time.Now().Add(idle))
+		dst.SetWriteDeadline(time.Now().Add(idle)) // the socket under TLS too
 	}
-	if _, err := dst.Write(b); err != nil {
+	var err error
+	if toServer {
+		_, err = sc.netConn().Write(b) // tls.go: through server-ssl
+	} else {
+		_, err = pr.clientWrite(b) // tls.go: in client-ssl's records
+	}
+	if err != nil {
 		pr.lost(sc)
 		return false
+	}
+	if toServer && pr.clone != nil {
+		pr.clone.Server(b) // clone.go: as the member got it
 	}
 	if sc != nil {
 		pk := state.Packets(len(b))

@@ -48,10 +48,16 @@ func StartBroker(addr, name string) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Serve(ln, name), nil
+}
+
+// Serve runs a broker on ln, so that a test may give it a TLS listener
+// (a member behind server-ssl).
+func Serve(ln net.Listener, name string) *Broker {
 	b := &Broker{Name: name, ln: ln, subs: map[*brokerConn][]string{}, conns: map[net.Conn]bool{}, retained: map[string]*mqtt.Packet{}}
 	b.wg.Add(1)
 	go b.accept()
-	return b, nil
+	return b
 }
 
 // Addr is where the broker listens.
@@ -154,7 +160,7 @@ func (b *Broker) serve(c net.Conn) {
 			}
 			if p.Retain {
 				b.mu.Lock()
-				b.retained[p.Topic] = &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Retain: true, Payload: append([]byte(nil), p.Payload...)}
+				b.retained[p.Topic] = &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Retain: true, Payload: append([]byte(nil), p.Payload...), Props: append([]byte(nil), p.Props...)}
 				b.mu.Unlock()
 			}
 			b.deliver(p)
@@ -186,7 +192,7 @@ func (b *Broker) retainedFor(subs []mqtt.Subscription) []*mqtt.Packet {
 
 // deliver sends p, at QoS 0, to the connections subscribed to its topic.
 func (b *Broker) deliver(p *mqtt.Packet) {
-	out := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Payload: p.Payload}
+	out := &mqtt.Packet{Type: mqtt.PUBLISH, Topic: p.Topic, Payload: p.Payload, Props: p.Props} // a 3.1.1 subscriber's encoding leaves the properties out
 	b.mu.Lock()
 	var to []*brokerConn
 	for bc, filters := range b.subs {
@@ -238,6 +244,12 @@ func Dial(addr string, connect *mqtt.Packet) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return Start(c, connect)
+}
+
+// Start sends connect over c, a connection the caller opened (a TLS one
+// toward a virtual with client-ssl).
+func Start(c net.Conn, connect *mqtt.Packet) (*Client, error) {
 	cl := &Client{Conn: c, Version: connect.ProtocolVersion}
 	cl.rd.R = c
 	if err := cl.Send(connect); err != nil {
