@@ -55,10 +55,18 @@ func registerRewrite(t *tcl.Commands) {
 	}
 }
 
-// RewriteNeeds lists the REWRITE:: commands in the rule's when blocks,
-// in source order: BIG-IP refuses the rule on a virtual server without
-// a rewrite profile (01070394 [M]).
-func (r *Rule) RewriteNeeds() []HTTPNeed { return inEvents(r.rewriteNeeds) }
+// RewriteNeeds lists the rule's REWRITE_ event handlers, then the
+// REWRITE:: commands in its when blocks, in source order: BIG-IP refuses
+// the rule on a virtual server without a rewrite profile (01070394 [M]).
+func (r *Rule) RewriteNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event >= RewriteRequest && h.Event <= RewriteResponseDone {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return append(out, inEvents(r.rewriteNeeds)...)
+}
 
 // cmdRewriteSwitch is REWRITE::disable and REWRITE::enable.
 func cmdRewriteSwitch(name string, off bool) tcl.CmdFunc {
