@@ -169,7 +169,8 @@ func (s *ConnState) responseEvent() bool {
 		HTTPProxyResponse,                         // the answer to a CONNECT
 		AdaptResponseHeaders, AdaptResponseResult, // the member's answer after RESPMOD
 		JSONResponse, JSONResponseMissing, JSONResponseError,
-		HTMLTagMatched, HTMLCommentMatched:
+		HTMLTagMatched, HTMLCommentMatched,
+		RewriteResponse, RewriteResponseDone: // the member's answer, mapped or about to be
 		return true
 	case ICAPRequest, ICAPResponse: // the encapsulated message: a response when there is one
 		return s.icap != nil && s.icap.HTTPResponse != nil

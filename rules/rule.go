@@ -143,6 +143,15 @@ const (
 	// the whole message is.
 	FIXHeader
 	FIXMessage
+	// The rewrite profile's events (commands_rewrite.go): REWRITE_REQUEST
+	// and REWRITE_RESPONSE just before the profile maps a message,
+	// REWRITE_REQUEST_DONE once a request is mapped, and
+	// REWRITE_RESPONSE_DONE once a response is, when REWRITE::post_process
+	// asked for it.
+	RewriteRequest
+	RewriteRequestDone
+	RewriteResponse
+	RewriteResponseDone
 	numEvents
 )
 
@@ -171,6 +180,7 @@ var eventNames = [numEvents]string{
 	"MQTT_CLIENT_INGRESS", "MQTT_CLIENT_EGRESS", "MQTT_SERVER_INGRESS", "MQTT_SERVER_EGRESS",
 	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
 	"FIX_HEADER", "FIX_MESSAGE",
+	"REWRITE_REQUEST", "REWRITE_REQUEST_DONE", "REWRITE_RESPONSE", "REWRITE_RESPONSE_DONE",
 }
 
 func (e Event) String() string {
@@ -207,7 +217,8 @@ func (e Event) side() Side {
 		SIPRequestSend, SIPRequestDone, ServerSSLData,
 		JSONResponse, JSONResponseMissing, JSONResponseError,
 		HTMLTagMatched, HTMLCommentMatched,
-		MQTTServerIngress, MQTTServerEgress, MQTTServerData:
+		MQTTServerIngress, MQTTServerEgress, MQTTServerData,
+		RewriteResponse, RewriteResponseDone:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)

@@ -86,6 +86,9 @@ type httpMsg struct {
 	// matched, plus one (0: none; rewrite.go). (Here, in what was
 	// padding: the message does not grow.)
 	rewriteRule int16
+	// rewritePost: REWRITE::post_process asked for the response's
+	// REWRITE_RESPONSE_DONE (rewrite.go).
+	rewritePost bool
 	// logAt is when a request-log profile saw the request leave, in
 	// Unix nanoseconds (0: none), for $RESPONSE_MSECS.
 	logAt int64

@@ -122,9 +122,11 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	// LB_FAILED and PERSIST_DOWN may answer it).
 	// With a stream profile, any event may switch the filter that
 	// responses go through (stream.go); with an html profile, the
-	// profile (html.go).
+	// profile (html.go); with a rewrite profile, the REWRITE_ events and
+	// switches (rewrite.go).
 	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) &&
-		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && r.f.mv.cfg.Request.HTTP.HTML == nil && !handlesAdapt(prog) { // adapt.go, html.go
+		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && r.f.mv.cfg.Request.HTTP.HTML == nil &&
+		r.f.mv.cfg.Request.HTTP.Rewrite == nil && !handlesAdapt(prog) { // adapt.go, html.go
 		return nil
 	}
 	r.self = h
