@@ -419,6 +419,7 @@ func (ls *sessLoop) Stage() (int, []unix.Iovec, bool) {
 // Sent takes the outcome of the staged write and writes on as a flush
 // does (evloop.Sender).
 func (ls *sessLoop) Sent(n int, errno syscall.Errno) {
+	capped := len(ls.iov) == maxIov
 	clear(ls.iov) // hold no buffer past the call
 	ls.iov = ls.iov[:0]
 	s := ls.s
@@ -426,7 +427,15 @@ func (ls *sessLoop) Sent(n int, errno syscall.Errno) {
 	if errno != 0 && errno != syscall.EAGAIN {
 		err = &net.OpError{Op: "write", Net: "tcp", Err: errno}
 	}
-	done, err := s.wrote(int64(n), advance(s.wb, n), err, ls.last)
+	rest := advance(s.wb, n)
+	if capped && errno == 0 && len(rest) > 0 {
+		// The staged write took IOV_MAX buffers: the rest goes now
+		// (see write), not at an edge that will not come.
+		var k int64
+		k, rest, err = s.tryWrite(rest)
+		n += int(k)
+	}
+	done, err := s.wrote(int64(n), rest, err, ls.last)
 	if !done {
 		err = s.flushLocked(true)
 	}
@@ -491,11 +500,24 @@ func (ls *sessLoop) write(s *ClientConn) {
 		ls.writeTLS(s)
 		return
 	}
-	n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
-	s.nbN = int64(n)
-	s.nbBufs = advance(s.nbBufs, n)
-	if errno != 0 && errno != syscall.EAGAIN {
-		s.nbErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+	for {
+		// One writev(2) takes IOV_MAX buffers at most: what is left
+		// after it took them all is written now, as no writability
+		// edge will tell of room the socket still has. Only a write
+		// the socket cut short (it is full) waits for the edge.
+		capped := len(s.nbBufs) > maxIov
+		n, errno := writev(ls.fd, s.nbBufs, &ls.iov)
+		s.nbN += int64(n)
+		s.nbBufs = advance(s.nbBufs, n)
+		if errno != 0 {
+			if errno != syscall.EAGAIN {
+				s.nbErr = &net.OpError{Op: "write", Net: "tcp", Err: errno}
+			}
+			return
+		}
+		if !capped || n == 0 || len(s.nbBufs) == 0 {
+			return
+		}
 	}
 }
 
