@@ -352,6 +352,9 @@ func (lg *leg) answer() {
 	var bytes uint64
 	bye := false // terminate-on-bye: a BYE's final answer passes (sipproxy.go)
 	for i := 0; i < lg.n; i++ {
+		if f.tftp && !lg.tftpFrom(addrOf(&s.names[i])) {
+			continue // not the member's transfer (tftp.go)
+		}
 		b := s.payload(i)
 		lg.rec.BytesIn.Add(uint64(len(b)))
 		lg.rec.PktsIn.Add(1)
