@@ -241,13 +241,13 @@ func (f *flow) forward(b []byte) {
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it
 	}
-	if f.tftp {
-		lg.tftpSend(b) // to the transfer's port (tftp.go)
-		return
-	}
 	if f.rs != nil {
 		lg.send(b) // in order with what the rules sent
 		f.sipSent(lg, b)
+		return
+	}
+	if f.tftp {
+		lg.tftpSend(b) // to the transfer's port (tftp.go)
 		return
 	}
 	f.l.forward(lg, b)

@@ -267,6 +267,10 @@ func (lg *leg) initIO() {
 // send or let through, which may come from the leg's own goroutine while
 // the listener's reader sends a batch) and counts it.
 func (lg *leg) send(b []byte) {
+	if lg.f.tftp {
+		lg.tftpSend(b) // the leg is not connected (tftp.go)
+		return
+	}
 	if _, err := lg.conn.Write(b); err != nil {
 		return // a refused or full socket loses the datagram, as UDP does
 	}

@@ -113,6 +113,10 @@ func (l *Listener) forward(lg *leg, b []byte) { lg.send(b) }
 
 // send writes one datagram to the leg's server and counts it.
 func (lg *leg) send(b []byte) {
+	if lg.f.tftp {
+		lg.tftpSend(b) // the leg is not connected (tftp.go)
+		return
+	}
 	if _, err := lg.conn.Write(b); err != nil {
 		return // a refused or full socket loses the datagram, as UDP does
 	}
