@@ -56,6 +56,7 @@ type (
 	SIPDatagram       = config.SIPDatagram
 	RADIUSProfile     = config.RADIUSProfile
 	RADIUSClient      = config.RADIUSClient
+	TFTPProfile       = config.TFTPProfile
 	RADIUSMonitor     = config.RADIUSMonitor
 	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol

@@ -997,6 +997,7 @@ idle-timeout int 60
 `),
 		sipProfileKind(),     // kinds_sip.go
 		radiusProfileKind(),  // kinds_radius.go
+		tftpProfileKind(),    // kinds_tftp.go
 		rewriteProfileKind(), // kinds_rewrite.go
 		fixProfileKind(),     // kinds_fix.go
 

@@ -91,6 +91,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"a RADIUS member over UDP: accepts every Access-Request, answers every Accounting-Request, naming itself in Reply-Message; logs User-Name and Calling-Station-Id"},
 	{"radius-client", "-connect ADDR:PORT [-bind ADDR] [-secret S] [-user U] [-csid ID,ID,...] [-acct]",
 		"a NAS: one request per Calling-Station-Id, each from a port of its own, printing the verified answer's code and Reply-Message"},
+	{"tftp-server", "-listen ADDR:PORT [-dir DIR]",
+		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
 }
 
 func usage(w io.Writer) {
@@ -150,6 +152,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = radiusServerMain(ctx, args[1:], stdout, stderr) // radius.go
 	case "radius-client":
 		err = radiusClientMain(ctx, args[1:], stdout, stderr)
+	case "tftp-server":
+		err = tftpServerMain(ctx, args[1:], stdout, stderr) // tftp.go
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

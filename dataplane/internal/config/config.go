@@ -153,6 +153,10 @@ type Virtual struct {
 	// RADIUS packet, balanced by itself and persisted on an attribute
 	// (dataplane/internal/udp/radius.go); nil without the profile.
 	RADIUS *RADIUSProfile
+	// TFTP is the tftp profile on a UDP virtual: the member's answers
+	// from its transfer port reach the client (dataplane/internal/udp/tftp.go);
+	// nil without the profile.
+	TFTP *TFTPProfile
 	// DNS is the dns profile: the virtual answers DNS queries itself
 	// (wide IPs, static zones, its cache) before it forwards any to its
 	// pool (dataplane/dnsvs); nil without the profile.
@@ -1006,6 +1010,13 @@ type RADIUSProfile struct {
 	// secrets, most specific first: what an edited packet is signed
 	// again with.
 	Clients []RADIUSClient
+}
+
+// TFTPProfile is the tftp profile on a UDP virtual.
+type TFTPProfile struct {
+	// Idle is the transfer's flow's idle timeout (idle-timeout), which
+	// replaces the udp profile's; 0 keeps the udp profile's.
+	Idle time.Duration
 }
 
 // RADIUSClient is one record of a radius profile's clients data group.

@@ -54,6 +54,9 @@ type flow struct {
 	sip *sipState
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
+	// tftp: the virtual's tftp profile; legs take the member's answers
+	// from its transfer port (tftp.go).
+	tftp bool
 	// hash is the virtual's hash profile with a payload key, nil for none;
 	// basePersists and basePers are the flow's decision without it
 	// (hashpersist.go).
@@ -90,18 +93,27 @@ type leg struct {
 	pool   *state.Pool   // nil for a node decision
 	rec    flows.Leg
 	// gone: closed before the flow ends (terminate-on-bye, sipproxy.go).
-	gone  atomic.Bool
+	gone atomic.Bool
+	// tid is the member's transfer port on a TFTP leg, 0 until it
+	// answers a request (tftp.go).
+	tid   atomic.Uint32
 	legIO // the system's way of reading answers (io_linux.go, io_other.go)
 }
 
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil)}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
 	f.SetIdleTimeout(snap.Idle)
+	if t := cfg.TFTP; t != nil {
+		f.tftp = true // tftp.go
+		if t.Idle > 0 {
+			f.SetIdleTimeout(t.Idle)
+		}
+	}
 	f.Closer = func(bool) { f.end() }
 	for _, prof := range []*config.Persistence{cfg.Persist, cfg.FallbackPersist} {
 		if prof != nil && prof.Method == config.PersistSourceAddr {
@@ -232,6 +244,10 @@ func (f *flow) forward(b []byte) {
 	if f.rs != nil {
 		lg.send(b) // in order with what the rules sent
 		f.sipSent(lg, b)
+		return
+	}
+	if f.tftp {
+		lg.tftpSend(b) // to the transfer's port (tftp.go)
 		return
 	}
 	f.l.forward(lg, b)
@@ -386,7 +402,13 @@ func (f *flow) source(dst netip.AddrPort, pool *state.Pool) netip.AddrPort {
 // keeping the client's port when the kernel allows. nil when no socket
 // can be made.
 func (f *flow) openLeg(dst netip.AddrPort, m *state.Member, pool *state.Pool) *leg {
-	c, err := dial(f.source(dst, pool), dst)
+	var c *net.UDPConn
+	var err error
+	if f.tftp {
+		c, err = listenFrom(f.source(dst, pool), dst) // tftp.go
+	} else {
+		c, err = dial(f.source(dst, pool), dst)
+	}
 	if err != nil {
 		f.l.e.env.Log.Debug("udp: cannot open the server side", "virtual", f.Virtual, "server", dst.String(), "err", err)
 		return nil

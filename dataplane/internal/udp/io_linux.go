@@ -267,6 +267,10 @@ func (lg *leg) initIO() {
 // send or let through, which may come from the leg's own goroutine while
 // the listener's reader sends a batch) and counts it.
 func (lg *leg) send(b []byte) {
+	if lg.f.tftp {
+		lg.tftpSend(b) // the leg is not connected (tftp.go)
+		return
+	}
 	if _, err := lg.conn.Write(b); err != nil {
 		return // a refused or full socket loses the datagram, as UDP does
 	}
@@ -352,6 +356,9 @@ func (lg *leg) answer() {
 	var bytes uint64
 	bye := false // terminate-on-bye: a BYE's final answer passes (sipproxy.go)
 	for i := 0; i < lg.n; i++ {
+		if f.tftp && !lg.tftpFrom(addrOf(&s.names[i])) {
+			continue // not the member's transfer (tftp.go)
+		}
 		b := s.payload(i)
 		lg.rec.BytesIn.Add(uint64(len(b)))
 		lg.rec.PktsIn.Add(1)

@@ -24,6 +24,7 @@ type legIO struct {
 	buf    *[]byte
 	n      int
 	rerr   error
+	from   netip.AddrPort // the sender, read on TFTP legs only
 }
 
 // flowIO and listenerIO need nothing here.
@@ -70,7 +71,13 @@ func (lg *leg) read(fd uintptr) bool {
 	if lg.buf == nil {
 		lg.buf = bufPool.Get().(*[]byte)
 	}
-	n, err := rawsock.Read(int(fd), *lg.buf)
+	var n int
+	var err error
+	if lg.f.tftp {
+		n, lg.from, err = recvFrom(int(fd), *lg.buf) // tftp.go: the transfer's port
+	} else {
+		n, err = rawsock.Read(int(fd), *lg.buf)
+	}
 	if err == syscall.EAGAIN {
 		bufPool.Put(lg.buf)
 		lg.buf = nil
@@ -106,22 +113,48 @@ func (l *Listener) forward(lg *leg, b []byte) { lg.send(b) }
 
 // send writes one datagram to the leg's server and counts it.
 func (lg *leg) send(b []byte) {
+	if lg.f.tftp {
+		lg.tftpSend(b) // the leg is not connected (tftp.go)
+		return
+	}
 	if _, err := lg.conn.Write(b); err != nil {
 		return // a refused or full socket loses the datagram, as UDP does
 	}
-	n := uint64(len(b))
+	lg.countOut(uint64(len(b)), 1)
+}
+
+// countOut counts n bytes in pk datagrams sent to the server.
+func (lg *leg) countOut(n, pk uint64) {
 	lg.rec.BytesOut.Add(n)
-	lg.rec.PktsOut.Add(1)
+	lg.rec.PktsOut.Add(pk)
 	if m := lg.member; m != nil {
-		m.Stats.Out(len(b), 1)
-		m.Node.Stats.Out(len(b), 1)
-		lg.pool.Stats.Out(len(b), 1)
+		m.Stats.Out(int(n), pk)
+		m.Node.Stats.Out(int(n), pk)
+		lg.pool.Stats.Out(int(n), pk)
 	}
+}
+
+// recvFrom is recvfrom(2): a datagram and its sender.
+func recvFrom(fd int, b []byte) (int, netip.AddrPort, error) {
+	n, sa, err := syscall.Recvfrom(fd, b, 0)
+	if err != nil {
+		return 0, netip.AddrPort{}, err
+	}
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return n, netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port)), nil
+	case *syscall.SockaddrInet6:
+		return n, netip.AddrPortFrom(netip.AddrFrom16(a.Addr).Unmap(), uint16(a.Port)), nil
+	}
+	return n, netip.AddrPort{}, nil
 }
 
 // fromServer counts one answer and sends it to the client.
 func (lg *leg) fromServer(b []byte) {
 	f := lg.f
+	if f.tftp && !lg.tftpFrom(lg.from) {
+		return // not the member's transfer (tftp.go)
+	}
 	f.Touch(f.l.e.now.Load())
 	lg.rec.BytesIn.Add(uint64(len(b)))
 	lg.rec.PktsIn.Add(1)
