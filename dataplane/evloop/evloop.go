@@ -188,6 +188,7 @@ type Loop struct {
 	joinEpoch uint64
 	resume    chan struct{}
 	guests    []*guest
+	hostedAs  *guest // while another loop serves this one
 	onTick    func(now int64)
 	tick      time.Duration
 
@@ -294,7 +295,15 @@ func (l *Loop) Modify(fd int, t Token, events uint32) error {
 // Again gives t another turn with an In event after the current batch,
 // without waiting: for an edge-triggered descriptor whose handler stopped
 // early to let others run. Loop thread only.
-func (l *Loop) Again(t Token) { l.again = append(l.again, t) }
+func (l *Loop) Again(t Token) {
+	l.again = append(l.again, t)
+	if g := l.hostedAs; g != nil && len(l.again) == 1 {
+		// A hosted loop's turns are the host's to give: they raise no
+		// event in the guest's epoll set, which is all the host watches
+		// of it (procs.go).
+		g.h.Again(g.tok)
+	}
+}
 
 // Defer runs f.Flush once the current batch of events has been handled,
 // before the loop waits again. Why: the writes of a batch then leave

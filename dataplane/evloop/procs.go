@@ -259,8 +259,10 @@ type guest struct {
 }
 
 // Ready serves a batch of the guest's events, as its own Run would.
+// The host calls it for the guest's events and for the turns the guest
+// asked of itself (Again), which have no event of their own.
 func (g *guest) Ready(_ uint8, _ uint32) {
-	if n := g.l.poll(); n > 0 && g.l.handle(n, time.Now()) {
+	if n := g.l.poll(); (n > 0 || len(g.l.again) > 0) && g.l.handle(n, time.Now()) {
 		g.h.release(g) // the guest was stopped
 	}
 }
@@ -283,6 +285,10 @@ func (h *Loop) adopt(g *Loop, epoch uint64) {
 	gs.tok = tok
 	h.slots[uint32(tok)].guest = true
 	h.guests = append(h.guests, gs)
+	g.hostedAs = gs
+	if len(g.again) > 0 { // turns it asked for before it was adopted
+		h.Again(tok)
+	}
 }
 
 // release gives gs its goroutine back.
@@ -291,6 +297,7 @@ func (h *Loop) release(gs *guest) {
 		if o == gs {
 			h.guests = append(h.guests[:i], h.guests[i+1:]...)
 			h.Remove(gs.l.epfd, gs.tok)
+			gs.l.hostedAs = nil
 			close(gs.l.resume)
 			return
 		}

@@ -3,6 +3,7 @@
 package evloop
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -309,5 +310,60 @@ func TestGovernorStartsAndStops(t *testing.T) {
 	}
 	if gov.full.Load() != 0 || runtime.GOMAXPROCS(0) != full {
 		t.Fatalf("after stopping: governed %d, GOMAXPROCS %d", gov.full.Load(), runtime.GOMAXPROCS(0))
+	}
+}
+
+// A hosted loop's turns (Again) run though they raise no event: a
+// handler that reads a byte a turn and asks for another turn echoes
+// every byte of a burst that came with one edge.
+func TestAGuestsTurnsRunWithoutEvents(t *testing.T) {
+	for _, hosted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hosted %v", hosted), func(t *testing.T) {
+			host, guest, _ := hostTwo(t, 5*time.Millisecond)
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+			if err := unix.SetNonblock(fds[0], true); err != nil {
+				t.Fatal(err)
+			}
+			var tok Token
+			e := &recorder{}
+			one := make([]byte, 1)
+			e.step = func(uint32) {
+				if n, err := unix.Read(fds[0], one); err == nil && n == 1 {
+					unix.Write(fds[0], one)
+					guest.Again(tok) // perhaps more: read it next turn
+				}
+			}
+			guest.Call(func() {
+				if tok, err = guest.Add(fds[0], In|Edge, e, 0); err != nil {
+					t.Error(err)
+				}
+			})
+			if hosted {
+				joined(t, host)
+			}
+			const burst = "abcdefgh"
+			if _, err := unix.Write(fds[1], []byte(burst)); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, 0, len(burst))
+			deadline := time.Now().Add(5 * time.Second)
+			for len(got) < len(burst) && time.Now().Before(deadline) {
+				fds1 := []unix.PollFd{{Fd: int32(fds[1]), Events: unix.POLLIN}}
+				if n, _ := unix.Poll(fds1, 100); n != 1 {
+					continue
+				}
+				b := make([]byte, 16)
+				if n, err := unix.Read(fds[1], b); err == nil {
+					got = append(got, b[:n]...)
+				}
+			}
+			if string(got) != burst {
+				t.Fatalf("echoed %q of %q in 5 s", got, burst)
+			}
+		})
 	}
 }
