@@ -272,49 +272,61 @@ func TestMQTTMosquitto(t *testing.T) {
 	p, _ := newPlane(t)
 	cfg := basic("127.104.2.1:1883", a.Addr())
 	delete(cfg.Virtuals, "/Common/vs")
-	mqttVirtual(t, cfg, "/Common/m", "127.104.2.1:1883", "/Common/pool", `when MQTT_CLIENT_INGRESS {
+	mqttVirtual(t, cfg, "/Common/m", "127.104.2.1:1883", "/Common/pool", refuseMallory)
+	mustApply(t, p, cfg)
+	args := []string{"-h", "127.104.2.1", "-p", "1883"}
+	for _, v := range []string{"mqttv311", "mqttv5"} {
+		t.Run(v, func(t *testing.T) { mosquittoExchange(t, pubPath, subPath, args, v, "m/"+v, "hello "+v, a) })
+	}
+}
+
+// refuseMallory is a rule that answers a CONNECT from user mallory with
+// CONNACK "not authorized" and closes it before the member sees it.
+const refuseMallory = `when MQTT_CLIENT_INGRESS {
 		if {[MQTT::type] eq "CONNECT" && [MQTT::username] eq "mallory"} {
 			MQTT::respond type CONNACK return_code 5
 			MQTT::drop
 			MQTT::disconnect
 		}
-	}`)
-	mustApply(t, p, cfg)
-	for _, v := range []string{"mqttv311", "mqttv5"} {
-		t.Run(v, func(t *testing.T) {
-			sub := exec.Command(subPath, "-h", "127.104.2.1", "-p", "1883", "-V", v, "-i", "sub-"+v, "-t", "m/"+v, "-C", "1", "-W", "20")
-			var out bytes.Buffer
-			sub.Stdout = &out
-			if err := sub.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// Publish until the subscriber (whose subscription may not be
-			// in yet) has its message.
-			done := make(chan error, 1)
-			go func() { done <- sub.Wait() }()
-			var err error
-			for i := 0; i < 100; i++ {
-				pub := exec.Command(pubPath, "-h", "127.104.2.1", "-p", "1883", "-V", v, "-i", fmt.Sprintf("pub-%s-%d", v, i), "-t", "m/"+v, "-q", "1", "-m", "hello "+v)
-				if b, err := pub.CombinedOutput(); err != nil {
-					t.Fatalf("mosquitto_pub: %v %s", err, b)
-				}
-				select {
-				case err = <-done:
-					i = 100
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
-			if err != nil || strings.TrimSpace(out.String()) != "hello "+v {
-				t.Fatalf("mosquitto_sub: %v %q", err, out.String())
-			}
-			bad := exec.Command(pubPath, "-h", "127.104.2.1", "-p", "1883", "-V", v, "-u", "mallory", "-t", "x", "-m", "x")
-			b, err := bad.CombinedOutput()
-			if err == nil {
-				t.Fatalf("mosquitto_pub as mallory succeeded: %s", b)
-			}
-			if slices.Contains(a.Users(), "mallory") {
-				t.Fatal("the member saw mallory's CONNECT")
-			}
-		})
+	}`
+
+// mosquittoExchange has mosquitto_sub (protocol version v, connection
+// arguments args) get msg on topic from mosquitto_pub through a virtual
+// with refuseMallory, and mosquitto_pub as mallory refused there, unseen
+// by member.
+func mosquittoExchange(t *testing.T, pubPath, subPath string, args []string, v, topic, msg string, member *mqtttest.Broker) {
+	t.Helper()
+	with := func(more ...string) []string { return append(slices.Clone(args), more...) }
+	sub := exec.Command(subPath, with("-V", v, "-i", "sub-"+v, "-t", topic, "-C", "1", "-W", "20")...)
+	var out bytes.Buffer
+	sub.Stdout = &out
+	if err := sub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Publish until the subscriber (whose subscription may not be in
+	// yet) has its message.
+	done := make(chan error, 1)
+	go func() { done <- sub.Wait() }()
+	var err error
+	for i := 0; i < 100; i++ {
+		pub := exec.Command(pubPath, with("-V", v, "-i", fmt.Sprintf("pub-%s-%d", v, i), "-t", topic, "-q", "1", "-m", msg)...)
+		if b, err := pub.CombinedOutput(); err != nil {
+			t.Fatalf("mosquitto_pub: %v %s", err, b)
+		}
+		select {
+		case err = <-done:
+			i = 100
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil || strings.TrimSpace(out.String()) != msg {
+		t.Fatalf("mosquitto_sub: %v %q", err, out.String())
+	}
+	bad := exec.Command(pubPath, with("-V", v, "-u", "mallory", "-t", "x", "-m", "x")...)
+	if b, err := bad.CombinedOutput(); err == nil {
+		t.Fatalf("mosquitto_pub as mallory succeeded: %s", b)
+	}
+	if slices.Contains(member.Users(), "mallory") {
+		t.Fatal("the member saw mallory's CONNECT")
 	}
 }
