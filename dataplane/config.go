@@ -57,6 +57,8 @@ type (
 	RADIUSProfile     = config.RADIUSProfile
 	RADIUSClient      = config.RADIUSClient
 	TFTPProfile       = config.TFTPProfile
+	DHCPProfile       = config.DHCPProfile
+	DHCPv6Option      = config.DHCPv6Option
 	RADIUSMonitor     = config.RADIUSMonitor
 	DBMonitor         = config.DBMonitor
 	Protocol          = config.Protocol

@@ -83,6 +83,8 @@ ltm profile client-ssl /Common/clientssl-secure { defaults-from /Common/clientss
 ltm profile client-ssl /Common/clientssl-insecure-compatible { defaults-from /Common/clientssl }
 ltm profile server-ssl /Common/serverssl-insecure-compatible { defaults-from /Common/serverssl }
 ltm profile radius /Common/radiusLB-subscriber-aware { defaults-from /Common/radiusLB subscriber-discovery enabled }
+ltm profile dhcpv4 /Common/dhcpv4_fwd { defaults-from /Common/dhcpv4 mode forwarding }
+ltm profile dhcpv6 /Common/dhcpv6_fwd { defaults-from /Common/dhcpv6 mode forwarding }
 ltm monitor http /Common/http_head_f5 { defaults-from /Common/http send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
 ltm monitor https /Common/https_head_f5 { defaults-from /Common/https send "HEAD / HTTP/1.0\r\n\r\n" recv "Server\:" }
 ltm monitor https /Common/https_443 { defaults-from /Common/https destination *:443 }

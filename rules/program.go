@@ -332,6 +332,9 @@ type ConnState struct {
 	sip *SIPState
 	// radius: the virtual server has a radius profile (commands_radius.go).
 	radius bool
+	// dhcp is the version of the virtual server's dhcpv4 or dhcpv6
+	// profile, 0 without one (commands_dhcp.go).
+	dhcp int
 	// sidebands are the rule's open sideband connections, by id
 	// (commands_sideband.go); sidebandSeq numbers them.
 	sidebands   map[string]*sideband

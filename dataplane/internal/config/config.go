@@ -157,6 +157,9 @@ type Virtual struct {
 	// from its transfer port reach the client (dataplane/internal/udp/tftp.go);
 	// nil without the profile.
 	TFTP *TFTPProfile
+	// DHCP is the dhcpv4 or dhcpv6 profile on a UDP virtual: the virtual
+	// is a DHCP relay (dataplane/internal/udp/dhcp.go); nil without one.
+	DHCP *DHCPProfile
 	// DNS is the dns profile: the virtual answers DNS queries itself
 	// (wide IPs, static zones, its cache) before it forwards any to its
 	// pool (dataplane/dnsvs); nil without the profile.
@@ -1017,6 +1020,38 @@ type TFTPProfile struct {
 	// Idle is the transfer's flow's idle timeout (idle-timeout), which
 	// replaces the udp profile's; 0 keeps the udp profile's.
 	Idle time.Duration
+}
+
+// DHCPProfile is a dhcpv4 or dhcpv6 profile on a UDP virtual.
+type DHCPProfile struct {
+	// V6: the dhcpv6 profile (DHCPv6 messages, Relay-Forward and
+	// Relay-Reply); false: dhcpv4.
+	V6 bool
+	// Forwarding is mode forwarding: messages go to one member, as they
+	// came, and answers back as they came; false is mode relay.
+	Forwarding bool
+	// Idle is the profile's idle-timeout, which replaces the udp
+	// profile's; 0 keeps the udp profile's.
+	Idle time.Duration
+	// MaxHops is dhcpv4's max-hops: a request that already passed
+	// through this many relays is dropped.
+	MaxHops uint8
+	// AgentInfo is option 82's data a dhcpv4 relay adds to requests that
+	// have none (relay-agent-id add); nil adds none.
+	AgentInfo []byte
+	// StripAgentInfo removes option 82 from answers before they reach
+	// the client (relay-agent-id remove).
+	StripAgentInfo bool
+	// V6Options are the options a dhcpv6 relay adds to its Relay-Forward
+	// (remote-id-option, subscriber-id-option with add true), as code
+	// and data.
+	V6Options []DHCPv6Option
+}
+
+// DHCPv6Option is one option a dhcpv6 relay adds.
+type DHCPv6Option struct {
+	Code uint16
+	Data []byte
 }
 
 // RADIUSClient is one record of a radius profile's clients data group.

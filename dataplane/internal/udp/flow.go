@@ -54,6 +54,9 @@ type flow struct {
 	sip *sipState
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
+	// dhcp is the dhcpv4 or dhcpv6 profile's relay state (dhcp.go), nil
+	// without one.
+	dhcp *dhcpState
 	// tftp: the virtual's tftp profile; legs take the member's answers
 	// from its transfer port (tftp.go).
 	tftp bool
@@ -103,7 +106,7 @@ type leg struct {
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil)}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil || cfg.DHCP != nil)}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
@@ -137,6 +140,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	}
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
+	f.dhcp = newDHCPState(cfg.DHCP, f)    // dhcp.go
 	f.initIO()
 	return f
 }
@@ -175,7 +179,10 @@ func (f *flow) fromClient(b []byte) {
 // every datagram, or a rule decided again.
 func (f *flow) forward(b []byte) {
 	lg := f.last.Load()
-	sent := b // as the client sent it
+	sent := b                             // as the client sent it
+	if f.dhcp != nil && !f.dhcpCheck(b) { // dhcp.go
+		return
+	}
 	if f.rs != nil {
 		var fwd, again bool
 		if b, fwd, again = f.clientData(b); !fwd {
@@ -184,6 +191,10 @@ func (f *flow) forward(b []byte) {
 		if again {
 			lg = nil
 		}
+	}
+	if f.dhcp != nil && !f.dhcp.cfg.Forwarding {
+		f.dhcpRelay(b) // to every member (dhcp.go)
+		return
 	}
 	var again *leg // a RADIUS request's retransmission follows its first copy
 	if f.rad != nil {

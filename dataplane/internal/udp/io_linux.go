@@ -396,6 +396,12 @@ func (lg *leg) answer() {
 				continue
 			}
 		}
+		if f.dhcp != nil {
+			var fwd bool
+			if b, fwd = f.dhcpOut(b); !fwd { // dhcp.go
+				continue
+			}
+		}
 		h := &s.hdrs[k].Hdr
 		s.iovs[k].Base = unsafe.SliceData(b)
 		s.iovs[k].SetLen(len(b))

@@ -193,6 +193,12 @@ func (lg *leg) fromServer(b []byte) {
 			return
 		}
 	}
+	if f.dhcp != nil {
+		var fwd bool
+		if b, fwd = f.dhcpOut(b); !fwd { // dhcp.go
+			return
+		}
+	}
 	f.toClient(b)
 	f.sipSent(lg, b)
 }

@@ -299,6 +299,13 @@ func (f *flow) RuleSession(prog *rules.Program) *rules.ConnState {
 		if f.rad != nil {
 			f.rs.sess.SetRADIUS() // the RADIUS:: commands read the datagrams (radius.go)
 		}
+		if d := f.dhcp; d != nil {
+			v := 4
+			if d.cfg.V6 {
+				v = 6
+			}
+			f.rs.sess.SetDHCP(v) // the DHCP commands read the datagrams (dhcp.go)
+		}
 		if f.snap.Cfg.SIP != nil {
 			f.rs.sess.SetSIP() // the SIP:: commands answer in SIP events (sip.go)
 			if h := f.snap.Cfg.SIP.PersistHeader; h != "" {
