@@ -91,6 +91,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"a RADIUS member over UDP: accepts every Access-Request, answers every Accounting-Request, naming itself in Reply-Message; logs User-Name and Calling-Station-Id"},
 	{"radius-client", "-connect ADDR:PORT [-bind ADDR] [-secret S] [-user U] [-csid ID,ID,...] [-acct]",
 		"a NAS: one request per Calling-Station-Id, each from a port of its own, printing the verified answer's code and Reply-Message"},
+	{"dhcp-server", "-listen ADDR:PORT [-label D1] [-v6]",
+		"a DHCP member: offers 10.9.0.N to every DISCOVER (echoing option 82), or answers a Relay-Forward's SOLICIT with a Relay-Reply; logs giaddr, hops, option 82, link and peer addresses"},
+	{"dhcp-client", "-connect ADDR:PORT [-bind ADDR] [-v6] [-mac MAC] [-hops N] [-giaddr IP] [-answers N] [-wait D]",
+		"a DHCP client: one DISCOVER (or SOLICIT) to the virtual, printing every answer that comes (type, server, yiaddr, option 82)"},
 	{"tftp-server", "-listen ADDR:PORT [-dir DIR]",
 		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
 }
@@ -152,6 +156,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = radiusServerMain(ctx, args[1:], stdout, stderr) // radius.go
 	case "radius-client":
 		err = radiusClientMain(ctx, args[1:], stdout, stderr)
+	case "dhcp-server":
+		err = dhcpServerMain(ctx, args[1:], stdout, stderr) // dhcp.go
+	case "dhcp-client":
+		err = dhcpClientMain(ctx, args[1:], stdout, stderr)
 	case "tftp-server":
 		err = tftpServerMain(ctx, args[1:], stdout, stderr) // tftp.go
 	case "-h", "-help", "--help", "help":
