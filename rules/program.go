@@ -172,6 +172,7 @@ type Program struct {
 	handlers [numEvents][]progHandler
 	pool     sync.Pool
 	secrets  bool
+	sessions bool // ControlsSessions
 	profiles bool
 	waits    bool
 	syn      bool
@@ -201,6 +202,7 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
+		p.sessions = p.sessions || r.controlsSessions
 		p.profiles = p.profiles || r.choosesProfile
 		p.syn = p.syn || r.readsSYN
 		p.link = p.link || r.readsLink
@@ -233,6 +235,13 @@ func (p *Program) Handles(ev Event) bool {
 // key-log writer set before the handshake, which the dataplane then sets
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
+
+// ControlsSessions reports whether a rule acts on or reads the client's
+// TLS session or hello after the handshake (SSL::session invalidate,
+// SSL::sessionticket, SSL::is_renegotiation_secure): the dataplane names
+// these connections' tickets and keeps their hello's signal, and the
+// others pay nothing for it.
+func (p *Program) ControlsSessions() bool { return p.sessions }
 
 // ChoosesSSLProfile reports whether a rule switches a connection's
 // client-ssl or server-ssl profile (SSL::profile): the commit then builds
