@@ -2,15 +2,19 @@ package dataplane
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/tlsprof"
 )
 
 // sessionAsk connects from src to vs over TLS (version, a session cache
@@ -216,5 +220,73 @@ when CLIENTSSL_HANDSHAKE {
 				t.Fatalf("%x from %s: close_notify %v, want %v", version, tc.src, sawClose, tc.closeNote)
 			}
 		}
+	}
+}
+
+// TestSSLAllowDynamicRecordSizing: SSL::allow_dynamic_record_sizing, set
+// in CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO, makes one client's records
+// start small although the profile sends full-size ones (and the reverse
+// on a profile that sizes them dynamically); too late, in
+// CLIENTSSL_HANDSHAKE, it is the rule's error, which catch sees.
+func TestSSLAllowDynamicRecordSizing(t *testing.T) {
+	blob := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KB
+	ln, err := net.Listen("tcp", "127.120.4.11:9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, ln, func(c net.Conn) {
+		if _, err := bufio.NewReader(c).ReadString('\n'); err == nil {
+			c.Write(blob)
+		}
+	})
+	p, _ := newPlane(t)
+	for _, tc := range []struct {
+		name    string
+		profile bool // the profile's allow-dynamic-record-sizing
+		rule    string
+		dynamic bool
+	}{
+		{"profile", false, `when CLIENTSSL_HANDSHAKE { set x [SSL::allow_dynamic_record_sizing] }`, false},
+		{"CLIENT_ACCEPTED", false, `when CLIENT_ACCEPTED { SSL::allow_dynamic_record_sizing 1 }`, true},
+		{"CLIENTSSL_CLIENTHELLO", false, `when CLIENTSSL_CLIENTHELLO { SSL::allow_dynamic_record_sizing enable }`, true},
+		{"off", true, `when CLIENTSSL_CLIENTHELLO { SSL::allow_dynamic_record_sizing 0 }`, false},
+		{"late", false, `when CLIENTSSL_HANDSHAKE { if {![catch { SSL::allow_dynamic_record_sizing 1 }]} { reject } }`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cert, key, roots := testCert(t, "app.example")
+			cfg := basic("127.120.4.10:443", "127.120.4.11:9000")
+			cfg.Virtuals["/Common/vs"].Rules, _ = compileRules(t, tc.rule)
+			b, err := (&tlsprof.ClientSSL{Name: "/Common/cs", CertKeyChain: []tlsprof.CertKeyChain{{Cert: cert, Key: key}},
+				AuthenticateDepth: -1, DynamicRecordSizing: tc.profile}).Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			vc, err := tlsprof.ForVirtual("/Common/vs", []*tlsprof.Built{b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Virtuals["/Common/vs"].TLS = &TLS{Client: vc, ClientProfiles: []string{"/Common/cs"}, ClientBuilt: []*tlsprof.Built{b}}
+			mustApply(t, p, cfg)
+			raw, err := net.DialTimeout("tcp", "127.120.4.10:443", 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			raw.SetDeadline(time.Now().Add(10 * time.Second))
+			rl := &recordLens{Conn: raw}
+			c := tls.Client(rl, &tls.Config{ServerName: "app.example", RootCAs: roots, MaxVersion: tls.VersionTLS12})
+			if err := c.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			rl.lens = nil
+			io.WriteString(c, "go\n")
+			got := make([]byte, len(blob))
+			if _, err := io.ReadFull(c, got); err != nil {
+				t.Fatal(err)
+			}
+			if largest := slices.Max(rl.lens); (largest < 16000) != tc.dynamic {
+				t.Fatalf("dynamic %v: largest record %d bytes of %d", tc.dynamic, largest, len(rl.lens))
+			}
+		})
 	}
 }

@@ -30,6 +30,11 @@ type SSLSessionConn interface {
 	// SSLRenegotiationSecure reports whether the side's peer offered
 	// secure renegotiation (RFC 5746) in its hello.
 	SSLRenegotiationSecure(s Side) (bool, error)
+	// SSLDynamicRecords is the client side's allow-dynamic-record-sizing
+	// for this connection; with set it becomes on first, before the
+	// handshake's configuration is fixed (CLIENT_ACCEPTED,
+	// CLIENTSSL_CLIENTHELLO), else an error.
+	SSLDynamicRecords(set, on bool) (bool, error)
 }
 
 func registerSSLSession(t *tcl.Commands) {
@@ -101,6 +106,40 @@ func registerSSLSession(t *tcl.Commands) {
 		}
 		return tcl.Bool(ok), nil
 	})
+	// SSL::allow_dynamic_record_sizing ?0|1?: the client-ssl profile's
+	// allow-dynamic-record-sizing for this connection [M: BIG-IP's
+	// syntax unverified; enable and disable are taken too, as the
+	// profile spells the values].
+	t.Register("SSL::allow_dynamic_record_sizing", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+		set, on := false, false
+		switch {
+		case len(args) == 1:
+		case len(args) == 2 && (args[1].String() == "0" || args[1].String() == "disable"):
+			set = true
+		case len(args) == 2 && (args[1].String() == "1" || args[1].String() == "enable"):
+			set, on = true, true
+		default:
+			return tcl.Empty, tcl.WrongArgs("SSL::allow_dynamic_record_sizing ?0|1?")
+		}
+		s, c, err := sslSession(in, "SSL::allow_dynamic_record_sizing")
+		if err != nil {
+			return tcl.Empty, err
+		}
+		if s.side != ClientSide {
+			return tcl.Empty, tcl.Errorf("SSL::allow_dynamic_record_sizing: only the client side's records are sized dynamically (allow-dynamic-record-sizing is a client-ssl setting)")
+		}
+		v, err := c.SSLDynamicRecords(set, on)
+		if err != nil || set {
+			return tcl.Empty, tclErr(err)
+		}
+		return tcl.Bool(v), nil
+	})
+}
+
+// sizesRecords reports whether a rule's text names
+// SSL::allow_dynamic_record_sizing (Program.SizesRecords).
+func sizesRecords(body string) bool {
+	return strings.Contains(body, "SSL::allow_dynamic_record_sizing")
 }
 
 // sslSession is the running event's session and connection for the

@@ -284,6 +284,8 @@ type Rule struct {
 	// controlsSessions: the rule names SSL::session, SSL::sessionticket
 	// or SSL::is_renegotiation_secure (ControlsSessions).
 	controlsSessions bool
+	// sizesRecords: the rule names SSL::allow_dynamic_record_sizing.
+	sizesRecords bool
 	// choosesProfile: the rule says SSL::profile (ChoosesSSLProfile).
 	choosesProfile bool
 	// readsSYN: the rule reads the client's SYN (ReadsSYN).
@@ -582,6 +584,7 @@ func (e *CompileError) Error() string {
 // caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
 	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body), controlsSessions: controlsSessions(body),
+		sizesRecords:   sizesRecords(body),
 		choosesProfile: strings.Contains(body, "SSL::profile")}
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)

@@ -189,3 +189,31 @@ func (b *Built) Invalidated() int {
 	defer l.mu.Unlock()
 	return len(l.at)
 }
+
+// WithDynamicRecords is cfg, for one connection, with the configuration
+// the hello picks sending records sized as choose says once the hello's
+// rules ran: 1 dynamically sized (small records first), -1 full-size, 0
+// as the profile says (allow-dynamic-record-sizing). crypto/tls reads it
+// from the configuration at each write, so a connection's own setting
+// is a copy of the profile's: made only for a connection that asked.
+func WithDynamicRecords(cfg *tls.Config, choose func() int8) *tls.Config {
+	return &tls.Config{GetConfigForClient: func(h *tls.ClientHelloInfo) (*tls.Config, error) {
+		chosen := cfg
+		if cfg.GetConfigForClient != nil {
+			c, err := cfg.GetConfigForClient(h)
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				chosen = c
+			}
+		}
+		v := choose()
+		if v == 0 || chosen.DynamicRecordSizingDisabled == (v < 0) {
+			return chosen, nil
+		}
+		c := chosen.Clone()
+		c.DynamicRecordSizingDisabled = v < 0
+		return c, nil
+	}}
+}

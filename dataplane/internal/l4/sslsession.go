@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
 	"github.com/openltm/openltm/dataplane/tlsprof"
 	"github.com/openltm/openltm/rules"
@@ -32,6 +33,9 @@ type sslSessionState struct {
 	// unclean is SSL::unclean_shutdown per side: closes without
 	// close_notify, read by the closes without the rule lock.
 	unclean [2]atomic.Bool
+	// dynRecords is SSL::allow_dynamic_record_sizing (0: the profile's,
+	// 1 on, -1 off).
+	dynRecords int8
 }
 
 // ErrHandshakeHeld is the handshake's end when a rule held it and never
@@ -171,4 +175,36 @@ func (pr *proxied) uncleanTo(s rules.Side) bool {
 		return false
 	}
 	return rs.unclean[s].Load()
+}
+
+// SSLDynamicRecords implements rules.SSLSessionConn: allow-dynamic-record-sizing
+// for this client, set before the handshake's configuration is fixed
+// (CLIENT_ACCEPTED, CLIENTSSL_CLIENTHELLO).
+func (pr *proxied) SSLDynamicRecords(set, on bool) (bool, error) {
+	if err := pr.tlsSide(rules.ClientSide, "SSL::allow_dynamic_record_sizing"); err != nil {
+		return false, err
+	}
+	rs := pr.rs
+	if !set {
+		if rs.dynRecords != 0 {
+			return rs.dynRecords > 0, nil
+		}
+		return !pr.tlsCfg().Client.DynamicRecordSizingDisabled, nil
+	}
+	if pr.ctls != nil || (rs.ev != config.EventClientAccepted && pr.hello == nil) {
+		return false, errors.New("SSL::allow_dynamic_record_sizing: set it in CLIENT_ACCEPTED or CLIENTSSL_CLIENTHELLO, before the handshake's configuration is fixed")
+	}
+	rs.dynRecords = -1
+	if on {
+		rs.dynRecords = 1
+	}
+	return on, nil
+}
+
+// dynRecordsChoice is SSL::allow_dynamic_record_sizing's choice, read by
+// the handshake once the hello's rules ran.
+func (pr *proxied) dynRecordsChoice() int8 {
+	pr.rs.mu.Lock()
+	defer pr.rs.mu.Unlock()
+	return pr.rs.dynRecords
 }

@@ -145,6 +145,9 @@ func (pr *proxied) handshakeClient(upgrade bool) bool {
 		pr.rs.sessCtl = new(tlsprof.SessionControl)
 		cfg = tlsprof.ControlSessions(cfg, tc.ClientBuilt, pr.rs.sessCtl)
 	}
+	if pr.rs != nil && prog != nil && prog.SizesRecords() { // SSL::allow_dynamic_record_sizing
+		cfg = tlsprof.WithDynamicRecords(cfg, pr.dynRecordsChoice)
+	}
 	raw, cfg = tc.WatchClient(raw, cfg)
 	var tag *tlsprof.SessionTag
 	if sslPersists(pr.snap.Cfg) { // the session's name is the persistence key
