@@ -77,6 +77,7 @@ func commandTable() *tcl.Commands {
 		registerSSL(t)     // commands_ssl.go
 		registerSSLData(t) // commands_ssldata.go
 		registerSSLSettings(t)
+		registerSSLSession(t) // commands_sslsession.go
 		registerStream(t)
 		registerPolicy(t)                                                             // commands_policy.go
 		registerRewrite(t)                                                            // commands_rewrite.go

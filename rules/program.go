@@ -172,6 +172,8 @@ type Program struct {
 	handlers [numEvents][]progHandler
 	pool     sync.Pool
 	secrets  bool
+	sessions bool // ControlsSessions
+	records  bool // SizesRecords
 	profiles bool
 	waits    bool
 	syn      bool
@@ -201,6 +203,8 @@ func NewProgram(env *Env, rules ...*Rule) *Program {
 	p := &Program{env: env, rules: rules}
 	for i, r := range rules {
 		p.secrets = p.secrets || r.keepsSecrets
+		p.sessions = p.sessions || r.controlsSessions
+		p.records = p.records || r.sizesRecords
 		p.profiles = p.profiles || r.choosesProfile
 		p.syn = p.syn || r.readsSYN
 		p.link = p.link || r.readsLink
@@ -233,6 +237,19 @@ func (p *Program) Handles(ev Event) bool {
 // key-log writer set before the handshake, which the dataplane then sets
 // on these connections alone, so that the others pay nothing for it.
 func (p *Program) KeepsSecrets() bool { return p.secrets }
+
+// ControlsSessions reports whether a rule acts on or reads the client's
+// TLS session or hello after the handshake (SSL::session invalidate,
+// SSL::sessionticket, SSL::is_renegotiation_secure): the dataplane names
+// these connections' tickets and keeps their hello's signal, and the
+// others pay nothing for it.
+func (p *Program) ControlsSessions() bool { return p != nil && p.sessions }
+
+// SizesRecords reports whether a rule may change a client's
+// allow-dynamic-record-sizing (SSL::allow_dynamic_record_sizing): the
+// dataplane then lets the handshake's configuration follow the rule,
+// which costs a configuration per handshake where it does.
+func (p *Program) SizesRecords() bool { return p != nil && p.records }
 
 // ChoosesSSLProfile reports whether a rule switches a connection's
 // client-ssl or server-ssl profile (SSL::profile): the commit then builds

@@ -281,6 +281,11 @@ type Rule struct {
 	wsNeeds []HTTPNeed
 	// keepsSecrets: the rule reads TLS key material (KeepsSecrets).
 	keepsSecrets bool
+	// controlsSessions: the rule names SSL::session, SSL::sessionticket
+	// or SSL::is_renegotiation_secure (ControlsSessions).
+	controlsSessions bool
+	// sizesRecords: the rule names SSL::allow_dynamic_record_sizing.
+	sizesRecords bool
 	// choosesProfile: the rule says SSL::profile (ChoosesSSLProfile).
 	choosesProfile bool
 	// readsSYN: the rule reads the client's SYN (ReadsSYN).
@@ -578,7 +583,8 @@ func (e *CompileError) Error() string {
 // is returned together with an *UnsupportedError listing them, and the
 // caller decides what to do with a rule it cannot fully act on.
 func Compile(name, body string) (*Rule, error) {
-	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body),
+	r := &Rule{Name: FullName(name), procs: map[string]*tcl.Proc{}, keepsSecrets: readsSecrets(body), controlsSessions: controlsSessions(body),
+		sizesRecords:   sizesRecords(body),
 		choosesProfile: strings.Contains(body, "SSL::profile")}
 	check := func(cmd string, src *tcl.Source, off int) error {
 		line, col := src.Pos(off)

@@ -188,6 +188,12 @@ type Built struct {
 	// maxRecord: client-ssl's maximum-record-size, 0 at the default
 	// (records.go).
 	maxRecord int
+	// ticketLife bounds how long a revoked session is remembered
+	// (session-ticket-timeout); invalid is the sessions rules invalidated
+	// (SSL::session invalidate), made at the first (invalidate.go).
+	ticketLife time.Duration
+	invalidMu  sync.Mutex
+	invalid    *lineages
 
 	byName  sync.Map // server name → *tls.Config (server-ssl with serverssl-use-sni)
 	byNameN atomic.Int32
@@ -414,7 +420,7 @@ func (p *ClientSSL) Build() (*Built, error) {
 	}
 	return &Built{Name: p.Name, Config: cfg, Warnings: warns, verify: v, forgetCert: p.ForgetCertificate, stapling: stapling,
 		Gate: NewHandshakeGate(p.MaxActiveHandshakes),
-		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime), maxRecord: maxRecord,
+		ends: newEndRules(p.CleanShutdown, p.StrictResume, p.TicketLifetime), maxRecord: maxRecord, ticketLife: p.TicketLifetime,
 		serverName: strings.ToLower(p.ServerName), sniDefault: p.SNIDefault, sniRequire: p.SNIRequire}, nil
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/openltm/openltm/dataplane/monitor"
 	"github.com/openltm/openltm/dataplane/sslfwd"
 	"github.com/openltm/openltm/dataplane/synhdr"
+	"github.com/openltm/openltm/rules"
 )
 
 // serverConn is one server-side connection of a flow. A flow has at most
@@ -37,6 +38,7 @@ type serverConn struct {
 	member   *state.Member // nil for a node or forward decision
 	pool     *state.Pool   // nil for a node or forward decision
 	tls      *tls.Conn     // server-ssl: TLS over conn (tls.go)
+	tlsCfg   *tls.Config   // tls's configuration (its session cache)
 	ssl      state.SSLHeld // tls's place in the server-ssl profile's connections
 	fastest  bool
 	awaiting atomic.Bool // fastest-node: a request is outstanding
@@ -976,7 +978,7 @@ func (pr *proxied) closeGraceful() {
 	c := pr.client
 	wait, alert := 2*time.Second, false
 	var held *state.SSLCounters // taken now: the flow lets go of it as it retires
-	if pr.ctls != nil {
+	if pr.ctls != nil && !pr.uncleanTo(rules.ClientSide) {
 		pr.ctls.CloseWrite() // close_notify before the FIN
 		if d := pr.snap.Cfg.TLS.ClientAlert; d > 0 {
 			wait, alert, held = d, true, pr.cssl.Counters()

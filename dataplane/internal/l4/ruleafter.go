@@ -39,4 +39,9 @@ func (pr *proxied) runLater(fn func() error) {
 		return
 	}
 	pr.applyRule(ev, err, v, detach)
+	if pr.ended.Load() { // a held handshake waits no more (sslsession.go)
+		rs.mu.Lock()
+		rs.resumeHold()
+		rs.mu.Unlock()
+	}
 }

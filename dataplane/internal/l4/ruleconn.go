@@ -73,6 +73,7 @@ type ruleState struct {
 	pick          lbPick
 	lbRounds      int
 	sslOff        [2]bool // SSL::disable per side (tls.go)
+	sslSessionState
 	// sslTLS is the flow's TLS once a rule chose a profile (SSL::profile,
 	// tls.go); nil: the virtual's.
 	sslTLS *config.TLS

@@ -526,6 +526,7 @@ func (pr *proxied) endRules() {
 		}
 	}
 	rs.done = true
+	rs.resumeHold()
 	if rs.sess != nil {
 		rs.sess.Release()
 		rs.sess = nil

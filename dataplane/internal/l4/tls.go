@@ -131,12 +131,22 @@ func (pr *proxied) handshakeClient(upgrade bool) bool {
 	}
 	raw := clientTLSConn(pr.client, hc, pr.head) // handoff.go
 	pr.head = nil
+	deadline := time.Now().Add(tc.Handshake())
 	if pr.rs != nil && prog != nil && prog.Handles(rules.ClientSSLClientHello) {
 		cfg = tlsprof.WithHello(cfg, func(h *tls.ClientHelloInfo) bool {
 			pr.hello = h
 			defer func() { pr.hello = nil }()
-			return pr.runSSLEvent(rules.ClientSSLClientHello)
+			// SSL::handshake hold: crypto/tls waits here, on this flow's
+			// goroutine, until a rule resumes it (sslsession.go).
+			return pr.runSSLEvent(rules.ClientSSLClientHello) && pr.awaitResume(deadline)
 		})
+	}
+	if pr.rs != nil && prog != nil && prog.ControlsSessions() { // SSL::session, SSL::sessionticket
+		pr.rs.sessCtl = new(tlsprof.SessionControl)
+		cfg = tlsprof.ControlSessions(cfg, tc.ClientBuilt, pr.rs.sessCtl)
+	}
+	if pr.rs != nil && prog != nil && prog.SizesRecords() { // SSL::allow_dynamic_record_sizing
+		cfg = tlsprof.WithDynamicRecords(cfg, pr.dynRecordsChoice)
 	}
 	raw, cfg = tc.WatchClient(raw, cfg)
 	var tag *tlsprof.SessionTag
@@ -145,7 +155,7 @@ func (pr *proxied) handshakeClient(upgrade bool) bool {
 		cfg = tlsprof.TagSessions(cfg, tag)
 	}
 	conn := tls.Server(raw, cfg)
-	pr.client.SetDeadline(time.Now().Add(tc.Handshake()))
+	pr.client.SetDeadline(deadline)
 	if err := pr.snap.NoteClientTLS(conn, tc.ClientHandshake(conn.Handshake), &pr.cssl); err != nil {
 		pr.because(rstcause.TLSHandshake)
 		return false
@@ -241,7 +251,7 @@ func (pr *proxied) originate(sc *serverConn) bool {
 		return false
 	}
 	sc.conn.SetDeadline(time.Time{})
-	sc.tls = conn
+	sc.tls, sc.tlsCfg = conn, cfg
 	sc.ssl.Hold(&pr.vs.Prof.ServerSSL)
 	if pr.rs != nil && !pr.runSSLEvent(rules.ServerSSLHandshake) {
 		return false
@@ -585,7 +595,11 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 		}
 		if errors.Is(err, io.EOF) {
 			if !pr.gone(sc) && pr.passFIN() {
-				closeWrite(dst)
+				if pr.rs != nil && pr.uncleanTo(sideOf(!up)) { // SSL::unclean_shutdown: the FIN alone
+					closeWrite(raw2(dst))
+				} else {
+					closeWrite(dst)
+				}
 				pr.awaitAlert(up, dst)
 			}
 			return false
@@ -626,6 +640,23 @@ func (pr *proxied) awaitAlert(up bool, dst net.Conn) {
 		pr.because(c)
 		pr.end(true)
 	}))
+}
+
+// sideOf is the side a flow's direction reads from (up: the client).
+func sideOf(up bool) rules.Side {
+	if up {
+		return rules.ClientSide
+	}
+	return rules.ServerSide
+}
+
+// raw2 is the socket under c when c is a TLS connection: what a close
+// without close_notify shuts.
+func raw2(c net.Conn) net.Conn {
+	if tc, ok := c.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return c
 }
 
 // closeWrite half-closes c: a TLS connection sends close_notify, then the

@@ -123,7 +123,7 @@ func (lr *loopRT) handshakeTLS(vs *state.Virtual, fd int, client, local netip.Ad
 // ended the client, or asked for something only a goroutine flow does
 // after the event (TCP::collect, TCP::respond, a node or forward
 // decision, SSL::disable, SSL::allow_nonssl, SSL::maximum_record_size,
-// LB::detach), that flow goes on (or ends) on
+// SSL::allow_dynamic_record_sizing, SSL::unclean_shutdown, LB::detach), that flow goes on (or ends) on
 // this goroutine, fd is closed (c keeps the socket) and nil is returned.
 // Otherwise the rule session is given back (no event follows), the
 // goroutine flow leaves the table without being counted out, and its
@@ -145,6 +145,7 @@ func (lr *loopRT) acceptedOnLoop(vs *state.Virtual, snap *state.VirtualSnap, fd 
 	rs.mu.Lock()
 	goroutine := rs.side[rules.ClientSide].collecting || rs.responded || rs.Node || rs.sslOff[rules.ClientSide] || len(rs.toClient) > 0 ||
 		rs.nonSSL != 0 || rs.maxRecord[rules.ClientSide].Load() != 0 || // SSL::allow_nonssl, SSL::maximum_record_size (tls.go)
+		rs.dynRecords != 0 || rs.unclean[rules.ClientSide].Load() || // SSL::allow_dynamic_record_sizing, SSL::unclean_shutdown (sslsession.go)
 		rs.sess != nil && rs.sess.PendingAfters() > 0 // scripts `after` scheduled run on the goroutine flow (ruleafter.go)
 	rs.mu.Unlock()
 	if goroutine {
