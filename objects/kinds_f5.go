@@ -1000,6 +1000,7 @@ idle-timeout int 60
 		tftpProfileKind(),    // kinds_tftp.go
 		rewriteProfileKind(), // kinds_rewrite.go
 		fixProfileKind(),     // kinds_fix.go
+		rtspProfileKind(),    // kinds_rtsp.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

@@ -93,6 +93,8 @@ var subcommands = []struct{ name, usage, what string }{
 		"a NAS: one request per Calling-Station-Id, each from a port of its own, printing the verified answer's code and Reply-Message"},
 	{"tftp-server", "-listen ADDR:PORT [-dir DIR]",
 		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
+	{"rtsp-server", "-listen ADDR:PORT [-label M1]",
+		"an RTSP member: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN; from PLAY to TEARDOWN it sends RTP packets naming itself to the client's client_port (or interleaved)"},
 }
 
 func usage(w io.Writer) {
@@ -154,6 +156,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = radiusClientMain(ctx, args[1:], stdout, stderr)
 	case "tftp-server":
 		err = tftpServerMain(ctx, args[1:], stdout, stderr) // tftp.go
+	case "rtsp-server":
+		err = rtspServerMain(ctx, args[1:], stdout, stderr) // rtsp.go
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0
