@@ -13,21 +13,10 @@ import (
 
 // The rtsp profile as TCP virtuals apply it (dataplane/internal/l4/rtsp.go).
 var (
-	profileRTSP      = schema.MustKind("ltm profile rtsp")
-	rtspIdle         = profileRTSP.MustProp("idle-timeout")
-	rtspMaxHeader    = profileRTSP.MustProp("max-header-size")
-	rtspMaxQueued    = profileRTSP.MustProp("max-queued-data")
-	rtspProxy        = profileRTSP.MustProp("proxy")
-	rtspProxyHeader  = profileRTSP.MustProp("proxy-header")
-	rtspRTPPort      = profileRTSP.MustProp("rtp-port")
-	rtspRTCPPort     = profileRTSP.MustProp("rtcp-port")
-	rtspMulticast    = profileRTSP.MustProp("multicast-redirect")
-	rtspUnicast      = profileRTSP.MustProp("unicast-redirect")
-	rtspReconnect    = profileRTSP.MustProp("session-reconnect")
-	rtspLogProfile   = profileRTSP.MustProp("log-profile")
-	rtspLogPublisher = profileRTSP.MustProp("log-publisher")
-	rtspKeptSettings = []*objects.Prop{rtspProxy, rtspProxyHeader, rtspRTPPort, rtspRTCPPort, rtspMulticast, rtspUnicast, rtspReconnect, rtspLogProfile, rtspLogPublisher}
-	rtspKeptDefaults = []string{"none", "none", "0", "0", "disabled", "disabled", "disabled", "none", "none"}
+	profileRTSP   = schema.MustKind("ltm profile rtsp")
+	rtspIdle      = profileRTSP.MustProp("idle-timeout")
+	rtspMaxHeader = profileRTSP.MustProp("max-header-size")
+	rtspMaxQueued = profileRTSP.MustProp("max-queued-data")
 )
 
 // rtsp gives a TCP virtual its rtsp profile. BIG-IP refuses the profile
@@ -35,7 +24,8 @@ var (
 // profile, which would parse the same bytes [M: the messages are
 // openltm's]. The proxy modes (proxy, proxy-header, rtp-port, rtcp-port:
 // two virtuals relaying between themselves), the redirects, session
-// reconnection and ALG logging are kept with a warning. Where the
+// reconnection and ALG logging are kept with the schema's warning
+// (objects/kinds_rtsp.go). Where the
 // message reader does not run (TLS, stream, mblb, rules that read the
 // flow's bytes) the virtual passes RTSP through as plain TCP, with a
 // warning. It returns false when the virtual was left out.
@@ -66,11 +56,6 @@ func (t *translator) rtsp(o *objects.Object, v *dataplane.Virtual) bool {
 	maxQueued, ok3 := num(rtspMaxQueued, 0)
 	if !ok1 || !ok2 || !ok3 {
 		return false
-	}
-	for i, pr := range rtspKeptSettings {
-		if s := pr.Effective(t.cfg, p); s != rtspKeptDefaults[i] && s != "" {
-			t.keep(o, "profile %s: %s %s is kept; openltm's RTSP gateway does not act on it (it relays the data channels itself, unicast, without logging)", p.Name, pr.Name, s)
-		}
 	}
 	opt := &rtsp.Options{Profile: p.Name, Idle: time.Duration(idle) * time.Second, MaxHeader: maxHeader, MaxBody: maxQueued}
 	if opt.MaxBody == 0 {
