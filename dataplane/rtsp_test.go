@@ -163,7 +163,12 @@ func TestRTSPProfile(t *testing.T) {
 	t.Parallel()
 	m1 := rtspMember(t, "127.117.1.10:8554", "member-1")
 	m2 := rtspMember(t, "127.117.1.11:8554", "member-2")
-	p, _ := newPlane(t)
+	p, lb := newPlane(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("plane log:\n%s", lb.String())
+		}
+	})
 	cfg := basic("127.117.1.1:8554", m1.Addr(), m2.Addr())
 	delete(cfg.Virtuals, "/Common/vs")
 	withPool(cfg, "/Common/p1", m1.Addr())
@@ -181,10 +186,19 @@ func TestRTSPProfile(t *testing.T) {
 		if {[RTSP::method] eq "DESCRIBE"} {
 			RTSP::header insert X-Seen "[RTSP::method] [RTSP::uri] [RTSP::header value Accept]"
 		}
+		if {[RTSP::uri] ends_with "/forbidden"} {
+			RTSP::respond 403 content "no\n" X-By rule
+			return
+		}
 		RTSP::header replace User-Agent openltm-rule
 	}
 	when RTSP_RESPONSE {
 		RTSP::header insert X-Status "[RTSP::status] [RTSP::msg_source]"
+		if {[RTSP::header value Content-Type] eq "application/sdp"} { RTSP::collect }
+	}
+	when RTSP_RESPONSE_DATA {
+		RTSP::header insert X-Body "[string length [RTSP::payload]] [string trim [lindex [split [RTSP::payload] "\n"] 2]]"
+		RTSP::release
 	}`)
 	mustApply(t, p, cfg)
 
@@ -242,6 +256,17 @@ func TestRTSPProfile(t *testing.T) {
 		}
 		if v, _ := r.Get("X-Status"); v != "200 server" {
 			t.Fatalf("X-Status %q", v)
+		}
+		if v, _ := r.Get("X-Body"); v != strconv.Itoa(len(r.Body))+" s=member-1" {
+			t.Fatalf("X-Body %q (body %d bytes)", v, len(r.Body))
+		}
+		before := len(m1.Requests())
+		no := rc.do("DESCRIBE", "rtsp://127.117.1.3:8554/forbidden")
+		if v, _ := no.Get("X-By"); no.Status != 403 || v != "rule" || string(no.Body) != "no\n" || no.CSeq() != rc.cseq {
+			t.Fatalf("RTSP::respond: %+v", no)
+		}
+		if len(m1.Requests()) != before {
+			t.Fatal("the answered request reached the member")
 		}
 		var got *rtsp.Message
 		for _, q := range m1.Requests() {
