@@ -1002,6 +1002,7 @@ idle-timeout int 60
 		dhcpv6ProfileKind(),  // kinds_dhcp.go
 		rewriteProfileKind(), // kinds_rewrite.go
 		fixProfileKind(),     // kinds_fix.go
+		rtspProfileKind(),    // kinds_rtsp.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

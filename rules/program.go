@@ -334,6 +334,9 @@ type ConnState struct {
 	// fix is the FIX message in hand in FIX_HEADER and FIX_MESSAGE
 	// (commands_fix.go; nil without a fix profile).
 	fix *FIXState
+	// rtsp is the RTSP message in hand in the RTSP_ events
+	// (commands_rtsp.go; nil without an rtsp profile).
+	rtsp *RTSPState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState

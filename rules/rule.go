@@ -152,6 +152,14 @@ const (
 	RewriteRequestDone
 	RewriteResponse
 	RewriteResponseDone
+	// The rtsp profile's events (commands_rtsp.go): RTSPRequest over each
+	// request of the client's control connection, RTSPResponse over each
+	// answer of the member, and the *Data events over a message's body
+	// once RTSP::collect asked for it.
+	RTSPRequest
+	RTSPRequestData
+	RTSPResponse
+	RTSPResponseData
 	numEvents
 )
 
@@ -181,6 +189,7 @@ var eventNames = [numEvents]string{
 	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
 	"FIX_HEADER", "FIX_MESSAGE",
 	"REWRITE_REQUEST", "REWRITE_REQUEST_DONE", "REWRITE_RESPONSE", "REWRITE_RESPONSE_DONE",
+	"RTSP_REQUEST", "RTSP_REQUEST_DATA", "RTSP_RESPONSE", "RTSP_RESPONSE_DATA",
 }
 
 func (e Event) String() string {
@@ -218,7 +227,8 @@ func (e Event) side() Side {
 		JSONResponse, JSONResponseMissing, JSONResponseError,
 		HTMLTagMatched, HTMLCommentMatched,
 		MQTTServerIngress, MQTTServerEgress, MQTTServerData,
-		RewriteResponse, RewriteResponseDone:
+		RewriteResponse, RewriteResponseDone,
+		RTSPResponse, RTSPResponseData:
 		// (CACHE_UPDATE runs over a member's answer, on the server
 		// connection that brought it [M]; CACHE_REQUEST and
 		// CACHE_RESPONSE answer the client without a member.)
@@ -461,6 +471,18 @@ func (r *Rule) FIXNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event == FIXHeader || h.Event == FIXMessage {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// RTSPNeeds lists the rule's RTSP_ event handlers, which need an rtsp
+// profile on the virtual server (01070394 [M]).
+func (r *Rule) RTSPNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event >= RTSPRequest && h.Event <= RTSPResponseData {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

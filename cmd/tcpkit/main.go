@@ -97,6 +97,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"a DHCP client: one DISCOVER (or SOLICIT) to the virtual, printing every answer that comes (type, server, yiaddr, option 82)"},
 	{"tftp-server", "-listen ADDR:PORT [-dir DIR]",
 		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
+	{"rtsp-server", "-listen ADDR:PORT [-label M1]",
+		"an RTSP member: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN; from PLAY to TEARDOWN it sends RTP packets naming itself to the client's client_port (or interleaved)"},
+	{"rtsp-client", "-connect ADDR:PORT -bind ADDR [-path /media] [-packets N] [-interleaved]",
+		"an RTSP player: OPTIONS, DESCRIBE, SETUP, PLAY (each on its own connection, or one with -interleaved), waits for N RTP packets on its client_port and prints where they came from, then TEARDOWN"},
 }
 
 func usage(w io.Writer) {
@@ -162,6 +166,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = dhcpClientMain(ctx, args[1:], stdout, stderr)
 	case "tftp-server":
 		err = tftpServerMain(ctx, args[1:], stdout, stderr) // tftp.go
+	case "rtsp-server":
+		err = rtspServerMain(ctx, args[1:], stdout, stderr) // rtsp.go
+	case "rtsp-client":
+		err = rtspClientMain(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0

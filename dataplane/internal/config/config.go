@@ -212,6 +212,10 @@ type Virtual struct {
 	// FIX is the fix profile of a plain TCP virtual, whose flows are
 	// served message by message (l4/fix.go); nil: none.
 	FIX *FIX
+	// RTSP is the rtsp profile of a plain TCP virtual, whose flows are
+	// served message by message with their data channels (l4/rtsp.go);
+	// nil: none.
+	RTSP *RTSP
 	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext

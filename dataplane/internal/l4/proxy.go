@@ -99,9 +99,12 @@ type proxied struct {
 	hops int
 	// head is the client's first bytes a flow with rules read before
 	// choosing a member, until they are passed on (sslpersist.go).
-	head   []byte
-	rules  config.Rules
-	evMask uint16 // events the rules handle
+	head []byte
+	// rtspWant is the member of the RTSP session the client's first
+	// request named (rtsp.go): the connection goes there.
+	rtspWant netip.AddrPort
+	rules    config.Rules
+	evMask   uint16 // events the rules handle
 
 	legsLeft atomic.Int32
 	// eofs counts the directions that read their source's FIN, so that
@@ -188,7 +191,7 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.Stream != nil {
 		pr.streams = new([2]streamDir)
 	}
-	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil) && cfg.Rules != nil) {
+	if snap.EvMask != 0 || ((cfg.TLS != nil || sslPersists(cfg)) && handlesSSL(cfg.Rules)) || (cfg.Socks != nil && cfg.Rules != nil) || ((cfg.MQTT != nil || cfg.FIX != nil || cfg.RTSP != nil) && cfg.Rules != nil) {
 		pr.rules, pr.evMask, pr.rs = cfg.Rules, snap.EvMask, &ruleState{}
 	}
 	e.env.Table.Add(&pr.Flow)
@@ -220,6 +223,11 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	if cfg.FIX != nil {
 		pr.legsLeft.Store(1)
 		pr.serveFIX(head) // fix.go
+		return
+	}
+	if cfg.RTSP != nil {
+		pr.legsLeft.Store(1)
+		pr.serveRTSP(head) // rtsp.go
 		return
 	}
 	if cfg.Persist.Peeks() && !terminatesTLS(cfg) { // sslpersist.go
@@ -285,6 +293,9 @@ func (pr *proxied) connect() (*serverConn, error) {
 		if rs.Pool != nil {
 			pool, want = rs.Pool, rs.Addr
 		}
+	}
+	if !want.IsValid() && pr.rtspWant.IsValid() {
+		want = pr.rtspWant // rtsp.go: the member of the session the client named
 	}
 	if pool == nil {
 		return nil, errNoPool

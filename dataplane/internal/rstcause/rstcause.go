@@ -40,6 +40,7 @@ const (
 	ServerFailed
 	MQTTMalformed
 	FIXMalformed
+	RTSPMalformed
 	numCauses
 )
 
@@ -72,6 +73,7 @@ var causes = [numCauses]struct{ tag, text string }{
 	ServerFailed:    {"server", "Server connection failed"},
 	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
 	FIXMalformed:    {"fix", "FIX message malformed"},   // [M]
+	RTSPMalformed:   {"rtsp", "RTSP message malformed"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.
