@@ -100,15 +100,14 @@ run ref sys+file+external-monitor none
 args str none
 user-defined raw
 `), "run", "args", "user-defined"), "user-defined"),
-		// gtp: a GTP Echo Request over UDP (port 2123 where the destination
-		// names none), GTPv1 or GTPv2 by protocol-version [M: F5 documents
-		// the setting with versions 1 and 2; 1 is taken as the default],
-		// tried probe-attempts times probe-interval apart as udp is.
-		runGTMMonitor(gtmMonitorKind("gtp", "gtp", `
+		// gtp: BIG-IP sends a GTP Echo Request over UDP; openltm has no GTP
+		// probe yet, so it is kept [M: F5 documents protocol-version with
+		// versions 1 and 2; 1 is taken as the default].
+		gtmMonitorKind("gtp", "gtp", `
 protocol-version int 1
 probe-attempts int 3
 probe-interval int 1
-`), "protocol-version", "probe-attempts", "probe-interval"),
+`),
 		// none: no monitor, as on BIG-IP; its rows are the built-in's.
 		gtmMonitorRows(gtmMonitorKind("none", "none", `
 time-until-up int 86500

@@ -32,7 +32,7 @@ func TestGTMMonitorKinds(t *testing.T) {
 		{"soap", "soap", "30", "120", true, map[string]string{"protocol": "http", "expect-fault": "no", "parameter-type": "bool"}},
 		{"scripted", "scripted", "30", "120", true, map[string]string{"filename": "none"}},
 		{"external", "external", "30", "120", true, map[string]string{"run": "none", "args": "none"}},
-		{"gtp", "gtp", "30", "120", true, map[string]string{"protocol-version": "1", "probe-attempts": "3", "probe-interval": "1"}},
+		{"gtp", "gtp", "30", "120", false, map[string]string{"protocol-version": "1", "probe-attempts": "3", "probe-interval": "1"}},
 		{"none", "none", "0", "0", false, map[string]string{"destination": "*:6666", "probe-timeout": "0", "time-until-up": "86500"}},
 		{"firepass", "firepass_gtm", "30", "90", false, map[string]string{"cipherlist": "HIGH:!ADH", "concurrency-limit": "95", "max-load-average": "12", "username": "gtmuser"}},
 		{"real-server", "real_server", "30", "120", false, map[string]string{"agent": "Mozilla/4.0 (compatible: MSIE 5.0; Windows NT)", "method": "GET", "command": "GetWinMediaInfo"}},
