@@ -111,8 +111,48 @@ func (s *radiusServer) stop() {
 	}
 }
 
-// A gtm pool whose members are watched by gtm smtp and radius monitors
-// (each member its own):
+// gtpPeer answers GTP Echo Requests on addr (an Echo Response, the
+// request with its message type changed) until stop; start serves on the
+// same address again.
+type gtpPeer struct {
+	addr string
+	pc   net.PacketConn
+	done chan struct{}
+}
+
+func (p *gtpPeer) start(t *testing.T) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", p.addr)
+	if err != nil {
+		t.Skipf("no loopback UDP socket on %s: %v", p.addr, err)
+	}
+	p.pc, p.addr, p.done = pc, pc.LocalAddr().String(), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if n >= 8 && buf[1] == 1 { // Echo Request
+				buf[1] = 2 // Echo Response
+				pc.WriteTo(buf[:n], from)
+			}
+		}
+	}()
+}
+
+func (p *gtpPeer) stop() {
+	if p.pc != nil {
+		p.pc.Close()
+		<-p.done
+		p.pc = nil
+	}
+}
+
+// A gtm pool whose members are watched by gtm smtp, radius and gtp
+// monitors (each member its own):
 // each member is offline, out of the wide IP's answers and named with its
 // monitor in `show gtm pool`, while its service is stopped, and back when
 // the service returns. The servers are real, on loopback.
@@ -123,32 +163,36 @@ func TestGTMAppMonitorsFollowServices(t *testing.T) {
 	rad := &radiusServer{addr: "127.114.1.12:0"}
 	rad.start(t)
 	t.Cleanup(rad.stop)
+	gtp := &gtpPeer{addr: "127.114.1.13:0"}
+	gtp.start(t)
+	t.Cleanup(gtp.stop)
 
 	e, g := openWithGSLB(t)
 	s := e.NewSession("admin").(*Session)
 	for _, cmd := range []string{
 		"create gtm monitor smtp mail_mon { defaults-from smtp domain gslb.example interval 1 timeout 6 probe-timeout 2 }",
 		"create gtm monitor radius aaa_mon { defaults-from radius secret s3cret username probe password pw interval 1 timeout 6 probe-timeout 2 }",
+		"create gtm monitor gtp pgw_mon { defaults-from gtp protocol-version 2 interval 1 timeout 6 probe-timeout 2 probe-attempts 1 }",
 		"create gtm datacenter dc1",
-		fmt.Sprintf("create gtm server lc1 datacenter dc1 addresses add { 127.114.1.10 } virtual-servers add { mail { destination %s } aaa { destination %s } }", smtp.addr, rad.addr),
-		"create gtm pool a svc members add { lc1:mail { monitor mail_mon } lc1:aaa { monitor aaa_mon } } max-answers-returned 2",
+		fmt.Sprintf("create gtm server lc1 datacenter dc1 addresses add { 127.114.1.10 } virtual-servers add { mail { destination %s } aaa { destination %s } pgw { destination %s } }", smtp.addr, rad.addr, gtp.addr),
+		"create gtm pool a svc members add { lc1:mail { monitor mail_mon } lc1:aaa { monitor aaa_mon } lc1:pgw { monitor pgw_mon } } max-answers-returned 3",
 		"create gtm wideip a svc.example.com pools add { svc }",
 	} {
 		if _, errText := run(t, s, cmd); errText != "" {
 			t.Fatalf("%s: %s", cmd, errText)
 		}
 	}
-	mailIP, aaaIP := strings.Split(smtp.addr, ":")[0], strings.Split(rad.addr, ":")[0]
+	mailIP, aaaIP, pgwIP := strings.Split(smtp.addr, ":")[0], strings.Split(rad.addr, ":")[0], strings.Split(gtp.addr, ":")[0]
 	answer := func() string { return ask(t, g, "svc.example.com", "127.114.1.5") }
-	both := func() bool {
+	all := func() bool {
 		a := answer()
-		return strings.Contains(a, mailIP) && strings.Contains(a, aaaIP)
+		return strings.Contains(a, mailIP) && strings.Contains(a, aaaIP) && strings.Contains(a, pgwIP)
 	}
 	members := func() string {
 		out, _ := run(t, s, "show gtm pool a svc members")
 		return out
 	}
-	eventually(t, 30*time.Second, "both members up", both)
+	eventually(t, 30*time.Second, "all members up", all)
 
 	for _, tc := range []struct {
 		name       string
@@ -158,6 +202,7 @@ func TestGTMAppMonitorsFollowServices(t *testing.T) {
 	}{
 		{"smtp", smtp.stop, func() { smtp.start(t) }, mailIP, aaaIP, "/Common/mail_mon"},
 		{"radius", rad.stop, func() { rad.start(t) }, aaaIP, mailIP, "/Common/aaa_mon"},
+		{"gtp", gtp.stop, func() { gtp.start(t) }, pgwIP, mailIP, "/Common/pgw_mon"},
 	} {
 		tc.stop()
 		eventually(t, 30*time.Second, tc.name+" member out of the answers", func() bool {
@@ -168,6 +213,6 @@ func TestGTMAppMonitorsFollowServices(t *testing.T) {
 			t.Errorf("%s stopped: show gtm pool does not name the monitor:\n%s", tc.name, out)
 		}
 		tc.back()
-		eventually(t, 30*time.Second, tc.name+" member back in the answers", both)
+		eventually(t, 30*time.Second, tc.name+" member back in the answers", all)
 	}
 }

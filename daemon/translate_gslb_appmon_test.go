@@ -32,6 +32,7 @@ gtm monitor soap /Common/my_soap { defaults-from /Common/soap method ping url-pa
 gtm monitor soap /Common/soap_nomethod { defaults-from /Common/soap }
 gtm monitor oracle /Common/my_oracle { defaults-from /Common/oracle username mon }
 gtm monitor wmi /Common/my_wmi { defaults-from /Common/wmi }
+gtm monitor gtp /Common/my_gtp { defaults-from /Common/gtp protocol-version 2 probe-attempts 2 }
 gtm datacenter /Common/dc1 { }
 gtm server /Common/s1 {
     datacenter /Common/dc1
@@ -55,6 +56,8 @@ gtm server /Common/s1 {
         wmi { destination 127.114.9.11:82 monitor /Common/my_wmi }
         none { destination 127.114.9.11:83 monitor /Common/none }
         builtin_ftp { destination 127.114.9.11:2121 monitor /Common/ftp }
+        gtp { destination 127.114.9.11:2123 monitor /Common/my_gtp }
+        builtin_gtp { destination 127.114.9.11:2124 monitor /Common/gtp }
     }
 }
 `
@@ -120,6 +123,12 @@ gtm server /Common/s1 {
 		}},
 		// F5's built-in ftp monitor names no account: an anonymous login.
 		{"builtin_ftp", timing{"ftp", sec(10), sec(31), sec(5), true, netip.AddrPort{}}, nil},
+		{"gtp", timing{"gtp", sec(30), sec(120), sec(5), true, netip.AddrPort{}}, func(s *monitor.Spec) bool {
+			return s.GTPVersion == 2 && s.Attempts == 2 && s.AttemptInterval == sec(1)
+		}},
+		{"builtin_gtp", timing{"gtp", sec(30), sec(120), sec(5), true, netip.AddrPort{}}, func(s *monitor.Spec) bool {
+			return s.GTPVersion == 1 && s.Attempts == 3
+		}},
 		// Kept kinds, a soap monitor with nothing to call, and none: no probe.
 		{"soap_nomethod", timing{}, nil},
 		{"oracle", timing{}, nil},

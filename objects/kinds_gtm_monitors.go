@@ -100,14 +100,15 @@ run ref sys+file+external-monitor none
 args str none
 user-defined raw
 `), "run", "args", "user-defined"), "user-defined"),
-		// gtp: BIG-IP sends a GTP Echo Request over UDP; openltm has no GTP
-		// probe yet, so it is kept [M: F5 documents protocol-version with
-		// versions 1 and 2; 1 is taken as the default].
-		gtmMonitorKind("gtp", "gtp", `
-protocol-version int 1
+		// gtp: a GTP Echo Request (GTPv1-C or GTPv2-C by protocol-version)
+		// over UDP to the virtual server, tried probe-attempts times
+		// probe-interval apart as udp is [M: F5 documents protocol-version
+		// with versions 1 and 2; 1 is taken as the default].
+		runGTMMonitor(gtmMonitorKind("gtp", "gtp", `
+protocol-version enum 1 1|2
 probe-attempts int 3
 probe-interval int 1
-`),
+`), "protocol-version", "probe-attempts", "probe-interval"),
 		// none: no monitor, as on BIG-IP; its rows are the built-in's.
 		gtmMonitorRows(gtmMonitorKind("none", "none", `
 time-until-up int 86500

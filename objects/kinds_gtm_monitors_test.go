@@ -32,7 +32,7 @@ func TestGTMMonitorKinds(t *testing.T) {
 		{"soap", "soap", "30", "120", true, map[string]string{"protocol": "http", "expect-fault": "no", "parameter-type": "bool"}},
 		{"scripted", "scripted", "30", "120", true, map[string]string{"filename": "none"}},
 		{"external", "external", "30", "120", true, map[string]string{"run": "none", "args": "none"}},
-		{"gtp", "gtp", "30", "120", false, map[string]string{"protocol-version": "1", "probe-attempts": "3", "probe-interval": "1"}},
+		{"gtp", "gtp", "30", "120", true, map[string]string{"protocol-version": "1", "probe-attempts": "3", "probe-interval": "1"}},
 		{"none", "none", "0", "0", false, map[string]string{"destination": "*:6666", "probe-timeout": "0", "time-until-up": "86500"}},
 		{"firepass", "firepass_gtm", "30", "90", false, map[string]string{"cipherlist": "HIGH:!ADH", "concurrency-limit": "95", "max-load-average": "12", "username": "gtmuser"}},
 		{"real-server", "real_server", "30", "120", false, map[string]string{"agent": "Mozilla/4.0 (compatible: MSIE 5.0; Windows NT)", "method": "GET", "command": "GetWinMediaInfo"}},
@@ -100,6 +100,8 @@ func TestGTMMonitorKindsRead(t *testing.T) {
 		{text: `gtm monitor smtp /Common/m { defaults-from /Common/smtp folder INBOX }`, err: "folder"},
 		{text: `gtm monitor ldap /Common/m { security starttls }`, err: "starttls"},
 		{text: `gtm monitor radius /Common/m { nas-ip-address not-an-ip }`, err: "not-an-ip"},
+		{text: `gtm monitor gtp /Common/m { protocol-version 2 probe-attempts 2 }`},
+		{text: `gtm monitor gtp /Common/m { protocol-version 3 }`, err: "protocol-version"},
 	} {
 		l := readAndCheck(tc.text + "\n")
 		var warns, errs []string
