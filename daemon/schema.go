@@ -104,6 +104,18 @@ var (
 		schema.MustKind("gtm monitor http"): dataplane.MonitorHTTP, schema.MustKind("gtm monitor https"): dataplane.MonitorHTTPS,
 		schema.MustKind("gtm monitor tcp"): dataplane.MonitorTCP, schema.MustKind("gtm monitor udp"): dataplane.MonitorUDP,
 		schema.MustKind("gtm monitor tcp-half-open"): dataplane.MonitorTCPHalfOpen, schema.MustKind("gtm monitor gateway-icmp"): dataplane.MonitorGatewayICMP,
+		// The application monitors, with the LTM's probes
+		// (objects/kinds_gtm_monitors.go); oracle, firepass,
+		// real-server, wap and wmi are kept, none probes nothing; gtp is
+		// the GSLB's own (a GTP Echo Request).
+		schema.MustKind("gtm monitor ftp"): dataplane.MonitorFTP, schema.MustKind("gtm monitor imap"): dataplane.MonitorIMAP,
+		schema.MustKind("gtm monitor pop3"): dataplane.MonitorPOP3, schema.MustKind("gtm monitor smtp"): dataplane.MonitorSMTP,
+		schema.MustKind("gtm monitor nntp"): dataplane.MonitorNNTP, schema.MustKind("gtm monitor ldap"): dataplane.MonitorLDAP,
+		schema.MustKind("gtm monitor mssql"): dataplane.MonitorMSSQL, schema.MustKind("gtm monitor mysql"): dataplane.MonitorMySQL,
+		schema.MustKind("gtm monitor postgresql"): dataplane.MonitorPostgreSQL, schema.MustKind("gtm monitor radius"): dataplane.MonitorRADIUS,
+		schema.MustKind("gtm monitor radius-accounting"): dataplane.MonitorRADIUSAcct, schema.MustKind("gtm monitor sip"): dataplane.MonitorSIP,
+		schema.MustKind("gtm monitor soap"): dataplane.MonitorSOAP, schema.MustKind("gtm monitor scripted"): dataplane.MonitorScripted,
+		schema.MustKind("gtm monitor external"): dataplane.MonitorExternal, gtmMonitorGTP: dataplane.MonitorGTP,
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorHTTP2, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,

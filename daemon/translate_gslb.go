@@ -201,13 +201,14 @@ func serverAddrs(o *objects.Object) []netip.Addr {
 
 // monitor maps a gtm monitor rule onto the probe the GSLB runs itself:
 // a gtm monitor the GSLB runs (http, https, tcp, udp, tcp-half-open,
-// gateway-icmp: translate_gslb_monitors.go), or an ltm monitor kind the
+// gateway-icmp, and the application monitors ftp, imap, ldap, sip, soap,
+// the SQL ones ...: translate_gslb_monitors.go), or an ltm monitor kind the
 // LTM runs (http with its send and recv, https, tcp, udp, dns, ...),
 // compiled exactly as for LTM pool members; either probes the virtual
 // server's destination, or the monitor's own when it names one. Anything
-// else (bigip, none) leaves the status to reported metrics. Of a rule
-// naming several, the first the GSLB can run decides [M: BIG-IP
-// requires them all].
+// else (bigip, none, the kinds kept as oracle and wmi) leaves the status
+// to reported metrics. Of a rule naming several, the first the GSLB can
+// run decides [M: BIG-IP requires them all].
 func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 	for _, n := range objects.MonitorNames(rule) {
 		o := t.cfg.Lookup(t.s, specAnyMonitor, n)
@@ -229,6 +230,7 @@ func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 		lt.monitor(o, typ)
 		m := lt.dc.Monitors[o.Name]
 		if m == nil {
+			t.kept = append(t.kept, lt.kept...)
 			t.kept = append(t.kept, lt.skipped...)
 			continue // kept without being run (a dns monitor without qname)
 		}

@@ -9,6 +9,13 @@ import (
 	"github.com/openltm/openltm/objects"
 )
 
+// The gtm gtp monitor's own setting: the GTP version its Echo Request
+// speaks (1 or 2; the probe refuses any other).
+var (
+	gtmMonitorGTP = schema.MustKind("gtm monitor gtp")
+	gtpVersion    = gtmMonitorGTP.MustProp("protocol-version")
+)
+
 // gtmTiming gives a gtm monitor's probe BIG-IP DNS's timing, which the
 // LTM's monitors lack: probe-timeout bounds each probe, a down answer
 // marks the target down at once unless ignore-down-response is enabled,

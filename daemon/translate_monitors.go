@@ -27,7 +27,7 @@ var (
 
 // monitorExt fills the settings of the monitors with their own kinds of
 // settings (external, inband, the login monitors, radius, postgresql,
-// mysql, mssql, sip, ldap, scripted, and in translate_monitors_app.go
+// mysql, mssql, sip, ldap, scripted, gtm gtp, and in translate_monitors_app.go
 // soap, rpc, diameter and mqtt; tcp-echo has none); false means the
 // monitor was left out (t.skip or t.keep says why).
 func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m *dataplane.Monitor) bool {
@@ -122,6 +122,8 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		m.SIP = sip
 	case dataplane.MonitorSOAP, dataplane.MonitorRPC, dataplane.MonitorDiameter, dataplane.MonitorMQTT:
 		return t.appMonitor(o, typ, m) // translate_monitors_app.go
+	case dataplane.MonitorGTP:
+		m.GTPVersion = atoi(e(gtpVersion)) // translate_gslb_monitors.go
 	case dataplane.MonitorLDAP:
 		m.LDAP = &dataplane.LDAPMonitor{Base: ne(ldapBase), Filter: ne(ldapFilter), Username: ne(mailUsername), Password: ne(mailPassword),
 			Security: ne(ldapSecurity), MandatoryAttributes: ne(ldapMandatory) == "yes", ChaseReferrals: ne(ldapChase) != "no"}

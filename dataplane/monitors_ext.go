@@ -19,6 +19,7 @@ const (
 	MonitorRPC      = config.MonitorRPC
 	MonitorDiameter = config.MonitorDiameter
 	MonitorMQTT     = config.MonitorMQTT
+	MonitorGTP      = config.MonitorGTP
 )
 
 // The settings of the monitors of this file, as the daemon reads them.
@@ -87,6 +88,9 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	}
 	if x := m.MQTT; x != nil {
 		s.MQTT = &monitor.MQTTCheck{Version: x.Version, ClientID: x.ClientID, Username: x.Username, Password: x.Password}
+	}
+	if m.Type == MonitorGTP {
+		s.GTPVersion = m.GTPVersion
 	}
 	if m.Type == MonitorTCPEcho {
 		// tcp-echo asks the echo service (port 7) unless the destination

@@ -118,6 +118,10 @@
 //     with Result-Code 2001 (DIAMETER_SUCCESS).
 //   - mqtt: an MQTT CONNECT (3.1.1, or 5) with MQTT's client id and
 //     login must be answered by a CONNACK accepting it.
+//   - gtp (BIG-IP DNS only): a GTP Echo Request (GTPv1-C, or GTPv2-C
+//     with its Recovery IE) over UDP must be answered by the Echo
+//     Response of the same version and sequence number; an ICMP port
+//     unreachable is down.
 //
 // Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
 // Spec.Adaptive an answer that comes too slowly fails the probe.
@@ -207,6 +211,9 @@ const (
 	MQTT Type = "mqtt"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
+	// GTP sends a GTP Echo Request (GTPv1-C or GTPv2-C, GTPVersion) over
+	// UDP and wants the Echo Response: BIG-IP DNS's gtp monitor (gtp.go).
+	GTP Type = "gtp"
 )
 
 // Spec is one monitor's settings, compiled.
@@ -259,6 +266,8 @@ type Spec struct {
 	Diameter *DiameterCheck
 	// MQTT is the mqtt monitor's client; nil means all defaults.
 	MQTT *MQTTCheck
+	// GTPVersion is the gtp monitor's GTP version, 1 or 2.
+	GTPVersion int
 	// Username and Password are an http or https monitor's account,
 	// sent as HTTP Basic authorization (options.go).
 	Username, Password string
@@ -309,7 +318,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
 		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive) &&
 		s.Debug == o.Debug && s.ProbeTimeout == o.ProbeTimeout && s.DownOnResponse == o.DownOnResponse &&
-		s.Attempts == o.Attempts && s.AttemptInterval == o.AttemptInterval
+		s.Attempts == o.Attempts && s.AttemptInterval == o.AttemptInterval && s.GTPVersion == o.GTPVersion
 }
 
 // IsDownResponse reports whether a failed probe's error is an answer
@@ -359,6 +368,10 @@ func (s *Spec) Check() error {
 		return s.Diameter.check()
 	case MQTT:
 		return s.MQTT.check()
+	case GTP:
+		if s.GTPVersion != 1 && s.GTPVersion != 2 {
+			return fmt.Errorf("protocol-version %d is not a GTP version (1 or 2)", s.GTPVersion)
+		}
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -454,6 +467,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeDiameter(ctx, spec, target)
 	case MQTT:
 		return probeMQTT(ctx, spec, target)
+	case GTP:
+		return probeGTP(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

@@ -569,6 +569,8 @@ type Monitor struct {
 	RPC      *RPCMonitor
 	Diameter *DiameterMonitor
 	MQTT     *MQTTMonitor
+	// GTPVersion is a gtp monitor's protocol-version (1 or 2).
+	GTPVersion int
 	// Username and Password, DSCP, TLS and Adaptive are the settings of
 	// monitor_opts.go.
 	Username, Password string

@@ -30,6 +30,8 @@ const (
 	MonitorRPC      MonitorType = "rpc"
 	MonitorDiameter MonitorType = "diameter"
 	MonitorMQTT     MonitorType = "mqtt"
+	// MonitorGTP is BIG-IP DNS's gtp: a GTP Echo Request over UDP.
+	MonitorGTP MonitorType = "gtp"
 )
 
 // SOAPMonitor is a soap monitor's call: protocol (http or https),
