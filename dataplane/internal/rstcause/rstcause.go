@@ -40,6 +40,8 @@ const (
 	ServerFailed
 	MQTTMalformed
 	FIXMalformed
+	LDAPMalformed
+	LDAPStartTLS
 	numCauses
 )
 
@@ -70,8 +72,10 @@ var causes = [numCauses]struct{ tag, text string }{
 	TCLError:        {"tcl", "TCL error"},
 	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
 	ServerFailed:    {"server", "Server connection failed"},
-	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
-	FIXMalformed:    {"fix", "FIX message malformed"},   // [M]
+	MQTTMalformed:   {"mqtt", "MQTT message malformed"},        // [M]
+	FIXMalformed:    {"fix", "FIX message malformed"},          // [M]
+	LDAPMalformed:   {"ldap", "LDAP message malformed"},        // [M]
+	LDAPStartTLS:    {"ldap-starttls", "LDAP StartTLS failed"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.
