@@ -1,9 +1,10 @@
 // Package starttls reads the SMTP, IMAP, POP3 and LDAP conversations of
-// a virtual with an smtps, imap, pop3 or client-ldap profile (LDAP's
-// StartTLS is ldap.go's, as is server-ldap's toward the member), so that the virtual can
-// offer STARTTLS (POP3's STLS) on the member's behalf: the capability
-// answers gain the extension, the client's STARTTLS is answered here,
-// and the member keeps a plaintext conversation that never sees it.
+// a virtual with an smtps, imap, pop3 or client-ldap profile, so that the
+// virtual can offer STARTTLS (POP3's STLS) on the member's behalf: the
+// capability answers gain the extension, the client's STARTTLS is
+// answered here, and the member keeps a plaintext conversation that
+// never sees it. LDAP's framing, its StartTLS answered for client-ldap
+// and sent to the member for server-ldap, are ldap.go's.
 //
 // A Session holds one connection's protocol state; it does no I/O. The
 // caller hands it each complete line a side sent and writes what it
