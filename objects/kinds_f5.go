@@ -423,9 +423,10 @@ func profileKind(typ, builtin, rows string) *Kind {
 	return k
 }
 
-// mailRows are the rows the smtps, imap and pop3 profiles share: when
-// the virtual answers the client's STARTTLS (STLS) itself [M: allow by
-// default].
+// mailRows are the rows the smtps, imap, pop3, client-ldap and
+// server-ldap profiles share: when the virtual answers the client's
+// STARTTLS (STLS) itself, or sends it to the member (server-ldap) [M:
+// allow by default].
 const mailRows = `
 activation-mode enum allow none|allow|require
 `
@@ -991,6 +992,10 @@ tunnel-name str socks-tunnel
 		actOn(profileKind("imap", "imap", mailRows), "F5 ltm profile imap: STARTTLS offload for IMAP, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
 			"activation-mode"),
 		actOn(profileKind("pop3", "pop3", mailRows), "F5 ltm profile pop3: STLS offload for POP3, the client's TLS ended with the virtual's client-ssl profile and the member kept in plaintext (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("client-ldap", "clientldap", mailRows), "F5 ltm profile client-ldap: LDAP StartTLS answered by the virtual, the client's TLS ended with the virtual's client-ssl profile (activation-mode)",
+			"activation-mode"),
+		actOn(profileKind("server-ldap", "serverldap", mailRows), "F5 ltm profile server-ldap: LDAP StartTLS sent by the virtual to the member, whose TLS is then the virtual's server-ssl profile (activation-mode)",
 			"activation-mode"),
 		profileKind("ipother", "ipother", `
 idle-timeout int 60

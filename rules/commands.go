@@ -112,6 +112,7 @@ func commandTable() *tcl.Commands {
 		registerFTP(t)                    // commands_ftp.go
 		registerSOCKS(t)                  // commands_socks.go
 		registerSTARTTLS(t)               // commands_starttls.go
+		registerLDAP(t)                   // commands_ldap.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)

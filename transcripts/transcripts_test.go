@@ -87,6 +87,8 @@ func TestTranscripts(t *testing.T) {
 			"mqttbroker": cmdMQTTBroker,
 			// A FIX acceptor as a member and a FIX session (fix_cmds_test.go).
 			"fixacceptor": cmdFIXAcceptor, "fixseen": cmdFIXSeen, "fixsession": cmdFIXSession,
+			// An LDAP directory as a member (ldap_cmds_test.go).
+			"ldapserver": cmdLDAPServer, "ldapseen": cmdLDAPSeen,
 		},
 	})
 }

@@ -1,8 +1,10 @@
-// Package starttls reads the SMTP, IMAP and POP3 conversations of a
-// virtual with an smtps, imap or pop3 profile, so that the virtual can
-// offer STARTTLS (POP3's STLS) on the member's behalf: the capability
-// answers gain the extension, the client's STARTTLS is answered here,
-// and the member keeps a plaintext conversation that never sees it.
+// Package starttls reads the SMTP, IMAP, POP3 and LDAP conversations of
+// a virtual with an smtps, imap, pop3 or client-ldap profile, so that the
+// virtual can offer STARTTLS (POP3's STLS) on the member's behalf: the
+// capability answers gain the extension, the client's STARTTLS is
+// answered here, and the member keeps a plaintext conversation that
+// never sees it. LDAP's framing, its StartTLS answered for client-ldap
+// and sent to the member for server-ldap, are ldap.go's.
 //
 // A Session holds one connection's protocol state; it does no I/O. The
 // caller hands it each complete line a side sent and writes what it
@@ -25,6 +27,7 @@ const (
 	SMTP Protocol = iota // ltm profile smtps
 	IMAP                 // ltm profile imap
 	POP3                 // ltm profile pop3
+	LDAP                 // ltm profile client-ldap (ldap.go)
 )
 
 // String is the protocol's name as its iRule namespace spells it.
@@ -34,6 +37,8 @@ func (p Protocol) String() string {
 		return "IMAP"
 	case POP3:
 		return "POP3"
+	case LDAP:
+		return "LDAP"
 	}
 	return "SMTPS"
 }
@@ -45,6 +50,8 @@ func (p Protocol) Kind() string {
 		return "imap"
 	case POP3:
 		return "pop3"
+	case LDAP:
+		return "client-ldap"
 	}
 	return "smtps"
 }

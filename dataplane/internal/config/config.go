@@ -216,11 +216,16 @@ type Virtual struct {
 	// served message by message with their data channels (l4/rtsp.go);
 	// nil: none.
 	RTSP *RTSP
-	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
+	// STARTTLS is the smtps, imap, pop3 or client-ldap profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext
 	// (starttls.go in l4); nil: TLS, if any, from the first byte.
 	STARTTLS *STARTTLS
+	// ServerLDAP is the server-ldap profile of a virtual with a
+	// server-ssl profile: the virtual sends the member StartTLS before
+	// server-ssl's handshake (ldap.go in l4); nil: server-ssl, if any,
+	// from the first byte.
+	ServerLDAP *ServerLDAP
 	// Clone is clone-pools: pools that get a copy of the client's
 	// traffic (clone.go); nil: none.
 	Clone []ClonePool

@@ -99,6 +99,11 @@ type ruleState struct {
 	// offload read them (starttls.go).
 	mail        *rules.STARTTLSSettings
 	mailStarted bool
+	// ldapSrv is the server-ldap profile's settings as LDAP:: commands
+	// changed them (nil until one asks); ldapSrvStarted: the member's
+	// StartTLS read them (ldap.go).
+	ldapSrv        *rules.STARTTLSSettings
+	ldapSrvStarted bool
 }
 
 // modeOverride is the flow's LB::mode, or nil.

@@ -54,9 +54,9 @@ func (pr *proxied) STARTTLS() (*rules.STARTTLSSettings, error) {
 	rs := pr.rs
 	switch {
 	case opt == nil:
-		return nil, errors.New("the virtual server has no smtps, imap or pop3 profile")
+		return nil, errors.New("the virtual server has no smtps, imap, pop3 or client-ldap profile")
 	case rs.mailStarted:
-		return nil, errors.New("the conversation has started on this connection (the activation mode applies in CLIENT_ACCEPTED, LB_SELECTED and SERVER_CONNECTED)")
+		return nil, startedError("the conversation has started on this connection (the activation mode applies in CLIENT_ACCEPTED, LB_SELECTED and SERVER_CONNECTED)")
 	case rs.mail == nil:
 		rs.mail = &rules.STARTTLSSettings{Protocol: opt.Protocol.String(), Enabled: true, Mode: opt.Mode.String()}
 	}
@@ -120,6 +120,10 @@ func (pr *proxied) serveSTARTTLS(sc *serverConn, mode starttls.Mode) {
 
 // serveSTARTTLSWith runs the offload in mode (allow or require).
 func (pr *proxied) serveSTARTTLSWith(sc *serverConn, mode starttls.Mode) {
+	if pr.snap.Cfg.STARTTLS.Protocol == starttls.LDAP {
+		pr.serveLDAPWith(sc, mode) // ldap.go
+		return
+	}
 	x := &stlsFlow{pr: pr, sc: sc, s: starttls.NewSession(pr.snap.Cfg.STARTTLS.Protocol, mode),
 		tlsGo: make(chan struct{}, 1), down: make(chan struct{})}
 	pr.legsLeft.Store(2)

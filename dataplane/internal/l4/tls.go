@@ -201,6 +201,11 @@ func (pr *proxied) originate(sc *serverConn) bool {
 	if tc == nil || tc.Server == nil || (pr.rs != nil && pr.rs.sslOff[rules.ServerSide]) {
 		return true
 	}
+	if pr.snap.Cfg.ServerLDAP != nil { // StartTLS first (ldap.go)
+		if on, ok := pr.ldapServerStartTLS(sc, pr.serverLDAPMode(), tc.Handshake()); !ok || !on {
+			return ok
+		}
+	}
 	sni := ""
 	if pr.ctls != nil && tc.ServerUseSNI {
 		sni = pr.ctls.ConnectionState().ServerName

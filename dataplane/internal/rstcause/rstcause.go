@@ -41,6 +41,8 @@ const (
 	MQTTMalformed
 	FIXMalformed
 	RTSPMalformed
+	LDAPMalformed
+	LDAPStartTLS
 	numCauses
 )
 
@@ -71,9 +73,11 @@ var causes = [numCauses]struct{ tag, text string }{
 	TCLError:        {"tcl", "TCL error"},
 	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
 	ServerFailed:    {"server", "Server connection failed"},
-	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
-	FIXMalformed:    {"fix", "FIX message malformed"},   // [M]
-	RTSPMalformed:   {"rtsp", "RTSP message malformed"}, // [M]
+	MQTTMalformed:   {"mqtt", "MQTT message malformed"},        // [M]
+	FIXMalformed:    {"fix", "FIX message malformed"},          // [M]
+	LDAPMalformed:   {"ldap", "LDAP message malformed"},        // [M]
+	LDAPStartTLS:    {"ldap-starttls", "LDAP StartTLS failed"}, // [M]
+	RTSPMalformed:   {"rtsp", "RTSP message malformed"},        // [M]
 }
 
 // String is the cause's words, as the log line ends.
