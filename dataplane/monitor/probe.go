@@ -118,6 +118,12 @@
 //     with Result-Code 2001 (DIAMETER_SUCCESS).
 //   - mqtt: an MQTT CONNECT (3.1.1, or 5) with MQTT's client id and
 //     login must be answered by a CONNACK accepting it.
+//   - snmp-dca and snmp-dca-base: SNMP GETs (v1 or v2c) to the node's
+//     agent (port 161 unless the destination names one) must be
+//     answered; snmp-dca reads the agent's CPU, memory and disk use
+//     (UCD-SNMP-MIB, or HOST-RESOURCES-MIB for WIN2000 and GENERIC
+//     agents), both read the user-defined OIDs, and the values weigh
+//     into State.DynamicRatio (DynamicRatio).
 //
 // Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
 // Spec.Adaptive an answer that comes too slowly fails the probe.
@@ -205,6 +211,11 @@ const (
 	// MQTT connects to a broker, so a broker that accepts connections but
 	// refuses clients is down.
 	MQTT Type = "mqtt"
+	// SNMPDCA and SNMPDCABase ask the node's SNMP agent for its load,
+	// so a member whose agent answers is up and gets a dynamic ratio
+	// from the load it reports (snmp.go).
+	SNMPDCA     Type = "snmp-dca"
+	SNMPDCABase Type = "snmp-dca-base"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 )
@@ -259,6 +270,8 @@ type Spec struct {
 	Diameter *DiameterCheck
 	// MQTT is the mqtt monitor's client; nil means all defaults.
 	MQTT *MQTTCheck
+	// SNMP is the snmp-dca and snmp-dca-base monitors' agent and metrics.
+	SNMP *SNMPCheck
 	// Username and Password are an http or https monitor's account,
 	// sent as HTTP Basic authorization (options.go).
 	Username, Password string
@@ -306,7 +319,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
 		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
-		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
+		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) && s.SNMP.equal(o.SNMP) &&
 		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive) &&
 		s.Debug == o.Debug && s.ProbeTimeout == o.ProbeTimeout && s.DownOnResponse == o.DownOnResponse &&
 		s.Attempts == o.Attempts && s.AttemptInterval == o.AttemptInterval
@@ -359,6 +372,8 @@ func (s *Spec) Check() error {
 		return s.Diameter.check()
 	case MQTT:
 		return s.MQTT.check()
+	case SNMPDCA, SNMPDCABase:
+		return s.SNMP.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -394,6 +409,9 @@ type Outcome struct {
 	Up bool
 	// Disabled is set when recv-disable matched: up, but no new flows.
 	Disabled bool
+	// DynamicRatio is the ratio an snmp-dca monitor weighed from the
+	// agent's load (1-100); 0 from the monitors that give none.
+	DynamicRatio int
 }
 
 // Errors a probe reports as the monitor's last error, worded like BIG-IP's.
@@ -454,6 +472,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeDiameter(ctx, spec, target)
 	case MQTT:
 		return probeMQTT(ctx, spec, target)
+	case SNMPDCA, SNMPDCABase:
+		return probeSNMP(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }
