@@ -216,7 +216,9 @@ func (in *Instance) run() {
 			if locked {
 				// manual-resume: stays down until Resume.
 			} else if st.Status != Up && now.Sub(streak) >= sp.TimeUntilUp {
-				in.set(func(s *State) { s.Status, s.Disabled, s.LastError, s.DynamicRatio = Up, out.Disabled, "", out.DynamicRatio })
+				in.set(func(s *State) {
+					s.Status, s.Disabled, s.LastError, s.DynamicRatio = Up, out.Disabled, "", out.DynamicRatio
+				})
 			} else if st.Status == Up {
 				in.set(func(s *State) { s.Disabled, s.LastError, s.DynamicRatio = out.Disabled, "", out.DynamicRatio })
 			}

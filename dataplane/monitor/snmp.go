@@ -229,7 +229,9 @@ func hostResources(g *gosnmp.GoSNMP) (cpu, mem, disk hrValue, err error) {
 		cpu = hrValue{load / n, true}
 	}
 	types, sizes, used := map[string]string{}, map[string]float64{}, map[string]float64{}
-	index := func(name, col string) string { return strings.TrimPrefix(strings.TrimPrefix(name, "."), strings.TrimPrefix(col, ".")+".") }
+	index := func(name, col string) string {
+		return strings.TrimPrefix(strings.TrimPrefix(name, "."), strings.TrimPrefix(col, ".")+".")
+	}
 	if err = walk(oidHrStorageType, func(p gosnmp.SnmpPDU) error {
 		if s, ok := p.Value.(string); ok {
 			types[index(p.Name, oidHrStorageType)] = "." + strings.TrimPrefix(s, ".")

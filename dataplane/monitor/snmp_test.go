@@ -29,8 +29,8 @@ func TestDynamicRatio(t *testing.T) {
 		{"idle node", all, []float64{0, 0, 0}, 100},
 		{"past every threshold", all, []float64{95, 90, 99}, 1},
 		{"half of every threshold", all, []float64{40, 35, 45}, 50},
-		{"cpu busy only", all, []float64{80, 0, 0}, 67},   // (0*1.5 + 1 + 2) / 4.5
-		{"disk full only", all, []float64{0, 0, 90}, 56},  // (1.5 + 1 + 0) / 4.5
+		{"cpu busy only", all, []float64{80, 0, 0}, 67},  // (0*1.5 + 1 + 2) / 4.5
+		{"disk full only", all, []float64{0, 0, 90}, 56}, // (1.5 + 1 + 0) / 4.5
 		{"one metric", []SNMPMetric{dcaCPU}, []float64{20}, 75},
 		{"no metrics", nil, nil, 1},
 		{"zero coefficient ignored", []SNMPMetric{{Name: "x", Threshold: 50, Coefficient: 0}, dcaCPU}, []float64{50, 0}, 100},
