@@ -122,6 +122,8 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		m.SIP = sip
 	case dataplane.MonitorSOAP, dataplane.MonitorRPC, dataplane.MonitorDiameter, dataplane.MonitorMQTT:
 		return t.appMonitor(o, typ, m) // translate_monitors_app.go
+	case dataplane.MonitorSNMPDCA, dataplane.MonitorSNMPDCABase:
+		return t.snmpMonitor(o, typ, m) // translate_monitors_snmp.go
 	case dataplane.MonitorLDAP:
 		m.LDAP = &dataplane.LDAPMonitor{Base: ne(ldapBase), Filter: ne(ldapFilter), Username: ne(mailUsername), Password: ne(mailPassword),
 			Security: ne(ldapSecurity), MandatoryAttributes: ne(ldapMandatory) == "yes", ChaseReferrals: ne(ldapChase) != "no"}
