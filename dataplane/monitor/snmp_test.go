@@ -89,7 +89,7 @@ func startSNMPD(t *testing.T, addr netip.AddrPort, lines ...string) *exec.Cmd {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", conf, "-M", "/nonexistent", "udp:"+addr.String())
+	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", conf, "-M", "/nonexistent", "-I", "-smux", "udp:"+addr.String())
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
