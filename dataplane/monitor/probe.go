@@ -2,7 +2,8 @@
 // active probes (tcp, tcp-half-open, http, https, http2, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
 // radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap,
-// rpc, diameter, mqtt), the passive inband monitor, and the
+// rpc, diameter, mqtt, snmp-dca, snmp-dca-base), the passive inband
+// monitor, and the
 // timing rules that turn probe results into a status (interval, timeout,
 // time-until-up, up-interval, manual-resume; reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
