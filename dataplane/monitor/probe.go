@@ -3,9 +3,9 @@
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
 // radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap,
 // rpc, diameter, mqtt, snmp-dca, snmp-dca-base), the passive inband
-// monitor, and the
-// timing rules that turn probe results into a status (interval, timeout,
-// time-until-up, up-interval, manual-resume; reference §8). It knows
+// monitor, and the timing rules that turn probe results into a status
+// (interval, timeout, time-until-up, up-interval, manual-resume;
+// reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
 // member or node and combines their statuses by the monitor rule.
 //
