@@ -96,6 +96,7 @@ var (
 		{monitorRADIUS, "radius"}, {monitorRADIUSAcct, "radius-accounting"}, {monitorPostgreSQL, "postgresql"},
 		{monitorMySQL, "mysql"}, {monitorMSSQL, "mssql"}, {monitorTCPEcho, "tcp-echo"}, {monitorScripted, "scripted"},
 		{monitorSOAP, "soap"}, {monitorRPC, "rpc"}, {monitorDiam, "diameter"}, {monitorMQTT, "mqtt"}, // translate_monitors_app.go
+		{monitorSNMPDCA, "snmp-dca"}, {monitorSNMPDCABase, "snmp-dca-base"}, // translate_monitors_snmp.go
 	}
 	// gtmMonitorRun are the gtm monitor kinds the GSLB runs, with the
 	// probe type (translate_gslb.go); bigip and bigip-link are reported

@@ -283,6 +283,7 @@ func (t *translator) nodeSettings(o *objects.Object) *dataplane.Node {
 		ConnectionLimit: atoi(nodeConnectionLim.Effective(t.cfg, o)),
 		RateLimit:       rateLimit(nodeRateLimit.Effective(t.cfg, o)),
 		Ratio:           atoi(nodeRatio.Effective(t.cfg, o)),
+		DynamicRatio:    atoi(nodeDynamicRatio.Effective(t.cfg, o)),
 		Logging:         nodeLogging.Effective(t.cfg, o) == "enabled",
 	}
 	switch m := nodeMonitor.Effective(t.cfg, o); m {
@@ -341,6 +342,7 @@ func (t *translator) pool(o *objects.Object) {
 			m := dataplane.Member{
 				Node: node, Addr: netip.AddrPortFrom(n.Addr, uint16(port)),
 				Ratio:           atoi(memberRatio.StrIn(it)),
+				DynamicRatio:    atoi(memberDynamicRatio.StrIn(it)),
 				PriorityGroup:   atoi(memberPriority.StrIn(it)),
 				ConnectionLimit: atoi(memberConnLimit.StrIn(it)),
 				RateLimit:       rateLimit(memberRateLimit.StrIn(it)),

@@ -124,6 +124,8 @@ func (t *translator) monitorExt(o *objects.Object, typ dataplane.MonitorType, m 
 		return t.appMonitor(o, typ, m) // translate_monitors_app.go
 	case dataplane.MonitorGTP:
 		m.GTPVersion = atoi(e(gtpVersion)) // translate_gslb_monitors.go
+	case dataplane.MonitorSNMPDCA, dataplane.MonitorSNMPDCABase:
+		return t.snmpMonitor(o, typ, m) // translate_monitors_snmp.go
 	case dataplane.MonitorLDAP:
 		m.LDAP = &dataplane.LDAPMonitor{Base: ne(ldapBase), Filter: ne(ldapFilter), Username: ne(mailUsername), Password: ne(mailPassword),
 			Security: ne(ldapSecurity), MandatoryAttributes: ne(ldapMandatory) == "yes", ChaseReferrals: ne(ldapChase) != "no"}

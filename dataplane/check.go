@@ -109,11 +109,11 @@ func Check(cfg *Config) error {
 		case MonitorTCP, MonitorTCPHalfOpen, MonitorHTTP, MonitorGatewayICMP, MonitorHTTPS, MonitorHTTP2, MonitorUDP, MonitorICMP, MonitorDNS, MonitorExternal,
 			MonitorSMTP, MonitorPOP3, MonitorIMAP, MonitorFTP, MonitorNNTP, MonitorLDAP, MonitorSIP,
 			MonitorRADIUS, MonitorRADIUSAcct, MonitorPostgreSQL, MonitorMySQL, MonitorMSSQL, MonitorTCPEcho, MonitorScripted,
-			MonitorSOAP, MonitorRPC, MonitorDiameter, MonitorMQTT, MonitorGTP:
+			MonitorSOAP, MonitorRPC, MonitorDiameter, MonitorMQTT, MonitorGTP, MonitorSNMPDCA, MonitorSNMPDCABase:
 		case MonitorInband:
 			continue // passive: no interval, no probe
 		default:
-			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, http2, udp, icmp, dns, gateway-icmp, external, inband, smtp, pop3, imap, ftp, nntp, ldap, sip, radius, radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap, rpc, diameter, mqtt, gtp)", name, m.Type)
+			add("monitor %s: type %s is not supported (tcp, tcp-half-open, http, https, http2, udp, icmp, dns, gateway-icmp, external, inband, smtp, pop3, imap, ftp, nntp, ldap, sip, radius, radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap, rpc, diameter, mqtt, gtp, snmp-dca, snmp-dca-base)", name, m.Type)
 		}
 		if m.Interval <= 0 || m.Timeout <= 0 {
 			add("monitor %s: interval and timeout must be positive", name)

@@ -252,7 +252,7 @@ func TestCheckErrors(t *testing.T) {
 		{"ok", func(*Config) {}, ""},
 		{"missing pool", func(c *Config) { c.Virtuals["/Common/vs"].Pool = "/Common/nope" }, "pool /Common/nope does not exist"},
 		{"port any", func(c *Config) { c.Virtuals["/Common/vs"].Destination = ap("127.0.0.1:0") }, "traffic-matching-criteria"},
-		{"bad mode", func(c *Config) { c.Pools["/Common/pool"].LBMode = "dynamic-ratio-member" }, "load-balancing-mode dynamic-ratio-member is not supported"},
+		{"bad mode", func(c *Config) { c.Pools["/Common/pool"].LBMode = "observed-node" }, "load-balancing-mode observed-node is not supported"},
 		{"missing monitor", func(c *Config) { c.Pools["/Common/pool"].Monitor = MonitorRule{Names: []string{"/Common/x"}} }, "monitor /Common/x does not exist"},
 		{"bad regex", func(c *Config) {
 			c.Monitors["/Common/h"] = &Monitor{Name: "/Common/h", Type: MonitorHTTP, Interval: 1, Timeout: 1, Recv: "("}

@@ -20,6 +20,13 @@ const (
 	MonitorDiameter = config.MonitorDiameter
 	MonitorMQTT     = config.MonitorMQTT
 	MonitorGTP      = config.MonitorGTP
+	// MonitorSNMPDCA and MonitorSNMPDCABase poll a node's SNMP agent.
+	MonitorSNMPDCA     = config.MonitorSNMPDCA
+	MonitorSNMPDCABase = config.MonitorSNMPDCABase
+	// DynamicRatioMember and DynamicRatioNode balance by the dynamic
+	// ratios the snmp-dca monitors give.
+	DynamicRatioMember = config.DynamicRatioMember
+	DynamicRatioNode   = config.DynamicRatioNode
 )
 
 // The settings of the monitors of this file, as the daemon reads them.
@@ -34,6 +41,10 @@ type (
 	DiameterMonitor = config.DiameterMonitor
 	// MQTTMonitor is an mqtt monitor's client.
 	MQTTMonitor = config.MQTTMonitor
+	// SNMPMonitor is an snmp-dca monitor's agent and metrics.
+	SNMPMonitor = config.SNMPMonitor
+	// SNMPMetric is one metric an snmp-dca monitor weighs.
+	SNMPMetric = config.SNMPMetric
 )
 
 // CheckMonitorScript reports what stops a scripted monitor's script from
@@ -91,6 +102,20 @@ func compileExtMonitor(m *Monitor, s *monitor.Spec) {
 	}
 	if m.Type == MonitorGTP {
 		s.GTPVersion = m.GTPVersion
+	}
+	if x := m.SNMP; x != nil {
+		metric := func(m SNMPMetric) monitor.SNMPMetric {
+			return monitor.SNMPMetric{Name: m.Name, OID: m.OID, Threshold: m.Threshold, Coefficient: m.Coefficient}
+		}
+		c := &monitor.SNMPCheck{Community: x.Community, V2c: x.V2c, Agent: x.Agent,
+			CPU: metric(x.CPU), Memory: metric(x.Memory), Disk: metric(x.Disk),
+			// The agent is asked at port 161 unless the destination names
+			// a port, which probeTarget has put in the target.
+			Port: m.Destination.Port()}
+		for _, u := range x.User {
+			c.User = append(c.User, metric(u))
+		}
+		s.SNMP = c
 	}
 	if m.Type == MonitorTCPEcho {
 		// tcp-echo asks the echo service (port 7) unless the destination

@@ -557,6 +557,8 @@ debug yn no
 		monitorKind("oracle", "oracle", monDatabaseRows),
 		runMonitor(monitorKind("postgresql", "postgresql", monDatabaseRows), "database", "send", "recv", "recv-row", "recv-column", "username", "password", "count", "debug"),
 		runMonitor(monitorKind("radius", "radius", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
+		snmpDCAKind("snmp-dca", "snmp_dca", snmpDCARows),  // kinds_snmp.go
+		snmpDCAKind("snmp-dca-base", "snmp_dca_base", ""), // kinds_snmp.go
 		runMonitor(monitorKind("radius-accounting", "radius_accounting", monRadiusRows), "nas-ip-address", "secret", "username", "password"),
 		runMonitor(monitorKind("imap", "imap", `
 folder str INBOX
@@ -1138,6 +1140,8 @@ probe-interval int 1
 aggregate-dynamic-ratios enum none none|average-nodes|sum-nodes|average-members|sum-members
 `),
 		gtmMonitorKind("bigip-link", "bigip_link", ""),
+		snmpGTMMonitorKind("snmp", "snmp_gtm"),       // kinds_snmp.go
+		snmpGTMMonitorKind("snmp-link", "snmp_link"), // kinds_snmp.go
 
 		pk("net route", "Route", "", tmshRef("net route")+vocab, `
 network network -

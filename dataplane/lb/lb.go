@@ -24,6 +24,10 @@ const (
 	Observed                     // observed-member: fewest connections over time
 	Predictive                   // predictive-member: observed, favouring improving members
 	Fastest                      // fastest-node: fewest outstanding requests
+	// DynamicRatio is dynamic-ratio-member/-node: Ratio's rotation over
+	// the dynamic ratios the caller passes as Ratio (what the members'
+	// performance monitors weighed).
+	DynamicRatio
 )
 
 // Candidate is one available member as the algorithm sees it.
@@ -116,7 +120,7 @@ func (b *Balancer) Pick(alg Algorithm, cands []Candidate) int {
 		return 0
 	}
 	switch alg {
-	case Ratio:
+	case Ratio, DynamicRatio:
 		return b.pickRatio(cands)
 	case LeastConns, WeightedLeastConns, RatioLeastConns, Observed, Predictive, Fastest:
 		return b.pickLeast(alg, cands)

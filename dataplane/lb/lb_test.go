@@ -24,6 +24,7 @@ func TestSequences(t *testing.T) {
 		{"round robin", RoundRobin, []Candidate{{Index: 0}, {Index: 1}, {Index: 2}}, 7, "ABCABCA"},
 		{"ratio 3:1", Ratio, []Candidate{{Index: 0, Ratio: 3}, {Index: 1, Ratio: 1}}, 8, "ABAAABAA"},
 		{"ratio 1:2:3", Ratio, []Candidate{{Index: 0, Ratio: 1}, {Index: 1, Ratio: 2}, {Index: 2, Ratio: 3}}, 6, "ABCBCC"},
+		{"dynamic ratio 75:25", DynamicRatio, []Candidate{{Index: 0, Ratio: 75}, {Index: 1, Ratio: 25}}, 100, strings.Repeat("AB", 25) + strings.Repeat("A", 50)},
 		{"ratio zero counts as one", Ratio, []Candidate{{Index: 0}, {Index: 1}}, 4, "ABAB"},
 		{"least conns ties rotate", LeastConns, []Candidate{{Index: 0, Conns: 1}, {Index: 1, Conns: 1}, {Index: 2, Conns: 5}}, 4, "ABAB"},
 		{"least conns fewest", LeastConns, []Candidate{{Index: 0, Conns: 3}, {Index: 1, Conns: 2}, {Index: 2, Conns: 5}}, 3, "BBB"},

@@ -39,6 +39,9 @@ type State struct {
 	Locked bool
 	// Since is when Status last changed.
 	Since time.Time
+	// DynamicRatio is what the last successful probe of an snmp-dca
+	// monitor weighed; 0 from other monitors.
+	DynamicRatio int
 }
 
 // Instance probes one target with one monitor until stopped.
@@ -213,9 +216,11 @@ func (in *Instance) run() {
 			if locked {
 				// manual-resume: stays down until Resume.
 			} else if st.Status != Up && now.Sub(streak) >= sp.TimeUntilUp {
-				in.set(func(s *State) { s.Status, s.Disabled, s.LastError = Up, out.Disabled, "" })
+				in.set(func(s *State) {
+					s.Status, s.Disabled, s.LastError, s.DynamicRatio = Up, out.Disabled, "", out.DynamicRatio
+				})
 			} else if st.Status == Up {
-				in.set(func(s *State) { s.Disabled, s.LastError = out.Disabled, "" })
+				in.set(func(s *State) { s.Disabled, s.LastError, s.DynamicRatio = out.Disabled, "", out.DynamicRatio })
 			}
 		} else {
 			streak, lastFailed = time.Time{}, true

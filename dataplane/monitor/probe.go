@@ -2,9 +2,10 @@
 // active probes (tcp, tcp-half-open, http, https, http2, udp, dns, icmp,
 // gateway-icmp, external, smtp, pop3, imap, ftp, nntp, ldap, sip, radius,
 // radius-accounting, postgresql, mysql, mssql, tcp-echo, scripted, soap,
-// rpc, diameter, mqtt), the passive inband monitor, and the
-// timing rules that turn probe results into a status (interval, timeout,
-// time-until-up, up-interval, manual-resume; reference §8). It knows
+// rpc, diameter, mqtt, snmp-dca, snmp-dca-base), the passive inband
+// monitor, and the timing rules that turn probe results into a status
+// (interval, timeout, time-until-up, up-interval, manual-resume;
+// reference §8). It knows
 // nothing of pools: the dataplane starts one Instance per monitored
 // member or node and combines their statuses by the monitor rule.
 //
@@ -122,6 +123,12 @@
 //     with its Recovery IE) over UDP must be answered by the Echo
 //     Response of the same version and sequence number; an ICMP port
 //     unreachable is down.
+//   - snmp-dca and snmp-dca-base: SNMP GETs (v1 or v2c) to the node's
+//     agent (port 161 unless the destination names one) must be
+//     answered; snmp-dca reads the agent's CPU, memory and disk use
+//     (UCD-SNMP-MIB, or HOST-RESOURCES-MIB for WIN2000 and GENERIC
+//     agents), both read the user-defined OIDs, and the values weigh
+//     into State.DynamicRatio (DynamicRatio).
 //
 // Every socket a probe opens carries Spec.DSCP (ip-dscp), and with
 // Spec.Adaptive an answer that comes too slowly fails the probe.
@@ -209,6 +216,11 @@ const (
 	// MQTT connects to a broker, so a broker that accepts connections but
 	// refuses clients is down.
 	MQTT Type = "mqtt"
+	// SNMPDCA and SNMPDCABase ask the node's SNMP agent for its load,
+	// so a member whose agent answers is up and gets a dynamic ratio
+	// from the load it reports (snmp.go).
+	SNMPDCA     Type = "snmp-dca"
+	SNMPDCABase Type = "snmp-dca-base"
 	// Inband is passive: it has no probe; see NewPassive.
 	Inband Type = "inband"
 	// GTP sends a GTP Echo Request (GTPv1-C or GTPv2-C, GTPVersion) over
@@ -268,6 +280,8 @@ type Spec struct {
 	MQTT *MQTTCheck
 	// GTPVersion is the gtp monitor's GTP version, 1 or 2.
 	GTPVersion int
+	// SNMP is the snmp-dca and snmp-dca-base monitors' agent and metrics.
+	SNMP *SNMPCheck
 	// Username and Password are an http or https monitor's account,
 	// sent as HTTP Basic authorization (options.go).
 	Username, Password string
@@ -315,7 +329,7 @@ func (s *Spec) Equal(o *Spec) bool {
 		s.TLS.equal(o.TLS) && s.DNS.equal(o.DNS) && s.External.equal(o.External) && s.Inband.equal(o.Inband) &&
 		s.Login.equal(o.Login) && s.LDAP.equal(o.LDAP) && s.SIP.equal(o.SIP) &&
 		s.RADIUS.equal(o.RADIUS) && s.DB.equal(o.DB) && s.EchoPort == o.EchoPort && s.Script.equal(o.Script) &&
-		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) &&
+		s.SOAP.equal(o.SOAP) && s.RPC.equal(o.RPC) && s.Diameter.equal(o.Diameter) && s.MQTT.equal(o.MQTT) && s.SNMP.equal(o.SNMP) &&
 		s.Username == o.Username && s.Password == o.Password && s.DSCP == o.DSCP && s.Adaptive.equal(o.Adaptive) &&
 		s.Debug == o.Debug && s.ProbeTimeout == o.ProbeTimeout && s.DownOnResponse == o.DownOnResponse &&
 		s.Attempts == o.Attempts && s.AttemptInterval == o.AttemptInterval && s.GTPVersion == o.GTPVersion
@@ -372,6 +386,8 @@ func (s *Spec) Check() error {
 		if s.GTPVersion != 1 && s.GTPVersion != 2 {
 			return fmt.Errorf("protocol-version %d is not a GTP version (1 or 2)", s.GTPVersion)
 		}
+	case SNMPDCA, SNMPDCABase:
+		return s.SNMP.check()
 	case DNS:
 		if s.DNS == nil || s.DNS.Name == "" {
 			return errors.New("a dns monitor needs qname (the name to query)")
@@ -407,6 +423,9 @@ type Outcome struct {
 	Up bool
 	// Disabled is set when recv-disable matched: up, but no new flows.
 	Disabled bool
+	// DynamicRatio is the ratio an snmp-dca monitor weighed from the
+	// agent's load (1-100); 0 from the monitors that give none.
+	DynamicRatio int
 }
 
 // Errors a probe reports as the monitor's last error, worded like BIG-IP's.
@@ -469,6 +488,8 @@ func Probe(ctx context.Context, spec *Spec, target netip.AddrPort) (Outcome, err
 		return probeMQTT(ctx, spec, target)
 	case GTP:
 		return probeGTP(ctx, spec, target)
+	case SNMPDCA, SNMPDCABase:
+		return probeSNMP(ctx, spec, target)
 	}
 	return Outcome{}, fmt.Errorf("unsupported monitor type %q", spec.Type)
 }

@@ -381,6 +381,10 @@ const (
 	ObservedMember                 LBMode = "observed-member"
 	PredictiveMember               LBMode = "predictive-member"
 	FastestNode                    LBMode = "fastest-node"
+	// DynamicRatioMember and DynamicRatioNode weigh members by the
+	// dynamic ratio their (or their node's) snmp-dca monitors give.
+	DynamicRatioMember LBMode = "dynamic-ratio-member"
+	DynamicRatioNode   LBMode = "dynamic-ratio-node"
 )
 
 // ServiceDownAction is what happens to a member's existing flows when it
@@ -450,8 +454,11 @@ type Member struct {
 	Node string
 	// Addr is the member's address; port 0 (`any`) keeps the client's
 	// destination port.
-	Addr            netip.AddrPort
-	Ratio           int // 0 means 1
+	Addr  netip.AddrPort
+	Ratio int // 0 means 1
+	// DynamicRatio is the member's dynamic-ratio (0 means 1): its weight
+	// in a dynamic-ratio-member pool until an snmp-dca monitor gives one.
+	DynamicRatio    int
 	PriorityGroup   int
 	ConnectionLimit int
 	Session         AdminSession // "" means user-enabled
@@ -481,6 +488,9 @@ type Node struct {
 	State           AdminState
 	ConnectionLimit int
 	Ratio           int
+	// DynamicRatio is the node's dynamic-ratio (0 means 1): its weight
+	// in a dynamic-ratio-node pool until an snmp-dca monitor gives one.
+	DynamicRatio int
 	// Monitor is nil for `monitor default` (Config.DefaultNodeMonitor);
 	// an empty rule is `monitor none`.
 	Monitor *MonitorRule
@@ -576,6 +586,7 @@ type Monitor struct {
 	MQTT     *MQTTMonitor
 	// GTPVersion is a gtp monitor's protocol-version (1 or 2).
 	GTPVersion int
+	SNMP     *SNMPMonitor
 	// Username and Password, DSCP, TLS and Adaptive are the settings of
 	// monitor_opts.go.
 	Username, Password string

@@ -32,7 +32,30 @@ const (
 	MonitorMQTT     MonitorType = "mqtt"
 	// MonitorGTP is BIG-IP DNS's gtp: a GTP Echo Request over UDP.
 	MonitorGTP MonitorType = "gtp"
+	// MonitorSNMPDCA and MonitorSNMPDCABase are snmp-dca and
+	// snmp-dca-base.
+	MonitorSNMPDCA     MonitorType = "snmp-dca"
+	MonitorSNMPDCABase MonitorType = "snmp-dca-base"
 )
+
+// SNMPMonitor is an snmp-dca or snmp-dca-base monitor's agent (community,
+// version v2c or v1, agent-type: "" for snmp-dca-base) and the metrics
+// weighed into the dynamic ratio: snmp-dca's cpu, memory and disk
+// thresholds and coefficients, and the user-defined OIDs.
+type SNMPMonitor struct {
+	Community         string
+	V2c               bool
+	Agent             string
+	CPU, Memory, Disk SNMPMetric
+	User              []SNMPMetric
+}
+
+// SNMPMetric is one metric of an SNMPMonitor: a name, the OID of a
+// user-defined one, its threshold (percent) and coefficient.
+type SNMPMetric struct {
+	Name, OID              string
+	Threshold, Coefficient float64
+}
 
 // SOAPMonitor is a soap monitor's call: protocol (http or https),
 // url-path, namespace, method and soap-action, the one parameter

@@ -29,6 +29,8 @@ var Modes = map[config.LBMode]ModeSpec{
 	config.ObservedMember:                 {lb.Observed, false},
 	config.PredictiveMember:               {lb.Predictive, false},
 	config.FastestNode:                    {lb.Fastest, true},
+	config.DynamicRatioMember:             {lb.DynamicRatio, false},
+	config.DynamicRatioNode:               {lb.DynamicRatio, true},
 }
 
 // ModeNames lists the load-balancing modes the dataplane runs, sorted, for
@@ -122,6 +124,28 @@ func (m *Member) Availability() Avail {
 		a = AvailDisabled
 	}
 	return max(a, m.Node.Availability())
+}
+
+// DynamicRatio is the member's weight in a dynamic-ratio pool: what its
+// snmp-dca monitors last weighed, else its dynamic-ratio setting (1 by
+// default). byNode (dynamic-ratio-node) takes the node's: its own
+// monitors' ratio, else the member's monitors' [M: a pool's snmp-dca
+// monitor measures the node's host either way], else the node's
+// dynamic-ratio setting.
+func (m *Member) DynamicRatio(byNode bool) int {
+	if byNode {
+		if r := m.Node.Watch.DynamicRatio(); r > 0 {
+			return r
+		}
+		if r := m.Watch.DynamicRatio(); r > 0 {
+			return r
+		}
+		return max(m.Node.Cfg.Load().DynamicRatio, 1)
+	}
+	if r := m.Watch.DynamicRatio(); r > 0 {
+		return r
+	}
+	return max(m.Cfg.Load().DynamicRatio, 1)
 }
 
 // Usable reports whether the member may be load balanced to (limits
@@ -314,6 +338,9 @@ outer:
 		if byNode {
 			nc := m.Node.Cfg.Load()
 			cand.Ratio, cand.Conns, cand.Limit = nc.Ratio, m.Node.Stats.Cur.Load(), nc.ConnectionLimit
+		}
+		if alg == lb.DynamicRatio {
+			cand.Ratio = m.DynamicRatio(byNode)
 		}
 		if alg == lb.Observed || alg == lb.Predictive {
 			cand.Smoothed = m.observe(cand.Conns)

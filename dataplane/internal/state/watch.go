@@ -44,6 +44,7 @@ type Watch struct {
 
 	status   atomic.Int32 // MonStatus
 	Disabled atomic.Bool  // some monitor's recv-disable matched
+	dynRatio atomic.Int32 // the snmp-dca monitors' dynamic ratio; 0: none
 
 	mu     sync.Mutex
 	rule   config.MonitorRule
@@ -81,6 +82,11 @@ func NewWatch(describe string) *Watch {
 
 // Current is the combined verdict, read without a lock on the data path.
 func (w *Watch) Current() MonStatus { return MonStatus(w.status.Load()) }
+
+// DynamicRatio is the dynamic ratio the object's snmp-dca monitors last
+// weighed (the lowest when several do [M]), 0 when none gives one; read
+// without a lock on the data path.
+func (w *Watch) DynamicRatio() int { return int(w.dynRatio.Load()) }
 
 // Rule is the monitor rule the watch runs.
 func (w *Watch) Rule() config.MonitorRule {
@@ -269,12 +275,16 @@ func (w *Watch) recompute() (old, now MonStatus) {
 	old = w.Current()
 	names := w.rule.Names
 	up, down, disabled, locked := 0, 0, false, false
+	ratio := 0
 	for _, n := range names {
 		s := w.states[n]
 		switch s.Status {
 		case monitor.Up:
 			up++
 			disabled = disabled || s.Disabled
+			if r := s.DynamicRatio; r > 0 && (ratio == 0 || r < ratio) {
+				ratio = r
+			}
 		case monitor.Down:
 			down++
 			locked = locked || s.Locked
@@ -297,6 +307,7 @@ func (w *Watch) recompute() (old, now MonStatus) {
 		now = MonChecking
 	}
 	w.Disabled.Store(disabled && now == MonUp)
+	w.dynRatio.Store(int32(ratio))
 	w.marked.Store(w.ruleDown)
 	w.locked = locked && now == MonDown
 	w.status.Store(int32(now))
