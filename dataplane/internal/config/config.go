@@ -586,7 +586,7 @@ type Monitor struct {
 	MQTT     *MQTTMonitor
 	// GTPVersion is a gtp monitor's protocol-version (1 or 2).
 	GTPVersion int
-	SNMP     *SNMPMonitor
+	SNMP       *SNMPMonitor
 	// Username and Password, DSCP, TLS and Adaptive are the settings of
 	// monitor_opts.go.
 	Username, Password string
