@@ -87,6 +87,9 @@ func TestTranscripts(t *testing.T) {
 			"mqttbroker": cmdMQTTBroker,
 			// A FIX acceptor as a member and a FIX session (fix_cmds_test.go).
 			"fixacceptor": cmdFIXAcceptor, "fixseen": cmdFIXSeen, "fixsession": cmdFIXSession,
+			// HTTP members that count connections and authenticate them
+			// with NTLM, and an NTLM client (fasthttp_cmds_test.go).
+			"httpmember": cmdHTTPMember, "ntlmclient": cmdNTLMClient,
 		},
 	})
 }
