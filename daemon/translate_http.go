@@ -3,15 +3,13 @@ package daemon
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"os"
-	"sync"
-
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/openltm/openltm/dataplane/cookiecrypt"
-
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
