@@ -39,7 +39,8 @@ type memberConnKey struct{}
 // a challenge, the authenticate message whose user name it takes), and
 // a connection so authenticated serves every later request as that
 // user: "NAME conn=C user=U", as an IIS server does; an unauthenticated
-// request there gets the 401.
+// request there gets the 401, without a body, its connection's number
+// in X-Conn.
 func cmdHTTPMember(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
 		ts.Fatalf("usage: httpmember ADDR NAME")
@@ -80,9 +81,10 @@ func ntlmLeg(w http.ResponseWriter, r *http.Request, name string, mc *memberConn
 			fmt.Fprintf(w, "%s conn=%d user=%s\n", name, mc.id, mc.user)
 			return
 		}
+		// (No body: the client's connection is free again at once.)
 		w.Header().Set("WWW-Authenticate", "NTLM")
+		w.Header().Set("X-Conn", fmt.Sprint(mc.id))
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "%s conn=%d 401\n", name, mc.id)
 		return
 	}
 	msg, err := base64.StdEncoding.DecodeString(token)
@@ -94,7 +96,6 @@ func ntlmLeg(w http.ResponseWriter, r *http.Request, name string, mc *memberConn
 	case 1: // negotiate: the challenge
 		w.Header().Set("WWW-Authenticate", "NTLM "+base64.StdEncoding.EncodeToString(ntlmChallenge()))
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprintf(w, "%s conn=%d challenge\n", name, mc.id)
 	case 3: // authenticate: the user name (UTF-16LE, its field at 36)
 		if len(msg) < 44 {
 			http.Error(w, "short NTLM message", http.StatusBadRequest)

@@ -51,7 +51,7 @@ var ntlmLabels atomic.Uint64
 // or Negotiate (alone, or followed by its token).
 func ntlmScheme(v []byte) bool {
 	v = bytes.TrimLeft(v, " \t")
-	for _, s := range [...]string{"NTLM", "Negotiate"} {
+	for _, s := range [...]string{"ntlm", "negotiate"} { // (EqualFold takes lower case)
 		if len(v) >= len(s) && httpx.EqualFold(v[:len(s)], s) && (len(v) == len(s) || v[len(s)] == ' ') {
 			return true
 		}
