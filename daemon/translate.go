@@ -574,7 +574,7 @@ func (t *translator) virtual(o *objects.Object) {
 		}
 		t.tcpOptions(o, v, prof) // translate_tcpopts.go
 	}
-	if !t.rewriteNeedsHTTP(o) { // translate_rewrite.go
+	if !t.rewriteNeedsHTTP(o) || !t.ntlmNeedsHTTP(o) { // translate_rewrite.go, translate_fasthttp.go
 		return
 	}
 	if !t.compressNeedsHTTP(o) || !t.webSocketNeedsHTTP(o) || !t.jsonNeedsHTTP(o) || !t.requestLogNeedsHTTP(o) || !t.adaptNeedsHTTP(o) || !t.udp(o, v) || !t.mblb(o, v) || !t.persist(o, v) || !t.tls(o, v) || !t.http2(o, v) || !t.ftp(o, v) || !t.mqtt(o, v) || !t.fix(o, v) || !t.rtsp(o, v) || !t.starttls(o, v) || !t.socksProfile(o, v) || !t.dnsProfile(o, v) || !t.vlans(o, v) { // translate_ftp.go, translate_mqtt.go, translate_fix.go, translate_rtsp.go, translate_starttls.go, translate_dns.go, translate_vlans.go

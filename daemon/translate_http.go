@@ -3,14 +3,13 @@ package daemon
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"os"
-	"sync"
-
 	"fmt"
-	"github.com/openltm/openltm/dataplane/cookiecrypt"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/openltm/openltm/dataplane/cookiecrypt"
 	"github.com/openltm/openltm/dataplane/httpx"
 	"github.com/openltm/openltm/dataplane/mblb"
 	"github.com/openltm/openltm/objects"
@@ -276,14 +275,8 @@ func (t *translator) httpNeeds(o *objects.Object, list []*rules.Rule) bool {
 	if t.profile(o, profileHTTP) != nil {
 		return true
 	}
-	// BIG-IP's built-in fasthttp profile (openltm has no such kind and
-	// does not run it) satisfies the HTTP events and commands.
-	fast := false
-	if pv := virtualProfiles.Get(o); pv != nil {
-		for _, it := range pv.Items {
-			fast = fast || it.Name == "fasthttp" || it.Name == "/Common/fasthttp"
-		}
-	}
+	// A fasthttp profile satisfies the HTTP events and commands.
+	fast := t.profile(o, profileFastHTTP) != nil
 	for _, r := range list {
 		for _, n := range r.HTTPNeeds() {
 			var msg string

@@ -34,6 +34,13 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 	if sp := t.profile(o, profileSIP); sp != nil {
 		return t.sip(o, v, sp) // translate_sip.go
 	}
+	if fp := t.profile(o, profileFastHTTP); fp != nil {
+		m, ok := t.fastHTTP(o, v, fp) // translate_fasthttp.go
+		if ok {
+			v.MBLB = m
+		}
+		return ok
+	}
 	prof := t.profile(o, profileMBLB)
 	var m *dataplane.MBLB
 	if prof != nil {
@@ -48,7 +55,7 @@ func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
 		}
 	} else if prof = t.profile(o, profileHTTP); prof != nil {
 		opts, ok := t.httpOptions(o, v, prof)
-		if !ok {
+		if !ok || !t.ntlm(o, &opts) { // translate_fasthttp.go
 			return false
 		}
 		m = &dataplane.MBLB{Request: mblb.Framing{Mode: mblb.HTTP, HTTP: opts}}

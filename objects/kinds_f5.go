@@ -1002,14 +1002,16 @@ tunnel-name str socks-tunnel
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
-		sipProfileKind(),     // kinds_sip.go
-		radiusProfileKind(),  // kinds_radius.go
-		tftpProfileKind(),    // kinds_tftp.go
-		dhcpv4ProfileKind(),  // kinds_dhcp.go
-		dhcpv6ProfileKind(),  // kinds_dhcp.go
-		rewriteProfileKind(), // kinds_rewrite.go
-		fixProfileKind(),     // kinds_fix.go
-		rtspProfileKind(),    // kinds_rtsp.go
+		sipProfileKind(),      // kinds_sip.go
+		radiusProfileKind(),   // kinds_radius.go
+		tftpProfileKind(),     // kinds_tftp.go
+		dhcpv4ProfileKind(),   // kinds_dhcp.go
+		dhcpv6ProfileKind(),   // kinds_dhcp.go
+		rewriteProfileKind(),  // kinds_rewrite.go
+		fixProfileKind(),      // kinds_fix.go
+		rtspProfileKind(),     // kinds_rtsp.go
+		fastHTTPProfileKind(), // kinds_fasthttp.go
+		ntlmProfileKind(),     // kinds_fasthttp.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

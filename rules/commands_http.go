@@ -128,6 +128,19 @@ func registerHTTP(t *tcl.Commands) {
 			return tcl.Empty, tclErr(hc.HTTPDo(HTTPAction{Kind: k, Enable: args[1].String() == "enable"}))
 		})
 	}
+	for _, on := range []bool{true, false} {
+		name := map[bool]string{true: "NTLM::enable", false: "NTLM::disable"}[on]
+		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			_, hc, err := httpConn(in, name)
+			if err != nil {
+				return tcl.Empty, err
+			}
+			if len(args) != 1 {
+				return tcl.Empty, tcl.WrongArgs(name)
+			}
+			return tcl.Empty, tclErr(hc.HTTPDo(HTTPAction{Kind: NTLMSwitch, Enable: on}))
+		})
+	}
 	onOff("ONECONNECT::detach", OneConnectDetach)
 	onOff("ONECONNECT::reuse", OneConnectReuse)
 	t.Register("ONECONNECT::label", func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {

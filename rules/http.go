@@ -78,9 +78,13 @@ const (
 	// OneConnectLabel tags the server connection with Text, so that only
 	// requests with the same label reuse it (ONECONNECT::label).
 	OneConnectLabel
+	// NTLMSwitch turns the ntlm profile's binding of authenticated member
+	// connections on or off (Enable) for this client connection
+	// (NTLM::enable, NTLM::disable).
+	NTLMSwitch
 )
 
-var httpActionNames = [...]string{"HTTP::respond", "HTTP::close", "HTTP::collect", "HTTP::release", "HTTP::disable", "HTTP::enable", "HTTP::retry", "HTTP::fallback", "ONECONNECT::detach", "ONECONNECT::reuse", "ONECONNECT::label"}
+var httpActionNames = [...]string{"HTTP::respond", "HTTP::close", "HTTP::collect", "HTTP::release", "HTTP::disable", "HTTP::enable", "HTTP::retry", "HTTP::fallback", "ONECONNECT::detach", "ONECONNECT::reuse", "ONECONNECT::label", "NTLM::enable|disable"}
 
 func (k HTTPActionKind) String() string {
 	if int(k) < len(httpActionNames) {

@@ -133,6 +133,14 @@ type HTTPOptions struct {
 	// response-chunking: how bodies are framed on their way out
 	// (httpchunking.go); the zero value keeps the sender's framing.
 	RequestChunking, ResponseChunking httpx.Chunking
+	// ForceHTTP10 says every response to the clients is HTTP/1.0 in its
+	// status line (the fasthttp profile's force-http-10-response), so
+	// that they neither pipeline nor expect HTTP/1.1 features.
+	ForceHTTP10 bool
+	// NTLM keeps a pooled member connection with the client whose NTLM
+	// or Negotiate authentication it carries (the ntlm profile; ntlm.go):
+	// such a member authenticates the connection, not each request.
+	NTLM bool
 }
 
 func (o *HTTPOptions) maxHeaderCount() int {
@@ -399,6 +407,9 @@ func (s *ClientConn) decide(m *msg, b []byte, h *httpx.Head, x *HTTPEvent) {
 		m.hx.fallback = x.fallback
 	}
 	m.hx.label = s.label
+	if opts.NTLM {
+		s.ntlmRequest(m, b, h) // ntlm.go
+	}
 	if m.hx.fallback == "" {
 		m.hx.fallback = opts.Fallback
 	}
@@ -898,6 +909,9 @@ func (sc *serverConn) httpResponse(req *msg, b []byte, h *httpx.Head) (r, retry 
 	}
 	if opts.CookieCrypt != nil {
 		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.sealCookies) // cookiecrypt.go
+	}
+	if opts.ForceHTTP10 {
+		head = editedHead(head, b[h.Start:h.HeaderEnd], sc.http10) // ntlm.go
 	}
 	modified := x != nil && x.bodySet
 	var framed, zclose bool // (compressed beyond buffer-size: zipUnbuffered)

@@ -118,6 +118,9 @@ func (sc *serverConn) startStream(st *stream, hf *httpx.ResponseFramer) error {
 		defer req.sess.switchRefused()
 	}
 	sc.strm = bodyStream{req: req}
+	if sc.owner == nil && sc.e.cfg.Request.HTTP.NTLM {
+		sc.e.pool.ntlmChallenged(sc, req.sess, st.pending(), h) // ntlm.go
+	}
 	return sc.streamHead(st, hf)
 }
 

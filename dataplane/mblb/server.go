@@ -204,6 +204,8 @@ type serverConn struct {
 	// removes (httpfields.go); cachePlain a chunked body de-chunked for
 	// the cache (httpcache.go).
 	fieldHead, cachePlain []byte
+	// h10 is a response head said as HTTP/1.0 (force-http-10-response).
+	h10 []byte
 	// chunkHead and chunkBody are a whole response's head and body
 	// framed anew by response-chunking (httpchunking.go).
 	chunkHead, chunkBody []byte
@@ -804,6 +806,9 @@ func (sc *serverConn) completeWith(b []byte, h *httpx.Head) {
 	if sc.owner == nil {
 		if req.hx.noReuse {
 			e.pool.retire(sc) // ONECONNECT::reuse disable
+		}
+		if h != nil && e.cfg.Request.HTTP.NTLM {
+			e.pool.ntlmChallenged(sc, req.sess, b, h) // ntlm.go
 		}
 		e.pool.released(sc)
 	}

@@ -227,6 +227,11 @@ type ClientConn struct {
 	// connection's answers (nil inside: none), in place of the http
 	// profile's; nil: the profile's.
 	hsts atomic.Pointer[[]byte]
+	// ntlm is the member connection group the client's NTLM
+	// authentication lives on, nil while none (ntlm.go); ntlmOff is
+	// NTLM::disable.
+	ntlm    atomic.Pointer[ntlmPin]
+	ntlmOff atomic.Bool
 	// passthrough and rejected say why the HTTP filter last went into
 	// passthrough, and why it rejected the client (HTTP::passthrough_reason,
 	// HTTP::reject_reason); 0: it did not.
@@ -1273,6 +1278,9 @@ func (s *ClientConn) Close(reset bool) {
 		cancelParked(parked)
 	}
 	if s.e.pool != nil {
+		if s.e.cfg.Request.HTTP.NTLM {
+			s.e.pool.ntlmClosed(s) // ntlm.go
+		}
 		s.e.pool.wake()
 	}
 	s.e.mu.Lock()
