@@ -995,11 +995,12 @@ tunnel-name str socks-tunnel
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
-		sipProfileKind(),     // kinds_sip.go
-		radiusProfileKind(),  // kinds_radius.go
-		tftpProfileKind(),    // kinds_tftp.go
-		rewriteProfileKind(), // kinds_rewrite.go
-		fixProfileKind(),     // kinds_fix.go
+		sipProfileKind(),      // kinds_sip.go
+		radiusProfileKind(),   // kinds_radius.go
+		tftpProfileKind(),     // kinds_tftp.go
+		rewriteProfileKind(),  // kinds_rewrite.go
+		fixProfileKind(),      // kinds_fix.go
+		diameterProfileKind(), // kinds_diameter.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

@@ -87,6 +87,7 @@ func commandTable() *tcl.Commands {
 		registerHTML(t)                                                               // commands_html.go
 		registerMQTT(t)                                                               // commands_mqtt.go
 		registerFIX(t)                                                                // commands_fix.go
+		registerDiameter(t)                                                           // commands_diameter.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go

@@ -317,6 +317,9 @@ type ConnState struct {
 	// fix is the FIX message in hand in FIX_HEADER and FIX_MESSAGE
 	// (commands_fix.go; nil without a fix profile).
 	fix *FIXState
+	// diameter is the Diameter message in hand in the DIAMETER_ events
+	// (commands_diameter.go; nil without a diameter profile).
+	diameter *DiameterState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -382,6 +385,7 @@ func (s *ConnState) Release() {
 	s.sip = nil
 	s.mqtt = nil
 	s.fix = nil
+	s.diameter = nil
 	s.closeSidebands()
 	s.cancelAfters()
 	s.sidebandSeq = 0

@@ -152,6 +152,11 @@ const (
 	RewriteRequestDone
 	RewriteResponse
 	RewriteResponseDone
+	// The diameter profile's events (commands_diameter.go), over each
+	// Diameter message: DiameterIngress as it arrives from either side,
+	// DiameterEgress as it leaves toward the other.
+	DiameterIngress
+	DiameterEgress
 	numEvents
 )
 
@@ -181,6 +186,7 @@ var eventNames = [numEvents]string{
 	"MQTT_CLIENT_DATA", "MQTT_SERVER_DATA", "MQTT_CLIENT_SHUTDOWN",
 	"FIX_HEADER", "FIX_MESSAGE",
 	"REWRITE_REQUEST", "REWRITE_REQUEST_DONE", "REWRITE_RESPONSE", "REWRITE_RESPONSE_DONE",
+	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
 }
 
 func (e Event) String() string {
@@ -456,6 +462,19 @@ func (r *Rule) FIXNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event == FIXHeader || h.Event == FIXMessage {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// DiameterNeeds lists the rule's DIAMETER_INGRESS and DIAMETER_EGRESS
+// handlers, which need a diameter profile on the virtual server
+// (01070394 [M]).
+func (r *Rule) DiameterNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == DiameterIngress || h.Event == DiameterEgress {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}
