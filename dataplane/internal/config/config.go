@@ -209,6 +209,10 @@ type Virtual struct {
 	// FIX is the fix profile of a plain TCP virtual, whose flows are
 	// served message by message (l4/fix.go); nil: none.
 	FIX *FIX
+	// Diameter is the diameter profile of a plain TCP virtual, whose
+	// flows are served message by message, each message balanced on its
+	// own (l4/diameter.go); nil: none.
+	Diameter *Diameter
 	// STARTTLS is the smtps, imap or pop3 profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext

@@ -40,6 +40,7 @@ const (
 	ServerFailed
 	MQTTMalformed
 	FIXMalformed
+	DiameterMalformed
 	numCauses
 )
 
@@ -51,27 +52,28 @@ const Peer Cause = 0x80
 
 // causes are each cause's tag and words.
 var causes = [numCauses]struct{ tag, text string }{
-	None:            {"none", "Unknown reason"},
-	NoServer:        {"lb", "No server selected"},
-	ConnectRefused:  {"connect", "TCP 3WHS rejected"},
-	ConnectTimeout:  {"connect-timeout", "Handshake timeout"},
-	IdleTimeout:     {"idle", "Idle timeout (clientside)"},
-	RuleReject:      {"rule", "iRule execution (reject)"},
-	ConnLimit:       {"limit", "Connection limit reached"},
-	NoListener:      {"listener", "No local listener"},
-	VirtualDisabled: {"disabled", "Virtual server disabled"},
-	RejectVirtual:   {"reject", "Reject virtual"},
-	ServiceDown:     {"service-down", "Service down (immediate action)"},
-	RateLimit:       {"rate", "Rate limit reached"},
-	TLSHandshake:    {"ssl", "SSL handshake failed"},
-	HeaderTooLarge:  {"http", "HTTP header exceeded maximum allowed size"},
-	QueueFull:       {"queue", "Connection queue full"},
-	PeerReset:       {"peer-rst", "TCP RST from remote system"},
-	TCLError:        {"tcl", "TCL error"},
-	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
-	ServerFailed:    {"server", "Server connection failed"},
-	MQTTMalformed:   {"mqtt", "MQTT message malformed"}, // [M]
-	FIXMalformed:    {"fix", "FIX message malformed"},   // [M]
+	None:              {"none", "Unknown reason"},
+	NoServer:          {"lb", "No server selected"},
+	ConnectRefused:    {"connect", "TCP 3WHS rejected"},
+	ConnectTimeout:    {"connect-timeout", "Handshake timeout"},
+	IdleTimeout:       {"idle", "Idle timeout (clientside)"},
+	RuleReject:        {"rule", "iRule execution (reject)"},
+	ConnLimit:         {"limit", "Connection limit reached"},
+	NoListener:        {"listener", "No local listener"},
+	VirtualDisabled:   {"disabled", "Virtual server disabled"},
+	RejectVirtual:     {"reject", "Reject virtual"},
+	ServiceDown:       {"service-down", "Service down (immediate action)"},
+	RateLimit:         {"rate", "Rate limit reached"},
+	TLSHandshake:      {"ssl", "SSL handshake failed"},
+	HeaderTooLarge:    {"http", "HTTP header exceeded maximum allowed size"},
+	QueueFull:         {"queue", "Connection queue full"},
+	PeerReset:         {"peer-rst", "TCP RST from remote system"},
+	TCLError:          {"tcl", "TCL error"},
+	AlertTimeout:      {"ssl-alert", "SSL alert timeout exceeded"},
+	ServerFailed:      {"server", "Server connection failed"},
+	MQTTMalformed:     {"mqtt", "MQTT message malformed"},         // [M]
+	FIXMalformed:      {"fix", "FIX message malformed"},           // [M]
+	DiameterMalformed: {"diameter", "Diameter message malformed"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.
