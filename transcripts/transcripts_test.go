@@ -87,6 +87,8 @@ func TestTranscripts(t *testing.T) {
 			"mqttbroker": cmdMQTTBroker,
 			// A FIX acceptor as a member and a FIX session (fix_cmds_test.go).
 			"fixacceptor": cmdFIXAcceptor, "fixseen": cmdFIXSeen, "fixsession": cmdFIXSession,
+			// A Diameter peer as a member and a Diameter client (diameter_cmds_test.go).
+			"diamserver": cmdDiamServer, "diamseen": cmdDiamSeen, "diamclient": cmdDiamClient,
 		},
 	})
 }
