@@ -87,7 +87,7 @@ func TestDiameterProfile(t *testing.T) {
 	cfg := basic("127.116.1.1:3868", a.Addr(), b.Addr())
 	delete(cfg.Virtuals, "/Common/vs")
 	diamVirtual(t, cfg, "/Common/plain", "127.116.1.1:3868", "/Common/pool", diameter.Options{}, "")
-	diamVirtual(t, cfg, "/Common/persist", "127.116.1.2:3868", "/Common/pool", diameter.Options{PersistAVP: diammsg.AVPSessionID, HostIPRewrite: true,
+	diamVirtual(t, cfg, "/Common/persist", "127.116.1.2:3868", "/Common/pool", diameter.Options{PersistAVP: diammsg.AVPSessionID, HostIPRewrite: true, OverwriteDestHost: true,
 		OriginHostToServer: "lb.example", OriginRealmToClient: "lb-realm.example"}, "")
 	diamVirtual(t, cfg, "/Common/rule", "127.116.1.3:3868", "/Common/pool", diameter.Options{PersistAVP: diammsg.AVPSessionID}, `when DIAMETER_INGRESS {
 		if {[DIAMETER::is_request] && [DIAMETER::command] == 272} {
@@ -168,6 +168,20 @@ func TestDiameterProfile(t *testing.T) {
 				}
 			}
 		}
+		// overwrite-destination-host: the member's own Origin-Host.
+		if _, err := c2.Exchange([]uint32{272}, 4, diamtest.Request("pcef.example", "pcef.example;dest;1", "wrong.example")); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "Destination-Host rewritten to the member's", func() bool {
+			for _, s := range []*diamtest.Server{a, b} {
+				for _, g := range s.Got() {
+					if g.Session == "pcef.example;dest;1" {
+						return g.Dest == s.Name
+					}
+				}
+			}
+			return false
+		})
 		if st := stats(); st.Persisted == 0 || st.Records == 0 {
 			t.Fatalf("stats %+v: nothing persisted", st)
 		}

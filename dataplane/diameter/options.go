@@ -102,6 +102,25 @@ const maxRecords = 1 << 16
 type Table struct {
 	mu sync.Mutex
 	m  map[string]record
+	// hosts are the members' Origin-Hosts from their CEAs, by address,
+	// for overwrite-destination-host before a new connection's CEA is in.
+	hosts sync.Map
+}
+
+// SetHost records the Origin-Host member gave in a CEA.
+func (t *Table) SetHost(member netip.AddrPort, host []byte) {
+	if old, ok := t.hosts.Load(member); !ok || string(old.([]byte)) != string(host) {
+		t.hosts.Store(member, append([]byte(nil), host...))
+	}
+}
+
+// Host is the Origin-Host member last gave in a CEA; nil when none is
+// known.
+func (t *Table) Host(member netip.AddrPort) []byte {
+	if h, ok := t.hosts.Load(member); ok {
+		return h.([]byte)
+	}
+	return nil
 }
 
 type record struct {

@@ -61,7 +61,7 @@ type diamPeer struct {
 	replay bool
 	dead   atomic.Bool
 	// host is the member's Origin-Host from its CEA, for
-	// overwrite-destination-host.
+	// overwrite-destination-host (under the flow's mu).
 	host []byte
 	buf  [2][]byte // rewrite buffers of its reader
 }
@@ -138,7 +138,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 	if x.pool == nil {
 		x.pool = pr.pool
 	}
-	p := x.addPeer(sc, true)
+	p := x.addPeer(sc, true, false)
 	if m, _ := diammsg.Parse(raw); m.Raw != nil && m.Request() && m.Code() == diammsg.CmdCapabilitiesExchange {
 		raw = x.toServer(raw, p, &x.buf)
 		x.mu.Lock()
@@ -366,15 +366,11 @@ func (x *diamFlow) dial(m *state.Member) *diamPeer {
 	s := &serverConn{conn: c}
 	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
 	pr.AddLeg(&s.leg)
-	p := x.addPeer(s, false)
-	if p == nil {
-		return nil
-	}
 	x.mu.Lock()
 	cer := x.cer
 	x.mu.Unlock()
+	p := x.addPeer(s, false, cer != nil)
 	if cer != nil {
-		p.replay = true
 		var buf [2][]byte
 		if !x.send(p, x.hostIP(cer, s.leg.Client.Addr(), &buf)) {
 			return nil
@@ -401,9 +397,9 @@ func (x *diamFlow) prime() {
 }
 
 // addPeer makes sc one of the flow's member connections and starts its
-// reader; nil when the flow ended meanwhile.
-func (x *diamFlow) addPeer(sc *serverConn, primary bool) *diamPeer {
-	p := &diamPeer{sc: sc, primary: primary}
+// reader (replay: the CER is replayed to it).
+func (x *diamFlow) addPeer(sc *serverConn, primary, replay bool) *diamPeer {
+	p := &diamPeer{sc: sc, primary: primary, replay: replay}
 	p.rd = diammsg.Reader{R: sc.conn, Max: x.opt.Max}
 	x.mu.Lock()
 	x.peers = append(x.peers, p)
@@ -523,7 +519,12 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 		return x.answer(p, raw)
 	}
 	if m.Code() == diammsg.CmdCapabilitiesExchange {
-		p.host = append(p.host[:0], m.Get(diammsg.AVPOriginHost)...)
+		x.mu.Lock()
+		p.host = append([]byte(nil), m.Get(diammsg.AVPOriginHost)...)
+		x.mu.Unlock()
+		if p.sc.member != nil && len(p.host) > 0 {
+			x.table.SetHost(p.sc.member.Cfg.Load().Addr, p.host)
+		}
 		if p.replay {
 			// The CEA to a replayed CER: the client already has its own.
 			p.replay = false
@@ -628,8 +629,18 @@ func (x *diamFlow) toServer(raw []byte, p *diamPeer, buf *[2][]byte) []byte {
 		if o.DestinationRealm != "" {
 			set(&m, buf, diammsg.AVPDestinationRealm, []byte(o.DestinationRealm))
 		}
-		if o.OverwriteDestHost && len(p.host) > 0 && m.Get(diammsg.AVPDestinationHost) != nil {
-			set(&m, buf, diammsg.AVPDestinationHost, p.host)
+		if o.OverwriteDestHost && m.Get(diammsg.AVPDestinationHost) != nil {
+			x.mu.Lock()
+			host := p.host
+			x.mu.Unlock()
+			if len(host) == 0 && p.sc.member != nil {
+				// A new connection's CEA is not in yet: the one the
+				// member gave before.
+				host = x.table.Host(p.sc.member.Cfg.Load().Addr)
+			}
+			if len(host) > 0 {
+				set(&m, buf, diammsg.AVPDestinationHost, host)
+			}
 		}
 	}
 	if m.Code() == diammsg.CmdCapabilitiesExchange && m.Request() {
