@@ -27,11 +27,12 @@ var profileShows = []struct {
 	{profileResponseAdapt, dataplane.ProfileRespAdapt, render.ResponseAdaptProfile},
 	{profileMQTT, dataplane.ProfileMQTT, render.MQTTProfile},
 	{profileFIX, dataplane.ProfileFIX, render.FIXProfile},
+	{profileDiameter, dataplane.ProfileDiameter, render.DiameterProfile},
 }
 
 // profileStatsCommands answers show and reset-stats of the http,
 // http-compression, tcp, udp, client-ssl, server-ssl, request-adapt,
-// response-adapt, mqtt and fix profiles: one block per profile, its
+// response-adapt, mqtt, fix and diameter profiles: one block per profile, its
 // figures summed over the virtuals using it.
 func profileStatsCommands(e *Engine, p *dataplane.Plane) []RuntimeCommand {
 	var out []RuntimeCommand

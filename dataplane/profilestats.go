@@ -22,6 +22,7 @@ const (
 	ProfileRespAdapt ProfileKind = "response-adapt"
 	ProfileMQTT      ProfileKind = "mqtt"
 	ProfileFIX       ProfileKind = "fix"
+	ProfileDiameter  ProfileKind = "diameter"
 )
 
 // ProfileStats is one profile's figures summed over the virtuals using
@@ -36,6 +37,19 @@ type ProfileStats struct {
 	Adapt    AdaptProfileStats
 	MQTT     MQTTProfileStats
 	FIX      FIXProfileStats
+	Diameter DiameterProfileStats
+}
+
+// DiameterProfileStats are a diameter profile's messages: what a
+// virtual carries each way, and what it refused, dropped, answered
+// itself or sent by persistence.
+type DiameterProfileStats struct {
+	// Requests and Answers count the messages read from clients and
+	// members; Malformed the streams reset for a message that could not
+	// be read; Dropped the messages that went nowhere; Watchdogs the
+	// members' DWRs and DPRs answered by the virtual; Persisted the
+	// requests sent by a persist-avp record; Records the records held.
+	Requests, Answers, Malformed, Dropped, Watchdogs, Persisted, Records uint64
 }
 
 // FIXProfileStats are a fix profile's messages: how much a virtual
@@ -219,6 +233,15 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.FromServer += x.FromServer.Load()
 			m.Malformed += x.Malformed.Load()
 			m.TooLarge += x.TooLarge.Load()
+		case ProfileDiameter:
+			m, x := &st.Diameter, &pc.Diameter
+			m.Requests += x.Requests.Load()
+			m.Answers += x.Answers.Load()
+			m.Malformed += x.Malformed.Load()
+			m.Dropped += x.Dropped.Load()
+			m.Watchdogs += x.Watchdogs.Load()
+			m.Persisted += x.Persisted.Load()
+			m.Records += uint64(pc.DiameterPersist.Len())
 		case ProfileFIX:
 			m, x := &st.FIX, &pc.FIX
 			m.FromClient += x.FromClient.Load()
@@ -288,6 +311,8 @@ func (p *Plane) ResetProfileStats(kind ProfileKind, name string, virtuals []stri
 			v.Prof.MQTT.Reset()
 		case ProfileFIX:
 			v.Prof.FIX.Reset()
+		case ProfileDiameter:
+			v.Prof.Diameter.Reset()
 		}
 	}
 }

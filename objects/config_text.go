@@ -27,6 +27,7 @@ ltm profile json /Common/json { }
 ltm profile html /Common/html { }
 ltm profile mqtt /Common/mqtt { }
 ltm profile fix /Common/fix { }
+ltm profile diameter /Common/diameter { }
 ltm profile rewrite /Common/rewrite { }
 ltm profile rewrite /Common/rewrite-uri-translation { defaults-from /Common/rewrite rewrite-mode uri-translation }
 ltm profile rewrite /Common/rewrite-portal { defaults-from /Common/rewrite }

@@ -1012,6 +1012,7 @@ idle-timeout int 60
 		rtspProfileKind(),     // kinds_rtsp.go
 		fastHTTPProfileKind(), // kinds_fasthttp.go
 		ntlmProfileKind(),     // kinds_fasthttp.go
+		diameterProfileKind(), // kinds_diameter.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

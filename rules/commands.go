@@ -89,6 +89,7 @@ func commandTable() *tcl.Commands {
 		registerMQTT(t)                                                               // commands_mqtt.go
 		registerFIX(t)                                                                // commands_fix.go
 		registerRTSP(t)                                                               // commands_rtsp.go
+		registerDiameter(t)                                                           // commands_diameter.go
 		registerICAP(t)                                                               // commands_icap.go
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go

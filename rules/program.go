@@ -337,6 +337,9 @@ type ConnState struct {
 	// rtsp is the RTSP message in hand in the RTSP_ events
 	// (commands_rtsp.go; nil without an rtsp profile).
 	rtsp *RTSPState
+	// diameter is the Diameter message in hand in the DIAMETER_ events
+	// (commands_diameter.go; nil without a diameter profile).
+	diameter *DiameterState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -405,6 +408,7 @@ func (s *ConnState) Release() {
 	s.sip = nil
 	s.mqtt = nil
 	s.fix = nil
+	s.diameter = nil
 	s.closeSidebands()
 	s.cancelAfters()
 	s.sidebandSeq = 0

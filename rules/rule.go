@@ -160,6 +160,11 @@ const (
 	RTSPRequestData
 	RTSPResponse
 	RTSPResponseData
+	// The diameter profile's events (commands_diameter.go), over each
+	// Diameter message: DiameterIngress as it arrives from either side,
+	// DiameterEgress as it leaves toward the other.
+	DiameterIngress
+	DiameterEgress
 	numEvents
 )
 
@@ -190,6 +195,7 @@ var eventNames = [numEvents]string{
 	"FIX_HEADER", "FIX_MESSAGE",
 	"REWRITE_REQUEST", "REWRITE_REQUEST_DONE", "REWRITE_RESPONSE", "REWRITE_RESPONSE_DONE",
 	"RTSP_REQUEST", "RTSP_REQUEST_DATA", "RTSP_RESPONSE", "RTSP_RESPONSE_DATA",
+	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
 }
 
 func (e Event) String() string {
@@ -483,6 +489,19 @@ func (r *Rule) RTSPNeeds() []HTTPNeed {
 	var out []HTTPNeed
 	for _, h := range r.handlers {
 		if h.Event >= RTSPRequest && h.Event <= RTSPResponseData {
+			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
+		}
+	}
+	return out
+}
+
+// DiameterNeeds lists the rule's DIAMETER_INGRESS and DIAMETER_EGRESS
+// handlers, which need a diameter profile on the virtual server
+// (01070394 [M]).
+func (r *Rule) DiameterNeeds() []HTTPNeed {
+	var out []HTTPNeed
+	for _, h := range r.handlers {
+		if h.Event == DiameterIngress || h.Event == DiameterEgress {
 			out = append(out, HTTPNeed{Name: h.Event.String(), Event: h.Event, Line: h.Line})
 		}
 	}

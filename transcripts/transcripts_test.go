@@ -92,6 +92,8 @@ func TestTranscripts(t *testing.T) {
 			// HTTP members that count connections and authenticate them
 			// with NTLM, and an NTLM client (fasthttp_cmds_test.go).
 			"httpmember": cmdHTTPMember, "ntlmclient": cmdNTLMClient,
+			// A Diameter peer as a member and a Diameter client (diameter_cmds_test.go).
+			"diamserver": cmdDiamServer, "diamseen": cmdDiamSeen, "diamclient": cmdDiamClient,
 		},
 	})
 }

@@ -281,3 +281,22 @@ func FIXProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) 
 		{"Tags Mapped", o.num(f.Mapped)},
 	})
 }
+
+// DiameterProfile prints one `Ltm::Diameter Profile` block: the messages
+// read from each end, those refused, dropped, answered by the virtual
+// and persisted [M: the layout and the field names].
+func DiameterProfile(w io.Writer, name string, st dataplane.ProfileStats, o Options) error {
+	d := st.Diameter
+	return statBlock(w, "Ltm::Diameter Profile: "+o.rel(name), [][2]string{
+		{"Virtual Server Name", "N/A"},
+		{"Messages", ""},
+		{"Requests", o.num(d.Requests)},
+		{"Answers", o.num(d.Answers)},
+		{"Malformed", o.num(d.Malformed)},
+		{"Dropped", o.num(d.Dropped)},
+		{"Watchdogs Answered", o.num(d.Watchdogs)},
+		{"Persistence", ""},
+		{"Persisted Requests", o.num(d.Persisted)},
+		{"Records", o.num(d.Records)},
+	})
+}

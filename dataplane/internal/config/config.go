@@ -216,6 +216,10 @@ type Virtual struct {
 	// served message by message with their data channels (l4/rtsp.go);
 	// nil: none.
 	RTSP *RTSP
+	// Diameter is the diameter profile of a plain TCP virtual, whose
+	// flows are served message by message, each message balanced on its
+	// own (l4/diameter.go); nil: none.
+	Diameter *Diameter
 	// STARTTLS is the smtps, imap, pop3 or client-ldap profile of a virtual with a
 	// client-ssl profile: the client's TLS starts at its STARTTLS (or
 	// STLS), answered by the virtual, and the member stays in plaintext

@@ -43,6 +43,7 @@ const (
 	RTSPMalformed
 	LDAPMalformed
 	LDAPStartTLS
+	DiameterMalformed
 	numCauses
 )
 
@@ -54,30 +55,31 @@ const Peer Cause = 0x80
 
 // causes are each cause's tag and words.
 var causes = [numCauses]struct{ tag, text string }{
-	None:            {"none", "Unknown reason"},
-	NoServer:        {"lb", "No server selected"},
-	ConnectRefused:  {"connect", "TCP 3WHS rejected"},
-	ConnectTimeout:  {"connect-timeout", "Handshake timeout"},
-	IdleTimeout:     {"idle", "Idle timeout (clientside)"},
-	RuleReject:      {"rule", "iRule execution (reject)"},
-	ConnLimit:       {"limit", "Connection limit reached"},
-	NoListener:      {"listener", "No local listener"},
-	VirtualDisabled: {"disabled", "Virtual server disabled"},
-	RejectVirtual:   {"reject", "Reject virtual"},
-	ServiceDown:     {"service-down", "Service down (immediate action)"},
-	RateLimit:       {"rate", "Rate limit reached"},
-	TLSHandshake:    {"ssl", "SSL handshake failed"},
-	HeaderTooLarge:  {"http", "HTTP header exceeded maximum allowed size"},
-	QueueFull:       {"queue", "Connection queue full"},
-	PeerReset:       {"peer-rst", "TCP RST from remote system"},
-	TCLError:        {"tcl", "TCL error"},
-	AlertTimeout:    {"ssl-alert", "SSL alert timeout exceeded"},
-	ServerFailed:    {"server", "Server connection failed"},
-	MQTTMalformed:   {"mqtt", "MQTT message malformed"},        // [M]
-	FIXMalformed:    {"fix", "FIX message malformed"},          // [M]
-	LDAPMalformed:   {"ldap", "LDAP message malformed"},        // [M]
-	LDAPStartTLS:    {"ldap-starttls", "LDAP StartTLS failed"}, // [M]
-	RTSPMalformed:   {"rtsp", "RTSP message malformed"},        // [M]
+	None:              {"none", "Unknown reason"},
+	NoServer:          {"lb", "No server selected"},
+	ConnectRefused:    {"connect", "TCP 3WHS rejected"},
+	ConnectTimeout:    {"connect-timeout", "Handshake timeout"},
+	IdleTimeout:       {"idle", "Idle timeout (clientside)"},
+	RuleReject:        {"rule", "iRule execution (reject)"},
+	ConnLimit:         {"limit", "Connection limit reached"},
+	NoListener:        {"listener", "No local listener"},
+	VirtualDisabled:   {"disabled", "Virtual server disabled"},
+	RejectVirtual:     {"reject", "Reject virtual"},
+	ServiceDown:       {"service-down", "Service down (immediate action)"},
+	RateLimit:         {"rate", "Rate limit reached"},
+	TLSHandshake:      {"ssl", "SSL handshake failed"},
+	HeaderTooLarge:    {"http", "HTTP header exceeded maximum allowed size"},
+	QueueFull:         {"queue", "Connection queue full"},
+	PeerReset:         {"peer-rst", "TCP RST from remote system"},
+	TCLError:          {"tcl", "TCL error"},
+	AlertTimeout:      {"ssl-alert", "SSL alert timeout exceeded"},
+	ServerFailed:      {"server", "Server connection failed"},
+	MQTTMalformed:     {"mqtt", "MQTT message malformed"},         // [M]
+	FIXMalformed:      {"fix", "FIX message malformed"},           // [M]
+	LDAPMalformed:     {"ldap", "LDAP message malformed"},         // [M]
+	LDAPStartTLS:      {"ldap-starttls", "LDAP StartTLS failed"},  // [M]
+	RTSPMalformed:     {"rtsp", "RTSP message malformed"},         // [M]
+	DiameterMalformed: {"diameter", "Diameter message malformed"}, // [M]
 }
 
 // String is the cause's words, as the log line ends.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/openltm/openltm/dataplane/diameter"
 	"github.com/openltm/openltm/dataplane/fix"
 	"github.com/openltm/openltm/dataplane/httpcompress"
 	"github.com/openltm/openltm/dataplane/httpx"
@@ -36,6 +37,10 @@ type ProfileCounters struct {
 	MQTT mqtt.Counts
 	// FIX are the messages of the virtual's fix profile.
 	FIX fix.Counts
+	// Diameter are the messages of the virtual's diameter profile, and
+	// DiameterPersist its persist-avp records.
+	Diameter        diameter.Counts
+	DiameterPersist diameter.Table
 
 	// clientSSL are the counters of each client-ssl profile the virtual
 	// has had, by name: with several (SNI), each handshake counts at the

@@ -1,0 +1,675 @@
+package l4
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openltm/openltm/dataplane/diameter"
+	"github.com/openltm/openltm/dataplane/diammsg"
+	"github.com/openltm/openltm/dataplane/internal/config"
+	"github.com/openltm/openltm/dataplane/internal/irules"
+	"github.com/openltm/openltm/dataplane/internal/rawsock"
+	"github.com/openltm/openltm/dataplane/internal/rstcause"
+	"github.com/openltm/openltm/dataplane/internal/state"
+	"github.com/openltm/openltm/rules"
+)
+
+// A diameter profile on a plain TCP virtual makes its flows Diameter
+// peers, served on goroutines by serveDiameter (msgflow.go holds what
+// they share with the fix and mqtt profiles'). The client's messages are
+// framed on the header's length (dataplane/diammsg), and each request is
+// balanced on its own, as BIG-IP's classic diameter profile does:
+//
+//   - The client's first message (its CER) goes to the member the pool
+//     chooses (with rules: LB_SELECTED and SERVER_CONNECTED as usual),
+//     whose CEA answers the client. Each further member the flow opens
+//     a connection to is sent the same CER first, and its CEA is taken
+//     by openltm, not passed on: the client sees one peer, the virtual
+//     (F5's deployment guide describes this replay) [M].
+//   - A request goes to the member its persistence key persists to (the
+//     persist-avp value, inside parent-avp when set, or DIAMETER::persist),
+//     else to the member the pool's balancing chooses for it; the key is
+//     then recorded on that member for the virtual (persist-timeout of
+//     BIG-IP's universal persistence, 180 s [M]).
+//   - A member's answers go to the client as they come: each connection
+//     to a member serves this client only, so the hop-by-hop identifier
+//     the client chose pairs the answer with its request unchanged. A
+//     member's own requests reach the client with a hop-by-hop identifier
+//     of the flow's, and the client's answer goes back to that member
+//     with the member's identifier restored; an answer nobody asked for
+//     is dropped (counted).
+//   - A member's Device-Watchdog-Request is answered by openltm (DWA,
+//     DIAMETER_SUCCESS, with the client's identity as sent to the
+//     members), as is its Disconnect-Peer-Request, after which no request
+//     goes to it; the client's DWR is a request like any other [M].
+//   - A message that cannot be framed or parsed resets the connection
+//     (counted in show ltm profile diameter; tm.rstcause.log says
+//     "Diameter message malformed") [M]. A member's malformed message
+//     resets that member's connection only.
+
+// diamPeer is one member connection of a Diameter flow.
+type diamPeer struct {
+	sc      *serverConn
+	rd      diammsg.Reader
+	primary bool // the flow's pr.srv (released with the flow)
+	// replay: its CEA answers the CER openltm replayed and is taken.
+	replay bool
+	dead   atomic.Bool
+	// host is the member's Origin-Host from its CEA, for
+	// overwrite-destination-host (under the flow's mu).
+	host []byte
+	buf  [2][]byte // rewrite buffers of its reader
+}
+
+// srvReq is a member's request in flight to the client.
+type srvReq struct {
+	peer *diamPeer
+	hbh  uint32
+}
+
+// diamFlow is one Diameter connection's state.
+type diamFlow struct {
+	pr     *proxied
+	opt    *diameter.Options
+	counts *diameter.Counts
+	table  *diameter.Table
+	// prog is the virtual's rules when they handle DIAMETER_INGRESS or
+	// DIAMETER_EGRESS; nil: messages are only framed and routed.
+	prog *rules.Program
+	pool *state.Pool
+	rd   diammsg.Reader
+	w    msgWriter
+	buf  [2][]byte // rewrite buffers of the client's reader
+
+	mu     sync.Mutex
+	peers  []*diamPeer
+	srvReq map[uint32]srvReq
+	hbh    uint32 // the flow's next hop-by-hop identifier toward the client
+	// cer is the client's CER as the first member got it, replayed to
+	// the others; host and realm its Origin-Host and Origin-Realm.
+	cer, host, realm []byte
+	// ruleKey is DIAMETER::persist's key for the client's message in
+	// hand ("" none).
+	ruleKey string
+}
+
+// serveDiameter runs a Diameter connection; head is what an earlier
+// virtual read of it (handoff.go).
+func (pr *proxied) serveDiameter(head []byte) {
+	x := &diamFlow{pr: pr, opt: pr.snap.Cfg.Diameter, counts: &pr.vs.Prof.Diameter, table: &pr.vs.Prof.DiameterPersist}
+	if pr.rs != nil {
+		if prog := irules.Program(pr.rules); prog != nil && (prog.Handles(rules.DiameterIngress) || prog.Handles(rules.DiameterEgress)) {
+			x.prog = prog
+		}
+	}
+	var src io.Reader = pr.client
+	if len(head) > 0 {
+		src = io.MultiReader(bytes.NewReader(head), pr.client)
+	}
+	x.rd = diammsg.Reader{R: src, Max: x.opt.Max}
+	x.hbh = uint32(time.Now().UnixNano())
+	defer x.closePeers()
+	defer pr.finishLeg()
+	m, ok := x.next()
+	if !ok {
+		return
+	}
+	raw, ok := x.ingress(m.Raw, nil)
+	if !ok {
+		return
+	}
+	if raw == nil { // dropped
+		m, ok = x.next()
+		if !ok {
+			return
+		}
+		raw = m.Raw
+	}
+	sc := pr.bindMember() // msgflow.go
+	if sc == nil {
+		return
+	}
+	x.pool = sc.pool
+	if x.pool == nil {
+		x.pool = pr.pool
+	}
+	p := x.addPeer(sc, true, false)
+	if m, _ := diammsg.Parse(raw); m.Raw != nil && m.Request() && m.Code() == diammsg.CmdCapabilitiesExchange {
+		raw = x.toServer(raw, p, &x.buf)
+		x.mu.Lock()
+		x.cer = append([]byte(nil), raw...)
+		cm := diammsg.Msg{Raw: x.cer}
+		x.host, x.realm = cm.Get(diammsg.AVPOriginHost), cm.Get(diammsg.AVPOriginRealm)
+		x.mu.Unlock()
+		if !x.send(p, raw) {
+			return
+		}
+		if x.opt.ConnectionPrime {
+			x.prime()
+		}
+	} else if !x.request(raw) {
+		return
+	}
+	for {
+		m, ok := x.next()
+		if !ok {
+			return
+		}
+		raw, ok := x.ingress(m.Raw, nil)
+		if !ok {
+			return
+		}
+		if raw == nil {
+			continue
+		}
+		if m, _ = diammsg.Parse(raw); m.Raw == nil {
+			x.reset()
+			return
+		}
+		if m.Request() {
+			if !x.request(raw) {
+				return
+			}
+			continue
+		}
+		x.mu.Lock()
+		r, found := x.srvReq[m.HopByHop()]
+		delete(x.srvReq, m.HopByHop())
+		x.mu.Unlock()
+		if !found || r.peer.dead.Load() {
+			x.counts.Dropped.Add(1)
+			continue
+		}
+		m.SetHopByHop(r.hbh)
+		if !x.send(r.peer, x.toServer(raw, r.peer, &x.buf)) {
+			return
+		}
+	}
+}
+
+// next reads and checks the client's next message; false when the flow
+// ends (reset, or the client closed: then every member's connection is
+// half-closed).
+func (x *diamFlow) next() (diammsg.Msg, bool) {
+	pr := x.pr
+	raw, err := pr.readMsg(pr.client, x.rd.Next) // msgflow.go
+	if err == nil {
+		pr.countRead(len(raw), true, nil)
+		m, perr := diammsg.Parse(raw)
+		if perr == nil {
+			x.tally(m)
+			return m, true
+		}
+		err = perr
+	}
+	switch {
+	case err == errIdle:
+	case err == io.EOF:
+		x.mu.Lock()
+		peers := x.peers
+		x.mu.Unlock()
+		if len(peers) == 0 {
+			pr.closeGraceful()
+		}
+		for _, p := range peers {
+			p.sc.conn.CloseWrite()
+		}
+	case diammsg.Malformed(err):
+		x.reset()
+	default:
+		pr.end(true)
+	}
+	return diammsg.Msg{}, false
+}
+
+func (x *diamFlow) tally(m diammsg.Msg) {
+	if m.Request() {
+		x.counts.Requests.Add(1)
+	} else {
+		x.counts.Answers.Add(1)
+	}
+}
+
+// reset ends the flow for a message that could not be read.
+func (x *diamFlow) reset() {
+	x.counts.Malformed.Add(1)
+	x.pr.because(rstcause.DiameterMalformed)
+	x.pr.end(true)
+}
+
+// request sends a client's request to the member its persistence key or
+// the pool's balancing chooses; false when the flow ended.
+func (x *diamFlow) request(raw []byte) bool {
+	m := diammsg.Msg{Raw: raw}
+	key := x.opt.PersistKey(m)
+	if k := x.ruleKey; k != "" {
+		key = []byte(k)
+	}
+	x.ruleKey = ""
+	p := x.pick(key)
+	if p == nil {
+		x.pr.orBecause(rstcause.NoServer)
+		x.pr.end(true)
+		return false
+	}
+	return x.send(p, x.toServer(raw, p, &x.buf))
+}
+
+// pick is the member connection for a request with persistence key key
+// (nil: none), opened when the flow has none to that member yet; nil
+// when no member can take it.
+func (x *diamFlow) pick(key []byte) *diamPeer {
+	now := time.Now()
+	if key != nil {
+		if addr, ok := x.table.Lookup(key, now); ok {
+			if p := x.peerAt(addr); p != nil {
+				x.counts.Persisted.Add(1)
+				x.table.Save(key, addr, persistTTL, now)
+				return p
+			}
+			if x.pool != nil {
+				if m := state.MemberAt(x.pool, addr); m != nil && m.Availability() <= state.AvailDisabled {
+					if p := x.dial(m); p != nil {
+						x.counts.Persisted.Add(1)
+						x.table.Save(key, addr, persistTTL, now)
+						return p
+					}
+				}
+			}
+		}
+	}
+	var p *diamPeer
+	if x.pool != nil {
+		var failed []*state.Member
+		for range 4 {
+			m, _, _ := state.Choose(x.pool, state.Target{}, nil, failed, state.Chooser{Mode: x.pr.modeOverride()})
+			if m == nil {
+				break
+			}
+			if p = x.peerOf(m); p != nil {
+				break
+			}
+			if p = x.dial(m); p != nil {
+				break
+			}
+			failed = append(failed, m)
+		}
+	}
+	if p == nil {
+		p = x.anyPeer()
+	}
+	if p != nil && key != nil && p.sc.member != nil {
+		x.table.Save(key, p.sc.member.Cfg.Load().Addr, persistTTL, now)
+	}
+	return p
+}
+
+// persistTTL is how long a persist-avp record lives unused: BIG-IP's
+// universal persistence default [M].
+const persistTTL = 180 * time.Second
+
+func (x *diamFlow) peerAt(addr netip.AddrPort) *diamPeer {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, p := range x.peers {
+		if !p.dead.Load() && p.sc.member != nil && p.sc.member.Cfg.Load().Addr == addr {
+			return p
+		}
+	}
+	return nil
+}
+
+func (x *diamFlow) peerOf(m *state.Member) *diamPeer {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, p := range x.peers {
+		if !p.dead.Load() && p.sc.member == m {
+			return p
+		}
+	}
+	return nil
+}
+
+func (x *diamFlow) anyPeer() *diamPeer {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, p := range x.peers {
+		if !p.dead.Load() {
+			return p
+		}
+	}
+	return nil
+}
+
+// dial opens a connection to member m for this flow and sends it the
+// client's CER; nil when it cannot be opened.
+func (x *diamFlow) dial(m *state.Member) *diamPeer {
+	pr := x.pr
+	if pr.ended.Load() || !m.Reserve() {
+		return nil
+	}
+	dst := pr.target(m)
+	c, err := pr.e.DialSide(pr.source(dst, x.pool), dst, pr.serverSide())
+	if err != nil {
+		m.ConnectFailed()
+		m.Release()
+		return nil
+	}
+	m.ConnectSucceeded()
+	ps := x.pool.Snap.Load()
+	serverConnOpts(ps, c) // tcpopts.go
+	s := &serverConn{conn: c}
+	pr.opened(s, m, x.pool, ps, rawsock.AddrPortOf(c.LocalAddr()), dst, nil, false)
+	pr.AddLeg(&s.leg)
+	x.mu.Lock()
+	cer := x.cer
+	x.mu.Unlock()
+	p := x.addPeer(s, false, cer != nil)
+	if cer != nil {
+		var buf [2][]byte
+		if !x.send(p, x.hostIP(cer, s.leg.Client.Addr(), &buf)) {
+			return nil
+		}
+	}
+	return p
+}
+
+// prime connects every other available member at once
+// (connection-prime).
+func (x *diamFlow) prime() {
+	if x.pool == nil {
+		return
+	}
+	ps := x.pool.Snap.Load()
+	if ps == nil {
+		return
+	}
+	for _, m := range ps.Members {
+		if m.Availability() == state.AvailUp && x.peerOf(m) == nil {
+			x.dial(m)
+		}
+	}
+}
+
+// addPeer makes sc one of the flow's member connections and starts its
+// reader (replay: the CER is replayed to it).
+func (x *diamFlow) addPeer(sc *serverConn, primary, replay bool) *diamPeer {
+	p := &diamPeer{sc: sc, primary: primary, replay: replay}
+	p.rd = diammsg.Reader{R: sc.conn, Max: x.opt.Max}
+	x.mu.Lock()
+	x.peers = append(x.peers, p)
+	x.mu.Unlock()
+	if x.pr.ended.Load() {
+		p.dead.Store(true)
+		reset(sc.conn)
+	}
+	x.pr.legsLeft.Add(1)
+	go x.serve(p)
+	return p
+}
+
+// closePeers resets the member connections of a flow that was reset.
+func (x *diamFlow) closePeers() {
+	if !x.pr.ended.Load() {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, p := range x.peers {
+		reset(p.sc.conn)
+	}
+}
+
+// send writes raw to member p; false when the flow ended for it (a
+// failed write to a member other than the first only loses that member).
+func (x *diamFlow) send(p *diamPeer, raw []byte) bool {
+	if x.prog != nil && x.prog.Handles(rules.DiameterEgress) {
+		var ok bool
+		if raw, ok = x.run(rules.DiameterEgress, raw, false); !ok {
+			return false
+		}
+		if raw == nil {
+			return true
+		}
+	}
+	if !x.w.write(x.pr, true, p.sc, raw) { // msgflow.go
+		p.dead.Store(true)
+		return !p.primary
+	}
+	return true
+}
+
+// serve reads member p's messages until its connection ends.
+func (x *diamFlow) serve(p *diamPeer) {
+	pr := x.pr
+	defer pr.finishLeg()
+	defer func() {
+		p.dead.Store(true)
+		if !p.primary {
+			p.sc.conn.Close()
+			p.sc.release()
+		}
+	}()
+	for {
+		raw, err := pr.readMsg(p.sc.conn, p.rd.Next) // msgflow.go
+		if err != nil {
+			if diammsg.Malformed(err) {
+				x.counts.Malformed.Add(1)
+				reset(p.sc.conn)
+			}
+			return
+		}
+		pr.countRead(len(raw), false, p.sc)
+		m, err := diammsg.Parse(raw)
+		if err != nil {
+			x.counts.Malformed.Add(1)
+			reset(p.sc.conn)
+			return
+		}
+		x.tally(m)
+		if !x.fromMember(p, m) {
+			return
+		}
+	}
+}
+
+// fromMember handles one message of member p; false when p's reader is
+// to stop.
+func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
+	if m.Request() {
+		switch m.Code() {
+		case diammsg.CmdDeviceWatchdog, diammsg.CmdDisconnectPeer:
+			x.counts.Watchdogs.Add(1)
+			x.mu.Lock()
+			var b []byte
+			if x.host != nil {
+				b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, x.host)
+				b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, x.realm)
+			}
+			x.mu.Unlock()
+			b = diammsg.AppendAVP(b, diammsg.AVPResultCode, diammsg.AVPFlagMandatory, 0, diammsg.U32(diammsg.ResultSuccess))
+			ans := diammsg.Build(0, m.Code(), 0, m.HopByHop(), m.EndToEnd(), b)
+			if m.Code() == diammsg.CmdDisconnectPeer {
+				p.dead.Store(true)
+			}
+			return x.w.write(x.pr, true, p.sc, ans)
+		}
+		raw, ok := x.ingress(m.Raw, p)
+		if !ok || raw == nil {
+			return ok
+		}
+		m = diammsg.Msg{Raw: raw}
+		x.mu.Lock()
+		x.hbh++
+		our := x.hbh
+		if x.srvReq == nil {
+			x.srvReq = make(map[uint32]srvReq)
+		}
+		if len(x.srvReq) < 4096 {
+			x.srvReq[our] = srvReq{peer: p, hbh: m.HopByHop()}
+		}
+		x.mu.Unlock()
+		raw = x.toClient(raw, &p.buf)
+		diammsg.Msg{Raw: raw}.SetHopByHop(our)
+		return x.answer(p, raw)
+	}
+	if m.Code() == diammsg.CmdCapabilitiesExchange {
+		x.mu.Lock()
+		p.host = append([]byte(nil), m.Get(diammsg.AVPOriginHost)...)
+		x.mu.Unlock()
+		if p.sc.member != nil && len(p.host) > 0 {
+			x.table.SetHost(p.sc.member.Cfg.Load().Addr, p.host)
+		}
+		if p.replay {
+			// The CEA to a replayed CER: the client already has its own.
+			p.replay = false
+			if rc := m.Get(diammsg.AVPResultCode); len(rc) != 4 || binary.BigEndian.Uint32(rc) != diammsg.ResultSuccess {
+				return false // the member refused the client: no request goes to it
+			}
+			return true
+		}
+	}
+	raw, ok := x.ingress(m.Raw, p)
+	if !ok || raw == nil {
+		return ok
+	}
+	return x.answer(p, x.toClient(raw, &p.buf))
+}
+
+// answer writes raw (from member p) to the client; false when the flow
+// ended.
+func (x *diamFlow) answer(p *diamPeer, raw []byte) bool {
+	if x.prog != nil && x.prog.Handles(rules.DiameterEgress) {
+		var ok bool
+		if raw, ok = x.run(rules.DiameterEgress, raw, false); !ok {
+			return false
+		}
+		if raw == nil {
+			return true
+		}
+	}
+	return x.w.write(x.pr, false, p.sc, raw)
+}
+
+// ingress runs DIAMETER_INGRESS over raw, which came from the client
+// (p nil) or member p: the message as the rule left it, nil when it
+// dropped it; false when the flow ended.
+func (x *diamFlow) ingress(raw []byte, p *diamPeer) ([]byte, bool) {
+	if x.prog == nil || !x.prog.Handles(rules.DiameterIngress) {
+		return raw, true
+	}
+	return x.run(rules.DiameterIngress, raw, p == nil)
+}
+
+// run runs ev over raw (fromClient: the client's message) and applies
+// what the rule did to the message and the flow.
+func (x *diamFlow) run(ev rules.Event, raw []byte, fromClient bool) ([]byte, bool) {
+	pr, rs := x.pr, x.pr.rs
+	rs.mu.Lock()
+	if rs.done {
+		rs.mu.Unlock()
+		return nil, false
+	}
+	sess := pr.RuleSession(x.prog)
+	rs.ev = config.Event(ev.String())
+	sess.BeginDiameter(raw)
+	err := sess.Run(ev)
+	out := sess.EndDiameter()
+	v, detach := rs.verdict, rs.detach
+	rs.verdict, rs.detach, rs.prime = irules.GoOn, false, false
+	rs.mu.Unlock()
+	if !pr.applyRule(config.Event(ev.String()), err, v, detach) {
+		return nil, false
+	}
+	if out.Disconnect {
+		pr.end(true)
+		return nil, false
+	}
+	if out.Persist != "" && fromClient {
+		x.ruleKey = out.Persist
+	}
+	if out.Drop {
+		x.counts.Dropped.Add(1)
+		return nil, true
+	}
+	if out.Edited {
+		if _, err := diammsg.Parse(out.Raw); err != nil {
+			return raw, true
+		}
+	}
+	return out.Raw, true
+}
+
+// set rewrites AVP code of *m to v through the buffers of its reader.
+func set(m *diammsg.Msg, buf *[2][]byte, code uint32, v []byte) {
+	i := 0
+	if len(buf[0]) > 0 && len(m.Raw) > 0 && &buf[0][:1][0] == &m.Raw[0] {
+		i = 1
+	}
+	buf[i] = m.Set(buf[i][:0], code, v)
+	m.Raw = buf[i]
+}
+
+// toServer applies the profile's rewrites toward member p.
+func (x *diamFlow) toServer(raw []byte, p *diamPeer, buf *[2][]byte) []byte {
+	o := x.opt
+	m := diammsg.Msg{Raw: raw}
+	if o.OriginHostToServer != "" {
+		set(&m, buf, diammsg.AVPOriginHost, []byte(o.OriginHostToServer))
+	}
+	if o.OriginRealmToServer != "" {
+		set(&m, buf, diammsg.AVPOriginRealm, []byte(o.OriginRealmToServer))
+	}
+	if m.Request() && m.AppID() != 0 {
+		if o.DestinationRealm != "" {
+			set(&m, buf, diammsg.AVPDestinationRealm, []byte(o.DestinationRealm))
+		}
+		if o.OverwriteDestHost && m.Get(diammsg.AVPDestinationHost) != nil {
+			x.mu.Lock()
+			host := p.host
+			x.mu.Unlock()
+			if len(host) == 0 && p.sc.member != nil {
+				// A new connection's CEA is not in yet: the one the
+				// member gave before.
+				host = x.table.Host(p.sc.member.Cfg.Load().Addr)
+			}
+			if len(host) > 0 {
+				set(&m, buf, diammsg.AVPDestinationHost, host)
+			}
+		}
+	}
+	if m.Code() == diammsg.CmdCapabilitiesExchange && m.Request() {
+		return x.hostIP(m.Raw, p.sc.leg.Client.Addr(), buf)
+	}
+	return m.Raw
+}
+
+// hostIP rewrites a CER's or CEA's Host-IP-Address to a (host-ip-rewrite).
+func (x *diamFlow) hostIP(raw []byte, a netip.Addr, buf *[2][]byte) []byte {
+	m := diammsg.Msg{Raw: raw}
+	if x.opt.HostIPRewrite && a.IsValid() && m.Get(diammsg.AVPHostIPAddress) != nil {
+		set(&m, buf, diammsg.AVPHostIPAddress, diammsg.Address(a))
+	}
+	return m.Raw
+}
+
+// toClient applies the profile's rewrites toward the client.
+func (x *diamFlow) toClient(raw []byte, buf *[2][]byte) []byte {
+	o := x.opt
+	m := diammsg.Msg{Raw: raw}
+	if o.OriginHostToClient != "" {
+		set(&m, buf, diammsg.AVPOriginHost, []byte(o.OriginHostToClient))
+	}
+	if o.OriginRealmToClient != "" {
+		set(&m, buf, diammsg.AVPOriginRealm, []byte(o.OriginRealmToClient))
+	}
+	if m.Code() == diammsg.CmdCapabilitiesExchange && !m.Request() {
+		return x.hostIP(m.Raw, x.pr.Local.Addr(), buf)
+	}
+	return m.Raw
+}

@@ -1,0 +1,114 @@
+package transcripts
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/openltm/openltm/dataplane/diameter/diamtest"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// diamServers are the scripts' Diameter members by name, for diamseen.
+var diamServers sync.Map
+
+// diamserver ADDR NAME ?-watchdog?: run a Diameter peer
+// (dataplane/diameter/diamtest) as a member until the script ends. It
+// answers the CER and every request with NAME as its Origin-Host, so a
+// script sees which member a request reached; -watchdog sends a DWR
+// after each CEA.
+func cmdDiamServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "-watchdog") {
+		ts.Fatalf("usage: diamserver ADDR NAME ?-watchdog?")
+	}
+	s, err := diamtest.Start(args[0], args[1], len(args) == 3)
+	if err != nil {
+		ts.Fatalf("diamserver: %v", err)
+	}
+	key := ts.Getenv("WORK") + "/" + args[1]
+	diamServers.Store(key, s)
+	ts.Defer(func() { s.Close(); diamServers.Delete(key) })
+}
+
+// diamseen NAME: print the requests member NAME received, one a line
+// ("got COMMAND session=... origin=..."), and the watchdog answers it got
+// ("dwa N").
+func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: diamseen NAME")
+	}
+	v, ok := diamServers.Load(ts.Getenv("WORK") + "/" + args[0])
+	if !ok {
+		ts.Fatalf("diamseen: no server %s", args[0])
+	}
+	s := v.(*diamtest.Server)
+	var b strings.Builder
+	for _, g := range s.Got() {
+		fmt.Fprintf(&b, "got %d session=%s origin=%s host-ip=%s\n", g.Code, g.Session, g.Origin, g.HostIP)
+	}
+	fmt.Fprintf(&b, "dwa %d\n", s.DWAs())
+	ts.Stdout().Write([]byte(b.String()))
+}
+
+// diamclient ADDR HOST SESSION...: a Diameter peer HOST connected to
+// ADDR: a CER, then one Credit-Control-Request per SESSION, all sent at
+// once, printing the CEA ("cea origin=... realm=... host-ip=...") and
+// each answer in request order ("cca SESSION origin=... result=...").
+// -raw STRING as the only SESSION sends STRING instead of a CER and
+// expects the connection reset.
+func cmdDiamClient(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: diamclient ADDR HOST SESSION... | diamclient ADDR -raw STRING")
+	}
+	err := func() error {
+		c, err := diamtest.Dial(args[0])
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if args[1] == "-raw" {
+			c.Write([]byte(strings.Join(args[2:], " ")))
+			switch err := c.Wait(); err {
+			case diamtest.ErrReset:
+				fmt.Fprintln(ts.Stdout(), "reset")
+				return nil
+			case nil:
+				return errors.New("the connection was closed, not reset")
+			default:
+				return err
+			}
+		}
+		cea, err := c.CER(args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(ts.Stdout(), "cea origin=%s realm=%s host-ip=%s result=%d\n", cea.Origin, cea.OriginRealm, cea.HostIP, cea.Result)
+		if len(args) == 2 {
+			return nil
+		}
+		sessions := args[2:]
+		codes := make([]uint32, len(sessions))
+		avps := make([][]byte, len(sessions))
+		for i, s := range sessions {
+			codes[i], avps[i] = 272, diamtest.Request(args[1], s, "")
+		}
+		ans, err := c.Exchange(codes, 4, avps...)
+		if err != nil {
+			return err
+		}
+		for i, a := range ans {
+			fmt.Fprintf(ts.Stdout(), "cca %s origin=%s realm=%s result=%d\n", sessions[i], a.Origin, a.OriginRealm, a.Result)
+		}
+		return nil
+	}()
+	if err != nil {
+		fmt.Fprintf(ts.Stderr(), "diamclient: %v\n", err)
+	}
+	if (err != nil) != neg {
+		if neg {
+			ts.Fatalf("diamclient: the exchange went through")
+		}
+		ts.Fatalf("diamclient: %v", err)
+	}
+}
