@@ -84,11 +84,22 @@ func TestSIPSendEvents(t *testing.T) {
 	if got := s1.got("i-1"); len(got) != 0 {
 		t.Fatalf("the member got the INFO SIP_REQUEST_SEND discarded: %v", got)
 	}
-	waitFor(t, "the response's done event", func() bool { return strings.Contains(rule.events(), "RESPONSE_DONE 200 o-1") })
+	// The request's done event runs once its write returned, which may be
+	// after the member's answer came back and ran its own events.
+	waitFor(t, "the request's and the response's done events", func() bool {
+		ev := rule.events()
+		return strings.Contains(ev, "REQUEST_DONE OPTIONS o-1") && strings.Contains(ev, "RESPONSE_DONE 200 o-1")
+	})
 	got := rule.events()
-	for _, w := range []string{"REQUEST_SEND INFO i-1\nREQUEST_SEND OPTIONS o-1\nREQUEST_DONE OPTIONS o-1", "RESPONSE_SEND 200 o-1\nRESPONSE_DONE 200 o-1"} {
-		if !strings.Contains(got, w) {
-			t.Fatalf("events\n%s\nwant in order\n%s", got, w)
+	// Each message's events in order; the two messages' may interleave.
+	for _, w := range [][]string{{"REQUEST_SEND INFO i-1", "REQUEST_SEND OPTIONS o-1", "REQUEST_DONE OPTIONS o-1"}, {"RESPONSE_SEND 200 o-1", "RESPONSE_DONE 200 o-1"}} {
+		rest := got
+		for _, ev := range w {
+			i := strings.Index(rest, ev)
+			if i < 0 {
+				t.Fatalf("events\n%s\nwant in order\n%s", got, strings.Join(w, "\n"))
+			}
+			rest = rest[i+len(ev):]
 		}
 	}
 	if strings.Contains(got, "REQUEST_DONE INFO") {
