@@ -1,12 +1,13 @@
 package daemon
 
 import (
-	"github.com/openltm/openltm/dataplane"
 	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane"
 )
 
 // TestHSLSendsToPoolMembers: a rule's HSL::send reaches the syslog pool's

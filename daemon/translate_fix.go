@@ -76,12 +76,8 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 	case v.Stream != nil:
 		return without("does not run with a stream profile")
 	}
-	if v.Rules != nil {
-		for _, ev := range ftpRuleDataEvents { // translate_ftp.go
-			if v.Rules.Handles(ev) {
-				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
-			}
-		}
+	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+		return without(why)
 	}
 	v.FIX = opt
 	return true

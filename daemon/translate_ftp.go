@@ -15,10 +15,25 @@ var (
 	ftpDataPort     = profileFTP.MustProp("port")
 	ftpTranslateExt = profileFTP.MustProp("translate-extended")
 	ftpAllowFTPS    = profileFTP.MustProp("allow-ftps")
-	// ftpRuleDataEvents are the events whose rules read the flow's bytes,
-	// which the gateway reads line by line itself.
-	ftpRuleDataEvents = []dataplane.Event{dataplane.EventClientData, dataplane.EventServerData}
+	// ruleDataEvents are the events whose rules read a flow's bytes,
+	// which the protocol gateways (ftp, mqtt, fix, rtsp, diameter, the
+	// STARTTLS offloads) read message by message themselves.
+	ruleDataEvents = []dataplane.Event{dataplane.EventClientData, dataplane.EventServerData}
 )
+
+// rulesReadBytes says why a protocol gateway cannot run on virtual v
+// because its rules read the flow's bytes too ("" when they do not).
+func rulesReadBytes(v *dataplane.Virtual) string {
+	if v.Rules == nil {
+		return ""
+	}
+	for _, ev := range ruleDataEvents {
+		if v.Rules.Handles(ev) {
+			return fmt.Sprintf("does not run on virtuals whose rules handle %s", ev)
+		}
+	}
+	return ""
+}
 
 // ftpOptions reads an ftp profile's effective properties. The port may
 // be a number or a service name (ftp-data, BIG-IP's default, is 20).
@@ -73,12 +88,8 @@ func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 	case v.Stream != nil:
 		return without("does not run with a stream profile")
 	}
-	if v.Rules != nil {
-		for _, ev := range ftpRuleDataEvents {
-			if v.Rules.Handles(ev) {
-				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
-			}
-		}
+	if why := rulesReadBytes(v); why != "" {
+		return without(why)
 	}
 	v.FTP = opt
 	return true

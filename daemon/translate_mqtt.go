@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/mqtt"
 	"github.com/openltm/openltm/objects"
@@ -44,12 +42,8 @@ func (t *translator) mqtt(o *objects.Object, v *dataplane.Virtual) bool {
 	case v.Stream != nil:
 		return without("does not run with a stream profile")
 	}
-	if v.Rules != nil {
-		for _, ev := range ftpRuleDataEvents { // translate_ftp.go
-			if v.Rules.Handles(ev) {
-				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
-			}
-		}
+	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+		return without(why)
 	}
 	v.MQTT = &mqtt.Options{Profile: p.Name, Max: mqtt.DefaultMax}
 	return true

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -73,12 +72,8 @@ func (t *translator) rtsp(o *objects.Object, v *dataplane.Virtual) bool {
 	case v.Stream != nil:
 		return without("does not run with a stream profile")
 	}
-	if v.Rules != nil {
-		for _, ev := range ftpRuleDataEvents { // translate_ftp.go
-			if v.Rules.Handles(ev) {
-				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
-			}
-		}
+	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+		return without(why)
 	}
 	v.RTSP = opt
 	return true

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/starttls"
 	"github.com/openltm/openltm/objects"
@@ -89,12 +87,8 @@ func (t *translator) starttls(o *objects.Object, v *dataplane.Virtual) bool {
 	case v.TLS == nil || v.TLS.Client == nil:
 		return without("needs the client-ssl profile to be usable")
 	}
-	if v.Rules != nil {
-		for _, ev := range ftpRuleDataEvents {
-			if v.Rules.Handles(ev) {
-				return without(fmt.Sprintf("does not run on virtuals whose rules handle %s", ev))
-			}
-		}
+	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+		return without(why)
 	}
 	v.STARTTLS = &starttls.Options{Profile: p.Name, Protocol: proto, Mode: mode}
 	return true
