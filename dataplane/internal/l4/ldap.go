@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/rstcause"
@@ -29,26 +28,19 @@ import (
 // server-ldap and plain client-ssl).
 
 // ldapBuf is the size of an LDAP flow's readers: a message up to it is
-// read whole and passed in one write; a longer one passes in pieces.
-const ldapBuf = 16 << 10
+// read whole and passed in one write; a longer one passes in pieces
+// through offload.pass's buffer of the same size.
+const ldapBuf = offloadBuf
 
 // ldapFlow is one client-ldap connection's state.
 type ldapFlow struct {
-	pr *proxied
-	sc *serverConn
-
-	mu sync.Mutex // s
-	s  *starttls.LDAPSession
-	// wmu orders whole messages to the client: the member's and the
-	// virtual's own answers never interleave; the handshake holds it.
-	wmu sync.Mutex
-
-	buf, mbuf []byte // each pump's buffer for the rest of a long message
+	offload                       // offload.go
+	s       *starttls.LDAPSession // (offload.mu)
 }
 
 // serveLDAPWith runs a client-ldap offload in mode (allow or require).
 func (pr *proxied) serveLDAPWith(sc *serverConn, mode starttls.Mode) {
-	x := &ldapFlow{pr: pr, sc: sc, s: starttls.NewLDAPSession(mode)}
+	x := &ldapFlow{offload: offload{pr: pr, sc: sc}, s: starttls.NewLDAPSession(mode)}
 	pr.legsLeft.Store(2)
 	go x.memberPump()
 	x.clientPump()
@@ -200,96 +192,10 @@ func (x *ldapFlow) memberPump() {
 	}
 }
 
-// upgrade runs the client's TLS handshake after StartTLS's answer. The
-// bytes br holds were sent before the answer (pipelined plaintext): they
-// are dropped, not decrypted or passed on.
+// upgrade runs the client's TLS handshake after StartTLS's answer
+// (offload.startTLS).
 func (x *ldapFlow) upgrade(br *bufio.Reader) bool {
-	pr := x.pr
-	if n := br.Buffered(); n > 0 {
-		pr.count(n, true, x.sc)
-		br.Discard(n)
-	}
-	x.wmu.Lock()
-	ok := pr.handshakeClient(true) // tls.go
-	x.wmu.Unlock()
-	if !ok || pr.ctls == nil {
-		pr.lost(x.sc)
-		return false
-	}
-	x.mu.Lock()
-	x.s.TLSStarted()
-	x.mu.Unlock()
-	return true
-}
-
-// toMember writes b to the member (through server-ssl's TLS when it
-// runs) within the flow's idle timeout; false when the flow was ended.
-func (x *ldapFlow) toMember(b []byte) bool {
-	pr := x.pr
-	if idle := pr.IdleTimeout(); idle > 0 {
-		x.sc.conn.SetWriteDeadline(time.Now().Add(idle))
-	}
-	if _, err := x.sc.netConn().Write(b); err != nil {
-		pr.lost(x.sc)
-		return false
-	}
-	if pr.clone != nil {
-		pr.clone.Server(b) // clone.go: as the member got it
-	}
-	return true
-}
-
-// toClient writes b to the client (through TLS once it runs); wmu is
-// held.
-func (x *ldapFlow) toClient(b []byte) bool {
-	if len(b) == 0 {
-		return true
-	}
-	pr := x.pr
-	if idle := pr.IdleTimeout(); idle > 0 {
-		pr.client.SetWriteDeadline(time.Now().Add(idle))
-	}
-	if _, err := pr.clientWrite(b); err != nil {
-		pr.lost(x.sc)
-		return false
-	}
-	return true
-}
-
-// pass moves the n bytes left of a long message from br (reading src) to
-// to (nil: they are dropped); up says whose they are, for the counters.
-func (x *ldapFlow) pass(br *bufio.Reader, src *net.TCPConn, n int64, up bool, to func([]byte) bool) bool {
-	pr := x.pr
-	bp := &x.buf
-	if !up {
-		bp = &x.mbuf
-	}
-	if *bp == nil {
-		*bp = make([]byte, ldapBuf)
-	}
-	buf := *bp
-	for n > 0 {
-		pr.armIdle(src, pr.LastActive())
-		k, err := br.Read(buf[:min(int64(len(buf)), n)])
-		if k > 0 {
-			n -= int64(k)
-			pr.count(k, up, x.sc)
-			if up && pr.clone != nil {
-				pr.clone.Client(buf[:k])
-			}
-			if to != nil && !to(buf[:k]) {
-				return false
-			}
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src):
-		default:
-			pr.lost(x.sc)
-			return false
-		}
-	}
-	return true
+	return x.startTLS(br, func() { x.s.TLSStarted() })
 }
 
 // ServerLDAP implements rules.ServerLDAPConn: the settings LDAP::

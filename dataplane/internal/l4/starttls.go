@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"net"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/starttls"
@@ -29,21 +27,10 @@ import (
 
 // stlsFlow is one offloaded connection's state.
 type stlsFlow struct {
-	pr *proxied
-	sc *serverConn
-
-	mu sync.Mutex // s
-	s  *starttls.Session
-	// wmu orders the writes to the client: a member's answer, rewritten,
-	// and the virtual's own answers, each whole, in the order the
-	// commands came; the handshake holds it.
-	wmu sync.Mutex
-
-	// buf and mbuf are the client's and the member's pumps' buffers for
-	// bytes passed unread (made at the first).
-	buf, mbuf []byte
-	tlsGo     chan struct{} // the member's pump wrote STARTTLS's answer
-	down      chan struct{} // closed when the member's pump ends
+	offload                   // offload.go
+	s       *starttls.Session // (offload.mu)
+	tlsGo   chan struct{}     // the member's pump wrote STARTTLS's answer
+	down    chan struct{}     // closed when the member's pump ends
 }
 
 // STARTTLS implements rules.STARTTLSConn: the settings SMTPS::, IMAP::
@@ -124,7 +111,7 @@ func (pr *proxied) serveSTARTTLSWith(sc *serverConn, mode starttls.Mode) {
 		pr.serveLDAPWith(sc, mode) // ldap.go
 		return
 	}
-	x := &stlsFlow{pr: pr, sc: sc, s: starttls.NewSession(pr.snap.Cfg.STARTTLS.Protocol, mode),
+	x := &stlsFlow{offload: offload{pr: pr, sc: sc}, s: starttls.NewSession(pr.snap.Cfg.STARTTLS.Protocol, mode),
 		tlsGo: make(chan struct{}, 1), down: make(chan struct{})}
 	pr.legsLeft.Store(2)
 	go x.memberPump()
@@ -314,92 +301,8 @@ func (x *stlsFlow) awaitTLS() bool {
 	return false
 }
 
-// upgrade runs the client's TLS handshake after STARTTLS's answer. The
-// bytes br holds were sent before the answer: they are dropped.
+// upgrade runs the client's TLS handshake after STARTTLS's answer
+// (offload.startTLS).
 func (x *stlsFlow) upgrade(br *bufio.Reader) bool {
-	pr := x.pr
-	br.Discard(br.Buffered())
-	x.wmu.Lock()
-	ok := pr.handshakeClient(true) // tls.go
-	x.wmu.Unlock()
-	if !ok || pr.ctls == nil {
-		pr.lost(x.sc)
-		return false
-	}
-	x.mu.Lock()
-	x.s.TLSStarted()
-	x.mu.Unlock()
-	return true
-}
-
-// toMember writes b to the member within the flow's idle timeout; false
-// when the flow was ended for it.
-func (x *stlsFlow) toMember(b []byte) bool {
-	pr := x.pr
-	if idle := pr.IdleTimeout(); idle > 0 {
-		x.sc.conn.SetWriteDeadline(time.Now().Add(idle))
-	}
-	if _, err := x.sc.conn.Write(b); err != nil {
-		pr.lost(x.sc)
-		return false
-	}
-	if pr.clone != nil {
-		pr.clone.Server(b) // clone.go: as the member got it
-	}
-	return true
-}
-
-// toClient writes b to the client (through TLS once it runs); wmu is
-// held.
-func (x *stlsFlow) toClient(b []byte) bool {
-	if len(b) == 0 {
-		return true
-	}
-	pr := x.pr
-	if idle := pr.IdleTimeout(); idle > 0 {
-		pr.client.SetWriteDeadline(time.Now().Add(idle))
-	}
-	if _, err := pr.clientWrite(b); err != nil {
-		pr.lost(x.sc)
-		return false
-	}
-	return true
-}
-
-// pass moves the n bytes that follow a line unread (an IMAP literal,
-// a BDAT chunk) from src, read through br, to to (nil: they are
-// dropped); up says whose they are, for the counters.
-func (x *stlsFlow) pass(br *bufio.Reader, src *net.TCPConn, n int64, up bool, to func([]byte) bool) bool {
-	pr := x.pr
-	bp := &x.buf // each pump has its own
-	if !up {
-		bp = &x.mbuf
-	}
-	if *bp == nil {
-		*bp = make([]byte, 16<<10)
-	}
-	buf := *bp
-	for n > 0 {
-		want := min(int64(len(buf)), n)
-		pr.armIdle(src, pr.LastActive())
-		k, err := br.Read(buf[:want])
-		if k > 0 {
-			n -= int64(k)
-			pr.count(k, up, x.sc)
-			if up && pr.clone != nil {
-				pr.clone.Client(buf[:k])
-			}
-			if to != nil && !to(buf[:k]) {
-				return false
-			}
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, os.ErrDeadlineExceeded) && pr.stillActive(src):
-		default:
-			pr.lost(x.sc)
-			return false
-		}
-	}
-	return true
+	return x.startTLS(br, func() { x.s.TLSStarted() })
 }
