@@ -183,6 +183,12 @@ func V4DeleteOption(b []byte, code uint8) []byte {
 		}
 		return true
 	})
+	return cutSpans(b, spans)
+}
+
+// cutSpans is b without the byte ranges spans (in order, not
+// overlapping): a copy when there are any, b itself otherwise.
+func cutSpans(b []byte, spans [][2]int) []byte {
 	if len(spans) == 0 {
 		return b
 	}

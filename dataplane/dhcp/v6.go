@@ -132,16 +132,7 @@ func V6DeleteOption(b []byte, code uint16) []byte {
 		}
 		return true
 	})
-	if len(spans) == 0 {
-		return b
-	}
-	out := make([]byte, 0, len(b))
-	prev := 0
-	for _, s := range spans {
-		out = append(out, b[prev:s[0]]...)
-		prev = s[1]
-	}
-	return append(out, b[prev:]...)
+	return cutSpans(b, spans) // v4.go
 }
 
 // V6SetOption is a copy of b whose option code is v, any earlier one
