@@ -114,6 +114,8 @@ func commandTable() *tcl.Commands {
 		registerSOCKS(t)                  // commands_socks.go
 		registerSTARTTLS(t)               // commands_starttls.go
 		registerLDAP(t)                   // commands_ldap.go
+		registerASN1(t)                   // commands_asn1.go
+		registerRoute(t)                  // commands_route.go
 		registerStatsProfile(t)           // statsprofile.go
 		registerIStats(t)                 // istats.go
 		t.Register("getfield", cmdGetfield)

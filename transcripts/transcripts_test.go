@@ -89,6 +89,8 @@ func TestTranscripts(t *testing.T) {
 			"fixacceptor": cmdFIXAcceptor, "fixseen": cmdFIXSeen, "fixsession": cmdFIXSession,
 			// An LDAP directory as a member (ldap_cmds_test.go).
 			"ldapserver": cmdLDAPServer, "ldapseen": cmdLDAPSeen,
+			// A go-ldap client's simple bind (asn1_cmds_test.go).
+			"ldapbind": cmdLDAPBind,
 			// HTTP members that count connections and authenticate them
 			// with NTLM, and an NTLM client (fasthttp_cmds_test.go).
 			"httpmember": cmdHTTPMember, "ntlmclient": cmdNTLMClient,
