@@ -117,6 +117,9 @@ var (
 		schema.MustKind("gtm monitor radius-accounting"): dataplane.MonitorRADIUSAcct, schema.MustKind("gtm monitor sip"): dataplane.MonitorSIP,
 		schema.MustKind("gtm monitor soap"): dataplane.MonitorSOAP, schema.MustKind("gtm monitor scripted"): dataplane.MonitorScripted,
 		schema.MustKind("gtm monitor external"): dataplane.MonitorExternal, gtmMonitorGTP: dataplane.MonitorGTP,
+		// snmp and snmp-link ask an SNMP agent whether it answers, with
+		// snmp-dca-base's probe (translate_gslb_monitors.go).
+		gtmMonitorSNMP: dataplane.MonitorSNMPDCABase, gtmMonitorSNMPLink: dataplane.MonitorSNMPDCABase,
 	}
 	allMonitors = []*objects.Kind{monitorTCP, monitorTCPHalfOpen, monitorHTTP, monitorICMP, monitorHTTPS, monitorHTTP2, monitorUDP, monitorPing, monitorDNS,
 		monitorSMTP, monitorPOP3, monitorIMAP, monitorFTP, monitorNNTP, monitorLDAP, monitorSIP, monitorRADIUS, monitorRADIUSAcct, monitorPostgreSQL,

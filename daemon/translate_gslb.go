@@ -238,11 +238,15 @@ func (t *gslbTranslator) monitor(rule string) gslb.Monitor {
 		if err == nil && gtm {
 			err = t.gtmTiming(o, spec) // translate_gslb_monitors.go
 		}
+		dest := m.Destination
+		if err == nil && spec.SNMP != nil {
+			dest, err = t.snmpAgentPort(o, spec, dest) // translate_gslb_monitors.go
+		}
 		if err != nil {
 			t.kept = append(t.kept, about(o, "%v; not run by the GSLB", err))
 			continue
 		}
-		return gslb.Monitor{Spec: spec, Destination: m.Destination}
+		return gslb.Monitor{Spec: spec, Destination: dest}
 	}
 	return gslb.Monitor{}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -15,6 +16,37 @@ var (
 	gtmMonitorGTP = schema.MustKind("gtm monitor gtp")
 	gtpVersion    = gtmMonitorGTP.MustProp("protocol-version")
 )
+
+// The gtm snmp and snmp-link monitors: their agent's port.
+var (
+	gtmMonitorSNMP     = schema.MustKind("gtm monitor snmp")
+	gtmMonitorSNMPLink = schema.MustKind("gtm monitor snmp-link")
+	gtmSNMPPort        = common("port", gtmMonitorSNMP, gtmMonitorSNMPLink)
+)
+
+// snmpAgentPort points a gtm snmp or snmp-link probe at its agent: the
+// destination's port when it names one, else the monitor's port (161 by
+// default), at the virtual server's or router's address. The probe only
+// asks whether the agent answers (sysUpTime) [M: BIG-IP DNS also reads
+// the host's load through it; openltm takes a bigip server's load from
+// iQuery and has none for other hosts].
+func (t *gslbTranslator) snmpAgentPort(o *objects.Object, spec *monitor.Spec, dest netip.AddrPort) (netip.AddrPort, error) {
+	if dest.Port() != 0 || o.Kind.Prop(gtmSNMPPort.Name) == nil {
+		return dest, nil
+	}
+	v := gtmSNMPPort.Effective(t.cfg, o)
+	port, err := strconv.ParseUint(v, 10, 16)
+	if err != nil || port == 0 {
+		return dest, fmt.Errorf("port %q is not a port (1-65535)", v)
+	}
+	if port != 161 {
+		c := *spec.SNMP
+		c.Port = uint16(port)
+		spec.SNMP = &c
+		dest = netip.AddrPortFrom(dest.Addr(), uint16(port))
+	}
+	return dest, nil
+}
 
 // gtmTiming gives a gtm monitor's probe BIG-IP DNS's timing, which the
 // LTM's monitors lack: probe-timeout bounds each probe, a down answer

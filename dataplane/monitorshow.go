@@ -22,6 +22,11 @@ type MonitorProbe struct {
 	Status       string // up, down, checking
 	Since        time.Time
 	LastError    string
+	// DynamicRatio is what an snmp-dca or snmp-dca-base monitor weighed
+	// the member or node at on its last answer (0 for the other kinds,
+	// and before an answer): the figure dynamic-ratio balancing uses,
+	// which BIG-IP's pool and member shows do not print.
+	DynamicRatio int
 }
 
 // MonitorProbes lists the running instances of the monitors named (all
@@ -41,7 +46,7 @@ func (p *Plane) MonitorProbes(names []string) []MonitorProbe {
 				return
 			}
 			out = append(out, MonitorProbe{Monitor: name, Destination: target, Pool: pool, Object: object,
-				Status: s.Status.String(), Since: s.Since, LastError: s.LastError})
+				Status: s.Status.String(), Since: s.Since, LastError: s.LastError, DynamicRatio: s.DynamicRatio})
 		})
 	}
 	p.mu.Lock()

@@ -38,6 +38,8 @@ func TestGTMMonitorKinds(t *testing.T) {
 		{"real-server", "real_server", "30", "120", false, map[string]string{"agent": "Mozilla/4.0 (compatible: MSIE 5.0; Windows NT)", "method": "GET", "command": "GetWinMediaInfo"}},
 		{"wap", "wap", "10", "31", false, map[string]string{"secret": "none"}},
 		{"wmi", "wmi", "30", "120", false, map[string]string{"method": "POST", "url": "none"}},
+		{"snmp", "snmp_gtm", "90", "180", true, map[string]string{"community": "public", "version": "v1", "port": "161", "probe-attempts": "3", "probe-interval": "1", "probe-timeout": "5"}},
+		{"snmp-link", "snmp_link", "90", "180", true, map[string]string{"community": "public", "version": "v1", "port": "161"}},
 	} {
 		k := Default.Kind("gtm monitor " + tc.kind)
 		if k == nil {

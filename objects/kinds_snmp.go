@@ -61,11 +61,19 @@ user-defined raw
 	return pairs(runMonitor(k, snmpDCAActed...), "user-defined")
 }
 
-// snmpGTMMonitorKind is gtm monitor snmp or snmp-link, kept (the GSLB
-// does not poll SNMP agents; a warning says so when one is used).
+// snmpGTMMonitorKind is gtm monitor snmp or snmp-link: the GSLB runs
+// them (daemon/translate_gslb_monitors.go), asking the SNMP agent at the
+// virtual server's address (snmp) or the link's router addresses
+// (snmp-link) on port, up while it answers. The rows and defaults are
+// F5's REST ones for /Common/snmp_gtm (interval 90, timeout 180,
+// probe-timeout 5, probe-attempts 3, probe-interval 1, port 161,
+// community public, version v1); snmp_link takes the same [M].
 func snmpGTMMonitorKind(typ, builtin string) *Kind {
-	return monitorRows(gtmMonitorKind(typ, builtin, `
+	return runGTMMonitor(monitorRows(gtmMonitorKind(typ, builtin, `
 community str public
 version enum v1 v1|v2c
-`), "interval", "10", "timeout", "30")
+port int 161
+probe-attempts int 3
+probe-interval int 1
+`), "interval", "90", "timeout", "180"), "community", "version", "port", "probe-attempts", "probe-interval")
 }

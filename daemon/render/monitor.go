@@ -13,7 +13,10 @@ import (
 // instances, each with its destination, the object it decides for, its
 // state and how long it has held it, and the last probe's error. The
 // layout follows BIG-IP's `show ltm monitor TYPE NAME` as we remember it
-// [M]: "Destination:", "State time:" and "Last error:" per instance.
+// [M]: "Destination:", "State time:" and "Last error:" per instance; an
+// snmp-dca or snmp-dca-base instance also shows the dynamic ratio its
+// agent's last answer gave ("Dynamic Ratio:"), which BIG-IP's pool member
+// shows do not print [M].
 func Monitor(w io.Writer, name string, probes []dataplane.MonitorProbe, now time.Time, o Options) error {
 	p := &printer{w: w}
 	dash := strings.Repeat("-", dashesPool)
@@ -38,6 +41,9 @@ func Monitor(w io.Writer, name string, probes []dataplane.MonitorProbe, now time
 			state += " for " + stateTime(now.Sub(pr.Since))
 		}
 		p.f("  State time:   %s\n", state)
+		if pr.DynamicRatio > 0 && pr.Status == "up" {
+			p.f("  Dynamic Ratio: %d\n", pr.DynamicRatio)
+		}
 		last := pr.LastError
 		if last == "" {
 			last = "N/A"

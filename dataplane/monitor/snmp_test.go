@@ -89,7 +89,9 @@ func startSNMPD(t *testing.T, addr netip.AddrPort, lines ...string) *exec.Cmd {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", conf, "-M", "/nonexistent", "-I", "-smux", "udp:"+addr.String())
+	// The host's own processor and storage tables are left out
+	// (hr_proc, hrh_storage), so that overrides stand for them.
+	cmd := exec.Command(snmpd, "-f", "-Lo", "-C", "-c", conf, "-M", "/nonexistent", "-I", "-smux,hr_proc,hrh_storage,hr_storage", "udp:"+addr.String())
 	cmd.Env = append(os.Environ(), "SNMP_PERSISTENT_DIR="+dir, "MIBS=")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -207,5 +209,70 @@ func TestSNMPInstanceDown(t *testing.T) {
 	cmd.Wait()
 	if s := wait(Down); s.LastError == "" {
 		t.Fatalf("down without a last error: %+v", s)
+	}
+}
+
+// hrOverrides sets what a HOST-RESOURCES-MIB agent reports: two
+// processors whose mean load is cpu, one RAM store of which mem percent
+// is used, and two fixed disks (and a removable one, which is not
+// counted) of which disk percent is used together.
+func hrOverrides(cpu, mem, disk int) []string {
+	return []string{
+		fmt.Sprintf("override %s.196608 integer %d", oidHrProcessorLoad, cpu-10),
+		fmt.Sprintf("override %s.196609 integer %d", oidHrProcessorLoad, cpu+10),
+		fmt.Sprintf("override %s.1 object_id %s", oidHrStorageType, oidHrStorageRAM),
+		fmt.Sprintf("override %s.1 integer 2000", oidHrStorageSize),
+		fmt.Sprintf("override %s.1 integer %d", oidHrStorageUsed, 20*mem),
+		fmt.Sprintf("override %s.31 object_id %s", oidHrStorageType, oidHrStorageDisk),
+		fmt.Sprintf("override %s.31 integer 1000", oidHrStorageSize),
+		fmt.Sprintf("override %s.31 integer %d", oidHrStorageUsed, 10*disk-100),
+		fmt.Sprintf("override %s.32 object_id %s", oidHrStorageType, oidHrStorageDisk),
+		fmt.Sprintf("override %s.32 integer 1000", oidHrStorageSize),
+		fmt.Sprintf("override %s.32 integer %d", oidHrStorageUsed, 10*disk+100),
+		fmt.Sprintf("override %s.40 object_id .1.3.6.1.2.1.25.2.1.5", oidHrStorageType), // hrStorageRemovableDisk
+		fmt.Sprintf("override %s.40 integer 1000", oidHrStorageSize),
+		fmt.Sprintf("override %s.40 integer 1000", oidHrStorageUsed),
+	}
+}
+
+// The WIN2000 and GENERIC agent types read HOST-RESOURCES-MIB: the mean
+// of hrProcessorLoad, and the used share of the RAM and of the fixed
+// disks in hrStorageTable, walked with GETNEXT (v1) or GETBULK (v2c).
+func TestProbeSNMPHostResources(t *testing.T) {
+	agent := netip.MustParseAddrPort("127.126.1.1:16111")
+	startSNMPD(t, agent, hrOverrides(40, 35, 45)...)
+	for _, tc := range []struct {
+		name  string
+		agent string
+		v2c   bool
+		want  int
+	}{
+		{"WIN2000 v1", AgentWIN2000, false, 50},
+		{"GENERIC v1", AgentGeneric, false, 50},
+		{"GENERIC v2c", AgentGeneric, true, 50},
+		{"WIN2000 v2c", AgentWIN2000, true, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Type: SNMPDCA, Name: "/Common/dca", SNMP: &SNMPCheck{Community: "public", V2c: tc.v2c, Agent: tc.agent,
+				CPU: dcaCPU, Memory: dcaMem, Disk: dcaDisk, Port: agent.Port()}}
+			if err := spec.Check(); err != nil {
+				t.Fatal(err)
+			}
+			out, err := probeUntil(t, spec, agent, func(o Outcome, err error) bool { return err == nil })
+			if err != nil || !out.Up || out.DynamicRatio != tc.want {
+				t.Fatalf("probe: %+v, %v; want up with dynamic ratio %d", out, err, tc.want)
+			}
+		})
+	}
+	// A processor past its threshold weighs the ratio down; the storage
+	// figures still count.
+	busy := netip.MustParseAddrPort("127.126.1.2:16112")
+	startSNMPD(t, busy, hrOverrides(90, 35, 45)...)
+	spec := &Spec{Type: SNMPDCA, Name: "/Common/dca", SNMP: &SNMPCheck{Community: "public", Agent: AgentGeneric,
+		CPU: dcaCPU, Memory: dcaMem, Disk: dcaDisk, Port: busy.Port()}}
+	// cpu: no headroom (weight 1.5); memory and disk half (1 + 2) of 4.5.
+	out, err := probeUntil(t, spec, busy, func(o Outcome, err error) bool { return err == nil })
+	if want := 33; err != nil || !out.Up || out.DynamicRatio != want {
+		t.Fatalf("probe: %+v, %v; want up with dynamic ratio %d", out, err, want)
 	}
 }
