@@ -295,6 +295,8 @@ func DiameterProfile(w io.Writer, name string, st dataplane.ProfileStats, o Opti
 		{"Malformed", o.num(d.Malformed)},
 		{"Dropped", o.num(d.Dropped)},
 		{"Watchdogs Answered", o.num(d.Watchdogs)},
+		{"Retransmitted", o.num(d.Retransmitted)},
+		{"Unable To Deliver", o.num(d.Undelivered)},
 		{"Persistence", ""},
 		{"Persisted Requests", o.num(d.Persisted)},
 		{"Records", o.num(d.Records)},
