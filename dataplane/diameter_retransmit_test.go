@@ -159,3 +159,38 @@ func TestDiameterRetransmit(t *testing.T) {
 		}
 	})
 }
+
+// TestDiameterWatchdog: a member connection idle for watchdog-timeout is
+// sent DWRs; one that leaves max-watchdog-failure of them unanswered is
+// taken down and the requests it held go to the other member, T flag
+// set (retransmit-timeout 0: only the watchdog finds the member gone).
+func TestDiameterWatchdog(t *testing.T) {
+	t.Parallel()
+	vs, a, b, stats := diamPair(t, "127.123.6", diameter.Options{MaxRetransmit: 1, WatchdogTimeout: time.Second, MaxWatchdogFailure: 1})
+	c, _ := diamClient(t, vs, "client.example")
+	wait(t, exchange(c, 4, "before"), 4)
+	eventually(t, "the idle members sent DWRs", func() bool {
+		for _, g := range append(a.Got(), b.Got()...) {
+			if g.Code == diammsg.CmdDeviceWatchdog {
+				return true
+			}
+		}
+		return false
+	})
+	if s := stats(); s.WatchdogFailures != 0 {
+		t.Fatalf("stats %+v: a member answering DWRs taken down", s)
+	}
+	a.Silent(true)
+	ch := exchange(c, 6, "held")
+	for i, an := range wait(t, ch, 6) {
+		if an.Result != diammsg.ResultSuccess || an.Origin != "member-b.example" {
+			t.Fatalf("answer %d: %+v, want member-b's", i, an)
+		}
+	}
+	if s := stats(); s.WatchdogFailures == 0 || s.Retransmitted == 0 {
+		t.Fatalf("stats %+v, want member-a taken down and its requests retransmitted", s)
+	}
+	if _, re := ccrsGot(b); re == 0 {
+		t.Fatal("member-b got no request with the T flag")
+	}
+}

@@ -50,9 +50,10 @@ type DiameterProfileStats struct {
 	// members' DWRs and DPRs answered by the virtual; Persisted the
 	// requests sent by a persist-avp record; Records the records held;
 	// Retransmitted the client's requests sent again to another member,
-	// Undelivered those answered DIAMETER_UNABLE_TO_DELIVER.
+	// Undelivered those answered DIAMETER_UNABLE_TO_DELIVER;
+	// WatchdogFailures the member connections reset for unanswered DWRs.
 	Requests, Answers, Malformed, Dropped, Watchdogs, Persisted, Records uint64
-	Retransmitted, Undelivered                                           uint64
+	Retransmitted, Undelivered, WatchdogFailures                         uint64
 }
 
 // FIXProfileStats are a fix profile's messages: how much a virtual
@@ -246,6 +247,7 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.Persisted += x.Persisted.Load()
 			m.Retransmitted += x.Retransmitted.Load()
 			m.Undelivered += x.Undelivered.Load()
+			m.WatchdogFailures += x.WatchdogFailures.Load()
 			m.Records += uint64(pc.DiameterPersist.Len())
 		case ProfileFIX:
 			m, x := &st.FIX, &pc.FIX

@@ -297,6 +297,7 @@ func DiameterProfile(w io.Writer, name string, st dataplane.ProfileStats, o Opti
 		{"Watchdogs Answered", o.num(d.Watchdogs)},
 		{"Retransmitted", o.num(d.Retransmitted)},
 		{"Unable To Deliver", o.num(d.Undelivered)},
+		{"Watchdog Failures", o.num(d.WatchdogFailures)},
 		{"Persistence", ""},
 		{"Persisted Requests", o.num(d.Persisted)},
 		{"Records", o.num(d.Records)},

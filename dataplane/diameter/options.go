@@ -49,6 +49,12 @@ type Options struct {
 	RetransmitTimeout time.Duration
 	MaxRetransmit     int
 	ResetOnTimeout    bool
+	// WatchdogTimeout: a member connection idle that long is sent a
+	// Device-Watchdog-Request (0: never); after MaxWatchdogFailure of
+	// them unanswered the connection is reset and its requests sent
+	// again elsewhere.
+	WatchdogTimeout    time.Duration
+	MaxWatchdogFailure int
 }
 
 // Rewrites says whether o changes messages at all, so that a profile
@@ -97,11 +103,14 @@ type Counts struct {
 	// member; Undelivered those answered DIAMETER_UNABLE_TO_DELIVER
 	// when every attempt failed.
 	Retransmitted, Undelivered atomic.Uint64
+	// WatchdogFailures counts the member connections reset for
+	// unanswered DWRs.
+	WatchdogFailures atomic.Uint64
 }
 
 // Reset zeroes the counts (reset-stats ltm profile diameter).
 func (c *Counts) Reset() {
-	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted, &c.Retransmitted, &c.Undelivered} {
+	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted, &c.Retransmitted, &c.Undelivered, &c.WatchdogFailures} {
 		n.Store(0)
 	}
 }

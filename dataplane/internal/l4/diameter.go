@@ -64,6 +64,12 @@ type diamPeer struct {
 	// overwrite-destination-host (under the flow's mu).
 	host []byte
 	buf  [2][]byte // rewrite buffers of its reader
+	// last is when the member's last message came (unix ns), dwrAt when
+	// the virtual's last DWR went, dwrOut how many went unanswered and
+	// dwrHBH the last one's hop-by-hop id (watchdog-timeout).
+	last, dwrAt atomic.Int64
+	dwrOut      atomic.Int32
+	dwrHBH      atomic.Uint32
 }
 
 // srvReq is a member's request in flight to the client.
@@ -136,7 +142,7 @@ func (pr *proxied) serveDiameter(head []byte) {
 	}
 	defer x.closePeers()
 	defer pr.finishLeg()
-	if x.opt.RetransmitTimeout > 0 {
+	if x.opt.RetransmitTimeout > 0 || x.opt.WatchdogTimeout > 0 {
 		x.done = make(chan struct{})
 		defer close(x.done)
 		go x.timer()
@@ -327,7 +333,12 @@ func (x *diamFlow) answered(p *diamPeer, hbh uint32) bool {
 // timer sends again the requests whose member has not answered within
 // retransmit-timeout, until the flow ends.
 func (x *diamFlow) timer() {
-	every := min(max(x.opt.RetransmitTimeout/4, 100*time.Millisecond), time.Second)
+	every := time.Second
+	for _, d := range []time.Duration{x.opt.RetransmitTimeout, x.opt.WatchdogTimeout} {
+		if d > 0 {
+			every = min(every, max(d/4, 100*time.Millisecond))
+		}
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -335,6 +346,12 @@ func (x *diamFlow) timer() {
 		case <-x.done:
 			return
 		case now := <-t.C:
+			if x.opt.WatchdogTimeout > 0 {
+				x.watchdog(now)
+			}
+			if x.opt.RetransmitTimeout <= 0 {
+				continue
+			}
 			x.mu.Lock()
 			var late []uint32
 			for hbh, r := range x.pend {
@@ -347,6 +364,43 @@ func (x *diamFlow) timer() {
 				x.retransmit(hbh, nil)
 			}
 		}
+	}
+}
+
+// watchdog sends a DWR to each member connection idle for
+// watchdog-timeout (RFC 3539's watchdog, as BIG-IP's profile runs it
+// toward members) and resets one that left max-watchdog-failure of them
+// unanswered: its reader then ends and its requests go elsewhere.
+func (x *diamFlow) watchdog(now time.Time) {
+	wd := x.opt.WatchdogTimeout.Nanoseconds()
+	x.mu.Lock()
+	peers := append([]*diamPeer(nil), x.peers...)
+	host, realm := x.host, x.realm
+	x.mu.Unlock()
+	n := now.UnixNano()
+	for _, p := range peers {
+		if p.dead.Load() || n-p.last.Load() < wd || n-p.dwrAt.Load() < wd {
+			continue
+		}
+		if int(p.dwrOut.Load()) >= max(x.opt.MaxWatchdogFailure, 1) {
+			x.counts.WatchdogFailures.Add(1)
+			p.dead.Store(true)
+			reset(p.sc.conn)
+			continue
+		}
+		var b []byte
+		if host != nil {
+			b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, host)
+			b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, realm)
+		}
+		x.mu.Lock()
+		x.hbh++
+		hbh := x.hbh
+		x.mu.Unlock()
+		p.dwrHBH.Store(hbh)
+		p.dwrOut.Add(1)
+		p.dwrAt.Store(n)
+		x.w.write(x.pr, true, p.sc, diammsg.Build(diammsg.FlagRequest, diammsg.CmdDeviceWatchdog, 0, hbh, hbh, b))
 	}
 }
 
@@ -601,6 +655,9 @@ func (x *diamFlow) prime() {
 func (x *diamFlow) addPeer(sc *serverConn, primary, replay bool) *diamPeer {
 	p := &diamPeer{sc: sc, primary: primary, replay: replay}
 	p.rd = diammsg.Reader{R: sc.conn, Max: x.opt.Max}
+	if x.opt.WatchdogTimeout > 0 {
+		p.last.Store(time.Now().UnixNano())
+	}
 	x.mu.Lock()
 	x.peers = append(x.peers, p)
 	x.mu.Unlock()
@@ -668,6 +725,9 @@ func (x *diamFlow) serve(p *diamPeer) {
 			return
 		}
 		pr.countRead(len(raw), false, p.sc)
+		if x.opt.WatchdogTimeout > 0 {
+			p.last.Store(time.Now().UnixNano())
+		}
 		m, err := diammsg.Parse(raw)
 		if err != nil {
 			x.counts.Malformed.Add(1)
@@ -720,6 +780,10 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 		raw = x.toClient(raw, &p.buf)
 		diammsg.Msg{Raw: raw}.SetHopByHop(our)
 		return x.answer(p, raw)
+	}
+	if m.Code() == diammsg.CmdDeviceWatchdog && x.opt.WatchdogTimeout > 0 && m.HopByHop() == p.dwrHBH.Load() {
+		p.dwrOut.Store(0) // the answer to the virtual's own DWR
+		return true
 	}
 	if m.Code() == diammsg.CmdCapabilitiesExchange {
 		x.mu.Lock()
