@@ -47,6 +47,13 @@ import (
 //     DIAMETER_SUCCESS, with the client's identity as sent to the
 //     members), as is its Disconnect-Peer-Request, after which no request
 //     goes to it; the client's DWR is a request like any other [M].
+//   - A client's request is kept until answered; when its member's
+//     connection ends or it is not answered within retransmit-timeout,
+//     it goes to another member with the T flag set, up to
+//     max-retransmit-attempts, after which the client is answered
+//     DIAMETER_UNABLE_TO_DELIVER (and reset with reset-on-timeout). With
+//     watchdog-timeout an idle member connection is sent DWRs and reset
+//     after max-watchdog-failure of them unanswered.
 //   - A message that cannot be framed or parsed resets the connection
 //     (counted in show ltm profile diameter; tm.rstcause.log says
 //     "Diameter message malformed") [M]. A member's malformed message
