@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/openltm/openltm/dataplane"
 	"github.com/openltm/openltm/dataplane/diameter"
@@ -24,6 +25,11 @@ var (
 	diamOverwriteDestHost = profileDiameter.MustProp("overwrite-destination-host")
 	diamParentAVP         = profileDiameter.MustProp("parent-avp")
 	diamPersistAVP        = profileDiameter.MustProp("persist-avp")
+	diamRetransmitTimeout = profileDiameter.MustProp("retransmit-timeout")
+	diamMaxRetransmit     = profileDiameter.MustProp("max-retransmit-attempts")
+	diamResetOnTimeout    = profileDiameter.MustProp("reset-on-timeout")
+	diamWatchdogTimeout   = profileDiameter.MustProp("watchdog-timeout")
+	diamMaxWatchdogFail   = profileDiameter.MustProp("max-watchdog-failure")
 )
 
 // diameter gives a TCP virtual its diameter profile. BIG-IP refuses the
@@ -63,7 +69,21 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 		OverwriteDestHost:   e(diamOverwriteDestHost) == "enabled",
 		HostIPRewrite:       e(diamHostIPRewrite) == "enabled",
 		ConnectionPrime:     e(diamPrime) == "enabled",
+		ResetOnTimeout:      e(diamResetOnTimeout) == "enabled",
 	}
+	var secs, wd int
+	for _, a := range []struct {
+		prop *objects.Prop
+		dst  *int
+	}{{diamRetransmitTimeout, &secs}, {diamMaxRetransmit, &opt.MaxRetransmit}, {diamWatchdogTimeout, &wd}, {diamMaxWatchdogFail, &opt.MaxWatchdogFailure}} {
+		n, err := strconv.Atoi(e(a.prop))
+		if err != nil || n < 0 {
+			return t.refuse("profile %s (diameter): %s %s is not a count (0 or more)", p.Name, a.prop.Name, strconv.Quote(e(a.prop)))
+		}
+		*a.dst = n
+	}
+	opt.RetransmitTimeout = time.Duration(secs) * time.Second
+	opt.WatchdogTimeout = time.Duration(wd) * time.Second
 	for _, a := range []struct {
 		prop *objects.Prop
 		dst  *uint32

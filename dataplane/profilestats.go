@@ -48,8 +48,12 @@ type DiameterProfileStats struct {
 	// members; Malformed the streams reset for a message that could not
 	// be read; Dropped the messages that went nowhere; Watchdogs the
 	// members' DWRs and DPRs answered by the virtual; Persisted the
-	// requests sent by a persist-avp record; Records the records held.
+	// requests sent by a persist-avp record; Records the records held;
+	// Retransmitted the client's requests sent again to another member,
+	// Undelivered those answered DIAMETER_UNABLE_TO_DELIVER;
+	// WatchdogFailures the member connections reset for unanswered DWRs.
 	Requests, Answers, Malformed, Dropped, Watchdogs, Persisted, Records uint64
+	Retransmitted, Undelivered, WatchdogFailures                         uint64
 }
 
 // FIXProfileStats are a fix profile's messages: how much a virtual
@@ -241,6 +245,9 @@ func (p *Plane) ProfileStats(kind ProfileKind, name string, virtuals []string) P
 			m.Dropped += x.Dropped.Load()
 			m.Watchdogs += x.Watchdogs.Load()
 			m.Persisted += x.Persisted.Load()
+			m.Retransmitted += x.Retransmitted.Load()
+			m.Undelivered += x.Undelivered.Load()
+			m.WatchdogFailures += x.WatchdogFailures.Load()
 			m.Records += uint64(pc.DiameterPersist.Len())
 		case ProfileFIX:
 			m, x := &st.FIX, &pc.FIX

@@ -6,8 +6,10 @@ package objects
 // system]. openltm balances each Diameter message of a TCP virtual with
 // it (persist-avp and parent-avp, the Origin-Host/Origin-Realm rewrites,
 // destination-realm, overwrite-destination-host, host-ip-rewrite,
-// connection-prime); the watchdog, retransmission and handshake timers
-// and subscriber-aware (PEM) are kept with a warning.
+// connection-prime, the retransmission of a failed member's requests:
+// retransmit-timeout, max-retransmit-attempts, reset-on-timeout; the
+// watchdog toward members: watchdog-timeout, max-watchdog-failure);
+// handshake-timeout and subscriber-aware (PEM) are kept with a warning.
 func diameterProfileKind() *Kind {
 	return actOn(profileKind("diameter", "diameter", `
 connection-prime ed disabled
@@ -29,5 +31,6 @@ subscriber-aware ed disabled
 watchdog-timeout int 0
 `), "F5 ltm profile diameter: each Diameter message of a TCP virtual balanced on its own (persistence on persist-avp), answers routed back by hop-by-hop id, Origin-Host and Origin-Realm rewritten toward clients and servers",
 		"connection-prime", "destination-realm", "host-ip-rewrite", "origin-host-to-client", "origin-host-to-server",
-		"origin-realm-to-client", "origin-realm-to-server", "overwrite-destination-host", "parent-avp", "persist-avp")
+		"origin-realm-to-client", "origin-realm-to-server", "overwrite-destination-host", "parent-avp", "persist-avp",
+		"retransmit-timeout", "max-retransmit-attempts", "reset-on-timeout", "watchdog-timeout", "max-watchdog-failure")
 }

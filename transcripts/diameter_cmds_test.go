@@ -13,19 +13,32 @@ import (
 // diamServers are the scripts' Diameter members by name, for diamseen.
 var diamServers sync.Map
 
-// diamserver ADDR NAME ?-watchdog?: run a Diameter peer
+// diamserver ADDR NAME ?-watchdog? ?-silent?: run a Diameter peer
 // (dataplane/diameter/diamtest) as a member until the script ends. It
 // answers the CER and every request with NAME as its Origin-Host, so a
 // script sees which member a request reached; -watchdog sends a DWR
-// after each CEA.
+// after each CEA; -silent leaves every request but the CER unanswered.
+// diamseen marks a request that came with the T flag "retransmitted".
 func cmdDiamServer(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) < 2 || len(args) > 3 || (len(args) == 3 && args[2] != "-watchdog") {
-		ts.Fatalf("usage: diamserver ADDR NAME ?-watchdog?")
+	watchdog, silent := false, false
+	for _, a := range args[min(len(args), 2):] {
+		switch a {
+		case "-watchdog":
+			watchdog = true
+		case "-silent":
+			silent = true
+		default:
+			neg = true
+		}
 	}
-	s, err := diamtest.Start(args[0], args[1], len(args) == 3)
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: diamserver ADDR NAME ?-watchdog? ?-silent?")
+	}
+	s, err := diamtest.Start(args[0], args[1], watchdog)
 	if err != nil {
 		ts.Fatalf("diamserver: %v", err)
 	}
+	s.Silent(silent)
 	key := ts.Getenv("WORK") + "/" + args[1]
 	diamServers.Store(key, s)
 	ts.Defer(func() { s.Close(); diamServers.Delete(key) })
@@ -45,7 +58,11 @@ func cmdDiamSeen(ts *testscript.TestScript, neg bool, args []string) {
 	s := v.(*diamtest.Server)
 	var b strings.Builder
 	for _, g := range s.Got() {
-		fmt.Fprintf(&b, "got %d session=%s origin=%s host-ip=%s\n", g.Code, g.Session, g.Origin, g.HostIP)
+		t := ""
+		if g.Retransmit {
+			t = " retransmitted"
+		}
+		fmt.Fprintf(&b, "got %d session=%s origin=%s host-ip=%s%s\n", g.Code, g.Session, g.Origin, g.HostIP, t)
 	}
 	fmt.Fprintf(&b, "dwa %d\n", s.DWAs())
 	ts.Stdout().Write([]byte(b.String()))

@@ -39,6 +39,22 @@ type Options struct {
 	PersistTimeout time.Duration
 	// Max bounds a message's length; 0: diammsg.DefaultMax.
 	Max int
+	// RetransmitTimeout is how long a client's request waits for its
+	// member's answer before it is sent to another member (0: only a
+	// member's connection ending sends it again); MaxRetransmit how many
+	// times it is sent again (0: never, the client's request is answered
+	// DIAMETER_UNABLE_TO_DELIVER when its member fails). ResetOnTimeout:
+	// the client's connection is reset once a request could not be
+	// delivered, after that answer.
+	RetransmitTimeout time.Duration
+	MaxRetransmit     int
+	ResetOnTimeout    bool
+	// WatchdogTimeout: a member connection idle that long is sent a
+	// Device-Watchdog-Request (0: never); after MaxWatchdogFailure of
+	// them unanswered the connection is reset and its requests sent
+	// again elsewhere.
+	WatchdogTimeout    time.Duration
+	MaxWatchdogFailure int
 }
 
 // Rewrites says whether o changes messages at all, so that a profile
@@ -83,11 +99,18 @@ type Counts struct {
 	// Watchdogs the DWRs openltm answered itself; Persisted the
 	// messages sent by a persistence record.
 	Requests, Answers, Malformed, Dropped, Watchdogs, Persisted atomic.Uint64
+	// Retransmitted counts the client's requests sent again to another
+	// member; Undelivered those answered DIAMETER_UNABLE_TO_DELIVER
+	// when every attempt failed.
+	Retransmitted, Undelivered atomic.Uint64
+	// WatchdogFailures counts the member connections reset for
+	// unanswered DWRs.
+	WatchdogFailures atomic.Uint64
 }
 
 // Reset zeroes the counts (reset-stats ltm profile diameter).
 func (c *Counts) Reset() {
-	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted} {
+	for _, n := range []*atomic.Uint64{&c.Requests, &c.Answers, &c.Malformed, &c.Dropped, &c.Watchdogs, &c.Persisted, &c.Retransmitted, &c.Undelivered, &c.WatchdogFailures} {
 		n.Store(0)
 	}
 }

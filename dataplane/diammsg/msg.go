@@ -37,7 +37,8 @@ const (
 	AVPFlagVendor    = 0x80 // the AVP's V flag
 	AVPFlagMandatory = 0x40 // the AVP's M flag
 
-	ResultSuccess = 2001 // DIAMETER_SUCCESS
+	ResultSuccess         = 2001 // DIAMETER_SUCCESS
+	ResultUnableToDeliver = 3002 // DIAMETER_UNABLE_TO_DELIVER
 
 	HeaderLen = 20
 	// DefaultMax bounds a message read when the reader names no bound.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/diammsg"
@@ -22,6 +23,8 @@ type Got struct {
 	Code                  uint32
 	Session, Origin, Dest string
 	HostIP                string
+	// Retransmit: the header's T flag was set.
+	Retransmit bool
 }
 
 // Server is a Diameter peer listening on one address.
@@ -36,7 +39,12 @@ type Server struct {
 	dwas     int
 	conns    map[net.Conn]bool
 	done     chan struct{}
+	silent   atomic.Bool
 }
+
+// Silent makes the server keep every request but a CER unanswered (on),
+// as a member that hangs does, or answer again (off).
+func (s *Server) Silent(on bool) { s.silent.Store(on) }
 
 // Start runs a server named name (its Origin-Host) on addr.
 func Start(addr, name string, watchdog bool) (*Server, error) {
@@ -115,13 +123,16 @@ func (s *Server) serve(c net.Conn) {
 			continue
 		}
 		g := Got{Code: m.Code(), Session: string(m.Get(diammsg.AVPSessionID)), Origin: string(m.Get(diammsg.AVPOriginHost)),
-			Dest: string(m.Get(diammsg.AVPDestinationHost))}
+			Dest: string(m.Get(diammsg.AVPDestinationHost)), Retransmit: m.Flags()&diammsg.FlagRetransmit != 0}
 		if a, ok := diammsg.AddressOf(m.Get(diammsg.AVPHostIPAddress)); ok {
 			g.HostIP = a.String()
 		}
 		s.mu.Lock()
 		s.got = append(s.got, g)
 		s.mu.Unlock()
+		if s.silent.Load() && m.Code() != diammsg.CmdCapabilitiesExchange {
+			continue
+		}
 		var b []byte
 		if sid := m.Get(diammsg.AVPSessionID); sid != nil {
 			b = diammsg.AppendAVP(b, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, sid)

@@ -47,6 +47,13 @@ import (
 //     DIAMETER_SUCCESS, with the client's identity as sent to the
 //     members), as is its Disconnect-Peer-Request, after which no request
 //     goes to it; the client's DWR is a request like any other [M].
+//   - A client's request is kept until answered; when its member's
+//     connection ends or it is not answered within retransmit-timeout,
+//     it goes to another member with the T flag set, up to
+//     max-retransmit-attempts, after which the client is answered
+//     DIAMETER_UNABLE_TO_DELIVER (and reset with reset-on-timeout). With
+//     watchdog-timeout an idle member connection is sent DWRs and reset
+//     after max-watchdog-failure of them unanswered.
 //   - A message that cannot be framed or parsed resets the connection
 //     (counted in show ltm profile diameter; tm.rstcause.log says
 //     "Diameter message malformed") [M]. A member's malformed message
@@ -64,6 +71,12 @@ type diamPeer struct {
 	// overwrite-destination-host (under the flow's mu).
 	host []byte
 	buf  [2][]byte // rewrite buffers of its reader
+	// last is when the member's last message came (unix ns), dwrAt when
+	// the virtual's last DWR went, dwrOut how many went unanswered and
+	// dwrHBH the last one's hop-by-hop id (watchdog-timeout).
+	last, dwrAt atomic.Int64
+	dwrOut      atomic.Int32
+	dwrHBH      atomic.Uint32
 }
 
 // srvReq is a member's request in flight to the client.
@@ -96,6 +109,24 @@ type diamFlow struct {
 	// ruleKey is DIAMETER::persist's key for the client's message in
 	// hand ("" none).
 	ruleKey string
+	// pend are the client's requests awaiting a member's answer, by
+	// hop-by-hop identifier, kept to be sent again elsewhere when their
+	// member fails (nil when max-retransmit-attempts is 0 and
+	// retransmit-timeout too); done stops the retransmit timer.
+	pend map[uint32]*pending
+	retx bool // pend is kept
+	done chan struct{}
+	// pickMu serializes choosing and opening member connections between
+	// the client's reader and the retransmissions.
+	pickMu sync.Mutex
+}
+
+// pending is a client's request in flight to a member.
+type pending struct {
+	raw   []byte // the request as the client's rule left it (a copy)
+	peer  *diamPeer
+	sent  time.Time
+	tries int // how many times it was sent again
 }
 
 // serveDiameter runs a Diameter connection; head is what an earlier
@@ -113,8 +144,16 @@ func (pr *proxied) serveDiameter(head []byte) {
 	}
 	x.rd = diammsg.Reader{R: src, Max: x.opt.Max}
 	x.hbh = uint32(time.Now().UnixNano())
+	if x.retx = x.opt.MaxRetransmit > 0 || x.opt.RetransmitTimeout > 0; x.retx {
+		x.pend = make(map[uint32]*pending)
+	}
 	defer x.closePeers()
 	defer pr.finishLeg()
+	if x.opt.RetransmitTimeout > 0 || x.opt.WatchdogTimeout > 0 {
+		x.done = make(chan struct{})
+		defer close(x.done)
+		go x.timer()
+	}
 	m, ok := x.next()
 	if !ok {
 		return
@@ -251,22 +290,242 @@ func (x *diamFlow) request(raw []byte) bool {
 		key = []byte(k)
 	}
 	x.ruleKey = ""
-	p := x.pick(key)
+	x.pickMu.Lock()
+	p := x.pick(key, nil)
+	x.pickMu.Unlock()
 	if p == nil {
 		x.pr.orBecause(rstcause.NoServer)
 		x.pr.end(true)
 		return false
 	}
+	if x.retx {
+		x.track(raw, p)
+	}
 	return x.send(p, x.toServer(raw, p, &x.buf))
+}
+
+// maxPending bounds the requests a flow keeps for retransmission; past
+// it, a request is sent without being kept.
+const maxPending = 4096
+
+// track keeps the client's request raw, sent to member p, until its
+// answer comes.
+func (x *diamFlow) track(raw []byte, p *diamPeer) {
+	m := diammsg.Msg{Raw: raw}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.pend) >= maxPending {
+		return
+	}
+	x.pend[m.HopByHop()] = &pending{raw: append([]byte(nil), raw...), peer: p, sent: time.Now()}
+}
+
+// answered says whether member p's answer with hop-by-hop id hbh goes to
+// the client: not when the request was since sent to another member
+// (its answer will), nor when it was already answered unable to deliver.
+func (x *diamFlow) answered(p *diamPeer, hbh uint32) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r, ok := x.pend[hbh]
+	if !ok {
+		return true
+	}
+	if r.peer != p {
+		return false
+	}
+	delete(x.pend, hbh)
+	return true
+}
+
+// timer sends again the requests whose member has not answered within
+// retransmit-timeout, until the flow ends.
+func (x *diamFlow) timer() {
+	every := time.Second
+	for _, d := range []time.Duration{x.opt.RetransmitTimeout, x.opt.WatchdogTimeout} {
+		if d > 0 {
+			every = min(every, max(d/4, 100*time.Millisecond))
+		}
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-x.done:
+			return
+		case now := <-t.C:
+			if x.opt.WatchdogTimeout > 0 {
+				x.watchdog(now)
+			}
+			if x.opt.RetransmitTimeout <= 0 {
+				continue
+			}
+			x.mu.Lock()
+			var late []uint32
+			for hbh, r := range x.pend {
+				if now.Sub(r.sent) >= x.opt.RetransmitTimeout {
+					late = append(late, hbh)
+				}
+			}
+			x.mu.Unlock()
+			for _, hbh := range late {
+				x.retransmit(hbh, nil)
+			}
+		}
+	}
+}
+
+// watchdog sends a DWR to each member connection idle for
+// watchdog-timeout (RFC 3539's watchdog, as BIG-IP's profile runs it
+// toward members) and resets one that left max-watchdog-failure of them
+// unanswered: its reader then ends and its requests go elsewhere.
+func (x *diamFlow) watchdog(now time.Time) {
+	wd := x.opt.WatchdogTimeout.Nanoseconds()
+	x.mu.Lock()
+	peers := append([]*diamPeer(nil), x.peers...)
+	host, realm := x.host, x.realm
+	x.mu.Unlock()
+	n := now.UnixNano()
+	for _, p := range peers {
+		if p.dead.Load() || n-p.last.Load() < wd || n-p.dwrAt.Load() < wd {
+			continue
+		}
+		if int(p.dwrOut.Load()) >= max(x.opt.MaxWatchdogFailure, 1) {
+			x.counts.WatchdogFailures.Add(1)
+			p.dead.Store(true)
+			reset(p.sc.conn)
+			continue
+		}
+		var b []byte
+		if host != nil {
+			b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, host)
+			b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, realm)
+		}
+		x.mu.Lock()
+		x.hbh++
+		hbh := x.hbh
+		x.mu.Unlock()
+		p.dwrHBH.Store(hbh)
+		p.dwrOut.Add(1)
+		p.dwrAt.Store(n)
+		x.w.write(x.pr, true, p.sc, diammsg.Build(diammsg.FlagRequest, diammsg.CmdDeviceWatchdog, 0, hbh, hbh, b))
+	}
+}
+
+// failed sends again every request member p had not answered when its
+// connection ended.
+func (x *diamFlow) failed(p *diamPeer) {
+	if x.pr.ended.Load() {
+		return
+	}
+	x.mu.Lock()
+	var lost []uint32
+	for hbh, r := range x.pend {
+		if r.peer == p {
+			lost = append(lost, hbh)
+		}
+	}
+	x.mu.Unlock()
+	for _, hbh := range lost {
+		x.retransmit(hbh, p)
+	}
+}
+
+// retransmit sends the pending request hbh again to another member than
+// the one it went to (from: only when it is still that member's), with
+// the T flag set (RFC 6733 3); once max-retransmit-attempts are spent,
+// or no other member can take it, the client is answered
+// DIAMETER_UNABLE_TO_DELIVER and, with reset-on-timeout, reset.
+func (x *diamFlow) retransmit(hbh uint32, from *diamPeer) {
+	if x.pr.ended.Load() {
+		return
+	}
+	x.pickMu.Lock()
+	x.mu.Lock()
+	r, ok := x.pend[hbh]
+	if !ok || (from != nil && r.peer != from) {
+		x.mu.Unlock()
+		x.pickMu.Unlock()
+		return
+	}
+	old := r.peer
+	give := r.tries >= x.opt.MaxRetransmit
+	x.mu.Unlock()
+	var p *diamPeer
+	if !give {
+		p = x.pick(x.opt.PersistKey(diammsg.Msg{Raw: r.raw}), old)
+	}
+	x.mu.Lock()
+	if p == nil {
+		delete(x.pend, hbh)
+	} else {
+		r.tries++
+		r.peer, r.sent = p, time.Now()
+		r.raw[4] |= diammsg.FlagRetransmit
+	}
+	raw := r.raw
+	x.mu.Unlock()
+	defer x.pickMu.Unlock() // through the send: raw is the flow's
+	if p == nil {
+		x.undeliverable(raw)
+		return
+	}
+	x.counts.Retransmitted.Add(1)
+	var buf [2][]byte
+	x.send(p, x.toServer(raw, p, &buf))
+}
+
+// undeliverable answers the client's request raw with Result-Code
+// DIAMETER_UNABLE_TO_DELIVER (3002, E flag set, as RFC 6733 6.1.8 has
+// an agent do when no peer can take a request) from the identity the
+// client's CEA gave [M: F5 documents the answer, not its AVPs]; with
+// reset-on-timeout the client's connection is then reset.
+func (x *diamFlow) undeliverable(raw []byte) {
+	x.counts.Undelivered.Add(1)
+	m := diammsg.Msg{Raw: raw}
+	host, realm := []byte(x.opt.OriginHostToClient), []byte(x.opt.OriginRealmToClient)
+	x.mu.Lock()
+	if len(host) == 0 && len(x.peers) > 0 {
+		host = x.peers[0].host
+	}
+	x.mu.Unlock()
+	if len(realm) == 0 {
+		realm = m.Get(diammsg.AVPDestinationRealm)
+	}
+	var b []byte
+	if sid := m.Get(diammsg.AVPSessionID); sid != nil {
+		b = diammsg.AppendAVP(b, diammsg.AVPSessionID, diammsg.AVPFlagMandatory, 0, sid)
+	}
+	b = diammsg.AppendAVP(b, diammsg.AVPResultCode, diammsg.AVPFlagMandatory, 0, diammsg.U32(diammsg.ResultUnableToDeliver))
+	if len(host) > 0 {
+		b = diammsg.AppendAVP(b, diammsg.AVPOriginHost, diammsg.AVPFlagMandatory, 0, host)
+	}
+	if len(realm) > 0 {
+		b = diammsg.AppendAVP(b, diammsg.AVPOriginRealm, diammsg.AVPFlagMandatory, 0, realm)
+	}
+	ans := diammsg.Build(m.Flags()&diammsg.FlagProxiable|diammsg.FlagError, m.Code(), m.AppID(), m.HopByHop(), m.EndToEnd(), b)
+	if !x.w.write(x.pr, false, nil, ans) {
+		return
+	}
+	if x.opt.ResetOnTimeout {
+		x.pr.because(rstcause.DiameterTimeout)
+		x.pr.end(true)
+	}
 }
 
 // pick is the member connection for a request with persistence key key
 // (nil: none), opened when the flow has none to that member yet; nil
 // when no member can take it.
-func (x *diamFlow) pick(key []byte) *diamPeer {
+//
+// avoid, when not nil, is a member connection that failed the request:
+// neither it nor its member is chosen.
+func (x *diamFlow) pick(key []byte, avoid *diamPeer) *diamPeer {
 	now := time.Now()
+	var failed []*state.Member
+	if avoid != nil && avoid.sc.member != nil {
+		failed = append(failed, avoid.sc.member)
+	}
 	if key != nil {
-		if addr, ok := x.table.Lookup(key, now); ok {
+		if addr, ok := x.table.Lookup(key, now); ok && (avoid == nil || avoid.sc.member == nil || avoid.sc.member.Cfg.Load().Addr != addr) {
 			if p := x.peerAt(addr); p != nil {
 				x.counts.Persisted.Add(1)
 				x.table.Save(key, addr, persistTTL, now)
@@ -285,7 +544,6 @@ func (x *diamFlow) pick(key []byte) *diamPeer {
 	}
 	var p *diamPeer
 	if x.pool != nil {
-		var failed []*state.Member
 		for range 4 {
 			m, _, _ := state.Choose(x.pool, state.Target{}, nil, failed, state.Chooser{Mode: x.pr.modeOverride()})
 			if m == nil {
@@ -301,7 +559,10 @@ func (x *diamFlow) pick(key []byte) *diamPeer {
 		}
 	}
 	if p == nil {
-		p = x.anyPeer()
+		p = x.anyPeer(avoid)
+	}
+	if p != nil && p == avoid {
+		return nil
 	}
 	if p != nil && key != nil && p.sc.member != nil {
 		x.table.Save(key, p.sc.member.Cfg.Load().Addr, persistTTL, now)
@@ -335,11 +596,11 @@ func (x *diamFlow) peerOf(m *state.Member) *diamPeer {
 	return nil
 }
 
-func (x *diamFlow) anyPeer() *diamPeer {
+func (x *diamFlow) anyPeer(avoid *diamPeer) *diamPeer {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, p := range x.peers {
-		if !p.dead.Load() {
+		if !p.dead.Load() && p != avoid && (avoid == nil || avoid.sc.member == nil || p.sc.member != avoid.sc.member) {
 			return p
 		}
 	}
@@ -401,6 +662,9 @@ func (x *diamFlow) prime() {
 func (x *diamFlow) addPeer(sc *serverConn, primary, replay bool) *diamPeer {
 	p := &diamPeer{sc: sc, primary: primary, replay: replay}
 	p.rd = diammsg.Reader{R: sc.conn, Max: x.opt.Max}
+	if x.opt.WatchdogTimeout > 0 {
+		p.last.Store(time.Now().UnixNano())
+	}
 	x.mu.Lock()
 	x.peers = append(x.peers, p)
 	x.mu.Unlock()
@@ -450,6 +714,9 @@ func (x *diamFlow) serve(p *diamPeer) {
 	defer pr.finishLeg()
 	defer func() {
 		p.dead.Store(true)
+		if x.retx {
+			x.failed(p)
+		}
 		if !p.primary {
 			p.sc.conn.Close()
 			p.sc.release()
@@ -465,6 +732,9 @@ func (x *diamFlow) serve(p *diamPeer) {
 			return
 		}
 		pr.countRead(len(raw), false, p.sc)
+		if x.opt.WatchdogTimeout > 0 {
+			p.last.Store(time.Now().UnixNano())
+		}
 		m, err := diammsg.Parse(raw)
 		if err != nil {
 			x.counts.Malformed.Add(1)
@@ -518,6 +788,10 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 		diammsg.Msg{Raw: raw}.SetHopByHop(our)
 		return x.answer(p, raw)
 	}
+	if m.Code() == diammsg.CmdDeviceWatchdog && x.opt.WatchdogTimeout > 0 && m.HopByHop() == p.dwrHBH.Load() {
+		p.dwrOut.Store(0) // the answer to the virtual's own DWR
+		return true
+	}
 	if m.Code() == diammsg.CmdCapabilitiesExchange {
 		x.mu.Lock()
 		p.host = append([]byte(nil), m.Get(diammsg.AVPOriginHost)...)
@@ -533,6 +807,10 @@ func (x *diamFlow) fromMember(p *diamPeer, m diammsg.Msg) bool {
 			}
 			return true
 		}
+	}
+	if x.retx && !x.answered(p, m.HopByHop()) {
+		x.counts.Dropped.Add(1)
+		return true
 	}
 	raw, ok := x.ingress(m.Raw, p)
 	if !ok || raw == nil {
