@@ -101,7 +101,8 @@ func translate(s *objects.Schema, cfg *objects.Config, rb *ruleBinder) (dc *data
 	for _, o := range cfg.Of(ltmPool) {
 		t.pool(o)
 	}
-	t.policies() // translate_policy.go
+	t.policies()    // translate_policy.go
+	t.bwcPolicies() // translate_bwc.go
 	for _, o := range cfg.Of(ltmVirtual) {
 		t.virtual(o)
 	}
@@ -581,5 +582,6 @@ func (t *translator) virtual(o *objects.Object) {
 		return
 	}
 	t.virtualAddress(o, v) // translate_vaddr.go
+	t.virtualBWC(o, v)     // translate_bwc.go
 	t.dc.Virtuals[o.Name] = v
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/openltm/openltm/dataplane/internal/state"
 	"github.com/openltm/openltm/dataplane/internal/udp"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/dnsvs"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/fqdn"
@@ -72,6 +73,9 @@ type Plane struct {
 	// rates holds the rate-limit budgets that virtuals in modes source,
 	// destination and source-destination share (state/ratelimit.go).
 	rates state.RateTable
+	// bwc is the running bandwidth controllers (dataplane/bwc): the
+	// buckets virtuals' and rules' flows wait on.
+	bwc bwc.Set
 	// rst reports the resets the flows send, while tm.rstcause.log is
 	// on (SetResetCauseLog).
 	rst rstcause.Log
@@ -161,6 +165,7 @@ func New(opts Options) *Plane {
 		MBLB:           p.mblbs,
 		Virtual:        p.virtualNamed,
 		Rst:            &p.rst,
+		BWC:            &p.bwc,
 	})
 	return p
 }
@@ -226,6 +231,7 @@ func (p *Plane) applyLocked(pc *Prepared) error {
 	if err != nil {
 		return err
 	}
+	p.bwc.Apply(cfg.BWC)
 	p.buildRuntimes(cfg, b)
 	p.reconcileMonitors(cfg, specs, b)
 	p.swap(cfg, b)
@@ -379,6 +385,7 @@ func (p *Plane) buildRuntimes(cfg *Config, b *generation) {
 		}
 		snap.Rate = v.RateFor(vc, &p.rates)
 		snap.Clone = v.CloneSet(vc, b.pools, p.opts.ConnectTimeout)
+		snap.BWC = p.bwc.Policy(vc.BWC)
 		snap.Addr = p.vaddrOf(vc, vaddrs) // vaddr.go
 		if vc.DNS != nil {
 			snap.DNS = dnsServices[vc.DNS]

@@ -44,6 +44,7 @@ func ltmKinds() []*Kind {
 		help(enum("ip-protocol", "tcp", "tcp", "udp", "sctp", "any", "icmp", "icmpv6", "igmp", "gre", "esp", "ah", "ipip", "ipv6", "ospf", "pim", "l2tp"), "tcp, udp, sctp, any, another IP protocol by name, or its number"),
 		str("mask", "255.255.255.255"),
 		help(ref("pool", "ltm pool"), "default pool"),
+		help(ref("bwc-policy", "net bwc policy"), "bandwidth controller the virtual server's flows share (dataplane/bwc)"),
 		help(&Prop{Name: "profiles", Type: TColl, Items: ItemRef, Ref: []string{"ltm profile "}, Sub: &Kind{Title: "Profile", Props: []*Prop{
 			enum("context", "all", "all", "clientside", "serverside"),
 		}}}, "profiles attached to the virtual server"),

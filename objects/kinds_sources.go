@@ -72,7 +72,6 @@ fw-staged-policy str none
 security-nat-policy raw
 syn-cookie-status ro -
 ip-intelligence-policy str none
-bwc-policy str none
 throughput-capacity str infinite
 `,
 	"ltm virtual-address": `

@@ -319,6 +319,7 @@ func allKinds() []*Kind {
 	ks = append(ks, gtmKinds()...)
 	ks = append(ks, netSysKinds()...)
 	ks = append(ks, netListKinds()...) // netlists.go
+	ks = append(ks, bwcKinds()...)     // kinds_bwc.go
 	ks = append(ks, fileLogKinds()...)
 	describeModeled(ks)
 	ks = append(ks, f5Kinds()...)

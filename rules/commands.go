@@ -101,6 +101,7 @@ func commandTable() *tcl.Commands {
 		t.Register("whereis", cmdWhereis) // commands_whereis.go
 		registerSideband(t)               // commands_sideband.go
 		registerSock(t)                   // commands_sock.go
+		registerBWC(t)                    // commands_bwc.go
 		registerSYN(t)                    // commands_syn.go
 		registerTCPOpt(t)                 // commands_tcpopt.go
 		registerTCPSettings(t)            // commands_tcpset.go

@@ -36,6 +36,9 @@ import (
 type Config struct {
 	// Virtuals by full path (/Common/vs).
 	Virtuals map[string]*Virtual
+	// BWC is the bandwidth controllers (`net bwc policy`) by full path:
+	// the ones virtuals name and the ones rules attach with BWC::policy.
+	BWC map[string]*BWCPolicy
 	// Pools by full path.
 	Pools map[string]*Pool
 	// Nodes by full path. A member whose node is missing here gets an
@@ -157,6 +160,10 @@ type Virtual struct {
 	// from its transfer port reach the client (dataplane/internal/udp/tftp.go);
 	// nil without the profile.
 	TFTP *TFTPProfile
+	// BWC is the full path of the virtual's bandwidth controller
+	// (bwc-policy): every byte its flows send either way waits on the
+	// policy's token bucket (dataplane/bwc); empty without one.
+	BWC string
 	// DHCP is the dhcpv4 or dhcpv6 profile on a UDP virtual: the virtual
 	// is a DHCP relay (dataplane/internal/udp/dhcp.go); nil without one.
 	DHCP *DHCPProfile
@@ -1196,4 +1203,18 @@ type DNSCache struct {
 	// query's ID). A resolver has them in Resolver.
 	MaxUDP, MaxTCP, RRsetBytes int
 	Rotate                     bool
+}
+
+// BWCPolicy is a `net bwc policy`: rates in bits per second, 0 for no
+// limit. A static policy's flows share MaxRate; a dynamic one gives each
+// instance (a user: what BWC::policy attach names, or the client's
+// address on a virtual) up to MaxUserRate, all of them together MaxRate.
+type BWCPolicy struct {
+	Name        string
+	MaxRate     uint64
+	MaxUserRate uint64
+	// MaxUserPPS bounds each instance's writes per second (a write
+	// stands for a packet here); 0: none.
+	MaxUserPPS uint64
+	Dynamic    bool
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/internal/mblbvs"
@@ -48,6 +49,9 @@ type Env struct {
 	// Rst reports the resets the flows send (tm.rstcause.log); nil
 	// reports none.
 	Rst *rstcause.Log
+	// BWC is the running bandwidth controllers, which rules attach
+	// flows to (BWC::policy).
+	BWC *bwc.Set
 }
 
 // Engine runs the L4 flows of one plane.

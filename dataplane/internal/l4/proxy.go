@@ -18,6 +18,7 @@ import (
 
 	"github.com/openltm/openltm/dataplane/internal/state"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/flows"
 	"github.com/openltm/openltm/dataplane/internal/rawsock"
@@ -120,6 +121,9 @@ type proxied struct {
 	// streams are the stream filters of the two directions (client to
 	// server first); nil without a stream profile (stream.go).
 	streams *[2]streamDir
+	// bwc is the bandwidth controller's bucket the flow's bytes wait on
+	// before they are written, either way (bwc.go); nil: none.
+	bwc atomic.Pointer[bwc.Bucket]
 }
 
 // reset closes c with a TCP reset.
@@ -185,6 +189,9 @@ func (e *Engine) serveHop(vs *state.Virtual, c *net.TCPConn, hops int, head []by
 	}
 	pr := &proxied{client: c, hops: hops, head: head}
 	pr.init(e, vs, snap, client, local, pr.end)
+	if snap.BWC != nil {
+		pr.attachBWC(snap.BWC, client.Addr().String()) // bwc.go
+	}
 	if snap.SYN {
 		pr.syn = readSYNConn(c) // synopts.go
 	}
@@ -797,6 +804,9 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			return true
 		}
 		pr.count(n, up, sc)
+		if b := pr.bwc.Load(); b != nil {
+			b.Wait(n) // bwc.go
+		}
 		w, werr = 0, nil
 		if err := wc.Write(writeFn); err != nil {
 			werr = err
@@ -812,7 +822,7 @@ func (pr *proxied) copyLoop(src, dst *net.TCPConn, up bool, sc *serverConn, st *
 			pr.lost(sc)
 			return false
 		}
-		if full && pr.clone == nil && low == nil { // a clone copies every byte, proxy-buffer-low waits here: no splice
+		if full && pr.clone == nil && low == nil && pr.bwc.Load() == nil { // a clone copies every byte, proxy-buffer-low and a bandwidth controller wait here: no splice
 			if lr == nil {
 				lr = &io.LimitedReader{}
 			}
@@ -1057,6 +1067,9 @@ func (pr *proxied) finish(resetClient bool) {
 	}
 	if pr.rs != nil {
 		pr.endRules()
+	}
+	if b := pr.bwc.Swap(nil); b != nil {
+		b.Release()
 	}
 	pr.retire()
 }

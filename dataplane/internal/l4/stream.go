@@ -173,6 +173,9 @@ func (pr *proxied) writeOut(dst *net.TCPConn, b []byte, up bool, sc *serverConn)
 	if len(b) == 0 {
 		return true
 	}
+	if bk := pr.bwc.Load(); bk != nil {
+		bk.Wait(len(b)) // bwc.go
+	}
 	var n int
 	var err error
 	if low := pr.lowSide(up); low != nil { // tcpopts.go

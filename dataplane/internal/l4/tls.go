@@ -582,6 +582,9 @@ func (pr *proxied) copyLoopTLS(up bool, sc *serverConn, st *sideState) bool {
 				return true
 			}
 			pr.count(n, up, sc)
+			if b := pr.bwc.Load(); b != nil {
+				b.Wait(n) // bwc.go
+			}
 			_, werr := tlsprof.WriteRecords(dst, (*bp)[:n], maxRecord)
 			bufPool.Put(bp)
 			if werr != nil {

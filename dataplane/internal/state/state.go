@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openltm/openltm/dataplane/bwc"
 	"github.com/openltm/openltm/dataplane/clone"
 	"github.com/openltm/openltm/dataplane/internal/config"
 	"github.com/openltm/openltm/dataplane/lb"
@@ -401,6 +402,9 @@ type VirtualSnap struct {
 	Rate *VirtualRate
 	// Clone is the virtual's clone pools (CloneSet); nil for none.
 	Clone *clone.Set
+	// BWC is the virtual's bandwidth controller (bwc-policy); nil for
+	// none.
+	BWC *bwc.Policy
 	// Addr is the runtime of Cfg.Address (vaddr.go); nil when the
 	// virtual's address does not act.
 	Addr *VAddr
@@ -462,7 +466,7 @@ func (vs *Virtual) Admit(snap *VirtualSnap, client, local netip.AddrPort) bool {
 
 // Plain reports whether the virtual's flows need nothing but the L4 proxy.
 func (s *VirtualSnap) Plain() bool {
-	return s.EvMask == 0 && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.DNS == nil &&
+	return s.EvMask == 0 && s.BWC == nil && s.Cfg.MBLB == nil && s.Cfg.TLS == nil && s.Cfg.Stream == nil && s.Cfg.FTP == nil && s.Cfg.Socks == nil && s.Cfg.MQTT == nil && s.Cfg.FIX == nil && s.Cfg.RTSP == nil && s.Cfg.Diameter == nil && s.DNS == nil &&
 		!s.Cfg.Persist.Peeks() // ssl and msrdp persistence read the first bytes (l4/sslpersist.go)
 }
 

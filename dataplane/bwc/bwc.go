@@ -1,0 +1,236 @@
+// Package bwc is BIG-IP's bandwidth controllers (`net bwc policy`): token
+// buckets that the bytes of the flows attached to a policy wait on before
+// they are written. A static policy's flows share one bucket of max-rate;
+// a dynamic policy gives each instance (a user) its own bucket of
+// max-user-rate (and max-user-rate-pps), inside the policy's max-rate.
+//
+// The buckets are golang.org/x/time/rate limiters counting bytes. A flow
+// that no policy applies to holds a nil *Bucket and pays one nil check.
+package bwc
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/openltm/openltm/dataplane/internal/config"
+)
+
+// minBurst is the least a bucket holds: one copy buffer of the proxy, so
+// that a read of a full buffer is written in one wait.
+const minBurst = 16 << 10
+
+// burstTime is how much of its rate a bucket lets pass at once after a
+// pause: a fifth of a second's worth, so that a flow starts without
+// waiting while a long transfer still sees the rate.
+const burstTime = 200 * time.Millisecond
+
+// packetBytes is the payload counted as one packet for max-user-rate-pps: a
+// full segment of a 1500-byte Ethernet link [M: openltm shapes the bytes
+// it writes to sockets, not packets on a wire].
+const packetBytes = 1448
+
+// Set is the policies of the running configuration, by full path.
+type Set struct {
+	mu   sync.Mutex
+	pols map[string]*Policy
+}
+
+// Apply makes the set cfg's policies. A policy whose settings did not
+// change keeps its buckets and counters (its flows go on at its rate);
+// a changed one starts afresh for the flows attached from now on.
+func (s *Set) Apply(cfg map[string]*config.BWCPolicy) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]*Policy, len(cfg))
+	for name, pc := range cfg {
+		if p := s.pols[name]; p != nil && p.Cfg == *pc {
+			next[name] = p
+			continue
+		}
+		next[name] = newPolicy(*pc)
+	}
+	s.pols = next
+}
+
+// Policy is the running policy of that name; nil when there is none (or
+// s is nil).
+func (s *Set) Policy(name string) *Policy {
+	if s == nil || name == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pols[name]
+}
+
+// Policies lists the running policies, for show.
+func (s *Set) Policies() []*Policy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Policy, 0, len(s.pols))
+	for _, p := range s.pols {
+		out = append(out, p)
+	}
+	return out
+}
+
+// Policy is one bandwidth controller and its buckets.
+type Policy struct {
+	Cfg config.BWCPolicy
+	// all is the policy's max-rate, shared by every flow; nil: none.
+	all *rate.Limiter
+	// shared is the one bucket of a static policy's flows.
+	shared *Bucket
+
+	mu    sync.Mutex
+	users map[string]*Bucket // a dynamic policy's instances
+
+	// Passed counts the bytes the policy's flows wrote; Delayed those of
+	// them that waited for the bucket first.
+	Passed, Delayed atomic.Uint64
+}
+
+func newPolicy(c config.BWCPolicy) *Policy {
+	p := &Policy{Cfg: c, all: limiter(c.MaxRate)}
+	if !c.Dynamic {
+		p.shared = &Bucket{p: p}
+	} else {
+		p.users = map[string]*Bucket{}
+	}
+	return p
+}
+
+// limiter is a byte bucket for bits per second; nil for 0 (no limit).
+func limiter(bps uint64) *rate.Limiter {
+	if bps == 0 {
+		return nil
+	}
+	perSec := float64(bps) / 8
+	burst := int(perSec * burstTime.Seconds())
+	burst = max(burst, minBurst)
+	return rate.NewLimiter(rate.Limit(perSec), burst)
+}
+
+// Attach is the bucket a flow attached to p waits on: the shared one of
+// a static policy, instance's own of a dynamic one (made on first use,
+// dropped when its last flow releases it). Nil for a nil policy.
+func (p *Policy) Attach(instance string) *Bucket {
+	if p == nil {
+		return nil
+	}
+	if p.shared != nil {
+		return p.shared
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.users[instance]
+	if b == nil {
+		b = &Bucket{p: p, key: instance}
+		b.user.Store(limiter(p.Cfg.MaxUserRate))
+		b.pps.Store(ppsLimiter(p.Cfg.MaxUserPPS))
+		p.users[instance] = b
+	}
+	b.refs++
+	return b
+}
+
+// Instances is how many users a dynamic policy has now.
+func (p *Policy) Instances() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.users)
+}
+
+// Bucket is what one attached flow waits on.
+type Bucket struct {
+	p   *Policy
+	key string
+	// user is a dynamic instance's max-user-rate, pps its
+	// max-user-rate-pps (nil: none); BWC::rate and BWC::pps replace them
+	// while flows wait.
+	user atomic.Pointer[rate.Limiter]
+	pps  atomic.Pointer[rate.Limiter]
+	refs int // flows of a dynamic instance, under p.mu
+}
+
+// Policy is the policy b belongs to.
+func (b *Bucket) Policy() *Policy { return b.p }
+
+// Dynamic reports whether b is a dynamic policy's instance, whose rates
+// SetRate and SetPPS change.
+func (b *Bucket) Dynamic() bool { return b.p.shared != b }
+
+// SetRate gives a dynamic instance bps bits per second in place of the
+// policy's max-user-rate (BWC::rate), for every flow of the instance. 0
+// lifts the instance's own limit (max-rate still holds).
+func (b *Bucket) SetRate(bps uint64) { b.user.Store(limiter(bps)) }
+
+// SetPPS gives a dynamic instance pps packets per second (BWC::pps); 0
+// lifts the limit.
+func (b *Bucket) SetPPS(pps uint64) { b.pps.Store(ppsLimiter(pps)) }
+
+// ppsLimiter is a packet bucket; nil for 0.
+func ppsLimiter(pps uint64) *rate.Limiter {
+	if pps == 0 {
+		return nil
+	}
+	return rate.NewLimiter(rate.Limit(pps), max(int(pps)/5, minBurst/packetBytes+1))
+}
+
+// Release ends one flow's use of b: a dynamic instance with no flow left
+// is dropped. A nil b is fine.
+func (b *Bucket) Release() {
+	if b == nil || b.p.shared == b {
+		return
+	}
+	p := b.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b.refs--; b.refs <= 0 && p.users[b.key] == b {
+		delete(p.users, b.key)
+	}
+}
+
+// Wait blocks until n bytes may be written: the instance's rates first,
+// then the policy's. A write larger than a bucket waits for it in parts.
+func (b *Bucket) Wait(n int) {
+	if n <= 0 {
+		return
+	}
+	p := b.p
+	p.Passed.Add(uint64(n))
+	waited := waitBytes(b.user.Load(), n)
+	if pps := b.pps.Load(); pps != nil {
+		waited = waitBytes(pps, (n+packetBytes-1)/packetBytes) || waited
+	}
+	waited = waitBytes(p.all, n) || waited
+	if waited {
+		p.Delayed.Add(uint64(n))
+	}
+}
+
+// waitBytes takes n tokens of l, waiting as long as that takes; it
+// reports whether it had to wait.
+func waitBytes(l *rate.Limiter, n int) bool {
+	if l == nil {
+		return false
+	}
+	waited := false
+	for n > 0 {
+		k := min(n, l.Burst())
+		r := l.ReserveN(time.Now(), k)
+		if !r.OK() {
+			return waited // a bucket changed under us: let it pass
+		}
+		if d := r.Delay(); d > 0 {
+			waited = true
+			t := time.NewTimer(d)
+			<-t.C
+		}
+		n -= k
+	}
+	return waited
+}

@@ -1,0 +1,46 @@
+package objects
+
+// bwcKinds are BIG-IP's bandwidth controllers. `net bwc policy` acts: a
+// virtual's bwc-policy and the rules' BWC::policy attach put flows under
+// its rates (dataplane/bwc); the daemon checks the rates at commit. Its
+// marking (ip-tos, link-qos), categories, measurement and logging are
+// kept with a warning. `net bwc priority-group` is kept and saved only.
+// The property list and defaults follow F5's tmsh reference and the
+// iControl REST schema of net/bwc/policy (maxRate, maxUserRate,
+// maxUserRatePps, dynamic, measure, ipTos, linkQos, logPublisher,
+// logPeriod, trafficPriorityMap) [M: the defaults of log-period and the
+// rates' 0 are as remembered from v13-v17, not read from a system].
+func bwcKinds() []*Kind {
+	src := tmshRef("net bwc policy")
+	pol := actOn(pk("net bwc policy", "BWC Policy", "", src, `
+max-rate str 0
+max-user-rate str 0
+max-user-rate-pps str 0
+dynamic ed disabled
+measure ed disabled
+ip-tos str pass-through
+link-qos str pass-through
+log-publisher str none
+log-period int 0
+traffic-priority-map str none
+categories raw
+`), "Bandwidth controller: the flows of the virtual servers that name it, and those rules attach with BWC::policy, share max-rate (dynamic disabled) or get max-user-rate each (dynamic enabled)",
+		"max-rate", "max-user-rate", "max-user-rate-pps", "dynamic")
+	pol.Lower = "bwc policy"
+	for _, p := range pol.Props {
+		switch p.Name {
+		case "max-rate":
+			p.Help = "the policy's rate: a number of bps, kbps, mbps or gbps (0: none)"
+		case "max-user-rate":
+			p.Help = "each user's rate in a dynamic policy: bps, kbps, mbps or gbps, at most max-rate"
+		case "max-user-rate-pps":
+			p.Help = "each user's packets per second in a dynamic policy: a number, or with pps, kpps, mpps"
+		case "dynamic":
+			p.Help = "enabled: each user (BWC::policy attach's instance, or the client's address) gets max-user-rate"
+		}
+	}
+	pg := pk("net bwc priority-group", "BWC Priority Group", "", tmshRef("net bwc priority-group"), `
+priority-levels raw
+`)
+	return []*Kind{pol, pg}
+}
