@@ -57,6 +57,7 @@ type (
 	RADIUSProfile     = config.RADIUSProfile
 	RADIUSClient      = config.RADIUSClient
 	TFTPProfile       = config.TFTPProfile
+	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option
 	RADIUSMonitor     = config.RADIUSMonitor
