@@ -143,7 +143,7 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
 	f.gtp = cfg.GTP != nil
-	f.dhcp = newDHCPState(cfg.DHCP, f)    // dhcp.go
+	f.dhcp = newDHCPState(cfg.DHCP, f) // dhcp.go
 	f.initIO()
 	return f
 }
