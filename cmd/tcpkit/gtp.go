@@ -49,7 +49,7 @@ func gtpClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	connect := fs.String("connect", "", "address:port of the virtual")
 	bind := fs.String("bind", "", "local address")
 	version := fs.Int("v", 2, "GTP version, 1 or 2")
-	kind := fs.String("type", "echo", "echo or create")
+	kind := fs.String("type", "echo", "echo, create or malformed (a length past the datagram)")
 	imsi := fs.String("imsi", "001010123456789", "the IMSI of a create request")
 	apn := fs.String("apn", "internet", "the APN of a create request")
 	n := fs.Int("n", 1, "requests")
@@ -93,11 +93,16 @@ func gtpClientMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // gtpRequest builds a request of the client's.
 func gtpRequest(v int, kind, imsi, apn string, seq uint32) ([]byte, error) {
-	if kind == "echo" {
+	switch kind {
+	case "echo":
 		return gtpmsg.Echo(v, seq), nil
-	}
-	if kind != "create" {
-		return nil, fmt.Errorf("gtp-client: -type %q is not echo or create", kind)
+	case "malformed": // an Echo Request whose length runs past the datagram
+		b := gtpmsg.Echo(v, seq)
+		b[3] += 40
+		return b, nil
+	case "create":
+	default:
+		return nil, fmt.Errorf("gtp-client: -type %q is not echo, create or malformed", kind)
 	}
 	id, ok := gtpmsg.EncodeTBCD(imsi)
 	if !ok {

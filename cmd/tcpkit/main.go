@@ -99,7 +99,7 @@ var subcommands = []struct{ name, usage, what string }{
 		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
 	{"gtp-server", "-listen ADDR:PORT [-label G1]",
 		"a GTP peer: answers Echo Requests and GTPv2 Create Session (GTPv1 Create PDP Context) Requests, naming itself in a Private Extension IE"},
-	{"gtp-client", "-connect ADDR:PORT [-bind ADDR] [-v 1|2] [-type echo|create] [-imsi DIGITS] [-apn NAME] [-n N]",
+	{"gtp-client", "-connect ADDR:PORT [-bind ADDR] [-v 1|2] [-type echo|create|malformed] [-imsi DIGITS] [-apn NAME] [-n N]",
 		"a GTP-C peer: N requests, each from a port of its own, printing each answer's type, sequence number and the peer that answered"},
 	{"rtsp-server", "-listen ADDR:PORT [-label M1]",
 		"an RTSP member: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN; from PLAY to TEARDOWN it sends RTP packets naming itself to the client's client_port (or interleaved)"},
