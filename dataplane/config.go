@@ -58,6 +58,7 @@ type (
 	RADIUSClient      = config.RADIUSClient
 	TFTPProfile       = config.TFTPProfile
 	BWCPolicy         = config.BWCPolicy
+	GTPProfile        = config.GTPProfile
 	DHCPProfile       = config.DHCPProfile
 	DHCPv6Option      = config.DHCPv6Option
 	RADIUSMonitor     = config.RADIUSMonitor

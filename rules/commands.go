@@ -94,6 +94,7 @@ func commandTable() *tcl.Commands {
 		registerWS(t)                                                                 // commands_ws.go
 		registerSIP(t)                                                                // commands_sip.go
 		registerRADIUS(t)                                                             // commands_radius.go
+		registerGTP(t)                                                                // commands_gtp.go
 		registerDHCP(t)                                                               // commands_dhcp.go
 		t.Register("RESOLV::lookup", cmdResolvLookup).Compile = waitHook              // commands_resolv.go
 		t.Register("RESOLVER::name_lookup", cmdResolverNameLookup).Compile = waitHook // commands_dnsmsg.go

@@ -340,6 +340,9 @@ type ConnState struct {
 	// diameter is the Diameter message in hand in the DIAMETER_ events
 	// (commands_diameter.go; nil without a diameter profile).
 	diameter *DiameterState
+	// gtp is the GTP message in hand in the GTP_ events and the messages
+	// the rule made (commands_gtp.go; nil without a gtp profile).
+	gtp *GTPState
 	// compress is the COMPRESS:: commands' state (nil: no
 	// http-compression profile).
 	compress *CompressState
@@ -409,6 +412,7 @@ func (s *ConnState) Release() {
 	s.mqtt = nil
 	s.fix = nil
 	s.diameter = nil
+	s.gtp = nil
 	s.closeSidebands()
 	s.cancelAfters()
 	s.sidebandSeq = 0

@@ -165,6 +165,16 @@ const (
 	// DiameterEgress as it leaves toward the other.
 	DiameterIngress
 	DiameterEgress
+	// The gtp profile's events (commands_gtp.go), over each GTP message
+	// of a UDP virtual: the *Ingress ones as it arrives from either side,
+	// the *Egress ones as it leaves toward the other; GPDU for GTP-U's
+	// G-PDUs, Prime for GTP' messages, Signalling for the others.
+	GTPGPDUIngress
+	GTPGPDUEgress
+	GTPPrimeIngress
+	GTPPrimeEgress
+	GTPSignallingIngress
+	GTPSignallingEgress
 	numEvents
 )
 
@@ -196,6 +206,8 @@ var eventNames = [numEvents]string{
 	"REWRITE_REQUEST", "REWRITE_REQUEST_DONE", "REWRITE_RESPONSE", "REWRITE_RESPONSE_DONE",
 	"RTSP_REQUEST", "RTSP_REQUEST_DATA", "RTSP_RESPONSE", "RTSP_RESPONSE_DATA",
 	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
+	"GTP_GPDU_INGRESS", "GTP_GPDU_EGRESS", "GTP_PRIME_INGRESS", "GTP_PRIME_EGRESS",
+	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
 }
 
 func (e Event) String() string {

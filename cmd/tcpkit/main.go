@@ -97,6 +97,10 @@ var subcommands = []struct{ name, usage, what string }{
 		"a DHCP client: one DISCOVER (or SOLICIT) to the virtual, printing every answer that comes (type, server, yiaddr, option 82)"},
 	{"tftp-server", "-listen ADDR:PORT [-dir DIR]",
 		"a TFTP member (RFC 1350, blksize and tsize): reads and writes DIR's files, answering each transfer from a new port as real servers do"},
+	{"gtp-server", "-listen ADDR:PORT [-label G1]",
+		"a GTP peer: answers Echo Requests and GTPv2 Create Session (GTPv1 Create PDP Context) Requests, naming itself in a Private Extension IE"},
+	{"gtp-client", "-connect ADDR:PORT [-bind ADDR] [-v 1|2] [-type echo|create|malformed] [-imsi DIGITS] [-apn NAME] [-n N]",
+		"a GTP-C peer: N requests, each from a port of its own, printing each answer's type, sequence number and the peer that answered"},
 	{"rtsp-server", "-listen ADDR:PORT [-label M1]",
 		"an RTSP member: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN; from PLAY to TEARDOWN it sends RTP packets naming itself to the client's client_port (or interleaved)"},
 	{"rtsp-client", "-connect ADDR:PORT -bind ADDR [-path /media] [-packets N] [-interleaved]",
@@ -164,6 +168,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = dhcpServerMain(ctx, args[1:], stdout, stderr) // dhcp.go
 	case "dhcp-client":
 		err = dhcpClientMain(ctx, args[1:], stdout, stderr)
+	case "gtp-server":
+		err = gtpServerMain(ctx, args[1:], stdout, stderr) // gtp.go
+	case "gtp-client":
+		err = gtpClientMain(ctx, args[1:], stdout, stderr) // gtp.go
 	case "tftp-server":
 		err = tftpServerMain(ctx, args[1:], stdout, stderr) // tftp.go
 	case "rtsp-server":

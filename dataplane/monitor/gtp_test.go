@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/openltm/openltm/dataplane/gtpmsg"
 )
 
 // gtpPeer answers every GTP Echo Request on addr with an Echo Response
@@ -26,11 +28,11 @@ func gtpPeer(t *testing.T, addr string, version byte) netip.AddrPort {
 			if err != nil {
 				return
 			}
-			if n < 8 || buf[1] != gtpEchoRequest {
+			if n < 8 || buf[1] != gtpmsg.EchoRequest {
 				continue
 			}
 			resp := append([]byte(nil), buf[:n]...)
-			resp[1] = gtpEchoResponse
+			resp[1] = gtpmsg.EchoResponse
 			if version != 0 {
 				resp[0] = resp[0]&0x1f | version<<5
 			}
@@ -94,7 +96,7 @@ func TestGTPEchoRequest(t *testing.T) {
 		{1, []byte{0x32, 1, 0, 4, 0, 0, 0, 0, 0x12, 0x34, 0, 0}},
 		{2, []byte{0x40, 1, 0, 9, 0x56, 0x12, 0x34, 0, 3, 0, 1, 0, 0}},
 	} {
-		got := gtpEcho(tc.version, 0x561234)
+		got := gtpmsg.Echo(tc.version, 0x561234)
 		if string(got) != string(tc.want) {
 			t.Errorf("GTPv%d Echo Request % x, want % x", tc.version, got, tc.want)
 		}

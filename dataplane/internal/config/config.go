@@ -164,6 +164,10 @@ type Virtual struct {
 	// (bwc-policy): every byte its flows send either way waits on the
 	// policy's token bucket (dataplane/bwc); empty without one.
 	BWC string
+	// GTP is the gtp profile on a UDP virtual: each datagram is one GTP
+	// message, checked, balanced by itself and shown to the GTP_ events
+	// (dataplane/internal/udp/gtp.go); nil without the profile.
+	GTP *GTPProfile
 	// DHCP is the dhcpv4 or dhcpv6 profile on a UDP virtual: the virtual
 	// is a DHCP relay (dataplane/internal/udp/dhcp.go); nil without one.
 	DHCP *DHCPProfile
@@ -842,6 +846,15 @@ const (
 	EventSIPRequestDone  Event = "SIP_REQUEST_DONE"
 	EventSIPResponseSend Event = "SIP_RESPONSE_SEND"
 	EventSIPResponseDone Event = "SIP_RESPONSE_DONE"
+	// The gtp profile's events run for each GTP message of a UDP virtual
+	// with the profile (dataplane/internal/udp/gtp.go): the *Ingress ones
+	// as it arrives from either side, the *Egress ones as it leaves.
+	EventGTPGPDUIngress       Event = "GTP_GPDU_INGRESS"
+	EventGTPGPDUEgress        Event = "GTP_GPDU_EGRESS"
+	EventGTPPrimeIngress      Event = "GTP_PRIME_INGRESS"
+	EventGTPPrimeEgress       Event = "GTP_PRIME_EGRESS"
+	EventGTPSignallingIngress Event = "GTP_SIGNALLING_INGRESS"
+	EventGTPSignallingEgress  Event = "GTP_SIGNALLING_EGRESS"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -867,6 +880,12 @@ var proxyEvents = [...]struct {
 	{EventSIPRequestDone, rules.SIPRequestDone},
 	{EventSIPResponseSend, rules.SIPResponseSend},
 	{EventSIPResponseDone, rules.SIPResponseDone},
+	{EventGTPGPDUIngress, rules.GTPGPDUIngress},
+	{EventGTPGPDUEgress, rules.GTPGPDUEgress},
+	{EventGTPPrimeIngress, rules.GTPPrimeIngress},
+	{EventGTPPrimeEgress, rules.GTPPrimeEgress},
+	{EventGTPSignallingIngress, rules.GTPSignallingIngress},
+	{EventGTPSignallingEgress, rules.GTPSignallingEgress},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event
@@ -877,7 +896,7 @@ var proxyEvents = [...]struct {
 // message-balanced virtual among them), so it is a switch rather than a
 // walk of proxyEvents comparing names (TestEventLookupAndMask keeps the
 // two alike).
-func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
+func (ev Event) Lookup() (bit uint32, rev rules.Event, ok bool) {
 	i := -1
 	switch ev {
 	case EventClientAccepted:
@@ -912,6 +931,18 @@ func (ev Event) Lookup() (bit uint16, rev rules.Event, ok bool) {
 		i = 14
 	case EventSIPResponseDone:
 		i = 15
+	case EventGTPGPDUIngress:
+		i = 16
+	case EventGTPGPDUEgress:
+		i = 17
+	case EventGTPPrimeIngress:
+		i = 18
+	case EventGTPPrimeEgress:
+		i = 19
+	case EventGTPSignallingIngress:
+		i = 20
+	case EventGTPSignallingEgress:
+		i = 21
 	}
 	if i < 0 {
 		return 0, rev, false
@@ -942,7 +973,7 @@ var (
 	SIPDoneBits = eventBit(EventSIPRequestDone) | eventBit(EventSIPResponseDone)
 )
 
-func eventBit(ev Event) uint16 {
+func eventBit(ev Event) uint32 {
 	b, _, _ := ev.Lookup()
 	return b
 }
@@ -978,11 +1009,11 @@ type RuleConn interface {
 // EventMask asks r once, at commit time, which proxy events it handles:
 // bit i is the i-th event Lookup knows, so that asking "does a rule handle
 // this?" on the data path is a bit test, not an interface call.
-func EventMask(r Rules) uint16 {
+func EventMask(r Rules) uint32 {
 	if r == nil {
 		return 0
 	}
-	var m uint16
+	var m uint32
 	for i := range proxyEvents {
 		if r.Handles(proxyEvents[i].ev) {
 			m |= 1 << i
@@ -1053,6 +1084,13 @@ type TFTPProfile struct {
 	// Idle is the transfer's flow's idle timeout (idle-timeout), which
 	// replaces the udp profile's; 0 keeps the udp profile's.
 	Idle time.Duration
+}
+
+// GTPProfile is the gtp profile on a UDP virtual.
+type GTPProfile struct {
+	// IngressMax is the profile's ingress-max, kept for show; messages
+	// are handled as they arrive, so no queue forms [M].
+	IngressMax int
 }
 
 // DHCPProfile is a dhcpv4 or dhcpv6 profile on a UDP virtual.

@@ -92,4 +92,4 @@ type handles map[Event]bool
 func (h handles) Handles(ev Event) bool          { return h[ev] }
 func (h handles) Run(ev Event, c RuleConn) error { return nil }
 
-func bitOf(ev Event) uint16 { b, _, _ := ev.Lookup(); return b }
+func bitOf(ev Event) uint32 { b, _, _ := ev.Lookup(); return b }

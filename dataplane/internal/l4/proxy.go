@@ -105,7 +105,7 @@ type proxied struct {
 	// request named (rtsp.go): the connection goes there.
 	rtspWant netip.AddrPort
 	rules    config.Rules
-	evMask   uint16 // events the rules handle
+	evMask   uint32 // events the rules handle
 
 	legsLeft atomic.Int32
 	// eofs counts the directions that read their source's FIN, so that

@@ -116,7 +116,7 @@ func (fl *flow) modeOverride() *state.ModeSpec {
 
 // eventBit is ev's bit in an event mask (0 for an event the proxy does not
 // raise).
-func eventBit(ev config.Event) uint16 {
+func eventBit(ev config.Event) uint32 {
 	bit, _, _ := ev.Lookup()
 	return bit
 }

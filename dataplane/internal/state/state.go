@@ -389,7 +389,7 @@ type VirtualSnap struct {
 	Idle     time.Duration
 	SnatPool []netip.Addr
 	SelfIPs  []netip.Addr
-	EvMask   uint16 // the proxy events the virtual's rules handle
+	EvMask   uint32 // the proxy events the virtual's rules handle
 	// SYN: the listener keeps the clients' SYNs (tcp-options, proxy-mss,
 	// rules reading them), which each accepted connection reads once.
 	SYN bool

@@ -54,6 +54,8 @@ type flow struct {
 	sip *sipState
 	// rad is the radius profile's state (radius.go), nil without one.
 	rad *radiusState
+	// gtp: the virtual has a gtp profile (gtp.go).
+	gtp bool
 	// dhcp is the dhcpv4 or dhcpv6 profile's relay state (dhcp.go), nil
 	// without one.
 	dhcp *dhcpState
@@ -106,7 +108,7 @@ type leg struct {
 // newFlow fills in a new client's flow.
 func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client netip.AddrPort) *flow {
 	cfg := snap.Cfg
-	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil || cfg.DHCP != nil)}
+	f := &flow{l: l, vs: vs, snap: snap, pool: snap.Pool, dgram: cfg.TFTP == nil && (cfg.DatagramLB || cfg.SIP != nil || cfg.RADIUS != nil || cfg.GTP != nil || cfg.DHCP != nil)}
 	f.Client, f.Local = client, l.addr
 	f.Virtual = vs.Name
 	f.Flow.Protocol = "udp"
@@ -140,7 +142,8 @@ func newFlow(l *Listener, vs *state.Virtual, snap *state.VirtualSnap, client net
 	}
 	f.sip = newSIPState(cfg.SIP, l.addr.String())
 	f.rad = newRADIUSState(cfg.RADIUS, f) // radius.go
-	f.dhcp = newDHCPState(cfg.DHCP, f)    // dhcp.go
+	f.gtp = cfg.GTP != nil
+	f.dhcp = newDHCPState(cfg.DHCP, f) // dhcp.go
 	f.initIO()
 	return f
 }
@@ -183,10 +186,21 @@ func (f *flow) forward(b []byte) {
 	if f.dhcp != nil && !f.dhcpCheck(b) { // dhcp.go
 		return
 	}
+	if f.gtp && !f.gtpCheck(b) { // gtp.go
+		return
+	}
 	if f.rs != nil {
 		var fwd, again bool
 		if b, fwd, again = f.clientData(b); !fwd {
 			return
+		}
+		if f.gtp {
+			if b, fwd = f.gtpIn(b); !fwd { // gtp.go
+				return
+			}
+			f.rs.mu.Lock()
+			again = again || f.rs.Changed
+			f.rs.mu.Unlock()
 		}
 		if again {
 			lg = nil
@@ -248,6 +262,12 @@ func (f *flow) forward(b []byte) {
 	}
 	if f.rad != nil {
 		f.radiusSent(lg, b, sent)
+	}
+	if f.gtp && f.rs != nil {
+		var ok bool
+		if b, ok = f.gtpOut(lg, b); !ok { // gtp.go
+			return
+		}
 	}
 	if f.clone != nil {
 		f.clone.Server(b) // as the member gets it

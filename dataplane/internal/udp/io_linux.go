@@ -390,6 +390,12 @@ func (lg *leg) answer() {
 				}
 			}
 		}
+		if f.gtp {
+			var fwd bool
+			if b, fwd = f.gtpAnswer(lg, b); !fwd { // gtp.go
+				continue
+			}
+		}
 		if f.rad != nil {
 			var fwd bool
 			if b, fwd = f.radiusOut(b, got); !fwd { // radius.go

@@ -187,6 +187,12 @@ func (lg *leg) fromServer(b []byte) {
 			}
 		}
 	}
+	if f.gtp {
+		var fwd bool
+		if b, fwd = f.gtpAnswer(lg, b); !fwd { // gtp.go
+			return
+		}
+	}
 	if f.rad != nil {
 		var fwd bool
 		if b, fwd = f.radiusOut(b, got); !fwd { // radius.go
