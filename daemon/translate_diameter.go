@@ -105,15 +105,7 @@ func (t *translator) diameter(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's Diameter message balancing %s; the virtual passes Diameter through one member per connection", p.Name, why)
 		return true
 	}
-	switch {
-	case v.MBLB != nil:
-		return without("does not run on virtuals with an mblb profile")
-	case v.TLS != nil:
-		return without("reads plaintext connections only (no client-ssl or server-ssl profile)")
-	case v.Stream != nil:
-		return without("does not run with a stream profile")
-	}
-	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.Diameter = opt

@@ -68,15 +68,7 @@ func (t *translator) fix(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's FIX parser %s; the virtual passes FIX through without it", p.Name, why)
 		return true
 	}
-	switch {
-	case v.MBLB != nil:
-		return without("does not run on message-based virtuals (an mblb profile)")
-	case v.TLS != nil:
-		return without("reads plaintext connections only (no client-ssl or server-ssl profile)")
-	case v.Stream != nil:
-		return without("does not run with a stream profile")
-	}
-	if why := rulesReadBytes(v); why != "" { // translate_ftp.go
+	if why := plainGatewayBlocked(v); why != "" { // translate_ftp.go
 		return without(why)
 	}
 	v.FIX = opt

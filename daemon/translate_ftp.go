@@ -21,6 +21,22 @@ var (
 	ruleDataEvents = []dataplane.Event{dataplane.EventClientData, dataplane.EventServerData}
 )
 
+// plainGatewayBlocked says why a protocol gateway that reads plaintext
+// TCP messages itself (ftp, fix, rtsp, diameter) cannot run on virtual
+// v: another reader of the same bytes (mblb, stream, rules) or TLS on
+// either side; "" when it can.
+func plainGatewayBlocked(v *dataplane.Virtual) string {
+	switch {
+	case v.MBLB != nil:
+		return "does not run on message-based virtuals (an mblb profile)"
+	case v.TLS != nil:
+		return "reads plaintext connections only (no client-ssl or server-ssl profile)"
+	case v.Stream != nil:
+		return "does not run with a stream profile"
+	}
+	return rulesReadBytes(v)
+}
+
 // rulesReadBytes says why a protocol gateway cannot run on virtual v
 // because its rules read the flow's bytes too ("" when they do not).
 func rulesReadBytes(v *dataplane.Virtual) string {
@@ -80,15 +96,7 @@ func (t *translator) ftp(o *objects.Object, v *dataplane.Virtual) bool {
 		t.keep(o, "profile %s: openltm's FTP gateway %s; the virtual passes FTP through without it", p.Name, why)
 		return true
 	}
-	switch {
-	case v.MBLB != nil:
-		return without("does not run on message-based virtuals (an mblb profile)")
-	case v.TLS != nil:
-		return without("reads plaintext control connections only (no client-ssl or server-ssl profile)")
-	case v.Stream != nil:
-		return without("does not run with a stream profile")
-	}
-	if why := rulesReadBytes(v); why != "" {
+	if why := plainGatewayBlocked(v); why != "" {
 		return without(why)
 	}
 	v.FTP = opt
