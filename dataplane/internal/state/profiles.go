@@ -109,13 +109,16 @@ func (s *VirtualSnap) NoteClientTLS(conn *tls.Conn, err error, h *SSLHeld) error
 			s.SSLLog.HandshakeFailed(conn, true, err)
 		}
 	}
+	// The watch is up before the handshake is counted: whoever sees the
+	// count (a show, a test) and then ends the client must find its end
+	// watched, or the end would go uncounted.
+	if err == nil && conn != nil && s.Cfg.TLS.ClientEnds {
+		if w := tlsprof.WatchOf(conn); w != nil {
+			w.Up(&c.Premature)
+		}
+	}
 	if err = c.Note(conn, err); err == nil && conn != nil {
 		h.Hold(c)
-		if s.Cfg.TLS.ClientEnds {
-			if w := tlsprof.WatchOf(conn); w != nil {
-				w.Up(&c.Premature)
-			}
-		}
 	}
 	return err
 }
