@@ -39,6 +39,11 @@ type msg struct {
 	// first response byte for this request arrives; from then on it is
 	// never sent again.
 	started bool
+	// crossed: the request was sent again once past the usual rules: its
+	// member ended the connection without taking it (serverConn.failed),
+	// or a retry that had excluded every member went back to one
+	// (ClientConn.send).
+	crossed bool
 
 	// HTTP: the request is HEAD (its response has no body), the client
 	// ends the connection after its answer, the member its persistence
@@ -171,7 +176,7 @@ func (m *msg) unref() {
 	m.target = Target{}
 	m.persist = ""
 	m.sentAt = 0
-	m.started = false
+	m.started, m.crossed = false, false
 	m.httpHead, m.httpClose, m.closeAfter, m.ruleTarget, m.more = false, false, false, false, false
 	m.cookie = netip.AddrPort{}
 	m.ticket = nil

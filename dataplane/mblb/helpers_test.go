@@ -40,6 +40,9 @@ type testServer struct {
 	mute atomic.Bool
 	// echo answers with the bare request, for benchmarks.
 	echo bool
+	// hangUpAfter: each connection is closed in order (a FIN) right
+	// after this many answers, as a member ending its sessions; 0 never.
+	hangUpAfter atomic.Int64
 
 	mu       sync.Mutex
 	conns    map[net.Conn]bool
@@ -110,6 +113,7 @@ func (s *testServer) serve(c net.Conn) {
 	buf := make([]byte, 64<<10)
 	var out []byte
 	hdr := make([]byte, 4)
+	var served int64
 	for {
 		var req []byte
 		switch s.wire {
@@ -152,6 +156,9 @@ func (s *testServer) serve(c net.Conn) {
 			binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 		}
 		if _, err := c.Write(out); err != nil {
+			return
+		}
+		if served++; served == s.hangUpAfter.Load() {
 			return
 		}
 	}

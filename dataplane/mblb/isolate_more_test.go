@@ -104,6 +104,49 @@ func TestIsolateServer(t *testing.T) {
 	}
 }
 
+// TestMemberEndCrossesRequest: a member ends each connection in order
+// right after its answer, and the client's next request may cross that
+// FIN (the member's kernel then resets it: the member never took it).
+// With isolate-server enabled the client never pays for it: every
+// request is answered, on another connection if need be (the pool has
+// no other member, so nothing may exclude this one). Disabled, the
+// member's end reaches the client in order: EOF, never a reset.
+func TestMemberEndCrossesRequest(t *testing.T) {
+	for i, propagate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("propagate=%v", propagate), func(t *testing.T) {
+			m1 := startServer(t, fmt.Sprintf("127.70.6.%d:0", 10+i), "M1", wireLength)
+			m1.hangUpAfter.Store(1)
+			cfg := baseConfig(newTestPool(m1), nil)
+			cfg.Request = lengthFraming
+			cfg.ShutdownTimeout = 20 * time.Second
+			cfg.PropagateServerClose = propagate
+			vs := startVS(t, fmt.Sprintf("127.70.6.%d:0", 110+i), cfg)
+			for round := range 20 { // bounded: each round races the member's FIN once
+				c := dialVS(t, vs, "c1", wireLength)
+				for k := range 3 {
+					got, err := c.call(fmt.Sprintf("c1-%d-%d", round, k))
+					if !propagate {
+						if want := fmt.Sprintf("M1|c1-%d-%d", round, k); err != nil || got != want {
+							t.Fatalf("round %d call %d: %q, %v; want %q", round, k, got, err, want)
+						}
+						continue
+					}
+					if k == 0 && (err != nil || got == "") {
+						t.Fatalf("round %d: first call %q, %v", round, got, err)
+					}
+					if err != nil {
+						if !errors.Is(err, io.EOF) {
+							t.Fatalf("round %d call %d: %v; want the client closed in order (EOF)", round, k, err)
+						}
+						break
+					}
+				}
+				c.c.Close()
+			}
+		})
+	}
+}
+
 // TestIsolateClient: isolate-client disabled (the default) passes a
 // client's orderly close on to its own member connection, which closes
 // with it; enabled (KeepOnClientClose), the member's connection stays

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/htmlfilter"
@@ -857,11 +858,15 @@ func (sc *serverConn) failed(rerr error) {
 	for m := sc.q.pop(); m != nil; m = sc.q.pop() {
 		entries = append(entries, m)
 	}
+	// unsent: requests queued here and never written (the member never
+	// had them); known only while no write is in progress.
+	var unsent []*msg
 	if !sc.writing {
 		if fc := sc.e.fc; fc != nil {
 			sc.flowWritten(fc, sc.out)
 		}
 		for i, m := range sc.out {
+			unsent = append(unsent, m)
 			m.unref() // the writer's reference: it will never be written
 			sc.out[i] = nil
 		}
@@ -872,12 +877,28 @@ func (sc *serverConn) failed(rerr error) {
 	sc.uploadDied() // upload.go
 	sc.leg.pending.Store(0)
 	graceful := closing || (len(entries) == 0 && !aborted && errors.Is(rerr, io.EOF))
+	// A member that closes a connection (its FIN) as requests of ours are
+	// on the way makes its kernel reset them: the read then fails with
+	// EPIPE (the reset of a connection whose FIN came first), proof that
+	// the member never took them. Those, and requests never written, go
+	// again once, to any member, on another connection, as ones sent
+	// after the FIN would have: the member's end was its close, not an
+	// abort (with isolate-server disabled, that close goes on to the
+	// client instead).
+	finFirst := !closing && !aborted && !neverConnected && errors.Is(rerr, syscall.EPIPE)
+	neverTook := func(m *msg) bool {
+		return !m.started && !m.crossed && (finFirst || slices.Contains(unsent, m))
+	}
+	crossed := len(entries) > 0 // the member took none of them
+	for _, m := range entries {
+		crossed = crossed && neverTook(m)
+	}
 	// isolate-abort disabled: the member's reset is passed on to the
 	// clients it carried requests of, and to its owner (isolate.go).
-	abortOut := e.cfg.PropagateAbort && !graceful && !neverConnected && peerReset(err)
+	abortOut := e.cfg.PropagateAbort && !graceful && !neverConnected && !crossed && peerReset(err)
 	// isolate-server disabled: the member's orderly close (a FIN it
 	// chose, not one of ours) ends its clients in order.
-	finOut := e.cfg.PropagateServerClose && !closing && !aborted && !neverConnected && errors.Is(rerr, io.EOF)
+	finOut := e.cfg.PropagateServerClose && !closing && !aborted && !neverConnected && (errors.Is(rerr, io.EOF) || finFirst)
 	switch {
 	case sc.lp != nil:
 		sc.lp.closeFD(sc, !graceful)
@@ -889,6 +910,13 @@ func (sc *serverConn) failed(rerr error) {
 	if neverConnected {
 		e.logf("mblb: connect to %s %s failed: %v", sc.leg.Member.Name, sc.leg.Remote, err)
 		e.memberFailed(sc.leg.Member, sc.ms, err)
+	} else if crossed {
+		fate := "sent again"
+		if finOut {
+			fate = "not answered"
+		}
+		e.logf("mblb: server connection %s -> %s (%s) ended by its member as %d request(s) reached it: %s",
+			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, len(entries), fate)
 	} else if !graceful {
 		e.logf("mblb: server connection %s -> %s (%s) failed: %v; %d request(s) pending",
 			sc.leg.Local, sc.leg.Remote, sc.leg.Member.Name, err, len(entries))
@@ -938,6 +966,15 @@ func (sc *serverConn) failed(rerr error) {
 			m.unref()
 			s.rst(memberCause(err))
 			s.Close(true)
+		case finOut && neverTook(m):
+			// isolate-server disabled: the member's close reaches the
+			// client instead, and what crossed it is not answered (an
+			// empty answer keeps the client's order).
+			s.deliver(m.seq, getMsg(0), sc.lp.loop())
+			m.unref()
+		case neverTook(m):
+			m.crossed = true
+			s.send(m, true, sc.lp.loop())
 		case closing:
 			// The end was announced (a response before it said close) or
 			// ours: the member never took the request, through no fault

@@ -729,6 +729,15 @@ func (s *ClientConn) send(m *msg, flush bool, cur *evl) bool {
 			s.sticky, s.hasSticky = mem, true
 			s.mu.Unlock()
 		}
+		if errors.Is(err, ErrNoMember) && len(m.exclude) > 0 && !m.crossed {
+			// A retry that excluded every member left goes back, once,
+			// to one it excluded (on a new connection), as HAProxy's
+			// retries go to the same server: a pool of one member would
+			// otherwise lose every request its member's reset caught.
+			m.crossed = true
+			m.exclude = m.exclude[:0]
+			continue
+		}
 		if err != nil {
 			var ans *Answered
 			if !errors.As(err, &ans) && m.hx.fallback != "" {
