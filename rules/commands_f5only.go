@@ -1,18 +1,12 @@
 package rules
 
-import (
-	"strings"
-
-	"github.com/openltm/openltm/rules/tcl"
-)
+import "github.com/openltm/openltm/rules/tcl"
 
 // F5 commands of namespaces openltm has whose underlying thing openltm
 // lacks, or does itself without a rule's say: each is a command, so
 // that a rule naming it loads as on BIG-IP, and each call is a Tcl error
 // that says why nothing was done (a rule that relies on one fails where
-// it can be seen, never half obeyed). The few with a documented answer
-// openltm can give truthfully give it (LINK::nexthop before the server
-// connection).
+// it can be seen, never half obeyed).
 
 // unbacked is each command's reason, as the Tcl error words it.
 var unbacked = map[string]string{
@@ -34,40 +28,14 @@ var unbacked = map[string]string{
 	"DNS::rrtype":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
 }
 
-// registerF5Only adds the unbacked commands, and LINK::nexthop.
+// registerF5Only adds the unbacked commands, and LINK::lasthop and
+// LINK::nexthop.
 func registerF5Only(t *tcl.Commands) {
 	for name, why := range unbacked {
 		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 			return tcl.Empty, tcl.Errorf("%s: not supported: %s", name, why)
 		})
 	}
-	t.Register("LINK::nexthop", cmdLinkNexthop)
-}
-
-// cmdLinkNexthop is LINK::nexthop ?id|name|type?. F5 documents the
-// broadcast address ff:ff:ff:ff:ff:ff on the client side before the
-// server connection is made, which openltm answers too; after it, the
-// next hop's MAC address, name and type are the host's neighbour and
-// route tables', which a proxy on sockets does not read: a Tcl error.
-func cmdLinkNexthop(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-	const name = "LINK::nexthop"
-	what := ""
-	if len(args) == 2 {
-		what = args[1].String()
-	}
-	switch {
-	case len(args) > 2, len(args) == 2 && what != "id" && what != "name" && what != "type":
-		return tcl.Empty, tcl.WrongArgs(name + " ?id|name|type?")
-	}
-	s, _, err := sess(in, name)
-	if err != nil {
-		return tcl.Empty, err
-	}
-	if (what == "" || what == "id") && s.side == ClientSide && (s.event == FlowInit || s.event == ClientAccepted) {
-		// Before load balancing: no server connection yet, whatever
-		// the virtual [M: later client-side events may have one].
-		return tcl.Str("ff:ff:ff:ff:ff:ff"), nil
-	}
-	return tcl.Empty, tcl.Errorf("%s%s: not supported: Linux does not give a proxied connection its next hop's %s", name,
-		strings.TrimSpace(" "+what), map[string]string{"": "MAC address", "id": "MAC address", "name": "VLAN name", "type": "link type"}[what])
+	t.Register("LINK::lasthop", cmdLinkHop("LINK::lasthop", false)).Compile = linkHook // commands_link_hop.go
+	t.Register("LINK::nexthop", cmdLinkHop("LINK::nexthop", true)).Compile = linkHook
 }
