@@ -14,9 +14,10 @@ type ArrivalConn interface {
 }
 
 // registerLink adds LINK::vlan_id. LINK::lasthop, LINK::nexthop and
-// LINK::qos stay F5 names openltm does not implement: Linux gives an
-// accepted TCP connection neither the MAC addresses of its packets nor
-// their 802.1p priority.
+// LINK::qos are in commands_f5only.go: Linux gives an accepted TCP
+// connection neither the MAC addresses of its packets nor their 802.1p
+// priority, so they answer what F5 documents where it can be told and
+// are a Tcl error elsewhere.
 func registerLink(t *tcl.Commands) {
 	t.Register("LINK::vlan_id", cmdLinkVLANID).Compile = linkHook
 }

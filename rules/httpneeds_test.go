@@ -21,7 +21,7 @@ func TestHTTPNeeds(t *testing.T) {
 		{"other persist modes", `when CLIENT_ACCEPTED { persist source_addr 60 }`, nil},
 		{"RULE_INIT", `when RULE_INIT { set static::x [string length HTTP::uri] }`, nil},
 		{"proc bodies are not when blocks", "proc p {} { return [HTTP::uri] }\nwhen CLIENT_ACCEPTED { }", nil},
-		{"unsupported F5 event", `when HTTP_REJECT { }`, nil},
+		{"unsupported F5 event", `when HTTP_CLASS_FAILED { }`, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -175,6 +175,17 @@ const (
 	GTPPrimeEgress
 	GTPSignallingIngress
 	GTPSignallingEgress
+	// HTTPDisabled runs when a client's HTTP filter stops parsing and
+	// passes the bytes through (HTTP::disable, a CONNECT or Upgrade the
+	// member accepted: HTTP::passthrough_reason says which);
+	// HTTPReject when the filter rejects a client's request it cannot
+	// take (HTTP::reject_reason says why), before the client is
+	// answered or reset. ServerInit runs once a member is chosen, just
+	// before the server connection's SYN leaves, while its source (snat,
+	// snatpool) may still change.
+	HTTPDisabled
+	HTTPReject
+	ServerInit
 	numEvents
 )
 
@@ -208,6 +219,7 @@ var eventNames = [numEvents]string{
 	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
 	"GTP_GPDU_INGRESS", "GTP_GPDU_EGRESS", "GTP_PRIME_INGRESS", "GTP_PRIME_EGRESS",
 	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
+	"HTTP_DISABLED", "HTTP_REJECT", "SERVER_INIT",
 }
 
 func (e Event) String() string {
@@ -356,7 +368,8 @@ func (e Event) IsHTTP() bool {
 	switch e {
 	case HTTPRequest, HTTPResponse, HTTPRequestData, HTTPResponseData,
 		HTTPRequestSend, HTTPResponseContinue, HTTPRequestRelease, HTTPResponseRelease,
-		HTTPProxyRequest, HTTPProxyConnect, HTTPProxyResponse:
+		HTTPProxyRequest, HTTPProxyConnect, HTTPProxyResponse,
+		HTTPDisabled, HTTPReject:
 		return true
 	}
 	return false

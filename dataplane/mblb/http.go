@@ -201,6 +201,7 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				continue
 			case errors.Is(err, httpx.ErrBodyTooLarge):
 				s.rejected.Store(RejectBodyTooLarge)
+				s.onReject()
 				return ErrTooLarge
 			case errors.Is(err, httpx.ErrHeaderTooLarge), errors.Is(err, httpx.ErrTooManyHeaders):
 				// BIG-IP resets the client (oversize-client-headers and
@@ -211,9 +212,15 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 				} else {
 					s.rejected.Store(RejectOversizeHeaders)
 				}
+				s.onReject()
 				return err
 			}
 			s.rejected.Store(RejectBadRequest)
+			if s.onReject() {
+				s.e.logf("mblb: client %s: %v, reset by HTTP_REJECT's rule", s.client, err)
+				s.rst(rstcause.RuleReject)
+				return errClosed
+			}
 			s.e.logf("mblb: client %s: %v, 400 Bad Request", s.client, err)
 			s.httpDone = true
 			s.localReply([]byte(badRequest), true)
@@ -345,13 +352,20 @@ func (s *ClientConn) frameHTTP(st *stream, rf *httpx.RequestFramer) error {
 			m.hx.forceClose = true
 		}
 		s.decide(m, b, h, x)
+		disabledReset := false
 		if x != nil && x.disable {
 			m.hx.tunnel = tunnelNow
 			s.passthrough.Store(PassthroughRule)
+			disabledReset = s.onDisabled()
 		}
 		tunnel := m.hx.tunnel
 		s.msgsIn.Add(1)
 		if !s.dispatch(m) {
+			return errClosed
+		}
+		if disabledReset {
+			// HTTP_DISABLED's rule said reject or drop.
+			s.rst(rstcause.RuleReject)
 			return errClosed
 		}
 		if tunnel != 0 {
@@ -698,6 +712,10 @@ func (sc *serverConn) completeHTTP(b []byte, rf *httpx.ResponseFramer) {
 			waiting.passthrough.Store(PassthroughConnect)
 		} else {
 			waiting.passthrough.Store(PassthroughWebSockets)
+		}
+		if waiting.onDisabled() {
+			waiting.rst(rstcause.RuleReject)
+			go waiting.Close(true)
 		}
 	} else if rf.Closing() {
 		sc.qmu.Lock()

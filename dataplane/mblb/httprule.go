@@ -32,6 +32,43 @@ type HTTPResponseFilter interface {
 	HandlesResponses() bool
 }
 
+// HTTPFilterEvents is implemented by an HTTPRuleHandler whose rules
+// have HTTP_REJECT or HTTP_DISABLED (it is asked for the first time a
+// client's filter rejects or stops; a handler without the events returns
+// at once).
+type HTTPFilterEvents interface {
+	// OnHTTPReject runs HTTP_REJECT once the client's request was
+	// rejected (ClientConn.Rejected says why), from the client's reader,
+	// before the client is answered 400 or reset; reset: the rule said
+	// reject or drop, and a client that would be answered is reset
+	// instead.
+	OnHTTPReject() (reset bool)
+	// OnHTTPDisabled runs HTTP_DISABLED once the client's HTTP filter
+	// went into passthrough (ClientConn.Passthrough says why): from the
+	// client's reader after HTTP::disable, from the server connection's
+	// reader after a CONNECT or an Upgrade the member accepted; reset:
+	// the rule said reject or drop, and the client is reset.
+	OnHTTPDisabled() (reset bool)
+}
+
+// onReject runs HTTP_REJECT where the rules have it; true: reset the
+// client rather than answer it.
+func (s *ClientConn) onReject() bool {
+	if fe, ok := s.hrule.(HTTPFilterEvents); ok {
+		return fe.OnHTTPReject()
+	}
+	return false
+}
+
+// onDisabled runs HTTP_DISABLED where the rules have it; true: reset
+// the client.
+func (s *ClientConn) onDisabled() bool {
+	if fe, ok := s.hrule.(HTTPFilterEvents); ok {
+		return fe.OnHTTPDisabled()
+	}
+	return false
+}
+
 // handlesResponses reports whether the engine calls h's OnHTTPResponse.
 func handlesResponses(h HTTPRuleHandler) bool {
 	if h == nil {

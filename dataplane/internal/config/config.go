@@ -855,6 +855,10 @@ const (
 	EventGTPPrimeEgress       Event = "GTP_PRIME_EGRESS"
 	EventGTPSignallingIngress Event = "GTP_SIGNALLING_INGRESS"
 	EventGTPSignallingEgress  Event = "GTP_SIGNALLING_EGRESS"
+	// EventServerInit runs on a standard virtual once its member is
+	// chosen (after LB_SELECTED), just before the server connection's
+	// SYN leaves: a rule's snat or snatpool there sets its source.
+	EventServerInit Event = "SERVER_INIT"
 )
 
 // proxyEvents lists the events the proxy raises; a virtual's event mask is
@@ -886,6 +890,7 @@ var proxyEvents = [...]struct {
 	{EventGTPPrimeEgress, rules.GTPPrimeEgress},
 	{EventGTPSignallingIngress, rules.GTPSignallingIngress},
 	{EventGTPSignallingEgress, rules.GTPSignallingEgress},
+	{EventServerInit, rules.ServerInit},
 }
 
 // Lookup is the one translation of a proxy event: its bit in an event
@@ -943,6 +948,8 @@ func (ev Event) Lookup() (bit uint32, rev rules.Event, ok bool) {
 		i = 20
 	case EventGTPSignallingEgress:
 		i = 21
+	case EventServerInit:
+		i = 22
 	}
 	if i < 0 {
 		return 0, rev, false

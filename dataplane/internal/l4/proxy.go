@@ -385,6 +385,10 @@ func (pr *proxied) connect() (*serverConn, error) {
 				return pr.connect()
 			}
 		}
+		if rs != nil && !pr.serverInit(pool, dst) {
+			m.Release()
+			return nil, errFlowEnded
+		}
 		sc, err := pr.e.DialSide(pr.source(dst, pool), dst, pr.serverSide())
 		if err == nil {
 			serverConnOpts(ps, sc) // tcpopts.go
@@ -472,6 +476,9 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 			return pr.connect()
 		}
 	}
+	if !pr.serverInit(nil, a) {
+		return nil, errFlowEnded
+	}
 	c, err := pr.e.DialSide(pr.source(a, nil), a, pr.serverSide())
 	if err != nil {
 		return nil, errConnect
@@ -480,6 +487,25 @@ func (pr *proxied) dialDirect(a netip.AddrPort) (*serverConn, error) {
 	s.conn = c
 	s.leg = flows.Leg{Client: rawsock.AddrPortOf(c.LocalAddr()), Server: a}
 	return pr.attach(s)
+}
+
+// serverInit runs SERVER_INIT, when a rule handles it, just before a
+// server connection's SYN to dst (of pool; nil: a node): LB::server
+// names it, as in LB_SELECTED, and what its snat or snatpool chose is
+// the source pr.source then takes. False: the rule ended the flow.
+func (pr *proxied) serverInit(pool *state.Pool, dst netip.AddrPort) bool {
+	if !pr.handles(config.EventServerInit) {
+		return true
+	}
+	rs := pr.rs
+	rs.mu.Lock()
+	rs.pick = lbPick{pool: pool, addr: dst}
+	rs.mu.Unlock()
+	ok := pr.runEvent(config.EventServerInit)
+	rs.mu.Lock()
+	rs.pick = lbPick{}
+	rs.mu.Unlock()
+	return ok
 }
 
 // newServerConn returns the flow's inline server record the first time,

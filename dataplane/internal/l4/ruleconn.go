@@ -187,6 +187,16 @@ func (pr *proxied) Protocol() int { return 6 }
 // Decide implements rules.Conn.
 func (pr *proxied) Decide(d rules.Decision) error {
 	rs := pr.rs
+	if rs.ev == config.EventServerInit {
+		// The member is chosen and being connected to: only the
+		// source may still change [M: F5 lets SERVER_INIT set the
+		// server side's addresses, not choose again].
+		switch d.Kind {
+		case rules.DecidePool, rules.DecideMember, rules.DecideNode, rules.DecideForward,
+			rules.DecideReselect, rules.DecideVirtual, rules.DecideLBMode, rules.DecideDetach:
+			return fmt.Errorf("%s is not valid in SERVER_INIT: the member is chosen already (use LB_SELECTED)", d.Kind)
+		}
+	}
 	if ok, err := rs.Target.Decide(d, pr.e.env.Pools(), pr.Virtual, pr.Local, pr.e.snatPoolNamed); ok {
 		return err
 	}

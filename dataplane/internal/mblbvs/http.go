@@ -33,6 +33,9 @@ type httpRules struct {
 	// handlesFrames: the rules have websocket frame events
 	// (websocket.go).
 	handlesFrames bool
+	// handlesFilter: the rules have HTTP_REJECT or HTTP_DISABLED
+	// (filterevents.go).
+	handlesFilter bool
 	// handlesJSON: the rules' JSON_REQUEST events (1), JSON_RESPONSE
 	// events (2), with a json profile (json.go); jsonBuf holds a
 	// de-chunked body to parse.
@@ -124,7 +127,8 @@ func newHTTPRules(r *mblbRules) *httpRules {
 	// responses go through (stream.go); with an html profile, the
 	// profile (html.go); with a rewrite profile, the REWRITE_ events and
 	// switches (rewrite.go).
-	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) &&
+	h.handlesFilter = prog.Handles(rules.HTTPReject) || prog.Handles(rules.HTTPDisabled) // filterevents.go
+	if !h.handlesReq && !h.handlesResp && !h.handlesSend && !h.handlesFrames && h.cacheEvents == 0 && !prog.Handles(rules.LBFailed) && !h.handlesFilter &&
 		!prog.Handles(rules.PersistDown) && r.f.mv.cfg.Request.HTTP.Stream == nil && r.f.mv.cfg.Request.HTTP.HTML == nil &&
 		r.f.mv.cfg.Request.HTTP.Rewrite == nil && !handlesAdapt(prog) { // adapt.go, html.go
 		return nil

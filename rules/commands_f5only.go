@@ -1,0 +1,41 @@
+package rules
+
+import "github.com/openltm/openltm/rules/tcl"
+
+// F5 commands of namespaces openltm has whose underlying thing openltm
+// lacks, or does itself without a rule's say: each is a command, so
+// that a rule naming it loads as on BIG-IP, and each call is a Tcl error
+// that says why nothing was done (a rule that relies on one fails where
+// it can be seen, never half obeyed).
+
+// unbacked is each command's reason, as the Tcl error words it.
+var unbacked = map[string]string{
+	"LB::bias":           "openltm's balancing takes no per-connection bias; use ratio or priority groups on the pool",
+	"LB::class":          "openltm has no traffic classes (ltm traffic-class) for a connection to match",
+	"LB::command":        "openltm has none of the F5 modules (PEM, CGNAT) whose load balancing this command drives",
+	"LB::context_id":     "openltm keeps no load balancing context shared with F5 modules to name",
+	"LB::connlimit":      "openltm has no per-key connection limits; use the virtual's, node's or member's connection-limit",
+	"LB::dst_tag":        "openltm's pool members carry no tags to select by",
+	"LB::src_tag":        "openltm's pool members carry no tags to select by",
+	"LINK::lasthop":      "Linux does not give an accepted connection the MAC address its packets came from",
+	"LINK::qos":          "Linux does not give an accepted connection the 802.1p priority its frames carried",
+	"ONECONNECT::select": "openltm picks the idle member connection a request reuses itself (by label, ONECONNECT::label)",
+	"TCP::offset":        "openltm does not count the stream position of collected data",
+	"UDP::debug_queue":   "openltm keeps no per-flow UDP queue to show",
+	"UDP::max_buf_pkts":  "openltm keeps no per-flow UDP buffer to bound (the udp profile's max-buffer-packets)",
+	"UDP::max_rate":      "openltm does not pace a UDP flow's datagrams",
+	"DNS::rrname":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
+	"DNS::rrtype":        "the command reads the record of BIG-IP DNS's resolver and cache, which openltm does not have",
+}
+
+// registerF5Only adds the unbacked commands, and LINK::lasthop and
+// LINK::nexthop.
+func registerF5Only(t *tcl.Commands) {
+	for name, why := range unbacked {
+		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
+			return tcl.Empty, tcl.Errorf("%s: not supported: %s", name, why)
+		})
+	}
+	t.Register("LINK::lasthop", cmdLinkHop("LINK::lasthop", false)).Compile = linkHook // commands_link_hop.go
+	t.Register("LINK::nexthop", cmdLinkHop("LINK::nexthop", true)).Compile = linkHook
+}

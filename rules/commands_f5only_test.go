@@ -1,0 +1,103 @@
+package rules
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// TestF5OnlyCommands: each F5 command openltm has nothing behind is a
+// Tcl error naming the command and why, whatever its arguments, and
+// loads without the "not implemented" warning.
+func TestF5OnlyCommands(t *testing.T) {
+	for _, tc := range []struct{ cmd, why string }{
+		{"LB::bias 10", "no per-connection bias"},
+		{"LB::class", "no traffic classes"},
+		{"LB::command pem", "F5 modules"},
+		{"LB::context_id", "context"},
+		{"LB::connlimit virtual limit 10", "per-key connection limits"},
+		{"LB::dst_tag t1", "no tags"},
+		{"LB::src_tag t1", "no tags"},
+		{"LINK::qos", "802.1p"},
+		{"ONECONNECT::select", "idle member connection"},
+		{"TCP::offset", "stream position"},
+		{"UDP::debug_queue", "UDP queue"},
+		{"UDP::max_buf_pkts 10", "max-buffer-packets"},
+		{"UDP::max_rate 125000", "does not pace"},
+		{"DNS::rrname", "resolver and cache"},
+		{"DNS::rrtype", "resolver and cache"},
+	} {
+		name := strings.Fields(tc.cmd)[0]
+		_, err := evalIn(t, newFakeConn(), &Env{}, ClientAccepted, tc.cmd)
+		if err == nil || !strings.Contains(err.Error(), name+": not supported") || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("%s: %v; want a Tcl error with %q", tc.cmd, err, tc.why)
+		}
+		r := mustCompile(t, "r", "when CLIENT_ACCEPTED { "+tc.cmd+" }")
+		for _, u := range r.Unsupported() {
+			if strings.Contains(u, name) {
+				t.Errorf("%s: still warned as not implemented", tc.cmd)
+			}
+		}
+	}
+}
+
+// TestLinkHops: on loopback connections LINK::lasthop and LINK::nexthop
+// are the loopback interface's all-zero address, type LOOPBACK, name
+// its own; nexthop on the client side before the server connection is
+// the broadcast address F5 documents; a bad option is refused; a rule
+// with either asks its listeners to keep arrivals.
+func TestLinkHops(t *testing.T) {
+	noServer := newFakeConn()
+	noServer.addrs[EndServerLocal] = netip.AddrPort{}
+	for _, tc := range []struct {
+		c         Conn
+		ev        Event
+		cmd, want string
+	}{
+		{newFakeConn(), ClientAccepted, "LINK::lasthop", "00:00:00:00:00:00"},
+		{newFakeConn(), ClientAccepted, "LINK::lasthop type", "LOOPBACK"},
+		{newFakeConn(), ClientAccepted, "LINK::lasthop id", "00:00:00:00:00:00"},
+		{newFakeConn(), ServerConnected, "LINK::nexthop", "00:00:00:00:00:00"},
+		{newFakeConn(), ServerConnected, "LINK::lasthop type", "LOOPBACK"},
+		{newFakeConn(), HTTPRequest, "LINK::nexthop type", "LOOPBACK"},
+		{noServer, ClientAccepted, "LINK::nexthop", "ff:ff:ff:ff:ff:ff"},
+		{noServer, ClientAccepted, "LINK::nexthop type", "UNKNOWN"},
+		{noServer, ClientAccepted, "LINK::nexthop name", ""},
+	} {
+		got, err := evalIn(t, tc.c, &Env{}, tc.ev, tc.cmd)
+		if err != nil || got != tc.want {
+			t.Errorf("%s in %s: %q, %v; want %q", tc.cmd, tc.ev, got, err, tc.want)
+		}
+	}
+	if got, err := evalIn(t, newFakeConn(), &Env{}, ClientAccepted, "LINK::lasthop name"); err != nil || got == "" {
+		t.Errorf("LINK::lasthop name: %q, %v", got, err)
+	}
+	if _, err := evalIn(t, newFakeConn(), &Env{}, ClientAccepted, "LINK::nexthop mac"); err == nil {
+		t.Error("LINK::nexthop mac: no error")
+	}
+	if !NewProgram(&Env{}, mustCompile(t, "l", "when CLIENT_ACCEPTED { log local0. [LINK::lasthop] }")).ReadsLink() {
+		t.Error("ReadsLink does not follow LINK::lasthop")
+	}
+}
+
+// TestNeighbourTables: the gateway of the most specific route wins,
+// read from /proc/net/route's words.
+func TestNeighbourTables(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want uint32
+		ok   bool
+	}{
+		{"010200C0", 0x010200C0, true},
+		{"00000000", 0, true},
+		{"zz", 0, false},
+	} {
+		got, ok := hexLE(tc.s)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("hexLE(%q) = %x %v", tc.s, got, ok)
+		}
+	}
+	if _, err := neighbourMAC("lo", netip.MustParseAddr("::1")); err == nil {
+		t.Error("IPv6 neighbour: no error")
+	}
+}
