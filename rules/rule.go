@@ -175,6 +175,10 @@ const (
 	GTPPrimeEgress
 	GTPSignallingIngress
 	GTPSignallingEgress
+	// NameResolved runs when the answer to a rule's NAME::lookup is in
+	// (commands_name.go), right after the event that asked, on that
+	// event's side and with its message still in hand.
+	NameResolved
 	numEvents
 )
 
@@ -208,6 +212,7 @@ var eventNames = [numEvents]string{
 	"DIAMETER_INGRESS", "DIAMETER_EGRESS",
 	"GTP_GPDU_INGRESS", "GTP_GPDU_EGRESS", "GTP_PRIME_INGRESS", "GTP_PRIME_EGRESS",
 	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
+	"NAME_RESOLVED",
 }
 
 func (e Event) String() string {
