@@ -41,7 +41,7 @@ type nameLookup struct {
 	cancel context.CancelFunc
 	recs   []string
 	err    error
-	what   string // the query, for the log
+	what   string // the query, as the log tells of it
 	wait   time.Duration
 }
 
@@ -84,7 +84,7 @@ func cmdNameLookup(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
 		wait = nameLookupWait
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	l := &nameLookup{done: make(chan struct{}), cancel: cancel, what: dns.TypeToString[qtype] + " " + a[0].String(), wait: wait}
+	l := &nameLookup{done: make(chan struct{}), cancel: cancel, what: s.logLine("NAME::lookup "+dns.TypeToString[qtype]+" "+a[0].String(), false), wait: wait}
 	s.names = append(s.names, l)
 	go func() {
 		defer close(l.done)
@@ -158,7 +158,7 @@ func (s *ConnState) raiseNameResolved(from Event) error {
 		}
 		t.Stop()
 		if l.err != nil {
-			s.prog.env.log("local0.warning", fmt.Sprintf("NAME::lookup %s: %v", l.what, l.err))
+			s.prog.env.log("local0.warning", fmt.Sprintf("%s: %v", l.what, l.err))
 		}
 		out := make([]tcl.Value, len(l.recs))
 		for i, r := range l.recs {
