@@ -270,7 +270,8 @@ func (t *translator) proxyRuleEvents(v *dataplane.Virtual) (rule string, ev rule
 		for _, h := range r.Handlers() {
 			switch h.Event {
 			case rules.RuleInit, rules.ClientAccepted, rules.ClientClosed, rules.HTTPRequest,
-				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse:
+				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse,
+				rules.NameResolved:
 			default:
 				return r.Name, h.Event, false
 			}
