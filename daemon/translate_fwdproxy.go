@@ -19,6 +19,9 @@ var (
 	httpProxyType     = profileHTTP.MustProp("proxy-type")
 	httpExplicitProxy = profileHTTP.MustProp("explicit-proxy")
 
+	profileHTTPProxyConnect = schema.MustKind("ltm profile http-proxy-connect")
+	httpProxyConnectState   = profileHTTPProxyConnect.MustProp("default-state")
+
 	specDNSResolver     = schema.MustSpec("net dns-resolver")
 	dnsResolver         = schema.MustKind("net dns-resolver")
 	dnsResolverZones    = dnsResolver.MustProp("forward-zones")
@@ -34,6 +37,9 @@ var (
 // work refuses the commit.
 func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof *objects.Object, serverAgent string, maxHeaderSize int) (*fwdproxy.Config, bool) {
 	if httpProxyType.Effective(t.cfg, prof) != "explicit" {
+		if pc := t.profile(o, profileHTTPProxyConnect); pc != nil {
+			t.keep(o, "profile %s (http-proxy-connect): kept, and not acted on: only an explicit proxy (http profile proxy-type explicit) answers CONNECT; profile %s is proxy-type %s", pc.Name, prof.Name, httpProxyType.Effective(t.cfg, prof))
+		}
 		return nil, true
 	}
 	if pol, rule, ok := t.proxyPolicies(o); !ok {
@@ -64,9 +70,24 @@ func (t *translator) explicitProxy(o *objects.Object, v *dataplane.Virtual, prof
 		return nil, t.refuse("%v", err)
 	}
 	ep.Resolver = rc
+	if pc := t.profile(o, profileHTTPProxyConnect); pc != nil {
+		// The profile decides, over default-connect-handling [M: BIG-IP
+		// gives it to the explicit proxies that must tunnel].
+		ep.ConnectAllow = httpProxyConnectState.Effective(t.cfg, pc) == "enabled"
+	}
 	ep.ServerAgent = serverAgent
 	ep.MaxHeaderSize = maxHeaderSize
 	return ep, true
+}
+
+// httpProxyConnectNeedsHTTP refuses an http-proxy-connect profile on a
+// virtual server without an http profile: CONNECT is an HTTP request,
+// and BIG-IP refuses the combination [M: its message is ours].
+func (t *translator) httpProxyConnectNeedsHTTP(o *objects.Object) bool {
+	if pc := t.profile(o, profileHTTPProxyConnect); pc != nil && t.profile(o, profileHTTP) == nil {
+		return t.refuse("profile %s (http-proxy-connect) requires an http profile on the virtual server (%s)", pc.Name, o.Name)
+	}
+	return true
 }
 
 // parseExplicitProxy reads an explicit-proxy block as it applies;
@@ -249,7 +270,8 @@ func (t *translator) proxyRuleEvents(v *dataplane.Virtual) (rule string, ev rule
 		for _, h := range r.Handlers() {
 			switch h.Event {
 			case rules.RuleInit, rules.ClientAccepted, rules.ClientClosed, rules.HTTPRequest,
-				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse:
+				rules.HTTPProxyRequest, rules.HTTPProxyConnect, rules.HTTPResponse, rules.HTTPProxyResponse,
+				rules.NameResolved:
 			default:
 				return r.Name, h.Event, false
 			}

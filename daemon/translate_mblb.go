@@ -22,6 +22,9 @@ import (
 // does. A one-connect profile without mblb or http is kept but not acted
 // on: there is nothing to detach between requests of a plain L4 virtual.
 func (t *translator) mblb(o *objects.Object, v *dataplane.Virtual) bool {
+	if !t.httpProxyConnectNeedsHTTP(o) { // translate_fwdproxy.go
+		return false
+	}
 	if gp := t.profile(o, profileGTP); gp != nil {
 		return t.gtp(o, v, gp) // translate_gtp.go
 	}

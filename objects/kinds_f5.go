@@ -1002,18 +1002,19 @@ tunnel-name str socks-tunnel
 		profileKind("ipother", "ipother", `
 idle-timeout int 60
 `),
-		sipProfileKind(),      // kinds_sip.go
-		radiusProfileKind(),   // kinds_radius.go
-		tftpProfileKind(),     // kinds_tftp.go
-		gtpProfileKind(),      // kinds_gtp.go
-		dhcpv4ProfileKind(),   // kinds_dhcp.go
-		dhcpv6ProfileKind(),   // kinds_dhcp.go
-		rewriteProfileKind(),  // kinds_rewrite.go
-		fixProfileKind(),      // kinds_fix.go
-		rtspProfileKind(),     // kinds_rtsp.go
-		fastHTTPProfileKind(), // kinds_fasthttp.go
-		ntlmProfileKind(),     // kinds_fasthttp.go
-		diameterProfileKind(), // kinds_diameter.go
+		sipProfileKind(),              // kinds_sip.go
+		radiusProfileKind(),           // kinds_radius.go
+		tftpProfileKind(),             // kinds_tftp.go
+		gtpProfileKind(),              // kinds_gtp.go
+		dhcpv4ProfileKind(),           // kinds_dhcp.go
+		dhcpv6ProfileKind(),           // kinds_dhcp.go
+		rewriteProfileKind(),          // kinds_rewrite.go
+		fixProfileKind(),              // kinds_fix.go
+		rtspProfileKind(),             // kinds_rtsp.go
+		fastHTTPProfileKind(),         // kinds_fasthttp.go
+		ntlmProfileKind(),             // kinds_fasthttp.go
+		diameterProfileKind(),         // kinds_diameter.go
+		httpProxyConnectProfileKind(), // kinds_httpproxyconnect.go
 
 		runPersist(persistKind("dest-addr", "dest_addr", `
 mask str none

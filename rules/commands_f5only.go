@@ -3,10 +3,8 @@ package rules
 import "github.com/openltm/openltm/rules/tcl"
 
 // F5 commands of namespaces openltm has whose underlying thing openltm
-// lacks, or does itself without a rule's say: each is a command, so
-// that a rule naming it loads as on BIG-IP, and each call is a Tcl error
-// that says why nothing was done (a rule that relies on one fails where
-// it can be seen, never half obeyed).
+// lacks, or does itself without a rule's say: a rule naming one is kept
+// with a warning that says why (registerUnsupported), never half obeyed.
 
 // unbacked is each command's reason, as the Tcl error words it.
 var unbacked = map[string]string{
@@ -31,11 +29,7 @@ var unbacked = map[string]string{
 // registerF5Only adds the unbacked commands, and LINK::lasthop and
 // LINK::nexthop.
 func registerF5Only(t *tcl.Commands) {
-	for name, why := range unbacked {
-		t.Register(name, func(in *tcl.Interp, args []tcl.Value) (tcl.Value, error) {
-			return tcl.Empty, tcl.Errorf("%s: not supported: %s", name, why)
-		})
-	}
+	registerUnsupported(t, unbacked)
 	t.Register("LINK::lasthop", cmdLinkHop("LINK::lasthop", false)).Compile = linkHook // commands_link_hop.go
 	t.Register("LINK::nexthop", cmdLinkHop("LINK::nexthop", true)).Compile = linkHook
 }

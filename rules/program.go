@@ -368,6 +368,11 @@ type ConnState struct {
 	// afters are the scripts `after` scheduled (commands_after.go); nil
 	// until the first one.
 	afters *afterState
+	// names are the NAME::lookup queries not yet answered to the rule,
+	// in the order asked; nameResp is NAME::response's answer
+	// (commands_name.go).
+	names    []*nameLookup
+	nameResp tcl.Value
 }
 
 // addrText is an endpoint's address and its text.
@@ -415,6 +420,8 @@ func (s *ConnState) Release() {
 	s.gtp = nil
 	s.closeSidebands()
 	s.cancelAfters()
+	s.cancelNames()
+	s.nameResp = tcl.Value{}
 	s.sidebandSeq = 0
 	s.searchSeq = 0
 	s.respondedTo = 0
@@ -490,6 +497,9 @@ func (s *ConnState) Run(ev Event) error {
 		h.stats.record(s.shard, d, o)
 	}
 	s.cur = nil
+	if s.names != nil && ev != NameResolved {
+		return s.raiseNameResolved(ev) // commands_name.go
+	}
 	return nil
 }
 

@@ -186,6 +186,10 @@ const (
 	HTTPDisabled
 	HTTPReject
 	ServerInit
+	// NameResolved runs when the answer to a rule's NAME::lookup is in
+	// (commands_name.go), right after the event that asked, on that
+	// event's side and with its message still in hand.
+	NameResolved
 	numEvents
 )
 
@@ -220,6 +224,7 @@ var eventNames = [numEvents]string{
 	"GTP_GPDU_INGRESS", "GTP_GPDU_EGRESS", "GTP_PRIME_INGRESS", "GTP_PRIME_EGRESS",
 	"GTP_SIGNALLING_INGRESS", "GTP_SIGNALLING_EGRESS",
 	"HTTP_DISABLED", "HTTP_REJECT", "SERVER_INIT",
+	"NAME_RESOLVED",
 }
 
 func (e Event) String() string {

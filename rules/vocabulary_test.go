@@ -15,7 +15,7 @@ func TestUnsupportedF5Names(t *testing.T) {
 		want       []string // Unsupported()
 		pos        string   // in the warning
 	}{
-		{"command", "when CLIENT_ACCEPTED {\n  IP::reputation [IP::client_addr]\n}", []string{"IP::reputation"}, ":2:3: command \"IP::reputation\""},
+		{"command", "when CLIENT_ACCEPTED {\n  IP::reputation [IP::client_addr]\n}", []string{"IP::reputation (" + ipUnsupported["IP::reputation"] + ")"}, ":2:3: command \"IP::reputation ("},
 		{"event", "when ASM_REQUEST_DONE { log local0. hi }", []string{"ASM_REQUEST_DONE"}, ":1:6: event \"ASM_REQUEST_DONE\""},
 		{"both, once each", "when DIAMETER_RETRANSMISSION { DIAMETER::respond }\nwhen CLIENT_ACCEPTED { DIAMETER::respond; DIAMETER::respond }", []string{"DIAMETER_RETRANSMISSION", "DIAMETER::respond"}, ":2:43: command \"DIAMETER::respond\""},
 		{"sideband listen", "when CLIENT_ACCEPTED { listen -proto TCP }", []string{"listen"}, "command \"listen\""},
