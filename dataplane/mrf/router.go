@@ -33,7 +33,7 @@ type Hooks interface {
 // Counters are the router's message counts.
 type Counters struct {
 	Received, Routed, Answered, Dropped, Failed, Unsolicited, Retried, Returned atomic.Uint64
-	ConnsOpened, ConnsReused                                                 atomic.Uint64
+	ConnsOpened, ConnsReused                                                    atomic.Uint64
 }
 
 // Router routes the messages of every client connection of a virtual and
