@@ -110,9 +110,14 @@ func (c *Config) RouterFor(env Env) *Router {
 // the static routes (both addresses match, then the destination, then
 // the source, then a route with neither set), nil when none matches.
 func (c *Config) Lookup(src, dst string) *Route {
-	var best *Route
-	bestScore := -1
-	for _, r := range c.Routes {
+	r, _ := lookup(nil, -1, c.Routes, src, dst)
+	return r
+}
+
+// lookup scores routes against src and dst, starting from best with
+// score bestScore; a later route wins a tie.
+func lookup(best *Route, bestScore int, routes []*Route, src, dst string) (*Route, int) {
+	for _, r := range routes {
 		s := 0
 		if r.Src != "" {
 			if !addrMatch(r.Src, src) {
@@ -126,11 +131,11 @@ func (c *Config) Lookup(src, dst string) *Route {
 			}
 			s += 2
 		}
-		if s > bestScore {
+		if s >= bestScore {
 			best, bestScore = r, s
 		}
 	}
-	return best
+	return best, bestScore
 }
 
 // addrMatch says whether a route's address matches a message's: equal

@@ -18,7 +18,8 @@ type Env interface {
 	Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, bool)
 	// Dial connects to a peer's member; done is called once the
 	// connection is closed.
-	Dial(addr netip.AddrPort) (c net.Conn, done func(), err error)
+	// pool is the peer's ("" for a host a rule named).
+	Dial(pool string, addr netip.AddrPort) (c net.Conn, done func(), err error)
 }
 
 // Hooks run the iRules events of a client connection's messages; each
@@ -46,6 +47,7 @@ type Router struct {
 	mu     sync.Mutex
 	shared map[connKey]*outgoing
 	dyn    map[string]*Peer
+	routes []*Route // GENERICMESSAGE::route add
 	rot    map[string]uint64
 	closed bool
 }
@@ -90,6 +92,45 @@ func (r *Router) Peer(name string) *Peer {
 	return p
 }
 
+// AddRoute adds a route on the fly (GENERICMESSAGE::route add),
+// replacing one with the same addresses; it wins a tie with a static
+// route [M].
+func (r *Router) AddRoute(rt *Route) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.routes {
+		if x.Src == rt.Src && x.Dst == rt.Dst {
+			r.routes[i] = rt
+			return
+		}
+	}
+	r.routes = append(r.routes, rt)
+}
+
+// DeleteRoute removes the route added for src and dst; false when there
+// was none.
+func (r *Router) DeleteRoute(src, dst string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.routes {
+		if x.Src == src && x.Dst == dst {
+			r.routes = append(r.routes[:i:i], r.routes[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Lookup is the route a message from src to dst takes: the best of the
+// static routes and those added on the fly.
+func (r *Router) Lookup(src, dst string) *Route {
+	best, score := lookup(nil, -1, r.cfg.Routes, src, dst)
+	r.mu.Lock()
+	best, _ = lookup(best, score, r.routes, src, dst)
+	r.mu.Unlock()
+	return best
+}
+
 // Close ends every shared connection.
 func (r *Router) Close() {
 	r.mu.Lock()
@@ -115,6 +156,17 @@ type Session struct {
 	ended bool
 	buf   []byte
 	wmu   sync.Mutex
+	// inflight counts the session's requests waiting for an answer.
+	inflight atomic.Int64
+}
+
+// Drain waits, up to d, until no request of the session waits for its
+// answer: a client that closed its side still gets the answers due.
+func (s *Session) Drain(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // NewSession starts serving a client connection: write sends framed
@@ -265,7 +317,7 @@ func (s *Session) pick(m *Message) (*outgoing, error) {
 		}
 		return s.among(ps, m.RouteRatio, "rule", m)
 	}
-	if rt := r.cfg.Lookup(m.Src, m.Dst); rt != nil {
+	if rt := r.Lookup(m.Src, m.Dst); rt != nil {
 		return s.among(rt.Peers, rt.Ratio, rt.Name, m)
 	}
 	if r.cfg.DefaultPool != "" {
@@ -440,7 +492,7 @@ func (o *outgoing) open(p *Peer, m *Message) error {
 	}
 	m.Member = addr
 	m.attempted = append(m.attempted, addr)
-	c, done, err := o.r.env.Dial(addr)
+	c, done, err := o.r.env.Dial(p.Pool, addr)
 	if err != nil {
 		o.err = err
 		o.unlist()
@@ -489,6 +541,7 @@ func (o *outgoing) send(m *Message, term []byte) bool {
 	}
 	if m.Request {
 		o.pend = append(o.pend, m)
+		m.origin.inflight.Add(1)
 	}
 	o.last = time.Now()
 	o.mu.Unlock()
@@ -529,6 +582,7 @@ func (o *outgoing) read() {
 		dst := o.owner
 		if req != nil {
 			dst = req.origin
+			dst.inflight.Add(-1)
 		}
 		if dst == nil {
 			o.r.C.Unsolicited.Add(1)
@@ -591,6 +645,7 @@ func (o *outgoing) close() {
 	}
 	for _, m := range pend {
 		if m != nil && m.origin != nil {
+			m.origin.inflight.Add(-1)
 			m.origin.fail(m, net.ErrClosed)
 		}
 	}

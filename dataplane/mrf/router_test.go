@@ -81,7 +81,7 @@ func (e *testEnv) Pick(pool string, avoid []netip.AddrPort) (netip.AddrPort, boo
 	return netip.AddrPort{}, false
 }
 
-func (e *testEnv) Dial(a netip.AddrPort) (net.Conn, func(), error) {
+func (e *testEnv) Dial(_ string, a netip.AddrPort) (net.Conn, func(), error) {
 	c, err := net.DialTimeout("tcp", a.String(), 5*time.Second)
 	return c, func() {}, err
 }
