@@ -1,7 +1,9 @@
 package mrf
 
 import (
+	"fmt"
 	"net/netip"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -100,10 +102,38 @@ type Config struct {
 	router *Router
 }
 
-// RouterFor is the config's one router, made with env the first time.
-func (c *Config) RouterFor(env Env) *Router {
-	c.once.Do(func() { c.router = NewRouter(c, env) })
+// RouterFor is the config's one router, made by mk the first time (the
+// caller keeps a router across commits that leave its settings alone:
+// see Same).
+func (c *Config) RouterFor(mk func() *Router) *Router {
+	c.once.Do(func() { c.router = mk() })
 	return c.router
+}
+
+// Same says whether c and o route alike, so that a commit that leaves a
+// virtual's message routing alone keeps its router and the peer
+// connections it holds.
+func (c *Config) Same(o *Config) bool { return c.key() == o.key() }
+
+func (c *Config) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q %d %t %t %d %d %q %d|", c.Term, c.Max, c.NoResponse, c.DisableParser, c.MaxPending, c.MaxRetries, c.DefaultPool, c.Idle)
+	for _, r := range c.Routes {
+		fmt.Fprintf(&b, "%q %q %q %t", r.Name, r.Src, r.Dst, r.Ratio)
+		for _, p := range r.Peers {
+			fmt.Fprintf(&b, " %q", p.Name)
+		}
+		b.WriteByte('|')
+	}
+	names := make([]string, 0, len(c.Peers))
+	for n := range c.Peers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "%+v|", *c.Peers[n])
+	}
+	return b.String()
 }
 
 // Lookup is the route for a message from src to dst: the best scoring of

@@ -275,3 +275,16 @@ func TestLookupScores(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigSame(t *testing.T) {
+	mk := func(ratio int) *Config {
+		p := &Peer{Name: "/Common/p", Pool: "/Common/pool", Conns: 1, Ratio: ratio}
+		return &Config{Term: []byte("\n"), Routes: []*Route{{Name: "/Common/r", Dst: "d", Peers: []*Peer{p}}}, Peers: map[string]*Peer{p.Name: p}}
+	}
+	if !mk(1).Same(mk(1)) {
+		t.Fatal("equal configs differ")
+	}
+	if mk(1).Same(mk(2)) {
+		t.Fatal("a peer's ratio change went unseen")
+	}
+}

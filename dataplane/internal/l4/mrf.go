@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/openltm/openltm/dataplane/internal/config"
@@ -35,7 +36,7 @@ import (
 func (pr *proxied) serveMRF(head []byte) {
 	defer pr.finishLeg()
 	cfg := pr.snap.Cfg.MRF
-	r := cfg.RouterFor(&mrfEnv{e: pr.e, virtual: pr.vs.Name})
+	r := cfg.RouterFor(func() *mrf.Router { return pr.e.mrfRouter(pr.vs.Name, cfg) })
 	var w msgWriter
 	write := func(b []byte) error {
 		if !w.write(pr, false, nil, b) {
@@ -79,6 +80,37 @@ func (pr *proxied) serveMRF(head []byte) {
 			return
 		}
 	}
+}
+
+// mrfRouters are the running routers by engine and virtual: a commit
+// that leaves a virtual's message routing as it was keeps its router and
+// peer connections; one that changes it closes the old router's
+// connections (their requests in flight fail) [M].
+var mrfRouters = struct {
+	sync.Mutex
+	m map[mrfKey]*mrf.Router
+}{m: map[mrfKey]*mrf.Router{}}
+
+type mrfKey struct {
+	e       *Engine
+	virtual string
+}
+
+// mrfRouter is the router of virtual under cfg.
+func (e *Engine) mrfRouter(virtual string, cfg *mrf.Config) *mrf.Router {
+	k := mrfKey{e, virtual}
+	mrfRouters.Lock()
+	defer mrfRouters.Unlock()
+	old := mrfRouters.m[k]
+	if old != nil && old.Config().Same(cfg) {
+		return old
+	}
+	if old != nil {
+		go old.Close()
+	}
+	r := mrf.NewRouter(cfg, &mrfEnv{e: e, virtual: virtual})
+	mrfRouters.m[k] = r
+	return r
 }
 
 func handlesMRF(p *rules.Program) bool {
